@@ -1,0 +1,211 @@
+//! Glue shared by the binaries: the error and exit-code policy, resolving an
+//! invocation (root, paths, config), loading the embedder, and reporting an
+//! index run as records on stdout and progress on stderr.
+
+use std::io::{self, BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{anyhow, Result};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use vecgrep::config::{ConfigLayers, ConfigValues, EmbedderSource, ResolvedConfig};
+use vecgrep::embed::{Embedder, LocalEmbedder};
+use vecgrep::index::{FileOutcome, IndexObserver, LazyEmbedder};
+use vecgrep::records::{write_record, FileRecord, SkipRecord};
+use vecgrep::root::{admit_paths, select_root, AdmittedPath, ProjectRoot};
+use vecgrep::walk::Skip;
+
+use crate::cli::{IndexConfigArgs, SearchConfigArgs, WalkArgs};
+
+/// Exit statuses, as in ripgrep.
+pub const EXIT_FOUND: u8 = 0;
+pub const EXIT_NOT_FOUND: u8 = 1;
+pub const EXIT_ERROR: u8 = 2;
+
+/// Run a binary's body: print any error as one line `tool: cause: cause`,
+/// treat a closed stdout as success, and turn the outcome into an exit code.
+pub fn run_main(tool: &str, body: impl FnOnce() -> Result<u8>) -> ExitCode {
+    match body() {
+        Ok(code) => ExitCode::from(code),
+        Err(e) if is_broken_pipe(&e) => ExitCode::from(EXIT_FOUND),
+        Err(e) => {
+            let message = format!("{e:#}").replace('\n', " ");
+            let _ = writeln!(io::stderr(), "{tool}: {message}");
+            ExitCode::from(EXIT_ERROR)
+        }
+    }
+}
+
+/// Whether an error is a write to a pipe whose reader has gone (`| head`).
+pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.downcast_ref::<io::Error>().is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe))
+}
+
+/// Print a note on stderr unless quiet.
+pub fn note(tool: &str, quiet: bool, message: &str) {
+    if !quiet {
+        let _ = writeln!(io::stderr(), "{tool}: {message}");
+    }
+}
+
+/// The root, admitted paths and settings of one invocation.
+pub struct Invocation {
+    pub cwd: PathBuf,
+    pub root: ProjectRoot,
+    pub paths: Vec<AdmittedPath>,
+    pub config: ResolvedConfig,
+}
+
+/// Config values given on the command line.
+pub fn cli_config(search: Option<&SearchConfigArgs>, index: &IndexConfigArgs, walk: &WalkArgs, quiet: bool) -> ConfigValues {
+    ConfigValues {
+        top_k: search.and_then(|s| s.top_k),
+        threshold: search.and_then(|s| s.threshold),
+        chunk_size: index.chunk_size,
+        chunk_overlap: index.chunk_overlap,
+        index_warn_threshold: index.index_warn_threshold,
+        embedder_model: index.embedder_model.clone(),
+        max_filesize: walk.max_filesize,
+        quiet: quiet.then_some(true),
+        ..Default::default()
+    }
+}
+
+/// Select the root, admit the paths and resolve the config, reporting paths
+/// skipped under `--skip-outside-root`.
+pub fn resolve(tool: &str, paths: &[PathBuf], skip_outside_root: bool, cli: ConfigValues) -> Result<Invocation> {
+    let cwd = std::env::current_dir().map_err(|e| anyhow!("cannot read the current directory: {e}"))?;
+    let root = select_root(&cwd, paths)?;
+    let admission = admit_paths(&root, &cwd, paths, skip_outside_root)?;
+    let config = ConfigLayers::load(cli, &root.config_path())?.resolve()?;
+    for p in &admission.skipped {
+        note(tool, config.quiet, &format!("skipping '{}': outside the project root '{}'", p.display(), root.path.display()));
+    }
+    Ok(Invocation { cwd, root, paths: admission.admitted, config })
+}
+
+/// An embedder for `config`, loaded on first use.
+pub fn lazy_embedder(config: &ResolvedConfig) -> LazyEmbedder {
+    let source = config.embedder_source;
+    let model = config.embedder_model.clone();
+    LazyEmbedder::new(move || -> Result<Box<dyn Embedder>> {
+        if source == EmbedderSource::Remote {
+            return Err(anyhow!("embedder_source = \"remote\" is not supported by this version; use \"local\""));
+        }
+        let assets = vecgrep::assets::locate(&model)?;
+        Ok(Box::new(LocalEmbedder::load(&assets, &model)?))
+    })
+}
+
+/// Reports an index run: records on stdout (when wanted) and, when stderr
+/// is a terminal, a progress bar and notes.
+pub struct CliObserver {
+    tool: &'static str,
+    quiet: bool,
+    /// Write `file` and `skip` records to stdout.
+    records: bool,
+    bar: Option<ProgressBar>,
+    /// First error writing records (a closed pipe), reported after the run.
+    pub write_error: Option<io::Error>,
+}
+
+impl CliObserver {
+    pub fn new(tool: &'static str, quiet: bool, records: bool) -> Self {
+        CliObserver { tool, quiet, records, bar: None, write_error: None }
+    }
+
+    fn emit<T: serde::Serialize>(&mut self, record: &T) {
+        if self.records && self.write_error.is_none() {
+            let mut out = io::stdout().lock();
+            if let Err(e) = write_record(&mut out, record) {
+                self.write_error = Some(e);
+            }
+        }
+    }
+
+    fn say(&self, message: &str) {
+        if self.quiet {
+            return;
+        }
+        match &self.bar {
+            Some(bar) => bar.suspend(|| eprintln!("{}: {message}", self.tool)),
+            None => eprintln!("{}: {message}", self.tool),
+        }
+    }
+
+    pub fn finish(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+impl IndexObserver for CliObserver {
+    fn note(&mut self, message: &str) {
+        self.say(message);
+    }
+
+    fn planned(&mut self, _files: usize, to_embed: usize) {
+        if self.quiet || to_embed == 0 || !io::stderr().is_terminal() {
+            return;
+        }
+        let bar = ProgressBar::with_draw_target(Some(to_embed as u64), ProgressDrawTarget::stderr());
+        bar.set_style(
+            ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} files, {msg} ({elapsed}, eta {eta})")
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
+        );
+        bar.set_prefix(format!("{}: indexing", self.tool));
+        self.bar = Some(bar);
+    }
+
+    fn confirm_large(&mut self, to_embed: usize, threshold: u64) -> bool {
+        // No terminal to ask on means proceed (BlockingIndexMayWarnAndAbort).
+        if !io::stderr().is_terminal() {
+            return true;
+        }
+        let Ok(tty) = std::fs::OpenOptions::new().read(true).write(true).open("/dev/tty") else {
+            return true;
+        };
+        let mut writer = &tty;
+        let _ = write!(
+            writer,
+            "{}: {to_embed} files need indexing (more than index_warn_threshold = {threshold}); this may take a while. Continue? [y/N] ",
+            self.tool
+        );
+        let mut answer = String::new();
+        if io::BufReader::new(&tty).read_line(&mut answer).is_err() {
+            return false;
+        }
+        matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
+    }
+
+    fn skipped(&mut self, skip: &Skip) {
+        if skip.reason.is_notable() {
+            self.say(&format!("skipping {}: {}", skip.path, skip.reason.describe()));
+        }
+        self.emit(&SkipRecord::new(skip));
+    }
+
+    fn file(&mut self, rel: &str, outcome: FileOutcome, chunks: u64) {
+        self.emit(&FileRecord::new(rel, outcome, chunks));
+    }
+
+    fn progress(&mut self, done: usize, _total: usize, chunks: u64) {
+        if let Some(bar) = &self.bar {
+            bar.set_position(done as u64);
+            bar.set_message(format!("{chunks} chunks"));
+        }
+    }
+}
+
+/// Whether to color output for `choice` on stdout.
+pub fn use_color(choice: crate::cli::ColorChoice) -> bool {
+    match choice {
+        crate::cli::ColorChoice::Always => true,
+        crate::cli::ColorChoice::Never => false,
+        crate::cli::ColorChoice::Auto => {
+            io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        }
+    }
+}

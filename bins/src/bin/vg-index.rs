@@ -1,0 +1,96 @@
+//! vg-index: build or update a project's index, or report on it.
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+
+use clap::Parser;
+use vecgrep::index::{self, IndexRequest};
+use vecgrep::records::{write_record, StatsRecord, SummaryRecord};
+use vecgrep::store::{IndexStats, Store, StoreError};
+use vecgrep_bins::app::{cli_config, lazy_embedder, note, resolve, run_main, CliObserver, EXIT_ERROR, EXIT_FOUND, EXIT_NOT_FOUND};
+use vecgrep_bins::cli::IndexCli;
+
+const TOOL: &str = "vg-index";
+
+fn main() -> ExitCode {
+    let cli = IndexCli::parse();
+    run_main(TOOL, || {
+        let inv = resolve(TOOL, &cli.paths, cli.skip_outside_root, cli_config(None, &cli.index, &cli.walk, cli.quiet))?;
+        let quiet = inv.config.quiet;
+        if cli.stats {
+            return print_stats(&cli, &inv.root);
+        }
+        if cli.clear_cache {
+            let mut obs = CliObserver::new(TOOL, quiet, false);
+            index::clear_cache(&inv.root, &mut obs)?;
+            note(TOOL, quiet, &format!("removed the index of {}", inv.root.path.display()));
+            return Ok(EXIT_FOUND);
+        }
+        // On a terminal only the summary is printed; per-file records are for pipes.
+        let mut obs = CliObserver::new(TOOL, quiet, !std::io::stdout().is_terminal());
+        let mut embedder = lazy_embedder(&inv.config);
+        let walk = cli.walk.to_options(inv.config.max_filesize);
+        let req = IndexRequest {
+            root: &inv.root,
+            paths: &inv.paths,
+            walk: &walk,
+            config: &inv.config,
+            reindex: cli.reindex,
+            warn_on_large: true,
+        };
+        let result = index::run(&req, &mut embedder, &mut obs);
+        obs.finish();
+        let (summary, _) = result?;
+        if let Some(e) = obs.write_error.take() {
+            return Err(e.into());
+        }
+        let mut out = std::io::stdout().lock();
+        write_record(&mut out, &SummaryRecord::new(&inv.root, &summary))?;
+        out.flush()?;
+        if summary.aborted {
+            note(TOOL, false, "indexing declined; the index was left as it was");
+            return Ok(EXIT_NOT_FOUND);
+        }
+        Ok(if summary.errors > 0 { EXIT_ERROR } else { EXIT_FOUND })
+    })
+}
+
+fn print_stats(cli: &IndexCli, root: &vecgrep::root::ProjectRoot) -> anyhow::Result<u8> {
+    let (stats, meta) = match Store::open_for_reading(root) {
+        Ok(store) => (store.stats()?, store.meta()?),
+        // ShowStats on a root that was never indexed: all zero.
+        Err(e) if matches!(e.downcast_ref::<StoreError>(), Some(StoreError::Missing(_))) => (IndexStats::default(), None),
+        Err(e) => return Err(e),
+    };
+    let mut out = std::io::stdout().lock();
+    if cli.json {
+        write_record(&mut out, &StatsRecord::new(root, &stats, meta.as_ref()))?;
+    } else {
+        writeln!(out, "root:     {}", root.path.display())?;
+        writeln!(out, "files:    {}", stats.files)?;
+        writeln!(out, "chunks:   {}", stats.chunks)?;
+        writeln!(out, "holes:    {}", stats.holes)?;
+        writeln!(out, "size:     {} ({} bytes)", human_bytes(stats.db_size_bytes), stats.db_size_bytes)?;
+        match meta {
+            Some(m) => writeln!(out, "model:    {} (chunk_size {}, chunk_overlap {})", m.model, m.chunk_size, m.chunk_overlap)?,
+            None => writeln!(out, "model:    none (not indexed yet)")?,
+        }
+    }
+    out.flush()?;
+    Ok(EXIT_FOUND)
+}
+
+fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
+    let mut v = n as f64;
+    let mut unit = 0;
+    while v >= 1024.0 && unit + 1 < UNITS.len() {
+        v /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", UNITS[unit])
+    }
+}

@@ -1,0 +1,69 @@
+//! vg-query: search a project by meaning and print hit records.
+
+use std::collections::HashSet;
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::Parser;
+use vecgrep::index::{self, IndexRequest};
+use vecgrep::records::{write_record, HitRecord};
+use vecgrep::store::{Scope, Store};
+use vecgrep_bins::app::{cli_config, lazy_embedder, resolve, run_main, CliObserver, EXIT_ERROR, EXIT_FOUND, EXIT_NOT_FOUND};
+use vecgrep_bins::cli::QueryCli;
+
+const TOOL: &str = "vg-query";
+
+fn main() -> ExitCode {
+    let cli = QueryCli::parse();
+    run_main(TOOL, || {
+        let query = vecgrep::search::check_query(&cli.query)?.to_string();
+        let inv = resolve(TOOL, &cli.paths, cli.skip_outside_root, cli_config(Some(&cli.search), &cli.index, &cli.walk, cli.quiet))?;
+        let mut embedder = lazy_embedder(&inv.config);
+        let walk = cli.walk.to_options(inv.config.max_filesize);
+        let filtered = !walk.types.is_empty() || !walk.types_not.is_empty() || !walk.globs.is_empty() || walk.max_depth.is_some();
+        let mut errors = 0;
+        let mut walked: Option<HashSet<String>> = None;
+        if !cli.no_index {
+            // CliSearchStartsAfterIndexing: a blocking run first.
+            let mut obs = CliObserver::new(TOOL, inv.config.quiet, false);
+            let req = IndexRequest {
+                root: &inv.root,
+                paths: &inv.paths,
+                walk: &walk,
+                config: &inv.config,
+                reindex: cli.reindex,
+                warn_on_large: true,
+            };
+            let result = index::run(&req, &mut embedder, &mut obs);
+            obs.finish();
+            let (summary, set) = result?;
+            if summary.aborted {
+                vecgrep_bins::app::note(TOOL, false, "indexing declined; no search was run");
+                return Ok(EXIT_NOT_FOUND);
+            }
+            errors = summary.errors;
+            walked = Some(set);
+        } else if filtered {
+            walked = Some(vecgrep::walk::walk(&inv.root, &inv.paths, &walk)?.files.into_iter().map(|f| f.rel).collect());
+        }
+        let store = Store::open_for_reading(&inv.root)?;
+        let scope = Scope {
+            prefixes: if cli.no_scope { Vec::new() } else { inv.paths.iter().map(|p| p.rel.clone()).collect() },
+            files: if filtered && !cli.no_scope { walked } else { None },
+        };
+        let hits = vecgrep::search::search(&store, embedder.get()?, &query, &scope, inv.config.top_k, inv.config.threshold)?;
+        let mut out = std::io::stdout().lock();
+        let found = !hits.is_empty();
+        for hit in hits {
+            write_record(&mut out, &HitRecord::new(&inv.root, hit, &query))?;
+        }
+        out.flush()?;
+        Ok(if errors > 0 {
+            EXIT_ERROR
+        } else if found {
+            EXIT_FOUND
+        } else {
+            EXIT_NOT_FOUND
+        })
+    })
+}

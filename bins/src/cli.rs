@@ -1,0 +1,441 @@
+//! One clap definition per binary. `--help`, `man/*.1` and `completions/`
+//! are all generated from these, so a flag exists in all three or in none.
+
+use std::path::PathBuf;
+
+use clap::{Args, CommandFactory, Parser, ValueEnum};
+
+/// Filters that decide which files are walked, as in ripgrep.
+#[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Filter options")]
+pub struct WalkArgs {
+    /// Only index and search files of TYPE (e.g. rust, py, js); repeatable. See `rg --type-list`.
+    #[arg(short = 't', long = "type", value_name = "TYPE")]
+    pub types: Vec<String>,
+    /// Leave out files of TYPE; repeatable.
+    #[arg(short = 'T', long = "type-not", value_name = "TYPE")]
+    pub types_not: Vec<String>,
+    /// Include files matching GLOB, or exclude them with a leading '!'; repeatable.
+    #[arg(short = 'g', long = "glob", value_name = "GLOB")]
+    pub globs: Vec<String>,
+    /// Descend at most NUM directories below each path.
+    #[arg(long, value_name = "NUM")]
+    pub max_depth: Option<usize>,
+    /// Follow symbolic links (targets outside the project root are still skipped).
+    #[arg(short = 'L', long)]
+    pub follow: bool,
+    /// Include hidden files and directories.
+    #[arg(long)]
+    pub hidden: bool,
+    /// Do not respect .gitignore, .ignore or .vecgrepignore files.
+    #[arg(long)]
+    pub no_ignore: bool,
+    /// Also read ignore rules from PATH (gitignore syntax); repeatable.
+    #[arg(long, value_name = "PATH")]
+    pub ignore_file: Vec<PathBuf>,
+    /// Skip files larger than NUM bytes [config: max_filesize; default: 1048576].
+    #[arg(long, value_name = "NUM")]
+    pub max_filesize: Option<u64>,
+}
+
+/// Settings that also live in config files; a flag beats the project config,
+/// which beats the global config, which beats the default.
+#[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Index options")]
+pub struct IndexConfigArgs {
+    /// Characters per chunk; chunks end at line boundaries and never exceed the model's 256-token window [config: chunk_size; default: 500].
+    #[arg(long, value_name = "NUM", value_parser = parse_chunk_size)]
+    pub chunk_size: Option<usize>,
+    /// Characters of whole lines repeated from the end of one chunk at the start of the next [config: chunk_overlap; default: 100].
+    #[arg(long, value_name = "NUM")]
+    pub chunk_overlap: Option<usize>,
+    /// Ask before indexing more than NUM new or changed files, when on a terminal; 0 never asks [config: index_warn_threshold; default: 1000].
+    #[arg(long, value_name = "NUM")]
+    pub index_warn_threshold: Option<u64>,
+    /// Embedding model [config: embedder_model; default: all-MiniLM-L6-v2].
+    #[arg(long, value_name = "NAME")]
+    pub embedder_model: Option<String>,
+}
+
+/// Settings for ranking results.
+#[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Search options")]
+pub struct SearchConfigArgs {
+    /// Return at most NUM results [config: top_k; default: 10].
+    #[arg(short = 'k', long = "top-k", value_name = "NUM", value_parser = parse_top_k)]
+    pub top_k: Option<usize>,
+    /// Drop results scoring below NUM (cosine similarity, -1 to 1) [config: threshold; default: 0.3].
+    #[arg(long, value_name = "NUM", value_parser = parse_threshold, allow_negative_numbers = true)]
+    pub threshold: Option<f32>,
+}
+
+fn parse_top_k(s: &str) -> Result<usize, String> {
+    let k: usize = s.parse().map_err(|_| format!("'{s}' is not a whole number"))?;
+    vecgrep::config::check_top_k(k)
+}
+
+fn parse_threshold(s: &str) -> Result<f32, String> {
+    let t: f64 = s.parse().map_err(|_| format!("'{s}' is not a number"))?;
+    vecgrep::config::check_threshold(t)
+}
+
+fn parse_chunk_size(s: &str) -> Result<usize, String> {
+    let n: usize = s.parse().map_err(|_| format!("'{s}' is not a whole number"))?;
+    vecgrep::config::check_chunk_size(n)
+}
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "vg-root",
+    version,
+    about = "Print the project root that vecgrep would use",
+    long_about = "Print the project root that vecgrep would use.\n\nThe root is the nearest directory at or above the current one holding .git, .hg, .jj or .vecgrep; failing that, the one found the same way from a single PATH argument; failing that, the current directory. PATHS are checked against the root exactly as the other tools check them.",
+    after_help = "Examples:\n  vg-root                      print the root for the current directory\n  vg-root --json               {\"type\":\"root\",\"v\":1,\"root\":\"/src/app\",\"marker\":\"git\"}\n  cd \"$(vg-root)\"               jump to the project root"
+)]
+pub struct RootCli {
+    /// Print a JSON record with the root and the marker that chose it.
+    #[arg(long)]
+    pub json: bool,
+    /// Skip PATHS outside the root instead of failing.
+    #[arg(long)]
+    pub skip_outside_root: bool,
+    /// Paths the invocation would search; they may choose the root and must lie inside it.
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+}
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "vg-index",
+    version,
+    about = "Build or update the semantic index of a project",
+    long_about = "Build or update the semantic index of a project.\n\nWalks PATHS (default: the current directory) like ripgrep, respecting .gitignore, chunks each text file, embeds the chunks with the local model and stores them in <root>/.vecgrep/index.db. Unchanged files are never embedded again. With a single PATH, index entries under it whose files are gone are removed; with several, entries elsewhere are kept.\n\nOutput: NDJSON records on stdout (a `file` or `skip` record per file, then a `summary`; on a terminal only the summary) and a progress bar on stderr when stderr is a terminal.",
+    after_help = "Examples:\n  vg-index                     index the current directory\n  vg-index -t rust src/        index only Rust files under src/\n  vg-index --stats             files, chunks, holes and size of the index\n  vg-index --reindex .         rebuild from scratch\n  vg-index | jq 'select(.type==\"summary\")'"
+)]
+pub struct IndexCli {
+    /// Print statistics about the index instead of indexing.
+    #[arg(long, conflicts_with_all = ["reindex", "clear_cache"])]
+    pub stats: bool,
+    /// With --stats: print the statistics as a JSON record.
+    #[arg(long, requires = "stats")]
+    pub json: bool,
+    /// Throw the index away and build it again.
+    #[arg(long)]
+    pub reindex: bool,
+    /// Delete the index (keeps .vecgrep/config.toml) and stop.
+    #[arg(long, conflicts_with = "reindex")]
+    pub clear_cache: bool,
+    /// Skip PATHS outside the project root instead of failing.
+    #[arg(long)]
+    pub skip_outside_root: bool,
+    /// No progress or notes on stderr (errors are still printed) [config: quiet].
+    #[arg(short, long)]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub index: IndexConfigArgs,
+    #[command(flatten)]
+    pub walk: WalkArgs,
+    /// Files or directories to index (default: the current directory).
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+}
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "vg-query",
+    version,
+    about = "Search a project by meaning; print hits as NDJSON",
+    long_about = "Search a project by meaning; print hits as NDJSON.\n\nBrings the index up to date for PATHS first (unless --no-index), embeds QUERY, and prints the best chunks, best first, one JSON record per line: type, v, root, file (relative to root), start_line, end_line, score, text, query. Results are limited to PATHS (default: the current directory) and to the filter options, as in ripgrep.\n\nExit status: 0 with results, 1 without, 2 on error.",
+    after_help = "Examples:\n  vg-query \"where are retries configured\" src/\n  vg-query -k 50 \"timeouts\" | vg-format -C 3\n  vg-query \"parse the config file\" | vg-format --files | xargs wc -l\n  vg-query \"auth\" | jq -r .file | sort -u"
+)]
+pub struct QueryCli {
+    /// What to look for, in plain words.
+    #[arg(value_name = "QUERY")]
+    pub query: String,
+    /// Files or directories to search (default: the current directory).
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Search the existing index as it is; do not update it first.
+    #[arg(long)]
+    pub no_index: bool,
+    /// Search the whole project, not just PATHS (PATHS are still indexed).
+    #[arg(long)]
+    pub no_scope: bool,
+    /// Rebuild the index from scratch before searching.
+    #[arg(long, conflicts_with = "no_index")]
+    pub reindex: bool,
+    /// Skip PATHS outside the project root instead of failing.
+    #[arg(long)]
+    pub skip_outside_root: bool,
+    /// No progress or notes on stderr (errors are still printed) [config: quiet].
+    #[arg(short, long)]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub search: SearchConfigArgs,
+    #[command(flatten)]
+    pub index: IndexConfigArgs,
+    #[command(flatten)]
+    pub walk: WalkArgs,
+}
+
+/// When to color output.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ColorChoice {
+    /// Color when writing to a terminal and NO_COLOR is not set.
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+/// Output options shared by vg-format and vecgrep.
+#[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Output options")]
+pub struct OutputArgs {
+    /// Print each file with results once, best first.
+    #[arg(short = 'l', long = "files-with-matches", visible_alias = "files", conflicts_with_all = ["count", "json"])]
+    pub files: bool,
+    /// Print the number of results per file.
+    #[arg(short = 'c', long, conflicts_with = "json")]
+    pub count: bool,
+    /// Print hit records as JSON lines (paths relative to the root).
+    #[arg(long)]
+    pub json: bool,
+    /// Show NUM lines after each shown line.
+    #[arg(short = 'A', long = "after-context", value_name = "NUM")]
+    pub after_context: Option<usize>,
+    /// Show NUM lines before each shown line.
+    #[arg(short = 'B', long = "before-context", value_name = "NUM")]
+    pub before_context: Option<usize>,
+    /// Show NUM lines before and after each shown line.
+    #[arg(short = 'C', long = "context", value_name = "NUM")]
+    pub context: Option<usize>,
+    /// Group results under a heading per file (default on a terminal).
+    #[arg(long, overrides_with = "no_heading")]
+    pub heading: bool,
+    /// Print `path:line:text` lines (default when piped).
+    #[arg(long, overrides_with = "heading")]
+    pub no_heading: bool,
+    /// Lines shown per result: its best-matching lines [default: 3 with headings, 1 without].
+    #[arg(long, value_name = "NUM", value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub lines: Option<u64>,
+    /// When to use colors.
+    #[arg(long, value_name = "WHEN", default_value = "auto")]
+    pub color: ColorChoice,
+}
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "vg-format",
+    version,
+    about = "Render vecgrep hit records for people and pipelines",
+    long_about = "Render vecgrep hit records for people and pipelines.\n\nReads hit records (NDJSON, as vg-query prints them) on stdin. On a terminal, results are grouped by file with line numbers, score and each result's best-matching lines; when piped, each shown line is printed as path:line:text, as grep does. Paths are relative to the current directory. Records of other types and unknown fields are ignored; a line that is not a hit record is an error naming its line number.\n\nExit status: 0 if any hit was read, 1 if none, 2 on error.",
+    after_help = "Examples:\n  vg-query \"error handling\" | vg-format\n  vg-query \"retry\" | vg-format --files | xargs rg -n unwrap\n  vg-query -k 50 \"timeouts\" | vg-format -C 3\n  vg-query \"auth\" | vg-format --count"
+)]
+pub struct FormatCli {
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "vg-serve",
+    version,
+    about = "Serve vecgrep searches over HTTP (not yet available)",
+    long_about = "Serve vecgrep searches over HTTP.\n\nNot yet available in this version: it will keep the model and index warm and answer GET /search?q=... with the same NDJSON hit records as vg-query. Running it now prints this help's first line as an error and exits 2.",
+    after_help = "Examples (once available):\n  vg-serve src/\n  curl -s 'http://127.0.0.1:PORT/search?q=error+handling&k=5'"
+)]
+pub struct ServeCli {
+    /// Directories to serve.
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+}
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "vecgrep",
+    version,
+    about = "Semantic grep for code: find code by what it does",
+    long_about = "Semantic grep for code: find code by what it does.\n\nvecgrep QUERY [PATH...] indexes PATHS (default: the current directory; only new or changed files are embedded), then prints the chunks of code closest in meaning to QUERY. It is a front end to the vg-* tools: vg-query | vg-format, vg-index, vg-root, which it finds next to itself or on PATH.\n\nThe index lives in <root>/.vecgrep/, where the root is the nearest directory with .git, .hg, .jj or .vecgrep. Settings come from flags, then <root>/.vecgrep/config.toml, then ~/.config/vecgrep/config.toml.\n\nExit status: 0 with results, 1 without, 2 on error.",
+    after_help = "Examples:\n  vecgrep \"where are retries configured\" src/\n  vecgrep -l \"error handling\" | xargs rg -n unwrap\n  vecgrep --json \"auth\" | jq -r .file | sort -u\n  vecgrep -t py -C 2 \"read the config file\"\n  vecgrep --stats ; vecgrep --show-root ; vecgrep --index-only ."
+)]
+pub struct VecgrepCli {
+    /// What to look for, in plain words.
+    #[arg(value_name = "QUERY", required_unless_present_any = ["stats", "show_root", "index_only", "clear_cache"])]
+    pub query: Option<String>,
+    /// Files or directories to search (default: the current directory).
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Print index statistics (files, chunks, holes, size) and stop.
+    #[arg(long, conflicts_with_all = ["show_root", "index_only"])]
+    pub stats: bool,
+    /// Print the project root and stop.
+    #[arg(long, conflicts_with = "index_only")]
+    pub show_root: bool,
+    /// Update the index for PATHS and stop; QUERY is not needed.
+    #[arg(long)]
+    pub index_only: bool,
+    /// Rebuild the index from scratch first.
+    #[arg(long)]
+    pub reindex: bool,
+    /// Delete the index (keeps .vecgrep/config.toml); with a QUERY, search after rebuilding.
+    #[arg(long)]
+    pub clear_cache: bool,
+    /// Search the existing index as it is; do not update it first.
+    #[arg(long, conflicts_with_all = ["reindex", "index_only"])]
+    pub no_index: bool,
+    /// Search the whole project, not just PATHS.
+    #[arg(long)]
+    pub no_scope: bool,
+    /// Skip PATHS outside the project root instead of failing.
+    #[arg(long)]
+    pub skip_outside_root: bool,
+    /// No progress or notes on stderr (errors are still printed) [config: quiet].
+    #[arg(short, long)]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub search: SearchConfigArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    #[command(flatten)]
+    pub index: IndexConfigArgs,
+    #[command(flatten)]
+    pub walk: WalkArgs,
+}
+
+/// Every binary's clap definition, for generating man pages and completions.
+pub fn commands() -> Vec<clap::Command> {
+    vec![
+        VecgrepCli::command(),
+        RootCli::command(),
+        IndexCli::command(),
+        QueryCli::command(),
+        FormatCli::command(),
+        ServeCli::command(),
+    ]
+}
+
+impl WalkArgs {
+    pub fn to_options(&self, max_filesize: u64) -> vecgrep::walk::WalkOptions {
+        vecgrep::walk::WalkOptions {
+            types: self.types.clone(),
+            types_not: self.types_not.clone(),
+            globs: self.globs.clone(),
+            max_depth: self.max_depth,
+            follow: self.follow,
+            hidden: self.hidden,
+            no_ignore: self.no_ignore,
+            ignore_files: self.ignore_file.clone(),
+            max_filesize,
+        }
+    }
+
+    /// The same flags, for a child process.
+    pub fn to_argv(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        for t in &self.types {
+            v.extend(["--type".into(), t.clone()]);
+        }
+        for t in &self.types_not {
+            v.extend(["--type-not".into(), t.clone()]);
+        }
+        for g in &self.globs {
+            v.extend(["--glob".into(), g.clone()]);
+        }
+        if let Some(d) = self.max_depth {
+            v.extend(["--max-depth".into(), d.to_string()]);
+        }
+        for (on, flag) in [(self.follow, "--follow"), (self.hidden, "--hidden"), (self.no_ignore, "--no-ignore")] {
+            if on {
+                v.push(flag.into());
+            }
+        }
+        for f in &self.ignore_file {
+            v.extend(["--ignore-file".into(), f.to_string_lossy().into_owned()]);
+        }
+        if let Some(n) = self.max_filesize {
+            v.extend(["--max-filesize".into(), n.to_string()]);
+        }
+        v
+    }
+}
+
+impl IndexConfigArgs {
+    pub fn to_argv(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        if let Some(n) = self.chunk_size {
+            v.extend(["--chunk-size".into(), n.to_string()]);
+        }
+        if let Some(n) = self.chunk_overlap {
+            v.extend(["--chunk-overlap".into(), n.to_string()]);
+        }
+        if let Some(n) = self.index_warn_threshold {
+            v.extend(["--index-warn-threshold".into(), n.to_string()]);
+        }
+        if let Some(m) = &self.embedder_model {
+            v.extend(["--embedder-model".into(), m.clone()]);
+        }
+        v
+    }
+}
+
+impl SearchConfigArgs {
+    pub fn to_argv(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        if let Some(k) = self.top_k {
+            v.extend(["--top-k".into(), k.to_string()]);
+        }
+        if let Some(t) = self.threshold {
+            v.extend(["--threshold".into(), t.to_string()]);
+        }
+        v
+    }
+}
+
+impl OutputArgs {
+    pub fn to_argv(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        for (on, flag) in [
+            (self.files, "--files-with-matches"),
+            (self.count, "--count"),
+            (self.json, "--json"),
+            (self.heading, "--heading"),
+            (self.no_heading, "--no-heading"),
+        ] {
+            if on {
+                v.push(flag.into());
+            }
+        }
+        for (n, flag) in [
+            (self.after_context, "--after-context"),
+            (self.before_context, "--before-context"),
+            (self.context, "--context"),
+        ] {
+            if let Some(n) = n {
+                v.extend([flag.into(), n.to_string()]);
+            }
+        }
+        if let Some(n) = self.lines {
+            v.extend(["--lines".into(), n.to_string()]);
+        }
+        let color = match self.color {
+            ColorChoice::Auto => "auto",
+            ColorChoice::Always => "always",
+            ColorChoice::Never => "never",
+        };
+        v.extend(["--color".into(), color.into()]);
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn definitions_are_valid() {
+        for c in commands() {
+            c.debug_assert();
+        }
+    }
+}

@@ -1,0 +1,102 @@
+//! Finding the embedding model and ONNX Runtime on disk.
+//!
+//! Nothing is downloaded at run time: `scripts/fetch-assets.sh` installs the
+//! pinned files into a data directory, and this module looks for them there
+//! (next to the installed binaries first, then the XDG data directory), with
+//! `VECGREP_MODEL_DIR` and `ORT_DYLIB_PATH` as explicit overrides.
+
+use std::path::{Path, PathBuf};
+
+/// The command a user runs to install what is missing.
+pub const FIX_COMMAND: &str = "scripts/fetch-assets.sh (from the vecgrep source tree)";
+
+/// File name of the ONNX Runtime shared library the fetch script installs.
+pub const ORT_LIBRARY_NAME: &str = "libonnxruntime.so.1.31.1";
+
+/// Files a local model directory must hold.
+pub const MODEL_FILES: [&str; 5] =
+    ["model.onnx", "tokenizer.json", "config.json", "special_tokens_map.json", "tokenizer_config.json"];
+
+/// Where the model and runtime were found.
+#[derive(Clone, Debug)]
+pub struct Assets {
+    pub model_dir: PathBuf,
+    pub ort_library: PathBuf,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AssetError {
+    #[error("the embedding model '{model}' is not installed (looked in {looked}); run {FIX_COMMAND} or set VECGREP_MODEL_DIR")]
+    ModelMissing { model: String, looked: String },
+    #[error("VECGREP_MODEL_DIR={dir} lacks {file}; point it at a directory holding {files}", files = MODEL_FILES.join(", "))]
+    ModelDirIncomplete { dir: PathBuf, file: &'static str },
+    #[error("ONNX Runtime ({ORT_LIBRARY_NAME}) is not installed (looked in {looked}); run {FIX_COMMAND} or set ORT_DYLIB_PATH")]
+    RuntimeMissing { looked: String },
+    #[error("ORT_DYLIB_PATH={0} does not exist")]
+    RuntimeOverrideMissing(PathBuf),
+    #[error("embedder_model '{0}' is not available locally; the local embedder supports only all-MiniLM-L6-v2")]
+    UnknownModel(String),
+}
+
+/// Data directories searched, in order: `<exe dir>/../share/vecgrep` (an
+/// installed prefix), then `$XDG_DATA_HOME/vecgrep` (default
+/// `~/.local/share/vecgrep`).
+pub fn data_dirs() -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    if let Some(exe_dir) = std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf)) {
+        dirs.push(exe_dir.join("../share/vecgrep"));
+    }
+    if let Some(x) = std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
+        dirs.push(PathBuf::from(x).join("vecgrep"));
+    } else if let Some(h) = std::env::var_os("HOME").filter(|v| !v.is_empty()) {
+        dirs.push(PathBuf::from(h).join(".local/share/vecgrep"));
+    }
+    dirs
+}
+
+/// Locate the model files for `model` and the ONNX Runtime library.
+pub fn locate(model: &str) -> Result<Assets, AssetError> {
+    if model != crate::config::DEFAULT_EMBEDDER_MODEL {
+        return Err(AssetError::UnknownModel(model.to_string()));
+    }
+    let dirs = data_dirs();
+    let model_dir = match std::env::var_os("VECGREP_MODEL_DIR").filter(|v| !v.is_empty()) {
+        Some(dir) => {
+            let dir = PathBuf::from(dir);
+            if let Some(file) = MODEL_FILES.iter().find(|f| !dir.join(f).is_file()) {
+                return Err(AssetError::ModelDirIncomplete { dir, file });
+            }
+            dir
+        }
+        None => {
+            let candidates: Vec<PathBuf> = dirs.iter().map(|d| d.join("models").join(model)).collect();
+            candidates
+                .iter()
+                .find(|d| MODEL_FILES.iter().all(|f| d.join(f).is_file()))
+                .cloned()
+                .ok_or_else(|| AssetError::ModelMissing { model: model.to_string(), looked: display_list(&candidates) })?
+        }
+    };
+    let ort_library = match std::env::var_os("ORT_DYLIB_PATH").filter(|v| !v.is_empty()) {
+        Some(p) => {
+            let p = PathBuf::from(p);
+            if !p.is_file() {
+                return Err(AssetError::RuntimeOverrideMissing(p));
+            }
+            p
+        }
+        None => {
+            let candidates: Vec<PathBuf> = dirs.iter().map(|d| d.join("onnxruntime").join(ORT_LIBRARY_NAME)).collect();
+            candidates
+                .iter()
+                .find(|p| p.is_file())
+                .cloned()
+                .ok_or_else(|| AssetError::RuntimeMissing { looked: display_list(&candidates) })?
+        }
+    };
+    Ok(Assets { model_dir, ort_library })
+}
+
+fn display_list(paths: &[PathBuf]) -> String {
+    paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+}

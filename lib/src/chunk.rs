@@ -1,0 +1,171 @@
+//! Splitting a file into the pieces that are embedded and returned as hits.
+//!
+//! `chunk_size` counts characters: a chunk is as many whole lines as fit in
+//! `chunk_size` characters, and the next chunk starts with up to
+//! `chunk_overlap` characters of whole trailing lines from the previous one.
+//! A line longer than `chunk_size` is cut into pieces of its own. Whatever
+//! the sizes, no chunk is allowed past the model's input window: a chunk
+//! whose tokens do not fit is split again, by lines, then by characters.
+
+/// One piece of a file, with 1-based inclusive line numbers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Chunk {
+    pub start_line: usize,
+    pub end_line: usize,
+    pub text: String,
+}
+
+/// Chunk `text`; `fits` says whether a candidate chunk fits the model window.
+pub fn chunk_text(text: &str, size: usize, overlap: usize, fits: &dyn Fn(&str) -> bool) -> Vec<Chunk> {
+    let size = size.max(1);
+    let mut lines: Vec<&str> = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
+    if text.ends_with('\n') {
+        lines.pop();
+    }
+    let n = lines.len();
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < n {
+        if char_len(lines[start]) > size {
+            split_long_line(lines[start], start + 1, size, fits, &mut out);
+            start += 1;
+            continue;
+        }
+        let mut end = start;
+        let mut len = 0;
+        while end < n && char_len(lines[end]) <= size && (end == start || len + char_len(lines[end]) + 1 <= size) {
+            len += char_len(lines[end]) + 1;
+            end += 1;
+        }
+        emit_lines(&lines, start, end, fits, &mut out);
+        if end >= n {
+            break;
+        }
+        // Step back over whole lines that fit the overlap, but always move forward.
+        let mut next = end;
+        let mut carried = 0;
+        while next > start + 1 && carried + char_len(lines[next - 1]) + 1 <= overlap {
+            carried += char_len(lines[next - 1]) + 1;
+            next -= 1;
+        }
+        start = next;
+    }
+    out
+}
+
+fn char_len(s: &str) -> usize {
+    s.chars().count()
+}
+
+fn is_blank(s: &str) -> bool {
+    s.trim().is_empty()
+}
+
+/// Emit lines `[a, b)` (0-based) as one chunk, trimmed of blank edge lines,
+/// splitting further while the model window is exceeded.
+fn emit_lines(lines: &[&str], mut a: usize, mut b: usize, fits: &dyn Fn(&str) -> bool, out: &mut Vec<Chunk>) {
+    while a < b && is_blank(lines[a]) {
+        a += 1;
+    }
+    while b > a && is_blank(lines[b - 1]) {
+        b -= 1;
+    }
+    if a >= b {
+        return;
+    }
+    let text = lines[a..b].join("\n");
+    if fits(&text) {
+        out.push(Chunk { start_line: a + 1, end_line: b, text });
+    } else if b - a == 1 {
+        split_long_line(lines[a], a + 1, char_len(lines[a]).div_ceil(2).max(1), fits, out);
+    } else {
+        let mid = a + (b - a) / 2;
+        emit_lines(lines, a, mid, fits, out);
+        emit_lines(lines, mid, b, fits, out);
+    }
+}
+
+/// Cut one line into pieces of at most `size` characters that fit the window.
+fn split_long_line(line: &str, line_no: usize, size: usize, fits: &dyn Fn(&str) -> bool, out: &mut Vec<Chunk>) {
+    let chars: Vec<char> = line.chars().collect();
+    for piece in chars.chunks(size.max(1)) {
+        let text: String = piece.iter().collect();
+        if is_blank(&text) {
+            continue;
+        }
+        if fits(&text) || piece.len() <= 1 {
+            out.push(Chunk { start_line: line_no, end_line: line_no, text });
+        } else {
+            split_long_line(&text, line_no, piece.len().div_ceil(2), fits, out);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn always(_: &str) -> bool {
+        true
+    }
+
+    #[test]
+    fn lines_are_grouped_up_to_size_with_overlap() {
+        let text: String = (1..=10).map(|i| format!("line {i:02}\n")).collect(); // 8 chars + newline each
+        let chunks = chunk_text(&text, 30, 10, &always);
+        assert_eq!((chunks[0].start_line, chunks[0].end_line), (1, 3));
+        // one 9-character line of overlap carried into the next chunk
+        assert_eq!((chunks[1].start_line, chunks[1].end_line), (3, 5));
+        assert_eq!(chunks.last().unwrap().end_line, 10);
+        assert_eq!(chunks[0].text, "line 01\nline 02\nline 03");
+    }
+
+    #[test]
+    fn every_line_is_covered_and_progress_is_made() {
+        let text: String = (1..=200).map(|i| "x".repeat(i % 37) + "\n").collect();
+        let chunks = chunk_text(&text, 100, 99, &always);
+        let mut covered = vec![false; 201];
+        for c in &chunks {
+            assert!(c.start_line <= c.end_line);
+            for l in c.start_line..=c.end_line {
+                covered[l] = true;
+            }
+        }
+        for (l, line) in text.lines().enumerate() {
+            assert!(line.is_empty() || covered[l + 1], "line {} not covered", l + 1);
+        }
+        assert!(chunks.windows(2).all(|w| w[1].start_line > w[0].start_line));
+    }
+
+    #[test]
+    fn long_lines_are_cut_on_char_boundaries() {
+        let text = "é".repeat(250);
+        let chunks = chunk_text(&text, 100, 0, &always);
+        assert_eq!(chunks.len(), 3);
+        assert!(chunks.iter().all(|c| c.start_line == 1 && c.end_line == 1));
+        assert_eq!(chunks.iter().map(|c| c.text.chars().count()).sum::<usize>(), 250);
+    }
+
+    #[test]
+    fn chunks_that_exceed_the_window_are_split_again() {
+        let text: String = (1..=8).map(|i| format!("word{i} word word word\n")).collect();
+        let fits = |t: &str| t.split_whitespace().count() <= 4;
+        let chunks = chunk_text(&text, 10_000, 0, &fits);
+        assert_eq!(chunks.len(), 8);
+        assert!(chunks.iter().all(|c| fits(&c.text)));
+    }
+
+    #[test]
+    fn blank_edges_are_trimmed_and_empty_input_gives_nothing() {
+        assert!(chunk_text("", 100, 10, &always).is_empty());
+        assert!(chunk_text("\n\n  \n", 100, 10, &always).is_empty());
+        let chunks = chunk_text("\n\nfn a() {}\n\n", 100, 10, &always);
+        assert_eq!(chunks, vec![Chunk { start_line: 3, end_line: 3, text: "fn a() {}".into() }]);
+    }
+
+    #[test]
+    fn crlf_line_endings_do_not_leak_into_text() {
+        let chunks = chunk_text("a\r\nb\r\n", 100, 0, &always);
+        assert_eq!(chunks[0].text, "a\nb");
+    }
+}

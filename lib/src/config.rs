@@ -1,0 +1,338 @@
+//! Configuration: the spec's ResolveConfig rule. Each key comes from the
+//! command line, else `<root>/.vecgrep/config.toml`, else the user's global
+//! `config.toml`, else the spec's default.
+//!
+//! Config files are strict: an unknown key or a value of the wrong type is an
+//! error naming the file, the key and the line, because a silently ignored
+//! typo (`topk = 50`) is worse than a refusal.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Deserializer, Serialize};
+
+pub const DEFAULT_TOP_K: usize = 10;
+pub const DEFAULT_THRESHOLD: f32 = 0.3;
+pub const DEFAULT_CHUNK_SIZE: usize = 500;
+pub const DEFAULT_CHUNK_OVERLAP: usize = 100;
+pub const DEFAULT_INDEX_WARN_THRESHOLD: u64 = 1000;
+pub const DEFAULT_EMBEDDER_MODEL: &str = "all-MiniLM-L6-v2";
+/// Files larger than this are skipped (and logged): generated data, bundles
+/// and dumps are rarely what a question about code is after.
+pub const DEFAULT_MAX_FILESIZE: u64 = 1024 * 1024;
+
+/// Smallest chunk_size accepted: below this a chunk holds too little code to
+/// mean anything to the model.
+pub const MIN_CHUNK_SIZE: usize = 50;
+pub const MAX_TOP_K: usize = 10_000;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EmbedderSource {
+    Local,
+    Remote,
+}
+
+impl fmt::Display for EmbedderSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            EmbedderSource::Local => "local",
+            EmbedderSource::Remote => "remote",
+        })
+    }
+}
+
+/// One layer of configuration; `None` means "not set here".
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigValues {
+    #[serde(default, deserialize_with = "top_k_value")]
+    pub top_k: Option<usize>,
+    #[serde(default, deserialize_with = "threshold_value")]
+    pub threshold: Option<f32>,
+    #[serde(default, deserialize_with = "chunk_size_value")]
+    pub chunk_size: Option<usize>,
+    #[serde(default)]
+    pub chunk_overlap: Option<usize>,
+    #[serde(default)]
+    pub full_index: Option<bool>,
+    #[serde(default)]
+    pub quiet: Option<bool>,
+    #[serde(default)]
+    pub index_warn_threshold: Option<u64>,
+    #[serde(default)]
+    pub embedder_source: Option<EmbedderSource>,
+    #[serde(default)]
+    pub embedder_model: Option<String>,
+    #[serde(default)]
+    pub max_filesize: Option<u64>,
+}
+
+fn top_k_value<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+    let v = Option::<usize>::deserialize(d)?;
+    match v {
+        Some(k) => check_top_k(k).map(Some).map_err(serde::de::Error::custom),
+        None => Ok(None),
+    }
+}
+
+fn threshold_value<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f32>, D::Error> {
+    let v = Option::<f64>::deserialize(d)?;
+    match v {
+        Some(t) => check_threshold(t).map(Some).map_err(serde::de::Error::custom),
+        None => Ok(None),
+    }
+}
+
+fn chunk_size_value<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+    let v = Option::<usize>::deserialize(d)?;
+    match v {
+        Some(n) => check_chunk_size(n).map(Some).map_err(serde::de::Error::custom),
+        None => Ok(None),
+    }
+}
+
+/// Validate a result count; shared by config files, flags and HTTP parameters.
+pub fn check_top_k(k: usize) -> Result<usize, String> {
+    if (1..=MAX_TOP_K).contains(&k) {
+        Ok(k)
+    } else {
+        Err(format!("top_k must be between 1 and {MAX_TOP_K}, got {k}"))
+    }
+}
+
+/// Validate a score threshold; scores are cosine similarities in [-1, 1].
+pub fn check_threshold(t: f64) -> Result<f32, String> {
+    if t.is_finite() && (-1.0..=1.0).contains(&t) {
+        Ok(t as f32)
+    } else {
+        Err(format!("threshold must be a number between -1 and 1, got {t}"))
+    }
+}
+
+pub fn check_chunk_size(n: usize) -> Result<usize, String> {
+    if n >= MIN_CHUNK_SIZE {
+        Ok(n)
+    } else {
+        Err(format!("chunk_size must be at least {MIN_CHUNK_SIZE} characters, got {n}"))
+    }
+}
+
+/// Where a layer came from, for error messages.
+#[derive(Clone, Debug)]
+pub enum ConfigSource {
+    CommandLine,
+    File(PathBuf),
+}
+
+impl fmt::Display for ConfigSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigSource::CommandLine => f.write_str("the command line"),
+            ConfigSource::File(p) => write!(f, "{}", p.display()),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("config {path}, line {line}: {message}")]
+    Parse { path: PathBuf, line: usize, message: String },
+    #[error("chunk_overlap ({overlap}, from {overlap_from}) must be smaller than chunk_size ({size}, from {size_from})")]
+    OverlapTooLarge { overlap: usize, overlap_from: String, size: usize, size_from: String },
+}
+
+/// Parse one config file's text. `path` is used only for messages.
+pub fn parse_config(text: &str, path: &Path) -> Result<ConfigValues, ConfigError> {
+    toml::from_str(text).map_err(|e| {
+        let line = e.span().map(|s| line_of(text, s.start)).unwrap_or(1);
+        ConfigError::Parse { path: path.to_path_buf(), line, message: e.message().trim().to_string() }
+    })
+}
+
+/// Read a config file; a missing file is simply no layer.
+pub fn load_config(path: &Path) -> Result<Option<ConfigValues>, ConfigError> {
+    match std::fs::read(path) {
+        Ok(bytes) => {
+            let text = String::from_utf8(bytes).map_err(|_| ConfigError::Parse {
+                path: path.to_path_buf(),
+                line: 1,
+                message: "file is not valid UTF-8".into(),
+            })?;
+            parse_config(&text, path).map(Some)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(ConfigError::Read { path: path.to_path_buf(), source }),
+    }
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text.as_bytes()[..offset.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1
+}
+
+/// The user's global config: `$XDG_CONFIG_HOME/vecgrep/config.toml`, else
+/// `~/.config/vecgrep/config.toml`.
+pub fn global_config_path() -> Option<PathBuf> {
+    if let Some(x) = std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
+        return Some(PathBuf::from(x).join("vecgrep/config.toml"));
+    }
+    std::env::var_os("HOME").filter(|v| !v.is_empty()).map(|h| PathBuf::from(h).join(".config/vecgrep/config.toml"))
+}
+
+/// The effective settings of one invocation.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ResolvedConfig {
+    pub top_k: usize,
+    pub threshold: f32,
+    pub chunk_size: usize,
+    pub chunk_overlap: usize,
+    pub full_index: bool,
+    pub quiet: bool,
+    pub index_warn_threshold: u64,
+    pub embedder_source: EmbedderSource,
+    pub embedder_model: String,
+    pub max_filesize: u64,
+    /// What `vg-serve` uses when a request leaves out `k`.
+    pub server_default_top_k: usize,
+    /// What `vg-serve` uses when a request leaves out `threshold`.
+    pub server_default_threshold: f32,
+}
+
+/// The three layers, most specific first.
+#[derive(Clone, Debug, Default)]
+pub struct ConfigLayers {
+    pub cli: ConfigValues,
+    pub project: Option<(PathBuf, ConfigValues)>,
+    pub global: Option<(PathBuf, ConfigValues)>,
+}
+
+impl ConfigLayers {
+    /// Load the project and global files for `root_config` around `cli`.
+    pub fn load(cli: ConfigValues, root_config: &Path) -> Result<Self, ConfigError> {
+        let project = load_config(root_config)?.map(|v| (root_config.to_path_buf(), v));
+        let global = match global_config_path() {
+            // The global file may be the project file when the root is $HOME's parent chain; read it once.
+            Some(g) if g != root_config => load_config(&g)?.map(|v| (g, v)),
+            _ => None,
+        };
+        Ok(ConfigLayers { cli, project, global })
+    }
+
+    /// Apply ResolveConfig: the first layer that sets a key wins.
+    pub fn resolve(&self) -> Result<ResolvedConfig, ConfigError> {
+        macro_rules! pick {
+            ($field:ident, $default:expr) => {
+                self.pick(|v| v.$field.clone()).map(|(v, _)| v).unwrap_or($default)
+            };
+        }
+        let top_k = pick!(top_k, DEFAULT_TOP_K);
+        let threshold = pick!(threshold, DEFAULT_THRESHOLD);
+        let (chunk_size, size_from) = self
+            .pick(|v| v.chunk_size)
+            .unwrap_or((DEFAULT_CHUNK_SIZE, "the default".to_string()));
+        let (chunk_overlap, overlap_from) = self
+            .pick(|v| v.chunk_overlap)
+            .unwrap_or((DEFAULT_CHUNK_OVERLAP, "the default".to_string()));
+        if chunk_overlap >= chunk_size {
+            return Err(ConfigError::OverlapTooLarge {
+                overlap: chunk_overlap,
+                overlap_from,
+                size: chunk_size,
+                size_from,
+            });
+        }
+        Ok(ResolvedConfig {
+            top_k,
+            threshold,
+            chunk_size,
+            chunk_overlap,
+            full_index: pick!(full_index, false),
+            quiet: pick!(quiet, false),
+            index_warn_threshold: pick!(index_warn_threshold, DEFAULT_INDEX_WARN_THRESHOLD),
+            embedder_source: pick!(embedder_source, EmbedderSource::Local),
+            embedder_model: pick!(embedder_model, DEFAULT_EMBEDDER_MODEL.to_string()),
+            max_filesize: pick!(max_filesize, DEFAULT_MAX_FILESIZE),
+            server_default_top_k: top_k,
+            server_default_threshold: threshold,
+        })
+    }
+
+    /// The first layer that sets a value, with a description of that layer.
+    fn pick<T>(&self, get: impl Fn(&ConfigValues) -> Option<T>) -> Option<(T, String)> {
+        if let Some(v) = get(&self.cli) {
+            return Some((v, ConfigSource::CommandLine.to_string()));
+        }
+        for (path, values) in self.project.iter().chain(self.global.iter()) {
+            if let Some(v) = get(values) {
+                return Some((v, path.display().to_string()));
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layer(text: &str) -> ConfigValues {
+        parse_config(text, Path::new("c.toml")).unwrap()
+    }
+
+    #[test]
+    fn defaults_match_the_spec() {
+        let r = ConfigLayers::default().resolve().unwrap();
+        assert_eq!(r.top_k, 10);
+        assert_eq!(r.threshold, 0.3);
+        assert_eq!(r.chunk_size, 500);
+        assert_eq!(r.chunk_overlap, 100);
+        assert!(!r.full_index && !r.quiet);
+        assert_eq!(r.index_warn_threshold, 1000);
+        assert_eq!(r.embedder_source, EmbedderSource::Local);
+        assert_eq!(r.embedder_model, "all-MiniLM-L6-v2");
+        assert_eq!((r.server_default_top_k, r.server_default_threshold), (10, 0.3));
+    }
+
+    #[test]
+    fn cli_beats_project_beats_global() {
+        let layers = ConfigLayers {
+            cli: ConfigValues { top_k: Some(3), ..Default::default() },
+            project: Some(("p".into(), layer("top_k = 4\nthreshold = 0.5\n"))),
+            global: Some(("g".into(), layer("top_k = 5\nthreshold = 0.6\nquiet = true\n"))),
+        };
+        let r = layers.resolve().unwrap();
+        assert_eq!((r.top_k, r.threshold, r.quiet), (3, 0.5, true));
+        assert_eq!(r.server_default_top_k, 3);
+    }
+
+    #[test]
+    fn unknown_key_names_file_key_and_line() {
+        let err = parse_config("top_k = 3\n\ntopk = 5\n", Path::new("/x/config.toml")).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("/x/config.toml"), "{msg}");
+        assert!(msg.contains("line 3"), "{msg}");
+        assert!(msg.contains("topk"), "{msg}");
+    }
+
+    #[test]
+    fn wrong_type_and_range_are_rejected_with_line() {
+        let msg = parse_config("quiet = \"yes\"\n", Path::new("c")).unwrap_err().to_string();
+        assert!(msg.contains("line 1"), "{msg}");
+        let msg = parse_config("\nthreshold = 7\n", Path::new("c")).unwrap_err().to_string();
+        assert!(msg.contains("line 2") && msg.contains("threshold"), "{msg}");
+        let msg = parse_config("top_k = 0\n", Path::new("c")).unwrap_err().to_string();
+        assert!(msg.contains("top_k"), "{msg}");
+    }
+
+    #[test]
+    fn overlap_must_be_smaller_than_size() {
+        let layers = ConfigLayers {
+            cli: ConfigValues { chunk_size: Some(100), ..Default::default() },
+            ..Default::default()
+        };
+        let msg = layers.resolve().unwrap_err().to_string();
+        assert!(msg.contains("chunk_overlap") && msg.contains("command line"), "{msg}");
+    }
+}

@@ -1,0 +1,354 @@
+//! Rendering hit records for people and for line-oriented tools: the work of
+//! `vg-format`. Terminal modes print paths relative to the current directory
+//! (TerminalOutputUsesCwdRelativePaths); `--json` keeps root-relative paths.
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use crate::records::{write_record, HitRecord};
+use crate::root::relative_to;
+
+/// How a stream of hits is rendered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OutputMode {
+    /// Grouped by file with a heading per file (default on a terminal).
+    Pretty,
+    /// One `path:line:text` line per shown line (default when piped), as grep prints.
+    Flat,
+    /// Unique paths in rank order.
+    Files,
+    /// `path:count` per file in rank order.
+    Count,
+    /// Normalized hit records.
+    Json,
+}
+
+#[derive(Clone, Debug)]
+pub struct FormatOptions {
+    pub mode: OutputMode,
+    pub color: bool,
+    /// Context lines before and after each shown line, read from the file.
+    pub before: usize,
+    pub after: usize,
+    pub cwd: PathBuf,
+    /// Lines shown per hit (its best-matching lines).
+    pub lines_per_hit: usize,
+}
+
+const RESET: &str = "\x1b[0m";
+const PATH: &str = "\x1b[35m";
+const LINE_NO: &str = "\x1b[32m";
+const MATCH: &str = "\x1b[1;31m";
+const DIM: &str = "\x1b[2m";
+
+/// The path a person at `cwd` would type for this hit.
+pub fn display_path(hit: &HitRecord, cwd: &Path) -> String {
+    match &hit.root {
+        Some(root) => relative_to(&Path::new(root).join(&hit.file), cwd).to_string_lossy().into_owned(),
+        None => hit.file.clone(),
+    }
+}
+
+/// Lower-cased words of `text`, identifiers split at `_` and camelCase humps.
+pub fn words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for token in text.split(|c: char| !c.is_alphanumeric()) {
+        let mut word = String::new();
+        let mut prev_lower = false;
+        for c in token.chars() {
+            if c.is_uppercase() && prev_lower && !word.is_empty() {
+                out.push(std::mem::take(&mut word));
+            }
+            prev_lower = c.is_lowercase() || c.is_ascii_digit();
+            word.extend(c.to_lowercase());
+        }
+        if !word.is_empty() {
+            out.push(word);
+        }
+    }
+    out.retain(|w| w.chars().count() > 1 && !STOP_WORDS.contains(&w.as_str()));
+    out
+}
+
+const STOP_WORDS: [&str; 24] = [
+    "the", "a", "an", "of", "to", "in", "is", "and", "or", "for", "on", "at", "by", "with", "it", "be", "as", "are",
+    "this", "that", "from", "where", "we", "do",
+];
+
+/// Query words that appear in `line`, as loose stems (a shared 4-letter prefix counts).
+fn overlap(query_words: &[String], line: &str) -> usize {
+    let lw = words(line);
+    query_words
+        .iter()
+        .filter(|q| lw.iter().any(|w| w == *q || (q.len() >= 4 && w.len() >= 4 && w[..4] == q[..4])))
+        .count()
+}
+
+/// Line numbers (absolute, ascending) of the chunk's most relevant lines:
+/// those sharing the most words with the query, else the first non-blank line.
+pub fn best_lines(hit: &HitRecord, max: usize) -> Vec<usize> {
+    let lines: Vec<&str> = hit.text.split('\n').collect();
+    let query_words = hit.query.as_deref().map(words).unwrap_or_default();
+    let mut scored: Vec<(usize, usize)> = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| (overlap(&query_words, l), i))
+        .filter(|(s, _)| *s > 0)
+        .collect();
+    scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut picked: Vec<usize> = scored.into_iter().take(max.max(1)).map(|(_, i)| i).collect();
+    if picked.is_empty() {
+        if let Some(i) = lines.iter().position(|l| !l.trim().is_empty()) {
+            picked.push(i);
+        }
+    }
+    picked.sort();
+    // A chunk cut from one long line repeats its line number; show it once.
+    let mut out: Vec<usize> = picked.into_iter().map(|i| hit.start_line + i).filter(|&n| n <= hit.end_line).collect();
+    if out.is_empty() {
+        out.push(hit.start_line);
+    }
+    out.dedup();
+    out
+}
+
+/// Source of line text: the file on disk when it still matches, else the chunk.
+struct Lines<'a> {
+    file: Option<Vec<String>>,
+    hit: &'a HitRecord,
+}
+
+impl<'a> Lines<'a> {
+    fn get(&self, n: usize) -> Option<&str> {
+        if let Some(f) = &self.file {
+            return f.get(n.wrapping_sub(1)).map(String::as_str);
+        }
+        if n >= self.hit.start_line && n <= self.hit.end_line {
+            self.hit.text.split('\n').nth(n - self.hit.start_line)
+        } else {
+            None
+        }
+    }
+}
+
+/// Render all `hits` to `out` in `opts.mode`.
+pub fn render(out: &mut dyn Write, hits: &[HitRecord], opts: &FormatOptions) -> io::Result<()> {
+    match opts.mode {
+        OutputMode::Json => {
+            for h in hits {
+                write_record(out, h)?;
+            }
+        }
+        OutputMode::Files => {
+            for (path, _) in per_file(hits, &opts.cwd) {
+                writeln!(out, "{}", paint(opts.color, PATH, &path))?;
+            }
+        }
+        OutputMode::Count => {
+            for (path, group) in per_file(hits, &opts.cwd) {
+                writeln!(out, "{}:{}", paint(opts.color, PATH, &path), group.len())?;
+            }
+        }
+        OutputMode::Pretty | OutputMode::Flat => render_lines(out, hits, opts)?,
+    }
+    Ok(())
+}
+
+/// Hits grouped by display path, files in order of their best hit.
+fn per_file<'h>(hits: &'h [HitRecord], cwd: &Path) -> Vec<(String, Vec<&'h HitRecord>)> {
+    let mut order: Vec<(String, Vec<&HitRecord>)> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    for h in hits {
+        let path = display_path(h, cwd);
+        match index.get(&path) {
+            Some(&i) => order[i].1.push(h),
+            None => {
+                index.insert(path.clone(), order.len());
+                order.push((path, vec![h]));
+            }
+        }
+    }
+    order
+}
+
+fn paint(color: bool, code: &str, text: &str) -> String {
+    if color {
+        format!("{code}{text}{RESET}")
+    } else {
+        text.to_string()
+    }
+}
+
+fn score_color(score: f64) -> &'static str {
+    if score >= 0.6 {
+        "\x1b[1;32m"
+    } else if score >= 0.45 {
+        "\x1b[33m"
+    } else {
+        DIM
+    }
+}
+
+/// Mark the query's words in a line.
+fn highlight(line: &str, query_words: &[String], color: bool) -> String {
+    if !color || query_words.is_empty() {
+        return line.to_string();
+    }
+    let mut out = String::with_capacity(line.len());
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        if !word.is_empty() {
+            if overlap(query_words, word) > 0 {
+                out.push_str(MATCH);
+                out.push_str(word);
+                out.push_str(RESET);
+            } else {
+                out.push_str(word);
+            }
+            word.clear();
+        }
+    };
+    for c in line.chars() {
+        if c.is_alphanumeric() || c == '_' {
+            word.push(c);
+        } else {
+            flush(&mut word, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
+fn render_lines(out: &mut dyn Write, hits: &[HitRecord], opts: &FormatOptions) -> io::Result<()> {
+    let heading = opts.mode == OutputMode::Pretty;
+    let c = opts.color;
+    let mut first_file = true;
+    for (path, group) in per_file(hits, &opts.cwd) {
+        let want_file = opts.before > 0 || opts.after > 0;
+        let file_lines = if want_file { read_lines(&opts.cwd.join(&path)) } else { None };
+        if heading {
+            if !first_file {
+                writeln!(out)?;
+            }
+            writeln!(out, "{}", paint(c, PATH, &path))?;
+        }
+        first_file = false;
+        let mut sorted = group.clone();
+        sorted.sort_by_key(|h| (h.start_line, h.end_line));
+        let mut last_printed: Option<usize> = None;
+        for h in sorted {
+            let query_words = h.query.as_deref().map(words).unwrap_or_default();
+            // The file is used for context only while the hit's lines still read the same.
+            let lines = Lines { file: file_lines.clone().filter(|f| matches_chunk(f, h)), hit: h };
+            let shown = best_lines(h, opts.lines_per_hit);
+            if heading {
+                let score = format!("{:.3}", h.score);
+                let span = format!("lines {}-{}", h.start_line, h.end_line);
+                writeln!(out, "{}  {}", paint(c, score_color(h.score), &score), paint(c, DIM, &span))?;
+            }
+            let mut wanted: Vec<(usize, bool)> = Vec::new();
+            for &n in &shown {
+                for m in n.saturating_sub(opts.before).max(1)..n {
+                    wanted.push((m, false));
+                }
+                wanted.push((n, true));
+                for m in n + 1..=n + opts.after {
+                    wanted.push((m, false));
+                }
+            }
+            wanted.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+            wanted.dedup_by_key(|w| w.0);
+            let mut prev: Option<usize> = None;
+            for (n, is_match) in wanted {
+                let Some(text) = lines.get(n) else { continue };
+                let gap = match prev.or(if heading { None } else { last_printed }) {
+                    Some(p) => n > p + 1,
+                    None => false,
+                };
+                if gap && (opts.before > 0 || opts.after > 0) {
+                    writeln!(out, "{}", paint(c, DIM, "--"))?;
+                }
+                let sep = if is_match { ':' } else { '-' };
+                let body = if is_match { highlight(text, &query_words, c) } else { text.to_string() };
+                if heading {
+                    writeln!(out, "{}{sep}{body}", paint(c, LINE_NO, &format!("{n:>5}")))?;
+                } else {
+                    writeln!(out, "{}{sep}{}{sep}{body}", paint(c, PATH, &path), paint(c, LINE_NO, &n.to_string()))?;
+                }
+                prev = Some(n);
+            }
+            last_printed = prev.or(last_printed);
+        }
+    }
+    Ok(())
+}
+
+fn read_lines(path: &Path) -> Option<Vec<String>> {
+    let bytes = std::fs::read(path).ok()?;
+    let text = String::from_utf8_lossy(&bytes);
+    Some(text.lines().map(str::to_string).collect())
+}
+
+/// Whether the file on disk still has the hit's text at the hit's lines.
+fn matches_chunk(file: &[String], hit: &HitRecord) -> bool {
+    let first = hit.text.split('\n').next().unwrap_or("");
+    file.get(hit.start_line.wrapping_sub(1)).is_some_and(|l| l.contains(first) || first.contains(l.as_str()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hit(file: &str, start: usize, text: &str, query: &str) -> HitRecord {
+        HitRecord {
+            kind: "hit".into(),
+            v: 1,
+            root: Some("/r".into()),
+            file: file.into(),
+            start_line: start,
+            end_line: start + text.split('\n').count() - 1,
+            score: 0.5,
+            text: text.into(),
+            query: Some(query.into()),
+        }
+    }
+
+    fn opts(mode: OutputMode, cwd: &str) -> FormatOptions {
+        FormatOptions { mode, color: false, before: 0, after: 0, cwd: cwd.into(), lines_per_hit: 1 }
+    }
+
+    #[test]
+    fn words_split_identifiers() {
+        assert_eq!(words("retryUpload max_retries HTTPServer"), vec!["retry", "upload", "max", "retries", "httpserver"]);
+    }
+
+    #[test]
+    fn best_line_is_the_one_sharing_query_words() {
+        let h = hit("a.rs", 10, "let x = 1;\nfn retry_upload() {\n}", "retry failed uploads");
+        assert_eq!(best_lines(&h, 1), vec![11]);
+        let h = hit("a.rs", 10, "\n  let x = 1;\n", "nothing in common");
+        assert_eq!(best_lines(&h, 1), vec![11]);
+    }
+
+    #[test]
+    fn files_and_counts_are_cwd_relative_in_rank_order() {
+        let hits = vec![hit("src/b.rs", 1, "x", "q"), hit("src/a.rs", 1, "x", "q"), hit("src/b.rs", 5, "x", "q")];
+        let mut out = Vec::new();
+        render(&mut out, &hits, &opts(OutputMode::Files, "/r/src")).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), "b.rs\na.rs\n");
+        let mut out = Vec::new();
+        render(&mut out, &hits, &opts(OutputMode::Count, "/r/docs")).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), "../src/b.rs:2\n../src/a.rs:1\n");
+    }
+
+    #[test]
+    fn flat_lines_are_grep_compatible() {
+        let hits = vec![hit("a.rs", 3, "fn upload() {}\nok", "upload")];
+        let mut out = Vec::new();
+        render(&mut out, &hits, &opts(OutputMode::Flat, "/r")).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), "a.rs:3:fn upload() {}\n");
+    }
+}

@@ -1,0 +1,380 @@
+//! One index run: walk, compare with what is stored, embed what changed,
+//! remove what is gone. Implements the spec's index lifecycle rules
+//! (ReindexOrConfigChangeRebuildsIndex, BlockingIndexMayWarnAndAbort,
+//! SingleDirectoryWalkRemovesStaleEntries,
+//! MultiPathAndFileWalksPreserveOtherEntries).
+//!
+//! The run reports what it does through [`IndexObserver`] so that binaries
+//! can write records and progress without the library knowing about
+//! terminals.
+
+use std::collections::{HashMap, HashSet};
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+
+use crate::chunk::{chunk_text, Chunk};
+use crate::config::ResolvedConfig;
+use crate::embed::{Embedder, MAX_TOKENS};
+use crate::root::{is_under, AdmittedPath, ProjectRoot};
+use crate::store::{self, FileState, FileWrite, IndexMeta, Store, StoredFile};
+use crate::walk::{looks_binary, walk, Skip, SkipReason, WalkOptions, WalkedFile};
+
+/// How many texts go to the model at once. Small batches of similar length
+/// waste little on padding and keep memory flat (see the embedder notes).
+const EMBED_BATCH: usize = 4;
+/// Chunks written per transaction: bounds the work lost to a kill.
+const WRITE_BATCH_CHUNKS: usize = 256;
+
+/// The embedder, loaded only when something needs embedding.
+pub struct LazyEmbedder {
+    loader: Option<Box<dyn FnOnce() -> Result<Box<dyn Embedder>>>>,
+    loaded: Option<Box<dyn Embedder>>,
+}
+
+impl LazyEmbedder {
+    pub fn new(loader: impl FnOnce() -> Result<Box<dyn Embedder>> + 'static) -> Self {
+        LazyEmbedder { loader: Some(Box::new(loader)), loaded: None }
+    }
+
+    pub fn get(&mut self) -> Result<&mut dyn Embedder> {
+        if self.loaded.is_none() {
+            let loader = self.loader.take().context("the embedder failed to load earlier")?;
+            self.loaded = Some(loader()?);
+        }
+        Ok(self.loaded.as_deref_mut().expect("just loaded"))
+    }
+}
+
+/// What became of one file in a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileOutcome {
+    /// New or changed content was chunked and embedded.
+    Indexed,
+    /// Content unchanged; stored chunks kept.
+    Unchanged,
+    /// Removed from the index (deleted, now ignored, or no longer indexable).
+    Removed,
+}
+
+impl FileOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FileOutcome::Indexed => "indexed",
+            FileOutcome::Unchanged => "unchanged",
+            FileOutcome::Removed => "removed",
+        }
+    }
+}
+
+/// Receives what an index run does, as it happens.
+pub trait IndexObserver {
+    /// Something the user should hear about (a rebuild, waiting for a lock).
+    fn note(&mut self, message: &str);
+    /// The walk is done: `files` candidates, `to_embed` of them new or changed.
+    fn planned(&mut self, files: usize, to_embed: usize);
+    /// `to_embed` is over index_warn_threshold: may the run go on?
+    fn confirm_large(&mut self, to_embed: usize, threshold: u64) -> bool;
+    fn skipped(&mut self, skip: &Skip);
+    fn file(&mut self, rel: &str, outcome: FileOutcome, chunks: u64);
+    /// `done` of `total` files needing work processed, `chunks` embedded so far.
+    fn progress(&mut self, done: usize, total: usize, chunks: u64);
+}
+
+/// Totals of one run; the `summary` record.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct IndexSummary {
+    /// Files walked that are in the index after the run.
+    pub files: u64,
+    /// Chunks those files have.
+    pub chunks: u64,
+    /// Chunks embedded in this run.
+    pub embedded: u64,
+    /// Chunks kept from earlier runs because their file did not change.
+    pub reused: u64,
+    /// Files removed from the index.
+    pub removed: u64,
+    pub skipped: u64,
+    /// Skips that were errors (unreadable files, loops): the run ends with status 2.
+    pub errors: u64,
+    /// The user declined a large index run; nothing was changed.
+    pub aborted: bool,
+    /// The index was emptied first (reindex or config change).
+    pub rebuilt: bool,
+    pub seconds: f64,
+}
+
+/// Everything one run needs to know.
+pub struct IndexRequest<'a> {
+    pub root: &'a ProjectRoot,
+    pub paths: &'a [AdmittedPath],
+    pub walk: &'a WalkOptions,
+    pub config: &'a ResolvedConfig,
+    /// `--reindex`: rebuild from nothing.
+    pub reindex: bool,
+    /// Whether BlockingIndexMayWarnAndAbort applies (blocking runs only).
+    pub warn_on_large: bool,
+}
+
+impl IndexRequest<'_> {
+    fn meta(&self) -> IndexMeta {
+        IndexMeta {
+            model: self.config.embedder_model.clone(),
+            chunk_size: self.config.chunk_size,
+            chunk_overlap: self.config.chunk_overlap,
+        }
+    }
+
+    /// Whether filters narrow the walk, so that "not walked" does not mean "gone".
+    fn walk_is_filtered(&self) -> bool {
+        let w = self.walk;
+        !w.types.is_empty() || !w.types_not.is_empty() || !w.globs.is_empty() || w.max_depth.is_some()
+    }
+}
+
+/// The files a walk found, for scoping a search to the same filters.
+pub type WalkedSet = HashSet<String>;
+
+/// Bring the index of `req.root` up to date for `req.paths`.
+pub fn run(req: &IndexRequest<'_>, embedder: &mut LazyEmbedder, obs: &mut dyn IndexObserver) -> Result<(IndexSummary, WalkedSet)> {
+    let started = Instant::now();
+    let _lock = store::lock_for_writing(req.root, &mut || {
+        obs.note("waiting for another index run on this project to finish")
+    })?;
+    let mut store = Store::open_for_writing(req.root, &mut |m| obs.note(m))?;
+    let mut summary = IndexSummary::default();
+
+    let wanted = req.meta();
+    match store.meta()? {
+        Some(have) if have == wanted && !req.reindex => {}
+        Some(have) => {
+            if !req.reindex {
+                obs.note(&format!("rebuilding the index: {}", describe_change(&have, &wanted)));
+            }
+            store.reset(&wanted)?;
+            summary.rebuilt = true;
+        }
+        None => store.reset(&wanted)?,
+    }
+
+    let walked = walk(req.root, req.paths, req.walk)?;
+    let stored = store.files()?;
+    let mut removals: Vec<String> = Vec::new();
+    let mut error_dirs: Vec<String> = Vec::new();
+    for skip in &walked.skips {
+        obs.skipped(skip);
+        summary.skipped += 1;
+        if skip.reason.is_error() {
+            summary.errors += 1;
+            error_dirs.push(skip.path.clone());
+        } else if stored.contains_key(&skip.path) {
+            removals.push(skip.path.clone());
+        }
+    }
+
+    let mut walked_set: WalkedSet = HashSet::with_capacity(walked.files.len());
+    let mut work: Vec<&WalkedFile> = Vec::new();
+    for f in &walked.files {
+        walked_set.insert(f.rel.clone());
+        match stored.get(&f.rel) {
+            Some(s) if s.state.size == f.size && s.state.mtime_ns == f.mtime_ns => {
+                summary.files += 1;
+                summary.chunks += s.chunks;
+                summary.reused += s.chunks;
+                obs.file(&f.rel, FileOutcome::Unchanged, s.chunks);
+            }
+            _ => work.push(f),
+        }
+    }
+
+    // Stale cleanup: a single walked path owns everything under it.
+    if let [only] = req.paths {
+        let filtered = req.walk_is_filtered();
+        for (rel, _) in stored.iter() {
+            if !is_under(rel, &only.rel) || walked_set.contains(rel) || removals.contains(rel) {
+                continue;
+            }
+            // Entries under a directory the walk could not read are kept, not lost.
+            if error_dirs.iter().any(|d| is_under(rel, d)) {
+                continue;
+            }
+            // A filtered walk did not look at everything: remove only what is gone from disk.
+            if filtered && req.root.path.join(rel).exists() {
+                continue;
+            }
+            removals.push(rel.clone());
+        }
+    }
+    removals.sort();
+    removals.dedup();
+
+    obs.planned(walked.files.len(), work.len());
+    if req.warn_on_large
+        && req.config.index_warn_threshold > 0
+        && work.len() as u64 > req.config.index_warn_threshold
+        && !obs.confirm_large(work.len(), req.config.index_warn_threshold)
+    {
+        summary.aborted = true;
+        summary.seconds = started.elapsed().as_secs_f64();
+        return Ok((summary, walked_set));
+    }
+
+    if !removals.is_empty() {
+        store.write_batch(&[], &[], &removals)?;
+        for rel in &removals {
+            obs.file(rel, FileOutcome::Removed, 0);
+        }
+        summary.removed += removals.len() as u64;
+    }
+
+    let mut batch = Batch::default();
+    let total = work.len();
+    for (i, f) in work.into_iter().enumerate() {
+        let previous = stored.get(&f.rel);
+        match prepare_file(f, previous, req.config, embedder)? {
+            Prepared::Skip(reason) => {
+                let skip = Skip { path: f.rel.clone(), reason };
+                obs.skipped(&skip);
+                summary.skipped += 1;
+                if skip.reason.is_error() {
+                    summary.errors += 1;
+                } else if previous.is_some() {
+                    batch.removals.push(f.rel.clone());
+                    summary.removed += 1;
+                    obs.file(&f.rel, FileOutcome::Removed, 0);
+                }
+            }
+            Prepared::Touch(state) => {
+                let chunks = previous.map_or(0, |p| p.chunks);
+                summary.files += 1;
+                summary.chunks += chunks;
+                summary.reused += chunks;
+                batch.touches.push((f.rel.clone(), state));
+                obs.file(&f.rel, FileOutcome::Unchanged, chunks);
+            }
+            Prepared::Write(write) => {
+                let n = write.chunks.len() as u64;
+                summary.files += 1;
+                summary.chunks += n;
+                summary.embedded += n;
+                batch.chunks += write.chunks.len();
+                batch.writes.push(write);
+                obs.file(&f.rel, FileOutcome::Indexed, n);
+            }
+        }
+        if batch.chunks >= WRITE_BATCH_CHUNKS || batch.writes.len() + batch.touches.len() >= 64 {
+            batch.flush(&mut store)?;
+        }
+        obs.progress(i + 1, total, summary.embedded);
+    }
+    batch.flush(&mut store)?;
+    summary.seconds = started.elapsed().as_secs_f64();
+    Ok((summary, walked_set))
+}
+
+fn describe_change(have: &IndexMeta, wanted: &IndexMeta) -> String {
+    let mut changes = Vec::new();
+    if have.model != wanted.model {
+        changes.push(format!("embedder_model {} -> {}", have.model, wanted.model));
+    }
+    if have.chunk_size != wanted.chunk_size {
+        changes.push(format!("chunk_size {} -> {}", have.chunk_size, wanted.chunk_size));
+    }
+    if have.chunk_overlap != wanted.chunk_overlap {
+        changes.push(format!("chunk_overlap {} -> {}", have.chunk_overlap, wanted.chunk_overlap));
+    }
+    changes.join(", ")
+}
+
+#[derive(Default)]
+struct Batch {
+    writes: Vec<FileWrite>,
+    touches: Vec<(String, FileState)>,
+    removals: Vec<String>,
+    chunks: usize,
+}
+
+impl Batch {
+    fn flush(&mut self, store: &mut Store) -> Result<()> {
+        if !self.writes.is_empty() || !self.touches.is_empty() || !self.removals.is_empty() {
+            store.write_batch(&self.writes, &self.touches, &self.removals)?;
+        }
+        *self = Batch::default();
+        Ok(())
+    }
+}
+
+enum Prepared {
+    Skip(SkipReason),
+    /// Same content as stored; only stat data changed.
+    Touch(FileState),
+    Write(FileWrite),
+}
+
+/// Read, hash, chunk and embed one new or changed file.
+fn prepare_file(
+    f: &WalkedFile,
+    previous: Option<&StoredFile>,
+    config: &ResolvedConfig,
+    embedder: &mut LazyEmbedder,
+) -> Result<Prepared> {
+    let bytes = match std::fs::read(&f.abs) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Prepared::Skip(SkipReason::Vanished)),
+        Err(e) => return Ok(Prepared::Skip(SkipReason::Error(e.to_string()))),
+    };
+    if looks_binary(&bytes) {
+        return Ok(Prepared::Skip(SkipReason::Binary));
+    }
+    // The file may have changed since it was walked; record what was read.
+    let size = bytes.len() as u64;
+    if size > config.max_filesize {
+        return Ok(Prepared::Skip(SkipReason::TooLarge { size, limit: config.max_filesize }));
+    }
+    let mtime_ns = std::fs::metadata(&f.abs).map(|m| crate::walk::mtime_ns(&m)).unwrap_or(f.mtime_ns);
+    let hash = blake3::hash(&bytes).as_bytes().to_vec();
+    let state = FileState { size, mtime_ns, hash };
+    if previous.is_some_and(|p| p.state.hash == state.hash) {
+        return Ok(Prepared::Touch(state));
+    }
+    // Invalid UTF-8 (Latin-1 comments, say) is indexed with replacement characters.
+    let text = String::from_utf8_lossy(&bytes);
+    let mut chunks: Vec<Chunk> = Vec::new();
+    if !text.trim().is_empty() {
+        let model = embedder.get()?;
+        chunks = chunk_text(&text, config.chunk_size, config.chunk_overlap, &|t| model.count_tokens(t) <= MAX_TOKENS);
+    }
+    let vectors = embed_chunks(embedder, &chunks).with_context(|| format!("embedding {}", f.rel))?;
+    Ok(Prepared::Write(FileWrite {
+        rel: f.rel.clone(),
+        state,
+        chunks: chunks.into_iter().zip(vectors.into_iter().map(Some)).collect(),
+    }))
+}
+
+/// Embed chunks in small batches of similar length, returning vectors in chunk order.
+fn embed_chunks(embedder: &mut LazyEmbedder, chunks: &[Chunk]) -> Result<Vec<Vec<f32>>> {
+    if chunks.is_empty() {
+        return Ok(Vec::new());
+    }
+    let model = embedder.get()?;
+    let mut order: Vec<usize> = (0..chunks.len()).collect();
+    order.sort_by_key(|&i| chunks[i].text.len());
+    let mut out: HashMap<usize, Vec<f32>> = HashMap::with_capacity(chunks.len());
+    for group in order.chunks(EMBED_BATCH) {
+        let texts: Vec<&str> = group.iter().map(|&i| chunks[i].text.as_str()).collect();
+        for (&i, v) in group.iter().zip(model.embed(&texts)?) {
+            out.insert(i, v);
+        }
+    }
+    Ok((0..chunks.len()).map(|i| out.remove(&i).expect("every chunk embedded")).collect())
+}
+
+/// ClearCacheResetsIndex: remove the index, keeping the project config.
+pub fn clear_cache(root: &ProjectRoot, obs: &mut dyn IndexObserver) -> Result<()> {
+    if !root.data_dir().is_dir() {
+        return Ok(());
+    }
+    let _lock = store::lock_for_writing(root, &mut || obs.note("waiting for another index run on this project to finish"))?;
+    store::clear(root)
+}

@@ -1,0 +1,296 @@
+//! The NDJSON records the tools exchange: defined once here, documented in
+//! `spec/ndjson.md`, and versioned. Within contract version 1, records only
+//! gain fields and new record types; readers ignore what they do not know.
+
+use std::io::{self, Write};
+
+use serde::{Deserialize, Serialize};
+
+use crate::index::{FileOutcome, IndexSummary};
+use crate::root::ProjectRoot;
+use crate::store::{Hit, IndexStats};
+use crate::walk::Skip;
+
+/// Contract version carried in every record as `v`.
+pub const CONTRACT_VERSION: u32 = 1;
+
+fn default_version() -> u32 {
+    CONTRACT_VERSION
+}
+
+/// A search result: what `vg-query`, `vecgrep --json` and `vg-serve` emit.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HitRecord {
+    #[serde(rename = "type", default = "hit_type")]
+    pub kind: String,
+    #[serde(default = "default_version")]
+    pub v: u32,
+    /// Absolute path of the project root; `file` is relative to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root: Option<String>,
+    pub file: String,
+    pub start_line: usize,
+    pub end_line: usize,
+    #[serde(default)]
+    pub score: f64,
+    #[serde(default)]
+    pub text: String,
+    /// The query that produced the hit, so formatters can mark matching lines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<String>,
+}
+
+fn hit_type() -> String {
+    "hit".into()
+}
+
+impl HitRecord {
+    pub fn new(root: &ProjectRoot, hit: Hit, query: &str) -> Self {
+        HitRecord {
+            kind: hit_type(),
+            v: CONTRACT_VERSION,
+            root: Some(root.path.to_string_lossy().into_owned()),
+            file: hit.file,
+            start_line: hit.start_line,
+            end_line: hit.end_line,
+            score: round4(hit.score as f64),
+            text: hit.text,
+            query: Some(query.to_string()),
+        }
+    }
+}
+
+fn round4(x: f64) -> f64 {
+    (x * 10_000.0).round() / 10_000.0
+}
+
+/// `vg-root --json`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RootRecord {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub v: u32,
+    pub root: String,
+    pub marker: String,
+}
+
+impl RootRecord {
+    pub fn new(root: &ProjectRoot) -> Self {
+        RootRecord {
+            kind: "root".into(),
+            v: CONTRACT_VERSION,
+            root: root.path.to_string_lossy().into_owned(),
+            marker: root.marker.as_str().into(),
+        }
+    }
+}
+
+/// `vg-index`: one per file looked at.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct FileRecord {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub v: u32,
+    pub file: String,
+    /// `indexed`, `unchanged` or `removed`.
+    pub status: String,
+    pub chunks: u64,
+}
+
+impl FileRecord {
+    pub fn new(rel: &str, outcome: FileOutcome, chunks: u64) -> Self {
+        FileRecord { kind: "file".into(), v: CONTRACT_VERSION, file: rel.into(), status: outcome.as_str().into(), chunks }
+    }
+}
+
+/// `vg-index`: a file passed over, and why.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SkipRecord {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub v: u32,
+    pub file: String,
+    /// Machine-readable: binary, too_large, non_utf8_path, outside_root, symlink, vanished, error.
+    pub reason: String,
+    pub message: String,
+}
+
+impl SkipRecord {
+    pub fn new(skip: &Skip) -> Self {
+        SkipRecord {
+            kind: "skip".into(),
+            v: CONTRACT_VERSION,
+            file: skip.path.clone(),
+            reason: skip.reason.code().into(),
+            message: skip.reason.describe(),
+        }
+    }
+}
+
+/// `vg-index`: the last record of a run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SummaryRecord {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub v: u32,
+    pub root: String,
+    pub files: u64,
+    pub chunks: u64,
+    pub embedded: u64,
+    pub reused: u64,
+    pub removed: u64,
+    pub skipped: u64,
+    pub errors: u64,
+    pub rebuilt: bool,
+    pub aborted: bool,
+    pub seconds: f64,
+}
+
+impl SummaryRecord {
+    pub fn new(root: &ProjectRoot, s: &IndexSummary) -> Self {
+        SummaryRecord {
+            kind: "summary".into(),
+            v: CONTRACT_VERSION,
+            root: root.path.to_string_lossy().into_owned(),
+            files: s.files,
+            chunks: s.chunks,
+            embedded: s.embedded,
+            reused: s.reused,
+            removed: s.removed,
+            skipped: s.skipped,
+            errors: s.errors,
+            rebuilt: s.rebuilt,
+            aborted: s.aborted,
+            seconds: (s.seconds * 1000.0).round() / 1000.0,
+        }
+    }
+}
+
+/// `vg-index --stats`: the spec's IndexStats plus what the index was built with.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct StatsRecord {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub v: u32,
+    pub root: String,
+    pub files: u64,
+    pub chunks: u64,
+    pub holes: u64,
+    pub db_size_bytes: u64,
+    pub model: Option<String>,
+    pub chunk_size: Option<usize>,
+    pub chunk_overlap: Option<usize>,
+}
+
+impl StatsRecord {
+    pub fn new(root: &ProjectRoot, stats: &IndexStats, meta: Option<&crate::store::IndexMeta>) -> Self {
+        StatsRecord {
+            kind: "stats".into(),
+            v: CONTRACT_VERSION,
+            root: root.path.to_string_lossy().into_owned(),
+            files: stats.files,
+            chunks: stats.chunks,
+            holes: stats.holes,
+            db_size_bytes: stats.db_size_bytes,
+            model: meta.map(|m| m.model.clone()),
+            chunk_size: meta.map(|m| m.chunk_size),
+            chunk_overlap: meta.map(|m| m.chunk_overlap),
+        }
+    }
+}
+
+/// Write one record as a line of JSON.
+pub fn write_record<W: Write + ?Sized, T: Serialize>(out: &mut W, record: &T) -> io::Result<()> {
+    serde_json::to_writer(&mut *out, record).map_err(io::Error::other)?;
+    out.write_all(b"\n")
+}
+
+/// Why a line of input is not a usable record.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error("line {line}: not a JSON object: {cause}")]
+    NotJson { line: usize, cause: String },
+    #[error("line {line}: not a hit record: {cause}")]
+    BadHit { line: usize, cause: String },
+    #[error("line {line}: record version {found} is newer than this tool understands ({CONTRACT_VERSION})")]
+    TooNew { line: usize, found: u64 },
+}
+
+/// Parse one line of a hit stream. Blank lines and records of other types
+/// give None; a line that is not JSON, or a hit missing `file`,
+/// `start_line` or `end_line`, is an error naming its line number.
+pub fn parse_hit_line(text: &str, line: usize) -> Result<Option<HitRecord>, RecordError> {
+    if text.trim().is_empty() {
+        return Ok(None);
+    }
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| RecordError::NotJson { line, cause: e.to_string() })?;
+    let obj = value.as_object().ok_or_else(|| RecordError::NotJson { line, cause: "expected an object".into() })?;
+    if let Some(v) = obj.get("v").and_then(|v| v.as_u64()) {
+        if v > CONTRACT_VERSION as u64 {
+            return Err(RecordError::TooNew { line, found: v });
+        }
+    }
+    match obj.get("type").and_then(|t| t.as_str()) {
+        None | Some("hit") => {}
+        Some(_) => return Ok(None),
+    }
+    let hit: HitRecord = serde_json::from_value(value).map_err(|e| RecordError::BadHit { line, cause: e.to_string() })?;
+    if hit.start_line == 0 || hit.end_line < hit.start_line {
+        return Err(RecordError::BadHit {
+            line,
+            cause: format!("line range {}-{} is not a 1-based range", hit.start_line, hit.end_line),
+        });
+    }
+    Ok(Some(hit))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn minimal_hits_are_accepted_and_unknown_fields_ignored() {
+        let h = parse_hit_line(r#"{"file":"a.rs","start_line":3,"end_line":4,"future":[1]}"#, 1).unwrap().unwrap();
+        assert_eq!((h.file.as_str(), h.start_line, h.end_line, h.v), ("a.rs", 3, 4, 1));
+    }
+
+    #[test]
+    fn other_record_types_and_blank_lines_are_skipped() {
+        assert!(parse_hit_line(r#"{"type":"summary","files":3}"#, 1).unwrap().is_none());
+        assert!(parse_hit_line("   ", 1).unwrap().is_none());
+    }
+
+    #[test]
+    fn malformed_lines_name_their_line() {
+        let e = parse_hit_line("{not json", 7).unwrap_err().to_string();
+        assert!(e.starts_with("line 7:"), "{e}");
+        let e = parse_hit_line(r#"{"file":"a","start_line":"x","end_line":1}"#, 2).unwrap_err().to_string();
+        assert!(e.starts_with("line 2:"), "{e}");
+        let e = parse_hit_line(r#"{"file":"a","start_line":5,"end_line":1}"#, 3).unwrap_err().to_string();
+        assert!(e.contains("line 3"), "{e}");
+        let e = parse_hit_line(r#"[1,2]"#, 4).unwrap_err().to_string();
+        assert!(e.contains("line 4"), "{e}");
+        let e = parse_hit_line(r#"{"v":9,"file":"a","start_line":1,"end_line":1}"#, 5).unwrap_err().to_string();
+        assert!(e.contains("newer"), "{e}");
+    }
+
+    #[test]
+    fn hits_round_trip() {
+        let h = HitRecord {
+            kind: "hit".into(),
+            v: 1,
+            root: Some("/r".into()),
+            file: "a.rs".into(),
+            start_line: 1,
+            end_line: 2,
+            score: 0.5,
+            text: "x\ny".into(),
+            query: Some("q".into()),
+        };
+        let mut buf = Vec::new();
+        write_record(&mut buf, &h).unwrap();
+        let line = String::from_utf8(buf).unwrap();
+        assert_eq!(parse_hit_line(line.trim_end(), 1).unwrap().unwrap(), h);
+    }
+}

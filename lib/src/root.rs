@@ -1,0 +1,314 @@
+//! Project root selection and path admission: which directory owns the index
+//! for this invocation, and which of the user's paths may be searched.
+//!
+//! Implements the spec rules PreferCurrentProjectRoot,
+//! OtherwiseUseSingleDirectoryCandidate, OtherwiseUseCurrentDirectory,
+//! RejectOutsideRootPaths, SkipOutsideRootPaths, AdmitInsideRootPaths and
+//! FailIfNoPathsRemain.
+
+use std::fmt;
+use std::path::{Component, Path, PathBuf};
+
+use serde::Serialize;
+
+/// What made a directory a project root.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RootMarker {
+    Git,
+    Hg,
+    Jj,
+    Vecgrep,
+    None,
+}
+
+impl RootMarker {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RootMarker::Git => "git",
+            RootMarker::Hg => "hg",
+            RootMarker::Jj => "jj",
+            RootMarker::Vecgrep => "vecgrep",
+            RootMarker::None => "none",
+        }
+    }
+}
+
+impl fmt::Display for RootMarker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The directory that owns the index for one invocation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProjectRoot {
+    /// Canonical absolute path.
+    pub path: PathBuf,
+    pub marker: RootMarker,
+}
+
+impl ProjectRoot {
+    /// `<root>/.vecgrep`, where the index and the project config live.
+    pub fn data_dir(&self) -> PathBuf {
+        self.path.join(crate::PROJECT_DIR)
+    }
+
+    pub fn index_path(&self) -> PathBuf {
+        self.data_dir().join("index.db")
+    }
+
+    pub fn config_path(&self) -> PathBuf {
+        self.data_dir().join("config.toml")
+    }
+}
+
+/// Markers in the order they are reported when one directory has several:
+/// `.vecgrep` comes last because every indexed root grows one, and the VCS
+/// marker says more about the project.
+const MARKERS: [(&str, RootMarker); 4] = [
+    (".git", RootMarker::Git),
+    (".hg", RootMarker::Hg),
+    (".jj", RootMarker::Jj),
+    (crate::PROJECT_DIR, RootMarker::Vecgrep),
+];
+
+/// The nearest ancestor of `start` (itself included) that carries a marker.
+pub fn find_marked_root(start: &Path) -> Option<ProjectRoot> {
+    for dir in start.ancestors() {
+        for (name, marker) in MARKERS {
+            let candidate = dir.join(name);
+            // `.git` may be a file (worktrees, submodules); the others are directories.
+            let present = if marker == RootMarker::Git {
+                candidate.exists()
+            } else {
+                candidate.is_dir()
+            };
+            if present {
+                return Some(ProjectRoot { path: dir.to_path_buf(), marker });
+            }
+        }
+    }
+    None
+}
+
+/// Errors of root selection and admission; each names the paths involved.
+#[derive(Debug, thiserror::Error)]
+pub enum RootError {
+    #[error("cannot use the current directory '{path}': {source}")]
+    Cwd { path: PathBuf, source: std::io::Error },
+    #[error("'{path}': {source}")]
+    Path { path: PathBuf, source: std::io::Error },
+    #[error("path '{path}' is outside the project root '{root}' (pass --skip-outside-root to skip it)")]
+    OutsideRoot { path: PathBuf, root: PathBuf },
+    #[error("every path given is outside the project root '{root}'")]
+    NoPathsRemain { root: PathBuf },
+    #[error("path '{path}' is not valid UTF-8; vecgrep records need UTF-8 paths")]
+    NotUtf8 { path: PathBuf },
+}
+
+/// Choose the project root for an invocation run in `cwd` with `paths`.
+///
+/// The root found from the current directory wins; otherwise a single path
+/// argument (a directory, or a file's directory) may supply one; otherwise
+/// the current directory itself becomes an unmarked root.
+pub fn select_root(cwd: &Path, paths: &[PathBuf]) -> Result<ProjectRoot, RootError> {
+    let cwd = cwd
+        .canonicalize()
+        .map_err(|source| RootError::Cwd { path: cwd.to_path_buf(), source })?;
+    if let Some(root) = find_marked_root(&cwd) {
+        return Ok(root);
+    }
+    if let [single] = paths {
+        let abs = absolutize(&cwd, single);
+        let canonical =
+            abs.canonicalize().map_err(|source| RootError::Path { path: single.clone(), source })?;
+        let dir = if canonical.is_dir() {
+            canonical
+        } else {
+            canonical.parent().map(Path::to_path_buf).unwrap_or(canonical)
+        };
+        if let Some(root) = find_marked_root(&dir) {
+            return Ok(root);
+        }
+    }
+    Ok(ProjectRoot { path: cwd, marker: RootMarker::None })
+}
+
+/// A user path that passed admission.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AdmittedPath {
+    /// Canonical absolute path.
+    pub abs: PathBuf,
+    /// Root-relative path with `/` separators; empty for the root itself.
+    pub rel: String,
+    pub is_dir: bool,
+}
+
+/// The outcome of admitting the user's paths against a root.
+#[derive(Debug, Default)]
+pub struct Admission {
+    pub admitted: Vec<AdmittedPath>,
+    /// Paths skipped under `--skip-outside-root`, as the user wrote them.
+    pub skipped: Vec<PathBuf>,
+}
+
+/// Admit `paths` (relative to `cwd`) against `root`. No paths means the
+/// current directory, as with ripgrep.
+pub fn admit_paths(
+    root: &ProjectRoot,
+    cwd: &Path,
+    paths: &[PathBuf],
+    skip_outside_root: bool,
+) -> Result<Admission, RootError> {
+    let defaulted;
+    let paths = if paths.is_empty() {
+        defaulted = [PathBuf::from(".")];
+        &defaulted[..]
+    } else {
+        paths
+    };
+    let mut out = Admission::default();
+    for path in paths {
+        let abs = absolutize(cwd, path);
+        let canonical = match abs.canonicalize() {
+            Ok(c) => c,
+            Err(source) => {
+                // A path that does not exist cannot be inside anything; but a
+                // path outside the root is reported as such even if missing.
+                let lexical = normalize_lexically(&abs);
+                if !lexical.starts_with(&root.path) {
+                    if skip_outside_root {
+                        out.skipped.push(path.clone());
+                        continue;
+                    }
+                    return Err(RootError::OutsideRoot { path: path.clone(), root: root.path.clone() });
+                }
+                return Err(RootError::Path { path: path.clone(), source });
+            }
+        };
+        match canonical.strip_prefix(&root.path) {
+            Ok(rel) => {
+                let rel = rel_to_string(rel).ok_or_else(|| RootError::NotUtf8 { path: path.clone() })?;
+                let is_dir = canonical.is_dir();
+                out.admitted.push(AdmittedPath { abs: canonical, rel, is_dir });
+            }
+            Err(_) if skip_outside_root => out.skipped.push(path.clone()),
+            Err(_) => {
+                return Err(RootError::OutsideRoot { path: path.clone(), root: root.path.clone() })
+            }
+        }
+    }
+    if out.admitted.is_empty() {
+        return Err(RootError::NoPathsRemain { root: root.path.clone() });
+    }
+    // A path inside another admitted directory adds nothing and would be walked twice.
+    let all = out.admitted.clone();
+    out.admitted.retain(|p| {
+        !all.iter().any(|q| q.is_dir && q.rel != p.rel && is_under(&p.rel, &q.rel))
+    });
+    out.admitted.dedup_by(|a, b| a.rel == b.rel);
+    Ok(out)
+}
+
+/// Is root-relative `path` equal to or below root-relative directory `dir`?
+pub fn is_under(path: &str, dir: &str) -> bool {
+    dir.is_empty()
+        || path == dir
+        || (path.len() > dir.len() && path.starts_with(dir) && path.as_bytes()[dir.len()] == b'/')
+}
+
+/// Root-relative path as a `/`-separated string, or None if not UTF-8.
+pub fn rel_to_string(rel: &Path) -> Option<String> {
+    let mut parts = Vec::new();
+    for c in rel.components() {
+        match c {
+            Component::Normal(s) => parts.push(s.to_str()?),
+            Component::CurDir => {}
+            _ => return None,
+        }
+    }
+    Some(parts.join("/"))
+}
+
+fn absolutize(cwd: &Path, path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        cwd.join(path)
+    }
+}
+
+/// Resolve `.` and `..` without touching the file system.
+fn normalize_lexically(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// `target` expressed relative to `base` (both absolute), with `..` as needed.
+pub fn relative_to(target: &Path, base: &Path) -> PathBuf {
+    let t: Vec<_> = target.components().collect();
+    let b: Vec<_> = base.components().collect();
+    let common = t.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let mut out = PathBuf::new();
+    for _ in common..b.len() {
+        out.push("..");
+    }
+    for c in &t[common..] {
+        out.push(c);
+    }
+    if out.as_os_str().is_empty() {
+        out.push(".");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn is_under_respects_component_boundaries() {
+        assert!(is_under("src/a.rs", "src"));
+        assert!(is_under("src", "src"));
+        assert!(is_under("anything", ""));
+        assert!(!is_under("srcx/a.rs", "src"));
+        assert!(!is_under("sr", "src"));
+    }
+
+    #[test]
+    fn relative_to_walks_up_and_down() {
+        assert_eq!(relative_to(Path::new("/r/a/b.rs"), Path::new("/r/c")), PathBuf::from("../a/b.rs"));
+        assert_eq!(relative_to(Path::new("/r/a/b.rs"), Path::new("/r")), PathBuf::from("a/b.rs"));
+        assert_eq!(relative_to(Path::new("/r"), Path::new("/r")), PathBuf::from("."));
+    }
+
+    #[test]
+    fn marker_priority_prefers_vcs_over_vecgrep() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join(".vecgrep")).unwrap();
+        std::fs::create_dir(dir.path().join(".git")).unwrap();
+        let root = find_marked_root(dir.path()).unwrap();
+        assert_eq!(root.marker, RootMarker::Git);
+    }
+
+    #[test]
+    fn nested_paths_are_folded_into_their_parent() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(base.join("src/sub")).unwrap();
+        let root = ProjectRoot { path: base.clone(), marker: RootMarker::None };
+        let adm = admit_paths(&root, &base, &[PathBuf::from("src/sub"), PathBuf::from("src")], false).unwrap();
+        assert_eq!(adm.admitted.len(), 1);
+        assert_eq!(adm.admitted[0].rel, "src");
+    }
+}

@@ -1,0 +1,493 @@
+//! The on-disk index: one SQLite database per project root at
+//! `<root>/.vecgrep/index.db`, with vectors scored by sqlite-vec.
+//!
+//! A file's row and its chunks change together in one transaction, so a kill
+//! at any moment leaves each file either fully old or fully new. WAL mode lets
+//! searches read while an index run writes; `index.lock` makes writers take
+//! turns.
+
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::path::{Path, PathBuf};
+use std::sync::Once;
+use std::time::Duration;
+
+use anyhow::{anyhow, Context, Result};
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
+
+use crate::chunk::Chunk;
+use crate::embed::vector_to_blob;
+use crate::root::ProjectRoot;
+
+/// Bumped when the tables change shape; an index of another schema is rebuilt.
+pub const SCHEMA_VERSION: i64 = 1;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    hash BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS chunks (
+    id INTEGER PRIMARY KEY,
+    file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    -- little-endian f32 vector; NULL marks a hole (a chunk whose embedding failed)
+    embedding BLOB
+);
+CREATE INDEX IF NOT EXISTS chunks_by_file ON chunks(file_id);
+";
+
+/// What an index was built with; a mismatch with the resolved config rebuilds it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IndexMeta {
+    pub model: String,
+    pub chunk_size: usize,
+    pub chunk_overlap: usize,
+}
+
+/// What the index knows about one file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileState {
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub hash: Vec<u8>,
+}
+
+/// A stored file's state and how many chunks it has.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredFile {
+    pub state: FileState,
+    pub chunks: u64,
+}
+
+/// A file's new content: replaces whatever the index held for it.
+#[derive(Debug)]
+pub struct FileWrite {
+    pub rel: String,
+    pub state: FileState,
+    /// Each chunk with its vector, or None for a hole.
+    pub chunks: Vec<(Chunk, Option<Vec<f32>>)>,
+}
+
+/// The spec's IndexStats.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct IndexStats {
+    pub files: u64,
+    pub chunks: u64,
+    pub holes: u64,
+    pub db_size_bytes: u64,
+}
+
+/// One search hit before it becomes a record.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hit {
+    pub file: String,
+    pub start_line: usize,
+    pub end_line: usize,
+    pub score: f32,
+    pub text: String,
+}
+
+/// Why an existing index could not be used as it is.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("no index at {0}; run vg-index first")]
+    Missing(PathBuf),
+    #[error("the index at {path} is damaged ({cause}); run vg-index --clear-cache to rebuild it")]
+    Damaged { path: PathBuf, cause: String },
+    #[error("the index at {path} has schema {found}, this vecgrep uses {SCHEMA_VERSION}; run vg-index --clear-cache to rebuild it")]
+    OtherSchema { path: PathBuf, found: String },
+}
+
+static REGISTER_VEC: Once = Once::new();
+
+/// Make sqlite-vec's functions available on every connection opened after this.
+#[allow(unsafe_code)]
+fn register_sqlite_vec() {
+    REGISTER_VEC.call_once(|| {
+        // SAFETY: sqlite3_vec_init has the signature of an SQLite extension
+        // entry point; sqlite3_auto_extension expects exactly that function.
+        unsafe {
+            type EntryPoint = unsafe extern "C" fn(
+                *mut rusqlite::ffi::sqlite3,
+                *mut *mut std::os::raw::c_char,
+                *const rusqlite::ffi::sqlite3_api_routines,
+            ) -> std::os::raw::c_int;
+            let entry: EntryPoint = std::mem::transmute(sqlite_vec::sqlite3_vec_init as *const ());
+            rusqlite::ffi::sqlite3_auto_extension(Some(entry));
+        }
+    });
+}
+
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+/// Create `<root>/.vecgrep` readable by the user only, with a `.gitignore`
+/// that keeps the cache out of version control but not the project config.
+pub fn ensure_data_dir(root: &ProjectRoot) -> Result<PathBuf> {
+    let dir = root.data_dir();
+    if !dir.is_dir() {
+        let mut b = std::fs::DirBuilder::new();
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
+        b.create(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    let gi = dir.join(".gitignore");
+    if !gi.exists() {
+        std::fs::write(&gi, "# Written by vecgrep: the index is a local cache; config.toml may be committed.\n*\n!.gitignore\n!config.toml\n")
+            .with_context(|| format!("cannot write {}", gi.display()))?;
+    }
+    Ok(dir)
+}
+
+/// Exclusive right to write one root's index, held until dropped.
+pub struct WriteLock {
+    _file: File,
+}
+
+/// Take the write lock, calling `waiting` once if another writer holds it.
+pub fn lock_for_writing(root: &ProjectRoot, waiting: &mut dyn FnMut()) -> Result<WriteLock> {
+    let dir = ensure_data_dir(root)?;
+    let path = dir.join("index.lock");
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            waiting();
+            file.lock().with_context(|| format!("cannot lock {}", path.display()))?;
+        }
+        Err(std::fs::TryLockError::Error(e)) => {
+            return Err(e).with_context(|| format!("cannot lock {}", path.display()))
+        }
+    }
+    Ok(WriteLock { _file: file })
+}
+
+/// Remove the index files (ClearCacheResetsIndex); config.toml stays.
+pub fn clear(root: &ProjectRoot) -> Result<()> {
+    let dir = root.data_dir();
+    for name in ["index.db", "index.db-wal", "index.db-shm", "index.db-journal"] {
+        let p = dir.join(name);
+        match std::fs::remove_file(&p) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e).with_context(|| format!("cannot remove {}", p.display())),
+        }
+    }
+    Ok(())
+}
+
+fn configure(conn: &Connection) -> rusqlite::Result<()> {
+    conn.busy_timeout(Duration::from_secs(30))?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    Ok(())
+}
+
+impl Store {
+    /// Open the index for writing, creating it if needed. A damaged index or
+    /// one of another schema is cache, not data: it is removed and rebuilt,
+    /// and `rebuilt` hears why.
+    pub fn open_for_writing(root: &ProjectRoot, rebuilt: &mut dyn FnMut(&str)) -> Result<Store> {
+        register_sqlite_vec();
+        ensure_data_dir(root)?;
+        let path = root.index_path();
+        match Self::try_open_rw(&path) {
+            Ok(store) => Ok(store),
+            Err(e) => {
+                let cause = match e.downcast_ref::<StoreError>() {
+                    Some(StoreError::OtherSchema { found, .. }) => format!("it was built with schema {found}"),
+                    Some(StoreError::Damaged { cause, .. }) => format!("it is damaged: {cause}"),
+                    _ => return Err(e),
+                };
+                rebuilt(&format!("rebuilding the index at {}: {cause}", path.display()));
+                clear(root)?;
+                Self::try_open_rw(&path)
+            }
+        }
+    }
+
+    fn try_open_rw(path: &Path) -> Result<Store> {
+        let conn = Connection::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+        let damaged = |e: rusqlite::Error| -> anyhow::Error {
+            if is_corruption(&e) {
+                StoreError::Damaged { path: path.to_path_buf(), cause: e.to_string() }.into()
+            } else {
+                anyhow!(e).context(format!("cannot open {}", path.display()))
+            }
+        };
+        configure(&conn).map_err(damaged)?;
+        conn.pragma_update(None, "journal_mode", "WAL").map_err(damaged)?;
+        conn.pragma_update(None, "synchronous", "NORMAL").map_err(damaged)?;
+        let store = Store { conn, path: path.to_path_buf() };
+        let has_meta: bool = store
+            .conn
+            .query_row("SELECT count(*) FROM sqlite_master WHERE name = 'meta'", [], |r| r.get::<_, i64>(0))
+            .map_err(damaged)?
+            > 0;
+        if has_meta {
+            store.check_schema()?;
+        } else {
+            store.conn.execute_batch(SCHEMA).map_err(damaged)?;
+            store
+                .conn
+                .execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?1)", [SCHEMA_VERSION.to_string()])
+                .map_err(damaged)?;
+        }
+        Ok(store)
+    }
+
+    /// Open an existing index read-only (searching with `--no-index`, stats).
+    pub fn open_for_reading(root: &ProjectRoot) -> Result<Store> {
+        register_sqlite_vec();
+        let path = root.index_path();
+        if !path.is_file() {
+            return Err(StoreError::Missing(path).into());
+        }
+        // Read-write open (not SQLITE_OPEN_READ_ONLY) so WAL recovery can run if a writer was killed.
+        let conn = Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+            .with_context(|| format!("cannot open {}", path.display()))?;
+        configure(&conn)?;
+        let store = Store { conn, path };
+        store.check_schema()?;
+        Ok(store)
+    }
+
+    fn check_schema(&self) -> Result<()> {
+        let found: Option<String> = self
+            .conn
+            .query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.damaged(e))?;
+        match found {
+            Some(v) if v == SCHEMA_VERSION.to_string() => Ok(()),
+            other => Err(StoreError::OtherSchema { path: self.path.clone(), found: other.unwrap_or_else(|| "none".into()) }.into()),
+        }
+    }
+
+    fn damaged(&self, e: rusqlite::Error) -> anyhow::Error {
+        if is_corruption(&e) {
+            StoreError::Damaged { path: self.path.clone(), cause: e.to_string() }.into()
+        } else {
+            anyhow!(e).context(format!("index {}", self.path.display()))
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// What the index was built with, or None for a fresh index.
+    pub fn meta(&self) -> Result<Option<IndexMeta>> {
+        let get = |key: &str| -> Result<Option<String>> {
+            self.conn
+                .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+                .optional()
+                .map_err(|e| self.damaged(e))
+        };
+        let (Some(model), Some(size), Some(overlap)) = (get("model")?, get("chunk_size")?, get("chunk_overlap")?) else {
+            return Ok(None);
+        };
+        Ok(Some(IndexMeta {
+            model,
+            chunk_size: size.parse().unwrap_or(0),
+            chunk_overlap: overlap.parse().unwrap_or(0),
+        }))
+    }
+
+    /// Empty the index and record what it is now built with.
+    pub fn reset(&mut self, meta: &IndexMeta) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        tx.execute("DELETE FROM chunks", [])?;
+        tx.execute("DELETE FROM files", [])?;
+        for (k, v) in [
+            ("model", meta.model.clone()),
+            ("chunk_size", meta.chunk_size.to_string()),
+            ("chunk_overlap", meta.chunk_overlap.to_string()),
+        ] {
+            tx.execute("INSERT OR REPLACE INTO meta VALUES (?1, ?2)", params![k, v])?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Every indexed file with what is known of it.
+    pub fn files(&self) -> Result<HashMap<String, StoredFile>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT f.path, f.size, f.mtime_ns, f.hash, count(c.id) FROM files f
+                 LEFT JOIN chunks c ON c.file_id = f.id GROUP BY f.id",
+            )
+            .map_err(|e| self.damaged(e))?;
+        let rows = stmt.query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                StoredFile {
+                    state: FileState { size: r.get::<_, i64>(1)? as u64, mtime_ns: r.get(2)?, hash: r.get(3)? },
+                    chunks: r.get::<_, i64>(4)? as u64,
+                },
+            ))
+        })?;
+        rows.collect::<rusqlite::Result<_>>().map_err(|e| self.damaged(e))
+    }
+
+    /// Apply one batch in a single transaction: new content for some files,
+    /// new stat data for files whose content did not change, and removals.
+    pub fn write_batch(&mut self, writes: &[FileWrite], touches: &[(String, FileState)], removals: &[String]) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        {
+            let mut remove = tx.prepare_cached("DELETE FROM files WHERE path = ?1")?;
+            for rel in removals {
+                remove.execute([rel])?;
+            }
+            let mut touch = tx.prepare_cached("UPDATE files SET size = ?2, mtime_ns = ?3 WHERE path = ?1")?;
+            for (rel, st) in touches {
+                touch.execute(params![rel, st.size as i64, st.mtime_ns])?;
+            }
+            let mut find = tx.prepare_cached("SELECT id FROM files WHERE path = ?1")?;
+            let mut drop_chunks = tx.prepare_cached("DELETE FROM chunks WHERE file_id = ?1")?;
+            let mut update = tx.prepare_cached("UPDATE files SET size = ?2, mtime_ns = ?3, hash = ?4 WHERE id = ?1")?;
+            let mut insert = tx.prepare_cached("INSERT INTO files (path, size, mtime_ns, hash) VALUES (?1, ?2, ?3, ?4)")?;
+            let mut add_chunk = tx.prepare_cached(
+                "INSERT INTO chunks (file_id, start_line, end_line, text, embedding) VALUES (?1, ?2, ?3, ?4, ?5)",
+            )?;
+            for w in writes {
+                let st = &w.state;
+                let id: i64 = match find.query_row([&w.rel], |r| r.get(0)).optional()? {
+                    Some(id) => {
+                        drop_chunks.execute([id])?;
+                        update.execute(params![id, st.size as i64, st.mtime_ns, st.hash])?;
+                        id
+                    }
+                    None => {
+                        insert.execute(params![w.rel, st.size as i64, st.mtime_ns, st.hash])?;
+                        tx.last_insert_rowid()
+                    }
+                };
+                for (chunk, vector) in &w.chunks {
+                    let blob = vector.as_deref().map(vector_to_blob);
+                    add_chunk.execute(params![id, chunk.start_line as i64, chunk.end_line as i64, chunk.text, blob])?;
+                }
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The spec's IndexStats; db_size_bytes counts the database and its WAL.
+    pub fn stats(&self) -> Result<IndexStats> {
+        let (files, chunks, holes): (i64, i64, i64) = self
+            .conn
+            .query_row(
+                "SELECT (SELECT count(*) FROM files), (SELECT count(*) FROM chunks),
+                        (SELECT count(*) FROM chunks WHERE embedding IS NULL)",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .map_err(|e| self.damaged(e))?;
+        let db_size_bytes = ["", "-wal", "-shm"]
+            .iter()
+            .filter_map(|suffix| {
+                let mut p = self.path.as_os_str().to_owned();
+                p.push(suffix);
+                std::fs::metadata(PathBuf::from(p)).ok().map(|m| m.len())
+            })
+            .sum();
+        Ok(IndexStats { files: files as u64, chunks: chunks as u64, holes: holes as u64, db_size_bytes })
+    }
+
+    /// The `k` chunks most similar to `query` (cosine), at or above
+    /// `threshold`, within `scope`.
+    pub fn search(&self, query: &[f32], scope: &Scope, k: usize, threshold: f32) -> Result<Vec<Hit>> {
+        let mut sql = String::from(
+            "SELECT c.id, f.path, 1.0 - vec_distance_cosine(c.embedding, ?1) AS score
+             FROM chunks c JOIN files f ON f.id = c.file_id
+             WHERE c.embedding IS NOT NULL",
+        );
+        let mut values: Vec<rusqlite::types::Value> = vec![vector_to_blob(query).into()];
+        if !scope.prefixes.is_empty() && !scope.prefixes.iter().any(|s| s.is_empty()) {
+            let mut alternatives = Vec::new();
+            for s in &scope.prefixes {
+                let n = values.len();
+                alternatives.push(format!("f.path = ?{} OR substr(f.path, 1, ?{}) = ?{}", n + 1, n + 2, n + 3));
+                let prefix = format!("{s}/");
+                values.push(s.clone().into());
+                values.push((prefix.chars().count() as i64).into());
+                values.push(prefix.into());
+            }
+            sql.push_str(&format!(" AND ({})", alternatives.join(" OR ")));
+        }
+        sql.push_str(" ORDER BY score DESC, f.path, c.start_line");
+        if scope.files.is_none() {
+            sql.push_str(&format!(" LIMIT {k}"));
+        }
+        let mut ranked: Vec<(i64, f32)> = Vec::with_capacity(k);
+        {
+            let mut stmt = self.conn.prepare(&sql).map_err(|e| self.damaged(e))?;
+            let mut rows = stmt.query(rusqlite::params_from_iter(values)).map_err(|e| self.damaged(e))?;
+            while let Some(row) = rows.next().map_err(|e| self.damaged(e))? {
+                let score = row.get::<_, f64>(2)? as f32;
+                if score < threshold || ranked.len() >= k {
+                    break;
+                }
+                if let Some(files) = &scope.files {
+                    if !files.contains(row.get_ref(1)?.as_str()?) {
+                        continue;
+                    }
+                }
+                ranked.push((row.get(0)?, score));
+            }
+        }
+        let mut fetch = self
+            .conn
+            .prepare_cached(
+                "SELECT f.path, c.start_line, c.end_line, c.text FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ?1",
+            )
+            .map_err(|e| self.damaged(e))?;
+        let mut hits = Vec::with_capacity(ranked.len());
+        for (id, score) in ranked {
+            let hit = fetch
+                .query_row([id], |r| {
+                    Ok(Hit {
+                        file: r.get(0)?,
+                        start_line: r.get::<_, i64>(1)? as usize,
+                        end_line: r.get::<_, i64>(2)? as usize,
+                        text: r.get(3)?,
+                        score,
+                    })
+                })
+                .map_err(|e| self.damaged(e))?;
+            hits.push(hit);
+        }
+        Ok(hits)
+    }
+}
+
+/// Which files a search may return.
+#[derive(Clone, Debug, Default)]
+pub struct Scope {
+    /// Root-relative directories or files; empty, or an empty string, means the whole root.
+    pub prefixes: Vec<String>,
+    /// When set, only these files (the result of a filtered walk).
+    pub files: Option<std::collections::HashSet<String>>,
+}
+
+fn is_corruption(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseCorrupt) | Some(rusqlite::ErrorCode::NotADatabase)
+    )
+}

@@ -1,0 +1,266 @@
+//! Walking the admitted paths: which files are candidates for the index.
+//!
+//! Uses the `ignore` crate, so `.gitignore`, `.ignore`, `.vecgrepignore`,
+//! hidden files, file types and globs behave as they do in ripgrep. Files that
+//! cannot be indexed are reported as skips rather than silently dropped.
+
+use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
+
+use anyhow::{anyhow, Context, Result};
+use ignore::overrides::OverrideBuilder;
+use ignore::types::TypesBuilder;
+use ignore::WalkBuilder;
+
+use crate::root::{rel_to_string, AdmittedPath, ProjectRoot};
+
+/// Directories never indexed, even with `--hidden` or `--no-ignore`.
+const ALWAYS_EXCLUDED_DIRS: [&str; 4] = [".git", ".hg", ".jj", crate::PROJECT_DIR];
+
+/// Per-project ignore file, read like `.gitignore`.
+pub const IGNORE_FILE_NAME: &str = ".vecgrepignore";
+
+#[derive(Clone, Debug, Default)]
+pub struct WalkOptions {
+    /// `-t`: only files of these types.
+    pub types: Vec<String>,
+    /// `-T`: no files of these types.
+    pub types_not: Vec<String>,
+    /// `-g`: include globs, or exclude with a leading `!`.
+    pub globs: Vec<String>,
+    pub max_depth: Option<usize>,
+    pub follow: bool,
+    pub hidden: bool,
+    pub no_ignore: bool,
+    pub ignore_files: Vec<PathBuf>,
+    pub max_filesize: u64,
+}
+
+/// A file that may be indexed.
+#[derive(Clone, Debug)]
+pub struct WalkedFile {
+    /// Root-relative, `/`-separated.
+    pub rel: String,
+    pub abs: PathBuf,
+    pub size: u64,
+    pub mtime_ns: i64,
+}
+
+/// Why a file was passed over.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SkipReason {
+    Binary,
+    TooLarge { size: u64, limit: u64 },
+    NotUtf8Path,
+    OutsideRoot,
+    Symlink,
+    /// The file vanished between walking and reading.
+    Vanished,
+    /// An I/O error: permissions, a symlink loop, a read failure.
+    Error(String),
+}
+
+impl SkipReason {
+    /// Short machine-readable name used in records.
+    pub fn code(&self) -> &'static str {
+        match self {
+            SkipReason::Binary => "binary",
+            SkipReason::TooLarge { .. } => "too_large",
+            SkipReason::NotUtf8Path => "non_utf8_path",
+            SkipReason::OutsideRoot => "outside_root",
+            SkipReason::Symlink => "symlink",
+            SkipReason::Vanished => "vanished",
+            SkipReason::Error(_) => "error",
+        }
+    }
+
+    /// Whether a user should hear about it by default (binary files and
+    /// unfollowed symlinks are routine, as in ripgrep).
+    pub fn is_notable(&self) -> bool {
+        !matches!(self, SkipReason::Binary | SkipReason::Symlink)
+    }
+
+    /// Whether it makes the run end with status 2, as a read error does in ripgrep.
+    pub fn is_error(&self) -> bool {
+        matches!(self, SkipReason::Error(_))
+    }
+
+    pub fn describe(&self) -> String {
+        match self {
+            SkipReason::Binary => "binary file".into(),
+            SkipReason::TooLarge { size, limit } => {
+                format!("{size} bytes is over max_filesize ({limit} bytes)")
+            }
+            SkipReason::NotUtf8Path => "path is not valid UTF-8".into(),
+            SkipReason::OutsideRoot => "resolves outside the project root".into(),
+            SkipReason::Symlink => "symbolic link (pass --follow to follow links)".into(),
+            SkipReason::Vanished => "file vanished while indexing".into(),
+            SkipReason::Error(e) => e.clone(),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Skip {
+    /// Root-relative where possible, else the path as found.
+    pub path: String,
+    pub reason: SkipReason,
+}
+
+#[derive(Debug, Default)]
+pub struct WalkResult {
+    pub files: Vec<WalkedFile>,
+    pub skips: Vec<Skip>,
+}
+
+/// Walk `paths` under `root` and collect indexable files, sorted by path.
+pub fn walk(root: &ProjectRoot, paths: &[AdmittedPath], opts: &WalkOptions) -> Result<WalkResult> {
+    let Some((first, rest)) = paths.split_first() else {
+        return Ok(WalkResult::default());
+    };
+    let mut builder = WalkBuilder::new(&first.abs);
+    for p in rest {
+        builder.add(&p.abs);
+    }
+    builder
+        .max_depth(opts.max_depth)
+        .follow_links(opts.follow)
+        .standard_filters(!opts.no_ignore)
+        .hidden(!opts.hidden)
+        // Ignore files between the root and a walked subdirectory still apply.
+        .parents(!opts.no_ignore)
+        .require_git(false)
+        .filter_entry(|e| {
+            let name = e.file_name();
+            !(e.file_type().is_some_and(|t| t.is_dir()) && ALWAYS_EXCLUDED_DIRS.iter().any(|x| name == *x))
+        });
+    if !opts.no_ignore {
+        builder.add_custom_ignore_filename(IGNORE_FILE_NAME);
+    }
+    for f in &opts.ignore_files {
+        if let Some(err) = builder.add_ignore(f) {
+            return Err(anyhow!("ignore file {}: {err}", f.display()));
+        }
+    }
+    if !opts.types.is_empty() || !opts.types_not.is_empty() {
+        let mut types = TypesBuilder::new();
+        types.add_defaults();
+        for t in &opts.types {
+            types.select(t);
+        }
+        for t in &opts.types_not {
+            types.negate(t);
+        }
+        builder.types(types.build().map_err(|e| anyhow!("file types: {e}"))?);
+    }
+    if !opts.globs.is_empty() {
+        let mut ov = OverrideBuilder::new(&root.path);
+        for g in &opts.globs {
+            ov.add(g).with_context(|| format!("invalid glob '{g}'"))?;
+        }
+        builder.overrides(ov.build().context("globs")?);
+    }
+
+    let mut out = WalkResult::default();
+    for entry in builder.build() {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(err) => {
+                let path = error_path(&err).map(|p| display_rel(root, &p)).unwrap_or_default();
+                out.skips.push(Skip { path, reason: SkipReason::Error(err_message(&err)) });
+                continue;
+            }
+        };
+        let Some(ft) = entry.file_type() else { continue };
+        if ft.is_dir() {
+            continue;
+        }
+        let path = entry.path();
+        if ft.is_symlink() {
+            // Only reached without --follow: links are followed otherwise.
+            out.skips.push(Skip { path: display_rel(root, path), reason: SkipReason::Symlink });
+            continue;
+        }
+        if !ft.is_file() {
+            continue;
+        }
+        // With --follow, or through a linked parent, a file may live outside the root.
+        let real = if opts.follow || entry.path_is_symlink() {
+            match path.canonicalize() {
+                Ok(r) => r,
+                Err(e) => {
+                    out.skips.push(Skip { path: display_rel(root, path), reason: SkipReason::Error(e.to_string()) });
+                    continue;
+                }
+            }
+        } else {
+            path.to_path_buf()
+        };
+        if !real.starts_with(&root.path) {
+            out.skips.push(Skip { path: display_rel(root, path), reason: SkipReason::OutsideRoot });
+            continue;
+        }
+        let Some(rel) = path.strip_prefix(&root.path).ok().and_then(rel_to_string) else {
+            out.skips.push(Skip { path: path.to_string_lossy().into_owned(), reason: SkipReason::NotUtf8Path });
+            continue;
+        };
+        let meta = match entry.metadata() {
+            Ok(m) => m,
+            Err(err) => {
+                out.skips.push(Skip { path: rel, reason: SkipReason::Error(err_message(&err)) });
+                continue;
+            }
+        };
+        let size = meta.len();
+        if size > opts.max_filesize {
+            out.skips.push(Skip { path: rel, reason: SkipReason::TooLarge { size, limit: opts.max_filesize } });
+            continue;
+        }
+        out.files.push(WalkedFile { rel, abs: path.to_path_buf(), size, mtime_ns: mtime_ns(&meta) });
+    }
+    out.files.sort_by(|a, b| a.rel.cmp(&b.rel));
+    out.files.dedup_by(|a, b| a.rel == b.rel);
+    Ok(out)
+}
+
+/// Modification time in nanoseconds since the epoch (0 when unknown).
+pub fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map(|d| d.as_nanos().min(i64::MAX as u128) as i64)
+        .unwrap_or(0)
+}
+
+fn display_rel(root: &ProjectRoot, path: &Path) -> String {
+    path.strip_prefix(&root.path)
+        .ok()
+        .and_then(rel_to_string)
+        .unwrap_or_else(|| path.to_string_lossy().into_owned())
+}
+
+fn error_path(err: &ignore::Error) -> Option<PathBuf> {
+    match err {
+        ignore::Error::WithPath { path, .. } => Some(path.clone()),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => error_path(err),
+        ignore::Error::Loop { child, .. } => Some(child.clone()),
+        _ => None,
+    }
+}
+
+/// The error without its path prefix (the path is reported separately).
+fn err_message(err: &ignore::Error) -> String {
+    match err {
+        ignore::Error::WithPath { err, .. } => err_message(err),
+        ignore::Error::WithDepth { err, .. } => err_message(err),
+        ignore::Error::Loop { ancestor, .. } => {
+            format!("symbolic link loop back to {}", ancestor.display())
+        }
+        other => other.to_string(),
+    }
+}
+
+/// Whether content looks binary: a NUL byte in the first 8 KiB, as git and ripgrep judge.
+pub fn looks_binary(bytes: &[u8]) -> bool {
+    bytes[..bytes.len().min(8192)].contains(&0)
+}
