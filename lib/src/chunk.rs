@@ -26,6 +26,11 @@ pub fn chunk_text(text: &str, size: usize, overlap: usize, fits: &dyn Fn(&str) -
     let mut out = Vec::new();
     let mut start = 0;
     while start < n {
+        // A chunk never starts on a blank line, so consecutive chunks start on different lines.
+        if is_blank(lines[start]) {
+            start += 1;
+            continue;
+        }
         if char_len(lines[start]) > size {
             split_long_line(lines[start], start + 1, size, fits, &mut out);
             start += 1;

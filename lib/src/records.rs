@@ -201,7 +201,7 @@ impl StatsRecord {
 
 /// Write one record as a line of JSON.
 pub fn write_record<W: Write + ?Sized, T: Serialize>(out: &mut W, record: &T) -> io::Result<()> {
-    serde_json::to_writer(&mut *out, record).map_err(io::Error::other)?;
+    serde_json::to_writer(&mut *out, record).map_err(io::Error::from)?;
     out.write_all(b"\n")
 }
 

@@ -1,0 +1,38 @@
+complete -c vecgrep -s k -l top-k -d 'Return at most NUM results [config: top_k; default: 10]' -r
+complete -c vecgrep -l threshold -d 'Drop results scoring below NUM (cosine similarity, -1 to 1) [config: threshold; default: 0.3]' -r
+complete -c vecgrep -s A -l after-context -d 'Show NUM lines after each shown line' -r
+complete -c vecgrep -s B -l before-context -d 'Show NUM lines before each shown line' -r
+complete -c vecgrep -s C -l context -d 'Show NUM lines before and after each shown line' -r
+complete -c vecgrep -l lines -d 'Lines shown per result: its best-matching lines [default: 3 with headings, 1 without]' -r
+complete -c vecgrep -l color -d 'When to use colors' -r -f -a "auto\t'Color when writing to a terminal and NO_COLOR is not set'
+always\t''
+never\t''"
+complete -c vecgrep -l chunk-size -d 'Characters per chunk; chunks end at line boundaries and never exceed the model\'s 256-token window [config: chunk_size; default: 500]' -r
+complete -c vecgrep -l chunk-overlap -d 'Characters of whole lines repeated from the end of one chunk at the start of the next [config: chunk_overlap; default: 100]' -r
+complete -c vecgrep -l index-warn-threshold -d 'Ask before indexing more than NUM new or changed files, when on a terminal; 0 never asks [config: index_warn_threshold; default: 1000]' -r
+complete -c vecgrep -l embedder-model -d 'Embedding model [config: embedder_model; default: all-MiniLM-L6-v2]' -r
+complete -c vecgrep -s t -l type -d 'Only index and search files of TYPE (e.g. rust, py, js); repeatable. See `rg --type-list`' -r
+complete -c vecgrep -s T -l type-not -d 'Leave out files of TYPE; repeatable' -r
+complete -c vecgrep -s g -l glob -d 'Include files matching GLOB, or exclude them with a leading \'!\'; repeatable' -r
+complete -c vecgrep -l max-depth -d 'Descend at most NUM directories below each path' -r
+complete -c vecgrep -l ignore-file -d 'Also read ignore rules from PATH (gitignore syntax); repeatable' -r -F
+complete -c vecgrep -l max-filesize -d 'Skip files larger than NUM bytes [config: max_filesize; default: 1048576]' -r
+complete -c vecgrep -l stats -d 'Print index statistics (files, chunks, holes, size) and stop'
+complete -c vecgrep -l show-root -d 'Print the project root and stop'
+complete -c vecgrep -l index-only -d 'Update the index for PATHS and stop; QUERY is not needed'
+complete -c vecgrep -l reindex -d 'Rebuild the index from scratch first'
+complete -c vecgrep -l clear-cache -d 'Delete the index (keeps .vecgrep/config.toml); with a QUERY, search after rebuilding'
+complete -c vecgrep -l no-index -d 'Search the existing index as it is; do not update it first'
+complete -c vecgrep -l no-scope -d 'Search the whole project, not just PATHS'
+complete -c vecgrep -l skip-outside-root -d 'Skip PATHS outside the project root instead of failing'
+complete -c vecgrep -s q -l quiet -d 'No progress or notes on stderr (errors are still printed) [config: quiet]'
+complete -c vecgrep -s l -l files-with-matches -l files -d 'Print each file with results once, best first'
+complete -c vecgrep -s c -l count -d 'Print the number of results per file'
+complete -c vecgrep -l json -d 'Print hit records as JSON lines (paths relative to the root)'
+complete -c vecgrep -l heading -d 'Group results under a heading per file (default on a terminal)'
+complete -c vecgrep -l no-heading -d 'Print `path:line:text` lines (default when piped)'
+complete -c vecgrep -s L -l follow -d 'Follow symbolic links (targets outside the project root are still skipped)'
+complete -c vecgrep -l hidden -d 'Include hidden files and directories'
+complete -c vecgrep -l no-ignore -d 'Do not respect .gitignore, .ignore or .vecgrepignore files'
+complete -c vecgrep -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c vecgrep -s V -l version -d 'Print version'

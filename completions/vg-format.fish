@@ -1,0 +1,14 @@
+complete -c vg-format -s A -l after-context -d 'Show NUM lines after each shown line' -r
+complete -c vg-format -s B -l before-context -d 'Show NUM lines before each shown line' -r
+complete -c vg-format -s C -l context -d 'Show NUM lines before and after each shown line' -r
+complete -c vg-format -l lines -d 'Lines shown per result: its best-matching lines [default: 3 with headings, 1 without]' -r
+complete -c vg-format -l color -d 'When to use colors' -r -f -a "auto\t'Color when writing to a terminal and NO_COLOR is not set'
+always\t''
+never\t''"
+complete -c vg-format -s l -l files-with-matches -l files -d 'Print each file with results once, best first'
+complete -c vg-format -s c -l count -d 'Print the number of results per file'
+complete -c vg-format -l json -d 'Print hit records as JSON lines (paths relative to the root)'
+complete -c vg-format -l heading -d 'Group results under a heading per file (default on a terminal)'
+complete -c vg-format -l no-heading -d 'Print `path:line:text` lines (default when piped)'
+complete -c vg-format -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c vg-format -s V -l version -d 'Print version'

@@ -1,0 +1,21 @@
+complete -c vg-index -l chunk-size -d 'Characters per chunk; chunks end at line boundaries and never exceed the model\'s 256-token window [config: chunk_size; default: 500]' -r
+complete -c vg-index -l chunk-overlap -d 'Characters of whole lines repeated from the end of one chunk at the start of the next [config: chunk_overlap; default: 100]' -r
+complete -c vg-index -l index-warn-threshold -d 'Ask before indexing more than NUM new or changed files, when on a terminal; 0 never asks [config: index_warn_threshold; default: 1000]' -r
+complete -c vg-index -l embedder-model -d 'Embedding model [config: embedder_model; default: all-MiniLM-L6-v2]' -r
+complete -c vg-index -s t -l type -d 'Only index and search files of TYPE (e.g. rust, py, js); repeatable. See `rg --type-list`' -r
+complete -c vg-index -s T -l type-not -d 'Leave out files of TYPE; repeatable' -r
+complete -c vg-index -s g -l glob -d 'Include files matching GLOB, or exclude them with a leading \'!\'; repeatable' -r
+complete -c vg-index -l max-depth -d 'Descend at most NUM directories below each path' -r
+complete -c vg-index -l ignore-file -d 'Also read ignore rules from PATH (gitignore syntax); repeatable' -r -F
+complete -c vg-index -l max-filesize -d 'Skip files larger than NUM bytes [config: max_filesize; default: 1048576]' -r
+complete -c vg-index -l stats -d 'Print statistics about the index instead of indexing'
+complete -c vg-index -l json -d 'With --stats: print the statistics as a JSON record'
+complete -c vg-index -l reindex -d 'Throw the index away and build it again'
+complete -c vg-index -l clear-cache -d 'Delete the index (keeps .vecgrep/config.toml) and stop'
+complete -c vg-index -l skip-outside-root -d 'Skip PATHS outside the project root instead of failing'
+complete -c vg-index -s q -l quiet -d 'No progress or notes on stderr (errors are still printed) [config: quiet]'
+complete -c vg-index -s L -l follow -d 'Follow symbolic links (targets outside the project root are still skipped)'
+complete -c vg-index -l hidden -d 'Include hidden files and directories'
+complete -c vg-index -l no-ignore -d 'Do not respect .gitignore, .ignore or .vecgrepignore files'
+complete -c vg-index -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c vg-index -s V -l version -d 'Print version'

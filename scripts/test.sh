@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The project's test command (README, .ci/run): fetch the assets the tests
+# need (cached), then run every test with the real model.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/fetch-assets.sh
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+set +e
+cargo test --workspace --locked 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+set -e
+passed=$(grep -Eo '^test result: .* ([0-9]+) passed' "$log" | grep -Eo '[0-9]+ passed' | awk '{s+=$1} END {print s+0}')
+failed=$(grep -Eo '[0-9]+ failed;' "$log" | awk '{s+=$1} END {print s+0}')
+echo "tests: $passed passed, $failed failed"
+exit "$status"

@@ -1,0 +1,12 @@
+//! Integration tests: they drive the real binaries, with the real model, on
+//! temporary project trees. One test binary holds every module so the
+//! toolkit is linked once.
+
+mod common;
+
+mod docs;
+mod format;
+mod index;
+mod porcelain;
+mod query;
+mod root;

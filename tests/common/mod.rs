@@ -1,0 +1,165 @@
+//! The test harness: temporary trees and the binaries run in a clean
+//! environment (no user config, no color, no overrides).
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+pub struct Tree {
+    pub dir: tempfile::TempDir,
+    /// Stands in for ~/.config, so the user's own config never leaks in.
+    pub config_home: tempfile::TempDir,
+}
+
+impl Tree {
+    /// An empty tree marked as a git project.
+    pub fn git() -> Tree {
+        let t = Tree::bare();
+        std::fs::create_dir(t.path().join(".git")).unwrap();
+        t
+    }
+
+    /// An empty tree with no marker.
+    pub fn bare() -> Tree {
+        let dir = tempfile::tempdir().unwrap();
+        let config_home = tempfile::tempdir().unwrap();
+        Tree { dir, config_home }
+    }
+
+    pub fn path(&self) -> PathBuf {
+        self.dir.path().canonicalize().unwrap()
+    }
+
+    pub fn write(&self, rel: &str, text: &str) -> &Tree {
+        let p = self.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+        self
+    }
+
+    pub fn write_bytes(&self, rel: &str, bytes: &[u8]) -> &Tree {
+        let p = self.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, bytes).unwrap();
+        self
+    }
+
+    /// A tool run in `cwd` (relative to the tree root).
+    pub fn cmd(&self, tool: &str, cwd: &str) -> Command {
+        let mut c = tool_cmd(tool);
+        c.current_dir(self.path().join(cwd));
+        c.env("XDG_CONFIG_HOME", self.config_home.path());
+        c
+    }
+
+    pub fn global_config(&self, text: &str) {
+        let p = self.config_home.path().join("vecgrep/config.toml");
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    pub fn project_config(&self, text: &str) {
+        self.write(".vecgrep/config.toml", text);
+    }
+}
+
+pub fn bin(tool: &str) -> PathBuf {
+    match tool {
+        "vecgrep" => PathBuf::from(env!("CARGO_BIN_EXE_vecgrep")),
+        "vg-root" => PathBuf::from(env!("CARGO_BIN_EXE_vg-root")),
+        "vg-index" => PathBuf::from(env!("CARGO_BIN_EXE_vg-index")),
+        "vg-query" => PathBuf::from(env!("CARGO_BIN_EXE_vg-query")),
+        "vg-format" => PathBuf::from(env!("CARGO_BIN_EXE_vg-format")),
+        "vg-serve" => PathBuf::from(env!("CARGO_BIN_EXE_vg-serve")),
+        other => panic!("no tool {other}"),
+    }
+}
+
+pub fn tool_cmd(tool: &str) -> Command {
+    let mut c = Command::new(bin(tool));
+    for var in ["VECGREP_MODEL_DIR", "ORT_DYLIB_PATH", "NO_COLOR", "XDG_CONFIG_HOME"] {
+        c.env_remove(var);
+    }
+    c.stdin(Stdio::null());
+    c
+}
+
+/// Run and capture; stdin is empty.
+pub fn run(c: &mut Command) -> Output {
+    c.output().unwrap()
+}
+
+/// Run with `input` on stdin.
+pub fn run_with_input(c: &mut Command, input: &[u8]) -> Output {
+    use std::io::Write;
+    c.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let data = input.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&data);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).unwrap()
+}
+
+/// Assert the exit code, showing both streams on failure.
+#[track_caller]
+pub fn assert_code(o: &Output, code: i32) {
+    assert_eq!(o.status.code(), Some(code), "exit status\n--- stdout:\n{}\n--- stderr:\n{}", stdout(o), stderr(o));
+}
+
+/// Parse every stdout line as JSON.
+pub fn records(o: &Output) -> Vec<Value> {
+    stdout(o).lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad JSON line {l:?}: {e}"))).collect()
+}
+
+pub fn of_type<'a>(recs: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    recs.iter().filter(|r| r["type"] == kind).collect()
+}
+
+/// The `summary` record of a vg-index run.
+pub fn summary(o: &Output) -> Value {
+    let recs = records(o);
+    let s = of_type(&recs, "summary");
+    assert_eq!(s.len(), 1, "one summary record expected:\n{}", stdout(o));
+    s[0].clone()
+}
+
+/// A small project about unrelated things, so that a query has one right answer.
+pub fn sample_project() -> Tree {
+    let t = Tree::git();
+    t.write(
+        "src/upload.py",
+        "import time\n\n\ndef upload_with_retry(client, blob, attempts=5):\n    for attempt in range(attempts):\n        try:\n            return client.put(blob)\n        except ConnectionError:\n            time.sleep(2 ** attempt)\n    raise RuntimeError('upload failed after retries')\n",
+    );
+    t.write(
+        "src/config.py",
+        "import tomllib\n\n\ndef load_settings(path):\n    with open(path, 'rb') as f:\n        data = tomllib.load(f)\n    return data.get('settings', {})\n",
+    );
+    t.write(
+        "src/geometry.rs",
+        "pub fn circle_area(radius: f64) -> f64 {\n    std::f64::consts::PI * radius * radius\n}\n",
+    );
+    t.write(
+        "docs/guide.md",
+        "# Guide\n\nThis guide explains how to bake sourdough bread with a starter and a hot oven.\n",
+    );
+    t
+}
+
+pub fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap()
+}

@@ -1,0 +1,140 @@
+//! vg-format: output modes, cwd-relative paths, context, malformed input,
+//! exit codes and closed pipes.
+
+use crate::common::*;
+
+fn hit(root: &str, file: &str, start: u64, end: u64, score: f64, text: &str) -> String {
+    serde_json::json!({"type": "hit", "v": 1, "root": root, "file": file, "start_line": start,
+        "end_line": end, "score": score, "text": text, "query": "upload retry"})
+    .to_string()
+}
+
+fn stream(t: &Tree) -> String {
+    let root = t.path();
+    let root = root.to_str().unwrap();
+    [
+        hit(root, "src/upload.py", 4, 10, 0.71, "def upload_with_retry(client, blob, attempts=5):\n    for attempt in range(attempts):\n        try:\n            return client.put(blob)\n        except ConnectionError:\n            time.sleep(2 ** attempt)\n    raise RuntimeError('upload failed after retries')"),
+        hit(root, "src/config.py", 4, 7, 0.40, "def load_settings(path):\n    with open(path, 'rb') as f:\n        data = tomllib.load(f)\n    return data.get('settings', {})"),
+        hit(root, "src/upload.py", 1, 1, 0.30, "import time"),
+    ]
+    .join("\n")
+        + "\n"
+}
+
+fn format(t: &Tree, cwd: &str, args: &[&str], input: &str) -> std::process::Output {
+    run_with_input(t.cmd("vg-format", cwd).args(args), input.as_bytes())
+}
+
+#[test]
+fn files_and_counts_in_rank_order_relative_to_cwd() {
+    let t = sample_project();
+    let o = format(&t, ".", &["--files"], &stream(&t));
+    assert_code(&o, 0);
+    assert_eq!(stdout(&o), "src/upload.py\nsrc/config.py\n");
+    let o = format(&t, "docs", &["-l"], &stream(&t));
+    assert_eq!(stdout(&o), "../src/upload.py\n../src/config.py\n");
+    let o = format(&t, "src", &["--count"], &stream(&t));
+    assert_eq!(stdout(&o), "upload.py:2\nconfig.py:1\n");
+}
+
+#[test]
+fn json_keeps_root_relative_paths() {
+    let t = sample_project();
+    let o = format(&t, "docs", &["--json"], &stream(&t));
+    assert_code(&o, 0);
+    let recs = records(&o);
+    assert_eq!(recs.len(), 3);
+    assert_eq!(recs[0]["file"], "src/upload.py");
+    assert_eq!(recs[0]["root"], t.path().to_str().unwrap());
+}
+
+#[test]
+fn piped_output_is_grep_style_and_headings_group_by_file() {
+    let t = sample_project();
+    let o = format(&t, ".", &[], &stream(&t));
+    let out = stdout(&o);
+    assert!(out.starts_with("src/upload.py:1:import time\nsrc/upload.py:4:def upload_with_retry"), "{out}");
+    assert!(out.contains("src/config.py:4:def load_settings"), "{out}");
+    let o = format(&t, "src", &["--heading", "--color", "never"], &stream(&t));
+    let out = stdout(&o);
+    assert!(out.starts_with("upload.py\n"), "{out}");
+    assert!(out.contains("0.710") && out.contains("lines 4-10"), "{out}");
+    assert!(!out.contains('\x1b'));
+    let o = format(&t, "src", &["--heading", "--color", "always"], &stream(&t));
+    assert!(stdout(&o).contains('\x1b'));
+}
+
+#[test]
+fn context_lines_come_from_the_file() {
+    let t = sample_project();
+    let input = hit(t.path().to_str().unwrap(), "src/upload.py", 4, 4, 0.7, "def upload_with_retry(client, blob, attempts=5):");
+    let o = format(&t, ".", &["-C", "1"], &(input + "\n"));
+    assert_code(&o, 0);
+    assert_eq!(stdout(&o), "src/upload.py-3-\nsrc/upload.py:4:def upload_with_retry(client, blob, attempts=5):\nsrc/upload.py-5-    for attempt in range(attempts):\n");
+    let input = hit(t.path().to_str().unwrap(), "src/upload.py", 4, 4, 0.7, "def upload_with_retry(client, blob, attempts=5):");
+    let o = format(&t, ".", &["-A", "2"], &(input + "\n"));
+    assert_eq!(stdout(&o).lines().count(), 3);
+}
+
+#[test]
+fn malformed_input_is_an_error_naming_the_line() {
+    let t = sample_project();
+    let input = stream(&t) + "{\"file\": \"a.rs\", \"start_line\": \"ten\"}\n";
+    let o = format(&t, ".", &["--files"], &input);
+    assert_code(&o, 2);
+    assert!(stderr(&o).starts_with("vg-format: line 4:"), "{}", stderr(&o));
+    let o = format(&t, ".", &[], "not json\n");
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("line 1"), "{}", stderr(&o));
+    let o = format(&t, ".", &[], "{\"file\":\"a\",\"start_line\":1,\"end_line\":1}\n\u{0}\u{1}\n");
+    assert_code(&o, 2);
+    let o = run_with_input(t.cmd("vg-format", ".").arg("--files"), b"\xff\xfe\n");
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("line 1"), "{}", stderr(&o));
+}
+
+#[test]
+fn unknown_fields_and_other_records_are_ignored() {
+    let t = sample_project();
+    let input = "{\"type\":\"summary\",\"v\":1,\"files\":3}\n{\"file\":\"x.rs\",\"start_line\":2,\"end_line\":3,\"extra\":{\"a\":1}}\n";
+    let o = format(&t, ".", &["--files"], input);
+    assert_code(&o, 0);
+    assert_eq!(stdout(&o), "x.rs\n");
+}
+
+#[test]
+fn no_hits_means_status_1() {
+    let t = sample_project();
+    let o = format(&t, ".", &[], "");
+    assert_code(&o, 1);
+    assert!(stdout(&o).is_empty() && stderr(&o).is_empty());
+}
+
+#[test]
+fn a_closed_pipe_is_success() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+    let t = sample_project();
+    let line = hit(t.path().to_str().unwrap(), "src/upload.py", 1, 1, 0.5, "import time") + "\n";
+    let input = line.repeat(50_000);
+    let mut child = t
+        .cmd("vg-format", ".")
+        .arg("--json")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(input.as_bytes());
+    });
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    assert!(first.contains("\"hit\""));
+    // stdout is dropped here: the reader has gone, like `| head -1`.
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+}

@@ -1,0 +1,288 @@
+//! vg-index: incremental indexing, stale cleanup, rebuilds, clear-cache,
+//! config precedence and rejection, skips and missing assets.
+
+use crate::common::*;
+
+fn index(t: &Tree, cwd: &str, args: &[&str]) -> std::process::Output {
+    let o = run(t.cmd("vg-index", cwd).args(args));
+    assert_code(&o, 0);
+    o
+}
+
+fn stats(t: &Tree) -> serde_json::Value {
+    let o = run(t.cmd("vg-index", ".").args(["--stats", "--json"]));
+    assert_code(&o, 0);
+    records(&o)[0].clone()
+}
+
+#[test]
+fn first_run_embeds_everything_and_a_second_run_nothing() {
+    let t = sample_project();
+    let s = summary(&index(&t, ".", &[]));
+    assert_eq!(s["files"], 4);
+    assert!(s["chunks"].as_u64().unwrap() >= 4);
+    assert_eq!(s["embedded"], s["chunks"]);
+    assert_eq!(s["reused"], 0);
+    let s2 = summary(&index(&t, ".", &[]));
+    assert_eq!(s2["embedded"], 0);
+    assert_eq!(s2["reused"], s["chunks"]);
+    let st = stats(&t);
+    assert_eq!(st["files"], 4);
+    assert_eq!(st["chunks"], s["chunks"]);
+    assert_eq!(st["holes"], 0);
+    assert!(st["db_size_bytes"].as_u64().unwrap() > 0);
+    assert_eq!(st["model"], "all-MiniLM-L6-v2");
+}
+
+#[test]
+fn changing_one_file_embeds_only_its_chunks() {
+    let t = sample_project();
+    let before = summary(&index(&t, ".", &[]));
+    t.write("src/geometry.rs", "pub fn square_area(side: f64) -> f64 {\n    side * side\n}\n");
+    let o = index(&t, ".", &[]);
+    let s = summary(&o);
+    let recs = records(&o);
+    let indexed: Vec<_> = of_type(&recs, "file").into_iter().filter(|r| r["status"] == "indexed").collect();
+    assert_eq!(indexed.len(), 1);
+    assert_eq!(indexed[0]["file"], "src/geometry.rs");
+    assert_eq!(s["embedded"], indexed[0]["chunks"]);
+    assert_eq!(
+        s["reused"].as_u64().unwrap() + s["embedded"].as_u64().unwrap(),
+        s["chunks"].as_u64().unwrap()
+    );
+    assert_eq!(s["files"], before["files"]);
+}
+
+#[test]
+fn a_touched_but_unchanged_file_is_not_embedded() {
+    let t = sample_project();
+    index(&t, ".", &[]);
+    let p = t.path().join("src/config.py");
+    let f = std::fs::File::options().write(true).open(&p).unwrap();
+    f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5)).unwrap();
+    let s = summary(&index(&t, ".", &[]));
+    assert_eq!(s["embedded"], 0);
+}
+
+#[test]
+fn single_directory_walk_removes_stale_entries() {
+    let t = sample_project();
+    index(&t, ".", &[]);
+    std::fs::remove_file(t.path().join("src/config.py")).unwrap();
+    let s = summary(&index(&t, ".", &[]));
+    assert_eq!(s["removed"], 1);
+    assert_eq!(stats(&t)["files"], 3);
+    // Scoped to a subdirectory: only entries under it are candidates.
+    std::fs::remove_file(t.path().join("docs/guide.md")).unwrap();
+    let s = summary(&index(&t, ".", &["src"]));
+    assert_eq!(s["removed"], 0);
+    assert_eq!(stats(&t)["files"], 3);
+    let s = summary(&index(&t, "docs", &[]));
+    assert_eq!(s["removed"], 1);
+    assert_eq!(stats(&t)["files"], 2);
+}
+
+#[test]
+fn multi_path_and_file_walks_preserve_other_entries() {
+    let t = sample_project();
+    t.write("lib/extra.rs", "fn extra() {}\n");
+    index(&t, ".", &[]);
+    std::fs::remove_file(t.path().join("docs/guide.md")).unwrap();
+    std::fs::remove_file(t.path().join("lib/extra.rs")).unwrap();
+    let s = summary(&index(&t, ".", &["src", "lib"]));
+    assert_eq!(s["removed"], 0);
+    assert_eq!(stats(&t)["files"], 5);
+    let s = summary(&index(&t, ".", &["src/upload.py"]));
+    assert_eq!(s["removed"], 0);
+    assert_eq!(stats(&t)["files"], 5);
+}
+
+#[test]
+fn filtered_walks_do_not_drop_files_they_did_not_look_at() {
+    let t = sample_project();
+    index(&t, ".", &[]);
+    let s = summary(&index(&t, ".", &["-t", "py"]));
+    assert_eq!(s["removed"], 0);
+    assert_eq!(s["files"], 2);
+    assert_eq!(stats(&t)["files"], 4);
+}
+
+#[test]
+fn config_change_rebuilds_and_reindex_rebuilds() {
+    let t = sample_project();
+    let first = summary(&index(&t, ".", &[]));
+    let o = index(&t, ".", &["--chunk-size", "120", "--chunk-overlap", "20"]);
+    let s = summary(&o);
+    assert_eq!(s["rebuilt"], true);
+    assert_eq!(s["reused"], 0);
+    assert!(stderr(&o).contains("chunk_size 500 -> 120"), "{}", stderr(&o));
+    assert!(s["chunks"].as_u64().unwrap() > first["chunks"].as_u64().unwrap());
+    assert_eq!(stats(&t)["chunk_size"], 120);
+    // The project config now says the same: no rebuild.
+    t.project_config("chunk_size = 120\nchunk_overlap = 20\n");
+    let s = summary(&index(&t, ".", &[]));
+    assert_eq!(s["rebuilt"], false);
+    assert_eq!(s["embedded"], 0);
+    let s = summary(&index(&t, ".", &["--reindex"]));
+    assert_eq!(s["rebuilt"], true);
+    assert_eq!(s["embedded"], s["chunks"]);
+}
+
+#[test]
+fn clear_cache_resets_the_index_and_keeps_the_config() {
+    let t = sample_project();
+    t.project_config("top_k = 4\n");
+    index(&t, ".", &[]);
+    assert!(t.path().join(".vecgrep/index.db").exists());
+    let o = run(t.cmd("vg-index", ".").arg("--clear-cache"));
+    assert_code(&o, 0);
+    assert!(!t.path().join(".vecgrep/index.db").exists());
+    assert_eq!(read(&t.path().join(".vecgrep/config.toml")), "top_k = 4\n");
+    let st = stats(&t);
+    assert_eq!((st["files"].as_u64(), st["chunks"].as_u64(), st["holes"].as_u64()), (Some(0), Some(0), Some(0)));
+    assert!(st["model"].is_null());
+}
+
+#[test]
+fn the_index_directory_is_private_and_ignored_by_git() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = sample_project();
+    index(&t, ".", &[]);
+    let mode = std::fs::metadata(t.path().join(".vecgrep")).unwrap().permissions().mode();
+    assert_eq!(mode & 0o077, 0, "mode {mode:o}");
+    let gi = read(&t.path().join(".vecgrep/.gitignore"));
+    assert!(gi.contains("*\n") && gi.contains("!config.toml"), "{gi}");
+}
+
+#[test]
+fn gitignored_binary_and_large_files_are_not_indexed() {
+    let t = sample_project();
+    t.write(".gitignore", "build/\n");
+    t.write("build/generated.py", "def generated():\n    pass\n");
+    t.write_bytes("assets/logo.bin", b"PNG\0\0\x01binary");
+    t.write("data/huge.txt", &"word ".repeat(5000));
+    let o = index(&t, ".", &["--max-filesize", "10000"]);
+    let recs = records(&o);
+    let files: Vec<_> = of_type(&recs, "file").iter().map(|r| r["file"].as_str().unwrap().to_string()).collect();
+    assert!(!files.iter().any(|f| f.starts_with("build/")), "{files:?}");
+    let skips = of_type(&recs, "skip");
+    let reason = |f: &str| skips.iter().find(|s| s["file"] == f).map(|s| s["reason"].as_str().unwrap().to_string());
+    assert_eq!(reason("assets/logo.bin").as_deref(), Some("binary"));
+    assert_eq!(reason("data/huge.txt").as_deref(), Some("too_large"));
+    assert!(stderr(&o).contains("data/huge.txt"), "{}", stderr(&o));
+    assert_eq!(summary(&o)["files"], 4);
+}
+
+#[test]
+fn invalid_utf8_and_empty_files_are_indexed_without_fuss() {
+    let t = Tree::git();
+    t.write_bytes("latin1.c", b"/* caf\xe9 */\nint main(void) { return 0; }\n");
+    t.write("empty.txt", "");
+    let s = summary(&index(&t, ".", &[]));
+    assert_eq!(s["files"], 2);
+    assert_eq!(s["errors"], 0);
+}
+
+#[test]
+fn unreadable_files_are_reported_and_the_run_ends_with_status_2() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = sample_project();
+    let p = t.path().join("src/secret.py");
+    std::fs::write(&p, "password = 'x'\n").unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o000)).unwrap();
+    if std::fs::read(&p).is_ok() {
+        return; // running as a user who reads everything (root): nothing to test
+    }
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("src/secret.py"), "{}", stderr(&o));
+    assert_eq!(summary(&o)["files"], 4);
+}
+
+#[test]
+fn no_terminal_means_a_large_run_proceeds() {
+    let t = sample_project();
+    let s = summary(&index(&t, ".", &["--index-warn-threshold", "1"]));
+    assert_eq!(s["aborted"], false);
+    assert_eq!(s["files"], 4);
+}
+
+#[test]
+fn config_precedence_cli_over_project_over_global() {
+    let t = Tree::git();
+    for i in 0..12 {
+        t.write(&format!("src/f{i}.py"), &format!("def function_{i}():\n    return {i}\n"));
+    }
+    let hits = |args: &[&str]| {
+        let o = run(t.cmd("vg-query", ".").args(["--threshold", "-1", "function"]).args(args));
+        assert_code(&o, 0);
+        records(&o).len()
+    };
+    assert_eq!(hits(&[]), 10, "default top_k");
+    t.global_config("top_k = 2\n");
+    assert_eq!(hits(&[]), 2);
+    t.project_config("top_k = 3\n");
+    assert_eq!(hits(&[]), 3);
+    assert_eq!(hits(&["-k", "1"]), 1);
+}
+
+#[test]
+fn malformed_config_is_rejected_with_file_key_and_line() {
+    let t = sample_project();
+    t.project_config("top_k = 3\ntopk = 5\n");
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert!(err.contains(".vecgrep/config.toml") && err.contains("line 2") && err.contains("topk"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    t.project_config("quiet = \"loud\"\n");
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("line 1"), "{}", stderr(&o));
+    t.project_config("");
+    t.global_config("threshold = 3\n");
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("threshold") && stderr(&o).contains("vecgrep/config.toml"), "{}", stderr(&o));
+}
+
+#[test]
+fn missing_assets_name_what_is_missing_and_the_fix() {
+    let t = sample_project();
+    let empty = tempfile::tempdir().unwrap();
+    let o = run(t.cmd("vg-index", ".").env("HOME", empty.path()).env("XDG_DATA_HOME", empty.path()));
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("model") && err.contains("scripts/fetch-assets.sh"), "{err}");
+    let o = run(t.cmd("vg-query", ".").arg("x").env("HOME", empty.path()).env("XDG_DATA_HOME", empty.path()));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("scripts/fetch-assets.sh"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_broken_runtime_is_an_error_not_a_panic() {
+    let t = sample_project();
+    let fake = t.path().join("fake-ort.so");
+    std::fs::write(&fake, "not a library").unwrap();
+    let o = run(t.cmd("vg-index", ".").env("ORT_DYLIB_PATH", &fake));
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert!(err.contains("ONNX Runtime") && !err.contains("panicked"), "{err}");
+    let o = run(t.cmd("vg-index", ".").env("ORT_DYLIB_PATH", "/nonexistent/libonnxruntime.so"));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("ORT_DYLIB_PATH"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_corrupt_index_is_rebuilt() {
+    let t = sample_project();
+    index(&t, ".", &[]);
+    std::fs::write(t.path().join(".vecgrep/index.db"), b"garbage garbage garbage garbage").unwrap();
+    let _ = std::fs::remove_file(t.path().join(".vecgrep/index.db-wal"));
+    let _ = std::fs::remove_file(t.path().join(".vecgrep/index.db-shm"));
+    let o = index(&t, ".", &[]);
+    assert!(stderr(&o).contains("rebuilding"), "{}", stderr(&o));
+    assert_eq!(summary(&o)["files"], 4);
+    assert_eq!(stats(&t)["files"], 4);
+}

@@ -1,0 +1,113 @@
+//! vg-query: records, scoping, limits, filters and failures.
+
+use crate::common::*;
+
+fn query(t: &Tree, cwd: &str, args: &[&str]) -> std::process::Output {
+    run(t.cmd("vg-query", cwd).args(args))
+}
+
+#[test]
+fn the_right_file_ranks_first() {
+    let t = sample_project();
+    let o = query(&t, ".", &["retry an upload when the connection fails"]);
+    assert_code(&o, 0);
+    let recs = records(&o);
+    assert_eq!(recs[0]["file"], "src/upload.py");
+    let o = query(&t, ".", &["read settings from a toml file"]);
+    assert_eq!(records(&o)[0]["file"], "src/config.py");
+    let o = query(&t, ".", &["how to bake bread"]);
+    assert_eq!(records(&o)[0]["file"], "docs/guide.md");
+}
+
+#[test]
+fn records_carry_the_contract_fields_with_root_relative_paths() {
+    let t = sample_project();
+    let o = query(&t, "src", &["--threshold", "-1", "compute the area of a circle"]);
+    assert_code(&o, 0);
+    for r in records(&o) {
+        assert_eq!(r["type"], "hit");
+        assert_eq!(r["v"], 1);
+        assert_eq!(r["root"], t.path().to_str().unwrap());
+        let file = r["file"].as_str().unwrap();
+        assert!(file.starts_with("src/"), "{file}");
+        let (s, e) = (r["start_line"].as_u64().unwrap(), r["end_line"].as_u64().unwrap());
+        assert!(s >= 1 && e >= s);
+        assert!(r["score"].as_f64().unwrap() <= 1.0);
+        assert!(!r["text"].as_str().unwrap().is_empty());
+        assert_eq!(r["query"], "compute the area of a circle");
+    }
+    let top = &records(&o)[0];
+    assert_eq!(top["file"], "src/geometry.rs");
+    assert_eq!(top["start_line"], 1);
+    assert_eq!(top["end_line"], 3);
+}
+
+#[test]
+fn results_are_scoped_to_the_paths_like_ripgrep() {
+    let t = sample_project();
+    let o = query(&t, ".", &["--threshold", "-1", "bake bread", "src"]);
+    assert_code(&o, 0);
+    assert!(records(&o).iter().all(|r| r["file"].as_str().unwrap().starts_with("src/")));
+    // The current directory is the default scope.
+    let o = query(&t, "docs", &["--threshold", "-1", "circle area"]);
+    assert!(records(&o).iter().all(|r| r["file"] == "docs/guide.md"));
+    let o = query(&t, "docs", &["--threshold", "-1", "--no-scope", "circle area"]);
+    assert_eq!(records(&o)[0]["file"], "src/geometry.rs");
+}
+
+#[test]
+fn top_k_and_threshold_limit_results() {
+    let t = sample_project();
+    let o = query(&t, ".", &["-k", "2", "--threshold", "-1", "code"]);
+    assert_eq!(records(&o).len(), 2);
+    let o = query(&t, ".", &["--threshold", "0.99", "retry an upload"]);
+    assert_code(&o, 1);
+    assert!(stdout(&o).is_empty());
+    let all = records(&query(&t, ".", &["--threshold", "-1", "-k", "100", "retry an upload"]));
+    let cut = 0.25;
+    let kept = records(&query(&t, ".", &["--threshold", "0.25", "-k", "100", "retry an upload"]));
+    assert_eq!(kept.len(), all.iter().filter(|r| r["score"].as_f64().unwrap() >= cut - 1e-4).count());
+    let scores: Vec<f64> = all.iter().map(|r| r["score"].as_f64().unwrap()).collect();
+    assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
+}
+
+#[test]
+fn type_and_glob_filters_narrow_the_search() {
+    let t = sample_project();
+    let o = query(&t, ".", &["--threshold", "-1", "-t", "rust", "retry an upload"]);
+    let recs = records(&o);
+    assert!(!recs.is_empty() && recs.iter().all(|r| r["file"] == "src/geometry.rs"));
+    let o = query(&t, ".", &["--threshold", "-1", "-g", "!*.py", "-k", "100", "retry an upload"]);
+    assert!(records(&o).iter().all(|r| !r["file"].as_str().unwrap().ends_with(".py")));
+    let o = query(&t, ".", &["--threshold", "-1", "--no-index", "-t", "md", "anything"]);
+    assert!(records(&o).iter().all(|r| r["file"] == "docs/guide.md"));
+}
+
+#[test]
+fn bad_queries_and_missing_index_are_errors() {
+    let t = sample_project();
+    for q in ["", "   "] {
+        let o = query(&t, ".", &[q]);
+        assert_code(&o, 2);
+        assert!(stderr(&o).contains("empty"), "{}", stderr(&o));
+    }
+    let o = query(&t, ".", &[&"x".repeat(10_000)]);
+    assert_code(&o, 2);
+    let o = query(&t, ".", &["--no-index", "anything"]);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("no index"), "{}", stderr(&o));
+    // Pure punctuation is a real (if odd) query: it runs.
+    let o = query(&t, ".", &["--threshold", "-1", "?!..;"]);
+    assert_code(&o, 0);
+}
+
+#[test]
+fn no_index_searches_what_is_there() {
+    let t = sample_project();
+    query(&t, ".", &["anything"]);
+    t.write("src/new.py", "def retry_upload_again():\n    pass\n");
+    let o = query(&t, ".", &["--no-index", "--threshold", "-1", "-k", "100", "retry upload"]);
+    assert!(records(&o).iter().all(|r| r["file"] != "src/new.py"));
+    let o = query(&t, ".", &["--threshold", "-1", "-k", "100", "retry upload"]);
+    assert!(records(&o).iter().any(|r| r["file"] == "src/new.py"));
+}

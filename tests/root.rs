@@ -1,0 +1,105 @@
+//! Root selection and path admission (spec: PreferCurrentProjectRoot,
+//! OtherwiseUseSingleDirectoryCandidate, OtherwiseUseCurrentDirectory,
+//! RejectOutsideRootPaths, SkipOutsideRootPaths, FailIfNoPathsRemain).
+
+use crate::common::*;
+
+#[test]
+fn prefer_current_project_root_from_a_subdirectory() {
+    let t = Tree::git();
+    t.write("a/b/x.rs", "fn x() {}\n");
+    let o = run(t.cmd("vg-root", "a/b").arg("--json"));
+    assert_code(&o, 0);
+    let r = &records(&o)[0];
+    assert_eq!(r["root"], t.path().to_str().unwrap());
+    assert_eq!(r["marker"], "git");
+    assert_eq!(r["type"], "root");
+    let o = run(&mut t.cmd("vg-root", "a"));
+    assert_eq!(stdout(&o).trim(), t.path().to_str().unwrap());
+}
+
+#[test]
+fn every_marker_is_recognised() {
+    for (marker, name) in [(".hg", "hg"), (".jj", "jj"), (".vecgrep", "vecgrep")] {
+        let t = Tree::bare();
+        std::fs::create_dir(t.path().join(marker)).unwrap();
+        std::fs::create_dir(t.path().join("sub")).unwrap();
+        let o = run(t.cmd("vg-root", "sub").arg("--json"));
+        assert_code(&o, 0);
+        assert_eq!(records(&o)[0]["marker"], name);
+        assert_eq!(records(&o)[0]["root"], t.path().to_str().unwrap());
+    }
+}
+
+#[test]
+fn cwd_root_wins_over_the_path_root() {
+    let outer = Tree::git();
+    let other = Tree::bare();
+    std::fs::create_dir(other.path().join(".hg")).unwrap();
+    // The path lies outside the cwd's root: rejected, because the cwd's root wins.
+    let o = run(outer.cmd("vg-root", ".").arg(other.path()));
+    assert_code(&o, 2);
+}
+
+#[test]
+fn single_directory_candidate_when_cwd_is_unmarked() {
+    let cwd = Tree::bare();
+    let project = Tree::bare();
+    std::fs::create_dir(project.path().join(".hg")).unwrap();
+    project.write("lib/a.py", "x = 1\n");
+    let o = run(cwd.cmd("vg-root", ".").arg("--json").arg(project.path().join("lib")));
+    assert_code(&o, 0);
+    assert_eq!(records(&o)[0]["root"], project.path().to_str().unwrap());
+    assert_eq!(records(&o)[0]["marker"], "hg");
+}
+
+#[test]
+fn current_directory_when_nothing_is_marked() {
+    let t = Tree::bare();
+    let o = run(t.cmd("vg-root", ".").arg("--json"));
+    assert_code(&o, 0);
+    assert_eq!(records(&o)[0]["root"], t.path().to_str().unwrap());
+    assert_eq!(records(&o)[0]["marker"], "none");
+}
+
+#[test]
+fn outside_paths_are_rejected_naming_path_and_root() {
+    let t = Tree::git();
+    let elsewhere = Tree::bare();
+    let o = run(t.cmd("vg-index", ".").arg(elsewhere.path()));
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert!(err.starts_with("vg-index: "), "{err}");
+    assert!(err.contains(elsewhere.path().to_str().unwrap()) && err.contains(t.path().to_str().unwrap()), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    // `..` that leaves the root is outside too.
+    let o = run(t.cmd("vg-root", ".").arg(".."));
+    assert_code(&o, 2);
+}
+
+#[test]
+fn outside_paths_are_skipped_on_request() {
+    let t = Tree::git();
+    t.write("src/a.rs", "fn a() {}\n");
+    let elsewhere = Tree::bare();
+    let o = run(t.cmd("vg-root", ".").args(["--skip-outside-root", "src"]).arg(elsewhere.path()));
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("skipping"), "{}", stderr(&o));
+}
+
+#[test]
+fn fail_if_no_paths_remain() {
+    let t = Tree::git();
+    let elsewhere = Tree::bare();
+    let o = run(t.cmd("vg-root", ".").arg("--skip-outside-root").arg(elsewhere.path()));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("every path given is outside"), "{}", stderr(&o));
+}
+
+#[test]
+fn missing_path_is_an_error() {
+    let t = Tree::git();
+    let o = run(t.cmd("vg-index", ".").arg("no/such/dir"));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("no/such/dir"), "{}", stderr(&o));
+}
