@@ -17,11 +17,11 @@ complete -c vecgrep -s g -l glob -d 'Include files matching GLOB, or exclude the
 complete -c vecgrep -l max-depth -d 'Descend at most NUM directories below each path' -r
 complete -c vecgrep -l ignore-file -d 'Also read ignore rules from PATH (gitignore syntax); repeatable' -r -F
 complete -c vecgrep -l max-filesize -d 'Skip files larger than NUM bytes [config: max_filesize; default: 1048576]' -r
-complete -c vecgrep -l stats -d 'Print index statistics (files, chunks, holes, size) and stop'
-complete -c vecgrep -l show-root -d 'Print the project root and stop'
-complete -c vecgrep -l index-only -d 'Update the index for PATHS and stop; QUERY is not needed'
+complete -c vecgrep -l stats -d 'Print index statistics (files, chunks, holes, size) and stop; every argument is a PATH'
+complete -c vecgrep -l show-root -d 'Print the project root and stop; every argument is a PATH'
+complete -c vecgrep -l index-only -d 'Update the index for PATHS and stop; every argument is a PATH'
 complete -c vecgrep -l reindex -d 'Rebuild the index from scratch first'
-complete -c vecgrep -l clear-cache -d 'Delete the index (keeps .vecgrep/config.toml); with a QUERY, search after rebuilding'
+complete -c vecgrep -l clear-cache -d 'Delete the index (keeps .vecgrep/config.toml) and stop; every argument is a PATH'
 complete -c vecgrep -l no-index -d 'Search the existing index as it is; do not update it first'
 complete -c vecgrep -l no-scope -d 'Search the whole project, not just PATHS'
 complete -c vecgrep -l skip-outside-root -d 'Skip PATHS outside the project root instead of failing'

@@ -4,6 +4,7 @@
 
 mod common;
 
+mod contract;
 mod docs;
 mod format;
 mod index;

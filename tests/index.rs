@@ -286,3 +286,27 @@ fn a_corrupt_index_is_rebuilt() {
     assert_eq!(summary(&o)["files"], 4);
     assert_eq!(stats(&t)["files"], 4);
 }
+
+#[test]
+fn an_unknown_model_is_an_error_that_keeps_the_index() {
+    let t = sample_project();
+    index(&t, ".", &[]);
+    let o = run(t.cmd("vg-index", ".").args(["--embedder-model", "no-such-model"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("no-such-model"), "{}", stderr(&o));
+    let st = stats(&t);
+    assert_eq!(st["files"], 4);
+    assert_eq!(st["model"], "all-MiniLM-L6-v2");
+}
+
+#[test]
+fn usage_errors_are_one_line() {
+    let t = sample_project();
+    for (tool, args) in [("vg-index", vec!["--no-such-flag"]), ("vg-query", vec![]), ("vecgrep", vec!["-k", "zero", "q"])] {
+        let o = run(t.cmd(tool, ".").args(&args));
+        assert_code(&o, 2);
+        let err = stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{tool}: {err}");
+        assert!(err.starts_with(&format!("{tool}: ")), "{err}");
+    }
+}

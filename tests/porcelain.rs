@@ -42,9 +42,15 @@ fn index_only_reindex_and_clear_cache() {
     let o = vecgrep(&t, ".", &["--clear-cache"]);
     assert_code(&o, 0);
     assert!(!t.path().join(".vecgrep/index.db").exists());
-    let o = vecgrep(&t, ".", &["--clear-cache", "-l", "read settings from a toml file"]);
+    let o = vecgrep(&t, ".", &["-l", "read settings from a toml file"]);
     assert_code(&o, 0);
     assert_eq!(stdout(&o).lines().next(), Some("src/config.py"));
+    // Without a query every argument is a path.
+    std::fs::remove_file(t.path().join("src/config.py")).unwrap();
+    let o = vecgrep(&t, ".", &["--index-only", "src"]);
+    assert_code(&o, 0);
+    let o = vecgrep(&t, ".", &["--stats"]);
+    assert!(stdout(&o).contains("files:    3"), "{}", stdout(&o));
 }
 
 #[test]
@@ -77,4 +83,15 @@ fn a_closed_pipe_is_success() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+}
+
+#[test]
+fn clear_cache_uses_the_root_chosen_by_the_path() {
+    let cwd = Tree::bare();
+    let t = sample_project();
+    let o = run(t.cmd("vecgrep", ".").args(["--index-only"]));
+    assert_code(&o, 0);
+    let o = run(cwd.cmd("vecgrep", ".").arg("--clear-cache").arg(t.path()));
+    assert_code(&o, 0);
+    assert!(!t.path().join(".vecgrep/index.db").exists());
 }

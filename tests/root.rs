@@ -103,3 +103,12 @@ fn missing_path_is_an_error() {
     assert_code(&o, 2);
     assert!(stderr(&o).contains("no/such/dir"), "{}", stderr(&o));
 }
+
+#[test]
+fn vg_root_needs_no_config() {
+    let t = Tree::git();
+    t.project_config("topk = 5\n");
+    let o = run(&mut t.cmd("vg-root", "."));
+    assert_code(&o, 0);
+    assert_eq!(stdout(&o).trim(), t.path().to_str().unwrap());
+}

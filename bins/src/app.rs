@@ -12,7 +12,7 @@ use vecgrep::config::{ConfigLayers, ConfigValues, EmbedderSource, ResolvedConfig
 use vecgrep::embed::{Embedder, LocalEmbedder};
 use vecgrep::index::{FileOutcome, IndexObserver, LazyEmbedder};
 use vecgrep::records::{write_record, FileRecord, SkipRecord};
-use vecgrep::root::{admit_paths, select_root, AdmittedPath, ProjectRoot};
+use vecgrep::root::{admit_paths, select_root, Admission, AdmittedPath, ProjectRoot};
 use vecgrep::walk::Skip;
 
 use crate::cli::{IndexConfigArgs, SearchConfigArgs, WalkArgs};
@@ -71,17 +71,50 @@ pub fn cli_config(search: Option<&SearchConfigArgs>, index: &IndexConfigArgs, wa
     }
 }
 
-/// Select the root, admit the paths and resolve the config, reporting paths
-/// skipped under `--skip-outside-root`.
-pub fn resolve(tool: &str, paths: &[PathBuf], skip_outside_root: bool, cli: ConfigValues) -> Result<Invocation> {
+/// Select the root and admit the paths, without reading any config (so that
+/// `vg-root` works even where a config file is broken).
+pub fn resolve_root(paths: &[PathBuf], skip_outside_root: bool) -> Result<(PathBuf, ProjectRoot, Admission)> {
     let cwd = std::env::current_dir().map_err(|e| anyhow!("cannot read the current directory: {e}"))?;
     let root = select_root(&cwd, paths)?;
     let admission = admit_paths(&root, &cwd, paths, skip_outside_root)?;
-    let config = ConfigLayers::load(cli, &root.config_path())?.resolve()?;
+    Ok((cwd, root, admission))
+}
+
+/// Report paths skipped under `--skip-outside-root`.
+pub fn note_skipped_paths(tool: &str, quiet: bool, root: &ProjectRoot, admission: &Admission) {
     for p in &admission.skipped {
-        note(tool, config.quiet, &format!("skipping '{}': outside the project root '{}'", p.display(), root.path.display()));
+        note(tool, quiet, &format!("skipping '{}': outside the project root '{}'", p.display(), root.path.display()));
     }
+}
+
+/// Select the root, admit the paths and resolve the config.
+pub fn resolve(tool: &str, paths: &[PathBuf], skip_outside_root: bool, cli: ConfigValues) -> Result<Invocation> {
+    let (cwd, root, admission) = resolve_root(paths, skip_outside_root)?;
+    let config = ConfigLayers::load(cli, &root.config_path())?.resolve()?;
+    note_skipped_paths(tool, config.quiet, &root, &admission);
     Ok(Invocation { cwd, root, paths: admission.admitted, config })
+}
+
+/// Parse the command line; a usage error is one line on stderr and status 2.
+pub fn parse_args<T: clap::Parser>(tool: &str) -> T {
+    use clap::error::ErrorKind;
+    match T::try_parse() {
+        Ok(args) => args,
+        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => e.exit(),
+        Err(e) => {
+            let rendered = e.render().to_string();
+            let cause: Vec<&str> = rendered
+                .lines()
+                .map(str::trim)
+                .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+                .filter(|l| !l.is_empty())
+                .collect();
+            let cause = cause.join(" ");
+            let cause = cause.strip_prefix("error: ").unwrap_or(&cause);
+            let _ = writeln!(io::stderr(), "{tool}: {cause} (see '{tool} --help')");
+            std::process::exit(EXIT_ERROR as i32);
+        }
+    }
 }
 
 /// An embedder for `config`, loaded on first use.
@@ -104,6 +137,8 @@ pub struct CliObserver {
     quiet: bool,
     /// Write `file` and `skip` records to stdout.
     records: bool,
+    /// Mention routine skips (too large, non-UTF-8 paths) on stderr, not only errors.
+    pub notable_skips: bool,
     bar: Option<ProgressBar>,
     /// First error writing records (a closed pipe), reported after the run.
     pub write_error: Option<io::Error>,
@@ -111,7 +146,7 @@ pub struct CliObserver {
 
 impl CliObserver {
     pub fn new(tool: &'static str, quiet: bool, records: bool) -> Self {
-        CliObserver { tool, quiet, records, bar: None, write_error: None }
+        CliObserver { tool, quiet, records, notable_skips: true, bar: None, write_error: None }
     }
 
     fn emit<T: serde::Serialize>(&mut self, record: &T) {
@@ -181,7 +216,7 @@ impl IndexObserver for CliObserver {
     }
 
     fn skipped(&mut self, skip: &Skip) {
-        if skip.reason.is_notable() {
+        if skip.reason.is_error() || (self.notable_skips && skip.reason.is_notable()) {
             self.say(&format!("skipping {}: {}", skip.path, skip.reason.describe()));
         }
         self.emit(&SkipRecord::new(skip));

@@ -266,20 +266,20 @@ pub struct VecgrepCli {
     /// Files or directories to search (default: the current directory).
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
-    /// Print index statistics (files, chunks, holes, size) and stop.
+    /// Print index statistics (files, chunks, holes, size) and stop; every argument is a PATH.
     #[arg(long, conflicts_with_all = ["show_root", "index_only"])]
     pub stats: bool,
-    /// Print the project root and stop.
+    /// Print the project root and stop; every argument is a PATH.
     #[arg(long, conflicts_with = "index_only")]
     pub show_root: bool,
-    /// Update the index for PATHS and stop; QUERY is not needed.
+    /// Update the index for PATHS and stop; every argument is a PATH.
     #[arg(long)]
     pub index_only: bool,
     /// Rebuild the index from scratch first.
     #[arg(long)]
     pub reindex: bool,
-    /// Delete the index (keeps .vecgrep/config.toml); with a QUERY, search after rebuilding.
-    #[arg(long)]
+    /// Delete the index (keeps .vecgrep/config.toml) and stop; every argument is a PATH.
+    #[arg(long, conflicts_with_all = ["stats", "show_root", "index_only", "reindex"])]
     pub clear_cache: bool,
     /// Search the existing index as it is; do not update it first.
     #[arg(long, conflicts_with_all = ["reindex", "index_only"])]

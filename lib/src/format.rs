@@ -227,7 +227,8 @@ fn render_lines(out: &mut dyn Write, hits: &[HitRecord], opts: &FormatOptions) -
     let c = opts.color;
     let mut first_file = true;
     for (path, group) in per_file(hits, &opts.cwd) {
-        let want_file = opts.before > 0 || opts.after > 0;
+        // Records may leave out `text`; then the lines come from the file.
+        let want_file = opts.before > 0 || opts.after > 0 || group.iter().any(|h| h.text.is_empty());
         let file_lines = if want_file { read_lines(&opts.cwd.join(&path)) } else { None };
         if heading {
             if !first_file {
@@ -242,7 +243,7 @@ fn render_lines(out: &mut dyn Write, hits: &[HitRecord], opts: &FormatOptions) -
         for h in sorted {
             let query_words = h.query.as_deref().map(words).unwrap_or_default();
             // The file is used for context only while the hit's lines still read the same.
-            let lines = Lines { file: file_lines.clone().filter(|f| matches_chunk(f, h)), hit: h };
+            let lines = Lines { file: file_lines.clone().filter(|f| h.text.is_empty() || matches_chunk(f, h)), hit: h };
             let shown = best_lines(h, opts.lines_per_hit);
             if heading {
                 let score = format!("{:.3}", h.score);

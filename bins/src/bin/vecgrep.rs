@@ -4,13 +4,12 @@
 use std::process::{Child, Command, ExitCode, Stdio};
 
 use anyhow::{anyhow, Context, Result};
-use clap::Parser;
 use vecgrep::tools::find_tool;
-use vecgrep_bins::app::{run_main, EXIT_ERROR, EXIT_FOUND};
+use vecgrep_bins::app::{run_main, EXIT_ERROR};
 use vecgrep_bins::cli::VecgrepCli;
 
 fn main() -> ExitCode {
-    let cli = VecgrepCli::parse();
+    let cli = vecgrep_bins::app::parse_args::<VecgrepCli>("vecgrep");
     run_main("vecgrep", || dispatch(&cli))
 }
 
@@ -20,8 +19,11 @@ fn tool(name: &str) -> Result<Command> {
     Ok(Command::new(path))
 }
 
+/// The PATHS for modes that take no query (--stats, --show-root,
+/// --index-only, --clear-cache): there every positional argument is a path.
 fn paths_argv(cli: &VecgrepCli) -> Vec<String> {
     let mut v = vec!["--".to_string()];
+    v.extend(cli.query.iter().cloned());
     v.extend(cli.paths.iter().map(|p| p.to_string_lossy().into_owned()));
     v
 }
@@ -55,11 +57,8 @@ fn dispatch(cli: &VecgrepCli) -> Result<u8> {
     }
     if cli.clear_cache {
         let mut cmd = tool("vg-index")?;
-        cmd.arg("--clear-cache").args(common_flags(cli));
-        let code = wait_one(&mut cmd)?;
-        if code != EXIT_FOUND || (cli.query.is_none() && !cli.index_only) {
-            return Ok(code);
-        }
+        cmd.arg("--clear-cache").args(common_flags(cli)).args(paths_argv(cli));
+        return wait_one(&mut cmd);
     }
     if cli.index_only {
         let mut cmd = tool("vg-index")?;
@@ -67,7 +66,7 @@ fn dispatch(cli: &VecgrepCli) -> Result<u8> {
         if cli.reindex {
             cmd.arg("--reindex");
         }
-        // The summary goes to stdout only when piped; people see the progress bar and notes.
+        // vg-index prints its summary record; per-file records only when piped.
         return wait_one(cmd.args(paths_argv(cli)));
     }
     let query = cli.query.as_deref().ok_or_else(|| anyhow!("a QUERY is required"))?;
@@ -97,8 +96,9 @@ fn exit_code(status: std::process::ExitStatus) -> u8 {
     status.code().map(|c| c.clamp(0, 255) as u8).unwrap_or(EXIT_ERROR)
 }
 
-/// Run `producer | consumer`; the first failure (status 2) wins, as with
-/// `set -o pipefail`; otherwise the consumer's status (0 results, 1 none).
+/// Run `producer | consumer`. An error (status 2 or more) of the producer
+/// wins, then one of the consumer; otherwise the consumer's status decides
+/// (0 results, 1 none), so no failure is hidden as `set -o pipefail` would not.
 fn pipeline(mut producer: Command, mut consumer: Command) -> Result<u8> {
     let mut p: Child = producer
         .stdout(Stdio::piped())

@@ -4,14 +4,13 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use clap::Parser;
 use vecgrep::format::{render, FormatOptions, OutputMode};
 use vecgrep::records::parse_hit_line;
 use vecgrep_bins::app::{run_main, use_color, EXIT_FOUND, EXIT_NOT_FOUND};
 use vecgrep_bins::cli::FormatCli;
 
 fn main() -> ExitCode {
-    let cli = FormatCli::parse();
+    let cli = vecgrep_bins::app::parse_args::<FormatCli>("vg-format");
     run_main("vg-format", || {
         let o = &cli.output;
         let mut hits = Vec::new();

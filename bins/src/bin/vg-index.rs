@@ -3,7 +3,6 @@
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
-use clap::Parser;
 use vecgrep::index::{self, IndexRequest};
 use vecgrep::records::{write_record, StatsRecord, SummaryRecord};
 use vecgrep::store::{IndexStats, Store, StoreError};
@@ -13,7 +12,7 @@ use vecgrep_bins::cli::IndexCli;
 const TOOL: &str = "vg-index";
 
 fn main() -> ExitCode {
-    let cli = IndexCli::parse();
+    let cli = vecgrep_bins::app::parse_args::<IndexCli>("vg-index");
     run_main(TOOL, || {
         let inv = resolve(TOOL, &cli.paths, cli.skip_outside_root, cli_config(None, &cli.index, &cli.walk, cli.quiet))?;
         let quiet = inv.config.quiet;

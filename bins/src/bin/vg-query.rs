@@ -4,7 +4,6 @@ use std::collections::HashSet;
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::Parser;
 use vecgrep::index::{self, IndexRequest};
 use vecgrep::records::{write_record, HitRecord};
 use vecgrep::store::{Scope, Store};
@@ -14,7 +13,7 @@ use vecgrep_bins::cli::QueryCli;
 const TOOL: &str = "vg-query";
 
 fn main() -> ExitCode {
-    let cli = QueryCli::parse();
+    let cli = vecgrep_bins::app::parse_args::<QueryCli>("vg-query");
     run_main(TOOL, || {
         let query = vecgrep::search::check_query(&cli.query)?.to_string();
         let inv = resolve(TOOL, &cli.paths, cli.skip_outside_root, cli_config(Some(&cli.search), &cli.index, &cli.walk, cli.quiet))?;
@@ -26,6 +25,8 @@ fn main() -> ExitCode {
         if !cli.no_index {
             // CliSearchStartsAfterIndexing: a blocking run first.
             let mut obs = CliObserver::new(TOOL, inv.config.quiet, false);
+            // Routine skips are vg-index's to report; a search mentions only errors.
+            obs.notable_skips = false;
             let req = IndexRequest {
                 root: &inv.root,
                 paths: &inv.paths,

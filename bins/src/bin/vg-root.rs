@@ -3,20 +3,20 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::Parser;
 use vecgrep::records::{write_record, RootRecord};
-use vecgrep_bins::app::{resolve, run_main, EXIT_FOUND};
+use vecgrep_bins::app::{note_skipped_paths, resolve_root, run_main, EXIT_FOUND};
 use vecgrep_bins::cli::RootCli;
 
 fn main() -> ExitCode {
-    let cli = RootCli::parse();
+    let cli = vecgrep_bins::app::parse_args::<RootCli>("vg-root");
     run_main("vg-root", || {
-        let inv = resolve("vg-root", &cli.paths, cli.skip_outside_root, Default::default())?;
+        let (_, root, admission) = resolve_root(&cli.paths, cli.skip_outside_root)?;
+        note_skipped_paths("vg-root", false, &root, &admission);
         let mut out = std::io::stdout().lock();
         if cli.json {
-            write_record(&mut out, &RootRecord::new(&inv.root))?;
+            write_record(&mut out, &RootRecord::new(&root))?;
         } else {
-            writeln!(out, "{}", inv.root.path.display())?;
+            writeln!(out, "{}", root.path.display())?;
         }
         out.flush()?;
         Ok(EXIT_FOUND)

@@ -3,11 +3,10 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
 use vecgrep_bins::app::run_main;
 use vecgrep_bins::cli::ServeCli;
 
 fn main() -> ExitCode {
-    let _cli = ServeCli::parse();
+    let _cli = vecgrep_bins::app::parse_args::<ServeCli>("vg-serve");
     run_main("vg-serve", || Err(anyhow::anyhow!("the HTTP server is not available in this version; see vg-serve --help")))
 }

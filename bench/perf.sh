@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Indexing and query performance on the tokio 1.50.0 source, printed as one
+# table. tokio is fetched by a throwaway manifest and `cargo fetch`, then
+# copied to a temp dir so the registry copy is never touched.
+#
+# usage: bench/perf.sh [BIN_DIR]   (default: target/release, built if missing)
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+bin=${1:-$repo/target/release}
+if [[ ! -x $bin/vg-index ]]; then
+  (cd "$repo" && cargo build --release --locked -q)
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+src=$(ls -d "$HOME"/.cargo/registry/src/*/tokio-1.50.0 2>/dev/null | head -1 || true)
+if [[ -z $src ]]; then
+  mkdir -p "$work/fetch/src" && echo 'fn main() {}' > "$work/fetch/src/main.rs"
+  printf '[package]\nname = "fetch-bench"\nversion = "0.0.0"\nedition = "2021"\n[dependencies]\ntokio = "=1.50.0"\n' > "$work/fetch/Cargo.toml"
+  (cd "$work/fetch" && cargo fetch -q)
+  src=$(ls -d "$HOME"/.cargo/registry/src/*/tokio-1.50.0 | head -1)
+fi
+cp -r "$src" "$work/tokio"
+cd "$work/tokio"
+mkdir .vecgrep   # mark the copy as its own project root
+
+timed() { # label, command...: prints wall, cpu, peak RSS; leaves stdout in $work/out
+  local label=$1; shift
+  /usr/bin/time -f '%e %U %S %M' -o "$work/time" "$@" > "$work/out" 2> "$work/err" || { cat "$work/err" >&2; exit 1; }
+  read -r wall user sys rss < "$work/time"
+  printf '%-34s %8.2f s wall %8.2f s cpu %8.0f MB peak RSS\n' "$label" "$wall" "$(echo "$user + $sys" | bc)" "$((rss / 1024))"
+}
+summary_field() { grep '"type":"summary"' "$work/out" | python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
+median_ms() { # runs, command...
+  local n=$1; shift
+  python3 - "$n" "$@" <<'PY'
+import subprocess, sys, time, statistics
+n = int(sys.argv[1]); cmd = sys.argv[2:]
+times = []
+for _ in range(n):
+    t = time.perf_counter(); subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    times.append((time.perf_counter() - t) * 1000)
+print(f"{statistics.median(times):.1f}")
+PY
+}
+
+echo "tokio 1.50.0: $(find . -type f -name '*.rs' | wc -l) .rs files, $(du -sh --exclude=.vecgrep . | cut -f1)"
+timed "cold index" "$bin/vg-index" -q --index-warn-threshold 0 .
+echo "  chunks: $(summary_field chunks), files: $(summary_field files), index: $(du -h .vecgrep/index.db | cut -f1)"
+timed "re-index, nothing changed" "$bin/vg-index" -q .
+echo "// touched by the benchmark" >> src/lib.rs
+timed "re-index, one file changed" "$bin/vg-index" -q .
+echo "  embedded: $(summary_field embedded) chunks"
+echo "one-shot vecgrep QUERY, median of 10: $(median_ms 10 "$bin/vecgrep" -q "spawn a task on the runtime" .) ms"
+echo "vg-query, median of 10:              $(median_ms 10 "$bin/vg-query" -q "spawn a task on the runtime" .) ms"

@@ -1,0 +1,150 @@
+//! The NDJSON contract: the golden sample streams in spec/samples parse, and
+//! strict copies of every record type (unknown fields denied) match what the
+//! library writes, so a field added or renamed without updating the spec
+//! fails here.
+
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::common::*;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct StrictHit {
+    r#type: String,
+    v: u32,
+    root: String,
+    file: String,
+    start_line: u64,
+    end_line: u64,
+    score: f64,
+    text: String,
+    query: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct StrictRoot {
+    r#type: String,
+    v: u32,
+    root: String,
+    marker: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct StrictFile {
+    r#type: String,
+    v: u32,
+    file: String,
+    status: String,
+    chunks: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct StrictSkip {
+    r#type: String,
+    v: u32,
+    file: String,
+    reason: String,
+    message: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct StrictSummary {
+    r#type: String,
+    v: u32,
+    root: String,
+    files: u64,
+    chunks: u64,
+    embedded: u64,
+    reused: u64,
+    removed: u64,
+    skipped: u64,
+    errors: u64,
+    rebuilt: bool,
+    aborted: bool,
+    seconds: f64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct StrictStats {
+    r#type: String,
+    v: u32,
+    root: String,
+    files: u64,
+    chunks: u64,
+    holes: u64,
+    db_size_bytes: u64,
+    model: Option<String>,
+    chunk_size: Option<u64>,
+    chunk_overlap: Option<u64>,
+}
+
+/// Check one record against its strict definition; returns its type.
+fn check(record: &Value) -> String {
+    assert_eq!(record["v"], 1, "{record}");
+    let kind = record["type"].as_str().unwrap_or_else(|| panic!("no type: {record}")).to_string();
+    let r = record.clone();
+    let result = match kind.as_str() {
+        "hit" => serde_json::from_value::<StrictHit>(r).map(|_| ()),
+        "root" => serde_json::from_value::<StrictRoot>(r).map(|_| ()),
+        "file" => serde_json::from_value::<StrictFile>(r).map(|_| ()),
+        "skip" => serde_json::from_value::<StrictSkip>(r).map(|_| ()),
+        "summary" => serde_json::from_value::<StrictSummary>(r).map(|_| ()),
+        "stats" => serde_json::from_value::<StrictStats>(r).map(|_| ()),
+        other => panic!("record type {other} is not in the contract"),
+    };
+    result.unwrap_or_else(|e| panic!("{kind} record does not match the contract: {e}\n{record}"));
+    kind
+}
+
+#[test]
+fn golden_samples_follow_the_contract() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../spec/samples");
+    let mut kinds = std::collections::BTreeSet::new();
+    for name in ["hits.ndjson", "index.ndjson", "root.ndjson", "stats.ndjson"] {
+        let text = read(&dir.join(name));
+        assert!(!text.trim().is_empty(), "{name} is empty");
+        for (i, line) in text.lines().enumerate() {
+            let v: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{name}:{}: {e}", i + 1));
+            kinds.insert(check(&v));
+            if name == "hits.ndjson" {
+                vecgrep::records::parse_hit_line(line, i + 1).unwrap().expect("a hit");
+            }
+        }
+    }
+    let expected: std::collections::BTreeSet<String> =
+        ["hit", "root", "file", "skip", "summary", "stats"].into_iter().map(String::from).collect();
+    assert_eq!(kinds, expected, "every record type has a sample");
+}
+
+#[test]
+fn the_tools_write_what_the_contract_says() {
+    let t = sample_project();
+    t.write_bytes("logo.png", b"\x89PNG\0\0");
+    let mut seen = std::collections::BTreeSet::new();
+    for o in [
+        run(&mut t.cmd("vg-index", ".")),
+        run(t.cmd("vg-query", ".").args(["--threshold", "-1", "retry"])),
+        run(t.cmd("vg-root", ".").arg("--json")),
+        run(t.cmd("vg-index", ".").args(["--stats", "--json"])),
+    ] {
+        assert_code(&o, 0);
+        for r in records(&o) {
+            seen.insert(check(&r));
+        }
+    }
+    assert_eq!(seen.len(), 6, "{seen:?}");
+}
