@@ -310,3 +310,28 @@ fn usage_errors_are_one_line() {
         assert!(err.starts_with(&format!("{tool}: ")), "{err}");
     }
 }
+
+/// Run vg-index on a pseudo-terminal (util-linux `script`), answering `answer`.
+fn index_on_terminal(t: &Tree, answer: &str) -> Option<std::process::Output> {
+    if std::process::Command::new("script").arg("--version").output().is_err() {
+        return None;
+    }
+    let cmd = format!("{} --index-warn-threshold 1 .", bin("vg-index").display());
+    let mut c = std::process::Command::new("script");
+    c.args(["-qec", &cmd, "/dev/null"]).current_dir(t.path()).env("XDG_CONFIG_HOME", t.config_home.path());
+    Some(run_with_input(&mut c, answer.as_bytes()))
+}
+
+#[test]
+fn a_large_run_asks_on_a_terminal_and_declining_changes_nothing() {
+    let t = sample_project();
+    let Some(o) = index_on_terminal(&t, "n\n") else { return };
+    assert_code(&o, 1);
+    let out = stdout(&o);
+    assert!(out.contains("Continue? [y/N]"), "{out}");
+    assert!(out.contains("\"aborted\":true"), "{out}");
+    assert_eq!(stats(&t)["files"], 0);
+    let Some(o) = index_on_terminal(&t, "y\n") else { return };
+    assert_code(&o, 0);
+    assert_eq!(stats(&t)["files"], 4);
+}

@@ -210,7 +210,6 @@ pub fn run(req: &IndexRequest<'_>, embedder: &mut LazyEmbedder, obs: &mut dyn In
     removals.sort();
     removals.dedup();
 
-    obs.planned(walked.files.len(), work.len());
     if req.warn_on_large
         && req.config.index_warn_threshold > 0
         && work.len() as u64 > req.config.index_warn_threshold
@@ -220,6 +219,7 @@ pub fn run(req: &IndexRequest<'_>, embedder: &mut LazyEmbedder, obs: &mut dyn In
         summary.seconds = started.elapsed().as_secs_f64();
         return Ok((summary, walked_set));
     }
+    obs.planned(walked.files.len(), work.len());
 
     if rebuild {
         if !work.is_empty() {
