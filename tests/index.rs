@@ -335,3 +335,26 @@ fn a_large_run_asks_on_a_terminal_and_declining_changes_nothing() {
     assert_code(&o, 0);
     assert_eq!(stats(&t)["files"], 4);
 }
+
+#[test]
+fn symlinks_never_lead_outside_the_root() {
+    let t = sample_project();
+    let outside = Tree::bare();
+    outside.write("secret.txt", "the password is hunter2\n");
+    std::os::unix::fs::symlink(outside.path().join("secret.txt"), t.path().join("src/link.txt")).unwrap();
+    std::os::unix::fs::symlink(t.path().join("src"), t.path().join("src/loop")).unwrap();
+    let reason = |o: &std::process::Output, f: &str| {
+        of_type(&records(o), "skip").iter().find(|s| s["file"] == f).map(|s| s["reason"].as_str().unwrap().to_string())
+    };
+    let o = index(&t, ".", &[]);
+    assert_eq!(reason(&o, "src/link.txt").as_deref(), Some("symlink"));
+    assert_eq!(summary(&o)["files"], 4);
+    let o = run(t.cmd("vg-index", ".").arg("--follow"));
+    assert_eq!(reason(&o, "src/link.txt").as_deref(), Some("outside_root"));
+    // The loop is reported as an error (status 2) and the run still completes.
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("loop"), "{}", stderr(&o));
+    assert_eq!(summary(&o)["files"], 4);
+    let q = run(t.cmd("vg-query", ".").args(["--threshold", "-1", "-k", "100", "password"]));
+    assert!(records(&q).iter().all(|r| !r["text"].as_str().unwrap().contains("hunter2")));
+}
