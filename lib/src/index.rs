@@ -125,12 +125,6 @@ impl IndexRequest<'_> {
             chunk_overlap: self.config.chunk_overlap,
         }
     }
-
-    /// Whether filters narrow the walk, so that "not walked" does not mean "gone".
-    fn walk_is_filtered(&self) -> bool {
-        let w = self.walk;
-        !w.types.is_empty() || !w.types_not.is_empty() || !w.globs.is_empty() || w.max_depth.is_some()
-    }
 }
 
 /// The files a walk found, for scoping a search to the same filters.
@@ -191,7 +185,7 @@ pub fn run(req: &IndexRequest<'_>, embedder: &mut LazyEmbedder, obs: &mut dyn In
 
     // Stale cleanup: a single walked path owns everything under it.
     if let [only] = req.paths {
-        let filtered = req.walk_is_filtered();
+        let filtered = req.walk.is_filtered();
         for (rel, _) in stored.iter() {
             if !is_under(rel, &only.rel) || walked_set.contains(rel) || removals.contains(rel) {
                 continue;

@@ -36,6 +36,14 @@ pub struct WalkOptions {
     pub max_filesize: u64,
 }
 
+impl WalkOptions {
+    /// Whether filters narrow the walk below "every file under the paths",
+    /// so that a file not walked is not necessarily gone.
+    pub fn is_filtered(&self) -> bool {
+        !self.types.is_empty() || !self.types_not.is_empty() || !self.globs.is_empty() || self.max_depth.is_some()
+    }
+}
+
 /// A file that may be indexed.
 #[derive(Clone, Debug)]
 pub struct WalkedFile {

@@ -19,7 +19,7 @@ fn main() -> ExitCode {
         let inv = resolve(TOOL, &cli.paths, cli.skip_outside_root, cli_config(Some(&cli.search), &cli.index, &cli.walk, cli.quiet))?;
         let mut embedder = lazy_embedder(&inv.config);
         let walk = cli.walk.to_options(inv.config.max_filesize);
-        let filtered = !walk.types.is_empty() || !walk.types_not.is_empty() || !walk.globs.is_empty() || walk.max_depth.is_some();
+        let filtered = walk.is_filtered();
         let mut errors = 0;
         let mut walked: Option<HashSet<String>> = None;
         if !cli.no_index {
