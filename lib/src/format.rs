@@ -116,7 +116,7 @@ pub fn best_lines(hit: &HitRecord, max: usize) -> Vec<usize> {
 
 /// Source of line text: the file on disk when it still matches, else the chunk.
 struct Lines<'a> {
-    file: Option<Vec<String>>,
+    file: Option<&'a [String]>,
     hit: &'a HitRecord,
 }
 
@@ -243,7 +243,7 @@ fn render_lines(out: &mut dyn Write, hits: &[HitRecord], opts: &FormatOptions) -
         for h in sorted {
             let query_words = h.query.as_deref().map(words).unwrap_or_default();
             // The file is used for context only while the hit's lines still read the same.
-            let lines = Lines { file: file_lines.clone().filter(|f| h.text.is_empty() || matches_chunk(f, h)), hit: h };
+            let lines = Lines { file: file_lines.as_deref().filter(|f| h.text.is_empty() || matches_chunk(f, h)), hit: h };
             let shown = best_lines(h, opts.lines_per_hit);
             if heading {
                 let score = format!("{:.3}", h.score);
