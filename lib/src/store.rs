@@ -221,17 +221,11 @@ impl Store {
 
     fn try_open_rw(path: &Path) -> Result<Store> {
         let conn = Connection::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-        let damaged = |e: rusqlite::Error| -> anyhow::Error {
-            if is_corruption(&e) {
-                StoreError::Damaged { path: path.to_path_buf(), cause: e.to_string() }.into()
-            } else {
-                anyhow!(e).context(format!("cannot open {}", path.display()))
-            }
-        };
-        configure(&conn).map_err(damaged)?;
-        conn.pragma_update(None, "journal_mode", "WAL").map_err(damaged)?;
-        conn.pragma_update(None, "synchronous", "NORMAL").map_err(damaged)?;
         let store = Store { conn, path: path.to_path_buf() };
+        let damaged = |e| store.damaged(e);
+        configure(&store.conn).map_err(damaged)?;
+        store.conn.pragma_update(None, "journal_mode", "WAL").map_err(damaged)?;
+        store.conn.pragma_update(None, "synchronous", "NORMAL").map_err(damaged)?;
         let has_meta: bool = store
             .conn
             .query_row("SELECT count(*) FROM sqlite_master WHERE name = 'meta'", [], |r| r.get::<_, i64>(0))
