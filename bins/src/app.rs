@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use anyhow::{anyhow, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use vecgrep::config::{ConfigLayers, ConfigValues, EmbedderSource, ResolvedConfig};
-use vecgrep::embed::{Embedder, LocalEmbedder};
+use vecgrep::embed::{Embedder, LocalEmbedder, Profile};
 use vecgrep::index::{FileOutcome, IndexObserver, LazyEmbedder};
 use vecgrep::records::{write_record, FileRecord, SkipRecord};
 use vecgrep::root::{admit_paths, select_root, Admission, AdmittedPath, ProjectRoot};
@@ -117,17 +117,31 @@ pub fn parse_args<T: clap::Parser>(tool: &str) -> T {
     }
 }
 
-/// An embedder for `config`, loaded on first use.
+/// An embedder for `config` set up for indexing, loaded on first use.
 pub fn lazy_embedder(config: &ResolvedConfig) -> LazyEmbedder {
-    let source = config.embedder_source;
-    let model = config.embedder_model.clone();
-    LazyEmbedder::new(move || -> Result<Box<dyn Embedder>> {
-        if source == EmbedderSource::Remote {
-            return Err(anyhow!("embedder_source = \"remote\" is not supported by this version; use \"local\""));
-        }
-        let assets = vecgrep::assets::locate(&model)?;
-        Ok(Box::new(LocalEmbedder::load(&assets, &model)?))
-    })
+    let config = config.clone();
+    LazyEmbedder::new(move || load_embedder(&config, Profile::Index))
+}
+
+/// Load the embedder `config` names, prepared for `profile`.
+pub fn load_embedder(config: &ResolvedConfig, profile: Profile) -> Result<Box<dyn Embedder>> {
+    if config.embedder_source == EmbedderSource::Remote {
+        return Err(anyhow!("embedder_source = \"remote\" is not supported by this version; use \"local\""));
+    }
+    let assets = vecgrep::assets::locate(&config.embedder_model)?;
+    Ok(Box::new(LocalEmbedder::load(&assets, &config.embedder_model, profile)?))
+}
+
+/// Start loading the query embedder on another thread, so that its start-up
+/// overlaps the index freshness check instead of following it.
+pub fn preload_query_embedder(config: &ResolvedConfig) -> std::thread::JoinHandle<Result<Box<dyn Embedder>>> {
+    let config = config.clone();
+    std::thread::spawn(move || load_embedder(&config, Profile::Query))
+}
+
+/// The embedder `preload_query_embedder` started loading.
+pub fn join_embedder(handle: std::thread::JoinHandle<Result<Box<dyn Embedder>>>) -> Result<Box<dyn Embedder>> {
+    handle.join().unwrap_or_else(|_| Err(anyhow!("loading the embedding model panicked")))
 }
 
 /// Reports an index run: records on stdout (when wanted) and, when stderr

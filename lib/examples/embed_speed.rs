@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use vecgrep::embed::{Embedder, LocalEmbedder};
+use vecgrep::embed::{Embedder, LocalEmbedder, Profile};
 
 fn main() -> anyhow::Result<()> {
     let dir = std::env::args().nth(1).unwrap_or_else(|| ".".into());
@@ -23,7 +23,7 @@ fn main() -> anyhow::Result<()> {
     texts.truncate(200);
     let assets = vecgrep::assets::locate("all-MiniLM-L6-v2")?;
     let t = Instant::now();
-    let mut model = LocalEmbedder::load(&assets, "all-MiniLM-L6-v2")?;
+    let mut model = LocalEmbedder::load(&assets, "all-MiniLM-L6-v2", Profile::Index)?;
     println!("load: {:?}", t.elapsed());
     let tokens: usize = texts.iter().map(|t| model.count_tokens(t)).sum();
     println!("{} texts, {} tokens", texts.len(), tokens);

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use vecgrep::index::{self, IndexRequest};
 use vecgrep::records::{write_record, HitRecord};
 use vecgrep::store::{Scope, Store};
-use vecgrep_bins::app::{cli_config, lazy_embedder, resolve, run_main, CliObserver, EXIT_ERROR, EXIT_FOUND, EXIT_NOT_FOUND};
+use vecgrep_bins::app::{cli_config, join_embedder, lazy_embedder, preload_query_embedder, resolve, run_main, CliObserver, EXIT_ERROR, EXIT_FOUND, EXIT_NOT_FOUND};
 use vecgrep_bins::cli::QueryCli;
 
 const TOOL: &str = "vg-query";
@@ -17,6 +17,7 @@ fn main() -> ExitCode {
     run_main(TOOL, || {
         let query = vecgrep::search::check_query(&cli.query)?.to_string();
         let inv = resolve(TOOL, &cli.paths, cli.skip_outside_root, cli_config(Some(&cli.search), &cli.index, &cli.walk, cli.quiet))?;
+        let query_embedder = preload_query_embedder(&inv.config);
         let mut embedder = lazy_embedder(&inv.config);
         let walk = cli.walk.to_options(inv.config.max_filesize);
         let filtered = walk.is_filtered();
@@ -52,7 +53,7 @@ fn main() -> ExitCode {
             prefixes: if cli.no_scope { Vec::new() } else { inv.paths.iter().map(|p| p.rel.clone()).collect() },
             files: if filtered && !cli.no_scope { walked } else { None },
         };
-        let hits = vecgrep::search::search(&store, embedder.get()?, &query, &scope, inv.config.top_k, inv.config.threshold)?;
+        let hits = vecgrep::search::search(&store, join_embedder(query_embedder)?.as_mut(), &query, &scope, inv.config.top_k, inv.config.threshold)?;
         let mut out = std::io::stdout().lock();
         let found = !hits.is_empty();
         for hit in hits {
