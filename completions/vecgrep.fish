@@ -1,5 +1,8 @@
 complete -c vecgrep -s k -l top-k -d 'Return at most NUM results [config: top_k; default: 10]' -r
 complete -c vecgrep -l threshold -d 'Drop results scoring below NUM (cosine similarity, -1 to 1) [config: threshold; default: 0.3]' -r
+complete -c vecgrep -l mode -d 'Rank by meaning (semantic), by words (lexical, BM25; no model is loaded) or both fused (hybrid). In semantic and hybrid mode the score is the cosine similarity; in lexical mode it is BM25 mapped onto 0..1 [config: mode; default: hybrid]' -r -f -a "semantic\t''
+lexical\t''
+hybrid\t''"
 complete -c vecgrep -s A -l after-context -d 'Show NUM lines after each shown line' -r
 complete -c vecgrep -s B -l before-context -d 'Show NUM lines before each shown line' -r
 complete -c vecgrep -s C -l context -d 'Show NUM lines before and after each shown line' -r

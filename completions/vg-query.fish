@@ -1,5 +1,8 @@
 complete -c vg-query -s k -l top-k -d 'Return at most NUM results [config: top_k; default: 10]' -r
 complete -c vg-query -l threshold -d 'Drop results scoring below NUM (cosine similarity, -1 to 1) [config: threshold; default: 0.3]' -r
+complete -c vg-query -l mode -d 'Rank by meaning (semantic), by words (lexical, BM25; no model is loaded) or both fused (hybrid). In semantic and hybrid mode the score is the cosine similarity; in lexical mode it is BM25 mapped onto 0..1 [config: mode; default: hybrid]' -r -f -a "semantic\t''
+lexical\t''
+hybrid\t''"
 complete -c vg-query -l chunk-size -d 'Characters per chunk; chunks end at line boundaries and never exceed the model\'s 256-token window [config: chunk_size; default: 500]' -r
 complete -c vg-query -l chunk-overlap -d 'Characters of whole lines repeated from the end of one chunk at the start of the next [config: chunk_overlap; default: 100]' -r
 complete -c vg-query -l index-warn-threshold -d 'Ask before indexing more than NUM new or changed files, when on a terminal; 0 never asks [config: index_warn_threshold; default: 1000]' -r

@@ -8,6 +8,7 @@ mod contract;
 mod docs;
 mod format;
 mod index;
+mod modes;
 mod porcelain;
 mod query;
 mod root;

@@ -61,6 +61,7 @@ pub fn cli_config(search: Option<&SearchConfigArgs>, index: &IndexConfigArgs, wa
     ConfigValues {
         top_k: search.and_then(|s| s.top_k),
         threshold: search.and_then(|s| s.threshold),
+        mode: search.and_then(|s| s.mode).map(Into::into),
         chunk_size: index.chunk_size,
         chunk_overlap: index.chunk_overlap,
         index_warn_threshold: index.index_warn_threshold,

@@ -67,6 +67,27 @@ pub struct SearchConfigArgs {
     /// Drop results scoring below NUM (cosine similarity, -1 to 1) [config: threshold; default: 0.3].
     #[arg(long, value_name = "NUM", value_parser = parse_threshold, allow_negative_numbers = true)]
     pub threshold: Option<f32>,
+    /// Rank by meaning (semantic), by words (lexical, BM25; no model is loaded) or both fused (hybrid). In semantic and hybrid mode the score is the cosine similarity; in lexical mode it is BM25 mapped onto 0..1 [config: mode; default: hybrid].
+    #[arg(long, value_name = "MODE")]
+    pub mode: Option<ModeArg>,
+}
+
+/// `--mode` values.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModeArg {
+    Semantic,
+    Lexical,
+    Hybrid,
+}
+
+impl From<ModeArg> for vecgrep::config::SearchMode {
+    fn from(m: ModeArg) -> Self {
+        match m {
+            ModeArg::Semantic => Self::Semantic,
+            ModeArg::Lexical => Self::Lexical,
+            ModeArg::Hybrid => Self::Hybrid,
+        }
+    }
 }
 
 fn parse_top_k(s: &str) -> Result<usize, String> {
@@ -387,6 +408,9 @@ impl SearchConfigArgs {
         }
         if let Some(t) = self.threshold {
             v.extend(["--threshold".into(), t.to_string()]);
+        }
+        if let Some(m) = self.mode {
+            v.extend(["--mode".into(), vecgrep::config::SearchMode::from(m).to_string()]);
         }
         v
     }

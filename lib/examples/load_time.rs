@@ -1,6 +1,8 @@
 //! Time each step of loading the model and embedding one query, per ONNX
 //! Runtime graph-optimization level: `cargo run --release --example load_time`.
 
+#![allow(unsafe_code)]
+
 use std::time::Instant;
 
 use ort::session::{builder::GraphOptimizationLevel, Session};
@@ -36,10 +38,19 @@ fn main() -> anyhow::Result<()> {
         let (k, v) = kv.split_once('=').unwrap();
         b = b.with_config_entry(k, v).map_err(|e| anyhow::anyhow!("{e}"))?;
     }
-    let mut session = if let Some(p) = std::env::args().nth(3).filter(|p| p.starts_with("load:")) {
-        b.commit_from_file(&p[5..])?
+    let ort_bytes;
+    let mut in_mem;
+    let mut plain;
+    let session: &mut Session = if let Some(p) = std::env::args().nth(3).filter(|p| p.starts_with("load:")) {
+        plain = b.commit_from_file(&p[5..])?; &mut plain
+    } else if let Some(p) = std::env::args().nth(3).filter(|p| p.starts_with("mem:")) {
+        let t2 = Instant::now();
+        ort_bytes = unsafe { memmap2::Mmap::map(&std::fs::File::open(&p[4..])?)? };
+        println!("read ort bytes: {:?}", t2.elapsed());
+        b = b.with_config_entry("session.use_ort_model_bytes_directly", "1").map_err(|e| anyhow::anyhow!("{e}"))?.with_config_entry("session.use_ort_model_bytes_for_initializers", "1").map_err(|e| anyhow::anyhow!("{e}"))?;
+        in_mem = b.commit_from_memory(&ort_bytes)?; &mut in_mem
     } else {
-        b.commit_from_memory(&bytes)?
+        plain = b.commit_from_memory(&bytes)?; &mut plain
     };
     println!("session L{level} t{threads}: {:?}", t.elapsed());
     for text in ["how is the project root chosen", &"fn main() { let x = foo(bar); }\n".repeat(20)] {

@@ -42,6 +42,26 @@ impl fmt::Display for EmbedderSource {
     }
 }
 
+/// How results are ranked: by meaning, by words, or both fused.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchMode {
+    Semantic,
+    Lexical,
+    #[default]
+    Hybrid,
+}
+
+impl fmt::Display for SearchMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            SearchMode::Semantic => "semantic",
+            SearchMode::Lexical => "lexical",
+            SearchMode::Hybrid => "hybrid",
+        })
+    }
+}
+
 /// One layer of configuration; `None` means "not set here".
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -66,6 +86,8 @@ pub struct ConfigValues {
     pub embedder_model: Option<String>,
     #[serde(default)]
     pub max_filesize: Option<u64>,
+    #[serde(default)]
+    pub mode: Option<SearchMode>,
 }
 
 fn top_k_value<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
@@ -194,6 +216,7 @@ pub struct ResolvedConfig {
     pub embedder_source: EmbedderSource,
     pub embedder_model: String,
     pub max_filesize: u64,
+    pub mode: SearchMode,
     /// What `vg-serve` uses when a request leaves out `k`.
     pub server_default_top_k: usize,
     /// What `vg-serve` uses when a request leaves out `threshold`.
@@ -254,6 +277,7 @@ impl ConfigLayers {
             embedder_source: pick!(embedder_source, EmbedderSource::Local),
             embedder_model: pick!(embedder_model, DEFAULT_EMBEDDER_MODEL.to_string()),
             max_filesize: pick!(max_filesize, DEFAULT_MAX_FILESIZE),
+            mode: pick!(mode, SearchMode::default()),
             server_default_top_k: top_k,
             server_default_threshold: threshold,
         })

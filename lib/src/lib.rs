@@ -11,6 +11,7 @@ pub mod config;
 pub mod embed;
 pub mod format;
 pub mod index;
+pub mod lexical;
 pub mod records;
 pub mod root;
 pub mod search;

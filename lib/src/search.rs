@@ -2,17 +2,81 @@
 //! Implements SearchCompletesOrFails: a query that cannot be embedded is an
 //! error, never an empty result.
 
+//!
+//! What `score` means: in semantic and hybrid mode it is the cosine
+//! similarity of query and chunk (-1..1) whatever decided the order, so a
+//! threshold means the same in both; hybrid orders by reciprocal-rank
+//! fusion of the semantic and the lexical (BM25) ranking. In lexical mode no
+//! model is loaded and `score` is BM25 mapped onto 0..1 (`x / (1 + x)`).
+
 use anyhow::{anyhow, Context, Result};
 
+use crate::config::SearchMode;
 use crate::embed::Embedder;
-use crate::store::{Hit, Scope, Store};
+use crate::lexical;
+use crate::store::{Hit, Scope, SearchQuery, Store};
 
-/// Embed `query` and return the best hits in `scope`.
-pub fn search(store: &Store, embedder: &mut dyn Embedder, query: &str, scope: &Scope, k: usize, threshold: f32) -> Result<Vec<Hit>> {
+/// Weight of the lexical ranking in hybrid fusion (the semantic one has 1).
+pub const LEXICAL_WEIGHT: f32 = 1.0;
+
+/// Whether `mode` needs the query embedded.
+pub fn needs_embedder(mode: SearchMode) -> bool {
+    mode != SearchMode::Lexical
+}
+
+/// Return the best hits in `scope` for `query`, ranked as `mode` says.
+/// `embedder` may be None only in lexical mode.
+pub fn search(
+    store: &Store,
+    embedder: Option<&mut dyn Embedder>,
+    query: &str,
+    mode: SearchMode,
+    scope: &Scope,
+    k: usize,
+    threshold: f32,
+) -> Result<Vec<Hit>> {
+    let vector = embed_query(embedder, query, mode)?;
+    search_embedded(store, vector.as_deref(), query, mode, scope, k, threshold)
+}
+
+/// The query's vector when `mode` needs one (None in lexical mode). Split
+/// from the search so that a server holds its model only while embedding.
+pub fn embed_query(embedder: Option<&mut dyn Embedder>, query: &str, mode: SearchMode) -> Result<Option<Vec<f32>>> {
     let query = check_query(query)?;
-    let mut vectors = embedder.embed(&[query]).context("cannot embed the query")?;
-    let vector = vectors.pop().ok_or_else(|| anyhow!("cannot embed the query: no vector returned"))?;
-    store.search(&vector, scope, k, threshold)
+    match (needs_embedder(mode), embedder) {
+        (false, _) => Ok(None),
+        (true, Some(e)) => {
+            let mut vectors = e.embed(&[query]).context("cannot embed the query")?;
+            Ok(Some(vectors.pop().ok_or_else(|| anyhow!("cannot embed the query: no vector returned"))?))
+        }
+        (true, None) => Err(anyhow!("{mode} search needs the embedding model")),
+    }
+}
+
+/// The search itself, given the query's vector from `embed_query`.
+pub fn search_embedded(
+    store: &Store,
+    vector: Option<&[f32]>,
+    query: &str,
+    mode: SearchMode,
+    scope: &Scope,
+    k: usize,
+    threshold: f32,
+) -> Result<Vec<Hit>> {
+    let query = check_query(query)?;
+    let words = lexical::match_expression(query);
+    if mode == SearchMode::Lexical && words.is_none() {
+        return Err(anyhow!("the query has no words to match in lexical mode (only punctuation or common words)"));
+    }
+    if needs_embedder(mode) && vector.is_none() {
+        return Err(anyhow!("{mode} search needs the query's vector"));
+    }
+    let request = SearchQuery {
+        vector: if mode == SearchMode::Lexical { None } else { vector },
+        lexical: if mode == SearchMode::Semantic { None } else { words },
+        lexical_weight: LEXICAL_WEIGHT,
+    };
+    store.search(&request, scope, k, threshold)
 }
 
 /// Longest query accepted, in bytes; the model sees at most 256 tokens anyway.

@@ -17,10 +17,13 @@ use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 
 use crate::chunk::Chunk;
 use crate::embed::vector_to_blob;
+use crate::lexical;
 use crate::root::ProjectRoot;
 
-/// Bumped when the tables change shape; an index of another schema is rebuilt.
-pub const SCHEMA_VERSION: i64 = 1;
+/// Bumped when the tables change shape. An index of schema 1 is upgraded in
+/// place (its full-text table is built from the stored chunk text, nothing
+/// is embedded again); one of any other schema is rebuilt.
+pub const SCHEMA_VERSION: i64 = 2;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -41,6 +44,14 @@ CREATE TABLE IF NOT EXISTS chunks (
     embedding BLOB
 );
 CREATE INDEX IF NOT EXISTS chunks_by_file ON chunks(file_id);
+";
+
+/// Schema 2: the words of each chunk (see `lexical::terms`), rowid = chunk id.
+/// Contentless: the text is already in `chunks`.
+const SCHEMA_FTS: &str = "
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+    terms, content = '', contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2'
+);
 ";
 
 /// What an index was built with; a mismatch with the resolved config rebuilds it.
@@ -232,9 +243,13 @@ impl Store {
             .map_err(damaged)?
             > 0;
         if has_meta {
+            if store.schema()?.as_deref() == Some("1") {
+                store.upgrade_from_1().map_err(damaged)?;
+            }
             store.check_schema()?;
         } else {
             store.conn.execute_batch(SCHEMA).map_err(damaged)?;
+            store.conn.execute_batch(SCHEMA_FTS).map_err(damaged)?;
             store
                 .conn
                 .execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?1)", [SCHEMA_VERSION.to_string()])
@@ -259,12 +274,32 @@ impl Store {
         Ok(store)
     }
 
-    fn check_schema(&self) -> Result<()> {
-        let found: Option<String> = self
-            .conn
+    fn schema(&self) -> Result<Option<String>> {
+        self.conn
             .query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| r.get(0))
             .optional()
-            .map_err(|e| self.damaged(e))?;
+            .map_err(|e| self.damaged(e))
+    }
+
+    /// Schema 1 → 2: build the full-text table from the chunks already stored.
+    fn upgrade_from_1(&self) -> rusqlite::Result<()> {
+        let tx = self.conn.unchecked_transaction()?;
+        tx.execute_batch(SCHEMA_FTS)?;
+        {
+            let mut read = tx.prepare("SELECT id, text FROM chunks")?;
+            let mut add = tx.prepare("INSERT INTO chunks_fts (rowid, terms) VALUES (?1, ?2)")?;
+            let mut rows = read.query([])?;
+            while let Some(row) = rows.next()? {
+                let text: String = row.get(1)?;
+                add.execute(params![row.get::<_, i64>(0)?, lexical::terms(&text)])?;
+            }
+        }
+        tx.execute("UPDATE meta SET value = ?1 WHERE key = 'schema'", [SCHEMA_VERSION.to_string()])?;
+        tx.commit()
+    }
+
+    fn check_schema(&self) -> Result<()> {
+        let found = self.schema()?;
         match found {
             Some(v) if v == SCHEMA_VERSION.to_string() => Ok(()),
             other => Err(StoreError::OtherSchema { path: self.path.clone(), found: other.unwrap_or_else(|| "none".into()) }.into()),
@@ -304,6 +339,7 @@ impl Store {
     /// Empty the index and record what it is now built with.
     pub fn reset(&mut self, meta: &IndexMeta) -> Result<()> {
         let tx = self.conn.transaction()?;
+        tx.execute("DELETE FROM chunks_fts", [])?;
         tx.execute("DELETE FROM chunks", [])?;
         tx.execute("DELETE FROM files", [])?;
         for (k, v) in [
@@ -343,8 +379,12 @@ impl Store {
     pub fn write_batch(&mut self, writes: &[FileWrite], touches: &[(String, FileState)], removals: &[String]) -> Result<()> {
         let tx = self.conn.transaction()?;
         {
+            let mut forget_words = tx.prepare_cached(
+                "DELETE FROM chunks_fts WHERE rowid IN (SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = ?1)",
+            )?;
             let mut remove = tx.prepare_cached("DELETE FROM files WHERE path = ?1")?;
             for rel in removals {
+                forget_words.execute([rel])?;
                 remove.execute([rel])?;
             }
             let mut touch = tx.prepare_cached("UPDATE files SET size = ?2, mtime_ns = ?3 WHERE path = ?1")?;
@@ -352,7 +392,10 @@ impl Store {
                 touch.execute(params![rel, st.size as i64, st.mtime_ns])?;
             }
             let mut find = tx.prepare_cached("SELECT id FROM files WHERE path = ?1")?;
+            let mut drop_words =
+                tx.prepare_cached("DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE file_id = ?1)")?;
             let mut drop_chunks = tx.prepare_cached("DELETE FROM chunks WHERE file_id = ?1")?;
+            let mut add_words = tx.prepare_cached("INSERT INTO chunks_fts (rowid, terms) VALUES (?1, ?2)")?;
             let mut update = tx.prepare_cached("UPDATE files SET size = ?2, mtime_ns = ?3, hash = ?4 WHERE id = ?1")?;
             let mut insert = tx.prepare_cached("INSERT INTO files (path, size, mtime_ns, hash) VALUES (?1, ?2, ?3, ?4)")?;
             let mut add_chunk = tx.prepare_cached(
@@ -362,6 +405,7 @@ impl Store {
                 let st = &w.state;
                 let id: i64 = match find.query_row([&w.rel], |r| r.get(0)).optional()? {
                     Some(id) => {
+                        drop_words.execute([id])?;
                         drop_chunks.execute([id])?;
                         update.execute(params![id, st.size as i64, st.mtime_ns, st.hash])?;
                         id
@@ -374,6 +418,7 @@ impl Store {
                 for (chunk, vector) in &w.chunks {
                     let blob = vector.as_deref().map(vector_to_blob);
                     add_chunk.execute(params![id, chunk.start_line as i64, chunk.end_line as i64, chunk.text, blob])?;
+                    add_words.execute(params![tx.last_insert_rowid(), lexical::terms(&chunk.text)])?;
                 }
             }
         }
@@ -403,56 +448,121 @@ impl Store {
         Ok(IndexStats { files: files as u64, chunks: chunks as u64, holes: holes as u64, db_size_bytes })
     }
 
-    /// The `k` chunks most similar to `query` (cosine), at or above
-    /// `threshold`, within `scope`.
-    pub fn search(&self, query: &[f32], scope: &Scope, k: usize, threshold: f32) -> Result<Vec<Hit>> {
+    /// The best `k` chunks in `scope` for `query`, ranked as its mode says,
+    /// keeping only those whose score is at least `threshold`.
+    pub fn search(&self, query: &SearchQuery<'_>, scope: &Scope, k: usize, threshold: f32) -> Result<Vec<Hit>> {
+        let pool = k.max(CANDIDATE_POOL);
+        let semantic = match query.vector {
+            Some(v) => self.semantic_ranking(v, scope, pool)?,
+            None => Vec::new(),
+        };
+        let lexical = match &query.lexical {
+            Some(expr) => self.lexical_ranking(expr, scope, pool)?,
+            None => Vec::new(),
+        };
+        let mut scored: Vec<(i64, f32)> = Vec::with_capacity(k);
+        match (query.vector, query.lexical.is_some()) {
+            (Some(vector), true) => {
+                let cosine: HashMap<i64, f32> = semantic.iter().copied().collect();
+                let semantic_ids: Vec<i64> = semantic.iter().map(|s| s.0).collect();
+                let lexical_ids: Vec<i64> = lexical.iter().map(|l| l.0).collect();
+                for (id, _) in lexical::fuse(&[(&semantic_ids, 1.0), (&lexical_ids, query.lexical_weight)]) {
+                    let score = match cosine.get(&id) {
+                        Some(&c) => c,
+                        None => self.cosine(id, vector)?,
+                    };
+                    if score >= threshold {
+                        scored.push((id, score));
+                        if scored.len() == k {
+                            break;
+                        }
+                    }
+                }
+            }
+            (Some(_), false) => scored = semantic,
+            (None, _) => scored = lexical.into_iter().map(|(id, bm25)| (id, lexical::bm25_score(bm25))).collect(),
+        }
+        scored.retain(|s| s.1 >= threshold);
+        scored.truncate(k);
+        self.fetch_hits(&scored)
+    }
+
+    /// Chunks in scope by cosine similarity to `query`, best first, at most `limit`.
+    fn semantic_ranking(&self, query: &[f32], scope: &Scope, limit: usize) -> Result<Vec<(i64, f32)>> {
+        let mut values: Vec<rusqlite::types::Value> = vec![vector_to_blob(query).into()];
         let mut sql = String::from(
             "SELECT c.id, f.path, 1.0 - vec_distance_cosine(c.embedding, ?1) AS score
              FROM chunks c JOIN files f ON f.id = c.file_id
              WHERE c.embedding IS NOT NULL",
         );
-        let mut values: Vec<rusqlite::types::Value> = vec![vector_to_blob(query).into()];
-        if !scope.prefixes.is_empty() && !scope.prefixes.iter().any(|s| s.is_empty()) {
-            let mut alternatives = Vec::new();
-            for s in &scope.prefixes {
-                let n = values.len();
-                alternatives.push(format!("f.path = ?{} OR substr(f.path, 1, ?{}) = ?{}", n + 1, n + 2, n + 3));
-                let prefix = format!("{s}/");
-                values.push(s.clone().into());
-                values.push((prefix.chars().count() as i64).into());
-                values.push(prefix.into());
-            }
-            sql.push_str(&format!(" AND ({})", alternatives.join(" OR ")));
-        }
+        sql.push_str(&scope_clause(scope, &mut values));
         sql.push_str(" ORDER BY score DESC, f.path, c.start_line");
+        self.ranked(sql, values, scope, limit, |row| Ok(row.get::<_, f64>(2)? as f32))
+    }
+
+    /// Chunks in scope matching the FTS5 expression `expr`, by BM25 (more
+    /// negative is better), best first, at most `limit`. Holes are left out:
+    /// a chunk without a vector is never a result.
+    fn lexical_ranking(&self, expr: &str, scope: &Scope, limit: usize) -> Result<Vec<(i64, f64)>> {
+        let mut values: Vec<rusqlite::types::Value> = vec![expr.to_string().into()];
+        let mut sql = String::from(
+            "SELECT c.id, f.path, bm25(chunks_fts) AS rank
+             FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid JOIN files f ON f.id = c.file_id
+             WHERE chunks_fts MATCH ?1 AND c.embedding IS NOT NULL",
+        );
+        sql.push_str(&scope_clause(scope, &mut values));
+        sql.push_str(" ORDER BY rank, f.path, c.start_line");
+        self.ranked(sql, values, scope, limit, |row| row.get::<_, f64>(2))
+    }
+
+    /// Run a ranking query whose rows are (id, path, score), keeping rows
+    /// whose file is in `scope.files` (when set) up to `limit`.
+    fn ranked<T>(
+        &self,
+        mut sql: String,
+        values: Vec<rusqlite::types::Value>,
+        scope: &Scope,
+        limit: usize,
+        score: impl Fn(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+    ) -> Result<Vec<(i64, T)>> {
+        // With a file list, rows outside it are skipped here, so SQL cannot stop at `limit`.
         if scope.files.is_none() {
-            sql.push_str(&format!(" LIMIT {k}"));
+            sql.push_str(&format!(" LIMIT {limit}"));
         }
-        let mut ranked: Vec<(i64, f32)> = Vec::with_capacity(k);
-        {
-            let mut stmt = self.conn.prepare(&sql).map_err(|e| self.damaged(e))?;
-            let mut rows = stmt.query(rusqlite::params_from_iter(values)).map_err(|e| self.damaged(e))?;
-            while let Some(row) = rows.next().map_err(|e| self.damaged(e))? {
-                let score = row.get::<_, f64>(2)? as f32;
-                if score < threshold || ranked.len() >= k {
-                    break;
-                }
-                if let Some(files) = &scope.files {
-                    if !files.contains(row.get_ref(1)?.as_str()?) {
-                        continue;
-                    }
-                }
-                ranked.push((row.get(0)?, score));
+        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.damaged(e))?;
+        let mut rows = stmt.query(rusqlite::params_from_iter(values)).map_err(|e| self.damaged(e))?;
+        let mut out = Vec::with_capacity(limit.min(1024));
+        while let Some(row) = rows.next().map_err(|e| self.damaged(e))? {
+            if out.len() >= limit {
+                break;
             }
+            if let Some(files) = &scope.files {
+                if !files.contains(row.get_ref(1)?.as_str()?) {
+                    continue;
+                }
+            }
+            out.push((row.get(0)?, score(row)?));
         }
+        Ok(out)
+    }
+
+    fn cosine(&self, id: i64, query: &[f32]) -> Result<f32> {
+        self.conn
+            .prepare_cached("SELECT 1.0 - vec_distance_cosine(embedding, ?2) FROM chunks WHERE id = ?1")
+            .and_then(|mut s| s.query_row(params![id, vector_to_blob(query)], |r| r.get::<_, f64>(0)))
+            .map(|c| c as f32)
+            .map_err(|e| self.damaged(e))
+    }
+
+    fn fetch_hits(&self, scored: &[(i64, f32)]) -> Result<Vec<Hit>> {
         let mut fetch = self
             .conn
             .prepare_cached(
                 "SELECT f.path, c.start_line, c.end_line, c.text FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ?1",
             )
             .map_err(|e| self.damaged(e))?;
-        let mut hits = Vec::with_capacity(ranked.len());
-        for (id, score) in ranked {
+        let mut hits = Vec::with_capacity(scored.len());
+        for &(id, score) in scored {
             let hit = fetch
                 .query_row([id], |r| {
                     Ok(Hit {
@@ -468,6 +578,37 @@ impl Store {
         }
         Ok(hits)
     }
+}
+
+/// How many candidates each ranking contributes before fusion.
+const CANDIDATE_POOL: usize = 100;
+
+/// What to rank by. Hybrid when both sides are present.
+#[derive(Clone, Debug, Default)]
+pub struct SearchQuery<'a> {
+    /// The query's vector: rank by meaning.
+    pub vector: Option<&'a [f32]>,
+    /// An FTS5 match expression (`lexical::match_expression`): rank by words.
+    pub lexical: Option<String>,
+    /// The lexical ranking's weight in fusion, relative to the semantic one's 1.
+    pub lexical_weight: f32,
+}
+
+/// SQL restricting `f.path` to the scope's prefixes, binding into `values`.
+fn scope_clause(scope: &Scope, values: &mut Vec<rusqlite::types::Value>) -> String {
+    if scope.prefixes.is_empty() || scope.prefixes.iter().any(|s| s.is_empty()) {
+        return String::new();
+    }
+    let mut alternatives = Vec::new();
+    for s in &scope.prefixes {
+        let n = values.len();
+        alternatives.push(format!("f.path = ?{} OR substr(f.path, 1, ?{}) = ?{}", n + 1, n + 2, n + 3));
+        let prefix = format!("{s}/");
+        values.push(s.clone().into());
+        values.push((prefix.chars().count() as i64).into());
+        values.push(prefix.into());
+    }
+    format!(" AND ({})", alternatives.join(" OR "))
 }
 
 /// Which files a search may return.

@@ -17,7 +17,8 @@ fn main() -> ExitCode {
     run_main(TOOL, || {
         let query = vecgrep::search::check_query(&cli.query)?.to_string();
         let inv = resolve(TOOL, &cli.paths, cli.skip_outside_root, cli_config(Some(&cli.search), &cli.index, &cli.walk, cli.quiet))?;
-        let query_embedder = preload_query_embedder(&inv.config);
+        let mode = inv.config.mode;
+        let query_embedder = vecgrep::search::needs_embedder(mode).then(|| preload_query_embedder(&inv.config));
         let mut embedder = lazy_embedder(&inv.config);
         let walk = cli.walk.to_options(inv.config.max_filesize);
         let filtered = walk.is_filtered();
@@ -53,7 +54,16 @@ fn main() -> ExitCode {
             prefixes: if cli.no_scope { Vec::new() } else { inv.paths.iter().map(|p| p.rel.clone()).collect() },
             files: if filtered && !cli.no_scope { walked } else { None },
         };
-        let hits = vecgrep::search::search(&store, join_embedder(query_embedder)?.as_mut(), &query, &scope, inv.config.top_k, inv.config.threshold)?;
+        let mut query_embedder = query_embedder.map(join_embedder).transpose()?;
+        let hits = vecgrep::search::search(
+            &store,
+            query_embedder.as_mut().map(|e| &mut **e as &mut dyn vecgrep::embed::Embedder),
+            &query,
+            mode,
+            &scope,
+            inv.config.top_k,
+            inv.config.threshold,
+        )?;
         let mut out = std::io::stdout().lock();
         let found = !hits.is_empty();
         for hit in hits {

@@ -1,0 +1,138 @@
+//! Ranking modes: hybrid (the default), semantic and lexical; the full-text
+//! table kept in step with the chunks; the schema-1 upgrade; the query-model cache.
+
+use crate::common::*;
+
+fn query(t: &Tree, args: &[&str]) -> std::process::Output {
+    run(t.cmd("vg-query", ".").args(args))
+}
+
+fn files(o: &std::process::Output) -> Vec<String> {
+    records(o).iter().map(|r| r["file"].as_str().unwrap().to_string()).collect()
+}
+
+#[test]
+fn lexical_mode_matches_identifier_parts_without_the_model() {
+    let t = sample_project();
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    // `upload_with_retry` is indexed as upload, with, retry and uploadwithretry;
+    // the stemmer folds "uploads" and "retries" onto them.
+    let o = query(&t, &["--mode", "lexical", "--no-index", "retries of uploads"]);
+    assert_code(&o, 0);
+    assert_eq!(files(&o), ["src/upload.py"]);
+    let score = records(&o)[0]["score"].as_f64().unwrap();
+    assert!(score > 0.0 && score < 1.0, "{score}");
+    // camelCase in the query finds snake_case in the code.
+    let o = query(&t, &["--mode", "lexical", "--no-index", "circleArea"]);
+    assert_eq!(files(&o), ["src/geometry.rs"]);
+    // No model is loaded in lexical mode: a missing one is no obstacle.
+    let o = run(t.cmd("vg-query", ".").env("VECGREP_MODEL_DIR", t.path().join("nowhere")).args([
+        "--mode",
+        "lexical",
+        "--no-index",
+        "load settings",
+    ]));
+    assert_code(&o, 0);
+    assert_eq!(files(&o), ["src/config.py"]);
+    // Words in no chunk: no results, exit 1.
+    assert_code(&query(&t, &["--mode", "lexical", "--no-index", "zeppelin"]), 1);
+    // Nothing to match at all is an error, not an empty answer.
+    let o = query(&t, &["--mode", "lexical", "--no-index", "?! the of"]);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("no words"), "{}", stderr(&o));
+}
+
+#[test]
+fn hybrid_scores_are_cosine_so_thresholds_mean_the_same() {
+    let t = sample_project();
+    let args = ["--threshold", "-1", "-k", "100", "upload_with_retry attempts"];
+    let hybrid = records(&query(&t, &args));
+    let semantic = records(&query(&t, &[&["--mode", "semantic"][..], &args].concat()));
+    assert_eq!(hybrid.len(), semantic.len());
+    assert_eq!(hybrid[0]["file"], "src/upload.py");
+    for h in &hybrid {
+        let same = semantic.iter().find(|s| s["file"] == h["file"] && s["start_line"] == h["start_line"]).unwrap();
+        assert!((h["score"].as_f64().unwrap() - same["score"].as_f64().unwrap()).abs() < 1e-4, "{h} vs {same}");
+    }
+    // A threshold keeps exactly the hits whose cosine reaches it, in any order.
+    let cut = semantic[1]["score"].as_f64().unwrap();
+    let kept = records(&query(&t, &["--threshold", &cut.to_string(), "-k", "100", "upload_with_retry attempts"]));
+    assert_eq!(kept.len(), semantic.iter().filter(|s| s["score"].as_f64().unwrap() >= cut - 1e-6).count());
+}
+
+#[test]
+fn mode_comes_from_config_and_bad_values_are_errors() {
+    let t = sample_project();
+    t.project_config("mode = \"lexical\"\n");
+    let o = run(t.cmd("vg-query", ".").env("VECGREP_MODEL_DIR", t.path().join("nowhere")).args(["--no-index", "x"]));
+    // Lexical from the config, so the missing model is not the error.
+    assert!(!stderr(&o).contains("model"), "{}", stderr(&o));
+    t.project_config("mode = \"fuzzy\"\n");
+    let o = query(&t, &["anything"]);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("config.toml, line 1") && stderr(&o).contains("fuzzy"), "{}", stderr(&o));
+    let o = query(&t, &["--mode", "fuzzy", "anything"]);
+    assert_code(&o, 2);
+}
+
+#[test]
+fn the_word_index_follows_edits_and_deletions() {
+    let t = sample_project();
+    t.write("src/cache.py", "def evict_stale_entries(cache):\n    cache.clear()\n");
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    let lexical = |q: &str| query(&t, &["--mode", "lexical", q]);
+    assert_eq!(files(&lexical("evict stale")), ["src/cache.py"]);
+    t.write("src/cache.py", "def drop_old_items(cache):\n    cache.clear()\n");
+    assert_code(&lexical("evict stale"), 1);
+    assert_eq!(files(&lexical("drop old items")), ["src/cache.py"]);
+    std::fs::remove_file(t.path().join("src/cache.py")).unwrap();
+    assert_code(&lexical("drop old items"), 1);
+}
+
+#[test]
+fn an_index_of_schema_1_is_upgraded_in_place() {
+    let t = sample_project();
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    {
+        let db = rusqlite::Connection::open(t.path().join(".vecgrep/index.db")).unwrap();
+        db.execute_batch("DROP TABLE chunks_fts; UPDATE meta SET value = '1' WHERE key = 'schema';").unwrap();
+    }
+    // Reading an old index asks for vg-index rather than guessing.
+    let o = query(&t, &["--no-index", "--mode", "lexical", "retry"]);
+    assert_code(&o, 2);
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert_code(&o, 0);
+    assert_eq!(summary(&o)["embedded"], 0, "the upgrade embeds nothing again");
+    assert!(!stderr(&o).contains("rebuilding"), "{}", stderr(&o));
+    assert_eq!(files(&query(&t, &["--no-index", "--mode", "lexical", "retry"])), ["src/upload.py"]);
+}
+
+#[test]
+fn the_query_model_cache_is_built_once_and_gives_the_same_vectors() {
+    let t = sample_project();
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    let cache = tempfile::tempdir().unwrap();
+    let scores = |cache_home: &std::path::Path| {
+        let o = run(t.cmd("vg-query", ".").env("XDG_CACHE_HOME", cache_home).args([
+            "--no-index",
+            "--mode",
+            "semantic",
+            "--threshold",
+            "-1",
+            "retry an upload",
+        ]));
+        assert_code(&o, 0);
+        records(&o).iter().map(|r| r["score"].as_f64().unwrap()).collect::<Vec<_>>()
+    };
+    let first = scores(cache.path());
+    let built: Vec<_> = std::fs::read_dir(cache.path().join("vecgrep")).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(built.len(), 1, "{built:?}");
+    assert!(built[0].to_str().unwrap().ends_with(".ort"));
+    let cached = scores(cache.path());
+    // An unusable cache directory falls back to loading the model directly.
+    let no_cache = scores(&t.path().join("src/upload.py"));
+    for other in [&cached, &no_cache] {
+        assert_eq!(first.len(), other.len());
+        assert!(first.iter().zip(other).all(|(a, b)| (a - b).abs() < 1e-4), "{first:?} vs {other:?}");
+    }
+}
