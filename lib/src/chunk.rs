@@ -7,6 +7,10 @@
 //! the sizes, no chunk is allowed past the model's input window: a chunk
 //! whose tokens do not fit is split again, by lines, then by characters.
 
+/// Version of what a chunk is embedded as; a change rebuilds every index.
+/// 1: the chunk's text. 2: its `contexts` line, a newline, then its text.
+pub const FORMAT: u32 = 2;
+
 /// One piece of a file, with 1-based inclusive line numbers.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Chunk {
@@ -56,6 +60,137 @@ pub fn chunk_text(text: &str, size: usize, overlap: usize, fits: &dyn Fn(&str) -
         start = next;
     }
     out
+}
+
+/// What each chunk is embedded and word-indexed with besides its own text:
+/// the file's path and the definitions that enclose the chunk's first line
+/// (`class Handler(...): > def emit(self, record):`), one line per chunk.
+/// A chunk from the middle of a function otherwise has no idea which
+/// function, class or file it belongs to; the shown text is unchanged.
+///
+/// Enclosure is read from indentation, which works across languages for
+/// code laid out the usual way: a definition line (see `is_definition`)
+/// encloses the lines below it that are indented deeper than it.
+pub fn contexts(path: &str, text: &str, chunks: &[Chunk]) -> Vec<String> {
+    let lines: Vec<&str> = text.split('\n').collect();
+    // Definitions enclosing the line being looked at: (indent, signature).
+    let mut stack: Vec<(usize, String)> = Vec::new();
+    let mut next_line = 0; // 0-based: lines before it are in the stack
+    let mut out = Vec::with_capacity(chunks.len());
+    for chunk in chunks {
+        let first = chunk.start_line.saturating_sub(1).min(lines.len());
+        // Chunks start in order, except that a long line's pieces share one.
+        while next_line < first {
+            push_line(&mut stack, lines[next_line]);
+            next_line += 1;
+        }
+        let indent = lines.get(first).map_or(0, |l| indent_of(l));
+        let enclosing: Vec<&str> = stack.iter().filter(|(d, _)| *d < indent).map(|(_, sig)| sig.as_str()).collect();
+        let mut context = path.to_string();
+        if !enclosing.is_empty() {
+            context.push_str(": ");
+            context.push_str(&enclosing.join(" > "));
+        }
+        out.push(context);
+    }
+    out
+}
+
+/// Longest signature kept in a context, in characters.
+const MAX_SIGNATURE_CHARS: usize = 120;
+
+fn push_line(stack: &mut Vec<(usize, String)>, line: &str) {
+    let line = line.strip_suffix('\r').unwrap_or(line);
+    if is_blank(line) {
+        return;
+    }
+    let indent = indent_of(line);
+    let trimmed = line.trim();
+    // Closing brackets and comments say nothing about nesting.
+    if trimmed.starts_with(['}', ')', ']', '#', '/', '*', '@']) && !is_definition(trimmed) {
+        return;
+    }
+    while stack.last().is_some_and(|(d, _)| *d >= indent) {
+        stack.pop();
+    }
+    if is_definition(trimmed) {
+        let signature: String =
+            trimmed.trim_end_matches(['{', ':']).trim_end().chars().take(MAX_SIGNATURE_CHARS).collect();
+        stack.push((indent, signature));
+    }
+}
+
+fn indent_of(line: &str) -> usize {
+    line.chars().take_while(|c| c.is_whitespace()).map(|c| if c == '\t' { 4 } else { 1 }).sum()
+}
+
+/// Whether a trimmed line starts a definition in one of the common
+/// languages: `def`, `class`, `fn`, `impl`, `func`, `function`, `struct`, …,
+/// after any modifiers (`pub(crate)`, `async`, `export`, `static`, …).
+pub fn is_definition(trimmed: &str) -> bool {
+    const MODIFIERS: &[&str] = &[
+        "pub",
+        "export",
+        "default",
+        "async",
+        "static",
+        "public",
+        "private",
+        "protected",
+        "internal",
+        "final",
+        "abstract",
+        "unsafe",
+        "const",
+        "extern",
+        "override",
+        "virtual",
+        "inline",
+        "sealed",
+        "open",
+        "data",
+        "suspend",
+    ];
+    const KEYWORDS: &[&str] = &[
+        "def",
+        "class",
+        "fn",
+        "func",
+        "function",
+        "impl",
+        "struct",
+        "enum",
+        "trait",
+        "interface",
+        "mod",
+        "module",
+        "namespace",
+        "macro_rules!",
+        "object",
+        "record",
+        "union",
+    ];
+    let mut rest = trimmed;
+    loop {
+        let word_end = rest.find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '!')).unwrap_or(rest.len());
+        let word = &rest[..word_end];
+        if KEYWORDS.contains(&word) {
+            // A keyword must be followed by a name or the definition's syntax, not be a call or a field.
+            let after = rest[word_end..].chars().next();
+            return after.is_some_and(|c| c == ' ' || c == '<' || c == '(' && (word == "fn" || word == "func"))
+                || (word == "func" && after == Some('('));
+        }
+        if !MODIFIERS.contains(&word) || word.is_empty() {
+            return false;
+        }
+        rest = rest[word_end..].trim_start();
+        // `pub(crate)`, `extern "C"`
+        if let Some(inner) = rest.strip_prefix('(') {
+            rest = inner.split_once(')').map_or("", |(_, r)| r).trim_start();
+        } else if let Some(inner) = rest.strip_prefix('"') {
+            rest = inner.split_once('"').map_or("", |(_, r)| r).trim_start();
+        }
+    }
 }
 
 fn char_len(s: &str) -> usize {
@@ -166,6 +301,56 @@ mod tests {
         assert!(chunk_text("\n\n  \n", 100, 10, &always).is_empty());
         let chunks = chunk_text("\n\nfn a() {}\n\n", 100, 10, &always);
         assert_eq!(chunks, vec![Chunk { start_line: 3, end_line: 3, text: "fn a() {}".into() }]);
+    }
+
+    #[test]
+    fn definitions_are_recognised_across_languages() {
+        for yes in [
+            "def emit(self, record):",
+            "async def run():",
+            "class Handler(Filterer):",
+            "pub(crate) fn walk<'a>(root: &Path) -> Result<()> {",
+            "pub async unsafe fn go() {}",
+            "impl<T> Store for Vec<T> {",
+            "impl Store {",
+            "extern \"C\" fn cb() {}",
+            "func (s *Server) Serve() error {",
+            "func main() {",
+            "export default function App() {",
+            "public static class Builder {",
+            "interface Shape {",
+            "macro_rules! try_opt {",
+        ] {
+            assert!(is_definition(yes), "{yes}");
+        }
+        for no in [
+            "return fn_ptr(x)",
+            "self.class = 3",
+            "let def = 1;",
+            "print(\"def x\")",
+            "classify(x)",
+            "structure = {}",
+            "",
+        ] {
+            assert!(!is_definition(no), "{no}");
+        }
+    }
+
+    #[test]
+    fn contexts_name_the_path_and_enclosing_definitions() {
+        let py = "import os\n\nclass Handler(Filterer):\n    level = 0\n\n    def emit(self, record):\n        if record:\n            # note\n            write(record)\n\n    def flush(self):\n        pass\n\ndef top():\n    return 1\n";
+        let chunk = |a: usize, b: usize| Chunk { start_line: a, end_line: b, text: String::new() };
+        let got = contexts("pkg/log.py", py, &[chunk(1, 2), chunk(4, 4), chunk(7, 9), chunk(12, 12), chunk(15, 15)]);
+        assert_eq!(got[0], "pkg/log.py");
+        assert_eq!(got[1], "pkg/log.py: class Handler(Filterer)");
+        assert_eq!(got[2], "pkg/log.py: class Handler(Filterer) > def emit(self, record)");
+        assert_eq!(got[3], "pkg/log.py: class Handler(Filterer) > def flush(self)");
+        assert_eq!(got[4], "pkg/log.py: def top()");
+        let rs = "impl Store {\n    pub fn open() -> Self {\n        let x = 1;\n    }\n\n    fn close(&self) {\n        drop(self);\n    }\n}\n\nfn free() {}\n";
+        let got = contexts("src/store.rs", rs, &[chunk(3, 3), chunk(7, 7), chunk(11, 11)]);
+        assert_eq!(got[0], "src/store.rs: impl Store > pub fn open() -> Self");
+        assert_eq!(got[1], "src/store.rs: impl Store > fn close(&self)");
+        assert_eq!(got[2], "src/store.rs");
     }
 
     #[test]

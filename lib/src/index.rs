@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 
-use crate::chunk::{chunk_text, Chunk};
+use crate::chunk::{self, chunk_text, Chunk};
 use crate::config::ResolvedConfig;
 use crate::embed::{Embedder, MAX_TOKENS};
 use crate::root::{is_under, AdmittedPath, ProjectRoot};
@@ -28,13 +28,16 @@ const EMBED_BATCH: usize = 1;
 const WRITE_BATCH_CHUNKS: usize = 256;
 
 /// The embedder, loaded only when something needs embedding.
+/// Loads an embedder; Send so that a server's indexer thread can own one.
+pub type EmbedderLoader = Box<dyn FnOnce() -> Result<Box<dyn Embedder>> + Send>;
+
 pub struct LazyEmbedder {
-    loader: Option<Box<dyn FnOnce() -> Result<Box<dyn Embedder>>>>,
+    loader: Option<EmbedderLoader>,
     loaded: Option<Box<dyn Embedder>>,
 }
 
 impl LazyEmbedder {
-    pub fn new(loader: impl FnOnce() -> Result<Box<dyn Embedder>> + 'static) -> Self {
+    pub fn new(loader: impl FnOnce() -> Result<Box<dyn Embedder>> + Send + 'static) -> Self {
         LazyEmbedder { loader: Some(Box::new(loader)), loaded: None }
     }
 
@@ -80,6 +83,11 @@ pub trait IndexObserver {
     fn file(&mut self, rel: &str, outcome: FileOutcome, chunks: u64);
     /// `done` of `total` files needing work processed, `chunks` embedded so far.
     fn progress(&mut self, done: usize, total: usize, chunks: u64);
+    /// Whether to stop after the file in hand (a server shutting down). What
+    /// was done so far is committed; the next run continues from there.
+    fn cancelled(&self) -> bool {
+        false
+    }
 }
 
 /// Totals of one run; the `summary` record.
@@ -123,6 +131,7 @@ impl IndexRequest<'_> {
             model: self.config.embedder_model.clone(),
             chunk_size: self.config.chunk_size,
             chunk_overlap: self.config.chunk_overlap,
+            chunk_format: chunk::FORMAT,
         }
     }
 }
@@ -131,11 +140,14 @@ impl IndexRequest<'_> {
 pub type WalkedSet = HashSet<String>;
 
 /// Bring the index of `req.root` up to date for `req.paths`.
-pub fn run(req: &IndexRequest<'_>, embedder: &mut LazyEmbedder, obs: &mut dyn IndexObserver) -> Result<(IndexSummary, WalkedSet)> {
+pub fn run(
+    req: &IndexRequest<'_>,
+    embedder: &mut LazyEmbedder,
+    obs: &mut dyn IndexObserver,
+) -> Result<(IndexSummary, WalkedSet)> {
     let started = Instant::now();
-    let _lock = store::lock_for_writing(req.root, &mut || {
-        obs.note("waiting for another index run on this project to finish")
-    })?;
+    let _lock =
+        store::lock_for_writing(req.root, &mut || obs.note("waiting for another index run on this project to finish"))?;
     let mut store = Store::open_for_writing(req.root, &mut |m| obs.note(m))?;
     let mut summary = IndexSummary::default();
 
@@ -232,6 +244,9 @@ pub fn run(req: &IndexRequest<'_>, embedder: &mut LazyEmbedder, obs: &mut dyn In
     let mut batch = Batch::default();
     let total = work.len();
     for (i, f) in work.into_iter().enumerate() {
+        if obs.cancelled() {
+            break;
+        }
         let previous = stored.get(&f.rel);
         match prepare_file(f, previous, req.config, embedder)? {
             Prepared::Skip(reason) => {
@@ -284,6 +299,12 @@ fn describe_change(have: &IndexMeta, wanted: &IndexMeta) -> String {
     }
     if have.chunk_overlap != wanted.chunk_overlap {
         changes.push(format!("chunk_overlap {} -> {}", have.chunk_overlap, wanted.chunk_overlap));
+    }
+    if have.chunk_format != wanted.chunk_format {
+        changes.push(format!(
+            "this version embeds chunks differently (chunk format {} -> {})",
+            have.chunk_format, wanted.chunk_format
+        ));
     }
     changes.join(", ")
 }
@@ -346,25 +367,28 @@ fn prepare_file(
         let model = embedder.get()?;
         chunks = chunk_text(&text, config.chunk_size, config.chunk_overlap, &|t| model.count_tokens(t) <= MAX_TOKENS);
     }
-    let vectors = embed_chunks(embedder, &chunks).with_context(|| format!("embedding {}", f.rel))?;
+    let contexts = chunk::contexts(&f.rel, &text, &chunks);
+    let embedded: Vec<String> = chunks.iter().zip(&contexts).map(|(c, ctx)| format!("{ctx}\n{}", c.text)).collect();
+    let vectors = embed_chunks(embedder, &embedded).with_context(|| format!("embedding {}", f.rel))?;
     Ok(Prepared::Write(FileWrite {
         rel: f.rel.clone(),
         state,
         chunks: chunks.into_iter().zip(vectors.into_iter().map(Some)).collect(),
+        contexts,
     }))
 }
 
 /// Embed chunks in small batches of similar length, returning vectors in chunk order.
-fn embed_chunks(embedder: &mut LazyEmbedder, chunks: &[Chunk]) -> Result<Vec<Vec<f32>>> {
+fn embed_chunks(embedder: &mut LazyEmbedder, chunks: &[String]) -> Result<Vec<Vec<f32>>> {
     if chunks.is_empty() {
         return Ok(Vec::new());
     }
     let model = embedder.get()?;
     let mut order: Vec<usize> = (0..chunks.len()).collect();
-    order.sort_by_key(|&i| chunks[i].text.len());
+    order.sort_by_key(|&i| chunks[i].len());
     let mut out: HashMap<usize, Vec<f32>> = HashMap::with_capacity(chunks.len());
     for group in order.chunks(EMBED_BATCH) {
-        let texts: Vec<&str> = group.iter().map(|&i| chunks[i].text.as_str()).collect();
+        let texts: Vec<&str> = group.iter().map(|&i| chunks[i].as_str()).collect();
         for (&i, v) in group.iter().zip(model.embed(&texts)?) {
             out.insert(i, v);
         }
@@ -377,6 +401,7 @@ pub fn clear_cache(root: &ProjectRoot, obs: &mut dyn IndexObserver) -> Result<()
     if !root.data_dir().is_dir() {
         return Ok(());
     }
-    let _lock = store::lock_for_writing(root, &mut || obs.note("waiting for another index run on this project to finish"))?;
+    let _lock =
+        store::lock_for_writing(root, &mut || obs.note("waiting for another index run on this project to finish"))?;
     store::clear(root)
 }

@@ -20,9 +20,8 @@ use crate::embed::vector_to_blob;
 use crate::lexical;
 use crate::root::ProjectRoot;
 
-/// Bumped when the tables change shape. An index of schema 1 is upgraded in
-/// place (its full-text table is built from the stored chunk text, nothing
-/// is embedded again); one of any other schema is rebuilt.
+/// Bumped when the tables change shape; an index of another schema is
+/// rebuilt. 2: the full-text table `chunks_fts`.
 pub const SCHEMA_VERSION: i64 = 2;
 
 const SCHEMA: &str = "
@@ -60,6 +59,9 @@ pub struct IndexMeta {
     pub model: String,
     pub chunk_size: usize,
     pub chunk_overlap: usize,
+    /// How chunks are turned into what is embedded (`chunk::FORMAT`);
+    /// indexes from before it was recorded have format 1.
+    pub chunk_format: u32,
 }
 
 /// What the index knows about one file.
@@ -84,6 +86,8 @@ pub struct FileWrite {
     pub state: FileState,
     /// Each chunk with its vector, or None for a hole.
     pub chunks: Vec<(Chunk, Option<Vec<f32>>)>,
+    /// Each chunk's context line (`chunk::contexts`), indexed with its words.
+    pub contexts: Vec<String>,
 }
 
 /// The spec's IndexStats.
@@ -219,7 +223,9 @@ impl Store {
             Ok(store) => Ok(store),
             Err(e) => {
                 let cause = match e.downcast_ref::<StoreError>() {
-                    Some(StoreError::OtherSchema { found, .. }) => format!("it was built with schema {found}"),
+                    Some(StoreError::OtherSchema { found, .. }) => {
+                        format!("it was built with schema {found}")
+                    }
                     Some(StoreError::Damaged { cause, .. }) => format!("it is damaged: {cause}"),
                     _ => return Err(e),
                 };
@@ -243,9 +249,6 @@ impl Store {
             .map_err(damaged)?
             > 0;
         if has_meta {
-            if store.schema()?.as_deref() == Some("1") {
-                store.upgrade_from_1().map_err(damaged)?;
-            }
             store.check_schema()?;
         } else {
             store.conn.execute_batch(SCHEMA).map_err(damaged)?;
@@ -266,8 +269,9 @@ impl Store {
             return Err(StoreError::Missing(path).into());
         }
         // Read-write open (not SQLITE_OPEN_READ_ONLY) so WAL recovery can run if a writer was killed.
-        let conn = Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)
-            .with_context(|| format!("cannot open {}", path.display()))?;
+        let conn =
+            Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+                .with_context(|| format!("cannot open {}", path.display()))?;
         configure(&conn)?;
         let store = Store { conn, path };
         store.check_schema()?;
@@ -281,28 +285,14 @@ impl Store {
             .map_err(|e| self.damaged(e))
     }
 
-    /// Schema 1 → 2: build the full-text table from the chunks already stored.
-    fn upgrade_from_1(&self) -> rusqlite::Result<()> {
-        let tx = self.conn.unchecked_transaction()?;
-        tx.execute_batch(SCHEMA_FTS)?;
-        {
-            let mut read = tx.prepare("SELECT id, text FROM chunks")?;
-            let mut add = tx.prepare("INSERT INTO chunks_fts (rowid, terms) VALUES (?1, ?2)")?;
-            let mut rows = read.query([])?;
-            while let Some(row) = rows.next()? {
-                let text: String = row.get(1)?;
-                add.execute(params![row.get::<_, i64>(0)?, lexical::terms(&text)])?;
-            }
-        }
-        tx.execute("UPDATE meta SET value = ?1 WHERE key = 'schema'", [SCHEMA_VERSION.to_string()])?;
-        tx.commit()
-    }
-
     fn check_schema(&self) -> Result<()> {
         let found = self.schema()?;
         match found {
             Some(v) if v == SCHEMA_VERSION.to_string() => Ok(()),
-            other => Err(StoreError::OtherSchema { path: self.path.clone(), found: other.unwrap_or_else(|| "none".into()) }.into()),
+            other => {
+                Err(StoreError::OtherSchema { path: self.path.clone(), found: other.unwrap_or_else(|| "none".into()) }
+                    .into())
+            }
         }
     }
 
@@ -326,13 +316,15 @@ impl Store {
                 .optional()
                 .map_err(|e| self.damaged(e))
         };
-        let (Some(model), Some(size), Some(overlap)) = (get("model")?, get("chunk_size")?, get("chunk_overlap")?) else {
+        let (Some(model), Some(size), Some(overlap)) = (get("model")?, get("chunk_size")?, get("chunk_overlap")?)
+        else {
             return Ok(None);
         };
         Ok(Some(IndexMeta {
             model,
             chunk_size: size.parse().unwrap_or(0),
             chunk_overlap: overlap.parse().unwrap_or(0),
+            chunk_format: get("chunk_format")?.and_then(|f| f.parse().ok()).unwrap_or(1),
         }))
     }
 
@@ -346,6 +338,7 @@ impl Store {
             ("model", meta.model.clone()),
             ("chunk_size", meta.chunk_size.to_string()),
             ("chunk_overlap", meta.chunk_overlap.to_string()),
+            ("chunk_format", meta.chunk_format.to_string()),
         ] {
             tx.execute("INSERT OR REPLACE INTO meta VALUES (?1, ?2)", params![k, v])?;
         }
@@ -376,7 +369,12 @@ impl Store {
 
     /// Apply one batch in a single transaction: new content for some files,
     /// new stat data for files whose content did not change, and removals.
-    pub fn write_batch(&mut self, writes: &[FileWrite], touches: &[(String, FileState)], removals: &[String]) -> Result<()> {
+    pub fn write_batch(
+        &mut self,
+        writes: &[FileWrite],
+        touches: &[(String, FileState)],
+        removals: &[String],
+    ) -> Result<()> {
         let tx = self.conn.transaction()?;
         {
             let mut forget_words = tx.prepare_cached(
@@ -397,7 +395,8 @@ impl Store {
             let mut drop_chunks = tx.prepare_cached("DELETE FROM chunks WHERE file_id = ?1")?;
             let mut add_words = tx.prepare_cached("INSERT INTO chunks_fts (rowid, terms) VALUES (?1, ?2)")?;
             let mut update = tx.prepare_cached("UPDATE files SET size = ?2, mtime_ns = ?3, hash = ?4 WHERE id = ?1")?;
-            let mut insert = tx.prepare_cached("INSERT INTO files (path, size, mtime_ns, hash) VALUES (?1, ?2, ?3, ?4)")?;
+            let mut insert =
+                tx.prepare_cached("INSERT INTO files (path, size, mtime_ns, hash) VALUES (?1, ?2, ?3, ?4)")?;
             let mut add_chunk = tx.prepare_cached(
                 "INSERT INTO chunks (file_id, start_line, end_line, text, embedding) VALUES (?1, ?2, ?3, ?4, ?5)",
             )?;
@@ -415,10 +414,15 @@ impl Store {
                         tx.last_insert_rowid()
                     }
                 };
-                for (chunk, vector) in &w.chunks {
+                for (i, (chunk, vector)) in w.chunks.iter().enumerate() {
                     let blob = vector.as_deref().map(vector_to_blob);
                     add_chunk.execute(params![id, chunk.start_line as i64, chunk.end_line as i64, chunk.text, blob])?;
-                    add_words.execute(params![tx.last_insert_rowid(), lexical::terms(&chunk.text)])?;
+                    let mut words = lexical::terms(&chunk.text);
+                    if let Some(context) = w.contexts.get(i) {
+                        words.push(' ');
+                        words.push_str(&lexical::terms(context));
+                    }
+                    add_words.execute(params![tx.last_insert_rowid(), words])?;
                 }
             }
         }
