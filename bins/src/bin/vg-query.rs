@@ -4,10 +4,14 @@ use std::collections::HashSet;
 use std::io::Write;
 use std::process::ExitCode;
 
+use vecgrep::embed::Embedder;
 use vecgrep::index::{self, IndexRequest};
 use vecgrep::records::{write_record, HitRecord};
 use vecgrep::store::{Scope, Store};
-use vecgrep_bins::app::{cli_config, join_embedder, lazy_embedder, preload_query_embedder, resolve, run_main, CliObserver, EXIT_ERROR, EXIT_FOUND, EXIT_NOT_FOUND};
+use vecgrep_bins::app::{
+    cli_config, join_embedder, lazy_embedder, preload_query_embedder, resolve, run_main, CliObserver, Invocation,
+    EXIT_ERROR, EXIT_FOUND, EXIT_NOT_FOUND,
+};
 use vecgrep_bins::cli::QueryCli;
 
 const TOOL: &str = "vg-query";
@@ -16,9 +20,32 @@ fn main() -> ExitCode {
     let cli = vecgrep_bins::app::parse_args::<QueryCli>("vg-query");
     run_main(TOOL, || {
         let query = vecgrep::search::check_query(&cli.query)?.to_string();
-        let inv = resolve(TOOL, &cli.paths, cli.skip_outside_root, cli_config(Some(&cli.search), &cli.index, &cli.walk, cli.quiet))?;
+        let inv = resolve(
+            TOOL,
+            &cli.paths,
+            cli.skip_outside_root,
+            cli_config(Some(&cli.search), &cli.index, &cli.walk, cli.quiet),
+        )?;
         let mode = inv.config.mode;
-        let query_embedder = vecgrep::search::needs_embedder(mode).then(|| preload_query_embedder(&inv.config));
+        let mut query_embedder = vecgrep::search::needs_embedder(mode).then(|| preload_query_embedder(&inv.config));
+        let result = search(&cli, &inv, &query, &mut query_embedder);
+        // The model may still be loading when the search fails early; a
+        // process that exits under a loading ONNX Runtime can crash.
+        if let Some(loading) = query_embedder.take() {
+            let _ = loading.join();
+        }
+        result
+    })
+}
+
+fn search(
+    cli: &QueryCli,
+    inv: &Invocation,
+    query: &str,
+    query_embedder: &mut Option<std::thread::JoinHandle<anyhow::Result<Box<dyn Embedder>>>>,
+) -> anyhow::Result<u8> {
+    {
+        let mode = inv.config.mode;
         let mut embedder = lazy_embedder(&inv.config);
         let walk = cli.walk.to_options(inv.config.max_filesize);
         let filtered = walk.is_filtered();
@@ -47,18 +74,19 @@ fn main() -> ExitCode {
             errors = summary.errors;
             walked = Some(set);
         } else if filtered {
-            walked = Some(vecgrep::walk::walk(&inv.root, &inv.paths, &walk)?.files.into_iter().map(|f| f.rel).collect());
+            walked =
+                Some(vecgrep::walk::walk(&inv.root, &inv.paths, &walk)?.files.into_iter().map(|f| f.rel).collect());
         }
         let store = Store::open_for_reading(&inv.root)?;
         let scope = Scope {
             prefixes: if cli.no_scope { Vec::new() } else { inv.paths.iter().map(|p| p.rel.clone()).collect() },
             files: if filtered && !cli.no_scope { walked } else { None },
         };
-        let mut query_embedder = query_embedder.map(join_embedder).transpose()?;
+        let mut query_embedder = query_embedder.take().map(join_embedder).transpose()?;
         let hits = vecgrep::search::search(
             &store,
             query_embedder.as_mut().map(|e| &mut **e as &mut dyn vecgrep::embed::Embedder),
-            &query,
+            query,
             mode,
             &scope,
             inv.config.top_k,
@@ -67,7 +95,7 @@ fn main() -> ExitCode {
         let mut out = std::io::stdout().lock();
         let found = !hits.is_empty();
         for hit in hits {
-            write_record(&mut out, &HitRecord::new(&inv.root, hit, &query))?;
+            write_record(&mut out, &HitRecord::new(&inv.root, hit, query))?;
         }
         out.flush()?;
         Ok(if errors > 0 {
@@ -77,5 +105,5 @@ fn main() -> ExitCode {
         } else {
             EXIT_NOT_FOUND
         })
-    })
+    }
 }
