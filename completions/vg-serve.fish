@@ -1,2 +1,28 @@
+complete -c vg-serve -l bind -d 'Address to listen on; anything but a loopback address exposes your code to the network' -r
+complete -c vg-serve -s p -l port -d 'Port to listen on; 0 picks a free one' -r
+complete -c vg-serve -l token -d 'Require `Authorization: Bearer TOKEN` on every request [env: VECGREP_TOKEN]' -r
+complete -c vg-serve -l refresh -d 'Seconds between checks for changed files' -r
+complete -c vg-serve -l workers -d 'Requests answered at once (one per open connection)' -r
+complete -c vg-serve -s k -l top-k -d 'Return at most NUM results [config: top_k; default: 10]' -r
+complete -c vg-serve -l threshold -d 'Drop results scoring below NUM (cosine similarity, -1 to 1) [config: threshold; default: 0.3]' -r
+complete -c vg-serve -l mode -d 'Rank by meaning (semantic), by words (lexical, BM25; no model is loaded) or both fused (hybrid). In semantic and hybrid mode the score is the cosine similarity; in lexical mode it is BM25 mapped onto 0..1 [config: mode; default: hybrid]' -r -f -a "semantic\t''
+lexical\t''
+hybrid\t''"
+complete -c vg-serve -l chunk-size -d 'Characters per chunk; chunks end at line boundaries and never exceed the model\'s 256-token window [config: chunk_size; default: 500]' -r
+complete -c vg-serve -l chunk-overlap -d 'Characters of whole lines repeated from the end of one chunk at the start of the next [config: chunk_overlap; default: 100]' -r
+complete -c vg-serve -l index-warn-threshold -d 'Ask before indexing more than NUM new or changed files, when on a terminal; 0 never asks [config: index_warn_threshold; default: 1000]' -r
+complete -c vg-serve -l embedder-model -d 'Embedding model [config: embedder_model; default: all-MiniLM-L6-v2]' -r
+complete -c vg-serve -s t -l type -d 'Only index and search files of TYPE (e.g. rust, py, js); repeatable. See `rg --type-list`' -r
+complete -c vg-serve -s T -l type-not -d 'Leave out files of TYPE; repeatable' -r
+complete -c vg-serve -s g -l glob -d 'Include files matching GLOB, or exclude them with a leading \'!\'; repeatable' -r
+complete -c vg-serve -l max-depth -d 'Descend at most NUM directories below each path' -r
+complete -c vg-serve -l ignore-file -d 'Also read ignore rules from PATH (gitignore syntax); repeatable' -r -F
+complete -c vg-serve -l max-filesize -d 'Skip files larger than NUM bytes [config: max_filesize; default: 1048576]' -r
+complete -c vg-serve -l full-index -d 'Index PATHS completely before listening [config: full_index; default: false]'
+complete -c vg-serve -l skip-outside-root -d 'Skip PATHS outside the project root instead of failing'
+complete -c vg-serve -s q -l quiet -d 'No notes on stderr; errors and the listening URL are still printed [config: quiet]'
+complete -c vg-serve -s L -l follow -d 'Follow symbolic links (targets outside the project root are still skipped)'
+complete -c vg-serve -l hidden -d 'Include hidden files and directories'
+complete -c vg-serve -l no-ignore -d 'Do not respect .gitignore, .ignore or .vecgrepignore files'
 complete -c vg-serve -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c vg-serve -s V -l version -d 'Print version'

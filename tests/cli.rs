@@ -12,3 +12,4 @@ mod modes;
 mod porcelain;
 mod query;
 mod root;
+mod serve;

@@ -92,6 +92,16 @@ struct StrictStats {
     chunk_overlap: Option<u64>,
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct StrictListening {
+    r#type: String,
+    v: u32,
+    listening: String,
+    root: String,
+}
+
 /// Check one record against its strict definition; returns its type.
 fn check(record: &Value) -> String {
     assert_eq!(record["v"], 1, "{record}");
@@ -104,6 +114,7 @@ fn check(record: &Value) -> String {
         "skip" => serde_json::from_value::<StrictSkip>(r).map(|_| ()),
         "summary" => serde_json::from_value::<StrictSummary>(r).map(|_| ()),
         "stats" => serde_json::from_value::<StrictStats>(r).map(|_| ()),
+        "listening" => serde_json::from_value::<StrictListening>(r).map(|_| ()),
         other => panic!("record type {other} is not in the contract"),
     };
     result.unwrap_or_else(|e| panic!("{kind} record does not match the contract: {e}\n{record}"));
@@ -114,7 +125,7 @@ fn check(record: &Value) -> String {
 fn golden_samples_follow_the_contract() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../spec/samples");
     let mut kinds = std::collections::BTreeSet::new();
-    for name in ["hits.ndjson", "index.ndjson", "root.ndjson", "stats.ndjson"] {
+    for name in ["hits.ndjson", "index.ndjson", "root.ndjson", "stats.ndjson", "listening.ndjson"] {
         let text = read(&dir.join(name));
         assert!(!text.trim().is_empty(), "{name} is empty");
         for (i, line) in text.lines().enumerate() {
@@ -126,7 +137,7 @@ fn golden_samples_follow_the_contract() {
         }
     }
     let expected: std::collections::BTreeSet<String> =
-        ["hit", "root", "file", "skip", "summary", "stats"].into_iter().map(String::from).collect();
+        ["hit", "root", "file", "skip", "summary", "stats", "listening"].into_iter().map(String::from).collect();
     assert_eq!(kinds, expected, "every record type has a sample");
 }
 
@@ -146,5 +157,12 @@ fn the_tools_write_what_the_contract_says() {
             seen.insert(check(&r));
         }
     }
-    assert_eq!(seen.len(), 6, "{seen:?}");
+    // vg-serve's first line.
+    let mut server = t.cmd("vg-serve", ".").stdout(std::process::Stdio::piped()).spawn().unwrap();
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(server.stdout.take().unwrap()), &mut first).unwrap();
+    let _ = server.kill();
+    let _ = server.wait();
+    seen.insert(check(&serde_json::from_str(&first).unwrap()));
+    assert_eq!(seen.len(), 7, "{seen:?}");
 }

@@ -262,14 +262,51 @@ pub struct FormatCli {
 #[command(
     name = "vg-serve",
     version,
-    about = "Serve vecgrep searches over HTTP (not yet available)",
-    long_about = "Serve vecgrep searches over HTTP.\n\nNot yet available in this version: it will keep the model and index warm and answer GET /search?q=... with the same NDJSON hit records as vg-query. Running it now prints this help's first line as an error and exits 2.",
-    after_help = "Examples (once available):\n  vg-serve src/\n  curl -s 'http://127.0.0.1:PORT/search?q=error+handling&k=5'"
+    about = "Serve vecgrep searches over HTTP from a warm model and index",
+    long_about = "Serve vecgrep searches over HTTP from a warm model and index.\n\nvg-serve loads the model once and answers GET /search?q=QUERY[&k=NUM][&threshold=NUM][&mode=MODE] with the same NDJSON hit records as vg-query. It serves at once while a background thread indexes PATHS (default: the current directory), and keeps watching them: a file changed, added or deleted is searchable within --refresh seconds. With --full-index (config full_index) it indexes first and listens after.\n\nRoutes: GET /search (200 NDJSON; 400 for a missing q or a bad k, threshold or mode; 500 if the search fails), GET /status (indexing progress as JSON), GET /health. Any other method is 405, any other path 404, and every error body is {\"error\": {\"status\": N, \"message\": \"...\"}}. k is capped at 1000. Request lines over 8 KiB are refused with 414, header blocks over 16 KiB or 100 lines with 431.\n\nIt listens on 127.0.0.1 unless --bind says otherwise, on a free port unless --port says which, and prints the URL on stderr and a {\"type\":\"listening\",\"listening\":URL} record on stdout. SIGINT or SIGTERM stops it with the index consistent.\n\nExit status: 0 after a clean shutdown, 2 on error.",
+    after_help = "Examples:\n  vg-serve src/\n  curl -s 'http://127.0.0.1:PORT/search?q=error+handling&k=5'\n  curl -s http://127.0.0.1:PORT/status\n  VECGREP_TOKEN=s3cret vg-serve --port 8080 --bind 0.0.0.0 .\n  fzf --bind \"change:reload:curl -s 'http://127.0.0.1:PORT/search?q={q}' | vg-format --files\""
 )]
 pub struct ServeCli {
-    /// Directories to serve.
+    /// Directories or files to index and serve (default: the current directory).
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+    /// Address to listen on; anything but a loopback address exposes your code to the network.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1")]
+    pub bind: std::net::IpAddr,
+    /// Port to listen on; 0 picks a free one.
+    #[arg(short = 'p', long, value_name = "PORT", default_value_t = 0)]
+    pub port: u16,
+    /// Require `Authorization: Bearer TOKEN` on every request [env: VECGREP_TOKEN].
+    #[arg(long, value_name = "TOKEN")]
+    pub token: Option<String>,
+    /// Index PATHS completely before listening [config: full_index; default: false].
+    #[arg(long)]
+    pub full_index: bool,
+    /// Seconds between checks for changed files.
+    #[arg(long, value_name = "SECONDS", default_value_t = 2.0, value_parser = parse_refresh)]
+    pub refresh: f64,
+    /// Requests answered at once (one per open connection).
+    #[arg(long, value_name = "NUM", default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub workers: u16,
+    /// Skip PATHS outside the project root instead of failing.
+    #[arg(long)]
+    pub skip_outside_root: bool,
+    /// No notes on stderr; errors and the listening URL are still printed [config: quiet].
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub search: SearchConfigArgs,
+    #[command(flatten)]
+    pub index: IndexConfigArgs,
+    #[command(flatten)]
+    pub walk: WalkArgs,
+}
+
+fn parse_refresh(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && (0.1..=3600.0).contains(&v) => Ok(v),
+        _ => Err(format!("'{s}' is not a number of seconds from 0.1 to 3600")),
+    }
 }
 
 #[derive(Parser, Debug)]

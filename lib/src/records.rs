@@ -99,7 +99,13 @@ pub struct FileRecord {
 
 impl FileRecord {
     pub fn new(rel: &str, outcome: FileOutcome, chunks: u64) -> Self {
-        FileRecord { kind: "file".into(), v: CONTRACT_VERSION, file: rel.into(), status: outcome.as_str().into(), chunks }
+        FileRecord {
+            kind: "file".into(),
+            v: CONTRACT_VERSION,
+            file: rel.into(),
+            status: outcome.as_str().into(),
+            chunks,
+        }
     }
 }
 
@@ -199,6 +205,28 @@ impl StatsRecord {
     }
 }
 
+/// `vg-serve`'s first line on stdout: where it listens, so scripts can find it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ListeningRecord {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub v: u32,
+    /// The base URL, e.g. `http://127.0.0.1:41234`.
+    pub listening: String,
+    pub root: String,
+}
+
+impl ListeningRecord {
+    pub fn new(root: &ProjectRoot, url: &str) -> Self {
+        ListeningRecord {
+            kind: "listening".into(),
+            v: CONTRACT_VERSION,
+            listening: url.to_string(),
+            root: root.path.to_string_lossy().into_owned(),
+        }
+    }
+}
+
 /// Write one record as a line of JSON.
 pub fn write_record<W: Write + ?Sized, T: Serialize>(out: &mut W, record: &T) -> io::Result<()> {
     serde_json::to_writer(&mut *out, record).map_err(io::Error::from)?;
@@ -235,7 +263,8 @@ pub fn parse_hit_line(text: &str, line: usize) -> Result<Option<HitRecord>, Reco
         None | Some("hit") => {}
         Some(_) => return Ok(None),
     }
-    let hit: HitRecord = serde_json::from_value(value).map_err(|e| RecordError::BadHit { line, cause: e.to_string() })?;
+    let hit: HitRecord =
+        serde_json::from_value(value).map_err(|e| RecordError::BadHit { line, cause: e.to_string() })?;
     if hit.start_line == 0 || hit.end_line < hit.start_line {
         return Err(RecordError::BadHit {
             line,

@@ -1,12 +1,82 @@
-//! vg-serve: the HTTP search server. Its definition exists so that help,
-//! man page and completions are in place; the server itself is not built yet.
+//! vg-serve: the HTTP search server over a warm model and index.
 
+use std::io::Write;
+use std::net::SocketAddr;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
 
-use vecgrep_bins::app::run_main;
+use anyhow::{anyhow, Context};
+use vecgrep::embed::Profile;
+use vecgrep::records::{write_record, ListeningRecord};
+use vecgrep::serve::{ServeEvents, ServeSettings, ServeTarget};
+use vecgrep_bins::app::{cli_config, load_embedder, note, resolve, run_main, EXIT_FOUND};
 use vecgrep_bins::cli::ServeCli;
 
+const TOOL: &str = "vg-serve";
+
+/// Reports on stderr (and the listening record on stdout).
+struct Events {
+    quiet: bool,
+    root: vecgrep::root::ProjectRoot,
+}
+
+impl ServeEvents for Events {
+    fn listening(&self, url: &str) {
+        // The URL goes to stderr even when quiet: it is what the user asked for.
+        eprintln!("{TOOL}: listening on {url}");
+        let mut out = std::io::stdout().lock();
+        let _ = write_record(&mut out, &ListeningRecord::new(&self.root, url)).and_then(|()| out.flush());
+    }
+
+    fn note(&self, message: &str) {
+        note(TOOL, self.quiet, message);
+    }
+}
+
 fn main() -> ExitCode {
-    let _cli = vecgrep_bins::app::parse_args::<ServeCli>("vg-serve");
-    run_main("vg-serve", || Err(anyhow::anyhow!("the HTTP server is not available in this version; see vg-serve --help")))
+    let cli = vecgrep_bins::app::parse_args::<ServeCli>(TOOL);
+    run_main(TOOL, || {
+        let mut values = cli_config(Some(&cli.search), &cli.index, &cli.walk, cli.quiet);
+        values.full_index = cli.full_index.then_some(true);
+        let inv = resolve(TOOL, &cli.paths, cli.skip_outside_root, values)?;
+        let token = cli.token.clone().or_else(|| std::env::var("VECGREP_TOKEN").ok()).filter(|t| !t.is_empty());
+        if !cli.bind.is_loopback() {
+            eprintln!(
+                "{TOOL}: warning: listening on {}, which other machines can reach; {}",
+                cli.bind,
+                if token.is_some() {
+                    "requests need the token"
+                } else {
+                    "anyone who can connect can read the code (set --token)"
+                }
+            );
+        }
+        let shutdown = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&shutdown);
+        ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst))
+            .map_err(|e| anyhow!("cannot install the signal handler: {e}"))?;
+        // The model answers queries for as long as the server runs: load the
+        // optimized graph once rather than the fast-starting one.
+        let query_embedder = load_embedder(&inv.config, Profile::Index).context("cannot load the query model")?;
+        let index_config = inv.config.clone();
+        let walk = cli.walk.to_options(inv.config.max_filesize);
+        let events = Arc::new(Events { quiet: inv.config.quiet, root: inv.root.clone() });
+        vecgrep::serve::serve(
+            ServeTarget { root: inv.root, paths: inv.paths, walk, config: inv.config },
+            ServeSettings {
+                addr: SocketAddr::new(cli.bind, cli.port),
+                token,
+                workers: usize::from(cli.workers),
+                refresh: Duration::from_secs_f64(cli.refresh),
+                limits: Default::default(),
+            },
+            query_embedder,
+            Box::new(move || load_embedder(&index_config, Profile::Index)),
+            shutdown,
+            events,
+        )?;
+        Ok(EXIT_FOUND)
+    })
 }

@@ -1,0 +1,414 @@
+//! The HTTP/1.1 that vg-serve speaks: reading a request head within hard
+//! limits, parsing its target, and writing a response.
+//!
+//! We read requests ourselves rather than through tiny_http because the
+//! server must bound what a client can make it hold: tiny_http 0.12 reads
+//! a request line or header of any length into memory. Here the request
+//! line, the header block and the header count are capped (414 / 431), and
+//! a request head must arrive within a deadline.
+
+use std::io::{self, BufRead, Write};
+use std::time::{Duration, Instant};
+
+/// How much of a request head the server accepts.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Bytes in the request line (method, target, version); more is 414.
+    pub request_line: usize,
+    /// Bytes in all header lines together; more is 431.
+    pub header_bytes: usize,
+    /// Number of header lines; more is 431.
+    pub headers: usize,
+    /// Time a client has to send a whole request head.
+    pub head_deadline: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { request_line: 8 * 1024, header_bytes: 16 * 1024, headers: 100, head_deadline: Duration::from_secs(10) }
+    }
+}
+
+/// A request head; vg-serve answers GET only, so bodies are never read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Request {
+    pub method: String,
+    pub target: String,
+    pub version: String,
+    /// Names lowercased.
+    pub headers: Vec<(String, String)>,
+}
+
+impl Request {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+
+    /// Whether the connection may carry another request after this one. A
+    /// request announcing a body is answered and the connection closed, since
+    /// the body is never read.
+    pub fn keep_alive(&self) -> bool {
+        let connection = self.header("connection").map(str::to_ascii_lowercase);
+        let has_body = self.header("content-length").is_some_and(|v| v.trim() != "0")
+            || self.header("transfer-encoding").is_some();
+        if has_body {
+            return false;
+        }
+        match self.version.as_str() {
+            "HTTP/1.1" => connection.as_deref() != Some("close"),
+            _ => connection.as_deref() == Some("keep-alive"),
+        }
+    }
+}
+
+/// Why a request head could not be read.
+#[derive(Debug)]
+pub enum HeadError {
+    /// 414: the request line is longer than the limit.
+    UriTooLong,
+    /// 431: too many header bytes or lines.
+    HeadersTooLarge,
+    /// 400: not HTTP.
+    Malformed(String),
+    /// The connection failed or timed out; nothing can be answered.
+    Io(io::Error),
+}
+
+impl HeadError {
+    /// The status to answer with, if an answer is possible.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            HeadError::UriTooLong => Some(414),
+            HeadError::HeadersTooLarge => Some(431),
+            HeadError::Malformed(_) => Some(400),
+            HeadError::Io(_) => None,
+        }
+    }
+
+    pub fn message(&self) -> String {
+        match self {
+            HeadError::UriTooLong => "the request line is too long".into(),
+            HeadError::HeadersTooLarge => "the request headers are too large".into(),
+            HeadError::Malformed(m) => m.clone(),
+            HeadError::Io(e) => e.to_string(),
+        }
+    }
+}
+
+enum Line {
+    Text(Vec<u8>),
+    TooLong,
+    Eof,
+}
+
+/// One CRLF- (or LF-) terminated line of at most `limit` bytes, without
+/// its terminator. Nothing beyond `limit` is buffered.
+fn read_line(r: &mut impl BufRead, limit: usize, deadline: Instant) -> io::Result<Line> {
+    let mut line = Vec::new();
+    loop {
+        if Instant::now() > deadline {
+            return Err(io::Error::new(io::ErrorKind::TimedOut, "request head not received in time"));
+        }
+        let available = match r.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            // Closed, perhaps mid-line: either way no request came.
+            return Ok(Line::Eof);
+        }
+        match available.iter().position(|&b| b == b'\n') {
+            Some(i) => {
+                if line.len() + i > limit + 1 {
+                    return Ok(Line::TooLong);
+                }
+                line.extend_from_slice(&available[..i]);
+                r.consume(i + 1);
+                if line.last() == Some(&b'\r') {
+                    line.pop();
+                }
+                return Ok(Line::Text(line));
+            }
+            None => {
+                let n = available.len();
+                if line.len() + n > limit + 1 {
+                    return Ok(Line::TooLong);
+                }
+                line.extend_from_slice(available);
+                r.consume(n);
+            }
+        }
+    }
+}
+
+/// Read one request head. Ok(None): the client closed the connection
+/// between requests.
+pub fn read_request(r: &mut impl BufRead, limits: &Limits) -> Result<Option<Request>, HeadError> {
+    let deadline = Instant::now() + limits.head_deadline;
+    // Tolerate blank lines before a request line (RFC 9112, 2.2).
+    let line = loop {
+        match read_line(r, limits.request_line, deadline).map_err(HeadError::Io)? {
+            Line::Eof => return Ok(None),
+            Line::TooLong => return Err(HeadError::UriTooLong),
+            Line::Text(l) if l.is_empty() => continue,
+            Line::Text(l) => break l,
+        }
+    };
+    let line = String::from_utf8(line).map_err(|_| HeadError::Malformed("the request line is not text".into()))?;
+    let mut parts = line.split(' ');
+    let (Some(method), Some(target), Some(version), None) = (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return Err(HeadError::Malformed("malformed request line".into()));
+    };
+    if method.is_empty() || !method.bytes().all(|b| b.is_ascii_alphabetic()) || target.is_empty() {
+        return Err(HeadError::Malformed("malformed request line".into()));
+    }
+    if version != "HTTP/1.1" && version != "HTTP/1.0" {
+        return Err(HeadError::Malformed(format!("unsupported protocol version {version:?}")));
+    }
+    let mut headers = Vec::new();
+    let mut header_bytes = 0;
+    loop {
+        let remaining = limits.header_bytes.saturating_sub(header_bytes);
+        let line = match read_line(r, remaining, deadline).map_err(HeadError::Io)? {
+            Line::Eof => {
+                return Err(HeadError::Io(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "connection closed mid-request",
+                )))
+            }
+            Line::TooLong => return Err(HeadError::HeadersTooLarge),
+            Line::Text(l) => l,
+        };
+        if line.is_empty() {
+            break;
+        }
+        header_bytes += line.len() + 2;
+        if header_bytes > limits.header_bytes || headers.len() >= limits.headers {
+            return Err(HeadError::HeadersTooLarge);
+        }
+        let line = String::from_utf8(line).map_err(|_| HeadError::Malformed("a header is not text".into()))?;
+        let Some((name, value)) = line.split_once(':') else {
+            return Err(HeadError::Malformed("malformed header line".into()));
+        };
+        if name.is_empty() || name.ends_with(|c: char| c.is_whitespace()) {
+            return Err(HeadError::Malformed("malformed header name".into()));
+        }
+        headers.push((name.to_ascii_lowercase(), value.trim().to_string()));
+    }
+    Ok(Some(Request { method: method.to_string(), target: target.to_string(), version: version.to_string(), headers }))
+}
+
+/// A request target split into its decoded path and query parameters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Target {
+    pub path: String,
+    pub params: Vec<(String, String)>,
+}
+
+impl Target {
+    /// The first value of parameter `name`.
+    pub fn param(&self, name: &str) -> Option<&str> {
+        self.params.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+}
+
+/// Parse an origin-form target (`/path?a=b&c=d`): percent-escapes decoded,
+/// `+` in the query read as a space. Err says what is wrong with it.
+pub fn parse_target(target: &str) -> Result<Target, String> {
+    if !target.starts_with('/') {
+        return Err("the request target must be a path starting with '/'".into());
+    }
+    if target.contains('#') {
+        return Err("the request target must not contain a fragment".into());
+    }
+    let (path, query) = match target.split_once('?') {
+        Some((p, q)) => (p, q),
+        None => (target, ""),
+    };
+    let path = percent_decode(path, false)?;
+    let mut params = Vec::new();
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+        params.push((percent_decode(name, true)?, percent_decode(value, true)?));
+    }
+    Ok(Target { path, params })
+}
+
+/// Decode `%XX` escapes (and `+` as a space when `plus_is_space`); the
+/// result must be UTF-8 without control characters other than tab and newline.
+pub fn percent_decode(s: &str, plus_is_space: bool) -> Result<String, String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' => {
+                let hex = bytes.get(i + 1..i + 3).ok_or_else(|| format!("bad percent-encoding in {s:?}"))?;
+                let value = std::str::from_utf8(hex)
+                    .ok()
+                    .and_then(|h| u8::from_str_radix(h, 16).ok())
+                    .filter(|_| hex.iter().all(u8::is_ascii_hexdigit))
+                    .ok_or_else(|| format!("bad percent-encoding in {s:?}"))?;
+                out.push(value);
+                i += 3;
+            }
+            b'+' if plus_is_space => {
+                out.push(b' ');
+                i += 1;
+            }
+            b => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    let text = String::from_utf8(out).map_err(|_| format!("percent-encoding in {s:?} is not UTF-8"))?;
+    if text.chars().any(|c| c.is_control() && c != '\t' && c != '\n') {
+        return Err(format!("control characters in {s:?}"));
+    }
+    Ok(text)
+}
+
+/// A response to write.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Response {
+    pub status: u16,
+    pub content_type: &'static str,
+    pub headers: Vec<(&'static str, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Response {
+    pub fn json(status: u16, value: &serde_json::Value) -> Response {
+        let mut body = serde_json::to_vec(value).unwrap_or_default();
+        body.push(b'\n');
+        Response { status, content_type: "application/json", headers: Vec::new(), body }
+    }
+
+    /// Every error body: `{"error": {"status": N, "message": "..."}}`.
+    pub fn error(status: u16, message: &str) -> Response {
+        Response::json(status, &serde_json::json!({ "error": { "status": status, "message": message } }))
+    }
+
+    pub fn with_header(mut self, name: &'static str, value: impl Into<String>) -> Response {
+        self.headers.push((name, value.into()));
+        self
+    }
+}
+
+/// The reason phrase for the statuses vg-serve uses.
+pub fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        414 => "URI Too Long",
+        431 => "Request Header Fields Too Large",
+        500 => "Internal Server Error",
+        503 => "Service Unavailable",
+        _ => "Unknown",
+    }
+}
+
+/// Write `response` as one HTTP/1.1 message; `with_body` is false for an
+/// answer to HEAD, which has the headers of the body but not the body.
+pub fn write_response(w: &mut impl Write, response: &Response, keep_alive: bool, with_body: bool) -> io::Result<()> {
+    let mut head = format!(
+        "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: {}\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n",
+        response.status,
+        reason(response.status),
+        response.content_type,
+        response.body.len(),
+        if keep_alive { "keep-alive" } else { "close" }
+    );
+    for (name, value) in &response.headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    w.write_all(head.as_bytes())?;
+    if with_body {
+        w.write_all(&response.body)?;
+    }
+    w.flush()
+}
+
+/// Compare two secrets in time that depends on neither's content: both are
+/// hashed first, so not even their lengths leak through timing.
+pub fn secrets_equal(a: &str, b: &str) -> bool {
+    let (x, y) = (blake3::hash(a.as_bytes()), blake3::hash(b.as_bytes()));
+    x.as_bytes().iter().zip(y.as_bytes()).fold(0u8, |acc, (p, q)| acc | (p ^ q)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str) -> Result<Option<Request>, HeadError> {
+        read_request(&mut io::BufReader::new(text.as_bytes()), &Limits::default())
+    }
+
+    #[test]
+    fn reads_a_request_head() {
+        let r = read("GET /search?q=a HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t\r\n\r\n").unwrap().unwrap();
+        assert_eq!(r.method, "GET");
+        assert_eq!(r.target, "/search?q=a");
+        assert_eq!(r.header("authorization"), Some("Bearer t"));
+        assert!(r.keep_alive());
+        assert!(read("").unwrap().is_none());
+        let r = read("GET / HTTP/1.0\r\n\r\n").unwrap().unwrap();
+        assert!(!r.keep_alive());
+        let r = read("POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello").unwrap().unwrap();
+        assert!(!r.keep_alive(), "a body that is not read ends the connection");
+    }
+
+    #[test]
+    fn limits_give_414_and_431() {
+        let long = format!("GET /{} HTTP/1.1\r\n\r\n", "a".repeat(9000));
+        assert_eq!(read(&long).unwrap_err().status(), Some(414));
+        let big = format!("GET / HTTP/1.1\r\nX: {}\r\n\r\n", "a".repeat(17_000));
+        assert_eq!(read(&big).unwrap_err().status(), Some(431));
+        let many: String = (0..101).map(|i| format!("X{i}: y\r\n")).collect();
+        assert_eq!(read(&format!("GET / HTTP/1.1\r\n{many}\r\n")).unwrap_err().status(), Some(431));
+        for bad in
+            ["GET\r\n\r\n", "GET / HTTP/2\r\n\r\n", "G{T / HTTP/1.1\r\n\r\n", "GET / HTTP/1.1\r\nnocolon\r\n\r\n"]
+        {
+            assert_eq!(read(bad).unwrap_err().status(), Some(400), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn parses_targets_and_rejects_bad_escapes() {
+        let t = parse_target("/search?q=retry+upload%21&k=5&flag").unwrap();
+        assert_eq!(t.path, "/search");
+        assert_eq!(t.param("q"), Some("retry upload!"));
+        assert_eq!(t.param("k"), Some("5"));
+        assert_eq!(t.param("flag"), Some(""));
+        assert_eq!(parse_target("/a%20b").unwrap().path, "/a b");
+        for bad in ["/search?q=%zz", "/search?q=%4", "/search?q=%ff", "search", "/x#frag", "/search?q=%00"] {
+            assert!(parse_target(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn secrets_compare_by_content() {
+        assert!(secrets_equal("s3cret", "s3cret"));
+        assert!(!secrets_equal("s3cret", "s3creT"));
+        assert!(!secrets_equal("s3cret", ""));
+    }
+
+    #[test]
+    fn responses_are_well_formed() {
+        let mut out = Vec::new();
+        write_response(&mut out, &Response::error(405, "only GET").with_header("Allow", "GET"), false, true).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.starts_with("HTTP/1.1 405 Method Not Allowed\r\n"), "{text}");
+        assert!(text.contains("Allow: GET\r\n") && text.contains("Connection: close\r\n"));
+        let body = text.split("\r\n\r\n").nth(1).unwrap();
+        let v: serde_json::Value = serde_json::from_str(body).unwrap();
+        assert_eq!(v["error"]["status"], 405);
+    }
+}

@@ -1,0 +1,354 @@
+//! vg-serve: every status code of the HTTP rules, token auth, NDJSON from
+//! /search, /status during and after indexing, freshness after an edit,
+//! parallel clients, and a clean shutdown on SIGTERM.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::common::*;
+
+struct Server {
+    child: Child,
+    addr: String,
+    stderr: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl Server {
+    fn start(t: &Tree, args: &[&str]) -> Server {
+        Self::start_with(t, args, &[])
+    }
+
+    fn start_with(t: &Tree, args: &[&str], env: &[(&str, &str)]) -> Server {
+        let mut cmd = t.cmd("vg-serve", ".");
+        cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
+        cmd.env_remove("VECGREP_TOKEN");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().unwrap();
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+        let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let sink = std::sync::Arc::clone(&stderr);
+        let mut err = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = err.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        let record: Value = serde_json::from_str(&first).unwrap_or_else(|e| panic!("first line {first:?}: {e}"));
+        assert_eq!(record["type"], "listening");
+        let url = record["listening"].as_str().unwrap();
+        Server { child, addr: url.strip_prefix("http://").unwrap().to_string(), stderr }
+    }
+
+    fn raw(&self, request: &[u8]) -> (u16, String, String) {
+        send(&self.addr, request)
+    }
+
+    fn request(&self, method: &str, target: &str, headers: &[&str]) -> (u16, String, String) {
+        let mut req = format!("{method} {target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n");
+        for h in headers {
+            req.push_str(h);
+            req.push_str("\r\n");
+        }
+        req.push_str("\r\n");
+        self.raw(req.as_bytes())
+    }
+
+    fn get(&self, target: &str) -> (u16, String, String) {
+        self.request("GET", target, &[])
+    }
+
+    fn json(&self, target: &str) -> Value {
+        let (status, _, body) = self.get(target);
+        assert_eq!(status, 200, "{body}");
+        serde_json::from_str(&body).unwrap()
+    }
+
+    fn wait_ready(&self) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            let s = self.json("/status");
+            if s["status"] == "ready" {
+                return s;
+            }
+            assert!(Instant::now() < deadline, "never ready: {s}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Wait for `needle` on the server's stderr.
+    fn wait_stderr(&self, needle: &str) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let text = self.stderr.lock().unwrap().clone();
+            if text.contains(needle) {
+                return;
+            }
+            assert!(Instant::now() < deadline, "{needle:?} not on stderr: {text}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn stop(mut self) -> std::process::ExitStatus {
+        // SIGTERM, as a service manager would send it.
+        let pid = self.child.id().to_string();
+        assert!(std::process::Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "did not stop on SIGTERM");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Send raw request bytes to `addr`; returns (status, head, body).
+fn send(addr: &str, request: &[u8]) -> (u16, String, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    s.write_all(request).unwrap();
+    let mut response = Vec::new();
+    let _ = s.read_to_end(&mut response);
+    let text = String::from_utf8_lossy(&response).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or_else(|| panic!("no response head in {text:?}"));
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    (status, head.to_string(), body.to_string())
+}
+
+fn error_of(status: u16, body: &str) -> String {
+    let v: Value = serde_json::from_str(body).unwrap_or_else(|e| panic!("error body {body:?} is not JSON: {e}"));
+    assert_eq!(v["error"]["status"], status, "{body}");
+    v["error"]["message"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn search_answers_ndjson_hit_records() {
+    let t = sample_project();
+    let s = Server::start(&t, &[]);
+    s.wait_ready();
+    let (status, head, body) = s.get("/search?q=retry+an+upload+when+the+connection+fails&k=2&threshold=-1");
+    assert_eq!(status, 200, "{body}");
+    assert!(head.contains("Content-Type: application/x-ndjson"), "{head}");
+    let hits: Vec<Value> = body.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(hits.len(), 2);
+    assert_eq!(hits[0]["type"], "hit");
+    assert_eq!(hits[0]["file"], "src/upload.py");
+    assert_eq!(hits[0]["root"], t.path().to_str().unwrap());
+    // The config's threshold applies when the request has none; nothing passes 0.99.
+    let (status, _, body) = s.get("/search?q=retry%20upload&threshold=0.99");
+    assert_eq!((status, body.as_str()), (200, ""));
+    // Lexical mode by parameter.
+    let (_, _, body) = s.get("/search?q=circleArea&mode=lexical");
+    assert!(body.lines().next().unwrap().contains("src/geometry.rs"), "{body}");
+    // Keep-alive: two requests on one connection.
+    let (status, _, body) = s.raw(b"GET /health HTTP/1.1\r\n\r\nGET /health HTTP/1.1\r\nConnection: close\r\n\r\n");
+    assert_eq!(status, 200);
+    assert_eq!(body.matches("HTTP/1.1 200").count(), 1, "second response follows the first: {body}");
+}
+
+#[test]
+fn every_http_rule_answers_with_its_status_and_a_json_error() {
+    let t = sample_project();
+    let s = Server::start(&t, &[]);
+    s.wait_ready();
+    for method in ["POST", "PUT", "DELETE", "HEAD", "OPTIONS"] {
+        let (status, head, body) = s.request(method, "/search?q=x", &["Content-Length: 0"]);
+        assert_eq!(status, 405, "{method}");
+        assert!(head.contains("Allow: GET"), "{head}");
+        if method == "HEAD" {
+            assert!(body.is_empty(), "no body in an answer to HEAD: {body}");
+        } else {
+            error_of(405, &body);
+        }
+    }
+    for (target, why) in [
+        ("/search", "missing"),
+        ("/search?q=", "missing"),
+        ("/search?q=+++", "missing"),
+        ("/search?q=x&k=abc", "k must"),
+        ("/search?q=x&k=0", "k must"),
+        ("/search?q=x&k=1001", "k must"),
+        ("/search?q=x&k=-3", "k must"),
+        ("/search?q=x&threshold=2", "threshold"),
+        ("/search?q=x&threshold=nan", "threshold"),
+        ("/search?q=x&threshold=abc", "threshold"),
+        ("/search?q=x&mode=fuzzy", "mode"),
+        ("/search?q=%zz", "percent"),
+        ("/search?q=%ff", "UTF-8"),
+        ("/search?q=a%00b", "control"),
+    ] {
+        let (status, _, body) = s.get(target);
+        assert_eq!(status, 400, "{target}: {body}");
+        assert!(error_of(400, &body).contains(why), "{target}: {body}");
+    }
+    let (status, _, body) = s.get(&format!("/search?q={}", "x".repeat(5000)));
+    assert_eq!(status, 400, "an over-long query: {body}");
+    for target in ["/", "/searches", "/search/x", "/../etc/passwd", "/status/"] {
+        let (status, _, body) = s.get(target);
+        assert_eq!(status, 404, "{target}");
+        error_of(404, &body);
+    }
+    let (status, _, body) = s.get(&format!("/search?q={}", "a".repeat(9000)));
+    assert_eq!(status, 414);
+    error_of(414, &body);
+    let (status, _, body) = s.request("GET", "/health", &[&format!("X-Big: {}", "a".repeat(20_000))]);
+    assert_eq!(status, 431);
+    error_of(431, &body);
+    let many: Vec<String> = (0..150).map(|i| format!("X-{i}: y")).collect();
+    let (status, _, _) = s.request("GET", "/health", &many.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(status, 431);
+    let (status, _, body) = s.raw(b"BLAH\r\n\r\n");
+    assert_eq!(status, 400);
+    error_of(400, &body);
+    // The server survived all of it.
+    assert_eq!(s.json("/health")["status"], "ok");
+}
+
+#[test]
+fn a_token_guards_every_route() {
+    let t = sample_project();
+    let s = Server::start_with(&t, &[], &[("VECGREP_TOKEN", "s3cret")]);
+    for target in ["/health", "/status", "/search?q=retry"] {
+        let (status, head, body) = s.get(target);
+        assert_eq!(status, 401, "{target}");
+        assert!(head.contains("WWW-Authenticate: Bearer"), "{head}");
+        error_of(401, &body);
+        let (status, _, _) = s.request("GET", target, &["Authorization: Bearer wrong"]);
+        assert_eq!(status, 401);
+        let (status, _, _) = s.request("GET", target, &["Authorization: Basic s3cret"]);
+        assert_eq!(status, 401);
+        let (status, _, _) = s.request("GET", target, &["Authorization: Bearer s3cret"]);
+        assert_eq!(status, 200, "{target}");
+    }
+    drop(s);
+    // --token beats the environment.
+    let s = Server::start_with(&t, &["--token", "flag"], &[("VECGREP_TOKEN", "env")]);
+    assert_eq!(s.request("GET", "/health", &["Authorization: Bearer flag"]).0, 200);
+    assert_eq!(s.request("GET", "/health", &["Authorization: Bearer env"]).0, 401);
+}
+
+fn many_files(t: &Tree, n: usize) {
+    for i in 0..n {
+        t.write(
+            &format!("src/mod{i:03}.py"),
+            &format!("def handler_{i}(request):\n    \"\"\"Handle request number {i} and log it.\"\"\"\n    return request.reply({i})\n"),
+        );
+    }
+}
+
+#[test]
+fn status_reports_indexing_then_ready_and_search_works_meanwhile() {
+    let t = sample_project();
+    many_files(&t, 150);
+    let s = Server::start(&t, &[]);
+    let first = s.json("/status");
+    assert_eq!(first["status"], "indexing", "{first}");
+    assert_eq!(first["root"], t.path().to_str().unwrap());
+    assert_eq!(first["scope"], serde_json::json!([""]));
+    assert!(first["version"].is_string());
+    // Searching while indexing is answered, not refused or locked out.
+    let (status, _, body) = s.get("/search?q=retry+upload&threshold=-1");
+    assert_eq!(status, 200, "{body}");
+    let ready = s.wait_ready();
+    assert_eq!(ready["files"], 154, "{ready}");
+    assert_eq!(ready["total"], 154);
+    assert_eq!(ready["indexed"], 154);
+    assert!(ready["chunks"].as_u64().unwrap() >= 154);
+    assert!(ready["total"].is_u64());
+}
+
+#[test]
+fn edits_are_searchable_within_seconds() {
+    let t = sample_project();
+    let s = Server::start(&t, &["--refresh", "0.5"]);
+    s.wait_ready();
+    let find = |q: &str| s.get(&format!("/search?q={q}&mode=lexical")).2;
+    assert!(!find("zeppelin").contains("src/airship.py"));
+    t.write("src/airship.py", "def launch_zeppelin(crew):\n    return crew.board()\n");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !find("zeppelin").contains("src/airship.py") {
+        assert!(Instant::now() < deadline, "the new file never showed up");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    std::fs::remove_file(t.path().join("src/airship.py")).unwrap();
+    while find("zeppelin").contains("src/airship.py") {
+        assert!(Instant::now() < deadline, "the deleted file never went away");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn parallel_clients_all_get_answers() {
+    let t = sample_project();
+    let s = Server::start(&t, &[]);
+    s.wait_ready();
+    let addr = s.addr.clone();
+    let clients: Vec<_> = (0..8)
+        .map(|c| {
+            let addr = addr.clone();
+            std::thread::spawn(move || {
+                let mut ok = 0;
+                for i in 0..15 {
+                    let request = format!("GET /search?q=client+{c}+request+{i}+upload&threshold=-1 HTTP/1.1\r\nConnection: close\r\n\r\n");
+                    let (status, _, body) = send(&addr, request.as_bytes());
+                    assert_eq!(status, 200, "{body}");
+                    assert!(body.lines().all(|l| serde_json::from_str::<Value>(l).is_ok()));
+                    ok += 1;
+                }
+                ok
+            })
+        })
+        .collect();
+    let total: usize = clients.into_iter().map(|c| c.join().unwrap()).sum();
+    assert_eq!(total, 120);
+}
+
+#[test]
+fn sigterm_stops_cleanly_and_the_index_is_consistent() {
+    let t = sample_project();
+    many_files(&t, 120);
+    let s = Server::start(&t, &[]);
+    std::thread::sleep(Duration::from_millis(1500));
+    let stderr = std::sync::Arc::clone(&s.stderr);
+    let status = s.stop();
+    let text = stderr.lock().unwrap().clone();
+    assert!(status.success(), "{status:?}: {text}");
+    assert!(text.contains("shutting down"), "{text}");
+    // The next run accepts the index and completes it.
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert_code(&o, 0);
+    assert_eq!(summary(&o)["files"], 124);
+    let stats = run(t.cmd("vg-index", ".").args(["--stats", "--json"]));
+    let rec = &records(&stats)[0];
+    assert_eq!(rec["files"], 124);
+    assert_eq!(rec["chunks"], summary(&o)["chunks"]);
+}
+
+#[test]
+fn full_index_finishes_before_listening_and_bind_warns_off_loopback() {
+    let t = sample_project();
+    let s = Server::start(&t, &["--full-index", "--bind", "0.0.0.0"]);
+    let status = s.json("/status");
+    assert_eq!(status["status"], "ready");
+    assert_eq!(status["files"], 4);
+    s.wait_stderr("warning: listening on 0.0.0.0");
+}
