@@ -23,12 +23,24 @@ _vecgrep() {
 
     case "${cmd}" in
         vecgrep)
-            opts="-q -k -l -c -A -B -C -t -T -g -L -h -V --stats --show-root --index-only --reindex --clear-cache --no-index --no-scope --skip-outside-root --quiet --top-k --threshold --mode --files --files-with-matches --count --json --after-context --before-context --context --heading --no-heading --lines --color --chunk-size --chunk-overlap --index-warn-threshold --embedder-model --type --type-not --glob --max-depth --follow --hidden --no-ignore --ignore-file --max-filesize --help --version"
+            opts="-q -k -l -c -A -B -C -t -T -g -L -h -V --stats --show-root --index-only --reindex --clear-cache --no-index --no-scope --skip-outside-root --quiet --serve --bind --port --token --full-index --top-k --threshold --mode --files --files-with-matches --count --json --after-context --before-context --context --heading --no-heading --lines --color --chunk-size --chunk-overlap --index-warn-threshold --embedder-model --type --type-not --glob --max-depth --follow --hidden --no-ignore --ignore-file --max-filesize --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --bind)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --top-k)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

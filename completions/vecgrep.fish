@@ -1,3 +1,6 @@
+complete -c vecgrep -l bind -d 'With --serve: address to listen on [default: 127.0.0.1]' -r
+complete -c vecgrep -l port -d 'With --serve: port to listen on; 0 picks a free one [default: 0]' -r
+complete -c vecgrep -l token -d 'With --serve: require `Authorization: Bearer TOKEN` [env: VECGREP_TOKEN]' -r
 complete -c vecgrep -s k -l top-k -d 'Return at most NUM results [config: top_k; default: 10]' -r
 complete -c vecgrep -l threshold -d 'Drop results scoring below NUM (cosine similarity, -1 to 1) [config: threshold; default: 0.3]' -r
 complete -c vecgrep -l mode -d 'Rank by meaning (semantic), by words (lexical, BM25; no model is loaded) or both fused (hybrid). In semantic and hybrid mode the score is the cosine similarity; in lexical mode it is BM25 mapped onto 0..1 [config: mode; default: hybrid]' -r -f -a "semantic\t''
@@ -29,6 +32,8 @@ complete -c vecgrep -l no-index -d 'Search the existing index as it is; do not u
 complete -c vecgrep -l no-scope -d 'Search the whole project, not just PATHS'
 complete -c vecgrep -l skip-outside-root -d 'Skip PATHS outside the project root instead of failing'
 complete -c vecgrep -s q -l quiet -d 'No progress or notes on stderr (errors are still printed) [config: quiet]'
+complete -c vecgrep -l serve -d 'Serve searches over HTTP (vg-serve) instead of searching once; every argument is a PATH'
+complete -c vecgrep -l full-index -d 'With --serve: index PATHS completely before listening [config: full_index]'
 complete -c vecgrep -s l -l files-with-matches -l files -d 'Print each file with results once, best first'
 complete -c vecgrep -s c -l count -d 'Print the number of results per file'
 complete -c vecgrep -l json -d 'Print hit records as JSON lines (paths relative to the root)'

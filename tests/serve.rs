@@ -23,7 +23,11 @@ impl Server {
     }
 
     fn start_with(t: &Tree, args: &[&str], env: &[(&str, &str)]) -> Server {
-        let mut cmd = t.cmd("vg-serve", ".");
+        Self::start_tool(t, "vg-serve", args, env)
+    }
+
+    fn start_tool(t: &Tree, tool: &str, args: &[&str], env: &[(&str, &str)]) -> Server {
+        let mut cmd = t.cmd(tool, ".");
         cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
         cmd.env_remove("VECGREP_TOKEN");
         for (k, v) in env {
@@ -351,4 +355,18 @@ fn full_index_finishes_before_listening_and_bind_warns_off_loopback() {
     assert_eq!(status["status"], "ready");
     assert_eq!(status["files"], 4);
     s.wait_stderr("warning: listening on 0.0.0.0");
+}
+
+#[test]
+fn vecgrep_serve_runs_the_server_on_its_paths() {
+    let t = sample_project();
+    let s = Server::start_tool(&t, "vecgrep", &["--serve", "--full-index", "-k", "1", "--threshold", "-1", "src"], &[]);
+    let status = s.json("/status");
+    assert_eq!(status["scope"], serde_json::json!(["src"]));
+    assert_eq!(status["files"], 3, "{status}");
+    // -k and --threshold become the server's defaults.
+    let (_, _, body) = s.get("/search?q=bake+bread");
+    assert_eq!(body.lines().count(), 1);
+    assert!(body.contains("\"file\":\"src/"), "scoped to src: {body}");
+    assert!(s.stop().success());
 }

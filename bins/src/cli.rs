@@ -314,12 +314,12 @@ fn parse_refresh(s: &str) -> Result<f64, String> {
     name = "vecgrep",
     version,
     about = "Semantic grep for code: find code by what it does",
-    long_about = "Semantic grep for code: find code by what it does.\n\nvecgrep QUERY [PATH...] indexes PATHS (default: the current directory; only new or changed files are embedded), then prints the chunks of code closest in meaning to QUERY. It is a front end to the vg-* tools: vg-query | vg-format, vg-index, vg-root, which it finds next to itself or on PATH.\n\nThe index lives in <root>/.vecgrep/, where the root is the nearest directory with .git, .hg, .jj or .vecgrep. Settings come from flags, then <root>/.vecgrep/config.toml, then ~/.config/vecgrep/config.toml.\n\nExit status: 0 with results, 1 without, 2 on error.",
-    after_help = "Examples:\n  vecgrep \"where are retries configured\" src/\n  vecgrep -l \"error handling\" | xargs rg -n unwrap\n  vecgrep --json \"auth\" | jq -r .file | sort -u\n  vecgrep -t py -C 2 \"read the config file\"\n  vecgrep --stats ; vecgrep --show-root ; vecgrep --index-only ."
+    long_about = "Semantic grep for code: find code by what it does.\n\nvecgrep QUERY [PATH...] indexes PATHS (default: the current directory; only new or changed files are embedded), then prints the chunks of code closest in meaning to QUERY. It is a front end to the vg-* tools: vg-query | vg-format, vg-index, vg-root and vg-serve (--serve), which it finds next to itself or on PATH.\n\nThe index lives in <root>/.vecgrep/, where the root is the nearest directory with .git, .hg, .jj or .vecgrep. Settings come from flags, then <root>/.vecgrep/config.toml, then ~/.config/vecgrep/config.toml.\n\nExit status: 0 with results, 1 without, 2 on error.",
+    after_help = "Examples:\n  vecgrep \"where are retries configured\" src/\n  vecgrep -l \"error handling\" | xargs rg -n unwrap\n  vecgrep --json \"auth\" | jq -r .file | sort -u\n  vecgrep -t py -C 2 \"read the config file\"\n  vecgrep --stats ; vecgrep --show-root ; vecgrep --index-only .\n  vecgrep --serve --port 8080 src/"
 )]
 pub struct VecgrepCli {
     /// What to look for, in plain words.
-    #[arg(value_name = "QUERY", required_unless_present_any = ["stats", "show_root", "index_only", "clear_cache"])]
+    #[arg(value_name = "QUERY", required_unless_present_any = ["stats", "show_root", "index_only", "clear_cache", "serve"])]
     pub query: Option<String>,
     /// Files or directories to search (default: the current directory).
     #[arg(value_name = "PATH")]
@@ -352,6 +352,8 @@ pub struct VecgrepCli {
     #[arg(short, long)]
     pub quiet: bool,
     #[command(flatten)]
+    pub server: PorcelainServeArgs,
+    #[command(flatten)]
     pub search: SearchConfigArgs,
     #[command(flatten)]
     pub output: OutputArgs,
@@ -359,6 +361,47 @@ pub struct VecgrepCli {
     pub index: IndexConfigArgs,
     #[command(flatten)]
     pub walk: WalkArgs,
+}
+
+/// `vecgrep --serve`: runs vg-serve with these and the shared flags.
+#[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Server options")]
+pub struct PorcelainServeArgs {
+    /// Serve searches over HTTP (vg-serve) instead of searching once; every argument is a PATH.
+    #[arg(long, conflicts_with_all = ["stats", "show_root", "index_only", "clear_cache", "no_index", "reindex"])]
+    pub serve: bool,
+    /// With --serve: address to listen on [default: 127.0.0.1].
+    #[arg(long, value_name = "ADDR", requires = "serve")]
+    pub bind: Option<std::net::IpAddr>,
+    /// With --serve: port to listen on; 0 picks a free one [default: 0].
+    #[arg(long, value_name = "PORT", requires = "serve")]
+    pub port: Option<u16>,
+    /// With --serve: require `Authorization: Bearer TOKEN` [env: VECGREP_TOKEN].
+    #[arg(long, value_name = "TOKEN", requires = "serve")]
+    pub token: Option<String>,
+    /// With --serve: index PATHS completely before listening [config: full_index].
+    #[arg(long, requires = "serve")]
+    pub full_index: bool,
+}
+
+impl PorcelainServeArgs {
+    /// The same flags, for vg-serve.
+    pub fn to_argv(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        if let Some(b) = self.bind {
+            v.extend(["--bind".into(), b.to_string()]);
+        }
+        if let Some(p) = self.port {
+            v.extend(["--port".into(), p.to_string()]);
+        }
+        if let Some(t) = &self.token {
+            v.extend(["--token".into(), t.clone()]);
+        }
+        if self.full_index {
+            v.push("--full-index".into());
+        }
+        v
+    }
 }
 
 /// Every binary's clap definition, for generating man pages and completions.

@@ -40,6 +40,20 @@ fn common_flags(cli: &VecgrepCli) -> Vec<String> {
 }
 
 fn dispatch(cli: &VecgrepCli) -> Result<u8> {
+    if cli.server.serve {
+        let mut cmd = tool("vg-serve")?;
+        cmd.args(common_flags(cli))
+            .args(cli.server.to_argv())
+            .args(cli.search.to_argv())
+            .args(cli.index.to_argv())
+            .args(cli.walk.to_argv())
+            .args(paths_argv(cli));
+        // Become vg-serve, so that Ctrl-C and SIGTERM reach the server
+        // itself and the shell waits for its clean shutdown.
+        use std::os::unix::process::CommandExt;
+        let e = cmd.exec();
+        return Err(e).context("cannot run vg-serve");
+    }
     if cli.show_root {
         let mut cmd = tool("vg-root")?;
         if cli.skip_outside_root {
