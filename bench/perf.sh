@@ -4,6 +4,7 @@
 # copied to a temp dir so the registry copy is never touched.
 #
 # usage: bench/perf.sh [BIN_DIR]   (default: target/release, built if missing)
+# The vg-serve rows use bench/serve-load.py (its p50 is the median per request).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 bin=${1:-$repo/target/release}
@@ -53,3 +54,13 @@ timed "re-index, one file changed" "$bin/vg-index" -q .
 echo "  embedded: $(summary_field embedded) chunks"
 echo "one-shot vecgrep QUERY, median of 10: $(median_ms 10 "$bin/vecgrep" -q "spawn a task on the runtime" .) ms"
 echo "vg-query, median of 10:              $(median_ms 10 "$bin/vg-query" -q "spawn a task on the runtime" .) ms"
+
+# The server: warm model and index; the index is already up to date.
+"$bin/vg-serve" -q --full-index . > "$work/serve.out" 2> "$work/serve.err" &
+server=$!
+for _ in $(seq 100); do [[ -s $work/serve.out ]] && break; sleep 0.1; done
+url=$(head -1 "$work/serve.out" | python3 -c "import json,sys; print(json.load(sys.stdin)['listening'])")
+python3 "$repo/bench/serve-load.py" "$url" --requests 20 --clients 1 > /dev/null   # warm-up
+echo "vg-serve /search k=10, 1 client:    $(python3 "$repo/bench/serve-load.py" "$url" --requests 200 --clients 1)"
+echo "vg-serve /search k=10, 8 clients:   $(python3 "$repo/bench/serve-load.py" "$url" --requests 2000 --clients 8)"
+kill -TERM "$server"; wait "$server"

@@ -170,6 +170,25 @@ fn search_answers_ndjson_hit_records() {
 }
 
 #[test]
+fn the_server_ranks_exactly_as_vg_query_does() {
+    let t = sample_project();
+    many_files(&t, 30);
+    let s = Server::start(&t, &["--full-index"]);
+    for (q, mode) in [("retry an upload", "hybrid"), ("handle request number 7", "semantic"), ("log request", "hybrid")] {
+        let o = run(t.cmd("vg-query", ".").args(["--no-index", "-k", "8", "--threshold", "-1", "--mode", mode, q]));
+        let expected: Vec<(String, u64)> =
+            records(&o).iter().map(|r| (r["file"].as_str().unwrap().to_string(), r["start_line"].as_u64().unwrap())).collect();
+        let (_, _, body) = s.get(&format!("/search?q={}&k=8&threshold=-1&mode={mode}", q.replace(' ', "+")));
+        let got: Vec<(String, u64)> = body
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .map(|r| (r["file"].as_str().unwrap().to_string(), r["start_line"].as_u64().unwrap()))
+            .collect();
+        assert_eq!(got, expected, "{q} ({mode})");
+    }
+}
+
+#[test]
 fn every_http_rule_answers_with_its_status_and_a_json_error() {
     let t = sample_project();
     let s = Server::start(&t, &[]);

@@ -14,7 +14,7 @@ use anyhow::{anyhow, Context, Result};
 use crate::config::SearchMode;
 use crate::embed::Embedder;
 use crate::lexical;
-use crate::store::{Hit, Scope, SearchQuery, Store};
+use crate::store::{Hit, Scope, SearchQuery, Store, VectorTable};
 
 /// Weight of the lexical ranking in hybrid fusion (the semantic one has 1).
 pub const LEXICAL_WEIGHT: f32 = 1.0;
@@ -36,7 +36,7 @@ pub fn search(
     threshold: f32,
 ) -> Result<Vec<Hit>> {
     let vector = embed_query(embedder, query, mode)?;
-    search_embedded(store, vector.as_deref(), query, mode, scope, k, threshold)
+    search_embedded(store, None, vector.as_deref(), query, mode, scope, k, threshold)
 }
 
 /// The query's vector when `mode` needs one (None in lexical mode). Split
@@ -53,9 +53,12 @@ pub fn embed_query(embedder: Option<&mut dyn Embedder>, query: &str, mode: Searc
     }
 }
 
-/// The search itself, given the query's vector from `embed_query`.
+/// The search itself, given the query's vector from `embed_query`, and the
+/// index's vectors when a long-running caller keeps them in memory.
+#[allow(clippy::too_many_arguments)]
 pub fn search_embedded(
     store: &Store,
+    vectors: Option<&VectorTable>,
     vector: Option<&[f32]>,
     query: &str,
     mode: SearchMode,
@@ -75,6 +78,7 @@ pub fn search_embedded(
         vector: if mode == SearchMode::Lexical { None } else { vector },
         lexical: if mode == SearchMode::Semantic { None } else { words },
         lexical_weight: LEXICAL_WEIGHT,
+        vectors,
     };
     store.search(&request, scope, k, threshold)
 }

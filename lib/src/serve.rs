@@ -26,7 +26,7 @@ use crate::index::{self, EmbedderLoader, FileOutcome, IndexObserver, IndexReques
 use crate::records::HitRecord;
 use crate::root::{AdmittedPath, ProjectRoot};
 use crate::search;
-use crate::store::{Scope, Store};
+use crate::store::{Scope, Store, VectorTable};
 use crate::walk::{Skip, WalkOptions};
 
 /// Largest `k` a request may ask for.
@@ -76,6 +76,8 @@ struct Shared {
     target: ServeTarget,
     token: Option<String>,
     query_embedder: Mutex<Box<dyn Embedder>>,
+    /// The index's vectors in memory, reloaded when the index changes.
+    vectors: Mutex<Option<Arc<VectorTable>>>,
     state: Mutex<IndexState>,
     shutdown: Arc<AtomicBool>,
     events: Arc<dyn ServeEvents>,
@@ -102,6 +104,7 @@ pub fn serve(
         target,
         token: settings.token,
         query_embedder: Mutex::new(query_embedder),
+        vectors: Mutex::new(None),
         state: Mutex::new(IndexState { indexing: true, ..Default::default() }),
         shutdown,
         events,
@@ -389,6 +392,7 @@ fn run_search(shared: &Shared, params: &SearchParams, store: &mut Option<Store>)
         }
     }
     let store = store.as_ref().ok_or_else(|| anyhow!("no index"))?;
+    let vectors = if search::needs_embedder(params.mode) { Some(current_vectors(shared, store)?) } else { None };
     let vector = if search::needs_embedder(params.mode) {
         let mut embedder = lock(&shared.query_embedder);
         search::embed_query(Some(&mut **embedder), &params.query, params.mode)?
@@ -401,6 +405,7 @@ fn run_search(shared: &Shared, params: &SearchParams, store: &mut Option<Store>)
     };
     let hits = search::search_embedded(
         store,
+        vectors.as_deref(),
         vector.as_deref(),
         &params.query,
         params.mode,
@@ -413,6 +418,20 @@ fn run_search(shared: &Shared, params: &SearchParams, store: &mut Option<Store>)
         crate::records::write_record(&mut body, &HitRecord::new(&t.root, hit, &params.query))?;
     }
     Ok(body)
+}
+
+/// The vectors of the index as it is now: those in memory if the index has
+/// not changed since they were read, otherwise read again (once, by the
+/// first request that notices).
+fn current_vectors(shared: &Shared, store: &Store) -> Result<Arc<VectorTable>> {
+    let generation = store.generation()?;
+    let mut cached = lock(&shared.vectors);
+    if let Some(table) = cached.as_ref().filter(|t| t.generation == generation) {
+        return Ok(Arc::clone(table));
+    }
+    let table = Arc::new(store.load_vectors()?);
+    *cached = Some(Arc::clone(&table));
+    Ok(table)
 }
 
 fn status_response(shared: &Shared, store: &mut Option<Store>) -> Response {

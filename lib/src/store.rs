@@ -342,6 +342,7 @@ impl Store {
         ] {
             tx.execute("INSERT OR REPLACE INTO meta VALUES (?1, ?2)", params![k, v])?;
         }
+        bump_generation(&tx)?;
         tx.commit()?;
         Ok(())
     }
@@ -426,6 +427,7 @@ impl Store {
                 }
             }
         }
+        bump_generation(&tx)?;
         tx.commit()?;
         Ok(())
     }
@@ -455,10 +457,19 @@ impl Store {
     /// The best `k` chunks in `scope` for `query`, ranked as its mode says,
     /// keeping only those whose score is at least `threshold`.
     pub fn search(&self, query: &SearchQuery<'_>, scope: &Scope, k: usize, threshold: f32) -> Result<Vec<Hit>> {
+        // One snapshot for all the queries below, whatever a writer commits meanwhile.
+        let snapshot = self.conn.unchecked_transaction().map_err(|e| self.damaged(e))?;
+        let hits = self.search_in_snapshot(query, scope, k, threshold)?;
+        snapshot.finish().map_err(|e| self.damaged(e))?;
+        Ok(hits)
+    }
+
+    fn search_in_snapshot(&self, query: &SearchQuery<'_>, scope: &Scope, k: usize, threshold: f32) -> Result<Vec<Hit>> {
         let pool = k.max(CANDIDATE_POOL);
-        let semantic = match query.vector {
-            Some(v) => self.semantic_ranking(v, scope, pool)?,
-            None => Vec::new(),
+        let semantic = match (query.vector, query.vectors) {
+            (Some(v), Some(table)) => table.ranking(v, scope, pool),
+            (Some(v), None) => self.semantic_ranking(v, scope, pool)?,
+            (None, _) => Vec::new(),
         };
         let lexical = match &query.lexical {
             Some(expr) => self.lexical_ranking(expr, scope, pool)?,
@@ -473,7 +484,10 @@ impl Store {
                 for (id, _) in lexical::fuse(&[(&semantic_ids, 1.0), (&lexical_ids, query.lexical_weight)]) {
                     let score = match cosine.get(&id) {
                         Some(&c) => c,
-                        None => self.cosine(id, vector)?,
+                        None => match self.cosine(id, vector)? {
+                            Some(c) => c,
+                            None => continue,
+                        },
                     };
                     if score >= threshold {
                         scored.push((id, score));
@@ -550,11 +564,11 @@ impl Store {
         Ok(out)
     }
 
-    fn cosine(&self, id: i64, query: &[f32]) -> Result<f32> {
+    fn cosine(&self, id: i64, query: &[f32]) -> Result<Option<f32>> {
         self.conn
             .prepare_cached("SELECT 1.0 - vec_distance_cosine(embedding, ?2) FROM chunks WHERE id = ?1")
-            .and_then(|mut s| s.query_row(params![id, vector_to_blob(query)], |r| r.get::<_, f64>(0)))
-            .map(|c| c as f32)
+            .and_then(|mut s| s.query_row(params![id, vector_to_blob(query)], |r| r.get::<_, f64>(0)).optional())
+            .map(|c| c.map(|c| c as f32))
             .map_err(|e| self.damaged(e))
     }
 
@@ -577,8 +591,10 @@ impl Store {
                         score,
                     })
                 })
+                .optional()
                 .map_err(|e| self.damaged(e))?;
-            hits.push(hit);
+            // A chunk ranked from vectors in memory may since have been replaced.
+            hits.extend(hit);
         }
         Ok(hits)
     }
@@ -596,6 +612,8 @@ pub struct SearchQuery<'a> {
     pub lexical: Option<String>,
     /// The lexical ranking's weight in fusion, relative to the semantic one's 1.
     pub lexical_weight: f32,
+    /// The vectors in memory, to rank by instead of asking SQLite.
+    pub vectors: Option<&'a VectorTable>,
 }
 
 /// SQL restricting `f.path` to the scope's prefixes, binding into `values`.
@@ -615,6 +633,138 @@ fn scope_clause(scope: &Scope, values: &mut Vec<rusqlite::types::Value>) -> Stri
     format!(" AND ({})", alternatives.join(" OR "))
 }
 
+/// Count every change to the chunks, so that a reader holding vectors in
+/// memory (`VectorTable`) can tell when they are stale.
+fn bump_generation(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<()> {
+    tx.execute(
+        "INSERT INTO meta VALUES ('generation', '1')
+         ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)",
+        [],
+    )?;
+    Ok(())
+}
+
+/// Every vector of an index in memory, for a long-running searcher (the
+/// server): scoring them here takes about a millisecond, where asking
+/// SQLite to compute each distance takes several.
+pub struct VectorTable {
+    /// The index generation the vectors were read at (`Store::generation`).
+    pub generation: i64,
+    ids: Vec<i64>,
+    /// Index into `paths` per vector.
+    files: Vec<u32>,
+    paths: Vec<String>,
+    dims: usize,
+    data: Vec<f32>,
+}
+
+impl std::fmt::Debug for VectorTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Not the vectors themselves: there are thousands.
+        f.debug_struct("VectorTable")
+            .field("generation", &self.generation)
+            .field("vectors", &self.ids.len())
+            .field("files", &self.paths.len())
+            .field("dims", &self.dims)
+            .finish()
+    }
+}
+
+impl VectorTable {
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    /// Vectors in scope by cosine similarity to `query` (all vectors are
+    /// unit length, so the dot product), best first, at most `limit`; ties
+    /// keep path and line order, as the SQL ranking does.
+    pub fn ranking(&self, query: &[f32], scope: &Scope, limit: usize) -> Vec<(i64, f32)> {
+        if query.len() != self.dims || self.dims == 0 {
+            return Vec::new();
+        }
+        let in_scope: Vec<bool> = self.paths.iter().map(|p| scope.admits(p)).collect();
+        let mut scored: Vec<(usize, f32)> = Vec::with_capacity(self.ids.len());
+        for (i, v) in self.data.chunks_exact(self.dims).enumerate() {
+            if in_scope[self.files[i] as usize] {
+                scored.push((i, dot(v, query)));
+            }
+        }
+        let by_score = |a: &(usize, f32), b: &(usize, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+        if scored.len() > limit {
+            scored.select_nth_unstable_by(limit, by_score);
+            scored.truncate(limit);
+        }
+        scored.sort_by(by_score);
+        scored.into_iter().map(|(i, s)| (self.ids[i], s)).collect()
+    }
+}
+
+/// Dot product in eight lanes, so that the compiler can vectorize it.
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut lanes = [0f32; 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = ca.remainder().iter().zip(cb.remainder()).map(|(x, y)| x * y).sum();
+    for (x, y) in ca.zip(cb) {
+        for i in 0..8 {
+            lanes[i] += x[i] * y[i];
+        }
+    }
+    lanes.iter().sum::<f32>() + tail
+}
+
+impl Store {
+    /// A number that changes whenever the chunks do.
+    pub fn generation(&self) -> Result<i64> {
+        let value: Option<String> = self
+            .conn
+            .prepare_cached("SELECT value FROM meta WHERE key = 'generation'")
+            .and_then(|mut s| s.query_row([], |r| r.get(0)).optional())
+            .map_err(|e| self.damaged(e))?;
+        Ok(value.and_then(|v| v.parse().ok()).unwrap_or(0))
+    }
+
+    /// Read every vector into memory.
+    pub fn load_vectors(&self) -> Result<VectorTable> {
+        // Read in one transaction so that the generation matches the vectors.
+        let tx = self.conn.unchecked_transaction().map_err(|e| self.damaged(e))?;
+        let generation = self.generation()?;
+        let mut table =
+            VectorTable { generation, ids: Vec::new(), files: Vec::new(), paths: Vec::new(), dims: 0, data: Vec::new() };
+        {
+            let mut stmt = tx
+                .prepare(
+                    "SELECT c.id, f.path, c.embedding FROM chunks c JOIN files f ON f.id = c.file_id
+                     WHERE c.embedding IS NOT NULL ORDER BY f.path, c.start_line",
+                )
+                .map_err(|e| self.damaged(e))?;
+            let mut rows = stmt.query([]).map_err(|e| self.damaged(e))?;
+            while let Some(row) = rows.next().map_err(|e| self.damaged(e))? {
+                let path = row.get_ref(1)?.as_str()?;
+                if table.paths.last().map(String::as_str) != Some(path) {
+                    table.paths.push(path.to_string());
+                }
+                let blob = row.get_ref(2)?.as_blob()?;
+                let dims = blob.len() / 4;
+                if table.dims == 0 {
+                    table.dims = dims;
+                }
+                if dims != table.dims || blob.len() % 4 != 0 {
+                    return Err(self.damaged(rusqlite::Error::InvalidColumnType(2, "embedding".into(), rusqlite::types::Type::Blob)));
+                }
+                table.ids.push(row.get(0)?);
+                table.files.push((table.paths.len() - 1) as u32);
+                table.data.extend(blob.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])));
+            }
+        }
+        tx.finish().map_err(|e| self.damaged(e))?;
+        Ok(table)
+    }
+}
+
 /// Which files a search may return.
 #[derive(Clone, Debug, Default)]
 pub struct Scope {
@@ -624,9 +774,68 @@ pub struct Scope {
     pub files: Option<std::collections::HashSet<String>>,
 }
 
+impl Scope {
+    /// Whether the file at root-relative `path` may be returned; the same
+    /// rule as `scope_clause` and `ranked` apply in SQL.
+    pub fn admits(&self, path: &str) -> bool {
+        let under = self.prefixes.is_empty()
+            || self.prefixes.iter().any(|p| {
+                p.is_empty() || path == p || (path.starts_with(p.as_str()) && path[p.len()..].starts_with('/'))
+            });
+        under && self.files.as_ref().is_none_or(|f| f.contains(path))
+    }
+}
+
 fn is_corruption(e: &rusqlite::Error) -> bool {
     matches!(
         e.sqlite_error_code(),
         Some(rusqlite::ErrorCode::DatabaseCorrupt) | Some(rusqlite::ErrorCode::NotADatabase)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scope(prefixes: &[&str]) -> Scope {
+        Scope { prefixes: prefixes.iter().map(|p| p.to_string()).collect(), files: None }
+    }
+
+    #[test]
+    fn scope_admits_paths_under_its_prefixes() {
+        assert!(scope(&[]).admits("a/b.rs"));
+        assert!(scope(&[""]).admits("a/b.rs"));
+        assert!(scope(&["a"]).admits("a/b.rs"));
+        assert!(scope(&["a/b.rs"]).admits("a/b.rs"));
+        assert!(!scope(&["a"]).admits("ab/c.rs"), "a prefix is a whole path component");
+        assert!(!scope(&["b", "c"]).admits("a/b.rs"));
+        let only = Scope { prefixes: vec![], files: Some(["x.rs".to_string()].into()) };
+        assert!(only.admits("x.rs") && !only.admits("y.rs"));
+    }
+
+    #[test]
+    fn vector_table_ranks_by_dot_product_within_scope() {
+        let dims = 10; // not a multiple of the 8 lanes
+        let unit = |i: usize| (0..dims).map(|d| if d == i { 1.0 } else { 0.0 }).collect::<Vec<f32>>();
+        let mut data = Vec::new();
+        for i in [0, 1, 9, 0] {
+            data.extend(unit(i));
+        }
+        let table = VectorTable {
+            generation: 1,
+            ids: vec![10, 11, 12, 13],
+            files: vec![0, 0, 1, 1],
+            paths: vec!["a.rs".into(), "b/c.rs".into()],
+            dims,
+            data,
+        };
+        let mut query = unit(0);
+        query[9] = 0.5;
+        let all = table.ranking(&query, &scope(&[]), 10);
+        // Equal scores keep table (path, line) order: 10 before 13.
+        assert_eq!(all, vec![(10, 1.0), (13, 1.0), (12, 0.5), (11, 0.0)]);
+        assert_eq!(table.ranking(&query, &scope(&[]), 2), vec![(10, 1.0), (13, 1.0)]);
+        assert_eq!(table.ranking(&query, &scope(&["b"]), 10), vec![(13, 1.0), (12, 0.5)]);
+        assert!(table.ranking(&[1.0], &scope(&[]), 10).is_empty(), "a vector of other dimensions matches nothing");
+    }
 }
