@@ -389,3 +389,23 @@ fn vecgrep_serve_runs_the_server_on_its_paths() {
     assert!(body.contains("\"file\":\"src/"), "scoped to src: {body}");
     assert!(s.stop().success());
 }
+
+#[test]
+fn a_failed_search_answers_500_and_the_server_lives_on() {
+    let t = sample_project();
+    // No refresh during the test: nothing repairs the index behind our back.
+    let s = Server::start(&t, &["--full-index", "--refresh", "3600"]);
+    let (status, _, body) = s.get("/search?q=retry+upload&threshold=-1");
+    assert_eq!(status, 200, "{body}");
+    // Break the index under the running server: the word index is gone.
+    let db = rusqlite::Connection::open(t.path().join(".vecgrep/index.db")).unwrap();
+    db.execute_batch("DROP TABLE chunks_fts").unwrap();
+    drop(db);
+    let (status, _, body) = s.get("/search?q=retry+upload&threshold=-1");
+    assert_eq!(status, 500, "{body}");
+    assert!(error_of(500, &body).contains("search failed"), "{body}");
+    // A search that does not touch the broken part still works, and so does the server.
+    let (status, _, body) = s.get("/search?q=retry+upload&threshold=-1&mode=semantic");
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(s.json("/health")["status"], "ok");
+}

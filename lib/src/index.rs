@@ -27,10 +27,10 @@ const EMBED_BATCH: usize = 1;
 /// Chunks written per transaction: bounds the work lost to a kill.
 const WRITE_BATCH_CHUNKS: usize = 256;
 
-/// The embedder, loaded only when something needs embedding.
-/// Loads an embedder; Send so that a server's indexer thread can own one.
+/// Loads an embedder; Send so that a background thread can own one.
 pub type EmbedderLoader = Box<dyn FnOnce() -> Result<Box<dyn Embedder>> + Send>;
 
+/// The embedder, loaded only when something needs embedding.
 pub struct LazyEmbedder {
     loader: Option<EmbedderLoader>,
     loaded: Option<Box<dyn Embedder>>,

@@ -13,6 +13,7 @@ pub mod format;
 pub mod http;
 pub mod index;
 pub mod lexical;
+pub mod live;
 pub mod records;
 pub mod root;
 pub mod search;

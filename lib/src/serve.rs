@@ -3,42 +3,30 @@
 //! its HTTP rules; ProgressiveModesContinueWhileIndexing).
 //!
 //! Threads: `workers` connection handlers, each with its own read-only
-//! SQLite connection (WAL lets them read while the indexer writes, so a
-//! search never waits for indexing), one indexer that re-walks the served
-//! paths every `refresh` and embeds what changed, and the caller's thread,
-//! which waits for `shutdown`. The query model is shared behind a mutex that
-//! is held only while embedding.
+//! SQLite connection, the indexer of a `live::LiveIndex` that re-walks the
+//! served paths every `refresh`, and the caller's thread, which waits for
+//! `shutdown`. Searching and indexing themselves are `live`'s.
 
 use std::io::{BufReader, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{Context, Result};
 use serde_json::json;
 
-use crate::config::{ResolvedConfig, SearchMode};
-use crate::embed::Embedder;
+use crate::config::SearchMode;
 use crate::http::{self, Limits, Request, Response};
-use crate::index::{self, EmbedderLoader, FileOutcome, IndexObserver, IndexRequest, LazyEmbedder, WalkedSet};
+use crate::index::LazyEmbedder;
+use crate::live::{LiveIndex, Searcher, Target};
 use crate::records::HitRecord;
-use crate::root::{AdmittedPath, ProjectRoot};
 use crate::search;
-use crate::store::{Scope, Store, VectorTable};
-use crate::walk::{Skip, WalkOptions};
+use crate::store::Store;
 
 /// Largest `k` a request may ask for.
 pub const MAX_K: usize = 1000;
-
-/// What is served.
-pub struct ServeTarget {
-    pub root: ProjectRoot,
-    pub paths: Vec<AdmittedPath>,
-    pub walk: WalkOptions,
-    pub config: ResolvedConfig,
-}
 
 /// How it is served.
 pub struct ServeSettings {
@@ -57,90 +45,48 @@ pub trait ServeEvents: Send + Sync {
     fn note(&self, message: &str);
 }
 
-/// The index as the indexer last reported it.
-#[derive(Default)]
-struct IndexState {
-    indexing: bool,
-    /// Files processed of `total` in the current (or last) run that had work.
-    indexed: u64,
-    /// Files needing work in that run; None while walking.
-    total: Option<u64>,
-    /// The files the last walk admitted, to scope searches under filters.
-    walked: Option<Arc<WalkedSet>>,
-    error: Option<String>,
-    /// Whether an index run has completed since the server started.
-    ran: bool,
-}
-
 struct Shared {
-    target: ServeTarget,
+    searcher: Searcher,
     token: Option<String>,
-    query_embedder: Mutex<Box<dyn Embedder>>,
-    /// The index's vectors in memory, reloaded when the index changes.
-    vectors: Mutex<Option<Arc<VectorTable>>>,
-    state: Mutex<IndexState>,
     shutdown: Arc<AtomicBool>,
     events: Arc<dyn ServeEvents>,
     limits: Limits,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A panicking handler is answered with 500; the data it held stays usable.
-    m.lock().unwrap_or_else(PoisonError::into_inner)
+impl Shared {
+    fn target(&self) -> &Target {
+        &self.searcher.live().target
+    }
 }
 
 /// Serve until `shutdown` is set. With `config.full_index`, the index is
-/// brought up to date before the server listens.
+/// brought up to date before the server listens. `query_embedder` is loaded
+/// before listening; `index_embedder` only when something needs embedding.
 pub fn serve(
-    target: ServeTarget,
+    target: Target,
     settings: ServeSettings,
-    query_embedder: Box<dyn Embedder>,
-    index_embedder: EmbedderLoader,
+    query_embedder: LazyEmbedder,
+    mut index_embedder: LazyEmbedder,
     shutdown: Arc<AtomicBool>,
     events: Arc<dyn ServeEvents>,
 ) -> Result<()> {
     let full_index = target.config.full_index;
-    let shared = Arc::new(Shared {
-        target,
-        token: settings.token,
-        query_embedder: Mutex::new(query_embedder),
-        vectors: Mutex::new(None),
-        state: Mutex::new(IndexState { indexing: true, ..Default::default() }),
-        shutdown,
-        events,
-        limits: settings.limits,
-    });
-    let mut index_embedder = Some(index_embedder);
-    let mut first_run_done = false;
+    let notes = Arc::clone(&events);
+    let live = LiveIndex::new(target, Arc::clone(&shutdown), Box::new(move |m| notes.note(m)));
+    let searcher = Searcher::new(Arc::clone(&live), query_embedder);
+    searcher.load_model().context("cannot load the query model")?;
+    let mut first = true;
     if full_index {
-        let mut embedder = LazyEmbedder::new(index_embedder.take().expect("not taken yet"));
-        index_once(&shared, &mut embedder, true)?;
-        first_run_done = true;
-        let refresh = settings.refresh;
-        let indexer_shared = Arc::clone(&shared);
-        return run_server(shared, settings.addr, settings.workers, move || {
-            std::thread::spawn(move || index_loop(indexer_shared, embedder, refresh, first_run_done))
-        });
+        live.index_once(&mut index_embedder, true)?;
+        first = false;
     }
-    let refresh = settings.refresh;
-    let indexer_shared = Arc::clone(&shared);
-    let loader = index_embedder.take().expect("not taken yet");
-    run_server(shared, settings.addr, settings.workers, move || {
-        std::thread::spawn(move || index_loop(indexer_shared, LazyEmbedder::new(loader), refresh, first_run_done))
-    })
-}
-
-fn run_server(
-    shared: Arc<Shared>,
-    addr: SocketAddr,
-    workers: usize,
-    start_indexer: impl FnOnce() -> std::thread::JoinHandle<()>,
-) -> Result<()> {
-    let listener = TcpListener::bind(addr).with_context(|| format!("cannot listen on {addr}"))?;
+    let shared =
+        Arc::new(Shared { searcher, token: settings.token, shutdown, events, limits: settings.limits });
+    let listener = TcpListener::bind(settings.addr).with_context(|| format!("cannot listen on {}", settings.addr))?;
     let local = listener.local_addr().context("cannot read the listening address")?;
     shared.events.listening(&format!("http://{local}"));
-    let indexer = start_indexer();
-    for _ in 0..workers.max(1) {
+    let indexer = live.spawn(index_embedder, settings.refresh, first);
+    for _ in 0..settings.workers.max(1) {
         let listener = listener.try_clone().context("cannot share the listening socket")?;
         let shared = Arc::clone(&shared);
         std::thread::spawn(move || accept_loop(&shared, &listener));
@@ -152,94 +98,6 @@ fn run_server(
     // The indexer stops after the file in hand; what it wrote is committed.
     let _ = indexer.join();
     Ok(())
-}
-
-fn index_loop(shared: Arc<Shared>, mut embedder: LazyEmbedder, refresh: Duration, mut first_run_done: bool) {
-    while !shared.shutdown.load(Ordering::SeqCst) {
-        if let Err(e) = index_once(&shared, &mut embedder, !first_run_done) {
-            let message = format!("{e:#}");
-            let mut state = lock(&shared.state);
-            if state.error.as_deref() != Some(&message) {
-                shared.events.note(&format!("indexing failed: {message}"));
-            }
-            state.error = Some(message);
-            state.indexing = false;
-            state.ran = true;
-        }
-        first_run_done = true;
-        let until = Instant::now() + refresh;
-        while Instant::now() < until && !shared.shutdown.load(Ordering::SeqCst) {
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-/// One index run over the served paths.
-fn index_once(shared: &Shared, embedder: &mut LazyEmbedder, first: bool) -> Result<()> {
-    let t = &shared.target;
-    let request = IndexRequest {
-        root: &t.root,
-        paths: &t.paths,
-        walk: &t.walk,
-        config: &t.config,
-        reindex: false,
-        warn_on_large: false,
-    };
-    let mut observer = ServeObserver { shared, first };
-    let (summary, walked) = index::run(&request, embedder, &mut observer)?;
-    let mut state = lock(&shared.state);
-    state.walked = Some(Arc::new(walked));
-    state.indexing = false;
-    state.ran = true;
-    state.error = None;
-    if first || summary.embedded > 0 || summary.removed > 0 {
-        shared.events.note(&format!(
-            "index: {} files, {} chunks ({} embedded, {} removed) in {:.1} s",
-            summary.files, summary.chunks, summary.embedded, summary.removed, summary.seconds
-        ));
-    }
-    Ok(())
-}
-
-struct ServeObserver<'a> {
-    shared: &'a Shared,
-    first: bool,
-}
-
-impl IndexObserver for ServeObserver<'_> {
-    fn note(&mut self, message: &str) {
-        self.shared.events.note(message);
-    }
-
-    fn planned(&mut self, _files: usize, to_embed: usize) {
-        let mut state = lock(&self.shared.state);
-        if self.first || to_embed > 0 {
-            state.indexing = true;
-            state.indexed = 0;
-            state.total = Some(to_embed as u64);
-        }
-    }
-
-    fn confirm_large(&mut self, _to_embed: usize, _threshold: u64) -> bool {
-        // The large-index prompt belongs to blocking runs only.
-        true
-    }
-
-    fn skipped(&mut self, skip: &Skip) {
-        if skip.reason.is_error() {
-            self.shared.events.note(&format!("skipping {}: {}", skip.path, skip.reason.describe()));
-        }
-    }
-
-    fn file(&mut self, _rel: &str, _outcome: FileOutcome, _chunks: u64) {}
-
-    fn progress(&mut self, done: usize, _total: usize, _chunks: u64) {
-        lock(&self.shared.state).indexed = done as u64;
-    }
-
-    fn cancelled(&self) -> bool {
-        self.shared.shutdown.load(Ordering::SeqCst)
-    }
 }
 
 fn accept_loop(shared: &Shared, listener: &TcpListener) {
@@ -329,7 +187,7 @@ struct SearchParams {
 }
 
 fn search_params(shared: &Shared, target: &http::Target) -> Result<SearchParams, String> {
-    let config = &shared.target.config;
+    let config = &shared.target().config;
     let query = target.param("q").unwrap_or("").to_string();
     if query.trim().is_empty() {
         return Err("the query parameter q is missing or empty".into());
@@ -366,81 +224,29 @@ fn search_response(shared: &Shared, target: &http::Target, store: &mut Option<St
     };
     match run_search(shared, &params, store) {
         Ok(body) => Response { status: 200, content_type: "application/x-ndjson", headers: Vec::new(), body },
-        Err(e) => {
-            // The connection may be what failed (an index rebuilt under it): open a new one next time.
-            *store = None;
-            Response::error(500, &format!("search failed: {e:#}"))
-        }
+        Err(e) => Response::error(500, &format!("search failed: {e:#}")),
     }
 }
 
 /// NDJSON hit records for a search (HttpSearchReturnsResults), or the
 /// failure (HttpSearchReturnsFailure).
 fn run_search(shared: &Shared, params: &SearchParams, store: &mut Option<Store>) -> Result<Vec<u8>> {
-    let t = &shared.target;
-    let (ran, walked) = {
-        let state = lock(&shared.state);
-        (state.ran, state.walked.clone())
-    };
-    if store.is_none() {
-        match Store::open_for_reading(&t.root) {
-            Ok(s) => *store = Some(s),
-            // The first run has not yet created (or finished creating) the
-            // index: there are no results so far, which is not a failure.
-            Err(_) if !ran => return Ok(Vec::new()),
-            Err(e) => return Err(e),
-        }
-    }
-    let store = store.as_ref().ok_or_else(|| anyhow!("no index"))?;
-    let vectors = if search::needs_embedder(params.mode) { Some(current_vectors(shared, store)?) } else { None };
-    let vector = if search::needs_embedder(params.mode) {
-        let mut embedder = lock(&shared.query_embedder);
-        search::embed_query(Some(&mut **embedder), &params.query, params.mode)?
-    } else {
-        None
-    };
-    let scope = Scope {
-        prefixes: t.paths.iter().map(|p| p.rel.clone()).collect(),
-        files: if t.walk.is_filtered() { walked.map(|w| (*w).clone()) } else { None },
-    };
-    let hits = search::search_embedded(
-        store,
-        vectors.as_deref(),
-        vector.as_deref(),
-        &params.query,
-        params.mode,
-        &scope,
-        params.k,
-        params.threshold,
-    )?;
+    let hits = shared.searcher.search(store, &params.query, params.k, params.threshold, params.mode)?;
+    let root = &shared.target().root;
     let mut body = Vec::with_capacity(hits.len() * 512);
     for hit in hits {
-        crate::records::write_record(&mut body, &HitRecord::new(&t.root, hit, &params.query))?;
+        crate::records::write_record(&mut body, &HitRecord::new(root, hit, &params.query))?;
     }
     Ok(body)
 }
 
-/// The vectors of the index as it is now: those in memory if the index has
-/// not changed since they were read, otherwise read again (once, by the
-/// first request that notices).
-fn current_vectors(shared: &Shared, store: &Store) -> Result<Arc<VectorTable>> {
-    let generation = store.generation()?;
-    let mut cached = lock(&shared.vectors);
-    if let Some(table) = cached.as_ref().filter(|t| t.generation == generation) {
-        return Ok(Arc::clone(table));
-    }
-    let table = Arc::new(store.load_vectors()?);
-    *cached = Some(Arc::clone(&table));
-    Ok(table)
-}
-
 fn status_response(shared: &Shared, store: &mut Option<Store>) -> Response {
-    let t = &shared.target;
+    let t = shared.target();
     if store.is_none() {
         *store = Store::open_for_reading(&t.root).ok();
     }
     let stats = store.as_ref().and_then(|s| s.stats().ok());
-    let state = lock(&shared.state);
+    let state = shared.searcher.live().progress();
     Response::json(
         200,
         &json!({
@@ -452,7 +258,7 @@ fn status_response(shared: &Shared, store: &mut Option<Store>) -> Response {
             "holes": stats.as_ref().map_or(0, |s| s.holes),
             "version": env!("CARGO_PKG_VERSION"),
             "root": t.root.path.to_string_lossy(),
-            "scope": t.paths.iter().map(|p| p.rel.clone()).collect::<Vec<_>>(),
+            "scope": t.scope_names(),
             "error": state.error,
         }),
     )

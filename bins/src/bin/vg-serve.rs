@@ -7,10 +7,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{anyhow, Context};
+use anyhow::anyhow;
 use vecgrep::embed::Profile;
 use vecgrep::records::{write_record, ListeningRecord};
-use vecgrep::serve::{ServeEvents, ServeSettings, ServeTarget};
+use vecgrep::index::LazyEmbedder;
+use vecgrep::live::Target;
+use vecgrep::serve::{ServeEvents, ServeSettings};
 use vecgrep_bins::app::{cli_config, load_embedder, note, resolve, run_main, EXIT_FOUND};
 use vecgrep_bins::cli::ServeCli;
 
@@ -59,12 +61,13 @@ fn main() -> ExitCode {
             .map_err(|e| anyhow!("cannot install the signal handler: {e}"))?;
         // The model answers queries for as long as the server runs: load the
         // optimized graph once rather than the fast-starting one.
-        let query_embedder = load_embedder(&inv.config, Profile::Index).context("cannot load the query model")?;
+        let query_config = inv.config.clone();
+        let query_embedder = LazyEmbedder::new(move || load_embedder(&query_config, Profile::Index));
         let index_config = inv.config.clone();
         let walk = cli.walk.to_options(inv.config.max_filesize);
         let events = Arc::new(Events { quiet: inv.config.quiet, root: inv.root.clone() });
         vecgrep::serve::serve(
-            ServeTarget { root: inv.root, paths: inv.paths, walk, config: inv.config },
+            Target { root: inv.root, paths: inv.paths, walk, config: inv.config },
             ServeSettings {
                 addr: SocketAddr::new(cli.bind, cli.port),
                 token,
@@ -73,7 +76,7 @@ fn main() -> ExitCode {
                 limits: Default::default(),
             },
             query_embedder,
-            Box::new(move || load_embedder(&index_config, Profile::Index)),
+            LazyEmbedder::new(move || load_embedder(&index_config, Profile::Index)),
             shutdown,
             events,
         )?;

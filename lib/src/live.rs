@@ -1,0 +1,282 @@
+//! A project kept searchable while it changes: a background thread indexes
+//! the target's paths and re-walks them every `refresh`, while searches read
+//! the index as it stands (ProgressiveModesContinueWhileIndexing). vg-serve
+//! and the interactive picker are both built on this.
+//!
+//! Searches never wait for indexing: each searcher reads through its own
+//! SQLite connection (WAL lets readers and the one writer proceed together),
+//! and the query model is shared behind a mutex held only while embedding.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, Result};
+
+use crate::config::{ResolvedConfig, SearchMode};
+use crate::index::{self, FileOutcome, IndexObserver, IndexRequest, LazyEmbedder, WalkedSet};
+use crate::root::{AdmittedPath, ProjectRoot};
+use crate::search;
+use crate::store::{Hit, Scope, Store, VectorTable};
+use crate::walk::{Skip, WalkOptions};
+
+/// What is kept searchable.
+pub struct Target {
+    pub root: ProjectRoot,
+    pub paths: Vec<AdmittedPath>,
+    pub walk: WalkOptions,
+    pub config: ResolvedConfig,
+}
+
+impl Target {
+    /// The served paths relative to the root (`""` is the whole root).
+    pub fn scope_names(&self) -> Vec<String> {
+        self.paths.iter().map(|p| p.rel.clone()).collect()
+    }
+}
+
+/// How far indexing is, as the indexer last reported it.
+#[derive(Clone, Debug, Default)]
+pub struct Progress {
+    /// An index run has files to embed right now.
+    pub indexing: bool,
+    /// Files processed of `total` in the current (or last) run that had work.
+    pub indexed: u64,
+    /// Files needing work in that run; None while walking.
+    pub total: Option<u64>,
+    /// Why the last index run failed.
+    pub error: Option<String>,
+    /// An index run has completed since the start.
+    pub ran: bool,
+}
+
+#[derive(Default)]
+struct State {
+    progress: Progress,
+    /// The files the last walk admitted, to scope searches under filters.
+    walked: Option<Arc<WalkedSet>>,
+}
+
+/// The index of a target, kept up to date by a background thread.
+pub struct LiveIndex {
+    pub target: Target,
+    state: Mutex<State>,
+    shutdown: Arc<AtomicBool>,
+    notes: Box<dyn Fn(&str) + Send + Sync>,
+}
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panicking thread leaves the data usable: every update is a plain assignment.
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl LiveIndex {
+    /// `notes` hears what the user should know (runs that changed something,
+    /// failures); `shutdown` stops the indexer after the file in hand.
+    pub fn new(target: Target, shutdown: Arc<AtomicBool>, notes: Box<dyn Fn(&str) + Send + Sync>) -> Arc<Self> {
+        let state = State { progress: Progress { indexing: true, ..Default::default() }, walked: None };
+        Arc::new(LiveIndex { target, state: Mutex::new(state), shutdown, notes })
+    }
+
+    pub fn progress(&self) -> Progress {
+        lock(&self.state).progress.clone()
+    }
+
+    /// Which files a search may return: those under the paths, and under
+    /// walk filters only those the last walk admitted.
+    pub fn scope(&self) -> Scope {
+        let walked = lock(&self.state).walked.clone();
+        Scope {
+            prefixes: self.target.scope_names(),
+            files: if self.target.walk.is_filtered() { walked.map(|w| (*w).clone()) } else { None },
+        }
+    }
+
+    /// One index run over the paths, in the caller's thread. `first` says
+    /// whether it is the first since the start (it is then always reported).
+    pub fn index_once(&self, embedder: &mut LazyEmbedder, first: bool) -> Result<()> {
+        let t = &self.target;
+        let request = IndexRequest {
+            root: &t.root,
+            paths: &t.paths,
+            walk: &t.walk,
+            config: &t.config,
+            reindex: false,
+            warn_on_large: false,
+        };
+        let mut observer = LiveObserver { live: self, first };
+        let result = index::run(&request, embedder, &mut observer);
+        let mut state = lock(&self.state);
+        state.progress.indexing = false;
+        state.progress.ran = true;
+        match result {
+            Ok((summary, walked)) => {
+                state.walked = Some(Arc::new(walked));
+                state.progress.error = None;
+                drop(state);
+                if first || summary.embedded > 0 || summary.removed > 0 {
+                    (self.notes)(&format!(
+                        "index: {} files, {} chunks ({} embedded, {} removed) in {:.1} s",
+                        summary.files, summary.chunks, summary.embedded, summary.removed, summary.seconds
+                    ));
+                }
+                Ok(())
+            }
+            Err(e) => {
+                let message = format!("{e:#}");
+                // Say it once, not at every refresh while it persists.
+                let repeated = state.progress.error.as_deref() == Some(message.as_str());
+                state.progress.error = Some(message.clone());
+                drop(state);
+                if !repeated {
+                    (self.notes)(&format!("indexing failed: {message}"));
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Index in a background thread now and then every `refresh`, until shutdown.
+    pub fn spawn(self: &Arc<Self>, mut embedder: LazyEmbedder, refresh: Duration, mut first: bool) -> JoinHandle<()> {
+        let live = Arc::clone(self);
+        std::thread::spawn(move || {
+            while !live.shutdown.load(Ordering::SeqCst) {
+                // A failure is in `progress` and was reported; the next round tries again.
+                let _ = live.index_once(&mut embedder, first);
+                first = false;
+                let until = Instant::now() + refresh;
+                while Instant::now() < until && !live.shutdown.load(Ordering::SeqCst) {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            }
+        })
+    }
+}
+
+struct LiveObserver<'a> {
+    live: &'a LiveIndex,
+    first: bool,
+}
+
+impl IndexObserver for LiveObserver<'_> {
+    fn note(&mut self, message: &str) {
+        (self.live.notes)(message);
+    }
+
+    fn planned(&mut self, _files: usize, to_embed: usize) {
+        let mut state = lock(&self.live.state);
+        if self.first || to_embed > 0 {
+            state.progress.indexing = true;
+            state.progress.indexed = 0;
+            state.progress.total = Some(to_embed as u64);
+        }
+    }
+
+    fn confirm_large(&mut self, _to_embed: usize, _threshold: u64) -> bool {
+        // The large-index prompt belongs to blocking runs only.
+        true
+    }
+
+    fn skipped(&mut self, skip: &Skip) {
+        if skip.reason.is_error() {
+            (self.live.notes)(&format!("skipping {}: {}", skip.path, skip.reason.describe()));
+        }
+    }
+
+    fn file(&mut self, _rel: &str, _outcome: FileOutcome, _chunks: u64) {}
+
+    fn progress(&mut self, done: usize, _total: usize, _chunks: u64) {
+        lock(&self.live.state).progress.indexed = done as u64;
+    }
+
+    fn cancelled(&self) -> bool {
+        self.live.shutdown.load(Ordering::SeqCst)
+    }
+}
+
+/// Searches over a live index, shared by any number of threads; each
+/// thread passes its own `Store` slot.
+pub struct Searcher {
+    live: Arc<LiveIndex>,
+    embedder: Mutex<LazyEmbedder>,
+    /// The index's vectors in memory, reloaded when the index changes.
+    vectors: Mutex<Option<Arc<VectorTable>>>,
+}
+
+impl Searcher {
+    pub fn new(live: Arc<LiveIndex>, embedder: LazyEmbedder) -> Self {
+        Searcher { live, embedder: Mutex::new(embedder), vectors: Mutex::new(None) }
+    }
+
+    pub fn live(&self) -> &Arc<LiveIndex> {
+        &self.live
+    }
+
+    /// Load the query model now rather than at the first search.
+    pub fn load_model(&self) -> Result<()> {
+        lock(&self.embedder).get().map(|_| ())
+    }
+
+    /// The best `k` hits for `query`. `store` is the caller's connection,
+    /// opened on first use and dropped after a failure so that the next
+    /// search opens a fresh one (the index may have been rebuilt under it).
+    /// Before the first index run has created the index there is nothing to
+    /// find, which is not a failure.
+    pub fn search(
+        &self,
+        store: &mut Option<Store>,
+        query: &str,
+        k: usize,
+        threshold: f32,
+        mode: SearchMode,
+    ) -> Result<Vec<Hit>> {
+        let result = self.search_with(store, query, k, threshold, mode);
+        if result.is_err() {
+            *store = None;
+        }
+        result
+    }
+
+    fn search_with(
+        &self,
+        store: &mut Option<Store>,
+        query: &str,
+        k: usize,
+        threshold: f32,
+        mode: SearchMode,
+    ) -> Result<Vec<Hit>> {
+        if store.is_none() {
+            match Store::open_for_reading(&self.live.target.root) {
+                Ok(s) => *store = Some(s),
+                Err(_) if !self.live.progress().ran => return Ok(Vec::new()),
+                Err(e) => return Err(e),
+            }
+        }
+        let store = store.as_ref().ok_or_else(|| anyhow!("no index"))?;
+        let needs_model = search::needs_embedder(mode);
+        let vectors = if needs_model { Some(self.current_vectors(store)?) } else { None };
+        let vector = if needs_model {
+            let mut embedder = lock(&self.embedder);
+            search::embed_query(Some(embedder.get()?), query, mode)?
+        } else {
+            None
+        };
+        let scope = self.live.scope();
+        search::search_embedded(store, vectors.as_deref(), vector.as_deref(), query, mode, &scope, k, threshold)
+    }
+
+    /// The vectors of the index as it is now: those in memory if the index
+    /// has not changed since they were read, otherwise read again (once, by
+    /// the first search that notices).
+    fn current_vectors(&self, store: &Store) -> Result<Arc<VectorTable>> {
+        let generation = store.generation()?;
+        let mut cached = lock(&self.vectors);
+        if let Some(table) = cached.as_ref().filter(|t| t.generation == generation) {
+            return Ok(Arc::clone(table));
+        }
+        let table = Arc::new(store.load_vectors()?);
+        *cached = Some(Arc::clone(&table));
+        Ok(table)
+    }
+}
