@@ -1,3 +1,5 @@
+complete -c vecgrep -l query -d 'With -i: start with QUERY; every positional argument is then a PATH' -r
+complete -c vecgrep -l open-cmd -d 'With -i: command that opens the picked result ({file}, {line}, {end_line}) [config: open_cmd]' -r
 complete -c vecgrep -l bind -d 'With --serve: address to listen on [default: 127.0.0.1]' -r
 complete -c vecgrep -l port -d 'With --serve: port to listen on; 0 picks a free one [default: 0]' -r
 complete -c vecgrep -l token -d 'With --serve: require `Authorization: Bearer TOKEN` [env: VECGREP_TOKEN]' -r
@@ -32,8 +34,10 @@ complete -c vecgrep -l no-index -d 'Search the existing index as it is; do not u
 complete -c vecgrep -l no-scope -d 'Search the whole project, not just PATHS'
 complete -c vecgrep -l skip-outside-root -d 'Skip PATHS outside the project root instead of failing'
 complete -c vecgrep -s q -l quiet -d 'No progress or notes on stderr (errors are still printed) [config: quiet]'
+complete -c vecgrep -s i -l interactive -d 'Pick results interactively, re-ranked as you type (vg-pick); a QUERY is optional'
+complete -c vecgrep -l allow-project-open-cmd -d 'With -i: let the project\'s own config choose open_cmd'
 complete -c vecgrep -l serve -d 'Serve searches over HTTP (vg-serve) instead of searching once; every argument is a PATH'
-complete -c vecgrep -l full-index -d 'With --serve: index PATHS completely before listening [config: full_index]'
+complete -c vecgrep -l full-index -d 'With --serve or -i: index PATHS completely first [config: full_index]'
 complete -c vecgrep -s l -l files-with-matches -l files -d 'Print each file with results once, best first'
 complete -c vecgrep -s c -l count -d 'Print the number of results per file'
 complete -c vecgrep -l json -d 'Print hit records as JSON lines (paths relative to the root)'

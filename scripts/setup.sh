@@ -6,4 +6,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/fetch-assets.sh
 cargo build --release --locked
-echo "setup: binaries are in $(pwd)/target/release (vecgrep, vg-root, vg-index, vg-query, vg-format, vg-serve)" >&2
+echo "setup: binaries are in $(pwd)/target/release (vecgrep, vg-root, vg-index, vg-query, vg-format, vg-serve, vg-pick)" >&2

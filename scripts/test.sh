@@ -4,6 +4,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/fetch-assets.sh
+# The picker's tests drive it in a real terminal through tmux.
+if ! command -v tmux >/dev/null; then
+  echo "test: installing tmux for the picker tests" >&2
+  sudo=""; [[ $(id -u) == 0 ]] || sudo=sudo
+  $sudo apt-get update -q >/dev/null && $sudo apt-get install -y -q tmux >/dev/null
+fi
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 set +e

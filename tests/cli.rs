@@ -9,6 +9,7 @@ mod docs;
 mod format;
 mod index;
 mod modes;
+mod pick;
 mod porcelain;
 mod query;
 mod root;

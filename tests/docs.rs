@@ -17,7 +17,11 @@ fn extra_sections(name: &str) -> String {
     if name == "vg-index" {
         s.push_str(" (for vg-index: the user declined a large index run)");
     }
-    s.push_str(", 2 on error. A closed output pipe (as with \\fBhead\\fR) counts as success.\n");
+    s.push_str(", 2 on error");
+    if name == "vg-pick" {
+        s.push_str(", 130 when quit with Esc or Ctrl\\-C");
+    }
+    s.push_str(". A closed output pipe (as with \\fBhead\\fR) counts as success.\n");
     s.push_str(".SH FILES\n.TP\n\\fI<root>/.vecgrep/index.db\\fR\nThe index of a project: SQLite with sqlite\\-vec vectors. Safe to delete; \\fBvg-index \\-\\-clear\\-cache\\fR does so.\n");
     s.push_str(".TP\n\\fI<root>/.vecgrep/config.toml\\fR\nProject settings; beaten by flags, beats the global file.\n");
     s.push_str(".TP\n\\fI${XDG_CONFIG_HOME:\\-~/.config}/vecgrep/config.toml\\fR\nGlobal settings.\n");
@@ -26,7 +30,7 @@ fn extra_sections(name: &str) -> String {
     s.push_str(".TP\n\\fBORT_DYLIB_PATH\\fR\nPath of libonnxruntime.so, instead of the data directory's copy.\n");
     s.push_str(".TP\n\\fBNO_COLOR\\fR\nDisables color when \\-\\-color is auto.\n");
     s.push_str(".SH \"SEE ALSO\"\n");
-    let all = ["vecgrep", "vg-root", "vg-index", "vg-query", "vg-format", "vg-serve"];
+    let all = ["vecgrep", "vg-root", "vg-index", "vg-query", "vg-format", "vg-serve", "vg-pick"];
     let others: Vec<String> = all.iter().filter(|n| **n != name).map(|n| format!("\\fB{n}\\fR(1)")).collect();
     s.push_str(&others.join(", "));
     s.push('\n');

@@ -311,6 +311,75 @@ fn parse_refresh(s: &str) -> Result<f64, String> {
 
 #[derive(Parser, Debug)]
 #[command(
+    name = "vg-pick",
+    version,
+    about = "Pick search results interactively; results re-rank by meaning as you type",
+    long_about = "Pick search results interactively; results re-rank by meaning as you type.\n\nvg-pick opens a full-screen picker (skim) on the project at once. Each time you stop typing for a moment, the query is searched by meaning and the list is replaced by the best results, best first: `path:line`, the score and the chunk's most relevant line. The preview pane shows the file around the selected result with its lines marked.\n\nIndexing runs in the background while you type (the status line shows how far it is, the root and the scope) and results refresh as chunks land; with --full-index (config full_index) vg-pick indexes first. Quitting at any moment leaves the index consistent; the next run continues where indexing stopped.\n\nKeys: type to search; Up/Down (Ctrl-K/Ctrl-J) move; Tab marks several results; F2 or Alt-P shows or hides the preview; Enter opens the result; Esc or Ctrl-C quits.\n\nEnter runs --open-cmd (config open_cmd) with {file}, {line} and {end_line} filled in, else $VISUAL or $EDITOR at the line. With several marked results, or when no editor is set, or when stdout is not a terminal, it prints `path:line` for each instead. An open_cmd from the project's own .vecgrep/config.toml is not run unless you allow it (--allow-project-open-cmd, or allow_project_open_cmd = true in your global config).\n\nThe picker draws on stderr and reads keys from the terminal, so stdin and stdout may be pipes.\n\nExit status: 0 when a result was opened or printed, 1 when nothing was picked, 2 on error, 130 when quit with Esc or Ctrl-C.",
+    after_help = "Examples:\n  vg-pick                                   search the project, type a question\n  vg-pick \"retry logic\" src/                 start with a query, only under src/\n  rg -l TODO | xargs vg-pick --query \"technical debt\"\n  vg-pick --open-cmd 'nvim +{line} {file}'"
+)]
+pub struct PickCli {
+    /// The query to start with (unless --query is given, then every argument is a PATH).
+    #[arg(value_name = "QUERY")]
+    pub query_arg: Option<String>,
+    /// Files or directories to search (default: the current directory).
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    #[command(flatten)]
+    pub pick: PickArgs,
+    /// Skip PATHS outside the project root instead of failing.
+    #[arg(long)]
+    pub skip_outside_root: bool,
+    /// No notes on stderr before and after the picker (errors are still printed) [config: quiet].
+    #[arg(short, long)]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub search: SearchConfigArgs,
+    #[command(flatten)]
+    pub index: IndexConfigArgs,
+    #[command(flatten)]
+    pub walk: WalkArgs,
+}
+
+/// The picker's own options, shared by vg-pick and `vecgrep -i`.
+#[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Picker options")]
+pub struct PickArgs {
+    /// Start with QUERY; every positional argument is then a PATH (for `xargs vecgrep -i --query Q`).
+    #[arg(long, value_name = "QUERY")]
+    pub query: Option<String>,
+    /// Command that opens the picked result: {file}, {line} and {end_line} are filled in [config: open_cmd; default: $VISUAL or $EDITOR at the line].
+    #[arg(long, value_name = "CMD")]
+    pub open_cmd: Option<String>,
+    /// Let the project's own .vecgrep/config.toml choose open_cmd [config: allow_project_open_cmd, global config only].
+    #[arg(long)]
+    pub allow_project_open_cmd: bool,
+    /// Index PATHS completely before the picker opens [config: full_index; default: false].
+    #[arg(long)]
+    pub full_index: bool,
+}
+
+impl PickArgs {
+    /// The same flags, for vg-pick.
+    pub fn to_argv(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        if let Some(q) = &self.query {
+            v.extend(["--query".into(), q.clone()]);
+        }
+        if let Some(c) = &self.open_cmd {
+            v.extend(["--open-cmd".into(), c.clone()]);
+        }
+        if self.allow_project_open_cmd {
+            v.push("--allow-project-open-cmd".into());
+        }
+        if self.full_index {
+            v.push("--full-index".into());
+        }
+        v
+    }
+}
+
+#[derive(Parser, Debug)]
+#[command(
     name = "vecgrep",
     version,
     about = "Semantic grep for code: find code by what it does",
@@ -319,7 +388,7 @@ fn parse_refresh(s: &str) -> Result<f64, String> {
 )]
 pub struct VecgrepCli {
     /// What to look for, in plain words.
-    #[arg(value_name = "QUERY", required_unless_present_any = ["stats", "show_root", "index_only", "clear_cache", "serve"])]
+    #[arg(value_name = "QUERY", required_unless_present_any = ["stats", "show_root", "index_only", "clear_cache", "serve", "interactive"])]
     pub query: Option<String>,
     /// Files or directories to search (default: the current directory).
     #[arg(value_name = "PATH")]
@@ -351,6 +420,11 @@ pub struct VecgrepCli {
     /// No progress or notes on stderr (errors are still printed) [config: quiet].
     #[arg(short, long)]
     pub quiet: bool,
+    /// Pick results interactively, re-ranked as you type (vg-pick); a QUERY is optional.
+    #[arg(short = 'i', long, conflicts_with_all = ["stats", "show_root", "index_only", "clear_cache", "serve", "no_index", "reindex"])]
+    pub interactive: bool,
+    #[command(flatten)]
+    pub pick: PorcelainPickArgs,
     #[command(flatten)]
     pub server: PorcelainServeArgs,
     #[command(flatten)]
@@ -361,6 +435,34 @@ pub struct VecgrepCli {
     pub index: IndexConfigArgs,
     #[command(flatten)]
     pub walk: WalkArgs,
+}
+
+/// `vecgrep -i`: runs vg-pick with these and the shared flags.
+#[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Picker options")]
+pub struct PorcelainPickArgs {
+    /// With -i: start with QUERY; every positional argument is then a PATH.
+    #[arg(id = "pick_query", long = "query", value_name = "QUERY", requires = "interactive")]
+    pub pick_query: Option<String>,
+    /// With -i: command that opens the picked result ({file}, {line}, {end_line}) [config: open_cmd].
+    #[arg(long, value_name = "CMD", requires = "interactive")]
+    pub open_cmd: Option<String>,
+    /// With -i: let the project's own config choose open_cmd.
+    #[arg(long, requires = "interactive")]
+    pub allow_project_open_cmd: bool,
+}
+
+impl PorcelainPickArgs {
+    /// The same flags, for vg-pick (`--full-index` is the server's flag, shared).
+    pub fn to_argv(&self, full_index: bool) -> Vec<String> {
+        PickArgs {
+            query: self.pick_query.clone(),
+            open_cmd: self.open_cmd.clone(),
+            allow_project_open_cmd: self.allow_project_open_cmd,
+            full_index,
+        }
+        .to_argv()
+    }
 }
 
 /// `vecgrep --serve`: runs vg-serve with these and the shared flags.
@@ -379,8 +481,8 @@ pub struct PorcelainServeArgs {
     /// With --serve: require `Authorization: Bearer TOKEN` [env: VECGREP_TOKEN].
     #[arg(long, value_name = "TOKEN", requires = "serve")]
     pub token: Option<String>,
-    /// With --serve: index PATHS completely before listening [config: full_index].
-    #[arg(long, requires = "serve")]
+    /// With --serve or -i: index PATHS completely first [config: full_index].
+    #[arg(long)]
     pub full_index: bool,
 }
 
@@ -413,6 +515,7 @@ pub fn commands() -> Vec<clap::Command> {
         QueryCli::command(),
         FormatCli::command(),
         ServeCli::command(),
+        PickCli::command(),
     ]
 }
 

@@ -2,6 +2,9 @@
 //! command line, else `<root>/.vecgrep/config.toml`, else the user's global
 //! `config.toml`, else the spec's default.
 //!
+//! One key breaks the precedence: `open_cmd` names a command to run, so a
+//! project's file may set it only where the user allowed that (OpenCmdRule).
+//!
 //! Config files are strict: an unknown key or a value of the wrong type is an
 //! error naming the file, the key and the line, because a silently ignored
 //! typo (`topk = 50`) is worse than a refusal.
@@ -88,6 +91,13 @@ pub struct ConfigValues {
     pub max_filesize: Option<u64>,
     #[serde(default)]
     pub mode: Option<SearchMode>,
+    /// The picker's command for opening a result (`{file}`, `{line}`, `{end_line}`).
+    #[serde(default)]
+    pub open_cmd: Option<String>,
+    /// Let a project's own config set `open_cmd`; honoured only from the
+    /// command line or the global config, never from the project's file.
+    #[serde(default)]
+    pub allow_project_open_cmd: Option<bool>,
 }
 
 fn top_k_value<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
@@ -221,6 +231,11 @@ pub struct ResolvedConfig {
     pub server_default_top_k: usize,
     /// What `vg-serve` uses when a request leaves out `threshold`.
     pub server_default_threshold: f32,
+    /// The command that opens a picked result, from a layer the user
+    /// controls (see `OpenCmdRule`).
+    pub open_cmd: Option<String>,
+    /// A project config's `open_cmd` that was not taken, and the file it is in.
+    pub ignored_open_cmd: Option<PathBuf>,
 }
 
 /// The three layers, most specific first.
@@ -258,6 +273,7 @@ impl ConfigLayers {
         let (chunk_overlap, overlap_from) = self
             .pick(|v| v.chunk_overlap)
             .unwrap_or((DEFAULT_CHUNK_OVERLAP, "the default".to_string()));
+        let (open_cmd, ignored_open_cmd) = self.open_cmd();
         if chunk_overlap >= chunk_size {
             return Err(ConfigError::OverlapTooLarge {
                 overlap: chunk_overlap,
@@ -280,7 +296,29 @@ impl ConfigLayers {
             mode: pick!(mode, SearchMode::default()),
             server_default_top_k: top_k,
             server_default_threshold: threshold,
+            open_cmd,
+            ignored_open_cmd,
         })
+    }
+
+    /// OpenCmdRule: a repository's own config is written by whoever wrote
+    /// the repository, so its `open_cmd` (a command vecgrep would run) is
+    /// taken only when the user allowed that on the command line or in the
+    /// global config. Otherwise the command line, then the global config.
+    fn open_cmd(&self) -> (Option<String>, Option<PathBuf>) {
+        let user_layers = || std::iter::once(&self.cli).chain(self.global.iter().map(|(_, v)| v));
+        let allowed = user_layers().find_map(|v| v.allow_project_open_cmd).unwrap_or(false);
+        if let Some(cmd) = self.cli.open_cmd.clone() {
+            return (Some(cmd), None);
+        }
+        if let Some((path, cmd)) = self.project.as_ref().and_then(|(p, v)| v.open_cmd.clone().map(|c| (p, c))) {
+            if allowed {
+                return (Some(cmd), None);
+            }
+            let global = self.global.as_ref().and_then(|(_, v)| v.open_cmd.clone());
+            return (global, Some(path.clone()));
+        }
+        (self.global.as_ref().and_then(|(_, v)| v.open_cmd.clone()), None)
     }
 
     /// The first layer that sets a value, with a description of that layer.
@@ -348,6 +386,32 @@ mod tests {
         assert!(msg.contains("line 2") && msg.contains("threshold"), "{msg}");
         let msg = parse_config("top_k = 0\n", Path::new("c")).unwrap_err().to_string();
         assert!(msg.contains("top_k"), "{msg}");
+    }
+
+    #[test]
+    fn a_project_open_cmd_runs_only_when_the_user_allows_it() {
+        let project = Some(("p.toml".into(), layer("open_cmd = \"evil {file}\"\nallow_project_open_cmd = true\n")));
+        let global = |text: &str| Some(("g.toml".into(), layer(text)));
+        // The project cannot allow itself.
+        let r = ConfigLayers { project: project.clone(), ..Default::default() }.resolve().unwrap();
+        assert_eq!((r.open_cmd, r.ignored_open_cmd), (None, Some("p.toml".into())));
+        // The user's own command is used instead, and the project's is still reported.
+        let r = ConfigLayers { project: project.clone(), global: global("open_cmd = \"vi {file}\"\n"), ..Default::default() }
+            .resolve()
+            .unwrap();
+        assert_eq!((r.open_cmd.as_deref(), r.ignored_open_cmd), (Some("vi {file}"), Some("p.toml".into())));
+        // Allowed in the global config, or on the command line.
+        let r = ConfigLayers { project: project.clone(), global: global("allow_project_open_cmd = true\n"), ..Default::default() }
+            .resolve()
+            .unwrap();
+        assert_eq!((r.open_cmd.as_deref(), r.ignored_open_cmd), (Some("evil {file}"), None));
+        let cli = ConfigValues { allow_project_open_cmd: Some(true), ..Default::default() };
+        let r = ConfigLayers { cli, project: project.clone(), ..Default::default() }.resolve().unwrap();
+        assert_eq!(r.open_cmd.as_deref(), Some("evil {file}"));
+        // The command line always wins.
+        let cli = ConfigValues { open_cmd: Some("code -g {file}:{line}".into()), ..Default::default() };
+        let r = ConfigLayers { cli, project, ..Default::default() }.resolve().unwrap();
+        assert_eq!((r.open_cmd.as_deref(), r.ignored_open_cmd), (Some("code -g {file}:{line}"), None));
     }
 
     #[test]

@@ -182,12 +182,10 @@ fn paint(color: bool, code: &str, text: &str) -> String {
 }
 
 fn score_color(score: f64) -> &'static str {
-    if score >= 0.6 {
-        "\x1b[1;32m"
-    } else if score >= 0.45 {
-        "\x1b[33m"
-    } else {
-        DIM
+    match crate::pick::score_band(score) {
+        crate::pick::ScoreBand::Strong => "\x1b[1;32m",
+        crate::pick::ScoreBand::Fair => "\x1b[33m",
+        crate::pick::ScoreBand::Weak => DIM,
     }
 }
 

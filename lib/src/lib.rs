@@ -14,6 +14,7 @@ pub mod http;
 pub mod index;
 pub mod lexical;
 pub mod live;
+pub mod pick;
 pub mod records;
 pub mod root;
 pub mod search;

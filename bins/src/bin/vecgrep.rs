@@ -54,6 +54,21 @@ fn dispatch(cli: &VecgrepCli) -> Result<u8> {
         let e = cmd.exec();
         return Err(e).context("cannot run vg-serve");
     }
+    if cli.interactive {
+        let mut cmd = tool("vg-pick")?;
+        cmd.args(common_flags(cli))
+            .args(cli.pick.to_argv(cli.server.full_index))
+            .args(cli.search.to_argv())
+            .args(cli.index.to_argv())
+            .args(cli.walk.to_argv());
+        // With --query every positional argument is a path; without it the
+        // first is the query, as vg-pick reads them.
+        cmd.args(paths_argv(cli));
+        // Become the picker: it owns the terminal, and its exit status is ours.
+        use std::os::unix::process::CommandExt;
+        let e = cmd.exec();
+        return Err(e).context("cannot run vg-pick");
+    }
     if cli.show_root {
         let mut cmd = tool("vg-root")?;
         if cli.skip_outside_root {

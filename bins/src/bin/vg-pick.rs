@@ -1,0 +1,396 @@
+//! vg-pick: the interactive picker behind `vecgrep -i`. skim draws the list;
+//! what is in it comes from semantic searches run as the user types, over an
+//! index kept fresh in the background (`vecgrep::live`).
+
+use std::borrow::Cow;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, Context, Result};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use skim::prelude::*;
+use skim::tui::Size;
+use skim::{DisplayContext, PreviewContext, PreviewPosition};
+use vecgrep::config::ResolvedConfig;
+use vecgrep::embed::Profile;
+use vecgrep::index::{self, IndexRequest, LazyEmbedder};
+use vecgrep::live::{LiveIndex, Searcher, Target};
+use vecgrep::pick::{self, OpenPlan, ScoreBand};
+use vecgrep::records::HitRecord;
+use vecgrep::store::Store;
+use vecgrep_bins::app::{
+    cli_config, lazy_embedder, load_embedder, note, resolve, run_main, CliObserver, EXIT_ERROR, EXIT_FOUND,
+    EXIT_NOT_FOUND,
+};
+use vecgrep_bins::cli::PickCli;
+
+const TOOL: &str = "vg-pick";
+/// Exit status after Esc or Ctrl-C, as a shell reports an interrupt.
+const EXIT_ABORTED: u8 = 130;
+/// A search starts once typing has paused this long.
+const DEBOUNCE: Duration = Duration::from_millis(120);
+/// How often the status line and, while indexing, the results are refreshed.
+const REFRESH: Duration = Duration::from_millis(500);
+/// How often the background indexer looks for changed files.
+const REINDEX: Duration = Duration::from_secs(2);
+
+fn main() -> ExitCode {
+    let cli = vecgrep_bins::app::parse_args::<PickCli>(TOOL);
+    run_main(TOOL, || pick(cli))
+}
+
+fn pick(mut cli: PickCli) -> Result<u8> {
+    // --query makes every positional argument a path.
+    let initial = match cli.pick.query.take() {
+        Some(q) => {
+            if let Some(first) = cli.query_arg.take() {
+                cli.paths.insert(0, PathBuf::from(first));
+            }
+            q
+        }
+        None => cli.query_arg.take().unwrap_or_default(),
+    };
+    if !std::io::stderr().is_terminal() || std::fs::File::open("/dev/tty").is_err() {
+        return Err(anyhow!("the picker needs a terminal (stderr is not one); use vg-query or vecgrep for pipelines"));
+    }
+    let mut values = cli_config(Some(&cli.search), &cli.index, &cli.walk, cli.quiet);
+    values.full_index = cli.pick.full_index.then_some(true);
+    values.open_cmd = cli.pick.open_cmd.clone();
+    values.allow_project_open_cmd = cli.pick.allow_project_open_cmd.then_some(true);
+    let inv = resolve(TOOL, &cli.paths, cli.skip_outside_root, values)?;
+    let config = inv.config.clone();
+    if let Some(path) = &config.ignored_open_cmd {
+        note(
+            TOOL,
+            config.quiet,
+            &format!(
+                "not running the open_cmd of {}: a repository's config may not choose commands to run; pass --allow-project-open-cmd or set allow_project_open_cmd = true in your global config to allow it",
+                path.display()
+            ),
+        );
+    }
+    let walk = cli.walk.to_options(config.max_filesize);
+    let mut index_embedder = lazy_embedder(&config);
+    if config.full_index {
+        // BlockingModesStartBlockingIndexRun: progress and the large-index prompt as in vg-index.
+        let mut obs = CliObserver::new(TOOL, config.quiet, false);
+        obs.notable_skips = false;
+        let request =
+            IndexRequest { root: &inv.root, paths: &inv.paths, walk: &walk, config: &config, reindex: false, warn_on_large: true };
+        let result = index::run(&request, &mut index_embedder, &mut obs);
+        obs.finish();
+        if result?.0.aborted {
+            note(TOOL, false, "indexing declined; the picker was not opened");
+            return Ok(EXIT_NOT_FOUND);
+        }
+    }
+
+    let shutdown = Arc::new(AtomicBool::new(false));
+    // The terminal belongs to the picker: notes wait for the status line.
+    let last_note: Arc<Mutex<Option<String>>> = Arc::default();
+    let sink = Arc::clone(&last_note);
+    let cwd = inv.cwd.clone();
+    let target = Target { root: inv.root, paths: inv.paths, walk, config: config.clone() };
+    let live = LiveIndex::new(target, Arc::clone(&shutdown), Box::new(move |m| *sink.lock().unwrap_or_else(|e| e.into_inner()) = Some(m.to_string())));
+    let indexer = live.spawn(index_embedder, REINDEX, !config.full_index);
+    let query_config = config.clone();
+    let searcher = Arc::new(Searcher::new(
+        Arc::clone(&live),
+        LazyEmbedder::new(move || load_embedder(&query_config, Profile::Index)),
+    ));
+    let (jobs, results) = spawn_search_worker(Arc::clone(&searcher), config.clone(), cwd.clone());
+
+    let picked = run_picker(&initial, &live, &jobs, &results);
+    shutdown.store(true, Ordering::SeqCst);
+    drop(jobs);
+    // The indexer stops after the file in hand; what it wrote is committed.
+    let _ = indexer.join();
+    let output = picked?;
+    finish(output, &config, &cwd)
+}
+
+/// A search the worker is asked to run.
+struct Job {
+    /// Which query edit this answers; results for older edits are dropped.
+    seq: u64,
+    query: String,
+}
+
+/// What a search found.
+struct Found {
+    seq: u64,
+    items: Vec<Arc<dyn SkimItem>>,
+    error: Option<String>,
+}
+
+/// One thread runs the searches, newest query first: a query is searched
+/// once no newer one arrived for DEBOUNCE, so fast typing costs nothing.
+fn spawn_search_worker(
+    searcher: Arc<Searcher>,
+    config: ResolvedConfig,
+    cwd: PathBuf,
+) -> (mpsc::Sender<Job>, mpsc::Receiver<Found>) {
+    let (job_tx, job_rx) = mpsc::channel::<Job>();
+    let (found_tx, found_rx) = mpsc::channel::<Found>();
+    std::thread::spawn(move || {
+        // The model loads while the user types the first words.
+        let _ = searcher.load_model();
+        let mut store: Option<Store> = None;
+        while let Ok(mut job) = job_rx.recv() {
+            loop {
+                match job_rx.recv_timeout(DEBOUNCE) {
+                    Ok(newer) => job = newer,
+                    Err(RecvTimeoutError::Timeout) => break,
+                    Err(RecvTimeoutError::Disconnected) => return,
+                }
+            }
+            let found = if job.query.trim().is_empty() {
+                Found { seq: job.seq, items: Vec::new(), error: None }
+            } else {
+                match searcher.search(&mut store, &job.query, config.top_k, config.threshold, config.mode) {
+                    Ok(hits) => {
+                        let root = &searcher.live().target.root;
+                        let items = hits
+                            .into_iter()
+                            .map(|h| Arc::new(PickItem::new(HitRecord::new(root, h, &job.query), &cwd)) as Arc<dyn SkimItem>)
+                            .collect();
+                        Found { seq: job.seq, items, error: None }
+                    }
+                    Err(e) => Found { seq: job.seq, items: Vec::new(), error: Some(format!("{e:#}")) },
+                }
+            };
+            if found_tx.send(found).is_err() {
+                return;
+            }
+        }
+    });
+    (job_tx, found_rx)
+}
+
+/// Run skim until the user accepts or quits.
+fn run_picker(
+    initial: &str,
+    live: &Arc<LiveIndex>,
+    jobs: &mpsc::Sender<Job>,
+    results: &mpsc::Receiver<Found>,
+) -> Result<SkimOutput> {
+    let options = SkimOptionsBuilder::default()
+        .disabled(true)
+        .no_sort(true)
+        .multi(true)
+        .reverse(true)
+        .prompt("vecgrep> ".to_string())
+        .query(initial.to_string())
+        .header(status(live, 0, None))
+        .preview(String::new())
+        .preview_window("right:50%")
+        .bind(vec![
+            "f2:toggle-preview".to_string(),
+            "alt-p:toggle-preview".to_string(),
+            // skim's own modes (fuzzy filtering of our ranking) make no sense here.
+            "ctrl-q:ignore".to_string(),
+            "ctrl-r:ignore".to_string(),
+        ])
+        .build()
+        .map_err(|e| anyhow!("cannot set up the picker: {e}"))?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the picker's runtime")?;
+    runtime.block_on(async {
+        // No items from skim's own reader: they come from our searches.
+        let (done_tx, done_rx) = unbounded::<Vec<Arc<dyn SkimItem>>>();
+        drop(done_tx);
+        let mut skim = Skim::init(options, Some(done_rx)).map_err(|e| anyhow!("cannot start the picker: {e}"))?;
+        skim.start();
+        skim.init_tui().map_err(|e| anyhow!("cannot open the terminal: {e}"))?;
+        skim.enter().await.map_err(|e| anyhow!("cannot open the terminal: {e}"))?;
+        let mut seq = 0u64;
+        let mut asked: Option<String> = None;
+        let mut pending = false;
+        // The index as last seen (chunks, whether a run has completed), and
+        // as it was when the shown results were asked for: when they differ,
+        // the results are refreshed for the query already shown.
+        let mut index_state = (0u64, false);
+        let mut asked_state = index_state;
+        let mut error: Option<String> = None;
+        let mut last_refresh: Option<Instant> = None;
+        let mut stats: Option<Store> = None;
+        while !skim.tick().await.map_err(|e| anyhow!("the picker failed: {e}"))? {
+            // UpdateQuery: a changed query is searched (after the debounce).
+            let query = skim.app().input.value.clone();
+            if asked.as_deref() != Some(query.as_str()) {
+                seq += 1;
+                let _ = jobs.send(Job { seq, query: query.clone() });
+                asked = Some(query);
+                asked_state = index_state;
+                pending = true;
+            }
+            while let Ok(found) = results.try_recv() {
+                if found.seq != seq {
+                    continue;
+                }
+                pending = false;
+                error = found.error;
+                let app = skim.app_mut();
+                app.item_pool.clear();
+                app.item_pool.append(found.items);
+                app.restart_matcher(true);
+                app.needs_render.store(true, Ordering::Relaxed);
+            }
+            if last_refresh.is_none_or(|t| t.elapsed() >= REFRESH) {
+                last_refresh = Some(Instant::now());
+                let chunks = chunk_count(&mut stats, live);
+                index_state = (chunks, live.progress().ran);
+                let header = status(live, chunks, error.as_deref());
+                let app = skim.app_mut();
+                if app.header.header != header {
+                    app.header.header = header;
+                    app.needs_render.store(true, Ordering::Relaxed);
+                }
+                if index_state != asked_state && !pending {
+                    if let Some(q) = asked.clone() {
+                        let _ = jobs.send(Job { seq, query: q });
+                        pending = true;
+                    }
+                    asked_state = index_state;
+                }
+            }
+        }
+        Ok(skim.output())
+    })
+}
+
+/// Chunks in the index now; 0 before it exists.
+fn chunk_count(store: &mut Option<Store>, live: &LiveIndex) -> u64 {
+    if store.is_none() {
+        *store = Store::open_for_reading(&live.target.root).ok();
+    }
+    match store.as_ref().map(Store::stats) {
+        Some(Ok(s)) => s.chunks,
+        Some(Err(_)) => {
+            *store = None;
+            0
+        }
+        None => 0,
+    }
+}
+
+/// The status line: progress, root and scope, and why the last search failed.
+fn status(live: &LiveIndex, chunks: u64, error: Option<&str>) -> String {
+    let t = &live.target;
+    let line = pick::status_line(&live.progress(), chunks, &t.root.path, &t.scope_names());
+    match error {
+        Some(e) => format!("{line}\nsearch failed: {e}"),
+        None => line,
+    }
+}
+
+/// OpenSelectedResult, after the picker has closed.
+fn finish(output: SkimOutput, config: &ResolvedConfig, cwd: &Path) -> Result<u8> {
+    if output.is_abort {
+        return Ok(EXIT_ABORTED);
+    }
+    let picked: Vec<&PickItem> = output.selected_items.iter().filter_map(|m| m.downcast_item::<PickItem>()).collect();
+    if picked.is_empty() {
+        return Ok(EXIT_NOT_FOUND);
+    }
+    let visual = std::env::var("VISUAL").ok();
+    let editor = std::env::var("EDITOR").ok();
+    let plan = pick::open_plan(
+        config.open_cmd.as_deref(),
+        visual.as_deref(),
+        editor.as_deref(),
+        std::io::stdout().is_terminal(),
+        picked.len(),
+    );
+    match plan {
+        OpenPlan::Print => {
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            for item in &picked {
+                writeln!(out, "{}:{}", item.path, item.hit.start_line)?;
+            }
+            out.flush()?;
+            Ok(EXIT_FOUND)
+        }
+        OpenPlan::Command(template) => {
+            let item = picked[0];
+            let command = pick::expand(&template, &item.path, item.hit.start_line, item.hit.end_line);
+            let status = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(&command)
+                .current_dir(cwd)
+                .status()
+                .with_context(|| format!("cannot run {command:?}"))?;
+            if status.success() {
+                Ok(EXIT_FOUND)
+            } else {
+                note(TOOL, false, &format!("{command:?} failed ({status})"));
+                Ok(EXIT_ERROR)
+            }
+        }
+    }
+}
+
+/// One result in the list.
+struct PickItem {
+    hit: HitRecord,
+    /// The path relative to the current directory.
+    path: String,
+    row: pick::Row,
+    /// `path:line`, unique per result: skim tells items apart by it.
+    key: String,
+}
+
+impl PickItem {
+    fn new(hit: HitRecord, cwd: &Path) -> Self {
+        let path = vecgrep::format::display_path(&hit, cwd);
+        let row = pick::row(&hit, cwd);
+        let key = format!("{path}:{}", hit.start_line);
+        PickItem { hit, path, row, key }
+    }
+}
+
+impl SkimItem for PickItem {
+    fn text(&self) -> Cow<'_, str> {
+        Cow::Borrowed(&self.key)
+    }
+
+    fn display(&self, ctx: DisplayContext) -> Line<'_> {
+        let base = ctx.base_style;
+        let score_style = match pick::score_band(self.row.score) {
+            ScoreBand::Strong => Style::new().fg(Color::Green).add_modifier(Modifier::BOLD),
+            ScoreBand::Fair => Style::new().fg(Color::Yellow),
+            ScoreBand::Weak => Style::new().add_modifier(Modifier::DIM),
+        };
+        Line::from(vec![
+            Span::styled(self.key.clone(), base.patch(Style::new().fg(Color::Magenta))),
+            Span::styled(format!("  {:.2}  ", self.row.score), base.patch(score_style)),
+            Span::styled(self.row.snippet.clone(), base),
+        ])
+    }
+
+    fn preview(&self, ctx: PreviewContext) -> ItemPreview {
+        let root = self.hit.root.as_deref().map(Path::new).unwrap_or(Path::new("."));
+        let (text, top) = pick::preview(&self.hit, root, ctx.height, true);
+        let position = PreviewPosition {
+            h_scroll: Size::Fixed(0),
+            h_offset: Size::Fixed(0),
+            v_scroll: Size::Fixed(top as u16),
+            v_offset: Size::Fixed(0),
+        };
+        ItemPreview::AnsiWithPos(text, position)
+    }
+
+    fn output(&self) -> Cow<'_, str> {
+        Cow::Owned(format!("{}:{}", self.path, self.hit.start_line))
+    }
+}

@@ -1,0 +1,26 @@
+complete -c vg-pick -l query -d 'Start with QUERY; every positional argument is then a PATH (for `xargs vecgrep -i --query Q`)' -r
+complete -c vg-pick -l open-cmd -d 'Command that opens the picked result: {file}, {line} and {end_line} are filled in [config: open_cmd; default: $VISUAL or $EDITOR at the line]' -r
+complete -c vg-pick -s k -l top-k -d 'Return at most NUM results [config: top_k; default: 10]' -r
+complete -c vg-pick -l threshold -d 'Drop results scoring below NUM (cosine similarity, -1 to 1) [config: threshold; default: 0.3]' -r
+complete -c vg-pick -l mode -d 'Rank by meaning (semantic), by words (lexical, BM25; no model is loaded) or both fused (hybrid). In semantic and hybrid mode the score is the cosine similarity; in lexical mode it is BM25 mapped onto 0..1 [config: mode; default: hybrid]' -r -f -a "semantic\t''
+lexical\t''
+hybrid\t''"
+complete -c vg-pick -l chunk-size -d 'Characters per chunk; chunks end at line boundaries and never exceed the model\'s 256-token window [config: chunk_size; default: 500]' -r
+complete -c vg-pick -l chunk-overlap -d 'Characters of whole lines repeated from the end of one chunk at the start of the next [config: chunk_overlap; default: 100]' -r
+complete -c vg-pick -l index-warn-threshold -d 'Ask before indexing more than NUM new or changed files, when on a terminal; 0 never asks [config: index_warn_threshold; default: 1000]' -r
+complete -c vg-pick -l embedder-model -d 'Embedding model [config: embedder_model; default: all-MiniLM-L6-v2]' -r
+complete -c vg-pick -s t -l type -d 'Only index and search files of TYPE (e.g. rust, py, js); repeatable. See `rg --type-list`' -r
+complete -c vg-pick -s T -l type-not -d 'Leave out files of TYPE; repeatable' -r
+complete -c vg-pick -s g -l glob -d 'Include files matching GLOB, or exclude them with a leading \'!\'; repeatable' -r
+complete -c vg-pick -l max-depth -d 'Descend at most NUM directories below each path' -r
+complete -c vg-pick -l ignore-file -d 'Also read ignore rules from PATH (gitignore syntax); repeatable' -r -F
+complete -c vg-pick -l max-filesize -d 'Skip files larger than NUM bytes [config: max_filesize; default: 1048576]' -r
+complete -c vg-pick -l allow-project-open-cmd -d 'Let the project\'s own .vecgrep/config.toml choose open_cmd [config: allow_project_open_cmd, global config only]'
+complete -c vg-pick -l full-index -d 'Index PATHS completely before the picker opens [config: full_index; default: false]'
+complete -c vg-pick -l skip-outside-root -d 'Skip PATHS outside the project root instead of failing'
+complete -c vg-pick -s q -l quiet -d 'No notes on stderr before and after the picker (errors are still printed) [config: quiet]'
+complete -c vg-pick -s L -l follow -d 'Follow symbolic links (targets outside the project root are still skipped)'
+complete -c vg-pick -l hidden -d 'Include hidden files and directories'
+complete -c vg-pick -l no-ignore -d 'Do not respect .gitignore, .ignore or .vecgrepignore files'
+complete -c vg-pick -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c vg-pick -s V -l version -d 'Print version'

@@ -1,0 +1,225 @@
+//! The interactive picker's decisions (`vg-pick`, `vecgrep -i`): how a
+//! picked result is opened, what a row says, what the preview shows and what
+//! the status line reports. The terminal UI itself (skim) is the binary's.
+
+use std::path::Path;
+
+use crate::format::{best_lines, display_path};
+use crate::live::Progress;
+use crate::records::HitRecord;
+
+/// What Enter does with the picked results.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OpenPlan {
+    /// Run this template through `sh -c` once per result, with `{file}`,
+    /// `{line}` and `{end_line}` filled in (shell-quoted).
+    Command(String),
+    /// Print `path:line` for each result on stdout.
+    Print,
+}
+
+/// OpenSelectedResult: the configured `open_cmd` (already filtered by
+/// OpenCmdRule), else `$VISUAL`, else `$EDITOR` opened at the line; a
+/// single result is opened, several are printed, and so is anything when
+/// stdout is not a terminal (the picker is then part of a pipeline).
+pub fn open_plan(
+    open_cmd: Option<&str>,
+    visual: Option<&str>,
+    editor: Option<&str>,
+    stdout_is_terminal: bool,
+    picked: usize,
+) -> OpenPlan {
+    if !stdout_is_terminal || picked != 1 {
+        return OpenPlan::Print;
+    }
+    if let Some(cmd) = open_cmd.filter(|c| !c.trim().is_empty()) {
+        return OpenPlan::Command(cmd.to_string());
+    }
+    match visual.or(editor).map(str::trim).filter(|e| !e.is_empty()) {
+        Some(editor) => OpenPlan::Command(editor_template(editor)),
+        None => OpenPlan::Print,
+    }
+}
+
+/// How to open a file at a line with `editor` (a command line, as in
+/// `$EDITOR`): `+LINE FILE` for the vi and emacs families and most others,
+/// `FILE:LINE` where that is the editor's own syntax.
+pub fn editor_template(editor: &str) -> String {
+    let program = editor.split_whitespace().next().unwrap_or(editor);
+    let name = Path::new(program).file_name().and_then(|n| n.to_str()).unwrap_or(program);
+    match name {
+        "code" | "code-insiders" | "codium" | "cursor" => format!("{editor} --goto {{file}}:{{line}}"),
+        "hx" | "helix" | "subl" | "sublime_text" | "zed" | "kate" | "gedit" => format!("{editor} {{file}}:{{line}}"),
+        _ => format!("{editor} +{{line}} {{file}}"),
+    }
+}
+
+/// Fill in `{file}`, `{line}` and `{end_line}`; the file name is quoted for
+/// the shell, so a name with spaces or quotes stays one argument.
+pub fn expand(template: &str, file: &str, line: usize, end_line: usize) -> String {
+    template
+        .replace("{file}", &shell_quote(file))
+        .replace("{end_line}", &end_line.to_string())
+        .replace("{line}", &line.to_string())
+}
+
+/// `s` as one word for `sh`.
+pub fn shell_quote(s: &str) -> String {
+    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+,:@%".contains(c)) {
+        return s.to_string();
+    }
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// How good a score is, for coloring it: the same bands as `vg-format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScoreBand {
+    Strong,
+    Fair,
+    Weak,
+}
+
+pub fn score_band(score: f64) -> ScoreBand {
+    if score >= 0.6 {
+        ScoreBand::Strong
+    } else if score >= 0.45 {
+        ScoreBand::Fair
+    } else {
+        ScoreBand::Weak
+    }
+}
+
+/// What one picker row shows.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    /// `path:line`, the path relative to the current directory.
+    pub location: String,
+    pub score: f64,
+    /// The chunk's line that best matches the query, trimmed, tabs as spaces.
+    pub snippet: String,
+}
+
+pub fn row(hit: &HitRecord, cwd: &Path) -> Row {
+    let line = best_lines(hit, 1).first().copied().unwrap_or(hit.start_line);
+    let snippet = hit.text.split('\n').nth(line - hit.start_line).unwrap_or("").trim().replace('\t', "    ");
+    Row { location: format!("{}:{}", display_path(hit, cwd), line), score: hit.score, snippet }
+}
+
+/// Most lines of a file the preview holds around a hit.
+const PREVIEW_CONTEXT: usize = 400;
+
+/// The preview of a hit: numbered lines of the file around it, with the
+/// hit's lines marked, and the line to scroll to so that the hit shows a
+/// third of the way down a pane `height` lines tall. When the file cannot be
+/// read any more, the chunk's own text stands in.
+pub fn preview(hit: &HitRecord, root: &Path, height: usize, color: bool) -> (String, usize) {
+    let file = std::fs::read(root.join(&hit.file)).ok().map(|b| String::from_utf8_lossy(&b).into_owned());
+    let (lines, first): (Vec<&str>, usize) = match &file {
+        Some(text) => (text.lines().collect(), 1),
+        None => (hit.text.split('\n').collect(), hit.start_line),
+    };
+    let from = hit.start_line.saturating_sub(PREVIEW_CONTEXT).max(first);
+    let to = (hit.end_line + PREVIEW_CONTEXT).min(first + lines.len().saturating_sub(1));
+    let width = to.to_string().len();
+    let mut out = String::new();
+    for n in from..=to {
+        let Some(text) = lines.get(n - first) else { break };
+        let text = text.replace('\t', "    ");
+        let inside = (hit.start_line..=hit.end_line).contains(&n);
+        match (inside, color) {
+            (true, true) => out.push_str(&format!("\x1b[1;33m{n:>width$}\x1b[0m \x1b[1m▌\x1b[0m{text}\n")),
+            (true, false) => out.push_str(&format!("{n:>width$} ▌{text}\n")),
+            (false, true) => out.push_str(&format!("\x1b[2m{n:>width$}\x1b[0m  {text}\n")),
+            (false, false) => out.push_str(&format!("{n:>width$}  {text}\n")),
+        }
+    }
+    let top = hit.start_line.saturating_sub(from).saturating_sub(height / 3);
+    (out, top)
+}
+
+/// The picker's status line: indexing progress (or readiness), the root and
+/// the scope.
+pub fn status_line(progress: &Progress, chunks: u64, root: &Path, scope: &[String]) -> String {
+    let state = match (&progress.error, progress.indexing, progress.total) {
+        (Some(e), _, _) => format!("indexing failed: {e}"),
+        (None, true, Some(total)) => format!("indexing {}/{} files", progress.indexed, total),
+        (None, true, None) => "indexing: walking".to_string(),
+        (None, false, _) => "ready".to_string(),
+    };
+    let scope = if scope.iter().all(|s| s.is_empty()) { "everything".to_string() } else { scope.join(" ") };
+    format!("{state} · {chunks} chunks · root {} · scope {scope}", root.display())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hit(text: &str, start: usize) -> HitRecord {
+        HitRecord {
+            kind: "hit".into(),
+            v: 1,
+            root: Some("/r".into()),
+            file: "src/up load.rs".into(),
+            start_line: start,
+            end_line: start + text.split('\n').count() - 1,
+            score: 0.52,
+            text: text.into(),
+            query: Some("retry uploads".into()),
+        }
+    }
+
+    #[test]
+    fn the_open_plan_follows_config_then_editor_then_prints() {
+        let plan = |cmd, visual, editor, tty, n| open_plan(cmd, visual, editor, tty, n);
+        assert_eq!(plan(Some("nvim +{line} {file}"), Some("vi"), None, true, 1), OpenPlan::Command("nvim +{line} {file}".into()));
+        assert_eq!(plan(None, Some("vim"), Some("nano"), true, 1), OpenPlan::Command("vim +{line} {file}".into()));
+        assert_eq!(plan(None, None, Some("code --wait"), true, 1), OpenPlan::Command("code --wait --goto {file}:{line}".into()));
+        assert_eq!(plan(None, None, None, true, 1), OpenPlan::Print);
+        assert_eq!(plan(Some("x"), None, None, false, 1), OpenPlan::Print, "not a terminal");
+        assert_eq!(plan(Some("x"), None, None, true, 3), OpenPlan::Print, "several picked");
+        assert_eq!(editor_template("/usr/bin/hx"), "/usr/bin/hx {file}:{line}");
+    }
+
+    #[test]
+    fn expansion_quotes_the_file_for_the_shell() {
+        assert_eq!(expand("vi +{line} {file}", "src/a.rs", 12, 20), "vi +12 src/a.rs");
+        assert_eq!(expand("e {file}:{line}-{end_line}", "it's here.rs", 3, 9), r"e 'it'\''s here.rs':3-9");
+        assert_eq!(shell_quote("$(rm -rf ~)"), "'$(rm -rf ~)'");
+        assert_eq!(shell_quote(""), "''");
+    }
+
+    #[test]
+    fn a_row_shows_the_location_of_the_best_line() {
+        let h = hit("let x = 1;\n\tfn retry_upload() {", 40);
+        let r = row(&h, Path::new("/r/src"));
+        assert_eq!(r.location, "up load.rs:41");
+        assert_eq!(r.snippet, "fn retry_upload() {");
+        assert_eq!(score_band(r.score), ScoreBand::Fair);
+    }
+
+    #[test]
+    fn the_preview_marks_the_hit_and_scrolls_to_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let text: String = (1..=100).map(|i| format!("line {i}\n")).collect();
+        std::fs::create_dir_all(dir.path().join("src")).unwrap();
+        std::fs::write(dir.path().join("src/up load.rs"), text).unwrap();
+        let h = hit("line 50\nline 51", 50);
+        let (shown, top) = preview(&h, dir.path(), 30, false);
+        let lines: Vec<&str> = shown.lines().collect();
+        assert_eq!(lines.len(), 100);
+        assert_eq!(lines[49], " 50 ▌line 50");
+        assert_eq!(lines[51], " 52  line 52");
+        assert_eq!(top, 39, "line 50 a third of the way down 30 lines");
+        // A file gone from disk: the chunk stands in.
+        let (shown, _) = preview(&h, Path::new("/nonexistent"), 30, false);
+        assert_eq!(shown, "50 ▌line 50\n51 ▌line 51\n");
+    }
+
+    #[test]
+    fn the_status_line_says_progress_root_and_scope() {
+        let p = Progress { indexing: true, indexed: 3, total: Some(9), ..Default::default() };
+        assert_eq!(status_line(&p, 40, Path::new("/r"), &["".into()]), "indexing 3/9 files · 40 chunks · root /r · scope everything");
+        let p = Progress { ran: true, ..Default::default() };
+        assert_eq!(status_line(&p, 40, Path::new("/r"), &["src".into(), "lib".into()]), "ready · 40 chunks · root /r · scope src lib");
+    }
+}

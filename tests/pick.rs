@@ -1,0 +1,185 @@
+//! vg-pick and `vecgrep -i`, driven in a real terminal: tmux runs the picker
+//! in a detached session, send-keys types, capture-pane reads the screen.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::common::*;
+
+/// A picker running in its own tmux server (a private socket, so tests in
+/// parallel and the user's own tmux never meet).
+struct Picker {
+    socket: String,
+    /// Where the wrapper shell writes the picker's exit status.
+    status_file: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Picker {
+    /// Run `tool args` in `t` (cwd: the tree root) on a 150x30 terminal.
+    fn start(t: &Tree, tool: &str, args: &[&str]) -> Picker {
+        let dir = tempfile::tempdir().unwrap();
+        let status_file = dir.path().join("status");
+        let socket = format!("vg-pick-test-{}-{}", std::process::id(), dir.path().file_name().unwrap().to_string_lossy());
+        let mut command = format!("cd {} && env -u VISUAL -u EDITOR -u NO_COLOR XDG_CONFIG_HOME={} {}", quote(&t.path()), quote(t.config_home.path()), quote(&bin(tool)));
+        for a in args {
+            command.push(' ');
+            command.push_str(&quote(Path::new(a)));
+        }
+        command.push_str(&format!("; echo $? > {}; sleep 600", quote(&status_file)));
+        let ok = Command::new("tmux")
+            .args(["-L", &socket, "-f", "/dev/null", "new-session", "-d", "-x", "150", "-y", "30", &command])
+            .env_remove("TMUX")
+            .status()
+            .expect("tmux is needed for the picker tests (scripts/test.sh installs it)");
+        assert!(ok.success());
+        Picker { socket, status_file, _dir: dir }
+    }
+
+    fn tmux(&self, args: &[&str]) -> String {
+        let o = Command::new("tmux").arg("-L").arg(&self.socket).args(args).output().unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    fn screen(&self) -> String {
+        self.tmux(&["capture-pane", "-p"])
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys"];
+        args.extend(keys);
+        self.tmux(&args);
+    }
+
+    fn type_text(&self, text: &str) {
+        self.tmux(&["send-keys", "-l", text]);
+    }
+
+    /// Wait until `ready` holds for the screen; returns that screen.
+    fn wait_for(&self, what: &str, ready: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            let screen = self.screen();
+            if ready(&screen) {
+                return screen;
+            }
+            assert!(Instant::now() < deadline, "timed out waiting for {what}; the screen:\n{screen}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// The picker's exit status, once it has exited.
+    fn exit_status(&self) -> i32 {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Ok(s) = std::fs::read_to_string(&self.status_file) {
+                if !s.trim().is_empty() {
+                    return s.trim().parse().unwrap();
+                }
+            }
+            assert!(Instant::now() < deadline, "the picker did not exit; the screen:\n{}", self.screen());
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Picker {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux").args(["-L", &self.socket, "kill-server"]).status();
+    }
+}
+
+fn quote(p: &Path) -> String {
+    format!("'{}'", p.to_string_lossy().replace('\'', r"'\''"))
+}
+
+/// The result rows: in the reversed layout they follow the prompt, info and status lines.
+fn rows(screen: &str) -> Vec<String> {
+    screen.lines().map(|l| l.split('│').next().unwrap_or("").trim().to_string()).filter(|l| l.contains(".py:") || l.contains(".md:") || l.contains(".rs:")).collect()
+}
+
+#[test]
+fn typing_a_query_puts_the_right_file_on_top_and_enter_opens_it() {
+    let t = sample_project();
+    let opened = t.path().join("opened.txt");
+    let cmd = format!("echo {{file}}:{{line}} > {}", quote(&opened));
+    let p = Picker::start(&t, "vg-pick", &["--open-cmd", &cmd]);
+    p.wait_for("the ready status line", |s| s.contains("ready · ") && s.contains("scope everything"));
+    p.type_text("retry a failed upload");
+    let screen = p.wait_for("results", |s| !rows(s).is_empty());
+    assert!(rows(&screen)[0].starts_with("> src/upload.py:"), "the upload code first:\n{screen}");
+    assert!(screen.contains("def upload_with_retry"), "the preview shows the file:\n{screen}");
+    p.keys(&["Enter"]);
+    assert_eq!(p.exit_status(), 0);
+    assert_eq!(read(&opened).trim(), "src/upload.py:1");
+}
+
+#[test]
+fn vecgrep_i_starts_with_a_query_and_paths_and_esc_quits_with_130() {
+    let t = sample_project();
+    let p = Picker::start(&t, "vecgrep", &["-i", "--query", "bake bread", "docs", "src"]);
+    let screen = p.wait_for("results for the initial query", |s| !rows(s).is_empty() && s.contains("ready"));
+    assert!(screen.contains("scope docs src"), "{screen}");
+    assert!(rows(&screen)[0].contains("docs/guide.md:"), "{screen}");
+    p.keys(&["Escape"]);
+    assert_eq!(p.exit_status(), 130);
+}
+
+#[test]
+fn results_come_while_indexing_and_quitting_leaves_the_index_consistent() {
+    let t = sample_project();
+    for i in 0..600 {
+        t.write(&format!("zz/mod{i:03}.py"), &format!("def handler_{i}(request):\n    return request.reply({i}, 'handled request number {i}')\n"));
+    }
+    let p = Picker::start(&t, "vg-pick", &[]);
+    p.wait_for("the indexing status", |s| s.contains("indexing "));
+    p.type_text("retry a failed upload");
+    // The sample files come first in the walk: they are found while the rest is indexed.
+    let screen = p.wait_for("results", |s| !rows(s).is_empty());
+    assert!(rows(&screen)[0].contains("src/upload.py:"), "{screen}");
+    assert!(screen.contains("indexing "), "the results came after indexing ended, not during it:\n{screen}");
+    let during = p.screen();
+    p.keys(&["C-c"]);
+    assert_eq!(p.exit_status(), 130);
+    // The next run accepts what was written and completes it.
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert_code(&o, 0);
+    assert_eq!(summary(&o)["files"], 604, "{during}");
+    let stats = run(t.cmd("vg-index", ".").args(["--stats", "--json"]));
+    assert_eq!(records(&stats)[0]["files"], 604);
+}
+
+#[test]
+fn a_projects_own_open_cmd_is_not_run_unless_allowed() {
+    let t = sample_project();
+    let marker = t.path().join("pwned");
+    t.project_config(&format!("open_cmd = \"touch {}\"\n", marker.display()));
+    // Not allowed: the picked result is printed instead, and the user is told why.
+    let p = Picker::start(&t, "vg-pick", &["--query", "retry upload"]);
+    p.wait_for("results", |s| !rows(s).is_empty());
+    p.keys(&["Enter"]);
+    assert_eq!(p.exit_status(), 0);
+    // Back on the normal screen: the note from before the picker, then what Enter printed.
+    let screen = p.screen();
+    assert!(screen.contains("vg-pick: not running the open_cmd of"), "{screen}");
+    assert!(screen.contains("src/upload.py:1"), "{screen}");
+    assert!(!marker.exists(), "the project's command ran");
+    drop(p);
+    // Allowed on the command line: it runs.
+    let p = Picker::start(&t, "vg-pick", &["--allow-project-open-cmd", "--query", "retry upload"]);
+    p.wait_for("results", |s| !rows(s).is_empty());
+    p.keys(&["Enter"]);
+    assert_eq!(p.exit_status(), 0);
+    assert!(marker.exists(), "the allowed command did not run");
+}
+
+#[test]
+fn without_a_terminal_the_picker_refuses_with_one_line() {
+    let t = sample_project();
+    let o = run(&mut t.cmd("vg-pick", "."));
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert!(err.starts_with("vg-pick: the picker needs a terminal"), "{err}");
+    assert_eq!(err.lines().count(), 1);
+}
