@@ -11,6 +11,7 @@ bin=${1:-$repo/target/release}
 if [[ ! -x $bin/vg-index ]]; then
   (cd "$repo" && cargo build --release --locked -q)
 fi
+(cd "$repo" && cargo build --release --locked -q --example pick_latency)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -54,6 +55,8 @@ timed "re-index, one file changed" "$bin/vg-index" -q .
 echo "  embedded: $(summary_field embedded) chunks"
 echo "one-shot vecgrep QUERY, median of 10: $(median_ms 10 "$bin/vecgrep" -q "spawn a task on the runtime" .) ms"
 echo "vg-query, median of 10:              $(median_ms 10 "$bin/vg-query" -q "spawn a task on the runtime" .) ms"
+# vg-pick's search path (after its 120 ms debounce), 20 queries.
+"$repo/target/release/examples/pick_latency" .
 
 # The server: warm model and index; the index is already up to date.
 "$bin/vg-serve" -q --full-index . > "$work/serve.out" 2> "$work/serve.err" &

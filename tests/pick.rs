@@ -183,3 +183,26 @@ fn without_a_terminal_the_picker_refuses_with_one_line() {
     assert!(err.starts_with("vg-pick: the picker needs a terminal"), "{err}");
     assert_eq!(err.lines().count(), 1);
 }
+
+#[test]
+fn several_marked_results_are_printed_and_the_preview_toggles() {
+    let t = sample_project();
+    // --full-index: the index is complete before the picker opens.
+    let p = Picker::start(&t, "vg-pick", &["--full-index", "--threshold", "-1", "--query", "retry upload"]);
+    let screen = p.wait_for("results", |s| rows(s).len() >= 2);
+    assert!(screen.contains("ready · "), "{screen}");
+    assert!(screen.contains('▌'), "the preview marks the hit's lines:\n{screen}");
+    p.keys(&["F2"]);
+    p.wait_for("the preview to close", |s| !s.contains('▌'));
+    p.keys(&["F2"]);
+    p.wait_for("the preview to open again", |s| s.contains('▌'));
+    let first = rows(&screen)[0].trim_start_matches("> ").split_whitespace().next().unwrap().to_string();
+    let second = rows(&screen)[1].trim_start_matches("> ").split_whitespace().next().unwrap().to_string();
+    p.keys(&["Tab"]);
+    p.keys(&["Tab"]);
+    p.keys(&["Enter"]);
+    assert_eq!(p.exit_status(), 0);
+    let after = p.screen();
+    let printed: Vec<&str> = after.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    assert_eq!(printed, vec![first.as_str(), second.as_str()], "both picks printed as path:line, in order:\n{after}");
+}
