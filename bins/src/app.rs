@@ -10,7 +10,7 @@ use anyhow::{anyhow, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use vecgrep::config::{ConfigLayers, ConfigValues, EmbedderSource, ResolvedConfig};
 use vecgrep::embed::{Embedder, LocalEmbedder, Profile};
-use vecgrep::index::{FileOutcome, IndexObserver, LazyEmbedder};
+use vecgrep::index::{EmbedderPool, FileOutcome, IndexObserver};
 use vecgrep::records::{write_record, FileRecord, SkipRecord};
 use vecgrep::root::{admit_paths, select_root, Admission, AdmittedPath, ProjectRoot};
 use vecgrep::walk::Skip;
@@ -118,26 +118,31 @@ pub fn parse_args<T: clap::Parser>(tool: &str) -> T {
     }
 }
 
-/// An embedder for `config` set up for indexing, loaded on first use.
-pub fn lazy_embedder(config: &ResolvedConfig) -> LazyEmbedder {
+/// Embedders for `config` set up for indexing, loaded when first needed.
+pub fn embedder_pool(config: &ResolvedConfig) -> EmbedderPool {
     let config = config.clone();
-    LazyEmbedder::new(move || load_embedder(&config, Profile::Index))
+    EmbedderPool::new(move |threads| load_embedder(&config, Profile::Index, threads))
 }
 
-/// Load the embedder `config` names, prepared for `profile`.
-pub fn load_embedder(config: &ResolvedConfig, profile: Profile) -> Result<Box<dyn Embedder>> {
+/// Threads a query model uses: all the cores, for the one text it embeds.
+pub fn all_cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Load the embedder `config` names, prepared for `profile`, on `threads` threads.
+pub fn load_embedder(config: &ResolvedConfig, profile: Profile, threads: usize) -> Result<Box<dyn Embedder>> {
     if config.embedder_source == EmbedderSource::Remote {
         return Err(anyhow!("embedder_source = \"remote\" is not supported by this version; use \"local\""));
     }
     let assets = vecgrep::assets::locate(&config.embedder_model)?;
-    Ok(Box::new(LocalEmbedder::load(&assets, &config.embedder_model, profile)?))
+    Ok(Box::new(LocalEmbedder::load(&assets, &config.embedder_model, profile, threads)?))
 }
 
 /// Start loading the query embedder on another thread, so that its start-up
 /// overlaps the index freshness check instead of following it.
 pub fn preload_query_embedder(config: &ResolvedConfig) -> std::thread::JoinHandle<Result<Box<dyn Embedder>>> {
     let config = config.clone();
-    std::thread::spawn(move || load_embedder(&config, Profile::Query))
+    std::thread::spawn(move || load_embedder(&config, Profile::Query, all_cores()))
 }
 
 /// The embedder `preload_query_embedder` started loading.

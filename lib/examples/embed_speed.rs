@@ -1,5 +1,8 @@
 //! Measure embedding throughput of the local model on real source text, for
 //! choosing batch size and threads: `cargo run --release --example embed_speed -- DIR`.
+//! Prints one model on every core at batch sizes 1, 4 and 16, then one
+//! model per core with a thread each, embedding side by side (what an
+//! index run with many files does).
 
 use std::time::Instant;
 
@@ -16,25 +19,37 @@ fn main() -> anyhow::Result<()> {
                 }
             }
         }
-        if texts.len() >= 200 {
+        if texts.len() >= 400 {
             break;
         }
     }
-    texts.truncate(200);
+    texts.truncate(400);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let assets = vecgrep::assets::locate("all-MiniLM-L6-v2")?;
     let t = Instant::now();
-    let mut model = LocalEmbedder::load(&assets, "all-MiniLM-L6-v2", Profile::Index)?;
+    let mut model = LocalEmbedder::load(&assets, "all-MiniLM-L6-v2", Profile::Index, cores)?;
     println!("load: {:?}", t.elapsed());
     let tokens: usize = texts.iter().map(|t| model.count_tokens(t)).sum();
     println!("{} texts, {} tokens", texts.len(), tokens);
+    let rate = |secs: f64| format!("{:.1} chunks/s, {:.0} tokens/s", texts.len() as f64 / secs, tokens as f64 / secs);
     for batch in [1usize, 4, 16] {
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let t = Instant::now();
         for group in refs.chunks(batch) {
             model.embed(group)?;
         }
-        let secs = t.elapsed().as_secs_f64();
-        println!("batch {batch:>2}: {:.1} chunks/s, {:.0} tokens/s", texts.len() as f64 / secs, tokens as f64 / secs);
+        println!("1 model, {cores} threads, batch {batch:>2}: {}", rate(t.elapsed().as_secs_f64()));
     }
+    let mut models: Vec<LocalEmbedder> = (0..cores)
+        .map(|_| LocalEmbedder::load(&assets, "all-MiniLM-L6-v2", Profile::Index, 1))
+        .collect::<anyhow::Result<_>>()?;
+    let t = Instant::now();
+    std::thread::scope(|s| {
+        let share = texts.len().div_ceil(cores);
+        for (m, part) in models.iter_mut().zip(texts.chunks(share)) {
+            s.spawn(move || part.iter().try_for_each(|x| m.embed(&[x.as_str()]).map(drop)));
+        }
+    });
+    println!("{cores} models, 1 thread each, batch  1: {}", rate(t.elapsed().as_secs_f64()));
     Ok(())
 }

@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use vecgrep::config::ConfigLayers;
 use vecgrep::embed::{Embedder, LocalEmbedder, Profile};
-use vecgrep::index::LazyEmbedder;
+use vecgrep::index::{EmbedderPool, LazyEmbedder};
 use vecgrep::live::{LiveIndex, Searcher, Target};
 use vecgrep::records::HitRecord;
 
@@ -37,10 +37,14 @@ fn main() -> anyhow::Result<()> {
     let name = config.embedder_model.clone();
     let index_assets = assets.clone();
     let index_name = name.clone();
-    live.index_once(&mut LazyEmbedder::new(move || Ok(Box::new(LocalEmbedder::load(&index_assets, &index_name, Profile::Index)?) as Box<dyn Embedder>)), true)?;
+    let mut pool = EmbedderPool::new(move |threads| {
+        Ok(Box::new(LocalEmbedder::load(&index_assets, &index_name, Profile::Index, threads)?) as Box<dyn Embedder>)
+    });
+    live.index_once(&mut pool, true)?;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let searcher = Searcher::new(
         Arc::clone(&live),
-        LazyEmbedder::new(move || Ok(Box::new(LocalEmbedder::load(&assets, &name, Profile::Index)?) as Box<dyn Embedder>)),
+        LazyEmbedder::new(move || Ok(Box::new(LocalEmbedder::load(&assets, &name, Profile::Index, cores)?) as Box<dyn Embedder>)),
     );
     searcher.load_model()?;
     let mut store = None;

@@ -9,7 +9,9 @@
 
 /// Version of what a chunk is embedded as; a change rebuilds every index.
 /// 1: the chunk's text. 2: its `contexts` line, a newline, then its text.
-pub const FORMAT: u32 = 2;
+/// 3: the same, embedded with the model's products in int8 (`int8`), whose
+/// vectors differ slightly from format 2's.
+pub const FORMAT: u32 = 3;
 
 /// One piece of a file, with 1-based inclusive line numbers.
 #[derive(Clone, Debug, PartialEq, Eq)]

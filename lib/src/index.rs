@@ -8,10 +8,12 @@
 //! can write records and progress without the library knowing about
 //! terminals.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::{mpsc, Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::{anyhow, Context, Result};
 
 use crate::chunk::{self, chunk_text, Chunk};
 use crate::config::ResolvedConfig;
@@ -26,6 +28,77 @@ use crate::walk::{looks_binary, walk, Skip, SkipReason, WalkOptions, WalkedFile}
 const EMBED_BATCH: usize = 1;
 /// Chunks written per transaction: bounds the work lost to a kill.
 const WRITE_BATCH_CHUNKS: usize = 256;
+/// Runs with at least this many files to read embed on every core at once;
+/// smaller ones (one edited file) use one model on all cores instead, which
+/// embeds a single file faster and loads one model, not one per core.
+const PARALLEL_FILES: usize = 8;
+/// Files read ahead of the embedders, per embedder: keeps them busy while
+/// bounding the text held in memory.
+const READ_AHEAD_PER_EMBEDDER: usize = 4;
+
+/// Loads an embedder that may use `threads` threads.
+pub type ThreadedLoader = Arc<dyn Fn(usize) -> Result<Box<dyn Embedder>> + Send + Sync>;
+
+/// The embedders of index runs: loaded only once something needs embedding,
+/// and kept for later runs (a server re-indexes every few seconds).
+///
+/// Two cores embed faster as two models with a thread each than as one
+/// model with two threads (lib/examples/embed_speed.rs), so a run with many
+/// files gets one model per core; a run with a few gets one model using
+/// every core.
+pub struct EmbedderPool {
+    loader: ThreadedLoader,
+    cores: usize,
+    loaded: Vec<Box<dyn Embedder>>,
+}
+
+impl EmbedderPool {
+    pub fn new(loader: impl Fn(usize) -> Result<Box<dyn Embedder>> + Send + Sync + 'static) -> Self {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        EmbedderPool { loader: Arc::new(loader), cores, loaded: Vec::new() }
+    }
+
+    fn wanted(&self, files: usize) -> usize {
+        if files >= PARALLEL_FILES {
+            self.cores
+        } else {
+            1
+        }
+    }
+
+    /// Load what a run over `files` files needs, if not loaded yet.
+    fn load_for(&mut self, files: usize) -> Result<()> {
+        let wanted = self.wanted(files);
+        if self.loaded.len() >= wanted {
+            return Ok(());
+        }
+        let threads = if wanted == 1 { self.cores } else { 1 };
+        let missing = wanted - self.loaded.len();
+        let loader = &self.loader;
+        let loaded: Vec<Result<Box<dyn Embedder>>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..missing).map(|_| s.spawn(|| loader(threads))).collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Err(anyhow!("loading the embedding model panicked"))))
+                .collect()
+        });
+        for embedder in loaded {
+            self.loaded.push(embedder?);
+        }
+        Ok(())
+    }
+
+    fn take(&mut self, files: usize) -> Result<Vec<Box<dyn Embedder>>> {
+        self.load_for(files)?;
+        let wanted = self.wanted(files).min(self.loaded.len());
+        let rest = self.loaded.split_off(wanted);
+        Ok(std::mem::replace(&mut self.loaded, rest))
+    }
+
+    fn give_back(&mut self, embedders: Vec<Box<dyn Embedder>>) {
+        self.loaded.extend(embedders);
+    }
+}
 
 /// Loads an embedder; Send so that a background thread can own one.
 pub type EmbedderLoader = Box<dyn FnOnce() -> Result<Box<dyn Embedder>> + Send>;
@@ -142,7 +215,7 @@ pub type WalkedSet = HashSet<String>;
 /// Bring the index of `req.root` up to date for `req.paths`.
 pub fn run(
     req: &IndexRequest<'_>,
-    embedder: &mut LazyEmbedder,
+    embedders: &mut EmbedderPool,
     obs: &mut dyn IndexObserver,
 ) -> Result<(IndexSummary, WalkedSet)> {
     let started = Instant::now();
@@ -229,7 +302,7 @@ pub fn run(
 
     if rebuild {
         if !work.is_empty() {
-            embedder.get()?;
+            embedders.load_for(work.len())?;
         }
         store.reset(&wanted)?;
     }
@@ -241,52 +314,166 @@ pub fn run(
         summary.removed += removals.len() as u64;
     }
 
+    // Files are read and hashed here, in order; those whose content changed
+    // go to the embedders (started at the first one), and what comes back
+    // is written in the walk's order, so records and batches are the same
+    // whatever the timing.
     let mut batch = Batch::default();
     let total = work.len();
-    for (i, f) in work.into_iter().enumerate() {
-        if obs.cancelled() {
-            break;
-        }
-        let previous = stored.get(&f.rel);
-        match prepare_file(f, previous, req.config, embedder)? {
-            Prepared::Skip(reason) => {
-                let skip = Skip { path: f.rel.clone(), reason };
-                obs.skipped(&skip);
-                summary.skipped += 1;
-                if skip.reason.is_error() {
-                    summary.errors += 1;
-                } else if previous.is_some() {
-                    batch.removals.push(f.rel.clone());
-                    summary.removed += 1;
-                    obs.file(&f.rel, FileOutcome::Removed, 0);
+    let mut workers: Option<Workers> = None;
+    let mut ready: BTreeMap<usize, Prepared> = BTreeMap::new();
+    let (mut next_read, mut next_emit, mut in_flight) = (0, 0, 0);
+    let mut stopped = false;
+    let result = (|| -> Result<()> {
+        while next_emit < total {
+            let read_ahead = workers.as_ref().map_or(1, |w| w.count * READ_AHEAD_PER_EMBEDDER);
+            while !stopped && next_read < total && in_flight < read_ahead {
+                if obs.cancelled() {
+                    stopped = true;
+                    break;
                 }
+                let f = work[next_read];
+                match read_file(f, stored.get(&f.rel), req.config) {
+                    Read::Done(prepared) => {
+                        ready.insert(next_read, prepared);
+                    }
+                    Read::Embed(job) => {
+                        if workers.is_none() {
+                            workers = Some(Workers::start(embedders.take(total - next_read)?, req.config));
+                        }
+                        workers.as_ref().expect("started").send(next_read, job)?;
+                        in_flight += 1;
+                    }
+                }
+                next_read += 1;
             }
-            Prepared::Touch(state) => {
-                let chunks = previous.map_or(0, |p| p.chunks);
-                summary.files += 1;
-                summary.chunks += chunks;
-                summary.reused += chunks;
-                batch.touches.push((f.rel.clone(), state));
-                obs.file(&f.rel, FileOutcome::Unchanged, chunks);
+            while let Some(prepared) = ready.remove(&next_emit) {
+                let f = work[next_emit];
+                record(prepared, f, stored.get(&f.rel), &mut batch, &mut summary, obs);
+                if batch.chunks >= WRITE_BATCH_CHUNKS || batch.writes.len() + batch.touches.len() >= 64 {
+                    batch.flush(&mut store)?;
+                }
+                next_emit += 1;
+                obs.progress(next_emit, total, summary.embedded);
             }
-            Prepared::Write(write) => {
-                let n = write.chunks.len() as u64;
-                summary.files += 1;
-                summary.chunks += n;
-                summary.embedded += n;
-                batch.chunks += write.chunks.len();
-                batch.writes.push(write);
-                obs.file(&f.rel, FileOutcome::Indexed, n);
+            if next_emit == next_read && (stopped || next_read == total) {
+                break;
+            }
+            if in_flight > 0 && !ready.contains_key(&next_emit) {
+                let (index, write) = workers.as_ref().expect("in flight").receive()?;
+                in_flight -= 1;
+                ready.insert(index, Prepared::Write(write.with_context(|| format!("embedding {}", work[index].rel))?));
             }
         }
-        if batch.chunks >= WRITE_BATCH_CHUNKS || batch.writes.len() + batch.touches.len() >= 64 {
-            batch.flush(&mut store)?;
-        }
-        obs.progress(i + 1, total, summary.embedded);
+        Ok(())
+    })();
+    if let Some(w) = workers {
+        embedders.give_back(w.finish());
     }
+    result?;
     batch.flush(&mut store)?;
     summary.seconds = started.elapsed().as_secs_f64();
     Ok((summary, walked_set))
+}
+
+/// Account for one file's outcome: the summary, the next batch, the observer.
+fn record(
+    prepared: Prepared,
+    f: &WalkedFile,
+    previous: Option<&StoredFile>,
+    batch: &mut Batch,
+    summary: &mut IndexSummary,
+    obs: &mut dyn IndexObserver,
+) {
+    match prepared {
+        Prepared::Skip(reason) => {
+            let skip = Skip { path: f.rel.clone(), reason };
+            obs.skipped(&skip);
+            summary.skipped += 1;
+            if skip.reason.is_error() {
+                summary.errors += 1;
+            } else if previous.is_some() {
+                batch.removals.push(f.rel.clone());
+                summary.removed += 1;
+                obs.file(&f.rel, FileOutcome::Removed, 0);
+            }
+        }
+        Prepared::Touch(state) => {
+            let chunks = previous.map_or(0, |p| p.chunks);
+            summary.files += 1;
+            summary.chunks += chunks;
+            summary.reused += chunks;
+            batch.touches.push((f.rel.clone(), state));
+            obs.file(&f.rel, FileOutcome::Unchanged, chunks);
+        }
+        Prepared::Write(write) => {
+            let n = write.chunks.len() as u64;
+            summary.files += 1;
+            summary.chunks += n;
+            summary.embedded += n;
+            batch.chunks += write.chunks.len();
+            batch.writes.push(write);
+            obs.file(&f.rel, FileOutcome::Indexed, n);
+        }
+    }
+}
+
+/// A file whose content changed, to chunk and embed.
+struct EmbedJob {
+    rel: String,
+    state: FileState,
+    text: String,
+}
+
+/// Embedder threads, each owning a model, taking jobs from one queue.
+struct Workers {
+    count: usize,
+    jobs: Option<mpsc::Sender<(usize, EmbedJob)>>,
+    results: mpsc::Receiver<(usize, Result<FileWrite>)>,
+    handles: Vec<JoinHandle<Box<dyn Embedder>>>,
+}
+
+impl Workers {
+    fn start(embedders: Vec<Box<dyn Embedder>>, config: &ResolvedConfig) -> Workers {
+        let (job_tx, job_rx) = mpsc::channel::<(usize, EmbedJob)>();
+        let (result_tx, result_rx) = mpsc::channel();
+        let job_rx = Arc::new(Mutex::new(job_rx));
+        let count = embedders.len();
+        let handles = embedders
+            .into_iter()
+            .map(|mut embedder| {
+                let (jobs, results) = (Arc::clone(&job_rx), result_tx.clone());
+                let (size, overlap) = (config.chunk_size, config.chunk_overlap);
+                std::thread::spawn(move || {
+                    loop {
+                        // The lock is held only to take a job, not while embedding it.
+                        let next = jobs.lock().map_err(|_| ()).and_then(|rx| rx.recv().map_err(|_| ()));
+                        let Ok((index, job)) = next else { break };
+                        let write = chunk_and_embed(job, &mut *embedder, size, overlap);
+                        if results.send((index, write)).is_err() {
+                            break;
+                        }
+                    }
+                    embedder
+                })
+            })
+            .collect();
+        Workers { count, jobs: Some(job_tx), results: result_rx, handles }
+    }
+
+    fn send(&self, index: usize, job: EmbedJob) -> Result<()> {
+        self.jobs.as_ref().and_then(|j| j.send((index, job)).ok()).ok_or_else(|| anyhow!("the embedding threads stopped"))
+    }
+
+    fn receive(&self) -> Result<(usize, Result<FileWrite>)> {
+        self.results.recv().map_err(|_| anyhow!("the embedding threads stopped"))
+    }
+
+    /// Stop taking jobs and hand the models back.
+    fn finish(mut self) -> Vec<Box<dyn Embedder>> {
+        drop(self.jobs.take());
+        self.handles.drain(..).filter_map(|h| h.join().ok()).collect()
+    }
 }
 
 fn describe_change(have: &IndexMeta, wanted: &IndexMeta) -> String {
@@ -334,56 +521,65 @@ enum Prepared {
     Write(FileWrite),
 }
 
-/// Read, hash, chunk and embed one new or changed file.
-fn prepare_file(
-    f: &WalkedFile,
-    previous: Option<&StoredFile>,
-    config: &ResolvedConfig,
-    embedder: &mut LazyEmbedder,
-) -> Result<Prepared> {
+/// What reading a new or changed file found.
+enum Read {
+    Done(Prepared),
+    Embed(EmbedJob),
+}
+
+/// Read and hash one new or changed file: skip it, note that only its stat
+/// data changed, or hand its text on to be embedded.
+fn read_file(f: &WalkedFile, previous: Option<&StoredFile>, config: &ResolvedConfig) -> Read {
+    let skip = |reason| Read::Done(Prepared::Skip(reason));
     let bytes = match std::fs::read(&f.abs) {
         Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Prepared::Skip(SkipReason::Vanished)),
-        Err(e) => return Ok(Prepared::Skip(SkipReason::Error(e.to_string()))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return skip(SkipReason::Vanished),
+        Err(e) => return skip(SkipReason::Error(e.to_string())),
     };
     if looks_binary(&bytes) {
-        return Ok(Prepared::Skip(SkipReason::Binary));
+        return skip(SkipReason::Binary);
     }
     // The file may have changed since it was walked; record what was read.
     let size = bytes.len() as u64;
     if size > config.max_filesize {
-        return Ok(Prepared::Skip(SkipReason::TooLarge { size, limit: config.max_filesize }));
+        return skip(SkipReason::TooLarge { size, limit: config.max_filesize });
     }
     let mtime_ns = std::fs::metadata(&f.abs).map(|m| crate::walk::mtime_ns(&m)).unwrap_or(f.mtime_ns);
     let hash = blake3::hash(&bytes).as_bytes().to_vec();
     let state = FileState { size, mtime_ns, hash };
     if previous.is_some_and(|p| p.state.hash == state.hash) {
-        return Ok(Prepared::Touch(state));
+        return Read::Done(Prepared::Touch(state));
     }
     // Invalid UTF-8 (Latin-1 comments, say) is indexed with replacement characters.
-    let text = String::from_utf8_lossy(&bytes);
+    let text = match String::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    };
+    Read::Embed(EmbedJob { rel: f.rel.clone(), state, text })
+}
+
+/// Chunk and embed one file's text.
+fn chunk_and_embed(job: EmbedJob, model: &mut dyn Embedder, size: usize, overlap: usize) -> Result<FileWrite> {
     let mut chunks: Vec<Chunk> = Vec::new();
-    if !text.trim().is_empty() {
-        let model = embedder.get()?;
-        chunks = chunk_text(&text, config.chunk_size, config.chunk_overlap, &|t| model.count_tokens(t) <= MAX_TOKENS);
+    if !job.text.trim().is_empty() {
+        chunks = chunk_text(&job.text, size, overlap, &|t| model.count_tokens(t) <= MAX_TOKENS);
     }
-    let contexts = chunk::contexts(&f.rel, &text, &chunks);
+    let contexts = chunk::contexts(&job.rel, &job.text, &chunks);
     let embedded: Vec<String> = chunks.iter().zip(&contexts).map(|(c, ctx)| format!("{ctx}\n{}", c.text)).collect();
-    let vectors = embed_chunks(embedder, &embedded).with_context(|| format!("embedding {}", f.rel))?;
-    Ok(Prepared::Write(FileWrite {
-        rel: f.rel.clone(),
-        state,
+    let vectors = embed_chunks(model, &embedded)?;
+    Ok(FileWrite {
+        rel: job.rel,
+        state: job.state,
         chunks: chunks.into_iter().zip(vectors.into_iter().map(Some)).collect(),
         contexts,
-    }))
+    })
 }
 
 /// Embed chunks in small batches of similar length, returning vectors in chunk order.
-fn embed_chunks(embedder: &mut LazyEmbedder, chunks: &[String]) -> Result<Vec<Vec<f32>>> {
+fn embed_chunks(model: &mut dyn Embedder, chunks: &[String]) -> Result<Vec<Vec<f32>>> {
     if chunks.is_empty() {
         return Ok(Vec::new());
     }
-    let model = embedder.get()?;
     let mut order: Vec<usize> = (0..chunks.len()).collect();
     order.sort_by_key(|&i| chunks[i].len());
     let mut out: HashMap<usize, Vec<f32>> = HashMap::with_capacity(chunks.len());

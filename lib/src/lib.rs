@@ -12,6 +12,7 @@ pub mod embed;
 pub mod format;
 pub mod http;
 pub mod index;
+pub mod int8;
 pub mod lexical;
 pub mod live;
 pub mod pick;

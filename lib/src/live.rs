@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, Result};
 
 use crate::config::{ResolvedConfig, SearchMode};
-use crate::index::{self, FileOutcome, IndexObserver, IndexRequest, LazyEmbedder, WalkedSet};
+use crate::index::{self, EmbedderPool, FileOutcome, IndexObserver, IndexRequest, LazyEmbedder, WalkedSet};
 use crate::root::{AdmittedPath, ProjectRoot};
 use crate::search;
 use crate::store::{Hit, Scope, Store, VectorTable};
@@ -95,7 +95,7 @@ impl LiveIndex {
 
     /// One index run over the paths, in the caller's thread. `first` says
     /// whether it is the first since the start (it is then always reported).
-    pub fn index_once(&self, embedder: &mut LazyEmbedder, first: bool) -> Result<()> {
+    pub fn index_once(&self, embedders: &mut EmbedderPool, first: bool) -> Result<()> {
         let t = &self.target;
         let request = IndexRequest {
             root: &t.root,
@@ -106,7 +106,7 @@ impl LiveIndex {
             warn_on_large: false,
         };
         let mut observer = LiveObserver { live: self, first };
-        let result = index::run(&request, embedder, &mut observer);
+        let result = index::run(&request, embedders, &mut observer);
         let mut state = lock(&self.state);
         state.progress.indexing = false;
         state.progress.ran = true;
@@ -138,12 +138,12 @@ impl LiveIndex {
     }
 
     /// Index in a background thread now and then every `refresh`, until shutdown.
-    pub fn spawn(self: &Arc<Self>, mut embedder: LazyEmbedder, refresh: Duration, mut first: bool) -> JoinHandle<()> {
+    pub fn spawn(self: &Arc<Self>, mut embedders: EmbedderPool, refresh: Duration, mut first: bool) -> JoinHandle<()> {
         let live = Arc::clone(self);
         std::thread::spawn(move || {
             while !live.shutdown.load(Ordering::SeqCst) {
                 // A failure is in `progress` and was reported; the next round tries again.
-                let _ = live.index_once(&mut embedder, first);
+                let _ = live.index_once(&mut embedders, first);
                 first = false;
                 let until = Instant::now() + refresh;
                 while Instant::now() < until && !live.shutdown.load(Ordering::SeqCst) {

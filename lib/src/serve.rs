@@ -19,7 +19,7 @@ use serde_json::json;
 
 use crate::config::SearchMode;
 use crate::http::{self, Limits, Request, Response};
-use crate::index::LazyEmbedder;
+use crate::index::{EmbedderPool, LazyEmbedder};
 use crate::live::{LiveIndex, Searcher, Target};
 use crate::records::HitRecord;
 use crate::search;
@@ -61,12 +61,12 @@ impl Shared {
 
 /// Serve until `shutdown` is set. With `config.full_index`, the index is
 /// brought up to date before the server listens. `query_embedder` is loaded
-/// before listening; `index_embedder` only when something needs embedding.
+/// before listening; `index_embedders` only when something needs embedding.
 pub fn serve(
     target: Target,
     settings: ServeSettings,
     query_embedder: LazyEmbedder,
-    mut index_embedder: LazyEmbedder,
+    mut index_embedders: EmbedderPool,
     shutdown: Arc<AtomicBool>,
     events: Arc<dyn ServeEvents>,
 ) -> Result<()> {
@@ -77,7 +77,7 @@ pub fn serve(
     searcher.load_model().context("cannot load the query model")?;
     let mut first = true;
     if full_index {
-        live.index_once(&mut index_embedder, true)?;
+        live.index_once(&mut index_embedders, true)?;
         first = false;
     }
     let shared =
@@ -85,7 +85,7 @@ pub fn serve(
     let listener = TcpListener::bind(settings.addr).with_context(|| format!("cannot listen on {}", settings.addr))?;
     let local = listener.local_addr().context("cannot read the listening address")?;
     shared.events.listening(&format!("http://{local}"));
-    let indexer = live.spawn(index_embedder, settings.refresh, first);
+    let indexer = live.spawn(index_embedders, settings.refresh, first);
     for _ in 0..settings.workers.max(1) {
         let listener = listener.try_clone().context("cannot share the listening socket")?;
         let shared = Arc::clone(&shared);

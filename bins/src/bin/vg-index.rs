@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use vecgrep::index::{self, IndexRequest};
 use vecgrep::records::{write_record, StatsRecord, SummaryRecord};
 use vecgrep::store::{IndexStats, Store, StoreError};
-use vecgrep_bins::app::{cli_config, lazy_embedder, note, resolve, run_main, CliObserver, EXIT_ERROR, EXIT_FOUND, EXIT_NOT_FOUND};
+use vecgrep_bins::app::{cli_config, embedder_pool, note, resolve, run_main, CliObserver, EXIT_ERROR, EXIT_FOUND, EXIT_NOT_FOUND};
 use vecgrep_bins::cli::IndexCli;
 
 const TOOL: &str = "vg-index";
@@ -27,7 +27,7 @@ fn main() -> ExitCode {
         }
         // On a terminal only the summary is printed; per-file records are for pipes.
         let mut obs = CliObserver::new(TOOL, quiet, !std::io::stdout().is_terminal());
-        let mut embedder = lazy_embedder(&inv.config);
+        let mut embedder = embedder_pool(&inv.config);
         let walk = cli.walk.to_options(inv.config.max_filesize);
         let req = IndexRequest {
             root: &inv.root,

@@ -25,7 +25,7 @@ use vecgrep::pick::{self, OpenPlan, ScoreBand};
 use vecgrep::records::HitRecord;
 use vecgrep::store::Store;
 use vecgrep_bins::app::{
-    cli_config, lazy_embedder, load_embedder, note, resolve, run_main, CliObserver, EXIT_ERROR, EXIT_FOUND,
+    all_cores, cli_config, embedder_pool, load_embedder, note, resolve, run_main, CliObserver, EXIT_ERROR, EXIT_FOUND,
     EXIT_NOT_FOUND,
 };
 use vecgrep_bins::cli::PickCli;
@@ -76,14 +76,14 @@ fn pick(mut cli: PickCli) -> Result<u8> {
         );
     }
     let walk = cli.walk.to_options(config.max_filesize);
-    let mut index_embedder = lazy_embedder(&config);
+    let mut index_embedders = embedder_pool(&config);
     if config.full_index {
         // BlockingModesStartBlockingIndexRun: progress and the large-index prompt as in vg-index.
         let mut obs = CliObserver::new(TOOL, config.quiet, false);
         obs.notable_skips = false;
         let request =
             IndexRequest { root: &inv.root, paths: &inv.paths, walk: &walk, config: &config, reindex: false, warn_on_large: true };
-        let result = index::run(&request, &mut index_embedder, &mut obs);
+        let result = index::run(&request, &mut index_embedders, &mut obs);
         obs.finish();
         if result?.0.aborted {
             note(TOOL, false, "indexing declined; the picker was not opened");
@@ -98,11 +98,11 @@ fn pick(mut cli: PickCli) -> Result<u8> {
     let cwd = inv.cwd.clone();
     let target = Target { root: inv.root, paths: inv.paths, walk, config: config.clone() };
     let live = LiveIndex::new(target, Arc::clone(&shutdown), Box::new(move |m| *sink.lock().unwrap_or_else(|e| e.into_inner()) = Some(m.to_string())));
-    let indexer = live.spawn(index_embedder, REINDEX, !config.full_index);
+    let indexer = live.spawn(index_embedders, REINDEX, !config.full_index);
     let query_config = config.clone();
     let searcher = Arc::new(Searcher::new(
         Arc::clone(&live),
-        LazyEmbedder::new(move || load_embedder(&query_config, Profile::Index)),
+        LazyEmbedder::new(move || load_embedder(&query_config, Profile::Index, all_cores())),
     ));
     let (jobs, results) = spawn_search_worker(Arc::clone(&searcher), config.clone(), cwd.clone());
 

@@ -9,7 +9,7 @@ use vecgrep::index::{self, IndexRequest};
 use vecgrep::records::{write_record, HitRecord};
 use vecgrep::store::{Scope, Store};
 use vecgrep_bins::app::{
-    cli_config, join_embedder, lazy_embedder, preload_query_embedder, resolve, run_main, CliObserver, Invocation,
+    cli_config, embedder_pool, join_embedder, preload_query_embedder, resolve, run_main, CliObserver, Invocation,
     EXIT_ERROR, EXIT_FOUND, EXIT_NOT_FOUND,
 };
 use vecgrep_bins::cli::QueryCli;
@@ -46,7 +46,7 @@ fn search(
 ) -> anyhow::Result<u8> {
     {
         let mode = inv.config.mode;
-        let mut embedder = lazy_embedder(&inv.config);
+        let mut embedder = embedder_pool(&inv.config);
         let walk = cli.walk.to_options(inv.config.max_filesize);
         let filtered = walk.is_filtered();
         let mut errors = 0;
