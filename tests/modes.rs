@@ -1,5 +1,5 @@
 //! Ranking modes: hybrid (the default), semantic and lexical; the full-text
-//! table kept in step with the chunks; old indexes rebuilt; the query-model cache.
+//! table kept in step with the chunks; old indexes rebuilt; the model cache.
 
 use crate::common::*;
 
@@ -110,7 +110,7 @@ fn indexes_from_before_are_rebuilt_with_a_note() {
 }
 
 #[test]
-fn the_query_model_cache_is_built_once_and_gives_the_same_vectors() {
+fn the_model_cache_is_built_once_and_gives_the_same_vectors() {
     let t = sample_project();
     assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
     let cache = tempfile::tempdir().unwrap();

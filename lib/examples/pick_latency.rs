@@ -41,10 +41,9 @@ fn main() -> anyhow::Result<()> {
         Ok(Box::new(LocalEmbedder::load(&index_assets, &index_name, Profile::Index, threads)?) as Box<dyn Embedder>)
     });
     live.index_once(&mut pool, true)?;
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let searcher = Searcher::new(
         Arc::clone(&live),
-        LazyEmbedder::new(move || Ok(Box::new(LocalEmbedder::load(&assets, &name, Profile::Index, cores)?) as Box<dyn Embedder>)),
+        LazyEmbedder::new(move || Ok(Box::new(LocalEmbedder::load(&assets, &name, Profile::Index, 1)?) as Box<dyn Embedder>)),
     );
     searcher.load_model()?;
     let mut store = None;

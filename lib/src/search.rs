@@ -36,7 +36,38 @@ pub fn search(
     threshold: f32,
 ) -> Result<Vec<Hit>> {
     let vector = embed_query(embedder, query, mode)?;
-    search_embedded(store, None, vector.as_deref(), query, mode, scope, k, threshold)
+    let ranking = Ranking { vectors: None, vector: vector.as_deref(), lexical: None };
+    search_embedded(store, ranking, query, mode, scope, k, threshold)
+}
+
+/// What a search ranks by, worked out before the search proper so that a
+/// long-running caller can do it its own way (in parallel, from memory).
+#[derive(Default)]
+pub struct Ranking<'a> {
+    /// The index's vectors in memory, to rank by instead of asking SQLite.
+    pub vectors: Option<&'a VectorTable>,
+    /// The query's vector (`embed_query`), when the mode needs one.
+    pub vector: Option<&'a [f32]>,
+    /// The lexical ranking (`lexical_ranking`), if it was already run.
+    pub lexical: Option<Vec<(i64, f64)>>,
+}
+
+/// The lexical side of a search on its own: chunks by BM25, best first, as
+/// many as fusion considers; None when `mode` does not rank by words or the
+/// query has none.
+pub fn lexical_ranking(
+    store: &Store,
+    vectors: Option<&VectorTable>,
+    query: &str,
+    mode: SearchMode,
+    scope: &Scope,
+    k: usize,
+) -> Result<Option<Vec<(i64, f64)>>> {
+    let words = lexical::match_expression(check_query(query)?);
+    match words {
+        Some(expr) if mode != SearchMode::Semantic => Ok(Some(store.lexical_candidates(&expr, scope, k, vectors)?)),
+        _ => Ok(None),
+    }
 }
 
 /// The query's vector when `mode` needs one (None in lexical mode). Split
@@ -53,19 +84,17 @@ pub fn embed_query(embedder: Option<&mut dyn Embedder>, query: &str, mode: Searc
     }
 }
 
-/// The search itself, given the query's vector from `embed_query`, and the
-/// index's vectors when a long-running caller keeps them in memory.
-#[allow(clippy::too_many_arguments)]
+/// The search itself, given what `Ranking` says was worked out already.
 pub fn search_embedded(
     store: &Store,
-    vectors: Option<&VectorTable>,
-    vector: Option<&[f32]>,
+    ranking: Ranking<'_>,
     query: &str,
     mode: SearchMode,
     scope: &Scope,
     k: usize,
     threshold: f32,
 ) -> Result<Vec<Hit>> {
+    let Ranking { vectors, vector, lexical: lexical_ranked } = ranking;
     let query = check_query(query)?;
     let words = lexical::match_expression(query);
     if mode == SearchMode::Lexical && words.is_none() {
@@ -79,6 +108,7 @@ pub fn search_embedded(
         lexical: if mode == SearchMode::Semantic { None } else { words },
         lexical_weight: LEXICAL_WEIGHT,
         vectors,
+        lexical_ranked,
     };
     store.search(&request, scope, k, threshold)
 }

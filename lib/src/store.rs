@@ -471,9 +471,10 @@ impl Store {
             (Some(v), None) => self.semantic_ranking(v, scope, pool)?,
             (None, _) => Vec::new(),
         };
-        let lexical = match &query.lexical {
-            Some(expr) => self.lexical_ranking(expr, scope, pool)?,
-            None => Vec::new(),
+        let lexical = match (&query.lexical, &query.lexical_ranked) {
+            (Some(_), Some(ranked)) => ranked.clone(),
+            (Some(expr), None) => self.lexical_ranking(expr, scope, pool, query.vectors)?,
+            (None, _) => Vec::new(),
         };
         let mut scored: Vec<(i64, f32)> = Vec::with_capacity(k);
         match (query.vector, query.lexical.is_some()) {
@@ -482,9 +483,13 @@ impl Store {
                 let semantic_ids: Vec<i64> = semantic.iter().map(|s| s.0).collect();
                 let lexical_ids: Vec<i64> = lexical.iter().map(|l| l.0).collect();
                 for (id, _) in lexical::fuse(&[(&semantic_ids, 1.0), (&lexical_ids, query.lexical_weight)]) {
-                    let score = match cosine.get(&id) {
-                        Some(&c) => c,
-                        None => match self.cosine(id, vector)? {
+                    let score = match (cosine.get(&id), query.vectors) {
+                        (Some(&c), _) => c,
+                        (None, Some(table)) => match table.score(id, vector) {
+                            Some(c) => c,
+                            None => continue,
+                        },
+                        (None, None) => match self.cosine(id, vector)? {
                             Some(c) => c,
                             None => continue,
                         },
@@ -505,6 +510,12 @@ impl Store {
         self.fetch_hits(&scored)
     }
 
+    /// The lexical ranking a search for `k` results fuses, for a caller that
+    /// runs it apart from the rest (`SearchQuery::lexical_ranked`).
+    pub fn lexical_candidates(&self, expr: &str, scope: &Scope, k: usize, table: Option<&VectorTable>) -> Result<Vec<(i64, f64)>> {
+        self.lexical_ranking(expr, scope, k.max(CANDIDATE_POOL), table)
+    }
+
     /// Chunks in scope by cosine similarity to `query`, best first, at most `limit`.
     fn semantic_ranking(&self, query: &[f32], scope: &Scope, limit: usize) -> Result<Vec<(i64, f32)>> {
         let mut values: Vec<rusqlite::types::Value> = vec![vector_to_blob(query).into()];
@@ -521,16 +532,69 @@ impl Store {
     /// Chunks in scope matching the FTS5 expression `expr`, by BM25 (more
     /// negative is better), best first, at most `limit`. Holes are left out:
     /// a chunk without a vector is never a result.
-    fn lexical_ranking(&self, expr: &str, scope: &Scope, limit: usize) -> Result<Vec<(i64, f64)>> {
-        let mut values: Vec<rusqlite::types::Value> = vec![expr.to_string().into()];
-        let mut sql = String::from(
-            "SELECT c.id, f.path, bm25(chunks_fts) AS rank
-             FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid JOIN files f ON f.id = c.file_id
-             WHERE chunks_fts MATCH ?1 AND c.embedding IS NOT NULL",
-        );
-        sql.push_str(&scope_clause(scope, &mut values));
-        sql.push_str(" ORDER BY rank, f.path, c.start_line");
-        self.ranked(sql, values, scope, limit, |row| row.get::<_, f64>(2))
+    ///
+    /// FTS5 ranks fastest on its own: joining every match to its chunk and
+    /// file to test the scope cost several milliseconds a query on a large
+    /// project. So it is asked for its best rows alone, and those out of
+    /// scope (or holes) are dropped afterwards, asking for more while too
+    /// many were. Equal scores are ordered by path and line, as in every
+    /// ranking. `table`, when given, knows every non-hole chunk's file.
+    fn lexical_ranking(
+        &self,
+        expr: &str,
+        scope: &Scope,
+        limit: usize,
+        table: Option<&VectorTable>,
+    ) -> Result<Vec<(i64, f64)>> {
+        let mut best = self
+            .conn
+            .prepare_cached("SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?1 ORDER BY rank LIMIT ?2")
+            .map_err(|e| self.damaged(e))?;
+        let mut fetch = limit.max(1);
+        loop {
+            let rows: Vec<(i64, f64)> = best
+                .query_map(params![expr, fetch as i64], |r| Ok((r.get(0)?, r.get(1)?)))
+                .and_then(|rows| rows.collect())
+                .map_err(|e| self.damaged(e))?;
+            let exhausted = rows.len() < fetch;
+            let places = self.places(rows.iter().map(|r| r.0), table)?;
+            let mut kept: Vec<(f64, &str, usize, i64)> = rows
+                .iter()
+                .filter_map(|&(id, rank)| places.get(&id).map(|(path, line)| (rank, path.as_str(), *line, id)))
+                .filter(|(_, path, _, _)| scope.admits(path))
+                .collect();
+            if kept.len() >= limit || exhausted {
+                kept.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(b.1)).then(a.2.cmp(&b.2)));
+                return Ok(kept.into_iter().take(limit).map(|(rank, _, _, id)| (id, rank)).collect());
+            }
+            fetch = fetch.saturating_mul(4);
+        }
+    }
+
+    /// File and first line of each chunk in `ids` that has a vector.
+    fn places(&self, ids: impl Iterator<Item = i64>, table: Option<&VectorTable>) -> Result<HashMap<i64, (String, usize)>> {
+        let ids: Vec<i64> = ids.collect();
+        if let Some(table) = table {
+            return Ok(ids.into_iter().filter_map(|id| table.place(id).map(|(p, l)| (id, (p.to_string(), l)))).collect());
+        }
+        let mut out = HashMap::with_capacity(ids.len());
+        let mut find = self
+            .conn
+            .prepare_cached(
+                "SELECT f.path, c.start_line FROM chunks c JOIN files f ON f.id = c.file_id
+                 WHERE c.id = ?1 AND c.embedding IS NOT NULL",
+            )
+            .map_err(|e| self.damaged(e))?;
+        for id in ids {
+            let place = find
+                .query_row([id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as usize)))
+                .optional()
+                .map_err(|e| self.damaged(e))?;
+            if let Some(place) = place {
+                out.insert(id, place);
+            }
+        }
+        Ok(out)
     }
 
     /// Run a ranking query whose rows are (id, path, score), keeping rows
@@ -614,6 +678,8 @@ pub struct SearchQuery<'a> {
     pub lexical_weight: f32,
     /// The vectors in memory, to rank by instead of asking SQLite.
     pub vectors: Option<&'a VectorTable>,
+    /// The lexical ranking, when the caller ran it already (`lexical_candidates`).
+    pub lexical_ranked: Option<Vec<(i64, f64)>>,
 }
 
 /// SQL restricting `f.path` to the scope's prefixes, binding into `values`.
@@ -651,8 +717,12 @@ pub struct VectorTable {
     /// The index generation the vectors were read at (`Store::generation`).
     pub generation: i64,
     ids: Vec<i64>,
+    /// Position of each id in `ids`.
+    position: HashMap<i64, u32>,
     /// Index into `paths` per vector.
     files: Vec<u32>,
+    /// First line of each vector's chunk.
+    lines: Vec<u32>,
     paths: Vec<String>,
     dims: usize,
     data: Vec<f32>,
@@ -671,6 +741,18 @@ impl std::fmt::Debug for VectorTable {
 }
 
 impl VectorTable {
+    /// Cosine similarity of chunk `id` to `query`, if the table has it.
+    pub fn score(&self, id: i64, query: &[f32]) -> Option<f32> {
+        let i = *self.position.get(&id)? as usize;
+        (query.len() == self.dims).then(|| dot(&self.data[i * self.dims..(i + 1) * self.dims], query))
+    }
+
+    /// File and first line of chunk `id`, if the table has it.
+    pub fn place(&self, id: i64) -> Option<(&str, usize)> {
+        let i = *self.position.get(&id)? as usize;
+        Some((self.paths[self.files[i] as usize].as_str(), self.lines[i] as usize))
+    }
+
     pub fn len(&self) -> usize {
         self.ids.len()
     }
@@ -733,11 +815,20 @@ impl Store {
         let tx = self.conn.unchecked_transaction().map_err(|e| self.damaged(e))?;
         let generation = self.generation()?;
         let mut table =
-            VectorTable { generation, ids: Vec::new(), files: Vec::new(), paths: Vec::new(), dims: 0, data: Vec::new() };
+            VectorTable {
+                generation,
+                ids: Vec::new(),
+                position: HashMap::new(),
+                files: Vec::new(),
+                lines: Vec::new(),
+                paths: Vec::new(),
+                dims: 0,
+                data: Vec::new(),
+            };
         {
             let mut stmt = tx
                 .prepare(
-                    "SELECT c.id, f.path, c.embedding FROM chunks c JOIN files f ON f.id = c.file_id
+                    "SELECT c.id, f.path, c.embedding, c.start_line FROM chunks c JOIN files f ON f.id = c.file_id
                      WHERE c.embedding IS NOT NULL ORDER BY f.path, c.start_line",
                 )
                 .map_err(|e| self.damaged(e))?;
@@ -755,8 +846,11 @@ impl Store {
                 if dims != table.dims || blob.len() % 4 != 0 {
                     return Err(self.damaged(rusqlite::Error::InvalidColumnType(2, "embedding".into(), rusqlite::types::Type::Blob)));
                 }
-                table.ids.push(row.get(0)?);
+                let id: i64 = row.get(0)?;
+                table.position.insert(id, table.ids.len() as u32);
+                table.ids.push(id);
                 table.files.push((table.paths.len() - 1) as u32);
+                table.lines.push(row.get::<_, i64>(3)?.clamp(0, i64::from(u32::MAX)) as u32);
                 table.data.extend(blob.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])));
             }
         }
@@ -824,7 +918,9 @@ mod tests {
         let table = VectorTable {
             generation: 1,
             ids: vec![10, 11, 12, 13],
+            position: [(10, 0), (11, 1), (12, 2), (13, 3)].into(),
             files: vec![0, 0, 1, 1],
+            lines: vec![1, 9, 1, 20],
             paths: vec!["a.rs".into(), "b/c.rs".into()],
             dims,
             data,
@@ -837,5 +933,8 @@ mod tests {
         assert_eq!(table.ranking(&query, &scope(&[]), 2), vec![(10, 1.0), (13, 1.0)]);
         assert_eq!(table.ranking(&query, &scope(&["b"]), 10), vec![(13, 1.0), (12, 0.5)]);
         assert!(table.ranking(&[1.0], &scope(&[]), 10).is_empty(), "a vector of other dimensions matches nothing");
+        assert_eq!(table.score(12, &query), Some(0.5));
+        assert_eq!(table.score(99, &query), None);
+        assert_eq!(table.place(13), Some(("b/c.rs", 20)));
     }
 }

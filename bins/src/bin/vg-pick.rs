@@ -25,7 +25,7 @@ use vecgrep::pick::{self, OpenPlan, ScoreBand};
 use vecgrep::records::HitRecord;
 use vecgrep::store::Store;
 use vecgrep_bins::app::{
-    all_cores, cli_config, embedder_pool, load_embedder, note, resolve, run_main, CliObserver, EXIT_ERROR, EXIT_FOUND,
+    cli_config, embedder_pool, load_embedder, note, resolve, run_main, CliObserver, EXIT_ERROR, EXIT_FOUND,
     EXIT_NOT_FOUND,
 };
 use vecgrep_bins::cli::PickCli;
@@ -102,7 +102,8 @@ fn pick(mut cli: PickCli) -> Result<u8> {
     let query_config = config.clone();
     let searcher = Arc::new(Searcher::new(
         Arc::clone(&live),
-        LazyEmbedder::new(move || load_embedder(&query_config, Profile::Index, all_cores())),
+        // One thread: the word index is searched beside it (live::Searcher).
+        LazyEmbedder::new(move || load_embedder(&query_config, Profile::Index, 1)),
     ));
     let (jobs, results) = spawn_search_worker(Arc::clone(&searcher), config.clone(), cwd.clone());
 

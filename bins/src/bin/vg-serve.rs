@@ -13,7 +13,7 @@ use vecgrep::records::{write_record, ListeningRecord};
 use vecgrep::index::LazyEmbedder;
 use vecgrep::live::Target;
 use vecgrep::serve::{ServeEvents, ServeSettings};
-use vecgrep_bins::app::{all_cores, cli_config, embedder_pool, load_embedder, note, resolve, run_main, EXIT_FOUND};
+use vecgrep_bins::app::{cli_config, embedder_pool, load_embedder, note, resolve, run_main, EXIT_FOUND};
 use vecgrep_bins::cli::ServeCli;
 
 const TOOL: &str = "vg-serve";
@@ -62,7 +62,9 @@ fn main() -> ExitCode {
         // The model answers queries for as long as the server runs: load the
         // optimized graph once rather than the fast-starting one.
         let query_config = inv.config.clone();
-        let query_embedder = LazyEmbedder::new(move || load_embedder(&query_config, Profile::Index, all_cores()));
+        // One thread per query: the word index is searched beside it, and
+        // parallel requests would only fight over more (live::Searcher).
+        let query_embedder = LazyEmbedder::new(move || load_embedder(&query_config, Profile::Index, 1));
         let index_embedders = embedder_pool(&inv.config);
         let walk = cli.walk.to_options(inv.config.max_filesize);
         let events = Arc::new(Events { quiet: inv.config.quiet, root: inv.root.clone() });
