@@ -8,6 +8,7 @@ mod contract;
 mod docs;
 mod format;
 mod index;
+mod install;
 mod modes;
 mod pick;
 mod porcelain;

@@ -31,7 +31,8 @@ fn extra_sections(name: &str) -> String {
     s.push_str(".TP\n\\fBNO_COLOR\\fR\nDisables color when \\-\\-color is auto.\n");
     s.push_str(".SH \"SEE ALSO\"\n");
     let all = ["vecgrep", "vg-root", "vg-index", "vg-query", "vg-format", "vg-serve", "vg-pick"];
-    let others: Vec<String> = all.iter().filter(|n| **n != name).map(|n| format!("\\fB{n}\\fR(1)")).collect();
+    let mut others: Vec<String> = all.iter().filter(|n| **n != name).map(|n| format!("\\fB{n}\\fR(1)")).collect();
+    others.push("\\fBvecgrep-toolkit\\fR(7)".to_string());
     s.push_str(&others.join(", "));
     s.push('\n');
     s
@@ -101,5 +102,42 @@ fn every_help_shows_examples() {
     for cmd in vecgrep_bins::cli::commands() {
         let help = cmd.clone().render_long_help().to_string();
         assert!(help.contains("Examples"), "{} --help has no examples", cmd.get_name());
+    }
+}
+
+#[test]
+fn every_rule_of_the_spec_is_mapped_to_tests_that_exist() {
+    let root = repo();
+    let spec = std::fs::read_to_string(root.join("spec/vecgrep.allium")).unwrap();
+    let table = std::fs::read_to_string(root.join("spec/rules.md")).unwrap();
+    for line in spec.lines() {
+        let mut words = line.split_whitespace();
+        if let (Some("rule" | "surface"), Some(name)) = (words.next(), words.next()) {
+            let row = table.lines().find(|l| l.starts_with(&format!("| {name} |")));
+            let row = row.unwrap_or_else(|| panic!("spec/rules.md has no row for {name}"));
+            assert!(row.contains("::"), "{name} names no test: {row}");
+        }
+    }
+    for cell in table.split('`').skip(1).step_by(2) {
+        let Some((module, test)) = cell.split_once("::") else { continue };
+        let source = std::fs::read_to_string(root.join(format!("tests/{module}.rs")))
+            .unwrap_or_else(|_| panic!("spec/rules.md names {cell}, but there is no tests/{module}.rs"));
+        assert!(source.contains(&format!("fn {test}(")), "spec/rules.md names {cell}, which does not exist");
+    }
+}
+
+#[test]
+fn man_pages_render_without_warnings() {
+    let dir = repo().join("man");
+    let mut pages: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    pages.sort();
+    assert!(pages.iter().any(|p| p.ends_with("vecgrep-toolkit.7")), "the overview page is missing");
+    for page in pages {
+        let o = std::process::Command::new("groff")
+            .args(["-ww", "-man", "-z"])
+            .arg(&page)
+            .output()
+            .expect("groff renders man pages (Debian's groff-base)");
+        assert!(o.status.success() && o.stderr.is_empty(), "{}: {}", page.display(), String::from_utf8_lossy(&o.stderr));
     }
 }

@@ -312,11 +312,11 @@ fn usage_errors_are_one_line() {
 }
 
 /// Run vg-index on a pseudo-terminal (util-linux `script`), answering `answer`.
-fn index_on_terminal(t: &Tree, answer: &str) -> Option<std::process::Output> {
+fn index_on_terminal(t: &Tree, threshold: u32, answer: &str) -> Option<std::process::Output> {
     if std::process::Command::new("script").arg("--version").output().is_err() {
         return None;
     }
-    let cmd = format!("{} --index-warn-threshold 1 .", bin("vg-index").display());
+    let cmd = format!("{} --index-warn-threshold {threshold} .", bin("vg-index").display());
     let mut c = std::process::Command::new("script");
     c.args(["-qec", &cmd, "/dev/null"]).current_dir(t.path()).env("XDG_CONFIG_HOME", t.config_home.path());
     Some(run_with_input(&mut c, answer.as_bytes()))
@@ -325,14 +325,20 @@ fn index_on_terminal(t: &Tree, answer: &str) -> Option<std::process::Output> {
 #[test]
 fn a_large_run_asks_on_a_terminal_and_declining_changes_nothing() {
     let t = sample_project();
-    let Some(o) = index_on_terminal(&t, "n\n") else { return };
+    let Some(o) = index_on_terminal(&t, 1, "n\n") else { return };
     assert_code(&o, 1);
     let out = stdout(&o);
     assert!(out.contains("Continue? [y/N]"), "{out}");
     assert!(out.contains("\"aborted\":true"), "{out}");
     assert_eq!(stats(&t)["files"], 0);
-    let Some(o) = index_on_terminal(&t, "y\n") else { return };
+    let Some(o) = index_on_terminal(&t, 1, "y\n") else { return };
     assert_code(&o, 0);
+    assert_eq!(stats(&t)["files"], 4);
+    // BlockingIndexCompletesWithoutWarning: a threshold of 0 never asks.
+    assert_code(&run(t.cmd("vg-index", ".").arg("--clear-cache")), 0);
+    let Some(o) = index_on_terminal(&t, 0, "") else { return };
+    assert_code(&o, 0);
+    assert!(!stdout(&o).contains("Continue?"), "{}", stdout(&o));
     assert_eq!(stats(&t)["files"], 4);
 }
 

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Install vecgrep under a prefix, so that the tools are on PATH, `man vecgrep`
+# works and the shells complete the flags: the seven binaries into PREFIX/bin,
+# the model and ONNX Runtime into PREFIX/share/vecgrep (where the binaries
+# look first), the man pages into PREFIX/share/man, and completions for bash,
+# zsh and fish where those shells look under PREFIX. Every installed file is
+# listed in PREFIX/share/vecgrep/installed-files, which --uninstall removes.
+#
+# usage: scripts/install.sh [--prefix DIR] [--bin-dir DIR] [--uninstall]
+#   --prefix   where to install (default: ~/.local)
+#   --bin-dir  take the binaries from DIR (default: target/release, built if missing)
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+prefix="$HOME/.local"
+bin_dir=""
+uninstall=0
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --prefix) prefix="$2"; shift 2 ;;
+    --bin-dir) bin_dir="$2"; shift 2 ;;
+    --uninstall) uninstall=1; shift ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    *) echo "install: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+manifest="$prefix/share/vecgrep/installed-files"
+
+if [[ $uninstall == 1 ]]; then
+  [[ -f $manifest ]] || { echo "install: nothing to uninstall: $manifest does not exist" >&2; exit 2; }
+  while IFS= read -r f; do rm -f -- "$f"; done < "$manifest"
+  rm -rf -- "$prefix/share/vecgrep"
+  echo "install: removed vecgrep from $prefix" >&2
+  exit 0
+fi
+
+tools=(vecgrep vg-root vg-index vg-query vg-format vg-serve vg-pick)
+if [[ -z $bin_dir ]]; then
+  bin_dir="$repo/target/release"
+  [[ -x $bin_dir/vg-pick ]] || (cd "$repo" && cargo build --release --locked)
+fi
+for t in "${tools[@]}"; do
+  [[ -x $bin_dir/$t ]] || { echo "install: $bin_dir/$t is missing; build first (cargo build --release)" >&2; exit 2; }
+done
+
+"$repo/scripts/fetch-assets.sh" --data-dir "$prefix/share/vecgrep"
+
+installed=()
+put() { # source, destination directory, mode
+  install -d "$2"
+  install -m "$3" "$1" "$2/"
+  installed+=("$2/$(basename "$1")")
+}
+for t in "${tools[@]}"; do put "$bin_dir/$t" "$prefix/bin" 755; done
+for page in "$repo"/man/*.1; do put "$page" "$prefix/share/man/man1" 644; done
+for page in "$repo"/man/*.7; do put "$page" "$prefix/share/man/man7" 644; done
+for t in "${tools[@]}"; do
+  put "$repo/completions/$t.bash" "$prefix/share/bash-completion/completions" 644
+  # bash-completion looks for a file named after the command.
+  mv "$prefix/share/bash-completion/completions/$t.bash" "$prefix/share/bash-completion/completions/$t"
+  installed[-1]="$prefix/share/bash-completion/completions/$t"
+  put "$repo/completions/_$t" "$prefix/share/zsh/site-functions" 644
+  put "$repo/completions/$t.fish" "$prefix/share/fish/vendor_completions.d" 644
+done
+printf '%s\n' "${installed[@]}" > "$manifest"
+
+echo "install: vecgrep is in $prefix/bin; man pages in $prefix/share/man; completions for bash, zsh and fish" >&2
+case ":$PATH:" in
+  *":$prefix/bin:"*) ;;
+  *) echo "install: add $prefix/bin to PATH (man finds the pages from there)" >&2 ;;
+esac
+echo "install: zsh: add $prefix/share/zsh/site-functions to fpath if it is not there already" >&2

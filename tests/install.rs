@@ -1,0 +1,68 @@
+//! scripts/install.sh into a temporary prefix: the tools run and find their
+//! model there, `man` finds the pages, bash completes, and --uninstall
+//! removes every file it put there.
+
+use std::process::Command;
+
+use crate::common::*;
+
+#[test]
+fn install_puts_tools_pages_and_completions_under_a_prefix_and_uninstall_removes_them() {
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf();
+    let prefix = tempfile::tempdir().unwrap();
+    let p = prefix.path();
+    let bin_dir = bin("vecgrep").parent().unwrap().to_path_buf();
+    let o = Command::new(repo.join("scripts/install.sh")).arg("--prefix").arg(p).arg("--bin-dir").arg(&bin_dir).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+
+    // The installed tools find the model next to themselves, with no variables set.
+    let t = sample_project();
+    let empty = tempfile::tempdir().unwrap();
+    let search = Command::new(p.join("bin/vecgrep"))
+        .args(["-l", "retry a failed upload"])
+        .current_dir(t.path())
+        .env_remove("VECGREP_MODEL_DIR")
+        .env_remove("ORT_DYLIB_PATH")
+        .env("XDG_DATA_HOME", empty.path())
+        .env("XDG_CONFIG_HOME", t.config_home.path())
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    assert_code(&search, 0);
+    assert_eq!(stdout(&search).lines().next(), Some("src/upload.py"));
+
+    // man finds every page, the overview included.
+    for page in ["vecgrep", "vg-pick", "vecgrep-toolkit"] {
+        let man = Command::new("man").arg("-M").arg(p.join("share/man")).args(["-w", page]).output().unwrap();
+        assert!(man.status.success(), "man -w {page}: {}", String::from_utf8_lossy(&man.stderr));
+        assert!(String::from_utf8_lossy(&man.stdout).starts_with(&p.join("share/man").to_string_lossy().into_owned()));
+    }
+    // bash loads the completion file by the command's name.
+    let completion = p.join("share/bash-completion/completions/vecgrep");
+    let bash = Command::new("bash")
+        .arg("-c")
+        .arg(format!("source '{}' && complete -p vecgrep", completion.display()))
+        .output()
+        .unwrap();
+    assert!(bash.status.success() && String::from_utf8_lossy(&bash.stdout).contains("vecgrep"), "{bash:?}");
+    assert!(p.join("share/zsh/site-functions/_vg-query").is_file());
+    assert!(p.join("share/fish/vendor_completions.d/vg-serve.fish").is_file());
+
+    let o = Command::new(repo.join("scripts/install.sh")).arg("--prefix").arg(p).arg("--uninstall").output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let left: Vec<_> = walk_files(p);
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+fn walk_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = e.path();
+        if path.is_dir() {
+            out.extend(walk_files(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
