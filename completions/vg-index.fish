@@ -9,7 +9,8 @@ complete -c vg-index -l max-depth -d 'Descend at most NUM directories below each
 complete -c vg-index -l ignore-file -d 'Also read ignore rules from PATH (gitignore syntax); repeatable' -r -F
 complete -c vg-index -l max-filesize -d 'Skip files larger than NUM bytes [config: max_filesize; default: 1048576]' -r
 complete -c vg-index -l stats -d 'Print statistics about the index instead of indexing'
-complete -c vg-index -l json -d 'With --stats: print the statistics as a JSON record'
+complete -c vg-index -l verify -d 'Check the index for damage (SQLite\'s and the word index\'s integrity, orphaned chunks or words, malformed vectors) instead of indexing; exit 2 if any'
+complete -c vg-index -l json -d 'With --stats or --verify: print a JSON record'
 complete -c vg-index -l reindex -d 'Throw the index away and build it again'
 complete -c vg-index -l clear-cache -d 'Delete the index (keeps .vecgrep/config.toml) and stop'
 complete -c vg-index -l skip-outside-root -d 'Skip PATHS outside the project root instead of failing'

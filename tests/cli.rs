@@ -13,5 +13,6 @@ mod modes;
 mod pick;
 mod porcelain;
 mod query;
+mod robust;
 mod root;
 mod serve;

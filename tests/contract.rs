@@ -102,6 +102,20 @@ struct StrictListening {
     root: String,
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct StrictVerify {
+    r#type: String,
+    v: u32,
+    root: String,
+    ok: bool,
+    files: u64,
+    chunks: u64,
+    holes: u64,
+    problems: Vec<String>,
+}
+
 /// Check one record against its strict definition; returns its type.
 fn check(record: &Value) -> String {
     assert_eq!(record["v"], 1, "{record}");
@@ -115,6 +129,7 @@ fn check(record: &Value) -> String {
         "summary" => serde_json::from_value::<StrictSummary>(r).map(|_| ()),
         "stats" => serde_json::from_value::<StrictStats>(r).map(|_| ()),
         "listening" => serde_json::from_value::<StrictListening>(r).map(|_| ()),
+        "verify" => serde_json::from_value::<StrictVerify>(r).map(|_| ()),
         other => panic!("record type {other} is not in the contract"),
     };
     result.unwrap_or_else(|e| panic!("{kind} record does not match the contract: {e}\n{record}"));
@@ -125,7 +140,7 @@ fn check(record: &Value) -> String {
 fn golden_samples_follow_the_contract() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../spec/samples");
     let mut kinds = std::collections::BTreeSet::new();
-    for name in ["hits.ndjson", "index.ndjson", "root.ndjson", "stats.ndjson", "listening.ndjson"] {
+    for name in ["hits.ndjson", "index.ndjson", "root.ndjson", "stats.ndjson", "listening.ndjson", "verify.ndjson"] {
         let text = read(&dir.join(name));
         assert!(!text.trim().is_empty(), "{name} is empty");
         for (i, line) in text.lines().enumerate() {
@@ -137,7 +152,7 @@ fn golden_samples_follow_the_contract() {
         }
     }
     let expected: std::collections::BTreeSet<String> =
-        ["hit", "root", "file", "skip", "summary", "stats", "listening"].into_iter().map(String::from).collect();
+        ["hit", "root", "file", "skip", "summary", "stats", "listening", "verify"].into_iter().map(String::from).collect();
     assert_eq!(kinds, expected, "every record type has a sample");
 }
 
@@ -151,6 +166,7 @@ fn the_tools_write_what_the_contract_says() {
         run(t.cmd("vg-query", ".").args(["--threshold", "-1", "retry"])),
         run(t.cmd("vg-root", ".").arg("--json")),
         run(t.cmd("vg-index", ".").args(["--stats", "--json"])),
+        run(t.cmd("vg-index", ".").args(["--verify", "--json"])),
     ] {
         assert_code(&o, 0);
         for r in records(&o) {
@@ -164,5 +180,5 @@ fn the_tools_write_what_the_contract_says() {
     let _ = server.kill();
     let _ = server.wait();
     seen.insert(check(&serde_json::from_str(&first).unwrap()));
-    assert_eq!(seen.len(), 7, "{seen:?}");
+    assert_eq!(seen.len(), 8, "{seen:?}");
 }

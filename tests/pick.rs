@@ -107,9 +107,9 @@ fn typing_a_query_puts_the_right_file_on_top_and_enter_opens_it() {
     let p = Picker::start(&t, "vg-pick", &["--open-cmd", &cmd]);
     p.wait_for("the ready status line", |s| s.contains("ready · ") && s.contains("scope everything"));
     p.type_text("retry a failed upload");
-    let screen = p.wait_for("results", |s| !rows(s).is_empty());
+    let screen = p.wait_for("results and the preview", |s| !rows(s).is_empty() && s.contains('▌'));
     assert!(rows(&screen)[0].starts_with("> src/upload.py:"), "the upload code first:\n{screen}");
-    assert!(screen.contains("def upload_with_retry"), "the preview shows the file:\n{screen}");
+    assert!(screen.contains("time.sleep(2 ** attempt)"), "the preview shows the file:\n{screen}");
     p.keys(&["Enter"]);
     assert_eq!(p.exit_status(), 0);
     assert_eq!(read(&opened).trim(), "src/upload.py:1");
@@ -189,9 +189,9 @@ fn several_marked_results_are_printed_and_the_preview_toggles() {
     let t = sample_project();
     // --full-index: the index is complete before the picker opens.
     let p = Picker::start(&t, "vg-pick", &["--full-index", "--threshold", "-1", "--query", "retry upload"]);
-    let screen = p.wait_for("results", |s| rows(s).len() >= 2);
+    // The preview (which marks the hit's lines) is drawn a moment after the rows.
+    let screen = p.wait_for("results and the preview", |s| rows(s).len() >= 2 && s.contains('▌'));
     assert!(screen.contains("ready · "), "{screen}");
-    assert!(screen.contains('▌'), "the preview marks the hit's lines:\n{screen}");
     p.keys(&["F2"]);
     p.wait_for("the preview to close", |s| !s.contains('▌'));
     p.keys(&["F2"]);

@@ -131,14 +131,17 @@ pub struct RootCli {
     version,
     about = "Build or update the semantic index of a project",
     long_about = "Build or update the semantic index of a project.\n\nWalks PATHS (default: the current directory) like ripgrep, respecting .gitignore, chunks each text file, embeds the chunks with the local model and stores them in <root>/.vecgrep/index.db. Unchanged files are never embedded again. With a single PATH, index entries under it whose files are gone are removed; with several, entries elsewhere are kept.\n\nOutput: NDJSON records on stdout (a `file` or `skip` record per file, then a `summary`; on a terminal only the summary) and a progress bar on stderr when stderr is a terminal.",
-    after_help = "Examples:\n  vg-index                     index the current directory\n  vg-index -t rust src/        index only Rust files under src/\n  vg-index --stats             files, chunks, holes and size of the index\n  vg-index --reindex .         rebuild from scratch\n  vg-index | jq 'select(.type==\"summary\")'"
+    after_help = "Examples:\n  vg-index                     index the current directory\n  vg-index -t rust src/        index only Rust files under src/\n  vg-index --stats             files, chunks, holes and size of the index\n  vg-index --verify            check the index for damage (after a crash, say)\n  vg-index --reindex .         rebuild from scratch\n  vg-index | jq 'select(.type==\"summary\")'"
 )]
 pub struct IndexCli {
     /// Print statistics about the index instead of indexing.
-    #[arg(long, conflicts_with_all = ["reindex", "clear_cache"])]
+    #[arg(long, conflicts_with_all = ["reindex", "clear_cache", "verify"])]
     pub stats: bool,
-    /// With --stats: print the statistics as a JSON record.
-    #[arg(long, requires = "stats")]
+    /// Check the index for damage (SQLite's and the word index's integrity, orphaned chunks or words, malformed vectors) instead of indexing; exit 2 if any.
+    #[arg(long, conflicts_with_all = ["reindex", "clear_cache"])]
+    pub verify: bool,
+    /// With --stats or --verify: print a JSON record.
+    #[arg(long)]
     pub json: bool,
     /// Throw the index away and build it again.
     #[arg(long)]

@@ -360,4 +360,41 @@ mod tests {
         let chunks = chunk_text("a\r\nb\r\n", 100, 0, &always);
         assert_eq!(chunks[0].text, "a\nb");
     }
+
+    mod fuzz {
+        //! Property tests for the chunker: whatever the text and sizes, every
+        //! non-blank line is in a chunk, chunks keep to the size and the
+        //! window, and line numbers are in order and in range.
+        use super::super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #[test]
+            fn chunks_cover_every_line_and_keep_their_limits(
+                lines in proptest::collection::vec("[ \\t]{0,6}(\\PC{0,90})?\r?", 0..80),
+                size in 50usize..400,
+                overlap_share in 0usize..100,
+            ) {
+                let text = lines.join("\n");
+                let overlap = size * overlap_share / 100;
+                let fits = |t: &str| t.split_whitespace().count() <= 40;
+                let chunks = chunk_text(&text, size, overlap, &fits);
+                let n = text.split('\n').count();
+                let mut covered = vec![false; n + 1];
+                for c in &chunks {
+                    prop_assert!(c.start_line >= 1 && c.start_line <= c.end_line && c.end_line <= n, "{c:?}");
+                    prop_assert!(c.text.chars().count() <= size, "{} chars > {size}", c.text.chars().count());
+                    prop_assert!(fits(&c.text) || c.text.chars().count() <= 1);
+                    for l in c.start_line..=c.end_line {
+                        covered[l] = true;
+                    }
+                }
+                for (i, line) in text.split('\n').enumerate() {
+                    prop_assert!(line.trim().is_empty() || covered[i + 1], "line {} not covered", i + 1);
+                }
+                prop_assert!(chunks.windows(2).all(|w| w[1].start_line >= w[0].start_line));
+                let _ = contexts("p.rs", &text, &chunks);
+            }
+        }
+    }
 }

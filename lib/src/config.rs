@@ -423,4 +423,31 @@ mod tests {
         let msg = layers.resolve().unwrap_err().to_string();
         assert!(msg.contains("chunk_overlap") && msg.contains("command line"), "{msg}");
     }
+
+    mod fuzz {
+        //! Property tests for the config parser: any text is settings or an
+        //! error naming the file and a line that exists.
+        use super::super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #[test]
+            fn any_text_is_settings_or_an_error_with_a_real_line(text in "(\\PC{0,40}\n){0,12}") {
+                if let Err(e) = parse_config(&text, Path::new("/p/config.toml")) {
+                    let msg = e.to_string();
+                    prop_assert!(msg.contains("/p/config.toml"), "{msg}");
+                    if let ConfigError::Parse { line, .. } = e {
+                        prop_assert!(line >= 1 && line <= text.lines().count().max(1) + 1, "line {line} of {text:?}");
+                    }
+                }
+            }
+
+            #[test]
+            fn settings_in_range_are_taken_and_out_of_range_refused(k in 0usize..20_000, t in -3.0f64..3.0) {
+                let parsed = parse_config(&format!("top_k = {k}\nthreshold = {t}\n"), Path::new("c"));
+                let valid = (1..=MAX_TOP_K).contains(&k) && (-1.0..=1.0).contains(&t);
+                prop_assert_eq!(parsed.is_ok(), valid, "k={} t={}", k, t);
+            }
+        }
+    }
 }

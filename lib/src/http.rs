@@ -411,4 +411,36 @@ mod tests {
         let v: serde_json::Value = serde_json::from_str(body).unwrap();
         assert_eq!(v["error"]["status"], 405);
     }
+
+    mod fuzz {
+        //! Property tests: any request head or target is answered or
+        //! refused, never a panic (PROPTEST_CASES sets how many are tried).
+        use super::super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #[test]
+            fn any_target_parses_or_is_refused(target in "\\PC{0,200}") {
+                let _ = parse_target(&target);
+                let _ = percent_decode(&target, true);
+            }
+
+            #[test]
+            fn percent_encoding_round_trips(text in "(\\PC|\t|\n){0,80}") {
+                let encoded: String = text.bytes().map(|b| format!("%{b:02X}")).collect();
+                prop_assert_eq!(percent_decode(&encoded, false).unwrap(), text.clone());
+                let target = parse_target(&format!("/search?q={encoded}&k=5")).unwrap();
+                prop_assert_eq!(target.param("q"), Some(text.as_str()));
+            }
+
+            #[test]
+            fn any_request_head_is_read_or_refused(head in proptest::collection::vec(any::<u8>(), 0..2000)) {
+                let limits = Limits { request_line: 256, header_bytes: 512, headers: 8, head_deadline: std::time::Duration::from_secs(5) };
+                match read_request(&mut io::BufReader::new(&head[..]), &limits) {
+                    Ok(_) => {}
+                    Err(e) => { let _ = (e.status(), e.message()); }
+                }
+            }
+        }
+    }
 }

@@ -293,7 +293,7 @@ pub fn rewrite(model: &[u8], keep_fp32: &dyn Fn(u64, u64) -> bool) -> Result<(Ve
     let mut cast_of: HashMap<&str, usize> = HashMap::new();
     for (k, (_, n)) in nodes.iter().enumerate() {
         let is_int8_matrix = |name: &str| initializers.get(name).is_some_and(|t| t.data_type == TYPE_INT8 && t.dims.len() == 2);
-        if n.op_type == "Cast" && n.domain.is_empty() && n.inputs.len() == 1 && is_int8_matrix(&n.inputs[0]) {
+        if n.op_type == "Cast" && n.domain.is_empty() && n.inputs.len() == 1 && n.outputs.len() == 1 && is_int8_matrix(&n.inputs[0]) {
             cast_of.insert(n.outputs[0].as_str(), k);
         }
     }
@@ -558,5 +558,27 @@ mod tests {
         assert!(rewrite(&[0x3a, 0xff, 0xff], &|_, _| false).is_err());
         assert!(rewrite(&[0xff; 12], &|_, _| false).is_err());
         assert!(rewrite(b"", &|_, _| false).is_err());
+    }
+
+    mod fuzz {
+        //! The model rewrite reads bytes it did not write: anything is a
+        //! model or an error, never a panic.
+        use super::super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #[test]
+            fn any_bytes_are_rewritten_or_refused(bytes in proptest::collection::vec(any::<u8>(), 0..600)) {
+                let _ = rewrite(&bytes, &|_, _| false);
+            }
+
+            #[test]
+            fn a_model_with_damaged_bytes_is_rewritten_or_refused(at in 0usize..400, byte in any::<u8>()) {
+                let mut m = super::model();
+                let i = at % m.len();
+                m[i] = byte;
+                let _ = rewrite(&m, &|_, _| false);
+            }
+        }
     }
 }

@@ -205,6 +205,36 @@ impl StatsRecord {
     }
 }
 
+/// `vg-index --verify --json`: whether the index is sound, and what is wrong if not.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct VerifyRecord {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub v: u32,
+    pub root: String,
+    pub ok: bool,
+    pub files: u64,
+    pub chunks: u64,
+    pub holes: u64,
+    /// One sentence per problem found; empty when `ok`.
+    pub problems: Vec<String>,
+}
+
+impl VerifyRecord {
+    pub fn new(root: &ProjectRoot, stats: &IndexStats, problems: Vec<String>) -> Self {
+        VerifyRecord {
+            kind: "verify".into(),
+            v: CONTRACT_VERSION,
+            root: root.path.to_string_lossy().into_owned(),
+            ok: problems.is_empty(),
+            files: stats.files,
+            chunks: stats.chunks,
+            holes: stats.holes,
+            problems,
+        }
+    }
+}
+
 /// `vg-serve`'s first line on stdout: where it listens, so scripts can find it.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ListeningRecord {
@@ -321,5 +351,42 @@ mod tests {
         write_record(&mut buf, &h).unwrap();
         let line = String::from_utf8(buf).unwrap();
         assert_eq!(parse_hit_line(line.trim_end(), 1).unwrap().unwrap(), h);
+    }
+
+    mod fuzz {
+        //! Property tests for the NDJSON reader: any line is a hit, ignored,
+        //! or an error naming its line number; written hits read back equal.
+        use super::super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #[test]
+            fn any_line_is_read_or_refused_with_its_number(line in "\\PC{0,300}", n in 1usize..100_000) {
+                if let Err(e) = parse_hit_line(&line, n) {
+                    prop_assert!(e.to_string().contains(&format!("line {n}")), "{e}");
+                }
+            }
+
+            #[test]
+            fn json_objects_with_odd_fields_never_panic(fields in proptest::collection::vec(("[a-z_]{1,12}", prop_oneof![
+                Just(serde_json::Value::Null),
+                any::<i64>().prop_map(serde_json::Value::from),
+                any::<f64>().prop_map(|f| serde_json::Number::from_f64(f).map_or(serde_json::Value::Null, serde_json::Value::Number)),
+                "\\PC{0,20}".prop_map(serde_json::Value::from),
+            ]), 0..8)) {
+                let object: serde_json::Map<String, serde_json::Value> = fields.into_iter().collect();
+                let _ = parse_hit_line(&serde_json::Value::Object(object).to_string(), 1);
+            }
+
+            #[test]
+            fn written_hits_read_back_equal(file in "[a-z/]{1,30}", start in 1usize..10_000, len in 0usize..100, text in "\\PC{0,200}", score in -1.0f64..1.0) {
+                // Scores are written rounded, as HitRecord::new rounds them.
+                let hit = HitRecord { kind: "hit".into(), v: 1, root: Some("/r".into()), file, start_line: start, end_line: start + len, score: round4(score), text, query: Some("q".into()) };
+                let mut line = Vec::new();
+                write_record(&mut line, &hit).unwrap();
+                let back = parse_hit_line(std::str::from_utf8(&line).unwrap().trim_end(), 1).unwrap().unwrap();
+                prop_assert_eq!(back, hit);
+            }
+        }
     }
 }

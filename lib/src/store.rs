@@ -454,6 +454,46 @@ impl Store {
         Ok(IndexStats { files: files as u64, chunks: chunks as u64, holes: holes as u64, db_size_bytes })
     }
 
+    /// Check the index for damage a crash or a bug could leave: SQLite's own
+    /// integrity check, the word index's, chunks without a file, words
+    /// without a chunk or a chunk without words, vectors of the wrong size,
+    /// and impossible line ranges. Returns what is wrong (nothing when all
+    /// is well); the counts come with it.
+    pub fn verify(&self) -> Result<(IndexStats, Vec<String>)> {
+        let mut problems = Vec::new();
+        let mut integrity = self.conn.prepare("PRAGMA integrity_check").map_err(|e| self.damaged(e))?;
+        let messages: Vec<String> = integrity
+            .query_map([], |r| r.get::<_, String>(0))
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.damaged(e))?;
+        if messages != ["ok"] {
+            problems.extend(messages.into_iter().map(|m| format!("sqlite: {m}")));
+        }
+        if let Err(e) = self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('integrity-check')", []) {
+            problems.push(format!("the word index is inconsistent: {e}"));
+        }
+        let dims = (crate::embed::DIMS * 4) as i64;
+        for (sql, what) in [
+            ("SELECT count(*) FROM chunks WHERE file_id NOT IN (SELECT id FROM files)", "chunks belong to no file"),
+            ("SELECT count(*) FROM chunks_fts WHERE rowid NOT IN (SELECT id FROM chunks)", "word entries belong to no chunk"),
+            ("SELECT count(*) FROM chunks WHERE id NOT IN (SELECT rowid FROM chunks_fts)", "chunks have no word entry"),
+            ("SELECT count(*) FROM chunks WHERE embedding IS NOT NULL AND length(embedding) != ?1", "vectors have the wrong size"),
+            ("SELECT count(*) FROM chunks WHERE start_line < 1 OR end_line < start_line", "chunks have impossible line ranges"),
+        ] {
+            let mut stmt = self.conn.prepare(sql).map_err(|e| self.damaged(e))?;
+            let n: i64 = if sql.contains("?1") { stmt.query_row([dims], |r| r.get(0)) } else { stmt.query_row([], |r| r.get(0)) }
+                .map_err(|e| self.damaged(e))?;
+            if n > 0 {
+                problems.push(format!("{n} {what}"));
+            }
+        }
+        let stats = self.stats()?;
+        if stats.files > 0 && self.meta()?.is_none() {
+            problems.push("the index holds files but does not say what built it".into());
+        }
+        Ok((stats, problems))
+    }
+
     /// The best `k` chunks in `scope` for `query`, ranked as its mode says,
     /// keeping only those whose score is at least `threshold`.
     pub fn search(&self, query: &SearchQuery<'_>, scope: &Scope, k: usize, threshold: f32) -> Result<Vec<Hit>> {

@@ -209,7 +209,7 @@ pub fn walk(root: &ProjectRoot, paths: &[AdmittedPath], opts: &WalkOptions) -> R
             continue;
         }
         let Some(rel) = path.strip_prefix(&root.path).ok().and_then(rel_to_string) else {
-            out.skips.push(Skip { path: path.to_string_lossy().into_owned(), reason: SkipReason::NotUtf8Path });
+            out.skips.push(Skip { path: display_rel(root, path), reason: SkipReason::NotUtf8Path });
             continue;
         };
         let meta = match entry.metadata() {
@@ -240,11 +240,13 @@ pub fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
         .unwrap_or(0)
 }
 
+/// `path` relative to the root for a message or a skip record; bytes that
+/// are not UTF-8 are shown as U+FFFD.
 fn display_rel(root: &ProjectRoot, path: &Path) -> String {
-    path.strip_prefix(&root.path)
-        .ok()
-        .and_then(rel_to_string)
-        .unwrap_or_else(|| path.to_string_lossy().into_owned())
+    match path.strip_prefix(&root.path) {
+        Ok(rel) => rel_to_string(rel).unwrap_or_else(|| rel.to_string_lossy().into_owned()),
+        Err(_) => path.to_string_lossy().into_owned(),
+    }
 }
 
 fn error_path(err: &ignore::Error) -> Option<PathBuf> {

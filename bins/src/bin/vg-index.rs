@@ -4,7 +4,7 @@ use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use vecgrep::index::{self, IndexRequest};
-use vecgrep::records::{write_record, StatsRecord, SummaryRecord};
+use vecgrep::records::{write_record, StatsRecord, SummaryRecord, VerifyRecord};
 use vecgrep::store::{IndexStats, Store, StoreError};
 use vecgrep_bins::app::{cli_config, embedder_pool, note, resolve, run_main, CliObserver, EXIT_ERROR, EXIT_FOUND, EXIT_NOT_FOUND};
 use vecgrep_bins::cli::IndexCli;
@@ -18,6 +18,12 @@ fn main() -> ExitCode {
         let quiet = inv.config.quiet;
         if cli.stats {
             return print_stats(&cli, &inv.root);
+        }
+        if cli.verify {
+            return verify(&cli, &inv.root);
+        }
+        if cli.json {
+            return Err(anyhow::anyhow!("--json goes with --stats or --verify"));
         }
         if cli.clear_cache {
             let mut obs = CliObserver::new(TOOL, quiet, false);
@@ -77,6 +83,32 @@ fn print_stats(cli: &IndexCli, root: &vecgrep::root::ProjectRoot) -> anyhow::Res
     }
     out.flush()?;
     Ok(EXIT_FOUND)
+}
+
+/// `--verify`: status 0 when the index is sound, 2 when it is not.
+fn verify(cli: &IndexCli, root: &vecgrep::root::ProjectRoot) -> anyhow::Result<u8> {
+    let store = Store::open_for_reading(root)?;
+    let (stats, problems) = store.verify()?;
+    let ok = problems.is_empty();
+    let mut out = std::io::stdout().lock();
+    if cli.json {
+        write_record(&mut out, &VerifyRecord::new(root, &stats, problems))?;
+    } else if ok {
+        writeln!(out, "the index of {} is sound: {} files, {} chunks, {} holes", root.path.display(), stats.files, stats.chunks, stats.holes)?;
+    } else {
+        for p in &problems {
+            writeln!(out, "problem: {p}")?;
+        }
+    }
+    out.flush()?;
+    if !ok {
+        note(
+            TOOL,
+            false,
+            &format!("the index of {} is damaged; vg-index --clear-cache, then vg-index, rebuilds it", root.path.display()),
+        );
+    }
+    Ok(if ok { EXIT_FOUND } else { EXIT_ERROR })
 }
 
 fn human_bytes(n: u64) -> String {

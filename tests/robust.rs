@@ -1,0 +1,120 @@
+//! Surviving the worst: kill -9 in the middle of indexing, readers and
+//! writers at once, and damage that `vg-index --verify` must notice. Each
+//! check ends with the index sound (`--verify`) and equal to a clean build.
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::common::*;
+
+/// A project big enough that indexing takes a few seconds.
+fn project(files: usize) -> Tree {
+    let t = sample_project();
+    for i in 0..files {
+        let body: String = (0..12).map(|j| format!("    total_{j} = request.part({i}, {j})  # step {j} of handler {i}\n")).collect();
+        t.write(&format!("pkg/mod{i:03}.py"), &format!("def handler_{i}(request):\n{body}    return total_0\n"));
+    }
+    t
+}
+
+fn verify(t: &Tree) -> Value {
+    let o = run(t.cmd("vg-index", ".").args(["--verify", "--json"]));
+    let r = records(&o).remove(0);
+    assert_code(&o, if r["ok"] == true { 0 } else { 2 });
+    r
+}
+
+/// (files, chunks) of a clean build of the same tree, in a copy of it.
+fn clean_build(t: &Tree) -> (u64, u64) {
+    let copy = Tree::git();
+    let status = Command::new("cp").arg("-r").arg(t.path().join("src")).arg(t.path().join("docs")).arg(t.path().join("pkg")).arg(copy.path()).status().unwrap();
+    assert!(status.success());
+    let s = summary(&run(&mut copy.cmd("vg-index", ".")));
+    (s["files"].as_u64().unwrap(), s["chunks"].as_u64().unwrap())
+}
+
+#[test]
+fn kill_9_while_indexing_leaves_an_index_the_next_run_completes() {
+    let t = project(120);
+    let expected = clean_build(&t);
+    // Kill at different moments: while loading the model, while embedding, while writing.
+    for delay_ms in [300, 1200, 2500] {
+        let mut child = t.cmd("vg-index", ".").stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        assert_eq!(verify(&t)["ok"], true, "after a kill at {delay_ms} ms");
+        // Change a file between runs, as a user would.
+        t.write("pkg/mod000.py", &format!("def handler_0(request):\n    return {delay_ms}\n"));
+    }
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert_code(&o, 0);
+    let v = verify(&t);
+    assert_eq!(v["ok"], true, "{v}");
+    let after = (v["files"].as_u64().unwrap(), v["chunks"].as_u64().unwrap());
+    assert_eq!(after, clean_build(&t), "the resumed index equals a clean build of the same tree");
+    assert_ne!(expected, (0, 0));
+    let q = run(t.cmd("vg-query", ".").args(["--no-index", "retry a failed upload"]));
+    assert_code(&q, 0);
+    assert_eq!(records(&q)[0]["file"], "src/upload.py");
+}
+
+#[test]
+fn readers_never_see_a_locked_database_and_writers_take_turns() {
+    let t = project(60);
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    // Two writers at once (one rebuilding from scratch) while searches run.
+    let writers: Vec<_> = [&["--reindex", "."][..], &["."][..]]
+        .into_iter()
+        .map(|args| t.cmd("vg-index", ".").args(args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap())
+        .collect();
+    let mut searches = 0;
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let o = run(t.cmd("vg-query", ".").args(["--no-index", "--threshold", "-1", "handle a request"]));
+        // While the rebuild runs, a search may find nothing yet (1), never an error (2).
+        assert!(o.status.code() == Some(0) || o.status.code() == Some(1), "search failed: {}", stderr(&o));
+        searches += 1;
+        if searches >= 10 || std::time::Instant::now() > deadline {
+            break;
+        }
+    }
+    for w in writers {
+        let o = w.wait_with_output().unwrap();
+        assert_code(&o, 0);
+        assert!(!stderr(&o).contains("locked"), "{}", stderr(&o));
+    }
+    let v = verify(&t);
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!((v["files"].as_u64().unwrap(), v["chunks"].as_u64().unwrap()), clean_build(&t));
+}
+
+#[test]
+fn verify_finds_damage_and_says_how_to_rebuild() {
+    let t = sample_project();
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    let o = run(t.cmd("vg-index", ".").arg("--verify"));
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("is sound: 4 files"), "{}", stdout(&o));
+    let db = rusqlite::Connection::open(t.path().join(".vecgrep/index.db")).unwrap();
+    db.execute_batch(
+        "PRAGMA foreign_keys = OFF;
+         DELETE FROM files WHERE path = 'src/config.py';
+         UPDATE chunks SET embedding = x'00' WHERE id = (SELECT min(id) FROM chunks);
+         DELETE FROM chunks WHERE id = (SELECT max(id) FROM chunks);",
+    )
+    .unwrap();
+    drop(db);
+    let o = run(t.cmd("vg-index", ".").arg("--verify"));
+    assert_code(&o, 2);
+    let out = stdout(&o);
+    for problem in ["chunks belong to no file", "vectors have the wrong size", "word entries belong to no chunk"] {
+        assert!(out.contains(problem), "{problem}: {out}");
+    }
+    assert!(stderr(&o).contains("--clear-cache"), "{}", stderr(&o));
+    let v = verify(&t);
+    assert_eq!(v["ok"], false);
+    assert_eq!(v["problems"].as_array().unwrap().len(), 3, "{v}");
+}
