@@ -285,6 +285,14 @@ fn a_corrupt_index_is_rebuilt() {
     assert!(stderr(&o).contains("rebuilding"), "{}", stderr(&o));
     assert_eq!(summary(&o)["files"], 4);
     assert_eq!(stats(&t)["files"], 4);
+    // A truncated file (a disk that filled up, a copy cut short) likewise.
+    let db = t.path().join(".vecgrep/index.db");
+    let len = std::fs::metadata(&db).unwrap().len();
+    std::fs::OpenOptions::new().write(true).open(&db).unwrap().set_len(len / 2).unwrap();
+    let o = index(&t, ".", &[]);
+    assert!(stderr(&o).contains("rebuilding"), "{}", stderr(&o));
+    assert_eq!(stats(&t)["files"], 4);
+    assert_code(&run(t.cmd("vg-index", ".").arg("--verify")), 0);
 }
 
 #[test]
