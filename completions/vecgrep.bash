@@ -23,7 +23,7 @@ _vecgrep() {
 
     case "${cmd}" in
         vecgrep)
-            opts="-q -i -k -l -c -A -B -C -t -T -g -L -h -V --stats --show-root --index-only --reindex --clear-cache --no-index --no-scope --skip-outside-root --quiet --interactive --query --open-cmd --allow-project-open-cmd --serve --bind --port --token --full-index --top-k --threshold --mode --files --files-with-matches --count --json --after-context --before-context --context --heading --no-heading --lines --color --chunk-size --chunk-overlap --index-warn-threshold --embedder-model --type --type-not --glob --max-depth --follow --hidden --no-ignore --ignore-file --max-filesize --help --version"
+            opts="-q -i -k -l -c -A -B -C -t -T -g -L -h -V --stats --show-root --index-only --reindex --clear-cache --no-index --no-scope --skip-outside-root --quiet --interactive --query --open-cmd --serve --bind --port --token --full-index --top-k --threshold --mode --files --files-with-matches --count --json --after-context --before-context --context --heading --no-heading --lines --color --chunk-size --chunk-overlap --index-warn-threshold --embedder-model --embedder-source --embedder-url --trust-project-config --type --type-not --glob --max-depth --follow --hidden --no-ignore --ignore-file --max-filesize --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -110,6 +110,14 @@ _vecgrep() {
                     return 0
                     ;;
                 --embedder-model)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --embedder-source)
+                    COMPREPLY=($(compgen -W "local remote" -- "${cur}"))
+                    return 0
+                    ;;
+                --embedder-url)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

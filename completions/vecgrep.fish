@@ -19,6 +19,9 @@ complete -c vecgrep -l chunk-size -d 'Characters per chunk; chunks end at line b
 complete -c vecgrep -l chunk-overlap -d 'Characters of whole lines repeated from the end of one chunk at the start of the next [config: chunk_overlap; default: 100]' -r
 complete -c vecgrep -l index-warn-threshold -d 'Ask before indexing more than NUM new or changed files, when on a terminal; 0 never asks [config: index_warn_threshold; default: 1000]' -r
 complete -c vecgrep -l embedder-model -d 'Embedding model [config: embedder_model; default: all-MiniLM-L6-v2]' -r
+complete -c vecgrep -l embedder-source -d 'Where embeddings are computed: local, or remote (an embedding server at --embedder-url) [config: embedder_source; default: local]' -r -f -a "local\t''
+remote\t''"
+complete -c vecgrep -l embedder-url -d 'The embedding server\'s OpenAI-compatible endpoint, e.g. http://gpu:8080/v1/embeddings; its API key is read from VECGREP_EMBEDDER_API_KEY [config: embedder_url]' -r
 complete -c vecgrep -s t -l type -d 'Only index and search files of TYPE (e.g. rust, py, js); repeatable. See `rg --type-list`' -r
 complete -c vecgrep -s T -l type-not -d 'Leave out files of TYPE; repeatable' -r
 complete -c vecgrep -s g -l glob -d 'Include files matching GLOB, or exclude them with a leading \'!\'; repeatable' -r
@@ -35,7 +38,6 @@ complete -c vecgrep -l no-scope -d 'Search the whole project, not just PATHS'
 complete -c vecgrep -l skip-outside-root -d 'Skip PATHS outside the project root instead of failing'
 complete -c vecgrep -s q -l quiet -d 'No progress or notes on stderr (errors are still printed) [config: quiet]'
 complete -c vecgrep -s i -l interactive -d 'Pick results interactively, re-ranked as you type (vg-pick); a QUERY is optional'
-complete -c vecgrep -l allow-project-open-cmd -d 'With -i: let the project\'s own config choose open_cmd'
 complete -c vecgrep -l serve -d 'Serve searches over HTTP (vg-serve) instead of searching once; every argument is a PATH'
 complete -c vecgrep -l full-index -d 'With --serve or -i: index PATHS completely first [config: full_index]'
 complete -c vecgrep -s l -l files-with-matches -l files -d 'Print each file with results once, best first'
@@ -43,6 +45,7 @@ complete -c vecgrep -s c -l count -d 'Print the number of results per file'
 complete -c vecgrep -l json -d 'Print hit records as JSON lines (paths relative to the root)'
 complete -c vecgrep -l heading -d 'Group results under a heading per file (default on a terminal)'
 complete -c vecgrep -l no-heading -d 'Print `path:line:text` lines (default when piped)'
+complete -c vecgrep -l trust-project-config -d 'Let the project\'s own .vecgrep/config.toml choose commands to run (open_cmd) and where code is sent (embedder_source, embedder_url) [config: trust_project_config, global config only]'
 complete -c vecgrep -s L -l follow -d 'Follow symbolic links (targets outside the project root are still skipped)'
 complete -c vecgrep -l hidden -d 'Include hidden files and directories'
 complete -c vecgrep -l no-ignore -d 'Do not respect .gitignore, .ignore or .vecgrepignore files'

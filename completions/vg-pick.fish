@@ -9,16 +9,19 @@ complete -c vg-pick -l chunk-size -d 'Characters per chunk; chunks end at line b
 complete -c vg-pick -l chunk-overlap -d 'Characters of whole lines repeated from the end of one chunk at the start of the next [config: chunk_overlap; default: 100]' -r
 complete -c vg-pick -l index-warn-threshold -d 'Ask before indexing more than NUM new or changed files, when on a terminal; 0 never asks [config: index_warn_threshold; default: 1000]' -r
 complete -c vg-pick -l embedder-model -d 'Embedding model [config: embedder_model; default: all-MiniLM-L6-v2]' -r
+complete -c vg-pick -l embedder-source -d 'Where embeddings are computed: local, or remote (an embedding server at --embedder-url) [config: embedder_source; default: local]' -r -f -a "local\t''
+remote\t''"
+complete -c vg-pick -l embedder-url -d 'The embedding server\'s OpenAI-compatible endpoint, e.g. http://gpu:8080/v1/embeddings; its API key is read from VECGREP_EMBEDDER_API_KEY [config: embedder_url]' -r
 complete -c vg-pick -s t -l type -d 'Only index and search files of TYPE (e.g. rust, py, js); repeatable. See `rg --type-list`' -r
 complete -c vg-pick -s T -l type-not -d 'Leave out files of TYPE; repeatable' -r
 complete -c vg-pick -s g -l glob -d 'Include files matching GLOB, or exclude them with a leading \'!\'; repeatable' -r
 complete -c vg-pick -l max-depth -d 'Descend at most NUM directories below each path' -r
 complete -c vg-pick -l ignore-file -d 'Also read ignore rules from PATH (gitignore syntax); repeatable' -r -F
 complete -c vg-pick -l max-filesize -d 'Skip files larger than NUM bytes [config: max_filesize; default: 1048576]' -r
-complete -c vg-pick -l allow-project-open-cmd -d 'Let the project\'s own .vecgrep/config.toml choose open_cmd [config: allow_project_open_cmd, global config only]'
 complete -c vg-pick -l full-index -d 'Index PATHS completely before the picker opens [config: full_index; default: false]'
 complete -c vg-pick -l skip-outside-root -d 'Skip PATHS outside the project root instead of failing'
 complete -c vg-pick -s q -l quiet -d 'No notes on stderr before and after the picker (errors are still printed) [config: quiet]'
+complete -c vg-pick -l trust-project-config -d 'Let the project\'s own .vecgrep/config.toml choose commands to run (open_cmd) and where code is sent (embedder_source, embedder_url) [config: trust_project_config, global config only]'
 complete -c vg-pick -s L -l follow -d 'Follow symbolic links (targets outside the project root are still skipped)'
 complete -c vg-pick -l hidden -d 'Include hidden files and directories'
 complete -c vg-pick -l no-ignore -d 'Do not respect .gitignore, .ignore or .vecgrepignore files'

@@ -12,6 +12,9 @@ complete -c vg-serve -l chunk-size -d 'Characters per chunk; chunks end at line 
 complete -c vg-serve -l chunk-overlap -d 'Characters of whole lines repeated from the end of one chunk at the start of the next [config: chunk_overlap; default: 100]' -r
 complete -c vg-serve -l index-warn-threshold -d 'Ask before indexing more than NUM new or changed files, when on a terminal; 0 never asks [config: index_warn_threshold; default: 1000]' -r
 complete -c vg-serve -l embedder-model -d 'Embedding model [config: embedder_model; default: all-MiniLM-L6-v2]' -r
+complete -c vg-serve -l embedder-source -d 'Where embeddings are computed: local, or remote (an embedding server at --embedder-url) [config: embedder_source; default: local]' -r -f -a "local\t''
+remote\t''"
+complete -c vg-serve -l embedder-url -d 'The embedding server\'s OpenAI-compatible endpoint, e.g. http://gpu:8080/v1/embeddings; its API key is read from VECGREP_EMBEDDER_API_KEY [config: embedder_url]' -r
 complete -c vg-serve -s t -l type -d 'Only index and search files of TYPE (e.g. rust, py, js); repeatable. See `rg --type-list`' -r
 complete -c vg-serve -s T -l type-not -d 'Leave out files of TYPE; repeatable' -r
 complete -c vg-serve -s g -l glob -d 'Include files matching GLOB, or exclude them with a leading \'!\'; repeatable' -r
@@ -21,6 +24,7 @@ complete -c vg-serve -l max-filesize -d 'Skip files larger than NUM bytes [confi
 complete -c vg-serve -l full-index -d 'Index PATHS completely before listening [config: full_index; default: false]'
 complete -c vg-serve -l skip-outside-root -d 'Skip PATHS outside the project root instead of failing'
 complete -c vg-serve -s q -l quiet -d 'No notes on stderr; errors and the listening URL are still printed [config: quiet]'
+complete -c vg-serve -l trust-project-config -d 'Let the project\'s own .vecgrep/config.toml choose commands to run (open_cmd) and where code is sent (embedder_source, embedder_url) [config: trust_project_config, global config only]'
 complete -c vg-serve -s L -l follow -d 'Follow symbolic links (targets outside the project root are still skipped)'
 complete -c vg-serve -l hidden -d 'Include hidden files and directories'
 complete -c vg-serve -l no-ignore -d 'Do not respect .gitignore, .ignore or .vecgrepignore files'

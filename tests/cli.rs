@@ -13,6 +13,7 @@ mod modes;
 mod pick;
 mod porcelain;
 mod query;
+mod remote;
 mod robust;
 mod root;
 mod serve;

@@ -71,6 +71,7 @@ struct StrictSummary {
     removed: u64,
     skipped: u64,
     errors: u64,
+    holes: u64,
     rebuilt: bool,
     aborted: bool,
     seconds: f64,

@@ -162,12 +162,12 @@ fn a_projects_own_open_cmd_is_not_run_unless_allowed() {
     assert_eq!(p.exit_status(), 0);
     // Back on the normal screen: the note from before the picker, then what Enter printed.
     let screen = p.screen();
-    assert!(screen.contains("vg-pick: not running the open_cmd of"), "{screen}");
+    assert!(screen.contains("vg-pick: ignoring open_cmd of"), "{screen}");
     assert!(screen.contains("src/upload.py:1"), "{screen}");
     assert!(!marker.exists(), "the project's command ran");
     drop(p);
-    // Allowed on the command line: it runs.
-    let p = Picker::start(&t, "vg-pick", &["--allow-project-open-cmd", "--query", "retry upload"]);
+    // Trusted on the command line: it runs.
+    let p = Picker::start(&t, "vg-pick", &["--trust-project-config", "--query", "retry upload"]);
     p.wait_for("results", |s| !rows(s).is_empty());
     p.keys(&["Enter"]);
     assert_eq!(p.exit_status(), 0);

@@ -409,3 +409,57 @@ fn a_failed_search_answers_500_and_the_server_lives_on() {
     assert_eq!(status, 200, "{body}");
     assert_eq!(s.json("/health")["status"], "ok");
 }
+
+#[test]
+fn post_v1_embeddings_answers_in_openai_format() {
+    let t = sample_project();
+    let s = Server::start_with(&t, &["--full-index"], &[("VECGREP_TOKEN", "s3cret")]);
+    let auth = "Authorization: Bearer s3cret";
+    let post = |body: &str, headers: &[&str]| {
+        let mut req = format!("POST /v1/embeddings HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
+        for h in headers {
+            req.push_str(h);
+            req.push_str("\r\n");
+        }
+        req.push_str("\r\n");
+        req.push_str(body);
+        s.raw(req.as_bytes())
+    };
+    let (status, head, body) = post(r#"{"input":["retry an upload","bake bread"],"model":"all-MiniLM-L6-v2"}"#, &[auth]);
+    assert_eq!(status, 200, "{body}");
+    assert!(head.contains("application/json"), "{head}");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["object"], "list");
+    assert_eq!(v["model"], "all-MiniLM-L6-v2");
+    let data = v["data"].as_array().unwrap();
+    assert_eq!(data.len(), 2);
+    assert_eq!((data[1]["index"].as_u64(), data[1]["object"].as_str()), (Some(1), Some("embedding")));
+    let e = data[0]["embedding"].as_array().unwrap();
+    assert_eq!(e.len(), 384);
+    let norm: f64 = e.iter().map(|x| x.as_f64().unwrap().powi(2)).sum::<f64>().sqrt();
+    assert!((norm - 1.0).abs() < 1e-3, "{norm}");
+    assert!(v["usage"]["prompt_tokens"].as_u64().unwrap() > 0);
+    // A single string is one input.
+    let (status, _, body) = post(r#"{"input":"one text"}"#, &[auth]);
+    assert_eq!((status, serde_json::from_str::<Value>(&body).unwrap()["data"].as_array().unwrap().len()), (200, 1));
+    for (body, why) in [
+        ("not json", "not an embeddings request"),
+        (r#"{"input":[]}"#, "1 to 2048"),
+        (r#"{"input":["x"],"model":"nomic-embed-text"}"#, "nomic-embed-text"),
+        (r#"{"input":["x"],"encoding_format":"base64"}"#, "float"),
+    ] {
+        let (status, _, answer) = post(body, &[auth]);
+        assert_eq!(status, 400, "{body}");
+        assert!(error_of(400, &answer).contains(why), "{answer}");
+    }
+    let (status, _, _) = post(r#"{"input":["x"]}"#, &[]);
+    assert_eq!(status, 401, "the token guards this route too");
+    let (status, head, _) = s.request("GET", "/v1/embeddings", &[auth]);
+    assert_eq!(status, 405);
+    assert!(head.contains("Allow: POST"), "{head}");
+    let (status, _, _) = s.raw(format!("POST /v1/embeddings HTTP/1.1\r\n{auth}\r\nTransfer-Encoding: chunked\r\n\r\n").as_bytes());
+    assert_eq!(status, 411);
+    let (status, _, _) = s.raw(format!("POST /v1/embeddings HTTP/1.1\r\n{auth}\r\nContent-Length: 99999999\r\n\r\n").as_bytes());
+    assert_eq!(status, 413);
+    assert_eq!(s.request("GET", "/health", &[auth]).0, 200, "the server lives on");
+}

@@ -66,6 +66,9 @@ pub fn cli_config(search: Option<&SearchConfigArgs>, index: &IndexConfigArgs, wa
         chunk_overlap: index.chunk_overlap,
         index_warn_threshold: index.index_warn_threshold,
         embedder_model: index.embedder_model.clone(),
+        embedder_source: index.embedder_source.map(Into::into),
+        embedder_url: index.embedder_url.clone(),
+        trust_project_config: index.trust_project_config.then_some(true),
         max_filesize: walk.max_filesize,
         quiet: quiet.then_some(true),
         ..Default::default()
@@ -81,6 +84,14 @@ pub fn resolve_root(paths: &[PathBuf], skip_outside_root: bool) -> Result<(PathB
     Ok((cwd, root, admission))
 }
 
+/// Say how many chunks were stored without a vector, if any.
+pub fn note_holes(tool: &str, quiet: bool, holes: u64) {
+    if holes > 0 {
+        let (n, verb) = if holes == 1 { ("1 chunk", "it") } else { (&*format!("{holes} chunks"), "them") };
+        note(tool, quiet, &format!("{n} could not be embedded and will not be found (holes); the next run tries {verb} again"));
+    }
+}
+
 /// Report paths skipped under `--skip-outside-root`.
 pub fn note_skipped_paths(tool: &str, quiet: bool, root: &ProjectRoot, admission: &Admission) {
     for p in &admission.skipped {
@@ -93,6 +104,18 @@ pub fn resolve(tool: &str, paths: &[PathBuf], skip_outside_root: bool, cli: Conf
     let (cwd, root, admission) = resolve_root(paths, skip_outside_root)?;
     let config = ConfigLayers::load(cli, &root.config_path())?.resolve()?;
     note_skipped_paths(tool, config.quiet, &root, &admission);
+    if let Some((path, keys)) = &config.untrusted {
+        let global = vecgrep::config::global_config_path().map_or("your global config".to_string(), |p| p.display().to_string());
+        note(
+            tool,
+            config.quiet,
+            &format!(
+                "ignoring {} of {}: a repository's own config may not choose commands to run or where its code is sent; pass --trust-project-config or set trust_project_config = true in {global} to allow it",
+                keys.join(", "),
+                path.display()
+            ),
+        );
+    }
     Ok(Invocation { cwd, root, paths: admission.admitted, config })
 }
 
@@ -132,7 +155,18 @@ pub fn all_cores() -> usize {
 /// Load the embedder `config` names, prepared for `profile`, on `threads` threads.
 pub fn load_embedder(config: &ResolvedConfig, profile: Profile, threads: usize) -> Result<Box<dyn Embedder>> {
     if config.embedder_source == EmbedderSource::Remote {
-        return Err(anyhow!("embedder_source = \"remote\" is not supported by this version; use \"local\""));
+        let url = config.embedder_url.as_deref().ok_or_else(|| {
+            anyhow!("embedder_source = \"remote\" needs embedder_url, the server's /v1/embeddings endpoint (set it in your global config or pass --embedder-url)")
+        })?;
+        let settings = vecgrep::remote::RemoteSettings::new(
+            url,
+            &config.embedder_model,
+            std::time::Duration::from_secs_f64(config.embedder_timeout),
+            config.embedder_batch_size,
+        );
+        let count = vecgrep::embed::local_token_counter(&config.embedder_model)
+            .unwrap_or_else(|| Box::new(vecgrep::remote::estimate_tokens));
+        return Ok(Box::new(vecgrep::remote::RemoteEmbedder::connect(settings, count)?));
     }
     let assets = vecgrep::assets::locate(&config.embedder_model)?;
     Ok(Box::new(LocalEmbedder::load(&assets, &config.embedder_model, profile, threads)?))

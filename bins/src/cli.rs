@@ -55,6 +55,31 @@ pub struct IndexConfigArgs {
     /// Embedding model [config: embedder_model; default: all-MiniLM-L6-v2].
     #[arg(long, value_name = "NAME")]
     pub embedder_model: Option<String>,
+    /// Where embeddings are computed: local, or remote (an embedding server at --embedder-url) [config: embedder_source; default: local].
+    #[arg(long, value_name = "SOURCE")]
+    pub embedder_source: Option<SourceArg>,
+    /// The embedding server's OpenAI-compatible endpoint, e.g. http://gpu:8080/v1/embeddings; its API key is read from VECGREP_EMBEDDER_API_KEY [config: embedder_url].
+    #[arg(long, value_name = "URL")]
+    pub embedder_url: Option<String>,
+    /// Let the project's own .vecgrep/config.toml choose commands to run (open_cmd) and where code is sent (embedder_source, embedder_url) [config: trust_project_config, global config only].
+    #[arg(long)]
+    pub trust_project_config: bool,
+}
+
+/// `--embedder-source` values.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SourceArg {
+    Local,
+    Remote,
+}
+
+impl From<SourceArg> for vecgrep::config::EmbedderSource {
+    fn from(s: SourceArg) -> Self {
+        match s {
+            SourceArg::Local => Self::Local,
+            SourceArg::Remote => Self::Remote,
+        }
+    }
 }
 
 /// Settings for ranking results.
@@ -266,7 +291,7 @@ pub struct FormatCli {
     name = "vg-serve",
     version,
     about = "Serve vecgrep searches over HTTP from a warm model and index",
-    long_about = "Serve vecgrep searches over HTTP from a warm model and index.\n\nvg-serve loads the model once and answers GET /search?q=QUERY[&k=NUM][&threshold=NUM][&mode=MODE] with the same NDJSON hit records as vg-query. It serves at once while a background thread indexes PATHS (default: the current directory), and keeps watching them: a file changed, added or deleted is searchable within --refresh seconds. With --full-index (config full_index) it indexes first and listens after.\n\nRoutes: GET /search (200 NDJSON; 400 for a missing q or a bad k, threshold or mode; 500 if the search fails), GET /status (indexing progress as JSON), GET /health. Any other method is 405, any other path 404, and every error body is {\"error\": {\"status\": N, \"message\": \"...\"}}. k is capped at 1000. Request lines over 8 KiB are refused with 414, header blocks over 16 KiB or 100 lines with 431.\n\nIt listens on 127.0.0.1 unless --bind says otherwise, on a free port unless --port says which, and prints the URL on stderr and a {\"type\":\"listening\",\"listening\":URL} record on stdout. SIGINT or SIGTERM stops it with the index consistent.\n\nExit status: 0 after a clean shutdown, 2 on error.",
+    long_about = "Serve vecgrep searches over HTTP from a warm model and index.\n\nvg-serve loads the model once and answers GET /search?q=QUERY[&k=NUM][&threshold=NUM][&mode=MODE] with the same NDJSON hit records as vg-query. It serves at once while a background thread indexes PATHS (default: the current directory), and keeps watching them: a file changed, added or deleted is searchable within --refresh seconds. With --full-index (config full_index) it indexes first and listens after.\n\nRoutes: GET /search (200 NDJSON; 400 for a missing q or a bad k, threshold or mode; 500 if the search fails), GET /status (indexing progress as JSON), GET /health, and POST /v1/embeddings (OpenAI's embeddings API with the local model, so that other machines can index through this one with embedder_source = \"remote\"). Any other method is 405, any other path 404, and every error body is {\"error\": {\"status\": N, \"message\": \"...\"}}. k is capped at 1000. Request lines over 8 KiB are refused with 414, header blocks over 16 KiB or 100 lines with 431.\n\nIt listens on 127.0.0.1 unless --bind says otherwise, on a free port unless --port says which, and prints the URL on stderr and a {\"type\":\"listening\",\"listening\":URL} record on stdout. SIGINT or SIGTERM stops it with the index consistent.\n\nExit status: 0 after a clean shutdown, 2 on error.",
     after_help = "Examples:\n  vg-serve src/\n  curl -s 'http://127.0.0.1:PORT/search?q=error+handling&k=5'\n  curl -s http://127.0.0.1:PORT/status\n  VECGREP_TOKEN=s3cret vg-serve --port 8080 --bind 0.0.0.0 .\n  fzf --bind \"change:reload:curl -s 'http://127.0.0.1:PORT/search?q={q}' | vg-format --files\""
 )]
 pub struct ServeCli {
@@ -317,7 +342,7 @@ fn parse_refresh(s: &str) -> Result<f64, String> {
     name = "vg-pick",
     version,
     about = "Pick search results interactively; results re-rank by meaning as you type",
-    long_about = "Pick search results interactively; results re-rank by meaning as you type.\n\nvg-pick opens a full-screen picker (skim) on the project at once. Each time you stop typing for a moment, the query is searched by meaning and the list is replaced by the best results, best first: `path:line`, the score and the chunk's most relevant line. The preview pane shows the file around the selected result with its lines marked.\n\nIndexing runs in the background while you type (the status line shows how far it is, the root and the scope) and results refresh as chunks land; with --full-index (config full_index) vg-pick indexes first. Quitting at any moment leaves the index consistent; the next run continues where indexing stopped.\n\nKeys: type to search; Up/Down (Ctrl-K/Ctrl-J) move; Tab marks several results; F2 or Alt-P shows or hides the preview; Enter opens the result; Esc or Ctrl-C quits.\n\nEnter runs --open-cmd (config open_cmd) with {file}, {line} and {end_line} filled in, else $VISUAL or $EDITOR at the line. With several marked results, or when no editor is set, or when stdout is not a terminal, it prints `path:line` for each instead. An open_cmd from the project's own .vecgrep/config.toml is not run unless you allow it (--allow-project-open-cmd, or allow_project_open_cmd = true in your global config).\n\nThe picker draws on stderr and reads keys from the terminal, so stdin and stdout may be pipes.\n\nExit status: 0 when a result was opened or printed, 1 when nothing was picked, 2 on error, 130 when quit with Esc or Ctrl-C.",
+    long_about = "Pick search results interactively; results re-rank by meaning as you type.\n\nvg-pick opens a full-screen picker (skim) on the project at once. Each time you stop typing for a moment, the query is searched by meaning and the list is replaced by the best results, best first: `path:line`, the score and the chunk's most relevant line. The preview pane shows the file around the selected result with its lines marked.\n\nIndexing runs in the background while you type (the status line shows how far it is, the root and the scope) and results refresh as chunks land; with --full-index (config full_index) vg-pick indexes first. Quitting at any moment leaves the index consistent; the next run continues where indexing stopped.\n\nKeys: type to search; Up/Down (Ctrl-K/Ctrl-J) move; Tab marks several results; F2 or Alt-P shows or hides the preview; Enter opens the result; Esc or Ctrl-C quits.\n\nEnter runs --open-cmd (config open_cmd) with {file}, {line} and {end_line} filled in, else $VISUAL or $EDITOR at the line. With several marked results, or when no editor is set, or when stdout is not a terminal, it prints `path:line` for each instead. An open_cmd from the project's own .vecgrep/config.toml is not run unless you trust that config (--trust-project-config, or trust_project_config = true in your global config).\n\nThe picker draws on stderr and reads keys from the terminal, so stdin and stdout may be pipes.\n\nExit status: 0 when a result was opened or printed, 1 when nothing was picked, 2 on error, 130 when quit with Esc or Ctrl-C.",
     after_help = "Examples:\n  vg-pick                                   search the project, type a question\n  vg-pick \"retry logic\" src/                 start with a query, only under src/\n  rg -l TODO | xargs vg-pick --query \"technical debt\"\n  vg-pick --open-cmd 'nvim +{line} {file}'"
 )]
 pub struct PickCli {
@@ -353,9 +378,6 @@ pub struct PickArgs {
     /// Command that opens the picked result: {file}, {line} and {end_line} are filled in [config: open_cmd; default: $VISUAL or $EDITOR at the line].
     #[arg(long, value_name = "CMD")]
     pub open_cmd: Option<String>,
-    /// Let the project's own .vecgrep/config.toml choose open_cmd [config: allow_project_open_cmd, global config only].
-    #[arg(long)]
-    pub allow_project_open_cmd: bool,
     /// Index PATHS completely before the picker opens [config: full_index; default: false].
     #[arg(long)]
     pub full_index: bool,
@@ -370,9 +392,6 @@ impl PickArgs {
         }
         if let Some(c) = &self.open_cmd {
             v.extend(["--open-cmd".into(), c.clone()]);
-        }
-        if self.allow_project_open_cmd {
-            v.push("--allow-project-open-cmd".into());
         }
         if self.full_index {
             v.push("--full-index".into());
@@ -450,9 +469,6 @@ pub struct PorcelainPickArgs {
     /// With -i: command that opens the picked result ({file}, {line}, {end_line}) [config: open_cmd].
     #[arg(long, value_name = "CMD", requires = "interactive")]
     pub open_cmd: Option<String>,
-    /// With -i: let the project's own config choose open_cmd.
-    #[arg(long, requires = "interactive")]
-    pub allow_project_open_cmd: bool,
 }
 
 impl PorcelainPickArgs {
@@ -461,7 +477,6 @@ impl PorcelainPickArgs {
         PickArgs {
             query: self.pick_query.clone(),
             open_cmd: self.open_cmd.clone(),
-            allow_project_open_cmd: self.allow_project_open_cmd,
             full_index,
         }
         .to_argv()
@@ -581,6 +596,15 @@ impl IndexConfigArgs {
         }
         if let Some(m) = &self.embedder_model {
             v.extend(["--embedder-model".into(), m.clone()]);
+        }
+        if let Some(s) = self.embedder_source {
+            v.extend(["--embedder-source".into(), vecgrep::config::EmbedderSource::from(s).to_string()]);
+        }
+        if let Some(u) = &self.embedder_url {
+            v.extend(["--embedder-url".into(), u.clone()]);
+        }
+        if self.trust_project_config {
+            v.push("--trust-project-config".into());
         }
         v
     }

@@ -2,8 +2,9 @@
 //! command line, else `<root>/.vecgrep/config.toml`, else the user's global
 //! `config.toml`, else the spec's default.
 //!
-//! One key breaks the precedence: `open_cmd` names a command to run, so a
-//! project's file may set it only where the user allowed that (OpenCmdRule).
+//! Three keys break the precedence: `open_cmd` names a command to run and
+//! `embedder_source`/`embedder_url` where the code is sent, so a project's
+//! file may set them only where the user trusts it (TrustRule).
 //!
 //! Config files are strict: an unknown key or a value of the wrong type is an
 //! error naming the file, the key and the line, because a silently ignored
@@ -23,6 +24,10 @@ pub const DEFAULT_EMBEDDER_MODEL: &str = "all-MiniLM-L6-v2";
 /// Files larger than this are skipped (and logged): generated data, bundles
 /// and dumps are rarely what a question about code is after.
 pub const DEFAULT_MAX_FILESIZE: u64 = 1024 * 1024;
+/// A remote embedding request's time limit, in seconds: a batch of 32 chunks
+/// on a busy CPU server can take several.
+pub const DEFAULT_EMBEDDER_TIMEOUT: f64 = 30.0;
+pub const DEFAULT_EMBEDDER_BATCH_SIZE: usize = 32;
 
 /// Smallest chunk_size accepted: below this a chunk holds too little code to
 /// mean anything to the model.
@@ -94,10 +99,21 @@ pub struct ConfigValues {
     /// The picker's command for opening a result (`{file}`, `{line}`, `{end_line}`).
     #[serde(default)]
     pub open_cmd: Option<String>,
-    /// Let a project's own config set `open_cmd`; honoured only from the
-    /// command line or the global config, never from the project's file.
+    /// The embedding server's endpoint (OpenAI-compatible `/v1/embeddings`)
+    /// when `embedder_source = "remote"`.
     #[serde(default)]
-    pub allow_project_open_cmd: Option<bool>,
+    pub embedder_url: Option<String>,
+    /// Seconds a request to the embedding server may take.
+    #[serde(default, deserialize_with = "timeout_value")]
+    pub embedder_timeout: Option<f64>,
+    /// Texts sent to the embedding server per request.
+    #[serde(default, deserialize_with = "batch_size_value")]
+    pub embedder_batch_size: Option<usize>,
+    /// Let the project's own config choose commands to run and where code is
+    /// sent (TrustRule); honoured only from the command line or the global
+    /// config, never from the project's file.
+    #[serde(default)]
+    pub trust_project_config: Option<bool>,
 }
 
 fn top_k_value<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
@@ -113,6 +129,32 @@ fn threshold_value<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f32>, D::Er
     match v {
         Some(t) => check_threshold(t).map(Some).map_err(serde::de::Error::custom),
         None => Ok(None),
+    }
+}
+
+fn timeout_value<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    let v = f64::deserialize(d)?;
+    check_timeout(v).map(Some).map_err(serde::de::Error::custom)
+}
+
+fn batch_size_value<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+    let v = usize::deserialize(d)?;
+    check_batch_size(v).map(Some).map_err(serde::de::Error::custom)
+}
+
+pub fn check_timeout(secs: f64) -> Result<f64, String> {
+    if secs.is_finite() && (0.1..=3600.0).contains(&secs) {
+        Ok(secs)
+    } else {
+        Err(format!("embedder_timeout must be from 0.1 to 3600 seconds, got {secs}"))
+    }
+}
+
+pub fn check_batch_size(n: usize) -> Result<usize, String> {
+    if (1..=2048).contains(&n) {
+        Ok(n)
+    } else {
+        Err(format!("embedder_batch_size must be from 1 to 2048, got {n}"))
     }
 }
 
@@ -231,11 +273,15 @@ pub struct ResolvedConfig {
     pub server_default_top_k: usize,
     /// What `vg-serve` uses when a request leaves out `threshold`.
     pub server_default_threshold: f32,
-    /// The command that opens a picked result, from a layer the user
-    /// controls (see `OpenCmdRule`).
+    /// The command that opens a picked result (TrustRule applies).
     pub open_cmd: Option<String>,
-    /// A project config's `open_cmd` that was not taken, and the file it is in.
-    pub ignored_open_cmd: Option<PathBuf>,
+    /// The embedding server, for `embedder_source = "remote"` (TrustRule applies).
+    pub embedder_url: Option<String>,
+    pub embedder_timeout: f64,
+    pub embedder_batch_size: usize,
+    /// The project config and the keys of it that were passed over because
+    /// the user did not trust it (TrustRule), for telling the user.
+    pub untrusted: Option<(PathBuf, Vec<&'static str>)>,
 }
 
 /// The three layers, most specific first.
@@ -273,7 +319,18 @@ impl ConfigLayers {
         let (chunk_overlap, overlap_from) = self
             .pick(|v| v.chunk_overlap)
             .unwrap_or((DEFAULT_CHUNK_OVERLAP, "the default".to_string()));
-        let (open_cmd, ignored_open_cmd) = self.open_cmd();
+        let mut untrusted = Vec::new();
+        fn trusted<T>(untrusted: &mut Vec<&'static str>, key: &'static str, (value, passed_over): (Option<T>, bool)) -> Option<T> {
+            if passed_over {
+                untrusted.push(key);
+            }
+            value
+        }
+        let open_cmd = trusted(&mut untrusted, "open_cmd", self.pick_trusted(|v| v.open_cmd.clone()));
+        let embedder_url = trusted(&mut untrusted, "embedder_url", self.pick_trusted(|v| v.embedder_url.clone()));
+        let embedder_source =
+            trusted(&mut untrusted, "embedder_source", self.pick_trusted(|v| v.embedder_source)).unwrap_or(EmbedderSource::Local);
+        let untrusted = (!untrusted.is_empty()).then(|| (self.project.as_ref().map(|(p, _)| p.clone()).unwrap_or_default(), untrusted));
         if chunk_overlap >= chunk_size {
             return Err(ConfigError::OverlapTooLarge {
                 overlap: chunk_overlap,
@@ -290,35 +347,41 @@ impl ConfigLayers {
             full_index: pick!(full_index, false),
             quiet: pick!(quiet, false),
             index_warn_threshold: pick!(index_warn_threshold, DEFAULT_INDEX_WARN_THRESHOLD),
-            embedder_source: pick!(embedder_source, EmbedderSource::Local),
+            embedder_source,
             embedder_model: pick!(embedder_model, DEFAULT_EMBEDDER_MODEL.to_string()),
             max_filesize: pick!(max_filesize, DEFAULT_MAX_FILESIZE),
             mode: pick!(mode, SearchMode::default()),
             server_default_top_k: top_k,
             server_default_threshold: threshold,
             open_cmd,
-            ignored_open_cmd,
+            embedder_url,
+            embedder_timeout: pick!(embedder_timeout, DEFAULT_EMBEDDER_TIMEOUT),
+            embedder_batch_size: pick!(embedder_batch_size, DEFAULT_EMBEDDER_BATCH_SIZE),
+            untrusted,
         })
     }
 
-    /// OpenCmdRule: a repository's own config is written by whoever wrote
-    /// the repository, so its `open_cmd` (a command vecgrep would run) is
-    /// taken only when the user allowed that on the command line or in the
-    /// global config. Otherwise the command line, then the global config.
-    fn open_cmd(&self) -> (Option<String>, Option<PathBuf>) {
-        let user_layers = || std::iter::once(&self.cli).chain(self.global.iter().map(|(_, v)| v));
-        let allowed = user_layers().find_map(|v| v.allow_project_open_cmd).unwrap_or(false);
-        if let Some(cmd) = self.cli.open_cmd.clone() {
-            return (Some(cmd), None);
+    /// Whether the user trusts the project's own config (TrustRule): asked
+    /// of the command line and the global config only.
+    fn project_trusted(&self) -> bool {
+        std::iter::once(&self.cli).chain(self.global.iter().map(|(_, v)| v)).find_map(|v| v.trust_project_config).unwrap_or(false)
+    }
+
+    /// TrustRule: a repository's own config is written by whoever wrote the
+    /// repository, so the keys that choose a command to run (`open_cmd`) or
+    /// where the code is sent (`embedder_source`, `embedder_url`) are taken
+    /// from it only when the user trusts it. Otherwise the command line,
+    /// then the global config. The flag says a project value was passed over.
+    fn pick_trusted<T>(&self, get: impl Fn(&ConfigValues) -> Option<T>) -> (Option<T>, bool) {
+        if let Some(v) = get(&self.cli) {
+            return (Some(v), false);
         }
-        if let Some((path, cmd)) = self.project.as_ref().and_then(|(p, v)| v.open_cmd.clone().map(|c| (p, c))) {
-            if allowed {
-                return (Some(cmd), None);
-            }
-            let global = self.global.as_ref().and_then(|(_, v)| v.open_cmd.clone());
-            return (global, Some(path.clone()));
+        let global = || self.global.as_ref().and_then(|(_, v)| get(v));
+        match self.project.as_ref().and_then(|(_, v)| get(v)) {
+            Some(v) if self.project_trusted() => (Some(v), false),
+            Some(_) => (global(), true),
+            None => (global(), false),
         }
-        (self.global.as_ref().and_then(|(_, v)| v.open_cmd.clone()), None)
     }
 
     /// The first layer that sets a value, with a description of that layer.
@@ -389,29 +452,43 @@ mod tests {
     }
 
     #[test]
-    fn a_project_open_cmd_runs_only_when_the_user_allows_it() {
-        let project = Some(("p.toml".into(), layer("open_cmd = \"evil {file}\"\nallow_project_open_cmd = true\n")));
+    fn a_project_chooses_commands_and_servers_only_when_trusted() {
+        let project = Some((
+            "p.toml".into(),
+            layer("open_cmd = \"evil {file}\"\nembedder_source = \"remote\"\nembedder_url = \"http://evil/\"\ntrust_project_config = true\ntop_k = 7\n"),
+        ));
         let global = |text: &str| Some(("g.toml".into(), layer(text)));
-        // The project cannot allow itself.
+        let ignored = Some(("p.toml".into(), vec!["open_cmd", "embedder_url", "embedder_source"]));
+        // The project cannot trust itself; its other settings still apply.
         let r = ConfigLayers { project: project.clone(), ..Default::default() }.resolve().unwrap();
-        assert_eq!((r.open_cmd, r.ignored_open_cmd), (None, Some("p.toml".into())));
-        // The user's own command is used instead, and the project's is still reported.
+        assert_eq!((r.open_cmd.as_deref(), r.embedder_url.as_deref(), r.embedder_source), (None, None, EmbedderSource::Local));
+        assert_eq!((r.untrusted.clone(), r.top_k), (ignored.clone(), 7));
+        // The user's own settings are used instead, and the project's are still reported.
         let r = ConfigLayers { project: project.clone(), global: global("open_cmd = \"vi {file}\"\n"), ..Default::default() }
             .resolve()
             .unwrap();
-        assert_eq!((r.open_cmd.as_deref(), r.ignored_open_cmd), (Some("vi {file}"), Some("p.toml".into())));
-        // Allowed in the global config, or on the command line.
-        let r = ConfigLayers { project: project.clone(), global: global("allow_project_open_cmd = true\n"), ..Default::default() }
+        assert_eq!((r.open_cmd.as_deref(), r.untrusted), (Some("vi {file}"), ignored));
+        // Trusted in the global config, or on the command line.
+        let r = ConfigLayers { project: project.clone(), global: global("trust_project_config = true\n"), ..Default::default() }
             .resolve()
             .unwrap();
-        assert_eq!((r.open_cmd.as_deref(), r.ignored_open_cmd), (Some("evil {file}"), None));
-        let cli = ConfigValues { allow_project_open_cmd: Some(true), ..Default::default() };
+        assert_eq!((r.open_cmd.as_deref(), r.embedder_url.as_deref(), r.untrusted), (Some("evil {file}"), Some("http://evil/"), None));
+        assert_eq!(r.embedder_source, EmbedderSource::Remote);
+        let cli = ConfigValues { trust_project_config: Some(true), ..Default::default() };
         let r = ConfigLayers { cli, project: project.clone(), ..Default::default() }.resolve().unwrap();
         assert_eq!(r.open_cmd.as_deref(), Some("evil {file}"));
         // The command line always wins.
         let cli = ConfigValues { open_cmd: Some("code -g {file}:{line}".into()), ..Default::default() };
         let r = ConfigLayers { cli, project, ..Default::default() }.resolve().unwrap();
-        assert_eq!((r.open_cmd.as_deref(), r.ignored_open_cmd), (Some("code -g {file}:{line}"), None));
+        assert_eq!(r.open_cmd.as_deref(), Some("code -g {file}:{line}"));
+    }
+
+    #[test]
+    fn remote_settings_are_checked() {
+        assert!(parse_config("embedder_timeout = 0\n", Path::new("c")).is_err());
+        assert!(parse_config("embedder_batch_size = 0\n", Path::new("c")).is_err());
+        let r = ConfigLayers::default().resolve().unwrap();
+        assert_eq!((r.embedder_timeout, r.embedder_batch_size), (DEFAULT_EMBEDDER_TIMEOUT, DEFAULT_EMBEDDER_BATCH_SIZE));
     }
 
     #[test]

@@ -34,6 +34,12 @@ pub trait Embedder: Send {
     fn dims(&self) -> usize;
     /// One vector per text, in order.
     fn embed(&mut self, texts: &[&str]) -> Result<Vec<Vec<f32>>>;
+    /// One vector per text, or None for a text the embedder finally could
+    /// not embed (a hole, stored without a vector and retried next run). An
+    /// error still stops the run. The local model succeeds or fails whole.
+    fn embed_each(&mut self, texts: &[&str]) -> Result<Vec<Option<Vec<f32>>>> {
+        Ok(self.embed(texts)?.into_iter().map(Some).collect())
+    }
     /// Tokens the model would see for `text`, special tokens included.
     fn count_tokens(&self, text: &str) -> usize;
 }
@@ -83,6 +89,15 @@ fn load_tokenizer(assets: &Assets) -> Result<tokenizers::Tokenizer> {
     tokenizer.with_padding(None);
     tokenizer.with_truncation(None).map_err(|e| anyhow!("tokenizer: {e}"))?;
     Ok(tokenizer)
+}
+
+/// Counts tokens as the local model does, for a remote server that runs the
+/// same model: the chunker then cuts the same chunks either way. None when
+/// the model is another or its tokenizer is not installed here.
+pub fn local_token_counter(model: &str) -> Option<crate::remote::TokenCounter> {
+    let assets = crate::assets::locate(model).ok()?;
+    let tokenizer = load_tokenizer(&assets).ok()?;
+    Some(Box::new(move |t: &str| tokenizer.encode(t, true).map(|e| e.len()).unwrap_or(usize::MAX)))
 }
 
 /// A loaded session, and the memory map its weights live in when it was
@@ -298,6 +313,13 @@ impl Embedder for LocalEmbedder {
             return Err(anyhow!("the model returned malformed vectors"));
         }
         Ok(vectors)
+    }
+
+    /// One text at a time: on two cores that is fastest (padding a batch to
+    /// its longest text is wasted work; lib/examples/embed_speed.rs), and
+    /// memory stays flat.
+    fn embed_each(&mut self, texts: &[&str]) -> Result<Vec<Option<Vec<f32>>>> {
+        texts.iter().map(|t| Ok(self.embed(&[t])?.pop())).collect()
     }
 
     fn count_tokens(&self, text: &str) -> usize {

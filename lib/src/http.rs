@@ -45,13 +45,13 @@ impl Request {
     }
 
     /// Whether the connection may carry another request after this one. A
-    /// request announcing a body is answered and the connection closed, since
-    /// the body is never read.
-    pub fn keep_alive(&self) -> bool {
+    /// request announcing a body that was not read (`body_read`) is answered
+    /// and the connection closed, since the rest of the stream is its body.
+    pub fn keep_alive(&self, body_read: bool) -> bool {
         let connection = self.header("connection").map(str::to_ascii_lowercase);
         let has_body = self.header("content-length").is_some_and(|v| v.trim() != "0")
             || self.header("transfer-encoding").is_some();
-        if has_body {
+        if has_body && !body_read {
             return false;
         }
         match self.version.as_str() {
@@ -198,6 +198,45 @@ pub fn read_request(r: &mut impl BufRead, limits: &Limits) -> Result<Option<Requ
         headers.push((name.to_ascii_lowercase(), value.trim().to_string()));
     }
     Ok(Some(Request { method: method.to_string(), target: target.to_string(), version: version.to_string(), headers }))
+}
+
+/// Why a request body could not be read: the status to answer with and why.
+#[derive(Debug)]
+pub struct BodyError {
+    pub status: Option<u16>,
+    pub message: String,
+}
+
+/// Read the body a request announces with Content-Length, at most `limit`
+/// bytes (413 beyond), within the head deadline. Chunked bodies are refused
+/// (411): the one route with a body is for programs that send a length.
+pub fn read_body(r: &mut impl io::Read, request: &Request, limits: &Limits, limit: usize) -> Result<Vec<u8>, BodyError> {
+    let refuse = |status: u16, message: &str| BodyError { status: Some(status), message: message.to_string() };
+    if request.header("transfer-encoding").is_some() {
+        return Err(refuse(411, "send the body with a Content-Length, not chunked"));
+    }
+    let Some(length) = request.header("content-length") else {
+        return Err(refuse(411, "a Content-Length is required"));
+    };
+    let length: usize = length.trim().parse().map_err(|_| refuse(400, "Content-Length is not a number"))?;
+    if length > limit {
+        return Err(refuse(413, &format!("the body is {length} bytes; the limit is {limit}")));
+    }
+    let mut body = vec![0u8; length];
+    let deadline = Instant::now() + limits.head_deadline;
+    let mut filled = 0;
+    while filled < length {
+        if Instant::now() > deadline {
+            return Err(BodyError { status: None, message: "request body not received in time".into() });
+        }
+        match r.read(&mut body[filled..]) {
+            Ok(0) => return Err(BodyError { status: None, message: "connection closed mid-body".into() }),
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(BodyError { status: None, message: e.to_string() }),
+        }
+    }
+    Ok(body)
 }
 
 /// A request target split into its decoded path and query parameters.
@@ -357,12 +396,33 @@ mod tests {
         assert_eq!(r.method, "GET");
         assert_eq!(r.target, "/search?q=a");
         assert_eq!(r.header("authorization"), Some("Bearer t"));
-        assert!(r.keep_alive());
+        assert!(r.keep_alive(false));
         assert!(read("").unwrap().is_none());
         let r = read("GET / HTTP/1.0\r\n\r\n").unwrap().unwrap();
-        assert!(!r.keep_alive());
+        assert!(!r.keep_alive(false));
         let r = read("POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello").unwrap().unwrap();
-        assert!(!r.keep_alive(), "a body that is not read ends the connection");
+        assert!(!r.keep_alive(false), "a body that is not read ends the connection");
+        assert!(r.keep_alive(true), "one that was read does not");
+    }
+
+    #[test]
+    fn bodies_are_read_by_length_within_a_limit() {
+        let limits = Limits::default();
+        let mut stream = io::BufReader::new(&b"POST /v1/embeddings HTTP/1.1\r\nContent-Length: 5\r\n\r\nhelloGET"[..]);
+        let r = read_request(&mut stream, &limits).unwrap().unwrap();
+        assert_eq!(read_body(&mut stream, &r, &limits, 100).unwrap(), b"hello");
+        let mut rest = String::new();
+        io::Read::read_to_string(&mut stream, &mut rest).unwrap();
+        assert_eq!(rest, "GET", "the next request is left alone");
+        let status = |head: &str, limit| {
+            let r = read(head).unwrap().unwrap();
+            read_body(&mut &b"abc"[..], &r, &limits, limit).map(|_| 0).unwrap_or_else(|e| e.status.unwrap_or(0))
+        };
+        assert_eq!(status("POST / HTTP/1.1\r\nContent-Length: 50\r\n\r\n", 10), 413);
+        assert_eq!(status("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", 10), 411);
+        assert_eq!(status("POST / HTTP/1.1\r\n\r\n", 10), 411);
+        assert_eq!(status("POST / HTTP/1.1\r\nContent-Length: x\r\n\r\n", 10), 400);
+        assert_eq!(status("POST / HTTP/1.1\r\nContent-Length: 9\r\n\r\n", 10), 0, "a body cut short: nothing to answer");
     }
 
     #[test]

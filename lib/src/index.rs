@@ -22,10 +22,6 @@ use crate::root::{is_under, AdmittedPath, ProjectRoot};
 use crate::store::{self, FileState, FileWrite, IndexMeta, Store, StoredFile};
 use crate::walk::{looks_binary, walk, Skip, SkipReason, WalkOptions, WalkedFile};
 
-/// How many texts go to the model at once. On two cores one text at a time
-/// was fastest (lib/examples/embed_speed.rs: 29.6 chunks/s at 1, 25.2 at 4,
-/// 20.2 at 16): padding is wasted work and memory stays flat.
-const EMBED_BATCH: usize = 1;
 /// Chunks written per transaction: bounds the work lost to a kill.
 const WRITE_BATCH_CHUNKS: usize = 256;
 /// Runs with at least this many files to read embed on every core at once;
@@ -179,6 +175,8 @@ pub struct IndexSummary {
     pub skipped: u64,
     /// Skips that were errors (unreadable files, loops): the run ends with status 2.
     pub errors: u64,
+    /// Chunks stored without a vector (their embedding failed).
+    pub holes: u64,
     /// The user declined a large index run; nothing was changed.
     pub aborted: bool,
     /// The index was emptied first (reindex or config change).
@@ -258,7 +256,8 @@ pub fn run(
     for f in &walked.files {
         walked_set.insert(f.rel.clone());
         match stored.get(&f.rel) {
-            Some(s) if s.state.size == f.size && s.state.mtime_ns == f.mtime_ns => {
+            // A file with holes is embedded again: the server may answer now.
+            Some(s) if s.state.size == f.size && s.state.mtime_ns == f.mtime_ns && s.holes == 0 => {
                 summary.files += 1;
                 summary.chunks += s.chunks;
                 summary.reused += s.chunks;
@@ -339,7 +338,14 @@ pub fn run(
                     }
                     Read::Embed(job) => {
                         if workers.is_none() {
-                            workers = Some(Workers::start(embedders.take(total - next_read)?, req.config));
+                            let taken = embedders.take(total - next_read)?;
+                            let checked = check_dims(&mut store, &taken);
+                            let started = Workers::start(taken, req.config);
+                            if let Err(e) = checked {
+                                embedders.give_back(started.finish());
+                                return Err(e);
+                            }
+                            workers = Some(started);
                         }
                         workers.as_ref().expect("started").send(next_read, job)?;
                         in_flight += 1;
@@ -376,6 +382,20 @@ pub fn run(
     Ok((summary, walked_set))
 }
 
+/// The vectors about to be stored must have the size of those stored: a
+/// server may answer for the same model name with another model.
+fn check_dims(store: &mut Store, embedders: &[Box<dyn Embedder>]) -> Result<()> {
+    let Some(dims) = embedders.first().map(|e| e.dims()) else { return Ok(()) };
+    match store.dims()? {
+        Some(held) if held != dims => Err(anyhow!(
+            "the embedder gives {dims}-dimensional vectors but the index holds {held}-dimensional ones (another model behind the name {:?}?); vg-index --reindex rebuilds the index",
+            embedders[0].model_name()
+        )),
+        Some(_) => Ok(()),
+        None => store.set_dims(dims),
+    }
+}
+
 /// Account for one file's outcome: the summary, the next batch, the observer.
 fn record(
     prepared: Prepared,
@@ -408,9 +428,11 @@ fn record(
         }
         Prepared::Write(write) => {
             let n = write.chunks.len() as u64;
+            let holes = write.chunks.iter().filter(|(_, v)| v.is_none()).count() as u64;
             summary.files += 1;
             summary.chunks += n;
-            summary.embedded += n;
+            summary.embedded += n - holes;
+            summary.holes += holes;
             batch.chunks += write.chunks.len();
             batch.writes.push(write);
             obs.file(&f.rel, FileOutcome::Indexed, n);
@@ -547,7 +569,7 @@ fn read_file(f: &WalkedFile, previous: Option<&StoredFile>, config: &ResolvedCon
     let mtime_ns = std::fs::metadata(&f.abs).map(|m| crate::walk::mtime_ns(&m)).unwrap_or(f.mtime_ns);
     let hash = blake3::hash(&bytes).as_bytes().to_vec();
     let state = FileState { size, mtime_ns, hash };
-    if previous.is_some_and(|p| p.state.hash == state.hash) {
+    if previous.is_some_and(|p| p.state.hash == state.hash && p.holes == 0) {
         return Read::Done(Prepared::Touch(state));
     }
     // Invalid UTF-8 (Latin-1 comments, say) is indexed with replacement characters.
@@ -570,26 +592,31 @@ fn chunk_and_embed(job: EmbedJob, model: &mut dyn Embedder, size: usize, overlap
     Ok(FileWrite {
         rel: job.rel,
         state: job.state,
-        chunks: chunks.into_iter().zip(vectors.into_iter().map(Some)).collect(),
+        chunks: chunks.into_iter().zip(vectors).collect(),
         contexts,
     })
 }
 
 /// Embed chunks in small batches of similar length, returning vectors in chunk order.
-fn embed_chunks(model: &mut dyn Embedder, chunks: &[String]) -> Result<Vec<Vec<f32>>> {
+/// The embedder batches as suits it (the local model one text at a time, a
+/// server by `embedder_batch_size`); sorting by length keeps the texts of a
+/// batch alike, so that little of it is padding. None marks a hole.
+fn embed_chunks(model: &mut dyn Embedder, chunks: &[String]) -> Result<Vec<Option<Vec<f32>>>> {
     if chunks.is_empty() {
         return Ok(Vec::new());
     }
     let mut order: Vec<usize> = (0..chunks.len()).collect();
     order.sort_by_key(|&i| chunks[i].len());
-    let mut out: HashMap<usize, Vec<f32>> = HashMap::with_capacity(chunks.len());
-    for group in order.chunks(EMBED_BATCH) {
-        let texts: Vec<&str> = group.iter().map(|&i| chunks[i].as_str()).collect();
-        for (&i, v) in group.iter().zip(model.embed(&texts)?) {
-            out.insert(i, v);
-        }
+    let texts: Vec<&str> = order.iter().map(|&i| chunks[i].as_str()).collect();
+    let vectors = model.embed_each(&texts)?;
+    if vectors.len() != chunks.len() {
+        return Err(anyhow!("the embedder returned {} vectors for {} texts", vectors.len(), chunks.len()));
     }
-    Ok((0..chunks.len()).map(|i| out.remove(&i).expect("every chunk embedded")).collect())
+    let mut out: Vec<Option<Vec<f32>>> = vec![None; chunks.len()];
+    for (i, v) in order.into_iter().zip(vectors) {
+        out[i] = v;
+    }
+    Ok(out)
 }
 
 /// ClearCacheResetsIndex: remove the index, keeping the project config.

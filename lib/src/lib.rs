@@ -17,6 +17,7 @@ pub mod lexical;
 pub mod live;
 pub mod pick;
 pub mod records;
+pub mod remote;
 pub mod root;
 pub mod search;
 pub mod serve;

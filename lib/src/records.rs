@@ -147,6 +147,8 @@ pub struct SummaryRecord {
     pub removed: u64,
     pub skipped: u64,
     pub errors: u64,
+    /// Chunks stored without a vector in this run (their embedding failed).
+    pub holes: u64,
     pub rebuilt: bool,
     pub aborted: bool,
     pub seconds: f64,
@@ -165,6 +167,7 @@ impl SummaryRecord {
             removed: s.removed,
             skipped: s.skipped,
             errors: s.errors,
+            holes: s.holes,
             rebuilt: s.rebuilt,
             aborted: s.aborted,
             seconds: (s.seconds * 1000.0).round() / 1000.0,

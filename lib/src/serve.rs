@@ -10,8 +10,8 @@
 use std::io::{BufReader, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -19,7 +19,8 @@ use serde_json::json;
 
 use crate::config::SearchMode;
 use crate::http::{self, Limits, Request, Response};
-use crate::index::{EmbedderPool, LazyEmbedder};
+use crate::embed::Embedder;
+use crate::index::{EmbedderPool, LazyEmbedder, ThreadedLoader};
 use crate::live::{LiveIndex, Searcher, Target};
 use crate::records::HitRecord;
 use crate::search;
@@ -47,6 +48,7 @@ pub trait ServeEvents: Send + Sync {
 
 struct Shared {
     searcher: Searcher,
+    models: ModelPool,
     token: Option<String>,
     shutdown: Arc<AtomicBool>,
     events: Arc<dyn ServeEvents>,
@@ -67,6 +69,7 @@ pub fn serve(
     settings: ServeSettings,
     query_embedder: LazyEmbedder,
     mut index_embedders: EmbedderPool,
+    embeddings_loader: ThreadedLoader,
     shutdown: Arc<AtomicBool>,
     events: Arc<dyn ServeEvents>,
 ) -> Result<()> {
@@ -80,8 +83,9 @@ pub fn serve(
         live.index_once(&mut index_embedders, true)?;
         first = false;
     }
+    let models = ModelPool::new(embeddings_loader);
     let shared =
-        Arc::new(Shared { searcher, token: settings.token, shutdown, events, limits: settings.limits });
+        Arc::new(Shared { searcher, models, token: settings.token, shutdown, events, limits: settings.limits });
     let listener = TcpListener::bind(settings.addr).with_context(|| format!("cannot listen on {}", settings.addr))?;
     let local = listener.local_addr().context("cannot read the listening address")?;
     shared.events.listening(&format!("http://{local}"));
@@ -134,8 +138,22 @@ fn connection(shared: &Shared, stream: TcpStream, store: &mut Option<Store>) {
                 return;
             }
         };
-        let keep_alive = request.keep_alive() && !shared.shutdown.load(Ordering::SeqCst);
-        let response = catch_unwind(AssertUnwindSafe(|| respond(shared, &request, store))).unwrap_or_else(|_| {
+        // The one route with a body: read it here, so that the connection
+        // stays in step for the next request.
+        let mut body = None;
+        if request.method == "POST" && raw_path(&request.target) == EMBEDDINGS_PATH {
+            match http::read_body(&mut reader, &request, &shared.limits, MAX_BODY_BYTES) {
+                Ok(b) => body = Some(b),
+                Err(e) => {
+                    if let Some(status) = e.status {
+                        let _ = http::write_response(&mut writer, &Response::error(status, &e.message), false, true);
+                    }
+                    return;
+                }
+            }
+        }
+        let keep_alive = request.keep_alive(body.is_some()) && !shared.shutdown.load(Ordering::SeqCst);
+        let response = catch_unwind(AssertUnwindSafe(|| respond(shared, &request, body.as_deref(), store))).unwrap_or_else(|_| {
             *store = None;
             shared.events.note(&format!("a request handler panicked on {}", request.target));
             Response::error(500, "internal error while handling the request")
@@ -149,13 +167,22 @@ fn connection(shared: &Shared, stream: TcpStream, store: &mut Option<Store>) {
 }
 
 /// The response to one request (the spec's HTTP rules, in order).
-fn respond(shared: &Shared, request: &Request, store: &mut Option<Store>) -> Response {
+fn respond(shared: &Shared, request: &Request, body: Option<&[u8]>, store: &mut Option<Store>) -> Response {
     if let Some(token) = &shared.token {
         let offered = request.header("authorization").and_then(bearer_token);
         if !offered.is_some_and(|o| http::secrets_equal(o, token)) {
             return Response::error(401, "a valid bearer token is required (Authorization: Bearer TOKEN)")
                 .with_header("WWW-Authenticate", "Bearer");
         }
+    }
+    // The embeddings route takes POST (and nothing else); every other path
+    // GET only, as HttpRejectsNonGetRequests says.
+    if raw_path(&request.target) == EMBEDDINGS_PATH {
+        return match (request.method.as_str(), body) {
+            ("POST", Some(body)) => embeddings_response(shared, body),
+            _ => Response::error(405, &format!("method {} is not allowed on {EMBEDDINGS_PATH}; use POST", request.method))
+                .with_header("Allow", "POST"),
+        };
     }
     if request.method != "GET" {
         return Response::error(405, &format!("method {} is not allowed; use GET", request.method))
@@ -169,7 +196,122 @@ fn respond(shared: &Shared, request: &Request, store: &mut Option<Store>) -> Res
         "/search" => search_response(shared, &target, store),
         "/status" => status_response(shared, store),
         "/health" => Response::json(200, &json!({ "status": "ok" })),
-        other => Response::error(404, &format!("no such path {other:?}; the paths are /search, /status and /health")),
+        other => Response::error(
+            404,
+            &format!("no such path {other:?}; the paths are /search, /status, /health and (POST) {EMBEDDINGS_PATH}"),
+        ),
+    }
+}
+
+/// The OpenAI-compatible embeddings route, so that one machine can embed for
+/// others (`embedder_source = "remote"` pointed at this server).
+pub const EMBEDDINGS_PATH: &str = "/v1/embeddings";
+/// Largest request body, in bytes.
+pub const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
+/// Most texts one request may ask to embed.
+pub const MAX_INPUTS: usize = 2048;
+
+fn raw_path(target: &str) -> &str {
+    target.split('?').next().unwrap_or(target)
+}
+
+/// `POST /v1/embeddings` with `{"input": TEXT or [TEXT...], "model": NAME}`:
+/// each text is embedded alone, exactly as an index run here would embed it,
+/// so an index built through this server matches one built locally.
+fn embeddings_response(shared: &Shared, body: &[u8]) -> Response {
+    #[derive(serde::Deserialize)]
+    #[serde(untagged)]
+    enum Input {
+        One(String),
+        Many(Vec<String>),
+    }
+    #[derive(serde::Deserialize)]
+    struct EmbeddingsRequest {
+        input: Input,
+        model: Option<String>,
+        encoding_format: Option<String>,
+    }
+    let request: EmbeddingsRequest = match serde_json::from_slice(body) {
+        Ok(r) => r,
+        Err(e) => return Response::error(400, &format!("the body is not an embeddings request ({{\"input\": [...], \"model\": ...}}): {e}")),
+    };
+    let texts = match request.input {
+        Input::One(t) => vec![t],
+        Input::Many(ts) => ts,
+    };
+    if texts.is_empty() || texts.len() > MAX_INPUTS {
+        return Response::error(400, &format!("input must hold 1 to {MAX_INPUTS} texts, got {}", texts.len()));
+    }
+    if request.encoding_format.as_deref().is_some_and(|f| f != "float") {
+        return Response::error(400, "only encoding_format \"float\" is supported");
+    }
+    let model = &shared.target().config.embedder_model;
+    if request.model.as_deref().is_some_and(|m| m != model) {
+        return Response::error(400, &format!("this server embeds with {model}, not {:?}", request.model.unwrap_or_default()));
+    }
+    let embedded = shared.models.with(|m| {
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let tokens: usize = refs.iter().map(|t| m.count_tokens(t).min(crate::embed::MAX_TOKENS)).sum();
+        m.embed_each(&refs).map(|v| (v, tokens))
+    });
+    let (vectors, tokens) = match embedded {
+        Ok(Ok(v)) => v,
+        Ok(Err(e)) | Err(e) => return Response::error(500, &format!("embedding failed: {e:#}")),
+    };
+    let data: Vec<serde_json::Value> = vectors
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| json!({ "object": "embedding", "index": i, "embedding": v.unwrap_or_default() }))
+        .collect();
+    Response::json(
+        200,
+        &json!({ "object": "list", "data": data, "model": model, "usage": { "prompt_tokens": tokens, "total_tokens": tokens } }),
+    )
+}
+
+/// Models for the embeddings route: loaded when first needed, one per
+/// request at a time, up to one per core.
+pub struct ModelPool {
+    loader: ThreadedLoader,
+    idle: Mutex<Vec<Box<dyn Embedder>>>,
+    loaded: AtomicUsize,
+    max: usize,
+    returned: Condvar,
+}
+
+impl ModelPool {
+    pub fn new(loader: ThreadedLoader) -> Self {
+        let max = std::thread::available_parallelism().map_or(1, |n| n.get());
+        ModelPool { loader, idle: Mutex::new(Vec::new()), loaded: AtomicUsize::new(0), max, returned: Condvar::new() }
+    }
+
+    /// Run `f` with a model of the pool (loading one if none is free and
+    /// fewer than `max` exist, else waiting for one).
+    fn with<T>(&self, f: impl FnOnce(&mut dyn Embedder) -> T) -> Result<T> {
+        let mut model = {
+            let mut idle = crate::live::lock(&self.idle);
+            loop {
+                if let Some(m) = idle.pop() {
+                    break m;
+                }
+                if self.loaded.load(Ordering::SeqCst) < self.max {
+                    self.loaded.fetch_add(1, Ordering::SeqCst);
+                    drop(idle);
+                    match (self.loader)(1) {
+                        Ok(m) => break m,
+                        Err(e) => {
+                            self.loaded.fetch_sub(1, Ordering::SeqCst);
+                            return Err(e);
+                        }
+                    }
+                }
+                idle = self.returned.wait(idle).unwrap_or_else(std::sync::PoisonError::into_inner);
+            }
+        };
+        let out = f(&mut *model);
+        crate::live::lock(&self.idle).push(model);
+        self.returned.notify_one();
+        Ok(out)
     }
 }
 

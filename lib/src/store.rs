@@ -77,6 +77,8 @@ pub struct FileState {
 pub struct StoredFile {
     pub state: FileState,
     pub chunks: u64,
+    /// Chunks stored without a vector; the file is embedded again next run.
+    pub holes: u64,
 }
 
 /// A file's new content: replaces whatever the index held for it.
@@ -334,6 +336,7 @@ impl Store {
         tx.execute("DELETE FROM chunks_fts", [])?;
         tx.execute("DELETE FROM chunks", [])?;
         tx.execute("DELETE FROM files", [])?;
+        tx.execute("DELETE FROM meta WHERE key = 'dims'", [])?;
         for (k, v) in [
             ("model", meta.model.clone()),
             ("chunk_size", meta.chunk_size.to_string()),
@@ -347,12 +350,30 @@ impl Store {
         Ok(())
     }
 
+    /// The size of the vectors the index holds, once known.
+    pub fn dims(&self) -> Result<Option<usize>> {
+        let value: Option<String> = self
+            .conn
+            .query_row("SELECT value FROM meta WHERE key = 'dims'", [], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.damaged(e))?;
+        Ok(value.and_then(|v| v.parse().ok()))
+    }
+
+    /// Record the size of the vectors the index holds.
+    pub fn set_dims(&mut self, dims: usize) -> Result<()> {
+        self.conn
+            .execute("INSERT OR REPLACE INTO meta VALUES ('dims', ?1)", [dims.to_string()])
+            .map_err(|e| self.damaged(e))?;
+        Ok(())
+    }
+
     /// Every indexed file with what is known of it.
     pub fn files(&self) -> Result<HashMap<String, StoredFile>> {
         let mut stmt = self
             .conn
             .prepare(
-                "SELECT f.path, f.size, f.mtime_ns, f.hash, count(c.id) FROM files f
+                "SELECT f.path, f.size, f.mtime_ns, f.hash, count(c.id), count(c.id) - count(c.embedding) FROM files f
                  LEFT JOIN chunks c ON c.file_id = f.id GROUP BY f.id",
             )
             .map_err(|e| self.damaged(e))?;
@@ -362,6 +383,7 @@ impl Store {
                 StoredFile {
                     state: FileState { size: r.get::<_, i64>(1)? as u64, mtime_ns: r.get(2)?, hash: r.get(3)? },
                     chunks: r.get::<_, i64>(4)? as u64,
+                    holes: r.get::<_, i64>(5)? as u64,
                 },
             ))
         })?;

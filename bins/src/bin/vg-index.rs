@@ -49,6 +49,7 @@ fn main() -> ExitCode {
         if let Some(e) = obs.write_error.take() {
             return Err(e.into());
         }
+        vecgrep_bins::app::note_holes(TOOL, quiet, summary.holes);
         let mut out = std::io::stdout().lock();
         write_record(&mut out, &SummaryRecord::new(&inv.root, &summary))?;
         out.flush()?;

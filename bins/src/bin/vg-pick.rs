@@ -62,19 +62,8 @@ fn pick(mut cli: PickCli) -> Result<u8> {
     let mut values = cli_config(Some(&cli.search), &cli.index, &cli.walk, cli.quiet);
     values.full_index = cli.pick.full_index.then_some(true);
     values.open_cmd = cli.pick.open_cmd.clone();
-    values.allow_project_open_cmd = cli.pick.allow_project_open_cmd.then_some(true);
     let inv = resolve(TOOL, &cli.paths, cli.skip_outside_root, values)?;
     let config = inv.config.clone();
-    if let Some(path) = &config.ignored_open_cmd {
-        note(
-            TOOL,
-            config.quiet,
-            &format!(
-                "not running the open_cmd of {}: a repository's config may not choose commands to run; pass --allow-project-open-cmd or set allow_project_open_cmd = true in your global config to allow it",
-                path.display()
-            ),
-        );
-    }
     let walk = cli.walk.to_options(config.max_filesize);
     let mut index_embedders = embedder_pool(&config);
     if config.full_index {

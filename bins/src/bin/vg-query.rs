@@ -72,6 +72,7 @@ fn search(
                 return Ok(EXIT_NOT_FOUND);
             }
             errors = summary.errors;
+            vecgrep_bins::app::note_holes(TOOL, inv.config.quiet, summary.holes);
             walked = Some(set);
         } else if filtered {
             walked =

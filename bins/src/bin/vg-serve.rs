@@ -66,6 +66,9 @@ fn main() -> ExitCode {
         // parallel requests would only fight over more (live::Searcher).
         let query_embedder = LazyEmbedder::new(move || load_embedder(&query_config, Profile::Index, 1));
         let index_embedders = embedder_pool(&inv.config);
+        let embeddings_config = inv.config.clone();
+        let embeddings_loader: vecgrep::index::ThreadedLoader =
+            std::sync::Arc::new(move |threads| load_embedder(&embeddings_config, Profile::Index, threads));
         let walk = cli.walk.to_options(inv.config.max_filesize);
         let events = Arc::new(Events { quiet: inv.config.quiet, root: inv.root.clone() });
         vecgrep::serve::serve(
@@ -79,6 +82,7 @@ fn main() -> ExitCode {
             },
             query_embedder,
             index_embedders,
+            embeddings_loader,
             shutdown,
             events,
         )?;

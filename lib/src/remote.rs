@@ -1,0 +1,296 @@
+//! Embeddings from a server (`embedder_source = "remote"`): any endpoint that
+//! speaks OpenAI's `POST /v1/embeddings` (Ollama, LM Studio,
+//! text-embeddings-inference, vLLM, another machine's `vg-serve`).
+//!
+//! A server fails in ways a local model does not, so the client retries
+//! what may pass on a second try (429, 5xx, timeouts, dropped connections)
+//! with exponential backoff, and refuses at once what will not (401, 403,
+//! 404: a wrong key or URL, said in one line). A text the server keeps
+//! refusing becomes a hole (`embed_each` returns None for it): the index
+//! stores the chunk without a vector, counts it, and embeds it again on the
+//! next run, instead of aborting the run or storing a made-up vector.
+
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Result};
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::embed::Embedder;
+
+/// The environment variable the API key is read from; a key is never read
+/// from a config file, which could be committed or come with a repository.
+pub const API_KEY_VAR: &str = "VECGREP_EMBEDDER_API_KEY";
+
+/// How the client talks to the server.
+#[derive(Clone, Debug)]
+pub struct RemoteSettings {
+    pub url: String,
+    /// The `model` every request names.
+    pub model: String,
+    pub api_key: Option<String>,
+    pub timeout: Duration,
+    pub batch_size: usize,
+    /// Attempts per request before giving up on it (the first included).
+    pub attempts: u32,
+    /// The first pause between attempts; it doubles each time.
+    pub backoff: Duration,
+}
+
+impl RemoteSettings {
+    pub fn new(url: &str, model: &str, timeout: Duration, batch_size: usize) -> Self {
+        RemoteSettings {
+            url: url.to_string(),
+            model: model.to_string(),
+            api_key: std::env::var(API_KEY_VAR).ok().filter(|k| !k.is_empty()),
+            timeout,
+            batch_size: batch_size.max(1),
+            attempts: 4,
+            backoff: Duration::from_millis(250),
+        }
+    }
+}
+
+/// Counts tokens the way the chunker needs (does a chunk fit the window?):
+/// the local model's tokenizer when the remote model is the same model, so
+/// that local and remote indexes of a tree cut the same chunks; otherwise
+/// a conservative estimate of one token per three bytes.
+pub type TokenCounter = Box<dyn Fn(&str) -> usize + Send>;
+
+pub struct RemoteEmbedder {
+    settings: RemoteSettings,
+    agent: ureq::Agent,
+    dims: usize,
+    count: TokenCounter,
+    /// Batches in a row that failed entirely: the server is down, not
+    /// refusing a text, and the run should stop rather than make holes of
+    /// everything.
+    failed_batches: u32,
+}
+
+/// How a failed request should be handled.
+enum Failure {
+    /// Worth another try (429, 5xx, timeout, connection trouble).
+    Transient(String),
+    /// The request as sent will never pass (400, 413, 422: a text the
+    /// server cannot take); the texts are tried one by one.
+    Refused(String),
+    /// Nothing will pass (401, 403, 404, ...): stop with this message.
+    Fatal(String),
+}
+
+#[derive(Deserialize)]
+struct EmbeddingsResponse {
+    data: Vec<EmbeddingItem>,
+}
+
+#[derive(Deserialize)]
+struct EmbeddingItem {
+    #[serde(default)]
+    index: Option<usize>,
+    embedding: Vec<f32>,
+}
+
+/// Batches in a row that may fail entirely before the run stops.
+const MAX_FAILED_BATCHES: u32 = 3;
+/// Largest response body read, in bytes.
+const MAX_RESPONSE_BYTES: u64 = 256 * 1024 * 1024;
+
+impl RemoteEmbedder {
+    /// Connect: one small request learns the vectors' size and proves that
+    /// the URL, the key and the model work before anything is indexed.
+    pub fn connect(settings: RemoteSettings, count: TokenCounter) -> Result<Self> {
+        let config = ureq::Agent::config_builder()
+            .timeout_global(Some(settings.timeout))
+            .http_status_as_error(false)
+            .build();
+        let mut embedder =
+            RemoteEmbedder { agent: config.into(), settings, dims: 0, count, failed_batches: 0 };
+        let probe = embedder
+            .request_with_retries(&["vecgrep: checking the embedding server"])
+            .map_err(|e| anyhow!("the embedding server at {} does not work: {e}", embedder.settings.url))?;
+        embedder.dims = probe[0].len();
+        Ok(embedder)
+    }
+
+    /// One request for `texts`, with retries; vectors in order.
+    fn request_with_retries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
+        let mut pause = self.settings.backoff;
+        let mut last = String::new();
+        for attempt in 1..=self.settings.attempts.max(1) {
+            match self.request(texts) {
+                Ok(v) => return Ok(v),
+                Err(Failure::Transient(e)) => last = e,
+                Err(Failure::Refused(e)) | Err(Failure::Fatal(e)) => return Err(e),
+            }
+            if attempt < self.settings.attempts {
+                std::thread::sleep(pause);
+                pause = pause.saturating_mul(2);
+            }
+        }
+        Err(format!("{last} (after {} attempts)", self.settings.attempts))
+    }
+
+    fn request(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, Failure> {
+        let mut request = self.agent.post(&self.settings.url).header("Content-Type", "application/json");
+        if let Some(key) = &self.settings.api_key {
+            request = request.header("Authorization", format!("Bearer {key}"));
+        }
+        let body = json!({ "model": self.settings.model, "input": texts });
+        let mut response = match request.send_json(&body) {
+            Ok(r) => r,
+            Err(ureq::Error::BadUri(u)) => return Err(Failure::Fatal(format!("embedder_url is not a usable URL: {u}"))),
+            Err(e) => return Err(Failure::Transient(e.to_string())),
+        };
+        let status = response.status().as_u16();
+        if status != 200 {
+            let detail = response.body_mut().with_config().limit(4096).read_to_string().unwrap_or_default();
+            let detail: String = detail.chars().filter(|c| !c.is_control()).take(200).collect();
+            let message = format!("the server answered {status}{}", if detail.is_empty() { String::new() } else { format!(": {detail}") });
+            return Err(match status {
+                429 | 500..=599 => Failure::Transient(message),
+                400 | 413 | 422 => Failure::Refused(message),
+                401 | 403 => Failure::Fatal(format!("{message} (is {API_KEY_VAR} set to the right key?)")),
+                _ => Failure::Fatal(message),
+            });
+        }
+        let parsed: EmbeddingsResponse = response
+            .body_mut()
+            .with_config()
+            .limit(MAX_RESPONSE_BYTES)
+            .read_json()
+            .map_err(|e| Failure::Transient(format!("the server's answer is not an embeddings response: {e}")))?;
+        self.vectors_in_order(parsed, texts.len()).map_err(Failure::Refused)
+    }
+
+    /// The vectors of a response in input order, checked and unit length.
+    fn vectors_in_order(&self, parsed: EmbeddingsResponse, n: usize) -> Result<Vec<Vec<f32>>, String> {
+        if parsed.data.len() != n {
+            return Err(format!("the server returned {} vectors for {n} texts", parsed.data.len()));
+        }
+        let mut out: Vec<Option<Vec<f32>>> = vec![None; n];
+        for (position, item) in parsed.data.into_iter().enumerate() {
+            let i = item.index.unwrap_or(position);
+            let slot = out.get_mut(i).ok_or_else(|| format!("the server returned a vector for text {i} of {n}"))?;
+            let mut v = item.embedding;
+            let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+            if v.is_empty() || !norm.is_finite() || norm == 0.0 || (self.dims != 0 && v.len() != self.dims) {
+                return Err(format!("the server returned a malformed vector ({} numbers)", v.len()));
+            }
+            v.iter_mut().for_each(|x| *x /= norm);
+            *slot = Some(v);
+        }
+        out.into_iter().map(|v| v.ok_or_else(|| "the server left a text without a vector".to_string())).collect()
+    }
+}
+
+impl Embedder for RemoteEmbedder {
+    fn model_name(&self) -> &str {
+        &self.settings.model
+    }
+
+    fn dims(&self) -> usize {
+        self.dims
+    }
+
+    fn embed(&mut self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        let mut out = Vec::with_capacity(texts.len());
+        for group in texts.chunks(self.settings.batch_size) {
+            let vectors = self.request_with_retries(group).map_err(|e| anyhow!("embedding failed: {e}"))?;
+            out.extend(vectors);
+        }
+        Ok(out)
+    }
+
+    fn embed_each(&mut self, texts: &[&str]) -> Result<Vec<Option<Vec<f32>>>> {
+        let mut out = Vec::with_capacity(texts.len());
+        for group in texts.chunks(self.settings.batch_size) {
+            match self.request_with_retries(group) {
+                Ok(vectors) => {
+                    self.failed_batches = 0;
+                    out.extend(vectors.into_iter().map(Some));
+                }
+                Err(batch_error) => {
+                    // Which texts fail? Each alone; those that still fail are holes.
+                    let mut any = false;
+                    for text in group {
+                        match self.request_with_retries(&[text]) {
+                            Ok(mut v) => {
+                                any = true;
+                                out.push(v.pop());
+                            }
+                            Err(_) => out.push(None),
+                        }
+                    }
+                    if any {
+                        self.failed_batches = 0;
+                    } else {
+                        self.failed_batches += 1;
+                        if self.failed_batches >= MAX_FAILED_BATCHES {
+                            bail!("the embedding server at {} keeps failing: {batch_error}", self.settings.url);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn count_tokens(&self, text: &str) -> usize {
+        (self.count)(text)
+    }
+}
+
+/// The conservative estimate used when no tokenizer of the remote model is
+/// at hand: one token per three bytes, plus the two special tokens.
+pub fn estimate_tokens(text: &str) -> usize {
+    text.len().div_ceil(3) + 2
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn embedder(dims: usize) -> RemoteEmbedder {
+        let settings = RemoteSettings::new("http://127.0.0.1:1/", "m", Duration::from_secs(1), 4);
+        RemoteEmbedder {
+            agent: ureq::Agent::config_builder().build().into(),
+            settings,
+            dims,
+            count: Box::new(estimate_tokens),
+            failed_batches: 0,
+        }
+    }
+
+    #[test]
+    fn responses_are_put_in_input_order_and_normalized() {
+        let e = embedder(2);
+        let parsed = EmbeddingsResponse {
+            data: vec![
+                EmbeddingItem { index: Some(1), embedding: vec![0.0, 2.0] },
+                EmbeddingItem { index: Some(0), embedding: vec![3.0, 4.0] },
+            ],
+        };
+        assert_eq!(e.vectors_in_order(parsed, 2).unwrap(), vec![vec![0.6, 0.8], vec![0.0, 1.0]]);
+    }
+
+    #[test]
+    fn malformed_responses_are_refused() {
+        let e = embedder(2);
+        let bad = |data: Vec<EmbeddingItem>, n| e.vectors_in_order(EmbeddingsResponse { data }, n).unwrap_err();
+        assert!(bad(vec![], 1).contains("0 vectors for 1"));
+        assert!(bad(vec![EmbeddingItem { index: Some(5), embedding: vec![1.0, 0.0] }], 1).contains("text 5"));
+        assert!(bad(vec![EmbeddingItem { index: None, embedding: vec![1.0, 0.0, 0.0] }], 1).contains("malformed"));
+        assert!(bad(vec![EmbeddingItem { index: None, embedding: vec![0.0, 0.0] }], 1).contains("malformed"));
+        assert!(bad(vec![EmbeddingItem { index: None, embedding: vec![f32::NAN, 1.0] }], 1).contains("malformed"));
+    }
+
+    #[test]
+    fn an_unreachable_server_is_an_error_naming_it() {
+        let mut settings = RemoteSettings::new("http://127.0.0.1:1/v1/embeddings", "m", Duration::from_secs(2), 4);
+        settings.attempts = 2;
+        settings.backoff = Duration::from_millis(1);
+        let err = RemoteEmbedder::connect(settings, Box::new(estimate_tokens)).err().unwrap().to_string();
+        assert!(err.contains("http://127.0.0.1:1/v1/embeddings") && err.contains("after 2 attempts"), "{err}");
+    }
+}

@@ -1,0 +1,270 @@
+//! embedder_source = "remote": indexing and searching through a real
+//! embedding server (vg-serve's POST /v1/embeddings with the local model),
+//! behind a small fault-injecting proxy written here that checks the API key,
+//! fails requests on demand, and damages answers.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Stdio};
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+
+use crate::common::*;
+
+/// vg-serve on a tree of its own, answering POST /v1/embeddings.
+struct EmbeddingServer {
+    child: Child,
+    addr: String,
+    _tree: Tree,
+}
+
+impl EmbeddingServer {
+    fn start() -> EmbeddingServer {
+        let tree = Tree::git();
+        tree.write("README.md", "An embedding server.\n");
+        let mut child = tree
+            .cmd("vg-serve", ".")
+            .args(["--full-index", "--refresh", "3600", "-q"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+        let record: Value = serde_json::from_str(&first).unwrap();
+        let addr = record["listening"].as_str().unwrap().trim_start_matches("http://").to_string();
+        EmbeddingServer { child, addr, _tree: tree }
+    }
+}
+
+impl Drop for EmbeddingServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// What the proxy does to requests.
+#[derive(Default)]
+struct Faults {
+    /// The key every request must carry.
+    key: Option<String>,
+    /// Answer 503 to this many requests first.
+    fail_first: usize,
+    /// Answer 500 to any request whose body contains this.
+    poison: Option<String>,
+    /// Cut every vector to this many numbers.
+    truncate: Option<usize>,
+    /// Requests seen, and of those with the right key.
+    seen: usize,
+    authorized: usize,
+}
+
+struct Proxy {
+    url: String,
+    faults: Arc<Mutex<Faults>>,
+}
+
+impl Proxy {
+    fn start(upstream: &str, faults: Faults) -> Proxy {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/v1/embeddings", listener.local_addr().unwrap());
+        let faults = Arc::new(Mutex::new(faults));
+        let (shared, upstream) = (Arc::clone(&faults), upstream.to_string());
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let (shared, upstream) = (Arc::clone(&shared), upstream.clone());
+                std::thread::spawn(move || proxy_one(stream, &upstream, &shared));
+            }
+        });
+        Proxy { url, faults }
+    }
+}
+
+/// Read one request, apply the faults, answer, close.
+fn proxy_one(mut stream: TcpStream, upstream: &str, faults: &Mutex<Faults>) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut head = Vec::new();
+    let mut length = 0;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        if line == "\r\n" {
+            break;
+        }
+        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            length = v.trim().parse().unwrap();
+        }
+        head.push(line);
+    }
+    let mut body = vec![0u8; length];
+    reader.read_exact(&mut body).unwrap();
+    let text = String::from_utf8_lossy(&body).into_owned();
+    let verdict = {
+        let mut f = faults.lock().unwrap();
+        f.seen += 1;
+        let auth = head.iter().find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("authorization").then(|| value.trim().strip_prefix("Bearer ").unwrap_or("").to_string())
+        });
+        if f.key.is_some() && auth.as_deref() != f.key.as_deref() {
+            Some(answer(401, r#"{"error":"bad key"}"#))
+        } else {
+            f.authorized += 1;
+            if f.fail_first > 0 {
+                f.fail_first -= 1;
+                Some(answer(503, r#"{"error":"busy"}"#))
+            } else if f.poison.as_deref().is_some_and(|p| text.contains(p)) {
+                Some(answer(500, r#"{"error":"cannot embed that"}"#))
+            } else {
+                None
+            }
+        }
+    };
+    let response = verdict.unwrap_or_else(|| forward(upstream, &body, faults));
+    let _ = stream.write_all(response.as_bytes());
+}
+
+fn answer(status: u16, body: &str) -> String {
+    format!("HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len())
+}
+
+/// Pass the request to the real server, applying `truncate` to its answer.
+fn forward(upstream: &str, body: &[u8], faults: &Mutex<Faults>) -> String {
+    {
+        let mut up = TcpStream::connect(upstream).unwrap();
+        write!(up, "POST /v1/embeddings HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len()).unwrap();
+        up.write_all(&body).unwrap();
+        let mut raw = Vec::new();
+        up.read_to_end(&mut raw).unwrap();
+        let raw = String::from_utf8(raw).unwrap();
+        let (head, json) = raw.split_once("\r\n\r\n").unwrap();
+        let status: u16 = head.split(' ').nth(1).unwrap().parse().unwrap();
+        if status != 200 {
+            return answer(status, json);
+        }
+        let mut value: Value = serde_json::from_str(json).unwrap();
+        if let Some(n) = faults.lock().unwrap().truncate {
+            for item in value["data"].as_array_mut().unwrap() {
+                item["embedding"].as_array_mut().unwrap().truncate(n);
+            }
+        }
+        answer(200, &value.to_string())
+    }
+}
+
+/// A sample project whose global config sends embeddings to `url`.
+fn remote_project(url: &str) -> Tree {
+    let t = sample_project();
+    t.global_config(&format!("embedder_source = \"remote\"\nembedder_url = \"{url}\"\nembedder_batch_size = 2\n"));
+    t
+}
+
+fn hits(o: &std::process::Output) -> Vec<(String, u64, f64)> {
+    records(o)
+        .iter()
+        .map(|r| (r["file"].as_str().unwrap().to_string(), r["start_line"].as_u64().unwrap(), r["score"].as_f64().unwrap()))
+        .collect()
+}
+
+#[test]
+fn an_index_built_through_a_server_matches_a_local_one_and_sends_the_key() {
+    let server = EmbeddingServer::start();
+    let proxy = Proxy::start(&server.addr, Faults { key: Some("s3cret".into()), ..Default::default() });
+    let remote = remote_project(&proxy.url);
+    let o = run(remote.cmd("vg-index", ".").env("VECGREP_EMBEDDER_API_KEY", "s3cret"));
+    assert_code(&o, 0);
+    assert_eq!((summary(&o)["files"].as_u64(), summary(&o)["holes"].as_u64()), (Some(4), Some(0)));
+    let local = sample_project();
+    assert_code(&run(&mut local.cmd("vg-index", ".")), 0);
+    for q in ["retry a failed upload", "read the settings file", "bake bread"] {
+        let args = ["--no-index", "--threshold", "-1", q];
+        let r = run(remote.cmd("vg-query", ".").env("VECGREP_EMBEDDER_API_KEY", "s3cret").args(args));
+        let l = run(local.cmd("vg-query", ".").args(args));
+        let (r, l) = (hits(&r), hits(&l));
+        assert_eq!(r.len(), l.len(), "{q}");
+        for (a, b) in r.iter().zip(&l) {
+            assert_eq!((&a.0, a.1), (&b.0, b.1), "{q}: {r:?} vs {l:?}");
+            assert!((a.2 - b.2).abs() < 1e-3, "{q}: {r:?} vs {l:?}");
+        }
+    }
+    assert!(proxy.faults.lock().unwrap().authorized > 0);
+    // A wrong key is a clear error, and the index is kept.
+    let o = run(remote.cmd("vg-index", ".").env("VECGREP_EMBEDDER_API_KEY", "wrong").arg("--reindex"));
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert!(err.contains("401") && err.contains("VECGREP_EMBEDDER_API_KEY") && err.contains(&proxy.url), "{err}");
+    assert_eq!(records(&run(remote.cmd("vg-index", ".").args(["--stats", "--json"])))[0]["files"], 4);
+}
+
+#[test]
+fn failing_chunks_become_holes_that_the_next_run_fills() {
+    let server = EmbeddingServer::start();
+    let proxy = Proxy::start(&server.addr, Faults { poison: Some("zeppelin".into()), ..Default::default() });
+    let t = remote_project(&proxy.url);
+    t.write("src/airship.py", "def launch_zeppelin(crew):\n    return crew.board()\n");
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert_code(&o, 0);
+    assert_eq!(summary(&o)["holes"], 1, "{}", stdout(&o));
+    assert!(stderr(&o).contains("1 chunk could not be embedded"), "{}", stderr(&o));
+    let stats = &records(&run(t.cmd("vg-index", ".").args(["--stats", "--json"])))[0];
+    assert_eq!((stats["files"].as_u64(), stats["holes"].as_u64()), (Some(5), Some(1)));
+    // A hole is never a result, in any mode.
+    for mode in ["hybrid", "lexical"] {
+        let o = run(t.cmd("vg-query", ".").args(["--no-index", "--mode", mode, "--threshold", "-1", "launch the zeppelin"]));
+        assert!(!stdout(&o).contains("src/airship.py"), "{mode}: {}", stdout(&o));
+    }
+    // The server recovers; the next run embeds the hole, though the file did not change.
+    proxy.faults.lock().unwrap().poison = None;
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert_code(&o, 0);
+    assert_eq!((summary(&o)["holes"].as_u64(), summary(&o)["embedded"].as_u64()), (Some(0), Some(1)));
+    let o = run(t.cmd("vg-query", ".").args(["--no-index", "--threshold", "-1", "launch the zeppelin"]));
+    assert_eq!(records(&o)[0]["file"], "src/airship.py");
+    assert_code(&run(t.cmd("vg-index", ".").arg("--verify")), 0);
+}
+
+#[test]
+fn busy_servers_are_retried_and_broken_answers_refused() {
+    let server = EmbeddingServer::start();
+    let proxy = Proxy::start(&server.addr, Faults { fail_first: 3, ..Default::default() });
+    let t = remote_project(&proxy.url);
+    // Three 503s in a row: the client backs off and tries again.
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert_code(&o, 0);
+    assert_eq!(summary(&o)["holes"], 0);
+    assert!(proxy.faults.lock().unwrap().seen >= 4);
+    // Vectors of another size than the index holds: refused with what to do.
+    proxy.faults.lock().unwrap().truncate = Some(100);
+    t.write("src/new.py", "def fresh():\n    return 1\n");
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("100-dimensional") && stderr(&o).contains("--reindex"), "{}", stderr(&o));
+    proxy.faults.lock().unwrap().truncate = None;
+    // A model the server does not have: a clear error that keeps the index.
+    let o = run(t.cmd("vg-index", ".").args(["--embedder-model", "nomic-embed-text"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("400") && stderr(&o).contains("nomic-embed-text"), "{}", stderr(&o));
+    assert_eq!(records(&run(t.cmd("vg-index", ".").args(["--stats", "--json"])))[0]["files"], 4);
+    // SearchCompletesOrFails: with the server gone, a query is an error.
+    drop(server);
+    let o = run(t.cmd("vg-query", ".").args(["--no-index", "retry"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains(&proxy.url) || stderr(&o).contains("embedding"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_project_cannot_send_the_code_elsewhere_unless_trusted() {
+    let t = sample_project();
+    t.project_config("embedder_source = \"remote\"\nembedder_url = \"http://127.0.0.1:9/v1/embeddings\"\n");
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("ignoring embedder_url, embedder_source of"), "{}", stderr(&o));
+    // Trusted, a rebuild goes to the project's server (which is not there).
+    let o = run(t.cmd("vg-index", ".").args(["--trust-project-config", "--reindex"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("http://127.0.0.1:9/v1/embeddings"), "{}", stderr(&o));
+}
