@@ -339,13 +339,11 @@ pub fn run(
                     Read::Embed(job) => {
                         if workers.is_none() {
                             let taken = embedders.take(total - next_read)?;
-                            let checked = check_dims(&mut store, &taken);
-                            let started = Workers::start(taken, req.config);
-                            if let Err(e) = checked {
-                                embedders.give_back(started.finish());
+                            if let Err(e) = check_dims(&mut store, &taken) {
+                                embedders.give_back(taken);
                                 return Err(e);
                             }
-                            workers = Some(started);
+                            workers = Some(Workers::start(taken, req.config));
                         }
                         workers.as_ref().expect("started").send(next_read, job)?;
                         in_flight += 1;
