@@ -52,7 +52,12 @@ echo "  chunks: $(summary_field chunks), files: $(summary_field files), index: $
 timed "re-index, nothing changed" "$bin/vg-index" -q .
 echo "// touched by the benchmark" >> src/lib.rs
 timed "re-index, one file changed" "$bin/vg-index" -q .
-echo "  embedded: $(summary_field embedded) chunks"
+echo "  a line appended to src/lib.rs: $(summary_field embedded) chunks embedded, $(summary_field copied) copied"
+# An edit in the middle of a large file shifts the chunks after it.
+mid=$(( $(wc -l < src/runtime/builder.rs) / 2 ))
+sed -i "${mid}a\\    // inserted by the benchmark" src/runtime/builder.rs
+timed "re-index, a line inserted mid-file" "$bin/vg-index" -q .
+echo "  src/runtime/builder.rs: $(summary_field embedded) chunks embedded, $(summary_field copied) copied"
 echo "one-shot vecgrep QUERY, median of 10: $(median_ms 10 "$bin/vecgrep" -q "spawn a task on the runtime" .) ms"
 echo "vg-query, median of 10:              $(median_ms 10 "$bin/vg-query" -q "spawn a task on the runtime" .) ms"
 # vg-pick's search path (after its 120 ms debounce), 20 queries.

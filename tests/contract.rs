@@ -67,6 +67,7 @@ struct StrictSummary {
     files: u64,
     chunks: u64,
     embedded: u64,
+    copied: u64,
     reused: u64,
     removed: u64,
     skipped: u64,

@@ -53,6 +53,78 @@ fn changing_one_file_embeds_only_its_chunks() {
     assert_eq!(s["files"], before["files"]);
 }
 
+/// A Python module of many small functions: several chunks, each different.
+/// `reworded` changes one function's docstring; `appended` adds a function.
+fn many_functions(reworded: Option<usize>, appended: bool) -> String {
+    let mut text = String::new();
+    for i in 0..(40 + appended as usize) {
+        let verb = if reworded == Some(i) { "Shift" } else { "Move" };
+        text.push_str(&format!(
+            "def step_{i}(queue, limit={i}):\n    \"\"\"{verb} item {i} along the pipeline.\"\"\"\n    while len(queue) > limit:\n        queue.pop({i} % 3)\n    return queue\n\n\n"
+        ));
+    }
+    text
+}
+
+fn semantic_scores(t: &Tree, q: &str) -> Vec<(String, u64, f64)> {
+    let o = run(t.cmd("vg-query", ".").args(["--no-index", "--mode", "semantic", "--threshold", "-1", "-k", "200", q]));
+    assert_code(&o, 0);
+    let mut hits: Vec<_> = records(&o)
+        .iter()
+        .map(|r| (r["file"].as_str().unwrap().to_string(), r["start_line"].as_u64().unwrap(), r["score"].as_f64().unwrap()))
+        .collect();
+    hits.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
+    hits
+}
+
+#[test]
+fn an_edit_embeds_only_the_chunks_whose_text_changed() {
+    let t = sample_project();
+    t.write("src/pipeline.py", &many_functions(None, false));
+    let first = summary(&index(&t, ".", &[]));
+    for (edit, text) in [("reword", many_functions(Some(20), false)), ("append", many_functions(Some(20), true))] {
+        t.write("src/pipeline.py", &text);
+        let o = index(&t, ".", &[]);
+        let s = summary(&o);
+        let recs = records(&o);
+        let file = of_type(&recs, "file").into_iter().find(|r| r["file"] == "src/pipeline.py").cloned().unwrap();
+        let chunks = file["chunks"].as_u64().unwrap();
+        let (embedded, copied) = (s["embedded"].as_u64().unwrap(), s["copied"].as_u64().unwrap());
+        assert!(chunks >= 10 && first["embedded"].as_u64().unwrap() >= chunks, "{file} {first}");
+        // The changed line is in one chunk, or two where chunks overlap.
+        assert!((1..=2).contains(&embedded), "{edit}: only the chunks with the change: {s}");
+        assert_eq!(embedded + copied, chunks, "{edit}: {s}");
+    }
+
+    // Copied vectors are the ones embedding would give: same hits, same scores.
+    let after_edit = semantic_scores(&t, "move an item along the pipeline");
+    let rebuilt = summary(&index(&t, ".", &["--reindex"]));
+    assert_eq!(rebuilt["copied"], 0, "a rebuild starts from nothing");
+    let clean = semantic_scores(&t, "move an item along the pipeline");
+    assert_eq!(after_edit.len(), clean.len());
+    for (a, b) in after_edit.iter().zip(&clean) {
+        assert_eq!((&a.0, a.1), (&b.0, b.1));
+        assert!((a.2 - b.2).abs() < 1e-5, "{a:?} vs {b:?}");
+    }
+    let v = run(t.cmd("vg-index", ".").arg("--verify"));
+    assert_code(&v, 0);
+}
+
+#[test]
+fn repeated_text_within_a_file_is_embedded_once() {
+    let t = sample_project();
+    // 120 equal lines: every full chunk of them has the same text.
+    t.write("src/handlers.py", &"total = add_tax(total, rate)  # see the policy\n".repeat(120));
+    let o = index(&t, ".", &[]);
+    let s = summary(&o);
+    let recs = records(&o);
+    let file = of_type(&recs, "file").into_iter().find(|r| r["file"] == "src/handlers.py").cloned().unwrap();
+    let chunks = file["chunks"].as_u64().unwrap();
+    assert!(chunks >= 6, "{file}");
+    assert!(s["copied"].as_u64().unwrap() >= chunks - 2, "{s}");
+    assert_eq!(s["embedded"].as_u64().unwrap() + s["copied"].as_u64().unwrap(), s["chunks"].as_u64().unwrap());
+}
+
 #[test]
 fn a_touched_but_unchanged_file_is_not_embedded() {
     let t = sample_project();

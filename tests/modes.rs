@@ -110,6 +110,38 @@ fn indexes_from_before_are_rebuilt_with_a_note() {
 }
 
 #[test]
+fn a_schema_2_index_is_migrated_in_place_not_rebuilt() {
+    let t = sample_project();
+    let db_path = t.path().join(".vecgrep/index.db");
+    let first = summary(&run(&mut t.cmd("vg-index", ".")));
+    rusqlite::Connection::open(&db_path)
+        .unwrap()
+        .execute_batch(
+            "DROP INDEX chunks_by_embed_key; ALTER TABLE chunks DROP COLUMN embed_key;
+             UPDATE meta SET value = '2' WHERE key = 'schema';",
+        )
+        .unwrap();
+    // Readers take schema 2 as it is.
+    assert_eq!(files(&query(&t, &["--no-index", "--mode", "lexical", "retry"])), ["src/upload.py"]);
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert_code(&o, 0);
+    assert!(!stderr(&o).contains("rebuilding"), "{}", stderr(&o));
+    assert_eq!(summary(&o)["embedded"], 0);
+    assert_eq!(summary(&o)["reused"], first["chunks"]);
+    let conn = rusqlite::Connection::open(&db_path).unwrap();
+    let schema: String = conn.query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| r.get(0)).unwrap();
+    assert_eq!(schema, "3");
+    assert_code(&run(t.cmd("vg-index", ".").arg("--verify")), 0);
+    // Migrated chunks have no key to be copied by; the next version of a file does.
+    t.write("src/upload.py", &format!("{}# one more line\n", read(&t.path().join("src/upload.py"))));
+    assert_eq!(summary(&run(&mut t.cmd("vg-index", ".")))["copied"], 0);
+    let keyed: i64 =
+        conn.query_row("SELECT count(*) FROM chunks WHERE embed_key IS NOT NULL", [], |r| r.get(0)).unwrap();
+    assert!(keyed >= 1);
+    assert_eq!(files(&query(&t, &["--no-index", "retry an upload"]))[0], "src/upload.py");
+}
+
+#[test]
 fn the_model_cache_is_built_once_and_gives_the_same_vectors() {
     let t = sample_project();
     assert_code(&run(&mut t.cmd("vg-index", ".")), 0);

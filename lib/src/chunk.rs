@@ -13,6 +13,22 @@
 /// vectors differ slightly from format 2's.
 pub const FORMAT: u32 = 3;
 
+/// What the model is given for a chunk: its context line, a newline, its text.
+pub fn embedded_text(context: &str, text: &str) -> String {
+    format!("{context}\n{text}")
+}
+
+/// Names an embedded text in the index, so that a chunk whose text is
+/// already there (the untouched part of an edited file, a vendored copy, a
+/// license header) takes the stored vector instead of being embedded again.
+/// 16 bytes of BLAKE3: collisions are out of reach at any index size.
+pub fn embed_key(embedded: &str) -> [u8; 16] {
+    let hash = blake3::hash(embedded.as_bytes());
+    let mut key = [0u8; 16];
+    key.copy_from_slice(&hash.as_bytes()[..16]);
+    key
+}
+
 /// One piece of a file, with 1-based inclusive line numbers.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Chunk {

@@ -358,9 +358,20 @@ pub fn vector_to_blob(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
+/// The inverse of `vector_to_blob`; trailing bytes short of an f32 are ignored.
+pub fn blob_to_vector(blob: &[u8]) -> Vec<f32> {
+    blob.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn vectors_survive_the_blob_round_trip() {
+        let v = vec![0.0, -1.5, f32::MIN_POSITIVE, 3.25e7];
+        assert_eq!(blob_to_vector(&vector_to_blob(&v)), v);
+    }
 
     #[test]
     fn mean_pool_ignores_padding_and_normalizes() {

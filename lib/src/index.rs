@@ -168,6 +168,9 @@ pub struct IndexSummary {
     pub chunks: u64,
     /// Chunks embedded in this run.
     pub embedded: u64,
+    /// Chunks of new or changed files that took the vector of a chunk with
+    /// the same embedded text instead of being embedded.
+    pub copied: u64,
     /// Chunks kept from earlier runs because their file did not change.
     pub reused: u64,
     /// Files removed from the index.
@@ -343,7 +346,7 @@ pub fn run(
                                 embedders.give_back(taken);
                                 return Err(e);
                             }
-                            workers = Some(Workers::start(taken, req.config));
+                            workers = Some(Workers::start(taken, KnownVectors::open(req.root), req.config));
                         }
                         workers.as_ref().expect("started").send(next_read, job)?;
                         in_flight += 1;
@@ -429,7 +432,8 @@ fn record(
             let holes = write.chunks.iter().filter(|(_, v)| v.is_none()).count() as u64;
             summary.files += 1;
             summary.chunks += n;
-            summary.embedded += n - holes;
+            summary.embedded += n - holes - write.copied;
+            summary.copied += write.copied;
             summary.holes += holes;
             batch.chunks += write.chunks.len();
             batch.writes.push(write);
@@ -454,7 +458,7 @@ struct Workers {
 }
 
 impl Workers {
-    fn start(embedders: Vec<Box<dyn Embedder>>, config: &ResolvedConfig) -> Workers {
+    fn start(embedders: Vec<Box<dyn Embedder>>, known: Option<Arc<KnownVectors>>, config: &ResolvedConfig) -> Workers {
         let (job_tx, job_rx) = mpsc::channel::<(usize, EmbedJob)>();
         let (result_tx, result_rx) = mpsc::channel();
         let job_rx = Arc::new(Mutex::new(job_rx));
@@ -462,14 +466,14 @@ impl Workers {
         let handles = embedders
             .into_iter()
             .map(|mut embedder| {
-                let (jobs, results) = (Arc::clone(&job_rx), result_tx.clone());
+                let (jobs, results, known) = (Arc::clone(&job_rx), result_tx.clone(), known.clone());
                 let (size, overlap) = (config.chunk_size, config.chunk_overlap);
                 std::thread::spawn(move || {
                     loop {
                         // The lock is held only to take a job, not while embedding it.
                         let next = jobs.lock().map_err(|_| ()).and_then(|rx| rx.recv().map_err(|_| ()));
                         let Ok((index, job)) = next else { break };
-                        let write = chunk_and_embed(job, &mut *embedder, size, overlap);
+                        let write = chunk_and_embed(job, &mut *embedder, known.as_deref(), size, overlap);
                         if results.send((index, write)).is_err() {
                             break;
                         }
@@ -578,34 +582,82 @@ fn read_file(f: &WalkedFile, previous: Option<&StoredFile>, config: &ResolvedCon
     Read::Embed(EmbedJob { rel: f.rel.clone(), state, text })
 }
 
-/// Chunk and embed one file's text.
-fn chunk_and_embed(job: EmbedJob, model: &mut dyn Embedder, size: usize, overlap: usize) -> Result<FileWrite> {
+/// Chunk and embed one file's text. A chunk whose embedded text is already
+/// in the index, or earlier in the same file, takes that vector instead.
+fn chunk_and_embed(
+    job: EmbedJob,
+    model: &mut dyn Embedder,
+    known: Option<&KnownVectors>,
+    size: usize,
+    overlap: usize,
+) -> Result<FileWrite> {
     let mut chunks: Vec<Chunk> = Vec::new();
     if !job.text.trim().is_empty() {
         chunks = chunk_text(&job.text, size, overlap, &|t| model.count_tokens(t) <= MAX_TOKENS);
     }
     let contexts = chunk::contexts(&job.rel, &job.text, &chunks);
-    let embedded: Vec<String> = chunks.iter().zip(&contexts).map(|(c, ctx)| format!("{ctx}\n{}", c.text)).collect();
-    let vectors = embed_chunks(model, &embedded)?;
+    let embedded: Vec<String> = chunks.iter().zip(&contexts).map(|(c, ctx)| chunk::embedded_text(ctx, &c.text)).collect();
+
+    let mut vectors: Vec<Option<Vec<f32>>> = vec![None; chunks.len()];
+    let mut first_with_key: HashMap<[u8; 16], usize> = HashMap::new();
+    let mut repeats: Vec<(usize, usize)> = Vec::new(); // (chunk, the earlier chunk with its text)
+    let mut to_embed: Vec<usize> = Vec::new();
+    for (i, text) in embedded.iter().enumerate() {
+        let key = chunk::embed_key(text);
+        if let Some(&earlier) = first_with_key.get(&key) {
+            repeats.push((i, earlier));
+            continue;
+        }
+        first_with_key.insert(key, i);
+        match known.and_then(|k| k.get(&key)) {
+            Some(v) => vectors[i] = Some(v),
+            None => to_embed.push(i),
+        }
+    }
+    let mut copied = (chunks.len() - to_embed.len() - repeats.len()) as u64;
+    let texts: Vec<&str> = to_embed.iter().map(|&i| embedded[i].as_str()).collect();
+    for (i, v) in to_embed.into_iter().zip(embed_chunks(model, &texts)?) {
+        vectors[i] = v;
+    }
+    for (i, earlier) in repeats {
+        vectors[i] = vectors[earlier].clone();
+        copied += vectors[i].is_some() as u64;
+    }
     Ok(FileWrite {
         rel: job.rel,
         state: job.state,
         chunks: chunks.into_iter().zip(vectors).collect(),
         contexts,
+        copied,
     })
 }
 
-/// Embed chunks in small batches of similar length, returning vectors in chunk order.
+/// The vectors already in the index, looked up by `chunk::embed_key` from
+/// the embedder threads over a connection of their own. A failed lookup is
+/// a miss: the chunk is embedded, which is slower but gives the same vector.
+struct KnownVectors(Mutex<Store>);
+
+impl KnownVectors {
+    fn open(root: &ProjectRoot) -> Option<Arc<KnownVectors>> {
+        Store::open_for_reading(root).ok().map(|s| Arc::new(KnownVectors(Mutex::new(s))))
+    }
+
+    fn get(&self, key: &[u8]) -> Option<Vec<f32>> {
+        self.0.lock().ok()?.vector_for_key(key).ok().flatten()
+    }
+}
+
+/// Embed texts in small batches of similar length, returning vectors in order.
 /// The embedder batches as suits it (the local model one text at a time, a
 /// server by `embedder_batch_size`); sorting by length keeps the texts of a
 /// batch alike, so that little of it is padding. None marks a hole.
-fn embed_chunks(model: &mut dyn Embedder, chunks: &[String]) -> Result<Vec<Option<Vec<f32>>>> {
+fn embed_chunks(model: &mut dyn Embedder, chunks: &[&str]) -> Result<Vec<Option<Vec<f32>>>> {
     if chunks.is_empty() {
         return Ok(Vec::new());
     }
     let mut order: Vec<usize> = (0..chunks.len()).collect();
     order.sort_by_key(|&i| chunks[i].len());
-    let texts: Vec<&str> = order.iter().map(|&i| chunks[i].as_str()).collect();
+    let texts: Vec<&str> = order.iter().map(|&i| chunks[i]).collect();
     let vectors = model.embed_each(&texts)?;
     if vectors.len() != chunks.len() {
         return Err(anyhow!("the embedder returned {} vectors for {} texts", vectors.len(), chunks.len()));

@@ -143,6 +143,10 @@ pub struct SummaryRecord {
     pub files: u64,
     pub chunks: u64,
     pub embedded: u64,
+    /// Chunks of new or changed files given the vector of an identical
+    /// chunk already indexed. Added within version 1.
+    #[serde(default)]
+    pub copied: u64,
     pub reused: u64,
     pub removed: u64,
     pub skipped: u64,
@@ -163,6 +167,7 @@ impl SummaryRecord {
             files: s.files,
             chunks: s.chunks,
             embedded: s.embedded,
+            copied: s.copied,
             reused: s.reused,
             removed: s.removed,
             skipped: s.skipped,

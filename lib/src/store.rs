@@ -16,13 +16,14 @@ use anyhow::{anyhow, Context, Result};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 
 use crate::chunk::Chunk;
-use crate::embed::vector_to_blob;
+use crate::embed::{blob_to_vector, vector_to_blob};
 use crate::lexical;
 use crate::root::ProjectRoot;
 
 /// Bumped when the tables change shape; an index of another schema is
-/// rebuilt. 2: the full-text table `chunks_fts`.
-pub const SCHEMA_VERSION: i64 = 2;
+/// rebuilt, except schema 2, which is migrated in place (see `migrate`).
+/// 2: the full-text table `chunks_fts`. 3: `chunks.embed_key`.
+pub const SCHEMA_VERSION: i64 = 3;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -40,9 +41,17 @@ CREATE TABLE IF NOT EXISTS chunks (
     end_line INTEGER NOT NULL,
     text TEXT NOT NULL,
     -- little-endian f32 vector; NULL marks a hole (a chunk whose embedding failed)
-    embedding BLOB
+    embedding BLOB,
+    -- chunk::embed_key of what was embedded; NULL in chunks migrated from schema 2
+    embed_key BLOB
 );
 CREATE INDEX IF NOT EXISTS chunks_by_file ON chunks(file_id);
+";
+
+/// Schema 3: a chunk whose embedded text is already in the index takes the
+/// stored vector instead of being embedded again (`Store::vector_for_key`).
+const SCHEMA_KEYS: &str = "
+CREATE INDEX IF NOT EXISTS chunks_by_embed_key ON chunks(embed_key) WHERE embed_key IS NOT NULL;
 ";
 
 /// Schema 2: the words of each chunk (see `lexical::terms`), rowid = chunk id.
@@ -90,6 +99,9 @@ pub struct FileWrite {
     pub chunks: Vec<(Chunk, Option<Vec<f32>>)>,
     /// Each chunk's context line (`chunk::contexts`), indexed with its words.
     pub contexts: Vec<String>,
+    /// How many of the vectors were copied from chunks with the same
+    /// embedded text rather than embedded.
+    pub copied: u64,
 }
 
 /// The spec's IndexStats.
@@ -251,10 +263,14 @@ impl Store {
             .map_err(damaged)?
             > 0;
         if has_meta {
+            if store.schema()?.as_deref() == Some("2") {
+                store.migrate_from_2().map_err(damaged)?;
+            }
             store.check_schema()?;
         } else {
             store.conn.execute_batch(SCHEMA).map_err(damaged)?;
             store.conn.execute_batch(SCHEMA_FTS).map_err(damaged)?;
+            store.conn.execute_batch(SCHEMA_KEYS).map_err(damaged)?;
             store
                 .conn
                 .execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?1)", [SCHEMA_VERSION.to_string()])
@@ -287,10 +303,24 @@ impl Store {
             .map_err(|e| self.damaged(e))
     }
 
+    /// Schema 2 lacks only `embed_key`: add it rather than throw away
+    /// vectors that took minutes to compute. Old chunks keep a NULL key and
+    /// are simply never copied from.
+    fn migrate_from_2(&self) -> rusqlite::Result<()> {
+        self.conn.execute_batch(&format!(
+            "BEGIN IMMEDIATE;
+             ALTER TABLE chunks ADD COLUMN embed_key BLOB;
+             {SCHEMA_KEYS}
+             UPDATE meta SET value = '{SCHEMA_VERSION}' WHERE key = 'schema';
+             COMMIT;"
+        ))
+    }
+
+    /// Readers accept schema 2 as well: nothing they read changed.
     fn check_schema(&self) -> Result<()> {
         let found = self.schema()?;
         match found {
-            Some(v) if v == SCHEMA_VERSION.to_string() => Ok(()),
+            Some(v) if v == SCHEMA_VERSION.to_string() || v == "2" => Ok(()),
             other => {
                 Err(StoreError::OtherSchema { path: self.path.clone(), found: other.unwrap_or_else(|| "none".into()) }
                     .into())
@@ -421,7 +451,7 @@ impl Store {
             let mut insert =
                 tx.prepare_cached("INSERT INTO files (path, size, mtime_ns, hash) VALUES (?1, ?2, ?3, ?4)")?;
             let mut add_chunk = tx.prepare_cached(
-                "INSERT INTO chunks (file_id, start_line, end_line, text, embedding) VALUES (?1, ?2, ?3, ?4, ?5)",
+                "INSERT INTO chunks (file_id, start_line, end_line, text, embedding, embed_key) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )?;
             for w in writes {
                 let st = &w.state;
@@ -439,7 +469,15 @@ impl Store {
                 };
                 for (i, (chunk, vector)) in w.chunks.iter().enumerate() {
                     let blob = vector.as_deref().map(vector_to_blob);
-                    add_chunk.execute(params![id, chunk.start_line as i64, chunk.end_line as i64, chunk.text, blob])?;
+                    let key = w.contexts.get(i).map(|c| crate::chunk::embed_key(&crate::chunk::embedded_text(c, &chunk.text)));
+                    add_chunk.execute(params![
+                        id,
+                        chunk.start_line as i64,
+                        chunk.end_line as i64,
+                        chunk.text,
+                        blob,
+                        key.as_ref().map(|k| &k[..])
+                    ])?;
                     let mut words = lexical::terms(&chunk.text);
                     if let Some(context) = w.contexts.get(i) {
                         words.push(' ');
@@ -452,6 +490,17 @@ impl Store {
         bump_generation(&tx)?;
         tx.commit()?;
         Ok(())
+    }
+
+    /// The stored vector of a chunk whose embedded text had this key
+    /// (`chunk::embed_key`), if the index holds one. Holes do not count.
+    pub fn vector_for_key(&self, key: &[u8]) -> Result<Option<Vec<f32>>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT embedding FROM chunks WHERE embed_key = ?1 AND embedding IS NOT NULL LIMIT 1")
+            .map_err(|e| self.damaged(e))?;
+        let blob: Option<Vec<u8>> = stmt.query_row([key], |r| r.get(0)).optional().map_err(|e| self.damaged(e))?;
+        Ok(blob.map(|b| blob_to_vector(&b)))
     }
 
     /// The spec's IndexStats; db_size_bytes counts the database and its WAL.
