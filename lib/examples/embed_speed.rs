@@ -1,8 +1,9 @@
 //! Measure embedding throughput of the local model on real source text, for
-//! choosing batch size and threads: `cargo run --release --example embed_speed -- DIR`.
-//! Prints one model on every core at batch sizes 1, 4 and 16, then one
-//! model per core with a thread each, embedding side by side (what an
-//! index run with many files does).
+//! choosing threads: `cargo run --release --example embed_speed -- DIR`.
+//! Prints one model on every core (what a query or a one-file index run
+//! uses), then one model per core with a thread each, embedding side by side
+//! (what an index run with many files does). The model embeds one text per
+//! run (see `vecgrep::graph`), so there is no batch size to choose.
 
 use std::time::Instant;
 
@@ -32,14 +33,10 @@ fn main() -> anyhow::Result<()> {
     let tokens: usize = texts.iter().map(|t| model.count_tokens(t)).sum();
     println!("{} texts, {} tokens", texts.len(), tokens);
     let rate = |secs: f64| format!("{:.1} chunks/s, {:.0} tokens/s", texts.len() as f64 / secs, tokens as f64 / secs);
-    for batch in [1usize, 4, 16] {
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let t = Instant::now();
-        for group in refs.chunks(batch) {
-            model.embed(group)?;
-        }
-        println!("1 model, {cores} threads, batch {batch:>2}: {}", rate(t.elapsed().as_secs_f64()));
-    }
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let t = Instant::now();
+    model.embed(&refs)?;
+    println!("1 model, {cores} threads:          {}", rate(t.elapsed().as_secs_f64()));
     let mut models: Vec<LocalEmbedder> = (0..cores)
         .map(|_| LocalEmbedder::load(&assets, "all-MiniLM-L6-v2", Profile::Index, 1))
         .collect::<anyhow::Result<_>>()?;
@@ -50,6 +47,6 @@ fn main() -> anyhow::Result<()> {
             s.spawn(move || part.iter().try_for_each(|x| m.embed(&[x.as_str()]).map(drop)));
         }
     });
-    println!("{cores} models, 1 thread each, batch  1: {}", rate(t.elapsed().as_secs_f64()));
+    println!("{cores} models, 1 thread each: {}", rate(t.elapsed().as_secs_f64()));
     Ok(())
 }

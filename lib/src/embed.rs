@@ -107,8 +107,9 @@ struct LoadedSession {
     mapped: Option<memmap2::Mmap>,
 }
 
-/// The model as ONNX Runtime is to run it: `model.onnx` with its products
-/// moved to int8 (`int8::rewrite`), except each layer's feed-forward output
+/// The model as ONNX Runtime is to run it: `model.onnx` simplified for one
+/// text per run (`graph::simplify`), with its products moved to int8
+/// (`int8::rewrite`), except each layer's feed-forward output
 /// projection (the weights with more rows than the model has dimensions).
 /// Its input, after GELU, spans a range that 8 bits resolve poorly: in int8
 /// it cost up to 0.015 mrr@10 on the dev evals, kept in fp32 at most 0.006
@@ -119,7 +120,10 @@ fn model_bytes(path: &Path) -> Result<Vec<u8>> {
     let bytes = std::fs::read(path).with_context(|| format!("cannot read model file {}", path.display()))?;
     let (rewritten, _) = crate::int8::rewrite(&bytes, &|rows, _| rows > DIMS as u64)
         .with_context(|| format!("cannot read the embedding model {}", path.display()))?;
-    Ok(rewritten)
+    // Valid because `embed` gives the model one text per run (see `graph`).
+    let (simplified, _) = crate::graph::simplify(&rewritten)
+        .with_context(|| format!("cannot read the embedding model {}", path.display()))?;
+    Ok(simplified)
 }
 
 /// How ONNX Runtime prepares the graph, for every session: the vectors of
@@ -127,6 +131,13 @@ fn model_bytes(path: &Path) -> Result<Vec<u8>> {
 /// products a different set of fused operators shifts a vector enough to
 /// reorder near ties. The model cache holds the graph prepared this way.
 const OPTIMIZATION: GraphOptimizationLevel = GraphOptimizationLevel::Level3;
+
+/// Fusions of that level left out, comma-separated. ONNX Runtime's fused
+/// SkipLayerNormalization took 15% of embedding time on this model, 7x what
+/// the plain Add and LayerNormalization it replaces take (ORT 1.31,
+/// per-operator profile of `lib/examples/embed_speed.rs`'s texts); without
+/// it the model embeds about 14% more tokens per second.
+const UNFUSED: &str = "SkipLayerNormFusion";
 
 fn load_session(assets: &Assets, profile: Profile, threads: usize) -> Result<LoadedSession> {
     let env = runtime(assets)?;
@@ -136,7 +147,14 @@ fn load_session(assets: &Assets, profile: Profile, threads: usize) -> Result<Loa
         Session::builder(&env)
             .map_err(|e| fail(e.to_string()))?
             .with_intra_threads(threads.max(1))
+            .map_err(|e| fail(e.to_string()))?
+            .with_config_entry("optimization.disable_specified_optimizers", UNFUSED)
             .map_err(|e| fail(e.to_string()))
+            // For performance work: ONNX Runtime's per-operator timings, as JSON.
+            .and_then(|b| match std::env::var_os("VECGREP_ORT_PROFILE").filter(|p| !p.is_empty()) {
+                Some(p) => b.with_profiling(p).map_err(|e| fail(e.to_string())),
+                None => Ok(b),
+            })
     };
     // Both profiles start from the cached graph when there is one, which
     // skips parsing, rewriting and optimizing the model (~30 ms instead of
@@ -214,7 +232,9 @@ fn model_cache(assets: &Assets) -> Option<PathBuf> {
     let mut key = blake3::Hasher::new();
     // What `model_bytes` makes of the file, besides the file itself.
     key.update(&crate::int8::VERSION.to_le_bytes());
+    key.update(&crate::graph::VERSION.to_le_bytes());
     key.update(INT8_POLICY.as_bytes());
+    key.update(UNFUSED.as_bytes());
     for file in [assets.model_dir.join("model.onnx"), assets.ort_library.clone()] {
         let meta = std::fs::metadata(&file).ok()?;
         let mtime = meta.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?.as_nanos();
@@ -273,6 +293,29 @@ impl LocalEmbedder {
         }
         Ok(ids)
     }
+
+    /// One text, unpadded: its attention mask is all ones.
+    fn embed_one(&mut self, text: &str) -> Result<Vec<f32>> {
+        let ids = self.encode(text)?;
+        let width = ids.len().max(1);
+        let mask = vec![1i64; width];
+        let tensor = |data: Vec<i64>| Tensor::from_array(([1, width], data)).map_err(|e| anyhow!("embedding failed: {e}"));
+        let mut inputs = ort::inputs!["input_ids" => tensor(ids)?, "attention_mask" => tensor(mask.clone())?];
+        if self.needs_token_types {
+            inputs.push(("token_type_ids".into(), tensor(vec![0i64; width])?.into()));
+        }
+        let outputs = self.session.run(inputs).map_err(|e| anyhow!("embedding failed: {e}"))?;
+        let output = outputs.get(&self.output_name).ok_or_else(|| anyhow!("the model returned no {}", self.output_name))?;
+        let (shape, data) = output.try_extract_tensor::<f32>().map_err(|e| anyhow!("embedding failed: {e}"))?;
+        if shape.len() != 3 || shape[0] != 1 || shape[1] as usize != width || shape[2] as usize != DIMS {
+            return Err(anyhow!("the model returned vectors of shape {shape:?}"));
+        }
+        let vector = mean_pool(data, &mask, 1, width).pop().ok_or_else(|| anyhow!("the model returned no vector"))?;
+        if vector.iter().any(|x| !x.is_finite()) {
+            return Err(anyhow!("the model returned malformed vectors"));
+        }
+        Ok(vector)
+    }
 }
 
 impl Embedder for LocalEmbedder {
@@ -284,42 +327,15 @@ impl Embedder for LocalEmbedder {
         DIMS
     }
 
+    /// Each text in a run of its own: the graph is simplified for unpadded
+    /// input (`graph`), and padding a batch to its longest text is wasted
+    /// work anyway (lib/examples/embed_speed.rs).
     fn embed(&mut self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        if texts.is_empty() {
-            return Ok(Vec::new());
-        }
-        let encoded: Vec<Vec<i64>> = texts.iter().map(|t| self.encode(t)).collect::<Result<_>>()?;
-        let batch = encoded.len();
-        let width = encoded.iter().map(Vec::len).max().unwrap_or(0).max(1);
-        let mut ids = vec![0i64; batch * width];
-        let mut mask = vec![0i64; batch * width];
-        for (row, e) in encoded.iter().enumerate() {
-            ids[row * width..row * width + e.len()].copy_from_slice(e);
-            mask[row * width..row * width + e.len()].fill(1);
-        }
-        let tensor = |data: Vec<i64>| Tensor::from_array(([batch, width], data)).map_err(|e| anyhow!("embedding failed: {e}"));
-        let mut inputs = ort::inputs!["input_ids" => tensor(ids)?, "attention_mask" => tensor(mask.clone())?];
-        if self.needs_token_types {
-            inputs.push(("token_type_ids".into(), tensor(vec![0i64; batch * width])?.into()));
-        }
-        let outputs = self.session.run(inputs).map_err(|e| anyhow!("embedding failed: {e}"))?;
-        let output = outputs.get(&self.output_name).ok_or_else(|| anyhow!("the model returned no {}", self.output_name))?;
-        let (shape, data) = output.try_extract_tensor::<f32>().map_err(|e| anyhow!("embedding failed: {e}"))?;
-        if shape.len() != 3 || shape[0] as usize != batch || shape[1] as usize != width || shape[2] as usize != DIMS {
-            return Err(anyhow!("the model returned vectors of shape {shape:?}"));
-        }
-        let vectors = mean_pool(data, &mask, batch, width);
-        if vectors.iter().any(|v| v.iter().any(|x| !x.is_finite())) {
-            return Err(anyhow!("the model returned malformed vectors"));
-        }
-        Ok(vectors)
+        texts.iter().map(|t| self.embed_one(t)).collect()
     }
 
-    /// One text at a time: on two cores that is fastest (padding a batch to
-    /// its longest text is wasted work; lib/examples/embed_speed.rs), and
-    /// memory stays flat.
     fn embed_each(&mut self, texts: &[&str]) -> Result<Vec<Option<Vec<f32>>>> {
-        texts.iter().map(|t| Ok(self.embed(&[t])?.pop())).collect()
+        texts.iter().map(|t| self.embed_one(t).map(Some)).collect()
     }
 
     fn count_tokens(&self, text: &str) -> usize {
