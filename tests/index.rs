@@ -32,6 +32,9 @@ fn first_run_embeds_everything_and_a_second_run_nothing() {
     assert_eq!(st["holes"], 0);
     assert!(st["db_size_bytes"].as_u64().unwrap() > 0);
     assert_eq!(st["model"], "all-MiniLM-L6-v2");
+    // Chunk rows are a little over 2 KB: 4 KB pages would be half empty.
+    let db = rusqlite::Connection::open(t.path().join(".vecgrep/index.db")).unwrap();
+    assert_eq!(db.query_row("PRAGMA page_size", [], |r| r.get::<_, i64>(0)).unwrap(), 16384);
 }
 
 #[test]
