@@ -49,5 +49,6 @@ complete -c vecgrep -l trust-project-config -d 'Let the project\'s own .vecgrep/
 complete -c vecgrep -s L -l follow -d 'Follow symbolic links (targets outside the project root are still skipped)'
 complete -c vecgrep -l hidden -d 'Include hidden files and directories'
 complete -c vecgrep -l no-ignore -d 'Do not respect .gitignore, .ignore or .vecgrepignore files'
+complete -c vecgrep -l include-generated -d 'Also index lock files (Cargo.lock, package-lock.json, ...), minified bundles (*.min.js, very long lines) and generated code (*.pb.go, "DO NOT EDIT"/"@generated" headers), which are skipped by default [config: include_generated]'
 complete -c vecgrep -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c vecgrep -s V -l version -d 'Print version'

@@ -25,5 +25,6 @@ complete -c vg-pick -l trust-project-config -d 'Let the project\'s own .vecgrep/
 complete -c vg-pick -s L -l follow -d 'Follow symbolic links (targets outside the project root are still skipped)'
 complete -c vg-pick -l hidden -d 'Include hidden files and directories'
 complete -c vg-pick -l no-ignore -d 'Do not respect .gitignore, .ignore or .vecgrepignore files'
+complete -c vg-pick -l include-generated -d 'Also index lock files (Cargo.lock, package-lock.json, ...), minified bundles (*.min.js, very long lines) and generated code (*.pb.go, "DO NOT EDIT"/"@generated" headers), which are skipped by default [config: include_generated]'
 complete -c vg-pick -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c vg-pick -s V -l version -d 'Print version'

@@ -70,6 +70,7 @@ pub fn cli_config(search: Option<&SearchConfigArgs>, index: &IndexConfigArgs, wa
         embedder_url: index.embedder_url.clone(),
         trust_project_config: index.trust_project_config.then_some(true),
         max_filesize: walk.max_filesize,
+        include_generated: walk.include_generated.then_some(true),
         quiet: quiet.then_some(true),
         ..Default::default()
     }

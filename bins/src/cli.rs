@@ -36,6 +36,9 @@ pub struct WalkArgs {
     /// Skip files larger than NUM bytes [config: max_filesize; default: 1048576].
     #[arg(long, value_name = "NUM")]
     pub max_filesize: Option<u64>,
+    /// Also index lock files (Cargo.lock, package-lock.json, ...), minified bundles (*.min.js, very long lines) and generated code (*.pb.go, "DO NOT EDIT"/"@generated" headers), which are skipped by default [config: include_generated].
+    #[arg(long)]
+    pub include_generated: bool,
 }
 
 /// Settings that also live in config files; a flag beats the project config,
@@ -538,7 +541,7 @@ pub fn commands() -> Vec<clap::Command> {
 }
 
 impl WalkArgs {
-    pub fn to_options(&self, max_filesize: u64) -> vecgrep::walk::WalkOptions {
+    pub fn to_options(&self, config: &vecgrep::config::ResolvedConfig) -> vecgrep::walk::WalkOptions {
         vecgrep::walk::WalkOptions {
             types: self.types.clone(),
             types_not: self.types_not.clone(),
@@ -548,7 +551,8 @@ impl WalkArgs {
             hidden: self.hidden,
             no_ignore: self.no_ignore,
             ignore_files: self.ignore_file.clone(),
-            max_filesize,
+            max_filesize: config.max_filesize,
+            include_generated: config.include_generated,
         }
     }
 
@@ -577,6 +581,9 @@ impl WalkArgs {
         }
         if let Some(n) = self.max_filesize {
             v.extend(["--max-filesize".into(), n.to_string()]);
+        }
+        if self.include_generated {
+            v.push("--include-generated".into());
         }
         v
     }

@@ -94,6 +94,9 @@ pub struct ConfigValues {
     pub embedder_model: Option<String>,
     #[serde(default)]
     pub max_filesize: Option<u64>,
+    /// Index lock files, minified bundles and generated code (`generated`).
+    #[serde(default)]
+    pub include_generated: Option<bool>,
     #[serde(default)]
     pub mode: Option<SearchMode>,
     /// The picker's command for opening a result (`{file}`, `{line}`, `{end_line}`).
@@ -268,6 +271,7 @@ pub struct ResolvedConfig {
     pub embedder_source: EmbedderSource,
     pub embedder_model: String,
     pub max_filesize: u64,
+    pub include_generated: bool,
     pub mode: SearchMode,
     /// What `vg-serve` uses when a request leaves out `k`.
     pub server_default_top_k: usize,
@@ -350,6 +354,7 @@ impl ConfigLayers {
             embedder_source,
             embedder_model: pick!(embedder_model, DEFAULT_EMBEDDER_MODEL.to_string()),
             max_filesize: pick!(max_filesize, DEFAULT_MAX_FILESIZE),
+            include_generated: pick!(include_generated, false),
             mode: pick!(mode, SearchMode::default()),
             server_default_top_k: top_k,
             server_default_threshold: threshold,

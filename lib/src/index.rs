@@ -254,13 +254,21 @@ pub fn run(
         }
     }
 
+    // Stored files were indexed by a run that let generated files in (or by
+    // a version that did not look): read the walked ones again, so that those
+    // whose content marks them generated leave the index now, not when they
+    // change. Once done the mark is set even for a partial walk, so that a
+    // user who indexes one directory does not re-read it on every run; files
+    // outside it are checked when they change (or on --reindex).
+    let recheck_generated = !req.config.include_generated && !rebuild && !store.generated_checked()?;
+
     let mut walked_set: WalkedSet = HashSet::with_capacity(walked.files.len());
     let mut work: Vec<&WalkedFile> = Vec::new();
     for f in &walked.files {
         walked_set.insert(f.rel.clone());
         match stored.get(&f.rel) {
             // A file with holes is embedded again: the server may answer now.
-            Some(s) if s.state.size == f.size && s.state.mtime_ns == f.mtime_ns && s.holes == 0 => {
+            Some(s) if s.state.size == f.size && s.state.mtime_ns == f.mtime_ns && s.holes == 0 && !recheck_generated => {
                 summary.files += 1;
                 summary.chunks += s.chunks;
                 summary.reused += s.chunks;
@@ -379,6 +387,11 @@ pub fn run(
     }
     result?;
     batch.flush(&mut store)?;
+    if req.config.include_generated {
+        store.set_generated_checked(false)?;
+    } else if !stopped {
+        store.set_generated_checked(true)?;
+    }
     summary.seconds = started.elapsed().as_secs_f64();
     Ok((summary, walked_set))
 }
@@ -562,6 +575,9 @@ fn read_file(f: &WalkedFile, previous: Option<&StoredFile>, config: &ResolvedCon
     };
     if looks_binary(&bytes) {
         return skip(SkipReason::Binary);
+    }
+    if let Some(kind) = crate::generated::by_content(&bytes).filter(|_| !config.include_generated) {
+        return skip(SkipReason::Generated(kind));
     }
     // The file may have changed since it was walked; record what was read.
     let size = bytes.len() as u64;

@@ -10,6 +10,7 @@ pub mod chunk;
 pub mod config;
 pub mod embed;
 pub mod format;
+pub mod generated;
 pub mod http;
 pub mod index;
 pub mod int8;

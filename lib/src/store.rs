@@ -371,6 +371,7 @@ impl Store {
         tx.execute("DELETE FROM chunks", [])?;
         tx.execute("DELETE FROM files", [])?;
         tx.execute("DELETE FROM meta WHERE key = 'dims'", [])?;
+        tx.execute("INSERT OR REPLACE INTO meta VALUES ('generated_checked', '1')", [])?;
         for (k, v) in [
             ("model", meta.model.clone()),
             ("chunk_size", meta.chunk_size.to_string()),
@@ -381,6 +382,24 @@ impl Store {
         }
         bump_generation(&tx)?;
         tx.commit()?;
+        Ok(())
+    }
+
+    /// Whether every stored file has been read since generated files were
+    /// last let in (`generated`): false for an index from before the check.
+    pub fn generated_checked(&self) -> Result<bool> {
+        let value: Option<String> = self
+            .conn
+            .query_row("SELECT value FROM meta WHERE key = 'generated_checked'", [], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.damaged(e))?;
+        Ok(value.as_deref() == Some("1"))
+    }
+
+    pub fn set_generated_checked(&mut self, checked: bool) -> Result<()> {
+        self.conn
+            .execute("INSERT OR REPLACE INTO meta VALUES ('generated_checked', ?1)", [if checked { "1" } else { "0" }])
+            .map_err(|e| self.damaged(e))?;
         Ok(())
     }
 

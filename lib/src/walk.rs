@@ -12,6 +12,7 @@ use ignore::overrides::OverrideBuilder;
 use ignore::types::TypesBuilder;
 use ignore::WalkBuilder;
 
+use crate::generated::{by_name, Generated};
 use crate::root::{rel_to_string, AdmittedPath, ProjectRoot};
 
 /// Directories never indexed, even with `--hidden` or `--no-ignore`.
@@ -34,6 +35,8 @@ pub struct WalkOptions {
     pub no_ignore: bool,
     pub ignore_files: Vec<PathBuf>,
     pub max_filesize: u64,
+    /// Index lock files, minified bundles and generated code too.
+    pub include_generated: bool,
 }
 
 impl WalkOptions {
@@ -66,6 +69,8 @@ pub enum SkipReason {
     Vanished,
     /// An I/O error: permissions, a symlink loop, a read failure.
     Error(String),
+    /// A lock file, minified bundle or generated code (`generated`).
+    Generated(Generated),
 }
 
 impl SkipReason {
@@ -79,13 +84,15 @@ impl SkipReason {
             SkipReason::Symlink => "symlink",
             SkipReason::Vanished => "vanished",
             SkipReason::Error(_) => "error",
+            SkipReason::Generated(_) => "generated",
         }
     }
 
     /// Whether a user should hear about it by default (binary files and
-    /// unfollowed symlinks are routine, as in ripgrep).
+    /// unfollowed symlinks are routine, as in ripgrep, and so are lock
+    /// files and minified bundles).
     pub fn is_notable(&self) -> bool {
-        !matches!(self, SkipReason::Binary | SkipReason::Symlink)
+        !matches!(self, SkipReason::Binary | SkipReason::Symlink | SkipReason::Generated(_))
     }
 
     /// Whether it makes the run end with status 2, as a read error does in ripgrep.
@@ -104,6 +111,7 @@ impl SkipReason {
             SkipReason::Symlink => "symbolic link (pass --follow to follow links)".into(),
             SkipReason::Vanished => "file vanished while indexing".into(),
             SkipReason::Error(e) => e.clone(),
+            SkipReason::Generated(g) => format!("{} (pass --include-generated to index it)", g.describe()),
         }
     }
 }
@@ -222,6 +230,10 @@ pub fn walk(root: &ProjectRoot, paths: &[AdmittedPath], opts: &WalkOptions) -> R
         let size = meta.len();
         if size > opts.max_filesize {
             out.skips.push(Skip { path: rel, reason: SkipReason::TooLarge { size, limit: opts.max_filesize } });
+            continue;
+        }
+        if let Some(kind) = by_name(&rel).filter(|_| !opts.include_generated) {
+            out.skips.push(Skip { path: rel, reason: SkipReason::Generated(kind) });
             continue;
         }
         out.files.push(WalkedFile { rel, abs: path.to_path_buf(), size, mtime_ns: mtime_ns(&meta) });

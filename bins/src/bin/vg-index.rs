@@ -34,7 +34,7 @@ fn main() -> ExitCode {
         // On a terminal only the summary is printed; per-file records are for pipes.
         let mut obs = CliObserver::new(TOOL, quiet, !std::io::stdout().is_terminal());
         let mut embedder = embedder_pool(&inv.config);
-        let walk = cli.walk.to_options(inv.config.max_filesize);
+        let walk = cli.walk.to_options(&inv.config);
         let req = IndexRequest {
             root: &inv.root,
             paths: &inv.paths,

@@ -64,7 +64,7 @@ fn pick(mut cli: PickCli) -> Result<u8> {
     values.open_cmd = cli.pick.open_cmd.clone();
     let inv = resolve(TOOL, &cli.paths, cli.skip_outside_root, values)?;
     let config = inv.config.clone();
-    let walk = cli.walk.to_options(config.max_filesize);
+    let walk = cli.walk.to_options(&config);
     let mut index_embedders = embedder_pool(&config);
     if config.full_index {
         // BlockingModesStartBlockingIndexRun: progress and the large-index prompt as in vg-index.

@@ -47,7 +47,7 @@ fn search(
     {
         let mode = inv.config.mode;
         let mut embedder = embedder_pool(&inv.config);
-        let walk = cli.walk.to_options(inv.config.max_filesize);
+        let walk = cli.walk.to_options(&inv.config);
         let filtered = walk.is_filtered();
         let mut errors = 0;
         let mut walked: Option<HashSet<String>> = None;

@@ -69,7 +69,7 @@ fn main() -> ExitCode {
         let embeddings_config = inv.config.clone();
         let embeddings_loader: vecgrep::index::ThreadedLoader =
             std::sync::Arc::new(move |threads| load_embedder(&embeddings_config, Profile::Index, threads));
-        let walk = cli.walk.to_options(inv.config.max_filesize);
+        let walk = cli.walk.to_options(&inv.config);
         let events = Arc::new(Events { quiet: inv.config.quiet, root: inv.root.clone() });
         vecgrep::serve::serve(
             Target { root: inv.root, paths: inv.paths, walk, config: inv.config },
