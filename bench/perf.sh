@@ -48,7 +48,7 @@ PY
 
 echo "tokio 1.50.0: $(find . -type f -name '*.rs' | wc -l) .rs files, $(du -sh --exclude=.vecgrep . | cut -f1)"
 timed "cold index" "$bin/vg-index" -q --index-warn-threshold 0 .
-echo "  chunks: $(summary_field chunks), files: $(summary_field files), index: $(du -h .vecgrep/index.db | cut -f1)"
+echo "  chunks: $(summary_field chunks), tokens embedded: $(summary_field tokens), files: $(summary_field files), index: $(du -h .vecgrep/index.db | cut -f1)"
 timed "re-index, nothing changed" "$bin/vg-index" -q .
 echo "// touched by the benchmark" >> src/lib.rs
 timed "re-index, one file changed" "$bin/vg-index" -q .

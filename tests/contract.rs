@@ -68,6 +68,7 @@ struct StrictSummary {
     chunks: u64,
     embedded: u64,
     copied: u64,
+    tokens: u64,
     reused: u64,
     removed: u64,
     skipped: u64,

@@ -23,8 +23,12 @@ fn first_run_embeds_everything_and_a_second_run_nothing() {
     assert!(s["chunks"].as_u64().unwrap() >= 4);
     assert_eq!(s["embedded"], s["chunks"]);
     assert_eq!(s["reused"], 0);
+    // Each chunk is at least a few tokens and at most the model's window.
+    let (tokens, chunks) = (s["tokens"].as_u64().unwrap(), s["chunks"].as_u64().unwrap());
+    assert!(tokens >= 5 * chunks && tokens <= 256 * chunks, "{s}");
     let s2 = summary(&index(&t, ".", &[]));
     assert_eq!(s2["embedded"], 0);
+    assert_eq!(s2["tokens"], 0);
     assert_eq!(s2["reused"], s["chunks"]);
     let st = stats(&t);
     assert_eq!(st["files"], 4);

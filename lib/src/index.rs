@@ -171,6 +171,8 @@ pub struct IndexSummary {
     /// Chunks of new or changed files that took the vector of a chunk with
     /// the same embedded text instead of being embedded.
     pub copied: u64,
+    /// Tokens of the chunks embedded, as the model saw them.
+    pub tokens: u64,
     /// Chunks kept from earlier runs because their file did not change.
     pub reused: u64,
     /// Files removed from the index.
@@ -447,6 +449,7 @@ fn record(
             summary.chunks += n;
             summary.embedded += n - holes - write.copied;
             summary.copied += write.copied;
+            summary.tokens += write.tokens;
             summary.holes += holes;
             batch.chunks += write.chunks.len();
             batch.writes.push(write);
@@ -632,6 +635,8 @@ fn chunk_and_embed(
     }
     let mut copied = (chunks.len() - to_embed.len() - repeats.len()) as u64;
     let texts: Vec<&str> = to_embed.iter().map(|&i| embedded[i].as_str()).collect();
+    // What the model sees: longer texts are cut to its window.
+    let tokens = texts.iter().map(|t| model.count_tokens(t).min(MAX_TOKENS) as u64).sum();
     for (i, v) in to_embed.into_iter().zip(embed_chunks(model, &texts)?) {
         vectors[i] = v;
     }
@@ -645,6 +650,7 @@ fn chunk_and_embed(
         chunks: chunks.into_iter().zip(vectors).collect(),
         contexts,
         copied,
+        tokens,
     })
 }
 

@@ -147,6 +147,10 @@ pub struct SummaryRecord {
     /// chunk already indexed. Added within version 1.
     #[serde(default)]
     pub copied: u64,
+    /// Tokens of the chunks embedded, each counted up to the model's window.
+    /// Added within version 1.
+    #[serde(default)]
+    pub tokens: u64,
     pub reused: u64,
     pub removed: u64,
     pub skipped: u64,
@@ -168,6 +172,7 @@ impl SummaryRecord {
             chunks: s.chunks,
             embedded: s.embedded,
             copied: s.copied,
+            tokens: s.tokens,
             reused: s.reused,
             removed: s.removed,
             skipped: s.skipped,

@@ -102,6 +102,8 @@ pub struct FileWrite {
     /// How many of the vectors were copied from chunks with the same
     /// embedded text rather than embedded.
     pub copied: u64,
+    /// Tokens given to the model for the rest.
+    pub tokens: u64,
 }
 
 /// The spec's IndexStats.
