@@ -79,6 +79,15 @@ impl LiveIndex {
         Arc::new(LiveIndex { target, state: Mutex::new(state), shutdown, notes })
     }
 
+    /// The caller has just brought the paths up to date in a blocking run
+    /// (`full_index`): start out ready, not "indexing", until the first
+    /// refresh says otherwise.
+    pub fn mark_indexed(&self) {
+        let mut state = lock(&self.state);
+        state.progress.indexing = false;
+        state.progress.ran = true;
+    }
+
     pub fn progress(&self) -> Progress {
         lock(&self.state).progress.clone()
     }

@@ -87,6 +87,9 @@ fn pick(mut cli: PickCli) -> Result<u8> {
     let cwd = inv.cwd.clone();
     let target = Target { root: inv.root, paths: inv.paths, walk, config: config.clone() };
     let live = LiveIndex::new(target, Arc::clone(&shutdown), Box::new(move |m| *sink.lock().unwrap_or_else(|e| e.into_inner()) = Some(m.to_string())));
+    if config.full_index {
+        live.mark_indexed();
+    }
     let indexer = live.spawn(index_embedders, REINDEX, !config.full_index);
     let query_config = config.clone();
     let searcher = Arc::new(Searcher::new(
