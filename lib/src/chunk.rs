@@ -7,11 +7,13 @@
 //! the sizes, no chunk is allowed past the model's input window: a chunk
 //! whose tokens do not fit is split again, by lines, then by characters.
 
-/// Version of what a chunk is embedded as; a change rebuilds every index.
+/// Version of what a chunk is embedded and word-indexed as; a change
+/// rebuilds every index.
 /// 1: the chunk's text. 2: its `contexts` line, a newline, then its text.
 /// 3: the same, embedded with the model's products in int8 (`int8`), whose
-/// vectors differ slightly from format 2's.
-pub const FORMAT: u32 = 3;
+/// vectors differ slightly from format 2's. 4: the same vectors; the context
+/// line's words count `lexical::CONTEXT_WEIGHT` times in the word index.
+pub const FORMAT: u32 = 4;
 
 /// What the model is given for a chunk: its context line, a newline, its text.
 pub fn embedded_text(context: &str, text: &str) -> String {

@@ -529,7 +529,7 @@ fn describe_change(have: &IndexMeta, wanted: &IndexMeta) -> String {
     }
     if have.chunk_format != wanted.chunk_format {
         changes.push(format!(
-            "this version embeds chunks differently (chunk format {} -> {})",
+            "this version indexes chunks differently (chunk format {} -> {})",
             have.chunk_format, wanted.chunk_format
         ));
     }

@@ -505,8 +505,11 @@ impl Store {
                     ])?;
                     let mut words = lexical::terms(&chunk.text);
                     if let Some(context) = w.contexts.get(i) {
-                        words.push(' ');
-                        words.push_str(&lexical::terms(context));
+                        let context_terms = lexical::terms(context);
+                        for _ in 0..lexical::CONTEXT_WEIGHT {
+                            words.push(' ');
+                            words.push_str(&context_terms);
+                        }
                     }
                     add_words.execute(params![tx.last_insert_rowid(), words])?;
                 }
