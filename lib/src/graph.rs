@@ -19,7 +19,7 @@
 //! Measured on tokio's chunks (lib/examples/embed_speed.rs), these steps took
 //! about a sixth of the model's time.
 
-use anyhow::{anyhow, Result};
+use anyhow::Result;
 use std::collections::{HashMap, HashSet};
 
 use crate::onnx::*;
@@ -40,11 +40,7 @@ pub struct Simplified {
 /// model with nothing to simplify comes back unchanged.
 pub fn simplify(model: &[u8]) -> Result<(Vec<u8>, Simplified)> {
     let top = parse(model)?;
-    let graph_bytes = top
-        .iter()
-        .find(|f| f.num == MODEL_GRAPH && f.wire == WIRE_LEN)
-        .ok_or_else(|| anyhow!("the model has no graph"))?
-        .data;
+    let graph_bytes = graph_of(&top)?;
     let graph = parse(graph_bytes)?;
 
     let mut scalars: HashMap<String, f32> = HashMap::new();

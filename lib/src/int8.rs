@@ -20,7 +20,7 @@
 //! the format to find and replace nodes; everything it does not touch is
 //! copied through byte for byte.
 
-use anyhow::{anyhow, Result};
+use anyhow::Result;
 use std::collections::{HashMap, HashSet};
 
 use crate::onnx::*;
@@ -46,11 +46,7 @@ struct Weight {
 /// unchanged with a count of 0.
 pub fn rewrite(model: &[u8], keep_fp32: &dyn Fn(u64, u64) -> bool) -> Result<(Vec<u8>, usize)> {
     let top = parse(model)?;
-    let graph_bytes = top
-        .iter()
-        .find(|f| f.num == MODEL_GRAPH && f.wire == WIRE_LEN)
-        .ok_or_else(|| anyhow!("the model has no graph"))?
-        .data;
+    let graph_bytes = graph_of(&top)?;
     let graph = parse(graph_bytes)?;
 
     let mut initializers: HashMap<String, Tensor> = HashMap::new();

@@ -279,3 +279,11 @@ pub(crate) fn with_graph(top: &[Field<'_>], graph: &[u8]) -> Result<Vec<u8>> {
     }
     Ok(out)
 }
+
+/// The encoded graph of a parsed model.
+pub(crate) fn graph_of<'a>(top: &[Field<'a>]) -> Result<&'a [u8]> {
+    top.iter()
+        .find(|f| f.num == MODEL_GRAPH && f.wire == WIRE_LEN)
+        .map(|f| f.data)
+        .ok_or_else(|| anyhow!("the model has no graph"))
+}
