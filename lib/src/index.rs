@@ -621,8 +621,8 @@ fn chunk_and_embed(
     let mut first_with_key: HashMap<[u8; 16], usize> = HashMap::new();
     let mut repeats: Vec<(usize, usize)> = Vec::new(); // (chunk, the earlier chunk with its text)
     let mut to_embed: Vec<usize> = Vec::new();
-    for (i, text) in embedded.iter().enumerate() {
-        let key = chunk::embed_key(text);
+    let embed_keys: Vec<[u8; 16]> = embedded.iter().map(|text| chunk::embed_key(text)).collect();
+    for (i, &key) in embed_keys.iter().enumerate() {
         if let Some(&earlier) = first_with_key.get(&key) {
             repeats.push((i, earlier));
             continue;
@@ -649,6 +649,7 @@ fn chunk_and_embed(
         state: job.state,
         chunks: chunks.into_iter().zip(vectors).collect(),
         contexts,
+        embed_keys,
         copied,
         tokens,
     })

@@ -99,6 +99,8 @@ pub struct FileWrite {
     pub chunks: Vec<(Chunk, Option<Vec<f32>>)>,
     /// Each chunk's context line (`chunk::contexts`), indexed with its words.
     pub contexts: Vec<String>,
+    /// Each chunk's `chunk::embed_key`, by which later runs find its vector.
+    pub embed_keys: Vec<[u8; 16]>,
     /// How many of the vectors were copied from chunks with the same
     /// embedded text rather than embedded.
     pub copied: u64,
@@ -494,14 +496,14 @@ impl Store {
                 };
                 for (i, (chunk, vector)) in w.chunks.iter().enumerate() {
                     let blob = vector.as_deref().map(vector_to_blob);
-                    let key = w.contexts.get(i).map(|c| crate::chunk::embed_key(&crate::chunk::embedded_text(c, &chunk.text)));
+                    let key = w.embed_keys.get(i);
                     add_chunk.execute(params![
                         id,
                         chunk.start_line as i64,
                         chunk.end_line as i64,
                         chunk.text,
                         blob,
-                        key.as_ref().map(|k| &k[..])
+                        key.map(|k| &k[..])
                     ])?;
                     let mut words = lexical::terms(&chunk.text);
                     if let Some(context) = w.contexts.get(i) {
