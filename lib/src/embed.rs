@@ -374,9 +374,15 @@ pub fn vector_to_blob(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
-/// The inverse of `vector_to_blob`; trailing bytes short of an f32 are ignored.
+/// The inverse of `vector_to_blob`, without a copy; trailing bytes short of
+/// an f32 are ignored.
+pub fn blob_floats(blob: &[u8]) -> impl Iterator<Item = f32> + '_ {
+    blob.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+/// The inverse of `vector_to_blob`.
 pub fn blob_to_vector(blob: &[u8]) -> Vec<f32> {
-    blob.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()
+    blob_floats(blob).collect()
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ use anyhow::{anyhow, Context, Result};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 
 use crate::chunk::Chunk;
-use crate::embed::{blob_to_vector, vector_to_blob};
+use crate::embed::{blob_floats, blob_to_vector, vector_to_blob};
 use crate::lexical;
 use crate::root::ProjectRoot;
 
@@ -992,7 +992,7 @@ impl Store {
                 table.ids.push(id);
                 table.files.push((table.paths.len() - 1) as u32);
                 table.lines.push(row.get::<_, i64>(3)?.clamp(0, i64::from(u32::MAX)) as u32);
-                table.data.extend(blob.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])));
+                table.data.extend(blob_floats(blob));
             }
         }
         tx.finish().map_err(|e| self.damaged(e))?;
