@@ -46,10 +46,10 @@ pub struct WalkArgs {
 #[derive(Args, Debug, Clone, Default)]
 #[command(next_help_heading = "Index options")]
 pub struct IndexConfigArgs {
-    /// Characters per chunk; chunks end at line boundaries and never exceed the model's 256-token window [config: chunk_size; default: 500].
+    /// Characters per chunk: whole functions, classes and sections are packed up to it, bigger ones cut at their inner units; never past the model's 256-token window [config: chunk_size; default: 500].
     #[arg(long, value_name = "NUM", value_parser = parse_chunk_size)]
     pub chunk_size: Option<usize>,
-    /// Characters of whole lines repeated from the end of one chunk at the start of the next [config: chunk_overlap; default: 100].
+    /// Characters of whole lines after a chunk that it carries too, the start of the next unit [config: chunk_overlap; default: 100].
     #[arg(long, value_name = "NUM")]
     pub chunk_overlap: Option<usize>,
     /// Ask before indexing more than NUM new or changed files, when on a terminal; 0 never asks [config: index_warn_threshold; default: 1000].

@@ -1,11 +1,20 @@
 //! Splitting a file into the pieces that are embedded and returned as hits.
 //!
-//! `chunk_size` counts characters: a chunk is as many whole lines as fit in
-//! `chunk_size` characters, and the next chunk starts with up to
-//! `chunk_overlap` characters of whole trailing lines from the previous one.
-//! A line longer than `chunk_size` is cut into pieces of its own. Whatever
-//! the sizes, no chunk is allowed past the model's input window: a chunk
-//! whose tokens do not fit is split again, by lines, then by characters.
+//! Chunks follow the file's structure (`Syntax`): a chunk is one or more
+//! whole units (functions, methods, classes, top-level statements, Markdown
+//! sections, paragraphs) that fit together in `chunk_size` characters. A
+//! unit too big for that is cut at its own inner units (a class at its
+//! methods, a function at its statements), and a run with no inner units
+//! into line windows. Each chunk but the last then carries up to
+//! `chunk_overlap` characters of the whole lines after it. A line longer
+//! than `chunk_size` is cut into pieces of its own. Whatever the sizes, no
+//! chunk is allowed past the model's input window: a chunk whose tokens do
+//! not fit is split again, by lines, then by characters.
+//!
+//! Structure is read from indentation and a few line shapes (comments,
+//! closing brackets, headings), not from a grammar per language: it costs
+//! no build time, never fails to parse, and works the same on code laid out
+//! the usual way in any language.
 
 /// Version of what a chunk is embedded and word-indexed as; a change
 /// rebuilds every index.
@@ -13,7 +22,8 @@
 /// 3: the same, embedded with the model's products in int8 (`int8`), whose
 /// vectors differ slightly from format 2's. 4: the same vectors; the context
 /// line's words count `lexical::CONTEXT_WEIGHT` times in the word index.
-pub const FORMAT: u32 = 4;
+/// 5: chunks start and end at unit boundaries (`Syntax`), not line windows.
+pub const FORMAT: u32 = 5;
 
 /// What the model is given for a chunk: its context line, a newline, its text.
 pub fn embedded_text(context: &str, text: &str) -> String {
@@ -39,47 +49,398 @@ pub struct Chunk {
     pub text: String,
 }
 
-/// Chunk `text`; `fits` says whether a candidate chunk fits the model window.
-pub fn chunk_text(text: &str, size: usize, overlap: usize, fits: &dyn Fn(&str) -> bool) -> Vec<Chunk> {
+/// Chunk `text`, read as `syntax`; `fits` says whether a candidate chunk
+/// fits the model window.
+pub fn chunk_text(text: &str, syntax: Syntax, size: usize, overlap: usize, fits: &dyn Fn(&str) -> bool) -> Vec<Chunk> {
     let size = size.max(1);
     let mut lines: Vec<&str> = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
     if text.ends_with('\n') {
         lines.pop();
     }
-    let n = lines.len();
+    let outline = Outline::new(lines, syntax);
+    let splitter = Splitter { outline: &outline, size };
+    let mut pieces = Vec::new();
+    splitter.split(0, outline.lines.len(), 0, &mut pieces);
+    // Each chunk but the last carries up to `overlap` characters of the
+    // lines after it, so that what sits at a boundary is seen with both sides.
+    let n = outline.lines.len();
+    for i in 0..pieces.len().saturating_sub(1) {
+        let piece = pieces[i];
+        if piece.b - piece.a == 1 && outline.chars(piece.a, piece.b) > size {
+            continue; // a long line, cut into pieces of its own
+        }
+        let mut b = piece.b;
+        while b < n && outline.chars(piece.b, b + 1) <= overlap {
+            b += 1;
+        }
+        pieces[i].b = b;
+    }
     let mut out = Vec::new();
-    let mut start = 0;
-    while start < n {
-        // A chunk never starts on a blank line, so consecutive chunks start on different lines.
-        if is_blank(lines[start]) {
-            start += 1;
-            continue;
+    for piece in pieces {
+        let lines = &outline.lines;
+        if piece.b - piece.a == 1 && char_len(lines[piece.a]) > size {
+            split_long_line(lines[piece.a], piece.a + 1, size, fits, &mut out);
+        } else {
+            emit_lines(lines, piece.a, piece.b, fits, &mut out);
         }
-        if char_len(lines[start]) > size {
-            split_long_line(lines[start], start + 1, size, fits, &mut out);
-            start += 1;
-            continue;
-        }
-        let mut end = start;
-        let mut len = 0;
-        while end < n && char_len(lines[end]) <= size && (end == start || len + char_len(lines[end]) + 1 <= size) {
-            len += char_len(lines[end]) + 1;
-            end += 1;
-        }
-        emit_lines(&lines, start, end, fits, &mut out);
-        if end >= n {
-            break;
-        }
-        // Step back over whole lines that fit the overlap, but always move forward.
-        let mut next = end;
-        let mut carried = 0;
-        while next > start + 1 && carried + char_len(lines[next - 1]) + 1 <= overlap {
-            carried += char_len(lines[next - 1]) + 1;
-            next -= 1;
-        }
-        start = next;
     }
     out
+}
+
+/// How a file's lines group into units (definitions, blocks, sections,
+/// paragraphs), chosen from its path. Chunks start and end at unit
+/// boundaries wherever the units fit in `chunk_size`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Syntax {
+    /// Source code and structured text: units nest by indentation, and a
+    /// definition's leading comments and attributes belong to it.
+    Code,
+    /// Markdown: sections nest by heading level; paragraphs and fenced code
+    /// blocks stay whole.
+    Markdown,
+    /// Prose and data with no nesting: blank-line separated paragraphs.
+    Plain,
+}
+
+impl Syntax {
+    pub fn of_path(path: &str) -> Syntax {
+        let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
+        let ext = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default();
+        match ext.as_str() {
+            "md" | "markdown" | "mdx" | "mkd" => Syntax::Markdown,
+            "txt" | "text" | "rst" | "adoc" | "csv" | "tsv" | "log" => Syntax::Plain,
+            _ => Syntax::Code,
+        }
+    }
+}
+
+/// Where a line stands in its file's structure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    Blank,
+    /// A comment, attribute or decorator: it belongs to the unit below it.
+    Lead,
+    /// Ends or continues the unit above it: `}`, `) -> T {`, `else:`, `where`.
+    Closer,
+    /// Continues the paragraph or fenced block above it (Markdown, Plain).
+    Continues,
+    /// Anything else: it may start a unit.
+    Start,
+}
+
+/// A file's lines with what the splitter needs to know about each.
+struct Outline<'a> {
+    lines: Vec<&'a str>,
+    /// Nesting depth of each line; deeper lines belong to the shallower line above.
+    depth: Vec<usize>,
+    role: Vec<Role>,
+    /// `offset[i]`: characters in lines `0..i`, each counted with its newline.
+    offset: Vec<usize>,
+}
+
+impl<'a> Outline<'a> {
+    fn new(lines: Vec<&'a str>, syntax: Syntax) -> Self {
+        let (depth, role) = match syntax {
+            Syntax::Code => code_outline(&lines),
+            Syntax::Markdown => markdown_outline(&lines),
+            Syntax::Plain => plain_outline(&lines),
+        };
+        let mut offset = Vec::with_capacity(lines.len() + 1);
+        offset.push(0);
+        for l in &lines {
+            offset.push(offset.last().unwrap() + char_len(l) + 1);
+        }
+        Outline { lines, depth, role, offset }
+    }
+
+    /// Characters in lines `[a, b)` joined by newlines.
+    fn chars(&self, a: usize, b: usize) -> usize {
+        (self.offset[b] - self.offset[a]).saturating_sub(1)
+    }
+
+    /// `[a, b)` without its blank first and last lines.
+    fn trim(&self, mut a: usize, mut b: usize) -> (usize, usize) {
+        while a < b && self.role[a] == Role::Blank {
+            a += 1;
+        }
+        while b > a && self.role[b - 1] == Role::Blank {
+            b -= 1;
+        }
+        (a, b)
+    }
+}
+
+fn code_outline(lines: &[&str]) -> (Vec<usize>, Vec<Role>) {
+    let mut depth = Vec::with_capacity(lines.len());
+    let mut role = Vec::with_capacity(lines.len());
+    let mut in_block_comment = false;
+    for line in lines {
+        let trimmed = line.trim();
+        depth.push(indent_of(line));
+        if trimmed.is_empty() {
+            role.push(Role::Blank);
+            continue;
+        }
+        let comment = in_block_comment || is_comment(trimmed);
+        if trimmed.starts_with("/*") && !trimmed.contains("*/") {
+            in_block_comment = true;
+        } else if in_block_comment && trimmed.contains("*/") {
+            in_block_comment = false;
+        }
+        role.push(if comment || trimmed.starts_with('@') || trimmed.starts_with("#[") {
+            Role::Lead
+        } else if is_closer(trimmed) {
+            Role::Closer
+        } else {
+            Role::Start
+        });
+    }
+    // A blank line takes the depth of the next line that is not blank, so
+    // that the blank lines inside a body count as part of it.
+    let mut next = 0;
+    for i in (0..lines.len()).rev() {
+        if role[i] == Role::Blank {
+            depth[i] = next;
+        } else {
+            next = depth[i];
+        }
+    }
+    (depth, role)
+}
+
+fn is_comment(trimmed: &str) -> bool {
+    trimmed.starts_with("//")
+        || trimmed.starts_with("/*")
+        || trimmed.starts_with("*/")
+        || trimmed == "*"
+        || trimmed.starts_with("* ")
+        || trimmed.starts_with("--")
+        || (trimmed.starts_with('#') && !trimmed.starts_with("#!") && !trimmed.starts_with("#{"))
+}
+
+/// A line that closes or continues the construct above it rather than
+/// starting one of its own.
+fn is_closer(trimmed: &str) -> bool {
+    if trimmed.starts_with(['}', ')', ']', '{']) {
+        return true;
+    }
+    const CONTINUATIONS: &[&str] =
+        &["else", "elif", "except", "finally", "catch", "where", "end", "done", "fi", "esac", "until"];
+    let word_end = trimmed.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(trimmed.len());
+    CONTINUATIONS.contains(&&trimmed[..word_end])
+}
+
+fn markdown_outline(lines: &[&str]) -> (Vec<usize>, Vec<Role>) {
+    let mut depth = Vec::with_capacity(lines.len());
+    let mut role = Vec::with_capacity(lines.len());
+    let mut section = 0; // level of the heading above
+    let mut fence: Option<&str> = None;
+    for (i, line) in lines.iter().enumerate() {
+        let trimmed = line.trim();
+        let fence_mark = ["```", "~~~"].into_iter().find(|m| trimmed.starts_with(m));
+        let level = heading_level(line);
+        if let Some(open) = fence {
+            depth.push(2 * section + 1);
+            role.push(Role::Continues);
+            if fence_mark == Some(open) {
+                fence = None;
+            }
+        } else if let Some(level) = level {
+            section = level;
+            depth.push(2 * (level - 1));
+            role.push(Role::Start);
+        } else if trimmed.is_empty() {
+            depth.push(2 * section + 1);
+            role.push(Role::Blank);
+        } else {
+            depth.push(2 * section + 1);
+            let after_text = i > 0 && !lines[i - 1].trim().is_empty() && heading_level(lines[i - 1]).is_none();
+            role.push(if after_text { Role::Continues } else { Role::Start });
+            fence = fence_mark;
+        }
+    }
+    (depth, role)
+}
+
+/// The level of an ATX heading (`## Title`), if the line is one.
+fn heading_level(line: &str) -> Option<usize> {
+    let hashes = line.chars().take_while(|&c| c == '#').count();
+    let rest = &line[hashes..];
+    ((1..=6).contains(&hashes) && (rest.is_empty() || rest.starts_with([' ', '\t']))).then_some(hashes)
+}
+
+fn plain_outline(lines: &[&str]) -> (Vec<usize>, Vec<Role>) {
+    let role = lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| match (l.trim().is_empty(), i > 0 && !lines[i - 1].trim().is_empty()) {
+            (true, _) => Role::Blank,
+            (false, true) => Role::Continues,
+            (false, false) => Role::Start,
+        })
+        .collect();
+    (vec![0; lines.len()], role)
+}
+
+/// A run of lines `[a, b)` (0-based) on its way to becoming a chunk.
+/// `whole` when it is one or more complete units, not a piece of a split one.
+#[derive(Clone, Copy, Debug)]
+struct Piece {
+    a: usize,
+    b: usize,
+    whole: bool,
+}
+
+/// Deeper than this, a unit is cut into line windows without looking at its
+/// structure: it bounds the work on pathological nesting.
+const MAX_NESTING: usize = 64;
+
+struct Splitter<'o, 'a> {
+    outline: &'o Outline<'a>,
+    size: usize,
+}
+
+impl Splitter<'_, '_> {
+    /// Cut `[a, b)` into pieces of at most `size` characters, at the
+    /// boundaries of the largest units that fit, packing neighbouring whole
+    /// units together.
+    fn split(&self, a: usize, b: usize, nesting: usize, out: &mut Vec<Piece>) {
+        let o = self.outline;
+        let (a, b) = o.trim(a, b);
+        if a >= b {
+            return;
+        }
+        if o.chars(a, b) <= self.size {
+            out.push(Piece { a, b, whole: true });
+            return;
+        }
+        if nesting > MAX_NESTING {
+            return self.windows(a, b, out);
+        }
+        let base = (a..b).filter(|&i| o.role[i] != Role::Blank).map(|i| o.depth[i]).min().unwrap_or(0);
+        let starts = self.unit_starts(a, b, base);
+        if starts.len() >= 2 {
+            let mut pieces = Vec::new();
+            for (k, &s) in starts.iter().enumerate() {
+                let e = starts.get(k + 1).copied().unwrap_or(b);
+                self.split(s, e, nesting + 1, &mut pieces);
+            }
+            return self.pack(pieces, true, out);
+        }
+        // One unit: a header at `base`, a deeper body, then closing lines.
+        let Some(body) = (a + 1..b).find(|&i| o.role[i] != Role::Blank && o.depth[i] > base) else {
+            return self.windows(a, b, out);
+        };
+        let body_end = (body..b).rev().find(|&i| o.role[i] != Role::Blank && o.depth[i] > base).map_or(b, |i| i + 1);
+        let (mut head, mut inner, mut tail) = (Vec::new(), Vec::new(), Vec::new());
+        self.split(a, body, nesting + 1, &mut head);
+        self.split(body, body_end, nesting + 1, &mut inner);
+        self.split(body_end, b, nesting + 1, &mut tail);
+        // A lone opening line (`def f(x):`, `impl T {`) and lone closing
+        // brackets are no use as chunks of their own: they stay with the
+        // body, up to twice the size.
+        if let ([h], Some(first)) = (head.as_slice(), inner.first_mut()) {
+            if o.chars(h.a, first.b) <= 2 * self.size {
+                first.a = h.a;
+                head.clear();
+            }
+        }
+        if let (Some(last), [t]) = (inner.last_mut(), tail.as_slice()) {
+            if (t.a..t.b).all(|i| matches!(o.role[i], Role::Closer | Role::Blank)) && o.chars(last.a, t.b) <= 2 * self.size {
+                last.b = t.b;
+                tail.clear();
+            }
+        }
+        let mut pieces = head;
+        pieces.extend(inner);
+        pieces.extend(tail);
+        for piece in &mut pieces {
+            piece.whole = false;
+        }
+        let first_new = out.len();
+        self.pack(pieces, false, out);
+        for piece in &mut out[first_new..] {
+            piece.whole = false;
+        }
+    }
+
+    /// The first lines of the units that make up `[a, b)` at depth `base`: a
+    /// line at that depth starts a unit unless it closes or continues the one
+    /// above, or follows that unit's leading comments and attributes.
+    fn unit_starts(&self, a: usize, b: usize, base: usize) -> Vec<usize> {
+        let o = self.outline;
+        // A run that starts inside a block (`if` body, then `} else {`) is
+        // cut at its shallow closing lines too.
+        let closers_start = o.depth[a] > base;
+        let mut starts = vec![a];
+        let mut prev = a;
+        for i in a + 1..b {
+            let role = o.role[i];
+            if role == Role::Blank {
+                continue;
+            }
+            let after_lead = o.role[prev] == Role::Lead && o.depth[prev] == base && prev + 1 == i;
+            let starts_here = match role {
+                Role::Start | Role::Lead => !after_lead,
+                Role::Closer => closers_start && !after_lead,
+                Role::Continues | Role::Blank => false,
+            };
+            if starts_here && o.depth[i] == base {
+                starts.push(i);
+            }
+            prev = i;
+        }
+        starts
+    }
+
+    /// Merge neighbouring pieces while they fit in `size` together; with
+    /// `only_whole`, pieces of a split unit are left as they are.
+    fn pack(&self, pieces: Vec<Piece>, only_whole: bool, out: &mut Vec<Piece>) {
+        let mut current: Option<Piece> = None;
+        for piece in pieces {
+            current = match current {
+                Some(c)
+                    if (!only_whole || (c.whole && piece.whole))
+                        && self.outline.chars(c.a, piece.b) <= self.size =>
+                {
+                    Some(Piece { a: c.a, b: piece.b, whole: c.whole && piece.whole })
+                }
+                Some(c) => {
+                    out.push(c);
+                    Some(piece)
+                }
+                None => Some(piece),
+            };
+        }
+        out.extend(current);
+    }
+
+    /// Line windows over `[a, b)`, for runs with no smaller units: as many
+    /// whole lines as fit in `size`.
+    fn windows(&self, a: usize, b: usize, out: &mut Vec<Piece>) {
+        let o = self.outline;
+        let len = |i: usize| o.chars(i, i + 1);
+        let mut start = a;
+        while start < b {
+            if o.role[start] == Role::Blank {
+                start += 1;
+                continue;
+            }
+            if len(start) > self.size {
+                out.push(Piece { a: start, b: start + 1, whole: false });
+                start += 1;
+                continue;
+            }
+            let mut end = start;
+            let mut taken = 0;
+            while end < b && len(end) <= self.size && (end == start || taken + len(end) + 1 <= self.size) {
+                taken += len(end) + 1;
+                end += 1;
+            }
+            out.push(Piece { a: start, b: end, whole: false });
+            start = end;
+        }
+    }
 }
 
 /// What each chunk is embedded and word-indexed with besides its own text:
@@ -111,9 +472,32 @@ pub fn contexts(path: &str, text: &str, chunks: &[Chunk]) -> Vec<String> {
             context.push_str(": ");
             context.push_str(&enclosing.join(" > "));
         }
+        let last = chunk.end_line.min(lines.len());
+        let defined = defined_in(&lines[first..last.max(first)]);
+        if !defined.is_empty() {
+            context.push_str(if enclosing.is_empty() { ": " } else { " > " });
+            context.push_str(&defined.join(", "));
+        }
         out.push(context);
     }
     out
+}
+
+/// The signatures of the definitions a chunk's lines make at their
+/// shallowest indentation: what the chunk itself defines.
+fn defined_in(lines: &[&str]) -> Vec<String> {
+    let Some(top) = lines.iter().filter(|l| !is_blank(l)).map(|l| indent_of(l)).min() else {
+        return Vec::new();
+    };
+    lines
+        .iter()
+        .filter(|l| !is_blank(l) && indent_of(l) == top && is_definition(l.trim()))
+        .map(|l| signature(l.trim()))
+        .collect()
+}
+
+fn signature(trimmed: &str) -> String {
+    trimmed.trim_end_matches(['{', ':']).trim_end().chars().take(MAX_SIGNATURE_CHARS).collect()
 }
 
 /// Longest signature kept in a context, in characters.
@@ -134,9 +518,7 @@ fn push_line(stack: &mut Vec<(usize, String)>, line: &str) {
         stack.pop();
     }
     if is_definition(trimmed) {
-        let signature: String =
-            trimmed.trim_end_matches(['{', ':']).trim_end().chars().take(MAX_SIGNATURE_CHARS).collect();
-        stack.push((indent, signature));
+        stack.push((indent, signature(trimmed)));
     }
 }
 
@@ -270,20 +652,95 @@ mod tests {
     }
 
     #[test]
-    fn lines_are_grouped_up_to_size_with_overlap() {
+    fn a_paragraph_is_cut_into_windows_that_carry_the_next_lines() {
         let text: String = (1..=10).map(|i| format!("line {i:02}\n")).collect(); // 8 chars + newline each
-        let chunks = chunk_text(&text, 30, 10, &always);
-        assert_eq!((chunks[0].start_line, chunks[0].end_line), (1, 3));
-        // one 9-character line of overlap carried into the next chunk
-        assert_eq!((chunks[1].start_line, chunks[1].end_line), (3, 5));
-        assert_eq!(chunks.last().unwrap().end_line, 10);
-        assert_eq!(chunks[0].text, "line 01\nline 02\nline 03");
+        let chunks = chunk_text(&text, Syntax::Plain, 30, 10, &always);
+        let spans: Vec<(usize, usize)> = chunks.iter().map(|c| (c.start_line, c.end_line)).collect();
+        // three lines fit in 30 characters; one 8-character line more fits the overlap
+        assert_eq!(spans, [(1, 4), (4, 7), (7, 10), (10, 10)]);
+        assert_eq!(chunks[0].text, "line 01\nline 02\nline 03\nline 04");
+    }
+
+    /// (start, end) of each chunk of `text` with no overlap.
+    fn spans(text: &str, syntax: Syntax, size: usize) -> Vec<(usize, usize)> {
+        chunk_text(text, syntax, size, 0, &always).iter().map(|c| (c.start_line, c.end_line)).collect()
+    }
+
+    #[test]
+    fn rust_chunks_are_items_with_their_doc_comments_and_attributes() {
+        let rs = "use std::io;\n\n/// Opens the store.\n#[inline]\npub fn open(path: &str) -> Store {\n    let file = File::open(path);\n    Store { file }\n}\n\nimpl Store {\n    /// Reads one record.\n    pub fn read(&self) -> Record {\n        self.file.read()\n    }\n\n    fn close(self) {\n        drop(self.file);\n    }\n}\n";
+        // Each function fits alone; the impl does not, so it is cut at its
+        // methods, its first line kept with the first and its `}` with the last.
+        assert_eq!(spans(rs, Syntax::Code, 130), [(1, 1), (3, 8), (10, 14), (16, 19)]);
+        // Small neighbours are packed together.
+        assert_eq!(spans(rs, Syntax::Code, 400), [(1, 19)]);
+        assert_eq!(spans(rs, Syntax::Code, 150), [(1, 8), (10, 19)]);
+    }
+
+    #[test]
+    fn python_chunks_are_methods_with_their_decorators() {
+        let py = "import os\n\n\nclass Handler(Filterer):\n    level = 0\n\n    @property\n    def name(self):\n        return self._name\n\n    def emit(self, record):\n        if record:\n            self.write(record)\n        else:\n            pass\n\n\ndef top():\n    return 1\n";
+        // The class line joins its first members; each method is whole.
+        assert_eq!(spans(py, Syntax::Code, 80), [(1, 1), (4, 9), (11, 15), (18, 19)]);
+        // A method too big for the size is cut at its statements, `else` kept with its `if`.
+        assert_eq!(spans(py, Syntax::Code, 60)[2..], [(7, 9), (11, 13), (14, 15), (18, 19)]);
+    }
+
+    #[test]
+    fn go_chunks_are_functions_and_type_declarations() {
+        let go = "package main\n\n// Server serves.\ntype Server struct {\n\taddr string\n}\n\n// Serve runs it.\nfunc (s *Server) Serve() error {\n\tfor {\n\t\ts.accept()\n\t}\n}\n\nfunc main() {\n\tnew(Server).Serve()\n}\n";
+        assert_eq!(spans(go, Syntax::Code, 60), [(1, 1), (3, 6), (8, 13), (15, 17)]);
+    }
+
+    #[test]
+    fn javascript_and_typescript_chunks_are_functions_and_class_members() {
+        let ts = "import { x } from './x';\n\nexport class Cart {\n  items: Item[] = [];\n\n  add(item: Item): void {\n    this.items.push(item);\n  }\n\n  total(): number {\n    return this.items.reduce((a, b) => a + b.price, 0);\n  }\n}\n\nconst empty = () => {\n  return new Cart();\n};\n";
+        // The class's opening lines stay with its first member.
+        assert_eq!(spans(ts, Syntax::Code, 90), [(1, 1), (3, 8), (10, 13), (15, 17)]);
+    }
+
+    #[test]
+    fn java_chunks_are_methods_with_their_annotations() {
+        let java = "package shop;\n\npublic class Cart {\n    private int count;\n\n    /** Adds one. */\n    @Override\n    public void add(Item item) {\n        count++;\n    }\n\n    public int count() {\n        return count;\n    }\n}\n";
+        assert_eq!(spans(java, Syntax::Code, 70), [(1, 1), (3, 4), (6, 10), (12, 15)]);
+    }
+
+    #[test]
+    fn c_and_cpp_chunks_are_functions_with_their_comments() {
+        let c = "#include <stdio.h>\n\n/* Adds two numbers. */\nstatic int add(int a, int b)\n{\n    return a + b;\n}\n\nint main(void) {\n    printf(\"%d\\n\", add(1, 2));\n    return 0;\n}\n";
+        assert_eq!(spans(c, Syntax::Code, 70), [(1, 1), (3, 7), (9, 12)]);
+    }
+
+    #[test]
+    fn markdown_chunks_are_sections_and_paragraphs() {
+        let md = "# Title\n\nIntro line one\nintro line two.\n\n## Install\n\nRun this:\n\n```sh\n# not a heading\n\nmake install\n```\n\n## Use\n\nJust use it.\n";
+        assert_eq!(spans(md, Syntax::Markdown, 60), [(1, 4), (6, 14), (16, 18)]);
+        // A section too big is cut at its paragraphs; the fenced block is not
+        // cut at its blank line, and its `#` line is no heading.
+        assert_eq!(spans(md, Syntax::Markdown, 40), [(1, 4), (6, 8), (10, 14), (16, 18)]);
+    }
+
+    #[test]
+    fn syntax_is_chosen_by_extension() {
+        assert_eq!(Syntax::of_path("docs/README.md"), Syntax::Markdown);
+        assert_eq!(Syntax::of_path("notes.TXT"), Syntax::Plain);
+        assert_eq!(Syntax::of_path("src/lib.rs"), Syntax::Code);
+        assert_eq!(Syntax::of_path("Makefile"), Syntax::Code);
+    }
+
+    #[test]
+    fn the_overlap_carries_the_start_of_the_next_unit() {
+        let py = "def a():\n    return 1\n\ndef b():\n    return 2\n";
+        let chunks = chunk_text(py, Syntax::Code, 20, 12, &always);
+        let spans: Vec<(usize, usize)> = chunks.iter().map(|c| (c.start_line, c.end_line)).collect();
+        assert_eq!(spans, [(1, 4), (4, 5)]);
+        assert_eq!(chunks[0].text, "def a():\n    return 1\n\ndef b():");
     }
 
     #[test]
     fn every_line_is_covered_and_progress_is_made() {
         let text: String = (1..=200).map(|i| "x".repeat(i % 37) + "\n").collect();
-        let chunks = chunk_text(&text, 100, 99, &always);
+        let chunks = chunk_text(&text, Syntax::Plain, 100, 99, &always);
         let mut covered = vec![false; 201];
         for c in &chunks {
             assert!(c.start_line <= c.end_line);
@@ -300,7 +757,7 @@ mod tests {
     #[test]
     fn long_lines_are_cut_on_char_boundaries() {
         let text = "é".repeat(250);
-        let chunks = chunk_text(&text, 100, 0, &always);
+        let chunks = chunk_text(&text, Syntax::Plain, 100, 0, &always);
         assert_eq!(chunks.len(), 3);
         assert!(chunks.iter().all(|c| c.start_line == 1 && c.end_line == 1));
         assert_eq!(chunks.iter().map(|c| c.text.chars().count()).sum::<usize>(), 250);
@@ -310,16 +767,16 @@ mod tests {
     fn chunks_that_exceed_the_window_are_split_again() {
         let text: String = (1..=8).map(|i| format!("word{i} word word word\n")).collect();
         let fits = |t: &str| t.split_whitespace().count() <= 4;
-        let chunks = chunk_text(&text, 10_000, 0, &fits);
+        let chunks = chunk_text(&text, Syntax::Plain, 10_000, 0, &fits);
         assert_eq!(chunks.len(), 8);
         assert!(chunks.iter().all(|c| fits(&c.text)));
     }
 
     #[test]
     fn blank_edges_are_trimmed_and_empty_input_gives_nothing() {
-        assert!(chunk_text("", 100, 10, &always).is_empty());
-        assert!(chunk_text("\n\n  \n", 100, 10, &always).is_empty());
-        let chunks = chunk_text("\n\nfn a() {}\n\n", 100, 10, &always);
+        assert!(chunk_text("", Syntax::Plain, 100, 10, &always).is_empty());
+        assert!(chunk_text("\n\n  \n", Syntax::Plain, 100, 10, &always).is_empty());
+        let chunks = chunk_text("\n\nfn a() {}\n\n", Syntax::Plain, 100, 10, &always);
         assert_eq!(chunks, vec![Chunk { start_line: 3, end_line: 3, text: "fn a() {}".into() }]);
     }
 
@@ -370,12 +827,16 @@ mod tests {
         let got = contexts("src/store.rs", rs, &[chunk(3, 3), chunk(7, 7), chunk(11, 11)]);
         assert_eq!(got[0], "src/store.rs: impl Store > pub fn open() -> Self");
         assert_eq!(got[1], "src/store.rs: impl Store > fn close(&self)");
-        assert_eq!(got[2], "src/store.rs");
+        assert_eq!(got[2], "src/store.rs: fn free() {}");
+        // A chunk names what it defines, at its own top level only.
+        let got = contexts("src/store.rs", rs, &[chunk(1, 9), chunk(2, 8)]);
+        assert_eq!(got[0], "src/store.rs: impl Store");
+        assert_eq!(got[1], "src/store.rs: impl Store > pub fn open() -> Self, fn close(&self)");
     }
 
     #[test]
     fn crlf_line_endings_do_not_leak_into_text() {
-        let chunks = chunk_text("a\r\nb\r\n", 100, 0, &always);
+        let chunks = chunk_text("a\r\nb\r\n", Syntax::Plain, 100, 0, &always);
         assert_eq!(chunks[0].text, "a\nb");
     }
 
@@ -389,19 +850,21 @@ mod tests {
         proptest! {
             #[test]
             fn chunks_cover_every_line_and_keep_their_limits(
-                lines in proptest::collection::vec("[ \\t]{0,6}(\\PC{0,90})?\r?", 0..80),
+                lines in proptest::collection::vec("[ \\t]{0,6}([#@}{]|```|//|/\\*)?(\\PC{0,90})?\r?", 0..80),
                 size in 50usize..400,
                 overlap_share in 0usize..100,
+                syntax in prop_oneof![Just(Syntax::Code), Just(Syntax::Markdown), Just(Syntax::Plain)],
             ) {
                 let text = lines.join("\n");
                 let overlap = size * overlap_share / 100;
                 let fits = |t: &str| t.split_whitespace().count() <= 40;
-                let chunks = chunk_text(&text, size, overlap, &fits);
+                let chunks = chunk_text(&text, syntax, size, overlap, &fits);
                 let n = text.split('\n').count();
                 let mut covered = vec![false; n + 1];
                 for c in &chunks {
                     prop_assert!(c.start_line >= 1 && c.start_line <= c.end_line && c.end_line <= n, "{c:?}");
-                    prop_assert!(c.text.chars().count() <= size, "{} chars > {size}", c.text.chars().count());
+                    // Twice the size: a unit's opening and closing lines stay with its body.
+                    prop_assert!(c.text.chars().count() <= 2 * size + overlap, "{} chars > 2 * {size} + {overlap}", c.text.chars().count());
                     prop_assert!(fits(&c.text) || c.text.chars().count() <= 1);
                     for l in c.start_line..=c.end_line {
                         covered[l] = true;

@@ -612,7 +612,7 @@ fn chunk_and_embed(
 ) -> Result<FileWrite> {
     let mut chunks: Vec<Chunk> = Vec::new();
     if !job.text.trim().is_empty() {
-        chunks = chunk_text(&job.text, size, overlap, &|t| model.count_tokens(t) <= MAX_TOKENS);
+        chunks = chunk_text(&job.text, chunk::Syntax::of_path(&job.rel), size, overlap, &|t| model.count_tokens(t) <= MAX_TOKENS);
     }
     let contexts = chunk::contexts(&job.rel, &job.text, &chunks);
     let embedded: Vec<String> = chunks.iter().zip(&contexts).map(|(c, ctx)| chunk::embedded_text(ctx, &c.text)).collect();
