@@ -9,7 +9,7 @@ fn main() -> anyhow::Result<()> {
     let chunks = vecgrep::chunk::chunk_text(&text, vecgrep::chunk::Syntax::of_path(&path), size, overlap, &|t| t.len() < 900);
     let contexts = vecgrep::chunk::contexts(&path, &text, &chunks);
     for (c, ctx) in chunks.iter().zip(&contexts) {
-        println!("=== {}-{} ({} chars) [{ctx}]", c.start_line, c.end_line, c.text.chars().count());
+        println!("=== {}-{} ({} chars) [{}]", c.start_line, c.end_line, c.text.chars().count(), ctx.words());
         println!("{}", c.text);
     }
     Ok(())

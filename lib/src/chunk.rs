@@ -23,7 +23,8 @@
 /// vectors differ slightly from format 2's. 4: the same vectors; the context
 /// line's words count `lexical::CONTEXT_WEIGHT` times in the word index.
 /// 5: chunks start and end at unit boundaries (`Syntax`), not line windows.
-pub const FORMAT: u32 = 5;
+/// 6: the word index also counts what a chunk defines (`Context::words`).
+pub const FORMAT: u32 = 6;
 
 /// What the model is given for a chunk: its context line, a newline, its text.
 pub fn embedded_text(context: &str, text: &str) -> String {
@@ -445,14 +446,15 @@ impl Splitter<'_, '_> {
 
 /// What each chunk is embedded and word-indexed with besides its own text:
 /// the file's path and the definitions that enclose the chunk's first line
-/// (`class Handler(...): > def emit(self, record):`), one line per chunk.
+/// (`class Handler(...): > def emit(self, record):`), and for the word index
+/// the definitions the chunk makes itself.
 /// A chunk from the middle of a function otherwise has no idea which
 /// function, class or file it belongs to; the shown text is unchanged.
 ///
 /// Enclosure is read from indentation, which works across languages for
 /// code laid out the usual way: a definition line (see `is_definition`)
 /// encloses the lines below it that are indented deeper than it.
-pub fn contexts(path: &str, text: &str, chunks: &[Chunk]) -> Vec<String> {
+pub fn contexts(path: &str, text: &str, chunks: &[Chunk]) -> Vec<Context> {
     let lines: Vec<&str> = text.split('\n').collect();
     // Definitions enclosing the line being looked at: (indent, signature).
     let mut stack: Vec<(usize, String)> = Vec::new();
@@ -473,14 +475,31 @@ pub fn contexts(path: &str, text: &str, chunks: &[Chunk]) -> Vec<String> {
             context.push_str(&enclosing.join(" > "));
         }
         let last = chunk.end_line.min(lines.len());
-        let defined = defined_in(&lines[first..last.max(first)]);
-        if !defined.is_empty() {
-            context.push_str(if enclosing.is_empty() { ": " } else { " > " });
-            context.push_str(&defined.join(", "));
-        }
-        out.push(context);
+        out.push(Context { around: context, defined: defined_in(&lines[first..last.max(first)]) });
     }
     out
+}
+
+/// Where a chunk is (`around`: its path and the definitions enclosing it)
+/// and what it defines at its own top level.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Context {
+    pub around: String,
+    pub defined: Vec<String>,
+}
+
+impl Context {
+    /// The line the word index counts `lexical::CONTEXT_WEIGHT` times: the
+    /// names of what the chunk defines say what it is about, like those
+    /// around it. The model is given `around` only, since the definitions'
+    /// first lines are in the chunk's text already.
+    pub fn words(&self) -> String {
+        if self.defined.is_empty() {
+            return self.around.clone();
+        }
+        let sep = if self.around.contains(": ") { " > " } else { ": " };
+        format!("{}{sep}{}", self.around, self.defined.join(", "))
+    }
 }
 
 /// The signatures of the definitions a chunk's lines make at their
@@ -817,7 +836,10 @@ mod tests {
     fn contexts_name_the_path_and_enclosing_definitions() {
         let py = "import os\n\nclass Handler(Filterer):\n    level = 0\n\n    def emit(self, record):\n        if record:\n            # note\n            write(record)\n\n    def flush(self):\n        pass\n\ndef top():\n    return 1\n";
         let chunk = |a: usize, b: usize| Chunk { start_line: a, end_line: b, text: String::new() };
-        let got = contexts("pkg/log.py", py, &[chunk(1, 2), chunk(4, 4), chunk(7, 9), chunk(12, 12), chunk(15, 15)]);
+        let got: Vec<String> = contexts("pkg/log.py", py, &[chunk(1, 2), chunk(4, 4), chunk(7, 9), chunk(12, 12), chunk(15, 15)])
+            .into_iter()
+            .map(|c| c.around)
+            .collect();
         assert_eq!(got[0], "pkg/log.py");
         assert_eq!(got[1], "pkg/log.py: class Handler(Filterer)");
         assert_eq!(got[2], "pkg/log.py: class Handler(Filterer) > def emit(self, record)");
@@ -825,13 +847,16 @@ mod tests {
         assert_eq!(got[4], "pkg/log.py: def top()");
         let rs = "impl Store {\n    pub fn open() -> Self {\n        let x = 1;\n    }\n\n    fn close(&self) {\n        drop(self);\n    }\n}\n\nfn free() {}\n";
         let got = contexts("src/store.rs", rs, &[chunk(3, 3), chunk(7, 7), chunk(11, 11)]);
-        assert_eq!(got[0], "src/store.rs: impl Store > pub fn open() -> Self");
-        assert_eq!(got[1], "src/store.rs: impl Store > fn close(&self)");
-        assert_eq!(got[2], "src/store.rs: fn free() {}");
+        assert_eq!(got[0].words(), "src/store.rs: impl Store > pub fn open() -> Self");
+        assert_eq!(got[1].words(), "src/store.rs: impl Store > fn close(&self)");
+        assert_eq!(got[2].around, "src/store.rs");
+        assert_eq!(got[2].words(), "src/store.rs: fn free() {}");
         // A chunk names what it defines, at its own top level only.
         let got = contexts("src/store.rs", rs, &[chunk(1, 9), chunk(2, 8)]);
-        assert_eq!(got[0], "src/store.rs: impl Store");
-        assert_eq!(got[1], "src/store.rs: impl Store > pub fn open() -> Self, fn close(&self)");
+        assert_eq!(got[0].words(), "src/store.rs: impl Store");
+        assert_eq!(got[1].around, "src/store.rs: impl Store");
+        assert_eq!(got[1].defined, ["pub fn open() -> Self", "fn close(&self)"]);
+        assert_eq!(got[1].words(), "src/store.rs: impl Store > pub fn open() -> Self, fn close(&self)");
     }
 
     #[test]

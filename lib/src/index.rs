@@ -615,7 +615,8 @@ fn chunk_and_embed(
         chunks = chunk_text(&job.text, chunk::Syntax::of_path(&job.rel), size, overlap, &|t| model.count_tokens(t) <= MAX_TOKENS);
     }
     let contexts = chunk::contexts(&job.rel, &job.text, &chunks);
-    let embedded: Vec<String> = chunks.iter().zip(&contexts).map(|(c, ctx)| chunk::embedded_text(ctx, &c.text)).collect();
+    let embedded: Vec<String> =
+        chunks.iter().zip(&contexts).map(|(c, ctx)| chunk::embedded_text(&ctx.around, &c.text)).collect();
 
     let mut vectors: Vec<Option<Vec<f32>>> = vec![None; chunks.len()];
     let mut first_with_key: HashMap<[u8; 16], usize> = HashMap::new();
@@ -648,7 +649,7 @@ fn chunk_and_embed(
         rel: job.rel,
         state: job.state,
         chunks: chunks.into_iter().zip(vectors).collect(),
-        contexts,
+        contexts: contexts.iter().map(chunk::Context::words).collect(),
         embed_keys,
         copied,
         tokens,
