@@ -111,3 +111,34 @@ fn no_index_searches_what_is_there() {
     let o = query(&t, ".", &["--threshold", "-1", "-k", "100", "retry upload"]);
     assert!(records(&o).iter().any(|r| r["file"] == "src/new.py"));
 }
+
+#[test]
+fn neighbouring_chunks_of_one_place_are_one_hit() {
+    let t = Tree::git();
+    let body: String = (0..12).map(|i| format!("    total = total + weights[{i}] * samples[{i}]\n")).collect();
+    let text = format!(
+        "def weighted_sum(weights, samples):\n    total = 0\n{body}    return total\n\n\ndef parse_header(line):\n    key, value = line.split(':', 1)\n    return key.strip().lower(), value.strip()\n"
+    );
+    t.write("stats.py", &text);
+    let args = ["--chunk-size", "120", "--chunk-overlap", "40", "--threshold", "-1", "-k", "10"];
+    let o = query(&t, ".", &[&args[..], &["sum of samples multiplied by their weights"]].concat());
+    assert_code(&o, 0);
+    let hits = records(&o);
+    let span = |h: &serde_json::Value| (h["start_line"].as_u64().unwrap(), h["end_line"].as_u64().unwrap());
+    // The function is cut into several chunks; they come back as one place.
+    let (s, e) = span(&hits[0]);
+    assert_eq!(s, 1);
+    assert!(e - s + 1 > 4, "the top hit should take in the function's next chunks: {s}-{e}");
+    let lines: Vec<&str> = text.lines().collect();
+    for h in &hits {
+        let (s, e) = span(h);
+        assert!(e - s < 40, "{s}-{e}");
+        assert_eq!(h["text"], lines[s as usize - 1..e as usize].join("\n"));
+    }
+    for (i, a) in hits.iter().enumerate() {
+        for b in &hits[i + 1..] {
+            let ((a1, a2), (b1, b2)) = (span(a), span(b));
+            assert!(b1 > a2 + 1 || b2 + 1 < a1, "hits {a1}-{a2} and {b1}-{b2} touch or overlap");
+        }
+    }
+}

@@ -197,7 +197,7 @@ pub struct IndexCli {
     name = "vg-query",
     version,
     about = "Search a project by meaning; print hits as NDJSON",
-    long_about = "Search a project by meaning; print hits as NDJSON.\n\nBrings the index up to date for PATHS first (unless --no-index), embeds QUERY, and prints the best chunks, best first, one JSON record per line: type, v, root, file (relative to root), start_line, end_line, score, text, query. Results are limited to PATHS (default: the current directory) and to the filter options, as in ripgrep.\n\nExit status: 0 with results, 1 without, 2 on error.",
+    long_about = "Search a project by meaning; print hits as NDJSON.\n\nBrings the index up to date for PATHS first (unless --no-index), embeds QUERY, and prints the best chunks, best first (neighbouring chunks of one place joined into one hit of up to 40 lines), one JSON record per line: type, v, root, file (relative to root), start_line, end_line, score, text, query. Results are limited to PATHS (default: the current directory) and to the filter options, as in ripgrep.\n\nExit status: 0 with results, 1 without, 2 on error.",
     after_help = "Examples:\n  vg-query \"where are retries configured\" src/\n  vg-query -k 50 \"timeouts\" | vg-format -C 3\n  vg-query \"parse the config file\" | vg-format --files | xargs wc -l\n  vg-query \"auth\" | jq -r .file | sort -u"
 )]
 pub struct QueryCli {

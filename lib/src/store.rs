@@ -637,7 +637,7 @@ impl Store {
                     };
                     if score >= threshold {
                         scored.push((id, score));
-                        if scored.len() == k {
+                        if scored.len() == k * MERGE_SPARE {
                             break;
                         }
                     }
@@ -647,8 +647,8 @@ impl Store {
             (None, _) => scored = lexical.into_iter().map(|(id, bm25)| (id, lexical::bm25_score(bm25))).collect(),
         }
         scored.retain(|s| s.1 >= threshold);
-        scored.truncate(k);
-        self.fetch_hits(&scored)
+        scored.truncate(k * MERGE_SPARE);
+        self.fetch_hits(&scored, k)
     }
 
     /// The lexical ranking a search for `k` results fuses, for a caller that
@@ -777,7 +777,10 @@ impl Store {
             .map_err(|e| self.damaged(e))
     }
 
-    fn fetch_hits(&self, scored: &[(i64, f32)]) -> Result<Vec<Hit>> {
+    /// The hits for `scored`, best first, at most `k`: a chunk next to or
+    /// overlapping a better one of the same file joins it (`join_hit`)
+    /// instead of taking a place of its own.
+    fn fetch_hits(&self, scored: &[(i64, f32)], k: usize) -> Result<Vec<Hit>> {
         let mut fetch = self
             .conn
             .prepare_cached(
@@ -799,7 +802,13 @@ impl Store {
                 .optional()
                 .map_err(|e| self.damaged(e))?;
             // A chunk ranked from vectors in memory may since have been replaced.
-            hits.extend(hit);
+            let Some(hit) = hit else { continue };
+            if !hits.iter_mut().any(|better: &mut Hit| join_hit(better, &hit)) {
+                if hits.len() == k {
+                    break;
+                }
+                hits.push(hit);
+            }
         }
         Ok(hits)
     }
@@ -807,6 +816,40 @@ impl Store {
 
 /// How many candidates each ranking contributes before fusion.
 const CANDIDATE_POOL: usize = 100;
+
+/// Candidates looked at per result wanted, for the places that chunks
+/// joining better ones leave free.
+const MERGE_SPARE: usize = 3;
+
+/// The most lines a result grows to by taking in its neighbours.
+pub const MAX_JOINED_LINES: usize = 40;
+
+/// Extend `better` by `next` when they are neighbouring or overlapping
+/// chunks of one file (consecutive chunks of a function, say) and together
+/// span at most `MAX_JOINED_LINES`; one result for one place in the code.
+/// `better` keeps its score. False, and nothing changes, otherwise.
+pub fn join_hit(better: &mut Hit, next: &Hit) -> bool {
+    let whole_lines = |h: &Hit| h.text.split('\n').count() == h.end_line + 1 - h.start_line;
+    if better.file != next.file
+        || next.start_line > better.end_line + 1
+        || next.end_line + 1 < better.start_line
+        || better.end_line.max(next.end_line) + 1 - better.start_line.min(next.start_line) > MAX_JOINED_LINES
+        || !whole_lines(better)
+        || !whole_lines(next)
+    {
+        return false;
+    }
+    let mut lines: Vec<&str> = Vec::new();
+    let next_lines: Vec<&str> = next.text.split('\n').collect();
+    // Lines of `next` before `better`, then `better`, then lines of `next` after it.
+    lines.extend(next_lines.iter().take(better.start_line.saturating_sub(next.start_line)));
+    lines.extend(better.text.split('\n'));
+    lines.extend(next_lines.iter().skip((better.end_line + 1).saturating_sub(next.start_line)));
+    better.text = lines.join("\n");
+    better.start_line = better.start_line.min(next.start_line);
+    better.end_line = better.end_line.max(next.end_line);
+    true
+}
 
 /// What to rank by. Hybrid when both sides are present.
 #[derive(Clone, Debug, Default)]
@@ -1034,6 +1077,35 @@ mod tests {
 
     fn scope(prefixes: &[&str]) -> Scope {
         Scope { prefixes: prefixes.iter().map(|p| p.to_string()).collect(), files: None }
+    }
+
+    fn hit(start: usize, end: usize) -> Hit {
+        let text = (start..=end).map(|l| format!("line {l}")).collect::<Vec<_>>().join("\n");
+        Hit { file: "a.rs".into(), start_line: start, end_line: end, score: 0.5, text }
+    }
+
+    #[test]
+    fn neighbouring_and_overlapping_hits_join() {
+        for (better, next, joined) in [
+            ((10, 20), (18, 25), Some((10, 25))), // overlapping after
+            ((10, 20), (21, 25), Some((10, 25))), // touching after
+            ((10, 20), (4, 12), Some((4, 20))),   // overlapping before
+            ((10, 20), (4, 9), Some((4, 20))),    // touching before
+            ((10, 20), (12, 15), Some((10, 20))), // inside
+            ((10, 20), (22, 25), None),           // a line apart
+            ((10, 20), (1, 8), None),
+            ((10, 20), (20, 60), None), // would span more than MAX_JOINED_LINES
+        ] {
+            let mut a = hit(better.0, better.1);
+            let joins = join_hit(&mut a, &hit(next.0, next.1));
+            assert_eq!(joins.then_some((a.start_line, a.end_line)), joined, "{better:?} + {next:?}");
+            assert_eq!(a.text, hit(a.start_line, a.end_line).text, "the text is the joined lines");
+            assert_eq!(a.score, 0.5);
+        }
+        let mut a = hit(10, 20);
+        assert!(!join_hit(&mut a, &Hit { file: "b.rs".into(), ..hit(12, 14) }), "another file");
+        // A text whose lines do not match its span is left alone.
+        assert!(!join_hit(&mut hit(10, 20), &Hit { text: "x\ny".into(), ..hit(21, 21) }));
     }
 
     #[test]
