@@ -142,3 +142,16 @@ fn neighbouring_chunks_of_one_place_are_one_hit() {
         }
     }
 }
+
+#[test]
+fn chunks_with_only_blank_lines_between_them_are_one_hit() {
+    let t = Tree::git();
+    let text = "def add_numbers(a, b):\n    return a + b\n\n\ndef add_three_numbers(a, b, c):\n    return a + b + c\n";
+    t.write("m.py", text);
+    let o = query(&t, ".", &["--chunk-size", "60", "--chunk-overlap", "0", "--threshold", "-1", "add numbers"]);
+    assert_code(&o, 0);
+    let hits = records(&o);
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_eq!((hits[0]["start_line"].as_u64(), hits[0]["end_line"].as_u64()), (Some(1), Some(6)));
+    assert_eq!(hits[0]["text"], text.trim_end());
+}

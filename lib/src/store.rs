@@ -803,7 +803,17 @@ impl Store {
                 .map_err(|e| self.damaged(e))?;
             // A chunk ranked from vectors in memory may since have been replaced.
             let Some(hit) = hit else { continue };
-            if !hits.iter_mut().any(|better: &mut Hit| join_hit(better, &hit)) {
+            // Every line that is not blank is in a chunk, so lines in no chunk are blank.
+            let mut blank = |first: usize, last: usize| -> bool {
+                self.conn
+                    .prepare_cached(
+                        "SELECT NOT EXISTS (SELECT 1 FROM chunks c JOIN files f ON f.id = c.file_id
+                         WHERE f.path = ?1 AND c.start_line <= ?3 AND c.end_line >= ?2)",
+                    )
+                    .and_then(|mut s| s.query_row(params![hit.file, first as i64, last as i64], |r| r.get(0)))
+                    .unwrap_or(false)
+            };
+            if !hits.iter_mut().any(|better: &mut Hit| join_hit(better, &hit, &mut blank)) {
                 if hits.len() == k {
                     break;
                 }
@@ -824,30 +834,37 @@ const MERGE_SPARE: usize = 3;
 /// The most lines a result grows to by taking in its neighbours.
 pub const MAX_JOINED_LINES: usize = 40;
 
-/// Extend `better` by `next` when they are neighbouring or overlapping
-/// chunks of one file (consecutive chunks of a function, say) and together
-/// span at most `MAX_JOINED_LINES`; one result for one place in the code.
+/// Extend `better` by `next` when they are chunks of one file that overlap,
+/// touch, or have only blank lines between them (`blank(first, last)` says
+/// whether lines `first..=last` of the file are all blank), and together
+/// span at most `MAX_JOINED_LINES`: one result for one place in the code.
 /// `better` keeps its score. False, and nothing changes, otherwise.
-pub fn join_hit(better: &mut Hit, next: &Hit) -> bool {
+pub fn join_hit(better: &mut Hit, next: &Hit, blank: &mut dyn FnMut(usize, usize) -> bool) -> bool {
     let whole_lines = |h: &Hit| h.text.split('\n').count() == h.end_line + 1 - h.start_line;
-    if better.file != next.file
-        || next.start_line > better.end_line + 1
-        || next.end_line + 1 < better.start_line
-        || better.end_line.max(next.end_line) + 1 - better.start_line.min(next.start_line) > MAX_JOINED_LINES
-        || !whole_lines(better)
-        || !whole_lines(next)
-    {
+    let (start, end) = (better.start_line.min(next.start_line), better.end_line.max(next.end_line));
+    if better.file != next.file || end + 1 - start > MAX_JOINED_LINES || !whole_lines(better) || !whole_lines(next) {
         return false;
     }
-    let mut lines: Vec<&str> = Vec::new();
-    let next_lines: Vec<&str> = next.text.split('\n').collect();
-    // Lines of `next` before `better`, then `better`, then lines of `next` after it.
-    lines.extend(next_lines.iter().take(better.start_line.saturating_sub(next.start_line)));
-    lines.extend(better.text.split('\n'));
-    lines.extend(next_lines.iter().skip((better.end_line + 1).saturating_sub(next.start_line)));
-    better.text = lines.join("\n");
-    better.start_line = better.start_line.min(next.start_line);
-    better.end_line = better.end_line.max(next.end_line);
+    // The lines between them, if any, first to last.
+    let gap = if next.start_line > better.end_line + 1 {
+        Some((better.end_line + 1, next.start_line - 1))
+    } else if next.end_line + 1 < better.start_line {
+        Some((next.end_line + 1, better.start_line - 1))
+    } else {
+        None
+    };
+    if gap.is_some_and(|(first, last)| !blank(first, last)) {
+        return false;
+    }
+    let mut text: Vec<&str> = vec![""; end + 1 - start];
+    for hit in [&*next, &*better] {
+        for (i, line) in hit.text.split('\n').enumerate() {
+            text[hit.start_line - start + i] = line;
+        }
+    }
+    better.text = text.join("\n");
+    better.start_line = start;
+    better.end_line = end;
     true
 }
 
@@ -1092,20 +1109,43 @@ mod tests {
             ((10, 20), (4, 12), Some((4, 20))),   // overlapping before
             ((10, 20), (4, 9), Some((4, 20))),    // touching before
             ((10, 20), (12, 15), Some((10, 20))), // inside
-            ((10, 20), (22, 25), None),           // a line apart
-            ((10, 20), (1, 8), None),
-            ((10, 20), (20, 60), None), // would span more than MAX_JOINED_LINES
+            ((10, 20), (20, 60), None),           // would span more than MAX_JOINED_LINES
         ] {
             let mut a = hit(better.0, better.1);
-            let joins = join_hit(&mut a, &hit(next.0, next.1));
+            let joins = join_hit(&mut a, &hit(next.0, next.1), &mut |_, _| panic!("no gap to look at"));
             assert_eq!(joins.then_some((a.start_line, a.end_line)), joined, "{better:?} + {next:?}");
             assert_eq!(a.text, hit(a.start_line, a.end_line).text, "the text is the joined lines");
             assert_eq!(a.score, 0.5);
         }
         let mut a = hit(10, 20);
-        assert!(!join_hit(&mut a, &Hit { file: "b.rs".into(), ..hit(12, 14) }), "another file");
+        assert!(!join_hit(&mut a, &Hit { file: "b.rs".into(), ..hit(12, 14) }, &mut |_, _| true), "another file");
         // A text whose lines do not match its span is left alone.
-        assert!(!join_hit(&mut hit(10, 20), &Hit { text: "x\ny".into(), ..hit(21, 21) }));
+        assert!(!join_hit(&mut hit(10, 20), &Hit { text: "x\ny".into(), ..hit(21, 21) }, &mut |_, _| true));
+    }
+
+    #[test]
+    fn hits_join_across_blank_lines_only() {
+        let mut asked = Vec::new();
+        let mut a = hit(10, 20);
+        assert!(!join_hit(&mut a, &hit(23, 25), &mut |f, l| {
+            asked.push((f, l));
+            false
+        }));
+        assert_eq!((a.start_line, a.end_line), (10, 20));
+        assert!(join_hit(&mut a, &hit(23, 25), &mut |f, l| {
+            asked.push((f, l));
+            true
+        }));
+        assert!(join_hit(&mut a, &hit(4, 7), &mut |f, l| {
+            asked.push((f, l));
+            true
+        }));
+        assert_eq!(asked, [(21, 22), (21, 22), (8, 9)]);
+        assert_eq!((a.start_line, a.end_line), (4, 25));
+        let lines: Vec<&str> = a.text.split('\n').collect();
+        assert_eq!(lines.len(), 22);
+        assert_eq!((lines[0], lines[3], lines[4], lines[5], lines[6]), ("line 4", "line 7", "", "", "line 10"));
+        assert_eq!((lines[16], lines[17], lines[18], lines[19]), ("line 20", "", "", "line 23"));
     }
 
     #[test]
