@@ -296,13 +296,15 @@ struct Piece {
 /// structure: it bounds the work on pathological nesting.
 const MAX_NESTING: usize = 64;
 
+/// Cuts a file's outline into pieces of about `size` characters.
 struct Splitter<'o, 'a> {
     outline: &'o Outline<'a>,
     size: usize,
 }
 
 impl Splitter<'_, '_> {
-    /// Cut `[a, b)` into pieces of at most `size` characters, at the
+    /// Cut `[a, b)` into pieces of at most `size` characters (twice that
+    /// where a unit's opening or closing lines stay with its body), at the
     /// boundaries of the largest units that fit, packing neighbouring whole
     /// units together.
     fn split(&self, a: usize, b: usize, nesting: usize, out: &mut Vec<Piece>) {

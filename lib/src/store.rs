@@ -637,7 +637,7 @@ impl Store {
                     };
                     if score >= threshold {
                         scored.push((id, score));
-                        if scored.len() == k * MERGE_SPARE {
+                        if scored.len() == k * JOIN_SPARE {
                             break;
                         }
                     }
@@ -647,7 +647,7 @@ impl Store {
             (None, _) => scored = lexical.into_iter().map(|(id, bm25)| (id, lexical::bm25_score(bm25))).collect(),
         }
         scored.retain(|s| s.1 >= threshold);
-        scored.truncate(k * MERGE_SPARE);
+        scored.truncate(k * JOIN_SPARE);
         self.fetch_hits(&scored, k)
     }
 
@@ -777,9 +777,9 @@ impl Store {
             .map_err(|e| self.damaged(e))
     }
 
-    /// The hits for `scored`, best first, at most `k`: a chunk next to or
-    /// overlapping a better one of the same file joins it (`join_hit`)
-    /// instead of taking a place of its own.
+    /// The hits for `scored`, best first, at most `k`: a chunk overlapping,
+    /// touching or only blank lines away from a better one of the same file
+    /// joins it (`join_hit`) instead of taking a place of its own.
     fn fetch_hits(&self, scored: &[(i64, f32)], k: usize) -> Result<Vec<Hit>> {
         let mut fetch = self
             .conn
@@ -803,7 +803,8 @@ impl Store {
                 .map_err(|e| self.damaged(e))?;
             // A chunk ranked from vectors in memory may since have been replaced.
             let Some(hit) = hit else { continue };
-            // Every line that is not blank is in a chunk, so lines in no chunk are blank.
+            // Every line that is not blank is in a chunk, so lines in no chunk
+            // are blank. A failed lookup counts as not blank: no join.
             let mut blank = |first: usize, last: usize| -> bool {
                 self.conn
                     .prepare_cached(
@@ -829,7 +830,7 @@ const CANDIDATE_POOL: usize = 100;
 
 /// Candidates looked at per result wanted, for the places that chunks
 /// joining better ones leave free.
-const MERGE_SPARE: usize = 3;
+const JOIN_SPARE: usize = 3;
 
 /// The most lines a result grows to by taking in its neighbours.
 pub const MAX_JOINED_LINES: usize = 40;
@@ -857,7 +858,7 @@ pub fn join_hit(better: &mut Hit, next: &Hit, blank: &mut dyn FnMut(usize, usize
         return false;
     }
     let mut text: Vec<&str> = vec![""; end + 1 - start];
-    for hit in [&*next, &*better] {
+    for hit in [next, &*better] {
         for (i, line) in hit.text.split('\n').enumerate() {
             text[hit.start_line - start + i] = line;
         }
