@@ -188,7 +188,8 @@ fn code_outline(lines: &[&str]) -> (Vec<usize>, Vec<Role>) {
         } else if in_block_comment && trimmed.contains("*/") {
             in_block_comment = false;
         }
-        role.push(if comment || trimmed.starts_with('@') || trimmed.starts_with("#[") {
+        // `is_comment` takes `#` lines, Rust's `#[attributes]` among them.
+        role.push(if comment || trimmed.starts_with('@') {
             Role::Lead
         } else if is_closer(trimmed) {
             Role::Closer
