@@ -97,13 +97,19 @@ pub fn split_identifier(word: &str) -> Vec<String> {
     parts
 }
 
-/// Words of questions that say nothing about code.
+/// Words of questions that say nothing about code. Verbs that are also
+/// the parts of identifiers (`get`, `handle`, `find`, `use`, `show`:
+/// `getLogger`, `handleError`, `find_caller`) are not among them: "get a
+/// logger" should match `getLogger` on both words, and BM25's IDF already
+/// gives little weight to those that are everywhere. Dropping them from
+/// this list moved hybrid mrr@10 on the dev evals from 0.550 / 0.622 /
+/// 0.432 to 0.558 / 0.623 / 0.431.
 const STOP_WORDS: &[&str] = &[
-    "a", "about", "an", "and", "any", "are", "as", "at", "be", "by", "can", "do", "does", "doing", "for", "from", "get",
-    "gets", "how", "if", "in", "into", "is", "it", "its", "of", "on", "or", "so", "that", "the", "their", "them",
-    "then", "there", "these", "this", "those", "to", "via", "was", "we", "were", "what", "when", "where", "which",
-    "while", "who", "why", "with", "you", "your", "code", "function", "functions", "method", "methods", "implementation",
-    "implemented", "handle", "handled", "handles", "logic", "find", "show", "used", "use", "uses",
+    "a", "about", "an", "and", "any", "are", "as", "at", "be", "by", "can", "do", "does", "doing", "for", "from", "how",
+    "if", "in", "into", "is", "it", "its", "of", "on", "or", "so", "that", "the", "their", "them", "then", "there",
+    "these", "this", "those", "to", "via", "was", "we", "were", "what", "when", "where", "which", "while", "who", "why",
+    "with", "you", "your", "code", "function", "functions", "method", "methods", "implementation", "implemented",
+    "logic",
 ];
 
 /// Reciprocal-rank fusion's damping constant: ranks below ~60 matter little.
@@ -168,6 +174,9 @@ mod tests {
         assert_eq!(match_expression("how is it"), None);
         assert_eq!(match_expression("?!#"), None);
         assert_eq!(match_expression("parse_config parse").unwrap(), r#""parse" OR "config" OR "parseconfig""#);
+        // Verbs that name code (getLogger, handleError) are searched for.
+        assert_eq!(match_expression("how do we get the logger").unwrap(), r#""get" OR "logger""#);
+        assert_eq!(match_expression("handle errors").unwrap(), r#""handle" OR "errors""#);
     }
 
     #[test]
