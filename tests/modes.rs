@@ -96,8 +96,8 @@ fn indexes_from_before_are_rebuilt_with_a_note() {
     let db_path = t.path().join(".vecgrep/index.db");
     for (downgrade, because) in [
         ("DROP TABLE chunks_fts; UPDATE meta SET value = '1' WHERE key = 'schema';", "schema 1"),
-        ("DELETE FROM meta WHERE key = 'chunk_format';", "chunk format 1 -> 6"),
-        ("UPDATE meta SET value = '4' WHERE key = 'chunk_format';", "chunk format 4 -> 6"),
+        ("DELETE FROM meta WHERE key = 'chunk_format';", "chunk format 1 -> 7"),
+        ("UPDATE meta SET value = '6' WHERE key = 'chunk_format';", "chunk format 6 -> 7"),
     ] {
         assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
         rusqlite::Connection::open(&db_path).unwrap().execute_batch(downgrade).unwrap();

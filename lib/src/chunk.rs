@@ -24,7 +24,10 @@
 /// line's words count `lexical::CONTEXT_WEIGHT` times in the word index.
 /// 5: chunks start and end at unit boundaries (`Syntax`), not line windows.
 /// 6: the word index also counts what a chunk defines (`Context::words`).
-pub const FORMAT: u32 = 6;
+/// 7: embedded with the feed-forward output projections in int8 too, but for
+/// their widest input channels (`int8::Precision::Int8ButWidest`), whose
+/// vectors differ slightly from format 6's.
+pub const FORMAT: u32 = 7;
 
 /// What the model is given for a chunk: its context line, a newline, its text.
 pub fn embedded_text(context: &str, text: &str) -> String {

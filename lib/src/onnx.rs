@@ -31,6 +31,7 @@ pub(crate) const TENSOR_RAW_DATA: u32 = 9;
 pub(crate) const VALUE_INFO_NAME: u32 = 1;
 pub(crate) const TYPE_FLOAT: u64 = 1;
 pub(crate) const TYPE_INT8: u64 = 3;
+pub(crate) const TYPE_INT64: u64 = 7;
 
 pub(crate) const WIRE_VARINT: u8 = 0;
 pub(crate) const WIRE_I64: u8 = 1;
@@ -225,6 +226,28 @@ pub(crate) fn reshape_tensor(data: &[u8], dims: &[u64]) -> Result<Vec<u8>> {
     Ok(out)
 }
 
+
+/// An initializer's `raw_data`, the form every tensor of the models we
+/// rewrite takes; None when its values are stored another way.
+pub(crate) fn raw_data(data: &[u8]) -> Option<&[u8]> {
+    parse(data).ok()?.into_iter().find(|f| f.num == TENSOR_RAW_DATA && f.wire == WIRE_LEN).map(|f| f.data)
+}
+
+/// An initializer, encoded: `raw` holds its values, little-endian.
+pub(crate) fn encode_tensor(name: &str, data_type: u64, dims: &[u64], raw: &[u8]) -> Vec<u8> {
+    let mut t = Vec::with_capacity(raw.len() + name.len() + 32);
+    let mut packed = Vec::new();
+    for d in dims {
+        write_varint(&mut packed, *d);
+    }
+    write_bytes(&mut t, TENSOR_DIMS, &packed);
+    let mut kind = Vec::new();
+    write_varint(&mut kind, data_type);
+    write_field(&mut t, TENSOR_DATA_TYPE, WIRE_VARINT, &kind);
+    write_bytes(&mut t, TENSOR_NAME, name.as_bytes());
+    write_bytes(&mut t, TENSOR_RAW_DATA, raw);
+    t
+}
 
 /// The value of a float initializer holding one number (a scalar or a
 /// tensor of one element), in `raw_data` or `float_data`; None otherwise.
