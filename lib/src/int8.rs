@@ -30,7 +30,7 @@ use std::collections::{HashMap, HashSet};
 use crate::onnx::*;
 
 /// Changes whenever the rewrite does, so that caches of its output are rebuilt.
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
 
 /// A weight `Mul(Cast(q), scale)` that a MatMul may use in int8 instead.
 struct Weight {
@@ -133,6 +133,9 @@ pub fn rewrite(model: &[u8], precision: &dyn Fn(u64, u64) -> Precision) -> Resul
     // MatMul(X, weight) -> DynamicQuantizeMatMul(X, q, scale), where the weight feeds nothing else.
     let mut replaced: HashMap<usize, Vec<u8>> = HashMap::new();
     let mut added_initializers: Vec<Vec<u8>> = Vec::new();
+    // Initializers given new values (encoded whole), and those no longer used.
+    let mut rewritten: HashMap<String, Vec<u8>> = HashMap::new();
+    let mut removed_initializers: HashSet<String> = HashSet::new();
     let mut dropped: HashSet<usize> = HashSet::new();
     let mut reshaped: HashMap<String, Vec<u64>> = HashMap::new();
     let mut expansions: HashMap<usize, Vec<Vec<u8>>> = HashMap::new();
@@ -168,15 +171,18 @@ pub fn rewrite(model: &[u8], precision: &dyn Fn(u64, u64) -> Precision) -> Resul
             continue;
         }
         if let Precision::Int8ButWidest(count) = how {
-            let feeder = feeding_weight(&n.inputs[0], w.shape.0, &nodes, &producer, &weights);
-            let Some(widest) = feeder.and_then(|f| widest_channels(f, values(&f.quantized)?, values(&f.scale)?, count)) else {
+            let Some(feeder) = feeding_weight(&n.inputs[0], w.shape.0, &nodes, &producer, &weights, &initializers, &users)
+            else {
                 continue;
             };
-            let (Some(q), Some(scale)) = (values(&w.quantized), values(&w.scale)) else { continue };
-            let (x, out) = (n.inputs[0].as_str(), n.outputs[0].as_str());
-            let Some(split) = split_product(x, out, w, q, scale, &widest) else { continue };
+            if feeder.tensors().any(|t| rewritten.contains_key(t)) {
+                continue; // fed to two products: its order is already chosen
+            }
+            let Some(split) = split_product(&n.inputs[0], &n.outputs[0], w, &feeder, count, &values) else { continue };
             expansions.insert(*i, split.nodes);
-            added_initializers.extend(split.initializers);
+            added_initializers.extend(split.added);
+            rewritten.extend(split.rewritten);
+            removed_initializers.insert(w.quantized.clone());
             replaced_count += 1;
             dropped.insert(nodes[w.mul_node].0);
             dropped.insert(nodes[w.cast_node].0);
@@ -225,10 +231,15 @@ pub fn rewrite(model: &[u8], precision: &dyn Fn(u64, u64) -> Precision) -> Resul
         }
         if f.num == GRAPH_INITIALIZER {
             let t = tensor(f.data)?;
-            if let Some(dims) = reshaped.get(&t.name) {
-                write_bytes(&mut new_graph, GRAPH_INITIALIZER, &reshape_tensor(f.data, dims)?);
+            if removed_initializers.contains(&t.name) {
                 continue;
             }
+            let data = rewritten.get(&t.name).map_or(f.data, Vec::as_slice);
+            match reshaped.get(&t.name) {
+                Some(dims) => write_bytes(&mut new_graph, GRAPH_INITIALIZER, &reshape_tensor(data, dims)?),
+                None => write_bytes(&mut new_graph, GRAPH_INITIALIZER, data),
+            }
+            continue;
         }
         if f.num == GRAPH_VALUE_INFO {
             // Shapes recorded for tensors that no longer exist, or changed shape.
@@ -251,40 +262,73 @@ pub fn rewrite(model: &[u8], precision: &dyn Fn(u64, u64) -> Precision) -> Resul
 /// through which a channel of a product's output stays that channel.
 const ELEMENTWISE: &[&str] = &["Add", "Sub", "Mul", "Div", "Erf", "Gelu", "FastGelu", "BiasGelu", "Tanh", "Sigmoid", "Relu", "Pow"];
 
-/// The int8 weight of the MatMul whose output, through elementwise steps
-/// only, is `input`, when it has `channels` columns: for a feed-forward
-/// layer's output projection, its input projection.
+/// The product whose output channels, through elementwise steps, are a
+/// product's input channels: for a feed-forward layer's output projection,
+/// its input projection, and the bias added on the way.
+struct Feeder<'a> {
+    weight: &'a Weight,
+    /// Float vectors with one value per channel on the way (biases).
+    per_channel: Vec<String>,
+}
+
+impl Feeder<'_> {
+    /// The initializers whose values follow the order of the channels.
+    fn tensors(&self) -> impl Iterator<Item = &str> {
+        [self.weight.quantized.as_str(), self.weight.scale.as_str()].into_iter().chain(self.per_channel.iter().map(String::as_str))
+    }
+}
+
+/// The `Feeder` of `input`, a product's input with `channels` channels; None
+/// unless every step on the way is elementwise with scalars or per-channel
+/// vectors used nowhere else, so that the channels can be put in another
+/// order without changing what the model computes.
 fn feeding_weight<'a>(
     input: &str,
     channels: u64,
     nodes: &[(usize, Node)],
     producer: &HashMap<&str, usize>,
     weights: &'a HashMap<&str, Weight>,
-) -> Option<&'a Weight> {
+    initializers: &HashMap<String, Tensor>,
+    users: &HashMap<&str, Vec<usize>>,
+) -> Option<Feeder<'a>> {
     let mut pending = vec![input];
     let mut seen = HashSet::new();
+    let mut per_channel = Vec::new();
+    let mut found = None;
     while let Some(name) = pending.pop() {
-        let Some(&k) = producer.get(name) else { continue };
+        if let Some(t) = initializers.get(name) {
+            let values: u64 = t.dims.iter().product();
+            if values == channels && t.data_type == TYPE_FLOAT && users.get(name).is_some_and(|u| u.len() == 1) {
+                per_channel.push(name.to_string());
+            } else if values != 1 {
+                return None;
+            }
+            continue;
+        }
+        let &k = producer.get(name)?; // a graph input: not computed here
         if !seen.insert(k) || seen.len() > 32 {
             continue;
         }
         let n = &nodes[k].1;
         if n.op_type == "MatMul" && n.domain.is_empty() && n.inputs.len() == 2 {
-            if let Some(w) = weights.get(n.inputs[1].as_str()).filter(|w| w.per_column && w.shape.1 == channels) {
-                return Some(w);
+            let w = weights.get(n.inputs[1].as_str()).filter(|w| w.per_column && w.shape.1 == channels)?;
+            if found.is_some_and(|f: &Weight| f.quantized != w.quantized) {
+                return None;
             }
+            found = Some(w);
             continue;
         }
-        if ELEMENTWISE.contains(&n.op_type.as_str()) {
-            pending.extend(n.inputs.iter().map(String::as_str));
+        if !ELEMENTWISE.contains(&n.op_type.as_str()) || !n.domain.is_empty() {
+            return None;
         }
+        pending.extend(n.inputs.iter().map(String::as_str));
     }
-    None
+    Some(Feeder { weight: found?, per_channel })
 }
 
 /// The `count` columns of `weight` (int8 values `q`, one fp32 scale per
-/// column) with the largest entries, in column order: the output channels
-/// that product can make widest. None when the values are not as its shape says.
+/// column) with the largest entries: the output channels that product can
+/// make widest. None when the values are not as its shape says.
 fn widest_channels(weight: &Weight, q: &[u8], scale: &[u8], count: usize) -> Option<Vec<usize>> {
     let (rows, cols) = (weight.shape.0 as usize, weight.shape.1 as usize);
     if rows.checked_mul(cols) != Some(q.len()) || cols.checked_mul(4) != Some(scale.len()) || count == 0 || count >= cols {
@@ -300,7 +344,6 @@ fn widest_channels(weight: &Weight, q: &[u8], scale: &[u8], count: usize) -> Opt
     let mut order: Vec<usize> = (0..cols).collect();
     order.sort_by(|&a, &b| width(b).total_cmp(&width(a)).then(a.cmp(&b)));
     order.truncate(count);
-    order.sort_unstable();
     Some(order)
 }
 
@@ -308,48 +351,82 @@ fn float_at(raw: &[u8], i: usize) -> f32 {
     f32::from_le_bytes([raw[4 * i], raw[4 * i + 1], raw[4 * i + 2], raw[4 * i + 3]])
 }
 
-/// The nodes and new initializers that compute `MatMul(x, weight)` as
-/// `Add(DynamicQuantizeMatMul(Mul(x, keep), q, scale), MatMul(Gather(x, widest), wide))`:
-/// `keep` zeroes the `widest` input channels for the int8 product, and
-/// `wide` holds their rows of the weight in fp32.
+/// `MatMul(x, weight)` computed as
+/// `Add(DynamicQuantizeMatMul(Slice(x, w..), narrow, scale), MatMul(Slice(x, ..w), wide))`.
+/// The feeder's output channels are first put in a new order, the `w`
+/// widest first (its weight's columns, its scales and its biases; and the
+/// weight's rows to match), which changes nothing the model computes but
+/// makes each part one contiguous slice. `wide` holds the weight's first
+/// `w` rows in fp32, `narrow` the rest in int8.
 struct Split {
     nodes: Vec<Vec<u8>>,
-    initializers: Vec<Vec<u8>>,
+    added: Vec<Vec<u8>>,
+    rewritten: Vec<(String, Vec<u8>)>,
 }
 
-fn split_product(x: &str, out: &str, weight: &Weight, q: &[u8], scale: &[u8], widest: &[usize]) -> Option<Split> {
+fn split_product<'a>(
+    x: &str,
+    out: &str,
+    weight: &Weight,
+    feeder: &Feeder<'_>,
+    count: usize,
+    values: &dyn Fn(&str) -> Option<&'a [u8]>,
+) -> Option<Split> {
     let (rows, cols) = (weight.shape.0 as usize, weight.shape.1 as usize);
-    if rows.checked_mul(cols) != Some(q.len()) || cols.checked_mul(4) != Some(scale.len()) || widest.iter().any(|&r| r >= rows) {
+    let (q, scale) = (values(&weight.quantized)?, values(&weight.scale)?);
+    let up = feeder.weight;
+    let (up_q, up_scale) = (values(&up.quantized)?, values(&up.scale)?);
+    if rows.checked_mul(cols) != Some(q.len()) || cols.checked_mul(4) != Some(scale.len()) || up.shape.1 as usize != rows {
         return None;
     }
-    let mut keep = vec![1f32; rows];
-    let mut wide: Vec<u8> = Vec::with_capacity(widest.len() * cols * 4);
-    for &r in widest {
-        keep[r] = 0.0;
+    let mut order = widest_channels(up, up_q, up_scale, count)?;
+    let wide_rows = order.len();
+    let chosen: HashSet<usize> = order.iter().copied().collect();
+    order.extend((0..rows).filter(|r| !chosen.contains(r)));
+
+    let mut rewritten = Vec::new();
+    let up_rows = up.shape.0 as usize;
+    let permuted_q: Vec<u8> = (0..up_rows).flat_map(|i| order.iter().map(move |&j| up_q[i * rows + j])).collect();
+    rewritten.push((up.quantized.clone(), encode_tensor(&up.quantized, TYPE_INT8, &[up.shape.0, up.shape.1], &permuted_q)));
+    let floats_in_order = |raw: &[u8]| order.iter().flat_map(|&j| raw[4 * j..4 * j + 4].to_vec()).collect::<Vec<u8>>();
+    rewritten.push((up.scale.clone(), encode_tensor(&up.scale, TYPE_FLOAT, &[1, up.shape.1], &floats_in_order(up_scale))));
+    for name in &feeder.per_channel {
+        let raw = values(name)?;
+        if raw.len() != rows * 4 {
+            return None;
+        }
+        rewritten.push((name.clone(), encode_tensor(name, TYPE_FLOAT, &[rows as u64], &floats_in_order(raw))));
+    }
+
+    let mut wide: Vec<u8> = Vec::with_capacity(wide_rows * cols * 4);
+    for &r in &order[..wide_rows] {
         for (c, &v) in q[r * cols..(r + 1) * cols].iter().enumerate() {
             wide.extend_from_slice(&(f32::from(v as i8) * float_at(scale, c)).to_le_bytes());
         }
     }
-    let keep_raw: Vec<u8> = keep.iter().flat_map(|v| v.to_le_bytes()).collect();
-    let index_raw: Vec<u8> = widest.iter().flat_map(|&r| (r as i64).to_le_bytes()).collect();
+    let narrow: Vec<u8> = order[wide_rows..].iter().flat_map(|&r| q[r * cols..(r + 1) * cols].to_vec()).collect();
     let name = |part: &str| format!("{out}_vg_{part}");
-    let (keep_name, index_name, wide_name) = (name("keep"), name("widest"), name("wide_weight"));
-    let (narrow_in, narrow, wide_in, wide_out) = (name("narrow_input"), name("narrow"), name("wide_input"), name("wide"));
-    // Gather along the last axis (-1), whatever the input's rank.
-    let last_axis = u64::MAX;
+    let int64 = |n: &str, v: i64| encode_tensor(n, TYPE_INT64, &[1], &v.to_le_bytes());
+    let (start, middle, end, last_axis) = (name("start"), name("middle"), name("end"), name("last_axis"));
+    let (wide_in, narrow_in, wide_out, narrow_out) = (name("wide_input"), name("narrow_input"), name("wide"), name("narrow"));
+    let (wide_weight, narrow_weight) = (name("wide_weight"), name("narrow_weight"));
     Some(Split {
         nodes: vec![
-            encode_node(&narrow_in, "Mul", &[x, &keep_name], &[&narrow_in], &[]),
-            encode_contrib_node(&narrow, "DynamicQuantizeMatMul", &[&narrow_in, &weight.quantized, &weight.scale], &[&narrow]),
-            encode_node(&wide_in, "Gather", &[x, &index_name], &[&wide_in], &[("axis", last_axis)]),
-            encode_node(&wide_out, "MatMul", &[&wide_in, &wide_name], &[&wide_out], &[]),
-            encode_node(&name("sum"), "Add", &[&narrow, &wide_out], &[out], &[]),
+            encode_node(&wide_in, "Slice", &[x, &start, &middle, &last_axis], &[&wide_in], &[]),
+            encode_node(&narrow_in, "Slice", &[x, &middle, &end, &last_axis], &[&narrow_in], &[]),
+            encode_node(&wide_out, "MatMul", &[&wide_in, &wide_weight], &[&wide_out], &[]),
+            encode_contrib_node(&narrow_out, "DynamicQuantizeMatMul", &[&narrow_in, &narrow_weight, &weight.scale], &[&narrow_out]),
+            encode_node(&name("sum"), "Add", &[&narrow_out, &wide_out], &[out], &[]),
         ],
-        initializers: vec![
-            encode_tensor(&keep_name, TYPE_FLOAT, &[rows as u64], &keep_raw),
-            encode_tensor(&index_name, TYPE_INT64, &[widest.len() as u64], &index_raw),
-            encode_tensor(&wide_name, TYPE_FLOAT, &[widest.len() as u64, cols as u64], &wide),
+        added: vec![
+            int64(&start, 0),
+            int64(&middle, wide_rows as i64),
+            int64(&end, rows as i64),
+            int64(&last_axis, -1),
+            encode_tensor(&wide_weight, TYPE_FLOAT, &[wide_rows as u64, cols as u64], &wide),
+            encode_tensor(&narrow_weight, TYPE_INT8, &[(rows - wide_rows) as u64, cols as u64], &narrow),
         ],
+        rewritten,
     })
 }
 
@@ -381,7 +458,7 @@ mod tests {
         }
         write_field(&mut t, TENSOR_DATA_TYPE, WIRE_VARINT, &[data_type as u8]);
         write_bytes(&mut t, TENSOR_NAME, name.as_bytes());
-        write_bytes(&mut t, 9, &vec![0u8; 4]); // raw_data, content irrelevant here
+        write_bytes(&mut t, 9, &[0u8; 4]); // raw_data, content irrelevant here
         t
     }
 
@@ -470,14 +547,15 @@ mod tests {
         assert_eq!(cast.outputs, vec!["e_vg_float"]);
     }
 
-    /// x -> MatMul(x, up) -> Gelu -> MatMul(., down) -> y, with real values:
-    /// `up` is 2x4 and its column 2 holds its largest entry; `down` is 4x2.
+    /// x -> MatMul(x, up) -> Add(., bias) -> Gelu -> MatMul(., down) -> y,
+    /// with real values: `up` is 2x4 and its column 2 holds its largest
+    /// entry; `down` is 4x2.
     fn feed_forward_model() -> Vec<u8> {
         let floats = |v: &[f32]| v.iter().flat_map(|f| f.to_le_bytes()).collect::<Vec<u8>>();
         let ints = |v: &[i8]| v.iter().map(|&i| i as u8).collect::<Vec<u8>>();
         let mut g = Vec::new();
         for (q, s, w, dims, values, scales) in [
-            ("up_q", "up_s", "up", [2, 4], ints(&[1, -2, 3, 4, 5, 6, -100, 8]), floats(&[1.0, 1.0, 1.0, 2.0])),
+            ("up_q", "up_s", "up", [2, 4], ints(&[1, -2, 3, 4, 5, 6, -100, 8]), floats(&[1.0, 1.5, 1.0, 2.0])),
             ("down_q", "down_s", "down", [4, 2], ints(&[1, 2, 3, 4, 5, -6, 7, 8]), floats(&[0.5, 0.25])),
         ] {
             write_bytes(&mut g, GRAPH_INITIALIZER, &encode_tensor(q, TYPE_INT8, &dims, &values));
@@ -485,7 +563,9 @@ mod tests {
             write_bytes(&mut g, GRAPH_NODE, &node_bytes("Cast", &[q], &[&format!("{q}_f")]));
             write_bytes(&mut g, GRAPH_NODE, &node_bytes("Mul", &[&format!("{q}_f"), s], &[w]));
         }
-        write_bytes(&mut g, GRAPH_NODE, &node_bytes("MatMul", &["x", "up"], &["h"]));
+        write_bytes(&mut g, GRAPH_INITIALIZER, &encode_tensor("bias", TYPE_FLOAT, &[4], &floats(&[0.1, 0.2, 0.3, 0.4])));
+        write_bytes(&mut g, GRAPH_NODE, &node_bytes("MatMul", &["x", "up"], &["h0"]));
+        write_bytes(&mut g, GRAPH_NODE, &node_bytes("Add", &["h0", "bias"], &["h"]));
         write_bytes(&mut g, GRAPH_NODE, &node_bytes("Gelu", &["h"], &["a"]));
         write_bytes(&mut g, GRAPH_NODE, &node_bytes("MatMul", &["a", "down"], &["y"]));
         let mut m = Vec::new();
@@ -493,11 +573,11 @@ mod tests {
         m
     }
 
-    fn initializer_values(model: &[u8], name: &str) -> (Vec<u64>, Vec<u8>) {
+    fn initializer_values(model: &[u8], name: &str) -> Option<(Vec<u64>, Vec<u8>)> {
         let top = parse(model).unwrap();
         let graph = parse(top.iter().find(|f| f.num == MODEL_GRAPH).unwrap().data).unwrap();
-        let f = graph.iter().filter(|f| f.num == GRAPH_INITIALIZER).find(|f| tensor(f.data).unwrap().name == name).unwrap();
-        (tensor(f.data).unwrap().dims, raw_data(f.data).unwrap().to_vec())
+        let f = graph.iter().filter(|f| f.num == GRAPH_INITIALIZER).find(|f| tensor(f.data).unwrap().name == name)?;
+        Some((tensor(f.data).unwrap().dims, raw_data(f.data).unwrap().to_vec()))
     }
 
     #[test]
@@ -510,27 +590,36 @@ mod tests {
             ops(&out),
             vec![
                 ("DynamicQuantizeMatMul".to_string(), s(&["x", "up_q", "up_s"])),
+                ("Add".to_string(), s(&["h0", "bias"])),
                 ("Gelu".to_string(), s(&["h"])),
-                ("Mul".to_string(), s(&["a", "y_vg_keep"])),
-                ("DynamicQuantizeMatMul".to_string(), s(&["y_vg_narrow_input", "down_q", "down_s"])),
-                ("Gather".to_string(), s(&["a", "y_vg_widest"])),
+                ("Slice".to_string(), s(&["a", "y_vg_start", "y_vg_middle", "y_vg_last_axis"])),
+                ("Slice".to_string(), s(&["a", "y_vg_middle", "y_vg_end", "y_vg_last_axis"])),
                 ("MatMul".to_string(), s(&["y_vg_wide_input", "y_vg_wide_weight"])),
+                ("DynamicQuantizeMatMul".to_string(), s(&["y_vg_narrow_input", "y_vg_narrow_weight", "down_s"])),
                 ("Add".to_string(), s(&["y_vg_narrow", "y_vg_wide"])),
             ]
         );
-        // Column 2 of `up` is widest (|-100| x 1.0 against 8 x 2.0), so input
-        // channel 2 of `down` is zeroed for int8 and multiplied in fp32.
         let floats = |raw: Vec<u8>| raw.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect::<Vec<_>>();
-        let (dims, keep) = initializer_values(&out, "y_vg_keep");
-        assert_eq!((dims, floats(keep)), (vec![4], vec![1.0, 1.0, 0.0, 1.0]));
-        let (dims, widest) = initializer_values(&out, "y_vg_widest");
-        assert_eq!((dims, widest), (vec![1], 2i64.to_le_bytes().to_vec()));
-        let (dims, wide) = initializer_values(&out, "y_vg_wide_weight");
-        assert_eq!((dims, floats(wide)), (vec![1, 2], vec![5.0 * 0.5, -6.0 * 0.25]));
-        let top = parse(&out).unwrap();
-        let graph = parse(top.iter().find(|f| f.num == MODEL_GRAPH).unwrap().data).unwrap();
-        let gather = graph.iter().filter(|f| f.num == GRAPH_NODE).map(|f| node(f.data).unwrap()).find(|n| n.op_type == "Gather").unwrap();
-        assert_eq!(gather.attributes, vec![("axis".to_string(), -1)], "the last axis, whatever the rank");
+        let ints = |raw: Vec<u8>| raw.into_iter().map(|b| b as i8).collect::<Vec<_>>();
+        let int64s = |raw: Vec<u8>| raw.chunks_exact(8).map(|b| i64::from_le_bytes(b.try_into().unwrap())).collect::<Vec<_>>();
+        let get = |name: &str| initializer_values(&out, name).unwrap();
+        // Widths of up's columns: 5, 9, 100 and 16, so channel 2 goes first
+        // and the others keep their order: 2, 0, 1, 3. up's columns, its
+        // scales and the bias follow that order; down's rows too.
+        assert_eq!(ints(get("up_q").1), [3, 1, -2, 4, -100, 5, 6, 8]);
+        assert_eq!(get("up_s"), (vec![4], floats_bytes(&[1.0, 1.0, 1.5, 2.0])));
+        assert_eq!(floats(get("bias").1), [0.3, 0.1, 0.2, 0.4]);
+        assert_eq!(get("y_vg_wide_weight").0, [1, 2]);
+        assert_eq!(floats(get("y_vg_wide_weight").1), [5.0 * 0.5, -6.0 * 0.25]);
+        assert_eq!(get("y_vg_narrow_weight").0, [3, 2]);
+        assert_eq!(ints(get("y_vg_narrow_weight").1), [1, 2, 3, 4, 7, 8]);
+        let slice_bounds: Vec<i64> = ["start", "middle", "end", "last_axis"].iter().flat_map(|p| int64s(get(&format!("y_vg_{p}")).1)).collect();
+        assert_eq!(slice_bounds, [0, 1, 4, -1]);
+        assert!(initializer_values(&out, "down_q").is_none(), "the unsplit weight is gone");
+    }
+
+    fn floats_bytes(v: &[f32]) -> Vec<u8> {
+        v.iter().flat_map(|f| f.to_le_bytes()).collect()
     }
 
     #[test]
@@ -540,7 +629,7 @@ mod tests {
         let (out, n) = rewrite(&feed_forward_model(), &|_, _| Precision::Int8ButWidest(1)).unwrap();
         assert_eq!(n, 1);
         let kinds: Vec<String> = ops(&out).into_iter().map(|o| o.0).collect();
-        assert_eq!(kinds, ["Cast", "Mul", "MatMul", "Gelu", "Mul", "DynamicQuantizeMatMul", "Gather", "MatMul", "Add"]);
+        assert_eq!(kinds, ["Cast", "Mul", "MatMul", "Add", "Gelu", "Slice", "Slice", "MatMul", "DynamicQuantizeMatMul", "Add"]);
     }
 
     #[test]
