@@ -30,7 +30,7 @@ use std::collections::{HashMap, HashSet};
 use crate::onnx::*;
 
 /// Changes whenever the rewrite does, so that caches of its output are rebuilt.
-pub const VERSION: u32 = 4;
+pub const VERSION: u32 = 5;
 
 /// A weight `Mul(Cast(q), scale)` that a MatMul may use in int8 instead.
 struct Weight {
@@ -171,7 +171,7 @@ pub fn rewrite(model: &[u8], precision: &dyn Fn(u64, u64) -> Precision) -> Resul
             continue;
         }
         if let Precision::Int8ButWidest(count) = how {
-            let Some(feeder) = feeding_weight(&n.inputs[0], w.shape.0, &nodes, &producer, &weights, &initializers, &users)
+            let Some(feeder) = feeding_weight(&n.inputs[0], k, w.shape.0, &nodes, &producer, &weights, &initializers, &users)
             else {
                 continue;
             };
@@ -267,23 +267,25 @@ const ELEMENTWISE: &[&str] = &["Add", "Sub", "Mul", "Div", "Erf", "Gelu", "FastG
 /// its input projection, and the bias added on the way.
 struct Feeder<'a> {
     weight: &'a Weight,
-    /// Float vectors with one value per channel on the way (biases).
-    per_channel: Vec<String>,
+    /// Float vectors with one value per channel on the way (biases), with their shapes.
+    per_channel: Vec<(String, Vec<u64>)>,
 }
 
 impl Feeder<'_> {
     /// The initializers whose values follow the order of the channels.
     fn tensors(&self) -> impl Iterator<Item = &str> {
-        [self.weight.quantized.as_str(), self.weight.scale.as_str()].into_iter().chain(self.per_channel.iter().map(String::as_str))
+        [self.weight.quantized.as_str(), self.weight.scale.as_str()].into_iter().chain(self.per_channel.iter().map(|(n, _)| n.as_str()))
     }
 }
 
-/// The `Feeder` of `input`, a product's input with `channels` channels; None
-/// unless every step on the way is elementwise with scalars or per-channel
-/// vectors used nowhere else, so that the channels can be put in another
-/// order without changing what the model computes.
+/// The `Feeder` of `input`, the input with `channels` channels of node
+/// `consumer`; None unless every step on the way is elementwise with scalars
+/// or per-channel vectors used nowhere else, and no other node reads what
+/// they compute, so that the channels can be put in another order without
+/// changing what the model computes.
 fn feeding_weight<'a>(
     input: &str,
+    consumer: usize,
     channels: u64,
     nodes: &[(usize, Node)],
     producer: &HashMap<&str, usize>,
@@ -297,17 +299,22 @@ fn feeding_weight<'a>(
     let mut found = None;
     while let Some(name) = pending.pop() {
         if let Some(t) = initializers.get(name) {
-            let values: u64 = t.dims.iter().product();
-            if values == channels && t.data_type == TYPE_FLOAT && users.get(name).is_some_and(|u| u.len() == 1) {
-                per_channel.push(name.to_string());
+            let values = t.dims.iter().try_fold(1u64, |n, &d| n.checked_mul(d))?;
+            // One value per channel, along the last axis, as a bias is.
+            let along_channels = values == channels && t.dims.last() == Some(&channels);
+            if along_channels && t.data_type == TYPE_FLOAT && users.get(name).is_some_and(|u| u.len() == 1) {
+                per_channel.push((name.to_string(), t.dims.clone()));
             } else if values != 1 {
                 return None;
             }
             continue;
         }
         let &k = producer.get(name)?; // a graph input: not computed here
-        if !seen.insert(k) || seen.len() > 32 {
+        if !seen.insert(k) {
             continue;
+        }
+        if seen.len() > 32 {
+            return None; // not a feed-forward layer's few steps
         }
         let n = &nodes[k].1;
         if n.op_type == "MatMul" && n.domain.is_empty() && n.inputs.len() == 2 {
@@ -322,6 +329,12 @@ fn feeding_weight<'a>(
             return None;
         }
         pending.extend(n.inputs.iter().map(String::as_str));
+    }
+    // Reordering channels is only safe if nothing else reads them.
+    let on_the_way = |u: &usize| *u == consumer || seen.contains(u);
+    let read_elsewhere = seen.iter().flat_map(|&k| &nodes[k].1.outputs).any(|o| !users.get(o.as_str()).is_some_and(|u| u.iter().all(on_the_way)));
+    if read_elsewhere {
+        return None;
     }
     Some(Feeder { weight: found?, per_channel })
 }
@@ -390,12 +403,12 @@ fn split_product<'a>(
     rewritten.push((up.quantized.clone(), encode_tensor(&up.quantized, TYPE_INT8, &[up.shape.0, up.shape.1], &permuted_q)));
     let floats_in_order = |raw: &[u8]| order.iter().flat_map(|&j| raw[4 * j..4 * j + 4].to_vec()).collect::<Vec<u8>>();
     rewritten.push((up.scale.clone(), encode_tensor(&up.scale, TYPE_FLOAT, &[1, up.shape.1], &floats_in_order(up_scale))));
-    for name in &feeder.per_channel {
+    for (name, dims) in &feeder.per_channel {
         let raw = values(name)?;
         if raw.len() != rows * 4 {
             return None;
         }
-        rewritten.push((name.clone(), encode_tensor(name, TYPE_FLOAT, &[rows as u64], &floats_in_order(raw))));
+        rewritten.push((name.clone(), encode_tensor(name, TYPE_FLOAT, dims, &floats_in_order(raw))));
     }
 
     let mut wide: Vec<u8> = Vec::with_capacity(wide_rows * cols * 4);
@@ -551,6 +564,11 @@ mod tests {
     /// with real values: `up` is 2x4 and its column 2 holds its largest
     /// entry; `down` is 4x2.
     fn feed_forward_model() -> Vec<u8> {
+        feed_forward_model_with(&[])
+    }
+
+    /// `feed_forward_model` with more nodes (op, inputs, outputs) at its end.
+    fn feed_forward_model_with(more: &[(&str, &[&str], &[&str])]) -> Vec<u8> {
         let floats = |v: &[f32]| v.iter().flat_map(|f| f.to_le_bytes()).collect::<Vec<u8>>();
         let ints = |v: &[i8]| v.iter().map(|&i| i as u8).collect::<Vec<u8>>();
         let mut g = Vec::new();
@@ -568,6 +586,9 @@ mod tests {
         write_bytes(&mut g, GRAPH_NODE, &node_bytes("Add", &["h0", "bias"], &["h"]));
         write_bytes(&mut g, GRAPH_NODE, &node_bytes("Gelu", &["h"], &["a"]));
         write_bytes(&mut g, GRAPH_NODE, &node_bytes("MatMul", &["a", "down"], &["y"]));
+        for (op, inputs, outputs) in more {
+            write_bytes(&mut g, GRAPH_NODE, &node_bytes(op, inputs, outputs));
+        }
         let mut m = Vec::new();
         write_bytes(&mut m, MODEL_GRAPH, &g);
         m
@@ -620,6 +641,18 @@ mod tests {
 
     fn floats_bytes(v: &[f32]) -> Vec<u8> {
         v.iter().flat_map(|f| f.to_le_bytes()).collect()
+    }
+
+    #[test]
+    fn channels_read_elsewhere_are_not_reordered() {
+        // Another node reads the biased projection: reordering its channels
+        // would change what that node computes, so `down` stays in fp32.
+        let policy = |rows: u64, _| if rows == 4 { Precision::Int8ButWidest(1) } else { Precision::Int8 };
+        let (out, n) = rewrite(&feed_forward_model_with(&[("Relu", &["h"], &["r"])]), &policy).unwrap();
+        assert_eq!(n, 1);
+        let kinds: Vec<String> = ops(&out).into_iter().map(|o| o.0).collect();
+        assert_eq!(kinds, ["Cast", "Mul", "DynamicQuantizeMatMul", "Add", "Gelu", "MatMul", "Relu"]);
+        assert_eq!(initializer_values(&out, "bias").unwrap().1, floats_bytes(&[0.1, 0.2, 0.3, 0.4]), "in its own order");
     }
 
     #[test]
