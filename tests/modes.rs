@@ -158,9 +158,26 @@ fn the_model_cache_is_built_once_and_gives_the_same_vectors() {
         assert_code(&o, 0);
         records(&o).iter().map(|r| r["score"].as_f64().unwrap()).collect::<Vec<_>>()
     };
+    // Graphs cached by other versions: one not written for 40 days is
+    // removed when a new one is written, a recent one and other files stay.
+    let dir = cache.path().join("vecgrep");
+    std::fs::create_dir_all(&dir).unwrap();
+    let forty_days_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(40 * 24 * 3600);
+    for name in ["model-0000000000000000.ort", "model-1111111111111111.ort", "notes.txt"] {
+        let file = std::fs::File::create(dir.join(name)).unwrap();
+        if name != "model-1111111111111111.ort" {
+            file.set_modified(forty_days_ago).unwrap();
+        }
+    }
     let first = scores(cache.path());
-    let built: Vec<_> =
-        std::fs::read_dir(cache.path().join("vecgrep")).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    assert_eq!(left.len(), 3, "{left:?}");
+    assert!(!left.iter().any(|n| n == "model-0000000000000000.ort"), "{left:?}");
+    for kept in ["model-1111111111111111.ort", "notes.txt"] {
+        assert!(left.iter().any(|n| n == kept), "{left:?}");
+        std::fs::remove_file(dir.join(kept)).unwrap();
+    }
+    let built: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(built.len(), 1, "{built:?}");
     assert!(built[0].to_str().unwrap().ends_with(".ort"));
     let cached = scores(cache.path());

@@ -238,9 +238,34 @@ fn load_onnx(
         // Best effort: a cache that cannot be written costs speed, not results.
         if std::fs::rename(temp, dest).is_err() {
             let _ = std::fs::remove_file(temp);
+        } else {
+            remove_stale_caches(dest);
         }
     }
     Ok(LoadedSession { session, mapped: None })
+}
+
+/// How long a cached graph other than the one just written is kept: each
+/// upgrade of vecgrep or ONNX Runtime names a new one (24 MB each), and an
+/// old one is only read by another installation. A graph still in use is
+/// merely rebuilt (~0.4 s) the next time that installation starts.
+const STALE_CACHE_AGE: std::time::Duration = std::time::Duration::from_secs(30 * 24 * 3600);
+
+/// Best effort: remove cached graphs beside `fresh` not written for
+/// `STALE_CACHE_AGE`, and temporary files of interrupted writes as old.
+/// A running process that maps one keeps its copy until it exits.
+fn remove_stale_caches(fresh: &Path) {
+    let Some(dir) = fresh.parent() else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let ours = name.starts_with("model-") && (name.ends_with(".ort") || name.contains(".tmp"));
+        let age = entry.metadata().and_then(|m| m.modified()).ok().and_then(|t| t.elapsed().ok());
+        if ours && path != fresh && age.is_some_and(|a| a > STALE_CACHE_AGE) {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
 }
 
 /// Where the optimized graph is cached, or None when there is no cache
