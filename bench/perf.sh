@@ -11,7 +11,14 @@ bin=${1:-$repo/target/release}
 if [[ ! -x $bin/vg-index ]]; then
   (cd "$repo" && cargo build --release --locked -q)
 fi
-(cd "$repo" && cargo build --release --locked -q --example pick_latency)
+# The picker's search path is measured by an example of this checkout, so
+# only when BIN_DIR is this checkout's build: built from other code it would
+# read (and, if their formats differ, rebuild) the index those binaries made.
+picker=0
+if [[ $(cd "$bin" && pwd) == "$repo/target/release" ]]; then
+  picker=1
+  (cd "$repo" && cargo build --release --locked -q --example pick_latency)
+fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -61,7 +68,11 @@ echo "  src/runtime/builder.rs: $(summary_field embedded) chunks embedded, $(sum
 echo "one-shot vecgrep QUERY, median of 10: $(median_ms 10 "$bin/vecgrep" -q "spawn a task on the runtime" .) ms"
 echo "vg-query, median of 10:              $(median_ms 10 "$bin/vg-query" -q "spawn a task on the runtime" .) ms"
 # vg-pick's search path (after its 120 ms debounce), 20 queries.
-"$repo/target/release/examples/pick_latency" .
+if [[ $picker == 1 ]]; then
+  "$repo/target/release/examples/pick_latency" .
+else
+  echo "picker search path: not measured (BIN_DIR is not this checkout's build)"
+fi
 
 # The server: warm model and index; the index is already up to date.
 "$bin/vg-serve" -q --full-index . > "$work/serve.out" 2> "$work/serve.err" &
