@@ -58,6 +58,15 @@ fn changing_one_file_embeds_only_its_chunks() {
         s["chunks"].as_u64().unwrap()
     );
     assert_eq!(s["files"], before["files"]);
+    // The replaced chunks' words leave the word index, which is one
+    // segment again: no search skips their tombstones (`compact_words`).
+    let db = rusqlite::Connection::open(t.path().join(".vecgrep/index.db")).unwrap();
+    let segments: i64 = db.query_row("SELECT count(DISTINCT segid) FROM chunks_fts_idx", [], |r| r.get(0)).unwrap();
+    assert_eq!(segments, 1);
+    let circle = run(t.cmd("vg-query", ".").args(["--no-index", "--mode", "lexical", "circle"]));
+    assert_code(&circle, 1);
+    let square = run(t.cmd("vg-query", ".").args(["--no-index", "--mode", "lexical", "square"]));
+    assert_eq!(records(&square)[0]["file"], "src/geometry.rs");
 }
 
 /// A Python module of many small functions: several chunks, each different.

@@ -389,6 +389,9 @@ pub fn run(
     }
     result?;
     batch.flush(&mut store)?;
+    if summary.embedded + summary.copied + summary.removed > 0 {
+        store.compact_words()?;
+    }
     if req.config.include_generated {
         store.set_generated_checked(false)?;
     } else if !stopped {

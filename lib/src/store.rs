@@ -447,6 +447,17 @@ impl Store {
         rows.collect::<rusqlite::Result<_>>().map_err(|e| self.damaged(e))
     }
 
+    /// Merge the word index into one segment, dropping the entries of
+    /// deleted chunks. FTS5 keeps each batch's words as a new segment and a
+    /// deleted chunk's words as a tombstone that every search must skip:
+    /// after a one-file update of tokio, a word search took 3.5 ms instead
+    /// of 2.7 ms until this ran. Costs about 45 ms on tokio's 12k chunks,
+    /// growing with the index.
+    pub fn compact_words(&self) -> Result<()> {
+        self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('optimize')", []).map_err(|e| self.damaged(e))?;
+        Ok(())
+    }
+
     /// Apply one batch in a single transaction: new content for some files,
     /// new stat data for files whose content did not change, and removals.
     pub fn write_batch(
