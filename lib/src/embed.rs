@@ -260,7 +260,9 @@ fn remove_stale_caches(fresh: &Path) {
     for entry in entries.flatten() {
         let path = entry.path();
         let name = entry.file_name().to_string_lossy().into_owned();
-        let ours = name.starts_with("model-") && (name.ends_with(".ort") || name.contains(".tmp"));
+        // `query-model-*` is what versions before 01417a5 cached.
+        let cached = name.starts_with("model-") || name.starts_with("query-model-");
+        let ours = cached && (name.ends_with(".ort") || name.contains(".tmp"));
         let age = entry.metadata().and_then(|m| m.modified()).ok().and_then(|t| t.elapsed().ok());
         if ours && path != fresh && age.is_some_and(|a| a > STALE_CACHE_AGE) {
             let _ = std::fs::remove_file(&path);
