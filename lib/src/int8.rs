@@ -44,6 +44,15 @@ struct Weight {
     per_column: bool,
 }
 
+impl Weight {
+    /// Whether `q` (int8 values) and `scale` (one fp32 per column) are
+    /// as many as this weight's shape says.
+    fn holds(&self, q: &[u8], scale: &[u8]) -> bool {
+        let (rows, cols) = (self.shape.0 as usize, self.shape.1 as usize);
+        rows.checked_mul(cols) == Some(q.len()) && cols.checked_mul(4) == Some(scale.len())
+    }
+}
+
 /// How a product with an int8 weight is to be computed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Precision {
@@ -183,25 +192,21 @@ pub fn rewrite(model: &[u8], precision: &dyn Fn(u64, u64) -> Precision) -> Resul
             added_initializers.extend(split.added);
             rewritten.extend(split.rewritten);
             removed_initializers.insert(w.quantized.clone());
-            replaced_count += 1;
-            dropped.insert(nodes[w.mul_node].0);
-            dropped.insert(nodes[w.cast_node].0);
-            reshaped.insert(w.scale.clone(), vec![w.shape.1]);
-            continue;
-        }
-        let mut encoded = Vec::new();
-        for input in [&n.inputs[0], &w.quantized, &w.scale] {
-            write_bytes(&mut encoded, NODE_INPUT, input.as_bytes());
-        }
-        write_bytes(&mut encoded, NODE_OUTPUT, n.outputs[0].as_bytes());
-        for f in parse(graph[*i].data)? {
-            if f.num == NODE_NAME {
-                write_bytes(&mut encoded, NODE_NAME, f.data);
+        } else {
+            let mut encoded = Vec::new();
+            for input in [&n.inputs[0], &w.quantized, &w.scale] {
+                write_bytes(&mut encoded, NODE_INPUT, input.as_bytes());
             }
+            write_bytes(&mut encoded, NODE_OUTPUT, n.outputs[0].as_bytes());
+            for f in parse(graph[*i].data)? {
+                if f.num == NODE_NAME {
+                    write_bytes(&mut encoded, NODE_NAME, f.data);
+                }
+            }
+            write_bytes(&mut encoded, NODE_OP_TYPE, b"DynamicQuantizeMatMul");
+            write_bytes(&mut encoded, NODE_DOMAIN, b"com.microsoft");
+            replaced.insert(*i, encoded);
         }
-        write_bytes(&mut encoded, NODE_OP_TYPE, b"DynamicQuantizeMatMul");
-        write_bytes(&mut encoded, NODE_DOMAIN, b"com.microsoft");
-        replaced.insert(*i, encoded);
         replaced_count += 1;
         dropped.insert(nodes[w.mul_node].0);
         dropped.insert(nodes[w.cast_node].0);
@@ -343,8 +348,8 @@ fn feeding_weight<'a>(
 /// column) with the largest entries: the output channels that product can
 /// make widest. None when the values are not as its shape says.
 fn widest_channels(weight: &Weight, q: &[u8], scale: &[u8], count: usize) -> Option<Vec<usize>> {
-    let (rows, cols) = (weight.shape.0 as usize, weight.shape.1 as usize);
-    if rows.checked_mul(cols) != Some(q.len()) || cols.checked_mul(4) != Some(scale.len()) || count == 0 || count >= cols {
+    let cols = weight.shape.1 as usize;
+    if !weight.holds(q, scale) || count == 0 || count >= cols {
         return None;
     }
     let mut largest = vec![0u8; cols];
@@ -389,7 +394,7 @@ fn split_product<'a>(
     let (q, scale) = (values(&weight.quantized)?, values(&weight.scale)?);
     let up = feeder.weight;
     let (up_q, up_scale) = (values(&up.quantized)?, values(&up.scale)?);
-    if rows.checked_mul(cols) != Some(q.len()) || cols.checked_mul(4) != Some(scale.len()) || up.shape.1 as usize != rows {
+    if !weight.holds(q, scale) || up.shape.1 as usize != rows {
         return None;
     }
     let mut order = widest_channels(up, up_q, up_scale, count)?;
