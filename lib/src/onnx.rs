@@ -13,6 +13,7 @@ pub(crate) const OPSET_VERSION: u32 = 2;
 pub(crate) const GRAPH_NODE: u32 = 1;
 pub(crate) const GRAPH_INITIALIZER: u32 = 5;
 pub(crate) const GRAPH_VALUE_INFO: u32 = 13;
+pub(crate) const GRAPH_OUTPUT: u32 = 12;
 pub(crate) const NODE_INPUT: u32 = 1;
 pub(crate) const NODE_OUTPUT: u32 = 2;
 pub(crate) const NODE_NAME: u32 = 3;
@@ -20,9 +21,13 @@ pub(crate) const NODE_OP_TYPE: u32 = 4;
 pub(crate) const NODE_DOMAIN: u32 = 7;
 pub(crate) const NODE_ATTRIBUTE: u32 = 5;
 pub(crate) const ATTRIBUTE_NAME: u32 = 1;
+pub(crate) const ATTRIBUTE_F: u32 = 2;
 pub(crate) const ATTRIBUTE_I: u32 = 3;
+pub(crate) const ATTRIBUTE_INTS: u32 = 8;
 pub(crate) const ATTRIBUTE_TYPE: u32 = 20;
+pub(crate) const ATTRIBUTE_TYPE_FLOAT: u64 = 1;
 pub(crate) const ATTRIBUTE_TYPE_INT: u64 = 2;
+pub(crate) const ATTRIBUTE_TYPE_INTS: u64 = 7;
 pub(crate) const TENSOR_DIMS: u32 = 1;
 pub(crate) const TENSOR_DATA_TYPE: u32 = 2;
 pub(crate) const TENSOR_NAME: u32 = 8;
@@ -309,4 +314,83 @@ pub(crate) fn graph_of<'a>(top: &[Field<'a>]) -> Result<&'a [u8]> {
         .find(|f| f.num == MODEL_GRAPH && f.wire == WIRE_LEN)
         .map(|f| f.data)
         .ok_or_else(|| anyhow!("the model has no graph"))
+}
+
+/// The encoded node `data` with `suffix` added to its name and its inputs
+/// and outputs renamed by `rename`; every other field is kept byte for byte.
+pub(crate) fn renamed_node(data: &[u8], suffix: &str, rename: &dyn Fn(&str) -> String) -> Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(data.len() + 64);
+    for f in parse(data)? {
+        match f.num {
+            NODE_INPUT | NODE_OUTPUT => {
+                let name = text(f.data)?;
+                // An empty name is an omitted optional input: it stays omitted.
+                let renamed = if name.is_empty() { name } else { rename(&name) };
+                write_bytes(&mut out, f.num, renamed.as_bytes());
+            }
+            NODE_NAME => write_bytes(&mut out, NODE_NAME, format!("{}{suffix}", text(f.data)?).as_bytes()),
+            _ => write_field(&mut out, f.num, f.wire, f.data),
+        }
+    }
+    Ok(out)
+}
+
+/// The name of an encoded node; empty when it has none.
+pub(crate) fn node_name(data: &[u8]) -> Result<String> {
+    match parse(data)?.into_iter().find(|f| f.num == NODE_NAME) {
+        Some(f) => text(f.data),
+        None => Ok(String::new()),
+    }
+}
+
+/// A node attribute's value, of the kinds the rewrites write.
+pub(crate) enum Attribute {
+    Int(i64),
+    Float(f32),
+    Ints(Vec<i64>),
+}
+
+/// A node of `domain` (empty for the default one) with attributes of any
+/// of those kinds, encoded.
+pub(crate) fn encode_node_with(
+    name: &str,
+    domain: &str,
+    op_type: &str,
+    inputs: &[&str],
+    outputs: &[&str],
+    attributes: &[(&str, Attribute)],
+) -> Vec<u8> {
+    let mut n = encode_node(name, op_type, inputs, outputs, &[]);
+    for (attr, value) in attributes {
+        let mut a = Vec::new();
+        write_bytes(&mut a, ATTRIBUTE_NAME, attr.as_bytes());
+        let kind = match value {
+            Attribute::Int(i) => {
+                let mut v = Vec::new();
+                write_varint(&mut v, *i as u64);
+                write_field(&mut a, ATTRIBUTE_I, WIRE_VARINT, &v);
+                ATTRIBUTE_TYPE_INT
+            }
+            Attribute::Float(f) => {
+                write_field(&mut a, ATTRIBUTE_F, WIRE_I32, &f.to_le_bytes());
+                ATTRIBUTE_TYPE_FLOAT
+            }
+            Attribute::Ints(ints) => {
+                for i in ints {
+                    let mut v = Vec::new();
+                    write_varint(&mut v, *i as u64);
+                    write_field(&mut a, ATTRIBUTE_INTS, WIRE_VARINT, &v);
+                }
+                ATTRIBUTE_TYPE_INTS
+            }
+        };
+        let mut t = Vec::new();
+        write_varint(&mut t, kind);
+        write_field(&mut a, ATTRIBUTE_TYPE, WIRE_VARINT, &t);
+        write_bytes(&mut n, NODE_ATTRIBUTE, &a);
+    }
+    if !domain.is_empty() {
+        write_bytes(&mut n, NODE_DOMAIN, domain.as_bytes());
+    }
+    n
 }
