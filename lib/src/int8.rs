@@ -322,7 +322,7 @@ struct Feeder<'a> {
 /// The `Feeder` of `input`, the input with `channels` channels of node
 /// `consumer`; None unless every step on the way is elementwise with scalars
 /// or per-channel vectors used nowhere else, and no other node reads what
-/// they compute, so that the channels can be put in another order without
+/// they compute, so that the channels can be computed in two parts without
 /// changing what the model computes.
 fn feeding_weight<'a>(
     input: &str,
