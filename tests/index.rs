@@ -438,7 +438,9 @@ fn a_corrupt_index_is_rebuilt() {
     let o = index(&t, ".", &[]);
     assert!(stderr(&o).contains("rebuilding"), "{}", stderr(&o));
     assert_eq!(summary(&o)["files"], 4);
+    assert_eq!(summary(&o)["rebuilt"], true, "the summary says the index was rebuilt");
     assert_eq!(stats(&t)["files"], 4);
+    assert_eq!(summary(&index(&t, ".", &[]))["rebuilt"], false, "and the next run does not");
     // A truncated file (a disk that filled up, a copy cut short) likewise.
     let db = t.path().join(".vecgrep/index.db");
     let len = std::fs::metadata(&db).unwrap().len();

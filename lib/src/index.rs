@@ -184,7 +184,8 @@ pub struct IndexSummary {
     pub holes: u64,
     /// The user declined a large index run; nothing was changed.
     pub aborted: bool,
-    /// The index was emptied first (reindex or config change).
+    /// The index was emptied first (reindex, config change, or a damaged
+    /// index or one of another schema, removed on open).
     pub rebuilt: bool,
     pub seconds: f64,
 }
@@ -224,7 +225,13 @@ pub fn run(
     let started = Instant::now();
     let _lock =
         store::lock_for_writing(req.root, &mut || obs.note("waiting for another index run on this project to finish"))?;
-    let mut store = Store::open_for_writing(req.root, &mut |m| obs.note(m))?;
+    // A damaged index, or one of another schema, is removed and started
+    // again on open: that run rebuilds it as surely as `--reindex` does.
+    let mut reopened = false;
+    let mut store = Store::open_for_writing(req.root, &mut |m| {
+        reopened = true;
+        obs.note(m)
+    })?;
     let mut summary = IndexSummary::default();
 
     // ReindexOrConfigChangeRebuildsIndex. The rebuild itself waits until the
@@ -239,7 +246,7 @@ pub fn run(
     if let Some(have) = have.as_ref().filter(|h| **h != wanted && !req.reindex) {
         obs.note(&format!("rebuilding the index: {}", describe_change(have, &wanted)));
     }
-    summary.rebuilt = rebuild && have.is_some();
+    summary.rebuilt = reopened || (rebuild && have.is_some());
 
     let walked = walk(req.root, req.paths, req.walk)?;
     let stored = if rebuild { HashMap::new() } else { store.files()? };
