@@ -147,7 +147,7 @@ pub fn rewrite(model: &[u8], precision: &dyn Fn(u64, u64) -> Precision) -> Resul
         nodes.iter().enumerate().flat_map(|(k, (_, n))| n.outputs.iter().map(move |o| (o.as_str(), k))).collect();
     let values = |name: &str| encoded_initializers.get(name).and_then(|t| raw_data(t));
 
-    // Initializers given new values (encoded whole), and those no longer used.
+    // Initializers added, and those no longer used.
     let mut replaced: HashMap<usize, Vec<u8>> = HashMap::new();
     let mut added_initializers: Vec<Vec<u8>> = Vec::new();
     let mut removed_initializers: HashSet<String> = HashSet::new();
@@ -182,7 +182,7 @@ pub fn rewrite(model: &[u8], precision: &dyn Fn(u64, u64) -> Precision) -> Resul
         };
         let up_node = &nodes[feeder.product].1;
         if claimed.contains(&feeder.product) || feeder.chain.iter().any(|c| claimed.contains(c)) || !only_used_by(&up_node.inputs[1], feeder.product) {
-            continue; // fed to two products, or itself split: its order is already chosen
+            continue; // part of another split, or its weight read elsewhere
         }
         let up_in_int8 = precision(feeder.weight.shape.0, feeder.weight.shape.1) == Precision::Int8;
         let chain: Vec<(&Node, &[u8])> = feeder.chain.iter().map(|&c| (&nodes[c].1, graph[nodes[c].0].data)).collect();
