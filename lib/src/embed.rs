@@ -325,6 +325,17 @@ impl LocalEmbedder {
             (session, tokenizer.join().unwrap_or_else(|_| Err(anyhow!("the tokenizer panicked while loading"))))
         });
         let (LoadedSession { session, mapped }, tokenizer) = (session?, tokenizer?);
+        Self::with_session(name, session, tokenizer, mapped)
+    }
+
+    /// An embedder over a session already made; `mapped` holds the
+    /// session's weights when they are read in place.
+    fn with_session(
+        name: &str,
+        session: Session,
+        tokenizer: tokenizers::Tokenizer,
+        mapped: Option<memmap2::Mmap>,
+    ) -> Result<Self> {
         let needs_token_types = session.inputs().iter().any(|i| i.name() == "token_type_ids");
         let outputs: Vec<String> = session.outputs().iter().map(|o| o.name().to_string()).collect();
         let output_name = outputs
@@ -443,12 +454,12 @@ pub fn blob_to_vector(blob: &[u8]) -> Vec<f32> {
 mod tests {
     use super::*;
 
-    /// Vectors of `texts` from ONNX Runtime running `model` (ONNX bytes)
-    /// as the embedder does: one text per run, the same optimizations.
+    /// Vectors of `texts` from an embedder running `model` (ONNX bytes) as
+    /// given, with the optimizations every session gets and no cache.
     fn vectors_of(model: &[u8], texts: &[&str]) -> Vec<Vec<f32>> {
         let assets = crate::assets::locate("all-MiniLM-L6-v2").expect("the test command fetches the model");
         let env = runtime(&assets).unwrap();
-        let mut session = Session::builder(&env)
+        let session = Session::builder(&env)
             .unwrap()
             .with_intra_threads(1)
             .unwrap()
@@ -458,24 +469,8 @@ mod tests {
             .unwrap()
             .commit_from_memory(model)
             .unwrap();
-        let tokenizer = load_tokenizer(&assets).unwrap();
-        texts
-            .iter()
-            .map(|text| {
-                let ids: Vec<i64> = tokenizer.encode(*text, true).unwrap().get_ids().iter().map(|&i| i64::from(i)).collect();
-                let width = ids.len();
-                let tensor = |data: Vec<i64>| Tensor::from_array(([1, width], data)).unwrap();
-                let outputs = session
-                    .run(ort::inputs![
-                        "input_ids" => tensor(ids),
-                        "attention_mask" => tensor(vec![1; width]),
-                        "token_type_ids" => tensor(vec![0; width])
-                    ])
-                    .unwrap();
-                let (_, hidden) = outputs["last_hidden_state"].try_extract_tensor::<f32>().unwrap();
-                mean_pool(hidden, &vec![1; width], 1, width).pop().unwrap()
-            })
-            .collect()
+        let mut embedder = LocalEmbedder::with_session("test", session, load_tokenizer(&assets).unwrap(), None).unwrap();
+        embedder.embed(texts).unwrap()
     }
 
     #[test]

@@ -73,9 +73,7 @@ pub fn simplify(model: &[u8]) -> Result<(Vec<u8>, Simplified)> {
                 nodes.push((i, n));
             }
             GRAPH_OUTPUT => {
-                if let Some(name) = parse(f.data)?.into_iter().find(|g| g.num == VALUE_INFO_NAME) {
-                    graph_outputs.insert(text(name.data)?);
-                }
+                graph_outputs.extend(value_info_name(f.data)?);
             }
             _ => {}
         }
@@ -90,10 +88,7 @@ pub fn simplify(model: &[u8]) -> Result<(Vec<u8>, Simplified)> {
             users.entry(input.as_str()).or_default().push(k);
         }
     }
-    let op = |k: usize, op_type: &str, arity: usize| {
-        let n = &nodes[k].1;
-        n.op_type == op_type && n.domain.is_empty() && n.inputs.len() == arity && n.outputs.len() == 1
-    };
+    let op = |k: usize, op_type: &str, arity: usize| nodes[k].1.is(op_type, arity);
     let only_user = |name: &str| users.get(name).and_then(|u| (u.len() == 1).then(|| u[0]));
     let is_scalar = |name: &str, value: f32| scalars.get(name).is_some_and(|v| (v - value).abs() <= 1e-6 * value.abs().max(1.0));
     // The input of a two-input node other than `name`, when `name` is one of them.
@@ -225,7 +220,7 @@ pub fn simplify(model: &[u8]) -> Result<(Vec<u8>, Simplified)> {
 
     // The new graph's nodes, each with the position of the node it comes from.
     let mut kept: Vec<(usize, Vec<u8>, Node)> = Vec::new();
-    for (i, _) in &nodes {
+    for (i, n) in &nodes {
         if dropped.contains(i) {
             continue;
         }
@@ -235,7 +230,7 @@ pub fn simplify(model: &[u8]) -> Result<(Vec<u8>, Simplified)> {
                     kept.push((*i, e.clone(), node(e)?));
                 }
             }
-            None => kept.push((*i, graph[*i].data.to_vec(), node(graph[*i].data)?)),
+            None => kept.push((*i, graph[*i].data.to_vec(), n.clone())),
         }
     }
     // Nodes whose values nothing reads any more, once the nodes above were
@@ -285,7 +280,7 @@ pub fn simplify(model: &[u8]) -> Result<(Vec<u8>, Simplified)> {
                 }
             }
             GRAPH_VALUE_INFO => {
-                let name = parse(f.data)?.into_iter().find(|g| g.num == VALUE_INFO_NAME).map(|g| text(g.data)).transpose()?;
+                let name = value_info_name(f.data)?;
                 if !name.is_some_and(|n| reshaped.contains(&n)) {
                     write_field(&mut new_graph, f.num, f.wire, f.data);
                 }
@@ -367,10 +362,7 @@ fn heads_in_place(
     only_user: &dyn Fn(&str) -> Option<usize>,
     scalars: &HashMap<String, f32>,
 ) -> Option<HeadsInPlace> {
-    let is = |k: usize, op_type: &str, arity: usize| {
-        let n = &nodes[k].1;
-        n.op_type == op_type && n.domain.is_empty() && n.inputs.len() == arity && n.outputs.len() == 1
-    };
+    let is = |k: usize, op_type: &str, arity: usize| nodes[k].1.is(op_type, arity);
     let made_by = |name: &str, op_type: &str, arity: usize| producer.get(name).copied().filter(|&k| is(k, op_type, arity));
     let perm_is = |k: usize, p: &[i64]| perms.get(&k).is_some_and(|q| q == p);
     // [batch, heads, tokens, size] from [batch, tokens, heads, size]: the split's input.

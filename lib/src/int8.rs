@@ -113,13 +113,13 @@ pub fn rewrite(model: &[u8], precision: &dyn Fn(u64, u64) -> Precision) -> Resul
     let mut cast_of: HashMap<&str, usize> = HashMap::new();
     for (k, (_, n)) in nodes.iter().enumerate() {
         let is_int8_matrix = |name: &str| initializers.get(name).is_some_and(|t| t.data_type == TYPE_INT8 && t.dims.len() == 2);
-        if n.op_type == "Cast" && n.domain.is_empty() && n.inputs.len() == 1 && n.outputs.len() == 1 && is_int8_matrix(&n.inputs[0]) {
+        if n.is("Cast", 1) && is_int8_matrix(&n.inputs[0]) {
             cast_of.insert(n.outputs[0].as_str(), k);
         }
     }
     let mut weights: HashMap<&str, Weight> = HashMap::new();
     for (k, (_, n)) in nodes.iter().enumerate() {
-        if n.op_type != "Mul" || !n.domain.is_empty() || n.inputs.len() != 2 || n.outputs.len() != 1 {
+        if !n.is("Mul", 2) {
             continue;
         }
         let Some(&cast_node) = cast_of.get(n.inputs[0].as_str()) else { continue };
@@ -163,13 +163,12 @@ pub fn rewrite(model: &[u8], precision: &dyn Fn(u64, u64) -> Precision) -> Resul
             gone.extend(nodes[k].1.outputs.iter().cloned());
         }
     };
-    let is_product = |n: &Node| n.op_type == "MatMul" && n.domain.is_empty() && n.inputs.len() == 2 && n.outputs.len() == 1;
 
     // Products split at their widest input channels come first, with the
     // products feeding them: those are rewritten as part of the split.
     let mut claimed: HashSet<usize> = HashSet::new();
     for (k, (i, n)) in nodes.iter().enumerate() {
-        if !is_product(n) || claimed.contains(&k) {
+        if !n.is("MatMul", 2) || claimed.contains(&k) {
             continue;
         }
         let Some(w) = weights.get(n.inputs[1].as_str()).filter(|w| w.per_column) else { continue };
@@ -207,7 +206,7 @@ pub fn rewrite(model: &[u8], precision: &dyn Fn(u64, u64) -> Precision) -> Resul
     }
 
     for (k, (i, n)) in nodes.iter().enumerate() {
-        if n.op_type == "Gather" && n.domain.is_empty() && n.inputs.len() == 2 && n.outputs.len() == 1 {
+        if n.is("Gather", 2) {
             // Gather(table, ids) -> Mul(Cast(Gather(q, ids)), Gather(scale, ids)), on axis 0 only.
             let Some(w) = weights.get(n.inputs[0].as_str()).filter(|w| !w.per_column) else { continue };
             if !only_used_by(&n.inputs[0], k) || n.attributes.iter().any(|(a, v)| a == "axis" && *v != 0) {
@@ -230,7 +229,7 @@ pub fn rewrite(model: &[u8], precision: &dyn Fn(u64, u64) -> Precision) -> Resul
         // MatMul(X, weight) -> DynamicQuantizeMatMul(X, q, scale), where the
         // weight feeds nothing else; with the bias added after it, if any,
         // as its own bias input.
-        if !is_product(n) || claimed.contains(&k) {
+        if !n.is("MatMul", 2) || claimed.contains(&k) {
             continue;
         }
         let Some(w) = weights.get(n.inputs[1].as_str()).filter(|w| w.per_column) else { continue };
@@ -287,7 +286,7 @@ pub fn rewrite(model: &[u8], precision: &dyn Fn(u64, u64) -> Precision) -> Resul
         }
         if f.num == GRAPH_VALUE_INFO {
             // Shapes recorded for tensors that no longer exist, or changed shape.
-            let name = parse(f.data)?.into_iter().find(|g| g.num == VALUE_INFO_NAME).map(|g| text(g.data)).transpose()?;
+            let name = value_info_name(f.data)?;
             if name.is_some_and(|n| gone.contains(n.as_str()) || reshaped.contains_key(&n)) {
                 continue;
             }
@@ -396,7 +395,7 @@ fn added_bias(
 ) -> Option<(usize, String)> {
     let &[add] = users.get(out)?.as_slice() else { return None };
     let n = &nodes[add].1;
-    if n.op_type != "Add" || !n.domain.is_empty() || n.inputs.len() != 2 || n.outputs.len() != 1 {
+    if !n.is("Add", 2) {
         return None;
     }
     let bias = if n.inputs[0] == out { &n.inputs[1] } else { &n.inputs[0] };
@@ -484,9 +483,7 @@ fn split_product<'a>(
             _ => return false,
         };
         up_in_int8
-            && n.op_type == "Add"
-            && n.domain.is_empty()
-            && n.outputs.len() == 1
+            && n.is("Add", 2)
             && per_channel.get(bias.as_str()) == Some(&&[rows as u64][..])
             && chain.iter().filter(|(m, _)| m.inputs.iter().any(|i| i == h)).count() == 1
     });

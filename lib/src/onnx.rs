@@ -129,6 +129,7 @@ pub(crate) fn text(data: &[u8]) -> Result<String> {
 }
 
 /// The parts of a NodeProto the rewrite looks at.
+#[derive(Clone)]
 pub(crate) struct Node {
     pub(crate) inputs: Vec<String>,
     pub(crate) outputs: Vec<String>,
@@ -136,6 +137,20 @@ pub(crate) struct Node {
     pub(crate) domain: String,
     /// Attribute names with their integer values (0 for other kinds).
     pub(crate) attributes: Vec<(String, i64)>,
+}
+
+impl Node {
+    /// Whether this is the default domain's `op_type` with `inputs` inputs
+    /// and one output.
+    pub(crate) fn is(&self, op_type: &str, inputs: usize) -> bool {
+        self.op_type == op_type && self.domain.is_empty() && self.inputs.len() == inputs && self.outputs.len() == 1
+    }
+}
+
+/// The name of an encoded ValueInfoProto (a graph's input, output or
+/// recorded shape); None when it has none.
+pub(crate) fn value_info_name(data: &[u8]) -> Result<Option<String>> {
+    parse(data)?.into_iter().find(|g| g.num == VALUE_INFO_NAME).map(|g| text(g.data)).transpose()
 }
 
 pub(crate) fn node(data: &[u8]) -> Result<Node> {
