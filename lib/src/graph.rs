@@ -648,6 +648,14 @@ mod tests {
                 m[i] = byte;
                 let _ = simplify(&m);
             }
+
+            #[test]
+            fn an_exported_attention_layer_with_damaged_bytes_is_simplified_or_refused(at in 0usize..4000, byte in any::<u8>()) {
+                let mut m = exported_attention(&[0, 2, 1]);
+                let i = at % m.len();
+                m[i] = byte;
+                let _ = simplify(&m);
+            }
         }
     }
 }
