@@ -51,7 +51,11 @@ pub struct EmbedderPool {
 impl EmbedderPool {
     pub fn new(loader: impl Fn(usize) -> Result<Box<dyn Embedder>> + Send + Sync + 'static) -> Self {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        EmbedderPool { loader: Arc::new(loader), cores, loaded: Vec::new() }
+        Self::with_cores(loader, cores)
+    }
+
+    fn with_cores(loader: impl Fn(usize) -> Result<Box<dyn Embedder>> + Send + Sync + 'static, cores: usize) -> Self {
+        EmbedderPool { loader: Arc::new(loader), cores: cores.max(1), loaded: Vec::new() }
     }
 
     fn wanted(&self, files: usize) -> usize {
@@ -345,8 +349,11 @@ pub fn run(
     let mut stopped = false;
     let result = (|| -> Result<()> {
         while next_emit < total {
-            let read_ahead = workers.as_ref().map_or(1, |w| w.count * READ_AHEAD_PER_EMBEDDER);
-            while !stopped && next_read < total && in_flight < read_ahead {
+            // Read on until the embedders (started by the first file that
+            // needs one) have their share queued: a big first file must not
+            // leave the other embedders idle until it is done.
+            let read_ahead = |workers: &Option<Workers>| workers.as_ref().map_or(1, |w| w.count * READ_AHEAD_PER_EMBEDDER);
+            while !stopped && next_read < total && in_flight < read_ahead(&workers) {
                 if obs.cancelled() {
                     stopped = true;
                     break;
@@ -711,4 +718,84 @@ pub fn clear_cache(root: &ProjectRoot, obs: &mut dyn IndexObserver) -> Result<()
     let _lock =
         store::lock_for_writing(root, &mut || obs.note("waiting for another index run on this project to finish"))?;
     store::clear(root)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ConfigLayers;
+    use std::sync::Condvar;
+    use std::time::Duration;
+
+    /// Holds back the file named `first` until another file has been
+    /// embedded, or fails after a while. The real model is what the
+    /// integration tests use; this tests how files reach the embedders.
+    struct Gate {
+        others_embedded: Mutex<bool>,
+        changed: Condvar,
+    }
+
+    struct GatedEmbedder(Arc<Gate>);
+
+    impl Embedder for GatedEmbedder {
+        fn model_name(&self) -> &str {
+            "all-MiniLM-L6-v2"
+        }
+
+        fn dims(&self) -> usize {
+            4
+        }
+
+        fn embed(&mut self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+            let gate = &self.0;
+            if texts.iter().any(|t| t.contains("the first file")) {
+                let done = gate.others_embedded.lock().unwrap();
+                let (_done, wait) =
+                    gate.changed.wait_timeout_while(done, Duration::from_secs(20), |done| !*done).unwrap();
+                if wait.timed_out() {
+                    return Err(anyhow!("no other file reached an embedder while the first was embedded"));
+                }
+            } else {
+                *gate.others_embedded.lock().unwrap() = true;
+                gate.changed.notify_all();
+            }
+            Ok(texts.iter().map(|_| vec![1.0, 0.0, 0.0, 0.0]).collect())
+        }
+
+        fn count_tokens(&self, text: &str) -> usize {
+            text.split_whitespace().count() + 2
+        }
+    }
+
+    struct Quiet;
+
+    impl IndexObserver for Quiet {
+        fn note(&mut self, _: &str) {}
+        fn planned(&mut self, _: usize, _: usize) {}
+        fn confirm_large(&mut self, _: usize, _: u64) -> bool {
+            true
+        }
+        fn skipped(&mut self, _: &Skip) {}
+        fn file(&mut self, _: &str, _: FileOutcome, _: u64) {}
+        fn progress(&mut self, _: usize, _: usize, _: u64) {}
+    }
+
+    #[test]
+    fn other_embedders_work_while_the_first_file_is_embedded() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = ProjectRoot { path: dir.path().canonicalize().unwrap(), marker: crate::root::RootMarker::None };
+        std::fs::write(root.path.join("a.txt"), "the first file, a long one\n").unwrap();
+        for i in 0..PARALLEL_FILES * 2 {
+            std::fs::write(root.path.join(format!("b{i:02}.txt")), format!("file number {i}\n")).unwrap();
+        }
+        let paths = [AdmittedPath { abs: root.path.clone(), rel: String::new(), is_dir: true }];
+        let walk = WalkOptions { max_filesize: 1 << 20, ..Default::default() };
+        let config = ConfigLayers::default().resolve().unwrap();
+        let req = IndexRequest { root: &root, paths: &paths, walk: &walk, config: &config, reindex: false, warn_on_large: false };
+        let gate = Arc::new(Gate { others_embedded: Mutex::new(false), changed: Condvar::new() });
+        let shared = Arc::clone(&gate);
+        let mut pool = EmbedderPool::with_cores(move |_| Ok(Box::new(GatedEmbedder(Arc::clone(&shared))) as Box<dyn Embedder>), 2);
+        let (summary, _) = run(&req, &mut pool, &mut Quiet).unwrap();
+        assert_eq!((summary.files, summary.embedded), (1 + 2 * PARALLEL_FILES as u64, 1 + 2 * PARALLEL_FILES as u64));
+    }
 }
