@@ -43,6 +43,28 @@ fn lexical_mode_matches_identifier_parts_without_the_model() {
 }
 
 #[test]
+fn chunks_inside_a_java_method_are_found_by_its_name() {
+    // A method longer than one chunk: its later chunks do not hold the
+    // signature, so only the context (the enclosing class and method)
+    // names them.
+    let mut body = String::new();
+    for i in 0..30 {
+        body.push_str(&format!("        sendPart(file, offset + {i}, connection);\n"));
+    }
+    let java = format!(
+        "public class Uploader {{\n    private int tries;\n\n    public void retryTransfer(File file) throws IOException {{\n{body}    }}\n}}\n"
+    );
+    let t = Tree::git();
+    t.write("src/Uploader.java", &java);
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    let o = query(&t, &["--mode", "lexical", "--no-index", "--threshold", "0", "-k", "20", "retryTransfer"]);
+    assert_code(&o, 0);
+    let starts: Vec<u64> = records(&o).iter().map(|r| r["start_line"].as_u64().unwrap()).collect();
+    assert!(starts.len() >= 2, "{starts:?}");
+    assert!(starts.iter().any(|&s| s > 5), "only the chunk with the signature matched: {starts:?}");
+}
+
+#[test]
 fn hybrid_scores_are_cosine_so_thresholds_mean_the_same() {
     let t = sample_project();
     let args = ["--threshold", "-1", "-k", "100", "upload_with_retry attempts"];
@@ -96,8 +118,8 @@ fn indexes_from_before_are_rebuilt_with_a_note() {
     let db_path = t.path().join(".vecgrep/index.db");
     for (downgrade, because) in [
         ("DROP TABLE chunks_fts; UPDATE meta SET value = '1' WHERE key = 'schema';", "schema 1"),
-        ("DELETE FROM meta WHERE key = 'chunk_format';", "chunk format 1 -> 7"),
-        ("UPDATE meta SET value = '6' WHERE key = 'chunk_format';", "chunk format 6 -> 7"),
+        ("DELETE FROM meta WHERE key = 'chunk_format';", "chunk format 1 -> 8"),
+        ("UPDATE meta SET value = '7' WHERE key = 'chunk_format';", "chunk format 7 -> 8"),
     ] {
         assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
         rusqlite::Connection::open(&db_path).unwrap().execute_batch(downgrade).unwrap();

@@ -27,7 +27,9 @@
 /// 7: embedded with the feed-forward output projections in int8 too, but for
 /// their widest input channels (`int8::Precision::Int8ButWidest`), whose
 /// vectors differ slightly from format 6's.
-pub const FORMAT: u32 = 7;
+/// 8: contexts also name C, C++, Java, C#, JavaScript/TypeScript, Kotlin and
+/// Dart functions and methods declared without a keyword (`Declarations`).
+pub const FORMAT: u32 = 8;
 
 /// What the model is given for a chunk: its context line, a newline, its text.
 pub fn embedded_text(context: &str, text: &str) -> String {
@@ -458,9 +460,11 @@ impl Splitter<'_, '_> {
 /// function, class or file it belongs to; the shown text is unchanged.
 ///
 /// Enclosure is read from indentation, which works across languages for
-/// code laid out the usual way: a definition line (see `is_definition`)
-/// encloses the lines below it that are indented deeper than it.
+/// code laid out the usual way: a definition line (see `is_definition`, and
+/// `shaped_definition` in the C family) encloses the lines below it that
+/// are indented deeper than it.
 pub fn contexts(path: &str, text: &str, chunks: &[Chunk]) -> Vec<Context> {
+    let declarations = Declarations::of_path(path);
     let lines: Vec<&str> = text.split('\n').collect();
     // Definitions enclosing the line being looked at: (indent, signature).
     let mut stack: Vec<(usize, String)> = Vec::new();
@@ -470,7 +474,7 @@ pub fn contexts(path: &str, text: &str, chunks: &[Chunk]) -> Vec<Context> {
         let first = chunk.start_line.saturating_sub(1).min(lines.len());
         // Chunks start in order, except that a long line's pieces share one.
         while next_line < first {
-            push_line(&mut stack, lines[next_line]);
+            push_line(&mut stack, lines[next_line], declarations);
             next_line += 1;
         }
         let indent = lines.get(first).map_or(0, |l| indent_of(l));
@@ -481,7 +485,7 @@ pub fn contexts(path: &str, text: &str, chunks: &[Chunk]) -> Vec<Context> {
             context.push_str(&enclosing.join(" > "));
         }
         let last = chunk.end_line.min(lines.len());
-        out.push(Context { around: context, defined: defined_in(&lines[first..last.max(first)]) });
+        out.push(Context { around: context, defined: defined_in(&lines[first..last.max(first)], declarations) });
     }
     out
 }
@@ -510,13 +514,13 @@ impl Context {
 
 /// The signatures of the definitions a chunk's lines make at their
 /// shallowest indentation: what the chunk itself defines.
-fn defined_in(lines: &[&str]) -> Vec<String> {
+fn defined_in(lines: &[&str], declarations: Declarations) -> Vec<String> {
     let Some(top) = lines.iter().filter(|l| !is_blank(l)).map(|l| indent_of(l)).min() else {
         return Vec::new();
     };
     lines
         .iter()
-        .filter(|l| !is_blank(l) && indent_of(l) == top && is_definition(l.trim()))
+        .filter(|l| !is_blank(l) && indent_of(l) == top && declarations.starts_definition(l.trim()))
         .map(|l| signature(l.trim()))
         .collect()
 }
@@ -528,7 +532,7 @@ fn signature(trimmed: &str) -> String {
 /// Longest signature kept in a context, in characters.
 const MAX_SIGNATURE_CHARS: usize = 120;
 
-fn push_line(stack: &mut Vec<(usize, String)>, line: &str) {
+fn push_line(stack: &mut Vec<(usize, String)>, line: &str, declarations: Declarations) {
     let line = line.strip_suffix('\r').unwrap_or(line);
     if is_blank(line) {
         return;
@@ -536,13 +540,14 @@ fn push_line(stack: &mut Vec<(usize, String)>, line: &str) {
     let indent = indent_of(line);
     let trimmed = line.trim();
     // Closing brackets and comments say nothing about nesting.
-    if trimmed.starts_with(['}', ')', ']', '#', '/', '*', '@']) && !is_definition(trimmed) {
+    let definition = declarations.starts_definition(trimmed);
+    if trimmed.starts_with(['}', ')', ']', '#', '/', '*', '@']) && !definition {
         return;
     }
     while stack.last().is_some_and(|(d, _)| *d >= indent) {
         stack.pop();
     }
-    if is_definition(trimmed) {
+    if definition {
         stack.push((indent, signature(trimmed)));
     }
 }
@@ -618,6 +623,194 @@ pub fn is_definition(trimmed: &str) -> bool {
             rest = inner.split_once('"').map_or("", |(_, r)| r).trim_start();
         }
     }
+}
+
+/// How a file's language declares its functions, chosen from its path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Declarations {
+    /// Every definition starts with a keyword (`def`, `fn`, `func`, …):
+    /// `is_definition` alone.
+    Keyword,
+    /// C, C++, Java, C#, JavaScript/TypeScript, Kotlin, Dart: functions and
+    /// methods are also declared by their shape (`shaped_definition`).
+    Shaped,
+}
+
+impl Declarations {
+    fn of_path(path: &str) -> Declarations {
+        let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
+        let ext = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default();
+        match ext.as_str() {
+            "c" | "h" | "cc" | "cpp" | "cxx" | "c++" | "hh" | "hpp" | "hxx" | "h++" | "ino" | "java" | "cs" | "js"
+            | "jsx" | "mjs" | "cjs" | "ts" | "tsx" | "mts" | "cts" | "kt" | "kts" | "dart" | "groovy" => {
+                Declarations::Shaped
+            }
+            _ => Declarations::Keyword,
+        }
+    }
+
+    fn starts_definition(self, trimmed: &str) -> bool {
+        is_definition(trimmed) || self == Declarations::Shaped && shaped_definition(trimmed)
+    }
+}
+
+/// Whether a trimmed line of a C-family language declares a function or
+/// method by its shape: modifiers and a return type, then a name and its
+/// parameters (`public static List<String> names(int n) {`, `static char
+/// *dup(const char *s)`, `async load(url) {`, `Foo::~Foo() {`); a Kotlin
+/// `fun`; or a function bound to a name (`export const load = async (url)
+/// => {`, `let f = function (x) {`). Calls, control statements and
+/// declarations ending in `;` are not definitions.
+fn shaped_definition(trimmed: &str) -> bool {
+    const MODIFIERS: &[&str] = &[
+        "public", "private", "protected", "internal", "static", "final", "abstract", "virtual", "override", "inline",
+        "extern", "async", "export", "default", "synchronized", "native", "readonly", "declare", "sealed", "partial",
+        "unsafe", "suspend", "open", "operator", "infix", "tailrec", "constexpr", "explicit", "friend", "get", "set",
+        "external",
+    ];
+    const NOT_NAMES: &[&str] = &[
+        "if", "else", "for", "while", "do", "switch", "case", "catch", "try", "return", "throw", "throws", "sizeof",
+        "typeof", "await", "yield", "delete", "goto", "when", "using", "lock", "foreach", "assert", "super", "this",
+        "function", "defined", "alignof", "decltype", "instanceof", "in", "of", "import", "typedef", "with", "match",
+        "new", "volatile", "__volatile__", "asm", "__asm__",
+    ];
+    let ident = |w: &str| {
+        w.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_' || c == '$' || c == '~')
+            && w.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '$' | '~' | ':'))
+    };
+    if trimmed.ends_with(';') || !trimmed.starts_with(|c: char| c.is_alphabetic() || c == '_' || c == '$' || c == '~') {
+        return false;
+    }
+    let mut words = trimmed.split_whitespace().peekable();
+    let mut modifiers = 0;
+    while words.peek().is_some_and(|w| MODIFIERS.contains(w)) {
+        words.next();
+        modifiers += 1;
+    }
+    let rest_at = |w: Option<&&str>| w.map_or(trimmed.len(), |w| w.as_ptr() as usize - trimmed.as_ptr() as usize);
+    let rest = &trimmed[rest_at(words.peek())..];
+    // Kotlin: `fun name(…)`, `fun <T> T.name(…)`.
+    if let Some(after) = rest.strip_prefix("fun") {
+        return after.starts_with([' ', '<']);
+    }
+    // `const name = (…) => {`, `let name = async function (…) {`
+    for binding in ["const ", "let ", "var "] {
+        if let Some(after) = rest.strip_prefix(binding) {
+            return bound_function(after);
+        }
+    }
+    let Some(open) = rest.find('(') else { return false };
+    let head = &rest[..open];
+    // A lone `:` is a label, a case or an object's key, not a path (`::`).
+    if head.contains(|c: char| !(c.is_alphanumeric() || c.is_whitespace() || "_$<>,*&:~[]?".contains(c)))
+        || head.replace("::", "").contains(':')
+    {
+        return false;
+    }
+    // The name is the head's last word; what comes before it is a return type.
+    let head_words: Vec<&str> = head.split_whitespace().collect();
+    // Prose in a comment: more words before its parenthesis than a
+    // signature has, or words no type is named.
+    const PROSE: &[&str] = &[
+        "the", "a", "an", "that", "is", "are", "of", "to", "and", "or", "see", "which", "when", "it", "be", "not", "in", "for",
+        "with", "on", "by", "from", "as",
+    ];
+    if head_words.len() > MAX_HEAD_WORDS || head_words.iter().any(|w| PROSE.contains(w)) {
+        return false;
+    }
+    // A comma outside `<…>` separates arguments: this is inside a call.
+    let mut angle = 0i32;
+    for c in head.chars() {
+        match c {
+            '<' => angle += 1,
+            '>' => angle -= 1,
+            ',' if angle <= 0 => return false,
+            _ => {}
+        }
+    }
+    let Some(name) = head_words.last().map(|w| w.trim_start_matches(['*', '&'])) else { return false };
+    if !ident(name) || NOT_NAMES.contains(&name) || head_words.first().is_some_and(|w| NOT_NAMES.contains(w)) {
+        return false;
+    }
+    let typed = head_words.len() > 1;
+    // Where the parameters close, if on this line.
+    let mut depth = 0usize;
+    let mut close = None;
+    for (i, c) in rest[open..].char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    close = Some(open + i + 1);
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let Some(close) = close else {
+        // Parameters go on below: only a return type tells this from a call.
+        return typed;
+    };
+    let after = rest[close..].trim();
+    if after.starts_with('{') {
+        return true;
+    }
+    // More brackets: the line goes on past a call (`f(x)) {` ends an `if`);
+    // `=`: a value is being built (`T table(x) = {`).
+    if after.contains(['(', ')', '=']) {
+        return false;
+    }
+    // Otherwise only a return type or a modifier tells a definition from a
+    // call: its body follows (`) throws E {`, `) const`, or `{` below), where
+    // a call would have ended in `;` (or, in JavaScript, bare).
+    let suffix_ok = after.is_empty()
+        || after.ends_with('{')
+        || ["const", "noexcept", "override", "final", "throws", "->", "where", "async"].iter().any(|s| after.starts_with(s));
+    suffix_ok && (typed || modifiers > 0)
+}
+
+/// Most words before a shaped definition's parameters, modifiers aside
+/// (`unsigned long long int *name(` has five).
+const MAX_HEAD_WORDS: usize = 5;
+
+/// After `const `/`let `/`var `: whether a function is bound to the name.
+fn bound_function(after: &str) -> bool {
+    let name_end = after.find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$')).unwrap_or(after.len());
+    if name_end == 0 {
+        return false;
+    }
+    let rest = &after[name_end..];
+    // An optional type annotation, then a plain `=`.
+    let Some(eq) = rest.find('=') else { return false };
+    if !(rest[..eq].trim().is_empty() || rest[..eq].trim_start().starts_with(':')) || rest[eq + 1..].starts_with(['=', '>']) {
+        return false;
+    }
+    let value = rest[eq + 1..].trim_start();
+    let value = value.strip_prefix("async").filter(|v| v.starts_with([' ', '('])).map_or(value, str::trim_start);
+    if value.starts_with("function") {
+        return true;
+    }
+    if let Some(params) = value.strip_prefix('(') {
+        let mut depth = 1usize;
+        for (i, c) in params.char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return params[i + 1..].contains("=>");
+                    }
+                }
+                _ => {}
+            }
+        }
+        return false;
+    }
+    // `x => …`
+    let word_end = value.find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$')).unwrap_or(value.len());
+    word_end > 0 && value[word_end..].trim_start().starts_with("=>")
 }
 
 fn char_len(s: &str) -> usize {
@@ -836,6 +1029,82 @@ mod tests {
         ] {
             assert!(!is_definition(no), "{no}");
         }
+    }
+
+    #[test]
+    fn c_family_functions_are_recognised_by_their_shape() {
+        for yes in [
+            "int main(int argc, char **argv) {",
+            "static char *dup(const char *s)",
+            "static void *worker(void *arg) {",
+            "std::vector<int> Index::find(const std::string& key) const {",
+            "Index::~Index() {",
+            "public static void main(String[] args) {",
+            "private List<String> names() throws IOException {",
+            "public <T> T read(Class<T> type) {",
+            "Map<String, List<Integer>> group(",
+            "public Builder(int size) {",
+            "@Override public String toString() {",
+            "public async Task<IActionResult> Get(int id)",
+            "async fetchData(url: string): Promise<void> {",
+            "constructor(private http: HttpClient) {}",
+            "retryUpload(file) {",
+            "TEST_F(StoreTest, ReopensAfterCrash) {",
+            "export const load = async (url: string): Promise<Data> => {",
+            "const handler = (req, res) => {",
+            "let parse = function (text) {",
+            "var square = x => {",
+            "override fun onCreate(savedInstanceState: Bundle?) {",
+            "fun <T> List<T>.second(): T {",
+            "Future<void> load() async {",
+        ] {
+            assert!(Declarations::Shaped.starts_definition(yes) != yes.starts_with('@'), "{yes}");
+        }
+        for no in [
+            "if (x) {",
+            "} else if (y) {",
+            "while (running(x)) {",
+            "switch (kind) {",
+            "for (int i = 0; i < n; i++) {",
+            "catch (Exception e) {",
+            "synchronized (lock) {",
+            "return compute(x);",
+            "foo(bar)",
+            "doSomething(x);",
+            "setTimeout(() => {",
+            "items.forEach(item => {",
+            "app.get('/x', (req, res) => {",
+            "List<String> names = new ArrayList<>(",
+            "new Thread(runnable) {",
+            "const total = compute(x);",
+            "const cb = useCallback((x) => {",
+            "let ok = a == b;",
+            "int x = f(y)",
+            "EXPORT_SYMBOL(load_module);",
+            "throw new IllegalStateException(msg);",
+            "sizeof(struct foo)",
+        ] {
+            assert!(!Declarations::Shaped.starts_definition(no), "{no}");
+        }
+        // Only in the languages that declare so: a Python call or a Rust
+        // closure line is never taken for one.
+        assert_eq!(Declarations::of_path("src/Store.java"), Declarations::Shaped);
+        assert_eq!(Declarations::of_path("lib/index.ts"), Declarations::Shaped);
+        assert_eq!(Declarations::of_path("src/main.rs"), Declarations::Keyword);
+        assert_eq!(Declarations::of_path("pkg/log.py"), Declarations::Keyword);
+        assert!(!Declarations::Keyword.starts_definition("retryUpload(file) {"));
+    }
+
+    #[test]
+    fn contexts_name_c_family_methods() {
+        let java = "public class Uploader {\n    private int tries;\n\n    public void retryUpload(File f) throws IOException {\n        for (int i = 0; i < tries; i++) {\n            send(f);\n        }\n    }\n}\n";
+        let chunk = |a: usize, b: usize| Chunk { start_line: a, end_line: b, text: String::new() };
+        let got = contexts("src/Uploader.java", java, &[chunk(6, 6), chunk(4, 8)]);
+        assert_eq!(got[0].around, "src/Uploader.java: public class Uploader > public void retryUpload(File f) throws IOException");
+        assert_eq!(got[1].defined, ["public void retryUpload(File f) throws IOException"]);
+        let c = "static int\nparse(const char *s)\n{\n    return atoi(s);\n}\n\nint main(void) {\n    return parse(\"1\");\n}\n";
+        let got = contexts("src/main.c", c, &[chunk(8, 8)]);
+        assert_eq!(got[0].around, "src/main.c: int main(void)");
     }
 
     #[test]
