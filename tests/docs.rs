@@ -1,5 +1,7 @@
-//! Man pages and shell completions are generated from the clap definitions
-//! and committed; this test fails when they drift. Refresh them with
+//! Docs that must not drift from the tools: man pages and shell completions
+//! are generated from the clap definitions
+//! and committed, and the README quotes a message the tools print; these
+//! tests fail when they drift. Refresh the generated files with
 //! `scripts/gen-docs.sh` (VECGREP_BLESS=1 cargo test --test cli docs::).
 
 use std::path::{Path, PathBuf};
@@ -140,4 +142,15 @@ fn man_pages_render_without_warnings() {
             .expect("groff renders man pages (Debian's groff-base)");
         assert!(o.status.success() && o.stderr.is_empty(), "{}: {}", page.display(), String::from_utf8_lossy(&o.stderr));
     }
+}
+
+#[test]
+fn the_readme_shows_the_config_error_the_tools_print() {
+    let t = crate::common::Tree::git();
+    t.write(".vecgrep/config.toml", "topk = 5\n");
+    let o = crate::common::run(&mut t.cmd("vg-query", ".").arg("x"));
+    crate::common::assert_code(&o, 2);
+    let printed = crate::common::stderr(&o).trim().replace(t.path().to_str().unwrap(), "/home/user/project");
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    assert!(readme.lines().any(|l| l == printed), "README.md's config error sample is not what vg-query prints:\n{printed}");
 }
