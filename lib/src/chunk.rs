@@ -690,14 +690,13 @@ fn shaped_definition(trimmed: &str) -> bool {
     let rest_at = |w: Option<&&str>| w.map_or(trimmed.len(), |w| w.as_ptr() as usize - trimmed.as_ptr() as usize);
     let rest = &trimmed[rest_at(words.peek())..];
     // Kotlin: `fun name(…)`, `fun <T> T.name(…)`.
-    if let Some(after) = rest.strip_prefix("fun") {
-        return after.starts_with([' ', '<']);
+    if rest.strip_prefix("fun").is_some_and(|after| after.starts_with([' ', '<'])) {
+        return true;
     }
-    // `const name = (…) => {`, `let name = async function (…) {`
-    for binding in ["const ", "let ", "var "] {
-        if let Some(after) = rest.strip_prefix(binding) {
-            return bound_function(after);
-        }
+    // `const name = (…) => {`, `let name = async function (…) {`; a C++
+    // `const T& name() const {` is read by its shape below.
+    if ["const ", "let ", "var "].iter().any(|b| rest.strip_prefix(b).is_some_and(bound_function)) {
+        return true;
     }
     let Some(open) = rest.find('(') else { return false };
     let head = &rest[..open];
@@ -750,8 +749,9 @@ fn shaped_definition(trimmed: &str) -> bool {
         }
     }
     let Some(close) = close else {
-        // Parameters go on below: only a return type tells this from a call.
-        return typed;
+        // Parameters go on below: only a return type or a modifier tells
+        // this from a call.
+        return typed || modifiers > 0;
     };
     let after = rest[close..].trim();
     if after.starts_with('{') {
@@ -1057,6 +1057,9 @@ mod tests {
             "override fun onCreate(savedInstanceState: Bundle?) {",
             "fun <T> List<T>.second(): T {",
             "Future<void> load() async {",
+            "funnel(items) {",
+            "const std::string& name() const {",
+            "public Uploader(",
         ] {
             assert!(Declarations::Shaped.starts_definition(yes) != yes.starts_with('@'), "{yes}");
         }
@@ -1083,6 +1086,8 @@ mod tests {
             "EXPORT_SYMBOL(load_module);",
             "throw new IllegalStateException(msg);",
             "sizeof(struct foo)",
+            "let total = sum(values)",
+            "fundamentals(x)",
         ] {
             assert!(!Declarations::Shaped.starts_definition(no), "{no}");
         }
@@ -1148,6 +1153,13 @@ mod tests {
         use proptest::prelude::*;
 
         proptest! {
+            /// Signature-shaped text with its brackets, colons and quotes
+            /// anywhere: an answer, never a panic.
+            #[test]
+            fn shaped_definitions_read_any_line(line in "(public |static |const |let |async |fun )?[a-zA-Z_$~*&:<>,\\[\\] ]{0,20}[(){}=>:;,'\"a-z ]{0,30}\\PC{0,10}") {
+                let _ = Declarations::Shaped.starts_definition(line.trim());
+            }
+
             #[test]
             fn chunks_cover_every_line_and_keep_their_limits(
                 lines in proptest::collection::vec("[ \\t]{0,6}([#@}{]|```|//|/\\*)?(\\PC{0,90})?\r?", 0..80),
@@ -1175,6 +1187,7 @@ mod tests {
                 }
                 prop_assert!(chunks.windows(2).all(|w| w[1].start_line >= w[0].start_line));
                 let _ = contexts("p.rs", &text, &chunks);
+                let _ = contexts("p.java", &text, &chunks);
             }
         }
     }
