@@ -733,22 +733,7 @@ fn shaped_definition(trimmed: &str) -> bool {
     }
     let typed = head_words.len() > 1;
     // Where the parameters close, if on this line.
-    let mut depth = 0usize;
-    let mut close = None;
-    for (i, c) in rest[open..].char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => {
-                depth -= 1;
-                if depth == 0 {
-                    close = Some(open + i + 1);
-                    break;
-                }
-            }
-            _ => {}
-        }
-    }
-    let Some(close) = close else {
+    let Some(close) = after_brackets(&rest[open..]).map(|n| open + n) else {
         // Parameters go on below: only a return type or a modifier tells
         // this from a call.
         return typed || modifiers > 0;
@@ -769,6 +754,25 @@ fn shaped_definition(trimmed: &str) -> bool {
         || after.ends_with('{')
         || ["const", "noexcept", "override", "final", "throws", "->", "where", "async"].iter().any(|s| after.starts_with(s));
     suffix_ok && (typed || modifiers > 0)
+}
+
+/// For `text` starting with `(`: the length up to and including the `)`
+/// that closes it, if the line has one.
+fn after_brackets(text: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Most words before a shaped definition's parameters, modifiers aside
@@ -792,21 +796,8 @@ fn bound_function(after: &str) -> bool {
     if value.starts_with("function") {
         return true;
     }
-    if let Some(params) = value.strip_prefix('(') {
-        let mut depth = 1usize;
-        for (i, c) in params.char_indices() {
-            match c {
-                '(' => depth += 1,
-                ')' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        return params[i + 1..].contains("=>");
-                    }
-                }
-                _ => {}
-            }
-        }
-        return false;
+    if value.starts_with('(') {
+        return after_brackets(value).is_some_and(|n| value[n..].contains("=>"));
     }
     // `x => …`
     let word_end = value.find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$')).unwrap_or(value.len());

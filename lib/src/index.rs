@@ -348,11 +348,11 @@ pub fn run(
     let (mut next_read, mut next_emit, mut in_flight) = (0, 0, 0);
     let mut stopped = false;
     let result = (|| -> Result<()> {
+        // Read on until the embedders (started by the first file that needs
+        // one) have their share queued, asked at each step: a big first file
+        // must not leave the other embedders idle until it is done.
+        let read_ahead = |workers: &Option<Workers>| workers.as_ref().map_or(1, |w| w.count * READ_AHEAD_PER_EMBEDDER);
         while next_emit < total {
-            // Read on until the embedders (started by the first file that
-            // needs one) have their share queued: a big first file must not
-            // leave the other embedders idle until it is done.
-            let read_ahead = |workers: &Option<Workers>| workers.as_ref().map_or(1, |w| w.count * READ_AHEAD_PER_EMBEDDER);
             while !stopped && next_read < total && in_flight < read_ahead(&workers) {
                 if obs.cancelled() {
                     stopped = true;
@@ -727,8 +727,8 @@ mod tests {
     use std::sync::Condvar;
     use std::time::Duration;
 
-    /// Holds back the file named `first` until another file has been
-    /// embedded, or fails after a while. The real model is what the
+    /// Holds back the file whose text says "the first file" until another
+    /// file has been embedded, or fails after a while. The real model is what the
     /// integration tests use; this tests how files reach the embedders.
     struct Gate {
         others_embedded: Mutex<bool>,
