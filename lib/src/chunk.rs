@@ -110,14 +110,18 @@ pub enum Syntax {
 
 impl Syntax {
     pub fn of_path(path: &str) -> Syntax {
-        let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
-        let ext = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default();
-        match ext.as_str() {
+        match extension(path).as_str() {
             "md" | "markdown" | "mdx" | "mkd" => Syntax::Markdown,
             "txt" | "text" | "rst" | "adoc" | "csv" | "tsv" | "log" => Syntax::Plain,
             _ => Syntax::Code,
         }
     }
+}
+
+/// A path's file extension, lower-cased; empty when it has none.
+fn extension(path: &str) -> String {
+    let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
+    name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default()
 }
 
 /// Where a line stands in its file's structure.
@@ -638,9 +642,7 @@ enum Declarations {
 
 impl Declarations {
     fn of_path(path: &str) -> Declarations {
-        let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
-        let ext = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default();
-        match ext.as_str() {
+        match extension(path).as_str() {
             "c" | "h" | "cc" | "cpp" | "cxx" | "c++" | "hh" | "hpp" | "hxx" | "h++" | "ino" | "java" | "cs" | "js"
             | "jsx" | "mjs" | "cjs" | "ts" | "tsx" | "mts" | "cts" | "kt" | "kts" | "dart" | "groovy" => {
                 Declarations::Shaped

@@ -552,11 +552,7 @@ impl Store {
                 }
             }
             if words_changed > 0 {
-                tx.execute(
-                    "INSERT INTO meta VALUES ('words_changed', ?1)
-                     ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + ?1 AS TEXT)",
-                    [words_changed as i64],
-                )?;
+                add_to_meta(&tx, "words_changed", words_changed as i64)?;
             }
         }
         bump_generation(&tx)?;
@@ -955,10 +951,15 @@ fn scope_clause(scope: &Scope, values: &mut Vec<rusqlite::types::Value>) -> Stri
 /// Count every change to the chunks, so that a reader holding vectors in
 /// memory (`VectorTable`) can tell when they are stale.
 fn bump_generation(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<()> {
+    add_to_meta(tx, "generation", 1)
+}
+
+/// Add `n` to the counter `key` in meta, which starts from 0 when absent.
+fn add_to_meta(tx: &rusqlite::Transaction<'_>, key: &str, n: i64) -> rusqlite::Result<()> {
     tx.execute(
-        "INSERT INTO meta VALUES ('generation', '1')
-         ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)",
-        [],
+        "INSERT INTO meta VALUES (?1, CAST(?2 AS TEXT))
+         ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + ?2 AS TEXT)",
+        params![key, n],
     )?;
     Ok(())
 }
