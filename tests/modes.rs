@@ -1,5 +1,6 @@
 //! Ranking modes: hybrid (the default), semantic and lexical; the full-text
-//! table kept in step with the chunks; old indexes rebuilt; the model cache.
+//! table kept in step with the chunks; the name signal; old indexes
+//! rebuilt; the model cache.
 
 use crate::common::*;
 
@@ -118,8 +119,10 @@ fn indexes_from_before_are_rebuilt_with_a_note() {
     let db_path = t.path().join(".vecgrep/index.db");
     for (downgrade, because) in [
         ("DROP TABLE chunks_fts; UPDATE meta SET value = '1' WHERE key = 'schema';", "schema 1"),
-        ("DELETE FROM meta WHERE key = 'chunk_format';", "chunk format 1 -> 8"),
-        ("UPDATE meta SET value = '7' WHERE key = 'chunk_format';", "chunk format 7 -> 8"),
+        ("UPDATE meta SET value = '2' WHERE key = 'schema';", "schema 2"),
+        ("DROP TABLE name_terms; ALTER TABLE chunks DROP COLUMN names; UPDATE meta SET value = '3' WHERE key = 'schema';", "schema 3"),
+        ("DELETE FROM meta WHERE key = 'chunk_format';", "chunk format 1 -> 9"),
+        ("UPDATE meta SET value = '8' WHERE key = 'chunk_format';", "chunk format 8 -> 9"),
     ] {
         assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
         rusqlite::Connection::open(&db_path).unwrap().execute_batch(downgrade).unwrap();
@@ -132,35 +135,45 @@ fn indexes_from_before_are_rebuilt_with_a_note() {
 }
 
 #[test]
-fn a_schema_2_index_is_migrated_in_place_not_rebuilt() {
+fn an_index_of_an_older_schema_is_refused_by_readers_with_the_fix() {
     let t = sample_project();
-    let db_path = t.path().join(".vecgrep/index.db");
-    let first = summary(&run(&mut t.cmd("vg-index", ".")));
-    rusqlite::Connection::open(&db_path)
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    rusqlite::Connection::open(t.path().join(".vecgrep/index.db"))
         .unwrap()
-        .execute_batch(
-            "DROP INDEX chunks_by_embed_key; ALTER TABLE chunks DROP COLUMN embed_key;
-             UPDATE meta SET value = '2' WHERE key = 'schema';",
-        )
+        .execute_batch("UPDATE meta SET value = '3' WHERE key = 'schema';")
         .unwrap();
-    // Readers take schema 2 as it is.
+    let o = query(&t, &["--no-index", "--mode", "lexical", "retry"]);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("schema 3") && stderr(&o).contains("vg-index"), "{}", stderr(&o));
+    // Indexing rebuilds it, and readers take it again.
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
     assert_eq!(files(&query(&t, &["--no-index", "--mode", "lexical", "retry"])), ["src/upload.py"]);
-    let o = run(&mut t.cmd("vg-index", "."));
-    assert_code(&o, 0);
-    assert!(!stderr(&o).contains("rebuilding"), "{}", stderr(&o));
-    assert_eq!(summary(&o)["embedded"], 0);
-    assert_eq!(summary(&o)["reused"], first["chunks"]);
-    let conn = rusqlite::Connection::open(&db_path).unwrap();
-    let schema: String = conn.query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| r.get(0)).unwrap();
-    assert_eq!(schema, "3");
-    assert_code(&run(t.cmd("vg-index", ".").arg("--verify")), 0);
-    // Migrated chunks have no key to be copied by; the next version of a file does.
-    t.write("src/upload.py", &format!("{}# one more line\n", read(&t.path().join("src/upload.py"))));
-    assert_eq!(summary(&run(&mut t.cmd("vg-index", ".")))["copied"], 0);
-    let keyed: i64 =
-        conn.query_row("SELECT count(*) FROM chunks WHERE embed_key IS NOT NULL", [], |r| r.get(0)).unwrap();
-    assert!(keyed >= 1);
-    assert_eq!(files(&query(&t, &["--no-index", "retry an upload"]))[0], "src/upload.py");
+}
+
+#[test]
+fn hybrid_ranks_the_definition_a_query_names_above_code_that_mentions_it() {
+    // The question paraphrases a function's name ("return" is `get`); a
+    // neighbour says the same words more often, in its name, docstring and body.
+    let t = Tree::git();
+    t.write(
+        "pkg/report.py",
+        "def describe_effective_levels(logger):\n    \"\"\"Print the effective level of a logger, and return the effective level\n    of each of its handlers.\"\"\"\n    for handler in logger.handlers:\n        print(\"effective level\", handler.level, logger.level)\n    return [h.level for h in logger.handlers]\n",
+    );
+    t.write(
+        "pkg/tree.py",
+        "def get_effective_level(logger):\n    node = logger\n    while node:\n        if node.level:\n            return node.level\n        node = node.parent\n    return 0\n",
+    );
+    t.write("pkg/other.py", "def set_level(logger, level):\n    logger.level = level\n    logger.manager.clear_cache()\n");
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    let ranked = |mode: &str| {
+        let o = query(&t, &["--no-index", "--mode", mode, "--threshold", "0", "return the effective level of a logger"]);
+        assert_code(&o, 0);
+        files(&o)
+    };
+    // Both rankings alone prefer the neighbour; the name signal lifts the definition.
+    assert_eq!(ranked("semantic")[0], "pkg/report.py");
+    assert_eq!(ranked("lexical")[0], "pkg/report.py");
+    assert_eq!(ranked("hybrid"), ["pkg/tree.py", "pkg/report.py", "pkg/other.py"]);
 }
 
 #[test]

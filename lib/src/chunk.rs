@@ -29,7 +29,9 @@
 /// vectors differ slightly from format 6's.
 /// 8: contexts also name C, C++, Java, C#, JavaScript/TypeScript, Kotlin and
 /// Dart functions and methods declared without a keyword (`Declarations`).
-pub const FORMAT: u32 = 8;
+/// 9: each chunk's own names (`Context::names`) are stored and counted,
+/// stemmed by `names::stem`, for hybrid search's name signal.
+pub const FORMAT: u32 = 9;
 
 /// What the model is given for a chunk: its context line, a newline, its text.
 pub fn embedded_text(context: &str, text: &str) -> String {
@@ -489,7 +491,16 @@ pub fn contexts(path: &str, text: &str, chunks: &[Chunk]) -> Vec<Context> {
             context.push_str(&enclosing.join(" > "));
         }
         let last = chunk.end_line.min(lines.len());
-        out.push(Context { around: context, defined: defined_in(&lines[first..last.max(first)], declarations) });
+        let defined = defined_in(&lines[first..last.max(first)], declarations);
+        let mut names: Vec<String> = Vec::new();
+        for sig in enclosing.last().into_iter().copied().chain(defined.iter().map(String::as_str)) {
+            if let Some(name) = definition_name(sig) {
+                if !names.iter().any(|n| n == name) {
+                    names.push(name.to_string());
+                }
+            }
+        }
+        out.push(Context { around: context, defined, names });
     }
     out
 }
@@ -500,6 +511,9 @@ pub fn contexts(path: &str, text: &str, chunks: &[Chunk]) -> Vec<Context> {
 pub struct Context {
     pub around: String,
     pub defined: Vec<String>,
+    /// The chunk's own names (`names`): the innermost definition around it
+    /// and those it makes, each once.
+    pub names: Vec<String>,
 }
 
 impl Context {
@@ -564,6 +578,12 @@ fn indent_of(line: &str) -> usize {
 /// languages: `def`, `class`, `fn`, `impl`, `func`, `function`, `struct`, …,
 /// after any modifiers (`pub(crate)`, `async`, `export`, `static`, …).
 pub fn is_definition(trimmed: &str) -> bool {
+    definition_keyword(trimmed).is_some()
+}
+
+/// The keyword a definition line starts with, after its modifiers, and
+/// the text after the keyword (`pub(crate) fn open(…)` → `fn`, ` open(…)`).
+fn definition_keyword(trimmed: &str) -> Option<(&str, &str)> {
     const MODIFIERS: &[&str] = &[
         "pub",
         "export",
@@ -613,11 +633,12 @@ pub fn is_definition(trimmed: &str) -> bool {
         if KEYWORDS.contains(&word) {
             // A keyword must be followed by a name or the definition's syntax, not be a call or a field.
             let after = rest[word_end..].chars().next();
-            return after.is_some_and(|c| c == ' ' || c == '<' || c == '(' && (word == "fn" || word == "func"))
+            let definition = after.is_some_and(|c| c == ' ' || c == '<' || c == '(' && (word == "fn" || word == "func"))
                 || (word == "func" && after == Some('('));
+            return definition.then(|| (word, &rest[word_end..]));
         }
         if !MODIFIERS.contains(&word) || word.is_empty() {
-            return false;
+            return None;
         }
         rest = rest[word_end..].trim_start();
         // `pub(crate)`, `extern "C"`
@@ -627,6 +648,95 @@ pub fn is_definition(trimmed: &str) -> bool {
             rest = inner.split_once('"').map_or("", |(_, r)| r).trim_start();
         }
     }
+}
+
+/// The name a definition's signature gives: `pub fn open<T>(…)` → `open`,
+/// `class Handler(Base)` → `Handler`, `impl<T> Display for Store<T>` →
+/// `Store`, `func (s *Server) Serve(…)` → `Serve`, `public static int
+/// count(…)` → `count`, `export const load = async (url) =>` → `load`.
+/// None when it names nothing (`function (x) {`).
+pub fn definition_name(signature: &str) -> Option<&str> {
+    let Some((keyword, mut rest)) = definition_keyword(signature) else {
+        return shaped_name(signature);
+    };
+    rest = skip_group(rest.trim_start(), '<', '>').trim_start();
+    if keyword == "func" && rest.starts_with('(') {
+        // A Go method's receiver.
+        rest = skip_group(rest, '(', ')').trim_start();
+    }
+    if keyword == "impl" {
+        // `impl Trait for Type`: the type is what the block is about.
+        if let Some(at) = rest.find(" for ") {
+            rest = &rest[at + 5..];
+        }
+        let ty = rest
+            .split_whitespace()
+            .map(|w| w.trim_start_matches('&'))
+            .find(|w| !w.is_empty() && !w.starts_with('\'') && !matches!(*w, "dyn" | "mut"))?;
+        let path = ty.split(['<', '{', '(', '[']).next().unwrap_or("");
+        return path.rsplit("::").next().filter(|w| identifiers(w).next() == Some(*w));
+    }
+    identifiers(rest).next().filter(|w| rest.starts_with(w))
+}
+
+/// The name of a definition known by its shape (`shaped_definition`): a
+/// name bound to a function, or the last word before the parameters.
+fn shaped_name(signature: &str) -> Option<&str> {
+    for binder in ["const ", "let ", "var "] {
+        if let Some(at) = signature.find(binder).filter(|&at| at == 0 || signature[..at].ends_with(' ')) {
+            let after = &signature[at + binder.len()..];
+            if bound_function(after) {
+                return identifiers(after).next();
+            }
+        }
+    }
+    let head = signature.split('(').next().unwrap_or("").trim_end();
+    let head = strip_trailing_group(head, '<', '>');
+    identifiers(head).last().filter(|w| head.ends_with(w))
+}
+
+/// Runs of letters, digits, `_` and `$` in `text`.
+fn identifiers(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$')).filter(|w| !w.is_empty())
+}
+
+/// `text` after the bracketed group it starts with (`<T: Ord> rest` →
+/// ` rest`); all of it when it starts with none; empty when it never closes.
+fn skip_group(text: &str, open: char, close: char) -> &str {
+    if !text.starts_with(open) {
+        return text;
+    }
+    let mut depth = 0usize;
+    for (i, c) in text.char_indices() {
+        if c == open {
+            depth += 1;
+        } else if c == close {
+            depth -= 1;
+            if depth == 0 {
+                return &text[i + c.len_utf8()..];
+            }
+        }
+    }
+    ""
+}
+
+/// `text` without the bracketed group it ends with (`names<T>` → `names`).
+fn strip_trailing_group(text: &str, open: char, close: char) -> &str {
+    if !text.ends_with(close) {
+        return text;
+    }
+    let mut depth = 0usize;
+    for (i, c) in text.char_indices().rev() {
+        if c == close {
+            depth += 1;
+        } else if c == open {
+            depth -= 1;
+            if depth == 0 {
+                return text[..i].trim_end();
+            }
+        }
+    }
+    text
 }
 
 /// How a file's language declares its functions, chosen from its path.
@@ -1130,6 +1240,50 @@ mod tests {
         assert_eq!(got[1].around, "src/store.rs: impl Store");
         assert_eq!(got[1].defined, ["pub fn open() -> Self", "fn close(&self)"]);
         assert_eq!(got[1].words(), "src/store.rs: impl Store > pub fn open() -> Self, fn close(&self)");
+    }
+
+    #[test]
+    fn contexts_give_each_chunk_its_own_names() {
+        let rs = "impl Store {\n    pub fn open() -> Self {\n        let x = 1;\n    }\n\n    fn close(&self) {\n        drop(self);\n    }\n}\n\nfn free() {}\n";
+        let chunk = |a: usize, b: usize| Chunk { start_line: a, end_line: b, text: String::new() };
+        let got = contexts("src/store.rs", rs, &[chunk(3, 3), chunk(2, 8), chunk(1, 9), chunk(11, 11), chunk(10, 10)]);
+        // The innermost definition around the chunk, then what it defines.
+        assert_eq!(got[0].names, ["open"]);
+        assert_eq!(got[1].names, ["Store", "open", "close"]);
+        assert_eq!(got[2].names, ["Store"]);
+        assert_eq!(got[3].names, ["free"]);
+        assert!(got[4].names.is_empty());
+        let py = "class Handler(Filterer):\n    def emit(self, record):\n        pass\n";
+        assert_eq!(contexts("log.py", py, &[chunk(3, 3)])[0].names, ["emit"]);
+        assert_eq!(contexts("log.py", py, &[chunk(2, 3)])[0].names, ["Handler", "emit"]);
+    }
+
+    #[test]
+    fn definitions_are_known_by_their_names() {
+        for (signature, name) in [
+            ("pub fn open<T: Into<String>>(path: T) -> Store", Some("open")),
+            ("pub(crate) async fn fetch(url: &str)", Some("fetch")),
+            ("class Handler(Filterer)", Some("Handler")),
+            ("async def wait_for(fut, timeout)", Some("wait_for")),
+            ("def __init__(self, level=NOTSET)", Some("__init__")),
+            ("impl<T> fmt::Display for Store<T>", Some("Store")),
+            ("impl<'a> Iterator for &'a mut Walk", Some("Walk")),
+            ("impl Store", Some("Store")),
+            ("impl<S: StateID> dense::DFA<S>", Some("DFA")),
+            ("func (s *Server) Serve(l net.Listener) error", Some("Serve")),
+            ("func main()", Some("main")),
+            ("pub struct Cache<K, V>", Some("Cache")),
+            ("macro_rules! try_opt", Some("try_opt")),
+            ("export default function render(node)", Some("render")),
+            ("public static List<String> names(int n)", Some("names")),
+            ("static char *dup(const char *s)", Some("dup")),
+            ("Foo::~Foo()", Some("Foo")),
+            ("export const load = async (url) => {", Some("load")),
+            ("template <typename T> std::vector<T> take(int n)", Some("take")),
+            ("function (x)", None),
+        ] {
+            assert_eq!(definition_name(signature), name, "{signature}");
+        }
     }
 
     #[test]

@@ -476,8 +476,8 @@ mod tests {
     #[test]
     fn the_simplified_graph_computes_what_the_export_does() {
         // The simplification (masks, GELU, heads multiplied in place) is
-        // checked against the int8 model as exported, on the real model: a
-        // wrong step here moves vectors far, not in the last digits.
+        // checked on the real model, in fp32 against the export and in int8
+        // against the int8 model: a wrong step moves vectors far.
         let assets = crate::assets::locate("all-MiniLM-L6-v2").expect("the test command fetches the model");
         let path = assets.model_dir.join("model.onnx");
         let exported = std::fs::read(&path).unwrap();
@@ -499,15 +499,31 @@ mod tests {
             "A short line.",
             "def getLogger(name=None):\n    \"\"\"Return a logger with the specified name.\"\"\"\n    return Logger.manager.getLogger(name)",
         ];
-        let (want, got) = (vectors_of(&int8, &texts), vectors_of(&simplified, &texts));
-        for (w, g) in want.iter().zip(&got) {
-            let cosine: f32 = w.iter().zip(g).map(|(a, b)| a * b).sum();
-            assert!(cosine > 0.99999, "cosine {cosine}");
+        let cosines = |a: &[Vec<f32>], b: &[Vec<f32>]| -> Vec<f32> {
+            a.iter().zip(b).map(|(w, g)| w.iter().zip(g).map(|(x, y)| x * y).sum()).collect()
+        };
+        // In fp32 the rewritten graph computes what the export does to the
+        // last digits.
+        let (exported_simplified, done) = crate::graph::simplify(&exported).unwrap();
+        assert_eq!(done, crate::graph::Simplified { masks: 6, gelus: 6, heads: 6 });
+        let fp32 = vectors_of(&exported, &texts);
+        for cosine in cosines(&fp32, &vectors_of(&exported_simplified, &texts)) {
+            assert!(cosine > 0.99999, "fp32: cosine {cosine}");
         }
-        // And the int8 model stays close to the exported weights in fp32.
-        for (w, g) in vectors_of(&exported, &texts).iter().zip(&got) {
-            let cosine: f32 = w.iter().zip(g).map(|(a, b)| a * b).sum();
-            assert!(cosine > 0.99, "cosine {cosine}");
+        // In int8 an activation that lands near a rounding boundary can
+        // round the other way after any change upstream, and CPUs without
+        // VNNI (AVX2's u8 x s8 products saturate in pairs) amplify such
+        // flips: seen 0.9987 on an AVX2-only EPYC, 0.99999 with VNNI. So
+        // the rewritten int8 graph must stay that close to the int8 one
+        // and no further from the export than the int8 one is.
+        let (int8_vectors, simplified_vectors) = (vectors_of(&int8, &texts), vectors_of(&simplified, &texts));
+        for cosine in cosines(&int8_vectors, &simplified_vectors) {
+            assert!(cosine > 0.995, "int8: cosine {cosine}");
+        }
+        let (int8_to_fp32, simplified_to_fp32) = (cosines(&int8_vectors, &fp32), cosines(&simplified_vectors, &fp32));
+        for (a, b) in int8_to_fp32.iter().zip(&simplified_to_fp32) {
+            // And the int8 model stays close to the exported weights in fp32.
+            assert!(*a > 0.99 && *b > 0.99 && *b > a - 0.001, "to fp32: int8 {a}, simplified {b}");
         }
     }
 

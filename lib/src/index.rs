@@ -667,6 +667,7 @@ fn chunk_and_embed(
         state: job.state,
         chunks: chunks.into_iter().zip(vectors).collect(),
         contexts: contexts.iter().map(chunk::Context::words).collect(),
+        names: contexts.iter().map(|c| c.names.join(" ")).collect(),
         embed_keys,
         copied,
         tokens,

@@ -41,6 +41,20 @@ pub fn match_expression(query: &str) -> Option<String> {
     Some(seen.iter().map(|t| format!("\"{t}\"")).collect::<Vec<_>>().join(" OR "))
 }
 
+/// The parts of the query's identifiers and words worth matching, in
+/// order, lowercased: no stop words, single letters or numbers.
+pub fn content_words(query: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for word in words(query) {
+        for part in split_identifier(word) {
+            if part.chars().count() >= 2 && !part.chars().all(|c| c.is_ascii_digit()) && !STOP_WORDS.contains(&part.as_str()) {
+                out.push(part);
+            }
+        }
+    }
+    out
+}
+
 /// Runs of letters, digits and underscores.
 fn words(text: &str) -> impl Iterator<Item = &str> {
     text.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty())

@@ -15,6 +15,7 @@ pub mod http;
 pub mod index;
 pub mod int8;
 pub mod lexical;
+pub mod names;
 pub mod graph;
 pub mod live;
 pub(crate) mod onnx;

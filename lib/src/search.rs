@@ -109,6 +109,7 @@ pub fn search_embedded(
         lexical_weight: LEXICAL_WEIGHT,
         vectors,
         lexical_ranked,
+        names: (mode == SearchMode::Hybrid).then(|| crate::names::QueryWords::of(query)),
     };
     store.search(&request, scope, k, threshold)
 }

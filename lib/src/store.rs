@@ -18,12 +18,13 @@ use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use crate::chunk::Chunk;
 use crate::embed::{blob_floats, blob_to_vector, vector_to_blob};
 use crate::lexical;
+use crate::names::QueryWords;
 use crate::root::ProjectRoot;
 
 /// Bumped when the tables change shape; an index of another schema is
-/// rebuilt, except schema 2, which is migrated in place (see `migrate`).
-/// 2: the full-text table `chunks_fts`. 3: `chunks.embed_key`.
-pub const SCHEMA_VERSION: i64 = 3;
+/// rebuilt. 2: the full-text table `chunks_fts`. 3: `chunks.embed_key`.
+/// 4: `chunks.names` and the table `name_terms`.
+pub const SCHEMA_VERSION: i64 = 4;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -42,19 +43,24 @@ CREATE TABLE IF NOT EXISTS chunks (
     text TEXT NOT NULL,
     -- little-endian f32 vector; NULL marks a hole (a chunk whose embedding failed)
     embedding BLOB,
-    -- chunk::embed_key of what was embedded; NULL in chunks migrated from schema 2
-    embed_key BLOB
+    -- chunk::embed_key of what was embedded
+    embed_key BLOB,
+    -- the chunk's own names (chunk::Context::names), space-separated
+    names TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS chunks_by_file ON chunks(file_id);
+-- How many chunks have each term (names::terms_of_names) in their names,
+-- for how rare a term is; meta 'named_chunks' counts the chunks with names.
+CREATE TABLE IF NOT EXISTS name_terms (term TEXT PRIMARY KEY, chunks INTEGER NOT NULL) WITHOUT ROWID;
 ";
 
-/// Schema 3: a chunk whose embedded text is already in the index takes the
-/// stored vector instead of being embedded again (`Store::vector_for_key`).
+/// A chunk whose embedded text is already in the index takes the stored
+/// vector instead of being embedded again (`Store::vector_for_key`).
 const SCHEMA_KEYS: &str = "
 CREATE INDEX IF NOT EXISTS chunks_by_embed_key ON chunks(embed_key) WHERE embed_key IS NOT NULL;
 ";
 
-/// Schema 2: the words of each chunk (see `lexical::terms`), rowid = chunk id.
+/// The words of each chunk (see `lexical::terms`), rowid = chunk id.
 /// Contentless: the text is already in `chunks`.
 const SCHEMA_FTS: &str = "
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
@@ -101,6 +107,8 @@ pub struct FileWrite {
     pub contexts: Vec<String>,
     /// Each chunk's `chunk::embed_key`, by which later runs find its vector.
     pub embed_keys: Vec<[u8; 16]>,
+    /// Each chunk's own names (`chunk::Context::names`), space-separated.
+    pub names: Vec<String>,
     /// How many of the vectors were copied from chunks with the same
     /// embedded text rather than embedded.
     pub copied: u64,
@@ -271,9 +279,6 @@ impl Store {
             .map_err(damaged)?
             > 0;
         if has_meta {
-            if store.schema()?.as_deref() == Some("2") {
-                store.migrate_from_2().map_err(damaged)?;
-            }
             store.check_schema()?;
         } else {
             store.conn.execute_batch(SCHEMA).map_err(damaged)?;
@@ -311,24 +316,10 @@ impl Store {
             .map_err(|e| self.damaged(e))
     }
 
-    /// Schema 2 lacks only `embed_key`: add it rather than throw away
-    /// vectors that took minutes to compute. Old chunks keep a NULL key and
-    /// are simply never copied from.
-    fn migrate_from_2(&self) -> rusqlite::Result<()> {
-        self.conn.execute_batch(&format!(
-            "BEGIN IMMEDIATE;
-             ALTER TABLE chunks ADD COLUMN embed_key BLOB;
-             {SCHEMA_KEYS}
-             UPDATE meta SET value = '{SCHEMA_VERSION}' WHERE key = 'schema';
-             COMMIT;"
-        ))
-    }
-
-    /// Readers accept schema 2 as well: nothing they read changed.
     fn check_schema(&self) -> Result<()> {
         let found = self.schema()?;
         match found {
-            Some(v) if v == SCHEMA_VERSION.to_string() || v == "2" => Ok(()),
+            Some(v) if v == SCHEMA_VERSION.to_string() => Ok(()),
             other => {
                 Err(StoreError::OtherSchema { path: self.path.clone(), found: other.unwrap_or_else(|| "none".into()) }
                     .into())
@@ -374,7 +365,8 @@ impl Store {
         tx.execute("DELETE FROM chunks_fts", [])?;
         tx.execute("DELETE FROM chunks", [])?;
         tx.execute("DELETE FROM files", [])?;
-        tx.execute("DELETE FROM meta WHERE key = 'dims'", [])?;
+        tx.execute("DELETE FROM name_terms", [])?;
+        tx.execute("DELETE FROM meta WHERE key IN ('dims', 'named_chunks')", [])?;
         tx.execute("INSERT OR REPLACE INTO meta VALUES ('generated_checked', '1')", [])?;
         for (k, v) in [
             ("model", meta.model.clone()),
@@ -495,7 +487,9 @@ impl Store {
             let mut remove = tx.prepare_cached("DELETE FROM files WHERE path = ?1")?;
             // Word rows deleted and added, for `compact_words`.
             let mut words_changed = 0usize;
+            let mut names = NameCounts::default();
             for rel in removals {
+                names.forget_file(&tx, "f.path = ?1", rel)?;
                 words_changed += forget_words.execute([rel])?;
                 remove.execute([rel])?;
             }
@@ -512,12 +506,14 @@ impl Store {
             let mut insert =
                 tx.prepare_cached("INSERT INTO files (path, size, mtime_ns, hash) VALUES (?1, ?2, ?3, ?4)")?;
             let mut add_chunk = tx.prepare_cached(
-                "INSERT INTO chunks (file_id, start_line, end_line, text, embedding, embed_key) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                "INSERT INTO chunks (file_id, start_line, end_line, text, embedding, embed_key, names)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             )?;
             for w in writes {
                 let st = &w.state;
                 let id: i64 = match find.query_row([&w.rel], |r| r.get(0)).optional()? {
                     Some(id) => {
+                        names.forget_file(&tx, "f.id = ?1", id)?;
                         words_changed += drop_words.execute([id])?;
                         drop_chunks.execute([id])?;
                         update.execute(params![id, st.size as i64, st.mtime_ns, st.hash])?;
@@ -531,14 +527,17 @@ impl Store {
                 for (i, (chunk, vector)) in w.chunks.iter().enumerate() {
                     let blob = vector.as_deref().map(vector_to_blob);
                     let key = w.embed_keys.get(i);
+                    let chunk_names = w.names.get(i).map_or("", String::as_str);
                     add_chunk.execute(params![
                         id,
                         chunk.start_line as i64,
                         chunk.end_line as i64,
                         chunk.text,
                         blob,
-                        key.map(|k| &k[..])
+                        key.map(|k| &k[..]),
+                        chunk_names
                     ])?;
+                    names.count(chunk_names, 1);
                     let mut words = lexical::terms(&chunk.text);
                     if let Some(context) = w.contexts.get(i) {
                         let context_terms = lexical::terms(context);
@@ -554,6 +553,7 @@ impl Store {
             if words_changed > 0 {
                 add_to_meta(&tx, "words_changed", words_changed as i64)?;
             }
+            names.write(&tx)?;
         }
         bump_generation(&tx)?;
         tx.commit()?;
@@ -626,11 +626,79 @@ impl Store {
                 problems.push(format!("{n} {what}"));
             }
         }
+        if !self.name_counts_agree()? {
+            problems.push("the name counts do not match the chunks' names".into());
+        }
         let stats = self.stats()?;
         if stats.files > 0 && self.meta()?.is_none() {
             problems.push("the index holds files but does not say what built it".into());
         }
         Ok((stats, problems))
+    }
+
+    /// Whether `name_terms` and meta 'named_chunks' count what the chunks hold.
+    fn name_counts_agree(&self) -> Result<bool> {
+        let damaged = |e| self.damaged(e);
+        let mut expected = NameCounts::default();
+        let mut stmt = self.conn.prepare("SELECT names FROM chunks WHERE names != ''").map_err(damaged)?;
+        let mut rows = stmt.query([]).map_err(damaged)?;
+        while let Some(row) = rows.next().map_err(damaged)? {
+            expected.count(row.get_ref(0)?.as_str()?, 1);
+        }
+        let mut stmt = self.conn.prepare("SELECT term, chunks FROM name_terms").map_err(damaged)?;
+        let stored: HashMap<String, i64> =
+            stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).and_then(|rows| rows.collect()).map_err(damaged)?;
+        Ok(stored == expected.terms && self.named_chunks()? == expected.named_chunks as u64)
+    }
+
+    fn named_chunks(&self) -> Result<u64> {
+        let value: Option<String> = self
+            .conn
+            .query_row("SELECT value FROM meta WHERE key = 'named_chunks'", [], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.damaged(e))?;
+        Ok(value.and_then(|v| v.parse().ok()).unwrap_or(0))
+    }
+
+    /// Each fused candidate's name-match boost (`names::boost`) added to its
+    /// score, re-ranked: a chunk whose own name says what the query asks
+    /// rises above those that only mention its words.
+    fn boost_by_names(&self, fused: &mut [(i64, f32)], query: &QueryWords) -> Result<()> {
+        let damaged = |e| self.damaged(e);
+        let mut names_of = self.conn.prepare_cached("SELECT names FROM chunks WHERE id = ?1").map_err(damaged)?;
+        let mut chunks: Vec<(i64, String)> = Vec::with_capacity(fused.len());
+        for &(id, _) in fused.iter() {
+            if let Some(names) = names_of.query_row([id], |r| r.get::<_, String>(0)).optional().map_err(damaged)? {
+                if !names.is_empty() {
+                    chunks.push((id, names));
+                }
+            }
+        }
+        if chunks.is_empty() {
+            return Ok(());
+        }
+        let named_chunks = self.named_chunks()?;
+        let mut df_of = self.conn.prepare_cached("SELECT chunks FROM name_terms WHERE term = ?1").map_err(damaged)?;
+        let mut failed = None;
+        let scores = crate::names::score_chunks(&chunks, query, named_chunks, &mut |term| {
+            match df_of.query_row([term], |r| r.get::<_, i64>(0)).optional() {
+                Ok(n) => n.unwrap_or(0).max(0) as u64,
+                Err(e) => {
+                    failed.get_or_insert(e);
+                    0
+                }
+            }
+        });
+        if let Some(e) = failed {
+            return Err(self.damaged(e));
+        }
+        for (id, fused_score) in fused.iter_mut() {
+            if let Some(&s) = scores.get(id) {
+                *fused_score += crate::names::boost(s);
+            }
+        }
+        fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        Ok(())
     }
 
     /// The best `k` chunks in `scope` for `query`, ranked as its mode says,
@@ -661,7 +729,11 @@ impl Store {
                 let cosine: HashMap<i64, f32> = semantic.iter().copied().collect();
                 let semantic_ids: Vec<i64> = semantic.iter().map(|s| s.0).collect();
                 let lexical_ids: Vec<i64> = lexical.iter().map(|l| l.0).collect();
-                for (id, _) in lexical::fuse(&[(&semantic_ids, 1.0), (&lexical_ids, query.lexical_weight)]) {
+                let mut fused = lexical::fuse(&[(&semantic_ids, 1.0), (&lexical_ids, query.lexical_weight)]);
+                if let Some(words) = query.names.as_ref().filter(|w| !w.is_empty()) {
+                    self.boost_by_names(&mut fused, words)?;
+                }
+                for (id, _) in fused {
                     let score = match (cosine.get(&id), query.vectors) {
                         (Some(&c), _) => c,
                         (None, Some(table)) => match table.score(id, vector) {
@@ -929,6 +1001,9 @@ pub struct SearchQuery<'a> {
     pub vectors: Option<&'a VectorTable>,
     /// The lexical ranking, when the caller ran it already (`lexical_candidates`).
     pub lexical_ranked: Option<Vec<(i64, f64)>>,
+    /// The query's words to match the chunks' own names against, in hybrid
+    /// search (`Store::boost_by_names`).
+    pub names: Option<QueryWords>,
 }
 
 /// SQL restricting `f.path` to the scope's prefixes, binding into `values`.
@@ -955,6 +1030,59 @@ fn bump_generation(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<()> {
 }
 
 /// Add `n` to the counter `key` in meta, which starts from 0 when absent.
+/// The changes one batch makes to `name_terms` and meta 'named_chunks',
+/// gathered so that each term's row is written once.
+#[derive(Default)]
+struct NameCounts {
+    terms: HashMap<String, i64>,
+    named_chunks: i64,
+}
+
+impl NameCounts {
+    fn count(&mut self, names: &str, delta: i64) {
+        let terms = crate::names::terms_of_names(names);
+        if terms.is_empty() {
+            return;
+        }
+        self.named_chunks += delta;
+        for t in terms {
+            *self.terms.entry(t).or_default() += delta;
+        }
+    }
+
+    /// Uncount the names of the chunks of the file `filter` selects (on
+    /// `files f`, bound to `value`) before they are deleted.
+    fn forget_file(&mut self, tx: &rusqlite::Transaction<'_>, filter: &str, value: impl rusqlite::ToSql) -> rusqlite::Result<()> {
+        let mut stmt = tx.prepare_cached(&format!(
+            "SELECT c.names FROM chunks c JOIN files f ON f.id = c.file_id WHERE {filter} AND c.names != ''"
+        ))?;
+        let names: Vec<String> = stmt.query_map([value], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+        for n in names {
+            self.count(&n, -1);
+        }
+        Ok(())
+    }
+
+    fn write(&self, tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<()> {
+        let mut change = tx.prepare_cached(
+            "INSERT INTO name_terms VALUES (?1, ?2) ON CONFLICT(term) DO UPDATE SET chunks = chunks + ?2",
+        )?;
+        let mut drop_unused = tx.prepare_cached("DELETE FROM name_terms WHERE term = ?1 AND chunks <= 0")?;
+        for (term, &delta) in &self.terms {
+            if delta != 0 {
+                change.execute(params![term, delta])?;
+            }
+            if delta < 0 {
+                drop_unused.execute([term])?;
+            }
+        }
+        if self.named_chunks != 0 {
+            add_to_meta(tx, "named_chunks", self.named_chunks)?;
+        }
+        Ok(())
+    }
+}
+
 fn add_to_meta(tx: &rusqlite::Transaction<'_>, key: &str, n: i64) -> rusqlite::Result<()> {
     tx.execute(
         "INSERT INTO meta VALUES (?1, CAST(?2 AS TEXT))
@@ -1162,9 +1290,57 @@ mod tests {
             chunks: vec![(chunk, Some(vec![1.0; crate::embed::DIMS]))],
             contexts: vec![String::new()],
             embed_keys: vec![[0; 16]],
+            names: vec![String::new()],
             copied: 0,
             tokens: 0,
         }
+    }
+
+    fn file_with_names(rel: &str, names: &[&str]) -> FileWrite {
+        let mut write = file_of_words(rel, "body");
+        write.chunks = names
+            .iter()
+            .enumerate()
+            .map(|(i, _)| (crate::chunk::Chunk { start_line: i + 1, end_line: i + 1, text: "body".into() }, Some(vec![1.0; crate::embed::DIMS])))
+            .collect();
+        write.contexts = vec![String::new(); names.len()];
+        write.embed_keys = vec![[0; 16]; names.len()];
+        write.names = names.iter().map(|n| n.to_string()).collect();
+        write
+    }
+
+    #[test]
+    fn name_counts_follow_writes_replacements_and_removals() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = crate::root::ProjectRoot { path: dir.path().to_path_buf(), marker: crate::root::RootMarker::None };
+        let mut store = Store::open_for_writing(&root, &mut |_| {}).unwrap();
+        let meta = IndexMeta { model: "m".into(), chunk_size: 500, chunk_overlap: 100, chunk_format: crate::chunk::FORMAT };
+        store.reset(&meta).unwrap();
+        let count = |store: &Store, term: &str| -> i64 {
+            store.conn.query_row("SELECT chunks FROM name_terms WHERE term = ?1", [term], |r| r.get(0)).optional().unwrap().unwrap_or(0)
+        };
+        store
+            .write_batch(
+                &[file_with_names("a.py", &["Handler emit", "Handler flush", ""]), file_with_names("b.py", &["emit_all"])],
+                &[],
+                &[],
+            )
+            .unwrap();
+        assert_eq!((count(&store, "handler"), count(&store, "emit"), count(&store, "all")), (2, 2, 1));
+        assert_eq!(store.named_chunks().unwrap(), 3);
+        // Replacing a file uncounts its old names.
+        store.write_batch(&[file_with_names("a.py", &["Writer flush"])], &[], &[]).unwrap();
+        assert_eq!((count(&store, "handler"), count(&store, "emit"), count(&store, "writer")), (0, 1, 1));
+        assert_eq!(store.named_chunks().unwrap(), 2);
+        store.write_batch(&[], &[], &["b.py".to_string()]).unwrap();
+        assert_eq!((count(&store, "emit"), count(&store, "all")), (0, 0));
+        let rows: i64 = store.conn.query_row("SELECT count(*) FROM name_terms", [], |r| r.get(0)).unwrap();
+        assert_eq!(rows, 2, "terms no chunk has are dropped");
+        let (_, problems) = store.verify().unwrap();
+        assert!(problems.is_empty(), "{problems:?}");
+        // A count out of step with the chunks is damage `verify` reports.
+        store.conn.execute("UPDATE name_terms SET chunks = 5 WHERE term = 'flush'", []).unwrap();
+        assert_eq!(store.verify().unwrap().1, ["the name counts do not match the chunks' names"]);
     }
 
     #[test]
