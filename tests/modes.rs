@@ -45,11 +45,11 @@ fn lexical_mode_matches_identifier_parts_without_the_model() {
 
 #[test]
 fn chunks_inside_a_java_method_are_found_by_its_name() {
-    // A method longer than one chunk: its later chunks do not hold the
-    // signature, so only the context (the enclosing class and method)
-    // names them.
+    // A method longer than one chunk, and than one hit: its later chunks
+    // do not hold the signature, so only the context (the enclosing class
+    // and method) names them.
     let mut body = String::new();
-    for i in 0..30 {
+    for i in 0..60 {
         body.push_str(&format!("        sendPart(file, offset + {i}, connection);\n"));
     }
     let java = format!(

@@ -110,11 +110,16 @@ fn verify_finds_damage_and_says_how_to_rebuild() {
     let o = run(t.cmd("vg-index", ".").arg("--verify"));
     assert_code(&o, 2);
     let out = stdout(&o);
-    for problem in ["chunks belong to no file", "vectors have the wrong size", "word entries belong to no chunk"] {
+    for problem in [
+        "chunks belong to no file",
+        "vectors have the wrong size",
+        "word entries belong to no chunk",
+        "name counts do not match",
+    ] {
         assert!(out.contains(problem), "{problem}: {out}");
     }
     assert!(stderr(&o).contains("--clear-cache"), "{}", stderr(&o));
     let v = verify(&t);
     assert_eq!(v["ok"], false);
-    assert_eq!(v["problems"].as_array().unwrap().len(), 3, "{v}");
+    assert_eq!(v["problems"].as_array().unwrap().len(), 4, "{v}");
 }

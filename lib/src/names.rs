@@ -244,9 +244,7 @@ pub fn name_score(terms: &[String], query: &QueryWords, idf: &dyn Fn(&str) -> f3
     for t in terms {
         let w = idf(t);
         name_total += w;
-        if query.words.iter().any(|variants| variants.contains(t)) {
-            name_matched += w;
-        }
+        name_matched += w * part_match(t, query);
     }
     if name_matched == 0.0 {
         return 0.0;
@@ -256,7 +254,7 @@ pub fn name_score(terms: &[String], query: &QueryWords, idf: &dyn Fn(&str) -> f3
     for variants in &query.words {
         let w = idf(&variants[0]);
         query_total += w;
-        if variants.iter().any(|v| terms.contains(v)) {
+        if variants.iter().any(|v| terms.iter().any(|t| t == v || spells_part_of(v, t))) {
             query_matched += w;
         }
     }
@@ -264,6 +262,40 @@ pub fn name_score(terms: &[String], query: &QueryWords, idf: &dyn Fn(&str) -> f3
     let of_query = if query_total > 0.0 { (query_matched / query_total).min(1.0) } else { 0.0 };
     (1.0 - QUERY_SHARE) * of_name + QUERY_SHARE * of_query
 }
+
+/// How much of one name part the query has: all of it when a query word
+/// (or an alias) is the part; for a compound that neither case nor `_`
+/// splits (`getdomain`, `unquote`, `readline`), the share of its letters
+/// that query words spell (`spells_part_of`).
+fn part_match(part: &str, query: &QueryWords) -> f32 {
+    if query.words.iter().any(|variants| variants.iter().any(|v| v == part)) {
+        return 1.0;
+    }
+    if part.len() < MIN_COMPOUND_BYTES {
+        return 0.0;
+    }
+    let mut covered = vec![false; part.len()];
+    for v in query.terms() {
+        if spells_part_of(v, part) {
+            for (at, _) in part.match_indices(v) {
+                covered[at..at + v.len()].fill(true);
+            }
+        }
+    }
+    covered.iter().filter(|&&c| c).count() as f32 / part.len() as f32
+}
+
+/// Whether query word `word` spells part of the compound `part`: a word of
+/// four letters or more anywhere in it, a three-letter one only at its
+/// start (`get` in `getdomain`, but not in `target`).
+fn spells_part_of(word: &str, part: &str) -> bool {
+    part.len() >= MIN_COMPOUND_BYTES
+        && word != part
+        && (word.len() >= 4 && part.contains(word) || word.len() == 3 && part.starts_with(word))
+}
+
+/// Shortest name part read as a compound of words.
+const MIN_COMPOUND_BYTES: usize = 6;
 
 /// The best score of a chunk's names (space-separated, as stored).
 pub fn chunk_score(names: &str, query: &QueryWords, idf: &dyn Fn(&str) -> f32) -> f32 {
@@ -387,6 +419,22 @@ mod tests {
         assert_eq!(none, 0.0);
         // A chunk is as good as its best name.
         assert_eq!(chunk_score("emit getEffectiveLevel", &q, &flat), exact);
+    }
+
+    #[test]
+    fn compounds_no_case_splits_match_the_words_that_spell_them() {
+        let q = QueryWords::of("Get the complete domain name from an address");
+        let flat = |_: &str| 1.0;
+        // Spelled whole, a compound scores as its split form would.
+        assert_eq!(chunk_score("getdomain", &q, &flat), chunk_score("get_domain", &q, &flat));
+        assert!(chunk_score("getdomain", &q, &flat) > 0.8);
+        // Partly spelled: `addr` (an alias of address) and `list` is not asked for.
+        let partial = chunk_score("getaddrlist", &q, &flat);
+        assert!(partial > 0.3 && partial < 0.9, "{partial}");
+        // A three-letter word only counts at the start: `get` is not in `target`.
+        assert_eq!(chunk_score("target", &QueryWords::of("get it"), &flat), 0.0);
+        // Short parts are never read as compounds.
+        assert_eq!(chunk_score("getx", &q, &flat), 0.0);
     }
 
     #[test]

@@ -6,7 +6,8 @@
 //! What `score` means: in semantic and hybrid mode it is the cosine
 //! similarity of query and chunk (-1..1) whatever decided the order, so a
 //! threshold means the same in both; hybrid orders by reciprocal-rank
-//! fusion of the semantic and the lexical (BM25) ranking. In lexical mode no
+//! fusion of the semantic and the lexical (BM25) ranking, raised for chunks
+//! whose own names match the query's words (`names`). In lexical mode no
 //! model is loaded and `score` is BM25 mapped onto 0..1 (`x / (1 + x)`).
 
 use anyhow::{anyhow, Context, Result};

@@ -924,11 +924,10 @@ impl Store {
                     .and_then(|mut s| s.query_row(params![hit.file, first as i64, last as i64], |r| r.get(0)))
                     .unwrap_or(false)
             };
-            if !hits.iter_mut().any(|better: &mut Hit| join_hit(better, &hit, &mut blank)) {
-                if hits.len() == k {
-                    break;
-                }
-                hits.push(hit);
+            match hits.iter_mut().position(|better: &mut Hit| join_hit(better, &hit, &mut blank)) {
+                Some(grown) => join_grown(&mut hits, grown, &mut blank),
+                None if hits.len() == k => break,
+                None => hits.push(hit),
             }
         }
         Ok(hits)
@@ -953,6 +952,26 @@ const JOIN_SPARE: usize = 3;
 
 /// The most lines a result grows to by taking in its neighbours.
 pub const MAX_JOINED_LINES: usize = 40;
+
+/// After `hits[grown]` took in a chunk, join to it the other hits it now
+/// overlaps or touches (`join_hit`), the worse into the better, until none
+/// does: two places that grew towards each other become one.
+fn join_grown(hits: &mut Vec<Hit>, mut grown: usize, blank: &mut dyn FnMut(usize, usize) -> bool) {
+    let mut other = 0;
+    while other < hits.len() {
+        if other != grown {
+            let (better, worse) = (grown.min(other), grown.max(other));
+            let next = hits[worse].clone();
+            if join_hit(&mut hits[better], &next, blank) {
+                hits.remove(worse);
+                grown = better;
+                other = 0;
+                continue;
+            }
+        }
+        other += 1;
+    }
+}
 
 /// Extend `better` by `next` when they are chunks of one file that overlap,
 /// touch, or have only blank lines between them (`blank(first, last)` says
