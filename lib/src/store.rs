@@ -1315,6 +1315,15 @@ mod tests {
         }
     }
 
+    /// A new index in `dir`, reset as vg-index would leave it.
+    fn empty_store(dir: &Path) -> Store {
+        let root = crate::root::ProjectRoot { path: dir.to_path_buf(), marker: crate::root::RootMarker::None };
+        let mut store = Store::open_for_writing(&root, &mut |_| {}).unwrap();
+        let meta = IndexMeta { model: "m".into(), chunk_size: 500, chunk_overlap: 100, chunk_format: crate::chunk::FORMAT };
+        store.reset(&meta).unwrap();
+        store
+    }
+
     fn file_with_names(rel: &str, names: &[&str]) -> FileWrite {
         let mut write = file_of_words(rel, "body");
         write.chunks = names
@@ -1331,10 +1340,7 @@ mod tests {
     #[test]
     fn name_counts_follow_writes_replacements_and_removals() {
         let dir = tempfile::tempdir().unwrap();
-        let root = crate::root::ProjectRoot { path: dir.path().to_path_buf(), marker: crate::root::RootMarker::None };
-        let mut store = Store::open_for_writing(&root, &mut |_| {}).unwrap();
-        let meta = IndexMeta { model: "m".into(), chunk_size: 500, chunk_overlap: 100, chunk_format: crate::chunk::FORMAT };
-        store.reset(&meta).unwrap();
+        let mut store = empty_store(dir.path());
         let count = |store: &Store, term: &str| -> i64 {
             store.conn.query_row("SELECT chunks FROM name_terms WHERE term = ?1", [term], |r| r.get(0)).optional().unwrap().unwrap_or(0)
         };
@@ -1365,10 +1371,7 @@ mod tests {
     #[test]
     fn a_large_word_index_is_merged_whole_only_after_enough_changes() {
         let dir = tempfile::tempdir().unwrap();
-        let root = crate::root::ProjectRoot { path: dir.path().to_path_buf(), marker: crate::root::RootMarker::None };
-        let mut store = Store::open_for_writing(&root, &mut |_| {}).unwrap();
-        let meta = IndexMeta { model: "m".into(), chunk_size: 500, chunk_overlap: 100, chunk_format: crate::chunk::FORMAT };
-        store.reset(&meta).unwrap();
+        let mut store = empty_store(dir.path());
         let writes: Vec<FileWrite> = (0..200).map(|i| file_of_words(&format!("f{i}.txt"), &format!("common word{i}"))).collect();
         store.write_batch(&writes, &[], &[]).unwrap();
         let changed = |store: &Store| -> i64 {
