@@ -707,15 +707,18 @@ fn skip_group(text: &str, open: char, close: char) -> &str {
         return text;
     }
     let mut depth = 0usize;
+    let mut prev = ' ';
     for (i, c) in text.char_indices() {
         if c == open {
             depth += 1;
-        } else if c == close {
+        } else if c == close && !(c == '>' && prev == '-') {
+            // `->` in `<F: Fn() -> T>` closes nothing.
             depth -= 1;
             if depth == 0 {
                 return &text[i + c.len_utf8()..];
             }
         }
+        prev = c;
     }
     ""
 }
@@ -1270,6 +1273,7 @@ mod tests {
             ("impl<'a> Iterator for &'a mut Walk", Some("Walk")),
             ("impl Store", Some("Store")),
             ("impl<S: StateID> dense::DFA<S>", Some("DFA")),
+            ("impl<F: Fn() -> bool> Filter for Matcher<F>", Some("Matcher")),
             ("func (s *Server) Serve(l net.Listener) error", Some("Serve")),
             ("func main()", Some("main")),
             ("pub struct Cache<K, V>", Some("Cache")),

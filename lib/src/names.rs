@@ -167,7 +167,6 @@ const ALIASES: &[(&str, &[&str])] = &[
     ("statistics", &["stats"]),
     ("definition", &["def"]),
     ("declaration", &["decl"]),
-    ("implementation", &["impl"]),
     ("document", &["doc"]),
     ("documentation", &["doc"]),
     ("identifier", &["id", "ident"]),
