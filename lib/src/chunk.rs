@@ -706,21 +706,7 @@ fn skip_group(text: &str, open: char, close: char) -> &str {
     if !text.starts_with(open) {
         return text;
     }
-    let mut depth = 0usize;
-    let mut prev = ' ';
-    for (i, c) in text.char_indices() {
-        if c == open {
-            depth += 1;
-        } else if c == close && !(c == '>' && prev == '-') {
-            // `->` in `<F: Fn() -> T>` closes nothing.
-            depth -= 1;
-            if depth == 0 {
-                return &text[i + c.len_utf8()..];
-            }
-        }
-        prev = c;
-    }
-    ""
+    group_end(text, open, close).map_or("", |n| &text[n..])
 }
 
 /// `text` without the bracketed group it ends with (`names<T>` → `names`).
@@ -848,7 +834,7 @@ fn shaped_definition(trimmed: &str) -> bool {
     }
     let typed = head_words.len() > 1;
     // Where the parameters close, if on this line.
-    let Some(close) = after_brackets(&rest[open..]).map(|n| open + n) else {
+    let Some(close) = group_end(&rest[open..], '(', ')').map(|n| open + n) else {
         // Parameters go on below: only a return type or a modifier tells
         // this from a call.
         return typed || modifiers > 0;
@@ -871,21 +857,22 @@ fn shaped_definition(trimmed: &str) -> bool {
     suffix_ok && (typed || modifiers > 0)
 }
 
-/// For `text` starting with `(`: the length up to and including the `)`
-/// that closes it, if the line has one.
-fn after_brackets(text: &str) -> Option<usize> {
+/// For `text` starting with `open`: the length up to and including the
+/// `close` that closes it, if the line has one. The `>` of `->` (`<F: Fn()
+/// -> T>`) closes nothing.
+fn group_end(text: &str, open: char, close: char) -> Option<usize> {
     let mut depth = 0usize;
+    let mut prev = ' ';
     for (i, c) in text.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => {
-                depth = depth.checked_sub(1)?;
-                if depth == 0 {
-                    return Some(i + 1);
-                }
+        if c == open {
+            depth += 1;
+        } else if c == close && !(c == '>' && prev == '-') {
+            depth = depth.checked_sub(1)?;
+            if depth == 0 {
+                return Some(i + c.len_utf8());
             }
-            _ => {}
         }
+        prev = c;
     }
     None
 }
@@ -912,7 +899,7 @@ fn bound_function(after: &str) -> bool {
         return true;
     }
     if value.starts_with('(') {
-        return after_brackets(value).is_some_and(|n| value[n..].contains("=>"));
+        return group_end(value, '(', ')').is_some_and(|n| value[n..].contains("=>"));
     }
     // `x => …`
     let word_end = value.find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$')).unwrap_or(value.len());

@@ -47,7 +47,7 @@ pub fn content_words(query: &str) -> Vec<String> {
     let mut out = Vec::new();
     for word in words(query) {
         for part in split_identifier(word) {
-            if part.chars().count() >= 2 && !part.chars().all(|c| c.is_ascii_digit()) && !STOP_WORDS.contains(&part.as_str()) {
+            if says_something(&part) && !STOP_WORDS.contains(&part.as_str()) {
                 out.push(part);
             }
         }
@@ -60,12 +60,12 @@ fn words(text: &str) -> impl Iterator<Item = &str> {
     text.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty())
 }
 
-/// Append the parts of one identifier, and the whole of it when it has
-/// several parts. Single characters and pure numbers carry no meaning.
+/// Append the parts of one identifier that say something, and the whole
+/// of it when it has several parts.
 fn push_word_terms(out: &mut String, word: &str) {
     let parts = split_identifier(word);
     let mut push = |t: &str| {
-        if t.chars().count() < 2 || t.chars().all(|c| c.is_ascii_digit()) {
+        if !says_something(t) {
             return;
         }
         if !out.is_empty() {
@@ -79,6 +79,12 @@ fn push_word_terms(out: &mut String, word: &str) {
     if parts.len() > 1 {
         push(&parts.concat());
     }
+}
+
+/// Whether an identifier's part carries meaning: single characters and
+/// pure numbers do not.
+pub fn says_something(part: &str) -> bool {
+    part.chars().count() >= 2 && !part.chars().all(|c| c.is_ascii_digit())
 }
 
 /// `parseHTTPResponse_v2` → `parse`, `http`, `response`, `v`, `2`, lowercased.

@@ -62,11 +62,8 @@ fn ends_sibilant(stem: &str) -> bool {
 /// `level`), each once; single letters and numbers say nothing.
 pub fn name_terms(name: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for part in lexical::split_identifier(name) {
-        if part.chars().count() < 2 || part.chars().all(|c| c.is_ascii_digit()) {
-            continue;
-        }
-        let s = stem(&part);
+    for part in lexical::split_identifier(name).iter().filter(|p| lexical::says_something(p)) {
+        let s = stem(part);
         if !out.contains(&s) {
             out.push(s);
         }
@@ -74,14 +71,17 @@ pub fn name_terms(name: &str) -> Vec<String> {
     out
 }
 
+/// A chunk's names as stored (space-separated), each as its terms.
+fn parse_names(names: &str) -> Vec<Vec<String>> {
+    names.split(' ').filter(|n| !n.is_empty()).map(name_terms).collect()
+}
+
 /// The distinct terms of all of a chunk's names, for the name index's counts.
 pub fn terms_of_names(names: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for name in names.split(' ').filter(|n| !n.is_empty()) {
-        for t in name_terms(name) {
-            if !out.contains(&t) {
-                out.push(t);
-            }
+    for t in parse_names(names).into_iter().flatten() {
+        if !out.contains(&t) {
+            out.push(t);
         }
     }
     out
@@ -299,13 +299,9 @@ fn spells_part_of(word: &str, part: &str) -> bool {
 /// Shortest name part read as a compound of words.
 const MIN_COMPOUND_BYTES: usize = 6;
 
-/// The best score of a chunk's names (space-separated, as stored).
-pub fn chunk_score(names: &str, query: &QueryWords, idf: &dyn Fn(&str) -> f32) -> f32 {
-    names
-        .split(' ')
-        .filter(|n| !n.is_empty())
-        .map(|n| name_score(&name_terms(n), query, idf))
-        .fold(0.0, f32::max)
+/// The best score of a chunk's names, each given as its terms.
+fn best_score(names: &[Vec<String>], query: &QueryWords, idf: &dyn Fn(&str) -> f32) -> f32 {
+    names.iter().map(|terms| name_score(terms, query, idf)).fold(0.0, f32::max)
 }
 
 /// Below this score a name match is chance (one common part shared) and
@@ -349,22 +345,26 @@ pub fn score_chunks(
         idfs.insert(t.to_string(), w);
         w
     };
+    let parsed: Vec<(i64, Vec<Vec<String>>)> = chunks.iter().map(|(id, names)| (*id, parse_names(names))).collect();
     // Fill the cache first so that scoring can borrow it immutably.
     for t in query.terms().map(str::to_string).collect::<Vec<_>>() {
         lookup(&t);
     }
-    for (_, names) in chunks {
-        for t in terms_of_names(names) {
-            lookup(&t);
-        }
+    for t in parsed.iter().flat_map(|(_, names)| names.iter().flatten()) {
+        lookup(t);
     }
     let idf_of = |t: &str| idfs.get(t).copied().unwrap_or(0.0);
-    chunks.iter().map(|(id, names)| (*id, chunk_score(names, query, &idf_of))).collect()
+    parsed.iter().map(|(id, names)| (*id, best_score(names, query, &idf_of))).collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The best score of a chunk's names as stored.
+    fn chunk_score(names: &str, query: &QueryWords, idf: &dyn Fn(&str) -> f32) -> f32 {
+        best_score(&parse_names(names), query, idf)
+    }
 
     #[test]
     fn stems_fold_plurals_and_verb_endings() {
