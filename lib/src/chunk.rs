@@ -1313,8 +1313,9 @@ mod tests {
                 let mut covered = vec![false; n + 1];
                 for c in &chunks {
                     prop_assert!(c.start_line >= 1 && c.start_line <= c.end_line && c.end_line <= n, "{c:?}");
-                    // Twice the size: a unit's opening and closing lines stay with its body.
-                    prop_assert!(c.text.chars().count() <= 2 * size + overlap, "{} chars > 2 * {size} + {overlap}", c.text.chars().count());
+                    // Twice the size: a unit's opening and closing lines stay with its
+                    // body; then the overlap's lines, after the newline that joins them.
+                    prop_assert!(c.text.chars().count() <= 2 * size + 1 + overlap, "{} chars > 2 * {size} + 1 + {overlap}", c.text.chars().count());
                     prop_assert!(fits(&c.text) || c.text.chars().count() <= 1);
                     for l in c.start_line..=c.end_line {
                         covered[l] = true;
