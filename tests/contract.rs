@@ -155,7 +155,10 @@ fn golden_samples_follow_the_contract() {
         }
     }
     let expected: std::collections::BTreeSet<String> =
-        ["hit", "root", "file", "skip", "summary", "stats", "listening", "verify"].into_iter().map(String::from).collect();
+        ["hit", "root", "file", "skip", "summary", "stats", "listening", "verify"]
+            .into_iter()
+            .map(String::from)
+            .collect();
     assert_eq!(kinds, expected, "every record type has a sample");
 }
 

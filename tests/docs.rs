@@ -91,7 +91,10 @@ fn every_flag_is_in_the_man_page_and_every_completion() {
             [Shell::Bash, Shell::Zsh, Shell::Fish].into_iter().map(|s| (s, completion(cmd.clone(), s))).collect();
         for arg in cmd.get_arguments() {
             let Some(long) = arg.get_long() else { continue };
-            assert!(man.contains(&format!("\\-\\-{}", long.replace('-', "\\-"))), "{name}: --{long} missing from man page");
+            assert!(
+                man.contains(&format!("\\-\\-{}", long.replace('-', "\\-"))),
+                "{name}: --{long} missing from man page"
+            );
             for (shell, text) in &shells {
                 assert!(text.contains(long), "{name}: --{long} missing from {shell} completion");
             }
@@ -140,7 +143,12 @@ fn man_pages_render_without_warnings() {
             .arg(&page)
             .output()
             .expect("groff renders man pages (Debian's groff-base)");
-        assert!(o.status.success() && o.stderr.is_empty(), "{}: {}", page.display(), String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success() && o.stderr.is_empty(),
+            "{}: {}",
+            page.display(),
+            String::from_utf8_lossy(&o.stderr)
+        );
     }
 }
 
@@ -148,9 +156,12 @@ fn man_pages_render_without_warnings() {
 fn the_readme_shows_the_config_error_the_tools_print() {
     let t = crate::common::Tree::git();
     t.write(".vecgrep/config.toml", "topk = 5\n");
-    let o = crate::common::run(&mut t.cmd("vg-query", ".").arg("x"));
+    let o = crate::common::run(t.cmd("vg-query", ".").arg("x"));
     crate::common::assert_code(&o, 2);
     let printed = crate::common::stderr(&o).trim().replace(t.path().to_str().unwrap(), "/home/user/project");
     let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
-    assert!(readme.lines().any(|l| l == printed), "README.md's config error sample is not what vg-query prints:\n{printed}");
+    assert!(
+        readme.lines().any(|l| l == printed),
+        "README.md's config error sample is not what vg-query prints:\n{printed}"
+    );
 }

@@ -67,11 +67,13 @@ fn piped_output_is_grep_style_and_headings_group_by_file() {
 #[test]
 fn context_lines_come_from_the_file() {
     let t = sample_project();
-    let input = hit(t.path().to_str().unwrap(), "src/upload.py", 4, 4, 0.7, "def upload_with_retry(client, blob, attempts=5):");
+    let input =
+        hit(t.path().to_str().unwrap(), "src/upload.py", 4, 4, 0.7, "def upload_with_retry(client, blob, attempts=5):");
     let o = format(&t, ".", &["-C", "1"], &(input + "\n"));
     assert_code(&o, 0);
     assert_eq!(stdout(&o), "src/upload.py-3-\nsrc/upload.py:4:def upload_with_retry(client, blob, attempts=5):\nsrc/upload.py-5-    for attempt in range(attempts):\n");
-    let input = hit(t.path().to_str().unwrap(), "src/upload.py", 4, 4, 0.7, "def upload_with_retry(client, blob, attempts=5):");
+    let input =
+        hit(t.path().to_str().unwrap(), "src/upload.py", 4, 4, 0.7, "def upload_with_retry(client, blob, attempts=5):");
     let o = format(&t, ".", &["-A", "2"], &(input + "\n"));
     assert_eq!(stdout(&o).lines().count(), 3);
 }

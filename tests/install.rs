@@ -12,7 +12,13 @@ fn install_puts_tools_pages_and_completions_under_a_prefix_and_uninstall_removes
     let prefix = tempfile::tempdir().unwrap();
     let p = prefix.path();
     let bin_dir = bin("vecgrep").parent().unwrap().to_path_buf();
-    let o = Command::new(repo.join("scripts/install.sh")).arg("--prefix").arg(p).arg("--bin-dir").arg(&bin_dir).output().unwrap();
+    let o = Command::new(repo.join("scripts/install.sh"))
+        .arg("--prefix")
+        .arg(p)
+        .arg("--bin-dir")
+        .arg(&bin_dir)
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 
     // The installed tools find the model next to themselves, with no variables set.

@@ -163,10 +163,14 @@ fn hybrid_ranks_the_definition_a_query_names_above_code_that_mentions_it() {
         "pkg/tree.py",
         "def get_effective_level(logger):\n    node = logger\n    while node:\n        if node.level:\n            return node.level\n        node = node.parent\n    return 0\n",
     );
-    t.write("pkg/other.py", "def set_level(logger, level):\n    logger.level = level\n    logger.manager.clear_cache()\n");
+    t.write(
+        "pkg/other.py",
+        "def set_level(logger, level):\n    logger.level = level\n    logger.manager.clear_cache()\n",
+    );
     assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
     let ranked = |mode: &str| {
-        let o = query(&t, &["--no-index", "--mode", mode, "--threshold", "0", "return the effective level of a logger"]);
+        let o =
+            query(&t, &["--no-index", "--mode", mode, "--threshold", "0", "return the effective level of a logger"]);
         assert_code(&o, 0);
         files(&o)
     };
@@ -198,14 +202,17 @@ fn the_model_cache_is_built_once_and_gives_the_same_vectors() {
     let dir = cache.path().join("vecgrep");
     std::fs::create_dir_all(&dir).unwrap();
     let forty_days_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(40 * 24 * 3600);
-    for name in ["model-0000000000000000.ort", "query-model-2222222222222222.ort", "model-1111111111111111.ort", "notes.txt"] {
+    for name in
+        ["model-0000000000000000.ort", "query-model-2222222222222222.ort", "model-1111111111111111.ort", "notes.txt"]
+    {
         let file = std::fs::File::create(dir.join(name)).unwrap();
         if name != "model-1111111111111111.ort" {
             file.set_modified(forty_days_ago).unwrap();
         }
     }
     let first = scores(cache.path());
-    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    let left: Vec<_> =
+        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
     assert_eq!(left.len(), 3, "{left:?}");
     assert!(!left.iter().any(|n| n.ends_with("-0000000000000000.ort") || n.starts_with("query-model-")), "{left:?}");
     for kept in ["model-1111111111111111.ort", "notes.txt"] {

@@ -21,8 +21,14 @@ impl Picker {
     fn start(t: &Tree, tool: &str, args: &[&str]) -> Picker {
         let dir = tempfile::tempdir().unwrap();
         let status_file = dir.path().join("status");
-        let socket = format!("vg-pick-test-{}-{}", std::process::id(), dir.path().file_name().unwrap().to_string_lossy());
-        let mut command = format!("cd {} && env -u VISUAL -u EDITOR -u NO_COLOR XDG_CONFIG_HOME={} {}", quote(&t.path()), quote(t.config_home.path()), quote(&bin(tool)));
+        let socket =
+            format!("vg-pick-test-{}-{}", std::process::id(), dir.path().file_name().unwrap().to_string_lossy());
+        let mut command = format!(
+            "cd {} && env -u VISUAL -u EDITOR -u NO_COLOR XDG_CONFIG_HOME={} {}",
+            quote(&t.path()),
+            quote(t.config_home.path()),
+            quote(&bin(tool))
+        );
         for a in args {
             command.push(' ');
             command.push_str(&quote(Path::new(a)));
@@ -96,7 +102,11 @@ fn quote(p: &Path) -> String {
 
 /// The result rows: in the reversed layout they follow the prompt, info and status lines.
 fn rows(screen: &str) -> Vec<String> {
-    screen.lines().map(|l| l.split('│').next().unwrap_or("").trim().to_string()).filter(|l| l.contains(".py:") || l.contains(".md:") || l.contains(".rs:")).collect()
+    screen
+        .lines()
+        .map(|l| l.split('│').next().unwrap_or("").trim().to_string())
+        .filter(|l| l.contains(".py:") || l.contains(".md:") || l.contains(".rs:"))
+        .collect()
 }
 
 #[test]
@@ -130,7 +140,10 @@ fn vecgrep_i_starts_with_a_query_and_paths_and_esc_quits_with_130() {
 fn results_come_while_indexing_and_quitting_leaves_the_index_consistent() {
     let t = sample_project();
     for i in 0..600 {
-        t.write(&format!("zz/mod{i:03}.py"), &format!("def handler_{i}(request):\n    return request.reply({i}, 'handled request number {i}')\n"));
+        t.write(
+            &format!("zz/mod{i:03}.py"),
+            &format!("def handler_{i}(request):\n    return request.reply({i}, 'handled request number {i}')\n"),
+        );
     }
     let p = Picker::start(&t, "vg-pick", &[]);
     p.wait_for("the indexing status", |s| s.contains("indexing "));

@@ -108,7 +108,8 @@ fn proxy_one(mut stream: TcpStream, upstream: &str, faults: &Mutex<Faults>) {
         f.seen += 1;
         let auth = head.iter().find_map(|l| {
             let (name, value) = l.split_once(':')?;
-            name.eq_ignore_ascii_case("authorization").then(|| value.trim().strip_prefix("Bearer ").unwrap_or("").to_string())
+            name.eq_ignore_ascii_case("authorization")
+                .then(|| value.trim().strip_prefix("Bearer ").unwrap_or("").to_string())
         });
         if f.key.is_some() && auth.as_deref() != f.key.as_deref() {
             Some(answer(401, r#"{"error":"bad key"}"#))
@@ -137,7 +138,7 @@ fn forward(upstream: &str, body: &[u8], faults: &Mutex<Faults>) -> String {
     {
         let mut up = TcpStream::connect(upstream).unwrap();
         write!(up, "POST /v1/embeddings HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len()).unwrap();
-        up.write_all(&body).unwrap();
+        up.write_all(body).unwrap();
         let mut raw = Vec::new();
         up.read_to_end(&mut raw).unwrap();
         let raw = String::from_utf8(raw).unwrap();
@@ -166,7 +167,9 @@ fn remote_project(url: &str) -> Tree {
 fn hits(o: &std::process::Output) -> Vec<(String, u64, f64)> {
     records(o)
         .iter()
-        .map(|r| (r["file"].as_str().unwrap().to_string(), r["start_line"].as_u64().unwrap(), r["score"].as_f64().unwrap()))
+        .map(|r| {
+            (r["file"].as_str().unwrap().to_string(), r["start_line"].as_u64().unwrap(), r["score"].as_f64().unwrap())
+        })
         .collect()
 }
 
@@ -214,7 +217,14 @@ fn failing_chunks_become_holes_that_the_next_run_fills() {
     assert_eq!((stats["files"].as_u64(), stats["holes"].as_u64()), (Some(5), Some(1)));
     // A hole is never a result, in any mode.
     for mode in ["hybrid", "lexical"] {
-        let o = run(t.cmd("vg-query", ".").args(["--no-index", "--mode", mode, "--threshold", "-1", "launch the zeppelin"]));
+        let o = run(t.cmd("vg-query", ".").args([
+            "--no-index",
+            "--mode",
+            mode,
+            "--threshold",
+            "-1",
+            "launch the zeppelin",
+        ]));
         assert!(!stdout(&o).contains("src/airship.py"), "{mode}: {}", stdout(&o));
     }
     // The server recovers; the next run embeds the hole, though the file did not change.

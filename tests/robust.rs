@@ -13,7 +13,8 @@ use crate::common::*;
 fn project(files: usize) -> Tree {
     let t = sample_project();
     for i in 0..files {
-        let body: String = (0..12).map(|j| format!("    total_{j} = request.part({i}, {j})  # step {j} of handler {i}\n")).collect();
+        let body: String =
+            (0..12).map(|j| format!("    total_{j} = request.part({i}, {j})  # step {j} of handler {i}\n")).collect();
         t.write(&format!("pkg/mod{i:03}.py"), &format!("def handler_{i}(request):\n{body}    return total_0\n"));
     }
     t
@@ -29,7 +30,14 @@ fn verify(t: &Tree) -> Value {
 /// (files, chunks) of a clean build of the same tree, in a copy of it.
 fn clean_build(t: &Tree) -> (u64, u64) {
     let copy = Tree::git();
-    let status = Command::new("cp").arg("-r").arg(t.path().join("src")).arg(t.path().join("docs")).arg(t.path().join("pkg")).arg(copy.path()).status().unwrap();
+    let status = Command::new("cp")
+        .arg("-r")
+        .arg(t.path().join("src"))
+        .arg(t.path().join("docs"))
+        .arg(t.path().join("pkg"))
+        .arg(copy.path())
+        .status()
+        .unwrap();
     assert!(status.success());
     let s = summary(&run(&mut copy.cmd("vg-index", ".")));
     (s["files"].as_u64().unwrap(), s["chunks"].as_u64().unwrap())

@@ -174,10 +174,13 @@ fn the_server_ranks_exactly_as_vg_query_does() {
     let t = sample_project();
     many_files(&t, 30);
     let s = Server::start(&t, &["--full-index"]);
-    for (q, mode) in [("retry an upload", "hybrid"), ("handle request number 7", "semantic"), ("log request", "hybrid")] {
+    for (q, mode) in [("retry an upload", "hybrid"), ("handle request number 7", "semantic"), ("log request", "hybrid")]
+    {
         let o = run(t.cmd("vg-query", ".").args(["--no-index", "-k", "8", "--threshold", "-1", "--mode", mode, q]));
-        let expected: Vec<(String, u64)> =
-            records(&o).iter().map(|r| (r["file"].as_str().unwrap().to_string(), r["start_line"].as_u64().unwrap())).collect();
+        let expected: Vec<(String, u64)> = records(&o)
+            .iter()
+            .map(|r| (r["file"].as_str().unwrap().to_string(), r["start_line"].as_u64().unwrap()))
+            .collect();
         let (_, _, body) = s.get(&format!("/search?q={}&k=8&threshold=-1&mode={mode}", q.replace(' ', "+")));
         let got: Vec<(String, u64)> = body
             .lines()
@@ -416,7 +419,10 @@ fn post_v1_embeddings_answers_in_openai_format() {
     let s = Server::start_with(&t, &["--full-index"], &[("VECGREP_TOKEN", "s3cret")]);
     let auth = "Authorization: Bearer s3cret";
     let post = |body: &str, headers: &[&str]| {
-        let mut req = format!("POST /v1/embeddings HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
+        let mut req = format!(
+            "POST /v1/embeddings HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {}\r\n",
+            body.len()
+        );
         for h in headers {
             req.push_str(h);
             req.push_str("\r\n");
@@ -425,7 +431,8 @@ fn post_v1_embeddings_answers_in_openai_format() {
         req.push_str(body);
         s.raw(req.as_bytes())
     };
-    let (status, head, body) = post(r#"{"input":["retry an upload","bake bread"],"model":"all-MiniLM-L6-v2"}"#, &[auth]);
+    let (status, head, body) =
+        post(r#"{"input":["retry an upload","bake bread"],"model":"all-MiniLM-L6-v2"}"#, &[auth]);
     assert_eq!(status, 200, "{body}");
     assert!(head.contains("application/json"), "{head}");
     let v: Value = serde_json::from_str(&body).unwrap();
@@ -457,9 +464,11 @@ fn post_v1_embeddings_answers_in_openai_format() {
     let (status, head, _) = s.request("GET", "/v1/embeddings", &[auth]);
     assert_eq!(status, 405);
     assert!(head.contains("Allow: POST"), "{head}");
-    let (status, _, _) = s.raw(format!("POST /v1/embeddings HTTP/1.1\r\n{auth}\r\nTransfer-Encoding: chunked\r\n\r\n").as_bytes());
+    let (status, _, _) =
+        s.raw(format!("POST /v1/embeddings HTTP/1.1\r\n{auth}\r\nTransfer-Encoding: chunked\r\n\r\n").as_bytes());
     assert_eq!(status, 411);
-    let (status, _, _) = s.raw(format!("POST /v1/embeddings HTTP/1.1\r\n{auth}\r\nContent-Length: 99999999\r\n\r\n").as_bytes());
+    let (status, _, _) =
+        s.raw(format!("POST /v1/embeddings HTTP/1.1\r\n{auth}\r\nContent-Length: 99999999\r\n\r\n").as_bytes());
     assert_eq!(status, 413);
     assert_eq!(s.request("GET", "/health", &[auth]).0, 200, "the server lives on");
 }

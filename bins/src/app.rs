@@ -57,7 +57,12 @@ pub struct Invocation {
 }
 
 /// Config values given on the command line.
-pub fn cli_config(search: Option<&SearchConfigArgs>, index: &IndexConfigArgs, walk: &WalkArgs, quiet: bool) -> ConfigValues {
+pub fn cli_config(
+    search: Option<&SearchConfigArgs>,
+    index: &IndexConfigArgs,
+    walk: &WalkArgs,
+    quiet: bool,
+) -> ConfigValues {
     ConfigValues {
         top_k: search.and_then(|s| s.top_k),
         threshold: search.and_then(|s| s.threshold),
@@ -89,7 +94,11 @@ pub fn resolve_root(paths: &[PathBuf], skip_outside_root: bool) -> Result<(PathB
 pub fn note_holes(tool: &str, quiet: bool, holes: u64) {
     if holes > 0 {
         let (n, verb) = if holes == 1 { ("1 chunk", "it") } else { (&*format!("{holes} chunks"), "them") };
-        note(tool, quiet, &format!("{n} could not be embedded and will not be found (holes); the next run tries {verb} again"));
+        note(
+            tool,
+            quiet,
+            &format!("{n} could not be embedded and will not be found (holes); the next run tries {verb} again"),
+        );
     }
 }
 
@@ -106,7 +115,8 @@ pub fn resolve(tool: &str, paths: &[PathBuf], skip_outside_root: bool, cli: Conf
     let config = ConfigLayers::load(cli, &root.config_path())?.resolve()?;
     note_skipped_paths(tool, config.quiet, &root, &admission);
     if let Some((path, keys)) = &config.untrusted {
-        let global = vecgrep::config::global_config_path().map_or("your global config".to_string(), |p| p.display().to_string());
+        let global =
+            vecgrep::config::global_config_path().map_or("your global config".to_string(), |p| p.display().to_string());
         note(
             tool,
             config.quiet,

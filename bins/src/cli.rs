@@ -477,12 +477,7 @@ pub struct PorcelainPickArgs {
 impl PorcelainPickArgs {
     /// The same flags, for vg-pick (`--full-index` is the server's flag, shared).
     pub fn to_argv(&self, full_index: bool) -> Vec<String> {
-        PickArgs {
-            query: self.pick_query.clone(),
-            open_cmd: self.open_cmd.clone(),
-            full_index,
-        }
-        .to_argv()
+        PickArgs { query: self.pick_query.clone(), open_cmd: self.open_cmd.clone(), full_index }.to_argv()
     }
 }
 

@@ -6,7 +6,8 @@ fn main() -> anyhow::Result<()> {
     let size = args.next().map_or(Ok(500), |s| s.parse())?;
     let overlap = args.next().map_or(Ok(100), |s| s.parse())?;
     let text = String::from_utf8_lossy(&std::fs::read(&path)?).into_owned();
-    let chunks = vecgrep::chunk::chunk_text(&text, vecgrep::chunk::Syntax::of_path(&path), size, overlap, &|t| t.len() < 900);
+    let chunks =
+        vecgrep::chunk::chunk_text(&text, vecgrep::chunk::Syntax::of_path(&path), size, overlap, &|t| t.len() < 900);
     let contexts = vecgrep::chunk::contexts(&path, &text, &chunks);
     for (c, ctx) in chunks.iter().zip(&contexts) {
         println!("=== {}-{} ({} chars) [{}]", c.start_line, c.end_line, c.text.chars().count(), ctx.words());

@@ -16,7 +16,11 @@ fn main() -> anyhow::Result<()> {
     for entry in ignore::Walk::new(&dir).flatten() {
         if entry.file_type().is_some_and(|t| t.is_file()) {
             if let Ok(s) = std::fs::read_to_string(entry.path()) {
-                for piece in vecgrep::chunk::chunk_text(&s, Syntax::of_path(&entry.path().to_string_lossy()), 500, 100, &|_| true) {
+                for piece in
+                    vecgrep::chunk::chunk_text(&s, Syntax::of_path(&entry.path().to_string_lossy()), 500, 100, &|_| {
+                        true
+                    })
+                {
                     texts.push(piece.text);
                 }
             }

@@ -16,11 +16,25 @@ use vecgrep::live::{LiveIndex, Searcher, Target};
 use vecgrep::records::HitRecord;
 
 const QUERIES: [&str; 20] = [
-    "spawn a task on the runtime", "read from a tcp socket", "timeout for an async operation",
-    "shut down the runtime gracefully", "wake a task when data is ready", "bounded channel send",
-    "mutex lock guard", "schedule work on a thread pool", "parse a duration", "handle a closed connection",
-    "broadcast a value to many receivers", "block on a future", "interval timer ticks", "read a file asynchronously",
-    "signal handling on unix", "join several tasks", "cancel a task", "semaphore permits", "buffered writer flush",
+    "spawn a task on the runtime",
+    "read from a tcp socket",
+    "timeout for an async operation",
+    "shut down the runtime gracefully",
+    "wake a task when data is ready",
+    "bounded channel send",
+    "mutex lock guard",
+    "schedule work on a thread pool",
+    "parse a duration",
+    "handle a closed connection",
+    "broadcast a value to many receivers",
+    "block on a future",
+    "interval timer ticks",
+    "read a file asynchronously",
+    "signal handling on unix",
+    "join several tasks",
+    "cancel a task",
+    "semaphore permits",
+    "buffered writer flush",
     "local set of tasks that are not Send",
 ];
 
@@ -43,7 +57,9 @@ fn main() -> anyhow::Result<()> {
     live.index_once(&mut pool, true)?;
     let searcher = Searcher::new(
         Arc::clone(&live),
-        LazyEmbedder::new(move || Ok(Box::new(LocalEmbedder::load(&assets, &name, Profile::Index, 1)?) as Box<dyn Embedder>)),
+        LazyEmbedder::new(move || {
+            Ok(Box::new(LocalEmbedder::load(&assets, &name, Profile::Index, 1)?) as Box<dyn Embedder>)
+        }),
     );
     searcher.load_model()?;
     let mut store = None;
@@ -53,14 +69,17 @@ fn main() -> anyhow::Result<()> {
     for q in QUERIES {
         let t = Instant::now();
         let hits = searcher.search(&mut store, q, config.top_k, config.threshold, config.mode)?;
-        let rows: Vec<_> = hits
-            .into_iter()
-            .map(|h| vecgrep::pick::row(&HitRecord::new(&live.target.root, h, q), &dir))
-            .collect();
+        let rows: Vec<_> =
+            hits.into_iter().map(|h| vecgrep::pick::row(&HitRecord::new(&live.target.root, h, q), &dir)).collect();
         times.push(t.elapsed().as_secs_f64() * 1000.0);
         std::hint::black_box(rows);
     }
     times.sort_by(f64::total_cmp);
-    println!("picker search path, {} queries: median {:.1} ms, max {:.1} ms", times.len(), times[times.len() / 2], times[times.len() - 1]);
+    println!(
+        "picker search path, {} queries: median {:.1} ms, max {:.1} ms",
+        times.len(),
+        times[times.len() / 2],
+        times[times.len() - 1]
+    );
     Ok(())
 }

@@ -4,8 +4,9 @@ use vecgrep::embed::{Embedder, LocalEmbedder, Profile};
 fn main() -> anyhow::Result<()> {
     let n: usize = std::env::args().nth(1).map_or(Ok(1), |s| s.parse())?;
     let assets = vecgrep::assets::locate("all-MiniLM-L6-v2")?;
-    let mut models: Vec<LocalEmbedder> =
-        (0..n).map(|_| LocalEmbedder::load(&assets, "all-MiniLM-L6-v2", Profile::Index, 1)).collect::<anyhow::Result<_>>()?;
+    let mut models: Vec<LocalEmbedder> = (0..n)
+        .map(|_| LocalEmbedder::load(&assets, "all-MiniLM-L6-v2", Profile::Index, 1))
+        .collect::<anyhow::Result<_>>()?;
     let text = "fn main() { println!(\"hello\"); } ".repeat(30);
     for m in &mut models {
         m.embed(&[text.as_str()])?;

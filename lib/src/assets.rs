@@ -70,11 +70,9 @@ pub fn locate(model: &str) -> Result<Assets, AssetError> {
         }
         None => {
             let candidates: Vec<PathBuf> = dirs.iter().map(|d| d.join("models").join(model)).collect();
-            candidates
-                .iter()
-                .find(|d| MODEL_FILES.iter().all(|f| d.join(f).is_file()))
-                .cloned()
-                .ok_or_else(|| AssetError::ModelMissing { model: model.to_string(), looked: display_list(&candidates) })?
+            candidates.iter().find(|d| MODEL_FILES.iter().all(|f| d.join(f).is_file())).cloned().ok_or_else(|| {
+                AssetError::ModelMissing { model: model.to_string(), looked: display_list(&candidates) }
+            })?
         }
     };
     let ort_library = match std::env::var_os("ORT_DYLIB_PATH").filter(|v| !v.is_empty()) {

@@ -361,7 +361,9 @@ impl Splitter<'_, '_> {
             }
         }
         if let (Some(last), [t]) = (inner.last_mut(), tail.as_slice()) {
-            if (t.a..t.b).all(|i| matches!(o.role[i], Role::Closer | Role::Blank)) && o.chars(last.a, t.b) <= 2 * self.size {
+            if (t.a..t.b).all(|i| matches!(o.role[i], Role::Closer | Role::Blank))
+                && o.chars(last.a, t.b) <= 2 * self.size
+            {
                 last.b = t.b;
                 tail.clear();
             }
@@ -415,8 +417,7 @@ impl Splitter<'_, '_> {
         for piece in pieces {
             current = match current {
                 Some(c)
-                    if (!only_whole || (c.whole && piece.whole))
-                        && self.outline.chars(c.a, piece.b) <= self.size =>
+                    if (!only_whole || (c.whole && piece.whole)) && self.outline.chars(c.a, piece.b) <= self.size =>
                 {
                     Some(Piece { a: c.a, b: piece.b, whole: c.whole && piece.whole })
                 }
@@ -448,7 +449,7 @@ impl Splitter<'_, '_> {
             }
             let mut end = start;
             let mut taken = 0;
-            while end < b && len(end) <= self.size && (end == start || taken + len(end) + 1 <= self.size) {
+            while end < b && len(end) <= self.size && (end == start || taken + len(end) < self.size) {
                 taken += len(end) + 1;
                 end += 1;
             }
@@ -633,7 +634,8 @@ fn definition_keyword(trimmed: &str) -> Option<(&str, &str)> {
         if KEYWORDS.contains(&word) {
             // A keyword must be followed by a name or the definition's syntax, not be a call or a field.
             let after = rest[word_end..].chars().next();
-            let definition = after.is_some_and(|c| c == ' ' || c == '<' || c == '(' && (word == "fn" || word == "func"))
+            let definition = after
+                .is_some_and(|c| c == ' ' || c == '<' || c == '(' && (word == "fn" || word == "func"))
                 || (word == "func" && after == Some('('));
             return definition.then(|| (word, &rest[word_end..]));
         }
@@ -764,16 +766,81 @@ impl Declarations {
 /// declarations ending in `;` are not definitions.
 fn shaped_definition(trimmed: &str) -> bool {
     const MODIFIERS: &[&str] = &[
-        "public", "private", "protected", "internal", "static", "final", "abstract", "virtual", "override", "inline",
-        "extern", "async", "export", "default", "synchronized", "native", "readonly", "declare", "sealed", "partial",
-        "unsafe", "suspend", "open", "operator", "infix", "tailrec", "constexpr", "explicit", "friend", "get", "set",
+        "public",
+        "private",
+        "protected",
+        "internal",
+        "static",
+        "final",
+        "abstract",
+        "virtual",
+        "override",
+        "inline",
+        "extern",
+        "async",
+        "export",
+        "default",
+        "synchronized",
+        "native",
+        "readonly",
+        "declare",
+        "sealed",
+        "partial",
+        "unsafe",
+        "suspend",
+        "open",
+        "operator",
+        "infix",
+        "tailrec",
+        "constexpr",
+        "explicit",
+        "friend",
+        "get",
+        "set",
         "external",
     ];
     const NOT_NAMES: &[&str] = &[
-        "if", "else", "for", "while", "do", "switch", "case", "catch", "try", "return", "throw", "throws", "sizeof",
-        "typeof", "await", "yield", "delete", "goto", "when", "using", "lock", "foreach", "assert", "super", "this",
-        "function", "defined", "alignof", "decltype", "instanceof", "in", "of", "import", "typedef", "with", "match",
-        "new", "volatile", "__volatile__", "asm", "__asm__",
+        "if",
+        "else",
+        "for",
+        "while",
+        "do",
+        "switch",
+        "case",
+        "catch",
+        "try",
+        "return",
+        "throw",
+        "throws",
+        "sizeof",
+        "typeof",
+        "await",
+        "yield",
+        "delete",
+        "goto",
+        "when",
+        "using",
+        "lock",
+        "foreach",
+        "assert",
+        "super",
+        "this",
+        "function",
+        "defined",
+        "alignof",
+        "decltype",
+        "instanceof",
+        "in",
+        "of",
+        "import",
+        "typedef",
+        "with",
+        "match",
+        "new",
+        "volatile",
+        "__volatile__",
+        "asm",
+        "__asm__",
     ];
     let ident = |w: &str| {
         w.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_' || c == '$' || c == '~')
@@ -812,8 +879,8 @@ fn shaped_definition(trimmed: &str) -> bool {
     // Prose in a comment: more words before its parenthesis than a
     // signature has, or words no type is named.
     const PROSE: &[&str] = &[
-        "the", "a", "an", "that", "is", "are", "of", "to", "and", "or", "see", "which", "when", "it", "be", "not", "in", "for",
-        "with", "on", "by", "from", "as",
+        "the", "a", "an", "that", "is", "are", "of", "to", "and", "or", "see", "which", "when", "it", "be", "not",
+        "in", "for", "with", "on", "by", "from", "as",
     ];
     if head_words.len() > MAX_HEAD_WORDS || head_words.iter().any(|w| PROSE.contains(w)) {
         return false;
@@ -853,7 +920,9 @@ fn shaped_definition(trimmed: &str) -> bool {
     // a call would have ended in `;` (or, in JavaScript, bare).
     let suffix_ok = after.is_empty()
         || after.ends_with('{')
-        || ["const", "noexcept", "override", "final", "throws", "->", "where", "async"].iter().any(|s| after.starts_with(s));
+        || ["const", "noexcept", "override", "final", "throws", "->", "where", "async"]
+            .iter()
+            .any(|s| after.starts_with(s));
     suffix_ok && (typed || modifiers > 0)
 }
 
@@ -890,7 +959,9 @@ fn bound_function(after: &str) -> bool {
     let rest = &after[name_end..];
     // An optional type annotation, then a plain `=`.
     let Some(eq) = rest.find('=') else { return false };
-    if !(rest[..eq].trim().is_empty() || rest[..eq].trim_start().starts_with(':')) || rest[eq + 1..].starts_with(['=', '>']) {
+    if !(rest[..eq].trim().is_empty() || rest[..eq].trim_start().starts_with(':'))
+        || rest[eq + 1..].starts_with(['=', '>'])
+    {
         return false;
     }
     let value = rest[eq + 1..].trim_start();
@@ -1055,9 +1126,7 @@ mod tests {
         let mut covered = vec![false; 201];
         for c in &chunks {
             assert!(c.start_line <= c.end_line);
-            for l in c.start_line..=c.end_line {
-                covered[l] = true;
-            }
+            covered[c.start_line..=c.end_line].fill(true);
         }
         for (l, line) in text.lines().enumerate() {
             assert!(line.is_empty() || covered[l + 1], "line {} not covered", l + 1);
@@ -1198,7 +1267,10 @@ mod tests {
         let java = "public class Uploader {\n    private int tries;\n\n    public void retryUpload(File f) throws IOException {\n        for (int i = 0; i < tries; i++) {\n            send(f);\n        }\n    }\n}\n";
         let chunk = |a: usize, b: usize| Chunk { start_line: a, end_line: b, text: String::new() };
         let got = contexts("src/Uploader.java", java, &[chunk(6, 6), chunk(4, 8)]);
-        assert_eq!(got[0].around, "src/Uploader.java: public class Uploader > public void retryUpload(File f) throws IOException");
+        assert_eq!(
+            got[0].around,
+            "src/Uploader.java: public class Uploader > public void retryUpload(File f) throws IOException"
+        );
         assert_eq!(got[1].defined, ["public void retryUpload(File f) throws IOException"]);
         let c = "static int\nparse(const char *s)\n{\n    return atoi(s);\n}\n\nint main(void) {\n    return parse(\"1\");\n}\n";
         let got = contexts("src/main.c", c, &[chunk(8, 8)]);
@@ -1209,10 +1281,11 @@ mod tests {
     fn contexts_name_the_path_and_enclosing_definitions() {
         let py = "import os\n\nclass Handler(Filterer):\n    level = 0\n\n    def emit(self, record):\n        if record:\n            # note\n            write(record)\n\n    def flush(self):\n        pass\n\ndef top():\n    return 1\n";
         let chunk = |a: usize, b: usize| Chunk { start_line: a, end_line: b, text: String::new() };
-        let got: Vec<String> = contexts("pkg/log.py", py, &[chunk(1, 2), chunk(4, 4), chunk(7, 9), chunk(12, 12), chunk(15, 15)])
-            .into_iter()
-            .map(|c| c.around)
-            .collect();
+        let got: Vec<String> =
+            contexts("pkg/log.py", py, &[chunk(1, 2), chunk(4, 4), chunk(7, 9), chunk(12, 12), chunk(15, 15)])
+                .into_iter()
+                .map(|c| c.around)
+                .collect();
         assert_eq!(got[0], "pkg/log.py");
         assert_eq!(got[1], "pkg/log.py: class Handler(Filterer)");
         assert_eq!(got[2], "pkg/log.py: class Handler(Filterer) > def emit(self, record)");
@@ -1317,9 +1390,7 @@ mod tests {
                     // body; then the overlap's lines, after the newline that joins them.
                     prop_assert!(c.text.chars().count() <= 2 * size + 1 + overlap, "{} chars > 2 * {size} + 1 + {overlap}", c.text.chars().count());
                     prop_assert!(fits(&c.text) || c.text.chars().count() <= 1);
-                    for l in c.start_line..=c.end_line {
-                        covered[l] = true;
-                    }
+                    covered[c.start_line..=c.end_line].fill(true);
                 }
                 for (i, line) in text.split('\n').enumerate() {
                     prop_assert!(line.trim().is_empty() || covered[i + 1], "line {} not covered", i + 1);

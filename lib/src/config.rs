@@ -217,7 +217,9 @@ pub enum ConfigError {
     Read { path: PathBuf, source: std::io::Error },
     #[error("config {path}, line {line}: {message}")]
     Parse { path: PathBuf, line: usize, message: String },
-    #[error("chunk_overlap ({overlap}, from {overlap_from}) must be smaller than chunk_size ({size}, from {size_from})")]
+    #[error(
+        "chunk_overlap ({overlap}, from {overlap_from}) must be smaller than chunk_size ({size}, from {size_from})"
+    )]
     OverlapTooLarge { overlap: usize, overlap_from: String, size: usize, size_from: String },
 }
 
@@ -317,14 +319,16 @@ impl ConfigLayers {
         }
         let top_k = pick!(top_k, DEFAULT_TOP_K);
         let threshold = pick!(threshold, DEFAULT_THRESHOLD);
-        let (chunk_size, size_from) = self
-            .pick(|v| v.chunk_size)
-            .unwrap_or((DEFAULT_CHUNK_SIZE, "the default".to_string()));
-        let (chunk_overlap, overlap_from) = self
-            .pick(|v| v.chunk_overlap)
-            .unwrap_or((DEFAULT_CHUNK_OVERLAP, "the default".to_string()));
+        let (chunk_size, size_from) =
+            self.pick(|v| v.chunk_size).unwrap_or((DEFAULT_CHUNK_SIZE, "the default".to_string()));
+        let (chunk_overlap, overlap_from) =
+            self.pick(|v| v.chunk_overlap).unwrap_or((DEFAULT_CHUNK_OVERLAP, "the default".to_string()));
         let mut untrusted = Vec::new();
-        fn trusted<T>(untrusted: &mut Vec<&'static str>, key: &'static str, (value, passed_over): (Option<T>, bool)) -> Option<T> {
+        fn trusted<T>(
+            untrusted: &mut Vec<&'static str>,
+            key: &'static str,
+            (value, passed_over): (Option<T>, bool),
+        ) -> Option<T> {
             if passed_over {
                 untrusted.push(key);
             }
@@ -332,9 +336,10 @@ impl ConfigLayers {
         }
         let open_cmd = trusted(&mut untrusted, "open_cmd", self.pick_trusted(|v| v.open_cmd.clone()));
         let embedder_url = trusted(&mut untrusted, "embedder_url", self.pick_trusted(|v| v.embedder_url.clone()));
-        let embedder_source =
-            trusted(&mut untrusted, "embedder_source", self.pick_trusted(|v| v.embedder_source)).unwrap_or(EmbedderSource::Local);
-        let untrusted = (!untrusted.is_empty()).then(|| (self.project.as_ref().map(|(p, _)| p.clone()).unwrap_or_default(), untrusted));
+        let embedder_source = trusted(&mut untrusted, "embedder_source", self.pick_trusted(|v| v.embedder_source))
+            .unwrap_or(EmbedderSource::Local);
+        let untrusted = (!untrusted.is_empty())
+            .then(|| (self.project.as_ref().map(|(p, _)| p.clone()).unwrap_or_default(), untrusted));
         if chunk_overlap >= chunk_size {
             return Err(ConfigError::OverlapTooLarge {
                 overlap: chunk_overlap,
@@ -369,7 +374,10 @@ impl ConfigLayers {
     /// Whether the user trusts the project's own config (TrustRule): asked
     /// of the command line and the global config only.
     fn project_trusted(&self) -> bool {
-        std::iter::once(&self.cli).chain(self.global.iter().map(|(_, v)| v)).find_map(|v| v.trust_project_config).unwrap_or(false)
+        std::iter::once(&self.cli)
+            .chain(self.global.iter().map(|(_, v)| v))
+            .find_map(|v| v.trust_project_config)
+            .unwrap_or(false)
     }
 
     /// TrustRule: a repository's own config is written by whoever wrote the
@@ -466,18 +474,32 @@ mod tests {
         let ignored = Some(("p.toml".into(), vec!["open_cmd", "embedder_url", "embedder_source"]));
         // The project cannot trust itself; its other settings still apply.
         let r = ConfigLayers { project: project.clone(), ..Default::default() }.resolve().unwrap();
-        assert_eq!((r.open_cmd.as_deref(), r.embedder_url.as_deref(), r.embedder_source), (None, None, EmbedderSource::Local));
+        assert_eq!(
+            (r.open_cmd.as_deref(), r.embedder_url.as_deref(), r.embedder_source),
+            (None, None, EmbedderSource::Local)
+        );
         assert_eq!((r.untrusted.clone(), r.top_k), (ignored.clone(), 7));
         // The user's own settings are used instead, and the project's are still reported.
-        let r = ConfigLayers { project: project.clone(), global: global("open_cmd = \"vi {file}\"\n"), ..Default::default() }
-            .resolve()
-            .unwrap();
+        let r = ConfigLayers {
+            project: project.clone(),
+            global: global("open_cmd = \"vi {file}\"\n"),
+            ..Default::default()
+        }
+        .resolve()
+        .unwrap();
         assert_eq!((r.open_cmd.as_deref(), r.untrusted), (Some("vi {file}"), ignored));
         // Trusted in the global config, or on the command line.
-        let r = ConfigLayers { project: project.clone(), global: global("trust_project_config = true\n"), ..Default::default() }
-            .resolve()
-            .unwrap();
-        assert_eq!((r.open_cmd.as_deref(), r.embedder_url.as_deref(), r.untrusted), (Some("evil {file}"), Some("http://evil/"), None));
+        let r = ConfigLayers {
+            project: project.clone(),
+            global: global("trust_project_config = true\n"),
+            ..Default::default()
+        }
+        .resolve()
+        .unwrap();
+        assert_eq!(
+            (r.open_cmd.as_deref(), r.embedder_url.as_deref(), r.untrusted),
+            (Some("evil {file}"), Some("http://evil/"), None)
+        );
         assert_eq!(r.embedder_source, EmbedderSource::Remote);
         let cli = ConfigValues { trust_project_config: Some(true), ..Default::default() };
         let r = ConfigLayers { cli, project: project.clone(), ..Default::default() }.resolve().unwrap();
@@ -493,15 +515,16 @@ mod tests {
         assert!(parse_config("embedder_timeout = 0\n", Path::new("c")).is_err());
         assert!(parse_config("embedder_batch_size = 0\n", Path::new("c")).is_err());
         let r = ConfigLayers::default().resolve().unwrap();
-        assert_eq!((r.embedder_timeout, r.embedder_batch_size), (DEFAULT_EMBEDDER_TIMEOUT, DEFAULT_EMBEDDER_BATCH_SIZE));
+        assert_eq!(
+            (r.embedder_timeout, r.embedder_batch_size),
+            (DEFAULT_EMBEDDER_TIMEOUT, DEFAULT_EMBEDDER_BATCH_SIZE)
+        );
     }
 
     #[test]
     fn overlap_must_be_smaller_than_size() {
-        let layers = ConfigLayers {
-            cli: ConfigValues { chunk_size: Some(100), ..Default::default() },
-            ..Default::default()
-        };
+        let layers =
+            ConfigLayers { cli: ConfigValues { chunk_size: Some(100), ..Default::default() }, ..Default::default() };
         let msg = layers.resolve().unwrap_err().to_string();
         assert!(msg.contains("chunk_overlap") && msg.contains("command line"), "{msg}");
     }

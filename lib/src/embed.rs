@@ -84,8 +84,8 @@ fn runtime(assets: &Assets) -> Result<Environment> {
 
 fn load_tokenizer(assets: &Assets) -> Result<tokenizers::Tokenizer> {
     let path = assets.model_dir.join("tokenizer.json");
-    let mut tokenizer =
-        tokenizers::Tokenizer::from_file(&path).map_err(|e| anyhow!("cannot read tokenizer {}: {e}", path.display()))?;
+    let mut tokenizer = tokenizers::Tokenizer::from_file(&path)
+        .map_err(|e| anyhow!("cannot read tokenizer {}: {e}", path.display()))?;
     tokenizer.with_padding(None);
     tokenizer.with_truncation(None).map_err(|e| anyhow!("tokenizer: {e}"))?;
     Ok(tokenizer)
@@ -344,7 +344,14 @@ impl LocalEmbedder {
             .or(outputs.first())
             .cloned()
             .ok_or_else(|| anyhow!("the embedding model has no outputs"))?;
-        Ok(LocalEmbedder { name: name.to_string(), session, tokenizer, needs_token_types, output_name, _mapped: mapped })
+        Ok(LocalEmbedder {
+            name: name.to_string(),
+            session,
+            tokenizer,
+            needs_token_types,
+            output_name,
+            _mapped: mapped,
+        })
     }
 
     /// Token ids for `text`, cut to the model's window with `[SEP]` kept last.
@@ -364,13 +371,15 @@ impl LocalEmbedder {
         let ids = self.encode(text)?;
         let width = ids.len().max(1);
         let mask = vec![1i64; width];
-        let tensor = |data: Vec<i64>| Tensor::from_array(([1, width], data)).map_err(|e| anyhow!("embedding failed: {e}"));
+        let tensor =
+            |data: Vec<i64>| Tensor::from_array(([1, width], data)).map_err(|e| anyhow!("embedding failed: {e}"));
         let mut inputs = ort::inputs!["input_ids" => tensor(ids)?, "attention_mask" => tensor(mask.clone())?];
         if self.needs_token_types {
             inputs.push(("token_type_ids".into(), tensor(vec![0i64; width])?.into()));
         }
         let outputs = self.session.run(inputs).map_err(|e| anyhow!("embedding failed: {e}"))?;
-        let output = outputs.get(&self.output_name).ok_or_else(|| anyhow!("the model returned no {}", self.output_name))?;
+        let output =
+            outputs.get(&self.output_name).ok_or_else(|| anyhow!("the model returned no {}", self.output_name))?;
         let (shape, data) = output.try_extract_tensor::<f32>().map_err(|e| anyhow!("embedding failed: {e}"))?;
         if shape.len() != 3 || shape[0] != 1 || shape[1] as usize != width || shape[2] as usize != DIMS {
             return Err(anyhow!("the model returned vectors of shape {shape:?}"));
@@ -469,7 +478,8 @@ mod tests {
             .unwrap()
             .commit_from_memory(model)
             .unwrap();
-        let mut embedder = LocalEmbedder::with_session("test", session, load_tokenizer(&assets).unwrap(), None).unwrap();
+        let mut embedder =
+            LocalEmbedder::with_session("test", session, load_tokenizer(&assets).unwrap(), None).unwrap();
         embedder.embed(texts).unwrap()
     }
 

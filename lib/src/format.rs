@@ -241,7 +241,8 @@ fn render_lines(out: &mut dyn Write, hits: &[HitRecord], opts: &FormatOptions) -
         for h in sorted {
             let query_words = h.query.as_deref().map(words).unwrap_or_default();
             // The file is used for context only while the hit's lines still read the same.
-            let lines = Lines { file: file_lines.as_deref().filter(|f| h.text.is_empty() || matches_chunk(f, h)), hit: h };
+            let lines =
+                Lines { file: file_lines.as_deref().filter(|f| h.text.is_empty() || matches_chunk(f, h)), hit: h };
             let shown = best_lines(h, opts.lines_per_hit);
             if heading {
                 let score = format!("{:.3}", h.score);
@@ -321,7 +322,10 @@ mod tests {
 
     #[test]
     fn words_split_identifiers() {
-        assert_eq!(words("retryUpload max_retries HTTPServer"), vec!["retry", "upload", "max", "retries", "httpserver"]);
+        assert_eq!(
+            words("retryUpload max_retries HTTPServer"),
+            vec!["retry", "upload", "max", "retries", "httpserver"]
+        );
     }
 
     #[test]

@@ -90,7 +90,8 @@ pub fn simplify(model: &[u8]) -> Result<(Vec<u8>, Simplified)> {
     }
     let op = |k: usize, op_type: &str, arity: usize| nodes[k].1.is(op_type, arity);
     let only_user = |name: &str| users.get(name).and_then(|u| (u.len() == 1).then(|| u[0]));
-    let is_scalar = |name: &str, value: f32| scalars.get(name).is_some_and(|v| (v - value).abs() <= 1e-6 * value.abs().max(1.0));
+    let is_scalar =
+        |name: &str, value: f32| scalars.get(name).is_some_and(|v| (v - value).abs() <= 1e-6 * value.abs().max(1.0));
     // The input of a two-input node other than `name`, when `name` is one of them.
     let other_input = |k: usize, name: &str| -> Option<String> {
         let i = &nodes[k].1.inputs;
@@ -118,7 +119,8 @@ pub fn simplify(model: &[u8]) -> Result<(Vec<u8>, Simplified)> {
         let scores = n.inputs[0].as_str();
         let probabilities = n.outputs[0].as_str();
         // Softmax(Add(s, bias)) with the bias made by a Where: Softmax(s).
-        let Some(add) = producer.get(scores).copied().filter(|&a| op(a, "Add", 2) && only_user(scores) == Some(k)) else {
+        let Some(add) = producer.get(scores).copied().filter(|&a| op(a, "Add", 2) && only_user(scores) == Some(k))
+        else {
             continue;
         };
         let add_inputs = &nodes[add].1.inputs;
@@ -148,10 +150,12 @@ pub fn simplify(model: &[u8]) -> Result<(Vec<u8>, Simplified)> {
 
         // The heads' products, where they lie (see `HeadsInPlace`).
         let guarded = nodes[guard].1.outputs[0].as_str();
-        let Some(heads) = heads_in_place(raw, guarded, &nodes, &perms, &producer, &only_user, &scalars) else { continue };
+        let Some(heads) = heads_in_place(raw, guarded, &nodes, &perms, &producer, &only_user, &scalars) else {
+            continue;
+        };
         let (q, k, v) = (format!("{raw}_vg_q"), format!("{raw}_vg_k"), format!("{raw}_vg_v"));
         let (context, by_token) = (format!("{raw}_vg_context"), format!("{raw}_vg_by_token"));
-        use Attribute::{Float, Ints, Int};
+        use Attribute::{Float, Int, Ints};
         replaced.insert(
             nodes[heads.scores].0,
             vec![
@@ -163,7 +167,12 @@ pub fn simplify(model: &[u8]) -> Result<(Vec<u8>, Simplified)> {
                     "FusedMatMul",
                     &[&q, &k],
                     &[raw],
-                    &[("alpha", Float(heads.alpha)), ("transB", Int(1)), ("transBatchA", Int(1)), ("transBatchB", Int(1))],
+                    &[
+                        ("alpha", Float(heads.alpha)),
+                        ("transB", Int(1)),
+                        ("transBatchA", Int(1)),
+                        ("transBatchB", Int(1)),
+                    ],
                 ),
             ],
         );
@@ -171,8 +180,22 @@ pub fn simplify(model: &[u8]) -> Result<(Vec<u8>, Simplified)> {
             nodes[heads.context].0,
             vec![
                 encode_node(&v, "Squeeze", &[&heads.v, BATCH_AXIS], &[&v], &[]),
-                encode_node_with(&context, "com.microsoft", "FusedMatMul", &[guarded, &v], &[&context], &[("transBatchB", Int(1))]),
-                encode_node_with(&by_token, "", "Transpose", &[&context], &[&by_token], &[("perm", Ints(vec![1, 0, 2]))]),
+                encode_node_with(
+                    &context,
+                    "com.microsoft",
+                    "FusedMatMul",
+                    &[guarded, &v],
+                    &[&context],
+                    &[("transBatchB", Int(1))],
+                ),
+                encode_node_with(
+                    &by_token,
+                    "",
+                    "Transpose",
+                    &[&context],
+                    &[&by_token],
+                    &[("perm", Ints(vec![1, 0, 2]))],
+                ),
                 encode_node(&heads.out, "Unsqueeze", &[&by_token, BATCH_AXIS], &[&heads.out], &[]),
             ],
         );
@@ -289,7 +312,11 @@ pub fn simplify(model: &[u8]) -> Result<(Vec<u8>, Simplified)> {
         }
     }
     if done.heads > 0 {
-        write_bytes(&mut new_graph, GRAPH_INITIALIZER, &encode_tensor(BATCH_AXIS, TYPE_INT64, &[1], &0i64.to_le_bytes()));
+        write_bytes(
+            &mut new_graph,
+            GRAPH_INITIALIZER,
+            &encode_tensor(BATCH_AXIS, TYPE_INT64, &[1], &0i64.to_le_bytes()),
+        );
     }
     Ok((with_graph(&top, &new_graph)?, done))
 }
@@ -363,7 +390,8 @@ fn heads_in_place(
     scalars: &HashMap<String, f32>,
 ) -> Option<HeadsInPlace> {
     let is = |k: usize, op_type: &str, arity: usize| nodes[k].1.is(op_type, arity);
-    let made_by = |name: &str, op_type: &str, arity: usize| producer.get(name).copied().filter(|&k| is(k, op_type, arity));
+    let made_by =
+        |name: &str, op_type: &str, arity: usize| producer.get(name).copied().filter(|&k| is(k, op_type, arity));
     let perm_is = |k: usize, p: &[i64]| perms.get(&k).is_some_and(|q| q == p);
     // [batch, heads, tokens, size] from [batch, tokens, heads, size]: the split's input.
     let split_heads = |name: &str| -> Option<String> {
@@ -396,7 +424,8 @@ fn heads_in_place(
 
     let context = only_user(probabilities).filter(|&c| is(c, "MatMul", 2) && nodes[c].1.inputs[0] == probabilities)?;
     let v = split_heads(&nodes[context].1.inputs[1])?;
-    let merge = only_user(&nodes[context].1.outputs[0]).filter(|&t| is(t, "Transpose", 1) && perm_is(t, &[0, 2, 1, 3]))?;
+    let merge =
+        only_user(&nodes[context].1.outputs[0]).filter(|&t| is(t, "Transpose", 1) && perm_is(t, &[0, 2, 1, 3]))?;
     Some(HeadsInPlace {
         scores: scores_node,
         context,
@@ -476,9 +505,18 @@ mod tests {
     /// Reshape and Transpose, k transposed through a three-dimensional
     /// reshape, q and k scaled, the mask's bias and the NaN guard.
     fn exported_attention(k_swap: &[i64]) -> Vec<u8> {
-        let plain = |op: &str, inputs: &[&str], outputs: &[&str]| encode_node(&format!("n_{}", outputs[0]), op, inputs, outputs, &[]);
+        let plain = |op: &str, inputs: &[&str], outputs: &[&str]| {
+            encode_node(&format!("n_{}", outputs[0]), op, inputs, outputs, &[])
+        };
         let transpose = |input: &str, output: &str, perm: &[i64]| {
-            encode_node_with(&format!("n_{output}"), "", "Transpose", &[input], &[output], &[("perm", Attribute::Ints(perm.to_vec()))])
+            encode_node_with(
+                &format!("n_{output}"),
+                "",
+                "Transpose",
+                &[input],
+                &[output],
+                &[("perm", Attribute::Ints(perm.to_vec()))],
+            )
         };
         let mut g = Vec::new();
         for (name, value) in [("zero", 0.0), ("min", f32::MIN), ("c", 0.5)] {
@@ -557,11 +595,18 @@ mod tests {
         let alpha = parse(encoded[4]).unwrap().into_iter().filter(|f| f.num == NODE_ATTRIBUTE).find_map(|f| {
             let fields = parse(f.data).unwrap();
             let named = fields.iter().any(|g| g.num == ATTRIBUTE_NAME && g.data == b"alpha");
-            fields.into_iter().find(|g| named && g.num == ATTRIBUTE_F).map(|g| f32::from_le_bytes(g.data.try_into().unwrap()))
+            fields
+                .into_iter()
+                .find(|g| named && g.num == ATTRIBUTE_F)
+                .map(|g| f32::from_le_bytes(g.data.try_into().unwrap()))
         });
         assert_eq!(alpha, Some(0.25));
         assert_eq!(transpose_perm(encoded[11]).unwrap(), [1, 0, 2]);
-        let axis = graph.iter().filter(|f| f.num == GRAPH_INITIALIZER).find(|f| tensor(f.data).unwrap().name == BATCH_AXIS).unwrap();
+        let axis = graph
+            .iter()
+            .filter(|f| f.num == GRAPH_INITIALIZER)
+            .find(|f| tensor(f.data).unwrap().name == BATCH_AXIS)
+            .unwrap();
         assert_eq!(raw_data(axis.data).unwrap(), 0i64.to_le_bytes());
     }
 
@@ -602,11 +647,7 @@ mod tests {
             let (out, done) = simplify(&model(&nodes, &scalars)).unwrap();
             assert_eq!(done.gelus, 1);
             let got = ops(&out);
-            assert_eq!(
-                got.iter().map(|o| o.0.as_str()).collect::<Vec<_>>(),
-                ["MatMul", "Gelu", "MatMul"],
-                "{got:?}"
-            );
+            assert_eq!(got.iter().map(|o| o.0.as_str()).collect::<Vec<_>>(), ["MatMul", "Gelu", "MatMul"], "{got:?}");
             assert_eq!(got[1].1, strings(&["x"]));
             assert_eq!(got[1].2, strings(&["g"]));
             let top = parse(&out).unwrap();

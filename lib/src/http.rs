@@ -210,7 +210,12 @@ pub struct BodyError {
 /// Read the body a request announces with Content-Length, at most `limit`
 /// bytes (413 beyond), within the head deadline. Chunked bodies are refused
 /// (411): the one route with a body is for programs that send a length.
-pub fn read_body(r: &mut impl io::Read, request: &Request, limits: &Limits, limit: usize) -> Result<Vec<u8>, BodyError> {
+pub fn read_body(
+    r: &mut impl io::Read,
+    request: &Request,
+    limits: &Limits,
+    limit: usize,
+) -> Result<Vec<u8>, BodyError> {
     let refuse = |status: u16, message: &str| BodyError { status: Some(status), message: message.to_string() };
     if request.header("transfer-encoding").is_some() {
         return Err(refuse(411, "send the body with a Content-Length, not chunked"));
@@ -422,7 +427,11 @@ mod tests {
         assert_eq!(status("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", 10), 411);
         assert_eq!(status("POST / HTTP/1.1\r\n\r\n", 10), 411);
         assert_eq!(status("POST / HTTP/1.1\r\nContent-Length: x\r\n\r\n", 10), 400);
-        assert_eq!(status("POST / HTTP/1.1\r\nContent-Length: 9\r\n\r\n", 10), 0, "a body cut short: nothing to answer");
+        assert_eq!(
+            status("POST / HTTP/1.1\r\nContent-Length: 9\r\n\r\n", 10),
+            0,
+            "a body cut short: nothing to answer"
+        );
     }
 
     #[test]

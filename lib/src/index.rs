@@ -281,7 +281,9 @@ pub fn run(
         walked_set.insert(f.rel.clone());
         match stored.get(&f.rel) {
             // A file with holes is embedded again: the server may answer now.
-            Some(s) if s.state.size == f.size && s.state.mtime_ns == f.mtime_ns && s.holes == 0 && !recheck_generated => {
+            Some(s)
+                if s.state.size == f.size && s.state.mtime_ns == f.mtime_ns && s.holes == 0 && !recheck_generated =>
+            {
                 summary.files += 1;
                 summary.chunks += s.chunks;
                 summary.reused += s.chunks;
@@ -519,7 +521,10 @@ impl Workers {
     }
 
     fn send(&self, index: usize, job: EmbedJob) -> Result<()> {
-        self.jobs.as_ref().and_then(|j| j.send((index, job)).ok()).ok_or_else(|| anyhow!("the embedding threads stopped"))
+        self.jobs
+            .as_ref()
+            .and_then(|j| j.send((index, job)).ok())
+            .ok_or_else(|| anyhow!("the embedding threads stopped"))
     }
 
     fn receive(&self) -> Result<(usize, Result<FileWrite>)> {
@@ -629,7 +634,9 @@ fn chunk_and_embed(
 ) -> Result<FileWrite> {
     let mut chunks: Vec<Chunk> = Vec::new();
     if !job.text.trim().is_empty() {
-        chunks = chunk_text(&job.text, chunk::Syntax::of_path(&job.rel), size, overlap, &|t| model.count_tokens(t) <= MAX_TOKENS);
+        chunks = chunk_text(&job.text, chunk::Syntax::of_path(&job.rel), size, overlap, &|t| {
+            model.count_tokens(t) <= MAX_TOKENS
+        });
     }
     let contexts = chunk::contexts(&job.rel, &job.text, &chunks);
     let embedded: Vec<String> =
@@ -792,10 +799,18 @@ mod tests {
         let paths = [AdmittedPath { abs: root.path.clone(), rel: String::new(), is_dir: true }];
         let walk = WalkOptions { max_filesize: 1 << 20, ..Default::default() };
         let config = ConfigLayers::default().resolve().unwrap();
-        let req = IndexRequest { root: &root, paths: &paths, walk: &walk, config: &config, reindex: false, warn_on_large: false };
+        let req = IndexRequest {
+            root: &root,
+            paths: &paths,
+            walk: &walk,
+            config: &config,
+            reindex: false,
+            warn_on_large: false,
+        };
         let gate = Arc::new(Gate { others_embedded: Mutex::new(false), changed: Condvar::new() });
         let shared = Arc::clone(&gate);
-        let mut pool = EmbedderPool::with_cores(move |_| Ok(Box::new(GatedEmbedder(Arc::clone(&shared))) as Box<dyn Embedder>), 2);
+        let mut pool =
+            EmbedderPool::with_cores(move |_| Ok(Box::new(GatedEmbedder(Arc::clone(&shared))) as Box<dyn Embedder>), 2);
         let (summary, _) = run(&req, &mut pool, &mut Quiet).unwrap();
         assert_eq!((summary.files, summary.embedded), (1 + 2 * PARALLEL_FILES as u64, 1 + 2 * PARALLEL_FILES as u64));
     }

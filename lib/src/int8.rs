@@ -112,7 +112,8 @@ pub fn rewrite(model: &[u8], precision: &dyn Fn(u64, u64) -> Precision) -> Resul
     // Weights: Mul(Cast(int8 [rows, cols]), float [1, cols] or [rows, 1]), each part used once.
     let mut cast_of: HashMap<&str, usize> = HashMap::new();
     for (k, (_, n)) in nodes.iter().enumerate() {
-        let is_int8_matrix = |name: &str| initializers.get(name).is_some_and(|t| t.data_type == TYPE_INT8 && t.dims.len() == 2);
+        let is_int8_matrix =
+            |name: &str| initializers.get(name).is_some_and(|t| t.data_type == TYPE_INT8 && t.dims.len() == 2);
         if n.is("Cast", 1) && is_int8_matrix(&n.inputs[0]) {
             cast_of.insert(n.outputs[0].as_str(), k);
         }
@@ -176,11 +177,16 @@ pub fn rewrite(model: &[u8], precision: &dyn Fn(u64, u64) -> Precision) -> Resul
         if !only_used_by(&n.inputs[1], k) {
             continue;
         }
-        let Some(feeder) = feeding_weight(&n.inputs[0], k, w.shape.0, &nodes, &producer, &weights, &initializers, &users) else {
+        let Some(feeder) =
+            feeding_weight(&n.inputs[0], k, w.shape.0, &nodes, &producer, &weights, &initializers, &users)
+        else {
             continue;
         };
         let up_node = &nodes[feeder.product].1;
-        if claimed.contains(&feeder.product) || feeder.chain.iter().any(|c| claimed.contains(c)) || !only_used_by(&up_node.inputs[1], feeder.product) {
+        if claimed.contains(&feeder.product)
+            || feeder.chain.iter().any(|c| claimed.contains(c))
+            || !only_used_by(&up_node.inputs[1], feeder.product)
+        {
             continue; // part of another split, or its weight read elsewhere
         }
         let up_in_int8 = precision(feeder.weight.shape.0, feeder.weight.shape.1) == Precision::Int8;
@@ -189,7 +195,11 @@ pub fn rewrite(model: &[u8], precision: &dyn Fn(u64, u64) -> Precision) -> Resul
         expansions.insert(nodes[feeder.product].0, split.feeder_nodes);
         expansions.insert(*i, split.nodes);
         added_initializers.extend(split.added);
-        removed_initializers.extend([w.quantized.clone(), feeder.weight.quantized.clone(), feeder.weight.scale.clone()]);
+        removed_initializers.extend([
+            w.quantized.clone(),
+            feeder.weight.quantized.clone(),
+            feeder.weight.scale.clone(),
+        ]);
         removed_initializers.extend(feeder.per_channel.iter().map(|(name, _)| name.clone()));
         for &c in &feeder.chain {
             dropped.insert(nodes[c].0);
@@ -213,7 +223,8 @@ pub fn rewrite(model: &[u8], precision: &dyn Fn(u64, u64) -> Precision) -> Resul
                 continue;
             }
             let (ids, out) = (n.inputs[1].as_str(), n.outputs[0].as_str());
-            let (rows, scales, floats) = (format!("{out}_vg_rows"), format!("{out}_vg_scales"), format!("{out}_vg_float"));
+            let (rows, scales, floats) =
+                (format!("{out}_vg_rows"), format!("{out}_vg_scales"), format!("{out}_vg_float"));
             expansions.insert(
                 *i,
                 vec![
@@ -236,7 +247,8 @@ pub fn rewrite(model: &[u8], precision: &dyn Fn(u64, u64) -> Precision) -> Resul
         if !only_used_by(&n.inputs[1], k) || precision(w.shape.0, w.shape.1) != Precision::Int8 {
             continue;
         }
-        let bias = added_bias(&n.outputs[0], w.shape.1, &nodes, &initializers, &users).filter(|(add, _)| !claimed.contains(add));
+        let bias = added_bias(&n.outputs[0], w.shape.1, &nodes, &initializers, &users)
+            .filter(|(add, _)| !claimed.contains(add));
         let (output, bias_input) = match &bias {
             Some((add, name)) => {
                 dropped.insert(nodes[*add].0);
@@ -249,7 +261,8 @@ pub fn rewrite(model: &[u8], precision: &dyn Fn(u64, u64) -> Precision) -> Resul
         if bias.is_some() {
             inputs.extend(["", bias_input]);
         }
-        replaced.insert(*i, encode_contrib_node(&node_name(graph[*i].data)?, "DynamicQuantizeMatMul", &inputs, &[output]));
+        replaced
+            .insert(*i, encode_contrib_node(&node_name(graph[*i].data)?, "DynamicQuantizeMatMul", &inputs, &[output]));
         replaced_count += 1;
         drop_weight(w, &mut dropped, &mut gone);
         reshaped.insert(w.scale.clone(), vec![w.shape.1]);
@@ -303,7 +316,8 @@ pub fn rewrite(model: &[u8], precision: &dyn Fn(u64, u64) -> Precision) -> Resul
 
 /// Operators that work value by value (with a bias or a constant at most),
 /// through which a channel of a product's output stays that channel.
-const ELEMENTWISE: &[&str] = &["Add", "Sub", "Mul", "Div", "Erf", "Gelu", "FastGelu", "BiasGelu", "Tanh", "Sigmoid", "Relu", "Pow"];
+const ELEMENTWISE: &[&str] =
+    &["Add", "Sub", "Mul", "Div", "Erf", "Gelu", "FastGelu", "BiasGelu", "Tanh", "Sigmoid", "Relu", "Pow"];
 
 /// The product whose output channels, through elementwise steps, are a
 /// product's input channels: for a feed-forward layer's output projection,
@@ -323,6 +337,7 @@ struct Feeder<'a> {
 /// or per-channel vectors used nowhere else, and no other node reads what
 /// they compute, so that the channels can be computed in two parts without
 /// changing what the model computes.
+#[allow(clippy::too_many_arguments)]
 fn feeding_weight<'a>(
     input: &str,
     consumer: usize,
@@ -372,7 +387,10 @@ fn feeding_weight<'a>(
     }
     // Reordering channels is only safe if nothing else reads them.
     let on_the_way = |u: &usize| *u == consumer || seen.contains(u);
-    let read_elsewhere = seen.iter().flat_map(|&k| &nodes[k].1.outputs).any(|o| !users.get(o.as_str()).is_some_and(|u| u.iter().all(on_the_way)));
+    let read_elsewhere = seen
+        .iter()
+        .flat_map(|&k| &nodes[k].1.outputs)
+        .any(|o| !users.get(o.as_str()).is_some_and(|u| u.iter().all(on_the_way)));
     if read_elsewhere {
         return None;
     }
@@ -471,9 +489,14 @@ fn split_product<'a>(
     let narrow_channels: Vec<usize> = (0..rows).filter(|r| !chosen.contains(r)).collect();
 
     let (x, h) = (up_node.inputs[0].as_str(), up_node.outputs[0].as_str());
-    let per_channel: HashMap<&str, &[u64]> = feeder.per_channel.iter().map(|(n, d)| (n.as_str(), d.as_slice())).collect();
-    let in_parts: HashSet<&str> =
-        chain.iter().flat_map(|(n, _)| n.outputs.iter().map(String::as_str)).chain([h]).chain(per_channel.keys().copied()).collect();
+    let per_channel: HashMap<&str, &[u64]> =
+        feeder.per_channel.iter().map(|(n, d)| (n.as_str(), d.as_slice())).collect();
+    let in_parts: HashSet<&str> = chain
+        .iter()
+        .flat_map(|(n, _)| n.outputs.iter().map(String::as_str))
+        .chain([h])
+        .chain(per_channel.keys().copied())
+        .collect();
     let part_name = |v: &str, part: &str| format!("{v}_vg_{part}");
     // The step `Add(h, bias)` that the int8 product can take as its bias input.
     let folded = chain.iter().position(|(n, _)| {
@@ -489,12 +512,15 @@ fn split_product<'a>(
     });
 
     let up_rows = up.shape.0 as usize;
-    let floats_at = |raw: &[u8], channels: &[usize]| channels.iter().flat_map(|&j| raw[4 * j..4 * j + 4].to_vec()).collect::<Vec<u8>>();
+    let floats_at = |raw: &[u8], channels: &[usize]| {
+        channels.iter().flat_map(|&j| raw[4 * j..4 * j + 4].to_vec()).collect::<Vec<u8>>()
+    };
     let mut feeder_nodes = Vec::new();
     let mut added = Vec::new();
     for (part, channels) in [("wide", &wide_channels), ("narrow", &narrow_channels)] {
         let width = channels.len() as u64;
-        let (weight_name, scale_name) = (part_name(&format!("{h}_weight"), part), part_name(&format!("{h}_scale"), part));
+        let (weight_name, scale_name) =
+            (part_name(&format!("{h}_weight"), part), part_name(&format!("{h}_scale"), part));
         let columns: Vec<u8> = (0..up_rows).flat_map(|i| channels.iter().map(move |&j| up_q[i * rows + j])).collect();
         if up_in_int8 {
             let (output, bias) = match folded {
@@ -516,9 +542,17 @@ fn split_product<'a>(
             let dequantized: Vec<u8> = columns
                 .iter()
                 .enumerate()
-                .flat_map(|(n, &v)| (f32::from(v as i8) * float_at(up_scale, channels[n % channels.len()])).to_le_bytes())
+                .flat_map(|(n, &v)| {
+                    (f32::from(v as i8) * float_at(up_scale, channels[n % channels.len()])).to_le_bytes()
+                })
                 .collect();
-            feeder_nodes.push(encode_node(&part_name(h, part), "MatMul", &[x, &weight_name], &[&part_name(h, part)], &[]));
+            feeder_nodes.push(encode_node(
+                &part_name(h, part),
+                "MatMul",
+                &[x, &weight_name],
+                &[&part_name(h, part)],
+                &[],
+            ));
             added.push(encode_tensor(&weight_name, TYPE_FLOAT, &[up.shape.0, width], &dequantized));
         }
         for (name, dims) in &feeder.per_channel {
@@ -548,12 +582,18 @@ fn split_product<'a>(
     let narrow: Vec<u8> = narrow_channels.iter().flat_map(|&r| q[r * cols..(r + 1) * cols].to_vec()).collect();
     let (a, out) = (product.inputs[0].as_str(), product.outputs[0].as_str());
     let name = |part: &str| format!("{out}_vg_{part}");
-    let (wide_out, narrow_out, wide_weight, narrow_weight) = (name("wide"), name("narrow"), name("wide_weight"), name("narrow_weight"));
+    let (wide_out, narrow_out, wide_weight, narrow_weight) =
+        (name("wide"), name("narrow"), name("wide_weight"), name("narrow_weight"));
     Some(Split {
         feeder_nodes,
         nodes: vec![
             encode_node(&wide_out, "MatMul", &[&part_name(a, "wide"), &wide_weight], &[&wide_out], &[]),
-            encode_contrib_node(&narrow_out, "DynamicQuantizeMatMul", &[&part_name(a, "narrow"), &narrow_weight, &weight.scale], &[&narrow_out]),
+            encode_contrib_node(
+                &narrow_out,
+                "DynamicQuantizeMatMul",
+                &[&part_name(a, "narrow"), &narrow_weight, &weight.scale],
+                &[&narrow_out],
+            ),
             encode_node(&name("sum"), "Add", &[&narrow_out, &wide_out], &[out], &[]),
         ],
         added: {
@@ -619,7 +659,13 @@ mod tests {
     fn ops(model: &[u8]) -> Vec<(String, Vec<String>)> {
         let top = parse(model).unwrap();
         let g = top.iter().find(|f| f.num == MODEL_GRAPH).unwrap();
-        parse(g.data).unwrap().iter().filter(|f| f.num == GRAPH_NODE).map(|f| node(f.data).unwrap()).map(|n| (n.op_type, n.inputs)).collect()
+        parse(g.data)
+            .unwrap()
+            .iter()
+            .filter(|f| f.num == GRAPH_NODE)
+            .map(|f| node(f.data).unwrap())
+            .map(|n| (n.op_type, n.inputs))
+            .collect()
     }
 
     #[test]
@@ -635,7 +681,12 @@ mod tests {
         );
         let top = parse(&out).unwrap();
         let graph = parse(top.iter().find(|f| f.num == MODEL_GRAPH).unwrap().data).unwrap();
-        let s1 = graph.iter().filter(|f| f.num == GRAPH_INITIALIZER).map(|f| tensor(f.data).unwrap()).find(|t| t.name == "s1").unwrap();
+        let s1 = graph
+            .iter()
+            .filter(|f| f.num == GRAPH_INITIALIZER)
+            .map(|f| tensor(f.data).unwrap())
+            .find(|t| t.name == "s1")
+            .unwrap();
         assert_eq!(s1.dims, vec![4], "scales become a vector");
         assert!(!graph.iter().any(|f| f.num == GRAPH_VALUE_INFO), "the shape of a removed tensor is dropped");
         assert!(top.iter().any(|f| f.num == MODEL_OPSET_IMPORT), "the contrib domain is imported");
@@ -676,7 +727,12 @@ mod tests {
         );
         let top = parse(&out).unwrap();
         let graph = parse(top.iter().find(|f| f.num == MODEL_GRAPH).unwrap().data).unwrap();
-        let cast = graph.iter().filter(|f| f.num == GRAPH_NODE).map(|f| node(f.data).unwrap()).find(|n| n.op_type == "Cast").unwrap();
+        let cast = graph
+            .iter()
+            .filter(|f| f.num == GRAPH_NODE)
+            .map(|f| node(f.data).unwrap())
+            .find(|n| n.op_type == "Cast")
+            .unwrap();
         assert_eq!(cast.attributes, vec![("to".to_string(), TYPE_FLOAT as i64)]);
         assert_eq!(cast.outputs, vec!["e_vg_float"]);
     }
@@ -702,7 +758,11 @@ mod tests {
             write_bytes(&mut g, GRAPH_NODE, &node_bytes("Cast", &[q], &[&format!("{q}_f")]));
             write_bytes(&mut g, GRAPH_NODE, &node_bytes("Mul", &[&format!("{q}_f"), s], &[w]));
         }
-        write_bytes(&mut g, GRAPH_INITIALIZER, &encode_tensor("bias", TYPE_FLOAT, &[4], &floats(&[0.1, 0.2, 0.3, 0.4])));
+        write_bytes(
+            &mut g,
+            GRAPH_INITIALIZER,
+            &encode_tensor("bias", TYPE_FLOAT, &[4], &floats(&[0.1, 0.2, 0.3, 0.4])),
+        );
         write_bytes(&mut g, GRAPH_NODE, &node_bytes("MatMul", &["x", "up"], &["h0"]));
         write_bytes(&mut g, GRAPH_NODE, &node_bytes("Add", &["h0", "bias"], &["h"]));
         write_bytes(&mut g, GRAPH_NODE, &node_bytes("Gelu", &["h"], &["a"]));
@@ -733,16 +793,24 @@ mod tests {
         assert_eq!(
             ops(&out),
             vec![
-                ("DynamicQuantizeMatMul".to_string(), s(&["x", "h0_weight_vg_wide", "h0_scale_vg_wide", "", "bias_vg_wide"])),
+                (
+                    "DynamicQuantizeMatMul".to_string(),
+                    s(&["x", "h0_weight_vg_wide", "h0_scale_vg_wide", "", "bias_vg_wide"])
+                ),
                 ("Gelu".to_string(), s(&["h_vg_wide"])),
-                ("DynamicQuantizeMatMul".to_string(), s(&["x", "h0_weight_vg_narrow", "h0_scale_vg_narrow", "", "bias_vg_narrow"])),
+                (
+                    "DynamicQuantizeMatMul".to_string(),
+                    s(&["x", "h0_weight_vg_narrow", "h0_scale_vg_narrow", "", "bias_vg_narrow"])
+                ),
                 ("Gelu".to_string(), s(&["h_vg_narrow"])),
                 ("MatMul".to_string(), s(&["a_vg_wide", "y_vg_wide_weight"])),
                 ("DynamicQuantizeMatMul".to_string(), s(&["a_vg_narrow", "y_vg_narrow_weight", "down_s"])),
                 ("Add".to_string(), s(&["y_vg_narrow", "y_vg_wide"])),
             ]
         );
-        let floats = |raw: Vec<u8>| raw.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect::<Vec<_>>();
+        let floats = |raw: Vec<u8>| {
+            raw.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect::<Vec<_>>()
+        };
         let ints = |raw: Vec<u8>| raw.into_iter().map(|b| b as i8).collect::<Vec<_>>();
         let get = |name: &str| initializer_values(&out, name).unwrap();
         // Widths of up's columns: 5, 9, 100 and 16, so channel 2 is the
@@ -784,7 +852,8 @@ mod tests {
             ]
         );
         // Not when something else reads the product without the bias.
-        let (out, _) = rewrite(&feed_forward_model_with(&[("Relu", &["h0"], &["r"])]), &|_, _| Precision::Int8).unwrap();
+        let (out, _) =
+            rewrite(&feed_forward_model_with(&[("Relu", &["h0"], &["r"])]), &|_, _| Precision::Int8).unwrap();
         let kinds: Vec<String> = ops(&out).into_iter().map(|o| o.0).collect();
         assert_eq!(kinds, ["DynamicQuantizeMatMul", "Add", "Gelu", "DynamicQuantizeMatMul", "Relu"]);
     }

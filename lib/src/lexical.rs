@@ -125,10 +125,64 @@ pub fn split_identifier(word: &str) -> Vec<String> {
 /// this list moved hybrid mrr@10 on the dev evals from 0.550 / 0.622 /
 /// 0.432 to 0.558 / 0.623 / 0.431.
 const STOP_WORDS: &[&str] = &[
-    "a", "about", "an", "and", "any", "are", "as", "at", "be", "by", "can", "do", "does", "doing", "for", "from", "how",
-    "if", "in", "into", "is", "it", "its", "of", "on", "or", "so", "that", "the", "their", "them", "then", "there",
-    "these", "this", "those", "to", "via", "was", "we", "were", "what", "when", "where", "which", "while", "who", "why",
-    "with", "you", "your", "code", "function", "functions", "method", "methods", "implementation", "implemented",
+    "a",
+    "about",
+    "an",
+    "and",
+    "any",
+    "are",
+    "as",
+    "at",
+    "be",
+    "by",
+    "can",
+    "do",
+    "does",
+    "doing",
+    "for",
+    "from",
+    "how",
+    "if",
+    "in",
+    "into",
+    "is",
+    "it",
+    "its",
+    "of",
+    "on",
+    "or",
+    "so",
+    "that",
+    "the",
+    "their",
+    "them",
+    "then",
+    "there",
+    "these",
+    "this",
+    "those",
+    "to",
+    "via",
+    "was",
+    "we",
+    "were",
+    "what",
+    "when",
+    "where",
+    "which",
+    "while",
+    "who",
+    "why",
+    "with",
+    "you",
+    "your",
+    "code",
+    "function",
+    "functions",
+    "method",
+    "methods",
+    "implementation",
+    "implemented",
     "logic",
 ];
 
@@ -189,7 +243,10 @@ mod tests {
 
     #[test]
     fn match_expression_drops_stop_words_and_quotes_terms() {
-        assert_eq!(match_expression("where do we retry failed uploads?").unwrap(), r#""retry" OR "failed" OR "uploads""#);
+        assert_eq!(
+            match_expression("where do we retry failed uploads?").unwrap(),
+            r#""retry" OR "failed" OR "uploads""#
+        );
         assert_eq!(match_expression("AND NEAR or").unwrap(), r#""near""#);
         assert_eq!(match_expression("how is it"), None);
         assert_eq!(match_expression("?!#"), None);

@@ -470,7 +470,11 @@ mod tests {
         let mut asked: Vec<String> = Vec::new();
         let scores = score_chunks(&chunks, &q, 100, &mut |t| {
             asked.push(t.to_string());
-            if t == "rotat" { 2 } else { 50 }
+            if t == "rotat" {
+                2
+            } else {
+                50
+            }
         });
         let mut sorted = asked.clone();
         sorted.sort();

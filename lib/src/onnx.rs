@@ -154,8 +154,13 @@ pub(crate) fn value_info_name(data: &[u8]) -> Result<Option<String>> {
 }
 
 pub(crate) fn node(data: &[u8]) -> Result<Node> {
-    let mut n =
-        Node { inputs: Vec::new(), outputs: Vec::new(), op_type: String::new(), domain: String::new(), attributes: Vec::new() };
+    let mut n = Node {
+        inputs: Vec::new(),
+        outputs: Vec::new(),
+        op_type: String::new(),
+        domain: String::new(),
+        attributes: Vec::new(),
+    };
     for f in parse(data)? {
         match f.num {
             NODE_INPUT => n.inputs.push(text(f.data)?),
@@ -180,7 +185,13 @@ pub(crate) fn node(data: &[u8]) -> Result<Node> {
 }
 
 /// A plain (default-domain) node, encoded.
-pub(crate) fn encode_node(name: &str, op_type: &str, inputs: &[&str], outputs: &[&str], int_attributes: &[(&str, u64)]) -> Vec<u8> {
+pub(crate) fn encode_node(
+    name: &str,
+    op_type: &str,
+    inputs: &[&str],
+    outputs: &[&str],
+    int_attributes: &[(&str, u64)],
+) -> Vec<u8> {
     let mut n = Vec::new();
     for i in inputs {
         write_bytes(&mut n, NODE_INPUT, i.as_bytes());
@@ -245,7 +256,6 @@ pub(crate) fn reshape_tensor(data: &[u8], dims: &[u64]) -> Result<Vec<u8>> {
     }
     Ok(out)
 }
-
 
 /// An initializer's `raw_data`, the form every tensor of the models we
 /// rewrite takes; None when its values are stored another way.

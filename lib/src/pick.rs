@@ -171,9 +171,15 @@ mod tests {
     #[test]
     fn the_open_plan_follows_config_then_editor_then_prints() {
         let plan = |cmd, visual, editor, tty, n| open_plan(cmd, visual, editor, tty, n);
-        assert_eq!(plan(Some("nvim +{line} {file}"), Some("vi"), None, true, 1), OpenPlan::Command("nvim +{line} {file}".into()));
+        assert_eq!(
+            plan(Some("nvim +{line} {file}"), Some("vi"), None, true, 1),
+            OpenPlan::Command("nvim +{line} {file}".into())
+        );
         assert_eq!(plan(None, Some("vim"), Some("nano"), true, 1), OpenPlan::Command("vim +{line} {file}".into()));
-        assert_eq!(plan(None, None, Some("code --wait"), true, 1), OpenPlan::Command("code --wait --goto {file}:{line}".into()));
+        assert_eq!(
+            plan(None, None, Some("code --wait"), true, 1),
+            OpenPlan::Command("code --wait --goto {file}:{line}".into())
+        );
         assert_eq!(plan(None, None, None, true, 1), OpenPlan::Print);
         assert_eq!(plan(Some("x"), None, None, false, 1), OpenPlan::Print, "not a terminal");
         assert_eq!(plan(Some("x"), None, None, true, 3), OpenPlan::Print, "several picked");
@@ -218,8 +224,14 @@ mod tests {
     #[test]
     fn the_status_line_says_progress_root_and_scope() {
         let p = Progress { indexing: true, indexed: 3, total: Some(9), ..Default::default() };
-        assert_eq!(status_line(&p, 40, Path::new("/r"), &["".into()]), "indexing 3/9 files · 40 chunks · root /r · scope everything");
+        assert_eq!(
+            status_line(&p, 40, Path::new("/r"), &["".into()]),
+            "indexing 3/9 files · 40 chunks · root /r · scope everything"
+        );
         let p = Progress { ran: true, ..Default::default() };
-        assert_eq!(status_line(&p, 40, Path::new("/r"), &["src".into(), "lib".into()]), "ready · 40 chunks · root /r · scope src lib");
+        assert_eq!(
+            status_line(&p, 40, Path::new("/r"), &["src".into(), "lib".into()]),
+            "ready · 40 chunks · root /r · scope src lib"
+        );
     }
 }

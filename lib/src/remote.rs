@@ -100,12 +100,9 @@ impl RemoteEmbedder {
     /// Connect: one small request learns the vectors' size and proves that
     /// the URL, the key and the model work before anything is indexed.
     pub fn connect(settings: RemoteSettings, count: TokenCounter) -> Result<Self> {
-        let config = ureq::Agent::config_builder()
-            .timeout_global(Some(settings.timeout))
-            .http_status_as_error(false)
-            .build();
-        let mut embedder =
-            RemoteEmbedder { agent: config.into(), settings, dims: 0, count, failed_batches: 0 };
+        let config =
+            ureq::Agent::config_builder().timeout_global(Some(settings.timeout)).http_status_as_error(false).build();
+        let mut embedder = RemoteEmbedder { agent: config.into(), settings, dims: 0, count, failed_batches: 0 };
         let probe = embedder
             .request_with_retries(&["vecgrep: checking the embedding server"])
             .map_err(|e| anyhow!("the embedding server at {} does not work: {e}", embedder.settings.url))?;
@@ -139,14 +136,19 @@ impl RemoteEmbedder {
         let body = json!({ "model": self.settings.model, "input": texts });
         let mut response = match request.send_json(&body) {
             Ok(r) => r,
-            Err(ureq::Error::BadUri(u)) => return Err(Failure::Fatal(format!("embedder_url is not a usable URL: {u}"))),
+            Err(ureq::Error::BadUri(u)) => {
+                return Err(Failure::Fatal(format!("embedder_url is not a usable URL: {u}")))
+            }
             Err(e) => return Err(Failure::Transient(e.to_string())),
         };
         let status = response.status().as_u16();
         if status != 200 {
             let detail = response.body_mut().with_config().limit(4096).read_to_string().unwrap_or_default();
             let detail: String = detail.chars().filter(|c| !c.is_control()).take(200).collect();
-            let message = format!("the server answered {status}{}", if detail.is_empty() { String::new() } else { format!(": {detail}") });
+            let message = format!(
+                "the server answered {status}{}",
+                if detail.is_empty() { String::new() } else { format!(": {detail}") }
+            );
             return Err(match status {
                 429 | 500..=599 => Failure::Transient(message),
                 400 | 413 | 422 => Failure::Refused(message),

@@ -79,11 +79,7 @@ pub fn find_marked_root(start: &Path) -> Option<ProjectRoot> {
         for (name, marker) in MARKERS {
             let candidate = dir.join(name);
             // `.git` may be a file (worktrees, submodules); the others are directories.
-            let present = if marker == RootMarker::Git {
-                candidate.exists()
-            } else {
-                candidate.is_dir()
-            };
+            let present = if marker == RootMarker::Git { candidate.exists() } else { candidate.is_dir() };
             if present {
                 return Some(ProjectRoot { path: dir.to_path_buf(), marker });
             }
@@ -113,21 +109,15 @@ pub enum RootError {
 /// argument (a directory, or a file's directory) may supply one; otherwise
 /// the current directory itself becomes an unmarked root.
 pub fn select_root(cwd: &Path, paths: &[PathBuf]) -> Result<ProjectRoot, RootError> {
-    let cwd = cwd
-        .canonicalize()
-        .map_err(|source| RootError::Cwd { path: cwd.to_path_buf(), source })?;
+    let cwd = cwd.canonicalize().map_err(|source| RootError::Cwd { path: cwd.to_path_buf(), source })?;
     if let Some(root) = find_marked_root(&cwd) {
         return Ok(root);
     }
     if let [single] = paths {
         let abs = absolutize(&cwd, single);
-        let canonical =
-            abs.canonicalize().map_err(|source| RootError::Path { path: single.clone(), source })?;
-        let dir = if canonical.is_dir() {
-            canonical
-        } else {
-            canonical.parent().map(Path::to_path_buf).unwrap_or(canonical)
-        };
+        let canonical = abs.canonicalize().map_err(|source| RootError::Path { path: single.clone(), source })?;
+        let dir =
+            if canonical.is_dir() { canonical } else { canonical.parent().map(Path::to_path_buf).unwrap_or(canonical) };
         if let Some(root) = find_marked_root(&dir) {
             return Ok(root);
         }
@@ -194,9 +184,7 @@ pub fn admit_paths(
                 out.admitted.push(AdmittedPath { abs: canonical, rel, is_dir });
             }
             Err(_) if skip_outside_root => out.skipped.push(path.clone()),
-            Err(_) => {
-                return Err(RootError::OutsideRoot { path: path.clone(), root: root.path.clone() })
-            }
+            Err(_) => return Err(RootError::OutsideRoot { path: path.clone(), root: root.path.clone() }),
         }
     }
     if out.admitted.is_empty() {
@@ -204,9 +192,7 @@ pub fn admit_paths(
     }
     // A path inside another admitted directory adds nothing and would be walked twice.
     let all = out.admitted.clone();
-    out.admitted.retain(|p| {
-        !all.iter().any(|q| q.is_dir && q.rel != p.rel && is_under(&p.rel, &q.rel))
-    });
+    out.admitted.retain(|p| !all.iter().any(|q| q.is_dir && q.rel != p.rel && is_under(&p.rel, &q.rel)));
     out.admitted.dedup_by(|a, b| a.rel == b.rel);
     Ok(out)
 }

@@ -18,8 +18,8 @@ use anyhow::{Context, Result};
 use serde_json::json;
 
 use crate::config::SearchMode;
-use crate::http::{self, Limits, Request, Response};
 use crate::embed::Embedder;
+use crate::http::{self, Limits, Request, Response};
 use crate::index::{EmbedderPool, LazyEmbedder, ThreadedLoader};
 use crate::live::{LiveIndex, Searcher, Target};
 use crate::records::HitRecord;
@@ -153,11 +153,12 @@ fn connection(shared: &Shared, stream: TcpStream, store: &mut Option<Store>) {
             }
         }
         let keep_alive = request.keep_alive(body.is_some()) && !shared.shutdown.load(Ordering::SeqCst);
-        let response = catch_unwind(AssertUnwindSafe(|| respond(shared, &request, body.as_deref(), store))).unwrap_or_else(|_| {
-            *store = None;
-            shared.events.note(&format!("a request handler panicked on {}", request.target));
-            Response::error(500, "internal error while handling the request")
-        });
+        let response = catch_unwind(AssertUnwindSafe(|| respond(shared, &request, body.as_deref(), store)))
+            .unwrap_or_else(|_| {
+                *store = None;
+                shared.events.note(&format!("a request handler panicked on {}", request.target));
+                Response::error(500, "internal error while handling the request")
+            });
         let with_body = request.method != "HEAD";
         if http::write_response(&mut writer, &response, keep_alive, with_body).is_err() || !keep_alive {
             let _ = writer.flush();
@@ -180,8 +181,11 @@ fn respond(shared: &Shared, request: &Request, body: Option<&[u8]>, store: &mut 
     if raw_path(&request.target) == EMBEDDINGS_PATH {
         return match (request.method.as_str(), body) {
             ("POST", Some(body)) => embeddings_response(shared, body),
-            _ => Response::error(405, &format!("method {} is not allowed on {EMBEDDINGS_PATH}; use POST", request.method))
-                .with_header("Allow", "POST"),
+            _ => Response::error(
+                405,
+                &format!("method {} is not allowed on {EMBEDDINGS_PATH}; use POST", request.method),
+            )
+            .with_header("Allow", "POST"),
         };
     }
     if request.method != "GET" {
@@ -233,7 +237,12 @@ fn embeddings_response(shared: &Shared, body: &[u8]) -> Response {
     }
     let request: EmbeddingsRequest = match serde_json::from_slice(body) {
         Ok(r) => r,
-        Err(e) => return Response::error(400, &format!("the body is not an embeddings request ({{\"input\": [...], \"model\": ...}}): {e}")),
+        Err(e) => {
+            return Response::error(
+                400,
+                &format!("the body is not an embeddings request ({{\"input\": [...], \"model\": ...}}): {e}"),
+            )
+        }
     };
     let texts = match request.input {
         Input::One(t) => vec![t],
@@ -247,7 +256,10 @@ fn embeddings_response(shared: &Shared, body: &[u8]) -> Response {
     }
     let model = &shared.target().config.embedder_model;
     if request.model.as_deref().is_some_and(|m| m != model) {
-        return Response::error(400, &format!("this server embeds with {model}, not {:?}", request.model.unwrap_or_default()));
+        return Response::error(
+            400,
+            &format!("this server embeds with {model}, not {:?}", request.model.unwrap_or_default()),
+        );
     }
     let embedded = shared.models.with(|m| {
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();

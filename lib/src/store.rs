@@ -458,7 +458,8 @@ impl Store {
 
     fn compact_words_above(&self, always: u64) -> Result<()> {
         let read = |sql: &str| self.conn.query_row(sql, [], |r| r.get::<_, i64>(0)).map_err(|e| self.damaged(e));
-        let changed = read("SELECT coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'words_changed'), 0)")?;
+        let changed =
+            read("SELECT coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'words_changed'), 0)")?;
         let chunks = read("SELECT count(*) FROM chunks")?;
         let whole = chunks as u64 <= always || changed as u64 * COMPACT_CHANGED_SHARE >= chunks as u64;
         let step = if whole {
@@ -614,14 +615,27 @@ impl Store {
         let dims = (crate::embed::DIMS * 4) as i64;
         for (sql, what) in [
             ("SELECT count(*) FROM chunks WHERE file_id NOT IN (SELECT id FROM files)", "chunks belong to no file"),
-            ("SELECT count(*) FROM chunks_fts WHERE rowid NOT IN (SELECT id FROM chunks)", "word entries belong to no chunk"),
+            (
+                "SELECT count(*) FROM chunks_fts WHERE rowid NOT IN (SELECT id FROM chunks)",
+                "word entries belong to no chunk",
+            ),
             ("SELECT count(*) FROM chunks WHERE id NOT IN (SELECT rowid FROM chunks_fts)", "chunks have no word entry"),
-            ("SELECT count(*) FROM chunks WHERE embedding IS NOT NULL AND length(embedding) != ?1", "vectors have the wrong size"),
-            ("SELECT count(*) FROM chunks WHERE start_line < 1 OR end_line < start_line", "chunks have impossible line ranges"),
+            (
+                "SELECT count(*) FROM chunks WHERE embedding IS NOT NULL AND length(embedding) != ?1",
+                "vectors have the wrong size",
+            ),
+            (
+                "SELECT count(*) FROM chunks WHERE start_line < 1 OR end_line < start_line",
+                "chunks have impossible line ranges",
+            ),
         ] {
             let mut stmt = self.conn.prepare(sql).map_err(|e| self.damaged(e))?;
-            let n: i64 = if sql.contains("?1") { stmt.query_row([dims], |r| r.get(0)) } else { stmt.query_row([], |r| r.get(0)) }
-                .map_err(|e| self.damaged(e))?;
+            let n: i64 = if sql.contains("?1") {
+                stmt.query_row([dims], |r| r.get(0))
+            } else {
+                stmt.query_row([], |r| r.get(0))
+            }
+            .map_err(|e| self.damaged(e))?;
             if n > 0 {
                 problems.push(format!("{n} {what}"));
             }
@@ -680,13 +694,14 @@ impl Store {
         let named_chunks = self.named_chunks()?;
         let mut df_of = self.conn.prepare_cached("SELECT chunks FROM name_terms WHERE term = ?1").map_err(damaged)?;
         let mut failed = None;
-        let scores = crate::names::score_chunks(&chunks, query, named_chunks, &mut |term| {
-            match df_of.query_row([term], |r| r.get::<_, i64>(0)).optional() {
-                Ok(n) => n.unwrap_or(0).max(0) as u64,
-                Err(e) => {
-                    failed.get_or_insert(e);
-                    0
-                }
+        let scores = crate::names::score_chunks(&chunks, query, named_chunks, &mut |term| match df_of
+            .query_row([term], |r| r.get::<_, i64>(0))
+            .optional()
+        {
+            Ok(n) => n.unwrap_or(0).max(0) as u64,
+            Err(e) => {
+                failed.get_or_insert(e);
+                0
             }
         });
         if let Some(e) = failed {
@@ -763,7 +778,13 @@ impl Store {
 
     /// The lexical ranking a search for `k` results fuses, for a caller that
     /// runs it apart from the rest (`SearchQuery::lexical_ranked`).
-    pub fn lexical_candidates(&self, expr: &str, scope: &Scope, k: usize, table: Option<&VectorTable>) -> Result<Vec<(i64, f64)>> {
+    pub fn lexical_candidates(
+        &self,
+        expr: &str,
+        scope: &Scope,
+        k: usize,
+        table: Option<&VectorTable>,
+    ) -> Result<Vec<(i64, f64)>> {
         self.lexical_ranking(expr, scope, k.max(CANDIDATE_POOL), table)
     }
 
@@ -799,7 +820,9 @@ impl Store {
     ) -> Result<Vec<(i64, f64)>> {
         let mut best = self
             .conn
-            .prepare_cached("SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?1 ORDER BY rank LIMIT ?2")
+            .prepare_cached(
+                "SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?1 ORDER BY rank LIMIT ?2",
+            )
             .map_err(|e| self.damaged(e))?;
         let mut fetch = limit.max(1);
         loop {
@@ -823,10 +846,17 @@ impl Store {
     }
 
     /// File and first line of each chunk in `ids` that has a vector.
-    fn places(&self, ids: impl Iterator<Item = i64>, table: Option<&VectorTable>) -> Result<HashMap<i64, (String, usize)>> {
+    fn places(
+        &self,
+        ids: impl Iterator<Item = i64>,
+        table: Option<&VectorTable>,
+    ) -> Result<HashMap<i64, (String, usize)>> {
         let ids: Vec<i64> = ids.collect();
         if let Some(table) = table {
-            return Ok(ids.into_iter().filter_map(|id| table.place(id).map(|(p, l)| (id, (p.to_string(), l)))).collect());
+            return Ok(ids
+                .into_iter()
+                .filter_map(|id| table.place(id).map(|(p, l)| (id, (p.to_string(), l))))
+                .collect());
         }
         let mut out = HashMap::with_capacity(ids.len());
         let mut find = self
@@ -1071,7 +1101,12 @@ impl NameCounts {
 
     /// Uncount the names of the chunks of the file `filter` selects (on
     /// `files f`, bound to `value`) before they are deleted.
-    fn forget_file(&mut self, tx: &rusqlite::Transaction<'_>, filter: &str, value: impl rusqlite::ToSql) -> rusqlite::Result<()> {
+    fn forget_file(
+        &mut self,
+        tx: &rusqlite::Transaction<'_>,
+        filter: &str,
+        value: impl rusqlite::ToSql,
+    ) -> rusqlite::Result<()> {
         let mut stmt = tx.prepare_cached(&format!(
             "SELECT c.names FROM chunks c JOIN files f ON f.id = c.file_id WHERE {filter} AND c.names != ''"
         ))?;
@@ -1215,17 +1250,16 @@ impl Store {
         // Read in one transaction so that the generation matches the vectors.
         let tx = self.conn.unchecked_transaction().map_err(|e| self.damaged(e))?;
         let generation = self.generation()?;
-        let mut table =
-            VectorTable {
-                generation,
-                ids: Vec::new(),
-                position: HashMap::new(),
-                files: Vec::new(),
-                lines: Vec::new(),
-                paths: Vec::new(),
-                dims: 0,
-                data: Vec::new(),
-            };
+        let mut table = VectorTable {
+            generation,
+            ids: Vec::new(),
+            position: HashMap::new(),
+            files: Vec::new(),
+            lines: Vec::new(),
+            paths: Vec::new(),
+            dims: 0,
+            data: Vec::new(),
+        };
         {
             let mut stmt = tx
                 .prepare(
@@ -1245,7 +1279,11 @@ impl Store {
                     table.dims = dims;
                 }
                 if dims != table.dims || blob.len() % 4 != 0 {
-                    return Err(self.damaged(rusqlite::Error::InvalidColumnType(2, "embedding".into(), rusqlite::types::Type::Blob)));
+                    return Err(self.damaged(rusqlite::Error::InvalidColumnType(
+                        2,
+                        "embedding".into(),
+                        rusqlite::types::Type::Blob,
+                    )));
                 }
                 let id: i64 = row.get(0)?;
                 table.position.insert(id, table.ids.len() as u32);
@@ -1319,7 +1357,8 @@ mod tests {
     fn empty_store(dir: &Path) -> Store {
         let root = crate::root::ProjectRoot { path: dir.to_path_buf(), marker: crate::root::RootMarker::None };
         let mut store = Store::open_for_writing(&root, &mut |_| {}).unwrap();
-        let meta = IndexMeta { model: "m".into(), chunk_size: 500, chunk_overlap: 100, chunk_format: crate::chunk::FORMAT };
+        let meta =
+            IndexMeta { model: "m".into(), chunk_size: 500, chunk_overlap: 100, chunk_format: crate::chunk::FORMAT };
         store.reset(&meta).unwrap();
         store
     }
@@ -1329,7 +1368,12 @@ mod tests {
         write.chunks = names
             .iter()
             .enumerate()
-            .map(|(i, _)| (crate::chunk::Chunk { start_line: i + 1, end_line: i + 1, text: "body".into() }, Some(vec![1.0; crate::embed::DIMS])))
+            .map(|(i, _)| {
+                (
+                    crate::chunk::Chunk { start_line: i + 1, end_line: i + 1, text: "body".into() },
+                    Some(vec![1.0; crate::embed::DIMS]),
+                )
+            })
             .collect();
         write.contexts = vec![String::new(); names.len()];
         write.embed_keys = vec![[0; 16]; names.len()];
@@ -1342,11 +1386,19 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut store = empty_store(dir.path());
         let count = |store: &Store, term: &str| -> i64 {
-            store.conn.query_row("SELECT chunks FROM name_terms WHERE term = ?1", [term], |r| r.get(0)).optional().unwrap().unwrap_or(0)
+            store
+                .conn
+                .query_row("SELECT chunks FROM name_terms WHERE term = ?1", [term], |r| r.get(0))
+                .optional()
+                .unwrap()
+                .unwrap_or(0)
         };
         store
             .write_batch(
-                &[file_with_names("a.py", &["Handler emit", "Handler flush", ""]), file_with_names("b.py", &["emit_all"])],
+                &[
+                    file_with_names("a.py", &["Handler emit", "Handler flush", ""]),
+                    file_with_names("b.py", &["emit_all"]),
+                ],
                 &[],
                 &[],
             )
@@ -1372,10 +1424,14 @@ mod tests {
     fn a_large_word_index_is_merged_whole_only_after_enough_changes() {
         let dir = tempfile::tempdir().unwrap();
         let mut store = empty_store(dir.path());
-        let writes: Vec<FileWrite> = (0..200).map(|i| file_of_words(&format!("f{i}.txt"), &format!("common word{i}"))).collect();
+        let writes: Vec<FileWrite> =
+            (0..200).map(|i| file_of_words(&format!("f{i}.txt"), &format!("common word{i}"))).collect();
         store.write_batch(&writes, &[], &[]).unwrap();
         let changed = |store: &Store| -> i64 {
-            store.conn.query_row("SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'words_changed'", [], |r| r.get(0)).unwrap()
+            store
+                .conn
+                .query_row("SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'words_changed'", [], |r| r.get(0))
+                .unwrap()
         };
         let finds = |store: &Store, word: &str| -> usize {
             store.lexical_ranking(word, &Scope::default(), 10, None).unwrap().len()

@@ -61,7 +61,10 @@ pub struct WalkedFile {
 #[derive(Clone, Debug, PartialEq)]
 pub enum SkipReason {
     Binary,
-    TooLarge { size: u64, limit: u64 },
+    TooLarge {
+        size: u64,
+        limit: u64,
+    },
     NotUtf8Path,
     OutsideRoot,
     Symlink,

@@ -100,10 +100,7 @@ fn dispatch(cli: &VecgrepCli) -> Result<u8> {
     }
     let query = cli.query.as_deref().ok_or_else(|| anyhow!("a QUERY is required"))?;
     let mut q = tool("vg-query")?;
-    q.args(common_flags(cli))
-        .args(cli.search.to_argv())
-        .args(cli.index.to_argv())
-        .args(cli.walk.to_argv());
+    q.args(common_flags(cli)).args(cli.search.to_argv()).args(cli.index.to_argv()).args(cli.walk.to_argv());
     for (on, flag) in [(cli.reindex, "--reindex"), (cli.no_index, "--no-index"), (cli.no_scope, "--no-scope")] {
         if on {
             q.arg(flag);

@@ -6,7 +6,9 @@ use std::process::ExitCode;
 use vecgrep::index::{self, IndexRequest};
 use vecgrep::records::{write_record, StatsRecord, SummaryRecord, VerifyRecord};
 use vecgrep::store::{IndexStats, Store, StoreError};
-use vecgrep_bins::app::{cli_config, embedder_pool, note, resolve, run_main, CliObserver, EXIT_ERROR, EXIT_FOUND, EXIT_NOT_FOUND};
+use vecgrep_bins::app::{
+    cli_config, embedder_pool, note, resolve, run_main, CliObserver, EXIT_ERROR, EXIT_FOUND, EXIT_NOT_FOUND,
+};
 use vecgrep_bins::cli::IndexCli;
 
 const TOOL: &str = "vg-index";
@@ -65,7 +67,9 @@ fn print_stats(cli: &IndexCli, root: &vecgrep::root::ProjectRoot) -> anyhow::Res
     let (stats, meta) = match Store::open_for_reading(root) {
         Ok(store) => (store.stats()?, store.meta()?),
         // ShowStats on a root that was never indexed: all zero.
-        Err(e) if matches!(e.downcast_ref::<StoreError>(), Some(StoreError::Missing(_))) => (IndexStats::default(), None),
+        Err(e) if matches!(e.downcast_ref::<StoreError>(), Some(StoreError::Missing(_))) => {
+            (IndexStats::default(), None)
+        }
         Err(e) => return Err(e),
     };
     let mut out = std::io::stdout().lock();
@@ -78,7 +82,9 @@ fn print_stats(cli: &IndexCli, root: &vecgrep::root::ProjectRoot) -> anyhow::Res
         writeln!(out, "holes:    {}", stats.holes)?;
         writeln!(out, "size:     {} ({} bytes)", human_bytes(stats.db_size_bytes), stats.db_size_bytes)?;
         match meta {
-            Some(m) => writeln!(out, "model:    {} (chunk_size {}, chunk_overlap {})", m.model, m.chunk_size, m.chunk_overlap)?,
+            Some(m) => {
+                writeln!(out, "model:    {} (chunk_size {}, chunk_overlap {})", m.model, m.chunk_size, m.chunk_overlap)?
+            }
             None => writeln!(out, "model:    none (not indexed yet)")?,
         }
     }
@@ -95,7 +101,14 @@ fn verify(cli: &IndexCli, root: &vecgrep::root::ProjectRoot) -> anyhow::Result<u
     if cli.json {
         write_record(&mut out, &VerifyRecord::new(root, &stats, problems))?;
     } else if ok {
-        writeln!(out, "the index of {} is sound: {} files, {} chunks, {} holes", root.path.display(), stats.files, stats.chunks, stats.holes)?;
+        writeln!(
+            out,
+            "the index of {} is sound: {} files, {} chunks, {} holes",
+            root.path.display(),
+            stats.files,
+            stats.chunks,
+            stats.holes
+        )?;
     } else {
         for p in &problems {
             writeln!(out, "problem: {p}")?;
@@ -106,7 +119,10 @@ fn verify(cli: &IndexCli, root: &vecgrep::root::ProjectRoot) -> anyhow::Result<u
         note(
             TOOL,
             false,
-            &format!("the index of {} is damaged; vg-index --clear-cache, then vg-index, rebuilds it", root.path.display()),
+            &format!(
+                "the index of {} is damaged; vg-index --clear-cache, then vg-index, rebuilds it",
+                root.path.display()
+            ),
         );
     }
     Ok(if ok { EXIT_FOUND } else { EXIT_ERROR })

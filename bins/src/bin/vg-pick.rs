@@ -70,8 +70,14 @@ fn pick(mut cli: PickCli) -> Result<u8> {
         // BlockingModesStartBlockingIndexRun: progress and the large-index prompt as in vg-index.
         let mut obs = CliObserver::new(TOOL, config.quiet, false);
         obs.notable_skips = false;
-        let request =
-            IndexRequest { root: &inv.root, paths: &inv.paths, walk: &walk, config: &config, reindex: false, warn_on_large: true };
+        let request = IndexRequest {
+            root: &inv.root,
+            paths: &inv.paths,
+            walk: &walk,
+            config: &config,
+            reindex: false,
+            warn_on_large: true,
+        };
         let result = index::run(&request, &mut index_embedders, &mut obs);
         obs.finish();
         if result?.0.aborted {
@@ -86,7 +92,11 @@ fn pick(mut cli: PickCli) -> Result<u8> {
     let sink = Arc::clone(&last_note);
     let cwd = inv.cwd.clone();
     let target = Target { root: inv.root, paths: inv.paths, walk, config: config.clone() };
-    let live = LiveIndex::new(target, Arc::clone(&shutdown), Box::new(move |m| *sink.lock().unwrap_or_else(|e| e.into_inner()) = Some(m.to_string())));
+    let live = LiveIndex::new(
+        target,
+        Arc::clone(&shutdown),
+        Box::new(move |m| *sink.lock().unwrap_or_else(|e| e.into_inner()) = Some(m.to_string())),
+    );
     if config.full_index {
         live.mark_indexed();
     }
@@ -151,7 +161,9 @@ fn spawn_search_worker(
                         let root = &searcher.live().target.root;
                         let items = hits
                             .into_iter()
-                            .map(|h| Arc::new(PickItem::new(HitRecord::new(root, h, &job.query), &cwd)) as Arc<dyn SkimItem>)
+                            .map(|h| {
+                                Arc::new(PickItem::new(HitRecord::new(root, h, &job.query), &cwd)) as Arc<dyn SkimItem>
+                            })
                             .collect();
                         Found { seq: job.seq, items, error: None }
                     }

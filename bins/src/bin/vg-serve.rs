@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use anyhow::anyhow;
 use vecgrep::embed::Profile;
-use vecgrep::records::{write_record, ListeningRecord};
 use vecgrep::index::LazyEmbedder;
 use vecgrep::live::Target;
+use vecgrep::records::{write_record, ListeningRecord};
 use vecgrep::serve::{ServeEvents, ServeSettings};
 use vecgrep_bins::app::{cli_config, embedder_pool, load_embedder, note, resolve, run_main, EXIT_FOUND};
 use vecgrep_bins::cli::ServeCli;
