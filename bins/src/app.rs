@@ -8,12 +8,12 @@ use std::process::ExitCode;
 
 use anyhow::{anyhow, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use vecgrep::config::{ConfigLayers, ConfigValues, EmbedderSource, ResolvedConfig};
 use vecgrep::embed::{Embedder, LocalEmbedder, Profile};
 use vecgrep::index::{EmbedderPool, FileOutcome, IndexObserver};
+use vecgrep::project::config::{ConfigLayers, ConfigValues, EmbedderSource, ResolvedConfig};
+use vecgrep::project::root::{admit_paths, select_root, Admission, AdmittedPath, ProjectRoot};
+use vecgrep::project::walk::Skip;
 use vecgrep::records::{write_record, FileRecord, SkipRecord};
-use vecgrep::root::{admit_paths, select_root, Admission, AdmittedPath, ProjectRoot};
-use vecgrep::walk::Skip;
 
 use crate::cli::{IndexConfigArgs, SearchConfigArgs, WalkArgs};
 
@@ -115,8 +115,8 @@ pub fn resolve(tool: &str, paths: &[PathBuf], skip_outside_root: bool, cli: Conf
     let config = ConfigLayers::load(cli, &root.config_path())?.resolve()?;
     note_skipped_paths(tool, config.quiet, &root, &admission);
     if let Some((path, keys)) = &config.untrusted {
-        let global =
-            vecgrep::config::global_config_path().map_or("your global config".to_string(), |p| p.display().to_string());
+        let global = vecgrep::project::config::global_config_path()
+            .map_or("your global config".to_string(), |p| p.display().to_string());
         note(
             tool,
             config.quiet,
@@ -169,17 +169,17 @@ pub fn load_embedder(config: &ResolvedConfig, profile: Profile, threads: usize) 
         let url = config.embedder_url.as_deref().ok_or_else(|| {
             anyhow!("embedder_source = \"remote\" needs embedder_url, the server's /v1/embeddings endpoint (set it in your global config or pass --embedder-url)")
         })?;
-        let settings = vecgrep::remote::RemoteSettings::new(
+        let settings = vecgrep::embed::remote::RemoteSettings::new(
             url,
             &config.embedder_model,
             std::time::Duration::from_secs_f64(config.embedder_timeout),
             config.embedder_batch_size,
         );
         let count = vecgrep::embed::local_token_counter(&config.embedder_model)
-            .unwrap_or_else(|| Box::new(vecgrep::remote::estimate_tokens));
-        return Ok(Box::new(vecgrep::remote::RemoteEmbedder::connect(settings, count)?));
+            .unwrap_or_else(|| Box::new(vecgrep::embed::remote::estimate_tokens));
+        return Ok(Box::new(vecgrep::embed::remote::RemoteEmbedder::connect(settings, count)?));
     }
-    let assets = vecgrep::assets::locate(&config.embedder_model)?;
+    let assets = vecgrep::embed::assets::locate(&config.embedder_model)?;
     Ok(Box::new(LocalEmbedder::load(&assets, &config.embedder_model, profile, threads)?))
 }
 

@@ -76,7 +76,7 @@ pub enum SourceArg {
     Remote,
 }
 
-impl From<SourceArg> for vecgrep::config::EmbedderSource {
+impl From<SourceArg> for vecgrep::project::config::EmbedderSource {
     fn from(s: SourceArg) -> Self {
         match s {
             SourceArg::Local => Self::Local,
@@ -108,7 +108,7 @@ pub enum ModeArg {
     Hybrid,
 }
 
-impl From<ModeArg> for vecgrep::config::SearchMode {
+impl From<ModeArg> for vecgrep::project::config::SearchMode {
     fn from(m: ModeArg) -> Self {
         match m {
             ModeArg::Semantic => Self::Semantic,
@@ -120,17 +120,17 @@ impl From<ModeArg> for vecgrep::config::SearchMode {
 
 fn parse_top_k(s: &str) -> Result<usize, String> {
     let k: usize = s.parse().map_err(|_| format!("'{s}' is not a whole number"))?;
-    vecgrep::config::check_top_k(k)
+    vecgrep::project::config::check_top_k(k)
 }
 
 fn parse_threshold(s: &str) -> Result<f32, String> {
     let t: f64 = s.parse().map_err(|_| format!("'{s}' is not a number"))?;
-    vecgrep::config::check_threshold(t)
+    vecgrep::project::config::check_threshold(t)
 }
 
 fn parse_chunk_size(s: &str) -> Result<usize, String> {
     let n: usize = s.parse().map_err(|_| format!("'{s}' is not a whole number"))?;
-    vecgrep::config::check_chunk_size(n)
+    vecgrep::project::config::check_chunk_size(n)
 }
 
 #[derive(Parser, Debug)]
@@ -536,8 +536,8 @@ pub fn commands() -> Vec<clap::Command> {
 }
 
 impl WalkArgs {
-    pub fn to_options(&self, config: &vecgrep::config::ResolvedConfig) -> vecgrep::walk::WalkOptions {
-        vecgrep::walk::WalkOptions {
+    pub fn to_options(&self, config: &vecgrep::project::config::ResolvedConfig) -> vecgrep::project::walk::WalkOptions {
+        vecgrep::project::walk::WalkOptions {
             types: self.types.clone(),
             types_not: self.types_not.clone(),
             globs: self.globs.clone(),
@@ -600,7 +600,7 @@ impl IndexConfigArgs {
             v.extend(["--embedder-model".into(), m.clone()]);
         }
         if let Some(s) = self.embedder_source {
-            v.extend(["--embedder-source".into(), vecgrep::config::EmbedderSource::from(s).to_string()]);
+            v.extend(["--embedder-source".into(), vecgrep::project::config::EmbedderSource::from(s).to_string()]);
         }
         if let Some(u) = &self.embedder_url {
             v.extend(["--embedder-url".into(), u.clone()]);
@@ -622,7 +622,7 @@ impl SearchConfigArgs {
             v.extend(["--threshold".into(), t.to_string()]);
         }
         if let Some(m) = self.mode {
-            v.extend(["--mode".into(), vecgrep::config::SearchMode::from(m).to_string()]);
+            v.extend(["--mode".into(), vecgrep::project::config::SearchMode::from(m).to_string()]);
         }
         v
     }

@@ -9,10 +9,10 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 
-use vecgrep::config::ConfigLayers;
 use vecgrep::embed::{Embedder, LocalEmbedder, Profile};
 use vecgrep::index::{EmbedderPool, LazyEmbedder};
 use vecgrep::live::{LiveIndex, Searcher, Target};
+use vecgrep::project::config::ConfigLayers;
 use vecgrep::records::HitRecord;
 
 const QUERIES: [&str; 20] = [
@@ -40,14 +40,14 @@ const QUERIES: [&str; 20] = [
 
 fn main() -> anyhow::Result<()> {
     let dir = PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| ".".into())).canonicalize()?;
-    let root = vecgrep::root::select_root(&dir, &[])?;
-    let paths = vecgrep::root::admit_paths(&root, &dir, &[], false)?.admitted;
+    let root = vecgrep::project::root::select_root(&dir, &[])?;
+    let paths = vecgrep::project::root::admit_paths(&root, &dir, &[], false)?.admitted;
     let config = ConfigLayers::load(Default::default(), &root.config_path())?.resolve()?;
-    let walk = vecgrep::walk::WalkOptions { max_filesize: config.max_filesize, ..Default::default() };
+    let walk = vecgrep::project::walk::WalkOptions { max_filesize: config.max_filesize, ..Default::default() };
     let target = Target { root, paths, walk, config: config.clone() };
     let live = LiveIndex::new(target, Arc::new(AtomicBool::new(false)), Box::new(|_| {}));
     // The index must be complete, as after `vg-index`: this measures searching, not indexing.
-    let assets = vecgrep::assets::locate(&config.embedder_model)?;
+    let assets = vecgrep::embed::assets::locate(&config.embedder_model)?;
     let name = config.embedder_model.clone();
     let index_assets = assets.clone();
     let index_name = name.clone();

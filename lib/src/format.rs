@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+use crate::project::root::relative_to;
 use crate::records::{write_record, HitRecord};
-use crate::root::relative_to;
 
 /// How a stream of hits is rendered.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -14,12 +14,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Result};
 
-use crate::config::{ResolvedConfig, SearchMode};
 use crate::index::{self, EmbedderPool, FileOutcome, IndexObserver, IndexRequest, LazyEmbedder, WalkedSet};
-use crate::root::{AdmittedPath, ProjectRoot};
+use crate::project::config::{ResolvedConfig, SearchMode};
+use crate::project::root::{AdmittedPath, ProjectRoot};
+use crate::project::walk::{Skip, WalkOptions};
 use crate::search;
 use crate::store::{Hit, Scope, Store, VectorTable};
-use crate::walk::{Skip, WalkOptions};
 
 /// What is kept searchable.
 pub struct Target {

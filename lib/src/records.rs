@@ -7,9 +7,9 @@ use std::io::{self, Write};
 use serde::{Deserialize, Serialize};
 
 use crate::index::{FileOutcome, IndexSummary};
-use crate::root::ProjectRoot;
+use crate::project::root::ProjectRoot;
+use crate::project::walk::Skip;
 use crate::store::{Hit, IndexStats};
-use crate::walk::Skip;
 
 /// Contract version carried in every record as `v`.
 pub const CONTRACT_VERSION: u32 = 1;

@@ -63,7 +63,7 @@ fn main() -> ExitCode {
     })
 }
 
-fn print_stats(cli: &IndexCli, root: &vecgrep::root::ProjectRoot) -> anyhow::Result<u8> {
+fn print_stats(cli: &IndexCli, root: &vecgrep::project::root::ProjectRoot) -> anyhow::Result<u8> {
     let (stats, meta) = match Store::open_for_reading(root) {
         Ok(store) => (store.stats()?, store.meta()?),
         // ShowStats on a root that was never indexed: all zero.
@@ -93,7 +93,7 @@ fn print_stats(cli: &IndexCli, root: &vecgrep::root::ProjectRoot) -> anyhow::Res
 }
 
 /// `--verify`: status 0 when the index is sound, 2 when it is not.
-fn verify(cli: &IndexCli, root: &vecgrep::root::ProjectRoot) -> anyhow::Result<u8> {
+fn verify(cli: &IndexCli, root: &vecgrep::project::root::ProjectRoot) -> anyhow::Result<u8> {
     let store = Store::open_for_reading(root)?;
     let (stats, problems) = store.verify()?;
     let ok = problems.is_empty();

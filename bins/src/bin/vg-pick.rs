@@ -17,11 +17,11 @@ use ratatui::text::{Line, Span};
 use skim::prelude::*;
 use skim::tui::Size;
 use skim::{DisplayContext, PreviewContext, PreviewPosition};
-use vecgrep::config::ResolvedConfig;
 use vecgrep::embed::Profile;
 use vecgrep::index::{self, IndexRequest, LazyEmbedder};
 use vecgrep::live::{LiveIndex, Searcher, Target};
 use vecgrep::pick::{self, OpenPlan, ScoreBand};
+use vecgrep::project::config::ResolvedConfig;
 use vecgrep::records::HitRecord;
 use vecgrep::store::Store;
 use vecgrep_bins::app::{

@@ -75,8 +75,9 @@ fn search(
             vecgrep_bins::app::note_holes(TOOL, inv.config.quiet, summary.holes);
             walked = Some(set);
         } else if filtered {
-            walked =
-                Some(vecgrep::walk::walk(&inv.root, &inv.paths, &walk)?.files.into_iter().map(|f| f.rel).collect());
+            walked = Some(
+                vecgrep::project::walk::walk(&inv.root, &inv.paths, &walk)?.files.into_iter().map(|f| f.rel).collect(),
+            );
         }
         let store = Store::open_for_reading(&inv.root)?;
         let scope = Scope {

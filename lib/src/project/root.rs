@@ -51,7 +51,7 @@ pub struct ProjectRoot {
 impl ProjectRoot {
     /// `<root>/.vecgrep`, where the index and the project config live.
     pub fn data_dir(&self) -> PathBuf {
-        self.path.join(crate::PROJECT_DIR)
+        self.path.join(crate::project::PROJECT_DIR)
     }
 
     pub fn index_path(&self) -> PathBuf {
@@ -70,7 +70,7 @@ const MARKERS: [(&str, RootMarker); 4] = [
     (".git", RootMarker::Git),
     (".hg", RootMarker::Hg),
     (".jj", RootMarker::Jj),
-    (crate::PROJECT_DIR, RootMarker::Vecgrep),
+    (crate::project::PROJECT_DIR, RootMarker::Vecgrep),
 ];
 
 /// The nearest ancestor of `start` (itself included) that carries a marker.

@@ -18,7 +18,11 @@ use ort::session::builder::GraphOptimizationLevel;
 use ort::session::Session;
 use ort::value::Tensor;
 
-use crate::assets::Assets;
+pub mod assets;
+pub mod model;
+pub mod remote;
+
+use crate::embed::assets::Assets;
 
 /// Dimensions of all-MiniLM-L6-v2's sentence vectors.
 pub const DIMS: usize = 384;
@@ -94,8 +98,8 @@ fn load_tokenizer(assets: &Assets) -> Result<tokenizers::Tokenizer> {
 /// Counts tokens as the local model does, for a remote server that runs the
 /// same model: the chunker then cuts the same chunks either way. None when
 /// the model is another or its tokenizer is not installed here.
-pub fn local_token_counter(model: &str) -> Option<crate::remote::TokenCounter> {
-    let assets = crate::assets::locate(model).ok()?;
+pub fn local_token_counter(model: &str) -> Option<crate::embed::remote::TokenCounter> {
+    let assets = crate::embed::assets::locate(model).ok()?;
     let tokenizer = load_tokenizer(&assets).ok()?;
     Some(Box::new(move |t: &str| tokenizer.encode(t, true).map(|e| e.len()).unwrap_or(usize::MAX)))
 }
@@ -139,15 +143,15 @@ fn model_bytes(path: &Path) -> Result<Vec<u8>> {
     let bytes = std::fs::read(path).with_context(|| format!("cannot read model file {}", path.display()))?;
     let policy = |rows: u64, _| {
         if rows > DIMS as u64 {
-            crate::int8::Precision::Int8ButWidest(WIDEST_IN_FP32)
+            crate::embed::model::int8::Precision::Int8ButWidest(WIDEST_IN_FP32)
         } else {
-            crate::int8::Precision::Int8
+            crate::embed::model::int8::Precision::Int8
         }
     };
-    let (rewritten, _) = crate::int8::rewrite(&bytes, &policy)
+    let (rewritten, _) = crate::embed::model::int8::rewrite(&bytes, &policy)
         .with_context(|| format!("cannot read the embedding model {}", path.display()))?;
     // Valid because `embed` gives the model one text per run (see `graph`).
-    let (simplified, _) = crate::graph::simplify(&rewritten)
+    let (simplified, _) = crate::embed::model::graph::simplify(&rewritten)
         .with_context(|| format!("cannot read the embedding model {}", path.display()))?;
     Ok(simplified)
 }
@@ -284,8 +288,8 @@ fn model_cache(assets: &Assets) -> Option<PathBuf> {
     };
     let mut key = blake3::Hasher::new();
     // What `model_bytes` makes of the file, besides the file itself.
-    key.update(&crate::int8::VERSION.to_le_bytes());
-    key.update(&crate::graph::VERSION.to_le_bytes());
+    key.update(&crate::embed::model::int8::VERSION.to_le_bytes());
+    key.update(&crate::embed::model::graph::VERSION.to_le_bytes());
     key.update(INT8_POLICY.as_bytes());
     key.update(&WIDEST_IN_FP32.to_le_bytes());
     key.update(UNFUSED.as_bytes());
@@ -466,7 +470,7 @@ mod tests {
     /// Vectors of `texts` from an embedder running `model` (ONNX bytes) as
     /// given, with the optimizations every session gets and no cache.
     fn vectors_of(model: &[u8], texts: &[&str]) -> Vec<Vec<f32>> {
-        let assets = crate::assets::locate("all-MiniLM-L6-v2").expect("the test command fetches the model");
+        let assets = crate::embed::assets::locate("all-MiniLM-L6-v2").expect("the test command fetches the model");
         let env = runtime(&assets).unwrap();
         let session = Session::builder(&env)
             .unwrap()
@@ -488,20 +492,20 @@ mod tests {
         // The simplification (masks, GELU, heads multiplied in place) is
         // checked on the real model, in fp32 against the export and in int8
         // against the int8 model: a wrong step moves vectors far.
-        let assets = crate::assets::locate("all-MiniLM-L6-v2").expect("the test command fetches the model");
+        let assets = crate::embed::assets::locate("all-MiniLM-L6-v2").expect("the test command fetches the model");
         let path = assets.model_dir.join("model.onnx");
         let exported = std::fs::read(&path).unwrap();
         let policy = |rows: u64, _| {
             if rows > DIMS as u64 {
-                crate::int8::Precision::Int8ButWidest(WIDEST_IN_FP32)
+                crate::embed::model::int8::Precision::Int8ButWidest(WIDEST_IN_FP32)
             } else {
-                crate::int8::Precision::Int8
+                crate::embed::model::int8::Precision::Int8
             }
         };
-        let (int8, products) = crate::int8::rewrite(&exported, &policy).unwrap();
+        let (int8, products) = crate::embed::model::int8::rewrite(&exported, &policy).unwrap();
         assert_eq!(products, 36, "every product of the six layers, the output projections split");
-        let (simplified, done) = crate::graph::simplify(&int8).unwrap();
-        assert_eq!(done, crate::graph::Simplified { masks: 6, gelus: 12, heads: 6 });
+        let (simplified, done) = crate::embed::model::graph::simplify(&int8).unwrap();
+        assert_eq!(done, crate::embed::model::graph::Simplified { masks: 6, gelus: 12, heads: 6 });
         assert_eq!(model_bytes(&path).unwrap(), simplified, "what the embedder runs");
 
         let texts = [
@@ -514,8 +518,8 @@ mod tests {
         };
         // In fp32 the rewritten graph computes what the export does to the
         // last digits.
-        let (exported_simplified, done) = crate::graph::simplify(&exported).unwrap();
-        assert_eq!(done, crate::graph::Simplified { masks: 6, gelus: 6, heads: 6 });
+        let (exported_simplified, done) = crate::embed::model::graph::simplify(&exported).unwrap();
+        assert_eq!(done, crate::embed::model::graph::Simplified { masks: 6, gelus: 6, heads: 6 });
         let fp32 = vectors_of(&exported, &texts);
         for cosine in cosines(&fp32, &vectors_of(&exported_simplified, &texts)) {
             assert!(cosine > 0.99999, "fp32: cosine {cosine}");

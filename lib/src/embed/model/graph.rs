@@ -31,7 +31,7 @@
 use anyhow::Result;
 use std::collections::{HashMap, HashSet};
 
-use crate::onnx::*;
+use crate::embed::model::onnx::*;
 
 /// Changes whenever the simplification does, so that caches of its output are rebuilt.
 pub const VERSION: u32 = 2;

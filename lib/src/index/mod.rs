@@ -16,11 +16,11 @@ use std::time::Instant;
 use anyhow::{anyhow, Context, Result};
 
 use crate::chunk::{self, chunk_text, Chunk};
-use crate::config::ResolvedConfig;
 use crate::embed::{Embedder, MAX_TOKENS};
-use crate::root::{is_under, AdmittedPath, ProjectRoot};
+use crate::project::config::ResolvedConfig;
+use crate::project::root::{is_under, AdmittedPath, ProjectRoot};
+use crate::project::walk::{looks_binary, walk, Skip, SkipReason, WalkOptions, WalkedFile};
 use crate::store::{self, FileState, FileWrite, IndexMeta, Store, StoredFile};
-use crate::walk::{looks_binary, walk, Skip, SkipReason, WalkOptions, WalkedFile};
 
 /// Chunks written per transaction: bounds the work lost to a kill.
 const WRITE_BATCH_CHUNKS: usize = 256;
@@ -601,7 +601,7 @@ fn read_file(f: &WalkedFile, previous: Option<&StoredFile>, config: &ResolvedCon
     if looks_binary(&bytes) {
         return skip(SkipReason::Binary);
     }
-    if let Some(kind) = crate::generated::by_content(&bytes).filter(|_| !config.include_generated) {
+    if let Some(kind) = crate::project::generated::by_content(&bytes).filter(|_| !config.include_generated) {
         return skip(SkipReason::Generated(kind));
     }
     // The file may have changed since it was walked; record what was read.
@@ -609,7 +609,7 @@ fn read_file(f: &WalkedFile, previous: Option<&StoredFile>, config: &ResolvedCon
     if size > config.max_filesize {
         return skip(SkipReason::TooLarge { size, limit: config.max_filesize });
     }
-    let mtime_ns = std::fs::metadata(&f.abs).map(|m| crate::walk::mtime_ns(&m)).unwrap_or(f.mtime_ns);
+    let mtime_ns = std::fs::metadata(&f.abs).map(|m| crate::project::walk::mtime_ns(&m)).unwrap_or(f.mtime_ns);
     let hash = blake3::hash(&bytes).as_bytes().to_vec();
     let state = FileState { size, mtime_ns, hash };
     if previous.is_some_and(|p| p.state.hash == state.hash && p.holes == 0) {
@@ -731,7 +731,7 @@ pub fn clear_cache(root: &ProjectRoot, obs: &mut dyn IndexObserver) -> Result<()
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::ConfigLayers;
+    use crate::project::config::ConfigLayers;
     use std::sync::Condvar;
     use std::time::Duration;
 
@@ -791,7 +791,8 @@ mod tests {
     #[test]
     fn other_embedders_work_while_the_first_file_is_embedded() {
         let dir = tempfile::tempdir().unwrap();
-        let root = ProjectRoot { path: dir.path().canonicalize().unwrap(), marker: crate::root::RootMarker::None };
+        let root =
+            ProjectRoot { path: dir.path().canonicalize().unwrap(), marker: crate::project::root::RootMarker::None };
         std::fs::write(root.path.join("a.txt"), "the first file, a long one\n").unwrap();
         for i in 0..PARALLEL_FILES * 2 {
             std::fs::write(root.path.join(format!("b{i:02}.txt")), format!("file number {i}\n")).unwrap();

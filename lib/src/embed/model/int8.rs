@@ -35,7 +35,7 @@
 use anyhow::Result;
 use std::collections::{HashMap, HashSet};
 
-use crate::onnx::*;
+use crate::embed::model::onnx::*;
 
 /// Changes whenever the rewrite does, so that caches of its output are rebuilt.
 pub const VERSION: u32 = 6;

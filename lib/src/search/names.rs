@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 
-use crate::lexical;
+use crate::search::lexical;
 
 /// Stems and parts of identifiers as the name index stores them: changing
 /// anything here changes what the index holds, so it bumps `chunk::FORMAT`.

@@ -10,11 +10,14 @@
 //! whose own names match the query's words (`names`). In lexical mode no
 //! model is loaded and `score` is BM25 mapped onto 0..1 (`x / (1 + x)`).
 
+pub mod lexical;
+pub mod names;
+
 use anyhow::{anyhow, Context, Result};
 
-use crate::config::SearchMode;
 use crate::embed::Embedder;
-use crate::lexical;
+use crate::project::config::SearchMode;
+
 use crate::store::{Hit, Scope, SearchQuery, Store, VectorTable};
 
 /// Weight of the lexical ranking in hybrid fusion (the semantic one has 1).
@@ -110,7 +113,7 @@ pub fn search_embedded(
         lexical_weight: LEXICAL_WEIGHT,
         vectors,
         lexical_ranked,
-        names: (mode == SearchMode::Hybrid).then(|| crate::names::QueryWords::of(query)),
+        names: (mode == SearchMode::Hybrid).then(|| crate::search::names::QueryWords::of(query)),
     };
     store.search(&request, scope, k, threshold)
 }

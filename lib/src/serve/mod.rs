@@ -7,6 +7,8 @@
 //! served paths every `refresh`, and the caller's thread, which waits for
 //! `shutdown`. Searching and indexing themselves are `live`'s.
 
+pub mod http;
+
 use std::io::{BufReader, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -17,14 +19,14 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use serde_json::json;
 
-use crate::config::SearchMode;
 use crate::embed::Embedder;
-use crate::http::{self, Limits, Request, Response};
 use crate::index::{EmbedderPool, LazyEmbedder, ThreadedLoader};
 use crate::live::{LiveIndex, Searcher, Target};
+use crate::project::config::SearchMode;
 use crate::records::HitRecord;
 use crate::search;
 use crate::store::Store;
+use http::{Limits, Request, Response};
 
 /// Largest `k` a request may ask for.
 pub const MAX_K: usize = 1000;

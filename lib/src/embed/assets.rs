@@ -56,7 +56,7 @@ pub fn data_dirs() -> Vec<PathBuf> {
 
 /// Locate the model files for `model` and the ONNX Runtime library.
 pub fn locate(model: &str) -> Result<Assets, AssetError> {
-    if model != crate::config::DEFAULT_EMBEDDER_MODEL {
+    if model != crate::project::config::DEFAULT_EMBEDDER_MODEL {
         return Err(AssetError::UnknownModel(model.to_string()));
     }
     let dirs = data_dirs();

@@ -17,9 +17,9 @@ use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 
 use crate::chunk::Chunk;
 use crate::embed::{blob_floats, blob_to_vector, vector_to_blob};
-use crate::lexical;
-use crate::names::QueryWords;
-use crate::root::ProjectRoot;
+use crate::project::root::ProjectRoot;
+use crate::search::lexical;
+use crate::search::names::QueryWords;
 
 /// Bumped when the tables change shape; an index of another schema is
 /// rebuilt. 2: the full-text table `chunks_fts`. 3: `chunks.embed_key`.
@@ -694,7 +694,7 @@ impl Store {
         let named_chunks = self.named_chunks()?;
         let mut df_of = self.conn.prepare_cached("SELECT chunks FROM name_terms WHERE term = ?1").map_err(damaged)?;
         let mut failed = None;
-        let scores = crate::names::score_chunks(&chunks, query, named_chunks, &mut |term| match df_of
+        let scores = crate::search::names::score_chunks(&chunks, query, named_chunks, &mut |term| match df_of
             .query_row([term], |r| r.get::<_, i64>(0))
             .optional()
         {
@@ -709,7 +709,7 @@ impl Store {
         }
         for (id, fused_score) in fused.iter_mut() {
             if let Some(&s) = scores.get(id) {
-                *fused_score += crate::names::boost(s);
+                *fused_score += crate::search::names::boost(s);
             }
         }
         fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
@@ -1089,7 +1089,7 @@ struct NameCounts {
 
 impl NameCounts {
     fn count(&mut self, names: &str, delta: i64) {
-        let terms = crate::names::terms_of_names(names);
+        let terms = crate::search::names::terms_of_names(names);
         if terms.is_empty() {
             return;
         }
@@ -1355,7 +1355,10 @@ mod tests {
 
     /// A new index in `dir`, reset as vg-index would leave it.
     fn empty_store(dir: &Path) -> Store {
-        let root = crate::root::ProjectRoot { path: dir.to_path_buf(), marker: crate::root::RootMarker::None };
+        let root = crate::project::root::ProjectRoot {
+            path: dir.to_path_buf(),
+            marker: crate::project::root::RootMarker::None,
+        };
         let mut store = Store::open_for_writing(&root, &mut |_| {}).unwrap();
         let meta =
             IndexMeta { model: "m".into(), chunk_size: 500, chunk_overlap: 100, chunk_format: crate::chunk::FORMAT };

@@ -12,11 +12,11 @@ use ignore::overrides::OverrideBuilder;
 use ignore::types::TypesBuilder;
 use ignore::WalkBuilder;
 
-use crate::generated::{by_name, Generated};
-use crate::root::{rel_to_string, AdmittedPath, ProjectRoot};
+use crate::project::generated::{by_name, Generated};
+use crate::project::root::{rel_to_string, AdmittedPath, ProjectRoot};
 
 /// Directories never indexed, even with `--hidden` or `--no-ignore`.
-const ALWAYS_EXCLUDED_DIRS: [&str; 4] = [".git", ".hg", ".jj", crate::PROJECT_DIR];
+const ALWAYS_EXCLUDED_DIRS: [&str; 4] = [".git", ".hg", ".jj", crate::project::PROJECT_DIR];
 
 /// Per-project ignore file, read like `.gitignore`.
 pub const IGNORE_FILE_NAME: &str = ".vecgrepignore";
