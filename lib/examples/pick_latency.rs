@@ -9,8 +9,9 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 
+use vecgrep::embed::LazyEmbedder;
 use vecgrep::embed::{Embedder, LocalEmbedder, Profile};
-use vecgrep::index::{EmbedderPool, LazyEmbedder};
+use vecgrep::index::EmbedderPool;
 use vecgrep::live::{LiveIndex, Searcher, Target};
 use vecgrep::project::config::ConfigLayers;
 use vecgrep::records::HitRecord;
@@ -64,11 +65,11 @@ fn main() -> anyhow::Result<()> {
     searcher.load_model()?;
     let mut store = None;
     // One search to read the vectors into memory, as the picker's first search does.
-    searcher.search(&mut store, "warm up", config.top_k, config.threshold, config.mode)?;
+    searcher.search(&mut store, &searcher.request("warm up", config.top_k, config.threshold, config.mode))?;
     let mut times = Vec::new();
     for q in QUERIES {
         let t = Instant::now();
-        let hits = searcher.search(&mut store, q, config.top_k, config.threshold, config.mode)?;
+        let hits = searcher.search(&mut store, &searcher.request(q, config.top_k, config.threshold, config.mode))?;
         let rows: Vec<_> =
             hits.into_iter().map(|h| vecgrep::pick::row(&HitRecord::new(&live.target.root, h, q), &dir)).collect();
         times.push(t.elapsed().as_secs_f64() * 1000.0);

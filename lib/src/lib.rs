@@ -16,4 +16,5 @@ pub mod records;
 pub mod search;
 pub mod serve;
 pub mod store;
+pub mod terms;
 pub mod tools;

@@ -14,12 +14,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Result};
 
-use crate::index::{self, EmbedderPool, FileOutcome, IndexObserver, IndexRequest, LazyEmbedder, WalkedSet};
+use crate::embed::LazyEmbedder;
+use crate::index::{self, EmbedderPool, FileOutcome, IndexObserver, IndexRequest, WalkedSet};
 use crate::project::config::{ResolvedConfig, SearchMode};
 use crate::project::root::{AdmittedPath, ProjectRoot};
 use crate::project::walk::{Skip, WalkOptions};
-use crate::search;
-use crate::store::{Hit, Scope, Store, VectorTable};
+use crate::search::{self, Hit, SearchRequest, VectorTable};
+use crate::store::{self, IndexReader, Scope};
 
 /// What is kept searchable.
 pub struct Target {
@@ -227,45 +228,35 @@ impl Searcher {
         lock(&self.embedder).get().map(|_| ())
     }
 
-    /// The best `k` hits for `query`. `store` is the caller's connection,
+    /// A search of `query` over the live index's scope.
+    pub fn request<'q>(&self, query: &'q str, k: usize, threshold: f32, mode: SearchMode) -> SearchRequest<'q> {
+        SearchRequest { query, mode, scope: self.live.scope(), k, threshold }
+    }
+
+    /// The best hits for `request`. `store` is the caller's connection,
     /// opened on first use and dropped after a failure so that the next
     /// search opens a fresh one (the index may have been rebuilt under it).
     /// Before the first index run has created the index there is nothing to
     /// find, which is not a failure.
-    pub fn search(
-        &self,
-        store: &mut Option<Store>,
-        query: &str,
-        k: usize,
-        threshold: f32,
-        mode: SearchMode,
-    ) -> Result<Vec<Hit>> {
-        let result = self.search_with(store, query, k, threshold, mode);
+    pub fn search(&self, store: &mut Option<Box<dyn IndexReader>>, request: &SearchRequest<'_>) -> Result<Vec<Hit>> {
+        let result = self.search_with(store, request);
         if result.is_err() {
             *store = None;
         }
         result
     }
 
-    fn search_with(
-        &self,
-        store: &mut Option<Store>,
-        query: &str,
-        k: usize,
-        threshold: f32,
-        mode: SearchMode,
-    ) -> Result<Vec<Hit>> {
+    fn search_with(&self, store: &mut Option<Box<dyn IndexReader>>, request: &SearchRequest<'_>) -> Result<Vec<Hit>> {
         if store.is_none() {
-            match Store::open_for_reading(&self.live.target.root) {
+            match store::open_for_reading(&self.live.target.root) {
                 Ok(s) => *store = Some(s),
                 Err(_) if !self.live.progress().ran => return Ok(Vec::new()),
-                Err(e) => return Err(e),
+                Err(e) => return Err(e.into()),
             }
         }
-        let store = store.as_ref().ok_or_else(|| anyhow!("no index"))?;
-        let needs_model = search::needs_embedder(mode);
+        let store = store.as_deref().ok_or_else(|| anyhow!("no index"))?;
+        let needs_model = search::needs_embedder(request.mode);
         let vectors = if needs_model { Some(self.current_vectors(store)?) } else { None };
-        let scope = self.live.scope();
         // The query is embedded while the word index is searched: they take
         // about as long as each other, and together most of a search. With
         // the query model on one thread, each has a core (tokio: 4.2 ms
@@ -274,10 +265,10 @@ impl Searcher {
             let embedding = needs_model.then(|| {
                 s.spawn(|| {
                     let mut embedder = lock(&self.embedder);
-                    search::embed_query(Some(embedder.get()?), query, mode)
+                    search::embed_query(Some(embedder.get()?), request)
                 })
             });
-            let lexical = search::lexical_ranking(store, vectors.as_deref(), query, mode, &scope, k);
+            let lexical = search::lexical_ranking(store, vectors.as_deref(), request);
             let vector = match embedding {
                 Some(handle) => handle.join().unwrap_or_else(|_| Err(anyhow!("embedding the query panicked"))),
                 None => Ok(None),
@@ -286,19 +277,19 @@ impl Searcher {
         });
         let (vector, lexical) = (vector?, lexical?);
         let ranking = search::Ranking { vectors: vectors.as_deref(), vector: vector.as_deref(), lexical };
-        search::search_embedded(store, ranking, query, mode, &scope, k, threshold)
+        search::search_embedded(store, ranking, request)
     }
 
     /// The vectors of the index as it is now: those in memory if the index
     /// has not changed since they were read, otherwise read again (once, by
     /// the first search that notices).
-    fn current_vectors(&self, store: &Store) -> Result<Arc<VectorTable>> {
+    fn current_vectors(&self, store: &dyn IndexReader) -> Result<Arc<VectorTable>> {
         let generation = store.generation()?;
         let mut cached = lock(&self.vectors);
         if let Some(table) = cached.as_ref().filter(|t| t.generation == generation) {
             return Ok(Arc::clone(table));
         }
-        let table = Arc::new(store.load_vectors()?);
+        let table = Arc::new(VectorTable::load(store)?);
         *cached = Some(Arc::clone(&table));
         Ok(table)
     }

@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 use crate::index::{FileOutcome, IndexSummary};
 use crate::project::root::ProjectRoot;
 use crate::project::walk::Skip;
-use crate::store::{Hit, IndexStats};
+use crate::search::Hit;
+use crate::store::IndexStats;
 
 /// Contract version carried in every record as `v`.
 pub const CONTRACT_VERSION: u32 = 1;

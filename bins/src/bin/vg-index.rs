@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use vecgrep::index::{self, IndexRequest};
 use vecgrep::records::{write_record, StatsRecord, SummaryRecord, VerifyRecord};
-use vecgrep::store::{IndexStats, Store, StoreError};
+use vecgrep::store::{self, IndexStats, StoreError};
 use vecgrep_bins::app::{
     cli_config, embedder_pool, note, resolve, run_main, CliObserver, EXIT_ERROR, EXIT_FOUND, EXIT_NOT_FOUND,
 };
@@ -64,13 +64,11 @@ fn main() -> ExitCode {
 }
 
 fn print_stats(cli: &IndexCli, root: &vecgrep::project::root::ProjectRoot) -> anyhow::Result<u8> {
-    let (stats, meta) = match Store::open_for_reading(root) {
+    let (stats, meta) = match store::open_for_reading(root) {
         Ok(store) => (store.stats()?, store.meta()?),
         // ShowStats on a root that was never indexed: all zero.
-        Err(e) if matches!(e.downcast_ref::<StoreError>(), Some(StoreError::Missing(_))) => {
-            (IndexStats::default(), None)
-        }
-        Err(e) => return Err(e),
+        Err(StoreError::Missing(_)) => (IndexStats::default(), None),
+        Err(e) => return Err(e.into()),
     };
     let mut out = std::io::stdout().lock();
     if cli.json {
@@ -94,7 +92,7 @@ fn print_stats(cli: &IndexCli, root: &vecgrep::project::root::ProjectRoot) -> an
 
 /// `--verify`: status 0 when the index is sound, 2 when it is not.
 fn verify(cli: &IndexCli, root: &vecgrep::project::root::ProjectRoot) -> anyhow::Result<u8> {
-    let store = Store::open_for_reading(root)?;
+    let store = store::open_for_reading(root)?;
     let (stats, problems) = store.verify()?;
     let ok = problems.is_empty();
     let mut out = std::io::stdout().lock();

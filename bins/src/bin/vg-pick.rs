@@ -17,13 +17,14 @@ use ratatui::text::{Line, Span};
 use skim::prelude::*;
 use skim::tui::Size;
 use skim::{DisplayContext, PreviewContext, PreviewPosition};
+use vecgrep::embed::LazyEmbedder;
 use vecgrep::embed::Profile;
-use vecgrep::index::{self, IndexRequest, LazyEmbedder};
+use vecgrep::index::{self, IndexRequest};
 use vecgrep::live::{LiveIndex, Searcher, Target};
 use vecgrep::pick::{self, OpenPlan, ScoreBand};
 use vecgrep::project::config::ResolvedConfig;
 use vecgrep::records::HitRecord;
-use vecgrep::store::Store;
+use vecgrep::store::{self, IndexReader};
 use vecgrep_bins::app::{
     cli_config, embedder_pool, load_embedder, note, resolve, run_main, CliObserver, EXIT_ERROR, EXIT_FOUND,
     EXIT_NOT_FOUND,
@@ -144,7 +145,7 @@ fn spawn_search_worker(
     std::thread::spawn(move || {
         // The model loads while the user types the first words.
         let _ = searcher.load_model();
-        let mut store: Option<Store> = None;
+        let mut store: Option<Box<dyn IndexReader>> = None;
         while let Ok(mut job) = job_rx.recv() {
             loop {
                 match job_rx.recv_timeout(DEBOUNCE) {
@@ -156,7 +157,9 @@ fn spawn_search_worker(
             let found = if job.query.trim().is_empty() {
                 Found { seq: job.seq, items: Vec::new(), error: None }
             } else {
-                match searcher.search(&mut store, &job.query, config.top_k, config.threshold, config.mode) {
+                match searcher
+                    .search(&mut store, &searcher.request(&job.query, config.top_k, config.threshold, config.mode))
+                {
                     Ok(hits) => {
                         let root = &searcher.live().target.root;
                         let items = hits
@@ -227,7 +230,7 @@ fn run_picker(
         let mut asked_state = index_state;
         let mut error: Option<String> = None;
         let mut last_refresh: Option<Instant> = None;
-        let mut stats: Option<Store> = None;
+        let mut stats: Option<Box<dyn IndexReader>> = None;
         while !skim.tick().await.map_err(|e| anyhow!("the picker failed: {e}"))? {
             // UpdateQuery: a changed query is searched (after the debounce).
             let query = skim.app().input.value.clone();
@@ -274,11 +277,11 @@ fn run_picker(
 }
 
 /// Chunks in the index now; 0 before it exists.
-fn chunk_count(store: &mut Option<Store>, live: &LiveIndex) -> u64 {
+fn chunk_count(store: &mut Option<Box<dyn IndexReader>>, live: &LiveIndex) -> u64 {
     if store.is_none() {
-        *store = Store::open_for_reading(&live.target.root).ok();
+        *store = store::open_for_reading(&live.target.root).ok();
     }
-    match store.as_ref().map(Store::stats) {
+    match store.as_ref().map(|s| s.stats()) {
         Some(Ok(s)) => s.chunks,
         Some(Err(_)) => {
             *store = None;

@@ -7,7 +7,8 @@ use std::process::ExitCode;
 use vecgrep::embed::Embedder;
 use vecgrep::index::{self, IndexRequest};
 use vecgrep::records::{write_record, HitRecord};
-use vecgrep::store::{Scope, Store};
+use vecgrep::search::SearchRequest;
+use vecgrep::store::{self, Scope};
 use vecgrep_bins::app::{
     cli_config, embedder_pool, join_embedder, preload_query_embedder, resolve, run_main, CliObserver, Invocation,
     EXIT_ERROR, EXIT_FOUND, EXIT_NOT_FOUND,
@@ -79,20 +80,17 @@ fn search(
                 vecgrep::project::walk::walk(&inv.root, &inv.paths, &walk)?.files.into_iter().map(|f| f.rel).collect(),
             );
         }
-        let store = Store::open_for_reading(&inv.root)?;
+        let store = store::open_for_reading(&inv.root)?;
         let scope = Scope {
             prefixes: if cli.no_scope { Vec::new() } else { inv.paths.iter().map(|p| p.rel.clone()).collect() },
             files: if filtered && !cli.no_scope { walked } else { None },
         };
         let mut query_embedder = query_embedder.take().map(join_embedder).transpose()?;
+        let request = SearchRequest { query, mode, scope, k: inv.config.top_k, threshold: inv.config.threshold };
         let hits = vecgrep::search::search(
-            &store,
+            &*store,
             query_embedder.as_mut().map(|e| &mut **e as &mut dyn vecgrep::embed::Embedder),
-            query,
-            mode,
-            &scope,
-            inv.config.top_k,
-            inv.config.threshold,
+            &request,
         )?;
         let mut out = std::io::stdout().lock();
         let found = !hits.is_empty();

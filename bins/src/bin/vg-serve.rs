@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::anyhow;
+use vecgrep::embed::LazyEmbedder;
 use vecgrep::embed::Profile;
-use vecgrep::index::LazyEmbedder;
 use vecgrep::live::Target;
 use vecgrep::records::{write_record, ListeningRecord};
 use vecgrep::serve::{ServeEvents, ServeSettings};

@@ -16,7 +16,7 @@ use anyhow::{anyhow, bail, Result};
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::embed::Embedder;
+use super::{Embedder, TokenCounter};
 
 /// The environment variable the API key is read from; a key is never read
 /// from a config file, which could be committed or come with a repository.
@@ -50,12 +50,6 @@ impl RemoteSettings {
         }
     }
 }
-
-/// Counts tokens the way the chunker needs (does a chunk fit the window?):
-/// the local model's tokenizer when the remote model is the same model, so
-/// that local and remote indexes of a tree cut the same chunks; otherwise
-/// a conservative estimate of one token per three bytes.
-pub type TokenCounter = Box<dyn Fn(&str) -> usize + Send>;
 
 pub struct RemoteEmbedder {
     settings: RemoteSettings,

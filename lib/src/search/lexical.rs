@@ -1,22 +1,12 @@
-//! The lexical side of hybrid search: the words a chunk is indexed under in
-//! SQLite FTS5, the match expression for a query, and how a lexical ranking
-//! and a semantic one are fused.
-//!
-//! Code spells one idea many ways (`retryUpload`, `retry_upload`,
-//! `RETRY_UPLOAD`), so identifiers are split into their parts, and the joined
-//! form is kept too so that a query naming the identifier exactly still
-//! matches it best. FTS5's porter stemmer then folds `uploads` into `upload`.
+//! The lexical side of hybrid search: the match expression for a query
+//! (its words split as `terms` splits a chunk's), the chunks that match it
+//! in scope, by BM25, and BM25 as a score.
 
 use std::collections::HashMap;
 
-/// Words of `text` for the full-text index, separated by spaces.
-pub fn terms(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for word in words(text) {
-        push_word_terms(&mut out, word);
-    }
-    out
-}
+use super::vectors::VectorTable;
+use crate::store::{ChunkId, IndexReader, Scope, StoreError};
+use crate::terms::{push_word_terms, says_something, split_identifier, words};
 
 /// The FTS5 match expression for `query`: any of its content words.
 /// None when the query has no word worth matching (only punctuation or
@@ -53,68 +43,6 @@ pub fn content_words(query: &str) -> Vec<String> {
         }
     }
     out
-}
-
-/// Runs of letters, digits and underscores.
-fn words(text: &str) -> impl Iterator<Item = &str> {
-    text.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty())
-}
-
-/// Append the parts of one identifier that say something, and the whole
-/// of it when it has several parts.
-fn push_word_terms(out: &mut String, word: &str) {
-    let parts = split_identifier(word);
-    let mut push = |t: &str| {
-        if !says_something(t) {
-            return;
-        }
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(t);
-    };
-    for p in &parts {
-        push(p);
-    }
-    if parts.len() > 1 {
-        push(&parts.concat());
-    }
-}
-
-/// Whether an identifier's part carries meaning: single characters and
-/// pure numbers do not.
-pub fn says_something(part: &str) -> bool {
-    part.chars().count() >= 2 && !part.chars().all(|c| c.is_ascii_digit())
-}
-
-/// `parseHTTPResponse_v2` → `parse`, `http`, `response`, `v`, `2`, lowercased.
-pub fn split_identifier(word: &str) -> Vec<String> {
-    let chars: Vec<char> = word.chars().collect();
-    let mut parts = Vec::new();
-    let mut current = String::new();
-    for (i, &c) in chars.iter().enumerate() {
-        if c == '_' {
-            if !current.is_empty() {
-                parts.push(std::mem::take(&mut current));
-            }
-            continue;
-        }
-        if let Some(&prev) = i.checked_sub(1).and_then(|j| chars.get(j)) {
-            let next = chars.get(i + 1).copied();
-            let boundary = (prev.is_lowercase() && c.is_uppercase())
-                || (prev.is_uppercase() && c.is_uppercase() && next.is_some_and(|n| n.is_lowercase()))
-                || (prev.is_alphabetic() && c.is_ascii_digit())
-                || (prev.is_ascii_digit() && c.is_alphabetic());
-            if boundary && !current.is_empty() {
-                parts.push(std::mem::take(&mut current));
-            }
-        }
-        current.extend(c.to_lowercase());
-    }
-    if !current.is_empty() {
-        parts.push(current);
-    }
-    parts
 }
 
 /// Words of questions that say nothing about code. Verbs that are also
@@ -186,33 +114,54 @@ const STOP_WORDS: &[&str] = &[
     "logic",
 ];
 
-/// Reciprocal-rank fusion's damping constant: ranks below ~60 matter little.
-pub const RRF_K: f32 = 60.0;
-
-/// Fuse rankings (ids best first, each with a weight) by weighted
-/// reciprocal-rank fusion; returns ids with fused scores, best first.
-pub fn fuse(rankings: &[(&[i64], f32)]) -> Vec<(i64, f32)> {
-    let mut scores: HashMap<i64, f32> = HashMap::new();
-    for (ranking, weight) in rankings {
-        for (rank, id) in ranking.iter().enumerate() {
-            *scores.entry(*id).or_default() += weight / (RRF_K + rank as f32 + 1.0);
+/// Chunks in scope matching the full-text expression `expr`, by BM25 (more
+/// negative is better), best first, at most `limit`. Holes are left out: a
+/// chunk without a vector is never a result.
+///
+/// The store is asked for its best rows alone, and those out of scope (or
+/// holes) are dropped afterwards, asking for more while too many were.
+/// Equal scores are ordered by path and line, as in every ranking. `table`,
+/// when given, knows every non-hole chunk's file.
+pub fn word_ranking(
+    store: &dyn IndexReader,
+    expr: &str,
+    scope: &Scope,
+    limit: usize,
+    table: Option<&VectorTable>,
+) -> Result<Vec<(ChunkId, f64)>, StoreError> {
+    let mut fetch = limit.max(1);
+    loop {
+        let rows = store.best_word_matches(expr, fetch)?;
+        let exhausted = rows.len() < fetch;
+        let places = places(store, &rows, table)?;
+        let mut kept: Vec<(f64, &str, usize, ChunkId)> = rows
+            .iter()
+            .filter_map(|&(id, rank)| places.get(&id).map(|(path, line)| (rank, path.as_str(), *line, id)))
+            .filter(|(_, path, _, _)| scope.admits(path))
+            .collect();
+        if kept.len() >= limit || exhausted {
+            kept.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(b.1)).then(a.2.cmp(&b.2)));
+            return Ok(kept.into_iter().take(limit).map(|(rank, _, _, id)| (id, rank)).collect());
         }
+        fetch = fetch.saturating_mul(4);
     }
-    let mut fused: Vec<(i64, f32)> = scores.into_iter().collect();
-    fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    fused
 }
 
-/// How many times a chunk's context line (its file's path and the names of
-/// the definitions around it, `chunk::contexts`) is counted in its words.
-/// Those names say what the chunk is about better than most words of its
-/// body; counting them more is BM25F's field weighting done with one field.
-/// Hybrid mrr@10 on the dev evals (py-logging / py-asyncio /
-/// rs-regex-automata) by weight: 1: 0.457 / 0.488 / 0.352; 2: 0.469 /
-/// 0.513 / 0.356; 3: 0.473 / 0.533 / 0.361; 5: 0.473 / 0.548 / 0.361;
-/// 8: 0.477 / 0.551 / 0.364. Past 5 the gains are within noise, and a path's
-/// words would start to outweigh the code.
-pub const CONTEXT_WEIGHT: usize = 5;
+/// File and first line of each of `rows`' chunks that has a vector: from
+/// the vectors in memory when there are, else from the store.
+fn places(
+    store: &dyn IndexReader,
+    rows: &[(ChunkId, f64)],
+    table: Option<&VectorTable>,
+) -> Result<HashMap<ChunkId, (String, usize)>, StoreError> {
+    let ids: Vec<ChunkId> = rows.iter().map(|r| r.0).collect();
+    match table {
+        Some(table) => {
+            Ok(ids.into_iter().filter_map(|id| table.place(id).map(|(p, l)| (id, (p.to_string(), l)))).collect())
+        }
+        None => store.places(&ids),
+    }
+}
 
 /// BM25 (as FTS5 reports it: more negative is better) mapped onto 0..1, so
 /// that lexical-only results have a score and a threshold means something.
@@ -224,22 +173,6 @@ pub fn bm25_score(bm25: f64) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn splits_identifiers_in_every_style() {
-        assert_eq!(split_identifier("parseHTTPResponse_v2"), ["parse", "http", "response", "v", "2"]);
-        assert_eq!(split_identifier("retry_failed_uploads"), ["retry", "failed", "uploads"]);
-        assert_eq!(split_identifier("RETRY_UPLOAD"), ["retry", "upload"]);
-        assert_eq!(split_identifier("RotatingFileHandler"), ["rotating", "file", "handler"]);
-        assert_eq!(split_identifier("x"), ["x"]);
-    }
-
-    #[test]
-    fn terms_keep_parts_and_the_joined_identifier() {
-        assert_eq!(terms("fn retryUpload(n: u32)"), "fn retry upload retryupload u32");
-        assert_eq!(terms("a = b + 1"), "");
-        assert_eq!(terms("naïve café"), "naïve café");
-    }
 
     #[test]
     fn match_expression_drops_stop_words_and_quotes_terms() {
@@ -254,18 +187,6 @@ mod tests {
         // Verbs that name code (getLogger, handleError) are searched for.
         assert_eq!(match_expression("how do we get the logger").unwrap(), r#""get" OR "logger""#);
         assert_eq!(match_expression("handle errors").unwrap(), r#""handle" OR "errors""#);
-    }
-
-    #[test]
-    fn fusion_rewards_agreement_and_respects_weights() {
-        let semantic = [1, 2, 3];
-        let lexical = [3, 4];
-        let fused = fuse(&[(&semantic, 1.0), (&lexical, 1.0)]);
-        assert_eq!(fused[0].0, 3, "ranked by both beats ranked first by one");
-        let ids: Vec<i64> = fused.iter().map(|f| f.0).collect();
-        assert_eq!(ids, [3, 1, 2, 4]);
-        let heavy = fuse(&[(&semantic, 1.0), (&lexical, 0.01)]);
-        assert_eq!(heavy[0].0, 1);
     }
 
     #[test]

@@ -1,121 +1,137 @@
-//! Running a search against an index: embed the query, score, scope.
+//! Running a search against an index: embed the query, rank the candidates
+//! of each side, fuse, cut at the threshold, join neighbouring hits.
 //! Implements SearchCompletesOrFails: a query that cannot be embedded is an
 //! error, never an empty result.
-
 //!
-//! What `score` means: in semantic and hybrid mode it is the cosine
-//! similarity of query and chunk (-1..1) whatever decided the order, so a
-//! threshold means the same in both; hybrid orders by reciprocal-rank
-//! fusion of the semantic and the lexical (BM25) ranking, raised for chunks
-//! whose own names match the query's words (`names`). In lexical mode no
-//! model is loaded and `score` is BM25 mapped onto 0..1 (`x / (1 + x)`).
+//! The store answers plain questions (`store::IndexReader`); every ranking
+//! decision is here. Hybrid mode orders by reciprocal-rank fusion of the
+//! semantic and the lexical (BM25) ranking (`fusion`), raised for chunks
+//! whose own names match the query's words (`names`); `score` stays the
+//! cosine similarity whatever decided the order, so that a threshold means
+//! the same in hybrid and semantic mode. In lexical mode no model is loaded
+//! and `score` is BM25 mapped onto 0..1 (`lexical::bm25_score`).
 
+pub mod fusion;
+mod join;
 pub mod lexical;
 pub mod names;
+mod vectors;
 
 use anyhow::{anyhow, Context, Result};
 
+pub use join::MAX_JOINED_LINES;
+pub use vectors::VectorTable;
+
 use crate::embed::Embedder;
 use crate::project::config::SearchMode;
+use crate::store::{ChunkId, IndexReader, Scope};
 
-use crate::store::{Hit, Scope, SearchQuery, Store, VectorTable};
+/// One search hit before it becomes a record.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hit {
+    pub file: String,
+    pub start_line: usize,
+    pub end_line: usize,
+    pub score: f32,
+    pub text: String,
+}
 
-/// Weight of the lexical ranking in hybrid fusion (the semantic one has 1).
-pub const LEXICAL_WEIGHT: f32 = 1.0;
+/// What one search asks for.
+#[derive(Clone, Debug)]
+pub struct SearchRequest<'q> {
+    /// The question, in plain words (`check_query` says what is accepted).
+    pub query: &'q str,
+    pub mode: SearchMode,
+    /// The files results may come from.
+    pub scope: Scope,
+    /// At most this many hits.
+    pub k: usize,
+    /// No hit scoring below this.
+    pub threshold: f32,
+}
 
 /// Whether `mode` needs the query embedded.
 pub fn needs_embedder(mode: SearchMode) -> bool {
     mode != SearchMode::Lexical
 }
 
-/// Return the best hits in `scope` for `query`, ranked as `mode` says.
-/// `embedder` may be None only in lexical mode.
+/// Return the best hits for `request`. `embedder` may be None only in lexical mode.
 pub fn search(
-    store: &Store,
+    store: &dyn IndexReader,
     embedder: Option<&mut dyn Embedder>,
-    query: &str,
-    mode: SearchMode,
-    scope: &Scope,
-    k: usize,
-    threshold: f32,
+    request: &SearchRequest<'_>,
 ) -> Result<Vec<Hit>> {
-    let vector = embed_query(embedder, query, mode)?;
+    let vector = embed_query(embedder, request)?;
     let ranking = Ranking { vectors: None, vector: vector.as_deref(), lexical: None };
-    search_embedded(store, ranking, query, mode, scope, k, threshold)
+    search_embedded(store, ranking, request)
 }
 
 /// What a search ranks by, worked out before the search proper so that a
 /// long-running caller can do it its own way (in parallel, from memory).
 #[derive(Default)]
 pub struct Ranking<'a> {
-    /// The index's vectors in memory, to rank by instead of asking SQLite.
+    /// The index's vectors in memory, to rank by instead of asking the store.
     pub vectors: Option<&'a VectorTable>,
     /// The query's vector (`embed_query`), when the mode needs one.
     pub vector: Option<&'a [f32]>,
     /// The lexical ranking (`lexical_ranking`), if it was already run.
-    pub lexical: Option<Vec<(i64, f64)>>,
+    pub lexical: Option<Vec<(ChunkId, f64)>>,
 }
 
 /// The lexical side of a search on its own: chunks by BM25, best first, as
-/// many as fusion considers; None when `mode` does not rank by words or the
-/// query has none.
+/// many as fusion considers; None when the mode does not rank by words or
+/// the query has none.
 pub fn lexical_ranking(
-    store: &Store,
+    store: &dyn IndexReader,
     vectors: Option<&VectorTable>,
-    query: &str,
-    mode: SearchMode,
-    scope: &Scope,
-    k: usize,
-) -> Result<Option<Vec<(i64, f64)>>> {
-    let words = lexical::match_expression(check_query(query)?);
+    request: &SearchRequest<'_>,
+) -> Result<Option<Vec<(ChunkId, f64)>>> {
+    let words = lexical::match_expression(check_query(request.query)?);
     match words {
-        Some(expr) if mode != SearchMode::Semantic => Ok(Some(store.lexical_candidates(&expr, scope, k, vectors)?)),
+        Some(expr) if request.mode != SearchMode::Semantic => {
+            let limit = request.k.max(fusion::CANDIDATE_POOL);
+            Ok(Some(lexical::word_ranking(store, &expr, &request.scope, limit, vectors)?))
+        }
         _ => Ok(None),
     }
 }
 
-/// The query's vector when `mode` needs one (None in lexical mode). Split
+/// The query's vector when the mode needs one (None in lexical mode). Split
 /// from the search so that a server holds its model only while embedding.
-pub fn embed_query(embedder: Option<&mut dyn Embedder>, query: &str, mode: SearchMode) -> Result<Option<Vec<f32>>> {
-    let query = check_query(query)?;
-    match (needs_embedder(mode), embedder) {
+pub fn embed_query(embedder: Option<&mut dyn Embedder>, request: &SearchRequest<'_>) -> Result<Option<Vec<f32>>> {
+    let query = check_query(request.query)?;
+    match (needs_embedder(request.mode), embedder) {
         (false, _) => Ok(None),
         (true, Some(e)) => {
             let mut vectors = e.embed(&[query]).context("cannot embed the query")?;
             Ok(Some(vectors.pop().ok_or_else(|| anyhow!("cannot embed the query: no vector returned"))?))
         }
-        (true, None) => Err(anyhow!("{mode} search needs the embedding model")),
+        (true, None) => Err(anyhow!("{} search needs the embedding model", request.mode)),
     }
 }
 
 /// The search itself, given what `Ranking` says was worked out already.
-pub fn search_embedded(
-    store: &Store,
-    ranking: Ranking<'_>,
-    query: &str,
-    mode: SearchMode,
-    scope: &Scope,
-    k: usize,
-    threshold: f32,
-) -> Result<Vec<Hit>> {
-    let Ranking { vectors, vector, lexical: lexical_ranked } = ranking;
-    let query = check_query(query)?;
+pub fn search_embedded(store: &dyn IndexReader, ranking: Ranking<'_>, request: &SearchRequest<'_>) -> Result<Vec<Hit>> {
+    let query = check_query(request.query)?;
+    let mode = request.mode;
     let words = lexical::match_expression(query);
     if mode == SearchMode::Lexical && words.is_none() {
         return Err(anyhow!("the query has no words to match in lexical mode (only punctuation or common words)"));
     }
-    if needs_embedder(mode) && vector.is_none() {
+    if needs_embedder(mode) && ranking.vector.is_none() {
         return Err(anyhow!("{mode} search needs the query's vector"));
     }
-    let request = SearchQuery {
-        vector: if mode == SearchMode::Lexical { None } else { vector },
-        lexical: if mode == SearchMode::Semantic { None } else { words },
-        lexical_weight: LEXICAL_WEIGHT,
-        vectors,
-        lexical_ranked,
-        names: (mode == SearchMode::Hybrid).then(|| crate::search::names::QueryWords::of(query)),
+    let sides = fusion::Sides {
+        vector: if mode == SearchMode::Lexical { None } else { ranking.vector },
+        words: if mode == SearchMode::Semantic { None } else { words },
+        names: (mode == SearchMode::Hybrid).then(|| names::QueryWords::of(query)),
     };
-    store.search(&request, scope, k, threshold)
+    // One snapshot for all the questions below, whatever a writer commits meanwhile.
+    let snapshot = store.snapshot()?;
+    let scored = fusion::scored_candidates(store, &ranking, &sides, request)?;
+    let hits = join::collect_hits(store, &scored, request.k)?;
+    snapshot.finish()?;
+    Ok(hits)
 }
 
 /// Longest query accepted, in bytes; the model sees at most 256 tokens anyway.

@@ -12,80 +12,10 @@
 
 use std::collections::HashMap;
 
-use crate::search::lexical;
-
-/// Stems and parts of identifiers as the name index stores them: changing
-/// anything here changes what the index holds, so it bumps `chunk::FORMAT`.
-///
-/// A light stemmer, the same on both sides: plurals and the common verb
-/// endings fold (`handlers` → `handler`; `rotate`, `rotates`, `rotated`
-/// and `rotating` → `rotat`), which is all a paraphrase of a name usually
-/// needs. Unlike Porter's it leaves `-er`, `-ion` and `-ness` alone, so
-/// `handler` and `handle` stay apart.
-pub fn stem(word: &str) -> String {
-    let mut w = word.to_lowercase();
-    let chars = |s: &str| s.chars().count();
-    if w.ends_with("ies") && chars(&w) >= 5 {
-        w.truncate(w.len() - 3);
-        w.push('y');
-        return w;
-    }
-    if !(w.ends_with("ss") || w.ends_with("us") || w.ends_with("is")) {
-        let verb_ending = ["ing", "ed"].into_iter().find(|e| w.ends_with(e) && chars(&w) >= e.len() + 3);
-        if let Some(ending) = verb_ending {
-            w.truncate(w.len() - ending.len());
-            // `getting` → `gett` → `get`, `stopped` → `stop`; `added` → `add`.
-            let mut tail = w.chars().rev();
-            if let (Some(a), Some(b)) = (tail.next(), tail.next()) {
-                if a == b && a.is_ascii_alphabetic() && !"aeioulsz".contains(a) && chars(&w) >= 4 {
-                    w.pop();
-                }
-            }
-        } else if w.ends_with("es") && chars(&w) >= 5 && ends_sibilant(&w[..w.len() - 2]) {
-            // `classes` → `class`, `boxes` → `box`; `names` loses its `s` below.
-            w.truncate(w.len() - 2);
-        } else if w.ends_with('s') && chars(&w) >= 4 {
-            w.truncate(w.len() - 1);
-        }
-    }
-    if w.ends_with('e') && chars(&w) >= 4 {
-        w.pop();
-    }
-    w
-}
-
-fn ends_sibilant(stem: &str) -> bool {
-    ["ss", "x", "ch", "sh", "z"].iter().any(|s| stem.ends_with(s))
-}
-
-/// The stemmed parts of one name (`getEffectiveLevel` → `get`, `effective`,
-/// `level`), each once; single letters and numbers say nothing.
-pub fn name_terms(name: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for part in lexical::split_identifier(name).iter().filter(|p| lexical::says_something(p)) {
-        let s = stem(part);
-        if !out.contains(&s) {
-            out.push(s);
-        }
-    }
-    out
-}
-
-/// A chunk's names as stored (space-separated), each as its terms.
-fn parse_names(names: &str) -> Vec<Vec<String>> {
-    names.split(' ').filter(|n| !n.is_empty()).map(name_terms).collect()
-}
-
-/// The distinct terms of all of a chunk's names, for the name index's counts.
-pub fn terms_of_names(names: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for t in parse_names(names).into_iter().flatten() {
-        if !out.contains(&t) {
-            out.push(t);
-        }
-    }
-    out
-}
+use super::fusion::RRF_K;
+use super::lexical;
+use crate::store::{ChunkId, IndexReader, StoreError};
+use crate::terms::{parse_names, stem};
 
 /// What code calls a thing that a question spells out: each query word
 /// also matches these name parts (stemmed). Only abbreviations and idioms
@@ -322,7 +252,7 @@ pub const NAME_WEIGHT: f32 = 0.75;
 /// The boost fusion adds for a chunk whose names score `score`.
 pub fn boost(score: f32) -> f32 {
     if score > MIN_NAME_SCORE {
-        NAME_WEIGHT * score / (lexical::RRF_K + 1.0)
+        NAME_WEIGHT * score / (RRF_K + 1.0)
     } else {
         0.0
     }
@@ -331,11 +261,11 @@ pub fn boost(score: f32) -> f32 {
 /// Name scores for chunks, given each chunk's stored names and a lookup
 /// of how many named chunks hold each term; terms are looked up once.
 pub fn score_chunks(
-    chunks: &[(i64, String)],
+    chunks: &[(ChunkId, String)],
     query: &QueryWords,
     named_chunks: u64,
     df: &mut dyn FnMut(&str) -> u64,
-) -> HashMap<i64, f32> {
+) -> HashMap<ChunkId, f32> {
     let mut idfs: HashMap<String, f32> = HashMap::new();
     let mut lookup = |t: &str| -> f32 {
         if let Some(&w) = idfs.get(t) {
@@ -345,7 +275,7 @@ pub fn score_chunks(
         idfs.insert(t.to_string(), w);
         w
     };
-    let parsed: Vec<(i64, Vec<Vec<String>>)> = chunks.iter().map(|(id, names)| (*id, parse_names(names))).collect();
+    let parsed: Vec<(ChunkId, Vec<Vec<String>>)> = chunks.iter().map(|(id, names)| (*id, parse_names(names))).collect();
     // Fill the cache first so that scoring can borrow it immutably.
     for t in query.terms().map(str::to_string).collect::<Vec<_>>() {
         lookup(&t);
@@ -357,6 +287,44 @@ pub fn score_chunks(
     parsed.iter().map(|(id, names)| (*id, best_score(names, query, &idf_of))).collect()
 }
 
+/// Each fused candidate's name-match boost (`boost`) added to its score,
+/// re-ranked: a chunk whose own name says what the query asks rises above
+/// those that only mention its words.
+pub fn boost_by_names(
+    store: &dyn IndexReader,
+    fused: &mut [(ChunkId, f32)],
+    query: &QueryWords,
+) -> Result<(), StoreError> {
+    let mut chunks: Vec<(ChunkId, String)> = Vec::with_capacity(fused.len());
+    for &(id, _) in fused.iter() {
+        if let Some(names) = store.chunk_names(id)?.filter(|n| !n.is_empty()) {
+            chunks.push((id, names));
+        }
+    }
+    if chunks.is_empty() {
+        return Ok(());
+    }
+    let named_chunks = store.named_chunks()?;
+    let mut failed = None;
+    let scores = score_chunks(&chunks, query, named_chunks, &mut |term| match store.chunks_naming(term) {
+        Ok(n) => n,
+        Err(e) => {
+            failed.get_or_insert(e);
+            0
+        }
+    });
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    for (id, fused_score) in fused.iter_mut() {
+        if let Some(&s) = scores.get(id) {
+            *fused_score += boost(s);
+        }
+    }
+    fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -364,46 +332,6 @@ mod tests {
     /// The best score of a chunk's names as stored.
     fn chunk_score(names: &str, query: &QueryWords, idf: &dyn Fn(&str) -> f32) -> f32 {
         best_score(&parse_names(names), query, idf)
-    }
-
-    #[test]
-    fn stems_fold_plurals_and_verb_endings() {
-        for (word, stemmed) in [
-            ("handlers", "handler"),
-            ("Rotating", "rotat"),
-            ("rotated", "rotat"),
-            ("rotates", "rotat"),
-            ("rotate", "rotat"),
-            ("classes", "class"),
-            ("class", "class"),
-            ("names", "nam"),
-            ("name", "nam"),
-            ("caches", "cach"),
-            ("entries", "entry"),
-            ("status", "status"),
-            ("is", "is"),
-            ("bus", "bus"),
-            ("getting", "get"),
-            ("get", "get"),
-            ("saved", "sav"),
-            ("save", "sav"),
-            ("added", "add"),
-            ("stopped", "stop"),
-            ("add", "add"),
-            ("running", "run"),
-            ("processing", "process"),
-            ("processes", "process"),
-        ] {
-            assert_eq!(stem(word), stemmed, "{word}");
-        }
-    }
-
-    #[test]
-    fn name_terms_split_and_stem() {
-        assert_eq!(name_terms("getEffectiveLevel"), ["get", "effectiv", "level"]);
-        assert_eq!(name_terms("__init__"), ["init"]);
-        assert_eq!(name_terms("parse_v2_headers"), ["pars", "header"]);
-        assert_eq!(terms_of_names("Handler emit handle_error"), ["handler", "emit", "handl", "error"]);
     }
 
     #[test]
@@ -460,7 +388,7 @@ mod tests {
     fn weak_matches_add_nothing_and_strong_ones_add_at_most_the_weight() {
         assert_eq!(boost(MIN_NAME_SCORE), 0.0);
         assert!(boost(1.0) > boost(0.5));
-        assert!((boost(1.0) - NAME_WEIGHT / (lexical::RRF_K + 1.0)).abs() < 1e-6);
+        assert!((boost(1.0) - NAME_WEIGHT / (RRF_K + 1.0)).abs() < 1e-6);
     }
 
     #[test]

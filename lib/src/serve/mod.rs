@@ -20,12 +20,16 @@ use anyhow::{Context, Result};
 use serde_json::json;
 
 use crate::embed::Embedder;
-use crate::index::{EmbedderPool, LazyEmbedder, ThreadedLoader};
+use crate::embed::LazyEmbedder;
+use crate::index::{EmbedderPool, ThreadedLoader};
 use crate::live::{LiveIndex, Searcher, Target};
 use crate::project::config::SearchMode;
 use crate::records::HitRecord;
 use crate::search;
-use crate::store::Store;
+use crate::store::{self, IndexReader};
+
+/// A worker's connection to the index, opened when first needed.
+type StoreSlot = Option<Box<dyn IndexReader>>;
 use http::{Limits, Request, Response};
 
 /// Largest `k` a request may ask for.
@@ -108,7 +112,7 @@ pub fn serve(
 
 fn accept_loop(shared: &Shared, listener: &TcpListener) {
     // Each worker reads through its own connection to the index.
-    let mut store: Option<Store> = None;
+    let mut store: StoreSlot = None;
     loop {
         match listener.accept() {
             Ok((stream, _)) => connection(shared, stream, &mut store),
@@ -119,7 +123,7 @@ fn accept_loop(shared: &Shared, listener: &TcpListener) {
 }
 
 /// Answer requests on one connection until it closes or asks to.
-fn connection(shared: &Shared, stream: TcpStream, store: &mut Option<Store>) {
+fn connection(shared: &Shared, stream: TcpStream, store: &mut StoreSlot) {
     let idle = shared.limits.head_deadline;
     let _ = stream.set_read_timeout(Some(idle));
     let _ = stream.set_write_timeout(Some(idle));
@@ -170,7 +174,7 @@ fn connection(shared: &Shared, stream: TcpStream, store: &mut Option<Store>) {
 }
 
 /// The response to one request (the spec's HTTP rules, in order).
-fn respond(shared: &Shared, request: &Request, body: Option<&[u8]>, store: &mut Option<Store>) -> Response {
+fn respond(shared: &Shared, request: &Request, body: Option<&[u8]>, store: &mut StoreSlot) -> Response {
     if let Some(token) = &shared.token {
         let offered = request.header("authorization").and_then(bearer_token);
         if !offered.is_some_and(|o| http::secrets_equal(o, token)) {
@@ -373,7 +377,7 @@ fn search_params(shared: &Shared, target: &http::Target) -> Result<SearchParams,
     Ok(SearchParams { query, k, threshold, mode })
 }
 
-fn search_response(shared: &Shared, target: &http::Target, store: &mut Option<Store>) -> Response {
+fn search_response(shared: &Shared, target: &http::Target, store: &mut StoreSlot) -> Response {
     let params = match search_params(shared, target) {
         Ok(p) => p,
         Err(message) => return Response::error(400, &message),
@@ -386,8 +390,9 @@ fn search_response(shared: &Shared, target: &http::Target, store: &mut Option<St
 
 /// NDJSON hit records for a search (HttpSearchReturnsResults), or the
 /// failure (HttpSearchReturnsFailure).
-fn run_search(shared: &Shared, params: &SearchParams, store: &mut Option<Store>) -> Result<Vec<u8>> {
-    let hits = shared.searcher.search(store, &params.query, params.k, params.threshold, params.mode)?;
+fn run_search(shared: &Shared, params: &SearchParams, store: &mut StoreSlot) -> Result<Vec<u8>> {
+    let request = shared.searcher.request(&params.query, params.k, params.threshold, params.mode);
+    let hits = shared.searcher.search(store, &request)?;
     let root = &shared.target().root;
     let mut body = Vec::with_capacity(hits.len() * 512);
     for hit in hits {
@@ -396,10 +401,10 @@ fn run_search(shared: &Shared, params: &SearchParams, store: &mut Option<Store>)
     Ok(body)
 }
 
-fn status_response(shared: &Shared, store: &mut Option<Store>) -> Response {
+fn status_response(shared: &Shared, store: &mut StoreSlot) -> Response {
     let t = shared.target();
     if store.is_none() {
-        *store = Store::open_for_reading(&t.root).ok();
+        *store = store::open_for_reading(&t.root).ok();
     }
     let stats = store.as_ref().and_then(|s| s.stats().ok());
     let state = shared.searcher.live().progress();

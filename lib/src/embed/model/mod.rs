@@ -4,3 +4,147 @@
 pub mod graph;
 pub mod int8;
 pub(crate) mod onnx;
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+use crate::embed::DIMS;
+
+/// The model as ONNX Runtime is to run it: `model.onnx` simplified for one
+/// text per run (`graph::simplify`), with its products moved to int8
+/// (`int8::rewrite`). Each layer's feed-forward output projection (the
+/// weights with more rows than the model has dimensions) keeps the
+/// `WIDEST_IN_FP32` input channels that its input projection can make
+/// widest in fp32: its input, after GELU, has a few channels up to 4x wider
+/// than the rest (at most 24 against 6 on tokio's chunks), and one 8-bit
+/// range for all of them resolved the rest poorly.
+///
+/// Measured (embed_speed on tokio, 2 models of 1 thread; hybrid mrr@10 on
+/// py-logging / py-asyncio / rs-regex-automata, held-out py-email / rs-ignore):
+/// - that projection wholly in fp32 (before): 16,500 tokens/s;
+///   0.558 / 0.623 / 0.431, 0.566 / 0.513.
+/// - 128 channels in fp32: 23,400 tokens/s; 0.556 / 0.624 / 0.431, 0.569 / 0.503.
+/// - 32: 23,700 tokens/s; 0.553 / 0.607 / 0.428, 0.565 / 0.509.
+/// - 256: 21,600 tokens/s; 0.532 / 0.630 / 0.424, 0.572 / 0.502.
+///
+/// The 256 row shows the evals' noise: any small change to the vectors
+/// moves an eval by up to ~0.02 either way. 128 moved them least. Since
+/// then the rewrites split that projection's input projection instead of
+/// slicing its activations, fold biases into the int8 products, and
+/// multiply attention heads in place, for the same vectors: 33,400-33,700
+/// tokens/s against 27,300-28,100 just before, run side by side.
+const WIDEST_IN_FP32: usize = 128;
+
+/// Names the policy in the model cache's key.
+const INT8_POLICY: &str = "int8 but the feed-forward output's widest input channels";
+
+pub(crate) fn model_bytes(path: &Path) -> Result<Vec<u8>> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read model file {}", path.display()))?;
+    let policy = |rows: u64, _| {
+        if rows > DIMS as u64 {
+            int8::Precision::Int8ButWidest(WIDEST_IN_FP32)
+        } else {
+            int8::Precision::Int8
+        }
+    };
+    let (rewritten, _) = int8::rewrite(&bytes, &policy)
+        .with_context(|| format!("cannot read the embedding model {}", path.display()))?;
+    // Valid because `embed` gives the model one text per run (see `graph`).
+    let (simplified, _) =
+        graph::simplify(&rewritten).with_context(|| format!("cannot read the embedding model {}", path.display()))?;
+    Ok(simplified)
+}
+
+/// Feeds the cache key (`session`) with what decides `model_bytes`'s
+/// output besides the model file: a change to a rewrite or its policy names
+/// a new cache.
+pub(crate) fn fingerprint(key: &mut blake3::Hasher) {
+    key.update(&int8::VERSION.to_le_bytes());
+    key.update(&graph::VERSION.to_le_bytes());
+    key.update(INT8_POLICY.as_bytes());
+    key.update(&WIDEST_IN_FP32.to_le_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::embed::local::{load_tokenizer, runtime, LocalEmbedder};
+    use crate::embed::session::{OPTIMIZATION, UNFUSED};
+    use crate::embed::Embedder;
+    use ort::session::Session;
+
+    /// Vectors of `texts` from an embedder running `model` (ONNX bytes) as
+    /// given, with the optimizations every session gets and no cache.
+    fn vectors_of(model: &[u8], texts: &[&str]) -> Vec<Vec<f32>> {
+        let assets = crate::embed::assets::locate("all-MiniLM-L6-v2").expect("the test command fetches the model");
+        let env = runtime(&assets).unwrap();
+        let session = Session::builder(&env)
+            .unwrap()
+            .with_intra_threads(1)
+            .unwrap()
+            .with_config_entry("optimization.disable_specified_optimizers", UNFUSED)
+            .unwrap()
+            .with_optimization_level(OPTIMIZATION)
+            .unwrap()
+            .commit_from_memory(model)
+            .unwrap();
+        let mut embedder =
+            LocalEmbedder::with_session("test", session, load_tokenizer(&assets).unwrap(), None).unwrap();
+        embedder.embed(texts).unwrap()
+    }
+
+    #[test]
+    fn the_simplified_graph_computes_what_the_export_does() {
+        // The simplification (masks, GELU, heads multiplied in place) is
+        // checked on the real model, in fp32 against the export and in int8
+        // against the int8 model: a wrong step moves vectors far.
+        let assets = crate::embed::assets::locate("all-MiniLM-L6-v2").expect("the test command fetches the model");
+        let path = assets.model_dir.join("model.onnx");
+        let exported = std::fs::read(&path).unwrap();
+        let policy = |rows: u64, _| {
+            if rows > DIMS as u64 {
+                crate::embed::model::int8::Precision::Int8ButWidest(WIDEST_IN_FP32)
+            } else {
+                crate::embed::model::int8::Precision::Int8
+            }
+        };
+        let (int8, products) = crate::embed::model::int8::rewrite(&exported, &policy).unwrap();
+        assert_eq!(products, 36, "every product of the six layers, the output projections split");
+        let (simplified, done) = crate::embed::model::graph::simplify(&int8).unwrap();
+        assert_eq!(done, crate::embed::model::graph::Simplified { masks: 6, gelus: 12, heads: 6 });
+        assert_eq!(model_bytes(&path).unwrap(), simplified, "what the embedder runs");
+
+        let texts = [
+            "fn retry_upload(&self, attempts: u32) -> Result<()> { loop { self.send()?; } }",
+            "A short line.",
+            "def getLogger(name=None):\n    \"\"\"Return a logger with the specified name.\"\"\"\n    return Logger.manager.getLogger(name)",
+        ];
+        let cosines = |a: &[Vec<f32>], b: &[Vec<f32>]| -> Vec<f32> {
+            a.iter().zip(b).map(|(w, g)| w.iter().zip(g).map(|(x, y)| x * y).sum()).collect()
+        };
+        // In fp32 the rewritten graph computes what the export does to the
+        // last digits.
+        let (exported_simplified, done) = crate::embed::model::graph::simplify(&exported).unwrap();
+        assert_eq!(done, crate::embed::model::graph::Simplified { masks: 6, gelus: 6, heads: 6 });
+        let fp32 = vectors_of(&exported, &texts);
+        for cosine in cosines(&fp32, &vectors_of(&exported_simplified, &texts)) {
+            assert!(cosine > 0.99999, "fp32: cosine {cosine}");
+        }
+        // In int8 an activation that lands near a rounding boundary can
+        // round the other way after any change upstream, and CPUs without
+        // VNNI (AVX2's u8 x s8 products saturate in pairs) amplify such
+        // flips: seen 0.9987 on an AVX2-only EPYC, 0.99999 with VNNI. So
+        // the rewritten int8 graph must stay that close to the int8 one
+        // and no further from the export than the int8 one is.
+        let (int8_vectors, simplified_vectors) = (vectors_of(&int8, &texts), vectors_of(&simplified, &texts));
+        for cosine in cosines(&int8_vectors, &simplified_vectors) {
+            assert!(cosine > 0.995, "int8: cosine {cosine}");
+        }
+        let (int8_to_fp32, simplified_to_fp32) = (cosines(&int8_vectors, &fp32), cosines(&simplified_vectors, &fp32));
+        for (a, b) in int8_to_fp32.iter().zip(&simplified_to_fp32) {
+            // And the int8 model stays close to the exported weights in fp32.
+            assert!(*a > 0.99 && *b > 0.99 && *b > a - 0.001, "to fp32: int8 {a}, simplified {b}");
+        }
+    }
+}

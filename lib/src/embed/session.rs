@@ -1,0 +1,181 @@
+//! The ONNX Runtime session a local embedder runs: the model rewritten
+//! (`model`), optimized once by ONNX Runtime and cached in its own format,
+//! then memory-mapped, so that a search loads the model in ~30 ms and an
+//! index run in ~90 ms instead of ~400 ms.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, Result};
+use ort::session::builder::GraphOptimizationLevel;
+use ort::session::Session;
+
+use super::assets::Assets;
+use super::local::runtime;
+use super::Profile;
+
+/// A loaded session, and the memory map its weights live in when it was
+/// loaded from the model cache.
+pub(super) struct LoadedSession {
+    pub session: Session,
+    pub mapped: Option<memmap2::Mmap>,
+}
+
+/// How ONNX Runtime prepares the graph, for every session: the vectors of
+/// queries and of chunks must come from the same arithmetic, and with int8
+/// products a different set of fused operators shifts a vector enough to
+/// reorder near ties. The model cache holds the graph prepared this way.
+pub(super) const OPTIMIZATION: GraphOptimizationLevel = GraphOptimizationLevel::Level3;
+
+/// Fusions of that level left out, comma-separated. ONNX Runtime's fused
+/// SkipLayerNormalization took 15% of embedding time on this model, 7x what
+/// the plain Add and LayerNormalization it replaces take (ORT 1.31,
+/// per-operator profile of `lib/examples/embed_speed.rs`'s texts); without
+/// it the model embeds about 14% more tokens per second.
+pub(super) const UNFUSED: &str = "SkipLayerNormFusion";
+
+pub(super) fn load_session(assets: &Assets, profile: Profile, threads: usize) -> Result<LoadedSession> {
+    let env = runtime(assets)?;
+    let path = assets.model_dir.join("model.onnx");
+    let fail = |e: String| anyhow!("cannot load the embedding model from {}: {e}", path.display());
+    let builder = || {
+        Session::builder(&env)
+            .map_err(|e| fail(e.to_string()))?
+            .with_intra_threads(threads.max(1))
+            .map_err(|e| fail(e.to_string()))?
+            .with_config_entry("optimization.disable_specified_optimizers", UNFUSED)
+            .map_err(|e| fail(e.to_string()))
+            // For performance work: ONNX Runtime's per-operator timings, as JSON.
+            .and_then(|b| match std::env::var_os("VECGREP_ORT_PROFILE").filter(|p| !p.is_empty()) {
+                Some(p) => b.with_profiling(p).map_err(|e| fail(e.to_string())),
+                None => Ok(b),
+            })
+    };
+    // Both profiles start from the cached graph when there is one, which
+    // skips parsing, rewriting and optimizing the model (~30 ms instead of
+    // ~400 ms to load). A query uses its weights in place from the map; an
+    // index session lets ONNX Runtime repack them for its kernels first,
+    // which costs memory and ~50 ms but makes each run faster.
+    if let Some(cache) = model_cache(assets) {
+        match map_cached_model(&cache) {
+            Ok(Some(mapped)) => {
+                let session = (|| -> Result<Session, String> {
+                    let mut b = builder()
+                        .map_err(|e| e.to_string())?
+                        .with_optimization_level(GraphOptimizationLevel::Disable)
+                        .map_err(|e| e.to_string())?
+                        .with_config_entry("session.use_ort_model_bytes_directly", "1")
+                        .map_err(|e| e.to_string())?
+                        .with_config_entry("session.use_ort_model_bytes_for_initializers", "1")
+                        .map_err(|e| e.to_string())?;
+                    if profile == Profile::Query {
+                        b = b.with_config_entry("session.disable_prepacking", "1").map_err(|e| e.to_string())?;
+                    }
+                    b.commit_from_memory(&mapped).map_err(|e| e.to_string())
+                })();
+                if let Ok(session) = session {
+                    // `LocalEmbedder` drops the session before the map.
+                    return Ok(LoadedSession { session, mapped: Some(mapped) });
+                }
+                // A cache written by another ONNX Runtime: build it again below.
+            }
+            Ok(None) => {}
+            Err(_) => return load_onnx(builder()?, &path, OPTIMIZATION, None, &fail),
+        }
+        return load_onnx(builder()?, &path, OPTIMIZATION, Some(&cache), &fail);
+    }
+    load_onnx(builder()?, &path, OPTIMIZATION, None, &fail)
+}
+
+/// Load `model.onnx`; with `save_to`, also write the optimized graph there
+/// in ONNX Runtime's own format (atomically: a temporary file renamed).
+fn load_onnx(
+    builder: ort::session::builder::SessionBuilder,
+    path: &Path,
+    level: GraphOptimizationLevel,
+    save_to: Option<&Path>,
+    fail: &dyn Fn(String) -> anyhow::Error,
+) -> Result<LoadedSession> {
+    let bytes = super::model::model_bytes(path)?;
+    let mut builder = builder.with_optimization_level(level).map_err(|e| fail(e.to_string()))?;
+    let temp = save_to.map(|p| p.with_extension(format!("tmp{}", std::process::id())));
+    if let Some(temp) = &temp {
+        builder = builder
+            .with_optimized_model_path(temp)
+            .map_err(|e| fail(e.to_string()))?
+            .with_config_entry("session.save_model_format", "ORT")
+            .map_err(|e| fail(e.to_string()))?;
+    }
+    let session = builder.commit_from_memory(&bytes).map_err(|e| fail(e.to_string()))?;
+    if let (Some(temp), Some(dest)) = (&temp, save_to) {
+        // Best effort: a cache that cannot be written costs speed, not results.
+        if std::fs::rename(temp, dest).is_err() {
+            let _ = std::fs::remove_file(temp);
+        } else {
+            remove_stale_caches(dest);
+        }
+    }
+    Ok(LoadedSession { session, mapped: None })
+}
+
+/// How long a cached graph other than the one just written is kept: each
+/// upgrade of vecgrep or ONNX Runtime names a new one (24 MB each), and an
+/// old one is only read by another installation. A graph still in use is
+/// merely rebuilt (~0.4 s) the next time that installation starts.
+const STALE_CACHE_AGE: std::time::Duration = std::time::Duration::from_secs(30 * 24 * 3600);
+
+/// Best effort: remove cached graphs beside `fresh` not written for
+/// `STALE_CACHE_AGE`, and temporary files of interrupted writes as old.
+/// A running process that maps one keeps its copy until it exits.
+fn remove_stale_caches(fresh: &Path) {
+    let Some(dir) = fresh.parent() else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        // `query-model-*` is what versions before 01417a5 cached.
+        let cached = name.starts_with("model-") || name.starts_with("query-model-");
+        let ours = cached && (name.ends_with(".ort") || name.contains(".tmp"));
+        let age = entry.metadata().and_then(|m| m.modified()).ok().and_then(|t| t.elapsed().ok());
+        if ours && path != fresh && age.is_some_and(|a| a > STALE_CACHE_AGE) {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+}
+
+/// Where the optimized graph is cached, or None when there is no cache
+/// directory to use. The name changes with the model file, the runtime
+/// library and the rewrite, so a stale cache is never read.
+fn model_cache(assets: &Assets) -> Option<PathBuf> {
+    let dir = match std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
+        Some(d) => PathBuf::from(d).join("vecgrep"),
+        None => PathBuf::from(std::env::var_os("HOME").filter(|h| !h.is_empty())?).join(".cache/vecgrep"),
+    };
+    let mut key = blake3::Hasher::new();
+    // What `model::model_bytes` and ONNX Runtime make of the file, besides the file itself.
+    super::model::fingerprint(&mut key);
+    key.update(UNFUSED.as_bytes());
+    for file in [assets.model_dir.join("model.onnx"), assets.ort_library.clone()] {
+        let meta = std::fs::metadata(&file).ok()?;
+        let mtime = meta.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?.as_nanos();
+        key.update(file.to_string_lossy().as_bytes());
+        key.update(&meta.len().to_le_bytes());
+        key.update(&mtime.to_le_bytes());
+    }
+    std::fs::create_dir_all(&dir).ok()?;
+    Some(dir.join(format!("model-{}.ort", &key.finalize().to_hex()[..16])))
+}
+
+/// Map the cached graph; Ok(None) when it is not there yet, Err when the
+/// cache exists but cannot be read (then we do not try to rewrite it).
+fn map_cached_model(path: &Path) -> std::io::Result<Option<memmap2::Mmap>> {
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    // SAFETY: the cache file is only ever replaced by rename, never written
+    // in place, so the mapped bytes cannot change under the session.
+    #[allow(unsafe_code)]
+    let mapped = unsafe { memmap2::Mmap::map(&file)? };
+    Ok(Some(mapped))
+}

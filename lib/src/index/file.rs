@@ -1,0 +1,175 @@
+//! One file's way into the index: read and hashed (skipped, unchanged or
+//! changed), then, when changed, chunked and embedded, reusing the vectors
+//! of chunks whose embedded text the index or the file already has.
+
+use std::collections::HashMap;
+
+use anyhow::{anyhow, Result};
+
+use super::workers::KnownVectors;
+use crate::chunk::{self, chunk_text, Chunk, Context};
+use crate::embed::{Embedder, MAX_TOKENS};
+use crate::project::config::ResolvedConfig;
+use crate::project::walk::{looks_binary, SkipReason, WalkedFile};
+use crate::store::{ChunkWrite, FileState, FileWrite, StoredFile};
+
+/// A file whose content changed, to chunk and embed.
+pub(super) struct EmbedJob {
+    pub rel: String,
+    pub state: FileState,
+    pub text: String,
+}
+
+/// What becomes of a file in the index.
+pub(super) enum Prepared {
+    Skip(SkipReason),
+    /// Same content as stored; only stat data changed.
+    Touch(FileState),
+    Write(FileWrite),
+}
+
+/// What reading a new or changed file found.
+pub(super) enum Read {
+    Done(Prepared),
+    Embed(EmbedJob),
+}
+
+/// Read and hash one new or changed file: skip it, note that only its stat
+/// data changed, or hand its text on to be embedded.
+pub(super) fn read_file(f: &WalkedFile, previous: Option<&StoredFile>, config: &ResolvedConfig) -> Read {
+    let skip = |reason| Read::Done(Prepared::Skip(reason));
+    let bytes = match std::fs::read(&f.abs) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return skip(SkipReason::Vanished),
+        Err(e) => return skip(SkipReason::Error(e.to_string())),
+    };
+    if looks_binary(&bytes) {
+        return skip(SkipReason::Binary);
+    }
+    if let Some(kind) = crate::project::generated::by_content(&bytes).filter(|_| !config.include_generated) {
+        return skip(SkipReason::Generated(kind));
+    }
+    // The file may have changed since it was walked; record what was read.
+    let size = bytes.len() as u64;
+    if size > config.max_filesize {
+        return skip(SkipReason::TooLarge { size, limit: config.max_filesize });
+    }
+    let mtime_ns = std::fs::metadata(&f.abs).map(|m| crate::project::walk::mtime_ns(&m)).unwrap_or(f.mtime_ns);
+    let hash = blake3::hash(&bytes).as_bytes().to_vec();
+    let state = FileState { size, mtime_ns, hash };
+    if previous.is_some_and(|p| p.state.hash == state.hash && p.holes == 0) {
+        return Read::Done(Prepared::Touch(state));
+    }
+    // Invalid UTF-8 (Latin-1 comments, say) is indexed with replacement characters.
+    let text = match String::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    };
+    Read::Embed(EmbedJob { rel: f.rel.clone(), state, text })
+}
+
+/// Chunk and embed one file's text. A chunk whose embedded text is already
+/// in the index, or earlier in the same file, takes that vector instead.
+pub(super) fn chunk_and_embed(
+    job: EmbedJob,
+    model: &mut dyn Embedder,
+    known: Option<&KnownVectors>,
+    size: usize,
+    overlap: usize,
+) -> Result<FileWrite> {
+    let mut chunks: Vec<Chunk> = Vec::new();
+    if !job.text.trim().is_empty() {
+        chunks = chunk_text(&job.text, chunk::Syntax::of_path(&job.rel), size, overlap, &|t| {
+            model.count_tokens(t) <= MAX_TOKENS
+        });
+    }
+    let contexts = chunk::contexts(&job.rel, &job.text, &chunks);
+    let embedded: Vec<String> =
+        chunks.iter().zip(&contexts).map(|(c, ctx)| chunk::embedded_text(&ctx.around, &c.text)).collect();
+    let embed_keys: Vec<[u8; 16]> = embedded.iter().map(|text| chunk::embed_key(text)).collect();
+    let found = vectors_for(model, &embedded, &embed_keys, known)?;
+    let chunks = chunks
+        .into_iter()
+        .zip(&contexts)
+        .zip(found.vectors)
+        .zip(embed_keys)
+        .map(|(((chunk, context), vector), embed_key)| chunk_write(chunk, context, vector, embed_key))
+        .collect();
+    Ok(FileWrite { rel: job.rel, state: job.state, chunks, copied: found.copied, tokens: found.tokens })
+}
+
+/// What the store keeps of one chunk.
+fn chunk_write(chunk: Chunk, context: &Context, vector: Option<Vec<f32>>, embed_key: [u8; 16]) -> ChunkWrite {
+    let words = crate::terms::chunk_words(&chunk.text, &context.words());
+    ChunkWrite { chunk, vector, embed_key, names: context.names.join(" "), words }
+}
+
+/// The vectors of a file's chunks and how they were had.
+struct Found {
+    /// One per chunk; None for a hole.
+    vectors: Vec<Option<Vec<f32>>>,
+    /// Taken from the index or an earlier chunk of the file with the same text.
+    copied: u64,
+    /// Tokens the model was given.
+    tokens: u64,
+}
+
+/// A vector for each of `embedded` (a file's chunks as the model sees them,
+/// named by `keys`): the index's when it has one, an earlier chunk's with
+/// the same text, or the model's.
+fn vectors_for(
+    model: &mut dyn Embedder,
+    embedded: &[String],
+    keys: &[[u8; 16]],
+    known: Option<&KnownVectors>,
+) -> Result<Found> {
+    let mut vectors: Vec<Option<Vec<f32>>> = vec![None; embedded.len()];
+    let mut first_with_key: HashMap<[u8; 16], usize> = HashMap::new();
+    let mut repeats: Vec<(usize, usize)> = Vec::new(); // (chunk, the earlier chunk with its text)
+    let mut to_embed: Vec<usize> = Vec::new();
+    for (i, &key) in keys.iter().enumerate() {
+        if let Some(&earlier) = first_with_key.get(&key) {
+            repeats.push((i, earlier));
+            continue;
+        }
+        first_with_key.insert(key, i);
+        match known.and_then(|k| k.get(&key)) {
+            Some(v) => vectors[i] = Some(v),
+            None => to_embed.push(i),
+        }
+    }
+    let mut copied = (embedded.len() - to_embed.len() - repeats.len()) as u64;
+    let texts: Vec<&str> = to_embed.iter().map(|&i| embedded[i].as_str()).collect();
+    // What the model sees: longer texts are cut to its window.
+    let tokens = texts.iter().map(|t| model.count_tokens(t).min(MAX_TOKENS) as u64).sum();
+    for (i, v) in to_embed.into_iter().zip(embed_chunks(model, &texts)?) {
+        vectors[i] = v;
+    }
+    for (i, earlier) in repeats {
+        vectors[i] = vectors[earlier].clone();
+        copied += vectors[i].is_some() as u64;
+    }
+    Ok(Found { vectors, copied, tokens })
+}
+
+/// Embed texts in small batches of similar length, returning vectors in order.
+/// The embedder batches as suits it (the local model one text at a time, a
+/// server by `embedder_batch_size`); sorting by length keeps the texts of a
+/// batch alike, so that little of it is padding. None marks a hole.
+fn embed_chunks(model: &mut dyn Embedder, chunks: &[&str]) -> Result<Vec<Option<Vec<f32>>>> {
+    if chunks.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut order: Vec<usize> = (0..chunks.len()).collect();
+    order.sort_by_key(|&i| chunks[i].len());
+    let texts: Vec<&str> = order.iter().map(|&i| chunks[i]).collect();
+    let vectors = model.embed_each(&texts)?;
+    if vectors.len() != chunks.len() {
+        return Err(anyhow!("the embedder returned {} vectors for {} texts", vectors.len(), chunks.len()));
+    }
+    let mut out: Vec<Option<Vec<f32>>> = vec![None; chunks.len()];
+    for (i, v) in order.into_iter().zip(vectors) {
+        out[i] = v;
+    }
+    Ok(out)
+}

@@ -1,0 +1,250 @@
+//! The read-embed-write loop of an index run. Files are read and hashed
+//! here, in the walk's order; those whose content changed go to the
+//! embedder threads (started at the first one), and what comes back is
+//! written in the walk's order, in batches, so that records and batches are
+//! the same whatever the timing.
+
+use std::collections::{BTreeMap, HashMap};
+
+use anyhow::{anyhow, Context, Result};
+
+use super::embedders::EmbedderPool;
+use super::file::{read_file, Prepared, Read};
+use super::workers::{KnownVectors, Workers};
+use super::{FileOutcome, IndexObserver, IndexRequest, IndexSummary};
+use crate::embed::Embedder;
+use crate::project::walk::{Skip, WalkedFile};
+use crate::store::{FileState, FileWrite, IndexWriter, StoredFile};
+
+/// Chunks written per transaction: bounds the work lost to a kill.
+const WRITE_BATCH_CHUNKS: usize = 256;
+/// Files written per transaction, however few chunks they have.
+const WRITE_BATCH_FILES: usize = 64;
+/// Files read ahead of the embedders, per embedder: keeps them busy while
+/// bounding the text held in memory.
+const READ_AHEAD_PER_EMBEDDER: usize = 4;
+
+/// Read, embed and write `work`; returns whether the run was cancelled
+/// before the end (what was written is committed either way).
+pub(super) fn embed_and_write(
+    req: &IndexRequest<'_>,
+    work: &[&WalkedFile],
+    stored: &HashMap<String, StoredFile>,
+    store: &mut dyn IndexWriter,
+    embedders: &mut EmbedderPool,
+    run: (&mut IndexSummary, &mut dyn IndexObserver),
+) -> Result<bool> {
+    let (summary, obs) = run;
+    let mut pipeline = Pipeline {
+        req,
+        work,
+        stored,
+        workers: None,
+        ready: BTreeMap::new(),
+        next_read: 0,
+        next_emit: 0,
+        in_flight: 0,
+        stopped: false,
+        batch: Batch::default(),
+    };
+    let result = pipeline.run(store, embedders, summary, obs);
+    if let Some(w) = pipeline.workers.take() {
+        embedders.give_back(w.finish());
+    }
+    result?;
+    pipeline.batch.flush(store)?;
+    Ok(pipeline.stopped)
+}
+
+struct Pipeline<'a, 'w> {
+    req: &'a IndexRequest<'a>,
+    work: &'a [&'w WalkedFile],
+    stored: &'a HashMap<String, StoredFile>,
+    workers: Option<Workers>,
+    /// Files read or embedded, by their place in `work`, until written.
+    ready: BTreeMap<usize, Prepared>,
+    next_read: usize,
+    next_emit: usize,
+    /// Files with the embedders.
+    in_flight: usize,
+    /// The observer cancelled the run.
+    stopped: bool,
+    batch: Batch,
+}
+
+impl Pipeline<'_, '_> {
+    fn run(
+        &mut self,
+        store: &mut dyn IndexWriter,
+        embedders: &mut EmbedderPool,
+        summary: &mut IndexSummary,
+        obs: &mut dyn IndexObserver,
+    ) -> Result<()> {
+        let total = self.work.len();
+        while self.next_emit < total {
+            self.read_ahead(store, embedders, obs)?;
+            self.write_ready(store, summary, obs)?;
+            if self.next_emit == self.next_read && (self.stopped || self.next_read == total) {
+                break;
+            }
+            self.receive_one()?;
+        }
+        Ok(())
+    }
+
+    /// Read on until the embedders (started by the first file that needs
+    /// one) have their share queued, asked at each step: a big first file
+    /// must not leave the other embedders idle until it is done.
+    fn read_ahead(
+        &mut self,
+        store: &mut dyn IndexWriter,
+        embedders: &mut EmbedderPool,
+        obs: &mut dyn IndexObserver,
+    ) -> Result<()> {
+        let total = self.work.len();
+        let read_ahead = |workers: &Option<Workers>| workers.as_ref().map_or(1, |w| w.count * READ_AHEAD_PER_EMBEDDER);
+        while !self.stopped && self.next_read < total && self.in_flight < read_ahead(&self.workers) {
+            if obs.cancelled() {
+                self.stopped = true;
+                break;
+            }
+            let f = self.work[self.next_read];
+            match read_file(f, self.stored.get(&f.rel), self.req.config) {
+                Read::Done(prepared) => {
+                    self.ready.insert(self.next_read, prepared);
+                }
+                Read::Embed(job) => {
+                    if self.workers.is_none() {
+                        self.workers = Some(self.start_workers(store, embedders)?);
+                    }
+                    self.workers.as_ref().expect("started").send(self.next_read, job)?;
+                    self.in_flight += 1;
+                }
+            }
+            self.next_read += 1;
+        }
+        Ok(())
+    }
+
+    /// The embedder threads, with the models the rest of the run needs.
+    fn start_workers(&self, store: &mut dyn IndexWriter, embedders: &mut EmbedderPool) -> Result<Workers> {
+        let taken = embedders.take(self.work.len() - self.next_read)?;
+        if let Err(e) = check_dims(store, &taken) {
+            embedders.give_back(taken);
+            return Err(e);
+        }
+        Ok(Workers::start(taken, KnownVectors::open(self.req.root), self.req.config))
+    }
+
+    /// Account for and batch the files ready in the walk's order.
+    fn write_ready(
+        &mut self,
+        store: &mut dyn IndexWriter,
+        summary: &mut IndexSummary,
+        obs: &mut dyn IndexObserver,
+    ) -> Result<()> {
+        while let Some(prepared) = self.ready.remove(&self.next_emit) {
+            let f = self.work[self.next_emit];
+            record(prepared, f, self.stored.get(&f.rel), &mut self.batch, summary, obs);
+            if self.batch.chunks >= WRITE_BATCH_CHUNKS
+                || self.batch.writes.len() + self.batch.touches.len() >= WRITE_BATCH_FILES
+            {
+                self.batch.flush(store)?;
+            }
+            self.next_emit += 1;
+            obs.progress(self.next_emit, self.work.len(), summary.embedded);
+        }
+        Ok(())
+    }
+
+    /// Wait for an embedded file when the next one to write is with the embedders.
+    fn receive_one(&mut self) -> Result<()> {
+        if self.in_flight == 0 || self.ready.contains_key(&self.next_emit) {
+            return Ok(());
+        }
+        let (index, write) = self.workers.as_ref().expect("in flight").receive()?;
+        self.in_flight -= 1;
+        let write = write.with_context(|| format!("embedding {}", self.work[index].rel))?;
+        self.ready.insert(index, Prepared::Write(write));
+        Ok(())
+    }
+}
+
+/// The vectors about to be stored must have the size of those stored: a
+/// server may answer for the same model name with another model.
+fn check_dims(store: &mut dyn IndexWriter, embedders: &[Box<dyn Embedder>]) -> Result<()> {
+    let Some(dims) = embedders.first().map(|e| e.dims()) else { return Ok(()) };
+    match store.dims()? {
+        Some(held) if held != dims => Err(anyhow!(
+            "the embedder gives {dims}-dimensional vectors but the index holds {held}-dimensional ones (another model behind the name {:?}?); vg-index --reindex rebuilds the index",
+            embedders[0].model_name()
+        )),
+        Some(_) => Ok(()),
+        None => Ok(store.set_dims(dims)?),
+    }
+}
+
+/// The changes written in one transaction.
+#[derive(Default)]
+struct Batch {
+    writes: Vec<FileWrite>,
+    touches: Vec<(String, FileState)>,
+    removals: Vec<String>,
+    chunks: usize,
+}
+
+impl Batch {
+    fn flush(&mut self, store: &mut dyn IndexWriter) -> Result<()> {
+        if !self.writes.is_empty() || !self.touches.is_empty() || !self.removals.is_empty() {
+            store.write_batch(&self.writes, &self.touches, &self.removals)?;
+        }
+        *self = Batch::default();
+        Ok(())
+    }
+}
+
+/// Account for one file's outcome: the summary, the next batch, the observer.
+fn record(
+    prepared: Prepared,
+    f: &WalkedFile,
+    previous: Option<&StoredFile>,
+    batch: &mut Batch,
+    summary: &mut IndexSummary,
+    obs: &mut dyn IndexObserver,
+) {
+    match prepared {
+        Prepared::Skip(reason) => {
+            let skip = Skip { path: f.rel.clone(), reason };
+            obs.skipped(&skip);
+            summary.skipped += 1;
+            if skip.reason.is_error() {
+                summary.errors += 1;
+            } else if previous.is_some() {
+                batch.removals.push(f.rel.clone());
+                summary.removed += 1;
+                obs.file(&f.rel, FileOutcome::Removed, 0);
+            }
+        }
+        Prepared::Touch(state) => {
+            let chunks = previous.map_or(0, |p| p.chunks);
+            summary.files += 1;
+            summary.chunks += chunks;
+            summary.reused += chunks;
+            batch.touches.push((f.rel.clone(), state));
+            obs.file(&f.rel, FileOutcome::Unchanged, chunks);
+        }
+        Prepared::Write(write) => {
+            let n = write.chunks.len() as u64;
+            let holes = write.holes();
+            summary.files += 1;
+            summary.chunks += n;
+            summary.embedded += n - holes - write.copied;
+            summary.copied += write.copied;
+            summary.tokens += write.tokens;
+            summary.holes += holes;
+            batch.chunks += write.chunks.len();
+            batch.writes.push(write);
+            obs.file(&f.rel, FileOutcome::Indexed, n);
+        }
+    }
+}

@@ -1,0 +1,154 @@
+//! What an index run has to do, decided before anything is written: whether
+//! the index is rebuilt, which walked files are unchanged, which need
+//! reading, and which stored files go.
+
+use std::collections::{HashMap, HashSet};
+
+use anyhow::Result;
+
+use super::{FileOutcome, IndexObserver, IndexRequest, IndexSummary, WalkedSet};
+use crate::chunk;
+use crate::project::root::is_under;
+use crate::project::walk::{WalkResult, WalkedFile};
+use crate::store::{IndexMeta, IndexReader, StoredFile};
+
+/// Whether the index is emptied first (ReindexOrConfigChangeRebuildsIndex).
+pub(super) struct Rebuild {
+    pub needed: bool,
+    /// What the index is built with after the run.
+    pub wanted: IndexMeta,
+    /// There was an index, of another configuration or asked to be rebuilt.
+    pub had_index: bool,
+}
+
+/// The work of one run.
+pub(super) struct Plan<'w> {
+    /// What the index held for each file before the run (nothing when rebuilt).
+    pub stored: HashMap<String, StoredFile>,
+    /// Stored files to remove: deleted, now ignored or no longer indexable.
+    pub removals: Vec<String>,
+    /// Walked files whose content may have changed, in the walk's order.
+    pub work: Vec<&'w WalkedFile>,
+    pub walked: WalkedSet,
+}
+
+/// ReindexOrConfigChangeRebuildsIndex: whether the run rebuilds the index.
+/// The rebuild itself waits until the user has agreed to the run and the
+/// model is known to load, so that a declined prompt or a bad model name
+/// leaves the old index untouched.
+pub(super) fn rebuild(req: &IndexRequest<'_>, store: &dyn IndexReader, obs: &mut dyn IndexObserver) -> Result<Rebuild> {
+    let wanted = meta_of(req);
+    let have = store.meta()?;
+    let rebuild = match &have {
+        Some(have) => req.reindex || *have != wanted,
+        None => true,
+    };
+    if let Some(have) = have.as_ref().filter(|h| **h != wanted && !req.reindex) {
+        obs.note(&format!("rebuilding the index: {}", describe_change(have, &wanted)));
+    }
+    Ok(Rebuild { needed: rebuild, wanted, had_index: have.is_some() })
+}
+
+fn meta_of(req: &IndexRequest<'_>) -> IndexMeta {
+    IndexMeta {
+        model: req.config.embedder_model.clone(),
+        chunk_size: req.config.chunk_size,
+        chunk_overlap: req.config.chunk_overlap,
+        chunk_format: chunk::FORMAT,
+    }
+}
+
+fn describe_change(have: &IndexMeta, wanted: &IndexMeta) -> String {
+    let mut changes = Vec::new();
+    if have.model != wanted.model {
+        changes.push(format!("embedder_model {} -> {}", have.model, wanted.model));
+    }
+    if have.chunk_size != wanted.chunk_size {
+        changes.push(format!("chunk_size {} -> {}", have.chunk_size, wanted.chunk_size));
+    }
+    if have.chunk_overlap != wanted.chunk_overlap {
+        changes.push(format!("chunk_overlap {} -> {}", have.chunk_overlap, wanted.chunk_overlap));
+    }
+    if have.chunk_format != wanted.chunk_format {
+        changes.push(format!(
+            "this version indexes chunks differently (chunk format {} -> {})",
+            have.chunk_format, wanted.chunk_format
+        ));
+    }
+    changes.join(", ")
+}
+
+/// Compare the walk with what is stored: unchanged files are counted and
+/// reported here, the others become the run's work.
+pub(super) fn plan<'w>(
+    req: &IndexRequest<'_>,
+    walked: &'w WalkResult,
+    stored: HashMap<String, StoredFile>,
+    recheck_generated: bool,
+    summary: &mut IndexSummary,
+    obs: &mut dyn IndexObserver,
+) -> Plan<'w> {
+    let mut removals: Vec<String> = Vec::new();
+    let mut error_dirs: Vec<String> = Vec::new();
+    for skip in &walked.skips {
+        obs.skipped(skip);
+        summary.skipped += 1;
+        if skip.reason.is_error() {
+            summary.errors += 1;
+            error_dirs.push(skip.path.clone());
+        } else if stored.contains_key(&skip.path) {
+            removals.push(skip.path.clone());
+        }
+    }
+    let mut walked_set: WalkedSet = HashSet::with_capacity(walked.files.len());
+    let mut work: Vec<&WalkedFile> = Vec::new();
+    for f in &walked.files {
+        walked_set.insert(f.rel.clone());
+        match stored.get(&f.rel) {
+            // A file with holes is embedded again: the server may answer now.
+            Some(s)
+                if s.state.size == f.size && s.state.mtime_ns == f.mtime_ns && s.holes == 0 && !recheck_generated =>
+            {
+                summary.files += 1;
+                summary.chunks += s.chunks;
+                summary.reused += s.chunks;
+                obs.file(&f.rel, FileOutcome::Unchanged, s.chunks);
+            }
+            _ => work.push(f),
+        }
+    }
+    removals.extend(stale_entries(req, &stored, &walked_set, &removals, &error_dirs));
+    removals.sort();
+    removals.dedup();
+    Plan { stored, removals, work, walked: walked_set }
+}
+
+/// SingleDirectoryWalkRemovesStaleEntries: a single walked path owns
+/// everything stored under it that the walk did not see;
+/// MultiPathAndFileWalksPreserveOtherEntries otherwise.
+fn stale_entries(
+    req: &IndexRequest<'_>,
+    stored: &HashMap<String, StoredFile>,
+    walked: &WalkedSet,
+    removals: &[String],
+    error_dirs: &[String],
+) -> Vec<String> {
+    let [only] = req.paths else { return Vec::new() };
+    let filtered = req.walk.is_filtered();
+    let mut stale = Vec::new();
+    for rel in stored.keys() {
+        if !is_under(rel, &only.rel) || walked.contains(rel) || removals.contains(rel) {
+            continue;
+        }
+        // Entries under a directory the walk could not read are kept, not lost.
+        if error_dirs.iter().any(|d| is_under(rel, d)) {
+            continue;
+        }
+        // A filtered walk did not look at everything: remove only what is gone from disk.
+        if filtered && req.root.path.join(rel).exists() {
+            continue;
+        }
+        stale.push(rel.clone());
+    }
+    stale
+}

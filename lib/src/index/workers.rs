@@ -1,0 +1,87 @@
+//! The embedder threads of an index run: each owns a model and takes
+//! changed files from one queue; results come back tagged with the file's
+//! place in the walk, so that they are written in the walk's order.
+
+use std::sync::{mpsc, Arc, Mutex};
+use std::thread::JoinHandle;
+
+use anyhow::{anyhow, Result};
+
+use super::file::{chunk_and_embed, EmbedJob};
+use crate::embed::Embedder;
+use crate::project::config::ResolvedConfig;
+use crate::project::root::ProjectRoot;
+use crate::store::{self, FileWrite, IndexReader};
+
+/// Embedder threads, each owning a model, taking jobs from one queue.
+pub(super) struct Workers {
+    pub count: usize,
+    jobs: Option<mpsc::Sender<(usize, EmbedJob)>>,
+    results: mpsc::Receiver<(usize, Result<FileWrite>)>,
+    handles: Vec<JoinHandle<Box<dyn Embedder>>>,
+}
+
+impl Workers {
+    pub(super) fn start(
+        embedders: Vec<Box<dyn Embedder>>,
+        known: Option<Arc<KnownVectors>>,
+        config: &ResolvedConfig,
+    ) -> Workers {
+        let (job_tx, job_rx) = mpsc::channel::<(usize, EmbedJob)>();
+        let (result_tx, result_rx) = mpsc::channel();
+        let job_rx = Arc::new(Mutex::new(job_rx));
+        let count = embedders.len();
+        let handles = embedders
+            .into_iter()
+            .map(|mut embedder| {
+                let (jobs, results, known) = (Arc::clone(&job_rx), result_tx.clone(), known.clone());
+                let (size, overlap) = (config.chunk_size, config.chunk_overlap);
+                std::thread::spawn(move || {
+                    loop {
+                        // The lock is held only to take a job, not while embedding it.
+                        let next = jobs.lock().map_err(|_| ()).and_then(|rx| rx.recv().map_err(|_| ()));
+                        let Ok((index, job)) = next else { break };
+                        let write = chunk_and_embed(job, &mut *embedder, known.as_deref(), size, overlap);
+                        if results.send((index, write)).is_err() {
+                            break;
+                        }
+                    }
+                    embedder
+                })
+            })
+            .collect();
+        Workers { count, jobs: Some(job_tx), results: result_rx, handles }
+    }
+
+    pub(super) fn send(&self, index: usize, job: EmbedJob) -> Result<()> {
+        self.jobs
+            .as_ref()
+            .and_then(|j| j.send((index, job)).ok())
+            .ok_or_else(|| anyhow!("the embedding threads stopped"))
+    }
+
+    pub(super) fn receive(&self) -> Result<(usize, Result<FileWrite>)> {
+        self.results.recv().map_err(|_| anyhow!("the embedding threads stopped"))
+    }
+
+    /// Stop taking jobs and hand the models back.
+    pub(super) fn finish(mut self) -> Vec<Box<dyn Embedder>> {
+        drop(self.jobs.take());
+        self.handles.drain(..).filter_map(|h| h.join().ok()).collect()
+    }
+}
+
+/// The vectors already in the index, looked up by `chunk::embed_key` from
+/// the embedder threads over a connection of their own. A failed lookup is
+/// a miss: the chunk is embedded, which is slower but gives the same vector.
+pub(super) struct KnownVectors(Mutex<Box<dyn IndexReader>>);
+
+impl KnownVectors {
+    pub(super) fn open(root: &ProjectRoot) -> Option<Arc<KnownVectors>> {
+        store::open_for_reading(root).ok().map(|s| Arc::new(KnownVectors(Mutex::new(s))))
+    }
+
+    pub(super) fn get(&self, key: &[u8]) -> Option<Vec<f32>> {
+        self.0.lock().ok()?.vector_for_key(key).ok().flatten()
+    }
+}

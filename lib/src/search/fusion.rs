@@ -1,0 +1,149 @@
+//! How the candidates of each side become one ranking: reciprocal-rank
+//! fusion of the semantic and the lexical ranking, raised for chunks whose
+//! own names answer the query, cut at the threshold.
+//!
+//! What `score` means: in semantic and hybrid mode it is the cosine
+//! similarity of query and chunk (-1..1) whatever decided the order, so a
+//! threshold means the same in both. In lexical mode it is BM25 mapped onto
+//! 0..1 (`lexical::bm25_score`).
+
+use std::collections::HashMap;
+
+use super::lexical;
+use super::names::{boost_by_names, QueryWords};
+use super::vectors::VectorTable;
+use super::{Ranking, SearchRequest};
+use crate::store::{ChunkId, IndexReader, StoreError};
+
+/// Reciprocal-rank fusion's damping constant: ranks below ~60 matter little.
+pub const RRF_K: f32 = 60.0;
+
+/// Weight of the lexical ranking in hybrid fusion (the semantic one has 1).
+pub const LEXICAL_WEIGHT: f32 = 1.0;
+
+/// How many candidates each ranking contributes before fusion.
+pub const CANDIDATE_POOL: usize = 100;
+
+/// Candidates looked at per result wanted, for the places that chunks
+/// joining better ones leave free (`join`).
+pub const JOIN_SPARE: usize = 3;
+
+/// Fuse rankings (ids best first, each with a weight) by weighted
+/// reciprocal-rank fusion; returns ids with fused scores, best first.
+pub fn fuse(rankings: &[(&[ChunkId], f32)]) -> Vec<(ChunkId, f32)> {
+    let mut scores: HashMap<ChunkId, f32> = HashMap::new();
+    for (ranking, weight) in rankings {
+        for (rank, id) in ranking.iter().enumerate() {
+            *scores.entry(*id).or_default() += weight / (RRF_K + rank as f32 + 1.0);
+        }
+    }
+    let mut fused: Vec<(ChunkId, f32)> = scores.into_iter().collect();
+    fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    fused
+}
+
+/// What one search ranks by, worked out from the request and its mode.
+pub(super) struct Sides<'a> {
+    /// The query's vector, when the mode ranks by meaning.
+    pub vector: Option<&'a [f32]>,
+    /// The full-text expression, when the mode ranks by words.
+    pub words: Option<String>,
+    /// The query's words for the name signal (hybrid mode).
+    pub names: Option<QueryWords>,
+}
+
+/// The best candidates for `request`, each with its score, best first, at
+/// least `threshold` and at most `k * JOIN_SPARE` of them.
+pub(super) fn scored_candidates(
+    store: &dyn IndexReader,
+    ranking: &Ranking<'_>,
+    sides: &Sides<'_>,
+    request: &SearchRequest<'_>,
+) -> Result<Vec<(ChunkId, f32)>, StoreError> {
+    let (k, scope) = (request.k, &request.scope);
+    let pool = k.max(CANDIDATE_POOL);
+    let semantic = match (sides.vector, ranking.vectors) {
+        (Some(v), Some(table)) => table.ranking(v, scope, pool),
+        (Some(v), None) => store.nearest_chunks(v, scope, pool)?,
+        (None, _) => Vec::new(),
+    };
+    let lexical = match (&sides.words, &ranking.lexical) {
+        (Some(_), Some(ranked)) => ranked.clone(),
+        (Some(expr), None) => lexical::word_ranking(store, expr, scope, pool, ranking.vectors)?,
+        (None, _) => Vec::new(),
+    };
+    let mut scored = match (sides.vector, sides.words.is_some()) {
+        (Some(vector), true) => {
+            let fused = fused_ranking(store, &semantic, &lexical, sides.names.as_ref())?;
+            with_cosines(store, fused, &semantic, vector, ranking.vectors, request)?
+        }
+        (Some(_), false) => semantic,
+        (None, _) => lexical.into_iter().map(|(id, bm25)| (id, lexical::bm25_score(bm25))).collect(),
+    };
+    scored.retain(|s| s.1 >= request.threshold);
+    scored.truncate(k * JOIN_SPARE);
+    Ok(scored)
+}
+
+/// Both rankings fused, then raised by the name signal.
+fn fused_ranking(
+    store: &dyn IndexReader,
+    semantic: &[(ChunkId, f32)],
+    lexical: &[(ChunkId, f64)],
+    names: Option<&QueryWords>,
+) -> Result<Vec<(ChunkId, f32)>, StoreError> {
+    let semantic_ids: Vec<ChunkId> = semantic.iter().map(|s| s.0).collect();
+    let lexical_ids: Vec<ChunkId> = lexical.iter().map(|l| l.0).collect();
+    let mut fused = fuse(&[(&semantic_ids, 1.0), (&lexical_ids, LEXICAL_WEIGHT)]);
+    if let Some(words) = names.filter(|w| !w.is_empty()) {
+        boost_by_names(store, &mut fused, words)?;
+    }
+    Ok(fused)
+}
+
+/// The fused order with each chunk's cosine as its score, those under the
+/// threshold left out, up to `k * JOIN_SPARE`; chunks the semantic side did
+/// not rank get their cosine from memory or the store.
+fn with_cosines(
+    store: &dyn IndexReader,
+    fused: Vec<(ChunkId, f32)>,
+    semantic: &[(ChunkId, f32)],
+    vector: &[f32],
+    table: Option<&VectorTable>,
+    request: &SearchRequest<'_>,
+) -> Result<Vec<(ChunkId, f32)>, StoreError> {
+    let cosine: HashMap<ChunkId, f32> = semantic.iter().copied().collect();
+    let mut scored = Vec::with_capacity(request.k);
+    for (id, _) in fused {
+        let score = match (cosine.get(&id), table) {
+            (Some(&c), _) => Some(c),
+            (None, Some(table)) => table.score(id, vector),
+            (None, None) => store.cosine(id, vector)?,
+        };
+        let Some(score) = score else { continue };
+        if score >= request.threshold {
+            scored.push((id, score));
+            if scored.len() == request.k * JOIN_SPARE {
+                break;
+            }
+        }
+    }
+    Ok(scored)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fusion_rewards_agreement_and_respects_weights() {
+        let semantic = [1, 2, 3];
+        let lexical = [3, 4];
+        let fused = fuse(&[(&semantic, 1.0), (&lexical, 1.0)]);
+        assert_eq!(fused[0].0, 3, "ranked by both beats ranked first by one");
+        let ids: Vec<ChunkId> = fused.iter().map(|f| f.0).collect();
+        assert_eq!(ids, [3, 1, 2, 4]);
+        let heavy = fuse(&[(&semantic, 1.0), (&lexical, 0.01)]);
+        assert_eq!(heavy[0].0, 1);
+    }
+}

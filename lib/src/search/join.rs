@@ -1,0 +1,143 @@
+//! One result per place in the code: hits of one file that overlap, touch
+//! or have only blank lines between them become one, of up to
+//! `MAX_JOINED_LINES` lines.
+
+use super::Hit;
+use crate::store::{ChunkId, IndexReader, StoreError};
+
+/// The hits for `scored`, best first, at most `k`: a chunk overlapping,
+/// touching or only blank lines away from a better one of the same file
+/// joins it (`join_hit`) instead of taking a place of its own.
+pub fn collect_hits(store: &dyn IndexReader, scored: &[(ChunkId, f32)], k: usize) -> Result<Vec<Hit>, StoreError> {
+    let mut hits = Vec::with_capacity(scored.len());
+    for &(id, score) in scored {
+        // A chunk ranked from vectors in memory may since have been replaced.
+        let Some(chunk) = store.chunk(id)? else { continue };
+        let hit =
+            Hit { file: chunk.file, start_line: chunk.start_line, end_line: chunk.end_line, text: chunk.text, score };
+        // Every line that is not blank is in a chunk, so lines in no chunk
+        // are blank. A failed lookup counts as not blank: no join.
+        let mut blank =
+            |first: usize, last: usize| -> bool { store.lines_in_no_chunk(&hit.file, first, last).unwrap_or(false) };
+        match hits.iter_mut().position(|better: &mut Hit| join_hit(better, &hit, &mut blank)) {
+            Some(grown) => join_grown(&mut hits, grown, &mut blank),
+            None if hits.len() == k => break,
+            None => hits.push(hit),
+        }
+    }
+    Ok(hits)
+}
+
+/// The most lines a result grows to by taking in its neighbours.
+pub const MAX_JOINED_LINES: usize = 40;
+
+/// After `hits[grown]` took in a chunk, join to it the other hits it now
+/// overlaps or touches (`join_hit`), the worse into the better, until none
+/// does: two places that grew towards each other become one.
+fn join_grown(hits: &mut Vec<Hit>, mut grown: usize, blank: &mut dyn FnMut(usize, usize) -> bool) {
+    let mut other = 0;
+    while other < hits.len() {
+        if other != grown {
+            let (better, worse) = (grown.min(other), grown.max(other));
+            let next = hits[worse].clone();
+            if join_hit(&mut hits[better], &next, blank) {
+                hits.remove(worse);
+                grown = better;
+                other = 0;
+                continue;
+            }
+        }
+        other += 1;
+    }
+}
+
+/// Extend `better` by `next` when they are chunks of one file that overlap,
+/// touch, or have only blank lines between them (`blank(first, last)` says
+/// whether lines `first..=last` of the file are all blank), and together
+/// span at most `MAX_JOINED_LINES`: one result for one place in the code.
+/// `better` keeps its score. False, and nothing changes, otherwise.
+pub fn join_hit(better: &mut Hit, next: &Hit, blank: &mut dyn FnMut(usize, usize) -> bool) -> bool {
+    let whole_lines = |h: &Hit| h.text.split('\n').count() == h.end_line + 1 - h.start_line;
+    let (start, end) = (better.start_line.min(next.start_line), better.end_line.max(next.end_line));
+    if better.file != next.file || end + 1 - start > MAX_JOINED_LINES || !whole_lines(better) || !whole_lines(next) {
+        return false;
+    }
+    // The lines between them, if any, first to last.
+    let gap = if next.start_line > better.end_line + 1 {
+        Some((better.end_line + 1, next.start_line - 1))
+    } else if next.end_line + 1 < better.start_line {
+        Some((next.end_line + 1, better.start_line - 1))
+    } else {
+        None
+    };
+    if gap.is_some_and(|(first, last)| !blank(first, last)) {
+        return false;
+    }
+    let mut text: Vec<&str> = vec![""; end + 1 - start];
+    for hit in [next, &*better] {
+        for (i, line) in hit.text.split('\n').enumerate() {
+            text[hit.start_line - start + i] = line;
+        }
+    }
+    better.text = text.join("\n");
+    better.start_line = start;
+    better.end_line = end;
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hit(start: usize, end: usize) -> Hit {
+        let text = (start..=end).map(|l| format!("line {l}")).collect::<Vec<_>>().join("\n");
+        Hit { file: "a.rs".into(), start_line: start, end_line: end, score: 0.5, text }
+    }
+
+    #[test]
+    fn neighbouring_and_overlapping_hits_join() {
+        for (better, next, joined) in [
+            ((10, 20), (18, 25), Some((10, 25))), // overlapping after
+            ((10, 20), (21, 25), Some((10, 25))), // touching after
+            ((10, 20), (4, 12), Some((4, 20))),   // overlapping before
+            ((10, 20), (4, 9), Some((4, 20))),    // touching before
+            ((10, 20), (12, 15), Some((10, 20))), // inside
+            ((10, 20), (20, 60), None),           // would span more than MAX_JOINED_LINES
+        ] {
+            let mut a = hit(better.0, better.1);
+            let joins = join_hit(&mut a, &hit(next.0, next.1), &mut |_, _| panic!("no gap to look at"));
+            assert_eq!(joins.then_some((a.start_line, a.end_line)), joined, "{better:?} + {next:?}");
+            assert_eq!(a.text, hit(a.start_line, a.end_line).text, "the text is the joined lines");
+            assert_eq!(a.score, 0.5);
+        }
+        let mut a = hit(10, 20);
+        assert!(!join_hit(&mut a, &Hit { file: "b.rs".into(), ..hit(12, 14) }, &mut |_, _| true), "another file");
+        // A text whose lines do not match its span is left alone.
+        assert!(!join_hit(&mut hit(10, 20), &Hit { text: "x\ny".into(), ..hit(21, 21) }, &mut |_, _| true));
+    }
+
+    #[test]
+    fn hits_join_across_blank_lines_only() {
+        let mut asked = Vec::new();
+        let mut a = hit(10, 20);
+        assert!(!join_hit(&mut a, &hit(23, 25), &mut |f, l| {
+            asked.push((f, l));
+            false
+        }));
+        assert_eq!((a.start_line, a.end_line), (10, 20));
+        assert!(join_hit(&mut a, &hit(23, 25), &mut |f, l| {
+            asked.push((f, l));
+            true
+        }));
+        assert!(join_hit(&mut a, &hit(4, 7), &mut |f, l| {
+            asked.push((f, l));
+            true
+        }));
+        assert_eq!(asked, [(21, 22), (21, 22), (8, 9)]);
+        assert_eq!((a.start_line, a.end_line), (4, 25));
+        let lines: Vec<&str> = a.text.split('\n').collect();
+        assert_eq!(lines.len(), 22);
+        assert_eq!((lines[0], lines[3], lines[4], lines[5], lines[6]), ("line 4", "line 7", "", "", "line 10"));
+        assert_eq!((lines[16], lines[17], lines[18], lines[19]), ("line 20", "", "", "line 23"));
+    }
+}

@@ -1,0 +1,163 @@
+//! Every vector of an index in memory, for a long-running searcher (the
+//! server, the picker): ranking by them here takes about a millisecond,
+//! where asking the store to compute each distance takes several.
+
+use std::collections::HashMap;
+
+use crate::store::{ChunkId, IndexReader, Scope, StoreError};
+
+/// The vectors, with the id, file and first line of each chunk.
+pub struct VectorTable {
+    /// The index generation the vectors were read at (`IndexReader::generation`).
+    pub generation: i64,
+    ids: Vec<ChunkId>,
+    /// Position of each id in `ids`.
+    position: HashMap<ChunkId, u32>,
+    /// Index into `paths` per vector.
+    files: Vec<u32>,
+    /// First line of each vector's chunk.
+    lines: Vec<u32>,
+    paths: Vec<String>,
+    dims: usize,
+    data: Vec<f32>,
+}
+
+impl std::fmt::Debug for VectorTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Not the vectors themselves: there are thousands.
+        f.debug_struct("VectorTable")
+            .field("generation", &self.generation)
+            .field("vectors", &self.ids.len())
+            .field("files", &self.paths.len())
+            .field("dims", &self.dims)
+            .finish()
+    }
+}
+
+impl VectorTable {
+    /// Cosine similarity of chunk `id` to `query`, if the table has it.
+    pub fn score(&self, id: ChunkId, query: &[f32]) -> Option<f32> {
+        let i = *self.position.get(&id)? as usize;
+        (query.len() == self.dims).then(|| dot(&self.data[i * self.dims..(i + 1) * self.dims], query))
+    }
+
+    /// File and first line of chunk `id`, if the table has it.
+    pub fn place(&self, id: ChunkId) -> Option<(&str, usize)> {
+        let i = *self.position.get(&id)? as usize;
+        Some((self.paths[self.files[i] as usize].as_str(), self.lines[i] as usize))
+    }
+
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    /// Vectors in scope by cosine similarity to `query` (all vectors are
+    /// unit length, so the dot product), best first, at most `limit`; ties
+    /// keep path and line order, as the SQL ranking does.
+    pub fn ranking(&self, query: &[f32], scope: &Scope, limit: usize) -> Vec<(ChunkId, f32)> {
+        if query.len() != self.dims || self.dims == 0 {
+            return Vec::new();
+        }
+        let in_scope: Vec<bool> = self.paths.iter().map(|p| scope.admits(p)).collect();
+        let mut scored: Vec<(usize, f32)> = Vec::with_capacity(self.ids.len());
+        for (i, v) in self.data.chunks_exact(self.dims).enumerate() {
+            if in_scope[self.files[i] as usize] {
+                scored.push((i, dot(v, query)));
+            }
+        }
+        let by_score = |a: &(usize, f32), b: &(usize, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+        if scored.len() > limit {
+            scored.select_nth_unstable_by(limit, by_score);
+            scored.truncate(limit);
+        }
+        scored.sort_by(by_score);
+        scored.into_iter().map(|(i, s)| (self.ids[i], s)).collect()
+    }
+}
+
+/// Dot product in eight lanes, so that the compiler can vectorize it.
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut lanes = [0f32; 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = ca.remainder().iter().zip(cb.remainder()).map(|(x, y)| x * y).sum();
+    for (x, y) in ca.zip(cb) {
+        for i in 0..8 {
+            lanes[i] += x[i] * y[i];
+        }
+    }
+    lanes.iter().sum::<f32>() + tail
+}
+
+impl VectorTable {
+    /// Read every vector of the index into memory.
+    pub fn load(store: &dyn IndexReader) -> Result<VectorTable, StoreError> {
+        let mut table = VectorTable {
+            generation: 0,
+            ids: Vec::new(),
+            position: HashMap::new(),
+            files: Vec::new(),
+            lines: Vec::new(),
+            paths: Vec::new(),
+            dims: 0,
+            data: Vec::new(),
+        };
+        table.generation = store.each_vector(&mut |row| {
+            if table.paths.last().map(String::as_str) != Some(row.file) {
+                table.paths.push(row.file.to_string());
+            }
+            if table.dims == 0 {
+                table.dims = row.vector.len();
+            }
+            table.position.insert(row.id, table.ids.len() as u32);
+            table.ids.push(row.id);
+            table.files.push((table.paths.len() - 1) as u32);
+            table.lines.push(row.start_line.min(u32::MAX as usize) as u32);
+            table.data.extend_from_slice(row.vector);
+        })?;
+        Ok(table)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scope(prefixes: &[&str]) -> Scope {
+        Scope { prefixes: prefixes.iter().map(|p| p.to_string()).collect(), files: None }
+    }
+
+    #[test]
+    fn vector_table_ranks_by_dot_product_within_scope() {
+        let dims = 10; // not a multiple of the 8 lanes
+        let unit = |i: usize| (0..dims).map(|d| if d == i { 1.0 } else { 0.0 }).collect::<Vec<f32>>();
+        let mut data = Vec::new();
+        for i in [0, 1, 9, 0] {
+            data.extend(unit(i));
+        }
+        let table = VectorTable {
+            generation: 1,
+            ids: vec![10, 11, 12, 13],
+            position: [(10, 0), (11, 1), (12, 2), (13, 3)].into(),
+            files: vec![0, 0, 1, 1],
+            lines: vec![1, 9, 1, 20],
+            paths: vec!["a.rs".into(), "b/c.rs".into()],
+            dims,
+            data,
+        };
+        let mut query = unit(0);
+        query[9] = 0.5;
+        let all = table.ranking(&query, &scope(&[]), 10);
+        // Equal scores keep table (path, line) order: 10 before 13.
+        assert_eq!(all, vec![(10, 1.0), (13, 1.0), (12, 0.5), (11, 0.0)]);
+        assert_eq!(table.ranking(&query, &scope(&[]), 2), vec![(10, 1.0), (13, 1.0)]);
+        assert_eq!(table.ranking(&query, &scope(&["b"]), 10), vec![(13, 1.0), (12, 0.5)]);
+        assert!(table.ranking(&[1.0], &scope(&[]), 10).is_empty(), "a vector of other dimensions matches nothing");
+        assert_eq!(table.score(12, &query), Some(0.5));
+        assert_eq!(table.score(99, &query), None);
+        assert_eq!(table.place(13), Some(("b/c.rs", 20)));
+    }
+}

@@ -1,0 +1,52 @@
+//! The project's `.vecgrep` directory and the lock that makes index runs on
+//! one project take turns, whatever the backend.
+
+use std::fs::{File, OpenOptions};
+use std::path::PathBuf;
+
+use super::StoreError;
+use crate::project::root::ProjectRoot;
+
+/// Create `<root>/.vecgrep` readable by the user only, with a `.gitignore`
+/// that keeps the cache out of version control but not the project config.
+pub fn ensure_data_dir(root: &ProjectRoot) -> Result<PathBuf, StoreError> {
+    let dir = root.data_dir();
+    if !dir.is_dir() {
+        let mut b = std::fs::DirBuilder::new();
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
+        b.create(&dir).map_err(|e| StoreError::File { action: "create", path: dir.clone(), source: e.into() })?;
+    }
+    let gi = dir.join(".gitignore");
+    if !gi.exists() {
+        std::fs::write(&gi, "# Written by vecgrep: the index is a local cache; config.toml may be committed.\n*\n!.gitignore\n!config.toml\n")
+            .map_err(|e| StoreError::File { action: "write", path: gi.clone(), source: e.into() })?;
+    }
+    Ok(dir)
+}
+
+/// Exclusive right to write one root's index, held until dropped.
+pub struct WriteLock {
+    _file: File,
+}
+
+/// Take the write lock, calling `waiting` once if another writer holds it.
+pub fn lock_for_writing(root: &ProjectRoot, waiting: &mut dyn FnMut()) -> Result<WriteLock, StoreError> {
+    let dir = ensure_data_dir(root)?;
+    let path = dir.join("index.lock");
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| StoreError::File { action: "open", path: path.clone(), source: e.into() })?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            waiting();
+            file.lock().map_err(|source| StoreError::Lock { path, source })?;
+        }
+        Err(std::fs::TryLockError::Error(source)) => return Err(StoreError::Lock { path, source }),
+    }
+    Ok(WriteLock { _file: file })
+}

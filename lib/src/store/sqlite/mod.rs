@@ -1,0 +1,244 @@
+//! The SQLite backend: one database per project root at
+//! `<root>/.vecgrep/index.db`, with vectors scored by sqlite-vec and words
+//! by FTS5.
+//!
+//! A file's row and its chunks change together in one transaction, so a kill
+//! at any moment leaves each file either fully old or fully new. WAL mode lets
+//! searches read while an index run writes; `index.lock` makes writers take
+//! turns.
+
+use std::path::{Path, PathBuf};
+use std::sync::Once;
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension};
+
+use super::{ensure_data_dir, StoreError};
+use crate::project::root::ProjectRoot;
+
+mod read;
+mod schema;
+mod verify;
+mod write;
+
+use schema::{SCHEMA, SCHEMA_FTS, SCHEMA_KEYS, SCHEMA_VERSION};
+
+/// An SQLite index, open through one connection.
+pub struct SqliteIndex {
+    conn: Connection,
+    path: PathBuf,
+}
+
+static REGISTER_VEC: Once = Once::new();
+
+/// Make sqlite-vec's functions available on every connection opened after this.
+#[allow(unsafe_code)]
+fn register_sqlite_vec() {
+    REGISTER_VEC.call_once(|| {
+        // SAFETY: sqlite3_vec_init has the signature of an SQLite extension
+        // entry point; sqlite3_auto_extension expects exactly that function.
+        unsafe {
+            type EntryPoint = unsafe extern "C" fn(
+                *mut rusqlite::ffi::sqlite3,
+                *mut *mut std::os::raw::c_char,
+                *const rusqlite::ffi::sqlite3_api_routines,
+            ) -> std::os::raw::c_int;
+            let entry: EntryPoint = std::mem::transmute(sqlite_vec::sqlite3_vec_init as *const ());
+            rusqlite::ffi::sqlite3_auto_extension(Some(entry));
+        }
+    });
+}
+
+/// Remove the database files of `root`'s index.
+pub fn remove(root: &ProjectRoot) -> Result<(), StoreError> {
+    let dir = root.data_dir();
+    for name in ["index.db", "index.db-wal", "index.db-shm", "index.db-journal"] {
+        let p = dir.join(name);
+        match std::fs::remove_file(&p) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(StoreError::File { action: "remove", path: p, source: e.into() }),
+        }
+    }
+    Ok(())
+}
+
+fn configure(conn: &Connection) -> rusqlite::Result<()> {
+    conn.busy_timeout(Duration::from_secs(30))?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    Ok(())
+}
+
+/// An error SQLite raised on its own, not about a particular index.
+impl From<rusqlite::Error> for StoreError {
+    fn from(e: rusqlite::Error) -> Self {
+        StoreError::Database(Box::new(e))
+    }
+}
+
+impl SqliteIndex {
+    pub fn open_for_writing(root: &ProjectRoot, rebuilt: &mut dyn FnMut(&str)) -> Result<SqliteIndex, StoreError> {
+        register_sqlite_vec();
+        ensure_data_dir(root)?;
+        let path = root.index_path();
+        match Self::try_open_rw(&path) {
+            Ok(store) => Ok(store),
+            Err(e) => {
+                let cause = match &e {
+                    StoreError::OtherSchema { found, .. } => format!("it was built with schema {found}"),
+                    StoreError::Damaged { cause, .. } => format!("it is damaged: {cause}"),
+                    _ => return Err(e),
+                };
+                rebuilt(&format!("rebuilding the index at {}: {cause}", path.display()));
+                remove(root)?;
+                Self::try_open_rw(&path)
+            }
+        }
+    }
+
+    fn try_open_rw(path: &Path) -> Result<SqliteIndex, StoreError> {
+        let conn = Connection::open(path).map_err(|e| StoreError::File {
+            action: "open",
+            path: path.to_path_buf(),
+            source: e.into(),
+        })?;
+        let store = SqliteIndex { conn, path: path.to_path_buf() };
+        let damaged = |e| store.damaged(e);
+        configure(&store.conn).map_err(damaged)?;
+        // A chunk row (vector, text, key) is a little over 2 KB: a 4 KB page
+        // holds one and wastes the rest, a 16 KB page seven. Only a new
+        // database takes the setting; it must precede WAL mode.
+        store.conn.pragma_update(None, "page_size", 16384).map_err(damaged)?;
+        store.conn.pragma_update(None, "journal_mode", "WAL").map_err(damaged)?;
+        store.conn.pragma_update(None, "synchronous", "NORMAL").map_err(damaged)?;
+        let has_meta: bool = store
+            .conn
+            .query_row("SELECT count(*) FROM sqlite_master WHERE name = 'meta'", [], |r| r.get::<_, i64>(0))
+            .map_err(damaged)?
+            > 0;
+        if has_meta {
+            store.check_schema()?;
+        } else {
+            store.conn.execute_batch(SCHEMA).map_err(damaged)?;
+            store.conn.execute_batch(SCHEMA_FTS).map_err(damaged)?;
+            store.conn.execute_batch(SCHEMA_KEYS).map_err(damaged)?;
+            store
+                .conn
+                .execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?1)", [SCHEMA_VERSION.to_string()])
+                .map_err(damaged)?;
+        }
+        Ok(store)
+    }
+
+    pub fn open_for_reading(root: &ProjectRoot) -> Result<SqliteIndex, StoreError> {
+        register_sqlite_vec();
+        let path = root.index_path();
+        if !path.is_file() {
+            return Err(StoreError::Missing(path));
+        }
+        // Read-write open (not SQLITE_OPEN_READ_ONLY) so WAL recovery can run if a writer was killed.
+        let conn =
+            Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+                .map_err(|e| StoreError::File { action: "open", path: path.clone(), source: e.into() })?;
+        configure(&conn)?;
+        let store = SqliteIndex { conn, path };
+        store.check_schema()?;
+        Ok(store)
+    }
+
+    fn check_schema(&self) -> Result<(), StoreError> {
+        match self.meta_value("schema")? {
+            Some(v) if v == SCHEMA_VERSION.to_string() => Ok(()),
+            other => Err(StoreError::OtherSchema {
+                path: self.path.clone(),
+                found: other.unwrap_or_else(|| "none".into()),
+                wanted: SCHEMA_VERSION,
+            }),
+        }
+    }
+
+    /// A failure while reading or writing this index: damage when SQLite
+    /// says the file is corrupt, else the error with the index's path.
+    fn damaged(&self, e: rusqlite::Error) -> StoreError {
+        if is_corruption(&e) {
+            StoreError::Damaged { path: self.path.clone(), cause: e.to_string() }
+        } else {
+            StoreError::Backend { path: self.path.clone(), source: Box::new(e) }
+        }
+    }
+
+    /// One value of the `meta` table.
+    fn meta_value(&self, key: &str) -> Result<Option<String>, StoreError> {
+        self.conn
+            .prepare_cached("SELECT value FROM meta WHERE key = ?1")
+            .and_then(|mut s| s.query_row([key], |r| r.get(0)).optional())
+            .map_err(|e| self.damaged(e))
+    }
+}
+
+fn is_corruption(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseCorrupt) | Some(rusqlite::ErrorCode::NotADatabase)
+    )
+}
+
+/// Vectors as stored: little-endian f32, the layout sqlite-vec reads.
+fn vector_to_blob(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// The inverse of `vector_to_blob`, without a copy; trailing bytes short of
+/// an f32 are ignored.
+fn blob_floats(blob: &[u8]) -> impl Iterator<Item = f32> + '_ {
+    blob.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{ChunkWrite, FileState, FileWrite, IndexMeta, IndexWriter};
+
+    /// A new index in `dir`, reset as vg-index would leave it.
+    pub(super) fn empty_store(dir: &Path) -> SqliteIndex {
+        let root = ProjectRoot { path: dir.to_path_buf(), marker: crate::project::root::RootMarker::None };
+        let mut store = SqliteIndex::open_for_writing(&root, &mut |_| {}).unwrap();
+        let meta =
+            IndexMeta { model: "m".into(), chunk_size: 500, chunk_overlap: 100, chunk_format: crate::chunk::FORMAT };
+        store.reset(&meta).unwrap();
+        store
+    }
+
+    /// A file of one chunk whose words are `words`.
+    pub(super) fn file_of_words(rel: &str, words: &str) -> FileWrite {
+        file_with_names(rel, &[""], words)
+    }
+
+    /// A file with a chunk per name (and `words` in each).
+    pub(super) fn file_with_names(rel: &str, names: &[&str], words: &str) -> FileWrite {
+        let chunks = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| ChunkWrite {
+                chunk: crate::chunk::Chunk { start_line: i + 1, end_line: i + 1, text: words.to_string() },
+                vector: Some(vec![1.0; crate::embed::DIMS]),
+                embed_key: [0; 16],
+                names: n.to_string(),
+                words: crate::terms::chunk_words(words, ""),
+            })
+            .collect();
+        FileWrite {
+            rel: rel.to_string(),
+            state: FileState { size: words.len() as u64, mtime_ns: 1, hash: rel.as_bytes().to_vec() },
+            chunks,
+            copied: 0,
+            tokens: 0,
+        }
+    }
+
+    #[test]
+    fn vectors_survive_the_blob_round_trip() {
+        let v = vec![0.0, -1.5, f32::MIN_POSITIVE, 3.25e7];
+        assert_eq!(blob_floats(&vector_to_blob(&v)).collect::<Vec<_>>(), v);
+    }
+}

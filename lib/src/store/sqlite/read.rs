@@ -1,0 +1,264 @@
+//! The questions an SQLite index answers (`IndexReader`), each one query.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use rusqlite::{params, OptionalExtension};
+
+use super::{blob_floats, vector_to_blob, SqliteIndex};
+use crate::store::{
+    ChunkId, IndexMeta, IndexReader, IndexStats, Scope, Snapshot, StoreError, StoredChunk, StoredFile, VectorRow,
+};
+
+impl IndexReader for SqliteIndex {
+    fn location(&self) -> &Path {
+        &self.path
+    }
+
+    fn meta(&self) -> Result<Option<IndexMeta>, StoreError> {
+        let get = |key: &str| self.meta_value(key);
+        let (Some(model), Some(size), Some(overlap)) = (get("model")?, get("chunk_size")?, get("chunk_overlap")?)
+        else {
+            return Ok(None);
+        };
+        Ok(Some(IndexMeta {
+            model,
+            chunk_size: size.parse().unwrap_or(0),
+            chunk_overlap: overlap.parse().unwrap_or(0),
+            chunk_format: get("chunk_format")?.and_then(|f| f.parse().ok()).unwrap_or(1),
+        }))
+    }
+
+    fn stats(&self) -> Result<IndexStats, StoreError> {
+        self.counts()
+    }
+
+    fn verify(&self) -> Result<(IndexStats, Vec<String>), StoreError> {
+        self.check()
+    }
+
+    fn generation(&self) -> Result<i64, StoreError> {
+        Ok(self.meta_value("generation")?.and_then(|v| v.parse().ok()).unwrap_or(0))
+    }
+
+    fn files(&self) -> Result<HashMap<String, StoredFile>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT f.path, f.size, f.mtime_ns, f.hash, count(c.id), count(c.id) - count(c.embedding) FROM files f
+                 LEFT JOIN chunks c ON c.file_id = f.id GROUP BY f.id",
+            )
+            .map_err(|e| self.damaged(e))?;
+        let rows = stmt.query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                StoredFile {
+                    state: crate::store::FileState {
+                        size: r.get::<_, i64>(1)? as u64,
+                        mtime_ns: r.get(2)?,
+                        hash: r.get(3)?,
+                    },
+                    chunks: r.get::<_, i64>(4)? as u64,
+                    holes: r.get::<_, i64>(5)? as u64,
+                },
+            ))
+        })?;
+        rows.collect::<rusqlite::Result<_>>().map_err(|e| self.damaged(e))
+    }
+
+    fn dims(&self) -> Result<Option<usize>, StoreError> {
+        Ok(self.meta_value("dims")?.and_then(|v| v.parse().ok()))
+    }
+
+    fn generated_checked(&self) -> Result<bool, StoreError> {
+        Ok(self.meta_value("generated_checked")?.as_deref() == Some("1"))
+    }
+
+    fn vector_for_key(&self, key: &[u8]) -> Result<Option<Vec<f32>>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT embedding FROM chunks WHERE embed_key = ?1 AND embedding IS NOT NULL LIMIT 1")
+            .map_err(|e| self.damaged(e))?;
+        let blob: Option<Vec<u8>> = stmt.query_row([key], |r| r.get(0)).optional().map_err(|e| self.damaged(e))?;
+        Ok(blob.map(|b| blob_floats(&b).collect()))
+    }
+
+    fn snapshot(&self) -> Result<Snapshot<'_>, StoreError> {
+        let tx = self.conn.unchecked_transaction().map_err(|e| self.damaged(e))?;
+        Ok(Snapshot::new(move || tx.finish().map_err(|e| self.damaged(e))))
+    }
+
+    fn nearest_chunks(&self, query: &[f32], scope: &Scope, limit: usize) -> Result<Vec<(ChunkId, f32)>, StoreError> {
+        let mut values: Vec<rusqlite::types::Value> = vec![vector_to_blob(query).into()];
+        let mut sql = String::from(
+            "SELECT c.id, f.path, 1.0 - vec_distance_cosine(c.embedding, ?1) AS score
+             FROM chunks c JOIN files f ON f.id = c.file_id
+             WHERE c.embedding IS NOT NULL",
+        );
+        sql.push_str(&scope_clause(scope, &mut values));
+        sql.push_str(" ORDER BY score DESC, f.path, c.start_line");
+        // With a file list, rows outside it are skipped here, so SQL cannot stop at `limit`.
+        if scope.files.is_none() {
+            sql.push_str(&format!(" LIMIT {limit}"));
+        }
+        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.damaged(e))?;
+        let mut rows = stmt.query(rusqlite::params_from_iter(values)).map_err(|e| self.damaged(e))?;
+        let mut out = Vec::with_capacity(limit.min(1024));
+        while let Some(row) = rows.next().map_err(|e| self.damaged(e))? {
+            if out.len() >= limit {
+                break;
+            }
+            if let Some(files) = &scope.files {
+                if !files.contains(row.get_ref(1)?.as_str().map_err(rusqlite::Error::from)?) {
+                    continue;
+                }
+            }
+            out.push((row.get(0)?, row.get::<_, f64>(2)? as f32));
+        }
+        Ok(out)
+    }
+
+    fn cosine(&self, id: ChunkId, query: &[f32]) -> Result<Option<f32>, StoreError> {
+        self.conn
+            .prepare_cached("SELECT 1.0 - vec_distance_cosine(embedding, ?2) FROM chunks WHERE id = ?1")
+            .and_then(|mut s| s.query_row(params![id, vector_to_blob(query)], |r| r.get::<_, f64>(0)).optional())
+            .map(|c| c.map(|c| c as f32))
+            .map_err(|e| self.damaged(e))
+    }
+
+    fn best_word_matches(&self, expr: &str, limit: usize) -> Result<Vec<(ChunkId, f64)>, StoreError> {
+        // FTS5 ranks fastest on its own: joining every match to its chunk
+        // and file cost several milliseconds a query on a large project.
+        self.conn
+            .prepare_cached(
+                "SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?1 ORDER BY rank LIMIT ?2",
+            )
+            .and_then(|mut s| {
+                s.query_map(params![expr, limit as i64], |r| Ok((r.get(0)?, r.get(1)?))).and_then(|rows| rows.collect())
+            })
+            .map_err(|e| self.damaged(e))
+    }
+
+    fn places(&self, ids: &[ChunkId]) -> Result<HashMap<ChunkId, (String, usize)>, StoreError> {
+        let mut out = HashMap::with_capacity(ids.len());
+        let mut find = self
+            .conn
+            .prepare_cached(
+                "SELECT f.path, c.start_line FROM chunks c JOIN files f ON f.id = c.file_id
+                 WHERE c.id = ?1 AND c.embedding IS NOT NULL",
+            )
+            .map_err(|e| self.damaged(e))?;
+        for &id in ids {
+            let place = find
+                .query_row([id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as usize)))
+                .optional()
+                .map_err(|e| self.damaged(e))?;
+            if let Some(place) = place {
+                out.insert(id, place);
+            }
+        }
+        Ok(out)
+    }
+
+    fn chunk_names(&self, id: ChunkId) -> Result<Option<String>, StoreError> {
+        self.conn
+            .prepare_cached("SELECT names FROM chunks WHERE id = ?1")
+            .and_then(|mut s| s.query_row([id], |r| r.get::<_, String>(0)).optional())
+            .map_err(|e| self.damaged(e))
+    }
+
+    fn named_chunks(&self) -> Result<u64, StoreError> {
+        Ok(self.meta_value("named_chunks")?.and_then(|v| v.parse().ok()).unwrap_or(0))
+    }
+
+    fn chunks_naming(&self, term: &str) -> Result<u64, StoreError> {
+        self.conn
+            .prepare_cached("SELECT chunks FROM name_terms WHERE term = ?1")
+            .and_then(|mut s| s.query_row([term], |r| r.get::<_, i64>(0)).optional())
+            .map(|n| n.unwrap_or(0).max(0) as u64)
+            .map_err(|e| self.damaged(e))
+    }
+
+    fn chunk(&self, id: ChunkId) -> Result<Option<StoredChunk>, StoreError> {
+        self.conn
+            .prepare_cached(
+                "SELECT f.path, c.start_line, c.end_line, c.text FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ?1",
+            )
+            .and_then(|mut s| {
+                s.query_row([id], |r| {
+                    Ok(StoredChunk {
+                        file: r.get(0)?,
+                        start_line: r.get::<_, i64>(1)? as usize,
+                        end_line: r.get::<_, i64>(2)? as usize,
+                        text: r.get(3)?,
+                    })
+                })
+                .optional()
+            })
+            .map_err(|e| self.damaged(e))
+    }
+
+    fn lines_in_no_chunk(&self, file: &str, first: usize, last: usize) -> Result<bool, StoreError> {
+        self.conn
+            .prepare_cached(
+                "SELECT NOT EXISTS (SELECT 1 FROM chunks c JOIN files f ON f.id = c.file_id
+                 WHERE f.path = ?1 AND c.start_line <= ?3 AND c.end_line >= ?2)",
+            )
+            .and_then(|mut s| s.query_row(params![file, first as i64, last as i64], |r| r.get(0)))
+            .map_err(|e| self.damaged(e))
+    }
+
+    fn each_vector(&self, visit: &mut dyn FnMut(VectorRow<'_>)) -> Result<i64, StoreError> {
+        // Read in one transaction so that the generation matches the vectors.
+        let tx = self.conn.unchecked_transaction().map_err(|e| self.damaged(e))?;
+        let generation = self.generation()?;
+        {
+            let mut stmt = tx
+                .prepare(
+                    "SELECT c.id, f.path, c.embedding, c.start_line FROM chunks c JOIN files f ON f.id = c.file_id
+                     WHERE c.embedding IS NOT NULL ORDER BY f.path, c.start_line",
+                )
+                .map_err(|e| self.damaged(e))?;
+            let mut rows = stmt.query([]).map_err(|e| self.damaged(e))?;
+            let mut dims = 0;
+            let mut vector: Vec<f32> = Vec::new();
+            while let Some(row) = rows.next().map_err(|e| self.damaged(e))? {
+                let blob = row.get_ref(2)?.as_blob().map_err(rusqlite::Error::from)?;
+                if dims == 0 {
+                    dims = blob.len() / 4;
+                }
+                if blob.len() / 4 != dims || blob.len() % 4 != 0 {
+                    let wrong = rusqlite::Error::InvalidColumnType(2, "embedding".into(), rusqlite::types::Type::Blob);
+                    return Err(self.damaged(wrong));
+                }
+                vector.clear();
+                vector.extend(blob_floats(blob));
+                visit(VectorRow {
+                    id: row.get(0)?,
+                    file: row.get_ref(1)?.as_str().map_err(rusqlite::Error::from)?,
+                    start_line: row.get::<_, i64>(3)?.clamp(0, i64::from(u32::MAX)) as usize,
+                    vector: &vector,
+                });
+            }
+        }
+        tx.finish().map_err(|e| self.damaged(e))?;
+        Ok(generation)
+    }
+}
+
+/// SQL restricting `f.path` to the scope's prefixes, binding into `values`.
+fn scope_clause(scope: &Scope, values: &mut Vec<rusqlite::types::Value>) -> String {
+    if scope.prefixes.is_empty() || scope.prefixes.iter().any(|s| s.is_empty()) {
+        return String::new();
+    }
+    let mut alternatives = Vec::new();
+    for s in &scope.prefixes {
+        let n = values.len();
+        alternatives.push(format!("f.path = ?{} OR substr(f.path, 1, ?{}) = ?{}", n + 1, n + 2, n + 3));
+        let prefix = format!("{s}/");
+        values.push(s.clone().into());
+        values.push((prefix.chars().count() as i64).into());
+        values.push(prefix.into());
+    }
+    format!(" AND ({})", alternatives.join(" OR "))
+}

@@ -1,0 +1,48 @@
+//! The tables of an SQLite index, and the version that names their shape.
+
+/// Bumped when the tables change shape; an index of another schema is
+/// rebuilt. 2: the full-text table `chunks_fts`. 3: `chunks.embed_key`.
+/// 4: `chunks.names` and the table `name_terms`.
+pub const SCHEMA_VERSION: i64 = 4;
+
+pub const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    hash BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS chunks (
+    id INTEGER PRIMARY KEY,
+    file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    -- little-endian f32 vector; NULL marks a hole (a chunk whose embedding failed)
+    embedding BLOB,
+    -- chunk::embed_key of what was embedded
+    embed_key BLOB,
+    -- the chunk's own names (chunk::Context::names), space-separated
+    names TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS chunks_by_file ON chunks(file_id);
+-- How many chunks have each term (terms::terms_of_names) in their names,
+-- for how rare a term is; meta 'named_chunks' counts the chunks with names.
+CREATE TABLE IF NOT EXISTS name_terms (term TEXT PRIMARY KEY, chunks INTEGER NOT NULL) WITHOUT ROWID;
+";
+
+/// A chunk whose embedded text is already in the index takes the stored
+/// vector instead of being embedded again (`IndexReader::vector_for_key`).
+pub const SCHEMA_KEYS: &str = "
+CREATE INDEX IF NOT EXISTS chunks_by_embed_key ON chunks(embed_key) WHERE embed_key IS NOT NULL;
+";
+
+/// The words of each chunk (`terms::chunk_words`), rowid = chunk id.
+/// Contentless: the text is already in `chunks`.
+pub const SCHEMA_FTS: &str = "
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+    terms, content = '', contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2'
+);
+";

@@ -1,0 +1,108 @@
+//! What an SQLite index holds, counted, and the damage a crash or a bug
+//! could leave in it.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use super::write::NameCounts;
+use super::SqliteIndex;
+use crate::store::{IndexReader, IndexStats, StoreError};
+
+impl SqliteIndex {
+    /// The spec's IndexStats; db_size_bytes counts the database and its WAL.
+    pub(super) fn counts(&self) -> Result<IndexStats, StoreError> {
+        let (files, chunks, holes): (i64, i64, i64) = self
+            .conn
+            .query_row(
+                "SELECT (SELECT count(*) FROM files), (SELECT count(*) FROM chunks),
+                        (SELECT count(*) FROM chunks WHERE embedding IS NULL)",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .map_err(|e| self.damaged(e))?;
+        let db_size_bytes = ["", "-wal", "-shm"]
+            .iter()
+            .filter_map(|suffix| {
+                let mut p = self.path.as_os_str().to_owned();
+                p.push(suffix);
+                std::fs::metadata(PathBuf::from(p)).ok().map(|m| m.len())
+            })
+            .sum();
+        Ok(IndexStats { files: files as u64, chunks: chunks as u64, holes: holes as u64, db_size_bytes })
+    }
+
+    /// SQLite's own integrity check, the word index's, chunks without a
+    /// file, words without a chunk or a chunk without words, vectors of the
+    /// wrong size, impossible line ranges and name counts out of step.
+    pub(super) fn check(&self) -> Result<(IndexStats, Vec<String>), StoreError> {
+        let mut problems = self.integrity_problems()?;
+        let dims = (crate::embed::DIMS * 4) as i64;
+        for (sql, what) in [
+            ("SELECT count(*) FROM chunks WHERE file_id NOT IN (SELECT id FROM files)", "chunks belong to no file"),
+            (
+                "SELECT count(*) FROM chunks_fts WHERE rowid NOT IN (SELECT id FROM chunks)",
+                "word entries belong to no chunk",
+            ),
+            ("SELECT count(*) FROM chunks WHERE id NOT IN (SELECT rowid FROM chunks_fts)", "chunks have no word entry"),
+            (
+                "SELECT count(*) FROM chunks WHERE embedding IS NOT NULL AND length(embedding) != ?1",
+                "vectors have the wrong size",
+            ),
+            (
+                "SELECT count(*) FROM chunks WHERE start_line < 1 OR end_line < start_line",
+                "chunks have impossible line ranges",
+            ),
+        ] {
+            let mut stmt = self.conn.prepare(sql).map_err(|e| self.damaged(e))?;
+            let n: i64 = if sql.contains("?1") {
+                stmt.query_row([dims], |r| r.get(0))
+            } else {
+                stmt.query_row([], |r| r.get(0))
+            }
+            .map_err(|e| self.damaged(e))?;
+            if n > 0 {
+                problems.push(format!("{n} {what}"));
+            }
+        }
+        if !self.name_counts_agree()? {
+            problems.push("the name counts do not match the chunks' names".into());
+        }
+        let stats = self.counts()?;
+        if stats.files > 0 && self.meta()?.is_none() {
+            problems.push("the index holds files but does not say what built it".into());
+        }
+        Ok((stats, problems))
+    }
+
+    /// What SQLite's and FTS5's own integrity checks find.
+    fn integrity_problems(&self) -> Result<Vec<String>, StoreError> {
+        let mut problems = Vec::new();
+        let mut integrity = self.conn.prepare("PRAGMA integrity_check").map_err(|e| self.damaged(e))?;
+        let messages: Vec<String> = integrity
+            .query_map([], |r| r.get::<_, String>(0))
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.damaged(e))?;
+        if messages != ["ok"] {
+            problems.extend(messages.into_iter().map(|m| format!("sqlite: {m}")));
+        }
+        if let Err(e) = self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('integrity-check')", []) {
+            problems.push(format!("the word index is inconsistent: {e}"));
+        }
+        Ok(problems)
+    }
+
+    /// Whether `name_terms` and meta 'named_chunks' count what the chunks hold.
+    fn name_counts_agree(&self) -> Result<bool, StoreError> {
+        let damaged = |e| self.damaged(e);
+        let mut expected = NameCounts::default();
+        let mut stmt = self.conn.prepare("SELECT names FROM chunks WHERE names != ''").map_err(damaged)?;
+        let mut rows = stmt.query([]).map_err(damaged)?;
+        while let Some(row) = rows.next().map_err(damaged)? {
+            expected.count(row.get_ref(0)?.as_str().map_err(rusqlite::Error::from)?, 1);
+        }
+        let mut stmt = self.conn.prepare("SELECT term, chunks FROM name_terms").map_err(damaged)?;
+        let stored: HashMap<String, i64> =
+            stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).and_then(|rows| rows.collect()).map_err(damaged)?;
+        Ok(stored == expected.terms && self.named_chunks()? == expected.named_chunks as u64)
+    }
+}
