@@ -1,5 +1,5 @@
 complete -c vecgrep -l query -d 'With -i: start with QUERY; every positional argument is then a PATH' -r
-complete -c vecgrep -l open-cmd -d 'With -i: command that opens the picked result ({file}, {line}, {end_line}) [config: open_cmd]' -r
+complete -c vecgrep -l open-cmd -d 'With -i: command that opens the picked result ({file}, {line}, {end_line}) [config: open_cmd; default: $VISUAL or $EDITOR at the line]' -r
 complete -c vecgrep -l bind -d 'With --serve: address to listen on [default: 127.0.0.1]' -r
 complete -c vecgrep -l port -d 'With --serve: port to listen on; 0 picks a free one [default: 0]' -r
 complete -c vecgrep -l token -d 'With --serve: require `Authorization: Bearer TOKEN` [env: VECGREP_TOKEN]' -r

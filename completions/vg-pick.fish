@@ -18,7 +18,7 @@ complete -c vg-pick -s g -l glob -d 'Include files matching GLOB, or exclude the
 complete -c vg-pick -l max-depth -d 'Descend at most NUM directories below each path' -r
 complete -c vg-pick -l ignore-file -d 'Also read ignore rules from PATH (gitignore syntax); repeatable' -r -F
 complete -c vg-pick -l max-filesize -d 'Skip files larger than NUM bytes [config: max_filesize; default: 1048576]' -r
-complete -c vg-pick -l full-index -d 'Index PATHS completely before the picker opens [config: full_index; default: false]'
+complete -c vg-pick -l full-index -d 'Index PATHS completely before the picker opens [config: full_index]'
 complete -c vg-pick -l skip-outside-root -d 'Skip PATHS outside the project root instead of failing'
 complete -c vg-pick -s q -l quiet -d 'No notes on stderr before and after the picker (errors are still printed) [config: quiet]'
 complete -c vg-pick -l trust-project-config -d 'Let the project\'s own .vecgrep/config.toml choose commands to run (open_cmd) and where code is sent (embedder_source, embedder_url) [config: trust_project_config, global config only]'

@@ -21,7 +21,7 @@ complete -c vg-serve -s g -l glob -d 'Include files matching GLOB, or exclude th
 complete -c vg-serve -l max-depth -d 'Descend at most NUM directories below each path' -r
 complete -c vg-serve -l ignore-file -d 'Also read ignore rules from PATH (gitignore syntax); repeatable' -r -F
 complete -c vg-serve -l max-filesize -d 'Skip files larger than NUM bytes [config: max_filesize; default: 1048576]' -r
-complete -c vg-serve -l full-index -d 'Index PATHS completely before listening [config: full_index; default: false]'
+complete -c vg-serve -l full-index -d 'Index PATHS completely before listening [config: full_index]'
 complete -c vg-serve -l skip-outside-root -d 'Skip PATHS outside the project root instead of failing'
 complete -c vg-serve -s q -l quiet -d 'No notes on stderr; errors and the listening URL are still printed [config: quiet]'
 complete -c vg-serve -l trust-project-config -d 'Let the project\'s own .vecgrep/config.toml choose commands to run (open_cmd) and where code is sent (embedder_source, embedder_url) [config: trust_project_config, global config only]'

@@ -165,3 +165,15 @@ fn the_readme_shows_the_config_error_the_tools_print() {
         "README.md's config error sample is not what vg-query prints:\n{printed}"
     );
 }
+
+#[test]
+fn the_readme_lists_every_setting_with_its_default() {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let plain = |cell: &str| cell.trim().replace(['`', '"'], "");
+    for setting in vecgrep::project::config::SETTINGS {
+        let rows: Vec<&str> = readme.lines().filter(|l| l.starts_with(&format!("| `{}` |", setting.key))).collect();
+        assert_eq!(rows.len(), 1, "README.md's config table needs one row for {}", setting.key);
+        let default = rows[0].split('|').nth(2).map(plain).unwrap_or_default();
+        assert_eq!(default, setting.default.unwrap_or("—"), "README.md's default for {}", setting.key);
+    }
+}

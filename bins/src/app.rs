@@ -7,15 +7,15 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{anyhow, Result};
+use clap::parser::ValueSource;
+use clap::ArgMatches;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use vecgrep::embed::{Embedder, LocalEmbedder, Profile};
-use vecgrep::index::{EmbedderPool, FileOutcome, IndexObserver};
-use vecgrep::project::config::{ConfigLayers, ConfigValues, EmbedderSource, ResolvedConfig};
+use vecgrep::index::{EmbedderPool, FileOutcome, IndexObserver, IndexRequest, IndexSummary, WalkedSet};
+use vecgrep::project::config::{ConfigLayers, ConfigValues, EmbedderSource, ResolvedConfig, SETTINGS};
 use vecgrep::project::root::{admit_paths, select_root, Admission, AdmittedPath, ProjectRoot};
-use vecgrep::project::walk::Skip;
+use vecgrep::project::walk::{Skip, WalkOptions};
 use vecgrep::records::{write_record, FileRecord, SkipRecord};
-
-use crate::cli::{IndexConfigArgs, SearchConfigArgs, WalkArgs};
 
 /// Exit statuses, as in ripgrep.
 pub const EXIT_FOUND: u8 = 0;
@@ -56,29 +56,19 @@ pub struct Invocation {
     pub config: ResolvedConfig,
 }
 
-/// Config values given on the command line.
-pub fn cli_config(
-    search: Option<&SearchConfigArgs>,
-    index: &IndexConfigArgs,
-    walk: &WalkArgs,
-    quiet: bool,
-) -> ConfigValues {
-    ConfigValues {
-        top_k: search.and_then(|s| s.top_k),
-        threshold: search.and_then(|s| s.threshold),
-        mode: search.and_then(|s| s.mode).map(Into::into),
-        chunk_size: index.chunk_size,
-        chunk_overlap: index.chunk_overlap,
-        index_warn_threshold: index.index_warn_threshold,
-        embedder_model: index.embedder_model.clone(),
-        embedder_source: index.embedder_source.map(Into::into),
-        embedder_url: index.embedder_url.clone(),
-        trust_project_config: index.trust_project_config.then_some(true),
-        max_filesize: walk.max_filesize,
-        include_generated: walk.include_generated.then_some(true),
-        quiet: quiet.then_some(true),
-        ..Default::default()
-    }
+/// The settings given on the command line: each flag whose id is a
+/// setting's key (`vecgrep::project::config::SETTINGS`), as the user typed it.
+pub fn cli_config(matches: &ArgMatches) -> Result<ConfigValues> {
+    let given: Vec<(&str, String)> = SETTINGS
+        .iter()
+        .filter(|s| matches!(matches.try_get_raw(s.key), Ok(Some(_))))
+        .filter(|s| matches.value_source(s.key) == Some(ValueSource::CommandLine))
+        .filter_map(|s| {
+            let raw = matches.get_raw(s.key)?.next()?;
+            Some((s.key, raw.to_string_lossy().into_owned()))
+        })
+        .collect();
+    ConfigValues::from_flags(given.iter().map(|(k, v)| (*k, v.as_str()))).map_err(|e| anyhow!(e))
 }
 
 /// Select the root and admit the paths, without reading any config (so that
@@ -130,26 +120,40 @@ pub fn resolve(tool: &str, paths: &[PathBuf], skip_outside_root: bool, cli: Conf
     Ok(Invocation { cwd, root, paths: admission.admitted, config })
 }
 
-/// Parse the command line; a usage error is one line on stderr and status 2.
-pub fn parse_args<T: clap::Parser>(tool: &str) -> T {
-    use clap::error::ErrorKind;
-    match T::try_parse() {
-        Ok(args) => args,
-        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => e.exit(),
-        Err(e) => {
-            let rendered = e.render().to_string();
-            let cause: Vec<&str> = rendered
-                .lines()
-                .map(str::trim)
-                .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
-                .filter(|l| !l.is_empty())
-                .collect();
-            let cause = cause.join(" ");
-            let cause = cause.strip_prefix("error: ").unwrap_or(&cause);
-            let _ = writeln!(io::stderr(), "{tool}: {cause} (see '{tool} --help')");
-            std::process::exit(EXIT_ERROR as i32);
-        }
+/// A binary's clap definition as it parses: with each setting's note in
+/// its help (`cli::with_setting_notes`).
+pub fn command<T: clap::CommandFactory>() -> clap::Command {
+    crate::cli::with_setting_notes(T::command())
+}
+
+/// Parse the command line into the binary's arguments, keeping what clap
+/// saw (which flags were given, as typed); a usage error is one line on
+/// stderr and status 2.
+pub fn parse_args<T: clap::Parser>(tool: &str) -> (T, ArgMatches) {
+    let parsed =
+        command::<T>().try_get_matches().and_then(|matches| T::from_arg_matches(&matches).map(|args| (args, matches)));
+    match parsed {
+        Ok(parsed) => parsed,
+        Err(e) => usage_error(tool, e),
     }
+}
+
+fn usage_error(tool: &str, e: clap::Error) -> ! {
+    use clap::error::ErrorKind;
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        e.exit();
+    }
+    let rendered = e.render().to_string();
+    let cause: Vec<&str> = rendered
+        .lines()
+        .map(str::trim)
+        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .filter(|l| !l.is_empty())
+        .collect();
+    let cause = cause.join(" ");
+    let cause = cause.strip_prefix("error: ").unwrap_or(&cause);
+    let _ = writeln!(io::stderr(), "{tool}: {cause} (see '{tool} --help')");
+    std::process::exit(EXIT_ERROR as i32);
 }
 
 /// Embedders for `config` set up for indexing, loaded when first needed.
@@ -193,6 +197,47 @@ pub fn preload_query_embedder(config: &ResolvedConfig) -> std::thread::JoinHandl
 /// The embedder `preload_query_embedder` started loading.
 pub fn join_embedder(handle: std::thread::JoinHandle<Result<Box<dyn Embedder>>>) -> Result<Box<dyn Embedder>> {
     handle.join().unwrap_or_else(|_| Err(anyhow!("loading the embedding model panicked")))
+}
+
+/// How a blocking index run reports and what it does.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Blocking {
+    /// Write `file` and `skip` records on stdout.
+    pub records: bool,
+    /// Mention routine skips on stderr, not only errors.
+    pub notable_skips: bool,
+    /// Rebuild the index from nothing.
+    pub reindex: bool,
+}
+
+/// A blocking index run of the invocation's paths
+/// (BlockingModesStartBlockingIndexRun): a progress bar and the large-run
+/// prompt on the terminal, records on stdout when asked for. A failure to
+/// write the records is the run's error.
+pub fn index_blocking(
+    tool: &'static str,
+    inv: &Invocation,
+    walk: &WalkOptions,
+    embedders: &mut EmbedderPool,
+    how: Blocking,
+) -> Result<(IndexSummary, WalkedSet)> {
+    let mut obs = CliObserver::new(tool, inv.config.quiet, how.records);
+    obs.notable_skips = how.notable_skips;
+    let request = IndexRequest {
+        root: &inv.root,
+        paths: &inv.paths,
+        walk,
+        config: &inv.config,
+        reindex: how.reindex,
+        warn_on_large: true,
+    };
+    let result = vecgrep::index::run(&request, embedders, &mut obs);
+    obs.finish();
+    let ran = result?;
+    match obs.write_error.take() {
+        Some(e) => Err(e.into()),
+        None => Ok(ran),
+    }
 }
 
 /// Reports an index run: records on stdout (when wanted) and, when stderr
@@ -307,5 +352,43 @@ pub fn use_color(choice: crate::cli::ColorChoice) -> bool {
         crate::cli::ColorChoice::Auto => {
             io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+
+    #[test]
+    fn every_setting_flag_reaches_the_config() {
+        let mut flagged = BTreeSet::new();
+        // The porcelain reads no config; its flags reach the tools (`porcelain`'s tests).
+        for cmd in crate::cli::commands().into_iter().filter(|c| c.get_name() != "vecgrep") {
+            let tool = cmd.get_name().to_string();
+            for arg in cmd.get_arguments() {
+                let Some(setting) = vecgrep::project::config::setting(arg.get_id().as_str()) else { continue };
+                let mut argv = vec![tool.clone(), format!("--{}", arg.get_long().unwrap())];
+                argv.extend(crate::cli::sample(arg));
+                argv.push("query".into());
+                let matches = cmd.clone().try_get_matches_from(&argv).unwrap_or_else(|e| panic!("{argv:?}: {e}"));
+                let values = cli_config(&matches).unwrap();
+                assert!(values.sets(setting.key), "{argv:?} does not set {}", setting.key);
+                let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+                assert!(help.ends_with(&setting.help_note()), "{tool} --{}: {help}", setting.key);
+                flagged.insert(setting.key);
+            }
+        }
+        let file_only: Vec<&str> = SETTINGS.iter().map(|s| s.key).filter(|k| !flagged.contains(k)).collect();
+        assert_eq!(file_only, ["embedder_timeout", "embedder_batch_size"], "settings no flag gives");
+    }
+
+    #[test]
+    fn flags_that_are_not_settings_give_none() {
+        let cmd = crate::app::command::<crate::cli::QueryCli>();
+        let matches = cmd.try_get_matches_from(["vg-query", "--no-index", "-k", "3", "q"]).unwrap();
+        let values = cli_config(&matches).unwrap();
+        assert_eq!(values, ConfigValues { top_k: Some(3), ..Default::default() });
     }
 }

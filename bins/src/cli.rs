@@ -3,7 +3,9 @@
 
 use std::path::PathBuf;
 
+use clap::builder::PossibleValuesParser;
 use clap::{Args, CommandFactory, Parser, ValueEnum};
+use vecgrep::project::config::{EmbedderSource, SearchMode};
 
 /// Filters that decide which files are walked, as in ripgrep.
 #[derive(Args, Debug, Clone, Default)]
@@ -33,10 +35,10 @@ pub struct WalkArgs {
     /// Also read ignore rules from PATH (gitignore syntax); repeatable.
     #[arg(long, value_name = "PATH")]
     pub ignore_file: Vec<PathBuf>,
-    /// Skip files larger than NUM bytes [config: max_filesize; default: 1048576].
+    /// Skip files larger than NUM bytes.
     #[arg(long, value_name = "NUM")]
     pub max_filesize: Option<u64>,
-    /// Also index lock files (Cargo.lock, package-lock.json, ...), minified bundles (*.min.js, very long lines) and generated code (*.pb.go, "DO NOT EDIT"/"@generated" headers), which are skipped by default [config: include_generated].
+    /// Also index lock files (Cargo.lock, package-lock.json, ...), minified bundles (*.min.js, very long lines) and generated code (*.pb.go, "DO NOT EDIT"/"@generated" headers), which are skipped by default.
     #[arg(long)]
     pub include_generated: bool,
 }
@@ -46,76 +48,42 @@ pub struct WalkArgs {
 #[derive(Args, Debug, Clone, Default)]
 #[command(next_help_heading = "Index options")]
 pub struct IndexConfigArgs {
-    /// Characters per chunk: whole functions, classes and sections are packed up to it, bigger ones cut at their inner units; never past the model's 256-token window [config: chunk_size; default: 500].
+    /// Characters per chunk: whole functions, classes and sections are packed up to it, bigger ones cut at their inner units; never past the model's 256-token window.
     #[arg(long, value_name = "NUM", value_parser = parse_chunk_size)]
     pub chunk_size: Option<usize>,
-    /// Characters of whole lines after a chunk that it carries too, the start of the next unit [config: chunk_overlap; default: 100].
+    /// Characters of whole lines after a chunk that it carries too, the start of the next unit.
     #[arg(long, value_name = "NUM")]
     pub chunk_overlap: Option<usize>,
-    /// Ask before indexing more than NUM new or changed files, when on a terminal; 0 never asks [config: index_warn_threshold; default: 1000].
+    /// Ask before indexing more than NUM new or changed files, when on a terminal; 0 never asks.
     #[arg(long, value_name = "NUM")]
     pub index_warn_threshold: Option<u64>,
-    /// Embedding model [config: embedder_model; default: all-MiniLM-L6-v2].
+    /// Embedding model.
     #[arg(long, value_name = "NAME")]
     pub embedder_model: Option<String>,
-    /// Where embeddings are computed: local, or remote (an embedding server at --embedder-url) [config: embedder_source; default: local].
-    #[arg(long, value_name = "SOURCE")]
-    pub embedder_source: Option<SourceArg>,
-    /// The embedding server's OpenAI-compatible endpoint, e.g. http://gpu:8080/v1/embeddings; its API key is read from VECGREP_EMBEDDER_API_KEY [config: embedder_url].
+    /// Where embeddings are computed: local, or remote (an embedding server at --embedder-url).
+    #[arg(long, value_name = "SOURCE", value_parser = PossibleValuesParser::new(EmbedderSource::NAMES))]
+    pub embedder_source: Option<String>,
+    /// The embedding server's OpenAI-compatible endpoint, e.g. http://gpu:8080/v1/embeddings; its API key is read from VECGREP_EMBEDDER_API_KEY.
     #[arg(long, value_name = "URL")]
     pub embedder_url: Option<String>,
-    /// Let the project's own .vecgrep/config.toml choose commands to run (open_cmd) and where code is sent (embedder_source, embedder_url) [config: trust_project_config, global config only].
+    /// Let the project's own .vecgrep/config.toml choose commands to run (open_cmd) and where code is sent (embedder_source, embedder_url).
     #[arg(long)]
     pub trust_project_config: bool,
-}
-
-/// `--embedder-source` values.
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SourceArg {
-    Local,
-    Remote,
-}
-
-impl From<SourceArg> for vecgrep::project::config::EmbedderSource {
-    fn from(s: SourceArg) -> Self {
-        match s {
-            SourceArg::Local => Self::Local,
-            SourceArg::Remote => Self::Remote,
-        }
-    }
 }
 
 /// Settings for ranking results.
 #[derive(Args, Debug, Clone, Default)]
 #[command(next_help_heading = "Search options")]
 pub struct SearchConfigArgs {
-    /// Return at most NUM results [config: top_k; default: 10].
+    /// Return at most NUM results.
     #[arg(short = 'k', long = "top-k", value_name = "NUM", value_parser = parse_top_k)]
     pub top_k: Option<usize>,
-    /// Drop results scoring below NUM (cosine similarity, -1 to 1) [config: threshold; default: 0.3].
+    /// Drop results scoring below NUM (cosine similarity, -1 to 1).
     #[arg(long, value_name = "NUM", value_parser = parse_threshold, allow_negative_numbers = true)]
     pub threshold: Option<f32>,
-    /// Rank by meaning (semantic), by words (lexical, BM25; no model is loaded) or both fused (hybrid). In semantic and hybrid mode the score is the cosine similarity; in lexical mode it is BM25 mapped onto 0..1 [config: mode; default: hybrid].
-    #[arg(long, value_name = "MODE")]
-    pub mode: Option<ModeArg>,
-}
-
-/// `--mode` values.
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ModeArg {
-    Semantic,
-    Lexical,
-    Hybrid,
-}
-
-impl From<ModeArg> for vecgrep::project::config::SearchMode {
-    fn from(m: ModeArg) -> Self {
-        match m {
-            ModeArg::Semantic => Self::Semantic,
-            ModeArg::Lexical => Self::Lexical,
-            ModeArg::Hybrid => Self::Hybrid,
-        }
-    }
+    /// Rank by meaning (semantic), by words (lexical, BM25; no model is loaded) or both fused (hybrid). In semantic and hybrid mode the score is the cosine similarity; in lexical mode it is BM25 mapped onto 0..1.
+    #[arg(long, value_name = "MODE", value_parser = PossibleValuesParser::new(SearchMode::NAMES))]
+    pub mode: Option<String>,
 }
 
 fn parse_top_k(s: &str) -> Result<usize, String> {
@@ -180,7 +148,7 @@ pub struct IndexCli {
     /// Skip PATHS outside the project root instead of failing.
     #[arg(long)]
     pub skip_outside_root: bool,
-    /// No progress or notes on stderr (errors are still printed) [config: quiet].
+    /// No progress or notes on stderr (errors are still printed).
     #[arg(short, long)]
     pub quiet: bool,
     #[command(flatten)]
@@ -219,7 +187,7 @@ pub struct QueryCli {
     /// Skip PATHS outside the project root instead of failing.
     #[arg(long)]
     pub skip_outside_root: bool,
-    /// No progress or notes on stderr (errors are still printed) [config: quiet].
+    /// No progress or notes on stderr (errors are still printed).
     #[arg(short, long)]
     pub quiet: bool,
     #[command(flatten)]
@@ -310,7 +278,7 @@ pub struct ServeCli {
     /// Require `Authorization: Bearer TOKEN` on every request [env: VECGREP_TOKEN].
     #[arg(long, value_name = "TOKEN")]
     pub token: Option<String>,
-    /// Index PATHS completely before listening [config: full_index; default: false].
+    /// Index PATHS completely before listening.
     #[arg(long)]
     pub full_index: bool,
     /// Seconds between checks for changed files.
@@ -322,7 +290,7 @@ pub struct ServeCli {
     /// Skip PATHS outside the project root instead of failing.
     #[arg(long)]
     pub skip_outside_root: bool,
-    /// No notes on stderr; errors and the listening URL are still printed [config: quiet].
+    /// No notes on stderr; errors and the listening URL are still printed.
     #[arg(short = 'q', long)]
     pub quiet: bool,
     #[command(flatten)]
@@ -360,7 +328,7 @@ pub struct PickCli {
     /// Skip PATHS outside the project root instead of failing.
     #[arg(long)]
     pub skip_outside_root: bool,
-    /// No notes on stderr before and after the picker (errors are still printed) [config: quiet].
+    /// No notes on stderr before and after the picker (errors are still printed).
     #[arg(short, long)]
     pub quiet: bool,
     #[command(flatten)]
@@ -378,29 +346,12 @@ pub struct PickArgs {
     /// Start with QUERY; every positional argument is then a PATH (for `xargs vecgrep -i --query Q`).
     #[arg(long, value_name = "QUERY")]
     pub query: Option<String>,
-    /// Command that opens the picked result: {file}, {line} and {end_line} are filled in [config: open_cmd; default: $VISUAL or $EDITOR at the line].
+    /// Command that opens the picked result: {file}, {line} and {end_line} are filled in.
     #[arg(long, value_name = "CMD")]
     pub open_cmd: Option<String>,
-    /// Index PATHS completely before the picker opens [config: full_index; default: false].
+    /// Index PATHS completely before the picker opens.
     #[arg(long)]
     pub full_index: bool,
-}
-
-impl PickArgs {
-    /// The same flags, for vg-pick.
-    pub fn to_argv(&self) -> Vec<String> {
-        let mut v = Vec::new();
-        if let Some(q) = &self.query {
-            v.extend(["--query".into(), q.clone()]);
-        }
-        if let Some(c) = &self.open_cmd {
-            v.extend(["--open-cmd".into(), c.clone()]);
-        }
-        if self.full_index {
-            v.push("--full-index".into());
-        }
-        v
-    }
 }
 
 #[derive(Parser, Debug)]
@@ -442,7 +393,7 @@ pub struct VecgrepCli {
     /// Skip PATHS outside the project root instead of failing.
     #[arg(long)]
     pub skip_outside_root: bool,
-    /// No progress or notes on stderr (errors are still printed) [config: quiet].
+    /// No progress or notes on stderr (errors are still printed).
     #[arg(short, long)]
     pub quiet: bool,
     /// Pick results interactively, re-ranked as you type (vg-pick); a QUERY is optional.
@@ -469,16 +420,9 @@ pub struct PorcelainPickArgs {
     /// With -i: start with QUERY; every positional argument is then a PATH.
     #[arg(id = "pick_query", long = "query", value_name = "QUERY", requires = "interactive")]
     pub pick_query: Option<String>,
-    /// With -i: command that opens the picked result ({file}, {line}, {end_line}) [config: open_cmd].
+    /// With -i: command that opens the picked result ({file}, {line}, {end_line}).
     #[arg(long, value_name = "CMD", requires = "interactive")]
     pub open_cmd: Option<String>,
-}
-
-impl PorcelainPickArgs {
-    /// The same flags, for vg-pick (`--full-index` is the server's flag, shared).
-    pub fn to_argv(&self, full_index: bool) -> Vec<String> {
-        PickArgs { query: self.pick_query.clone(), open_cmd: self.open_cmd.clone(), full_index }.to_argv()
-    }
 }
 
 /// `vecgrep --serve`: runs vg-serve with these and the shared flags.
@@ -497,34 +441,15 @@ pub struct PorcelainServeArgs {
     /// With --serve: require `Authorization: Bearer TOKEN` [env: VECGREP_TOKEN].
     #[arg(long, value_name = "TOKEN", requires = "serve")]
     pub token: Option<String>,
-    /// With --serve or -i: index PATHS completely first [config: full_index].
+    /// With --serve or -i: index PATHS completely first.
     #[arg(long)]
     pub full_index: bool,
 }
 
-impl PorcelainServeArgs {
-    /// The same flags, for vg-serve.
-    pub fn to_argv(&self) -> Vec<String> {
-        let mut v = Vec::new();
-        if let Some(b) = self.bind {
-            v.extend(["--bind".into(), b.to_string()]);
-        }
-        if let Some(p) = self.port {
-            v.extend(["--port".into(), p.to_string()]);
-        }
-        if let Some(t) = &self.token {
-            v.extend(["--token".into(), t.clone()]);
-        }
-        if self.full_index {
-            v.push("--full-index".into());
-        }
-        v
-    }
-}
-
-/// Every binary's clap definition, for generating man pages and completions.
+/// Every binary's clap definition as it parses, for generating man pages
+/// and completions.
 pub fn commands() -> Vec<clap::Command> {
-    vec![
+    [
         VecgrepCli::command(),
         RootCli::command(),
         IndexCli::command(),
@@ -533,6 +458,22 @@ pub fn commands() -> Vec<clap::Command> {
         ServeCli::command(),
         PickCli::command(),
     ]
+    .into_iter()
+    .map(with_setting_notes)
+    .collect()
+}
+
+/// `cmd` with each flag that gives a setting (its id is the setting's key)
+/// ending its help in the setting's note, `[config: top_k; default: 10]`,
+/// from the one table of settings (`vecgrep::project::config::SETTINGS`).
+pub fn with_setting_notes(cmd: clap::Command) -> clap::Command {
+    cmd.mut_args(|arg| match vecgrep::project::config::setting(arg.get_id().as_str()) {
+        Some(setting) => {
+            let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+            arg.help(format!("{help} {}", setting.help_note()))
+        }
+        None => arg,
+    })
 }
 
 impl WalkArgs {
@@ -550,118 +491,34 @@ impl WalkArgs {
             include_generated: config.include_generated,
         }
     }
-
-    /// The same flags, for a child process.
-    pub fn to_argv(&self) -> Vec<String> {
-        let mut v = Vec::new();
-        for t in &self.types {
-            v.extend(["--type".into(), t.clone()]);
-        }
-        for t in &self.types_not {
-            v.extend(["--type-not".into(), t.clone()]);
-        }
-        for g in &self.globs {
-            v.extend(["--glob".into(), g.clone()]);
-        }
-        if let Some(d) = self.max_depth {
-            v.extend(["--max-depth".into(), d.to_string()]);
-        }
-        for (on, flag) in [(self.follow, "--follow"), (self.hidden, "--hidden"), (self.no_ignore, "--no-ignore")] {
-            if on {
-                v.push(flag.into());
-            }
-        }
-        for f in &self.ignore_file {
-            v.extend(["--ignore-file".into(), f.to_string_lossy().into_owned()]);
-        }
-        if let Some(n) = self.max_filesize {
-            v.extend(["--max-filesize".into(), n.to_string()]);
-        }
-        if self.include_generated {
-            v.push("--include-generated".into());
-        }
-        v
-    }
 }
 
-impl IndexConfigArgs {
-    pub fn to_argv(&self) -> Vec<String> {
-        let mut v = Vec::new();
-        if let Some(n) = self.chunk_size {
-            v.extend(["--chunk-size".into(), n.to_string()]);
-        }
-        if let Some(n) = self.chunk_overlap {
-            v.extend(["--chunk-overlap".into(), n.to_string()]);
-        }
-        if let Some(n) = self.index_warn_threshold {
-            v.extend(["--index-warn-threshold".into(), n.to_string()]);
-        }
-        if let Some(m) = &self.embedder_model {
-            v.extend(["--embedder-model".into(), m.clone()]);
-        }
-        if let Some(s) = self.embedder_source {
-            v.extend(["--embedder-source".into(), vecgrep::project::config::EmbedderSource::from(s).to_string()]);
-        }
-        if let Some(u) = &self.embedder_url {
-            v.extend(["--embedder-url".into(), u.clone()]);
-        }
-        if self.trust_project_config {
-            v.push("--trust-project-config".into());
-        }
-        v
+/// A value the flag takes, for tests that pass every flag (none for a switch).
+#[cfg(test)]
+pub(crate) fn sample(arg: &clap::Arg) -> Option<String> {
+    if matches!(arg.get_action(), clap::ArgAction::SetTrue) {
+        return None;
     }
-}
-
-impl SearchConfigArgs {
-    pub fn to_argv(&self) -> Vec<String> {
-        let mut v = Vec::new();
-        if let Some(k) = self.top_k {
-            v.extend(["--top-k".into(), k.to_string()]);
-        }
-        if let Some(t) = self.threshold {
-            v.extend(["--threshold".into(), t.to_string()]);
-        }
-        if let Some(m) = self.mode {
-            v.extend(["--mode".into(), vecgrep::project::config::SearchMode::from(m).to_string()]);
-        }
-        v
+    if let Some(v) = arg.get_possible_values().last() {
+        return Some(v.get_name().to_string());
     }
-}
-
-impl OutputArgs {
-    pub fn to_argv(&self) -> Vec<String> {
-        let mut v = Vec::new();
-        for (on, flag) in [
-            (self.files, "--files-with-matches"),
-            (self.count, "--count"),
-            (self.json, "--json"),
-            (self.heading, "--heading"),
-            (self.no_heading, "--no-heading"),
-        ] {
-            if on {
-                v.push(flag.into());
-            }
-        }
-        for (n, flag) in [
-            (self.after_context, "--after-context"),
-            (self.before_context, "--before-context"),
-            (self.context, "--context"),
-        ] {
-            if let Some(n) = n {
-                v.extend([flag.into(), n.to_string()]);
-            }
-        }
-        if let Some(n) = self.lines {
-            v.extend(["--lines".into(), n.to_string()]);
-        }
-        let color = match self.color {
-            ColorChoice::Auto => "auto",
-            ColorChoice::Always => "always",
-            ColorChoice::Never => "never",
-        };
-        v.extend(["--color".into(), color.into()]);
-        v
+    if arg.get_long() == Some("threshold") {
+        return Some("-0.25".to_string());
     }
+    let name = arg.get_value_names().and_then(|n| n.first()).map(|n| n.as_str().to_string()).unwrap_or_default();
+    Some(
+        match name.as_str() {
+            "NUM" => "300",
+            "ADDR" => "127.0.0.2",
+            "PORT" => "8080",
+            "URL" => "http://gpu:8080/v1/embeddings",
+            "GLOB" => "!*.min.js",
+            "TYPE" => "rust",
+            "CMD" => "vi +{line} {file}",
+            _ => "sample",
+        }
+        .to_string(),
+    )
 }
 
 #[cfg(test)]

@@ -5,3 +5,4 @@
 
 pub mod app;
 pub mod cli;
+pub mod porcelain;

@@ -182,10 +182,28 @@ fn paint(color: bool, code: &str, text: &str) -> String {
 }
 
 fn score_color(score: f64) -> &'static str {
-    match crate::pick::score_band(score) {
-        crate::pick::ScoreBand::Strong => "\x1b[1;32m",
-        crate::pick::ScoreBand::Fair => "\x1b[33m",
-        crate::pick::ScoreBand::Weak => DIM,
+    match score_band(score) {
+        ScoreBand::Strong => "\x1b[1;32m",
+        ScoreBand::Fair => "\x1b[33m",
+        ScoreBand::Weak => DIM,
+    }
+}
+
+/// How good a score is, for coloring it: the same bands in `vg-format` and the picker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScoreBand {
+    Strong,
+    Fair,
+    Weak,
+}
+
+pub fn score_band(score: f64) -> ScoreBand {
+    if score >= 0.6 {
+        ScoreBand::Strong
+    } else if score >= 0.45 {
+        ScoreBand::Fair
+    } else {
+        ScoreBand::Weak
     }
 }
 

@@ -4,17 +4,169 @@
 //! The library never parses argv and never exits the process; it returns
 //! errors with enough context for a binary to print one line and pick an exit
 //! code.
+//!
+//! The modules in pipeline order (ARCHITECTURE.md walks them one by one);
+//! each uses only those above it, which a test below checks:
+//!
+//! | module | holds | in → out |
+//! |---|---|---|
+//! | [`project`] | root selection, config, walking, generated files | paths, flags → root, settings, files |
+//! | [`chunk`] | splitting a file along its structure, contexts, names | text → chunks |
+//! | [`terms`] | how text becomes terms, at index and query time alike | text → words, name terms |
+//! | [`embed`] | the `Embedder` seam: local ONNX model, remote server | text → vectors |
+//! | [`store`] | the index on disk behind `IndexReader` / `IndexWriter` | writes → answers |
+//! | [`index`] | one index run: plan, then read, embed, write | files → store |
+//! | [`search`] | ranking: candidates, fusion, names, threshold, joining | query → hits |
+//! | [`live`] | an index kept fresh while searched (server, picker) | target → searcher |
+//! | [`records`] | the NDJSON contract between the tools | values → records |
+//! | [`format`], [`pick`], [`serve`], [`tools`] | the surfaces: rendering, the picker, HTTP, finding tools | hits → people, programs |
+
+pub mod project;
 
 pub mod chunk;
-pub mod embed;
-pub mod format;
-pub mod index;
-pub mod live;
-pub mod pick;
-pub mod project;
-pub mod records;
-pub mod search;
-pub mod serve;
-pub mod store;
 pub mod terms;
+
+pub mod embed;
+
+pub mod store;
+
+pub mod index;
+pub mod search;
+
+pub mod live;
+
+pub mod records;
+
+pub mod format;
+pub mod pick;
+pub mod serve;
 pub mod tools;
+
+#[cfg(test)]
+mod layers {
+    //! The module map above is the architecture: a module that reached for
+    //! one below it (or a cycle among a directory's files) fails here.
+
+    use std::collections::{BTreeMap, BTreeSet};
+    use std::path::{Path, PathBuf};
+
+    /// The modules in pipeline order; each may use only those before it.
+    const ORDER: &[&str] = &[
+        "project", "chunk", "terms", "embed", "store", "index", "search", "live", "records", "format", "pick", "serve",
+        "tools",
+    ];
+
+    fn src() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+    }
+
+    fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                rust_files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+
+    /// The first path segment of every `prefix`-path in `text`
+    /// (`crate::store::Scope` → `store`; `crate::{a::b, c}` → `a`, `c`),
+    /// comments left out.
+    fn referenced(text: &str, prefix: &str) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        for line in text.lines().filter(|l| !l.trim_start().starts_with("//")) {
+            let mut rest = line;
+            while let Some(at) = rest.find(prefix) {
+                rest = &rest[at + prefix.len()..];
+                let group = rest.strip_prefix('{').map(|g| &g[..g.find('}').unwrap_or(g.len())]);
+                let paths: Vec<&str> = match group {
+                    Some(g) => g.split(',').collect(),
+                    None => vec![rest],
+                };
+                for p in paths {
+                    let p = p.trim();
+                    let end = p.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(p.len());
+                    if end > 0 {
+                        out.insert(p[..end].to_string());
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Each file's path under `src/` as components, and its code up to its
+    /// tests (which may reach anywhere for their fixtures).
+    fn files() -> Vec<(Vec<String>, String)> {
+        let mut paths = Vec::new();
+        rust_files(&src(), &mut paths);
+        paths
+            .into_iter()
+            .map(|p| {
+                let rel = p.strip_prefix(src()).unwrap().with_extension("");
+                let parts = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+                let text = std::fs::read_to_string(&p).unwrap();
+                let code = text.split("\n#[cfg(test)]").next().unwrap_or_default().to_string();
+                (parts, code)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn modules_use_only_those_before_them() {
+        let mut wrong = Vec::new();
+        for (parts, text) in files() {
+            let module = &parts[0];
+            if module == "lib" {
+                continue;
+            }
+            let place = ORDER.iter().position(|m| m == module).unwrap_or_else(|| panic!("{module} is not in ORDER"));
+            for used in referenced(&text, "crate::") {
+                match ORDER.iter().position(|m| *m == used) {
+                    Some(p) if p > place => wrong.push(format!("{} uses {used}", parts.join("/"))),
+                    _ => {}
+                }
+            }
+        }
+        assert!(wrong.is_empty(), "modules reaching down the pipeline: {wrong:?}");
+    }
+
+    #[test]
+    fn the_files_of_a_directory_form_no_cycle() {
+        // directory -> (its child modules -> the siblings each uses)
+        let mut graphs: BTreeMap<String, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
+        for (parts, text) in files() {
+            if parts.len() < 2 || parts[1] == "mod" {
+                continue;
+            }
+            let (dir, child) = (&parts[0], &parts[1]);
+            let mut used = referenced(&text, &format!("crate::{dir}::"));
+            if parts.len() == 2 {
+                used.extend(referenced(&text, "super::"));
+            }
+            graphs.entry(dir.clone()).or_default().entry(child.clone()).or_default().extend(used);
+        }
+        for (dir, graph) in &graphs {
+            for start in graph.keys() {
+                // Depth-first from `start`: reaching it again is a cycle.
+                let mut stack: Vec<&String> = graph[start].iter().filter(|u| *u != start).collect();
+                let mut seen = BTreeSet::new();
+                while let Some(next) = stack.pop() {
+                    assert!(next != start, "a cycle through {dir}/{start}");
+                    if seen.insert(next) {
+                        stack.extend(graph.get(next).into_iter().flatten().filter(|u| *u != next));
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn references_are_read_in_both_forms() {
+        let text = "use crate::store::{Scope, X};\nuse crate::{chunk::Chunk, terms};\n// crate::live in a comment\n";
+        let found: Vec<String> = referenced(text, "crate::").into_iter().collect();
+        assert_eq!(found, ["chunk", "store", "terms"]);
+    }
+}

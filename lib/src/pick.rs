@@ -71,24 +71,6 @@ pub fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
 
-/// How good a score is, for coloring it: the same bands as `vg-format`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ScoreBand {
-    Strong,
-    Fair,
-    Weak,
-}
-
-pub fn score_band(score: f64) -> ScoreBand {
-    if score >= 0.6 {
-        ScoreBand::Strong
-    } else if score >= 0.45 {
-        ScoreBand::Fair
-    } else {
-        ScoreBand::Weak
-    }
-}
-
 /// What one picker row shows.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Row {
@@ -153,6 +135,7 @@ pub fn status_line(progress: &Progress, chunks: u64, root: &Path, scope: &[Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::{score_band, ScoreBand};
 
     fn hit(text: &str, start: usize) -> HitRecord {
         HitRecord {

@@ -7,10 +7,11 @@ use anyhow::{anyhow, Context, Result};
 use vecgrep::tools::find_tool;
 use vecgrep_bins::app::{run_main, EXIT_ERROR};
 use vecgrep_bins::cli::VecgrepCli;
+use vecgrep_bins::porcelain::{self, Mode};
 
 fn main() -> ExitCode {
-    let cli = vecgrep_bins::app::parse_args::<VecgrepCli>("vecgrep");
-    run_main("vecgrep", || dispatch(&cli))
+    let (cli, matches) = vecgrep_bins::app::parse_args::<VecgrepCli>("vecgrep");
+    run_main("vecgrep", || dispatch(&cli, &matches))
 }
 
 fn tool(name: &str) -> Result<Command> {
@@ -19,97 +20,29 @@ fn tool(name: &str) -> Result<Command> {
     Ok(Command::new(path))
 }
 
-/// The PATHS for modes that take no query (--stats, --show-root,
-/// --index-only, --clear-cache): there every positional argument is a path.
-fn paths_argv(cli: &VecgrepCli) -> Vec<String> {
-    let mut v = vec!["--".to_string()];
-    v.extend(cli.query.iter().cloned());
-    v.extend(cli.paths.iter().map(|p| p.to_string_lossy().into_owned()));
-    v
-}
-
-fn common_flags(cli: &VecgrepCli) -> Vec<String> {
-    let mut v = Vec::new();
-    if cli.skip_outside_root {
-        v.push("--skip-outside-root".into());
+fn dispatch(cli: &VecgrepCli, matches: &clap::ArgMatches) -> Result<u8> {
+    let mode = Mode::of(cli);
+    if mode == Mode::Search && cli.query.is_none() {
+        return Err(anyhow!("a QUERY is required"));
     }
-    if cli.quiet {
-        v.push("--quiet".into());
+    let mut runs = Vec::new();
+    for (name, argv) in porcelain::plan(mode, cli, matches, &vecgrep_bins::app::command::<VecgrepCli>()) {
+        let mut cmd = tool(name)?;
+        cmd.args(argv);
+        runs.push((name, cmd));
     }
-    v
-}
-
-fn dispatch(cli: &VecgrepCli) -> Result<u8> {
-    if cli.server.serve {
-        let mut cmd = tool("vg-serve")?;
-        cmd.args(common_flags(cli))
-            .args(cli.server.to_argv())
-            .args(cli.search.to_argv())
-            .args(cli.index.to_argv())
-            .args(cli.walk.to_argv())
-            .args(paths_argv(cli));
-        // Become vg-serve, so that Ctrl-C and SIGTERM reach the server
-        // itself and the shell waits for its clean shutdown.
-        use std::os::unix::process::CommandExt;
-        let e = cmd.exec();
-        return Err(e).context("cannot run vg-serve");
-    }
-    if cli.interactive {
-        let mut cmd = tool("vg-pick")?;
-        cmd.args(common_flags(cli))
-            .args(cli.pick.to_argv(cli.server.full_index))
-            .args(cli.search.to_argv())
-            .args(cli.index.to_argv())
-            .args(cli.walk.to_argv());
-        // With --query every positional argument is a path; without it the
-        // first is the query, as vg-pick reads them.
-        cmd.args(paths_argv(cli));
-        // Become the picker: it owns the terminal, and its exit status is ours.
-        use std::os::unix::process::CommandExt;
-        let e = cmd.exec();
-        return Err(e).context("cannot run vg-pick");
-    }
-    if cli.show_root {
-        let mut cmd = tool("vg-root")?;
-        if cli.skip_outside_root {
-            cmd.arg("--skip-outside-root");
+    match (mode, runs.as_mut_slice()) {
+        // Become the server or the picker: Ctrl-C and SIGTERM reach it, it
+        // owns the terminal, and its exit status is ours.
+        (Mode::Serve | Mode::Pick, [(name, cmd)]) => {
+            use std::os::unix::process::CommandExt;
+            let e = cmd.exec();
+            Err(e).with_context(|| format!("cannot run {name}"))
         }
-        return wait_one(cmd.args(paths_argv(cli)));
+        (Mode::Search, [(_, query), (_, format)]) => pipeline(query, format),
+        (_, [(_, one)]) => wait_one(one),
+        _ => unreachable!("each mode runs one tool, or two for a search"),
     }
-    if cli.stats {
-        let mut cmd = tool("vg-index")?;
-        cmd.arg("--stats").args(common_flags(cli));
-        if cli.output.json {
-            cmd.arg("--json");
-        }
-        return wait_one(cmd.args(paths_argv(cli)));
-    }
-    if cli.clear_cache {
-        let mut cmd = tool("vg-index")?;
-        cmd.arg("--clear-cache").args(common_flags(cli)).args(paths_argv(cli));
-        return wait_one(&mut cmd);
-    }
-    if cli.index_only {
-        let mut cmd = tool("vg-index")?;
-        cmd.args(common_flags(cli)).args(cli.index.to_argv()).args(cli.walk.to_argv());
-        if cli.reindex {
-            cmd.arg("--reindex");
-        }
-        // vg-index prints its summary record; per-file records only when piped.
-        return wait_one(cmd.args(paths_argv(cli)));
-    }
-    let query = cli.query.as_deref().ok_or_else(|| anyhow!("a QUERY is required"))?;
-    let mut q = tool("vg-query")?;
-    q.args(common_flags(cli)).args(cli.search.to_argv()).args(cli.index.to_argv()).args(cli.walk.to_argv());
-    for (on, flag) in [(cli.reindex, "--reindex"), (cli.no_index, "--no-index"), (cli.no_scope, "--no-scope")] {
-        if on {
-            q.arg(flag);
-        }
-    }
-    q.arg("--").arg(query).args(cli.paths.iter());
-    let mut f = tool("vg-format")?;
-    f.args(cli.output.to_argv());
-    pipeline(q, f)
 }
 
 fn wait_one(cmd: &mut Command) -> Result<u8> {
@@ -125,7 +58,7 @@ fn exit_code(status: std::process::ExitStatus) -> u8 {
 /// Run `producer | consumer`. An error (status 2 or more) of the producer
 /// wins, then one of the consumer; otherwise the consumer's status decides
 /// (0 results, 1 none), so no failure is hidden as `set -o pipefail` would not.
-fn pipeline(mut producer: Command, mut consumer: Command) -> Result<u8> {
+fn pipeline(producer: &mut Command, consumer: &mut Command) -> Result<u8> {
     let mut p: Child = producer
         .stdout(Stdio::piped())
         .spawn()

@@ -10,7 +10,7 @@ use vecgrep_bins::app::{run_main, use_color, EXIT_FOUND, EXIT_NOT_FOUND};
 use vecgrep_bins::cli::FormatCli;
 
 fn main() -> ExitCode {
-    let cli = vecgrep_bins::app::parse_args::<FormatCli>("vg-format");
+    let (cli, _) = vecgrep_bins::app::parse_args::<FormatCli>("vg-format");
     run_main("vg-format", || {
         let o = &cli.output;
         let mut hits = Vec::new();

@@ -3,21 +3,20 @@
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
-use vecgrep::index::{self, IndexRequest};
 use vecgrep::records::{write_record, StatsRecord, SummaryRecord, VerifyRecord};
 use vecgrep::store::{self, IndexStats, StoreError};
 use vecgrep_bins::app::{
-    cli_config, embedder_pool, note, resolve, run_main, CliObserver, EXIT_ERROR, EXIT_FOUND, EXIT_NOT_FOUND,
+    cli_config, embedder_pool, index_blocking, note, note_holes, resolve, run_main, Blocking, CliObserver, Invocation,
+    EXIT_ERROR, EXIT_FOUND, EXIT_NOT_FOUND,
 };
 use vecgrep_bins::cli::IndexCli;
 
 const TOOL: &str = "vg-index";
 
 fn main() -> ExitCode {
-    let cli = vecgrep_bins::app::parse_args::<IndexCli>("vg-index");
+    let (cli, matches) = vecgrep_bins::app::parse_args::<IndexCli>(TOOL);
     run_main(TOOL, || {
-        let inv = resolve(TOOL, &cli.paths, cli.skip_outside_root, cli_config(None, &cli.index, &cli.walk, cli.quiet))?;
-        let quiet = inv.config.quiet;
+        let inv = resolve(TOOL, &cli.paths, cli.skip_outside_root, cli_config(&matches)?)?;
         if cli.stats {
             return print_stats(&cli, &inv.root);
         }
@@ -28,39 +27,35 @@ fn main() -> ExitCode {
             return Err(anyhow::anyhow!("--json goes with --stats or --verify"));
         }
         if cli.clear_cache {
-            let mut obs = CliObserver::new(TOOL, quiet, false);
-            index::clear_cache(&inv.root, &mut obs)?;
-            note(TOOL, quiet, &format!("removed the index of {}", inv.root.path.display()));
-            return Ok(EXIT_FOUND);
+            return clear_cache(&inv);
         }
-        // On a terminal only the summary is printed; per-file records are for pipes.
-        let mut obs = CliObserver::new(TOOL, quiet, !std::io::stdout().is_terminal());
-        let mut embedder = embedder_pool(&inv.config);
-        let walk = cli.walk.to_options(&inv.config);
-        let req = IndexRequest {
-            root: &inv.root,
-            paths: &inv.paths,
-            walk: &walk,
-            config: &inv.config,
-            reindex: cli.reindex,
-            warn_on_large: true,
-        };
-        let result = index::run(&req, &mut embedder, &mut obs);
-        obs.finish();
-        let (summary, _) = result?;
-        if let Some(e) = obs.write_error.take() {
-            return Err(e.into());
-        }
-        vecgrep_bins::app::note_holes(TOOL, quiet, summary.holes);
-        let mut out = std::io::stdout().lock();
-        write_record(&mut out, &SummaryRecord::new(&inv.root, &summary))?;
-        out.flush()?;
-        if summary.aborted {
-            note(TOOL, false, "indexing declined; the index was left as it was");
-            return Ok(EXIT_NOT_FOUND);
-        }
-        Ok(if summary.errors > 0 { EXIT_ERROR } else { EXIT_FOUND })
+        index(&cli, &inv)
     })
+}
+
+/// ClearCacheResetsIndex.
+fn clear_cache(inv: &Invocation) -> anyhow::Result<u8> {
+    let mut obs = CliObserver::new(TOOL, inv.config.quiet, false);
+    vecgrep::index::clear_cache(&inv.root, &mut obs)?;
+    note(TOOL, inv.config.quiet, &format!("removed the index of {}", inv.root.path.display()));
+    Ok(EXIT_FOUND)
+}
+
+/// Bring the index up to date and print the summary record.
+fn index(cli: &IndexCli, inv: &Invocation) -> anyhow::Result<u8> {
+    let walk = cli.walk.to_options(&inv.config);
+    // On a terminal only the summary is printed; per-file records are for pipes.
+    let how = Blocking { records: !std::io::stdout().is_terminal(), notable_skips: true, reindex: cli.reindex };
+    let (summary, _) = index_blocking(TOOL, inv, &walk, &mut embedder_pool(&inv.config), how)?;
+    note_holes(TOOL, inv.config.quiet, summary.holes);
+    let mut out = std::io::stdout().lock();
+    write_record(&mut out, &SummaryRecord::new(&inv.root, &summary))?;
+    out.flush()?;
+    if summary.aborted {
+        note(TOOL, false, "indexing declined; the index was left as it was");
+        return Ok(EXIT_NOT_FOUND);
+    }
+    Ok(if summary.errors > 0 { EXIT_ERROR } else { EXIT_FOUND })
 }
 
 fn print_stats(cli: &IndexCli, root: &vecgrep::project::root::ProjectRoot) -> anyhow::Result<u8> {

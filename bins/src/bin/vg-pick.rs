@@ -19,15 +19,15 @@ use skim::tui::Size;
 use skim::{DisplayContext, PreviewContext, PreviewPosition};
 use vecgrep::embed::LazyEmbedder;
 use vecgrep::embed::Profile;
-use vecgrep::index::{self, IndexRequest};
+use vecgrep::format::{score_band, ScoreBand};
 use vecgrep::live::{LiveIndex, Searcher, Target};
-use vecgrep::pick::{self, OpenPlan, ScoreBand};
+use vecgrep::pick::{self, OpenPlan};
 use vecgrep::project::config::ResolvedConfig;
 use vecgrep::records::HitRecord;
 use vecgrep::store::{self, IndexReader};
 use vecgrep_bins::app::{
-    cli_config, embedder_pool, load_embedder, note, resolve, run_main, CliObserver, EXIT_ERROR, EXIT_FOUND,
-    EXIT_NOT_FOUND,
+    cli_config, embedder_pool, index_blocking, load_embedder, note, resolve, run_main, Blocking, EXIT_ERROR,
+    EXIT_FOUND, EXIT_NOT_FOUND,
 };
 use vecgrep_bins::cli::PickCli;
 
@@ -42,11 +42,11 @@ const REFRESH: Duration = Duration::from_millis(500);
 const REINDEX: Duration = Duration::from_secs(2);
 
 fn main() -> ExitCode {
-    let cli = vecgrep_bins::app::parse_args::<PickCli>(TOOL);
-    run_main(TOOL, || pick(cli))
+    let (cli, matches) = vecgrep_bins::app::parse_args::<PickCli>(TOOL);
+    run_main(TOOL, || pick(cli, &matches))
 }
 
-fn pick(mut cli: PickCli) -> Result<u8> {
+fn pick(mut cli: PickCli, matches: &clap::ArgMatches) -> Result<u8> {
     // --query makes every positional argument a path.
     let initial = match cli.pick.query.take() {
         Some(q) => {
@@ -60,28 +60,14 @@ fn pick(mut cli: PickCli) -> Result<u8> {
     if !std::io::stderr().is_terminal() || std::fs::File::open("/dev/tty").is_err() {
         return Err(anyhow!("the picker needs a terminal (stderr is not one); use vg-query or vecgrep for pipelines"));
     }
-    let mut values = cli_config(Some(&cli.search), &cli.index, &cli.walk, cli.quiet);
-    values.full_index = cli.pick.full_index.then_some(true);
-    values.open_cmd = cli.pick.open_cmd.clone();
-    let inv = resolve(TOOL, &cli.paths, cli.skip_outside_root, values)?;
+    let inv = resolve(TOOL, &cli.paths, cli.skip_outside_root, cli_config(matches)?)?;
     let config = inv.config.clone();
     let walk = cli.walk.to_options(&config);
     let mut index_embedders = embedder_pool(&config);
     if config.full_index {
         // BlockingModesStartBlockingIndexRun: progress and the large-index prompt as in vg-index.
-        let mut obs = CliObserver::new(TOOL, config.quiet, false);
-        obs.notable_skips = false;
-        let request = IndexRequest {
-            root: &inv.root,
-            paths: &inv.paths,
-            walk: &walk,
-            config: &config,
-            reindex: false,
-            warn_on_large: true,
-        };
-        let result = index::run(&request, &mut index_embedders, &mut obs);
-        obs.finish();
-        if result?.0.aborted {
+        let how = Blocking { records: false, notable_skips: false, reindex: false };
+        if index_blocking(TOOL, &inv, &walk, &mut index_embedders, how)?.0.aborted {
             note(TOOL, false, "indexing declined; the picker was not opened");
             return Ok(EXIT_NOT_FOUND);
         }
@@ -374,7 +360,7 @@ impl SkimItem for PickItem {
 
     fn display(&self, ctx: DisplayContext) -> Line<'_> {
         let base = ctx.base_style;
-        let score_style = match pick::score_band(self.row.score) {
+        let score_style = match score_band(self.row.score) {
             ScoreBand::Strong => Style::new().fg(Color::Green).add_modifier(Modifier::BOLD),
             ScoreBand::Fair => Style::new().fg(Color::Yellow),
             ScoreBand::Weak => Style::new().add_modifier(Modifier::DIM),

@@ -8,7 +8,7 @@ use vecgrep_bins::app::{note_skipped_paths, resolve_root, run_main, EXIT_FOUND};
 use vecgrep_bins::cli::RootCli;
 
 fn main() -> ExitCode {
-    let cli = vecgrep_bins::app::parse_args::<RootCli>("vg-root");
+    let (cli, _) = vecgrep_bins::app::parse_args::<RootCli>("vg-root");
     run_main("vg-root", || {
         let (_, root, admission) = resolve_root(&cli.paths, cli.skip_outside_root)?;
         note_skipped_paths("vg-root", false, &root, &admission);

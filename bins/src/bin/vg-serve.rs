@@ -38,11 +38,9 @@ impl ServeEvents for Events {
 }
 
 fn main() -> ExitCode {
-    let cli = vecgrep_bins::app::parse_args::<ServeCli>(TOOL);
+    let (cli, matches) = vecgrep_bins::app::parse_args::<ServeCli>(TOOL);
     run_main(TOOL, || {
-        let mut values = cli_config(Some(&cli.search), &cli.index, &cli.walk, cli.quiet);
-        values.full_index = cli.full_index.then_some(true);
-        let inv = resolve(TOOL, &cli.paths, cli.skip_outside_root, values)?;
+        let inv = resolve(TOOL, &cli.paths, cli.skip_outside_root, cli_config(&matches)?)?;
         let token = cli.token.clone().or_else(|| std::env::var("VECGREP_TOKEN").ok()).filter(|t| !t.is_empty());
         if !cli.bind.is_loopback() {
             eprintln!(

@@ -7,10 +7,7 @@
 //! fastest, while indexing wants the fully optimized graph (`session`).
 //! fastembed fixes the optimization level.
 
-use std::sync::OnceLock;
-
 use anyhow::{anyhow, Result};
-use ort::environment::Environment;
 use ort::session::Session;
 use ort::value::Tensor;
 
@@ -29,22 +26,6 @@ pub struct LocalEmbedder {
     needs_token_types: bool,
     output_name: String,
     _mapped: Option<memmap2::Mmap>,
-}
-
-// Telemetry off: ONNX Runtime 1.31 otherwise keeps an event database under
-// ~/.cache/Microsoft, and this tool promises to work offline and keep to itself.
-static ORT_ENV: OnceLock<Result<Environment, String>> = OnceLock::new();
-
-pub(super) fn runtime(assets: &Assets) -> Result<Environment> {
-    ORT_ENV
-        .get_or_init(|| {
-            ort::init_from(&assets.ort_library)
-                .map_err(|e| e.to_string())
-                .and_then(|b| b.with_name("vecgrep").with_telemetry(false).build().map_err(|e| e.to_string()))
-                .map_err(|e| format!("cannot load ONNX Runtime from {}: {e}", assets.ort_library.display()))
-        })
-        .clone()
-        .map_err(|e| anyhow!(e))
 }
 
 pub(super) fn load_tokenizer(assets: &Assets) -> Result<tokenizers::Tokenizer> {

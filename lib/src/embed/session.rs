@@ -4,14 +4,31 @@
 //! index run in ~90 ms instead of ~400 ms.
 
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use anyhow::{anyhow, Result};
+use ort::environment::Environment;
 use ort::session::builder::GraphOptimizationLevel;
 use ort::session::Session;
 
 use super::assets::Assets;
-use super::local::runtime;
 use super::Profile;
+
+// Telemetry off: ONNX Runtime 1.31 otherwise keeps an event database under
+// ~/.cache/Microsoft, and this tool promises to work offline and keep to itself.
+static ORT_ENV: OnceLock<Result<Environment, String>> = OnceLock::new();
+
+pub(super) fn runtime(assets: &Assets) -> Result<Environment> {
+    ORT_ENV
+        .get_or_init(|| {
+            ort::init_from(&assets.ort_library)
+                .map_err(|e| e.to_string())
+                .and_then(|b| b.with_name("vecgrep").with_telemetry(false).build().map_err(|e| e.to_string()))
+                .map_err(|e| format!("cannot load ONNX Runtime from {}: {e}", assets.ort_library.display()))
+        })
+        .clone()
+        .map_err(|e| anyhow!(e))
+}
 
 /// A loaded session, and the memory map its weights live in when it was
 /// loaded from the model cache.

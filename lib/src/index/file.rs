@@ -3,15 +3,16 @@
 //! of chunks whose embedded text the index or the file already has.
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use anyhow::{anyhow, Result};
 
-use super::workers::KnownVectors;
 use crate::chunk::{self, chunk_text, Chunk, Context};
 use crate::embed::{Embedder, MAX_TOKENS};
 use crate::project::config::ResolvedConfig;
+use crate::project::root::ProjectRoot;
 use crate::project::walk::{looks_binary, SkipReason, WalkedFile};
-use crate::store::{ChunkWrite, FileState, FileWrite, StoredFile};
+use crate::store::{self, ChunkWrite, FileState, FileWrite, IndexReader, StoredFile};
 
 /// A file whose content changed, to chunk and embed.
 pub(super) struct EmbedJob {
@@ -150,6 +151,21 @@ fn vectors_for(
         copied += vectors[i].is_some() as u64;
     }
     Ok(Found { vectors, copied, tokens })
+}
+
+/// The vectors already in the index, looked up by `chunk::embed_key` from
+/// the embedder threads over a connection of their own. A failed lookup is
+/// a miss: the chunk is embedded, which is slower but gives the same vector.
+pub(super) struct KnownVectors(Mutex<Box<dyn IndexReader>>);
+
+impl KnownVectors {
+    pub(super) fn open(root: &ProjectRoot) -> Option<Arc<KnownVectors>> {
+        store::open_for_reading(root).ok().map(|s| Arc::new(KnownVectors(Mutex::new(s))))
+    }
+
+    pub(super) fn get(&self, key: &[u8]) -> Option<Vec<f32>> {
+        self.0.lock().ok()?.vector_for_key(key).ok().flatten()
+    }
 }
 
 /// Embed texts in small batches of similar length, returning vectors in order.

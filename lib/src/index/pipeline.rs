@@ -9,8 +9,8 @@ use std::collections::{BTreeMap, HashMap};
 use anyhow::{anyhow, Context, Result};
 
 use super::embedders::EmbedderPool;
-use super::file::{read_file, Prepared, Read};
-use super::workers::{KnownVectors, Workers};
+use super::file::{read_file, KnownVectors, Prepared, Read};
+use super::workers::Workers;
 use super::{FileOutcome, IndexObserver, IndexRequest, IndexSummary};
 use crate::embed::Embedder;
 use crate::project::walk::{Skip, WalkedFile};

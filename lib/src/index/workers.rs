@@ -7,11 +7,10 @@ use std::thread::JoinHandle;
 
 use anyhow::{anyhow, Result};
 
-use super::file::{chunk_and_embed, EmbedJob};
+use super::file::{chunk_and_embed, EmbedJob, KnownVectors};
 use crate::embed::Embedder;
 use crate::project::config::ResolvedConfig;
-use crate::project::root::ProjectRoot;
-use crate::store::{self, FileWrite, IndexReader};
+use crate::store::FileWrite;
 
 /// Embedder threads, each owning a model, taking jobs from one queue.
 pub(super) struct Workers {
@@ -68,20 +67,5 @@ impl Workers {
     pub(super) fn finish(mut self) -> Vec<Box<dyn Embedder>> {
         drop(self.jobs.take());
         self.handles.drain(..).filter_map(|h| h.join().ok()).collect()
-    }
-}
-
-/// The vectors already in the index, looked up by `chunk::embed_key` from
-/// the embedder threads over a connection of their own. A failed lookup is
-/// a miss: the chunk is embedded, which is slower but gives the same vector.
-pub(super) struct KnownVectors(Mutex<Box<dyn IndexReader>>);
-
-impl KnownVectors {
-    pub(super) fn open(root: &ProjectRoot) -> Option<Arc<KnownVectors>> {
-        store::open_for_reading(root).ok().map(|s| Arc::new(KnownVectors(Mutex::new(s))))
-    }
-
-    pub(super) fn get(&self, key: &[u8]) -> Option<Vec<f32>> {
-        self.0.lock().ok()?.vector_for_key(key).ok().flatten()
     }
 }

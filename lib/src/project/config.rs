@@ -13,187 +13,11 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Deserializer, Serialize};
-
-pub const DEFAULT_TOP_K: usize = 10;
-pub const DEFAULT_THRESHOLD: f32 = 0.3;
-pub const DEFAULT_CHUNK_SIZE: usize = 500;
-pub const DEFAULT_CHUNK_OVERLAP: usize = 100;
-pub const DEFAULT_INDEX_WARN_THRESHOLD: u64 = 1000;
-pub const DEFAULT_EMBEDDER_MODEL: &str = "all-MiniLM-L6-v2";
-/// Files larger than this are skipped (and logged): generated data, bundles
-/// and dumps are rarely what a question about code is after.
-pub const DEFAULT_MAX_FILESIZE: u64 = 1024 * 1024;
-/// A remote embedding request's time limit, in seconds: a batch of 32 chunks
-/// on a busy CPU server can take several.
-pub const DEFAULT_EMBEDDER_TIMEOUT: f64 = 30.0;
-pub const DEFAULT_EMBEDDER_BATCH_SIZE: usize = 32;
-
-/// Smallest chunk_size accepted: below this a chunk holds too little code to
-/// mean anything to the model.
-pub const MIN_CHUNK_SIZE: usize = 50;
-pub const MAX_TOP_K: usize = 10_000;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum EmbedderSource {
-    Local,
-    Remote,
-}
-
-impl fmt::Display for EmbedderSource {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            EmbedderSource::Local => "local",
-            EmbedderSource::Remote => "remote",
-        })
-    }
-}
-
-/// How results are ranked: by meaning, by words, or both fused.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SearchMode {
-    Semantic,
-    Lexical,
-    #[default]
-    Hybrid,
-}
-
-impl fmt::Display for SearchMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            SearchMode::Semantic => "semantic",
-            SearchMode::Lexical => "lexical",
-            SearchMode::Hybrid => "hybrid",
-        })
-    }
-}
-
-/// One layer of configuration; `None` means "not set here".
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ConfigValues {
-    #[serde(default, deserialize_with = "top_k_value")]
-    pub top_k: Option<usize>,
-    #[serde(default, deserialize_with = "threshold_value")]
-    pub threshold: Option<f32>,
-    #[serde(default, deserialize_with = "chunk_size_value")]
-    pub chunk_size: Option<usize>,
-    #[serde(default)]
-    pub chunk_overlap: Option<usize>,
-    #[serde(default)]
-    pub full_index: Option<bool>,
-    #[serde(default)]
-    pub quiet: Option<bool>,
-    #[serde(default)]
-    pub index_warn_threshold: Option<u64>,
-    #[serde(default)]
-    pub embedder_source: Option<EmbedderSource>,
-    #[serde(default)]
-    pub embedder_model: Option<String>,
-    #[serde(default)]
-    pub max_filesize: Option<u64>,
-    /// Index lock files, minified bundles and generated code (`generated`).
-    #[serde(default)]
-    pub include_generated: Option<bool>,
-    #[serde(default)]
-    pub mode: Option<SearchMode>,
-    /// The picker's command for opening a result (`{file}`, `{line}`, `{end_line}`).
-    #[serde(default)]
-    pub open_cmd: Option<String>,
-    /// The embedding server's endpoint (OpenAI-compatible `/v1/embeddings`)
-    /// when `embedder_source = "remote"`.
-    #[serde(default)]
-    pub embedder_url: Option<String>,
-    /// Seconds a request to the embedding server may take.
-    #[serde(default, deserialize_with = "timeout_value")]
-    pub embedder_timeout: Option<f64>,
-    /// Texts sent to the embedding server per request.
-    #[serde(default, deserialize_with = "batch_size_value")]
-    pub embedder_batch_size: Option<usize>,
-    /// Let the project's own config choose commands to run and where code is
-    /// sent (TrustRule); honoured only from the command line or the global
-    /// config, never from the project's file.
-    #[serde(default)]
-    pub trust_project_config: Option<bool>,
-}
-
-fn top_k_value<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
-    let v = Option::<usize>::deserialize(d)?;
-    match v {
-        Some(k) => check_top_k(k).map(Some).map_err(serde::de::Error::custom),
-        None => Ok(None),
-    }
-}
-
-fn threshold_value<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f32>, D::Error> {
-    let v = Option::<f64>::deserialize(d)?;
-    match v {
-        Some(t) => check_threshold(t).map(Some).map_err(serde::de::Error::custom),
-        None => Ok(None),
-    }
-}
-
-fn timeout_value<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
-    let v = f64::deserialize(d)?;
-    check_timeout(v).map(Some).map_err(serde::de::Error::custom)
-}
-
-fn batch_size_value<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
-    let v = usize::deserialize(d)?;
-    check_batch_size(v).map(Some).map_err(serde::de::Error::custom)
-}
-
-pub fn check_timeout(secs: f64) -> Result<f64, String> {
-    if secs.is_finite() && (0.1..=3600.0).contains(&secs) {
-        Ok(secs)
-    } else {
-        Err(format!("embedder_timeout must be from 0.1 to 3600 seconds, got {secs}"))
-    }
-}
-
-pub fn check_batch_size(n: usize) -> Result<usize, String> {
-    if (1..=2048).contains(&n) {
-        Ok(n)
-    } else {
-        Err(format!("embedder_batch_size must be from 1 to 2048, got {n}"))
-    }
-}
-
-fn chunk_size_value<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
-    let v = Option::<usize>::deserialize(d)?;
-    match v {
-        Some(n) => check_chunk_size(n).map(Some).map_err(serde::de::Error::custom),
-        None => Ok(None),
-    }
-}
-
-/// Validate a result count; shared by config files, flags and HTTP parameters.
-pub fn check_top_k(k: usize) -> Result<usize, String> {
-    if (1..=MAX_TOP_K).contains(&k) {
-        Ok(k)
-    } else {
-        Err(format!("top_k must be between 1 and {MAX_TOP_K}, got {k}"))
-    }
-}
-
-/// Validate a score threshold; scores are cosine similarities in [-1, 1].
-pub fn check_threshold(t: f64) -> Result<f32, String> {
-    if t.is_finite() && (-1.0..=1.0).contains(&t) {
-        Ok(t as f32)
-    } else {
-        Err(format!("threshold must be a number between -1 and 1, got {t}"))
-    }
-}
-
-pub fn check_chunk_size(n: usize) -> Result<usize, String> {
-    if n >= MIN_CHUNK_SIZE {
-        Ok(n)
-    } else {
-        Err(format!("chunk_size must be at least {MIN_CHUNK_SIZE} characters, got {n}"))
-    }
-}
+use super::settings::resolve_plain;
+pub use super::settings::{
+    check_batch_size, check_chunk_size, check_threshold, check_timeout, check_top_k, setting, ConfigValues,
+    EmbedderSource, ResolvedConfig, SearchMode, Setting, DEFAULT_EMBEDDER_MODEL, MAX_TOP_K, MIN_CHUNK_SIZE, SETTINGS,
+};
 
 /// Where a layer came from, for error messages.
 #[derive(Clone, Debug)]
@@ -260,36 +84,6 @@ pub fn global_config_path() -> Option<PathBuf> {
     std::env::var_os("HOME").filter(|v| !v.is_empty()).map(|h| PathBuf::from(h).join(".config/vecgrep/config.toml"))
 }
 
-/// The effective settings of one invocation.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct ResolvedConfig {
-    pub top_k: usize,
-    pub threshold: f32,
-    pub chunk_size: usize,
-    pub chunk_overlap: usize,
-    pub full_index: bool,
-    pub quiet: bool,
-    pub index_warn_threshold: u64,
-    pub embedder_source: EmbedderSource,
-    pub embedder_model: String,
-    pub max_filesize: u64,
-    pub include_generated: bool,
-    pub mode: SearchMode,
-    /// What `vg-serve` uses when a request leaves out `k`.
-    pub server_default_top_k: usize,
-    /// What `vg-serve` uses when a request leaves out `threshold`.
-    pub server_default_threshold: f32,
-    /// The command that opens a picked result (TrustRule applies).
-    pub open_cmd: Option<String>,
-    /// The embedding server, for `embedder_source = "remote"` (TrustRule applies).
-    pub embedder_url: Option<String>,
-    pub embedder_timeout: f64,
-    pub embedder_batch_size: usize,
-    /// The project config and the keys of it that were passed over because
-    /// the user did not trust it (TrustRule), for telling the user.
-    pub untrusted: Option<(PathBuf, Vec<&'static str>)>,
-}
-
 /// The three layers, most specific first.
 #[derive(Clone, Debug, Default)]
 pub struct ConfigLayers {
@@ -310,19 +104,15 @@ impl ConfigLayers {
         Ok(ConfigLayers { cli, project, global })
     }
 
-    /// Apply ResolveConfig: the first layer that sets a key wins.
+    /// Apply ResolveConfig: the first layer that sets a key wins, but for
+    /// the keys a project's file may set only when trusted (TrustRule).
     pub fn resolve(&self) -> Result<ResolvedConfig, ConfigError> {
-        macro_rules! pick {
-            ($field:ident, $default:expr) => {
-                self.pick(|v| v.$field.clone()).map(|(v, _)| v).unwrap_or($default)
-            };
-        }
-        let top_k = pick!(top_k, DEFAULT_TOP_K);
-        let threshold = pick!(threshold, DEFAULT_THRESHOLD);
-        let (chunk_size, size_from) =
-            self.pick(|v| v.chunk_size).unwrap_or((DEFAULT_CHUNK_SIZE, "the default".to_string()));
-        let (chunk_overlap, overlap_from) =
-            self.pick(|v| v.chunk_overlap).unwrap_or((DEFAULT_CHUNK_OVERLAP, "the default".to_string()));
+        let layers: Vec<&ConfigValues> =
+            std::iter::once(&self.cli).chain(self.project.iter().chain(self.global.iter()).map(|(_, v)| v)).collect();
+        let mut config = resolve_plain(&layers);
+        config.server_default_top_k = config.top_k;
+        config.server_default_threshold = config.threshold;
+        config.trust_project_config = self.project_trusted();
         let mut untrusted = Vec::new();
         fn trusted<T>(
             untrusted: &mut Vec<&'static str>,
@@ -334,40 +124,28 @@ impl ConfigLayers {
             }
             value
         }
-        let open_cmd = trusted(&mut untrusted, "open_cmd", self.pick_trusted(|v| v.open_cmd.clone()));
-        let embedder_url = trusted(&mut untrusted, "embedder_url", self.pick_trusted(|v| v.embedder_url.clone()));
-        let embedder_source = trusted(&mut untrusted, "embedder_source", self.pick_trusted(|v| v.embedder_source))
-            .unwrap_or(EmbedderSource::Local);
-        let untrusted = (!untrusted.is_empty())
-            .then(|| (self.project.as_ref().map(|(p, _)| p.clone()).unwrap_or_default(), untrusted));
-        if chunk_overlap >= chunk_size {
-            return Err(ConfigError::OverlapTooLarge {
-                overlap: chunk_overlap,
-                overlap_from,
-                size: chunk_size,
-                size_from,
-            });
+        config.open_cmd = trusted(&mut untrusted, "open_cmd", self.pick_trusted(|v| v.open_cmd.clone()));
+        config.embedder_url = trusted(&mut untrusted, "embedder_url", self.pick_trusted(|v| v.embedder_url.clone()));
+        if let Some(source) = trusted(&mut untrusted, "embedder_source", self.pick_trusted(|v| v.embedder_source)) {
+            config.embedder_source = source;
         }
-        Ok(ResolvedConfig {
-            top_k,
-            threshold,
-            chunk_size,
-            chunk_overlap,
-            full_index: pick!(full_index, false),
-            quiet: pick!(quiet, false),
-            index_warn_threshold: pick!(index_warn_threshold, DEFAULT_INDEX_WARN_THRESHOLD),
-            embedder_source,
-            embedder_model: pick!(embedder_model, DEFAULT_EMBEDDER_MODEL.to_string()),
-            max_filesize: pick!(max_filesize, DEFAULT_MAX_FILESIZE),
-            include_generated: pick!(include_generated, false),
-            mode: pick!(mode, SearchMode::default()),
-            server_default_top_k: top_k,
-            server_default_threshold: threshold,
-            open_cmd,
-            embedder_url,
-            embedder_timeout: pick!(embedder_timeout, DEFAULT_EMBEDDER_TIMEOUT),
-            embedder_batch_size: pick!(embedder_batch_size, DEFAULT_EMBEDDER_BATCH_SIZE),
-            untrusted,
+        config.untrusted = (!untrusted.is_empty())
+            .then(|| (self.project.as_ref().map(|(p, _)| p.clone()).unwrap_or_default(), untrusted));
+        self.check_overlap(&config)?;
+        Ok(config)
+    }
+
+    /// chunk_overlap must be smaller than chunk_size, whichever layers set them.
+    fn check_overlap(&self, config: &ResolvedConfig) -> Result<(), ConfigError> {
+        if config.chunk_overlap < config.chunk_size {
+            return Ok(());
+        }
+        let from = |key: &str| self.source_of(key).unwrap_or_else(|| "the default".to_string());
+        Err(ConfigError::OverlapTooLarge {
+            overlap: config.chunk_overlap,
+            overlap_from: from("chunk_overlap"),
+            size: config.chunk_size,
+            size_from: from("chunk_size"),
         })
     }
 
@@ -397,17 +175,12 @@ impl ConfigLayers {
         }
     }
 
-    /// The first layer that sets a value, with a description of that layer.
-    fn pick<T>(&self, get: impl Fn(&ConfigValues) -> Option<T>) -> Option<(T, String)> {
-        if let Some(v) = get(&self.cli) {
-            return Some((v, ConfigSource::CommandLine.to_string()));
+    /// A description of the first layer that sets `key`.
+    fn source_of(&self, key: &str) -> Option<String> {
+        if self.cli.sets(key) {
+            return Some(ConfigSource::CommandLine.to_string());
         }
-        for (path, values) in self.project.iter().chain(self.global.iter()) {
-            if let Some(v) = get(values) {
-                return Some((v, path.display().to_string()));
-            }
-        }
-        None
+        self.project.iter().chain(self.global.iter()).find(|(_, v)| v.sets(key)).map(|(p, _)| p.display().to_string())
     }
 }
 
@@ -515,10 +288,7 @@ mod tests {
         assert!(parse_config("embedder_timeout = 0\n", Path::new("c")).is_err());
         assert!(parse_config("embedder_batch_size = 0\n", Path::new("c")).is_err());
         let r = ConfigLayers::default().resolve().unwrap();
-        assert_eq!(
-            (r.embedder_timeout, r.embedder_batch_size),
-            (DEFAULT_EMBEDDER_TIMEOUT, DEFAULT_EMBEDDER_BATCH_SIZE)
-        );
+        assert_eq!((r.embedder_timeout, r.embedder_batch_size), (30.0, 32));
     }
 
     #[test]

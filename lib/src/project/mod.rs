@@ -4,6 +4,7 @@
 pub mod config;
 pub mod generated;
 pub mod root;
+mod settings;
 pub mod walk;
 
 /// Name of the per-project directory that holds the index and project config.

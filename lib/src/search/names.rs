@@ -12,9 +12,8 @@
 
 use std::collections::HashMap;
 
-use super::fusion::RRF_K;
 use super::lexical;
-use crate::store::{ChunkId, IndexReader, StoreError};
+use crate::store::ChunkId;
 use crate::terms::{parse_names, stem};
 
 /// What code calls a thing that a question spells out: each query word
@@ -161,7 +160,7 @@ pub fn idf(df: u64, n: u64) -> f32 {
 /// Share of a name-match score that says how much of the query the name
 /// accounts for, against how much of the name the query accounts for.
 /// Hybrid mrr@10 on the dev and held-out evals (py-logging / py-asyncio /
-/// rs-regex-automata / py-email / rs-ignore) at `NAME_WEIGHT` 0.75:
+/// rs-regex-automata / py-email / rs-ignore) at `fusion::NAME_WEIGHT` 0.75:
 /// 0: 0.649 / 0.619 / 0.508 / 0.570 / 0.597 (mean 0.589);
 /// 0.3: 0.659 / 0.640 / 0.498 / 0.586 / 0.606 (0.598);
 /// 0.5: 0.642 / 0.639 / 0.497 / 0.601 / 0.607 (0.597).
@@ -234,30 +233,6 @@ fn best_score(names: &[Vec<String>], query: &QueryWords, idf: &dyn Fn(&str) -> f
     names.iter().map(|terms| name_score(terms, query, idf)).fold(0.0, f32::max)
 }
 
-/// Below this score a name match is chance (one common part shared) and
-/// moves nothing.
-pub const MIN_NAME_SCORE: f32 = 0.28;
-
-/// What a name match adds to a chunk's fused score, in reciprocal ranks: a
-/// perfect one is worth `NAME_WEIGHT` times first place in one ranking.
-/// Hybrid mrr@10 as for `QUERY_SHARE`, by weight:
-/// 0 (no name signal): 0.554 / 0.626 / 0.432 / 0.569 / 0.487 (mean 0.534);
-/// 0.5: 0.639 / 0.635 / 0.488 / 0.602 / 0.605 (0.594);
-/// 0.75: 0.659 / 0.640 / 0.498 / 0.586 / 0.606 (0.598);
-/// 1.0: 0.670 / 0.627 / 0.506 / 0.577 / 0.621 (0.600).
-/// Past 0.75 the mean barely moves while py-asyncio and py-email lose:
-/// a name starts to outweigh what the chunk says.
-pub const NAME_WEIGHT: f32 = 0.75;
-
-/// The boost fusion adds for a chunk whose names score `score`.
-pub fn boost(score: f32) -> f32 {
-    if score > MIN_NAME_SCORE {
-        NAME_WEIGHT * score / (RRF_K + 1.0)
-    } else {
-        0.0
-    }
-}
-
 /// Name scores for chunks, given each chunk's stored names and a lookup
 /// of how many named chunks hold each term; terms are looked up once.
 pub fn score_chunks(
@@ -285,44 +260,6 @@ pub fn score_chunks(
     }
     let idf_of = |t: &str| idfs.get(t).copied().unwrap_or(0.0);
     parsed.iter().map(|(id, names)| (*id, best_score(names, query, &idf_of))).collect()
-}
-
-/// Each fused candidate's name-match boost (`boost`) added to its score,
-/// re-ranked: a chunk whose own name says what the query asks rises above
-/// those that only mention its words.
-pub fn boost_by_names(
-    store: &dyn IndexReader,
-    fused: &mut [(ChunkId, f32)],
-    query: &QueryWords,
-) -> Result<(), StoreError> {
-    let mut chunks: Vec<(ChunkId, String)> = Vec::with_capacity(fused.len());
-    for &(id, _) in fused.iter() {
-        if let Some(names) = store.chunk_names(id)?.filter(|n| !n.is_empty()) {
-            chunks.push((id, names));
-        }
-    }
-    if chunks.is_empty() {
-        return Ok(());
-    }
-    let named_chunks = store.named_chunks()?;
-    let mut failed = None;
-    let scores = score_chunks(&chunks, query, named_chunks, &mut |term| match store.chunks_naming(term) {
-        Ok(n) => n,
-        Err(e) => {
-            failed.get_or_insert(e);
-            0
-        }
-    });
-    if let Some(e) = failed {
-        return Err(e);
-    }
-    for (id, fused_score) in fused.iter_mut() {
-        if let Some(&s) = scores.get(id) {
-            *fused_score += boost(s);
-        }
-    }
-    fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    Ok(())
 }
 
 #[cfg(test)]
@@ -382,13 +319,6 @@ mod tests {
         assert!(chunk_score("doRotation rotate", &q, &idf_of) > chunk_score("openFile", &q, &idf_of));
         assert!(idf(1, 1000) > idf(100, 1000));
         assert!(idf(1000, 1000) > 0.0);
-    }
-
-    #[test]
-    fn weak_matches_add_nothing_and_strong_ones_add_at_most_the_weight() {
-        assert_eq!(boost(MIN_NAME_SCORE), 0.0);
-        assert!(boost(1.0) > boost(0.5));
-        assert!((boost(1.0) - NAME_WEIGHT / (RRF_K + 1.0)).abs() < 1e-6);
     }
 
     #[test]

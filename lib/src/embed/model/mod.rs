@@ -69,8 +69,8 @@ pub(crate) fn fingerprint(key: &mut blake3::Hasher) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::embed::local::{load_tokenizer, runtime, LocalEmbedder};
-    use crate::embed::session::{OPTIMIZATION, UNFUSED};
+    use crate::embed::local::{load_tokenizer, LocalEmbedder};
+    use crate::embed::session::{runtime, OPTIMIZATION, UNFUSED};
     use crate::embed::Embedder;
     use ort::session::Session;
 

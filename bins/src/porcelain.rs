@@ -1,0 +1,257 @@
+//! What `vecgrep` runs for a command line: its mode, decided once, and for
+//! each tool of that mode the argument list it passes on. Flags are
+//! forwarded as the user gave them, read from the parsed command line and
+//! spelled as the target tool spells them, so a flag is defined once (in
+//! `cli`) and a test checks that each one reaches the tool it is for.
+
+use std::ffi::OsString;
+
+use clap::parser::ValueSource;
+use clap::{ArgAction, ArgMatches, Command};
+
+use crate::cli::VecgrepCli;
+
+/// What one `vecgrep` command line does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// `--serve`: become vg-serve.
+    Serve,
+    /// `-i`: become vg-pick.
+    Pick,
+    /// `--show-root`: vg-root.
+    ShowRoot,
+    /// `--stats`: vg-index --stats.
+    Stats,
+    /// `--clear-cache`: vg-index --clear-cache.
+    ClearCache,
+    /// `--index-only`: vg-index.
+    IndexOnly,
+    /// A search: vg-query | vg-format.
+    Search,
+}
+
+impl Mode {
+    pub fn of(cli: &VecgrepCli) -> Mode {
+        if cli.server.serve {
+            Mode::Serve
+        } else if cli.interactive {
+            Mode::Pick
+        } else if cli.show_root {
+            Mode::ShowRoot
+        } else if cli.stats {
+            Mode::Stats
+        } else if cli.clear_cache {
+            Mode::ClearCache
+        } else if cli.index_only {
+            Mode::IndexOnly
+        } else {
+            Mode::Search
+        }
+    }
+
+    /// The tools the mode runs, each with the porcelain flags (argument ids,
+    /// or the ids of a flattened group of them) it is given.
+    pub fn tools(self) -> Vec<(&'static str, Vec<&'static str>)> {
+        let shared = ["skip_outside_root", "quiet", "SearchConfigArgs", "IndexConfigArgs", "WalkArgs"];
+        let with = |more: &[&'static str]| shared.iter().chain(more).copied().collect::<Vec<_>>();
+        match self {
+            Mode::Serve => vec![("vg-serve", with(&["bind", "port", "token", "full_index"]))],
+            Mode::Pick => vec![("vg-pick", with(&["pick_query", "open_cmd", "full_index"]))],
+            Mode::ShowRoot => vec![("vg-root", vec!["skip_outside_root"])],
+            Mode::Stats => vec![("vg-index", vec!["skip_outside_root", "quiet", "json"])],
+            Mode::ClearCache => vec![("vg-index", vec!["skip_outside_root", "quiet"])],
+            Mode::IndexOnly => {
+                vec![("vg-index", vec!["skip_outside_root", "quiet", "IndexConfigArgs", "WalkArgs", "reindex"])]
+            }
+            Mode::Search => {
+                vec![("vg-query", with(&["reindex", "no_index", "no_scope"])), ("vg-format", vec!["OutputArgs"])]
+            }
+        }
+    }
+
+    /// Flags of the mode's tool that the porcelain adds itself (the mode's own).
+    fn own_flags(self) -> &'static [&'static str] {
+        match self {
+            Mode::Stats => &["--stats"],
+            Mode::ClearCache => &["--clear-cache"],
+            _ => &[],
+        }
+    }
+}
+
+/// The porcelain flags no tool is given: they choose the mode, or are the
+/// positional arguments the plan passes on its own way.
+pub const MODE_SELECTORS: &[&str] =
+    &["serve", "interactive", "show_root", "stats", "clear_cache", "index_only", "query", "paths", "help", "version"];
+
+/// The argument list of each tool `mode` runs, for the command line
+/// `matches` (parsed by `porcelain`, vecgrep's own definition).
+pub fn plan(
+    mode: Mode,
+    cli: &VecgrepCli,
+    matches: &ArgMatches,
+    porcelain: &Command,
+) -> Vec<(&'static str, Vec<OsString>)> {
+    mode.tools()
+        .iter()
+        .enumerate()
+        .map(|(i, (tool, ids))| {
+            let mut argv: Vec<OsString> = mode.own_flags().iter().map(OsString::from).collect();
+            for id in expand_groups(porcelain, ids) {
+                argv.extend(forwarded(porcelain, matches, &id));
+            }
+            // The first tool takes the positional arguments.
+            if i == 0 {
+                argv.extend(positionals(cli));
+            }
+            (*tool, argv)
+        })
+        .collect()
+}
+
+/// Argument ids, with each group id replaced by its members.
+fn expand_groups(cmd: &Command, ids: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    for id in ids {
+        match cmd.get_groups().find(|g| g.get_id().as_str() == *id) {
+            Some(group) => out.extend(group.get_args().map(|a| a.as_str().to_string())),
+            None => out.push(id.to_string()),
+        }
+    }
+    out
+}
+
+/// The flag `id` as the user gave it (`--long` and each value), or nothing
+/// when it was not given on the command line.
+fn forwarded(cmd: &Command, matches: &ArgMatches, id: &str) -> Vec<OsString> {
+    let arg = cmd.get_arguments().find(|a| a.get_id().as_str() == id).unwrap_or_else(|| panic!("no flag {id}"));
+    if matches.value_source(id) != Some(ValueSource::CommandLine) {
+        return Vec::new();
+    }
+    let long = OsString::from(format!("--{}", arg.get_long().unwrap_or_else(|| panic!("{id} has no long name"))));
+    if matches!(arg.get_action(), ArgAction::SetTrue) {
+        return vec![long];
+    }
+    let mut out = Vec::new();
+    for value in matches.get_raw(id).into_iter().flatten() {
+        out.push(long.clone());
+        out.push(value.to_os_string());
+    }
+    out
+}
+
+/// The positional arguments, after `--`: the query (when there is one)
+/// and the paths. A tool run without a query reads them all as paths, and
+/// so does vg-pick when `--query` gave the query.
+fn positionals(cli: &VecgrepCli) -> Vec<OsString> {
+    let mut v = vec![OsString::from("--")];
+    v.extend(cli.query.iter().map(OsString::from));
+    v.extend(cli.paths.iter().map(|p| p.as_os_str().to_os_string()));
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use clap::FromArgMatches;
+
+    use super::*;
+    use crate::cli::{IndexCli, PickCli, QueryCli, RootCli, ServeCli};
+    use crate::{app, cli::FormatCli};
+
+    const MODES: [Mode; 7] =
+        [Mode::Serve, Mode::Pick, Mode::ShowRoot, Mode::Stats, Mode::ClearCache, Mode::IndexOnly, Mode::Search];
+
+    fn tool_command(name: &str) -> Command {
+        match name {
+            "vg-serve" => app::command::<ServeCli>(),
+            "vg-pick" => app::command::<PickCli>(),
+            "vg-root" => app::command::<RootCli>(),
+            "vg-index" => app::command::<IndexCli>(),
+            "vg-query" => app::command::<QueryCli>(),
+            "vg-format" => app::command::<FormatCli>(),
+            other => panic!("no tool {other}"),
+        }
+    }
+
+    /// The porcelain's own flags that put it in `mode`.
+    fn selector(mode: Mode) -> Vec<&'static str> {
+        match mode {
+            Mode::Serve => vec!["--serve"],
+            Mode::Pick => vec!["-i"],
+            Mode::ShowRoot => vec!["--show-root"],
+            Mode::Stats => vec!["--stats"],
+            Mode::ClearCache => vec!["--clear-cache"],
+            Mode::IndexOnly => vec!["--index-only"],
+            Mode::Search => vec![],
+        }
+    }
+
+    #[test]
+    fn every_porcelain_flag_reaches_the_tool_it_runs() {
+        let porcelain = app::command::<VecgrepCli>();
+        let mut reached = BTreeSet::new();
+        for mode in MODES {
+            for (tool, ids) in mode.tools() {
+                for id in expand_groups(&porcelain, &ids) {
+                    let arg = porcelain.get_arguments().find(|a| a.get_id().as_str() == id).unwrap();
+                    let long = arg.get_long().unwrap();
+                    let value = crate::cli::sample(arg);
+                    let mut argv: Vec<String> = vec!["vecgrep".into()];
+                    argv.extend(selector(mode).into_iter().map(String::from));
+                    argv.push(format!("--{long}"));
+                    argv.extend(value.clone());
+                    argv.extend(["the query".to_string(), "src".to_string()]);
+                    let matches =
+                        porcelain.clone().try_get_matches_from(&argv).unwrap_or_else(|e| panic!("{argv:?}: {e}"));
+                    let cli = VecgrepCli::from_arg_matches(&matches).unwrap();
+                    assert_eq!(Mode::of(&cli), mode, "{argv:?}");
+                    let runs = plan(mode, &cli, &matches, &porcelain);
+                    let (_, passed) = runs.iter().find(|(t, _)| *t == tool).unwrap();
+                    let target = tool_command(tool);
+                    let parsed = target
+                        .clone()
+                        .try_get_matches_from(std::iter::once(OsString::from(tool)).chain(passed.iter().cloned()))
+                        .unwrap_or_else(|e| panic!("{tool} {passed:?}: {e}"));
+                    let there = target.get_arguments().find(|a| a.get_long() == Some(long)).expect("the tool has it");
+                    let there_id = there.get_id().as_str();
+                    assert_eq!(parsed.value_source(there_id), Some(ValueSource::CommandLine), "{argv:?} -> {passed:?}");
+                    if let Some(value) = value {
+                        let got: Vec<_> = parsed.get_raw(there_id).unwrap().collect();
+                        assert_eq!(got, [value.as_str()], "{argv:?} -> {passed:?}");
+                    }
+                    // The first tool gets the positional arguments too, after the flags.
+                    if tool == runs[0].0 {
+                        assert_eq!(
+                            passed[passed.len() - 3..],
+                            ["--", "the query", "src"].map(OsString::from),
+                            "{tool}"
+                        );
+                    }
+                    reached.insert(id);
+                }
+            }
+        }
+        let forgotten: Vec<&str> = porcelain
+            .get_arguments()
+            .map(|a| a.get_id().as_str())
+            .filter(|id| !reached.contains(*id) && !MODE_SELECTORS.contains(id))
+            .collect();
+        assert!(forgotten.is_empty(), "porcelain flags no tool is given: {forgotten:?}");
+    }
+
+    #[test]
+    fn flags_not_given_are_not_passed_on() {
+        let porcelain = app::command::<VecgrepCli>();
+        let matches = porcelain.clone().try_get_matches_from(["vecgrep", "-k", "5", "retry", "src"]).unwrap();
+        let cli = VecgrepCli::from_arg_matches(&matches).unwrap();
+        let runs = plan(Mode::of(&cli), &cli, &matches, &porcelain);
+        let argv = |i: usize| runs[i].1.iter().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            (runs[0].0, argv(0)),
+            ("vg-query", vec!["--top-k".into(), "5".into(), "--".into(), "retry".into(), "src".into()])
+        );
+        assert_eq!((runs[1].0, argv(1)), ("vg-format", Vec::<String>::new()));
+    }
+}

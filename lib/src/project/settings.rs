@@ -1,0 +1,463 @@
+//! Every setting, declared once: its key, its type, its default, how a value
+//! is checked, and whether a project's own file may set it. The table at the
+//! bottom yields the layer a config file or the command line gives
+//! (`ConfigValues`), the settings an invocation runs with
+//! (`ResolvedConfig`), how they are resolved (`config::ConfigLayers`), and
+//! the list the binaries forward flags and write help from ([`SETTINGS`]).
+
+use std::fmt;
+
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
+use serde::{Deserialize, Serialize};
+
+/// Largest number of results a search may ask for.
+pub const MAX_TOP_K: usize = 10_000;
+/// Smallest chunk_size accepted: below this a chunk holds too little code to
+/// mean anything to the model.
+pub const MIN_CHUNK_SIZE: usize = 50;
+/// The one model this version embeds with locally.
+pub const DEFAULT_EMBEDDER_MODEL: &str = "all-MiniLM-L6-v2";
+
+/// Where embeddings are computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EmbedderSource {
+    Local,
+    Remote,
+}
+
+impl EmbedderSource {
+    /// The values a config file or a flag may give.
+    pub const NAMES: [&str; 2] = ["local", "remote"];
+}
+
+impl fmt::Display for EmbedderSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            EmbedderSource::Local => "local",
+            EmbedderSource::Remote => "remote",
+        })
+    }
+}
+
+/// How results are ranked: by meaning, by words, or both fused.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchMode {
+    Semantic,
+    Lexical,
+    #[default]
+    Hybrid,
+}
+
+impl SearchMode {
+    /// The values a config file, a flag or a request may give.
+    pub const NAMES: [&str; 3] = ["semantic", "lexical", "hybrid"];
+
+    /// The mode one of `NAMES` names.
+    pub fn named(name: &str) -> Option<SearchMode> {
+        match name {
+            "semantic" => Some(SearchMode::Semantic),
+            "lexical" => Some(SearchMode::Lexical),
+            "hybrid" => Some(SearchMode::Hybrid),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for SearchMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            SearchMode::Semantic => "semantic",
+            SearchMode::Lexical => "lexical",
+            SearchMode::Hybrid => "hybrid",
+        })
+    }
+}
+
+/// Validate a result count; shared by config files, flags and HTTP parameters.
+pub fn check_top_k(k: usize) -> Result<usize, String> {
+    if (1..=MAX_TOP_K).contains(&k) {
+        Ok(k)
+    } else {
+        Err(format!("top_k must be between 1 and {MAX_TOP_K}, got {k}"))
+    }
+}
+
+/// Validate a score threshold; scores are cosine similarities in [-1, 1].
+pub fn check_threshold(t: f64) -> Result<f32, String> {
+    if t.is_finite() && (-1.0..=1.0).contains(&t) {
+        Ok(t as f32)
+    } else {
+        Err(format!("threshold must be a number between -1 and 1, got {t}"))
+    }
+}
+
+pub fn check_chunk_size(n: usize) -> Result<usize, String> {
+    if n >= MIN_CHUNK_SIZE {
+        Ok(n)
+    } else {
+        Err(format!("chunk_size must be at least {MIN_CHUNK_SIZE} characters, got {n}"))
+    }
+}
+
+pub fn check_timeout(secs: f64) -> Result<f64, String> {
+    if secs.is_finite() && (0.1..=3600.0).contains(&secs) {
+        Ok(secs)
+    } else {
+        Err(format!("embedder_timeout must be from 0.1 to 3600 seconds, got {secs}"))
+    }
+}
+
+pub fn check_batch_size(n: usize) -> Result<usize, String> {
+    if (1..=2048).contains(&n) {
+        Ok(n)
+    } else {
+        Err(format!("embedder_batch_size must be from 1 to 2048, got {n}"))
+    }
+}
+
+/// What the help and the docs say of one setting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Setting {
+    pub key: &'static str,
+    /// The default as a user would write it; None when unset means "none".
+    pub default: Option<&'static str>,
+    /// Only a switch: set by a flag without a value.
+    pub switch: bool,
+    /// Where it may be set from, when not from everywhere.
+    pub only: Option<&'static str>,
+    /// A project's own file sets it only when the user trusts that file (TrustRule).
+    pub trusted: bool,
+}
+
+impl Setting {
+    /// The note a flag's help ends with: `[config: top_k; default: 10]`.
+    pub fn help_note(&self) -> String {
+        let mut note = format!("[config: {}", self.key);
+        if let Some(only) = self.only {
+            note.push_str(&format!(", {only}"));
+        }
+        if let Some(default) = self.default.filter(|_| !self.switch) {
+            note.push_str(&format!("; default: {default}"));
+        }
+        note.push(']');
+        note
+    }
+}
+
+/// The setting named `key`, if there is one.
+pub fn setting(key: &str) -> Option<&'static Setting> {
+    SETTINGS.iter().find(|s| s.key == key)
+}
+
+/// A value a flag gives as text, in the form a config file would give it.
+pub trait FlagValue {
+    fn toml(flag: &str) -> Option<toml::Value>;
+}
+
+impl FlagValue for usize {
+    fn toml(flag: &str) -> Option<toml::Value> {
+        flag.parse::<i64>().ok().map(toml::Value::Integer)
+    }
+}
+
+impl FlagValue for u64 {
+    fn toml(flag: &str) -> Option<toml::Value> {
+        usize::toml(flag)
+    }
+}
+
+impl FlagValue for f64 {
+    fn toml(flag: &str) -> Option<toml::Value> {
+        flag.parse::<f64>().ok().map(toml::Value::Float)
+    }
+}
+
+impl FlagValue for bool {
+    fn toml(flag: &str) -> Option<toml::Value> {
+        flag.parse::<bool>().ok().map(toml::Value::Boolean)
+    }
+}
+
+impl FlagValue for String {
+    fn toml(flag: &str) -> Option<toml::Value> {
+        Some(toml::Value::String(flag.to_string()))
+    }
+}
+
+impl FlagValue for SearchMode {
+    fn toml(flag: &str) -> Option<toml::Value> {
+        String::toml(flag)
+    }
+}
+
+impl FlagValue for EmbedderSource {
+    fn toml(flag: &str) -> Option<toml::Value> {
+        String::toml(flag)
+    }
+}
+
+/// Deserializes a value as `Raw`, then checks it, so that a value out of
+/// range is reported at its own line, like a value of the wrong type.
+struct Checked<Raw, T> {
+    check: fn(Raw) -> Result<T, String>,
+}
+
+impl<'de, Raw: Deserialize<'de>, T> DeserializeSeed<'de> for Checked<Raw, T> {
+    type Value = T;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<T, D::Error> {
+        (self.check)(Raw::deserialize(d)?).map_err(de::Error::custom)
+    }
+}
+
+fn unchecked<T>(value: T) -> Result<T, String> {
+    Ok(value)
+}
+
+/// The table's rows become: `ConfigValues` (each key optional, strict
+/// deserialization), `ResolvedConfig` (each key resolved), `SETTINGS`, and
+/// `ConfigValues::pick_all`, the resolution of the plain keys.
+macro_rules! settings {
+    ($(
+        $(#[doc = $doc:literal])*
+        $key:ident: $layer:ty => $resolved:ty = $default:expr, raw $raw:ty, check $check:expr,
+            shown $shown:expr, switch $switch:expr, only $only:expr, $kind:ident;
+    )*) => {
+        /// One layer of configuration (a file, or the command line); `None`
+        /// means "not set here".
+        #[derive(Clone, Debug, Default, PartialEq)]
+        pub struct ConfigValues {
+            $($(#[doc = $doc])* pub $key: Option<$layer>,)*
+        }
+
+        /// The effective settings of one invocation.
+        #[derive(Clone, Debug, PartialEq, Serialize)]
+        pub struct ResolvedConfig {
+            $($(#[doc = $doc])* pub $key: $resolved,)*
+            /// What `vg-serve` uses when a request leaves out `k`.
+            pub server_default_top_k: usize,
+            /// What `vg-serve` uses when a request leaves out `threshold`.
+            pub server_default_threshold: f32,
+            /// The project config and the keys of it that were passed over
+            /// because the user did not trust it (TrustRule), for telling the user.
+            pub untrusted: Option<(std::path::PathBuf, Vec<&'static str>)>,
+        }
+
+        /// Every setting, in the order config errors list them.
+        pub const SETTINGS: &[Setting] = &[
+            $(Setting {
+                key: stringify!($key),
+                default: $shown,
+                switch: $switch,
+                only: $only,
+                trusted: settings!(@trusted $kind),
+            },)*
+        ];
+
+        const FIELDS: &[&str] = &[$(stringify!($key)),*];
+
+        /// A key of a config file.
+        #[allow(non_camel_case_types)]
+        enum Key {
+            $($key,)*
+        }
+
+        impl<'de> Deserialize<'de> for Key {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Key, D::Error> {
+                struct KeyVisitor;
+                impl Visitor<'_> for KeyVisitor {
+                    type Value = Key;
+                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                        f.write_str("a setting's name")
+                    }
+                    fn visit_str<E: de::Error>(self, v: &str) -> Result<Key, E> {
+                        match v {
+                            $(stringify!($key) => Ok(Key::$key),)*
+                            other => Err(E::unknown_field(other, FIELDS)),
+                        }
+                    }
+                }
+                d.deserialize_identifier(KeyVisitor)
+            }
+        }
+
+        impl<'de> Deserialize<'de> for ConfigValues {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<ConfigValues, D::Error> {
+                struct ValuesVisitor;
+                impl<'de> Visitor<'de> for ValuesVisitor {
+                    type Value = ConfigValues;
+                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                        f.write_str("a table of settings")
+                    }
+                    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ConfigValues, A::Error> {
+                        let mut values = ConfigValues::default();
+                        while let Some(key) = map.next_key::<Key>()? {
+                            match key {
+                                $(Key::$key => {
+                                    let check: fn($raw) -> Result<$layer, String> = $check;
+                                    values.$key = Some(map.next_value_seed(Checked { check })?);
+                                })*
+                            }
+                        }
+                        Ok(values)
+                    }
+                }
+                d.deserialize_struct("ConfigValues", FIELDS, ValuesVisitor)
+            }
+        }
+
+        impl ConfigValues {
+            /// The layer given by flags, as (key, value as typed) pairs; a key
+            /// that is not a setting, or a value of the wrong form, is an error.
+            pub fn from_flags<'a>(flags: impl IntoIterator<Item = (&'a str, &'a str)>) -> Result<ConfigValues, String> {
+                let mut table = toml::Table::new();
+                for (key, flag) in flags {
+                    let value = match key {
+                        $(stringify!($key) => <$raw as FlagValue>::toml(flag),)*
+                        other => return Err(format!("{other} is not a setting")),
+                    };
+                    table.insert(key.to_string(), value.ok_or_else(|| format!("{key}: {flag:?} is not a value"))?);
+                }
+                ConfigValues::deserialize(toml::Value::Table(table)).map_err(|e| e.to_string())
+            }
+
+            /// Whether this layer sets `key`.
+            pub fn sets(&self, key: &str) -> bool {
+                match key {
+                    $(stringify!($key) => self.$key.is_some(),)*
+                    _ => false,
+                }
+            }
+        }
+
+        /// Each plain key from the first layer that sets it, else its
+        /// default; the `trusted` and `meta` keys are left to `config`.
+        pub(super) fn resolve_plain(layers: &[&ConfigValues]) -> ResolvedConfig {
+            ResolvedConfig {
+                $($key: settings!(@pick $kind, layers, $key, $default),)*
+                server_default_top_k: 0,
+                server_default_threshold: 0.0,
+                untrusted: None,
+            }
+        }
+    };
+    (@pick plain, $layers:ident, $key:ident, $default:expr) => {
+        $layers.iter().find_map(|l| l.$key.clone()).map(Into::into).unwrap_or($default)
+    };
+    (@pick $other:ident, $layers:ident, $key:ident, $default:expr) => {
+        $default
+    };
+    (@trusted trusted) => {
+        true
+    };
+    (@trusted $other:ident) => {
+        false
+    };
+}
+
+settings! {
+    /// Results per search, 1 to 10000.
+    top_k: usize => usize = 10, raw usize, check check_top_k,
+        shown Some("10"), switch false, only None, plain;
+    /// Lowest score shown, -1 to 1.
+    threshold: f32 => f32 = 0.3, raw f64, check check_threshold,
+        shown Some("0.3"), switch false, only None, plain;
+    /// Characters per chunk, at least 50.
+    chunk_size: usize => usize = 500, raw usize, check check_chunk_size,
+        shown Some("500"), switch false, only None, plain;
+    /// Characters of whole lines after a chunk that it carries too.
+    chunk_overlap: usize => usize = 100, raw usize, check unchecked,
+        shown Some("100"), switch false, only None, plain;
+    /// For the server and the picker: finish indexing before answering.
+    full_index: bool => bool = false, raw bool, check unchecked,
+        shown Some("false"), switch true, only None, plain;
+    /// No progress or notes on stderr.
+    quiet: bool => bool = false, raw bool, check unchecked,
+        shown Some("false"), switch true, only None, plain;
+    /// Ask before embedding more than this many files; 0 never asks.
+    index_warn_threshold: u64 => u64 = 1000, raw u64, check unchecked,
+        shown Some("1000"), switch false, only None, plain;
+    /// Where embeddings are computed (TrustRule applies).
+    embedder_source: EmbedderSource => EmbedderSource = EmbedderSource::Local, raw EmbedderSource, check unchecked,
+        shown Some("local"), switch false, only None, trusted;
+    /// The embedding model.
+    embedder_model: String => String = DEFAULT_EMBEDDER_MODEL.to_string(), raw String, check unchecked,
+        shown Some(DEFAULT_EMBEDDER_MODEL), switch false, only None, plain;
+    /// Files larger than this many bytes are skipped (and logged): generated
+    /// data, bundles and dumps are rarely what a question about code is after.
+    max_filesize: u64 => u64 = 1024 * 1024, raw u64, check unchecked,
+        shown Some("1048576"), switch false, only None, plain;
+    /// Index lock files, minified bundles and generated code (`generated`).
+    include_generated: bool => bool = false, raw bool, check unchecked,
+        shown Some("false"), switch true, only None, plain;
+    /// How results are ranked.
+    mode: SearchMode => SearchMode = SearchMode::default(), raw SearchMode, check unchecked,
+        shown Some("hybrid"), switch false, only None, plain;
+    /// The picker's command for opening a result (`{file}`, `{line}`,
+    /// `{end_line}`); TrustRule applies.
+    open_cmd: String => Option<String> = None, raw String, check unchecked,
+        shown Some("$VISUAL or $EDITOR at the line"), switch false, only None, trusted;
+    /// The embedding server's endpoint (OpenAI-compatible `/v1/embeddings`)
+    /// when `embedder_source = "remote"`; TrustRule applies.
+    embedder_url: String => Option<String> = None, raw String, check unchecked,
+        shown None, switch false, only None, trusted;
+    /// Seconds a request to the embedding server may take: a batch of 32
+    /// chunks on a busy CPU server can take several.
+    embedder_timeout: f64 => f64 = 30.0, raw f64, check check_timeout,
+        shown Some("30"), switch false, only None, plain;
+    /// Texts sent to the embedding server per request.
+    embedder_batch_size: usize => usize = 32, raw usize, check check_batch_size,
+        shown Some("32"), switch false, only None, plain;
+    /// Let the project's own config choose commands to run and where code is
+    /// sent (TrustRule); honoured only from the command line or the global
+    /// config, never from the project's file.
+    trust_project_config: bool => bool = false, raw bool, check unchecked,
+        shown Some("false"), switch true, only Some("global config only"), meta;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_become_the_layer_a_file_would_give() {
+        let flags =
+            ConfigValues::from_flags([("top_k", "5"), ("threshold", "0.5"), ("mode", "lexical"), ("quiet", "true")]);
+        let v = flags.unwrap();
+        assert_eq!(
+            (v.top_k, v.threshold, v.mode, v.quiet),
+            (Some(5), Some(0.5), Some(SearchMode::Lexical), Some(true))
+        );
+        assert!(v.sets("top_k") && !v.sets("chunk_size"));
+        assert!(ConfigValues::from_flags([("top_k", "0")]).unwrap_err().contains("top_k must be between 1 and 10000"));
+        assert!(ConfigValues::from_flags([("topk", "5")]).is_err());
+        assert!(ConfigValues::from_flags([("top_k", "five")]).is_err());
+    }
+
+    #[test]
+    fn every_setting_says_where_it_comes_from_in_help() {
+        assert_eq!(setting("top_k").unwrap().help_note(), "[config: top_k; default: 10]");
+        assert_eq!(setting("quiet").unwrap().help_note(), "[config: quiet]");
+        assert_eq!(setting("embedder_url").unwrap().help_note(), "[config: embedder_url]");
+        assert_eq!(
+            setting("trust_project_config").unwrap().help_note(),
+            "[config: trust_project_config, global config only]"
+        );
+        assert_eq!(SETTINGS.len(), FIELDS.len());
+    }
+
+    #[test]
+    fn enum_names_are_what_config_files_accept() {
+        for name in SearchMode::NAMES {
+            let v = ConfigValues::from_flags([("mode", name)]).unwrap();
+            assert_eq!(v.mode.map(|m| m.to_string()).as_deref(), Some(name));
+            assert_eq!(SearchMode::named(name), v.mode);
+        }
+        for name in EmbedderSource::NAMES {
+            let v = ConfigValues::from_flags([("embedder_source", name)]).unwrap();
+            assert_eq!(v.embedder_source.map(|m| m.to_string()).as_deref(), Some(name));
+        }
+    }
+}
