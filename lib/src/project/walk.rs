@@ -134,8 +134,29 @@ pub struct WalkResult {
 
 /// Walk `paths` under `root` and collect indexable files, sorted by path.
 pub fn walk(root: &ProjectRoot, paths: &[AdmittedPath], opts: &WalkOptions) -> Result<WalkResult> {
+    let mut out = WalkResult::default();
+    let Some(builder) = builder(root, paths, opts)? else {
+        return Ok(out);
+    };
+    for entry in builder.build() {
+        match entry {
+            Ok(entry) => admit(root, &entry, opts, &mut out),
+            Err(err) => {
+                let path = error_path(&err).map(|p| display_rel(root, &p)).unwrap_or_default();
+                out.skips.push(Skip { path, reason: SkipReason::Error(err_message(&err)) });
+            }
+        }
+    }
+    out.files.sort_by(|a, b| a.rel.cmp(&b.rel));
+    out.files.dedup_by(|a, b| a.rel == b.rel);
+    Ok(out)
+}
+
+/// The `ignore` walker over `paths` with the options' filters, as ripgrep
+/// sets one up; None when there is nothing to walk.
+fn builder(root: &ProjectRoot, paths: &[AdmittedPath], opts: &WalkOptions) -> Result<Option<WalkBuilder>> {
     let Some((first, rest)) = paths.split_first() else {
-        return Ok(WalkResult::default());
+        return Ok(None);
     };
     let mut builder = WalkBuilder::new(&first.abs);
     for p in rest {
@@ -179,71 +200,51 @@ pub fn walk(root: &ProjectRoot, paths: &[AdmittedPath], opts: &WalkOptions) -> R
         }
         builder.overrides(ov.build().context("globs")?);
     }
+    Ok(Some(builder))
+}
 
-    let mut out = WalkResult::default();
-    for entry in builder.build() {
-        let entry = match entry {
-            Ok(e) => e,
-            Err(err) => {
-                let path = error_path(&err).map(|p| display_rel(root, &p)).unwrap_or_default();
-                out.skips.push(Skip { path, reason: SkipReason::Error(err_message(&err)) });
-                continue;
-            }
-        };
-        let Some(ft) = entry.file_type() else { continue };
-        if ft.is_dir() {
-            continue;
-        }
-        let path = entry.path();
-        if ft.is_symlink() {
-            // Only reached without --follow: links are followed otherwise.
-            out.skips.push(Skip { path: display_rel(root, path), reason: SkipReason::Symlink });
-            continue;
-        }
-        if !ft.is_file() {
-            continue;
-        }
-        // With --follow, or through a linked parent, a file may live outside the root.
-        let real = if opts.follow || entry.path_is_symlink() {
-            match path.canonicalize() {
-                Ok(r) => r,
-                Err(e) => {
-                    out.skips.push(Skip { path: display_rel(root, path), reason: SkipReason::Error(e.to_string()) });
-                    continue;
-                }
-            }
-        } else {
-            path.to_path_buf()
-        };
-        if !real.starts_with(&root.path) {
-            out.skips.push(Skip { path: display_rel(root, path), reason: SkipReason::OutsideRoot });
-            continue;
-        }
-        let Some(rel) = path.strip_prefix(&root.path).ok().and_then(rel_to_string) else {
-            out.skips.push(Skip { path: display_rel(root, path), reason: SkipReason::NotUtf8Path });
-            continue;
-        };
-        let meta = match entry.metadata() {
-            Ok(m) => m,
-            Err(err) => {
-                out.skips.push(Skip { path: rel, reason: SkipReason::Error(err_message(&err)) });
-                continue;
-            }
-        };
-        let size = meta.len();
-        if size > opts.max_filesize {
-            out.skips.push(Skip { path: rel, reason: SkipReason::TooLarge { size, limit: opts.max_filesize } });
-            continue;
-        }
-        if let Some(kind) = by_name(&rel).filter(|_| !opts.include_generated) {
-            out.skips.push(Skip { path: rel, reason: SkipReason::Generated(kind) });
-            continue;
-        }
-        out.files.push(WalkedFile { rel, abs: path.to_path_buf(), size, mtime_ns: mtime_ns(&meta) });
+/// Add one walked entry to the files, or to the skips with the reason.
+fn admit(root: &ProjectRoot, entry: &ignore::DirEntry, opts: &WalkOptions, out: &mut WalkResult) {
+    let Some(ft) = entry.file_type() else { return };
+    if ft.is_dir() {
+        return;
     }
-    out.files.sort_by(|a, b| a.rel.cmp(&b.rel));
-    out.files.dedup_by(|a, b| a.rel == b.rel);
-    Ok(out)
+    let path = entry.path();
+    let mut skip = |path: String, reason| out.skips.push(Skip { path, reason });
+    if ft.is_symlink() {
+        // Only reached without --follow: links are followed otherwise.
+        return skip(display_rel(root, path), SkipReason::Symlink);
+    }
+    if !ft.is_file() {
+        return;
+    }
+    // With --follow, or through a linked parent, a file may live outside the root.
+    let real = if opts.follow || entry.path_is_symlink() {
+        match path.canonicalize() {
+            Ok(r) => r,
+            Err(e) => return skip(display_rel(root, path), SkipReason::Error(e.to_string())),
+        }
+    } else {
+        path.to_path_buf()
+    };
+    if !real.starts_with(&root.path) {
+        return skip(display_rel(root, path), SkipReason::OutsideRoot);
+    }
+    let Some(rel) = path.strip_prefix(&root.path).ok().and_then(rel_to_string) else {
+        return skip(display_rel(root, path), SkipReason::NotUtf8Path);
+    };
+    let meta = match entry.metadata() {
+        Ok(m) => m,
+        Err(err) => return skip(rel, SkipReason::Error(err_message(&err))),
+    };
+    let size = meta.len();
+    if size > opts.max_filesize {
+        return skip(rel, SkipReason::TooLarge { size, limit: opts.max_filesize });
+    }
+    if let Some(kind) = by_name(&rel).filter(|_| !opts.include_generated) {
+        return skip(rel, SkipReason::Generated(kind));
+    }
+    out.files.push(WalkedFile { rel, abs: path.to_path_buf(), size, mtime_ns: mtime_ns(&meta) });
 }
 
 /// Modification time in nanoseconds since the epoch (0 when unknown).

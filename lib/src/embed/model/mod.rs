@@ -147,4 +147,19 @@ mod tests {
             assert!(*a > 0.99 && *b > 0.99 && *b > a - 0.001, "to fp32: int8 {a}, simplified {b}");
         }
     }
+
+    /// What the rewrites make of the pinned model (scripts/assets.lock),
+    /// as (`int8::VERSION`, `graph::VERSION`, BLAKE3 of the bytes). Caches
+    /// of the rewritten model are named by the versions, so a change to
+    /// what the rewrites produce must bump a version and then this pin; a
+    /// change that must not move a byte (a refactor) must leave both alone.
+    const REWRITTEN: (u32, u32, &str) = (6, 2, "1ecc26a47a1510381d2f37e96da7cde57a789d8717777e114f9de03fb753d525");
+
+    #[test]
+    fn the_rewritten_model_is_what_its_versions_name() {
+        let assets = crate::embed::assets::locate("all-MiniLM-L6-v2").expect("the test command fetches the model");
+        let bytes = model_bytes(&assets.model_dir.join("model.onnx")).unwrap();
+        let got = (int8::VERSION, graph::VERSION, blake3::hash(&bytes).to_hex().to_string());
+        assert_eq!(got, (REWRITTEN.0, REWRITTEN.1, REWRITTEN.2.to_string()), "bump a VERSION, then the pin");
+    }
 }

@@ -1,0 +1,182 @@
+//! What each chunk is embedded and word-indexed with besides its own text:
+//! where it is (its path and the definitions enclosing it) and what it
+//! defines, with the names of both.
+
+use super::definitions::{definition_name, Declarations};
+use super::{indent_of, is_blank, Chunk};
+
+/// What each chunk is embedded and word-indexed with besides its own text:
+/// the file's path and the definitions that enclose the chunk's first line
+/// (`class Handler(...): > def emit(self, record):`), and for the word index
+/// the definitions the chunk makes itself.
+/// A chunk from the middle of a function otherwise has no idea which
+/// function, class or file it belongs to; the shown text is unchanged.
+///
+/// Enclosure is read from indentation, which works across languages for
+/// code laid out the usual way: a definition line (see `is_definition`, and
+/// `shaped_definition` in the C family) encloses the lines below it that
+/// are indented deeper than it.
+pub fn contexts(path: &str, text: &str, chunks: &[Chunk]) -> Vec<Context> {
+    let declarations = Declarations::of_path(path);
+    let lines: Vec<&str> = text.split('\n').collect();
+    // Definitions enclosing the line being looked at: (indent, signature).
+    let mut stack: Vec<(usize, String)> = Vec::new();
+    let mut next_line = 0; // 0-based: lines before it are in the stack
+    let mut out = Vec::with_capacity(chunks.len());
+    for chunk in chunks {
+        let first = chunk.start_line.saturating_sub(1).min(lines.len());
+        // Chunks start in order, except that a long line's pieces share one.
+        while next_line < first {
+            push_line(&mut stack, lines[next_line], declarations);
+            next_line += 1;
+        }
+        let indent = lines.get(first).map_or(0, |l| indent_of(l));
+        let enclosing: Vec<&str> = stack.iter().filter(|(d, _)| *d < indent).map(|(_, sig)| sig.as_str()).collect();
+        let mut context = path.to_string();
+        if !enclosing.is_empty() {
+            context.push_str(": ");
+            context.push_str(&enclosing.join(" > "));
+        }
+        let last = chunk.end_line.min(lines.len());
+        let defined = defined_in(&lines[first..last.max(first)], declarations);
+        let mut names: Vec<String> = Vec::new();
+        for sig in enclosing.last().into_iter().copied().chain(defined.iter().map(String::as_str)) {
+            if let Some(name) = definition_name(sig) {
+                if !names.iter().any(|n| n == name) {
+                    names.push(name.to_string());
+                }
+            }
+        }
+        out.push(Context { around: context, defined, names });
+    }
+    out
+}
+
+/// Where a chunk is (`around`: its path and the definitions enclosing it)
+/// and what it defines at its own top level.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Context {
+    pub around: String,
+    pub defined: Vec<String>,
+    /// The chunk's own names (`names`): the innermost definition around it
+    /// and those it makes, each once.
+    pub names: Vec<String>,
+}
+
+impl Context {
+    /// The line the word index counts `lexical::CONTEXT_WEIGHT` times: the
+    /// names of what the chunk defines say what it is about, like those
+    /// around it. The model is given `around` only, since the definitions'
+    /// first lines are in the chunk's text already.
+    pub fn words(&self) -> String {
+        if self.defined.is_empty() {
+            return self.around.clone();
+        }
+        let sep = if self.around.contains(": ") { " > " } else { ": " };
+        format!("{}{sep}{}", self.around, self.defined.join(", "))
+    }
+}
+
+/// The signatures of the definitions a chunk's lines make at their
+/// shallowest indentation: what the chunk itself defines.
+fn defined_in(lines: &[&str], declarations: Declarations) -> Vec<String> {
+    let Some(top) = lines.iter().filter(|l| !is_blank(l)).map(|l| indent_of(l)).min() else {
+        return Vec::new();
+    };
+    lines
+        .iter()
+        .filter(|l| !is_blank(l) && indent_of(l) == top && declarations.starts_definition(l.trim()))
+        .map(|l| signature(l.trim()))
+        .collect()
+}
+
+fn signature(trimmed: &str) -> String {
+    trimmed.trim_end_matches(['{', ':']).trim_end().chars().take(MAX_SIGNATURE_CHARS).collect()
+}
+
+/// Longest signature kept in a context, in characters.
+const MAX_SIGNATURE_CHARS: usize = 120;
+
+fn push_line(stack: &mut Vec<(usize, String)>, line: &str, declarations: Declarations) {
+    let line = line.strip_suffix('\r').unwrap_or(line);
+    if is_blank(line) {
+        return;
+    }
+    let indent = indent_of(line);
+    let trimmed = line.trim();
+    // Closing brackets and comments say nothing about nesting.
+    let definition = declarations.starts_definition(trimmed);
+    if trimmed.starts_with(['}', ')', ']', '#', '/', '*', '@']) && !definition {
+        return;
+    }
+    while stack.last().is_some_and(|(d, _)| *d >= indent) {
+        stack.pop();
+    }
+    if definition {
+        stack.push((indent, signature(trimmed)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contexts_name_c_family_methods() {
+        let java = "public class Uploader {\n    private int tries;\n\n    public void retryUpload(File f) throws IOException {\n        for (int i = 0; i < tries; i++) {\n            send(f);\n        }\n    }\n}\n";
+        let chunk = |a: usize, b: usize| Chunk { start_line: a, end_line: b, text: String::new() };
+        let got = contexts("src/Uploader.java", java, &[chunk(6, 6), chunk(4, 8)]);
+        assert_eq!(
+            got[0].around,
+            "src/Uploader.java: public class Uploader > public void retryUpload(File f) throws IOException"
+        );
+        assert_eq!(got[1].defined, ["public void retryUpload(File f) throws IOException"]);
+        let c = "static int\nparse(const char *s)\n{\n    return atoi(s);\n}\n\nint main(void) {\n    return parse(\"1\");\n}\n";
+        let got = contexts("src/main.c", c, &[chunk(8, 8)]);
+        assert_eq!(got[0].around, "src/main.c: int main(void)");
+    }
+
+    #[test]
+    fn contexts_name_the_path_and_enclosing_definitions() {
+        let py = "import os\n\nclass Handler(Filterer):\n    level = 0\n\n    def emit(self, record):\n        if record:\n            # note\n            write(record)\n\n    def flush(self):\n        pass\n\ndef top():\n    return 1\n";
+        let chunk = |a: usize, b: usize| Chunk { start_line: a, end_line: b, text: String::new() };
+        let got: Vec<String> =
+            contexts("pkg/log.py", py, &[chunk(1, 2), chunk(4, 4), chunk(7, 9), chunk(12, 12), chunk(15, 15)])
+                .into_iter()
+                .map(|c| c.around)
+                .collect();
+        assert_eq!(got[0], "pkg/log.py");
+        assert_eq!(got[1], "pkg/log.py: class Handler(Filterer)");
+        assert_eq!(got[2], "pkg/log.py: class Handler(Filterer) > def emit(self, record)");
+        assert_eq!(got[3], "pkg/log.py: class Handler(Filterer) > def flush(self)");
+        assert_eq!(got[4], "pkg/log.py: def top()");
+        let rs = "impl Store {\n    pub fn open() -> Self {\n        let x = 1;\n    }\n\n    fn close(&self) {\n        drop(self);\n    }\n}\n\nfn free() {}\n";
+        let got = contexts("src/store.rs", rs, &[chunk(3, 3), chunk(7, 7), chunk(11, 11)]);
+        assert_eq!(got[0].words(), "src/store.rs: impl Store > pub fn open() -> Self");
+        assert_eq!(got[1].words(), "src/store.rs: impl Store > fn close(&self)");
+        assert_eq!(got[2].around, "src/store.rs");
+        assert_eq!(got[2].words(), "src/store.rs: fn free() {}");
+        // A chunk names what it defines, at its own top level only.
+        let got = contexts("src/store.rs", rs, &[chunk(1, 9), chunk(2, 8)]);
+        assert_eq!(got[0].words(), "src/store.rs: impl Store");
+        assert_eq!(got[1].around, "src/store.rs: impl Store");
+        assert_eq!(got[1].defined, ["pub fn open() -> Self", "fn close(&self)"]);
+        assert_eq!(got[1].words(), "src/store.rs: impl Store > pub fn open() -> Self, fn close(&self)");
+    }
+
+    #[test]
+    fn contexts_give_each_chunk_its_own_names() {
+        let rs = "impl Store {\n    pub fn open() -> Self {\n        let x = 1;\n    }\n\n    fn close(&self) {\n        drop(self);\n    }\n}\n\nfn free() {}\n";
+        let chunk = |a: usize, b: usize| Chunk { start_line: a, end_line: b, text: String::new() };
+        let got = contexts("src/store.rs", rs, &[chunk(3, 3), chunk(2, 8), chunk(1, 9), chunk(11, 11), chunk(10, 10)]);
+        // The innermost definition around the chunk, then what it defines.
+        assert_eq!(got[0].names, ["open"]);
+        assert_eq!(got[1].names, ["Store", "open", "close"]);
+        assert_eq!(got[2].names, ["Store"]);
+        assert_eq!(got[3].names, ["free"]);
+        assert!(got[4].names.is_empty());
+        let py = "class Handler(Filterer):\n    def emit(self, record):\n        pass\n";
+        assert_eq!(contexts("log.py", py, &[chunk(3, 3)])[0].names, ["emit"]);
+        assert_eq!(contexts("log.py", py, &[chunk(2, 3)])[0].names, ["Handler", "emit"]);
+    }
+}
