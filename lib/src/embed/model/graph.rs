@@ -28,10 +28,12 @@
 //! gives bit-identical hidden states for 300 of tokio's chunks with and
 //! without the heads step.
 
-use anyhow::Result;
 use std::collections::{HashMap, HashSet};
 
-use crate::embed::model::onnx::*;
+use anyhow::Result;
+
+use super::edit::{Edit, Graph};
+use super::onnx::*;
 
 /// Changes whenever the simplification does, so that caches of its output are rebuilt.
 pub const VERSION: u32 = 2;
@@ -50,51 +52,91 @@ pub struct Simplified {
 /// Simplify `model` (the bytes of an ONNX file) for single-text runs. A
 /// model with nothing to simplify comes back unchanged.
 pub fn simplify(model: &[u8]) -> Result<(Vec<u8>, Simplified)> {
-    let top = parse(model)?;
-    let graph_bytes = graph_of(&top)?;
-    let graph = parse(graph_bytes)?;
+    let graph = Graph::parse(model)?;
+    let view = View::of(&graph)?;
+    let mut edit = Edit::default();
+    let mut done = Simplified::default();
+    for k in 0..graph.nodes.len() {
+        if graph.is(k, "Softmax", 1) {
+            attention(&view, k, &mut edit, &mut done);
+        }
+    }
+    for k in 0..graph.nodes.len() {
+        if graph.is(k, "Erf", 1) && gelu(&view, k, &mut edit) {
+            done.gelus += 1;
+        }
+    }
+    if edit.is_empty() {
+        return Ok((model.to_vec(), done));
+    }
+    remove_unread(&graph, &view.graph_outputs, &mut edit)?;
+    if done.heads > 0 {
+        edit.add_initializer(encode_tensor(BATCH_AXIS, TYPE_INT64, &[1], &0i64.to_le_bytes()));
+    }
+    Ok((edit.write(&graph)?, done))
+}
 
-    let mut scalars: HashMap<String, f32> = HashMap::new();
-    let mut nodes: Vec<(usize, Node)> = Vec::new();
-    let mut perms: HashMap<usize, Vec<i64>> = HashMap::new();
-    let mut graph_outputs: HashSet<String> = HashSet::new();
-    for (i, f) in graph.iter().enumerate() {
-        match f.num {
-            GRAPH_INITIALIZER => {
-                if let Some(v) = scalar_float(f.data) {
-                    scalars.insert(tensor(f.data)?.name, v);
+/// What the simplifications look up about a graph.
+struct View<'g> {
+    graph: &'g Graph<'g>,
+    /// Float initializers holding one number.
+    scalars: HashMap<String, f32>,
+    /// Each Transpose node's `perm`.
+    perms: HashMap<usize, Vec<i64>>,
+    graph_outputs: HashSet<String>,
+    producer: HashMap<&'g str, usize>,
+    users: HashMap<&'g str, Vec<usize>>,
+}
+
+impl<'g> View<'g> {
+    fn of(graph: &'g Graph<'g>) -> Result<View<'g>> {
+        let mut scalars = HashMap::new();
+        let mut graph_outputs = HashSet::new();
+        for f in &graph.fields {
+            match f.num {
+                GRAPH_INITIALIZER => {
+                    if let Some(v) = scalar_float(f.data) {
+                        scalars.insert(tensor(f.data)?.name, v);
+                    }
                 }
+                GRAPH_OUTPUT => graph_outputs.extend(value_info_name(f.data)?),
+                _ => {}
             }
-            GRAPH_NODE => {
-                let n = node(f.data)?;
-                if n.op_type == "Transpose" {
-                    perms.insert(nodes.len(), transpose_perm(f.data)?);
-                }
-                nodes.push((i, n));
-            }
-            GRAPH_OUTPUT => {
-                graph_outputs.extend(value_info_name(f.data)?);
-            }
-            _ => {}
         }
+        let mut perms = HashMap::new();
+        for k in 0..graph.nodes.len() {
+            if graph.node(k).op_type == "Transpose" {
+                perms.insert(k, transpose_perm(graph.encoded(k))?);
+            }
+        }
+        Ok(View { graph, scalars, perms, graph_outputs, producer: graph.producers(), users: graph.users() })
     }
-    let mut producer: HashMap<&str, usize> = HashMap::new();
-    let mut users: HashMap<&str, Vec<usize>> = HashMap::new();
-    for (k, (_, n)) in nodes.iter().enumerate() {
-        for output in &n.outputs {
-            producer.insert(output.as_str(), k);
-        }
-        for input in &n.inputs {
-            users.entry(input.as_str()).or_default().push(k);
-        }
+
+    fn op(&self, k: usize, op_type: &str, arity: usize) -> bool {
+        self.graph.is(k, op_type, arity)
     }
-    let op = |k: usize, op_type: &str, arity: usize| nodes[k].1.is(op_type, arity);
-    let only_user = |name: &str| users.get(name).and_then(|u| (u.len() == 1).then(|| u[0]));
-    let is_scalar =
-        |name: &str, value: f32| scalars.get(name).is_some_and(|v| (v - value).abs() <= 1e-6 * value.abs().max(1.0));
-    // The input of a two-input node other than `name`, when `name` is one of them.
-    let other_input = |k: usize, name: &str| -> Option<String> {
-        let i = &nodes[k].1.inputs;
+
+    fn node(&self, k: usize) -> &'g Node {
+        self.graph.node(k)
+    }
+
+    /// The one node reading `name`, if only one does.
+    fn only_user(&self, name: &str) -> Option<usize> {
+        self.users.get(name).and_then(|u| (u.len() == 1).then(|| u[0]))
+    }
+
+    /// The node computing `name`, if it is `op_type` with `arity` inputs.
+    fn made_by(&self, name: &str, op_type: &str, arity: usize) -> Option<usize> {
+        self.producer.get(name).copied().filter(|&k| self.op(k, op_type, arity))
+    }
+
+    fn is_scalar(&self, name: &str, value: f32) -> bool {
+        self.scalars.get(name).is_some_and(|v| (v - value).abs() <= 1e-6 * value.abs().max(1.0))
+    }
+
+    /// The input of a two-input node other than `name`, when `name` is one of them.
+    fn other_input(&self, k: usize, name: &str) -> Option<String> {
+        let i = &self.node(k).inputs;
         if i[0] == name {
             Some(i[1].clone())
         } else if i[1] == name {
@@ -102,162 +144,172 @@ pub fn simplify(model: &[u8]) -> Result<(Vec<u8>, Simplified)> {
         } else {
             None
         }
+    }
+}
+
+fn identity(from: &str, to: &str) -> Vec<u8> {
+    encode_node(&format!("{to}_vg_identity"), "Identity", &[from], &[to], &[])
+}
+
+/// The attention layer of Softmax node `k`: its mask's bias and NaN guard
+/// become identities, and when its heads are laid out as the export lays
+/// them, they are multiplied where they lie (`HeadsInPlace`).
+fn attention(view: &View<'_>, k: usize, edit: &mut Edit, done: &mut Simplified) {
+    let Some(mask) = mask_of(view, k) else { return };
+    let g = view.graph;
+    edit.replace(g.position(mask.add), vec![identity(&mask.raw, &mask.scores)]);
+    edit.replace(g.position(mask.guard), vec![identity(&mask.probabilities, &mask.guarded)]);
+    edit.drop_node(g.position(mask.is_nan));
+    done.masks += 1;
+    let Some(heads) = heads_in_place(view, &mask.raw, &mask.guarded) else { return };
+    let raw = mask.raw.as_str();
+    let (q, k, v) = (format!("{raw}_vg_q"), format!("{raw}_vg_k"), format!("{raw}_vg_v"));
+    let (context, by_token) = (format!("{raw}_vg_context"), format!("{raw}_vg_by_token"));
+    use Attribute::{Float, Int, Ints};
+    edit.replace(
+        g.position(heads.scores),
+        vec![
+            encode_node(&q, "Squeeze", &[&heads.q, BATCH_AXIS], &[&q], &[]),
+            encode_node(&k, "Squeeze", &[&heads.k, BATCH_AXIS], &[&k], &[]),
+            encode_node_with(
+                &format!("{raw}_vg_scores"),
+                "com.microsoft",
+                "FusedMatMul",
+                &[&q, &k],
+                &[raw],
+                &[("alpha", Float(heads.alpha)), ("transB", Int(1)), ("transBatchA", Int(1)), ("transBatchB", Int(1))],
+            ),
+        ],
+    );
+    let guarded = mask.guarded.as_str();
+    edit.replace(
+        g.position(heads.context),
+        vec![
+            encode_node(&v, "Squeeze", &[&heads.v, BATCH_AXIS], &[&v], &[]),
+            encode_node_with(
+                &context,
+                "com.microsoft",
+                "FusedMatMul",
+                &[guarded, &v],
+                &[&context],
+                &[("transBatchB", Int(1))],
+            ),
+            encode_node_with(&by_token, "", "Transpose", &[&context], &[&by_token], &[("perm", Ints(vec![1, 0, 2]))]),
+            encode_node(&heads.out, "Unsqueeze", &[&by_token, BATCH_AXIS], &[&heads.out], &[]),
+        ],
+    );
+    edit.drop_node(g.position(heads.merge));
+    edit.forget_shapes([raw, &mask.scores, &mask.probabilities, guarded]);
+    done.heads += 1;
+}
+
+/// An attention layer's mask, as the export spells it:
+/// `Softmax(Add(raw, bias))` with the bias made by a `Where`, then
+/// `Where(IsNaN(p), 0, p)` on the probabilities `p`.
+struct Mask {
+    /// The Add, the IsNaN and the guarding Where (nodes).
+    add: usize,
+    is_nan: usize,
+    guard: usize,
+    /// The scores before the bias, after it (the Softmax's input), the
+    /// probabilities, and the guarded probabilities.
+    raw: String,
+    scores: String,
+    probabilities: String,
+    guarded: String,
+}
+
+/// The mask of the Softmax node `k`, if it has one.
+fn mask_of(view: &View<'_>, k: usize) -> Option<Mask> {
+    let n = view.node(k);
+    let (scores, probabilities) = (n.inputs[0].as_str(), n.outputs[0].as_str());
+    // Softmax(Add(s, bias)) with the bias made by a Where: Softmax(s).
+    let add =
+        view.producer.get(scores).copied().filter(|&a| view.op(a, "Add", 2) && view.only_user(scores) == Some(k))?;
+    let add_inputs = &view.node(add).inputs;
+    let made_by_where = |name: &str| view.made_by(name, "Where", 3).is_some();
+    let raw = match (made_by_where(&add_inputs[0]), made_by_where(&add_inputs[1])) {
+        (false, true) => add_inputs[0].as_str(),
+        (true, false) => add_inputs[1].as_str(),
+        _ => return None,
     };
+    // Where(IsNaN(p), 0, p) after it: p.
+    let (is_nan, guard) = view.users.get(probabilities).and_then(|u| match u.as_slice() {
+        [a, b] => [(*a, *b), (*b, *a)].into_iter().find(|&(is_nan, w)| {
+            view.op(is_nan, "IsNaN", 1)
+                && view.op(w, "Where", 3)
+                && view.node(w).inputs[0] == view.node(is_nan).outputs[0]
+                && view.is_scalar(&view.node(w).inputs[1], 0.0)
+                && view.node(w).inputs[2] == probabilities
+                && view.only_user(&view.node(is_nan).outputs[0]) == Some(w)
+        }),
+        _ => None,
+    })?;
+    Some(Mask {
+        add,
+        is_nan,
+        guard,
+        raw: raw.to_string(),
+        scores: scores.to_string(),
+        probabilities: probabilities.to_string(),
+        guarded: view.node(guard).outputs[0].clone(),
+    })
+}
 
-    // Node (by graph position) -> what replaces it; nodes dropped outright.
-    let mut replaced: HashMap<usize, Vec<Vec<u8>>> = HashMap::new();
-    // Values whose shape changes, whose recorded shapes must go.
-    let mut reshaped: HashSet<String> = HashSet::new();
-    let mut dropped: HashSet<usize> = HashSet::new();
-    let mut done = Simplified::default();
-    let identity = |from: &str, to: &str| encode_node(&format!("{to}_vg_identity"), "Identity", &[from], &[to], &[]);
-
-    for (k, (_, n)) in nodes.iter().enumerate() {
-        if !op(k, "Softmax", 1) {
-            continue;
-        }
-        let scores = n.inputs[0].as_str();
-        let probabilities = n.outputs[0].as_str();
-        // Softmax(Add(s, bias)) with the bias made by a Where: Softmax(s).
-        let Some(add) = producer.get(scores).copied().filter(|&a| op(a, "Add", 2) && only_user(scores) == Some(k))
-        else {
-            continue;
-        };
-        let add_inputs = &nodes[add].1.inputs;
-        let made_by_where = |name: &str| producer.get(name).is_some_and(|&p| op(p, "Where", 3));
-        let raw = match (made_by_where(&add_inputs[0]), made_by_where(&add_inputs[1])) {
-            (false, true) => add_inputs[0].as_str(),
-            (true, false) => add_inputs[1].as_str(),
-            _ => continue,
-        };
-        // Where(IsNaN(p), 0, p) after it: p.
-        let guard = users.get(probabilities).and_then(|u| match u.as_slice() {
-            [a, b] => [(*a, *b), (*b, *a)].into_iter().find(|&(is_nan, w)| {
-                op(is_nan, "IsNaN", 1)
-                    && op(w, "Where", 3)
-                    && nodes[w].1.inputs[0] == nodes[is_nan].1.outputs[0]
-                    && is_scalar(&nodes[w].1.inputs[1], 0.0)
-                    && nodes[w].1.inputs[2] == probabilities
-                    && only_user(&nodes[is_nan].1.outputs[0]) == Some(w)
-            }),
-            _ => None,
-        });
-        let Some((is_nan, guard)) = guard else { continue };
-        replaced.insert(nodes[add].0, vec![identity(raw, scores)]);
-        replaced.insert(nodes[guard].0, vec![identity(probabilities, &nodes[guard].1.outputs[0])]);
-        dropped.insert(nodes[is_nan].0);
-        done.masks += 1;
-
-        // The heads' products, where they lie (see `HeadsInPlace`).
-        let guarded = nodes[guard].1.outputs[0].as_str();
-        let Some(heads) = heads_in_place(raw, guarded, &nodes, &perms, &producer, &only_user, &scalars) else {
-            continue;
-        };
-        let (q, k, v) = (format!("{raw}_vg_q"), format!("{raw}_vg_k"), format!("{raw}_vg_v"));
-        let (context, by_token) = (format!("{raw}_vg_context"), format!("{raw}_vg_by_token"));
-        use Attribute::{Float, Int, Ints};
-        replaced.insert(
-            nodes[heads.scores].0,
-            vec![
-                encode_node(&q, "Squeeze", &[&heads.q, BATCH_AXIS], &[&q], &[]),
-                encode_node(&k, "Squeeze", &[&heads.k, BATCH_AXIS], &[&k], &[]),
-                encode_node_with(
-                    &format!("{raw}_vg_scores"),
-                    "com.microsoft",
-                    "FusedMatMul",
-                    &[&q, &k],
-                    &[raw],
-                    &[
-                        ("alpha", Float(heads.alpha)),
-                        ("transB", Int(1)),
-                        ("transBatchA", Int(1)),
-                        ("transBatchB", Int(1)),
-                    ],
-                ),
-            ],
-        );
-        replaced.insert(
-            nodes[heads.context].0,
-            vec![
-                encode_node(&v, "Squeeze", &[&heads.v, BATCH_AXIS], &[&v], &[]),
-                encode_node_with(
-                    &context,
-                    "com.microsoft",
-                    "FusedMatMul",
-                    &[guarded, &v],
-                    &[&context],
-                    &[("transBatchB", Int(1))],
-                ),
-                encode_node_with(
-                    &by_token,
-                    "",
-                    "Transpose",
-                    &[&context],
-                    &[&by_token],
-                    &[("perm", Ints(vec![1, 0, 2]))],
-                ),
-                encode_node(&heads.out, "Unsqueeze", &[&by_token, BATCH_AXIS], &[&heads.out], &[]),
-            ],
-        );
-        dropped.insert(nodes[heads.merge].0);
-        reshaped.extend([raw, scores, probabilities, guarded].map(String::from));
-        done.heads += 1;
+/// `Div(x, sqrt 2) -> Erf -> Add(., 1) -> Mul(., 0.5) -> Mul(x, .)`, the two
+/// Muls in either order, around the Erf node `k`, becomes one `Gelu`;
+/// whether it did.
+fn gelu(view: &View<'_>, k: usize, edit: &mut Edit) -> bool {
+    let n = view.node(k);
+    let Some(div) = view.made_by(&n.inputs[0], "Div", 2) else { return false };
+    let x = view.node(div).inputs[0].as_str();
+    if !view.is_scalar(&view.node(div).inputs[1], std::f32::consts::SQRT_2) || view.only_user(&n.inputs[0]) != Some(k) {
+        return false;
     }
-
-    for (k, (_, n)) in nodes.iter().enumerate() {
-        // Div(x, sqrt 2) -> Erf -> Add(., 1) -> Mul(., 0.5) -> Mul(x, .), the two Muls in either order.
-        if !op(k, "Erf", 1) {
-            continue;
-        }
-        let Some(div) = producer.get(n.inputs[0].as_str()).copied().filter(|&d| op(d, "Div", 2)) else { continue };
-        let x = nodes[div].1.inputs[0].as_str();
-        if !is_scalar(&nodes[div].1.inputs[1], std::f32::consts::SQRT_2) || only_user(&n.inputs[0]) != Some(k) {
-            continue;
-        }
-        let Some(add) = only_user(&n.outputs[0]).filter(|&a| op(a, "Add", 2)) else { continue };
-        if !other_input(add, &n.outputs[0]).is_some_and(|one| is_scalar(&one, 1.0)) {
-            continue;
-        }
-        let Some(first) = only_user(&nodes[add].1.outputs[0]).filter(|&m| op(m, "Mul", 2)) else { continue };
-        let Some(second) = only_user(&nodes[first].1.outputs[0]).filter(|&m| op(m, "Mul", 2)) else { continue };
-        let (first_other, second_other) = (
-            other_input(first, &nodes[add].1.outputs[0]).unwrap_or_default(),
-            other_input(second, &nodes[first].1.outputs[0]).unwrap_or_default(),
-        );
-        let halves_then_x = is_scalar(&first_other, 0.5) && second_other == x;
-        let x_then_halves = first_other == x && is_scalar(&second_other, 0.5);
-        if !(halves_then_x || x_then_halves) {
-            continue;
-        }
-        let out = nodes[second].1.outputs[0].as_str();
-        replaced.insert(nodes[second].0, vec![encode_contrib_node(&format!("{out}_vg_gelu"), "Gelu", &[x], &[out])]);
-        for gone in [div, k, add, first] {
-            dropped.insert(nodes[gone].0);
-        }
-        done.gelus += 1;
+    let Some(add) = view.only_user(&n.outputs[0]).filter(|&a| view.op(a, "Add", 2)) else { return false };
+    if !view.other_input(add, &n.outputs[0]).is_some_and(|one| view.is_scalar(&one, 1.0)) {
+        return false;
     }
-
-    if replaced.is_empty() {
-        return Ok((model.to_vec(), done));
+    let Some(first) = view.only_user(&view.node(add).outputs[0]).filter(|&m| view.op(m, "Mul", 2)) else {
+        return false;
+    };
+    let Some(second) = view.only_user(&view.node(first).outputs[0]).filter(|&m| view.op(m, "Mul", 2)) else {
+        return false;
+    };
+    let (first_other, second_other) = (
+        view.other_input(first, &view.node(add).outputs[0]).unwrap_or_default(),
+        view.other_input(second, &view.node(first).outputs[0]).unwrap_or_default(),
+    );
+    let halves_then_x = view.is_scalar(&first_other, 0.5) && second_other == x;
+    let x_then_halves = first_other == x && view.is_scalar(&second_other, 0.5);
+    if !(halves_then_x || x_then_halves) {
+        return false;
     }
+    let out = view.node(second).outputs[0].as_str();
+    let g = view.graph;
+    edit.replace(g.position(second), vec![encode_contrib_node(&format!("{out}_vg_gelu"), "Gelu", &[x], &[out])]);
+    for gone in [div, k, add, first] {
+        edit.drop_node(g.position(gone));
+    }
+    true
+}
 
+/// Remove the nodes whose values nothing reads any more once the edit's
+/// nodes replaced the old ones (the masks' computation, the heads'
+/// transposes), and forget the shapes of their values.
+fn remove_unread(graph: &Graph<'_>, graph_outputs: &HashSet<String>, edit: &mut Edit) -> Result<()> {
     // The new graph's nodes, each with the position of the node it comes from.
     let mut kept: Vec<(usize, Vec<u8>, Node)> = Vec::new();
-    for (i, n) in &nodes {
-        if dropped.contains(i) {
-            continue;
-        }
-        match replaced.get(i) {
+    for (k, (i, n)) in graph.nodes.iter().enumerate() {
+        match edit.replacement(*i) {
             Some(encoded) => {
                 for e in encoded {
                     kept.push((*i, e.clone(), node(e)?));
                 }
             }
-            None => kept.push((*i, graph[*i].data.to_vec(), n.clone())),
+            None => kept.push((*i, graph.encoded(k).to_vec(), n.clone())),
         }
     }
-    // Nodes whose values nothing reads any more, once the nodes above were
-    // replaced, are removed (the masks' computation, the heads' transposes).
     let mut readers: HashMap<String, usize> = HashMap::new();
     for (_, _, n) in &kept {
         for input in &n.inputs {
@@ -266,12 +318,14 @@ pub fn simplify(model: &[u8]) -> Result<(Vec<u8>, Simplified)> {
     }
     let kept_producer: HashMap<String, usize> =
         kept.iter().enumerate().flat_map(|(j, (_, _, n))| n.outputs.iter().map(move |o| (o.clone(), j))).collect();
-    let mut pending: Vec<usize> = nodes
+    let mut pending: Vec<usize> = graph
+        .nodes
         .iter()
-        .filter(|(i, _)| dropped.contains(i) || replaced.contains_key(i))
+        .filter(|(i, _)| edit.replacement(*i).is_some())
         .flat_map(|(_, n)| n.inputs.iter().filter_map(|input| kept_producer.get(input).copied()))
         .collect();
     let mut removed: HashSet<usize> = HashSet::new();
+    let mut unread_values = Vec::new();
     while let Some(j) = pending.pop() {
         let n = &kept[j].2;
         let unread = |o: &String| readers.get(o).copied().unwrap_or(0) == 0 && !graph_outputs.contains(o);
@@ -279,7 +333,7 @@ pub fn simplify(model: &[u8]) -> Result<(Vec<u8>, Simplified)> {
             continue;
         }
         removed.insert(j);
-        reshaped.extend(n.outputs.iter().cloned());
+        unread_values.extend(n.outputs.iter().cloned());
         for input in &n.inputs {
             if let Some(r) = readers.get_mut(input) {
                 *r = r.saturating_sub(1);
@@ -287,38 +341,21 @@ pub fn simplify(model: &[u8]) -> Result<(Vec<u8>, Simplified)> {
             pending.extend(kept_producer.get(input).copied());
         }
     }
-
-    let mut by_position: HashMap<usize, Vec<&[u8]>> = HashMap::new();
-    for (j, (i, encoded, _)) in kept.iter().enumerate() {
-        if !removed.contains(&j) {
-            by_position.entry(*i).or_default().push(encoded);
+    edit.forget_shapes(unread_values);
+    let mut survivors: HashMap<usize, Vec<Vec<u8>>> = HashMap::new();
+    let touched: HashSet<usize> = removed.iter().map(|&j| kept[j].0).collect();
+    for (j, (i, encoded, _)) in kept.into_iter().enumerate() {
+        if (touched.contains(&i) || edit.replacement(i).is_some()) && !removed.contains(&j) {
+            survivors.entry(i).or_default().push(encoded);
         }
     }
-    let mut new_graph = Vec::with_capacity(graph_bytes.len());
-    for (i, f) in graph.iter().enumerate() {
-        match f.num {
-            GRAPH_NODE => {
-                for encoded in by_position.get(&i).into_iter().flatten() {
-                    write_bytes(&mut new_graph, GRAPH_NODE, encoded);
-                }
-            }
-            GRAPH_VALUE_INFO => {
-                let name = value_info_name(f.data)?;
-                if !name.is_some_and(|n| reshaped.contains(&n)) {
-                    write_field(&mut new_graph, f.num, f.wire, f.data);
-                }
-            }
-            _ => write_field(&mut new_graph, f.num, f.wire, f.data),
-        }
+    for i in touched {
+        edit.replace(i, survivors.remove(&i).unwrap_or_default());
     }
-    if done.heads > 0 {
-        write_bytes(
-            &mut new_graph,
-            GRAPH_INITIALIZER,
-            &encode_tensor(BATCH_AXIS, TYPE_INT64, &[1], &0i64.to_le_bytes()),
-        );
+    for (i, nodes) in survivors {
+        edit.replace(i, nodes);
     }
-    Ok((with_graph(&top, &new_graph)?, done))
+    Ok(())
 }
 
 /// The initializer naming axis 0, the batch, that the heads' products
@@ -380,57 +417,49 @@ struct HeadsInPlace {
 
 /// The `HeadsInPlace` of the layer whose scores (before the mask) are
 /// `scores` and whose probabilities (after the guard) are `probabilities`.
-fn heads_in_place(
-    scores: &str,
-    probabilities: &str,
-    nodes: &[(usize, Node)],
-    perms: &HashMap<usize, Vec<i64>>,
-    producer: &HashMap<&str, usize>,
-    only_user: &dyn Fn(&str) -> Option<usize>,
-    scalars: &HashMap<String, f32>,
-) -> Option<HeadsInPlace> {
-    let is = |k: usize, op_type: &str, arity: usize| nodes[k].1.is(op_type, arity);
-    let made_by =
-        |name: &str, op_type: &str, arity: usize| producer.get(name).copied().filter(|&k| is(k, op_type, arity));
-    let perm_is = |k: usize, p: &[i64]| perms.get(&k).is_some_and(|q| q == p);
+fn heads_in_place(view: &View<'_>, scores: &str, probabilities: &str) -> Option<HeadsInPlace> {
+    let perm_is = |k: usize, p: &[i64]| view.perms.get(&k).is_some_and(|q| q == p);
     // [batch, heads, tokens, size] from [batch, tokens, heads, size]: the split's input.
     let split_heads = |name: &str| -> Option<String> {
-        let t = made_by(name, "Transpose", 1).filter(|&t| perm_is(t, &[0, 2, 1, 3]))?;
-        let input = &nodes[t].1.inputs[0];
-        made_by(input, "Reshape", 2)?;
+        let t = view.made_by(name, "Transpose", 1).filter(|&t| perm_is(t, &[0, 2, 1, 3]))?;
+        let input = &view.node(t).inputs[0];
+        view.made_by(input, "Reshape", 2)?;
         Some(input.clone())
     };
     // Mul(x, scalar) or Mul(scalar, x): x and the scalar.
     let scaled = |name: &str| -> Option<(String, f32)> {
-        let m = made_by(name, "Mul", 2)?;
-        let i = &nodes[m].1.inputs;
-        match (scalars.get(&i[0]), scalars.get(&i[1])) {
+        let m = view.made_by(name, "Mul", 2)?;
+        let i = &view.node(m).inputs;
+        match (view.scalars.get(&i[0]), view.scalars.get(&i[1])) {
             (None, Some(&c)) => Some((i[0].clone(), c)),
             (Some(&c), None) => Some((i[1].clone(), c)),
             _ => None,
         }
     };
 
-    let scores_node = made_by(scores, "MatMul", 2)?;
-    let (scaled_q, scaled_k) = (&nodes[scores_node].1.inputs[0], &nodes[scores_node].1.inputs[1]);
+    let scores_node = view.made_by(scores, "MatMul", 2)?;
+    let (scaled_q, scaled_k) = (&view.node(scores_node).inputs[0], &view.node(scores_node).inputs[1]);
     let (q_heads, q_scale) = scaled(scaled_q)?;
     let (k_transposed, k_scale) = scaled(scaled_k)?;
     let q = split_heads(&q_heads)?;
     // k: Reshape(Transpose(Reshape(heads, [batch × heads, tokens, size]), [0, 2, 1]), [batch, heads, size, tokens]).
-    let back = made_by(&k_transposed, "Reshape", 2)?;
-    let swap = made_by(&nodes[back].1.inputs[0], "Transpose", 1).filter(|&t| perm_is(t, &[0, 2, 1]))?;
-    let flat = made_by(&nodes[swap].1.inputs[0], "Reshape", 2)?;
-    let k = split_heads(&nodes[flat].1.inputs[0])?;
+    let back = view.made_by(&k_transposed, "Reshape", 2)?;
+    let swap = view.made_by(&view.node(back).inputs[0], "Transpose", 1).filter(|&t| perm_is(t, &[0, 2, 1]))?;
+    let flat = view.made_by(&view.node(swap).inputs[0], "Reshape", 2)?;
+    let k = split_heads(&view.node(flat).inputs[0])?;
 
-    let context = only_user(probabilities).filter(|&c| is(c, "MatMul", 2) && nodes[c].1.inputs[0] == probabilities)?;
-    let v = split_heads(&nodes[context].1.inputs[1])?;
-    let merge =
-        only_user(&nodes[context].1.outputs[0]).filter(|&t| is(t, "Transpose", 1) && perm_is(t, &[0, 2, 1, 3]))?;
+    let context = view
+        .only_user(probabilities)
+        .filter(|&c| view.op(c, "MatMul", 2) && view.node(c).inputs[0] == probabilities)?;
+    let v = split_heads(&view.node(context).inputs[1])?;
+    let merge = view
+        .only_user(&view.node(context).outputs[0])
+        .filter(|&t| view.op(t, "Transpose", 1) && perm_is(t, &[0, 2, 1, 3]))?;
     Some(HeadsInPlace {
         scores: scores_node,
         context,
         merge,
-        out: nodes[merge].1.outputs[0].clone(),
+        out: view.node(merge).outputs[0].clone(),
         q,
         k,
         v,

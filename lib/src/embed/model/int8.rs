@@ -35,7 +35,8 @@
 use anyhow::Result;
 use std::collections::{HashMap, HashSet};
 
-use crate::embed::model::onnx::*;
+use super::edit::{Edit, Graph};
+use super::onnx::*;
 
 /// Changes whenever the rewrite does, so that caches of its output are rebuilt.
 pub const VERSION: u32 = 6;
@@ -83,177 +84,221 @@ pub enum Precision {
 /// the new model and how many products it now computes in int8; a model with
 /// none to rewrite comes back unchanged with a count of 0.
 pub fn rewrite(model: &[u8], precision: &dyn Fn(u64, u64) -> Precision) -> Result<(Vec<u8>, usize)> {
-    let top = parse(model)?;
-    let graph_bytes = graph_of(&top)?;
-    let graph = parse(graph_bytes)?;
+    let graph = Graph::parse(model)?;
+    let view = View::of(&graph)?;
+    let mut rewrite = Rewrite { view: &view, edit: Edit::default(), claimed: HashSet::new(), products: 0 };
+    // Products split at their widest input channels come first, with the
+    // products feeding them: those are rewritten as part of the split.
+    for k in 0..graph.nodes.len() {
+        rewrite.split_at_widest(k, precision);
+    }
+    for k in 0..graph.nodes.len() {
+        if graph.is(k, "Gather", 2) {
+            rewrite.gather(k);
+        } else {
+            rewrite.product(k, precision)?;
+        }
+    }
+    if rewrite.edit.is_empty() {
+        return Ok((model.to_vec(), 0));
+    }
+    Ok((rewrite.edit.write(&graph)?, rewrite.products))
+}
 
-    let mut initializers: HashMap<String, Tensor> = HashMap::new();
-    let mut encoded_initializers: HashMap<String, &[u8]> = HashMap::new();
-    let mut nodes: Vec<(usize, Node)> = Vec::new();
-    for (i, f) in graph.iter().enumerate() {
-        match f.num {
-            GRAPH_INITIALIZER => {
-                let t = tensor(f.data)?;
-                encoded_initializers.insert(t.name.clone(), f.data);
-                initializers.insert(t.name.clone(), t);
+/// What the rewrite looks up about a graph: its initializers, who reads
+/// and who computes each value, and its int8 weights by the value they make.
+struct View<'g> {
+    graph: &'g Graph<'g>,
+    initializers: HashMap<String, Tensor>,
+    encoded_initializers: HashMap<String, &'g [u8]>,
+    users: HashMap<&'g str, Vec<usize>>,
+    producer: HashMap<&'g str, usize>,
+    weights: HashMap<&'g str, Weight>,
+}
+
+impl<'g> View<'g> {
+    fn of(graph: &'g Graph<'g>) -> Result<View<'g>> {
+        let mut initializers = HashMap::new();
+        let mut encoded_initializers = HashMap::new();
+        for f in graph.fields.iter().filter(|f| f.num == GRAPH_INITIALIZER) {
+            let t = tensor(f.data)?;
+            encoded_initializers.insert(t.name.clone(), f.data);
+            initializers.insert(t.name.clone(), t);
+        }
+        let mut view = View {
+            graph,
+            initializers,
+            encoded_initializers,
+            users: graph.users(),
+            producer: graph.producers(),
+            weights: HashMap::new(),
+        };
+        view.weights = view.find_weights();
+        Ok(view)
+    }
+
+    fn node(&self, k: usize) -> &'g Node {
+        self.graph.node(k)
+    }
+
+    /// Whether node `k` is the only reader of `name`.
+    fn only_used_by(&self, name: &str, k: usize) -> bool {
+        self.users.get(name).is_some_and(|u| u.len() == 1 && u[0] == k)
+    }
+
+    /// An initializer's values, as stored.
+    fn values(&self, name: &str) -> Option<&'g [u8]> {
+        self.encoded_initializers.get(name).and_then(|t| raw_data(t))
+    }
+
+    /// Weights: `Mul(Cast(int8 [rows, cols]), float [1, cols] or [rows, 1])`, each part used once.
+    fn find_weights(&self) -> HashMap<&'g str, Weight> {
+        let mut cast_of: HashMap<&str, usize> = HashMap::new();
+        for (k, (_, n)) in self.graph.nodes.iter().enumerate() {
+            let is_int8_matrix =
+                |name: &str| self.initializers.get(name).is_some_and(|t| t.data_type == TYPE_INT8 && t.dims.len() == 2);
+            if n.is("Cast", 1) && is_int8_matrix(&n.inputs[0]) {
+                cast_of.insert(n.outputs[0].as_str(), k);
             }
-            GRAPH_NODE => nodes.push((i, node(f.data)?)),
-            _ => {}
         }
-    }
-    let mut users: HashMap<&str, Vec<usize>> = HashMap::new();
-    for (k, (_, n)) in nodes.iter().enumerate() {
-        for input in &n.inputs {
-            users.entry(input.as_str()).or_default().push(k);
-        }
-    }
-    let only_used_by = |name: &str, k: usize| users.get(name).is_some_and(|u| u.len() == 1 && u[0] == k);
-
-    // Weights: Mul(Cast(int8 [rows, cols]), float [1, cols] or [rows, 1]), each part used once.
-    let mut cast_of: HashMap<&str, usize> = HashMap::new();
-    for (k, (_, n)) in nodes.iter().enumerate() {
-        let is_int8_matrix =
-            |name: &str| initializers.get(name).is_some_and(|t| t.data_type == TYPE_INT8 && t.dims.len() == 2);
-        if n.is("Cast", 1) && is_int8_matrix(&n.inputs[0]) {
-            cast_of.insert(n.outputs[0].as_str(), k);
-        }
-    }
-    let mut weights: HashMap<&str, Weight> = HashMap::new();
-    for (k, (_, n)) in nodes.iter().enumerate() {
-        if !n.is("Mul", 2) {
-            continue;
-        }
-        let Some(&cast_node) = cast_of.get(n.inputs[0].as_str()) else { continue };
-        let quantized = &nodes[cast_node].1.inputs[0];
-        let (Some(q), Some(s)) = (initializers.get(quantized), initializers.get(&n.inputs[1])) else { continue };
-        let per_column = s.data_type == TYPE_FLOAT && s.dims.len() == 2 && s.dims[0] == 1 && s.dims[1] == q.dims[1];
-        let per_row = s.data_type == TYPE_FLOAT && s.dims.len() == 2 && s.dims[1] == 1 && s.dims[0] == q.dims[0];
-        if !(per_column || per_row) || !only_used_by(&n.inputs[0], k) || !only_used_by(&n.inputs[1], k) {
-            continue;
-        }
-        weights.insert(
-            n.outputs[0].as_str(),
-            Weight {
+        let mut weights = HashMap::new();
+        for (k, (_, n)) in self.graph.nodes.iter().enumerate() {
+            if !n.is("Mul", 2) {
+                continue;
+            }
+            let Some(&cast_node) = cast_of.get(n.inputs[0].as_str()) else { continue };
+            let quantized = &self.node(cast_node).inputs[0];
+            let (Some(q), Some(s)) = (self.initializers.get(quantized), self.initializers.get(&n.inputs[1])) else {
+                continue;
+            };
+            let per_column = s.data_type == TYPE_FLOAT && s.dims.len() == 2 && s.dims[0] == 1 && s.dims[1] == q.dims[1];
+            let per_row = s.data_type == TYPE_FLOAT && s.dims.len() == 2 && s.dims[1] == 1 && s.dims[0] == q.dims[0];
+            if !(per_column || per_row) || !self.only_used_by(&n.inputs[0], k) || !self.only_used_by(&n.inputs[1], k) {
+                continue;
+            }
+            let weight = Weight {
                 mul_node: k,
                 cast_node,
                 quantized: quantized.clone(),
                 scale: n.inputs[1].clone(),
                 shape: (q.dims[0], q.dims[1]),
                 per_column,
-            },
-        );
+            };
+            weights.insert(self.graph.node(k).outputs[0].as_str(), weight);
+        }
+        weights
+    }
+}
+
+/// The rewrite in progress: the edit so far, the nodes a split has taken,
+/// and how many products now run in int8.
+struct Rewrite<'v, 'g> {
+    view: &'v View<'g>,
+    edit: Edit,
+    claimed: HashSet<usize>,
+    products: usize,
+}
+
+impl Rewrite<'_, '_> {
+    /// The weight's Mul and Cast go: the product reads the int8 values itself.
+    fn drop_weight(&mut self, w: &Weight) {
+        for k in [w.mul_node, w.cast_node] {
+            self.edit.drop_node(self.view.graph.position(k));
+            self.edit.forget_shapes(self.view.node(k).outputs.iter().cloned());
+        }
     }
 
-    let producer: HashMap<&str, usize> =
-        nodes.iter().enumerate().flat_map(|(k, (_, n))| n.outputs.iter().map(move |o| (o.as_str(), k))).collect();
-    let values = |name: &str| encoded_initializers.get(name).and_then(|t| raw_data(t));
-
-    // Initializers added, and those no longer used.
-    let mut replaced: HashMap<usize, Vec<u8>> = HashMap::new();
-    let mut added_initializers: Vec<Vec<u8>> = Vec::new();
-    let mut removed_initializers: HashSet<String> = HashSet::new();
-    let mut dropped: HashSet<usize> = HashSet::new();
-    // Values no longer computed, whose recorded shapes go too.
-    let mut gone: HashSet<String> = HashSet::new();
-    let mut reshaped: HashMap<String, Vec<u64>> = HashMap::new();
-    let mut expansions: HashMap<usize, Vec<Vec<u8>>> = HashMap::new();
-    let mut replaced_count = 0;
-    let drop_weight = |w: &Weight, dropped: &mut HashSet<usize>, gone: &mut HashSet<String>| {
-        for k in [w.mul_node, w.cast_node] {
-            dropped.insert(nodes[k].0);
-            gone.extend(nodes[k].1.outputs.iter().cloned());
+    /// MatMul node `k`, when its precision is `Int8ButWidest`, split at the
+    /// widest channels of the product feeding it (`split_product`).
+    fn split_at_widest(&mut self, k: usize, precision: &dyn Fn(u64, u64) -> Precision) {
+        let view = self.view;
+        let n = view.node(k);
+        if !n.is("MatMul", 2) || self.claimed.contains(&k) {
+            return;
         }
-    };
-
-    // Products split at their widest input channels come first, with the
-    // products feeding them: those are rewritten as part of the split.
-    let mut claimed: HashSet<usize> = HashSet::new();
-    for (k, (i, n)) in nodes.iter().enumerate() {
-        if !n.is("MatMul", 2) || claimed.contains(&k) {
-            continue;
+        let Some(w) = view.weights.get(n.inputs[1].as_str()).filter(|w| w.per_column) else { return };
+        let Precision::Int8ButWidest(count) = precision(w.shape.0, w.shape.1) else { return };
+        if !view.only_used_by(&n.inputs[1], k) {
+            return;
         }
-        let Some(w) = weights.get(n.inputs[1].as_str()).filter(|w| w.per_column) else { continue };
-        let Precision::Int8ButWidest(count) = precision(w.shape.0, w.shape.1) else { continue };
-        if !only_used_by(&n.inputs[1], k) {
-            continue;
-        }
-        let Some(feeder) =
-            feeding_weight(&n.inputs[0], k, w.shape.0, &nodes, &producer, &weights, &initializers, &users)
-        else {
-            continue;
-        };
-        let up_node = &nodes[feeder.product].1;
-        if claimed.contains(&feeder.product)
-            || feeder.chain.iter().any(|c| claimed.contains(c))
-            || !only_used_by(&up_node.inputs[1], feeder.product)
+        let Some(feeder) = feeding_weight(view, &n.inputs[0], k, w.shape.0) else { return };
+        let up_node = view.node(feeder.product);
+        if self.claimed.contains(&feeder.product)
+            || feeder.chain.iter().any(|c| self.claimed.contains(c))
+            || !view.only_used_by(&up_node.inputs[1], feeder.product)
         {
-            continue; // part of another split, or its weight read elsewhere
+            return; // part of another split, or its weight read elsewhere
         }
         let up_in_int8 = precision(feeder.weight.shape.0, feeder.weight.shape.1) == Precision::Int8;
-        let chain: Vec<(&Node, &[u8])> = feeder.chain.iter().map(|&c| (&nodes[c].1, graph[nodes[c].0].data)).collect();
-        let Some(split) = split_product(n, w, up_node, &feeder, &chain, count, up_in_int8, &values) else { continue };
-        expansions.insert(nodes[feeder.product].0, split.feeder_nodes);
-        expansions.insert(*i, split.nodes);
-        added_initializers.extend(split.added);
-        removed_initializers.extend([
-            w.quantized.clone(),
-            feeder.weight.quantized.clone(),
-            feeder.weight.scale.clone(),
-        ]);
-        removed_initializers.extend(feeder.per_channel.iter().map(|(name, _)| name.clone()));
+        let Some(split) = split_product(view, k, w, &feeder, count, up_in_int8) else { return };
+        let graph = view.graph;
+        self.edit.replace(graph.position(feeder.product), split.feeder_nodes);
+        self.edit.replace(graph.position(k), split.nodes);
+        for t in split.added {
+            self.edit.add_initializer(t);
+        }
+        for name in [&w.quantized, &feeder.weight.quantized, &feeder.weight.scale] {
+            self.edit.remove_initializer(name);
+        }
+        for (name, _) in &feeder.per_channel {
+            self.edit.remove_initializer(name);
+        }
         for &c in &feeder.chain {
-            dropped.insert(nodes[c].0);
+            self.edit.drop_node(graph.position(c));
         }
         for &c in feeder.chain.iter().chain([&feeder.product]) {
-            gone.extend(nodes[c].1.outputs.iter().cloned());
+            self.edit.forget_shapes(view.node(c).outputs.iter().cloned());
         }
-        drop_weight(w, &mut dropped, &mut gone);
-        drop_weight(feeder.weight, &mut dropped, &mut gone);
+        self.drop_weight(w);
+        self.drop_weight(feeder.weight);
         // DynamicQuantizeMatMul wants per-column scales as a vector.
-        reshaped.insert(w.scale.clone(), vec![w.shape.1]);
-        claimed.extend(feeder.chain.iter().copied().chain([k, feeder.product]));
-        replaced_count += 1 + usize::from(up_in_int8);
+        self.edit.reshape_initializer(&w.scale, vec![w.shape.1]);
+        self.claimed.extend(feeder.chain.iter().copied().chain([k, feeder.product]));
+        self.products += 1 + usize::from(up_in_int8);
     }
 
-    for (k, (i, n)) in nodes.iter().enumerate() {
-        if n.is("Gather", 2) {
-            // Gather(table, ids) -> Mul(Cast(Gather(q, ids)), Gather(scale, ids)), on axis 0 only.
-            let Some(w) = weights.get(n.inputs[0].as_str()).filter(|w| !w.per_column) else { continue };
-            if !only_used_by(&n.inputs[0], k) || n.attributes.iter().any(|(a, v)| a == "axis" && *v != 0) {
-                continue;
-            }
-            let (ids, out) = (n.inputs[1].as_str(), n.outputs[0].as_str());
-            let (rows, scales, floats) =
-                (format!("{out}_vg_rows"), format!("{out}_vg_scales"), format!("{out}_vg_float"));
-            expansions.insert(
-                *i,
-                vec![
-                    encode_node(&rows, "Gather", &[&w.quantized, ids], &[&rows], &[]),
-                    encode_node(&scales, "Gather", &[&w.scale, ids], &[&scales], &[]),
-                    encode_node(&floats, "Cast", &[&rows], &[&floats], &[("to", TYPE_FLOAT)]),
-                    encode_node(&format!("{out}_vg_dequantize"), "Mul", &[&floats, &scales], &[out], &[]),
-                ],
-            );
-            drop_weight(w, &mut dropped, &mut gone);
-            continue;
+    /// `Gather(table, ids)` over an int8 table becomes
+    /// `Mul(Cast(Gather(q, ids)), Gather(scale, ids))`, on axis 0 only.
+    fn gather(&mut self, k: usize) {
+        let view = self.view;
+        let n = view.node(k);
+        let Some(w) = view.weights.get(n.inputs[0].as_str()).filter(|w| !w.per_column) else { return };
+        if !view.only_used_by(&n.inputs[0], k) || n.attributes.iter().any(|(a, v)| a == "axis" && *v != 0) {
+            return;
         }
-        // MatMul(X, weight) -> DynamicQuantizeMatMul(X, q, scale), where the
-        // weight feeds nothing else; with the bias added after it, if any,
-        // as its own bias input.
-        if !n.is("MatMul", 2) || claimed.contains(&k) {
-            continue;
+        let (ids, out) = (n.inputs[1].as_str(), n.outputs[0].as_str());
+        let (rows, scales, floats) = (format!("{out}_vg_rows"), format!("{out}_vg_scales"), format!("{out}_vg_float"));
+        self.edit.replace(
+            view.graph.position(k),
+            vec![
+                encode_node(&rows, "Gather", &[&w.quantized, ids], &[&rows], &[]),
+                encode_node(&scales, "Gather", &[&w.scale, ids], &[&scales], &[]),
+                encode_node(&floats, "Cast", &[&rows], &[&floats], &[("to", TYPE_FLOAT)]),
+                encode_node(&format!("{out}_vg_dequantize"), "Mul", &[&floats, &scales], &[out], &[]),
+            ],
+        );
+        self.drop_weight(w);
+    }
+
+    /// `MatMul(X, weight)` becomes `DynamicQuantizeMatMul(X, q, scale)`,
+    /// where the weight feeds nothing else and its precision is `Int8`;
+    /// with the bias added after it, if any, as its own bias input.
+    fn product(&mut self, k: usize, precision: &dyn Fn(u64, u64) -> Precision) -> Result<()> {
+        let view = self.view;
+        let n = view.node(k);
+        if !n.is("MatMul", 2) || self.claimed.contains(&k) {
+            return Ok(());
         }
-        let Some(w) = weights.get(n.inputs[1].as_str()).filter(|w| w.per_column) else { continue };
-        if !only_used_by(&n.inputs[1], k) || precision(w.shape.0, w.shape.1) != Precision::Int8 {
-            continue;
+        let Some(w) = view.weights.get(n.inputs[1].as_str()).filter(|w| w.per_column) else { return Ok(()) };
+        if !view.only_used_by(&n.inputs[1], k) || precision(w.shape.0, w.shape.1) != Precision::Int8 {
+            return Ok(());
         }
-        let bias = added_bias(&n.outputs[0], w.shape.1, &nodes, &initializers, &users)
-            .filter(|(add, _)| !claimed.contains(add));
+        let bias = added_bias(view, &n.outputs[0], w.shape.1).filter(|(add, _)| !self.claimed.contains(add));
         let (output, bias_input) = match &bias {
             Some((add, name)) => {
-                dropped.insert(nodes[*add].0);
-                gone.insert(n.outputs[0].clone());
-                (nodes[*add].1.outputs[0].as_str(), name.as_str())
+                self.edit.drop_node(view.graph.position(*add));
+                self.edit.forget_shapes([n.outputs[0].clone()]);
+                (view.node(*add).outputs[0].as_str(), name.as_str())
             }
             None => (n.outputs[0].as_str(), ""),
         };
@@ -261,57 +306,16 @@ pub fn rewrite(model: &[u8], precision: &dyn Fn(u64, u64) -> Precision) -> Resul
         if bias.is_some() {
             inputs.extend(["", bias_input]);
         }
-        replaced
-            .insert(*i, encode_contrib_node(&node_name(graph[*i].data)?, "DynamicQuantizeMatMul", &inputs, &[output]));
-        replaced_count += 1;
-        drop_weight(w, &mut dropped, &mut gone);
-        reshaped.insert(w.scale.clone(), vec![w.shape.1]);
+        let name = node_name(view.graph.encoded(k))?;
+        self.edit.replace(
+            view.graph.position(k),
+            vec![encode_contrib_node(&name, "DynamicQuantizeMatMul", &inputs, &[output])],
+        );
+        self.products += 1;
+        self.drop_weight(w);
+        self.edit.reshape_initializer(&w.scale, vec![w.shape.1]);
+        Ok(())
     }
-    if replaced_count == 0 && expansions.is_empty() {
-        return Ok((model.to_vec(), 0));
-    }
-
-    let mut new_graph = Vec::with_capacity(graph_bytes.len());
-    for (i, f) in graph.iter().enumerate() {
-        if dropped.contains(&i) {
-            continue;
-        }
-        if let Some(encoded) = replaced.get(&i) {
-            write_bytes(&mut new_graph, GRAPH_NODE, encoded);
-            continue;
-        }
-        if let Some(encoded) = expansions.get(&i) {
-            for n in encoded {
-                write_bytes(&mut new_graph, GRAPH_NODE, n);
-            }
-            continue;
-        }
-        if f.num == GRAPH_INITIALIZER {
-            let t = tensor(f.data)?;
-            if removed_initializers.contains(&t.name) {
-                continue;
-            }
-            match reshaped.get(&t.name) {
-                Some(dims) => write_bytes(&mut new_graph, GRAPH_INITIALIZER, &reshape_tensor(f.data, dims)?),
-                None => write_bytes(&mut new_graph, GRAPH_INITIALIZER, f.data),
-            }
-            continue;
-        }
-        if f.num == GRAPH_VALUE_INFO {
-            // Shapes recorded for tensors that no longer exist, or changed shape.
-            let name = value_info_name(f.data)?;
-            if name.is_some_and(|n| gone.contains(n.as_str()) || reshaped.contains_key(&n)) {
-                continue;
-            }
-        }
-        write_field(&mut new_graph, f.num, f.wire, f.data);
-    }
-    for t in &added_initializers {
-        write_bytes(&mut new_graph, GRAPH_INITIALIZER, t);
-    }
-
-    let out = with_graph(&top, &new_graph)?;
-    Ok((out, replaced_count))
 }
 
 /// Operators that work value by value (with a bias or a constant at most),
@@ -337,43 +341,33 @@ struct Feeder<'a> {
 /// or per-channel vectors used nowhere else, and no other node reads what
 /// they compute, so that the channels can be computed in two parts without
 /// changing what the model computes.
-#[allow(clippy::too_many_arguments)]
-fn feeding_weight<'a>(
-    input: &str,
-    consumer: usize,
-    channels: u64,
-    nodes: &[(usize, Node)],
-    producer: &HashMap<&str, usize>,
-    weights: &'a HashMap<&str, Weight>,
-    initializers: &HashMap<String, Tensor>,
-    users: &HashMap<&str, Vec<usize>>,
-) -> Option<Feeder<'a>> {
+fn feeding_weight<'v>(view: &'v View<'_>, input: &str, consumer: usize, channels: u64) -> Option<Feeder<'v>> {
     let mut pending = vec![input];
     let mut seen = HashSet::new();
     let mut per_channel = Vec::new();
     let mut found: Option<(usize, &Weight)> = None;
     while let Some(name) = pending.pop() {
-        if let Some(t) = initializers.get(name) {
+        if let Some(t) = view.initializers.get(name) {
             let values = t.dims.iter().try_fold(1u64, |n, &d| n.checked_mul(d))?;
             // One value per channel, along the last axis, as a bias is.
             let along_channels = values == channels && t.dims.last() == Some(&channels);
-            if along_channels && t.data_type == TYPE_FLOAT && users.get(name).is_some_and(|u| u.len() == 1) {
+            if along_channels && t.data_type == TYPE_FLOAT && view.users.get(name).is_some_and(|u| u.len() == 1) {
                 per_channel.push((name.to_string(), t.dims.clone()));
             } else if values != 1 {
                 return None;
             }
             continue;
         }
-        let &k = producer.get(name)?; // a graph input: not computed here
+        let &k = view.producer.get(name)?; // a graph input: not computed here
         if !seen.insert(k) {
             continue;
         }
         if seen.len() > 32 {
             return None; // not a feed-forward layer's few steps
         }
-        let n = &nodes[k].1;
+        let n = view.node(k);
         if n.op_type == "MatMul" && n.domain.is_empty() && n.inputs.len() == 2 {
-            let w = weights.get(n.inputs[1].as_str()).filter(|w| w.per_column && w.shape.1 == channels)?;
+            let w = view.weights.get(n.inputs[1].as_str()).filter(|w| w.per_column && w.shape.1 == channels)?;
             if found.is_some_and(|(product, _)| product != k) {
                 return None;
             }
@@ -385,12 +379,12 @@ fn feeding_weight<'a>(
         }
         pending.extend(n.inputs.iter().map(String::as_str));
     }
-    // Reordering channels is only safe if nothing else reads them.
+    // Computing the channels in parts is only safe if nothing else reads them.
     let on_the_way = |u: &usize| *u == consumer || seen.contains(u);
     let read_elsewhere = seen
         .iter()
-        .flat_map(|&k| &nodes[k].1.outputs)
-        .any(|o| !users.get(o.as_str()).is_some_and(|u| u.iter().all(on_the_way)));
+        .flat_map(|&k| &view.node(k).outputs)
+        .any(|o| !view.users.get(o.as_str()).is_some_and(|u| u.iter().all(on_the_way)));
     if read_elsewhere {
         return None;
     }
@@ -404,20 +398,14 @@ fn feeding_weight<'a>(
 /// the node of `Add(out, bias)` and the bias's name, when that Add is the
 /// only reader of `out` and the bias a float vector of one value per
 /// column, as `DynamicQuantizeMatMul`'s bias input takes it.
-fn added_bias(
-    out: &str,
-    channels: u64,
-    nodes: &[(usize, Node)],
-    initializers: &HashMap<String, Tensor>,
-    users: &HashMap<&str, Vec<usize>>,
-) -> Option<(usize, String)> {
-    let &[add] = users.get(out)?.as_slice() else { return None };
-    let n = &nodes[add].1;
+fn added_bias(view: &View<'_>, out: &str, channels: u64) -> Option<(usize, String)> {
+    let &[add] = view.users.get(out)?.as_slice() else { return None };
+    let n = view.node(add);
     if !n.is("Add", 2) {
         return None;
     }
     let bias = if n.inputs[0] == out { &n.inputs[1] } else { &n.inputs[0] };
-    let t = initializers.get(bias.as_str())?;
+    let t = view.initializers.get(bias.as_str())?;
     (t.data_type == TYPE_FLOAT && t.dims == [channels] && bias != out).then(|| (add, bias.clone()))
 }
 
@@ -446,6 +434,15 @@ fn float_at(raw: &[u8], i: usize) -> f32 {
     f32::from_le_bytes([raw[4 * i], raw[4 * i + 1], raw[4 * i + 2], raw[4 * i + 3]])
 }
 
+/// The fp32 values at `channels` of a float vector stored as `raw`.
+fn floats_at(raw: &[u8], channels: &[usize]) -> Vec<u8> {
+    channels.iter().flat_map(|&j| raw[4 * j..4 * j + 4].to_vec()).collect()
+}
+
+fn part_name(value: &str, part: &str) -> String {
+    format!("{value}_vg_{part}")
+}
+
 /// `MatMul(a, weight)` computed as
 /// `Add(DynamicQuantizeMatMul(a_narrow, narrow, scale), MatMul(a_wide, wide))`,
 /// where `a_wide` holds the `count` channels of `a` that the feeding product
@@ -458,6 +455,7 @@ fn float_at(raw: &[u8], i: usize) -> f32 {
 /// copied on the way (a `Split` of the activations cost 3% of the model's
 /// time). Where the feeding product is in int8 (`up_in_int8`), the bias
 /// right after it becomes its bias input.
+#[derive(Default)]
 struct Split {
     /// Nodes taking the place of the feeding product and the steps after it.
     feeder_nodes: Vec<Vec<u8>>,
@@ -466,142 +464,207 @@ struct Split {
     added: Vec<Vec<u8>>,
 }
 
-#[allow(clippy::too_many_arguments)]
-fn split_product<'a>(
-    product: &Node,
+/// The split of MatMul node `product` (its weight `weight`, fed by `feeder`);
+/// None when the weights' values are not as their shapes say.
+fn split_product(
+    view: &View<'_>,
+    product: usize,
     weight: &Weight,
-    up_node: &Node,
     feeder: &Feeder<'_>,
-    chain: &[(&Node, &[u8])],
     count: usize,
     up_in_int8: bool,
-    values: &dyn Fn(&str) -> Option<&'a [u8]>,
 ) -> Option<Split> {
-    let (rows, cols) = (weight.shape.0 as usize, weight.shape.1 as usize);
-    let (q, scale) = (values(&weight.quantized)?, values(&weight.scale)?);
-    let up = feeder.weight;
-    let (up_q, up_scale) = (values(&up.quantized)?, values(&up.scale)?);
-    if !weight.holds(q, scale) || !up.holds(up_q, up_scale) || up.shape.1 as usize != rows {
-        return None;
+    let plan = SplitPlan::new(view, weight, feeder, count, up_in_int8)?;
+    let mut split = Split::default();
+    for (part, channels) in [("wide", &plan.wide), ("narrow", &plan.narrow)] {
+        plan.feeder_part(part, channels, &mut split)?;
     }
-    let wide_channels = widest_channels(up, up_q, up_scale, count)?;
-    let chosen: HashSet<usize> = wide_channels.iter().copied().collect();
-    let narrow_channels: Vec<usize> = (0..rows).filter(|r| !chosen.contains(r)).collect();
+    plan.product_parts(view.node(product), &mut split);
+    Some(split)
+}
 
-    let (x, h) = (up_node.inputs[0].as_str(), up_node.outputs[0].as_str());
-    let per_channel: HashMap<&str, &[u64]> =
-        feeder.per_channel.iter().map(|(n, d)| (n.as_str(), d.as_slice())).collect();
-    let in_parts: HashSet<&str> = chain
-        .iter()
-        .flat_map(|(n, _)| n.outputs.iter().map(String::as_str))
-        .chain([h])
-        .chain(per_channel.keys().copied())
-        .collect();
-    let part_name = |v: &str, part: &str| format!("{v}_vg_{part}");
-    // The step `Add(h, bias)` that the int8 product can take as its bias input.
-    let folded = chain.iter().position(|(n, _)| {
-        let bias = match n.inputs.as_slice() {
-            [a, b] if a == h => b,
-            [a, b] if b == h => a,
-            _ => return false,
+/// What a split needs to know, checked.
+struct SplitPlan<'a> {
+    view: &'a View<'a>,
+    weight: &'a Weight,
+    feeder: &'a Feeder<'a>,
+    /// The feeding product's input and output.
+    x: &'a str,
+    h: &'a str,
+    /// The elementwise steps between the products, with their encodings.
+    chain: Vec<(&'a Node, &'a [u8])>,
+    up_in_int8: bool,
+    /// The product's weight and the feeding product's weight, as stored.
+    q: &'a [u8],
+    scale: &'a [u8],
+    up_q: &'a [u8],
+    up_scale: &'a [u8],
+    /// The channels computed in fp32 and those computed in int8.
+    wide: Vec<usize>,
+    narrow: Vec<usize>,
+    /// The step `Add(h, bias)` that the int8 feeding product takes as its bias input.
+    folded: Option<usize>,
+    /// Values computed once per part.
+    in_parts: HashSet<&'a str>,
+}
+
+impl<'a> SplitPlan<'a> {
+    fn new(
+        view: &'a View<'a>,
+        weight: &'a Weight,
+        feeder: &'a Feeder<'a>,
+        count: usize,
+        up_in_int8: bool,
+    ) -> Option<SplitPlan<'a>> {
+        let rows = weight.shape.0 as usize;
+        let (q, scale) = (view.values(&weight.quantized)?, view.values(&weight.scale)?);
+        let up = feeder.weight;
+        let (up_q, up_scale) = (view.values(&up.quantized)?, view.values(&up.scale)?);
+        if !weight.holds(q, scale) || !up.holds(up_q, up_scale) || up.shape.1 as usize != rows {
+            return None;
+        }
+        let wide = widest_channels(up, up_q, up_scale, count)?;
+        let chosen: HashSet<usize> = wide.iter().copied().collect();
+        let narrow: Vec<usize> = (0..rows).filter(|r| !chosen.contains(r)).collect();
+        let up_node = view.node(feeder.product);
+        let (x, h) = (up_node.inputs[0].as_str(), up_node.outputs[0].as_str());
+        let chain: Vec<(&Node, &[u8])> = feeder.chain.iter().map(|&c| (view.node(c), view.graph.encoded(c))).collect();
+        let in_parts = chain
+            .iter()
+            .flat_map(|(n, _)| n.outputs.iter().map(String::as_str))
+            .chain([h])
+            .chain(feeder.per_channel.iter().map(|(n, _)| n.as_str()))
+            .collect();
+        let mut plan = SplitPlan {
+            view,
+            weight,
+            feeder,
+            x,
+            h,
+            chain,
+            up_in_int8,
+            q,
+            scale,
+            up_q,
+            up_scale,
+            wide,
+            narrow,
+            folded: None,
+            in_parts,
         };
-        up_in_int8
-            && n.is("Add", 2)
-            && per_channel.get(bias.as_str()) == Some(&&[rows as u64][..])
-            && chain.iter().filter(|(m, _)| m.inputs.iter().any(|i| i == h)).count() == 1
-    });
+        plan.folded = plan.folded_bias();
+        Some(plan)
+    }
 
-    let up_rows = up.shape.0 as usize;
-    let floats_at = |raw: &[u8], channels: &[usize]| {
-        channels.iter().flat_map(|&j| raw[4 * j..4 * j + 4].to_vec()).collect::<Vec<u8>>()
-    };
-    let mut feeder_nodes = Vec::new();
-    let mut added = Vec::new();
-    for (part, channels) in [("wide", &wide_channels), ("narrow", &narrow_channels)] {
+    /// The chain's step `Add(h, bias)` with a per-channel bias, when it is
+    /// the only step reading `h` and the feeding product runs in int8.
+    fn folded_bias(&self) -> Option<usize> {
+        let rows = self.weight.shape.0;
+        let h = self.h;
+        let per_channel: HashMap<&str, &[u64]> =
+            self.feeder.per_channel.iter().map(|(n, d)| (n.as_str(), d.as_slice())).collect();
+        self.chain.iter().position(|(n, _)| {
+            let bias = match n.inputs.as_slice() {
+                [a, b] if a == h => b,
+                [a, b] if b == h => a,
+                _ => return false,
+            };
+            self.up_in_int8
+                && n.is("Add", 2)
+                && per_channel.get(bias.as_str()) == Some(&&[rows][..])
+                && self.chain.iter().filter(|(m, _)| m.inputs.iter().any(|i| i == h)).count() == 1
+        })
+    }
+
+    /// The feeding product's columns at `channels`, and the steps after it,
+    /// computed for one part.
+    fn feeder_part(&self, part: &str, channels: &[usize], split: &mut Split) -> Option<()> {
+        let (up, h, rows) = (self.feeder.weight, self.h, self.weight.shape.0 as usize);
         let width = channels.len() as u64;
         let (weight_name, scale_name) =
             (part_name(&format!("{h}_weight"), part), part_name(&format!("{h}_scale"), part));
-        let columns: Vec<u8> = (0..up_rows).flat_map(|i| channels.iter().map(move |&j| up_q[i * rows + j])).collect();
-        if up_in_int8 {
-            let (output, bias) = match folded {
+        let up_rows = up.shape.0 as usize;
+        let columns: Vec<u8> =
+            (0..up_rows).flat_map(|i| channels.iter().map(move |&j| self.up_q[i * rows + j])).collect();
+        if self.up_in_int8 {
+            let (output, bias) = match self.folded {
                 Some(f) => {
-                    let add = chain[f].0;
+                    let add = self.chain[f].0;
                     let bias = if add.inputs[0] == h { &add.inputs[1] } else { &add.inputs[0] };
                     (part_name(&add.outputs[0], part), part_name(bias, part))
                 }
                 None => (part_name(h, part), String::new()),
             };
-            let mut inputs = vec![x, weight_name.as_str(), scale_name.as_str()];
-            if folded.is_some() {
+            let mut inputs = vec![self.x, weight_name.as_str(), scale_name.as_str()];
+            if self.folded.is_some() {
                 inputs.extend(["", bias.as_str()]);
             }
-            feeder_nodes.push(encode_contrib_node(&part_name(h, part), "DynamicQuantizeMatMul", &inputs, &[&output]));
-            added.push(encode_tensor(&weight_name, TYPE_INT8, &[up.shape.0, width], &columns));
-            added.push(encode_tensor(&scale_name, TYPE_FLOAT, &[width], &floats_at(up_scale, channels)));
+            split.feeder_nodes.push(encode_contrib_node(
+                &part_name(h, part),
+                "DynamicQuantizeMatMul",
+                &inputs,
+                &[&output],
+            ));
+            split.added.push(encode_tensor(&weight_name, TYPE_INT8, &[up.shape.0, width], &columns));
+            split.added.push(encode_tensor(&scale_name, TYPE_FLOAT, &[width], &floats_at(self.up_scale, channels)));
         } else {
             let dequantized: Vec<u8> = columns
                 .iter()
                 .enumerate()
                 .flat_map(|(n, &v)| {
-                    (f32::from(v as i8) * float_at(up_scale, channels[n % channels.len()])).to_le_bytes()
+                    (f32::from(v as i8) * float_at(self.up_scale, channels[n % channels.len()])).to_le_bytes()
                 })
                 .collect();
-            feeder_nodes.push(encode_node(
-                &part_name(h, part),
-                "MatMul",
-                &[x, &weight_name],
-                &[&part_name(h, part)],
-                &[],
-            ));
-            added.push(encode_tensor(&weight_name, TYPE_FLOAT, &[up.shape.0, width], &dequantized));
+            let out = part_name(h, part);
+            split.feeder_nodes.push(encode_node(&out, "MatMul", &[self.x, &weight_name], &[&out], &[]));
+            split.added.push(encode_tensor(&weight_name, TYPE_FLOAT, &[up.shape.0, width], &dequantized));
         }
-        for (name, dims) in &feeder.per_channel {
-            let raw = values(name)?;
+        for (name, dims) in &self.feeder.per_channel {
+            let raw = self.view.values(name)?;
             if raw.len() != rows * 4 {
                 return None;
             }
             let mut part_dims = dims.clone();
             *part_dims.last_mut()? = width;
-            added.push(encode_tensor(&part_name(name, part), TYPE_FLOAT, &part_dims, &floats_at(raw, channels)));
+            split.added.push(encode_tensor(&part_name(name, part), TYPE_FLOAT, &part_dims, &floats_at(raw, channels)));
         }
         let suffix = format!("_vg_{part}");
-        let rename = |v: &str| if in_parts.contains(v) { part_name(v, part) } else { v.to_string() };
-        for (step, (_, data)) in chain.iter().enumerate() {
-            if Some(step) != folded {
-                feeder_nodes.push(renamed_node(data, &suffix, &rename).ok()?);
+        let rename = |v: &str| if self.in_parts.contains(v) { part_name(v, part) } else { v.to_string() };
+        for (step, (_, data)) in self.chain.iter().enumerate() {
+            if Some(step) != self.folded {
+                split.feeder_nodes.push(renamed_node(data, &suffix, &rename).ok()?);
             }
         }
+        Some(())
     }
 
-    let mut wide: Vec<u8> = Vec::with_capacity(wide_channels.len() * cols * 4);
-    for &r in &wide_channels {
-        for (c, &v) in q[r * cols..(r + 1) * cols].iter().enumerate() {
-            wide.extend_from_slice(&(f32::from(v as i8) * float_at(scale, c)).to_le_bytes());
+    /// The product as the sum of its wide part in fp32 and its narrow part in int8.
+    fn product_parts(&self, product: &Node, split: &mut Split) {
+        let cols = self.weight.shape.1 as usize;
+        let mut wide: Vec<u8> = Vec::with_capacity(self.wide.len() * cols * 4);
+        for &r in &self.wide {
+            for (c, &v) in self.q[r * cols..(r + 1) * cols].iter().enumerate() {
+                wide.extend_from_slice(&(f32::from(v as i8) * float_at(self.scale, c)).to_le_bytes());
+            }
         }
-    }
-    let narrow: Vec<u8> = narrow_channels.iter().flat_map(|&r| q[r * cols..(r + 1) * cols].to_vec()).collect();
-    let (a, out) = (product.inputs[0].as_str(), product.outputs[0].as_str());
-    let name = |part: &str| format!("{out}_vg_{part}");
-    let (wide_out, narrow_out, wide_weight, narrow_weight) =
-        (name("wide"), name("narrow"), name("wide_weight"), name("narrow_weight"));
-    Some(Split {
-        feeder_nodes,
-        nodes: vec![
+        let narrow: Vec<u8> = self.narrow.iter().flat_map(|&r| self.q[r * cols..(r + 1) * cols].to_vec()).collect();
+        let (a, out) = (product.inputs[0].as_str(), product.outputs[0].as_str());
+        let name = |part: &str| format!("{out}_vg_{part}");
+        let (wide_out, narrow_out, wide_weight, narrow_weight) =
+            (name("wide"), name("narrow"), name("wide_weight"), name("narrow_weight"));
+        split.nodes = vec![
             encode_node(&wide_out, "MatMul", &[&part_name(a, "wide"), &wide_weight], &[&wide_out], &[]),
             encode_contrib_node(
                 &narrow_out,
                 "DynamicQuantizeMatMul",
-                &[&part_name(a, "narrow"), &narrow_weight, &weight.scale],
+                &[&part_name(a, "narrow"), &narrow_weight, &self.weight.scale],
                 &[&narrow_out],
             ),
             encode_node(&name("sum"), "Add", &[&narrow_out, &wide_out], &[out], &[]),
-        ],
-        added: {
-            added.push(encode_tensor(&wide_weight, TYPE_FLOAT, &[wide_channels.len() as u64, cols as u64], &wide));
-            added.push(encode_tensor(&narrow_weight, TYPE_INT8, &[narrow_channels.len() as u64, cols as u64], &narrow));
-            added
-        },
-    })
+        ];
+        split.added.push(encode_tensor(&wide_weight, TYPE_FLOAT, &[self.wide.len() as u64, cols as u64], &wide));
+        split.added.push(encode_tensor(&narrow_weight, TYPE_INT8, &[self.narrow.len() as u64, cols as u64], &narrow));
+    }
 }
 
 #[cfg(test)]
