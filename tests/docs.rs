@@ -170,7 +170,7 @@ fn the_readme_shows_the_config_error_the_tools_print() {
 fn the_readme_lists_every_setting_with_its_default() {
     let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
     let plain = |cell: &str| cell.trim().replace(['`', '"'], "");
-    for setting in vecgrep::project::config::SETTINGS {
+    for setting in vecgrep::project::SETTINGS {
         let rows: Vec<&str> = readme.lines().filter(|l| l.starts_with(&format!("| `{}` |", setting.key))).collect();
         assert_eq!(rows.len(), 1, "README.md's config table needs one row for {}", setting.key);
         let default = rows[0].split('|').nth(2).map(plain).unwrap_or_default();

@@ -12,9 +12,9 @@ use clap::ArgMatches;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use vecgrep::embed::{Embedder, LocalEmbedder, Profile};
 use vecgrep::index::{EmbedderPool, FileOutcome, IndexObserver, IndexRequest, IndexSummary, WalkedSet};
-use vecgrep::project::config::{ConfigLayers, ConfigValues, EmbedderSource, ResolvedConfig, SETTINGS};
-use vecgrep::project::root::{admit_paths, select_root, Admission, AdmittedPath, ProjectRoot};
-use vecgrep::project::walk::{Skip, WalkOptions};
+use vecgrep::project::{admit_paths, select_root, Admission, AdmittedPath, ProjectRoot};
+use vecgrep::project::{ConfigLayers, ConfigValues, EmbedderSource, ResolvedConfig, SETTINGS};
+use vecgrep::project::{Skip, WalkOptions};
 use vecgrep::records::{write_record, FileRecord, SkipRecord};
 
 /// Exit statuses, as in ripgrep.
@@ -57,7 +57,7 @@ pub struct Invocation {
 }
 
 /// The settings given on the command line: each flag whose id is a
-/// setting's key (`vecgrep::project::config::SETTINGS`), as the user typed it.
+/// setting's key (`vecgrep::project::SETTINGS`), as the user typed it.
 pub fn cli_config(matches: &ArgMatches) -> Result<ConfigValues> {
     let given: Vec<(&str, String)> = SETTINGS
         .iter()
@@ -105,7 +105,7 @@ pub fn resolve(tool: &str, paths: &[PathBuf], skip_outside_root: bool, cli: Conf
     let config = ConfigLayers::load(cli, &root.config_path())?.resolve()?;
     note_skipped_paths(tool, config.quiet, &root, &admission);
     if let Some((path, keys)) = &config.untrusted {
-        let global = vecgrep::project::config::global_config_path()
+        let global = vecgrep::project::global_config_path()
             .map_or("your global config".to_string(), |p| p.display().to_string());
         note(
             tool,
@@ -173,17 +173,17 @@ pub fn load_embedder(config: &ResolvedConfig, profile: Profile, threads: usize) 
         let url = config.embedder_url.as_deref().ok_or_else(|| {
             anyhow!("embedder_source = \"remote\" needs embedder_url, the server's /v1/embeddings endpoint (set it in your global config or pass --embedder-url)")
         })?;
-        let settings = vecgrep::embed::remote::RemoteSettings::new(
+        let settings = vecgrep::embed::RemoteSettings::new(
             url,
             &config.embedder_model,
             std::time::Duration::from_secs_f64(config.embedder_timeout),
             config.embedder_batch_size,
         );
         let count = vecgrep::embed::local_token_counter(&config.embedder_model)
-            .unwrap_or_else(|| Box::new(vecgrep::embed::remote::estimate_tokens));
-        return Ok(Box::new(vecgrep::embed::remote::RemoteEmbedder::connect(settings, count)?));
+            .unwrap_or_else(|| Box::new(vecgrep::embed::estimate_tokens));
+        return Ok(Box::new(vecgrep::embed::RemoteEmbedder::connect(settings, count)?));
     }
-    let assets = vecgrep::embed::assets::locate(&config.embedder_model)?;
+    let assets = vecgrep::embed::locate(&config.embedder_model)?;
     Ok(Box::new(LocalEmbedder::load(&assets, &config.embedder_model, profile, threads)?))
 }
 
@@ -368,7 +368,7 @@ mod tests {
         for cmd in crate::cli::commands().into_iter().filter(|c| c.get_name() != "vecgrep") {
             let tool = cmd.get_name().to_string();
             for arg in cmd.get_arguments() {
-                let Some(setting) = vecgrep::project::config::setting(arg.get_id().as_str()) else { continue };
+                let Some(setting) = vecgrep::project::setting(arg.get_id().as_str()) else { continue };
                 let mut argv = vec![tool.clone(), format!("--{}", arg.get_long().unwrap())];
                 argv.extend(crate::cli::sample(arg));
                 argv.push("query".into());

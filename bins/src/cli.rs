@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::builder::PossibleValuesParser;
 use clap::{Args, CommandFactory, Parser, ValueEnum};
-use vecgrep::project::config::{EmbedderSource, SearchMode};
+use vecgrep::project::{EmbedderSource, SearchMode};
 
 /// Filters that decide which files are walked, as in ripgrep.
 #[derive(Args, Debug, Clone, Default)]
@@ -88,17 +88,17 @@ pub struct SearchConfigArgs {
 
 fn parse_top_k(s: &str) -> Result<usize, String> {
     let k: usize = s.parse().map_err(|_| format!("'{s}' is not a whole number"))?;
-    vecgrep::project::config::check_top_k(k)
+    vecgrep::project::check_top_k(k)
 }
 
 fn parse_threshold(s: &str) -> Result<f32, String> {
     let t: f64 = s.parse().map_err(|_| format!("'{s}' is not a number"))?;
-    vecgrep::project::config::check_threshold(t)
+    vecgrep::project::check_threshold(t)
 }
 
 fn parse_chunk_size(s: &str) -> Result<usize, String> {
     let n: usize = s.parse().map_err(|_| format!("'{s}' is not a whole number"))?;
-    vecgrep::project::config::check_chunk_size(n)
+    vecgrep::project::check_chunk_size(n)
 }
 
 #[derive(Parser, Debug)]
@@ -465,9 +465,9 @@ pub fn commands() -> Vec<clap::Command> {
 
 /// `cmd` with each flag that gives a setting (its id is the setting's key)
 /// ending its help in the setting's note, `[config: top_k; default: 10]`,
-/// from the one table of settings (`vecgrep::project::config::SETTINGS`).
+/// from the one table of settings (`vecgrep::project::SETTINGS`).
 pub fn with_setting_notes(cmd: clap::Command) -> clap::Command {
-    cmd.mut_args(|arg| match vecgrep::project::config::setting(arg.get_id().as_str()) {
+    cmd.mut_args(|arg| match vecgrep::project::setting(arg.get_id().as_str()) {
         Some(setting) => {
             let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
             arg.help(format!("{help} {}", setting.help_note()))
@@ -477,8 +477,8 @@ pub fn with_setting_notes(cmd: clap::Command) -> clap::Command {
 }
 
 impl WalkArgs {
-    pub fn to_options(&self, config: &vecgrep::project::config::ResolvedConfig) -> vecgrep::project::walk::WalkOptions {
-        vecgrep::project::walk::WalkOptions {
+    pub fn to_options(&self, config: &vecgrep::project::ResolvedConfig) -> vecgrep::project::WalkOptions {
+        vecgrep::project::WalkOptions {
             types: self.types.clone(),
             types_not: self.types_not.clone(),
             globs: self.globs.clone(),

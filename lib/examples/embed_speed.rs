@@ -3,7 +3,7 @@
 //! Prints one model on every core (what a query or a one-file index run
 //! uses), then one model per core with a thread each, embedding side by side
 //! (what an index run with many files does). The model embeds one text per
-//! run (see `vecgrep::embed::model::graph`), so there is no batch size to choose.
+//! run (see `vecgrep::embed::graph`), so there is no batch size to choose.
 
 use std::time::Instant;
 
@@ -31,7 +31,7 @@ fn main() -> anyhow::Result<()> {
     }
     texts.truncate(400);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let assets = vecgrep::embed::assets::locate("all-MiniLM-L6-v2")?;
+    let assets = vecgrep::embed::locate("all-MiniLM-L6-v2")?;
     let t = Instant::now();
     let mut model = LocalEmbedder::load(&assets, "all-MiniLM-L6-v2", Profile::Index, cores)?;
     println!("load: {:?}", t.elapsed());

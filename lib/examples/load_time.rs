@@ -9,7 +9,7 @@ use ort::session::{builder::GraphOptimizationLevel, Session};
 use ort::value::Tensor;
 
 fn main() -> anyhow::Result<()> {
-    let assets = vecgrep::embed::assets::locate("all-MiniLM-L6-v2")?;
+    let assets = vecgrep::embed::locate("all-MiniLM-L6-v2")?;
     let t = Instant::now();
     let env = ort::init_from(&assets.ort_library)?.build()?;
     println!("ort init: {:?}", t.elapsed());

@@ -13,7 +13,7 @@ use vecgrep::embed::LazyEmbedder;
 use vecgrep::embed::{Embedder, LocalEmbedder, Profile};
 use vecgrep::index::EmbedderPool;
 use vecgrep::live::{LiveIndex, Searcher, Target};
-use vecgrep::project::config::ConfigLayers;
+use vecgrep::project::ConfigLayers;
 use vecgrep::records::HitRecord;
 
 const QUERIES: [&str; 20] = [
@@ -41,14 +41,14 @@ const QUERIES: [&str; 20] = [
 
 fn main() -> anyhow::Result<()> {
     let dir = PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| ".".into())).canonicalize()?;
-    let root = vecgrep::project::root::select_root(&dir, &[])?;
-    let paths = vecgrep::project::root::admit_paths(&root, &dir, &[], false)?.admitted;
+    let root = vecgrep::project::select_root(&dir, &[])?;
+    let paths = vecgrep::project::admit_paths(&root, &dir, &[], false)?.admitted;
     let config = ConfigLayers::load(Default::default(), &root.config_path())?.resolve()?;
-    let walk = vecgrep::project::walk::WalkOptions { max_filesize: config.max_filesize, ..Default::default() };
+    let walk = vecgrep::project::WalkOptions { max_filesize: config.max_filesize, ..Default::default() };
     let target = Target { root, paths, walk, config: config.clone() };
     let live = LiveIndex::new(target, Arc::new(AtomicBool::new(false)), Box::new(|_| {}));
     // The index must be complete, as after `vg-index`: this measures searching, not indexing.
-    let assets = vecgrep::embed::assets::locate(&config.embedder_model)?;
+    let assets = vecgrep::embed::locate(&config.embedder_model)?;
     let name = config.embedder_model.clone();
     let index_assets = assets.clone();
     let index_name = name.clone();

@@ -3,7 +3,7 @@
 use vecgrep::embed::{Embedder, LocalEmbedder, Profile};
 fn main() -> anyhow::Result<()> {
     let n: usize = std::env::args().nth(1).map_or(Ok(1), |s| s.parse())?;
-    let assets = vecgrep::embed::assets::locate("all-MiniLM-L6-v2")?;
+    let assets = vecgrep::embed::locate("all-MiniLM-L6-v2")?;
     let mut models: Vec<LocalEmbedder> = (0..n)
         .map(|_| LocalEmbedder::load(&assets, "all-MiniLM-L6-v2", Profile::Index, 1))
         .collect::<anyhow::Result<_>>()?;

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use crate::project::root::relative_to;
+use crate::project::relative_to;
 use crate::records::{write_record, HitRecord};
 
 /// How a stream of hits is rendered.

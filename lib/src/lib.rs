@@ -24,7 +24,7 @@
 pub mod project;
 
 pub mod chunk;
-pub mod terms;
+mod terms;
 
 pub mod embed;
 

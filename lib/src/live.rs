@@ -16,9 +16,9 @@ use anyhow::{anyhow, Result};
 
 use crate::embed::LazyEmbedder;
 use crate::index::{self, EmbedderPool, FileOutcome, IndexObserver, IndexRequest, WalkedSet};
-use crate::project::config::{ResolvedConfig, SearchMode};
-use crate::project::root::{AdmittedPath, ProjectRoot};
-use crate::project::walk::{Skip, WalkOptions};
+use crate::project::{AdmittedPath, ProjectRoot};
+use crate::project::{ResolvedConfig, SearchMode};
+use crate::project::{Skip, WalkOptions};
 use crate::search::{self, Hit, SearchRequest, VectorTable};
 use crate::store::{self, IndexReader, Scope};
 

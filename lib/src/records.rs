@@ -7,8 +7,8 @@ use std::io::{self, Write};
 use serde::{Deserialize, Serialize};
 
 use crate::index::{FileOutcome, IndexSummary};
-use crate::project::root::ProjectRoot;
-use crate::project::walk::Skip;
+use crate::project::ProjectRoot;
+use crate::project::Skip;
 use crate::search::Hit;
 use crate::store::IndexStats;
 

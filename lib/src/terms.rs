@@ -10,7 +10,7 @@
 //! `chunk::FORMAT`.
 
 /// Words of `text` for the full-text index, separated by spaces.
-pub fn terms(text: &str) -> String {
+pub(crate) fn terms(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for word in words(text) {
         push_word_terms(&mut out, word);
@@ -21,7 +21,7 @@ pub fn terms(text: &str) -> String {
 /// What the full-text index holds for one chunk: the terms of its text,
 /// then those of its context line (`chunk::Context::words`), counted
 /// `CONTEXT_WEIGHT` times.
-pub fn chunk_words(text: &str, context: &str) -> String {
+pub(crate) fn chunk_words(text: &str, context: &str) -> String {
     let mut words = terms(text);
     let context_terms = terms(context);
     for _ in 0..CONTEXT_WEIGHT {
@@ -40,10 +40,10 @@ pub fn chunk_words(text: &str, context: &str) -> String {
 /// 0.513 / 0.356; 3: 0.473 / 0.533 / 0.361; 5: 0.473 / 0.548 / 0.361;
 /// 8: 0.477 / 0.551 / 0.364. Past 5 the gains are within noise, and a path's
 /// words would start to outweigh the code.
-pub const CONTEXT_WEIGHT: usize = 5;
+pub(crate) const CONTEXT_WEIGHT: usize = 5;
 
 /// Runs of letters, digits and underscores.
-pub fn words(text: &str) -> impl Iterator<Item = &str> {
+pub(crate) fn words(text: &str) -> impl Iterator<Item = &str> {
     text.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty())
 }
 
@@ -70,12 +70,12 @@ pub(crate) fn push_word_terms(out: &mut String, word: &str) {
 
 /// Whether an identifier's part carries meaning: single characters and
 /// pure numbers do not.
-pub fn says_something(part: &str) -> bool {
+pub(crate) fn says_something(part: &str) -> bool {
     part.chars().count() >= 2 && !part.chars().all(|c| c.is_ascii_digit())
 }
 
 /// `parseHTTPResponse_v2` → `parse`, `http`, `response`, `v`, `2`, lowercased.
-pub fn split_identifier(word: &str) -> Vec<String> {
+pub(crate) fn split_identifier(word: &str) -> Vec<String> {
     let chars: Vec<char> = word.chars().collect();
     let mut parts = Vec::new();
     let mut current = String::new();
@@ -112,7 +112,7 @@ pub fn split_identifier(word: &str) -> Vec<String> {
 /// and `rotating` → `rotat`), which is all a paraphrase of a name usually
 /// needs. Unlike Porter's it leaves `-er`, `-ion` and `-ness` alone, so
 /// `handler` and `handle` stay apart.
-pub fn stem(word: &str) -> String {
+pub(crate) fn stem(word: &str) -> String {
     let mut w = word.to_lowercase();
     let chars = |s: &str| s.chars().count();
     if w.ends_with("ies") && chars(&w) >= 5 {
@@ -150,7 +150,7 @@ fn ends_sibilant(stem: &str) -> bool {
 
 /// The stemmed parts of one name (`getEffectiveLevel` → `get`, `effective`,
 /// `level`), each once; single letters and numbers say nothing.
-pub fn name_terms(name: &str) -> Vec<String> {
+pub(crate) fn name_terms(name: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for part in split_identifier(name).iter().filter(|p| says_something(p)) {
         let s = stem(part);
@@ -167,7 +167,7 @@ pub(crate) fn parse_names(names: &str) -> Vec<Vec<String>> {
 }
 
 /// The distinct terms of all of a chunk's names, for the name index's counts.
-pub fn terms_of_names(names: &str) -> Vec<String> {
+pub(crate) fn terms_of_names(names: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for t in parse_names(names).into_iter().flatten() {
         if !out.contains(&t) {

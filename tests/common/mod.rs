@@ -8,7 +8,7 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
-pub struct Tree {
+pub(crate) struct Tree {
     pub dir: tempfile::TempDir,
     /// Stands in for ~/.config, so the user's own config never leaks in.
     pub config_home: tempfile::TempDir,
@@ -16,31 +16,31 @@ pub struct Tree {
 
 impl Tree {
     /// An empty tree marked as a git project.
-    pub fn git() -> Tree {
+    pub(crate) fn git() -> Tree {
         let t = Tree::bare();
         std::fs::create_dir(t.path().join(".git")).unwrap();
         t
     }
 
     /// An empty tree with no marker.
-    pub fn bare() -> Tree {
+    pub(crate) fn bare() -> Tree {
         let dir = tempfile::tempdir().unwrap();
         let config_home = tempfile::tempdir().unwrap();
         Tree { dir, config_home }
     }
 
-    pub fn path(&self) -> PathBuf {
+    pub(crate) fn path(&self) -> PathBuf {
         self.dir.path().canonicalize().unwrap()
     }
 
-    pub fn write(&self, rel: &str, text: &str) -> &Tree {
+    pub(crate) fn write(&self, rel: &str, text: &str) -> &Tree {
         let p = self.path().join(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, text).unwrap();
         self
     }
 
-    pub fn write_bytes(&self, rel: &str, bytes: &[u8]) -> &Tree {
+    pub(crate) fn write_bytes(&self, rel: &str, bytes: &[u8]) -> &Tree {
         let p = self.path().join(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, bytes).unwrap();
@@ -48,25 +48,25 @@ impl Tree {
     }
 
     /// A tool run in `cwd` (relative to the tree root).
-    pub fn cmd(&self, tool: &str, cwd: &str) -> Command {
+    pub(crate) fn cmd(&self, tool: &str, cwd: &str) -> Command {
         let mut c = tool_cmd(tool);
         c.current_dir(self.path().join(cwd));
         c.env("XDG_CONFIG_HOME", self.config_home.path());
         c
     }
 
-    pub fn global_config(&self, text: &str) {
+    pub(crate) fn global_config(&self, text: &str) {
         let p = self.config_home.path().join("vecgrep/config.toml");
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, text).unwrap();
     }
 
-    pub fn project_config(&self, text: &str) {
+    pub(crate) fn project_config(&self, text: &str) {
         self.write(".vecgrep/config.toml", text);
     }
 }
 
-pub fn bin(tool: &str) -> PathBuf {
+pub(crate) fn bin(tool: &str) -> PathBuf {
     match tool {
         "vecgrep" => PathBuf::from(env!("CARGO_BIN_EXE_vecgrep")),
         "vg-root" => PathBuf::from(env!("CARGO_BIN_EXE_vg-root")),
@@ -79,7 +79,7 @@ pub fn bin(tool: &str) -> PathBuf {
     }
 }
 
-pub fn tool_cmd(tool: &str) -> Command {
+pub(crate) fn tool_cmd(tool: &str) -> Command {
     let mut c = Command::new(bin(tool));
     for var in ["VECGREP_MODEL_DIR", "ORT_DYLIB_PATH", "NO_COLOR", "XDG_CONFIG_HOME"] {
         c.env_remove(var);
@@ -89,12 +89,12 @@ pub fn tool_cmd(tool: &str) -> Command {
 }
 
 /// Run and capture; stdin is empty.
-pub fn run(c: &mut Command) -> Output {
+pub(crate) fn run(c: &mut Command) -> Output {
     c.output().unwrap()
 }
 
 /// Run with `input` on stdin.
-pub fn run_with_input(c: &mut Command, input: &[u8]) -> Output {
+pub(crate) fn run_with_input(c: &mut Command, input: &[u8]) -> Output {
     use std::io::Write;
     c.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = c.spawn().unwrap();
@@ -108,31 +108,31 @@ pub fn run_with_input(c: &mut Command, input: &[u8]) -> Output {
     out
 }
 
-pub fn stdout(o: &Output) -> String {
+pub(crate) fn stdout(o: &Output) -> String {
     String::from_utf8(o.stdout.clone()).unwrap()
 }
 
-pub fn stderr(o: &Output) -> String {
+pub(crate) fn stderr(o: &Output) -> String {
     String::from_utf8(o.stderr.clone()).unwrap()
 }
 
 /// Assert the exit code, showing both streams on failure.
 #[track_caller]
-pub fn assert_code(o: &Output, code: i32) {
+pub(crate) fn assert_code(o: &Output, code: i32) {
     assert_eq!(o.status.code(), Some(code), "exit status\n--- stdout:\n{}\n--- stderr:\n{}", stdout(o), stderr(o));
 }
 
 /// Parse every stdout line as JSON.
-pub fn records(o: &Output) -> Vec<Value> {
+pub(crate) fn records(o: &Output) -> Vec<Value> {
     stdout(o).lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad JSON line {l:?}: {e}"))).collect()
 }
 
-pub fn of_type<'a>(recs: &'a [Value], kind: &str) -> Vec<&'a Value> {
+pub(crate) fn of_type<'a>(recs: &'a [Value], kind: &str) -> Vec<&'a Value> {
     recs.iter().filter(|r| r["type"] == kind).collect()
 }
 
 /// The `summary` record of a vg-index run.
-pub fn summary(o: &Output) -> Value {
+pub(crate) fn summary(o: &Output) -> Value {
     let recs = records(o);
     let s = of_type(&recs, "summary");
     assert_eq!(s.len(), 1, "one summary record expected:\n{}", stdout(o));
@@ -140,7 +140,7 @@ pub fn summary(o: &Output) -> Value {
 }
 
 /// A small project about unrelated things, so that a query has one right answer.
-pub fn sample_project() -> Tree {
+pub(crate) fn sample_project() -> Tree {
     let t = Tree::git();
     t.write(
         "src/upload.py",
@@ -161,6 +161,6 @@ pub fn sample_project() -> Tree {
     t
 }
 
-pub fn read(path: &Path) -> String {
+pub(crate) fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap()
 }

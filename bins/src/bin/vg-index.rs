@@ -58,7 +58,7 @@ fn index(cli: &IndexCli, inv: &Invocation) -> anyhow::Result<u8> {
     Ok(if summary.errors > 0 { EXIT_ERROR } else { EXIT_FOUND })
 }
 
-fn print_stats(cli: &IndexCli, root: &vecgrep::project::root::ProjectRoot) -> anyhow::Result<u8> {
+fn print_stats(cli: &IndexCli, root: &vecgrep::project::ProjectRoot) -> anyhow::Result<u8> {
     let (stats, meta) = match store::open_for_reading(root) {
         Ok(store) => (store.stats()?, store.meta()?),
         // ShowStats on a root that was never indexed: all zero.
@@ -86,7 +86,7 @@ fn print_stats(cli: &IndexCli, root: &vecgrep::project::root::ProjectRoot) -> an
 }
 
 /// `--verify`: status 0 when the index is sound, 2 when it is not.
-fn verify(cli: &IndexCli, root: &vecgrep::project::root::ProjectRoot) -> anyhow::Result<u8> {
+fn verify(cli: &IndexCli, root: &vecgrep::project::ProjectRoot) -> anyhow::Result<u8> {
     let store = store::open_for_reading(root)?;
     let (stats, problems) = store.verify()?;
     let ok = problems.is_empty();

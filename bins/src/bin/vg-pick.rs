@@ -22,7 +22,7 @@ use vecgrep::embed::Profile;
 use vecgrep::format::{score_band, ScoreBand};
 use vecgrep::live::{LiveIndex, Searcher, Target};
 use vecgrep::pick::{self, OpenPlan};
-use vecgrep::project::config::ResolvedConfig;
+use vecgrep::project::ResolvedConfig;
 use vecgrep::records::HitRecord;
 use vecgrep::store::{self, IndexReader};
 use vecgrep_bins::app::{

@@ -84,8 +84,7 @@ fn search(
 fn index_first(cli: &QueryCli, inv: &Invocation) -> Result<Option<Walked>> {
     let walk = cli.walk.to_options(&inv.config);
     if cli.no_index {
-        let files =
-            walk.is_filtered().then(|| vecgrep::project::walk::walk(&inv.root, &inv.paths, &walk)).transpose()?;
+        let files = walk.is_filtered().then(|| vecgrep::project::walk(&inv.root, &inv.paths, &walk)).transpose()?;
         return Ok(Some(Walked { files: files.map(|w| w.files.into_iter().map(|f| f.rel).collect()), errors: 0 }));
     }
     // Routine skips are vg-index's to report; a search mentions only errors.

@@ -21,7 +21,7 @@ const TOOL: &str = "vg-serve";
 /// Reports on stderr (and the listening record on stdout).
 struct Events {
     quiet: bool,
-    root: vecgrep::project::root::ProjectRoot,
+    root: vecgrep::project::ProjectRoot,
 }
 
 impl ServeEvents for Events {

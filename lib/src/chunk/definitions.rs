@@ -171,7 +171,7 @@ pub(super) enum Declarations {
 }
 
 impl Declarations {
-    pub fn of_path(path: &str) -> Declarations {
+    pub(super) fn of_path(path: &str) -> Declarations {
         match extension(path).as_str() {
             "c" | "h" | "cc" | "cpp" | "cxx" | "c++" | "hh" | "hpp" | "hxx" | "h++" | "ino" | "java" | "cs" | "js"
             | "jsx" | "mjs" | "cjs" | "ts" | "tsx" | "mts" | "cts" | "kt" | "kts" | "dart" | "groovy" => {
@@ -181,7 +181,7 @@ impl Declarations {
         }
     }
 
-    pub fn starts_definition(self, trimmed: &str) -> bool {
+    pub(super) fn starts_definition(self, trimmed: &str) -> bool {
         is_definition(trimmed) || self == Declarations::Shaped && shaped_definition(trimmed)
     }
 }

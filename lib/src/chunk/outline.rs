@@ -54,7 +54,7 @@ pub(super) struct Outline<'a> {
 }
 
 impl<'a> Outline<'a> {
-    pub fn new(lines: Vec<&'a str>, syntax: Syntax) -> Self {
+    pub(super) fn new(lines: Vec<&'a str>, syntax: Syntax) -> Self {
         let (depth, role) = match syntax {
             Syntax::Code => code_outline(&lines),
             Syntax::Markdown => markdown_outline(&lines),
@@ -69,12 +69,12 @@ impl<'a> Outline<'a> {
     }
 
     /// Characters in lines `[a, b)` joined by newlines.
-    pub fn chars(&self, a: usize, b: usize) -> usize {
+    pub(super) fn chars(&self, a: usize, b: usize) -> usize {
         (self.offset[b] - self.offset[a]).saturating_sub(1)
     }
 
     /// `[a, b)` without its blank first and last lines.
-    pub fn trim(&self, mut a: usize, mut b: usize) -> (usize, usize) {
+    pub(super) fn trim(&self, mut a: usize, mut b: usize) -> (usize, usize) {
         while a < b && self.role[a] == Role::Blank {
             a += 1;
         }

@@ -29,7 +29,7 @@ impl Splitter<'_, '_> {
     /// where a unit's opening or closing lines stay with its body), at the
     /// boundaries of the largest units that fit, packing neighbouring whole
     /// units together.
-    pub fn split(&self, a: usize, b: usize, nesting: usize, out: &mut Vec<Piece>) {
+    pub(super) fn split(&self, a: usize, b: usize, nesting: usize, out: &mut Vec<Piece>) {
         let o = self.outline;
         let (a, b) = o.trim(a, b);
         if a >= b {

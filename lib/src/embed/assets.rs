@@ -8,13 +8,13 @@
 use std::path::{Path, PathBuf};
 
 /// The command a user runs to install what is missing.
-pub const FIX_COMMAND: &str = "scripts/fetch-assets.sh (from the vecgrep source tree)";
+pub(super) const FIX_COMMAND: &str = "scripts/fetch-assets.sh (from the vecgrep source tree)";
 
 /// File name of the ONNX Runtime shared library the fetch script installs.
-pub const ORT_LIBRARY_NAME: &str = "libonnxruntime.so.1.31.1";
+pub(super) const ORT_LIBRARY_NAME: &str = "libonnxruntime.so.1.31.1";
 
 /// Files a local model directory must hold.
-pub const MODEL_FILES: [&str; 5] =
+pub(super) const MODEL_FILES: [&str; 5] =
     ["model.onnx", "tokenizer.json", "config.json", "special_tokens_map.json", "tokenizer_config.json"];
 
 /// Where the model and runtime were found.
@@ -41,7 +41,7 @@ pub enum AssetError {
 /// Data directories searched, in order: `<exe dir>/../share/vecgrep` (an
 /// installed prefix), then `$XDG_DATA_HOME/vecgrep` (default
 /// `~/.local/share/vecgrep`).
-pub fn data_dirs() -> Vec<PathBuf> {
+pub(super) fn data_dirs() -> Vec<PathBuf> {
     let mut dirs = Vec::new();
     if let Some(exe_dir) = std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf)) {
         dirs.push(exe_dir.join("../share/vecgrep"));
@@ -56,7 +56,7 @@ pub fn data_dirs() -> Vec<PathBuf> {
 
 /// Locate the model files for `model` and the ONNX Runtime library.
 pub fn locate(model: &str) -> Result<Assets, AssetError> {
-    if model != crate::project::config::DEFAULT_EMBEDDER_MODEL {
+    if model != crate::project::DEFAULT_EMBEDDER_MODEL {
         return Err(AssetError::UnknownModel(model.to_string()));
     }
     let dirs = data_dirs();

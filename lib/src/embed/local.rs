@@ -41,7 +41,7 @@ pub(super) fn load_tokenizer(assets: &Assets) -> Result<tokenizers::Tokenizer> {
 /// same model: the chunker then cuts the same chunks either way. None when
 /// the model is another or its tokenizer is not installed here.
 pub fn local_token_counter(model: &str) -> Option<TokenCounter> {
-    let assets = crate::embed::assets::locate(model).ok()?;
+    let assets = super::assets::locate(model).ok()?;
     let tokenizer = load_tokenizer(&assets).ok()?;
     Some(Box::new(move |t: &str| tokenizer.encode(t, true).map(|e| e.len()).unwrap_or(usize::MAX)))
 }

@@ -6,13 +6,15 @@
 
 use anyhow::{Context, Result};
 
-pub mod assets;
+mod assets;
 mod local;
-pub mod model;
-pub mod remote;
+mod model;
+mod remote;
 mod session;
 
+pub use assets::{locate, AssetError, Assets};
 pub use local::{local_token_counter, LocalEmbedder};
+pub use remote::{estimate_tokens, RemoteEmbedder, RemoteSettings, API_KEY_VAR};
 
 /// Dimensions of all-MiniLM-L6-v2's sentence vectors.
 pub const DIMS: usize = 384;

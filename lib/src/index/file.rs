@@ -9,9 +9,9 @@ use anyhow::{anyhow, Result};
 
 use crate::chunk::{self, chunk_text, Chunk, Context};
 use crate::embed::{Embedder, MAX_TOKENS};
-use crate::project::config::ResolvedConfig;
-use crate::project::root::ProjectRoot;
-use crate::project::walk::{looks_binary, SkipReason, WalkedFile};
+use crate::project::ProjectRoot;
+use crate::project::ResolvedConfig;
+use crate::project::{looks_binary, SkipReason, WalkedFile};
 use crate::store::{self, ChunkWrite, FileState, FileWrite, IndexReader, StoredFile};
 
 /// A file whose content changed, to chunk and embed.
@@ -47,7 +47,7 @@ pub(super) fn read_file(f: &WalkedFile, previous: Option<&StoredFile>, config: &
     if looks_binary(&bytes) {
         return skip(SkipReason::Binary);
     }
-    if let Some(kind) = crate::project::generated::by_content(&bytes).filter(|_| !config.include_generated) {
+    if let Some(kind) = crate::project::by_content(&bytes).filter(|_| !config.include_generated) {
         return skip(SkipReason::Generated(kind));
     }
     // The file may have changed since it was walked; record what was read.
@@ -55,7 +55,7 @@ pub(super) fn read_file(f: &WalkedFile, previous: Option<&StoredFile>, config: &
     if size > config.max_filesize {
         return skip(SkipReason::TooLarge { size, limit: config.max_filesize });
     }
-    let mtime_ns = std::fs::metadata(&f.abs).map(|m| crate::project::walk::mtime_ns(&m)).unwrap_or(f.mtime_ns);
+    let mtime_ns = std::fs::metadata(&f.abs).map(|m| crate::project::mtime_ns(&m)).unwrap_or(f.mtime_ns);
     let hash = blake3::hash(&bytes).as_bytes().to_vec();
     let state = FileState { size, mtime_ns, hash };
     if previous.is_some_and(|p| p.state.hash == state.hash && p.holes == 0) {

@@ -15,9 +15,9 @@ use std::time::Instant;
 
 use anyhow::Result;
 
-use crate::project::config::ResolvedConfig;
-use crate::project::root::{AdmittedPath, ProjectRoot};
-use crate::project::walk::{walk, Skip, WalkOptions};
+use crate::project::ResolvedConfig;
+use crate::project::{walk, Skip, WalkOptions};
+use crate::project::{AdmittedPath, ProjectRoot};
 use crate::store::{self, IndexWriter};
 
 mod embedders;
@@ -218,8 +218,8 @@ pub fn clear_cache(root: &ProjectRoot, obs: &mut dyn IndexObserver) -> Result<()
 mod tests {
     use super::*;
     use crate::embed::Embedder;
-    use crate::project::config::ConfigLayers;
-    use crate::project::root::RootMarker;
+    use crate::project::ConfigLayers;
+    use crate::project::RootMarker;
     use anyhow::anyhow;
     use std::sync::Condvar;
     use std::sync::{Arc, Mutex};

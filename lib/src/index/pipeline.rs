@@ -13,7 +13,7 @@ use super::file::{read_file, KnownVectors, Prepared, Read};
 use super::workers::Workers;
 use super::{FileOutcome, IndexObserver, IndexRequest, IndexSummary};
 use crate::embed::Embedder;
-use crate::project::walk::{Skip, WalkedFile};
+use crate::project::{Skip, WalkedFile};
 use crate::store::{FileState, FileWrite, IndexWriter, StoredFile};
 
 /// Chunks written per transaction: bounds the work lost to a kill.

@@ -8,8 +8,8 @@ use anyhow::Result;
 
 use super::{FileOutcome, IndexObserver, IndexRequest, IndexSummary, WalkedSet};
 use crate::chunk;
-use crate::project::root::is_under;
-use crate::project::walk::{WalkResult, WalkedFile};
+use crate::project::is_under;
+use crate::project::{WalkResult, WalkedFile};
 use crate::store::{IndexMeta, IndexReader, StoredFile};
 
 /// Whether the index is emptied first (ReindexOrConfigChangeRebuildsIndex).

@@ -9,7 +9,7 @@ use anyhow::{anyhow, Result};
 
 use super::file::{chunk_and_embed, EmbedJob, KnownVectors};
 use crate::embed::Embedder;
-use crate::project::config::ResolvedConfig;
+use crate::project::ResolvedConfig;
 use crate::store::FileWrite;
 
 /// Embedder threads, each owning a model, taking jobs from one queue.

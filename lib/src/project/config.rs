@@ -10,30 +10,9 @@
 //! error naming the file, the key and the line, because a silently ignored
 //! typo (`topk = 50`) is worse than a refusal.
 
-use std::fmt;
 use std::path::{Path, PathBuf};
 
-use super::settings::resolve_plain;
-pub use super::settings::{
-    check_batch_size, check_chunk_size, check_threshold, check_timeout, check_top_k, setting, ConfigValues,
-    EmbedderSource, ResolvedConfig, SearchMode, Setting, DEFAULT_EMBEDDER_MODEL, MAX_TOP_K, MIN_CHUNK_SIZE, SETTINGS,
-};
-
-/// Where a layer came from, for error messages.
-#[derive(Clone, Debug)]
-pub enum ConfigSource {
-    CommandLine,
-    File(PathBuf),
-}
-
-impl fmt::Display for ConfigSource {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ConfigSource::CommandLine => f.write_str("the command line"),
-            ConfigSource::File(p) => write!(f, "{}", p.display()),
-        }
-    }
-}
+use super::settings::{resolve_plain, ConfigValues, ResolvedConfig};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -48,7 +27,7 @@ pub enum ConfigError {
 }
 
 /// Parse one config file's text. `path` is used only for messages.
-pub fn parse_config(text: &str, path: &Path) -> Result<ConfigValues, ConfigError> {
+pub(super) fn parse_config(text: &str, path: &Path) -> Result<ConfigValues, ConfigError> {
     toml::from_str(text).map_err(|e| {
         let line = e.span().map(|s| line_of(text, s.start)).unwrap_or(1);
         ConfigError::Parse { path: path.to_path_buf(), line, message: e.message().trim().to_string() }
@@ -56,7 +35,7 @@ pub fn parse_config(text: &str, path: &Path) -> Result<ConfigValues, ConfigError
 }
 
 /// Read a config file; a missing file is simply no layer.
-pub fn load_config(path: &Path) -> Result<Option<ConfigValues>, ConfigError> {
+pub(super) fn load_config(path: &Path) -> Result<Option<ConfigValues>, ConfigError> {
     match std::fs::read(path) {
         Ok(bytes) => {
             let text = String::from_utf8(bytes).map_err(|_| ConfigError::Parse {
@@ -178,7 +157,7 @@ impl ConfigLayers {
     /// A description of the first layer that sets `key`.
     fn source_of(&self, key: &str) -> Option<String> {
         if self.cli.sets(key) {
-            return Some(ConfigSource::CommandLine.to_string());
+            return Some("the command line".to_string());
         }
         self.project.iter().chain(self.global.iter()).find(|(_, v)| v.sets(key)).map(|(p, _)| p.display().to_string())
     }
@@ -187,6 +166,7 @@ impl ConfigLayers {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::project::settings::EmbedderSource;
 
     fn layer(text: &str) -> ConfigValues {
         parse_config(text, Path::new("c.toml")).unwrap()
@@ -303,6 +283,7 @@ mod tests {
         //! Property tests for the config parser: any text is settings or an
         //! error naming the file and a line that exists.
         use super::super::*;
+        use crate::project::settings::MAX_TOP_K;
         use proptest::prelude::*;
 
         proptest! {

@@ -82,7 +82,7 @@ const GENERATED_SUFFIXES: &[&str] = &[
 ];
 
 /// What the file's name (a path relative to the root, `/`-separated) says.
-pub fn by_name(rel: &str) -> Option<Generated> {
+pub(super) fn by_name(rel: &str) -> Option<Generated> {
     let name = rel.rsplit('/').next().unwrap_or(rel);
     if LOCK_FILES.contains(&name) {
         return Some(Generated::LockFile);

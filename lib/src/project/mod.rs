@@ -1,11 +1,24 @@
-//! Where a search happens and what it covers: the project root, the
-//! settings of one invocation, and the files a walk admits.
+//! Where a search happens and what it covers: the project root (`root`),
+//! the settings of one invocation (`settings`, declared once, and `config`,
+//! the files and layers they come from), and the files a walk admits
+//! (`walk`, with `generated` telling files made by tools).
 
-pub mod config;
-pub mod generated;
-pub mod root;
+mod config;
+mod generated;
+mod root;
 mod settings;
-pub mod walk;
+mod walk;
+
+pub use config::{global_config_path, ConfigError, ConfigLayers};
+pub use generated::{by_content, Generated};
+pub use root::{
+    admit_paths, is_under, relative_to, select_root, Admission, AdmittedPath, ProjectRoot, RootError, RootMarker,
+};
+pub use settings::{
+    check_chunk_size, check_threshold, check_top_k, setting, ConfigValues, EmbedderSource, ResolvedConfig, SearchMode,
+    Setting, DEFAULT_EMBEDDER_MODEL, MAX_TOP_K, SETTINGS,
+};
+pub use walk::{looks_binary, mtime_ns, walk, Skip, SkipReason, WalkOptions, WalkResult, WalkedFile};
 
 /// Name of the per-project directory that holds the index and project config.
 pub const PROJECT_DIR: &str = ".vecgrep";

@@ -74,7 +74,7 @@ const MARKERS: [(&str, RootMarker); 4] = [
 ];
 
 /// The nearest ancestor of `start` (itself included) that carries a marker.
-pub fn find_marked_root(start: &Path) -> Option<ProjectRoot> {
+pub(super) fn find_marked_root(start: &Path) -> Option<ProjectRoot> {
     for dir in start.ancestors() {
         for (name, marker) in MARKERS {
             let candidate = dir.join(name);
@@ -205,7 +205,7 @@ pub fn is_under(path: &str, dir: &str) -> bool {
 }
 
 /// Root-relative path as a `/`-separated string, or None if not UTF-8.
-pub fn rel_to_string(rel: &Path) -> Option<String> {
+pub(super) fn rel_to_string(rel: &Path) -> Option<String> {
     let mut parts = Vec::new();
     for c in rel.components() {
         match c {

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 pub const MAX_TOP_K: usize = 10_000;
 /// Smallest chunk_size accepted: below this a chunk holds too little code to
 /// mean anything to the model.
-pub const MIN_CHUNK_SIZE: usize = 50;
+pub(super) const MIN_CHUNK_SIZE: usize = 50;
 /// The one model this version embeds with locally.
 pub const DEFAULT_EMBEDDER_MODEL: &str = "all-MiniLM-L6-v2";
 
@@ -101,7 +101,7 @@ pub fn check_chunk_size(n: usize) -> Result<usize, String> {
     }
 }
 
-pub fn check_timeout(secs: f64) -> Result<f64, String> {
+pub(super) fn check_timeout(secs: f64) -> Result<f64, String> {
     if secs.is_finite() && (0.1..=3600.0).contains(&secs) {
         Ok(secs)
     } else {
@@ -109,7 +109,7 @@ pub fn check_timeout(secs: f64) -> Result<f64, String> {
     }
 }
 
-pub fn check_batch_size(n: usize) -> Result<usize, String> {
+pub(super) fn check_batch_size(n: usize) -> Result<usize, String> {
     if (1..=2048).contains(&n) {
         Ok(n)
     } else {
@@ -152,7 +152,7 @@ pub fn setting(key: &str) -> Option<&'static Setting> {
 }
 
 /// A value a flag gives as text, in the form a config file would give it.
-pub trait FlagValue {
+pub(super) trait FlagValue {
     fn toml(flag: &str) -> Option<toml::Value>;
 }
 

@@ -12,14 +12,14 @@ use ignore::overrides::OverrideBuilder;
 use ignore::types::TypesBuilder;
 use ignore::WalkBuilder;
 
-use crate::project::generated::{by_name, Generated};
-use crate::project::root::{rel_to_string, AdmittedPath, ProjectRoot};
+use super::generated::{by_name, Generated};
+use super::root::{rel_to_string, AdmittedPath, ProjectRoot};
 
 /// Directories never indexed, even with `--hidden` or `--no-ignore`.
 const ALWAYS_EXCLUDED_DIRS: [&str; 4] = [".git", ".hg", ".jj", crate::project::PROJECT_DIR];
 
 /// Per-project ignore file, read like `.gitignore`.
-pub const IGNORE_FILE_NAME: &str = ".vecgrepignore";
+pub(super) const IGNORE_FILE_NAME: &str = ".vecgrepignore";
 
 #[derive(Clone, Debug, Default)]
 pub struct WalkOptions {

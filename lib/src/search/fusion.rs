@@ -16,21 +16,21 @@ use super::{Ranking, SearchRequest};
 use crate::store::{ChunkId, IndexReader, StoreError};
 
 /// Reciprocal-rank fusion's damping constant: ranks below ~60 matter little.
-pub const RRF_K: f32 = 60.0;
+pub(super) const RRF_K: f32 = 60.0;
 
 /// Weight of the lexical ranking in hybrid fusion (the semantic one has 1).
-pub const LEXICAL_WEIGHT: f32 = 1.0;
+pub(super) const LEXICAL_WEIGHT: f32 = 1.0;
 
 /// How many candidates each ranking contributes before fusion.
-pub const CANDIDATE_POOL: usize = 100;
+pub(super) const CANDIDATE_POOL: usize = 100;
 
 /// Candidates looked at per result wanted, for the places that chunks
 /// joining better ones leave free (`join`).
-pub const JOIN_SPARE: usize = 3;
+pub(super) const JOIN_SPARE: usize = 3;
 
 /// Fuse rankings (ids best first, each with a weight) by weighted
 /// reciprocal-rank fusion; returns ids with fused scores, best first.
-pub fn fuse(rankings: &[(&[ChunkId], f32)]) -> Vec<(ChunkId, f32)> {
+pub(super) fn fuse(rankings: &[(&[ChunkId], f32)]) -> Vec<(ChunkId, f32)> {
     let mut scores: HashMap<ChunkId, f32> = HashMap::new();
     for (ranking, weight) in rankings {
         for (rank, id) in ranking.iter().enumerate() {
@@ -133,7 +133,7 @@ fn with_cosines(
 
 /// Below this score a name match is chance (one common part shared) and
 /// moves nothing.
-pub const MIN_NAME_SCORE: f32 = 0.28;
+pub(super) const MIN_NAME_SCORE: f32 = 0.28;
 
 /// What a name match adds to a chunk's fused score, in reciprocal ranks: a
 /// perfect one is worth `NAME_WEIGHT` times first place in one ranking.
@@ -144,10 +144,10 @@ pub const MIN_NAME_SCORE: f32 = 0.28;
 /// 1.0: 0.670 / 0.627 / 0.506 / 0.577 / 0.621 (0.600).
 /// Past 0.75 the mean barely moves while py-asyncio and py-email lose:
 /// a name starts to outweigh what the chunk says.
-pub const NAME_WEIGHT: f32 = 0.75;
+pub(super) const NAME_WEIGHT: f32 = 0.75;
 
 /// The boost fusion adds for a chunk whose names score `score`.
-pub fn boost(score: f32) -> f32 {
+pub(super) fn boost(score: f32) -> f32 {
     if score > MIN_NAME_SCORE {
         NAME_WEIGHT * score / (RRF_K + 1.0)
     } else {
@@ -158,7 +158,7 @@ pub fn boost(score: f32) -> f32 {
 /// Each fused candidate's name-match boost (`boost`) added to its score,
 /// re-ranked: a chunk whose own name says what the query asks rises above
 /// those that only mention its words.
-pub fn boost_by_names(
+pub(super) fn boost_by_names(
     store: &dyn IndexReader,
     fused: &mut [(ChunkId, f32)],
     query: &QueryWords,

@@ -8,7 +8,11 @@ use crate::store::{ChunkId, IndexReader, StoreError};
 /// The hits for `scored`, best first, at most `k`: a chunk overlapping,
 /// touching or only blank lines away from a better one of the same file
 /// joins it (`join_hit`) instead of taking a place of its own.
-pub fn collect_hits(store: &dyn IndexReader, scored: &[(ChunkId, f32)], k: usize) -> Result<Vec<Hit>, StoreError> {
+pub(super) fn collect_hits(
+    store: &dyn IndexReader,
+    scored: &[(ChunkId, f32)],
+    k: usize,
+) -> Result<Vec<Hit>, StoreError> {
     let mut hits = Vec::with_capacity(scored.len());
     for &(id, score) in scored {
         // A chunk ranked from vectors in memory may since have been replaced.
@@ -56,7 +60,7 @@ fn join_grown(hits: &mut Vec<Hit>, mut grown: usize, blank: &mut dyn FnMut(usize
 /// whether lines `first..=last` of the file are all blank), and together
 /// span at most `MAX_JOINED_LINES`: one result for one place in the code.
 /// `better` keeps its score. False, and nothing changes, otherwise.
-pub fn join_hit(better: &mut Hit, next: &Hit, blank: &mut dyn FnMut(usize, usize) -> bool) -> bool {
+pub(super) fn join_hit(better: &mut Hit, next: &Hit, blank: &mut dyn FnMut(usize, usize) -> bool) -> bool {
     let whole_lines = |h: &Hit| h.text.split('\n').count() == h.end_line + 1 - h.start_line;
     let (start, end) = (better.start_line.min(next.start_line), better.end_line.max(next.end_line));
     if better.file != next.file || end + 1 - start > MAX_JOINED_LINES || !whole_lines(better) || !whole_lines(next) {

@@ -11,7 +11,7 @@ use crate::terms::{push_word_terms, says_something, split_identifier, words};
 /// The FTS5 match expression for `query`: any of its content words.
 /// None when the query has no word worth matching (only punctuation or
 /// stop words), so the caller ranks by meaning alone.
-pub fn match_expression(query: &str) -> Option<String> {
+pub(super) fn match_expression(query: &str) -> Option<String> {
     let mut seen = Vec::new();
     let mut buf = String::new();
     for word in words(query) {
@@ -33,7 +33,7 @@ pub fn match_expression(query: &str) -> Option<String> {
 
 /// The parts of the query's identifiers and words worth matching, in
 /// order, lowercased: no stop words, single letters or numbers.
-pub fn content_words(query: &str) -> Vec<String> {
+pub(super) fn content_words(query: &str) -> Vec<String> {
     let mut out = Vec::new();
     for word in words(query) {
         for part in split_identifier(word) {
@@ -122,7 +122,7 @@ const STOP_WORDS: &[&str] = &[
 /// holes) are dropped afterwards, asking for more while too many were.
 /// Equal scores are ordered by path and line, as in every ranking. `table`,
 /// when given, knows every non-hole chunk's file.
-pub fn word_ranking(
+pub(super) fn word_ranking(
     store: &dyn IndexReader,
     expr: &str,
     scope: &Scope,
@@ -165,7 +165,7 @@ fn places(
 
 /// BM25 (as FTS5 reports it: more negative is better) mapped onto 0..1, so
 /// that lexical-only results have a score and a threshold means something.
-pub fn bm25_score(bm25: f64) -> f32 {
+pub(super) fn bm25_score(bm25: f64) -> f32 {
     let x = (-bm25).max(0.0);
     (x / (1.0 + x)) as f32
 }

@@ -11,10 +11,10 @@
 //! the same in hybrid and semantic mode. In lexical mode no model is loaded
 //! and `score` is BM25 mapped onto 0..1 (`lexical::bm25_score`).
 
-pub mod fusion;
+mod fusion;
 mod join;
-pub mod lexical;
-pub mod names;
+mod lexical;
+mod names;
 mod vectors;
 
 use anyhow::{anyhow, Context, Result};
@@ -23,7 +23,7 @@ pub use join::MAX_JOINED_LINES;
 pub use vectors::VectorTable;
 
 use crate::embed::Embedder;
-use crate::project::config::SearchMode;
+use crate::project::SearchMode;
 use crate::store::{ChunkId, IndexReader, Scope};
 
 /// One search hit before it becomes a record.

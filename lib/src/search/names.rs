@@ -112,12 +112,12 @@ const ALIASES: &[(&str, &[&str])] = &[
 /// A query's content words, each with the name parts it matches: itself
 /// (stemmed) and its aliases (`ALIASES`).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct QueryWords {
+pub(super) struct QueryWords {
     words: Vec<Vec<String>>,
 }
 
 impl QueryWords {
-    pub fn of(query: &str) -> QueryWords {
+    pub(super) fn of(query: &str) -> QueryWords {
         let mut words: Vec<Vec<String>> = Vec::new();
         for part in lexical::content_words(query) {
             let stemmed = stem(&part);
@@ -140,19 +140,19 @@ impl QueryWords {
         QueryWords { words }
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(super) fn is_empty(&self) -> bool {
         self.words.is_empty()
     }
 
     /// Every term that can match, for looking up how rare each is.
-    pub fn terms(&self) -> impl Iterator<Item = &str> {
+    pub(super) fn terms(&self) -> impl Iterator<Item = &str> {
         self.words.iter().flatten().map(String::as_str)
     }
 }
 
 /// How rare a name part is: BM25's inverse document frequency over the
 /// chunks that have names, where `df` of `n` hold it.
-pub fn idf(df: u64, n: u64) -> f32 {
+pub(super) fn idf(df: u64, n: u64) -> f32 {
     let (df, n) = (df as f32, n as f32);
     ((n - df + 0.5) / (df + 0.5) + 1.0).ln()
 }
@@ -164,12 +164,12 @@ pub fn idf(df: u64, n: u64) -> f32 {
 /// 0: 0.649 / 0.619 / 0.508 / 0.570 / 0.597 (mean 0.589);
 /// 0.3: 0.659 / 0.640 / 0.498 / 0.586 / 0.606 (0.598);
 /// 0.5: 0.642 / 0.639 / 0.497 / 0.601 / 0.607 (0.597).
-pub const QUERY_SHARE: f32 = 0.3;
+pub(super) const QUERY_SHARE: f32 = 0.3;
 
 /// How well one name answers the query, 0..1: the IDF-weighted share of
 /// the name's parts the query has (a name is about all of its parts),
 /// blended with the IDF-weighted share of the query's words the name has.
-pub fn name_score(terms: &[String], query: &QueryWords, idf: &dyn Fn(&str) -> f32) -> f32 {
+pub(super) fn name_score(terms: &[String], query: &QueryWords, idf: &dyn Fn(&str) -> f32) -> f32 {
     let mut name_total = 0.0;
     let mut name_matched = 0.0;
     for t in terms {
@@ -235,7 +235,7 @@ fn best_score(names: &[Vec<String>], query: &QueryWords, idf: &dyn Fn(&str) -> f
 
 /// Name scores for chunks, given each chunk's stored names and a lookup
 /// of how many named chunks hold each term; terms are looked up once.
-pub fn score_chunks(
+pub(super) fn score_chunks(
     chunks: &[(ChunkId, String)],
     query: &QueryWords,
     named_chunks: u64,

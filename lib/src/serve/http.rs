@@ -31,7 +31,7 @@ impl Default for Limits {
 
 /// A request head; vg-serve answers GET only, so bodies are never read.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Request {
+pub(super) struct Request {
     pub method: String,
     pub target: String,
     pub version: String,
@@ -40,14 +40,14 @@ pub struct Request {
 }
 
 impl Request {
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(super) fn header(&self, name: &str) -> Option<&str> {
         self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
     }
 
     /// Whether the connection may carry another request after this one. A
     /// request announcing a body that was not read (`body_read`) is answered
     /// and the connection closed, since the rest of the stream is its body.
-    pub fn keep_alive(&self, body_read: bool) -> bool {
+    pub(super) fn keep_alive(&self, body_read: bool) -> bool {
         let connection = self.header("connection").map(str::to_ascii_lowercase);
         let has_body = self.header("content-length").is_some_and(|v| v.trim() != "0")
             || self.header("transfer-encoding").is_some();
@@ -63,7 +63,7 @@ impl Request {
 
 /// Why a request head could not be read.
 #[derive(Debug)]
-pub enum HeadError {
+pub(super) enum HeadError {
     /// 414: the request line is longer than the limit.
     UriTooLong,
     /// 431: too many header bytes or lines.
@@ -76,7 +76,7 @@ pub enum HeadError {
 
 impl HeadError {
     /// The status to answer with, if an answer is possible.
-    pub fn status(&self) -> Option<u16> {
+    pub(super) fn status(&self) -> Option<u16> {
         match self {
             HeadError::UriTooLong => Some(414),
             HeadError::HeadersTooLarge => Some(431),
@@ -85,7 +85,7 @@ impl HeadError {
         }
     }
 
-    pub fn message(&self) -> String {
+    pub(super) fn message(&self) -> String {
         match self {
             HeadError::UriTooLong => "the request line is too long".into(),
             HeadError::HeadersTooLarge => "the request headers are too large".into(),
@@ -144,7 +144,7 @@ fn read_line(r: &mut impl BufRead, limit: usize, deadline: Instant) -> io::Resul
 
 /// Read one request head. Ok(None): the client closed the connection
 /// between requests.
-pub fn read_request(r: &mut impl BufRead, limits: &Limits) -> Result<Option<Request>, HeadError> {
+pub(super) fn read_request(r: &mut impl BufRead, limits: &Limits) -> Result<Option<Request>, HeadError> {
     let deadline = Instant::now() + limits.head_deadline;
     // Tolerate blank lines before a request line (RFC 9112, 2.2).
     let line = loop {
@@ -202,7 +202,7 @@ pub fn read_request(r: &mut impl BufRead, limits: &Limits) -> Result<Option<Requ
 
 /// Why a request body could not be read: the status to answer with and why.
 #[derive(Debug)]
-pub struct BodyError {
+pub(super) struct BodyError {
     pub status: Option<u16>,
     pub message: String,
 }
@@ -210,7 +210,7 @@ pub struct BodyError {
 /// Read the body a request announces with Content-Length, at most `limit`
 /// bytes (413 beyond), within the head deadline. Chunked bodies are refused
 /// (411): the one route with a body is for programs that send a length.
-pub fn read_body(
+pub(super) fn read_body(
     r: &mut impl io::Read,
     request: &Request,
     limits: &Limits,
@@ -246,21 +246,21 @@ pub fn read_body(
 
 /// A request target split into its decoded path and query parameters.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Target {
+pub(super) struct Target {
     pub path: String,
     pub params: Vec<(String, String)>,
 }
 
 impl Target {
     /// The first value of parameter `name`.
-    pub fn param(&self, name: &str) -> Option<&str> {
+    pub(super) fn param(&self, name: &str) -> Option<&str> {
         self.params.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
     }
 }
 
 /// Parse an origin-form target (`/path?a=b&c=d`): percent-escapes decoded,
 /// `+` in the query read as a space. Err says what is wrong with it.
-pub fn parse_target(target: &str) -> Result<Target, String> {
+pub(super) fn parse_target(target: &str) -> Result<Target, String> {
     if !target.starts_with('/') {
         return Err("the request target must be a path starting with '/'".into());
     }
@@ -282,7 +282,7 @@ pub fn parse_target(target: &str) -> Result<Target, String> {
 
 /// Decode `%XX` escapes (and `+` as a space when `plus_is_space`); the
 /// result must be UTF-8 without control characters other than tab and newline.
-pub fn percent_decode(s: &str, plus_is_space: bool) -> Result<String, String> {
+pub(super) fn percent_decode(s: &str, plus_is_space: bool) -> Result<String, String> {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -317,7 +317,7 @@ pub fn percent_decode(s: &str, plus_is_space: bool) -> Result<String, String> {
 
 /// A response to write.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Response {
+pub(super) struct Response {
     pub status: u16,
     pub content_type: &'static str,
     pub headers: Vec<(&'static str, String)>,
@@ -325,25 +325,25 @@ pub struct Response {
 }
 
 impl Response {
-    pub fn json(status: u16, value: &serde_json::Value) -> Response {
+    pub(super) fn json(status: u16, value: &serde_json::Value) -> Response {
         let mut body = serde_json::to_vec(value).unwrap_or_default();
         body.push(b'\n');
         Response { status, content_type: "application/json", headers: Vec::new(), body }
     }
 
     /// Every error body: `{"error": {"status": N, "message": "..."}}`.
-    pub fn error(status: u16, message: &str) -> Response {
+    pub(super) fn error(status: u16, message: &str) -> Response {
         Response::json(status, &serde_json::json!({ "error": { "status": status, "message": message } }))
     }
 
-    pub fn with_header(mut self, name: &'static str, value: impl Into<String>) -> Response {
+    pub(super) fn with_header(mut self, name: &'static str, value: impl Into<String>) -> Response {
         self.headers.push((name, value.into()));
         self
     }
 }
 
 /// The reason phrase for the statuses vg-serve uses.
-pub fn reason(status: u16) -> &'static str {
+pub(super) fn reason(status: u16) -> &'static str {
     match status {
         200 => "OK",
         400 => "Bad Request",
@@ -360,7 +360,12 @@ pub fn reason(status: u16) -> &'static str {
 
 /// Write `response` as one HTTP/1.1 message; `with_body` is false for an
 /// answer to HEAD, which has the headers of the body but not the body.
-pub fn write_response(w: &mut impl Write, response: &Response, keep_alive: bool, with_body: bool) -> io::Result<()> {
+pub(super) fn write_response(
+    w: &mut impl Write,
+    response: &Response,
+    keep_alive: bool,
+    with_body: bool,
+) -> io::Result<()> {
     let mut head = format!(
         "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: {}\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n",
         response.status,
@@ -382,7 +387,7 @@ pub fn write_response(w: &mut impl Write, response: &Response, keep_alive: bool,
 
 /// Compare two secrets in time that depends on neither's content: both are
 /// hashed first, so not even their lengths leak through timing.
-pub fn secrets_equal(a: &str, b: &str) -> bool {
+pub(super) fn secrets_equal(a: &str, b: &str) -> bool {
     let (x, y) = (blake3::hash(a.as_bytes()), blake3::hash(b.as_bytes()));
     x.as_bytes().iter().zip(y.as_bytes()).fold(0u8, |acc, (p, q)| acc | (p ^ q)) == 0
 }

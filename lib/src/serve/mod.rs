@@ -7,7 +7,7 @@
 //! served paths every `refresh`, and the caller's thread, which waits for
 //! `shutdown`. Searching and indexing themselves are `live`'s.
 
-pub mod http;
+mod http;
 
 use std::io::{BufReader, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -23,14 +23,15 @@ use crate::embed::Embedder;
 use crate::embed::LazyEmbedder;
 use crate::index::{EmbedderPool, ThreadedLoader};
 use crate::live::{LiveIndex, Searcher, Target};
-use crate::project::config::SearchMode;
+use crate::project::SearchMode;
 use crate::records::HitRecord;
 use crate::search;
 use crate::store::{self, IndexReader};
 
 /// A worker's connection to the index, opened when first needed.
 type StoreSlot = Option<Box<dyn IndexReader>>;
-use http::{Limits, Request, Response};
+pub use http::Limits;
+use http::{Request, Response};
 
 /// Largest `k` a request may ask for.
 pub const MAX_K: usize = 1000;

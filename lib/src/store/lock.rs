@@ -5,7 +5,7 @@ use std::fs::{File, OpenOptions};
 use std::path::PathBuf;
 
 use super::StoreError;
-use crate::project::root::ProjectRoot;
+use crate::project::ProjectRoot;
 
 /// Create `<root>/.vecgrep` readable by the user only, with a `.gitignore`
 /// that keeps the cache out of version control but not the project config.

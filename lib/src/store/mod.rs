@@ -13,7 +13,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use crate::chunk::Chunk;
-use crate::project::root::ProjectRoot;
+use crate::project::ProjectRoot;
 
 mod lock;
 mod sqlite;

@@ -22,7 +22,7 @@ pub(crate) struct Graph<'m> {
 }
 
 impl<'m> Graph<'m> {
-    pub fn parse(model: &'m [u8]) -> Result<Graph<'m>> {
+    pub(super) fn parse(model: &'m [u8]) -> Result<Graph<'m>> {
         let top = parse(model)?;
         let bytes = graph_of(&top)?;
         let fields = parse(bytes)?;
@@ -36,27 +36,27 @@ impl<'m> Graph<'m> {
     }
 
     /// Node `k` (an index into `nodes`).
-    pub fn node(&self, k: usize) -> &Node {
+    pub(super) fn node(&self, k: usize) -> &Node {
         &self.nodes[k].1
     }
 
     /// The position of node `k`'s field in `fields`.
-    pub fn position(&self, k: usize) -> usize {
+    pub(super) fn position(&self, k: usize) -> usize {
         self.nodes[k].0
     }
 
     /// Node `k` as encoded in the model.
-    pub fn encoded(&self, k: usize) -> &'m [u8] {
+    pub(super) fn encoded(&self, k: usize) -> &'m [u8] {
         self.fields[self.nodes[k].0].data
     }
 
     /// Whether node `k` is the default domain's `op_type` with `inputs` inputs and one output.
-    pub fn is(&self, k: usize, op_type: &str, inputs: usize) -> bool {
+    pub(super) fn is(&self, k: usize, op_type: &str, inputs: usize) -> bool {
         self.nodes[k].1.is(op_type, inputs)
     }
 
     /// The node computing each value.
-    pub fn producers(&self) -> HashMap<&str, usize> {
+    pub(super) fn producers(&self) -> HashMap<&str, usize> {
         let mut producer = HashMap::new();
         for (k, (_, n)) in self.nodes.iter().enumerate() {
             for output in &n.outputs {
@@ -67,7 +67,7 @@ impl<'m> Graph<'m> {
     }
 
     /// The nodes reading each value, in graph order.
-    pub fn users(&self) -> HashMap<&str, Vec<usize>> {
+    pub(super) fn users(&self) -> HashMap<&str, Vec<usize>> {
         let mut users: HashMap<&str, Vec<usize>> = HashMap::new();
         for (k, (_, n)) in self.nodes.iter().enumerate() {
             for input in &n.inputs {
@@ -97,40 +97,40 @@ pub(crate) struct Edit {
 
 impl Edit {
     /// Put `nodes` where the node field at `position` was.
-    pub fn replace(&mut self, position: usize, nodes: Vec<Vec<u8>>) {
+    pub(super) fn replace(&mut self, position: usize, nodes: Vec<Vec<u8>>) {
         self.nodes.insert(position, nodes);
     }
 
-    pub fn drop_node(&mut self, position: usize) {
+    pub(super) fn drop_node(&mut self, position: usize) {
         self.dropped.insert(position);
     }
 
     /// What is at the node field `position` now, when it changed.
-    pub fn replacement(&self, position: usize) -> Option<&[Vec<u8>]> {
+    pub(super) fn replacement(&self, position: usize) -> Option<&[Vec<u8>]> {
         if self.dropped.contains(&position) {
             return Some(&[]);
         }
         self.nodes.get(&position).map(Vec::as_slice)
     }
 
-    pub fn add_initializer(&mut self, encoded: Vec<u8>) {
+    pub(super) fn add_initializer(&mut self, encoded: Vec<u8>) {
         self.added.push(encoded);
     }
 
-    pub fn remove_initializer(&mut self, name: &str) {
+    pub(super) fn remove_initializer(&mut self, name: &str) {
         self.removed.insert(name.to_string());
     }
 
-    pub fn reshape_initializer(&mut self, name: &str, dims: Vec<u64>) {
+    pub(super) fn reshape_initializer(&mut self, name: &str, dims: Vec<u64>) {
         self.reshaped.insert(name.to_string(), dims);
     }
 
     /// The shapes recorded for these values no longer hold.
-    pub fn forget_shapes<S: Into<String>>(&mut self, values: impl IntoIterator<Item = S>) {
+    pub(super) fn forget_shapes<S: Into<String>>(&mut self, values: impl IntoIterator<Item = S>) {
         self.stale.extend(values.into_iter().map(Into::into));
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(super) fn is_empty(&self) -> bool {
         self.nodes.is_empty()
             && self.dropped.is_empty()
             && self.added.is_empty()
@@ -139,7 +139,7 @@ impl Edit {
     }
 
     /// The model with this edit made.
-    pub fn write(&self, graph: &Graph<'_>) -> Result<Vec<u8>> {
+    pub(super) fn write(&self, graph: &Graph<'_>) -> Result<Vec<u8>> {
         let mut out = Vec::with_capacity(graph.size);
         for (i, f) in graph.fields.iter().enumerate() {
             if self.dropped.contains(&i) {

@@ -36,11 +36,11 @@ use super::edit::{Edit, Graph};
 use super::onnx::*;
 
 /// Changes whenever the simplification does, so that caches of its output are rebuilt.
-pub const VERSION: u32 = 2;
+pub(crate) const VERSION: u32 = 2;
 
 /// What `simplify` changed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Simplified {
+pub(crate) struct Simplified {
     /// Attention layers whose mask bias and NaN guard were removed.
     pub masks: usize,
     /// GELUs written as one operator.
@@ -51,7 +51,7 @@ pub struct Simplified {
 
 /// Simplify `model` (the bytes of an ONNX file) for single-text runs. A
 /// model with nothing to simplify comes back unchanged.
-pub fn simplify(model: &[u8]) -> Result<(Vec<u8>, Simplified)> {
+pub(crate) fn simplify(model: &[u8]) -> Result<(Vec<u8>, Simplified)> {
     let graph = Graph::parse(model)?;
     let view = View::of(&graph)?;
     let mut edit = Edit::default();

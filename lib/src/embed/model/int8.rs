@@ -39,7 +39,7 @@ use super::edit::{Edit, Graph};
 use super::onnx::*;
 
 /// Changes whenever the rewrite does, so that caches of its output are rebuilt.
-pub const VERSION: u32 = 6;
+pub(crate) const VERSION: u32 = 6;
 
 /// A weight `Mul(Cast(q), scale)` that a MatMul may use in int8 instead.
 struct Weight {
@@ -64,8 +64,9 @@ impl Weight {
 
 /// How a product with an int8 weight is to be computed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Precision {
+pub(crate) enum Precision {
     /// As the model says: the weight is turned back into fp32 at load.
+    #[allow(dead_code)] // the policy `embed` uses picks no product for fp32 today
     Fp32,
     /// In int8, the input quantized to 8 bits per run.
     Int8,
@@ -83,7 +84,7 @@ pub enum Precision {
 /// says how to compute each product with a weight of that shape. Returns
 /// the new model and how many products it now computes in int8; a model with
 /// none to rewrite comes back unchanged with a count of 0.
-pub fn rewrite(model: &[u8], precision: &dyn Fn(u64, u64) -> Precision) -> Result<(Vec<u8>, usize)> {
+pub(crate) fn rewrite(model: &[u8], precision: &dyn Fn(u64, u64) -> Precision) -> Result<(Vec<u8>, usize)> {
     let graph = Graph::parse(model)?;
     let view = View::of(&graph)?;
     let mut rewrite = Rewrite { view: &view, edit: Edit::default(), claimed: HashSet::new(), products: 0 };

@@ -2,8 +2,8 @@
 //! shipped ONNX graph, done once and cached by `embed`.
 
 mod edit;
-pub mod graph;
-pub mod int8;
+pub(super) mod graph;
+pub(super) mod int8;
 pub(crate) mod onnx;
 
 use std::path::Path;

@@ -14,7 +14,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
 use super::{ensure_data_dir, StoreError};
-use crate::project::root::ProjectRoot;
+use crate::project::ProjectRoot;
 
 mod read;
 mod schema;
@@ -24,7 +24,7 @@ mod write;
 use schema::{SCHEMA, SCHEMA_FTS, SCHEMA_KEYS, SCHEMA_VERSION};
 
 /// An SQLite index, open through one connection.
-pub struct SqliteIndex {
+pub(super) struct SqliteIndex {
     conn: Connection,
     path: PathBuf,
 }
@@ -50,7 +50,7 @@ fn register_sqlite_vec() {
 }
 
 /// Remove the database files of `root`'s index.
-pub fn remove(root: &ProjectRoot) -> Result<(), StoreError> {
+pub(super) fn remove(root: &ProjectRoot) -> Result<(), StoreError> {
     let dir = root.data_dir();
     for name in ["index.db", "index.db-wal", "index.db-shm", "index.db-journal"] {
         let p = dir.join(name);
@@ -77,7 +77,10 @@ impl From<rusqlite::Error> for StoreError {
 }
 
 impl SqliteIndex {
-    pub fn open_for_writing(root: &ProjectRoot, rebuilt: &mut dyn FnMut(&str)) -> Result<SqliteIndex, StoreError> {
+    pub(super) fn open_for_writing(
+        root: &ProjectRoot,
+        rebuilt: &mut dyn FnMut(&str),
+    ) -> Result<SqliteIndex, StoreError> {
         register_sqlite_vec();
         ensure_data_dir(root)?;
         let path = root.index_path();
@@ -130,7 +133,7 @@ impl SqliteIndex {
         Ok(store)
     }
 
-    pub fn open_for_reading(root: &ProjectRoot) -> Result<SqliteIndex, StoreError> {
+    pub(super) fn open_for_reading(root: &ProjectRoot) -> Result<SqliteIndex, StoreError> {
         register_sqlite_vec();
         let path = root.index_path();
         if !path.is_file() {
@@ -201,7 +204,7 @@ mod tests {
 
     /// A new index in `dir`, reset as vg-index would leave it.
     pub(super) fn empty_store(dir: &Path) -> SqliteIndex {
-        let root = ProjectRoot { path: dir.to_path_buf(), marker: crate::project::root::RootMarker::None };
+        let root = ProjectRoot { path: dir.to_path_buf(), marker: crate::project::RootMarker::None };
         let mut store = SqliteIndex::open_for_writing(&root, &mut |_| {}).unwrap();
         let meta =
             IndexMeta { model: "m".into(), chunk_size: 500, chunk_overlap: 100, chunk_format: crate::chunk::FORMAT };

@@ -3,9 +3,9 @@
 /// Bumped when the tables change shape; an index of another schema is
 /// rebuilt. 2: the full-text table `chunks_fts`. 3: `chunks.embed_key`.
 /// 4: `chunks.names` and the table `name_terms`.
-pub const SCHEMA_VERSION: i64 = 4;
+pub(super) const SCHEMA_VERSION: i64 = 4;
 
-pub const SCHEMA: &str = "
+pub(super) const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files (
     id INTEGER PRIMARY KEY,
@@ -35,13 +35,13 @@ CREATE TABLE IF NOT EXISTS name_terms (term TEXT PRIMARY KEY, chunks INTEGER NOT
 
 /// A chunk whose embedded text is already in the index takes the stored
 /// vector instead of being embedded again (`IndexReader::vector_for_key`).
-pub const SCHEMA_KEYS: &str = "
+pub(super) const SCHEMA_KEYS: &str = "
 CREATE INDEX IF NOT EXISTS chunks_by_embed_key ON chunks(embed_key) WHERE embed_key IS NOT NULL;
 ";
 
 /// The words of each chunk (`terms::chunk_words`), rowid = chunk id.
 /// Contentless: the text is already in `chunks`.
-pub const SCHEMA_FTS: &str = "
+pub(super) const SCHEMA_FTS: &str = "
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
     terms, content = '', contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2'
 );
