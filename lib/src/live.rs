@@ -206,7 +206,7 @@ impl IndexObserver for LiveObserver<'_> {
 }
 
 /// Searches over a live index, shared by any number of threads; each
-/// thread passes its own `Store` slot.
+/// thread passes its own store slot (its own connection to the index).
 pub struct Searcher {
     live: Arc<LiveIndex>,
     embedder: Mutex<LazyEmbedder>,

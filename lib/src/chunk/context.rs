@@ -64,7 +64,7 @@ pub struct Context {
 }
 
 impl Context {
-    /// The line the word index counts `lexical::CONTEXT_WEIGHT` times: the
+    /// The line the word index counts `terms::CONTEXT_WEIGHT` times: the
     /// names of what the chunk defines say what it is about, like those
     /// around it. The model is given `around` only, since the definitions'
     /// first lines are in the chunk's text already.

@@ -38,7 +38,7 @@ use split::{emit_lines, split_long_line, Splitter};
 /// 1: the chunk's text. 2: its `contexts` line, a newline, then its text.
 /// 3: the same, embedded with the model's products in int8 (`int8`), whose
 /// vectors differ slightly from format 2's. 4: the same vectors; the context
-/// line's words count `lexical::CONTEXT_WEIGHT` times in the word index.
+/// line's words count `terms::CONTEXT_WEIGHT` times in the word index.
 /// 5: chunks start and end at unit boundaries (`Syntax`), not line windows.
 /// 6: the word index also counts what a chunk defines (`Context::words`).
 /// 7: embedded with the feed-forward output projections in int8 too, but for
@@ -47,7 +47,7 @@ use split::{emit_lines, split_long_line, Splitter};
 /// 8: contexts also name C, C++, Java, C#, JavaScript/TypeScript, Kotlin and
 /// Dart functions and methods declared without a keyword (`Declarations`).
 /// 9: each chunk's own names (`Context::names`) are stored and counted,
-/// stemmed by `names::stem`, for hybrid search's name signal.
+/// stemmed by `terms::stem`, for hybrid search's name signal.
 pub const FORMAT: u32 = 9;
 
 /// What the model is given for a chunk: its context line, a newline, its text.

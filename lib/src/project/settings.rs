@@ -389,7 +389,7 @@ settings! {
     /// data, bundles and dumps are rarely what a question about code is after.
     max_filesize: u64 => u64 = 1024 * 1024, raw u64, check unchecked,
         shown Some("1048576"), switch false, only None, plain;
-    /// Index lock files, minified bundles and generated code (`generated`).
+    /// Index lock files, minified bundles and generated code (`project::generated`).
     include_generated: bool => bool = false, raw bool, check unchecked,
         shown Some("false"), switch true, only None, plain;
     /// How results are ranked.
