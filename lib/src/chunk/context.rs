@@ -58,7 +58,7 @@ pub fn contexts(path: &str, text: &str, chunks: &[Chunk]) -> Vec<Context> {
 pub struct Context {
     pub around: String,
     pub defined: Vec<String>,
-    /// The chunk's own names (`names`): the innermost definition around it
+    /// The chunk's own names (`search::names` scores them): the innermost definition around it
     /// and those it makes, each once.
     pub names: Vec<String>,
 }

@@ -9,7 +9,7 @@
 //! (`cargo run --release --example embed_speed`), and the vectors keep a
 //! cosine similarity of about 0.994 with the fp32 ones. Which products stay
 //! in fp32, wholly or for a few input channels (`Precision`), is the
-//! caller's choice (`embed::model_bytes`), made on `bench/eval.sh`. With the
+//! caller's choice (`model::model_bytes`), made on `bench/eval.sh`. With the
 //! widest 128 input channels of each feed-forward output projection in
 //! fp32 and everything else in int8, the vectors keep a cosine of 0.997 with
 //! the fp32 ones (300 of tokio's chunks), as with that projection wholly in
