@@ -133,34 +133,83 @@ mod layers {
         assert!(wrong.is_empty(), "modules reaching down the pipeline: {wrong:?}");
     }
 
-    #[test]
-    fn the_files_of_a_directory_form_no_cycle() {
-        // directory -> (its child modules -> the siblings each uses)
-        let mut graphs: BTreeMap<String, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
-        for (parts, text) in files() {
-            if parts.len() < 2 || parts[1] == "mod" {
+    /// The names a directory's `mod.rs` brings in from its children
+    /// (`pub use lock::{ensure_data_dir, WriteLock};`), with the child each
+    /// comes from.
+    fn reexports(mod_rs: &str, children: &BTreeSet<String>) -> BTreeMap<String, String> {
+        let mut names = BTreeMap::new();
+        for statement in mod_rs.split(';') {
+            let Some(at) = statement.find("use ") else { continue };
+            let path = statement[at + 4..].trim();
+            let Some((child, rest)) = path.split_once("::") else { continue };
+            if !children.contains(child) {
                 continue;
             }
-            let (dir, child) = (&parts[0], &parts[1]);
-            let mut used = referenced(&text, &format!("crate::{dir}::"));
-            if parts.len() == 2 {
-                used.extend(referenced(&text, "super::"));
+            for name in rest.trim_matches(['{', '}', ' ', '\n']).split(',') {
+                let name = name.trim().rsplit("::").next().unwrap_or_default();
+                if !name.is_empty() {
+                    names.insert(name.to_string(), child.to_string());
+                }
             }
-            graphs.entry(dir.clone()).or_default().entry(child.clone()).or_default().extend(used);
         }
-        for (dir, graph) in &graphs {
+        names
+    }
+
+    #[test]
+    fn the_files_of_a_directory_form_no_cycle() {
+        let files = files();
+        // Every directory, at any depth, with the modules directly in it.
+        let mut children: BTreeMap<Vec<String>, BTreeSet<String>> = BTreeMap::new();
+        for (parts, _) in &files {
+            for d in 1..parts.len() {
+                if parts.len() > d + 1 || parts[d] != "mod" {
+                    children.entry(parts[..d].to_vec()).or_default().insert(parts[d].clone());
+                }
+            }
+        }
+        let mod_rs: BTreeMap<Vec<String>, &str> = files
+            .iter()
+            .filter(|(parts, _)| parts.last().is_some_and(|p| p == "mod"))
+            .map(|(parts, text)| (parts[..parts.len() - 1].to_vec(), text.as_str()))
+            .collect();
+        for (dir, kids) in &children {
+            let exported = reexports(mod_rs.get(dir).copied().unwrap_or_default(), kids);
+            let sibling = |name: &String| kids.get(name).or_else(|| exported.get(name)).cloned();
+            // child -> the siblings it uses, by path or through the directory's re-exports
+            let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+            for (parts, text) in &files {
+                if !parts.starts_with(dir) || parts.len() == dir.len() + 1 && parts[dir.len()] == "mod" {
+                    continue;
+                }
+                let child = &parts[dir.len()];
+                let mut used = referenced(text, &format!("crate::{}::", dir.join("::")));
+                if parts.len() == dir.len() + 1 {
+                    used.extend(referenced(text, "super::"));
+                }
+                let uses = used.iter().filter_map(sibling).filter(|s| s != child);
+                graph.entry(child.clone()).or_default().extend(uses);
+            }
             for start in graph.keys() {
                 // Depth-first from `start`: reaching it again is a cycle.
-                let mut stack: Vec<&String> = graph[start].iter().filter(|u| *u != start).collect();
+                let mut stack: Vec<&String> = graph[start].iter().collect();
                 let mut seen = BTreeSet::new();
                 while let Some(next) = stack.pop() {
-                    assert!(next != start, "a cycle through {dir}/{start}");
+                    assert!(next != start, "a cycle through {}/{start}", dir.join("/"));
                     if seen.insert(next) {
-                        stack.extend(graph.get(next).into_iter().flatten().filter(|u| *u != next));
+                        stack.extend(graph.get(next).into_iter().flatten());
                     }
                 }
             }
         }
+    }
+
+    #[test]
+    fn reexports_are_traced_to_their_child() {
+        let kids: BTreeSet<String> = ["lock", "sqlite"].map(String::from).into();
+        let found = reexports("mod lock;\npub use lock::{ensure_data_dir, WriteLock};\nuse sqlite::open;\n", &kids);
+        assert_eq!(found.get("WriteLock").map(String::as_str), Some("lock"));
+        assert_eq!(found.get("open").map(String::as_str), Some("sqlite"));
+        assert_eq!(found.get("lock"), None);
     }
 
     #[test]

@@ -85,7 +85,7 @@ impl<'a> Outline<'a> {
     }
 }
 
-pub(super) fn code_outline(lines: &[&str]) -> (Vec<usize>, Vec<Role>) {
+fn code_outline(lines: &[&str]) -> (Vec<usize>, Vec<Role>) {
     let mut depth = Vec::with_capacity(lines.len());
     let mut role = Vec::with_capacity(lines.len());
     let mut in_block_comment = false;
@@ -146,7 +146,7 @@ fn is_closer(trimmed: &str) -> bool {
     CONTINUATIONS.contains(&&trimmed[..word_end])
 }
 
-pub(super) fn markdown_outline(lines: &[&str]) -> (Vec<usize>, Vec<Role>) {
+fn markdown_outline(lines: &[&str]) -> (Vec<usize>, Vec<Role>) {
     let mut depth = Vec::with_capacity(lines.len());
     let mut role = Vec::with_capacity(lines.len());
     let mut section = 0; // level of the heading above
@@ -185,7 +185,7 @@ fn heading_level(line: &str) -> Option<usize> {
     ((1..=6).contains(&hashes) && (rest.is_empty() || rest.starts_with([' ', '\t']))).then_some(hashes)
 }
 
-pub(super) fn plain_outline(lines: &[&str]) -> (Vec<usize>, Vec<Role>) {
+fn plain_outline(lines: &[&str]) -> (Vec<usize>, Vec<Role>) {
     let role = lines
         .iter()
         .enumerate()

@@ -16,7 +16,7 @@ pub(super) struct Piece {
 
 /// Deeper than this, a unit is cut into line windows without looking at its
 /// structure: it bounds the work on pathological nesting.
-pub(super) const MAX_NESTING: usize = 64;
+const MAX_NESTING: usize = 64;
 
 /// Cuts a file's outline into pieces of about `size` characters.
 pub(super) struct Splitter<'o, 'a> {

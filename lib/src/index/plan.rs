@@ -17,7 +17,7 @@ pub(super) struct Rebuild {
     pub needed: bool,
     /// What the index is built with after the run.
     pub wanted: IndexMeta,
-    /// There was an index, of another configuration or asked to be rebuilt.
+    /// There was an index already (so a rebuild replaces one).
     pub had_index: bool,
 }
 

@@ -263,6 +263,42 @@ mod tests {
         assert_eq!(r.open_cmd.as_deref(), Some("code -g {file}:{line}"));
     }
 
+    /// A value of each setting other than its default.
+    fn sample(key: &str) -> &'static str {
+        match key {
+            "top_k" | "index_warn_threshold" | "max_filesize" | "embedder_timeout" | "embedder_batch_size" => "7",
+            "threshold" => "0.5",
+            "chunk_size" => "400",
+            "chunk_overlap" => "50",
+            "full_index" | "quiet" | "include_generated" | "trust_project_config" => "true",
+            "embedder_source" => "remote",
+            "embedder_model" => "another-model",
+            "mode" => "lexical",
+            "open_cmd" => "evil {file}",
+            "embedder_url" => "http://elsewhere/v1/embeddings",
+            other => panic!("no sample for the setting {other}; add one"),
+        }
+    }
+
+    #[test]
+    fn a_project_sets_every_setting_but_those_the_table_marks_trusted() {
+        for s in crate::project::settings::SETTINGS {
+            let project = ConfigValues::from_flags([(s.key, sample(s.key))]).unwrap();
+            let r = ConfigLayers { project: Some(("p.toml".into(), project)), ..Default::default() }.resolve().unwrap();
+            let default = serde_json::to_value(ConfigLayers::default().resolve().unwrap()).unwrap();
+            let taken = serde_json::to_value(&r).unwrap()[s.key] != default[s.key];
+            let passed_over = r.untrusted.as_ref().is_some_and(|(_, keys)| keys.contains(&s.key));
+            match s.key {
+                // The project cannot trust itself (TrustRule).
+                "trust_project_config" => assert!(!taken && !passed_over),
+                _ if s.trusted => {
+                    assert!(!taken && passed_over, "{} is trusted: an untrusted project may not set it", s.key)
+                }
+                _ => assert!(taken && !passed_over, "{}: a project's file sets it", s.key),
+            }
+        }
+    }
+
     #[test]
     fn remote_settings_are_checked() {
         assert!(parse_config("embedder_timeout = 0\n", Path::new("c")).is_err());

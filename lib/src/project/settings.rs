@@ -156,15 +156,17 @@ pub(super) trait FlagValue {
     fn toml(flag: &str) -> Option<toml::Value>;
 }
 
-impl FlagValue for usize {
+impl FlagValue for u64 {
+    /// TOML's integers stop at `i64::MAX`; a larger limit given as a flag
+    /// (`--max-filesize 18446744073709551615`) means the same: no limit.
     fn toml(flag: &str) -> Option<toml::Value> {
-        flag.parse::<i64>().ok().map(toml::Value::Integer)
+        flag.parse::<u64>().ok().map(|n| toml::Value::Integer(n.min(i64::MAX as u64) as i64))
     }
 }
 
-impl FlagValue for u64 {
+impl FlagValue for usize {
     fn toml(flag: &str) -> Option<toml::Value> {
-        usize::toml(flag)
+        u64::toml(flag)
     }
 }
 
@@ -445,7 +447,30 @@ mod tests {
             setting("trust_project_config").unwrap().help_note(),
             "[config: trust_project_config, global config only]"
         );
-        assert_eq!(SETTINGS.len(), FIELDS.len());
+    }
+
+    #[test]
+    fn the_defaults_shown_are_the_defaults() {
+        let defaults = serde_json::to_value(resolve_plain(&[])).unwrap();
+        for s in SETTINGS {
+            let ok = match (&defaults[s.key], s.default) {
+                // None resolved: the help describes what happens instead, or nothing.
+                (serde_json::Value::Null, _) => true,
+                (serde_json::Value::Number(n), Some(shown)) => {
+                    (n.as_f64().unwrap() - shown.parse::<f64>().unwrap()).abs() < 1e-6
+                }
+                (serde_json::Value::Bool(b), Some(shown)) => b.to_string() == shown,
+                (serde_json::Value::String(v), Some(shown)) => v == shown,
+                _ => false,
+            };
+            assert!(ok, "{}: the default is {} but the help says {:?}", s.key, defaults[s.key], s.default);
+        }
+    }
+
+    #[test]
+    fn a_flag_past_what_toml_holds_means_no_limit() {
+        let v = ConfigValues::from_flags([("max_filesize", "18446744073709551615")]).unwrap();
+        assert_eq!(v.max_filesize, Some(i64::MAX as u64));
     }
 
     #[test]

@@ -10,7 +10,7 @@
 //! `index` or `search` names a backend.
 
 use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::chunk::Chunk;
 use crate::project::ProjectRoot;
@@ -121,8 +121,9 @@ pub struct Scope {
 }
 
 impl Scope {
-    /// Whether the file at root-relative `path` may be returned; the rule
-    /// every backend applies when it ranks by vector.
+    /// Whether the file at root-relative `path` may be returned. A backend
+    /// ranking by vector applies the same rule its own way (SQLite in SQL);
+    /// search applies it to words and to the vectors in memory.
     pub fn admits(&self, path: &str) -> bool {
         let under = self.prefixes.is_empty()
             || self.prefixes.iter().any(|p| {
@@ -195,8 +196,6 @@ pub enum StoreError {
 
 /// The questions searches and index runs ask of an index.
 pub trait IndexReader: Send {
-    /// Where the index is, for messages.
-    fn location(&self) -> &Path;
     /// What the index was built with, or None for a fresh index.
     fn meta(&self) -> Result<Option<IndexMeta>, StoreError>;
     /// The spec's IndexStats.

@@ -4,7 +4,7 @@
 mod edit;
 pub(super) mod graph;
 pub(super) mod int8;
-pub(crate) mod onnx;
+mod onnx;
 
 use std::path::Path;
 

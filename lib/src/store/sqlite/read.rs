@@ -1,7 +1,6 @@
 //! The questions an SQLite index answers (`IndexReader`), each one query.
 
 use std::collections::HashMap;
-use std::path::Path;
 
 use rusqlite::{params, OptionalExtension};
 
@@ -11,10 +10,6 @@ use crate::store::{
 };
 
 impl IndexReader for SqliteIndex {
-    fn location(&self) -> &Path {
-        &self.path
-    }
-
     fn meta(&self) -> Result<Option<IndexMeta>, StoreError> {
         let get = |key: &str| self.meta_value(key);
         let (Some(model), Some(size), Some(overlap)) = (get("model")?, get("chunk_size")?, get("chunk_overlap")?)
