@@ -23,7 +23,7 @@ _vecgrep() {
 
     case "${cmd}" in
         vecgrep)
-            opts="-q -i -k -l -c -A -B -C -t -T -g -L -h -V --stats --show-root --index-only --reindex --clear-cache --no-index --no-scope --skip-outside-root --quiet --interactive --query --open-cmd --serve --bind --port --token --full-index --top-k --threshold --mode --files --files-with-matches --count --json --after-context --before-context --context --heading --no-heading --lines --color --chunk-size --chunk-overlap --index-warn-threshold --embedder-model --embedder-source --embedder-url --trust-project-config --type --type-not --glob --max-depth --follow --hidden --no-ignore --ignore-file --max-filesize --include-generated --help --version"
+            opts="-q -i -k -l -c -A -B -C -t -T -g -L -S -E -h -V --stats --show-root --index-only --reindex --clear-cache --no-index --no-scope --skip-outside-root --quiet --interactive --query --open-cmd --serve --bind --port --token --full-index --top-k --threshold --mode --files --files-with-matches --count --json --after-context --before-context --context --heading --no-heading --lines --color --chunk-size --chunk-overlap --index-warn-threshold --embedder-model --embedder-source --embedder-url --trust-project-config --type --type-not --glob --max-depth --follow --hidden --no-ignore --ignore-file --max-filesize --include-generated --changed-within --changed-before --size --exclude --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -154,6 +154,30 @@ _vecgrep() {
                     return 0
                     ;;
                 --max-filesize)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --changed-within)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --changed-before)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -S)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --exclude)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -E)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -6,6 +6,7 @@ mod common;
 
 mod contract;
 mod docs;
+mod filters;
 mod format;
 mod index;
 mod install;

@@ -472,3 +472,37 @@ fn post_v1_embeddings_answers_in_openai_format() {
     assert_eq!(status, 413);
     assert_eq!(s.request("GET", "/health", &[auth]).0, 200, "the server lives on");
 }
+
+#[test]
+fn search_takes_the_metadata_filters_before_the_cut() {
+    let t = Tree::git();
+    for i in 0..12 {
+        t.write(
+            &format!("vendor/copy{i}.py"),
+            &format!("def retry_upload_{i}(client, blob):\n    return client.put(blob)\n"),
+        );
+    }
+    t.write("a.py", "def send_again(client, blob):\n    return client.put(blob)\n");
+    t.write("b.py", "def upload_once(client, blob):\n    client.put(blob)\n");
+    let s = Server::start(&t, &[]);
+    s.wait_ready();
+    let files = |target: &str| -> Vec<String> {
+        let (status, _, body) = s.get(target);
+        assert_eq!(status, 200, "{body}");
+        body.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["file"].as_str().unwrap().to_string()).collect()
+    };
+    let mut found = files("/search?q=retry+an+upload&k=2&threshold=-1&exclude=vendor/");
+    found.sort();
+    assert_eq!(found, ["a.py", "b.py"]);
+    let small = files("/search?q=retry+an+upload&k=20&threshold=-1&size=-60&size=%2B1");
+    assert!(
+        !small.is_empty() && small.iter().all(|f| std::fs::metadata(t.path().join(f)).unwrap().len() <= 60),
+        "{small:?}"
+    );
+    assert!(files("/search?q=retry&threshold=-1&changed_before=2000-01-01").is_empty());
+    for bad in ["changed_within=yesterday", "size=10k", "exclude=src/%7Ba,b"] {
+        let (status, _, body) = s.get(&format!("/search?q=retry&{bad}"));
+        assert_eq!(status, 400, "{bad}: {body}");
+        assert!(!error_of(400, &body).is_empty());
+    }
+}

@@ -43,6 +43,47 @@ pub struct WalkArgs {
     pub include_generated: bool,
 }
 
+/// Filters on a file's metadata and path at search time, as fd writes them;
+/// they narrow the candidates before ranking, so k results come back
+/// whenever k pass.
+#[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Filter options")]
+pub struct FileFilterArgs {
+    /// Only files modified within WHEN: a span back from now (2w, 3d, 12h, 30min) or since a date in UTC (2026-01-31, '2026-01-31 14:30').
+    #[arg(long, value_name = "WHEN", value_parser = parse_when)]
+    pub changed_within: Option<String>,
+    /// Only files modified before WHEN: a span back from now (2w, 3d) or a date in UTC (2026-01-31).
+    #[arg(long, value_name = "WHEN", value_parser = parse_when)]
+    pub changed_before: Option<String>,
+    /// Only files of at least (+SIZE) or at most (-SIZE) bytes, e.g. +10k, -1M (k, m, g: powers of 1000; ki, mi, gi: of 1024); repeatable.
+    #[arg(short = 'S', long, value_name = "SIZE", allow_hyphen_values = true, value_parser = parse_size)]
+    pub size: Vec<String>,
+    /// Leave files matching GLOB out of the results (gitignore syntax, from the root: tests/, *_test.go, /vendor); repeatable. Unlike -g, they stay indexed.
+    #[arg(short = 'E', long, value_name = "GLOB")]
+    pub exclude: Vec<String>,
+}
+
+impl FileFilterArgs {
+    /// The filter these flags ask for, times read against now.
+    pub fn to_filter(&self) -> Result<vecgrep::search::FileFilter, String> {
+        vecgrep::search::FileFilter::from_flags(
+            self.changed_within.as_deref(),
+            self.changed_before.as_deref(),
+            &self.size,
+            &self.exclude,
+            std::time::SystemTime::now(),
+        )
+    }
+}
+
+fn parse_when(s: &str) -> Result<String, String> {
+    vecgrep::search::parse_when(s, std::time::SystemTime::now()).map(|_| s.to_string())
+}
+
+fn parse_size(s: &str) -> Result<String, String> {
+    vecgrep::search::FileFilter::default().size(s).map(|()| s.to_string())
+}
+
 /// Settings that also live in config files; a flag beats the project config,
 /// which beats the global config, which beats the default.
 #[derive(Args, Debug, Clone, Default)]
@@ -196,6 +237,8 @@ pub struct QueryCli {
     pub index: IndexConfigArgs,
     #[command(flatten)]
     pub walk: WalkArgs,
+    #[command(flatten)]
+    pub filter: FileFilterArgs,
 }
 
 /// When to color output.
@@ -337,6 +380,8 @@ pub struct PickCli {
     pub index: IndexConfigArgs,
     #[command(flatten)]
     pub walk: WalkArgs,
+    #[command(flatten)]
+    pub filter: FileFilterArgs,
 }
 
 /// The picker's own options, shared by vg-pick and `vecgrep -i`.
@@ -411,6 +456,8 @@ pub struct VecgrepCli {
     pub index: IndexConfigArgs,
     #[command(flatten)]
     pub walk: WalkArgs,
+    #[command(flatten)]
+    pub filter: FileFilterArgs,
 }
 
 /// `vecgrep -i`: runs vg-pick with these and the shared flags.
@@ -515,6 +562,8 @@ pub(crate) fn sample(arg: &clap::Arg) -> Option<String> {
             "GLOB" => "!*.min.js",
             "TYPE" => "rust",
             "CMD" => "vi +{line} {file}",
+            "WHEN" => "2w",
+            "SIZE" => "-1M",
             _ => "sample",
         }
         .to_string(),

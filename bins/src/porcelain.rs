@@ -56,7 +56,7 @@ impl Mode {
         let with = |more: &[&'static str]| shared.iter().chain(more).copied().collect::<Vec<_>>();
         match self {
             Mode::Serve => vec![("vg-serve", with(&["bind", "port", "token", "full_index"]))],
-            Mode::Pick => vec![("vg-pick", with(&["pick_query", "open_cmd", "full_index"]))],
+            Mode::Pick => vec![("vg-pick", with(&["FileFilterArgs", "pick_query", "open_cmd", "full_index"]))],
             Mode::ShowRoot => vec![("vg-root", vec!["skip_outside_root"])],
             Mode::Stats => vec![("vg-index", vec!["skip_outside_root", "quiet", "json"])],
             Mode::ClearCache => vec![("vg-index", vec!["skip_outside_root", "quiet"])],
@@ -64,7 +64,10 @@ impl Mode {
                 vec![("vg-index", vec!["skip_outside_root", "quiet", "IndexConfigArgs", "WalkArgs", "reindex"])]
             }
             Mode::Search => {
-                vec![("vg-query", with(&["reindex", "no_index", "no_scope"])), ("vg-format", vec!["OutputArgs"])]
+                vec![
+                    ("vg-query", with(&["FileFilterArgs", "reindex", "no_index", "no_scope"])),
+                    ("vg-format", vec!["OutputArgs"]),
+                ]
             }
         }
     }

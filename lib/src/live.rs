@@ -230,7 +230,7 @@ impl Searcher {
 
     /// A search of `query` over the live index's scope.
     pub fn request<'q>(&self, query: &'q str, k: usize, threshold: f32, mode: SearchMode) -> SearchRequest<'q> {
-        SearchRequest { query, mode, scope: self.live.scope(), k, threshold }
+        SearchRequest { query, mode, scope: self.live.scope(), k, threshold, filter: Default::default() }
     }
 
     /// The best hits for `request`. `store` is the caller's connection,
@@ -255,6 +255,7 @@ impl Searcher {
             }
         }
         let store = store.as_deref().ok_or_else(|| anyhow!("no index"))?;
+        let request = &request.clone().narrowed(store)?;
         let needs_model = search::needs_embedder(request.mode);
         let vectors = if needs_model { Some(self.current_vectors(store)?) } else { None };
         // The query is embedded while the word index is searched: they take

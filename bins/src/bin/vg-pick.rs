@@ -24,6 +24,7 @@ use vecgrep::live::{LiveIndex, Searcher, Target};
 use vecgrep::pick::{self, OpenPlan};
 use vecgrep::project::ResolvedConfig;
 use vecgrep::records::HitRecord;
+use vecgrep::search::FileFilter;
 use vecgrep::store::{self, IndexReader};
 use vecgrep_bins::app::{
     cli_config, embedder_pool, index_blocking, load_embedder, note, resolve, run_main, Blocking, EXIT_ERROR,
@@ -94,7 +95,8 @@ fn pick(mut cli: PickCli, matches: &clap::ArgMatches) -> Result<u8> {
         // One thread: the word index is searched beside it (live::Searcher).
         LazyEmbedder::new(move || load_embedder(&query_config, Profile::Index, 1)),
     ));
-    let (jobs, results) = spawn_search_worker(Arc::clone(&searcher), config.clone(), cwd.clone());
+    let filter = cli.filter.to_filter().map_err(|e| anyhow!(e))?;
+    let (jobs, results) = spawn_search_worker(Arc::clone(&searcher), config.clone(), filter, cwd.clone());
 
     let picked = run_picker(&initial, &live, &jobs, &results);
     shutdown.store(true, Ordering::SeqCst);
@@ -124,6 +126,7 @@ struct Found {
 fn spawn_search_worker(
     searcher: Arc<Searcher>,
     config: ResolvedConfig,
+    filter: FileFilter,
     cwd: PathBuf,
 ) -> (mpsc::Sender<Job>, mpsc::Receiver<Found>) {
     let (job_tx, job_rx) = mpsc::channel::<Job>();
@@ -143,9 +146,9 @@ fn spawn_search_worker(
             let found = if job.query.trim().is_empty() {
                 Found { seq: job.seq, items: Vec::new(), error: None }
             } else {
-                match searcher
-                    .search(&mut store, &searcher.request(&job.query, config.top_k, config.threshold, config.mode))
-                {
+                let mut request = searcher.request(&job.query, config.top_k, config.threshold, config.mode);
+                request.filter = filter.clone();
+                match searcher.search(&mut store, &request) {
                     Ok(hits) => {
                         let root = &searcher.live().target.root;
                         let items = hits

@@ -59,8 +59,9 @@ fn search(
         files: if filtered && !cli.no_scope { walked.files } else { None },
     };
     let mut query_embedder = query_embedder.take().map(join_embedder).transpose()?;
-    let request =
-        SearchRequest { query, mode: inv.config.mode, scope, k: inv.config.top_k, threshold: inv.config.threshold };
+    let filter = cli.filter.to_filter().map_err(|e| anyhow::anyhow!(e))?;
+    let (mode, k, threshold) = (inv.config.mode, inv.config.top_k, inv.config.threshold);
+    let request = SearchRequest { query, mode, scope, k, threshold, filter };
     let embedder = query_embedder.as_mut().map(|e| &mut **e as &mut dyn Embedder);
     let hits = vecgrep::search::search(&*store, embedder, &request)?;
     let mut out = std::io::stdout().lock();

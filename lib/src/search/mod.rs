@@ -11,6 +11,7 @@
 //! the same in hybrid and semantic mode. In lexical mode no model is loaded
 //! and `score` is BM25 mapped onto 0..1 (`lexical::bm25_score`).
 
+mod filter;
 mod fusion;
 mod join;
 mod lexical;
@@ -19,6 +20,7 @@ mod vectors;
 
 use anyhow::{anyhow, Context, Result};
 
+pub use filter::{parse_when, FileFilter};
 pub use join::MAX_JOINED_LINES;
 pub use vectors::VectorTable;
 
@@ -48,6 +50,18 @@ pub struct SearchRequest<'q> {
     pub k: usize,
     /// No hit scoring below this.
     pub threshold: f32,
+    /// Files left out by their metadata or path, whatever their rank.
+    pub filter: FileFilter,
+}
+
+impl SearchRequest<'_> {
+    /// The request with its filter applied to its scope: the index's files
+    /// that pass, so that the top-k cut comes after the filter.
+    pub fn narrowed(mut self, store: &dyn IndexReader) -> Result<Self> {
+        let filter = std::mem::take(&mut self.filter);
+        self.scope = filter.narrow(std::mem::take(&mut self.scope), store)?;
+        Ok(self)
+    }
 }
 
 /// Whether `mode` needs the query embedded.
@@ -62,8 +76,9 @@ pub fn search(
     request: &SearchRequest<'_>,
 ) -> Result<Vec<Hit>> {
     let vector = embed_query(embedder, request)?;
+    let request = request.clone().narrowed(store)?;
     let ranking = Ranking { vectors: None, vector: vector.as_deref(), lexical: None };
-    search_embedded(store, ranking, request)
+    search_embedded(store, ranking, &request)
 }
 
 /// What a search ranks by, worked out before the search proper so that a
@@ -80,12 +95,13 @@ pub struct Ranking<'a> {
 
 /// The lexical side of a search on its own: chunks by BM25, best first, as
 /// many as fusion considers; None when the mode does not rank by words or
-/// the query has none.
+/// the query has none. The request is narrowed already (`narrowed`).
 pub fn lexical_ranking(
     store: &dyn IndexReader,
     vectors: Option<&VectorTable>,
     request: &SearchRequest<'_>,
 ) -> Result<Option<Vec<(ChunkId, f64)>>> {
+    debug_assert!(request.filter.is_empty(), "narrow the request first");
     let words = lexical::match_expression(check_query(request.query)?);
     match words {
         Some(expr) if request.mode != SearchMode::Semantic => {
@@ -110,8 +126,10 @@ pub fn embed_query(embedder: Option<&mut dyn Embedder>, request: &SearchRequest<
     }
 }
 
-/// The search itself, given what `Ranking` says was worked out already.
+/// The search itself, given what `Ranking` says was worked out already and
+/// a request narrowed already (`narrowed`).
 pub fn search_embedded(store: &dyn IndexReader, ranking: Ranking<'_>, request: &SearchRequest<'_>) -> Result<Vec<Hit>> {
+    debug_assert!(request.filter.is_empty(), "narrow the request first");
     let query = check_query(request.query)?;
     let mode = request.mode;
     let words = lexical::match_expression(query);

@@ -256,6 +256,11 @@ impl Target {
     pub(super) fn param(&self, name: &str) -> Option<&str> {
         self.params.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
     }
+
+    /// Every value of parameter `name`, in order (`size=+1k&size=-1M`).
+    pub(super) fn all(&self, name: &str) -> Vec<String> {
+        self.params.iter().filter(|(n, _)| n == name).map(|(_, v)| v.clone()).collect()
+    }
 }
 
 /// Parse an origin-form target (`/path?a=b&c=d`): percent-escapes decoded,

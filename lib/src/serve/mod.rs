@@ -345,6 +345,7 @@ struct SearchParams {
     k: usize,
     threshold: f32,
     mode: SearchMode,
+    filter: search::FileFilter,
 }
 
 fn search_params(shared: &Shared, target: &http::Target) -> Result<SearchParams, String> {
@@ -375,7 +376,15 @@ fn search_params(shared: &Shared, target: &http::Target) -> Result<SearchParams,
         Some("lexical") => SearchMode::Lexical,
         Some(v) => return Err(format!("mode must be hybrid, semantic or lexical, got {v:?}")),
     };
-    Ok(SearchParams { query, k, threshold, mode })
+    let when = |name: &str| target.param(name).filter(|v| !v.is_empty());
+    let filter = search::FileFilter::from_flags(
+        when("changed_within"),
+        when("changed_before"),
+        &target.all("size"),
+        &target.all("exclude"),
+        std::time::SystemTime::now(),
+    )?;
+    Ok(SearchParams { query, k, threshold, mode, filter })
 }
 
 fn search_response(shared: &Shared, target: &http::Target, store: &mut StoreSlot) -> Response {
@@ -392,7 +401,8 @@ fn search_response(shared: &Shared, target: &http::Target, store: &mut StoreSlot
 /// NDJSON hit records for a search (HttpSearchReturnsResults), or the
 /// failure (HttpSearchReturnsFailure).
 fn run_search(shared: &Shared, params: &SearchParams, store: &mut StoreSlot) -> Result<Vec<u8>> {
-    let request = shared.searcher.request(&params.query, params.k, params.threshold, params.mode);
+    let mut request = shared.searcher.request(&params.query, params.k, params.threshold, params.mode);
+    request.filter = params.filter.clone();
     let hits = shared.searcher.search(store, &request)?;
     let root = &shared.target().root;
     let mut body = Vec::with_capacity(hits.len() * 512);

@@ -1,0 +1,299 @@
+//! Filters on a file's metadata and path (modified after or before, size at
+//! least or at most, paths excluded), written as fd takes them. They narrow
+//! a search's scope to the index's files that pass, before anything is
+//! ranked, so that a filtered search still returns k results whenever k
+//! exist.
+
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+
+use crate::store::{IndexReader, Scope, StoreError};
+
+/// Which files a search may return, by what the index knows of them.
+#[derive(Clone, Debug, Default)]
+pub struct FileFilter {
+    /// Modified at or after this instant, in nanoseconds since the epoch.
+    pub modified_after: Option<i64>,
+    /// Modified before this instant.
+    pub modified_before: Option<i64>,
+    /// At least this many bytes.
+    pub min_size: Option<u64>,
+    /// At most this many bytes.
+    pub max_size: Option<u64>,
+    /// Paths left out, in gitignore syntax, relative to the project root.
+    exclude: Option<Gitignore>,
+    /// The exclusion globs as given, for messages and tests.
+    excluded: Vec<String>,
+}
+
+impl FileFilter {
+    /// The filter the flags (or request parameters) ask for, times read
+    /// against `now`: modified within `changed_within` and before
+    /// `changed_before` (`parse_when`), the `sizes` bounds (`size`), and the
+    /// `excluded` globs (`exclude`). Err says which value is wrong and why.
+    pub fn from_flags(
+        changed_within: Option<&str>,
+        changed_before: Option<&str>,
+        sizes: &[String],
+        excluded: &[String],
+        now: SystemTime,
+    ) -> Result<FileFilter, String> {
+        let mut filter = FileFilter {
+            modified_after: changed_within.map(|w| parse_when(w, now)).transpose()?,
+            modified_before: changed_before.map(|w| parse_when(w, now)).transpose()?,
+            ..Default::default()
+        };
+        for bound in sizes {
+            filter.size(bound)?;
+        }
+        for glob in excluded {
+            filter.exclude(glob)?;
+        }
+        Ok(filter)
+    }
+
+    /// No filter at all: every file passes.
+    pub fn is_empty(&self) -> bool {
+        self.modified_after.is_none()
+            && self.modified_before.is_none()
+            && self.min_size.is_none()
+            && self.max_size.is_none()
+            && self.excluded.is_empty()
+    }
+
+    /// Leave out the files `glob` matches (gitignore syntax: `tests/`,
+    /// `*_test.go`, `/vendor`), as `fd --exclude` does.
+    pub fn exclude(&mut self, glob: &str) -> Result<(), String> {
+        self.excluded.push(glob.to_string());
+        let mut builder = GitignoreBuilder::new(Path::new(""));
+        for g in &self.excluded {
+            builder.add_line(None, g).map_err(|e| format!("invalid exclusion glob '{g}': {e}"))?;
+        }
+        self.exclude = Some(builder.build().map_err(|e| format!("invalid exclusion glob '{glob}': {e}"))?);
+        Ok(())
+    }
+
+    /// A size bound as fd writes it: `+10k` at least, `-1M` at most.
+    pub fn size(&mut self, bound: &str) -> Result<(), String> {
+        let (at_least, amount) = match bound.as_bytes().first() {
+            Some(b'+') => (true, &bound[1..]),
+            Some(b'-') => (false, &bound[1..]),
+            _ => return Err(format!("size '{bound}' must start with + (at least) or - (at most), e.g. +10k or -1M")),
+        };
+        let bytes = parse_size(amount).ok_or_else(|| {
+            format!("size '{bound}' is not a size: a number and a unit (b, k, m, g, t, or ki, mi, gi, ti), e.g. +10k")
+        })?;
+        if at_least {
+            self.min_size = Some(self.min_size.map_or(bytes, |m| m.max(bytes)));
+        } else {
+            self.max_size = Some(self.max_size.map_or(bytes, |m| m.min(bytes)));
+        }
+        Ok(())
+    }
+
+    /// Whether a file passes, given its root-relative path, size and modification time.
+    pub fn admits(&self, path: &str, size: u64, mtime_ns: i64) -> bool {
+        self.modified_after.is_none_or(|t| mtime_ns >= t)
+            && self.modified_before.is_none_or(|t| mtime_ns < t)
+            && self.min_size.is_none_or(|m| size >= m)
+            && self.max_size.is_none_or(|m| size <= m)
+            && !self.exclude.as_ref().is_some_and(|g| g.matched_path_or_any_parents(path, false).is_ignore())
+    }
+
+    /// `scope` narrowed to the index's files that pass.
+    pub fn narrow(&self, scope: Scope, store: &dyn IndexReader) -> Result<Scope, StoreError> {
+        if self.is_empty() {
+            return Ok(scope);
+        }
+        let files = store
+            .files()?
+            .into_iter()
+            .filter(|(path, f)| scope.admits(path) && self.admits(path, f.state.size, f.state.mtime_ns))
+            .map(|(path, _)| path)
+            .collect();
+        Ok(Scope { prefixes: scope.prefixes, files: Some(files) })
+    }
+}
+
+/// An amount of bytes as fd writes it: `512`, `10k` (1000), `10ki` (1024),
+/// `2M`, `1g`, with `b` for plain bytes.
+fn parse_size(text: &str) -> Option<u64> {
+    let lower = text.trim().to_ascii_lowercase();
+    let split = lower.find(|c: char| !c.is_ascii_digit()).unwrap_or(lower.len());
+    let (digits, unit) = lower.split_at(split);
+    let number: u64 = digits.parse().ok()?;
+    let factor: u64 = match unit {
+        "" | "b" => 1,
+        "k" | "kb" => 1000,
+        "ki" | "kib" => 1 << 10,
+        "m" | "mb" => 1000 * 1000,
+        "mi" | "mib" => 1 << 20,
+        "g" | "gb" => 1000 * 1000 * 1000,
+        "gi" | "gib" => 1 << 30,
+        "t" | "tb" => 1000 * 1000 * 1000 * 1000,
+        "ti" | "tib" => 1 << 40,
+        _ => return None,
+    };
+    number.checked_mul(factor)
+}
+
+/// A moment as a user writes it, in nanoseconds since the epoch: a span back
+/// from now (`2w`, `3d`, `12h`, `30min`, `1y`) or a date and time in UTC
+/// (`2026-01-31`, `2026-01-31 14:30`, `2026-01-31T14:30:00Z`).
+pub fn parse_when(text: &str, now: SystemTime) -> Result<i64, String> {
+    let text = text.trim();
+    let now_ns = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos().min(i64::MAX as u128) as i64);
+    if let Some(span) = parse_span(text) {
+        return Ok(now_ns.saturating_sub(span.saturating_mul(1_000_000_000)));
+    }
+    parse_date(text).ok_or_else(|| {
+        format!("'{text}' is not a time: a span back from now (2w, 3d, 12h, 30min) or a date in UTC (2026-01-31, 2026-01-31 14:30)")
+    })
+}
+
+/// Seconds in a span like `2w` or `90min`.
+fn parse_span(text: &str) -> Option<i64> {
+    let split = text.find(|c: char| !c.is_ascii_digit())?;
+    let (digits, unit) = text.split_at(split);
+    let number: i64 = digits.parse().ok()?;
+    let seconds: i64 = match unit.trim() {
+        "s" | "sec" | "secs" | "second" | "seconds" => 1,
+        "m" | "min" | "mins" | "minute" | "minutes" => 60,
+        "h" | "hour" | "hours" => 3600,
+        "d" | "day" | "days" => 86_400,
+        "w" | "week" | "weeks" => 7 * 86_400,
+        "mo" | "month" | "months" => 30 * 86_400,
+        "y" | "year" | "years" => 365 * 86_400,
+        _ => return None,
+    };
+    number.checked_mul(seconds)
+}
+
+/// Nanoseconds since the epoch of `YYYY-MM-DD`, optionally followed (after
+/// a space or `T`) by `HH:MM` or `HH:MM:SS` and a `Z`, in UTC.
+fn parse_date(text: &str) -> Option<i64> {
+    let text = text.strip_suffix('Z').unwrap_or(text);
+    let (date, time) = match text.split_once([' ', 'T']) {
+        Some((d, t)) => (d, Some(t)),
+        None => (text, None),
+    };
+    let mut ymd = date.split('-');
+    let (y, m, d): (i64, u32, u32) = (ymd.next()?.parse().ok()?, ymd.next()?.parse().ok()?, ymd.next()?.parse().ok()?);
+    if ymd.next().is_some() || !(1..=12).contains(&m) || !(1..=days_in_month(y, m)).contains(&d) {
+        return None;
+    }
+    let mut seconds = days_from_civil(y, m, d) * 86_400;
+    if let Some(time) = time {
+        let mut hms = time.split(':');
+        let h: i64 = hms.next()?.parse().ok()?;
+        let min: i64 = hms.next()?.parse().ok()?;
+        let s: i64 = hms.next().map_or(Some(0), |s| s.parse().ok())?;
+        if hms.next().is_some() || h > 23 || min > 59 || s > 59 || h < 0 || min < 0 || s < 0 {
+            return None;
+        }
+        seconds += h * 3600 + min * 60 + s;
+    }
+    seconds.checked_mul(1_000_000_000)
+}
+
+fn days_in_month(y: i64, m: u32) -> u32 {
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    match m {
+        2 if leap => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
+/// `days_from_civil`).
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let m = i64::from(m);
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    const SECOND: i64 = 1_000_000_000;
+
+    #[test]
+    fn dates_are_read_in_utc() {
+        let at = |s: &str| parse_when(s, UNIX_EPOCH).unwrap() / SECOND;
+        assert_eq!(at("1970-01-01"), 0);
+        assert_eq!(at("1970-01-02"), 86_400);
+        assert_eq!(at("2000-03-01"), 951_868_800);
+        assert_eq!(at("2026-01-31"), 1_769_817_600);
+        assert_eq!(at("2026-01-31 14:30"), 1_769_817_600 + 14 * 3600 + 30 * 60);
+        assert_eq!(at("2026-01-31T14:30:05Z"), 1_769_817_600 + 14 * 3600 + 30 * 60 + 5);
+        assert_eq!(at("2024-02-29"), 1_709_164_800);
+        for bad in ["2023-02-29", "2026-13-01", "2026-01-32", "2026-1", "yesterday", "2026-01-31 25:00", "", "12"] {
+            assert!(parse_when(bad, UNIX_EPOCH).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn spans_count_back_from_now() {
+        let now = UNIX_EPOCH + Duration::from_secs(10 * 86_400);
+        assert_eq!(parse_when("2w", now).unwrap(), -4 * 86_400 * SECOND);
+        assert_eq!(parse_when("3d", now).unwrap(), 7 * 86_400 * SECOND);
+        assert_eq!(parse_when("90min", now).unwrap(), (10 * 86_400 - 5400) * SECOND);
+        assert_eq!(parse_when("12h", now).unwrap(), (10 * 86_400 - 12 * 3600) * SECOND);
+        assert!(parse_when("5 parsecs", now).is_err());
+    }
+
+    #[test]
+    fn sizes_are_read_as_fd_reads_them() {
+        let mut f = FileFilter::default();
+        f.size("+10k").unwrap();
+        f.size("-1Mi").unwrap();
+        assert_eq!((f.min_size, f.max_size), (Some(10_000), Some(1 << 20)));
+        f.size("+20k").unwrap();
+        f.size("-5m").unwrap();
+        assert_eq!((f.min_size, f.max_size), (Some(20_000), Some(1 << 20)), "the tighter bound wins");
+        for bad in ["10k", "+", "+10q", "-k", "+1.5m"] {
+            assert!(FileFilter::default().size(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(parse_size("512"), Some(512));
+        assert_eq!(parse_size("3b"), Some(3));
+        assert_eq!(parse_size("99999999999999t"), None, "overflow is an error, not a wrap");
+    }
+
+    #[test]
+    fn a_file_passes_at_its_bounds_and_not_past_them() {
+        let mut f = FileFilter { modified_after: Some(100), modified_before: Some(200), ..Default::default() };
+        f.size("+10").unwrap();
+        f.size("-20").unwrap();
+        assert!(f.admits("a.rs", 10, 100) && f.admits("a.rs", 20, 199));
+        assert!(!f.admits("a.rs", 9, 150) && !f.admits("a.rs", 21, 150));
+        assert!(!f.admits("a.rs", 15, 99) && !f.admits("a.rs", 15, 200), "after is inclusive, before is not");
+    }
+
+    #[test]
+    fn excluded_paths_follow_gitignore_syntax() {
+        let mut f = FileFilter::default();
+        f.exclude("tests/").unwrap();
+        f.exclude("*_test.go").unwrap();
+        f.exclude("/vendor").unwrap();
+        assert!(!f.is_empty());
+        for out in ["tests/a.rs", "src/tests/b.rs", "pkg/x_test.go", "vendor/lib.c"] {
+            assert!(!f.admits(out, 1, 1), "{out} is excluded");
+        }
+        for kept in ["src/a.rs", "pkg/x.go", "src/vendor/lib.c", "testsuite.rs"] {
+            assert!(f.admits(kept, 1, 1), "{kept} is kept");
+        }
+        assert!(FileFilter::default().exclude("src/{a,b").is_err());
+        assert!(FileFilter::default().is_empty());
+    }
+}

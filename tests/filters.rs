@@ -1,0 +1,108 @@
+//! Metadata filters (`--changed-within`, `--changed-before`, `-S/--size`,
+//! `-E/--exclude`) on vg-query, the porcelain and vg-serve's /search: they
+//! narrow the candidates before the top-k cut.
+
+use serde_json::Value;
+
+use crate::common::*;
+
+/// Files of known sizes and modification times, each about retrying uploads.
+fn dated_project() -> Tree {
+    let t = Tree::git();
+    // 2020-01-01, 2024-06-01 and now.
+    t.write("old.py", "def retry_upload_old(client):\n    return client.put()\n");
+    t.write("mid.py", "def retry_upload_mid(client, blob):\n    return client.put(blob)\n");
+    t.write("new.py", "def retry_upload_new(client, blob, attempts):\n    return client.put(blob, attempts)\n");
+    touch(&t, "old.py", "2020-01-01 00:00:00");
+    touch(&t, "mid.py", "2024-06-01 00:00:00");
+    t
+}
+
+fn touch(t: &Tree, rel: &str, date: &str) {
+    let o = run(std::process::Command::new("touch").args(["-d", date]).arg(t.path().join(rel)).env("TZ", "UTC"));
+    assert_code(&o, 0);
+}
+
+fn files_found(t: &Tree, args: &[&str]) -> Vec<String> {
+    let mut cmd = t.cmd("vg-query", ".");
+    cmd.args(["--threshold", "-1"]).args(args).arg("retry an upload");
+    let o = run(&mut cmd);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
+    let mut files: Vec<String> = records(&o).iter().map(|r| r["file"].as_str().unwrap().to_string()).collect();
+    files.sort();
+    files.dedup();
+    files
+}
+
+#[test]
+fn files_are_filtered_by_when_they_changed() {
+    let t = dated_project();
+    assert_eq!(files_found(&t, &[]), ["mid.py", "new.py", "old.py"]);
+    assert_eq!(files_found(&t, &["--changed-within", "1d"]), ["new.py"]);
+    assert_eq!(files_found(&t, &["--changed-within", "2024-06-01"]), ["mid.py", "new.py"], "the day itself is in");
+    assert_eq!(files_found(&t, &["--changed-before", "2024-06-01"]), ["old.py"], "before is strict");
+    let both = ["--changed-within", "2021-01-01", "--changed-before", "2025-01-01"];
+    assert_eq!(files_found(&t, &both), ["mid.py"]);
+}
+
+#[test]
+fn files_are_filtered_by_size_at_their_bounds() {
+    let t = dated_project();
+    let size = |rel: &str| std::fs::metadata(t.path().join(rel)).unwrap().len();
+    let (old, mid) = (size("old.py"), size("mid.py"));
+    assert!(old < mid && mid < size("new.py"));
+    assert_eq!(files_found(&t, &["-S", &format!("-{old}")]), ["old.py"], "at most: the bound is in");
+    assert_eq!(files_found(&t, &["-S", &format!("+{mid}")]), ["mid.py", "new.py"], "at least: the bound is in");
+    assert_eq!(files_found(&t, &["--size", &format!("+{mid}"), "--size", &format!("-{mid}")]), ["mid.py"]);
+}
+
+#[test]
+fn excluded_paths_stay_indexed_but_out_of_the_results() {
+    let t = dated_project();
+    t.write("tests/test_upload.py", "def test_retry_upload():\n    assert retry_upload_new(client, blob, 3)\n");
+    assert!(files_found(&t, &[]).contains(&"tests/test_upload.py".to_string()));
+    assert_eq!(files_found(&t, &["-E", "tests/", "-E", "old.py"]), ["mid.py", "new.py"]);
+    let o = run(t.cmd("vg-index", ".").arg("--stats").arg("--json"));
+    assert_eq!(records(&o)[0]["files"], 4, "excluding is not unindexing");
+}
+
+#[test]
+fn a_filtered_search_still_returns_k_results() {
+    let t = Tree::git();
+    // Thirty strong matches in an excluded directory, three weaker ones outside it.
+    for i in 0..30 {
+        t.write(
+            &format!("vendor/copy{i}.py"),
+            &format!("def retry_upload_{i}(client, blob):\n    return client.put(blob)\n"),
+        );
+    }
+    t.write("a.py", "def send_again(client, blob):\n    return client.put(blob)\n");
+    t.write("b.py", "def upload_once(client, blob):\n    client.put(blob)\n");
+    t.write("c.py", "def retry(f):\n    return f()\n");
+    let found = files_found(&t, &["-k", "3", "-E", "vendor/"]);
+    assert_eq!(found, ["a.py", "b.py", "c.py"], "the filter comes before the cut");
+}
+
+#[test]
+fn bad_filter_values_are_usage_errors() {
+    let t = dated_project();
+    for args in [["--changed-within", "yesterday"], ["--changed-before", "2026-02-30"], ["-S", "10k"], ["-S", "+ten"]] {
+        let o = run(t.cmd("vg-query", ".").args(args).arg("retry"));
+        assert_code(&o, 2);
+        let err = stderr(&o);
+        assert!(err.starts_with("vg-query: ") && err.lines().count() == 1, "{err}");
+    }
+    let o = run(t.cmd("vg-query", ".").args(["-E", "src/{a,b"]).arg("retry"));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("invalid exclusion glob"), "{}", stderr(&o));
+}
+
+#[test]
+fn the_porcelain_passes_the_filters_on() {
+    let t = dated_project();
+    let o =
+        run(t.cmd("vecgrep", ".").args(["--json", "--threshold", "-1", "--changed-within", "1d", "retry an upload"]));
+    assert_code(&o, 0);
+    let files: Vec<Value> = records(&o).iter().map(|r| r["file"].clone()).collect();
+    assert!(!files.is_empty() && files.iter().all(|f| f == "new.py"), "{files:?}");
+}
