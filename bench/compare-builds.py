@@ -51,7 +51,11 @@ def cli_results(bin_dir, tree, mode, qs):
 
 def serve_results(bin_dir, tree, mode, qs):
     port = free_port()
-    server = subprocess.Popen([os.path.join(bin_dir, "vg-serve"), "-q", "--port", str(port), "."], cwd=tree,
+    serve = os.path.join(bin_dir, "vg-serve")
+    # Builds that limit requests per client are asked not to: every query is one.
+    unlimited = ["--rate-limit", "0"] if "--rate-limit" in subprocess.run(
+        [serve, "--help"], capture_output=True, text=True).stdout else []
+    server = subprocess.Popen([serve, "-q", "--port", str(port), *unlimited, "."], cwd=tree,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         base = f"http://127.0.0.1:{port}"

@@ -75,7 +75,7 @@ else
 fi
 
 # The server: warm model and index; the index is already up to date.
-"$bin/vg-serve" -q --full-index . > "$work/serve.out" 2> "$work/serve.err" &
+"$bin/vg-serve" -q --full-index --rate-limit 0 . > "$work/serve.out" 2> "$work/serve.err" &
 server=$!
 for _ in $(seq 100); do [[ -s $work/serve.out ]] && break; sleep 0.1; done
 url=$(head -1 "$work/serve.out" | python3 -c "import json,sys; print(json.load(sys.stdin)['listening'])")

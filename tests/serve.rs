@@ -325,7 +325,7 @@ fn edits_are_searchable_within_seconds() {
 #[test]
 fn parallel_clients_all_get_answers() {
     let t = sample_project();
-    let s = Server::start(&t, &[]);
+    let s = Server::start(&t, &["--rate-limit", "0"]);
     s.wait_ready();
     let addr = s.addr.clone();
     let clients: Vec<_> = (0..8)
@@ -505,4 +505,155 @@ fn search_takes_the_metadata_filters_before_the_cut() {
         assert_eq!(status, 400, "{bad}: {body}");
         assert!(!error_of(400, &body).is_empty());
     }
+}
+
+/// A request from `local` (a loopback address of the client's choosing).
+fn send_from(local: &str, addr: &str, target: &str) -> (u16, String, String) {
+    use std::net::{SocketAddr, TcpStream};
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    socket.bind(&format!("{local}:0").parse::<SocketAddr>().unwrap().into()).unwrap();
+    socket.connect(&addr.parse::<SocketAddr>().unwrap().into()).unwrap();
+    let mut s: TcpStream = socket.into();
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    write!(s, "GET {target} HTTP/1.1\r\nConnection: close\r\n\r\n").unwrap();
+    let mut response = Vec::new();
+    let _ = s.read_to_end(&mut response);
+    let text = String::from_utf8_lossy(&response).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap();
+    (head.split(' ').nth(1).unwrap().parse().unwrap(), head.to_string(), body.to_string())
+}
+
+#[test]
+fn a_noisy_client_is_limited_and_a_quiet_one_is_not() {
+    let t = sample_project();
+    let s = Server::start(&t, &["--rate-limit", "5"]);
+    s.wait_ready();
+    let search = "/search?q=upload&mode=lexical";
+    for i in 0..5 {
+        assert_eq!(send_from("127.0.0.1", &s.addr, search).0, 200, "request {i}");
+    }
+    let (status, head, body) = send_from("127.0.0.1", &s.addr, search);
+    assert_eq!(status, 429, "{body}");
+    assert!(error_of(429, &body).contains("too many requests"), "{body}");
+    let retry: u64 = head.lines().find_map(|l| l.strip_prefix("Retry-After: ")).unwrap().parse().unwrap();
+    assert!((1..=60).contains(&retry), "{head}");
+    // Another address has its own share; what only reports is always answered.
+    assert_eq!(send_from("127.0.0.2", &s.addr, search).0, 200);
+    for target in ["/health", "/status", "/v1/index/status?job_id=none"] {
+        assert_ne!(send_from("127.0.0.1", &s.addr, target).0, 429, "{target}");
+    }
+    assert_eq!(send_from("127.0.0.1", &s.addr, search).0, 429, "still limited");
+}
+
+#[test]
+fn health_says_whether_the_index_is_ready_and_with_what() {
+    let t = sample_project();
+    let s = Server::start_with(&t, &[], &[("VECGREP_TOKEN", "s3cret")]);
+    let auth = ["Authorization: Bearer s3cret"];
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let health = loop {
+        let (status, _, body) = s.request("GET", "/health", &auth);
+        assert_eq!(status, 200, "{body}");
+        let h: Value = serde_json::from_str(&body).unwrap();
+        if h["index_ready"] == true {
+            break h;
+        }
+        assert!(Instant::now() < deadline, "never ready: {h}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(health["status"], "ok");
+    assert!(health["chunks"].as_u64().unwrap() >= 4, "{health}");
+    assert_eq!(health["embedder_model"], "all-MiniLM-L6-v2");
+    assert_eq!(health["auth_enabled"], true);
+    assert_eq!(health["version"], env!("CARGO_PKG_VERSION"));
+}
+
+/// Poll an index job until it leaves `running`.
+fn job_after_running(s: &Server, id: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let job = s.json(&format!("/v1/index/status?job_id={id}"));
+        if job["status"] != "running" {
+            return job;
+        }
+        assert!(Instant::now() < deadline, "the job never finished: {job}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn start_job(s: &Server) -> String {
+    // As `curl -X POST` sends it: no body, no Content-Length.
+    let (status, _, body) = s.request("POST", "/v1/index/start", &[]);
+    assert_eq!(status, 202, "{body}");
+    let accepted: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(accepted["status"], "accepted");
+    accepted["job_id"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn index_jobs_run_now_and_are_answered_for_after_a_restart() {
+    let t = sample_project();
+    let s = Server::start(&t, &["--refresh", "3600"]);
+    s.wait_ready();
+    t.write("src/airship.py", "def launch_zeppelin(crew):\n    return crew.board()\n");
+    let id = start_job(&s);
+    let job = job_after_running(&s, &id);
+    assert_eq!(job["status"], "completed", "{job}");
+    assert_eq!(
+        (job["job_id"].as_str(), job["files"].as_u64(), job["error"].is_null()),
+        (Some(id.as_str()), Some(5), true)
+    );
+    assert!(job["started_at"].as_str().unwrap().ends_with('Z') && job["finished_at"].is_string(), "{job}");
+    assert!(s.get("/search?q=zeppelin&mode=lexical").2.contains("src/airship.py"), "the run indexed the new file");
+    let (status, _, body) = s.get("/v1/index/status?job_id=0123456789abcdef");
+    assert_eq!(status, 404);
+    error_of(404, &body);
+    assert_eq!(s.get("/v1/index/status").0, 400);
+    for (body, want) in [("{}", 202), (" ", 202), ("[1]", 400), ("{\"root\": \"/etc\"}", 400), ("not json", 400)] {
+        let req = format!(
+            "POST /v1/index/start HTTP/1.1\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        assert_eq!(s.raw(req.as_bytes()).0, want, "{body}");
+    }
+    let big = "x".repeat(100_000);
+    let req =
+        format!("POST /v1/index/start HTTP/1.1\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{big}", big.len());
+    assert_eq!(s.raw(req.as_bytes()).0, 413);
+    assert_eq!(s.request("GET", "/v1/index/start", &[]).0, 405);
+    drop(s);
+    // A later server still answers for the job.
+    let s = Server::start(&t, &["--refresh", "3600"]);
+    assert_eq!(s.json(&format!("/v1/index/status?job_id={id}"))["status"], "completed");
+}
+
+#[test]
+fn a_job_running_when_its_server_died_reads_as_failed() {
+    let t = sample_project();
+    many_files(&t, 400);
+    let s = Server::start(&t, &["--refresh", "3600"]);
+    let id = start_job(&s);
+    assert_eq!(s.json(&format!("/v1/index/status?job_id={id}"))["status"], "running");
+    drop(s); // kill -9 while it runs
+    let s = Server::start(&t, &["--refresh", "3600"]);
+    let job = s.json(&format!("/v1/index/status?job_id={id}"));
+    assert_eq!(job["status"], "failed", "{job}");
+    assert!(job["error"].as_str().unwrap().contains("server stopped"), "{job}");
+    assert!(job["finished_at"].is_string());
+    // SIGTERM stops the job's run after the file in hand; it failed too.
+    s.wait_ready();
+    for i in 0..300 {
+        t.write(&format!("late/late{i:03}.py"), &format!("def late_{i}():\n    return {i} * 7\n"));
+    }
+    let id = start_job(&s);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while s.json("/status")["status"] != "indexing" {
+        assert!(Instant::now() < deadline, "the job's run never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(s.stop().success());
+    let s = Server::start(&t, &["--refresh", "3600"]);
+    let job = s.json(&format!("/v1/index/status?job_id={id}"));
+    assert_eq!(job["status"], "failed", "{job}");
+    assert!(job["error"].as_str().unwrap().contains("server stopped"), "{job}");
 }

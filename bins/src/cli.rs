@@ -306,7 +306,7 @@ pub struct FormatCli {
     version,
     about = "Serve vecgrep searches over HTTP from a warm model and index",
     long_about = "Serve vecgrep searches over HTTP from a warm model and index.\n\nvg-serve loads the model once and answers GET /search?q=QUERY[&k=NUM][&threshold=NUM][&mode=MODE] with the same NDJSON hit records as vg-query. It serves at once while a background thread indexes PATHS (default: the current directory), and keeps watching them: a file changed, added or deleted is searchable within --refresh seconds. With --full-index (config full_index) it indexes first and listens after.\n\nRoutes: GET /search (200 NDJSON; 400 for a missing q or a bad k, threshold or mode; 500 if the search fails), GET /status (indexing progress as JSON), GET /health, and POST /v1/embeddings (OpenAI's embeddings API with the local model, so that other machines can index through this one with embedder_source = \"remote\"). Any other method is 405, any other path 404, and every error body is {\"error\": {\"status\": N, \"message\": \"...\"}}. k is capped at 1000. Request lines over 8 KiB are refused with 414, header blocks over 16 KiB or 100 lines with 431.\n\nIt listens on 127.0.0.1 unless --bind says otherwise, on a free port unless --port says which, and prints the URL on stderr and a {\"type\":\"listening\",\"listening\":URL} record on stdout. SIGINT or SIGTERM stops it with the index consistent.\n\nExit status: 0 after a clean shutdown, 2 on error.",
-    after_help = "Examples:\n  vg-serve src/\n  curl -s 'http://127.0.0.1:PORT/search?q=error+handling&k=5'\n  curl -s http://127.0.0.1:PORT/status\n  VECGREP_TOKEN=s3cret vg-serve --port 8080 --bind 0.0.0.0 .\n  fzf --bind \"change:reload:curl -s 'http://127.0.0.1:PORT/search?q={q}' | vg-format --files\""
+    after_help = "Examples:\n  vg-serve src/\n  curl -s 'http://127.0.0.1:PORT/search?q=error+handling&k=5'\n  curl -s http://127.0.0.1:PORT/status\n  VECGREP_TOKEN=s3cret vg-serve --port 8080 --bind 0.0.0.0 .\n  vg-serve --rate-limit 0 .     no limit, for a search per keystroke:\n  fzf --bind \"change:reload:curl -s 'http://127.0.0.1:PORT/search?q={q}' | vg-format --files\""
 )]
 pub struct ServeCli {
     /// Directories or files to index and serve (default: the current directory).
@@ -330,6 +330,9 @@ pub struct ServeCli {
     /// Requests answered at once (one per open connection).
     #[arg(long, value_name = "NUM", default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=256))]
     pub workers: u16,
+    /// Answer a client address 429 past NUM requests in a minute (/health, /status, a job's status and /v1/embeddings are always answered); 0 is no limit.
+    #[arg(long, value_name = "NUM")]
+    pub rate_limit: Option<u32>,
     /// Skip PATHS outside the project root instead of failing.
     #[arg(long)]
     pub skip_outside_root: bool,
@@ -491,6 +494,9 @@ pub struct PorcelainServeArgs {
     /// With --serve or -i: index PATHS completely first.
     #[arg(long)]
     pub full_index: bool,
+    /// With --serve: answer a client address 429 past NUM requests in a minute; 0 is no limit.
+    #[arg(long, value_name = "NUM", requires = "serve")]
+    pub rate_limit: Option<u32>,
 }
 
 /// Every binary's clap definition as it parses, for generating man pages

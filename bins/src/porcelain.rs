@@ -55,7 +55,7 @@ impl Mode {
         let shared = ["skip_outside_root", "quiet", "SearchConfigArgs", "IndexConfigArgs", "WalkArgs"];
         let with = |more: &[&'static str]| shared.iter().chain(more).copied().collect::<Vec<_>>();
         match self {
-            Mode::Serve => vec![("vg-serve", with(&["bind", "port", "token", "full_index"]))],
+            Mode::Serve => vec![("vg-serve", with(&["bind", "port", "token", "full_index", "rate_limit"]))],
             Mode::Pick => vec![("vg-pick", with(&["FileFilterArgs", "pick_query", "open_cmd", "full_index"]))],
             Mode::ShowRoot => vec![("vg-root", vec!["skip_outside_root"])],
             Mode::Stats => vec![("vg-index", vec!["skip_outside_root", "quiet", "json"])],

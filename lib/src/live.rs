@@ -15,12 +15,12 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, Result};
 
 use crate::embed::LazyEmbedder;
-use crate::index::{self, EmbedderPool, FileOutcome, IndexObserver, IndexRequest, WalkedSet};
+use crate::index::{self, EmbedderPool, FileOutcome, IndexObserver, IndexRequest, IndexSummary, WalkedSet};
 use crate::project::{AdmittedPath, ProjectRoot};
 use crate::project::{ResolvedConfig, SearchMode};
 use crate::project::{Skip, WalkOptions};
 use crate::search::{self, Hit, SearchRequest, VectorTable};
-use crate::store::{self, IndexReader, Scope};
+use crate::store::{self, IndexReader, JobState, Scope};
 
 /// What is kept searchable.
 pub struct Target {
@@ -57,6 +57,9 @@ struct State {
     progress: Progress,
     /// The files the last walk admitted, to scope searches under filters.
     walked: Option<Arc<WalkedSet>>,
+    /// Index jobs asked for since the last run began, by id: the next run
+    /// is theirs, and it begins at once.
+    jobs: Vec<String>,
 }
 
 /// The index of a target, kept up to date by a background thread.
@@ -65,6 +68,16 @@ pub struct LiveIndex {
     state: Mutex<State>,
     shutdown: Arc<AtomicBool>,
     notes: Box<dyn Fn(&str) + Send + Sync>,
+}
+
+/// What an index job reads as when its server stopped before the run ended.
+pub const JOB_STOPPED: &str = "the server stopped before the run finished";
+
+/// Milliseconds since the epoch, as index jobs record times.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis().min(i64::MAX as u128) as i64)
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -76,7 +89,7 @@ impl LiveIndex {
     /// `notes` hears what the user should know (runs that changed something,
     /// failures); `shutdown` stops the indexer after the file in hand.
     pub fn new(target: Target, shutdown: Arc<AtomicBool>, notes: Box<dyn Fn(&str) + Send + Sync>) -> Arc<Self> {
-        let state = State { progress: Progress { indexing: true, ..Default::default() }, walked: None };
+        let state = State { progress: Progress { indexing: true, ..Default::default() }, ..Default::default() };
         Arc::new(LiveIndex { target, state: Mutex::new(state), shutdown, notes })
     }
 
@@ -105,7 +118,7 @@ impl LiveIndex {
 
     /// One index run over the paths, in the caller's thread. `first` says
     /// whether it is the first since the start (it is then always reported).
-    pub fn index_once(&self, embedders: &mut EmbedderPool, first: bool) -> Result<()> {
+    pub fn index_once(&self, embedders: &mut EmbedderPool, first: bool) -> Result<IndexSummary> {
         let t = &self.target;
         let request = IndexRequest {
             root: &t.root,
@@ -131,7 +144,7 @@ impl LiveIndex {
                         summary.files, summary.chunks, summary.embedded, summary.removed, summary.seconds
                     ));
                 }
-                Ok(())
+                Ok(summary)
             }
             Err(e) => {
                 let message = format!("{e:#}");
@@ -147,20 +160,64 @@ impl LiveIndex {
         }
     }
 
-    /// Index in a background thread now and then every `refresh`, until shutdown.
+    /// Index in a background thread now and then every `refresh`, until
+    /// shutdown, and at once when a job asks for a run (`start_job`).
     pub fn spawn(self: &Arc<Self>, mut embedders: EmbedderPool, refresh: Duration, mut first: bool) -> JoinHandle<()> {
         let live = Arc::clone(self);
         std::thread::spawn(move || {
             while !live.shutdown.load(Ordering::SeqCst) {
+                let jobs = std::mem::take(&mut lock(&live.state).jobs);
                 // A failure is in `progress` and was reported; the next round tries again.
-                let _ = live.index_once(&mut embedders, first);
+                let result = live.index_once(&mut embedders, first);
+                live.finish_jobs(&jobs, &result);
                 first = false;
                 let until = Instant::now() + refresh;
-                while Instant::now() < until && !live.shutdown.load(Ordering::SeqCst) {
+                while Instant::now() < until
+                    && !live.shutdown.load(Ordering::SeqCst)
+                    && lock(&live.state).jobs.is_empty()
+                {
                     std::thread::sleep(Duration::from_millis(50));
                 }
             }
         })
+    }
+
+    /// Ask for an index run now, on behalf of the job `id` (kept in the
+    /// index as running by the caller); the run records how it ended.
+    pub fn start_job(&self, id: String) {
+        lock(&self.state).jobs.push(id);
+    }
+
+    /// Record in the index how the run of `jobs` ended.
+    fn finish_jobs(&self, jobs: &[String], result: &Result<IndexSummary>) {
+        if jobs.is_empty() {
+            return;
+        }
+        let now = now_ms();
+        let recorded = store::open_in_place(&self.target.root).and_then(|mut store| {
+            for id in jobs {
+                let Some(mut job) = store.index_job(id)? else { continue };
+                job.finished_ms = Some(now);
+                match result {
+                    Ok(s) if s.cancelled => (job.state, job.error) = (JobState::Failed, Some(JOB_STOPPED.into())),
+                    Ok(s) => {
+                        job.state = JobState::Completed;
+                        (job.files, job.chunks, job.embedded, job.removed) =
+                            (Some(s.files), Some(s.chunks), Some(s.embedded), Some(s.removed));
+                    }
+                    Err(e) => (job.state, job.error) = (JobState::Failed, Some(format!("{e:#}"))),
+                }
+                store.put_index_job(&job)?;
+            }
+            Ok(())
+        });
+        if let Err(e) = recorded {
+            (self.notes)(&format!(
+                "cannot record how index jobs {} ended: {:#}",
+                jobs.join(", "),
+                anyhow::Error::new(e)
+            ));
+        }
     }
 }
 

@@ -69,6 +69,7 @@ fn main() -> ExitCode {
             std::sync::Arc::new(move |threads| load_embedder(&embeddings_config, Profile::Index, threads));
         let walk = cli.walk.to_options(&inv.config);
         let events = Arc::new(Events { quiet: inv.config.quiet, root: inv.root.clone() });
+        let rate_limit = inv.config.rate_limit;
         vecgrep::serve::serve(
             Target { root: inv.root, paths: inv.paths, walk, config: inv.config },
             ServeSettings {
@@ -77,6 +78,7 @@ fn main() -> ExitCode {
                 workers: usize::from(cli.workers),
                 refresh: Duration::from_secs_f64(cli.refresh),
                 limits: Default::default(),
+                rate_limit,
             },
             query_embedder,
             index_embedders,

@@ -93,6 +93,9 @@ pub struct IndexSummary {
     pub holes: u64,
     /// The user declined a large index run; nothing was changed.
     pub aborted: bool,
+    /// The observer cancelled the run after the file in hand: what was
+    /// written is committed, but the run did not reach every file.
+    pub cancelled: bool,
     /// The index was emptied first (reindex, config change, or a damaged
     /// index or one of another schema, removed on open).
     pub rebuilt: bool,
@@ -160,6 +163,7 @@ pub fn run(
     let stopped =
         pipeline::embed_and_write(req, &plan.work, &plan.stored, &mut *store, embedders, (&mut summary, obs))?;
     finish(&mut *store, req, &summary, stopped)?;
+    summary.cancelled = stopped;
     summary.seconds = started.elapsed().as_secs_f64();
     Ok((summary, plan.walked))
 }

@@ -266,7 +266,12 @@ mod tests {
     /// A value of each setting other than its default.
     fn sample(key: &str) -> &'static str {
         match key {
-            "top_k" | "index_warn_threshold" | "max_filesize" | "embedder_timeout" | "embedder_batch_size" => "7",
+            "top_k"
+            | "index_warn_threshold"
+            | "max_filesize"
+            | "embedder_timeout"
+            | "embedder_batch_size"
+            | "rate_limit" => "7",
             "threshold" => "0.5",
             "chunk_size" => "400",
             "chunk_overlap" => "50",

@@ -164,6 +164,12 @@ impl FlagValue for u64 {
     }
 }
 
+impl FlagValue for u32 {
+    fn toml(flag: &str) -> Option<toml::Value> {
+        flag.parse::<u32>().ok().map(|n| toml::Value::Integer(i64::from(n)))
+    }
+}
+
 impl FlagValue for usize {
     fn toml(flag: &str) -> Option<toml::Value> {
         u64::toml(flag)
@@ -417,6 +423,10 @@ settings! {
     /// config, never from the project's file.
     trust_project_config: bool => bool = false, raw bool, check unchecked,
         shown Some("false"), switch true, only Some("global config only"), meta;
+    /// For the server: requests a minute from one client address before it
+    /// is answered 429; 0 is no limit.
+    rate_limit: u32 => u32 = 120, raw u32, check unchecked,
+        shown Some("120"), switch false, only None, plain;
 }
 
 #[cfg(test)]

@@ -4,34 +4,40 @@
 //!
 //! Threads: `workers` connection handlers, each with its own read-only
 //! SQLite connection, the indexer of a `live::LiveIndex` that re-walks the
-//! served paths every `refresh`, and the caller's thread, which waits for
-//! `shutdown`. Searching and indexing themselves are `live`'s.
+//! served paths every `refresh` (and at once for an index job), and the
+//! caller's thread, which waits for `shutdown`. Searching and indexing
+//! themselves are `live`'s. `http` reads and writes the protocol; each route
+//! has a file: `search`, `status` (and `/health`), `jobs`, `embeddings`;
+//! `limit` counts each client's requests.
 
+mod embeddings;
 mod http;
+mod jobs;
+mod limit;
+mod search;
+mod status;
 
 use std::io::{BufReader, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use serde_json::json;
 
-use crate::embed::Embedder;
+pub use http::Limits;
+
 use crate::embed::LazyEmbedder;
 use crate::index::{EmbedderPool, ThreadedLoader};
 use crate::live::{LiveIndex, Searcher, Target};
-use crate::project::SearchMode;
-use crate::records::HitRecord;
-use crate::search;
 use crate::store::{self, IndexReader};
+use embeddings::{ModelPool, EMBEDDINGS_PATH, MAX_BODY_BYTES};
+use http::{Request, Response};
+use limit::RateLimiter;
 
 /// A worker's connection to the index, opened when first needed.
 type StoreSlot = Option<Box<dyn IndexReader>>;
-pub use http::Limits;
-use http::{Request, Response};
 
 /// Largest `k` a request may ask for.
 pub const MAX_K: usize = 1000;
@@ -45,6 +51,8 @@ pub struct ServeSettings {
     /// How often the indexer looks for changed files.
     pub refresh: Duration,
     pub limits: Limits,
+    /// Requests a minute from one client address; 0 is no limit.
+    pub rate_limit: u32,
 }
 
 /// Where the server reports: the URL once listening, and notes.
@@ -60,6 +68,7 @@ struct Shared {
     shutdown: Arc<AtomicBool>,
     events: Arc<dyn ServeEvents>,
     limits: Limits,
+    limiter: RateLimiter,
 }
 
 impl Shared {
@@ -82,6 +91,7 @@ pub fn serve(
 ) -> Result<()> {
     let full_index = target.config.full_index;
     let notes = Arc::clone(&events);
+    fail_stopped_jobs(&target, &*events);
     let live = LiveIndex::new(target, Arc::clone(&shutdown), Box::new(move |m| notes.note(m)));
     let searcher = Searcher::new(Arc::clone(&live), query_embedder);
     searcher.load_model().context("cannot load the query model")?;
@@ -90,9 +100,15 @@ pub fn serve(
         live.index_once(&mut index_embedders, true)?;
         first = false;
     }
-    let models = ModelPool::new(embeddings_loader);
-    let shared =
-        Arc::new(Shared { searcher, models, token: settings.token, shutdown, events, limits: settings.limits });
+    let shared = Arc::new(Shared {
+        searcher,
+        models: ModelPool::new(embeddings_loader),
+        token: settings.token,
+        shutdown,
+        events,
+        limits: settings.limits,
+        limiter: RateLimiter::new(settings.rate_limit),
+    });
     let listener = TcpListener::bind(settings.addr).with_context(|| format!("cannot listen on {}", settings.addr))?;
     let local = listener.local_addr().context("cannot read the listening address")?;
     shared.events.listening(&format!("http://{local}"));
@@ -111,12 +127,24 @@ pub fn serve(
     Ok(())
 }
 
+/// Jobs a previous server left running will never finish: say so.
+fn fail_stopped_jobs(target: &Target, events: &dyn ServeEvents) {
+    if !target.root.index_path().is_file() {
+        return;
+    }
+    let failed = store::open_in_place(&target.root)
+        .and_then(|mut s| s.fail_running_jobs(crate::live::JOB_STOPPED, crate::live::now_ms()));
+    if let Err(e) = failed {
+        events.note(&format!("cannot mark the index jobs of a stopped server as failed: {:#}", anyhow::Error::new(e)));
+    }
+}
+
 fn accept_loop(shared: &Shared, listener: &TcpListener) {
     // Each worker reads through its own connection to the index.
     let mut store: StoreSlot = None;
     loop {
         match listener.accept() {
-            Ok((stream, _)) => connection(shared, stream, &mut store),
+            Ok((stream, peer)) => connection(shared, stream, peer.ip(), &mut store),
             // Out of file descriptors and the like: back off, keep serving.
             Err(_) => std::thread::sleep(Duration::from_millis(10)),
         }
@@ -124,7 +152,7 @@ fn accept_loop(shared: &Shared, listener: &TcpListener) {
 }
 
 /// Answer requests on one connection until it closes or asks to.
-fn connection(shared: &Shared, stream: TcpStream, store: &mut StoreSlot) {
+fn connection(shared: &Shared, stream: TcpStream, client: IpAddr, store: &mut StoreSlot) {
     let idle = shared.limits.head_deadline;
     let _ = stream.set_read_timeout(Some(idle));
     let _ = stream.set_write_timeout(Some(idle));
@@ -145,11 +173,15 @@ fn connection(shared: &Shared, stream: TcpStream, store: &mut StoreSlot) {
                 return;
             }
         };
-        // The one route with a body: read it here, so that the connection
+        if let Err(response) = admit(shared, &request, client) {
+            let _ = http::write_response(&mut writer, &response, false, true);
+            return;
+        }
+        // The routes with a body: read it here, so that the connection
         // stays in step for the next request.
         let mut body = None;
-        if request.method == "POST" && raw_path(&request.target) == EMBEDDINGS_PATH {
-            match http::read_body(&mut reader, &request, &shared.limits, MAX_BODY_BYTES) {
+        if let Some(limit) = body_limit(&request) {
+            match http::read_body(&mut reader, &request, &shared.limits, limit) {
                 Ok(b) => body = Some(b),
                 Err(e) => {
                     if let Some(status) = e.status {
@@ -174,25 +206,55 @@ fn connection(shared: &Shared, stream: TcpStream, store: &mut StoreSlot) {
     }
 }
 
-/// The response to one request (the spec's HTTP rules, in order).
-fn respond(shared: &Shared, request: &Request, body: Option<&[u8]>, store: &mut StoreSlot) -> Response {
+/// HttpLimitsRequestsPerClient: a client over its share is answered 429
+/// with when to try again. Two kinds of route are left out: what only
+/// reports (`/health`, `/status`, a job's status), since polling it is how
+/// clients wait and a monitor must never read a busy server as a dead one;
+/// and `/v1/embeddings`, the bulk route another machine indexes through (a
+/// batch a request: a limit a minute would stall a large index run).
+/// Then the token, before any body is read: a client without it costs
+/// no more than its head.
+fn admit(shared: &Shared, request: &Request, client: IpAddr) -> Result<(), Response> {
+    let exempt = ["/health", "/status", jobs::STATUS_PATH, EMBEDDINGS_PATH].contains(&raw_path(&request.target));
+    if !exempt {
+        shared.limiter.admit(client, Instant::now()).map_err(|retry_after| {
+            Response::error(429, &format!("too many requests from {client}; try again in {retry_after} s"))
+                .with_header("Retry-After", retry_after.to_string())
+        })?;
+    }
     if let Some(token) = &shared.token {
         let offered = request.header("authorization").and_then(bearer_token);
         if !offered.is_some_and(|o| http::secrets_equal(o, token)) {
-            return Response::error(401, "a valid bearer token is required (Authorization: Bearer TOKEN)")
-                .with_header("WWW-Authenticate", "Bearer");
+            return Err(Response::error(401, "a valid bearer token is required (Authorization: Bearer TOKEN)")
+                .with_header("WWW-Authenticate", "Bearer"));
         }
     }
-    // The embeddings route takes POST (and nothing else); every other path
-    // GET only, as HttpRejectsNonGetRequests says.
-    if raw_path(&request.target) == EMBEDDINGS_PATH {
+    Ok(())
+}
+
+/// How much body the request's route reads, for the routes that take one.
+fn body_limit(request: &Request) -> Option<usize> {
+    if request.method != "POST" {
+        return None;
+    }
+    match raw_path(&request.target) {
+        EMBEDDINGS_PATH => Some(MAX_BODY_BYTES),
+        jobs::START_PATH => Some(jobs::MAX_START_BODY),
+        _ => None,
+    }
+}
+
+/// The response to an admitted request (the spec's HTTP rules, in order).
+fn respond(shared: &Shared, request: &Request, body: Option<&[u8]>, store: &mut StoreSlot) -> Response {
+    // The routes that take a body take POST (and nothing else); every other
+    // path GET only, as HttpRejectsNonGetRequests says.
+    let path = raw_path(&request.target);
+    if [EMBEDDINGS_PATH, jobs::START_PATH].contains(&path) {
         return match (request.method.as_str(), body) {
-            ("POST", Some(body)) => embeddings_response(shared, body),
-            _ => Response::error(
-                405,
-                &format!("method {} is not allowed on {EMBEDDINGS_PATH}; use POST", request.method),
-            )
-            .with_header("Allow", "POST"),
+            ("POST", Some(body)) if path == EMBEDDINGS_PATH => embeddings::embeddings_response(shared, body),
+            ("POST", Some(body)) => jobs::start_response(shared, body),
+            _ => Response::error(405, &format!("method {} is not allowed on {path}; use POST", request.method))
+                .with_header("Allow", "POST"),
         };
     }
     if request.method != "GET" {
@@ -204,234 +266,26 @@ fn respond(shared: &Shared, request: &Request, body: Option<&[u8]>, store: &mut 
         Err(e) => return Response::error(400, &e),
     };
     match target.path.as_str() {
-        "/search" => search_response(shared, &target, store),
-        "/status" => status_response(shared, store),
-        "/health" => Response::json(200, &json!({ "status": "ok" })),
+        "/search" => search::search_response(shared, &target, store),
+        "/status" => status::status_response(shared, store),
+        "/health" => status::health_response(shared, store),
+        jobs::STATUS_PATH => jobs::status_response(shared, &target, store),
         other => Response::error(
             404,
-            &format!("no such path {other:?}; the paths are /search, /status, /health and (POST) {EMBEDDINGS_PATH}"),
+            &format!(
+                "no such path {other:?}; the paths are /search, /status, /health, {} and (POST) {EMBEDDINGS_PATH} and {}",
+                jobs::STATUS_PATH,
+                jobs::START_PATH
+            ),
         ),
     }
 }
-
-/// The OpenAI-compatible embeddings route, so that one machine can embed for
-/// others (`embedder_source = "remote"` pointed at this server).
-pub const EMBEDDINGS_PATH: &str = "/v1/embeddings";
-/// Largest request body, in bytes.
-pub const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
-/// Most texts one request may ask to embed.
-pub const MAX_INPUTS: usize = 2048;
 
 fn raw_path(target: &str) -> &str {
     target.split('?').next().unwrap_or(target)
 }
 
-/// `POST /v1/embeddings` with `{"input": TEXT or [TEXT...], "model": NAME}`:
-/// each text is embedded alone, exactly as an index run here would embed it,
-/// so an index built through this server matches one built locally.
-fn embeddings_response(shared: &Shared, body: &[u8]) -> Response {
-    #[derive(serde::Deserialize)]
-    #[serde(untagged)]
-    enum Input {
-        One(String),
-        Many(Vec<String>),
-    }
-    #[derive(serde::Deserialize)]
-    struct EmbeddingsRequest {
-        input: Input,
-        model: Option<String>,
-        encoding_format: Option<String>,
-    }
-    let request: EmbeddingsRequest = match serde_json::from_slice(body) {
-        Ok(r) => r,
-        Err(e) => {
-            return Response::error(
-                400,
-                &format!("the body is not an embeddings request ({{\"input\": [...], \"model\": ...}}): {e}"),
-            )
-        }
-    };
-    let texts = match request.input {
-        Input::One(t) => vec![t],
-        Input::Many(ts) => ts,
-    };
-    if texts.is_empty() || texts.len() > MAX_INPUTS {
-        return Response::error(400, &format!("input must hold 1 to {MAX_INPUTS} texts, got {}", texts.len()));
-    }
-    if request.encoding_format.as_deref().is_some_and(|f| f != "float") {
-        return Response::error(400, "only encoding_format \"float\" is supported");
-    }
-    let model = &shared.target().config.embedder_model;
-    if request.model.as_deref().is_some_and(|m| m != model) {
-        return Response::error(
-            400,
-            &format!("this server embeds with {model}, not {:?}", request.model.unwrap_or_default()),
-        );
-    }
-    let embedded = shared.models.with(|m| {
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let tokens: usize = refs.iter().map(|t| m.count_tokens(t).min(crate::embed::MAX_TOKENS)).sum();
-        m.embed_each(&refs).map(|v| (v, tokens))
-    });
-    let (vectors, tokens) = match embedded {
-        Ok(Ok(v)) => v,
-        Ok(Err(e)) | Err(e) => return Response::error(500, &format!("embedding failed: {e:#}")),
-    };
-    let data: Vec<serde_json::Value> = vectors
-        .into_iter()
-        .enumerate()
-        .map(|(i, v)| json!({ "object": "embedding", "index": i, "embedding": v.unwrap_or_default() }))
-        .collect();
-    Response::json(
-        200,
-        &json!({ "object": "list", "data": data, "model": model, "usage": { "prompt_tokens": tokens, "total_tokens": tokens } }),
-    )
-}
-
-/// Models for the embeddings route: loaded when first needed, one per
-/// request at a time, up to one per core.
-pub struct ModelPool {
-    loader: ThreadedLoader,
-    idle: Mutex<Vec<Box<dyn Embedder>>>,
-    loaded: AtomicUsize,
-    max: usize,
-    returned: Condvar,
-}
-
-impl ModelPool {
-    pub fn new(loader: ThreadedLoader) -> Self {
-        let max = std::thread::available_parallelism().map_or(1, |n| n.get());
-        ModelPool { loader, idle: Mutex::new(Vec::new()), loaded: AtomicUsize::new(0), max, returned: Condvar::new() }
-    }
-
-    /// Run `f` with a model of the pool (loading one if none is free and
-    /// fewer than `max` exist, else waiting for one).
-    fn with<T>(&self, f: impl FnOnce(&mut dyn Embedder) -> T) -> Result<T> {
-        let mut model = {
-            let mut idle = crate::live::lock(&self.idle);
-            loop {
-                if let Some(m) = idle.pop() {
-                    break m;
-                }
-                if self.loaded.load(Ordering::SeqCst) < self.max {
-                    self.loaded.fetch_add(1, Ordering::SeqCst);
-                    drop(idle);
-                    match (self.loader)(1) {
-                        Ok(m) => break m,
-                        Err(e) => {
-                            self.loaded.fetch_sub(1, Ordering::SeqCst);
-                            return Err(e);
-                        }
-                    }
-                }
-                idle = self.returned.wait(idle).unwrap_or_else(std::sync::PoisonError::into_inner);
-            }
-        };
-        let out = f(&mut *model);
-        crate::live::lock(&self.idle).push(model);
-        self.returned.notify_one();
-        Ok(out)
-    }
-}
-
 fn bearer_token(header: &str) -> Option<&str> {
     let (scheme, token) = header.split_once(' ')?;
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
-}
-
-/// A search's parameters, checked.
-struct SearchParams {
-    query: String,
-    k: usize,
-    threshold: f32,
-    mode: SearchMode,
-    filter: search::FileFilter,
-}
-
-fn search_params(shared: &Shared, target: &http::Target) -> Result<SearchParams, String> {
-    let config = &shared.target().config;
-    let query = target.param("q").unwrap_or("").to_string();
-    if query.trim().is_empty() {
-        return Err("the query parameter q is missing or empty".into());
-    }
-    search::check_query(&query).map_err(|e| e.to_string())?;
-    let k = match target.param("k") {
-        None => config.top_k.min(MAX_K),
-        Some(v) => match v.parse::<usize>() {
-            Ok(k) if (1..=MAX_K).contains(&k) => k,
-            _ => return Err(format!("k must be a whole number from 1 to {MAX_K}, got {v:?}")),
-        },
-    };
-    let threshold = match target.param("threshold") {
-        None => config.threshold,
-        Some(v) => match v.parse::<f32>() {
-            Ok(t) if t.is_finite() && (-1.0..=1.0).contains(&t) => t,
-            _ => return Err(format!("threshold must be a number from -1 to 1, got {v:?}")),
-        },
-    };
-    let mode = match target.param("mode") {
-        None => config.mode,
-        Some("hybrid") => SearchMode::Hybrid,
-        Some("semantic") => SearchMode::Semantic,
-        Some("lexical") => SearchMode::Lexical,
-        Some(v) => return Err(format!("mode must be hybrid, semantic or lexical, got {v:?}")),
-    };
-    let when = |name: &str| target.param(name).filter(|v| !v.is_empty());
-    let filter = search::FileFilter::from_flags(
-        when("changed_within"),
-        when("changed_before"),
-        &target.all("size"),
-        &target.all("exclude"),
-        std::time::SystemTime::now(),
-    )?;
-    Ok(SearchParams { query, k, threshold, mode, filter })
-}
-
-fn search_response(shared: &Shared, target: &http::Target, store: &mut StoreSlot) -> Response {
-    let params = match search_params(shared, target) {
-        Ok(p) => p,
-        Err(message) => return Response::error(400, &message),
-    };
-    match run_search(shared, &params, store) {
-        Ok(body) => Response { status: 200, content_type: "application/x-ndjson", headers: Vec::new(), body },
-        Err(e) => Response::error(500, &format!("search failed: {e:#}")),
-    }
-}
-
-/// NDJSON hit records for a search (HttpSearchReturnsResults), or the
-/// failure (HttpSearchReturnsFailure).
-fn run_search(shared: &Shared, params: &SearchParams, store: &mut StoreSlot) -> Result<Vec<u8>> {
-    let mut request = shared.searcher.request(&params.query, params.k, params.threshold, params.mode);
-    request.filter = params.filter.clone();
-    let hits = shared.searcher.search(store, &request)?;
-    let root = &shared.target().root;
-    let mut body = Vec::with_capacity(hits.len() * 512);
-    for hit in hits {
-        crate::records::write_record(&mut body, &HitRecord::new(root, hit, &params.query))?;
-    }
-    Ok(body)
-}
-
-fn status_response(shared: &Shared, store: &mut StoreSlot) -> Response {
-    let t = shared.target();
-    if store.is_none() {
-        *store = store::open_for_reading(&t.root).ok();
-    }
-    let stats = store.as_ref().and_then(|s| s.stats().ok());
-    let state = shared.searcher.live().progress();
-    Response::json(
-        200,
-        &json!({
-            "status": if state.indexing { "indexing" } else { "ready" },
-            "indexed": state.indexed,
-            "total": state.total,
-            "files": stats.as_ref().map_or(0, |s| s.files),
-            "chunks": stats.as_ref().map_or(0, |s| s.chunks),
-            "holes": stats.as_ref().map_or(0, |s| s.holes),
-            "version": env!("CARGO_PKG_VERSION"),
-            "root": t.root.path.to_string_lossy(),
-            "scope": t.scope_names(),
-            "error": state.error,
-        }),
-    )
 }

@@ -15,7 +15,13 @@ pub fn ensure_data_dir(root: &ProjectRoot) -> Result<PathBuf, StoreError> {
         let mut b = std::fs::DirBuilder::new();
         #[cfg(unix)]
         std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
-        b.create(&dir).map_err(|e| StoreError::File { action: "create", path: dir.clone(), source: e.into() })?;
+        // Another process (or thread) may make it between the check and here.
+        match b.create(&dir) {
+            Err(e) if !(e.kind() == std::io::ErrorKind::AlreadyExists && dir.is_dir()) => {
+                return Err(StoreError::File { action: "create", path: dir.clone(), source: e.into() });
+            }
+            _ => {}
+        }
     }
     let gi = dir.join(".gitignore");
     if !gi.exists() {

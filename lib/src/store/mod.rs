@@ -103,6 +103,46 @@ pub struct StoredChunk {
     pub text: String,
 }
 
+/// An index run asked for (vg-serve's `POST /v1/index/start`), kept in the
+/// index so that a restarted server still answers for it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IndexJob {
+    pub id: String,
+    pub state: JobState,
+    /// Milliseconds since the epoch.
+    pub started_ms: i64,
+    pub finished_ms: Option<i64>,
+    /// What the run did, once it completed.
+    pub files: Option<u64>,
+    pub chunks: Option<u64>,
+    pub embedded: Option<u64>,
+    pub removed: Option<u64>,
+    /// Why it failed.
+    pub error: Option<String>,
+}
+
+/// Where an index job is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JobState {
+    Running,
+    Completed,
+    Failed,
+}
+
+impl JobState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobState::Running => "running",
+            JobState::Completed => "completed",
+            JobState::Failed => "failed",
+        }
+    }
+
+    pub fn named(name: &str) -> Option<JobState> {
+        [JobState::Running, JobState::Completed, JobState::Failed].into_iter().find(|s| s.as_str() == name)
+    }
+}
+
 /// One stored vector, as [`IndexReader::each_vector`] hands them out.
 pub struct VectorRow<'a> {
     pub id: ChunkId,
@@ -241,6 +281,8 @@ pub trait IndexReader: Send {
     /// Hand every stored vector to `visit`, in path and line order, from one
     /// state of the index; returns that state's generation.
     fn each_vector(&self, visit: &mut dyn FnMut(VectorRow<'_>)) -> Result<i64, StoreError>;
+    /// The index job named `id`, if the index keeps one.
+    fn index_job(&self, id: &str) -> Result<Option<IndexJob>, StoreError>;
 }
 
 /// The changes an index run makes; each call is atomic, so a kill at any
@@ -262,6 +304,12 @@ pub trait IndexWriter: IndexReader {
     ) -> Result<(), StoreError>;
     /// Tidy the word index after a run that changed it.
     fn compact_words(&self) -> Result<(), StoreError>;
+    /// Keep `job` (replacing what was kept under its id). Rebuilding the
+    /// index keeps its jobs.
+    fn put_index_job(&mut self, job: &IndexJob) -> Result<(), StoreError>;
+    /// Mark every job still running as failed, for `reason` (the server that
+    /// ran them stopped); returns how many.
+    fn fail_running_jobs(&mut self, reason: &str, now_ms: i64) -> Result<u64, StoreError>;
 }
 
 /// Open an existing index of `root` to read it (searching, stats).
@@ -274,6 +322,13 @@ pub fn open_for_reading(root: &ProjectRoot) -> Result<Box<dyn IndexReader>, Stor
 /// rebuilt, and `rebuilt` hears why. Take [`lock_for_writing`] first.
 pub fn open_for_writing(root: &ProjectRoot, rebuilt: &mut dyn FnMut(&str)) -> Result<Box<dyn IndexWriter>, StoreError> {
     Ok(Box::new(sqlite::SqliteIndex::open_for_writing(root, rebuilt)?))
+}
+
+/// Open the index of `root` to write beside a running index run (an index
+/// job's state): created when missing, but an index that is damaged or of
+/// another schema is an error here, not rebuilt, since a run may hold it.
+pub fn open_in_place(root: &ProjectRoot) -> Result<Box<dyn IndexWriter>, StoreError> {
+    Ok(Box::new(sqlite::SqliteIndex::open_in_place(root)?))
 }
 
 /// Remove the index of `root` (ClearCacheResetsIndex); its config stays.

@@ -11,17 +11,18 @@ use std::path::{Path, PathBuf};
 use std::sync::Once;
 use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags, OptionalExtension};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior};
 
 use super::{ensure_data_dir, StoreError};
 use crate::project::ProjectRoot;
 
+mod jobs;
 mod read;
 mod schema;
 mod verify;
 mod write;
 
-use schema::{SCHEMA, SCHEMA_FTS, SCHEMA_KEYS, SCHEMA_VERSION};
+use schema::{SCHEMA, SCHEMA_FTS, SCHEMA_JOBS, SCHEMA_KEYS, SCHEMA_VERSION};
 
 /// An SQLite index, open through one connection.
 pub(super) struct SqliteIndex {
@@ -112,25 +113,41 @@ impl SqliteIndex {
         // holds one and wastes the rest, a 16 KB page seven. Only a new
         // database takes the setting; it must precede WAL mode.
         store.conn.pragma_update(None, "page_size", 16384).map_err(damaged)?;
-        store.conn.pragma_update(None, "journal_mode", "WAL").map_err(damaged)?;
+        enter_wal(&store.conn).map_err(damaged)?;
         store.conn.pragma_update(None, "synchronous", "NORMAL").map_err(damaged)?;
-        let has_meta: bool = store
+        // One writer at a time creates the tables, so that another opening
+        // the same new file never sees them half made.
+        let tx = Transaction::new_unchecked(&store.conn, TransactionBehavior::Immediate).map_err(damaged)?;
+        store.create_or_check_schema()?;
+        tx.commit().map_err(damaged)?;
+        Ok(store)
+    }
+
+    fn create_or_check_schema(&self) -> Result<(), StoreError> {
+        let damaged = |e| self.damaged(e);
+        let has_meta: bool = self
             .conn
             .query_row("SELECT count(*) FROM sqlite_master WHERE name = 'meta'", [], |r| r.get::<_, i64>(0))
             .map_err(damaged)?
             > 0;
         if has_meta {
-            store.check_schema()?;
-        } else {
-            store.conn.execute_batch(SCHEMA).map_err(damaged)?;
-            store.conn.execute_batch(SCHEMA_FTS).map_err(damaged)?;
-            store.conn.execute_batch(SCHEMA_KEYS).map_err(damaged)?;
-            store
-                .conn
-                .execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?1)", [SCHEMA_VERSION.to_string()])
-                .map_err(damaged)?;
+            self.check_schema()?;
+            self.conn.execute_batch(SCHEMA_JOBS).map_err(damaged)?;
+            return Ok(());
         }
-        Ok(store)
+        for schema in [SCHEMA, SCHEMA_FTS, SCHEMA_KEYS, SCHEMA_JOBS] {
+            self.conn.execute_batch(schema).map_err(damaged)?;
+        }
+        self.conn
+            .execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?1)", [SCHEMA_VERSION.to_string()])
+            .map_err(damaged)?;
+        Ok(())
+    }
+
+    pub(super) fn open_in_place(root: &ProjectRoot) -> Result<SqliteIndex, StoreError> {
+        register_sqlite_vec();
+        ensure_data_dir(root)?;
+        Self::try_open_rw(&root.index_path())
     }
 
     pub(super) fn open_for_reading(root: &ProjectRoot) -> Result<SqliteIndex, StoreError> {
@@ -179,6 +196,29 @@ impl SqliteIndex {
     }
 }
 
+/// Put the database in WAL mode. Two connections may race to convert a new
+/// file (an index run and an index job's record); the conversion takes its
+/// lock without SQLite's busy handler, so the loser waits here and finds
+/// the work done.
+fn enter_wal(conn: &Connection) -> rusqlite::Result<()> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
+        if mode.eq_ignore_ascii_case("wal") {
+            return Ok(());
+        }
+        match conn.pragma_update(None, "journal_mode", "WAL") {
+            Err(e)
+                if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy)
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            other => return other,
+        }
+    }
+}
+
 fn is_corruption(e: &rusqlite::Error) -> bool {
     matches!(
         e.sqlite_error_code(),
@@ -210,6 +250,28 @@ mod tests {
             IndexMeta { model: "m".into(), chunk_size: 500, chunk_overlap: 100, chunk_format: crate::chunk::FORMAT };
         store.reset(&meta).unwrap();
         store
+    }
+
+    #[test]
+    fn writers_opening_a_new_index_at_once_all_find_it_whole() {
+        for _ in 0..10 {
+            let dir = tempfile::tempdir().unwrap();
+            let root = ProjectRoot { path: dir.path().to_path_buf(), marker: crate::project::RootMarker::None };
+            let barrier = std::sync::Barrier::new(6);
+            std::thread::scope(|s| {
+                let opened: Vec<_> = (0..6)
+                    .map(|_| {
+                        s.spawn(|| {
+                            barrier.wait();
+                            SqliteIndex::open_in_place(&root).map(|_| ())
+                        })
+                    })
+                    .collect();
+                for o in opened {
+                    o.join().unwrap().expect("every opener gets the index");
+                }
+            });
+        }
     }
 
     /// A file of one chunk whose words are `words`.

@@ -6,7 +6,8 @@ use rusqlite::{params, OptionalExtension};
 
 use super::{blob_floats, vector_to_blob, SqliteIndex};
 use crate::store::{
-    ChunkId, IndexMeta, IndexReader, IndexStats, Scope, Snapshot, StoreError, StoredChunk, StoredFile, VectorRow,
+    ChunkId, IndexJob, IndexMeta, IndexReader, IndexStats, Scope, Snapshot, StoreError, StoredChunk, StoredFile,
+    VectorRow,
 };
 
 impl IndexReader for SqliteIndex {
@@ -238,6 +239,10 @@ impl IndexReader for SqliteIndex {
         }
         tx.finish().map_err(|e| self.damaged(e))?;
         Ok(generation)
+    }
+
+    fn index_job(&self, id: &str) -> Result<Option<IndexJob>, StoreError> {
+        self.job(id)
     }
 }
 

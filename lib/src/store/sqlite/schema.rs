@@ -39,6 +39,20 @@ pub(super) const SCHEMA_KEYS: &str = "
 CREATE INDEX IF NOT EXISTS chunks_by_embed_key ON chunks(embed_key) WHERE embed_key IS NOT NULL;
 ";
 
+/// Index runs asked for through vg-serve, kept across restarts. Added after
+/// schema 4 without bumping it: older versions ignore the table, and this
+/// one creates it on any index it writes.
+pub(super) const SCHEMA_JOBS: &str = "
+CREATE TABLE IF NOT EXISTS jobs (
+    id TEXT PRIMARY KEY,
+    state TEXT NOT NULL,
+    started_ms INTEGER NOT NULL,
+    finished_ms INTEGER,
+    files INTEGER, chunks INTEGER, embedded INTEGER, removed INTEGER,
+    error TEXT
+) WITHOUT ROWID;
+";
+
 /// The words of each chunk (`terms::chunk_words`), rowid = chunk id.
 /// Contentless: the text is already in `chunks`.
 pub(super) const SCHEMA_FTS: &str = "

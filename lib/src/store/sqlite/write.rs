@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use rusqlite::{params, CachedStatement, OptionalExtension, Transaction};
 
 use super::{vector_to_blob, SqliteIndex};
-use crate::store::{FileState, FileWrite, IndexMeta, IndexReader, IndexWriter, StoreError};
+use crate::store::{FileState, FileWrite, IndexJob, IndexMeta, IndexReader, IndexWriter, StoreError};
 
 /// Indexes of up to this many chunks have their word index merged whole
 /// after every run that changed it (`compact_words`): about 100–150 ms at
@@ -98,6 +98,14 @@ impl IndexWriter for SqliteIndex {
     /// step of incremental merging, which keeps the segments few.
     fn compact_words(&self) -> Result<(), StoreError> {
         self.compact_words_above(COMPACT_ALWAYS_CHUNKS)
+    }
+
+    fn put_index_job(&mut self, job: &IndexJob) -> Result<(), StoreError> {
+        self.put_job(job)
+    }
+
+    fn fail_running_jobs(&mut self, reason: &str, now_ms: i64) -> Result<u64, StoreError> {
+        self.fail_running(reason, now_ms)
     }
 }
 

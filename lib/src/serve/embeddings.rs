@@ -1,0 +1,130 @@
+//! `POST /v1/embeddings`, OpenAI's embeddings API with the local model, so
+//! that one machine can embed for others (`embedder_source = "remote"`
+//! pointed at this server).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
+
+use anyhow::Result;
+use serde_json::json;
+
+use super::http::Response;
+use super::Shared;
+use crate::embed::Embedder;
+use crate::index::ThreadedLoader;
+
+/// The OpenAI-compatible embeddings route, so that one machine can embed for
+/// others (`embedder_source = "remote"` pointed at this server).
+pub(super) const EMBEDDINGS_PATH: &str = "/v1/embeddings";
+/// Largest request body, in bytes.
+pub(super) const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
+/// Most texts one request may ask to embed.
+const MAX_INPUTS: usize = 2048;
+
+/// `POST /v1/embeddings` with `{"input": TEXT or [TEXT...], "model": NAME}`:
+/// each text is embedded alone, exactly as an index run here would embed it,
+/// so an index built through this server matches one built locally.
+pub(super) fn embeddings_response(shared: &Shared, body: &[u8]) -> Response {
+    #[derive(serde::Deserialize)]
+    #[serde(untagged)]
+    enum Input {
+        One(String),
+        Many(Vec<String>),
+    }
+    #[derive(serde::Deserialize)]
+    struct EmbeddingsRequest {
+        input: Input,
+        model: Option<String>,
+        encoding_format: Option<String>,
+    }
+    let request: EmbeddingsRequest = match serde_json::from_slice(body) {
+        Ok(r) => r,
+        Err(e) => {
+            return Response::error(
+                400,
+                &format!("the body is not an embeddings request ({{\"input\": [...], \"model\": ...}}): {e}"),
+            )
+        }
+    };
+    let texts = match request.input {
+        Input::One(t) => vec![t],
+        Input::Many(ts) => ts,
+    };
+    if texts.is_empty() || texts.len() > MAX_INPUTS {
+        return Response::error(400, &format!("input must hold 1 to {MAX_INPUTS} texts, got {}", texts.len()));
+    }
+    if request.encoding_format.as_deref().is_some_and(|f| f != "float") {
+        return Response::error(400, "only encoding_format \"float\" is supported");
+    }
+    let model = &shared.target().config.embedder_model;
+    if request.model.as_deref().is_some_and(|m| m != model) {
+        return Response::error(
+            400,
+            &format!("this server embeds with {model}, not {:?}", request.model.unwrap_or_default()),
+        );
+    }
+    let embedded = shared.models.with(|m| {
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let tokens: usize = refs.iter().map(|t| m.count_tokens(t).min(crate::embed::MAX_TOKENS)).sum();
+        m.embed_each(&refs).map(|v| (v, tokens))
+    });
+    let (vectors, tokens) = match embedded {
+        Ok(Ok(v)) => v,
+        Ok(Err(e)) | Err(e) => return Response::error(500, &format!("embedding failed: {e:#}")),
+    };
+    let data: Vec<serde_json::Value> = vectors
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| json!({ "object": "embedding", "index": i, "embedding": v.unwrap_or_default() }))
+        .collect();
+    Response::json(
+        200,
+        &json!({ "object": "list", "data": data, "model": model, "usage": { "prompt_tokens": tokens, "total_tokens": tokens } }),
+    )
+}
+
+/// Models for the embeddings route: loaded when first needed, one per
+/// request at a time, up to one per core.
+pub(super) struct ModelPool {
+    loader: ThreadedLoader,
+    idle: Mutex<Vec<Box<dyn Embedder>>>,
+    loaded: AtomicUsize,
+    max: usize,
+    returned: Condvar,
+}
+
+impl ModelPool {
+    pub(super) fn new(loader: ThreadedLoader) -> Self {
+        let max = std::thread::available_parallelism().map_or(1, |n| n.get());
+        ModelPool { loader, idle: Mutex::new(Vec::new()), loaded: AtomicUsize::new(0), max, returned: Condvar::new() }
+    }
+
+    /// Run `f` with a model of the pool (loading one if none is free and
+    /// fewer than `max` exist, else waiting for one).
+    fn with<T>(&self, f: impl FnOnce(&mut dyn Embedder) -> T) -> Result<T> {
+        let mut model = {
+            let mut idle = crate::live::lock(&self.idle);
+            loop {
+                if let Some(m) = idle.pop() {
+                    break m;
+                }
+                if self.loaded.load(Ordering::SeqCst) < self.max {
+                    self.loaded.fetch_add(1, Ordering::SeqCst);
+                    drop(idle);
+                    match (self.loader)(1) {
+                        Ok(m) => break m,
+                        Err(e) => {
+                            self.loaded.fetch_sub(1, Ordering::SeqCst);
+                            return Err(e);
+                        }
+                    }
+                }
+                idle = self.returned.wait(idle).unwrap_or_else(std::sync::PoisonError::into_inner);
+            }
+        };
+        let out = f(&mut *model);
+        crate::live::lock(&self.idle).push(model);
+        self.returned.notify_one();
+        Ok(out)
+    }
+}

@@ -1,0 +1,83 @@
+//! `GET /search`: the parameters checked, the search run over the live
+//! index, and the hit records written as NDJSON.
+
+use anyhow::Result;
+
+use super::http::{self, Response};
+use super::{Shared, StoreSlot, MAX_K};
+use crate::project::SearchMode;
+use crate::records::HitRecord;
+use crate::search;
+
+/// A search's parameters, checked.
+struct SearchParams {
+    query: String,
+    k: usize,
+    threshold: f32,
+    mode: SearchMode,
+    filter: search::FileFilter,
+}
+
+fn search_params(shared: &Shared, target: &http::Target) -> Result<SearchParams, String> {
+    let config = &shared.target().config;
+    let query = target.param("q").unwrap_or("").to_string();
+    if query.trim().is_empty() {
+        return Err("the query parameter q is missing or empty".into());
+    }
+    search::check_query(&query).map_err(|e| e.to_string())?;
+    let k = match target.param("k") {
+        None => config.top_k.min(MAX_K),
+        Some(v) => match v.parse::<usize>() {
+            Ok(k) if (1..=MAX_K).contains(&k) => k,
+            _ => return Err(format!("k must be a whole number from 1 to {MAX_K}, got {v:?}")),
+        },
+    };
+    let threshold = match target.param("threshold") {
+        None => config.threshold,
+        Some(v) => match v.parse::<f32>() {
+            Ok(t) if t.is_finite() && (-1.0..=1.0).contains(&t) => t,
+            _ => return Err(format!("threshold must be a number from -1 to 1, got {v:?}")),
+        },
+    };
+    let mode = match target.param("mode") {
+        None => config.mode,
+        Some("hybrid") => SearchMode::Hybrid,
+        Some("semantic") => SearchMode::Semantic,
+        Some("lexical") => SearchMode::Lexical,
+        Some(v) => return Err(format!("mode must be hybrid, semantic or lexical, got {v:?}")),
+    };
+    let when = |name: &str| target.param(name).filter(|v| !v.is_empty());
+    let filter = search::FileFilter::from_flags(
+        when("changed_within"),
+        when("changed_before"),
+        &target.all("size"),
+        &target.all("exclude"),
+        std::time::SystemTime::now(),
+    )?;
+    Ok(SearchParams { query, k, threshold, mode, filter })
+}
+
+pub(super) fn search_response(shared: &Shared, target: &http::Target, store: &mut StoreSlot) -> Response {
+    let params = match search_params(shared, target) {
+        Ok(p) => p,
+        Err(message) => return Response::error(400, &message),
+    };
+    match run_search(shared, &params, store) {
+        Ok(body) => Response { status: 200, content_type: "application/x-ndjson", headers: Vec::new(), body },
+        Err(e) => Response::error(500, &format!("search failed: {e:#}")),
+    }
+}
+
+/// NDJSON hit records for a search (HttpSearchReturnsResults), or the
+/// failure (HttpSearchReturnsFailure).
+fn run_search(shared: &Shared, params: &SearchParams, store: &mut StoreSlot) -> Result<Vec<u8>> {
+    let mut request = shared.searcher.request(&params.query, params.k, params.threshold, params.mode);
+    request.filter = params.filter.clone();
+    let hits = shared.searcher.search(store, &request)?;
+    let root = &shared.target().root;
+    let mut body = Vec::with_capacity(hits.len() * 512);
+    for hit in hits {
+        crate::records::write_record(&mut body, &HitRecord::new(root, hit, &params.query))?;
+    }
+    Ok(body)
+}
