@@ -33,10 +33,12 @@ if [[ $uninstall == 1 ]]; then
   exit 0
 fi
 
-tools=(vecgrep vg-root vg-index vg-query vg-format vg-serve vg-pick)
+tools=(vecgrep vg-root vg-index vg-query vg-format vg-serve vg-mcp vg-pick)
 if [[ -z $bin_dir ]]; then
   bin_dir="$repo/target/release"
-  [[ -x $bin_dir/vg-pick ]] || (cd "$repo" && cargo build --release --locked)
+  for t in "${tools[@]}"; do
+    [[ -x $bin_dir/$t ]] || { (cd "$repo" && cargo build --release --locked); break; }
+  done
 fi
 for t in "${tools[@]}"; do
   [[ -x $bin_dir/$t ]] || { echo "install: $bin_dir/$t is missing; build first (cargo build --release)" >&2; exit 2; }

@@ -10,6 +10,9 @@ if ! command -v tmux >/dev/null; then
   sudo=""; [[ $(id -u) == 0 ]] || sudo=sudo
   $sudo apt-get update -q >/dev/null && $sudo apt-get install -y -q tmux >/dev/null
 fi
+# vg-mcp's tests drive it with the official MCP Python SDK, pinned by hash.
+VECGREP_MCP_PYTHON=$(scripts/mcp-client-venv.sh)
+export VECGREP_MCP_PYTHON
 # House policy before the tests: the tree is formatted and clippy is clean.
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings

@@ -10,6 +10,7 @@ mod filters;
 mod format;
 mod index;
 mod install;
+mod mcp;
 mod modes;
 mod pick;
 mod porcelain;

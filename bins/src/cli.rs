@@ -347,6 +347,38 @@ pub struct ServeCli {
     pub walk: WalkArgs,
 }
 
+#[derive(Parser, Debug)]
+#[command(
+    name = "vg-mcp",
+    version,
+    about = "Serve vecgrep to coding agents over the Model Context Protocol (stdio)",
+    long_about = "Serve vecgrep to coding agents over the Model Context Protocol (stdio).\n\nAn MCP client (Claude Code, Cursor, VS Code, Codex, Zed, ...) starts vg-mcp and talks JSON-RPC to it on stdin and stdout; notes go to stderr. It offers three tools:\n\n  search   find code by what it does: query, k, paths, mode, threshold, and the filters changed_within, changed_before, size and exclude; results are structured content (file, start_line, end_line, score, text), best first\n  status   how far indexing is, what the index holds, the root and the served paths\n  index    bring the index up to date now and wait for it (wait_seconds), with progress notifications\n\nLike vg-serve it answers at once while a background thread indexes PATHS (default: the current directory): a search made meanwhile returns what is indexed so far, with a note saying how far indexing is. It then re-walks PATHS every --refresh seconds, so edits are searchable within seconds. With --full-index (config full_index) it indexes before reading the first message.\n\nA client can reach nothing outside PATHS: a path argument outside the project root (absolute, with .., or through a symlink) or outside PATHS is refused with an error naming it.\n\nIt stops when the client closes stdin, or on SIGINT or SIGTERM, with the index consistent.\n\nExit status: 0 after the client leaves, 2 on error.",
+    after_help = "Examples:\n  vg-mcp                                     serve the current project\n  vg-mcp src/ docs/                          only these paths\n  claude mcp add vecgrep -- vg-mcp           register with Claude Code (run in the project)\n  vecgrep --mcp                              the same server, through the porcelain"
+)]
+pub struct McpCli {
+    /// Directories or files to index and search (default: the current directory); clients can reach nothing else.
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Index PATHS completely before answering.
+    #[arg(long)]
+    pub full_index: bool,
+    /// Seconds between checks for changed files.
+    #[arg(long, value_name = "SECONDS", default_value_t = 2.0, value_parser = parse_refresh)]
+    pub refresh: f64,
+    /// Skip PATHS outside the project root instead of failing.
+    #[arg(long)]
+    pub skip_outside_root: bool,
+    /// No notes on stderr; errors are still printed.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub search: SearchConfigArgs,
+    #[command(flatten)]
+    pub index: IndexConfigArgs,
+    #[command(flatten)]
+    pub walk: WalkArgs,
+}
+
 fn parse_refresh(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && (0.1..=3600.0).contains(&v) => Ok(v),
@@ -407,12 +439,12 @@ pub struct PickArgs {
     name = "vecgrep",
     version,
     about = "Semantic grep for code: find code by what it does",
-    long_about = "Semantic grep for code: find code by what it does.\n\nvecgrep QUERY [PATH...] indexes PATHS (default: the current directory; only new or changed files are embedded), then prints the chunks of code closest in meaning to QUERY. It is a front end to the vg-* tools: vg-query | vg-format, vg-index, vg-root and vg-serve (--serve), which it finds next to itself or on PATH.\n\nThe index lives in <root>/.vecgrep/, where the root is the nearest directory with .git, .hg, .jj or .vecgrep. Settings come from flags, then <root>/.vecgrep/config.toml, then ~/.config/vecgrep/config.toml.\n\nExit status: 0 with results, 1 without, 2 on error.",
-    after_help = "Examples:\n  vecgrep \"where are retries configured\" src/\n  vecgrep -l \"error handling\" | xargs rg -n unwrap\n  vecgrep --json \"auth\" | jq -r .file | sort -u\n  vecgrep -t py -C 2 \"read the config file\"\n  vecgrep --stats ; vecgrep --show-root ; vecgrep --index-only .\n  vecgrep --serve --port 8080 src/"
+    long_about = "Semantic grep for code: find code by what it does.\n\nvecgrep QUERY [PATH...] indexes PATHS (default: the current directory; only new or changed files are embedded), then prints the chunks of code closest in meaning to QUERY. It is a front end to the vg-* tools: vg-query | vg-format, vg-index, vg-root, vg-serve (--serve), vg-mcp (--mcp) and vg-pick (-i), which it finds next to itself or on PATH.\n\nThe index lives in <root>/.vecgrep/, where the root is the nearest directory with .git, .hg, .jj or .vecgrep. Settings come from flags, then <root>/.vecgrep/config.toml, then ~/.config/vecgrep/config.toml.\n\nExit status: 0 with results, 1 without, 2 on error.",
+    after_help = "Examples:\n  vecgrep \"where are retries configured\" src/\n  vecgrep -l \"error handling\" | xargs rg -n unwrap\n  vecgrep --json \"auth\" | jq -r .file | sort -u\n  vecgrep -t py -C 2 \"read the config file\"\n  vecgrep --stats ; vecgrep --show-root ; vecgrep --index-only .\n  vecgrep --serve --port 8080 src/\n  vecgrep --mcp                             for a coding agent's MCP config"
 )]
 pub struct VecgrepCli {
     /// What to look for, in plain words.
-    #[arg(value_name = "QUERY", required_unless_present_any = ["stats", "show_root", "index_only", "clear_cache", "serve", "interactive"])]
+    #[arg(value_name = "QUERY", required_unless_present_any = ["stats", "show_root", "index_only", "clear_cache", "serve", "mcp", "interactive"])]
     pub query: Option<String>,
     /// Files or directories to search (default: the current directory).
     #[arg(value_name = "PATH")]
@@ -445,7 +477,7 @@ pub struct VecgrepCli {
     #[arg(short, long)]
     pub quiet: bool,
     /// Pick results interactively, re-ranked as you type (vg-pick); a QUERY is optional.
-    #[arg(short = 'i', long, conflicts_with_all = ["stats", "show_root", "index_only", "clear_cache", "serve", "no_index", "reindex"])]
+    #[arg(short = 'i', long, conflicts_with_all = ["stats", "show_root", "index_only", "clear_cache", "serve", "mcp", "no_index", "reindex"])]
     pub interactive: bool,
     #[command(flatten)]
     pub pick: PorcelainPickArgs,
@@ -482,6 +514,9 @@ pub struct PorcelainServeArgs {
     /// Serve searches over HTTP (vg-serve) instead of searching once; every argument is a PATH.
     #[arg(long, conflicts_with_all = ["stats", "show_root", "index_only", "clear_cache", "no_index", "reindex"])]
     pub serve: bool,
+    /// Serve coding agents over the Model Context Protocol on stdin/stdout (vg-mcp) instead of searching once; every argument is a PATH.
+    #[arg(long, conflicts_with_all = ["serve", "stats", "show_root", "index_only", "clear_cache", "no_index", "reindex"])]
+    pub mcp: bool,
     /// With --serve: address to listen on [default: 127.0.0.1].
     #[arg(long, value_name = "ADDR", requires = "serve")]
     pub bind: Option<std::net::IpAddr>,
@@ -491,7 +526,7 @@ pub struct PorcelainServeArgs {
     /// With --serve: require `Authorization: Bearer TOKEN` [env: VECGREP_TOKEN].
     #[arg(long, value_name = "TOKEN", requires = "serve")]
     pub token: Option<String>,
-    /// With --serve or -i: index PATHS completely first.
+    /// With --serve, --mcp or -i: index PATHS completely first.
     #[arg(long)]
     pub full_index: bool,
     /// With --serve: answer a client address 429 past NUM requests in a minute; 0 is no limit.
@@ -509,6 +544,7 @@ pub fn commands() -> Vec<clap::Command> {
         QueryCli::command(),
         FormatCli::command(),
         ServeCli::command(),
+        McpCli::command(),
         PickCli::command(),
     ]
     .into_iter()

@@ -16,6 +16,8 @@ use crate::cli::VecgrepCli;
 pub enum Mode {
     /// `--serve`: become vg-serve.
     Serve,
+    /// `--mcp`: become vg-mcp.
+    Mcp,
     /// `-i`: become vg-pick.
     Pick,
     /// `--show-root`: vg-root.
@@ -34,6 +36,8 @@ impl Mode {
     pub fn of(cli: &VecgrepCli) -> Mode {
         if cli.server.serve {
             Mode::Serve
+        } else if cli.server.mcp {
+            Mode::Mcp
         } else if cli.interactive {
             Mode::Pick
         } else if cli.show_root {
@@ -56,6 +60,7 @@ impl Mode {
         let with = |more: &[&'static str]| shared.iter().chain(more).copied().collect::<Vec<_>>();
         match self {
             Mode::Serve => vec![("vg-serve", with(&["bind", "port", "token", "full_index", "rate_limit"]))],
+            Mode::Mcp => vec![("vg-mcp", with(&["full_index"]))],
             Mode::Pick => vec![("vg-pick", with(&["FileFilterArgs", "pick_query", "open_cmd", "full_index"]))],
             Mode::ShowRoot => vec![("vg-root", vec!["skip_outside_root"])],
             Mode::Stats => vec![("vg-index", vec!["skip_outside_root", "quiet", "json"])],
@@ -84,8 +89,19 @@ impl Mode {
 
 /// The porcelain flags no tool is given: they choose the mode, or are the
 /// positional arguments the plan passes on its own way.
-pub const MODE_SELECTORS: &[&str] =
-    &["serve", "interactive", "show_root", "stats", "clear_cache", "index_only", "query", "paths", "help", "version"];
+pub const MODE_SELECTORS: &[&str] = &[
+    "serve",
+    "mcp",
+    "interactive",
+    "show_root",
+    "stats",
+    "clear_cache",
+    "index_only",
+    "query",
+    "paths",
+    "help",
+    "version",
+];
 
 /// The argument list of each tool `mode` runs, for the command line
 /// `matches` (parsed by `porcelain`, vecgrep's own definition).
@@ -160,15 +176,24 @@ mod tests {
     use clap::FromArgMatches;
 
     use super::*;
-    use crate::cli::{IndexCli, PickCli, QueryCli, RootCli, ServeCli};
+    use crate::cli::{IndexCli, McpCli, PickCli, QueryCli, RootCli, ServeCli};
     use crate::{app, cli::FormatCli};
 
-    const MODES: [Mode; 7] =
-        [Mode::Serve, Mode::Pick, Mode::ShowRoot, Mode::Stats, Mode::ClearCache, Mode::IndexOnly, Mode::Search];
+    const MODES: [Mode; 8] = [
+        Mode::Serve,
+        Mode::Mcp,
+        Mode::Pick,
+        Mode::ShowRoot,
+        Mode::Stats,
+        Mode::ClearCache,
+        Mode::IndexOnly,
+        Mode::Search,
+    ];
 
     fn tool_command(name: &str) -> Command {
         match name {
             "vg-serve" => app::command::<ServeCli>(),
+            "vg-mcp" => app::command::<McpCli>(),
             "vg-pick" => app::command::<PickCli>(),
             "vg-root" => app::command::<RootCli>(),
             "vg-index" => app::command::<IndexCli>(),
@@ -182,6 +207,7 @@ mod tests {
     fn selector(mode: Mode) -> Vec<&'static str> {
         match mode {
             Mode::Serve => vec!["--serve"],
+            Mode::Mcp => vec!["--mcp"],
             Mode::Pick => vec!["-i"],
             Mode::ShowRoot => vec!["--show-root"],
             Mode::Stats => vec!["--stats"],

@@ -19,7 +19,7 @@
 //! | [`search`] | ranking: candidates, fusion, names, threshold, joining | query → hits |
 //! | [`live`] | an index kept fresh while searched (server, picker) | target → searcher |
 //! | [`records`] | the NDJSON contract between the tools | values → records |
-//! | [`format`], [`pick`], [`serve`], [`tools`] | the surfaces: rendering, the picker, HTTP, finding tools | hits → people, programs |
+//! | [`format`], [`pick`], [`serve`], [`mcp`], [`tools`] | the surfaces: rendering, the picker, HTTP, MCP, finding tools | hits → people, programs, agents |
 
 pub mod project;
 
@@ -38,6 +38,7 @@ pub mod live;
 pub mod records;
 
 pub mod format;
+pub mod mcp;
 pub mod pick;
 pub mod serve;
 pub mod tools;
@@ -53,7 +54,7 @@ mod layers {
     /// The modules in pipeline order; each may use only those before it.
     const ORDER: &[&str] = &[
         "project", "chunk", "terms", "embed", "store", "index", "search", "live", "records", "format", "pick", "serve",
-        "tools",
+        "mcp", "tools",
     ];
 
     fn src() -> PathBuf {

@@ -74,6 +74,7 @@ pub(crate) fn bin(tool: &str) -> PathBuf {
         "vg-query" => PathBuf::from(env!("CARGO_BIN_EXE_vg-query")),
         "vg-format" => PathBuf::from(env!("CARGO_BIN_EXE_vg-format")),
         "vg-serve" => PathBuf::from(env!("CARGO_BIN_EXE_vg-serve")),
+        "vg-mcp" => PathBuf::from(env!("CARGO_BIN_EXE_vg-mcp")),
         "vg-pick" => PathBuf::from(env!("CARGO_BIN_EXE_vg-pick")),
         other => panic!("no tool {other}"),
     }

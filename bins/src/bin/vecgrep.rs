@@ -33,8 +33,8 @@ fn dispatch(cli: &VecgrepCli, matches: &clap::ArgMatches) -> Result<u8> {
     }
     match (mode, runs.as_mut_slice()) {
         // Become the server or the picker: Ctrl-C and SIGTERM reach it, it
-        // owns the terminal, and its exit status is ours.
-        (Mode::Serve | Mode::Pick, [(name, cmd)]) => {
+        // owns the terminal (or the MCP client's pipes), and its exit status is ours.
+        (Mode::Serve | Mode::Mcp | Mode::Pick, [(name, cmd)]) => {
             use std::os::unix::process::CommandExt;
             let e = cmd.exec();
             Err(e).with_context(|| format!("cannot run {name}"))

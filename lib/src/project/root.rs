@@ -226,7 +226,7 @@ fn absolutize(cwd: &Path, path: &Path) -> PathBuf {
 }
 
 /// Resolve `.` and `..` without touching the file system.
-fn normalize_lexically(path: &Path) -> PathBuf {
+pub fn normalize_lexically(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in path.components() {
         match c {

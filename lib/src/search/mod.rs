@@ -155,6 +155,9 @@ pub fn search_embedded(store: &dyn IndexReader, ranking: Ranking<'_>, request: &
 /// Longest query accepted, in bytes; the model sees at most 256 tokens anyway.
 pub const MAX_QUERY_BYTES: usize = 4096;
 
+/// Most results a search on a server (vg-serve, vg-mcp) may ask for.
+pub const MAX_K: usize = 1000;
+
 /// Reject queries that cannot mean anything to the model.
 pub fn check_query(query: &str) -> Result<&str> {
     let trimmed = query.trim();

@@ -30,17 +30,11 @@ pub use http::Limits;
 
 use crate::embed::LazyEmbedder;
 use crate::index::{EmbedderPool, ThreadedLoader};
-use crate::live::{LiveIndex, Searcher, Target};
-use crate::store::{self, IndexReader};
+use crate::live::{LiveIndex, Searcher, StoreSlot, Target};
+use crate::store;
 use embeddings::{ModelPool, EMBEDDINGS_PATH, MAX_BODY_BYTES};
 use http::{Request, Response};
 use limit::RateLimiter;
-
-/// A worker's connection to the index, opened when first needed.
-type StoreSlot = Option<Box<dyn IndexReader>>;
-
-/// Largest `k` a request may ask for.
-pub const MAX_K: usize = 1000;
 
 /// How it is served.
 pub struct ServeSettings {

@@ -4,10 +4,11 @@
 use anyhow::Result;
 
 use super::http::{self, Response};
-use super::{Shared, StoreSlot, MAX_K};
+use super::{Shared, StoreSlot};
 use crate::project::SearchMode;
 use crate::records::HitRecord;
 use crate::search;
+use crate::search::MAX_K;
 
 /// A search's parameters, checked.
 struct SearchParams {

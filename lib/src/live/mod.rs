@@ -12,15 +12,26 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, Result};
+use anyhow::Result;
 
-use crate::embed::LazyEmbedder;
+mod runs;
+mod searcher;
+mod status;
+
+pub use runs::{RunOutcome, RunTicket, JOB_STOPPED};
+pub use searcher::Searcher;
+pub use status::{IndexingState, LiveStatus};
+
 use crate::index::{self, EmbedderPool, FileOutcome, IndexObserver, IndexRequest, IndexSummary, WalkedSet};
+use crate::project::ResolvedConfig;
 use crate::project::{AdmittedPath, ProjectRoot};
-use crate::project::{ResolvedConfig, SearchMode};
 use crate::project::{Skip, WalkOptions};
-use crate::search::{self, Hit, SearchRequest, VectorTable};
-use crate::store::{self, IndexReader, JobState, Scope};
+use crate::store::{IndexReader, Scope};
+use runs::Runs;
+
+/// A thread's connection to the index, opened when first needed and
+/// dropped after a failure (the index may have been rebuilt under it).
+pub type StoreSlot = Option<Box<dyn IndexReader>>;
 
 /// What is kept searchable.
 pub struct Target {
@@ -57,9 +68,8 @@ struct State {
     progress: Progress,
     /// The files the last walk admitted, to scope searches under filters.
     walked: Option<Arc<WalkedSet>>,
-    /// Index jobs asked for since the last run began, by id: the next run
-    /// is theirs, and it begins at once.
-    jobs: Vec<String>,
+    /// Runs asked for, begun and ended (`runs.rs`).
+    runs: Runs,
 }
 
 /// The index of a target, kept up to date by a background thread.
@@ -69,9 +79,6 @@ pub struct LiveIndex {
     shutdown: Arc<AtomicBool>,
     notes: Box<dyn Fn(&str) + Send + Sync>,
 }
-
-/// What an index job reads as when its server stopped before the run ended.
-pub const JOB_STOPPED: &str = "the server stopped before the run finished";
 
 /// Milliseconds since the epoch, as index jobs record times.
 pub fn now_ms() -> i64 {
@@ -161,63 +168,22 @@ impl LiveIndex {
     }
 
     /// Index in a background thread now and then every `refresh`, until
-    /// shutdown, and at once when a job asks for a run (`start_job`).
+    /// shutdown, and at once when a run is asked for (`runs.rs`).
     pub fn spawn(self: &Arc<Self>, mut embedders: EmbedderPool, refresh: Duration, mut first: bool) -> JoinHandle<()> {
         let live = Arc::clone(self);
         std::thread::spawn(move || {
             while !live.shutdown.load(Ordering::SeqCst) {
-                let jobs = std::mem::take(&mut lock(&live.state).jobs);
+                let jobs = live.begin_run();
                 // A failure is in `progress` and was reported; the next round tries again.
                 let result = live.index_once(&mut embedders, first);
-                live.finish_jobs(&jobs, &result);
+                live.end_run(&jobs, &result);
                 first = false;
                 let until = Instant::now() + refresh;
-                while Instant::now() < until
-                    && !live.shutdown.load(Ordering::SeqCst)
-                    && lock(&live.state).jobs.is_empty()
-                {
+                while Instant::now() < until && !live.shutdown.load(Ordering::SeqCst) && !live.run_requested() {
                     std::thread::sleep(Duration::from_millis(50));
                 }
             }
         })
-    }
-
-    /// Ask for an index run now, on behalf of the job `id` (kept in the
-    /// index as running by the caller); the run records how it ended.
-    pub fn start_job(&self, id: String) {
-        lock(&self.state).jobs.push(id);
-    }
-
-    /// Record in the index how the run of `jobs` ended.
-    fn finish_jobs(&self, jobs: &[String], result: &Result<IndexSummary>) {
-        if jobs.is_empty() {
-            return;
-        }
-        let now = now_ms();
-        let recorded = store::open_in_place(&self.target.root).and_then(|mut store| {
-            for id in jobs {
-                let Some(mut job) = store.index_job(id)? else { continue };
-                job.finished_ms = Some(now);
-                match result {
-                    Ok(s) if s.cancelled => (job.state, job.error) = (JobState::Failed, Some(JOB_STOPPED.into())),
-                    Ok(s) => {
-                        job.state = JobState::Completed;
-                        (job.files, job.chunks, job.embedded, job.removed) =
-                            (Some(s.files), Some(s.chunks), Some(s.embedded), Some(s.removed));
-                    }
-                    Err(e) => (job.state, job.error) = (JobState::Failed, Some(format!("{e:#}"))),
-                }
-                store.put_index_job(&job)?;
-            }
-            Ok(())
-        });
-        if let Err(e) = recorded {
-            (self.notes)(&format!(
-                "cannot record how index jobs {} ended: {:#}",
-                jobs.join(", "),
-                anyhow::Error::new(e)
-            ));
-        }
     }
 }
 
@@ -259,96 +225,5 @@ impl IndexObserver for LiveObserver<'_> {
 
     fn cancelled(&self) -> bool {
         self.live.shutdown.load(Ordering::SeqCst)
-    }
-}
-
-/// Searches over a live index, shared by any number of threads; each
-/// thread passes its own store slot (its own connection to the index).
-pub struct Searcher {
-    live: Arc<LiveIndex>,
-    embedder: Mutex<LazyEmbedder>,
-    /// The index's vectors in memory, reloaded when the index changes.
-    vectors: Mutex<Option<Arc<VectorTable>>>,
-}
-
-impl Searcher {
-    pub fn new(live: Arc<LiveIndex>, embedder: LazyEmbedder) -> Self {
-        Searcher { live, embedder: Mutex::new(embedder), vectors: Mutex::new(None) }
-    }
-
-    pub fn live(&self) -> &Arc<LiveIndex> {
-        &self.live
-    }
-
-    /// Load the query model now rather than at the first search.
-    pub fn load_model(&self) -> Result<()> {
-        lock(&self.embedder).get().map(|_| ())
-    }
-
-    /// A search of `query` over the live index's scope.
-    pub fn request<'q>(&self, query: &'q str, k: usize, threshold: f32, mode: SearchMode) -> SearchRequest<'q> {
-        SearchRequest { query, mode, scope: self.live.scope(), k, threshold, filter: Default::default() }
-    }
-
-    /// The best hits for `request`. `store` is the caller's connection,
-    /// opened on first use and dropped after a failure so that the next
-    /// search opens a fresh one (the index may have been rebuilt under it).
-    /// Before the first index run has created the index there is nothing to
-    /// find, which is not a failure.
-    pub fn search(&self, store: &mut Option<Box<dyn IndexReader>>, request: &SearchRequest<'_>) -> Result<Vec<Hit>> {
-        let result = self.search_with(store, request);
-        if result.is_err() {
-            *store = None;
-        }
-        result
-    }
-
-    fn search_with(&self, store: &mut Option<Box<dyn IndexReader>>, request: &SearchRequest<'_>) -> Result<Vec<Hit>> {
-        if store.is_none() {
-            match store::open_for_reading(&self.live.target.root) {
-                Ok(s) => *store = Some(s),
-                Err(_) if !self.live.progress().ran => return Ok(Vec::new()),
-                Err(e) => return Err(e.into()),
-            }
-        }
-        let store = store.as_deref().ok_or_else(|| anyhow!("no index"))?;
-        let request = &request.clone().narrowed(store)?;
-        let needs_model = search::needs_embedder(request.mode);
-        let vectors = if needs_model { Some(self.current_vectors(store)?) } else { None };
-        // The query is embedded while the word index is searched: they take
-        // about as long as each other, and together most of a search. With
-        // the query model on one thread, each has a core (tokio: 4.2 ms
-        // per /search instead of 5.8 ms, bench/perf.sh).
-        let (vector, lexical) = std::thread::scope(|s| {
-            let embedding = needs_model.then(|| {
-                s.spawn(|| {
-                    let mut embedder = lock(&self.embedder);
-                    search::embed_query(Some(embedder.get()?), request)
-                })
-            });
-            let lexical = search::lexical_ranking(store, vectors.as_deref(), request);
-            let vector = match embedding {
-                Some(handle) => handle.join().unwrap_or_else(|_| Err(anyhow!("embedding the query panicked"))),
-                None => Ok(None),
-            };
-            (vector, lexical)
-        });
-        let (vector, lexical) = (vector?, lexical?);
-        let ranking = search::Ranking { vectors: vectors.as_deref(), vector: vector.as_deref(), lexical };
-        search::search_embedded(store, ranking, request)
-    }
-
-    /// The vectors of the index as it is now: those in memory if the index
-    /// has not changed since they were read, otherwise read again (once, by
-    /// the first search that notices).
-    fn current_vectors(&self, store: &dyn IndexReader) -> Result<Arc<VectorTable>> {
-        let generation = store.generation()?;
-        let mut cached = lock(&self.vectors);
-        if let Some(table) = cached.as_ref().filter(|t| t.generation == generation) {
-            return Ok(Arc::clone(table));
-        }
-        let table = Arc::new(VectorTable::load(store)?);
-        *cached = Some(Arc::clone(&table));
-        Ok(table)
     }
 }

@@ -1,0 +1,29 @@
+complete -c vg-mcp -l refresh -d 'Seconds between checks for changed files' -r
+complete -c vg-mcp -s k -l top-k -d 'Return at most NUM results [config: top_k; default: 10]' -r
+complete -c vg-mcp -l threshold -d 'Drop results scoring below NUM (cosine similarity, -1 to 1) [config: threshold; default: 0.3]' -r
+complete -c vg-mcp -l mode -d 'Rank by meaning (semantic), by words (lexical, BM25; no model is loaded) or both fused (hybrid). In semantic and hybrid mode the score is the cosine similarity; in lexical mode it is BM25 mapped onto 0..1 [config: mode; default: hybrid]' -r -f -a "semantic\t''
+lexical\t''
+hybrid\t''"
+complete -c vg-mcp -l chunk-size -d 'Characters per chunk: whole functions, classes and sections are packed up to it, bigger ones cut at their inner units; never past the model\'s 256-token window [config: chunk_size; default: 500]' -r
+complete -c vg-mcp -l chunk-overlap -d 'Characters of whole lines after a chunk that it carries too, the start of the next unit [config: chunk_overlap; default: 100]' -r
+complete -c vg-mcp -l index-warn-threshold -d 'Ask before indexing more than NUM new or changed files, when on a terminal; 0 never asks [config: index_warn_threshold; default: 1000]' -r
+complete -c vg-mcp -l embedder-model -d 'Embedding model [config: embedder_model; default: all-MiniLM-L6-v2]' -r
+complete -c vg-mcp -l embedder-source -d 'Where embeddings are computed: local, or remote (an embedding server at --embedder-url) [config: embedder_source; default: local]' -r -f -a "local\t''
+remote\t''"
+complete -c vg-mcp -l embedder-url -d 'The embedding server\'s OpenAI-compatible endpoint, e.g. http://gpu:8080/v1/embeddings; its API key is read from VECGREP_EMBEDDER_API_KEY [config: embedder_url]' -r
+complete -c vg-mcp -s t -l type -d 'Only index and search files of TYPE (e.g. rust, py, js); repeatable. See `rg --type-list`' -r
+complete -c vg-mcp -s T -l type-not -d 'Leave out files of TYPE; repeatable' -r
+complete -c vg-mcp -s g -l glob -d 'Include files matching GLOB, or exclude them with a leading \'!\'; repeatable' -r
+complete -c vg-mcp -l max-depth -d 'Descend at most NUM directories below each path' -r
+complete -c vg-mcp -l ignore-file -d 'Also read ignore rules from PATH (gitignore syntax); repeatable' -r -F
+complete -c vg-mcp -l max-filesize -d 'Skip files larger than NUM bytes [config: max_filesize; default: 1048576]' -r
+complete -c vg-mcp -l full-index -d 'Index PATHS completely before answering [config: full_index]'
+complete -c vg-mcp -l skip-outside-root -d 'Skip PATHS outside the project root instead of failing'
+complete -c vg-mcp -s q -l quiet -d 'No notes on stderr; errors are still printed [config: quiet]'
+complete -c vg-mcp -l trust-project-config -d 'Let the project\'s own .vecgrep/config.toml choose commands to run (open_cmd) and where code is sent (embedder_source, embedder_url) [config: trust_project_config, global config only]'
+complete -c vg-mcp -s L -l follow -d 'Follow symbolic links (targets outside the project root are still skipped)'
+complete -c vg-mcp -l hidden -d 'Include hidden files and directories'
+complete -c vg-mcp -l no-ignore -d 'Do not respect .gitignore, .ignore or .vecgrepignore files'
+complete -c vg-mcp -l include-generated -d 'Also index lock files (Cargo.lock, package-lock.json, ...), minified bundles (*.min.js, very long lines) and generated code (*.pb.go, "DO NOT EDIT"/"@generated" headers), which are skipped by default [config: include_generated]'
+complete -c vg-mcp -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c vg-mcp -s V -l version -d 'Print version'

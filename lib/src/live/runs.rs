@@ -1,0 +1,116 @@
+//! Index runs asked for rather than waited for: an index job of vg-serve
+//! (kept in the index, so that it outlives the server) and a run a caller
+//! waits on (vg-mcp's `index` tool). Either wakes the indexer at once; the
+//! run that answers a request is one that began after it.
+
+use anyhow::Result;
+
+use super::{lock, now_ms, LiveIndex};
+use crate::index::IndexSummary;
+use crate::store::{self, JobState};
+
+/// What an index job reads as when its server stopped before the run ended.
+pub const JOB_STOPPED: &str = "the server stopped before the run finished";
+
+/// How an index run ended.
+#[derive(Clone, Debug)]
+pub enum RunOutcome {
+    Completed(IndexSummary),
+    /// Why it failed, or that it was stopped (`JOB_STOPPED`).
+    Failed(String),
+}
+
+/// The runs asked for and run, as the indexer counts them.
+#[derive(Default)]
+pub(super) struct Runs {
+    /// Index jobs asked for since the last run began, by id.
+    jobs: Vec<String>,
+    /// A run was asked for since the last one began.
+    requested: bool,
+    begun: u64,
+    ended: u64,
+    last: Option<RunOutcome>,
+}
+
+/// A place in the order of runs: the run a request will be answered by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunTicket(u64);
+
+impl LiveIndex {
+    /// Ask for an index run now, on behalf of the job `id` (kept in the
+    /// index as running by the caller); the run records how it ended.
+    pub fn start_job(&self, id: String) {
+        let mut state = lock(&self.state);
+        state.runs.jobs.push(id);
+        state.runs.requested = true;
+    }
+
+    /// Ask for an index run now; `run_outcome` answers once it has ended.
+    pub fn request_run(&self) -> RunTicket {
+        let mut state = lock(&self.state);
+        state.runs.requested = true;
+        RunTicket(state.runs.begun + 1)
+    }
+
+    /// How the run of `ticket` (or a later one) ended, once one has.
+    pub fn run_outcome(&self, ticket: RunTicket) -> Option<RunOutcome> {
+        let state = lock(&self.state);
+        (state.runs.ended >= ticket.0).then(|| state.runs.last.clone()).flatten()
+    }
+
+    pub(super) fn run_requested(&self) -> bool {
+        lock(&self.state).runs.requested
+    }
+
+    /// A run begins: it answers every request made so far. Returns the jobs it is for.
+    pub(super) fn begin_run(&self) -> Vec<String> {
+        let mut state = lock(&self.state);
+        state.runs.requested = false;
+        state.runs.begun += 1;
+        std::mem::take(&mut state.runs.jobs)
+    }
+
+    /// A run ended: record it for those waiting, and in the index for `jobs`.
+    pub(super) fn end_run(&self, jobs: &[String], result: &Result<IndexSummary>) {
+        let outcome = match result {
+            Ok(s) if s.cancelled => RunOutcome::Failed(JOB_STOPPED.into()),
+            Ok(s) => RunOutcome::Completed(s.clone()),
+            Err(e) => RunOutcome::Failed(format!("{e:#}")),
+        };
+        self.finish_jobs(jobs, &outcome);
+        let mut state = lock(&self.state);
+        state.runs.ended += 1;
+        state.runs.last = Some(outcome);
+    }
+
+    /// Record in the index how the run of `jobs` ended.
+    fn finish_jobs(&self, jobs: &[String], outcome: &RunOutcome) {
+        if jobs.is_empty() {
+            return;
+        }
+        let now = now_ms();
+        let recorded = store::open_in_place(&self.target.root).and_then(|mut store| {
+            for id in jobs {
+                let Some(mut job) = store.index_job(id)? else { continue };
+                job.finished_ms = Some(now);
+                match outcome {
+                    RunOutcome::Completed(s) => {
+                        job.state = JobState::Completed;
+                        (job.files, job.chunks, job.embedded, job.removed) =
+                            (Some(s.files), Some(s.chunks), Some(s.embedded), Some(s.removed));
+                    }
+                    RunOutcome::Failed(why) => (job.state, job.error) = (JobState::Failed, Some(why.clone())),
+                }
+                store.put_index_job(&job)?;
+            }
+            Ok(())
+        });
+        if let Err(e) = recorded {
+            (self.notes)(&format!(
+                "cannot record how index jobs {} ended: {:#}",
+                jobs.join(", "),
+                anyhow::Error::new(e)
+            ));
+        }
+    }
+}

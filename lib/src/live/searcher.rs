@@ -1,0 +1,104 @@
+//! Searches over a live index from any number of threads: each brings its
+//! own connection to the index; the query model and the vectors in memory
+//! are shared.
+
+use std::sync::{Arc, Mutex};
+
+use anyhow::{anyhow, Result};
+
+use super::{lock, LiveIndex, StoreSlot};
+use crate::embed::LazyEmbedder;
+use crate::project::SearchMode;
+use crate::search::{self, Hit, SearchRequest, VectorTable};
+use crate::store::{self, IndexReader};
+
+/// Searches over a live index, shared by any number of threads; each
+/// thread passes its own store slot (its own connection to the index).
+pub struct Searcher {
+    live: Arc<LiveIndex>,
+    embedder: Mutex<LazyEmbedder>,
+    /// The index's vectors in memory, reloaded when the index changes.
+    vectors: Mutex<Option<Arc<VectorTable>>>,
+}
+
+impl Searcher {
+    pub fn new(live: Arc<LiveIndex>, embedder: LazyEmbedder) -> Self {
+        Searcher { live, embedder: Mutex::new(embedder), vectors: Mutex::new(None) }
+    }
+
+    pub fn live(&self) -> &Arc<LiveIndex> {
+        &self.live
+    }
+
+    /// Load the query model now rather than at the first search.
+    pub fn load_model(&self) -> Result<()> {
+        lock(&self.embedder).get().map(|_| ())
+    }
+
+    /// A search of `query` over the live index's scope.
+    pub fn request<'q>(&self, query: &'q str, k: usize, threshold: f32, mode: SearchMode) -> SearchRequest<'q> {
+        SearchRequest { query, mode, scope: self.live.scope(), k, threshold, filter: Default::default() }
+    }
+
+    /// The best hits for `request`. `store` is the caller's connection,
+    /// opened on first use and dropped after a failure so that the next
+    /// search opens a fresh one (the index may have been rebuilt under it).
+    /// Before the first index run has created the index there is nothing to
+    /// find, which is not a failure.
+    pub fn search(&self, store: &mut StoreSlot, request: &SearchRequest<'_>) -> Result<Vec<Hit>> {
+        let result = self.search_with(store, request);
+        if result.is_err() {
+            *store = None;
+        }
+        result
+    }
+
+    fn search_with(&self, store: &mut StoreSlot, request: &SearchRequest<'_>) -> Result<Vec<Hit>> {
+        if store.is_none() {
+            match store::open_for_reading(&self.live.target.root) {
+                Ok(s) => *store = Some(s),
+                Err(_) if !self.live.progress().ran => return Ok(Vec::new()),
+                Err(e) => return Err(e.into()),
+            }
+        }
+        let store = store.as_deref().ok_or_else(|| anyhow!("no index"))?;
+        let request = &request.clone().narrowed(store)?;
+        let needs_model = search::needs_embedder(request.mode);
+        let vectors = if needs_model { Some(self.current_vectors(store)?) } else { None };
+        // The query is embedded while the word index is searched: they take
+        // about as long as each other, and together most of a search. With
+        // the query model on one thread, each has a core (tokio: 4.2 ms
+        // per /search instead of 5.8 ms, bench/perf.sh).
+        let (vector, lexical) = std::thread::scope(|s| {
+            let embedding = needs_model.then(|| {
+                s.spawn(|| {
+                    let mut embedder = lock(&self.embedder);
+                    search::embed_query(Some(embedder.get()?), request)
+                })
+            });
+            let lexical = search::lexical_ranking(store, vectors.as_deref(), request);
+            let vector = match embedding {
+                Some(handle) => handle.join().unwrap_or_else(|_| Err(anyhow!("embedding the query panicked"))),
+                None => Ok(None),
+            };
+            (vector, lexical)
+        });
+        let (vector, lexical) = (vector?, lexical?);
+        let ranking = search::Ranking { vectors: vectors.as_deref(), vector: vector.as_deref(), lexical };
+        search::search_embedded(store, ranking, request)
+    }
+
+    /// The vectors of the index as it is now: those in memory if the index
+    /// has not changed since they were read, otherwise read again (once, by
+    /// the first search that notices).
+    fn current_vectors(&self, store: &dyn IndexReader) -> Result<Arc<VectorTable>> {
+        let generation = store.generation()?;
+        let mut cached = lock(&self.vectors);
+        if let Some(table) = cached.as_ref().filter(|t| t.generation == generation) {
+            return Ok(Arc::clone(table));
+        }
+        let table = Arc::new(VectorTable::load(store)?);
+        *cached = Some(Arc::clone(&table));
+        Ok(table)
+    }
+}

@@ -1,0 +1,81 @@
+//! How a live index stands: what vg-serve's `/status` and vg-mcp's `status`
+//! tool report, defined once.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::{LiveIndex, StoreSlot};
+use crate::store;
+
+/// Whether an index run is at work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum IndexingState {
+    /// An index run has files to embed: results cover what it has written so far.
+    Indexing,
+    /// The index holds every served file as of the last walk.
+    Ready,
+}
+
+/// The live index as it stands.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct LiveStatus {
+    pub status: IndexingState,
+    /// Files processed so far in the current (or last) run that had work.
+    pub indexed: u64,
+    /// Files that run has to process; null while it is still walking.
+    pub total: Option<u64>,
+    /// Files the index holds now.
+    pub files: u64,
+    /// Chunks the index holds now.
+    pub chunks: u64,
+    /// Chunks stored without a vector (their embedding failed).
+    pub holes: u64,
+    /// The model queries and chunks are embedded with.
+    pub embedder_model: String,
+    /// vecgrep's version.
+    pub version: String,
+    /// The project root, absolute.
+    pub root: String,
+    /// The served paths, relative to the root ("" is the whole root).
+    pub scope: Vec<String>,
+    /// Why the last index run failed, or null.
+    pub error: Option<String>,
+}
+
+impl LiveIndex {
+    /// The status now; `store` is the caller's connection, opened if need be
+    /// (before the first run has made the index, the counts are 0).
+    pub fn status(&self, store: &mut StoreSlot) -> LiveStatus {
+        let t = &self.target;
+        if store.is_none() {
+            *store = store::open_for_reading(&t.root).ok();
+        }
+        let stats = store.as_ref().and_then(|s| s.stats().ok());
+        if stats.is_none() {
+            // The index may have been rebuilt under this connection: reopen next time.
+            *store = None;
+        }
+        let progress = self.progress();
+        LiveStatus {
+            status: if progress.indexing { IndexingState::Indexing } else { IndexingState::Ready },
+            indexed: progress.indexed,
+            total: progress.total,
+            files: stats.as_ref().map_or(0, |s| s.files),
+            chunks: stats.as_ref().map_or(0, |s| s.chunks),
+            holes: stats.as_ref().map_or(0, |s| s.holes),
+            embedder_model: t.config.embedder_model.clone(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            root: t.root.path.to_string_lossy().into_owned(),
+            scope: t.scope_names(),
+            error: progress.error,
+        }
+    }
+
+    /// Whether a first run has ended and none is at work: a search sees
+    /// every served file.
+    pub fn is_ready(&self) -> bool {
+        let progress = self.progress();
+        progress.ran && !progress.indexing
+    }
+}

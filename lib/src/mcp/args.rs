@@ -1,0 +1,196 @@
+//! The `search` tool's arguments as a client sends them, checked into a
+//! search over the live index, and its answer. The JSON Schemas clients see
+//! are derived from these types, doc comments included.
+
+use std::time::SystemTime;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::scope::confine;
+use crate::live::{IndexingState, LiveIndex, LiveStatus};
+use crate::project::{ResolvedConfig, SearchMode};
+use crate::search::{self, FileFilter, Hit, SearchRequest, MAX_K};
+use crate::store::Scope;
+
+/// Arguments of `search`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchArgs {
+    /// What the code does, in plain words: "where do we retry failed
+    /// uploads?". Identifiers work too; at most 4096 bytes.
+    pub query: String,
+    /// How many results to return, 1 to 1000. Default: `top_k` from the
+    /// project's config (10).
+    pub k: Option<usize>,
+    /// Only results from these files or directories, relative to the project
+    /// root (or absolute, inside it). Each must be inside the paths this
+    /// server was started on. Default: all of them.
+    #[serde(default)]
+    pub paths: Vec<String>,
+    /// How results are ranked: `hybrid` (meaning and words fused, the
+    /// default), `semantic` (meaning only) or `lexical` (words only).
+    pub mode: Option<ModeArg>,
+    /// Lowest score returned, -1 to 1. Default: `threshold` from the
+    /// config (0.3).
+    pub threshold: Option<f32>,
+    /// Only files modified at or after this: a span back from now (`2w`,
+    /// `3d`, `12h`, `30m`) or a UTC date (`2026-01-31`).
+    pub changed_within: Option<String>,
+    /// Only files modified before this: a span back from now or a UTC date.
+    pub changed_before: Option<String>,
+    /// Size bounds: `+10k` (at least 10 KiB), `-1M` (at most 1 MiB); suffixes
+    /// b, k, M, G. Several bounds all apply.
+    #[serde(default)]
+    pub size: Vec<String>,
+    /// Leave out paths matching these globs (gitignore syntax, from the
+    /// root): `tests/`, `*.md`, `**/generated/**`.
+    #[serde(default)]
+    pub exclude: Vec<String>,
+}
+
+/// A ranking, as `vg-query --mode` names them.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ModeArg {
+    Hybrid,
+    Semantic,
+    Lexical,
+}
+
+impl From<ModeArg> for SearchMode {
+    fn from(mode: ModeArg) -> SearchMode {
+        match mode {
+            ModeArg::Hybrid => SearchMode::Hybrid,
+            ModeArg::Semantic => SearchMode::Semantic,
+            ModeArg::Lexical => SearchMode::Lexical,
+        }
+    }
+}
+
+/// A search's arguments, checked: everything but the query's text.
+pub(super) struct SearchPlan {
+    pub k: usize,
+    pub threshold: f32,
+    pub mode: SearchMode,
+    pub scope: Scope,
+    pub filter: FileFilter,
+}
+
+impl SearchArgs {
+    /// The search these arguments ask for over `live`, or why not (one
+    /// line a model can act on).
+    pub(super) fn plan(&self, live: &LiveIndex, config: &ResolvedConfig) -> Result<SearchPlan, String> {
+        search::check_query(&self.query).map_err(|e| e.to_string())?;
+        let k = match self.k {
+            None => config.top_k.clamp(1, MAX_K),
+            Some(k) if (1..=MAX_K).contains(&k) => k,
+            Some(k) => return Err(format!("k must be from 1 to {MAX_K}, got {k}")),
+        };
+        let threshold = match self.threshold {
+            None => config.threshold,
+            Some(t) if t.is_finite() && (-1.0..=1.0).contains(&t) => t,
+            Some(t) => return Err(format!("threshold must be from -1 to 1, got {t}")),
+        };
+        let filter = FileFilter::from_flags(
+            self.changed_within.as_deref().filter(|w| !w.is_empty()),
+            self.changed_before.as_deref().filter(|w| !w.is_empty()),
+            &self.size,
+            &self.exclude,
+            SystemTime::now(),
+        )?;
+        let scope = confine(live, &self.paths)?;
+        Ok(SearchPlan { k, threshold, mode: self.mode.map_or(config.mode, SearchMode::from), scope, filter })
+    }
+}
+
+impl SearchPlan {
+    pub(super) fn request<'q>(&self, query: &'q str) -> SearchRequest<'q> {
+        SearchRequest {
+            query,
+            mode: self.mode,
+            scope: self.scope.clone(),
+            k: self.k,
+            threshold: self.threshold,
+            filter: self.filter.clone(),
+        }
+    }
+}
+
+/// The answer of `search`.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct SearchOutput {
+    /// The best matches, best first.
+    pub results: Vec<McpHit>,
+    /// The project root, absolute; each result's `file` is relative to it.
+    pub root: String,
+    /// How far indexing is. While `status` is `indexing`, results come only
+    /// from the files indexed so far.
+    pub index: IndexProgress,
+    /// What to know about these results (indexing under way, nothing
+    /// indexed yet), or null.
+    pub note: Option<String>,
+}
+
+/// One result: a chunk of a file.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct McpHit {
+    /// Path relative to the project root, `/`-separated.
+    pub file: String,
+    /// First line of the chunk, 1-based.
+    pub start_line: usize,
+    /// Last line of the chunk, inclusive.
+    pub end_line: usize,
+    /// How well it matches, higher is better (cosine similarity in
+    /// `semantic` mode; a fused score otherwise).
+    pub score: f64,
+    /// The chunk's text.
+    pub text: String,
+}
+
+impl From<Hit> for McpHit {
+    fn from(hit: Hit) -> McpHit {
+        McpHit {
+            file: hit.file,
+            start_line: hit.start_line,
+            end_line: hit.end_line,
+            score: (f64::from(hit.score) * 10_000.0).round() / 10_000.0,
+            text: hit.text,
+        }
+    }
+}
+
+/// Indexing progress as a search reports it.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct IndexProgress {
+    pub status: IndexingState,
+    /// Files processed so far in the current run.
+    pub indexed: u64,
+    /// Files the run has to process; null while it is still walking.
+    pub total: Option<u64>,
+    /// Files the index holds now.
+    pub files: u64,
+}
+
+impl IndexProgress {
+    pub(super) fn of(status: &LiveStatus) -> IndexProgress {
+        IndexProgress { status: status.status, indexed: status.indexed, total: status.total, files: status.files }
+    }
+
+    /// A note for results that may be partial: the index is being built.
+    pub(super) fn note(&self, ran: bool) -> Option<String> {
+        if self.status == IndexingState::Ready {
+            return None;
+        }
+        let so_far = match self.total {
+            Some(total) => format!("{} of {total} files processed", self.indexed),
+            None => "walking the files".to_string(),
+        };
+        let base = if ran { "re-indexing changed files" } else { "the index is being built" };
+        Some(format!(
+            "{base} ({so_far}; {} files searchable): these results cover only what is indexed so far. \
+             Search again shortly for complete results, or call `index` to wait for it.",
+            self.files
+        ))
+    }
+}

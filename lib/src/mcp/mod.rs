@@ -1,0 +1,104 @@
+//! vg-mcp's server: the Model Context Protocol over stdio, through the
+//! official Rust SDK (rmcp), for coding agents. Like vg-serve it keeps a
+//! warm model and a live index (`live`): it answers at once while a
+//! background thread indexes the served paths, then re-walks them every
+//! `refresh`. What a client may reach is confined to those paths
+//! (`scope.rs`).
+//!
+//! Threads: tokio's (the protocol; tool work on its blocking pool), the
+//! indexer, and one that loads the query model at start, so that the
+//! handshake does not wait for it and the first search waits as little as
+//! it can. `tools.rs` holds the tools, `args.rs` the search's arguments and
+//! answer, `run.rs` the `index` tool's wait.
+
+mod args;
+mod run;
+mod scope;
+mod tools;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use rmcp::ServiceExt;
+
+pub use args::{IndexProgress, McpHit, ModeArg, SearchArgs, SearchOutput};
+pub use run::{IndexArgs, IndexOutput, RunState};
+
+use crate::embed::LazyEmbedder;
+use crate::index::EmbedderPool;
+use crate::live::{LiveIndex, Searcher, Target};
+use tools::{Tools, VecgrepServer};
+
+/// Where the server reports: notes for the user, on stderr (stdout is the protocol's).
+pub trait McpEvents: Send + Sync {
+    fn note(&self, message: &str);
+}
+
+/// Serve MCP on stdin/stdout until the client closes stdin or `shutdown`
+/// is set (a signal). With `config.full_index`, the index is brought up to
+/// date before the first message is read.
+pub fn serve_stdio(
+    target: Target,
+    refresh: Duration,
+    query_embedder: LazyEmbedder,
+    mut index_embedders: EmbedderPool,
+    shutdown: Arc<AtomicBool>,
+    events: Arc<dyn McpEvents>,
+) -> Result<()> {
+    let full_index = target.config.full_index;
+    let notes = Arc::clone(&events);
+    let live = LiveIndex::new(target, Arc::clone(&shutdown), Box::new(move |m| notes.note(m)));
+    if full_index {
+        live.index_once(&mut index_embedders, true)?;
+    }
+    let tools = Arc::new(Tools::new(Searcher::new(Arc::clone(&live), query_embedder)));
+    let preload = Arc::clone(&tools);
+    let model_events = Arc::clone(&events);
+    std::thread::spawn(move || {
+        if let Err(e) = preload.searcher().load_model() {
+            model_events.note(&format!("cannot load the query model: {e:#}"));
+        }
+    });
+    let indexer = live.spawn(index_embedders, refresh, !full_index);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let served = runtime.block_on(serve_until_closed(VecgrepServer::new(tools), &shutdown));
+    shutdown.store(true, Ordering::SeqCst);
+    // The indexer stops after the file in hand; what it wrote is committed.
+    let _ = indexer.join();
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    served
+}
+
+/// Serve until the client leaves or `shutdown` is set.
+async fn serve_until_closed(server: VecgrepServer, shutdown: &AtomicBool) -> Result<()> {
+    let running = tokio::select! {
+        started = server.serve(rmcp::transport::stdio()) => match started {
+            Ok(running) => running,
+            // The client left before the handshake ended: nothing to serve.
+            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+            Err(e) => return Err(anyhow::Error::new(e).context("the MCP handshake failed")),
+        },
+        () = signalled(shutdown) => return Ok(()),
+    };
+    let cancel = running.cancellation_token();
+    tokio::select! {
+        quit = running.waiting() => {
+            quit.context("the MCP session ended abnormally")?;
+        }
+        () = signalled(shutdown) => cancel.cancel(),
+    }
+    Ok(())
+}
+
+/// Resolves once `shutdown` is set.
+async fn signalled(shutdown: &AtomicBool) {
+    while !shutdown.load(Ordering::SeqCst) {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}

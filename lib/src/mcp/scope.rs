@@ -1,0 +1,79 @@
+//! Which files a client's `paths` may reach: only what is inside the
+//! project root and among the paths the server was started on, whatever
+//! the client sends (`..`, absolute paths, symlinks out of the tree).
+
+use std::path::{Path, PathBuf};
+
+use crate::live::LiveIndex;
+use crate::project::{admit_paths, is_under, normalize_lexically};
+use crate::store::Scope;
+
+/// Most paths one request may name.
+const MAX_PATHS: usize = 64;
+
+/// The scope of a search under `paths` (root-relative or absolute inside
+/// the root); no paths is every served path. Err names the first path
+/// refused and why.
+pub(super) fn confine(live: &LiveIndex, paths: &[String]) -> Result<Scope, String> {
+    let served = live.scope();
+    if paths.is_empty() {
+        return Ok(served);
+    }
+    if paths.len() > MAX_PATHS {
+        return Err(format!("at most {MAX_PATHS} paths, got {}", paths.len()));
+    }
+    let root = &live.target.root;
+    let mut prefixes = Vec::with_capacity(paths.len());
+    for path in paths {
+        let rel = inside_root(&root.path, path)?;
+        let admitted = admit_paths(root, &root.path, &[rel], false).map_err(|e| format!("{path}: {e}"))?;
+        for p in admitted.admitted {
+            if !served.prefixes.iter().any(|s| is_under(&p.rel, s)) {
+                return Err(format!(
+                    "{path} is not among the paths this server searches ({}); start vg-mcp on it to search it",
+                    served_list(&served.prefixes)
+                ));
+            }
+            prefixes.push(p.rel);
+        }
+    }
+    Ok(Scope { prefixes, files: served.files })
+}
+
+/// `path` as a path under `root`, decided by its text alone, before the
+/// file system is asked anything about it.
+fn inside_root(root: &Path, path: &str) -> Result<PathBuf, String> {
+    if path.contains('\0') {
+        return Err(format!("{path:?} is not a path"));
+    }
+    let joined = root.join(path);
+    let lexical = normalize_lexically(&joined);
+    if !lexical.starts_with(root) {
+        return Err(format!("refused: {path} is outside the project root {}", root.display()));
+    }
+    Ok(lexical)
+}
+
+fn served_list(prefixes: &[String]) -> String {
+    let names: Vec<&str> = prefixes.iter().map(|p| if p.is_empty() { "." } else { p.as_str() }).collect();
+    names.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_text_of_a_path_must_stay_under_the_root() {
+        let root = Path::new("/work/project");
+        assert_eq!(inside_root(root, "src/a.rs").unwrap(), Path::new("/work/project/src/a.rs"));
+        assert_eq!(inside_root(root, "src/../lib").unwrap(), Path::new("/work/project/lib"));
+        assert_eq!(inside_root(root, ".").unwrap(), Path::new("/work/project"));
+        assert_eq!(inside_root(root, "/work/project/src").unwrap(), Path::new("/work/project/src"));
+        for outside in ["..", "../other", "src/../../other", "/etc/passwd", "/work/projectile", "/"] {
+            let e = inside_root(root, outside).unwrap_err();
+            assert!(e.contains("outside the project root"), "{outside}: {e}");
+        }
+        assert!(inside_root(root, "a\0b").is_err());
+    }
+}

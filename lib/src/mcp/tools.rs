@@ -1,0 +1,149 @@
+//! The tools vg-mcp offers (`search`, `status`, `index`) and what it says
+//! about itself at the handshake. Each tool's work is synchronous (SQLite,
+//! the model) and runs on tokio's blocking threads, so that the protocol
+//! keeps answering (pings, cancellations) meanwhile.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
+use rmcp::service::RequestContext;
+use rmcp::{tool, tool_handler, tool_router, Json, RoleServer, ServerHandler};
+
+use super::args::{IndexProgress, McpHit, SearchArgs, SearchOutput};
+use super::run::{run_and_wait, IndexArgs, IndexOutput};
+use crate::live::{lock, LiveStatus, Searcher, StoreSlot};
+
+/// How long after the start a search waits for the first index run to end
+/// before answering from what there is: a small project is then searched
+/// whole, and a large one still answers within the 2 s an agent's first
+/// call should take.
+const FIRST_RUN_GRACE: Duration = Duration::from_millis(1500);
+
+/// What the tools share: the searcher over the live index, and idle
+/// connections to the index for the blocking threads to borrow.
+pub(super) struct Tools {
+    searcher: Searcher,
+    stores: Mutex<Vec<StoreSlot>>,
+    started: Instant,
+}
+
+impl Tools {
+    pub(super) fn new(searcher: Searcher) -> Tools {
+        Tools { searcher, stores: Mutex::new(Vec::new()), started: Instant::now() }
+    }
+
+    pub(super) fn searcher(&self) -> &Searcher {
+        &self.searcher
+    }
+
+    /// Run `f` with a connection to the index, kept for the next call.
+    fn with_store<T>(&self, f: impl FnOnce(&mut StoreSlot) -> T) -> T {
+        let mut slot = lock(&self.stores).pop().unwrap_or_default();
+        let out = f(&mut slot);
+        lock(&self.stores).push(slot);
+        out
+    }
+
+    fn search(&self, args: &SearchArgs) -> Result<SearchOutput, String> {
+        let live = self.searcher.live();
+        let plan = args.plan(live, &live.target.config)?;
+        while !live.progress().ran && self.started.elapsed() < FIRST_RUN_GRACE {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let (hits, status) = self.with_store(|store| {
+            let hits = self.searcher.search(store, &plan.request(&args.query));
+            (hits, live.status(store))
+        });
+        let hits = hits.map_err(|e| format!("search failed: {e:#}"))?;
+        let index = IndexProgress::of(&status);
+        let note = index.note(live.progress().ran).or_else(|| {
+            (status.files == 0).then(|| "the index holds no files: nothing under the served paths was admitted".into())
+        });
+        Ok(SearchOutput { results: hits.into_iter().map(McpHit::from).collect(), root: status.root, index, note })
+    }
+
+    fn status(&self) -> LiveStatus {
+        self.with_store(|store| self.searcher.live().status(store))
+    }
+}
+
+/// The MCP server: the tools behind rmcp's router.
+#[derive(Clone)]
+pub(super) struct VecgrepServer {
+    tools: Arc<Tools>,
+    tool_router: ToolRouter<Self>,
+}
+
+/// A blocking call's result, or why the thread running it failed.
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, String> {
+    tokio::task::spawn_blocking(f).await.map_err(|e| format!("internal error: {e}"))
+}
+
+#[tool_router]
+impl VecgrepServer {
+    pub(super) fn new(tools: Arc<Tools>) -> VecgrepServer {
+        VecgrepServer { tools, tool_router: Self::tool_router() }
+    }
+
+    /// Find code by what it does, in plain words, over this project:
+    /// "where do we retry failed uploads?", "parse the config file",
+    /// "html escaping". Returns the best matching chunks of files (path,
+    /// lines, score, text), best first. Use it before grep when you do not
+    /// know the identifiers. It answers while the index is still being
+    /// built, from what is indexed so far, and says so in `note`.
+    #[tool(annotations(read_only_hint = true, open_world_hint = false))]
+    async fn search(&self, params: Parameters<SearchArgs>) -> Result<Json<SearchOutput>, String> {
+        let tools = Arc::clone(&self.tools);
+        blocking(move || tools.search(&params.0)).await?.map(Json)
+    }
+
+    /// How the index stands: whether a run is indexing (and how far it
+    /// is), the files and chunks it holds, the model, the project root and
+    /// the paths this server searches.
+    #[tool(annotations(read_only_hint = true, open_world_hint = false))]
+    async fn status(&self) -> Result<Json<LiveStatus>, String> {
+        let tools = Arc::clone(&self.tools);
+        blocking(move || tools.status()).await.map(Json)
+    }
+
+    /// Bring the index up to date now, rather than at the next refresh (a
+    /// few seconds): files changed, added or deleted since are re-indexed.
+    /// Waits for the run to end (up to `wait_seconds`), sending progress
+    /// notifications if the request asks for them.
+    #[tool(annotations(
+        read_only_hint = false,
+        destructive_hint = false,
+        idempotent_hint = true,
+        open_world_hint = false
+    ))]
+    async fn index(
+        &self,
+        params: Parameters<IndexArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<Json<IndexOutput>, String> {
+        run_and_wait(Arc::clone(self.tools.searcher().live()), &params.0, &ctx).await.map(Json)
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for VecgrepServer {
+    fn get_info(&self) -> ServerConfig {
+        let target = &self.tools.searcher().live().target;
+        let scope: Vec<String> =
+            target.scope_names().into_iter().map(|s| if s.is_empty() { ".".into() } else { s }).collect();
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(
+                Implementation::new("vecgrep", env!("CARGO_PKG_VERSION")).with_title("vecgrep: semantic code search"),
+            )
+            .with_instructions(format!(
+                "Semantic code search over the project at {} (paths: {}). Call `search` with a plain-English \
+                 description of the code you are looking for; results are chunks of files with line numbers, \
+                 best first. Paths in arguments and results are relative to that root.",
+                target.root.path.display(),
+                scope.join(", ")
+            ))
+    }
+}

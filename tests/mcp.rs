@@ -1,0 +1,253 @@
+//! vg-mcp driven by a real MCP client: the official Python SDK (`mcp` from
+//! PyPI, installed by scripts/mcp-client-venv.sh, which scripts/test.sh
+//! runs) through tests/mcp/client.py, on temporary trees.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::common::*;
+
+/// The Python with the MCP SDK: $VECGREP_MCP_PYTHON, or the venv
+/// scripts/mcp-client-venv.sh makes.
+fn python() -> PathBuf {
+    if let Some(p) = std::env::var_os("VECGREP_MCP_PYTHON") {
+        return PathBuf::from(p);
+    }
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache"));
+    let venv = cache.join("vecgrep/mcp-client-venv/bin/python");
+    assert!(
+        venv.is_file(),
+        "the MCP client tests need the Python SDK: run scripts/mcp-client-venv.sh (scripts/test.sh does)"
+    );
+    venv
+}
+
+/// Run `steps` against `command` (a tool and its arguments) in the tree,
+/// as the SDK client in `mode` ("handshake" or "auto"); one record per
+/// step, after the connect record.
+fn session(t: &Tree, mode: &str, command: &[&str], steps: Value) -> Vec<Value> {
+    let mut argv = vec![bin(command[0]).to_string_lossy().into_owned()];
+    argv.extend(command[1..].iter().map(|a| a.to_string()));
+    let plan = json!({
+        "command": argv,
+        "cwd": t.path(),
+        "mode": mode,
+        "env": {"XDG_CONFIG_HOME": t.config_home.path()},
+        "steps": steps,
+    });
+    let plan_file = t.config_home.path().join("plan.json");
+    std::fs::write(&plan_file, plan.to_string()).unwrap();
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/mcp/client.py");
+    let out = Command::new(python()).arg(script).arg(&plan_file).stdin(Stdio::null()).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "the client failed: {text}\n{}", String::from_utf8_lossy(&out.stderr));
+    let records: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(records.len(), steps_len(&plan), "{text}");
+    records
+}
+
+fn steps_len(plan: &Value) -> usize {
+    plan["steps"].as_array().unwrap().len() + 1
+}
+
+fn search(args: Value) -> Value {
+    json!({"op": "call", "tool": "search", "args": args})
+}
+
+/// A tool call's structured content, asserting it succeeded.
+fn structured(record: &Value) -> &Value {
+    let result = &record["result"];
+    assert_eq!(result["isError"], false, "{record}");
+    let content = &result["structuredContent"];
+    // The text content is the same JSON, for clients that read only text.
+    let text: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(&text, content);
+    content
+}
+
+/// A tool call's error text, asserting it failed as a tool error (which a
+/// model reads and can act on), not a protocol error.
+fn tool_error(record: &Value) -> String {
+    assert_eq!(record["result"]["isError"], true, "{record}");
+    record["result"]["content"][0]["text"].as_str().unwrap().to_string()
+}
+
+fn files_of(content: &Value) -> Vec<String> {
+    content["results"].as_array().unwrap().iter().map(|h| h["file"].as_str().unwrap().to_string()).collect()
+}
+
+#[test]
+fn an_agent_lists_the_tools_and_finds_code_by_meaning() {
+    let t = sample_project();
+    let r = session(
+        &t,
+        "handshake",
+        &["vg-mcp"],
+        json!([
+            {"op": "list_tools"},
+            search(json!({"query": "retry failed uploads", "k": 1})),
+            {"op": "call", "tool": "status"},
+            {"op": "write", "path": t.path().join("src/airship.py"), "text": "def launch_zeppelin(crew):\n    return crew.board()\n"},
+            {"op": "call", "tool": "index", "args": {}},
+            search(json!({"query": "launch the zeppelin", "k": 1, "mode": "lexical"})),
+            search(json!({"query": "x", "k": 0})),
+            search(json!({"query": "x", "top_k": 3})),
+            search(json!({"query": "   "})),
+            {"op": "call", "tool": "no_such_tool"},
+        ]),
+    );
+    let connect = &r[0];
+    assert_eq!(connect["server_info"]["name"], "vecgrep");
+    assert!(connect["instructions"].as_str().unwrap().contains(&*t.path().to_string_lossy()));
+    let tools = r[1]["result"]["tools"].as_array().unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names.len(), 3);
+    for name in ["search", "status", "index"] {
+        assert!(names.contains(&name), "{names:?}");
+    }
+    let search_tool = tools.iter().find(|t| t["name"] == "search").unwrap();
+    let props = &search_tool["inputSchema"]["properties"];
+    for arg in ["query", "k", "paths", "mode", "threshold", "changed_within", "changed_before", "size", "exclude"] {
+        assert!(props.get(arg).is_some(), "search has no argument {arg}: {props}");
+    }
+    assert_eq!(search_tool["inputSchema"]["required"], json!(["query"]));
+    assert!(search_tool["outputSchema"]["properties"]["results"].is_object(), "{search_tool}");
+    assert_eq!(search_tool["annotations"]["readOnlyHint"], true);
+
+    let found = structured(&r[2]);
+    let hit = &found["results"][0];
+    assert_eq!(hit["file"], "src/upload.py", "{found}");
+    assert!(hit["start_line"].as_u64().unwrap() >= 1 && hit["end_line"].as_u64() >= hit["start_line"].as_u64());
+    assert!(hit["score"].as_f64().unwrap() > 0.3 && hit["text"].as_str().unwrap().contains("upload_with_retry"));
+    assert_eq!(found["root"], t.path().to_string_lossy().as_ref());
+
+    let status = structured(&r[3]);
+    assert_eq!((status["files"].as_u64(), status["embedder_model"].as_str()), (Some(4), Some("all-MiniLM-L6-v2")));
+
+    let run = structured(&r[5]);
+    assert_eq!((run["status"].as_str(), run["files"].as_u64()), (Some("completed"), Some(5)), "{run}");
+    assert_eq!(files_of(structured(&r[6])), ["src/airship.py"], "the run indexed the new file");
+
+    assert!(tool_error(&r[7]).contains("k must be from 1 to 1000"));
+    assert!(tool_error(&r[8]).contains("unknown field `top_k`"), "a misspelt argument is not ignored");
+    assert!(tool_error(&r[9]).contains("the query is empty"));
+    assert!(r[10]["error"]["message"].as_str().unwrap().contains("tool not found"), "{}", r[10]);
+}
+
+#[test]
+fn nothing_outside_the_served_paths_is_reached() {
+    let t = sample_project();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.py"), "def upload_the_passwords():\n    retry_failed_uploads()\n")
+        .unwrap();
+    std::os::unix::fs::symlink(outside.path(), t.path().join("src/escape")).unwrap();
+    let outside_path = outside.path().canonicalize().unwrap();
+    let r = session(
+        &t,
+        "handshake",
+        &["vg-mcp", "--full-index", "src"],
+        json!([
+            search(json!({"query": "retry failed uploads", "paths": ["/etc"]})),
+            search(json!({"query": "retry failed uploads", "paths": ["../"]})),
+            search(json!({"query": "retry failed uploads", "paths": ["src/../../x"]})),
+            search(json!({"query": "retry failed uploads", "paths": [outside_path]})),
+            search(json!({"query": "retry failed uploads", "paths": ["src/escape"]})),
+            search(json!({"query": "retry failed uploads", "paths": ["docs"]})),
+            search(json!({"query": "retry failed uploads", "paths": ["src/missing.py"]})),
+            search(json!({"query": "retry failed uploads", "paths": ["src/config.py"], "threshold": -1})),
+            search(json!({"query": "retry failed uploads", "k": 20, "threshold": -1})),
+            {"op": "call", "tool": "status"},
+        ]),
+    );
+    for (i, why) in [
+        (1, "outside the project root"),
+        (2, "outside the project root"),
+        (3, "outside the project root"),
+        (4, "outside the project root"),
+        (5, "outside the project root"),
+        (6, "not among the paths this server searches (src)"),
+        (7, "missing.py"),
+    ] {
+        let e = tool_error(&r[i]);
+        assert!(e.contains(why), "step {i}: {e}");
+    }
+    assert_eq!(files_of(structured(&r[8])), ["src/config.py"], "a path narrows the search");
+    let everything = files_of(structured(&r[9]));
+    assert!(everything.iter().all(|f| f.starts_with("src/") && !f.contains("secret")), "{everything:?}");
+    assert!(!everything.contains(&"docs/guide.md".to_string()));
+    let status = structured(&r[10]);
+    assert_eq!((status["files"].as_u64(), &status["scope"]), (Some(3), &json!(["src"])), "nothing outside was indexed");
+}
+
+#[test]
+fn the_first_search_answers_while_indexing_and_says_how_far_it_is() {
+    let t = sample_project();
+    for i in 0..1500 {
+        t.write(
+            &format!("gen/mod{i:04}.py"),
+            &format!("def handler_{i}(request):\n    \"\"\"Handle request number {i} and log it.\"\"\"\n    return request.reply({i})\n"),
+        );
+    }
+    let r = session(
+        &t,
+        "handshake",
+        &["vg-mcp"],
+        json!([
+            search(json!({"query": "retry failed uploads", "k": 3})),
+            {"op": "call", "tool": "index", "args": {"wait_seconds": 300}, "progress": true},
+            search(json!({"query": "retry failed uploads", "k": 3})),
+        ]),
+    );
+    let early = structured(&r[1]);
+    assert_eq!(early["index"]["status"], "indexing", "{early}");
+    let note = early["note"].as_str().unwrap();
+    assert!(note.contains("the index is being built") && note.contains("files processed"), "{note}");
+    assert!(early["index"]["files"].as_u64().unwrap() < 1504);
+    let run = structured(&r[2]);
+    assert_eq!(run["status"], "completed", "{run}");
+    let progress = r[2]["progress"].as_array().unwrap();
+    assert!(!progress.is_empty(), "a waiting index call hears how far the run is: {r:?}");
+    assert!(progress.last().unwrap()["message"].as_str().unwrap().contains("files"), "{progress:?}");
+    let later = structured(&r[3]);
+    assert_eq!((later["index"]["status"].as_str(), later["note"].is_null()), (Some("ready"), true), "{later}");
+    assert_eq!(later["results"][0]["file"], "src/upload.py");
+}
+
+#[test]
+fn the_current_protocol_revision_and_the_porcelain() {
+    let t = sample_project();
+    // The SDK's "auto" mode asks for the newest revision (no handshake).
+    let r = session(
+        &t,
+        "auto",
+        &["vecgrep", "--mcp", "src"],
+        json!([search(json!({"query": "read the settings file", "k": 1, "exclude": ["*.py"]}))]),
+    );
+    assert_eq!(r[0]["protocol_version"], "2026-07-28");
+    assert!(r[0]["instructions"].as_str().unwrap().contains("(paths: src)"), "{}", r[0]);
+    let found = structured(&r[1]);
+    assert!(files_of(found).iter().all(|f| !f.ends_with(".py")), "{found}");
+}
+
+#[test]
+fn it_exits_when_the_client_leaves_and_survives_garbage() {
+    let t = sample_project();
+    // No client at all: stdin closed at once.
+    let start = Instant::now();
+    let out = run(t.cmd("vg-mcp", ".").stdin(Stdio::null()));
+    assert_code(&out, 0);
+    assert!(start.elapsed() < Duration::from_secs(60));
+    // Lines that are not JSON-RPC, then a proper handshake: the server answers it.
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let input = format!("this is not json\n{{\"jsonrpc\": \"2.0\"}}\n[1,2]\n{init}\n");
+    let out = run_with_input(&mut t.cmd("vg-mcp", "."), input.as_bytes());
+    assert_code(&out, 0);
+    let answered: Vec<Value> = stdout(&out).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    assert!(answered.iter().any(|m| m["id"] == 1 && m["result"]["serverInfo"]["name"] == "vecgrep"), "{answered:?}");
+}
