@@ -139,16 +139,19 @@ fn vecgrep_i_starts_with_a_query_and_paths_and_esc_quits_with_130() {
 #[test]
 fn results_come_while_indexing_and_quitting_leaves_the_index_consistent() {
     let t = sample_project();
+    // Larger than the sample files, which a live run therefore embeds first.
     for i in 0..600 {
-        t.write(
-            &format!("zz/mod{i:03}.py"),
-            &format!("def handler_{i}(request):\n    return request.reply({i}, 'handled request number {i}')\n"),
-        );
+        let handlers: String = (0..4)
+            .map(|j| {
+                format!("def handler_{i}_{j}(request):\n    return request.reply({i}, 'handled request {i}.{j}')\n\n")
+            })
+            .collect();
+        t.write(&format!("zz/mod{i:03}.py"), &handlers);
     }
     let p = Picker::start(&t, "vg-pick", &[]);
     p.wait_for("the indexing status", |s| s.contains("indexing "));
     p.type_text("retry a failed upload");
-    // The sample files come first in the walk: they are found while the rest is indexed.
+    // The sample files, the smallest, are found while the rest is indexed.
     let screen = p.wait_for("results", |s| !rows(s).is_empty());
     assert!(rows(&screen)[0].contains("src/upload.py:"), "{screen}");
     assert!(screen.contains("indexing "), "the results came after indexing ended, not during it:\n{screen}");

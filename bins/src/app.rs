@@ -230,6 +230,7 @@ pub fn index_blocking(
         config: &inv.config,
         reindex: how.reindex,
         warn_on_large: true,
+        smallest_first: false,
     };
     let result = vecgrep::index::run(&request, embedders, &mut obs);
     obs.finish();

@@ -112,6 +112,12 @@ pub struct IndexRequest<'a> {
     pub reindex: bool,
     /// Whether BlockingIndexMayWarnAndAbort applies (blocking runs only).
     pub warn_on_large: bool,
+    /// Embed the smallest files first rather than in the walk's order: a
+    /// run searched while it works (a server's) then makes the most files
+    /// searchable soonest, instead of holding every file behind a large one
+    /// early in the walk. Blocking runs keep the walk's order, which their
+    /// records follow.
+    pub smallest_first: bool,
 }
 
 /// The files a walk found, for scoping a search to the same filters.
@@ -300,6 +306,7 @@ mod tests {
             config: &config,
             reindex: false,
             warn_on_large: false,
+            smallest_first: false,
         };
         let gate = Arc::new(Gate { others_embedded: Mutex::new(false), changed: Condvar::new() });
         let shared = Arc::clone(&gate);
@@ -310,5 +317,72 @@ mod tests {
             (summary.files, summary.embedded),
             (1 + 2 * embedders::PARALLEL_FILES as u64, 1 + 2 * embedders::PARALLEL_FILES as u64)
         );
+    }
+
+    /// Vectors whose meaning no test here looks at.
+    struct Flat;
+
+    impl Embedder for Flat {
+        fn model_name(&self) -> &str {
+            "all-MiniLM-L6-v2"
+        }
+
+        fn dims(&self) -> usize {
+            4
+        }
+
+        fn embed(&mut self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+            Ok(texts.iter().map(|_| vec![1.0, 0.0, 0.0, 0.0]).collect())
+        }
+
+        fn count_tokens(&self, text: &str) -> usize {
+            text.split_whitespace().count() + 2
+        }
+    }
+
+    #[derive(Default)]
+    struct Order(Vec<String>);
+
+    impl IndexObserver for Order {
+        fn note(&mut self, _: &str) {}
+        fn planned(&mut self, _: usize, _: usize) {}
+        fn confirm_large(&mut self, _: usize, _: u64) -> bool {
+            true
+        }
+        fn skipped(&mut self, _: &Skip) {}
+        fn file(&mut self, rel: &str, _: FileOutcome, _: u64) {
+            self.0.push(rel.to_string());
+        }
+        fn progress(&mut self, _: usize, _: usize, _: u64) {}
+    }
+
+    #[test]
+    fn a_run_searched_while_it_works_embeds_the_smallest_files_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = ProjectRoot { path: dir.path().canonicalize().unwrap(), marker: RootMarker::None };
+        for (name, words) in [("a.txt", 300), ("b.txt", 5), ("c.txt", 40), ("d.txt", 5)] {
+            std::fs::write(root.path.join(name), "word ".repeat(words)).unwrap();
+        }
+        let paths = [AdmittedPath { abs: root.path.clone(), rel: String::new(), is_dir: true }];
+        let walk = WalkOptions { max_filesize: 1 << 20, ..Default::default() };
+        let config = ConfigLayers::default().resolve().unwrap();
+        let order_of = |smallest_first: bool| {
+            let _ = std::fs::remove_dir_all(root.path.join(".vecgrep"));
+            let req = IndexRequest {
+                root: &root,
+                paths: &paths,
+                walk: &walk,
+                config: &config,
+                reindex: false,
+                warn_on_large: false,
+                smallest_first,
+            };
+            let mut pool = EmbedderPool::with_cores(|_| Ok(Box::new(Flat) as Box<dyn Embedder>), 2);
+            let mut order = Order::default();
+            run(&req, &mut pool, &mut order).unwrap();
+            order.0
+        };
+        assert_eq!(order_of(true), ["b.txt", "d.txt", "c.txt", "a.txt"]);
+        assert_eq!(order_of(false), ["a.txt", "b.txt", "c.txt", "d.txt"]);
     }
 }

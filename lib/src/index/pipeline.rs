@@ -18,6 +18,11 @@ use crate::store::{FileState, FileWrite, IndexWriter, StoredFile};
 
 /// Chunks written per transaction: bounds the work lost to a kill.
 const WRITE_BATCH_CHUNKS: usize = 256;
+/// Chunks of a run's first transaction; each next one may hold twice as
+/// many, up to `WRITE_BATCH_CHUNKS`. A server searching while it indexes a
+/// cold tree then finds the first files within moments of the start, not
+/// after a full batch has been embedded (seconds, at the model's pace).
+const FIRST_BATCH_CHUNKS: usize = 16;
 /// Files written per transaction, however few chunks they have.
 const WRITE_BATCH_FILES: usize = 64;
 /// Files read ahead of the embedders, per embedder: keeps them busy while
@@ -146,9 +151,7 @@ impl Pipeline<'_, '_> {
         while let Some(prepared) = self.ready.remove(&self.next_emit) {
             let f = self.work[self.next_emit];
             record(prepared, f, self.stored.get(&f.rel), &mut self.batch, summary, obs);
-            if self.batch.chunks >= WRITE_BATCH_CHUNKS
-                || self.batch.writes.len() + self.batch.touches.len() >= WRITE_BATCH_FILES
-            {
+            if self.batch.is_full() {
                 self.batch.flush(store)?;
             }
             self.next_emit += 1;
@@ -191,14 +194,25 @@ struct Batch {
     touches: Vec<(String, FileState)>,
     removals: Vec<String>,
     chunks: usize,
+    /// Transactions written so far in this run.
+    flushed: u32,
 }
 
 impl Batch {
+    /// Whether the batch should be written now: by the files it holds, or
+    /// by its chunks against a bound that grows with each transaction.
+    fn is_full(&self) -> bool {
+        let chunk_bound = FIRST_BATCH_CHUNKS.saturating_mul(1 << self.flushed.min(8)).min(WRITE_BATCH_CHUNKS);
+        self.chunks >= chunk_bound || self.writes.len() + self.touches.len() >= WRITE_BATCH_FILES
+    }
+
     fn flush(&mut self, store: &mut dyn IndexWriter) -> Result<()> {
+        let mut flushed = self.flushed;
         if !self.writes.is_empty() || !self.touches.is_empty() || !self.removals.is_empty() {
             store.write_batch(&self.writes, &self.touches, &self.removals)?;
+            flushed += 1;
         }
-        *self = Batch::default();
+        *self = Batch { flushed, ..Batch::default() };
         Ok(())
     }
 }
@@ -246,5 +260,29 @@ fn record(
             batch.writes.push(write);
             obs.file(&f.rel, FileOutcome::Indexed, n);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_transactions_are_small_and_the_bound_grows_to_the_full_batch() {
+        let bounds: Vec<usize> = (0..7)
+            .map(|flushed| {
+                let mut batch = Batch { flushed, ..Batch::default() };
+                while !batch.is_full() {
+                    batch.chunks += 1;
+                }
+                batch.chunks
+            })
+            .collect();
+        assert_eq!(bounds, [16, 32, 64, 128, 256, 256, 256]);
+        let many_files = Batch {
+            touches: vec![(String::new(), FileState { size: 0, mtime_ns: 0, hash: Vec::new() }); WRITE_BATCH_FILES],
+            ..Batch::default()
+        };
+        assert!(many_files.is_full());
     }
 }

@@ -27,7 +27,8 @@ pub(super) struct Plan<'w> {
     pub stored: HashMap<String, StoredFile>,
     /// Stored files to remove: deleted, now ignored or no longer indexable.
     pub removals: Vec<String>,
-    /// Walked files whose content may have changed, in the walk's order.
+    /// Walked files whose content may have changed, in the walk's order
+    /// (or smallest first, as the request asks).
     pub work: Vec<&'w WalkedFile>,
     pub walked: WalkedSet,
 }
@@ -116,6 +117,10 @@ pub(super) fn plan<'w>(
             }
             _ => work.push(f),
         }
+    }
+    if req.smallest_first {
+        // Stable: files of one size keep the walk's order.
+        work.sort_by_key(|f| f.size);
     }
     removals.extend(stale_entries(req, &stored, &walked_set, &removals, &error_dirs));
     removals.sort();

@@ -134,6 +134,7 @@ impl LiveIndex {
             config: &t.config,
             reindex: false,
             warn_on_large: false,
+            smallest_first: true,
         };
         let mut observer = LiveObserver { live: self, first };
         let result = index::run(&request, embedders, &mut observer);
