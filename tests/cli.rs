@@ -4,6 +4,7 @@
 
 mod common;
 
+mod concepts;
 mod contract;
 mod docs;
 mod filters;

@@ -23,6 +23,27 @@ struct StrictHit {
     score: f64,
     text: String,
     query: String,
+    #[serde(default)]
+    concepts: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct StrictJudgement {
+    r#type: String,
+    v: u32,
+    query: String,
+    verdict: String,
+    coverage: f64,
+    covered: Vec<String>,
+    missing: Vec<String>,
+    top_score: Option<f64>,
+    margin: Option<f64>,
+    files: u64,
+    reasons: Vec<String>,
+    #[serde(default)]
+    concepts: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -133,6 +154,7 @@ fn check(record: &Value) -> String {
         "stats" => serde_json::from_value::<StrictStats>(r).map(|_| ()),
         "listening" => serde_json::from_value::<StrictListening>(r).map(|_| ()),
         "verify" => serde_json::from_value::<StrictVerify>(r).map(|_| ()),
+        "judgement" => serde_json::from_value::<StrictJudgement>(r).map(|_| ()),
         other => panic!("record type {other} is not in the contract"),
     };
     result.unwrap_or_else(|e| panic!("{kind} record does not match the contract: {e}\n{record}"));
@@ -143,7 +165,15 @@ fn check(record: &Value) -> String {
 fn golden_samples_follow_the_contract() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../spec/samples");
     let mut kinds = std::collections::BTreeSet::new();
-    for name in ["hits.ndjson", "index.ndjson", "root.ndjson", "stats.ndjson", "listening.ndjson", "verify.ndjson"] {
+    for name in [
+        "hits.ndjson",
+        "judged.ndjson",
+        "index.ndjson",
+        "root.ndjson",
+        "stats.ndjson",
+        "listening.ndjson",
+        "verify.ndjson",
+    ] {
         let text = read(&dir.join(name));
         assert!(!text.trim().is_empty(), "{name} is empty");
         for (i, line) in text.lines().enumerate() {
@@ -152,10 +182,13 @@ fn golden_samples_follow_the_contract() {
             if name == "hits.ndjson" {
                 vecgrep::records::parse_hit_line(line, i + 1).unwrap().expect("a hit");
             }
+            if name == "judged.ndjson" {
+                vecgrep::records::parse_stream_line(line, i + 1).unwrap().expect("a hit or a judgement");
+            }
         }
     }
     let expected: std::collections::BTreeSet<String> =
-        ["hit", "root", "file", "skip", "summary", "stats", "listening", "verify"]
+        ["hit", "root", "file", "skip", "summary", "stats", "listening", "verify", "judgement"]
             .into_iter()
             .map(String::from)
             .collect();
@@ -170,6 +203,7 @@ fn the_tools_write_what_the_contract_says() {
     for o in [
         run(&mut t.cmd("vg-index", ".")),
         run(t.cmd("vg-query", ".").args(["--threshold", "-1", "retry"])),
+        run(t.cmd("vg-query", ".").args(["--judge", "retry"])),
         run(t.cmd("vg-root", ".").arg("--json")),
         run(t.cmd("vg-index", ".").args(["--stats", "--json"])),
         run(t.cmd("vg-index", ".").args(["--verify", "--json"])),
@@ -186,5 +220,5 @@ fn the_tools_write_what_the_contract_says() {
     let _ = server.kill();
     let _ = server.wait();
     seen.insert(check(&serde_json::from_str(&first).unwrap()));
-    assert_eq!(seen.len(), 8, "{seen:?}");
+    assert_eq!(seen.len(), 9, "{seen:?}");
 }

@@ -206,7 +206,7 @@ pub struct IndexCli {
     name = "vg-query",
     version,
     about = "Search a project by meaning; print hits as NDJSON",
-    long_about = "Search a project by meaning; print hits as NDJSON.\n\nBrings the index up to date for PATHS first (unless --no-index), embeds QUERY, and prints the best chunks, best first (neighbouring chunks of one place joined into one hit of up to 40 lines), one JSON record per line: type, v, root, file (relative to root), start_line, end_line, score, text, query. Results are limited to PATHS (default: the current directory) and to the filter options, as in ripgrep.\n\nExit status: 0 with results, 1 without, 2 on error.",
+    long_about = "Search a project by meaning; print hits as NDJSON.\n\nBrings the index up to date for PATHS first (unless --no-index), embeds QUERY, and prints the best chunks, best first (neighbouring chunks of one place joined into one hit of up to 40 lines), one JSON record per line: type, v, root, file (relative to root), start_line, end_line, score, text, query, and concepts when the hit mentions a concept the query named. Results are limited to PATHS (default: the current directory) and to the filter options, as in ripgrep.\n\nConcepts are the project's own words for things its code names otherwise: markdown files in .vecgrep/kg/ (and kg/ beside the global config) with a title and a `synonyms::` line. A query naming one is searched with all its words. With --judge a judgement record ends the stream: whether the hits look like they answer the query, and why not.\n\nExit status: 0 with results, 1 without, 2 on error.",
     after_help = "Examples:\n  vg-query \"where are retries configured\" src/\n  vg-query -k 50 \"timeouts\" | vg-format -C 3\n  vg-query \"parse the config file\" | vg-format --files | xargs wc -l\n  vg-query \"auth\" | jq -r .file | sort -u"
 )]
 pub struct QueryCli {
@@ -228,6 +228,9 @@ pub struct QueryCli {
     /// Skip PATHS outside the project root instead of failing.
     #[arg(long)]
     pub skip_outside_root: bool,
+    /// End with a judgement record: whether the hits look like they answer the query, and why not.
+    #[arg(long)]
+    pub judge: bool,
     /// No progress or notes on stderr (errors are still printed).
     #[arg(short, long)]
     pub quiet: bool,

@@ -77,11 +77,13 @@ impl Mode {
         }
     }
 
-    /// Flags of the mode's tool that the porcelain adds itself (the mode's own).
+    /// Flags of the mode's first tool that the porcelain adds itself (the mode's own).
     fn own_flags(self) -> &'static [&'static str] {
         match self {
             Mode::Stats => &["--stats"],
             Mode::ClearCache => &["--clear-cache"],
+            // vg-format shows the judgement's hint on a terminal only.
+            Mode::Search => &["--judge"],
             _ => &[],
         }
     }
@@ -115,7 +117,9 @@ pub fn plan(
         .iter()
         .enumerate()
         .map(|(i, (tool, ids))| {
-            let mut argv: Vec<OsString> = mode.own_flags().iter().map(OsString::from).collect();
+            // The mode's own flags are the first tool's.
+            let own = if i == 0 { mode.own_flags() } else { &[] };
+            let mut argv: Vec<OsString> = own.iter().map(OsString::from).collect();
             for id in expand_groups(porcelain, ids) {
                 argv.extend(forwarded(porcelain, matches, &id));
             }
@@ -279,7 +283,10 @@ mod tests {
         let argv = |i: usize| runs[i].1.iter().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>();
         assert_eq!(
             (runs[0].0, argv(0)),
-            ("vg-query", vec!["--top-k".into(), "5".into(), "--".into(), "retry".into(), "src".into()])
+            (
+                "vg-query",
+                vec!["--judge".into(), "--top-k".into(), "5".into(), "--".into(), "retry".into(), "src".into()]
+            )
         );
         assert_eq!((runs[1].0, argv(1)), ("vg-format", Vec::<String>::new()));
     }

@@ -7,7 +7,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use crate::project::relative_to;
-use crate::records::{write_record, HitRecord};
+use crate::records::{write_record, HitRecord, JudgementRecord};
 
 /// How a stream of hits is rendered.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -156,6 +156,20 @@ pub fn render(out: &mut dyn Write, hits: &[HitRecord], opts: &FormatOptions) -> 
     Ok(())
 }
 
+/// The line a person sees after results that look insufficient (Pretty
+/// mode only: a pipe gets results, not advice).
+pub fn render_judgement(out: &mut dyn Write, judgement: &JudgementRecord, opts: &FormatOptions) -> io::Result<()> {
+    if opts.mode != OutputMode::Pretty || !judgement.is_insufficient() {
+        return Ok(());
+    }
+    let why = if judgement.reasons.is_empty() { "no reason given".to_string() } else { judgement.reasons.join("; ") };
+    let hint = format!(
+        "note: these results may not answer the query: {why}. Try other words, or teach vecgrep the project's own in .vecgrep/kg/ (see the README)."
+    );
+    writeln!(out)?;
+    writeln!(out, "{}", paint(opts.color, DIM, &hint))
+}
+
 /// Hits grouped by display path, files in order of their best hit.
 fn per_file<'h>(hits: &'h [HitRecord], cwd: &Path) -> Vec<(String, Vec<&'h HitRecord>)> {
     let mut order: Vec<(String, Vec<&HitRecord>)> = Vec::new();
@@ -264,7 +278,10 @@ fn render_lines(out: &mut dyn Write, hits: &[HitRecord], opts: &FormatOptions) -
             let shown = best_lines(h, opts.lines_per_hit);
             if heading {
                 let score = format!("{:.3}", h.score);
-                let span = format!("lines {}-{}", h.start_line, h.end_line);
+                let mut span = format!("lines {}-{}", h.start_line, h.end_line);
+                if !h.concepts.is_empty() {
+                    span.push_str(&format!("  concept: {}", h.concepts.join(", ")));
+                }
                 writeln!(out, "{}  {}", paint(c, score_color(h.score), &score), paint(c, DIM, &span))?;
             }
             let mut wanted: Vec<(usize, bool)> = Vec::new();
@@ -331,6 +348,7 @@ mod tests {
             score: 0.5,
             text: text.into(),
             query: Some(query.into()),
+            concepts: Vec::new(),
         }
     }
 

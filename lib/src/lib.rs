@@ -16,7 +16,9 @@
 //! | [`embed`] | the `Embedder` seam: local ONNX model, remote server | text → vectors |
 //! | [`store`] | the index on disk behind `IndexReader` / `IndexWriter` | writes → answers |
 //! | [`index`] | one index run: plan, then read, embed, write | files → store |
+//! | [`concepts`] | a project's own vocabulary: concepts and their synonyms | query → expansion |
 //! | [`search`] | ranking: candidates, fusion, names, threshold, joining | query → hits |
+//! | [`judge`] | whether the hits answer the query, and why not | hits → judgement |
 //! | [`live`] | an index kept fresh while searched (server, picker) | target → searcher |
 //! | [`records`] | the NDJSON contract between the tools | values → records |
 //! | [`format`], [`pick`], [`serve`], [`mcp`], [`tools`] | the surfaces: rendering, the picker, HTTP, MCP, finding tools | hits → people, programs, agents |
@@ -31,7 +33,11 @@ pub mod embed;
 pub mod store;
 
 pub mod index;
+
+pub mod concepts;
 pub mod search;
+
+pub mod judge;
 
 pub mod live;
 
@@ -53,8 +59,8 @@ mod layers {
 
     /// The modules in pipeline order; each may use only those before it.
     const ORDER: &[&str] = &[
-        "project", "chunk", "terms", "embed", "store", "index", "search", "live", "records", "format", "pick", "serve",
-        "mcp", "tools",
+        "project", "chunk", "terms", "embed", "store", "index", "concepts", "search", "judge", "live", "records",
+        "format", "pick", "serve", "mcp", "tools",
     ];
 
     fn src() -> PathBuf {

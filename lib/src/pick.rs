@@ -148,6 +148,7 @@ mod tests {
             score: 0.52,
             text: text.into(),
             query: Some("retry uploads".into()),
+            concepts: Vec::new(),
         }
     }
 

@@ -7,6 +7,7 @@ use std::io::{self, Write};
 use serde::{Deserialize, Serialize};
 
 use crate::index::{FileOutcome, IndexSummary};
+use crate::judge::{Judgement, Verdict};
 use crate::project::ProjectRoot;
 use crate::project::Skip;
 use crate::search::Hit;
@@ -39,6 +40,9 @@ pub struct HitRecord {
     /// The query that produced the hit, so formatters can mark matching lines.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub query: Option<String>,
+    /// The project's concepts the query named that this hit mentions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub concepts: Vec<String>,
 }
 
 fn hit_type() -> String {
@@ -57,6 +61,7 @@ impl HitRecord {
             score: round4(hit.score as f64),
             text: hit.text,
             query: Some(query.to_string()),
+            concepts: hit.concepts,
         }
     }
 }
@@ -271,6 +276,59 @@ impl ListeningRecord {
     }
 }
 
+/// `vg-query --judge`: whether the hits before it answer the query, last
+/// in the stream.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct JudgementRecord {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub v: u32,
+    pub query: String,
+    /// `sufficient` or `insufficient`.
+    pub verdict: String,
+    /// Share of the query's words found in the top 3 hits, 0..1.
+    pub coverage: f64,
+    pub covered: Vec<String>,
+    pub missing: Vec<String>,
+    pub top_score: Option<f64>,
+    /// The best score minus the mean of the next ones among the top 5.
+    pub margin: Option<f64>,
+    /// Distinct files among the top 5 hits.
+    pub files: usize,
+    /// Why the search looks insufficient; empty when sufficient.
+    pub reasons: Vec<String>,
+    /// Concepts the query named, from `.vecgrep/kg/`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub concepts: Vec<String>,
+}
+
+impl JudgementRecord {
+    pub fn new(query: &str, judgement: Judgement, concepts: Vec<String>) -> Self {
+        let verdict = match judgement.verdict {
+            Verdict::Sufficient => "sufficient",
+            Verdict::Insufficient => "insufficient",
+        };
+        JudgementRecord {
+            kind: "judgement".into(),
+            v: CONTRACT_VERSION,
+            query: query.to_string(),
+            verdict: verdict.into(),
+            coverage: round4(f64::from(judgement.coverage)),
+            covered: judgement.covered,
+            missing: judgement.missing,
+            top_score: judgement.top_score.map(|s| round4(f64::from(s))),
+            margin: judgement.margin.map(|m| round4(f64::from(m))),
+            files: judgement.files,
+            reasons: judgement.reasons,
+            concepts,
+        }
+    }
+
+    pub fn is_insufficient(&self) -> bool {
+        self.verdict == "insufficient"
+    }
+}
+
 /// Write one record as a line of JSON.
 pub fn write_record<W: Write + ?Sized, T: Serialize>(out: &mut W, record: &T) -> io::Result<()> {
     serde_json::to_writer(&mut *out, record).map_err(io::Error::from)?;
@@ -286,6 +344,27 @@ pub enum RecordError {
     BadHit { line: usize, cause: String },
     #[error("line {line}: record version {found} is newer than this tool understands ({CONTRACT_VERSION})")]
     TooNew { line: usize, found: u64 },
+}
+
+/// A record of a search stream that a reader acts on.
+#[derive(Clone, Debug)]
+pub enum StreamRecord {
+    Hit(HitRecord),
+    Judgement(JudgementRecord),
+}
+
+/// Parse one line of a search stream: hits, and the judgement that may end
+/// it. Blank lines and other records give None, as does a judgement a
+/// reader cannot use (it is advice, never worth failing a pipeline for).
+pub fn parse_stream_line(text: &str, line: usize) -> Result<Option<StreamRecord>, RecordError> {
+    if text.trim_start().starts_with('{') && text.contains("\"judgement\"") {
+        if let Ok(j) = serde_json::from_str::<JudgementRecord>(text) {
+            if j.kind == "judgement" && j.v <= CONTRACT_VERSION {
+                return Ok(Some(StreamRecord::Judgement(j)));
+            }
+        }
+    }
+    Ok(parse_hit_line(text, line)?.map(StreamRecord::Hit))
 }
 
 /// Parse one line of a hit stream. Blank lines and records of other types
@@ -360,6 +439,7 @@ mod tests {
             score: 0.5,
             text: "x\ny".into(),
             query: Some("q".into()),
+            concepts: Vec::new(),
         };
         let mut buf = Vec::new();
         write_record(&mut buf, &h).unwrap();
@@ -395,7 +475,7 @@ mod tests {
             #[test]
             fn written_hits_read_back_equal(file in "[a-z/]{1,30}", start in 1usize..10_000, len in 0usize..100, text in "\\PC{0,200}", score in -1.0f64..1.0) {
                 // Scores are written rounded, as HitRecord::new rounds them.
-                let hit = HitRecord { kind: "hit".into(), v: 1, root: Some("/r".into()), file, start_line: start, end_line: start + len, score: round4(score), text, query: Some("q".into()) };
+                let hit = HitRecord { kind: "hit".into(), v: 1, root: Some("/r".into()), file, start_line: start, end_line: start + len, score: round4(score), text, query: Some("q".into()), concepts: Vec::new() };
                 let mut line = Vec::new();
                 write_record(&mut line, &hit).unwrap();
                 let back = parse_hit_line(std::str::from_utf8(&line).unwrap().trim_end(), 1).unwrap().unwrap();

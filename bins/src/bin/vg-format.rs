@@ -4,8 +4,8 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use vecgrep::format::{render, FormatOptions, OutputMode};
-use vecgrep::records::parse_hit_line;
+use vecgrep::format::{render, render_judgement, FormatOptions, OutputMode};
+use vecgrep::records::{parse_stream_line, StreamRecord};
 use vecgrep_bins::app::{run_main, use_color, EXIT_FOUND, EXIT_NOT_FOUND};
 use vecgrep_bins::cli::FormatCli;
 
@@ -14,11 +14,14 @@ fn main() -> ExitCode {
     run_main("vg-format", || {
         let o = &cli.output;
         let mut hits = Vec::new();
+        let mut judgement = None;
         for (i, line) in std::io::stdin().lock().split(b'\n').enumerate() {
             let line = line.context("cannot read standard input")?;
             let text = String::from_utf8(line).map_err(|_| anyhow::anyhow!("line {}: not valid UTF-8", i + 1))?;
-            if let Some(hit) = parse_hit_line(&text, i + 1)? {
-                hits.push(hit);
+            match parse_stream_line(&text, i + 1)? {
+                Some(StreamRecord::Hit(hit)) => hits.push(hit),
+                Some(StreamRecord::Judgement(j)) => judgement = Some(j),
+                None => {}
             }
         }
         let mode = if o.json {
@@ -43,6 +46,9 @@ fn main() -> ExitCode {
         };
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
         render(&mut out, &hits, &opts)?;
+        if let Some(j) = &judgement {
+            render_judgement(&mut out, j, &opts)?;
+        }
         out.flush()?;
         Ok(if hits.is_empty() { EXIT_NOT_FOUND } else { EXIT_FOUND })
     })

@@ -7,7 +7,7 @@ use std::thread::JoinHandle;
 use anyhow::Result;
 use vecgrep::embed::Embedder;
 use vecgrep::index::WalkedSet;
-use vecgrep::records::{write_record, HitRecord};
+use vecgrep::records::{write_record, HitRecord, JudgementRecord};
 use vecgrep::search::SearchRequest;
 use vecgrep::store::{self, Scope};
 use vecgrep_bins::app::{
@@ -61,13 +61,23 @@ fn search(
     let mut query_embedder = query_embedder.take().map(join_embedder).transpose()?;
     let filter = cli.filter.to_filter().map_err(|e| anyhow::anyhow!(e))?;
     let (mode, k, threshold) = (inv.config.mode, inv.config.top_k, inv.config.threshold);
-    let request = SearchRequest { query, mode, scope, k, threshold, filter };
+    let (concepts, problems) = vecgrep::concepts::load(&inv.root);
+    for problem in &problems {
+        note(TOOL, inv.config.quiet, &problem.to_string());
+    }
+    let expansion = concepts.expand(query);
+    let fired: Vec<String> = expansion.fired.iter().map(|c| c.name.clone()).collect();
+    let request = SearchRequest { query, mode, scope, k, threshold, filter, expansion };
     let embedder = query_embedder.as_mut().map(|e| &mut **e as &mut dyn Embedder);
     let hits = vecgrep::search::search(&*store, embedder, &request)?;
+    let judgement = cli.judge.then(|| vecgrep::judge::judge(query, mode, &hits));
     let mut out = std::io::stdout().lock();
     let found = !hits.is_empty();
     for hit in hits {
         write_record(&mut out, &HitRecord::new(&inv.root, hit, query))?;
+    }
+    if let Some(judgement) = judgement {
+        write_record(&mut out, &JudgementRecord::new(query, judgement, fired))?;
     }
     out.flush()?;
     Ok(if walked.errors > 0 {

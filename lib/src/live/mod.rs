@@ -109,6 +109,11 @@ impl LiveIndex {
         state.progress.ran = true;
     }
 
+    /// Tell the user something, as the index runs do.
+    pub fn note(&self, message: &str) {
+        (self.notes)(message);
+    }
+
     pub fn progress(&self) -> Progress {
         lock(&self.state).progress.clone()
     }

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use anyhow::{anyhow, Result};
 
 use super::{lock, LiveIndex, StoreSlot};
+use crate::concepts::{Expansion, LiveConcepts};
 use crate::embed::LazyEmbedder;
 use crate::project::SearchMode;
 use crate::search::{self, Hit, SearchRequest, VectorTable};
@@ -19,11 +20,13 @@ pub struct Searcher {
     embedder: Mutex<LazyEmbedder>,
     /// The index's vectors in memory, reloaded when the index changes.
     vectors: Mutex<Option<Arc<VectorTable>>>,
+    /// The project's concepts, read again when their files change.
+    concepts: Mutex<LiveConcepts>,
 }
 
 impl Searcher {
     pub fn new(live: Arc<LiveIndex>, embedder: LazyEmbedder) -> Self {
-        Searcher { live, embedder: Mutex::new(embedder), vectors: Mutex::new(None) }
+        Searcher { live, embedder: Mutex::new(embedder), vectors: Mutex::new(None), concepts: Mutex::default() }
     }
 
     pub fn live(&self) -> &Arc<LiveIndex> {
@@ -37,7 +40,14 @@ impl Searcher {
 
     /// A search of `query` over the live index's scope.
     pub fn request<'q>(&self, query: &'q str, k: usize, threshold: f32, mode: SearchMode) -> SearchRequest<'q> {
-        SearchRequest { query, mode, scope: self.live.scope(), k, threshold, filter: Default::default() }
+        let expansion = self.expand(query);
+        SearchRequest { query, mode, scope: self.live.scope(), k, threshold, filter: Default::default(), expansion }
+    }
+
+    /// The project's concepts that `query` names, as their files stand now.
+    pub fn expand(&self, query: &str) -> Expansion {
+        let notes = |p: &crate::concepts::ConceptProblem| self.live.note(&p.to_string());
+        lock(&self.concepts).current(&self.live.target.root, &notes).expand(query)
     }
 
     /// The best hits for `request`. `store` is the caller's connection,

@@ -8,6 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::scope::confine;
+use crate::concepts::Expansion;
 use crate::live::{IndexingState, LiveIndex, LiveStatus};
 use crate::project::{ResolvedConfig, SearchMode};
 use crate::search::{self, FileFilter, Hit, SearchRequest, MAX_K};
@@ -105,7 +106,7 @@ impl SearchArgs {
 }
 
 impl SearchPlan {
-    pub(super) fn request<'q>(&self, query: &'q str) -> SearchRequest<'q> {
+    pub(super) fn request<'q>(&self, query: &'q str, expansion: Expansion) -> SearchRequest<'q> {
         SearchRequest {
             query,
             mode: self.mode,
@@ -113,6 +114,7 @@ impl SearchPlan {
             k: self.k,
             threshold: self.threshold,
             filter: self.filter.clone(),
+            expansion,
         }
     }
 }
@@ -146,6 +148,10 @@ pub struct McpHit {
     pub score: f64,
     /// The chunk's text.
     pub text: String,
+    /// The project's concepts (`.vecgrep/kg/`) that the query named and
+    /// this result mentions by one of their words; omitted when none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub concepts: Vec<String>,
 }
 
 impl From<Hit> for McpHit {
@@ -156,6 +162,7 @@ impl From<Hit> for McpHit {
             end_line: hit.end_line,
             score: (f64::from(hit.score) * 10_000.0).round() / 10_000.0,
             text: hit.text,
+            concepts: hit.concepts,
         }
     }
 }

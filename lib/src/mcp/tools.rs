@@ -54,7 +54,7 @@ impl Tools {
             std::thread::sleep(Duration::from_millis(20));
         }
         let (hits, status) = self.with_store(|store| {
-            let hits = self.searcher.search(store, &plan.request(&args.query));
+            let hits = self.searcher.search(store, &plan.request(&args.query, self.searcher.expand(&args.query)));
             (hits, live.status(store))
         });
         let hits = hits.map_err(|e| format!("search failed: {e:#}"))?;

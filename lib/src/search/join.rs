@@ -17,8 +17,14 @@ pub(super) fn collect_hits(
     for &(id, score) in scored {
         // A chunk ranked from vectors in memory may since have been replaced.
         let Some(chunk) = store.chunk(id)? else { continue };
-        let hit =
-            Hit { file: chunk.file, start_line: chunk.start_line, end_line: chunk.end_line, text: chunk.text, score };
+        let hit = Hit {
+            file: chunk.file,
+            start_line: chunk.start_line,
+            end_line: chunk.end_line,
+            text: chunk.text,
+            score,
+            concepts: Vec::new(),
+        };
         // Every line that is not blank is in a chunk, so lines in no chunk
         // are blank. A failed lookup counts as not blank: no join.
         let mut blank =
@@ -95,7 +101,7 @@ mod tests {
 
     fn hit(start: usize, end: usize) -> Hit {
         let text = (start..=end).map(|l| format!("line {l}")).collect::<Vec<_>>().join("\n");
-        Hit { file: "a.rs".into(), start_line: start, end_line: end, score: 0.5, text }
+        Hit { file: "a.rs".into(), start_line: start, end_line: end, score: 0.5, text, concepts: Vec::new() }
     }
 
     #[test]

@@ -24,6 +24,7 @@ pub use filter::{parse_when, FileFilter};
 pub use join::MAX_JOINED_LINES;
 pub use vectors::VectorTable;
 
+use crate::concepts::Expansion;
 use crate::embed::Embedder;
 use crate::project::SearchMode;
 use crate::store::{ChunkId, IndexReader, Scope};
@@ -36,6 +37,8 @@ pub struct Hit {
     pub end_line: usize,
     pub score: f32,
     pub text: String,
+    /// The names of the query's concepts that the hit mentions.
+    pub concepts: Vec<String>,
 }
 
 /// What one search asks for.
@@ -52,9 +55,18 @@ pub struct SearchRequest<'q> {
     pub threshold: f32,
     /// Files left out by their metadata or path, whatever their rank.
     pub filter: FileFilter,
+    /// The project's concepts the query names (`ConceptSet::expand`): their
+    /// words join the query's on every side.
+    pub expansion: Expansion,
 }
 
 impl SearchRequest<'_> {
+    /// The text every side searches for: the query, and its concepts' words.
+    fn words(&self) -> Result<String> {
+        let query = check_query(self.query)?;
+        Ok(if self.expansion.is_empty() { query.to_string() } else { format!("{query} {}", self.expansion.words()) })
+    }
+
     /// The request with its filter applied to its scope: the index's files
     /// that pass, so that the top-k cut comes after the filter.
     pub fn narrowed(mut self, store: &dyn IndexReader) -> Result<Self> {
@@ -102,7 +114,7 @@ pub fn lexical_ranking(
     request: &SearchRequest<'_>,
 ) -> Result<Option<Vec<(ChunkId, f64)>>> {
     debug_assert!(request.filter.is_empty(), "narrow the request first");
-    let words = lexical::match_expression(check_query(request.query)?);
+    let words = lexical::match_expression(&request.words()?);
     match words {
         Some(expr) if request.mode != SearchMode::Semantic => {
             let limit = request.k.max(fusion::CANDIDATE_POOL);
@@ -115,11 +127,13 @@ pub fn lexical_ranking(
 /// The query's vector when the mode needs one (None in lexical mode). Split
 /// from the search so that a server holds its model only while embedding.
 pub fn embed_query(embedder: Option<&mut dyn Embedder>, request: &SearchRequest<'_>) -> Result<Option<Vec<f32>>> {
-    let query = check_query(request.query)?;
+    // The concepts' words join the query's: the chunk that says
+    // `AccountBook` is then near "ledger" in meaning too, not only in words.
+    let query = request.words()?;
     match (needs_embedder(request.mode), embedder) {
         (false, _) => Ok(None),
         (true, Some(e)) => {
-            let mut vectors = e.embed(&[query]).context("cannot embed the query")?;
+            let mut vectors = e.embed(&[query.as_str()]).context("cannot embed the query")?;
             Ok(Some(vectors.pop().ok_or_else(|| anyhow!("cannot embed the query: no vector returned"))?))
         }
         (true, None) => Err(anyhow!("{} search needs the embedding model", request.mode)),
@@ -130,9 +144,9 @@ pub fn embed_query(embedder: Option<&mut dyn Embedder>, request: &SearchRequest<
 /// a request narrowed already (`narrowed`).
 pub fn search_embedded(store: &dyn IndexReader, ranking: Ranking<'_>, request: &SearchRequest<'_>) -> Result<Vec<Hit>> {
     debug_assert!(request.filter.is_empty(), "narrow the request first");
-    let query = check_query(request.query)?;
+    let query = request.words()?;
     let mode = request.mode;
-    let words = lexical::match_expression(query);
+    let words = lexical::match_expression(&query);
     if mode == SearchMode::Lexical && words.is_none() {
         return Err(anyhow!("the query has no words to match in lexical mode (only punctuation or common words)"));
     }
@@ -142,14 +156,25 @@ pub fn search_embedded(store: &dyn IndexReader, ranking: Ranking<'_>, request: &
     let sides = fusion::Sides {
         vector: if mode == SearchMode::Lexical { None } else { ranking.vector },
         words: if mode == SearchMode::Semantic { None } else { words },
-        names: (mode == SearchMode::Hybrid).then(|| names::QueryWords::of(query)),
+        names: (mode == SearchMode::Hybrid).then(|| names::QueryWords::of(&query)),
     };
     // One snapshot for all the questions below, whatever a writer commits meanwhile.
     let snapshot = store.snapshot()?;
     let scored = fusion::scored_candidates(store, &ranking, &sides, request)?;
-    let hits = join::collect_hits(store, &scored, request.k)?;
+    let mut hits = join::collect_hits(store, &scored, request.k)?;
     snapshot.finish()?;
+    if !request.expansion.is_empty() {
+        for hit in &mut hits {
+            hit.concepts = request.expansion.mentioned_in(&hit.text);
+        }
+    }
     Ok(hits)
+}
+
+/// The parts of a query's words that say what it is about, lowercased, in
+/// order: what the word side matches, without the words every question has.
+pub fn query_words(query: &str) -> Vec<String> {
+    lexical::content_words(query)
 }
 
 /// Longest query accepted, in bytes; the model sees at most 256 tokens anyway.

@@ -1,0 +1,254 @@
+//! A project's own vocabulary: concepts ("ledger") and the words the code
+//! uses for them (`AccountBook`, `journal`), kept as markdown files in
+//! `<root>/.vecgrep/kg/` and, for concepts shared by every project, in
+//! the global config directory's `kg/`. A query that names a concept is
+//! searched with its synonyms too (`Expansion`), so that words the code
+//! lacks still find it; hits say which concepts they mention.
+//!
+//! `parse.rs` reads one file; matching is Aho-Corasick over every term,
+//! case-insensitive, at word and identifier boundaries (`bounds.rs`).
+
+mod bounds;
+mod parse;
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use aho_corasick::AhoCorasick;
+
+pub use parse::{Concept, ConceptProblem};
+
+use crate::project::{global_config_path, ProjectRoot};
+use bounds::at_boundaries;
+use parse::{parse_concept, MAX_CONCEPT_BYTES};
+
+/// Most concept files read from one directory.
+const MAX_CONCEPT_FILES: usize = 10_000;
+
+/// Every concept a project knows, ready to match queries.
+#[derive(Clone, Debug, Default)]
+pub struct ConceptSet {
+    concepts: Vec<Concept>,
+    matcher: Option<AhoCorasick>,
+    /// For each pattern of `matcher`, the concept it belongs to.
+    owner: Vec<usize>,
+}
+
+/// The concepts a query names, and what they add to its search.
+#[derive(Clone, Debug, Default)]
+pub struct Expansion {
+    pub fired: Vec<Concept>,
+}
+
+/// The project's concept directory: `<root>/.vecgrep/kg`.
+pub fn project_kg_dir(root: &ProjectRoot) -> PathBuf {
+    root.data_dir().join("kg")
+}
+
+/// The concepts shared by every project: `kg/` beside the global config.
+pub fn global_kg_dir() -> Option<PathBuf> {
+    global_config_path().and_then(|p| p.parent().map(|d| d.join("kg")))
+}
+
+/// The concepts of `root`: the project's, then the global ones whose names
+/// the project does not use. Files that cannot be read or parsed are
+/// skipped and returned as problems, one line each.
+pub fn load(root: &ProjectRoot) -> (ConceptSet, Vec<ConceptProblem>) {
+    let mut concepts = Vec::new();
+    let mut problems = Vec::new();
+    for dir in std::iter::once(project_kg_dir(root)).chain(global_kg_dir()) {
+        let mut names: HashSet<String> = concepts.iter().map(|c: &Concept| c.name.to_lowercase()).collect();
+        for concept in read_dir(&dir, &mut problems) {
+            if names.insert(concept.name.to_lowercase()) {
+                concepts.push(concept);
+            }
+        }
+    }
+    (ConceptSet::new(concepts), problems)
+}
+
+/// The concepts of the `*.md` files in `dir`, by file name; none if it does not exist.
+fn read_dir(dir: &Path, problems: &mut Vec<ConceptProblem>) -> Vec<Concept> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut paths: Vec<PathBuf> =
+        entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "md")).collect();
+    paths.sort();
+    if paths.len() > MAX_CONCEPT_FILES {
+        let message = format!("{} concept files; only the first {MAX_CONCEPT_FILES} are read", paths.len());
+        problems.push(ConceptProblem { path: dir.to_path_buf(), line: 0, message });
+        paths.truncate(MAX_CONCEPT_FILES);
+    }
+    paths.iter().filter_map(|p| read_concept(p).map_err(|e| problems.push(e)).ok()).collect()
+}
+
+fn read_concept(path: &Path) -> Result<Concept, ConceptProblem> {
+    let problem = |line: usize, message: String| ConceptProblem { path: path.to_path_buf(), line, message };
+    let meta = std::fs::metadata(path).map_err(|e| problem(0, format!("cannot read it: {e}")))?;
+    if !meta.is_file() {
+        return Err(problem(0, "not a file".into()));
+    }
+    if meta.len() > MAX_CONCEPT_BYTES {
+        return Err(problem(0, format!("{} bytes; a concept file holds at most {MAX_CONCEPT_BYTES}", meta.len())));
+    }
+    let bytes = std::fs::read(path).map_err(|e| problem(0, format!("cannot read it: {e}")))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let line = 1 + e.as_bytes()[..e.utf8_error().valid_up_to()].iter().filter(|&&b| b == b'\n').count();
+        problem(line, "not UTF-8 text".into())
+    })?;
+    parse_concept(&text, path)
+}
+
+/// The concepts of a root as their files stand, for a process that runs
+/// long (a server, the picker): read again when a concept file is added,
+/// removed or changed.
+#[derive(Default)]
+pub struct LiveConcepts {
+    /// Each concept file's path, modification time and size when last read.
+    stamp: Vec<(PathBuf, Option<SystemTime>, u64)>,
+    set: Arc<ConceptSet>,
+}
+
+impl LiveConcepts {
+    /// The concepts now; `problems` hears each file skipped, once per change.
+    pub fn current(&mut self, root: &ProjectRoot, problems: &dyn Fn(&ConceptProblem)) -> Arc<ConceptSet> {
+        let stamp = stamp_of(root);
+        if stamp != self.stamp {
+            let (set, found) = load(root);
+            found.iter().for_each(problems);
+            self.set = Arc::new(set);
+            self.stamp = stamp;
+        }
+        Arc::clone(&self.set)
+    }
+}
+
+fn stamp_of(root: &ProjectRoot) -> Vec<(PathBuf, Option<SystemTime>, u64)> {
+    let mut stamp = Vec::new();
+    for dir in std::iter::once(project_kg_dir(root)).chain(global_kg_dir()) {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.flatten().take(MAX_CONCEPT_FILES + 1) {
+            let meta = entry.metadata().ok();
+            let modified = meta.as_ref().and_then(|m| m.modified().ok());
+            stamp.push((entry.path(), modified, meta.map_or(0, |m| m.len())));
+        }
+    }
+    stamp.sort();
+    stamp
+}
+
+impl ConceptSet {
+    pub fn new(concepts: Vec<Concept>) -> ConceptSet {
+        let mut patterns = Vec::new();
+        let mut owner = Vec::new();
+        for (i, c) in concepts.iter().enumerate() {
+            for term in &c.terms {
+                patterns.push(term.as_str());
+                owner.push(i);
+            }
+        }
+        let matcher = (!patterns.is_empty())
+            .then(|| AhoCorasick::builder().ascii_case_insensitive(true).build(&patterns).ok())
+            .flatten();
+        ConceptSet { concepts, matcher, owner }
+    }
+
+    pub fn len(&self) -> usize {
+        self.concepts.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.concepts.is_empty()
+    }
+
+    /// The concepts `query` names by any of their terms, in the order the
+    /// files were read.
+    pub fn expand(&self, query: &str) -> Expansion {
+        let Some(matcher) = &self.matcher else { return Expansion::default() };
+        let mut fired: Vec<usize> = matcher
+            .find_overlapping_iter(query)
+            .filter(|m| at_boundaries(query, m.start(), m.end()))
+            .map(|m| self.owner[m.pattern().as_usize()])
+            .collect();
+        fired.sort_unstable();
+        fired.dedup();
+        Expansion { fired: fired.into_iter().map(|i| self.concepts[i].clone()).collect() }
+    }
+}
+
+impl Expansion {
+    pub fn is_empty(&self) -> bool {
+        self.fired.is_empty()
+    }
+
+    /// Every term of the fired concepts, space-separated: what the word
+    /// side matches besides the query's own words.
+    pub fn words(&self) -> String {
+        let terms: Vec<&str> = self.fired.iter().flat_map(|c| c.terms.iter().map(String::as_str)).collect();
+        terms.join(" ")
+    }
+
+    /// The names of the fired concepts that `text` mentions by any term.
+    pub fn mentioned_in(&self, text: &str) -> Vec<String> {
+        self.fired.iter().filter(|c| c.terms.iter().any(|t| mentions(text, t))).map(|c| c.name.clone()).collect()
+    }
+}
+
+/// Whether `text` holds `term`, ignoring ASCII case, at word or identifier boundaries.
+fn mentions(text: &str, term: &str) -> bool {
+    let Ok(finder) = AhoCorasick::builder().ascii_case_insensitive(true).build([term]) else { return false };
+    finder.find_overlapping_iter(text).any(|m| at_boundaries(text, m.start(), m.end()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn concept(name: &str, synonyms: &[&str]) -> Concept {
+        let terms = std::iter::once(name).chain(synonyms.iter().copied()).map(String::from).collect();
+        Concept { name: name.into(), terms, source: PathBuf::from(format!("{name}.md")) }
+    }
+
+    fn names(e: &Expansion) -> Vec<&str> {
+        e.fired.iter().map(|c| c.name.as_str()).collect()
+    }
+
+    #[test]
+    fn a_query_fires_the_concepts_it_names_as_whole_words() {
+        let set =
+            ConceptSet::new(vec![concept("ledger", &["AccountBook"]), concept("SSO", &["saml", "single sign-on"])]);
+        assert_eq!(names(&set.expand("where is the Ledger balanced?")), ["ledger"]);
+        assert_eq!(names(&set.expand("how does single sign-on work with the ledger")), ["ledger", "SSO"]);
+        assert_eq!(names(&set.expand("ssOn and ledgers")), Vec::<&str>::new(), "inside other words");
+        assert_eq!(set.expand("sso").words(), "SSO saml single sign-on");
+        assert!(ConceptSet::default().expand("ledger").is_empty());
+    }
+
+    #[test]
+    fn hits_say_which_concepts_they_mention_inside_identifiers_too() {
+        let set = ConceptSet::new(vec![concept("ledger", &["AccountBook"]), concept("SSO", &["saml"])]);
+        let e = set.expand("ledger and sso");
+        assert_eq!(e.mentioned_in("class AccountBookEntry:\n    pass"), ["ledger"]);
+        assert_eq!(e.mentioned_in("def saml_login(): ..."), ["SSO"]);
+        assert_eq!(e.mentioned_in("def samlogin(): ..."), Vec::<String>::new());
+    }
+
+    #[test]
+    fn project_concepts_hide_global_ones_of_the_same_name_and_bad_files_are_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = ProjectRoot { path: dir.path().to_path_buf(), marker: crate::project::RootMarker::None };
+        let kg = project_kg_dir(&root);
+        std::fs::create_dir_all(&kg).unwrap();
+        std::fs::write(kg.join("ledger.md"), "# Ledger\nsynonyms:: AccountBook\n").unwrap();
+        std::fs::write(kg.join("broken.md"), "# Broken\nsynonyms: a\n").unwrap();
+        std::fs::write(kg.join("binary.md"), b"synonyms:: a\n\xff\xfe").unwrap();
+        std::fs::write(kg.join("notes.txt"), "not a concept").unwrap();
+        let mut problems = Vec::new();
+        let read = read_dir(&kg, &mut problems);
+        assert_eq!(read.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["Ledger"]);
+        let lines: Vec<(String, usize)> =
+            problems.iter().map(|p| (p.path.file_name().unwrap().to_string_lossy().into_owned(), p.line)).collect();
+        assert_eq!(lines, [("binary.md".to_string(), 2), ("broken.md".to_string(), 2)]);
+    }
+}

@@ -1,0 +1,109 @@
+//! A project's concepts (`.vecgrep/kg/`) and the judgement that ends a
+//! search: through vg-query, vg-format and the porcelain.
+
+use serde_json::Value;
+
+use crate::common::*;
+
+/// A project whose code says `AccountBook` and `saml` where its people say
+/// "ledger" and "SSO".
+fn ledger_project() -> Tree {
+    let t = Tree::git();
+    t.write(
+        "src/books.py",
+        "class AccountBook:\n    \"\"\"Entries of money in and out.\"\"\"\n\n    def post_entry(self, entry):\n        self.entries.append(entry)\n\n    def total(self):\n        return sum(e.amount for e in self.entries)\n",
+    );
+    t.write(
+        "src/web.py",
+        "def saml_login(request):\n    assertion = request.form['SAMLResponse']\n    return verify(assertion)\n",
+    );
+    t.write("src/shapes.py", "def area_of_circle(radius):\n    return 3.14159 * radius * radius\n");
+    t
+}
+
+fn hits(o: &std::process::Output) -> Vec<Value> {
+    records(o).into_iter().filter(|r| r["type"] == "hit").collect()
+}
+
+fn judgement(o: &std::process::Output) -> Value {
+    let recs = records(o);
+    let last = recs.last().cloned().unwrap_or_default();
+    assert_eq!(last["type"], "judgement", "the judgement ends the stream: {recs:?}");
+    last
+}
+
+#[test]
+fn a_concept_finds_code_by_words_the_code_lacks_and_says_so() {
+    let t = ledger_project();
+    let ask = |t: &Tree| run(t.cmd("vg-query", ".").args(["--mode", "lexical", "--threshold", "0", "ledger"]));
+    // Without the concept no word of the query is in the code.
+    assert_code(&ask(&t), 1);
+    t.write(".vecgrep/kg/ledger.md", "# Ledger\n\nThe book of accounts.\n\nsynonyms:: AccountBook, journal\n");
+    let o = ask(&t);
+    assert_code(&o, 0);
+    let found = hits(&o);
+    assert_eq!(found[0]["file"], "src/books.py", "{found:?}");
+    assert_eq!(found[0]["concepts"], serde_json::json!(["Ledger"]));
+    // In hybrid mode too, and the judgement counts the concept as the query's word.
+    let o = run(t.cmd("vg-query", ".").args(["--judge", "--threshold", "0", "where is the ledger kept"]));
+    assert_eq!(hits(&o)[0]["file"], "src/books.py");
+    let j = judgement(&o);
+    assert_eq!(j["concepts"], serde_json::json!(["Ledger"]));
+    assert!(j["covered"].as_array().unwrap().contains(&"ledger".into()), "{j}");
+    // People see which concept fired.
+    let shown = run(t.cmd("vecgrep", ".").args(["--heading", "--color", "never", "ledger"]));
+    assert!(stdout(&shown).contains("concept: Ledger"), "{}", stdout(&shown));
+}
+
+#[test]
+fn a_malformed_concept_is_one_line_naming_it_and_the_rest_still_work() {
+    let t = ledger_project();
+    t.write(".vecgrep/kg/sso.md", "# SSO\nsynonyms: saml\n");
+    t.write(".vecgrep/kg/ledger.md", "synonyms:: AccountBook\n");
+    t.write_bytes(".vecgrep/kg/bad.md", b"synonyms:: a\n\xff\n");
+    let o = run(t.cmd("vg-query", ".").args(["--mode", "lexical", "--threshold", "0", "ledger"]));
+    assert_code(&o, 0);
+    let err = stderr(&o);
+    let sso = err.lines().filter(|l| l.contains("sso.md:2: write `synonyms::` with two colons")).count();
+    let bad = err.lines().filter(|l| l.contains("bad.md:2: not UTF-8 text")).count();
+    assert_eq!((sso, bad), (1, 1), "{err}");
+    assert!(err.lines().all(|l| l.starts_with("vg-query: ")), "{err}");
+    assert_eq!(hits(&o)[0]["concepts"], serde_json::json!(["ledger"]), "the file's name names it");
+}
+
+#[test]
+fn a_search_that_finds_nothing_useful_is_judged_insufficient_and_people_are_told() {
+    let t = ledger_project();
+    let o = run(t.cmd("vg-query", ".").args(["--judge", "--threshold", "0", "quantum chromodynamics on a lattice"]));
+    let j = judgement(&o);
+    assert_eq!(j["verdict"], "insufficient", "{j}");
+    assert!(!j["reasons"].as_array().unwrap().is_empty(), "{j}");
+    assert_eq!(j["missing"].as_array().unwrap().len(), 3, "{j}");
+    // Nothing at all: still judged, and the exit status is unchanged.
+    let o = run(t.cmd("vg-query", ".").args(["--judge", "--threshold", "0.99", "quantum chromodynamics"]));
+    assert_code(&o, 1);
+    assert_eq!(judgement(&o)["reasons"], serde_json::json!(["no results above the threshold"]));
+    // A terminal (heading mode) gets one line of advice; a pipe gets only results.
+    let args = ["--threshold", "0", "quantum chromodynamics on a lattice"];
+    let pretty = run(t.cmd("vecgrep", ".").args(["--heading", "--color", "never"]).args(args));
+    assert_code(&pretty, 0);
+    let shown = stdout(&pretty);
+    let notes: Vec<&str> = shown.lines().filter(|l| l.starts_with("note: ")).collect();
+    assert_eq!(notes.len(), 1, "{shown}");
+    assert!(notes[0].contains("may not answer the query"), "{notes:?}");
+    let piped = run(t.cmd("vecgrep", ".").args(args));
+    assert!(!stdout(&piped).contains("note: "), "{}", stdout(&piped));
+    // A good search gets no advice.
+    let good = run(t.cmd("vecgrep", ".").args(["--heading", "--color", "never", "area of a circle"]));
+    assert!(!stdout(&good).contains("note: "), "{}", stdout(&good));
+}
+
+#[test]
+fn vg_format_takes_a_judgement_it_cannot_read_as_no_advice() {
+    let t = ledger_project();
+    let input = "{\"type\":\"hit\",\"file\":\"src/web.py\",\"start_line\":1,\"end_line\":1}\n\
+                 {\"type\":\"judgement\",\"v\":1,\"verdict\":5}\n";
+    let o = run_with_input(t.cmd("vg-format", ".").args(["--heading", "--color", "never"]), input.as_bytes());
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("src/web.py") && !stdout(&o).contains("note: "), "{}", stdout(&o));
+}
