@@ -275,19 +275,6 @@ mod tests {
         }
     }
 
-    struct Quiet;
-
-    impl IndexObserver for Quiet {
-        fn note(&mut self, _: &str) {}
-        fn planned(&mut self, _: usize, _: usize) {}
-        fn confirm_large(&mut self, _: usize, _: u64) -> bool {
-            true
-        }
-        fn skipped(&mut self, _: &Skip) {}
-        fn file(&mut self, _: &str, _: FileOutcome, _: u64) {}
-        fn progress(&mut self, _: usize, _: usize, _: u64) {}
-    }
-
     #[test]
     fn other_embedders_work_while_the_first_file_is_embedded() {
         let dir = tempfile::tempdir().unwrap();
@@ -312,7 +299,7 @@ mod tests {
         let shared = Arc::clone(&gate);
         let mut pool =
             EmbedderPool::with_cores(move |_| Ok(Box::new(GatedEmbedder(Arc::clone(&shared))) as Box<dyn Embedder>), 2);
-        let (summary, _) = run(&req, &mut pool, &mut Quiet).unwrap();
+        let (summary, _) = run(&req, &mut pool, &mut Order::default()).unwrap();
         assert_eq!(
             (summary.files, summary.embedded),
             (1 + 2 * embedders::PARALLEL_FILES as u64, 1 + 2 * embedders::PARALLEL_FILES as u64)
@@ -340,6 +327,7 @@ mod tests {
         }
     }
 
+    /// The files a run reported, in order.
     #[derive(Default)]
     struct Order(Vec<String>);
 
