@@ -14,7 +14,7 @@ Also printed: how often vg-query's judgement agrees with the truth
 
 usage: bench/concept-eval.py [BIN_DIR]   (default: target/release)
 """
-import glob, json, os, shutil, subprocess, sys, tempfile
+import json, os, shutil, subprocess, sys, tempfile
 
 repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 bins = sys.argv[1] if len(sys.argv) > 1 else os.path.join(repo, "target", "release")
@@ -22,10 +22,10 @@ here = os.path.join(repo, "bench", "concepts")
 
 
 def tokio_source():
-    found = glob.glob(os.path.expanduser("~/.cargo/registry/src/*/tokio-1.50.0"))
-    if found:
-        return found[0]
-    sys.exit("concept-eval: tokio 1.50.0 is not in the cargo registry; run bench/perf.sh once to fetch it")
+    out = subprocess.run([os.path.join(repo, "bench", "tokio-source.sh")], capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"concept-eval: {out.stderr.strip()}")
+    return out.stdout.strip()
 
 
 def run(tool, *args, cwd):

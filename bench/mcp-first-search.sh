@@ -9,7 +9,7 @@
 # usage: bench/mcp-first-search.sh [BIN_DIR] [RUNS]   (default: target/release, 3 runs)
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
-bin=${1:-$repo/target/release}
+bin=$(realpath -m "${1:-$repo/target/release}")
 runs=${2:-3}
 if [[ ! -x $bin/vg-mcp ]]; then
   (cd "$repo" && cargo build --release --locked -q)
@@ -18,13 +18,7 @@ python=$("$repo/scripts/mcp-client-venv.sh")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-src=$(ls -d "$HOME"/.cargo/registry/src/*/tokio-1.50.0 2>/dev/null | head -1 || true)
-if [[ -z $src ]]; then
-  mkdir -p "$work/fetch/src" && echo 'fn main() {}' > "$work/fetch/src/main.rs"
-  printf '[package]\nname = "fetch-bench"\nversion = "0.0.0"\nedition = "2021"\n[dependencies]\ntokio = "=1.50.0"\n' > "$work/fetch/Cargo.toml"
-  (cd "$work/fetch" && cargo fetch -q)
-  src=$(ls -d "$HOME"/.cargo/registry/src/*/tokio-1.50.0 | head -1)
-fi
+src=$("$repo/bench/tokio-source.sh")
 echo "tokio 1.50.0: $(find "$src" -type f -name '*.rs' | wc -l) .rs files; vg-mcp from $bin"
 printf '%-4s %10s %14s %8s %s\n' run handshake "first search" results "indexing at the answer"
 for run in $(seq 1 "$runs"); do

@@ -22,13 +22,7 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-src=$(ls -d "$HOME"/.cargo/registry/src/*/tokio-1.50.0 2>/dev/null | head -1 || true)
-if [[ -z $src ]]; then
-  mkdir -p "$work/fetch/src" && echo 'fn main() {}' > "$work/fetch/src/main.rs"
-  printf '[package]\nname = "fetch-bench"\nversion = "0.0.0"\nedition = "2021"\n[dependencies]\ntokio = "=1.50.0"\n' > "$work/fetch/Cargo.toml"
-  (cd "$work/fetch" && cargo fetch -q)
-  src=$(ls -d "$HOME"/.cargo/registry/src/*/tokio-1.50.0 | head -1)
-fi
+src=$("$repo/bench/tokio-source.sh")
 cp -r "$src" "$work/tokio"
 cd "$work/tokio"
 mkdir .vecgrep   # mark the copy as its own project root

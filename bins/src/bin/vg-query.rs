@@ -66,7 +66,7 @@ fn search(
         note(TOOL, inv.config.quiet, &problem.to_string());
     }
     let expansion = concepts.expand(query);
-    let fired: Vec<String> = expansion.fired.iter().map(|c| c.name.clone()).collect();
+    let fired: Vec<String> = expansion.fired().iter().map(|c| c.name.clone()).collect();
     let request = SearchRequest { query, mode, scope, k, threshold, filter, expansion };
     let embedder = query_embedder.as_mut().map(|e| &mut **e as &mut dyn Embedder);
     let hits = vecgrep::search::search(&*store, embedder, &request)?;

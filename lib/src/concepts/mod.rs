@@ -36,10 +36,11 @@ pub struct ConceptSet {
     owner: Vec<usize>,
 }
 
-/// The concepts a query names, and what they add to its search.
+/// The concepts a query names, and what they add to its search: a set of
+/// its own, so that the hits are matched against their terms as the query was.
 #[derive(Clone, Debug, Default)]
 pub struct Expansion {
-    pub fired: Vec<Concept>,
+    fired: ConceptSet,
 }
 
 /// The project's concept directory: `<root>/.vecgrep/kg`.
@@ -173,7 +174,12 @@ impl ConceptSet {
             .collect();
         fired.sort_unstable();
         fired.dedup();
-        Expansion { fired: fired.into_iter().map(|i| self.concepts[i].clone()).collect() }
+        Expansion { fired: ConceptSet::new(fired.into_iter().map(|i| self.concepts[i].clone()).collect()) }
+    }
+
+    /// The concepts, in the order their files were read.
+    pub fn concepts(&self) -> &[Concept] {
+        &self.concepts
     }
 }
 
@@ -182,23 +188,22 @@ impl Expansion {
         self.fired.is_empty()
     }
 
-    /// Every term of the fired concepts, space-separated: what the word
-    /// side matches besides the query's own words.
+    /// The concepts the query named.
+    pub fn fired(&self) -> &[Concept] {
+        self.fired.concepts()
+    }
+
+    /// Every term of the fired concepts, space-separated: what the search
+    /// looks for besides the query's own words.
     pub fn words(&self) -> String {
-        let terms: Vec<&str> = self.fired.iter().flat_map(|c| c.terms.iter().map(String::as_str)).collect();
+        let terms: Vec<&str> = self.fired().iter().flat_map(|c| c.terms.iter().map(String::as_str)).collect();
         terms.join(" ")
     }
 
     /// The names of the fired concepts that `text` mentions by any term.
     pub fn mentioned_in(&self, text: &str) -> Vec<String> {
-        self.fired.iter().filter(|c| c.terms.iter().any(|t| mentions(text, t))).map(|c| c.name.clone()).collect()
+        self.fired.expand(text).fired().iter().map(|c| c.name.clone()).collect()
     }
-}
-
-/// Whether `text` holds `term`, ignoring ASCII case, at word or identifier boundaries.
-fn mentions(text: &str, term: &str) -> bool {
-    let Ok(finder) = AhoCorasick::builder().ascii_case_insensitive(true).build([term]) else { return false };
-    finder.find_overlapping_iter(text).any(|m| at_boundaries(text, m.start(), m.end()))
 }
 
 #[cfg(test)]
@@ -211,7 +216,7 @@ mod tests {
     }
 
     fn names(e: &Expansion) -> Vec<&str> {
-        e.fired.iter().map(|c| c.name.as_str()).collect()
+        e.fired().iter().map(|c| c.name.as_str()).collect()
     }
 
     #[test]

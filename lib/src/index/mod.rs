@@ -277,24 +277,12 @@ mod tests {
 
     #[test]
     fn other_embedders_work_while_the_first_file_is_embedded() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = ProjectRoot { path: dir.path().canonicalize().unwrap(), marker: RootMarker::None };
-        std::fs::write(root.path.join("a.txt"), "the first file, a long one\n").unwrap();
+        let p = Project::new();
+        std::fs::write(p.root.path.join("a.txt"), "the first file, a long one\n").unwrap();
         for i in 0..embedders::PARALLEL_FILES * 2 {
-            std::fs::write(root.path.join(format!("b{i:02}.txt")), format!("file number {i}\n")).unwrap();
+            std::fs::write(p.root.path.join(format!("b{i:02}.txt")), format!("file number {i}\n")).unwrap();
         }
-        let paths = [AdmittedPath { abs: root.path.clone(), rel: String::new(), is_dir: true }];
-        let walk = WalkOptions { max_filesize: 1 << 20, ..Default::default() };
-        let config = ConfigLayers::default().resolve().unwrap();
-        let req = IndexRequest {
-            root: &root,
-            paths: &paths,
-            walk: &walk,
-            config: &config,
-            reindex: false,
-            warn_on_large: false,
-            smallest_first: false,
-        };
+        let req = p.request(false);
         let gate = Arc::new(Gate { others_embedded: Mutex::new(false), changed: Condvar::new() });
         let shared = Arc::clone(&gate);
         let mut pool =
@@ -304,6 +292,38 @@ mod tests {
             (summary.files, summary.embedded),
             (1 + 2 * embedders::PARALLEL_FILES as u64, 1 + 2 * embedders::PARALLEL_FILES as u64)
         );
+    }
+
+    /// A project in a temp dir, indexed whole with the default settings.
+    struct Project {
+        _dir: tempfile::TempDir,
+        root: ProjectRoot,
+        paths: [AdmittedPath; 1],
+        walk: WalkOptions,
+        config: ResolvedConfig,
+    }
+
+    impl Project {
+        fn new() -> Project {
+            let dir = tempfile::tempdir().unwrap();
+            let root = ProjectRoot { path: dir.path().canonicalize().unwrap(), marker: RootMarker::None };
+            let paths = [AdmittedPath { abs: root.path.clone(), rel: String::new(), is_dir: true }];
+            let walk = WalkOptions { max_filesize: 1 << 20, ..Default::default() };
+            let config = ConfigLayers::default().resolve().unwrap();
+            Project { _dir: dir, root, paths, walk, config }
+        }
+
+        fn request(&self, smallest_first: bool) -> IndexRequest<'_> {
+            IndexRequest {
+                root: &self.root,
+                paths: &self.paths,
+                walk: &self.walk,
+                config: &self.config,
+                reindex: false,
+                warn_on_large: false,
+                smallest_first,
+            }
+        }
     }
 
     /// Vectors whose meaning no test here looks at.
@@ -346,28 +366,15 @@ mod tests {
 
     #[test]
     fn a_run_searched_while_it_works_embeds_the_smallest_files_first() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = ProjectRoot { path: dir.path().canonicalize().unwrap(), marker: RootMarker::None };
+        let p = Project::new();
         for (name, words) in [("a.txt", 300), ("b.txt", 5), ("c.txt", 40), ("d.txt", 5)] {
-            std::fs::write(root.path.join(name), "word ".repeat(words)).unwrap();
+            std::fs::write(p.root.path.join(name), "word ".repeat(words)).unwrap();
         }
-        let paths = [AdmittedPath { abs: root.path.clone(), rel: String::new(), is_dir: true }];
-        let walk = WalkOptions { max_filesize: 1 << 20, ..Default::default() };
-        let config = ConfigLayers::default().resolve().unwrap();
         let order_of = |smallest_first: bool| {
-            let _ = std::fs::remove_dir_all(root.path.join(".vecgrep"));
-            let req = IndexRequest {
-                root: &root,
-                paths: &paths,
-                walk: &walk,
-                config: &config,
-                reindex: false,
-                warn_on_large: false,
-                smallest_first,
-            };
+            let _ = std::fs::remove_dir_all(p.root.path.join(".vecgrep"));
             let mut pool = EmbedderPool::with_cores(|_| Ok(Box::new(Flat) as Box<dyn Embedder>), 2);
             let mut order = Order::default();
-            run(&req, &mut pool, &mut order).unwrap();
+            run(&p.request(smallest_first), &mut pool, &mut order).unwrap();
             order.0
         };
         assert_eq!(order_of(true), ["b.txt", "d.txt", "c.txt", "a.txt"]);

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use super::http::{self, Response};
 use super::{Shared, StoreSlot};
 use crate::live::now_ms;
-use crate::store::{self, IndexJob, JobState};
+use crate::store::{self, IndexJob};
 
 pub(super) const START_PATH: &str = "/v1/index/start";
 pub(super) const STATUS_PATH: &str = "/v1/index/status";
@@ -31,17 +31,7 @@ pub(super) fn start_response(shared: &Shared, body: &[u8]) -> Response {
     if let Err(message) = takes_no_fields() {
         return Response::error(400, &message);
     }
-    let job = IndexJob {
-        id: new_job_id(),
-        state: JobState::Running,
-        started_ms: now_ms(),
-        finished_ms: None,
-        files: None,
-        chunks: None,
-        embedded: None,
-        removed: None,
-        error: None,
-    };
+    let job = IndexJob::running(new_job_id(), now_ms());
     let live = shared.searcher.live();
     if let Err(e) = store::open_in_place(&live.target.root).and_then(|mut s| s.put_index_job(&job)) {
         return Response::error(500, &format!("cannot keep the job in the index: {:#}", anyhow::Error::new(e)));

@@ -121,6 +121,23 @@ pub struct IndexJob {
     pub error: Option<String>,
 }
 
+impl IndexJob {
+    /// A job that has just started: nothing done yet.
+    pub fn running(id: String, started_ms: i64) -> IndexJob {
+        IndexJob {
+            id,
+            state: JobState::Running,
+            started_ms,
+            finished_ms: None,
+            files: None,
+            chunks: None,
+            embedded: None,
+            removed: None,
+            error: None,
+        }
+    }
+}
+
 /// Where an index job is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum JobState {

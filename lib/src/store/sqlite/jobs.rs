@@ -95,17 +95,7 @@ mod tests {
     use crate::store::{IndexMeta, IndexReader, IndexWriter};
 
     fn job(id: &str, state: JobState) -> IndexJob {
-        IndexJob {
-            id: id.into(),
-            state,
-            started_ms: 1000,
-            finished_ms: None,
-            files: None,
-            chunks: None,
-            embedded: None,
-            removed: None,
-            error: None,
-        }
+        IndexJob { state, ..IndexJob::running(id.into(), 1000) }
     }
 
     #[test]
