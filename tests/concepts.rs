@@ -5,22 +5,6 @@ use serde_json::Value;
 
 use crate::common::*;
 
-/// A project whose code says `AccountBook` and `saml` where its people say
-/// "ledger" and "SSO".
-fn ledger_project() -> Tree {
-    let t = Tree::git();
-    t.write(
-        "src/books.py",
-        "class AccountBook:\n    \"\"\"Entries of money in and out.\"\"\"\n\n    def post_entry(self, entry):\n        self.entries.append(entry)\n\n    def total(self):\n        return sum(e.amount for e in self.entries)\n",
-    );
-    t.write(
-        "src/web.py",
-        "def saml_login(request):\n    assertion = request.form['SAMLResponse']\n    return verify(assertion)\n",
-    );
-    t.write("src/shapes.py", "def area_of_circle(radius):\n    return 3.14159 * radius * radius\n");
-    t
-}
-
 fn hits(o: &std::process::Output) -> Vec<Value> {
     records(o).into_iter().filter(|r| r["type"] == "hit").collect()
 }

@@ -140,8 +140,33 @@ struct StrictVerify {
     problems: Vec<String>,
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct StrictAnswer {
+    r#type: String,
+    v: u32,
+    query: String,
+    model: String,
+    reason: String,
+    given: u64,
+    text: String,
+    citations: Vec<StrictCitation>,
+    dropped: Vec<String>,
+    #[serde(default)]
+    learned: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct StrictCitation {
+    file: String,
+    line: u64,
+}
+
 /// Check one record against its strict definition; returns its type.
-fn check(record: &Value) -> String {
+pub(crate) fn check(record: &Value) -> String {
     assert_eq!(record["v"], 1, "{record}");
     let kind = record["type"].as_str().unwrap_or_else(|| panic!("no type: {record}")).to_string();
     let r = record.clone();
@@ -155,6 +180,7 @@ fn check(record: &Value) -> String {
         "listening" => serde_json::from_value::<StrictListening>(r).map(|_| ()),
         "verify" => serde_json::from_value::<StrictVerify>(r).map(|_| ()),
         "judgement" => serde_json::from_value::<StrictJudgement>(r).map(|_| ()),
+        "answer" => serde_json::from_value::<StrictAnswer>(r).map(|_| ()),
         other => panic!("record type {other} is not in the contract"),
     };
     result.unwrap_or_else(|e| panic!("{kind} record does not match the contract: {e}\n{record}"));
@@ -168,6 +194,7 @@ fn golden_samples_follow_the_contract() {
     for name in [
         "hits.ndjson",
         "judged.ndjson",
+        "answered.ndjson",
         "index.ndjson",
         "root.ndjson",
         "stats.ndjson",
@@ -182,13 +209,13 @@ fn golden_samples_follow_the_contract() {
             if name == "hits.ndjson" {
                 vecgrep::records::parse_hit_line(line, i + 1).unwrap().expect("a hit");
             }
-            if name == "judged.ndjson" {
-                vecgrep::records::parse_stream_line(line, i + 1).unwrap().expect("a hit or a judgement");
+            if name == "judged.ndjson" || name == "answered.ndjson" {
+                vecgrep::records::parse_stream_line(line, i + 1).unwrap().expect("a hit, a judgement or an answer");
             }
         }
     }
     let expected: std::collections::BTreeSet<String> =
-        ["hit", "root", "file", "skip", "summary", "stats", "listening", "verify", "judgement"]
+        ["hit", "root", "file", "skip", "summary", "stats", "listening", "verify", "judgement", "answer"]
             .into_iter()
             .map(String::from)
             .collect();

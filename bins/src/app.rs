@@ -102,8 +102,15 @@ pub fn note_skipped_paths(tool: &str, quiet: bool, root: &ProjectRoot, admission
 /// Select the root, admit the paths and resolve the config.
 pub fn resolve(tool: &str, paths: &[PathBuf], skip_outside_root: bool, cli: ConfigValues) -> Result<Invocation> {
     let (cwd, root, admission) = resolve_root(paths, skip_outside_root)?;
-    let config = ConfigLayers::load(cli, &root.config_path())?.resolve()?;
+    let config = resolve_config(tool, &root, cli)?;
     note_skipped_paths(tool, config.quiet, &root, &admission);
+    Ok(Invocation { cwd, root, paths: admission.admitted, config })
+}
+
+/// The settings of `root` with `cli` on top, saying which of the project's
+/// own keys were passed over because it is not trusted.
+pub fn resolve_config(tool: &str, root: &ProjectRoot, cli: ConfigValues) -> Result<ResolvedConfig> {
+    let config = ConfigLayers::load(cli, &root.config_path())?.resolve()?;
     if let Some((path, keys)) = &config.untrusted {
         let global = vecgrep::project::global_config_path()
             .map_or("your global config".to_string(), |p| p.display().to_string());
@@ -117,7 +124,7 @@ pub fn resolve(tool: &str, paths: &[PathBuf], skip_outside_root: bool, cli: Conf
             ),
         );
     }
-    Ok(Invocation { cwd, root, paths: admission.admitted, config })
+    Ok(config)
 }
 
 /// A binary's clap definition as it parses: with each setting's note in
@@ -372,7 +379,9 @@ mod tests {
                 let Some(setting) = vecgrep::project::setting(arg.get_id().as_str()) else { continue };
                 let mut argv = vec![tool.clone(), format!("--{}", arg.get_long().unwrap())];
                 argv.extend(crate::cli::sample(arg));
-                argv.push("query".into());
+                if cmd.get_positionals().next().is_some() {
+                    argv.push("query".into());
+                }
                 let matches = cmd.clone().try_get_matches_from(&argv).unwrap_or_else(|e| panic!("{argv:?}: {e}"));
                 let values = cli_config(&matches).unwrap();
                 assert!(values.sets(setting.key), "{argv:?} does not set {}", setting.key);
@@ -382,7 +391,7 @@ mod tests {
             }
         }
         let file_only: Vec<&str> = SETTINGS.iter().map(|s| s.key).filter(|k| !flagged.contains(k)).collect();
-        assert_eq!(file_only, ["embedder_timeout", "embedder_batch_size"], "settings no flag gives");
+        assert_eq!(file_only, ["embedder_timeout", "embedder_batch_size", "llm_timeout"], "settings no flag gives");
     }
 
     #[test]

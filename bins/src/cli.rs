@@ -107,9 +107,45 @@ pub struct IndexConfigArgs {
     /// The embedding server's OpenAI-compatible endpoint, e.g. http://gpu:8080/v1/embeddings; its API key is read from VECGREP_EMBEDDER_API_KEY.
     #[arg(long, value_name = "URL")]
     pub embedder_url: Option<String>,
-    /// Let the project's own .vecgrep/config.toml choose commands to run (open_cmd) and where code is sent (embedder_source, embedder_url).
+}
+
+/// TrustRule: whether a repository's own config may choose what runs and
+/// where its code goes.
+#[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Config options")]
+pub struct TrustArgs {
+    /// Let the project's own .vecgrep/config.toml choose commands to run (open_cmd) and where code is sent (embedder_source, embedder_url, llm_url).
     #[arg(long)]
     pub trust_project_config: bool,
+}
+
+/// Asking a chat model for an answer from the top results (`vg-answer`).
+#[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Answer options")]
+pub struct AnswerArgs {
+    /// Ask even when the results look like they answer the query.
+    #[arg(long)]
+    pub force_answer: bool,
+    /// Write the concepts the answer bridges (a query word the code lacks, and the identifiers the answer names for it that the results hold) to .vecgrep/kg/learned.md, for a person to review.
+    #[arg(long)]
+    pub learn: bool,
+    /// The chat model's OpenAI-compatible endpoint: its base URL (http://127.0.0.1:8080/v1) or its chat completions URL; its API key is read from VECGREP_LLM_API_KEY.
+    #[arg(long, value_name = "URL")]
+    pub llm_url: Option<String>,
+    /// The chat model to ask.
+    #[arg(long, value_name = "NAME")]
+    pub llm_model: Option<String>,
+    /// Results sent to the model, best first (1 to 20).
+    #[arg(long, value_name = "NUM", default_value_t = vecgrep::answer::DEFAULT_CONTEXT_HITS, value_parser = parse_context_hits)]
+    pub context_hits: usize,
+}
+
+fn parse_context_hits(s: &str) -> Result<usize, String> {
+    let max = vecgrep::answer::MAX_CONTEXT_HITS;
+    match s.parse::<usize>() {
+        Ok(n) if (1..=max).contains(&n) => Ok(n),
+        _ => Err(format!("'{s}' is not a whole number from 1 to {max}")),
+    }
 }
 
 /// Settings for ranking results.
@@ -195,6 +231,8 @@ pub struct IndexCli {
     #[command(flatten)]
     pub index: IndexConfigArgs,
     #[command(flatten)]
+    pub trust: TrustArgs,
+    #[command(flatten)]
     pub walk: WalkArgs,
     /// Files or directories to index (default: the current directory).
     #[arg(value_name = "PATH")]
@@ -238,6 +276,8 @@ pub struct QueryCli {
     pub search: SearchConfigArgs,
     #[command(flatten)]
     pub index: IndexConfigArgs,
+    #[command(flatten)]
+    pub trust: TrustArgs,
     #[command(flatten)]
     pub walk: WalkArgs,
     #[command(flatten)]
@@ -305,6 +345,24 @@ pub struct FormatCli {
 
 #[derive(Parser, Debug)]
 #[command(
+    name = "vg-answer",
+    version,
+    about = "Answer a search from its top results with a chat model, citing them",
+    long_about = "Answer a search from its top results with a chat model, citing them.\n\nReads a search stream on stdin (hit records and the judgement that may end it, as `vg-query --judge` prints them) and copies it to stdout unchanged. When the judgement says the results may not answer the query (or with --force-answer, or when the stream has no judgement), it sends the query and the top --context-hits results (their paths, lines and text, never whole files) to an OpenAI-compatible chat endpoint (llm_url, llm_model), and ends the stream with an answer record: the answer, the places it cites among the results it was given, and the citations it made of anything else, which are taken out of its text. Nothing is sent when the results look sufficient, or when there are none.\n\nWith --learn, each of the query's words that the results lack becomes a concept in .vecgrep/kg/learned.md, with the identifiers the answer names that the results hold as its synonyms, so that the next search with that word finds them. Review that file: a model can be wrong.\n\nThe endpoint may be anything that speaks OpenAI's chat completions: llama.cpp's server, Ollama, vLLM, LM Studio, a hosted API. Its key, if it needs one, is read from VECGREP_LLM_API_KEY. A project's own config may set llm_url only when you trust it (--trust-project-config).\n\nExit status: 0 with results, 1 without, 2 on error (the endpoint unreachable, its reply malformed; the results are still copied).",
+    after_help = "Examples:\n  vg-query --judge \"where is the ledger kept\" | vg-answer | vg-format\n  vg-query \"auth flow\" | vg-answer --force-answer --llm-url http://127.0.0.1:8080/v1 | jq 'select(.type==\"answer\")'\n  vecgrep --answer --learn \"how do we bill tenants\""
+)]
+pub struct AnswerCli {
+    #[command(flatten)]
+    pub answer: AnswerArgs,
+    #[command(flatten)]
+    pub trust: TrustArgs,
+    /// No notes on stderr (errors are still printed).
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+#[derive(Parser, Debug)]
+#[command(
     name = "vg-serve",
     version,
     about = "Serve vecgrep searches over HTTP from a warm model and index",
@@ -347,6 +405,8 @@ pub struct ServeCli {
     #[command(flatten)]
     pub index: IndexConfigArgs,
     #[command(flatten)]
+    pub trust: TrustArgs,
+    #[command(flatten)]
     pub walk: WalkArgs,
 }
 
@@ -378,6 +438,8 @@ pub struct McpCli {
     pub search: SearchConfigArgs,
     #[command(flatten)]
     pub index: IndexConfigArgs,
+    #[command(flatten)]
+    pub trust: TrustArgs,
     #[command(flatten)]
     pub walk: WalkArgs,
 }
@@ -417,6 +479,8 @@ pub struct PickCli {
     #[command(flatten)]
     pub index: IndexConfigArgs,
     #[command(flatten)]
+    pub trust: TrustArgs,
+    #[command(flatten)]
     pub walk: WalkArgs,
     #[command(flatten)]
     pub filter: FileFilterArgs,
@@ -442,8 +506,8 @@ pub struct PickArgs {
     name = "vecgrep",
     version,
     about = "Semantic grep for code: find code by what it does",
-    long_about = "Semantic grep for code: find code by what it does.\n\nvecgrep QUERY [PATH...] indexes PATHS (default: the current directory; only new or changed files are embedded), then prints the chunks of code closest in meaning to QUERY. It is a front end to the vg-* tools: vg-query | vg-format, vg-index, vg-root, vg-serve (--serve), vg-mcp (--mcp) and vg-pick (-i), which it finds next to itself or on PATH.\n\nThe index lives in <root>/.vecgrep/, where the root is the nearest directory with .git, .hg, .jj or .vecgrep. Settings come from flags, then <root>/.vecgrep/config.toml, then ~/.config/vecgrep/config.toml.\n\nExit status: 0 with results, 1 without, 2 on error.",
-    after_help = "Examples:\n  vecgrep \"where are retries configured\" src/\n  vecgrep -l \"error handling\" | xargs rg -n unwrap\n  vecgrep --json \"auth\" | jq -r .file | sort -u\n  vecgrep -t py -C 2 \"read the config file\"\n  vecgrep --stats ; vecgrep --show-root ; vecgrep --index-only .\n  vecgrep --serve --port 8080 src/\n  vecgrep --mcp                             for a coding agent's MCP config"
+    long_about = "Semantic grep for code: find code by what it does.\n\nvecgrep QUERY [PATH...] indexes PATHS (default: the current directory; only new or changed files are embedded), then prints the chunks of code closest in meaning to QUERY. It is a front end to the vg-* tools: vg-query | vg-format, vg-query | vg-answer | vg-format (--answer), vg-index, vg-root, vg-serve (--serve), vg-mcp (--mcp) and vg-pick (-i), which it finds next to itself or on PATH.\n\nThe index lives in <root>/.vecgrep/, where the root is the nearest directory with .git, .hg, .jj or .vecgrep. Settings come from flags, then <root>/.vecgrep/config.toml, then ~/.config/vecgrep/config.toml.\n\nExit status: 0 with results, 1 without, 2 on error.",
+    after_help = "Examples:\n  vecgrep \"where are retries configured\" src/\n  vecgrep -l \"error handling\" | xargs rg -n unwrap\n  vecgrep --json \"auth\" | jq -r .file | sort -u\n  vecgrep -t py -C 2 \"read the config file\"\n  vecgrep --stats ; vecgrep --show-root ; vecgrep --index-only .\n  vecgrep --serve --port 8080 src/\n  vecgrep --mcp                             for a coding agent's MCP config\n  vecgrep --answer \"how do we bill tenants\"  a chat model (llm_url) answers when the results fall short"
 )]
 pub struct VecgrepCli {
     /// What to look for, in plain words.
@@ -479,6 +543,9 @@ pub struct VecgrepCli {
     /// No progress or notes on stderr (errors are still printed).
     #[arg(short, long)]
     pub quiet: bool,
+    /// Ask a chat model (llm_url) to answer QUERY from the top results when they look insufficient, citing them (vg-answer; see Answer options).
+    #[arg(long, conflicts_with_all = ["stats", "show_root", "index_only", "clear_cache", "serve", "mcp", "interactive"])]
+    pub answer: bool,
     /// Pick results interactively, re-ranked as you type (vg-pick); a QUERY is optional.
     #[arg(short = 'i', long, conflicts_with_all = ["stats", "show_root", "index_only", "clear_cache", "serve", "mcp", "no_index", "reindex"])]
     pub interactive: bool,
@@ -491,7 +558,11 @@ pub struct VecgrepCli {
     #[command(flatten)]
     pub output: OutputArgs,
     #[command(flatten)]
+    pub answer_args: AnswerArgs,
+    #[command(flatten)]
     pub index: IndexConfigArgs,
+    #[command(flatten)]
+    pub trust: TrustArgs,
     #[command(flatten)]
     pub walk: WalkArgs,
     #[command(flatten)]
@@ -549,6 +620,7 @@ pub fn commands() -> Vec<clap::Command> {
         ServeCli::command(),
         McpCli::command(),
         PickCli::command(),
+        AnswerCli::command(),
     ]
     .into_iter()
     .map(with_setting_notes)
@@ -597,6 +669,9 @@ pub(crate) fn sample(arg: &clap::Arg) -> Option<String> {
     if arg.get_long() == Some("threshold") {
         return Some("-0.25".to_string());
     }
+    if arg.get_long() == Some("context-hits") {
+        return Some("7".to_string());
+    }
     let name = arg.get_value_names().and_then(|n| n.first()).map(|n| n.as_str().to_string()).unwrap_or_default();
     Some(
         match name.as_str() {
@@ -609,6 +684,7 @@ pub(crate) fn sample(arg: &clap::Arg) -> Option<String> {
             "CMD" => "vi +{line} {file}",
             "WHEN" => "2w",
             "SIZE" => "-1M",
+            "NAME" => "a-model",
             _ => "sample",
         }
         .to_string(),

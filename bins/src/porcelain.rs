@@ -30,6 +30,8 @@ pub enum Mode {
     IndexOnly,
     /// A search: vg-query | vg-format.
     Search,
+    /// `--answer`: a search a chat model answers, vg-query | vg-answer | vg-format.
+    Answer,
 }
 
 impl Mode {
@@ -48,6 +50,8 @@ impl Mode {
             Mode::ClearCache
         } else if cli.index_only {
             Mode::IndexOnly
+        } else if cli.answer {
+            Mode::Answer
         } else {
             Mode::Search
         }
@@ -56,8 +60,9 @@ impl Mode {
     /// The tools the mode runs, each with the porcelain flags (argument ids,
     /// or the ids of a flattened group of them) it is given.
     pub fn tools(self) -> Vec<(&'static str, Vec<&'static str>)> {
-        let shared = ["skip_outside_root", "quiet", "SearchConfigArgs", "IndexConfigArgs", "WalkArgs"];
+        let shared = ["skip_outside_root", "quiet", "SearchConfigArgs", "IndexConfigArgs", "TrustArgs", "WalkArgs"];
         let with = |more: &[&'static str]| shared.iter().chain(more).copied().collect::<Vec<_>>();
+        let query = || ("vg-query", with(&["FileFilterArgs", "reindex", "no_index", "no_scope"]));
         match self {
             Mode::Serve => vec![("vg-serve", with(&["bind", "port", "token", "full_index", "rate_limit"]))],
             Mode::Mcp => vec![("vg-mcp", with(&["full_index"]))],
@@ -66,14 +71,17 @@ impl Mode {
             Mode::Stats => vec![("vg-index", vec!["skip_outside_root", "quiet", "json"])],
             Mode::ClearCache => vec![("vg-index", vec!["skip_outside_root", "quiet"])],
             Mode::IndexOnly => {
-                vec![("vg-index", vec!["skip_outside_root", "quiet", "IndexConfigArgs", "WalkArgs", "reindex"])]
+                vec![(
+                    "vg-index",
+                    vec!["skip_outside_root", "quiet", "IndexConfigArgs", "TrustArgs", "WalkArgs", "reindex"],
+                )]
             }
-            Mode::Search => {
-                vec![
-                    ("vg-query", with(&["FileFilterArgs", "reindex", "no_index", "no_scope"])),
-                    ("vg-format", vec!["OutputArgs"]),
-                ]
-            }
+            Mode::Search => vec![query(), ("vg-format", vec!["OutputArgs"])],
+            Mode::Answer => vec![
+                query(),
+                ("vg-answer", vec!["quiet", "AnswerArgs", "TrustArgs"]),
+                ("vg-format", vec!["OutputArgs"]),
+            ],
         }
     }
 
@@ -82,8 +90,9 @@ impl Mode {
         match self {
             Mode::Stats => &["--stats"],
             Mode::ClearCache => &["--clear-cache"],
-            // vg-format shows the judgement's hint on a terminal only.
-            Mode::Search => &["--judge"],
+            // vg-format shows the judgement's hint on a terminal only;
+            // vg-answer asks the model when the judgement says so.
+            Mode::Search | Mode::Answer => &["--judge"],
             _ => &[],
         }
     }
@@ -99,11 +108,27 @@ pub const MODE_SELECTORS: &[&str] = &[
     "stats",
     "clear_cache",
     "index_only",
+    "answer",
     "query",
     "paths",
     "help",
     "version",
 ];
+
+/// The first flag given that only an answer uses (`--learn`, `--llm-url`,
+/// ...), when the mode is not `--answer`: it would do nothing.
+pub fn stray_answer_flag(mode: Mode, matches: &ArgMatches, porcelain: &Command) -> Option<String> {
+    if mode == Mode::Answer {
+        return None;
+    }
+    expand_groups(porcelain, &["AnswerArgs"])
+        .into_iter()
+        .find(|id| matches.value_source(id) == Some(ValueSource::CommandLine))
+        .map(|id| {
+            let arg = porcelain.get_arguments().find(|a| a.get_id().as_str() == id).expect("a member of the group");
+            format!("--{}", arg.get_long().unwrap_or(&id))
+        })
+}
 
 /// The argument list of each tool `mode` runs, for the command line
 /// `matches` (parsed by `porcelain`, vecgrep's own definition).
@@ -180,10 +205,10 @@ mod tests {
     use clap::FromArgMatches;
 
     use super::*;
-    use crate::cli::{IndexCli, McpCli, PickCli, QueryCli, RootCli, ServeCli};
+    use crate::cli::{AnswerCli, IndexCli, McpCli, PickCli, QueryCli, RootCli, ServeCli};
     use crate::{app, cli::FormatCli};
 
-    const MODES: [Mode; 8] = [
+    const MODES: [Mode; 9] = [
         Mode::Serve,
         Mode::Mcp,
         Mode::Pick,
@@ -192,6 +217,7 @@ mod tests {
         Mode::ClearCache,
         Mode::IndexOnly,
         Mode::Search,
+        Mode::Answer,
     ];
 
     fn tool_command(name: &str) -> Command {
@@ -203,6 +229,7 @@ mod tests {
             "vg-index" => app::command::<IndexCli>(),
             "vg-query" => app::command::<QueryCli>(),
             "vg-format" => app::command::<FormatCli>(),
+            "vg-answer" => app::command::<AnswerCli>(),
             other => panic!("no tool {other}"),
         }
     }
@@ -218,6 +245,7 @@ mod tests {
             Mode::ClearCache => vec!["--clear-cache"],
             Mode::IndexOnly => vec!["--index-only"],
             Mode::Search => vec![],
+            Mode::Answer => vec!["--answer"],
         }
     }
 
@@ -289,5 +317,19 @@ mod tests {
             )
         );
         assert_eq!((runs[1].0, argv(1)), ("vg-format", Vec::<String>::new()));
+    }
+
+    #[test]
+    fn an_answer_flag_without_answer_is_refused() {
+        let porcelain = app::command::<VecgrepCli>();
+        let stray = |argv: &[&str]| {
+            let matches = porcelain.clone().try_get_matches_from(argv).unwrap();
+            let cli = VecgrepCli::from_arg_matches(&matches).unwrap();
+            stray_answer_flag(Mode::of(&cli), &matches, &porcelain)
+        };
+        assert_eq!(stray(&["vecgrep", "--learn", "q"]), Some("--learn".into()));
+        assert_eq!(stray(&["vecgrep", "--llm-url", "http://h/v1", "q"]), Some("--llm-url".into()));
+        assert_eq!(stray(&["vecgrep", "--answer", "--learn", "q"]), None);
+        assert_eq!(stray(&["vecgrep", "q"]), None);
     }
 }

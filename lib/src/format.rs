@@ -7,7 +7,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use crate::project::relative_to;
-use crate::records::{write_record, HitRecord, JudgementRecord};
+use crate::records::{write_record, AnswerRecord, HitRecord, JudgementRecord};
 
 /// How a stream of hits is rendered.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -168,6 +168,58 @@ pub fn render_judgement(out: &mut dyn Write, judgement: &JudgementRecord, opts: 
     );
     writeln!(out)?;
     writeln!(out, "{}", paint(opts.color, DIM, &hint))
+}
+
+/// A chat model's answer (`vg-answer`), after the results: for people on a
+/// terminal and in a pipe alike (it was asked for), as its record with
+/// `--json`, and not at all in the modes that list files.
+pub fn render_answer(
+    out: &mut dyn Write,
+    answer: &AnswerRecord,
+    hits: &[HitRecord],
+    opts: &FormatOptions,
+) -> io::Result<()> {
+    match opts.mode {
+        OutputMode::Json => return write_record(out, answer),
+        OutputMode::Files | OutputMode::Count => return Ok(()),
+        OutputMode::Pretty | OutputMode::Flat => {}
+    }
+    let c = opts.color;
+    let why = match answer.reason.as_str() {
+        "insufficient" => "; the results looked insufficient",
+        "forced" => "; asked with --force-answer",
+        _ => "",
+    };
+    let plural = if answer.given == 1 { "" } else { "s" };
+    writeln!(out)?;
+    let heading = format!("answer from {} (given the top {} result{plural}{why}):", answer.model, answer.given);
+    writeln!(out, "{}", paint(c, DIM, &heading))?;
+    for line in answer.text.lines() {
+        writeln!(out, "  {line}")?;
+    }
+    let root = hits.iter().find_map(|h| h.root.clone());
+    let place = |file: &str, line: usize| {
+        let path = match &root {
+            Some(r) => relative_to(&Path::new(r).join(file), &opts.cwd).to_string_lossy().into_owned(),
+            None => file.to_string(),
+        };
+        format!("{}:{}", paint(c, PATH, &path), paint(c, LINE_NO, &line.to_string()))
+    };
+    if !answer.citations.is_empty() {
+        let sources: Vec<String> = answer.citations.iter().map(|s| place(&s.file, s.line)).collect();
+        writeln!(out, "  sources: {}", sources.join(", "))?;
+    }
+    if !answer.dropped.is_empty() {
+        let n = answer.dropped.len();
+        let what = if n == 1 { "citation" } else { "citations" };
+        let note = format!("  dropped {n} {what} of places it was not given: {}", answer.dropped.join(", "));
+        writeln!(out, "{}", paint(c, DIM, &note))?;
+    }
+    if !answer.learned.is_empty() {
+        let note = format!("  learned: {} (in .vecgrep/kg/learned.md; review it)", answer.learned.join(", "));
+        writeln!(out, "{}", paint(c, DIM, &note))?;
+    }
+    Ok(())
 }
 
 /// Hits grouped by display path, files in order of their best hit.
@@ -389,5 +441,28 @@ mod tests {
         let mut out = Vec::new();
         render(&mut out, &hits, &opts(OutputMode::Flat, "/r")).unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), "a.rs:3:fn upload() {}\n");
+    }
+
+    #[test]
+    fn an_answer_follows_the_results_with_its_sources_as_paths_from_here() {
+        let hits = vec![hit("src/book.rs", 3, "struct AccountBook;", "ledger")];
+        let answer: AnswerRecord = serde_json::from_value(serde_json::json!({
+            "type": "answer", "v": 1, "query": "ledger", "model": "m", "reason": "insufficient", "given": 1,
+            "text": "It is AccountBook [src/book.rs:3].", "citations": [{"file": "src/book.rs", "line": 3}],
+            "dropped": ["9"], "learned": ["ledger"]
+        }))
+        .unwrap();
+        let shown = |mode: OutputMode| {
+            let mut out = Vec::new();
+            render_answer(&mut out, &answer, &hits, &opts(mode, "/r/src")).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        assert_eq!(
+            shown(OutputMode::Flat),
+            "\nanswer from m (given the top 1 result; the results looked insufficient):\n  It is AccountBook [src/book.rs:3].\n  sources: book.rs:3\n  dropped 1 citation of places it was not given: 9\n  learned: ledger (in .vecgrep/kg/learned.md; review it)\n"
+        );
+        assert_eq!(shown(OutputMode::Files), "");
+        let json: AnswerRecord = serde_json::from_str(&shown(OutputMode::Json)).unwrap();
+        assert_eq!(json, answer);
     }
 }

@@ -86,10 +86,13 @@ pub fn judge(query: &str, mode: SearchMode, hits: &[Hit]) -> Judgement {
 
 /// The query's words the top hits have, and those they lack, each once.
 fn coverage(query: &str, hits: &[Hit]) -> (Vec<String>, Vec<String>) {
+    // Stemmed twice on both sides: one pass takes `postings` only to
+    // `posting`, while `posting` goes to `post`.
+    let root = |w: &str| stem(&stem(w));
     let mut seen: HashSet<String> = HashSet::new();
     for hit in hits.iter().take(COVERAGE_HITS) {
-        seen.extend(hit.text.split(|c: char| !c.is_alphanumeric() && c != '_').flat_map(name_terms));
-        seen.extend(hit.concepts.iter().flat_map(|c| name_terms(c)));
+        let words = hit.text.split(|c: char| !c.is_alphanumeric() && c != '_').flat_map(name_terms);
+        seen.extend(words.chain(hit.concepts.iter().flat_map(|c| name_terms(c))).map(|t| root(&t)));
     }
     let mut covered = Vec::new();
     let mut missing = Vec::new();
@@ -97,7 +100,7 @@ fn coverage(query: &str, hits: &[Hit]) -> (Vec<String>, Vec<String>) {
         if covered.contains(&word) || missing.contains(&word) {
             continue;
         }
-        if seen.contains(&stem(&word)) {
+        if seen.contains(&root(&word)) {
             covered.push(word);
         } else {
             missing.push(word);
@@ -133,6 +136,12 @@ mod tests {
             (vec!["retry".into(), "uploads".into()], vec!["failed".into()])
         );
         assert!(j.reasons.is_empty());
+    }
+
+    #[test]
+    fn a_plural_in_the_query_is_covered_by_the_singular_in_the_code() {
+        let hits = [hit("book.rs", 0.5, "/// Every posting the firm made")];
+        assert_eq!(judge("postings", SearchMode::Hybrid, &hits).covered, ["postings"]);
     }
 
     #[test]

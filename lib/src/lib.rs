@@ -21,6 +21,7 @@
 //! | [`judge`] | whether the hits answer the query, and why not | hits → judgement |
 //! | [`live`] | an index kept fresh while searched (server, picker) | target → searcher |
 //! | [`records`] | the NDJSON contract between the tools | values → records |
+//! | [`answer`] | a chat model's answer from the top hits, held to them | hits → answer, concepts |
 //! | [`format`], [`pick`], [`serve`], [`mcp`], [`tools`] | the surfaces: rendering, the picker, HTTP, MCP, finding tools | hits → people, programs, agents |
 
 pub mod project;
@@ -43,6 +44,8 @@ pub mod live;
 
 pub mod records;
 
+pub mod answer;
+
 pub mod format;
 pub mod mcp;
 pub mod pick;
@@ -60,7 +63,7 @@ mod layers {
     /// The modules in pipeline order; each may use only those before it.
     const ORDER: &[&str] = &[
         "project", "chunk", "terms", "embed", "store", "index", "concepts", "search", "judge", "live", "records",
-        "format", "pick", "serve", "mcp", "tools",
+        "answer", "format", "pick", "serve", "mcp", "tools",
     ];
 
     fn src() -> PathBuf {

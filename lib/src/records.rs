@@ -329,6 +329,39 @@ impl JudgementRecord {
     }
 }
 
+/// `vg-answer`: a chat model's answer from the hits before it, held to
+/// them; after the judgement, last in the stream.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AnswerRecord {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub v: u32,
+    pub query: String,
+    /// The model that answered, as its endpoint names it.
+    pub model: String,
+    /// Why it was asked: `insufficient` (the judgement said so), `forced`
+    /// (`--force-answer`) or `unjudged` (the stream had no judgement).
+    pub reason: String,
+    /// How many of the hits, best first, it was given.
+    pub given: usize,
+    /// The answer; excerpt numbers replaced by places, dropped citations taken out.
+    pub text: String,
+    /// The places it cited among the hits it was given, each once.
+    pub citations: Vec<CitationRecord>,
+    /// Citations of anything it was not given, as written, taken out of `text`.
+    pub dropped: Vec<String>,
+    /// Concepts `--learn` wrote to `.vecgrep/kg/learned.md`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub learned: Vec<String>,
+}
+
+/// A place an answer cites: a line of a hit it was given.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CitationRecord {
+    pub file: String,
+    pub line: usize,
+}
+
 /// Write one record as a line of JSON.
 pub fn write_record<W: Write + ?Sized, T: Serialize>(out: &mut W, record: &T) -> io::Result<()> {
     serde_json::to_writer(&mut *out, record).map_err(io::Error::from)?;
@@ -351,16 +384,25 @@ pub enum RecordError {
 pub enum StreamRecord {
     Hit(HitRecord),
     Judgement(JudgementRecord),
+    Answer(AnswerRecord),
 }
 
-/// Parse one line of a search stream: hits, and the judgement that may end
-/// it. Blank lines and other records give None, as does a judgement a
-/// reader cannot use (it is advice, never worth failing a pipeline for).
+/// Parse one line of a search stream: hits, and the judgement and answer
+/// that may end it. Blank lines and other records give None, as does a
+/// judgement or answer a reader cannot use (they are advice, never worth
+/// failing a pipeline for).
 pub fn parse_stream_line(text: &str, line: usize) -> Result<Option<StreamRecord>, RecordError> {
     if text.trim_start().starts_with('{') && text.contains("\"judgement\"") {
         if let Ok(j) = serde_json::from_str::<JudgementRecord>(text) {
             if j.kind == "judgement" && j.v <= CONTRACT_VERSION {
                 return Ok(Some(StreamRecord::Judgement(j)));
+            }
+        }
+    }
+    if text.trim_start().starts_with('{') && text.contains("\"answer\"") {
+        if let Ok(a) = serde_json::from_str::<AnswerRecord>(text) {
+            if a.kind == "answer" && a.v <= CONTRACT_VERSION {
+                return Ok(Some(StreamRecord::Answer(a)));
             }
         }
     }

@@ -76,13 +76,14 @@ pub(crate) fn bin(tool: &str) -> PathBuf {
         "vg-serve" => PathBuf::from(env!("CARGO_BIN_EXE_vg-serve")),
         "vg-mcp" => PathBuf::from(env!("CARGO_BIN_EXE_vg-mcp")),
         "vg-pick" => PathBuf::from(env!("CARGO_BIN_EXE_vg-pick")),
+        "vg-answer" => PathBuf::from(env!("CARGO_BIN_EXE_vg-answer")),
         other => panic!("no tool {other}"),
     }
 }
 
 pub(crate) fn tool_cmd(tool: &str) -> Command {
     let mut c = Command::new(bin(tool));
-    for var in ["VECGREP_MODEL_DIR", "ORT_DYLIB_PATH", "NO_COLOR", "XDG_CONFIG_HOME"] {
+    for var in ["VECGREP_MODEL_DIR", "ORT_DYLIB_PATH", "NO_COLOR", "XDG_CONFIG_HOME", "VECGREP_LLM_API_KEY"] {
         c.env_remove(var);
     }
     c.stdin(Stdio::null());
@@ -159,6 +160,22 @@ pub(crate) fn sample_project() -> Tree {
         "docs/guide.md",
         "# Guide\n\nThis guide explains how to bake sourdough bread with a starter and a hot oven.\n",
     );
+    t
+}
+
+/// A project whose code says `AccountBook` and `saml` where its people say
+/// "ledger" and "SSO".
+pub(crate) fn ledger_project() -> Tree {
+    let t = Tree::git();
+    t.write(
+        "src/books.py",
+        "class AccountBook:\n    \"\"\"Entries of money in and out.\"\"\"\n\n    def post_entry(self, entry):\n        self.entries.append(entry)\n\n    def total(self):\n        return sum(e.amount for e in self.entries)\n",
+    );
+    t.write(
+        "src/web.py",
+        "def saml_login(request):\n    assertion = request.form['SAMLResponse']\n    return verify(assertion)\n",
+    );
+    t.write("src/shapes.py", "def area_of_circle(radius):\n    return 3.14159 * radius * radius\n");
     t
 }
 

@@ -22,11 +22,15 @@ fn tool(name: &str) -> Result<Command> {
 
 fn dispatch(cli: &VecgrepCli, matches: &clap::ArgMatches) -> Result<u8> {
     let mode = Mode::of(cli);
-    if mode == Mode::Search && cli.query.is_none() {
+    if matches!(mode, Mode::Search | Mode::Answer) && cli.query.is_none() {
         return Err(anyhow!("a QUERY is required"));
     }
+    let porcelain = vecgrep_bins::app::command::<VecgrepCli>();
+    if let Some(flag) = porcelain::stray_answer_flag(mode, matches, &porcelain) {
+        return Err(anyhow!("{flag} is for an answer; add --answer"));
+    }
     let mut runs = Vec::new();
-    for (name, argv) in porcelain::plan(mode, cli, matches, &vecgrep_bins::app::command::<VecgrepCli>()) {
+    for (name, argv) in porcelain::plan(mode, cli, matches, &porcelain) {
         let mut cmd = tool(name)?;
         cmd.args(argv);
         runs.push((name, cmd));
@@ -39,9 +43,9 @@ fn dispatch(cli: &VecgrepCli, matches: &clap::ArgMatches) -> Result<u8> {
             let e = cmd.exec();
             Err(e).with_context(|| format!("cannot run {name}"))
         }
-        (Mode::Search, [(_, query), (_, format)]) => pipeline(query, format),
         (_, [(_, one)]) => wait_one(one),
-        _ => unreachable!("each mode runs one tool, or two for a search"),
+        (Mode::Search | Mode::Answer, stages) => pipeline(stages.iter_mut().map(|(_, cmd)| cmd).collect()),
+        _ => unreachable!("only a search runs several tools"),
     }
 }
 
@@ -55,25 +59,35 @@ fn exit_code(status: std::process::ExitStatus) -> u8 {
     status.code().map(|c| c.clamp(0, 255) as u8).unwrap_or(EXIT_ERROR)
 }
 
-/// Run `producer | consumer`. An error (status 2 or more) of the producer
-/// wins, then one of the consumer; otherwise the consumer's status decides
-/// (0 results, 1 none), so no failure is hidden as `set -o pipefail` would not.
-fn pipeline(producer: &mut Command, consumer: &mut Command) -> Result<u8> {
-    let mut p: Child = producer
-        .stdout(Stdio::piped())
-        .spawn()
-        .with_context(|| format!("cannot run {}", producer.get_program().to_string_lossy()))?;
-    let pipe = p.stdout.take().expect("piped stdout");
-    let c = consumer.stdin(Stdio::from(pipe)).spawn();
-    let mut c = match c {
-        Ok(c) => c,
-        Err(e) => {
-            let _ = p.kill();
-            let _ = p.wait();
-            return Err(e).with_context(|| format!("cannot run {}", consumer.get_program().to_string_lossy()));
+/// Run `stages[0] | stages[1] | ...`. An error (status 2 or more) of the
+/// earliest stage that had one wins; otherwise the last stage's status
+/// decides (0 results, 1 none), so no failure is hidden as a shell without
+/// `set -o pipefail` would hide it.
+fn pipeline(stages: Vec<&mut Command>) -> Result<u8> {
+    let mut children: Vec<Child> = Vec::new();
+    let last = stages.len() - 1;
+    for (i, cmd) in stages.into_iter().enumerate() {
+        if let Some(prev) = children.last_mut() {
+            cmd.stdin(Stdio::from(prev.stdout.take().expect("piped stdout")));
         }
-    };
-    let p_code = exit_code(p.wait()?);
-    let c_code = exit_code(c.wait()?);
-    Ok(if p_code >= EXIT_ERROR { p_code } else { c_code })
+        if i < last {
+            cmd.stdout(Stdio::piped());
+        }
+        match cmd.spawn() {
+            Ok(child) => children.push(child),
+            Err(e) => {
+                for mut c in children {
+                    let _ = c.kill();
+                    let _ = c.wait();
+                }
+                return Err(e).with_context(|| format!("cannot run {}", cmd.get_program().to_string_lossy()));
+            }
+        }
+    }
+    let mut codes = Vec::new();
+    for mut child in children {
+        codes.push(exit_code(child.wait()?));
+    }
+    let last_code = *codes.last().expect("one stage at least");
+    Ok(codes.into_iter().find(|&c| c >= EXIT_ERROR).unwrap_or(last_code))
 }

@@ -22,7 +22,7 @@ pub use parse::{Concept, ConceptProblem};
 
 use crate::project::{global_config_path, ProjectRoot};
 use bounds::at_boundaries;
-use parse::{parse_concept, MAX_CONCEPT_BYTES};
+use parse::{parse_concepts, MAX_CONCEPT_BYTES};
 
 /// Most concept files read from one directory.
 const MAX_CONCEPT_FILES: usize = 10_000;
@@ -81,10 +81,23 @@ fn read_dir(dir: &Path, problems: &mut Vec<ConceptProblem>) -> Vec<Concept> {
         problems.push(ConceptProblem { path: dir.to_path_buf(), line: 0, message });
         paths.truncate(MAX_CONCEPT_FILES);
     }
-    paths.iter().filter_map(|p| read_concept(p).map_err(|e| problems.push(e)).ok()).collect()
+    let mut concepts = Vec::new();
+    for path in &paths {
+        match read_concepts(path) {
+            Ok(found) => {
+                for concept in found {
+                    concept.map_or_else(|e| problems.push(e), |c| concepts.push(c));
+                }
+            }
+            Err(e) => problems.push(e),
+        }
+    }
+    concepts
 }
 
-fn read_concept(path: &Path) -> Result<Concept, ConceptProblem> {
+/// The concepts of one file, each read or said wrong; Err when the file
+/// as a whole cannot be read.
+fn read_concepts(path: &Path) -> Result<Vec<Result<Concept, ConceptProblem>>, ConceptProblem> {
     let problem = |line: usize, message: String| ConceptProblem { path: path.to_path_buf(), line, message };
     let meta = std::fs::metadata(path).map_err(|e| problem(0, format!("cannot read it: {e}")))?;
     if !meta.is_file() {
@@ -98,7 +111,7 @@ fn read_concept(path: &Path) -> Result<Concept, ConceptProblem> {
         let line = 1 + e.as_bytes()[..e.utf8_error().valid_up_to()].iter().filter(|&&b| b == b'\n').count();
         problem(line, "not UTF-8 text".into())
     })?;
-    parse_concept(&text, path)
+    Ok(parse_concepts(&text, path))
 }
 
 /// The concepts of a root as their files stand, for a process that runs

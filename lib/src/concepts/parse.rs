@@ -34,20 +34,50 @@ impl fmt::Display for ConceptProblem {
     }
 }
 
-/// The concept in `text`, the content of `path`: a markdown file whose
-/// first `# ` heading is the name (else the file's stem) and whose
-/// `synonyms::` lines list the other words, comma-separated.
-pub(super) fn parse_concept(text: &str, path: &Path) -> Result<Concept, ConceptProblem> {
-    let problem = |line: usize, message: String| ConceptProblem { path: path.to_path_buf(), line, message };
-    let mut title: Option<String> = None;
-    let mut synonyms: Vec<String> = Vec::new();
-    let mut saw_synonyms = false;
+/// The concepts in `text`, the content of `path`: a markdown file in which
+/// each `# ` heading names a concept and the `synonyms::` lines under it
+/// list its other words, comma-separated. A file without a heading is one
+/// concept named by the file's stem. A section that is wrong is skipped,
+/// and said, alone: the file's other concepts still count.
+pub(super) fn parse_concepts(text: &str, path: &Path) -> Vec<Result<Concept, ConceptProblem>> {
+    sections(text).into_iter().map(|s| parse_section(&s, path)).collect()
+}
+
+/// One heading's part of a concept file.
+struct Section<'t> {
+    /// The heading's text, and its line (1-based); None before any heading.
+    title: Option<(&'t str, usize)>,
+    /// The section's lines, each with its line number.
+    lines: Vec<(usize, &'t str)>,
+}
+
+/// `text` cut at its `# ` headings. What comes before the first heading
+/// belongs to it (a file may open with its synonyms), so a file yields
+/// one section per heading, or one if it has none.
+fn sections(text: &str) -> Vec<Section<'_>> {
+    let mut out: Vec<Section<'_>> = vec![Section { title: None, lines: Vec::new() }];
     for (i, line) in text.lines().enumerate() {
         let n = i + 1;
-        let trimmed = line.trim();
-        if let Some(heading) = trimmed.strip_prefix("# ") {
-            title.get_or_insert_with(|| heading.trim().to_string());
-        } else if let Some(list) = synonyms_line(trimmed) {
+        if let Some(heading) = line.trim().strip_prefix("# ") {
+            let last = out.last_mut().expect("one section at least");
+            if last.title.is_none() {
+                last.title = Some((heading.trim(), n));
+            } else {
+                out.push(Section { title: Some((heading.trim(), n)), lines: Vec::new() });
+            }
+        } else {
+            out.last_mut().expect("one section at least").lines.push((n, line.trim()));
+        }
+    }
+    out
+}
+
+fn parse_section(section: &Section<'_>, path: &Path) -> Result<Concept, ConceptProblem> {
+    let problem = |line: usize, message: String| ConceptProblem { path: path.to_path_buf(), line, message };
+    let mut synonyms: Vec<String> = Vec::new();
+    let mut saw_synonyms = false;
+    for &(n, line) in &section.lines {
+        if let Some(list) = synonyms_line(line) {
             saw_synonyms = true;
             for term in list.split(',').map(str::trim) {
                 if term.is_empty() {
@@ -58,15 +88,16 @@ pub(super) fn parse_concept(text: &str, path: &Path) -> Result<Concept, ConceptP
                 }
                 synonyms.push(term.to_string());
             }
-        } else if trimmed.to_ascii_lowercase().starts_with("synonyms:") {
+        } else if line.to_ascii_lowercase().starts_with("synonyms:") {
             return Err(problem(n, "write `synonyms::` with two colons, then the words, comma-separated".into()));
         }
     }
+    let heading_line = section.title.map_or(1, |(_, n)| n);
     if !saw_synonyms {
-        return Err(problem(1, "no `synonyms::` line (write `synonyms:: word, other word`)".into()));
+        return Err(problem(heading_line, "no `synonyms::` line (write `synonyms:: word, other word`)".into()));
     }
-    let name = match title.filter(|t| !t.is_empty()) {
-        Some(t) => t,
+    let name = match section.title.map(|(t, _)| t).filter(|t| !t.is_empty()) {
+        Some(t) => t.to_string(),
         None => path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
     };
     let mut terms: Vec<String> = Vec::with_capacity(synonyms.len() + 1);
@@ -90,7 +121,9 @@ mod tests {
     use super::*;
 
     fn parse(text: &str) -> Result<Concept, ConceptProblem> {
-        parse_concept(text, Path::new("/p/.vecgrep/kg/ledger.md"))
+        let mut all = parse_concepts(text, Path::new("/p/.vecgrep/kg/ledger.md"));
+        assert_eq!(all.len(), 1, "one concept in {text:?}");
+        all.remove(0)
     }
 
     #[test]
@@ -119,5 +152,17 @@ mod tests {
         assert!(e.to_string().starts_with("/p/.vecgrep/kg/ledger.md:1: no `synonyms::` line"), "{e}");
         let long = format!("synonyms:: {}", "x".repeat(300));
         assert!(parse(&long).unwrap_err().message.contains("longer than"));
+    }
+
+    #[test]
+    fn each_heading_of_a_file_is_a_concept_and_a_bad_one_is_skipped_alone() {
+        let text = "# Ledger\nsynonyms:: AccountBook\n\n# SSO\nsynonyms: saml\n\n# Tenant\nsynonyms:: org, workspace\n";
+        let all = parse_concepts(text, Path::new("/p/.vecgrep/kg/learned.md"));
+        assert_eq!(all.len(), 3);
+        assert_eq!(all[0].as_ref().unwrap().terms, ["Ledger", "AccountBook"]);
+        assert_eq!(all[1].as_ref().unwrap_err().line, 5);
+        assert_eq!(all[2].as_ref().unwrap().terms, ["Tenant", "org", "workspace"]);
+        let e = parse_concepts("# A\nsynonyms:: x\n# B\nprose\n", Path::new("k.md")).remove(1).unwrap_err();
+        assert_eq!((e.line, e.message.contains("no `synonyms::`")), (3, true), "{e}");
     }
 }

@@ -2,9 +2,9 @@
 //! command line, else `<root>/.vecgrep/config.toml`, else the user's global
 //! `config.toml`, else the spec's default.
 //!
-//! Three keys break the precedence: `open_cmd` names a command to run and
-//! `embedder_source`/`embedder_url` where the code is sent, so a project's
-//! file may set them only where the user trusts it (TrustRule).
+//! Four keys break the precedence: `open_cmd` names a command to run, and
+//! `embedder_source`, `embedder_url` and `llm_url` where the code is sent,
+//! so a project's file may set them only where the user trusts it (TrustRule).
 //!
 //! Config files are strict: an unknown key or a value of the wrong type is an
 //! error naming the file, the key and the line, because a silently ignored
@@ -105,6 +105,7 @@ impl ConfigLayers {
         }
         config.open_cmd = trusted(&mut untrusted, "open_cmd", self.pick_trusted(|v| v.open_cmd.clone()));
         config.embedder_url = trusted(&mut untrusted, "embedder_url", self.pick_trusted(|v| v.embedder_url.clone()));
+        config.llm_url = trusted(&mut untrusted, "llm_url", self.pick_trusted(|v| v.llm_url.clone()));
         if let Some(source) = trusted(&mut untrusted, "embedder_source", self.pick_trusted(|v| v.embedder_source)) {
             config.embedder_source = source;
         }
@@ -271,7 +272,8 @@ mod tests {
             | "max_filesize"
             | "embedder_timeout"
             | "embedder_batch_size"
-            | "rate_limit" => "7",
+            | "rate_limit"
+            | "llm_timeout" => "7",
             "threshold" => "0.5",
             "chunk_size" => "400",
             "chunk_overlap" => "50",
@@ -281,6 +283,8 @@ mod tests {
             "mode" => "lexical",
             "open_cmd" => "evil {file}",
             "embedder_url" => "http://elsewhere/v1/embeddings",
+            "llm_url" => "http://elsewhere/v1",
+            "llm_model" => "another-chat-model",
             other => panic!("no sample for the setting {other}; add one"),
         }
     }

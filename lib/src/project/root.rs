@@ -125,6 +125,14 @@ pub fn select_root(cwd: &Path, paths: &[PathBuf]) -> Result<ProjectRoot, RootErr
     Ok(ProjectRoot { path: cwd, marker: RootMarker::None })
 }
 
+/// The root a record names (its `root` field), for a tool downstream of the
+/// one that chose it: that directory, with the marker it carries.
+pub fn root_named(path: &Path) -> Result<ProjectRoot, RootError> {
+    let path = path.canonicalize().map_err(|source| RootError::Path { path: path.to_path_buf(), source })?;
+    let marker = find_marked_root(&path).filter(|r| r.path == path).map_or(RootMarker::None, |r| r.marker);
+    Ok(ProjectRoot { path, marker })
+}
+
 /// A user path that passed admission.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AdmittedPath {

@@ -109,6 +109,14 @@ pub(super) fn check_timeout(secs: f64) -> Result<f64, String> {
     }
 }
 
+pub(super) fn check_llm_timeout(secs: f64) -> Result<f64, String> {
+    if secs.is_finite() && (1.0..=3600.0).contains(&secs) {
+        Ok(secs)
+    } else {
+        Err(format!("llm_timeout must be from 1 to 3600 seconds, got {secs}"))
+    }
+}
+
 pub(super) fn check_batch_size(n: usize) -> Result<usize, String> {
     if (1..=2048).contains(&n) {
         Ok(n)
@@ -426,6 +434,18 @@ settings! {
     /// For the server: requests a minute from one client address before it
     /// is answered 429; 0 is no limit.
     rate_limit: u32 => u32 = 120, raw u32, check unchecked,
+        shown Some("120"), switch false, only None, plain;
+    /// For `--answer`: the chat model's OpenAI-compatible endpoint (its base
+    /// URL, `.../v1`, or `.../v1/chat/completions`); the top results are
+    /// sent there, so TrustRule applies.
+    llm_url: String => Option<String> = None, raw String, check unchecked,
+        shown None, switch false, only None, trusted;
+    /// For `--answer`: the chat model to ask; unset, the first one the
+    /// endpoint lists.
+    llm_model: String => Option<String> = None, raw String, check unchecked,
+        shown Some("the first model the endpoint lists"), switch false, only None, plain;
+    /// For `--answer`: seconds the chat model may take to answer.
+    llm_timeout: f64 => f64 = 120.0, raw f64, check check_llm_timeout,
         shown Some("120"), switch false, only None, plain;
 }
 

@@ -1,0 +1,141 @@
+//! vg-answer: copy a search stream through and end it with a chat model's
+//! answer from its top hits, when the judgement says the hits fall short.
+
+use std::io::{BufRead, Write};
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{anyhow, Context, Result};
+use vecgrep::answer::{self, AskReason, ChatClient, ChatSettings, Decision};
+use vecgrep::project::{root_named, select_root, ProjectRoot, ResolvedConfig};
+use vecgrep::records::{parse_stream_line, write_record, HitRecord, JudgementRecord, StreamRecord};
+use vecgrep_bins::app::{cli_config, note, resolve_config, run_main, EXIT_FOUND, EXIT_NOT_FOUND};
+use vecgrep_bins::cli::AnswerCli;
+
+const TOOL: &str = "vg-answer";
+
+/// A search stream as read: its lines, to copy, and what they hold.
+struct Stream {
+    lines: Vec<String>,
+    hits: Vec<HitRecord>,
+    judgement: Option<JudgementRecord>,
+}
+
+fn main() -> ExitCode {
+    let (cli, matches) = vecgrep_bins::app::parse_args::<AnswerCli>(TOOL);
+    run_main(TOOL, || {
+        let stream = read_stream()?;
+        let mut out = std::io::stdout().lock();
+        for line in &stream.lines {
+            writeln!(out, "{line}")?;
+        }
+        out.flush()?;
+        let root = root_of(&stream.hits)?;
+        let config = resolve_config(TOOL, &root, cli_config(&matches)?)?;
+        match answer::decide(stream.judgement.as_ref(), stream.hits.len(), cli.answer.force_answer) {
+            Decision::Skip(why) => note(TOOL, config.quiet, why),
+            Decision::Ask(reason) => ask(&cli, &config, &root, &stream, reason, &mut out)?,
+        }
+        out.flush()?;
+        Ok(if stream.hits.is_empty() { EXIT_NOT_FOUND } else { EXIT_FOUND })
+    })
+}
+
+/// Read stdin to its end; a line that is not a record stops the tool
+/// before anything is sent.
+fn read_stream() -> Result<Stream> {
+    let mut stream = Stream { lines: Vec::new(), hits: Vec::new(), judgement: None };
+    for (i, line) in std::io::stdin().lock().split(b'\n').enumerate() {
+        let line = line.context("cannot read standard input")?;
+        let text = String::from_utf8(line).map_err(|_| anyhow!("line {}: not valid UTF-8", i + 1))?;
+        match parse_stream_line(&text, i + 1)? {
+            Some(StreamRecord::Hit(hit)) => stream.hits.push(hit),
+            Some(StreamRecord::Judgement(j)) => stream.judgement = Some(j),
+            Some(StreamRecord::Answer(_)) | None => {}
+        }
+        if !text.trim().is_empty() {
+            stream.lines.push(text);
+        }
+    }
+    Ok(stream)
+}
+
+/// The root the hits name, else the one of the current directory.
+fn root_of(hits: &[HitRecord]) -> Result<ProjectRoot> {
+    match hits.iter().find_map(|h| h.root.as_deref()) {
+        Some(root) => Ok(root_named(Path::new(root))?),
+        None => {
+            let cwd = std::env::current_dir().context("cannot read the current directory")?;
+            Ok(select_root(&cwd, &[])?)
+        }
+    }
+}
+
+fn ask(
+    cli: &AnswerCli,
+    config: &ResolvedConfig,
+    root: &ProjectRoot,
+    stream: &Stream,
+    reason: AskReason,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let query = stream
+        .judgement
+        .as_ref()
+        .map(|j| j.query.clone())
+        .or_else(|| stream.hits.iter().find_map(|h| h.query.clone()))
+        .ok_or_else(|| anyhow!("the hits carry no query to answer (vg-query writes one in each hit)"))?;
+    let url = config.llm_url.as_deref().ok_or_else(|| {
+        anyhow!("an answer needs llm_url, an OpenAI-compatible chat endpoint (pass --llm-url or set it in your global config)")
+    })?;
+    let settings = ChatSettings::new(url, config.llm_model.as_deref(), Duration::from_secs_f64(config.llm_timeout));
+    let client = ChatClient::connect(&settings)?;
+    let given = cli.answer.context_hits.min(stream.hits.len());
+    note(
+        TOOL,
+        config.quiet,
+        &format!("asking {} at {} about the top {given} results ({})", client.model(), client.endpoint(), why(reason)),
+    );
+    let answer = answer::answer(&client, &query, &stream.hits, cli.answer.context_hits)?;
+    let learned = if cli.answer.learn { learn(config, root, &query, stream, &answer)? } else { Vec::new() };
+    write_record(out, &answer.record(&query, reason, learned))?;
+    Ok(())
+}
+
+fn why(reason: AskReason) -> &'static str {
+    match reason {
+        AskReason::Insufficient => "they may not answer the query",
+        AskReason::Forced => "--force-answer",
+        AskReason::Unjudged => "the stream has no judgement",
+    }
+}
+
+/// `--learn`: write the concepts the answer bridges; their names.
+fn learn(
+    config: &ResolvedConfig,
+    root: &ProjectRoot,
+    query: &str,
+    stream: &Stream,
+    answer: &answer::Answer,
+) -> Result<Vec<String>> {
+    let missing = match &stream.judgement {
+        Some(j) => j.missing.clone(),
+        None => answer::judge_records(query, &stream.hits).missing,
+    };
+    let (known, _) = vecgrep::concepts::load(root);
+    let given = &stream.hits[..answer.given];
+    let learned = answer::concepts_bridged(query, &missing, &answer.cited.text, given, &known);
+    if learned.is_empty() {
+        note(
+            TOOL,
+            config.quiet,
+            "nothing to learn: the answer bridges none of the query's missing words to the code's",
+        );
+        return Ok(Vec::new());
+    }
+    let path = answer::append_learned(root, &learned, query, &answer.model)?;
+    let names: Vec<String> = learned.iter().map(|c| c.name.clone()).collect();
+    note(TOOL, config.quiet, &format!("learned {}: review {}", names.join(", "), path.display()));
+    Ok(names)
+}

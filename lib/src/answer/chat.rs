@@ -1,0 +1,247 @@
+//! A client of an OpenAI-compatible chat endpoint (`POST .../chat/completions`:
+//! llama.cpp's server, Ollama, vLLM, LM Studio, OpenAI itself). One request
+//! per answer at temperature 0, so that the same results get the same
+//! answer from the same model; every failure is one line that says what to
+//! fix, and never shows the key.
+
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Context, Result};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::prompt::Message;
+
+/// The environment variable the endpoint's key is read from; a key is never
+/// read from a config file, which could be committed or come with a repository.
+pub const API_KEY_VAR: &str = "VECGREP_LLM_API_KEY";
+
+/// Most tokens an answer may take.
+const MAX_ANSWER_TOKENS: u32 = 256;
+/// Largest reply read, in bytes.
+const MAX_REPLY_BYTES: u64 = 1024 * 1024;
+
+/// Where and how to ask.
+#[derive(Clone, Debug)]
+pub struct ChatSettings {
+    /// The endpoint's base URL (`http://host:port/v1`) or its chat completions URL.
+    pub url: String,
+    /// The model to ask; None asks the endpoint which it has.
+    pub model: Option<String>,
+    pub api_key: Option<String>,
+    pub timeout: Duration,
+}
+
+impl ChatSettings {
+    /// Settings for `url`, with the key from the environment.
+    pub fn new(url: &str, model: Option<&str>, timeout: Duration) -> Self {
+        ChatSettings {
+            url: url.to_string(),
+            model: model.map(str::to_string),
+            api_key: std::env::var(API_KEY_VAR).ok().filter(|k| !k.is_empty()),
+            timeout,
+        }
+    }
+}
+
+/// A connection to one endpoint and model.
+pub struct ChatClient {
+    agent: ureq::Agent,
+    base: String,
+    model: String,
+    api_key: Option<String>,
+    /// The URL as it may be shown: without any user or password in it.
+    shown: String,
+}
+
+/// A chat model's reply.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Reply {
+    pub(super) text: String,
+    /// The model stopped at the token limit, mid-answer.
+    pub(super) cut: bool,
+    /// The model that answered, as the endpoint names it.
+    pub(super) model: String,
+}
+
+#[derive(Deserialize)]
+struct Completion {
+    #[serde(default)]
+    model: Option<String>,
+    choices: Vec<Choice>,
+}
+
+#[derive(Deserialize)]
+struct Choice {
+    message: ChoiceMessage,
+    #[serde(default)]
+    finish_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct ChoiceMessage {
+    #[serde(default)]
+    content: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct ModelList {
+    data: Vec<ModelEntry>,
+}
+
+#[derive(Deserialize)]
+struct ModelEntry {
+    id: String,
+}
+
+impl ChatClient {
+    /// A client for `settings`; without a model named, the endpoint's first
+    /// listed model (one request) is the one asked.
+    pub fn connect(settings: &ChatSettings) -> Result<ChatClient> {
+        let base = base_url(&settings.url)?;
+        let config =
+            ureq::Agent::config_builder().timeout_global(Some(settings.timeout)).http_status_as_error(false).build();
+        let mut client = ChatClient {
+            agent: config.into(),
+            shown: shown_url(&base),
+            base,
+            model: String::new(),
+            api_key: settings.api_key.clone(),
+        };
+        client.model = match &settings.model {
+            Some(m) => m.clone(),
+            None => client.first_model()?,
+        };
+        Ok(client)
+    }
+
+    /// The model asked.
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    /// The endpoint, as it may be shown.
+    pub fn endpoint(&self) -> &str {
+        &self.shown
+    }
+
+    /// The model's reply to `messages`.
+    pub(super) fn complete(&self, messages: &[Message]) -> Result<Reply> {
+        let body = json!({
+            "model": self.model,
+            "messages": messages,
+            "temperature": 0,
+            "max_tokens": MAX_ANSWER_TOKENS,
+            "stream": false,
+        });
+        let request = self.authorized(self.agent.post(format!("{}/chat/completions", self.base)));
+        let response = request.send_json(&body).map_err(|e| self.unreachable(e))?;
+        let completion: Completion = self.read(response, "a chat completion")?;
+        let choice = completion.choices.into_iter().next();
+        let cut = choice.as_ref().and_then(|c| c.finish_reason.as_deref()) == Some("length");
+        let text = choice.and_then(|c| c.message.content).unwrap_or_default();
+        if text.trim().is_empty() {
+            bail!("the chat model at {} answered with no text", self.shown);
+        }
+        let model = completion.model.filter(|m| !m.is_empty()).unwrap_or_else(|| self.model.clone());
+        Ok(Reply { text: text.trim().to_string(), cut, model })
+    }
+
+    fn first_model(&self) -> Result<String> {
+        let request = self.authorized(self.agent.get(format!("{}/models", self.base)));
+        let response = request.call().map_err(|e| self.unreachable(e))?;
+        let list: ModelList = self.read(response, "a list of models").context("set llm_model to the model to ask")?;
+        list.data
+            .into_iter()
+            .map(|m| m.id)
+            .find(|id| !id.trim().is_empty())
+            .ok_or_else(|| anyhow!("the chat endpoint at {} lists no models; set llm_model", self.shown))
+    }
+
+    fn authorized<B>(&self, request: ureq::RequestBuilder<B>) -> ureq::RequestBuilder<B> {
+        match &self.api_key {
+            Some(key) => request.header("Authorization", format!("Bearer {key}")),
+            None => request,
+        }
+    }
+
+    fn unreachable(&self, e: ureq::Error) -> anyhow::Error {
+        match e {
+            ureq::Error::Timeout(_) => anyhow!("the chat model at {} did not answer in time (llm_timeout)", self.shown),
+            e => anyhow!("cannot reach the chat model at {}: {e}", self.shown),
+        }
+    }
+
+    /// The body of a 200 response as `T`, or the error its status says.
+    fn read<T: serde::de::DeserializeOwned>(
+        &self,
+        mut response: ureq::http::Response<ureq::Body>,
+        what: &str,
+    ) -> Result<T> {
+        let status = response.status().as_u16();
+        if status != 200 {
+            let detail = response.body_mut().with_config().limit(4096).read_to_string().unwrap_or_default();
+            let detail: String = detail.chars().filter(|c| !c.is_control()).take(200).collect();
+            let hint = if matches!(status, 401 | 403) {
+                format!(" (is {API_KEY_VAR} set to the right key?)")
+            } else {
+                String::new()
+            };
+            let detail = if detail.is_empty() { String::new() } else { format!(": {detail}") };
+            bail!("the chat endpoint at {} answered {status}{detail}{hint}", self.shown);
+        }
+        response
+            .body_mut()
+            .with_config()
+            .limit(MAX_REPLY_BYTES)
+            .read_json()
+            .map_err(|e| anyhow!("the reply of the chat endpoint at {} is not {what}: {e}", self.shown))
+    }
+}
+
+/// The endpoint's base URL (`.../v1`) from the URL a user gives: the base
+/// itself, or its chat completions URL.
+fn base_url(url: &str) -> Result<String> {
+    let url = url.trim().trim_end_matches('/');
+    if !(url.starts_with("http://") || url.starts_with("https://")) {
+        bail!("llm_url must be an http:// or https:// URL, got {:?}", shown_url(url));
+    }
+    Ok(url.strip_suffix("/chat/completions").unwrap_or(url).to_string())
+}
+
+/// `url` without the user and password it may carry.
+fn shown_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_string() };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{scheme}://…@{}", &rest[at + 1..]),
+        None => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_base_url_is_found_from_either_form_and_credentials_are_never_shown() {
+        assert_eq!(base_url("http://h:1/v1/").unwrap(), "http://h:1/v1");
+        assert_eq!(base_url("http://h:1/v1/chat/completions").unwrap(), "http://h:1/v1");
+        assert!(base_url("h:1/v1").unwrap_err().to_string().contains("http://"));
+        assert_eq!(shown_url("https://me:s3cret@h/v1"), "https://…@h/v1");
+        assert_eq!(shown_url("http://h/v1?a=b@c"), "http://h/v1?a=b@c");
+        assert!(!base_url("ftp://me:s3cret@h").unwrap_err().to_string().contains("s3cret"));
+    }
+
+    #[test]
+    fn an_endpoint_nobody_listens_on_is_one_clear_error() {
+        // A port that was free a moment ago: nothing listens on it.
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let url = format!("http://127.0.0.1:{port}/v1");
+        let client = ChatClient::connect(&ChatSettings::new(&url, Some("m"), Duration::from_secs(5))).unwrap();
+        let e = client.complete(&[]).unwrap_err().to_string();
+        assert!(e.starts_with(&format!("cannot reach the chat model at {url}")), "{e}");
+        let e = ChatClient::connect(&ChatSettings::new(&url, None, Duration::from_secs(5))).err().unwrap();
+        assert!(e.to_string().starts_with("cannot reach the chat model"), "{e}");
+    }
+}

@@ -1,0 +1,268 @@
+//! Holding an answer to the results it was given: every citation in it, an
+//! excerpt's number (`[2]`) or a place (`src/book.rs:14`), is checked
+//! against those results. A citation of one of them becomes its place; one
+//! of anything else (a file it was not shown, a line outside the excerpt, a
+//! number past the last) is taken out of the text and listed as dropped.
+//! A file given that the answer names without a line (small models often
+//! do) counts as a citation of its excerpt's first line.
+
+use crate::records::HitRecord;
+
+/// Longest bracketed group read as citations, in bytes.
+const MAX_GROUP_BYTES: usize = 200;
+
+/// A place the answer cites that it was given.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Citation {
+    pub file: String,
+    pub line: usize,
+}
+
+impl Citation {
+    pub fn place(&self) -> String {
+        format!("{}:{}", self.file, self.line)
+    }
+}
+
+/// An answer's text with its citations checked.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Cited {
+    /// The text, numbers replaced by places and dropped citations taken out.
+    pub text: String,
+    /// The places cited, each once, in the order first cited.
+    pub citations: Vec<Citation>,
+    /// The citations taken out, as the model wrote them.
+    pub dropped: Vec<String>,
+}
+
+/// A citation as written: an excerpt's number or a place.
+enum Written<'t> {
+    Number(usize),
+    Place { path: &'t str, line: usize },
+}
+
+/// Check the citations of `text` against the excerpts `given` (numbered from 1).
+pub fn cite(text: &str, given: &[HitRecord]) -> Cited {
+    let mut cited = Cited::default();
+    let mut i = 0;
+    while i < text.len() {
+        let rest = &text[i..];
+        if let Some((group, len)) = bracketed_group(rest) {
+            let kept: Vec<String> = group.iter().filter_map(|w| cited.check(w.0, &w.1, given)).collect();
+            if kept.is_empty() {
+                drop_space_before(&mut cited.text);
+            } else {
+                cited.text.push_str(&format!("[{}]", kept.join(", ")));
+            }
+            i += len;
+        } else if let Some((written, len)) = bare_place(text, i) {
+            match cited.check(&rest[..len], &written, given) {
+                Some(place) => cited.text.push_str(&place),
+                None => drop_space_before(&mut cited.text),
+            }
+            i += len;
+        } else {
+            let c = rest.chars().next().expect("not at the end");
+            cited.text.push(c);
+            i += c.len_utf8();
+        }
+    }
+    cite_files_named(&mut cited, given);
+    cited
+}
+
+/// Add a citation for each file given that the text names by its path (or
+/// by its file name, when no other file given has that name) and that has
+/// none yet.
+fn cite_files_named(cited: &mut Cited, given: &[HitRecord]) {
+    for hit in given {
+        if cited.citations.iter().any(|c| c.file == hit.file) {
+            continue;
+        }
+        let name = hit.file.rsplit('/').next().unwrap_or(&hit.file);
+        let name_is_unique = given.iter().filter(|h| h.file.rsplit('/').next() == Some(name)).count() == 1
+            || given.iter().all(|h| h.file == hit.file);
+        if names_file(&cited.text, &hit.file) || (name_is_unique && names_file(&cited.text, name)) {
+            cited.citations.push(Citation { file: hit.file.clone(), line: hit.start_line });
+        }
+    }
+}
+
+/// Whether `text` has `path` as a whole word (not inside a longer path).
+fn names_file(text: &str, path: &str) -> bool {
+    text.match_indices(path).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + path.len()..].chars().next();
+        !before.is_some_and(|c| is_path_char(c) && c != '.')
+            && !after.is_some_and(|c| is_path_char(c) && c != '.' || c == ':')
+    })
+}
+
+impl Cited {
+    /// The place `written` cites if it was given (recorded once), else None
+    /// (and `as_written` is recorded as dropped).
+    fn check(&mut self, as_written: &str, written: &Written<'_>, given: &[HitRecord]) -> Option<String> {
+        match resolve(written, given) {
+            Some(c) => {
+                let place = c.place();
+                if !self.citations.contains(&c) {
+                    self.citations.push(c);
+                }
+                Some(place)
+            }
+            None => {
+                self.dropped.push(as_written.trim().to_string());
+                None
+            }
+        }
+    }
+}
+
+/// The given place a citation names, if it names one.
+fn resolve(written: &Written<'_>, given: &[HitRecord]) -> Option<Citation> {
+    match *written {
+        Written::Number(n) => {
+            given.get(n.checked_sub(1)?).map(|h| Citation { file: h.file.clone(), line: h.start_line })
+        }
+        Written::Place { path, line } => {
+            let path = path.strip_prefix("./").unwrap_or(path);
+            given
+                .iter()
+                .find(|h| {
+                    let same_file = h.file == path || h.file.ends_with(&format!("/{path}"));
+                    same_file && (h.start_line..=h.end_line).contains(&line)
+                })
+                .map(|h| Citation { file: h.file.clone(), line })
+        }
+    }
+}
+
+/// At the start of `rest`, a `[...]` group whose comma-separated items are
+/// all citations: the items (as written) and the group's length in bytes.
+fn bracketed_group(rest: &str) -> Option<(Vec<(&str, Written<'_>)>, usize)> {
+    let inner = rest.strip_prefix('[')?;
+    let close = inner.find(']').filter(|&c| c <= MAX_GROUP_BYTES)?;
+    let body = &inner[..close];
+    if body.contains('\n') || body.trim().is_empty() {
+        return None;
+    }
+    let items: Option<Vec<(&str, Written<'_>)>> =
+        body.split([',', ';']).map(|item| Some((item, written(item.trim())?))).collect();
+    Some((items?, close + 2))
+}
+
+/// An item of a bracketed group: a number, or a whole place.
+fn written(item: &str) -> Option<Written<'_>> {
+    if let Ok(n) = item.parse::<usize>() {
+        return Some(Written::Number(n));
+    }
+    match place_at(item, 0) {
+        Some((w, len)) if len == item.len() => Some(w),
+        _ => None,
+    }
+}
+
+/// A place cited outside brackets, starting at byte `i` of `text`: only at
+/// the start of a word, so `a.rs:1` inside `xa.rs:1` is not read twice.
+fn bare_place(text: &str, i: usize) -> Option<(Written<'_>, usize)> {
+    if text[..i].chars().next_back().is_some_and(is_path_char) {
+        return None;
+    }
+    place_at(text, i)
+}
+
+/// `path:line` or `path:line-line` at byte `i` of `text`, where the path has
+/// a letter and a `.` or `/` (so that `12:30` and `localhost:80` are not places).
+fn place_at(text: &str, i: usize) -> Option<(Written<'_>, usize)> {
+    let rest = &text[i..];
+    let path_len = rest.find(|c: char| !is_path_char(c)).unwrap_or(rest.len());
+    let path = rest[..path_len].trim_end_matches('.');
+    let after = rest[path.len()..].strip_prefix(':')?;
+    let digits = after.find(|c: char| !c.is_ascii_digit()).unwrap_or(after.len());
+    let line: usize = after[..digits].parse().ok()?;
+    let looks_like_path =
+        path.chars().any(|c| c.is_ascii_alphabetic()) && path.contains(['.', '/']) && !path.starts_with('.');
+    let dotted_start = path.starts_with("./");
+    if line == 0 || !(looks_like_path || dotted_start) {
+        return None;
+    }
+    let mut len = path.len() + 1 + digits;
+    // A range (`:14-20`) cites its first line.
+    if let Some(tail) = after[digits..].strip_prefix('-') {
+        let more = tail.find(|c: char| !c.is_ascii_digit()).unwrap_or(tail.len());
+        if more > 0 {
+            len += 1 + more;
+        }
+    }
+    Some((Written::Place { path, line }, len))
+}
+
+fn is_path_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | '-')
+}
+
+/// Take out the space a dropped citation leaves behind (`word [9].`).
+fn drop_space_before(text: &mut String) {
+    if text.ends_with(' ') {
+        text.pop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hit(file: &str, start: usize, end: usize) -> HitRecord {
+        serde_json::from_value(serde_json::json!({"file": file, "start_line": start, "end_line": end})).unwrap()
+    }
+
+    fn given() -> Vec<HitRecord> {
+        vec![hit("src/book.rs", 10, 30), hit("src/sso/saml.py", 1, 8)]
+    }
+
+    #[test]
+    fn numbers_become_the_places_of_the_excerpts_given() {
+        let c = cite("AccountBook keeps the ledger [1]. SAML logs in [2][1].", &given());
+        assert_eq!(
+            c.text,
+            "AccountBook keeps the ledger [src/book.rs:10]. SAML logs in [src/sso/saml.py:1][src/book.rs:10]."
+        );
+        assert_eq!(
+            c.citations.iter().map(Citation::place).collect::<Vec<_>>(),
+            ["src/book.rs:10", "src/sso/saml.py:1"]
+        );
+        assert!(c.dropped.is_empty());
+    }
+
+    #[test]
+    fn places_are_kept_only_inside_an_excerpt_given() {
+        let c =
+            cite("See src/book.rs:14, book.rs:12-13 and src/book.rs:99; also [7] and [src/other.rs:3, 2].", &given());
+        assert_eq!(c.text, "See src/book.rs:14, src/book.rs:12 and; also and [src/sso/saml.py:1].");
+        assert_eq!(
+            c.citations.iter().map(Citation::place).collect::<Vec<_>>(),
+            ["src/book.rs:14", "src/book.rs:12", "src/sso/saml.py:1"]
+        );
+        assert_eq!(c.dropped, ["src/book.rs:99", "7", "src/other.rs:3"]);
+    }
+
+    #[test]
+    fn a_file_given_that_is_named_without_a_line_cites_its_excerpt() {
+        let c =
+            cite("AccountBook is defined in the `src/book.rs` file; saml.py logs in. See also mybook.rs.", &given());
+        assert_eq!(
+            c.citations.iter().map(Citation::place).collect::<Vec<_>>(),
+            ["src/book.rs:10", "src/sso/saml.py:1"]
+        );
+        assert_eq!(c.text, "AccountBook is defined in the `src/book.rs` file; saml.py logs in. See also mybook.rs.");
+        assert!(cite("It is in xsrc/book.rs and book.rsx.", &given()).citations.is_empty());
+    }
+
+    #[test]
+    fn text_that_is_not_a_citation_is_left_alone() {
+        let text =
+            "Call v[i] at 12:30 on localhost:8080 or http://127.0.0.1:8080; see [the docs] and x.y(). Ünïcode [ok]";
+        let c = cite(text, &given());
+        assert_eq!((c.text.as_str(), c.citations.len(), c.dropped.len()), (text, 0, 0));
+    }
+}

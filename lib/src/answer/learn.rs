@@ -1,0 +1,244 @@
+//! What an answer teaches: the query's words the code lacks, bridged to the
+//! identifiers the answer names that the results it was given really
+//! contain. They are appended to `.vecgrep/kg/learned.md` as concepts (one
+//! `# ` heading each), where they work at once and a person can review,
+//! edit or delete them.
+
+use std::collections::HashSet;
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+
+use crate::concepts::{project_kg_dir, ConceptSet};
+use crate::project::ProjectRoot;
+use crate::records::HitRecord;
+use crate::terms::stem;
+
+/// Most concepts one answer adds.
+const MAX_LEARNED: usize = 3;
+/// Most synonyms a learned concept gets.
+const MAX_SYNONYMS: usize = 6;
+/// Verbs questions about code ask with, which name no concept ("which class
+/// keeps the ledger"), by their stems.
+const QUESTION_VERBS: &[&str] = &[
+    "keep",
+    "kept",
+    "handl",
+    "handle",
+    "store",
+    "find",
+    "found",
+    "make",
+    "made",
+    "happen",
+    "live",
+    "go",
+    "come",
+    "put",
+    "send",
+    "sent",
+    "run",
+    "ran",
+    "stop",
+    "start",
+    "check",
+    "creat",
+    "create",
+    "build",
+    "built",
+    "load",
+    "save",
+    "read",
+    "write",
+    "written",
+    "wrote",
+    "updat",
+    "update",
+    "delet",
+    "delete",
+    "remov",
+    "remove",
+    "add",
+    "do",
+    "doe",
+    "did",
+    "done",
+    "work",
+    "implement",
+    "defin",
+    "define",
+    "call",
+    "use",
+    "us",
+    "get",
+    "got",
+    "set",
+    "mean",
+    "deal",
+    "dealt",
+];
+/// Largest learned.md written: the loader skips a bigger concept file whole.
+const MAX_LEARNED_BYTES: u64 = 60 * 1024;
+
+/// A concept an answer bridged.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LearnedConcept {
+    pub name: String,
+    pub synonyms: Vec<String>,
+}
+
+/// `.vecgrep/kg/learned.md` of `root`.
+pub fn learned_path(root: &ProjectRoot) -> PathBuf {
+    project_kg_dir(root).join("learned.md")
+}
+
+/// The concepts `answer` bridges: each of the query's `missing` words that
+/// no concept knows yet, with the identifiers the answer names that occur
+/// in the results it was `given` (and are not the query's own words).
+pub fn concepts_bridged(
+    query: &str,
+    missing: &[String],
+    answer: &str,
+    given: &[HitRecord],
+    known: &ConceptSet,
+) -> Vec<LearnedConcept> {
+    let in_results: HashSet<&str> = given.iter().flat_map(|h| identifiers(&h.text)).collect();
+    let query_lower = query.to_lowercase();
+    let mut synonyms: Vec<String> = Vec::new();
+    for id in named_identifiers(answer) {
+        let fresh = !synonyms.iter().any(|s| s == id) && !query_lower.contains(&id.to_lowercase());
+        if fresh && in_results.contains(id) && synonyms.len() < MAX_SYNONYMS {
+            synonyms.push(id.to_string());
+        }
+    }
+    if synonyms.is_empty() {
+        return Vec::new();
+    }
+    let is_known = |w: &str| known.concepts().iter().any(|c| c.terms.iter().any(|t| t.eq_ignore_ascii_case(w)));
+    missing
+        .iter()
+        .filter(|w| w.chars().count() >= 3 && !is_known(w) && !QUESTION_VERBS.contains(&stem(w).as_str()))
+        .take(MAX_LEARNED)
+        .map(|w| LearnedConcept { name: w.clone(), synonyms: synonyms.clone() })
+        .collect()
+}
+
+/// The identifiers a text names that look like code: with an underscore, a
+/// lower-then-upper case step (`AccountBook`, `getUser`), or in backticks.
+fn named_identifiers(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    for (i, part) in text.split('`').enumerate() {
+        let quoted = i % 2 == 1;
+        for id in identifiers(part) {
+            let code_like = id.contains('_') || has_case_step(id) || (quoted && id.len() >= 3);
+            if code_like && id.chars().any(|c| c.is_alphabetic()) {
+                out.push(id);
+            }
+        }
+    }
+    out
+}
+
+fn identifiers(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty())
+}
+
+fn has_case_step(id: &str) -> bool {
+    id.chars().zip(id.chars().skip(1)).any(|(a, b)| a.is_lowercase() && b.is_uppercase())
+}
+
+/// Append `learned` to the project's learned.md, each with a comment saying
+/// where it came from; the file's path. Refuses to grow the file past what
+/// the loader reads.
+pub fn append_learned(root: &ProjectRoot, learned: &[LearnedConcept], query: &str, model: &str) -> Result<PathBuf> {
+    let path = learned_path(root);
+    let dir = project_kg_dir(root);
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let existing = std::fs::read(&path).unwrap_or_default();
+    let mut text = String::new();
+    if !existing.is_empty() && !existing.ends_with(b"\n") {
+        text.push('\n');
+    }
+    let origin = format!("the question \"{}\", answered by {}", comment_safe(query), comment_safe(model));
+    for concept in learned {
+        text.push_str(&format!(
+            "\n# {}\n<!-- learned by vg-answer from {origin}; review it: edit or delete -->\nsynonyms:: {}\n",
+            concept.name,
+            concept.synonyms.join(", ")
+        ));
+    }
+    if existing.len() as u64 + text.len() as u64 > MAX_LEARNED_BYTES {
+        bail!(
+            "{} is full ({} bytes); review it and move what is right into concept files of their own",
+            path.display(),
+            existing.len()
+        );
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    file.write_all(text.as_bytes()).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(path)
+}
+
+/// `text` on one line, without what would end an HTML comment.
+fn comment_safe(text: &str) -> String {
+    text.replace("--", "- -").chars().map(|c| if c.is_control() { ' ' } else { c }).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::concepts::Concept;
+
+    fn hit(text: &str) -> HitRecord {
+        serde_json::from_value(serde_json::json!({"file": "src/book.rs", "start_line": 1, "end_line": 9, "text": text}))
+            .unwrap()
+    }
+
+    #[test]
+    fn a_missing_word_is_bridged_to_identifiers_the_answer_names_and_the_results_hold() {
+        let given = [hit("pub struct AccountBook { entries: Vec<Entry> }\nfn post_entry(book: &mut AccountBook)")];
+        let answer = "The ledger is AccountBook [1]; post_entry adds to it, as does `entries`. NotInCode does not.";
+        let missing = ["keeps".to_string(), "ledger".into()];
+        let learned =
+            concepts_bridged("which class keeps the ledger", &missing, answer, &given, &ConceptSet::default());
+        assert_eq!(
+            learned,
+            [LearnedConcept {
+                name: "ledger".into(),
+                synonyms: vec!["AccountBook".into(), "post_entry".into(), "entries".into()]
+            }]
+        );
+        // Nothing to bridge: no word missing, or no identifier named that the results hold.
+        assert!(concepts_bridged("q", &[], answer, &given, &ConceptSet::default()).is_empty());
+        assert!(concepts_bridged("ledger", &["ledger".into()], "It is NotInCode.", &given, &ConceptSet::default())
+            .is_empty());
+        // A word a concept already knows is not learned again.
+        let known = ConceptSet::new(vec![Concept {
+            name: "Ledger".into(),
+            terms: vec!["Ledger".into()],
+            source: "k.md".into(),
+        }]);
+        assert!(concepts_bridged("ledger", &["ledger".into()], answer, &given, &known).is_empty());
+    }
+
+    #[test]
+    fn learned_concepts_are_appended_as_concept_files_read_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = ProjectRoot { path: dir.path().to_path_buf(), marker: crate::project::RootMarker::Vecgrep };
+        let one = LearnedConcept { name: "ledger".into(), synonyms: vec!["AccountBook".into()] };
+        let two = LearnedConcept { name: "tenant".into(), synonyms: vec!["org_id".into(), "Workspace".into()] };
+        append_learned(&root, &[one], "where is the ledger --> kept", "m").unwrap();
+        let path = append_learned(&root, &[two], "which tenant", "m").unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("from the question \"where is the ledger - -> kept\""), "{text}");
+        let (set, problems) = crate::concepts::load(&root);
+        assert!(problems.is_empty(), "{problems:?}");
+        let terms: Vec<Vec<String>> = set.concepts().iter().map(|c| c.terms.clone()).collect();
+        assert_eq!(terms, [vec!["ledger", "AccountBook"], vec!["tenant", "org_id", "Workspace"]]);
+    }
+}

@@ -1,0 +1,196 @@
+//! A language model's answer from a search's top hits (terraphim-grep's
+//! third tier, `vg-answer`): asked only when the judgement says the hits
+//! may not answer the query, unless forced; given the hits' paths, lines
+//! and text, never whole files; and held to them: a citation of anything it
+//! was not given is dropped. With `--learn`, the words the answer bridges
+//! (a query word the code lacks, the identifiers it names instead) become
+//! concepts in `.vecgrep/kg/learned.md` for a person to review.
+//!
+//! `chat.rs` talks to the endpoint, `prompt.rs` writes what it is sent,
+//! `cite.rs` checks the answer's citations, `learn.rs` keeps its concepts.
+
+mod chat;
+mod cite;
+mod learn;
+mod prompt;
+
+use anyhow::Result;
+
+pub use chat::{ChatClient, ChatSettings, API_KEY_VAR};
+pub use cite::{cite, Citation, Cited};
+pub use learn::{append_learned, concepts_bridged, learned_path, LearnedConcept};
+
+use crate::judge::Judgement;
+use crate::project::SearchMode;
+use crate::records::{AnswerRecord, CitationRecord, HitRecord, JudgementRecord, CONTRACT_VERSION};
+use crate::search::Hit;
+
+/// Results sent to the model unless told otherwise.
+pub const DEFAULT_CONTEXT_HITS: usize = 5;
+/// Most results that may be sent.
+pub const MAX_CONTEXT_HITS: usize = 20;
+
+/// Why the model is asked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AskReason {
+    /// The judgement says the results may not answer the query.
+    Insufficient,
+    /// The user asked for an answer whatever the judgement.
+    Forced,
+    /// The stream had no judgement (`vg-query` without `--judge`).
+    Unjudged,
+}
+
+impl AskReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AskReason::Insufficient => "insufficient",
+            AskReason::Forced => "forced",
+            AskReason::Unjudged => "unjudged",
+        }
+    }
+}
+
+/// Whether to ask the model about a search, or why not.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Decision {
+    Ask(AskReason),
+    Skip(&'static str),
+}
+
+/// Ask when there is something to answer from and the judgement says the
+/// results fall short (or there is none), or when forced.
+pub fn decide(judgement: Option<&JudgementRecord>, hits: usize, force: bool) -> Decision {
+    if hits == 0 {
+        return Decision::Skip("no results to answer from (a lower --threshold lets weaker ones through)");
+    }
+    match judgement {
+        _ if force => Decision::Ask(AskReason::Forced),
+        None => Decision::Ask(AskReason::Unjudged),
+        Some(j) if j.is_insufficient() => Decision::Ask(AskReason::Insufficient),
+        Some(_) => {
+            Decision::Skip("the results look like they answer the query; not asking (--force-answer asks anyway)")
+        }
+    }
+}
+
+/// The model's answer, held to the hits it was given.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Answer {
+    /// The model that answered, as the endpoint names it.
+    pub model: String,
+    /// The results it was given, best first.
+    pub given: usize,
+    pub cited: Cited,
+}
+
+impl Answer {
+    /// The `answer` record of this answer to `query`, asked for `reason`,
+    /// that taught the concepts `learned`.
+    pub fn record(&self, query: &str, reason: AskReason, learned: Vec<String>) -> AnswerRecord {
+        AnswerRecord {
+            kind: "answer".into(),
+            v: CONTRACT_VERSION,
+            query: query.to_string(),
+            model: self.model.clone(),
+            reason: reason.as_str().into(),
+            given: self.given,
+            text: self.cited.text.clone(),
+            citations: self
+                .cited
+                .citations
+                .iter()
+                .map(|c| CitationRecord { file: c.file.clone(), line: c.line })
+                .collect(),
+            dropped: self.cited.dropped.clone(),
+            learned,
+        }
+    }
+}
+
+/// Ask `client` about `query`, given the first `context_hits` of `hits`.
+pub fn answer(client: &ChatClient, query: &str, hits: &[HitRecord], context_hits: usize) -> Result<Answer> {
+    let given = &hits[..hits.len().min(context_hits.clamp(1, MAX_CONTEXT_HITS))];
+    let reply = client.complete(&prompt::messages(query, given))?;
+    let text = tidy(&reply.text, reply.cut);
+    Ok(Answer { model: reply.model, given: given.len(), cited: cite(&text, given) })
+}
+
+/// A reply without the sentences a small model repeats word for word, and,
+/// when it was cut at the token limit, without its unfinished last sentence.
+fn tidy(text: &str, cut: bool) -> String {
+    let mut seen: Vec<&str> = Vec::new();
+    let mut out = String::new();
+    let mut sentences: Vec<&str> = text.split_inclusive(['.', '!', '?', '\n']).collect();
+    if cut && sentences.len() > 1 && !sentences.last().is_some_and(|s| s.trim_end().ends_with(['.', '!', '?'])) {
+        sentences.pop();
+    }
+    for sentence in sentences {
+        let key = sentence.trim();
+        // A short sentence may well come twice; the same one again and
+        // again in a row is a loop.
+        let again = seen.contains(&key) && (key.len() > 12 || seen.last() == Some(&key));
+        if !key.is_empty() && again {
+            continue;
+        }
+        seen.push(key);
+        out.push_str(sentence);
+    }
+    let mut out = out.trim_end().to_string();
+    if cut {
+        out.push_str(" …");
+    }
+    out
+}
+
+/// The judgement of hit records read from a stream, for a stream that came
+/// without one: what the query's words are, and which the hits lack.
+pub fn judge_records(query: &str, hits: &[HitRecord]) -> Judgement {
+    let hits: Vec<Hit> = hits
+        .iter()
+        .map(|h| Hit {
+            file: h.file.clone(),
+            start_line: h.start_line,
+            end_line: h.end_line,
+            score: h.score as f32,
+            text: h.text.clone(),
+            concepts: h.concepts.clone(),
+        })
+        .collect();
+    crate::judge::judge(query, SearchMode::Hybrid, &hits)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn judgement(verdict: &str) -> JudgementRecord {
+        serde_json::from_value(serde_json::json!({
+            "type": "judgement", "v": 1, "query": "q", "verdict": verdict, "coverage": 0.5,
+            "covered": [], "missing": [], "top_score": 0.5, "margin": 0.1, "files": 2, "reasons": []
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn repeated_sentences_and_a_cut_last_one_are_taken_out() {
+        let looping = "It is AccountBook [1]. The code is missing a record. The code is missing a record. The code is missing a rec";
+        assert_eq!(tidy(looping, true), "It is AccountBook [1]. The code is missing a record. …");
+        assert_eq!(tidy("Yes. No. Yes. Done.", false), "Yes. No. Yes. Done.", "short sentences may repeat");
+        assert_eq!(tidy("In `a.py` file.py` file.py` file.py` fi", true), "In `a.py` file. …");
+        assert_eq!(tidy("Whole answer.", false), "Whole answer.");
+    }
+
+    #[test]
+    fn the_model_is_asked_only_when_the_results_fall_short_unless_forced() {
+        let (bad, good) = (judgement("insufficient"), judgement("sufficient"));
+        assert_eq!(decide(Some(&bad), 3, false), Decision::Ask(AskReason::Insufficient));
+        assert!(matches!(decide(Some(&good), 3, false), Decision::Skip(_)));
+        assert_eq!(decide(Some(&good), 3, true), Decision::Ask(AskReason::Forced));
+        assert_eq!(decide(None, 3, false), Decision::Ask(AskReason::Unjudged));
+        assert_eq!(
+            decide(Some(&bad), 0, true),
+            Decision::Skip("no results to answer from (a lower --threshold lets weaker ones through)")
+        );
+    }
+}

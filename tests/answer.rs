@@ -1,0 +1,212 @@
+//! `vg-answer` and `vecgrep --answer`: a real chat model (SmolLM2-135M,
+//! served on loopback by scripts/llm-server.sh) answers from the top hits;
+//! its answer is held to them, and `--learn` teaches the next search. Then
+//! the ways an endpoint or a stream goes wrong.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::common::*;
+
+/// A chat model served for one test; stopped when dropped.
+struct LlmServer {
+    dir: tempfile::TempDir,
+    url: String,
+}
+
+fn script() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scripts/llm-server.sh")
+}
+
+impl LlmServer {
+    fn start() -> LlmServer {
+        let dir = tempfile::tempdir().unwrap();
+        let o = Command::new(script()).arg("start").arg(dir.path()).output().unwrap();
+        assert!(o.status.success(), "scripts/llm-server.sh start failed: {}", String::from_utf8_lossy(&o.stderr));
+        let url = String::from_utf8(o.stdout).unwrap().trim().to_string();
+        assert!(url.starts_with("http://127.0.0.1:") && url.ends_with("/v1"), "{url}");
+        LlmServer { dir, url }
+    }
+}
+
+impl Drop for LlmServer {
+    fn drop(&mut self) {
+        let _ = Command::new(script()).arg("stop").arg(self.dir.path()).output();
+    }
+}
+
+fn answer_of(o: &std::process::Output) -> Value {
+    let recs = records(o);
+    let last = recs.last().cloned().unwrap_or_default();
+    assert_eq!(last["type"], "answer", "the answer ends the stream: {recs:?}\n{}", stderr(o));
+    last
+}
+
+#[test]
+fn a_real_model_answers_an_insufficient_search_from_its_hits_and_teaches_the_next_one() {
+    let llm = LlmServer::start();
+    let t = ledger_project();
+    let ask = |query: &str, more: &[&str]| {
+        run(t
+            .cmd("vecgrep", ".")
+            .args(["--answer", "--json", "--threshold", "0", "--llm-url", &llm.url])
+            .args(more)
+            .arg(query))
+    };
+    let o = ask("which class keeps the ledger", &["--learn"]);
+    assert_code(&o, 0);
+    let recs = records(&o);
+    let hits: Vec<&Value> = of_type(&recs, "hit");
+    let a = answer_of(&o);
+    recs.iter().for_each(|r| drop(crate::contract::check(r)));
+    // The search was insufficient (no word of it in the code), so the model was asked.
+    assert_eq!((a["reason"].as_str(), a["v"].as_u64()), (Some("insufficient"), Some(1)), "{a}");
+    assert_eq!(a["model"], "SmolLM2-135M-Instruct.Q4_1");
+    assert!(!a["text"].as_str().unwrap().trim().is_empty(), "{a}");
+    let given = a["given"].as_u64().unwrap() as usize;
+    assert!(given >= 1 && given <= hits.len().min(5), "{a}");
+    // Every citation is a line of a hit it was given.
+    for c in a["citations"].as_array().unwrap() {
+        let inside = hits[..given].iter().any(|h| {
+            h["file"] == c["file"] && (h["start_line"].as_u64()..=h["end_line"].as_u64()).contains(&c["line"].as_u64())
+        });
+        assert!(inside, "{c} is not a line of a hit given: {a}");
+    }
+    // --learn wrote what the answer bridged; each synonym is in the answer and in the code given.
+    let learned = a["learned"].as_array().cloned().unwrap_or_default();
+    assert!(learned.contains(&"ledger".into()), "the model names AccountBook for the ledger: {a}");
+    let file = read(&t.path().join(".vecgrep/kg/learned.md"));
+    for line in file.lines().filter_map(|l| l.strip_prefix("synonyms:: ")) {
+        for synonym in line.split(", ") {
+            assert!(a["text"].as_str().unwrap().contains(synonym), "{synonym} is not in the answer: {a}");
+            assert!(hits[..given].iter().any(|h| h["text"].as_str().unwrap().contains(synonym)), "{synonym}");
+        }
+    }
+    // The same question gets the same answer (temperature 0).
+    std::fs::remove_file(t.path().join(".vecgrep/kg/learned.md")).unwrap();
+    let again = answer_of(&ask("which class keeps the ledger", &["--learn"]));
+    assert_eq!((&again["text"], &again["citations"]), (&a["text"], &a["citations"]));
+    // What it learned works: the concept fires, the search now looks sufficient, no model is asked.
+    let o = ask("ledger", &[]);
+    assert_code(&o, 0);
+    let recs = records(&o);
+    assert!(of_type(&recs, "answer").is_empty(), "{recs:?}");
+    assert_eq!(of_type(&recs, "hit")[0]["file"], "src/books.py");
+    assert_eq!(of_type(&recs, "hit")[0]["concepts"], serde_json::json!(["ledger"]));
+    assert!(
+        stderr(&o).contains("vg-answer: the results look like they answer the query; not asking"),
+        "{}",
+        stderr(&o)
+    );
+    // People see the answer after the results, its sources as paths.
+    let shown = run(t
+        .cmd("vecgrep", "src")
+        .args(["--answer", "--force-answer", "--heading", "--color", "never"])
+        .args(["--threshold", "0", "--llm-url", &llm.url, "which class keeps the ledger"]));
+    assert_code(&shown, 0);
+    let text = stdout(&shown);
+    assert!(text.contains("answer from SmolLM2-135M-Instruct.Q4_1 (given the top"), "{text}");
+    assert!(text.contains("asked with --force-answer"), "{text}");
+}
+
+/// A hit stream as vg-query writes it, for vg-answer's stdin.
+fn stream(t: &Tree) -> Vec<u8> {
+    let o = run(t.cmd("vg-query", ".").args(["--judge", "--threshold", "0", "--mode", "lexical", "area of a circle"]));
+    assert_code(&o, 0);
+    o.stdout
+}
+
+/// A one-shot HTTP server that answers every request with `status` and `body`.
+fn canned_server(status: u16, body: &'static str) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for conn in listener.incoming().flatten().take(4) {
+            let mut reader = BufReader::new(conn.try_clone().unwrap());
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut body_in = vec![0; length];
+            let _ = reader.read_exact(&mut body_in);
+            let mut conn = conn;
+            let _ = write!(
+                conn,
+                "HTTP/1.1 {status} X\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    url
+}
+
+#[test]
+fn an_endpoint_that_fails_is_one_line_and_the_results_still_flow() {
+    let t = ledger_project();
+    let input = stream(&t);
+    let hits_in = String::from_utf8(input.clone()).unwrap();
+    let answer = |url: &str| {
+        run_with_input(t.cmd("vg-answer", ".").args(["--force-answer", "--llm-url", url, "--llm-model", "m"]), &input)
+    };
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let cases = [
+        (format!("http://127.0.0.1:{port}/v1"), "cannot reach the chat model at http://127.0.0.1:"),
+        (canned_server(200, "<html>not json</html>"), "is not a chat completion"),
+        (canned_server(200, "{\"choices\": []}"), "answered with no text"),
+        (
+            canned_server(401, "{\"error\": \"bad key\"}"),
+            "answered 401: {\"error\": \"bad key\"} (is VECGREP_LLM_API_KEY set",
+        ),
+    ];
+    for (url, says) in cases {
+        let o = answer(&url);
+        assert_code(&o, 2);
+        let err = stderr(&o);
+        assert_eq!(err.lines().filter(|l| l.starts_with("vg-answer: ")).count(), err.lines().count(), "{err}");
+        assert!(err.contains(says), "{url}: {err}");
+        assert_eq!(stdout(&o), hits_in, "the stream is copied whole before the model is asked");
+    }
+    // A key never shows, even in a URL.
+    let o = answer("http://me:s3cret@127.0.0.1:9/v1");
+    assert!(!stderr(&o).contains("s3cret"), "{}", stderr(&o));
+}
+
+#[test]
+fn without_an_endpoint_or_with_a_bad_stream_nothing_is_sent() {
+    let t = ledger_project();
+    let input = stream(&t);
+    // No llm_url anywhere.
+    let o = run_with_input(t.cmd("vg-answer", ".").arg("--force-answer"), &input);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("an answer needs llm_url"), "{}", stderr(&o));
+    // A repository's own config may not choose where its code is sent.
+    t.project_config("llm_url = \"http://evil.example/v1\"\n");
+    let o = run_with_input(t.cmd("vg-answer", ".").arg("--force-answer"), &input);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("ignoring llm_url of"), "{}", stderr(&o));
+    // A line that is not a record stops it first.
+    let o = run_with_input(
+        t.cmd("vg-answer", ".").args(["--llm-url", "http://127.0.0.1:9/v1"]),
+        b"{\"file\": \"a\"\nnot json\n",
+    );
+    assert_code(&o, 2);
+    assert!(stderr(&o).starts_with("vg-answer: line 1: "), "{}", stderr(&o));
+    // No results: nothing to answer from, exit 1, no request made.
+    let o = run_with_input(t.cmd("vg-answer", ".").args(["--llm-url", "http://127.0.0.1:9/v1"]), b"");
+    assert_code(&o, 1);
+    assert!(stderr(&o).contains("no results to answer from"), "{}", stderr(&o));
+    // An answer flag without --answer does nothing, so it is refused.
+    let o = run(t.cmd("vecgrep", ".").args(["--learn", "ledger"]));
+    assert_code(&o, 2);
+    assert_eq!(stderr(&o).trim(), "vecgrep: --learn is for an answer; add --answer");
+}
