@@ -352,13 +352,13 @@ pub struct FormatCli {
     after_help = "Examples:\n  vg-query --judge \"where is the ledger kept\" | vg-answer | vg-format\n  vg-query \"auth flow\" | vg-answer --force-answer --llm-url http://127.0.0.1:8080/v1 | jq 'select(.type==\"answer\")'\n  vecgrep --answer --learn \"how do we bill tenants\""
 )]
 pub struct AnswerCli {
+    /// No notes on stderr (errors are still printed).
+    #[arg(short, long)]
+    pub quiet: bool,
     #[command(flatten)]
     pub answer: AnswerArgs,
     #[command(flatten)]
     pub trust: TrustArgs,
-    /// No notes on stderr (errors are still printed).
-    #[arg(short, long)]
-    pub quiet: bool,
 }
 
 #[derive(Parser, Debug)]
