@@ -144,6 +144,8 @@ impl ChatClient {
             bail!("the chat model at {} answered with no text", self.shown);
         }
         let model = completion.model.filter(|m| !m.is_empty()).unwrap_or_else(|| self.model.clone());
+        // The name is shown on a terminal: nothing an endpoint sends may steer it.
+        let model: String = model.chars().filter(|c| !c.is_control()).take(200).collect();
         Ok(Reply { text: text.trim().to_string(), cut, model })
     }
 
@@ -154,7 +156,7 @@ impl ChatClient {
         list.data
             .into_iter()
             .map(|m| m.id)
-            .find(|id| !id.trim().is_empty())
+            .find(|id| !id.trim().is_empty() && !id.chars().any(char::is_control))
             .ok_or_else(|| anyhow!("the chat endpoint at {} lists no models; set llm_model", self.shown))
     }
 

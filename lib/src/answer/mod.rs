@@ -116,9 +116,12 @@ pub fn answer(client: &ChatClient, query: &str, hits: &[HitRecord], context_hits
     Ok(Answer { model: reply.model, given: given.len(), cited: cite(&text, given) })
 }
 
-/// A reply without the sentences a small model repeats word for word, and,
-/// when it was cut at the token limit, without its unfinished last sentence.
+/// A reply without control characters (a terminal would obey an escape
+/// sequence an endpoint sent), without the sentences a small model repeats
+/// word for word, and, when it was cut at the token limit, without its
+/// unfinished last sentence.
 fn tidy(text: &str, cut: bool) -> String {
+    let text: String = text.chars().filter(|&c| !c.is_control() || c == '\n' || c == '\t').collect();
     let mut seen: Vec<&str> = Vec::new();
     let mut out = String::new();
     let mut sentences: Vec<&str> = text.split_inclusive(['.', '!', '?', '\n']).collect();
@@ -179,6 +182,7 @@ mod tests {
         assert_eq!(tidy("Yes. No. Yes. Done.", false), "Yes. No. Yes. Done.", "short sentences may repeat");
         assert_eq!(tidy("In `a.py` file.py` file.py` file.py` fi", true), "In `a.py` file. …");
         assert_eq!(tidy("Whole answer.", false), "Whole answer.");
+        assert_eq!(tidy("Red\u{1b}]0;pwned\u{7}.\nNext.", false), "Red]0;pwned.\nNext.");
     }
 
     #[test]
