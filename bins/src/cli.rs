@@ -544,7 +544,7 @@ pub struct VecgrepCli {
     #[arg(short, long)]
     pub quiet: bool,
     /// Ask a chat model (llm_url) to answer QUERY from the top results when they look insufficient, citing them (vg-answer; see Answer options).
-    #[arg(long, conflicts_with_all = ["stats", "show_root", "index_only", "clear_cache", "serve", "mcp", "interactive"])]
+    #[arg(long, conflicts_with_all = ["stats", "show_root", "index_only", "clear_cache", "serve", "mcp", "interactive", "files", "count"])]
     pub answer: bool,
     /// Pick results interactively, re-ranked as you type (vg-pick); a QUERY is optional.
     #[arg(short = 'i', long, conflicts_with_all = ["stats", "show_root", "index_only", "clear_cache", "serve", "mcp", "no_index", "reindex"])]

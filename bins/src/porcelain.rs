@@ -80,7 +80,20 @@ impl Mode {
             Mode::Answer => vec![
                 query(),
                 ("vg-answer", vec!["quiet", "AnswerArgs", "TrustArgs"]),
-                ("vg-format", vec!["OutputArgs"]),
+                // Not --files or --count: they would show nothing of the answer.
+                (
+                    "vg-format",
+                    vec![
+                        "json",
+                        "after_context",
+                        "before_context",
+                        "context",
+                        "heading",
+                        "no_heading",
+                        "lines",
+                        "color",
+                    ],
+                ),
             ],
         }
     }
