@@ -44,9 +44,15 @@ const DIM: &str = "\x1b[2m";
 
 /// The path a person at `cwd` would type for this hit.
 pub fn display_path(hit: &HitRecord, cwd: &Path) -> String {
-    match &hit.root {
-        Some(root) => relative_to(&Path::new(root).join(&hit.file), cwd).to_string_lossy().into_owned(),
-        None => hit.file.clone(),
+    display_file(hit.root.as_deref(), &hit.file, cwd)
+}
+
+/// The path a person at `cwd` would type for `file` of `root` (taken as
+/// relative to `cwd` when there is no root).
+fn display_file(root: Option<&str>, file: &str, cwd: &Path) -> String {
+    match root {
+        Some(root) => relative_to(&Path::new(root).join(file), cwd).to_string_lossy().into_owned(),
+        None => file.to_string(),
     }
 }
 
@@ -197,12 +203,9 @@ pub fn render_answer(
     for line in answer.text.lines() {
         writeln!(out, "  {line}")?;
     }
-    let root = hits.iter().find_map(|h| h.root.clone());
+    let root = hits.iter().find_map(|h| h.root.as_deref());
     let place = |file: &str, line: usize| {
-        let path = match &root {
-            Some(r) => relative_to(&Path::new(r).join(file), &opts.cwd).to_string_lossy().into_owned(),
-            None => file.to_string(),
-        };
+        let path = display_file(root, file, &opts.cwd);
         format!("{}:{}", paint(c, PATH, &path), paint(c, LINE_NO, &line.to_string()))
     };
     if !answer.citations.is_empty() {

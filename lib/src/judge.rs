@@ -7,7 +7,7 @@ use std::collections::HashSet;
 
 use crate::project::SearchMode;
 use crate::search::{query_words, Hit};
-use crate::terms::{name_terms, stem};
+use crate::terms::{name_terms, stem, words};
 
 /// Hits whose words count towards coverage.
 const COVERAGE_HITS: usize = 3;
@@ -91,8 +91,8 @@ fn coverage(query: &str, hits: &[Hit]) -> (Vec<String>, Vec<String>) {
     let root = |w: &str| stem(&stem(w));
     let mut seen: HashSet<String> = HashSet::new();
     for hit in hits.iter().take(COVERAGE_HITS) {
-        let words = hit.text.split(|c: char| !c.is_alphanumeric() && c != '_').flat_map(name_terms);
-        seen.extend(words.chain(hit.concepts.iter().flat_map(|c| name_terms(c))).map(|t| root(&t)));
+        let terms = words(&hit.text).flat_map(name_terms);
+        seen.extend(terms.chain(hit.concepts.iter().flat_map(|c| name_terms(c))).map(|t| root(&t)));
     }
     let mut covered = Vec::new();
     let mut missing = Vec::new();

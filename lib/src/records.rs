@@ -392,21 +392,65 @@ pub enum StreamRecord {
 /// judgement or answer a reader cannot use (they are advice, never worth
 /// failing a pipeline for).
 pub fn parse_stream_line(text: &str, line: usize) -> Result<Option<StreamRecord>, RecordError> {
-    if text.trim_start().starts_with('{') && text.contains("\"judgement\"") {
-        if let Ok(j) = serde_json::from_str::<JudgementRecord>(text) {
-            if j.kind == "judgement" && j.v <= CONTRACT_VERSION {
-                return Ok(Some(StreamRecord::Judgement(j)));
-            }
-        }
+    if let Some(j) = advice::<JudgementRecord>(text, "judgement", |j| (&j.kind, j.v)) {
+        return Ok(Some(StreamRecord::Judgement(j)));
     }
-    if text.trim_start().starts_with('{') && text.contains("\"answer\"") {
-        if let Ok(a) = serde_json::from_str::<AnswerRecord>(text) {
-            if a.kind == "answer" && a.v <= CONTRACT_VERSION {
-                return Ok(Some(StreamRecord::Answer(a)));
-            }
-        }
+    if let Some(a) = advice::<AnswerRecord>(text, "answer", |a| (&a.kind, a.v)) {
+        return Ok(Some(StreamRecord::Answer(a)));
     }
     Ok(parse_hit_line(text, line)?.map(StreamRecord::Hit))
+}
+
+/// `text` as an advice record of type `kind` this tool understands, if it
+/// is one; `header` gives a record's type and version.
+fn advice<T: serde::de::DeserializeOwned>(text: &str, kind: &str, header: impl Fn(&T) -> (&str, u32)) -> Option<T> {
+    if !text.trim_start().starts_with('{') || !text.contains(&format!("\"{kind}\"")) {
+        return None;
+    }
+    let record = serde_json::from_str::<T>(text).ok()?;
+    let (found, v) = header(&record);
+    (found == kind && v <= CONTRACT_VERSION).then_some(record)
+}
+
+/// A search stream as read: its records, and its lines to copy on.
+#[derive(Clone, Debug, Default)]
+pub struct SearchStream {
+    /// Every line that is not blank, as read.
+    pub lines: Vec<String>,
+    pub hits: Vec<HitRecord>,
+    /// The last judgement and answer read, if any.
+    pub judgement: Option<JudgementRecord>,
+    pub answer: Option<AnswerRecord>,
+}
+
+/// Why a search stream could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum StreamError {
+    #[error("cannot read standard input")]
+    Read(#[from] io::Error),
+    #[error("line {0}: not valid UTF-8")]
+    NotUtf8(usize),
+    #[error(transparent)]
+    Record(#[from] RecordError),
+}
+
+/// Read a search stream (`vg-query`'s output, on standard input) to its end;
+/// a line that is not a record is an error naming it.
+pub fn read_search_stream(input: impl io::BufRead) -> Result<SearchStream, StreamError> {
+    let mut stream = SearchStream::default();
+    for (i, line) in input.split(b'\n').enumerate() {
+        let text = String::from_utf8(line?).map_err(|_| StreamError::NotUtf8(i + 1))?;
+        match parse_stream_line(&text, i + 1)? {
+            Some(StreamRecord::Hit(hit)) => stream.hits.push(hit),
+            Some(StreamRecord::Judgement(j)) => stream.judgement = Some(j),
+            Some(StreamRecord::Answer(a)) => stream.answer = Some(a),
+            None => {}
+        }
+        if !text.trim().is_empty() {
+            stream.lines.push(text);
+        }
+    }
+    Ok(stream)
 }
 
 /// Parse one line of a hit stream. Blank lines and records of other types

@@ -1,7 +1,7 @@
 //! vg-answer: copy a search stream through and end it with a chat model's
 //! answer from its top hits, when the judgement says the hits fall short.
 
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -9,23 +9,17 @@ use std::time::Duration;
 use anyhow::{anyhow, Context, Result};
 use vecgrep::answer::{self, AskReason, ChatClient, ChatSettings, Decision};
 use vecgrep::project::{root_named, select_root, ProjectRoot, ResolvedConfig};
-use vecgrep::records::{parse_stream_line, write_record, HitRecord, JudgementRecord, StreamRecord};
+use vecgrep::records::{read_search_stream, write_record, HitRecord, SearchStream};
 use vecgrep_bins::app::{cli_config, note, resolve_config, run_main, EXIT_FOUND, EXIT_NOT_FOUND};
 use vecgrep_bins::cli::AnswerCli;
 
 const TOOL: &str = "vg-answer";
 
-/// A search stream as read: its lines, to copy, and what they hold.
-struct Stream {
-    lines: Vec<String>,
-    hits: Vec<HitRecord>,
-    judgement: Option<JudgementRecord>,
-}
-
 fn main() -> ExitCode {
     let (cli, matches) = vecgrep_bins::app::parse_args::<AnswerCli>(TOOL);
     run_main(TOOL, || {
-        let stream = read_stream()?;
+        // Read to the end first: a line that is not a record stops the tool before anything is sent.
+        let stream = read_search_stream(std::io::stdin().lock())?;
         let mut out = std::io::stdout().lock();
         for line in &stream.lines {
             writeln!(out, "{line}")?;
@@ -40,25 +34,6 @@ fn main() -> ExitCode {
         out.flush()?;
         Ok(if stream.hits.is_empty() { EXIT_NOT_FOUND } else { EXIT_FOUND })
     })
-}
-
-/// Read stdin to its end; a line that is not a record stops the tool
-/// before anything is sent.
-fn read_stream() -> Result<Stream> {
-    let mut stream = Stream { lines: Vec::new(), hits: Vec::new(), judgement: None };
-    for (i, line) in std::io::stdin().lock().split(b'\n').enumerate() {
-        let line = line.context("cannot read standard input")?;
-        let text = String::from_utf8(line).map_err(|_| anyhow!("line {}: not valid UTF-8", i + 1))?;
-        match parse_stream_line(&text, i + 1)? {
-            Some(StreamRecord::Hit(hit)) => stream.hits.push(hit),
-            Some(StreamRecord::Judgement(j)) => stream.judgement = Some(j),
-            Some(StreamRecord::Answer(_)) | None => {}
-        }
-        if !text.trim().is_empty() {
-            stream.lines.push(text);
-        }
-    }
-    Ok(stream)
 }
 
 /// The root the hits name, else the one of the current directory.
@@ -76,7 +51,7 @@ fn ask(
     cli: &AnswerCli,
     config: &ResolvedConfig,
     root: &ProjectRoot,
-    stream: &Stream,
+    stream: &SearchStream,
     reason: AskReason,
     out: &mut dyn Write,
 ) -> Result<()> {
@@ -116,7 +91,7 @@ fn learn(
     config: &ResolvedConfig,
     root: &ProjectRoot,
     query: &str,
-    stream: &Stream,
+    stream: &SearchStream,
     answer: &answer::Answer,
 ) -> Result<Vec<String>> {
     let missing = match &stream.judgement {

@@ -13,7 +13,7 @@ use anyhow::{bail, Context, Result};
 use crate::concepts::{project_kg_dir, ConceptSet};
 use crate::project::ProjectRoot;
 use crate::records::HitRecord;
-use crate::terms::stem;
+use crate::terms::{stem, words};
 
 /// Most concepts one answer adds.
 const MAX_LEARNED: usize = 3;
@@ -103,7 +103,7 @@ pub fn concepts_bridged(
     given: &[HitRecord],
     known: &ConceptSet,
 ) -> Vec<LearnedConcept> {
-    let in_results: HashSet<&str> = given.iter().flat_map(|h| identifiers(&h.text)).collect();
+    let in_results: HashSet<&str> = given.iter().flat_map(|h| words(&h.text)).collect();
     let query_lower = query.to_lowercase();
     let mut synonyms: Vec<String> = Vec::new();
     for id in named_identifiers(answer) {
@@ -130,7 +130,7 @@ fn named_identifiers(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
     for (i, part) in text.split('`').enumerate() {
         let quoted = i % 2 == 1;
-        for id in identifiers(part) {
+        for id in words(part) {
             let code_like = id.contains('_') || has_case_step(id) || (quoted && id.len() >= 3);
             if code_like && id.chars().any(|c| c.is_alphabetic()) {
                 out.push(id);
@@ -138,10 +138,6 @@ fn named_identifiers(text: &str) -> Vec<&str> {
         }
     }
     out
-}
-
-fn identifiers(text: &str) -> impl Iterator<Item = &str> {
-    text.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty())
 }
 
 fn has_case_step(id: &str) -> bool {

@@ -101,19 +101,12 @@ pub fn check_chunk_size(n: usize) -> Result<usize, String> {
     }
 }
 
-pub(super) fn check_timeout(secs: f64) -> Result<f64, String> {
-    if secs.is_finite() && (0.1..=3600.0).contains(&secs) {
+/// Validate a setting given in seconds: from `min` to an hour.
+fn check_seconds(key: &str, min: f64, secs: f64) -> Result<f64, String> {
+    if secs.is_finite() && (min..=3600.0).contains(&secs) {
         Ok(secs)
     } else {
-        Err(format!("embedder_timeout must be from 0.1 to 3600 seconds, got {secs}"))
-    }
-}
-
-pub(super) fn check_llm_timeout(secs: f64) -> Result<f64, String> {
-    if secs.is_finite() && (1.0..=3600.0).contains(&secs) {
-        Ok(secs)
-    } else {
-        Err(format!("llm_timeout must be from 1 to 3600 seconds, got {secs}"))
+        Err(format!("{key} must be from {min} to 3600 seconds, got {secs}"))
     }
 }
 
@@ -421,7 +414,7 @@ settings! {
         shown None, switch false, only None, trusted;
     /// Seconds a request to the embedding server may take: a batch of 32
     /// chunks on a busy CPU server can take several.
-    embedder_timeout: f64 => f64 = 30.0, raw f64, check check_timeout,
+    embedder_timeout: f64 => f64 = 30.0, raw f64, check |s| check_seconds("embedder_timeout", 0.1, s),
         shown Some("30"), switch false, only None, plain;
     /// Texts sent to the embedding server per request.
     embedder_batch_size: usize => usize = 32, raw usize, check check_batch_size,
@@ -445,7 +438,7 @@ settings! {
     llm_model: String => Option<String> = None, raw String, check unchecked,
         shown Some("the first model the endpoint lists"), switch false, only None, plain;
     /// For `--answer`: seconds the chat model may take to answer.
-    llm_timeout: f64 => f64 = 120.0, raw f64, check check_llm_timeout,
+    llm_timeout: f64 => f64 = 120.0, raw f64, check |s| check_seconds("llm_timeout", 1.0, s),
         shown Some("120"), switch false, only None, plain;
 }
 
