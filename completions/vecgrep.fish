@@ -19,6 +19,10 @@ never\t''"
 complete -c vecgrep -l llm-url -d 'The chat model\'s OpenAI-compatible endpoint: its base URL (http://127.0.0.1:8080/v1) or its chat completions URL; its API key is read from VECGREP_LLM_API_KEY [config: llm_url]' -r
 complete -c vecgrep -l llm-model -d 'The chat model to ask [config: llm_model; default: the first model the endpoint lists]' -r
 complete -c vecgrep -l context-hits -d 'Results sent to the model, best first (1 to 20)' -r
+complete -c vecgrep -l since -d 'Only commits authored at or after DATE, in git\'s forms: 2024-05-01, "2 weeks ago", yesterday' -r
+complete -c vecgrep -l until -d 'Only commits authored at or before DATE' -r
+complete -c vecgrep -l author -d 'Only commits whose author\'s name or email contains TEXT (any case)' -r
+complete -c vecgrep -l limit -d 'Index and search only the NUM newest commits of HEAD\'s history' -r
 complete -c vecgrep -l chunk-size -d 'Characters per chunk: whole functions, classes and sections are packed up to it, bigger ones cut at their inner units; never past the model\'s 256-token window [config: chunk_size; default: 500]' -r
 complete -c vecgrep -l chunk-overlap -d 'Characters of whole lines after a chunk that it carries too, the start of the next unit [config: chunk_overlap; default: 100]' -r
 complete -c vecgrep -l index-warn-threshold -d 'Ask before indexing more than NUM new or changed files, when on a terminal; 0 never asks [config: index_warn_threshold; default: 1000]' -r
@@ -46,6 +50,7 @@ complete -c vecgrep -l no-scope -d 'Search the whole project, not just PATHS'
 complete -c vecgrep -l skip-outside-root -d 'Skip PATHS outside the project root instead of failing'
 complete -c vecgrep -s q -l quiet -d 'No progress or notes on stderr (errors are still printed) [config: quiet]'
 complete -c vecgrep -l answer -d 'Ask a chat model (llm_url) to answer QUERY from the top results when they look insufficient, citing them (vg-answer; see Answer options)'
+complete -c vecgrep -l log -d 'Search the project\'s git history instead of its files: commits whose messages (or, with --with-diff, changes) answer QUERY; PATHS keep those that touched them (vg-log; see History options)'
 complete -c vecgrep -s i -l interactive -d 'Pick results interactively, re-ranked as you type (vg-pick); a QUERY is optional'
 complete -c vecgrep -l serve -d 'Serve searches over HTTP (vg-serve) instead of searching once; every argument is a PATH'
 complete -c vecgrep -l mcp -d 'Serve coding agents over the Model Context Protocol on stdin/stdout (vg-mcp) instead of searching once; every argument is a PATH'
@@ -57,6 +62,8 @@ complete -c vecgrep -l heading -d 'Group results under a heading per file (defau
 complete -c vecgrep -l no-heading -d 'Print `path:line:text` lines (default when piped)'
 complete -c vecgrep -l force-answer -d 'Ask even when the results look like they answer the query'
 complete -c vecgrep -l learn -d 'Write the concepts the answer bridges (a query word the code lacks, and the identifiers the answer names for it that the results hold) to .vecgrep/kg/learned.md, for a person to review'
+complete -c vecgrep -l with-diff -d 'Index the lines each commit changed and search them beside the messages'
+complete -c vecgrep -l diffs-only -d 'Search only the lines commits changed, not their messages (indexes them as --with-diff does)'
 complete -c vecgrep -l trust-project-config -d 'Let the project\'s own .vecgrep/config.toml choose commands to run (open_cmd) and where code is sent (embedder_source, embedder_url, llm_url) [config: trust_project_config, global config only]'
 complete -c vecgrep -s L -l follow -d 'Follow symbolic links (targets outside the project root are still skipped)'
 complete -c vecgrep -l hidden -d 'Include hidden files and directories'

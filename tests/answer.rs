@@ -208,5 +208,5 @@ fn without_an_endpoint_or_with_a_bad_stream_nothing_is_sent() {
     // An answer flag without --answer does nothing, so it is refused.
     let o = run(t.cmd("vecgrep", ".").args(["--learn", "ledger"]));
     assert_code(&o, 2);
-    assert_eq!(stderr(&o).trim(), "vecgrep: --learn is for an answer; add --answer");
+    assert_eq!(stderr(&o).trim(), "vecgrep: --learn needs --answer");
 }

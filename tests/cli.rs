@@ -12,6 +12,7 @@ mod filters;
 mod format;
 mod index;
 mod install;
+mod log;
 mod mcp;
 mod modes;
 mod pick;

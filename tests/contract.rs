@@ -165,6 +165,38 @@ struct StrictCitation {
     line: u64,
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct StrictCommit {
+    r#type: String,
+    v: u32,
+    root: String,
+    sha: String,
+    date: String,
+    time: i64,
+    author: String,
+    email: String,
+    subject: String,
+    score: f64,
+    matched: String,
+    paths: Vec<String>,
+    paths_total: u64,
+    lines: Vec<StrictCommitLine>,
+    query: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct StrictCommitLine {
+    #[serde(default)]
+    path: Option<String>,
+    #[serde(default)]
+    line: Option<u64>,
+    text: String,
+}
+
 /// Check one record against its strict definition; returns its type.
 pub(crate) fn check(record: &Value) -> String {
     assert_eq!(record["v"], 1, "{record}");
@@ -181,6 +213,7 @@ pub(crate) fn check(record: &Value) -> String {
         "verify" => serde_json::from_value::<StrictVerify>(r).map(|_| ()),
         "judgement" => serde_json::from_value::<StrictJudgement>(r).map(|_| ()),
         "answer" => serde_json::from_value::<StrictAnswer>(r).map(|_| ()),
+        "commit" => serde_json::from_value::<StrictCommit>(r).map(|_| ()),
         other => panic!("record type {other} is not in the contract"),
     };
     result.unwrap_or_else(|e| panic!("{kind} record does not match the contract: {e}\n{record}"));
@@ -195,6 +228,7 @@ fn golden_samples_follow_the_contract() {
         "hits.ndjson",
         "judged.ndjson",
         "answered.ndjson",
+        "commits.ndjson",
         "index.ndjson",
         "root.ndjson",
         "stats.ndjson",
@@ -209,13 +243,13 @@ fn golden_samples_follow_the_contract() {
             if name == "hits.ndjson" {
                 vecgrep::records::parse_hit_line(line, i + 1).unwrap().expect("a hit");
             }
-            if name == "judged.ndjson" || name == "answered.ndjson" {
-                vecgrep::records::parse_stream_line(line, i + 1).unwrap().expect("a hit, a judgement or an answer");
+            if ["judged.ndjson", "answered.ndjson", "commits.ndjson"].contains(&name) {
+                vecgrep::records::parse_stream_line(line, i + 1).unwrap().expect("a record vg-format reads");
             }
         }
     }
     let expected: std::collections::BTreeSet<String> =
-        ["hit", "root", "file", "skip", "summary", "stats", "listening", "verify", "judgement", "answer"]
+        ["hit", "root", "file", "skip", "summary", "stats", "listening", "verify", "judgement", "answer", "commit"]
             .into_iter()
             .map(String::from)
             .collect();

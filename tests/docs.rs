@@ -32,7 +32,18 @@ fn extra_sections(name: &str) -> String {
     s.push_str(".TP\n\\fBORT_DYLIB_PATH\\fR\nPath of libonnxruntime.so, instead of the data directory's copy.\n");
     s.push_str(".TP\n\\fBNO_COLOR\\fR\nDisables color when \\-\\-color is auto.\n");
     s.push_str(".SH \"SEE ALSO\"\n");
-    let all = ["vecgrep", "vg-root", "vg-index", "vg-query", "vg-format", "vg-answer", "vg-serve", "vg-mcp", "vg-pick"];
+    let all = [
+        "vecgrep",
+        "vg-root",
+        "vg-index",
+        "vg-query",
+        "vg-format",
+        "vg-answer",
+        "vg-log",
+        "vg-serve",
+        "vg-mcp",
+        "vg-pick",
+    ];
     let mut others: Vec<String> = all.iter().filter(|n| **n != name).map(|n| format!("\\fB{n}\\fR(1)")).collect();
     others.push("\\fBvecgrep-toolkit\\fR(7)".to_string());
     s.push_str(&others.join(", "));

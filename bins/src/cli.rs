@@ -148,6 +148,30 @@ fn parse_context_hits(s: &str) -> Result<usize, String> {
     }
 }
 
+/// Searching the project's git history (`vg-log`).
+#[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "History options")]
+pub struct LogArgs {
+    /// Only commits authored at or after DATE, in git's forms: 2024-05-01, "2 weeks ago", yesterday.
+    #[arg(long, value_name = "DATE")]
+    pub since: Option<String>,
+    /// Only commits authored at or before DATE.
+    #[arg(long, value_name = "DATE")]
+    pub until: Option<String>,
+    /// Only commits whose author's name or email contains TEXT (any case).
+    #[arg(long, value_name = "TEXT")]
+    pub author: Option<String>,
+    /// Index and search only the NUM newest commits of HEAD's history.
+    #[arg(long, value_name = "NUM", value_parser = clap::value_parser!(u64).range(1..))]
+    pub limit: Option<u64>,
+    /// Index the lines each commit changed and search them beside the messages.
+    #[arg(long)]
+    pub with_diff: bool,
+    /// Search only the lines commits changed, not their messages (indexes them as --with-diff does).
+    #[arg(long)]
+    pub diffs_only: bool,
+}
+
 /// Settings for ranking results.
 #[derive(Args, Debug, Clone, Default)]
 #[command(next_help_heading = "Search options")]
@@ -363,6 +387,38 @@ pub struct AnswerCli {
 
 #[derive(Parser, Debug)]
 #[command(
+    name = "vg-log",
+    version,
+    about = "Search the project's git history by meaning; print commit records as NDJSON",
+    long_about = "Search the project's git history by meaning; print commit records as NDJSON.\n\nBrings the commit log up to date first (unless --no-index): the commits of HEAD's history not yet in the project's index are read from git's object database, and their messages (with --with-diff, also the lines they changed) embedded and stored, so later runs read only new commits. Then QUERY is ranked against them as vg-query ranks code (meaning and words, fused; --mode), and the best commits are printed, best first, one JSON record per line: type, v, root, sha, date, time, author, email, subject, score, matched (message or diff), paths (files it touched, relative to root), paths_total, lines (the lines of its message or diff that matched) and query.\n\nPATHS keep the commits that touched them (as git log -- PATH does); the filter options narrow by date and author. The commit log lives beside the code's index in .vecgrep/ and is kept when the code is re-indexed.\n\nExit status: 0 with results, 1 without, 2 on error.",
+    after_help = "Examples:\n  vg-log \"retry failed uploads\"\n  vg-log --since \"3 months ago\" --author ada \"flaky test fix\" | vg-format\n  vg-log --with-diff \"switch the cache to an LRU\" src/cache/ | vg-format\n  vg-log \"timeout handling\" | vg-format --files | xargs rg -n timeout\n  vg-log \"release notes\" | jq -r .sha | xargs -n1 git show --stat"
+)]
+pub struct LogCli {
+    /// What to look for, in plain words.
+    #[arg(value_name = "QUERY")]
+    pub query: String,
+    /// Only commits that touched these files or directories (default: every commit).
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Search the commit log as it is; do not bring it up to date first.
+    #[arg(long)]
+    pub no_index: bool,
+    /// Skip PATHS outside the project root instead of failing.
+    #[arg(long)]
+    pub skip_outside_root: bool,
+    /// No progress or notes on stderr (errors are still printed).
+    #[arg(short, long)]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub log: LogArgs,
+    #[command(flatten)]
+    pub search: SearchConfigArgs,
+    #[command(flatten)]
+    pub trust: TrustArgs,
+}
+
+#[derive(Parser, Debug)]
+#[command(
     name = "vg-serve",
     version,
     about = "Serve vecgrep searches over HTTP from a warm model and index",
@@ -546,6 +602,9 @@ pub struct VecgrepCli {
     /// Ask a chat model (llm_url) to answer QUERY from the top results when they look insufficient, citing them (vg-answer; see Answer options).
     #[arg(long, conflicts_with_all = ["stats", "show_root", "index_only", "clear_cache", "serve", "mcp", "interactive", "files", "count"])]
     pub answer: bool,
+    /// Search the project's git history instead of its files: commits whose messages (or, with --with-diff, changes) answer QUERY; PATHS keep those that touched them (vg-log; see History options).
+    #[arg(long, conflicts_with_all = ["stats", "show_root", "index_only", "clear_cache", "serve", "mcp", "interactive", "answer", "reindex"])]
+    pub log: bool,
     /// Pick results interactively, re-ranked as you type (vg-pick); a QUERY is optional.
     #[arg(short = 'i', long, conflicts_with_all = ["stats", "show_root", "index_only", "clear_cache", "serve", "mcp", "no_index", "reindex"])]
     pub interactive: bool,
@@ -559,6 +618,8 @@ pub struct VecgrepCli {
     pub output: OutputArgs,
     #[command(flatten)]
     pub answer_args: AnswerArgs,
+    #[command(flatten)]
+    pub log_args: LogArgs,
     #[command(flatten)]
     pub index: IndexConfigArgs,
     #[command(flatten)]
@@ -621,6 +682,7 @@ pub fn commands() -> Vec<clap::Command> {
         McpCli::command(),
         PickCli::command(),
         AnswerCli::command(),
+        LogCli::command(),
     ]
     .into_iter()
     .map(with_setting_notes)

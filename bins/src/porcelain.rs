@@ -32,6 +32,8 @@ pub enum Mode {
     Search,
     /// `--answer`: a search a chat model answers, vg-query | vg-answer | vg-format.
     Answer,
+    /// `--log`: a search of the git history, vg-log | vg-format.
+    Log,
 }
 
 impl Mode {
@@ -52,6 +54,8 @@ impl Mode {
             Mode::IndexOnly
         } else if cli.answer {
             Mode::Answer
+        } else if cli.log {
+            Mode::Log
         } else {
             Mode::Search
         }
@@ -77,6 +81,10 @@ impl Mode {
                 )]
             }
             Mode::Search => vec![query(), ("vg-format", vec!["OutputArgs"])],
+            Mode::Log => vec![
+                ("vg-log", vec!["skip_outside_root", "quiet", "no_index", "LogArgs", "SearchConfigArgs", "TrustArgs"]),
+                ("vg-format", vec!["OutputArgs"]),
+            ],
             Mode::Answer => vec![
                 query(),
                 ("vg-answer", vec!["quiet", "AnswerArgs", "TrustArgs"]),
@@ -122,24 +130,25 @@ pub const MODE_SELECTORS: &[&str] = &[
     "clear_cache",
     "index_only",
     "answer",
+    "log",
     "query",
     "paths",
     "help",
     "version",
 ];
 
-/// The first flag given that only an answer uses (`--learn`, `--llm-url`,
-/// ...), when the mode is not `--answer`: it would do nothing.
-pub fn stray_answer_flag(mode: Mode, matches: &ArgMatches, porcelain: &Command) -> Option<String> {
-    if mode == Mode::Answer {
-        return None;
-    }
-    expand_groups(porcelain, &["AnswerArgs"])
+/// The first flag given that only another mode uses (`--learn` without
+/// `--answer`, `--since` without `--log`, ...): it would do nothing.
+pub fn stray_flag(mode: Mode, matches: &ArgMatches, porcelain: &Command) -> Option<String> {
+    [(Mode::Answer, "AnswerArgs", "--answer"), (Mode::Log, "LogArgs", "--log")]
         .into_iter()
-        .find(|id| matches.value_source(id) == Some(ValueSource::CommandLine))
-        .map(|id| {
+        .filter(|(owner, ..)| *owner != mode)
+        .find_map(|(_, group, needs)| {
+            let id = expand_groups(porcelain, &[group])
+                .into_iter()
+                .find(|id| matches.value_source(id) == Some(ValueSource::CommandLine))?;
             let arg = porcelain.get_arguments().find(|a| a.get_id().as_str() == id).expect("a member of the group");
-            format!("--{}", arg.get_long().unwrap_or(&id))
+            Some(format!("--{} needs {needs}", arg.get_long().unwrap_or(&id)))
         })
 }
 
@@ -218,10 +227,10 @@ mod tests {
     use clap::FromArgMatches;
 
     use super::*;
-    use crate::cli::{AnswerCli, IndexCli, McpCli, PickCli, QueryCli, RootCli, ServeCli};
+    use crate::cli::{AnswerCli, IndexCli, LogCli, McpCli, PickCli, QueryCli, RootCli, ServeCli};
     use crate::{app, cli::FormatCli};
 
-    const MODES: [Mode; 9] = [
+    const MODES: [Mode; 10] = [
         Mode::Serve,
         Mode::Mcp,
         Mode::Pick,
@@ -231,6 +240,7 @@ mod tests {
         Mode::IndexOnly,
         Mode::Search,
         Mode::Answer,
+        Mode::Log,
     ];
 
     fn tool_command(name: &str) -> Command {
@@ -243,6 +253,7 @@ mod tests {
             "vg-query" => app::command::<QueryCli>(),
             "vg-format" => app::command::<FormatCli>(),
             "vg-answer" => app::command::<AnswerCli>(),
+            "vg-log" => app::command::<LogCli>(),
             other => panic!("no tool {other}"),
         }
     }
@@ -259,6 +270,7 @@ mod tests {
             Mode::IndexOnly => vec!["--index-only"],
             Mode::Search => vec![],
             Mode::Answer => vec!["--answer"],
+            Mode::Log => vec!["--log"],
         }
     }
 
@@ -333,16 +345,19 @@ mod tests {
     }
 
     #[test]
-    fn an_answer_flag_without_answer_is_refused() {
+    fn a_flag_of_another_mode_is_refused() {
         let porcelain = app::command::<VecgrepCli>();
         let stray = |argv: &[&str]| {
             let matches = porcelain.clone().try_get_matches_from(argv).unwrap();
             let cli = VecgrepCli::from_arg_matches(&matches).unwrap();
-            stray_answer_flag(Mode::of(&cli), &matches, &porcelain)
+            stray_flag(Mode::of(&cli), &matches, &porcelain)
         };
-        assert_eq!(stray(&["vecgrep", "--learn", "q"]), Some("--learn".into()));
-        assert_eq!(stray(&["vecgrep", "--llm-url", "http://h/v1", "q"]), Some("--llm-url".into()));
+        assert_eq!(stray(&["vecgrep", "--learn", "q"]), Some("--learn needs --answer".into()));
+        assert_eq!(stray(&["vecgrep", "--llm-url", "http://h/v1", "q"]), Some("--llm-url needs --answer".into()));
         assert_eq!(stray(&["vecgrep", "--answer", "--learn", "q"]), None);
         assert_eq!(stray(&["vecgrep", "q"]), None);
+        assert_eq!(stray(&["vecgrep", "--since", "2024-01-01", "q"]), Some("--since needs --log".into()));
+        assert_eq!(stray(&["vecgrep", "--log", "--with-diff", "q"]), None);
+        assert_eq!(stray(&["vecgrep", "--log", "--learn", "q"]), Some("--learn needs --answer".into()));
     }
 }

@@ -18,6 +18,7 @@
 //! | [`index`] | one index run: plan, then read, embed, write | files → store |
 //! | [`concepts`] | a project's own vocabulary: concepts and their synonyms | query → expansion |
 //! | [`search`] | ranking: candidates, fusion, names, threshold, joining | query → hits |
+//! | [`history`] | the git history: commits read, indexed, ranked (vg-log) | repository → commit hits |
 //! | [`judge`] | whether the hits answer the query, and why not | hits → judgement |
 //! | [`live`] | an index kept fresh while searched (server, picker) | target → searcher |
 //! | [`records`] | the NDJSON contract between the tools | values → records |
@@ -37,6 +38,8 @@ pub mod index;
 
 pub mod concepts;
 pub mod search;
+
+pub mod history;
 
 pub mod judge;
 
@@ -62,8 +65,8 @@ mod layers {
 
     /// The modules in pipeline order; each may use only those before it.
     const ORDER: &[&str] = &[
-        "project", "chunk", "terms", "embed", "store", "index", "concepts", "search", "judge", "live", "records",
-        "answer", "format", "pick", "serve", "mcp", "tools",
+        "project", "chunk", "terms", "embed", "store", "index", "concepts", "search", "history", "judge", "live",
+        "records", "answer", "format", "pick", "serve", "mcp", "tools",
     ];
 
     fn src() -> PathBuf {

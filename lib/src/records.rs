@@ -6,6 +6,7 @@ use std::io::{self, Write};
 
 use serde::{Deserialize, Serialize};
 
+use crate::history::{iso_date, CommitHit};
 use crate::index::{FileOutcome, IndexSummary};
 use crate::judge::{Judgement, Verdict};
 use crate::project::ProjectRoot;
@@ -68,6 +69,77 @@ impl HitRecord {
 
 fn round4(x: f64) -> f64 {
     (x * 10_000.0).round() / 10_000.0
+}
+
+/// A commit `vg-log` found (and `vecgrep --log --json` emits). Added within version 1.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CommitRecord {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub v: u32,
+    /// Absolute path of the project root; `paths` are relative to it.
+    pub root: String,
+    /// The full commit id (hex).
+    pub sha: String,
+    /// Author date, ISO 8601 with the author's offset.
+    pub date: String,
+    /// Author date, seconds since the epoch.
+    pub time: i64,
+    pub author: String,
+    pub email: String,
+    pub subject: String,
+    pub score: f64,
+    /// What placed it: `message` or `diff`.
+    pub matched: String,
+    /// Files it touched (the first `MAX_COMMIT_PATHS`).
+    pub paths: Vec<String>,
+    /// How many files it touched in all.
+    pub paths_total: usize,
+    /// The lines of its message or diff that matched.
+    pub lines: Vec<CommitLineRecord>,
+    pub query: String,
+}
+
+/// One matching line of a commit: a line of its message body, or a changed
+/// line (`-` or `+` first) with its file and its line in the new file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommitLineRecord {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    pub text: String,
+}
+
+/// Most touched files a commit record lists.
+pub const MAX_COMMIT_PATHS: usize = 50;
+
+impl CommitRecord {
+    pub fn new(root: &ProjectRoot, hit: CommitHit, query: &str) -> Self {
+        let c = hit.commit;
+        let paths_total = c.paths.len();
+        CommitRecord {
+            kind: "commit".into(),
+            v: CONTRACT_VERSION,
+            root: root.path.to_string_lossy().into_owned(),
+            date: iso_date(c.time, c.offset),
+            time: c.time,
+            sha: c.sha,
+            author: c.author,
+            email: c.email,
+            subject: c.subject,
+            score: round4(f64::from(hit.score)),
+            matched: hit.matched.as_str().into(),
+            paths: c.paths.into_iter().take(MAX_COMMIT_PATHS).collect(),
+            paths_total,
+            lines: hit
+                .lines
+                .into_iter()
+                .map(|l| CommitLineRecord { path: l.path, line: l.line, text: l.text })
+                .collect(),
+            query: query.to_string(),
+        }
+    }
 }
 
 /// `vg-root --json`.
@@ -375,6 +447,8 @@ pub enum RecordError {
     NotJson { line: usize, cause: String },
     #[error("line {line}: not a hit record: {cause}")]
     BadHit { line: usize, cause: String },
+    #[error("line {line}: not a commit record: {cause}")]
+    BadCommit { line: usize, cause: String },
     #[error("line {line}: record version {found} is newer than this tool understands ({CONTRACT_VERSION})")]
     TooNew { line: usize, found: u64 },
 }
@@ -383,6 +457,7 @@ pub enum RecordError {
 #[derive(Clone, Debug)]
 pub enum StreamRecord {
     Hit(HitRecord),
+    Commit(CommitRecord),
     Judgement(JudgementRecord),
     Answer(AnswerRecord),
 }
@@ -398,7 +473,26 @@ pub fn parse_stream_line(text: &str, line: usize) -> Result<Option<StreamRecord>
     if let Some(a) = advice::<AnswerRecord>(text, "answer", |a| (&a.kind, a.v)) {
         return Ok(Some(StreamRecord::Answer(a)));
     }
+    if let Some(c) = parse_commit_line(text, line)? {
+        return Ok(Some(StreamRecord::Commit(c)));
+    }
     Ok(parse_hit_line(text, line)?.map(StreamRecord::Hit))
+}
+
+/// A `commit` record; None for a line of another type. A record that says
+/// it is a commit but is not one is an error, as a broken hit is.
+fn parse_commit_line(text: &str, line: usize) -> Result<Option<CommitRecord>, RecordError> {
+    if !text.contains("\"commit\"") {
+        return Ok(None);
+    }
+    let Ok(value) = serde_json::from_str::<serde_json::Value>(text) else { return Ok(None) };
+    if value.get("type").and_then(|t| t.as_str()) != Some("commit") {
+        return Ok(None);
+    }
+    if let Some(v) = value.get("v").and_then(|v| v.as_u64()).filter(|v| *v > u64::from(CONTRACT_VERSION)) {
+        return Err(RecordError::TooNew { line, found: v });
+    }
+    serde_json::from_value(value).map(Some).map_err(|e| RecordError::BadCommit { line, cause: e.to_string() })
 }
 
 /// `text` as an advice record of type `kind` this tool understands, if it
@@ -418,6 +512,8 @@ pub struct SearchStream {
     /// Every line that is not blank, as read.
     pub lines: Vec<String>,
     pub hits: Vec<HitRecord>,
+    /// Commits (vg-log), in the order read.
+    pub commits: Vec<CommitRecord>,
     /// The last judgement and answer read, if any.
     pub judgement: Option<JudgementRecord>,
     pub answer: Option<AnswerRecord>,
@@ -444,6 +540,7 @@ pub fn read_search_stream(input: impl io::BufRead) -> Result<SearchStream, Strea
             Some(StreamRecord::Hit(hit)) => stream.hits.push(hit),
             Some(StreamRecord::Judgement(j)) => stream.judgement = Some(j),
             Some(StreamRecord::Answer(a)) => stream.answer = Some(a),
+            Some(StreamRecord::Commit(c)) => stream.commits.push(c),
             None => {}
         }
         if !text.trim().is_empty() {

@@ -26,8 +26,8 @@ fn dispatch(cli: &VecgrepCli, matches: &clap::ArgMatches) -> Result<u8> {
         return Err(anyhow!("a QUERY is required"));
     }
     let porcelain = vecgrep_bins::app::command::<VecgrepCli>();
-    if let Some(flag) = porcelain::stray_answer_flag(mode, matches, &porcelain) {
-        return Err(anyhow!("{flag} is for an answer; add --answer"));
+    if let Some(stray) = porcelain::stray_flag(mode, matches, &porcelain) {
+        return Err(anyhow!("{stray}"));
     }
     let mut runs = Vec::new();
     for (name, argv) in porcelain::plan(mode, cli, matches, &porcelain) {
@@ -44,7 +44,7 @@ fn dispatch(cli: &VecgrepCli, matches: &clap::ArgMatches) -> Result<u8> {
             Err(e).with_context(|| format!("cannot run {name}"))
         }
         (_, [(_, one)]) => wait_one(one),
-        (Mode::Search | Mode::Answer, stages) => pipeline(stages.iter_mut().map(|(_, cmd)| cmd).collect()),
+        (Mode::Search | Mode::Answer | Mode::Log, stages) => pipeline(stages.iter_mut().map(|(_, cmd)| cmd).collect()),
         _ => unreachable!("only a search runs several tools"),
     }
 }

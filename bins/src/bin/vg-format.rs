@@ -1,11 +1,11 @@
-//! vg-format: render hit records (and the judgement and answer that may
-//! end them) from stdin for a terminal or a pipe.
+//! vg-format: render hit and commit records (and the judgement and answer
+//! that may end hits) from stdin for a terminal or a pipe.
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use vecgrep::format::{render, render_answer, render_judgement, FormatOptions, OutputMode};
+use vecgrep::format::{render, render_answer, render_commits, render_judgement, FormatOptions, OutputMode};
 use vecgrep::records::read_search_stream;
 use vecgrep_bins::app::{run_main, use_color, EXIT_FOUND, EXIT_NOT_FOUND};
 use vecgrep_bins::cli::FormatCli;
@@ -37,6 +37,7 @@ fn main() -> ExitCode {
         };
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
         render(&mut out, &stream.hits, &opts)?;
+        render_commits(&mut out, &stream.commits, &opts)?;
         if let Some(j) = &stream.judgement {
             render_judgement(&mut out, j, &opts)?;
         }
@@ -44,6 +45,6 @@ fn main() -> ExitCode {
             render_answer(&mut out, a, &stream.hits, &opts)?;
         }
         out.flush()?;
-        Ok(if stream.hits.is_empty() { EXIT_NOT_FOUND } else { EXIT_FOUND })
+        Ok(if stream.hits.is_empty() && stream.commits.is_empty() { EXIT_NOT_FOUND } else { EXIT_FOUND })
     })
 }

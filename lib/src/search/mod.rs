@@ -171,6 +171,24 @@ pub fn search_embedded(store: &dyn IndexReader, ranking: Ranking<'_>, request: &
     Ok(hits)
 }
 
+/// Fuse rankings (ids best first, each with a weight) by the reciprocal-rank
+/// fusion hybrid search uses; ids with fused scores, best first. vg-log
+/// ranks commits with it.
+pub fn fuse_rankings(rankings: &[(&[i64], f32)]) -> Vec<(i64, f32)> {
+    fusion::fuse(rankings)
+}
+
+/// The full-text expression for `query` that hybrid search matches words
+/// with; None when it has no word worth matching.
+pub fn word_expression(query: &str) -> Option<String> {
+    lexical::match_expression(query)
+}
+
+/// BM25 mapped onto 0..1, the score of a lexical-only result.
+pub fn word_score(bm25: f64) -> f32 {
+    lexical::bm25_score(bm25)
+}
+
 /// The parts of a query's words that say what it is about, lowercased, in
 /// order: what the word side matches, without the words every question has.
 pub fn query_words(query: &str) -> Vec<String> {

@@ -15,9 +15,11 @@ use std::path::PathBuf;
 use crate::chunk::Chunk;
 use crate::project::ProjectRoot;
 
+mod commits;
 mod lock;
 mod sqlite;
 
+pub use commits::{CommitRow, CommitStore, CommitWrite, PieceKind, PieceRef, PieceWrite, StoredPiece};
 pub use lock::{ensure_data_dir, lock_for_writing, WriteLock};
 
 /// A chunk's identity in one index; stable until its file is written again.
@@ -346,6 +348,22 @@ pub fn open_for_writing(root: &ProjectRoot, rebuilt: &mut dyn FnMut(&str)) -> Re
 /// another schema is an error here, not rebuilt, since a run may hold it.
 pub fn open_in_place(root: &ProjectRoot) -> Result<Box<dyn IndexWriter>, StoreError> {
     Ok(Box::new(sqlite::SqliteIndex::open_in_place(root)?))
+}
+
+/// Open the commit log of `root`'s index to bring it up to date (vg-log),
+/// as [`open_for_writing`] opens the index. Take [`lock_for_writing`] first.
+pub fn open_log_for_writing(
+    root: &ProjectRoot,
+    rebuilt: &mut dyn FnMut(&str),
+) -> Result<Box<dyn CommitStore>, StoreError> {
+    Ok(Box::new(sqlite::SqliteIndex::open_for_writing(root, rebuilt)?))
+}
+
+/// Open the commit log of an existing index to search it as it is.
+pub fn open_log_for_reading(root: &ProjectRoot) -> Result<Box<dyn CommitStore>, StoreError> {
+    let index = sqlite::SqliteIndex::open_for_reading(root)?;
+    index.ensure_log()?;
+    Ok(Box::new(index))
 }
 
 /// Remove the index of `root` (ClearCacheResetsIndex); its config stays.

@@ -16,13 +16,14 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, Transactio
 use super::{ensure_data_dir, StoreError};
 use crate::project::ProjectRoot;
 
+mod commits;
 mod jobs;
 mod read;
 mod schema;
 mod verify;
 mod write;
 
-use schema::{SCHEMA, SCHEMA_FTS, SCHEMA_JOBS, SCHEMA_KEYS, SCHEMA_VERSION};
+use schema::{SCHEMA, SCHEMA_COMMITS, SCHEMA_FTS, SCHEMA_JOBS, SCHEMA_KEYS, SCHEMA_VERSION};
 
 /// An SQLite index, open through one connection.
 pub(super) struct SqliteIndex {
@@ -133,9 +134,10 @@ impl SqliteIndex {
         if has_meta {
             self.check_schema()?;
             self.conn.execute_batch(SCHEMA_JOBS).map_err(damaged)?;
+            self.conn.execute_batch(SCHEMA_COMMITS).map_err(damaged)?;
             return Ok(());
         }
-        for schema in [SCHEMA, SCHEMA_FTS, SCHEMA_KEYS, SCHEMA_JOBS] {
+        for schema in [SCHEMA, SCHEMA_FTS, SCHEMA_KEYS, SCHEMA_JOBS, SCHEMA_COMMITS] {
             self.conn.execute_batch(schema).map_err(damaged)?;
         }
         self.conn

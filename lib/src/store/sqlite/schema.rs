@@ -60,3 +60,36 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
     terms, content = '', contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2'
 );
 ";
+
+/// The commit log (vg-log), added after schema 4 without bumping it: older
+/// versions ignore the tables, and this one creates them on any index it
+/// opens for writing. Its own model is kept in meta 'log_model'.
+pub(super) const SCHEMA_COMMITS: &str = "
+CREATE TABLE IF NOT EXISTS commits (
+    id INTEGER PRIMARY KEY,
+    sha TEXT NOT NULL UNIQUE,
+    time INTEGER NOT NULL,
+    offset INTEGER NOT NULL,
+    author TEXT NOT NULL,
+    email TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    body TEXT NOT NULL,
+    -- touched files, relative to the root, newline-separated
+    paths TEXT NOT NULL,
+    diffs INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS commit_pieces (
+    id INTEGER PRIMARY KEY,
+    commit_id INTEGER NOT NULL REFERENCES commits(id) ON DELETE CASCADE,
+    -- 0 the message, 1 changed lines of one file
+    kind INTEGER NOT NULL,
+    path TEXT,
+    line INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    embedding BLOB
+);
+CREATE INDEX IF NOT EXISTS commit_pieces_by_commit ON commit_pieces(commit_id);
+CREATE VIRTUAL TABLE IF NOT EXISTS commit_fts USING fts5(
+    terms, content = '', contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2'
+);
+";

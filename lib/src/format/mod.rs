@@ -2,12 +2,16 @@
 //! `vg-format`. Terminal modes print paths relative to the current directory
 //! (TerminalOutputUsesCwdRelativePaths); `--json` keeps root-relative paths.
 
+mod commits;
+
 use std::collections::HashMap;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use crate::project::relative_to;
 use crate::records::{write_record, AnswerRecord, HitRecord, JudgementRecord};
+
+pub use commits::render_commits;
 
 /// How a stream of hits is rendered.
 #[derive(Clone, Debug, PartialEq, Eq)]

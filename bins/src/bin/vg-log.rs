@@ -1,0 +1,147 @@
+//! vg-log: search the project's git history by meaning and print commit records.
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+
+use anyhow::{anyhow, Result};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use vecgrep::embed::{Embedder, Profile};
+use vecgrep::history::{self, CommitFilter, GitRepo, LogObserver, LogQuery, Pieces};
+use vecgrep::records::{write_record, CommitRecord};
+use vecgrep::store::{self, CommitStore};
+use vecgrep_bins::app::{
+    all_cores, cli_config, join_embedder, load_embedder, note, preload_query_embedder, resolve, run_main, Invocation,
+    EXIT_FOUND, EXIT_NOT_FOUND,
+};
+use vecgrep_bins::cli::LogCli;
+
+const TOOL: &str = "vg-log";
+
+fn main() -> ExitCode {
+    let (cli, matches) = vecgrep_bins::app::parse_args::<LogCli>(TOOL);
+    run_main(TOOL, || {
+        let query = vecgrep::search::check_query(&cli.query)?.to_string();
+        let inv = resolve(TOOL, &cli.paths, cli.skip_outside_root, cli_config(&matches)?)?;
+        let filter = commit_filter(&cli, &inv)?;
+        let repo = GitRepo::open(&inv.root.path)?;
+        let mut query_embedder =
+            vecgrep::search::needs_embedder(inv.config.mode).then(|| preload_query_embedder(&inv.config));
+        let result = (|| {
+            let history = repo.head_history(cli.log.limit.map(|l| l as usize))?;
+            let store = if cli.no_index {
+                store::open_log_for_reading(&inv.root)?
+            } else {
+                update(&cli, &inv, &repo, &history)?
+            };
+            let vector = match query_embedder.take() {
+                Some(loading) => Some(embed_query(join_embedder(loading)?, &query)?),
+                None => None,
+            };
+            let pieces = match (cli.log.diffs_only, cli.log.with_diff) {
+                (true, _) => Pieces::DiffsOnly,
+                (false, true) => Pieces::MessagesAndDiffs,
+                (false, false) => Pieces::Messages,
+            };
+            let (mode, k, threshold) = (inv.config.mode, inv.config.top_k, inv.config.threshold);
+            let q = LogQuery { query: &query, mode, k, threshold, pieces, filter };
+            let hits = history::search_log(&*store, &history, vector.as_deref(), &q)?;
+            let mut out = std::io::stdout().lock();
+            let found = !hits.is_empty();
+            for hit in hits {
+                write_record(&mut out, &CommitRecord::new(&inv.root, hit, &query))?;
+            }
+            out.flush()?;
+            Ok(if found { EXIT_FOUND } else { EXIT_NOT_FOUND })
+        })();
+        // A process that exits under a loading ONNX Runtime can crash.
+        if let Some(loading) = query_embedder.take() {
+            let _ = loading.join();
+        }
+        result
+    })
+}
+
+/// The filter options and PATHS as a commit filter.
+fn commit_filter(cli: &LogCli, inv: &Invocation) -> Result<CommitFilter> {
+    let date = |d: &Option<String>| d.as_deref().map(history::parse_date).transpose();
+    Ok(CommitFilter {
+        since: date(&cli.log.since)?,
+        until: date(&cli.log.until)?,
+        author: cli.log.author.as_ref().map(|a| a.to_lowercase()),
+        paths: inv.paths.iter().map(|p| p.rel.clone()).filter(|rel| !rel.is_empty()).collect(),
+    })
+}
+
+/// Bring the commit log up to date with `history`, under the index's write lock.
+fn update(cli: &LogCli, inv: &Invocation, repo: &GitRepo, history: &[String]) -> Result<Box<dyn CommitStore>> {
+    let quiet = inv.config.quiet;
+    let _lock =
+        store::lock_for_writing(&inv.root, &mut || note(TOOL, quiet, "waiting for another index run to finish"))?;
+    let mut store = store::open_log_for_writing(&inv.root, &mut |why| note(TOOL, quiet, why))?;
+    let mut progress = Progress { quiet, bar: None };
+    let config = inv.config.clone();
+    let mut load = move || load_embedder(&config, Profile::Index, all_cores());
+    let with_diff = cli.log.with_diff || cli.log.diffs_only;
+    let summary = history::update_log(
+        &mut *store,
+        repo,
+        history,
+        with_diff,
+        &inv.config.embedder_model,
+        &mut load,
+        &mut progress,
+    );
+    if let Some(bar) = progress.bar.take() {
+        bar.finish_and_clear();
+    }
+    let summary = summary?;
+    if summary.added > 0 {
+        let plural = if summary.added == 1 { "" } else { "s" };
+        let how = format!("{} pieces embedded in {:.1}s", summary.embedded, summary.seconds);
+        note(TOOL, quiet, &format!("indexed {} new commit{plural} of {} ({how})", summary.added, summary.commits));
+    }
+    if summary.holes > 0 {
+        note(
+            TOOL,
+            quiet,
+            &format!("{} pieces of commits could not be embedded; they are found by their words only", summary.holes),
+        );
+    }
+    Ok(store)
+}
+
+fn embed_query(mut embedder: Box<dyn Embedder>, query: &str) -> Result<Vec<f32>> {
+    embedder.embed(&[query])?.pop().ok_or_else(|| anyhow!("cannot embed the query: no vector returned"))
+}
+
+/// Progress of a log update on a terminal, and its notes.
+struct Progress {
+    quiet: bool,
+    bar: Option<ProgressBar>,
+}
+
+impl LogObserver for Progress {
+    fn note(&mut self, message: &str) {
+        match &self.bar {
+            Some(bar) => bar.suspend(|| note(TOOL, self.quiet, message)),
+            None => note(TOOL, self.quiet, message),
+        }
+    }
+
+    fn progress(&mut self, done: usize, total: usize) {
+        if self.quiet || !std::io::stderr().is_terminal() {
+            return;
+        }
+        let bar = self.bar.get_or_insert_with(|| {
+            let bar = ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr());
+            bar.set_style(
+                ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} commits ({elapsed}, eta {eta})")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar())
+                    .progress_chars("=> "),
+            );
+            bar.set_prefix(format!("{TOOL}: indexing history"));
+            bar
+        });
+        bar.set_position(done as u64);
+    }
+}

@@ -1,0 +1,17 @@
+complete -c vg-log -l since -d 'Only commits authored at or after DATE, in git\'s forms: 2024-05-01, "2 weeks ago", yesterday' -r
+complete -c vg-log -l until -d 'Only commits authored at or before DATE' -r
+complete -c vg-log -l author -d 'Only commits whose author\'s name or email contains TEXT (any case)' -r
+complete -c vg-log -l limit -d 'Index and search only the NUM newest commits of HEAD\'s history' -r
+complete -c vg-log -s k -l top-k -d 'Return at most NUM results [config: top_k; default: 10]' -r
+complete -c vg-log -l threshold -d 'Drop results scoring below NUM (cosine similarity, -1 to 1) [config: threshold; default: 0.3]' -r
+complete -c vg-log -l mode -d 'Rank by meaning (semantic), by words (lexical, BM25; no model is loaded) or both fused (hybrid). In semantic and hybrid mode the score is the cosine similarity; in lexical mode it is BM25 mapped onto 0..1 [config: mode; default: hybrid]' -r -f -a "semantic\t''
+lexical\t''
+hybrid\t''"
+complete -c vg-log -l no-index -d 'Search the commit log as it is; do not bring it up to date first'
+complete -c vg-log -l skip-outside-root -d 'Skip PATHS outside the project root instead of failing'
+complete -c vg-log -s q -l quiet -d 'No progress or notes on stderr (errors are still printed) [config: quiet]'
+complete -c vg-log -l with-diff -d 'Index the lines each commit changed and search them beside the messages'
+complete -c vg-log -l diffs-only -d 'Search only the lines commits changed, not their messages (indexes them as --with-diff does)'
+complete -c vg-log -l trust-project-config -d 'Let the project\'s own .vecgrep/config.toml choose commands to run (open_cmd) and where code is sent (embedder_source, embedder_url, llm_url) [config: trust_project_config, global config only]'
+complete -c vg-log -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c vg-log -s V -l version -d 'Print version'

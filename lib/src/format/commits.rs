@@ -1,0 +1,150 @@
+//! Rendering commit records (vg-log): a short block per commit for people,
+//! one line per commit for pipes, the files they touched for `--files`.
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+
+use super::{display_file, paint, score_color, words, FormatOptions, OutputMode, DIM, LINE_NO, PATH};
+use crate::records::{write_record, CommitRecord};
+
+const SHA: &str = "\x1b[33m";
+const BOLD: &str = "\x1b[1m";
+
+/// Render `commits` to `out` in `opts.mode`.
+pub fn render_commits(out: &mut dyn Write, commits: &[CommitRecord], opts: &FormatOptions) -> io::Result<()> {
+    match opts.mode {
+        OutputMode::Json => commits.iter().try_for_each(|c| write_record(out, c)),
+        OutputMode::Files => {
+            for (path, _) in touched_files(commits, opts) {
+                writeln!(out, "{}", paint(opts.color, PATH, &path))?;
+            }
+            Ok(())
+        }
+        OutputMode::Count => {
+            for (path, n) in touched_files(commits, opts) {
+                writeln!(out, "{}:{n}", paint(opts.color, PATH, &path))?;
+            }
+            Ok(())
+        }
+        OutputMode::Flat => commits.iter().try_for_each(|c| {
+            let sha = paint(opts.color, SHA, &c.sha);
+            writeln!(out, "{sha} {} {}: {}", day(&c.date), c.author, c.subject)
+        }),
+        OutputMode::Pretty => {
+            for (i, c) in commits.iter().enumerate() {
+                if i > 0 {
+                    writeln!(out)?;
+                }
+                render_block(out, c, opts)?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// One commit for people: sha, date, author and score; the subject; the
+/// lines that matched.
+fn render_block(out: &mut dyn Write, c: &CommitRecord, opts: &FormatOptions) -> io::Result<()> {
+    let color = opts.color;
+    let short = c.sha.get(..12).unwrap_or(&c.sha);
+    let score = format!("{:.2}", c.score);
+    writeln!(
+        out,
+        "{} {} {} {}",
+        paint(color, SHA, short),
+        paint(color, DIM, day(&c.date)),
+        c.author,
+        paint(color, score_color(c.score), &score)
+    )?;
+    writeln!(out, "    {}", paint(color, BOLD, &c.subject))?;
+    let query_words = words(&c.query);
+    for line in c.lines.iter().take(opts.lines_per_hit.max(1)) {
+        let text = super::highlight(&line.text, &query_words, color);
+        match (&line.path, line.line) {
+            (Some(path), Some(n)) => {
+                let path = display_file(Some(&c.root), path, &opts.cwd);
+                writeln!(out, "    {}:{}: {text}", paint(color, PATH, &path), paint(color, LINE_NO, &n.to_string()))?
+            }
+            _ => writeln!(out, "    {text}")?,
+        }
+    }
+    Ok(())
+}
+
+/// The date part of an ISO 8601 date.
+fn day(date: &str) -> &str {
+    date.get(..10).unwrap_or(date)
+}
+
+/// The files the commits touched, as a person at `opts.cwd` would type
+/// them, in order of the first commit that touched each, with how many did.
+fn touched_files(commits: &[CommitRecord], opts: &FormatOptions) -> Vec<(String, usize)> {
+    let mut order: Vec<(String, usize)> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    for c in commits {
+        for path in &c.paths {
+            let shown = display_file(Some(&c.root), path, &opts.cwd);
+            match index.get(&shown) {
+                Some(&i) => order[i].1 += 1,
+                None => {
+                    index.insert(shown.clone(), order.len());
+                    order.push((shown, 1));
+                }
+            }
+        }
+    }
+    order
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::records::CommitLineRecord;
+
+    fn commit(sha: &str, paths: &[&str]) -> CommitRecord {
+        CommitRecord {
+            kind: "commit".into(),
+            v: 1,
+            root: "/p".into(),
+            sha: sha.into(),
+            date: "2024-05-01T14:03:00+02:00".into(),
+            time: 1_714_564_980,
+            author: "Ada".into(),
+            email: "ada@example.org".into(),
+            subject: "Retry failed uploads".into(),
+            score: 0.61,
+            matched: "diff".into(),
+            paths: paths.iter().map(|p| p.to_string()).collect(),
+            paths_total: paths.len(),
+            lines: vec![CommitLineRecord { path: Some("src/up.rs".into()), line: Some(12), text: "+retry()".into() }],
+            query: "retry uploads".into(),
+        }
+    }
+
+    fn opts(mode: OutputMode) -> FormatOptions {
+        FormatOptions { mode, color: false, before: 0, after: 0, cwd: "/p".into(), lines_per_hit: 3 }
+    }
+
+    fn rendered(commits: &[CommitRecord], mode: OutputMode) -> String {
+        let mut out = Vec::new();
+        render_commits(&mut out, commits, &opts(mode)).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn people_see_sha_date_author_subject_and_the_matching_lines() {
+        let text = rendered(&[commit("abcdef0123456789", &["src/up.rs"])], OutputMode::Pretty);
+        assert_eq!(text, "abcdef012345 2024-05-01 Ada 0.61\n    Retry failed uploads\n    src/up.rs:12: +retry()\n");
+    }
+
+    #[test]
+    fn pipes_get_a_line_per_commit_and_files_lists_touched_paths_once() {
+        let commits = [commit("aaa", &["src/up.rs", "README.md"]), commit("bbb", &["src/up.rs"])];
+        assert_eq!(
+            rendered(&commits, OutputMode::Flat),
+            "aaa 2024-05-01 Ada: Retry failed uploads\nbbb 2024-05-01 Ada: Retry failed uploads\n"
+        );
+        assert_eq!(rendered(&commits, OutputMode::Files), "src/up.rs\nREADME.md\n");
+        assert_eq!(rendered(&commits, OutputMode::Count), "src/up.rs:2\nREADME.md:1\n");
+    }
+}

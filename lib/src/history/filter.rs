@@ -1,0 +1,101 @@
+//! Which commits a log search may return: by date (git's date forms), by
+//! author, by the files they touched.
+
+use anyhow::{anyhow, Result};
+
+use crate::store::CommitRow;
+
+/// What a commit must be to be searched; the default admits every commit.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CommitFilter {
+    /// Authored at or after this time (seconds since the epoch).
+    pub since: Option<i64>,
+    /// Authored at or before this time.
+    pub until: Option<i64>,
+    /// Lowercase; a part of the author's name or email.
+    pub author: Option<String>,
+    /// Root-relative files or directories; the commit touched one of them
+    /// or something under one. Empty admits every commit.
+    pub paths: Vec<String>,
+}
+
+impl CommitFilter {
+    /// Whether nothing is filtered.
+    pub fn is_empty(&self) -> bool {
+        *self == CommitFilter::default()
+    }
+
+    /// Whether `commit` passes.
+    pub fn admits(&self, commit: &CommitRow) -> bool {
+        self.since.is_none_or(|s| commit.time >= s)
+            && self.until.is_none_or(|u| commit.time <= u)
+            && self.author.as_ref().is_none_or(|a| {
+                commit.author.to_lowercase().contains(a.as_str()) || commit.email.to_lowercase().contains(a.as_str())
+            })
+            && (self.paths.is_empty() || commit.paths.iter().any(|p| self.paths.iter().any(|f| under(p, f))))
+    }
+}
+
+/// Whether root-relative `path` is `prefix` or under it (an empty prefix is the root).
+fn under(path: &str, prefix: &str) -> bool {
+    prefix.is_empty() || path == prefix || (path.starts_with(prefix) && path[prefix.len()..].starts_with('/'))
+}
+
+/// A time in one of git's date forms ("2 weeks ago", "yesterday",
+/// "2024-05-01", RFC 2822, ISO 8601, "@1714521600"), as seconds since the epoch.
+pub fn parse_date(text: &str) -> Result<i64> {
+    let now = gix::date::Zoned::now();
+    let time = match text.trim() {
+        "now" => return Ok(now.timestamp().as_second()),
+        "yesterday" => gix::date::parse("1 day ago", Some(now)),
+        other => gix::date::parse(other, Some(now)),
+    };
+    time.map(|t| t.seconds).map_err(|_| {
+        anyhow!("cannot read {text:?} as a date; try 2024-05-01, \"2 weeks ago\", \"yesterday\" or an RFC 2822 date")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn commit(time: i64, author: &str, paths: &[&str]) -> CommitRow {
+        CommitRow {
+            sha: "0".repeat(40),
+            time,
+            offset: 0,
+            author: author.into(),
+            email: format!("{}@example.org", author.to_lowercase()),
+            subject: "s".into(),
+            body: String::new(),
+            paths: paths.iter().map(|p| p.to_string()).collect(),
+            diffs: false,
+        }
+    }
+
+    #[test]
+    fn each_filter_narrows_on_its_own_field() {
+        let c = commit(1000, "Ada Lovelace", &["src/net/retry.rs", "README.md"]);
+        assert!(CommitFilter::default().admits(&c));
+        assert!(CommitFilter { since: Some(1000), until: Some(1000), ..Default::default() }.admits(&c));
+        assert!(!CommitFilter { since: Some(1001), ..Default::default() }.admits(&c));
+        assert!(!CommitFilter { until: Some(999), ..Default::default() }.admits(&c));
+        assert!(CommitFilter { author: Some("lovelace".into()), ..Default::default() }.admits(&c));
+        assert!(CommitFilter { author: Some("lovelace@example".into()), ..Default::default() }.admits(&c));
+        assert!(!CommitFilter { author: Some("grace".into()), ..Default::default() }.admits(&c));
+        assert!(CommitFilter { paths: vec!["src/net".into()], ..Default::default() }.admits(&c));
+        assert!(!CommitFilter { paths: vec!["src/ne".into()], ..Default::default() }.admits(&c));
+    }
+
+    #[test]
+    fn git_date_forms_are_read_and_nonsense_is_an_error() {
+        assert_eq!(parse_date("2024-05-01").unwrap(), 1_714_521_600);
+        assert_eq!(parse_date("@1714521600").unwrap(), 1_714_521_600);
+        let now = gix::date::Zoned::now().timestamp().as_second();
+        let ago = parse_date("2 weeks ago").unwrap();
+        assert!((now - 14 * 86_400 - ago).abs() < 5);
+        assert!((now - 86_400 - parse_date("yesterday").unwrap()).abs() < 5);
+        let err = parse_date("last blue moon").unwrap_err().to_string();
+        assert!(err.contains("last blue moon"), "{err}");
+    }
+}

@@ -1,0 +1,202 @@
+//! The project's git repository, read through gix from the object database:
+//! HEAD's history, each commit's message, author, date, touched paths and
+//! the lines its diff adds and removes. Never spawns git.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, Context, Result};
+use gix::bstr::ByteSlice;
+
+use super::diff::{changed_pieces, DiffPiece};
+
+/// A blob larger than this is left out of a commit's diff (a data file, a bundle).
+const MAX_DIFFED_BLOB: usize = 1 << 20;
+
+/// At most this many diff pieces of one commit are indexed: a commit that
+/// vendors a library or reformats the tree says little per line.
+pub const MAX_PIECES_PER_COMMIT: usize = 64;
+
+/// The repository a project root is in.
+pub struct GitRepo {
+    repo: gix::Repository,
+    /// The root's path inside the repository's work tree, `/`-separated;
+    /// empty when the root is the work tree.
+    prefix: String,
+}
+
+/// One commit as read from the repository.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CommitData {
+    pub sha: String,
+    /// Author time: seconds since the epoch and the author's UTC offset in seconds.
+    pub time: i64,
+    pub offset: i32,
+    pub author: String,
+    pub email: String,
+    pub subject: String,
+    pub body: String,
+    /// Files the commit added, changed or removed against its first parent,
+    /// relative to the project root (files outside it are left out).
+    pub paths: Vec<String>,
+    /// What its diff adds and removes, when asked for.
+    pub pieces: Vec<DiffPiece>,
+}
+
+impl GitRepo {
+    /// The repository whose work tree holds `root`.
+    pub fn open(root: &Path) -> Result<GitRepo> {
+        let repo = gix::discover(root).map_err(|e| {
+            if root.ancestors().any(|dir| dir.join(".git").exists()) {
+                anyhow!("cannot open the git repository of {}: {e}", root.display())
+            } else {
+                anyhow!("{} is not in a git repository", root.display())
+            }
+        })?;
+        let workdir: PathBuf = repo
+            .workdir()
+            .ok_or_else(|| anyhow!("{} is in a bare git repository; vg-log reads a work tree's", root.display()))?
+            .to_path_buf();
+        let workdir = workdir.canonicalize().unwrap_or(workdir);
+        let prefix = root
+            .strip_prefix(&workdir)
+            .map(|p| p.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect::<Vec<_>>().join("/"))
+            .unwrap_or_default();
+        Ok(GitRepo { repo, prefix })
+    }
+
+    /// The commits reachable from HEAD, newest first (by commit time), at most `limit`.
+    pub fn head_history(&self, limit: Option<usize>) -> Result<Vec<String>> {
+        let head = match self.repo.head_id() {
+            Ok(id) => id,
+            Err(_) if self.repo.head().is_ok_and(|h| h.is_unborn()) => return Ok(Vec::new()),
+            Err(e) => return Err(anyhow!("cannot read HEAD: {e}")),
+        };
+        let walk = head
+            .ancestors()
+            .sorting(gix::revision::walk::Sorting::ByCommitTime(Default::default()))
+            .all()
+            .context("cannot walk the history")?;
+        let mut shas = Vec::new();
+        for info in walk {
+            let info = info.map_err(|e| anyhow!("cannot walk the history: {e}"))?;
+            shas.push(info.id.to_string());
+            if limit.is_some_and(|l| shas.len() >= l) {
+                break;
+            }
+        }
+        Ok(shas)
+    }
+
+    /// One commit, with the pieces of its diff when `with_diff` (merges have none).
+    pub fn read_commit(&self, sha: &str, with_diff: bool) -> Result<CommitData> {
+        let id = gix::ObjectId::from_hex(sha.as_bytes()).map_err(|e| anyhow!("not a commit id {sha:?}: {e}"))?;
+        let commit = self.repo.find_commit(id).with_context(|| format!("cannot read commit {sha}"))?;
+        let message = commit.message().with_context(|| format!("cannot read the message of {sha}"))?;
+        let subject = message.summary().to_str_lossy().trim().to_string();
+        let body = message.body.map(|b| b.to_str_lossy().trim().to_string()).unwrap_or_default();
+        let author = commit.author().with_context(|| format!("cannot read the author of {sha}"))?;
+        let time = author.time().with_context(|| format!("cannot read the date of {sha}"))?;
+        let parents: Vec<gix::ObjectId> = commit.parent_ids().map(|p| p.detach()).collect();
+        let (paths, pieces) = self.changes(&commit, parents.first().copied(), with_diff && parents.len() < 2)?;
+        Ok(CommitData {
+            sha: sha.to_string(),
+            time: time.seconds,
+            offset: time.offset,
+            author: author.name.to_str_lossy().into_owned(),
+            email: author.email.to_str_lossy().into_owned(),
+            subject,
+            body,
+            paths,
+            pieces,
+        })
+    }
+
+    /// The files `commit` touched against `parent` (or the empty tree), and
+    /// the pieces of their diffs when `with_diff`.
+    fn changes(
+        &self,
+        commit: &gix::Commit<'_>,
+        parent: Option<gix::ObjectId>,
+        with_diff: bool,
+    ) -> Result<(Vec<String>, Vec<DiffPiece>)> {
+        let sha = commit.id.to_string();
+        let tree = commit.tree().with_context(|| format!("cannot read the tree of {sha}"))?;
+        let parent_tree = match parent {
+            Some(p) => Some(
+                self.repo
+                    .find_commit(p)
+                    .and_then(|c| c.tree())
+                    .with_context(|| format!("cannot read the parent of {sha}"))?,
+            ),
+            None => None,
+        };
+        let changes = self
+            .repo
+            .diff_tree_to_tree(parent_tree.as_ref(), Some(&tree), gix::diff::Options::default())
+            .with_context(|| format!("cannot diff {sha} against its parent"))?;
+        let mut paths = Vec::new();
+        let mut pieces = Vec::new();
+        for change in changes {
+            if !change.entry_mode().is_blob() {
+                continue;
+            }
+            let Some(rel) = self.root_relative(&change.location().to_str_lossy()) else { continue };
+            if with_diff && pieces.len() < MAX_PIECES_PER_COMMIT {
+                let (before, after) = self.change_blobs(&change);
+                if let (Some(before), Some(after)) = (before, after) {
+                    pieces.extend(changed_pieces(&rel, &before, &after));
+                }
+            }
+            paths.push(rel);
+        }
+        pieces.truncate(MAX_PIECES_PER_COMMIT);
+        Ok((paths, pieces))
+    }
+
+    /// The text before and after a change; None for a side that is binary,
+    /// too large or unreadable (an added file's "before" is empty).
+    fn change_blobs(&self, change: &gix::object::tree::diff::ChangeDetached) -> (Option<String>, Option<String>) {
+        use gix::object::tree::diff::ChangeDetached as C;
+        let text = |id: &gix::ObjectId| self.blob_text(id);
+        match change {
+            C::Addition { id, .. } => (Some(String::new()), text(id)),
+            C::Deletion { id, .. } => (text(id), Some(String::new())),
+            C::Modification { previous_id, id, .. } => (text(previous_id), text(id)),
+            C::Rewrite { source_id, id, .. } => (text(source_id), text(id)),
+        }
+    }
+
+    fn blob_text(&self, id: &gix::ObjectId) -> Option<String> {
+        let blob = self.repo.find_object(*id).ok()?;
+        let data = &blob.data;
+        if data.len() > MAX_DIFFED_BLOB || data.contains(&0) {
+            return None;
+        }
+        String::from_utf8(data.to_vec()).ok()
+    }
+
+    /// A repository path relative to the project root; None outside it.
+    pub fn root_relative(&self, repo_path: &str) -> Option<String> {
+        if self.prefix.is_empty() {
+            return Some(repo_path.to_string());
+        }
+        repo_path.strip_prefix(self.prefix.as_str()).and_then(|rest| rest.strip_prefix('/')).map(str::to_string)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn this_repository_has_a_history_with_authors_and_paths() {
+        let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let repo = GitRepo::open(here).expect("the project is built from a git clone");
+        let shas = repo.head_history(Some(3)).unwrap();
+        assert!(!shas.is_empty() && shas.len() <= 3);
+        let commit = repo.read_commit(&shas[0], true).unwrap();
+        assert_eq!(commit.sha, shas[0]);
+        assert!(!commit.subject.is_empty());
+        assert!(commit.time > 1_600_000_000);
+    }
+}

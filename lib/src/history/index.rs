@@ -1,0 +1,181 @@
+//! Bringing the commit log up to date: the commits of HEAD's history that
+//! the log lacks (or lacks the diffs of) are read, embedded and stored, a
+//! batch at a time, so a kill loses at most one batch.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+
+use super::git::{CommitData, GitRepo};
+use crate::embed::Embedder;
+use crate::store::{CommitRow, CommitStore, CommitWrite, PieceKind, PieceWrite};
+use crate::terms::terms;
+
+/// Commits stored per transaction.
+const BATCH: usize = 32;
+
+/// What an update did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LogSummary {
+    /// Commits in the history searched.
+    pub commits: usize,
+    /// Commits read and stored by this run.
+    pub added: u64,
+    /// Pieces embedded by this run.
+    pub embedded: u64,
+    /// Pieces stored without a vector (their embedding failed).
+    pub holes: u64,
+    /// Whether the log was emptied first (another model).
+    pub rebuilt: bool,
+    pub seconds: f64,
+}
+
+/// Hears how an update goes.
+pub trait LogObserver {
+    /// A line worth telling a person.
+    fn note(&mut self, message: &str);
+    /// `done` of `total` commits stored.
+    fn progress(&mut self, done: usize, total: usize);
+}
+
+/// The embedder, loaded only when something needs embedding.
+pub type LoadEmbedder<'a> = &'a mut dyn FnMut() -> Result<Box<dyn Embedder>>;
+
+/// Store every commit of `history` that `store` lacks, with its diff
+/// pieces when `with_diff` (also for commits stored without them).
+/// `model` names the embedder; a log embedded with another is emptied first.
+pub fn update_log(
+    store: &mut dyn CommitStore,
+    repo: &GitRepo,
+    history: &[String],
+    with_diff: bool,
+    model: &str,
+    load: LoadEmbedder<'_>,
+    observer: &mut dyn LogObserver,
+) -> Result<LogSummary> {
+    let started = Instant::now();
+    let mut summary = LogSummary { commits: history.len(), ..LogSummary::default() };
+    let had = store.log_model()?;
+    if had.as_deref() != Some(model) {
+        if let Some(m) = had.filter(|_| store.log_counts().is_ok_and(|(commits, ..)| commits > 0)) {
+            observer.note(&format!("rebuilding the commit log: it was embedded with {m}, not {model}"));
+            summary.rebuilt = true;
+        }
+        store.reset_log(model)?;
+    }
+    let stored = store.stored_commits()?;
+    let todo: Vec<&String> = history.iter().filter(|sha| needs_storing(&stored, sha, with_diff)).collect();
+    if todo.is_empty() {
+        return Ok(LogSummary { seconds: started.elapsed().as_secs_f64(), ..summary });
+    }
+    let mut embedder = load().context("cannot load the embedding model for the commit log")?;
+    for (n, batch) in todo.chunks(BATCH).enumerate() {
+        let mut writes = Vec::with_capacity(batch.len());
+        for sha in batch {
+            let data = repo.read_commit(sha, with_diff)?;
+            writes.push(commit_write(data, with_diff, &mut *embedder, &mut summary)?);
+        }
+        store.write_commits(&writes)?;
+        summary.added += writes.len() as u64;
+        observer.progress((n * BATCH + batch.len()).min(todo.len()), todo.len());
+    }
+    summary.seconds = started.elapsed().as_secs_f64();
+    Ok(summary)
+}
+
+fn needs_storing(stored: &HashMap<String, bool>, sha: &str, with_diff: bool) -> bool {
+    match stored.get(sha) {
+        None => true,
+        Some(&diffs) => with_diff && !diffs,
+    }
+}
+
+/// A commit read from the repository as the rows that store it: its
+/// message and its diff pieces, embedded.
+fn commit_write(
+    data: CommitData,
+    with_diff: bool,
+    embedder: &mut dyn Embedder,
+    summary: &mut LogSummary,
+) -> Result<CommitWrite> {
+    let message =
+        if data.body.is_empty() { data.subject.clone() } else { format!("{}\n\n{}", data.subject, data.body) };
+    let mut pieces = vec![PieceWrite {
+        kind: PieceKind::Message,
+        path: None,
+        line: 0,
+        words: terms(&message),
+        vector: None,
+        text: message,
+    }];
+    for piece in data.pieces {
+        pieces.push(PieceWrite {
+            kind: PieceKind::Diff,
+            words: format!("{} {}", terms(&piece.text), terms(&piece.path)),
+            line: piece.line,
+            path: Some(piece.path),
+            vector: None,
+            text: piece.text,
+        });
+    }
+    let texts: Vec<String> = pieces.iter().map(embedded_text).collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let vectors = embedder.embed_each(&refs).with_context(|| format!("cannot embed commit {}", data.sha))?;
+    for (piece, vector) in pieces.iter_mut().zip(vectors) {
+        summary.embedded += u64::from(vector.is_some());
+        summary.holes += u64::from(vector.is_none());
+        piece.vector = vector;
+    }
+    let commit = CommitRow {
+        sha: data.sha,
+        time: data.time,
+        offset: data.offset,
+        author: data.author,
+        email: data.email,
+        subject: data.subject,
+        body: data.body,
+        paths: data.paths,
+        diffs: with_diff,
+    };
+    Ok(CommitWrite { commit, pieces })
+}
+
+/// What the model reads for a piece: a message as written; changed lines
+/// under their file's path, without the `+`/`-` marks, so they read as code.
+fn embedded_text(piece: &PieceWrite) -> String {
+    match (&piece.kind, &piece.path) {
+        (PieceKind::Diff, Some(path)) => {
+            let code: Vec<&str> = piece.text.lines().map(|l| l.get(1..).unwrap_or("")).collect();
+            format!("{path}\n{}", code.join("\n"))
+        }
+        _ => piece.text.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_commit_is_stored_again_only_for_diffs_it_lacks() {
+        let stored: HashMap<String, bool> = [("a".to_string(), false), ("b".to_string(), true)].into();
+        assert!(!needs_storing(&stored, "a", false));
+        assert!(needs_storing(&stored, "a", true));
+        assert!(!needs_storing(&stored, "b", true));
+        assert!(needs_storing(&stored, "c", false));
+    }
+
+    #[test]
+    fn changed_lines_are_embedded_as_code_under_their_path() {
+        let piece = PieceWrite {
+            kind: PieceKind::Diff,
+            path: Some("src/retry.rs".into()),
+            line: 3,
+            text: "-let n = 1;\n+let n = retries();".into(),
+            vector: None,
+            words: String::new(),
+        };
+        assert_eq!(embedded_text(&piece), "src/retry.rs\nlet n = 1;\nlet n = retries();");
+    }
+}

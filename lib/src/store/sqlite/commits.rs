@@ -1,0 +1,187 @@
+//! The commit log in SQLite (`CommitStore`): tables `commits`,
+//! `commit_pieces` and the full-text table `commit_fts` (rowid = piece id).
+
+use std::collections::HashMap;
+
+use rusqlite::{params, OptionalExtension, Transaction};
+
+use super::schema::SCHEMA_COMMITS;
+use super::{blob_floats, vector_to_blob, SqliteIndex};
+use crate::store::commits::{CommitRow, CommitStore, CommitWrite, PieceKind, PieceRef, StoredPiece};
+use crate::store::StoreError;
+
+impl SqliteIndex {
+    /// Make sure the log's tables exist (an index written before them may lack them).
+    pub(in crate::store) fn ensure_log(&self) -> Result<(), StoreError> {
+        self.conn.execute_batch(SCHEMA_COMMITS).map_err(|e| self.damaged(e))
+    }
+}
+
+impl CommitStore for SqliteIndex {
+    fn log_model(&self) -> Result<Option<String>, StoreError> {
+        self.meta_value("log_model")
+    }
+
+    fn reset_log(&mut self, model: &str) -> Result<(), StoreError> {
+        let tx = self.conn.transaction()?;
+        tx.execute("DELETE FROM commit_fts", [])?;
+        tx.execute("DELETE FROM commit_pieces", [])?;
+        tx.execute("DELETE FROM commits", [])?;
+        tx.execute("INSERT OR REPLACE INTO meta VALUES ('log_model', ?1)", [model])?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    fn stored_commits(&self) -> Result<HashMap<String, bool>, StoreError> {
+        let mut stmt = self.conn.prepare("SELECT sha, diffs FROM commits").map_err(|e| self.damaged(e))?;
+        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? != 0)))?;
+        rows.collect::<rusqlite::Result<_>>().map_err(|e| self.damaged(e))
+    }
+
+    fn write_commits(&mut self, commits: &[CommitWrite]) -> Result<(), StoreError> {
+        let tx = self.conn.transaction()?;
+        for write in commits {
+            replace_commit(&tx, write)?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    fn commit_rows(&self, shas: &[&str]) -> Result<Vec<CommitRow>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT sha, time, offset, author, email, subject, body, paths, diffs FROM commits WHERE sha = ?1",
+            )
+            .map_err(|e| self.damaged(e))?;
+        let mut rows = Vec::with_capacity(shas.len());
+        for sha in shas {
+            let row = stmt
+                .query_row([sha], |r| {
+                    Ok(CommitRow {
+                        sha: r.get(0)?,
+                        time: r.get(1)?,
+                        offset: r.get(2)?,
+                        author: r.get(3)?,
+                        email: r.get(4)?,
+                        subject: r.get(5)?,
+                        body: r.get(6)?,
+                        paths: r.get::<_, String>(7)?.lines().map(str::to_string).collect(),
+                        diffs: r.get::<_, i64>(8)? != 0,
+                    })
+                })
+                .optional()
+                .map_err(|e| self.damaged(e))?;
+            rows.extend(row);
+        }
+        Ok(rows)
+    }
+
+    fn each_piece_vector(&self, visit: &mut dyn FnMut(PieceRef<'_>, &[f32])) -> Result<(), StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT p.id, c.sha, p.kind, p.embedding FROM commit_pieces p JOIN commits c ON c.id = p.commit_id
+                 WHERE p.embedding IS NOT NULL",
+            )
+            .map_err(|e| self.damaged(e))?;
+        let mut rows = stmt.query([]).map_err(|e| self.damaged(e))?;
+        let mut vector = Vec::new();
+        while let Some(row) = rows.next().map_err(|e| self.damaged(e))? {
+            let sha: String = row.get(1)?;
+            let blob = row.get_ref(3)?.as_blob().map_err(|e| StoreError::Database(Box::new(e)))?;
+            vector.clear();
+            vector.extend(blob_floats(blob));
+            visit(PieceRef { id: row.get(0)?, sha: &sha, kind: PieceKind::from_code(row.get(2)?) }, &vector);
+        }
+        Ok(())
+    }
+
+    fn each_word_match(&self, expr: &str, visit: &mut dyn FnMut(PieceRef<'_>, f64) -> bool) -> Result<(), StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT f.rowid, c.sha, p.kind, bm25(commit_fts) AS rank FROM commit_fts f
+                 JOIN commit_pieces p ON p.id = f.rowid JOIN commits c ON c.id = p.commit_id
+                 WHERE commit_fts MATCH ?1 ORDER BY rank",
+            )
+            .map_err(|e| self.damaged(e))?;
+        let mut rows = stmt.query([expr]).map_err(|e| self.damaged(e))?;
+        while let Some(row) = rows.next().map_err(|e| self.damaged(e))? {
+            let sha: String = row.get(1)?;
+            let piece = PieceRef { id: row.get(0)?, sha: &sha, kind: PieceKind::from_code(row.get(2)?) };
+            if !visit(piece, row.get(3)?) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn piece(&self, id: i64) -> Result<Option<StoredPiece>, StoreError> {
+        self.conn
+            .prepare_cached(
+                "SELECT c.sha, p.kind, p.path, p.line, p.text FROM commit_pieces p JOIN commits c ON c.id = p.commit_id
+                 WHERE p.id = ?1",
+            )
+            .and_then(|mut s| {
+                s.query_row([id], |r| {
+                    Ok(StoredPiece {
+                        sha: r.get(0)?,
+                        kind: PieceKind::from_code(r.get(1)?),
+                        path: r.get(2)?,
+                        line: r.get::<_, i64>(3)? as usize,
+                        text: r.get(4)?,
+                    })
+                })
+                .optional()
+            })
+            .map_err(|e| self.damaged(e))
+    }
+
+    fn log_counts(&self) -> Result<(u64, u64, u64), StoreError> {
+        self.conn
+            .query_row(
+                "SELECT (SELECT count(*) FROM commits), count(*), count(*) - count(embedding) FROM commit_pieces",
+                [],
+                |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64, r.get::<_, i64>(2)? as u64)),
+            )
+            .map_err(|e| self.damaged(e))
+    }
+}
+
+/// Store one commit and its pieces in `tx`, replacing what was stored for its sha.
+fn replace_commit(tx: &Transaction<'_>, write: &CommitWrite) -> rusqlite::Result<()> {
+    let c = &write.commit;
+    let old: Option<i64> =
+        tx.prepare_cached("SELECT id FROM commits WHERE sha = ?1")?.query_row([&c.sha], |r| r.get(0)).optional()?;
+    if let Some(old) = old {
+        tx.execute("DELETE FROM commit_fts WHERE rowid IN (SELECT id FROM commit_pieces WHERE commit_id = ?1)", [old])?;
+        tx.execute("DELETE FROM commits WHERE id = ?1", [old])?;
+    }
+    tx.prepare_cached(
+        "INSERT INTO commits (sha, time, offset, author, email, subject, body, paths, diffs)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    )?
+    .execute(params![
+        c.sha,
+        c.time,
+        c.offset,
+        c.author,
+        c.email,
+        c.subject,
+        c.body,
+        c.paths.join("\n"),
+        c.diffs
+    ])?;
+    let commit_id = tx.last_insert_rowid();
+    let mut add_piece = tx.prepare_cached(
+        "INSERT INTO commit_pieces (commit_id, kind, path, line, text, embedding) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?;
+    let mut add_words = tx.prepare_cached("INSERT INTO commit_fts (rowid, terms) VALUES (?1, ?2)")?;
+    for p in &write.pieces {
+        let blob = p.vector.as_deref().map(vector_to_blob);
+        add_piece.execute(params![commit_id, p.kind.code(), p.path, p.line as i64, p.text, blob])?;
+        add_words.execute(params![tx.last_insert_rowid(), p.words])?;
+    }
+    Ok(())
+}

@@ -1,0 +1,252 @@
+//! vg-log and `vecgrep --log`: a real git history (made with git, read with
+//! gix), searched by meaning with the real model, filtered, incrementally
+//! indexed, and refusing what is not a repository.
+
+use std::process::Command;
+
+use crate::common::*;
+
+/// A commit of the test history: author, date, subject, and the files it writes.
+struct Change<'a> {
+    author: &'a str,
+    date: &'a str,
+    subject: &'a str,
+    files: &'a [(&'a str, &'a str)],
+}
+
+const UPLOAD_V1: &str =
+    "def upload(client, path):\n    data = open(path, 'rb').read()\n    return client.put(path, data)\n";
+const UPLOAD_V2: &str = "import time\n\ndef upload(client, path, attempts=5):\n    data = open(path, 'rb').read()\n    for attempt in range(attempts):\n        try:\n            return client.put(path, data)\n        except ConnectionError:\n            time.sleep(2 ** attempt)\n    raise ConnectionError(path)\n";
+
+const HISTORY: &[Change] = &[
+    Change {
+        author: "Ada Lovelace",
+        date: "2024-01-10T10:00:00+00:00",
+        subject: "Add the upload client",
+        files: &[("src/upload.py", UPLOAD_V1)],
+    },
+    Change {
+        author: "Grace Hopper",
+        date: "2024-02-10T10:00:00+00:00",
+        subject: "Retry failed uploads with exponential backoff",
+        files: &[("src/upload.py", UPLOAD_V2)],
+    },
+    Change {
+        author: "Ada Lovelace",
+        date: "2024-03-10T10:00:00+00:00",
+        subject: "Document the configuration file format",
+        files: &[("docs/config.md", "# Configuration\n\nSettings live in config.toml, one key per line.\n")],
+    },
+    Change {
+        author: "Grace Hopper",
+        date: "2024-04-10T10:00:00+00:00",
+        subject: "Cache rendered templates in memory",
+        files: &[(
+            "src/templates.py",
+            "_cache = {}\n\ndef render(name, env):\n    if name not in _cache:\n        _cache[name] = env.compile(name)\n    return _cache[name]\n",
+        )],
+    },
+];
+
+fn git(tree: &Tree, args: &[&str]) -> String {
+    let out = Command::new("git").args(args).current_dir(tree.path()).output().expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+fn commit(tree: &Tree, change: &Change) {
+    for (path, text) in change.files {
+        tree.write(path, text);
+    }
+    git(tree, &["add", "-A"]);
+    let email = format!("{}@example.org", change.author.split(' ').next().unwrap().to_lowercase());
+    let out = Command::new("git")
+        .args(["commit", "-q", "-m", change.subject])
+        .current_dir(tree.path())
+        .env("GIT_AUTHOR_NAME", change.author)
+        .env("GIT_AUTHOR_EMAIL", &email)
+        .env("GIT_AUTHOR_DATE", change.date)
+        .env("GIT_COMMITTER_NAME", change.author)
+        .env("GIT_COMMITTER_EMAIL", &email)
+        .env("GIT_COMMITTER_DATE", change.date)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// A repository with `HISTORY` committed.
+fn repository() -> Tree {
+    let tree = Tree::bare();
+    git(&tree, &["init", "-q", "-b", "main"]);
+    for change in HISTORY {
+        commit(&tree, change);
+    }
+    tree
+}
+
+fn subjects(recs: &[serde_json::Value]) -> Vec<String> {
+    of_type(recs, "commit").iter().map(|c| c["subject"].as_str().unwrap().to_string()).collect()
+}
+
+fn log(tree: &Tree, args: &[&str]) -> std::process::Output {
+    run(tree.cmd("vg-log", "").args(["--threshold", "-1"]).args(args))
+}
+
+#[test]
+fn commits_are_found_by_meaning_with_who_when_and_what_they_touched() {
+    let tree = repository();
+    let o = log(&tree, &["try sending again when the connection drops"]);
+    assert_code(&o, 0);
+    let recs = records(&o);
+    let commits = of_type(&recs, "commit");
+    for c in &commits {
+        crate::contract::check(c);
+    }
+    let top = commits[0];
+    assert_eq!(top["subject"], "Retry failed uploads with exponential backoff");
+    assert_eq!(top["sha"], git(&tree, &["rev-parse", "HEAD~2"]));
+    assert_eq!((top["author"].as_str(), top["email"].as_str()), (Some("Grace Hopper"), Some("grace@example.org")));
+    assert_eq!(top["date"], "2024-02-10T10:00:00+00:00");
+    assert_eq!(top["matched"], "message");
+    assert_eq!(top["paths"], serde_json::json!(["src/upload.py"]));
+    assert_eq!(top["root"], tree.path().to_string_lossy().as_ref());
+    assert!(stderr(&o).contains("indexed 4 new commits of 4"), "{}", stderr(&o));
+
+    // Only the new commit is read the second time.
+    commit(
+        &tree,
+        &Change {
+            author: "Ada Lovelace",
+            date: "2024-05-10T10:00:00+00:00",
+            subject: "Log every request",
+            files: &[("src/log.py", "import logging\n")],
+        },
+    );
+    let o = log(&tree, &["logging of requests"]);
+    assert!(stderr(&o).contains("indexed 1 new commit of 5"), "{}", stderr(&o));
+    assert_eq!(subjects(&records(&o))[0], "Log every request");
+    let o = log(&tree, &["logging of requests"]);
+    assert_eq!(stderr(&o), "", "nothing new, nothing said");
+}
+
+#[test]
+fn filters_narrow_by_author_date_and_touched_paths() {
+    let tree = repository();
+    let q = "retry uploads";
+    let all = |args: &[&str]| subjects(&records(&log(&tree, &[args, &[q]].concat())));
+    assert_eq!(all(&[]).len(), 4);
+    assert!(all(&["--author", "ada"]).iter().all(|s| s.starts_with("Add") || s.starts_with("Document")));
+    assert_eq!(all(&["--author", "GRACE@example"]).len(), 2);
+    assert_eq!(all(&["--since", "2024-03-01"]), all(&["--since", "2024-03-01", "--until", "2024-12-31"]));
+    assert_eq!(all(&["--since", "2024-03-01"]).len(), 2);
+    assert_eq!(all(&["--until", "2024-01-31"]), ["Add the upload client"]);
+    assert_eq!(subjects(&records(&log(&tree, &[q, "docs"]))), ["Document the configuration file format"]);
+    let o = run(tree.cmd("vg-log", "docs").args(["--threshold", "-1", q]));
+    assert_eq!(
+        subjects(&records(&o)),
+        ["Document the configuration file format"],
+        "the current directory scopes, as in vg-query"
+    );
+    let o = log(&tree, &["--since", "the day after never", q]);
+    assert_code(&o, 2);
+    assert!(stderr(&o).starts_with("vg-log: cannot read \"the day after never\" as a date"), "{}", stderr(&o));
+}
+
+#[test]
+fn with_diff_the_changed_lines_are_searched_and_shown_where_they_are() {
+    let tree = repository();
+    let o = log(&tree, &["--diffs-only", "sleep longer between each attempt"]);
+    assert_code(&o, 0);
+    let recs = records(&o);
+    let top = of_type(&recs, "commit")[0];
+    assert_eq!(top["subject"], "Retry failed uploads with exponential backoff");
+    assert_eq!(top["matched"], "diff");
+    let lines = top["lines"].as_array().unwrap();
+    assert!(!lines.is_empty());
+    assert!(lines.iter().all(|l| l["path"] == "src/upload.py" && l["line"].as_u64().unwrap() >= 1));
+    assert!(lines.iter().any(|l| l["text"] == "+            time.sleep(2 ** attempt)"), "{lines:?}");
+
+    // People see the sha, date, author and the changed line at its place.
+    let shown = run(tree.cmd("vecgrep", "").args([
+        "--log",
+        "--diffs-only",
+        "--threshold",
+        "0",
+        "-k",
+        "1",
+        "--heading",
+        "--color",
+        "never",
+        "sleep longer between each attempt",
+    ]));
+    assert_code(&shown, 0);
+    let text = stdout(&shown);
+    let sha = git(&tree, &["rev-parse", "--short=12", "HEAD~2"]);
+    assert!(text.starts_with(&format!("{sha} 2024-02-10 Grace Hopper ")), "{text}");
+    assert!(text.contains("src/upload.py:9: +            time.sleep(2 ** attempt)"), "{text}");
+    // Pipes get a line per commit; --files the files they touched.
+    let flat = run(tree.cmd("vecgrep", "").args(["--log", "--threshold", "0", "-k", "1", "exponential backoff"]));
+    let full = git(&tree, &["rev-parse", "HEAD~2"]);
+    assert_eq!(
+        stdout(&flat),
+        format!("{full} 2024-02-10 Grace Hopper: Retry failed uploads with exponential backoff\n")
+    );
+    let files = run(tree.cmd("vecgrep", "src").args([
+        "--log",
+        "--threshold",
+        "0",
+        "-k",
+        "1",
+        "--files",
+        "exponential backoff",
+    ]));
+    assert_eq!(stdout(&files), "upload.py\n", "paths as typed from the current directory");
+}
+
+#[test]
+fn what_is_not_a_usable_repository_is_one_line_and_exit_2() {
+    let plain = Tree::git();
+    plain.write("a.py", "x = 1\n");
+    std::fs::remove_dir(plain.path().join(".git")).unwrap();
+    std::fs::create_dir(plain.path().join(".vecgrep")).unwrap();
+    let o = run(plain.cmd("vg-log", "").arg("anything"));
+    assert_code(&o, 2);
+    assert_eq!(stderr(&o).trim(), format!("vg-log: {} is not in a git repository", plain.path().display()));
+
+    let broken = repository();
+    std::fs::write(broken.path().join(".git/HEAD"), "not a ref at all\n").unwrap();
+    let o = run(broken.cmd("vg-log", "").arg("anything"));
+    assert_code(&o, 2);
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(stderr(&o).starts_with("vg-log: "), "{}", stderr(&o));
+
+    let empty = Tree::bare();
+    git(&empty, &["init", "-q"]);
+    let o = run(empty.cmd("vg-log", "").arg("anything"));
+    assert_code(&o, 1);
+    assert!(stdout(&o).is_empty());
+
+    let fresh = repository();
+    let o = run(fresh.cmd("vg-log", "").args(["--no-index", "anything"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).starts_with("vg-log: no index at "), "{}", stderr(&o));
+
+    let o = run(fresh.cmd("vecgrep", "").args(["--since", "yesterday", "anything"]));
+    assert_code(&o, 2);
+    assert_eq!(stderr(&o).trim(), "vecgrep: --since needs --log");
+}
+
+#[test]
+fn the_code_index_and_the_commit_log_live_side_by_side() {
+    let tree = repository();
+    assert_code(&log(&tree, &["templates"]), 0);
+    assert_code(&run(tree.cmd("vg-index", "").arg("--reindex")), 0);
+    let o = run(tree.cmd("vg-query", "").args(["--threshold", "0", "cache compiled templates"]));
+    assert_eq!(of_type(&records(&o), "hit")[0]["file"], "src/templates.py");
+    let o = log(&tree, &["--no-index", "templates in memory"]);
+    assert_eq!(
+        subjects(&records(&o))[0],
+        "Cache rendered templates in memory",
+        "rebuilding the code index keeps the log"
+    );
+}
