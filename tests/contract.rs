@@ -114,6 +114,8 @@ struct StrictStats {
     model: Option<String>,
     chunk_size: Option<u64>,
     chunk_overlap: Option<u64>,
+    commits: u64,
+    commit_pieces: u64,
 }
 
 #[derive(Deserialize)]

@@ -250,3 +250,62 @@ fn the_code_index_and_the_commit_log_live_side_by_side() {
         "rebuilding the code index keeps the log"
     );
 }
+
+/// A repository of `n` commits, each changing one of 20 files, made at once by git fast-import.
+fn long_history(n: usize) -> Tree {
+    let tree = Tree::bare();
+    git(&tree, &["init", "-q", "-b", "main"]);
+    let mut stream = String::new();
+    for i in 0..n {
+        let when = 1_700_000_000 + i * 3600;
+        let message = format!("Make step {i} add {i} to its input\n");
+        let content = format!("def step_{i}(x):\n    return x + {i}\n");
+        stream.push_str(&format!(
+            "commit refs/heads/main\ncommitter A <a@example.org> {when} +0000\ndata {}\n{message}M 644 inline src/mod{:02}.py\ndata {}\n{content}\n",
+            message.len(),
+            i % 20,
+            content.len()
+        ));
+    }
+    let mut import = Command::new("git")
+        .args(["fast-import", "--quiet"])
+        .current_dir(tree.path())
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(import.stdin.as_mut().unwrap(), stream.as_bytes()).unwrap();
+    assert!(import.wait().unwrap().success());
+    tree
+}
+
+fn log_counts(tree: &Tree) -> (u64, u64) {
+    let stats = records(&run(tree.cmd("vg-index", "").args(["--stats", "--json"])));
+    (stats[0]["commits"].as_u64().unwrap(), stats[0]["commit_pieces"].as_u64().unwrap())
+}
+
+#[test]
+fn kill_9_while_indexing_the_history_loses_nothing_the_next_run_keeps() {
+    let tree = long_history(300);
+    for delay_ms in [300, 900, 1800, 3000] {
+        let mut child = tree
+            .cmd("vg-log", "")
+            .args(["--with-diff", "step"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        let (commits, pieces) = log_counts(&tree);
+        assert_eq!(pieces, 2 * commits, "after a kill at {delay_ms} ms every stored commit is whole");
+    }
+    let o = log(&tree, &["--with-diff", "-k", "1", "the step that adds 299"]);
+    assert_code(&o, 0);
+    assert_eq!(log_counts(&tree), (300, 600), "the resumed log holds every commit once: {}", stderr(&o));
+    assert_eq!(subjects(&records(&o)), ["Make step 299 add 299 to its input"]);
+    let again = log(&tree, &["--with-diff", "step"]);
+    assert_eq!(stderr(&again), "", "nothing left to index");
+    let verified = records(&run(tree.cmd("vg-index", "").args(["--verify", "--json"])));
+    assert_eq!(verified[0]["ok"], true);
+}

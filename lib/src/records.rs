@@ -277,6 +277,12 @@ pub struct StatsRecord {
     pub model: Option<String>,
     pub chunk_size: Option<usize>,
     pub chunk_overlap: Option<usize>,
+    /// Commits in the commit log (vg-log), and the pieces they are searched
+    /// by. Added within version 1.
+    #[serde(default)]
+    pub commits: u64,
+    #[serde(default)]
+    pub commit_pieces: u64,
 }
 
 impl StatsRecord {
@@ -292,6 +298,8 @@ impl StatsRecord {
             model: meta.map(|m| m.model.clone()),
             chunk_size: meta.map(|m| m.chunk_size),
             chunk_overlap: meta.map(|m| m.chunk_overlap),
+            commits: 0,
+            commit_pieces: 0,
         }
     }
 }

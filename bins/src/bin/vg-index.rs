@@ -65,9 +65,15 @@ fn print_stats(cli: &IndexCli, root: &vecgrep::project::ProjectRoot) -> anyhow::
         Err(StoreError::Missing(_)) => (IndexStats::default(), None),
         Err(e) => return Err(e.into()),
     };
+    let (commits, pieces, _) = match store::open_log_for_reading(root) {
+        Ok(log) => log.log_counts()?,
+        Err(StoreError::Missing(_)) => (0, 0, 0),
+        Err(e) => return Err(e.into()),
+    };
     let mut out = std::io::stdout().lock();
     if cli.json {
-        write_record(&mut out, &StatsRecord::new(root, &stats, meta.as_ref()))?;
+        let record = StatsRecord { commits, commit_pieces: pieces, ..StatsRecord::new(root, &stats, meta.as_ref()) };
+        write_record(&mut out, &record)?;
     } else {
         writeln!(out, "root:     {}", root.path.display())?;
         writeln!(out, "files:    {}", stats.files)?;
@@ -79,6 +85,9 @@ fn print_stats(cli: &IndexCli, root: &vecgrep::project::ProjectRoot) -> anyhow::
                 writeln!(out, "model:    {} (chunk_size {}, chunk_overlap {})", m.model, m.chunk_size, m.chunk_overlap)?
             }
             None => writeln!(out, "model:    none (not indexed yet)")?,
+        }
+        if commits > 0 {
+            writeln!(out, "commits:  {commits} ({pieces} pieces; vg-log)")?;
         }
     }
     out.flush()?;

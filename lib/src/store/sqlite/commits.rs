@@ -185,3 +185,92 @@ fn replace_commit(tx: &Transaction<'_>, write: &CommitWrite) -> rusqlite::Result
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::empty_store;
+    use super::*;
+    use crate::store::PieceWrite;
+
+    fn write(sha: &str, words: &[&str], vector: Option<Vec<f32>>) -> CommitWrite {
+        let commit = CommitRow {
+            sha: sha.into(),
+            time: 1,
+            offset: 0,
+            author: "Ada".into(),
+            email: "ada@example.org".into(),
+            subject: format!("subject of {sha}"),
+            body: String::new(),
+            paths: vec!["src/a.rs".into(), "README.md".into()],
+            diffs: words.len() > 1,
+        };
+        let pieces = words
+            .iter()
+            .enumerate()
+            .map(|(i, w)| PieceWrite {
+                kind: if i == 0 { PieceKind::Message } else { PieceKind::Diff },
+                path: (i > 0).then(|| "src/a.rs".to_string()),
+                line: i,
+                text: w.to_string(),
+                vector: vector.clone(),
+                words: w.to_string(),
+            })
+            .collect();
+        CommitWrite { commit, pieces }
+    }
+
+    #[test]
+    fn commits_round_trip_and_a_rewrite_replaces_pieces_and_words() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = empty_store(dir.path());
+        store.reset_log("m").unwrap();
+        store.write_commits(&[write("a", &["retry"], Some(vec![1.0, 0.0])), write("b", &["cache"], None)]).unwrap();
+        assert_eq!(store.log_counts().unwrap(), (2, 2, 1));
+        assert_eq!(store.stored_commits().unwrap(), [("a".to_string(), false), ("b".to_string(), false)].into());
+        let rows = store.commit_rows(&["b", "missing", "a"]).unwrap();
+        assert_eq!(rows.iter().map(|r| r.sha.as_str()).collect::<Vec<_>>(), ["b", "a"]);
+        assert_eq!(rows[1].paths, ["src/a.rs", "README.md"]);
+
+        store.write_commits(&[write("a", &["backoff", "sleep"], Some(vec![0.0, 1.0]))]).unwrap();
+        assert_eq!(store.log_counts().unwrap(), (2, 3, 1));
+        let mut matched = Vec::new();
+        store
+            .each_word_match("retry", &mut |p, _| {
+                matched.push(p.sha.to_string());
+                true
+            })
+            .unwrap();
+        assert!(matched.is_empty(), "the old words went with the old pieces");
+        store
+            .each_word_match("sleep", &mut |p, _| {
+                matched.push(format!("{}:{}", p.sha, p.kind.as_str()));
+                true
+            })
+            .unwrap();
+        assert_eq!(matched, ["a:diff"]);
+        let mut vectors = Vec::new();
+        store.each_piece_vector(&mut |p, v| vectors.push((p.sha.to_string(), v.to_vec()))).unwrap();
+        assert_eq!(vectors, [("a".to_string(), vec![0.0, 1.0]), ("a".to_string(), vec![0.0, 1.0])]);
+        let piece = store.piece(1).unwrap();
+        assert!(piece.is_none(), "the first piece of a was replaced");
+    }
+
+    #[test]
+    fn a_reset_empties_the_log_but_not_the_files_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = empty_store(dir.path());
+        crate::store::IndexWriter::write_batch(
+            &mut store,
+            &[super::super::tests::file_of_words("a.rs", "x")],
+            &[],
+            &[],
+        )
+        .unwrap();
+        store.reset_log("m").unwrap();
+        store.write_commits(&[write("a", &["retry"], None)]).unwrap();
+        store.reset_log("other").unwrap();
+        assert_eq!(store.log_counts().unwrap(), (0, 0, 0));
+        assert_eq!(store.log_model().unwrap().as_deref(), Some("other"));
+        assert_eq!(crate::store::IndexReader::stats(&store).unwrap().files, 1);
+    }
+}
