@@ -1,3 +1,4 @@
+complete -c vecgrep -l rev -d 'Search a git revision (a branch, tag or commit) instead of the working tree, indexing it from the repository first (with --index-only, just index it); see vg-index --rev' -r
 complete -c vecgrep -l query -d 'With -i: start with QUERY; every positional argument is then a PATH' -r
 complete -c vecgrep -l open-cmd -d 'With -i: command that opens the picked result ({file}, {line}, {end_line}) [config: open_cmd; default: $VISUAL or $EDITOR at the line]' -r
 complete -c vecgrep -l bind -d 'With --serve: address to listen on [default: 127.0.0.1]' -r

@@ -1,3 +1,5 @@
+complete -c vg-index -l rev -d 'Index the whole tree of a git revision (a branch, tag or commit, as git names them) straight from the repository, leaving the working tree alone; chunks any index of the project already embedded are not embedded again. Search it with vg-query --rev' -r
+complete -c vg-index -l forget -d 'Drop the index of a revision indexed with --rev (by any name git gives it, or its sha) and the vectors only it held' -r
 complete -c vg-index -l chunk-size -d 'Characters per chunk: whole functions, classes and sections are packed up to it, bigger ones cut at their inner units; never past the model\'s 256-token window [config: chunk_size; default: 500]' -r
 complete -c vg-index -l chunk-overlap -d 'Characters of whole lines after a chunk that it carries too, the start of the next unit [config: chunk_overlap; default: 100]' -r
 complete -c vg-index -l index-warn-threshold -d 'Ask before indexing more than NUM new or changed files, when on a terminal; 0 never asks [config: index_warn_threshold; default: 1000]' -r

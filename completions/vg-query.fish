@@ -1,3 +1,4 @@
+complete -c vg-query -l rev -d 'Search a git revision (a branch, tag or commit) instead of the working tree; it is indexed from the repository first if it is not yet (see vg-index --rev)' -r
 complete -c vg-query -s k -l top-k -d 'Return at most NUM results [config: top_k; default: 10]' -r
 complete -c vg-query -l threshold -d 'Drop results scoring below NUM (cosine similarity, -1 to 1) [config: threshold; default: 0.3]' -r
 complete -c vg-query -l mode -d 'Rank by meaning (semantic), by words (lexical, BM25; no model is loaded) or both fused (hybrid). In semantic and hybrid mode the score is the cosine similarity; in lexical mode it is BM25 mapped onto 0..1 [config: mode; default: hybrid]' -r -f -a "semantic\t''

@@ -19,6 +19,7 @@ mod pick;
 mod porcelain;
 mod query;
 mod remote;
+mod revisions;
 mod robust;
 mod root;
 mod serve;

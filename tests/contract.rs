@@ -25,6 +25,8 @@ struct StrictHit {
     query: String,
     #[serde(default)]
     concepts: Vec<String>,
+    #[serde(default)]
+    rev: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -98,6 +100,8 @@ struct StrictSummary {
     rebuilt: bool,
     aborted: bool,
     seconds: f64,
+    #[serde(default)]
+    rev: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -116,6 +120,19 @@ struct StrictStats {
     chunk_overlap: Option<u64>,
     commits: u64,
     commit_pieces: u64,
+    revisions: Vec<StrictRevision>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct StrictRevision {
+    sha: String,
+    names: Vec<String>,
+    complete: bool,
+    files: u64,
+    chunks: u64,
+    db_size_bytes: u64,
 }
 
 #[derive(Deserialize)]

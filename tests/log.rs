@@ -48,12 +48,6 @@ const HISTORY: &[Change] = &[
     },
 ];
 
-fn git(tree: &Tree, args: &[&str]) -> String {
-    let out = Command::new("git").args(args).current_dir(tree.path()).output().expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
-}
-
 fn commit(tree: &Tree, change: &Change) {
     for (path, text) in change.files {
         tree.write(path, text);

@@ -657,3 +657,23 @@ fn a_job_running_when_its_server_died_reads_as_failed() {
     assert_eq!(job["status"], "failed", "{job}");
     assert!(job["error"].as_str().unwrap().contains("server stopped"), "{job}");
 }
+
+#[test]
+fn search_takes_an_indexed_revision_and_refuses_others() {
+    let t = crate::revisions::two_releases();
+    assert_code(&run(t.cmd("vg-index", ".").args(["--rev", "v1"])), 0);
+    let v1 = git(&t, &["rev-parse", "v1"]);
+    let s = Server::start(&t, &[]);
+    s.wait_ready();
+    let (status, _, body) = s.get("/search?q=send+a+file+to+the+storage+server&k=1&threshold=-1&rev=v1");
+    assert_eq!(status, 200, "{body}");
+    let hit: Value = serde_json::from_str(body.lines().next().unwrap()).unwrap();
+    assert_eq!((hit["file"].as_str(), hit["rev"].as_str()), (Some("src/client.py"), Some(v1.as_str())));
+    assert!(hit["text"].as_str().unwrap().contains("Send one file to the storage server"), "{hit}");
+    let (status, _, body) = s.get("/search?q=anything&rev=main");
+    assert_eq!(status, 400);
+    assert!(body.contains("is not indexed; run vg-index --rev main"), "{body}");
+    let (status, _, body) = s.get("/search?q=anything&rev=no-such-ref");
+    assert_eq!(status, 400);
+    assert!(body.contains("unknown revision"), "{body}");
+}

@@ -246,6 +246,12 @@ pub struct IndexCli {
     /// Delete the index (keeps .vecgrep/config.toml) and stop.
     #[arg(long, conflicts_with = "reindex")]
     pub clear_cache: bool,
+    /// Index the whole tree of a git revision (a branch, tag or commit, as git names them) straight from the repository, leaving the working tree alone; chunks any index of the project already embedded are not embedded again. Search it with vg-query --rev.
+    #[arg(long, value_name = "REV", conflicts_with_all = ["stats", "verify", "clear_cache", "reindex", "forget"])]
+    pub rev: Option<String>,
+    /// Drop the index of a revision indexed with --rev (by any name git gives it, or its sha) and the vectors only it held.
+    #[arg(long, value_name = "REV", conflicts_with_all = ["stats", "verify", "clear_cache", "reindex"])]
+    pub forget: Option<String>,
     /// Skip PATHS outside the project root instead of failing.
     #[arg(long)]
     pub skip_outside_root: bool,
@@ -293,6 +299,9 @@ pub struct QueryCli {
     /// End with a judgement record: whether the hits look like they answer the query, and why not.
     #[arg(long)]
     pub judge: bool,
+    /// Search a git revision (a branch, tag or commit) instead of the working tree; it is indexed from the repository first if it is not yet (see vg-index --rev).
+    #[arg(long, value_name = "REV", conflicts_with = "reindex")]
+    pub rev: Option<String>,
     /// No progress or notes on stderr (errors are still printed).
     #[arg(short, long)]
     pub quiet: bool,
@@ -602,6 +611,9 @@ pub struct VecgrepCli {
     /// Ask a chat model (llm_url) to answer QUERY from the top results when they look insufficient, citing them (vg-answer; see Answer options).
     #[arg(long, conflicts_with_all = ["stats", "show_root", "index_only", "clear_cache", "serve", "mcp", "interactive", "files", "count"])]
     pub answer: bool,
+    /// Search a git revision (a branch, tag or commit) instead of the working tree, indexing it from the repository first (with --index-only, just index it); see vg-index --rev.
+    #[arg(long, value_name = "REV", conflicts_with_all = ["stats", "show_root", "clear_cache", "serve", "mcp", "interactive", "log", "reindex"])]
+    pub rev: Option<String>,
     /// Search the project's git history instead of its files: commits whose messages (or, with --with-diff, changes) answer QUERY; PATHS keep those that touched them (vg-log; see History options).
     #[arg(long, conflicts_with_all = ["stats", "show_root", "index_only", "clear_cache", "serve", "mcp", "interactive", "answer", "reindex"])]
     pub log: bool,

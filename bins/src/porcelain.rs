@@ -66,7 +66,7 @@ impl Mode {
     pub fn tools(self) -> Vec<(&'static str, Vec<&'static str>)> {
         let shared = ["skip_outside_root", "quiet", "SearchConfigArgs", "IndexConfigArgs", "TrustArgs", "WalkArgs"];
         let with = |more: &[&'static str]| shared.iter().chain(more).copied().collect::<Vec<_>>();
-        let query = || ("vg-query", with(&["FileFilterArgs", "reindex", "no_index", "no_scope"]));
+        let query = || ("vg-query", with(&["FileFilterArgs", "reindex", "no_index", "no_scope", "rev"]));
         match self {
             Mode::Serve => vec![("vg-serve", with(&["bind", "port", "token", "full_index", "rate_limit"]))],
             Mode::Mcp => vec![("vg-mcp", with(&["full_index"]))],
@@ -77,7 +77,7 @@ impl Mode {
             Mode::IndexOnly => {
                 vec![(
                     "vg-index",
-                    vec!["skip_outside_root", "quiet", "IndexConfigArgs", "TrustArgs", "WalkArgs", "reindex"],
+                    vec!["skip_outside_root", "quiet", "IndexConfigArgs", "TrustArgs", "WalkArgs", "reindex", "rev"],
                 )]
             }
             Mode::Search => vec![query(), ("vg-format", vec!["OutputArgs"])],

@@ -149,6 +149,7 @@ mod tests {
             text: text.into(),
             query: Some("retry uploads".into()),
             concepts: Vec::new(),
+            rev: None,
         }
     }
 

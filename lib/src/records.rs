@@ -44,6 +44,10 @@ pub struct HitRecord {
     /// The project's concepts the query named that this hit mentions.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub concepts: Vec<String>,
+    /// The git revision (full sha) the hit is from, when a revision was
+    /// searched (`vg-query --rev`) rather than the working tree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rev: Option<String>,
 }
 
 fn hit_type() -> String {
@@ -63,6 +67,7 @@ impl HitRecord {
             text: hit.text,
             query: Some(query.to_string()),
             concepts: hit.concepts,
+            rev: None,
         }
     }
 }
@@ -238,6 +243,9 @@ pub struct SummaryRecord {
     pub rebuilt: bool,
     pub aborted: bool,
     pub seconds: f64,
+    /// The git revision (full sha) indexed, for `vg-index --rev`. Added within version 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rev: Option<String>,
 }
 
 impl SummaryRecord {
@@ -259,6 +267,7 @@ impl SummaryRecord {
             rebuilt: s.rebuilt,
             aborted: s.aborted,
             seconds: (s.seconds * 1000.0).round() / 1000.0,
+            rev: None,
         }
     }
 }
@@ -283,6 +292,22 @@ pub struct StatsRecord {
     pub commits: u64,
     #[serde(default)]
     pub commit_pieces: u64,
+    /// Git revisions indexed with `vg-index --rev`. Added within version 1.
+    #[serde(default)]
+    pub revisions: Vec<RevisionRecord>,
+}
+
+/// A revision's index, in a `stats` record.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RevisionRecord {
+    pub sha: String,
+    /// The names it was indexed as.
+    pub names: Vec<String>,
+    /// Whether its index run completed.
+    pub complete: bool,
+    pub files: u64,
+    pub chunks: u64,
+    pub db_size_bytes: u64,
 }
 
 impl StatsRecord {
@@ -300,6 +325,7 @@ impl StatsRecord {
             chunk_overlap: meta.map(|m| m.chunk_overlap),
             commits: 0,
             commit_pieces: 0,
+            revisions: Vec::new(),
         }
     }
 }
@@ -631,6 +657,7 @@ mod tests {
             text: "x\ny".into(),
             query: Some("q".into()),
             concepts: Vec::new(),
+            rev: None,
         };
         let mut buf = Vec::new();
         write_record(&mut buf, &h).unwrap();
@@ -666,7 +693,7 @@ mod tests {
             #[test]
             fn written_hits_read_back_equal(file in "[a-z/]{1,30}", start in 1usize..10_000, len in 0usize..100, text in "\\PC{0,200}", score in -1.0f64..1.0) {
                 // Scores are written rounded, as HitRecord::new rounds them.
-                let hit = HitRecord { kind: "hit".into(), v: 1, root: Some("/r".into()), file, start_line: start, end_line: start + len, score: round4(score), text, query: Some("q".into()), concepts: Vec::new() };
+                let hit = HitRecord { kind: "hit".into(), v: 1, root: Some("/r".into()), file, start_line: start, end_line: start + len, score: round4(score), text, query: Some("q".into()), concepts: Vec::new(), rev: None };
                 let mut line = Vec::new();
                 write_record(&mut line, &hit).unwrap();
                 let back = parse_hit_line(std::str::from_utf8(&line).unwrap().trim_end(), 1).unwrap().unwrap();

@@ -180,6 +180,18 @@ pub(crate) fn ledger_project() -> Tree {
     t
 }
 
+/// Run git in `tree` (a real repository); its trimmed output.
+pub(crate) fn git(tree: &Tree, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(["-c", "user.name=Test", "-c", "user.email=test@example.org"])
+        .args(args)
+        .current_dir(tree.path())
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
 pub(crate) fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap()
 }

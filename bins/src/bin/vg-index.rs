@@ -3,7 +3,8 @@
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
-use vecgrep::records::{write_record, StatsRecord, SummaryRecord, VerifyRecord};
+use vecgrep::index::IndexSummary;
+use vecgrep::records::{write_record, RevisionRecord, StatsRecord, SummaryRecord, VerifyRecord};
 use vecgrep::store::{self, IndexStats, StoreError};
 use vecgrep_bins::app::{
     cli_config, embedder_pool, index_blocking, note, note_holes, resolve, run_main, Blocking, CliObserver, Invocation,
@@ -29,6 +30,17 @@ fn main() -> ExitCode {
         if cli.clear_cache {
             return clear_cache(&inv);
         }
+        if let Some(spec) = &cli.forget {
+            return forget(spec, &inv);
+        }
+        if let Some(spec) = &cli.rev {
+            if cli.walk.to_options(&inv.config).is_filtered() {
+                return Err(anyhow::anyhow!(
+                    "--rev indexes a revision's whole tree; the walk's filters (-t, -g, --max-depth) apply to the working tree only"
+                ));
+            }
+            return index_revision(spec, &inv);
+        }
         index(&cli, &inv)
     })
 }
@@ -38,6 +50,46 @@ fn clear_cache(inv: &Invocation) -> anyhow::Result<u8> {
     let mut obs = CliObserver::new(TOOL, inv.config.quiet, false);
     vecgrep::index::clear_cache(&inv.root, &mut obs)?;
     note(TOOL, inv.config.quiet, &format!("removed the index of {}", inv.root.path.display()));
+    Ok(EXIT_FOUND)
+}
+
+/// `--rev`: index a revision's tree from the repository and print the summary record.
+fn index_revision(spec: &str, inv: &Invocation) -> anyhow::Result<u8> {
+    let mut obs = CliObserver::new(TOOL, inv.config.quiet, false);
+    let ran = vecgrep::history::index_revision(&inv.root, spec, &inv.config, &mut embedder_pool(&inv.config), &mut obs);
+    obs.finish();
+    let ran = ran?;
+    let short = &ran.sha[..12];
+    let summary = ran.summary.unwrap_or_else(|| {
+        note(TOOL, inv.config.quiet, &format!("revision {spec} ({short}) is indexed already"));
+        IndexSummary::default()
+    });
+    note_holes(TOOL, inv.config.quiet, summary.holes);
+    let mut out = std::io::stdout().lock();
+    let record = SummaryRecord { rev: Some(ran.sha.clone()), ..SummaryRecord::new(&inv.root, &summary) };
+    write_record(&mut out, &record)?;
+    out.flush()?;
+    if summary.aborted {
+        note(TOOL, false, "indexing declined; the revision's index was left as it was");
+        return Ok(EXIT_NOT_FOUND);
+    }
+    Ok(if summary.errors > 0 { EXIT_ERROR } else { EXIT_FOUND })
+}
+
+/// `--forget`: drop a revision's index.
+fn forget(spec: &str, inv: &Invocation) -> anyhow::Result<u8> {
+    let stored = store::revisions(&inv.root)?;
+    let sha = match vecgrep::history::stored_by_prefix(&stored, spec) {
+        Some(sha) => sha,
+        None => vecgrep::history::GitRepo::open(&inv.root.path)?.resolve_commit(spec)?,
+    };
+    let _lock = store::lock_for_writing(&inv.root, &mut || {
+        note(TOOL, inv.config.quiet, "waiting for another index run to finish")
+    })?;
+    if !store::forget_revision(&inv.root, &sha)? {
+        return Err(anyhow::anyhow!("revision {spec} ({}) has no index", &sha[..12]));
+    }
+    note(TOOL, inv.config.quiet, &format!("forgot revision {spec} ({})", &sha[..12]));
     Ok(EXIT_FOUND)
 }
 
@@ -70,9 +122,11 @@ fn print_stats(cli: &IndexCli, root: &vecgrep::project::ProjectRoot) -> anyhow::
         Err(StoreError::Missing(_)) => (0, 0, 0),
         Err(e) => return Err(e.into()),
     };
+    let revisions = revision_stats(root)?;
     let mut out = std::io::stdout().lock();
     if cli.json {
-        let record = StatsRecord { commits, commit_pieces: pieces, ..StatsRecord::new(root, &stats, meta.as_ref()) };
+        let record =
+            StatsRecord { commits, commit_pieces: pieces, revisions, ..StatsRecord::new(root, &stats, meta.as_ref()) };
         write_record(&mut out, &record)?;
     } else {
         writeln!(out, "root:     {}", root.path.display())?;
@@ -89,9 +143,42 @@ fn print_stats(cli: &IndexCli, root: &vecgrep::project::ProjectRoot) -> anyhow::
         if commits > 0 {
             writeln!(out, "commits:  {commits} ({pieces} pieces; vg-log)")?;
         }
+        for r in &revisions {
+            let names = if r.names.is_empty() { String::new() } else { format!(" {}", r.names.join(", ")) };
+            let state = if r.complete { "" } else { " (incomplete; vg-index --rev resumes it)" };
+            writeln!(
+                out,
+                "revision: {}{names}: {} files, {} chunks, {}{state}",
+                &r.sha[..12],
+                r.files,
+                r.chunks,
+                human_bytes(r.db_size_bytes)
+            )?;
+        }
     }
     out.flush()?;
     Ok(EXIT_FOUND)
+}
+
+/// Each revision's index, with its counts.
+fn revision_stats(root: &vecgrep::project::ProjectRoot) -> anyhow::Result<Vec<RevisionRecord>> {
+    let mut out = Vec::new();
+    for r in store::revisions(root)? {
+        let stats = match store::open_for_reading(&store::revision_root(root, &r.sha)) {
+            Ok(index) => index.stats()?,
+            Err(StoreError::Missing(_)) => IndexStats::default(),
+            Err(e) => return Err(e.into()),
+        };
+        out.push(RevisionRecord {
+            sha: r.sha,
+            names: r.names,
+            complete: r.complete,
+            files: stats.files,
+            chunks: stats.chunks,
+            db_size_bytes: stats.db_size_bytes,
+        });
+    }
+    Ok(out)
 }
 
 /// `--verify`: status 0 when the index is sound, 2 when it is not.

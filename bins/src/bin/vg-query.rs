@@ -48,11 +48,22 @@ fn search(
     query: &str,
     query_embedder: &mut Option<JoinHandle<Result<Box<dyn Embedder>>>>,
 ) -> Result<u8> {
-    let Some(walked) = index_first(cli, inv)? else {
+    let (walked, rev) = match &cli.rev {
+        Some(spec) => match revision_first(cli, inv, spec)? {
+            Some(sha) => (Some(Walked { files: None, errors: 0 }), Some(sha)),
+            None => (None, None),
+        },
+        None => (index_first(cli, inv)?, None),
+    };
+    let Some(walked) = walked else {
         note(TOOL, false, "indexing declined; no search was run");
         return Ok(EXIT_NOT_FOUND);
     };
-    let store = store::open_for_reading(&inv.root)?;
+    let searched = match &rev {
+        Some(sha) => store::revision_root(&inv.root, sha),
+        None => inv.root.clone(),
+    };
+    let store = store::open_for_reading(&searched)?;
     let filtered = cli.walk.to_options(&inv.config).is_filtered();
     let scope = Scope {
         prefixes: if cli.no_scope { Vec::new() } else { inv.paths.iter().map(|p| p.rel.clone()).collect() },
@@ -74,7 +85,7 @@ fn search(
     let mut out = std::io::stdout().lock();
     let found = !hits.is_empty();
     for hit in hits {
-        write_record(&mut out, &HitRecord::new(&inv.root, hit, query))?;
+        write_record(&mut out, &HitRecord { rev: rev.clone(), ..HitRecord::new(&inv.root, hit, query) })?;
     }
     if let Some(judgement) = judgement {
         write_record(&mut out, &JudgementRecord::new(query, judgement, fired))?;
@@ -87,6 +98,31 @@ fn search(
     } else {
         EXIT_NOT_FOUND
     })
+}
+
+/// `--rev`: the revision's sha, indexed first unless `--no-index` (then it
+/// must be indexed already). Its files are not on disk, so the walk's
+/// filters cannot choose among them.
+/// None when the user declined a large run.
+fn revision_first(cli: &QueryCli, inv: &Invocation, spec: &str) -> Result<Option<String>> {
+    if cli.walk.to_options(&inv.config).is_filtered() {
+        return Err(anyhow::anyhow!(
+            "--rev searches a revision's whole tree; the walk's filters (-t, -g, --hidden, ...) apply to the working tree only"
+        ));
+    }
+    if cli.no_index {
+        return vecgrep::history::indexed_revision(&inv.root, spec).map(Some);
+    }
+    let mut obs = vecgrep_bins::app::CliObserver::new(TOOL, inv.config.quiet, false);
+    let ran = vecgrep::history::index_revision(&inv.root, spec, &inv.config, &mut embedder_pool(&inv.config), &mut obs);
+    obs.finish();
+    let ran = ran?;
+    match &ran.summary {
+        Some(s) if s.aborted => return Ok(None),
+        Some(s) => note_holes(TOOL, inv.config.quiet, s.holes),
+        None => {}
+    }
+    Ok(Some(ran.sha))
 }
 
 /// CliSearchStartsAfterIndexing: a blocking run first, unless `--no-index`

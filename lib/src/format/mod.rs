@@ -408,6 +408,7 @@ mod tests {
             text: text.into(),
             query: Some(query.into()),
             concepts: Vec::new(),
+            rev: None,
         }
     }
 

@@ -175,6 +175,47 @@ impl GitRepo {
         String::from_utf8(data.to_vec()).ok()
     }
 
+    /// The commit `spec` names (a branch, a tag, a sha or a prefix of one,
+    /// `HEAD~2`, ...), as a full sha.
+    pub fn resolve_commit(&self, spec: &str) -> Result<String> {
+        if spec.is_empty() || spec.starts_with('-') || spec.chars().any(|c| c.is_control()) {
+            return Err(anyhow!("{spec:?} is not a revision"));
+        }
+        let id = self.repo.rev_parse_single(spec).map_err(|_| anyhow!("unknown revision {spec:?}"))?;
+        let object = id.object().with_context(|| format!("cannot read revision {spec:?}"))?;
+        let commit = object.peel_to_commit().map_err(|_| anyhow!("revision {spec:?} does not name a commit"))?;
+        Ok(commit.id.to_string())
+    }
+
+    /// Write the files of commit `sha`'s tree that lie under the project
+    /// root into `dest` (paths relative to the root), as regular files:
+    /// symbolic links, submodules and anything under `.vecgrep/` are left
+    /// out. Returns how many files were written.
+    pub fn write_tree(&self, sha: &str, dest: &Path) -> Result<usize> {
+        let id = gix::ObjectId::from_hex(sha.as_bytes()).map_err(|e| anyhow!("not a commit id {sha:?}: {e}"))?;
+        let commit = self.repo.find_commit(id).with_context(|| format!("cannot read commit {sha}"))?;
+        let tree = commit.tree().with_context(|| format!("cannot read the tree of {sha}"))?;
+        let entries = tree.traverse().breadthfirst.files().with_context(|| format!("cannot walk the tree of {sha}"))?;
+        let mut written = 0;
+        for entry in entries {
+            if !entry.mode.is_blob() {
+                continue;
+            }
+            let Some(rel) = self.root_relative(&entry.filepath.to_str_lossy()) else { continue };
+            if rel.split('/').any(|part| part == ".vecgrep" || part == ".." || part.is_empty()) {
+                continue;
+            }
+            let blob = self.repo.find_object(entry.oid).with_context(|| format!("cannot read {rel} at {sha}"))?;
+            let path = dest.join(&rel);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
+            }
+            std::fs::write(&path, &blob.data).with_context(|| format!("cannot write {}", path.display()))?;
+            written += 1;
+        }
+        Ok(written)
+    }
+
     /// A repository path relative to the project root; None outside it.
     pub fn root_relative(&self, repo_path: &str) -> Option<String> {
         if self.prefix.is_empty() {

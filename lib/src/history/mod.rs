@@ -4,18 +4,21 @@
 //! `index.rs` brings the commit log (`store::CommitStore`) up to date with
 //! HEAD's history, `filter.rs` and `rank.rs` answer a question with commits,
 //! ranked as code search ranks chunks: meaning and words, fused.
+//! `revision.rs` indexes a revision's tree without a checkout (`--rev`).
 
 mod diff;
 mod filter;
 mod git;
 mod index;
 mod rank;
+mod revision;
 
 pub use diff::{changed_pieces, DiffPiece, MAX_PIECE_LINES};
 pub use filter::{parse_date, CommitFilter};
 pub use git::{CommitData, GitRepo, MAX_PIECES_PER_COMMIT};
 pub use index::{update_log, LoadEmbedder, LogObserver, LogSummary};
 pub use rank::{search_log, CommitHit, LogQuery, MatchedLine, Pieces, MAX_MATCHED_LINES};
+pub use revision::{index_revision, indexed_revision, stored_by_prefix, RevisionRun};
 
 /// A commit's author date as ISO 8601 with the author's offset
 /// (`2024-05-01T14:03:00+02:00`).

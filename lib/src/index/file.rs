@@ -153,18 +153,26 @@ fn vectors_for(
     Ok(Found { vectors, copied, tokens })
 }
 
-/// The vectors already in the index, looked up by `chunk::embed_key` from
-/// the embedder threads over a connection of their own. A failed lookup is
-/// a miss: the chunk is embedded, which is slower but gives the same vector.
-pub(super) struct KnownVectors(Mutex<Box<dyn IndexReader>>);
+/// The vectors already in the index, or in another index of the project
+/// (its revisions, or for a revision the working tree's and the others':
+/// `store::related_roots`), looked up by `chunk::embed_key` from the
+/// embedder threads over connections of their own. A failed lookup is a
+/// miss: the chunk is embedded, which is slower but gives the same vector.
+pub(super) struct KnownVectors(Mutex<Vec<Box<dyn IndexReader>>>);
 
 impl KnownVectors {
-    pub(super) fn open(root: &ProjectRoot) -> Option<Arc<KnownVectors>> {
-        store::open_for_reading(root).ok().map(|s| Arc::new(KnownVectors(Mutex::new(s))))
+    /// The indexes of `root`'s project embedded with `model`.
+    pub(super) fn open(root: &ProjectRoot, model: &str) -> Option<Arc<KnownVectors>> {
+        let readers: Vec<Box<dyn IndexReader>> = std::iter::once(root.clone())
+            .chain(store::related_roots(root))
+            .filter_map(|r| store::open_for_reading(&r).ok())
+            .filter(|r| r.meta().ok().flatten().is_some_and(|m| m.model == model))
+            .collect();
+        (!readers.is_empty()).then(|| Arc::new(KnownVectors(Mutex::new(readers))))
     }
 
     pub(super) fn get(&self, key: &[u8]) -> Option<Vec<f32>> {
-        self.0.lock().ok()?.vector_for_key(key).ok().flatten()
+        self.0.lock().ok()?.iter().find_map(|r| r.vector_for_key(key).ok().flatten())
     }
 }
 

@@ -138,7 +138,7 @@ impl Pipeline<'_, '_> {
             embedders.give_back(taken);
             return Err(e);
         }
-        Ok(Workers::start(taken, KnownVectors::open(self.req.root), self.req.config))
+        Ok(Workers::start(taken, KnownVectors::open(self.req.root, &self.req.config.embedder_model), self.req.config))
     }
 
     /// Account for and batch the files ready in the walk's order.

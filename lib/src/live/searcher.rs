@@ -98,6 +98,22 @@ impl Searcher {
         search::search_embedded(store, ranking, request)
     }
 
+    /// The best hits for `request` in the index of a git revision
+    /// (`store::revision_root`), which no live run changes: read from its
+    /// store, with the warm query model.
+    pub fn search_revision(&self, root: &crate::project::ProjectRoot, request: &SearchRequest<'_>) -> Result<Vec<Hit>> {
+        let store = store::open_for_reading(root)?;
+        let vector = if search::needs_embedder(request.mode) {
+            let mut embedder = lock(&self.embedder);
+            search::embed_query(Some(embedder.get()?), request)?
+        } else {
+            None
+        };
+        let request = request.clone().narrowed(&*store)?;
+        let ranking = search::Ranking { vectors: None, vector: vector.as_deref(), lexical: None };
+        search::search_embedded(&*store, ranking, &request)
+    }
+
     /// The vectors of the index as it is now: those in memory if the index
     /// has not changed since they were read, otherwise read again (once, by
     /// the first search that notices).

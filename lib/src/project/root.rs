@@ -20,6 +20,9 @@ pub enum RootMarker {
     Jj,
     Vecgrep,
     None,
+    /// A git revision's files, written from the object database into the
+    /// project's `.vecgrep/revs/` to be indexed: nothing above it applies.
+    Revision,
 }
 
 impl RootMarker {
@@ -30,6 +33,7 @@ impl RootMarker {
             RootMarker::Jj => "jj",
             RootMarker::Vecgrep => "vecgrep",
             RootMarker::None => "none",
+            RootMarker::Revision => "revision",
         }
     }
 }

@@ -13,7 +13,7 @@ use ignore::types::TypesBuilder;
 use ignore::WalkBuilder;
 
 use super::generated::{by_name, Generated};
-use super::root::{rel_to_string, AdmittedPath, ProjectRoot};
+use super::root::{rel_to_string, AdmittedPath, ProjectRoot, RootMarker};
 
 /// Directories never indexed, even with `--hidden` or `--no-ignore`.
 const ALWAYS_EXCLUDED_DIRS: [&str; 4] = [".git", ".hg", ".jj", crate::project::PROJECT_DIR];
@@ -40,6 +40,15 @@ pub struct WalkOptions {
 }
 
 impl WalkOptions {
+    /// No filters: every file under the paths, within the config's limits.
+    pub fn unfiltered(config: &super::ResolvedConfig) -> Self {
+        WalkOptions {
+            max_filesize: config.max_filesize,
+            include_generated: config.include_generated,
+            ..WalkOptions::default()
+        }
+    }
+
     /// Whether filters narrow the walk below "every file under the paths",
     /// so that a file not walked is not necessarily gone.
     pub fn is_filtered(&self) -> bool {
@@ -167,8 +176,9 @@ fn builder(root: &ProjectRoot, paths: &[AdmittedPath], opts: &WalkOptions) -> Re
         .follow_links(opts.follow)
         .standard_filters(!opts.no_ignore)
         .hidden(!opts.hidden)
-        // Ignore files between the root and a walked subdirectory still apply.
-        .parents(!opts.no_ignore)
+        // Ignore files between the root and a walked subdirectory still apply;
+        // a revision's files keep to their own.
+        .parents(!opts.no_ignore && root.marker != RootMarker::Revision)
         .require_git(false)
         .filter_entry(|e| {
             let name = e.file_name();

@@ -1,5 +1,6 @@
 //! `GET /search`: the parameters checked, the search run over the live
-//! index, and the hit records written as NDJSON.
+//! index (or an indexed git revision's, `rev=`), and the hit records
+//! written as NDJSON.
 
 use anyhow::Result;
 
@@ -17,6 +18,8 @@ struct SearchParams {
     threshold: f32,
     mode: SearchMode,
     filter: search::FileFilter,
+    /// The revision searched (its sha), when not the working tree.
+    rev: Option<String>,
 }
 
 fn search_params(shared: &Shared, target: &http::Target) -> Result<SearchParams, String> {
@@ -55,7 +58,11 @@ fn search_params(shared: &Shared, target: &http::Target) -> Result<SearchParams,
         &target.all("exclude"),
         std::time::SystemTime::now(),
     )?;
-    Ok(SearchParams { query, k, threshold, mode, filter })
+    let rev = match when("rev") {
+        None => None,
+        Some(spec) => Some(crate::history::indexed_revision(&shared.target().root, spec).map_err(|e| e.to_string())?),
+    };
+    Ok(SearchParams { query, k, threshold, mode, filter, rev })
 }
 
 pub(super) fn search_response(shared: &Shared, target: &http::Target, store: &mut StoreSlot) -> Response {
@@ -74,11 +81,15 @@ pub(super) fn search_response(shared: &Shared, target: &http::Target, store: &mu
 fn run_search(shared: &Shared, params: &SearchParams, store: &mut StoreSlot) -> Result<Vec<u8>> {
     let mut request = shared.searcher.request(&params.query, params.k, params.threshold, params.mode);
     request.filter = params.filter.clone();
-    let hits = shared.searcher.search(store, &request)?;
     let root = &shared.target().root;
+    let hits = match &params.rev {
+        Some(sha) => shared.searcher.search_revision(&crate::store::revision_root(root, sha), &request)?,
+        None => shared.searcher.search(store, &request)?,
+    };
     let mut body = Vec::with_capacity(hits.len() * 512);
     for hit in hits {
-        crate::records::write_record(&mut body, &HitRecord::new(root, hit, &params.query))?;
+        let record = HitRecord { rev: params.rev.clone(), ..HitRecord::new(root, hit, &params.query) };
+        crate::records::write_record(&mut body, &record)?;
     }
     Ok(body)
 }

@@ -17,10 +17,14 @@ use crate::project::ProjectRoot;
 
 mod commits;
 mod lock;
+mod revisions;
 mod sqlite;
 
 pub use commits::{CommitRow, CommitStore, CommitWrite, PieceKind, PieceRef, PieceWrite, StoredPiece};
 pub use lock::{ensure_data_dir, lock_for_writing, WriteLock};
+pub use revisions::{
+    forget_revision, mark_complete, related_roots, remove_revision_files, revision_root, revisions, Revision,
+};
 
 /// A chunk's identity in one index; stable until its file is written again.
 pub type ChunkId = i64;
@@ -366,9 +370,13 @@ pub fn open_log_for_reading(root: &ProjectRoot) -> Result<Box<dyn CommitStore>, 
     Ok(Box::new(index))
 }
 
-/// Remove the index of `root` (ClearCacheResetsIndex); its config stays.
+/// Remove the index of `root` and of its revisions (ClearCacheResetsIndex); its config stays.
 pub fn clear(root: &ProjectRoot) -> Result<(), StoreError> {
-    sqlite::remove(root)
+    sqlite::remove(root)?;
+    for revision in revisions(root)? {
+        forget_revision(root, &revision.sha)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

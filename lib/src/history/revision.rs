@@ -1,0 +1,103 @@
+//! A git revision indexed without a checkout (`vg-index --rev`): the files
+//! of its tree are written from the object database into the revision's
+//! own root under `.vecgrep/revs/<sha>/`, indexed as any tree is, and
+//! removed; the working tree is never touched. Chunks whose embedded text
+//! any index of the project already holds take that vector (`index`'s
+//! known vectors span the project's indexes), so a second revision embeds
+//! only what differs from the first.
+
+use anyhow::{anyhow, Result};
+
+use super::git::GitRepo;
+use crate::index::{self, EmbedderPool, IndexObserver, IndexRequest, IndexSummary};
+use crate::project::{admit_paths, ProjectRoot, ResolvedConfig, WalkOptions};
+use crate::store;
+
+/// What indexing a revision did.
+#[derive(Clone, Debug)]
+pub struct RevisionRun {
+    pub sha: String,
+    /// The run, or None when the revision was indexed already.
+    pub summary: Option<IndexSummary>,
+}
+
+/// Index the revision `spec` names (a branch, tag, sha, `HEAD~3`, ...) of `project`.
+pub fn index_revision(
+    project: &ProjectRoot,
+    spec: &str,
+    config: &ResolvedConfig,
+    embedders: &mut EmbedderPool,
+    obs: &mut dyn IndexObserver,
+) -> Result<RevisionRun> {
+    let repo = GitRepo::open(&project.path)?;
+    let sha = repo.resolve_commit(spec)?;
+    if store::revisions(project)?.iter().any(|r| r.sha == sha && r.complete) {
+        store::mark_complete(project, &sha, spec)?;
+        return Ok(RevisionRun { sha, summary: None });
+    }
+    // The project's lock keeps two runs of one revision from writing its files at once.
+    let _lock = store::lock_for_writing(project, &mut || obs.note("waiting for another index run to finish"))?;
+    let root = store::revision_root(project, &sha);
+    std::fs::create_dir_all(&root.path).map_err(|e| anyhow!("cannot create {}: {e}", root.path.display()))?;
+    let written = repo.write_tree(&sha, &root.path);
+    let summary = written.and_then(|_| run(&root, config, embedders, obs));
+    // The files were only there to be read; the index keeps what it needs.
+    store::remove_revision_files(&root)?;
+    let summary = summary?;
+    if !summary.aborted {
+        store::mark_complete(project, &sha, spec)?;
+    }
+    Ok(RevisionRun { sha, summary: Some(summary) })
+}
+
+/// One index run over a revision's written files.
+fn run(
+    root: &ProjectRoot,
+    config: &ResolvedConfig,
+    embedders: &mut EmbedderPool,
+    obs: &mut dyn IndexObserver,
+) -> Result<IndexSummary> {
+    let paths = admit_paths(root, &root.path, &[], false)?.admitted;
+    let walk = WalkOptions::unfiltered(config);
+    let request = IndexRequest {
+        root,
+        paths: &paths,
+        walk: &walk,
+        config,
+        reindex: false,
+        warn_on_large: true,
+        smallest_first: false,
+    };
+    Ok(index::run(&request, embedders, obs)?.0)
+}
+
+/// The indexed revision `spec` names, for a search of it: its sha, or an
+/// error saying how to index it. A `spec` that git no longer resolves may
+/// still be a stored revision's sha or a prefix of one.
+pub fn indexed_revision(project: &ProjectRoot, spec: &str) -> Result<String> {
+    let stored = store::revisions(project)?;
+    let sha = match GitRepo::open(&project.path).and_then(|repo| repo.resolve_commit(spec)) {
+        Ok(sha) => sha,
+        Err(e) => match stored_by_prefix(&stored, spec) {
+            Some(sha) => sha,
+            None => return Err(e),
+        },
+    };
+    match stored.iter().find(|r| r.sha == sha) {
+        Some(r) if r.complete => Ok(sha),
+        _ => Err(anyhow!("revision {spec} ({}) is not indexed; run vg-index --rev {spec}", &sha[..12])),
+    }
+}
+
+/// The one stored revision whose sha starts with `prefix` (at least 4 hex digits).
+pub fn stored_by_prefix(stored: &[store::Revision], prefix: &str) -> Option<String> {
+    if prefix.len() < 4 || !prefix.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    let prefix = prefix.to_ascii_lowercase();
+    let mut matching = stored.iter().filter(|r| r.sha.starts_with(&prefix));
+    match (matching.next(), matching.next()) {
+        (Some(one), None) => Some(one.sha.clone()),
+        _ => None,
+    }
+}

@@ -1,0 +1,177 @@
+//! Where the indexes of git revisions live, and which indexes share their
+//! vectors. A revision indexed with `vg-index --rev` is an index of its own
+//! at `<root>/.vecgrep/revs/<sha>/.vecgrep/index.db`, its files read from
+//! the object database; a chunk whose embedded text any index of the
+//! project already holds takes that vector instead of being embedded again.
+
+use std::path::{Path, PathBuf};
+
+use super::StoreError;
+use crate::project::{ProjectRoot, RootMarker};
+
+/// The file that marks a revision's index complete: its sha, then the
+/// names it was asked for by, one per line.
+const MARK: &str = "revision";
+
+/// A revision with an index.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Revision {
+    pub sha: String,
+    /// The names it was indexed as (`main`, `v1.2`, a sha), first first.
+    pub names: Vec<String>,
+    /// Whether its index run completed; an incomplete one is resumed by the next.
+    pub complete: bool,
+}
+
+fn revisions_dir(project: &ProjectRoot) -> PathBuf {
+    project.data_dir().join("revs")
+}
+
+/// The root whose index holds revision `sha` of `project`; its files are
+/// written there while it is indexed and removed after.
+pub fn revision_root(project: &ProjectRoot, sha: &str) -> ProjectRoot {
+    ProjectRoot { path: revisions_dir(project).join(sha), marker: RootMarker::Revision }
+}
+
+/// Whether `sha` could name a revision directory: lowercase hex, 40 or 64 long.
+fn is_sha(sha: &str) -> bool {
+    matches!(sha.len(), 40 | 64) && sha.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// The revisions of `project` that have an index, complete or not, by sha.
+pub fn revisions(project: &ProjectRoot) -> Result<Vec<Revision>, StoreError> {
+    let dir = revisions_dir(project);
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(StoreError::File { action: "read", path: dir, source: e.into() }),
+    };
+    let mut out = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !is_sha(&name) {
+            continue;
+        }
+        let mark = std::fs::read_to_string(entry.path().join(".vecgrep").join(MARK)).ok();
+        let names = mark.as_deref().map(|m| m.lines().skip(1).map(str::to_string).collect()).unwrap_or_default();
+        out.push(Revision { sha: name, names, complete: mark.is_some() });
+    }
+    out.sort_by(|a, b| a.sha.cmp(&b.sha));
+    Ok(out)
+}
+
+/// Record that revision `sha` is fully indexed, asked for as `name`.
+pub fn mark_complete(project: &ProjectRoot, sha: &str, name: &str) -> Result<(), StoreError> {
+    let root = revision_root(project, sha);
+    let path = root.data_dir().join(MARK);
+    let mut names: Vec<String> =
+        revisions(project)?.into_iter().find(|r| r.sha == sha).map(|r| r.names).unwrap_or_default();
+    if !names.iter().any(|n| n == name) {
+        names.push(name.to_string());
+    }
+    let text = std::iter::once(sha.to_string()).chain(names).collect::<Vec<_>>().join("\n") + "\n";
+    // Written whole to a new name and renamed, so a kill leaves the old mark or the new one.
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, &path)).map_err(|e| StoreError::File {
+        action: "write",
+        path,
+        source: e.into(),
+    })
+}
+
+/// Remove revision `sha`'s index and with it every vector only it held.
+pub fn forget_revision(project: &ProjectRoot, sha: &str) -> Result<bool, StoreError> {
+    if !is_sha(sha) {
+        return Ok(false);
+    }
+    let dir = revisions_dir(project).join(sha);
+    match std::fs::remove_dir_all(&dir) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(StoreError::File { action: "remove", path: dir, source: e.into() }),
+    }
+}
+
+/// Remove every file of a revision's root but its index.
+pub fn remove_revision_files(root: &ProjectRoot) -> Result<(), StoreError> {
+    let entries = std::fs::read_dir(&root.path).map_err(|e| StoreError::File {
+        action: "read",
+        path: root.path.clone(),
+        source: e.into(),
+    })?;
+    for entry in entries.flatten() {
+        if entry.file_name() == ".vecgrep" {
+            continue;
+        }
+        let path = entry.path();
+        let removed = if path.is_dir() { std::fs::remove_dir_all(&path) } else { std::fs::remove_file(&path) };
+        removed.map_err(|e| StoreError::File { action: "remove", path, source: e.into() })?;
+    }
+    Ok(())
+}
+
+/// The other indexes of the project `root` belongs to, whose vectors an
+/// index run of `root` may copy: for the working tree, its revisions; for
+/// a revision, the working tree and the other revisions.
+pub fn related_roots(root: &ProjectRoot) -> Vec<ProjectRoot> {
+    let project = project_of(root);
+    let mut roots: Vec<ProjectRoot> = revisions(&project)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|r| revision_root(&project, &r.sha))
+        .filter(|r| r.path != root.path)
+        .collect();
+    if project.path != root.path {
+        roots.insert(0, project);
+    }
+    roots
+}
+
+/// The project whose revision `root` is, or `root` itself.
+fn project_of(root: &ProjectRoot) -> ProjectRoot {
+    let parent = root.path.parent();
+    let is_revision = root.path.file_name().is_some_and(|n| is_sha(&n.to_string_lossy()))
+        && parent.and_then(Path::file_name).is_some_and(|n| n == "revs")
+        && parent.and_then(Path::parent).and_then(Path::file_name).is_some_and(|n| n == ".vecgrep");
+    match parent.and_then(Path::parent).and_then(Path::parent).filter(|_| is_revision) {
+        Some(project) => ProjectRoot { path: project.to_path_buf(), marker: RootMarker::None },
+        None => root.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const A: &str = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    const B: &str = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+
+    #[test]
+    fn revisions_are_listed_marked_related_and_forgotten() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = ProjectRoot { path: dir.path().to_path_buf(), marker: RootMarker::None };
+        for sha in [A, B] {
+            std::fs::create_dir_all(revision_root(&project, sha).data_dir()).unwrap();
+        }
+        std::fs::create_dir_all(revisions_dir(&project).join("not-a-sha")).unwrap();
+        mark_complete(&project, A, "main").unwrap();
+        mark_complete(&project, A, "v1").unwrap();
+        mark_complete(&project, A, "main").unwrap();
+        let listed = revisions(&project).unwrap();
+        assert_eq!(listed[0], Revision { sha: A.into(), names: vec!["main".into(), "v1".into()], complete: true });
+        assert_eq!(listed[1], Revision { sha: B.into(), names: vec![], complete: false });
+        assert_eq!(listed.len(), 2);
+
+        let paths = |roots: Vec<ProjectRoot>| roots.into_iter().map(|r| r.path).collect::<Vec<_>>();
+        assert_eq!(paths(related_roots(&project)), [revision_root(&project, A).path, revision_root(&project, B).path]);
+        assert_eq!(
+            paths(related_roots(&revision_root(&project, A))),
+            [project.path.clone(), revision_root(&project, B).path]
+        );
+
+        assert!(forget_revision(&project, A).unwrap());
+        assert!(!forget_revision(&project, A).unwrap());
+        assert!(!forget_revision(&project, "../..").unwrap(), "only a sha names a revision directory");
+        assert_eq!(revisions(&project).unwrap().len(), 1);
+    }
+}

@@ -1,0 +1,137 @@
+//! `--rev`: a git revision indexed from the object database (the working
+//! tree untouched), searched on its own, sharing vectors with every other
+//! index of the project so that nothing is embedded twice, and forgotten.
+
+use crate::common::*;
+
+const CLIENT_V1: &str = "def upload(client, path):\n    \"\"\"Send one file to the storage server.\"\"\"\n    return client.put(path, open(path, 'rb').read())\n";
+const CLIENT_V2: &str = "def upload(client, path, attempts=5):\n    \"\"\"Send one file, trying again with exponential backoff.\"\"\"\n    for attempt in range(attempts):\n        try:\n            return client.put(path, open(path, 'rb').read())\n        except ConnectionError:\n            time.sleep(2 ** attempt)\n";
+const PARSER: &str = "def parse_config(text):\n    \"\"\"Read key = value lines into a dict.\"\"\"\n    return dict(line.split(' = ', 1) for line in text.splitlines() if line)\n";
+const CACHE: &str = "class TemplateCache:\n    \"\"\"Rendered templates kept in memory by name.\"\"\"\n    def __init__(self):\n        self.rendered = {}\n";
+
+/// A repository whose first commit has the upload client without retries
+/// and a config parser, and whose second (HEAD, checked out) retries and adds a cache.
+pub(crate) fn two_releases() -> Tree {
+    let tree = Tree::bare();
+    git(&tree, &["init", "-q", "-b", "main"]);
+    tree.write("src/client.py", CLIENT_V1).write("src/config.py", PARSER);
+    git(&tree, &["add", "-A"]);
+    git(&tree, &["commit", "-q", "-m", "v1"]);
+    git(&tree, &["tag", "v1"]);
+    tree.write("src/client.py", CLIENT_V2).write("src/cache.py", CACHE);
+    git(&tree, &["add", "-A"]);
+    git(&tree, &["commit", "-q", "-m", "v2"]);
+    tree
+}
+
+fn summary_of(o: &std::process::Output) -> serde_json::Value {
+    assert_code(o, 0);
+    of_type(&records(o), "summary")[0].clone()
+}
+
+#[test]
+fn a_revision_is_indexed_from_git_embedding_only_what_differs_and_searched_alone() {
+    let tree = two_releases();
+    let working = summary_of(&run(&mut tree.cmd("vg-index", "")));
+    assert_eq!(working["files"], 3);
+
+    let o = run(tree.cmd("vg-index", "").args(["--rev", "v1"]));
+    let rev = summary_of(&o);
+    let v1 = git(&tree, &["rev-parse", "v1"]);
+    assert_eq!(rev["rev"], v1.as_str());
+    assert_eq!(rev["files"], 2);
+    assert_eq!(rev["embedded"], 1, "only the old client is new to the project: {rev}");
+    assert_eq!(rev["copied"], 1, "the unchanged parser's vector is copied");
+    assert_eq!(git(&tree, &["status", "--porcelain", "--untracked-files=no"]), "", "the working tree is untouched");
+    assert_eq!(read(&tree.path().join("src/client.py")), CLIENT_V2);
+
+    // The revision answers with its own files; the working tree with its own.
+    let q = ["--threshold", "-1", "-k", "1", "class that keeps rendered templates"];
+    let hit = |o: &std::process::Output| of_type(&records(o), "hit")[0].clone();
+    let at_head = hit(&run(tree.cmd("vg-query", "").args(q)));
+    assert_eq!((at_head["file"].as_str(), at_head.get("rev")), (Some("src/cache.py"), None));
+    let at_v1 = hit(&run(tree.cmd("vg-query", "").args(["--rev", "v1"]).args(q)));
+    assert_ne!(at_v1["file"], "src/cache.py", "v1 has no cache");
+    assert_eq!(at_v1["rev"], v1.as_str());
+    let old = hit(&run(tree.cmd("vg-query", "").args([
+        "--rev",
+        "v1",
+        "--no-index",
+        "-k",
+        "1",
+        "send a file to the storage server",
+    ])));
+    assert_eq!((old["file"].as_str(), old["text"].as_str()), (Some("src/client.py"), Some(CLIENT_V1.trim_end())));
+
+    // Indexed again: nothing to do.
+    let again = run(tree.cmd("vg-index", "").args(["--rev", v1.as_str()]));
+    assert_eq!(summary_of(&again)["files"], 0);
+    assert!(stderr(&again).contains("is indexed already"), "{}", stderr(&again));
+
+    let stats = records(&run(tree.cmd("vg-index", "").args(["--stats", "--json"])));
+    let listed = &stats[0]["revisions"];
+    assert_eq!(listed.as_array().unwrap().len(), 1, "{stats:?}");
+    assert_eq!(listed[0]["sha"], v1.as_str());
+    assert_eq!(listed[0]["names"], serde_json::json!(["v1", v1]));
+    assert_eq!((listed[0]["complete"].as_bool(), listed[0]["files"].as_u64()), (Some(true), Some(2)));
+    crate::contract::check(&stats[0]);
+}
+
+#[test]
+fn switching_branches_embeds_nothing_any_revision_already_embedded() {
+    let tree = two_releases();
+    summary_of(&run(&mut tree.cmd("vg-index", "")));
+    summary_of(&run(tree.cmd("vg-index", "").args(["--rev", "v1"])));
+    git(&tree, &["checkout", "-q", "v1"]);
+    let back = summary_of(&run(&mut tree.cmd("vg-index", "")));
+    assert_eq!((back["embedded"].as_u64(), back["removed"].as_u64()), (Some(0), Some(1)), "{back}");
+    git(&tree, &["checkout", "-q", "main"]);
+    // main's own vectors left the project when v1 was checked out (only the
+    // working tree's index held them), so coming back embeds them again;
+    // with main indexed as a revision too, switching embeds nothing either way.
+    let head = summary_of(&run(&mut tree.cmd("vg-index", "")));
+    assert_eq!(head["embedded"], 2, "the retrying client and the cache: {head}");
+    summary_of(&run(tree.cmd("vg-index", "").args(["--rev", "main"])));
+    git(&tree, &["checkout", "-q", "v1"]);
+    assert_eq!(summary_of(&run(&mut tree.cmd("vg-index", "")))["embedded"], 0);
+    git(&tree, &["checkout", "-q", "main"]);
+    assert_eq!(summary_of(&run(&mut tree.cmd("vg-index", "")))["embedded"], 0);
+}
+
+#[test]
+fn forgetting_a_revision_removes_its_index_and_bad_revisions_are_one_line() {
+    let tree = two_releases();
+    summary_of(&run(tree.cmd("vg-index", "").args(["--rev", "v1"])));
+    let v1 = git(&tree, &["rev-parse", "v1"]);
+    let dir = tree.path().join(".vecgrep/revs").join(&v1);
+    assert!(dir.join(".vecgrep/index.db").is_file());
+    let files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(files, [".vecgrep"], "the revision's files were only there to be read");
+
+    git(&tree, &["tag", "-d", "v1"]);
+    let o = run(tree.cmd("vg-index", "").args(["--forget", &v1[..10]]));
+    assert_code(&o, 0);
+    assert!(!dir.exists());
+    let o = run(tree.cmd("vg-index", "").args(["--forget", &v1[..10]]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("has no index") || stderr(&o).contains("unknown revision"), "{}", stderr(&o));
+
+    for (args, says) in [
+        (vec!["vg-index", "--rev", "no-such-branch"], "vg-index: unknown revision \"no-such-branch\""),
+        (vec!["vg-index", "--rev", "main..v1"], "vg-index: unknown revision \"main..v1\""),
+        (vec!["vg-index", "--rev=--help"], "vg-index: \"--help\" is not a revision"),
+        (vec!["vg-query", "--rev", "main", "--no-index", "x"], "is not indexed; run vg-index --rev main"),
+        (vec!["vg-query", "--rev", "main", "-t", "py", "x"], "vg-query: --rev searches a revision's whole tree"),
+    ] {
+        let o = run(tree.cmd(args[0], "").args(&args[1..]));
+        assert_code(&o, 2);
+        assert_eq!(stderr(&o).lines().count(), 1, "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
+    }
+    let plain = Tree::bare();
+    plain.write("a.py", "x = 1\n");
+    std::fs::create_dir(plain.path().join(".vecgrep")).unwrap();
+    let o = run(plain.cmd("vg-index", "").args(["--rev", "main"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).ends_with("is not in a git repository\n"), "{}", stderr(&o));
+}
