@@ -74,7 +74,7 @@ def main():
             rr, hit1, hit10, times = [], 0, 0, []
             for sha, subject in sample:
                 recs, ms, _ = vg_log(a.bin, clone, "--no-index", "--diffs-only", "--threshold", "-1",
-                                     "-k", "10", "--mode", mode, subject)
+                                     "-k", "10", "--mode", mode, "--", subject)
                 times.append(ms)
                 shas = [r["sha"] for r in recs if r.get("type") == "commit"]
                 rank = shas.index(sha) + 1 if sha in shas else None

@@ -303,3 +303,24 @@ fn kill_9_while_indexing_the_history_loses_nothing_the_next_run_keeps() {
     let verified = records(&run(tree.cmd("vg-index", "").args(["--verify", "--json"])));
     assert_eq!(verified[0]["ok"], true);
 }
+
+#[test]
+fn a_root_below_the_repository_sees_its_own_commits_with_its_own_paths() {
+    let tree = Tree::bare();
+    git(&tree, &["init", "-q", "-b", "main"]);
+    tree.write("api/src/retry.py", "def retry(send):\n    return send()\n");
+    git(&tree, &["add", "-A"]);
+    git(&tree, &["commit", "-q", "-m", "Retry requests in the api"]);
+    tree.write("web/retry.js", "export const retry = (send) => send();\n");
+    git(&tree, &["add", "-A"]);
+    git(&tree, &["commit", "-q", "-m", "Retry requests in the web client"]);
+    std::fs::create_dir(tree.path().join("api/.vecgrep")).unwrap();
+    let o = run(tree.cmd("vg-log", "api").args(["--threshold", "-1", "retry requests"]));
+    assert_code(&o, 0);
+    let recs = records(&o);
+    let commits = of_type(&recs, "commit");
+    assert_eq!(commits.len(), 1, "{recs:?}");
+    assert_eq!(commits[0]["subject"], "Retry requests in the api");
+    assert_eq!(commits[0]["paths"], serde_json::json!(["src/retry.py"]));
+    assert_eq!(commits[0]["root"], tree.path().join("api").to_string_lossy().as_ref());
+}

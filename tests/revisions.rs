@@ -135,3 +135,24 @@ fn forgetting_a_revision_removes_its_index_and_bad_revisions_are_one_line() {
     assert_code(&o, 2);
     assert!(stderr(&o).ends_with("is not in a git repository\n"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_shallow_clone_reads_the_history_it_has_and_refuses_what_it_lacks() {
+    let full = two_releases();
+    let shallow = Tree::bare();
+    let url = format!("file://{}", full.path().display());
+    let dest = shallow.path().join("clone");
+    let out = std::process::Command::new("git")
+        .args(["clone", "-q", "--depth", "1", &url, dest.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let o = run(shallow.cmd("vg-log", "clone").args(["--threshold", "-1", "retry"]));
+    assert_code(&o, 0);
+    assert_eq!(of_type(&records(&o), "commit").len(), 1, "only the commit the clone has");
+    let v1 = git(&full, &["rev-parse", "v1"]);
+    let o = run(shallow.cmd("vg-index", "clone").args(["--rev", &v1]));
+    assert_code(&o, 2);
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(stderr(&o).starts_with("vg-index: "), "{}", stderr(&o));
+}

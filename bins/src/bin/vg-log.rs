@@ -22,8 +22,8 @@ fn main() -> ExitCode {
     run_main(TOOL, || {
         let query = vecgrep::search::check_query(&cli.query)?.to_string();
         let inv = resolve(TOOL, &cli.paths, cli.skip_outside_root, cli_config(&matches)?)?;
-        let filter = commit_filter(&cli, &inv)?;
         let repo = GitRepo::open(&inv.root.path)?;
+        let filter = CommitFilter { within_root: repo.root_is_subdirectory(), ..commit_filter(&cli, &inv)? };
         let mut query_embedder =
             vecgrep::search::needs_embedder(inv.config.mode).then(|| preload_query_embedder(&inv.config));
         let result = (|| {
@@ -69,6 +69,7 @@ fn commit_filter(cli: &LogCli, inv: &Invocation) -> Result<CommitFilter> {
         until: date(&cli.log.until)?,
         author: cli.log.author.as_ref().map(|a| a.to_lowercase()),
         paths: inv.paths.iter().map(|p| p.rel.clone()).filter(|rel| !rel.is_empty()).collect(),
+        within_root: false,
     })
 }
 

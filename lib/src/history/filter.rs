@@ -17,6 +17,10 @@ pub struct CommitFilter {
     /// Root-relative files or directories; the commit touched one of them
     /// or something under one. Empty admits every commit.
     pub paths: Vec<String>,
+    /// Only commits that touched a file under the root: set when the root
+    /// is a subdirectory of its repository, whose other commits are not
+    /// the project's.
+    pub within_root: bool,
 }
 
 impl CommitFilter {
@@ -33,6 +37,7 @@ impl CommitFilter {
                 commit.author.to_lowercase().contains(a.as_str()) || commit.email.to_lowercase().contains(a.as_str())
             })
             && (self.paths.is_empty() || commit.paths.iter().any(|p| self.paths.iter().any(|f| under(p, f))))
+            && !(self.within_root && commit.paths.is_empty())
     }
 }
 
@@ -85,6 +90,10 @@ mod tests {
         assert!(!CommitFilter { author: Some("grace".into()), ..Default::default() }.admits(&c));
         assert!(CommitFilter { paths: vec!["src/net".into()], ..Default::default() }.admits(&c));
         assert!(!CommitFilter { paths: vec!["src/ne".into()], ..Default::default() }.admits(&c));
+        let elsewhere = commit(1000, "Ada Lovelace", &[]);
+        assert!(CommitFilter::default().admits(&elsewhere));
+        assert!(!CommitFilter { within_root: true, ..Default::default() }.admits(&elsewhere));
+        assert!(CommitFilter { within_root: true, ..Default::default() }.admits(&c));
     }
 
     #[test]

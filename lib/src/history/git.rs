@@ -122,6 +122,11 @@ impl GitRepo {
         let sha = commit.id.to_string();
         let tree = commit.tree().with_context(|| format!("cannot read the tree of {sha}"))?;
         let parent_tree = match parent {
+            // A shallow clone ends at commits whose parents it does not
+            // have: what they changed is unknown, so they touched nothing.
+            Some(p) if !self.repo.has_object(p) && self.repo.is_shallow().unwrap_or(false) => {
+                return Ok((Vec::new(), Vec::new()));
+            }
             Some(p) => Some(
                 self.repo
                     .find_commit(p)
@@ -214,6 +219,12 @@ impl GitRepo {
             written += 1;
         }
         Ok(written)
+    }
+
+    /// Whether the project root is a subdirectory of the work tree, so that
+    /// some commits touch nothing of the project.
+    pub fn root_is_subdirectory(&self) -> bool {
+        !self.prefix.is_empty()
     }
 
     /// A repository path relative to the project root; None outside it.
