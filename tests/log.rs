@@ -324,3 +324,19 @@ fn a_root_below_the_repository_sees_its_own_commits_with_its_own_paths() {
     assert_eq!(commits[0]["paths"], serde_json::json!(["src/retry.py"]));
     assert_eq!(commits[0]["root"], tree.path().join("api").to_string_lossy().as_ref());
 }
+
+#[test]
+fn a_path_the_history_knew_is_a_filter_after_it_is_gone() {
+    let tree = repository();
+    git(&tree, &["rm", "-q", "-r", "docs"]);
+    git(&tree, &["commit", "-q", "-m", "Drop the docs"]);
+    assert!(!tree.path().join("docs").exists());
+    let o = log(&tree, &["configuration", "docs/config.md"]);
+    assert_code(&o, 0);
+    let mut found = subjects(&records(&o));
+    found.sort();
+    assert_eq!(found, ["Document the configuration file format", "Drop the docs"], "both commits that touched it");
+    let o = log(&tree, &["configuration", "../elsewhere"]);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("outside"), "{}", stderr(&o));
+}

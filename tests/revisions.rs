@@ -67,6 +67,9 @@ fn a_revision_is_indexed_from_git_embedding_only_what_differs_and_searched_alone
     let again = run(tree.cmd("vg-index", "").args(["--rev", v1.as_str()]));
     assert_eq!(summary_of(&again)["files"], 0);
     assert!(stderr(&again).contains("is indexed already"), "{}", stderr(&again));
+    // Other chunking is another index: the revision is rebuilt, not searched stale.
+    let rechunked = run(tree.cmd("vg-index", "").args(["--rev", "v1", "--chunk-size", "300"]));
+    assert_eq!(summary_of(&rechunked)["files"], 2, "{}", stderr(&rechunked));
 
     let stats = records(&run(tree.cmd("vg-index", "").args(["--stats", "--json"])));
     let listed = &stats[0]["revisions"];
@@ -120,6 +123,7 @@ fn forgetting_a_revision_removes_its_index_and_bad_revisions_are_one_line() {
         (vec!["vg-index", "--rev", "no-such-branch"], "vg-index: unknown revision \"no-such-branch\""),
         (vec!["vg-index", "--rev", "main..v1"], "vg-index: unknown revision \"main..v1\""),
         (vec!["vg-index", "--rev=--help"], "vg-index: \"--help\" is not a revision"),
+        (vec!["vg-index", "--rev", ":/v1"], "vg-index: \":/v1\" is not a revision"),
         (vec!["vg-query", "--rev", "main", "--no-index", "x"], "is not indexed; run vg-index --rev main"),
         (vec!["vg-query", "--rev", "main", "-t", "py", "x"], "vg-query: --rev searches a revision's whole tree"),
     ] {

@@ -78,10 +78,12 @@ fn index_revision(spec: &str, inv: &Invocation) -> anyhow::Result<u8> {
 
 /// `--forget`: drop a revision's index.
 fn forget(spec: &str, inv: &Invocation) -> anyhow::Result<u8> {
-    let stored = store::revisions(&inv.root)?;
-    let sha = match vecgrep::history::stored_by_prefix(&stored, spec) {
-        Some(sha) => sha,
-        None => vecgrep::history::GitRepo::open(&inv.root.path)?.resolve_commit(spec)?,
+    // What git calls `spec` first, as a search resolves it; a stored sha's
+    // prefix only when git knows no such name (a deleted branch).
+    let resolved = vecgrep::history::GitRepo::open(&inv.root.path).and_then(|repo| repo.resolve_commit(spec));
+    let sha = match (resolved, vecgrep::history::stored_by_prefix(&store::revisions(&inv.root)?, spec)) {
+        (Ok(sha), _) | (Err(_), Some(sha)) => sha,
+        (Err(e), None) => return Err(e),
     };
     let _lock = store::lock_for_writing(&inv.root, &mut || {
         note(TOOL, inv.config.quiet, "waiting for another index run to finish")
@@ -164,18 +166,16 @@ fn print_stats(cli: &IndexCli, root: &vecgrep::project::ProjectRoot) -> anyhow::
 fn revision_stats(root: &vecgrep::project::ProjectRoot) -> anyhow::Result<Vec<RevisionRecord>> {
     let mut out = Vec::new();
     for r in store::revisions(root)? {
-        let stats = match store::open_for_reading(&store::revision_root(root, &r.sha)) {
-            Ok(index) => index.stats()?,
-            Err(StoreError::Missing(_)) => IndexStats::default(),
-            Err(e) => return Err(e.into()),
-        };
+        // A revision's index that cannot be read (damaged, another schema)
+        // is listed as incomplete: the next --rev run rebuilds it.
+        let stats = store::open_for_reading(&store::revision_root(root, &r.sha)).and_then(|index| index.stats());
         out.push(RevisionRecord {
             sha: r.sha,
             names: r.names,
-            complete: r.complete,
-            files: stats.files,
-            chunks: stats.chunks,
-            db_size_bytes: stats.db_size_bytes,
+            complete: r.complete && stats.is_ok(),
+            files: stats.as_ref().map_or(0, |s| s.files),
+            chunks: stats.as_ref().map_or(0, |s| s.chunks),
+            db_size_bytes: stats.as_ref().map_or(0, |s| s.db_size_bytes),
         });
     }
     Ok(out)

@@ -1,12 +1,14 @@
 //! vg-log: search the project's git history by meaning and print commit records.
 
 use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{anyhow, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use vecgrep::embed::{Embedder, Profile};
 use vecgrep::history::{self, CommitFilter, GitRepo, LogObserver, LogQuery, Pieces};
+use vecgrep::project::admit_paths_lexically;
 use vecgrep::records::{write_record, CommitRecord};
 use vecgrep::store::{self, CommitStore};
 use vecgrep_bins::app::{
@@ -21,18 +23,17 @@ fn main() -> ExitCode {
     let (cli, matches) = vecgrep_bins::app::parse_args::<LogCli>(TOOL);
     run_main(TOOL, || {
         let query = vecgrep::search::check_query(&cli.query)?.to_string();
-        let inv = resolve(TOOL, &cli.paths, cli.skip_outside_root, cli_config(&matches)?)?;
+        // Paths the history knew may be gone from the working tree: those that
+        // exist choose the root as for every tool, and all are then taken as written.
+        let present: Vec<PathBuf> = cli.paths.iter().filter(|p| p.exists()).cloned().collect();
+        let inv = resolve(TOOL, &present, cli.skip_outside_root, cli_config(&matches)?)?;
         let repo = GitRepo::open(&inv.root.path)?;
         let filter = CommitFilter { within_root: repo.root_is_subdirectory(), ..commit_filter(&cli, &inv)? };
         let mut query_embedder =
             vecgrep::search::needs_embedder(inv.config.mode).then(|| preload_query_embedder(&inv.config));
         let result = (|| {
             let history = repo.head_history(cli.log.limit.map(|l| l as usize))?;
-            let store = if cli.no_index {
-                store::open_log_for_reading(&inv.root)?
-            } else {
-                update(&cli, &inv, &repo, &history)?
-            };
+            let store = if cli.no_index { log_as_it_is(&inv)? } else { update(&cli, &inv, &repo, &history)? };
             let vector = match query_embedder.take() {
                 Some(loading) => Some(embed_query(join_embedder(loading)?, &query)?),
                 None => None,
@@ -68,9 +69,24 @@ fn commit_filter(cli: &LogCli, inv: &Invocation) -> Result<CommitFilter> {
         since: date(&cli.log.since)?,
         until: date(&cli.log.until)?,
         author: cli.log.author.as_ref().map(|a| a.to_lowercase()),
-        paths: inv.paths.iter().map(|p| p.rel.clone()).filter(|rel| !rel.is_empty()).collect(),
+        paths: admit_paths_lexically(&inv.root, &inv.cwd, &cli.paths, cli.skip_outside_root)?
+            .into_iter()
+            .filter(|rel| !rel.is_empty())
+            .collect(),
         within_root: false,
     })
+}
+
+/// `--no-index`: the commit log as it stands, if it was embedded with the configured model.
+fn log_as_it_is(inv: &Invocation) -> Result<Box<dyn CommitStore>> {
+    let store = store::open_log_for_reading(&inv.root)?;
+    let model = &inv.config.embedder_model;
+    match store.log_model()? {
+        Some(m) if &m != model => Err(anyhow!(
+            "the commit log was embedded with {m}, not {model}; run vg-log without --no-index to rebuild it"
+        )),
+        _ => Ok(store),
+    }
 }
 
 /// Bring the commit log up to date with `history`, under the index's write lock.
@@ -105,7 +121,10 @@ fn update(cli: &LogCli, inv: &Invocation, repo: &GitRepo, history: &[String]) ->
         note(
             TOOL,
             quiet,
-            &format!("{} pieces of commits could not be embedded; they are found by their words only", summary.holes),
+            &format!(
+                "{} pieces of commits could not be embedded; lexical mode finds them, and the next run tries them again",
+                summary.holes
+            ),
         );
     }
     Ok(store)

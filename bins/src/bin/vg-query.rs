@@ -111,7 +111,7 @@ fn revision_first(cli: &QueryCli, inv: &Invocation, spec: &str) -> Result<Option
         ));
     }
     if cli.no_index {
-        return vecgrep::history::indexed_revision(&inv.root, spec).map(Some);
+        return vecgrep::history::indexed_revision(&inv.root, spec, &inv.config.embedder_model).map(Some);
     }
     let mut obs = vecgrep_bins::app::CliObserver::new(TOOL, inv.config.quiet, false);
     let ran = vecgrep::history::index_revision(&inv.root, spec, &inv.config, &mut embedder_pool(&inv.config), &mut obs);

@@ -57,10 +57,11 @@ impl GitRepo {
             .ok_or_else(|| anyhow!("{} is in a bare git repository; vg-log reads a work tree's", root.display()))?
             .to_path_buf();
         let workdir = workdir.canonicalize().unwrap_or(workdir);
-        let prefix = root
-            .strip_prefix(&workdir)
-            .map(|p| p.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect::<Vec<_>>().join("/"))
-            .unwrap_or_default();
+        let inside = root.strip_prefix(&workdir).map_err(|_| {
+            anyhow!("{} is not inside the work tree of its repository, {}", root.display(), workdir.display())
+        })?;
+        let prefix =
+            inside.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect::<Vec<_>>().join("/");
         Ok(GitRepo { repo, prefix })
     }
 
@@ -183,7 +184,8 @@ impl GitRepo {
     /// The commit `spec` names (a branch, a tag, a sha or a prefix of one,
     /// `HEAD~2`, ...), as a full sha.
     pub fn resolve_commit(&self, spec: &str) -> Result<String> {
-        if spec.is_empty() || spec.starts_with('-') || spec.chars().any(|c| c.is_control()) {
+        // `:/text` would search the whole history for a message; a revision is named, not sought.
+        if spec.is_empty() || spec.starts_with('-') || spec.starts_with(':') || spec.chars().any(|c| c.is_control()) {
             return Err(anyhow!("{spec:?} is not a revision"));
         }
         let id = self.repo.rev_parse_single(spec).map_err(|_| anyhow!("unknown revision {spec:?}"))?;
@@ -193,21 +195,32 @@ impl GitRepo {
     }
 
     /// Write the files of commit `sha`'s tree that lie under the project
-    /// root into `dest` (paths relative to the root), as regular files:
-    /// symbolic links, submodules and anything under `.vecgrep/` are left
-    /// out. Returns how many files were written.
-    pub fn write_tree(&self, sha: &str, dest: &Path) -> Result<usize> {
+    /// root into `dest` (paths relative to the root), as regular files
+    /// dated by the commit: symbolic links, submodules, anything under
+    /// `.vecgrep/` or `.git/`, and blobs over `max_bytes` (which the walk
+    /// would pass over) are left out. Returns how many files were written;
+    /// a root that did not exist at that commit is an error.
+    pub fn write_tree(&self, sha: &str, dest: &Path, max_bytes: u64) -> Result<usize> {
         let id = gix::ObjectId::from_hex(sha.as_bytes()).map_err(|e| anyhow!("not a commit id {sha:?}: {e}"))?;
         let commit = self.repo.find_commit(id).with_context(|| format!("cannot read commit {sha}"))?;
         let tree = commit.tree().with_context(|| format!("cannot read the tree of {sha}"))?;
         let entries = tree.traverse().breadthfirst.files().with_context(|| format!("cannot walk the tree of {sha}"))?;
+        let dated = std::time::UNIX_EPOCH
+            + std::time::Duration::from_secs(commit.time().map_or(0, |t| t.seconds.max(0) as u64));
         let mut written = 0;
+        let mut under_root = false;
         for entry in entries {
             if !entry.mode.is_blob() {
                 continue;
             }
             let Some(rel) = self.root_relative(&entry.filepath.to_str_lossy()) else { continue };
-            if rel.split('/').any(|part| part == ".vecgrep" || part == ".." || part.is_empty()) {
+            // Case-blind: on a case-insensitive disk `.VECGREP/` is the revision's own index.
+            let reserved = |part: &str| part.eq_ignore_ascii_case(".vecgrep") || part.eq_ignore_ascii_case(".git");
+            if rel.split('/').any(|part| reserved(part) || part == ".." || part == "." || part.is_empty()) {
+                continue;
+            }
+            under_root = true;
+            if self.repo.find_header(entry.oid).is_ok_and(|h| h.size() > max_bytes) {
                 continue;
             }
             let blob = self.repo.find_object(entry.oid).with_context(|| format!("cannot read {rel} at {sha}"))?;
@@ -216,7 +229,12 @@ impl GitRepo {
                 std::fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
             }
             std::fs::write(&path, &blob.data).with_context(|| format!("cannot write {}", path.display()))?;
+            // Dated by the commit, so that --changed-within means the revision's time.
+            let _ = std::fs::File::options().write(true).open(&path).and_then(|f| f.set_modified(dated));
             written += 1;
+        }
+        if !under_root && !self.prefix.is_empty() {
+            return Err(anyhow!("the project root {} did not exist at {}", self.prefix, &sha[..12.min(sha.len())]));
         }
         Ok(written)
     }

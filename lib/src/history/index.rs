@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 
 use super::git::{CommitData, GitRepo};
 use crate::embed::Embedder;
-use crate::store::{CommitRow, CommitStore, CommitWrite, PieceKind, PieceWrite};
+use crate::store::{CommitRow, CommitStore, CommitWrite, PieceKind, PieceWrite, StoredCommit};
 use crate::terms::terms;
 
 /// Commits stored per transaction.
@@ -84,10 +84,10 @@ pub fn update_log(
     Ok(summary)
 }
 
-fn needs_storing(stored: &HashMap<String, bool>, sha: &str, with_diff: bool) -> bool {
+fn needs_storing(stored: &HashMap<String, StoredCommit>, sha: &str, with_diff: bool) -> bool {
     match stored.get(sha) {
         None => true,
-        Some(&diffs) => with_diff && !diffs,
+        Some(c) => c.holes || (with_diff && !c.diffs),
     }
 }
 
@@ -158,12 +158,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_commit_is_stored_again_only_for_diffs_it_lacks() {
-        let stored: HashMap<String, bool> = [("a".to_string(), false), ("b".to_string(), true)].into();
+    fn a_commit_is_stored_again_only_for_diffs_or_vectors_it_lacks() {
+        let stored: HashMap<String, StoredCommit> = [
+            ("a".to_string(), StoredCommit { diffs: false, holes: false }),
+            ("b".to_string(), StoredCommit { diffs: true, holes: false }),
+            ("h".to_string(), StoredCommit { diffs: true, holes: true }),
+        ]
+        .into();
         assert!(!needs_storing(&stored, "a", false));
         assert!(needs_storing(&stored, "a", true));
         assert!(!needs_storing(&stored, "b", true));
         assert!(needs_storing(&stored, "c", false));
+        assert!(needs_storing(&stored, "h", false), "a commit with holes is embedded again");
     }
 
     #[test]

@@ -31,7 +31,8 @@ pub fn index_revision(
 ) -> Result<RevisionRun> {
     let repo = GitRepo::open(&project.path)?;
     let sha = repo.resolve_commit(spec)?;
-    if store::revisions(project)?.iter().any(|r| r.sha == sha && r.complete) {
+    let complete = store::revisions(project)?.iter().any(|r| r.sha == sha && r.complete);
+    if complete && built_as_configured(&store::revision_root(project, &sha), config) {
         store::mark_complete(project, &sha, spec)?;
         return Ok(RevisionRun { sha, summary: None });
     }
@@ -39,15 +40,38 @@ pub fn index_revision(
     let _lock = store::lock_for_writing(project, &mut || obs.note("waiting for another index run to finish"))?;
     let root = store::revision_root(project, &sha);
     std::fs::create_dir_all(&root.path).map_err(|e| anyhow!("cannot create {}: {e}", root.path.display()))?;
-    let written = repo.write_tree(&sha, &root.path);
+    let written = repo.write_tree(&sha, &root.path, config.max_filesize);
     let summary = written.and_then(|_| run(&root, config, embedders, obs));
     // The files were only there to be read; the index keeps what it needs.
     store::remove_revision_files(&root)?;
     let summary = summary?;
-    if !summary.aborted {
+    // A run with holes or unreadable files is resumed by the next, as the working tree's is.
+    if !summary.aborted && !summary.cancelled && summary.errors == 0 && summary.holes == 0 {
         store::mark_complete(project, &sha, spec)?;
     }
     Ok(RevisionRun { sha, summary: Some(summary) })
+}
+
+/// Whether the index at `root` was built with the model and chunking
+/// `config` asks for, in this version's schema: if not, a run rebuilds it.
+fn built_as_configured(root: &ProjectRoot, config: &ResolvedConfig) -> bool {
+    let Ok(index) = store::open_for_reading(root) else { return false };
+    index.meta().ok().flatten().is_some_and(|m| {
+        m.model == config.embedder_model
+            && m.chunk_size == config.chunk_size
+            && m.chunk_overlap == config.chunk_overlap
+            && m.chunk_format == crate::chunk::FORMAT
+    })
+}
+
+/// An error unless the index at `root` holds vectors of `model`: a query
+/// of one model scored against vectors of another finds nonsense.
+pub fn check_model(root: &ProjectRoot, model: &str, rebuild: &str) -> Result<()> {
+    let index = store::open_for_reading(root)?;
+    match index.meta()? {
+        Some(m) if m.model != model => Err(anyhow!("that index was built with {}, not {model}; {rebuild}", m.model)),
+        _ => Ok(()),
+    }
 }
 
 /// One index run over a revision's written files.
@@ -71,10 +95,10 @@ fn run(
     Ok(index::run(&request, embedders, obs)?.0)
 }
 
-/// The indexed revision `spec` names, for a search of it: its sha, or an
-/// error saying how to index it. A `spec` that git no longer resolves may
+/// The indexed revision `spec` names, for a search with `model`: its sha,
+/// or an error saying how to index it. A `spec` that git no longer resolves may
 /// still be a stored revision's sha or a prefix of one.
-pub fn indexed_revision(project: &ProjectRoot, spec: &str) -> Result<String> {
+pub fn indexed_revision(project: &ProjectRoot, spec: &str, model: &str) -> Result<String> {
     let stored = store::revisions(project)?;
     let sha = match GitRepo::open(&project.path).and_then(|repo| repo.resolve_commit(spec)) {
         Ok(sha) => sha,
@@ -84,7 +108,11 @@ pub fn indexed_revision(project: &ProjectRoot, spec: &str) -> Result<String> {
         },
     };
     match stored.iter().find(|r| r.sha == sha) {
-        Some(r) if r.complete => Ok(sha),
+        Some(r) if r.complete => {
+            let root = store::revision_root(project, &sha);
+            check_model(&root, model, &format!("run vg-index --rev {spec} to rebuild it"))?;
+            Ok(sha)
+        }
         _ => Err(anyhow!("revision {spec} ({}) is not indexed; run vg-index --rev {spec}", &sha[..12])),
     }
 }

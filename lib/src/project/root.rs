@@ -229,6 +229,32 @@ pub(super) fn rel_to_string(rel: &Path) -> Option<String> {
     Some(parts.join("/"))
 }
 
+/// Root-relative forms of `paths` (relative to `cwd`) that need not exist
+/// now: a file the history knew, a directory since deleted. A path that
+/// exists is taken as it resolves (symbolic links followed), one that does
+/// not as written. No paths means the current directory.
+pub fn admit_paths_lexically(
+    root: &ProjectRoot,
+    cwd: &Path,
+    paths: &[PathBuf],
+    skip_outside_root: bool,
+) -> Result<Vec<String>, RootError> {
+    let here = [PathBuf::from(".")];
+    let paths = if paths.is_empty() { &here[..] } else { paths };
+    let base = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
+    let mut out = Vec::new();
+    for path in paths {
+        let abs = absolutize(&base, path);
+        let resolved = abs.canonicalize().unwrap_or_else(|_| normalize_lexically(&abs));
+        match resolved.strip_prefix(&root.path).ok().and_then(rel_to_string) {
+            Some(rel) => out.push(rel),
+            None if skip_outside_root => {}
+            None => return Err(RootError::OutsideRoot { path: path.clone(), root: root.path.clone() }),
+        }
+    }
+    Ok(out)
+}
+
 fn absolutize(cwd: &Path, path: &Path) -> PathBuf {
     if path.is_absolute() {
         path.to_path_buf()

@@ -60,7 +60,10 @@ fn search_params(shared: &Shared, target: &http::Target) -> Result<SearchParams,
     )?;
     let rev = match when("rev") {
         None => None,
-        Some(spec) => Some(crate::history::indexed_revision(&shared.target().root, spec).map_err(|e| e.to_string())?),
+        Some(spec) => Some(
+            crate::history::indexed_revision(&shared.target().root, spec, &config.embedder_model)
+                .map_err(|e| e.to_string())?,
+        ),
     };
     Ok(SearchParams { query, k, threshold, mode, filter, rev })
 }

@@ -57,6 +57,13 @@ pub struct CommitRow {
     pub diffs: bool,
 }
 
+/// What the log holds of one commit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StoredCommit {
+    pub diffs: bool,
+    pub holes: bool,
+}
+
 /// One piece of a commit to store.
 #[derive(Clone, Debug)]
 pub struct PieceWrite {
@@ -66,7 +73,8 @@ pub struct PieceWrite {
     /// Where a diff piece starts in the new file.
     pub line: usize,
     pub text: String,
-    /// None marks a hole (its embedding failed): found by words alone.
+    /// None marks a hole (its embedding failed): found by words alone (in
+    /// lexical mode), and the commit is stored again by the next update.
     pub vector: Option<Vec<f32>>,
     /// What the full-text index holds for it.
     pub words: String,
@@ -103,8 +111,9 @@ pub trait CommitStore: Send {
     fn log_model(&self) -> Result<Option<String>, StoreError>;
     /// Forget every commit and record the model the next ones are embedded with.
     fn reset_log(&mut self, model: &str) -> Result<(), StoreError>;
-    /// Each stored commit's sha, and whether its diffs are indexed.
-    fn stored_commits(&self) -> Result<HashMap<String, bool>, StoreError>;
+    /// Each stored commit's sha, with whether its diffs are indexed and
+    /// whether any of its pieces lacks a vector.
+    fn stored_commits(&self) -> Result<HashMap<String, StoredCommit>, StoreError>;
     /// Store a batch of commits at once (all or none).
     fn write_commits(&mut self, commits: &[CommitWrite]) -> Result<(), StoreError>;
     /// The stored commits named, without their pieces.

@@ -20,7 +20,7 @@ mod lock;
 mod revisions;
 mod sqlite;
 
-pub use commits::{CommitRow, CommitStore, CommitWrite, PieceKind, PieceRef, PieceWrite, StoredPiece};
+pub use commits::{CommitRow, CommitStore, CommitWrite, PieceKind, PieceRef, PieceWrite, StoredCommit, StoredPiece};
 pub use lock::{ensure_data_dir, lock_for_writing, WriteLock};
 pub use revisions::{
     forget_revision, mark_complete, related_roots, remove_revision_files, revision_root, revisions, Revision,

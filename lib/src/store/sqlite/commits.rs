@@ -7,7 +7,7 @@ use rusqlite::{params, OptionalExtension, Transaction};
 
 use super::schema::SCHEMA_COMMITS;
 use super::{blob_floats, vector_to_blob, SqliteIndex};
-use crate::store::commits::{CommitRow, CommitStore, CommitWrite, PieceKind, PieceRef, StoredPiece};
+use crate::store::commits::{CommitRow, CommitStore, CommitWrite, PieceKind, PieceRef, StoredCommit, StoredPiece};
 use crate::store::StoreError;
 
 impl SqliteIndex {
@@ -32,9 +32,20 @@ impl CommitStore for SqliteIndex {
         Ok(())
     }
 
-    fn stored_commits(&self) -> Result<HashMap<String, bool>, StoreError> {
-        let mut stmt = self.conn.prepare("SELECT sha, diffs FROM commits").map_err(|e| self.damaged(e))?;
-        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? != 0)))?;
+    fn stored_commits(&self) -> Result<HashMap<String, StoredCommit>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT c.sha, c.diffs, EXISTS (SELECT 1 FROM commit_pieces p WHERE p.commit_id = c.id AND p.embedding IS NULL)
+                 FROM commits c",
+            )
+            .map_err(|e| self.damaged(e))?;
+        let rows = stmt.query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                StoredCommit { diffs: r.get::<_, i64>(1)? != 0, holes: r.get::<_, i64>(2)? != 0 },
+            ))
+        })?;
         rows.collect::<rusqlite::Result<_>>().map_err(|e| self.damaged(e))
     }
 
@@ -226,7 +237,9 @@ mod tests {
         store.reset_log("m").unwrap();
         store.write_commits(&[write("a", &["retry"], Some(vec![1.0, 0.0])), write("b", &["cache"], None)]).unwrap();
         assert_eq!(store.log_counts().unwrap(), (2, 2, 1));
-        assert_eq!(store.stored_commits().unwrap(), [("a".to_string(), false), ("b".to_string(), false)].into());
+        let stored = store.stored_commits().unwrap();
+        assert_eq!(stored["a"], StoredCommit { diffs: false, holes: false });
+        assert_eq!(stored["b"], StoredCommit { diffs: false, holes: true }, "b's piece has no vector");
         let rows = store.commit_rows(&["b", "missing", "a"]).unwrap();
         assert_eq!(rows.iter().map(|r| r.sha.as_str()).collect::<Vec<_>>(), ["b", "a"]);
         assert_eq!(rows[1].paths, ["src/a.rs", "README.md"]);
