@@ -8,6 +8,7 @@ use anyhow::{anyhow, Context, Result};
 use gix::bstr::ByteSlice;
 
 use super::diff::{changed_pieces, DiffPiece};
+use crate::store::CommitRow;
 
 /// A blob larger than this is left out of a commit's diff (a data file, a bundle).
 const MAX_DIFFED_BLOB: usize = 1 << 20;
@@ -24,21 +25,11 @@ pub struct GitRepo {
     prefix: String,
 }
 
-/// One commit as read from the repository.
+/// One commit as read from the repository: what the log stores of it, and
+/// the pieces of its diff when they were asked for.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CommitData {
-    pub sha: String,
-    /// Author time: seconds since the epoch and the author's UTC offset in seconds.
-    pub time: i64,
-    pub offset: i32,
-    pub author: String,
-    pub email: String,
-    pub subject: String,
-    pub body: String,
-    /// Files the commit added, changed or removed against its first parent,
-    /// relative to the project root (files outside it are left out).
-    pub paths: Vec<String>,
-    /// What its diff adds and removes, when asked for.
+    pub commit: CommitRow,
     pub pieces: Vec<DiffPiece>,
 }
 
@@ -99,7 +90,7 @@ impl GitRepo {
         let time = author.time().with_context(|| format!("cannot read the date of {sha}"))?;
         let parents: Vec<gix::ObjectId> = commit.parent_ids().map(|p| p.detach()).collect();
         let (paths, pieces) = self.changes(&commit, parents.first().copied(), with_diff && parents.len() < 2)?;
-        Ok(CommitData {
+        let commit = CommitRow {
             sha: sha.to_string(),
             time: time.seconds,
             offset: time.offset,
@@ -108,8 +99,9 @@ impl GitRepo {
             subject,
             body,
             paths,
-            pieces,
-        })
+            diffs: with_diff,
+        };
+        Ok(CommitData { commit, pieces })
     }
 
     /// The files `commit` touched against `parent` (or the empty tree), and
@@ -264,9 +256,9 @@ mod tests {
         let repo = GitRepo::open(here).expect("the project is built from a git clone");
         let shas = repo.head_history(Some(3)).unwrap();
         assert!(!shas.is_empty() && shas.len() <= 3);
-        let commit = repo.read_commit(&shas[0], true).unwrap();
-        assert_eq!(commit.sha, shas[0]);
-        assert!(!commit.subject.is_empty());
-        assert!(commit.time > 1_600_000_000);
+        let read = repo.read_commit(&shas[0], true).unwrap();
+        assert_eq!(read.commit.sha, shas[0]);
+        assert!(!read.commit.subject.is_empty());
+        assert!(read.commit.time > 1_600_000_000);
     }
 }

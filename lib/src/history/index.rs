@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 
 use super::git::{CommitData, GitRepo};
 use crate::embed::Embedder;
-use crate::store::{CommitRow, CommitStore, CommitWrite, PieceKind, PieceWrite, StoredCommit};
+use crate::store::{CommitStore, CommitWrite, PieceKind, PieceWrite, StoredCommit};
 use crate::terms::terms;
 
 /// Commits stored per transaction.
@@ -74,7 +74,7 @@ pub fn update_log(
         let mut writes = Vec::with_capacity(batch.len());
         for sha in batch {
             let data = repo.read_commit(sha, with_diff)?;
-            writes.push(commit_write(data, with_diff, &mut *embedder, &mut summary)?);
+            writes.push(commit_write(data, &mut *embedder, &mut summary)?);
         }
         store.write_commits(&writes)?;
         summary.added += writes.len() as u64;
@@ -93,14 +93,10 @@ fn needs_storing(stored: &HashMap<String, StoredCommit>, sha: &str, with_diff: b
 
 /// A commit read from the repository as the rows that store it: its
 /// message and its diff pieces, embedded.
-fn commit_write(
-    data: CommitData,
-    with_diff: bool,
-    embedder: &mut dyn Embedder,
-    summary: &mut LogSummary,
-) -> Result<CommitWrite> {
+fn commit_write(data: CommitData, embedder: &mut dyn Embedder, summary: &mut LogSummary) -> Result<CommitWrite> {
+    let CommitData { commit, pieces: diff } = data;
     let message =
-        if data.body.is_empty() { data.subject.clone() } else { format!("{}\n\n{}", data.subject, data.body) };
+        if commit.body.is_empty() { commit.subject.clone() } else { format!("{}\n\n{}", commit.subject, commit.body) };
     let mut pieces = vec![PieceWrite {
         kind: PieceKind::Message,
         path: None,
@@ -109,7 +105,7 @@ fn commit_write(
         vector: None,
         text: message,
     }];
-    for piece in data.pieces {
+    for piece in diff {
         pieces.push(PieceWrite {
             kind: PieceKind::Diff,
             words: format!("{} {}", terms(&piece.text), terms(&piece.path)),
@@ -121,23 +117,12 @@ fn commit_write(
     }
     let texts: Vec<String> = pieces.iter().map(embedded_text).collect();
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let vectors = embedder.embed_each(&refs).with_context(|| format!("cannot embed commit {}", data.sha))?;
+    let vectors = embedder.embed_each(&refs).with_context(|| format!("cannot embed commit {}", commit.sha))?;
     for (piece, vector) in pieces.iter_mut().zip(vectors) {
         summary.embedded += u64::from(vector.is_some());
         summary.holes += u64::from(vector.is_none());
         piece.vector = vector;
     }
-    let commit = CommitRow {
-        sha: data.sha,
-        time: data.time,
-        offset: data.offset,
-        author: data.author,
-        email: data.email,
-        subject: data.subject,
-        body: data.body,
-        paths: data.paths,
-        diffs: with_diff,
-    };
     Ok(CommitWrite { commit, pieces })
 }
 
