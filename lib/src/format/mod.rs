@@ -323,7 +323,11 @@ fn render_lines(out: &mut dyn Write, hits: &[HitRecord], opts: &FormatOptions) -
             if !first_file {
                 writeln!(out)?;
             }
-            writeln!(out, "{}", paint(c, PATH, &path))?;
+            // A hit from a git revision (`vg-query --rev`) says which: the file on disk may differ.
+            let at = group.first().and_then(|h| h.rev.as_deref()).map_or(String::new(), |sha| {
+                format!(" {}", paint(c, DIM, &format!("(at {})", sha.get(..12).unwrap_or(sha))))
+            });
+            writeln!(out, "{}{at}", paint(c, PATH, &path))?;
         }
         first_file = false;
         let mut sorted = group.clone();
@@ -441,6 +445,18 @@ mod tests {
         let mut out = Vec::new();
         render(&mut out, &hits, &opts(OutputMode::Count, "/r/docs")).unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), "../src/b.rs:2\n../src/a.rs:1\n");
+    }
+
+    #[test]
+    fn a_hit_from_a_revision_says_which_under_a_heading_and_not_in_a_pipe() {
+        let sha = "278a66376cddaf8ec87070020ca35e9e809d95c0";
+        let hits = vec![HitRecord { rev: Some(sha.into()), ..hit("a.rs", 3, "fn upload() {}", "upload") }];
+        let mut out = Vec::new();
+        render(&mut out, &hits, &opts(OutputMode::Pretty, "/r")).unwrap();
+        assert!(String::from_utf8(out).unwrap().starts_with("a.rs (at 278a66376cdd)\n"));
+        let mut out = Vec::new();
+        render(&mut out, &hits, &opts(OutputMode::Flat, "/r")).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), "a.rs:3:fn upload() {}\n");
     }
 
     #[test]
