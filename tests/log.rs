@@ -223,7 +223,14 @@ fn what_is_not_a_usable_repository_is_one_line_and_exit_2() {
     let fresh = repository();
     let o = run(fresh.cmd("vg-log", "").args(["--no-index", "anything"]));
     assert_code(&o, 2);
-    assert!(stderr(&o).starts_with("vg-log: no index at "), "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with("vg-log: the history of ") && stderr(&o).contains("was never indexed"),
+        "{}",
+        stderr(&o)
+    );
+    assert_code(&run(&mut fresh.cmd("vg-index", "")), 0);
+    let o = run(fresh.cmd("vg-log", "").args(["--no-index", "anything"]));
+    assert!(stderr(&o).contains("was never indexed"), "the code's index is not the history's: {}", stderr(&o));
 
     let o = run(fresh.cmd("vecgrep", "").args(["--since", "yesterday", "anything"]));
     assert_code(&o, 2);

@@ -126,6 +126,7 @@ fn forgetting_a_revision_removes_its_index_and_bad_revisions_are_one_line() {
         (vec!["vg-index", "--rev", ":/v1"], "vg-index: \":/v1\" is not a revision"),
         (vec!["vg-query", "--rev", "main", "--no-index", "x"], "is not indexed; run vg-index --rev main"),
         (vec!["vg-query", "--rev", "main", "-t", "py", "x"], "vg-query: --rev searches a revision's whole tree"),
+        (vec!["vg-index", "--rev", "main", "--hidden"], "vg-index: --rev indexes a revision's whole tree"),
     ] {
         let o = run(tree.cmd(args[0], "").args(&args[1..]));
         assert_code(&o, 2);

@@ -715,6 +715,13 @@ pub fn with_setting_notes(cmd: clap::Command) -> clap::Command {
 }
 
 impl WalkArgs {
+    /// Whether a flag changes what the walk lets in beyond filtering it
+    /// (hidden files, ignore files, links): options a revision's walk, over
+    /// files written from git, does not take.
+    pub fn changes_the_walk(&self) -> bool {
+        self.hidden || self.no_ignore || self.follow || !self.ignore_file.is_empty()
+    }
+
     pub fn to_options(&self, config: &vecgrep::project::ResolvedConfig) -> vecgrep::project::WalkOptions {
         vecgrep::project::WalkOptions {
             types: self.types.clone(),

@@ -34,9 +34,9 @@ fn main() -> ExitCode {
             return forget(spec, &inv);
         }
         if let Some(spec) = &cli.rev {
-            if cli.walk.to_options(&inv.config).is_filtered() {
+            if cli.walk.to_options(&inv.config).is_filtered() || cli.walk.changes_the_walk() {
                 return Err(anyhow::anyhow!(
-                    "--rev indexes a revision's whole tree; the walk's filters (-t, -g, --max-depth) apply to the working tree only"
+                    "--rev indexes a revision's whole tree; the walk's options (-t, -g, --hidden, ...) apply to the working tree only"
                 ));
             }
             return index_revision(spec, &inv);

@@ -79,13 +79,19 @@ fn commit_filter(cli: &LogCli, inv: &Invocation) -> Result<CommitFilter> {
 
 /// `--no-index`: the commit log as it stands, if it was embedded with the configured model.
 fn log_as_it_is(inv: &Invocation) -> Result<Box<dyn CommitStore>> {
-    let store = store::open_log_for_reading(&inv.root)?;
+    let never =
+        || anyhow!("the history of {} was never indexed; run vg-log without --no-index", inv.root.path.display());
+    let store = match store::open_log_for_reading(&inv.root) {
+        Err(store::StoreError::Missing(_)) => return Err(never()),
+        opened => opened?,
+    };
     let model = &inv.config.embedder_model;
     match store.log_model()? {
+        None => Err(never()),
         Some(m) if &m != model => Err(anyhow!(
             "the commit log was embedded with {m}, not {model}; run vg-log without --no-index to rebuild it"
         )),
-        _ => Ok(store),
+        Some(_) => Ok(store),
     }
 }
 

@@ -105,9 +105,9 @@ fn search(
 /// filters cannot choose among them.
 /// None when the user declined a large run.
 fn revision_first(cli: &QueryCli, inv: &Invocation, spec: &str) -> Result<Option<String>> {
-    if cli.walk.to_options(&inv.config).is_filtered() {
+    if cli.walk.to_options(&inv.config).is_filtered() || cli.walk.changes_the_walk() {
         return Err(anyhow::anyhow!(
-            "--rev searches a revision's whole tree; the walk's filters (-t, -g, --hidden, ...) apply to the working tree only"
+            "--rev searches a revision's whole tree; the walk's options (-t, -g, --hidden, ...) apply to the working tree only"
         ));
     }
     if cli.no_index {

@@ -363,10 +363,13 @@ pub fn open_log_for_writing(
     Ok(Box::new(sqlite::SqliteIndex::open_for_writing(root, rebuilt)?))
 }
 
-/// Open the commit log of an existing index to search it as it is.
+/// Open the commit log of an existing index to search it as it is;
+/// `StoreError::Missing` when the index, or its log, was never written.
 pub fn open_log_for_reading(root: &ProjectRoot) -> Result<Box<dyn CommitStore>, StoreError> {
     let index = sqlite::SqliteIndex::open_for_reading(root)?;
-    index.ensure_log()?;
+    if !index.has_log()? {
+        return Err(StoreError::Missing(root.index_path()));
+    }
     Ok(Box::new(index))
 }
 

@@ -5,15 +5,18 @@ use std::collections::HashMap;
 
 use rusqlite::{params, OptionalExtension, Transaction};
 
-use super::schema::SCHEMA_COMMITS;
 use super::{blob_floats, vector_to_blob, SqliteIndex};
 use crate::store::commits::{CommitRow, CommitStore, CommitWrite, PieceKind, PieceRef, StoredCommit, StoredPiece};
 use crate::store::StoreError;
 
 impl SqliteIndex {
-    /// Make sure the log's tables exist (an index written before them may lack them).
-    pub(in crate::store) fn ensure_log(&self) -> Result<(), StoreError> {
-        self.conn.execute_batch(SCHEMA_COMMITS).map_err(|e| self.damaged(e))
+    /// Whether the log's tables exist: an index written before them, and
+    /// never opened for writing since, lacks them (and reading adds none).
+    pub(in crate::store) fn has_log(&self) -> Result<bool, StoreError> {
+        self.conn
+            .query_row("SELECT count(*) FROM sqlite_master WHERE name = 'commits'", [], |r| r.get::<_, i64>(0))
+            .map(|n| n > 0)
+            .map_err(|e| self.damaged(e))
     }
 }
 
