@@ -302,14 +302,7 @@ impl IndexObserver for CliObserver {
         if self.quiet || to_embed == 0 || !io::stderr().is_terminal() {
             return;
         }
-        let bar = ProgressBar::with_draw_target(Some(to_embed as u64), ProgressDrawTarget::stderr());
-        bar.set_style(
-            ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} files, {msg} ({elapsed}, eta {eta})")
-                .unwrap_or_else(|_| ProgressStyle::default_bar())
-                .progress_chars("=> "),
-        );
-        bar.set_prefix(format!("{}: indexing", self.tool));
-        self.bar = Some(bar);
+        self.bar = Some(progress_bar(format!("{}: indexing", self.tool), to_embed as u64, "files, {msg}"));
     }
 
     fn confirm_large(&mut self, to_embed: usize, threshold: u64) -> bool {
@@ -350,6 +343,21 @@ impl IndexObserver for CliObserver {
             bar.set_message(format!("{chunks} chunks"));
         }
     }
+}
+
+/// A progress bar on stderr: `prefix [=====>    ] pos/len COUNTED (elapsed, eta)`,
+/// COUNTED an indicatif template piece naming what is counted.
+pub fn progress_bar(prefix: String, len: u64, counted: &str) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template(&format!(
+            "{{prefix}} [{{bar:30}}] {{pos}}/{{len}} {counted} ({{elapsed}}, eta {{eta}})"
+        ))
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    bar.set_prefix(prefix);
+    bar
 }
 
 /// Whether to color output for `choice` on stdout.

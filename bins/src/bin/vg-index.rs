@@ -78,16 +78,8 @@ fn index_revision(spec: &str, inv: &Invocation) -> anyhow::Result<u8> {
 
 /// `--forget`: drop a revision's index.
 fn forget(spec: &str, inv: &Invocation) -> anyhow::Result<u8> {
-    // What git calls `spec` first, as a search resolves it; a stored sha's
-    // prefix only when git knows no such name (a deleted branch).
-    let resolved = vecgrep::history::GitRepo::open(&inv.root.path).and_then(|repo| repo.resolve_commit(spec));
-    let sha = match (resolved, vecgrep::history::stored_by_prefix(&store::revisions(&inv.root)?, spec)) {
-        (Ok(sha), _) | (Err(_), Some(sha)) => sha,
-        (Err(e), None) => return Err(e),
-    };
-    let _lock = store::lock_for_writing(&inv.root, &mut || {
-        note(TOOL, inv.config.quiet, "waiting for another index run to finish")
-    })?;
+    let sha = vecgrep::history::resolve_revision(&inv.root, spec)?;
+    let _lock = store::lock_for_writing(&inv.root, &mut || note(TOOL, inv.config.quiet, vecgrep::index::LOCK_WAIT))?;
     if !store::forget_revision(&inv.root, &sha)? {
         return Err(anyhow::anyhow!("revision {spec} ({}) has no index", &sha[..12]));
     }

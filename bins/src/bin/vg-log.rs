@@ -5,15 +5,15 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{anyhow, Result};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::ProgressBar;
 use vecgrep::embed::{Embedder, Profile};
 use vecgrep::history::{self, CommitFilter, GitRepo, LogObserver, LogQuery, Pieces};
 use vecgrep::project::admit_paths_lexically;
 use vecgrep::records::{write_record, CommitRecord};
 use vecgrep::store::{self, CommitStore};
 use vecgrep_bins::app::{
-    all_cores, cli_config, join_embedder, load_embedder, note, preload_query_embedder, resolve, run_main, Invocation,
-    EXIT_FOUND, EXIT_NOT_FOUND,
+    all_cores, cli_config, join_embedder, load_embedder, note, preload_query_embedder, progress_bar, resolve, run_main,
+    Invocation, EXIT_FOUND, EXIT_NOT_FOUND,
 };
 use vecgrep_bins::cli::LogCli;
 
@@ -98,8 +98,7 @@ fn log_as_it_is(inv: &Invocation) -> Result<Box<dyn CommitStore>> {
 /// Bring the commit log up to date with `history`, under the index's write lock.
 fn update(cli: &LogCli, inv: &Invocation, repo: &GitRepo, history: &[String]) -> Result<Box<dyn CommitStore>> {
     let quiet = inv.config.quiet;
-    let _lock =
-        store::lock_for_writing(&inv.root, &mut || note(TOOL, quiet, "waiting for another index run to finish"))?;
+    let _lock = store::lock_for_writing(&inv.root, &mut || note(TOOL, quiet, vecgrep::index::LOCK_WAIT))?;
     let mut store = store::open_log_for_writing(&inv.root, &mut |why| note(TOOL, quiet, why))?;
     let mut progress = Progress { quiet, bar: None };
     let config = inv.config.clone();
@@ -158,16 +157,8 @@ impl LogObserver for Progress {
         if self.quiet || !std::io::stderr().is_terminal() {
             return;
         }
-        let bar = self.bar.get_or_insert_with(|| {
-            let bar = ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr());
-            bar.set_style(
-                ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} commits ({elapsed}, eta {eta})")
-                    .unwrap_or_else(|_| ProgressStyle::default_bar())
-                    .progress_chars("=> "),
-            );
-            bar.set_prefix(format!("{TOOL}: indexing history"));
-            bar
-        });
+        let bar =
+            self.bar.get_or_insert_with(|| progress_bar(format!("{TOOL}: indexing history"), total as u64, "commits"));
         bar.set_position(done as u64);
     }
 }

@@ -3,6 +3,7 @@
 
 use anyhow::{anyhow, Result};
 
+use crate::project::is_under;
 use crate::store::CommitRow;
 
 /// What a commit must be to be searched; the default admits every commit.
@@ -36,14 +37,9 @@ impl CommitFilter {
             && self.author.as_ref().is_none_or(|a| {
                 commit.author.to_lowercase().contains(a.as_str()) || commit.email.to_lowercase().contains(a.as_str())
             })
-            && (self.paths.is_empty() || commit.paths.iter().any(|p| self.paths.iter().any(|f| under(p, f))))
+            && (self.paths.is_empty() || commit.paths.iter().any(|p| self.paths.iter().any(|f| is_under(p, f))))
             && !(self.within_root && commit.paths.is_empty())
     }
-}
-
-/// Whether root-relative `path` is `prefix` or under it (an empty prefix is the root).
-fn under(path: &str, prefix: &str) -> bool {
-    prefix.is_empty() || path == prefix || (path.starts_with(prefix) && path[prefix.len()..].starts_with('/'))
 }
 
 /// A time in one of git's date forms ("2 weeks ago", "yesterday",

@@ -18,7 +18,7 @@ pub use filter::{parse_date, CommitFilter};
 pub use git::{CommitData, GitRepo, MAX_PIECES_PER_COMMIT};
 pub use index::{update_log, LoadEmbedder, LogObserver, LogSummary};
 pub use rank::{search_log, CommitHit, LogQuery, MatchedLine, Pieces, MAX_MATCHED_LINES};
-pub use revision::{check_model, index_revision, indexed_revision, stored_by_prefix, RevisionRun};
+pub use revision::{check_model, index_revision, indexed_revision, resolve_revision, RevisionRun};
 
 /// A commit's author date as ISO 8601 with the author's offset
 /// (`2024-05-01T14:03:00+02:00`).

@@ -37,7 +37,7 @@ pub fn index_revision(
         return Ok(RevisionRun { sha, summary: None });
     }
     // The project's lock keeps two runs of one revision from writing its files at once.
-    let _lock = store::lock_for_writing(project, &mut || obs.note("waiting for another index run to finish"))?;
+    let _lock = store::lock_for_writing(project, &mut || obs.note(index::LOCK_WAIT))?;
     let root = store::revision_root(project, &sha);
     std::fs::create_dir_all(&root.path).map_err(|e| anyhow!("cannot create {}: {e}", root.path.display()))?;
     let written = repo.write_tree(&sha, &root.path, config.max_filesize);
@@ -100,13 +100,7 @@ fn run(
 /// still be a stored revision's sha or a prefix of one.
 pub fn indexed_revision(project: &ProjectRoot, spec: &str, model: &str) -> Result<String> {
     let stored = store::revisions(project)?;
-    let sha = match GitRepo::open(&project.path).and_then(|repo| repo.resolve_commit(spec)) {
-        Ok(sha) => sha,
-        Err(e) => match stored_by_prefix(&stored, spec) {
-            Some(sha) => sha,
-            None => return Err(e),
-        },
-    };
+    let sha = resolve_stored(project, &stored, spec)?;
     match stored.iter().find(|r| r.sha == sha) {
         Some(r) if r.complete => {
             let root = store::revision_root(project, &sha);
@@ -117,8 +111,22 @@ pub fn indexed_revision(project: &ProjectRoot, spec: &str, model: &str) -> Resul
     }
 }
 
+/// The sha `spec` names: what git resolves it to first, as a search does;
+/// a prefix of a stored revision's sha only when git knows no such name (a
+/// deleted branch, a tag since removed).
+pub fn resolve_revision(project: &ProjectRoot, spec: &str) -> Result<String> {
+    resolve_stored(project, &store::revisions(project)?, spec)
+}
+
+fn resolve_stored(project: &ProjectRoot, stored: &[store::Revision], spec: &str) -> Result<String> {
+    match GitRepo::open(&project.path).and_then(|repo| repo.resolve_commit(spec)) {
+        Ok(sha) => Ok(sha),
+        Err(e) => stored_by_prefix(stored, spec).ok_or(e),
+    }
+}
+
 /// The one stored revision whose sha starts with `prefix` (at least 4 hex digits).
-pub fn stored_by_prefix(stored: &[store::Revision], prefix: &str) -> Option<String> {
+fn stored_by_prefix(stored: &[store::Revision], prefix: &str) -> Option<String> {
     if prefix.len() < 4 || !prefix.bytes().all(|b| b.is_ascii_hexdigit()) {
         return None;
     }

@@ -130,7 +130,7 @@ pub fn run(
     obs: &mut dyn IndexObserver,
 ) -> Result<(IndexSummary, WalkedSet)> {
     let started = Instant::now();
-    let _lock = store::lock_for_writing(req.root, &mut || obs.note(WAITING))?;
+    let _lock = store::lock_for_writing(req.root, &mut || obs.note(LOCK_WAIT))?;
     // A damaged index, or one of another schema, is removed and started
     // again on open: that run rebuilds it as surely as `--reindex` does.
     let mut reopened = false;
@@ -174,7 +174,8 @@ pub fn run(
     Ok((summary, plan.walked))
 }
 
-const WAITING: &str = "waiting for another index run on this project to finish";
+/// What a writer says while another holds the project's write lock.
+pub const LOCK_WAIT: &str = "waiting for another index run on this project to finish";
 
 /// BlockingIndexMayWarnAndAbort: the user declined a run over more files
 /// than index_warn_threshold.
@@ -220,7 +221,7 @@ pub fn clear_cache(root: &ProjectRoot, obs: &mut dyn IndexObserver) -> Result<()
     if !root.data_dir().is_dir() {
         return Ok(());
     }
-    let _lock = store::lock_for_writing(root, &mut || obs.note(WAITING))?;
+    let _lock = store::lock_for_writing(root, &mut || obs.note(LOCK_WAIT))?;
     Ok(store::clear(root)?)
 }
 
