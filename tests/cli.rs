@@ -23,3 +23,4 @@ mod revisions;
 mod robust;
 mod root;
 mod serve;
+mod tiers;

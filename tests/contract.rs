@@ -97,6 +97,8 @@ struct StrictSummary {
     skipped: u64,
     errors: u64,
     holes: u64,
+    #[serde(default)]
+    pending: u64,
     rebuilt: bool,
     aborted: bool,
     seconds: f64,

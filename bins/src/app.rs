@@ -165,8 +165,26 @@ fn usage_error(tool: &str, e: clap::Error) -> ! {
 
 /// Embedders for `config` set up for indexing, loaded when first needed.
 pub fn embedder_pool(config: &ResolvedConfig) -> EmbedderPool {
+    let statics = static_loader(config);
     let config = config.clone();
-    EmbedderPool::new(move |threads| load_embedder(&config, Profile::Index, threads))
+    let pool = EmbedderPool::new(move |threads| load_embedder(&config, Profile::Index, threads));
+    match statics {
+        Some(loader) => pool.with_static(loader),
+        None => pool,
+    }
+}
+
+/// The static tier's table for the local model; None with a remote
+/// embedder, whose vectors a table distilled here would not match.
+pub fn static_loader(config: &ResolvedConfig) -> Option<vecgrep::index::StaticLoader> {
+    if config.embedder_source == EmbedderSource::Remote {
+        return None;
+    }
+    let model = config.embedder_model.clone();
+    Some(Box::new(move |distilling: &mut dyn FnMut()| {
+        let assets = vecgrep::embed::locate(&model)?;
+        vecgrep::embed::StaticModel::load(&assets, distilling)
+    }))
 }
 
 /// Threads a query model uses: all the cores, for the one text it embeds.

@@ -95,6 +95,9 @@ pub struct IndexConfigArgs {
     /// Characters of whole lines after a chunk that it carries too, the start of the next unit.
     #[arg(long, value_name = "NUM")]
     pub chunk_overlap: Option<usize>,
+    /// Index fast: give chunks static vectors (distilled once from the model; microseconds each) instead of the model's, and let each search embed with the model the best candidates still lacking its vector, keeping them in the index. Searchable in seconds on a large tree, at about the same quality for the searches made.
+    #[arg(long)]
+    pub static_tier: bool,
     /// Ask before indexing more than NUM new or changed files, when on a terminal; 0 never asks.
     #[arg(long, value_name = "NUM")]
     pub index_warn_threshold: Option<u64>,

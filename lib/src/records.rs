@@ -240,6 +240,10 @@ pub struct SummaryRecord {
     pub errors: u64,
     /// Chunks stored without a vector in this run (their embedding failed).
     pub holes: u64,
+    /// Chunks of this run given static vectors only (`static_tier`), for a
+    /// search to embed with the model when it needs them. Added within version 1.
+    #[serde(default)]
+    pub pending: u64,
     pub rebuilt: bool,
     pub aborted: bool,
     pub seconds: f64,
@@ -264,6 +268,7 @@ impl SummaryRecord {
             skipped: s.skipped,
             errors: s.errors,
             holes: s.holes,
+            pending: s.pending,
             rebuilt: s.rebuilt,
             aborted: s.aborted,
             seconds: (s.seconds * 1000.0).round() / 1000.0,

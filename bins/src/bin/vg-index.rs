@@ -127,6 +127,7 @@ fn print_stats(cli: &IndexCli, root: &vecgrep::project::ProjectRoot) -> anyhow::
         writeln!(out, "files:    {}", stats.files)?;
         writeln!(out, "chunks:   {}", stats.chunks)?;
         writeln!(out, "holes:    {}", stats.holes)?;
+        writeln!(out, "vectors:  {}", model_vectors(&stats))?;
         writeln!(out, "size:     {} ({} bytes)", human_bytes(stats.db_size_bytes), stats.db_size_bytes)?;
         match meta {
             Some(m) => {
@@ -222,4 +223,12 @@ fn human_bytes(n: u64) -> String {
     } else {
         format!("{v:.1} {}", UNITS[unit])
     }
+}
+
+/// How much of the index has the model's vectors: all of it after full
+/// runs, part of it with the static tier (searches embed what they need).
+fn model_vectors(stats: &vecgrep::store::IndexStats) -> String {
+    let with = stats.chunks - stats.holes.min(stats.chunks);
+    let share = if stats.chunks == 0 { 100.0 } else { 100.0 * with as f64 / stats.chunks as f64 };
+    format!("{with} of {} chunks have the model's vector ({share:.1}%)", stats.chunks)
 }

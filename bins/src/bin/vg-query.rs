@@ -80,7 +80,7 @@ fn search(
     let fired: Vec<String> = expansion.fired().iter().map(|c| c.name.clone()).collect();
     let request = SearchRequest { query, mode, scope, k, threshold, filter, expansion };
     let embedder = query_embedder.as_mut().map(|e| &mut **e as &mut dyn Embedder);
-    let hits = vecgrep::search::search(&*store, embedder, &request)?;
+    let hits = search_index(&*store, embedder, &request, inv, &searched)?;
     let judgement = cli.judge.then(|| vecgrep::judge::judge(query, mode, &hits));
     let mut out = std::io::stdout().lock();
     let found = !hits.is_empty();
@@ -98,6 +98,31 @@ fn search(
     } else {
         EXIT_NOT_FOUND
     })
+}
+
+/// The search, embedding on the way the best candidates that have static
+/// vectors only (the index's first tier) and keeping their vectors.
+fn search_index(
+    store: &dyn store::IndexReader,
+    embedder: Option<&mut dyn Embedder>,
+    request: &SearchRequest<'_>,
+    inv: &Invocation,
+    searched: &vecgrep::project::ProjectRoot,
+) -> Result<Vec<vecgrep::search::Hit>> {
+    let statics = match &embedder {
+        Some(_) if store.unembedded_count()? > 0 => vecgrep_bins::app::static_loader(&inv.config)
+            .map(|load| load(&mut || note(TOOL, inv.config.quiet, "distilling the static tier (once per model)")))
+            .transpose()?,
+        _ => None,
+    };
+    match (embedder, statics) {
+        (Some(embedder), Some(statics)) => {
+            let (hits, embedded) = vecgrep::search::search_filling(store, embedder, &statics, request)?;
+            vecgrep::index::keep_vectors(searched, &embedded)?;
+            Ok(hits)
+        }
+        (embedder, _) => vecgrep::search::search(store, embedder, request),
+    }
 }
 
 /// `--rev`: the revision's sha, indexed first unless `--no-index` (then it

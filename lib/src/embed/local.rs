@@ -28,6 +28,12 @@ pub struct LocalEmbedder {
     _mapped: Option<memmap2::Mmap>,
 }
 
+impl LocalEmbedder {
+    pub(super) fn tokenizer(&self) -> &tokenizers::Tokenizer {
+        &self.tokenizer
+    }
+}
+
 pub(super) fn load_tokenizer(assets: &Assets) -> Result<tokenizers::Tokenizer> {
     let path = assets.model_dir.join("tokenizer.json");
     let mut tokenizer = tokenizers::Tokenizer::from_file(&path)
@@ -100,6 +106,11 @@ impl LocalEmbedder {
     /// One text, unpadded: its attention mask is all ones.
     fn embed_one(&mut self, text: &str) -> Result<Vec<f32>> {
         let ids = self.encode(text)?;
+        self.embed_ids(ids)
+    }
+
+    /// The sentence vector of token ids already cut to the window.
+    pub(super) fn embed_ids(&mut self, ids: Vec<i64>) -> Result<Vec<f32>> {
         let width = ids.len().max(1);
         let mask = vec![1i64; width];
         let tensor =

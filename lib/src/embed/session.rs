@@ -163,10 +163,7 @@ fn remove_stale_caches(fresh: &Path) {
 /// directory to use. The name changes with the model file, the runtime
 /// library and the rewrite, so a stale cache is never read.
 fn model_cache(assets: &Assets) -> Option<PathBuf> {
-    let dir = match std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
-        Some(d) => PathBuf::from(d).join("vecgrep"),
-        None => PathBuf::from(std::env::var_os("HOME").filter(|h| !h.is_empty())?).join(".cache/vecgrep"),
-    };
+    let dir = cache_dir()?;
     let mut key = blake3::Hasher::new();
     // What `model::model_bytes` and ONNX Runtime make of the file, besides the file itself.
     super::model::fingerprint(&mut key);
@@ -180,6 +177,15 @@ fn model_cache(assets: &Assets) -> Option<PathBuf> {
     }
     std::fs::create_dir_all(&dir).ok()?;
     Some(dir.join(format!("model-{}.ort", &key.finalize().to_hex()[..16])))
+}
+
+/// vecgrep's cache directory (`$XDG_CACHE_HOME/vecgrep`, default
+/// `~/.cache/vecgrep`); None without a home to put it in.
+pub(super) fn cache_dir() -> Option<PathBuf> {
+    Some(match std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
+        Some(d) => PathBuf::from(d).join("vecgrep"),
+        None => PathBuf::from(std::env::var_os("HOME").filter(|h| !h.is_empty())?).join(".cache/vecgrep"),
+    })
 }
 
 /// Map the cached graph; Ok(None) when it is not there yet, Err when the

@@ -1,11 +1,12 @@
 //! The models an index run embeds with: one per core for a run with many
-//! files, one using every core for a run with a few.
+//! files, one using every core for a run with a few; and the static tier's
+//! table, which a run uses instead of the models unless it embeds fully.
 
 use std::sync::Arc;
 
 use anyhow::{anyhow, Result};
 
-use crate::embed::Embedder;
+use crate::embed::{Embedder, StaticModel};
 
 /// Runs with at least this many files to read embed on every core at once;
 /// smaller ones (one edited file) use one model on all cores instead, which
@@ -14,6 +15,21 @@ pub(super) const PARALLEL_FILES: usize = 8;
 
 /// Loads an embedder that may use `threads` threads.
 pub type ThreadedLoader = Arc<dyn Fn(usize) -> Result<Box<dyn Embedder>> + Send + Sync>;
+
+/// What a run says before distilling the static table (once per model).
+const DISTILLING: &str =
+    "distilling the static tier from the embedding model (once per model, about 15 s on two cores)";
+
+/// Loads the static tier's table; it calls its argument before distilling one.
+pub type StaticLoader = Box<dyn FnOnce(&mut dyn FnMut()) -> Result<StaticModel> + Send>;
+
+/// The static table: not asked for yet, loaded, or failed (said once, then
+/// runs embed fully).
+enum Statics {
+    Unloaded(StaticLoader),
+    Loaded(Arc<StaticModel>),
+    None,
+}
 
 /// The embedders of index runs: loaded only once something needs embedding,
 /// and kept for later runs (a server re-indexes every few seconds).
@@ -26,6 +42,7 @@ pub struct EmbedderPool {
     loader: ThreadedLoader,
     cores: usize,
     loaded: Vec<Box<dyn Embedder>>,
+    statics: Statics,
 }
 
 impl EmbedderPool {
@@ -38,7 +55,42 @@ impl EmbedderPool {
         loader: impl Fn(usize) -> Result<Box<dyn Embedder>> + Send + Sync + 'static,
         cores: usize,
     ) -> Self {
-        EmbedderPool { loader: Arc::new(loader), cores: cores.max(1), loaded: Vec::new() }
+        EmbedderPool { loader: Arc::new(loader), cores: cores.max(1), loaded: Vec::new(), statics: Statics::None }
+    }
+
+    /// The pool with the static tier: runs that do not embed fully give
+    /// chunks static vectors and leave the model's to searches and fills.
+    pub fn with_static(mut self, loader: StaticLoader) -> Self {
+        self.statics = Statics::Unloaded(loader);
+        self
+    }
+
+    /// Whether runs may use the static tier (its table may still fail to load).
+    pub(super) fn has_static(&self) -> bool {
+        !matches!(self.statics, Statics::None)
+    }
+
+    /// The static table, loaded (or distilled) at the first call; None when
+    /// the pool has none or it failed to load. `note` hears of a distilling
+    /// and of a failure, once.
+    pub(super) fn statics(&mut self, note: &mut dyn FnMut(&str)) -> Option<Arc<StaticModel>> {
+        if let Statics::Unloaded(loader) = std::mem::replace(&mut self.statics, Statics::None) {
+            match loader(&mut || note(DISTILLING)) {
+                Ok(model) => self.statics = Statics::Loaded(Arc::new(model)),
+                Err(e) => {
+                    note(&format!("the static tier is unavailable ({e:#}); embedding every chunk with the model"))
+                }
+            }
+        }
+        match &self.statics {
+            Statics::Loaded(model) => Some(Arc::clone(model)),
+            _ => None,
+        }
+    }
+
+    /// How many threads a static run over `files` files chunks on.
+    pub(super) fn static_threads(&self, files: usize) -> usize {
+        self.wanted(files)
     }
 
     fn wanted(&self, files: usize) -> usize {

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use anyhow::{anyhow, Result};
 
 use crate::chunk::{self, chunk_text, Chunk, Context};
-use crate::embed::{Embedder, MAX_TOKENS};
+use crate::embed::{Embedder, StaticModel, MAX_TOKENS};
 use crate::project::ProjectRoot;
 use crate::project::ResolvedConfig;
 use crate::project::{looks_binary, SkipReason, WalkedFile};
@@ -37,7 +37,10 @@ pub(super) enum Read {
 
 /// Read and hash one new or changed file: skip it, note that only its stat
 /// data changed, or hand its text on to be embedded.
-pub(super) fn read_file(f: &WalkedFile, previous: Option<&StoredFile>, config: &ResolvedConfig) -> Read {
+/// In a full run (`full`) a file with chunks still lacking the model's
+/// vector is read again to embed them; otherwise those are left to searches
+/// and fills.
+pub(super) fn read_file(f: &WalkedFile, previous: Option<&StoredFile>, config: &ResolvedConfig, full: bool) -> Read {
     let skip = |reason| Read::Done(Prepared::Skip(reason));
     let bytes = match std::fs::read(&f.abs) {
         Ok(b) => b,
@@ -58,7 +61,7 @@ pub(super) fn read_file(f: &WalkedFile, previous: Option<&StoredFile>, config: &
     let mtime_ns = std::fs::metadata(&f.abs).map(|m| crate::project::mtime_ns(&m)).unwrap_or(f.mtime_ns);
     let hash = blake3::hash(&bytes).as_bytes().to_vec();
     let state = FileState { size, mtime_ns, hash };
-    if previous.is_some_and(|p| p.state.hash == state.hash && p.holes == 0) {
+    if previous.is_some_and(|p| p.state.hash == state.hash && (p.holes == 0 || !full)) {
         return Read::Done(Prepared::Touch(state));
     }
     // Invalid UTF-8 (Latin-1 comments, say) is indexed with replacement characters.
@@ -69,11 +72,29 @@ pub(super) fn read_file(f: &WalkedFile, previous: Option<&StoredFile>, config: &
     Read::Embed(EmbedJob { rel: f.rel.clone(), state, text })
 }
 
+/// How a worker embeds: with the model (a full run), with the static
+/// table, or both; at least one of the two.
+pub(super) struct Embedding<'a> {
+    pub model: Option<&'a mut (dyn Embedder + 'static)>,
+    pub statics: Option<&'a StaticModel>,
+}
+
+impl Embedding<'_> {
+    fn count_tokens(&self, text: &str) -> usize {
+        match (&self.model, self.statics) {
+            (Some(m), _) => m.count_tokens(text),
+            (None, Some(s)) => s.count_tokens(text),
+            (None, None) => usize::MAX,
+        }
+    }
+}
+
 /// Chunk and embed one file's text. A chunk whose embedded text is already
-/// in the index, or earlier in the same file, takes that vector instead.
+/// in the index, or earlier in the same file, takes that vector instead;
+/// without the model, the others wait for a search or a fill.
 pub(super) fn chunk_and_embed(
     job: EmbedJob,
-    model: &mut dyn Embedder,
+    mut with: Embedding<'_>,
     known: Option<&KnownVectors>,
     size: usize,
     overlap: usize,
@@ -81,28 +102,43 @@ pub(super) fn chunk_and_embed(
     let mut chunks: Vec<Chunk> = Vec::new();
     if !job.text.trim().is_empty() {
         chunks = chunk_text(&job.text, chunk::Syntax::of_path(&job.rel), size, overlap, &|t| {
-            model.count_tokens(t) <= MAX_TOKENS
+            with.count_tokens(t) <= MAX_TOKENS
         });
     }
     let contexts = chunk::contexts(&job.rel, &job.text, &chunks);
     let embedded: Vec<String> =
         chunks.iter().zip(&contexts).map(|(c, ctx)| chunk::embedded_text(&ctx.around, &c.text)).collect();
     let embed_keys: Vec<[u8; 16]> = embedded.iter().map(|text| chunk::embed_key(text)).collect();
+    let statics: Vec<Option<Vec<f32>>> = embedded.iter().map(|t| with.statics.map(|s| s.embed(t))).collect();
+    let model = with.model.take().map(|m| m as &mut dyn Embedder);
     let found = vectors_for(model, &embedded, &embed_keys, known)?;
     let chunks = chunks
         .into_iter()
-        .zip(&contexts)
-        .zip(found.vectors)
+        .zip(contexts)
+        .zip(found.vectors.into_iter().zip(statics))
         .zip(embed_keys)
-        .map(|(((chunk, context), vector), embed_key)| chunk_write(chunk, context, vector, embed_key))
+        .map(|(((chunk, context), vectors), embed_key)| chunk_write(chunk, context, vectors, embed_key))
         .collect();
-    Ok(FileWrite { rel: job.rel, state: job.state, chunks, copied: found.copied, tokens: found.tokens })
+    Ok(FileWrite {
+        rel: job.rel,
+        state: job.state,
+        chunks,
+        copied: found.copied,
+        tokens: found.tokens,
+        pending: found.pending,
+    })
 }
 
 /// What the store keeps of one chunk.
-fn chunk_write(chunk: Chunk, context: &Context, vector: Option<Vec<f32>>, embed_key: [u8; 16]) -> ChunkWrite {
+fn chunk_write(
+    chunk: Chunk,
+    context: Context,
+    (vector, static_vector): (Option<Vec<f32>>, Option<Vec<f32>>),
+    embed_key: [u8; 16],
+) -> ChunkWrite {
     let words = crate::terms::chunk_words(&chunk.text, &context.words());
-    ChunkWrite { chunk, vector, embed_key, names: context.names.join(" "), words }
+    let names = context.names.join(" ");
+    ChunkWrite { chunk, vector, static_vector, around: context.around, embed_key, names, words }
 }
 
 /// The vectors of a file's chunks and how they were had.
@@ -113,13 +149,15 @@ struct Found {
     copied: u64,
     /// Tokens the model was given.
     tokens: u64,
+    /// Left without the model's vector for later (no model in this run).
+    pending: u64,
 }
 
 /// A vector for each of `embedded` (a file's chunks as the model sees them,
 /// named by `keys`): the index's when it has one, an earlier chunk's with
 /// the same text, or the model's.
 fn vectors_for(
-    model: &mut dyn Embedder,
+    model: Option<&mut dyn Embedder>,
     embedded: &[String],
     keys: &[[u8; 16]],
     known: Option<&KnownVectors>,
@@ -141,16 +179,23 @@ fn vectors_for(
     }
     let mut copied = (embedded.len() - to_embed.len() - repeats.len()) as u64;
     let texts: Vec<&str> = to_embed.iter().map(|&i| embedded[i].as_str()).collect();
-    // What the model sees: longer texts are cut to its window.
-    let tokens = texts.iter().map(|t| model.count_tokens(t).min(MAX_TOKENS) as u64).sum();
-    for (i, v) in to_embed.into_iter().zip(embed_chunks(model, &texts)?) {
-        vectors[i] = v;
+    let (mut tokens, mut pending) = (0, 0);
+    match model {
+        Some(model) => {
+            // What the model sees: longer texts are cut to its window.
+            tokens = texts.iter().map(|t| model.count_tokens(t).min(MAX_TOKENS) as u64).sum();
+            for (i, v) in to_embed.into_iter().zip(embed_chunks(model, &texts)?) {
+                vectors[i] = v;
+            }
+        }
+        None => pending = to_embed.len() as u64,
     }
     for (i, earlier) in repeats {
         vectors[i] = vectors[earlier].clone();
         copied += vectors[i].is_some() as u64;
+        pending += vectors[i].is_none() as u64;
     }
-    Ok(Found { vectors, copied, tokens })
+    Ok(Found { vectors, copied, tokens, pending })
 }
 
 /// The vectors already in the index, or in another index of the project

@@ -26,7 +26,7 @@ mod pipeline;
 mod plan;
 mod workers;
 
-pub use embedders::{EmbedderPool, ThreadedLoader};
+pub use embedders::{EmbedderPool, StaticLoader, ThreadedLoader};
 
 /// What became of one file in a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -91,6 +91,9 @@ pub struct IndexSummary {
     pub errors: u64,
     /// Chunks stored without a vector (their embedding failed).
     pub holes: u64,
+    /// Chunks of this run stored with a static vector only, left for a
+    /// search or a fill to embed with the model (the static tier).
+    pub pending: u64,
     /// The user declined a large index run; nothing was changed.
     pub aborted: bool,
     /// The observer cancelled the run after the file in hand: what was
@@ -160,7 +163,7 @@ pub fn run(
     }
     obs.planned(walked.files.len(), plan.work.len());
     if rebuild.needed {
-        if !plan.work.is_empty() {
+        if !plan.work.is_empty() && (!req.config.static_tier || !embedders.has_static()) {
             embedders.load_for(plan.work.len())?;
         }
         store.reset(&rebuild.wanted)?;
@@ -172,6 +175,18 @@ pub fn run(
     summary.cancelled = stopped;
     summary.seconds = started.elapsed().as_secs_f64();
     Ok((summary, plan.walked))
+}
+
+/// Store the model's vectors a search embedded on the way (the static
+/// tier), so that no chunk is embedded twice. Best effort and never a
+/// wait: while an index run holds the project's lock they are dropped (the
+/// next search or fill embeds them again). Returns how many were stored.
+pub fn keep_vectors(root: &ProjectRoot, vectors: &[(store::ChunkId, Vec<f32>)]) -> Result<u64> {
+    if vectors.is_empty() {
+        return Ok(0);
+    }
+    let Some(_lock) = store::try_lock_for_writing(root)? else { return Ok(0) };
+    Ok(store::open_in_place(root)?.set_vectors(vectors)?)
 }
 
 /// What a writer says while another holds the project's write lock.
@@ -205,7 +220,7 @@ fn remove(
 /// After the last batch: tidy the word index if the run changed it, and
 /// record whether every stored file has been checked for generated content.
 fn finish(store: &mut dyn IndexWriter, req: &IndexRequest<'_>, summary: &IndexSummary, stopped: bool) -> Result<()> {
-    if summary.embedded + summary.copied + summary.removed > 0 {
+    if summary.embedded + summary.copied + summary.pending + summary.removed > 0 {
         store.compact_words()?;
     }
     if req.config.include_generated {

@@ -41,6 +41,7 @@ pub(super) fn embed_and_write(
 ) -> Result<bool> {
     let (summary, obs) = run;
     let mut pipeline = Pipeline {
+        full: !req.config.static_tier || !embedders.has_static(),
         req,
         work,
         stored,
@@ -63,6 +64,9 @@ pub(super) fn embed_and_write(
 
 struct Pipeline<'a, 'w> {
     req: &'a IndexRequest<'a>,
+    /// Every chunk gets the model's vector in this run; otherwise chunks get
+    /// static vectors and the model's only when one is known already.
+    full: bool,
     work: &'a [&'w WalkedFile],
     stored: &'a HashMap<String, StoredFile>,
     workers: Option<Workers>,
@@ -114,13 +118,13 @@ impl Pipeline<'_, '_> {
                 break;
             }
             let f = self.work[self.next_read];
-            match read_file(f, self.stored.get(&f.rel), self.req.config) {
+            match read_file(f, self.stored.get(&f.rel), self.req.config, self.full) {
                 Read::Done(prepared) => {
                     self.ready.insert(self.next_read, prepared);
                 }
                 Read::Embed(job) => {
                     if self.workers.is_none() {
-                        self.workers = Some(self.start_workers(store, embedders)?);
+                        self.workers = Some(self.start_workers(store, embedders, obs)?);
                     }
                     self.workers.as_ref().expect("started").send(self.next_read, job)?;
                     self.in_flight += 1;
@@ -131,14 +135,30 @@ impl Pipeline<'_, '_> {
         Ok(())
     }
 
-    /// The embedder threads, with the models the rest of the run needs.
-    fn start_workers(&self, store: &mut dyn IndexWriter, embedders: &mut EmbedderPool) -> Result<Workers> {
-        let taken = embedders.take(self.work.len() - self.next_read)?;
+    /// The embedder threads, with the models the rest of the run needs, or
+    /// in a static run the static table (a full run needs no static
+    /// vectors: its chunks have the model's).
+    fn start_workers(
+        &self,
+        store: &mut dyn IndexWriter,
+        embedders: &mut EmbedderPool,
+        obs: &mut dyn IndexObserver,
+    ) -> Result<Workers> {
+        let files = self.work.len() - self.next_read;
+        let known = KnownVectors::open(self.req.root, &self.req.config.embedder_model);
+        if !self.full {
+            if let Some(statics) = embedders.statics(&mut |m| obs.note(m)) {
+                store.set_dims(statics.dims())?;
+                let threads = embedders.static_threads(files);
+                return Ok(Workers::start((0..threads).map(|_| None).collect(), Some(statics), known, self.req.config));
+            }
+        }
+        let taken = embedders.take(files)?;
         if let Err(e) = check_dims(store, &taken) {
             embedders.give_back(taken);
             return Err(e);
         }
-        Ok(Workers::start(taken, KnownVectors::open(self.req.root, &self.req.config.embedder_model), self.req.config))
+        Ok(Workers::start(taken.into_iter().map(Some).collect(), None, known, self.req.config))
     }
 
     /// Account for and batch the files ready in the walk's order.
@@ -252,7 +272,8 @@ fn record(
             let holes = write.holes();
             summary.files += 1;
             summary.chunks += n;
-            summary.embedded += n - holes - write.copied;
+            summary.embedded += n - holes - write.pending - write.copied;
+            summary.pending += write.pending;
             summary.copied += write.copied;
             summary.tokens += write.tokens;
             summary.holes += holes;

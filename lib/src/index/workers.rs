@@ -7,22 +7,24 @@ use std::thread::JoinHandle;
 
 use anyhow::{anyhow, Result};
 
-use super::file::{chunk_and_embed, EmbedJob, KnownVectors};
-use crate::embed::Embedder;
+use super::file::{chunk_and_embed, EmbedJob, Embedding, KnownVectors};
+use crate::embed::{Embedder, StaticModel};
 use crate::project::ResolvedConfig;
 use crate::store::FileWrite;
 
-/// Embedder threads, each owning a model, taking jobs from one queue.
+/// Embedder threads, each owning a model (none in a static run), taking
+/// jobs from one queue.
 pub(super) struct Workers {
     pub count: usize,
     jobs: Option<mpsc::Sender<(usize, EmbedJob)>>,
     results: mpsc::Receiver<(usize, Result<FileWrite>)>,
-    handles: Vec<JoinHandle<Box<dyn Embedder>>>,
+    handles: Vec<JoinHandle<Option<Box<dyn Embedder>>>>,
 }
 
 impl Workers {
     pub(super) fn start(
-        embedders: Vec<Box<dyn Embedder>>,
+        embedders: Vec<Option<Box<dyn Embedder>>>,
+        statics: Option<Arc<StaticModel>>,
         known: Option<Arc<KnownVectors>>,
         config: &ResolvedConfig,
     ) -> Workers {
@@ -34,13 +36,15 @@ impl Workers {
             .into_iter()
             .map(|mut embedder| {
                 let (jobs, results, known) = (Arc::clone(&job_rx), result_tx.clone(), known.clone());
+                let statics = statics.clone();
                 let (size, overlap) = (config.chunk_size, config.chunk_overlap);
                 std::thread::spawn(move || {
                     loop {
                         // The lock is held only to take a job, not while embedding it.
                         let next = jobs.lock().map_err(|_| ()).and_then(|rx| rx.recv().map_err(|_| ()));
                         let Ok((index, job)) = next else { break };
-                        let write = chunk_and_embed(job, &mut *embedder, known.as_deref(), size, overlap);
+                        let with = Embedding { model: embedder.as_deref_mut(), statics: statics.as_deref() };
+                        let write = chunk_and_embed(job, with, known.as_deref(), size, overlap);
                         if results.send((index, write)).is_err() {
                             break;
                         }
@@ -66,6 +70,6 @@ impl Workers {
     /// Stop taking jobs and hand the models back.
     pub(super) fn finish(mut self) -> Vec<Box<dyn Embedder>> {
         drop(self.jobs.take());
-        self.handles.drain(..).filter_map(|h| h.join().ok()).collect()
+        self.handles.drain(..).filter_map(|h| h.join().ok().flatten()).collect()
     }
 }

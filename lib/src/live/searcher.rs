@@ -94,8 +94,9 @@ impl Searcher {
             (vector, lexical)
         });
         let (vector, lexical) = (vector?, lexical?);
-        let ranking = search::Ranking { vectors: vectors.as_deref(), vector: vector.as_deref(), lexical };
-        search::search_embedded(store, ranking, request)
+        let mut ranking =
+            search::Ranking { vectors: vectors.as_deref(), vector: vector.as_deref(), lexical, filling: None };
+        search::search_embedded(store, &mut ranking, request)
     }
 
     /// The best hits for `request` in the index of a git revision
@@ -110,8 +111,8 @@ impl Searcher {
             None
         };
         let request = request.clone().narrowed(&*store)?;
-        let ranking = search::Ranking { vectors: None, vector: vector.as_deref(), lexical: None };
-        search::search_embedded(&*store, ranking, &request)
+        let mut ranking = search::Ranking { vector: vector.as_deref(), ..search::Ranking::default() };
+        search::search_embedded(&*store, &mut ranking, &request)
     }
 
     /// The vectors of the index as it is now: those in memory if the index

@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 
+use super::fill::{fill_semantic, Candidates};
 use super::lexical;
 use super::names::{score_chunks, QueryWords};
 use super::vectors::VectorTable;
@@ -56,13 +57,13 @@ pub(super) struct Sides<'a> {
 /// least `threshold` and at most `k * JOIN_SPARE` of them.
 pub(super) fn scored_candidates(
     store: &dyn IndexReader,
-    ranking: &Ranking<'_>,
+    ranking: &mut Ranking<'_>,
     sides: &Sides<'_>,
     request: &SearchRequest<'_>,
-) -> Result<Vec<(ChunkId, f32)>, StoreError> {
+) -> anyhow::Result<Vec<(ChunkId, f32)>> {
     let (k, scope) = (request.k, &request.scope);
     let pool = k.max(CANDIDATE_POOL);
-    let semantic = match (sides.vector, ranking.vectors) {
+    let mut semantic = match (sides.vector, ranking.vectors) {
         (Some(v), Some(table)) => table.ranking(v, scope, pool),
         (Some(v), None) => store.nearest_chunks(v, scope, pool)?,
         (None, _) => Vec::new(),
@@ -72,6 +73,12 @@ pub(super) fn scored_candidates(
         (Some(expr), None) => lexical::word_ranking(store, expr, scope, pool, ranking.vectors)?,
         (None, _) => Vec::new(),
     };
+    if let (Some(vector), Some(filling)) = (sides.vector, ranking.filling.as_mut()) {
+        let query = request.words()?;
+        let candidates =
+            Candidates { query: &query, vector, lexical: &lexical, names: sides.names.as_ref(), scope, pool };
+        semantic = fill_semantic(store, filling, semantic, &candidates)?;
+    }
     let mut scored = match (sides.vector, sides.words.is_some()) {
         (Some(vector), true) => {
             let fused = fused_ranking(store, &semantic, &lexical, sides.names.as_ref())?;

@@ -11,6 +11,7 @@
 //! the same in hybrid and semantic mode. In lexical mode no model is loaded
 //! and `score` is BM25 mapped onto 0..1 (`lexical::bm25_score`).
 
+mod fill;
 mod filter;
 mod fusion;
 mod join;
@@ -20,12 +21,13 @@ mod vectors;
 
 use anyhow::{anyhow, Context, Result};
 
+pub use fill::{Filling, LAZY_CANDIDATES};
 pub use filter::{parse_when, FileFilter};
 pub use join::MAX_JOINED_LINES;
 pub use vectors::VectorTable;
 
 use crate::concepts::Expansion;
-use crate::embed::Embedder;
+use crate::embed::{Embedder, StaticModel};
 use crate::project::SearchMode;
 use crate::store::{ChunkId, IndexReader, Scope};
 
@@ -89,8 +91,28 @@ pub fn search(
 ) -> Result<Vec<Hit>> {
     let vector = embed_query(embedder, request)?;
     let request = request.clone().narrowed(store)?;
-    let ranking = Ranking { vectors: None, vector: vector.as_deref(), lexical: None };
-    search_embedded(store, ranking, &request)
+    let mut ranking = Ranking { vector: vector.as_deref(), ..Ranking::default() };
+    search_embedded(store, &mut ranking, &request)
+}
+
+/// A chunk embedded on the way, with the model's vector.
+pub type Embedded = (ChunkId, Vec<f32>);
+
+/// `search` on an index that may hold chunks with static vectors only: the
+/// best candidates among them are embedded with `embedder` (the query's
+/// model) on the way and returned beside the hits, for the caller to store.
+pub fn search_filling(
+    store: &dyn IndexReader,
+    embedder: &mut dyn Embedder,
+    statics: &StaticModel,
+    request: &SearchRequest<'_>,
+) -> Result<(Vec<Hit>, Vec<Embedded>)> {
+    let vector = embed_query(Some(&mut *embedder), request)?;
+    let request = request.clone().narrowed(store)?;
+    let filling = Filling { statics, embedder, embedded: Vec::new() };
+    let mut ranking = Ranking { vector: vector.as_deref(), filling: Some(filling), ..Ranking::default() };
+    let hits = search_embedded(store, &mut ranking, &request)?;
+    Ok((hits, ranking.filling.map(|f| f.embedded).unwrap_or_default()))
 }
 
 /// What a search ranks by, worked out before the search proper so that a
@@ -103,6 +125,9 @@ pub struct Ranking<'a> {
     pub vector: Option<&'a [f32]>,
     /// The lexical ranking (`lexical_ranking`), if it was already run.
     pub lexical: Option<Vec<(ChunkId, f64)>>,
+    /// Embed the best candidates that lack the model's vector (the static
+    /// tier); without it such chunks are not on the semantic side.
+    pub filling: Option<Filling<'a>>,
 }
 
 /// The lexical side of a search on its own: chunks by BM25, best first, as
@@ -142,7 +167,11 @@ pub fn embed_query(embedder: Option<&mut dyn Embedder>, request: &SearchRequest<
 
 /// The search itself, given what `Ranking` says was worked out already and
 /// a request narrowed already (`narrowed`).
-pub fn search_embedded(store: &dyn IndexReader, ranking: Ranking<'_>, request: &SearchRequest<'_>) -> Result<Vec<Hit>> {
+pub fn search_embedded(
+    store: &dyn IndexReader,
+    ranking: &mut Ranking<'_>,
+    request: &SearchRequest<'_>,
+) -> Result<Vec<Hit>> {
     debug_assert!(request.filter.is_empty(), "narrow the request first");
     let query = request.words()?;
     let mode = request.mode;
@@ -160,7 +189,7 @@ pub fn search_embedded(store: &dyn IndexReader, ranking: Ranking<'_>, request: &
     };
     // One snapshot for all the questions below, whatever a writer commits meanwhile.
     let snapshot = store.snapshot()?;
-    let scored = fusion::scored_candidates(store, &ranking, &sides, request)?;
+    let scored = fusion::scored_candidates(store, ranking, &sides, request)?;
     let mut hits = join::collect_hits(store, &scored, request.k)?;
     snapshot.finish()?;
     if !request.expansion.is_empty() {

@@ -56,3 +56,22 @@ pub fn lock_for_writing(root: &ProjectRoot, waiting: &mut dyn FnMut()) -> Result
     }
     Ok(WriteLock { _file: file })
 }
+
+/// Take the write lock if no other writer holds it; None when one does.
+/// For writes worth making only when they cost no wait (a search storing
+/// the vectors it embedded on the way).
+pub fn try_lock_for_writing(root: &ProjectRoot) -> Result<Option<WriteLock>, StoreError> {
+    let dir = ensure_data_dir(root)?;
+    let path = dir.join("index.lock");
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| StoreError::File { action: "open", path: path.clone(), source: e.into() })?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(WriteLock { _file: file })),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(source)) => Err(StoreError::Lock { path, source }),
+    }
+}

@@ -21,7 +21,7 @@ mod revisions;
 mod sqlite;
 
 pub use commits::{CommitRow, CommitStore, CommitWrite, PieceKind, PieceRef, PieceWrite, StoredCommit, StoredPiece};
-pub use lock::{ensure_data_dir, lock_for_writing, WriteLock};
+pub use lock::{ensure_data_dir, lock_for_writing, try_lock_for_writing, WriteLock};
 pub use revisions::{
     forget_revision, mark_complete, related_roots, remove_revision_files, revision_root, revisions, Revision,
 };
@@ -61,8 +61,13 @@ pub struct StoredFile {
 #[derive(Clone, Debug)]
 pub struct ChunkWrite {
     pub chunk: Chunk,
-    /// None marks a hole: the chunk's embedding failed.
+    /// The model's vector; None until the chunk is embedded (the static
+    /// tier leaves it to searches and fills) or when its embedding failed.
     pub vector: Option<Vec<f32>>,
+    /// The static tier's vector (`embed::StaticModel`), when the run had one.
+    pub static_vector: Option<Vec<f32>>,
+    /// What the chunk is embedded with besides its text (`chunk::embedded_text`).
+    pub around: String,
     /// `chunk::embed_key` of what was embedded, by which later runs find its vector.
     pub embed_key: [u8; 16],
     /// The chunk's own names (`chunk::Context::names`), space-separated.
@@ -82,12 +87,15 @@ pub struct FileWrite {
     pub copied: u64,
     /// Tokens given to the model for the rest.
     pub tokens: u64,
+    /// Chunks left without the model's vector on purpose (the static tier),
+    /// for a search or a fill to embed.
+    pub pending: u64,
 }
 
 impl FileWrite {
-    /// Chunks stored without a vector.
+    /// Chunks stored without the model's vector because embedding failed.
     pub fn holes(&self) -> u64 {
-        self.chunks.iter().filter(|c| c.vector.is_none()).count() as u64
+        self.chunks.iter().filter(|c| c.vector.is_none()).count() as u64 - self.pending
     }
 }
 
@@ -96,8 +104,18 @@ impl FileWrite {
 pub struct IndexStats {
     pub files: u64,
     pub chunks: u64,
+    /// Chunks without the model's vector: awaiting it (the static tier) or
+    /// refused by the embedder.
     pub holes: u64,
     pub db_size_bytes: u64,
+}
+
+/// A chunk that lacks the model's vector, as the model would be given it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unembedded {
+    pub id: ChunkId,
+    /// `chunk::embedded_text` of its context and text.
+    pub text: String,
 }
 
 /// A stored chunk as a search returns it.
@@ -282,13 +300,24 @@ pub trait IndexReader: Send {
     /// Chunks in scope by cosine similarity to `query`, best first, at most
     /// `limit`; equal scores in path and line order. Holes are never candidates.
     fn nearest_chunks(&self, query: &[f32], scope: &Scope, limit: usize) -> Result<Vec<(ChunkId, f32)>, StoreError>;
+    /// Chunks in scope by cosine similarity of their static vectors to
+    /// `query` (a static vector too), best first, at most `limit`, whether
+    /// or not they have the model's vector.
+    fn nearest_static(&self, query: &[f32], scope: &Scope, limit: usize) -> Result<Vec<(ChunkId, f32)>, StoreError>;
+    /// How many chunks lack the model's vector.
+    fn unembedded_count(&self) -> Result<u64, StoreError>;
+    /// Those of `ids` that lack the model's vector, with what to embed.
+    fn unembedded(&self, ids: &[ChunkId]) -> Result<Vec<Unembedded>, StoreError>;
+    /// Up to `limit` chunks lacking the model's vector, in id order after
+    /// `after`, for a fill to embed.
+    fn next_unembedded(&self, after: ChunkId, limit: usize) -> Result<Vec<Unembedded>, StoreError>;
     /// The cosine similarity of one chunk's vector to `query`; None for a hole or a chunk gone.
     fn cosine(&self, id: ChunkId, query: &[f32]) -> Result<Option<f32>, StoreError>;
     /// The `limit` chunks whose words best match the full-text expression
     /// `expr` (`search::lexical::match_expression`), by BM25 (more negative
     /// is better), best first, in any scope and holes included.
     fn best_word_matches(&self, expr: &str, limit: usize) -> Result<Vec<(ChunkId, f64)>, StoreError>;
-    /// File and first line of each chunk in `ids` that has a vector.
+    /// File and first line of each chunk in `ids` still in the index.
     fn places(&self, ids: &[ChunkId]) -> Result<HashMap<ChunkId, (String, usize)>, StoreError>;
     /// A chunk's own names as stored (space-separated); None for a chunk gone.
     fn chunk_names(&self, id: ChunkId) -> Result<Option<String>, StoreError>;
@@ -325,6 +354,10 @@ pub trait IndexWriter: IndexReader {
         touches: &[(String, FileState)],
         removals: &[String],
     ) -> Result<(), StoreError>;
+    /// Store the model's vectors of chunks that lacked them (embedded by a
+    /// search or a fill); a chunk replaced meanwhile is left alone. Returns
+    /// how many were stored.
+    fn set_vectors(&mut self, vectors: &[(ChunkId, Vec<f32>)]) -> Result<u64, StoreError>;
     /// Tidy the word index after a run that changed it.
     fn compact_words(&self) -> Result<(), StoreError>;
     /// Keep `job` (replacing what was kept under its id). Rebuilding the

@@ -242,7 +242,7 @@ fn blob_floats(blob: &[u8]) -> impl Iterator<Item = f32> + '_ {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{ChunkWrite, FileState, FileWrite, IndexMeta, IndexWriter};
+    use crate::store::{ChunkId, ChunkWrite, FileState, FileWrite, IndexMeta, IndexReader, IndexWriter, Scope};
 
     /// A new index in `dir`, reset as vg-index would leave it.
     pub(super) fn empty_store(dir: &Path) -> SqliteIndex {
@@ -289,6 +289,8 @@ mod tests {
             .map(|(i, n)| ChunkWrite {
                 chunk: crate::chunk::Chunk { start_line: i + 1, end_line: i + 1, text: words.to_string() },
                 vector: Some(vec![1.0; crate::embed::DIMS]),
+                static_vector: Some(vec![1.0; crate::embed::DIMS]),
+                around: String::new(),
                 embed_key: [0; 16],
                 names: n.to_string(),
                 words: crate::terms::chunk_words(words, ""),
@@ -300,7 +302,41 @@ mod tests {
             chunks,
             copied: 0,
             tokens: 0,
+            pending: 0,
         }
+    }
+
+    #[test]
+    fn chunks_without_the_models_vector_are_found_by_static_vectors_and_filled_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = empty_store(dir.path());
+        let axis = |i: usize| {
+            let mut v = vec![0.0; crate::embed::DIMS];
+            v[i] = 1.0;
+            v
+        };
+        let mut write = file_with_names("a.py", &["one", "two"], "body");
+        write.chunks[0].around = "class A:".into();
+        for (i, c) in write.chunks.iter_mut().enumerate() {
+            c.vector = None;
+            c.static_vector = Some(axis(i));
+        }
+        write.pending = 2;
+        store.write_batch(&[write], &[], &[]).unwrap();
+        assert_eq!((store.unembedded_count().unwrap(), store.stats().unwrap().holes), (2, 2));
+        let ids: Vec<ChunkId> =
+            store.nearest_static(&axis(1), &Scope::default(), 10).unwrap().into_iter().map(|r| r.0).collect();
+        assert_eq!(ids.len(), 2);
+        assert!(store.nearest_chunks(&axis(1), &Scope::default(), 10).unwrap().is_empty(), "no model vectors yet");
+        let waiting = store.unembedded(&ids).unwrap();
+        assert_eq!(waiting.iter().map(|u| u.text.as_str()).collect::<Vec<_>>(), ["\nbody", "class A:\nbody"]);
+        let generation = store.generation().unwrap();
+        assert_eq!(store.set_vectors(&[(ids[0], axis(3))]).unwrap(), 1);
+        assert!(store.generation().unwrap() > generation, "readers holding vectors see the change");
+        assert_eq!(store.set_vectors(&[(ids[0], axis(4))]).unwrap(), 0, "a chunk is filled once");
+        assert_eq!(store.nearest_chunks(&axis(3), &Scope::default(), 10).unwrap(), [(ids[0], 1.0)]);
+        assert_eq!(store.next_unembedded(0, 10).unwrap().iter().map(|u| u.id).collect::<Vec<_>>(), [ids[1]]);
+        assert_eq!(store.unembedded_count().unwrap(), 1);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use rusqlite::{params, OptionalExtension};
 use super::{blob_floats, vector_to_blob, SqliteIndex};
 use crate::store::{
     ChunkId, IndexJob, IndexMeta, IndexReader, IndexStats, Scope, Snapshot, StoreError, StoredChunk, StoredFile,
-    VectorRow,
+    Unembedded, VectorRow,
 };
 
 impl IndexReader for SqliteIndex {
@@ -85,38 +85,58 @@ impl IndexReader for SqliteIndex {
     }
 
     fn nearest_chunks(&self, query: &[f32], scope: &Scope, limit: usize) -> Result<Vec<(ChunkId, f32)>, StoreError> {
-        let mut values: Vec<rusqlite::types::Value> = vec![vector_to_blob(query).into()];
-        let mut sql = String::from(
-            "SELECT c.id, f.path, 1.0 - vec_distance_cosine(c.embedding, ?1) AS score
-             FROM chunks c JOIN files f ON f.id = c.file_id
-             WHERE c.embedding IS NOT NULL",
-        );
-        sql.push_str(&scope_clause(scope, &mut values));
-        sql.push_str(" ORDER BY score DESC, f.path, c.start_line");
-        // With a file list, rows outside it are skipped here, so SQL cannot stop at `limit`.
-        if scope.files.is_none() {
-            sql.push_str(&format!(" LIMIT {limit}"));
-        }
-        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.damaged(e))?;
-        let mut rows = stmt.query(rusqlite::params_from_iter(values)).map_err(|e| self.damaged(e))?;
-        let mut out = Vec::with_capacity(limit.min(1024));
-        while let Some(row) = rows.next().map_err(|e| self.damaged(e))? {
-            if out.len() >= limit {
-                break;
+        self.nearest_by("embedding", query, scope, limit)
+    }
+
+    fn nearest_static(&self, query: &[f32], scope: &Scope, limit: usize) -> Result<Vec<(ChunkId, f32)>, StoreError> {
+        self.nearest_by("static_embedding", query, scope, limit)
+    }
+
+    fn unembedded_count(&self) -> Result<u64, StoreError> {
+        self.conn
+            .query_row("SELECT count(*) FROM chunks WHERE embedding IS NULL", [], |r| r.get::<_, i64>(0))
+            .map(|n| n as u64)
+            .map_err(|e| self.damaged(e))
+    }
+
+    fn unembedded(&self, ids: &[ChunkId]) -> Result<Vec<Unembedded>, StoreError> {
+        let mut find = self
+            .conn
+            .prepare_cached("SELECT around, text FROM chunks WHERE id = ?1 AND embedding IS NULL")
+            .map_err(|e| self.damaged(e))?;
+        let mut out = Vec::new();
+        for &id in ids {
+            let row = find
+                .query_row([id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+                .optional()
+                .map_err(|e| self.damaged(e))?;
+            if let Some((around, text)) = row {
+                out.push(Unembedded { id, text: crate::chunk::embedded_text(&around, &text) });
             }
-            if let Some(files) = &scope.files {
-                if !files.contains(row.get_ref(1)?.as_str().map_err(rusqlite::Error::from)?) {
-                    continue;
-                }
-            }
-            out.push((row.get(0)?, row.get::<_, f64>(2)? as f32));
         }
         Ok(out)
     }
 
+    fn next_unembedded(&self, after: ChunkId, limit: usize) -> Result<Vec<Unembedded>, StoreError> {
+        self.conn
+            .prepare_cached(
+                "SELECT id, around, text FROM chunks WHERE embedding IS NULL AND id > ?1 ORDER BY id LIMIT ?2",
+            )
+            .and_then(|mut s| {
+                s.query_map(params![after, limit as i64], |r| {
+                    let (around, text): (String, String) = (r.get(1)?, r.get(2)?);
+                    Ok(Unembedded { id: r.get(0)?, text: crate::chunk::embedded_text(&around, &text) })
+                })
+                .and_then(|rows| rows.collect())
+            })
+            .map_err(|e| self.damaged(e))
+    }
+
     fn cosine(&self, id: ChunkId, query: &[f32]) -> Result<Option<f32>, StoreError> {
         self.conn
-            .prepare_cached("SELECT 1.0 - vec_distance_cosine(embedding, ?2) FROM chunks WHERE id = ?1")
+            .prepare_cached(
+                "SELECT 1.0 - vec_distance_cosine(embedding, ?2) FROM chunks WHERE id = ?1 AND embedding IS NOT NULL",
+            )
             .and_then(|mut s| s.query_row(params![id, vector_to_blob(query)], |r| r.get::<_, f64>(0)).optional())
             .map(|c| c.map(|c| c as f32))
             .map_err(|e| self.damaged(e))
@@ -141,7 +161,7 @@ impl IndexReader for SqliteIndex {
             .conn
             .prepare_cached(
                 "SELECT f.path, c.start_line FROM chunks c JOIN files f ON f.id = c.file_id
-                 WHERE c.id = ?1 AND c.embedding IS NOT NULL",
+                 WHERE c.id = ?1",
             )
             .map_err(|e| self.damaged(e))?;
         for &id in ids {
@@ -243,6 +263,45 @@ impl IndexReader for SqliteIndex {
 
     fn index_job(&self, id: &str) -> Result<Option<IndexJob>, StoreError> {
         self.job(id)
+    }
+}
+
+impl SqliteIndex {
+    /// Chunks in scope by cosine similarity of `column` (a vector column) to `query`.
+    fn nearest_by(
+        &self,
+        column: &str,
+        query: &[f32],
+        scope: &Scope,
+        limit: usize,
+    ) -> Result<Vec<(ChunkId, f32)>, StoreError> {
+        let mut values: Vec<rusqlite::types::Value> = vec![vector_to_blob(query).into()];
+        let mut sql = format!(
+            "SELECT c.id, f.path, 1.0 - vec_distance_cosine(c.{column}, ?1) AS score
+             FROM chunks c JOIN files f ON f.id = c.file_id
+             WHERE c.{column} IS NOT NULL"
+        );
+        sql.push_str(&scope_clause(scope, &mut values));
+        sql.push_str(" ORDER BY score DESC, f.path, c.start_line");
+        // With a file list, rows outside it are skipped here, so SQL cannot stop at `limit`.
+        if scope.files.is_none() {
+            sql.push_str(&format!(" LIMIT {limit}"));
+        }
+        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.damaged(e))?;
+        let mut rows = stmt.query(rusqlite::params_from_iter(values)).map_err(|e| self.damaged(e))?;
+        let mut out = Vec::with_capacity(limit.min(1024));
+        while let Some(row) = rows.next().map_err(|e| self.damaged(e))? {
+            if out.len() >= limit {
+                break;
+            }
+            if let Some(files) = &scope.files {
+                if !files.contains(row.get_ref(1)?.as_str().map_err(rusqlite::Error::from)?) {
+                    continue;
+                }
+            }
+            out.push((row.get(0)?, row.get::<_, f64>(2)? as f32));
+        }
+        Ok(out)
     }
 }
 

@@ -2,8 +2,9 @@
 
 /// Bumped when the tables change shape; an index of another schema is
 /// rebuilt. 2: the full-text table `chunks_fts`. 3: `chunks.embed_key`.
-/// 4: `chunks.names` and the table `name_terms`.
-pub(super) const SCHEMA_VERSION: i64 = 4;
+/// 4: `chunks.names` and the table `name_terms`. 5: `chunks.static_embedding`
+/// and `chunks.around` (the static tier: chunks without the model's vector).
+pub(super) const SCHEMA_VERSION: i64 = 5;
 
 pub(super) const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -20,14 +21,23 @@ CREATE TABLE IF NOT EXISTS chunks (
     start_line INTEGER NOT NULL,
     end_line INTEGER NOT NULL,
     text TEXT NOT NULL,
-    -- little-endian f32 vector; NULL marks a hole (a chunk whose embedding failed)
+    -- the model's vector, little-endian f32; NULL until the chunk is embedded
+    -- (lazily by a search, by a fill, or by a full index run) or when that failed
     embedding BLOB,
+    -- the static tier's vector (embed::StaticModel), little-endian f32; NULL
+    -- when the index was built without one (a remote embedder)
+    static_embedding BLOB,
+    -- what the chunk is embedded with besides its text (chunk::embedded_text),
+    -- so that it can be embedded later without its file
+    around TEXT NOT NULL DEFAULT '',
     -- chunk::embed_key of what was embedded
     embed_key BLOB,
     -- the chunk's own names (chunk::Context::names), space-separated
     names TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS chunks_by_file ON chunks(file_id);
+-- The chunks still without the model's vector, for counting and filling them.
+CREATE INDEX IF NOT EXISTS chunks_unembedded ON chunks(id) WHERE embedding IS NULL;
 -- How many chunks have each term (terms::terms_of_names) in their names,
 -- for how rare a term is; meta 'named_chunks' counts the chunks with names.
 CREATE TABLE IF NOT EXISTS name_terms (term TEXT PRIMARY KEY, chunks INTEGER NOT NULL) WITHOUT ROWID;

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use rusqlite::{params, CachedStatement, OptionalExtension, Transaction};
 
 use super::{vector_to_blob, SqliteIndex};
-use crate::store::{FileState, FileWrite, IndexJob, IndexMeta, IndexReader, IndexWriter, StoreError};
+use crate::store::{ChunkId, FileState, FileWrite, IndexJob, IndexMeta, IndexReader, IndexWriter, StoreError};
 
 /// Indexes of up to this many chunks have their word index merged whole
 /// after every run that changed it (`compact_words`): about 100–150 ms at
@@ -82,6 +82,22 @@ impl IndexWriter for SqliteIndex {
         bump_generation(&tx)?;
         tx.commit()?;
         Ok(())
+    }
+
+    fn set_vectors(&mut self, vectors: &[(ChunkId, Vec<f32>)]) -> Result<u64, StoreError> {
+        let tx = self.conn.transaction()?;
+        let mut stored = 0;
+        {
+            let mut set = tx.prepare_cached("UPDATE chunks SET embedding = ?2 WHERE id = ?1 AND embedding IS NULL")?;
+            for (id, vector) in vectors {
+                stored += set.execute(params![id, vector_to_blob(vector)])? as u64;
+            }
+        }
+        if stored > 0 {
+            bump_generation(&tx)?;
+        }
+        tx.commit()?;
+        Ok(stored)
     }
 
     /// FTS5 keeps each batch's words as a new segment and a deleted chunk's
@@ -163,8 +179,8 @@ impl<'tx> Batch<'tx> {
             update: tx.prepare_cached("UPDATE files SET size = ?2, mtime_ns = ?3, hash = ?4 WHERE id = ?1")?,
             insert: tx.prepare_cached("INSERT INTO files (path, size, mtime_ns, hash) VALUES (?1, ?2, ?3, ?4)")?,
             add_chunk: tx.prepare_cached(
-                "INSERT INTO chunks (file_id, start_line, end_line, text, embedding, embed_key, names)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                "INSERT INTO chunks (file_id, start_line, end_line, text, embedding, embed_key, names, static_embedding, around)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             )?,
             words_changed: 0,
             names: NameCounts::default(),
@@ -203,7 +219,9 @@ impl<'tx> Batch<'tx> {
                 c.chunk.text,
                 c.vector.as_deref().map(vector_to_blob),
                 &c.embed_key[..],
-                c.names
+                c.names,
+                c.static_vector.as_deref().map(vector_to_blob),
+                c.around
             ])?;
             self.names.count(&c.names, 1);
             self.add_words.execute(params![self.tx.last_insert_rowid(), c.words])?;
