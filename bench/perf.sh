@@ -77,3 +77,15 @@ python3 "$repo/bench/serve-load.py" "$url" --requests 20 --clients 1 > /dev/null
 echo "vg-serve /search k=10, 1 client:    $(python3 "$repo/bench/serve-load.py" "$url" --requests 200 --clients 1)"
 echo "vg-serve /search k=10, 8 clients:   $(python3 "$repo/bench/serve-load.py" "$url" --requests 2000 --clients 8)"
 kill -TERM "$server"; wait "$server"
+
+# The static tier on a fresh copy: the first answer of a cold tree (index
+# run and search in one command), then searches that embed their candidates.
+rm -rf "$work/tokio"
+cp -r "$src" "$work/static"
+cd "$work/static"
+mkdir .vecgrep
+timed "static tier: cold first answer" "$bin/vecgrep" -q --static-tier --index-warn-threshold 0 "spawn a task on the runtime" .
+echo "  $("$bin/vg-index" --stats | grep vectors)"
+timed "static tier: a new query" "$bin/vecgrep" -q --static-tier "read bytes from a tcp stream" .
+timed "static tier: the same query again" "$bin/vecgrep" -q --static-tier "read bytes from a tcp stream" .
+echo "  $("$bin/vg-index" --stats | grep vectors)"
