@@ -380,6 +380,22 @@ fn full_index_finishes_before_listening_and_bind_warns_off_loopback() {
 }
 
 #[test]
+fn the_server_embeds_fully_what_a_static_run_left_to_searches() {
+    let t = sample_project();
+    assert_code(&run(t.cmd("vg-index", ".").arg("--static-tier")), 0);
+    let stats = |t: &Tree| records(&run(t.cmd("vg-index", ".").args(["--stats", "--json"])))[0].clone();
+    assert!(stats(&t)["holes"].as_u64().unwrap() > 0);
+    // Its searches rank from vectors in memory, so it keeps to full runs even when told otherwise.
+    t.project_config("static_tier = true\n");
+    let s = Server::start(&t, &["--full-index"]);
+    assert_eq!(s.json("/status")["holes"], 0);
+    let (_, _, body) = s.get("/search?q=bake+bread");
+    assert!(body.lines().next().is_some_and(|l| l.contains("\"file\":\"docs/guide.md\"")), "{body}");
+    assert!(s.stop().success());
+    assert_eq!(stats(&t)["holes"], 0);
+}
+
+#[test]
 fn vecgrep_serve_runs_the_server_on_its_paths() {
     let t = sample_project();
     let s = Server::start_tool(&t, "vecgrep", &["--serve", "--full-index", "-k", "1", "--threshold", "-1", "src"], &[]);

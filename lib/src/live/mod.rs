@@ -132,11 +132,16 @@ impl LiveIndex {
     /// whether it is the first since the start (it is then always reported).
     pub fn index_once(&self, embedders: &mut EmbedderPool, first: bool) -> Result<IndexSummary> {
         let t = &self.target;
+        // Runs here embed fully, whatever `static_tier` says: searchers
+        // rank from the vectors in memory and do not embed candidates, so a
+        // chunk without the model's vector would never be found by meaning.
+        // (A static index is filled by the first run, file by file.)
+        let config = ResolvedConfig { static_tier: false, ..t.config.clone() };
         let request = IndexRequest {
             root: &t.root,
             paths: &t.paths,
             walk: &t.walk,
-            config: &t.config,
+            config: &config,
             reindex: false,
             warn_on_large: false,
             smallest_first: true,
