@@ -6,8 +6,6 @@
 //! against a vector it does not have. What was embedded goes back to the
 //! caller to store, so it is never embedded twice.
 
-use super::fusion::{boost_by_names, fuse};
-use super::names::QueryWords;
 use crate::embed::{Embedder, StaticModel};
 use crate::store::{ChunkId, IndexReader, Scope};
 
@@ -27,37 +25,32 @@ pub struct Filling<'a> {
     pub embedded: Vec<super::Embedded>,
 }
 
-/// The candidates of one search, before fusion.
-pub(super) struct Candidates<'r> {
-    pub query: &'r str,
-    pub vector: &'r [f32],
-    pub lexical: &'r [(ChunkId, f64)],
-    pub names: Option<&'r QueryWords>,
-    pub scope: &'r Scope,
-    pub pool: usize,
+/// The static side of a search: chunks in scope by static vectors, best
+/// first; None when every chunk has the model's vector (nothing to fill).
+pub(super) fn static_ranking(
+    store: &dyn IndexReader,
+    filling: &Filling<'_>,
+    query: &str,
+    scope: &Scope,
+    pool: usize,
+) -> anyhow::Result<Option<Vec<(ChunkId, f32)>>> {
+    if store.unembedded_count()? == 0 {
+        return Ok(None);
+    }
+    Ok(Some(store.nearest_static(&filling.statics.embed(query), scope, pool)?))
 }
 
 /// `semantic` (the model's ranking over the chunks that have its vector)
-/// with the best candidates that lacked it embedded and ranked in; the
-/// same ranking when every chunk has the model's vector.
-pub(super) fn fill_semantic(
+/// with those of `best` (the fused candidates, best first) that lacked it
+/// embedded and ranked in by their cosine to the query's `vector`.
+pub(super) fn embed_missing(
     store: &dyn IndexReader,
     filling: &mut Filling<'_>,
+    best: &[ChunkId],
+    vector: &[f32],
     semantic: Vec<(ChunkId, f32)>,
-    c: &Candidates<'_>,
 ) -> anyhow::Result<Vec<(ChunkId, f32)>> {
-    if store.unembedded_count()? == 0 {
-        return Ok(semantic);
-    }
-    let by_static = store.nearest_static(&filling.statics.embed(c.query), c.scope, c.pool)?;
-    let ids = |ranking: &[(ChunkId, f32)]| ranking.iter().map(|r| r.0).collect::<Vec<_>>();
-    let lexical: Vec<ChunkId> = c.lexical.iter().map(|l| l.0).collect();
-    let mut fused = fuse(&[(&ids(&semantic), 1.0), (&ids(&by_static), 1.0), (&lexical, 1.0)]);
-    if let Some(words) = c.names.filter(|w| !w.is_empty()) {
-        boost_by_names(store, &mut fused, words)?;
-    }
-    let best: Vec<ChunkId> = fused.iter().take(LAZY_CANDIDATES).map(|f| f.0).collect();
-    let missing = store.unembedded(&best)?;
+    let missing = store.unembedded(&best[..best.len().min(LAZY_CANDIDATES)])?;
     if missing.is_empty() {
         return Ok(semantic);
     }
@@ -65,7 +58,7 @@ pub(super) fn fill_semantic(
     let vectors = filling.embedder.embed(&texts)?;
     let mut ranked = semantic;
     for (m, v) in missing.iter().zip(vectors) {
-        ranked.push((m.id, dot(&v, c.vector)));
+        ranked.push((m.id, dot(&v, vector)));
         filling.embedded.push((m.id, v));
     }
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));

@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 
-use super::fill::{fill_semantic, Candidates};
+use super::fill::{embed_missing, static_ranking};
 use super::lexical;
 use super::names::{score_chunks, QueryWords};
 use super::vectors::VectorTable;
@@ -74,10 +74,10 @@ pub(super) fn scored_candidates(
         (None, _) => Vec::new(),
     };
     if let (Some(vector), Some(filling)) = (sides.vector, ranking.filling.as_mut()) {
-        let query = request.words()?;
-        let candidates =
-            Candidates { query: &query, vector, lexical: &lexical, names: sides.names.as_ref(), scope, pool };
-        semantic = fill_semantic(store, filling, semantic, &candidates)?;
+        if let Some(by_static) = static_ranking(store, filling, &request.words()?, scope, pool)? {
+            let best = candidates_to_fill(store, &semantic, &by_static, &lexical, sides.names.as_ref())?;
+            semantic = embed_missing(store, filling, &best, vector, semantic)?;
+        }
     }
     let mut scored = match (sides.vector, sides.words.is_some()) {
         (Some(vector), true) => {
@@ -90,6 +90,26 @@ pub(super) fn scored_candidates(
     scored.retain(|s| s.1 >= request.threshold);
     scored.truncate(k * JOIN_SPARE);
     Ok(scored)
+}
+
+/// The candidates of an index with chunks lacking the model's vector, best
+/// first: the model's ranking, the static one and the word one fused
+/// equally, raised by the name signal.
+fn candidates_to_fill(
+    store: &dyn IndexReader,
+    semantic: &[(ChunkId, f32)],
+    by_static: &[(ChunkId, f32)],
+    lexical: &[(ChunkId, f64)],
+    names: Option<&QueryWords>,
+) -> Result<Vec<ChunkId>, StoreError> {
+    let semantic_ids: Vec<ChunkId> = semantic.iter().map(|s| s.0).collect();
+    let static_ids: Vec<ChunkId> = by_static.iter().map(|s| s.0).collect();
+    let lexical_ids: Vec<ChunkId> = lexical.iter().map(|l| l.0).collect();
+    let mut fused = fuse(&[(&semantic_ids, 1.0), (&static_ids, 1.0), (&lexical_ids, 1.0)]);
+    if let Some(words) = names.filter(|w| !w.is_empty()) {
+        boost_by_names(store, &mut fused, words)?;
+    }
+    Ok(fused.into_iter().map(|f| f.0).collect())
 }
 
 /// Both rankings fused, then raised by the name signal.
