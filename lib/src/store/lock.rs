@@ -38,14 +38,7 @@ pub struct WriteLock {
 
 /// Take the write lock, calling `waiting` once if another writer holds it.
 pub fn lock_for_writing(root: &ProjectRoot, waiting: &mut dyn FnMut()) -> Result<WriteLock, StoreError> {
-    let dir = ensure_data_dir(root)?;
-    let path = dir.join("index.lock");
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(|e| StoreError::File { action: "open", path: path.clone(), source: e.into() })?;
+    let (file, path) = lock_file(root)?;
     match file.try_lock() {
         Ok(()) => {}
         Err(std::fs::TryLockError::WouldBlock) => {
@@ -61,17 +54,22 @@ pub fn lock_for_writing(root: &ProjectRoot, waiting: &mut dyn FnMut()) -> Result
 /// For writes worth making only when they cost no wait (a search storing
 /// the vectors it embedded on the way).
 pub fn try_lock_for_writing(root: &ProjectRoot) -> Result<Option<WriteLock>, StoreError> {
-    let dir = ensure_data_dir(root)?;
-    let path = dir.join("index.lock");
+    let (file, path) = lock_file(root)?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(WriteLock { _file: file })),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(source)) => Err(StoreError::Lock { path, source }),
+    }
+}
+
+/// The project's lock file, opened (created when missing), and its path.
+fn lock_file(root: &ProjectRoot) -> Result<(File, PathBuf), StoreError> {
+    let path = ensure_data_dir(root)?.join("index.lock");
     let file = OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
         .open(&path)
         .map_err(|e| StoreError::File { action: "open", path: path.clone(), source: e.into() })?;
-    match file.try_lock() {
-        Ok(()) => Ok(Some(WriteLock { _file: file })),
-        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
-        Err(std::fs::TryLockError::Error(source)) => Err(StoreError::Lock { path, source }),
-    }
+    Ok((file, path))
 }
