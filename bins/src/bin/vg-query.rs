@@ -111,7 +111,7 @@ fn search_index(
 ) -> Result<Vec<vecgrep::search::Hit>> {
     let statics = match &embedder {
         Some(_) if store.unembedded_count()? > 0 => vecgrep_bins::app::static_loader(&inv.config)
-            .map(|load| load(&mut || note(TOOL, inv.config.quiet, "distilling the static tier (once per model)")))
+            .map(|load| load(&mut || note(TOOL, inv.config.quiet, vecgrep::embed::DISTILLING)))
             .transpose()?,
         _ => None,
     };

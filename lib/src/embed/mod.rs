@@ -16,7 +16,7 @@ mod static_model;
 pub use assets::{locate, AssetError, Assets};
 pub use local::{local_token_counter, LocalEmbedder};
 pub use remote::{estimate_tokens, RemoteEmbedder, RemoteSettings, API_KEY_VAR};
-pub use static_model::StaticModel;
+pub use static_model::{StaticModel, DISTILLING};
 
 /// Dimensions of all-MiniLM-L6-v2's sentence vectors.
 pub const DIMS: usize = 384;

@@ -17,6 +17,10 @@ use super::assets::Assets;
 use super::local::{load_tokenizer, LocalEmbedder};
 use super::{Profile, DIMS};
 
+/// What a tool says before distilling a table (once per model file).
+pub const DISTILLING: &str =
+    "distilling the static tier from the embedding model (once per model, about 15 s on two cores)";
+
 /// Bumped when the recipe changes: the cache name changes with it.
 const RECIPE_VERSION: u32 = 1;
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use anyhow::{anyhow, Result};
 
-use crate::embed::{Embedder, StaticModel};
+use crate::embed::{Embedder, StaticModel, DISTILLING};
 
 /// Runs with at least this many files to read embed on every core at once;
 /// smaller ones (one edited file) use one model on all cores instead, which
@@ -15,10 +15,6 @@ pub(super) const PARALLEL_FILES: usize = 8;
 
 /// Loads an embedder that may use `threads` threads.
 pub type ThreadedLoader = Arc<dyn Fn(usize) -> Result<Box<dyn Embedder>> + Send + Sync>;
-
-/// What a run says before distilling the static table (once per model).
-const DISTILLING: &str =
-    "distilling the static tier from the embedding model (once per model, about 15 s on two cores)";
 
 /// Loads the static tier's table; it calls its argument before distilling one.
 pub type StaticLoader = Box<dyn FnOnce(&mut dyn FnMut()) -> Result<StaticModel> + Send>;

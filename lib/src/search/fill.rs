@@ -6,6 +6,7 @@
 //! against a vector it does not have. What was embedded goes back to the
 //! caller to store, so it is never embedded twice.
 
+use super::vectors::dot;
 use crate::embed::{Embedder, StaticModel};
 use crate::store::{ChunkId, IndexReader, Scope};
 
@@ -63,8 +64,4 @@ pub(super) fn embed_missing(
     }
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     Ok(ranked)
-}
-
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }

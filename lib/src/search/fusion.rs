@@ -102,14 +102,8 @@ fn candidates_to_fill(
     lexical: &[(ChunkId, f64)],
     names: Option<&QueryWords>,
 ) -> Result<Vec<ChunkId>, StoreError> {
-    let semantic_ids: Vec<ChunkId> = semantic.iter().map(|s| s.0).collect();
-    let static_ids: Vec<ChunkId> = by_static.iter().map(|s| s.0).collect();
-    let lexical_ids: Vec<ChunkId> = lexical.iter().map(|l| l.0).collect();
-    let mut fused = fuse(&[(&semantic_ids, 1.0), (&static_ids, 1.0), (&lexical_ids, 1.0)]);
-    if let Some(words) = names.filter(|w| !w.is_empty()) {
-        boost_by_names(store, &mut fused, words)?;
-    }
-    Ok(fused.into_iter().map(|f| f.0).collect())
+    let rankings = [(&ids(semantic)[..], 1.0), (&ids(by_static)[..], 1.0), (&ids(lexical)[..], 1.0)];
+    Ok(fused_with_names(store, &rankings, names)?.into_iter().map(|f| f.0).collect())
 }
 
 /// Both rankings fused, then raised by the name signal.
@@ -119,13 +113,25 @@ fn fused_ranking(
     lexical: &[(ChunkId, f64)],
     names: Option<&QueryWords>,
 ) -> Result<Vec<(ChunkId, f32)>, StoreError> {
-    let semantic_ids: Vec<ChunkId> = semantic.iter().map(|s| s.0).collect();
-    let lexical_ids: Vec<ChunkId> = lexical.iter().map(|l| l.0).collect();
-    let mut fused = fuse(&[(&semantic_ids, 1.0), (&lexical_ids, LEXICAL_WEIGHT)]);
+    fused_with_names(store, &[(&ids(semantic), 1.0), (&ids(lexical), LEXICAL_WEIGHT)], names)
+}
+
+/// Rankings fused by `fuse`, then raised by the name signal.
+fn fused_with_names(
+    store: &dyn IndexReader,
+    rankings: &[(&[ChunkId], f32)],
+    names: Option<&QueryWords>,
+) -> Result<Vec<(ChunkId, f32)>, StoreError> {
+    let mut fused = fuse(rankings);
     if let Some(words) = names.filter(|w| !w.is_empty()) {
         boost_by_names(store, &mut fused, words)?;
     }
     Ok(fused)
+}
+
+/// The ids of a ranking, in its order.
+fn ids<T>(ranking: &[(ChunkId, T)]) -> Vec<ChunkId> {
+    ranking.iter().map(|r| r.0).collect()
 }
 
 /// The fused order with each chunk's cosine as its score, those under the

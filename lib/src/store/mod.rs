@@ -308,9 +308,6 @@ pub trait IndexReader: Send {
     fn unembedded_count(&self) -> Result<u64, StoreError>;
     /// Those of `ids` that lack the model's vector, with what to embed.
     fn unembedded(&self, ids: &[ChunkId]) -> Result<Vec<Unembedded>, StoreError>;
-    /// Up to `limit` chunks lacking the model's vector, in id order after
-    /// `after`, for a fill to embed.
-    fn next_unembedded(&self, after: ChunkId, limit: usize) -> Result<Vec<Unembedded>, StoreError>;
     /// The cosine similarity of one chunk's vector to `query`; None for a hole or a chunk gone.
     fn cosine(&self, id: ChunkId, query: &[f32]) -> Result<Option<f32>, StoreError>;
     /// The `limit` chunks whose words best match the full-text expression

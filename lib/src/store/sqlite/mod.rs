@@ -335,7 +335,7 @@ mod tests {
         assert!(store.generation().unwrap() > generation, "readers holding vectors see the change");
         assert_eq!(store.set_vectors(&[(ids[0], axis(4))]).unwrap(), 0, "a chunk is filled once");
         assert_eq!(store.nearest_chunks(&axis(3), &Scope::default(), 10).unwrap(), [(ids[0], 1.0)]);
-        assert_eq!(store.next_unembedded(0, 10).unwrap().iter().map(|u| u.id).collect::<Vec<_>>(), [ids[1]]);
+        assert_eq!(store.unembedded(&ids).unwrap().iter().map(|u| u.id).collect::<Vec<_>>(), [ids[1]]);
         assert_eq!(store.unembedded_count().unwrap(), 1);
     }
 

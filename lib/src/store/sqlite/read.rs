@@ -117,21 +117,6 @@ impl IndexReader for SqliteIndex {
         Ok(out)
     }
 
-    fn next_unembedded(&self, after: ChunkId, limit: usize) -> Result<Vec<Unembedded>, StoreError> {
-        self.conn
-            .prepare_cached(
-                "SELECT id, around, text FROM chunks WHERE embedding IS NULL AND id > ?1 ORDER BY id LIMIT ?2",
-            )
-            .and_then(|mut s| {
-                s.query_map(params![after, limit as i64], |r| {
-                    let (around, text): (String, String) = (r.get(1)?, r.get(2)?);
-                    Ok(Unembedded { id: r.get(0)?, text: crate::chunk::embedded_text(&around, &text) })
-                })
-                .and_then(|rows| rows.collect())
-            })
-            .map_err(|e| self.damaged(e))
-    }
-
     fn cosine(&self, id: ChunkId, query: &[f32]) -> Result<Option<f32>, StoreError> {
         self.conn
             .prepare_cached(
