@@ -65,7 +65,7 @@ complete -c vecgrep -l force-answer -d 'Ask even when the results look like they
 complete -c vecgrep -l learn -d 'Write the concepts the answer bridges (a query word the code lacks, and the identifiers the answer names for it that the results hold) to .vecgrep/kg/learned.md, for a person to review'
 complete -c vecgrep -l with-diff -d 'Index the lines each commit changed and search them beside the messages'
 complete -c vecgrep -l diffs-only -d 'Search only the lines commits changed, not their messages (indexes them as --with-diff does)'
-complete -c vecgrep -l static-tier -d 'Index fast: give chunks static vectors (distilled once from the model; microseconds each) instead of the model\'s, and let each search embed with the model the best candidates still lacking its vector, keeping them in the index. Searchable in seconds on a large tree, at about the same quality for the searches made [config: static_tier]'
+complete -c vecgrep -l full -d 'Embed every chunk with the model now (about 100 s for tokio on two cores) rather than giving new chunks static vectors, distilled once from the model and microseconds each, and leaving the model\'s vectors to the searches that rank them among their best candidates [config: embed_all]'
 complete -c vecgrep -l trust-project-config -d 'Let the project\'s own .vecgrep/config.toml choose commands to run (open_cmd) and where code is sent (embedder_source, embedder_url, llm_url) [config: trust_project_config, global config only]'
 complete -c vecgrep -s L -l follow -d 'Follow symbolic links (targets outside the project root are still skipped)'
 complete -c vecgrep -l hidden -d 'Include hidden files and directories'

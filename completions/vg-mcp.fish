@@ -17,10 +17,10 @@ complete -c vg-mcp -s g -l glob -d 'Include files matching GLOB, or exclude them
 complete -c vg-mcp -l max-depth -d 'Descend at most NUM directories below each path' -r
 complete -c vg-mcp -l ignore-file -d 'Also read ignore rules from PATH (gitignore syntax); repeatable' -r -F
 complete -c vg-mcp -l max-filesize -d 'Skip files larger than NUM bytes [config: max_filesize; default: 1048576]' -r
-complete -c vg-mcp -l full-index -d 'Index PATHS completely before answering [config: full_index]'
+complete -c vg-mcp -l full-index -d 'Index PATHS completely, every chunk with the model\'s vector, before answering [config: full_index]'
 complete -c vg-mcp -l skip-outside-root -d 'Skip PATHS outside the project root instead of failing'
 complete -c vg-mcp -s q -l quiet -d 'No notes on stderr; errors are still printed [config: quiet]'
-complete -c vg-mcp -l static-tier -d 'Index fast: give chunks static vectors (distilled once from the model; microseconds each) instead of the model\'s, and let each search embed with the model the best candidates still lacking its vector, keeping them in the index. Searchable in seconds on a large tree, at about the same quality for the searches made [config: static_tier]'
+complete -c vg-mcp -l full -d 'Embed every chunk with the model now (about 100 s for tokio on two cores) rather than giving new chunks static vectors, distilled once from the model and microseconds each, and leaving the model\'s vectors to the searches that rank them among their best candidates [config: embed_all]'
 complete -c vg-mcp -l trust-project-config -d 'Let the project\'s own .vecgrep/config.toml choose commands to run (open_cmd) and where code is sent (embedder_source, embedder_url, llm_url) [config: trust_project_config, global config only]'
 complete -c vg-mcp -s L -l follow -d 'Follow symbolic links (targets outside the project root are still skipped)'
 complete -c vg-mcp -l hidden -d 'Include hidden files and directories'

@@ -22,10 +22,10 @@ complete -c vg-pick -l changed-within -d 'Only files modified within WHEN: a spa
 complete -c vg-pick -l changed-before -d 'Only files modified before WHEN: a span back from now (2w, 3d) or a date in UTC (2026-01-31)' -r
 complete -c vg-pick -s S -l size -d 'Only files of at least (+SIZE) or at most (-SIZE) bytes, e.g. +10k, -1M (k, m, g: powers of 1000; ki, mi, gi: of 1024); repeatable' -r
 complete -c vg-pick -s E -l exclude -d 'Leave files matching GLOB out of the results (gitignore syntax, from the root: tests/, *_test.go, /vendor); repeatable. Unlike -g, they stay indexed' -r
-complete -c vg-pick -l full-index -d 'Index PATHS completely before the picker opens [config: full_index]'
+complete -c vg-pick -l full-index -d 'Index PATHS completely, every chunk with the model\'s vector, before the picker opens [config: full_index]'
 complete -c vg-pick -l skip-outside-root -d 'Skip PATHS outside the project root instead of failing'
 complete -c vg-pick -s q -l quiet -d 'No notes on stderr before and after the picker (errors are still printed) [config: quiet]'
-complete -c vg-pick -l static-tier -d 'Index fast: give chunks static vectors (distilled once from the model; microseconds each) instead of the model\'s, and let each search embed with the model the best candidates still lacking its vector, keeping them in the index. Searchable in seconds on a large tree, at about the same quality for the searches made [config: static_tier]'
+complete -c vg-pick -l full -d 'Embed every chunk with the model now (about 100 s for tokio on two cores) rather than giving new chunks static vectors, distilled once from the model and microseconds each, and leaving the model\'s vectors to the searches that rank them among their best candidates [config: embed_all]'
 complete -c vg-pick -l trust-project-config -d 'Let the project\'s own .vecgrep/config.toml choose commands to run (open_cmd) and where code is sent (embedder_source, embedder_url, llm_url) [config: trust_project_config, global config only]'
 complete -c vg-pick -s L -l follow -d 'Follow symbolic links (targets outside the project root are still skipped)'
 complete -c vg-pick -l hidden -d 'Include hidden files and directories'

@@ -27,7 +27,7 @@ complete -c vg-query -l reindex -d 'Rebuild the index from scratch before search
 complete -c vg-query -l skip-outside-root -d 'Skip PATHS outside the project root instead of failing'
 complete -c vg-query -l judge -d 'End with a judgement record: whether the hits look like they answer the query, and why not'
 complete -c vg-query -s q -l quiet -d 'No progress or notes on stderr (errors are still printed) [config: quiet]'
-complete -c vg-query -l static-tier -d 'Index fast: give chunks static vectors (distilled once from the model; microseconds each) instead of the model\'s, and let each search embed with the model the best candidates still lacking its vector, keeping them in the index. Searchable in seconds on a large tree, at about the same quality for the searches made [config: static_tier]'
+complete -c vg-query -l full -d 'Embed every chunk with the model now (about 100 s for tokio on two cores) rather than giving new chunks static vectors, distilled once from the model and microseconds each, and leaving the model\'s vectors to the searches that rank them among their best candidates [config: embed_all]'
 complete -c vg-query -l trust-project-config -d 'Let the project\'s own .vecgrep/config.toml choose commands to run (open_cmd) and where code is sent (embedder_source, embedder_url, llm_url) [config: trust_project_config, global config only]'
 complete -c vg-query -s L -l follow -d 'Follow symbolic links (targets outside the project root are still skipped)'
 complete -c vg-query -l hidden -d 'Include hidden files and directories'

@@ -18,6 +18,8 @@ fn stats(t: &Tree) -> serde_json::Value {
 #[test]
 fn first_run_embeds_everything_and_a_second_run_nothing() {
     let t = sample_project();
+    // What the model embeds, and what it is spared: runs embed fully.
+    t.global_config("embed_all = true\n");
     let s = summary(&index(&t, ".", &[]));
     assert_eq!(s["files"], 4);
     assert!(s["chunks"].as_u64().unwrap() >= 4);
@@ -44,6 +46,7 @@ fn first_run_embeds_everything_and_a_second_run_nothing() {
 #[test]
 fn changing_one_file_embeds_only_its_chunks() {
     let t = sample_project();
+    t.global_config("embed_all = true\n");
     let before = summary(&index(&t, ".", &[]));
     t.write("src/geometry.rs", "pub fn square_area(side: f64) -> f64 {\n    side * side\n}\n");
     let o = index(&t, ".", &[]);
@@ -95,6 +98,7 @@ fn semantic_scores(t: &Tree, q: &str) -> Vec<(String, u64, f64)> {
 #[test]
 fn an_edit_embeds_only_the_chunks_whose_text_changed() {
     let t = sample_project();
+    t.global_config("embed_all = true\n");
     t.write("src/pipeline.py", &many_functions(None, false));
     let first = summary(&index(&t, ".", &[]));
     for (edit, text) in [("reword", many_functions(Some(20), false)), ("append", many_functions(Some(20), true))] {
@@ -128,6 +132,7 @@ fn an_edit_embeds_only_the_chunks_whose_text_changed() {
 #[test]
 fn repeated_text_within_a_file_is_embedded_once() {
     let t = sample_project();
+    t.global_config("embed_all = true\n");
     // 120 equal lines: every full chunk of them has the same text.
     t.write("src/handlers.py", &"total = add_tax(total, rate)  # see the policy\n".repeat(120));
     let o = index(&t, ".", &[]);
@@ -197,6 +202,7 @@ fn filtered_walks_do_not_drop_files_they_did_not_look_at() {
 #[test]
 fn config_change_rebuilds_and_reindex_rebuilds() {
     let t = sample_project();
+    t.global_config("embed_all = true\n");
     let first = summary(&index(&t, ".", &[]));
     let o = index(&t, ".", &["--chunk-size", "120", "--chunk-overlap", "20"]);
     let s = summary(&o);
@@ -422,13 +428,18 @@ fn a_broken_runtime_is_an_error_not_a_panic() {
     let t = sample_project();
     let fake = t.path().join("fake-ort.so");
     std::fs::write(&fake, "not a library").unwrap();
-    let o = run(t.cmd("vg-index", ".").env("ORT_DYLIB_PATH", &fake));
+    let o = run(t.cmd("vg-index", ".").arg("--full").env("ORT_DYLIB_PATH", &fake));
     assert_code(&o, 2);
     let err = stderr(&o);
     assert!(err.contains("ONNX Runtime") && !err.contains("panicked"), "{err}");
-    let o = run(t.cmd("vg-index", ".").env("ORT_DYLIB_PATH", "/nonexistent/libonnxruntime.so"));
+    let o = run(t.cmd("vg-index", ".").arg("--full").env("ORT_DYLIB_PATH", "/nonexistent/libonnxruntime.so"));
     assert_code(&o, 2);
     assert!(stderr(&o).contains("ORT_DYLIB_PATH"), "{}", stderr(&o));
+    // A static run needs no runtime (its table is cached); the search does.
+    assert_code(&run(t.cmd("vg-index", ".").env("ORT_DYLIB_PATH", &fake)), 0);
+    let o = run(t.cmd("vg-query", ".").args(["--no-index", "retry"]).env("ORT_DYLIB_PATH", &fake));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("ONNX Runtime") && !stderr(&o).contains("panicked"), "{}", stderr(&o));
 }
 
 #[test]

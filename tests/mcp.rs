@@ -196,7 +196,8 @@ fn the_first_search_answers_while_indexing_and_says_how_far_it_is() {
     let r = session(
         &t,
         "handshake",
-        &["vg-mcp"],
+        // Embedding fully, so that indexing lasts (a static run is over at once).
+        &["vg-mcp", "--full"],
         json!([
             search(json!({"query": "retry failed uploads", "k": 3})),
             {"op": "call", "tool": "index", "args": {"wait_seconds": 300}, "progress": true},

@@ -116,6 +116,7 @@ fn the_word_index_follows_edits_and_deletions() {
 #[test]
 fn indexes_from_before_are_rebuilt_with_a_note() {
     let t = sample_project();
+    t.global_config("embed_all = true\n");
     let db_path = t.path().join(".vecgrep/index.db");
     for (downgrade, because) in [
         ("DROP TABLE chunks_fts; UPDATE meta SET value = '1' WHERE key = 'schema';", "schema 1"),
@@ -183,7 +184,8 @@ fn hybrid_ranks_the_definition_a_query_names_above_code_that_mentions_it() {
 #[test]
 fn the_model_cache_is_built_once_and_gives_the_same_vectors() {
     let t = sample_project();
-    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    // Fully embedded: the searches below need no static table in the new cache.
+    assert_code(&run(t.cmd("vg-index", ".").arg("--full")), 0);
     let cache = tempfile::tempdir().unwrap();
     let scores = |cache_home: &std::path::Path| {
         let o = run(t.cmd("vg-query", ".").env("XDG_CACHE_HOME", cache_home).args([

@@ -148,7 +148,8 @@ fn results_come_while_indexing_and_quitting_leaves_the_index_consistent() {
             .collect();
         t.write(&format!("zz/mod{i:03}.py"), &handlers);
     }
-    let p = Picker::start(&t, "vg-pick", &[]);
+    // Embedding fully, so that indexing lasts (a static run is over at once).
+    let p = Picker::start(&t, "vg-pick", &["--full"]);
     p.wait_for("the indexing status", |s| s.contains("indexing "));
     p.type_text("retry a failed upload");
     // The sample files, the smallest, are found while the rest is indexed.

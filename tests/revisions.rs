@@ -32,6 +32,7 @@ fn summary_of(o: &std::process::Output) -> serde_json::Value {
 #[test]
 fn a_revision_is_indexed_from_git_embedding_only_what_differs_and_searched_alone() {
     let tree = two_releases();
+    tree.global_config("embed_all = true\n");
     let working = summary_of(&run(&mut tree.cmd("vg-index", "")));
     assert_eq!(working["files"], 3);
 
@@ -83,6 +84,7 @@ fn a_revision_is_indexed_from_git_embedding_only_what_differs_and_searched_alone
 #[test]
 fn switching_branches_embeds_nothing_any_revision_already_embedded() {
     let tree = two_releases();
+    tree.global_config("embed_all = true\n");
     summary_of(&run(&mut tree.cmd("vg-index", "")));
     summary_of(&run(tree.cmd("vg-index", "").args(["--rev", "v1"])));
     git(&tree, &["checkout", "-q", "v1"]);

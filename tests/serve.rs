@@ -382,16 +382,76 @@ fn full_index_finishes_before_listening_and_bind_warns_off_loopback() {
 #[test]
 fn the_server_embeds_fully_what_a_static_run_left_to_searches() {
     let t = sample_project();
-    assert_code(&run(t.cmd("vg-index", ".").arg("--static-tier")), 0);
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
     let stats = |t: &Tree| records(&run(t.cmd("vg-index", ".").args(["--stats", "--json"])))[0].clone();
     assert!(stats(&t)["holes"].as_u64().unwrap() > 0);
-    // Its searches rank from vectors in memory, so it keeps to full runs even when told otherwise.
-    t.project_config("static_tier = true\n");
     let s = Server::start(&t, &["--full-index"]);
     assert_eq!(s.json("/status")["holes"], 0);
     let (_, _, body) = s.get("/search?q=bake+bread");
     assert!(body.lines().next().is_some_and(|l| l.contains("\"file\":\"docs/guide.md\"")), "{body}");
     assert!(s.stop().success());
+    assert_eq!(stats(&t)["holes"], 0);
+}
+
+#[test]
+fn a_cold_server_answers_by_meaning_at_once_and_fills_in_the_background() {
+    let t = sample_project();
+    many_files(&t, 150);
+    let s = Server::start(&t, &[]);
+    // The index run gives static vectors only; the fill follows it.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let status = loop {
+        let status = s.json("/status");
+        if status["status"] != "indexing" {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "never searchable: {status}");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status["files"], 154, "every file is searchable before the fill: {status}");
+    // Whatever the fill has reached, a question that shares no word with
+    // its answer finds it: the search embeds the candidates it needs.
+    let (code, _, body) = s.get("/search?q=making+a+loaf+in+the+kitchen&k=1");
+    assert_eq!(code, 200, "{body}");
+    assert!(body.contains("\"file\":\"docs/guide.md\""), "{body} at {status}");
+    let ready = s.wait_ready();
+    assert_eq!(
+        (ready["holes"].as_u64(), ready["vectors"].clone(), ready["files"].as_u64()),
+        (Some(0), ready["chunks"].clone(), Some(154))
+    );
+}
+
+#[test]
+fn a_fill_killed_midway_keeps_what_it_embedded_and_the_next_run_embeds_only_the_rest() {
+    let t = sample_project();
+    for i in 0..120 {
+        let functions: String = (0..6)
+            .map(|j| format!("def step_{i}_{j}(queue, limit={j}):\n    \"\"\"Move item {j} of batch {i} along the pipeline, then log how far it got.\"\"\"\n    while len(queue) > limit:\n        queue.pop({j} % 3)\n        log.info('moved %d of %d', {j}, {i})\n    return queue\n\n\n"))
+            .collect();
+        t.write(&format!("src/batch{i:03}.py"), &functions);
+    }
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    let stats = |t: &Tree| records(&run(t.cmd("vg-index", ".").args(["--stats", "--json"])))[0].clone();
+    let chunks = stats(&t)["chunks"].as_u64().unwrap();
+    assert_eq!(stats(&t)["holes"].as_u64(), Some(chunks));
+    let s = Server::start(&t, &["--refresh", "3600"]);
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let status = s.json("/status");
+        let (vectors, holes) = (status["vectors"].as_u64().unwrap(), status["holes"].as_u64().unwrap());
+        assert!(holes > 0 || vectors == 0, "the fill ended before it could be killed; give it more to do: {status}");
+        if vectors > 0 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the fill never began: {status}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    drop(s); // SIGKILL, in the middle of the fill
+    assert_code(&run(t.cmd("vg-index", ".").arg("--verify")), 0);
+    let holes = stats(&t)["holes"].as_u64().unwrap();
+    assert!(holes > 0 && holes < chunks, "{holes} of {chunks} chunks still lack the model's vector");
+    let s = summary(&run(t.cmd("vg-index", ".").arg("--full")));
+    assert_eq!(s["embedded"].as_u64(), Some(holes), "only the rest is embedded: {s}");
     assert_eq!(stats(&t)["holes"], 0);
 }
 

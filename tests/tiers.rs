@@ -1,6 +1,6 @@
-//! The static tier (`static_tier`): an index run gives chunks static
-//! vectors only, a search embeds its best candidates with the model and
-//! keeps them, and a full run fills the rest.
+//! The static tier, the default: an index run gives chunks static vectors
+//! only, a search embeds its best candidates with the model and keeps them,
+//! and a full run (`--full`, config `embed_all`) fills the rest.
 
 use crate::common::*;
 
@@ -30,7 +30,7 @@ fn uploads_project() -> Tree {
 #[test]
 fn a_static_index_answers_by_meaning_and_keeps_what_searches_embed() {
     let t = uploads_project();
-    let o = run(t.cmd("vg-index", ".").arg("--static-tier"));
+    let o = run(&mut t.cmd("vg-index", "."));
     assert_code(&o, 0);
     let s = summary(&o);
     let chunks = s["chunks"].as_u64().unwrap();
@@ -50,27 +50,24 @@ fn a_static_index_answers_by_meaning_and_keeps_what_searches_embed() {
     assert_eq!(records(&o)[0]["file"], "src/upload.py");
     assert_eq!(stats(&t)["holes"].as_u64(), Some(after_first));
     assert_code(&run(t.cmd("vg-index", ".").arg("--verify")), 0);
-    // A run without the static tier embeds the rest and keeps what searches
-    // embedded (here each file is one chunk: those files are not even read).
-    let o = run(&mut t.cmd("vg-index", "."));
+    // A full run embeds the rest and keeps what searches embedded (here
+    // each file is one chunk: those files are not even read).
+    let o = run(t.cmd("vg-index", ".").arg("--full"));
     assert_code(&o, 0);
     let s = summary(&o);
     assert_eq!((s["embedded"].as_u64(), s["reused"].as_u64()), (Some(after_first), Some(embedded)), "{s}");
     assert_eq!(stats(&t)["holes"], 0);
-    // And a static run after that changes nothing.
-    let s = summary(&run(t.cmd("vg-index", ".").arg("--static-tier")));
+    // And a run after that changes nothing.
+    let s = summary(&run(&mut t.cmd("vg-index", ".")));
     assert_eq!((s["pending"].as_u64(), s["reused"].as_u64()), (Some(0), Some(chunks)));
 }
 
 #[test]
 fn lexical_search_on_a_static_index_needs_no_model_vectors() {
     let t = uploads_project();
-    assert_code(&run(t.cmd("vg-index", ".").arg("--static-tier")), 0);
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
     let o = run(t.cmd("vg-query", ".").args(["--no-index", "--mode", "lexical", "send_with_backoff"]));
     assert_code(&o, 0);
     assert_eq!(records(&o)[0]["file"], "src/upload.py");
-    assert_eq!(
-        stats(&t)["holes"].as_u64(),
-        summary(&run(t.cmd("vg-index", ".").arg("--static-tier")))["reused"].as_u64()
-    );
+    assert_eq!(stats(&t)["holes"].as_u64(), summary(&run(&mut t.cmd("vg-index", ".")))["reused"].as_u64());
 }

@@ -176,7 +176,7 @@ pub fn embedder_pool(config: &ResolvedConfig) -> EmbedderPool {
 
 /// The static tier's table for the local model; None with a remote
 /// embedder, whose vectors a table distilled here would not match.
-pub fn static_loader(config: &ResolvedConfig) -> Option<vecgrep::index::StaticLoader> {
+pub fn static_loader(config: &ResolvedConfig) -> Option<vecgrep::embed::StaticLoader> {
     if config.embedder_source == EmbedderSource::Remote {
         return None;
     }

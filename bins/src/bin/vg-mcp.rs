@@ -9,7 +9,9 @@ use anyhow::anyhow;
 use vecgrep::embed::{LazyEmbedder, Profile};
 use vecgrep::live::Target;
 use vecgrep::mcp::McpEvents;
-use vecgrep_bins::app::{all_cores, cli_config, embedder_pool, load_embedder, note, resolve, run_main, EXIT_FOUND};
+use vecgrep_bins::app::{
+    all_cores, cli_config, embedder_pool, load_embedder, note, resolve, run_main, static_loader, EXIT_FOUND,
+};
 use vecgrep_bins::cli::McpCli;
 
 const TOOL: &str = "vg-mcp";
@@ -37,7 +39,8 @@ fn main() -> ExitCode {
         // the fast-starting graph, on every core, loaded while the client
         // shakes hands.
         let query_config = inv.config.clone();
-        let query_embedder = LazyEmbedder::new(move || load_embedder(&query_config, Profile::Query, all_cores()));
+        let query_embedder = LazyEmbedder::new(move || load_embedder(&query_config, Profile::Query, all_cores()))
+            .with_static(static_loader(&inv.config));
         let walk = cli.walk.to_options(&inv.config);
         let events = Arc::new(Events { quiet: inv.config.quiet });
         let index_embedders = embedder_pool(&inv.config);

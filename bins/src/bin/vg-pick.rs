@@ -27,8 +27,8 @@ use vecgrep::records::HitRecord;
 use vecgrep::search::FileFilter;
 use vecgrep::store::{self, IndexReader};
 use vecgrep_bins::app::{
-    cli_config, embedder_pool, index_blocking, load_embedder, note, resolve, run_main, Blocking, EXIT_ERROR,
-    EXIT_FOUND, EXIT_NOT_FOUND,
+    cli_config, embedder_pool, index_blocking, load_embedder, note, resolve, run_main, static_loader, Blocking,
+    EXIT_ERROR, EXIT_FOUND, EXIT_NOT_FOUND,
 };
 use vecgrep_bins::cli::PickCli;
 
@@ -61,13 +61,15 @@ fn pick(mut cli: PickCli, matches: &clap::ArgMatches) -> Result<u8> {
     if !std::io::stderr().is_terminal() || std::fs::File::open("/dev/tty").is_err() {
         return Err(anyhow!("the picker needs a terminal (stderr is not one); use vg-query or vecgrep for pipelines"));
     }
-    let inv = resolve(TOOL, &cli.paths, cli.skip_outside_root, cli_config(matches)?)?;
+    let mut inv = resolve(TOOL, &cli.paths, cli.skip_outside_root, cli_config(matches)?)?;
     let config = inv.config.clone();
     let walk = cli.walk.to_options(&config);
     let mut index_embedders = embedder_pool(&config);
     if config.full_index {
         // BlockingModesStartBlockingIndexRun: progress and the large-index prompt as in vg-index.
         let how = Blocking { records: false, notable_skips: false, reindex: false };
+        // Complete as the servers' --full-index is: every chunk with the model's vector.
+        inv.config.embed_all = true;
         if index_blocking(TOOL, &inv, &walk, &mut index_embedders, how)?.0.aborted {
             note(TOOL, false, "indexing declined; the picker was not opened");
             return Ok(EXIT_NOT_FOUND);
@@ -93,7 +95,7 @@ fn pick(mut cli: PickCli, matches: &clap::ArgMatches) -> Result<u8> {
     let searcher = Arc::new(Searcher::new(
         Arc::clone(&live),
         // One thread: the word index is searched beside it (live::Searcher).
-        LazyEmbedder::new(move || load_embedder(&query_config, Profile::Index, 1)),
+        LazyEmbedder::new(move || load_embedder(&query_config, Profile::Index, 1)).with_static(static_loader(&config)),
     ));
     let filter = cli.filter.to_filter().map_err(|e| anyhow!(e))?;
     let (jobs, results) = spawn_search_worker(Arc::clone(&searcher), config.clone(), filter, cwd.clone());
@@ -184,7 +186,7 @@ fn run_picker(
         .reverse(true)
         .prompt("vecgrep> ".to_string())
         .query(initial.to_string())
-        .header(status(live, 0, None))
+        .header(status(live, (0, 0), None))
         .preview(String::new())
         .preview_window("right:50%")
         .bind(vec![
@@ -244,9 +246,9 @@ fn run_picker(
             }
             if last_refresh.is_none_or(|t| t.elapsed() >= REFRESH) {
                 last_refresh = Some(Instant::now());
-                let chunks = chunk_count(&mut stats, live);
+                let (chunks, holes) = chunk_counts(&mut stats, live);
                 index_state = (chunks, live.progress().ran);
-                let header = status(live, chunks, error.as_deref());
+                let header = status(live, (chunks, holes), error.as_deref());
                 let app = skim.app_mut();
                 if app.header.header != header {
                     app.header.header = header;
@@ -265,25 +267,26 @@ fn run_picker(
     })
 }
 
-/// Chunks in the index now; 0 before it exists.
-fn chunk_count(store: &mut Option<Box<dyn IndexReader>>, live: &LiveIndex) -> u64 {
+/// Chunks in the index now, and those without the model's vector; 0 and 0
+/// before it exists.
+fn chunk_counts(store: &mut Option<Box<dyn IndexReader>>, live: &LiveIndex) -> (u64, u64) {
     if store.is_none() {
         *store = store::open_for_reading(&live.target.root).ok();
     }
     match store.as_ref().map(|s| s.stats()) {
-        Some(Ok(s)) => s.chunks,
+        Some(Ok(s)) => (s.chunks, s.holes),
         Some(Err(_)) => {
             *store = None;
-            0
+            (0, 0)
         }
-        None => 0,
+        None => (0, 0),
     }
 }
 
 /// The status line: progress, root and scope, and why the last search failed.
-fn status(live: &LiveIndex, chunks: u64, error: Option<&str>) -> String {
+fn status(live: &LiveIndex, (chunks, holes): (u64, u64), error: Option<&str>) -> String {
     let t = &live.target;
-    let line = pick::status_line(&live.progress(), chunks, &t.root.path, &t.scope_names());
+    let line = pick::status_line(&live.progress(), chunks, holes, &t.root.path, &t.scope_names());
     match error {
         Some(e) => format!("{line}\nsearch failed: {e}"),
         None => line,

@@ -16,7 +16,7 @@ mod static_model;
 pub use assets::{locate, AssetError, Assets};
 pub use local::{local_token_counter, LocalEmbedder};
 pub use remote::{estimate_tokens, RemoteEmbedder, RemoteSettings, API_KEY_VAR};
-pub use static_model::{StaticModel, DISTILLING};
+pub use static_model::{LazyStatic, StaticLoader, StaticModel, DISTILLING};
 
 /// Dimensions of all-MiniLM-L6-v2's sentence vectors.
 pub const DIMS: usize = 384;
@@ -60,15 +60,25 @@ pub type TokenCounter = Box<dyn Fn(&str) -> usize + Send>;
 /// Loads an embedder; Send so that a background thread can own one.
 pub type EmbedderLoader = Box<dyn FnOnce() -> Result<Box<dyn Embedder>> + Send>;
 
-/// The embedder, loaded only when something needs embedding.
+/// The query's embedder, loaded only when something needs embedding, and
+/// the static table of the same model (`StaticModel`), loaded only when a
+/// search meets chunks that lack the model's vector.
 pub struct LazyEmbedder {
     loader: Option<EmbedderLoader>,
     loaded: Option<Box<dyn Embedder>>,
+    statics: LazyStatic,
 }
 
 impl LazyEmbedder {
     pub fn new(loader: impl FnOnce() -> Result<Box<dyn Embedder>> + Send + 'static) -> Self {
-        LazyEmbedder { loader: Some(Box::new(loader)), loaded: None }
+        LazyEmbedder { loader: Some(Box::new(loader)), loaded: None, statics: LazyStatic::new(None) }
+    }
+
+    /// The embedder with the static table `loader` gives (None: there is none
+    /// for this model, as for a remote one).
+    pub fn with_static(mut self, loader: Option<StaticLoader>) -> Self {
+        self.statics = LazyStatic::new(loader);
+        self
     }
 
     pub fn get(&mut self) -> Result<&mut dyn Embedder> {
@@ -77,5 +87,12 @@ impl LazyEmbedder {
             self.loaded = Some(loader()?);
         }
         Ok(self.loaded.as_deref_mut().expect("just loaded"))
+    }
+
+    /// The static table of the embedder's model, loaded at the first call
+    /// (distilled first, calling `distilling`, if it never was); None when
+    /// there is none.
+    pub fn statics(&mut self, distilling: &mut dyn FnMut()) -> Result<Option<std::sync::Arc<StaticModel>>> {
+        self.statics.get(distilling)
     }
 }

@@ -10,6 +10,7 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::{anyhow, Context, Result};
 
@@ -35,6 +36,42 @@ const FIRST_REAL_TOKEN: usize = 999;
 /// The cache file's first bytes: magic, version, vocabulary size, dims.
 const MAGIC: &[u8; 8] = b"VGSTATIC";
 const HEADER_BYTES: usize = 16 + 32;
+
+/// Loads a static table; it calls its argument before distilling one.
+pub type StaticLoader = Box<dyn FnOnce(&mut dyn FnMut()) -> Result<StaticModel> + Send>;
+
+/// A static table loaded at its first use, or none to be had. A table that
+/// fails to load is an error once; after that there is none.
+pub enum LazyStatic {
+    Unloaded(StaticLoader),
+    Loaded(Arc<StaticModel>),
+    None,
+}
+
+impl LazyStatic {
+    pub fn new(loader: Option<StaticLoader>) -> Self {
+        loader.map_or(LazyStatic::None, LazyStatic::Unloaded)
+    }
+
+    /// Whether there is no table to be had (any more).
+    pub fn is_none(&self) -> bool {
+        matches!(self, LazyStatic::None)
+    }
+
+    /// The table, loaded (or distilled, calling `distilling` first) at the
+    /// first call.
+    pub fn get(&mut self, distilling: &mut dyn FnMut()) -> Result<Option<Arc<StaticModel>>> {
+        if matches!(self, LazyStatic::Unloaded(_)) {
+            if let LazyStatic::Unloaded(loader) = std::mem::replace(self, LazyStatic::None) {
+                *self = LazyStatic::Loaded(Arc::new(loader(distilling)?));
+            }
+        }
+        Ok(match self {
+            LazyStatic::Loaded(model) => Some(Arc::clone(model)),
+            _ => None,
+        })
+    }
+}
 
 /// A token → vector table and the tokenizer that names its rows.
 pub struct StaticModel {
@@ -65,6 +102,12 @@ impl StaticModel {
         let tokenizer = load_tokenizer(assets)?;
         let vocab = tokenizer.get_vocab_size(true);
         let cache = cache_path(assets);
+        if let Some(table) = cache.as_deref().and_then(|p| map_table(p, vocab)) {
+            return Ok(StaticModel { tokenizer, table });
+        }
+        // One process distils; others starting meanwhile wait for its table
+        // rather than spend the same cores on the same work.
+        let _distilling = cache.as_deref().and_then(lock_distilling);
         if let Some(table) = cache.as_deref().and_then(|p| map_table(p, vocab)) {
             return Ok(StaticModel { tokenizer, table });
         }
@@ -216,6 +259,15 @@ fn cache_path(assets: &Assets) -> Option<PathBuf> {
     Some(dir.join(format!("static-{}.bin", &key.finalize().to_hex()[..16])))
 }
 
+/// The lock held while distilling the table cached at `path`; None when it
+/// cannot be had (then this process distils without waiting).
+fn lock_distilling(path: &Path) -> Option<std::fs::File> {
+    let file =
+        std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(path.with_extension("lock")).ok()?;
+    file.lock().ok()?;
+    Some(file)
+}
+
 fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let temp = path.with_extension(format!("tmp{}", std::process::id()));
     let result =
@@ -229,6 +281,22 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lazy_table_loads_once_and_stays_loaded() {
+        let mut loads = 0;
+        let mut lazy = LazyStatic::new(Some(Box::new(|_: &mut dyn FnMut()| Err(anyhow!("no model here")))));
+        assert!(lazy.get(&mut || loads += 1).is_err(), "a failure is an error once");
+        assert!(lazy.is_none() && lazy.get(&mut || loads += 1).unwrap().is_none(), "then there is none");
+        assert_eq!(loads, 0, "nothing was distilled");
+        let assets =
+            crate::embed::locate(crate::project::DEFAULT_EMBEDDER_MODEL).expect("the test command fetches the model");
+        let mut lazy = LazyStatic::new(Some(Box::new(move |d: &mut dyn FnMut()| StaticModel::load(&assets, d))));
+        let first = lazy.get(&mut || ()).unwrap().expect("loaded");
+        let again = lazy.get(&mut || ()).unwrap().expect("still loaded");
+        assert!(Arc::ptr_eq(&first, &again));
+        assert!(!lazy.is_none());
+    }
 
     #[test]
     fn weights_fall_as_tokens_get_common_and_the_mean_is_removed() {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use anyhow::{anyhow, Result};
 
-use crate::embed::{Embedder, StaticModel, DISTILLING};
+use crate::embed::{Embedder, LazyStatic, StaticLoader, StaticModel, DISTILLING};
 
 /// Runs with at least this many files to read embed on every core at once;
 /// smaller ones (one edited file) use one model on all cores instead, which
@@ -15,17 +15,6 @@ pub(super) const PARALLEL_FILES: usize = 8;
 
 /// Loads an embedder that may use `threads` threads.
 pub type ThreadedLoader = Arc<dyn Fn(usize) -> Result<Box<dyn Embedder>> + Send + Sync>;
-
-/// Loads the static tier's table; it calls its argument before distilling one.
-pub type StaticLoader = Box<dyn FnOnce(&mut dyn FnMut()) -> Result<StaticModel> + Send>;
-
-/// The static table: not asked for yet, loaded, or failed (said once, then
-/// runs embed fully).
-enum Statics {
-    Unloaded(StaticLoader),
-    Loaded(Arc<StaticModel>),
-    None,
-}
 
 /// The embedders of index runs: loaded only once something needs embedding,
 /// and kept for later runs (a server re-indexes every few seconds).
@@ -38,7 +27,7 @@ pub struct EmbedderPool {
     loader: ThreadedLoader,
     cores: usize,
     loaded: Vec<Box<dyn Embedder>>,
-    statics: Statics,
+    statics: LazyStatic,
 }
 
 impl EmbedderPool {
@@ -51,37 +40,33 @@ impl EmbedderPool {
         loader: impl Fn(usize) -> Result<Box<dyn Embedder>> + Send + Sync + 'static,
         cores: usize,
     ) -> Self {
-        EmbedderPool { loader: Arc::new(loader), cores: cores.max(1), loaded: Vec::new(), statics: Statics::None }
+        EmbedderPool {
+            loader: Arc::new(loader),
+            cores: cores.max(1),
+            loaded: Vec::new(),
+            statics: LazyStatic::new(None),
+        }
     }
 
     /// The pool with the static tier: runs that do not embed fully give
     /// chunks static vectors and leave the model's to searches and fills.
     pub fn with_static(mut self, loader: StaticLoader) -> Self {
-        self.statics = Statics::Unloaded(loader);
+        self.statics = LazyStatic::new(Some(loader));
         self
     }
 
-    /// Whether runs may use the static tier (its table may still fail to load).
-    pub(super) fn has_static(&self) -> bool {
-        !matches!(self.statics, Statics::None)
+    /// Whether a run with `config` gives chunks the model's vectors: asked
+    /// to (`embed_all`), or the pool has no static tier.
+    pub(super) fn embeds_fully(&self, config: &crate::project::ResolvedConfig) -> bool {
+        config.embed_all || self.statics.is_none()
     }
 
     /// The static table, loaded (or distilled) at the first call; None when
-    /// the pool has none or it failed to load. `note` hears of a distilling
-    /// and of a failure, once.
-    pub(super) fn statics(&mut self, note: &mut dyn FnMut(&str)) -> Option<Arc<StaticModel>> {
-        if let Statics::Unloaded(loader) = std::mem::replace(&mut self.statics, Statics::None) {
-            match loader(&mut || note(DISTILLING)) {
-                Ok(model) => self.statics = Statics::Loaded(Arc::new(model)),
-                Err(e) => {
-                    note(&format!("the static tier is unavailable ({e:#}); embedding every chunk with the model"))
-                }
-            }
-        }
-        match &self.statics {
-            Statics::Loaded(model) => Some(Arc::clone(model)),
-            _ => None,
-        }
+    /// the pool has none. `note` hears of a distilling. A table that cannot
+    /// be had is an error, not a quiet turn to a run a hundred times longer:
+    /// it fails for what the model would fail for (no model, a broken one).
+    pub(super) fn statics(&mut self, note: &mut dyn FnMut(&str)) -> Result<Option<Arc<StaticModel>>> {
+        self.statics.get(&mut || note(DISTILLING))
     }
 
     /// How many threads a static run over `files` files chunks on.

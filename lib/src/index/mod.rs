@@ -26,7 +26,7 @@ mod pipeline;
 mod plan;
 mod workers;
 
-pub use embedders::{EmbedderPool, StaticLoader, ThreadedLoader};
+pub use embedders::{EmbedderPool, ThreadedLoader};
 
 /// What became of one file in a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -163,8 +163,13 @@ pub fn run(
     }
     obs.planned(walked.files.len(), plan.work.len());
     if rebuild.needed {
-        if !plan.work.is_empty() && (!req.config.static_tier || !embedders.has_static()) {
-            embedders.load_for(plan.work.len())?;
+        // What the run embeds with must load before the old index goes.
+        if !plan.work.is_empty() {
+            if embedders.embeds_fully(req.config) {
+                embedders.load_for(plan.work.len())?;
+            } else {
+                embedders.statics(&mut |m| obs.note(m))?;
+            }
         }
         store.reset(&rebuild.wanted)?;
     }

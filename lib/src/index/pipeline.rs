@@ -41,7 +41,7 @@ pub(super) fn embed_and_write(
 ) -> Result<bool> {
     let (summary, obs) = run;
     let mut pipeline = Pipeline {
-        full: !req.config.static_tier || !embedders.has_static(),
+        full: embedders.embeds_fully(req.config),
         req,
         work,
         stored,
@@ -147,7 +147,7 @@ impl Pipeline<'_, '_> {
         let files = self.work.len() - self.next_read;
         let known = KnownVectors::open(self.req.root, &self.req.config.embedder_model);
         if !self.full {
-            if let Some(statics) = embedders.statics(&mut |m| obs.note(m)) {
+            if let Some(statics) = embedders.statics(&mut |m| obs.note(m))? {
                 store.set_dims(statics.dims())?;
                 let threads = embedders.static_threads(files);
                 return Ok(Workers::start((0..threads).map(|_| None).collect(), Some(statics), known, self.req.config));

@@ -26,7 +26,7 @@ use crate::index::{self, EmbedderPool, FileOutcome, IndexObserver, IndexRequest,
 use crate::project::ResolvedConfig;
 use crate::project::{AdmittedPath, ProjectRoot};
 use crate::project::{Skip, WalkOptions};
-use crate::store::{IndexReader, Scope};
+use crate::store::{self, IndexReader, Scope};
 use runs::Runs;
 
 /// A thread's connection to the index, opened when first needed and
@@ -61,6 +61,9 @@ pub struct Progress {
     pub error: Option<String>,
     /// An index run has completed since the start.
     pub ran: bool,
+    /// A fill is giving chunks the model's vectors (`LiveIndex::fill`):
+    /// every file is searchable meanwhile; `indexed` and `total` count its files.
+    pub filling: bool,
 }
 
 #[derive(Default)]
@@ -128,39 +131,70 @@ impl LiveIndex {
         }
     }
 
-    /// One index run over the paths, in the caller's thread. `first` says
-    /// whether it is the first since the start (it is then always reported).
+    /// One index run over the paths, in the caller's thread: every file
+    /// walked, chunked and in the word index, new chunks with static vectors
+    /// (`embed_all` aside), so that it takes seconds even on a cold tree;
+    /// `fill` gives them the model's vectors next. `first` says whether it
+    /// is the first since the start (it is then always reported).
     pub fn index_once(&self, embedders: &mut EmbedderPool, first: bool) -> Result<IndexSummary> {
+        let result = self.run(embedders, &self.target.config, LiveObserver { live: self, first, filling: false });
+        let mut state = lock(&self.state);
+        state.progress.indexing = false;
+        state.progress.ran = true;
+        drop(state);
+        self.report(result, |s| first || s.embedded > 0 || s.removed > 0 || s.pending > 0)
+    }
+
+    /// Give every chunk that lacks it the model's vector, file by file, in
+    /// the caller's thread; what each file gets is committed at once, so an
+    /// interrupted fill resumes where it stopped. It stops early at
+    /// shutdown or when a run is asked for (that run comes first).
+    pub fn fill(&self, embedders: &mut EmbedderPool) -> Result<Option<IndexSummary>> {
+        let holes = store::open_for_reading(&self.target.root).and_then(|s| s.unembedded_count());
+        if self.target.config.embed_all || !matches!(holes, Ok(n) if n > 0) {
+            return Ok(None);
+        }
+        let config = ResolvedConfig { embed_all: true, ..self.target.config.clone() };
+        let result = self.run(embedders, &config, LiveObserver { live: self, first: false, filling: true });
+        lock(&self.state).progress.filling = false;
+        self.report(result, |s| s.embedded > 0).map(Some)
+    }
+
+    fn run(
+        &self,
+        embedders: &mut EmbedderPool,
+        config: &ResolvedConfig,
+        mut observer: LiveObserver<'_>,
+    ) -> Result<IndexSummary> {
         let t = &self.target;
-        // Runs here embed fully, whatever `static_tier` says: searchers
-        // rank from the vectors in memory and do not embed candidates, so a
-        // chunk without the model's vector would never be found by meaning.
-        // (A static index is filled by the first run, file by file.)
-        let config = ResolvedConfig { static_tier: false, ..t.config.clone() };
         let request = IndexRequest {
             root: &t.root,
             paths: &t.paths,
             walk: &t.walk,
-            config: &config,
+            config,
             reindex: false,
             warn_on_large: false,
             smallest_first: true,
         };
-        let mut observer = LiveObserver { live: self, first };
-        let result = index::run(&request, embedders, &mut observer);
+        let (summary, walked) = index::run(&request, embedders, &mut observer)?;
+        lock(&self.state).walked = Some(Arc::new(walked));
+        Ok(summary)
+    }
+
+    /// Record how a run ended, and tell the user of a failure (once while it
+    /// persists) and of a run `worth_saying` says changed something.
+    fn report(
+        &self,
+        result: Result<IndexSummary>,
+        worth_saying: impl Fn(&IndexSummary) -> bool,
+    ) -> Result<IndexSummary> {
         let mut state = lock(&self.state);
-        state.progress.indexing = false;
-        state.progress.ran = true;
         match result {
-            Ok((summary, walked)) => {
-                state.walked = Some(Arc::new(walked));
+            Ok(summary) => {
                 state.progress.error = None;
                 drop(state);
-                if first || summary.embedded > 0 || summary.removed > 0 {
-                    (self.notes)(&format!(
-                        "index: {} files, {} chunks ({} embedded, {} removed) in {:.1} s",
-                        summary.files, summary.chunks, summary.embedded, summary.removed, summary.seconds
-                    ));
+                if worth_saying(&summary) {
+                    (self.notes)(&describe(&summary));
                 }
                 Ok(summary)
             }
@@ -189,6 +223,10 @@ impl LiveIndex {
                 let result = live.index_once(&mut embedders, first);
                 live.end_run(&jobs, &result);
                 first = false;
+                if result.is_ok() {
+                    // Failures were reported and are retried at the next round.
+                    let _ = live.fill(&mut embedders);
+                }
                 let until = Instant::now() + refresh;
                 while Instant::now() < until && !live.shutdown.load(Ordering::SeqCst) && !live.run_requested() {
                     std::thread::sleep(Duration::from_millis(50));
@@ -198,9 +236,20 @@ impl LiveIndex {
     }
 }
 
+/// What the user is told of a run that changed something.
+fn describe(s: &IndexSummary) -> String {
+    let awaiting = if s.pending > 0 { format!(", {} awaiting the model's vectors", s.pending) } else { String::new() };
+    format!(
+        "index: {} files, {} chunks ({} embedded, {} removed{awaiting}) in {:.1} s",
+        s.files, s.chunks, s.embedded, s.removed, s.seconds
+    )
+}
+
 struct LiveObserver<'a> {
     live: &'a LiveIndex,
     first: bool,
+    /// The run is a fill (`LiveIndex::fill`), not an index run.
+    filling: bool,
 }
 
 impl IndexObserver for LiveObserver<'_> {
@@ -210,7 +259,11 @@ impl IndexObserver for LiveObserver<'_> {
 
     fn planned(&mut self, _files: usize, to_embed: usize) {
         let mut state = lock(&self.live.state);
-        if self.first || to_embed > 0 {
+        if self.filling {
+            state.progress.filling = to_embed > 0;
+            state.progress.indexed = 0;
+            state.progress.total = Some(to_embed as u64);
+        } else if self.first || to_embed > 0 {
             state.progress.indexing = true;
             state.progress.indexed = 0;
             state.progress.total = Some(to_embed as u64);
@@ -223,7 +276,8 @@ impl IndexObserver for LiveObserver<'_> {
     }
 
     fn skipped(&mut self, skip: &Skip) {
-        if skip.reason.is_error() {
+        // A fill walks what the index run just walked and reported.
+        if skip.reason.is_error() && !self.filling {
             (self.live.notes)(&format!("skipping {}: {}", skip.path, skip.reason.describe()));
         }
     }
@@ -235,6 +289,6 @@ impl IndexObserver for LiveObserver<'_> {
     }
 
     fn cancelled(&self) -> bool {
-        self.live.shutdown.load(Ordering::SeqCst)
+        self.live.shutdown.load(Ordering::SeqCst) || (self.filling && self.live.run_requested())
     }
 }

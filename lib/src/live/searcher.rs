@@ -8,8 +8,9 @@ use anyhow::{anyhow, Result};
 
 use super::{lock, LiveIndex, StoreSlot};
 use crate::concepts::{Expansion, LiveConcepts};
-use crate::embed::LazyEmbedder;
-use crate::project::SearchMode;
+use crate::embed::{LazyEmbedder, DISTILLING};
+use crate::index;
+use crate::project::{ProjectRoot, SearchMode};
 use crate::search::{self, Hit, SearchRequest, VectorTable};
 use crate::store::{self, IndexReader};
 
@@ -74,6 +75,9 @@ impl Searcher {
         let store = store.as_deref().ok_or_else(|| anyhow!("no index"))?;
         let request = &request.clone().narrowed(store)?;
         let needs_model = search::needs_embedder(request.mode);
+        if needs_model && store.unembedded_count()? > 0 {
+            return self.search_filling(&self.live.target.root, store, request);
+        }
         let vectors = if needs_model { Some(self.current_vectors(store)?) } else { None };
         // The query is embedded while the word index is searched: they take
         // about as long as each other, and together most of a search. With
@@ -102,8 +106,11 @@ impl Searcher {
     /// The best hits for `request` in the index of a git revision
     /// (`store::revision_root`), which no live run changes: read from its
     /// store, with the warm query model.
-    pub fn search_revision(&self, root: &crate::project::ProjectRoot, request: &SearchRequest<'_>) -> Result<Vec<Hit>> {
+    pub fn search_revision(&self, root: &ProjectRoot, request: &SearchRequest<'_>) -> Result<Vec<Hit>> {
         let store = store::open_for_reading(root)?;
+        if search::needs_embedder(request.mode) && store.unembedded_count()? > 0 {
+            return self.search_filling(root, &*store, &request.clone().narrowed(&*store)?);
+        }
         let vector = if search::needs_embedder(request.mode) {
             let mut embedder = lock(&self.embedder);
             search::embed_query(Some(embedder.get()?), request)?
@@ -113,6 +120,29 @@ impl Searcher {
         let request = request.clone().narrowed(&*store)?;
         let mut ranking = search::Ranking { vector: vector.as_deref(), ..search::Ranking::default() };
         search::search_embedded(&*store, &mut ranking, &request)
+    }
+
+    /// A search over an index whose chunks do not all have the model's
+    /// vector (a static run, or a fill under way): the best candidates that
+    /// lack it are embedded with the query model on the way, and kept in the
+    /// index of `root` unless an index run holds it (that run embeds them).
+    /// The request is narrowed already.
+    fn search_filling(
+        &self,
+        root: &ProjectRoot,
+        store: &dyn IndexReader,
+        request: &SearchRequest<'_>,
+    ) -> Result<Vec<Hit>> {
+        let mut embedder = lock(&self.embedder);
+        let (hits, embedded) = match embedder.statics(&mut || self.live.note(DISTILLING))? {
+            Some(statics) => search::search_filling(store, embedder.get()?, &statics, request)?,
+            None => (search::search(store, Some(embedder.get()?), request)?, Vec::new()),
+        };
+        drop(embedder);
+        if let Err(e) = index::keep_vectors(root, &embedded) {
+            self.live.note(&format!("cannot keep the vectors a search embedded: {e:#}"));
+        }
+        Ok(hits)
     }
 
     /// The vectors of the index as it is now: those in memory if the index

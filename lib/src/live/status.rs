@@ -13,6 +13,9 @@ use crate::store;
 pub enum IndexingState {
     /// An index run has files to embed: results cover what it has written so far.
     Indexing,
+    /// Every served file is searchable; chunks are being given the model's
+    /// vectors meanwhile (searches embed the candidates they need).
+    Filling,
     /// The index holds every served file as of the last walk.
     Ready,
 }
@@ -29,8 +32,11 @@ pub struct LiveStatus {
     pub files: u64,
     /// Chunks the index holds now.
     pub chunks: u64,
-    /// Chunks stored without a vector (their embedding failed).
+    /// Chunks without the model's vector: awaiting the fill (found by words
+    /// and static vectors meanwhile), or their embedding failed.
     pub holes: u64,
+    /// Chunks with the model's vector.
+    pub vectors: u64,
     /// The model queries and chunks are embedded with.
     pub embedder_model: String,
     /// vecgrep's version.
@@ -58,12 +64,17 @@ impl LiveIndex {
         }
         let progress = self.progress();
         LiveStatus {
-            status: if progress.indexing { IndexingState::Indexing } else { IndexingState::Ready },
+            status: match (progress.indexing, progress.filling) {
+                (true, _) => IndexingState::Indexing,
+                (false, true) => IndexingState::Filling,
+                (false, false) => IndexingState::Ready,
+            },
             indexed: progress.indexed,
             total: progress.total,
             files: stats.as_ref().map_or(0, |s| s.files),
             chunks: stats.as_ref().map_or(0, |s| s.chunks),
             holes: stats.as_ref().map_or(0, |s| s.holes),
+            vectors: stats.as_ref().map_or(0, |s| s.chunks - s.holes.min(s.chunks)),
             embedder_model: t.config.embedder_model.clone(),
             version: env!("CARGO_PKG_VERSION").to_string(),
             root: t.root.path.to_string_lossy().into_owned(),
@@ -73,7 +84,7 @@ impl LiveIndex {
     }
 
     /// Whether a first run has ended and none is at work: a search sees
-    /// every served file.
+    /// every served file (a fill may still be giving chunks the model's vectors).
     pub fn is_ready(&self) -> bool {
         let progress = self.progress();
         progress.ran && !progress.indexing

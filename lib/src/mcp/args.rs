@@ -186,7 +186,7 @@ impl IndexProgress {
 
     /// A note for results that may be partial: the index is being built.
     pub(super) fn note(&self, ran: bool) -> Option<String> {
-        if self.status == IndexingState::Ready {
+        if self.status != IndexingState::Indexing {
             return None;
         }
         let so_far = match self.total {

@@ -52,6 +52,7 @@ pub fn serve_stdio(
     let live = LiveIndex::new(target, Arc::clone(&shutdown), Box::new(move |m| notes.note(m)));
     if full_index {
         live.index_once(&mut index_embedders, true)?;
+        live.fill(&mut index_embedders)?;
     }
     let tools = Arc::new(Tools::new(Searcher::new(Arc::clone(&live), query_embedder)));
     let preload = Arc::clone(&tools);

@@ -277,7 +277,7 @@ mod tests {
             "threshold" => "0.5",
             "chunk_size" => "400",
             "chunk_overlap" => "50",
-            "full_index" | "static_tier" | "quiet" | "include_generated" | "trust_project_config" => "true",
+            "full_index" | "embed_all" | "quiet" | "include_generated" | "trust_project_config" => "true",
             "embedder_source" => "remote",
             "embedder_model" => "another-model",
             "mode" => "lexical",

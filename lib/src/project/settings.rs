@@ -382,9 +382,10 @@ settings! {
     /// For the server and the picker: finish indexing before answering.
     full_index: bool => bool = false, raw bool, check unchecked,
         shown Some("false"), switch true, only None, plain;
-    /// Index runs give chunks static vectors only (distilled from the
-    /// model) and searches embed the best candidates with the model lazily.
-    static_tier: bool => bool = false, raw bool, check unchecked,
+    /// Index runs embed every chunk with the model up front, instead of
+    /// giving chunks static vectors (distilled from the model) and leaving
+    /// the model's vectors to the searches that need them.
+    embed_all: bool => bool = false, raw bool, check unchecked,
         shown Some("false"), switch true, only None, plain;
     /// No progress or notes on stderr.
     quiet: bool => bool = false, raw bool, check unchecked,

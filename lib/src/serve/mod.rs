@@ -92,6 +92,7 @@ pub fn serve(
     let mut first = true;
     if full_index {
         live.index_once(&mut index_embedders, true)?;
+        live.fill(&mut index_embedders)?;
         first = false;
     }
     let shared = Arc::new(Shared {
