@@ -49,7 +49,7 @@ pub(super) fn load_tokenizer(assets: &Assets) -> Result<tokenizers::Tokenizer> {
 pub fn local_token_counter(model: &str) -> Option<TokenCounter> {
     let assets = super::assets::locate(model).ok()?;
     let tokenizer = load_tokenizer(&assets).ok()?;
-    Some(Box::new(move |t: &str| tokenizer.encode(t, true).map(|e| e.len()).unwrap_or(usize::MAX)))
+    Some(Box::new(move |t: &str| tokenizer.encode_fast(t, true).map(|e| e.len()).unwrap_or(usize::MAX)))
 }
 
 impl LocalEmbedder {
@@ -93,7 +93,7 @@ impl LocalEmbedder {
 
     /// Token ids for `text`, cut to the model's window with `[SEP]` kept last.
     fn encode(&self, text: &str) -> Result<Vec<i64>> {
-        let encoding = self.tokenizer.encode(text, true).map_err(|e| anyhow!("tokenizer: {e}"))?;
+        let encoding = self.tokenizer.encode_fast(text, true).map_err(|e| anyhow!("tokenizer: {e}"))?;
         let mut ids: Vec<i64> = encoding.get_ids().iter().map(|&id| i64::from(id)).collect();
         if ids.len() > MAX_TOKENS {
             let sep = *ids.last().expect("longer than the window");
@@ -155,7 +155,7 @@ impl Embedder for LocalEmbedder {
     }
 
     fn count_tokens(&self, text: &str) -> usize {
-        self.tokenizer.encode(text, true).map(|e| e.len()).unwrap_or(usize::MAX)
+        self.tokenizer.encode_fast(text, true).map(|e| e.len()).unwrap_or(usize::MAX)
     }
 }
 

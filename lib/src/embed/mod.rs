@@ -25,6 +25,9 @@ pub const DIMS: usize = 384;
 /// beyond it would be silently truncated, so the chunker keeps below it.
 pub const MAX_TOKENS: usize = 256;
 
+/// `[CLS]` and `[SEP]`, which the model sees around every text.
+pub const SPECIAL_TOKENS: usize = 2;
+
 /// Anything that turns text into unit-length vectors of one fixed size.
 pub trait Embedder: Send {
     /// The name recorded in the index; changing it rebuilds the index.

@@ -16,7 +16,7 @@ use anyhow::{anyhow, Context, Result};
 
 use super::assets::Assets;
 use super::local::{load_tokenizer, LocalEmbedder};
-use super::{Profile, DIMS};
+use super::{Profile, DIMS, SPECIAL_TOKENS};
 
 /// What a tool says before distilling a table (once per model file).
 pub const DISTILLING: &str =
@@ -130,17 +130,29 @@ impl StaticModel {
     /// Tokens the model would see for `text`, special tokens included: the
     /// same tokenizer, so static runs cut the chunks full runs cut.
     pub fn count_tokens(&self, text: &str) -> usize {
-        self.tokenizer.encode(text, true).map(|e| e.len()).unwrap_or(usize::MAX)
+        self.token_ids(text).map_or(usize::MAX, |ids| ids.len() + SPECIAL_TOKENS)
+    }
+
+    /// The tokens of `text` without the special ones; None if the tokenizer
+    /// fails on it.
+    pub fn token_ids(&self, text: &str) -> Option<Vec<u32>> {
+        self.tokenizer.encode_fast(text, false).ok().map(|e| e.get_ids().to_vec())
     }
 
     /// The static vector of `text`: its tokens' rows summed, unit length
     /// (all zeros for a text without a token the table knows).
     pub fn embed(&self, text: &str) -> Vec<f32> {
+        self.embed_ids(&[&self.token_ids(text).unwrap_or_default()])
+    }
+
+    /// The static vector of the texts whose tokens (`token_ids`) are
+    /// `parts`, joined by whitespace: BERT's tokenizer never joins tokens
+    /// across whitespace, so that text's tokens are the parts' in order, and
+    /// each text is tokenized once however it is put together.
+    pub fn embed_ids(&self, parts: &[&[u32]]) -> Vec<f32> {
         let mut sum = vec![0f32; DIMS];
-        if let Ok(encoding) = self.tokenizer.encode(text, false) {
-            for &id in encoding.get_ids() {
-                self.add_row(id as usize, &mut sum);
-            }
+        for &id in parts.iter().copied().flatten() {
+            self.add_row(id as usize, &mut sum);
         }
         let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt();
         if norm > 0.0 {
@@ -313,6 +325,24 @@ mod tests {
         assert!(row(FIRST_REAL_TOKEN)[1] < 0.0 && row(vocab - 1)[1] > 0.0);
         assert!(row(vocab - 1)[1].abs() > row(FIRST_REAL_TOKEN)[1].abs());
         assert!(rows[..FIRST_REAL_TOKEN * DIMS].iter().all(|&x| x == 0.0), "special rows stay zero");
+    }
+
+    #[test]
+    fn a_text_put_together_from_parts_has_the_vector_and_count_of_the_whole() {
+        let assets =
+            crate::embed::locate(crate::project::DEFAULT_EMBEDDER_MODEL).expect("the test command fetches the model");
+        let model = StaticModel::load(&assets, &mut || ()).unwrap();
+        let (around, text) = (
+            "impl Pool { // src/runtime/pool.rs",
+            "fn spawn_blocking(&self, f: F) -> JoinHandle<T> {\n\tself.inner.spawn(f) // Ünïcode 数据\n}",
+        );
+        let whole = crate::chunk::embedded_text(around, text);
+        let parts = model.embed_ids(&[&model.token_ids(around).unwrap(), &model.token_ids(text).unwrap()]);
+        let joined = model.embed(&whole);
+        assert!(parts.iter().zip(&joined).all(|(a, b)| (a - b).abs() < 1e-6));
+        assert!(joined.iter().any(|&x| x != 0.0));
+        let counted = model.tokenizer.encode(whole.as_str(), true).unwrap().len();
+        assert_eq!(model.count_tokens(&whole), counted, "the special tokens are counted as the model sees them");
     }
 
     #[test]

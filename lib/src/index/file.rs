@@ -2,13 +2,14 @@
 //! changed), then, when changed, chunked and embedded, reusing the vectors
 //! of chunks whose embedded text the index or the file already has.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use anyhow::{anyhow, Result};
 
 use crate::chunk::{self, chunk_text, Chunk, Context};
-use crate::embed::{Embedder, StaticModel, MAX_TOKENS};
+use crate::embed::{Embedder, StaticModel, MAX_TOKENS, SPECIAL_TOKENS};
 use crate::project::ProjectRoot;
 use crate::project::ResolvedConfig;
 use crate::project::{looks_binary, SkipReason, WalkedFile};
@@ -89,6 +90,35 @@ impl Embedding<'_> {
     }
 }
 
+/// The tokens of the texts the chunker asked about, kept for the static
+/// vectors of the chunks it cuts: in a static run tokenizing is most of the
+/// work, and each chunk's text is then tokenized once, not twice.
+struct CheckedTokens<'a> {
+    statics: &'a StaticModel,
+    seen: RefCell<HashMap<String, Vec<u32>>>,
+}
+
+impl<'a> CheckedTokens<'a> {
+    fn new(statics: &'a StaticModel) -> Self {
+        CheckedTokens { statics, seen: RefCell::default() }
+    }
+
+    /// Whether `text` fits the model's window.
+    fn fits(&self, text: &str) -> bool {
+        let Some(ids) = self.statics.token_ids(text) else { return false };
+        let fits = ids.len() + SPECIAL_TOKENS <= MAX_TOKENS;
+        self.seen.borrow_mut().insert(text.to_string(), ids);
+        fits
+    }
+
+    /// The static vector of a chunk's embedded text (`chunk::embedded_text`).
+    fn embed(&self, around: &str, text: &str) -> Vec<f32> {
+        let text_ids = self.seen.borrow_mut().remove(text).or_else(|| self.statics.token_ids(text));
+        let around_ids = self.statics.token_ids(around).unwrap_or_default();
+        self.statics.embed_ids(&[&around_ids, &text_ids.unwrap_or_default()])
+    }
+}
+
 /// Chunk and embed one file's text. A chunk whose embedded text is already
 /// in the index, or earlier in the same file, takes that vector instead;
 /// without the model, the others wait for a search or a fill.
@@ -99,17 +129,20 @@ pub(super) fn chunk_and_embed(
     size: usize,
     overlap: usize,
 ) -> Result<FileWrite> {
+    let checked = with.statics.map(CheckedTokens::new);
     let mut chunks: Vec<Chunk> = Vec::new();
     if !job.text.trim().is_empty() {
-        chunks = chunk_text(&job.text, chunk::Syntax::of_path(&job.rel), size, overlap, &|t| {
-            with.count_tokens(t) <= MAX_TOKENS
+        chunks = chunk_text(&job.text, chunk::Syntax::of_path(&job.rel), size, overlap, &|t| match &checked {
+            Some(checked) => checked.fits(t),
+            None => with.count_tokens(t) <= MAX_TOKENS,
         });
     }
     let contexts = chunk::contexts(&job.rel, &job.text, &chunks);
     let embedded: Vec<String> =
         chunks.iter().zip(&contexts).map(|(c, ctx)| chunk::embedded_text(&ctx.around, &c.text)).collect();
     let embed_keys: Vec<[u8; 16]> = embedded.iter().map(|text| chunk::embed_key(text)).collect();
-    let statics: Vec<Option<Vec<f32>>> = embedded.iter().map(|t| with.statics.map(|s| s.embed(t))).collect();
+    let statics: Vec<Option<Vec<f32>>> =
+        chunks.iter().zip(&contexts).map(|(c, ctx)| checked.as_ref().map(|k| k.embed(&ctx.around, &c.text))).collect();
     let model = with.model.take().map(|m| m as &mut dyn Embedder);
     let found = vectors_for(model, &embedded, &embed_keys, known)?;
     let chunks = chunks
