@@ -48,16 +48,18 @@ PY
 }
 
 echo "tokio 1.50.0: $(find . -type f -name '*.rs' | wc -l) .rs files, $(du -sh --exclude=.vecgrep . | cut -f1)"
-timed "cold index" "$bin/vg-index" -q --index-warn-threshold 0 .
+# Fully embedded first (--full: the model on every chunk), for the rows
+# that compare with earlier versions and for the server.
+timed "cold index, --full" "$bin/vg-index" -q --full --index-warn-threshold 0 .
 echo "  chunks: $(summary_field chunks), tokens embedded: $(summary_field tokens), files: $(summary_field files), index: $(du -h .vecgrep/index.db | cut -f1)"
 timed "re-index, nothing changed" "$bin/vg-index" -q .
 echo "// touched by the benchmark" >> src/lib.rs
-timed "re-index, one file changed" "$bin/vg-index" -q .
+timed "re-index, one file changed, --full" "$bin/vg-index" -q --full .
 echo "  a line appended to src/lib.rs: $(summary_field embedded) chunks embedded, $(summary_field copied) copied"
 # An edit in the middle of a large file shifts the chunks after it.
 mid=$(( $(wc -l < src/runtime/builder.rs) / 2 ))
 sed -i "${mid}a\\    // inserted by the benchmark" src/runtime/builder.rs
-timed "re-index, a line inserted mid-file" "$bin/vg-index" -q .
+timed "re-index, a line inserted mid-file, --full" "$bin/vg-index" -q --full .
 echo "  src/runtime/builder.rs: $(summary_field embedded) chunks embedded, $(summary_field copied) copied"
 echo "one-shot vecgrep QUERY, median of 10: $(median_ms 10 "$bin/vecgrep" -q "spawn a task on the runtime" .) ms"
 echo "vg-query, median of 10:              $(median_ms 10 "$bin/vg-query" -q "spawn a task on the runtime" .) ms"
@@ -78,14 +80,52 @@ echo "vg-serve /search k=10, 1 client:    $(python3 "$repo/bench/serve-load.py" 
 echo "vg-serve /search k=10, 8 clients:   $(python3 "$repo/bench/serve-load.py" "$url" --requests 2000 --clients 8)"
 kill -TERM "$server"; wait "$server"
 
-# The static tier on a fresh copy: the first answer of a cold tree (index
-# run and search in one command), then searches that embed their candidates.
+# Default settings (the static tier) on a fresh copy: the first answer of
+# a cold tree (index run and search in one command), then searches that
+# embed their candidates with the model.
 rm -rf "$work/tokio"
 cp -r "$src" "$work/static"
 cd "$work/static"
 mkdir .vecgrep
-timed "static tier: cold first answer" "$bin/vecgrep" -q --static-tier --index-warn-threshold 0 "spawn a task on the runtime" .
+timed "cold first answer" "$bin/vecgrep" -q --index-warn-threshold 0 "spawn a task on the runtime" .
 echo "  $("$bin/vg-index" --stats | grep vectors)"
-timed "static tier: a new query" "$bin/vecgrep" -q --static-tier "read bytes from a tcp stream" .
-timed "static tier: the same query again" "$bin/vecgrep" -q --static-tier "read bytes from a tcp stream" .
+timed "a new query" "$bin/vecgrep" -q "read bytes from a tcp stream" .
+timed "the same query again" "$bin/vecgrep" -q "read bytes from a tcp stream" .
 echo "  $("$bin/vg-index" --stats | grep vectors)"
+
+# vg-serve on a cold copy: searchable when its index run ends, filled with
+# the model's vectors in the background after.
+cd "$work" && rm -rf "$work/static" && cp -r "$src" "$work/served" && cd "$work/served" && mkdir .vecgrep
+"$bin/vg-serve" -q --rate-limit 0 . > "$work/serve.out" 2> "$work/serve.err" &
+server=$!
+python3 - "$work/serve.out" <<'PY'
+import json, sys, time, urllib.request
+start = time.time()
+while True:
+    try:
+        url = json.loads(open(sys.argv[1]).readline())["listening"]
+        break
+    except (ValueError, KeyError):
+        time.sleep(0.05)
+searchable = None
+while True:
+    s = json.load(urllib.request.urlopen(url + "/status"))
+    if s["status"] != "indexing" and searchable is None:
+        searchable = time.time() - start
+    if s["status"] == "ready":
+        break
+    time.sleep(0.2)
+print(f"vg-serve cold: searchable after {searchable:.1f} s, filled after {time.time() - start:.1f} s "
+      f"({s['vectors']} of {s['chunks']} chunks with the model's vectors)")
+PY
+kill -TERM "$server"; wait "$server"
+
+# A generated tree of over 10,000 files (copies of tokio's), cold, default settings.
+cd "$work" && rm -rf "$work/served" && mkdir -p big/.vecgrep
+for i in $(seq -w 0 18); do mkdir "big/copy$i" && cp -r "$src/." "big/copy$i/"; done
+cd big
+echo "generated tree: $(find . -type f -not -path './.vecgrep/*' | wc -l) files, $(du -sh --exclude=.vecgrep . | cut -f1)"
+timed "10k files: cold first answer" "$bin/vecgrep" -q --index-warn-threshold 0 "spawn a task on the runtime" .
+echo "  $("$bin/vg-index" --stats | grep vectors)"
+timed "10k files: a new query" "$bin/vecgrep" -q "read bytes from a tcp stream" .
+timed "10k files: the same query again" "$bin/vecgrep" -q "read bytes from a tcp stream" .

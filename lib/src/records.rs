@@ -240,7 +240,7 @@ pub struct SummaryRecord {
     pub errors: u64,
     /// Chunks stored without a vector in this run (their embedding failed).
     pub holes: u64,
-    /// Chunks of this run given static vectors only (`static_tier`), for a
+    /// Chunks of this run given static vectors only (the default; not with `embed_all`), for a
     /// search to embed with the model when it needs them. Added within version 1.
     #[serde(default)]
     pub pending: u64,
