@@ -120,8 +120,9 @@ pub fn preview(hit: &HitRecord, root: &Path, height: usize, color: bool) -> (Str
 }
 
 /// The picker's status line: indexing or fill progress (or readiness), how
-/// many chunks have the model's vector when not all do, the root and the scope.
-pub fn status_line(progress: &Progress, chunks: u64, holes: u64, root: &Path, scope: &[String]) -> String {
+/// many chunks have the model's vector (`vectors`) when not all do, the
+/// root and the scope.
+pub fn status_line(progress: &Progress, chunks: u64, vectors: u64, root: &Path, scope: &[String]) -> String {
     let state = match (&progress.error, progress.indexing, progress.total) {
         (Some(e), _, _) => format!("indexing failed: {e}"),
         (None, true, Some(total)) => format!("indexing {}/{} files", progress.indexed, total),
@@ -129,10 +130,7 @@ pub fn status_line(progress: &Progress, chunks: u64, holes: u64, root: &Path, sc
         (None, false, Some(total)) if progress.filling => format!("filling {}/{} files", progress.indexed, total),
         (None, false, _) => "ready".to_string(),
     };
-    let vectors = match holes.min(chunks) {
-        0 => String::new(),
-        holes => format!(" ({} with the model's vectors)", chunks - holes),
-    };
+    let vectors = if vectors < chunks { format!(" ({vectors} with the model's vectors)") } else { String::new() };
     let scope = if scope.iter().all(|s| s.is_empty()) { "everything".to_string() } else { scope.join(" ") };
     format!("{state} · {chunks} chunks{vectors} · root {} · scope {scope}", root.display())
 }
@@ -215,17 +213,17 @@ mod tests {
     fn the_status_line_says_progress_root_and_scope() {
         let p = Progress { indexing: true, indexed: 3, total: Some(9), ..Default::default() };
         assert_eq!(
-            status_line(&p, 40, 0, Path::new("/r"), &["".into()]),
+            status_line(&p, 40, 40, Path::new("/r"), &["".into()]),
             "indexing 3/9 files · 40 chunks · root /r · scope everything"
         );
         let p = Progress { ran: true, ..Default::default() };
         assert_eq!(
-            status_line(&p, 40, 0, Path::new("/r"), &["src".into(), "lib".into()]),
+            status_line(&p, 40, 40, Path::new("/r"), &["src".into(), "lib".into()]),
             "ready · 40 chunks · root /r · scope src lib"
         );
         let p = Progress { ran: true, filling: true, indexed: 2, total: Some(7), ..Default::default() };
         assert_eq!(
-            status_line(&p, 40, 30, Path::new("/r"), &["".into()]),
+            status_line(&p, 40, 10, Path::new("/r"), &["".into()]),
             "filling 2/7 files · 40 chunks (10 with the model's vectors) · root /r · scope everything"
         );
     }

@@ -246,9 +246,9 @@ fn run_picker(
             }
             if last_refresh.is_none_or(|t| t.elapsed() >= REFRESH) {
                 last_refresh = Some(Instant::now());
-                let (chunks, holes) = chunk_counts(&mut stats, live);
+                let (chunks, vectors) = chunk_counts(&mut stats, live);
                 index_state = (chunks, live.progress().ran);
-                let header = status(live, (chunks, holes), error.as_deref());
+                let header = status(live, (chunks, vectors), error.as_deref());
                 let app = skim.app_mut();
                 if app.header.header != header {
                     app.header.header = header;
@@ -267,14 +267,14 @@ fn run_picker(
     })
 }
 
-/// Chunks in the index now, and those without the model's vector; 0 and 0
+/// Chunks in the index now, and those with the model's vector; 0 and 0
 /// before it exists.
 fn chunk_counts(store: &mut Option<Box<dyn IndexReader>>, live: &LiveIndex) -> (u64, u64) {
     if store.is_none() {
         *store = store::open_for_reading(&live.target.root).ok();
     }
     match store.as_ref().map(|s| s.stats()) {
-        Some(Ok(s)) => (s.chunks, s.holes),
+        Some(Ok(s)) => (s.chunks, s.vectors()),
         Some(Err(_)) => {
             *store = None;
             (0, 0)
@@ -284,9 +284,9 @@ fn chunk_counts(store: &mut Option<Box<dyn IndexReader>>, live: &LiveIndex) -> (
 }
 
 /// The status line: progress, root and scope, and why the last search failed.
-fn status(live: &LiveIndex, (chunks, holes): (u64, u64), error: Option<&str>) -> String {
+fn status(live: &LiveIndex, (chunks, vectors): (u64, u64), error: Option<&str>) -> String {
     let t = &live.target;
-    let line = pick::status_line(&live.progress(), chunks, holes, &t.root.path, &t.scope_names());
+    let line = pick::status_line(&live.progress(), chunks, vectors, &t.root.path, &t.scope_names());
     match error {
         Some(e) => format!("{line}\nsearch failed: {e}"),
         None => line,

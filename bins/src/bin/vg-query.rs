@@ -115,14 +115,9 @@ fn search_index(
             .transpose()?,
         _ => None,
     };
-    match (embedder, statics) {
-        (Some(embedder), Some(statics)) => {
-            let (hits, embedded) = vecgrep::search::search_filling(store, embedder, &statics, request)?;
-            vecgrep::index::keep_vectors(searched, &embedded)?;
-            Ok(hits)
-        }
-        (embedder, _) => vecgrep::search::search(store, embedder, request),
-    }
+    let (hits, kept) = vecgrep::search::search_keeping(searched, store, embedder, statics.as_ref(), request)?;
+    kept?;
+    Ok(hits)
 }
 
 /// `--rev`: the revision's sha, indexed first unless `--no-index` (then it

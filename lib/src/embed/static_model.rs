@@ -16,7 +16,7 @@ use anyhow::{anyhow, Context, Result};
 
 use super::assets::Assets;
 use super::local::{load_tokenizer, LocalEmbedder};
-use super::{Profile, DIMS, SPECIAL_TOKENS};
+use super::{Profile, DIMS};
 
 /// What a tool says before distilling a table (once per model file).
 pub const DISTILLING: &str =
@@ -61,11 +61,10 @@ impl LazyStatic {
     /// The table, loaded (or distilled, calling `distilling` first) at the
     /// first call.
     pub fn get(&mut self, distilling: &mut dyn FnMut()) -> Result<Option<Arc<StaticModel>>> {
-        if matches!(self, LazyStatic::Unloaded(_)) {
-            if let LazyStatic::Unloaded(loader) = std::mem::replace(self, LazyStatic::None) {
-                *self = LazyStatic::Loaded(Arc::new(loader(distilling)?));
-            }
-        }
+        *self = match std::mem::replace(self, LazyStatic::None) {
+            LazyStatic::Unloaded(loader) => LazyStatic::Loaded(Arc::new(loader(distilling)?)),
+            loaded_or_none => loaded_or_none,
+        };
         Ok(match self {
             LazyStatic::Loaded(model) => Some(Arc::clone(model)),
             _ => None,
@@ -127,14 +126,9 @@ impl StaticModel {
         DIMS
     }
 
-    /// Tokens the model would see for `text`, special tokens included: the
-    /// same tokenizer, so static runs cut the chunks full runs cut.
-    pub fn count_tokens(&self, text: &str) -> usize {
-        self.token_ids(text).map_or(usize::MAX, |ids| ids.len() + SPECIAL_TOKENS)
-    }
-
-    /// The tokens of `text` without the special ones; None if the tokenizer
-    /// fails on it.
+    /// The tokens of `text` without the special ones (`SPECIAL_TOKENS` more
+    /// are what the model sees: the same tokenizer, so static runs cut the
+    /// chunks full runs cut); None if the tokenizer fails on it.
     pub fn token_ids(&self, text: &str) -> Option<Vec<u32>> {
         self.tokenizer.encode_fast(text, false).ok().map(|e| e.get_ids().to_vec())
     }
@@ -342,7 +336,12 @@ mod tests {
         assert!(parts.iter().zip(&joined).all(|(a, b)| (a - b).abs() < 1e-6));
         assert!(joined.iter().any(|&x| x != 0.0));
         let counted = model.tokenizer.encode(whole.as_str(), true).unwrap().len();
-        assert_eq!(model.count_tokens(&whole), counted, "the special tokens are counted as the model sees them");
+        let ids = model.token_ids(&whole).unwrap();
+        assert_eq!(
+            ids.len() + crate::embed::SPECIAL_TOKENS,
+            counted,
+            "the special tokens are counted as the model sees them"
+        );
     }
 
     #[test]

@@ -81,12 +81,10 @@ pub(super) struct Embedding<'a> {
 }
 
 impl Embedding<'_> {
+    /// Tokens the model would see for `text` (a static run counts with the
+    /// static table's tokenizer instead, `CheckedTokens`).
     fn count_tokens(&self, text: &str) -> usize {
-        match (&self.model, self.statics) {
-            (Some(m), _) => m.count_tokens(text),
-            (None, Some(s)) => s.count_tokens(text),
-            (None, None) => usize::MAX,
-        }
+        self.model.as_ref().map_or(usize::MAX, |m| m.count_tokens(text))
     }
 }
 

@@ -9,7 +9,6 @@ use anyhow::{anyhow, Result};
 use super::{lock, LiveIndex, StoreSlot};
 use crate::concepts::{Expansion, LiveConcepts};
 use crate::embed::{LazyEmbedder, DISTILLING};
-use crate::index;
 use crate::project::{ProjectRoot, SearchMode};
 use crate::search::{self, Hit, SearchRequest, VectorTable};
 use crate::store::{self, IndexReader};
@@ -134,12 +133,10 @@ impl Searcher {
         request: &SearchRequest<'_>,
     ) -> Result<Vec<Hit>> {
         let mut embedder = lock(&self.embedder);
-        let (hits, embedded) = match embedder.statics(&mut || self.live.note(DISTILLING))? {
-            Some(statics) => search::search_filling(store, embedder.get()?, &statics, request)?,
-            None => (search::search(store, Some(embedder.get()?), request)?, Vec::new()),
-        };
+        let statics = embedder.statics(&mut || self.live.note(DISTILLING))?;
+        let (hits, kept) = search::search_keeping(root, store, Some(embedder.get()?), statics.as_deref(), request)?;
         drop(embedder);
-        if let Err(e) = index::keep_vectors(root, &embedded) {
+        if let Err(e) = kept {
             self.live.note(&format!("cannot keep the vectors a search embedded: {e:#}"));
         }
         Ok(hits)

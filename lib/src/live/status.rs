@@ -74,7 +74,7 @@ impl LiveIndex {
             files: stats.as_ref().map_or(0, |s| s.files),
             chunks: stats.as_ref().map_or(0, |s| s.chunks),
             holes: stats.as_ref().map_or(0, |s| s.holes),
-            vectors: stats.as_ref().map_or(0, |s| s.chunks - s.holes.min(s.chunks)),
+            vectors: stats.as_ref().map_or(0, |s| s.vectors()),
             embedder_model: t.config.embedder_model.clone(),
             version: env!("CARGO_PKG_VERSION").to_string(),
             root: t.root.path.to_string_lossy().into_owned(),

@@ -28,7 +28,7 @@ pub use vectors::VectorTable;
 
 use crate::concepts::Expansion;
 use crate::embed::{Embedder, StaticModel};
-use crate::project::SearchMode;
+use crate::project::{ProjectRoot, SearchMode};
 use crate::store::{ChunkId, IndexReader, Scope};
 
 /// One search hit before it becomes a record.
@@ -113,6 +113,28 @@ pub fn search_filling(
     let mut ranking = Ranking { vector: vector.as_deref(), filling: Some(filling), ..Ranking::default() };
     let hits = search_embedded(store, &mut ranking, &request)?;
     Ok((hits, ranking.filling.map(|f| f.embedded).unwrap_or_default()))
+}
+
+/// A search over the index of `root`, which may hold chunks with static
+/// vectors only: with `statics` (the static table of `embedder`'s model)
+/// its best candidates among them are embedded on the way (`search_filling`)
+/// and kept in the index (`index::keep_vectors`); without, a plain
+/// `search`. Returns the hits and how keeping went, which the caller
+/// judges: a search that found its answer need not fail for it.
+pub fn search_keeping(
+    root: &ProjectRoot,
+    store: &dyn IndexReader,
+    embedder: Option<&mut dyn Embedder>,
+    statics: Option<&StaticModel>,
+    request: &SearchRequest<'_>,
+) -> Result<(Vec<Hit>, Result<u64>)> {
+    match (embedder, statics) {
+        (Some(embedder), Some(statics)) => {
+            let (hits, embedded) = search_filling(store, embedder, statics, request)?;
+            Ok((hits, crate::index::keep_vectors(root, &embedded)))
+        }
+        (embedder, _) => Ok((search(store, embedder, request)?, Ok(0))),
+    }
 }
 
 /// What a search ranks by, worked out before the search proper so that a

@@ -110,6 +110,13 @@ pub struct IndexStats {
     pub db_size_bytes: u64,
 }
 
+impl IndexStats {
+    /// Chunks with the model's vector.
+    pub fn vectors(&self) -> u64 {
+        self.chunks.saturating_sub(self.holes)
+    }
+}
+
 /// A chunk that lacks the model's vector, as the model would be given it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Unembedded {
