@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Retrieval quality on the shared dev evals, as one table: vecgrep in each
-# ranking mode beside the BM25 window baseline (k=10, threshold 0).
+# ranking mode beside the BM25 window baseline (k=10, threshold 0). Then
+# the semble benchmark's dev split (SB, 29 repositories, 578 plain-English
+# questions): NDCG@10 per category for each mode, beside BM25 and the
+# figures its authors published for other tools on the same repositories.
 #
 # usage: bench/eval.sh [EVAL_DIR] [BIN_DIR]
 #   EVAL_DIR  where the evals are (built there by ../shared/eval if missing;
@@ -8,7 +11,9 @@
 #   BIN_DIR   vecgrep binaries (default: target/release, built if missing)
 # env: EVALS="py-logging py-asyncio"  to run a subset;
 #      MODES="hybrid semantic"        to run some modes;  BASELINE=0 to skip bm25;
-#      MAX_QUERIES=N                  to run the first N queries of each eval.
+#      MAX_QUERIES=N                  to run the first N queries of each eval;
+#      SB=0 to skip the semble benchmark; SB_DIR=DIR where its trees are
+#      unpacked (default: $TMPDIR/sb); SB_BM25=0 to skip its slow BM25 run.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 evals_src=${VG_EVAL_TOOLS:-$repo/../shared/eval}
@@ -47,3 +52,40 @@ for name in $names; do
       "$(field r10 <<<"$out")" "$(field median_result_lines <<<"$out")" "$(field latency_p50_ms <<<"$out")" "$ratio"
   done
 done
+
+[[ ${SB:-1} == 0 ]] && exit 0
+sb_src=$evals_src/sb
+sb_dir=${SB_DIR:-${TMPDIR:-/tmp}/sb}
+[[ -d $sb_dir/evals ]] || { mkdir -p "$sb_dir" && tar xzf "$sb_src/trees.tar.gz" -C "$(dirname "$sb_dir")"; }
+trees=("$sb_dir"/evals/*/)
+for d in "${trees[@]}"; do (cd "$d/tree" && vecgrep -q --index-warn-threshold 0 --index-only . >/dev/null); done
+# One row: the aggregate of a scored run, SB's way (macro means over repositories).
+sb_row() {
+  python3 - "$1" "$2" "$3" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[3])); c = d["category_macro"]
+print(f"{sys.argv[1]:<22} {sys.argv[2]:<7} {d['overall_macro']:8.4f} {c.get('architecture', 0):8.4f} {c.get('semantic', 0):8.4f} {c.get('symbol', 0):8.4f}")
+PY
+}
+sb_score() { python3 "$sb_src/score.py" "${trees[@]}" "$@"; }
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+echo
+printf '%-22s %-7s %8s %8s %8s %8s\n' "SB dev (NDCG@10)" regime all arch semantic symbol
+for mode in $modes; do
+  sb_score --cmd "vecgrep -q --no-index --json --mode $mode -k 30 --threshold 0 {query} ." \
+    --regime chunk --save-results "$work/$mode.jsonl" --json "$work/$mode-chunk.json" >/dev/null 2>&1
+  sb_row "vecgrep-$mode" chunk "$work/$mode-chunk.json"
+  sb_score --results "$work/$mode.jsonl" --regime dedup --raw-k 10 --json "$work/$mode-dedup.json" >/dev/null 2>&1
+  sb_row "vecgrep-$mode" dedup "$work/$mode-dedup.json"
+done
+if [[ ${SB_BM25:-1} != 0 ]]; then
+  sb_score --cmd "python3 $evals_src/bm25_baseline.py {query} . -k 30" --timeout 600 \
+    --regime chunk --save-results "$work/bm25.jsonl" --json "$work/bm25-chunk.json" >/dev/null 2>&1
+  sb_row bm25 chunk "$work/bm25-chunk.json"
+  sb_score --results "$work/bm25.jsonl" --regime dedup --raw-k 10 --json "$work/bm25-dedup.json" >/dev/null 2>&1
+  sb_row bm25 dedup "$work/bm25-dedup.json"
+fi
+# Published figures: overall only (the per-category ones are not published per repository).
+sb_score --published "$sb_src/published.json" 2>/dev/null | awk '
+  /subset=/ { split($2, v, "="); r = ($1 ~ /colgrep|ck|ripgrep/) ? "dedup" : "chunk";
+              printf "%-22s %-7s %8.4f %8s %8s %8s\n", "published " $1, r, v[2], "-", "-", "-" }'

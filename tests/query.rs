@@ -155,3 +155,44 @@ fn chunks_with_only_blank_lines_between_them_are_one_hit() {
     assert_eq!((hits[0]["start_line"].as_u64(), hits[0]["end_line"].as_u64()), (Some(1), Some(6)));
     assert_eq!(hits[0]["text"], text.trim_end());
 }
+
+/// A tree where a test file and an example repeat the implementation's
+/// words more often than the implementation does.
+fn implementation_with_tests() -> Tree {
+    let t = Tree::git();
+    t.write(
+        "src/upload.py",
+        "def upload_with_retry(client, path, attempts=3):\n    \"\"\"Send a file, trying again with a pause when the connection fails.\"\"\"\n    for attempt in range(attempts):\n        try:\n            return client.put(path)\n        except ConnectionError:\n            time.sleep(2 ** attempt)\n    raise UploadFailed(path)\n",
+    );
+    t.write(
+        "tests/test_upload.py",
+        "def test_upload_retries_when_the_upload_fails():\n    client = FlakyClient(failures=2)\n    assert upload_with_retry(client, 'a.txt') == 'ok'\n    assert client.upload_attempts == 3\n\n\ndef test_upload_retry_gives_up():\n    client = FlakyClient(failures=9)\n    with pytest.raises(UploadFailed):\n        upload_with_retry(client, 'a.txt')\n",
+    );
+    t.write(
+        "examples/retry_upload.py",
+        "# Example: retry an upload that fails.\nclient = Client()\nupload_with_retry(client, 'report.pdf', attempts=5)\n",
+    );
+    t.write(
+        "src/upload_queue.py",
+        "class UploadQueue:\n    \"\"\"Files waiting to be sent, oldest first.\"\"\"\n    def __init__(self):\n        self.items = []\n",
+    );
+    t.write(
+        "src/worker.py",
+        "def drain(queue: UploadQueue, client):\n    # Take each UploadQueue item and send it; an empty UploadQueue ends the run.\n    while queue.items:\n        upload_with_retry(client, queue.items.pop(0))\n",
+    );
+    t
+}
+
+#[test]
+fn the_implementation_outranks_its_tests_and_examples_unless_tests_are_asked_for() {
+    let t = implementation_with_tests();
+    let first = |q: &str| {
+        let o = query(&t, ".", &["--threshold", "-1", q]);
+        assert_code(&o, 0);
+        records(&o)[0]["file"].as_str().unwrap().to_string()
+    };
+    assert_eq!(first("retry an upload when it fails"), "src/upload.py");
+    assert_eq!(first("tests of retrying a failed upload"), "tests/test_upload.py");
+    // A query that is a symbol finds the file named after it before its users.
+    assert_eq!(first("UploadQueue"), "src/upload_queue.py");
+}

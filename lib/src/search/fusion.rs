@@ -1,6 +1,7 @@
 //! How the candidates of each side become one ranking: reciprocal-rank
 //! fusion of the semantic and the lexical ranking, raised for chunks whose
-//! own names answer the query, cut at the threshold.
+//! own names answer the query, reranked for what their files are
+//! (`rerank`), cut at the threshold.
 //!
 //! What `score` means: in semantic and hybrid mode it is the cosine
 //! similarity of query and chunk (-1..1) whatever decided the order, so a
@@ -12,6 +13,7 @@ use std::collections::HashMap;
 use super::fill::{embed_missing, static_ranking};
 use super::lexical;
 use super::names::{score_chunks, QueryWords};
+use super::rerank::{rerank, QueryShape};
 use super::vectors::VectorTable;
 use super::{Ranking, SearchRequest};
 use crate::store::{ChunkId, IndexReader, StoreError};
@@ -82,6 +84,8 @@ pub(super) fn scored_candidates(
     let mut scored = match (sides.vector, sides.words.is_some()) {
         (Some(vector), true) => {
             let fused = fused_ranking(store, &semantic, &lexical, sides.names.as_ref())?;
+            let places = lexical::places(store, &ids(&fused), ranking.vectors)?;
+            let fused = rerank(&fused, &places, &QueryShape::of(request.query));
             with_cosines(store, fused, &semantic, vector, ranking.vectors, request)?
         }
         (Some(_), false) => semantic,

@@ -133,7 +133,8 @@ pub(super) fn word_ranking(
     loop {
         let rows = store.best_word_matches(expr, fetch)?;
         let exhausted = rows.len() < fetch;
-        let places = places(store, &rows, table)?;
+        let ids: Vec<ChunkId> = rows.iter().map(|r| r.0).collect();
+        let places = places(store, &ids, table)?;
         let mut kept: Vec<(f64, &str, usize, ChunkId)> = rows
             .iter()
             .filter_map(|&(id, rank)| places.get(&id).map(|(path, line)| (rank, path.as_str(), *line, id)))
@@ -147,19 +148,18 @@ pub(super) fn word_ranking(
     }
 }
 
-/// File and first line of each of `rows`' chunks that has a vector: from
-/// the vectors in memory when there are, else from the store.
-fn places(
+/// File and first line of each of `ids` that has a vector: from the
+/// vectors in memory when there are, else from the store.
+pub(super) fn places(
     store: &dyn IndexReader,
-    rows: &[(ChunkId, f64)],
+    ids: &[ChunkId],
     table: Option<&VectorTable>,
 ) -> Result<HashMap<ChunkId, (String, usize)>, StoreError> {
-    let ids: Vec<ChunkId> = rows.iter().map(|r| r.0).collect();
     match table {
         Some(table) => {
-            Ok(ids.into_iter().filter_map(|id| table.place(id).map(|(p, l)| (id, (p.to_string(), l)))).collect())
+            Ok(ids.iter().filter_map(|&id| table.place(id).map(|(p, l)| (id, (p.to_string(), l)))).collect())
         }
-        None => store.places(&ids),
+        None => store.places(ids),
     }
 }
 

@@ -17,6 +17,8 @@ mod fusion;
 mod join;
 mod lexical;
 mod names;
+mod paths;
+mod rerank;
 mod vectors;
 
 use anyhow::{anyhow, Context, Result};
