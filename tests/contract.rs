@@ -21,6 +21,7 @@ struct StrictHit {
     start_line: u64,
     end_line: u64,
     score: f64,
+    relevance: f64,
     text: String,
     query: String,
     #[serde(default)]

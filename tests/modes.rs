@@ -122,8 +122,8 @@ fn indexes_from_before_are_rebuilt_with_a_note() {
         ("DROP TABLE chunks_fts; UPDATE meta SET value = '1' WHERE key = 'schema';", "schema 1"),
         ("UPDATE meta SET value = '2' WHERE key = 'schema';", "schema 2"),
         ("DROP TABLE name_terms; ALTER TABLE chunks DROP COLUMN names; UPDATE meta SET value = '3' WHERE key = 'schema';", "schema 3"),
-        ("DELETE FROM meta WHERE key = 'chunk_format';", "chunk format 1 -> 9"),
-        ("UPDATE meta SET value = '8' WHERE key = 'chunk_format';", "chunk format 8 -> 9"),
+        ("DELETE FROM meta WHERE key = 'chunk_format';", "chunk format 1 -> 10"),
+        ("UPDATE meta SET value = '9' WHERE key = 'chunk_format';", "chunk format 9 -> 10"),
     ] {
         assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
         rusqlite::Connection::open(&db_path).unwrap().execute_batch(downgrade).unwrap();

@@ -183,6 +183,37 @@ fn implementation_with_tests() -> Tree {
     t
 }
 
+/// What is shown explains the order: hits come in descending `relevance`,
+/// which in semantic and lexical mode is the score itself, and vg-format's
+/// headings print it.
+#[test]
+fn hits_are_ordered_by_the_relevance_they_show() {
+    let t = implementation_with_tests();
+    let o = query(&t, ".", &["--threshold", "-1", "-k", "10", "retry an upload when it fails"]);
+    assert_code(&o, 0);
+    let hits = records(&o);
+    assert!(hits.len() >= 3, "{hits:?}");
+    let relevance: Vec<f64> =
+        hits.iter().map(|h| h["relevance"].as_f64().expect("every hit has a relevance")).collect();
+    assert!(relevance.windows(2).all(|w| w[0] >= w[1]), "{relevance:?}");
+    // Fused: the top hit is first in meaning and in words, so at least 1.
+    assert!(relevance[0] >= 1.0, "{relevance:?}");
+    for mode in ["semantic", "lexical"] {
+        let o = query(&t, ".", &["--threshold", "-1", "--mode", mode, "retry an upload"]);
+        assert_code(&o, 0);
+        for h in records(&o) {
+            assert_eq!(h["relevance"], h["score"], "{mode}: {h}");
+        }
+    }
+    let stream: String = hits.iter().map(|h| format!("{h}\n")).collect();
+    let shown = run_with_input(t.cmd("vg-format", ".").args(["--heading", "--color", "never"]), stream.as_bytes());
+    assert_code(&shown, 0);
+    let out = String::from_utf8_lossy(&shown.stdout);
+    let first_number = out.lines().find_map(|l| l.split_whitespace().next().and_then(|w| w.parse::<f64>().ok()));
+    // Shown to 3 decimals.
+    assert!(first_number.is_some_and(|n| (n - relevance[0]).abs() < 0.0006), "{out}");
+}
+
 #[test]
 fn the_implementation_outranks_its_tests_and_examples_unless_tests_are_asked_for() {
     let t = implementation_with_tests();

@@ -123,7 +123,15 @@ mod tests {
     use super::*;
 
     fn hit(file: &str, score: f32, text: &str) -> Hit {
-        Hit { file: file.into(), start_line: 1, end_line: 2, score, text: text.into(), concepts: Vec::new() }
+        Hit {
+            file: file.into(),
+            start_line: 1,
+            end_line: 2,
+            score,
+            relevance: score,
+            text: text.into(),
+            concepts: Vec::new(),
+        }
     }
 
     #[test]

@@ -76,6 +76,9 @@ pub fn shell_quote(s: &str) -> String {
 pub struct Row {
     /// `path:line`, the path relative to the current directory.
     pub location: String,
+    /// What the rows are ordered by (`HitRecord::order`), shown.
+    pub relevance: f64,
+    /// The cosine (`HitRecord::score`), whose band colors the row.
     pub score: f64,
     /// The chunk's line that best matches the query, trimmed, tabs as spaces.
     pub snippet: String,
@@ -84,7 +87,8 @@ pub struct Row {
 pub fn row(hit: &HitRecord, cwd: &Path) -> Row {
     let line = best_lines(hit, 1).first().copied().unwrap_or(hit.start_line);
     let snippet = hit.text.split('\n').nth(line - hit.start_line).unwrap_or("").trim().replace('\t', "    ");
-    Row { location: format!("{}:{}", display_path(hit, cwd), line), score: hit.score, snippet }
+    let location = format!("{}:{}", display_path(hit, cwd), line);
+    Row { location, relevance: hit.order(), score: hit.score, snippet }
 }
 
 /// Most lines of a file the preview holds around a hit.
@@ -149,6 +153,7 @@ mod tests {
             start_line: start,
             end_line: start + text.split('\n').count() - 1,
             score: 0.52,
+            relevance: Some(0.91),
             text: text.into(),
             query: Some("retry uploads".into()),
             concepts: Vec::new(),
@@ -188,6 +193,7 @@ mod tests {
         let r = row(&h, Path::new("/r/src"));
         assert_eq!(r.location, "up load.rs:41");
         assert_eq!(r.snippet, "fn retry_upload() {");
+        assert_eq!((r.relevance, r.score), (0.91, 0.52));
         assert_eq!(score_band(r.score), ScoreBand::Fair);
     }
 

@@ -36,6 +36,10 @@ pub struct HitRecord {
     pub end_line: usize,
     #[serde(default)]
     pub score: f64,
+    /// What the hits are ordered by (`search::Hit::relevance`); streams from
+    /// before it was added have none, and are ordered by `score`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relevance: Option<f64>,
     #[serde(default)]
     pub text: String,
     /// The query that produced the hit, so formatters can mark matching lines.
@@ -55,6 +59,14 @@ fn hit_type() -> String {
 }
 
 impl HitRecord {
+    /// What the hit is ordered by: its relevance, or its score in a stream
+    /// from before relevance was added.
+    pub fn order(&self) -> f64 {
+        self.relevance.unwrap_or(self.score)
+    }
+}
+
+impl HitRecord {
     pub fn new(root: &ProjectRoot, hit: Hit, query: &str) -> Self {
         HitRecord {
             kind: hit_type(),
@@ -64,6 +76,7 @@ impl HitRecord {
             start_line: hit.start_line,
             end_line: hit.end_line,
             score: round4(hit.score as f64),
+            relevance: Some(round4(hit.relevance as f64)),
             text: hit.text,
             query: Some(query.to_string()),
             concepts: hit.concepts,
@@ -659,6 +672,7 @@ mod tests {
             start_line: 1,
             end_line: 2,
             score: 0.5,
+            relevance: Some(0.8125),
             text: "x\ny".into(),
             query: Some("q".into()),
             concepts: Vec::new(),
@@ -668,6 +682,10 @@ mod tests {
         write_record(&mut buf, &h).unwrap();
         let line = String::from_utf8(buf).unwrap();
         assert_eq!(parse_hit_line(line.trim_end(), 1).unwrap().unwrap(), h);
+        // A stream from before `relevance` was added is ordered by `score`.
+        let old = parse_hit_line(r#"{"file":"a","start_line":1,"end_line":1,"score":0.4}"#, 1).unwrap().unwrap();
+        assert_eq!((old.relevance, old.order()), (None, 0.4));
+        assert_eq!(h.order(), 0.8125);
     }
 
     mod fuzz {
@@ -698,7 +716,7 @@ mod tests {
             #[test]
             fn written_hits_read_back_equal(file in "[a-z/]{1,30}", start in 1usize..10_000, len in 0usize..100, text in "\\PC{0,200}", score in -1.0f64..1.0) {
                 // Scores are written rounded, as HitRecord::new rounds them.
-                let hit = HitRecord { kind: "hit".into(), v: 1, root: Some("/r".into()), file, start_line: start, end_line: start + len, score: round4(score), text, query: Some("q".into()), concepts: Vec::new(), rev: None };
+                let hit = HitRecord { kind: "hit".into(), v: 1, root: Some("/r".into()), file, start_line: start, end_line: start + len, score: round4(score), relevance: Some(round4(score + 0.5)), text, query: Some("q".into()), concepts: Vec::new(), rev: None };
                 let mut line = Vec::new();
                 write_record(&mut line, &hit).unwrap();
                 let back = parse_hit_line(std::str::from_utf8(&line).unwrap().trim_end(), 1).unwrap().unwrap();

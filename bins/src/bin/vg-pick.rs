@@ -373,7 +373,7 @@ impl SkimItem for PickItem {
         };
         Line::from(vec![
             Span::styled(self.key.clone(), base.patch(Style::new().fg(Color::Magenta))),
-            Span::styled(format!("  {:.2}  ", self.row.score), base.patch(score_style)),
+            Span::styled(format!("  {:.2}  ", self.row.relevance), base.patch(score_style)),
             Span::styled(self.row.snippet.clone(), base),
         ])
     }

@@ -156,6 +156,7 @@ pub fn judge_records(query: &str, hits: &[HitRecord]) -> Judgement {
             start_line: h.start_line,
             end_line: h.end_line,
             score: h.score as f32,
+            relevance: h.order() as f32,
             text: h.text.clone(),
             concepts: h.concepts.clone(),
         })

@@ -2,7 +2,7 @@
 //! where it is (its path and the definitions enclosing it) and what it
 //! defines, with the names of both.
 
-use super::definitions::{definition_name, Declarations};
+use super::definitions::Declarations;
 use super::{indent_of, is_blank, Chunk};
 
 /// What each chunk is embedded and word-indexed with besides its own text:
@@ -13,8 +13,7 @@ use super::{indent_of, is_blank, Chunk};
 /// function, class or file it belongs to; the shown text is unchanged.
 ///
 /// Enclosure is read from indentation, which works across languages for
-/// code laid out the usual way: a definition line (see `is_definition`, and
-/// `shaped_definition` in the C family) encloses the lines below it that
+/// code laid out the usual way: a definition line (`Declarations`) encloses the lines below it that
 /// are indented deeper than it.
 pub fn contexts(path: &str, text: &str, chunks: &[Chunk]) -> Vec<Context> {
     let declarations = Declarations::of_path(path);
@@ -41,7 +40,7 @@ pub fn contexts(path: &str, text: &str, chunks: &[Chunk]) -> Vec<Context> {
         let defined = defined_in(&lines[first..last.max(first)], declarations);
         let mut names: Vec<String> = Vec::new();
         for sig in enclosing.last().into_iter().copied().chain(defined.iter().map(String::as_str)) {
-            if let Some(name) = definition_name(sig) {
+            if let Some(name) = declarations.name(sig) {
                 if !names.iter().any(|n| n == name) {
                     names.push(name.to_string());
                 }
@@ -106,7 +105,11 @@ fn push_line(stack: &mut Vec<(usize, String)>, line: &str, declarations: Declara
     let trimmed = line.trim();
     // Closing brackets and comments say nothing about nesting.
     let definition = declarations.starts_definition(trimmed);
-    if trimmed.starts_with(['}', ')', ']', '#', '/', '*', '@']) && !definition {
+    let remark = trimmed.starts_with("--") || trimmed.starts_with("{-");
+    if (remark || trimmed.starts_with(['}', ')', ']', '#', '/', '*', '@'])) && !definition {
+        return;
+    }
+    if !definition && stack.last().is_some_and(|(d, sig)| *d == indent && declarations.continues(sig, trimmed)) {
         return;
     }
     while stack.last().is_some_and(|(d, _)| *d >= indent) {
@@ -134,6 +137,23 @@ mod tests {
         let c = "static int\nparse(const char *s)\n{\n    return atoi(s);\n}\n\nint main(void) {\n    return parse(\"1\");\n}\n";
         let got = contexts("src/main.c", c, &[chunk(8, 8)]);
         assert_eq!(got[0].around, "src/main.c: int main(void)");
+    }
+
+    #[test]
+    fn contexts_follow_haskell_equations_elixir_modules_and_shell_functions() {
+        let chunk = |a: usize, b: usize| Chunk { start_line: a, end_line: b, text: String::new() };
+        // The equations below a type signature go on with its definition,
+        // and a comment between them ends nothing.
+        let hs = "module Tree where\n\n-- | Look a key up.\nlookup :: Ord k => k -> Tree k v -> Maybe v\nlookup _ Leaf = Nothing\nlookup k (Node l x r)\n  | k < x = lookup k l\n  | otherwise = Just x\n";
+        let got = contexts("src/Tree.hs", hs, &[chunk(7, 8)]);
+        assert_eq!(got[0].around, "src/Tree.hs: lookup :: Ord k => k -> Tree k v -> Maybe v");
+        assert_eq!(got[0].names, ["lookup"]);
+        let ex = "defmodule Ecto.Repo do\n  @doc \"Inserts.\"\n  def insert(repo, struct) do\n    repo.insert(struct)\n  end\nend\n";
+        let got = contexts("lib/ecto/repo.ex", ex, &[chunk(4, 4)]);
+        assert_eq!(got[0].around, "lib/ecto/repo.ex: defmodule Ecto.Repo do > def insert(repo, struct) do");
+        assert_eq!(got[0].names, ["insert"]);
+        let sh = "retry() {\n  local n=3\n  run \"$@\"\n}\n";
+        assert_eq!(contexts("lib/retry.bash", sh, &[chunk(3, 3)])[0].names, ["retry"]);
     }
 
     #[test]

@@ -24,10 +24,10 @@
 mod context;
 mod definitions;
 mod outline;
+mod shaped;
 mod split;
 
 pub use context::{contexts, Context};
-pub use definitions::{definition_name, is_definition};
 pub use outline::Syntax;
 
 use outline::Outline;
@@ -48,7 +48,10 @@ use split::{emit_lines, split_long_line, Splitter};
 /// Dart functions and methods declared without a keyword (`Declarations`).
 /// 9: each chunk's own names (`Context::names`) are stored and counted,
 /// stemmed by `terms::stem`, for hybrid search's name signal.
-pub const FORMAT: u32 = 9;
+/// 10: contexts also name Elixir, Haskell, shell, Lua, Zig, Scala and Swift
+/// definitions, Go and TypeScript types, and a qualified name's last part
+/// (`def self.call` → `call`).
+pub const FORMAT: u32 = 10;
 
 /// What the model is given for a chunk: its context line, a newline, its text.
 pub fn embedded_text(context: &str, text: &str) -> String {

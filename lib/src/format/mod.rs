@@ -340,7 +340,9 @@ fn render_lines(out: &mut dyn Write, hits: &[HitRecord], opts: &FormatOptions) -
                 Lines { file: file_lines.as_deref().filter(|f| h.text.is_empty() || matches_chunk(f, h)), hit: h };
             let shown = best_lines(h, opts.lines_per_hit);
             if heading {
-                let score = format!("{:.3}", h.score);
+                // The number is what the hits are ordered by; its color says how
+                // close in meaning the hit is (`score_band`).
+                let score = format!("{:.3}", h.order());
                 let mut span = format!("lines {}-{}", h.start_line, h.end_line);
                 if !h.concepts.is_empty() {
                     span.push_str(&format!("  concept: {}", h.concepts.join(", ")));
@@ -409,6 +411,7 @@ mod tests {
             start_line: start,
             end_line: start + text.split('\n').count() - 1,
             score: 0.5,
+            relevance: None,
             text: text.into(),
             query: Some(query.into()),
             concepts: Vec::new(),

@@ -143,9 +143,13 @@ pub struct McpHit {
     pub start_line: usize,
     /// Last line of the chunk, inclusive.
     pub end_line: usize,
-    /// How well it matches, higher is better (cosine similarity in
-    /// `semantic` mode; a fused score otherwise).
+    /// How close it is in meaning: the cosine similarity to the query (in
+    /// `lexical` mode, BM25 mapped onto 0..1); what a threshold cuts.
     pub score: f64,
+    /// What the results are ordered by, descending: in `hybrid` mode the
+    /// fused score (1 for a chunk first in meaning and in words alike), in
+    /// the other modes `score`.
+    pub relevance: f64,
     /// The chunk's text.
     pub text: String,
     /// The project's concepts (`.vecgrep/kg/`) that the query named and
@@ -161,6 +165,7 @@ impl From<Hit> for McpHit {
             start_line: hit.start_line,
             end_line: hit.end_line,
             score: (f64::from(hit.score) * 10_000.0).round() / 10_000.0,
+            relevance: (f64::from(hit.relevance) * 10_000.0).round() / 10_000.0,
             text: hit.text,
             concepts: hit.concepts,
         }

@@ -6,7 +6,9 @@
 //! What `score` means: in semantic and hybrid mode it is the cosine
 //! similarity of query and chunk (-1..1) whatever decided the order, so a
 //! threshold means the same in both. In lexical mode it is BM25 mapped onto
-//! 0..1 (`lexical::bm25_score`).
+//! 0..1 (`lexical::bm25_score`). What `relevance` means: what the order
+//! follows, so that it is descending: the fused score in hybrid mode
+//! (`relevance`), the score otherwise.
 
 use std::collections::HashMap;
 
@@ -30,6 +32,29 @@ pub(super) const CANDIDATE_POOL: usize = 100;
 /// Candidates looked at per result wanted, for the places that chunks
 /// joining better ones leave free (`join`).
 pub(super) const JOIN_SPARE: usize = 3;
+
+/// A candidate chunk with its score (what the threshold cuts) and its
+/// relevance (what it is ordered by).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct Scored {
+    pub id: ChunkId,
+    pub score: f32,
+    pub relevance: f32,
+}
+
+impl Scored {
+    /// A candidate whose score is what it is ordered by.
+    fn ordered_by_score((id, score): (ChunkId, f32)) -> Scored {
+        Scored { id, score, relevance: score }
+    }
+}
+
+/// A hybrid candidate's fused (and reranked) score as a relevance, in units
+/// of a chunk ranked first by both sides: 1 is the top of meaning and words
+/// alike, names and file evidence may lift a chunk past it.
+pub(super) fn relevance(fused: f32) -> f32 {
+    fused * (RRF_K + 1.0) / (1.0 + LEXICAL_WEIGHT)
+}
 
 /// Fuse rankings (ids best first, each with a weight) by weighted
 /// reciprocal-rank fusion; returns ids with fused scores, best first.
@@ -62,7 +87,7 @@ pub(super) fn scored_candidates(
     ranking: &mut Ranking<'_>,
     sides: &Sides<'_>,
     request: &SearchRequest<'_>,
-) -> anyhow::Result<Vec<(ChunkId, f32)>> {
+) -> anyhow::Result<Vec<Scored>> {
     let (k, scope) = (request.k, &request.scope);
     let pool = k.max(CANDIDATE_POOL);
     let mut semantic = match (sides.vector, ranking.vectors) {
@@ -88,10 +113,12 @@ pub(super) fn scored_candidates(
             let fused = rerank(&fused, &places, &QueryShape::of(request.query));
             with_cosines(store, fused, &semantic, vector, ranking.vectors, request)?
         }
-        (Some(_), false) => semantic,
-        (None, _) => lexical.into_iter().map(|(id, bm25)| (id, lexical::bm25_score(bm25))).collect(),
+        (Some(_), false) => semantic.into_iter().map(Scored::ordered_by_score).collect(),
+        (None, _) => {
+            lexical.into_iter().map(|(id, bm25)| Scored::ordered_by_score((id, lexical::bm25_score(bm25)))).collect()
+        }
     };
-    scored.retain(|s| s.1 >= request.threshold);
+    scored.retain(|s| s.score >= request.threshold);
     scored.truncate(k * JOIN_SPARE);
     Ok(scored)
 }
@@ -138,9 +165,10 @@ fn ids<T>(ranking: &[(ChunkId, T)]) -> Vec<ChunkId> {
     ranking.iter().map(|r| r.0).collect()
 }
 
-/// The fused order with each chunk's cosine as its score, those under the
-/// threshold left out, up to `k * JOIN_SPARE`; chunks the semantic side did
-/// not rank get their cosine from memory or the store.
+/// The fused order with each chunk's cosine as its score and its fused score
+/// as its relevance, those under the threshold left out, up to `k *
+/// JOIN_SPARE`; chunks the semantic side did not rank get their cosine from
+/// memory or the store.
 fn with_cosines(
     store: &dyn IndexReader,
     fused: Vec<(ChunkId, f32)>,
@@ -148,10 +176,10 @@ fn with_cosines(
     vector: &[f32],
     table: Option<&VectorTable>,
     request: &SearchRequest<'_>,
-) -> Result<Vec<(ChunkId, f32)>, StoreError> {
+) -> Result<Vec<Scored>, StoreError> {
     let cosine: HashMap<ChunkId, f32> = semantic.iter().copied().collect();
     let mut scored = Vec::with_capacity(request.k);
-    for (id, _) in fused {
+    for (id, fused) in fused {
         let score = match (cosine.get(&id), table) {
             (Some(&c), _) => Some(c),
             (None, Some(table)) => table.score(id, vector),
@@ -159,7 +187,7 @@ fn with_cosines(
         };
         let Some(score) = score else { continue };
         if score >= request.threshold {
-            scored.push((id, score));
+            scored.push(Scored { id, score, relevance: relevance(fused) });
             if scored.len() == request.k * JOIN_SPARE {
                 break;
             }

@@ -2,19 +2,16 @@
 //! or have only blank lines between them become one, of up to
 //! `MAX_JOINED_LINES` lines.
 
+use super::fusion::Scored;
 use super::Hit;
-use crate::store::{ChunkId, IndexReader, StoreError};
+use crate::store::{IndexReader, StoreError};
 
 /// The hits for `scored`, best first, at most `k`: a chunk overlapping,
 /// touching or only blank lines away from a better one of the same file
 /// joins it (`join_hit`) instead of taking a place of its own.
-pub(super) fn collect_hits(
-    store: &dyn IndexReader,
-    scored: &[(ChunkId, f32)],
-    k: usize,
-) -> Result<Vec<Hit>, StoreError> {
+pub(super) fn collect_hits(store: &dyn IndexReader, scored: &[Scored], k: usize) -> Result<Vec<Hit>, StoreError> {
     let mut hits = Vec::with_capacity(scored.len());
-    for &(id, score) in scored {
+    for &Scored { id, score, relevance } in scored {
         // A chunk ranked from vectors in memory may since have been replaced.
         let Some(chunk) = store.chunk(id)? else { continue };
         let hit = Hit {
@@ -23,6 +20,7 @@ pub(super) fn collect_hits(
             end_line: chunk.end_line,
             text: chunk.text,
             score,
+            relevance,
             concepts: Vec::new(),
         };
         // Every line that is not blank is in a chunk, so lines in no chunk
@@ -65,7 +63,7 @@ fn join_grown(hits: &mut Vec<Hit>, mut grown: usize, blank: &mut dyn FnMut(usize
 /// touch, or have only blank lines between them (`blank(first, last)` says
 /// whether lines `first..=last` of the file are all blank), and together
 /// span at most `MAX_JOINED_LINES`: one result for one place in the code.
-/// `better` keeps its score. False, and nothing changes, otherwise.
+/// `better` keeps its score and relevance. False, and nothing changes, otherwise.
 pub(super) fn join_hit(better: &mut Hit, next: &Hit, blank: &mut dyn FnMut(usize, usize) -> bool) -> bool {
     let whole_lines = |h: &Hit| h.text.split('\n').count() == h.end_line + 1 - h.start_line;
     let (start, end) = (better.start_line.min(next.start_line), better.end_line.max(next.end_line));
@@ -101,7 +99,15 @@ mod tests {
 
     fn hit(start: usize, end: usize) -> Hit {
         let text = (start..=end).map(|l| format!("line {l}")).collect::<Vec<_>>().join("\n");
-        Hit { file: "a.rs".into(), start_line: start, end_line: end, score: 0.5, text, concepts: Vec::new() }
+        Hit {
+            file: "a.rs".into(),
+            start_line: start,
+            end_line: end,
+            score: 0.5,
+            relevance: 0.7,
+            text,
+            concepts: Vec::new(),
+        }
     }
 
     #[test]
@@ -118,7 +124,7 @@ mod tests {
             let joins = join_hit(&mut a, &hit(next.0, next.1), &mut |_, _| panic!("no gap to look at"));
             assert_eq!(joins.then_some((a.start_line, a.end_line)), joined, "{better:?} + {next:?}");
             assert_eq!(a.text, hit(a.start_line, a.end_line).text, "the text is the joined lines");
-            assert_eq!(a.score, 0.5);
+            assert_eq!((a.score, a.relevance), (0.5, 0.7));
         }
         let mut a = hit(10, 20);
         assert!(!join_hit(&mut a, &Hit { file: "b.rs".into(), ..hit(12, 14) }, &mut |_, _| true), "another file");

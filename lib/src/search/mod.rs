@@ -39,7 +39,12 @@ pub struct Hit {
     pub file: String,
     pub start_line: usize,
     pub end_line: usize,
+    /// The cosine similarity to the query (mapped BM25 in lexical mode):
+    /// what the threshold cuts.
     pub score: f32,
+    /// What the hits are ordered by, descending: the fused score in hybrid
+    /// mode (1 for a chunk first in meaning and in words), the score otherwise.
+    pub relevance: f32,
     pub text: String,
     /// The names of the query's concepts that the hit mentions.
     pub concepts: Vec<String>,
