@@ -85,16 +85,10 @@ fn defined_in(lines: &[&str], declarations: Declarations) -> Vec<String> {
     lines
         .iter()
         .filter(|l| !is_blank(l) && indent_of(l) == top && declarations.starts_definition(l.trim()))
-        .map(|l| signature(l.trim()))
+        .map(|l| declarations.signature(l.trim()))
         .collect()
 }
 
-fn signature(trimmed: &str) -> String {
-    trimmed.trim_end_matches(['{', ':']).trim_end().chars().take(MAX_SIGNATURE_CHARS).collect()
-}
-
-/// Longest signature kept in a context, in characters.
-const MAX_SIGNATURE_CHARS: usize = 120;
 
 fn push_line(stack: &mut Vec<(usize, String)>, line: &str, declarations: Declarations) {
     let line = line.strip_suffix('\r').unwrap_or(line);
@@ -116,7 +110,7 @@ fn push_line(stack: &mut Vec<(usize, String)>, line: &str, declarations: Declara
         stack.pop();
     }
     if definition {
-        stack.push((indent, signature(trimmed)));
+        stack.push((indent, declarations.signature(trimmed)));
     }
 }
 
@@ -146,7 +140,7 @@ mod tests {
         // and a comment between them ends nothing.
         let hs = "module Tree where\n\n-- | Look a key up.\nlookup :: Ord k => k -> Tree k v -> Maybe v\nlookup _ Leaf = Nothing\nlookup k (Node l x r)\n  | k < x = lookup k l\n  | otherwise = Just x\n";
         let got = contexts("src/Tree.hs", hs, &[chunk(7, 8)]);
-        assert_eq!(got[0].around, "src/Tree.hs: lookup :: Ord k => k -> Tree k v -> Maybe v");
+        assert_eq!(got[0].around, "src/Tree.hs: lookup ::");
         assert_eq!(got[0].names, ["lookup"]);
         let ex = "defmodule Ecto.Repo do\n  @doc \"Inserts.\"\n  def insert(repo, struct) do\n    repo.insert(struct)\n  end\nend\n";
         let got = contexts("lib/ecto/repo.ex", ex, &[chunk(4, 4)]);

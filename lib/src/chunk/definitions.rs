@@ -7,6 +7,9 @@
 use super::extension;
 use super::shaped::{group_end, shaped_definition, shaped_name};
 
+/// Longest signature kept in a context, in characters.
+const MAX_SIGNATURE_CHARS: usize = 120;
+
 /// Words that start a definition in every language read here.
 const KEYWORDS: &[&str] = &[
     "def",
@@ -165,6 +168,19 @@ impl Declarations {
             };
         };
         keyword_name(keyword, rest)
+    }
+
+    /// What a context keeps of a definition line (`trimmed`): the line, up
+    /// to `MAX_SIGNATURE_CHARS`, without the `{` or `:` that opens its
+    /// body; of a Haskell type signature only the name it declares
+    /// (`lookup ::`), as its types say less than they weigh.
+    pub(super) fn signature(self, trimmed: &str) -> String {
+        if self.shape == Shape::Signature && self.keyword(trimmed).is_none() {
+            if let Some(name) = signature_name(trimmed) {
+                return format!("{name} ::");
+            }
+        }
+        trimmed.trim_end_matches(['{', ':']).trim_end().chars().take(MAX_SIGNATURE_CHARS).collect()
     }
 
     /// Whether `trimmed`, at the indentation of the definition `signature`,
