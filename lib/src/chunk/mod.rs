@@ -50,7 +50,8 @@ use split::{emit_lines, split_long_line, Splitter};
 /// stemmed by `terms::stem`, for hybrid search's name signal.
 /// 10: contexts also name Elixir, Haskell, shell, Lua, Zig, Scala and Swift
 /// definitions, Go and TypeScript types, and a qualified name's last part
-/// (`def self.call` → `call`).
+/// (`def self.call` → `call`); a Haskell type signature is kept as the name
+/// it declares (`lookup ::`).
 pub const FORMAT: u32 = 10;
 
 /// What the model is given for a chunk: its context line, a newline, its text.
