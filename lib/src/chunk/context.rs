@@ -89,7 +89,6 @@ fn defined_in(lines: &[&str], declarations: Declarations) -> Vec<String> {
         .collect()
 }
 
-
 fn push_line(stack: &mut Vec<(usize, String)>, line: &str, declarations: Declarations) {
     let line = line.strip_suffix('\r').unwrap_or(line);
     if is_blank(line) {

@@ -4,8 +4,8 @@
 //! (`Declarations`): a C-family signature, a Haskell type signature, a shell
 //! function, a function or type bound to a name in Lua or Zig.
 
-use super::extension;
 use super::shaped::{group_end, shaped_definition, shaped_name};
+use super::{extension, identifiers};
 
 /// Longest signature kept in a context, in characters.
 const MAX_SIGNATURE_CHARS: usize = 120;
@@ -335,11 +335,6 @@ fn bound_name(trimmed: &str) -> Option<&str> {
     }
     let name = target.rsplit(['.', ':']).next()?;
     identifiers(name).next().filter(|w| *w == name)
-}
-
-/// Runs of letters, digits, `_` and `$` in `text`.
-pub(super) fn identifiers(text: &str) -> impl Iterator<Item = &str> {
-    text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$')).filter(|w| !w.is_empty())
 }
 
 /// `text` after the bracketed group it starts with (`<T: Ord> rest` →

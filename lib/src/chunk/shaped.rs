@@ -2,7 +2,7 @@
 //! return type, a name and parameters (`static char *dup(const char *s)`),
 //! or a function bound to a name (`export const load = async (url) =>`).
 
-use super::definitions::identifiers;
+use super::identifiers;
 
 /// The name of a definition known by its shape (`shaped_definition`): a
 /// name bound to a function, or the last word before the parameters.
