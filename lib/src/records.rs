@@ -59,14 +59,6 @@ fn hit_type() -> String {
 }
 
 impl HitRecord {
-    /// What the hit is ordered by: its relevance, or its score in a stream
-    /// from before relevance was added.
-    pub fn order(&self) -> f64 {
-        self.relevance.unwrap_or(self.score)
-    }
-}
-
-impl HitRecord {
     pub fn new(root: &ProjectRoot, hit: Hit, query: &str) -> Self {
         HitRecord {
             kind: hit_type(),
@@ -82,6 +74,12 @@ impl HitRecord {
             concepts: hit.concepts,
             rev: None,
         }
+    }
+
+    /// What the hit is ordered by: its relevance, or its score in a stream
+    /// from before relevance was added.
+    pub fn order(&self) -> f64 {
+        self.relevance.unwrap_or(self.score)
     }
 }
 
