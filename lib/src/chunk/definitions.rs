@@ -119,7 +119,7 @@ enum Shape {
 impl Declarations {
     /// Definitions by the common keywords alone.
     #[cfg(test)]
-    pub(super) const KEYWORDS: Declarations = Declarations { keywords: &[], shape: Shape::None };
+    pub(super) const COMMON_KEYWORDS_ONLY: Declarations = Declarations { keywords: &[], shape: Shape::None };
 
     pub(super) fn of_path(path: &str) -> Declarations {
         let (keywords, shape): (&'static [&'static str], Shape) = match extension(path).as_str() {
@@ -351,7 +351,7 @@ mod tests {
     use super::*;
 
     fn keywords() -> Declarations {
-        Declarations::KEYWORDS
+        Declarations::COMMON_KEYWORDS_ONLY
     }
 
     fn shaped() -> Declarations {
