@@ -23,7 +23,7 @@ _vecgrep() {
 
     case "${cmd}" in
         vecgrep)
-            opts="-q -i -k -l -c -A -B -C -t -T -g -L -S -E -h -V --stats --show-root --index-only --reindex --clear-cache --no-index --no-scope --skip-outside-root --quiet --answer --rev --log --interactive --query --open-cmd --serve --mcp --bind --port --token --full-index --rate-limit --top-k --threshold --mode --files --files-with-matches --count --json --after-context --before-context --context --heading --no-heading --lines --color --force-answer --learn --llm-url --llm-model --context-hits --since --until --author --limit --with-diff --diffs-only --chunk-size --chunk-overlap --full --index-warn-threshold --embedder-model --embedder-source --embedder-url --trust-project-config --type --type-not --glob --max-depth --follow --hidden --no-ignore --ignore-file --max-filesize --include-generated --changed-within --changed-before --size --exclude --help --version"
+            opts="-q -i -k -l -c -A -B -C -t -T -g -L -S -E -h -V --stats --show-root --index-only --reindex --clear-cache --no-index --no-scope --skip-outside-root --quiet --answer --rev --log --interactive --query --open-cmd --serve --mcp --bind --port --token --full-index --rate-limit --top-k --threshold --mode --files --files-with-matches --count --json --after-context --before-context --context --heading --no-heading --lines --color --force-answer --learn --llm-url --llm-model --context-hits --since --until --author --limit --with-diff --diffs-only --chunk-size --chunk-overlap --full --index-warn-threshold --embedder-model --embedder-source --embedder-url --trust-project-config --store --store-project --type --type-not --glob --max-depth --follow --hidden --no-ignore --ignore-file --max-filesize --include-generated --changed-within --changed-before --size --exclude --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -154,6 +154,14 @@ _vecgrep() {
                     return 0
                     ;;
                 --embedder-url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --store-project)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

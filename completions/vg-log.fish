@@ -7,11 +7,13 @@ complete -c vg-log -l threshold -d 'Drop results scoring below NUM (cosine simil
 complete -c vg-log -l mode -d 'Rank by meaning (semantic), by words (lexical, BM25; no model is loaded) or both fused (hybrid). In semantic and hybrid mode the score is the cosine similarity; in lexical mode it is BM25 mapped onto 0..1 [config: mode; default: hybrid]' -r -f -a "semantic\t''
 lexical\t''
 hybrid\t''"
+complete -c vg-log -l store -d 'Keep the index in a shared Postgres database with pgvector, e.g. postgres://db.internal/vecgrep or postgres:///vecgrep?host=/run/postgresql; missing parts come from PGHOST, PGPORT, PGUSER, PGPASSWORD and PGDATABASE. Every machine given the same URL and --store-project shares one index. The URL is never printed [config: store_url]' -r
+complete -c vg-log -l store-project -d 'The name the project\'s index is kept under in the shared database; every checkout given the same name shares it [config: store_project; default: the root directory\'s name and a hash of its path]' -r
 complete -c vg-log -l no-index -d 'Search the commit log as it is; do not bring it up to date first'
 complete -c vg-log -l skip-outside-root -d 'Skip PATHS outside the project root instead of failing'
 complete -c vg-log -s q -l quiet -d 'No progress or notes on stderr (errors are still printed) [config: quiet]'
 complete -c vg-log -l with-diff -d 'Index the lines each commit changed and search them beside the messages'
 complete -c vg-log -l diffs-only -d 'Search only the lines commits changed, not their messages (indexes them as --with-diff does)'
-complete -c vg-log -l trust-project-config -d 'Let the project\'s own .vecgrep/config.toml choose commands to run (open_cmd) and where code is sent (embedder_source, embedder_url, llm_url) [config: trust_project_config, global config only]'
+complete -c vg-log -l trust-project-config -d 'Let the project\'s own .vecgrep/config.toml choose commands to run (open_cmd) and where code is sent (embedder_source, embedder_url, llm_url, store_url) [config: trust_project_config, global config only]'
 complete -c vg-log -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c vg-log -s V -l version -d 'Print version'

@@ -24,4 +24,5 @@ mod revisions;
 mod robust;
 mod root;
 mod serve;
+mod shared;
 mod tiers;

@@ -101,8 +101,9 @@ pub fn note_skipped_paths(tool: &str, quiet: bool, root: &ProjectRoot, admission
 
 /// Select the root, admit the paths and resolve the config.
 pub fn resolve(tool: &str, paths: &[PathBuf], skip_outside_root: bool, cli: ConfigValues) -> Result<Invocation> {
-    let (cwd, root, admission) = resolve_root(paths, skip_outside_root)?;
+    let (cwd, mut root, admission) = resolve_root(paths, skip_outside_root)?;
     let config = resolve_config(tool, &root, cli)?;
+    root.shared = vecgrep::project::shared_index(&root, &config);
     note_skipped_paths(tool, config.quiet, &root, &admission);
     Ok(Invocation { cwd, root, paths: admission.admitted, config })
 }

@@ -117,9 +117,21 @@ pub struct IndexConfigArgs {
 #[derive(Args, Debug, Clone, Default)]
 #[command(next_help_heading = "Config options")]
 pub struct TrustArgs {
-    /// Let the project's own .vecgrep/config.toml choose commands to run (open_cmd) and where code is sent (embedder_source, embedder_url, llm_url).
+    /// Let the project's own .vecgrep/config.toml choose commands to run (open_cmd) and where code is sent (embedder_source, embedder_url, llm_url, store_url).
     #[arg(long)]
     pub trust_project_config: bool,
+}
+
+/// Where the index lives when it is not the project's own `.vecgrep/index.db`.
+#[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Config options")]
+pub struct StoreArgs {
+    /// Keep the index in a shared Postgres database with pgvector, e.g. postgres://db.internal/vecgrep or postgres:///vecgrep?host=/run/postgresql; missing parts come from PGHOST, PGPORT, PGUSER, PGPASSWORD and PGDATABASE. Every machine given the same URL and --store-project shares one index. The URL is never printed.
+    #[arg(long = "store", id = "store_url", value_name = "URL")]
+    pub store_url: Option<String>,
+    /// The name the project's index is kept under in the shared database; every checkout given the same name shares it.
+    #[arg(long, value_name = "NAME")]
+    pub store_project: Option<String>,
 }
 
 /// Asking a chat model for an answer from the top results (`vg-answer`).
@@ -266,6 +278,8 @@ pub struct IndexCli {
     #[command(flatten)]
     pub trust: TrustArgs,
     #[command(flatten)]
+    pub store: StoreArgs,
+    #[command(flatten)]
     pub walk: WalkArgs,
     /// Files or directories to index (default: the current directory).
     #[arg(value_name = "PATH")]
@@ -314,6 +328,8 @@ pub struct QueryCli {
     pub index: IndexConfigArgs,
     #[command(flatten)]
     pub trust: TrustArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
     #[command(flatten)]
     pub walk: WalkArgs,
     #[command(flatten)]
@@ -427,6 +443,8 @@ pub struct LogCli {
     pub search: SearchConfigArgs,
     #[command(flatten)]
     pub trust: TrustArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 #[derive(Parser, Debug)]
@@ -475,6 +493,8 @@ pub struct ServeCli {
     #[command(flatten)]
     pub trust: TrustArgs,
     #[command(flatten)]
+    pub store: StoreArgs,
+    #[command(flatten)]
     pub walk: WalkArgs,
 }
 
@@ -508,6 +528,8 @@ pub struct McpCli {
     pub index: IndexConfigArgs,
     #[command(flatten)]
     pub trust: TrustArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
     #[command(flatten)]
     pub walk: WalkArgs,
 }
@@ -548,6 +570,8 @@ pub struct PickCli {
     pub index: IndexConfigArgs,
     #[command(flatten)]
     pub trust: TrustArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
     #[command(flatten)]
     pub walk: WalkArgs,
     #[command(flatten)]
@@ -639,6 +663,8 @@ pub struct VecgrepCli {
     pub index: IndexConfigArgs,
     #[command(flatten)]
     pub trust: TrustArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
     #[command(flatten)]
     pub walk: WalkArgs,
     #[command(flatten)]

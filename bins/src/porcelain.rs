@@ -64,7 +64,8 @@ impl Mode {
     /// The tools the mode runs, each with the porcelain flags (argument ids,
     /// or the ids of a flattened group of them) it is given.
     pub fn tools(self) -> Vec<(&'static str, Vec<&'static str>)> {
-        let shared = ["skip_outside_root", "quiet", "SearchConfigArgs", "IndexConfigArgs", "TrustArgs", "WalkArgs"];
+        let shared =
+            ["skip_outside_root", "quiet", "SearchConfigArgs", "IndexConfigArgs", "TrustArgs", "StoreArgs", "WalkArgs"];
         let with = |more: &[&'static str]| shared.iter().chain(more).copied().collect::<Vec<_>>();
         let query = || ("vg-query", with(&["FileFilterArgs", "reindex", "no_index", "no_scope", "rev"]));
         match self {
@@ -72,17 +73,37 @@ impl Mode {
             Mode::Mcp => vec![("vg-mcp", with(&["full_index"]))],
             Mode::Pick => vec![("vg-pick", with(&["FileFilterArgs", "pick_query", "open_cmd", "full_index"]))],
             Mode::ShowRoot => vec![("vg-root", vec!["skip_outside_root"])],
-            Mode::Stats => vec![("vg-index", vec!["skip_outside_root", "quiet", "json"])],
-            Mode::ClearCache => vec![("vg-index", vec!["skip_outside_root", "quiet"])],
+            Mode::Stats => vec![("vg-index", vec!["skip_outside_root", "quiet", "json", "TrustArgs", "StoreArgs"])],
+            Mode::ClearCache => vec![("vg-index", vec!["skip_outside_root", "quiet", "TrustArgs", "StoreArgs"])],
             Mode::IndexOnly => {
                 vec![(
                     "vg-index",
-                    vec!["skip_outside_root", "quiet", "IndexConfigArgs", "TrustArgs", "WalkArgs", "reindex", "rev"],
+                    vec![
+                        "skip_outside_root",
+                        "quiet",
+                        "IndexConfigArgs",
+                        "TrustArgs",
+                        "StoreArgs",
+                        "WalkArgs",
+                        "reindex",
+                        "rev",
+                    ],
                 )]
             }
             Mode::Search => vec![query(), ("vg-format", vec!["OutputArgs"])],
             Mode::Log => vec![
-                ("vg-log", vec!["skip_outside_root", "quiet", "no_index", "LogArgs", "SearchConfigArgs", "TrustArgs"]),
+                (
+                    "vg-log",
+                    vec![
+                        "skip_outside_root",
+                        "quiet",
+                        "no_index",
+                        "LogArgs",
+                        "SearchConfigArgs",
+                        "TrustArgs",
+                        "StoreArgs",
+                    ],
+                ),
                 ("vg-format", vec!["OutputArgs"]),
             ],
             Mode::Answer => vec![

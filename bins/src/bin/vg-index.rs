@@ -124,6 +124,7 @@ fn print_stats(cli: &IndexCli, root: &vecgrep::project::ProjectRoot) -> anyhow::
         write_record(&mut out, &record)?;
     } else {
         writeln!(out, "root:     {}", root.path.display())?;
+        writeln!(out, "index:    {}", store::location(root))?;
         writeln!(out, "files:    {}", stats.files)?;
         writeln!(out, "chunks:   {}", stats.chunks)?;
         writeln!(out, "holes:    {}", stats.holes)?;

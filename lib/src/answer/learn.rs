@@ -225,7 +225,8 @@ mod tests {
     #[test]
     fn learned_concepts_are_appended_as_concept_files_read_them() {
         let dir = tempfile::tempdir().unwrap();
-        let root = ProjectRoot { path: dir.path().to_path_buf(), marker: crate::project::RootMarker::Vecgrep };
+        let root =
+            ProjectRoot { path: dir.path().to_path_buf(), marker: crate::project::RootMarker::Vecgrep, shared: None };
         let one = LearnedConcept { name: "ledger".into(), synonyms: vec!["AccountBook".into()] };
         let two = LearnedConcept { name: "tenant".into(), synonyms: vec!["org_id".into(), "Workspace".into()] };
         append_learned(&root, &[one], "where is the ledger --> kept", "m").unwrap();

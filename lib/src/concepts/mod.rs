@@ -255,7 +255,8 @@ mod tests {
     #[test]
     fn project_concepts_hide_global_ones_of_the_same_name_and_bad_files_are_reported() {
         let dir = tempfile::tempdir().unwrap();
-        let root = ProjectRoot { path: dir.path().to_path_buf(), marker: crate::project::RootMarker::None };
+        let root =
+            ProjectRoot { path: dir.path().to_path_buf(), marker: crate::project::RootMarker::None, shared: None };
         let kg = project_kg_dir(&root);
         std::fs::create_dir_all(&kg).unwrap();
         std::fs::write(kg.join("ledger.md"), "# Ledger\nsynonyms:: AccountBook\n").unwrap();

@@ -327,7 +327,7 @@ mod tests {
     impl Project {
         fn new() -> Project {
             let dir = tempfile::tempdir().unwrap();
-            let root = ProjectRoot { path: dir.path().canonicalize().unwrap(), marker: RootMarker::None };
+            let root = ProjectRoot { path: dir.path().canonicalize().unwrap(), marker: RootMarker::None, shared: None };
             let paths = [AdmittedPath { abs: root.path.clone(), rel: String::new(), is_dir: true }];
             let walk = WalkOptions { max_filesize: 1 << 20, ..Default::default() };
             let config = ConfigLayers::default().resolve().unwrap();

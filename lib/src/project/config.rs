@@ -106,6 +106,7 @@ impl ConfigLayers {
         config.open_cmd = trusted(&mut untrusted, "open_cmd", self.pick_trusted(|v| v.open_cmd.clone()));
         config.embedder_url = trusted(&mut untrusted, "embedder_url", self.pick_trusted(|v| v.embedder_url.clone()));
         config.llm_url = trusted(&mut untrusted, "llm_url", self.pick_trusted(|v| v.llm_url.clone()));
+        config.store_url = trusted(&mut untrusted, "store_url", self.pick_trusted(|v| v.store_url.clone()));
         if let Some(source) = trusted(&mut untrusted, "embedder_source", self.pick_trusted(|v| v.embedder_source)) {
             config.embedder_source = source;
         }

@@ -12,8 +12,8 @@ mod walk;
 pub use config::{global_config_path, ConfigError, ConfigLayers};
 pub use generated::{by_content, Generated};
 pub use root::{
-    admit_paths, admit_paths_lexically, is_under, normalize_lexically, relative_to, root_named, select_root, Admission,
-    AdmittedPath, ProjectRoot, RootError, RootMarker,
+    admit_paths, admit_paths_lexically, is_under, normalize_lexically, relative_to, root_named, select_root,
+    shared_index, Admission, AdmittedPath, ProjectRoot, RootError, RootMarker, SharedIndex,
 };
 pub use settings::{
     check_chunk_size, check_threshold, check_top_k, setting, ConfigValues, EmbedderSource, ResolvedConfig, SearchMode,

@@ -50,6 +50,37 @@ pub struct ProjectRoot {
     /// Canonical absolute path.
     pub path: PathBuf,
     pub marker: RootMarker,
+    /// The shared database that holds its index instead of
+    /// `<root>/.vecgrep/index.db` (`store_url`), once the config is read.
+    pub shared: Option<SharedIndex>,
+}
+
+/// A project's index in a shared Postgres database: the server's URL and
+/// the name the project is kept under there (`store_project`).
+#[derive(Clone, PartialEq, Eq)]
+pub struct SharedIndex {
+    /// May hold a password: never printed, and left out of `Debug`.
+    pub url: String,
+    pub project: String,
+}
+
+/// Where `root`'s index lives under `config`: None for its own directory.
+/// Unnamed, a project is kept under its directory's name and a hash of its
+/// path, so that two checkouts share an index only when told to.
+pub fn shared_index(root: &ProjectRoot, config: &crate::project::ResolvedConfig) -> Option<SharedIndex> {
+    let url = config.store_url.clone()?;
+    let project = config.store_project.clone().unwrap_or_else(|| {
+        let base = root.path.file_name().map_or("root".into(), |n| n.to_string_lossy().into_owned());
+        let hash = blake3::hash(root.path.as_os_str().as_encoded_bytes()).to_hex();
+        format!("{base}-{}", &hash[..8])
+    });
+    Some(SharedIndex { url, project })
+}
+
+impl fmt::Debug for SharedIndex {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedIndex").field("url", &"<not shown>").field("project", &self.project).finish()
+    }
 }
 
 impl ProjectRoot {
@@ -85,7 +116,7 @@ pub(super) fn find_marked_root(start: &Path) -> Option<ProjectRoot> {
             // `.git` may be a file (worktrees, submodules); the others are directories.
             let present = if marker == RootMarker::Git { candidate.exists() } else { candidate.is_dir() };
             if present {
-                return Some(ProjectRoot { path: dir.to_path_buf(), marker });
+                return Some(ProjectRoot { path: dir.to_path_buf(), marker, shared: None });
             }
         }
     }
@@ -126,7 +157,7 @@ pub fn select_root(cwd: &Path, paths: &[PathBuf]) -> Result<ProjectRoot, RootErr
             return Ok(root);
         }
     }
-    Ok(ProjectRoot { path: cwd, marker: RootMarker::None })
+    Ok(ProjectRoot { path: cwd, marker: RootMarker::None, shared: None })
 }
 
 /// The root a record names (its `root` field), for a tool downstream of the
@@ -134,7 +165,7 @@ pub fn select_root(cwd: &Path, paths: &[PathBuf]) -> Result<ProjectRoot, RootErr
 pub fn root_named(path: &Path) -> Result<ProjectRoot, RootError> {
     let path = path.canonicalize().map_err(|source| RootError::Path { path: path.to_path_buf(), source })?;
     let marker = find_marked_root(&path).filter(|r| r.path == path).map_or(RootMarker::None, |r| r.marker);
-    Ok(ProjectRoot { path, marker })
+    Ok(ProjectRoot { path, marker, shared: None })
 }
 
 /// A user path that passed admission.
@@ -330,7 +361,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let base = dir.path().canonicalize().unwrap();
         std::fs::create_dir_all(base.join("src/sub")).unwrap();
-        let root = ProjectRoot { path: base.clone(), marker: RootMarker::None };
+        let root = ProjectRoot { path: base.clone(), marker: RootMarker::None, shared: None };
         let adm = admit_paths(&root, &base, &[PathBuf::from("src/sub"), PathBuf::from("src")], false).unwrap();
         assert_eq!(adm.admitted.len(), 1);
         assert_eq!(adm.admitted[0].rel, "src");

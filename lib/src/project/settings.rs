@@ -221,6 +221,24 @@ impl<'de, Raw: Deserialize<'de>, T> DeserializeSeed<'de> for Checked<Raw, T> {
     }
 }
 
+/// A store URL names a Postgres server. The message never repeats the
+/// value, which may hold a password.
+fn check_store_url(url: String) -> Result<String, String> {
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        Ok(url)
+    } else {
+        Err("store_url must be a postgres:// or postgresql:// URL".into())
+    }
+}
+
+pub(super) fn check_store_project(name: String) -> Result<String, String> {
+    if !name.trim().is_empty() && name.len() <= 200 && !name.chars().any(char::is_control) {
+        Ok(name)
+    } else {
+        Err(format!("store_project must be 1 to 200 characters without control characters, got {name:?}"))
+    }
+}
+
 fn unchecked<T>(value: T) -> Result<T, String> {
     Ok(value)
 }
@@ -438,6 +456,16 @@ settings! {
     /// sent there, so TrustRule applies.
     llm_url: String => Option<String> = None, raw String, check unchecked,
         shown None, switch false, only None, trusted;
+    /// A Postgres database (with pgvector) that holds the index instead of
+    /// `.vecgrep/index.db`, shared by every machine given the same URL; its
+    /// address and credentials may also come from the `PG*` environment.
+    /// The code's text is stored there, so TrustRule applies.
+    store_url: String => Option<String> = None, raw String, check check_store_url,
+        shown None, switch false, only None, trusted;
+    /// The name the project's index is kept under in the shared database;
+    /// give every checkout of one project the same name to share it.
+    store_project: String => Option<String> = None, raw String, check check_store_project,
+        shown Some("the root directory's name and a hash of its path"), switch false, only None, plain;
     /// For `--answer`: the chat model to ask; unset, the first one the
     /// endpoint lists.
     llm_model: String => Option<String> = None, raw String, check unchecked,

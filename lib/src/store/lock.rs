@@ -1,5 +1,6 @@
 //! The project's `.vecgrep` directory and the lock that makes index runs on
-//! one project take turns, whatever the backend.
+//! one project take turns: a file lock beside a local index, the database's
+//! advisory lock for a shared one (`postgres::lock`).
 
 use std::fs::{File, OpenOptions};
 use std::path::PathBuf;
@@ -33,11 +34,15 @@ pub fn ensure_data_dir(root: &ProjectRoot) -> Result<PathBuf, StoreError> {
 
 /// Exclusive right to write one root's index, held until dropped.
 pub struct WriteLock {
-    _file: File,
+    _held: Box<dyn Send>,
 }
 
 /// Take the write lock, calling `waiting` once if another writer holds it.
 pub fn lock_for_writing(root: &ProjectRoot, waiting: &mut dyn FnMut()) -> Result<WriteLock, StoreError> {
+    if let Some(shared) = &root.shared {
+        let held = super::postgres::lock(shared, true, waiting)?.expect("a lock waited for is taken");
+        return Ok(WriteLock { _held: held });
+    }
     let (file, path) = lock_file(root)?;
     match file.try_lock() {
         Ok(()) => {}
@@ -47,16 +52,19 @@ pub fn lock_for_writing(root: &ProjectRoot, waiting: &mut dyn FnMut()) -> Result
         }
         Err(std::fs::TryLockError::Error(source)) => return Err(StoreError::Lock { path, source }),
     }
-    Ok(WriteLock { _file: file })
+    Ok(WriteLock { _held: Box::new(file) })
 }
 
 /// Take the write lock if no other writer holds it; None when one does.
 /// For writes worth making only when they cost no wait (a search storing
 /// the vectors it embedded on the way).
 pub fn try_lock_for_writing(root: &ProjectRoot) -> Result<Option<WriteLock>, StoreError> {
+    if let Some(shared) = &root.shared {
+        return Ok(super::postgres::lock(shared, false, &mut || {})?.map(|held| WriteLock { _held: held }));
+    }
     let (file, path) = lock_file(root)?;
     match file.try_lock() {
-        Ok(()) => Ok(Some(WriteLock { _file: file })),
+        Ok(()) => Ok(Some(WriteLock { _held: Box::new(file) })),
         Err(std::fs::TryLockError::WouldBlock) => Ok(None),
         Err(std::fs::TryLockError::Error(source)) => Err(StoreError::Lock { path, source }),
     }

@@ -4,10 +4,12 @@
 //! changes an index run makes. Ranking (fusion, boosts, thresholds, joining
 //! hits) is `search`'s, never the store's.
 //!
-//! SQLite (`sqlite`) is the one backend: a database per project root at
-//! `<root>/.vecgrep/index.db`. A second backend implements the two traits
-//! and is chosen in [`open_for_reading`] and [`open_for_writing`]; nothing in
-//! `index` or `search` names a backend.
+//! Two backends implement them: SQLite (`sqlite`), a database per project
+//! root at `<root>/.vecgrep/index.db`, the default; and Postgres
+//! (`postgres`), a schema per project in a shared database, when the root
+//! names one (`ProjectRoot::shared`, from `store_url`). They are chosen in
+//! the `open_*` functions below; nothing in `index` or `search` names a
+//! backend. The commit log (vg-log) stays in SQLite either way.
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -15,8 +17,18 @@ use std::path::PathBuf;
 use crate::chunk::Chunk;
 use crate::project::ProjectRoot;
 
+/// How both backends split words for the word index: FTS5's tokenizer
+/// settings (SQLite's table; Postgres runs the same tokenizer itself).
+macro_rules! word_tokenizer {
+    () => {
+        "porter unicode61 remove_diacritics 2"
+    };
+}
+
 mod commits;
 mod lock;
+mod name_counts;
+mod postgres;
 mod revisions;
 mod sqlite;
 
@@ -372,8 +384,20 @@ pub trait IndexWriter: IndexReader {
     fn fail_running_jobs(&mut self, reason: &str, now_ms: i64) -> Result<u64, StoreError>;
 }
 
+/// Where `root`'s index is, in words safe to print (a shared one's URL may
+/// hold a password, which is left out).
+pub fn location(root: &ProjectRoot) -> String {
+    match &root.shared {
+        Some(shared) => postgres::describe(shared),
+        None => root.index_path().display().to_string(),
+    }
+}
+
 /// Open an existing index of `root` to read it (searching, stats).
 pub fn open_for_reading(root: &ProjectRoot) -> Result<Box<dyn IndexReader>, StoreError> {
+    if root.shared.is_some() {
+        return Ok(Box::new(postgres::PgIndex::open_for_reading(root)?));
+    }
     Ok(Box::new(sqlite::SqliteIndex::open_for_reading(root)?))
 }
 
@@ -381,6 +405,9 @@ pub fn open_for_reading(root: &ProjectRoot) -> Result<Box<dyn IndexReader>, Stor
 /// index or one of another schema is cache, not data: it is removed and
 /// rebuilt, and `rebuilt` hears why. Take [`lock_for_writing`] first.
 pub fn open_for_writing(root: &ProjectRoot, rebuilt: &mut dyn FnMut(&str)) -> Result<Box<dyn IndexWriter>, StoreError> {
+    if root.shared.is_some() {
+        return Ok(Box::new(postgres::PgIndex::open_for_writing(root, rebuilt)?));
+    }
     Ok(Box::new(sqlite::SqliteIndex::open_for_writing(root, rebuilt)?))
 }
 
@@ -388,6 +415,9 @@ pub fn open_for_writing(root: &ProjectRoot, rebuilt: &mut dyn FnMut(&str)) -> Re
 /// job's state): created when missing, but an index that is damaged or of
 /// another schema is an error here, not rebuilt, since a run may hold it.
 pub fn open_in_place(root: &ProjectRoot) -> Result<Box<dyn IndexWriter>, StoreError> {
+    if root.shared.is_some() {
+        return Ok(Box::new(postgres::PgIndex::open_in_place(root)?));
+    }
     Ok(Box::new(sqlite::SqliteIndex::open_in_place(root)?))
 }
 
@@ -412,6 +442,9 @@ pub fn open_log_for_reading(root: &ProjectRoot) -> Result<Box<dyn CommitStore>, 
 
 /// Remove the index of `root` and of its revisions (ClearCacheResetsIndex); its config stays.
 pub fn clear(root: &ProjectRoot) -> Result<(), StoreError> {
+    if let Some(shared) = &root.shared {
+        postgres::remove(shared)?;
+    }
     sqlite::remove(root)?;
     for revision in revisions(root)? {
         forget_revision(root, &revision.sha)?;

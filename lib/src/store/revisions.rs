@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use super::StoreError;
-use crate::project::{ProjectRoot, RootMarker};
+use crate::project::{ProjectRoot, RootMarker, SharedIndex};
 
 /// The file that marks a revision's index complete: its sha, then the
 /// names it was asked for by, one per line.
@@ -30,7 +30,10 @@ fn revisions_dir(project: &ProjectRoot) -> PathBuf {
 /// The root whose index holds revision `sha` of `project`; its files are
 /// written there while it is indexed and removed after.
 pub fn revision_root(project: &ProjectRoot, sha: &str) -> ProjectRoot {
-    ProjectRoot { path: revisions_dir(project).join(sha), marker: RootMarker::Revision }
+    // A shared index keeps a revision's beside the project's, under its own name.
+    let shared =
+        project.shared.as_ref().map(|s| SharedIndex { url: s.url.clone(), project: format!("{}@{sha}", s.project) });
+    ProjectRoot { path: revisions_dir(project).join(sha), marker: RootMarker::Revision, shared }
 }
 
 /// Whether `sha` could name a revision directory: lowercase hex, 40 or 64 long.
@@ -84,6 +87,9 @@ pub fn forget_revision(project: &ProjectRoot, sha: &str) -> Result<bool, StoreEr
     if !is_sha(sha) {
         return Ok(false);
     }
+    if let Some(shared) = revision_root(project, sha).shared {
+        super::postgres::remove(&shared)?;
+    }
     let dir = revisions_dir(project).join(sha);
     match std::fs::remove_dir_all(&dir) {
         Ok(()) => Ok(true),
@@ -134,7 +140,13 @@ fn project_of(root: &ProjectRoot) -> ProjectRoot {
         && parent.and_then(Path::file_name).is_some_and(|n| n == "revs")
         && parent.and_then(Path::parent).and_then(Path::file_name).is_some_and(|n| n == ".vecgrep");
     match parent.and_then(Path::parent).and_then(Path::parent).filter(|_| is_revision) {
-        Some(project) => ProjectRoot { path: project.to_path_buf(), marker: RootMarker::None },
+        Some(project) => {
+            let shared = root.shared.as_ref().map(|s| SharedIndex {
+                url: s.url.clone(),
+                project: s.project.rsplit_once('@').map_or(s.project.clone(), |(p, _)| p.to_string()),
+            });
+            ProjectRoot { path: project.to_path_buf(), marker: RootMarker::None, shared }
+        }
         None => root.clone(),
     }
 }
@@ -149,7 +161,7 @@ mod tests {
     #[test]
     fn revisions_are_listed_marked_related_and_forgotten() {
         let dir = tempfile::tempdir().unwrap();
-        let project = ProjectRoot { path: dir.path().to_path_buf(), marker: RootMarker::None };
+        let project = ProjectRoot { path: dir.path().to_path_buf(), marker: RootMarker::None, shared: None };
         for sha in [A, B] {
             std::fs::create_dir_all(revision_root(&project, sha).data_dir()).unwrap();
         }

@@ -246,7 +246,7 @@ mod tests {
 
     /// A new index in `dir`, reset as vg-index would leave it.
     pub(super) fn empty_store(dir: &Path) -> SqliteIndex {
-        let root = ProjectRoot { path: dir.to_path_buf(), marker: crate::project::RootMarker::None };
+        let root = ProjectRoot { path: dir.to_path_buf(), marker: crate::project::RootMarker::None, shared: None };
         let mut store = SqliteIndex::open_for_writing(&root, &mut |_| {}).unwrap();
         let meta =
             IndexMeta { model: "m".into(), chunk_size: 500, chunk_overlap: 100, chunk_format: crate::chunk::FORMAT };
@@ -258,7 +258,8 @@ mod tests {
     fn writers_opening_a_new_index_at_once_all_find_it_whole() {
         for _ in 0..10 {
             let dir = tempfile::tempdir().unwrap();
-            let root = ProjectRoot { path: dir.path().to_path_buf(), marker: crate::project::RootMarker::None };
+            let root =
+                ProjectRoot { path: dir.path().to_path_buf(), marker: crate::project::RootMarker::None, shared: None };
             let barrier = std::sync::Barrier::new(6);
             std::thread::scope(|s| {
                 let opened: Vec<_> = (0..6)

@@ -65,11 +65,15 @@ CREATE TABLE IF NOT EXISTS jobs (
 
 /// The words of each chunk (`terms::chunk_words`), rowid = chunk id.
 /// Contentless: the text is already in `chunks`.
-pub(super) const SCHEMA_FTS: &str = "
+pub(super) const SCHEMA_FTS: &str = concat!(
+    "
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-    terms, content = '', contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2'
+    terms, content = '', contentless_delete = 1, tokenize = '",
+    word_tokenizer!(),
+    "'
 );
-";
+"
+);
 
 /// The commit log (vg-log), added after schema 4 without bumping it: older
 /// versions ignore the tables, and this one creates them on any index it

@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use super::write::NameCounts;
 use super::SqliteIndex;
+use crate::store::name_counts::NameCounts;
 use crate::store::{IndexReader, IndexStats, StoreError};
 
 impl SqliteIndex {

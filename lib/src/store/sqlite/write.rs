@@ -3,11 +3,10 @@
 //! terms' chunk counts, the generation, and the word rows changed since the
 //! word index was last merged.
 
-use std::collections::HashMap;
-
 use rusqlite::{params, CachedStatement, OptionalExtension, Transaction};
 
 use super::{vector_to_blob, SqliteIndex};
+use crate::store::name_counts::NameCounts;
 use crate::store::{ChunkId, FileState, FileWrite, IndexJob, IndexMeta, IndexReader, IndexWriter, StoreError};
 
 /// Indexes of up to this many chunks have their word index merged whole
@@ -255,26 +254,8 @@ fn add_to_meta(tx: &Transaction<'_>, key: &str, n: i64) -> rusqlite::Result<()> 
     Ok(())
 }
 
-/// The changes one batch makes to `name_terms` and meta 'named_chunks',
-/// gathered so that each term's row is written once.
-#[derive(Default)]
-pub(super) struct NameCounts {
-    pub(super) terms: HashMap<String, i64>,
-    pub(super) named_chunks: i64,
-}
-
+/// The name counts as SQLite keeps them: `name_terms` and meta 'named_chunks'.
 impl NameCounts {
-    pub(super) fn count(&mut self, names: &str, delta: i64) {
-        let terms = crate::terms::terms_of_names(names);
-        if terms.is_empty() {
-            return;
-        }
-        self.named_chunks += delta;
-        for t in terms {
-            *self.terms.entry(t).or_default() += delta;
-        }
-    }
-
     /// Uncount the names of the chunks of the file `filter` selects (on
     /// `files f`, bound to `value`) before they are deleted.
     fn forget_file(&mut self, tx: &Transaction<'_>, filter: &str, value: impl rusqlite::ToSql) -> rusqlite::Result<()> {

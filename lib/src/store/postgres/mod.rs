@@ -1,0 +1,244 @@
+//! The Postgres backend: a project's index in a schema of its own in a
+//! shared database (`store_url`), vectors in pgvector columns, and words in
+//! a table of terms that BM25 is computed from as FTS5 computes it, with
+//! FTS5's own tokenizer (`words`), so that both backends rank alike.
+//!
+//! Every change is one transaction, so a writer killed at any moment leaves
+//! each file fully old or fully new, and readers only ever see what was
+//! committed. Writers take turns through an advisory lock on the project
+//! ([`lock`]), which the server drops with a dead writer's connection.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use postgres::types::ToSql;
+use postgres::{Client, NoTls, Row, Statement};
+
+use super::StoreError;
+use crate::project::{ProjectRoot, SharedIndex};
+
+mod read;
+mod schema;
+mod verify;
+mod words;
+mod write;
+
+/// A project's index in a shared database, open through one connection.
+pub(super) struct PgIndex {
+    client: RefCell<Client>,
+    /// The project's schema, quoted for SQL.
+    schema: String,
+    /// How errors name the index: database, server and project, never the
+    /// URL (it may hold a password).
+    place: PathBuf,
+    tokenizer: words::Tokenizer,
+    /// Statements prepared on this connection, by their SQL.
+    statements: RefCell<HashMap<String, Statement>>,
+}
+
+/// Statements kept prepared per connection, at most; searches in many
+/// scopes make many.
+const PREPARED_KEPT: usize = 256;
+
+/// The shared index a root names; every caller checked that it names one.
+fn shared_of(root: &ProjectRoot) -> &SharedIndex {
+    root.shared.as_ref().expect("a root whose index is shared")
+}
+
+/// The URL's settings, with what it leaves out taken from the standard
+/// `PG*` environment as libpq takes them.
+fn settings(shared: &SharedIndex) -> Result<postgres::Config, StoreError> {
+    let mut config: postgres::Config = shared.url.parse().map_err(|e: postgres::Error| StoreError::File {
+        action: "read the store URL of",
+        path: PathBuf::from(format!("project {}", shared.project)),
+        source: e.into(),
+    })?;
+    let env = |key: &str| std::env::var(key).ok().filter(|v| !v.is_empty());
+    if config.get_hosts().is_empty() {
+        let hosts = env("PGHOST").unwrap_or_else(|| "/var/run/postgresql".into());
+        hosts.split(',').for_each(|h| {
+            config.host(h);
+        });
+    }
+    if config.get_ports().is_empty() {
+        if let Some(port) = env("PGPORT").and_then(|p| p.parse().ok()) {
+            config.port(port);
+        }
+    }
+    if config.get_user().is_none() {
+        if let Some(user) = env("PGUSER").or_else(|| env("USER")) {
+            config.user(&user);
+        }
+    }
+    if config.get_password().is_none() {
+        if let Some(password) = env("PGPASSWORD") {
+            config.password(password);
+        }
+    }
+    if config.get_dbname().is_none() {
+        if let Some(db) = env("PGDATABASE").or_else(|| config.get_user().map(str::to_string)) {
+            config.dbname(&db);
+        }
+    }
+    config.application_name("vecgrep");
+    Ok(config)
+}
+
+/// Where the index is, in words safe to print: no user, no password.
+fn place(config: &postgres::Config, project: &str) -> PathBuf {
+    let host = match config.get_hosts().first() {
+        Some(postgres::config::Host::Tcp(h)) => h.clone(),
+        Some(postgres::config::Host::Unix(p)) => p.display().to_string(),
+        None => "localhost".into(),
+    };
+    let db = config.get_dbname().unwrap_or("postgres");
+    PathBuf::from(format!("project {project} in the postgres database {db} on {host}"))
+}
+
+/// Where a shared index is, in words safe to print; a URL that cannot be
+/// read says so.
+pub(super) fn describe(shared: &SharedIndex) -> String {
+    match settings(shared) {
+        Ok(config) => place(&config, &shared.project).display().to_string(),
+        Err(_) => format!("project {} in a postgres database whose URL cannot be read", shared.project),
+    }
+}
+
+/// A connection to the shared database, and how errors name the project there.
+fn connect(shared: &SharedIndex) -> Result<(Client, PathBuf), StoreError> {
+    let config = settings(shared)?;
+    let place = place(&config, &shared.project);
+    match config.connect(NoTls) {
+        Ok(client) => Ok((client, place)),
+        Err(e) => Err(StoreError::File { action: "connect to", path: place, source: e.into() }),
+    }
+}
+
+/// The schema a project's index lives in: a name Postgres accepts whatever
+/// the project is called (its name is kept in meta 'project').
+fn schema_name(project: &str) -> String {
+    format!("vg_{}", &blake3::hash(project.as_bytes()).to_hex()[..24])
+}
+
+/// The number of the advisory lock writers of a project take turns with.
+fn lock_key(project: &str) -> i64 {
+    let hash = blake3::hash(format!("vecgrep writer {project}").as_bytes());
+    i64::from_le_bytes(hash.as_bytes()[..8].try_into().expect("8 bytes"))
+}
+
+/// Hold the project's writer lock: waited for (calling `waiting` once),
+/// or only tried when `wait` is false (None when another writer holds it).
+/// The lock lasts as long as the returned connection.
+pub(super) fn lock(
+    shared: &SharedIndex,
+    wait: bool,
+    waiting: &mut dyn FnMut(),
+) -> Result<Option<Box<dyn Send>>, StoreError> {
+    let (mut client, place) = connect(shared)?;
+    let key = lock_key(&shared.project);
+    let failed = |e: postgres::Error| StoreError::Backend { path: place.clone(), source: e.into() };
+    let taken: bool = client.query_one("SELECT pg_try_advisory_lock($1)", &[&key]).map_err(failed)?.get(0);
+    if !taken {
+        if !wait {
+            return Ok(None);
+        }
+        waiting();
+        client.execute("SELECT pg_advisory_lock($1)", &[&key]).map_err(failed)?;
+    }
+    Ok(Some(Box::new(client)))
+}
+
+/// Drop a project's index from the shared database; a project never
+/// indexed is no error.
+pub(super) fn remove(shared: &SharedIndex) -> Result<(), StoreError> {
+    let (mut client, place) = connect(shared)?;
+    client
+        .batch_execute(&format!("DROP SCHEMA IF EXISTS \"{}\" CASCADE", schema_name(&shared.project)))
+        .map_err(|e| StoreError::Backend { path: place, source: e.into() })
+}
+
+impl PgIndex {
+    pub(super) fn open_for_reading(root: &ProjectRoot) -> Result<PgIndex, StoreError> {
+        let shared = shared_of(root);
+        let index = Self::connected(shared)?;
+        if !index.schema_exists()? {
+            return Err(StoreError::Missing(index.place));
+        }
+        index.enter_schema()?;
+        index.check_schema()?;
+        Ok(index)
+    }
+
+    /// Open for writing, creating the project's schema when missing; one of
+    /// another version is rebuilt, and `rebuilt` hears why.
+    pub(super) fn open_for_writing(root: &ProjectRoot, rebuilt: &mut dyn FnMut(&str)) -> Result<PgIndex, StoreError> {
+        let index = Self::connected(shared_of(root))?;
+        index.create_schema(rebuilt)?;
+        Ok(index)
+    }
+
+    /// Open to write beside a running index run: created when missing, but
+    /// one of another version is an error here, not rebuilt.
+    pub(super) fn open_in_place(root: &ProjectRoot) -> Result<PgIndex, StoreError> {
+        let index = Self::connected(shared_of(root))?;
+        index.create_schema(&mut |_| {})?;
+        Ok(index)
+    }
+
+    fn connected(shared: &SharedIndex) -> Result<PgIndex, StoreError> {
+        let (client, place) = connect(shared)?;
+        let tokenizer = words::Tokenizer::new()?;
+        Ok(PgIndex {
+            client: RefCell::new(client),
+            schema: format!("\"{}\"", schema_name(&shared.project)),
+            place,
+            tokenizer,
+            statements: RefCell::default(),
+        })
+    }
+
+    /// A failure while reading or writing this index, with where it is.
+    fn failed(&self, e: postgres::Error) -> StoreError {
+        StoreError::Backend { path: self.place.clone(), source: e.into() }
+    }
+
+    /// Run `sql` (prepared once per connection) and collect its rows.
+    fn rows(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>, StoreError> {
+        let mut client = self.client.borrow_mut();
+        let statement = self.prepared(&mut client, sql)?;
+        client.query(&statement, params).map_err(|e| self.failed(e))
+    }
+
+    fn prepared(&self, client: &mut Client, sql: &str) -> Result<Statement, StoreError> {
+        if let Some(statement) = self.statements.borrow().get(sql) {
+            return Ok(statement.clone());
+        }
+        let statement = client.prepare(sql).map_err(|e| self.failed(e))?;
+        let mut kept = self.statements.borrow_mut();
+        if kept.len() >= PREPARED_KEPT {
+            kept.clear();
+        }
+        kept.insert(sql.to_string(), statement.clone());
+        Ok(statement)
+    }
+
+    /// The one row `sql` returns, if any.
+    fn row(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Option<Row>, StoreError> {
+        Ok(self.rows(sql, params)?.into_iter().next())
+    }
+
+    fn batch(&self, sql: &str) -> Result<(), StoreError> {
+        self.client.borrow_mut().batch_execute(sql).map_err(|e| self.failed(e))
+    }
+
+    /// One value of the `meta` table.
+    fn meta_value(&self, key: &str) -> Result<Option<String>, StoreError> {
+        Ok(self.row("SELECT value FROM meta WHERE key = $1", &[&key])?.map(|r| r.get(0)))
+    }
+
+    /// A counter of the `meta` table; 0 when absent.
+    fn meta_count(&self, key: &str) -> Result<i64, StoreError> {
+        Ok(self.meta_value(key)?.and_then(|v| v.parse().ok()).unwrap_or(0))
+    }
+}

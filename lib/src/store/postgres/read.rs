@@ -1,0 +1,282 @@
+//! The questions a Postgres index answers (`IndexReader`), each one query.
+
+use std::collections::HashMap;
+
+use pgvector::Vector;
+use postgres::fallible_iterator::FallibleIterator;
+use postgres::types::ToSql;
+
+use super::PgIndex;
+use crate::store::{
+    ChunkId, FileState, IndexJob, IndexMeta, IndexReader, IndexStats, JobState, Scope, Snapshot, StoreError,
+    StoredChunk, StoredFile, Unembedded, VectorRow,
+};
+
+impl IndexReader for PgIndex {
+    fn meta(&self) -> Result<Option<IndexMeta>, StoreError> {
+        let get = |key: &str| self.meta_value(key);
+        let (Some(model), Some(size), Some(overlap)) = (get("model")?, get("chunk_size")?, get("chunk_overlap")?)
+        else {
+            return Ok(None);
+        };
+        Ok(Some(IndexMeta {
+            model,
+            chunk_size: size.parse().unwrap_or(0),
+            chunk_overlap: overlap.parse().unwrap_or(0),
+            chunk_format: get("chunk_format")?.and_then(|f| f.parse().ok()).unwrap_or(1),
+        }))
+    }
+
+    fn stats(&self) -> Result<IndexStats, StoreError> {
+        self.counts()
+    }
+
+    fn verify(&self) -> Result<(IndexStats, Vec<String>), StoreError> {
+        self.check()
+    }
+
+    fn generation(&self) -> Result<i64, StoreError> {
+        self.meta_count("generation")
+    }
+
+    fn files(&self) -> Result<HashMap<String, StoredFile>, StoreError> {
+        let rows = self.rows(
+            "SELECT f.path, f.size, f.mtime_ns, f.hash, count(c.id), count(c.id) - count(c.embedding)
+             FROM files f LEFT JOIN chunks c ON c.file_id = f.id GROUP BY f.id",
+            &[],
+        )?;
+        Ok(rows
+            .iter()
+            .map(|r| {
+                let state = FileState { size: r.get::<_, i64>(1) as u64, mtime_ns: r.get(2), hash: r.get(3) };
+                let file = StoredFile { state, chunks: r.get::<_, i64>(4) as u64, holes: r.get::<_, i64>(5) as u64 };
+                (r.get(0), file)
+            })
+            .collect())
+    }
+
+    fn dims(&self) -> Result<Option<usize>, StoreError> {
+        Ok(self.meta_value("dims")?.and_then(|v| v.parse().ok()))
+    }
+
+    fn generated_checked(&self) -> Result<bool, StoreError> {
+        Ok(self.meta_value("generated_checked")?.as_deref() == Some("1"))
+    }
+
+    fn vector_for_key(&self, key: &[u8]) -> Result<Option<Vec<f32>>, StoreError> {
+        let row =
+            self.row("SELECT embedding FROM chunks WHERE embed_key = $1 AND embedding IS NOT NULL LIMIT 1", &[&key])?;
+        Ok(row.map(|r| r.get::<_, Vector>(0).to_vec()))
+    }
+
+    fn snapshot(&self) -> Result<Snapshot<'_>, StoreError> {
+        self.batch("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")?;
+        let open = OpenSnapshot { index: self, ended: false };
+        Ok(Snapshot::new(move || open.end()))
+    }
+
+    fn nearest_chunks(&self, query: &[f32], scope: &Scope, limit: usize) -> Result<Vec<(ChunkId, f32)>, StoreError> {
+        self.nearest_by("embedding", query, scope, limit)
+    }
+
+    fn nearest_static(&self, query: &[f32], scope: &Scope, limit: usize) -> Result<Vec<(ChunkId, f32)>, StoreError> {
+        self.nearest_by("static_embedding", query, scope, limit)
+    }
+
+    fn unembedded_count(&self) -> Result<u64, StoreError> {
+        Ok(self.row("SELECT count(*) FROM chunks WHERE embedding IS NULL", &[])?.map_or(0, |r| r.get::<_, i64>(0))
+            as u64)
+    }
+
+    fn unembedded(&self, ids: &[ChunkId]) -> Result<Vec<Unembedded>, StoreError> {
+        let rows =
+            self.rows("SELECT id, around, text FROM chunks WHERE id = ANY($1) AND embedding IS NULL", &[&ids])?;
+        let mut found: HashMap<ChunkId, String> =
+            rows.iter().map(|r| (r.get(0), crate::chunk::embedded_text(r.get(1), r.get(2)))).collect();
+        Ok(ids.iter().filter_map(|id| found.remove(id).map(|text| Unembedded { id: *id, text })).collect())
+    }
+
+    fn cosine(&self, id: ChunkId, query: &[f32]) -> Result<Option<f32>, StoreError> {
+        let row = self.row(
+            "SELECT 1 - (embedding <=> $2) FROM chunks WHERE id = $1 AND embedding IS NOT NULL",
+            &[&id, &Vector::from(query.to_vec())],
+        )?;
+        Ok(row.map(|r| r.get::<_, f64>(0) as f32))
+    }
+
+    fn best_word_matches(&self, expr: &str, limit: usize) -> Result<Vec<(ChunkId, f64)>, StoreError> {
+        let terms = self.tokenizer.query_terms(expr)?;
+        if terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows = self.rows(super::words::BEST_MATCHES, &[&terms, &(limit as i64)])?;
+        Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+    }
+
+    fn places(&self, ids: &[ChunkId]) -> Result<HashMap<ChunkId, (String, usize)>, StoreError> {
+        let rows = self.rows(
+            "SELECT c.id, f.path, c.start_line FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ANY($1)",
+            &[&ids],
+        )?;
+        Ok(rows.iter().map(|r| (r.get(0), (r.get(1), r.get::<_, i32>(2).max(0) as usize))).collect())
+    }
+
+    fn chunk_names(&self, id: ChunkId) -> Result<Option<String>, StoreError> {
+        Ok(self.row("SELECT names FROM chunks WHERE id = $1", &[&id])?.map(|r| r.get(0)))
+    }
+
+    fn named_chunks(&self) -> Result<u64, StoreError> {
+        Ok(self.meta_count("named_chunks")?.max(0) as u64)
+    }
+
+    fn chunks_naming(&self, term: &str) -> Result<u64, StoreError> {
+        let row = self.row("SELECT chunks FROM name_terms WHERE term = $1", &[&term])?;
+        Ok(row.map_or(0, |r| r.get::<_, i64>(0)).max(0) as u64)
+    }
+
+    fn chunk(&self, id: ChunkId) -> Result<Option<StoredChunk>, StoreError> {
+        let row = self.row(
+            "SELECT f.path, c.start_line, c.end_line, c.text FROM chunks c JOIN files f ON f.id = c.file_id
+             WHERE c.id = $1",
+            &[&id],
+        )?;
+        Ok(row.map(|r| StoredChunk {
+            file: r.get(0),
+            start_line: r.get::<_, i32>(1).max(0) as usize,
+            end_line: r.get::<_, i32>(2).max(0) as usize,
+            text: r.get(3),
+        }))
+    }
+
+    fn lines_in_no_chunk(&self, file: &str, first: usize, last: usize) -> Result<bool, StoreError> {
+        let (first, last) = (first.min(i32::MAX as usize) as i32, last.min(i32::MAX as usize) as i32);
+        let row = self.row(
+            "SELECT NOT EXISTS (SELECT 1 FROM chunks c JOIN files f ON f.id = c.file_id
+             WHERE f.path = $1 AND c.start_line <= $3 AND c.end_line >= $2)",
+            &[&file, &first, &last],
+        )?;
+        Ok(row.is_some_and(|r| r.get(0)))
+    }
+
+    fn each_vector(&self, visit: &mut dyn FnMut(VectorRow<'_>)) -> Result<i64, StoreError> {
+        let mut client = self.client.borrow_mut();
+        let mut tx = client
+            .build_transaction()
+            .isolation_level(postgres::IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .map_err(|e| self.failed(e))?;
+        let generation = tx
+            .query_opt("SELECT value FROM meta WHERE key = 'generation'", &[])
+            .map_err(|e| self.failed(e))?
+            .and_then(|r| r.get::<_, String>(0).parse().ok())
+            .unwrap_or(0);
+        let no_params: [&(dyn ToSql + Sync); 0] = [];
+        let mut rows = tx
+            .query_raw(
+                "SELECT c.id, f.path, c.embedding, c.start_line FROM chunks c JOIN files f ON f.id = c.file_id
+                 WHERE c.embedding IS NOT NULL ORDER BY f.path, c.start_line",
+                no_params,
+            )
+            .map_err(|e| self.failed(e))?;
+        while let Some(row) = rows.next().map_err(|e| self.failed(e))? {
+            let vector: Vector = row.get(2);
+            visit(VectorRow {
+                id: row.get(0),
+                file: row.get(1),
+                start_line: row.get::<_, i32>(3).max(0) as usize,
+                vector: vector.as_slice(),
+            });
+        }
+        drop(rows);
+        tx.commit().map_err(|e| self.failed(e))?;
+        Ok(generation)
+    }
+
+    fn index_job(&self, id: &str) -> Result<Option<IndexJob>, StoreError> {
+        let row = self.row(
+            "SELECT state, started_ms, finished_ms, files, chunks, embedded, removed, error FROM jobs WHERE id = $1",
+            &[&id],
+        )?;
+        let Some(r) = row else { return Ok(None) };
+        let count = |i: usize| r.get::<_, Option<i64>>(i).map(|n| n.max(0) as u64);
+        let state: String = r.get(0);
+        let state = JobState::named(&state).ok_or_else(|| StoreError::Damaged {
+            path: self.place.clone(),
+            cause: format!("job {id} has the state {state:?}"),
+        })?;
+        Ok(Some(IndexJob {
+            id: id.to_string(),
+            state,
+            started_ms: r.get(1),
+            finished_ms: r.get(2),
+            files: count(3),
+            chunks: count(4),
+            embedded: count(5),
+            removed: count(6),
+            error: r.get(7),
+        }))
+    }
+}
+
+/// A read-only transaction a snapshot's questions are answered in; rolled
+/// back if the snapshot is dropped rather than finished.
+struct OpenSnapshot<'a> {
+    index: &'a PgIndex,
+    ended: bool,
+}
+
+impl OpenSnapshot<'_> {
+    fn end(mut self) -> Result<(), StoreError> {
+        self.ended = true;
+        self.index.batch("COMMIT")
+    }
+}
+
+impl Drop for OpenSnapshot<'_> {
+    fn drop(&mut self) {
+        if !self.ended {
+            let _ = self.index.batch("ROLLBACK");
+        }
+    }
+}
+
+impl PgIndex {
+    /// Chunks in scope by cosine similarity of `column` (a vector column) to
+    /// `query`, best first; equal scores in path and line order.
+    fn nearest_by(
+        &self,
+        column: &str,
+        query: &[f32],
+        scope: &Scope,
+        limit: usize,
+    ) -> Result<Vec<(ChunkId, f32)>, StoreError> {
+        let query = Vector::from(query.to_vec());
+        let limit = limit.min(i64::MAX as usize) as i64;
+        let (under, exact): (Vec<String>, Vec<String>) = scope_of(scope);
+        let files: Vec<String> = scope.files.iter().flatten().cloned().collect();
+        let sql = format!(
+            "SELECT c.id, (1 - (c.{column} <=> $1))::float8 AS score
+             FROM chunks c JOIN files f ON f.id = c.file_id
+             WHERE c.{column} IS NOT NULL
+               AND ($2 OR f.path = ANY($3) OR EXISTS (SELECT 1 FROM unnest($4::text[]) p WHERE starts_with(f.path, p)))
+               AND ($5 OR f.path = ANY($6))
+             ORDER BY score DESC, f.path, c.start_line
+             LIMIT $7"
+        );
+        let whole = under.is_empty();
+        let unfiltered = scope.files.is_none();
+        let rows = self.rows(&sql, &[&query, &whole, &exact, &under, &unfiltered, &files, &limit])?;
+        Ok(rows.iter().map(|r| (r.get(0), r.get::<_, f64>(1) as f32)).collect())
+    }
+}
+
+/// A scope's prefixes as SQL takes them: the directories (with their
+/// slash) that paths may start with, and the paths they may be; both empty
+/// for the whole root.
+fn scope_of(scope: &Scope) -> (Vec<String>, Vec<String>) {
+    if scope.prefixes.is_empty() || scope.prefixes.iter().any(String::is_empty) {
+        return (Vec::new(), Vec::new());
+    }
+    (scope.prefixes.iter().map(|p| format!("{p}/")).collect(), scope.prefixes.clone())
+}

@@ -1,0 +1,79 @@
+//! What a Postgres index holds, counted, and the damage a bug could leave
+//! in it (a crash cannot: every change is one transaction).
+
+use std::collections::HashMap;
+
+use super::PgIndex;
+use crate::store::name_counts::NameCounts;
+use crate::store::{IndexReader, IndexStats, StoreError};
+
+impl PgIndex {
+    /// The spec's IndexStats; db_size_bytes counts the project's tables and their indexes.
+    pub(super) fn counts(&self) -> Result<IndexStats, StoreError> {
+        let bare = self.schema.trim_matches('"');
+        let row = self
+            .row(
+                "SELECT (SELECT count(*) FROM files), (SELECT count(*) FROM chunks),
+                        (SELECT count(*) FROM chunks WHERE embedding IS NULL),
+                        (SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint FROM pg_class c
+                         JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind = 'r')",
+                &[&bare],
+            )?
+            .expect("one row");
+        let n = |i: usize| row.get::<_, i64>(i).max(0) as u64;
+        Ok(IndexStats { files: n(0), chunks: n(1), holes: n(2), db_size_bytes: n(3) })
+    }
+
+    /// Words without their chunk's length, vectors of the wrong size,
+    /// impossible line ranges, and counters out of step with the rows.
+    pub(super) fn check(&self) -> Result<(IndexStats, Vec<String>), StoreError> {
+        let dims = crate::embed::DIMS as i32;
+        let mut problems = Vec::new();
+        for (sql, what) in [
+            (
+                "SELECT count(*) FROM chunks c WHERE c.word_count <> coalesce(
+                     (SELECT sum(t.tf) FROM chunk_terms t WHERE t.chunk_id = c.id), 0)",
+                "chunks have word entries that do not add up to their length",
+            ),
+            (
+                "SELECT count(*) FROM chunks WHERE embedding IS NOT NULL AND vector_dims(embedding) <> $1",
+                "vectors have the wrong size",
+            ),
+            (
+                "SELECT count(*) FROM chunks WHERE start_line < 1 OR end_line < start_line",
+                "chunks have impossible line ranges",
+            ),
+        ] {
+            let n: i64 =
+                if sql.contains("$1") { self.row(sql, &[&dims])? } else { self.row(sql, &[])? }.map_or(0, |r| r.get(0));
+            if n > 0 {
+                problems.push(format!("{n} {what}"));
+            }
+        }
+        let stats = self.counts()?;
+        let words = self
+            .row("SELECT count(*), coalesce(sum(word_count), 0)::bigint FROM chunks", &[])?
+            .map_or((0, 0), |r| (r.get::<_, i64>(0), r.get::<_, i64>(1)));
+        if words != (self.meta_count("word_rows")?, self.meta_count("word_tokens")?) {
+            problems.push("the word index's totals do not match the chunks".into());
+        }
+        if !self.name_counts_agree()? {
+            problems.push("the name counts do not match the chunks' names".into());
+        }
+        if stats.files > 0 && self.meta()?.is_none() {
+            problems.push("the index holds files but does not say what built it".into());
+        }
+        Ok((stats, problems))
+    }
+
+    /// Whether `name_terms` and meta 'named_chunks' count what the chunks hold.
+    fn name_counts_agree(&self) -> Result<bool, StoreError> {
+        let mut expected = NameCounts::default();
+        for row in self.rows("SELECT names FROM chunks WHERE names <> ''", &[])? {
+            expected.count(row.get(0), 1);
+        }
+        let stored: HashMap<String, i64> =
+            self.rows("SELECT term, chunks FROM name_terms", &[])?.iter().map(|r| (r.get(0), r.get(1))).collect();
+        Ok(stored == expected.terms && self.named_chunks()? == expected.named_chunks as u64)
+    }
+}

@@ -1,0 +1,274 @@
+//! The changes an index run makes to a Postgres index (`IndexWriter`), each
+//! in one transaction, with the counts kept beside the chunks: the name
+//! terms' chunk counts, the word index's rows and tokens, and the generation.
+
+use pgvector::Vector;
+use postgres::Transaction;
+
+use super::PgIndex;
+use crate::store::name_counts::NameCounts;
+use crate::store::{ChunkId, FileState, FileWrite, IndexJob, IndexMeta, IndexReader, IndexWriter, StoreError};
+
+impl IndexWriter for PgIndex {
+    fn as_reader(&self) -> &dyn IndexReader {
+        self
+    }
+
+    fn reset(&mut self, meta: &IndexMeta) -> Result<(), StoreError> {
+        self.in_transaction(|tx| {
+            tx.batch_execute(
+                "TRUNCATE chunk_terms, chunks, files, name_terms;
+                 DELETE FROM meta WHERE key IN ('dims', 'named_chunks', 'word_rows', 'word_tokens');",
+            )?;
+            for (k, v) in [
+                ("generated_checked", "1".to_string()),
+                ("model", meta.model.clone()),
+                ("chunk_size", meta.chunk_size.to_string()),
+                ("chunk_overlap", meta.chunk_overlap.to_string()),
+                ("chunk_format", meta.chunk_format.to_string()),
+            ] {
+                set_meta(tx, k, &v)?;
+            }
+            add_to_meta(tx, "generation", 1)
+        })
+    }
+
+    fn set_generated_checked(&mut self, checked: bool) -> Result<(), StoreError> {
+        self.in_transaction(|tx| set_meta(tx, "generated_checked", if checked { "1" } else { "0" }))
+    }
+
+    fn set_dims(&mut self, dims: usize) -> Result<(), StoreError> {
+        self.in_transaction(|tx| set_meta(tx, "dims", &dims.to_string()))
+    }
+
+    fn write_batch(
+        &mut self,
+        writes: &[FileWrite],
+        touches: &[(String, FileState)],
+        removals: &[String],
+    ) -> Result<(), StoreError> {
+        let words: Vec<_> = writes
+            .iter()
+            .map(|w| self.tokenizer.count(&w.chunks.iter().map(|c| c.words.as_str()).collect::<Vec<_>>()))
+            .collect::<Result<_, _>>()?;
+        self.in_transaction(|tx| {
+            let mut batch = Batch::default();
+            for rel in removals {
+                batch.forget(tx, "f.path = $1", rel)?;
+                tx.execute("DELETE FROM files WHERE path = $1", &[rel])?;
+            }
+            for (rel, state) in touches {
+                tx.execute(
+                    "UPDATE files SET size = $2, mtime_ns = $3 WHERE path = $1",
+                    &[rel, &(state.size as i64), &state.mtime_ns],
+                )?;
+            }
+            for (write, words) in writes.iter().zip(&words) {
+                batch.replace(tx, write, words)?;
+            }
+            batch.finish(tx)
+        })
+    }
+
+    fn set_vectors(&mut self, vectors: &[(ChunkId, Vec<f32>)]) -> Result<u64, StoreError> {
+        self.in_transaction(|tx| {
+            let set = tx.prepare("UPDATE chunks SET embedding = $2 WHERE id = $1 AND embedding IS NULL")?;
+            let mut stored = 0;
+            for (id, vector) in vectors {
+                stored += tx.execute(&set, &[id, &Vector::from(vector.clone())])?;
+            }
+            if stored > 0 {
+                add_to_meta(tx, "generation", 1)?;
+            }
+            Ok(stored)
+        })
+    }
+
+    /// Postgres keeps its word index whole on its own; what a run that
+    /// changed many rows leaves is planner statistics out of date.
+    fn compact_words(&self) -> Result<(), StoreError> {
+        self.batch("ANALYZE files, chunks, chunk_terms")
+    }
+
+    fn put_index_job(&mut self, job: &IndexJob) -> Result<(), StoreError> {
+        let count = |n: Option<u64>| n.map(|n| n.min(i64::MAX as u64) as i64);
+        self.in_transaction(|tx| {
+            tx.execute(
+                "INSERT INTO jobs (id, state, started_ms, finished_ms, files, chunks, embedded, removed, error)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+                 ON CONFLICT (id) DO UPDATE SET state = $2, started_ms = $3, finished_ms = $4, files = $5,
+                     chunks = $6, embedded = $7, removed = $8, error = $9",
+                &[
+                    &job.id,
+                    &job.state.as_str(),
+                    &job.started_ms,
+                    &job.finished_ms,
+                    &count(job.files),
+                    &count(job.chunks),
+                    &count(job.embedded),
+                    &count(job.removed),
+                    &job.error,
+                ],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn fail_running_jobs(&mut self, reason: &str, now_ms: i64) -> Result<u64, StoreError> {
+        self.in_transaction(|tx| {
+            tx.execute(
+                "UPDATE jobs SET state = 'failed', finished_ms = $2, error = $1 WHERE state = 'running'",
+                &[&reason, &now_ms],
+            )
+        })
+    }
+}
+
+impl PgIndex {
+    /// Run `change` in a transaction of its own: committed whole, or not at all.
+    fn in_transaction<T>(
+        &self,
+        change: impl FnOnce(&mut Transaction<'_>) -> Result<T, postgres::Error>,
+    ) -> Result<T, StoreError> {
+        let mut client = self.client.borrow_mut();
+        let mut tx = client.transaction().map_err(|e| self.failed(e))?;
+        let out = change(&mut tx).map_err(|e| self.failed(e))?;
+        tx.commit().map_err(|e| self.failed(e))?;
+        Ok(out)
+    }
+}
+
+/// What one `write_batch` changes besides the rows it writes.
+#[derive(Default)]
+struct Batch {
+    names: NameCounts,
+    /// Chunks added less chunks removed: the word index's rows.
+    word_rows: i64,
+    /// Tokens added less tokens removed.
+    word_tokens: i64,
+}
+
+impl Batch {
+    /// Uncount the chunks of the file `filter` selects (on `files f`, bound
+    /// to `value`) before they are deleted.
+    fn forget(
+        &mut self,
+        tx: &mut Transaction<'_>,
+        filter: &str,
+        value: &(dyn postgres::types::ToSql + Sync),
+    ) -> Result<(), postgres::Error> {
+        let sql = format!("SELECT c.names, c.word_count FROM chunks c JOIN files f ON f.id = c.file_id WHERE {filter}");
+        for row in tx.query(&sql, &[value])? {
+            self.names.count(row.get(0), -1);
+            self.word_rows -= 1;
+            self.word_tokens -= i64::from(row.get::<_, i32>(1));
+        }
+        Ok(())
+    }
+
+    /// Put a file's new content in place of what it had, if anything.
+    fn replace(
+        &mut self,
+        tx: &mut Transaction<'_>,
+        w: &FileWrite,
+        words: &[super::words::TermCounts],
+    ) -> Result<(), postgres::Error> {
+        let st = &w.state;
+        let found = tx.query_opt("SELECT id FROM files WHERE path = $1", &[&w.rel])?.map(|r| r.get::<_, i64>(0));
+        let id = match found {
+            Some(id) => {
+                self.forget(tx, "f.id = $1", &id)?;
+                tx.execute("DELETE FROM chunks WHERE file_id = $1", &[&id])?;
+                tx.execute(
+                    "UPDATE files SET size = $2, mtime_ns = $3, hash = $4 WHERE id = $1",
+                    &[&id, &(st.size as i64), &st.mtime_ns, &st.hash],
+                )?;
+                id
+            }
+            None => tx
+                .query_one(
+                    "INSERT INTO files (path, size, mtime_ns, hash) VALUES ($1, $2, $3, $4) RETURNING id",
+                    &[&w.rel, &(st.size as i64), &st.mtime_ns, &st.hash],
+                )?
+                .get(0),
+        };
+        let add = tx.prepare(
+            "INSERT INTO chunks (file_id, start_line, end_line, text, embedding, embed_key, names, static_embedding,
+                 around, word_count)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id",
+        )?;
+        let (mut terms, mut chunk_ids, mut tfs, mut dls) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for (c, words) in w.chunks.iter().zip(words) {
+            let line = |n: usize| n.min(i32::MAX as usize) as i32;
+            let chunk_id: i64 = tx
+                .query_one(
+                    &add,
+                    &[
+                        &id,
+                        &line(c.chunk.start_line),
+                        &line(c.chunk.end_line),
+                        &c.chunk.text,
+                        &c.vector.clone().map(Vector::from),
+                        &&c.embed_key[..],
+                        &c.names,
+                        &c.static_vector.clone().map(Vector::from),
+                        &c.around,
+                        &words.tokens,
+                    ],
+                )?
+                .get(0);
+            self.names.count(&c.names, 1);
+            self.word_rows += 1;
+            self.word_tokens += i64::from(words.tokens);
+            for (term, &tf) in &words.terms {
+                terms.push(term.as_str());
+                chunk_ids.push(chunk_id);
+                tfs.push(tf);
+                dls.push(words.tokens);
+            }
+        }
+        tx.execute(
+            "INSERT INTO chunk_terms (term, chunk_id, tf, dl)
+             SELECT * FROM unnest($1::text[], $2::bigint[], $3::integer[], $4::integer[])",
+            &[&terms, &chunk_ids, &tfs, &dls],
+        )?;
+        Ok(())
+    }
+
+    /// Write the counts the batch changed, and tell readers the chunks did.
+    fn finish(self, tx: &mut Transaction<'_>) -> Result<(), postgres::Error> {
+        let change = tx.prepare(
+            "INSERT INTO name_terms VALUES ($1, $2) ON CONFLICT (term) DO UPDATE SET chunks = name_terms.chunks + $2",
+        )?;
+        for (term, &delta) in &self.names.terms {
+            if delta != 0 {
+                tx.execute(&change, &[term, &delta])?;
+            }
+        }
+        if self.names.terms.values().any(|&d| d < 0) {
+            tx.execute("DELETE FROM name_terms WHERE chunks <= 0", &[])?;
+        }
+        add_to_meta(tx, "named_chunks", self.names.named_chunks)?;
+        add_to_meta(tx, "word_rows", self.word_rows)?;
+        add_to_meta(tx, "word_tokens", self.word_tokens)?;
+        add_to_meta(tx, "generation", 1)
+    }
+}
+
+fn set_meta(tx: &mut Transaction<'_>, key: &str, value: &str) -> Result<(), postgres::Error> {
+    tx.execute("INSERT INTO meta VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = $2", &[&key, &value])?;
+    Ok(())
+}
+
+/// Add `n` to the counter `key` in meta, which starts from 0 when absent.
+fn add_to_meta(tx: &mut Transaction<'_>, key: &str, n: i64) -> Result<(), postgres::Error> {
+    if n == 0 && key != "generation" {
+        return Ok(());
+    }
+    tx.execute(
+        "INSERT INTO meta VALUES ($1, $2::bigint::text)
+         ON CONFLICT (key) DO UPDATE SET value = (meta.value::bigint + $2::bigint)::text",
+        &[&key, &n],
+    )?;
+    Ok(())
+}

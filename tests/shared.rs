@@ -1,0 +1,204 @@
+//! A shared index in Postgres (`--store`, `store_url`): the same answers as
+//! the local index, projects kept apart under readers and writers, a writer
+//! killed at any moment, and a URL that is never printed. Against a real
+//! server from scripts/pg-server.sh.
+
+use std::collections::HashSet;
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::common::*;
+use crate::pg::PgServer;
+
+/// `tool` on `t` with the index in `pg` under the project name `project`.
+fn shared(t: &Tree, pg: &PgServer, project: &str, tool: &str) -> Command {
+    let mut c = t.cmd(tool, ".");
+    c.args(["--store", &pg.url, "--store-project", project]);
+    c
+}
+
+/// A project of `files` handlers beside the sample project's files.
+fn project(files: usize) -> Tree {
+    let t = sample_project();
+    for i in 0..files {
+        let body: String =
+            (0..12).map(|j| format!("    total_{j} = request.part({i}, {j})  # step {j} of handler {i}\n")).collect();
+        t.write(&format!("pkg/mod{i:03}.py"), &format!("def handler_{i}(request):\n{body}    return total_0\n"));
+    }
+    t
+}
+
+/// Each hit's file, line, score and relevance, rounded past float noise.
+fn hits(o: &Output) -> Vec<(String, u64, String, String)> {
+    of_type(&records(o), "hit")
+        .iter()
+        .map(|h| {
+            (
+                h["file"].as_str().unwrap().to_string(),
+                h["start_line"].as_u64().unwrap(),
+                format!("{:.4}", h["score"].as_f64().unwrap()),
+                format!("{:.4}", h["relevance"].as_f64().unwrap()),
+            )
+        })
+        .collect()
+}
+
+fn verify(c: &mut Command) -> Value {
+    let o = run(c.args(["--verify", "--json"]));
+    let r = records(&o).remove(0);
+    assert_code(&o, if r["ok"] == true { 0 } else { 2 });
+    r
+}
+
+#[test]
+fn a_shared_index_answers_as_the_local_one_does() {
+    let pg = PgServer::start();
+    let t = project(8);
+    assert_code(&run(t.cmd("vg-index", ".").arg("--full")), 0);
+    let o = run(shared(&t, &pg, "demo", "vg-index").arg("--full"));
+    assert_code(&o, 0);
+    assert_eq!(summary(&o)["chunks"], summary(&run(&mut t.cmd("vg-index", ".")))["chunks"]);
+    for mode in ["hybrid", "semantic", "lexical"] {
+        for q in ["retry a failed upload", "read the settings file", "handler_3 request part", "sourdough"] {
+            let args = ["--no-index", "--mode", mode, "-k", "10", "--threshold", "0", q];
+            let local = run(t.cmd("vg-query", ".").args(args));
+            let remote = run(shared(&t, &pg, "demo", "vg-query").args(args));
+            assert_code(&remote, local.status.code().unwrap());
+            assert_eq!(hits(&remote), hits(&local), "{mode}: {q}");
+        }
+    }
+    let v = verify(&mut shared(&t, &pg, "demo", "vg-index"));
+    assert_eq!((v["ok"].clone(), v["files"].clone()), (Value::Bool(true), Value::from(12)), "{v}");
+    let stats = stdout(&run(shared(&t, &pg, "demo", "vg-index").arg("--stats")));
+    assert!(
+        stats.contains("files:    12") && stats.contains("index:    project demo in the postgres database vecgrep"),
+        "{stats}"
+    );
+    // The porcelain passes the store on, and a file change reaches the shared index.
+    t.write("src/config.py", "def parse_yaml_settings(path):\n    return yaml.safe_load(open(path))\n");
+    let o = run(shared(&t, &pg, "demo", "vecgrep").args(["--json", "parse yaml settings"]));
+    assert_code(&o, 0);
+    assert_eq!(records(&o)[0]["file"], "src/config.py");
+    assert_eq!(pg.sql("SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'vg\\_%'").unwrap(), "1");
+    // Clearing drops the project's schema; searching it then says to index first.
+    assert_code(&run(shared(&t, &pg, "demo", "vg-index").arg("--clear-cache")), 0);
+    assert_eq!(pg.sql("SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'vg\\_%'").unwrap(), "0");
+    let o = run(shared(&t, &pg, "demo", "vg-query").args(["--no-index", "upload"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("no index at project demo in the postgres database vecgrep"), "{}", stderr(&o));
+}
+
+#[test]
+fn projects_in_one_database_never_mix_under_readers_and_a_writer() {
+    let pg = PgServer::start();
+    let a = sample_project();
+    let b = project(150);
+    assert_code(&run(&mut shared(&a, &pg, "a", "vg-index")), 0);
+    let a_files: HashSet<String> =
+        ["src/upload.py", "src/config.py", "src/geometry.rs", "docs/guide.md"].map(String::from).into();
+    // A writer indexes project b while 8 clients search project a.
+    let mut writer =
+        shared(&b, &pg, "b", "vg-index").arg("--full").stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let searches: usize = std::thread::scope(|s| {
+        let clients: Vec<_> = (0..8)
+            .map(|i| {
+                let (a, pg, a_files) = (&a, &pg, &a_files);
+                s.spawn(move || {
+                    let query = ["retry a failed upload", "handle a request", "settings", "circle area"][i % 4];
+                    let mut n = 0;
+                    for _ in 0..6 {
+                        let o = run(shared(a, pg, "a", "vg-query").args(["--no-index", "--threshold", "-1", query]));
+                        assert_code(&o, 0);
+                        for h in hits(&o) {
+                            assert!(a_files.contains(&h.0), "project a's search returned {} of project b", h.0);
+                        }
+                        n += 1;
+                    }
+                    n
+                })
+            })
+            .collect();
+        clients.into_iter().map(|c| c.join().unwrap()).sum()
+    });
+    assert_eq!(searches, 48);
+    let status = writer.wait().unwrap();
+    assert!(status.success());
+    let vb = verify(&mut shared(&b, &pg, "b", "vg-index"));
+    assert_eq!((vb["ok"].clone(), vb["files"].clone()), (Value::Bool(true), Value::from(154)), "{vb}");
+    let va = verify(&mut shared(&a, &pg, "a", "vg-index"));
+    assert_eq!(va["files"], 4, "{va}");
+    // Unnamed, two checkouts are kept apart too (by the path of each root).
+    let unnamed = |t: &Tree| {
+        let mut c = t.cmd("vg-index", ".");
+        c.args(["--store", &pg.url]);
+        summary(&run(&mut c))["files"].clone()
+    };
+    assert_eq!((unnamed(&a), unnamed(&b)), (Value::from(4), Value::from(154)));
+}
+
+#[test]
+fn a_writer_killed_at_ten_moments_leaves_the_shared_index_sound_and_resumable() {
+    let pg = PgServer::start();
+    let t = project(120);
+    let clean = project(120);
+    // Moments spread over the run, in an order no schedule of ours chose.
+    let mut delays: Vec<u64> = (0..10).map(|i| 150 + i * 330).collect();
+    delays.sort_by_key(|d| (d * 7919) % 1009);
+    for (n, delay_ms) in delays.into_iter().enumerate() {
+        let mut child = shared(&t, &pg, "t", "vg-index").stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        let v = verify(&mut shared(&t, &pg, "t", "vg-index"));
+        assert_eq!(v["ok"], true, "after a kill at {delay_ms} ms: {v}");
+        t.write("pkg/mod000.py", &format!("def handler_0(request):\n    return {n}\n"));
+        clean.write("pkg/mod000.py", &format!("def handler_0(request):\n    return {n}\n"));
+    }
+    let o = run(&mut shared(&t, &pg, "t", "vg-index"));
+    assert_code(&o, 0);
+    let expected = summary(&run(&mut shared(&clean, &pg, "clean", "vg-index")));
+    let v = verify(&mut shared(&t, &pg, "t", "vg-index"));
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!((v["files"].clone(), v["chunks"].clone()), (expected["files"].clone(), expected["chunks"].clone()));
+    let q = run(shared(&t, &pg, "t", "vg-query").args(["--no-index", "retry a failed upload"]));
+    assert_code(&q, 0);
+    assert_eq!(records(&q)[0]["file"], "src/upload.py");
+}
+
+#[test]
+fn the_store_url_is_never_printed_and_a_project_may_not_choose_it() {
+    let pg = PgServer::start();
+    let t = sample_project();
+    let host = pg.dir.path().canonicalize().unwrap();
+    let secret = format!("postgres://vecgrep:hunter2@/vecgrep?host={}", host.display());
+    let mut outputs = vec![run(t.cmd("vg-index", ".").args(["--store", &secret]))];
+    assert_code(&outputs[0], 0);
+    outputs.push(run(t.cmd("vg-index", ".").args(["--store", &secret, "--stats", "--json"])));
+    // A server that is not there: one line naming the database, not the URL.
+    let gone = "postgres://vecgrep:hunter2@/vecgrep?host=/nonexistent/socket/dir";
+    let o = run(t.cmd("vg-query", ".").args(["--store", gone, "--no-index", "upload"]));
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert!(err.starts_with("vg-query: ") && err.trim().lines().count() == 1, "{err}");
+    assert!(err.contains("connect to project") && err.contains("database vecgrep on /nonexistent/socket/dir"), "{err}");
+    outputs.push(o);
+    // Not a Postgres URL: the setting's own error, without the value.
+    let o = run(t.cmd("vg-query", ".").args(["--store", "mysql://root:hunter2@db/x", "upload"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("store_url must be a postgres:// or postgresql:// URL"), "{}", stderr(&o));
+    outputs.push(o);
+    for o in &outputs {
+        let all = format!("{}{}", stdout(o), stderr(o));
+        assert!(!all.contains("hunter2"), "the password was printed: {all}");
+    }
+    // A repository's own config may not send its code to a database.
+    let other = sample_project();
+    other.project_config(&format!("store_url = \"{secret}\"\n"));
+    let o = run(&mut other.cmd("vg-index", "."));
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("ignoring store_url of"), "{}", stderr(&o));
+    assert!(other.path().join(".vecgrep/index.db").is_file(), "the index stayed local");
+    assert!(!stderr(&o).contains("hunter2"));
+}
