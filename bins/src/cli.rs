@@ -782,6 +782,9 @@ pub(crate) fn sample(arg: &clap::Arg) -> Option<String> {
     if arg.get_long() == Some("context-hits") {
         return Some("7".to_string());
     }
+    if arg.get_long() == Some("store") {
+        return Some("postgres:///vecgrep?host=/run/postgresql".to_string());
+    }
     let name = arg.get_value_names().and_then(|n| n.first()).map(|n| n.as_str().to_string()).unwrap_or_default();
     Some(
         match name.as_str() {

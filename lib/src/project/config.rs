@@ -286,6 +286,8 @@ mod tests {
             "embedder_url" => "http://elsewhere/v1/embeddings",
             "llm_url" => "http://elsewhere/v1",
             "llm_model" => "another-chat-model",
+            "store_url" => "postgres://elsewhere/vecgrep",
+            "store_project" => "another-project",
             other => panic!("no sample for the setting {other}; add one"),
         }
     }
