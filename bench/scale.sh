@@ -6,6 +6,8 @@
 #   BIN_DIR  the binaries to measure (default: target/release, built if missing)
 #   COPIES   how many copies of tokio 1.50.0's src/ (8,786 chunks each) make
 #            each size (default: 1 11 114, about 10k, 100k and 1M chunks)
+# env: BACKEND=sqlite (default: <root>/.vecgrep/index.db) or postgres (a
+#      throwaway server from scripts/pg-server.sh, given as store_url)
 #
 # The trees are copies (hard links) of tokio's src/ in a temp dir. Each is
 # indexed with the static tier, then every chunk's static vector is copied
@@ -13,8 +15,10 @@
 # a minute instead of a day, so that only size varies. Rankings over such an
 # index mean nothing, so no quality figure may come from it; latency and
 # memory do not depend on what the vectors say. Queries are embedded with the
-# real model. Peak RSS is the process's high-water mark (VmHWM).
-# Backend: the SQLite store in <root>/.vecgrep/ (the only one so far).
+# real model. Peak RSS is the process's high-water mark (VmHWM); for
+# Postgres it leaves out the server's memory, and the index size is its
+# tables' and indexes' (`vg-index --stats`). Postgres builds its HNSW index
+# in the index run after the vectors are put in (its time is printed).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 bin=${1:-$repo/target/release}
@@ -27,7 +31,36 @@ fi
 bin=$(cd "$bin" && pwd)
 work=$(mktemp -d)
 server=""
-trap '[[ -n $server ]] && kill "$server" 2>/dev/null; rm -rf "$work"' EXIT
+backend=${BACKEND:-sqlite}
+stop() {
+  [[ -n $server ]] && kill "$server" 2>/dev/null
+  [[ $backend == postgres ]] && "$repo/scripts/pg-server.sh" stop "$work/pg" > /dev/null
+  rm -rf "$work"
+}
+trap stop EXIT
+case $backend in
+  sqlite) ;;
+  postgres)
+    url=$("$repo/scripts/pg-server.sh" start "$work/pg")
+    psql="$("$repo/scripts/pg-server.sh" bin)/psql"
+    mkdir -p "$work/config/vecgrep"
+    printf 'store_url = "%s"\n' "$url" > "$work/config/vecgrep/config.toml"
+    export XDG_CONFIG_HOME=$work/config
+    ;;
+  *) echo "bench/scale.sh: BACKEND must be sqlite or postgres, not $backend" >&2; exit 2 ;;
+esac
+
+# Copy every chunk's static vector into its model-vector column.
+stand_in_vectors() {
+  local sql="UPDATE chunks SET embedding = static_embedding WHERE embedding IS NULL"
+  if [[ $backend == sqlite ]]; then
+    python3 -c "import sqlite3; db = sqlite3.connect('.vecgrep/index.db'); db.execute('$sql'); db.commit()"
+  else
+    local schema
+    schema=$("$psql" -qAtX "$url" -c "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'vg\_%'")
+    "$psql" -qAtX -v ON_ERROR_STOP=1 "$url" -c "SET search_path TO $schema, public; $sql" > /dev/null
+  fi
+}
 src=$("$repo/bench/tokio-source.sh")/src
 queries=("spawn a task on the runtime" "read from a tcp socket" "timeout for an async operation"
   "shut down the runtime gracefully" "wake a task when data is ready" "bounded channel send"
@@ -69,7 +102,8 @@ errors, p50, p99 = (re.search(p, line).group(1) for p in (r'(\d+) errors', r'p50
 print(errors, p50, p99, '$hwm')"
 }
 
-printf '%-9s %9s %9s | %10s %10s | %9s %9s %7s %10s\n' copies chunks "index MB" "CLI p50 ms" "CLI MB" \
+echo "backend: $backend"
+printf '%-9s %9s %9s %8s | %10s %10s | %9s %9s %7s %10s\n' copies chunks "index MB" "tidy s" "CLI p50 ms" "CLI MB" \
   "serve p50" "serve p99" errors "serve MB"
 for n in "${copies[@]}"; do
   tree="$work/tree$n"
@@ -77,17 +111,21 @@ for n in "${copies[@]}"; do
   for i in $(seq "$n"); do cp -al "$src" "$tree/copy$i"; done
   cd "$tree"
   "$bin/vg-index" -q --index-warn-threshold 0 . > "$work/index.out"
-  python3 - .vecgrep/index.db <<'PY'
-import sqlite3, sys
-db = sqlite3.connect(sys.argv[1])
-db.execute("UPDATE chunks SET embedding = static_embedding WHERE embedding IS NULL")
-db.commit()
-PY
-  chunks=$(python3 -c "import sqlite3; print(sqlite3.connect('.vecgrep/index.db').execute('select count(*) from chunks').fetchone()[0])")
-  size=$(( $(stat -c %s .vecgrep/index.db) / 1048576 ))
+  stand_in_vectors
+  # One more file, so that the next run tidies the index as a run that
+  # changed it does (and Postgres, past its threshold, builds HNSW).
+  echo "// bench" > bench_touch.rs
+  start=$(date +%s)
+  "$bin/vg-index" -q --index-warn-threshold 0 . > "$work/index.out"
+  tidied=$(( $(date +%s) - start ))
+  read -r chunks size < <("$bin/vg-index" --stats --json . | python3 -c "
+import json, sys
+s = json.load(sys.stdin)
+print(s['chunks'], s['db_size_bytes'] // 1048576)")
   read -r cli_p50 cli_rss < <(one_shot)
   read -r errors serve_p50 serve_p99 serve_rss < <(served)
-  printf '%-9s %9s %9s | %10s %10s | %9s %9s %7s %10s\n' "$n" "$chunks" "$size" "$cli_p50" "$cli_rss" \
-    "$serve_p50" "$serve_p99" "$errors" "$serve_rss"
+  printf '%-9s %9s %9s %8s | %10s %10s | %9s %9s %7s %10s\n' "$n" "$chunks" "$size" "$tidied" "$cli_p50" \
+    "$cli_rss" "$serve_p50" "$serve_p99" "$errors" "$serve_rss"
+  "$bin/vg-index" -q --clear-cache . > /dev/null
   cd "$work" && rm -rf "$tree"
 done

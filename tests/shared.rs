@@ -71,6 +71,28 @@ fn a_shared_index_answers_as_the_local_one_does() {
     }
     let v = verify(&mut shared(&t, &pg, "demo", "vg-index"));
     assert_eq!((v["ok"].clone(), v["files"].clone()), (Value::Bool(true), Value::from(12)), "{v}");
+    // A big project searches through pgvector's HNSW index: made by hand on
+    // this small one, and the planner kept off scans and sorts (which it
+    // rightly prefers at this size), it finds the same.
+    let scoped = ["--no-index", "--mode", "semantic", "-k", "5", "--threshold", "0", "handle a request", "pkg"];
+    let before = hits(&run(shared(&t, &pg, "demo", "vg-query").args(scoped)));
+    let schema = pg.sql("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'vg\\_%'").unwrap();
+    pg.sql(&format!(
+        "SET search_path TO {schema}, public;
+         CREATE INDEX chunks_embedding_hnsw ON chunks USING hnsw ((embedding::vector(384)) vector_cosine_ops);
+         INSERT INTO meta VALUES ('hnsw_dims', '384');
+         ALTER DATABASE vecgrep SET enable_seqscan = off;
+         ALTER DATABASE vecgrep SET enable_sort = off;"
+    ))
+    .unwrap();
+    assert_eq!(hits(&run(shared(&t, &pg, "demo", "vg-query").args(scoped))), before);
+    let used = || pg.sql("SELECT idx_scan FROM pg_stat_user_indexes WHERE indexrelname = 'chunks_embedding_hnsw'");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while used().unwrap() == "0" && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_ne!(used().unwrap(), "0", "the search went through the HNSW index");
+    pg.sql("ALTER DATABASE vecgrep RESET enable_seqscan; ALTER DATABASE vecgrep RESET enable_sort").unwrap();
     let stats = stdout(&run(shared(&t, &pg, "demo", "vg-index").arg("--stats")));
     assert!(
         stats.contains("files:    12") && stats.contains("index:    project demo in the postgres database vecgrep"),

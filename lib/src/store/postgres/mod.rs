@@ -20,6 +20,7 @@ use crate::project::{ProjectRoot, SharedIndex};
 
 mod read;
 mod schema;
+mod vectors;
 mod verify;
 mod words;
 mod write;
@@ -167,6 +168,7 @@ impl PgIndex {
         }
         index.enter_schema()?;
         index.check_schema()?;
+        index.tune_vector_search();
         Ok(index)
     }
 

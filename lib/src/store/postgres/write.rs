@@ -18,7 +18,8 @@ impl IndexWriter for PgIndex {
         self.in_transaction(|tx| {
             tx.batch_execute(
                 "TRUNCATE chunk_terms, chunks, files, name_terms;
-                 DELETE FROM meta WHERE key IN ('dims', 'named_chunks', 'word_rows', 'word_tokens');",
+                 DROP INDEX IF EXISTS chunks_embedding_hnsw;
+                 DELETE FROM meta WHERE key IN ('dims', 'named_chunks', 'word_rows', 'word_tokens', 'hnsw_dims');",
             )?;
             for (k, v) in [
                 ("generated_checked", "1".to_string()),
@@ -85,9 +86,11 @@ impl IndexWriter for PgIndex {
     }
 
     /// Postgres keeps its word index whole on its own; what a run that
-    /// changed many rows leaves is planner statistics out of date.
+    /// changed many rows leaves is planner statistics out of date, and
+    /// perhaps a project grown big enough for an HNSW index.
     fn compact_words(&self) -> Result<(), StoreError> {
-        self.batch("ANALYZE files, chunks, chunk_terms")
+        self.batch("ANALYZE files, chunks, chunk_terms")?;
+        self.index_vectors_when_it_pays()
     }
 
     fn put_index_job(&mut self, job: &IndexJob) -> Result<(), StoreError> {

@@ -1,0 +1,110 @@
+//! Nearest vectors: an exact scan, or pgvector's HNSW index on the model's
+//! vectors once a project is big enough for it to pay (built after an index
+//! run, by the writer holding the lock).
+
+use pgvector::Vector;
+
+use super::PgIndex;
+use crate::store::{ChunkId, Scope, StoreError};
+
+/// Projects with at least this many of the model's vectors get an HNSW
+/// index. Below it an exact scan is fast enough, and exact: results match
+/// the SQLite backend's.
+const HNSW_MIN_VECTORS: i64 = 50_000;
+
+/// How many candidates an HNSW search keeps while it walks the graph;
+/// more finds more of the true nearest at more cost. Searches ask for at
+/// most a few hundred.
+const HNSW_EF_SEARCH: i64 = 400;
+
+impl PgIndex {
+    /// Chunks in scope by cosine similarity of `column` (a vector column) to
+    /// `query`, best first; equal scores in path and line order.
+    pub(super) fn nearest_by(
+        &self,
+        column: &str,
+        query: &[f32],
+        scope: &Scope,
+        limit: usize,
+    ) -> Result<Vec<(ChunkId, f32)>, StoreError> {
+        let hnsw = if column == "embedding" { self.hnsw_dims()? } else { None };
+        // The HNSW index is on the column cast to its size; a query must say the same to use it.
+        let distance = match hnsw {
+            Some(dims) => format!("c.{column}::vector({dims}) <=> $1::vector({dims})"),
+            None => format!("c.{column} <=> $1"),
+        };
+        let filter = format!(
+            "c.{column} IS NOT NULL
+             AND ($2 OR f.path = ANY($3) OR EXISTS (SELECT 1 FROM unnest($4::text[]) p WHERE starts_with(f.path, p)))
+             AND ($5 OR f.path = ANY($6))"
+        );
+        let sql = match hnsw {
+            // The index finds the nearest in its own order; ties are ordered after.
+            Some(_) => format!(
+                "SELECT id, score FROM (
+                     SELECT c.id, f.path, c.start_line, (1 - ({distance}))::float8 AS score
+                     FROM chunks c JOIN files f ON f.id = c.file_id WHERE {filter}
+                     ORDER BY {distance} LIMIT $7) best
+                 ORDER BY score DESC, path, start_line"
+            ),
+            None => format!(
+                "SELECT c.id, (1 - ({distance}))::float8 AS score
+                 FROM chunks c JOIN files f ON f.id = c.file_id WHERE {filter}
+                 ORDER BY score DESC, f.path, c.start_line LIMIT $7"
+            ),
+        };
+        let (under, exact) = scope_of(scope);
+        let files: Vec<String> = scope.files.iter().flatten().cloned().collect();
+        let (whole, unfiltered) = (under.is_empty(), scope.files.is_none());
+        let limit = limit.min(i64::MAX as usize) as i64;
+        let query = Vector::from(query.to_vec());
+        let rows = self.rows(&sql, &[&query, &whole, &exact, &under, &unfiltered, &files, &limit])?;
+        Ok(rows.iter().map(|r| (r.get(0), r.get::<_, f64>(1) as f32)).collect())
+    }
+
+    /// The size of the vectors the HNSW index holds, if the project has one.
+    fn hnsw_dims(&self) -> Result<Option<i32>, StoreError> {
+        Ok(self.meta_value("hnsw_dims")?.and_then(|v| v.parse().ok()))
+    }
+
+    /// Build the HNSW index once the project has enough of the model's
+    /// vectors, and let this connection's searches walk it far enough and
+    /// past what the scope filters out.
+    pub(super) fn index_vectors_when_it_pays(&self) -> Result<(), StoreError> {
+        if self.hnsw_dims()?.is_some() {
+            return Ok(());
+        }
+        let Some(dims) = self.meta_value("dims")?.and_then(|v| v.parse::<i32>().ok()) else { return Ok(()) };
+        let vectors: i64 =
+            self.row("SELECT count(*) FROM chunks WHERE embedding IS NOT NULL", &[])?.map_or(0, |r| r.get(0));
+        if vectors < HNSW_MIN_VECTORS {
+            return Ok(());
+        }
+        self.batch(&format!(
+            "SET maintenance_work_mem = '1GB';
+             BEGIN;
+             CREATE INDEX IF NOT EXISTS chunks_embedding_hnsw ON chunks
+                 USING hnsw ((embedding::vector({dims})) vector_cosine_ops);
+             INSERT INTO meta VALUES ('hnsw_dims', '{dims}') ON CONFLICT (key) DO UPDATE SET value = '{dims}';
+             COMMIT;
+             RESET maintenance_work_mem;"
+        ))
+    }
+
+    /// Settings for searches through the HNSW index (pgvector 0.8's
+    /// iterative scan keeps looking when a scope filters out what it found).
+    pub(super) fn tune_vector_search(&self) {
+        let _ = self.batch(&format!("SET hnsw.ef_search = {HNSW_EF_SEARCH}"));
+        let _ = self.batch("SET hnsw.iterative_scan = relaxed_order");
+    }
+}
+
+/// A scope's prefixes as SQL takes them: the directories (with their
+/// slash) that paths may start with, and the paths they may be; both empty
+/// for the whole root.
+fn scope_of(scope: &Scope) -> (Vec<String>, Vec<String>) {
+    if scope.prefixes.is_empty() || scope.prefixes.iter().any(String::is_empty) {
+        return (Vec::new(), Vec::new());
+    }
+    (scope.prefixes.iter().map(|p| format!("{p}/")).collect(), scope.prefixes.clone())
+}
