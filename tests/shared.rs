@@ -104,6 +104,15 @@ fn a_shared_index_answers_as_the_local_one_does() {
     assert_code(&o, 0);
     assert_eq!(records(&o)[0]["file"], "src/config.py");
     assert_eq!(pg.sql("SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'vg\\_%'").unwrap(), "1");
+    // An index of another version is refused by a search and rebuilt by an index run.
+    pg.sql(&format!("UPDATE {schema}.meta SET value = '0' WHERE key = 'schema'")).unwrap();
+    let o = run(shared(&t, &pg, "demo", "vg-query").args(["--no-index", "upload"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("has schema 0, this vecgrep uses 1"), "{}", stderr(&o));
+    let o = run(&mut shared(&t, &pg, "demo", "vg-index"));
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("rebuilding the index of project demo"), "{}", stderr(&o));
+    assert_eq!(summary(&o)["files"], 12);
     // Clearing drops the project's schema; searching it then says to index first.
     assert_code(&run(shared(&t, &pg, "demo", "vg-index").arg("--clear-cache")), 0);
     assert_eq!(pg.sql("SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'vg\\_%'").unwrap(), "0");
