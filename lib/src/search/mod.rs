@@ -19,6 +19,7 @@ mod lexical;
 mod names;
 mod paths;
 mod rerank;
+mod signs;
 mod vectors;
 
 use anyhow::{anyhow, Context, Result};
