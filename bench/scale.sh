@@ -15,7 +15,9 @@
 # a minute instead of a day, so that only size varies. Rankings over such an
 # index mean nothing, so no quality figure may come from it; latency and
 # memory do not depend on what the vectors say. Queries are embedded with the
-# real model. Peak RSS is the process's high-water mark (VmHWM); for
+# real model. The server's latency is also given for each side of the
+# ranking alone (semantic, lexical: p50 ms over 50 requests). Peak RSS is
+# the process's high-water mark (VmHWM); for
 # Postgres it leaves out the server's memory, and the index size is its
 # tables' and indexes' (`vg-index --stats`). Postgres builds its HNSW index
 # in the index run after the vectors are put in (its time is printed).
@@ -41,6 +43,7 @@ trap stop EXIT
 case $backend in
   sqlite) ;;
   postgres)
+    chmod 711 "$work"   # the server may run as nobody (started as root), under it
     url=$("$repo/scripts/pg-server.sh" start "$work/pg")
     psql="$("$repo/scripts/pg-server.sh" bin)/psql"
     mkdir -p "$work/config/vecgrep"
@@ -91,6 +94,10 @@ served() {
   url=$(head -1 "$work/serve.out" | python3 -c "import json,sys; print(json.load(sys.stdin)['listening'])")
   python3 "$repo/bench/serve-load.py" "$url" --requests 10 --clients 1 > /dev/null   # warm-up
   line=$(python3 "$repo/bench/serve-load.py" "$url" --requests 100 --clients 1)
+  # Where the time goes: each side of the ranking alone.
+  local semantic lexical
+  semantic=$(python3 "$repo/bench/serve-load.py" "$url" --requests 50 --clients 1 --mode semantic | grep -o 'p50 [0-9.]*' | cut -d' ' -f2)
+  lexical=$(python3 "$repo/bench/serve-load.py" "$url" --requests 50 --clients 1 --mode lexical | grep -o 'p50 [0-9.]*' | cut -d' ' -f2)
   local hwm
   hwm=$(awk '/VmHWM/ {print int($2 / 1024)}' "/proc/$server/status")
   kill -TERM "$server"; wait "$server" || true
@@ -99,12 +106,12 @@ served() {
 import re, sys
 line = sys.stdin.read()
 errors, p50, p99 = (re.search(p, line).group(1) for p in (r'(\d+) errors', r'p50 ([\d.]+)', r'p99 ([\d.]+)'))
-print(errors, p50, p99, '$hwm')"
+print(errors, p50, p99, '$hwm', '$semantic', '$lexical')"
 }
 
 echo "backend: $backend"
-printf '%-9s %9s %9s %8s | %10s %10s | %9s %9s %7s %10s\n' copies chunks "index MB" "tidy s" "CLI p50 ms" "CLI MB" \
-  "serve p50" "serve p99" errors "serve MB"
+printf '%-9s %9s %9s %8s | %10s %10s | %9s %9s %7s %10s | %9s %9s\n' copies chunks "index MB" "tidy s" \
+  "CLI p50 ms" "CLI MB" "serve p50" "serve p99" errors "serve MB" "semantic" "lexical"
 for n in "${copies[@]}"; do
   tree="$work/tree$n"
   mkdir -p "$tree/.vecgrep"
@@ -113,19 +120,22 @@ for n in "${copies[@]}"; do
   "$bin/vg-index" -q --index-warn-threshold 0 . > "$work/index.out"
   stand_in_vectors
   # One more file, so that the next run tidies the index as a run that
-  # changed it does (and Postgres, past its threshold, builds HNSW).
+  # changed it does (and Postgres, past its threshold, builds HNSW); then
+  # its chunk gets a vector too, or every search would look for chunks to
+  # embed among the static vectors as well.
   echo "// bench" > bench_touch.rs
   start=$(date +%s)
   "$bin/vg-index" -q --index-warn-threshold 0 . > "$work/index.out"
   tidied=$(( $(date +%s) - start ))
+  stand_in_vectors
   read -r chunks size < <("$bin/vg-index" --stats --json . | python3 -c "
 import json, sys
 s = json.load(sys.stdin)
 print(s['chunks'], s['db_size_bytes'] // 1048576)")
   read -r cli_p50 cli_rss < <(one_shot)
-  read -r errors serve_p50 serve_p99 serve_rss < <(served)
-  printf '%-9s %9s %9s %8s | %10s %10s | %9s %9s %7s %10s\n' "$n" "$chunks" "$size" "$tidied" "$cli_p50" \
-    "$cli_rss" "$serve_p50" "$serve_p99" "$errors" "$serve_rss"
+  read -r errors serve_p50 serve_p99 serve_rss serve_semantic serve_lexical < <(served)
+  printf '%-9s %9s %9s %8s | %10s %10s | %9s %9s %7s %10s | %9s %9s\n' "$n" "$chunks" "$size" "$tidied" "$cli_p50" \
+    "$cli_rss" "$serve_p50" "$serve_p99" "$errors" "$serve_rss" "$serve_semantic" "$serve_lexical"
   "$bin/vg-index" -q --clear-cache . > /dev/null
   cd "$work" && rm -rf "$tree"
 done

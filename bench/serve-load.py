@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Load a running vg-serve with /search requests and print latency figures.
 
-usage: bench/serve-load.py URL [--requests N] [--clients C] [--k K]
+usage: bench/serve-load.py URL [--requests N] [--clients C] [--k K] [--mode MODE]
 
 Each client keeps one HTTP/1.1 connection open and sends its share of the
 requests one after another, cycling through a fixed list of queries. Prints
@@ -16,12 +16,12 @@ QUERIES = [
     "mutex lock guard", "schedule work on a thread pool", "parse a duration", "handle a closed connection",
 ]
 
-def client(host, port, k, count, offset, latencies, errors, lock):
+def client(host, port, k, mode, count, offset, latencies, errors, lock):
     conn = http.client.HTTPConnection(host, port, timeout=60)
     mine, bad = [], 0
     for i in range(count):
         q = QUERIES[(offset + i) % len(QUERIES)]
-        path = "/search?" + urllib.parse.urlencode({"q": q, "k": k})
+        path = "/search?" + urllib.parse.urlencode({"q": q, "k": k, **({"mode": mode} if mode else {})})
         t = time.perf_counter()
         try:
             conn.request("GET", path)
@@ -44,11 +44,12 @@ def main():
     ap.add_argument("--requests", type=int, default=2000)
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--k", type=int, default=10)
+    ap.add_argument("--mode", choices=["hybrid", "semantic", "lexical"], help="default: the server's")
     a = ap.parse_args()
     u = urllib.parse.urlparse(a.url)
     latencies, errors, lock = [], [0], threading.Lock()
     per = [a.requests // a.clients + (1 if i < a.requests % a.clients else 0) for i in range(a.clients)]
-    threads = [threading.Thread(target=client, args=(u.hostname, u.port, a.k, n, i * 3, latencies, errors, lock))
+    threads = [threading.Thread(target=client, args=(u.hostname, u.port, a.k, a.mode, n, i * 3, latencies, errors, lock))
                for i, n in enumerate(per)]
     start = time.perf_counter()
     for t in threads: t.start()
