@@ -9,17 +9,6 @@ use serde_json::Value;
 
 use crate::common::*;
 
-/// A project big enough that indexing takes a few seconds.
-fn project(files: usize) -> Tree {
-    let t = sample_project();
-    for i in 0..files {
-        let body: String =
-            (0..12).map(|j| format!("    total_{j} = request.part({i}, {j})  # step {j} of handler {i}\n")).collect();
-        t.write(&format!("pkg/mod{i:03}.py"), &format!("def handler_{i}(request):\n{body}    return total_0\n"));
-    }
-    t
-}
-
 fn verify(t: &Tree) -> Value {
     let o = run(t.cmd("vg-index", ".").args(["--verify", "--json"]));
     let r = records(&o).remove(0);
@@ -45,7 +34,7 @@ fn clean_build(t: &Tree) -> (u64, u64) {
 
 #[test]
 fn kill_9_while_indexing_leaves_an_index_the_next_run_completes() {
-    let t = project(120);
+    let t = handlers_project(120);
     let expected = clean_build(&t);
     // Kill at different moments: while loading the model, while embedding, while writing.
     for delay_ms in [300, 1200, 2500] {
@@ -71,7 +60,7 @@ fn kill_9_while_indexing_leaves_an_index_the_next_run_completes() {
 
 #[test]
 fn readers_never_see_a_locked_database_and_writers_take_turns() {
-    let t = project(60);
+    let t = handlers_project(60);
     assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
     // Two writers at once (one rebuilding from scratch) while searches run.
     let writers: Vec<_> = [&["--reindex", "."][..], &["."][..]]

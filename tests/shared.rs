@@ -19,17 +19,6 @@ fn shared(t: &Tree, pg: &PgServer, project: &str, tool: &str) -> Command {
     c
 }
 
-/// A project of `files` handlers beside the sample project's files.
-fn project(files: usize) -> Tree {
-    let t = sample_project();
-    for i in 0..files {
-        let body: String =
-            (0..12).map(|j| format!("    total_{j} = request.part({i}, {j})  # step {j} of handler {i}\n")).collect();
-        t.write(&format!("pkg/mod{i:03}.py"), &format!("def handler_{i}(request):\n{body}    return total_0\n"));
-    }
-    t
-}
-
 /// Each hit's file, line, score and relevance, rounded past float noise.
 fn hits(o: &Output) -> Vec<(String, u64, String, String)> {
     of_type(&records(o), "hit")
@@ -55,7 +44,7 @@ fn verify(c: &mut Command) -> Value {
 #[test]
 fn a_shared_index_answers_as_the_local_one_does() {
     let pg = PgServer::start();
-    let t = project(8);
+    let t = handlers_project(8);
     assert_code(&run(t.cmd("vg-index", ".").arg("--full")), 0);
     let o = run(shared(&t, &pg, "demo", "vg-index").arg("--full"));
     assert_code(&o, 0);
@@ -125,7 +114,7 @@ fn a_shared_index_answers_as_the_local_one_does() {
 fn projects_in_one_database_never_mix_under_readers_and_a_writer() {
     let pg = PgServer::start();
     let a = sample_project();
-    let b = project(150);
+    let b = handlers_project(150);
     assert_code(&run(&mut shared(&a, &pg, "a", "vg-index")), 0);
     let a_files: HashSet<String> =
         ["src/upload.py", "src/config.py", "src/geometry.rs", "docs/guide.md"].map(String::from).into();
@@ -172,8 +161,8 @@ fn projects_in_one_database_never_mix_under_readers_and_a_writer() {
 #[test]
 fn a_writer_killed_at_ten_moments_leaves_the_shared_index_sound_and_resumable() {
     let pg = PgServer::start();
-    let t = project(120);
-    let clean = project(120);
+    let t = handlers_project(120);
+    let clean = handlers_project(120);
     // Moments spread over the run, in an order no schedule of ours chose.
     let mut delays: Vec<u64> = (0..10).map(|i| 150 + i * 330).collect();
     delays.sort_by_key(|d| (d * 7919) % 1009);

@@ -164,6 +164,18 @@ pub(crate) fn sample_project() -> Tree {
     t
 }
 
+/// The sample project with `files` handlers beside it, big enough that
+/// indexing takes a few seconds.
+pub(crate) fn handlers_project(files: usize) -> Tree {
+    let t = sample_project();
+    for i in 0..files {
+        let body: String =
+            (0..12).map(|j| format!("    total_{j} = request.part({i}, {j})  # step {j} of handler {i}\n")).collect();
+        t.write(&format!("pkg/mod{i:03}.py"), &format!("def handler_{i}(request):\n{body}    return total_0\n"));
+    }
+    t
+}
+
 /// A project whose code says `AccountBook` and `saml` where its people say
 /// "ledger" and "SSO".
 pub(crate) fn ledger_project() -> Tree {

@@ -52,6 +52,22 @@ pub struct IndexMeta {
     pub chunk_format: u32,
 }
 
+impl IndexMeta {
+    /// The meta an index keeps as named values (`get`), or None for a fresh index.
+    fn read(get: &dyn Fn(&str) -> Result<Option<String>, StoreError>) -> Result<Option<IndexMeta>, StoreError> {
+        let (Some(model), Some(size), Some(overlap)) = (get("model")?, get("chunk_size")?, get("chunk_overlap")?)
+        else {
+            return Ok(None);
+        };
+        Ok(Some(IndexMeta {
+            model,
+            chunk_size: size.parse().unwrap_or(0),
+            chunk_overlap: overlap.parse().unwrap_or(0),
+            chunk_format: get("chunk_format")?.and_then(|f| f.parse().ok()).unwrap_or(1),
+        }))
+    }
+}
+
 /// What the index knows about one file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FileState {

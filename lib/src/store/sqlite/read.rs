@@ -12,17 +12,7 @@ use crate::store::{
 
 impl IndexReader for SqliteIndex {
     fn meta(&self) -> Result<Option<IndexMeta>, StoreError> {
-        let get = |key: &str| self.meta_value(key);
-        let (Some(model), Some(size), Some(overlap)) = (get("model")?, get("chunk_size")?, get("chunk_overlap")?)
-        else {
-            return Ok(None);
-        };
-        Ok(Some(IndexMeta {
-            model,
-            chunk_size: size.parse().unwrap_or(0),
-            chunk_overlap: overlap.parse().unwrap_or(0),
-            chunk_format: get("chunk_format")?.and_then(|f| f.parse().ok()).unwrap_or(1),
-        }))
+        IndexMeta::read(&|key| self.meta_value(key))
     }
 
     fn stats(&self) -> Result<IndexStats, StoreError> {
