@@ -191,6 +191,56 @@ fn the_server_ranks_exactly_as_vg_query_does() {
     }
 }
 
+/// The server's hits for `q` in `mode`: file, line, score and relevance.
+fn served_hits(s: &Server, q: &str, mode: &str) -> Vec<(String, u64, String, String)> {
+    let (_, _, body) = s.get(&format!("/search?q={}&k=8&threshold=-1&mode={mode}", q.replace(' ', "+")));
+    body.lines().map(|l| place_and_scores(&serde_json::from_str(l).unwrap())).collect()
+}
+
+fn place_and_scores(r: &Value) -> (String, u64, String, String) {
+    let file = r["file"].as_str().unwrap().to_string();
+    (file, r["start_line"].as_u64().unwrap(), r["score"].to_string(), r["relevance"].to_string())
+}
+
+/// Wait until /status says the words are in memory (or are not), searching
+/// lexically meanwhile, since a search is what starts their reading.
+fn wait_words_in_memory(s: &Server, wanted: bool) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while s.json("/status")["words_in_memory"] != wanted {
+        assert!(Instant::now() < deadline, "words_in_memory never became {wanted}");
+        s.get("/search?q=handle&mode=lexical");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn words_ranked_from_memory_rank_exactly_as_the_index_does() {
+    let t = sample_project();
+    many_files(&t, 30);
+    let s = Server::start(&t, &["--full-index", "--refresh", "0.5"]);
+    wait_words_in_memory(&s, true);
+    let queries = ["retry an upload", "handle request number 7", "log request", "circleArea", "sourdough oven"];
+    for q in queries {
+        for mode in ["lexical", "hybrid"] {
+            let o =
+                run(t.cmd("vg-query", ".").args(["--no-index", "-k", "8", "--threshold", "-1", "--mode", mode, q]));
+            let expected: Vec<_> = records(&o).iter().map(place_and_scores).collect();
+            assert!(!expected.is_empty(), "{q} ({mode})");
+            assert_eq!(served_hits(&s, q, mode), expected, "{q} ({mode})");
+        }
+    }
+    // An edit changes the index: the words held are of its former state and
+    // answer no more; the store answers until they are read again.
+    t.write("src/airship.py", "def launch_zeppelin(crew):\n    return crew.board()\n");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while served_hits(&s, "zeppelin", "lexical").is_empty() {
+        assert!(Instant::now() < deadline, "the new file never showed up");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    wait_words_in_memory(&s, true);
+    assert_eq!(served_hits(&s, "zeppelin", "lexical")[0].0, "src/airship.py");
+}
+
 #[test]
 fn every_http_rule_answers_with_its_status_and_a_json_error() {
     let t = sample_project();
@@ -476,9 +526,12 @@ fn a_failed_search_answers_500_and_the_server_lives_on() {
     let s = Server::start(&t, &["--full-index", "--refresh", "3600"]);
     let (status, _, body) = s.get("/search?q=retry+upload&threshold=-1");
     assert_eq!(status, 200, "{body}");
-    // Break the index under the running server: the word index is gone.
+    wait_words_in_memory(&s, true);
+    // Break the index under the running server: the word index and the
+    // names' counts are gone (the words are held in memory, the counts
+    // never are).
     let db = rusqlite::Connection::open(t.path().join(".vecgrep/index.db")).unwrap();
-    db.execute_batch("DROP TABLE chunks_fts").unwrap();
+    db.execute_batch("DROP TABLE chunks_fts; DROP TABLE name_terms").unwrap();
     drop(db);
     let (status, _, body) = s.get("/search?q=retry+upload&threshold=-1");
     assert_eq!(status, 500, "{body}");

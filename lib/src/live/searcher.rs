@@ -10,7 +10,7 @@ use super::{lock, LiveIndex, StoreSlot};
 use crate::concepts::{Expansion, LiveConcepts};
 use crate::embed::{LazyEmbedder, DISTILLING};
 use crate::project::{ProjectRoot, SearchMode};
-use crate::search::{self, Hit, SearchRequest, VectorTable};
+use crate::search::{self, Hit, SearchRequest, VectorTable, WordTable};
 use crate::store::{self, IndexReader};
 
 /// Searches over a live index, shared by any number of threads; each
@@ -20,13 +20,33 @@ pub struct Searcher {
     embedder: Mutex<LazyEmbedder>,
     /// The index's vectors in memory, reloaded when the index changes.
     vectors: Mutex<Option<Arc<VectorTable>>>,
+    /// The index's words in memory, read again in the background when the
+    /// index changes.
+    words: Arc<Mutex<WordState>>,
     /// The project's concepts, read again when their files change.
     concepts: Mutex<LiveConcepts>,
 }
 
+/// The word table and its loader.
+#[derive(Default)]
+struct WordState {
+    /// The words as last read; used only while the index is at its generation.
+    table: Option<Arc<WordTable>>,
+    /// A loader is reading the words now.
+    loading: bool,
+    /// The generation reading failed at, not tried again.
+    failed: Option<i64>,
+}
+
 impl Searcher {
     pub fn new(live: Arc<LiveIndex>, embedder: LazyEmbedder) -> Self {
-        Searcher { live, embedder: Mutex::new(embedder), vectors: Mutex::new(None), concepts: Mutex::default() }
+        Searcher {
+            live,
+            embedder: Mutex::new(embedder),
+            vectors: Mutex::new(None),
+            words: Arc::default(),
+            concepts: Mutex::default(),
+        }
     }
 
     pub fn live(&self) -> &Arc<LiveIndex> {
@@ -77,7 +97,9 @@ impl Searcher {
         if needs_model && store.unembedded_count()? > 0 {
             return self.search_filling(&self.live.target.root, store, request);
         }
-        let vectors = if needs_model { Some(self.current_vectors(store)?) } else { None };
+        let generation = store.generation()?;
+        let vectors = if needs_model { Some(self.current_vectors(store, generation)?) } else { None };
+        let words = if request.mode == SearchMode::Semantic { None } else { self.current_words(generation) };
         // The query is embedded while the word index is searched: they take
         // about as long as each other, and together most of a search. With
         // the query model on one thread, each has a core (tokio: 4.2 ms
@@ -89,7 +111,7 @@ impl Searcher {
                     search::embed_query(Some(embedder.get()?), request)
                 })
             });
-            let lexical = search::lexical_ranking(store, vectors.as_deref(), request);
+            let lexical = search::lexical_ranking(store, vectors.as_deref(), words.as_deref(), request);
             let vector = match embedding {
                 Some(handle) => handle.join().unwrap_or_else(|_| Err(anyhow!("embedding the query panicked"))),
                 None => Ok(None),
@@ -145,8 +167,7 @@ impl Searcher {
     /// The vectors of the index as it is now: those in memory if the index
     /// has not changed since they were read, otherwise read again (once, by
     /// the first search that notices).
-    fn current_vectors(&self, store: &dyn IndexReader) -> Result<Arc<VectorTable>> {
-        let generation = store.generation()?;
+    fn current_vectors(&self, store: &dyn IndexReader, generation: i64) -> Result<Arc<VectorTable>> {
         let mut cached = lock(&self.vectors);
         if let Some(table) = cached.as_ref().filter(|t| t.generation == generation) {
             return Ok(Arc::clone(table));
@@ -154,5 +175,60 @@ impl Searcher {
         let table = Arc::new(VectorTable::load(store)?);
         *cached = Some(Arc::clone(&table));
         Ok(table)
+    }
+
+    /// The index's words in memory if they were read at `generation` (the
+    /// index as it is now); otherwise None, and the store answers while
+    /// they are read again in the background, one reader at a time, so that
+    /// a later search has them. A million chunks' words take a while to
+    /// read; no search waits for them.
+    fn current_words(&self, generation: i64) -> Option<Arc<WordTable>> {
+        let mut state = lock(&self.words);
+        if let Some(table) = state.table.as_ref().filter(|t| t.generation == generation) {
+            return Some(Arc::clone(table));
+        }
+        // Words of another generation never answer again: free them now.
+        state.table = None;
+        if !state.loading && state.failed != Some(generation) {
+            state.loading = true;
+            let (words, live) = (Arc::clone(&self.words), Arc::clone(&self.live));
+            std::thread::spawn(move || load_words(&words, &live));
+        }
+        None
+    }
+
+    /// Whether searches rank words from memory, with the index as it is now.
+    pub fn words_in_memory(&self, store: &dyn IndexReader) -> bool {
+        let generation = store.generation().ok();
+        lock(&self.words).table.as_ref().is_some_and(|t| Some(t.generation) == generation)
+    }
+
+    /// How the live index stands (`LiveIndex::status`), and whether its
+    /// words are in memory.
+    pub fn status(&self, store: &mut StoreSlot) -> super::LiveStatus {
+        let mut status = self.live.status(store);
+        status.words_in_memory = store.as_deref().is_some_and(|s| self.words_in_memory(s));
+        status
+    }
+}
+
+/// Read the live index's words into `words`, on a connection of its own.
+fn load_words(words: &Mutex<WordState>, live: &LiveIndex) {
+    let mut generation = None;
+    let mut load = || -> Result<WordTable> {
+        let store = store::open_for_reading(&live.target.root)?;
+        generation = Some(store.generation()?);
+        WordTable::load(&*store)
+    };
+    let loaded = load();
+    let mut state = lock(words);
+    state.loading = false;
+    match loaded {
+        Ok(table) => state.table = Some(Arc::new(table)),
+        Err(e) => {
+            state.failed = generation;
+            drop(state);
+            live.note(&format!("cannot hold the index's words in memory, so the index answers for them: {e:#}"));
+        }
     }
 }

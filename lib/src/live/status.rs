@@ -47,6 +47,9 @@ pub struct LiveStatus {
     pub scope: Vec<String>,
     /// Why the last index run failed, or null.
     pub error: Option<String>,
+    /// Whether searches rank words from memory (`search::WordTable`) for
+    /// the index as it is now, rather than asking the index.
+    pub words_in_memory: bool,
 }
 
 impl LiveIndex {
@@ -80,6 +83,7 @@ impl LiveIndex {
             root: t.root.path.to_string_lossy().into_owned(),
             scope: t.scope_names(),
             error: progress.error,
+            words_in_memory: false,
         }
     }
 

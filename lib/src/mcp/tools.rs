@@ -66,7 +66,7 @@ impl Tools {
     }
 
     fn status(&self) -> LiveStatus {
-        self.with_store(|store| self.searcher.live().status(store))
+        self.with_store(|store| self.searcher.status(store))
     }
 }
 

@@ -97,7 +97,7 @@ pub(super) fn scored_candidates(
     };
     let lexical = match (&sides.words, &ranking.lexical) {
         (Some(_), Some(ranked)) => ranked.clone(),
-        (Some(expr), None) => lexical::word_ranking(store, expr, scope, pool, ranking.vectors)?,
+        (Some(expr), None) => lexical::word_ranking(store, expr, scope, pool, ranking.vectors, None)?,
         (None, _) => Vec::new(),
     };
     if let (Some(vector), Some(filling)) = (sides.vector, ranking.filling.as_mut()) {

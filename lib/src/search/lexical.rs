@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 
 use super::vectors::VectorTable;
+use super::word_table::WordTable;
 use crate::store::{ChunkId, IndexReader, Scope, StoreError};
 use crate::terms::{push_word_terms, says_something, split_identifier, words};
 
@@ -121,17 +122,27 @@ const STOP_WORDS: &[&str] = &[
 /// The store is asked for its best rows alone, and those out of scope (or
 /// holes) are dropped afterwards, asking for more while too many were.
 /// Equal scores are ordered by path and line, as in every ranking. `table`,
-/// when given, knows every non-hole chunk's file.
+/// when given, knows every non-hole chunk's file; `words`, when given,
+/// holds the index's words as the store does, and answers instead of it.
 pub(super) fn word_ranking(
     store: &dyn IndexReader,
     expr: &str,
     scope: &Scope,
     limit: usize,
     table: Option<&VectorTable>,
+    words: Option<&WordTable>,
 ) -> Result<Vec<(ChunkId, f64)>, StoreError> {
+    // A word FTS5 would match as a phrase is left to the store.
+    let terms = match words {
+        Some(words) => crate::store::expression_terms(expr)?.map(|terms| (words, terms)),
+        None => None,
+    };
     let mut fetch = limit.max(1);
     loop {
-        let rows = store.best_word_matches(expr, fetch)?;
+        let rows = match &terms {
+            Some((words, terms)) => words.best_matches(terms, fetch),
+            None => store.best_word_matches(expr, fetch)?,
+        };
         let exhausted = rows.len() < fetch;
         let ids: Vec<ChunkId> = rows.iter().map(|r| r.0).collect();
         let places = places(store, &ids, table)?;

@@ -21,6 +21,7 @@ mod paths;
 mod rerank;
 mod signs;
 mod vectors;
+mod word_table;
 
 use anyhow::{anyhow, Context, Result};
 
@@ -28,6 +29,7 @@ pub use fill::{Filling, LAZY_CANDIDATES};
 pub use filter::{parse_when, FileFilter};
 pub use join::MAX_JOINED_LINES;
 pub use vectors::VectorTable;
+pub use word_table::WordTable;
 
 use crate::concepts::Expansion;
 use crate::embed::{Embedder, StaticModel};
@@ -163,17 +165,19 @@ pub struct Ranking<'a> {
 /// The lexical side of a search on its own: chunks by BM25, best first, as
 /// many as fusion considers; None when the mode does not rank by words or
 /// the query has none. The request is narrowed already (`narrowed`).
+/// `words`, the index's words in memory, answers instead of the store.
 pub fn lexical_ranking(
     store: &dyn IndexReader,
     vectors: Option<&VectorTable>,
+    words: Option<&WordTable>,
     request: &SearchRequest<'_>,
 ) -> Result<Option<Vec<(ChunkId, f64)>>> {
     debug_assert!(request.filter.is_empty(), "narrow the request first");
-    let words = lexical::match_expression(&request.words()?);
-    match words {
+    let expression = lexical::match_expression(&request.words()?);
+    match expression {
         Some(expr) if request.mode != SearchMode::Semantic => {
             let limit = request.k.max(fusion::CANDIDATE_POOL);
-            Ok(Some(lexical::word_ranking(store, &expr, &request.scope, limit, vectors)?))
+            Ok(Some(lexical::word_ranking(store, &expr, &request.scope, limit, vectors, words)?))
         }
         _ => Ok(None),
     }

@@ -7,7 +7,7 @@ use super::http::Response;
 use super::{Shared, StoreSlot};
 
 pub(super) fn status_response(shared: &Shared, store: &mut StoreSlot) -> Response {
-    Response::json(200, &serde_json::to_value(shared.searcher.live().status(store)).unwrap_or_default())
+    Response::json(200, &serde_json::to_value(shared.searcher.status(store)).unwrap_or_default())
 }
 
 /// `GET /health`: the server answers; whether the index has completed a

@@ -31,12 +31,14 @@ mod name_counts;
 mod postgres;
 mod revisions;
 mod sqlite;
+mod word_terms;
 
 pub use commits::{CommitRow, CommitStore, CommitWrite, PieceKind, PieceRef, PieceWrite, StoredCommit, StoredPiece};
 pub use lock::{ensure_data_dir, lock_for_writing, try_lock_for_writing, WriteLock};
 pub use revisions::{
     forget_revision, mark_complete, related_roots, remove_revision_files, revision_root, revisions, Revision,
 };
+pub use word_terms::expression_terms;
 
 /// A chunk's identity in one index; stable until its file is written again.
 pub type ChunkId = i64;
@@ -227,6 +229,16 @@ pub struct VectorRow<'a> {
     pub vector: &'a [f32],
 }
 
+/// What BM25 weighs a term by besides its own chunks (FTS5's totals): how
+/// many chunks the word index has and how many tokens they hold, in the
+/// state of the index at `generation`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WordTotals {
+    pub generation: i64,
+    pub rows: u64,
+    pub tokens: u64,
+}
+
 /// Which files a search may return.
 #[derive(Clone, Debug, Default)]
 pub struct Scope {
@@ -365,6 +377,12 @@ pub trait IndexReader: Send {
     /// Hand every stored vector to `visit`, in path and line order, from one
     /// state of the index; returns that state's generation.
     fn each_vector(&self, visit: &mut dyn FnMut(VectorRow<'_>)) -> Result<i64, StoreError>;
+    /// Hand every term of the word index to `visit` with each chunk that
+    /// has it and how often (term, chunk, occurrences), a term's chunks
+    /// together and in id order, from one state of the index; returns that
+    /// state's totals. What `best_word_matches` ranks by, for a searcher
+    /// that ranks words in memory.
+    fn each_word(&self, visit: &mut dyn FnMut(&str, ChunkId, u32)) -> Result<WordTotals, StoreError>;
     /// The index job named `id`, if the index keeps one.
     fn index_job(&self, id: &str) -> Result<Option<IndexJob>, StoreError>;
 }

@@ -33,7 +33,7 @@ pub(super) struct PgIndex {
     /// How errors name the index: database, server and project, never the
     /// URL (it may hold a password).
     place: PathBuf,
-    tokenizer: words::Tokenizer,
+    tokenizer: crate::store::word_terms::Tokenizer,
     /// Statements prepared on this connection, by their SQL.
     statements: RefCell<HashMap<String, Statement>>,
 }
@@ -190,7 +190,7 @@ impl PgIndex {
 
     fn connected(shared: &SharedIndex) -> Result<PgIndex, StoreError> {
         let (client, place) = connect(shared)?;
-        let tokenizer = words::Tokenizer::new()?;
+        let tokenizer = crate::store::word_terms::Tokenizer::new()?;
         Ok(PgIndex {
             client: RefCell::new(client),
             schema: format!("\"{}\"", schema_name(&shared.project)),

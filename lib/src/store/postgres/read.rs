@@ -9,7 +9,7 @@ use postgres::types::ToSql;
 use super::PgIndex;
 use crate::store::{
     ChunkId, FileState, IndexJob, IndexMeta, IndexReader, IndexStats, JobState, Scope, Snapshot, StoreError,
-    StoredChunk, StoredFile, Unembedded, VectorRow,
+    StoredChunk, StoredFile, Unembedded, VectorRow, WordTotals,
 };
 
 impl IndexReader for PgIndex {
@@ -181,6 +181,34 @@ impl IndexReader for PgIndex {
         drop(rows);
         tx.commit().map_err(|e| self.failed(e))?;
         Ok(generation)
+    }
+
+    fn each_word(&self, visit: &mut dyn FnMut(&str, ChunkId, u32)) -> Result<WordTotals, StoreError> {
+        let mut client = self.client.borrow_mut();
+        let mut tx = client
+            .build_transaction()
+            .isolation_level(postgres::IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .map_err(|e| self.failed(e))?;
+        let mut meta = |key: &str| -> Result<i64, StoreError> {
+            Ok(tx
+                .query_opt("SELECT value FROM meta WHERE key = $1", &[&key])
+                .map_err(|e| self.failed(e))?
+                .and_then(|r| r.get::<_, String>(0).parse().ok())
+                .unwrap_or(0))
+        };
+        let (generation, rows, tokens) = (meta("generation")?, meta("word_rows")?, meta("word_tokens")?);
+        let no_params: [&(dyn ToSql + Sync); 0] = [];
+        let mut terms = tx
+            .query_raw("SELECT term, chunk_id, tf FROM chunk_terms ORDER BY term, chunk_id", no_params)
+            .map_err(|e| self.failed(e))?;
+        while let Some(row) = terms.next().map_err(|e| self.failed(e))? {
+            visit(row.get(0), row.get(1), row.get::<_, i32>(2).max(0) as u32);
+        }
+        drop(terms);
+        tx.commit().map_err(|e| self.failed(e))?;
+        Ok(WordTotals { generation, rows: rows.max(0) as u64, tokens: tokens.max(0) as u64 })
     }
 
     fn index_job(&self, id: &str) -> Result<Option<IndexJob>, StoreError> {

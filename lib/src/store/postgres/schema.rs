@@ -9,7 +9,7 @@ use crate::store::StoreError;
 const SCHEMA_VERSION: i64 = 1;
 
 /// Everything but the schema itself, created in it. `chunk_terms` is the
-/// word index: each chunk's terms (`words::Tokenizer`) with how often they
+/// word index: each chunk's terms (`store::word_terms::Tokenizer`) with how often they
 /// occur and the chunk's length, all BM25 needs besides meta's
 /// 'word_rows' and 'word_tokens'.
 const TABLES: &str = "

@@ -174,7 +174,7 @@ impl Batch {
         &mut self,
         tx: &mut Transaction<'_>,
         w: &FileWrite,
-        words: &[super::words::TermCounts],
+        words: &[crate::store::word_terms::TermCounts],
     ) -> Result<(), postgres::Error> {
         let st = &w.state;
         let found = tx.query_opt("SELECT id FROM files WHERE path = $1", &[&w.rel])?.map(|r| r.get::<_, i64>(0));

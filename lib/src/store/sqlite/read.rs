@@ -7,7 +7,7 @@ use rusqlite::{params, OptionalExtension};
 use super::{blob_floats, vector_to_blob, SqliteIndex};
 use crate::store::{
     ChunkId, IndexJob, IndexMeta, IndexReader, IndexStats, Scope, Snapshot, StoreError, StoredChunk, StoredFile,
-    Unembedded, VectorRow,
+    Unembedded, VectorRow, WordTotals,
 };
 
 impl IndexReader for SqliteIndex {
@@ -234,6 +234,44 @@ impl IndexReader for SqliteIndex {
         }
         tx.finish().map_err(|e| self.damaged(e))?;
         Ok(generation)
+    }
+
+    fn each_word(&self, visit: &mut dyn FnMut(&str, ChunkId, u32)) -> Result<WordTotals, StoreError> {
+        // FTS5 lists each occurrence of a term (fts5vocab's `instance`), by
+        // term and then chunk; its `bm25()` counts every chunk row and token.
+        self.conn
+            .execute_batch(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.word_instances USING fts5vocab(main, chunks_fts, instance)",
+            )
+            .map_err(|e| self.damaged(e))?;
+        let tx = self.conn.unchecked_transaction().map_err(|e| self.damaged(e))?;
+        let generation = self.generation()?;
+        let rows: i64 = tx.query_row("SELECT count(*) FROM chunks", [], |r| r.get(0)).map_err(|e| self.damaged(e))?;
+        let mut tokens = 0u64;
+        {
+            let mut stmt = tx.prepare("SELECT term, doc FROM temp.word_instances").map_err(|e| self.damaged(e))?;
+            let mut instances = stmt.query([]).map_err(|e| self.damaged(e))?;
+            let mut run: Option<(String, ChunkId, u32)> = None;
+            while let Some(row) = instances.next().map_err(|e| self.damaged(e))? {
+                let term = row.get_ref(0)?.as_str().map_err(rusqlite::Error::from)?;
+                let chunk: ChunkId = row.get(1)?;
+                tokens += 1;
+                match &mut run {
+                    Some((t, c, n)) if *c == chunk && t.as_str() == term => *n += 1,
+                    _ => {
+                        if let Some((t, c, n)) = run.take() {
+                            visit(&t, c, n);
+                        }
+                        run = Some((term.to_string(), chunk, 1));
+                    }
+                }
+            }
+            if let Some((t, c, n)) = run {
+                visit(&t, c, n);
+            }
+        }
+        tx.finish().map_err(|e| self.damaged(e))?;
+        Ok(WordTotals { generation, rows: rows.max(0) as u64, tokens })
     }
 
     fn index_job(&self, id: &str) -> Result<Option<IndexJob>, StoreError> {
