@@ -222,8 +222,7 @@ fn words_ranked_from_memory_rank_exactly_as_the_index_does() {
     let queries = ["retry an upload", "handle request number 7", "log request", "circleArea", "sourdough oven"];
     for q in queries {
         for mode in ["lexical", "hybrid"] {
-            let o =
-                run(t.cmd("vg-query", ".").args(["--no-index", "-k", "8", "--threshold", "-1", "--mode", mode, q]));
+            let o = run(t.cmd("vg-query", ".").args(["--no-index", "-k", "8", "--threshold", "-1", "--mode", mode, q]));
             let expected: Vec<_> = records(&o).iter().map(place_and_scores).collect();
             assert!(!expected.is_empty(), "{q} ({mode})");
             assert_eq!(served_hits(&s, q, mode), expected, "{q} ({mode})");
