@@ -249,14 +249,10 @@ mod tests {
         crate::store::FileWrite { rel: rel.into(), state, chunks, copied: 0, tokens: 0, pending: 0 }
     }
 
-    #[test]
-    fn an_index_ranks_alike_from_memory_and_from_fts5() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = crate::project::ProjectRoot {
-            path: dir.path().into(),
-            marker: crate::project::RootMarker::None,
-            shared: None,
-        };
+    /// An empty index in `dir`, open for writing.
+    fn empty_index(dir: &std::path::Path) -> Box<dyn crate::store::IndexWriter> {
+        let root =
+            crate::project::ProjectRoot { path: dir.into(), marker: crate::project::RootMarker::None, shared: None };
         let mut store = crate::store::open_for_writing(&root, &mut |_| {}).unwrap();
         let meta = crate::store::IndexMeta {
             model: "m".into(),
@@ -265,7 +261,14 @@ mod tests {
             chunk_format: crate::chunk::FORMAT,
         };
         store.reset(&meta).unwrap();
-        let vocabulary = [
+        store
+    }
+
+    /// Texts of random words: stems shared, identifiers to split, accents.
+    struct RandomText(u64);
+
+    impl RandomText {
+        const VOCABULARY: [&str; 20] = [
             "retry",
             "retries",
             "retrying",
@@ -287,21 +290,22 @@ mod tests {
             "error",
             "errors",
         ];
-        let mut seed = 0x2545f4914f6cdd1du64;
-        let mut next = |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
-        let text = |next: &mut dyn FnMut(usize) -> usize| {
-            let len = 1 + next(40);
-            (0..len).map(|_| vocabulary[next(vocabulary.len())]).collect::<Vec<_>>().join(" ")
-        };
-        let files: Vec<_> = (0..60)
-            .map(|f| file(&format!("f{f}.rs"), &(0..1 + next(5)).map(|_| text(&mut next)).collect::<Vec<_>>()))
-            .collect();
-        store.write_batch(&files, &[], &[]).unwrap();
+
+        fn below(&mut self, n: usize) -> usize {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 % n as u64) as usize
+        }
+
+        fn text(&mut self) -> String {
+            let len = 1 + self.below(40);
+            (0..len).map(|_| Self::VOCABULARY[self.below(Self::VOCABULARY.len())]).collect::<Vec<_>>().join(" ")
+        }
+    }
+
+    /// The best matches of each query, from `store`'s FTS5 and from its words in memory, alike.
+    fn assert_ranks_alike(store: &dyn IndexReader) {
         let queries = [
             "retry failed uploads",
             "parse config timeout timeout",
@@ -310,34 +314,46 @@ mod tests {
             "handle errors",
             "nothing matches this",
         ];
-        let compare = |store: &dyn IndexReader| {
-            let table = WordTable::load(store).unwrap();
-            assert_eq!(table.generation, store.generation().unwrap());
-            for query in queries {
-                let expr = super::super::lexical::match_expression(query).unwrap();
-                let terms = crate::store::expression_terms(&expr).unwrap().unwrap();
-                for limit in [1, 5, 1000] {
-                    let mut fts5 = store.best_word_matches(&expr, limit).unwrap();
-                    let memory = table.best_matches(&terms, limit);
-                    // FTS5 cuts equal scores anywhere; compare what it kept, in a fixed order.
-                    fts5.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
-                    let cut = fts5.last().map(|l| l.1);
-                    let same = |r: &&(ChunkId, f64)| Some(r.1) != cut || limit == 1000;
-                    assert_eq!(
-                        memory.iter().filter(same).collect::<Vec<_>>(),
-                        fts5.iter().filter(same).collect::<Vec<_>>(),
-                        "{query} (limit {limit})"
-                    );
-                    assert_eq!(memory.len(), fts5.len(), "{query} (limit {limit})");
-                }
+        let table = WordTable::load(store).unwrap();
+        assert_eq!(table.generation, store.generation().unwrap());
+        for query in queries {
+            let expr = super::super::lexical::match_expression(query).unwrap();
+            let terms = crate::store::expression_terms(&expr).unwrap().unwrap();
+            for limit in [1, 5, 1000] {
+                let mut fts5 = store.best_word_matches(&expr, limit).unwrap();
+                let memory = table.best_matches(&terms, limit);
+                // FTS5 cuts equal scores anywhere; compare what it kept, in a fixed order.
+                fts5.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+                let cut = fts5.last().map(|l| l.1);
+                let same = |r: &&(ChunkId, f64)| Some(r.1) != cut || limit == 1000;
+                assert_eq!(
+                    memory.iter().filter(same).collect::<Vec<_>>(),
+                    fts5.iter().filter(same).collect::<Vec<_>>(),
+                    "{query} (limit {limit})"
+                );
+                assert_eq!(memory.len(), fts5.len(), "{query} (limit {limit})");
             }
-        };
-        compare(store.as_reader());
+        }
+    }
+
+    #[test]
+    fn an_index_ranks_alike_from_memory_and_from_fts5() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = empty_index(dir.path());
+        let mut random = RandomText(0x2545f4914f6cdd1d);
+        let files: Vec<_> = (0..60)
+            .map(|f| {
+                let texts: Vec<String> = (0..1 + random.below(5)).map(|_| random.text()).collect();
+                file(&format!("f{f}.rs"), &texts)
+            })
+            .collect();
+        store.write_batch(&files, &[], &[]).unwrap();
+        assert_ranks_alike(store.as_reader());
         // Files rewritten and removed: FTS5's totals and ours move alike.
-        let rewritten: Vec<_> = (0..20).map(|f| file(&format!("f{f}.rs"), &[text(&mut next)])).collect();
+        let rewritten: Vec<_> = (0..20).map(|f| file(&format!("f{f}.rs"), &[random.text()])).collect();
         let removed: Vec<String> = (40..50).map(|f| format!("f{f}.rs")).collect();
         store.write_batch(&rewritten, &[], &removed).unwrap();
         store.compact_words().unwrap();
-        compare(store.as_reader());
+        assert_ranks_alike(store.as_reader());
     }
 }
