@@ -12,6 +12,9 @@ usage: bench/compare-builds.py BIN_A BIN_B [EVAL_DIR]
   BIN_A, BIN_B  directories holding the vecgrep binaries of each build
   EVAL_DIR      the dev evals (default: $TMPDIR/vg-evals, made if missing)
 env: EVALS="py-logging"  MODES="hybrid"  MAX_QUERIES=N  PATHS="cli serve"
+     FULL=1  to index with --full (every chunk given the model's vector), so
+             that searches take the path of a fully embedded index rather
+             than embedding their candidates on the way
 Prints one row per eval, mode and path; exits 1 if any list differs.
 """
 import json, os, shutil, socket, subprocess, sys, tempfile, time, urllib.parse, urllib.request
@@ -100,7 +103,8 @@ def main():
                 tree = os.path.join(work, f"{name}-{i}")
                 shutil.copytree(os.path.join(evals, name, "tree"), tree, ignore=shutil.ignore_patterns(".vecgrep"))
                 os.makedirs(os.path.join(tree, ".vecgrep"), exist_ok=True)
-                subprocess.run([os.path.join(b, "vecgrep"), "-q", "--index-warn-threshold", "0", "--index-only", "."],
+                subprocess.run([os.path.join(b, "vecgrep"), "-q", "--index-warn-threshold", "0", "--index-only", "."]
+                               + (["--full"] if os.environ.get("FULL") == "1" else []),
                                cwd=tree, check=True, stdout=subprocess.DEVNULL)
                 trees.append(tree)
             qs = queries(os.path.join(evals, name))

@@ -119,8 +119,13 @@ impl Searcher {
             (vector, lexical)
         });
         let (vector, lexical) = (vector?, lexical?);
-        let mut ranking =
-            search::Ranking { vectors: vectors.as_deref(), vector: vector.as_deref(), lexical, filling: None };
+        let mut ranking = search::Ranking {
+            vectors: vectors.as_deref(),
+            vector: vector.as_deref(),
+            semantic: None,
+            lexical,
+            filling: None,
+        };
         search::search_embedded(store, &mut ranking, request)
     }
 

@@ -90,10 +90,11 @@ pub(super) fn scored_candidates(
 ) -> anyhow::Result<Vec<Scored>> {
     let (k, scope) = (request.k, &request.scope);
     let pool = k.max(CANDIDATE_POOL);
-    let mut semantic = match (sides.vector, ranking.vectors) {
-        (Some(v), Some(table)) => table.ranking(v, scope, pool),
-        (Some(v), None) => store.nearest_chunks(v, scope, pool)?,
-        (None, _) => Vec::new(),
+    let mut semantic = match (sides.vector, ranking.semantic.take(), ranking.vectors) {
+        (Some(_), Some(ranked), _) => ranked,
+        (Some(v), None, Some(table)) => table.ranking(v, scope, pool),
+        (Some(v), None, None) => store.nearest_chunks(v, scope, pool)?,
+        (None, _, _) => Vec::new(),
     };
     let lexical = match (&sides.words, &ranking.lexical) {
         (Some(_), Some(ranked)) => ranked.clone(),

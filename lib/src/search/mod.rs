@@ -19,7 +19,6 @@ mod lexical;
 mod names;
 mod paths;
 mod rerank;
-mod signs;
 mod vectors;
 mod word_table;
 
@@ -143,8 +142,45 @@ pub fn search_keeping(
             let (hits, embedded) = search_filling(store, embedder, statics, request)?;
             Ok((hits, crate::index::keep_vectors(root, &embedded)))
         }
-        (embedder, _) => Ok((search(store, embedder, request)?, Ok(0))),
+        (embedder, _) => Ok((search_sides_at_once(root, store, embedder, request)?, Ok(0))),
     }
+}
+
+/// `search` of a hybrid request with its sides at once: the words are
+/// ranked on a connection of their own while the query is embedded and
+/// the vectors ranked. On a large index each side takes a good part of
+/// the search (at a million chunks, 40-260 ms for the words, 90 ms for the
+/// vectors). Should a second connection not open, the words are ranked
+/// after the vectors on the first.
+fn search_sides_at_once(
+    root: &ProjectRoot,
+    store: &dyn IndexReader,
+    embedder: Option<&mut dyn Embedder>,
+    request: &SearchRequest<'_>,
+) -> Result<Vec<Hit>> {
+    if request.mode != SearchMode::Hybrid {
+        return search(store, embedder, request);
+    }
+    let request = request.clone().narrowed(store)?;
+    let (meaning, words) = std::thread::scope(|s| {
+        let words = s.spawn(|| match crate::store::open_for_reading(root) {
+            Ok(own) => Some(lexical_ranking(&*own, None, None, &request)),
+            Err(_) => None,
+        });
+        let meaning = (|| -> Result<_> {
+            let vector = embed_query(embedder, &request)?.ok_or_else(|| anyhow!("no vector for the query"))?;
+            let nearest = store.nearest_chunks(&vector, &request.scope, request.k.max(fusion::CANDIDATE_POOL))?;
+            Ok((vector, nearest))
+        })();
+        (meaning, words.join().unwrap_or_else(|_| Some(Err(anyhow!("ranking the words panicked")))))
+    });
+    let (vector, semantic) = meaning?;
+    let lexical = match words {
+        Some(ranked) => ranked?,
+        None => lexical_ranking(store, None, None, &request)?,
+    };
+    let mut ranking = Ranking { vector: Some(&vector), semantic: Some(semantic), lexical, ..Ranking::default() };
+    search_embedded(store, &mut ranking, &request)
 }
 
 /// What a search ranks by, worked out before the search proper so that a
@@ -155,6 +191,9 @@ pub struct Ranking<'a> {
     pub vectors: Option<&'a VectorTable>,
     /// The query's vector (`embed_query`), when the mode needs one.
     pub vector: Option<&'a [f32]>,
+    /// The semantic ranking (the store's `nearest_chunks` for `vector`,
+    /// in scope, as many as fusion considers), if it was already run.
+    pub semantic: Option<Vec<(ChunkId, f32)>>,
     /// The lexical ranking (`lexical_ranking`), if it was already run.
     pub lexical: Option<Vec<(ChunkId, f64)>>,
     /// Embed the best candidates that lack the model's vector (the static

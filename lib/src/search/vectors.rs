@@ -6,25 +6,13 @@
 
 use std::collections::HashMap;
 
-use super::signs::SignCodes;
-use crate::store::{ChunkId, IndexReader, Scope, StoreError, VectorRow};
+use crate::store::{ChunkId, IndexReader, Scope, SignCodes, StoreError, VectorRow};
 
 /// Tables of at least this many vectors are ranked in two passes: an exact
 /// scan of a million vectors reads 1.5 GB and took 308 ms a search
-/// (bench/scale.sh); below this size it takes under 10 ms.
-const TWO_PASSES_FROM: usize = 50_000;
-
-/// How many candidates the first pass keeps: per result asked for, at
-/// least, and at least this share (1/N) of the table. What the sign codes
-/// rank near the top is often a little below it by cosine, and the more
-/// vectors, the more lie between. On 79k real vectors (the dev evals' and
-/// SB's indexes joined, their 1,077 questions; examples/two_passes.rs),
-/// keeping 4% of the table (1/25) found 98.9% of the exact top 100 and the
-/// same top 10 for 99.1% of questions, in a fifth of the exact scan's time;
-/// 2.5%: 97.9% and 98.3%; 1.3%: 95.1% and 96.3%; 10%: 99.8% and 99.7%.
-const CANDIDATES_PER_RESULT: usize = 20;
-const CANDIDATES_AT_LEAST: usize = 2_000;
-const CANDIDATES_SHARE: usize = 25;
+/// (bench/scale.sh); below this size it takes under 10 ms. The same size
+/// from which an SQLite index keeps its vectors' codes.
+const TWO_PASSES_FROM: usize = crate::store::CODES_FROM as usize;
 
 /// The vectors, with the id, file and first line of each chunk.
 #[derive(Clone)]
@@ -42,8 +30,8 @@ pub struct VectorTable {
     dims: usize,
     data: Vec<f32>,
     /// The first pass of a large table's ranking, and how many candidates
-    /// it keeps (per result asked for, and at least).
-    signs: Option<(SignCodes, usize, usize)>,
+    /// it keeps: None for `store::first_pass_size`.
+    signs: Option<(SignCodes, Option<usize>)>,
 }
 
 impl std::fmt::Debug for VectorTable {
@@ -89,8 +77,8 @@ impl VectorTable {
         let in_scope: Vec<bool> = self.paths.iter().map(|p| scope.admits(p)).collect();
         let vector = |i: usize| &self.data[i * self.dims..(i + 1) * self.dims];
         let mut scored: Vec<(usize, f32)> = match &self.signs {
-            Some((signs, per_result, at_least)) => {
-                let keep = limit.saturating_mul(*per_result).max(*at_least);
+            Some((signs, kept)) => {
+                let keep = kept.unwrap_or_else(|| crate::store::first_pass_size(self.ids.len(), limit));
                 let candidates = signs.nearest(query, |i| in_scope[self.files[i] as usize], keep);
                 candidates.into_iter().map(|i| (i, dot(vector(i), query))).collect()
             }
@@ -130,17 +118,22 @@ impl VectorTable {
         Ok(if table.len() >= TWO_PASSES_FROM { table.in_two_passes() } else { table })
     }
 
-    /// This table, ranked in two passes whatever its size.
-    pub fn in_two_passes(self) -> VectorTable {
-        let at_least = CANDIDATES_AT_LEAST.max(self.len() / CANDIDATES_SHARE);
-        self.keeping(CANDIDATES_PER_RESULT, at_least)
+    /// This table, ranked in two passes whatever its size: the first keeps
+    /// what `store::first_pass_size` says. On 79k real vectors (the dev
+    /// evals' and SB's indexes joined, their 1,077 questions;
+    /// examples/two_passes.rs), keeping 4% of the table (1/25) found 98.9%
+    /// of the exact top 100 and the same top 10 for 99.1% of questions, in
+    /// a fifth of the exact scan's time; 2.5%: 97.9% and 98.3%; 1.3%: 95.1%
+    /// and 96.3%; 10%: 99.8% and 99.7%.
+    pub fn in_two_passes(mut self) -> VectorTable {
+        self.signs = Some((SignCodes::new(&self.data, self.dims), None));
+        self
     }
 
-    /// This table, ranked in two passes whose first keeps `per_result`
-    /// candidates per result asked for and at least `at_least` (to measure
-    /// what the first pass misses: examples/two_passes.rs).
-    pub fn keeping(mut self, per_result: usize, at_least: usize) -> VectorTable {
-        self.signs = Some((SignCodes::new(&self.data, self.dims), per_result, at_least));
+    /// This table, ranked in two passes whose first keeps `kept`
+    /// candidates (to measure what it misses: examples/two_passes.rs).
+    pub fn keeping(mut self, kept: usize) -> VectorTable {
+        self.signs = Some((SignCodes::new(&self.data, self.dims), Some(kept)));
         self
     }
 
@@ -239,9 +232,9 @@ mod tests {
         let exact = table.ranking(&query, &scope(&[]), 5);
         assert_eq!(exact.iter().map(|r| r.0).collect::<Vec<_>>(), [100, 101, 102, 103, 104]);
         // Keeping everything, the two passes rank as the exact scan does, scores included.
-        assert_eq!(table.clone().keeping(0, 40).ranking(&query, &scope(&[]), 5), exact);
+        assert_eq!(table.clone().keeping(40).ranking(&query, &scope(&[]), 5), exact);
         // Keeping fewer, what is returned is still ordered by the exact cosine, in scope.
-        let two = table.clone().keeping(1, 8);
+        let two = table.clone().keeping(8);
         let ranked = two.ranking(&query, &scope(&["b.rs"]), 3);
         assert_eq!(ranked.len(), 3);
         assert!(ranked.iter().all(|r| r.0 >= 120), "{ranked:?}");

@@ -254,13 +254,7 @@ mod tests {
         let root =
             crate::project::ProjectRoot { path: dir.into(), marker: crate::project::RootMarker::None, shared: None };
         let mut store = crate::store::open_for_writing(&root, &mut |_| {}).unwrap();
-        let meta = crate::store::IndexMeta {
-            model: "m".into(),
-            chunk_size: 500,
-            chunk_overlap: 100,
-            chunk_format: crate::chunk::FORMAT,
-        };
-        store.reset(&meta).unwrap();
+        store.reset(&crate::store::IndexMeta::for_tests()).unwrap();
         store
     }
 

@@ -30,6 +30,7 @@ mod lock;
 mod name_counts;
 mod postgres;
 mod revisions;
+mod signs;
 mod sqlite;
 mod word_terms;
 
@@ -38,6 +39,8 @@ pub use lock::{ensure_data_dir, lock_for_writing, try_lock_for_writing, WriteLoc
 pub use revisions::{
     forget_revision, mark_complete, related_roots, remove_revision_files, revision_root, revisions, Revision,
 };
+pub use signs::SignCodes;
+pub use sqlite::{first_pass_size, CODES_FROM};
 pub use word_terms::expression_terms;
 
 /// A chunk's identity in one index; stable until its file is written again.
@@ -55,6 +58,12 @@ pub struct IndexMeta {
 }
 
 impl IndexMeta {
+    /// What the tests build their indexes with.
+    #[cfg(test)]
+    pub(crate) fn for_tests() -> IndexMeta {
+        IndexMeta { model: "m".into(), chunk_size: 500, chunk_overlap: 100, chunk_format: crate::chunk::FORMAT }
+    }
+
     /// The meta an index keeps as named values (`get`), or None for a fresh index.
     fn read(get: &dyn Fn(&str) -> Result<Option<String>, StoreError>) -> Result<Option<IndexMeta>, StoreError> {
         let (Some(model), Some(size), Some(overlap)) = (get("model")?, get("chunk_size")?, get("chunk_overlap")?)
@@ -410,6 +419,11 @@ pub trait IndexWriter: IndexReader {
     fn set_vectors(&mut self, vectors: &[(ChunkId, Vec<f32>)]) -> Result<u64, StoreError>;
     /// Tidy the word index after a run that changed it.
     fn compact_words(&self) -> Result<(), StoreError>;
+    /// At the end of every run: bring up to date what a large index keeps
+    /// so that a one-shot search need not read every vector (SQLite: the
+    /// vectors' sign codes, rebuilt when behind the index; Postgres
+    /// searches its HNSW index instead, built by `compact_words`).
+    fn refresh_vector_codes(&self) -> Result<(), StoreError>;
     /// Keep `job` (replacing what was kept under its id). Rebuilding the
     /// index keeps its jobs.
     fn put_index_job(&mut self, job: &IndexJob) -> Result<(), StoreError>;

@@ -12,6 +12,18 @@ use crate::store::{
     StoredChunk, StoredFile, Unembedded, VectorRow, WordTotals,
 };
 
+impl PgIndex {
+    /// A read-only transaction that sees one state of the index throughout.
+    fn snapshot_of<'c>(&self, client: &'c mut postgres::Client) -> Result<postgres::Transaction<'c>, StoreError> {
+        client
+            .build_transaction()
+            .isolation_level(postgres::IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .map_err(|e| self.failed(e))
+    }
+}
+
 impl IndexReader for PgIndex {
     fn meta(&self) -> Result<Option<IndexMeta>, StoreError> {
         IndexMeta::read(&|key| self.meta_value(key))
@@ -150,12 +162,7 @@ impl IndexReader for PgIndex {
 
     fn each_vector(&self, visit: &mut dyn FnMut(VectorRow<'_>)) -> Result<i64, StoreError> {
         let mut client = self.client.borrow_mut();
-        let mut tx = client
-            .build_transaction()
-            .isolation_level(postgres::IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start()
-            .map_err(|e| self.failed(e))?;
+        let mut tx = self.snapshot_of(&mut client)?;
         let generation = tx
             .query_opt("SELECT value FROM meta WHERE key = 'generation'", &[])
             .map_err(|e| self.failed(e))?
@@ -185,12 +192,7 @@ impl IndexReader for PgIndex {
 
     fn each_word(&self, visit: &mut dyn FnMut(&str, ChunkId, u32)) -> Result<WordTotals, StoreError> {
         let mut client = self.client.borrow_mut();
-        let mut tx = client
-            .build_transaction()
-            .isolation_level(postgres::IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start()
-            .map_err(|e| self.failed(e))?;
+        let mut tx = self.snapshot_of(&mut client)?;
         let mut meta = |key: &str| -> Result<i64, StoreError> {
             Ok(tx
                 .query_opt("SELECT value FROM meta WHERE key = $1", &[&key])

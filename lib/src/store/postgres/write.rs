@@ -93,6 +93,10 @@ impl IndexWriter for PgIndex {
         self.index_vectors_when_it_pays()
     }
 
+    fn refresh_vector_codes(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+
     fn put_index_job(&mut self, job: &IndexJob) -> Result<(), StoreError> {
         let count = |n: Option<u64>| n.map(|n| n.min(i64::MAX as u64) as i64);
         self.in_transaction(|tx| {

@@ -16,6 +16,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, Transactio
 use super::{ensure_data_dir, StoreError};
 use crate::project::ProjectRoot;
 
+mod codes;
 mod commits;
 mod jobs;
 mod read;
@@ -23,6 +24,8 @@ mod schema;
 mod verify;
 mod write;
 
+use codes::SCHEMA_CODES;
+pub use codes::{first_pass_size, CODES_FROM};
 use schema::{SCHEMA, SCHEMA_COMMITS, SCHEMA_FTS, SCHEMA_JOBS, SCHEMA_KEYS, SCHEMA_VERSION};
 
 /// An SQLite index, open through one connection.
@@ -135,9 +138,10 @@ impl SqliteIndex {
             self.check_schema()?;
             self.conn.execute_batch(SCHEMA_JOBS).map_err(damaged)?;
             self.conn.execute_batch(SCHEMA_COMMITS).map_err(damaged)?;
+            self.conn.execute_batch(SCHEMA_CODES).map_err(damaged)?;
             return Ok(());
         }
-        for schema in [SCHEMA, SCHEMA_FTS, SCHEMA_KEYS, SCHEMA_JOBS, SCHEMA_COMMITS] {
+        for schema in [SCHEMA, SCHEMA_FTS, SCHEMA_KEYS, SCHEMA_JOBS, SCHEMA_COMMITS, SCHEMA_CODES] {
             self.conn.execute_batch(schema).map_err(damaged)?;
         }
         self.conn
@@ -248,9 +252,7 @@ mod tests {
     pub(super) fn empty_store(dir: &Path) -> SqliteIndex {
         let root = ProjectRoot { path: dir.to_path_buf(), marker: crate::project::RootMarker::None, shared: None };
         let mut store = SqliteIndex::open_for_writing(&root, &mut |_| {}).unwrap();
-        let meta =
-            IndexMeta { model: "m".into(), chunk_size: 500, chunk_overlap: 100, chunk_format: crate::chunk::FORMAT };
-        store.reset(&meta).unwrap();
+        store.reset(&IndexMeta::for_tests()).unwrap();
         store
     }
 

@@ -75,7 +75,10 @@ impl IndexReader for SqliteIndex {
     }
 
     fn nearest_chunks(&self, query: &[f32], scope: &Scope, limit: usize) -> Result<Vec<(ChunkId, f32)>, StoreError> {
-        self.nearest_by("embedding", query, scope, limit)
+        match self.nearest_by_codes(query, scope, limit)? {
+            Some(nearest) => Ok(nearest),
+            None => self.nearest_by("embedding", query, scope, limit),
+        }
     }
 
     fn nearest_static(&self, query: &[f32], scope: &Scope, limit: usize) -> Result<Vec<(ChunkId, f32)>, StoreError> {
@@ -118,16 +121,22 @@ impl IndexReader for SqliteIndex {
     }
 
     fn best_word_matches(&self, expr: &str, limit: usize) -> Result<Vec<(ChunkId, f64)>, StoreError> {
-        // FTS5 ranks fastest on its own: joining every match to its chunk
-        // and file cost several milliseconds a query on a large project.
-        self.conn
-            .prepare_cached(
-                "SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?1 ORDER BY rank LIMIT ?2",
-            )
-            .and_then(|mut s| {
-                s.query_map(params![expr, limit as i64], |r| Ok((r.get(0)?, r.get(1)?))).and_then(|rows| rows.collect())
-            })
-            .map_err(|e| self.damaged(e))
+        // Every match with its BM25, the best kept here: FTS5's own `ORDER
+        // BY rank` sorts every match through a nested statement, 390 ms
+        // against 270 ms for 444k matches at a million chunks. Joining each
+        // match to its chunk and file would cost more still.
+        let mut matches: Vec<(ChunkId, f64)> = self
+            .conn
+            .prepare_cached("SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?1")
+            .and_then(|mut s| s.query_map([expr], |r| Ok((r.get(0)?, r.get(1)?))).and_then(|rows| rows.collect()))
+            .map_err(|e| self.damaged(e))?;
+        let better = |a: &(ChunkId, f64), b: &(ChunkId, f64)| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0));
+        if matches.len() > limit {
+            matches.select_nth_unstable_by(limit, better);
+            matches.truncate(limit);
+        }
+        matches.sort_unstable_by(better);
+        Ok(matches)
     }
 
     fn places(&self, ids: &[ChunkId]) -> Result<HashMap<ChunkId, (String, usize)>, StoreError> {
@@ -281,7 +290,7 @@ impl IndexReader for SqliteIndex {
 
 impl SqliteIndex {
     /// Chunks in scope by cosine similarity of `column` (a vector column) to `query`.
-    fn nearest_by(
+    pub(super) fn nearest_by(
         &self,
         column: &str,
         query: &[f32],

@@ -5,6 +5,7 @@
 
 use rusqlite::{params, CachedStatement, OptionalExtension, Transaction};
 
+use super::codes::{follow_write, NewVector};
 use super::{vector_to_blob, SqliteIndex};
 use crate::store::name_counts::NameCounts;
 use crate::store::{ChunkId, FileState, FileWrite, IndexJob, IndexMeta, IndexReader, IndexWriter, StoreError};
@@ -29,7 +30,8 @@ impl IndexWriter for SqliteIndex {
         tx.execute("DELETE FROM chunks", [])?;
         tx.execute("DELETE FROM files", [])?;
         tx.execute("DELETE FROM name_terms", [])?;
-        tx.execute("DELETE FROM meta WHERE key IN ('dims', 'named_chunks')", [])?;
+        tx.execute("DELETE FROM vector_codes", [])?;
+        tx.execute("DELETE FROM meta WHERE key IN ('dims', 'named_chunks', 'codes_generation', 'codes_entries')", [])?;
         tx.execute("INSERT OR REPLACE INTO meta VALUES ('generated_checked', '1')", [])?;
         for (k, v) in [
             ("model", meta.model.clone()),
@@ -65,7 +67,7 @@ impl IndexWriter for SqliteIndex {
         removals: &[String],
     ) -> Result<(), StoreError> {
         let tx = self.conn.transaction()?;
-        {
+        let batch_vectors = {
             let mut batch = Batch::prepare(&tx)?;
             for rel in removals {
                 batch.remove(rel)?;
@@ -76,27 +78,42 @@ impl IndexWriter for SqliteIndex {
             for write in writes {
                 batch.replace(write)?;
             }
-            batch.finish()?;
-        }
+            batch.finish()?
+        };
         bump_generation(&tx)?;
+        // `replace` inserted the chunks with vectors in this order.
+        let vectors = writes.iter().flat_map(|w| w.chunks.iter().filter_map(|c| c.vector.as_deref()));
+        let added: Vec<NewVector<'_>> = batch_vectors
+            .iter()
+            .zip(vectors)
+            .map(|(&(id, file_id), vector)| NewVector { id, file_id, vector })
+            .collect();
+        follow_write(&tx, &added)?;
         tx.commit()?;
         Ok(())
     }
 
     fn set_vectors(&mut self, vectors: &[(ChunkId, Vec<f32>)]) -> Result<u64, StoreError> {
         let tx = self.conn.transaction()?;
-        let mut stored = 0;
+        let mut stored = Vec::new();
         {
-            let mut set = tx.prepare_cached("UPDATE chunks SET embedding = ?2 WHERE id = ?1 AND embedding IS NULL")?;
+            let mut set = tx.prepare_cached(
+                "UPDATE chunks SET embedding = ?2 WHERE id = ?1 AND embedding IS NULL RETURNING file_id",
+            )?;
             for (id, vector) in vectors {
-                stored += set.execute(params![id, vector_to_blob(vector)])? as u64;
+                let file_id: Option<i64> =
+                    set.query_row(params![id, vector_to_blob(vector)], |r| r.get(0)).optional()?;
+                if let Some(file_id) = file_id {
+                    stored.push(NewVector { id: *id, file_id, vector });
+                }
             }
         }
-        if stored > 0 {
+        if !stored.is_empty() {
             bump_generation(&tx)?;
+            follow_write(&tx, &stored)?;
         }
         tx.commit()?;
-        Ok(stored)
+        Ok(stored.len() as u64)
     }
 
     /// FTS5 keeps each batch's words as a new segment and a deleted chunk's
@@ -113,6 +130,10 @@ impl IndexWriter for SqliteIndex {
     /// step of incremental merging, which keeps the segments few.
     fn compact_words(&self) -> Result<(), StoreError> {
         self.compact_words_above(COMPACT_ALWAYS_CHUNKS)
+    }
+
+    fn refresh_vector_codes(&self) -> Result<(), StoreError> {
+        self.refresh_codes()
     }
 
     fn put_index_job(&mut self, job: &IndexJob) -> Result<(), StoreError> {
@@ -159,6 +180,8 @@ struct Batch<'tx> {
     /// Word rows deleted and added, for `compact_words`.
     words_changed: usize,
     names: NameCounts,
+    /// The id and file of each chunk added with a vector, in order.
+    vectors: Vec<(ChunkId, i64)>,
 }
 
 impl<'tx> Batch<'tx> {
@@ -183,6 +206,7 @@ impl<'tx> Batch<'tx> {
             )?,
             words_changed: 0,
             names: NameCounts::default(),
+            vectors: Vec::new(),
         })
     }
 
@@ -223,18 +247,24 @@ impl<'tx> Batch<'tx> {
                 c.around
             ])?;
             self.names.count(&c.names, 1);
-            self.add_words.execute(params![self.tx.last_insert_rowid(), c.words])?;
+            let chunk = self.tx.last_insert_rowid();
+            if c.vector.is_some() {
+                self.vectors.push((chunk, id));
+            }
+            self.add_words.execute(params![chunk, c.words])?;
             self.words_changed += 1;
         }
         Ok(())
     }
 
-    /// Write the counts the batch changed.
-    fn finish(self) -> rusqlite::Result<()> {
+    /// Write the counts the batch changed; returns the chunks it added
+    /// with a vector (id and file), in order.
+    fn finish(self) -> rusqlite::Result<Vec<(ChunkId, i64)>> {
         if self.words_changed > 0 {
             add_to_meta(self.tx, "words_changed", self.words_changed as i64)?;
         }
-        self.names.write(self.tx)
+        self.names.write(self.tx)?;
+        Ok(self.vectors)
     }
 }
 
