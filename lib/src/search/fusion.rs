@@ -229,12 +229,9 @@ pub(super) fn boost_by_names(
     fused: &mut [(ChunkId, f32)],
     query: &QueryWords,
 ) -> Result<(), StoreError> {
-    let mut chunks: Vec<(ChunkId, String)> = Vec::with_capacity(fused.len());
-    for &(id, _) in fused.iter() {
-        if let Some(names) = store.chunk_names(id)?.filter(|n| !n.is_empty()) {
-            chunks.push((id, names));
-        }
-    }
+    let mut names = store.names_of(&fused.iter().map(|f| f.0).collect::<Vec<_>>())?;
+    let chunks: Vec<(ChunkId, String)> =
+        fused.iter().filter_map(|&(id, _)| names.remove(&id).map(|n| (id, n))).collect();
     if chunks.is_empty() {
         return Ok(());
     }

@@ -372,8 +372,9 @@ pub trait IndexReader: Send {
     fn best_word_matches(&self, expr: &str, limit: usize) -> Result<Vec<(ChunkId, f64)>, StoreError>;
     /// File and first line of each chunk in `ids` still in the index.
     fn places(&self, ids: &[ChunkId]) -> Result<HashMap<ChunkId, (String, usize)>, StoreError>;
-    /// A chunk's own names as stored (space-separated); None for a chunk gone.
-    fn chunk_names(&self, id: ChunkId) -> Result<Option<String>, StoreError>;
+    /// The own names (space-separated, as stored) of each chunk in `ids`
+    /// that is still in the index and has some.
+    fn names_of(&self, ids: &[ChunkId]) -> Result<HashMap<ChunkId, String>, StoreError>;
     /// How many chunks have names.
     fn named_chunks(&self) -> Result<u64, StoreError>;
     /// How many chunks have `term` (`terms::terms_of_names`) among their names' terms.

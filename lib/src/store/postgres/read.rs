@@ -123,8 +123,10 @@ impl IndexReader for PgIndex {
         Ok(rows.iter().map(|r| (r.get(0), (r.get(1), r.get::<_, i32>(2).max(0) as usize))).collect())
     }
 
-    fn chunk_names(&self, id: ChunkId) -> Result<Option<String>, StoreError> {
-        Ok(self.row("SELECT names FROM chunks WHERE id = $1", &[&id])?.map(|r| r.get(0)))
+    fn names_of(&self, ids: &[ChunkId]) -> Result<HashMap<ChunkId, String>, StoreError> {
+        // One round trip for all: a hybrid search asks for a hundred or more.
+        let rows = self.rows("SELECT id, names FROM chunks WHERE id = ANY($1) AND names <> ''", &[&ids])?;
+        Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
     }
 
     fn named_chunks(&self) -> Result<u64, StoreError> {

@@ -160,11 +160,17 @@ impl IndexReader for SqliteIndex {
         Ok(out)
     }
 
-    fn chunk_names(&self, id: ChunkId) -> Result<Option<String>, StoreError> {
-        self.conn
-            .prepare_cached("SELECT names FROM chunks WHERE id = ?1")
-            .and_then(|mut s| s.query_row([id], |r| r.get::<_, String>(0)).optional())
-            .map_err(|e| self.damaged(e))
+    fn names_of(&self, ids: &[ChunkId]) -> Result<HashMap<ChunkId, String>, StoreError> {
+        let mut find =
+            self.conn.prepare_cached("SELECT names FROM chunks WHERE id = ?1").map_err(|e| self.damaged(e))?;
+        let mut out = HashMap::with_capacity(ids.len());
+        for &id in ids {
+            let names = find.query_row([id], |r| r.get::<_, String>(0)).optional().map_err(|e| self.damaged(e))?;
+            if let Some(names) = names.filter(|n| !n.is_empty()) {
+                out.insert(id, names);
+            }
+        }
+        Ok(out)
     }
 
     fn named_chunks(&self) -> Result<u64, StoreError> {
