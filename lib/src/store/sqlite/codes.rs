@@ -163,6 +163,10 @@ impl SqliteIndex {
         let damaged = |e| self.damaged(e);
         let tx = self.conn.unchecked_transaction().map_err(damaged)?;
         if vectors < at_least {
+            // Most indexes never had codes: no write for them.
+            if meta_i64(&tx, "codes_entries").map_err(damaged)?.is_none() {
+                return Ok(());
+            }
             tx.execute_batch(
                 "DELETE FROM vector_codes; DELETE FROM meta WHERE key IN ('codes_generation', 'codes_entries');",
             )
