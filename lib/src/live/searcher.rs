@@ -220,12 +220,14 @@ impl Searcher {
 /// Read the live index's words into `words`, on a connection of its own.
 fn load_words(words: &Mutex<WordState>, live: &LiveIndex) {
     let mut generation = None;
-    let mut load = || -> Result<WordTable> {
+    let load = || -> Result<WordTable> {
         let store = store::open_for_reading(&live.target.root)?;
         generation = Some(store.generation()?);
         WordTable::load(&*store)
     };
-    let loaded = load();
+    // A panic must not leave `loading` set, or no search would read them again.
+    let loaded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(load))
+        .unwrap_or_else(|_| Err(anyhow!("reading the words panicked")));
     let mut state = lock(words);
     state.loading = false;
     match loaded {

@@ -111,7 +111,7 @@ impl IndexReader for PgIndex {
         if terms.is_empty() {
             return Ok(Vec::new());
         }
-        let rows = self.rows(super::words::BEST_MATCHES, &[&terms, &(limit as i64)])?;
+        let rows = self.rows(super::words::BEST_MATCHES, &[&terms, &i64::try_from(limit).unwrap_or(i64::MAX)])?;
         Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
     }
 

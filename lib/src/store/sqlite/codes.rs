@@ -52,8 +52,9 @@ const FIRST_PASS: (usize, usize, usize) = (20, 2_000, 25);
 const ESTIMATED_PER_RESULT: usize = 10;
 const ESTIMATED_AT_LEAST: usize = 1_000;
 
-/// Entries in a block; a block is rewritten whole when codes are appended to it.
-const BLOCK_ENTRIES: usize = 8_192;
+/// Entries in a block (128 KB); the last block is rewritten whole when
+/// codes are appended to it, so each write adds at most that much.
+const BLOCK_ENTRIES: usize = 2_048;
 
 /// Bytes of an entry's id and file id, before its code.
 const ENTRY_HEAD: usize = 16;
@@ -109,17 +110,24 @@ fn append(tx: &rusqlite::Connection, signs: &mut SignCodes, vectors: &[NewVector
         .optional()?;
     let (mut block, mut data) = last.unwrap_or((1, Vec::new()));
     let mut put = tx.prepare_cached("INSERT OR REPLACE INTO vector_codes (block, data) VALUES (?1, ?2)")?;
+    // Whether `data` holds codes not yet written: a full last block is left as it is.
+    let mut changed = false;
     for v in vectors {
         if data.len() / entry >= BLOCK_ENTRIES {
-            put.execute(params![block, data])?;
+            if changed {
+                put.execute(params![block, data])?;
+            }
             (block, data) = (block + 1, Vec::with_capacity(BLOCK_ENTRIES * entry));
         }
         signs.push(v.vector);
         data.extend_from_slice(&v.id.to_le_bytes());
         data.extend_from_slice(&v.file_id.to_le_bytes());
         data.extend(signs.code_bytes(signs.len() - 1));
+        changed = true;
     }
-    put.execute(params![block, data])?;
+    if changed {
+        put.execute(params![block, data])?;
+    }
     Ok(())
 }
 
@@ -133,6 +141,11 @@ pub(super) fn follow_write(tx: &Transaction<'_>, vectors: &[NewVector<'_>]) -> r
     }
     if !vectors.is_empty() {
         let Some(mean) = stored_mean(tx)? else { return Ok(()) };
+        // Vectors of another size than the codes' (another model's, written
+        // without a reset): left behind, for the end of the run to rebuild.
+        if vectors.iter().any(|v| v.vector.len() != mean.len()) {
+            return Ok(());
+        }
         append(tx, &mut SignCodes::about(mean), vectors)?;
         let entries = meta_i64(tx, "codes_entries")?.unwrap_or(0);
         set_meta(tx, "codes_entries", entries + vectors.len() as i64)?;
@@ -150,9 +163,10 @@ impl SqliteIndex {
     }
 
     /// At the end of an index run: an index of `CODES_FROM` vectors or
-    /// more gets codes that cover it, rebuilt when they are behind it or
-    /// when removed chunks' codes make up a fifth of them; a smaller one
-    /// has none. One transaction: a kill leaves the codes as they were.
+    /// more gets codes that cover it, rebuilt (about the vectors' mean as
+    /// it is now) when they are behind it or when removed chunks' codes
+    /// make up a fifth of them; a smaller one has none. One transaction: a
+    /// kill leaves the codes as they were.
     pub(super) fn refresh_codes(&self) -> Result<(), StoreError> {
         self.refresh_codes_from(CODES_FROM)
     }
@@ -174,15 +188,17 @@ impl SqliteIndex {
             return tx.commit().map_err(damaged);
         }
         let generation = meta_i64(&tx, "generation").map_err(damaged)?;
-        let covered = meta_i64(&tx, "codes_generation").map_err(damaged)? == generation;
         let entries = meta_i64(&tx, "codes_entries").map_err(damaged)?.unwrap_or(0).max(0) as u64;
+        // Every vector has a code when they cover the index, so there are at
+        // least as many; and they are of the vectors' size.
+        let covered = meta_i64(&tx, "codes_generation").map_err(damaged)? == generation
+            && entries >= vectors
+            && stored_mean(&tx).map_err(damaged)?.map(|m| m.len()) == self.vector_size()?;
         if covered && entries * 4 <= vectors * 5 {
             return Ok(());
         }
-        let mean = match stored_mean(&tx).map_err(damaged)? {
-            Some(mean) => mean,
-            None => self.vector_mean()?,
-        };
+        // Taken anew: the vectors may be another model's by now, or many more.
+        let mean = self.vector_mean()?;
         tx.execute("DELETE FROM vector_codes", []).map_err(damaged)?;
         tx.execute("INSERT INTO vector_codes (block, data) VALUES (0, ?1)", [super::vector_to_blob(&mean)])
             .map_err(damaged)?;
@@ -217,6 +233,17 @@ impl SqliteIndex {
         set_meta(&tx, "codes_entries", written).map_err(damaged)?;
         set_meta(&tx, "codes_generation", generation.unwrap_or(0)).map_err(damaged)?;
         tx.commit().map_err(damaged)
+    }
+
+    /// How many components the model's vectors have, from one of them.
+    fn vector_size(&self) -> Result<Option<usize>, StoreError> {
+        self.conn
+            .query_row("SELECT length(embedding) / 4 FROM chunks WHERE embedding IS NOT NULL LIMIT 1", [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .optional()
+            .map(|n| n.map(|n| n.max(0) as usize))
+            .map_err(|e| self.damaged(e))
     }
 
     /// The mean of every model vector, in one pass over the rows.
@@ -276,13 +303,16 @@ impl SqliteIndex {
     /// say they cover the index (`--verify`); 0 when they do not say so.
     pub(super) fn vectors_without_codes(&self) -> Result<u64, StoreError> {
         let Some(codes) = self.current_codes()? else { return Ok(0) };
-        let coded: HashSet<ChunkId> = codes.ids.into_iter().collect();
+        // By id and file: a removed chunk's code under an id used again
+        // (SQLite reuses the highest) does not stand for the new chunk.
+        let coded: HashSet<(ChunkId, i64)> = codes.ids.into_iter().zip(codes.files).collect();
         let damaged = |e| self.damaged(e);
-        let mut stmt = self.conn.prepare("SELECT id FROM chunks WHERE embedding IS NOT NULL").map_err(damaged)?;
+        let mut stmt =
+            self.conn.prepare("SELECT id, file_id FROM chunks WHERE embedding IS NOT NULL").map_err(damaged)?;
         let mut rows = stmt.query([]).map_err(damaged)?;
         let mut missing = 0;
         while let Some(row) = rows.next().map_err(damaged)? {
-            missing += u64::from(!coded.contains(&row.get(0)?));
+            missing += u64::from(!coded.contains(&(row.get(0)?, row.get(1)?)));
         }
         Ok(missing)
     }
@@ -377,7 +407,11 @@ mod tests {
 
     impl RandomVectors {
         fn next(&mut self) -> Vec<f32> {
-            let mut v: Vec<f32> = (0..crate::embed::DIMS)
+            self.of_size(crate::embed::DIMS)
+        }
+
+        fn of_size(&mut self, dims: usize) -> Vec<f32> {
+            let mut v: Vec<f32> = (0..dims)
                 .map(|_| {
                     self.0 ^= self.0 << 13;
                     self.0 ^= self.0 >> 7;
@@ -462,6 +496,30 @@ mod tests {
         store.conn.execute("DELETE FROM vector_codes WHERE block = 1", []).unwrap();
         assert_eq!(store.vectors_without_codes().unwrap(), 286);
         assert!(store.check().unwrap().1.iter().any(|p| p.contains("286 vectors have no sign code")));
+    }
+
+    #[test]
+    fn vectors_of_another_size_leave_the_codes_behind_until_a_rebuild_takes_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = empty_store(dir.path());
+        let mut random = RandomVectors(11);
+        store.write_batch(&[random.file("d1/a.rs", 20)], &[], &[]).unwrap();
+        store.refresh_codes_from(1).unwrap();
+        // Another model's vectors, written as an older vecgrep would after its reset (which kept the codes).
+        store.conn.execute_batch("DELETE FROM chunks_fts; DELETE FROM chunks; DELETE FROM files;").unwrap();
+        let mut other = random.file("d1/b.rs", 20);
+        for c in &mut other.chunks {
+            c.vector = Some(random.of_size(16));
+        }
+        store.write_batch(&[other], &[], &[]).unwrap();
+        let query = random.of_size(16);
+        assert_eq!(store.nearest_by_codes(&query, &scope(""), 3).unwrap(), None, "the codes no longer cover the index");
+        store.refresh_codes_from(1).unwrap();
+        assert_eq!(stored_mean(&store.conn).unwrap().map(|m| m.len()), Some(16));
+        assert_eq!(
+            store.nearest_by_codes(&query, &scope(""), 3).unwrap().unwrap(),
+            store.nearest_by("embedding", &query, &scope(""), 3).unwrap()
+        );
     }
 
     #[test]

@@ -261,7 +261,9 @@ impl IndexReader for SqliteIndex {
             .map_err(|e| self.damaged(e))?;
         let tx = self.conn.unchecked_transaction().map_err(|e| self.damaged(e))?;
         let generation = self.generation()?;
-        let rows: i64 = tx.query_row("SELECT count(*) FROM chunks", [], |r| r.get(0)).map_err(|e| self.damaged(e))?;
+        // FTS5's own rows, as `bm25()` counts them.
+        let rows: i64 =
+            tx.query_row("SELECT count(*) FROM chunks_fts_docsize", [], |r| r.get(0)).map_err(|e| self.damaged(e))?;
         let mut tokens = 0u64;
         {
             let mut stmt = tx.prepare("SELECT term, doc FROM temp.word_instances").map_err(|e| self.damaged(e))?;
