@@ -99,7 +99,10 @@ impl Searcher {
         }
         let generation = store.generation()?;
         let vectors = if needs_model { Some(self.current_vectors(store, generation)?) } else { None };
-        let words = if request.mode == SearchMode::Semantic { None } else { self.current_words(generation) };
+        let words = match request.mode {
+            SearchMode::Semantic => None,
+            _ => self.current_words(store.word_generation()?),
+        };
         // The query is embedded while the word index is searched: they take
         // about as long as each other, and together most of a search. With
         // the query model on one thread, each has a core (tokio: 4.2 ms
@@ -183,7 +186,7 @@ impl Searcher {
     }
 
     /// The index's words in memory if they were read at `generation` (the
-    /// index as it is now); otherwise None, and the store answers while
+    /// word index as it is now, `IndexReader::word_generation`); otherwise None, and the store answers while
     /// they are read again in the background, one reader at a time, so that
     /// a later search has them. A million chunks' words take a while to
     /// read; no search waits for them.
@@ -204,7 +207,7 @@ impl Searcher {
 
     /// Whether searches rank words from memory, with the index as it is now.
     pub fn words_in_memory(&self, store: &dyn IndexReader) -> bool {
-        let generation = store.generation().ok();
+        let generation = store.word_generation().ok();
         lock(&self.words).table.as_ref().is_some_and(|t| Some(t.generation) == generation)
     }
 
@@ -222,7 +225,7 @@ fn load_words(words: &Mutex<WordState>, live: &LiveIndex) {
     let mut generation = None;
     let load = || -> Result<WordTable> {
         let store = store::open_for_reading(&live.target.root)?;
-        generation = Some(store.generation()?);
+        generation = Some(store.word_generation()?);
         WordTable::load(&*store)
     };
     // A panic must not leave `loading` set, or no search would read them again.

@@ -16,7 +16,7 @@ const B: f64 = 0.75;
 
 /// The postings of every term: for each, the chunks that have it and how often.
 pub struct WordTable {
-    /// The index generation the words were read at (`IndexReader::generation`).
+    /// The word index's generation the words were read at (`IndexReader::word_generation`).
     pub generation: i64,
     /// Each term's postings are `starts[t]..starts[t + 1]` of `chunks` and `counts`.
     terms: HashMap<Box<str>, u32>,
@@ -309,7 +309,7 @@ mod tests {
             "nothing matches this",
         ];
         let table = WordTable::load(store).unwrap();
-        assert_eq!(table.generation, store.generation().unwrap());
+        assert_eq!(table.generation, store.word_generation().unwrap());
         for query in queries {
             let expr = super::super::lexical::match_expression(query).unwrap();
             let terms = crate::store::expression_terms(&expr).unwrap().unwrap();
@@ -328,6 +328,29 @@ mod tests {
                 assert_eq!(memory.len(), fts5.len(), "{query} (limit {limit})");
             }
         }
+    }
+
+    #[test]
+    fn the_word_generation_moves_only_when_words_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = empty_index(dir.path());
+        let mut hole = file("a.rs", &["retry uploads".into()]);
+        hole.chunks[0].vector = None;
+        store.write_batch(&[hole, file("b.rs", &["spawn task".into()])], &[], &[]).unwrap();
+        let (generation, words) = (store.generation().unwrap(), store.word_generation().unwrap());
+        // A fill, and files only touched: the chunks changed, not their words.
+        let id = store.as_reader().best_word_matches(r#""retry""#, 1).unwrap()[0].0;
+        assert_eq!(store.set_vectors(&[(id, vec![1.0; crate::embed::DIMS])]).unwrap(), 1);
+        let touched = crate::store::FileState { size: 2, mtime_ns: 2, hash: b"b.rs".to_vec() };
+        store.write_batch(&[], &[("b.rs".into(), touched)], &[]).unwrap();
+        assert_eq!(store.generation().unwrap(), generation + 2);
+        assert_eq!(store.word_generation().unwrap(), words);
+        assert_eq!(WordTable::load(store.as_reader()).unwrap().generation, words);
+        // A file rewritten, or removed: the words changed.
+        store.write_batch(&[file("b.rs", &["spawn a blocking task".into()])], &[], &[]).unwrap();
+        assert_eq!(store.word_generation().unwrap(), words + 1);
+        store.write_batch(&[], &[], &["a.rs".into()]).unwrap();
+        assert_eq!(store.word_generation().unwrap(), words + 2);
     }
 
     #[test]

@@ -240,7 +240,7 @@ pub struct VectorRow<'a> {
 
 /// What BM25 weighs a term by besides its own chunks (FTS5's totals): how
 /// many chunks the word index has and how many tokens they hold, in the
-/// state of the index at `generation`.
+/// state of the word index at `generation` (`IndexReader::word_generation`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WordTotals {
     pub generation: i64,
@@ -341,6 +341,11 @@ pub trait IndexReader: Send {
     fn verify(&self) -> Result<(IndexStats, Vec<String>), StoreError>;
     /// A number that changes whenever the chunks do.
     fn generation(&self) -> Result<i64, StoreError>;
+    /// A number that changes whenever the word index does: the generation
+    /// less the changes that left words alone (vectors stored by a fill or
+    /// a search, files only touched), so that words held in memory outlast
+    /// a fill. A change by a vecgrep that does not count those moves it too.
+    fn word_generation(&self) -> Result<i64, StoreError>;
     /// Every indexed file with what is known of it.
     fn files(&self) -> Result<HashMap<String, StoredFile>, StoreError>;
     /// The size of the vectors the index holds, once known.

@@ -41,6 +41,15 @@ impl IndexReader for PgIndex {
         self.meta_count("generation")
     }
 
+    fn word_generation(&self) -> Result<i64, StoreError> {
+        let row = self.row(
+            "SELECT coalesce((SELECT value::bigint FROM meta WHERE key = 'generation'), 0)
+                  - coalesce((SELECT value::bigint FROM meta WHERE key = 'wordless_changes'), 0)",
+            &[],
+        )?;
+        Ok(row.map_or(0, |r| r.get(0)))
+    }
+
     fn files(&self) -> Result<HashMap<String, StoredFile>, StoreError> {
         let rows = self.rows(
             "SELECT f.path, f.size, f.mtime_ns, f.hash, count(c.id), count(c.id) - count(c.embedding)
@@ -202,7 +211,8 @@ impl IndexReader for PgIndex {
                 .and_then(|r| r.get::<_, String>(0).parse().ok())
                 .unwrap_or(0))
         };
-        let (generation, rows, tokens) = (meta("generation")?, meta("word_rows")?, meta("word_tokens")?);
+        let (generation, rows, tokens) =
+            (meta("generation")? - meta("wordless_changes")?, meta("word_rows")?, meta("word_tokens")?);
         let no_params: [&(dyn ToSql + Sync); 0] = [];
         let mut terms = tx
             .query_raw("SELECT term, chunk_id, tf FROM chunk_terms ORDER BY term, chunk_id", no_params)

@@ -67,7 +67,11 @@ impl IndexWriter for PgIndex {
             for (write, words) in writes.iter().zip(&words) {
                 batch.replace(tx, write, words)?;
             }
-            batch.finish(tx)
+            batch.finish(tx)?;
+            if writes.is_empty() && removals.is_empty() {
+                add_to_meta(tx, "wordless_changes", 1)?;
+            }
+            Ok(())
         })
     }
 
@@ -80,6 +84,7 @@ impl IndexWriter for PgIndex {
             }
             if stored > 0 {
                 add_to_meta(tx, "generation", 1)?;
+                add_to_meta(tx, "wordless_changes", 1)?;
             }
             Ok(stored)
         })

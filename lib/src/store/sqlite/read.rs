@@ -27,6 +27,17 @@ impl IndexReader for SqliteIndex {
         Ok(self.meta_value("generation")?.and_then(|v| v.parse().ok()).unwrap_or(0))
     }
 
+    fn word_generation(&self) -> Result<i64, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'generation'), 0)
+                      - coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'wordless_changes'), 0)",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.damaged(e))
+    }
+
     fn files(&self) -> Result<HashMap<String, StoredFile>, StoreError> {
         let mut stmt = self
             .conn
@@ -260,7 +271,7 @@ impl IndexReader for SqliteIndex {
             )
             .map_err(|e| self.damaged(e))?;
         let tx = self.conn.unchecked_transaction().map_err(|e| self.damaged(e))?;
-        let generation = self.generation()?;
+        let generation = self.word_generation()?;
         // FTS5's own rows, as `bm25()` counts them.
         let rows: i64 =
             tx.query_row("SELECT count(*) FROM chunks_fts_docsize", [], |r| r.get(0)).map_err(|e| self.damaged(e))?;

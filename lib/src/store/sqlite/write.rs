@@ -81,6 +81,9 @@ impl IndexWriter for SqliteIndex {
             batch.finish()?
         };
         bump_generation(&tx)?;
+        if writes.is_empty() && removals.is_empty() {
+            add_to_meta(&tx, "wordless_changes", 1)?;
+        }
         // `replace` inserted the chunks with vectors in this order.
         let vectors = writes.iter().flat_map(|w| w.chunks.iter().filter_map(|c| c.vector.as_deref()));
         let added: Vec<NewVector<'_>> = batch_vectors
@@ -110,6 +113,7 @@ impl IndexWriter for SqliteIndex {
         }
         if !stored.is_empty() {
             bump_generation(&tx)?;
+            add_to_meta(&tx, "wordless_changes", 1)?;
             follow_write(&tx, &stored)?;
         }
         tx.commit()?;
