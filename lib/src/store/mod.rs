@@ -438,6 +438,15 @@ pub trait IndexWriter: IndexReader {
     fn fail_running_jobs(&mut self, reason: &str, now_ms: i64) -> Result<u64, StoreError>;
 }
 
+/// The generation a new index starts at: the time in milliseconds, so that
+/// an index removed and made again (`--clear-cache`, a damaged one rebuilt)
+/// never reaches a generation that a server holding the old one's vectors
+/// or words has seen.
+pub(crate) fn first_generation() -> i64 {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    i64::try_from(now.as_millis()).unwrap_or(i64::MAX / 2)
+}
+
 /// Where `root`'s index is, in words safe to print (a shared one's URL may
 /// hold a password, which is left out).
 pub fn location(root: &ProjectRoot) -> String {

@@ -125,6 +125,8 @@ impl PgIndex {
         self.enter_schema()?;
         self.batch(TABLES)?;
         self.rows("INSERT INTO meta VALUES ('schema', $1)", &[&SCHEMA_VERSION.to_string()])?;
+        let generation = crate::store::first_generation().to_string();
+        self.rows("INSERT INTO meta VALUES ('generation', $1)", &[&generation])?;
         Ok(())
     }
 }

@@ -147,6 +147,9 @@ impl SqliteIndex {
         self.conn
             .execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?1)", [SCHEMA_VERSION.to_string()])
             .map_err(damaged)?;
+        self.conn
+            .execute("INSERT OR REPLACE INTO meta VALUES ('generation', ?1)", [super::first_generation().to_string()])
+            .map_err(damaged)?;
         Ok(())
     }
 
