@@ -168,7 +168,7 @@ impl PgIndex {
         }
         index.enter_schema()?;
         index.check_schema()?;
-        index.tune_vector_search();
+        index.tune_searches();
         Ok(index)
     }
 

