@@ -17,8 +17,9 @@
 //!
 //! A search by the codes takes three passes: the Hamming distance keeps as
 //! many candidates as the server's two passes do (`search::VectorTable`),
-//! the sign estimates keep `ESTIMATED` of them, and sqlite-vec's cosine of
-//! those, read from their rows, orders them as the exact scan would.
+//! the sign estimates keep a thousand of them (`ESTIMATED_AT_LEAST`), and
+//! sqlite-vec's cosine of those, read from their rows, orders them as the
+//! exact scan would.
 
 use std::collections::HashSet;
 
