@@ -25,8 +25,8 @@ use std::collections::HashSet;
 
 use rusqlite::{params, OptionalExtension, Transaction};
 
-use super::{blob_floats, SqliteIndex};
-use crate::store::{ChunkId, Scope, SignCodes, StoreError};
+use super::{add_to_meta, blob_floats, SqliteIndex};
+use crate::store::{ChunkId, IndexReader, Scope, SignCodes, StoreError};
 
 /// The table of the codes, added within schema 5 (an index opened for
 /// writing gains it; without it, searches scan every row).
@@ -148,21 +148,12 @@ pub(super) fn follow_write(tx: &Transaction<'_>, vectors: &[NewVector<'_>]) -> r
             return Ok(());
         }
         append(tx, &mut SignCodes::about(mean), vectors)?;
-        let entries = meta_i64(tx, "codes_entries")?.unwrap_or(0);
-        set_meta(tx, "codes_entries", entries + vectors.len() as i64)?;
+        add_to_meta(tx, "codes_entries", vectors.len() as i64)?;
     }
     set_meta(tx, "codes_generation", generation)
 }
 
 impl SqliteIndex {
-    /// How many chunks have the model's vector.
-    fn vector_count(&self) -> Result<u64, StoreError> {
-        let read = |sql: &str| self.conn.query_row(sql, [], |r| r.get::<_, i64>(0)).map_err(|e| self.damaged(e));
-        let chunks = read("SELECT count(*) FROM chunks")?;
-        let missing = read("SELECT count(*) FROM chunks WHERE embedding IS NULL")?;
-        Ok((chunks - missing).max(0) as u64)
-    }
-
     /// At the end of an index run: an index of `CODES_FROM` vectors or
     /// more gets codes that cover it, rebuilt (about the vectors' mean as
     /// it is now) when they are behind it or when removed chunks' codes
@@ -174,7 +165,8 @@ impl SqliteIndex {
 
     /// `refresh_codes` with codes for `at_least` vectors or more.
     fn refresh_codes_from(&self, at_least: u64) -> Result<(), StoreError> {
-        let vectors = self.vector_count()?;
+        let stats = self.counts()?;
+        let vectors = stats.chunks - stats.holes;
         let damaged = |e| self.damaged(e);
         let tx = self.conn.unchecked_transaction().map_err(damaged)?;
         if vectors < at_least {
@@ -268,14 +260,8 @@ impl SqliteIndex {
     /// The codes, if they cover the index as this connection reads it now.
     fn current_codes(&self) -> Result<Option<Codes>, StoreError> {
         let damaged = |e| self.damaged(e);
-        let has_table: bool = self
-            .conn
-            .query_row("SELECT count(*) FROM sqlite_master WHERE name = 'vector_codes'", [], |r| r.get::<_, i64>(0))
-            .map_err(damaged)?
-            > 0;
-        if !has_table
-            || meta_i64(&self.conn, "codes_generation").map_err(damaged)?
-                != Some(meta_i64(&self.conn, "generation").map_err(damaged)?.unwrap_or(0))
+        if !self.has_table("vector_codes")?
+            || meta_i64(&self.conn, "codes_generation").map_err(damaged)? != Some(self.generation()?)
         {
             return Ok(None);
         }

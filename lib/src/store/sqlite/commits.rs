@@ -13,10 +13,7 @@ impl SqliteIndex {
     /// Whether the log's tables exist: an index written before them, and
     /// never opened for writing since, lacks them (and reading adds none).
     pub(in crate::store) fn has_log(&self) -> Result<bool, StoreError> {
-        self.conn
-            .query_row("SELECT count(*) FROM sqlite_master WHERE name = 'commits'", [], |r| r.get::<_, i64>(0))
-            .map(|n| n > 0)
-            .map_err(|e| self.damaged(e))
+        self.has_table("commits")
     }
 }
 

@@ -80,11 +80,7 @@ impl SqliteIndex {
 
     /// An index written by a version before jobs has no table for them.
     fn has_jobs_table(&self) -> Result<bool, StoreError> {
-        self.conn
-            .prepare_cached("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'jobs'")
-            .and_then(|mut s| s.query_row([], |r| r.get::<_, i64>(0)))
-            .map(|n| n > 0)
-            .map_err(|e| self.damaged(e))
+        self.has_table("jobs")
     }
 }
 

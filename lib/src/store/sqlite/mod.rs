@@ -129,12 +129,7 @@ impl SqliteIndex {
 
     fn create_or_check_schema(&self) -> Result<(), StoreError> {
         let damaged = |e| self.damaged(e);
-        let has_meta: bool = self
-            .conn
-            .query_row("SELECT count(*) FROM sqlite_master WHERE name = 'meta'", [], |r| r.get::<_, i64>(0))
-            .map_err(damaged)?
-            > 0;
-        if has_meta {
+        if self.has_table("meta")? {
             self.check_schema()?;
             self.conn.execute_batch(SCHEMA_JOBS).map_err(damaged)?;
             self.conn.execute_batch(SCHEMA_COMMITS).map_err(damaged)?;
@@ -196,6 +191,16 @@ impl SqliteIndex {
         }
     }
 
+    /// Whether the table `name` exists: an index written by an older
+    /// version, and not opened for writing since, lacks the newer ones.
+    fn has_table(&self, name: &str) -> Result<bool, StoreError> {
+        self.conn
+            .prepare_cached("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1")
+            .and_then(|mut s| s.query_row([name], |r| r.get::<_, i64>(0)))
+            .map(|n| n > 0)
+            .map_err(|e| self.damaged(e))
+    }
+
     /// One value of the `meta` table.
     fn meta_value(&self, key: &str) -> Result<Option<String>, StoreError> {
         self.conn
@@ -233,6 +238,16 @@ fn is_corruption(e: &rusqlite::Error) -> bool {
         e.sqlite_error_code(),
         Some(rusqlite::ErrorCode::DatabaseCorrupt) | Some(rusqlite::ErrorCode::NotADatabase)
     )
+}
+
+/// Add `n` to the counter `key` in meta, which starts from 0 when absent.
+pub(super) fn add_to_meta(tx: &Transaction<'_>, key: &str, n: i64) -> rusqlite::Result<()> {
+    tx.execute(
+        "INSERT INTO meta VALUES (?1, CAST(?2 AS TEXT))
+         ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + ?2 AS TEXT)",
+        rusqlite::params![key, n],
+    )?;
+    Ok(())
 }
 
 /// Vectors as stored: little-endian f32, the layout sqlite-vec reads.

@@ -6,7 +6,7 @@
 use rusqlite::{params, CachedStatement, OptionalExtension, Transaction};
 
 use super::codes::{follow_write, NewVector};
-use super::{vector_to_blob, SqliteIndex};
+use super::{add_to_meta, vector_to_blob, SqliteIndex};
 use crate::store::name_counts::NameCounts;
 use crate::store::{ChunkId, FileState, FileWrite, IndexJob, IndexMeta, IndexReader, IndexWriter, StoreError};
 
@@ -67,7 +67,7 @@ impl IndexWriter for SqliteIndex {
         removals: &[String],
     ) -> Result<(), StoreError> {
         let tx = self.conn.transaction()?;
-        let batch_vectors = {
+        let added = {
             let mut batch = Batch::prepare(&tx)?;
             for rel in removals {
                 batch.remove(rel)?;
@@ -84,13 +84,6 @@ impl IndexWriter for SqliteIndex {
         if writes.is_empty() && removals.is_empty() {
             add_to_meta(&tx, "wordless_changes", 1)?;
         }
-        // `replace` inserted the chunks with vectors in this order.
-        let vectors = writes.iter().flat_map(|w| w.chunks.iter().filter_map(|c| c.vector.as_deref()));
-        let added: Vec<NewVector<'_>> = batch_vectors
-            .iter()
-            .zip(vectors)
-            .map(|(&(id, file_id), vector)| NewVector { id, file_id, vector })
-            .collect();
         follow_write(&tx, &added)?;
         tx.commit()?;
         Ok(())
@@ -169,7 +162,7 @@ impl SqliteIndex {
 
 /// One `write_batch` in its transaction: the statements it runs, prepared
 /// once, and the counts it changes.
-struct Batch<'tx> {
+struct Batch<'tx, 'w> {
     tx: &'tx Transaction<'tx>,
     forget_words: CachedStatement<'tx>,
     remove: CachedStatement<'tx>,
@@ -184,11 +177,11 @@ struct Batch<'tx> {
     /// Word rows deleted and added, for `compact_words`.
     words_changed: usize,
     names: NameCounts,
-    /// The id and file of each chunk added with a vector, in order.
-    vectors: Vec<(ChunkId, i64)>,
+    /// The chunks added with a vector, for the vector codes.
+    vectors: Vec<NewVector<'w>>,
 }
 
-impl<'tx> Batch<'tx> {
+impl<'tx, 'w> Batch<'tx, 'w> {
     fn prepare(tx: &'tx Transaction<'tx>) -> rusqlite::Result<Self> {
         Ok(Batch {
             tx,
@@ -223,7 +216,7 @@ impl<'tx> Batch<'tx> {
     }
 
     /// Put a file's new content in place of what it had, if anything.
-    fn replace(&mut self, w: &FileWrite) -> rusqlite::Result<()> {
+    fn replace(&mut self, w: &'w FileWrite) -> rusqlite::Result<()> {
         let st = &w.state;
         let id: i64 = match self.find.query_row([&w.rel], |r| r.get(0)).optional()? {
             Some(id) => {
@@ -252,8 +245,8 @@ impl<'tx> Batch<'tx> {
             ])?;
             self.names.count(&c.names, 1);
             let chunk = self.tx.last_insert_rowid();
-            if c.vector.is_some() {
-                self.vectors.push((chunk, id));
+            if let Some(vector) = c.vector.as_deref() {
+                self.vectors.push(NewVector { id: chunk, file_id: id, vector });
             }
             self.add_words.execute(params![chunk, c.words])?;
             self.words_changed += 1;
@@ -262,8 +255,8 @@ impl<'tx> Batch<'tx> {
     }
 
     /// Write the counts the batch changed; returns the chunks it added
-    /// with a vector (id and file), in order.
-    fn finish(self) -> rusqlite::Result<Vec<(ChunkId, i64)>> {
+    /// with a vector.
+    fn finish(self) -> rusqlite::Result<Vec<NewVector<'w>>> {
         if self.words_changed > 0 {
             add_to_meta(self.tx, "words_changed", self.words_changed as i64)?;
         }
@@ -276,16 +269,6 @@ impl<'tx> Batch<'tx> {
 /// memory (`search::VectorTable`) can tell when they are stale.
 fn bump_generation(tx: &Transaction<'_>) -> rusqlite::Result<()> {
     add_to_meta(tx, "generation", 1)
-}
-
-/// Add `n` to the counter `key` in meta, which starts from 0 when absent.
-fn add_to_meta(tx: &Transaction<'_>, key: &str, n: i64) -> rusqlite::Result<()> {
-    tx.execute(
-        "INSERT INTO meta VALUES (?1, CAST(?2 AS TEXT))
-         ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + ?2 AS TEXT)",
-        params![key, n],
-    )?;
-    Ok(())
 }
 
 /// The name counts as SQLite keeps them: `name_terms` and meta 'named_chunks'.
