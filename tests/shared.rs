@@ -110,6 +110,75 @@ fn a_shared_index_answers_as_the_local_one_does() {
     assert!(stderr(&o).contains("no index at project demo in the postgres database vecgrep"), "{}", stderr(&o));
 }
 
+/// 300 files, each a chunk with `alpha` (in most), `beta` (in some) and
+/// `gamma` (in a few), as often as its number says, among filler words.
+fn three_words_project() -> Tree {
+    let t = Tree::git();
+    for i in 0..300usize {
+        let mut words = vec!["alpha"; 1 + i % 4];
+        words.extend(vec!["beta"; if i % 3 == 0 { 1 + i % 5 } else { 0 }]);
+        words.extend(vec!["gamma"; if i % 17 == 0 { 1 + i % 3 } else { 0 }]);
+        words.extend(vec!["filler"; i % 11]);
+        if i % 6 == 5 {
+            words.retain(|w| *w != "alpha");
+        }
+        t.write(&format!("src/part{i:03}.py"), &format!("def part_{i}():\n    return \"{}\"\n", words.join(" ")));
+    }
+    t
+}
+
+#[test]
+fn word_term_stats_stay_current_through_runs_and_are_rebuilt_when_left_behind() {
+    let pg = PgServer::start();
+    let t = three_words_project();
+    assert_code(&run(t.cmd("vg-index", ".").arg("--full")), 0);
+    assert_code(&run(shared(&t, &pg, "w", "vg-index").arg("--full")), 0);
+    let queries = ["alpha beta gamma", "gamma alpha", "beta filler", "alpha alpha beta"];
+    let same_as_local = |t: &Tree, why: &str| {
+        for mode in ["lexical", "hybrid"] {
+            for q in queries {
+                let args = ["--no-index", "--mode", mode, "-k", "100", "--threshold", "0", q];
+                let local = hits(&run(t.cmd("vg-query", ".").args(args)));
+                assert!(local.len() > 50, "{mode}: {q}: {}", local.len());
+                assert_eq!(hits(&run(shared(t, &pg, "w", "vg-query").args(args))), local, "{why}, {mode}: {q}");
+            }
+        }
+    };
+    same_as_local(&t, "indexed");
+    let schema = pg.sql("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'vg\\_%'").unwrap();
+    // A search trusts each term's bounds (store::postgres::words has the
+    // tests of how it skips chunks by them); --verify sees bounds too low.
+    let lowered =
+        format!("UPDATE {schema}.term_stats SET max_tf = 1, min_dl = 1000000 WHERE term = 'alpha' RETURNING 1");
+    assert_eq!(pg.sql(&lowered).unwrap(), "1");
+    let v = verify(&mut shared(&t, &pg, "w", "vg-index"));
+    assert!(v["problems"].to_string().contains("word terms' counts"), "{v}");
+    // An index made before the stats (or left behind by an older vecgrep)
+    // is searched without them; the next run makes them.
+    pg.sql(&format!("DROP TABLE {schema}.term_stats; DELETE FROM {schema}.meta WHERE key = 'term_stats_at'")).unwrap();
+    same_as_local(&t, "no stats");
+    assert_code(&run(&mut shared(&t, &pg, "w", "vg-index")), 0);
+    assert_eq!(verify(&mut shared(&t, &pg, "w", "vg-index"))["ok"], true);
+    same_as_local(&t, "rebuilt");
+    // Each run keeps them current through edits and removals.
+    for i in (0..300).step_by(7) {
+        t.write(&format!("src/part{i:03}.py"), &format!("def part_{i}():\n    return \"gamma gamma beta {i}\"\n"));
+    }
+    for i in (1..300).step_by(13) {
+        std::fs::remove_file(t.path().join(format!("src/part{i:03}.py"))).unwrap();
+    }
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    assert_code(&run(&mut shared(&t, &pg, "w", "vg-index")), 0);
+    let current = pg.sql(&format!(
+        "SELECT (SELECT value FROM {schema}.meta WHERE key = 'term_stats_at')
+              = ((SELECT value::bigint FROM {schema}.meta WHERE key = 'generation')
+                 - coalesce((SELECT value::bigint FROM {schema}.meta WHERE key = 'wordless_changes'), 0))::text"
+    ));
+    assert_eq!(current.unwrap(), "t", "the run kept the stats current");
+    assert_eq!(verify(&mut shared(&t, &pg, "w", "vg-index"))["ok"], true);
+    same_as_local(&t, "edited");
+}
+
 #[test]
 fn projects_in_one_database_never_mix_under_readers_and_a_writer() {
     let pg = PgServer::start();

@@ -223,14 +223,14 @@ fn remove(
 }
 
 /// After the last batch: tidy the word index if the run changed it, bring
-/// a large index's vector codes up to date (another writer may have left
-/// them behind), and record whether every stored file has been checked for
+/// what spares one-shot searches a full read up to date (another writer
+/// may have left it behind), and record whether every stored file has been checked for
 /// generated content.
 fn finish(store: &mut dyn IndexWriter, req: &IndexRequest<'_>, summary: &IndexSummary, stopped: bool) -> Result<()> {
     if summary.embedded + summary.copied + summary.pending + summary.removed > 0 {
         store.compact_words()?;
     }
-    store.refresh_vector_codes()?;
+    store.refresh_search_aids()?;
     if req.config.include_generated {
         store.set_generated_checked(false)?;
     } else if !stopped {

@@ -8,11 +8,7 @@ use std::collections::HashMap;
 
 use anyhow::{bail, Result};
 
-use crate::store::{ChunkId, IndexReader, WordTotals};
-
-/// FTS5's `bm25()` constants.
-const K1: f64 = 1.2;
-const B: f64 = 0.75;
+use crate::store::{bm25, ChunkId, IndexReader, WordTotals};
 
 /// The postings of every term: for each, the chunks that have it and how often.
 pub struct WordTable {
@@ -75,7 +71,7 @@ impl WordTable {
                 }
                 let tf = f64::from(self.counts[i]);
                 let length = f64::from(self.lengths[chunk as usize]);
-                *score += idf * ((tf * (K1 + 1.0)) / (tf + K1 * (1.0 - B + B * length / self.average_length)));
+                *score += idf * bm25::term_part(tf, length, self.average_length);
             }
         }
         let better = |a: &u32, b: &u32| {
@@ -90,16 +86,8 @@ impl WordTable {
         matched.into_iter().map(|c| (self.ids[c as usize], -scores[c as usize])).collect()
     }
 
-    /// FTS5's IDF of a term in `hits` chunks: never 0 or below, so that a
-    /// term in most chunks still counts a little.
     fn idf(&self, hits: usize) -> f64 {
-        let hits = hits as f64;
-        let idf = ((self.rows - hits + 0.5) / (hits + 0.5)).ln();
-        if idf <= 0.0 {
-            1e-6
-        } else {
-            idf
-        }
+        bm25::idf(self.rows, hits as f64)
     }
 }
 
@@ -230,23 +218,8 @@ mod tests {
         assert!(builder.finish(WordTotals { generation: 0, rows: 2, tokens: 3 }).is_err());
     }
 
-    /// A file of one chunk per text.
     fn file(rel: &str, texts: &[String]) -> crate::store::FileWrite {
-        let chunks = texts
-            .iter()
-            .enumerate()
-            .map(|(i, text)| crate::store::ChunkWrite {
-                chunk: crate::chunk::Chunk { start_line: i + 1, end_line: i + 1, text: text.clone() },
-                vector: Some(vec![1.0; crate::embed::DIMS]),
-                static_vector: None,
-                around: String::new(),
-                embed_key: [0; 16],
-                names: String::new(),
-                words: crate::terms::chunk_words(text, ""),
-            })
-            .collect();
-        let state = crate::store::FileState { size: 1, mtime_ns: 1, hash: rel.as_bytes().to_vec() };
-        crate::store::FileWrite { rel: rel.into(), state, chunks, copied: 0, tokens: 0, pending: 0 }
+        crate::store::FileWrite::of_texts(rel, texts, Some(&[1.0; crate::embed::DIMS]))
     }
 
     /// An empty index in `dir`, open for writing.

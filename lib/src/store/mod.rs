@@ -25,6 +25,7 @@ macro_rules! word_tokenizer {
     };
 }
 
+pub(crate) mod bm25;
 mod commits;
 mod lock;
 mod name_counts;
@@ -129,6 +130,28 @@ pub struct FileWrite {
     /// Chunks left without the model's vector on purpose (the static tier),
     /// for a search or a fill to embed.
     pub pending: u64,
+}
+
+#[cfg(test)]
+impl FileWrite {
+    /// A file of one chunk a line per text, each with `vector` if given (tests).
+    pub(crate) fn of_texts(rel: &str, texts: &[String], vector: Option<&[f32]>) -> FileWrite {
+        let chunks = texts
+            .iter()
+            .enumerate()
+            .map(|(i, text)| ChunkWrite {
+                chunk: crate::chunk::Chunk { start_line: i + 1, end_line: i + 1, text: text.clone() },
+                vector: vector.map(<[f32]>::to_vec),
+                static_vector: None,
+                around: String::new(),
+                embed_key: [0; 16],
+                names: String::new(),
+                words: crate::terms::chunk_words(text, ""),
+            })
+            .collect();
+        let state = FileState { size: 1, mtime_ns: 1, hash: rel.as_bytes().to_vec() };
+        FileWrite { rel: rel.into(), state, chunks, copied: 0, tokens: 0, pending: 0 }
+    }
 }
 
 impl FileWrite {
@@ -425,11 +448,13 @@ pub trait IndexWriter: IndexReader {
     fn set_vectors(&mut self, vectors: &[(ChunkId, Vec<f32>)]) -> Result<u64, StoreError>;
     /// Tidy the word index after a run that changed it.
     fn compact_words(&self) -> Result<(), StoreError>;
-    /// At the end of every run: bring up to date what a large index keeps
-    /// so that a one-shot search need not read every vector (SQLite: the
-    /// vectors' sign codes, rebuilt when behind the index; Postgres
-    /// searches its HNSW index instead, built by `compact_words`).
-    fn refresh_vector_codes(&self) -> Result<(), StoreError>;
+    /// At the end of every run: bring up to date what an index keeps so
+    /// that a one-shot search need not read everything (SQLite: the
+    /// vectors' sign codes; Postgres: each word term's chunk count and
+    /// bounds; each rebuilt when behind the index, which an older vecgrep
+    /// may leave them). Postgres searches vectors through an HNSW index,
+    /// built by `compact_words`.
+    fn refresh_search_aids(&self) -> Result<(), StoreError>;
     /// Keep `job` (replacing what was kept under its id). Rebuilding the
     /// index keeps its jobs.
     fn put_index_job(&mut self, job: &IndexJob) -> Result<(), StoreError>;

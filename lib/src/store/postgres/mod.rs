@@ -8,7 +8,7 @@
 //! committed. Writers take turns through an advisory lock on the project
 //! ([`lock`]), which the server drops with a dead writer's connection.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::path::PathBuf;
 
@@ -20,6 +20,9 @@ use crate::project::{ProjectRoot, SharedIndex};
 
 mod read;
 mod schema;
+mod term_stats;
+#[cfg(test)]
+mod test_server;
 mod vectors;
 mod verify;
 mod words;
@@ -36,6 +39,10 @@ pub(super) struct PgIndex {
     tokenizer: crate::store::word_terms::Tokenizer,
     /// Statements prepared on this connection, by their SQL.
     statements: RefCell<HashMap<String, Statement>>,
+    /// Whether a snapshot (`IndexReader::snapshot`) holds a transaction open.
+    in_snapshot: Cell<bool>,
+    /// What a word search weighs its ways of reading postings by.
+    word_costs: words::WordCosts,
 }
 
 /// Statements kept prepared per connection, at most; searches in many
@@ -197,6 +204,8 @@ impl PgIndex {
             place,
             tokenizer,
             statements: RefCell::default(),
+            in_snapshot: Cell::new(false),
+            word_costs: words::WordCosts::MEASURED,
         })
     }
 
@@ -232,6 +241,20 @@ impl PgIndex {
 
     fn batch(&self, sql: &str) -> Result<(), StoreError> {
         self.client.borrow_mut().batch_execute(sql).map_err(|e| self.failed(e))
+    }
+
+    /// Run `read`, whose questions must see one state of the index, in a
+    /// read-only transaction of its own, or in the snapshot already open.
+    fn in_one_state<T>(&self, read: impl FnOnce() -> Result<T, StoreError>) -> Result<T, StoreError> {
+        if self.in_snapshot.get() {
+            return read();
+        }
+        self.batch("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")?;
+        let out = read();
+        let end = self.batch(if out.is_ok() { "COMMIT" } else { "ROLLBACK" });
+        let out = out?;
+        end?;
+        Ok(out)
     }
 
     /// One value of the `meta` table.

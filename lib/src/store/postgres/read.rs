@@ -82,6 +82,7 @@ impl IndexReader for PgIndex {
 
     fn snapshot(&self) -> Result<Snapshot<'_>, StoreError> {
         self.batch("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")?;
+        self.in_snapshot.set(true);
         let open = OpenSnapshot { index: self, ended: false };
         Ok(Snapshot::new(move || open.end()))
     }
@@ -120,8 +121,7 @@ impl IndexReader for PgIndex {
         if terms.is_empty() {
             return Ok(Vec::new());
         }
-        let rows = self.rows(super::words::BEST_MATCHES, &[&terms, &i64::try_from(limit).unwrap_or(i64::MAX)])?;
-        Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+        self.best_matches(&terms, limit)
     }
 
     fn places(&self, ids: &[ChunkId]) -> Result<HashMap<ChunkId, (String, usize)>, StoreError> {
@@ -261,6 +261,7 @@ struct OpenSnapshot<'a> {
 impl OpenSnapshot<'_> {
     fn end(mut self) -> Result<(), StoreError> {
         self.ended = true;
+        self.index.in_snapshot.set(false);
         self.index.batch("COMMIT")
     }
 }
@@ -268,6 +269,7 @@ impl OpenSnapshot<'_> {
 impl Drop for OpenSnapshot<'_> {
     fn drop(&mut self) {
         if !self.ended {
+            self.index.in_snapshot.set(false);
             let _ = self.index.batch("ROLLBACK");
         }
     }

@@ -11,7 +11,7 @@ const SCHEMA_VERSION: i64 = 1;
 /// Everything but the schema itself, created in it. `chunk_terms` is the
 /// word index: each chunk's terms (`store::word_terms::Tokenizer`) with how often they
 /// occur and the chunk's length, all BM25 needs besides meta's
-/// 'word_rows' and 'word_tokens'.
+/// 'word_rows' and 'word_tokens'; `term_stats` (`term_stats::TABLE`) sums it up per term.
 const TABLES: &str = "
 CREATE TABLE meta (key text PRIMARY KEY, value text NOT NULL);
 CREATE TABLE files (
@@ -58,8 +58,13 @@ CREATE TABLE jobs (
 
 impl PgIndex {
     pub(super) fn schema_exists(&self) -> Result<bool, StoreError> {
+        self.has_table("meta")
+    }
+
+    /// Whether the project's schema has the table `name`.
+    fn has_table(&self, name: &str) -> Result<bool, StoreError> {
         let bare = self.schema.trim_matches('"');
-        Ok(self.row("SELECT to_regclass($1) IS NOT NULL", &[&format!("{bare}.meta")])?.is_some_and(|r| r.get(0)))
+        Ok(self.row("SELECT to_regclass($1) IS NOT NULL", &[&format!("{bare}.{name}")])?.is_some_and(|r| r.get(0)))
     }
 
     /// Name the project's schema first, and pgvector's, in every statement.
@@ -76,6 +81,16 @@ impl PgIndex {
                 cause: "the database has no pgvector extension (CREATE EXTENSION vector)".into(),
             })?;
         self.batch(&format!("SET search_path TO {}, \"{}\"", self.schema, vector.replace('"', "\"\"")))
+    }
+
+    /// An index made before `term_stats` gains the table, filled at the
+    /// end of the run; asked first, so that a role that may not create
+    /// tables can still write to an index that has it.
+    fn add_term_stats(&self) -> Result<(), StoreError> {
+        if self.has_table("term_stats")? {
+            return Ok(());
+        }
+        self.batch(super::term_stats::TABLE)
     }
 
     pub(super) fn check_schema(&self) -> Result<(), StoreError> {
@@ -110,7 +125,7 @@ impl PgIndex {
         if self.schema_exists()? {
             self.enter_schema()?;
             match self.check_schema() {
-                Ok(()) => return Ok(()),
+                Ok(()) => return self.add_term_stats(),
                 Err(StoreError::OtherSchema { found, .. }) => {
                     rebuilt(&format!(
                         "rebuilding the index of {}: it was built with schema {found}",
@@ -124,9 +139,10 @@ impl PgIndex {
         self.batch(&format!("CREATE SCHEMA IF NOT EXISTS {}", self.schema))?;
         self.enter_schema()?;
         self.batch(TABLES)?;
+        self.batch(super::term_stats::TABLE)?;
         self.rows("INSERT INTO meta VALUES ('schema', $1)", &[&SCHEMA_VERSION.to_string()])?;
         let generation = crate::store::first_generation().to_string();
-        self.rows("INSERT INTO meta VALUES ('generation', $1)", &[&generation])?;
+        self.rows("INSERT INTO meta VALUES ('generation', $1), ('term_stats_at', $1)", &[&generation])?;
         Ok(())
     }
 }

@@ -57,6 +57,9 @@ impl PgIndex {
         if words != (self.meta_count("word_rows")?, self.meta_count("word_tokens")?) {
             problems.push("the word index's totals do not match the chunks".into());
         }
+        if !self.term_stats_agree()? {
+            problems.push("the word terms' counts do not match the word index".into());
+        }
         if !self.name_counts_agree()? {
             problems.push("the name counts do not match the chunks' names".into());
         }

@@ -1,10 +1,12 @@
 //! The changes an index run makes to a Postgres index (`IndexWriter`), each
 //! in one transaction, with the counts kept beside the chunks: the name
-//! terms' chunk counts, the word index's rows and tokens, and the generation.
+//! terms' chunk counts, the word index's rows and tokens, the word terms'
+//! stats (`term_stats`) and the generation.
 
 use pgvector::Vector;
 use postgres::Transaction;
 
+use super::term_stats::{self, TermChanges};
 use super::PgIndex;
 use crate::store::name_counts::NameCounts;
 use crate::store::{ChunkId, FileState, FileWrite, IndexJob, IndexMeta, IndexReader, IndexWriter, StoreError};
@@ -17,7 +19,7 @@ impl IndexWriter for PgIndex {
     fn reset(&mut self, meta: &IndexMeta) -> Result<(), StoreError> {
         self.in_transaction(|tx| {
             tx.batch_execute(
-                "TRUNCATE chunk_terms, chunks, files, name_terms;
+                "TRUNCATE chunk_terms, chunks, files, name_terms, term_stats;
                  DROP INDEX IF EXISTS chunks_embedding_hnsw;
                  DELETE FROM meta WHERE key IN ('dims', 'named_chunks', 'word_rows', 'word_tokens', 'hnsw_dims');",
             )?;
@@ -30,7 +32,8 @@ impl IndexWriter for PgIndex {
             ] {
                 set_meta(tx, k, &v)?;
             }
-            add_to_meta(tx, "generation", 1)
+            add_to_meta(tx, "generation", 1)?;
+            term_stats::mark_current(tx)
         })
     }
 
@@ -53,7 +56,7 @@ impl IndexWriter for PgIndex {
             .map(|w| self.tokenizer.count(&w.chunks.iter().map(|c| c.words.as_str()).collect::<Vec<_>>()))
             .collect::<Result<_, _>>()?;
         self.in_transaction(|tx| {
-            let mut batch = Batch::default();
+            let mut batch = Batch { terms: term_stats::current(tx)?.then(TermChanges::default), ..Batch::default() };
             for rel in removals {
                 batch.forget(tx, "f.path = $1", rel)?;
                 tx.execute("DELETE FROM files WHERE path = $1", &[rel])?;
@@ -102,8 +105,8 @@ impl IndexWriter for PgIndex {
         self.index_vectors_when_it_pays()
     }
 
-    fn refresh_vector_codes(&self) -> Result<(), StoreError> {
-        Ok(())
+    fn refresh_search_aids(&self) -> Result<(), StoreError> {
+        self.refresh_term_stats()
     }
 
     fn put_index_job(&mut self, job: &IndexJob) -> Result<(), StoreError> {
@@ -142,7 +145,7 @@ impl IndexWriter for PgIndex {
 
 impl PgIndex {
     /// Run `change` in a transaction of its own: committed whole, or not at all.
-    fn in_transaction<T>(
+    pub(super) fn in_transaction<T>(
         &self,
         change: impl FnOnce(&mut Transaction<'_>) -> Result<T, postgres::Error>,
     ) -> Result<T, StoreError> {
@@ -162,6 +165,8 @@ struct Batch {
     word_rows: i64,
     /// Tokens added less tokens removed.
     word_tokens: i64,
+    /// The terms' changes, when the stats were current before the batch.
+    terms: Option<TermChanges>,
 }
 
 impl Batch {
@@ -179,7 +184,10 @@ impl Batch {
             self.word_rows -= 1;
             self.word_tokens -= i64::from(row.get::<_, i32>(1));
         }
-        Ok(())
+        match self.terms.as_mut() {
+            Some(terms) => terms.forget(tx, filter, value),
+            None => Ok(()),
+        }
     }
 
     /// Put a file's new content in place of what it had, if anything.
@@ -237,6 +245,9 @@ impl Batch {
             self.word_rows += 1;
             self.word_tokens += i64::from(words.tokens);
             for (term, &tf) in &words.terms {
+                if let Some(changes) = self.terms.as_mut() {
+                    changes.add(term, tf, words.tokens);
+                }
                 terms.push(term.as_str());
                 chunk_ids.push(chunk_id);
                 tfs.push(tf);
@@ -267,7 +278,11 @@ impl Batch {
         add_to_meta(tx, "named_chunks", self.names.named_chunks)?;
         add_to_meta(tx, "word_rows", self.word_rows)?;
         add_to_meta(tx, "word_tokens", self.word_tokens)?;
-        add_to_meta(tx, "generation", 1)
+        add_to_meta(tx, "generation", 1)?;
+        match self.terms {
+            Some(terms) => terms.write(tx),
+            None => Ok(()),
+        }
     }
 }
 

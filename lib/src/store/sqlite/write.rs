@@ -129,7 +129,7 @@ impl IndexWriter for SqliteIndex {
         self.compact_words_above(COMPACT_ALWAYS_CHUNKS)
     }
 
-    fn refresh_vector_codes(&self) -> Result<(), StoreError> {
+    fn refresh_search_aids(&self) -> Result<(), StoreError> {
         self.refresh_codes()
     }
 

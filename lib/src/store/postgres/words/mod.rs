@@ -1,0 +1,260 @@
+//! Word search over a Postgres index: BM25 computed as FTS5's `bm25()`
+//! does (`store::bm25`), over each chunk's terms, which FTS5's own
+//! tokenizer made (`store::word_terms`), so that both backends rank alike.
+//!
+//! Summing every posting of a query's terms costs half a second at a
+//! million chunks, and most of those chunks cannot reach the best hundred.
+//! Each term's chunk count and bounds (`term_stats`) give the most it adds
+//! to any chunk. When it pays (`narrowing`), a search first scores the
+//! chunks where its weightiest terms count most (the seed): the least of
+//! their full scores is one the results reach. Terms whose bounds together
+//! stay below it cannot carry a chunk that has none of the other terms that
+//! far, so only the chunks of the other terms are candidates, and the
+//! former terms are added to those alone (MaxScore). The results are those
+//! of summing everything.
+
+mod narrowing;
+mod sql;
+
+use std::collections::HashMap;
+
+use postgres::types::ToSql;
+
+use super::PgIndex;
+use crate::store::{ChunkId, StoreError};
+pub(super) use narrowing::WordCosts;
+use narrowing::{narrow, seed_pays, seed_terms, weigh, TermStats, Weighed};
+
+/// A query's terms as statements take them: names and weights.
+struct Terms<'a> {
+    names: Vec<&'a str>,
+    weights: Vec<f64>,
+}
+
+impl<'a> Terms<'a> {
+    fn of(terms: &[&'a Weighed]) -> Terms<'a> {
+        Terms {
+            names: terms.iter().map(|t| t.term.as_str()).collect(),
+            weights: terms.iter().map(|t| t.weight).collect(),
+        }
+    }
+}
+
+/// How a word search read the postings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Plan {
+    /// Counting each term's chunks as it went (`term_stats` behind).
+    Counting,
+    /// Every posting summed.
+    Every,
+    /// Narrowed to the chunks of some terms (`many`: more than one), the
+    /// others looked up for each (`one_by_one`) or read for all.
+    Narrowed { many: bool, one_by_one: bool },
+}
+
+impl PgIndex {
+    /// The `limit` chunks that best match `terms` (a term listed twice
+    /// counts twice) by FTS5's BM25 (more negative is better), ties by
+    /// chunk, from one state of the index.
+    pub(super) fn best_matches(&self, terms: &[String], limit: usize) -> Result<Vec<(ChunkId, f64)>, StoreError> {
+        Ok(self.in_one_state(|| self.best_matches_by_plan(terms, limit))?.0)
+    }
+
+    fn best_matches_by_plan(&self, terms: &[String], limit: usize) -> Result<(Vec<(ChunkId, f64)>, Plan), StoreError> {
+        let limit_sql = i64::try_from(limit).unwrap_or(i64::MAX);
+        let Some((weighed, average)) = self.weighed(terms)? else {
+            let rows = self.rows(sql::COUNTING_AS_IT_GOES, &[&terms, &limit_sql])?;
+            return Ok((rows.iter().map(|r| (r.get(0), r.get(1))).collect(), Plan::Counting));
+        };
+        let all = Terms::of(&weighed.iter().collect::<Vec<_>>());
+        let reached = self.seed_reaches(&weighed, &all, average, limit)?;
+        let (rows, plan) = match reached.and_then(|reached| narrow(&weighed, reached, &self.word_costs)) {
+            None => (self.rows(&sql::every_posting(), &[&average, &all.names, &all.weights, &limit_sql])?, Plan::Every),
+            Some(narrowed) => {
+                let (looked_up, summed) = (Terms::of(&narrowed.looked_up), Terms::of(&narrowed.summed));
+                let (many, one_by_one) = (summed.names.len() > 1, narrowed.one_by_one);
+                let params: [&(dyn ToSql + Sync); 7] = [
+                    &average,
+                    &looked_up.names,
+                    &looked_up.weights,
+                    &summed.names,
+                    &summed.weights,
+                    &narrowed.floor,
+                    &limit_sql,
+                ];
+                (self.rows(&sql::narrowed(many, one_by_one), &params)?, Plan::Narrowed { many, one_by_one })
+            }
+        };
+        Ok((rows.iter().map(|r| (r.get(0), r.get(1))).collect(), plan))
+    }
+
+    /// The query's terms weighed, with the average chunk length; None when
+    /// `term_stats` do not describe this state of the index.
+    fn weighed(&self, terms: &[String]) -> Result<Option<(Vec<Weighed>, f64)>, StoreError> {
+        let Some((rows, tokens)) = self.term_stats_totals()? else { return Ok(None) };
+        let stats: HashMap<String, TermStats> = self
+            .rows("SELECT term, chunks, max_tf, min_dl FROM term_stats WHERE term = ANY($1)", &[&terms])?
+            .iter()
+            .map(|r| (r.get(0), TermStats { chunks: r.get(1), max_tf: r.get(2), min_dl: r.get(3) }))
+            .collect();
+        let average = narrowing::average_length(rows, tokens);
+        Ok(Some((weigh(terms, &stats, rows, average), average)))
+    }
+
+    /// A score `limit` chunks reach, from the seed; None when a seed does
+    /// not pay or has fewer chunks.
+    fn seed_reaches(
+        &self,
+        weighed: &[Weighed],
+        all: &Terms<'_>,
+        average: f64,
+        limit: usize,
+    ) -> Result<Option<f64>, StoreError> {
+        let seed = seed_terms(weighed, limit);
+        if limit == 0 || !seed_pays(weighed, &seed, limit, &self.word_costs) {
+            return Ok(None);
+        }
+        let seed = Terms::of(&seed).names;
+        let size = i64::try_from(limit).unwrap_or(i64::MAX);
+        let row = self.row(&sql::seed(seed.len() > 1), &[&average, &all.names, &all.weights, &seed, &size])?;
+        Ok(row.filter(|r| r.get::<_, i64>(1) == size).and_then(|r| r.get::<_, Option<f64>>(0)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    use super::*;
+    use crate::store::postgres::test_server::TestServer;
+    use crate::store::{FileWrite, IndexMeta, IndexReader, IndexWriter};
+
+    const WORDS: [&str; 10] = ["alpha", "beta", "gamma", "delta", "kappa", "sigma", "omega", "zeta", "theta", "lambda"];
+
+    /// A little random number generator, so that the corpus is the same every run.
+    struct Draw(u64);
+
+    impl Draw {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((self.0 >> 33) % n as u64) as usize
+        }
+
+        /// A word, the first ones far more often (about as in prose).
+        fn word(&mut self) -> &'static str {
+            let weights: Vec<usize> = (1..=WORDS.len()).map(|i| 2520 / i).collect();
+            let mut at = self.below(weights.iter().sum());
+            for (word, w) in WORDS.iter().zip(weights) {
+                if at < w {
+                    return word;
+                }
+                at -= w;
+            }
+            unreachable!()
+        }
+
+        fn text(&mut self) -> String {
+            let length = 1 + self.below(25);
+            let mut words: Vec<&str> = (0..length).map(|_| self.word()).collect();
+            words.extend(std::iter::repeat_n("filler", self.below(40)));
+            words.join(" ")
+        }
+    }
+
+    /// The same chunks with the same scores in the same order, but for the
+    /// last bits of the scores: summed in another order, chunks whose
+    /// scores differ by no more may change places.
+    fn assert_same_up_to_rounding(got: &[(ChunkId, f64)], expected: &[(ChunkId, f64)], what: &str) {
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * b.abs().max(1.0);
+        assert_eq!(got.len(), expected.len(), "{what}");
+        let scores: HashMap<ChunkId, f64> = expected.iter().copied().collect();
+        let last = expected.last().map_or(0.0, |e| e.1);
+        for ((id, score), e) in got.iter().zip(expected) {
+            assert!(close(*score, e.1), "{what}: {id} scores {score}, the chunk in its place {e:?}");
+            assert!(close(*score, scores.get(id).copied().unwrap_or(last)), "{what}: {id} scores {score}");
+        }
+    }
+
+    /// Search `queries` every way the costs allow and by counting as it
+    /// goes (what summing every posting always gave); the plans taken.
+    fn same_as_summing_everything(index: &mut PgIndex, queries: &[Vec<String>]) -> HashSet<Plan> {
+        let mut plans = HashSet::new();
+        for costs in [
+            WordCosts::MEASURED,
+            WordCosts::FREE,
+            WordCosts { read: 0.0, look_up: f64::INFINITY, seed_share: f64::INFINITY },
+        ] {
+            index.word_costs = costs;
+            for terms in queries {
+                for limit in [1, 10, 100] {
+                    let (got, plan) = index.in_one_state(|| index.best_matches_by_plan(terms, limit)).unwrap();
+                    let expected: Vec<(ChunkId, f64)> = index
+                        .rows(sql::COUNTING_AS_IT_GOES, &[terms, &(limit as i64)])
+                        .unwrap()
+                        .iter()
+                        .map(|r| (r.get(0), r.get(1)))
+                        .collect();
+                    assert_same_up_to_rounding(&got, &expected, &format!("{terms:?} at {limit} by {plan:?}"));
+                    plans.insert(plan);
+                }
+            }
+        }
+        plans
+    }
+
+    #[test]
+    fn every_way_of_narrowing_finds_what_summing_every_posting_finds() {
+        let server = TestServer::start();
+        let mut index = server.index("words");
+        index.reset(&IndexMeta::for_tests()).unwrap();
+        let mut draw = Draw(7);
+        let files: Vec<FileWrite> = (0..600)
+            .map(|f| {
+                FileWrite::of_texts(
+                    &format!("f{f}.txt"),
+                    &(0..1 + f % 3).map(|_| draw.text()).collect::<Vec<_>>(),
+                    None,
+                )
+            })
+            .collect();
+        index.write_batch(&files, &[], &[]).unwrap();
+        let queries: Vec<Vec<String>> = (0..40)
+            .map(|_| {
+                let words: Vec<String> = (0..2 + draw.below(4)).map(|_| format!("\"{}\"", draw.word())).collect();
+                index.tokenizer.query_terms(&words.join(" OR ")).unwrap()
+            })
+            .collect();
+        let plans = same_as_summing_everything(&mut index, &queries);
+        for plan in [
+            Plan::Every,
+            Plan::Narrowed { many: false, one_by_one: false },
+            Plan::Narrowed { many: false, one_by_one: true },
+            Plan::Narrowed { many: true, one_by_one: false },
+            Plan::Narrowed { many: true, one_by_one: true },
+        ] {
+            assert!(plans.contains(&plan), "no search was {plan:?}: {plans:?}");
+        }
+        // Rewrites and removals keep the stats current and exact.
+        let rewritten: Vec<FileWrite> =
+            (0..600).step_by(7).map(|f| FileWrite::of_texts(&format!("f{f}.txt"), &[draw.text()], None)).collect();
+        let removed: Vec<String> = (1..600).step_by(11).map(|f| format!("f{f}.txt")).collect();
+        index.write_batch(&rewritten, &[], &removed).unwrap();
+        assert!(index.term_stats_totals().unwrap().is_some());
+        assert!(index.term_stats_agree().unwrap());
+        same_as_summing_everything(&mut index, &queries);
+        // Left behind (as by an older vecgrep), the stats are not used
+        // until the end of a run rebuilds them.
+        index.batch("UPDATE meta SET value = '0' WHERE key = 'term_stats_at'").unwrap();
+        assert_eq!(same_as_summing_everything(&mut index, &queries[..2]), HashSet::from([Plan::Counting]));
+        index.batch("UPDATE term_stats SET chunks = chunks + 1").unwrap();
+        index.refresh_search_aids().unwrap();
+        assert!(index.term_stats_agree().unwrap());
+        assert!(same_as_summing_everything(&mut index, &queries).len() > 1);
+        // Within a snapshot the search asks in it, and the snapshot goes on.
+        let snapshot = index.snapshot().unwrap();
+        let words = index.best_matches(&queries[0], 10).unwrap();
+        assert_eq!(index.best_matches(&queries[0], 10).unwrap(), words);
+        snapshot.finish().unwrap();
+        assert!(!index.in_snapshot.get());
+    }
+}

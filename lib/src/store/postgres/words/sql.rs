@@ -1,0 +1,125 @@
+//! The statements of a Postgres word search. In each, $1 is the average
+//! chunk length and $2, $3 the terms with their weights (`w`); the rest of
+//! the parameters are the statement's own.
+
+use crate::store::bm25;
+
+/// What `c` (a row of chunk_terms) adds per unit of weight:
+/// `bm25::term_part` in doubles, in its order (numeric literals would make
+/// Postgres compute in `numeric`: slower, and rounded otherwise).
+fn part() -> String {
+    let (k1, b) = (bm25::K1, bm25::B);
+    format!(
+        "((c.tf::float8 * ({k1}::float8 + 1.0::float8)) / (c.tf::float8 + {k1}::float8 \
+         * (1.0::float8 - {b}::float8 + {b}::float8 * c.dl::float8 / $1::float8)))"
+    )
+}
+
+const WEIGHTS: &str = "w AS (SELECT * FROM unnest($2::text[], $3::float8[]) AS w(term, weight))";
+
+/// The postings of the term of the row `of` (a table with a `term`), as `c`.
+fn postings(of: &str) -> String {
+    format!("CROSS JOIN LATERAL (SELECT c.chunk_id, c.tf, c.dl FROM chunk_terms c WHERE c.term = {of}.term) c")
+}
+
+/// The least full score of the seed and how many chunks it has: the $5
+/// chunks where the terms $4 (of $2) add most, ranked by those alone
+/// (`grouped` when they are several, a chunk having more than one).
+pub(super) fn seed(grouped: bool) -> String {
+    let (part, postings) = (part(), postings("w"));
+    let order = if grouped {
+        format!("GROUP BY c.chunk_id ORDER BY sum(w.weight * {part}) DESC")
+    } else {
+        format!("ORDER BY w.weight * {part} DESC")
+    };
+    format!(
+        "WITH {WEIGHTS},
+         seed AS (SELECT c.chunk_id FROM w {postings} WHERE w.term = ANY($4::text[])
+                  {order}, c.chunk_id LIMIT $5)
+         SELECT min(p.score), count(*) FROM seed s CROSS JOIN LATERAL (
+             SELECT sum(w.weight * {part}) AS score
+             FROM w JOIN chunk_terms c ON c.term = w.term AND c.chunk_id = s.chunk_id) p"
+    )
+}
+
+/// The best $4 chunks by every posting of the terms: chunk and score (more
+/// negative is better), ties by chunk.
+pub(super) fn every_posting() -> String {
+    let (part, postings) = (part(), postings("w"));
+    format!(
+        "WITH {WEIGHTS}
+         SELECT c.chunk_id, -sum(w.weight * {part}) AS score FROM w {postings}
+         GROUP BY c.chunk_id ORDER BY score, c.chunk_id LIMIT $4"
+    )
+}
+
+/// The best $7 chunks as `every_posting` ranks them, from the candidates:
+/// chunks of the terms $4 (weights $5) whose score from those reaches $6,
+/// the terms $2 added to it (`one_by_one`: looked up for each candidate;
+/// else their postings read and kept for the candidates).
+pub(super) fn narrowed(many_summed: bool, one_by_one: bool) -> String {
+    let part = part();
+    let from_summed = postings("s");
+    let kept = if many_summed {
+        format!(
+            "SELECT c.chunk_id, sum(s.weight * {part}) AS partial FROM s {from_summed}
+             GROUP BY c.chunk_id HAVING sum(s.weight * {part}) >= $6::float8"
+        )
+    } else {
+        format!(
+            "SELECT * FROM (SELECT c.chunk_id, s.weight * {part} AS partial FROM s {from_summed}) t
+             WHERE partial >= $6::float8"
+        )
+    };
+    let (rest, joined) = if one_by_one {
+        (
+            String::new(),
+            format!(
+                "kept k CROSS JOIN LATERAL (SELECT sum(w.weight * {part}) AS rest
+                     FROM w JOIN chunk_terms c ON c.term = w.term AND c.chunk_id = k.chunk_id) r"
+            ),
+        )
+    } else {
+        (
+            format!(
+                ", rest AS (SELECT c.chunk_id, sum(w.weight * {part}) AS rest FROM w {}
+                            WHERE c.chunk_id IN (SELECT chunk_id FROM kept) GROUP BY c.chunk_id)",
+                postings("w")
+            ),
+            "kept k LEFT JOIN rest r ON r.chunk_id = k.chunk_id".to_string(),
+        )
+    };
+    format!(
+        "WITH {WEIGHTS},
+         s AS (SELECT * FROM unnest($4::text[], $5::float8[]) AS s(term, weight)),
+         kept AS ({kept}){rest}
+         SELECT k.chunk_id, -(k.partial + coalesce(r.rest, 0::float8)) AS score FROM {joined}
+         ORDER BY score, k.chunk_id LIMIT $7"
+    )
+}
+
+/// The chunks that best match the terms `$1` (a term listed twice counts
+/// twice), at most `$2`, counting each term's chunks as it goes: for an
+/// index whose `term_stats` are behind it (left so by an older vecgrep).
+pub(super) const COUNTING_AS_IT_GOES: &str = "
+WITH asked AS (SELECT term, count(*)::float8 AS times FROM unnest($1::text[]) AS term GROUP BY term),
+totals AS (
+    SELECT greatest(coalesce((SELECT value::float8 FROM meta WHERE key = 'word_rows'), 0), 1) AS n,
+           coalesce((SELECT value::float8 FROM meta WHERE key = 'word_tokens'), 0) AS tokens
+),
+weights AS (
+    SELECT a.term, a.times * CASE WHEN x.idf <= 0 THEN 1e-6 ELSE x.idf END AS idf,
+           greatest(t.tokens / t.n, 1e-9) AS avgdl
+    FROM asked a CROSS JOIN totals t
+    CROSS JOIN LATERAL (SELECT count(*)::float8 AS hits FROM chunk_terms c WHERE c.term = a.term) h
+    CROSS JOIN LATERAL (SELECT ln((t.n - h.hits + 0.5) / (h.hits + 0.5)) AS idf) x
+    WHERE h.hits > 0
+)
+SELECT c.chunk_id,
+       -sum(w.idf * ((c.tf::float8 * (1.2::float8 + 1.0::float8))
+                     / (c.tf::float8 + 1.2::float8 * (1.0::float8 - 0.75::float8 + 0.75::float8 * c.dl::float8 / w.avgdl))))
+       AS score
+FROM weights w JOIN chunk_terms c ON c.term = w.term
+GROUP BY c.chunk_id
+ORDER BY score, c.chunk_id
+LIMIT $2";
