@@ -60,7 +60,7 @@ esac
 # SQLite keeps of the vectors for one-shot searches (their sign codes).
 stand_in_vectors() {
   local sql="UPDATE chunks SET embedding = static_embedding WHERE embedding IS NULL;
-    UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) WHERE key = 'generation';"
+    UPDATE meta SET value = CAST(CAST(value AS BIGINT) + 1 AS TEXT) WHERE key = 'generation';"
   if [[ $backend == sqlite ]]; then
     python3 -c "import sqlite3, sys; db = sqlite3.connect('.vecgrep/index.db'); db.executescript(sys.argv[1])" "$sql"
   else
