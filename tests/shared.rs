@@ -51,11 +51,13 @@ fn a_shared_index_answers_as_the_local_one_does() {
     assert_eq!(summary(&o)["chunks"], summary(&run(&mut t.cmd("vg-index", ".")))["chunks"]);
     for mode in ["hybrid", "semantic", "lexical"] {
         for q in ["retry a failed upload", "read the settings file", "handler_3 request part", "sourdough"] {
-            let args = ["--no-index", "--mode", mode, "-k", "10", "--threshold", "0", q];
-            let local = run(t.cmd("vg-query", ".").args(args));
-            let remote = run(shared(&t, &pg, "demo", "vg-query").args(args));
-            assert_code(&remote, local.status.code().unwrap());
-            assert_eq!(hits(&remote), hits(&local), "{mode}: {q}");
+            for scope in [".", "pkg", "src"] {
+                let args = ["--no-index", "--mode", mode, "-k", "10", "--threshold", "0", q, scope];
+                let local = run(t.cmd("vg-query", ".").args(args));
+                let remote = run(shared(&t, &pg, "demo", "vg-query").args(args));
+                assert_code(&remote, local.status.code().unwrap());
+                assert_eq!(hits(&remote), hits(&local), "{mode}: {q} in {scope}");
+            }
         }
     }
     let v = verify(&mut shared(&t, &pg, "demo", "vg-index"));

@@ -119,11 +119,11 @@ const STOP_WORDS: &[&str] = &[
 /// negative is better), best first, at most `limit`. Holes are left out: a
 /// chunk without a vector is never a result.
 ///
-/// The store is asked for its best rows alone, and those out of scope (or
-/// holes) are dropped afterwards, asking for more while too many were.
-/// Equal scores are ordered by path and line, as in every ranking. `table`,
-/// when given, knows every non-hole chunk's file; `words`, when given,
-/// holds the index's words as the store does, and answers instead of it.
+/// The store (or `words`) is asked for its best rows in scope, and holes
+/// are dropped afterwards, asking for more while too many were. Equal
+/// scores are ordered by path and line, as in every ranking. `table`, when
+/// given, knows every non-hole chunk's file; `words`, when given, holds the
+/// index's words as the store does, and answers instead of it.
 pub(super) fn word_ranking(
     store: &dyn IndexReader,
     expr: &str,
@@ -137,11 +137,16 @@ pub(super) fn word_ranking(
         Some(words) => crate::store::expression_terms(expr)?.map(|terms| (words, terms)),
         None => None,
     };
+    let admits_all = scope.admits_all();
+    let in_scope = |id: ChunkId| match table {
+        Some(table) => table.place(id).is_some_and(|(path, _)| admits_all || scope.admits(path)),
+        None => admits_all,
+    };
     let mut fetch = limit.max(1);
     loop {
         let rows = match &terms {
-            Some((words, terms)) => words.best_matches(terms, fetch),
-            None => store.best_word_matches(expr, fetch)?,
+            Some((words, terms)) if admits_all || table.is_some() => words.best_matches(terms, fetch, &in_scope),
+            _ => store.best_word_matches(expr, scope, fetch)?,
         };
         let exhausted = rows.len() < fetch;
         let ids: Vec<ChunkId> = rows.iter().map(|r| r.0).collect();

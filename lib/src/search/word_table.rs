@@ -51,10 +51,11 @@ impl WordTable {
         self.chunks.len()
     }
 
-    /// The `limit` chunks that best match `terms` (one per word asked for,
-    /// as `store::expression_terms` gives them), by BM25 as FTS5 reports it
-    /// (more negative is better), best first; equal scores by id.
-    pub fn best_matches(&self, terms: &[String], limit: usize) -> Vec<(ChunkId, f64)> {
+    /// The `limit` chunks that `admit` lets through and best match `terms`
+    /// (one per word asked for, as `store::expression_terms` gives them),
+    /// by BM25 as FTS5 reports it (more negative is better), best first;
+    /// equal scores by id.
+    pub fn best_matches(&self, terms: &[String], limit: usize, admit: &dyn Fn(ChunkId) -> bool) -> Vec<(ChunkId, f64)> {
         let mut scores = vec![0.0f64; self.ids.len()];
         let mut matched: Vec<u32> = Vec::new();
         // Term after term, in the order asked, as FTS5 sums them: the same
@@ -74,6 +75,7 @@ impl WordTable {
                 *score += idf * bm25::term_part(tf, length, self.average_length);
             }
         }
+        matched.retain(|&c| admit(self.ids[c as usize]));
         let better = |a: &u32, b: &u32| {
             scores[*b as usize].total_cmp(&scores[*a as usize]).then(self.ids[*a as usize].cmp(&self.ids[*b as usize]))
         };
@@ -176,29 +178,34 @@ mod tests {
         let avg = 6.0 / 4.0;
         let part = |idf: f64, tf: f64, len: f64| idf * ((tf * 2.2) / (tf + 1.2 * (0.25 + 0.75 * len / avg)));
         let idf = |hits: f64| ((4.0 - hits + 0.5) / (hits + 0.5)).ln().max(1e-6);
-        let got = t.best_matches(&terms(&["retri", "upload"]), 10);
+        let got = t.best_matches(&terms(&["retri", "upload"]), 10, &|_| true);
         let ten = part(idf(1.0), 1.0, 3.0) + part(idf(2.0), 2.0, 3.0);
         assert_eq!(got, [(10, -ten), (11, -part(idf(2.0), 1.0, 2.0))]);
-        assert!(t.best_matches(&terms(&["nothing"]), 10).is_empty());
+        assert!(t.best_matches(&terms(&["nothing"]), 10, &|_| true).is_empty());
         assert_eq!(t.generation, 7);
     }
 
     #[test]
     fn a_term_asked_twice_counts_twice_and_the_limit_keeps_the_best() {
         let t = table(&[("a", 1, 1), ("a", 2, 3), ("a", 3, 2), ("b", 3, 1)], 10);
-        let once = t.best_matches(&terms(&["a"]), 10);
-        let twice = t.best_matches(&terms(&["a", "a"]), 10);
+        let once = t.best_matches(&terms(&["a"]), 10, &|_| true);
+        let twice = t.best_matches(&terms(&["a", "a"]), 10, &|_| true);
         // Chunk 1 (1 token) beats chunk 3 (3 tokens, 2 of them a): BM25 weighs length.
         assert_eq!(once.iter().map(|r| r.0).collect::<Vec<_>>(), [2, 1, 3]);
         assert_eq!(twice[0].1, once[0].1 * 2.0);
-        assert_eq!(t.best_matches(&terms(&["a", "b"]), 1), [t.best_matches(&terms(&["a", "b"]), 3)[0]]);
-        assert!(t.best_matches(&terms(&["a"]), 0).is_empty());
+        assert_eq!(
+            t.best_matches(&terms(&["a", "b"]), 1, &|_| true),
+            [t.best_matches(&terms(&["a", "b"]), 3, &|_| true)[0]]
+        );
+        assert!(t.best_matches(&terms(&["a"]), 0, &|_| true).is_empty());
+        // What `admit` keeps out leaves its place to the next best.
+        assert_eq!(t.best_matches(&terms(&["a"]), 1, &|id| id != 2), t.best_matches(&terms(&["a"]), 2, &|_| true)[1..]);
     }
 
     #[test]
     fn equal_scores_go_by_id() {
         let t = table(&[("a", 4, 1), ("a", 9, 1), ("b", 1, 1)], 10);
-        assert_eq!(t.best_matches(&terms(&["a"]), 10).iter().map(|r| r.0).collect::<Vec<_>>(), [4, 9]);
+        assert_eq!(t.best_matches(&terms(&["a"]), 10, &|_| true).iter().map(|r| r.0).collect::<Vec<_>>(), [4, 9]);
     }
 
     #[test]
@@ -287,8 +294,8 @@ mod tests {
             let expr = super::super::lexical::match_expression(query).unwrap();
             let terms = crate::store::expression_terms(&expr).unwrap().unwrap();
             for limit in [1, 5, 1000] {
-                let mut fts5 = store.best_word_matches(&expr, limit).unwrap();
-                let memory = table.best_matches(&terms, limit);
+                let mut fts5 = store.best_word_matches(&expr, &crate::store::Scope::default(), limit).unwrap();
+                let memory = table.best_matches(&terms, limit, &|_| true);
                 // FTS5 cuts equal scores anywhere; compare what it kept, in a fixed order.
                 fts5.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
                 let cut = fts5.last().map(|l| l.1);
@@ -312,7 +319,7 @@ mod tests {
         store.write_batch(&[hole, file("b.rs", &["spawn task".into()])], &[], &[]).unwrap();
         let (generation, words) = (store.generation().unwrap(), store.word_generation().unwrap());
         // A fill, and files only touched: the chunks changed, not their words.
-        let id = store.as_reader().best_word_matches(r#""retry""#, 1).unwrap()[0].0;
+        let id = store.as_reader().best_word_matches(r#""retry""#, &crate::store::Scope::default(), 1).unwrap()[0].0;
         assert_eq!(store.set_vectors(&[(id, vec![1.0; crate::embed::DIMS])]).unwrap(), 1);
         let touched = crate::store::FileState { size: 2, mtime_ns: 2, hash: b"b.rs".to_vec() };
         store.write_batch(&[], &[("b.rs".into(), touched)], &[]).unwrap();

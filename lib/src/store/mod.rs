@@ -284,6 +284,11 @@ impl Scope {
     /// Whether the file at root-relative `path` may be returned. A backend
     /// ranking by vector applies the same rule its own way (SQLite in SQL);
     /// search applies it to words and to the vectors in memory.
+    /// Whether every file of the root is in scope.
+    pub fn admits_all(&self) -> bool {
+        (self.prefixes.is_empty() || self.prefixes.iter().any(String::is_empty)) && self.files.is_none()
+    }
+
     pub fn admits(&self, path: &str) -> bool {
         let under = self.prefixes.is_empty()
             || self.prefixes.iter().any(|p| {
@@ -394,10 +399,10 @@ pub trait IndexReader: Send {
     fn unembedded(&self, ids: &[ChunkId]) -> Result<Vec<Unembedded>, StoreError>;
     /// The cosine similarity of one chunk's vector to `query`; None for a hole or a chunk gone.
     fn cosine(&self, id: ChunkId, query: &[f32]) -> Result<Option<f32>, StoreError>;
-    /// The `limit` chunks whose words best match the full-text expression
-    /// `expr` (`search::lexical::match_expression`), by BM25 (more negative
-    /// is better), best first, in any scope and holes included.
-    fn best_word_matches(&self, expr: &str, limit: usize) -> Result<Vec<(ChunkId, f64)>, StoreError>;
+    /// The `limit` chunks in `scope` whose words best match the full-text
+    /// expression `expr` (`search::lexical::match_expression`), by BM25
+    /// (more negative is better), best first, holes included.
+    fn best_word_matches(&self, expr: &str, scope: &Scope, limit: usize) -> Result<Vec<(ChunkId, f64)>, StoreError>;
     /// File and first line of each chunk in `ids` still in the index.
     fn places(&self, ids: &[ChunkId]) -> Result<HashMap<ChunkId, (String, usize)>, StoreError>;
     /// The own names (space-separated, as stored) of each chunk in `ids`

@@ -20,6 +20,7 @@ use crate::project::{ProjectRoot, SharedIndex};
 
 mod read;
 mod schema;
+mod scope;
 mod term_stats;
 #[cfg(test)]
 mod test_server;

@@ -116,12 +116,12 @@ impl IndexReader for PgIndex {
         Ok(row.map(|r| r.get::<_, f64>(0) as f32))
     }
 
-    fn best_word_matches(&self, expr: &str, limit: usize) -> Result<Vec<(ChunkId, f64)>, StoreError> {
+    fn best_word_matches(&self, expr: &str, scope: &Scope, limit: usize) -> Result<Vec<(ChunkId, f64)>, StoreError> {
         let terms = self.tokenizer.query_terms(expr)?;
         if terms.is_empty() {
             return Ok(Vec::new());
         }
-        self.best_matches(&terms, limit)
+        self.best_matches(&terms, scope, limit)
     }
 
     fn places(&self, ids: &[ChunkId]) -> Result<HashMap<ChunkId, (String, usize)>, StoreError> {

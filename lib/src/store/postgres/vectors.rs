@@ -4,6 +4,9 @@
 
 use pgvector::Vector;
 
+use postgres::types::ToSql;
+
+use super::scope::ScopeParams;
 use super::PgIndex;
 use crate::store::{ChunkId, Scope, StoreError};
 
@@ -33,11 +36,7 @@ impl PgIndex {
             Some(dims) => format!("c.{column}::vector({dims}) <=> $1::vector({dims})"),
             None => format!("c.{column} <=> $1"),
         };
-        let filter = format!(
-            "c.{column} IS NOT NULL
-             AND ($2 OR f.path = ANY($3) OR EXISTS (SELECT 1 FROM unnest($4::text[]) p WHERE starts_with(f.path, p)))
-             AND ($5 OR f.path = ANY($6))"
-        );
+        let filter = format!("c.{column} IS NOT NULL AND {}", ScopeParams::filter(2));
         let sql = match hnsw {
             // The index finds the nearest in its own order; ties are ordered after.
             Some(_) => format!(
@@ -53,12 +52,13 @@ impl PgIndex {
                  ORDER BY score DESC, f.path, c.start_line LIMIT $7"
             ),
         };
-        let (under, exact) = scope_of(scope);
-        let files: Vec<String> = scope.files.iter().flatten().cloned().collect();
-        let (whole, unfiltered) = (under.is_empty(), scope.files.is_none());
+        let scope = ScopeParams::of(scope);
         let limit = limit.min(i64::MAX as usize) as i64;
         let query = Vector::from(query.to_vec());
-        let rows = self.rows(&sql, &[&query, &whole, &exact, &under, &unfiltered, &files, &limit])?;
+        let mut params: Vec<&(dyn ToSql + Sync)> = vec![&query];
+        params.extend(scope.params());
+        params.push(&limit);
+        let rows = self.rows(&sql, &params)?;
         Ok(rows.iter().map(|r| (r.get(0), r.get::<_, f64>(1) as f32)).collect())
     }
 
@@ -102,14 +102,4 @@ impl PgIndex {
         // spills to disk, a third slower.
         let _ = self.batch("SET work_mem = '64MB'");
     }
-}
-
-/// A scope's prefixes as SQL takes them: the directories (with their
-/// slash) that paths may start with, and the paths they may be; both empty
-/// for the whole root.
-fn scope_of(scope: &Scope) -> (Vec<String>, Vec<String>) {
-    if scope.prefixes.is_empty() || scope.prefixes.iter().any(String::is_empty) {
-        return (Vec::new(), Vec::new());
-    }
-    (scope.prefixes.iter().map(|p| format!("{p}/")).collect(), scope.prefixes.clone())
 }

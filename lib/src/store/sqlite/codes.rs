@@ -332,24 +332,6 @@ impl SqliteIndex {
         Ok(Some(self.exact_order(&best, query, scope, limit)?))
     }
 
-    /// The ids of the files in `scope`; None when it is the whole index.
-    fn admitted_files(&self, scope: &Scope) -> Result<Option<HashSet<i64>>, StoreError> {
-        let whole = scope.prefixes.is_empty() || scope.prefixes.iter().any(String::is_empty);
-        if whole && scope.files.is_none() {
-            return Ok(None);
-        }
-        let damaged = |e| self.damaged(e);
-        let mut stmt = self.conn.prepare_cached("SELECT id, path FROM files").map_err(damaged)?;
-        let mut rows = stmt.query([]).map_err(damaged)?;
-        let mut admitted = HashSet::new();
-        while let Some(row) = rows.next().map_err(damaged)? {
-            if scope.admits(row.get_ref(1)?.as_str().map_err(rusqlite::Error::from)?) {
-                admitted.insert(row.get(0)?);
-            }
-        }
-        Ok(Some(admitted))
-    }
-
     /// `ids` by sqlite-vec's cosine to `query`, as the exact scan orders
     /// them (ties by path and line), those gone or out of scope left out.
     fn exact_order(

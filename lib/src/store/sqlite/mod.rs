@@ -7,13 +7,14 @@
 //! searches read while an index run writes; `index.lock` makes writers take
 //! turns.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Once;
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior};
 
-use super::{ensure_data_dir, StoreError};
+use super::{ensure_data_dir, ChunkId, Scope, StoreError};
 use crate::project::ProjectRoot;
 
 mod codes;
@@ -35,6 +36,10 @@ pub(super) struct SqliteIndex {
 }
 
 static REGISTER_VEC: Once = Once::new();
+
+/// Up to this many files, a scope's chunks are asked for file by file;
+/// past it, reading every chunk's file once is quicker.
+const FILES_ASKED_ONE_BY_ONE: usize = 2_000;
 
 /// Make sqlite-vec's functions available on every connection opened after this.
 #[allow(unsafe_code)]
@@ -202,6 +207,50 @@ impl SqliteIndex {
     }
 
     /// One value of the `meta` table.
+    /// The ids of the files in `scope`; None when it is the whole index.
+    pub(super) fn admitted_files(&self, scope: &Scope) -> Result<Option<HashSet<i64>>, StoreError> {
+        if scope.admits_all() {
+            return Ok(None);
+        }
+        let damaged = |e| self.damaged(e);
+        let mut stmt = self.conn.prepare_cached("SELECT id, path FROM files").map_err(damaged)?;
+        let mut rows = stmt.query([]).map_err(damaged)?;
+        let mut admitted = HashSet::new();
+        while let Some(row) = rows.next().map_err(damaged)? {
+            if scope.admits(row.get_ref(1)?.as_str().map_err(rusqlite::Error::from)?) {
+                admitted.insert(row.get(0)?);
+            }
+        }
+        Ok(Some(admitted))
+    }
+
+    /// The chunks of the files in `scope`; None when it is the whole index.
+    /// A narrow scope asks for its files' chunks; a wide one reads every
+    /// chunk's file once.
+    pub(super) fn chunks_in(&self, scope: &Scope) -> Result<Option<HashSet<ChunkId>>, StoreError> {
+        let Some(files) = self.admitted_files(scope)? else { return Ok(None) };
+        let damaged = |e| self.damaged(e);
+        let mut chunks = HashSet::new();
+        if files.len() <= FILES_ASKED_ONE_BY_ONE {
+            let mut stmt = self.conn.prepare_cached("SELECT id FROM chunks WHERE file_id = ?1").map_err(damaged)?;
+            for file in &files {
+                let ids = stmt.query_map([file], |r| r.get(0)).map_err(damaged)?;
+                for id in ids {
+                    chunks.insert(id.map_err(damaged)?);
+                }
+            }
+        } else {
+            let mut stmt = self.conn.prepare_cached("SELECT id, file_id FROM chunks").map_err(damaged)?;
+            let mut rows = stmt.query([]).map_err(damaged)?;
+            while let Some(row) = rows.next().map_err(damaged)? {
+                if files.contains(&row.get::<_, i64>(1).map_err(damaged)?) {
+                    chunks.insert(row.get(0).map_err(damaged)?);
+                }
+            }
+        }
+        Ok(Some(chunks))
+    }
+
     fn meta_value(&self, key: &str) -> Result<Option<String>, StoreError> {
         self.conn
             .prepare_cached("SELECT value FROM meta WHERE key = ?1")
@@ -364,5 +413,28 @@ mod tests {
     fn vectors_survive_the_blob_round_trip() {
         let v = vec![0.0, -1.5, f32::MIN_POSITIVE, 3.25e7];
         assert_eq!(blob_floats(&vector_to_blob(&v)).collect::<Vec<_>>(), v);
+    }
+
+    #[test]
+    fn a_word_search_keeps_to_its_scope_narrow_or_wide() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = empty_store(dir.path());
+        let files = FILES_ASKED_ONE_BY_ONE + 100;
+        let writes: Vec<FileWrite> =
+            (0..files).map(|i| file_of_words(&format!("d{}/f{i}.rs", i % 3), &"retry ".repeat(1 + i % 7))).collect();
+        store.write_batch(&writes, &[], &[]).unwrap();
+        let every = store.best_word_matches(r#""retry""#, &Scope::default(), usize::MAX).unwrap();
+        assert_eq!(every.len(), files);
+        let places = store.places(&every.iter().map(|m| m.0).collect::<Vec<_>>()).unwrap();
+        let few: HashSet<String> = ["d0/f0.rs", "d1/f4.rs", "d2/f8.rs"].map(String::from).into();
+        for scope in [
+            Scope { prefixes: vec!["d1".into()], files: None },
+            Scope { prefixes: vec!["d0".into(), "d2".into()], files: None },
+            Scope { prefixes: Vec::new(), files: Some(few) },
+        ] {
+            let expected: Vec<(ChunkId, f64)> =
+                every.iter().filter(|m| scope.admits(&places[&m.0].0)).take(50).copied().collect();
+            assert_eq!(store.best_word_matches(r#""retry""#, &scope, 50).unwrap(), expected, "{scope:?}");
+        }
     }
 }

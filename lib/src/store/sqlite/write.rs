@@ -310,6 +310,7 @@ impl NameCounts {
 mod tests {
     use super::super::tests::{empty_store, file_of_words, file_with_names};
     use super::*;
+    use crate::store::Scope;
 
     #[test]
     fn name_counts_follow_writes_replacements_and_removals() {
@@ -363,7 +364,9 @@ mod tests {
                 .query_row("SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'words_changed'", [], |r| r.get(0))
                 .unwrap()
         };
-        let finds = |store: &SqliteIndex, word: &str| -> usize { store.best_word_matches(word, 10).unwrap().len() };
+        let finds = |store: &SqliteIndex, word: &str| -> usize {
+            store.best_word_matches(word, &Scope::default(), 10).unwrap().len()
+        };
         assert_eq!(changed(&store), 200);
         // 200 chunks is over a threshold of 10: merged whole after the first
         // run (every row changed), then only once 1/50 of them has.

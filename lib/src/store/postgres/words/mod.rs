@@ -20,8 +20,9 @@ use std::collections::HashMap;
 
 use postgres::types::ToSql;
 
+use super::scope::ScopeParams;
 use super::PgIndex;
-use crate::store::{ChunkId, StoreError};
+use crate::store::{ChunkId, Scope, StoreError};
 pub(super) use narrowing::WordCosts;
 use narrowing::{narrow, seed_pays, seed_terms, weigh, TermStats, Weighed};
 
@@ -50,26 +51,55 @@ enum Plan {
     /// Narrowed to the chunks of some terms (`many`: more than one), the
     /// others looked up for each (`one_by_one`) or read for all.
     Narrowed { many: bool, one_by_one: bool },
+    /// In a scope narrower than the root: each chunk in scope looking its
+    /// terms up (`one_by_one`), or every posting kept if in scope.
+    Scoped { one_by_one: bool },
 }
 
 impl PgIndex {
     /// The `limit` chunks that best match `terms` (a term listed twice
     /// counts twice) by FTS5's BM25 (more negative is better), ties by
     /// chunk, from one state of the index.
-    pub(super) fn best_matches(&self, terms: &[String], limit: usize) -> Result<Vec<(ChunkId, f64)>, StoreError> {
-        Ok(self.in_one_state(|| self.best_matches_by_plan(terms, limit))?.0)
+    /// A scope narrower than the root is applied in the statement: the
+    /// best of the whole index say nothing of the best within a directory.
+    pub(super) fn best_matches(
+        &self,
+        terms: &[String],
+        scope: &Scope,
+        limit: usize,
+    ) -> Result<Vec<(ChunkId, f64)>, StoreError> {
+        Ok(self.in_one_state(|| self.best_matches_by_plan(terms, &ScopeParams::of(scope), limit))?.0)
     }
 
-    fn best_matches_by_plan(&self, terms: &[String], limit: usize) -> Result<(Vec<(ChunkId, f64)>, Plan), StoreError> {
+    fn best_matches_by_plan(
+        &self,
+        terms: &[String],
+        scope: &ScopeParams,
+        limit: usize,
+    ) -> Result<(Vec<(ChunkId, f64)>, Plan), StoreError> {
         let limit_sql = i64::try_from(limit).unwrap_or(i64::MAX);
+        let inside = if scope.admits_all() { None } else { Some(self.files_in(scope)?) };
         let Some((weighed, average)) = self.weighed(terms)? else {
-            let rows = self.rows(sql::COUNTING_AS_IT_GOES, &[&terms, &limit_sql])?;
+            let mut params: Vec<&(dyn ToSql + Sync)> = vec![&terms, &limit_sql];
+            params.extend(inside.as_ref().map(|(files, _)| files as &(dyn ToSql + Sync)));
+            let rows = self.rows(&sql::counting_as_it_goes(inside.is_some()), &params)?;
             return Ok((rows.iter().map(|r| (r.get(0), r.get(1))).collect(), Plan::Counting));
         };
         let all = Terms::of(&weighed.iter().collect::<Vec<_>>());
+        if let Some((files, chunks)) = &inside {
+            // The best of the whole index say nothing of the best in scope:
+            // no seed, no narrowing.
+            let postings: i64 = weighed.iter().map(|t| t.chunks).sum();
+            let one_by_one = (chunks * weighed.len() as i64) as f64 * self.word_costs.look_up < postings as f64;
+            let statement = if one_by_one { sql::each_chunk_in_scope() } else { sql::every_posting(true) };
+            let rows = self.rows(&statement, &[&average, &all.names, &all.weights, &limit_sql, files])?;
+            return Ok((rows.iter().map(|r| (r.get(0), r.get(1))).collect(), Plan::Scoped { one_by_one }));
+        }
         let reached = self.seed_reaches(&weighed, &all, average, limit)?;
         let (rows, plan) = match reached.and_then(|reached| narrow(&weighed, reached, &self.word_costs)) {
-            None => (self.rows(&sql::every_posting(), &[&average, &all.names, &all.weights, &limit_sql])?, Plan::Every),
+            None => {
+                (self.rows(&sql::every_posting(false), &[&average, &all.names, &all.weights, &limit_sql])?, Plan::Every)
+            }
             Some(narrowed) => {
                 let (looked_up, summed) = (Terms::of(&narrowed.looked_up), Terms::of(&narrowed.summed));
                 let (many, one_by_one) = (summed.names.len() > 1, narrowed.one_by_one);
@@ -86,6 +116,13 @@ impl PgIndex {
             }
         };
         Ok((rows.iter().map(|r| (r.get(0), r.get(1))).collect(), plan))
+    }
+
+    /// The ids of the files in `scope`, and how many chunks they have.
+    fn files_in(&self, scope: &ScopeParams) -> Result<(Vec<i64>, i64), StoreError> {
+        let files: Vec<i64> = self.rows(&sql::files_in_scope(), &scope.params())?.iter().map(|r| r.get(0)).collect();
+        let chunks = self.row("SELECT count(*) FROM chunks WHERE file_id = ANY($1)", &[&files])?;
+        Ok((files, chunks.map_or(0, |r| r.get(0))))
     }
 
     /// The query's terms weighed, with the average chunk length; None when
@@ -175,6 +212,22 @@ mod tests {
         }
     }
 
+    /// The whole root, a directory, a file and a filtered walk's files.
+    fn scopes() -> Vec<Scope> {
+        let prefixes = |p: &[&str]| Scope { prefixes: p.iter().map(|p| p.to_string()).collect(), files: None };
+        let walked: HashSet<String> = (0..600).step_by(5).map(path).collect();
+        vec![
+            Scope::default(),
+            prefixes(&["d1"]),
+            prefixes(&["d2/f6.txt", "d3"]),
+            Scope { prefixes: vec!["d0".into()], files: Some(walked) },
+        ]
+    }
+
+    fn path(file: usize) -> String {
+        format!("d{}/f{file}.txt", file % 4)
+    }
+
     /// Search `queries` every way the costs allow and by counting as it
     /// goes (what summing every posting always gave); the plans taken.
     fn same_as_summing_everything(index: &mut PgIndex, queries: &[Vec<String>]) -> HashSet<Plan> {
@@ -186,16 +239,24 @@ mod tests {
         ] {
             index.word_costs = costs;
             for terms in queries {
-                for limit in [1, 10, 100] {
-                    let (got, plan) = index.in_one_state(|| index.best_matches_by_plan(terms, limit)).unwrap();
-                    let expected: Vec<(ChunkId, f64)> = index
-                        .rows(sql::COUNTING_AS_IT_GOES, &[terms, &(limit as i64)])
-                        .unwrap()
-                        .iter()
-                        .map(|r| (r.get(0), r.get(1)))
-                        .collect();
-                    assert_same_up_to_rounding(&got, &expected, &format!("{terms:?} at {limit} by {plan:?}"));
-                    plans.insert(plan);
+                let every: Vec<(ChunkId, f64)> = index
+                    .rows(&sql::counting_as_it_goes(false), &[terms, &i64::MAX])
+                    .unwrap()
+                    .iter()
+                    .map(|r| (r.get(0), r.get(1)))
+                    .collect();
+                let places = index.places(&every.iter().map(|e| e.0).collect::<Vec<_>>()).unwrap();
+                for scope in scopes() {
+                    for limit in [1, 10, 100] {
+                        let params = ScopeParams::of(&scope);
+                        let (got, plan) =
+                            index.in_one_state(|| index.best_matches_by_plan(terms, &params, limit)).unwrap();
+                        let expected: Vec<(ChunkId, f64)> =
+                            every.iter().filter(|e| scope.admits(&places[&e.0].0)).take(limit).copied().collect();
+                        let what = format!("{terms:?} in {scope:?} at {limit} by {plan:?}");
+                        assert_same_up_to_rounding(&got, &expected, &what);
+                        plans.insert(plan);
+                    }
                 }
             }
         }
@@ -203,19 +264,13 @@ mod tests {
     }
 
     #[test]
-    fn every_way_of_narrowing_finds_what_summing_every_posting_finds() {
+    fn every_way_of_narrowing_or_scoping_finds_what_summing_every_posting_finds() {
         let server = TestServer::start();
         let mut index = server.index("words");
         index.reset(&IndexMeta::for_tests()).unwrap();
         let mut draw = Draw(7);
         let files: Vec<FileWrite> = (0..600)
-            .map(|f| {
-                FileWrite::of_texts(
-                    &format!("f{f}.txt"),
-                    &(0..1 + f % 3).map(|_| draw.text()).collect::<Vec<_>>(),
-                    None,
-                )
-            })
+            .map(|f| FileWrite::of_texts(&path(f), &(0..1 + f % 3).map(|_| draw.text()).collect::<Vec<_>>(), None))
             .collect();
         index.write_batch(&files, &[], &[]).unwrap();
         let queries: Vec<Vec<String>> = (0..40)
@@ -231,13 +286,15 @@ mod tests {
             Plan::Narrowed { many: false, one_by_one: true },
             Plan::Narrowed { many: true, one_by_one: false },
             Plan::Narrowed { many: true, one_by_one: true },
+            Plan::Scoped { one_by_one: false },
+            Plan::Scoped { one_by_one: true },
         ] {
             assert!(plans.contains(&plan), "no search was {plan:?}: {plans:?}");
         }
         // Rewrites and removals keep the stats current and exact.
         let rewritten: Vec<FileWrite> =
-            (0..600).step_by(7).map(|f| FileWrite::of_texts(&format!("f{f}.txt"), &[draw.text()], None)).collect();
-        let removed: Vec<String> = (1..600).step_by(11).map(|f| format!("f{f}.txt")).collect();
+            (0..600).step_by(7).map(|f| FileWrite::of_texts(&path(f), &[draw.text()], None)).collect();
+        let removed: Vec<String> = (1..600).step_by(11).map(path).collect();
         index.write_batch(&rewritten, &[], &removed).unwrap();
         assert!(index.term_stats_totals().unwrap().is_some());
         assert!(index.term_stats_agree().unwrap());
@@ -252,8 +309,8 @@ mod tests {
         assert!(same_as_summing_everything(&mut index, &queries).len() > 1);
         // Within a snapshot the search asks in it, and the snapshot goes on.
         let snapshot = index.snapshot().unwrap();
-        let words = index.best_matches(&queries[0], 10).unwrap();
-        assert_eq!(index.best_matches(&queries[0], 10).unwrap(), words);
+        let words = index.best_matches(&queries[0], &Scope::default(), 10).unwrap();
+        assert_eq!(index.best_matches(&queries[0], &Scope::default(), 10).unwrap(), words);
         snapshot.finish().unwrap();
         assert!(!index.in_snapshot.get());
     }

@@ -2,6 +2,7 @@
 //! chunk length and $2, $3 the terms with their weights (`w`); the rest of
 //! the parameters are the statement's own.
 
+use super::super::scope::ScopeParams;
 use crate::store::bm25;
 
 /// What `c` (a row of chunk_terms) adds per unit of weight:
@@ -43,14 +44,39 @@ pub(super) fn seed(grouped: bool) -> String {
 }
 
 /// The best $4 chunks by every posting of the terms: chunk and score (more
-/// negative is better), ties by chunk.
-pub(super) fn every_posting() -> String {
+/// negative is better), ties by chunk; `scoped`: of the files $5 alone.
+pub(super) fn every_posting(scoped: bool) -> String {
     let (part, postings) = (part(), postings("w"));
+    let inside = if scoped { inside(5) } else { String::new() };
     format!(
         "WITH {WEIGHTS}
-         SELECT c.chunk_id, -sum(w.weight * {part}) AS score FROM w {postings}
+         SELECT c.chunk_id, -sum(w.weight * {part}) AS score FROM w {postings} {inside}
          GROUP BY c.chunk_id ORDER BY score, c.chunk_id LIMIT $4"
     )
+}
+
+/// As `every_posting` of the files $5, each of their chunks looking its
+/// terms up: for a scope with few chunks beside the terms' postings.
+pub(super) fn each_chunk_in_scope() -> String {
+    let part = part();
+    format!(
+        "WITH {WEIGHTS}
+         SELECT ch.id, -p.score AS score FROM chunks ch CROSS JOIN LATERAL (
+             SELECT sum(w.weight * {part}) AS score
+             FROM w JOIN chunk_terms c ON c.term = w.term AND c.chunk_id = ch.id) p
+         WHERE ch.file_id = ANY($5::bigint[]) AND p.score IS NOT NULL
+         ORDER BY score, ch.id LIMIT $4"
+    )
+}
+
+/// Keep the postings `c` of the chunks of the files `$first`.
+fn inside(first: usize) -> String {
+    format!("WHERE c.chunk_id IN (SELECT ch.id FROM chunks ch WHERE ch.file_id = ANY(${first}::bigint[]))")
+}
+
+/// The ids of the files the scope whose parameters are $1 to $5 admits.
+pub(super) fn files_in_scope() -> String {
+    format!("SELECT f.id FROM files f WHERE {}", ScopeParams::filter(1))
 }
 
 /// The best $7 chunks as `every_posting` ranks them, from the candidates:
@@ -100,8 +126,14 @@ pub(super) fn narrowed(many_summed: bool, one_by_one: bool) -> String {
 
 /// The chunks that best match the terms `$1` (a term listed twice counts
 /// twice), at most `$2`, counting each term's chunks as it goes: for an
-/// index whose `term_stats` are behind it (left so by an older vecgrep).
-pub(super) const COUNTING_AS_IT_GOES: &str = "
+/// index whose `term_stats` are behind it (left so by an older vecgrep);
+/// `scoped`: of the files $3 alone.
+pub(super) fn counting_as_it_goes(scoped: bool) -> String {
+    let inside = if scoped { inside(3) } else { String::new() };
+    COUNTING_AS_IT_GOES.replace("GROUP BY c.chunk_id", &format!("{inside} GROUP BY c.chunk_id"))
+}
+
+const COUNTING_AS_IT_GOES: &str = "
 WITH asked AS (SELECT term, count(*)::float8 AS times FROM unnest($1::text[]) AS term GROUP BY term),
 totals AS (
     SELECT greatest(coalesce((SELECT value::float8 FROM meta WHERE key = 'word_rows'), 0), 1) AS n,
