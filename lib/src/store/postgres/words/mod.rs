@@ -19,6 +19,7 @@ mod sql;
 use std::collections::HashMap;
 
 use postgres::types::ToSql;
+use postgres::Row;
 
 use super::scope::ScopeParams;
 use super::PgIndex;
@@ -57,11 +58,9 @@ enum Plan {
 }
 
 impl PgIndex {
-    /// The `limit` chunks that best match `terms` (a term listed twice
-    /// counts twice) by FTS5's BM25 (more negative is better), ties by
-    /// chunk, from one state of the index.
-    /// A scope narrower than the root is applied in the statement: the
-    /// best of the whole index say nothing of the best within a directory.
+    /// The `limit` chunks in `scope` that best match `terms` (a term listed
+    /// twice counts twice) by FTS5's BM25 (more negative is better), ties
+    /// by chunk, from one state of the index.
     pub(super) fn best_matches(
         &self,
         terms: &[String],
@@ -79,43 +78,65 @@ impl PgIndex {
     ) -> Result<(Vec<(ChunkId, f64)>, Plan), StoreError> {
         let limit_sql = i64::try_from(limit).unwrap_or(i64::MAX);
         let inside = if scope.admits_all() { None } else { Some(self.files_in(scope)?) };
-        let Some((weighed, average)) = self.weighed(terms)? else {
-            let mut params: Vec<&(dyn ToSql + Sync)> = vec![&terms, &limit_sql];
-            params.extend(inside.as_ref().map(|(files, _)| files as &(dyn ToSql + Sync)));
-            let rows = self.rows(&sql::counting_as_it_goes(inside.is_some()), &params)?;
-            return Ok((rows.iter().map(|r| (r.get(0), r.get(1))).collect(), Plan::Counting));
-        };
-        let all = Terms::of(&weighed.iter().collect::<Vec<_>>());
-        if let Some((files, chunks)) = &inside {
-            // The best of the whole index say nothing of the best in scope:
-            // no seed, no narrowing.
-            let postings: i64 = weighed.iter().map(|t| t.chunks).sum();
-            let one_by_one = (chunks * weighed.len() as i64) as f64 * self.word_costs.look_up < postings as f64;
-            let statement = if one_by_one { sql::each_chunk_in_scope() } else { sql::every_posting(true) };
-            let rows = self.rows(&statement, &[&average, &all.names, &all.weights, &limit_sql, files])?;
-            return Ok((rows.iter().map(|r| (r.get(0), r.get(1))).collect(), Plan::Scoped { one_by_one }));
-        }
-        let reached = self.seed_reaches(&weighed, &all, average, limit)?;
-        let (rows, plan) = match reached.and_then(|reached| narrow(&weighed, reached, &self.word_costs)) {
-            None => {
-                (self.rows(&sql::every_posting(false), &[&average, &all.names, &all.weights, &limit_sql])?, Plan::Every)
+        let (rows, plan) = match (self.weighed(terms)?, &inside) {
+            (None, _) => {
+                let mut params: Vec<&(dyn ToSql + Sync)> = vec![&terms, &limit_sql];
+                params.extend(inside.as_ref().map(|(files, _)| files as &(dyn ToSql + Sync)));
+                (self.rows(&sql::counting_as_it_goes(inside.is_some()), &params)?, Plan::Counting)
             }
-            Some(narrowed) => {
-                let (looked_up, summed) = (Terms::of(&narrowed.looked_up), Terms::of(&narrowed.summed));
-                let (many, one_by_one) = (summed.names.len() > 1, narrowed.one_by_one);
-                let params: [&(dyn ToSql + Sync); 7] = [
-                    &average,
-                    &looked_up.names,
-                    &looked_up.weights,
-                    &summed.names,
-                    &summed.weights,
-                    &narrowed.floor,
-                    &limit_sql,
-                ];
-                (self.rows(&sql::narrowed(many, one_by_one), &params)?, Plan::Narrowed { many, one_by_one })
+            (Some((weighed, average)), Some((files, chunks))) => {
+                self.matches_in_files(&weighed, average, files, *chunks, limit_sql)?
             }
+            (Some((weighed, average)), None) => self.matches_in_index(&weighed, average, limit)?,
         };
         Ok((rows.iter().map(|r| (r.get(0), r.get(1))).collect(), plan))
+    }
+
+    /// The best matches in `files` (with `chunks` between them). The best
+    /// of the whole index say nothing of the best in a directory: no seed,
+    /// no narrowing.
+    fn matches_in_files(
+        &self,
+        weighed: &[Weighed],
+        average: f64,
+        files: &[i64],
+        chunks: i64,
+        limit: i64,
+    ) -> Result<(Vec<Row>, Plan), StoreError> {
+        let all = Terms::of(&weighed.iter().collect::<Vec<_>>());
+        let postings: i64 = weighed.iter().map(|t| t.chunks).sum();
+        let one_by_one = (chunks * weighed.len() as i64) as f64 * self.word_costs.look_up < postings as f64;
+        let statement = if one_by_one { sql::each_chunk_in_scope() } else { sql::every_posting(true) };
+        let rows = self.rows(&statement, &[&average, &all.names, &all.weights, &limit, &files])?;
+        Ok((rows, Plan::Scoped { one_by_one }))
+    }
+
+    /// The best matches in the whole index, narrowed when it pays.
+    fn matches_in_index(
+        &self,
+        weighed: &[Weighed],
+        average: f64,
+        limit: usize,
+    ) -> Result<(Vec<Row>, Plan), StoreError> {
+        let all = Terms::of(&weighed.iter().collect::<Vec<_>>());
+        let limit_sql = i64::try_from(limit).unwrap_or(i64::MAX);
+        let reached = self.seed_reaches(weighed, &all, average, limit)?;
+        let Some(narrowed) = reached.and_then(|reached| narrow(weighed, reached, &self.word_costs)) else {
+            let rows = self.rows(&sql::every_posting(false), &[&average, &all.names, &all.weights, &limit_sql])?;
+            return Ok((rows, Plan::Every));
+        };
+        let (looked_up, summed) = (Terms::of(&narrowed.looked_up), Terms::of(&narrowed.summed));
+        let (many, one_by_one) = (summed.names.len() > 1, narrowed.one_by_one);
+        let params: [&(dyn ToSql + Sync); 7] = [
+            &average,
+            &looked_up.names,
+            &looked_up.weights,
+            &summed.names,
+            &summed.weights,
+            &narrowed.floor,
+            &limit_sql,
+        ];
+        Ok((self.rows(&sql::narrowed(many, one_by_one), &params)?, Plan::Narrowed { many, one_by_one }))
     }
 
     /// The ids of the files in `scope`, and how many chunks they have.
