@@ -64,9 +64,12 @@ fn a_shared_index_answers_as_the_local_one_does() {
     assert_eq!((v["ok"].clone(), v["files"].clone()), (Value::Bool(true), Value::from(12)), "{v}");
     // A big project searches through pgvector's HNSW index: made by hand on
     // this small one, and the planner kept off scans and sorts (which it
-    // rightly prefers at this size), it finds the same.
+    // rightly prefers at this size), it finds the same. A small scope is
+    // scanned exactly whatever the index, and finds the same too.
+    let whole = ["--no-index", "--mode", "semantic", "-k", "5", "--threshold", "0", "handle a request"];
     let scoped = ["--no-index", "--mode", "semantic", "-k", "5", "--threshold", "0", "handle a request", "pkg"];
-    let before = hits(&run(shared(&t, &pg, "demo", "vg-query").args(scoped)));
+    let before = hits(&run(shared(&t, &pg, "demo", "vg-query").args(whole)));
+    let before_scoped = hits(&run(shared(&t, &pg, "demo", "vg-query").args(scoped)));
     let schema = pg.sql("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'vg\\_%'").unwrap();
     pg.sql(&format!(
         "SET search_path TO {schema}, public;
@@ -76,7 +79,8 @@ fn a_shared_index_answers_as_the_local_one_does() {
          ALTER DATABASE vecgrep SET enable_sort = off;"
     ))
     .unwrap();
-    assert_eq!(hits(&run(shared(&t, &pg, "demo", "vg-query").args(scoped))), before);
+    assert_eq!(hits(&run(shared(&t, &pg, "demo", "vg-query").args(whole))), before);
+    assert_eq!(hits(&run(shared(&t, &pg, "demo", "vg-query").args(scoped))), before_scoped);
     let used = || pg.sql("SELECT idx_scan FROM pg_stat_user_indexes WHERE indexrelname = 'chunks_embedding_hnsw'");
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while used().unwrap() == "0" && std::time::Instant::now() < deadline {

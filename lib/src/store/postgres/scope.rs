@@ -1,10 +1,11 @@
 //! A search's scope as Postgres statements take it: a filter on `files f`
 //! and its five parameters, for the vector search and for finding the
-//! files a word search keeps to.
+//! files a search in a directory keeps to.
 
 use postgres::types::ToSql;
 
-use crate::store::Scope;
+use super::PgIndex;
+use crate::store::{Scope, StoreError};
 
 /// The parameters of `filter`, in its order.
 pub(super) struct ScopeParams {
@@ -47,5 +48,15 @@ impl ScopeParams {
     /// The parameters, in `filter`'s order.
     pub(super) fn params(&self) -> [&(dyn ToSql + Sync); 5] {
         [&self.whole, &self.exact, &self.under, &self.unfiltered, &self.files]
+    }
+}
+
+impl PgIndex {
+    /// The ids of the files in `scope`, and how many chunks they have.
+    pub(super) fn files_in(&self, scope: &ScopeParams) -> Result<(Vec<i64>, i64), StoreError> {
+        let sql = format!("SELECT f.id FROM files f WHERE {}", ScopeParams::filter(1));
+        let files: Vec<i64> = self.rows(&sql, &scope.params())?.iter().map(|r| r.get(0)).collect();
+        let chunks = self.row("SELECT count(*) FROM chunks WHERE file_id = ANY($1)", &[&files])?;
+        Ok((files, chunks.map_or(0, |r| r.get(0))))
     }
 }

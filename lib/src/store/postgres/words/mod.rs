@@ -139,13 +139,6 @@ impl PgIndex {
         Ok((self.rows(&sql::narrowed(many, one_by_one), &params)?, Plan::Narrowed { many, one_by_one }))
     }
 
-    /// The ids of the files in `scope`, and how many chunks they have.
-    fn files_in(&self, scope: &ScopeParams) -> Result<(Vec<i64>, i64), StoreError> {
-        let files: Vec<i64> = self.rows(&sql::files_in_scope(), &scope.params())?.iter().map(|r| r.get(0)).collect();
-        let chunks = self.row("SELECT count(*) FROM chunks WHERE file_id = ANY($1)", &[&files])?;
-        Ok((files, chunks.map_or(0, |r| r.get(0))))
-    }
-
     /// The query's terms weighed, with the average chunk length; None when
     /// `term_stats` do not describe this state of the index.
     fn weighed(&self, terms: &[String]) -> Result<Option<(Vec<Weighed>, f64)>, StoreError> {

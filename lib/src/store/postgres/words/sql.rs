@@ -2,7 +2,6 @@
 //! chunk length and $2, $3 the terms with their weights (`w`); the rest of
 //! the parameters are the statement's own.
 
-use super::super::scope::ScopeParams;
 use crate::store::bm25;
 
 /// What `c` (a row of chunk_terms) adds per unit of weight:
@@ -72,11 +71,6 @@ pub(super) fn each_chunk_in_scope() -> String {
 /// Keep the postings `c` of the chunks of the files `$first`.
 fn inside(first: usize) -> String {
     format!("WHERE c.chunk_id IN (SELECT ch.id FROM chunks ch WHERE ch.file_id = ANY(${first}::bigint[]))")
-}
-
-/// The ids of the files the scope whose parameters are $1 to $5 admits.
-pub(super) fn files_in_scope() -> String {
-    format!("SELECT f.id FROM files f WHERE {}", ScopeParams::filter(1))
 }
 
 /// The best $7 chunks as `every_posting` ranks them, from the candidates:
