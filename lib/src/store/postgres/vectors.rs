@@ -3,7 +3,6 @@
 //! run, by the writer holding the lock) and the scope is not small.
 
 use pgvector::Vector;
-
 use postgres::types::ToSql;
 
 use super::scope::ScopeParams;
