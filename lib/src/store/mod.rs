@@ -281,14 +281,20 @@ pub struct Scope {
 }
 
 impl Scope {
+    /// Whether the prefixes take in the whole root (a filtered walk may
+    /// still leave files out).
+    pub fn spans_root(&self) -> bool {
+        self.prefixes.is_empty() || self.prefixes.iter().any(String::is_empty)
+    }
+
+    /// Whether every file of the root is in scope.
+    pub fn admits_all(&self) -> bool {
+        self.spans_root() && self.files.is_none()
+    }
+
     /// Whether the file at root-relative `path` may be returned. A backend
     /// ranking by vector applies the same rule its own way (SQLite in SQL);
     /// search applies it to words and to the vectors in memory.
-    /// Whether every file of the root is in scope.
-    pub fn admits_all(&self) -> bool {
-        (self.prefixes.is_empty() || self.prefixes.iter().any(String::is_empty)) && self.files.is_none()
-    }
-
     pub fn admits(&self, path: &str) -> bool {
         let under = self.prefixes.is_empty()
             || self.prefixes.iter().any(|p| {

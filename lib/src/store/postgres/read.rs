@@ -42,11 +42,7 @@ impl IndexReader for PgIndex {
     }
 
     fn word_generation(&self) -> Result<i64, StoreError> {
-        let row = self.row(
-            "SELECT coalesce((SELECT value::bigint FROM meta WHERE key = 'generation'), 0)
-                  - coalesce((SELECT value::bigint FROM meta WHERE key = 'wordless_changes'), 0)",
-            &[],
-        )?;
+        let row = self.row(&format!("SELECT {}", super::term_stats::WORD_GENERATION), &[])?;
         Ok(row.map_or(0, |r| r.get(0)))
     }
 

@@ -21,7 +21,7 @@ pub(super) struct ScopeParams {
 
 impl ScopeParams {
     pub(super) fn of(scope: &Scope) -> ScopeParams {
-        let whole = scope.prefixes.is_empty() || scope.prefixes.iter().any(String::is_empty);
+        let whole = scope.spans_root();
         let (exact, under) = if whole {
             (Vec::new(), Vec::new())
         } else {

@@ -23,14 +23,20 @@ CREATE TABLE IF NOT EXISTS term_stats (
 )";
 
 /// The word generation (`IndexReader::word_generation`) of the state a
-/// transaction sees.
-const WORD_GENERATION: &str = "
+/// statement sees.
+pub(super) const WORD_GENERATION: &str = "
     coalesce((SELECT value::bigint FROM meta WHERE key = 'generation'), 0)
   - coalesce((SELECT value::bigint FROM meta WHERE key = 'wordless_changes'), 0)";
 
+/// Whether the stats describe the state a statement sees: true, or null
+/// when they were never made.
+fn current_sql() -> String {
+    format!("(SELECT value FROM meta WHERE key = 'term_stats_at') = ({WORD_GENERATION})::text")
+}
+
 /// Whether the stats describe the state `tx` sees.
 pub(super) fn current(tx: &mut Transaction<'_>) -> Result<bool, postgres::Error> {
-    let sql = format!("SELECT (SELECT value FROM meta WHERE key = 'term_stats_at') = ({WORD_GENERATION})::text");
+    let sql = format!("SELECT {}", current_sql());
     Ok(tx.query_one(&sql, &[])?.get::<_, Option<bool>>(0).unwrap_or(false))
 }
 
@@ -54,8 +60,13 @@ pub(super) struct TermChanges {
 impl TermChanges {
     /// A chunk of `length` tokens that has `term` `tf` times was added.
     pub(super) fn add(&mut self, term: &str, tf: i32, length: i32) {
-        let entry = self.terms.entry(term.to_string()).or_insert((0, 0, i32::MAX));
+        let entry = self.entry(term.to_string());
         *entry = (entry.0 + 1, entry.1.max(tf), entry.2.min(length));
+    }
+
+    /// A term's change so far: none, with bounds that widen nothing.
+    fn entry(&mut self, term: String) -> &mut (i64, i32, i32) {
+        self.terms.entry(term).or_insert((0, 0, i32::MAX))
     }
 
     /// Uncount the terms of the chunks of the files `filter` selects (on
@@ -72,8 +83,7 @@ impl TermChanges {
              JOIN files f ON f.id = c.file_id WHERE {filter} GROUP BY t.term"
         );
         for row in tx.query(&sql, &[value])? {
-            let entry = self.terms.entry(row.get(0)).or_insert((0, 0, i32::MAX));
-            entry.0 -= row.get::<_, i64>(1);
+            self.entry(row.get(0)).0 -= row.get::<_, i64>(1);
         }
         Ok(())
     }
@@ -81,13 +91,11 @@ impl TermChanges {
     /// Apply the changes; the batch's generation is counted already.
     pub(super) fn write(self, tx: &mut Transaction<'_>) -> Result<(), postgres::Error> {
         let (mut terms, mut chunks, mut max_tfs, mut min_dls) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        for (term, (n, max_tf, min_dl)) in &self.terms {
-            if *n != 0 || *max_tf > 0 {
-                terms.push(term.as_str());
-                chunks.push(*n);
-                max_tfs.push(*max_tf);
-                min_dls.push(*min_dl);
-            }
+        for (term, &(n, max_tf, min_dl)) in &self.terms {
+            terms.push(term.as_str());
+            chunks.push(n);
+            max_tfs.push(max_tf);
+            min_dls.push(min_dl);
         }
         if !terms.is_empty() {
             tx.execute(
@@ -128,9 +136,10 @@ impl PgIndex {
     pub(super) fn term_stats_totals(&self) -> Result<Option<(i64, i64)>, StoreError> {
         let row = self.row(
             &format!(
-                "SELECT (SELECT value FROM meta WHERE key = 'term_stats_at') = ({WORD_GENERATION})::text,
+                "SELECT {},
                         coalesce((SELECT value::bigint FROM meta WHERE key = 'word_rows'), 0),
-                        coalesce((SELECT value::bigint FROM meta WHERE key = 'word_tokens'), 0)"
+                        coalesce((SELECT value::bigint FROM meta WHERE key = 'word_tokens'), 0)",
+                current_sql()
             ),
             &[],
         )?;

@@ -4,14 +4,20 @@
 
 use crate::store::bm25;
 
-/// What `c` (a row of chunk_terms) adds per unit of weight:
-/// `bm25::term_part` in doubles, in its order (numeric literals would make
-/// Postgres compute in `numeric`: slower, and rounded otherwise).
+/// What `c` (a row of chunk_terms) adds per unit of weight, the average
+/// length being $1: `bm25::term_part` in doubles, in its order (numeric
+/// literals would make Postgres compute in `numeric`: slower, and rounded
+/// otherwise).
 fn part() -> String {
+    part_over("$1::float8")
+}
+
+/// `part` with the average length `average` (an SQL expression).
+fn part_over(average: &str) -> String {
     let (k1, b) = (bm25::K1, bm25::B);
     format!(
         "((c.tf::float8 * ({k1}::float8 + 1.0::float8)) / (c.tf::float8 + {k1}::float8 \
-         * (1.0::float8 - {b}::float8 + {b}::float8 * c.dl::float8 / $1::float8)))"
+         * (1.0::float8 - {b}::float8 + {b}::float8 * c.dl::float8 / {average})))"
     )
 }
 
@@ -123,29 +129,24 @@ pub(super) fn narrowed(many_summed: bool, one_by_one: bool) -> String {
 /// index whose `term_stats` are behind it (left so by an older vecgrep);
 /// `scoped`: of the files $3 alone.
 pub(super) fn counting_as_it_goes(scoped: bool) -> String {
+    let part = part_over("w.avgdl");
     let inside = if scoped { inside(3) } else { String::new() };
-    COUNTING_AS_IT_GOES.replace("GROUP BY c.chunk_id", &format!("{inside} GROUP BY c.chunk_id"))
+    format!(
+        "WITH asked AS (SELECT term, count(*)::float8 AS times FROM unnest($1::text[]) AS term GROUP BY term),
+         totals AS (
+             SELECT greatest(coalesce((SELECT value::float8 FROM meta WHERE key = 'word_rows'), 0), 1) AS n,
+                    coalesce((SELECT value::float8 FROM meta WHERE key = 'word_tokens'), 0) AS tokens
+         ),
+         weights AS (
+             SELECT a.term, a.times * CASE WHEN x.idf <= 0 THEN 1e-6 ELSE x.idf END AS idf,
+                    greatest(t.tokens / t.n, 1e-9) AS avgdl
+             FROM asked a CROSS JOIN totals t
+             CROSS JOIN LATERAL (SELECT count(*)::float8 AS hits FROM chunk_terms c WHERE c.term = a.term) h
+             CROSS JOIN LATERAL (SELECT ln((t.n - h.hits + 0.5) / (h.hits + 0.5)) AS idf) x
+             WHERE h.hits > 0
+         )
+         SELECT c.chunk_id, -sum(w.idf * {part}) AS score
+         FROM weights w JOIN chunk_terms c ON c.term = w.term {inside}
+         GROUP BY c.chunk_id ORDER BY score, c.chunk_id LIMIT $2"
+    )
 }
-
-const COUNTING_AS_IT_GOES: &str = "
-WITH asked AS (SELECT term, count(*)::float8 AS times FROM unnest($1::text[]) AS term GROUP BY term),
-totals AS (
-    SELECT greatest(coalesce((SELECT value::float8 FROM meta WHERE key = 'word_rows'), 0), 1) AS n,
-           coalesce((SELECT value::float8 FROM meta WHERE key = 'word_tokens'), 0) AS tokens
-),
-weights AS (
-    SELECT a.term, a.times * CASE WHEN x.idf <= 0 THEN 1e-6 ELSE x.idf END AS idf,
-           greatest(t.tokens / t.n, 1e-9) AS avgdl
-    FROM asked a CROSS JOIN totals t
-    CROSS JOIN LATERAL (SELECT count(*)::float8 AS hits FROM chunk_terms c WHERE c.term = a.term) h
-    CROSS JOIN LATERAL (SELECT ln((t.n - h.hits + 0.5) / (h.hits + 0.5)) AS idf) x
-    WHERE h.hits > 0
-)
-SELECT c.chunk_id,
-       -sum(w.idf * ((c.tf::float8 * (1.2::float8 + 1.0::float8))
-                     / (c.tf::float8 + 1.2::float8 * (1.0::float8 - 0.75::float8 + 0.75::float8 * c.dl::float8 / w.avgdl))))
-       AS score
-FROM weights w JOIN chunk_terms c ON c.term = w.term
-GROUP BY c.chunk_id
-ORDER BY score, c.chunk_id
-LIMIT $2";
