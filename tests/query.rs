@@ -227,3 +227,48 @@ fn the_implementation_outranks_its_tests_and_examples_unless_tests_are_asked_for
     // A query that is a symbol finds the file named after it before its users.
     assert_eq!(first("UploadQueue"), "src/upload_queue.py");
 }
+
+/// A tree where one large file says a question's words in every function
+/// (`request`, `log`), while a small file under `middleware/` is what the
+/// question asks for without them, and a third is loosely related.
+fn request_handlers_and_a_middleware() -> Tree {
+    let t = Tree::git();
+    let handlers: Vec<String> = ["get_user", "post_order", "put_cart", "delete_session", "get_invoice", "get_report"]
+        .iter()
+        .map(|name| {
+            let what = name.split('_').nth(1).unwrap();
+            format!(
+                "def handle_{name}(request):\n    \"\"\"Answer a request for a {what}.\"\"\"\n    log.debug(\"handling %s request for {what}\", request.method)\n    found = store.find_{what}(request.params[\"id\"])\n    if found is None:\n        log.info(\"no {what} for request %s\", request.path)\n        return Response(404)\n    return Response(200, body=found.to_json())\n"
+            )
+        })
+        .collect();
+    t.write(
+        "app/server.py",
+        &format!("import logging\n\nlog = logging.getLogger(__name__)\n\n\n{}", handlers.join("\n\n")),
+    );
+    t.write(
+        "app/middleware/logger.py",
+        "import time\n\n\nclass Timing:\n    \"\"\"Wraps the app: writes one line per call with method, path, status and time taken.\"\"\"\n\n    def __init__(self, app, out):\n        self.app = app\n        self.out = out\n\n    def __call__(self, environ, start):\n        began = time.monotonic()\n        status = self.app(environ, start)\n        took = time.monotonic() - began\n        self.out.write(f\"{environ['REQUEST_METHOD']} {environ['PATH_INFO']} {status} {took:.3f}s\\n\")\n        return status\n",
+    );
+    t.write(
+        "app/audit.py",
+        "def record_access(entry, sink):\n    \"\"\"Keep an audit trail: who asked for what, and when.\"\"\"\n    sink.append((entry.user, entry.path, entry.when))\n",
+    );
+    t
+}
+
+/// The file a plain question asks for comes first even when another says
+/// its words in every identifier, and ten places hold ten answers: further
+/// chunks of a file already shown step back behind other files.
+#[test]
+fn a_plain_question_finds_its_file_and_places_are_not_one_files_repeats() {
+    let t = request_handlers_and_a_middleware();
+    let args = ["--chunk-size", "200", "--chunk-overlap", "0", "--threshold", "-1", "-k", "5"];
+    let o = query(&t, ".", &[&args[..], &["request logging middleware"]].concat());
+    assert_code(&o, 0);
+    let files: Vec<String> = records(&o).iter().map(|h| h["file"].as_str().unwrap().to_string()).collect();
+    assert!(files.iter().filter(|f| *f == "app/server.py").count() > 2, "server.py is cut into chunks: {files:?}");
+    assert_eq!(files[0], "app/middleware/logger.py", "{files:?}");
+    let first_three: std::collections::HashSet<&String> = files[..3].iter().collect();
+    assert_eq!(first_three.len(), 3, "three files before a repeat: {files:?}");
+}

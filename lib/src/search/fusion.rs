@@ -10,12 +10,12 @@
 //! follows, so that it is descending: the fused score in hybrid mode
 //! (`relevance`), the score otherwise.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::fill::{embed_missing, static_ranking};
 use super::lexical;
 use super::names::{score_chunks, QueryWords};
-use super::rerank::{rerank, QueryShape};
+use super::rerank::{rerank, Evidence, QueryShape};
 use super::vectors::VectorTable;
 use super::{Ranking, SearchRequest};
 use crate::store::{ChunkId, IndexReader, StoreError};
@@ -109,10 +109,12 @@ pub(super) fn scored_candidates(
     }
     let mut scored = match (sides.vector, sides.words.is_some()) {
         (Some(vector), true) => {
-            let fused = fused_ranking(store, &semantic, &lexical, sides.names.as_ref())?;
+            let (fused, named) = fused_ranking(store, &semantic, &lexical, sides.names.as_ref())?;
             let places = lexical::places(store, &ids(&fused), ranking.vectors)?;
-            let fused = rerank(&fused, &places, &QueryShape::of(request.query));
-            with_cosines(store, fused, &semantic, vector, ranking.vectors, request)?
+            let cosines: HashMap<ChunkId, f32> = semantic.iter().copied().collect();
+            let evidence = Evidence { places: &places, cosines: &cosines, named: &named };
+            let fused = rerank(&fused, &evidence, &QueryShape::of(request.query));
+            with_cosines(store, fused, &cosines, vector, ranking.vectors, request)?
         }
         (Some(_), false) => semantic.into_iter().map(Scored::ordered_by_score).collect(),
         (None, _) => {
@@ -135,30 +137,36 @@ fn candidates_to_fill(
     names: Option<&QueryWords>,
 ) -> Result<Vec<ChunkId>, StoreError> {
     let rankings = [(&ids(semantic)[..], 1.0), (&ids(by_static)[..], 1.0), (&ids(lexical)[..], 1.0)];
-    Ok(fused_with_names(store, &rankings, names)?.into_iter().map(|f| f.0).collect())
+    Ok(fused_with_names(store, &rankings, names)?.0.into_iter().map(|f| f.0).collect())
 }
 
-/// Both rankings fused, then raised by the name signal.
+/// A fused ranking, best first, with the chunks the name signal raised.
+type NamedFusion = (Vec<(ChunkId, f32)>, HashSet<ChunkId>);
+
+/// Both rankings fused, then raised by the name signal; with the chunks
+/// it raised.
 fn fused_ranking(
     store: &dyn IndexReader,
     semantic: &[(ChunkId, f32)],
     lexical: &[(ChunkId, f64)],
     names: Option<&QueryWords>,
-) -> Result<Vec<(ChunkId, f32)>, StoreError> {
+) -> Result<NamedFusion, StoreError> {
     fused_with_names(store, &[(&ids(semantic), 1.0), (&ids(lexical), LEXICAL_WEIGHT)], names)
 }
 
-/// Rankings fused by `fuse`, then raised by the name signal.
+/// Rankings fused by `fuse`, then raised by the name signal; with the
+/// chunks it raised.
 fn fused_with_names(
     store: &dyn IndexReader,
     rankings: &[(&[ChunkId], f32)],
     names: Option<&QueryWords>,
-) -> Result<Vec<(ChunkId, f32)>, StoreError> {
+) -> Result<NamedFusion, StoreError> {
     let mut fused = fuse(rankings);
-    if let Some(words) = names.filter(|w| !w.is_empty()) {
-        boost_by_names(store, &mut fused, words)?;
-    }
-    Ok(fused)
+    let named = match names.filter(|w| !w.is_empty()) {
+        Some(words) => boost_by_names(store, &mut fused, words)?,
+        None => HashSet::new(),
+    };
+    Ok((fused, named))
 }
 
 /// The ids of a ranking, in its order.
@@ -173,12 +181,11 @@ fn ids<T>(ranking: &[(ChunkId, T)]) -> Vec<ChunkId> {
 fn with_cosines(
     store: &dyn IndexReader,
     fused: Vec<(ChunkId, f32)>,
-    semantic: &[(ChunkId, f32)],
+    cosine: &HashMap<ChunkId, f32>,
     vector: &[f32],
     table: Option<&VectorTable>,
     request: &SearchRequest<'_>,
 ) -> Result<Vec<Scored>, StoreError> {
-    let cosine: HashMap<ChunkId, f32> = semantic.iter().copied().collect();
     let mut scored = Vec::with_capacity(request.k);
     for (id, fused) in fused {
         let score = match (cosine.get(&id), table) {
@@ -223,17 +230,17 @@ pub(super) fn boost(score: f32) -> f32 {
 
 /// Each fused candidate's name-match boost (`boost`) added to its score,
 /// re-ranked: a chunk whose own name says what the query asks rises above
-/// those that only mention its words.
+/// those that only mention its words. Returns the chunks it raised.
 pub(super) fn boost_by_names(
     store: &dyn IndexReader,
     fused: &mut [(ChunkId, f32)],
     query: &QueryWords,
-) -> Result<(), StoreError> {
+) -> Result<HashSet<ChunkId>, StoreError> {
     let mut names = store.names_of(&fused.iter().map(|f| f.0).collect::<Vec<_>>())?;
     let chunks: Vec<(ChunkId, String)> =
         fused.iter().filter_map(|&(id, _)| names.remove(&id).map(|n| (id, n))).collect();
     if chunks.is_empty() {
-        return Ok(());
+        return Ok(HashSet::new());
     }
     let named_chunks = store.named_chunks()?;
     let mut failed = None;
@@ -247,13 +254,16 @@ pub(super) fn boost_by_names(
     if let Some(e) = failed {
         return Err(e);
     }
+    let mut named = HashSet::new();
     for (id, fused_score) in fused.iter_mut() {
-        if let Some(&s) = scores.get(id) {
-            *fused_score += boost(s);
+        let raised = scores.get(id).map_or(0.0, |&s| boost(s));
+        if raised > 0.0 {
+            *fused_score += raised;
+            named.insert(*id);
         }
     }
     fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    Ok(())
+    Ok(named)
 }
 
 #[cfg(test)]
