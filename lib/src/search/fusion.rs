@@ -15,7 +15,7 @@ use std::collections::{HashMap, HashSet};
 use super::fill::{embed_missing, static_ranking};
 use super::lexical;
 use super::names::{score_chunks, QueryWords};
-use super::rerank::{rerank, Evidence, QueryShape};
+use super::rerank::{rerank, Evidence, QueryShape, LEADERS};
 use super::vectors::VectorTable;
 use super::{Ranking, SearchRequest};
 use crate::store::{ChunkId, IndexReader, StoreError};
@@ -112,7 +112,9 @@ pub(super) fn scored_candidates(
             let (fused, named) = fused_ranking(store, &semantic, &lexical, sides.names.as_ref())?;
             let places = lexical::places(store, &ids(&fused), ranking.vectors)?;
             let cosines: HashMap<ChunkId, f32> = semantic.iter().copied().collect();
-            let evidence = Evidence { places: &places, cosines: &cosines, named: &named };
+            let mut kept = named;
+            kept.extend(semantic.iter().take(LEADERS).map(|s| s.0).chain(lexical.iter().take(LEADERS).map(|l| l.0)));
+            let evidence = Evidence { places: &places, cosines: &cosines, kept: &kept };
             let fused = rerank(&fused, &evidence, &QueryShape::of(request.query));
             with_cosines(store, fused, &cosines, vector, ranking.vectors, request)?
         }
