@@ -112,8 +112,7 @@ pub(super) fn scored_candidates(
             let (fused, named) = fused_ranking(store, &semantic, &lexical, sides.names.as_ref())?;
             let places = lexical::places(store, &ids(&fused), ranking.vectors)?;
             let cosines: HashMap<ChunkId, f32> = semantic.iter().copied().collect();
-            let mut kept = named;
-            kept.extend(semantic.iter().take(LEADERS).map(|s| s.0).chain(lexical.iter().take(LEADERS).map(|l| l.0)));
+            let kept = kept_in_place(named, &semantic, &lexical);
             let evidence = Evidence { places: &places, cosines: &cosines, kept: &kept };
             let fused = rerank(&fused, &evidence, &QueryShape::of(request.query));
             with_cosines(store, fused, &cosines, vector, ranking.vectors, request)?
@@ -169,6 +168,19 @@ fn fused_with_names(
         None => HashSet::new(),
     };
     Ok((fused, named))
+}
+
+/// The candidates that keep their place as further chunks of a file
+/// (`Evidence::kept`): those the name signal raised and the `LEADERS` best
+/// of each ranking.
+fn kept_in_place(
+    mut named: HashSet<ChunkId>,
+    semantic: &[(ChunkId, f32)],
+    lexical: &[(ChunkId, f64)],
+) -> HashSet<ChunkId> {
+    named.extend(semantic.iter().take(LEADERS).map(|s| s.0));
+    named.extend(lexical.iter().take(LEADERS).map(|l| l.0));
+    named
 }
 
 /// The ids of a ranking, in its order.
