@@ -91,7 +91,7 @@ pub(super) fn rerank(fused: &[(ChunkId, f32)], evidence: &Evidence<'_>, query: &
     let file = |id: &ChunkId| evidence.places.get(id).map(|p| p.0.as_str());
     let mut scored: Vec<(ChunkId, f32)> = fused.to_vec();
     add_coherence(&mut scored, &file, best);
-    let meaning = file_meanings(&scored, &file, evidence.cosines);
+    let lifts = file_lifts(&scored, &file, evidence.cosines, query);
     for (id, score) in scored.iter_mut() {
         let Some(path) = file(id) else { continue };
         if query.names_file(path) {
@@ -100,33 +100,38 @@ pub(super) fn rerank(fused: &[(ChunkId, f32)], evidence: &Evidence<'_>, query: &
         *score *= query.prior(path, TEST_PRIOR, EXAMPLE_PRIOR, PROSE_PRIOR);
         // After the prior, which weighs the chunk's own evidence: applied to
         // these too, SB measured 0.837 against 0.840.
-        *score +=
-            best * (FILE_MEANING * meaning.get(path).copied().unwrap_or(0.0) + PATH_WORDS * query.path_share(path));
+        *score += best * lifts.get(path).copied().unwrap_or(0.0);
     }
     sort(&mut scored);
     step_back_repeats(&mut scored, &file, evidence.kept);
     scored
 }
 
-/// Each file's meaning: the mean cosine of its `FILE_MEANING_CHUNKS`
-/// candidates closest to the query, of those ranked by meaning.
-fn file_meanings<'a>(
+/// What each candidate file adds to its chunks, in units of the best fused
+/// score: `FILE_MEANING` times its meaning (the mean cosine of its
+/// `FILE_MEANING_CHUNKS` candidates closest to the query, of those ranked
+/// by meaning; none, nothing) and `PATH_WORDS` times the share of the
+/// question's words its path says. Worked out once a file, not a chunk.
+fn file_lifts<'a>(
     scored: &[(ChunkId, f32)],
     file: &dyn Fn(&ChunkId) -> Option<&'a str>,
     cosines: &HashMap<ChunkId, f32>,
+    query: &QueryShape,
 ) -> HashMap<&'a str, f32> {
     let mut by_file: HashMap<&str, Vec<f32>> = HashMap::new();
     for (id, _) in scored {
-        if let (Some(path), Some(&cosine)) = (file(id), cosines.get(id)) {
-            by_file.entry(path).or_default().push(cosine);
-        }
+        let Some(path) = file(id) else { continue };
+        let closeness = by_file.entry(path).or_default();
+        closeness.extend(cosines.get(id));
     }
     by_file
         .into_iter()
-        .map(|(path, mut cosines)| {
-            cosines.sort_by(|a, b| b.total_cmp(a));
-            cosines.truncate(FILE_MEANING_CHUNKS);
-            (path, cosines.iter().sum::<f32>() / cosines.len() as f32)
+        .map(|(path, mut closeness)| {
+            closeness.sort_by(|a, b| b.total_cmp(a));
+            closeness.truncate(FILE_MEANING_CHUNKS);
+            let meaning =
+                if closeness.is_empty() { 0.0 } else { closeness.iter().sum::<f32>() / closeness.len() as f32 };
+            (path, FILE_MEANING * meaning + PATH_WORDS * query.path_share(path))
         })
         .collect()
 }
