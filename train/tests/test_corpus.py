@@ -1,0 +1,150 @@
+"""The corpus's own checks: nothing named in decontaminate.txt is in the
+manifest, the mirror of that list is current, and the pair miner finds the
+documented definitions of each language (and nothing else) in small files."""
+import json
+import os
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "corpus"))
+
+import decontam  # noqa: E402
+import docs  # noqa: E402
+import fetch  # noqa: E402
+import languages  # noqa: E402
+
+MANIFEST = os.path.join(HERE, "..", "manifest.json")
+
+
+class Decontamination(unittest.TestCase):
+    def test_the_mirror_is_the_shared_list(self):
+        if not os.path.exists(decontam.SHARED):
+            self.skipTest("no ../shared/eval beside this checkout")
+        self.assertEqual(open(decontam.MIRROR).read(), open(decontam.SHARED).read(),
+                         "train/decontaminate.txt differs from ../shared/eval/decontaminate.txt: copy it over")
+
+    def test_no_listed_name_is_in_the_manifest(self):
+        manifest = json.load(open(MANIFEST))
+        dec = decontam.Decontaminator()
+        self.assertGreater(len(manifest["packages"]), 50)
+        for pkg in manifest["packages"]:
+            self.assertIsNone(dec.matching(pkg["name"]), pkg["name"])
+            for path in pkg["pair_files"]:
+                self.assertIsNone(dec.path_matching(path), f"{pkg['name']}: {path}")
+        for key, paths in manifest["teacher_files"].items():
+            self.assertIsNone(dec.matching(key.split("/", 1)[1]), key)
+            for path in paths:
+                self.assertIsNone(dec.path_matching(path), f"{key}: {path}")
+
+    def test_no_listed_name_is_in_the_package_list(self):
+        dec = decontam.Decontaminator()
+        for pkg in fetch.read_packages():
+            self.assertIsNone(dec.matching(pkg.name), pkg.name)
+
+    def test_the_manifest_lists_exactly_the_package_list(self):
+        manifest = json.load(open(MANIFEST))
+        listed = [(p.source, p.name, p.version, p.sha256) for p in fetch.read_packages()]
+        self.assertEqual([(p["source"], p["name"], p["version"], p["sha256"]) for p in manifest["packages"]], listed)
+        self.assertTrue(all(len(p[3]) == 64 for p in listed), "every package is pinned by sha256")
+
+    def test_names_match_by_whole_tokens(self):
+        dec = decontam.Decontaminator(["rack", "regex-automata", "crossbeam-*", "symfony/console", "lazy.nvim"])
+        self.assertEqual(dec.matching("ruby-rack-protection"), "rack")
+        self.assertIsNone(dec.matching("ruby-racket"))
+        self.assertTrue(dec.matching("regex_automata"))
+        self.assertIsNone(dec.matching("regex"))
+        self.assertTrue(dec.matching("crossbeam-channel"))
+        self.assertTrue(dec.matching("php-symfony-console"))
+        self.assertIsNone(dec.matching("php-symfony-yaml"))
+        self.assertTrue(dec.path_matching("plugins/lazy.nvim/init.lua"))
+        self.assertTrue(dec.path_matching("src/rack/utils.rb"))
+        self.assertIsNone(dec.path_matching("src/track/utils.rb"))
+
+    def test_the_list_is_read_with_its_descriptions(self):
+        names = decontam.listed_names(decontam.MIRROR)
+        for name in ["tokio", "axum", "regex-syntax", "markupsafe", "email", "hashicorp/raft", "@eslint/*", "client_golang"]:
+            self.assertTrue(any(n.lower() == name.lower() or n.endswith(name) for n in names), name)
+
+
+def pairs(language, text, path="x"):
+    return [(line, docs.question(doc), code) for line, doc, code in languages.extract(language, text, path)]
+
+
+class PairMiner(unittest.TestCase):
+    def assert_one(self, language, text, question, first_code_line, path="x"):
+        found = [(q, c) for _, q, c in pairs(language, text, path) if q]
+        self.assertEqual(len(found), 1, found)
+        self.assertEqual(found[0][0], question)
+        self.assertEqual(found[0][1].split("\n")[0].strip(), first_code_line)
+        self.assertNotIn(question, found[0][1], "the doc is not on the code side")
+
+    def test_python(self):
+        self.assert_one("python", 'def f(x):\n    """Double the value of x.\n\n    Args: x\n    """\n    y = x\n    return y * 2\n'
+                        'def g():\n    return 1\n', "Double the value of x.", "def f(x):")
+
+    def test_python_code_side_has_no_docstring(self):
+        (_, q, code), = pairs("python", 'class A:\n    """Holds the pending retries."""\n    x = 1\n    y = 2\n')
+        self.assertNotIn("pending", code)
+
+    def test_rust(self):
+        self.assert_one("rust", "/// Parse a [`Url`] from text.\n#[inline]\npub fn parse(s: &str) -> Url {\n    let u = Url::new();\n    u\n}\n"
+                        "// a plain comment\nfn other() {\n    1;\n}\n", "Parse a Url from text.", "pub fn parse(s: &str) -> Url {")
+
+    def test_go_ignores_comments_inside_bodies(self):
+        text = ("// Retry calls f until it succeeds or the attempts run out.\nfunc Retry(f func() error) error {\n"
+                "\t// Call it once first.\n\tx := f()\n\treturn x\n}\n")
+        self.assert_one("go", text, "Retry calls f until it succeeds or the attempts run out.", "func Retry(f func() error) error {")
+
+    def test_java_javadoc_and_tags(self):
+        text = ("/**\n * Returns the {@link Map} of pending uploads.\n * @param q the queue\n */\n@Override\n"
+                "public Map<String, Upload> pending(Queue q) {\n    Map m = q.map();\n    return m;\n}\n")
+        self.assert_one("java", text, "Returns the Map of pending uploads.", "public Map<String, Upload> pending(Queue q) {")
+
+    def test_typescript_method(self):
+        text = ("class A {\n  /**\n   * Merge two sorted arrays into one.\n   */\n  merge(a: number[], b: number[]): number[] {\n"
+                "    const out = [];\n    return out;\n  }\n}\n")
+        self.assert_one("typescript", text, "Merge two sorted arrays into one.", "merge(a: number[], b: number[]): number[] {")
+
+    def test_ruby_until_its_end(self):
+        text = "class A\n  # Send the mail to every recipient.\n  def deliver(mail)\n    x = 1\n    mail.send\n  end\n\n  def b\n  end\nend\n"
+        (_, q, code), = [p for p in pairs("ruby", text) if p[1]]
+        self.assertEqual(q, "Send the mail to every recipient.")
+        self.assertEqual(code.split("\n")[-1].strip(), "end")
+        self.assertNotIn("def b", code)
+
+    def test_lua(self):
+        text = "--- Split a string by a separator.\nfunction M.split(s, sep)\n  local t = {}\n  return t\nend\n"
+        self.assert_one("lua", text, "Split a string by a separator.", "function M.split(s, sep)")
+
+    def test_haskell_from_haddock_html(self):
+        page = ('<html><pre><span class="hs-comment">-- | Split a list into chunks of the given size.</span>\n'
+                '<span>chunksOf</span> :: Int -&gt; [e] -&gt; [[e]]\nchunksOf i ls = map (take i) (build (splitter ls))\n'
+                '  where x = 1\n\nother :: Int\nother = 2\n</pre></html>')
+        (_, q, code), = pairs("haskell", page, "src/Data.List.Split.html")
+        self.assertEqual(q, "Split a list into chunks of the given size.")
+        self.assertTrue(code.startswith("chunksOf :: Int -> [e] -> [[e]]"))
+        self.assertNotIn("other", code)
+
+    def test_c_block_comment(self):
+        text = ("/* Copy at most N bytes of SRC to DEST, always ending with a NUL. */\nsize_t\n"
+                "strlcpy_x (char *dest, const char *src, size_t n)\n{\n  size_t i = 0;\n  return i;\n}\n")
+        found = [q for _, q, _ in pairs("c", text) if q]
+        self.assertEqual(found, [])  # the head spans two lines: no definition line under the comment
+        text = text.replace("size_t\nstrlcpy_x", "size_t strlcpy_x")
+        self.assert_one("c", text, "Copy at most N bytes of SRC to DEST, always ending with a NUL.",
+                        "size_t strlcpy_x (char *dest, const char *src, size_t n)")
+
+    def test_bash(self):
+        text = "#!/bin/sh\n\n# Print the usage of the script and exit.\nusage() {\n  echo usage\n  exit 2\n}\n"
+        self.assert_one("bash", text, "Print the usage of the script and exit.", "usage() {")
+
+    def test_undocumented_and_boilerplate_are_not_pairs(self):
+        self.assertEqual([p for p in pairs("rust", "fn a() {\n 1;\n 2;\n}\n") if p[1]], [])
+        self.assertEqual([p for p in pairs("java", "/** Constructor. */\npublic A() {\n a();\n b();\n}\n") if p[1]], [])
+        self.assertIsNone(docs.question("// TODO: make this faster please"))
+        self.assertIsNone(docs.question("/// x"))
+
+
+if __name__ == "__main__":
+    unittest.main()
