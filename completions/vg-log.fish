@@ -8,12 +8,13 @@ complete -c vg-log -l mode -d 'Rank by meaning (semantic), by words (lexical, BM
 lexical\t''
 hybrid\t''"
 complete -c vg-log -l store -d 'Keep the index in a shared Postgres database with pgvector, e.g. postgres://db.internal/vecgrep or postgres:///vecgrep?host=/run/postgresql; missing parts come from PGHOST, PGPORT, PGUSER, PGPASSWORD and PGDATABASE. Every machine given the same URL and --store-project shares one index. The URL is never printed [config: store_url]' -r
-complete -c vg-log -l store-project -d 'The name the project\'s index is kept under in the shared database; every checkout given the same name shares it [config: store_project; default: the root directory\'s name and a hash of its path]' -r
+complete -c vg-log -l store-project -d 'The name the project\'s index is kept under in the shared database; every checkout given the same name shares it (the first to write it is recorded as its creator; others need --store-adopt) [config: store_project; default: the root directory\'s name and a hash of its path]' -r
 complete -c vg-log -l no-index -d 'Search the commit log as it is; do not bring it up to date first'
 complete -c vg-log -l skip-outside-root -d 'Skip PATHS outside the project root instead of failing'
 complete -c vg-log -s q -l quiet -d 'No progress or notes on stderr (errors are still printed) [config: quiet]'
 complete -c vg-log -l with-diff -d 'Index the lines each commit changed and search them beside the messages'
 complete -c vg-log -l diffs-only -d 'Search only the lines commits changed, not their messages (indexes them as --with-diff does)'
-complete -c vg-log -l trust-project-config -d 'Let the project\'s own .vecgrep/config.toml choose commands to run (open_cmd) and where code is sent (embedder_source, embedder_url, llm_url, store_url) [config: trust_project_config, global config only]'
+complete -c vg-log -l trust-project-config -d 'Let the project\'s own .vecgrep/config.toml choose commands to run (open_cmd) and where code is sent and which index it goes to (embedder_source, embedder_url, llm_url, store_url, store_project, store_adopt) [config: trust_project_config, global config only]'
+complete -c vg-log -l store-adopt -d 'Write to (and clear) a shared project\'s index that another checkout created, and be recorded as one of its writers: without it, a checkout that names another\'s project (a cloned repository\'s config, a typo) cannot change it [config: store_adopt]'
 complete -c vg-log -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c vg-log -s V -l version -d 'Print version'

@@ -12,7 +12,7 @@ complete -c vg-mcp -l embedder-source -d 'Where embeddings are computed: local, 
 remote\t''"
 complete -c vg-mcp -l embedder-url -d 'The embedding server\'s OpenAI-compatible endpoint, e.g. http://gpu:8080/v1/embeddings; its API key is read from VECGREP_EMBEDDER_API_KEY [config: embedder_url]' -r
 complete -c vg-mcp -l store -d 'Keep the index in a shared Postgres database with pgvector, e.g. postgres://db.internal/vecgrep or postgres:///vecgrep?host=/run/postgresql; missing parts come from PGHOST, PGPORT, PGUSER, PGPASSWORD and PGDATABASE. Every machine given the same URL and --store-project shares one index. The URL is never printed [config: store_url]' -r
-complete -c vg-mcp -l store-project -d 'The name the project\'s index is kept under in the shared database; every checkout given the same name shares it [config: store_project; default: the root directory\'s name and a hash of its path]' -r
+complete -c vg-mcp -l store-project -d 'The name the project\'s index is kept under in the shared database; every checkout given the same name shares it (the first to write it is recorded as its creator; others need --store-adopt) [config: store_project; default: the root directory\'s name and a hash of its path]' -r
 complete -c vg-mcp -s t -l type -d 'Only index and search files of TYPE (e.g. rust, py, js); repeatable. See `rg --type-list`' -r
 complete -c vg-mcp -s T -l type-not -d 'Leave out files of TYPE; repeatable' -r
 complete -c vg-mcp -s g -l glob -d 'Include files matching GLOB, or exclude them with a leading \'!\'; repeatable' -r
@@ -23,8 +23,9 @@ complete -c vg-mcp -l full-index -d 'Index PATHS completely, every chunk with th
 complete -c vg-mcp -l skip-outside-root -d 'Skip PATHS outside the project root instead of failing'
 complete -c vg-mcp -s q -l quiet -d 'No notes on stderr; errors are still printed [config: quiet]'
 complete -c vg-mcp -l full -d 'Embed every chunk with the model now (about 100 s for tokio on two cores) rather than giving new chunks static vectors, distilled once from the model and microseconds each, and leaving the model\'s vectors to the searches that rank them among their best candidates [config: embed_all]'
-complete -c vg-mcp -l trust-project-config -d 'Let the project\'s own .vecgrep/config.toml choose commands to run (open_cmd) and where code is sent (embedder_source, embedder_url, llm_url, store_url) [config: trust_project_config, global config only]'
-complete -c vg-mcp -s L -l follow -d 'Follow symbolic links (targets outside the project root are still skipped)'
+complete -c vg-mcp -l trust-project-config -d 'Let the project\'s own .vecgrep/config.toml choose commands to run (open_cmd) and where code is sent and which index it goes to (embedder_source, embedder_url, llm_url, store_url, store_project, store_adopt) [config: trust_project_config, global config only]'
+complete -c vg-mcp -l store-adopt -d 'Write to (and clear) a shared project\'s index that another checkout created, and be recorded as one of its writers: without it, a checkout that names another\'s project (a cloned repository\'s config, a typo) cannot change it [config: store_adopt]'
+complete -c vg-mcp -s L -l follow -d 'Follow symbolic links, but only to targets inside the paths walked (the root by default; for a server, the paths it serves): a link out of them is skipped, a linked directory never walked'
 complete -c vg-mcp -l hidden -d 'Include hidden files and directories'
 complete -c vg-mcp -l no-ignore -d 'Do not respect .gitignore, .ignore or .vecgrepignore files'
 complete -c vg-mcp -l include-generated -d 'Also index lock files (Cargo.lock, package-lock.json, ...), minified bundles (*.min.js, very long lines) and generated code (*.pb.go, "DO NOT EDIT"/"@generated" headers), which are skipped by default [config: include_generated]'

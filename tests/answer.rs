@@ -7,6 +7,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -209,4 +210,34 @@ fn without_an_endpoint_or_with_a_bad_stream_nothing_is_sent() {
     let o = run(t.cmd("vecgrep", ".").args(["--learn", "ledger"]));
     assert_code(&o, 2);
     assert_eq!(stderr(&o).trim(), "vecgrep: --learn needs --answer");
+}
+
+/// Issue 42: a hostile endpoint's megabyte of 250,000 short sentences, all
+/// different, is tidied and cited well within `llm_timeout` (a scan of
+/// every earlier sentence for each took minutes after the reply arrived).
+#[test]
+fn a_megabyte_of_short_sentences_is_answered_within_the_timeout() {
+    let t = ledger_project();
+    t.global_config("llm_timeout = 10\n");
+    let input = stream(&t);
+    let symbols: Vec<char> = ('a'..='z').chain('A'..='Z').chain('0'..='9').collect();
+    let mut content = String::with_capacity(1_000_000);
+    for i in 0..250_000usize {
+        let (a, b, c) = (i % 62, (i / 62) % 62, (i / 3844) % 62);
+        content.extend([symbols[a], symbols[b], symbols[c], ['.', '!', '?'][i / 238_328]]);
+    }
+    let body = serde_json::json!({
+        "model": "m",
+        "choices": [{"message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+    })
+    .to_string();
+    assert!(body.len() < 1024 * 1024, "within the reply's bound: {}", body.len());
+    let url = canned_server(200, Box::leak(body.into_boxed_str()));
+    let started = Instant::now();
+    let o =
+        run_with_input(t.cmd("vg-answer", ".").args(["--force-answer", "--llm-url", &url, "--llm-model", "m"]), &input);
+    let took = started.elapsed();
+    assert_code(&o, 0);
+    assert!(answer_of(&o)["text"].as_str().unwrap().len() > 900_000, "every sentence differs: none is dropped");
+    assert!(took < Duration::from_secs(10), "answered in {took:?}, past llm_timeout");
 }

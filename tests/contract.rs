@@ -117,6 +117,7 @@ struct StrictStats {
     files: u64,
     chunks: u64,
     holes: u64,
+    pending: u64,
     db_size_bytes: u64,
     model: Option<String>,
     chunk_size: Option<u64>,

@@ -140,3 +140,21 @@ fn a_closed_pipe_is_success() {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// Issue 42: a repository file's escape sequences (a clipboard write, a
+/// screen clear) are shown, not obeyed, under headings; a pipe gets them
+/// as they are, as grep's.
+#[test]
+fn a_files_escape_sequences_are_shown_under_a_heading_and_kept_in_a_pipe() {
+    let t = sample_project();
+    let root = t.path();
+    let hostile = "evil = 1  \x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\u{9b}0m upload";
+    let input = hit(root.to_str().unwrap(), "src/evil.py", 1, 1, 0.7, hostile) + "\n";
+    let o = format(&t, ".", &["--heading", "--color", "never"], &input);
+    assert_code(&o, 0);
+    let out = stdout(&o);
+    assert!(!out.chars().any(|c| c.is_control() && c != '\n'), "{out:?}");
+    assert!(out.contains("evil = 1  ^[]52;c;cm0gLXJmIH4=^G^[[2J<U+009B>0m upload"), "{out:?}");
+    let o = format(&t, ".", &[], &input);
+    assert_eq!(stdout(&o), format!("src/evil.py:1:{hostile}\n"));
+}

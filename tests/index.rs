@@ -211,7 +211,9 @@ fn config_change_rebuilds_and_reindex_rebuilds() {
     assert!(stderr(&o).contains("chunk_size 500 -> 120"), "{}", stderr(&o));
     assert!(s["chunks"].as_u64().unwrap() > first["chunks"].as_u64().unwrap());
     assert_eq!(stats(&t)["chunk_size"], 120);
-    // The project config now says the same: no rebuild.
+    // The project config now says the same: no rebuild. (A chunk_size
+    // below the default is taken from a project's file only when trusted.)
+    t.global_config("embed_all = true\ntrust_project_config = true\n");
     t.project_config("chunk_size = 120\nchunk_overlap = 20\n");
     let s = summary(&index(&t, ".", &[]));
     assert_eq!(s["rebuilt"], false);
@@ -543,4 +545,54 @@ fn symlinks_never_lead_outside_the_root() {
     assert_eq!(summary(&o)["files"], 4);
     let q = run(t.cmd("vg-query", ".").args(["--threshold", "-1", "-k", "100", "password"]));
     assert!(records(&q).iter().all(|r| !r["text"].as_str().unwrap().contains("hunter2")));
+}
+
+/// Issue 42: with --follow, a link to a directory outside the root is one
+/// skip and is never walked (its files are not even named), and a link out
+/// of the paths given (a server's served paths) is not followed either.
+#[test]
+fn followed_links_never_walk_out_of_the_root_or_the_paths_given() {
+    let t = sample_project();
+    let outside = Tree::bare();
+    for i in 0..50 {
+        outside.write(&format!("big/file{i:02}.py"), &format!("def outside_{i}():\n    return 'hunter2'\n"));
+    }
+    std::os::unix::fs::symlink(outside.path().join("big"), t.path().join("src/ext")).unwrap();
+    std::os::unix::fs::symlink(t.path().join("docs"), t.path().join("src/docs")).unwrap();
+    let o = run(t.cmd("vg-index", ".").arg("--follow"));
+    assert_code(&o, 0);
+    let skips =
+        of_type(&records(&o), "skip").iter().map(|s| (s["file"].clone(), s["reason"].clone())).collect::<Vec<_>>();
+    assert_eq!(
+        skips,
+        [(serde_json::Value::from("src/ext"), serde_json::Value::from("outside_root"))],
+        "{}",
+        stdout(&o)
+    );
+    assert!(!format!("{}{}", stdout(&o), stderr(&o)).contains("file0"), "nothing beyond the link was read");
+    assert_eq!(summary(&o)["files"], 5, "src/docs/guide.md, through a link inside the root, is indexed");
+    // Given src alone, the link to docs leads out of the paths walked.
+    assert_code(&run(t.cmd("vg-index", ".").arg("--clear-cache")), 0);
+    let o = run(t.cmd("vg-index", ".").args(["--follow", "src"]));
+    assert_code(&o, 0);
+    let reason = |f: &str| of_type(&records(&o), "skip").iter().find(|s| s["file"] == f).map(|s| s["reason"].clone());
+    assert_eq!(reason("src/docs"), Some(serde_json::Value::from("outside_paths")), "{}", stdout(&o));
+    assert_eq!(summary(&o)["files"], 3);
+}
+
+/// Issue 42: a repository's own config may make a run smaller than the
+/// defaults, not larger (a 3 MB file once became 60,001 chunks), unless
+/// the user trusts it.
+#[test]
+fn a_projects_own_config_cannot_make_a_run_larger_unless_trusted() {
+    let t = sample_project();
+    t.write("data/big.py", &"x = 1\n".repeat(200_000));
+    t.project_config("max_filesize = 100000000\nchunk_size = 50\nchunk_overlap = 10\nindex_warn_threshold = 0\n");
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert_code(&o, 0);
+    let err = stderr(&o);
+    assert!(err.contains("holding max_filesize = 100000000, chunk_size = 50, index_warn_threshold = 0 of"), "{err}");
+    let skip = of_type(&records(&o), "skip").iter().find(|s| s["file"] == "data/big.py").map(|s| s["reason"].clone());
+    assert_eq!(skip, Some(serde_json::Value::from("too_large")), "{}", stdout(&o));
+    assert!(summary(&o)["chunks"].as_u64().unwrap() < 10, "{}", stdout(&o));
 }

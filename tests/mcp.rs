@@ -252,3 +252,33 @@ fn it_exits_when_the_client_leaves_and_survives_garbage() {
     let answered: Vec<Value> = stdout(&out).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
     assert!(answered.iter().any(|m| m["id"] == 1 && m["result"]["serverInfo"]["name"] == "vecgrep"), "{answered:?}");
 }
+
+/// Issue 42: with -L, a link inside the served paths to elsewhere in the
+/// root (or outside it) is not followed, so the served paths still bound
+/// what is reached; and `status` refuses an argument it does not know.
+#[test]
+fn followed_links_stay_within_the_served_paths_and_status_refuses_unknown_arguments() {
+    let t = sample_project();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.py"), "def bake_the_passwords():\n    sourdough()\n").unwrap();
+    std::os::unix::fs::symlink(outside.path(), t.path().join("src/escape")).unwrap();
+    std::os::unix::fs::symlink(t.path().join("docs"), t.path().join("src/docs")).unwrap();
+    let r = session(
+        &t,
+        "handshake",
+        &["vg-mcp", "--full-index", "-L", "src"],
+        json!([
+            search(json!({"query": "bake sourdough bread", "k": 20, "threshold": -1})),
+            {"op": "call", "tool": "status"},
+            {"op": "call", "tool": "status", "args": {"verbose": true}},
+        ]),
+    );
+    let files = files_of(structured(&r[1]));
+    assert!(
+        !files.is_empty() && files.iter().all(|f| f.starts_with("src/") && !f.starts_with("src/docs/")),
+        "{files:?}"
+    );
+    assert!(!files.iter().any(|f| f.contains("escape")), "{files:?}");
+    assert_eq!(structured(&r[2])["files"], 3, "nothing beyond the served paths was indexed");
+    assert!(tool_error(&r[3]).contains("unknown field `verbose`"), "{}", r[3]);
+}

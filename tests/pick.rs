@@ -223,3 +223,25 @@ fn several_marked_results_are_printed_and_the_preview_toggles() {
     let printed: Vec<&str> = after.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
     assert_eq!(printed, vec![first.as_str(), second.as_str()], "both picks printed as path:line, in order:\n{after}");
 }
+
+/// Issue 42: the picker on a shared index in Postgres, and with that
+/// server gone: it once panicked (a database client's runtime started
+/// inside the picker's) whenever `store_url` was set.
+#[test]
+fn the_picker_runs_on_a_shared_index_and_with_its_server_gone() {
+    let pg = crate::pg::PgServer::start();
+    let t = sample_project();
+    t.global_config(&format!("store_url = \"{}\"\n", pg.url));
+    let p = Picker::start(&t, "vg-pick", &[]);
+    p.wait_for("the chunks counted on the status line", |s| s.contains("ready · ") && !s.contains(" 0 chunks"));
+    p.type_text("retry a failed upload");
+    let screen = p.wait_for("results", |s| !rows(s).is_empty());
+    assert!(rows(&screen)[0].starts_with("> src/upload.py:"), "{screen}");
+    p.keys(&["Escape"]);
+    assert_eq!(p.exit_status(), 130);
+    let gone = "postgres:///vecgrep?host=/nonexistent/socket/dir";
+    let p = Picker::start(&t, "vg-pick", &["--store", gone]);
+    p.wait_for("the failure on the status line", |s| s.contains("indexing failed: ") && s.contains("connect to"));
+    p.keys(&["Escape"]);
+    assert_eq!(p.exit_status(), 130);
+}

@@ -433,13 +433,15 @@ fn the_server_embeds_fully_what_a_static_run_left_to_searches() {
     let t = sample_project();
     assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
     let stats = |t: &Tree| records(&run(t.cmd("vg-index", ".").args(["--stats", "--json"])))[0].clone();
-    assert!(stats(&t)["holes"].as_u64().unwrap() > 0);
+    assert!(stats(&t)["pending"].as_u64().unwrap() > 0);
+    assert_eq!(stats(&t)["holes"], 0, "chunks awaiting the model's vector are not holes");
     let s = Server::start(&t, &["--full-index"]);
-    assert_eq!(s.json("/status")["holes"], 0);
+    let status = s.json("/status");
+    assert_eq!((status["holes"].as_u64(), status["pending"].as_u64()), (Some(0), Some(0)), "{status}");
     let (_, _, body) = s.get("/search?q=bake+bread");
     assert!(body.lines().next().is_some_and(|l| l.contains("\"file\":\"docs/guide.md\"")), "{body}");
     assert!(s.stop().success());
-    assert_eq!(stats(&t)["holes"], 0);
+    assert_eq!((stats(&t)["holes"].as_u64(), stats(&t)["pending"].as_u64()), (Some(0), Some(0)));
 }
 
 #[test]
@@ -447,17 +449,23 @@ fn a_cold_server_answers_by_meaning_at_once_and_fills_in_the_background() {
     let t = sample_project();
     many_files(&t, 150);
     let s = Server::start(&t, &[]);
-    // The index run gives static vectors only; the fill follows it.
+    // The index run gives static vectors only; the fill follows it, the
+    // spec's state `indexing` with `filling` (issue 42: not a state of its own).
     let deadline = Instant::now() + Duration::from_secs(120);
     let status = loop {
         let status = s.json("/status");
-        if status["status"] != "indexing" {
+        if status["filling"] == true || status["status"] == "ready" {
             break status;
         }
+        assert!(["empty", "indexing"].contains(&status["status"].as_str().unwrap()), "{status}");
         assert!(Instant::now() < deadline, "never searchable: {status}");
         std::thread::sleep(Duration::from_millis(20));
     };
     assert_eq!(status["files"], 154, "every file is searchable before the fill: {status}");
+    if status["filling"] == true {
+        assert_eq!(status["status"], "indexing", "{status}");
+        assert_eq!(status["holes"], 0, "chunks awaiting the fill are not holes: {status}");
+    }
     // Whatever the fill has reached, a question that shares no word with
     // its answer finds it: the search embeds the candidates it needs.
     let (code, _, body) = s.get("/search?q=making+a+loaf+in+the+kitchen&k=1");
@@ -482,13 +490,13 @@ fn a_fill_killed_midway_keeps_what_it_embedded_and_the_next_run_embeds_only_the_
     assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
     let stats = |t: &Tree| records(&run(t.cmd("vg-index", ".").args(["--stats", "--json"])))[0].clone();
     let chunks = stats(&t)["chunks"].as_u64().unwrap();
-    assert_eq!(stats(&t)["holes"].as_u64(), Some(chunks));
+    assert_eq!(stats(&t)["pending"].as_u64(), Some(chunks));
     let s = Server::start(&t, &["--refresh", "3600"]);
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
         let status = s.json("/status");
-        let (vectors, holes) = (status["vectors"].as_u64().unwrap(), status["holes"].as_u64().unwrap());
-        assert!(holes > 0 || vectors == 0, "the fill ended before it could be killed; give it more to do: {status}");
+        let (vectors, pending) = (status["vectors"].as_u64().unwrap(), status["pending"].as_u64().unwrap());
+        assert!(pending > 0 || vectors == 0, "the fill ended before it could be killed; give it more to do: {status}");
         if vectors > 0 {
             break;
         }
@@ -497,11 +505,11 @@ fn a_fill_killed_midway_keeps_what_it_embedded_and_the_next_run_embeds_only_the_
     }
     drop(s); // SIGKILL, in the middle of the fill
     assert_code(&run(t.cmd("vg-index", ".").arg("--verify")), 0);
-    let holes = stats(&t)["holes"].as_u64().unwrap();
-    assert!(holes > 0 && holes < chunks, "{holes} of {chunks} chunks still lack the model's vector");
+    let pending = stats(&t)["pending"].as_u64().unwrap();
+    assert!(pending > 0 && pending < chunks, "{pending} of {chunks} chunks still lack the model's vector");
     let s = summary(&run(t.cmd("vg-index", ".").arg("--full")));
-    assert_eq!(s["embedded"].as_u64(), Some(holes), "only the rest is embedded: {s}");
-    assert_eq!(stats(&t)["holes"], 0);
+    assert_eq!(s["embedded"].as_u64(), Some(pending), "only the rest is embedded: {s}");
+    assert_eq!(stats(&t)["pending"], 0);
 }
 
 #[test]
@@ -804,4 +812,162 @@ fn search_takes_an_indexed_revision_and_refuses_others() {
     let (status, _, body) = s.get("/search?q=anything&rev=no-such-ref");
     assert_eq!(status, 400);
     assert!(body.contains("unknown revision"), "{body}");
+}
+
+/// A socket to `addr` from the loopback address `local`.
+fn connect_from(local: &str, addr: &str) -> TcpStream {
+    use std::net::SocketAddr;
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    socket.bind(&format!("{local}:0").parse::<SocketAddr>().unwrap().into()).unwrap();
+    socket.connect(&addr.parse::<SocketAddr>().unwrap().into()).unwrap();
+    socket.into()
+}
+
+/// Whether the server has closed `s` (an EOF or a reset), without waiting.
+fn closed_by_server(s: &mut TcpStream) -> bool {
+    s.set_nonblocking(true).unwrap();
+    let mut buf = [0u8; 512];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => return true,
+            Ok(_) => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return false,
+            Err(_) => return true,
+        }
+    }
+}
+
+/// Issue 42: clients that connect and send nothing, or drip a request head
+/// a byte at a time, from one address and from several, neither slow the
+/// server's answers nor hold more than their share of connections.
+#[test]
+fn slow_clients_neither_starve_the_server_nor_hold_more_than_their_share() {
+    let t = sample_project();
+    let s = Server::start(&t, &["--rate-limit", "0"]);
+    s.wait_ready();
+    let search = "GET /search?q=retry+a+failed+upload&threshold=-1 HTTP/1.1\r\nConnection: close\r\n\r\n";
+    let timed = |local: &str| {
+        let started = Instant::now();
+        let mut c = connect_from(local, &s.addr);
+        c.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        c.write_all(search.as_bytes()).unwrap();
+        let mut response = String::new();
+        let _ = c.read_to_string(&mut response);
+        assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+        started.elapsed()
+    };
+    let before = (0..5).map(|_| timed("127.0.0.1")).max().unwrap();
+    // 100 silent and 100 dripping connections from the searcher's own address, 20 from each of 10 others.
+    let mut held: Vec<TcpStream> = (0..200).map(|_| connect_from("127.0.0.1", &s.addr)).collect();
+    held.extend((2..12).flat_map(|i| (0..20).map(move |_| format!("127.0.0.{i}"))).map(|a| connect_from(&a, &s.addr)));
+    let drippers: Vec<TcpStream> = held.iter().step_by(2).map(|c| c.try_clone().unwrap()).collect();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let dripping = {
+        let stop = std::sync::Arc::clone(&stop);
+        std::thread::spawn(move || {
+            let mut drippers = drippers;
+            for byte in b"GET /search?q=xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+                .iter()
+                .cycle()
+            {
+                if stop.load(std::sync::atomic::Ordering::SeqCst) {
+                    return;
+                }
+                for d in &mut drippers {
+                    let _ = d.write_all(&[*byte]);
+                }
+                std::thread::sleep(Duration::from_millis(200));
+            }
+        })
+    };
+    std::thread::sleep(Duration::from_millis(500));
+    let bound = (before * 5).max(Duration::from_secs(2));
+    for (i, local) in ["127.0.0.1", "127.0.0.20", "127.0.0.1", "127.0.0.3"].iter().cycle().take(20).enumerate() {
+        let took = timed(local);
+        assert!(took < bound, "search {i} from {local} took {took:?} (alone: {before:?}) while slow clients connected");
+    }
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    dripping.join().unwrap();
+    // The first address holds at most its share of connections; the server closed the rest.
+    let still_open = held[..200].iter_mut().map(closed_by_server).filter(|closed| !closed).count();
+    assert!(still_open <= 32, "{still_open} of one address's 200 connections are still open");
+    assert_eq!(s.json("/health")["status"], "ok");
+}
+
+/// Issue 42: anonymous requests are counted apart, after the token, so
+/// they cannot spend the share of a client with the token at their address.
+#[test]
+fn requests_without_the_token_cannot_spend_an_authenticated_clients_share() {
+    let t = sample_project();
+    let s = Server::start_with(&t, &["--rate-limit", "5"], &[("VECGREP_TOKEN", "s3cret")]);
+    let request = |auth: bool| {
+        let mut c = connect_from("127.0.0.1", &s.addr);
+        let auth = if auth { "Authorization: Bearer s3cret\r\n" } else { "" };
+        write!(c, "GET /search?q=upload&mode=lexical HTTP/1.1\r\n{auth}Connection: close\r\n\r\n").unwrap();
+        let mut response = String::new();
+        let _ = c.read_to_string(&mut response);
+        response.split(' ').nth(1).unwrap().parse::<u16>().unwrap()
+    };
+    let anonymous: Vec<u16> = (0..8).map(|_| request(false)).collect();
+    assert_eq!(anonymous, [401, 401, 401, 401, 401, 429, 429, 429], "anonymous requests have a share of their own");
+    let authenticated: Vec<u16> = (0..6).map(|_| request(true)).collect();
+    assert_eq!(authenticated, [200, 200, 200, 200, 200, 429], "the token's share is whole");
+}
+
+/// Issue 42: heads a proxy in front could read as another request
+/// (request smuggling) are refused with 400.
+#[test]
+fn heads_that_could_smuggle_a_request_are_refused() {
+    let t = sample_project();
+    let s = Server::start(&t, &[]);
+    for head in [
+        "GET /health HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 40\r\n\r\n{}",
+        "GET /health HTTP/1.1\r\nContent-Length: +2\r\n\r\n{}",
+        "GET /health HTTP/1.1\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{}",
+        "GET /health HTTP/1.1\r\nX-Note: a\0b\r\n\r\n",
+    ] {
+        let (status, _, body) = s.raw(head.as_bytes());
+        assert_eq!(status, 400, "{head:?}: {body}");
+        error_of(400, &body);
+    }
+}
+
+/// Issue 42: an empty --token would turn authentication off unseen, even
+/// with VECGREP_TOKEN set: it is refused.
+#[test]
+fn an_empty_token_is_refused() {
+    let t = sample_project();
+    let mut c = t.cmd("vg-serve", ".");
+    let o = run(c.args(["--token", ""]).env("VECGREP_TOKEN", "s3cret"));
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert!(err.starts_with("vg-serve: ") && err.contains("--token is empty"), "{err}");
+}
+
+/// Issue 42: `/status` says the spec's states (empty, indexing, ready,
+/// aborted), never one of its own.
+#[test]
+fn status_reports_the_specs_states() {
+    let empty = Tree::git();
+    let s = Server::start(&empty, &[]);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while s.json("/status")["status"] != "empty" {
+        assert!(Instant::now() < deadline, "never empty: {}", s.json("/status"));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drop(s);
+    let t = sample_project();
+    let gone = "postgres:///vecgrep?host=/nonexistent/socket/dir";
+    let s = Server::start(&t, &["--store", gone]);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        let status = s.json("/status");
+        if status["status"] == "aborted" {
+            break status;
+        }
+        assert!(["empty", "indexing"].contains(&status["status"].as_str().unwrap()), "{status}");
+        assert!(Instant::now() < deadline, "never aborted: {status}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status["error"].as_str().unwrap().contains("connect to"), "{status}");
 }

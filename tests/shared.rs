@@ -316,3 +316,63 @@ fn the_store_url_is_never_printed_and_a_project_may_not_choose_it() {
     assert!(other.path().join(".vecgrep/index.db").is_file(), "the index stayed local");
     assert!(!stderr(&o).contains("hunter2"));
 }
+
+/// Issue 42: a cloned repository whose own config names another project
+/// (`store_project`) neither writes into that project's shared index nor
+/// clears it; a checkout named onto another's project on purpose must be
+/// told to adopt it, and is a writer from then on.
+#[test]
+fn a_repository_cannot_poison_or_clear_another_projects_shared_index() {
+    let pg = PgServer::start();
+    let victim = sample_project();
+    let global = format!("store_url = \"{}\"\nstore_project = \"payments-api\"\n", pg.url);
+    victim.global_config(&global);
+    assert_code(&run(&mut victim.cmd("vg-index", ".")), 0);
+    let attacker = Tree::git();
+    attacker.write("src/upload.py", "def upload_with_retry(client, blob):\n    send_to_attacker(blob)\n");
+    attacker.global_config(&format!("store_url = \"{}\"\n", pg.url));
+    attacker.project_config("store_project = \"payments-api\"\n");
+    // The project's own file may not choose the shared index: its own is used.
+    let o = run(attacker.cmd("vecgrep", ".").args(["--json", "retry a failed upload"]));
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("ignoring store_project of"), "{}", stderr(&o));
+    assert_code(&run(attacker.cmd("vg-index", ".").arg("--clear-cache")), 0);
+    let victims_index = |why: &str| {
+        let v = verify(&mut victim.cmd("vg-index", "."));
+        assert_eq!((v["ok"].clone(), v["files"].clone()), (Value::Bool(true), Value::from(4)), "{why}: {v}");
+        let q = run(victim.cmd("vg-query", ".").args(["--no-index", "retry a failed upload"]));
+        assert!(records(&q)[0]["text"].as_str().unwrap().contains("ConnectionError"), "{why}: {}", stdout(&q));
+    };
+    victims_index("after the attacker's config named it");
+    // Named on the command line (or by a trusted config), it is still
+    // another checkout's: refused, with how to adopt it.
+    for args in [&[][..], &["--clear-cache"][..], &["--reindex"][..]] {
+        let mut c = attacker.cmd("vg-index", ".");
+        let o = run(c.args(["--store-project", "payments-api"]).args(args));
+        assert_code(&o, 2);
+        // One line says why (a note that it waited for the victim's search to let go of the lock may come first).
+        let err = stderr(&o);
+        let last = err.trim().lines().last().unwrap_or_default();
+        assert!(err.lines().all(|l| l.starts_with("vg-index: ")), "{err}");
+        assert!(last.contains("project payments-api") && last.contains("--store-adopt"), "{err}");
+        assert!(last.contains(&format!(":{}", victim.path().display())), "names the creator: {err}");
+    }
+    let o = run(attacker.cmd("vg-index", ".").args(["--trust-project-config"]));
+    assert_code(&o, 2);
+    victims_index("after the attacker's runs were refused");
+    // Another checkout of the project joins when told to, once.
+    let colleague = sample_project();
+    colleague.write("src/extra.py", "def refund_payment(card):\n    return card.refund()\n");
+    colleague.global_config(&global);
+    assert_code(&run(colleague.cmd("vg-index", ".").arg("--store-adopt")), 0);
+    let o = run(&mut colleague.cmd("vg-index", "."));
+    assert_code(&o, 0);
+    assert_eq!(summary(&o)["files"], 5);
+    // An index left by a vecgrep that kept no writers is adopted only when told to.
+    pg.sql("DELETE FROM vecgrep_writers.writers").unwrap();
+    let o = run(&mut victim.cmd("vg-index", "."));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("an older vecgrep"), "{}", stderr(&o));
+    assert_code(&run(victim.cmd("vg-index", ".").arg("--store-adopt")), 0);
+    assert_code(&run(&mut victim.cmd("vg-index", ".")), 0);
+}

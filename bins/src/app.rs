@@ -119,8 +119,19 @@ pub fn resolve_config(tool: &str, root: &ProjectRoot, cli: ConfigValues) -> Resu
             tool,
             config.quiet,
             &format!(
-                "ignoring {} of {}: a repository's own config may not choose commands to run or where its code is sent; pass --trust-project-config or set trust_project_config = true in {global} to allow it",
+                "ignoring {} of {}: a repository's own config may not choose commands to run, where its code is sent or which shared index it uses; pass --trust-project-config or set trust_project_config = true in {global} to allow it",
                 keys.join(", "),
+                path.display()
+            ),
+        );
+    }
+    if let Some((path, asked)) = &config.bounded {
+        note(
+            tool,
+            config.quiet,
+            &format!(
+                "holding {} of {} to the defaults: a repository's own config may make a run smaller, not larger, unless trusted (--trust-project-config)",
+                asked.join(", "),
                 path.display()
             ),
         );

@@ -23,7 +23,7 @@ pub struct WalkArgs {
     /// Descend at most NUM directories below each path.
     #[arg(long, value_name = "NUM")]
     pub max_depth: Option<usize>,
-    /// Follow symbolic links (targets outside the project root are still skipped).
+    /// Follow symbolic links, but only to targets inside the paths walked (the root by default; for a server, the paths it serves): a link out of them is skipped, a linked directory never walked.
     #[arg(short = 'L', long)]
     pub follow: bool,
     /// Include hidden files and directories.
@@ -117,7 +117,7 @@ pub struct IndexConfigArgs {
 #[derive(Args, Debug, Clone, Default)]
 #[command(next_help_heading = "Config options")]
 pub struct TrustArgs {
-    /// Let the project's own .vecgrep/config.toml choose commands to run (open_cmd) and where code is sent (embedder_source, embedder_url, llm_url, store_url).
+    /// Let the project's own .vecgrep/config.toml choose commands to run (open_cmd) and where code is sent and which index it goes to (embedder_source, embedder_url, llm_url, store_url, store_project, store_adopt).
     #[arg(long)]
     pub trust_project_config: bool,
 }
@@ -129,9 +129,12 @@ pub struct StoreArgs {
     /// Keep the index in a shared Postgres database with pgvector, e.g. postgres://db.internal/vecgrep or postgres:///vecgrep?host=/run/postgresql; missing parts come from PGHOST, PGPORT, PGUSER, PGPASSWORD and PGDATABASE. Every machine given the same URL and --store-project shares one index. The URL is never printed.
     #[arg(long = "store", id = "store_url", value_name = "URL")]
     pub store_url: Option<String>,
-    /// The name the project's index is kept under in the shared database; every checkout given the same name shares it.
+    /// The name the project's index is kept under in the shared database; every checkout given the same name shares it (the first to write it is recorded as its creator; others need --store-adopt).
     #[arg(long, value_name = "NAME")]
     pub store_project: Option<String>,
+    /// Write to (and clear) a shared project's index that another checkout created, and be recorded as one of its writers: without it, a checkout that names another's project (a cloned repository's config, a typo) cannot change it.
+    #[arg(long)]
+    pub store_adopt: bool,
 }
 
 /// Asking a chat model for an answer from the top results (`vg-answer`).
@@ -452,7 +455,7 @@ pub struct LogCli {
     name = "vg-serve",
     version,
     about = "Serve vecgrep searches over HTTP from a warm model and index",
-    long_about = "Serve vecgrep searches over HTTP from a warm model and index.\n\nvg-serve loads the model once and answers GET /search?q=QUERY[&k=NUM][&threshold=NUM][&mode=MODE] with the same NDJSON hit records as vg-query. It serves at once while a background thread indexes PATHS (default: the current directory), and keeps watching them: a file changed, added or deleted is searchable within --refresh seconds. Index runs give new chunks static vectors, so every file is searchable in seconds; the thread then fills in the model's vectors (/status says filling), while each search embeds the candidates it needs. With --full-index (config full_index) it indexes and fills first and listens after.\n\nRoutes: GET /search (200 NDJSON; 400 for a missing q or a bad k, threshold, mode or filter; 500 if the search fails), GET /status (indexing progress as JSON), GET /health (readiness, chunks, model, whether a token is required, version), POST /v1/index/start (202 with a job id: an index run now) and GET /v1/index/status?job_id=ID (the job: running, completed or failed, with times and counts, kept in the index across restarts), and POST /v1/embeddings (OpenAI's embeddings API with the local model, so that other machines can index through this one with embedder_source = \"remote\"). Any other method is 405, any other path 404, and every error body is {\"error\": {\"status\": N, \"message\": \"...\"}}. k is capped at 1000. Request lines over 8 KiB are refused with 414, header blocks over 16 KiB or 100 lines with 431, bodies over a route's bound with 413.\n\nEach client address may make --rate-limit requests a minute (config rate_limit, default 120; 0 is no limit); past that it is answered 429 with Retry-After. /health, /status, a job's status and /v1/embeddings are always answered.\n\nIt listens on 127.0.0.1 unless --bind says otherwise, on a free port unless --port says which, and prints the URL on stderr and a {\"type\":\"listening\",\"listening\":URL} record on stdout. SIGINT or SIGTERM stops it with the index consistent.\n\nExit status: 0 after a clean shutdown, 2 on error.",
+    long_about = "Serve vecgrep searches over HTTP from a warm model and index.\n\nvg-serve loads the model once and answers GET /search?q=QUERY[&k=NUM][&threshold=NUM][&mode=MODE] with the same NDJSON hit records as vg-query. It serves at once while a background thread indexes PATHS (default: the current directory), and keeps watching them: a file changed, added or deleted is searchable within --refresh seconds. Index runs give new chunks static vectors, so every file is searchable in seconds; the thread then fills in the model's vectors (/status says indexing, with filling true), while each search embeds the candidates it needs. With --full-index (config full_index) it indexes and fills first and listens after.\n\nRoutes: GET /search (200 NDJSON; 400 for a missing q or a bad k, threshold, mode or filter; 500 if the search fails), GET /status (indexing progress as JSON), GET /health (readiness, chunks, model, whether a token is required, version), POST /v1/index/start (202 with a job id: an index run now) and GET /v1/index/status?job_id=ID (the job: running, completed or failed, with times and counts, kept in the index across restarts), and POST /v1/embeddings (OpenAI's embeddings API with the local model, so that other machines can index through this one with embedder_source = \"remote\"). Any other method is 405, any other path 404, and every error body is {\"error\": {\"status\": N, \"message\": \"...\"}}. k is capped at 1000. Request lines over 8 KiB are refused with 414, header blocks over 16 KiB or 100 lines with 431, bodies over a route's bound with 413.\n\nWith --token, requests without the token are answered 401 and counted apart. Each client address may make --rate-limit requests a minute (config rate_limit, default 120; 0 is no limit); past that it is answered 429 with Retry-After. /health, /status, a job's status and /v1/embeddings are always answered. Each connection has a thread of its own for reading and writing, so slow clients never hold a worker; an address may hold 32 connections and the server 1024 (the longest idle is closed to make room), and a request head must arrive within 5 seconds.\n\nIt listens on 127.0.0.1 unless --bind says otherwise, on a free port unless --port says which, and prints the URL on stderr and a {\"type\":\"listening\",\"listening\":URL} record on stdout. SIGINT or SIGTERM stops it with the index consistent.\n\nExit status: 0 after a clean shutdown, 2 on error.",
     after_help = "Examples:\n  vg-serve src/\n  curl -s 'http://127.0.0.1:PORT/search?q=error+handling&k=5'\n  curl -s http://127.0.0.1:PORT/status\n  VECGREP_TOKEN=s3cret vg-serve --port 8080 --bind 0.0.0.0 .\n  vg-serve --rate-limit 0 .     no limit, for a search per keystroke:\n  fzf --bind \"change:reload:curl -s 'http://127.0.0.1:PORT/search?q={q}' | vg-format --files\""
 )]
 pub struct ServeCli {

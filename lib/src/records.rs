@@ -298,6 +298,10 @@ pub struct StatsRecord {
     pub files: u64,
     pub chunks: u64,
     pub holes: u64,
+    /// Chunks awaiting the model's vector (the static tier); not holes.
+    /// Added within version 1.
+    #[serde(default)]
+    pub pending: u64,
     pub db_size_bytes: u64,
     pub model: Option<String>,
     pub chunk_size: Option<usize>,
@@ -335,6 +339,7 @@ impl StatsRecord {
             files: stats.files,
             chunks: stats.chunks,
             holes: stats.holes,
+            pending: stats.pending,
             db_size_bytes: stats.db_size_bytes,
             model: meta.map(|m| m.model.clone()),
             chunk_size: meta.map(|m| m.chunk_size),

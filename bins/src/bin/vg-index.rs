@@ -127,7 +127,7 @@ fn print_stats(cli: &IndexCli, root: &vecgrep::project::ProjectRoot) -> anyhow::
         writeln!(out, "index:    {}", store::location(root))?;
         writeln!(out, "files:    {}", stats.files)?;
         writeln!(out, "chunks:   {}", stats.chunks)?;
-        writeln!(out, "holes:    {}", stats.holes)?;
+        writeln!(out, "holes:    {} (refused by the embedder)", stats.holes)?;
         writeln!(out, "vectors:  {}", model_vectors(&stats))?;
         writeln!(out, "size:     {} ({} bytes)", human_bytes(stats.db_size_bytes), stats.db_size_bytes)?;
         match meta {

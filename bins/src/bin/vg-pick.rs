@@ -99,8 +99,9 @@ fn pick(mut cli: PickCli, matches: &clap::ArgMatches) -> Result<u8> {
     ));
     let filter = cli.filter.to_filter().map_err(|e| anyhow!(e))?;
     let (jobs, results) = spawn_search_worker(Arc::clone(&searcher), config.clone(), filter, cwd.clone());
+    let counts = spawn_counter(Arc::clone(&live), Arc::clone(&shutdown));
 
-    let picked = run_picker(&initial, &live, &jobs, &results);
+    let picked = run_picker(&initial, &live, &counts, &jobs, &results);
     shutdown.store(true, Ordering::SeqCst);
     drop(jobs);
     // The indexer stops after the file in hand; what it wrote is committed.
@@ -176,6 +177,7 @@ fn spawn_search_worker(
 fn run_picker(
     initial: &str,
     live: &Arc<LiveIndex>,
+    counts: &Mutex<(u64, u64)>,
     jobs: &mpsc::Sender<Job>,
     results: &mpsc::Receiver<Found>,
 ) -> Result<SkimOutput> {
@@ -221,7 +223,6 @@ fn run_picker(
         let mut asked_state = index_state;
         let mut error: Option<String> = None;
         let mut last_refresh: Option<Instant> = None;
-        let mut stats: Option<Box<dyn IndexReader>> = None;
         while !skim.tick().await.map_err(|e| anyhow!("the picker failed: {e}"))? {
             // UpdateQuery: a changed query is searched (after the debounce).
             let query = skim.app().input.value.clone();
@@ -246,7 +247,7 @@ fn run_picker(
             }
             if last_refresh.is_none_or(|t| t.elapsed() >= REFRESH) {
                 last_refresh = Some(Instant::now());
-                let (chunks, vectors) = chunk_counts(&mut stats, live);
+                let (chunks, vectors) = *counts.lock().unwrap_or_else(|e| e.into_inner());
                 index_state = (chunks, live.progress().ran);
                 let header = status(live, (chunks, vectors), error.as_deref());
                 let app = skim.app_mut();
@@ -265,6 +266,24 @@ fn run_picker(
         }
         Ok(skim.output())
     })
+}
+
+/// A thread that keeps the index's counts for the status line, read every
+/// REFRESH until `shutdown`. Not on the picker's runtime: a shared index's
+/// client runs a runtime of its own, which cannot start inside another,
+/// and a slow database must not hold up the keys.
+fn spawn_counter(live: Arc<LiveIndex>, shutdown: Arc<AtomicBool>) -> Arc<Mutex<(u64, u64)>> {
+    let counts = Arc::new(Mutex::new((0, 0)));
+    let shown = Arc::clone(&counts);
+    std::thread::spawn(move || {
+        let mut store: Option<Box<dyn IndexReader>> = None;
+        while !shutdown.load(Ordering::SeqCst) {
+            let now = chunk_counts(&mut store, &live);
+            *shown.lock().unwrap_or_else(|e| e.into_inner()) = now;
+            std::thread::sleep(REFRESH);
+        }
+    });
+    counts
 }
 
 /// Chunks in the index now, and those with the model's vector; 0 and 0

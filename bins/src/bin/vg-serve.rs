@@ -41,7 +41,8 @@ fn main() -> ExitCode {
     let (cli, matches) = vecgrep_bins::app::parse_args::<ServeCli>(TOOL);
     run_main(TOOL, || {
         let inv = resolve(TOOL, &cli.paths, cli.skip_outside_root, cli_config(&matches)?)?;
-        let token = cli.token.clone().or_else(|| std::env::var("VECGREP_TOKEN").ok()).filter(|t| !t.is_empty());
+        let token =
+            vecgrep::serve::token(cli.token.clone(), std::env::var("VECGREP_TOKEN").ok()).map_err(|e| anyhow!(e))?;
         if !cli.bind.is_loopback() {
             eprintln!(
                 "{TOOL}: warning: listening on {}, which other machines can reach; {}",

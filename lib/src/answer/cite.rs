@@ -141,7 +141,9 @@ fn resolve(written: &Written<'_>, given: &[HitRecord]) -> Option<Citation> {
 /// all citations: the items (as written) and the group's length in bytes.
 fn bracketed_group(rest: &str) -> Option<(Vec<(&str, Written<'_>)>, usize)> {
     let inner = rest.strip_prefix('[')?;
-    let close = inner.find(']').filter(|&c| c <= MAX_GROUP_BYTES)?;
+    // Looked for within the bound only: a reply of many `[` and no `]`
+    // would otherwise be scanned to its end from each of them.
+    let close = inner.bytes().take(MAX_GROUP_BYTES + 1).position(|b| b == b']')?;
     let body = &inner[..close];
     if body.contains('\n') || body.trim().is_empty() {
         return None;

@@ -14,6 +14,8 @@ mod cite;
 mod learn;
 mod prompt;
 
+use std::collections::HashSet;
+
 use anyhow::Result;
 
 pub use chat::{ChatClient, ChatSettings, API_KEY_VAR};
@@ -119,10 +121,14 @@ pub fn answer(client: &ChatClient, query: &str, hits: &[HitRecord], context_hits
 /// A reply without control characters (a terminal would obey an escape
 /// sequence an endpoint sent), without the sentences a small model repeats
 /// word for word, and, when it was cut at the token limit, without its
-/// unfinished last sentence.
+/// unfinished last sentence. Linear in the reply (at most
+/// `chat::MAX_REPLY_BYTES`): a hostile endpoint's megabyte of short
+/// sentences costs milliseconds, not the minutes a scan of every earlier
+/// sentence took (issue 42), so the answer stays within `llm_timeout`.
 fn tidy(text: &str, cut: bool) -> String {
     let text: String = text.chars().filter(|&c| !c.is_control() || c == '\n' || c == '\t').collect();
-    let mut seen: Vec<&str> = Vec::new();
+    let mut seen: HashSet<&str> = HashSet::new();
+    let mut last: Option<&str> = None;
     let mut out = String::new();
     let mut sentences: Vec<&str> = text.split_inclusive(['.', '!', '?', '\n']).collect();
     if cut && sentences.len() > 1 && !sentences.last().is_some_and(|s| s.trim_end().ends_with(['.', '!', '?'])) {
@@ -132,11 +138,12 @@ fn tidy(text: &str, cut: bool) -> String {
         let key = sentence.trim();
         // A short sentence may well come twice; the same one again and
         // again in a row is a loop.
-        let again = seen.contains(&key) && (key.len() > 12 || seen.last() == Some(&key));
+        let again = seen.contains(key) && (key.len() > 12 || last == Some(key));
         if !key.is_empty() && again {
             continue;
         }
-        seen.push(key);
+        seen.insert(key);
+        last = Some(key);
         out.push_str(sentence);
     }
     let mut out = out.trim_end().to_string();

@@ -43,8 +43,10 @@ pub fn render_commits(out: &mut dyn Write, commits: &[CommitRecord], opts: &Form
 }
 
 /// One commit for people: sha, date, author and score; the subject; the
-/// lines that matched.
+/// lines that matched. What the repository wrote (author, subject, lines,
+/// paths) has its control characters shown, not obeyed, as in `render`.
 fn render_block(out: &mut dyn Write, c: &CommitRecord, opts: &FormatOptions) -> io::Result<()> {
+    use super::escape_controls as shown;
     let color = opts.color;
     let short = c.sha.get(..12).unwrap_or(&c.sha);
     let score = format!("{:.2}", c.score);
@@ -53,16 +55,17 @@ fn render_block(out: &mut dyn Write, c: &CommitRecord, opts: &FormatOptions) -> 
         "{} {} {} {}",
         paint(color, SHA, short),
         paint(color, DIM, day(&c.date)),
-        c.author,
+        shown(&c.author),
         paint(color, score_color(c.score), &score)
     )?;
-    writeln!(out, "    {}", paint(color, BOLD, &c.subject))?;
+    writeln!(out, "    {}", paint(color, BOLD, &shown(&c.subject)))?;
     let query_words = words(&c.query);
     for line in c.lines.iter().take(opts.lines_per_hit.max(1)) {
-        let text = super::highlight(&line.text, &query_words, color);
+        let text = super::highlight(&shown(&line.text), &query_words, color);
         match (&line.path, line.line) {
             (Some(path), Some(n)) => {
                 let path = display_file(Some(&c.root), path, &opts.cwd);
+                let path = shown(&path);
                 writeln!(out, "    {}:{}: {text}", paint(color, PATH, &path), paint(color, LINE_NO, &n.to_string()))?
             }
             _ => writeln!(out, "    {text}")?,

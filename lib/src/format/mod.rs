@@ -4,6 +4,7 @@
 
 mod commits;
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -327,7 +328,7 @@ fn render_lines(out: &mut dyn Write, hits: &[HitRecord], opts: &FormatOptions) -
             let at = group.first().and_then(|h| h.rev.as_deref()).map_or(String::new(), |sha| {
                 format!(" {}", paint(c, DIM, &format!("(at {})", sha.get(..12).unwrap_or(sha))))
             });
-            writeln!(out, "{}{at}", paint(c, PATH, &path))?;
+            writeln!(out, "{}{at}", paint(c, PATH, &escape_controls(&path)))?;
         }
         first_file = false;
         let mut sorted = group.clone();
@@ -372,7 +373,11 @@ fn render_lines(out: &mut dyn Write, hits: &[HitRecord], opts: &FormatOptions) -
                     writeln!(out, "{}", paint(c, DIM, "--"))?;
                 }
                 let sep = if is_match { ':' } else { '-' };
-                let body = if is_match { highlight(text, &query_words, c) } else { text.to_string() };
+                // For people, a file's escape sequences are shown, not obeyed
+                // (a repository's file could clear the screen or write the
+                // clipboard); a pipe gets the bytes as they are, as grep's.
+                let text = if heading { escape_controls(text) } else { Cow::Borrowed(text) };
+                let body = if is_match { highlight(&text, &query_words, c) } else { text.into_owned() };
                 if heading {
                     writeln!(out, "{}{sep}{body}", paint(c, LINE_NO, &format!("{n:>5}")))?;
                 } else {
@@ -384,6 +389,29 @@ fn render_lines(out: &mut dyn Write, hits: &[HitRecord], opts: &FormatOptions) -
         }
     }
     Ok(())
+}
+
+/// `text` with its control characters made visible, as `cat -v` and
+/// `less` show them: `^[` for ESC, `^?` for DEL, `<U+009B>` for the C1
+/// controls a terminal also obeys; tabs stay.
+pub fn escape_controls(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(|c| c.is_control() && c != '\t') {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\t' => out.push(c),
+            '\u{7f}' => out.push_str("^?"),
+            c if (c as u32) < 0x20 => {
+                out.push('^');
+                out.push(char::from(c as u8 + 0x40));
+            }
+            c if c.is_control() => out.push_str(&format!("<U+{:04X}>", c as u32)),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
 }
 
 fn read_lines(path: &Path) -> Option<Vec<String>> {
@@ -460,6 +488,21 @@ mod tests {
         let mut out = Vec::new();
         render(&mut out, &hits, &opts(OutputMode::Flat, "/r")).unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), "a.rs:3:fn upload() {}\n");
+    }
+
+    #[test]
+    fn a_files_escape_sequences_are_shown_under_a_heading_and_kept_in_a_pipe() {
+        let hostile = "x = 1\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\u{9b}31m\x7f\tdone";
+        let hits = vec![hit("a\x1b[31m.rs", 3, hostile, "done")];
+        let mut out = Vec::new();
+        render(&mut out, &hits, &opts(OutputMode::Pretty, "/r")).unwrap();
+        let shown = String::from_utf8(out).unwrap();
+        assert!(!shown.chars().any(|c| c.is_control() && c != '\n' && c != '\t'), "{shown:?}");
+        assert!(shown.contains("x = 1^[]52;c;cm0gLXJmIH4=^G^[[2J<U+009B>31m^?\tdone"), "{shown:?}");
+        assert!(shown.starts_with("a^[[31m.rs\n"), "{shown:?}");
+        let mut out = Vec::new();
+        render(&mut out, &hits, &opts(OutputMode::Flat, "/r")).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), format!("a\x1b[31m.rs:3:{hostile}\n"), "raw when piped");
     }
 
     #[test]

@@ -7,24 +7,33 @@ use serde::Serialize;
 use super::{LiveIndex, StoreSlot};
 use crate::store;
 
-/// Whether an index run is at work.
+/// The spec's IndexStatus of the served index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum IndexingState {
-    /// An index run has files to embed: results cover what it has written so far.
+    /// The index holds nothing yet, and no run is at work.
+    Empty,
+    /// An index run has files to embed (results cover what it has written
+    /// so far), or the fill is giving chunks the model's vectors (`filling`:
+    /// every served file is searchable meanwhile).
     Indexing,
-    /// Every served file is searchable; chunks are being given the model's
-    /// vectors meanwhile (searches embed the candidates they need).
-    Filling,
     /// The index holds every served file as of the last walk.
     Ready,
+    /// The last index run failed (`error` says why); the next refresh, or
+    /// an index job, tries again.
+    Aborted,
 }
 
 /// The live index as it stands.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct LiveStatus {
     pub status: IndexingState,
-    /// Files processed so far in the current (or last) run that had work.
+    /// Whether the background fill is giving chunks the model's vectors
+    /// (`status` is then `indexing`; searches embed the candidates they
+    /// need meanwhile).
+    pub filling: bool,
+    /// Files processed so far in the current (or last) run that had work:
+    /// the index run, or while `filling` the fill.
     pub indexed: u64,
     /// Files that run has to process; null while it is still walking.
     pub total: Option<u64>,
@@ -32,9 +41,12 @@ pub struct LiveStatus {
     pub files: u64,
     /// Chunks the index holds now.
     pub chunks: u64,
-    /// Chunks without the model's vector: awaiting the fill (found by words
-    /// and static vectors meanwhile), or their embedding failed.
+    /// The spec's holes: chunks the embedder refused, which have no vector
+    /// (found by their words only); the next run tries them again.
     pub holes: u64,
+    /// Chunks awaiting the model's vector, found meanwhile by their words
+    /// and static vectors (the fill, or a search that needs them, embeds them).
+    pub pending: u64,
     /// Chunks with the model's vector.
     pub vectors: u64,
     /// The model queries and chunks are embedded with.
@@ -52,6 +64,19 @@ pub struct LiveStatus {
     pub words_in_memory: bool,
 }
 
+/// The spec's state from a run's progress and what the index holds.
+fn state(progress: &super::Progress, files: u64) -> IndexingState {
+    if progress.indexing || (progress.filling && progress.error.is_none()) {
+        IndexingState::Indexing
+    } else if progress.error.is_some() {
+        IndexingState::Aborted
+    } else if files == 0 {
+        IndexingState::Empty
+    } else {
+        IndexingState::Ready
+    }
+}
+
 impl LiveIndex {
     /// The status now; `store` is the caller's connection, opened if need be
     /// (before the first run has made the index, the counts are 0).
@@ -66,17 +91,16 @@ impl LiveIndex {
             *store = None;
         }
         let progress = self.progress();
+        let files = stats.as_ref().map_or(0, |s| s.files);
         LiveStatus {
-            status: match (progress.indexing, progress.filling) {
-                (true, _) => IndexingState::Indexing,
-                (false, true) => IndexingState::Filling,
-                (false, false) => IndexingState::Ready,
-            },
+            status: state(&progress, files),
+            filling: progress.filling,
             indexed: progress.indexed,
             total: progress.total,
-            files: stats.as_ref().map_or(0, |s| s.files),
+            files,
             chunks: stats.as_ref().map_or(0, |s| s.chunks),
             holes: stats.as_ref().map_or(0, |s| s.holes),
+            pending: stats.as_ref().map_or(0, |s| s.pending),
             vectors: stats.as_ref().map_or(0, |s| s.vectors()),
             embedder_model: t.config.embedder_model.clone(),
             version: env!("CARGO_PKG_VERSION").to_string(),

@@ -14,6 +14,12 @@ use crate::project::{ResolvedConfig, SearchMode};
 use crate::search::{self, FileFilter, Hit, SearchRequest, MAX_K};
 use crate::store::Scope;
 
+/// Arguments of `status`: none. One given is refused, as every tool
+/// refuses an argument it does not know (a misspelling is not ignored).
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StatusArgs {}
+
 /// Arguments of `search`.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -176,6 +182,9 @@ impl From<Hit> for McpHit {
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct IndexProgress {
     pub status: IndexingState,
+    /// Whether the background fill is giving chunks the model's vectors;
+    /// every file is searchable meanwhile.
+    pub filling: bool,
     /// Files processed so far in the current run.
     pub indexed: u64,
     /// Files the run has to process; null while it is still walking.
@@ -186,12 +195,19 @@ pub struct IndexProgress {
 
 impl IndexProgress {
     pub(super) fn of(status: &LiveStatus) -> IndexProgress {
-        IndexProgress { status: status.status, indexed: status.indexed, total: status.total, files: status.files }
+        IndexProgress {
+            status: status.status,
+            filling: status.filling,
+            indexed: status.indexed,
+            total: status.total,
+            files: status.files,
+        }
     }
 
     /// A note for results that may be partial: the index is being built.
     pub(super) fn note(&self, ran: bool) -> Option<String> {
-        if self.status != IndexingState::Indexing {
+        // A fill leaves every file searchable: nothing to warn of.
+        if self.status != IndexingState::Indexing || self.filling {
             return None;
         }
         let so_far = match self.total {

@@ -23,7 +23,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use rmcp::ServiceExt;
 
-pub use args::{IndexProgress, McpHit, ModeArg, SearchArgs, SearchOutput};
+pub use args::{IndexProgress, McpHit, ModeArg, SearchArgs, SearchOutput, StatusArgs};
 pub use run::{IndexArgs, IndexOutput, RunState};
 
 use crate::embed::LazyEmbedder;

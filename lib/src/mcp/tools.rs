@@ -12,7 +12,7 @@ use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
 use rmcp::service::RequestContext;
 use rmcp::{tool, tool_handler, tool_router, Json, RoleServer, ServerHandler};
 
-use super::args::{IndexProgress, McpHit, SearchArgs, SearchOutput};
+use super::args::{IndexProgress, McpHit, SearchArgs, SearchOutput, StatusArgs};
 use super::run::{run_and_wait, IndexArgs, IndexOutput};
 use crate::live::{lock, LiveStatus, Searcher, StoreSlot};
 
@@ -104,7 +104,7 @@ impl VecgrepServer {
     /// is), the files and chunks it holds, the model, the project root and
     /// the paths this server searches.
     #[tool(annotations(read_only_hint = true, open_world_hint = false))]
-    async fn status(&self) -> Result<Json<LiveStatus>, String> {
+    async fn status(&self, _args: Parameters<StatusArgs>) -> Result<Json<LiveStatus>, String> {
         let tools = Arc::clone(&self.tools);
         blocking(move || tools.status()).await.map(Json)
     }

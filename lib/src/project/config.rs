@@ -2,9 +2,11 @@
 //! command line, else `<root>/.vecgrep/config.toml`, else the user's global
 //! `config.toml`, else the spec's default.
 //!
-//! Four keys break the precedence: `open_cmd` names a command to run, and
-//! `embedder_source`, `embedder_url` and `llm_url` where the code is sent,
-//! so a project's file may set them only where the user trusts it (TrustRule).
+//! Some keys break the precedence: `open_cmd` names a command to run,
+//! `embedder_source`, `embedder_url`, `llm_url` and `store_url` where the
+//! code is sent, and `store_project` and `store_adopt` which shared index
+//! is read, written and cleared, so a project's file may set them only
+//! where the user trusts it (TrustRule).
 //!
 //! Config files are strict: an unknown key or a value of the wrong type is an
 //! error naming the file, the key and the line, because a silently ignored
@@ -107,13 +109,44 @@ impl ConfigLayers {
         config.embedder_url = trusted(&mut untrusted, "embedder_url", self.pick_trusted(|v| v.embedder_url.clone()));
         config.llm_url = trusted(&mut untrusted, "llm_url", self.pick_trusted(|v| v.llm_url.clone()));
         config.store_url = trusted(&mut untrusted, "store_url", self.pick_trusted(|v| v.store_url.clone()));
+        config.store_project = trusted(&mut untrusted, "store_project", self.pick_trusted(|v| v.store_project.clone()));
+        config.store_adopt =
+            trusted(&mut untrusted, "store_adopt", self.pick_trusted(|v| v.store_adopt)).unwrap_or(false);
         if let Some(source) = trusted(&mut untrusted, "embedder_source", self.pick_trusted(|v| v.embedder_source)) {
             config.embedder_source = source;
         }
         config.untrusted = (!untrusted.is_empty())
             .then(|| (self.project.as_ref().map(|(p, _)| p.clone()).unwrap_or_default(), untrusted));
+        self.bound_untrusted(&mut config);
         self.check_overlap(&config)?;
         Ok(config)
+    }
+
+    /// TrustRule's bounds: the settings that decide how much a run reads,
+    /// cuts and stores without asking may be made stricter than their
+    /// defaults by an untrusted project's file, never looser (issue 42: a
+    /// repository's `max_filesize`, `chunk_size` and `index_warn_threshold`
+    /// made a 3 MB file 60,001 chunks and a 103 MB index, unasked).
+    fn bound_untrusted(&self, config: &mut ResolvedConfig) {
+        let Some((path, _)) = self.project.as_ref().filter(|_| !self.project_trusted()) else { return };
+        let default = super::settings::resolve_plain(&[]);
+        let shown = path.display().to_string();
+        let from_project = |key: &str| self.source_of(key).as_ref() == Some(&shown);
+        let mut bounded = Vec::new();
+        if from_project("max_filesize") && config.max_filesize > default.max_filesize {
+            bounded.push(format!("max_filesize = {}", config.max_filesize));
+            config.max_filesize = default.max_filesize;
+        }
+        if from_project("chunk_size") && config.chunk_size < default.chunk_size {
+            bounded.push(format!("chunk_size = {}", config.chunk_size));
+            config.chunk_size = default.chunk_size;
+        }
+        let asks_less = config.index_warn_threshold == 0 || config.index_warn_threshold > default.index_warn_threshold;
+        if from_project("index_warn_threshold") && asks_less {
+            bounded.push(format!("index_warn_threshold = {}", config.index_warn_threshold));
+            config.index_warn_threshold = default.index_warn_threshold;
+        }
+        config.bounded = (!bounded.is_empty()).then(|| (path.clone(), bounded));
     }
 
     /// chunk_overlap must be smaller than chunk_size, whichever layers set them.
@@ -276,9 +309,11 @@ mod tests {
             | "rate_limit"
             | "llm_timeout" => "7",
             "threshold" => "0.5",
-            "chunk_size" => "400",
+            "chunk_size" => "600",
             "chunk_overlap" => "50",
-            "full_index" | "embed_all" | "quiet" | "include_generated" | "trust_project_config" => "true",
+            "full_index" | "embed_all" | "quiet" | "include_generated" | "trust_project_config" | "store_adopt" => {
+                "true"
+            }
             "embedder_source" => "remote",
             "embedder_model" => "another-model",
             "mode" => "lexical",
@@ -309,6 +344,26 @@ mod tests {
                 _ => assert!(taken && !passed_over, "{}: a project's file sets it", s.key),
             }
         }
+    }
+
+    #[test]
+    fn an_untrusted_project_may_make_run_sizes_stricter_never_looser() {
+        let project = |text: &str| Some(("p.toml".into(), layer(text)));
+        let loose = "max_filesize = 100000000\nchunk_size = 50\nchunk_overlap = 10\nindex_warn_threshold = 0\n";
+        let r = ConfigLayers { project: project(loose), ..Default::default() }.resolve().unwrap();
+        assert_eq!((r.max_filesize, r.chunk_size, r.index_warn_threshold), (1024 * 1024, 500, 1000));
+        let (path, asked) = r.bounded.unwrap();
+        assert_eq!((path.to_str(), asked.len()), (Some("p.toml"), 3));
+        assert!(asked[0].contains("100000000"), "{asked:?}");
+        let strict = "max_filesize = 1000\nchunk_size = 800\nindex_warn_threshold = 10\n";
+        let r = ConfigLayers { project: project(strict), ..Default::default() }.resolve().unwrap();
+        assert_eq!((r.max_filesize, r.chunk_size, r.index_warn_threshold, r.bounded), (1000, 800, 10, None));
+        // Trusted, or from the user's own layers, anything in range goes.
+        let cli = ConfigValues { trust_project_config: Some(true), ..Default::default() };
+        let r = ConfigLayers { cli, project: project(loose), ..Default::default() }.resolve().unwrap();
+        assert_eq!((r.max_filesize, r.chunk_size, r.bounded), (100_000_000, 50, None));
+        let r = ConfigLayers { global: project(loose), ..Default::default() }.resolve().unwrap();
+        assert_eq!((r.chunk_size, r.index_warn_threshold), (50, 0));
     }
 
     #[test]

@@ -62,6 +62,13 @@ pub struct SharedIndex {
     /// May hold a password: never printed, and left out of `Debug`.
     pub url: String,
     pub project: String,
+    /// Who writes: this machine and the project root's path. The store
+    /// records who created a project's index and lets no other writer
+    /// change or clear it unless told to (`adopt`), so that a repository
+    /// that names another project (`store_project`) cannot write into it.
+    pub writer: String,
+    /// `store_adopt`: become one of the project's writers if not one yet.
+    pub adopt: bool,
 }
 
 /// Where `root`'s index lives under `config`: None for its own directory.
@@ -74,7 +81,18 @@ pub fn shared_index(root: &ProjectRoot, config: &crate::project::ResolvedConfig)
         let hash = blake3::hash(root.path.as_os_str().as_encoded_bytes()).to_hex();
         format!("{base}-{}", &hash[..8])
     });
-    Some(SharedIndex { url, project })
+    Some(SharedIndex { url, project, writer: writer_identity(&root.path), adopt: config.store_adopt })
+}
+
+/// This machine's name and `root`: what a repository's own files cannot
+/// choose (where it was cloned to, and on which machine).
+fn writer_identity(root: &Path) -> String {
+    let host = ["/proc/sys/kernel/hostname", "/etc/hostname"]
+        .iter()
+        .find_map(|p| std::fs::read_to_string(p).ok().map(|h| h.trim().to_string()).filter(|h| !h.is_empty()))
+        .or_else(|| std::env::var("HOSTNAME").ok().filter(|h| !h.is_empty()))
+        .unwrap_or_else(|| "localhost".into());
+    format!("{host}:{}", root.display())
 }
 
 impl fmt::Debug for SharedIndex {

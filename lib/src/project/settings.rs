@@ -270,6 +270,10 @@ macro_rules! settings {
             /// The project config and the keys of it that were passed over
             /// because the user did not trust it (TrustRule), for telling the user.
             pub untrusted: Option<(std::path::PathBuf, Vec<&'static str>)>,
+            /// The project config and, for each setting of it held to its
+            /// default because the user did not trust it (TrustRule's
+            /// bounds), what it asked for, for telling the user.
+            pub bounded: Option<(std::path::PathBuf, Vec<String>)>,
         }
 
         /// Every setting, in the order config errors list them.
@@ -367,6 +371,7 @@ macro_rules! settings {
                 server_default_top_k: 0,
                 server_default_threshold: 0.0,
                 untrusted: None,
+                bounded: None,
             }
         }
     };
@@ -463,9 +468,16 @@ settings! {
     store_url: String => Option<String> = None, raw String, check check_store_url,
         shown None, switch false, only None, trusted;
     /// The name the project's index is kept under in the shared database;
-    /// give every checkout of one project the same name to share it.
+    /// give every checkout of one project the same name to share it. It
+    /// chooses which index is read and written, so TrustRule applies: a
+    /// cloned repository's file could otherwise name another project's.
     store_project: String => Option<String> = None, raw String, check check_store_project,
-        shown Some("the root directory's name and a hash of its path"), switch false, only None, plain;
+        shown Some("the root directory's name and a hash of its path"), switch false, only None, trusted;
+    /// Let this checkout write to (or clear) a shared project's index that
+    /// another checkout created; it is recorded as one of the project's
+    /// writers from then on. TrustRule applies.
+    store_adopt: bool => bool = false, raw bool, check unchecked,
+        shown Some("false"), switch true, only None, trusted;
     /// For `--answer`: the chat model to ask; unset, the first one the
     /// endpoint lists.
     llm_model: String => Option<String> = None, raw String, check unchecked,

@@ -5,6 +5,7 @@
 //! cannot be indexed are reported as skips rather than silently dropped.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::UNIX_EPOCH;
 
 use anyhow::{anyhow, Context, Result};
@@ -76,6 +77,9 @@ pub enum SkipReason {
     },
     NotUtf8Path,
     OutsideRoot,
+    /// A followed link that resolves inside the root but outside the paths
+    /// walked (for a server, the paths it serves).
+    OutsidePaths,
     Symlink,
     /// The file vanished between walking and reading.
     Vanished,
@@ -93,6 +97,7 @@ impl SkipReason {
             SkipReason::TooLarge { .. } => "too_large",
             SkipReason::NotUtf8Path => "non_utf8_path",
             SkipReason::OutsideRoot => "outside_root",
+            SkipReason::OutsidePaths => "outside_paths",
             SkipReason::Symlink => "symlink",
             SkipReason::Vanished => "vanished",
             SkipReason::Error(_) => "error",
@@ -120,6 +125,7 @@ impl SkipReason {
             }
             SkipReason::NotUtf8Path => "path is not valid UTF-8".into(),
             SkipReason::OutsideRoot => "resolves outside the project root".into(),
+            SkipReason::OutsidePaths => "resolves outside the paths walked".into(),
             SkipReason::Symlink => "symbolic link (pass --follow to follow links)".into(),
             SkipReason::Vanished => "file vanished while indexing".into(),
             SkipReason::Error(e) => e.clone(),
@@ -142,28 +148,68 @@ pub struct WalkResult {
 }
 
 /// Walk `paths` under `root` and collect indexable files, sorted by path.
+///
+/// With `follow`, links are followed only where they lead inside `paths`
+/// (the root, unless narrower paths were given; for a server, the paths
+/// it serves): a link to a directory elsewhere is one skip, never walked
+/// (issue 42: a link to `/` was walked on each refresh of a server), and
+/// a link to a file elsewhere is a skip.
 pub fn walk(root: &ProjectRoot, paths: &[AdmittedPath], opts: &WalkOptions) -> Result<WalkResult> {
     let mut out = WalkResult::default();
-    let Some(builder) = builder(root, paths, opts)? else {
+    let bounds = Bounds { root: root.path.clone(), paths: paths.iter().map(|p| p.abs.clone()).collect() };
+    let outside: Arc<Mutex<Vec<Skip>>> = Arc::default();
+    let Some(builder) = builder(root, paths, opts, &bounds, &outside)? else {
         return Ok(out);
     };
     for entry in builder.build() {
         match entry {
-            Ok(entry) => admit(root, &entry, opts, &mut out),
+            Ok(entry) => admit(&bounds, &entry, opts, &mut out),
             Err(err) => {
-                let path = error_path(&err).map(|p| display_rel(root, &p)).unwrap_or_default();
+                let path = error_path(&err).map(|p| display_rel(&root.path, &p)).unwrap_or_default();
                 out.skips.push(Skip { path, reason: SkipReason::Error(err_message(&err)) });
             }
         }
     }
+    out.skips.append(&mut outside.lock().unwrap_or_else(|e| e.into_inner()));
     out.files.sort_by(|a, b| a.rel.cmp(&b.rel));
     out.files.dedup_by(|a, b| a.rel == b.rel);
     Ok(out)
 }
 
+/// Where a followed link may lead: inside the root, and inside the paths walked.
+#[derive(Clone)]
+struct Bounds {
+    root: PathBuf,
+    paths: Vec<PathBuf>,
+}
+
+impl Bounds {
+    /// Why `path` (a link, or reached through one) may not be walked or
+    /// indexed, if it may not: where it really is, or that it is nowhere.
+    fn outside(&self, path: &Path) -> Option<SkipReason> {
+        let real = match path.canonicalize() {
+            Ok(real) => real,
+            Err(e) => return Some(SkipReason::Error(e.to_string())),
+        };
+        if !real.starts_with(&self.root) {
+            Some(SkipReason::OutsideRoot)
+        } else if !self.paths.iter().any(|p| real.starts_with(p)) {
+            Some(SkipReason::OutsidePaths)
+        } else {
+            None
+        }
+    }
+}
+
 /// The `ignore` walker over `paths` with the options' filters, as ripgrep
 /// sets one up; None when there is nothing to walk.
-fn builder(root: &ProjectRoot, paths: &[AdmittedPath], opts: &WalkOptions) -> Result<Option<WalkBuilder>> {
+fn builder(
+    root: &ProjectRoot,
+    paths: &[AdmittedPath],
+    opts: &WalkOptions,
+    bounds: &Bounds,
+    outside: &Arc<Mutex<Vec<Skip>>>,
+) -> Result<Option<WalkBuilder>> {
     let Some((first, rest)) = paths.split_first() else {
         return Ok(None);
     };
@@ -180,10 +226,7 @@ fn builder(root: &ProjectRoot, paths: &[AdmittedPath], opts: &WalkOptions) -> Re
         // a revision's files keep to their own.
         .parents(!opts.no_ignore && root.marker != RootMarker::Revision)
         .require_git(false)
-        .filter_entry(|e| {
-            let name = e.file_name();
-            !(e.file_type().is_some_and(|t| t.is_dir()) && ALWAYS_EXCLUDED_DIRS.iter().any(|x| name == *x))
-        });
+        .filter_entry(keep_entry(opts.follow, bounds.clone(), Arc::clone(outside)));
     if !opts.no_ignore {
         builder.add_custom_ignore_filename(IGNORE_FILE_NAME);
     }
@@ -213,8 +256,39 @@ fn builder(root: &ProjectRoot, paths: &[AdmittedPath], opts: &WalkOptions) -> Re
     Ok(Some(builder))
 }
 
+/// Which directories the walk enters: never the always-excluded ones, and
+/// with `follow`, no linked directory outside `bounds` (a skip in `outside`
+/// instead, so that nothing beyond the link is read).
+fn keep_entry(
+    follow: bool,
+    bounds: Bounds,
+    outside: Arc<Mutex<Vec<Skip>>>,
+) -> impl Fn(&ignore::DirEntry) -> bool + Send + Sync + 'static {
+    move |e| {
+        if !e.file_type().is_some_and(|t| t.is_dir()) {
+            return true;
+        }
+        let name = e.file_name();
+        if ALWAYS_EXCLUDED_DIRS.iter().any(|x| name == *x) {
+            return false;
+        }
+        if !(follow && e.path_is_symlink()) {
+            return true;
+        }
+        match bounds.outside(e.path()) {
+            None => true,
+            Some(reason) => {
+                let skip = Skip { path: display_rel(&bounds.root, e.path()), reason };
+                outside.lock().unwrap_or_else(|e| e.into_inner()).push(skip);
+                false
+            }
+        }
+    }
+}
+
 /// Add one walked entry to the files, or to the skips with the reason.
-fn admit(root: &ProjectRoot, entry: &ignore::DirEntry, opts: &WalkOptions, out: &mut WalkResult) {
+fn admit(bounds: &Bounds, entry: &ignore::DirEntry, opts: &WalkOptions, out: &mut WalkResult) {
+    let root = &bounds.root;
     let Some(ft) = entry.file_type() else { return };
     if ft.is_dir() {
         return;
@@ -229,18 +303,12 @@ fn admit(root: &ProjectRoot, entry: &ignore::DirEntry, opts: &WalkOptions, out: 
         return;
     }
     // With --follow, or through a linked parent, a file may live outside the root.
-    let real = if opts.follow || entry.path_is_symlink() {
-        match path.canonicalize() {
-            Ok(r) => r,
-            Err(e) => return skip(display_rel(root, path), SkipReason::Error(e.to_string())),
+    if opts.follow || entry.path_is_symlink() {
+        if let Some(reason) = bounds.outside(path) {
+            return skip(display_rel(root, path), reason);
         }
-    } else {
-        path.to_path_buf()
-    };
-    if !real.starts_with(&root.path) {
-        return skip(display_rel(root, path), SkipReason::OutsideRoot);
     }
-    let Some(rel) = path.strip_prefix(&root.path).ok().and_then(rel_to_string) else {
+    let Some(rel) = path.strip_prefix(root).ok().and_then(rel_to_string) else {
         return skip(display_rel(root, path), SkipReason::NotUtf8Path);
     };
     let meta = match entry.metadata() {
@@ -268,8 +336,8 @@ pub fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
 
 /// `path` relative to the root for a message or a skip record; bytes that
 /// are not UTF-8 are shown as U+FFFD.
-fn display_rel(root: &ProjectRoot, path: &Path) -> String {
-    match path.strip_prefix(&root.path) {
+fn display_rel(root: &Path, path: &Path) -> String {
+    match path.strip_prefix(root) {
         Ok(rel) => rel_to_string(rel).unwrap_or_else(|| rel.to_string_lossy().into_owned()),
         Err(_) => path.to_string_lossy().into_owned(),
     }

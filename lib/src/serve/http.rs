@@ -19,13 +19,27 @@ pub struct Limits {
     pub header_bytes: usize,
     /// Number of header lines; more is 431.
     pub headers: usize,
-    /// Time a client has to send a whole request head.
+    /// Time a client has to send a whole request head (or body), and to
+    /// take a response. A slow client holds its own connection's thread
+    /// meanwhile, not a worker (`serve::gate`).
     pub head_deadline: Duration,
+    /// Connections open at once from one client address; past it, the one
+    /// that has waited longest for a request head is closed to make room.
+    pub connections_per_client: usize,
+    /// Connections open at once in all, likewise.
+    pub connections: usize,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { request_line: 8 * 1024, header_bytes: 16 * 1024, headers: 100, head_deadline: Duration::from_secs(10) }
+        Limits {
+            request_line: 8 * 1024,
+            header_bytes: 16 * 1024,
+            headers: 100,
+            head_deadline: Duration::from_secs(5),
+            connections_per_client: 32,
+            connections: 1024,
+        }
     }
 }
 
@@ -195,9 +209,31 @@ pub(super) fn read_request(r: &mut impl BufRead, limits: &Limits) -> Result<Opti
         if name.is_empty() || name.ends_with(|c: char| c.is_whitespace()) {
             return Err(HeadError::Malformed("malformed header name".into()));
         }
+        if value.chars().any(|c| c.is_control() && c != '\t') {
+            return Err(HeadError::Malformed(format!("control characters in the value of header {name}")));
+        }
         headers.push((name.to_ascii_lowercase(), value.trim().to_string()));
     }
+    check_framing(&headers)?;
     Ok(Some(Request { method: method.to_string(), target: target.to_string(), version: version.to_string(), headers }))
+}
+
+/// Refuse a head whose body could be read two ways (request smuggling,
+/// RFC 9112 6.3): a Content-Length that is not plain digits (`+2`), two
+/// that differ, or one beside a Transfer-Encoding. A proxy in front and
+/// this server must never disagree on where a request ends.
+fn check_framing(headers: &[(String, String)]) -> Result<(), HeadError> {
+    let lengths: Vec<&str> = headers.iter().filter(|(n, _)| n == "content-length").map(|(_, v)| v.as_str()).collect();
+    if lengths.iter().any(|v| v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit())) {
+        return Err(HeadError::Malformed("Content-Length is not a number".into()));
+    }
+    if lengths.windows(2).any(|w| w[0].trim_start_matches('0') != w[1].trim_start_matches('0')) {
+        return Err(HeadError::Malformed("conflicting Content-Length headers".into()));
+    }
+    if !lengths.is_empty() && headers.iter().any(|(n, _)| n == "transfer-encoding") {
+        return Err(HeadError::Malformed("both Content-Length and Transfer-Encoding".into()));
+    }
+    Ok(())
 }
 
 /// Why a request body could not be read: the status to answer with and why.
@@ -356,7 +392,10 @@ pub(super) fn reason(status: u16) -> &'static str {
         401 => "Unauthorized",
         404 => "Not Found",
         405 => "Method Not Allowed",
+        411 => "Length Required",
+        413 => "Content Too Large",
         414 => "URI Too Long",
+        429 => "Too Many Requests",
         431 => "Request Header Fields Too Large",
         500 => "Internal Server Error",
         503 => "Service Unavailable",
@@ -437,7 +476,7 @@ mod tests {
         assert_eq!(status("POST / HTTP/1.1\r\nContent-Length: 50\r\n\r\n", 10), 413);
         assert_eq!(status("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", 10), 411);
         assert_eq!(status("POST / HTTP/1.1\r\n\r\n", 10), 0, "no length, no body");
-        assert_eq!(status("POST / HTTP/1.1\r\nContent-Length: x\r\n\r\n", 10), 400);
+        assert_eq!(status("POST / HTTP/1.1\r\nContent-Length: 99999999999999999999999\r\n\r\n", 10), 400);
         assert_eq!(
             status("POST / HTTP/1.1\r\nContent-Length: 9\r\n\r\n", 10),
             0,
@@ -458,6 +497,24 @@ mod tests {
         {
             assert_eq!(read(bad).unwrap_err().status(), Some(400), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn heads_a_proxy_could_read_another_way_are_refused() {
+        for bad in [
+            "POST / HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 5\r\n\r\n",
+            "POST / HTTP/1.1\r\nContent-Length: +2\r\n\r\n",
+            "POST / HTTP/1.1\r\nContent-Length: -1\r\n\r\n",
+            "POST / HTTP/1.1\r\nContent-Length: 0x2\r\n\r\n",
+            "POST / HTTP/1.1\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n",
+            "GET / HTTP/1.1\r\nX-A: a\0b\r\n\r\n",
+            "GET / HTTP/1.1\r\nX-A: a\x1bb\r\n\r\n",
+        ] {
+            assert_eq!(read(bad).unwrap_err().status(), Some(400), "{bad:?}");
+        }
+        let same = read("POST / HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 02\r\n\r\n").unwrap().unwrap();
+        assert_eq!(same.header("content-length"), Some("2"), "the same length twice is one length");
+        assert!(read("GET / HTTP/1.1\r\nX-A: a\tb\r\n\r\n").unwrap().is_some(), "a tab is fine");
     }
 
     #[test]
@@ -515,7 +572,7 @@ mod tests {
 
             #[test]
             fn any_request_head_is_read_or_refused(head in proptest::collection::vec(any::<u8>(), 0..2000)) {
-                let limits = Limits { request_line: 256, header_bytes: 512, headers: 8, head_deadline: std::time::Duration::from_secs(5) };
+                let limits = Limits { request_line: 256, header_bytes: 512, headers: 8, ..Limits::default() };
                 match read_request(&mut io::BufReader::new(&head[..]), &limits) {
                     Ok(_) => {}
                     Err(e) => { let _ = (e.status(), e.message()); }

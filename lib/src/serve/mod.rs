@@ -2,15 +2,20 @@
 //! a background thread keeps the index fresh (the spec's SearchServer and
 //! its HTTP rules; ProgressiveModesContinueWhileIndexing).
 //!
-//! Threads: `workers` connection handlers, each with its own read-only
-//! SQLite connection, the indexer of a `live::LiveIndex` that re-walks the
-//! served paths every `refresh` (and at once for an index job), and the
-//! caller's thread, which waits for `shutdown`. Searching and indexing
-//! themselves are `live`'s. `http` reads and writes the protocol; each route
-//! has a file: `search`, `status` (and `/health`), `jobs`, `embeddings`;
-//! `limit` counts each client's requests.
+//! Threads: one accepts connections, admitted by `gate` (a bound per client
+//! address and in all); each connection has a small thread of its own that
+//! reads its requests and writes its responses, so a slow or silent client
+//! ties up nothing but that thread; `workers` answer the requests those
+//! threads hand them, each with its own read-only connection to the index;
+//! the indexer of a `live::LiveIndex` re-walks the served paths every
+//! `refresh` (and at once for an index job); and the caller's thread waits
+//! for `shutdown`. Searching and indexing themselves are `live`'s. `http`
+//! reads and writes the protocol; each route has a file: `search`,
+//! `status` (and `/health`), `jobs`, `embeddings`; `limit` counts each
+//! client's requests.
 
 mod embeddings;
+mod gate;
 mod http;
 mod jobs;
 mod limit;
@@ -21,7 +26,8 @@ use std::io::{BufReader, Write};
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -33,8 +39,12 @@ use crate::index::{EmbedderPool, ThreadedLoader};
 use crate::live::{LiveIndex, Searcher, StoreSlot, Target};
 use crate::store;
 use embeddings::{ModelPool, EMBEDDINGS_PATH, MAX_BODY_BYTES};
+use gate::{Gate, Slot};
 use http::{Request, Response};
 use limit::RateLimiter;
+
+/// A connection's thread reads and writes only: a small stack does.
+const CONNECTION_STACK: usize = 256 * 1024;
 
 /// How it is served.
 pub struct ServeSettings {
@@ -47,6 +57,20 @@ pub struct ServeSettings {
     pub limits: Limits,
     /// Requests a minute from one client address; 0 is no limit.
     pub rate_limit: u32,
+}
+
+/// The token requests must carry: `--token` (`flag`), else `VECGREP_TOKEN`
+/// (`env`); None serves without one. An empty `--token` is refused rather
+/// than read as "no token": given beside a VECGREP_TOKEN, it would turn
+/// authentication off unseen (issue 42).
+pub fn token(flag: Option<String>, env: Option<String>) -> Result<Option<String>, String> {
+    match flag {
+        Some(t) if t.trim().is_empty() => {
+            Err("--token is empty, which would serve without a token; leave --token out for that".into())
+        }
+        Some(t) => Ok(Some(t)),
+        None => Ok(env.filter(|t| !t.trim().is_empty())),
+    }
 }
 
 /// Where the server reports: the URL once listening, and notes.
@@ -62,7 +86,21 @@ struct Shared {
     shutdown: Arc<AtomicBool>,
     events: Arc<dyn ServeEvents>,
     limits: Limits,
+    /// Requests a minute per address from clients that authenticated (or
+    /// from every client, without a token).
     limiter: RateLimiter,
+    /// The same, apart, for requests without a valid token: they cannot
+    /// spend an authenticated client's share.
+    anonymous: RateLimiter,
+    /// Requests read by the connections' threads, for the workers.
+    work: mpsc::Sender<Work>,
+}
+
+/// A request for a worker to answer, and where the answer goes.
+struct Work {
+    request: Request,
+    body: Option<Vec<u8>>,
+    reply: mpsc::SyncSender<Response>,
 }
 
 impl Shared {
@@ -95,6 +133,7 @@ pub fn serve(
         live.fill(&mut index_embedders)?;
         first = false;
     }
+    let (work, queue) = mpsc::channel();
     let shared = Arc::new(Shared {
         searcher,
         models: ModelPool::new(embeddings_loader),
@@ -103,16 +142,21 @@ pub fn serve(
         events,
         limits: settings.limits,
         limiter: RateLimiter::new(settings.rate_limit),
+        anonymous: RateLimiter::new(settings.rate_limit),
+        work,
     });
     let listener = TcpListener::bind(settings.addr).with_context(|| format!("cannot listen on {}", settings.addr))?;
     let local = listener.local_addr().context("cannot read the listening address")?;
     shared.events.listening(&format!("http://{local}"));
     let indexer = live.spawn(index_embedders, settings.refresh, first);
+    let queue = Arc::new(Mutex::new(queue));
     for _ in 0..settings.workers.max(1) {
-        let listener = listener.try_clone().context("cannot share the listening socket")?;
-        let shared = Arc::clone(&shared);
-        std::thread::spawn(move || accept_loop(&shared, &listener));
+        let (shared, queue) = (Arc::clone(&shared), Arc::clone(&queue));
+        std::thread::spawn(move || work_loop(&shared, &queue));
     }
+    let gate = Gate::new(settings.limits.connections_per_client, settings.limits.connections);
+    let accepting = Arc::clone(&shared);
+    std::thread::spawn(move || accept_loop(&accepting, &listener, &gate));
     while !shared.shutdown.load(Ordering::SeqCst) {
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -134,20 +178,70 @@ fn fail_stopped_jobs(target: &Target, events: &dyn ServeEvents) {
     }
 }
 
-fn accept_loop(shared: &Shared, listener: &TcpListener) {
-    // Each worker reads through its own connection to the index.
-    let mut store: StoreSlot = None;
+fn accept_loop(shared: &Arc<Shared>, listener: &TcpListener, gate: &Arc<Gate>) {
     loop {
         match listener.accept() {
-            Ok((stream, peer)) => connection(shared, stream, peer.ip(), &mut store),
+            Ok((stream, peer)) => match gate.admit(&stream, peer.ip()) {
+                Some(slot) => {
+                    let shared = Arc::clone(shared);
+                    let spawned = std::thread::Builder::new()
+                        .stack_size(CONNECTION_STACK)
+                        .spawn(move || connection(&shared, stream, peer.ip(), &slot));
+                    // Out of threads: the connection (and its slot) is dropped.
+                    if spawned.is_err() {
+                        std::thread::sleep(Duration::from_millis(10));
+                    }
+                }
+                None => refuse(stream, peer.ip()),
+            },
             // Out of file descriptors and the like: back off, keep serving.
             Err(_) => std::thread::sleep(Duration::from_millis(10)),
         }
     }
 }
 
-/// Answer requests on one connection until it closes or asks to.
-fn connection(shared: &Shared, stream: TcpStream, client: IpAddr, store: &mut StoreSlot) {
+/// Answer a connection the gate has no room for with 503, without waiting
+/// on it: what the socket's buffer takes at once is all it gets.
+fn refuse(stream: TcpStream, client: IpAddr) {
+    let response = Response::error(503, &format!("too many connections from {client} are answering requests"))
+        .with_header("Retry-After", "1");
+    let mut stream = stream;
+    if stream.set_nonblocking(true).is_ok() {
+        let _ = http::write_response(&mut stream, &response, false, true);
+    }
+}
+
+/// A worker: answer the requests the connections' threads read, one at a
+/// time, each through the worker's own connection to the index.
+fn work_loop(shared: &Shared, queue: &Mutex<mpsc::Receiver<Work>>) {
+    let mut store: StoreSlot = None;
+    loop {
+        // The lock is held only to take a request, not while answering it.
+        let Ok(work) = crate::live::lock(queue).recv() else { return };
+        let response =
+            catch_unwind(AssertUnwindSafe(|| respond(shared, &work.request, work.body.as_deref(), &mut store)))
+                .unwrap_or_else(|_| {
+                    store = None;
+                    shared.events.note(&format!("a request handler panicked on {}", work.request.target));
+                    Response::error(500, "internal error while handling the request")
+                });
+        let _ = work.reply.send(response);
+    }
+}
+
+/// Have a worker answer `request`.
+fn answer(shared: &Shared, request: Request, body: Option<Vec<u8>>) -> Response {
+    let (reply, answered) = mpsc::sync_channel(1);
+    let sent = shared.work.send(Work { request, body, reply });
+    match sent.ok().and_then(|()| answered.recv().ok()) {
+        Some(response) => response,
+        None => Response::error(503, "the server is shutting down"),
+    }
+}
+
+/// Read requests on one connection, have workers answer them, and write
+/// the answers, until it closes or asks to (or the gate closes it).
+fn connection(shared: &Shared, stream: TcpStream, client: IpAddr, slot: &Slot) {
     let idle = shared.limits.head_deadline;
     let _ = stream.set_read_timeout(Some(idle));
     let _ = stream.set_write_timeout(Some(idle));
@@ -158,6 +252,7 @@ fn connection(shared: &Shared, stream: TcpStream, client: IpAddr, store: &mut St
     let mut reader = BufReader::new(read_half);
     let mut writer = stream;
     loop {
+        slot.idle();
         let request = match http::read_request(&mut reader, &shared.limits) {
             Ok(Some(r)) => r,
             Ok(None) => return,
@@ -168,6 +263,7 @@ fn connection(shared: &Shared, stream: TcpStream, client: IpAddr, store: &mut St
                 return;
             }
         };
+        slot.busy();
         if let Err(response) = admit(shared, &request, client) {
             let _ = http::write_response(&mut writer, &response, false, true);
             return;
@@ -187,13 +283,8 @@ fn connection(shared: &Shared, stream: TcpStream, client: IpAddr, store: &mut St
             }
         }
         let keep_alive = request.keep_alive(body.is_some()) && !shared.shutdown.load(Ordering::SeqCst);
-        let response = catch_unwind(AssertUnwindSafe(|| respond(shared, &request, body.as_deref(), store)))
-            .unwrap_or_else(|_| {
-                *store = None;
-                shared.events.note(&format!("a request handler panicked on {}", request.target));
-                Response::error(500, "internal error while handling the request")
-            });
         let with_body = request.method != "HEAD";
+        let response = answer(shared, request, body);
         if http::write_response(&mut writer, &response, keep_alive, with_body).is_err() || !keep_alive {
             let _ = writer.flush();
             return;
@@ -201,28 +292,35 @@ fn connection(shared: &Shared, stream: TcpStream, client: IpAddr, store: &mut St
     }
 }
 
-/// HttpLimitsRequestsPerClient: a client over its share is answered 429
-/// with when to try again. Two kinds of route are left out: what only
-/// reports (`/health`, `/status`, a job's status), since polling it is how
-/// clients wait and a monitor must never read a busy server as a dead one;
-/// and `/v1/embeddings`, the bulk route another machine indexes through (a
-/// batch a request: a limit a minute would stall a large index run).
-/// Then the token, before any body is read: a client without it costs
-/// no more than its head.
+/// The token first, then HttpLimitsRequestsPerClient, before any body is
+/// read: a client without the token costs no more than its head.
+///
+/// A request without a valid token is counted apart from those with one,
+/// on every route, and answered 401 (429 past its share), so anonymous
+/// requests from an address never spend the share of a client there that
+/// has the token. An authenticated client (or any, without a token) over
+/// its share is answered 429 with when to try again, but on two kinds of
+/// route: what only reports (`/health`, `/status`, a job's status), since
+/// polling it is how clients wait and a monitor must never read a busy
+/// server as a dead one; and `/v1/embeddings`, the bulk route another
+/// machine indexes through (a batch a request: a limit a minute would
+/// stall a large index run).
 fn admit(shared: &Shared, request: &Request, client: IpAddr) -> Result<(), Response> {
-    let exempt = ["/health", "/status", jobs::STATUS_PATH, EMBEDDINGS_PATH].contains(&raw_path(&request.target));
-    if !exempt {
-        shared.limiter.admit(client, Instant::now()).map_err(|retry_after| {
-            Response::error(429, &format!("too many requests from {client}; try again in {retry_after} s"))
-                .with_header("Retry-After", retry_after.to_string())
-        })?;
-    }
+    let too_many = |retry_after: u64| {
+        Response::error(429, &format!("too many requests from {client}; try again in {retry_after} s"))
+            .with_header("Retry-After", retry_after.to_string())
+    };
     if let Some(token) = &shared.token {
         let offered = request.header("authorization").and_then(bearer_token);
         if !offered.is_some_and(|o| http::secrets_equal(o, token)) {
+            shared.anonymous.admit(client, Instant::now()).map_err(too_many)?;
             return Err(Response::error(401, "a valid bearer token is required (Authorization: Bearer TOKEN)")
                 .with_header("WWW-Authenticate", "Bearer"));
         }
+    }
+    let exempt = ["/health", "/status", jobs::STATUS_PATH, EMBEDDINGS_PATH].contains(&raw_path(&request.target));
+    if !exempt {
+        shared.limiter.admit(client, Instant::now()).map_err(too_many)?;
     }
     Ok(())
 }

@@ -166,16 +166,19 @@ impl FileWrite {
 pub struct IndexStats {
     pub files: u64,
     pub chunks: u64,
-    /// Chunks without the model's vector: awaiting it (the static tier) or
-    /// refused by the embedder.
+    /// The spec's holes: chunks the embedder refused, stored with no
+    /// vector at all (a full run's chunks have the model's vector or none).
     pub holes: u64,
+    /// Chunks with a static vector only, awaiting the model's (the static
+    /// tier: a search or a fill gives it). Not holes: they are found.
+    pub pending: u64,
     pub db_size_bytes: u64,
 }
 
 impl IndexStats {
     /// Chunks with the model's vector.
     pub fn vectors(&self) -> u64 {
-        self.chunks.saturating_sub(self.holes)
+        self.chunks.saturating_sub(self.holes + self.pending)
     }
 }
 
@@ -363,6 +366,13 @@ pub enum StoreError {
     /// The backend failed, in words of its own (a change it was making is rolled back).
     #[error(transparent)]
     Database(BoxError),
+    /// A shared project's index that another checkout created, to be
+    /// changed or cleared by one not told to adopt it (`store_adopt`).
+    #[error(
+        "{path} was created by {}; this checkout ({writer}) may not change or clear it unless told to (--store-adopt, or store_adopt = true in the global config)",
+        .creator.as_deref().unwrap_or("an older vecgrep, which kept no writers")
+    )]
+    NotWriter { path: PathBuf, creator: Option<String>, writer: String },
 }
 
 /// The questions searches and index runs ask of an index.

@@ -31,8 +31,7 @@ fn revisions_dir(project: &ProjectRoot) -> PathBuf {
 /// written there while it is indexed and removed after.
 pub fn revision_root(project: &ProjectRoot, sha: &str) -> ProjectRoot {
     // A shared index keeps a revision's beside the project's, under its own name.
-    let shared =
-        project.shared.as_ref().map(|s| SharedIndex { url: s.url.clone(), project: format!("{}@{sha}", s.project) });
+    let shared = project.shared.as_ref().map(|s| SharedIndex { project: format!("{}@{sha}", s.project), ..s.clone() });
     ProjectRoot { path: revisions_dir(project).join(sha), marker: RootMarker::Revision, shared }
 }
 
@@ -142,8 +141,8 @@ fn project_of(root: &ProjectRoot) -> ProjectRoot {
     match parent.and_then(Path::parent).and_then(Path::parent).filter(|_| is_revision) {
         Some(project) => {
             let shared = root.shared.as_ref().map(|s| SharedIndex {
-                url: s.url.clone(),
                 project: s.project.rsplit_once('@').map_or(s.project.clone(), |(p, _)| p.to_string()),
+                ..s.clone()
             });
             ProjectRoot { path: project.to_path_buf(), marker: RootMarker::None, shared }
         }

@@ -28,10 +28,13 @@ mod vectors;
 mod verify;
 mod words;
 mod write;
+mod writers;
 
 /// A project's index in a shared database, open through one connection.
 pub(super) struct PgIndex {
     client: RefCell<Client>,
+    /// The project and who writes it (`writers`).
+    shared: SharedIndex,
     /// The project's schema, quoted for SQL.
     schema: String,
     /// How errors name the index: database, server and project, never the
@@ -158,13 +161,23 @@ pub(super) fn lock(
     Ok(Some(Box::new(client)))
 }
 
-/// Drop a project's index from the shared database; a project never
-/// indexed is no error.
+/// Drop a project's index from the shared database, if this checkout is
+/// one of its writers (or told to adopt it); a project never indexed is no
+/// error. Who may write it is kept.
 pub(super) fn remove(shared: &SharedIndex) -> Result<(), StoreError> {
     let (mut client, place) = connect(shared)?;
-    client
-        .batch_execute(&format!("DROP SCHEMA IF EXISTS \"{}\" CASCADE", schema_name(&shared.project)))
-        .map_err(|e| StoreError::Backend { path: place, source: e.into() })
+    let schema = schema_name(&shared.project);
+    let failed = |e: postgres::Error| StoreError::Backend { path: place.clone(), source: e.into() };
+    let mut tx = client.transaction().map_err(failed)?;
+    tx.execute("SELECT pg_advisory_xact_lock(hashtext($1))", &[&format!("\"{schema}\"")]).map_err(failed)?;
+    let exists: bool =
+        tx.query_one("SELECT to_regclass($1) IS NOT NULL", &[&format!("{schema}.meta")]).map_err(failed)?.get(0);
+    if !exists {
+        return Ok(());
+    }
+    writers::claim(&mut tx, shared, true, &place)?;
+    tx.batch_execute(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE")).map_err(failed)?;
+    tx.commit().map_err(failed)
 }
 
 impl PgIndex {
@@ -201,6 +214,7 @@ impl PgIndex {
         let tokenizer = crate::store::word_terms::Tokenizer::new()?;
         Ok(PgIndex {
             client: RefCell::new(client),
+            shared: shared.clone(),
             schema: format!("\"{}\"", schema_name(&shared.project)),
             place,
             tokenizer,

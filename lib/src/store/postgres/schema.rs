@@ -122,7 +122,9 @@ impl PgIndex {
 
     fn create_schema_locked(&self, rebuilt: &mut dyn FnMut(&str)) -> Result<(), StoreError> {
         self.row("SELECT pg_advisory_xact_lock(hashtext($1))", &[&self.schema])?;
-        if self.schema_exists()? {
+        let exists = self.schema_exists()?;
+        super::writers::claim(&mut *self.client.borrow_mut(), &self.shared, exists, &self.place)?;
+        if exists {
             self.enter_schema()?;
             match self.check_schema() {
                 Ok(()) => return self.add_term_stats(),

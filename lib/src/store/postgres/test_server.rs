@@ -30,7 +30,12 @@ impl TestServer {
         let root = ProjectRoot {
             path: self.dir.path().to_path_buf(),
             marker: RootMarker::None,
-            shared: Some(SharedIndex { url: self.url.clone(), project: project.into() }),
+            shared: Some(SharedIndex {
+                url: self.url.clone(),
+                project: project.into(),
+                writer: "tests".into(),
+                adopt: false,
+            }),
         };
         PgIndex::open_for_writing(&root, &mut |_| {}).unwrap()
     }

@@ -14,14 +14,15 @@ impl PgIndex {
         let row = self
             .row(
                 "SELECT (SELECT count(*) FROM files), (SELECT count(*) FROM chunks),
-                        (SELECT count(*) FROM chunks WHERE embedding IS NULL),
+                        (SELECT count(*) FROM chunks WHERE embedding IS NULL AND static_embedding IS NULL),
                         (SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint FROM pg_class c
-                         JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind = 'r')",
+                         JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind = 'r'),
+                        (SELECT count(*) FROM chunks WHERE embedding IS NULL AND static_embedding IS NOT NULL)",
                 &[&bare],
             )?
             .expect("one row");
         let n = |i: usize| row.get::<_, i64>(i).max(0) as u64;
-        Ok(IndexStats { files: n(0), chunks: n(1), holes: n(2), db_size_bytes: n(3) })
+        Ok(IndexStats { files: n(0), chunks: n(1), holes: n(2), pending: n(4), db_size_bytes: n(3) })
     }
 
     /// Words without their chunk's length, vectors of the wrong size,

@@ -166,7 +166,7 @@ impl SqliteIndex {
     /// `refresh_codes` with codes for `at_least` vectors or more.
     fn refresh_codes_from(&self, at_least: u64) -> Result<(), StoreError> {
         let stats = self.counts()?;
-        let vectors = stats.chunks - stats.holes;
+        let vectors = stats.vectors();
         let damaged = |e| self.damaged(e);
         let tx = self.conn.unchecked_transaction().map_err(damaged)?;
         if vectors < at_least {

@@ -11,13 +11,14 @@ use crate::store::{IndexReader, IndexStats, StoreError};
 impl SqliteIndex {
     /// The spec's IndexStats; db_size_bytes counts the database and its WAL.
     pub(super) fn counts(&self) -> Result<IndexStats, StoreError> {
-        let (files, chunks, holes): (i64, i64, i64) = self
+        let (files, chunks, holes, pending): (i64, i64, i64, i64) = self
             .conn
             .query_row(
                 "SELECT (SELECT count(*) FROM files), (SELECT count(*) FROM chunks),
-                        (SELECT count(*) FROM chunks WHERE embedding IS NULL)",
+                        (SELECT count(*) FROM chunks WHERE embedding IS NULL AND static_embedding IS NULL),
+                        (SELECT count(*) FROM chunks WHERE embedding IS NULL AND static_embedding IS NOT NULL)",
                 [],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
             )
             .map_err(|e| self.damaged(e))?;
         let db_size_bytes = ["", "-wal", "-shm"]
@@ -28,7 +29,13 @@ impl SqliteIndex {
                 std::fs::metadata(PathBuf::from(p)).ok().map(|m| m.len())
             })
             .sum();
-        Ok(IndexStats { files: files as u64, chunks: chunks as u64, holes: holes as u64, db_size_bytes })
+        Ok(IndexStats {
+            files: files as u64,
+            chunks: chunks as u64,
+            holes: holes as u64,
+            pending: pending as u64,
+            db_size_bytes,
+        })
     }
 
     /// SQLite's own integrity check, the word index's, chunks without a

@@ -1,0 +1,164 @@
+//! Which connections the server holds open: at most `per_client` from one
+//! address and `total` in all. Each connection has a thread of its own for
+//! its reading and writing, so a client that connects and sends nothing,
+//! or drips a byte at a time, holds one small thread and one slot, never a
+//! worker (issue 42: 16 idle sockets once took all 16 workers). When an
+//! address, or the server, is at its bound, the connection that has waited
+//! longest for a request head is closed to make room; when every one is
+//! busy with a request, the newcomer is refused.
+
+use std::collections::HashMap;
+use std::net::{IpAddr, Shutdown, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// The open connections, counted and closed from the accepting thread.
+pub(super) struct Gate {
+    per_client: usize,
+    total: usize,
+    open: Mutex<Open>,
+}
+
+#[derive(Default)]
+struct Open {
+    next: u64,
+    conns: HashMap<u64, Conn>,
+}
+
+struct Conn {
+    client: IpAddr,
+    /// Since when it has waited for a request head; None while a request
+    /// is being answered.
+    idle_since: Option<Instant>,
+    /// A handle to close it by.
+    stream: TcpStream,
+}
+
+/// One admitted connection; it leaves the count when dropped.
+pub(super) struct Slot {
+    gate: Arc<Gate>,
+    id: u64,
+}
+
+impl Gate {
+    pub(super) fn new(per_client: usize, total: usize) -> Arc<Gate> {
+        Arc::new(Gate { per_client: per_client.max(1), total: total.max(1), open: Mutex::default() })
+    }
+
+    /// Admit `stream` from `client`, closing the longest-idle connection of
+    /// that address (or of all, at the total bound) to make room; None when
+    /// every connection in the way is busy with a request.
+    pub(super) fn admit(self: &Arc<Gate>, stream: &TcpStream, client: IpAddr) -> Option<Slot> {
+        let handle = stream.try_clone().ok()?;
+        let mut open = crate::live::lock(&self.open);
+        if open.conns.values().filter(|c| c.client == client).count() >= self.per_client {
+            open.close_longest_idle(|c| c.client == client)?;
+        }
+        if open.conns.len() >= self.total {
+            open.close_longest_idle(|_| true)?;
+        }
+        let id = open.next;
+        open.next += 1;
+        open.conns.insert(id, Conn { client, idle_since: Some(Instant::now()), stream: handle });
+        Some(Slot { gate: Arc::clone(self), id })
+    }
+
+    /// How many connections are open now.
+    #[cfg(test)]
+    fn count(&self) -> usize {
+        crate::live::lock(&self.open).conns.len()
+    }
+}
+
+impl Open {
+    /// Close the connection among those `eligible` that has waited longest
+    /// for a request head; None when none waits.
+    fn close_longest_idle(&mut self, eligible: impl Fn(&Conn) -> bool) -> Option<()> {
+        let (&id, _) = self
+            .conns
+            .iter()
+            .filter(|(_, c)| eligible(c))
+            .filter_map(|(id, c)| c.idle_since.map(|t| (id, t)))
+            .min_by_key(|(_, t)| *t)?;
+        let conn = self.conns.remove(&id)?;
+        // Its thread's read ends at once; the thread then drops its Slot.
+        let _ = conn.stream.shutdown(Shutdown::Both);
+        Some(())
+    }
+}
+
+impl Slot {
+    /// A request head has arrived: not to be closed for room while answered.
+    pub(super) fn busy(&self) {
+        self.set_idle(None);
+    }
+
+    /// Answered: waiting for the next request head.
+    pub(super) fn idle(&self) {
+        self.set_idle(Some(Instant::now()));
+    }
+
+    fn set_idle(&self, since: Option<Instant>) {
+        if let Some(conn) = crate::live::lock(&self.gate.open).conns.get_mut(&self.id) {
+            conn.idle_since = since;
+        }
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        crate::live::lock(&self.gate.open).conns.remove(&self.id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+    use std::net::TcpListener;
+
+    /// `n` connected pairs (client end, server end) over loopback.
+    fn pairs(n: usize) -> Vec<(TcpStream, TcpStream)> {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        (0..n).map(|_| (TcpStream::connect(addr).unwrap(), listener.accept().unwrap().0)).collect()
+    }
+
+    fn closed(client: &mut TcpStream) -> bool {
+        client.set_read_timeout(Some(std::time::Duration::from_millis(100))).unwrap();
+        matches!(client.read(&mut [0u8; 1]), Ok(0))
+    }
+
+    #[test]
+    fn an_address_at_its_bound_loses_its_longest_idle_connection() {
+        let gate = Gate::new(2, 10);
+        let mut conns = pairs(4);
+        let a: IpAddr = "127.0.0.1".parse().unwrap();
+        let first = gate.admit(&conns[0].1, a).unwrap();
+        let second = gate.admit(&conns[1].1, a).unwrap();
+        second.busy();
+        let third = gate.admit(&conns[2].1, a).expect("room made by closing the first");
+        assert!(closed(&mut conns[0].0), "the idle one was closed");
+        assert!(!closed(&mut conns[1].0), "the busy one was not");
+        drop(first);
+        assert_eq!(gate.count(), 2);
+        // Both of the address's connections now answer requests: the next is refused.
+        third.busy();
+        assert!(gate.admit(&conns[3].1, a).is_none());
+        // Another address has its own share.
+        assert!(gate.admit(&conns[3].1, "127.0.0.2".parse().unwrap()).is_some());
+    }
+
+    #[test]
+    fn the_total_bound_closes_the_longest_idle_of_any_address() {
+        let gate = Gate::new(5, 3);
+        let mut conns = pairs(4);
+        let slots: Vec<Slot> =
+            (0..3).map(|i| gate.admit(&conns[i].1, IpAddr::from([127, 0, 0, 1 + i as u8])).unwrap()).collect();
+        slots[0].busy();
+        let _newcomer = gate.admit(&conns[3].1, "127.0.0.9".parse().unwrap()).unwrap();
+        assert!(closed(&mut conns[1].0), "the longest idle, the second, made room");
+        assert!(!closed(&mut conns[0].0) && !closed(&mut conns[2].0));
+        assert_eq!(gate.count(), 3);
+    }
+}

@@ -1,0 +1,83 @@
+//! Who may write a project's index in a shared database. Anyone who can
+//! reach the database may name any project (`store_project`), and a cloned
+//! repository once could, from its own config: so the store records which
+//! checkouts write each project (`SharedIndex::writer`: the machine and the
+//! root's path, which a repository's files cannot choose). The first to
+//! create a project's index is its creator; any other checkout must be told
+//! to join (`store_adopt`) before it changes or clears that index.
+//!
+//! This guards against a mistake or a hostile repository, not a hostile
+//! database user: whoever holds the database's credentials can change any
+//! row, and Postgres roles are what keep such users apart.
+
+use std::path::Path;
+
+use postgres::GenericClient;
+
+use crate::project::SharedIndex;
+use crate::store::StoreError;
+
+/// The writers of every project, in a schema of its own so that dropping
+/// a project's index (a clear, a rebuild) leaves who may write it.
+const TABLE: &str = "vecgrep_writers.writers";
+
+const CREATE: &str = "
+CREATE SCHEMA IF NOT EXISTS vecgrep_writers;
+CREATE TABLE IF NOT EXISTS vecgrep_writers.writers (
+    project text NOT NULL,
+    writer text NOT NULL,
+    creator boolean NOT NULL,
+    since_ms bigint NOT NULL,
+    PRIMARY KEY (project, writer)
+);
+";
+
+/// Make sure `shared.writer` may write `shared.project`, recording it when
+/// it creates the project (`index_exists` false and no writer recorded) or
+/// is told to adopt it. Run inside the transaction that creates or drops
+/// the project's schema, under its lock, so that two first writers cannot
+/// both be creators.
+pub(super) fn claim(
+    client: &mut impl GenericClient,
+    shared: &SharedIndex,
+    index_exists: bool,
+    place: &Path,
+) -> Result<(), StoreError> {
+    let failed = |e: postgres::Error| StoreError::Backend { path: place.to_path_buf(), source: e.into() };
+    ensure_table(client).map_err(failed)?;
+    let rows = client
+        .query(&format!("SELECT writer, creator FROM {TABLE} WHERE project = $1"), &[&shared.project])
+        .map_err(failed)?;
+    let writers: Vec<(String, bool)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+    if writers.iter().any(|(w, _)| *w == shared.writer) {
+        return Ok(());
+    }
+    let creates = writers.is_empty() && !index_exists;
+    if !creates && !shared.adopt {
+        let creator = writers.iter().find(|(_, c)| *c).or(writers.first()).map(|(w, _)| w.clone());
+        return Err(StoreError::NotWriter { path: place.to_path_buf(), creator, writer: shared.writer.clone() });
+    }
+    client
+        .execute(
+            &format!("INSERT INTO {TABLE} VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING"),
+            &[&shared.project, &shared.writer, &writers.is_empty(), &now_ms()],
+        )
+        .map_err(failed)?;
+    Ok(())
+}
+
+/// The table, made by the first writer of the database (one at a time:
+/// `IF NOT EXISTS` alone races).
+fn ensure_table(client: &mut impl GenericClient) -> Result<(), postgres::Error> {
+    let exists: bool = client.query_one(&format!("SELECT to_regclass('{TABLE}') IS NOT NULL"), &[])?.get(0);
+    if !exists {
+        client.execute("SELECT pg_advisory_xact_lock(hashtext('vecgrep writers table'))", &[])?;
+        client.batch_execute(CREATE)?;
+    }
+    Ok(())
+}
+
+fn now_ms() -> i64 {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    i64::try_from(now.as_millis()).unwrap_or(i64::MAX)
+}
