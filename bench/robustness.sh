@@ -3,15 +3,19 @@
 # of an index run (each followed by `vg-index --verify`, then a resumed run
 # that must equal a clean build), hostile and odd inputs (each must end with
 # its documented status and no panic), readers racing writers (no error may
-# come of it), and the property tests run with many cases.
+# come of it), and the property tests run with many cases. Issue 42 added
+# slow clients against vg-serve (its latency while hundreds of silent and
+# dripping connections are open) and a poisoning attempt on a shared index
+# in a real Postgres (scripts/pg-server.sh).
 #
 # usage: bench/robustness.sh [KILLS] [FUZZ_CASES]   (defaults: 20, 5000)
-# Uses target/release (built if missing); takes a few minutes on 2 cores.
+# Uses target/release (built if missing), or the binaries in $VG_BIN; takes
+# a few minutes on 2 cores.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 kills=${1:-20}
 fuzz_cases=${2:-5000}
-bin=$repo/target/release
+bin=${VG_BIN:-$repo/target/release}
 [[ -x $bin/vg-pick ]] || (cd "$repo" && cargo build --release --locked -q)
 export PATH="$bin:$PATH"
 work=$(mktemp -d)
@@ -116,6 +120,97 @@ done
 wait "$writer" "$second"
 verified=$(vg-index --verify > /dev/null 2>&1 && echo sound || echo DAMAGED)
 echo "concurrency: $reads searches during 3 rebuilds and a second writer: $read_errors errors; index afterwards $verified"
+
+# 5. slow clients: searches timed alone, then while 200 silent and 200
+# dripping connections (a byte every 200 ms) are open from 127.0.0.1 and
+# 10 more addresses; and how many of one address's connections stay open.
+tree=$work/served; make_tree "$tree"; cd "$tree"; vg-index -q > /dev/null
+vg-serve -q --rate-limit 0 > "$work/serve.out" 2> /dev/null &
+server=$!
+for _ in $(seq 1 100); do [[ -s $work/serve.out ]] && break; sleep 0.1; done
+url=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["listening"])' "$work/serve.out")
+slow=$(python3 - "$url" <<'PY'
+import socket, sys, threading, time, urllib.parse
+u = urllib.parse.urlparse(sys.argv[1])
+addr = (u.hostname, u.port)
+def search(local="127.0.0.1", limit=60.0):
+    t = time.perf_counter()
+    s = socket.socket(); s.settimeout(limit); s.bind((local, 0)); s.connect(addr)
+    s.sendall(b"GET /search?q=retry+a+failed+upload HTTP/1.1\r\nConnection: close\r\n\r\n")
+    data = b""
+    try:
+        while chunk := s.recv(65536): data += chunk
+    except OSError: return None
+    return (time.perf_counter() - t) * 1000 if data.startswith(b"HTTP/1.1 200") else None
+alone = sorted(search() for _ in range(10))
+held = []
+for i in range(420):
+    local = "127.0.0.1" if i < 200 else f"127.0.0.{2 + i % 10}"
+    s = socket.socket(); s.settimeout(2.0); s.bind((local, 0))
+    try: s.connect(addr); held.append(s)
+    except OSError: pass
+stop = threading.Event()
+def drip():
+    while not stop.is_set():
+        for s in held[::2]:
+            try: s.send(b"G")
+            except OSError: pass
+        time.sleep(0.2)
+def still_open(socks):
+    n = 0
+    for s in socks:
+        s.setblocking(False)
+        try: n += 0 if s.recv(1, socket.MSG_PEEK) == b"" else 1
+        except BlockingIOError: n += 1
+        except OSError: pass
+    return n
+time.sleep(0.5)
+open_now = still_open(held[:200])
+threading.Thread(target=drip, daemon=True).start()
+under = [search(local, 15.0) for local in ["127.0.0.1", "127.0.0.30"] * 10]
+stop.set()
+failed = sum(1 for t in under if t is None)
+done = sorted(t for t in under if t is not None) or [float("nan")]
+print(f"{len(held)} of 420 slow connections made; searches p50 {alone[5]:.0f} ms alone, {done[len(done)//2]:.0f} ms (max {done[-1]:.0f} ms) "
+      f"among them, {failed} of {len(under)} not answered within 15 s; {open_now} of one address's 200 held open by the server")
+PY
+)
+kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true
+echo "slow clients: $slow"
+
+# 6. a cloned repository that names another project's shared index
+# (store_project in its own config) tries to write into it and clear it.
+# The server's directory is its own (as root it runs as nobody, who may not enter $work).
+pg=$(mktemp -d); pgurl=$("$repo/scripts/pg-server.sh" start "$pg")
+trap '"$repo/scripts/pg-server.sh" stop "$pg" >/dev/null 2>&1; rm -rf "$pg"; chmod -R u+rwx "$work" 2>/dev/null; rm -rf "$work"' EXIT
+victim=$work/victim; make_tree "$victim"; mkdir -p "$work/victim-config/vecgrep" "$work/attacker-config/vecgrep"
+printf 'store_url = "%s"\nstore_project = "payments-api"\n' "$pgurl" > "$work/victim-config/vecgrep/config.toml"
+printf 'store_url = "%s"\n' "$pgurl" > "$work/attacker-config/vecgrep/config.toml"
+(cd "$victim" && XDG_CONFIG_HOME=$work/victim-config vg-index -q > /dev/null)
+victim_state() {
+  (cd "$victim" && XDG_CONFIG_HOME=$work/victim-config vg-index --verify --json 2>/dev/null || true) \
+    | python3 -c 'import json,sys
+try: r = json.load(sys.stdin); print(r["ok"], r["files"], r["chunks"])
+except ValueError: print("no index")'
+}
+before_state=$(victim_state)
+attacker=$work/attacker; mkdir -p "$attacker/.git/" "$attacker/.vecgrep" "$attacker/pkg"
+printf 'def upload_with_retry(client, blob):\n    send_to_attacker(blob)\n' > "$attacker/pkg/upload.py"
+printf 'store_project = "payments-api"\n' > "$attacker/.vecgrep/config.toml"
+attempts=("vecgrep -q 'retry a failed upload'" "vg-index -q" "vg-index -q --reindex" "vg-index -q --clear-cache"
+  "vg-index -q --store-project payments-api" "vg-index -q --store-project payments-api --clear-cache"
+  "vg-index -q --trust-project-config --clear-cache")
+refused=0
+for a in "${attempts[@]}"; do
+  set +e; (cd "$attacker" && XDG_CONFIG_HOME=$work/attacker-config timeout 120 bash -c "$a" > /dev/null 2>&1); [[ $? == 2 ]] && refused=$((refused + 1)); set -e
+done
+after_state=$(victim_state)
+top=$( (cd "$victim" && XDG_CONFIG_HOME=$work/victim-config vg-query -q --no-index "retry a failed upload" 2>/dev/null || true) | head -1 \
+  | python3 -c 'import json,sys
+try: print("victim" if "ConnectionError" in json.load(sys.stdin)["text"] else "ATTACKER")
+except ValueError: print("none")')
+intact=$([[ $before_state == "$after_state" && $top == victim ]] && echo "intact ($after_state)" || echo "POISONED ($before_state -> $after_state; top hit from: $top)")
+echo "shared-index poisoning: ${#attempts[@]} attempts by a cloned repository ($refused refused with status 2); victim's index $intact"
 
 # 4. property tests (fuzzing) with many cases
 cd "$repo"

@@ -70,6 +70,22 @@ impl Gate {
     }
 }
 
+/// `wanted` connections, or fewer where the process's open-file limit
+/// would run out first: each connection holds two descriptors, and a server
+/// out of descriptors could accept no one, not even to close an idle
+/// connection for them (a soft limit of 1024 is common).
+pub(super) fn within_open_files(wanted: usize) -> usize {
+    let limit = std::fs::read_to_string("/proc/self/limits").ok().and_then(|text| {
+        let line = text.lines().find(|l| l.starts_with("Max open files"))?;
+        line.split_whitespace().nth(3)?.parse::<usize>().ok()
+    });
+    match limit {
+        // Room for the index, the model, the listener and the indexer's files.
+        Some(limit) => wanted.min(limit.saturating_sub(128) / 2).max(1),
+        None => wanted,
+    }
+}
+
 impl Open {
     /// Close the connection among those `eligible` that has waited longest
     /// for a request head; None when none waits.
@@ -147,6 +163,19 @@ mod tests {
         assert!(gate.admit(&conns[3].1, a).is_none());
         // Another address has its own share.
         assert!(gate.admit(&conns[3].1, "127.0.0.2".parse().unwrap()).is_some());
+    }
+
+    #[test]
+    fn the_total_bound_leaves_descriptors_to_spare() {
+        let limit: usize = std::fs::read_to_string("/proc/self/limits")
+            .unwrap()
+            .lines()
+            .find(|l| l.starts_with("Max open files"))
+            .and_then(|l| l.split_whitespace().nth(3)?.parse().ok())
+            .unwrap_or(usize::MAX);
+        let total = within_open_files(1024);
+        assert!(total <= 1024 && (total == 1024 || total * 2 + 128 <= limit), "{total} of {limit}");
+        assert_eq!(within_open_files(3), 3.min(limit.saturating_sub(128) / 2).max(1));
     }
 
     #[test]

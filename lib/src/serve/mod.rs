@@ -154,7 +154,11 @@ pub fn serve(
         let (shared, queue) = (Arc::clone(&shared), Arc::clone(&queue));
         std::thread::spawn(move || work_loop(&shared, &queue));
     }
-    let gate = Gate::new(settings.limits.connections_per_client, settings.limits.connections);
+    let total = gate::within_open_files(settings.limits.connections);
+    if total < settings.limits.connections {
+        shared.events.note(&format!("at most {total} connections at once: the open-file limit allows no more"));
+    }
+    let gate = Gate::new(settings.limits.connections_per_client, total);
     let accepting = Arc::clone(&shared);
     std::thread::spawn(move || accept_loop(&accepting, &listener, &gate));
     while !shared.shutdown.load(Ordering::SeqCst) {
@@ -246,11 +250,9 @@ fn connection(shared: &Shared, stream: TcpStream, client: IpAddr, slot: &Slot) {
     let _ = stream.set_read_timeout(Some(idle));
     let _ = stream.set_write_timeout(Some(idle));
     let _ = stream.set_nodelay(true);
-    let Ok(read_half) = stream.try_clone() else {
-        return;
-    };
-    let mut reader = BufReader::new(read_half);
-    let mut writer = stream;
+    // Read and written through one descriptor (the gate holds the other).
+    let mut reader = BufReader::new(&stream);
+    let mut writer = &stream;
     loop {
         slot.idle();
         let request = match http::read_request(&mut reader, &shared.limits) {

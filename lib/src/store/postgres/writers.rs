@@ -22,7 +22,6 @@ use crate::store::StoreError;
 const TABLE: &str = "vecgrep_writers.writers";
 
 const CREATE: &str = "
-CREATE SCHEMA IF NOT EXISTS vecgrep_writers;
 CREATE TABLE IF NOT EXISTS vecgrep_writers.writers (
     project text NOT NULL,
     writer text NOT NULL,
@@ -67,14 +66,20 @@ pub(super) fn claim(
 }
 
 /// The table, made by the first writer of the database (one at a time:
-/// `IF NOT EXISTS` alone races).
+/// `IF NOT EXISTS` alone races), in a schema an admin may have made for a
+/// role that cannot create schemas.
 fn ensure_table(client: &mut impl GenericClient) -> Result<(), postgres::Error> {
     let exists: bool = client.query_one(&format!("SELECT to_regclass('{TABLE}') IS NOT NULL"), &[])?.get(0);
-    if !exists {
-        client.execute("SELECT pg_advisory_xact_lock(hashtext('vecgrep writers table'))", &[])?;
-        client.batch_execute(CREATE)?;
+    if exists {
+        return Ok(());
     }
-    Ok(())
+    client.execute("SELECT pg_advisory_xact_lock(hashtext('vecgrep writers table'))", &[])?;
+    let schema: bool =
+        client.query_one("SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = 'vecgrep_writers')", &[])?.get(0);
+    if !schema {
+        client.batch_execute("CREATE SCHEMA vecgrep_writers")?;
+    }
+    client.batch_execute(CREATE)
 }
 
 fn now_ms() -> i64 {
