@@ -13,7 +13,17 @@
 #      MODES="hybrid semantic"        to run some modes;  BASELINE=0 to skip bm25;
 #      MAX_QUERIES=N                  to run the first N queries of each eval;
 #      SB=0 to skip the semble benchmark; SB_DIR=DIR where its trees are
-#      unpacked (default: $TMPDIR/sb); SB_BM25=0 to skip its slow BM25 run.
+#      unpacked (default: $TMPDIR/sb); SB_BM25=0 to skip its slow BM25 run;
+#      TIERS=1 to measure the static tiers instead (below).
+#
+# TIERS=1: what each tier of meaning gives, on the dev evals and SB, each
+# on its own copy of the trees (a table or --full changes the index):
+#   minilm-static  the table distilled from MiniLM, alone (semantic mode,
+#                  static index; VECGREP_STATIC_TABLE names it)
+#   code-static    the shipped code table alone (semantic mode, static index)
+#   first-answer   hybrid on a static index: what a new question gets
+#   full           hybrid on a fully embedded index (vg-index --full)
+# with each one-shot question's p50 (docstring evals). TIER_LIST picks some.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 evals_src=${VG_EVAL_TOOLS:-$repo/../shared/eval}
@@ -27,6 +37,9 @@ if [[ ! -d $dest/py-logging ]]; then
   "$evals_src/make_dev_evals.sh" "$dest" >&2
 fi
 export PATH="$bin:$PATH"
+if [[ ${TIERS:-0} == 1 ]]; then
+  exec "$repo/bench/tiers.sh" "$dest" "$bin"
+fi
 
 field() { python3 -c "import json,sys; d=json.loads(sys.stdin.read().strip().splitlines()[-1]); print(d.get('$1','-'))"; }
 run_eval() { python3 "$evals_src/run_eval.py" ${MAX_QUERIES:+--max-queries $MAX_QUERIES} "$@"; }

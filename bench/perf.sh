@@ -81,8 +81,8 @@ echo "vg-serve /search k=10, 8 clients:   $(python3 "$repo/bench/serve-load.py" 
 kill -TERM "$server"; wait "$server"
 
 # Default settings (the static tier) on a fresh copy: the first answer of
-# a cold tree (index run and search in one command), then searches that
-# embed their candidates with the model.
+# a cold tree (index run and search in one command), then new questions,
+# each asked once (what a user's next question costs).
 rm -rf "$work/tokio"
 cp -r "$src" "$work/static"
 cd "$work/static"
@@ -92,14 +92,25 @@ echo "  $("$bin/vg-index" --stats | grep vectors)"
 timed "a new query" "$bin/vecgrep" -q "read bytes from a tcp stream" .
 timed "the same query again" "$bin/vecgrep" -q "read bytes from a tcp stream" .
 echo "  $("$bin/vg-index" --stats | grep vectors)"
+questions=("shut down the runtime gracefully" "a timer that fires after a delay" "send a value over a channel to another task"
+  "limit how many tasks run at once" "handle unix signals" "run blocking work on a thread pool" "wake a task when io is ready"
+  "measure elapsed time" "cancel a task when it is dropped" "split a socket into reader and writer halves")
+python3 - "$bin/vecgrep" "${questions[@]}" <<'PY'
+import statistics, subprocess, sys, time
+times = []
+for q in sys.argv[2:]:
+    t = time.perf_counter(); subprocess.run([sys.argv[1], "-q", q, "."], stdout=subprocess.DEVNULL, check=False)
+    times.append((time.perf_counter() - t) * 1000)
+print(f"ten new questions, one-shot vecgrep: p50 {statistics.median(times):.0f} ms, max {max(times):.0f} ms")
+PY
 
 # vg-serve on a cold copy: searchable when its index run ends, filled with
 # the model's vectors in the background after.
 cd "$work" && rm -rf "$work/static" && cp -r "$src" "$work/served" && cd "$work/served" && mkdir .vecgrep
 "$bin/vg-serve" -q --rate-limit 0 . > "$work/serve.out" 2> "$work/serve.err" &
 server=$!
-python3 - "$work/serve.out" <<'PY'
-import json, sys, time, urllib.request
+python3 - "$work/serve.out" "${questions[@]}" <<'PY'
+import json, statistics, sys, time, urllib.parse, urllib.request
 start = time.time()
 while True:
     try:
@@ -107,16 +118,24 @@ while True:
         break
     except (ValueError, KeyError):
         time.sleep(0.05)
-searchable = None
+searchable, asked, while_filling = None, list(sys.argv[2:]), []
 while True:
     s = json.load(urllib.request.urlopen(url + "/status"))
-    if s["status"] != "indexing" and searchable is None:
+    # Searchable once the index run is over: filling in the background, or ready.
+    if (s.get("filling") or s["status"] == "ready") and searchable is None:
         searchable = time.time() - start
+    if s.get("filling") and asked:
+        t = time.perf_counter()
+        urllib.request.urlopen(url + "/search?" + urllib.parse.urlencode({"q": asked.pop(0), "k": 10})).read()
+        while_filling.append((time.perf_counter() - t) * 1000)
     if s["status"] == "ready":
         break
     time.sleep(0.2)
 print(f"vg-serve cold: searchable after {searchable:.1f} s, filled after {time.time() - start:.1f} s "
       f"({s['vectors']} of {s['chunks']} chunks with the model's vectors)")
+if while_filling:
+    print(f"  new questions while filling: {len(while_filling)}, p50 {statistics.median(while_filling):.0f} ms, "
+          f"max {max(while_filling):.0f} ms")
 PY
 kill -TERM "$server"; wait "$server"
 

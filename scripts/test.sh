@@ -18,6 +18,8 @@ scripts/pg-server.sh fetch
 # vg-mcp's tests drive it with the official MCP Python SDK, pinned by hash.
 VECGREP_MCP_PYTHON=$(scripts/mcp-client-venv.sh)
 export VECGREP_MCP_PYTHON
+# The training corpus's checks (train/): decontamination, manifest, pair miner.
+python3 -m unittest discover -s train/tests -q
 # House policy before the tests: the tree is formatted and clippy is clean.
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings

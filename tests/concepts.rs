@@ -35,7 +35,7 @@ fn a_concept_finds_code_by_words_the_code_lacks_and_says_so() {
     assert_eq!(j["concepts"], serde_json::json!(["Ledger"]));
     assert!(j["covered"].as_array().unwrap().contains(&"ledger".into()), "{j}");
     // People see which concept fired.
-    let shown = run(t.cmd("vecgrep", ".").args(["--heading", "--color", "never", "ledger"]));
+    let shown = run(t.cmd("vecgrep", ".").args(["--heading", "--color", "never", "--threshold", "0", "ledger"]));
     assert!(stdout(&shown).contains("concept: Ledger"), "{}", stdout(&shown));
 }
 
@@ -68,7 +68,7 @@ fn a_search_that_finds_nothing_useful_is_judged_insufficient_and_people_are_told
     assert_code(&o, 1);
     assert_eq!(judgement(&o)["reasons"], serde_json::json!(["no results above the threshold"]));
     // A terminal (heading mode) gets one line of advice; a pipe gets only results.
-    let args = ["--threshold", "0", "quantum chromodynamics on a lattice"];
+    let args = ["--threshold", "-1", "quantum chromodynamics on a lattice"];
     let pretty = run(t.cmd("vecgrep", ".").args(["--heading", "--color", "never"]).args(args));
     assert_code(&pretty, 0);
     let shown = stdout(&pretty);

@@ -437,9 +437,12 @@ fn a_broken_runtime_is_an_error_not_a_panic() {
     let o = run(t.cmd("vg-index", ".").arg("--full").env("ORT_DYLIB_PATH", "/nonexistent/libonnxruntime.so"));
     assert_code(&o, 2);
     assert!(stderr(&o).contains("ORT_DYLIB_PATH"), "{}", stderr(&o));
-    // A static run needs no runtime (its table is cached); the search does.
+    // A static run and a search of its index need no runtime (the static
+    // table runs no model); a search that embeds fully does.
     assert_code(&run(t.cmd("vg-index", ".").env("ORT_DYLIB_PATH", &fake)), 0);
     let o = run(t.cmd("vg-query", ".").args(["--no-index", "retry"]).env("ORT_DYLIB_PATH", &fake));
+    assert_code(&o, 0);
+    let o = run(t.cmd("vg-query", ".").args(["--full", "retry"]).env("ORT_DYLIB_PATH", &fake));
     assert_code(&o, 2);
     assert!(stderr(&o).contains("ONNX Runtime") && !stderr(&o).contains("panicked"), "{}", stderr(&o));
 }

@@ -1,6 +1,8 @@
 //! The static tier, the default: an index run gives chunks static vectors
-//! only, a search embeds its best candidates with the model and keeps them,
-//! and a full run (`--full`, config `embed_all`) fills the rest.
+//! only (vecgrep's code table, `models/static-code.bin`), and a search
+//! answers from them, the words and the names without running the model;
+//! a full run (`--full`, config `embed_all`) gives every chunk the model's
+//! vector too, and a search then ranks meaning by the model.
 
 use crate::common::*;
 
@@ -11,12 +13,12 @@ fn stats(t: &Tree) -> serde_json::Value {
 }
 
 /// A project where one file answers the question and the others are about
-/// something else, with enough chunks that a search embeds only some.
+/// something else.
 fn uploads_project() -> Tree {
     let t = Tree::git();
     t.write(
         "src/upload.py",
-        "def send_with_backoff(client, blob, attempts=5):\n    \"\"\"Send a blob to storage; on a failed transfer wait and try again.\"\"\"\n    for attempt in range(attempts):\n        try:\n            return client.put(blob)\n        except TransferError:\n            time.sleep(2 ** attempt)\n    raise GaveUp(blob)\n",
+        "def send_with_backoff(client, blob, attempts=5):\n    \"\"\"Send a blob to storage; on a broken transfer wait and try again.\"\"\"\n    for attempt in range(attempts):\n        try:\n            return client.put(blob)\n        except TransferError:\n            time.sleep(2 ** attempt)\n    raise GaveUp(blob)\n",
     );
     for i in 0..150 {
         t.write(
@@ -27,8 +29,19 @@ fn uploads_project() -> Tree {
     t
 }
 
+/// The model's files copied to a directory of their own, for a test to change.
+fn own_model_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let installed = vecgrep::embed::locate(vecgrep::project::DEFAULT_EMBEDDER_MODEL).unwrap().model_dir;
+    for entry in std::fs::read_dir(&installed).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, dir.path().join(path.file_name().unwrap())).unwrap();
+    }
+    dir
+}
+
 #[test]
-fn a_static_index_answers_by_meaning_and_keeps_what_searches_embed() {
+fn a_static_index_answers_by_meaning_without_the_model() {
     let t = uploads_project();
     let o = run(&mut t.cmd("vg-index", "."));
     assert_code(&o, 0);
@@ -36,32 +49,32 @@ fn a_static_index_answers_by_meaning_and_keeps_what_searches_embed() {
     let chunks = s["chunks"].as_u64().unwrap();
     assert!(chunks > 150, "{s}");
     assert_eq!((s["embedded"].as_u64(), s["tokens"].as_u64(), s["pending"].as_u64()), (Some(0), Some(0), Some(chunks)));
-    let st = stats(&t);
-    assert_eq!(
-        (st["pending"].as_u64(), st["holes"].as_u64()),
-        (Some(chunks), Some(0)),
-        "no chunk has the model's vector yet"
-    );
-    // The question shares no word with the answer: only meaning finds it.
-    let ask = || run(t.cmd("vg-query", ".").args(["--no-index", "-k", "3", "where do we retry failed uploads"]));
-    let o = ask();
-    assert_code(&o, 0);
-    assert_eq!(records(&o)[0]["file"], "src/upload.py", "{}", stdout(&o));
-    let after_first = stats(&t)["pending"].as_u64().unwrap();
-    let embedded = chunks - after_first;
-    assert!(embedded > 0 && embedded <= vecgrep::search::LAZY_CANDIDATES as u64, "{embedded} of {chunks}");
-    // The same search again embeds nothing: what it needs is kept.
-    let o = ask();
-    assert_eq!(records(&o)[0]["file"], "src/upload.py");
-    assert_eq!(stats(&t)["pending"].as_u64(), Some(after_first));
+    // The question shares no word with the answer but "uploads"/"upload":
+    // the static table's meaning finds it. ONNX Runtime pointed nowhere
+    // shows that the model is not loaded for it.
+    let ask = |mode: &str| {
+        let mut c = t.cmd("vg-query", ".");
+        c.env("ORT_DYLIB_PATH", t.path().join("no-runtime.so"));
+        run(c.args(["--no-index", "--mode", mode, "-k", "3", "where do we retry a failed send"]))
+    };
+    for mode in ["hybrid", "semantic"] {
+        let o = ask(mode);
+        assert_code(&o, 0);
+        assert_eq!(records(&o)[0]["file"], "src/upload.py", "{mode}: {}", stdout(&o));
+    }
+    assert_eq!(stats(&t)["pending"].as_u64(), Some(chunks), "a search stores nothing");
     assert_code(&run(t.cmd("vg-index", ".").arg("--verify")), 0);
-    // A full run embeds the rest and keeps what searches embedded (here
-    // each file is one chunk: those files are not even read).
+    // A full run embeds every chunk; the model then ranks meaning.
     let o = run(t.cmd("vg-index", ".").arg("--full"));
     assert_code(&o, 0);
-    let s = summary(&o);
-    assert_eq!((s["embedded"].as_u64(), s["reused"].as_u64()), (Some(after_first), Some(embedded)), "{s}");
-    assert_eq!((stats(&t)["holes"].as_u64(), stats(&t)["pending"].as_u64()), (Some(0), Some(0)));
+    assert_eq!(summary(&o)["embedded"].as_u64(), Some(chunks));
+    assert_eq!((stats(&t)["pending"].as_u64(), stats(&t)["holes"].as_u64()), (Some(0), Some(0)));
+    let o = run(t.cmd("vg-query", ".").args(["--no-index", "-k", "3", "where do we retry a failed send"]));
+    assert_code(&o, 0);
+    assert_eq!(records(&o)[0]["file"], "src/upload.py");
+    let o = ask("hybrid");
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("no-runtime.so"), "now the model is needed: {}", stderr(&o));
     // And a run after that changes nothing.
     let s = summary(&run(&mut t.cmd("vg-index", ".")));
     assert_eq!((s["pending"].as_u64(), s["reused"].as_u64()), (Some(0), Some(chunks)));
@@ -74,5 +87,46 @@ fn lexical_search_on_a_static_index_needs_no_model_vectors() {
     let o = run(t.cmd("vg-query", ".").args(["--no-index", "--mode", "lexical", "send_with_backoff"]));
     assert_code(&o, 0);
     assert_eq!(records(&o)[0]["file"], "src/upload.py");
-    assert_eq!(stats(&t)["pending"].as_u64(), summary(&run(&mut t.cmd("vg-index", ".")))["reused"].as_u64());
+}
+
+#[test]
+fn a_static_table_of_another_hash_or_shape_is_refused_with_its_cause() {
+    let t = sample_project();
+    let model = own_model_dir();
+    let table = model.path().join(vecgrep::embed::TABLE_FILE);
+    let mut bytes = std::fs::read(&table).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    std::fs::write(&table, &bytes).unwrap();
+    let o = run(t.cmd("vg-index", ".").env("VECGREP_MODEL_DIR", model.path()));
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert!(err.contains("is not the one this vecgrep ships") && err.contains("fetch-assets.sh"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    let short = t.path().join("short.bin");
+    std::fs::write(&short, &bytes[..bytes.len() / 2]).unwrap();
+    let o = run(t.cmd("vg-index", ".").env(vecgrep::embed::TABLE_OVERRIDE_VAR, &short));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("cut short"), "{}", stderr(&o));
+    let o = run(t.cmd("vg-index", ".").env(vecgrep::embed::TABLE_OVERRIDE_VAR, t.path().join("none.bin")));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("does not exist"), "{}", stderr(&o));
+}
+
+#[test]
+fn an_index_built_with_another_table_is_rebuilt() {
+    let t = sample_project();
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    let model = own_model_dir();
+    let other = model.path().join("other.bin");
+    let mut bytes = std::fs::read(model.path().join(vecgrep::embed::TABLE_FILE)).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    std::fs::write(&other, &bytes).unwrap();
+    let o = run(t.cmd("vg-index", ".").env(vecgrep::embed::TABLE_OVERRIDE_VAR, &other));
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("rebuilding the index: the static table is another"), "{}", stderr(&o));
+    assert_eq!(summary(&o)["rebuilt"], true);
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert_eq!(summary(&o)["rebuilt"], true, "and back again with the shipped one");
 }

@@ -187,16 +187,13 @@ pub fn embedder_pool(config: &ResolvedConfig) -> EmbedderPool {
 }
 
 /// The static tier's table for the local model; None with a remote
-/// embedder, whose vectors a table distilled here would not match.
+/// embedder, whose vectors a table trained on the local model's would not match.
 pub fn static_loader(config: &ResolvedConfig) -> Option<vecgrep::embed::StaticLoader> {
     if config.embedder_source == EmbedderSource::Remote {
         return None;
     }
     let model = config.embedder_model.clone();
-    Some(Box::new(move |distilling: &mut dyn FnMut()| {
-        let assets = vecgrep::embed::locate(&model)?;
-        vecgrep::embed::StaticModel::load(&assets, distilling)
-    }))
+    Some(Box::new(move || vecgrep::embed::StaticModel::load(&vecgrep::embed::locate_model(&model)?)))
 }
 
 /// Threads a query model uses: all the cores, for the one text it embeds.

@@ -95,7 +95,7 @@ pub struct IndexConfigArgs {
     /// Characters of whole lines after a chunk that it carries too, the start of the next unit.
     #[arg(long, value_name = "NUM")]
     pub chunk_overlap: Option<usize>,
-    /// Embed every chunk with the model now (about 100 s for tokio on two cores) rather than giving new chunks static vectors, distilled once from the model and microseconds each, and leaving the model's vectors to the searches that rank them among their best candidates.
+    /// Embed every chunk with the model now (about 100 s for tokio on two cores) rather than giving new chunks static vectors alone (vecgrep's static code model, microseconds each), which searches rank meaning by until the model's vectors are there.
     #[arg(long = "full", id = "embed_all")]
     pub embed_all: bool,
     /// Ask before indexing more than NUM new or changed files, when on a terminal; 0 never asks.

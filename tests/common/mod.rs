@@ -84,7 +84,14 @@ pub(crate) fn bin(tool: &str) -> PathBuf {
 
 pub(crate) fn tool_cmd(tool: &str) -> Command {
     let mut c = Command::new(bin(tool));
-    for var in ["VECGREP_MODEL_DIR", "ORT_DYLIB_PATH", "NO_COLOR", "XDG_CONFIG_HOME", "VECGREP_LLM_API_KEY"] {
+    for var in [
+        "VECGREP_MODEL_DIR",
+        "VECGREP_STATIC_TABLE",
+        "ORT_DYLIB_PATH",
+        "NO_COLOR",
+        "XDG_CONFIG_HOME",
+        "VECGREP_LLM_API_KEY",
+    ] {
         c.env_remove(var);
     }
     c.stdin(Stdio::null());

@@ -15,6 +15,7 @@ import re
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MIRROR = os.path.join(HERE, "..", "decontaminate.txt")
+HELDOUT = os.path.join(HERE, "..", "heldout.txt")
 SHARED = os.path.join(HERE, "..", "..", "..", "shared", "eval", "decontaminate.txt")
 
 _SPLIT = re.compile(r"[-_./@+\s]+")
@@ -53,9 +54,15 @@ def listed_names(path=None):
     return sorted(n for n in names if tokens(n))
 
 
+def heldout_names(path=HELDOUT):
+    """The packages the project's own evals are built from (train/heldout.txt)."""
+    return [line.split("\t")[0] for line in open(path, encoding="utf-8") if line.strip() and not line.startswith("#")]
+
+
 class Decontaminator:
     def __init__(self, names=None):
-        self.patterns = [tokens(n) for n in (names if names is not None else listed_names())]
+        names = names if names is not None else listed_names() + heldout_names()
+        self.patterns = [tokens(n) for n in names]
 
     def matching(self, name):
         """The first listed name whose tokens appear in a row in `name`'s, or None."""

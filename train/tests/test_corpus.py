@@ -48,6 +48,11 @@ class Decontamination(unittest.TestCase):
         self.assertEqual([(p["source"], p["name"], p["version"], p["sha256"]) for p in manifest["packages"]], listed)
         self.assertTrue(all(len(p[3]) == 64 for p in listed), "every package is pinned by sha256")
 
+    def test_the_projects_own_evals_are_kept_out_too(self):
+        dec = decontam.Decontaminator()
+        for name in decontam.heldout_names():
+            self.assertTrue(dec.matching(name), name)
+
     def test_names_match_by_whole_tokens(self):
         dec = decontam.Decontaminator(["rack", "regex-automata", "crossbeam-*", "symfony/console", "lazy.nvim"])
         self.assertEqual(dec.matching("ruby-rack-protection"), "rack")

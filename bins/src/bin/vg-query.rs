@@ -5,14 +5,14 @@ use std::process::ExitCode;
 use std::thread::JoinHandle;
 
 use anyhow::Result;
-use vecgrep::embed::Embedder;
+use vecgrep::embed::{Embedder, Profile};
 use vecgrep::index::WalkedSet;
 use vecgrep::records::{write_record, HitRecord, JudgementRecord};
 use vecgrep::search::SearchRequest;
 use vecgrep::store::{self, Scope};
 use vecgrep_bins::app::{
-    cli_config, embedder_pool, index_blocking, join_embedder, note, note_holes, preload_query_embedder, resolve,
-    run_main, Blocking, Invocation, EXIT_ERROR, EXIT_FOUND, EXIT_NOT_FOUND,
+    all_cores, cli_config, embedder_pool, index_blocking, join_embedder, load_embedder, note, note_holes,
+    preload_query_embedder, resolve, run_main, Blocking, Invocation, EXIT_ERROR, EXIT_FOUND, EXIT_NOT_FOUND,
 };
 use vecgrep_bins::cli::QueryCli;
 
@@ -23,8 +23,7 @@ fn main() -> ExitCode {
     run_main(TOOL, || {
         let query = vecgrep::search::check_query(&cli.query)?.to_string();
         let inv = resolve(TOOL, &cli.paths, cli.skip_outside_root, cli_config(&matches)?)?;
-        let mut query_embedder =
-            vecgrep::search::needs_embedder(inv.config.mode).then(|| preload_query_embedder(&inv.config));
+        let mut query_embedder = may_need_model(&inv).then(|| preload_query_embedder(&inv.config));
         let result = search(&cli, &inv, &query, &mut query_embedder);
         // The model may still be loading when the search fails early; a
         // process that exits under a loading ONNX Runtime can crash.
@@ -33,6 +32,19 @@ fn main() -> ExitCode {
         }
         result
     })
+}
+
+/// Whether the search may need the model for the query, to start loading it
+/// while the index is brought up to date: not for a static index, whose
+/// meaning the static table ranks (nor for one not made yet, which an index
+/// run makes static), unless the config asks every chunk to be embedded.
+fn may_need_model(inv: &Invocation) -> bool {
+    let has_statics = vecgrep_bins::app::static_loader(&inv.config).is_some();
+    vecgrep::search::needs_embedder(inv.config.mode)
+        && (!has_statics
+            || inv.config.embed_all
+            || store::open_for_reading(&inv.root)
+                .is_ok_and(|s| vecgrep::search::needs_model(&*s, inv.config.mode, true).unwrap_or(true)))
 }
 
 /// What the walk before the search found: the files it admitted, and
@@ -69,7 +81,6 @@ fn search(
         prefixes: if cli.no_scope { Vec::new() } else { inv.paths.iter().map(|p| p.rel.clone()).collect() },
         files: if filtered && !cli.no_scope { walked.files } else { None },
     };
-    let mut query_embedder = query_embedder.take().map(join_embedder).transpose()?;
     let filter = cli.filter.to_filter().map_err(|e| anyhow::anyhow!(e))?;
     let (mode, k, threshold) = (inv.config.mode, inv.config.top_k, inv.config.threshold);
     let (concepts, problems) = vecgrep::concepts::load(&inv.root);
@@ -79,8 +90,7 @@ fn search(
     let expansion = concepts.expand(query);
     let fired: Vec<String> = expansion.fired().iter().map(|c| c.name.clone()).collect();
     let request = SearchRequest { query, mode, scope, k, threshold, filter, expansion };
-    let embedder = query_embedder.as_mut().map(|e| &mut **e as &mut dyn Embedder);
-    let hits = search_index(&*store, embedder, &request, inv, &searched)?;
+    let hits = search_index(&*store, query_embedder, &request, inv, &searched)?;
     let judgement = cli.judge.then(|| vecgrep::judge::judge(query, mode, &hits));
     let mut out = std::io::stdout().lock();
     let found = !hits.is_empty();
@@ -100,24 +110,31 @@ fn search(
     })
 }
 
-/// The search, embedding on the way the best candidates that have static
-/// vectors only (the index's first tier) and keeping their vectors.
+/// The search, with the static table where the index has chunks with
+/// static vectors only (the index's first tier), and with the model for
+/// the query only where it has chunks with the model's vector: the one
+/// `query_embedder` is loading, or loaded now.
 fn search_index(
     store: &dyn store::IndexReader,
-    embedder: Option<&mut dyn Embedder>,
+    query_embedder: &mut Option<JoinHandle<Result<Box<dyn Embedder>>>>,
     request: &SearchRequest<'_>,
     inv: &Invocation,
     searched: &vecgrep::project::ProjectRoot,
 ) -> Result<Vec<vecgrep::search::Hit>> {
-    let statics = match &embedder {
-        Some(_) if store.unembedded_count()? > 0 => vecgrep_bins::app::static_loader(&inv.config)
-            .map(|load| load(&mut || note(TOOL, inv.config.quiet, vecgrep::embed::DISTILLING)))
-            .transpose()?,
+    let by_meaning = vecgrep::search::needs_embedder(request.mode);
+    let statics = match vecgrep_bins::app::static_loader(&inv.config) {
+        Some(load) if by_meaning && vecgrep::search::ranks_statically(store)? => Some(load()?),
         _ => None,
     };
-    let (hits, kept) = vecgrep::search::search_keeping(searched, store, embedder, statics.as_ref(), request)?;
-    kept?;
-    Ok(hits)
+    let mut model = match query_embedder.take() {
+        Some(loading) => Some(join_embedder(loading)?),
+        None if vecgrep::search::needs_model(store, request.mode, statics.is_some())? => {
+            Some(load_embedder(&inv.config, Profile::Query, all_cores())?)
+        }
+        None => None,
+    };
+    let embedder = model.as_mut().map(|e| &mut **e as &mut dyn Embedder);
+    vecgrep::search::search_index(searched, store, embedder, statics.as_ref(), request)
 }
 
 /// `--rev`: the revision's sha, indexed first unless `--no-index` (then it

@@ -56,25 +56,7 @@ pub(super) fn data_dirs() -> Vec<PathBuf> {
 
 /// Locate the model files for `model` and the ONNX Runtime library.
 pub fn locate(model: &str) -> Result<Assets, AssetError> {
-    if model != crate::project::DEFAULT_EMBEDDER_MODEL {
-        return Err(AssetError::UnknownModel(model.to_string()));
-    }
-    let dirs = data_dirs();
-    let model_dir = match std::env::var_os("VECGREP_MODEL_DIR").filter(|v| !v.is_empty()) {
-        Some(dir) => {
-            let dir = PathBuf::from(dir);
-            if let Some(file) = MODEL_FILES.iter().find(|f| !dir.join(f).is_file()) {
-                return Err(AssetError::ModelDirIncomplete { dir, file });
-            }
-            dir
-        }
-        None => {
-            let candidates: Vec<PathBuf> = dirs.iter().map(|d| d.join("models").join(model)).collect();
-            candidates.iter().find(|d| MODEL_FILES.iter().all(|f| d.join(f).is_file())).cloned().ok_or_else(|| {
-                AssetError::ModelMissing { model: model.to_string(), looked: display_list(&candidates) }
-            })?
-        }
-    };
+    let model_dir = locate_model(model)?;
     let ort_library = match std::env::var_os("ORT_DYLIB_PATH").filter(|v| !v.is_empty()) {
         Some(p) => {
             let p = PathBuf::from(p);
@@ -84,7 +66,8 @@ pub fn locate(model: &str) -> Result<Assets, AssetError> {
             p
         }
         None => {
-            let candidates: Vec<PathBuf> = dirs.iter().map(|d| d.join("onnxruntime").join(ORT_LIBRARY_NAME)).collect();
+            let candidates: Vec<PathBuf> =
+                data_dirs().iter().map(|d| d.join("onnxruntime").join(ORT_LIBRARY_NAME)).collect();
             candidates
                 .iter()
                 .find(|p| p.is_file())
@@ -93,6 +76,41 @@ pub fn locate(model: &str) -> Result<Assets, AssetError> {
         }
     };
     Ok(Assets { model_dir, ort_library })
+}
+
+/// Locate the directory of `model`'s files alone: what the static tier
+/// needs (the tokenizer and the static table), which runs no model.
+pub fn locate_model(model: &str) -> Result<PathBuf, AssetError> {
+    if model != crate::project::DEFAULT_EMBEDDER_MODEL {
+        return Err(AssetError::UnknownModel(model.to_string()));
+    }
+    match std::env::var_os("VECGREP_MODEL_DIR").filter(|v| !v.is_empty()) {
+        Some(dir) => {
+            let dir = PathBuf::from(dir);
+            if let Some(file) = MODEL_FILES.iter().find(|f| !dir.join(f).is_file()) {
+                return Err(AssetError::ModelDirIncomplete { dir, file });
+            }
+            Ok(dir)
+        }
+        None => {
+            let candidates: Vec<PathBuf> = data_dirs().iter().map(|d| d.join("models").join(model)).collect();
+            candidates
+                .iter()
+                .find(|d| MODEL_FILES.iter().all(|f| d.join(f).is_file()))
+                .cloned()
+                .ok_or_else(|| AssetError::ModelMissing { model: model.to_string(), looked: display_list(&candidates) })
+        }
+    }
+}
+
+/// Where the files that belong with the model may be, in order: its own
+/// directory, then the model's directory in each data directory (a
+/// `VECGREP_MODEL_DIR` of the model alone need not hold the static table).
+pub(super) fn model_dirs(model_dir: &Path) -> Vec<PathBuf> {
+    let mut dirs = vec![model_dir.to_path_buf()];
+    let installed = data_dirs().into_iter().map(|d| d.join("models").join(crate::project::DEFAULT_EMBEDDER_MODEL));
+    dirs.extend(installed.filter(|d| d != model_dir));
+    dirs
 }
 
 fn display_list(paths: &[PathBuf]) -> String {

@@ -35,7 +35,12 @@ impl LocalEmbedder {
 }
 
 pub(super) fn load_tokenizer(assets: &Assets) -> Result<tokenizers::Tokenizer> {
-    let path = assets.model_dir.join("tokenizer.json");
+    tokenizer_in(&assets.model_dir)
+}
+
+/// The tokenizer of the model whose files are in `model_dir`.
+pub(super) fn tokenizer_in(model_dir: &std::path::Path) -> Result<tokenizers::Tokenizer> {
+    let path = model_dir.join("tokenizer.json");
     let mut tokenizer = tokenizers::Tokenizer::from_file(&path)
         .map_err(|e| anyhow!("cannot read tokenizer {}: {e}", path.display()))?;
     tokenizer.with_padding(None);

@@ -7,16 +7,18 @@
 use anyhow::{Context, Result};
 
 mod assets;
+mod distil;
 mod local;
 mod model;
 mod remote;
 mod session;
 mod static_model;
 
-pub use assets::{locate, AssetError, Assets};
+pub use assets::{locate, locate_model, AssetError, Assets};
+pub use distil::distil_table;
 pub use local::{local_token_counter, LocalEmbedder};
 pub use remote::{estimate_tokens, RemoteEmbedder, RemoteSettings, API_KEY_VAR};
-pub use static_model::{LazyStatic, StaticLoader, StaticModel, DISTILLING};
+pub use static_model::{encode_table, table_id, LazyStatic, StaticLoader, StaticModel, TABLE_FILE, TABLE_OVERRIDE_VAR};
 
 /// Dimensions of all-MiniLM-L6-v2's sentence vectors.
 pub const DIMS: usize = 384;
@@ -92,10 +94,9 @@ impl LazyEmbedder {
         Ok(self.loaded.as_deref_mut().expect("just loaded"))
     }
 
-    /// The static table of the embedder's model, loaded at the first call
-    /// (distilled first, calling `distilling`, if it never was); None when
-    /// there is none.
-    pub fn statics(&mut self, distilling: &mut dyn FnMut()) -> Result<Option<std::sync::Arc<StaticModel>>> {
-        self.statics.get(distilling)
+    /// The static table of the embedder's model, loaded at the first call;
+    /// None when there is none.
+    pub fn statics(&mut self) -> Result<Option<std::sync::Arc<StaticModel>>> {
+        self.statics.get()
     }
 }

@@ -1,44 +1,52 @@
-//! The static first tier: a token → vector table distilled from the shipped
-//! model by model2vec's recipe, so that every chunk gets a vector at index
-//! time in microseconds, without the transformer. Each vocabulary token is
-//! run through MiniLM once, alone between `[CLS]` and `[SEP]`; the vectors
-//! are centred (what every token shares says nothing) and weighted down the
-//! more common the token (SIF weights over the vocabulary's frequency
-//! order). A text's static vector is the sum of its tokens' rows, unit
-//! length. The table is built once per model file and cached beside the
-//! optimized graph, named by the model file and this recipe's version.
+//! The static first tier: a token → vector table, so that every chunk gets
+//! a vector at index time in microseconds and a new question is answered
+//! without running the transformer over candidates. A text's static vector
+//! is the sum of its tokens' rows, unit length.
+//!
+//! The table is vecgrep's own code model, trained by `train/` (see
+//! `train/MODEL_CARD.md`): distilled from MiniLM (`distil`), regressed on
+//! MiniLM's vectors of code (Tokenlearn), tuned on doc → code pairs. It is
+//! shipped in the repository (`models/`), installed beside the model by
+//! `scripts/fetch-assets.sh`, and checked by hash at load: a table of
+//! another hash is refused, unless `VECGREP_STATIC_TABLE` names it on
+//! purpose (how a newly trained table is measured).
+//!
+//! A static cosine is not on the model's scale (the table is centred: its
+//! cosines sit lower), so the table carries the line that maps it there,
+//! fitted when it was trained: a chunk known by its static vector alone
+//! scores `score_of(cosine)`, an estimate of its cosine by the model, and a
+//! threshold means the same whichever vector a chunk has.
+//!
+//! File format: `VGSTAT8\0`, the vocabulary size and the dimensions (u32
+//! LE), the BLAKE3 of the tokenizer.json it was trained with, the
+//! calibration's slope and intercept (f32 LE), one f32 scale per row, then
+//! the rows as i8 (row = scale × bytes).
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 
-use super::assets::Assets;
-use super::local::{load_tokenizer, LocalEmbedder};
-use super::{Profile, DIMS};
+use super::assets::FIX_COMMAND;
+use super::local::tokenizer_in;
+use super::DIMS;
 
-/// What a tool says before distilling a table (once per model file).
-pub const DISTILLING: &str =
-    "distilling the static tier from the embedding model (once per model, about 15 s on two cores)";
+/// The environment variable that names a table other than the shipped one.
+pub const TABLE_OVERRIDE_VAR: &str = "VECGREP_STATIC_TABLE";
 
-/// Bumped when the recipe changes: the cache name changes with it.
-const RECIPE_VERSION: u32 = 1;
+/// The installed table's file name, beside the model's files.
+pub const TABLE_FILE: &str = "static-code.bin";
 
-/// SIF's smoothing: a token of probability p weighs a / (a + p).
-const SIF_A: f32 = 1e-4;
+/// The shipped table's BLAKE3 (hex), written by `train/rebuild.sh` with it.
+fn shipped_hash() -> &'static str {
+    include_str!("../../../models/static-code.blake3").trim()
+}
 
-/// BERT's vocabulary: ids below this are padding, unused slots and the
-/// special tokens; the rest are characters, then word pieces roughly in
-/// order of frequency, which is what the weights take as the token's rank.
-const FIRST_REAL_TOKEN: usize = 999;
+const MAGIC: &[u8; 8] = b"VGSTAT8\0";
+const HEADER_BYTES: usize = 16 + 32 + 8;
 
-/// The cache file's first bytes: magic, version, vocabulary size, dims.
-const MAGIC: &[u8; 8] = b"VGSTATIC";
-const HEADER_BYTES: usize = 16 + 32;
-
-/// Loads a static table; it calls its argument before distilling one.
-pub type StaticLoader = Box<dyn FnOnce(&mut dyn FnMut()) -> Result<StaticModel> + Send>;
+/// Loads a static table.
+pub type StaticLoader = Box<dyn FnOnce() -> Result<StaticModel> + Send>;
 
 /// A static table loaded at its first use, or none to be had. A table that
 /// fails to load is an error once; after that there is none.
@@ -58,11 +66,10 @@ impl LazyStatic {
         matches!(self, LazyStatic::None)
     }
 
-    /// The table, loaded (or distilled, calling `distilling` first) at the
-    /// first call.
-    pub fn get(&mut self, distilling: &mut dyn FnMut()) -> Result<Option<Arc<StaticModel>>> {
+    /// The table, loaded at the first call.
+    pub fn get(&mut self) -> Result<Option<Arc<StaticModel>>> {
         *self = match std::mem::replace(self, LazyStatic::None) {
-            LazyStatic::Unloaded(loader) => LazyStatic::Loaded(Arc::new(loader(distilling)?)),
+            LazyStatic::Unloaded(loader) => LazyStatic::Loaded(Arc::new(loader()?)),
             loaded_or_none => loaded_or_none,
         };
         Ok(match self {
@@ -75,51 +82,42 @@ impl LazyStatic {
 /// A token → vector table and the tokenizer that names its rows.
 pub struct StaticModel {
     tokenizer: tokenizers::Tokenizer,
-    table: Table,
-}
-
-/// The rows, mapped from the cache (or held, when there is no cache to map).
-enum Table {
-    Mapped(memmap2::Mmap),
-    Held(Vec<u8>),
-}
-
-impl Table {
-    fn bytes(&self) -> &[u8] {
-        match self {
-            Table::Mapped(m) => &m[HEADER_BYTES..],
-            Table::Held(v) => &v[HEADER_BYTES..],
-        }
-    }
+    table: memmap2::Mmap,
+    vocab: usize,
 }
 
 impl StaticModel {
-    /// The cached table for the model in `assets`, distilled first if there
-    /// is none (about half a minute on two cores, once per model file);
-    /// `distilling` is called before that starts.
-    pub fn load(assets: &Assets, distilling: &mut dyn FnMut()) -> Result<StaticModel> {
-        let tokenizer = load_tokenizer(assets)?;
+    /// The table for the model whose files are in `model_dir`
+    /// (`embed::locate_model`; `table_path` says where the table is), checked:
+    /// its shape, the tokenizer it was trained with, and its hash.
+    pub fn load(model_dir: &Path) -> Result<StaticModel> {
+        let tokenizer = tokenizer_in(model_dir)?;
+        let (path, chosen) = table_path(model_dir)?;
+        let file =
+            std::fs::File::open(&path).with_context(|| format!("cannot open the static table {}", path.display()))?;
+        // SAFETY: installed tables are only ever replaced by rename, never
+        // written in place, so the mapped bytes cannot change under us.
+        #[allow(unsafe_code)]
+        let table = unsafe { memmap2::Mmap::map(&file) }
+            .with_context(|| format!("cannot map the static table {}", path.display()))?;
         let vocab = tokenizer.get_vocab_size(true);
-        let cache = cache_path(assets);
-        if let Some(table) = cache.as_deref().and_then(|p| map_table(p, vocab)) {
-            return Ok(StaticModel { tokenizer, table });
+        check_shape(&table, vocab)
+            .map_err(|e| anyhow!("the static table {} {e}; run {FIX_COMMAND}", path.display()))?;
+        let tokenizer_hash = blake3::hash(&std::fs::read(model_dir.join("tokenizer.json"))?);
+        if table[16..48] != *tokenizer_hash.as_bytes() {
+            bail!("the static table {} was trained for another tokenizer than {}", path.display(), model_dir.display());
         }
-        // One process distils; others starting meanwhile wait for its table
-        // rather than spend the same cores on the same work.
-        let _distilling = cache.as_deref().and_then(lock_distilling);
-        if let Some(table) = cache.as_deref().and_then(|p| map_table(p, vocab)) {
-            return Ok(StaticModel { tokenizer, table });
-        }
-        distilling();
-        let bytes = encode_table(&distil(assets, vocab)?, vocab, model_hash(assets)?);
-        if let Some(path) = &cache {
-            // Best effort, as for the graph: without a cache the next run distils again.
-            let _ = write_atomically(path, &bytes);
-            if let Some(table) = map_table(path, vocab) {
-                return Ok(StaticModel { tokenizer, table });
+        if !chosen {
+            let got = blake3::hash(&table).to_hex();
+            if got.as_str() != shipped_hash() {
+                bail!(
+                    "the static table {} is not the one this vecgrep ships (blake3 {got}, expected {}); run {FIX_COMMAND}",
+                    path.display(),
+                    shipped_hash()
+                );
             }
         }
-        Ok(StaticModel { tokenizer, table: Table::Held(bytes) })
+        Ok(StaticModel { tokenizer, table, vocab })
     }
 
     pub fn dims(&self) -> usize {
@@ -155,177 +153,140 @@ impl StaticModel {
         sum
     }
 
+    /// A static cosine on the model's scale: the table's calibration line,
+    /// within -1..1.
+    pub fn score_of(&self, cosine: f32) -> f32 {
+        let (slope, intercept) = (f32_at(&self.table, 48), f32_at(&self.table, 52));
+        (slope * cosine + intercept).clamp(-1.0, 1.0)
+    }
+
     fn add_row(&self, id: usize, sum: &mut [f32]) {
-        let row = DIMS * 4;
-        let Some(bytes) = self.table.bytes().get(id * row..(id + 1) * row) else { return };
-        for (s, b) in sum.iter_mut().zip(bytes.chunks_exact(4)) {
-            *s += f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        if id >= self.vocab {
+            return;
+        }
+        let scale = f32_at(&self.table, HEADER_BYTES + 4 * id);
+        let row = HEADER_BYTES + 4 * self.vocab + DIMS * id;
+        for (s, &b) in sum.iter_mut().zip(&self.table[row..row + DIMS]) {
+            *s += scale * f32::from(b as i8);
         }
     }
 }
 
-/// Each token's sentence vector, centred and weighted; rows of ids below
-/// `FIRST_REAL_TOKEN` stay zero. Half the vocabulary on each of two models.
-fn distil(assets: &Assets, vocab: usize) -> Result<Vec<f32>> {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4);
-    let ids: Vec<usize> = (FIRST_REAL_TOKEN..vocab).collect();
-    let share = ids.len().div_ceil(cores);
-    let parts: Vec<Result<Vec<f32>>> = std::thread::scope(|s| {
-        let handles: Vec<_> = ids.chunks(share).map(|part| s.spawn(move || token_vectors(assets, part))).collect();
-        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(anyhow!("distilling panicked")))).collect()
-    });
-    let mut rows = vec![0f32; FIRST_REAL_TOKEN * DIMS];
-    for part in parts {
-        rows.extend(part?);
-    }
-    centre_and_weigh(&mut rows, vocab);
-    Ok(rows)
+fn f32_at(bytes: &[u8], at: usize) -> f32 {
+    f32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
 }
 
-/// The model's vector for each token alone, in order.
-fn token_vectors(assets: &Assets, ids: &[usize]) -> Result<Vec<f32>> {
-    let mut model = LocalEmbedder::load(assets, "distil", Profile::Index, 1)?;
-    let (cls, sep) = special_ids(model.tokenizer())?;
-    let mut rows = Vec::with_capacity(ids.len() * DIMS);
-    for &id in ids {
-        rows.extend(model.embed_ids(vec![cls, id as i64, sep])?);
+/// Whether `table` is a whole table of `vocab` rows of `DIMS`; the fault otherwise.
+fn check_shape(table: &[u8], vocab: usize) -> Result<(), String> {
+    if table.len() < HEADER_BYTES || &table[..8] != MAGIC {
+        return Err("is not a static table".into());
     }
-    Ok(rows)
+    let field = |at: usize| u32::from_le_bytes([table[at], table[at + 1], table[at + 2], table[at + 3]]) as usize;
+    if field(8) != vocab || field(12) != DIMS {
+        return Err(format!("has {} rows of {}, not {vocab} of {DIMS}", field(8), field(12)));
+    }
+    if table.len() != HEADER_BYTES + vocab * (4 + DIMS) {
+        return Err(format!("is {} bytes, not {} (cut short?)", table.len(), HEADER_BYTES + vocab * (4 + DIMS)));
+    }
+    Ok(())
 }
 
-fn special_ids(tokenizer: &tokenizers::Tokenizer) -> Result<(i64, i64)> {
-    let id = |t: &str| tokenizer.token_to_id(t).map(i64::from).ok_or_else(|| anyhow!("the tokenizer has no {t}"));
-    Ok((id("[CLS]")?, id("[SEP]")?))
-}
-
-/// Subtract the mean of the real tokens' rows, then scale each by its SIF
-/// weight, taking a token's frequency from its rank (Zipf).
-fn centre_and_weigh(rows: &mut [f32], vocab: usize) {
-    let real = FIRST_REAL_TOKEN..vocab;
-    let mut mean = vec![0f32; DIMS];
-    for id in real.clone() {
-        mean.iter_mut().zip(&rows[id * DIMS..(id + 1) * DIMS]).for_each(|(m, x)| *m += x);
-    }
-    mean.iter_mut().for_each(|m| *m /= real.len().max(1) as f32);
-    let harmonic: f32 = (1..=real.len()).map(|r| 1.0 / (r as f32 + 1.0)).sum();
-    for (rank, id) in real.enumerate() {
-        let p = 1.0 / ((rank as f32 + 2.0) * harmonic);
-        let weight = SIF_A / (SIF_A + p);
-        for (x, m) in rows[id * DIMS..(id + 1) * DIMS].iter_mut().zip(&mean) {
-            *x = (*x - m) * weight;
+/// The table to load, and whether it was chosen on purpose
+/// (`VECGREP_STATIC_TABLE`) rather than found where it is installed.
+fn table_path(model_dir: &Path) -> Result<(PathBuf, bool)> {
+    if let Some(path) = std::env::var_os(TABLE_OVERRIDE_VAR).filter(|v| !v.is_empty()) {
+        let path = PathBuf::from(path);
+        if !path.is_file() {
+            bail!("{TABLE_OVERRIDE_VAR}={} does not exist", path.display());
         }
+        return Ok((path, true));
+    }
+    let candidates = super::assets::model_dirs(model_dir).into_iter().map(|d| d.join(TABLE_FILE)).collect::<Vec<_>>();
+    match candidates.iter().find(|p| p.is_file()) {
+        Some(path) => Ok((path.clone(), false)),
+        None => bail!(
+            "the static table {TABLE_FILE} is not installed (looked in {}); run {FIX_COMMAND}",
+            candidates.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+        ),
     }
 }
 
-/// The cache file's bytes: header, then the rows as little-endian f32.
-fn encode_table(rows: &[f32], vocab: usize, model_hash: [u8; 32]) -> Vec<u8> {
-    let mut bytes = Vec::with_capacity(HEADER_BYTES + rows.len() * 4);
+/// What names the static vectors an index holds: the shipped table's hash,
+/// or that of the table `VECGREP_STATIC_TABLE` names (read once a process).
+/// An index built with another table is rebuilt.
+pub fn table_id() -> String {
+    static CHOSEN: OnceLock<String> = OnceLock::new();
+    match std::env::var_os(TABLE_OVERRIDE_VAR).filter(|v| !v.is_empty()) {
+        Some(path) => CHOSEN
+            .get_or_init(|| {
+                std::fs::read(Path::new(&path))
+                    .map_or_else(|_| "unreadable".into(), |b| blake3::hash(&b).to_hex()[..16].to_string())
+            })
+            .clone(),
+        None => shipped_hash()[..16].to_string(),
+    }
+}
+
+/// A table in the file format (`examples/pack_static.rs`, tests): `rows`
+/// (vocab × DIMS) quantized to i8 by row, for the tokenizer whose BLAKE3 is
+/// `tokenizer_hash`, with the calibration line (slope, intercept) that maps
+/// its cosines onto the model's.
+pub fn encode_table(rows: &[f32], vocab: usize, tokenizer_hash: [u8; 32], calibration: (f32, f32)) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(HEADER_BYTES + vocab * (4 + DIMS));
     bytes.extend_from_slice(MAGIC);
     bytes.extend_from_slice(&(vocab as u32).to_le_bytes());
     bytes.extend_from_slice(&(DIMS as u32).to_le_bytes());
-    bytes.extend_from_slice(&model_hash);
-    rows.iter().for_each(|x| bytes.extend_from_slice(&x.to_le_bytes()));
-    bytes
-}
-
-/// The cached table when it is whole and of this shape.
-fn map_table(path: &Path, vocab: usize) -> Option<Table> {
-    let file = std::fs::File::open(path).ok()?;
-    // SAFETY: the cache file is only ever replaced by rename, never written
-    // in place, so the mapped bytes cannot change under the model.
-    #[allow(unsafe_code)]
-    let mapped = unsafe { memmap2::Mmap::map(&file).ok()? };
-    let header_ok = mapped.len() == HEADER_BYTES + vocab * DIMS * 4
-        && &mapped[..8] == MAGIC
-        && mapped[8..12] == (vocab as u32).to_le_bytes()
-        && mapped[12..16] == (DIMS as u32).to_le_bytes();
-    header_ok.then_some(Table::Mapped(mapped))
-}
-
-/// The model file's hash, recorded in the table it was distilled from.
-fn model_hash(assets: &Assets) -> Result<[u8; 32]> {
-    let path = assets.model_dir.join("model.onnx");
-    let bytes = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
-    Ok(*blake3::hash(&bytes).as_bytes())
-}
-
-/// Where the table is cached: named by the model file (path, size, time)
-/// and the recipe, so a changed model or recipe is never read stale.
-fn cache_path(assets: &Assets) -> Option<PathBuf> {
-    let dir = super::session::cache_dir()?;
-    let model = assets.model_dir.join("model.onnx");
-    let meta = std::fs::metadata(&model).ok()?;
-    let mtime = meta.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?.as_nanos();
-    let mut key = blake3::Hasher::new();
-    key.update(model.to_string_lossy().as_bytes());
-    key.update(&meta.len().to_le_bytes());
-    key.update(&mtime.to_le_bytes());
-    key.update(&RECIPE_VERSION.to_le_bytes());
-    std::fs::create_dir_all(&dir).ok()?;
-    Some(dir.join(format!("static-{}.bin", &key.finalize().to_hex()[..16])))
-}
-
-/// The lock held while distilling the table cached at `path`; None when it
-/// cannot be had (then this process distils without waiting).
-fn lock_distilling(path: &Path) -> Option<std::fs::File> {
-    let file =
-        std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(path.with_extension("lock")).ok()?;
-    file.lock().ok()?;
-    Some(file)
-}
-
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let temp = path.with_extension(format!("tmp{}", std::process::id()));
-    let result =
-        std::fs::File::create(&temp).and_then(|mut f| f.write_all(bytes)).and_then(|_| std::fs::rename(&temp, path));
-    if result.is_err() {
-        let _ = std::fs::remove_file(&temp);
+    bytes.extend_from_slice(&tokenizer_hash);
+    bytes.extend_from_slice(&calibration.0.to_le_bytes());
+    bytes.extend_from_slice(&calibration.1.to_le_bytes());
+    let scales: Vec<f32> =
+        rows.chunks_exact(DIMS).map(|r| r.iter().fold(0f32, |m, x| m.max(x.abs())) / 127.0).collect();
+    scales.iter().for_each(|s| bytes.extend_from_slice(&s.to_le_bytes()));
+    for (row, &scale) in rows.chunks_exact(DIMS).zip(&scales) {
+        bytes.extend(row.iter().map(|&x| {
+            if scale > 0.0 {
+                (x / scale).round().clamp(-127.0, 127.0) as i8 as u8
+            } else {
+                0
+            }
+        }));
     }
-    result
+    bytes
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn model_dir() -> PathBuf {
+        crate::embed::locate_model(crate::project::DEFAULT_EMBEDDER_MODEL).expect("the test command fetches the model")
+    }
+
     #[test]
     fn a_lazy_table_loads_once_and_stays_loaded() {
-        let mut loads = 0;
-        let mut lazy = LazyStatic::new(Some(Box::new(|_: &mut dyn FnMut()| Err(anyhow!("no model here")))));
-        assert!(lazy.get(&mut || loads += 1).is_err(), "a failure is an error once");
-        assert!(lazy.is_none() && lazy.get(&mut || loads += 1).unwrap().is_none(), "then there is none");
-        assert_eq!(loads, 0, "nothing was distilled");
-        let assets =
-            crate::embed::locate(crate::project::DEFAULT_EMBEDDER_MODEL).expect("the test command fetches the model");
-        let mut lazy = LazyStatic::new(Some(Box::new(move |d: &mut dyn FnMut()| StaticModel::load(&assets, d))));
-        let first = lazy.get(&mut || ()).unwrap().expect("loaded");
-        let again = lazy.get(&mut || ()).unwrap().expect("still loaded");
+        let mut lazy = LazyStatic::new(Some(Box::new(|| Err(anyhow!("no table here")))));
+        assert!(lazy.get().is_err(), "a failure is an error once");
+        assert!(lazy.is_none() && lazy.get().unwrap().is_none(), "then there is none");
+        let dir = model_dir();
+        let mut lazy = LazyStatic::new(Some(Box::new(move || StaticModel::load(&dir))));
+        let first = lazy.get().unwrap().expect("loaded");
+        let again = lazy.get().unwrap().expect("still loaded");
         assert!(Arc::ptr_eq(&first, &again));
         assert!(!lazy.is_none());
     }
 
     #[test]
-    fn weights_fall_as_tokens_get_common_and_the_mean_is_removed() {
-        let vocab = FIRST_REAL_TOKEN + 3;
-        let mut rows = vec![0f32; vocab * DIMS];
-        for (i, id) in (FIRST_REAL_TOKEN..vocab).enumerate() {
-            rows[id * DIMS] = 1.0;
-            rows[id * DIMS + 1] = i as f32;
-        }
-        centre_and_weigh(&mut rows, vocab);
-        let row = |id: usize| &rows[id * DIMS..id * DIMS + 2];
-        assert_eq!(row(FIRST_REAL_TOKEN)[0], 0.0, "what every token shares is removed");
-        // The commonest token (first) is below the mean; the rarest above it, weighted more.
-        assert!(row(FIRST_REAL_TOKEN)[1] < 0.0 && row(vocab - 1)[1] > 0.0);
-        assert!(row(vocab - 1)[1].abs() > row(FIRST_REAL_TOKEN)[1].abs());
-        assert!(rows[..FIRST_REAL_TOKEN * DIMS].iter().all(|&x| x == 0.0), "special rows stay zero");
+    fn the_shipped_table_is_the_one_its_hash_names() {
+        let shipped = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../models/", "static-code.bin")).unwrap();
+        assert_eq!(blake3::hash(&shipped).to_hex().as_str(), shipped_hash(), "models/static-code.blake3 is stale");
+        let vocab = tokenizer_in(&model_dir()).unwrap().get_vocab_size(true);
+        assert_eq!(check_shape(&shipped, vocab), Ok(()));
+        assert!(shipped.len() <= 16 << 20, "the shipped table is at most 16 MB");
     }
 
     #[test]
     fn a_text_put_together_from_parts_has_the_vector_and_count_of_the_whole() {
-        let assets =
-            crate::embed::locate(crate::project::DEFAULT_EMBEDDER_MODEL).expect("the test command fetches the model");
-        let model = StaticModel::load(&assets, &mut || ()).unwrap();
+        let model = StaticModel::load(&model_dir()).unwrap();
         let (around, text) = (
             "impl Pool { // src/runtime/pool.rs",
             "fn spawn_blocking(&self, f: F) -> JoinHandle<T> {\n\tself.inner.spawn(f) // Ünïcode 数据\n}",
@@ -345,13 +306,62 @@ mod tests {
     }
 
     #[test]
-    fn a_table_of_another_shape_is_not_read() {
+    fn rows_survive_packing_to_within_a_step_of_their_scale() {
+        let mut rows = vec![0f32; 3 * DIMS];
+        for (i, x) in rows.iter_mut().enumerate() {
+            *x = ((i * 37 % 101) as f32 - 50.0) / 50.0 * (1 + i / DIMS) as f32;
+        }
+        let packed = encode_table(&rows, 3, [7; 32], (1.0, 0.0));
+        assert_eq!(check_shape(&packed, 3), Ok(()));
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t.bin");
-        std::fs::write(&path, encode_table(&vec![0.5; 4 * DIMS], 4, [0; 32])).unwrap();
-        assert!(map_table(&path, 4).is_some());
-        assert!(map_table(&path, 5).is_none());
-        std::fs::write(&path, b"VGSTATIC").unwrap();
-        assert!(map_table(&path, 4).is_none());
+        std::fs::write(dir.path().join("t.bin"), &packed).unwrap();
+        let model = StaticModel {
+            tokenizer: tokenizer_in(&model_dir()).unwrap(),
+            table: unsafe_free_map(&dir.path().join("t.bin")),
+            vocab: 3,
+        };
+        for id in 0..3 {
+            let mut sum = vec![0f32; DIMS];
+            model.add_row(id, &mut sum);
+            let scale = (1 + id) as f32 / 127.0;
+            let row = &rows[id * DIMS..(id + 1) * DIMS];
+            assert!(sum.iter().zip(row).all(|(a, b)| (a - b).abs() <= scale), "row {id}");
+        }
+        let mut sum = vec![0f32; DIMS];
+        model.add_row(3, &mut sum);
+        assert!(sum.iter().all(|&x| x == 0.0), "an id past the table adds nothing");
+    }
+
+    fn unsafe_free_map(path: &Path) -> memmap2::Mmap {
+        let file = std::fs::File::open(path).unwrap();
+        #[allow(unsafe_code)]
+        // SAFETY: a test's own temporary file, not written while mapped.
+        unsafe {
+            memmap2::Mmap::map(&file).unwrap()
+        }
+    }
+
+    #[test]
+    fn a_static_cosine_is_put_on_the_models_scale_by_the_tables_line() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("t.bin"), encode_table(&[0.0; DIMS], 1, [0; 32], (2.0, 0.1))).unwrap();
+        let model = StaticModel {
+            tokenizer: tokenizer_in(&model_dir()).unwrap(),
+            table: unsafe_free_map(&dir.path().join("t.bin")),
+            vocab: 1,
+        };
+        assert!((model.score_of(0.2) - 0.5).abs() < 1e-6);
+        assert_eq!(model.score_of(0.9), 1.0, "within -1..1");
+        assert_eq!(model.score_of(-0.9), -1.0);
+    }
+
+    #[test]
+    fn a_wrong_or_damaged_table_is_refused_with_its_cause() {
+        let vocab = 4;
+        let good = encode_table(&vec![0.5; vocab * DIMS], vocab, [0; 32], (1.0, 0.0));
+        assert_eq!(check_shape(&good, vocab), Ok(()));
+        assert!(check_shape(&good, 5).unwrap_err().contains("not 5 of 384"));
+        assert!(check_shape(&good[..good.len() - 1], vocab).unwrap_err().contains("cut short"));
+        assert!(check_shape(b"VGSTATIC and more", vocab).unwrap_err().contains("not a static table"));
     }
 }

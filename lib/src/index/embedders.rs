@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use anyhow::{anyhow, Result};
 
-use crate::embed::{Embedder, LazyStatic, StaticLoader, StaticModel, DISTILLING};
+use crate::embed::{Embedder, LazyStatic, StaticLoader, StaticModel};
 
 /// Runs with at least this many files to read embed on every core at once;
 /// smaller ones (one edited file) use one model on all cores instead, which
@@ -61,12 +61,12 @@ impl EmbedderPool {
         config.embed_all || self.statics.is_none()
     }
 
-    /// The static table, loaded (or distilled) at the first call; None when
-    /// the pool has none. `note` hears of a distilling. A table that cannot
-    /// be had is an error, not a quiet turn to a run a hundred times longer:
-    /// it fails for what the model would fail for (no model, a broken one).
-    pub(super) fn statics(&mut self, note: &mut dyn FnMut(&str)) -> Result<Option<Arc<StaticModel>>> {
-        self.statics.get(&mut || note(DISTILLING))
+    /// The static table, loaded at the first call; None when the pool has
+    /// none. A table that cannot be had is an error, not a quiet turn to a
+    /// run a hundred times longer: it fails for what the model would fail
+    /// for (not installed, damaged).
+    pub(super) fn statics(&mut self) -> Result<Option<Arc<StaticModel>>> {
+        self.statics.get()
     }
 
     /// How many threads a static run over `files` files chunks on.

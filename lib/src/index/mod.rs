@@ -168,7 +168,7 @@ pub fn run(
             if embedders.embeds_fully(req.config) {
                 embedders.load_for(plan.work.len())?;
             } else {
-                embedders.statics(&mut |m| obs.note(m))?;
+                embedders.statics()?;
             }
         }
         store.reset(&rebuild.wanted)?;
@@ -180,18 +180,6 @@ pub fn run(
     summary.cancelled = stopped;
     summary.seconds = started.elapsed().as_secs_f64();
     Ok((summary, plan.walked))
-}
-
-/// Store the model's vectors a search embedded on the way (the static
-/// tier), so that no chunk is embedded twice. Best effort and never a
-/// wait: while an index run holds the project's lock they are dropped (the
-/// next search or fill embeds them again). Returns how many were stored.
-pub fn keep_vectors(root: &ProjectRoot, vectors: &[(store::ChunkId, Vec<f32>)]) -> Result<u64> {
-    if vectors.is_empty() {
-        return Ok(0);
-    }
-    let Some(_lock) = store::try_lock_for_writing(root)? else { return Ok(0) };
-    Ok(store::open_in_place(root)?.set_vectors(vectors)?)
 }
 
 /// What a writer says while another holds the project's write lock.

@@ -5,6 +5,7 @@
 //! the same whatever the timing.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use anyhow::{anyhow, Context, Result};
 
@@ -124,7 +125,7 @@ impl Pipeline<'_, '_> {
                 }
                 Read::Embed(job) => {
                     if self.workers.is_none() {
-                        self.workers = Some(self.start_workers(store, embedders, obs)?);
+                        self.workers = Some(self.start_workers(store, embedders)?);
                     }
                     self.workers.as_ref().expect("started").send(self.next_read, job)?;
                     self.in_flight += 1;
@@ -136,29 +137,29 @@ impl Pipeline<'_, '_> {
     }
 
     /// The embedder threads, with the models the rest of the run needs, or
-    /// in a static run the static table (a full run needs no static
-    /// vectors: its chunks have the model's).
-    fn start_workers(
-        &self,
-        store: &mut dyn IndexWriter,
-        embedders: &mut EmbedderPool,
-        obs: &mut dyn IndexObserver,
-    ) -> Result<Workers> {
+    /// in a static run the static table alone. A full run gives chunks
+    /// static vectors too (microseconds a chunk): every chunk of an index
+    /// is then on the static side of a search.
+    fn start_workers(&self, store: &mut dyn IndexWriter, embedders: &mut EmbedderPool) -> Result<Workers> {
         let files = self.work.len() - self.next_read;
         let known = KnownVectors::open(self.req.root, &self.req.config.embedder_model);
-        if !self.full {
-            if let Some(statics) = embedders.statics(&mut |m| obs.note(m))? {
-                store.set_dims(statics.dims())?;
-                let threads = embedders.static_threads(files);
-                return Ok(Workers::start((0..threads).map(|_| None).collect(), Some(statics), known, self.req.config));
-            }
+        let statics = embedders.statics()?;
+        if let (false, Some(statics)) = (self.full, &statics) {
+            store.set_dims(statics.dims())?;
+            let threads = embedders.static_threads(files);
+            return Ok(Workers::start(
+                (0..threads).map(|_| None).collect(),
+                Some(Arc::clone(statics)),
+                known,
+                self.req.config,
+            ));
         }
         let taken = embedders.take(files)?;
         if let Err(e) = check_dims(store, &taken) {
             embedders.give_back(taken);
             return Err(e);
         }
-        Ok(Workers::start(taken.into_iter().map(Some).collect(), None, known, self.req.config))
+        Ok(Workers::start(taken.into_iter().map(Some).collect(), statics, known, self.req.config))
     }
 
     /// Account for and batch the files ready in the walk's order.

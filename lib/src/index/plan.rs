@@ -9,7 +9,7 @@ use anyhow::Result;
 use super::{FileOutcome, IndexObserver, IndexRequest, IndexSummary, WalkedSet};
 use crate::chunk;
 use crate::project::is_under;
-use crate::project::{WalkResult, WalkedFile};
+use crate::project::{EmbedderSource, WalkResult, WalkedFile};
 use crate::store::{IndexMeta, IndexReader, StoredFile};
 
 /// Whether the index is emptied first (ReindexOrConfigChangeRebuildsIndex).
@@ -56,6 +56,10 @@ fn meta_of(req: &IndexRequest<'_>) -> IndexMeta {
         chunk_size: req.config.chunk_size,
         chunk_overlap: req.config.chunk_overlap,
         chunk_format: chunk::FORMAT,
+        static_table: match req.config.embedder_source {
+            EmbedderSource::Local => crate::embed::table_id(),
+            EmbedderSource::Remote => String::new(),
+        },
     }
 }
 
@@ -69,6 +73,9 @@ fn describe_change(have: &IndexMeta, wanted: &IndexMeta) -> String {
     }
     if have.chunk_overlap != wanted.chunk_overlap {
         changes.push(format!("chunk_overlap {} -> {}", have.chunk_overlap, wanted.chunk_overlap));
+    }
+    if have.static_table != wanted.static_table {
+        changes.push("the static table is another (vecgrep's code model was updated)".to_string());
     }
     if have.chunk_format != wanted.chunk_format {
         changes.push(format!(

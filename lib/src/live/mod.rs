@@ -138,8 +138,12 @@ impl LiveIndex {
     /// is the first since the start (it is then always reported).
     pub fn index_once(&self, embedders: &mut EmbedderPool, first: bool) -> Result<IndexSummary> {
         let result = self.run(embedders, &self.target.config, LiveObserver { live: self, first, filling: false });
+        // A fill follows a run that left chunks without the model's vector:
+        // say so now, so that the status never reads `ready` in between.
+        let fill_next = result.is_ok() && self.fill_due();
         let mut state = lock(&self.state);
         state.progress.indexing = false;
+        state.progress.filling = fill_next;
         state.progress.ran = true;
         drop(state);
         self.report(result, |s| first || s.embedded > 0 || s.removed > 0 || s.pending > 0)
@@ -150,14 +154,20 @@ impl LiveIndex {
     /// interrupted fill resumes where it stopped. It stops early at
     /// shutdown or when a run is asked for (that run comes first).
     pub fn fill(&self, embedders: &mut EmbedderPool) -> Result<Option<IndexSummary>> {
-        let holes = store::open_for_reading(&self.target.root).and_then(|s| s.unembedded_count());
-        if self.target.config.embed_all || !matches!(holes, Ok(n) if n > 0) {
+        if !self.fill_due() {
+            lock(&self.state).progress.filling = false;
             return Ok(None);
         }
         let config = ResolvedConfig { embed_all: true, ..self.target.config.clone() };
         let result = self.run(embedders, &config, LiveObserver { live: self, first: false, filling: true });
         lock(&self.state).progress.filling = false;
         self.report(result, |s| s.embedded > 0).map(Some)
+    }
+
+    /// Whether chunks lack the model's vector that a fill would give them.
+    fn fill_due(&self) -> bool {
+        let unembedded = store::open_for_reading(&self.target.root).and_then(|s| s.unembedded_count());
+        !self.target.config.embed_all && matches!(unembedded, Ok(n) if n > 0)
     }
 
     fn run(

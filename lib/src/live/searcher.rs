@@ -8,7 +8,7 @@ use anyhow::{anyhow, Result};
 
 use super::{lock, LiveIndex, StoreSlot};
 use crate::concepts::{Expansion, LiveConcepts};
-use crate::embed::{LazyEmbedder, DISTILLING};
+use crate::embed::{LazyEmbedder, StaticModel};
 use crate::project::{ProjectRoot, SearchMode};
 use crate::search::{self, Hit, SearchRequest, VectorTable, WordTable};
 use crate::store::{self, IndexReader};
@@ -93,10 +93,8 @@ impl Searcher {
         }
         let store = store.as_deref().ok_or_else(|| anyhow!("no index"))?;
         let request = &request.clone().narrowed(store)?;
-        let needs_model = search::needs_embedder(request.mode);
-        if needs_model && store.unembedded_count()? > 0 {
-            return self.search_filling(&self.live.target.root, store, request);
-        }
+        let statics = self.statics_for(store, request)?;
+        let needs_model = search::needs_model(store, request.mode, statics.is_some())?;
         let generation = store.generation()?;
         let vectors = if needs_model { Some(self.current_vectors(store, generation)?) } else { None };
         let words = match request.mode {
@@ -127,9 +125,20 @@ impl Searcher {
             vector: vector.as_deref(),
             semantic: None,
             lexical,
-            filling: None,
+            statics: statics.as_deref(),
         };
         search::search_embedded(store, &mut ranking, request)
+    }
+
+    /// The static table, when `store` has chunks it ranks (those lacking
+    /// the model's vector: a static run, or a fill under way) and the
+    /// request ranks by meaning.
+    fn statics_for(&self, store: &dyn IndexReader, request: &SearchRequest<'_>) -> Result<Option<Arc<StaticModel>>> {
+        if search::needs_embedder(request.mode) && search::ranks_statically(store)? {
+            lock(&self.embedder).statics()
+        } else {
+            Ok(None)
+        }
     }
 
     /// The best hits for `request` in the index of a git revision
@@ -137,39 +146,13 @@ impl Searcher {
     /// store, with the warm query model.
     pub fn search_revision(&self, root: &ProjectRoot, request: &SearchRequest<'_>) -> Result<Vec<Hit>> {
         let store = store::open_for_reading(root)?;
-        if search::needs_embedder(request.mode) && store.unembedded_count()? > 0 {
-            return self.search_filling(root, &*store, &request.clone().narrowed(&*store)?);
-        }
-        let vector = if search::needs_embedder(request.mode) {
-            let mut embedder = lock(&self.embedder);
-            search::embed_query(Some(embedder.get()?), request)?
-        } else {
-            None
-        };
-        let request = request.clone().narrowed(&*store)?;
-        let mut ranking = search::Ranking { vector: vector.as_deref(), ..search::Ranking::default() };
-        search::search_embedded(&*store, &mut ranking, &request)
-    }
-
-    /// A search over an index whose chunks do not all have the model's
-    /// vector (a static run, or a fill under way): the best candidates that
-    /// lack it are embedded with the query model on the way, and kept in the
-    /// index of `root` unless an index run holds it (that run embeds them).
-    /// The request is narrowed already.
-    fn search_filling(
-        &self,
-        root: &ProjectRoot,
-        store: &dyn IndexReader,
-        request: &SearchRequest<'_>,
-    ) -> Result<Vec<Hit>> {
+        let statics = self.statics_for(&*store, request)?;
         let mut embedder = lock(&self.embedder);
-        let statics = embedder.statics(&mut || self.live.note(DISTILLING))?;
-        let (hits, kept) = search::search_keeping(root, store, Some(embedder.get()?), statics.as_deref(), request)?;
-        drop(embedder);
-        if let Err(e) = kept {
-            self.live.note(&format!("cannot keep the vectors a search embedded: {e:#}"));
-        }
-        Ok(hits)
+        let model = match search::needs_model(&*store, request.mode, statics.is_some())? {
+            true => Some(embedder.get()?),
+            false => None,
+        };
+        search::search_index(root, &*store, model, statics.as_deref(), request)
     }
 
     /// The vectors of the index as it is now: those in memory if the index

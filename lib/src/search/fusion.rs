@@ -12,10 +12,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::fill::{embed_missing, static_ranking};
 use super::lexical;
 use super::names::{score_chunks, QueryWords};
 use super::rerank::{rerank, Evidence, QueryShape, LEADERS};
+use super::statics;
 use super::vectors::VectorTable;
 use super::{Ranking, SearchRequest};
 use crate::store::{ChunkId, IndexReader, StoreError};
@@ -70,10 +70,35 @@ pub(super) fn fuse(rankings: &[(&[ChunkId], f32)]) -> Vec<(ChunkId, f32)> {
     fused
 }
 
+/// Weight of the static ranking against the model's (1) where both rank
+/// meaning: an index the fill has reached in part.
+pub(super) const STATIC_WEIGHT: f32 = 1.0;
+
+/// One ranking of meaning from the model's (`by_model`, chunks with its
+/// vector) and the static table's (`by_static`, every chunk), each a list
+/// of (chunk, score) best first: fused by reciprocal ranks, each chunk
+/// with the model's cosine where it has one.
+pub(super) fn meaning(by_model: Vec<(ChunkId, f32)>, by_static: Vec<(ChunkId, f32)>) -> Vec<(ChunkId, f32)> {
+    if by_model.is_empty() {
+        return by_static;
+    }
+    if by_static.is_empty() {
+        return by_model;
+    }
+    let mut scores: HashMap<ChunkId, f32> = by_static.iter().copied().collect();
+    scores.extend(by_model.iter().copied());
+    let rankings = [(&ids(&by_model)[..], 1.0), (&ids(&by_static)[..], STATIC_WEIGHT)];
+    fuse(&rankings).into_iter().map(|(id, _)| (id, scores[&id])).collect()
+}
+
 /// What one search ranks by, worked out from the request and its mode.
 pub(super) struct Sides<'a> {
-    /// The query's vector, when the mode ranks by meaning.
+    /// The query's vector by the model, when the mode ranks by meaning and
+    /// the index has chunks with the model's vector.
     pub vector: Option<&'a [f32]>,
+    /// The query as the static table sees it, when the mode ranks by
+    /// meaning and the static side ranks too (`Ranking::statics`).
+    pub statics: Option<statics::StaticQuery<'a>>,
     /// The full-text expression, when the mode ranks by words.
     pub words: Option<String>,
     /// The query's words for the name signal (hybrid mode).
@@ -96,49 +121,36 @@ pub(super) fn scored_candidates(
         (Some(v), None, None) => store.nearest_chunks(v, scope, pool)?,
         (None, _, _) => Vec::new(),
     };
+    if let Some(query) = &sides.statics {
+        semantic = meaning(semantic, query.ranking(store, scope, pool)?);
+    }
     let lexical = match (&sides.words, &ranking.lexical) {
         (Some(_), Some(ranked)) => ranked.clone(),
         (Some(expr), None) => lexical::word_ranking(store, expr, scope, pool, ranking.vectors, None)?,
         (None, _) => Vec::new(),
     };
-    if let (Some(vector), Some(filling)) = (sides.vector, ranking.filling.as_mut()) {
-        if let Some(by_static) = static_ranking(store, filling, &request.words()?, scope, pool)? {
-            let best = candidates_to_fill(store, &semantic, &by_static, &lexical, sides.names.as_ref())?;
-            semantic = embed_missing(store, filling, &best, vector, semantic)?;
-        }
-    }
-    let mut scored = match (sides.vector, sides.words.is_some()) {
-        (Some(vector), true) => {
+    let by_meaning = sides.vector.is_some() || sides.statics.is_some();
+    let mut scored = match (by_meaning, sides.words.is_some()) {
+        (true, true) => {
             let (fused, named) = fused_ranking(store, &semantic, &lexical, sides.names.as_ref())?;
             let places = lexical::places(store, &ids(&fused), ranking.vectors)?;
             let cosines: HashMap<ChunkId, f32> = semantic.iter().copied().collect();
-            let kept = kept_in_place(named, &semantic, &lexical);
+            // Meaning ranked by static vectors alone names no leaders: its best
+            // are often one file's chunks that all say the question's words.
+            let leaders: &[(ChunkId, f32)] = if sides.vector.is_some() { &semantic } else { &[] };
+            let kept = kept_in_place(named, leaders, &lexical);
             let evidence = Evidence { places: &places, cosines: &cosines, kept: &kept };
             let fused = rerank(&fused, &evidence, &QueryShape::of(request.query));
-            with_cosines(store, fused, &cosines, vector, ranking.vectors, request)?
+            with_cosines(store, fused, &cosines, sides, ranking.vectors, request)?
         }
-        (Some(_), false) => semantic.into_iter().map(Scored::ordered_by_score).collect(),
-        (None, _) => {
+        (true, false) => semantic.into_iter().map(Scored::ordered_by_score).collect(),
+        (false, _) => {
             lexical.into_iter().map(|(id, bm25)| Scored::ordered_by_score((id, lexical::bm25_score(bm25)))).collect()
         }
     };
     scored.retain(|s| s.score >= request.threshold);
     scored.truncate(k * JOIN_SPARE);
     Ok(scored)
-}
-
-/// The candidates of an index with chunks lacking the model's vector, best
-/// first: the model's ranking, the static one and the word one fused
-/// equally, raised by the name signal.
-fn candidates_to_fill(
-    store: &dyn IndexReader,
-    semantic: &[(ChunkId, f32)],
-    by_static: &[(ChunkId, f32)],
-    lexical: &[(ChunkId, f64)],
-    names: Option<&QueryWords>,
-) -> Result<Vec<ChunkId>, StoreError> {
-    let rankings = [(&ids(semantic)[..], 1.0), (&ids(by_static)[..], 1.0), (&ids(lexical)[..], 1.0)];
-    Ok(fused_with_names(store, &rankings, names)?.0.into_iter().map(|f| f.0).collect())
 }
 
 /// A fused ranking, best first, with the chunks the name signal raised.
@@ -191,21 +203,27 @@ fn ids<T>(ranking: &[(ChunkId, T)]) -> Vec<ChunkId> {
 /// The fused order with each chunk's cosine as its score and its fused score
 /// as its relevance, those under the threshold left out, up to `k *
 /// JOIN_SPARE`; chunks the semantic side did not rank get their cosine from
-/// memory or the store.
+/// memory or the store: the model's where the chunk has its vector, the
+/// static one otherwise.
 fn with_cosines(
     store: &dyn IndexReader,
     fused: Vec<(ChunkId, f32)>,
     cosine: &HashMap<ChunkId, f32>,
-    vector: &[f32],
+    sides: &Sides<'_>,
     table: Option<&VectorTable>,
     request: &SearchRequest<'_>,
 ) -> Result<Vec<Scored>, StoreError> {
     let mut scored = Vec::with_capacity(request.k);
     for (id, fused) in fused {
-        let score = match (cosine.get(&id), table) {
-            (Some(&c), _) => Some(c),
-            (None, Some(table)) => table.score(id, vector),
-            (None, None) => store.cosine(id, vector)?,
+        let by_model = match (cosine.get(&id), sides.vector, table) {
+            (Some(&c), _, _) => Some(c),
+            (None, Some(vector), Some(table)) => table.score(id, vector),
+            (None, Some(vector), None) => store.cosine(id, vector)?,
+            (None, None, _) => None,
+        };
+        let score = match (by_model, &sides.statics) {
+            (None, Some(query)) => query.score(store, id)?,
+            (score, _) => score,
         };
         let Some(score) = score else { continue };
         if score >= request.threshold {
@@ -294,6 +312,24 @@ mod tests {
         assert_eq!(ids, [3, 1, 2, 4]);
         let heavy = fuse(&[(&semantic, 1.0), (&lexical, 0.01)]);
         assert_eq!(heavy[0].0, 1);
+    }
+
+    #[test]
+    fn one_side_of_meaning_alone_is_the_ranking() {
+        let model = vec![(1, 0.9), (2, 0.5)];
+        assert_eq!(meaning(model.clone(), Vec::new()), model);
+        assert_eq!(meaning(Vec::new(), model.clone()), model);
+    }
+
+    #[test]
+    fn both_sides_of_meaning_fuse_and_the_model_gives_the_cosine() {
+        // Chunk 2 is second by the model and first by the static table:
+        // ranked by both, it leads; 3 has no model vector and keeps its
+        // static score.
+        let fused = meaning(vec![(1, 0.8), (2, 0.7)], vec![(2, 0.4), (3, 0.35), (1, 0.1)]);
+        assert_eq!(fused.iter().map(|f| f.0).collect::<Vec<_>>(), [2, 1, 3]);
+        assert_eq!(fused[0].1, 0.7, "the model's cosine, not the static one");
+        assert_eq!(fused[2].1, 0.35);
     }
 
     #[test]

@@ -56,13 +56,23 @@ pub struct IndexMeta {
     /// How chunks are turned into what is embedded (`chunk::FORMAT`);
     /// indexes from before it was recorded have format 1.
     pub chunk_format: u32,
+    /// What names the static table its static vectors come from
+    /// (`embed::table_id`); empty for none (a remote embedder) and for
+    /// indexes from before it was recorded.
+    pub static_table: String,
 }
 
 impl IndexMeta {
     /// What the tests build their indexes with.
     #[cfg(test)]
     pub(crate) fn for_tests() -> IndexMeta {
-        IndexMeta { model: "m".into(), chunk_size: 500, chunk_overlap: 100, chunk_format: crate::chunk::FORMAT }
+        IndexMeta {
+            model: "m".into(),
+            chunk_size: 500,
+            chunk_overlap: 100,
+            chunk_format: crate::chunk::FORMAT,
+            static_table: String::new(),
+        }
     }
 
     /// The meta an index keeps as named values (`get`), or None for a fresh index.
@@ -76,6 +86,7 @@ impl IndexMeta {
             chunk_size: size.parse().unwrap_or(0),
             chunk_overlap: overlap.parse().unwrap_or(0),
             chunk_format: get("chunk_format")?.and_then(|f| f.parse().ok()).unwrap_or(1),
+            static_table: get("static_table")?.unwrap_or_default(),
         }))
     }
 }
@@ -411,10 +422,15 @@ pub trait IndexReader: Send {
     fn nearest_static(&self, query: &[f32], scope: &Scope, limit: usize) -> Result<Vec<(ChunkId, f32)>, StoreError>;
     /// How many chunks lack the model's vector.
     fn unembedded_count(&self) -> Result<u64, StoreError>;
+    /// How many chunks have the model's vector.
+    fn vector_count(&self) -> Result<u64, StoreError>;
     /// Those of `ids` that lack the model's vector, with what to embed.
     fn unembedded(&self, ids: &[ChunkId]) -> Result<Vec<Unembedded>, StoreError>;
     /// The cosine similarity of one chunk's vector to `query`; None for a hole or a chunk gone.
     fn cosine(&self, id: ChunkId, query: &[f32]) -> Result<Option<f32>, StoreError>;
+    /// The cosine similarity of one chunk's static vector to `query` (a
+    /// static vector too); None for a chunk without one or gone.
+    fn static_cosine(&self, id: ChunkId, query: &[f32]) -> Result<Option<f32>, StoreError>;
     /// The `limit` chunks in `scope` whose words best match the full-text
     /// expression `expr` (`search::lexical::match_expression`), by BM25
     /// (more negative is better), best first, holes included.

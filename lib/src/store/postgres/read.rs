@@ -96,6 +96,11 @@ impl IndexReader for PgIndex {
             as u64)
     }
 
+    fn vector_count(&self) -> Result<u64, StoreError> {
+        Ok(self.row("SELECT count(*) FROM chunks WHERE embedding IS NOT NULL", &[])?.map_or(0, |r| r.get::<_, i64>(0))
+            as u64)
+    }
+
     fn unembedded(&self, ids: &[ChunkId]) -> Result<Vec<Unembedded>, StoreError> {
         let rows =
             self.rows("SELECT id, around, text FROM chunks WHERE id = ANY($1) AND embedding IS NULL", &[&ids])?;
@@ -107,6 +112,14 @@ impl IndexReader for PgIndex {
     fn cosine(&self, id: ChunkId, query: &[f32]) -> Result<Option<f32>, StoreError> {
         let row = self.row(
             "SELECT 1 - (embedding <=> $2) FROM chunks WHERE id = $1 AND embedding IS NOT NULL",
+            &[&id, &Vector::from(query.to_vec())],
+        )?;
+        Ok(row.map(|r| r.get::<_, f64>(0) as f32))
+    }
+
+    fn static_cosine(&self, id: ChunkId, query: &[f32]) -> Result<Option<f32>, StoreError> {
+        let row = self.row(
+            "SELECT 1 - (static_embedding <=> $2) FROM chunks WHERE id = $1 AND static_embedding IS NOT NULL",
             &[&id, &Vector::from(query.to_vec())],
         )?;
         Ok(row.map(|r| r.get::<_, f64>(0) as f32))

@@ -29,6 +29,7 @@ impl IndexWriter for PgIndex {
                 ("chunk_size", meta.chunk_size.to_string()),
                 ("chunk_overlap", meta.chunk_overlap.to_string()),
                 ("chunk_format", meta.chunk_format.to_string()),
+                ("static_table", meta.static_table.clone()),
             ] {
                 set_meta(tx, k, &v)?;
             }

@@ -104,7 +104,7 @@ mod tests {
         store.put_index_job(&done).unwrap();
         assert_eq!(store.index_job("b").unwrap(), Some(done.clone()));
         assert_eq!(store.index_job("nope").unwrap(), None);
-        let meta = IndexMeta { model: "m".into(), chunk_size: 300, chunk_overlap: 10, chunk_format: 1 };
+        let meta = IndexMeta { chunk_size: 300, chunk_overlap: 10, chunk_format: 1, ..IndexMeta::for_tests() };
         store.reset(&meta).unwrap();
         assert_eq!(store.index_job("a").unwrap().map(|j| j.state), Some(JobState::Running));
         assert_eq!(store.fail_running_jobs("the server stopped", 5000).unwrap(), 1);

@@ -103,6 +103,17 @@ impl IndexReader for SqliteIndex {
             .map_err(|e| self.damaged(e))
     }
 
+    fn vector_count(&self) -> Result<u64, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT (SELECT count(*) FROM chunks) - (SELECT count(*) FROM chunks WHERE embedding IS NULL)",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n as u64)
+            .map_err(|e| self.damaged(e))
+    }
+
     fn unembedded(&self, ids: &[ChunkId]) -> Result<Vec<Unembedded>, StoreError> {
         let mut find = self
             .conn
@@ -122,13 +133,11 @@ impl IndexReader for SqliteIndex {
     }
 
     fn cosine(&self, id: ChunkId, query: &[f32]) -> Result<Option<f32>, StoreError> {
-        self.conn
-            .prepare_cached(
-                "SELECT 1.0 - vec_distance_cosine(embedding, ?2) FROM chunks WHERE id = ?1 AND embedding IS NOT NULL",
-            )
-            .and_then(|mut s| s.query_row(params![id, vector_to_blob(query)], |r| r.get::<_, f64>(0)).optional())
-            .map(|c| c.map(|c| c as f32))
-            .map_err(|e| self.damaged(e))
+        self.cosine_of("embedding", id, query)
+    }
+
+    fn static_cosine(&self, id: ChunkId, query: &[f32]) -> Result<Option<f32>, StoreError> {
+        self.cosine_of("static_embedding", id, query)
     }
 
     fn best_word_matches(&self, expr: &str, scope: &Scope, limit: usize) -> Result<Vec<(ChunkId, f64)>, StoreError> {
@@ -312,6 +321,17 @@ impl IndexReader for SqliteIndex {
 
 impl SqliteIndex {
     /// Chunks in scope by cosine similarity of `column` (a vector column) to `query`.
+    /// The cosine of a chunk's vector in `column` to `query`; None without one.
+    fn cosine_of(&self, column: &str, id: ChunkId, query: &[f32]) -> Result<Option<f32>, StoreError> {
+        self.conn
+            .prepare_cached(&format!(
+                "SELECT 1.0 - vec_distance_cosine({column}, ?2) FROM chunks WHERE id = ?1 AND {column} IS NOT NULL"
+            ))
+            .and_then(|mut s| s.query_row(params![id, vector_to_blob(query)], |r| r.get::<_, f64>(0)).optional())
+            .map(|c| c.map(|c| c as f32))
+            .map_err(|e| self.damaged(e))
+    }
+
     pub(super) fn nearest_by(
         &self,
         column: &str,

@@ -38,6 +38,7 @@ impl IndexWriter for SqliteIndex {
             ("chunk_size", meta.chunk_size.to_string()),
             ("chunk_overlap", meta.chunk_overlap.to_string()),
             ("chunk_format", meta.chunk_format.to_string()),
+            ("static_table", meta.static_table.clone()),
         ] {
             tx.execute("INSERT OR REPLACE INTO meta VALUES (?1, ?2)", params![k, v])?;
         }

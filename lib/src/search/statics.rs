@@ -1,0 +1,43 @@
+//! The static tier at search time. An index run gives every chunk a static
+//! vector (`embed::StaticModel`) and the model's vector only when asked
+//! (`--full`) or when a server's background fill reaches it. A search ranks
+//! meaning by both, and never runs the model over candidates to answer:
+//! the static ranking covers every chunk in scope, the model's ranking the
+//! chunks that have its vector, and where both exist they are fused into one
+//! ranking of meaning (`fusion::meaning`).
+//! A chunk's score is its cosine to the query by the model where it has the
+//! model's vector; otherwise its static cosine mapped onto the model's
+//! scale by the table's calibration (`StaticModel::score_of`), so that a
+//! threshold cuts the same either way.
+
+use crate::embed::StaticModel;
+use crate::store::{ChunkId, IndexReader, Scope, StoreError};
+
+/// The query as the static table sees it.
+pub(super) struct StaticQuery<'a> {
+    table: &'a StaticModel,
+    vector: Vec<f32>,
+}
+
+impl<'a> StaticQuery<'a> {
+    pub(super) fn new(table: &'a StaticModel, query: &str) -> Self {
+        StaticQuery { table, vector: table.embed(query) }
+    }
+
+    /// Chunks in scope by their static vectors, best first, at most `pool`,
+    /// each with its score on the model's scale.
+    pub(super) fn ranking(
+        &self,
+        store: &dyn IndexReader,
+        scope: &Scope,
+        pool: usize,
+    ) -> Result<Vec<(ChunkId, f32)>, StoreError> {
+        let nearest = store.nearest_static(&self.vector, scope, pool)?;
+        Ok(nearest.into_iter().map(|(id, cosine)| (id, self.table.score_of(cosine))).collect())
+    }
+
+    /// One chunk's score on the model's scale; None without a static vector.
+    pub(super) fn score(&self, store: &dyn IndexReader, id: ChunkId) -> Result<Option<f32>, StoreError> {
+        Ok(store.static_cosine(id, &self.vector)?.map(|cosine| self.table.score_of(cosine)))
+    }
+}
