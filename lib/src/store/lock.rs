@@ -40,8 +40,7 @@ pub struct WriteLock {
 /// Take the write lock, calling `waiting` once if another writer holds it.
 pub fn lock_for_writing(root: &ProjectRoot, waiting: &mut dyn FnMut()) -> Result<WriteLock, StoreError> {
     if let Some(shared) = &root.shared {
-        let held = super::postgres::lock(shared, true, waiting)?.expect("a lock waited for is taken");
-        return Ok(WriteLock { _held: held });
+        return Ok(WriteLock { _held: super::postgres::lock(shared, waiting)? });
     }
     let (file, path) = lock_file(root)?;
     match file.try_lock() {
@@ -53,21 +52,6 @@ pub fn lock_for_writing(root: &ProjectRoot, waiting: &mut dyn FnMut()) -> Result
         Err(std::fs::TryLockError::Error(source)) => return Err(StoreError::Lock { path, source }),
     }
     Ok(WriteLock { _held: Box::new(file) })
-}
-
-/// Take the write lock if no other writer holds it; None when one does.
-/// For writes worth making only when they cost no wait (a search storing
-/// the vectors it embedded on the way).
-pub fn try_lock_for_writing(root: &ProjectRoot) -> Result<Option<WriteLock>, StoreError> {
-    if let Some(shared) = &root.shared {
-        return Ok(super::postgres::lock(shared, false, &mut || {})?.map(|held| WriteLock { _held: held }));
-    }
-    let (file, path) = lock_file(root)?;
-    match file.try_lock() {
-        Ok(()) => Ok(Some(WriteLock { _held: Box::new(file) })),
-        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
-        Err(std::fs::TryLockError::Error(source)) => Err(StoreError::Lock { path, source }),
-    }
 }
 
 /// The project's lock file, opened (created when missing), and its path.

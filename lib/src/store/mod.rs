@@ -36,7 +36,7 @@ mod sqlite;
 mod word_terms;
 
 pub use commits::{CommitRow, CommitStore, CommitWrite, PieceKind, PieceRef, PieceWrite, StoredCommit, StoredPiece};
-pub use lock::{ensure_data_dir, lock_for_writing, try_lock_for_writing, WriteLock};
+pub use lock::{ensure_data_dir, lock_for_writing, WriteLock};
 pub use revisions::{
     forget_revision, mark_complete, related_roots, remove_revision_files, revision_root, revisions, Revision,
 };
@@ -191,14 +191,6 @@ impl IndexStats {
     pub fn vectors(&self) -> u64 {
         self.chunks.saturating_sub(self.holes + self.pending)
     }
-}
-
-/// A chunk that lacks the model's vector, as the model would be given it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Unembedded {
-    pub id: ChunkId,
-    /// `chunk::embedded_text` of its context and text.
-    pub text: String,
 }
 
 /// A stored chunk as a search returns it.
@@ -397,9 +389,10 @@ pub trait IndexReader: Send {
     /// A number that changes whenever the chunks do.
     fn generation(&self) -> Result<i64, StoreError>;
     /// A number that changes whenever the word index does: the generation
-    /// less the changes that left words alone (vectors stored by a fill or
-    /// a search, files only touched), so that words held in memory outlast
-    /// a fill. A change by a vecgrep that does not count those moves it too.
+    /// less the changes that left words alone (files only touched, and
+    /// vectors stored by searches of older vecgreps), so that words held in
+    /// memory outlast them. A change by a vecgrep that does not count those
+    /// moves it too.
     fn word_generation(&self) -> Result<i64, StoreError>;
     /// Every indexed file with what is known of it.
     fn files(&self) -> Result<HashMap<String, StoredFile>, StoreError>;
@@ -424,8 +417,6 @@ pub trait IndexReader: Send {
     fn unembedded_count(&self) -> Result<u64, StoreError>;
     /// How many chunks have the model's vector.
     fn vector_count(&self) -> Result<u64, StoreError>;
-    /// Those of `ids` that lack the model's vector, with what to embed.
-    fn unembedded(&self, ids: &[ChunkId]) -> Result<Vec<Unembedded>, StoreError>;
     /// The cosine similarity of one chunk's vector to `query`; None for a hole or a chunk gone.
     fn cosine(&self, id: ChunkId, query: &[f32]) -> Result<Option<f32>, StoreError>;
     /// The cosine similarity of one chunk's static vector to `query` (a
@@ -479,10 +470,6 @@ pub trait IndexWriter: IndexReader {
         touches: &[(String, FileState)],
         removals: &[String],
     ) -> Result<(), StoreError>;
-    /// Store the model's vectors of chunks that lacked them (embedded by a
-    /// search or a fill); a chunk replaced meanwhile is left alone. Returns
-    /// how many were stored.
-    fn set_vectors(&mut self, vectors: &[(ChunkId, Vec<f32>)]) -> Result<u64, StoreError>;
     /// Tidy the word index after a run that changed it.
     fn compact_words(&self) -> Result<(), StoreError>;
     /// At the end of every run: bring up to date what an index keeps so

@@ -139,26 +139,18 @@ fn lock_key(project: &str) -> i64 {
     i64::from_le_bytes(hash.as_bytes()[..8].try_into().expect("8 bytes"))
 }
 
-/// Hold the project's writer lock: waited for (calling `waiting` once),
-/// or only tried when `wait` is false (None when another writer holds it).
-/// The lock lasts as long as the returned connection.
-pub(super) fn lock(
-    shared: &SharedIndex,
-    wait: bool,
-    waiting: &mut dyn FnMut(),
-) -> Result<Option<Box<dyn Send>>, StoreError> {
+/// Hold the project's writer lock, waited for (calling `waiting` once if
+/// another writer holds it). The lock lasts as long as the returned connection.
+pub(super) fn lock(shared: &SharedIndex, waiting: &mut dyn FnMut()) -> Result<Box<dyn Send>, StoreError> {
     let (mut client, place) = connect(shared)?;
     let key = lock_key(&shared.project);
     let failed = |e: postgres::Error| StoreError::Backend { path: place.clone(), source: e.into() };
     let taken: bool = client.query_one("SELECT pg_try_advisory_lock($1)", &[&key]).map_err(failed)?.get(0);
     if !taken {
-        if !wait {
-            return Ok(None);
-        }
         waiting();
         client.execute("SELECT pg_advisory_lock($1)", &[&key]).map_err(failed)?;
     }
-    Ok(Some(Box::new(client)))
+    Ok(Box::new(client))
 }
 
 /// Drop a project's index from the shared database, if this checkout is

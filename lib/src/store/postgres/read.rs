@@ -9,7 +9,7 @@ use postgres::types::ToSql;
 use super::PgIndex;
 use crate::store::{
     ChunkId, FileState, IndexJob, IndexMeta, IndexReader, IndexStats, JobState, Scope, Snapshot, StoreError,
-    StoredChunk, StoredFile, Unembedded, VectorRow, WordTotals,
+    StoredChunk, StoredFile, VectorRow, WordTotals,
 };
 
 impl PgIndex {
@@ -99,14 +99,6 @@ impl IndexReader for PgIndex {
     fn vector_count(&self) -> Result<u64, StoreError> {
         Ok(self.row("SELECT count(*) FROM chunks WHERE embedding IS NOT NULL", &[])?.map_or(0, |r| r.get::<_, i64>(0))
             as u64)
-    }
-
-    fn unembedded(&self, ids: &[ChunkId]) -> Result<Vec<Unembedded>, StoreError> {
-        let rows =
-            self.rows("SELECT id, around, text FROM chunks WHERE id = ANY($1) AND embedding IS NULL", &[&ids])?;
-        let mut found: HashMap<ChunkId, String> =
-            rows.iter().map(|r| (r.get(0), crate::chunk::embedded_text(r.get(1), r.get(2)))).collect();
-        Ok(ids.iter().filter_map(|id| found.remove(id).map(|text| Unembedded { id: *id, text })).collect())
     }
 
     fn cosine(&self, id: ChunkId, query: &[f32]) -> Result<Option<f32>, StoreError> {

@@ -9,7 +9,7 @@ use postgres::Transaction;
 use super::term_stats::{self, TermChanges};
 use super::PgIndex;
 use crate::store::name_counts::NameCounts;
-use crate::store::{ChunkId, FileState, FileWrite, IndexJob, IndexMeta, IndexReader, IndexWriter, StoreError};
+use crate::store::{FileState, FileWrite, IndexJob, IndexMeta, IndexReader, IndexWriter, StoreError};
 
 impl IndexWriter for PgIndex {
     fn as_reader(&self) -> &dyn IndexReader {
@@ -76,21 +76,6 @@ impl IndexWriter for PgIndex {
                 add_to_meta(tx, "wordless_changes", 1)?;
             }
             Ok(())
-        })
-    }
-
-    fn set_vectors(&mut self, vectors: &[(ChunkId, Vec<f32>)]) -> Result<u64, StoreError> {
-        self.in_transaction(|tx| {
-            let set = tx.prepare("UPDATE chunks SET embedding = $2 WHERE id = $1 AND embedding IS NULL")?;
-            let mut stored = 0;
-            for (id, vector) in vectors {
-                stored += tx.execute(&set, &[id, &Vector::from(vector.clone())])?;
-            }
-            if stored > 0 {
-                add_to_meta(tx, "generation", 1)?;
-                add_to_meta(tx, "wordless_changes", 1)?;
-            }
-            Ok(stored)
         })
     }
 

@@ -443,16 +443,19 @@ mod tests {
         store.refresh_codes_from(1).unwrap();
         assert_eq!(entries(&store), Some(300));
         assert_codes_answer_as_the_scan(&store, &mut random);
-        // A file rewritten, one removed, a chunk's vector filled: the codes follow.
+        // A file rewritten, one removed, a chunk's vector filled (its file rewritten): the codes follow.
         let mut later = random.file("d1/late.rs", 2);
+        let kept = later.chunks[0].vector.clone();
         later.chunks[1].vector = None;
         store.write_batch(&[random.file("d1/f1.rs", 4), later], &[], &["d2/f2.rs".into()]).unwrap();
         assert_eq!(entries(&store), Some(305));
         assert_codes_answer_as_the_scan(&store, &mut random);
-        let unfilled = store.unembedded(&(0..400).collect::<Vec<_>>()).unwrap()[0].id;
         let filled = random.next();
-        assert_eq!(store.set_vectors(&[(unfilled, filled.clone())]).unwrap(), 1);
-        assert_eq!(store.nearest_by_codes(&filled, &scope("d1"), 1).unwrap().unwrap()[0].0, unfilled);
+        let mut later = random.file("d1/late.rs", 2);
+        (later.chunks[0].vector, later.chunks[1].vector) = (kept, Some(filled.clone()));
+        store.write_batch(&[later], &[], &[]).unwrap();
+        let unfilled = store.nearest_by_codes(&filled, &scope("d1"), 1).unwrap().unwrap()[0].0;
+        assert_eq!(store.chunk(unfilled).unwrap().unwrap().file, "d1/late.rs");
         // A change the codes did not follow: the scan answers until a run's end rebuilds them.
         store.conn.execute("UPDATE meta SET value = value + 1 WHERE key = 'generation'", []).unwrap();
         assert_eq!(store.nearest_by_codes(&filled, &scope(""), 10).unwrap(), None);

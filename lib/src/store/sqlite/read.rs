@@ -7,7 +7,7 @@ use rusqlite::{params, OptionalExtension};
 use super::{blob_floats, vector_to_blob, SqliteIndex};
 use crate::store::{
     ChunkId, IndexJob, IndexMeta, IndexReader, IndexStats, Scope, Snapshot, StoreError, StoredChunk, StoredFile,
-    Unembedded, VectorRow, WordTotals,
+    VectorRow, WordTotals,
 };
 
 impl IndexReader for SqliteIndex {
@@ -112,24 +112,6 @@ impl IndexReader for SqliteIndex {
             )
             .map(|n| n as u64)
             .map_err(|e| self.damaged(e))
-    }
-
-    fn unembedded(&self, ids: &[ChunkId]) -> Result<Vec<Unembedded>, StoreError> {
-        let mut find = self
-            .conn
-            .prepare_cached("SELECT around, text FROM chunks WHERE id = ?1 AND embedding IS NULL")
-            .map_err(|e| self.damaged(e))?;
-        let mut out = Vec::new();
-        for &id in ids {
-            let row = find
-                .query_row([id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
-                .optional()
-                .map_err(|e| self.damaged(e))?;
-            if let Some((around, text)) = row {
-                out.push(Unembedded { id, text: crate::chunk::embedded_text(&around, &text) });
-            }
-        }
-        Ok(out)
     }
 
     fn cosine(&self, id: ChunkId, query: &[f32]) -> Result<Option<f32>, StoreError> {

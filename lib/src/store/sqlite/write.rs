@@ -8,7 +8,7 @@ use rusqlite::{params, CachedStatement, OptionalExtension, Transaction};
 use super::codes::{follow_write, NewVector};
 use super::{add_to_meta, vector_to_blob, SqliteIndex};
 use crate::store::name_counts::NameCounts;
-use crate::store::{ChunkId, FileState, FileWrite, IndexJob, IndexMeta, IndexReader, IndexWriter, StoreError};
+use crate::store::{FileState, FileWrite, IndexJob, IndexMeta, IndexReader, IndexWriter, StoreError};
 
 /// Indexes of up to this many chunks have their word index merged whole
 /// after every run that changed it (`compact_words`): about 100–150 ms at
@@ -88,30 +88,6 @@ impl IndexWriter for SqliteIndex {
         follow_write(&tx, &added)?;
         tx.commit()?;
         Ok(())
-    }
-
-    fn set_vectors(&mut self, vectors: &[(ChunkId, Vec<f32>)]) -> Result<u64, StoreError> {
-        let tx = self.conn.transaction()?;
-        let mut stored = Vec::new();
-        {
-            let mut set = tx.prepare_cached(
-                "UPDATE chunks SET embedding = ?2 WHERE id = ?1 AND embedding IS NULL RETURNING file_id",
-            )?;
-            for (id, vector) in vectors {
-                let file_id: Option<i64> =
-                    set.query_row(params![id, vector_to_blob(vector)], |r| r.get(0)).optional()?;
-                if let Some(file_id) = file_id {
-                    stored.push(NewVector { id: *id, file_id, vector });
-                }
-            }
-        }
-        if !stored.is_empty() {
-            bump_generation(&tx)?;
-            add_to_meta(&tx, "wordless_changes", 1)?;
-            follow_write(&tx, &stored)?;
-        }
-        tx.commit()?;
-        Ok(stored.len() as u64)
     }
 
     /// FTS5 keeps each batch's words as a new segment and a deleted chunk's
