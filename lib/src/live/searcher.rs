@@ -95,8 +95,13 @@ impl Searcher {
         let request = &request.clone().narrowed(store)?;
         let statics = self.statics_for(store, request)?;
         let needs_model = search::needs_model(store, request.mode, statics.is_some())?;
-        let generation = store.generation()?;
-        let vectors = if needs_model { Some(self.current_vectors(store, generation)?) } else { None };
+        // While chunks still lack the model's vector a fill is under way, and
+        // every batch it stores would have each search read all the vectors
+        // into memory again: until it is done the store ranks the model's.
+        let vectors = match needs_model && statics.is_none() {
+            true => Some(self.current_vectors(store, store.generation()?)?),
+            false => None,
+        };
         let words = match request.mode {
             SearchMode::Semantic => None,
             _ => self.current_words(store.word_generation()?),
