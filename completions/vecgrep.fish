@@ -20,6 +20,11 @@ never\t''"
 complete -c vecgrep -l llm-url -d 'The chat model\'s OpenAI-compatible endpoint: its base URL (http://127.0.0.1:8080/v1) or its chat completions URL; its API key is read from VECGREP_LLM_API_KEY [config: llm_url]' -r
 complete -c vecgrep -l llm-model -d 'The chat model to ask [config: llm_model; default: the first model the endpoint lists]' -r
 complete -c vecgrep -l context-hits -d 'Results sent to the model, best first (1 to 20)' -r
+complete -c vecgrep -l privacy-mode -d 'What may leave the machine: local_only (nothing: a chat model or embedding server not on loopback is refused with a warning, and the search still answers), cloud_reasoning_ok (the question and the top results may go to the chat model), cloud_embedding_ok (the embedding server too) [config: privacy_mode; default: local_only]' -r -f -a "local_only\t''
+cloud_reasoning_ok\t''
+cloud_embedding_ok\t''"
+complete -c vecgrep -l planner -d 'Who turns the question into a plan: rules (no model, no network) or llm (the chat model at llm_url, its plan checked against the schema; a plan that fails falls back to the rules with a warning) [config: planner; default: rules]' -r -f -a "rules\t''
+llm\t''"
 complete -c vecgrep -l since -d 'Only commits authored at or after DATE, in git\'s forms: 2024-05-01, "2 weeks ago", yesterday' -r
 complete -c vecgrep -l until -d 'Only commits authored at or before DATE' -r
 complete -c vecgrep -l author -d 'Only commits whose author\'s name or email contains TEXT (any case)' -r
@@ -53,6 +58,9 @@ complete -c vecgrep -l no-scope -d 'Search the whole project, not just PATHS'
 complete -c vecgrep -l skip-outside-root -d 'Skip PATHS outside the project root instead of failing'
 complete -c vecgrep -s q -l quiet -d 'No progress or notes on stderr (errors are still printed) [config: quiet]'
 complete -c vecgrep -l answer -d 'Ask a chat model (llm_url) to answer QUERY from the top results when they look insufficient, citing them (vg-answer; see Answer options)'
+complete -c vecgrep -l plan -d 'Print the plan QUERY is made into (intent, file filters, what is searched for, whether an answer is wanted) and stop: nothing is indexed or searched (vg-ask --plan; see Ask options)'
+complete -c vecgrep -l ask -d 'Ask QUERY as a question, filters and all ("rust files changed this week that retry uploads"): the plan made of it, the hits with why each ranked, and a chat model\'s answer when the hits look thin or the question asks to explain (vg-ask; see Ask options)'
+complete -c vecgrep -l explain -d 'Say under each result why it ranked where it did: its place by meaning and by words, the words and names it matched, a concept it mentions, and what its file did to its place (vg-query --explain)'
 complete -c vecgrep -l log -d 'Search the project\'s git history instead of its files: commits whose messages (or, with --with-diff, changes) answer QUERY; PATHS keep those that touched them (vg-log; see History options)'
 complete -c vecgrep -s i -l interactive -d 'Pick results interactively, re-ranked as you type (vg-pick); a QUERY is optional'
 complete -c vecgrep -l serve -d 'Serve searches over HTTP (vg-serve) instead of searching once; every argument is a PATH'
@@ -63,6 +71,10 @@ complete -c vecgrep -s c -l count -d 'Print the number of results per file'
 complete -c vecgrep -l json -d 'Print hit records as JSON lines (paths relative to the root)'
 complete -c vecgrep -l heading -d 'Group results under a heading per file (default on a terminal)'
 complete -c vecgrep -l no-heading -d 'Print `path:line:text` lines (default when piped)'
+complete -c vecgrep -s n -l line-number -d 'Show each line\'s number (the default; accepted as ripgrep\'s -n is)'
+complete -c vecgrep -s N -l no-line-number -d 'Leave out line numbers'
+complete -c vecgrep -s H -l with-filename -d 'Show each line\'s path when piped, each file\'s heading on a terminal (the default; accepted as ripgrep\'s -H is)'
+complete -c vecgrep -s I -l no-filename -d 'Leave out paths: `line:text` when piped, no file headings on a terminal'
 complete -c vecgrep -l force-answer -d 'Ask even when the results look like they answer the query'
 complete -c vecgrep -l learn -d 'Write the concepts the answer bridges (a query word the code lacks, and the identifiers the answer names for it that the results hold) to .vecgrep/kg/learned.md, for a person to review'
 complete -c vecgrep -l with-diff -d 'Index the lines each commit changed and search them beside the messages'

@@ -28,6 +28,7 @@ complete -c vg-query -l no-scope -d 'Search the whole project, not just PATHS (P
 complete -c vg-query -l reindex -d 'Rebuild the index from scratch before searching'
 complete -c vg-query -l skip-outside-root -d 'Skip PATHS outside the project root instead of failing'
 complete -c vg-query -l judge -d 'End with a judgement record: whether the hits look like they answer the query, and why not'
+complete -c vg-query -l explain -d 'Say in each hit record why it ranked where it did (`reasoning`): its place by meaning and by words, the words and names it matched, a concept it mentions, and what its file did to its place'
 complete -c vg-query -s q -l quiet -d 'No progress or notes on stderr (errors are still printed) [config: quiet]'
 complete -c vg-query -l full -d 'Embed every chunk with the model now (about 100 s for tokio on two cores) rather than giving new chunks static vectors alone (vecgrep\'s static code model, microseconds each), which searches rank meaning by until the model\'s vectors are there [config: embed_all]'
 complete -c vg-query -l trust-project-config -d 'Let the project\'s own .vecgrep/config.toml choose commands to run (open_cmd) and where code is sent and which index it goes to (embedder_source, embedder_url, llm_url, store_url, store_project, store_adopt) [config: trust_project_config, global config only]'

@@ -33,7 +33,7 @@ if [[ $uninstall == 1 ]]; then
   exit 0
 fi
 
-tools=(vecgrep vg-root vg-index vg-query vg-format vg-answer vg-log vg-serve vg-mcp vg-pick)
+tools=(vecgrep vg-root vg-index vg-query vg-format vg-answer vg-ask vg-log vg-serve vg-mcp vg-pick)
 if [[ -z $bin_dir ]]; then
   bin_dir="$repo/target/release"
   for t in "${tools[@]}"; do

@@ -14,9 +14,9 @@ use serde_json::Value;
 use crate::common::*;
 
 /// A chat model served for one test; stopped when dropped.
-struct LlmServer {
+pub(crate) struct LlmServer {
     dir: tempfile::TempDir,
-    url: String,
+    pub(crate) url: String,
 }
 
 fn script() -> PathBuf {
@@ -24,7 +24,7 @@ fn script() -> PathBuf {
 }
 
 impl LlmServer {
-    fn start() -> LlmServer {
+    pub(crate) fn start() -> LlmServer {
         let dir = tempfile::tempdir().unwrap();
         let o = Command::new(script()).arg("start").arg(dir.path()).output().unwrap();
         assert!(o.status.success(), "scripts/llm-server.sh start failed: {}", String::from_utf8_lossy(&o.stderr));
@@ -122,7 +122,7 @@ fn stream(t: &Tree) -> Vec<u8> {
 }
 
 /// A one-shot HTTP server that answers every request with `status` and `body`.
-fn canned_server(status: u16, body: &'static str) -> String {
+pub(crate) fn canned_server(status: u16, body: &'static str) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
     std::thread::spawn(move || {
@@ -209,7 +209,7 @@ fn without_an_endpoint_or_with_a_bad_stream_nothing_is_sent() {
     // An answer flag without --answer does nothing, so it is refused.
     let o = run(t.cmd("vecgrep", ".").args(["--learn", "ledger"]));
     assert_code(&o, 2);
-    assert_eq!(stderr(&o).trim(), "vecgrep: --learn needs --answer");
+    assert_eq!(stderr(&o).trim(), "vecgrep: --learn needs --answer or --ask");
 }
 
 /// Issue 42: a hostile endpoint's megabyte of 250,000 short sentences, all

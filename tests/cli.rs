@@ -5,6 +5,7 @@
 mod common;
 
 mod answer;
+mod ask;
 mod concepts;
 mod contract;
 mod docs;

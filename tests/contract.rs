@@ -22,12 +22,15 @@ struct StrictHit {
     end_line: u64,
     score: f64,
     relevance: f64,
+    fit: f64,
     text: String,
     query: String,
     #[serde(default)]
     concepts: Vec<String>,
     #[serde(default)]
     rev: Option<String>,
+    #[serde(default)]
+    reasoning: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -220,6 +223,177 @@ struct StrictCommitLine {
     text: String,
 }
 
+/// `vg-ask --plan`'s record: a QueryPlan with its type and version.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct StrictPlanRecord {
+    r#type: String,
+    v: u32,
+    intent: String,
+    l0_filters: StrictL0,
+    l1_query_text: String,
+    l1_threshold: f64,
+    requires_l2: bool,
+    l2_skills: Vec<String>,
+    l2_top_k: u64,
+    privacy_mode: String,
+    raw_user_text: String,
+    planner_model_id: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct StrictPlan {
+    intent: String,
+    l0_filters: StrictL0,
+    l1_query_text: String,
+    l1_threshold: f64,
+    requires_l2: bool,
+    l2_skills: Vec<String>,
+    l2_top_k: u64,
+    privacy_mode: String,
+    raw_user_text: String,
+    planner_model_id: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct StrictL0 {
+    #[serde(default)]
+    extensions: Vec<String>,
+    #[serde(default)]
+    path_globs: Vec<String>,
+    #[serde(default)]
+    exclude_globs: Vec<String>,
+    #[serde(default)]
+    modified_after: Option<String>,
+    #[serde(default)]
+    modified_before: Option<String>,
+    #[serde(default)]
+    min_size: Option<u64>,
+    #[serde(default)]
+    max_size: Option<u64>,
+}
+
+/// `vg-ask`'s record and vg-serve's `POST /v1/ask` body.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct StrictAsk {
+    r#type: String,
+    v: u32,
+    query_plan: StrictPlan,
+    hits: Vec<StrictSearchHit>,
+    answer_summary: Option<String>,
+    citations: Vec<StrictAskCitation>,
+    warnings: Vec<String>,
+    stats: StrictAskStats,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct StrictSearchHit {
+    path: String,
+    start_line: u64,
+    end_line: u64,
+    score: f64,
+    relevance: f64,
+    tier: String,
+    layers: Vec<String>,
+    excerpt: String,
+    metadata: StrictHitMetadata,
+    reasoning: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct StrictHitMetadata {
+    size: Option<u64>,
+    modified: Option<String>,
+    extension: Option<String>,
+    #[serde(default)]
+    concepts: Vec<String>,
+    why: StrictWhy,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct StrictWhy {
+    meaning_rank: Option<u64>,
+    meaning_by: Option<String>,
+    words_rank: Option<u64>,
+    matched_words: Vec<String>,
+    names: Option<StrictNameMatch>,
+    concepts: Vec<String>,
+    fused_rank: Option<u64>,
+    lifts: Vec<StrictLift>,
+    candidates: u64,
+    joined: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct StrictNameMatch {
+    names: Vec<String>,
+    score: f64,
+    added: f64,
+}
+
+/// One of `why::Lift`'s kinds, with the fields of that kind.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, tag = "kind", rename_all = "snake_case")]
+#[allow(dead_code)]
+enum StrictLift {
+    FileCoherence { share: f64, added: f64 },
+    SymbolFile { added: f64 },
+    StepBack { file_is: String, factor: f64 },
+    FileMeaning { cosine: f64, added: f64 },
+    PathWords { share: f64, added: f64 },
+    Repeat { nth: u64, factor: f64 },
+    KeptInPlace { nth: u64 },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct StrictAskCitation {
+    path: String,
+    line: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct StrictAskStats {
+    mode: String,
+    root: String,
+    backend: String,
+    latency_ms: f64,
+    plan_ms: f64,
+    search_ms: f64,
+    answer_ms: f64,
+    embedder_model: Option<String>,
+    chunks_indexed: u64,
+    files_indexed: u64,
+    candidates_merged: u64,
+    unique_paths: u64,
+    hits_returned: u64,
+    hits_by_tier: std::collections::BTreeMap<String, u64>,
+    verdict: String,
+    verdict_reasons: Vec<String>,
+    answer_model: Option<String>,
+    answer_reason: Option<String>,
+    #[serde(default)]
+    concepts_learned: Vec<String>,
+}
+
 /// Check one record against its strict definition; returns its type.
 pub(crate) fn check(record: &Value) -> String {
     assert_eq!(record["v"], 1, "{record}");
@@ -237,6 +411,8 @@ pub(crate) fn check(record: &Value) -> String {
         "judgement" => serde_json::from_value::<StrictJudgement>(r).map(|_| ()),
         "answer" => serde_json::from_value::<StrictAnswer>(r).map(|_| ()),
         "commit" => serde_json::from_value::<StrictCommit>(r).map(|_| ()),
+        "plan" => serde_json::from_value::<StrictPlanRecord>(r).map(|_| ()),
+        "ask" => serde_json::from_value::<StrictAsk>(r).map(|_| ()),
         other => panic!("record type {other} is not in the contract"),
     };
     result.unwrap_or_else(|e| panic!("{kind} record does not match the contract: {e}\n{record}"));
@@ -257,6 +433,8 @@ fn golden_samples_follow_the_contract() {
         "stats.ndjson",
         "listening.ndjson",
         "verify.ndjson",
+        "plan.ndjson",
+        "ask.ndjson",
     ] {
         let text = read(&dir.join(name));
         assert!(!text.trim().is_empty(), "{name} is empty");
@@ -271,11 +449,24 @@ fn golden_samples_follow_the_contract() {
             }
         }
     }
-    let expected: std::collections::BTreeSet<String> =
-        ["hit", "root", "file", "skip", "summary", "stats", "listening", "verify", "judgement", "answer", "commit"]
-            .into_iter()
-            .map(String::from)
-            .collect();
+    let expected: std::collections::BTreeSet<String> = [
+        "hit",
+        "root",
+        "file",
+        "skip",
+        "summary",
+        "stats",
+        "listening",
+        "verify",
+        "judgement",
+        "answer",
+        "commit",
+        "plan",
+        "ask",
+    ]
+    .into_iter()
+    .map(String::from)
+    .collect();
     assert_eq!(kinds, expected, "every record type has a sample");
 }
 
@@ -291,6 +482,9 @@ fn the_tools_write_what_the_contract_says() {
         run(t.cmd("vg-root", ".").arg("--json")),
         run(t.cmd("vg-index", ".").args(["--stats", "--json"])),
         run(t.cmd("vg-index", ".").args(["--verify", "--json"])),
+        run(t.cmd("vg-query", ".").args(["--explain", "--threshold", "-1", "retry"])),
+        run(t.cmd("vg-ask", ".").args(["--plan", "python files changed this week that retry uploads"])),
+        run(t.cmd("vg-ask", ".").args(["python files that retry uploads, not in tests"])),
     ] {
         assert_code(&o, 0);
         for r in records(&o) {
@@ -304,5 +498,5 @@ fn the_tools_write_what_the_contract_says() {
     let _ = server.kill();
     let _ = server.wait();
     seen.insert(check(&serde_json::from_str(&first).unwrap()));
-    assert_eq!(seen.len(), 9, "{seen:?}");
+    assert_eq!(seen.len(), 11, "{seen:?}");
 }

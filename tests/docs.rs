@@ -39,6 +39,7 @@ fn extra_sections(name: &str) -> String {
         "vg-query",
         "vg-format",
         "vg-answer",
+        "vg-ask",
         "vg-log",
         "vg-serve",
         "vg-mcp",

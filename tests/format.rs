@@ -48,20 +48,99 @@ fn json_keeps_root_relative_paths() {
     assert_eq!(recs[0]["root"], t.path().to_str().unwrap());
 }
 
+/// Piped output comes best first, in the stream's order, as `--json` has
+/// it (issue 46: it was sorted by file and line); under headings files come
+/// in the order of their best hit and each file's hits best first.
 #[test]
-fn piped_output_is_grep_style_and_headings_group_by_file() {
+fn piped_output_is_grep_style_best_first_and_headings_group_by_file() {
     let t = sample_project();
     let o = format(&t, ".", &[], &stream(&t));
-    let out = stdout(&o);
-    assert!(out.starts_with("src/upload.py:1:import time\nsrc/upload.py:4:def upload_with_retry"), "{out}");
-    assert!(out.contains("src/config.py:4:def load_settings"), "{out}");
+    assert_eq!(
+        stdout(&o),
+        "src/upload.py:4:def upload_with_retry(client, blob, attempts=5):\nsrc/config.py:4:def load_settings(path):\nsrc/upload.py:1:import time\n"
+    );
     let o = format(&t, "src", &["--heading", "--color", "never"], &stream(&t));
     let out = stdout(&o);
-    assert!(out.starts_with("upload.py\n"), "{out}");
-    assert!(out.contains("0.710") && out.contains("lines 4-10"), "{out}");
+    assert!(out.starts_with("upload.py\n0.710  lines 4-10\n"), "{out}");
+    let best = out.find("lines 4-10").unwrap();
+    assert!(out.find("lines 1-1").is_some_and(|later| later > best), "{out}");
+    assert!(out.find("config.py").is_some_and(|later| later > out.find("lines 1-1").unwrap()), "{out}");
     assert!(!out.contains('\x1b'));
     let o = format(&t, "src", &["--heading", "--color", "always"], &stream(&t));
     assert!(stdout(&o).contains('\x1b'));
+}
+
+/// The number shown is the fit, and its color its band: a hit strong by
+/// its fit is shown green however low its cosine (issue 46).
+#[test]
+fn headings_show_and_color_the_fit() {
+    let t = sample_project();
+    let root = t.path().to_str().unwrap().to_string();
+    let record = |fit: f64| {
+        serde_json::json!({"root": root, "file": "src/upload.py", "start_line": 4, "end_line": 4, "score": 0.2,
+            "relevance": fit.atanh(), "fit": fit, "text": "def upload_with_retry(client, blob, attempts=5):"})
+        .to_string()
+            + "\n"
+    };
+    let o = format(&t, ".", &["--heading", "--color", "always"], &record(0.81));
+    assert!(stdout(&o).contains("\x1b[1;32m0.810\x1b[0m"), "strong: {}", stdout(&o));
+    let o = format(&t, ".", &["--heading", "--color", "always"], &record(0.3));
+    assert!(stdout(&o).contains("\x1b[2m0.300\x1b[0m"), "weak: {}", stdout(&o));
+}
+
+/// ripgrep's habits (issue 46): -n and -H are what vg-format does anyway,
+/// -N leaves out line numbers and -I paths.
+#[test]
+fn line_numbers_and_file_names_as_ripgrep_takes_them() {
+    let t = sample_project();
+    let grep_style = stdout(&format(&t, ".", &[], &stream(&t)));
+    assert_eq!(stdout(&format(&t, ".", &["-n", "-H"], &stream(&t))), grep_style);
+    assert_eq!(stdout(&format(&t, ".", &["--line-number", "--with-filename"], &stream(&t))), grep_style);
+    assert_eq!(
+        stdout(&format(&t, ".", &["-I"], &stream(&t))),
+        "4:def upload_with_retry(client, blob, attempts=5):\n4:def load_settings(path):\n1:import time\n"
+    );
+    assert_eq!(
+        stdout(&format(&t, ".", &["-N", "--no-filename"], &stream(&t))),
+        "def upload_with_retry(client, blob, attempts=5):\ndef load_settings(path):\nimport time\n"
+    );
+    assert_eq!(
+        stdout(&format(&t, ".", &["-N"], &stream(&t))).lines().next(),
+        Some("src/upload.py:def upload_with_retry(client, blob, attempts=5):")
+    );
+    let o = format(&t, ".", &["--heading", "--color", "never", "-I", "-N"], &stream(&t));
+    let out = stdout(&o);
+    assert!(!out.contains("upload.py") && out.contains("\ndef upload_with_retry"), "{out}");
+}
+
+/// Piped context comes in blocks with `--` between them, as grep prints
+/// them, and no line twice though two results' context reach it (the third
+/// hit's line was the first's context: it adds nothing).
+#[test]
+fn piped_context_blocks_are_separated_and_no_line_is_shown_twice() {
+    let t = sample_project();
+    let root = t.path();
+    let root = root.to_str().unwrap();
+    let input = [
+        hit(root, "src/upload.py", 4, 4, 0.7, "def upload_with_retry(client, blob, attempts=5):"),
+        hit(root, "src/config.py", 4, 4, 0.6, "def load_settings(path):"),
+        hit(root, "src/upload.py", 5, 5, 0.5, "    for attempt in range(attempts):"),
+        hit(root, "src/upload.py", 1, 1, 0.4, "import time"),
+    ]
+    .join("\n")
+        + "\n";
+    let o = format(&t, ".", &["-C", "1"], &input);
+    assert_code(&o, 0);
+    let out = stdout(&o);
+    let upload = "src/upload.py";
+    assert_eq!(
+        out,
+        format!(
+            "{upload}-3-\n{upload}:4:def upload_with_retry(client, blob, attempts=5):\n{upload}-5-    for attempt in range(attempts):\n--\nsrc/config.py-3-\nsrc/config.py:4:def load_settings(path):\nsrc/config.py-5-    with open(path, 'rb') as f:\n--\n{upload}:1:import time\n{upload}-2-\n"
+        )
+    );
+    // Without context there are no blocks to separate.
+    assert!(!stdout(&format(&t, ".", &[], &input)).contains("--"));
 }
 
 #[test]

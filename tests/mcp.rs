@@ -106,8 +106,8 @@ fn an_agent_lists_the_tools_and_finds_code_by_meaning() {
     assert!(connect["instructions"].as_str().unwrap().contains(&*t.path().to_string_lossy()));
     let tools = r[1]["result"]["tools"].as_array().unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names.len(), 3);
-    for name in ["search", "status", "index"] {
+    assert_eq!(names.len(), 4);
+    for name in ["search", "ask", "status", "index"] {
         assert!(names.contains(&name), "{names:?}");
     }
     let search_tool = tools.iter().find(|t| t["name"] == "search").unwrap();
@@ -137,6 +137,45 @@ fn an_agent_lists_the_tools_and_finds_code_by_meaning() {
     assert!(tool_error(&r[8]).contains("unknown field `top_k`"), "a misspelt argument is not ignored");
     assert!(tool_error(&r[9]).contains("the query is empty"));
     assert!(r[10]["error"]["message"].as_str().unwrap().contains("tool not found"), "{}", r[10]);
+}
+
+#[test]
+fn an_agent_asks_a_question_and_reads_why_each_hit_ranked() {
+    let t = sample_project();
+    let r = session(
+        &t,
+        "handshake",
+        &["vg-mcp", "--full-index"],
+        json!([
+            {"op": "list_tools"},
+            {"op": "call", "tool": "ask", "args": {"query": "python files that retry uploads"}},
+            {"op": "call", "tool": "ask", "args": {"query": "retry uploads", "privacy_mode": "cloud_reasoning_ok", "paths": ["src"]}},
+            {"op": "call", "tool": "ask", "args": {"query": "retry", "privacy_mode": "yolo"}},
+            {"op": "call", "tool": "ask", "args": {"query": "retry", "paths": ["/etc"]}},
+            {"op": "call", "tool": "ask", "args": {"query": "retry", "root": "/"}},
+            search(json!({"query": "retry failed uploads", "k": 1})),
+        ]),
+    );
+    let tools = r[1]["result"]["tools"].as_array().unwrap();
+    let ask = tools.iter().find(|t| t["name"] == "ask").unwrap();
+    assert_eq!(ask["inputSchema"]["required"], json!(["query"]));
+    assert!(ask["outputSchema"]["properties"]["query_plan"].is_object(), "{ask}");
+    let answered = structured(&r[2]);
+    crate::contract::check(answered);
+    assert_eq!(answered["query_plan"]["l0_filters"]["extensions"], json!([".py", ".pyi"]));
+    assert_eq!(answered["query_plan"]["l1_query_text"], "retry uploads");
+    let top = &answered["hits"][0];
+    assert_eq!((top["path"].as_str(), top["layers"].clone()), (Some("src/upload.py"), json!(["L0", "L1"])));
+    assert!(top["reasoning"].as_str().unwrap().contains("its name upload_with_retry answers the query"), "{top}");
+    let scoped = structured(&r[3]);
+    assert_eq!(scoped["query_plan"]["privacy_mode"], "cloud_reasoning_ok", "the mode in force is in the response");
+    assert!(scoped["hits"].as_array().unwrap().iter().all(|h| h["path"].as_str().unwrap().starts_with("src/")));
+    assert!(tool_error(&r[4]).contains("unknown variant `yolo`"), "{}", r[4]);
+    assert!(tool_error(&r[5]).contains("outside the project root"), "{}", r[5]);
+    assert!(tool_error(&r[6]).contains("unknown field `root`"), "{}", r[6]);
+    let hit = &structured(&r[7])["results"][0];
+    let why = hit["reasoning"].as_str().unwrap();
+    assert!(why.contains("by meaning") && why.contains("by words"), "search says why too: {hit}");
 }
 
 #[test]

@@ -184,35 +184,51 @@ fn implementation_with_tests() -> Tree {
     t
 }
 
-/// What is shown explains the order: hits come in descending `relevance`,
-/// which in semantic and lexical mode is the score itself, and vg-format's
-/// headings print it.
+/// What is shown explains the order (issue 46): hits come in descending
+/// `relevance` and `fit`, the fit bounded (tanh of the relevance in hybrid
+/// mode; the score itself in semantic and lexical mode), and vg-format's
+/// headings print each hit's fit, in that order.
 #[test]
-fn hits_are_ordered_by_the_relevance_they_show() {
+fn hits_are_ordered_by_the_fit_they_show() {
     let t = implementation_with_tests();
     let o = query(&t, ".", &["--threshold", "-1", "-k", "10", "retry an upload when it fails"]);
     assert_code(&o, 0);
     let hits = records(&o);
     assert!(hits.len() >= 3, "{hits:?}");
-    let relevance: Vec<f64> =
-        hits.iter().map(|h| h["relevance"].as_f64().expect("every hit has a relevance")).collect();
+    let number = |h: &serde_json::Value, field: &str| h[field].as_f64().unwrap_or_else(|| panic!("no {field}: {h}"));
+    let relevance: Vec<f64> = hits.iter().map(|h| number(h, "relevance")).collect();
+    let fit: Vec<f64> = hits.iter().map(|h| number(h, "fit")).collect();
     assert!(relevance.windows(2).all(|w| w[0] >= w[1]), "{relevance:?}");
+    assert!(fit.windows(2).all(|w| w[0] >= w[1]), "{fit:?}");
     // Fused: the top hit is first in meaning and in words, so at least 1.
     assert!(relevance[0] >= 1.0, "{relevance:?}");
+    for (r, f) in relevance.iter().zip(&fit) {
+        assert!((r.tanh() - f).abs() < 2e-4 && (0.0..1.0).contains(f), "relevance {r}, fit {f}");
+    }
     for mode in ["semantic", "lexical"] {
         let o = query(&t, ".", &["--threshold", "-1", "--mode", mode, "retry an upload"]);
         assert_code(&o, 0);
         for h in records(&o) {
-            assert_eq!(h["relevance"], h["score"], "{mode}: {h}");
+            assert_eq!((&h["relevance"], &h["fit"]), (&h["score"], &h["score"]), "{mode}: {h}");
         }
     }
     let stream: String = hits.iter().map(|h| format!("{h}\n")).collect();
     let shown = run_with_input(t.cmd("vg-format", ".").args(["--heading", "--color", "never"]), stream.as_bytes());
     assert_code(&shown, 0);
     let out = String::from_utf8_lossy(&shown.stdout);
-    let first_number = out.lines().find_map(|l| l.split_whitespace().next().and_then(|w| w.parse::<f64>().ok()));
-    // Shown to 3 decimals.
-    assert!(first_number.is_some_and(|n| (n - relevance[0]).abs() < 0.0006), "{out}");
+    // Each hit's heading starts with its fit, to 3 decimals; the files come
+    // in the order of their best hit and each file's hits best first, so
+    // the first number is the best.
+    let numbers: Vec<f64> = out
+        .lines()
+        .filter(|l| l.contains("  lines "))
+        .filter_map(|l| l.split_whitespace().next()?.parse().ok())
+        .collect();
+    assert_eq!(numbers.len(), hits.len(), "{out}");
+    assert!((numbers[0] - fit[0]).abs() < 0.0006, "{out}");
+    let mut sorted = numbers.clone();
+    sorted.sort_by(|a, b| b.total_cmp(a));
+    assert!(fit.iter().zip(&sorted).all(|(f, n)| (f - n).abs() < 0.0006), "the fits shown are the hits' fits: {out}");
 }
 
 #[test]

@@ -11,14 +11,14 @@ use serde_json::Value;
 
 use crate::common::*;
 
-struct Server {
+pub(crate) struct Server {
     child: Child,
-    addr: String,
+    pub(crate) addr: String,
     stderr: std::sync::Arc<std::sync::Mutex<String>>,
 }
 
 impl Server {
-    fn start(t: &Tree, args: &[&str]) -> Server {
+    pub(crate) fn start(t: &Tree, args: &[&str]) -> Server {
         Self::start_with(t, args, &[])
     }
 
@@ -54,11 +54,11 @@ impl Server {
         Server { child, addr: url.strip_prefix("http://").unwrap().to_string(), stderr }
     }
 
-    fn raw(&self, request: &[u8]) -> (u16, String, String) {
+    pub(crate) fn raw(&self, request: &[u8]) -> (u16, String, String) {
         send(&self.addr, request)
     }
 
-    fn request(&self, method: &str, target: &str, headers: &[&str]) -> (u16, String, String) {
+    pub(crate) fn request(&self, method: &str, target: &str, headers: &[&str]) -> (u16, String, String) {
         let mut req = format!("{method} {target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n");
         for h in headers {
             req.push_str(h);
@@ -78,7 +78,7 @@ impl Server {
         serde_json::from_str(&body).unwrap()
     }
 
-    fn wait_ready(&self) -> Value {
+    pub(crate) fn wait_ready(&self) -> Value {
         let deadline = Instant::now() + Duration::from_secs(120);
         loop {
             let s = self.json("/status");
@@ -138,7 +138,7 @@ fn send(addr: &str, request: &[u8]) -> (u16, String, String) {
     (status, head.to_string(), body.to_string())
 }
 
-fn error_of(status: u16, body: &str) -> String {
+pub(crate) fn error_of(status: u16, body: &str) -> String {
     let v: Value = serde_json::from_str(body).unwrap_or_else(|e| panic!("error body {body:?} is not JSON: {e}"));
     assert_eq!(v["error"]["status"], status, "{body}");
     v["error"]["message"].as_str().unwrap().to_string()

@@ -233,6 +233,34 @@ pub fn join_embedder(handle: std::thread::JoinHandle<Result<Box<dyn Embedder>>>)
     handle.join().unwrap_or_else(|_| Err(anyhow!("loading the embedding model panicked")))
 }
 
+/// A one-shot search (vg-query, vg-ask) of `store`, the index of
+/// `searched`: with the static table where the index has chunks with
+/// static vectors only (the index's first tier), and with the model for
+/// the query only where it has chunks with the model's vector: the one
+/// `query_embedder` is loading, or loaded now.
+pub fn search_once(
+    store: &dyn vecgrep::store::IndexReader,
+    query_embedder: &mut Option<std::thread::JoinHandle<Result<Box<dyn Embedder>>>>,
+    request: &vecgrep::search::SearchRequest<'_>,
+    config: &ResolvedConfig,
+    searched: &ProjectRoot,
+) -> Result<Vec<vecgrep::search::Hit>> {
+    let by_meaning = vecgrep::search::needs_embedder(request.mode);
+    let statics = match static_loader(config) {
+        Some(load) if by_meaning && vecgrep::search::ranks_statically(store)? => Some(load()?),
+        _ => None,
+    };
+    let mut model = match query_embedder.take() {
+        Some(loading) => Some(join_embedder(loading)?),
+        None if vecgrep::search::needs_model(store, request.mode, statics.is_some())? => {
+            Some(load_embedder(config, Profile::Query, all_cores())?)
+        }
+        None => None,
+    };
+    let embedder = model.as_mut().map(|e| &mut **e as &mut dyn Embedder);
+    vecgrep::search::search_index(searched, store, embedder, statics.as_ref(), request)
+}
+
 /// How a blocking index run reports and what it does.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Blocking {

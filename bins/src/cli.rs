@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::builder::PossibleValuesParser;
 use clap::{Args, CommandFactory, Parser, ValueEnum};
-use vecgrep::project::{EmbedderSource, SearchMode};
+use vecgrep::project::{EmbedderSource, Planner, PrivacyMode, SearchMode};
 
 /// Filters that decide which files are walked, as in ripgrep.
 #[derive(Args, Debug, Clone, Default)]
@@ -220,6 +220,18 @@ fn parse_chunk_size(s: &str) -> Result<usize, String> {
     vecgrep::project::check_chunk_size(n)
 }
 
+/// Asking a question (`vg-ask`): what may leave the machine, and who plans.
+#[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Ask options")]
+pub struct AskArgs {
+    /// What may leave the machine: local_only (nothing: a chat model or embedding server not on loopback is refused with a warning, and the search still answers), cloud_reasoning_ok (the question and the top results may go to the chat model), cloud_embedding_ok (the embedding server too).
+    #[arg(long, value_name = "MODE", value_parser = PossibleValuesParser::new(PrivacyMode::NAMES))]
+    pub privacy_mode: Option<String>,
+    /// Who turns the question into a plan: rules (no model, no network) or llm (the chat model at llm_url, its plan checked against the schema; a plan that fails falls back to the rules with a warning).
+    #[arg(long, value_name = "PLANNER", value_parser = PossibleValuesParser::new(Planner::NAMES))]
+    pub planner: Option<String>,
+}
+
 #[derive(Parser, Debug)]
 #[command(
     name = "vg-root",
@@ -319,6 +331,9 @@ pub struct QueryCli {
     /// End with a judgement record: whether the hits look like they answer the query, and why not.
     #[arg(long)]
     pub judge: bool,
+    /// Say in each hit record why it ranked where it did (`reasoning`): its place by meaning and by words, the words and names it matched, a concept it mentions, and what its file did to its place.
+    #[arg(long)]
+    pub explain: bool,
     /// Search a git revision (a branch, tag or commit) instead of the working tree; it is indexed from the repository first if it is not yet (see vg-index --rev).
     #[arg(long, value_name = "REV", conflicts_with = "reindex")]
     pub rev: Option<String>,
@@ -377,6 +392,18 @@ pub struct OutputArgs {
     /// Print `path:line:text` lines (default when piped).
     #[arg(long, overrides_with = "heading")]
     pub no_heading: bool,
+    /// Show each line's number (the default; accepted as ripgrep's -n is).
+    #[arg(short = 'n', long, overrides_with = "no_line_number")]
+    pub line_number: bool,
+    /// Leave out line numbers.
+    #[arg(short = 'N', long, overrides_with = "line_number")]
+    pub no_line_number: bool,
+    /// Show each line's path when piped, each file's heading on a terminal (the default; accepted as ripgrep's -H is).
+    #[arg(short = 'H', long, overrides_with = "no_filename")]
+    pub with_filename: bool,
+    /// Leave out paths: `line:text` when piped, no file headings on a terminal.
+    #[arg(short = 'I', long, overrides_with = "with_filename")]
+    pub no_filename: bool,
     /// Lines shown per result: its best-matching lines [default: 3 with headings, 1 without].
     #[arg(long, value_name = "NUM", value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub lines: Option<u64>,
@@ -414,6 +441,52 @@ pub struct AnswerCli {
     pub answer: AnswerArgs,
     #[command(flatten)]
     pub trust: TrustArgs,
+}
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "vg-ask",
+    version,
+    about = "Ask a question of a project: the plan made of it, explained hits, and an answer when one is called for",
+    long_about = "Ask a question of a project: the plan made of it, explained hits, and an answer when one is called for.\n\nQUESTION is in plain words, filters and all: \"rust files changed this week that retry uploads\". It is made into a plan (--planner; config planner): its intent (search, locate, list, explain), the files it admits (extensions, paths, paths left out, modified after or before, size bounds), what is searched for (\"retry uploads\"), the threshold, and whether a chat model's answer is wanted whatever the hits. The default planner is rules over the question's words: no model, no network, the same plan every time. With --plan the plan is printed and nothing else is done.\n\nOtherwise the index is brought up to date for PATHS (unless --no-index), the plan's search is run within PATHS and its filters, the hits are judged, and when they look thin, or the question asks to explain (or with --force-answer), the chat model at llm_url is asked from the top hits, as vg-answer asks it. Each hit says why it ranked where it did. What may leave the machine is --privacy-mode's (config privacy_mode): local_only, the default, refuses a chat model or an embedding server not on loopback, with a warning, and still answers.\n\nOutput: on a terminal the plan in a line, warnings, each hit with its reasons and first lines, and the answer with its citations; when piped, or with --json, one JSON record (type ask, or plan with --plan), as vg-serve's POST /v1/ask answers.\n\nExit status: 0 with hits (or a plan), 1 without, 2 on error.",
+    after_help = "Examples:\n  vg-ask \"rust files changed this week that retry uploads\"\n  vg-ask --plan \"python tests for the csv reader, not in vendor\"\n  vg-ask --json \"explain how the index lock works\" | jq .answer_summary\n  vecgrep --ask \"where is parse_config defined\""
+)]
+pub struct AskCli {
+    /// The question, in plain words, filters and all.
+    #[arg(value_name = "QUESTION")]
+    pub query: String,
+    /// Files or directories to search (default: the current directory).
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Print the plan made of QUESTION and stop: nothing is indexed or searched.
+    #[arg(long)]
+    pub plan: bool,
+    /// Print the JSON record even on a terminal.
+    #[arg(long)]
+    pub json: bool,
+    /// Search the existing index as it is; do not update it first.
+    #[arg(long)]
+    pub no_index: bool,
+    /// Skip PATHS outside the root instead of failing.
+    #[arg(long)]
+    pub skip_outside_root: bool,
+    /// No progress or notes on stderr (errors are still printed).
+    #[arg(short, long)]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub ask: AskArgs,
+    #[command(flatten)]
+    pub answer: AnswerArgs,
+    #[command(flatten)]
+    pub search: SearchConfigArgs,
+    #[command(flatten)]
+    pub index: IndexConfigArgs,
+    #[command(flatten)]
+    pub trust: TrustArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    #[command(flatten)]
+    pub walk: WalkArgs,
 }
 
 #[derive(Parser, Debug)]
@@ -601,8 +674,8 @@ pub struct PickArgs {
     name = "vecgrep",
     version,
     about = "Semantic grep for code: find code by what it does",
-    long_about = "Semantic grep for code: find code by what it does.\n\nvecgrep QUERY [PATH...] indexes PATHS (default: the current directory; only new or changed files are embedded), then prints the chunks of code closest in meaning to QUERY. It is a front end to the vg-* tools: vg-query | vg-format, vg-query | vg-answer | vg-format (--answer), vg-index, vg-root, vg-serve (--serve), vg-mcp (--mcp) and vg-pick (-i), which it finds next to itself or on PATH.\n\nThe index lives in <root>/.vecgrep/, where the root is the nearest directory with .git, .hg, .jj or .vecgrep. Settings come from flags, then <root>/.vecgrep/config.toml, then ~/.config/vecgrep/config.toml.\n\nExit status: 0 with results, 1 without, 2 on error.",
-    after_help = "Examples:\n  vecgrep \"where are retries configured\" src/\n  vecgrep -l \"error handling\" | xargs rg -n unwrap\n  vecgrep --json \"auth\" | jq -r .file | sort -u\n  vecgrep -t py -C 2 \"read the config file\"\n  vecgrep --stats ; vecgrep --show-root ; vecgrep --index-only .\n  vecgrep --serve --port 8080 src/\n  vecgrep --mcp                             for a coding agent's MCP config\n  vecgrep --answer \"how do we bill tenants\"  a chat model (llm_url) answers when the results fall short"
+    long_about = "Semantic grep for code: find code by what it does.\n\nvecgrep QUERY [PATH...] indexes PATHS (default: the current directory; only new or changed files are embedded), then prints the chunks of code closest in meaning to QUERY. It is a front end to the vg-* tools: vg-query | vg-format, vg-query | vg-answer | vg-format (--answer), vg-ask (--ask, --plan), vg-index, vg-root, vg-serve (--serve), vg-mcp (--mcp) and vg-pick (-i), which it finds next to itself or on PATH.\n\nThe index lives in <root>/.vecgrep/, where the root is the nearest directory with .git, .hg, .jj or .vecgrep. Settings come from flags, then <root>/.vecgrep/config.toml, then ~/.config/vecgrep/config.toml.\n\nExit status: 0 with results, 1 without, 2 on error.",
+    after_help = "Examples:\n  vecgrep \"where are retries configured\" src/\n  vecgrep -l \"error handling\" | xargs rg -n unwrap\n  vecgrep --json \"auth\" | jq -r .file | sort -u\n  vecgrep -t py -C 2 \"read the config file\"\n  vecgrep --stats ; vecgrep --show-root ; vecgrep --index-only .\n  vecgrep --serve --port 8080 src/\n  vecgrep --mcp                             for a coding agent's MCP config\n  vecgrep --answer \"how do we bill tenants\"  a chat model (llm_url) answers when the results fall short\n  vecgrep --ask \"rust files changed this week that retry uploads\"\n  vecgrep --explain \"retry uploads\"         why each result ranked where it did"
 )]
 pub struct VecgrepCli {
     /// What to look for, in plain words.
@@ -644,6 +717,15 @@ pub struct VecgrepCli {
     /// Search a git revision (a branch, tag or commit) instead of the working tree, indexing it from the repository first (with --index-only, just index it); see vg-index --rev.
     #[arg(long, value_name = "REV", conflicts_with_all = ["stats", "show_root", "clear_cache", "serve", "mcp", "interactive", "log", "reindex"])]
     pub rev: Option<String>,
+    /// Print the plan QUERY is made into (intent, file filters, what is searched for, whether an answer is wanted) and stop: nothing is indexed or searched (vg-ask --plan; see Ask options).
+    #[arg(long, conflicts_with_all = ["stats", "show_root", "index_only", "clear_cache", "serve", "mcp", "interactive", "answer", "log", "ask", "reindex", "rev", "no_scope", "changed_within", "changed_before", "size", "exclude"])]
+    pub plan: bool,
+    /// Ask QUERY as a question, filters and all ("rust files changed this week that retry uploads"): the plan made of it, the hits with why each ranked, and a chat model's answer when the hits look thin or the question asks to explain (vg-ask; see Ask options).
+    #[arg(long, conflicts_with_all = ["stats", "show_root", "index_only", "clear_cache", "serve", "mcp", "interactive", "answer", "log", "rev", "files", "count", "reindex", "no_scope", "changed_within", "changed_before", "size", "exclude"])]
+    pub ask: bool,
+    /// Say under each result why it ranked where it did: its place by meaning and by words, the words and names it matched, a concept it mentions, and what its file did to its place (vg-query --explain).
+    #[arg(long, conflicts_with_all = ["stats", "show_root", "index_only", "clear_cache", "serve", "mcp", "interactive", "log"])]
+    pub explain: bool,
     /// Search the project's git history instead of its files: commits whose messages (or, with --with-diff, changes) answer QUERY; PATHS keep those that touched them (vg-log; see History options).
     #[arg(long, conflicts_with_all = ["stats", "show_root", "index_only", "clear_cache", "serve", "mcp", "interactive", "answer", "reindex"])]
     pub log: bool,
@@ -660,6 +742,8 @@ pub struct VecgrepCli {
     pub output: OutputArgs,
     #[command(flatten)]
     pub answer_args: AnswerArgs,
+    #[command(flatten)]
+    pub ask_args: AskArgs,
     #[command(flatten)]
     pub log_args: LogArgs,
     #[command(flatten)]
@@ -726,6 +810,7 @@ pub fn commands() -> Vec<clap::Command> {
         McpCli::command(),
         PickCli::command(),
         AnswerCli::command(),
+        AskCli::command(),
         LogCli::command(),
     ]
     .into_iter()

@@ -34,6 +34,10 @@ pub enum Mode {
     Answer,
     /// `--log`: a search of the git history, vg-log | vg-format.
     Log,
+    /// `--plan`: the plan a question is made into, vg-ask --plan.
+    Plan,
+    /// `--ask`: a question asked, vg-ask.
+    Ask,
 }
 
 impl Mode {
@@ -52,6 +56,10 @@ impl Mode {
             Mode::ClearCache
         } else if cli.index_only {
             Mode::IndexOnly
+        } else if cli.plan {
+            Mode::Plan
+        } else if cli.ask {
+            Mode::Ask
         } else if cli.answer {
             Mode::Answer
         } else if cli.log {
@@ -67,7 +75,8 @@ impl Mode {
         let shared =
             ["skip_outside_root", "quiet", "SearchConfigArgs", "IndexConfigArgs", "TrustArgs", "StoreArgs", "WalkArgs"];
         let with = |more: &[&'static str]| shared.iter().chain(more).copied().collect::<Vec<_>>();
-        let query = || ("vg-query", with(&["FileFilterArgs", "reindex", "no_index", "no_scope", "rev"]));
+        let query = || ("vg-query", with(&["FileFilterArgs", "reindex", "no_index", "no_scope", "rev", "explain"]));
+        let ask = || ("vg-ask", with(&["AskArgs", "AnswerArgs", "json", "no_index"]));
         match self {
             Mode::Serve => vec![("vg-serve", with(&["bind", "port", "token", "full_index", "rate_limit"]))],
             Mode::Mcp => vec![("vg-mcp", with(&["full_index"]))],
@@ -91,6 +100,7 @@ impl Mode {
                 )]
             }
             Mode::Search => vec![query(), ("vg-format", vec!["OutputArgs"])],
+            Mode::Plan | Mode::Ask => vec![ask()],
             Mode::Log => vec![
                 (
                     "vg-log",
@@ -120,6 +130,10 @@ impl Mode {
                         "heading",
                         "no_heading",
                         "lines",
+                        "line_number",
+                        "no_line_number",
+                        "with_filename",
+                        "no_filename",
                         "color",
                     ],
                 ),
@@ -132,6 +146,7 @@ impl Mode {
         match self {
             Mode::Stats => &["--stats"],
             Mode::ClearCache => &["--clear-cache"],
+            Mode::Plan => &["--plan"],
             // vg-format shows the judgement's hint on a terminal only;
             // vg-answer asks the model when the judgement says so.
             Mode::Search | Mode::Answer => &["--judge"],
@@ -152,25 +167,29 @@ pub const MODE_SELECTORS: &[&str] = &[
     "index_only",
     "answer",
     "log",
+    "plan",
+    "ask",
     "query",
     "paths",
     "help",
     "version",
 ];
 
-/// The first flag given that only another mode uses (`--learn` without
-/// `--answer`, `--since` without `--log`, ...): it would do nothing.
+/// The first flag given that only other modes use (`--learn` without
+/// `--answer` or `--ask`, `--since` without `--log`, ...): it would do nothing.
 pub fn stray_flag(mode: Mode, matches: &ArgMatches, porcelain: &Command) -> Option<String> {
-    [(Mode::Answer, "AnswerArgs", "--answer"), (Mode::Log, "LogArgs", "--log")]
-        .into_iter()
-        .filter(|(owner, ..)| *owner != mode)
-        .find_map(|(_, group, needs)| {
-            let id = expand_groups(porcelain, &[group])
-                .into_iter()
-                .find(|id| matches.value_source(id) == Some(ValueSource::CommandLine))?;
-            let arg = porcelain.get_arguments().find(|a| a.get_id().as_str() == id).expect("a member of the group");
-            Some(format!("--{} needs {needs}", arg.get_long().unwrap_or(&id)))
-        })
+    let owners: [(&[Mode], &str, &str); 3] = [
+        (&[Mode::Answer, Mode::Ask, Mode::Plan], "AnswerArgs", "--answer or --ask"),
+        (&[Mode::Ask, Mode::Plan], "AskArgs", "--ask or --plan"),
+        (&[Mode::Log], "LogArgs", "--log"),
+    ];
+    owners.into_iter().filter(|(owners, ..)| !owners.contains(&mode)).find_map(|(_, group, needs)| {
+        let id = expand_groups(porcelain, &[group])
+            .into_iter()
+            .find(|id| matches.value_source(id) == Some(ValueSource::CommandLine))?;
+        let arg = porcelain.get_arguments().find(|a| a.get_id().as_str() == id).expect("a member of the group");
+        Some(format!("--{} needs {needs}", arg.get_long().unwrap_or(&id)))
+    })
 }
 
 /// The argument list of each tool `mode` runs, for the command line
@@ -248,10 +267,10 @@ mod tests {
     use clap::FromArgMatches;
 
     use super::*;
-    use crate::cli::{AnswerCli, IndexCli, LogCli, McpCli, PickCli, QueryCli, RootCli, ServeCli};
+    use crate::cli::{AnswerCli, AskCli, IndexCli, LogCli, McpCli, PickCli, QueryCli, RootCli, ServeCli};
     use crate::{app, cli::FormatCli};
 
-    const MODES: [Mode; 10] = [
+    const MODES: [Mode; 12] = [
         Mode::Serve,
         Mode::Mcp,
         Mode::Pick,
@@ -262,6 +281,8 @@ mod tests {
         Mode::Search,
         Mode::Answer,
         Mode::Log,
+        Mode::Plan,
+        Mode::Ask,
     ];
 
     fn tool_command(name: &str) -> Command {
@@ -274,6 +295,7 @@ mod tests {
             "vg-query" => app::command::<QueryCli>(),
             "vg-format" => app::command::<FormatCli>(),
             "vg-answer" => app::command::<AnswerCli>(),
+            "vg-ask" => app::command::<AskCli>(),
             "vg-log" => app::command::<LogCli>(),
             other => panic!("no tool {other}"),
         }
@@ -292,6 +314,8 @@ mod tests {
             Mode::Search => vec![],
             Mode::Answer => vec!["--answer"],
             Mode::Log => vec!["--log"],
+            Mode::Plan => vec!["--plan"],
+            Mode::Ask => vec!["--ask"],
         }
     }
 
@@ -373,12 +397,18 @@ mod tests {
             let cli = VecgrepCli::from_arg_matches(&matches).unwrap();
             stray_flag(Mode::of(&cli), &matches, &porcelain)
         };
-        assert_eq!(stray(&["vecgrep", "--learn", "q"]), Some("--learn needs --answer".into()));
-        assert_eq!(stray(&["vecgrep", "--llm-url", "http://h/v1", "q"]), Some("--llm-url needs --answer".into()));
+        assert_eq!(stray(&["vecgrep", "--learn", "q"]), Some("--learn needs --answer or --ask".into()));
+        assert_eq!(
+            stray(&["vecgrep", "--llm-url", "http://h/v1", "q"]),
+            Some("--llm-url needs --answer or --ask".into())
+        );
         assert_eq!(stray(&["vecgrep", "--answer", "--learn", "q"]), None);
+        assert_eq!(stray(&["vecgrep", "--ask", "--llm-url", "http://h/v1", "--privacy-mode", "local_only", "q"]), None);
+        assert_eq!(stray(&["vecgrep", "--plan", "--planner", "llm", "q"]), None);
+        assert_eq!(stray(&["vecgrep", "--planner", "llm", "q"]), Some("--planner needs --ask or --plan".into()));
         assert_eq!(stray(&["vecgrep", "q"]), None);
         assert_eq!(stray(&["vecgrep", "--since", "2024-01-01", "q"]), Some("--since needs --log".into()));
         assert_eq!(stray(&["vecgrep", "--log", "--with-diff", "q"]), None);
-        assert_eq!(stray(&["vecgrep", "--log", "--learn", "q"]), Some("--learn needs --answer".into()));
+        assert_eq!(stray(&["vecgrep", "--log", "--learn", "q"]), Some("--learn needs --answer or --ask".into()));
     }
 }

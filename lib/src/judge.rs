@@ -129,8 +129,10 @@ mod tests {
             end_line: 2,
             score,
             relevance: score,
+            fit: score,
             text: text.into(),
             concepts: Vec::new(),
+            why: Default::default(),
         }
     }
 

@@ -23,6 +23,7 @@
 //! | [`live`] | an index kept fresh while searched (server, picker) | target → searcher |
 //! | [`records`] | the NDJSON contract between the tools | values → records |
 //! | [`answer`] | a chat model's answer from the top hits, held to them | hits → answer, concepts |
+//! | [`ask`] | a question into a plan, filtered hits with their reasons, and an answer | question → plan → response |
 //! | [`format`], [`pick`], [`serve`], [`mcp`], [`tools`] | the surfaces: rendering, the picker, HTTP, MCP, finding tools | hits → people, programs, agents |
 
 pub mod project;
@@ -49,6 +50,8 @@ pub mod records;
 
 pub mod answer;
 
+pub mod ask;
+
 pub mod format;
 pub mod mcp;
 pub mod pick;
@@ -66,7 +69,7 @@ mod layers {
     /// The modules in pipeline order; each may use only those before it.
     const ORDER: &[&str] = &[
         "project", "chunk", "terms", "embed", "store", "index", "concepts", "search", "history", "judge", "live",
-        "records", "answer", "format", "pick", "serve", "mcp", "tools",
+        "records", "answer", "ask", "format", "pick", "serve", "mcp", "tools",
     ];
 
     fn src() -> PathBuf {

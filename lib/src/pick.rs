@@ -76,10 +76,9 @@ pub fn shell_quote(s: &str) -> String {
 pub struct Row {
     /// `path:line`, the path relative to the current directory.
     pub location: String,
-    /// What the rows are ordered by (`HitRecord::order`), shown.
-    pub relevance: f64,
-    /// The cosine (`HitRecord::score`), whose band colors the row.
-    pub score: f64,
+    /// The number shown, which the rows are ordered by and whose band
+    /// colors it (`HitRecord::shown`, the fit).
+    pub fit: f64,
     /// The chunk's line that best matches the query, trimmed, tabs as spaces.
     pub snippet: String,
 }
@@ -88,7 +87,7 @@ pub fn row(hit: &HitRecord, cwd: &Path) -> Row {
     let line = best_lines(hit, 1).first().copied().unwrap_or(hit.start_line);
     let snippet = hit.text.split('\n').nth(line - hit.start_line).unwrap_or("").trim().replace('\t', "    ");
     let location = format!("{}:{}", display_path(hit, cwd), line);
-    Row { location, relevance: hit.order(), score: hit.score, snippet }
+    Row { location, fit: hit.shown(), snippet }
 }
 
 /// Most lines of a file the preview holds around a hit.
@@ -154,10 +153,12 @@ mod tests {
             end_line: start + text.split('\n').count() - 1,
             score: 0.52,
             relevance: Some(0.91),
+            fit: Some(0.7211),
             text: text.into(),
             query: Some("retry uploads".into()),
             concepts: Vec::new(),
             rev: None,
+            reasoning: None,
         }
     }
 
@@ -193,8 +194,9 @@ mod tests {
         let r = row(&h, Path::new("/r/src"));
         assert_eq!(r.location, "up load.rs:41");
         assert_eq!(r.snippet, "fn retry_upload() {");
-        assert_eq!((r.relevance, r.score), (0.91, 0.52));
-        assert_eq!(score_band(r.score), ScoreBand::Fair);
+        // The fit is shown and colored, not the cosine (0.52, fair).
+        assert_eq!(r.fit, 0.7211);
+        assert_eq!(score_band(r.fit), ScoreBand::Strong);
     }
 
     #[test]

@@ -40,6 +40,11 @@ pub struct HitRecord {
     /// before it was added have none, and are ordered by `score`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub relevance: Option<f64>,
+    /// The relevance on a bounded scale, the same order
+    /// (`search::Hit::fit`): the number people are shown. Streams from
+    /// before it was added have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fit: Option<f64>,
     #[serde(default)]
     pub text: String,
     /// The query that produced the hit, so formatters can mark matching lines.
@@ -52,6 +57,10 @@ pub struct HitRecord {
     /// searched (`vg-query --rev`) rather than the working tree.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rev: Option<String>,
+    /// Why it ranked where it did (`search::Why::reasoning`), when asked
+    /// for (`vg-query --explain`). Added within version 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<String>,
 }
 
 fn hit_type() -> String {
@@ -69,10 +78,12 @@ impl HitRecord {
             end_line: hit.end_line,
             score: round4(hit.score as f64),
             relevance: Some(round4(hit.relevance as f64)),
+            fit: Some(round4(hit.fit as f64)),
             text: hit.text,
             query: Some(query.to_string()),
             concepts: hit.concepts,
             rev: None,
+            reasoning: None,
         }
     }
 
@@ -80,6 +91,12 @@ impl HitRecord {
     /// from before relevance was added.
     pub fn order(&self) -> f64 {
         self.relevance.unwrap_or(self.score)
+    }
+
+    /// The number a person is shown for the hit, and colored by: its fit,
+    /// or in a stream from before fit was added what it is ordered by.
+    pub fn shown(&self) -> f64 {
+        self.fit.unwrap_or_else(|| self.order())
     }
 }
 
@@ -676,10 +693,12 @@ mod tests {
             end_line: 2,
             score: 0.5,
             relevance: Some(0.8125),
+            fit: Some(0.6712),
             text: "x\ny".into(),
             query: Some("q".into()),
             concepts: Vec::new(),
             rev: None,
+            reasoning: Some("1st by words of 3".into()),
         };
         let mut buf = Vec::new();
         write_record(&mut buf, &h).unwrap();
@@ -687,8 +706,10 @@ mod tests {
         assert_eq!(parse_hit_line(line.trim_end(), 1).unwrap().unwrap(), h);
         // A stream from before `relevance` was added is ordered by `score`.
         let old = parse_hit_line(r#"{"file":"a","start_line":1,"end_line":1,"score":0.4}"#, 1).unwrap().unwrap();
-        assert_eq!((old.relevance, old.order()), (None, 0.4));
-        assert_eq!(h.order(), 0.8125);
+        assert_eq!((old.relevance, old.order(), old.shown()), (None, 0.4, 0.4));
+        assert_eq!((h.order(), h.shown()), (0.8125, 0.6712));
+        // One from before `fit` was added shows what it is ordered by.
+        assert_eq!(HitRecord { fit: None, ..h }.shown(), 0.8125);
     }
 
     mod fuzz {
@@ -719,7 +740,7 @@ mod tests {
             #[test]
             fn written_hits_read_back_equal(file in "[a-z/]{1,30}", start in 1usize..10_000, len in 0usize..100, text in "\\PC{0,200}", score in -1.0f64..1.0) {
                 // Scores are written rounded, as HitRecord::new rounds them.
-                let hit = HitRecord { kind: "hit".into(), v: 1, root: Some("/r".into()), file, start_line: start, end_line: start + len, score: round4(score), relevance: Some(round4(score + 0.5)), text, query: Some("q".into()), concepts: Vec::new(), rev: None };
+                let hit = HitRecord { kind: "hit".into(), v: 1, root: Some("/r".into()), file, start_line: start, end_line: start + len, score: round4(score), relevance: Some(round4(score + 0.5)), fit: Some(round4(score * 0.9)), text, query: Some("q".into()), concepts: Vec::new(), rev: None, reasoning: None };
                 let mut line = Vec::new();
                 write_record(&mut line, &hit).unwrap();
                 let back = parse_hit_line(std::str::from_utf8(&line).unwrap().trim_end(), 1).unwrap().unwrap();

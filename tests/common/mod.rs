@@ -77,6 +77,7 @@ pub(crate) fn bin(tool: &str) -> PathBuf {
         "vg-mcp" => PathBuf::from(env!("CARGO_BIN_EXE_vg-mcp")),
         "vg-pick" => PathBuf::from(env!("CARGO_BIN_EXE_vg-pick")),
         "vg-answer" => PathBuf::from(env!("CARGO_BIN_EXE_vg-answer")),
+        "vg-ask" => PathBuf::from(env!("CARGO_BIN_EXE_vg-ask")),
         "vg-log" => PathBuf::from(env!("CARGO_BIN_EXE_vg-log")),
         other => panic!("no tool {other}"),
     }

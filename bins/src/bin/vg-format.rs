@@ -34,6 +34,8 @@ fn main() -> ExitCode {
             before: o.before_context.unwrap_or(context),
             after: o.after_context.unwrap_or(context),
             cwd: std::env::current_dir().context("cannot read the current directory")?,
+            line_number: !o.no_line_number,
+            with_filename: !o.no_filename,
         };
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
         render(&mut out, &stream.hits, &opts)?;

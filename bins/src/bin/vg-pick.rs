@@ -385,14 +385,14 @@ impl SkimItem for PickItem {
 
     fn display(&self, ctx: DisplayContext) -> Line<'_> {
         let base = ctx.base_style;
-        let score_style = match score_band(self.row.score) {
+        let score_style = match score_band(self.row.fit) {
             ScoreBand::Strong => Style::new().fg(Color::Green).add_modifier(Modifier::BOLD),
             ScoreBand::Fair => Style::new().fg(Color::Yellow),
             ScoreBand::Weak => Style::new().add_modifier(Modifier::DIM),
         };
         Line::from(vec![
             Span::styled(self.key.clone(), base.patch(Style::new().fg(Color::Magenta))),
-            Span::styled(format!("  {:.2}  ", self.row.relevance), base.patch(score_style)),
+            Span::styled(format!("  {:.2}  ", self.row.fit), base.patch(score_style)),
             Span::styled(self.row.snippet.clone(), base),
         ])
     }

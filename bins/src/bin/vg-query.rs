@@ -5,14 +5,14 @@ use std::process::ExitCode;
 use std::thread::JoinHandle;
 
 use anyhow::Result;
-use vecgrep::embed::{Embedder, Profile};
+use vecgrep::embed::Embedder;
 use vecgrep::index::WalkedSet;
 use vecgrep::records::{write_record, HitRecord, JudgementRecord};
 use vecgrep::search::SearchRequest;
 use vecgrep::store::{self, Scope};
 use vecgrep_bins::app::{
-    all_cores, cli_config, embedder_pool, index_blocking, join_embedder, load_embedder, note, note_holes,
-    preload_query_embedder, resolve, run_main, Blocking, Invocation, EXIT_ERROR, EXIT_FOUND, EXIT_NOT_FOUND,
+    cli_config, embedder_pool, index_blocking, note, note_holes, preload_query_embedder, resolve, run_main,
+    search_once, Blocking, Invocation, EXIT_ERROR, EXIT_FOUND, EXIT_NOT_FOUND,
 };
 use vecgrep_bins::cli::QueryCli;
 
@@ -90,12 +90,16 @@ fn search(
     let expansion = concepts.expand(query);
     let fired: Vec<String> = expansion.fired().iter().map(|c| c.name.clone()).collect();
     let request = SearchRequest { query, mode, scope, k, threshold, filter, expansion };
-    let hits = search_index(&*store, query_embedder, &request, inv, &searched)?;
+    let mut hits = search_once(&*store, query_embedder, &request, &inv.config, &searched)?;
+    if cli.explain {
+        vecgrep::search::explain(query, &mut hits);
+    }
     let judgement = cli.judge.then(|| vecgrep::judge::judge(query, mode, &hits));
     let mut out = std::io::stdout().lock();
     let found = !hits.is_empty();
     for hit in hits {
-        write_record(&mut out, &HitRecord { rev: rev.clone(), ..HitRecord::new(&inv.root, hit, query) })?;
+        let reasoning = cli.explain.then(|| hit.why.reasoning());
+        write_record(&mut out, &HitRecord { rev: rev.clone(), reasoning, ..HitRecord::new(&inv.root, hit, query) })?;
     }
     if let Some(judgement) = judgement {
         write_record(&mut out, &JudgementRecord::new(query, judgement, fired))?;
@@ -108,33 +112,6 @@ fn search(
     } else {
         EXIT_NOT_FOUND
     })
-}
-
-/// The search, with the static table where the index has chunks with
-/// static vectors only (the index's first tier), and with the model for
-/// the query only where it has chunks with the model's vector: the one
-/// `query_embedder` is loading, or loaded now.
-fn search_index(
-    store: &dyn store::IndexReader,
-    query_embedder: &mut Option<JoinHandle<Result<Box<dyn Embedder>>>>,
-    request: &SearchRequest<'_>,
-    inv: &Invocation,
-    searched: &vecgrep::project::ProjectRoot,
-) -> Result<Vec<vecgrep::search::Hit>> {
-    let by_meaning = vecgrep::search::needs_embedder(request.mode);
-    let statics = match vecgrep_bins::app::static_loader(&inv.config) {
-        Some(load) if by_meaning && vecgrep::search::ranks_statically(store)? => Some(load()?),
-        _ => None,
-    };
-    let mut model = match query_embedder.take() {
-        Some(loading) => Some(join_embedder(loading)?),
-        None if vecgrep::search::needs_model(store, request.mode, statics.is_some())? => {
-            Some(load_embedder(&inv.config, Profile::Query, all_cores())?)
-        }
-        None => None,
-    };
-    let embedder = model.as_mut().map(|e| &mut **e as &mut dyn Embedder);
-    vecgrep::search::search_index(searched, store, embedder, statics.as_ref(), request)
 }
 
 /// `--rev`: the revision's sha, indexed first unless `--no-index` (then it

@@ -125,6 +125,18 @@ impl ChatClient {
         &self.shown
     }
 
+    /// The model's reply to one instruction and one request, as text, for
+    /// callers that write their own prompt (`ask`'s planner): no control
+    /// characters, at most what one answer may take.
+    pub fn reply(&self, instruction: &str, request: &str) -> Result<String> {
+        let messages = [
+            Message { role: "system", content: instruction.to_string() },
+            Message { role: "user", content: request.to_string() },
+        ];
+        let reply = self.complete(&messages)?;
+        Ok(reply.text.chars().filter(|&c| !c.is_control() || c == '\n' || c == '\t').collect())
+    }
+
     /// The model's reply to `messages`.
     pub(super) fn complete(&self, messages: &[Message]) -> Result<Reply> {
         let body = json!({

@@ -164,8 +164,10 @@ pub fn judge_records(query: &str, hits: &[HitRecord]) -> Judgement {
             end_line: h.end_line,
             score: h.score as f32,
             relevance: h.order() as f32,
+            fit: h.shown() as f32,
             text: h.text.clone(),
             concepts: h.concepts.clone(),
+            why: Default::default(),
         })
         .collect();
     crate::judge::judge(query, SearchMode::Hybrid, &hits)

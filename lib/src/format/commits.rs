@@ -125,7 +125,16 @@ mod tests {
     }
 
     fn opts(mode: OutputMode) -> FormatOptions {
-        FormatOptions { mode, color: false, before: 0, after: 0, cwd: "/p".into(), lines_per_hit: 3 }
+        FormatOptions {
+            mode,
+            color: false,
+            before: 0,
+            after: 0,
+            cwd: "/p".into(),
+            lines_per_hit: 3,
+            line_number: true,
+            with_filename: true,
+        }
     }
 
     fn rendered(commits: &[CommitRecord], mode: OutputMode) -> String {

@@ -39,6 +39,11 @@ pub struct FormatOptions {
     pub cwd: PathBuf,
     /// Lines shown per hit (its best-matching lines).
     pub lines_per_hit: usize,
+    /// Each shown line with its number (ripgrep's `-n`, `-N`).
+    pub line_number: bool,
+    /// Each line with its path in a pipe, each file's heading on a terminal
+    /// (ripgrep's `-H`, `-I`).
+    pub with_filename: bool,
 }
 
 const RESET: &str = "\x1b[0m";
@@ -263,7 +268,10 @@ fn score_color(score: f64) -> &'static str {
     }
 }
 
-/// How good a score is, for coloring it: the same bands in `vg-format` and the picker.
+/// How good a hit's fit is (`HitRecord::shown`), for coloring it: the same
+/// bands in `vg-format` and the picker. A fit is a cosine in semantic mode
+/// and bounded relevance in hybrid mode, where the bands were set to mean
+/// the same (`search::Hit::fit`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ScoreBand {
     Strong,
@@ -312,80 +320,145 @@ fn highlight(line: &str, query_words: &[String], color: bool) -> String {
     out
 }
 
+/// What has been printed so far: each file's lines (a line is printed
+/// once, though two results' context reach it) and the last line, for
+/// grep's `--` between blocks that do not follow on.
+#[derive(Default)]
+struct Printed {
+    lines: HashMap<String, std::collections::HashSet<usize>>,
+    last: Option<(String, usize)>,
+}
+
+impl Printed {
+    /// Whether line `n` of `path` starts a block that does not follow on
+    /// from the last line printed (None: nothing printed yet, or a new result
+    /// under a heading).
+    fn starts_block(&self, path: &str, n: usize) -> bool {
+        self.last.as_ref().is_some_and(|(p, l)| p != path || n != l + 1)
+    }
+}
+
+/// The hits' lines: under a heading per file (files in the order of their
+/// best hit, each file's hits best first) or, in a pipe, one line each in
+/// the stream's order, best first, as grep prints them.
 fn render_lines(out: &mut dyn Write, hits: &[HitRecord], opts: &FormatOptions) -> io::Result<()> {
-    let heading = opts.mode == OutputMode::Pretty;
+    let mut files = FileCache::default();
+    let mut printed = Printed::default();
+    if opts.mode != OutputMode::Pretty {
+        for h in hits {
+            let path = display_path(h, &opts.cwd);
+            write_hit_lines(out, h, &path, files.lines(&path, h, opts), &mut printed, opts)?;
+        }
+        return Ok(());
+    }
     let c = opts.color;
-    let mut first_file = true;
-    for (path, group) in per_file(hits, &opts.cwd) {
-        // Records may leave out `text`; then the lines come from the file.
-        let want_file = opts.before > 0 || opts.after > 0 || group.iter().any(|h| h.text.is_empty());
-        let file_lines = if want_file { read_lines(&opts.cwd.join(&path)) } else { None };
-        if heading {
-            if !first_file {
-                writeln!(out)?;
-            }
+    for (i, (path, group)) in per_file(hits, &opts.cwd).into_iter().enumerate() {
+        if i > 0 {
+            writeln!(out)?;
+        }
+        if opts.with_filename {
             // A hit from a git revision (`vg-query --rev`) says which: the file on disk may differ.
             let at = group.first().and_then(|h| h.rev.as_deref()).map_or(String::new(), |sha| {
                 format!(" {}", paint(c, DIM, &format!("(at {})", sha.get(..12).unwrap_or(sha))))
             });
             writeln!(out, "{}{at}", paint(c, PATH, &escape_controls(&path)))?;
         }
-        first_file = false;
-        let mut sorted = group.clone();
-        sorted.sort_by_key(|h| (h.start_line, h.end_line));
-        let mut last_printed: Option<usize> = None;
-        for h in sorted {
-            let query_words = h.query.as_deref().map(words).unwrap_or_default();
-            // The file is used for context only while the hit's lines still read the same.
-            let lines =
-                Lines { file: file_lines.as_deref().filter(|f| h.text.is_empty() || matches_chunk(f, h)), hit: h };
-            let shown = best_lines(h, opts.lines_per_hit);
-            if heading {
-                // The number is what the hits are ordered by; its color says how
-                // close in meaning the hit is (`score_band`).
-                let score = format!("{:.3}", h.order());
-                let mut span = format!("lines {}-{}", h.start_line, h.end_line);
-                if !h.concepts.is_empty() {
-                    span.push_str(&format!("  concept: {}", h.concepts.join(", ")));
-                }
-                writeln!(out, "{}  {}", paint(c, score_color(h.score), &score), paint(c, DIM, &span))?;
+        for h in group {
+            // The number is the hit's fit: what the order follows, colored by its band.
+            let fit = h.shown();
+            let mut span = format!("lines {}-{}", h.start_line, h.end_line);
+            if !h.concepts.is_empty() {
+                span.push_str(&format!("  concept: {}", h.concepts.join(", ")));
             }
-            let mut wanted: Vec<(usize, bool)> = Vec::new();
-            for &n in &shown {
-                for m in n.saturating_sub(opts.before).max(1)..n {
-                    wanted.push((m, false));
-                }
-                wanted.push((n, true));
-                for m in n + 1..=n + opts.after {
-                    wanted.push((m, false));
-                }
+            writeln!(out, "{}  {}", paint(c, score_color(fit), &format!("{fit:.3}")), paint(c, DIM, &span))?;
+            // `--explain`: why it ranked there; a pipe keeps grep's lines.
+            if let Some(why) = h.reasoning.as_deref().filter(|w| !w.is_empty()) {
+                writeln!(out, "{}", paint(c, DIM, &format!("why: {}", escape_controls(why))))?;
             }
-            wanted.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
-            wanted.dedup_by_key(|w| w.0);
-            let mut prev: Option<usize> = None;
-            for (n, is_match) in wanted {
-                let Some(text) = lines.get(n) else { continue };
-                let gap = match prev.or(if heading { None } else { last_printed }) {
-                    Some(p) => n > p + 1,
-                    None => false,
-                };
-                if gap && (opts.before > 0 || opts.after > 0) {
-                    writeln!(out, "{}", paint(c, DIM, "--"))?;
-                }
-                let sep = if is_match { ':' } else { '-' };
-                // For people, a file's escape sequences are shown, not obeyed
-                // (a repository's file could clear the screen or write the
-                // clipboard); a pipe gets the bytes as they are, as grep's.
-                let text = if heading { escape_controls(text) } else { Cow::Borrowed(text) };
-                let body = if is_match { highlight(&text, &query_words, c) } else { text.into_owned() };
-                if heading {
-                    writeln!(out, "{}{sep}{body}", paint(c, LINE_NO, &format!("{n:>5}")))?;
-                } else {
-                    writeln!(out, "{}{sep}{}{sep}{body}", paint(c, PATH, &path), paint(c, LINE_NO, &n.to_string()))?;
-                }
-                prev = Some(n);
-            }
-            last_printed = prev.or(last_printed);
+            printed.last = None;
+            write_hit_lines(out, h, &path, files.lines(&path, h, opts), &mut printed, opts)?;
+        }
+    }
+    Ok(())
+}
+
+/// Each file's lines, read once a rendering, when context or a record
+/// without text needs them.
+#[derive(Default)]
+struct FileCache {
+    read: HashMap<String, Option<Vec<String>>>,
+}
+
+impl FileCache {
+    /// Where hit `h` of `path` reads its lines from: the file while it still
+    /// reads the same at the hit's lines, else the hit's own text.
+    fn lines<'a>(&'a mut self, path: &str, h: &'a HitRecord, opts: &FormatOptions) -> Lines<'a> {
+        let wanted = opts.before > 0 || opts.after > 0 || h.text.is_empty();
+        let file = if wanted {
+            self.read.entry(path.to_string()).or_insert_with(|| read_lines(&opts.cwd.join(path))).as_deref()
+        } else {
+            None
+        };
+        Lines { file: file.filter(|f| h.text.is_empty() || matches_chunk(f, h)), hit: h }
+    }
+}
+
+/// The lines to show of `h`: its best lines (true) and their context
+/// (false), ascending, each once.
+fn wanted_lines(h: &HitRecord, opts: &FormatOptions) -> Vec<(usize, bool)> {
+    let mut wanted: Vec<(usize, bool)> = Vec::new();
+    for n in best_lines(h, opts.lines_per_hit) {
+        wanted.extend((n.saturating_sub(opts.before).max(1)..n).map(|m| (m, false)));
+        wanted.push((n, true));
+        wanted.extend((n + 1..=n + opts.after).map(|m| (m, false)));
+    }
+    wanted.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+    wanted.dedup_by_key(|w| w.0);
+    wanted
+}
+
+/// One hit's lines, those of its file printed already left out (and all of
+/// them when its best lines were), with `--` before a block that does not
+/// follow on when context is shown.
+fn write_hit_lines(
+    out: &mut dyn Write,
+    h: &HitRecord,
+    path: &str,
+    lines: Lines<'_>,
+    printed: &mut Printed,
+    opts: &FormatOptions,
+) -> io::Result<()> {
+    let (c, heading) = (opts.color, opts.mode == OutputMode::Pretty);
+    let query_words = h.query.as_deref().map(words).unwrap_or_default();
+    let done = printed.lines.entry(path.to_string()).or_default();
+    let mut wanted = wanted_lines(h, opts);
+    wanted.retain(|(n, _)| !done.contains(n));
+    // A hit whose own lines were all shown (as another's context) adds
+    // no block of context alone.
+    if !wanted.iter().any(|w| w.1) {
+        return Ok(());
+    }
+    done.extend(wanted.iter().map(|w| w.0));
+    for (n, is_match) in wanted {
+        let Some(text) = lines.get(n) else { continue };
+        if printed.starts_block(path, n) && (opts.before > 0 || opts.after > 0) {
+            writeln!(out, "{}", paint(c, DIM, "--"))?;
+        }
+        printed.last = Some((path.to_string(), n));
+        let sep = if is_match { ':' } else { '-' };
+        // For people, a file's escape sequences are shown, not obeyed
+        // (a repository's file could clear the screen or write the
+        // clipboard); a pipe gets the bytes as they are, as grep's.
+        let text = if heading { escape_controls(text) } else { Cow::Borrowed(text) };
+        let body = if is_match { highlight(&text, &query_words, c) } else { text.into_owned() };
+        let number =
+            |n: String| if opts.line_number { format!("{}{sep}", paint(c, LINE_NO, &n)) } else { String::new() };
+        if heading {
+            writeln!(out, "{}{body}", number(format!("{n:>5}")))?;
+        } else if opts.with_filename {
+            writeln!(out, "{}{sep}{}{body}", paint(c, PATH, path), number(n.to_string()))?;
+        } else {
+            writeln!(out, "{}{body}", number(n.to_string()))?;
         }
     }
     Ok(())
@@ -440,15 +513,26 @@ mod tests {
             end_line: start + text.split('\n').count() - 1,
             score: 0.5,
             relevance: None,
+            fit: None,
             text: text.into(),
             query: Some(query.into()),
             concepts: Vec::new(),
             rev: None,
+            reasoning: None,
         }
     }
 
     fn opts(mode: OutputMode, cwd: &str) -> FormatOptions {
-        FormatOptions { mode, color: false, before: 0, after: 0, cwd: cwd.into(), lines_per_hit: 1 }
+        FormatOptions {
+            mode,
+            color: false,
+            before: 0,
+            after: 0,
+            cwd: cwd.into(),
+            lines_per_hit: 1,
+            line_number: true,
+            with_filename: true,
+        }
     }
 
     #[test]

@@ -15,10 +15,12 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 
 mod runs;
+mod scope;
 mod searcher;
 mod status;
 
 pub use runs::{RunOutcome, RunTicket, JOB_STOPPED};
+pub use scope::confine;
 pub use searcher::Searcher;
 pub use status::{IndexingState, LiveStatus};
 

@@ -7,10 +7,9 @@ use std::time::SystemTime;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::scope::confine;
 use crate::concepts::Expansion;
-use crate::live::{IndexingState, LiveIndex, LiveStatus};
-use crate::project::{ResolvedConfig, SearchMode};
+use crate::live::{confine, IndexingState, LiveIndex, LiveStatus};
+use crate::project::{PrivacyMode, ResolvedConfig, SearchMode};
 use crate::search::{self, FileFilter, Hit, SearchRequest, MAX_K};
 use crate::store::Scope;
 
@@ -54,6 +53,44 @@ pub struct SearchArgs {
     /// root): `tests/`, `*.md`, `**/generated/**`.
     #[serde(default)]
     pub exclude: Vec<String>,
+}
+
+/// Arguments of `ask`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AskArgs {
+    /// The question, in plain words, filters and all: "rust files changed
+    /// this week that retry uploads", "where is parse_config defined",
+    /// "explain how the index lock works". At most 4096 bytes.
+    pub query: String,
+    /// What may leave the machine: `local_only` (nothing: a chat model or
+    /// embedder elsewhere is not used), `cloud_reasoning_ok` (the question
+    /// and top results may go to the chat model), `cloud_embedding_ok`
+    /// (the embedder too). Default: `privacy_mode` from the config.
+    pub privacy_mode: Option<PrivacyArg>,
+    /// Only files under these, relative to the project root (or absolute,
+    /// inside it), each inside the paths this server was started on.
+    #[serde(default)]
+    pub paths: Vec<String>,
+}
+
+/// A privacy mode, as the config names them.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PrivacyArg {
+    LocalOnly,
+    CloudReasoningOk,
+    CloudEmbeddingOk,
+}
+
+impl From<PrivacyArg> for PrivacyMode {
+    fn from(mode: PrivacyArg) -> PrivacyMode {
+        match mode {
+            PrivacyArg::LocalOnly => PrivacyMode::LocalOnly,
+            PrivacyArg::CloudReasoningOk => PrivacyMode::CloudReasoningOk,
+            PrivacyArg::CloudEmbeddingOk => PrivacyMode::CloudEmbeddingOk,
+        }
+    }
 }
 
 /// A ranking, as `vg-query --mode` names them.
@@ -156,12 +193,18 @@ pub struct McpHit {
     /// fused score (1 for a chunk first in meaning and in words alike), in
     /// the other modes `score`.
     pub relevance: f64,
+    /// The relevance on 0..1, the same order (in `hybrid` mode `tanh` of
+    /// it, in the others `score`): the one number to show a person.
+    pub fit: f64,
     /// The chunk's text.
     pub text: String,
     /// The project's concepts (`.vecgrep/kg/`) that the query named and
     /// this result mentions by one of their words; omitted when none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub concepts: Vec<String>,
+    /// Why it ranked where it did: its place by meaning and by words, the
+    /// words and names it matched, and what its file did to its place.
+    pub reasoning: String,
 }
 
 impl From<Hit> for McpHit {
@@ -172,6 +215,8 @@ impl From<Hit> for McpHit {
             end_line: hit.end_line,
             score: (f64::from(hit.score) * 10_000.0).round() / 10_000.0,
             relevance: (f64::from(hit.relevance) * 10_000.0).round() / 10_000.0,
+            fit: (f64::from(hit.fit) * 10_000.0).round() / 10_000.0,
+            reasoning: hit.why.reasoning(),
             text: hit.text,
             concepts: hit.concepts,
         }

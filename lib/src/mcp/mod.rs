@@ -3,17 +3,17 @@
 //! warm model and a live index (`live`): it answers at once while a
 //! background thread indexes the served paths, then re-walks them every
 //! `refresh`. What a client may reach is confined to those paths
-//! (`scope.rs`).
+//! (`live::confine`).
 //!
 //! Threads: tokio's (the protocol; tool work on its blocking pool), the
 //! indexer, and one that loads the query model at start, so that the
 //! handshake does not wait for it and the first search waits as little as
 //! it can. `tools.rs` holds the tools, `args.rs` the search's arguments and
-//! answer, `run.rs` the `index` tool's wait.
+//! answer, `run.rs` the `index` tool's wait; what a client's paths may
+//! reach is `live::confine`'s.
 
 mod args;
 mod run;
-mod scope;
 mod tools;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -23,7 +23,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use rmcp::ServiceExt;
 
-pub use args::{IndexProgress, McpHit, ModeArg, SearchArgs, SearchOutput, StatusArgs};
+pub use args::{AskArgs, IndexProgress, McpHit, ModeArg, PrivacyArg, SearchArgs, SearchOutput, StatusArgs};
 pub use run::{IndexArgs, IndexOutput, RunState};
 
 use crate::embed::LazyEmbedder;

@@ -1,4 +1,4 @@
-//! The tools vg-mcp offers (`search`, `status`, `index`) and what it says
+//! The tools vg-mcp offers (`search`, `ask`, `status`, `index`) and what it says
 //! about itself at the handshake. Each tool's work is synchronous (SQLite,
 //! the model) and runs on tokio's blocking threads, so that the protocol
 //! keeps answering (pings, cancellations) meanwhile.
@@ -12,8 +12,9 @@ use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
 use rmcp::service::RequestContext;
 use rmcp::{tool, tool_handler, tool_router, Json, RoleServer, ServerHandler};
 
-use super::args::{IndexProgress, McpHit, SearchArgs, SearchOutput, StatusArgs};
+use super::args::{AskArgs, IndexProgress, McpHit, SearchArgs, SearchOutput, StatusArgs};
 use super::run::{run_and_wait, IndexArgs, IndexOutput};
+use crate::ask::{AskOptions, AskResponse, LiveAsk};
 use crate::live::{lock, LiveStatus, Searcher, StoreSlot};
 
 /// How long after the start a search waits for the first index run to end
@@ -47,22 +48,43 @@ impl Tools {
         out
     }
 
-    fn search(&self, args: &SearchArgs) -> Result<SearchOutput, String> {
+    /// Wait a little for the first index run, so that a small project is
+    /// searched whole.
+    fn first_run_grace(&self) {
         let live = self.searcher.live();
-        let plan = args.plan(live, &live.target.config)?;
         while !live.progress().ran && self.started.elapsed() < FIRST_RUN_GRACE {
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    fn search(&self, args: &SearchArgs) -> Result<SearchOutput, String> {
+        let live = self.searcher.live();
+        let plan = args.plan(live, &live.target.config)?;
+        self.first_run_grace();
         let (hits, status) = self.with_store(|store| {
             let hits = self.searcher.search(store, &plan.request(&args.query, self.searcher.expand(&args.query)));
             (hits, live.status(store))
         });
-        let hits = hits.map_err(|e| format!("search failed: {e:#}"))?;
+        let mut hits = hits.map_err(|e| format!("search failed: {e:#}"))?;
+        crate::search::explain(&args.query, &mut hits);
         let index = IndexProgress::of(&status);
         let note = index.note(live.progress().ran).or_else(|| {
             (status.files == 0).then(|| "the index holds no files: nothing under the served paths was admitted".into())
         });
         Ok(SearchOutput { results: hits.into_iter().map(McpHit::from).collect(), root: status.root, index, note })
+    }
+
+    fn ask(&self, args: &AskArgs) -> Result<AskResponse, String> {
+        let live = self.searcher.live();
+        crate::search::check_query(&args.query).map_err(|e| e.to_string())?;
+        let scope = crate::live::confine(live, &args.paths)?;
+        self.first_run_grace();
+        let options = AskOptions::new(args.privacy_mode.map(Into::into));
+        self.with_store(|store| {
+            let mut searcher = LiveAsk { searcher: &self.searcher, store, scope };
+            crate::ask::ask(&args.query, &live.target.root, &live.target.config, &options, &mut searcher)
+        })
+        .map_err(|e| format!("ask failed: {e:#}"))
     }
 
     fn status(&self) -> LiveStatus {
@@ -98,6 +120,18 @@ impl VecgrepServer {
     async fn search(&self, params: Parameters<SearchArgs>) -> Result<Json<SearchOutput>, String> {
         let tools = Arc::clone(&self.tools);
         blocking(move || tools.search(&params.0)).await?.map(Json)
+    }
+
+    /// Ask a question in plain words, filters and all ("rust files changed
+    /// this week that retry uploads"): returns the plan made of it (intent,
+    /// file filters, what was searched for), the hits with why each ranked,
+    /// a chat model's answer with citations when the hits look thin or the
+    /// question asks to explain (if one is set and the privacy mode allows
+    /// it), warnings, and what the run did.
+    #[tool(annotations(read_only_hint = true, open_world_hint = true))]
+    async fn ask(&self, params: Parameters<AskArgs>) -> Result<Json<AskResponse>, String> {
+        let tools = Arc::clone(&self.tools);
+        blocking(move || tools.ask(&params.0)).await?.map(Json)
     }
 
     /// How the index stands: whether a run is indexing (and how far it
@@ -141,7 +175,9 @@ impl ServerHandler for VecgrepServer {
             .with_instructions(format!(
                 "Semantic code search over the project at {} (paths: {}). Call `search` with a plain-English \
                  description of the code you are looking for; results are chunks of files with line numbers, \
-                 best first. Paths in arguments and results are relative to that root.",
+                 best first, each with why it ranked. Call `ask` with a whole question, filters and all \
+                 (\"python files changed this week that retry uploads\"), for the plan made of it, the hits and \
+                 an answer when one is called for. Paths in arguments and results are relative to that root.",
                 target.root.path.display(),
                 scope.join(", ")
             ))

@@ -115,6 +115,11 @@ impl ConfigLayers {
         if let Some(source) = trusted(&mut untrusted, "embedder_source", self.pick_trusted(|v| v.embedder_source)) {
             config.embedder_source = source;
         }
+        // A repository could loosen what leaves the machine: its own
+        // privacy_mode counts only when trusted.
+        if let Some(mode) = trusted(&mut untrusted, "privacy_mode", self.pick_trusted(|v| v.privacy_mode)) {
+            config.privacy_mode = mode;
+        }
         config.untrusted = (!untrusted.is_empty())
             .then(|| (self.project.as_ref().map(|(p, _)| p.clone()).unwrap_or_default(), untrusted));
         self.bound_untrusted(&mut config);
@@ -323,6 +328,8 @@ mod tests {
             "llm_model" => "another-chat-model",
             "store_url" => "postgres://elsewhere/vecgrep",
             "store_project" => "another-project",
+            "privacy_mode" => "cloud_embedding_ok",
+            "planner" => "llm",
             other => panic!("no sample for the setting {other}; add one"),
         }
     }

@@ -16,8 +16,8 @@ pub use root::{
     shared_index, Admission, AdmittedPath, ProjectRoot, RootError, RootMarker, SharedIndex,
 };
 pub use settings::{
-    check_chunk_size, check_threshold, check_top_k, setting, ConfigValues, EmbedderSource, ResolvedConfig, SearchMode,
-    Setting, DEFAULT_EMBEDDER_MODEL, MAX_TOP_K, SETTINGS,
+    check_chunk_size, check_threshold, check_top_k, setting, ConfigValues, EmbedderSource, Planner, PrivacyMode,
+    ResolvedConfig, SearchMode, Setting, DEFAULT_EMBEDDER_MODEL, MAX_TOP_K, SETTINGS,
 };
 pub use walk::{looks_binary, mtime_ns, walk, Skip, SkipReason, WalkOptions, WalkResult, WalkedFile};
 

@@ -75,6 +75,81 @@ impl fmt::Display for SearchMode {
     }
 }
 
+/// What may leave the machine for an answer (`vecgrep --ask`, `/v1/ask`),
+/// in the order of what each allows: nothing (an `llm_url` or an embedding
+/// server not on loopback is refused, with a warning, and the search still
+/// answers), the question and the top results for a chat model's answer or
+/// plan, or besides those the code itself for an embedding server.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PrivacyMode {
+    #[default]
+    LocalOnly,
+    CloudReasoningOk,
+    CloudEmbeddingOk,
+}
+
+impl PrivacyMode {
+    /// The values a config file, a flag or a request may give.
+    pub const NAMES: [&str; 3] = ["local_only", "cloud_reasoning_ok", "cloud_embedding_ok"];
+
+    /// The mode one of `NAMES` names.
+    pub fn named(name: &str) -> Option<PrivacyMode> {
+        match name {
+            "local_only" => Some(PrivacyMode::LocalOnly),
+            "cloud_reasoning_ok" => Some(PrivacyMode::CloudReasoningOk),
+            "cloud_embedding_ok" => Some(PrivacyMode::CloudEmbeddingOk),
+            _ => None,
+        }
+    }
+
+    /// Whether a chat model off this machine may be sent the question and the top results.
+    pub fn allows_remote_reasoning(self) -> bool {
+        self >= PrivacyMode::CloudReasoningOk
+    }
+
+    /// Whether an embedding server off this machine may be sent the question (and, indexing, the code).
+    pub fn allows_remote_embedding(self) -> bool {
+        self == PrivacyMode::CloudEmbeddingOk
+    }
+}
+
+impl fmt::Display for PrivacyMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            PrivacyMode::LocalOnly => "local_only",
+            PrivacyMode::CloudReasoningOk => "cloud_reasoning_ok",
+            PrivacyMode::CloudEmbeddingOk => "cloud_embedding_ok",
+        })
+    }
+}
+
+/// Who turns a question into a plan (`vecgrep --ask`, `--plan`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Planner {
+    /// Rules over the question's words: no model, no network, the same plan every time.
+    #[default]
+    Rules,
+    /// The chat model at `llm_url`, its plan checked against the schema;
+    /// one that fails the check, or no answer, falls back to the rules.
+    Llm,
+}
+
+impl Planner {
+    /// The values a config file or a flag may give.
+    pub const NAMES: [&str; 2] = ["rules", "llm"];
+}
+
+impl fmt::Display for Planner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Planner::Rules => "rules",
+            Planner::Llm => "llm",
+        })
+    }
+}
+
 /// Validate a result count; shared by config files, flags and HTTP parameters.
 pub fn check_top_k(k: usize) -> Result<usize, String> {
     if (1..=MAX_TOP_K).contains(&k) {
@@ -202,6 +277,18 @@ impl FlagValue for SearchMode {
 }
 
 impl FlagValue for EmbedderSource {
+    fn toml(flag: &str) -> Option<toml::Value> {
+        String::toml(flag)
+    }
+}
+
+impl FlagValue for PrivacyMode {
+    fn toml(flag: &str) -> Option<toml::Value> {
+        String::toml(flag)
+    }
+}
+
+impl FlagValue for Planner {
     fn toml(flag: &str) -> Option<toml::Value> {
         String::toml(flag)
     }
@@ -485,6 +572,13 @@ settings! {
     /// For `--answer`: seconds the chat model may take to answer.
     llm_timeout: f64 => f64 = 120.0, raw f64, check |s| check_seconds("llm_timeout", 1.0, s),
         shown Some("120"), switch false, only None, plain;
+    /// For `--ask` and `/v1/ask`: what may leave the machine. A project's
+    /// own file could loosen it, so TrustRule applies.
+    privacy_mode: PrivacyMode => PrivacyMode = PrivacyMode::LocalOnly, raw PrivacyMode, check unchecked,
+        shown Some("local_only"), switch false, only None, trusted;
+    /// For `--ask` and `--plan`: who turns the question into a plan.
+    planner: Planner => Planner = Planner::Rules, raw Planner, check unchecked,
+        shown Some("rules"), switch false, only None, plain;
 }
 
 #[cfg(test)]

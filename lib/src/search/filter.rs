@@ -1,5 +1,6 @@
 //! Filters on a file's metadata and path (modified after or before, size at
-//! least or at most, paths excluded), written as fd takes them. They narrow
+//! least or at most, paths excluded, or only those matching), written as fd
+//! takes them. They narrow
 //! a search's scope to the index's files that pass, before anything is
 //! ranked, so that a filtered search still returns k results whenever k
 //! exist.
@@ -26,6 +27,11 @@ pub struct FileFilter {
     exclude: Option<Gitignore>,
     /// The exclusion globs as given, for messages and tests.
     excluded: Vec<String>,
+    /// Groups of globs (gitignore syntax) a path must match one of each
+    /// of: a plan's extensions, its paths (`ask`).
+    include: Vec<Gitignore>,
+    /// The inclusion globs as given, group by group.
+    included: Vec<Vec<String>>,
 }
 
 impl FileFilter {
@@ -61,17 +67,30 @@ impl FileFilter {
             && self.min_size.is_none()
             && self.max_size.is_none()
             && self.excluded.is_empty()
+            && self.included.is_empty()
+    }
+
+    /// Keep only the files one of `globs` matches (gitignore syntax:
+    /// `*.rs`, `src/`, `**/net/**`), besides what every group given before
+    /// asks: `*.rs` or `*.py`, and under `src/`. A glob that would turn a
+    /// match around (`!x`) is refused, since it would let in what the
+    /// others leave out; no globs asks nothing.
+    pub fn include_any(&mut self, globs: &[String]) -> Result<(), String> {
+        if let Some(glob) = globs.iter().find(|g| g.starts_with('!')) {
+            return Err(format!("invalid inclusion glob '{glob}': a leading '!' is not taken here"));
+        }
+        if let Some(last) = globs.last() {
+            self.include.push(gitignore(globs, last, "inclusion")?);
+            self.included.push(globs.to_vec());
+        }
+        Ok(())
     }
 
     /// Leave out the files `glob` matches (gitignore syntax: `tests/`,
     /// `*_test.go`, `/vendor`), as `fd --exclude` does.
     pub fn exclude(&mut self, glob: &str) -> Result<(), String> {
         self.excluded.push(glob.to_string());
-        let mut builder = GitignoreBuilder::new(Path::new(""));
-        for g in &self.excluded {
-            builder.add_line(None, g).map_err(|e| format!("invalid exclusion glob '{g}': {e}"))?;
-        }
-        self.exclude = Some(builder.build().map_err(|e| format!("invalid exclusion glob '{glob}': {e}"))?);
+        self.exclude = Some(gitignore(&self.excluded, glob, "exclusion")?);
         Ok(())
     }
 
@@ -100,6 +119,7 @@ impl FileFilter {
             && self.min_size.is_none_or(|m| size >= m)
             && self.max_size.is_none_or(|m| size <= m)
             && !self.exclude.as_ref().is_some_and(|g| g.matched_path_or_any_parents(path, false).is_ignore())
+            && self.include.iter().all(|g| g.matched_path_or_any_parents(path, false).is_ignore())
     }
 
     /// `scope` narrowed to the index's files that pass.
@@ -115,6 +135,16 @@ impl FileFilter {
             .collect();
         Ok(Scope { prefixes: scope.prefixes, files: Some(files) })
     }
+}
+
+/// One matcher for `globs` (gitignore syntax, from the root); `last` is
+/// the one just added, named when the whole cannot be built.
+fn gitignore(globs: &[String], last: &str, what: &str) -> Result<Gitignore, String> {
+    let mut builder = GitignoreBuilder::new(Path::new(""));
+    for g in globs {
+        builder.add_line(None, g).map_err(|e| format!("invalid {what} glob '{g}': {e}"))?;
+    }
+    builder.build().map_err(|e| format!("invalid {what} glob '{last}': {e}"))
 }
 
 /// An amount of bytes as fd writes it: `512`, `10k` (1000), `10ki` (1024),
@@ -295,5 +325,30 @@ mod tests {
         }
         assert!(FileFilter::default().exclude("src/{a,b").is_err());
         assert!(FileFilter::default().is_empty());
+    }
+
+    #[test]
+    fn included_paths_match_one_glob_of_each_group() {
+        let globs = |g: &[&str]| g.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let mut f = FileFilter::default();
+        f.include_any(&globs(&["*.rs", "*.py"])).unwrap();
+        assert!(!f.is_empty());
+        for kept in ["a.rs", "src/deep/b.rs", "x/c.py"] {
+            assert!(f.admits(kept, 1, 1), "{kept} is kept");
+        }
+        assert!(!f.admits("a.go", 1, 1) && !f.admits("rs/a.txt", 1, 1));
+        f.include_any(&globs(&["src/", "**/lib/**"])).unwrap();
+        for kept in ["src/deep/b.rs", "pkg/lib/c.py"] {
+            assert!(f.admits(kept, 1, 1), "{kept} is kept");
+        }
+        for out in ["a.rs", "src/a.go", "mysrc/a.rs"] {
+            assert!(!f.admits(out, 1, 1), "{out} is left out");
+        }
+        f.exclude("src/deep/").unwrap();
+        assert!(!f.admits("src/deep/b.rs", 1, 1), "an exclusion still wins");
+        assert!(FileFilter::default().include_any(&globs(&["!*.rs"])).is_err(), "no turning a match around");
+        let mut none = FileFilter::default();
+        none.include_any(&[]).unwrap();
+        assert!(none.is_empty());
     }
 }

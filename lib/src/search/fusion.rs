@@ -8,7 +8,8 @@
 //! threshold means the same in both. In lexical mode it is BM25 mapped onto
 //! 0..1 (`lexical::bm25_score`). What `relevance` means: what the order
 //! follows, so that it is descending: the fused score in hybrid mode
-//! (`relevance`), the score otherwise.
+//! (`relevance`), the score otherwise. What `fit` means: the relevance on a
+//! bounded scale (`fit`), the one number people are shown.
 
 use std::collections::{HashMap, HashSet};
 
@@ -17,6 +18,7 @@ use super::names::{score_chunks, QueryWords};
 use super::rerank::{rerank, Evidence, QueryShape, LEADERS};
 use super::statics;
 use super::vectors::VectorTable;
+use super::why::{self, MeaningBy, Named, Ranked, Why};
 use super::{Ranking, SearchRequest};
 use crate::store::{ChunkId, IndexReader, StoreError};
 
@@ -33,19 +35,27 @@ pub(super) const CANDIDATE_POOL: usize = 100;
 /// joining better ones leave free (`join`).
 pub(super) const JOIN_SPARE: usize = 3;
 
-/// A candidate chunk with its score (what the threshold cuts) and its
-/// relevance (what it is ordered by).
+/// A candidate chunk with its score (what the threshold cuts), its
+/// relevance (what it is ordered by) and its fit (the relevance bounded).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) struct Scored {
     pub id: ChunkId,
     pub score: f32,
     pub relevance: f32,
+    pub fit: f32,
 }
 
 impl Scored {
-    /// A candidate whose score is what it is ordered by.
+    /// A candidate whose score is what it is ordered by: a cosine (-1..1)
+    /// or mapped BM25 (0..1), bounded already, so its own fit.
     fn ordered_by_score((id, score): (ChunkId, f32)) -> Scored {
-        Scored { id, score, relevance: score }
+        Scored { id, score, relevance: score, fit: score }
+    }
+
+    /// A hybrid candidate, ordered by its fused score (`relevance`).
+    fn fused(id: ChunkId, score: f32, fused: f32) -> Scored {
+        let relevance = relevance(fused);
+        Scored { id, score, relevance, fit: fit(relevance) }
     }
 }
 
@@ -54,6 +64,17 @@ impl Scored {
 /// alike, names and file evidence may lift a chunk past it.
 pub(super) fn relevance(fused: f32) -> f32 {
     fused * (RRF_K + 1.0) / (1.0 + LEXICAL_WEIGHT)
+}
+
+/// A hybrid relevance on 0..1, the same order: `tanh`, which keeps a weak
+/// hit's small relevance about as it is (0.2 -> 0.20) and bounds what
+/// names and file evidence add past first place (1 -> 0.76, 2 -> 0.96).
+/// Its bands mean what a cosine's do (`format::score_band`): 0.6 and up
+/// (relevance 0.69: ranked in the top 30 or so of both sides, or first by
+/// one with its file's support) is strong; 0.45 and up (relevance 0.49,
+/// first by one side alone) fair; below, weak.
+pub(super) fn fit(relevance: f32) -> f32 {
+    relevance.tanh()
 }
 
 /// Fuse rankings (ids best first, each with a weight) by weighted
@@ -106,13 +127,14 @@ pub(super) struct Sides<'a> {
 }
 
 /// The best candidates for `request`, each with its score, best first, at
-/// least `threshold` and at most `k * JOIN_SPARE` of them.
+/// least `threshold` and at most `k * JOIN_SPARE` of them; with why each
+/// ranked where it did.
 pub(super) fn scored_candidates(
     store: &dyn IndexReader,
     ranking: &mut Ranking<'_>,
     sides: &Sides<'_>,
     request: &SearchRequest<'_>,
-) -> anyhow::Result<Vec<Scored>> {
+) -> anyhow::Result<(Vec<Scored>, HashMap<ChunkId, Why>)> {
     let (k, scope) = (request.k, &request.scope);
     let pool = k.max(CANDIDATE_POOL);
     let mut semantic = match (sides.vector, ranking.semantic.take(), ranking.vectors) {
@@ -129,32 +151,66 @@ pub(super) fn scored_candidates(
         (Some(expr), None) => lexical::word_ranking(store, expr, scope, pool, ranking.vectors, None)?,
         (None, _) => Vec::new(),
     };
-    let by_meaning = sides.vector.is_some() || sides.statics.is_some();
-    let mut scored = match (by_meaning, sides.words.is_some()) {
-        (true, true) => {
-            let (fused, named) = fused_ranking(store, &semantic, &lexical, sides.names.as_ref())?;
-            let places = lexical::places(store, &ids(&fused), ranking.vectors)?;
-            let cosines: HashMap<ChunkId, f32> = semantic.iter().copied().collect();
-            // Meaning ranked by static vectors alone names no leaders: its best
-            // are often one file's chunks that all say the question's words.
-            let leaders: &[(ChunkId, f32)] = if sides.vector.is_some() { &semantic } else { &[] };
-            let kept = kept_in_place(named, leaders, &lexical);
-            let evidence = Evidence { places: &places, cosines: &cosines, kept: &kept };
-            let fused = rerank(&fused, &evidence, &QueryShape::of(request.query));
-            with_cosines(store, fused, &cosines, sides, ranking.vectors, request)?
+    let meaning_by = match (sides.vector.is_some(), sides.statics.is_some()) {
+        (true, true) => Some(MeaningBy::ModelAndStatic),
+        (true, false) => Some(MeaningBy::Model),
+        (false, true) => Some(MeaningBy::Static),
+        (false, false) => None,
+    };
+    let (mut scored, whys) = match (meaning_by, sides.words.is_some()) {
+        (Some(by), true) => fused_and_reranked(store, ranking, sides, request, (&semantic, by), &lexical)?,
+        (Some(by), false) => {
+            let whys = why::one_side(&semantic, Some(by));
+            (semantic.into_iter().map(Scored::ordered_by_score).collect(), whys)
         }
-        (true, false) => semantic.into_iter().map(Scored::ordered_by_score).collect(),
-        (false, _) => {
-            lexical.into_iter().map(|(id, bm25)| Scored::ordered_by_score((id, lexical::bm25_score(bm25)))).collect()
+        (None, _) => {
+            let whys = why::one_side(&lexical, None);
+            let scored =
+                lexical.into_iter().map(|(id, bm25)| Scored::ordered_by_score((id, lexical::bm25_score(bm25))));
+            (scored.collect(), whys)
         }
     };
     scored.retain(|s| s.score >= request.threshold);
     scored.truncate(k * JOIN_SPARE);
-    Ok(scored)
+    Ok((scored, whys))
+}
+
+/// Hybrid mode: both rankings fused, raised by the name signal, reranked
+/// for what the candidates' files are, with their cosines as scores; and
+/// why each of those kept ranked where it did.
+fn fused_and_reranked(
+    store: &dyn IndexReader,
+    ranking: &Ranking<'_>,
+    sides: &Sides<'_>,
+    request: &SearchRequest<'_>,
+    (semantic, meaning_by): (&[(ChunkId, f32)], MeaningBy),
+    lexical: &[(ChunkId, f64)],
+) -> anyhow::Result<(Vec<Scored>, HashMap<ChunkId, Why>)> {
+    let (fused, named) = fused_ranking(store, semantic, lexical, sides.names.as_ref())?;
+    let places = lexical::places(store, &ids(&fused), ranking.vectors)?;
+    let cosines: HashMap<ChunkId, f32> = semantic.iter().copied().collect();
+    // Meaning ranked by static vectors alone names no leaders: its best
+    // are often one file's chunks that all say the question's words.
+    let leaders: &[(ChunkId, f32)] = if sides.vector.is_some() { semantic } else { &[] };
+    let kept = kept_in_place(named.keys().copied().collect(), leaders, lexical);
+    let evidence = Evidence { places: &places, cosines: &cosines, kept: &kept };
+    let (reranked, lifts) = rerank(&fused, &evidence, &QueryShape::of(request.query));
+    let scored = with_cosines(store, reranked, &cosines, sides, ranking.vectors, request)?;
+    let ranked = Ranked {
+        meaning: semantic,
+        meaning_by: Some(meaning_by),
+        words: lexical,
+        fused: &fused,
+        named: &named,
+        lifts,
+        scale: relevance(1.0),
+    };
+    let whys = ranked.whys(scored.iter().map(|s| s.id));
+    Ok((scored, whys))
 }
 
 /// A fused ranking, best first, with the chunks the name signal raised.
-type NamedFusion = (Vec<(ChunkId, f32)>, HashSet<ChunkId>);
+type NamedFusion = (Vec<(ChunkId, f32)>, HashMap<ChunkId, Named>);
 
 /// Both rankings fused, then raised by the name signal; with the chunks
 /// it raised.
@@ -177,7 +233,7 @@ fn fused_with_names(
     let mut fused = fuse(rankings);
     let named = match names.filter(|w| !w.is_empty()) {
         Some(words) => boost_by_names(store, &mut fused, words)?,
-        None => HashSet::new(),
+        None => HashMap::new(),
     };
     Ok((fused, named))
 }
@@ -227,7 +283,7 @@ fn with_cosines(
         };
         let Some(score) = score else { continue };
         if score >= request.threshold {
-            scored.push(Scored { id, score, relevance: relevance(fused) });
+            scored.push(Scored::fused(id, score, fused));
             if scored.len() == request.k * JOIN_SPARE {
                 break;
             }
@@ -262,17 +318,18 @@ pub(super) fn boost(score: f32) -> f32 {
 
 /// Each fused candidate's name-match boost (`boost`) added to its score,
 /// re-ranked: a chunk whose own name says what the query asks rises above
-/// those that only mention its words. Returns the chunks it raised.
+/// those that only mention its words. Returns the chunks it raised, with
+/// their names, scores and boosts.
 pub(super) fn boost_by_names(
     store: &dyn IndexReader,
     fused: &mut [(ChunkId, f32)],
     query: &QueryWords,
-) -> Result<HashSet<ChunkId>, StoreError> {
+) -> Result<HashMap<ChunkId, Named>, StoreError> {
     let mut names = store.names_of(&fused.iter().map(|f| f.0).collect::<Vec<_>>())?;
     let chunks: Vec<(ChunkId, String)> =
         fused.iter().filter_map(|&(id, _)| names.remove(&id).map(|n| (id, n))).collect();
     if chunks.is_empty() {
-        return Ok(HashSet::new());
+        return Ok(HashMap::new());
     }
     let named_chunks = store.named_chunks()?;
     let mut failed = None;
@@ -286,12 +343,15 @@ pub(super) fn boost_by_names(
     if let Some(e) = failed {
         return Err(e);
     }
-    let mut named = HashSet::new();
+    let mut named = HashMap::new();
+    let names: HashMap<ChunkId, String> = chunks.into_iter().collect();
     for (id, fused_score) in fused.iter_mut() {
-        let raised = scores.get(id).map_or(0.0, |&s| boost(s));
+        let score = scores.get(id).copied().unwrap_or(0.0);
+        let raised = boost(score);
         if raised > 0.0 {
             *fused_score += raised;
-            named.insert(*id);
+            let names = names.get(id).cloned().unwrap_or_default();
+            named.insert(*id, Named { names, score, added: raised });
         }
     }
     fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));

@@ -2,16 +2,24 @@
 //! or have only blank lines between them become one, of up to
 //! `MAX_JOINED_LINES` lines.
 
+use std::collections::HashMap;
+
 use super::fusion::Scored;
-use super::Hit;
-use crate::store::{IndexReader, StoreError};
+use super::{Hit, Why};
+use crate::store::{ChunkId, IndexReader, StoreError};
 
 /// The hits for `scored`, best first, at most `k`: a chunk overlapping,
 /// touching or only blank lines away from a better one of the same file
-/// joins it (`join_hit`) instead of taking a place of its own.
-pub(super) fn collect_hits(store: &dyn IndexReader, scored: &[Scored], k: usize) -> Result<Vec<Hit>, StoreError> {
+/// joins it (`join_hit`) instead of taking a place of its own. Each hit
+/// takes its chunk's `Why` from `whys`.
+pub(super) fn collect_hits(
+    store: &dyn IndexReader,
+    scored: &[Scored],
+    whys: &mut HashMap<ChunkId, Why>,
+    k: usize,
+) -> Result<Vec<Hit>, StoreError> {
     let mut hits = Vec::with_capacity(scored.len());
-    for &Scored { id, score, relevance } in scored {
+    for &Scored { id, score, relevance, fit } in scored {
         // A chunk ranked from vectors in memory may since have been replaced.
         let Some(chunk) = store.chunk(id)? else { continue };
         let hit = Hit {
@@ -21,7 +29,9 @@ pub(super) fn collect_hits(store: &dyn IndexReader, scored: &[Scored], k: usize)
             text: chunk.text,
             score,
             relevance,
+            fit,
             concepts: Vec::new(),
+            why: whys.remove(&id).unwrap_or_default(),
         };
         // Every line that is not blank is in a chunk, so lines in no chunk
         // are blank. A failed lookup counts as not blank: no join.
@@ -63,7 +73,7 @@ fn join_grown(hits: &mut Vec<Hit>, mut grown: usize, blank: &mut dyn FnMut(usize
 /// touch, or have only blank lines between them (`blank(first, last)` says
 /// whether lines `first..=last` of the file are all blank), and together
 /// span at most `MAX_JOINED_LINES`: one result for one place in the code.
-/// `better` keeps its score and relevance. False, and nothing changes, otherwise.
+/// `better` keeps its score, relevance and fit. False, and nothing changes, otherwise.
 pub(super) fn join_hit(better: &mut Hit, next: &Hit, blank: &mut dyn FnMut(usize, usize) -> bool) -> bool {
     let whole_lines = |h: &Hit| h.text.split('\n').count() == h.end_line + 1 - h.start_line;
     let (start, end) = (better.start_line.min(next.start_line), better.end_line.max(next.end_line));
@@ -90,6 +100,7 @@ pub(super) fn join_hit(better: &mut Hit, next: &Hit, blank: &mut dyn FnMut(usize
     better.text = text.join("\n");
     better.start_line = start;
     better.end_line = end;
+    better.why.joined += 1 + next.why.joined;
     true
 }
 
@@ -105,8 +116,10 @@ mod tests {
             end_line: end,
             score: 0.5,
             relevance: 0.7,
+            fit: 0.6,
             text,
             concepts: Vec::new(),
+            why: Why::default(),
         }
     }
 

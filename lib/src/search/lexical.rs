@@ -13,6 +13,18 @@ use crate::terms::{push_word_terms, says_something, split_identifier, words};
 /// None when the query has no word worth matching (only punctuation or
 /// stop words), so the caller ranks by meaning alone.
 pub(super) fn match_expression(query: &str) -> Option<String> {
+    let seen = expression_words(query);
+    if seen.is_empty() {
+        return None;
+    }
+    // Terms hold only letters, digits and no quotes, but quote them anyway:
+    // a bare word like AND or NEAR would be an FTS5 operator.
+    Some(seen.iter().map(|t| format!("\"{t}\"")).collect::<Vec<_>>().join(" OR "))
+}
+
+/// The terms `match_expression` asks for, in order, each once, as the
+/// query spells them (before FTS5 stems them).
+pub(super) fn expression_words(query: &str) -> Vec<String> {
     let mut seen = Vec::new();
     let mut buf = String::new();
     for word in words(query) {
@@ -24,12 +36,7 @@ pub(super) fn match_expression(query: &str) -> Option<String> {
             }
         }
     }
-    if seen.is_empty() {
-        return None;
-    }
-    // Terms hold only letters, digits and no quotes, but quote them anyway:
-    // a bare word like AND or NEAR would be an FTS5 operator.
-    Some(seen.iter().map(|t| format!("\"{t}\"")).collect::<Vec<_>>().join(" OR "))
+    seen
 }
 
 /// The parts of the query's identifiers and words worth matching, in

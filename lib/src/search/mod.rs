@@ -20,6 +20,7 @@ mod paths;
 mod rerank;
 mod statics;
 mod vectors;
+mod why;
 mod word_table;
 
 use anyhow::{anyhow, Context, Result};
@@ -27,6 +28,7 @@ use anyhow::{anyhow, Context, Result};
 pub use filter::{parse_when, FileFilter};
 pub use join::MAX_JOINED_LINES;
 pub use vectors::VectorTable;
+pub use why::{matched_words, Lift, MeaningBy, NameMatch, Why};
 pub use word_table::WordTable;
 
 use crate::concepts::Expansion;
@@ -46,9 +48,17 @@ pub struct Hit {
     /// What the hits are ordered by, descending: the fused score in hybrid
     /// mode (1 for a chunk first in meaning and in words), the score otherwise.
     pub relevance: f32,
+    /// The relevance on a bounded scale, the same order: in hybrid mode
+    /// `tanh` of it (0..1; 0.76 for a chunk first in meaning and in words),
+    /// the score otherwise (a cosine, or mapped BM25). The number people
+    /// are shown, colored by its band (`format::score_band`).
+    pub fit: f32,
     pub text: String,
     /// The names of the query's concepts that the hit mentions.
     pub concepts: Vec<String>,
+    /// Why it ranked where it did, as the ranking worked it out
+    /// (`explain` adds the words it matched).
+    pub why: Why,
 }
 
 /// What one search asks for.
@@ -249,15 +259,26 @@ pub fn search_embedded(
     };
     // One snapshot for all the questions below, whatever a writer commits meanwhile.
     let snapshot = store.snapshot()?;
-    let scored = fusion::scored_candidates(store, ranking, &sides, request)?;
-    let mut hits = join::collect_hits(store, &scored, request.k)?;
+    let (scored, mut whys) = fusion::scored_candidates(store, ranking, &sides, request)?;
+    let mut hits = join::collect_hits(store, &scored, &mut whys, request.k)?;
     snapshot.finish()?;
     if !request.expansion.is_empty() {
         for hit in &mut hits {
             hit.concepts = request.expansion.mentioned_in(&hit.text);
+            hit.why.concepts = hit.concepts.clone();
         }
     }
     Ok(hits)
+}
+
+/// The hits of a search for `query` with the words each matched added to
+/// why it ranked (`Why::matched_words`): looked up only for a reader of the
+/// reasons, since it costs a search about a millisecond.
+pub fn explain(query: &str, hits: &mut [Hit]) {
+    let terms = lexical::expression_words(query);
+    for hit in hits {
+        hit.why.matched_words = matched_words(&terms, &hit.text, &hit.file);
+    }
 }
 
 /// Fuse rankings (ids best first, each with a weight) by the reciprocal-rank

@@ -11,9 +11,10 @@
 //! `refresh` (and at once for an index job); and the caller's thread waits
 //! for `shutdown`. Searching and indexing themselves are `live`'s. `http`
 //! reads and writes the protocol; each route has a file: `search`,
-//! `status` (and `/health`), `jobs`, `embeddings`; `limit` counts each
-//! client's requests.
+//! `status` (and `/health`), `jobs`, `embeddings`, `ask`; `limit` counts
+//! each client's requests.
 
+mod ask;
 mod embeddings;
 mod gate;
 mod http;
@@ -38,6 +39,7 @@ use crate::embed::LazyEmbedder;
 use crate::index::{EmbedderPool, ThreadedLoader};
 use crate::live::{LiveIndex, Searcher, StoreSlot, Target};
 use crate::store;
+use ask::{ASK_PATH, MAX_ASK_BODY};
 use embeddings::{ModelPool, EMBEDDINGS_PATH, MAX_BODY_BYTES};
 use gate::{Gate, Slot};
 use http::{Request, Response};
@@ -335,6 +337,7 @@ fn body_limit(request: &Request) -> Option<usize> {
     match raw_path(&request.target) {
         EMBEDDINGS_PATH => Some(MAX_BODY_BYTES),
         jobs::START_PATH => Some(jobs::MAX_START_BODY),
+        ASK_PATH => Some(MAX_ASK_BODY),
         _ => None,
     }
 }
@@ -344,9 +347,10 @@ fn respond(shared: &Shared, request: &Request, body: Option<&[u8]>, store: &mut 
     // The routes that take a body take POST (and nothing else); every other
     // path GET only, as HttpRejectsNonGetRequests says.
     let path = raw_path(&request.target);
-    if [EMBEDDINGS_PATH, jobs::START_PATH].contains(&path) {
+    if [EMBEDDINGS_PATH, jobs::START_PATH, ASK_PATH].contains(&path) {
         return match (request.method.as_str(), body) {
             ("POST", Some(body)) if path == EMBEDDINGS_PATH => embeddings::embeddings_response(shared, body),
+            ("POST", Some(body)) if path == ASK_PATH => ask::ask_response(shared, body, store),
             ("POST", Some(body)) => jobs::start_response(shared, body),
             _ => Response::error(405, &format!("method {} is not allowed on {path}; use POST", request.method))
                 .with_header("Allow", "POST"),
@@ -368,7 +372,7 @@ fn respond(shared: &Shared, request: &Request, body: Option<&[u8]>, store: &mut 
         other => Response::error(
             404,
             &format!(
-                "no such path {other:?}; the paths are /search, /status, /health, {} and (POST) {EMBEDDINGS_PATH} and {}",
+                "no such path {other:?}; the paths are /search, /status, /health, {} and (POST) {EMBEDDINGS_PATH}, {} and {ASK_PATH}",
                 jobs::STATUS_PATH,
                 jobs::START_PATH
             ),

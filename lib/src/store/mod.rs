@@ -42,7 +42,7 @@ pub use revisions::{
 };
 pub use signs::SignCodes;
 pub use sqlite::{first_pass_size, CODES_FROM};
-pub use word_terms::expression_terms;
+pub use word_terms::{expression_terms, text_terms};
 
 /// A chunk's identity in one index; stable until its file is written again.
 pub type ChunkId = i64;

@@ -98,6 +98,27 @@ fn quoted_terms(expr: &str) -> Vec<String> {
 /// tokenizer kept per thread; None when a word splits into more than one
 /// term or none, which FTS5 would match as a phrase.
 pub fn expression_terms(expr: &str) -> Result<Option<Vec<String>>, StoreError> {
+    let quoted = quoted_terms(expr);
+    let split = with_tokenizer(|t| t.count(&quoted.iter().map(String::as_str).collect::<Vec<_>>()))?;
+    Ok(split
+        .into_iter()
+        .map(|c| match (c.tokens, c.terms.into_keys().next()) {
+            (1, Some(term)) => Some(term),
+            _ => None,
+        })
+        .collect())
+}
+
+/// The terms of each of `texts` as the word index holds them, each once:
+/// what a search's explanation checks a hit's words against
+/// (`search::matched_words`).
+pub fn text_terms(texts: &[&str]) -> Result<Vec<Vec<String>>, StoreError> {
+    let split = with_tokenizer(|t| t.count(texts))?;
+    Ok(split.into_iter().map(|c| c.terms.into_keys().collect()).collect())
+}
+
+/// `f` with this thread's tokenizer, made on first use.
+fn with_tokenizer<T>(f: impl FnOnce(&Tokenizer) -> Result<T, StoreError>) -> Result<T, StoreError> {
     thread_local! {
         static TOKENIZER: RefCell<Option<Tokenizer>> = const { RefCell::new(None) };
     }
@@ -107,15 +128,7 @@ pub fn expression_terms(expr: &str) -> Result<Option<Vec<String>>, StoreError> {
             Some(t) => t,
             None => slot.insert(Tokenizer::new()?),
         };
-        let quoted = quoted_terms(expr);
-        let split = tokenizer.count(&quoted.iter().map(String::as_str).collect::<Vec<_>>())?;
-        Ok(split
-            .into_iter()
-            .map(|c| match (c.tokens, c.terms.into_keys().next()) {
-                (1, Some(term)) => Some(term),
-                _ => None,
-            })
-            .collect())
+        f(tokenizer)
     })
 }
 

@@ -16,6 +16,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::why::Lift;
 use crate::store::ChunkId;
 pub(super) use shape::QueryShape;
 
@@ -86,40 +87,61 @@ pub(super) struct Evidence<'a> {
     pub kept: &'a HashSet<ChunkId>,
 }
 
+/// What reranking did to each candidate (`why::Lift`), amounts in fused units.
+pub(super) type Lifts = HashMap<ChunkId, Vec<Lift>>;
+
 /// `fused` (best first) reranked for what the candidates' files are:
-/// returns the same candidates with their new scores, best first.
-pub(super) fn rerank(fused: &[(ChunkId, f32)], evidence: &Evidence<'_>, query: &QueryShape) -> Vec<(ChunkId, f32)> {
-    let Some(best) = fused.iter().map(|f| f.1).reduce(f32::max) else { return Vec::new() };
+/// returns the same candidates with their new scores, best first, and what
+/// was done to each (for `why`, written as it is done).
+pub(super) fn rerank(
+    fused: &[(ChunkId, f32)],
+    evidence: &Evidence<'_>,
+    query: &QueryShape,
+) -> (Vec<(ChunkId, f32)>, Lifts) {
+    let mut lifts = Lifts::new();
+    let Some(best) = fused.iter().map(|f| f.1).reduce(f32::max) else { return (Vec::new(), lifts) };
     let file = |id: &ChunkId| evidence.places.get(id).map(|p| p.0.as_str());
     let mut scored: Vec<(ChunkId, f32)> = fused.to_vec();
-    add_coherence(&mut scored, &file, best);
-    let lifts = file_lifts(&scored, &file, evidence.cosines, query);
+    add_coherence(&mut scored, &file, best, &mut lifts);
+    let by_file = file_lifts(&scored, &file, evidence.cosines, query);
     for (id, score) in scored.iter_mut() {
         let Some(path) = file(id) else { continue };
+        let said = lifts.entry(*id).or_default();
         if query.names_file(path) {
             *score += SYMBOL_FILE * best;
+            said.push(Lift::SymbolFile { added: SYMBOL_FILE * best });
         }
-        *score *= query.prior(path, TEST_PRIOR, EXAMPLE_PRIOR, PROSE_PRIOR);
+        let (prior, kinds) = query.prior(path, TEST_PRIOR, EXAMPLE_PRIOR, PROSE_PRIOR);
+        *score *= prior;
+        said.extend(kinds.into_iter().map(|(file_is, factor)| Lift::StepBack { file_is, factor }));
         // After the prior, which weighs the chunk's own evidence: applied to
         // these too, SB measured 0.837 against 0.840.
-        *score += best * lifts.get(path).copied().unwrap_or(0.0);
+        let (meaning, share) = by_file.get(path).copied().unwrap_or((0.0, 0.0));
+        *score += best * (FILE_MEANING * meaning + PATH_WORDS * share);
+        if meaning > 0.0 {
+            said.push(Lift::FileMeaning { cosine: meaning, added: best * FILE_MEANING * meaning });
+        }
+        if share > 0.0 {
+            said.push(Lift::PathWords { share, added: best * PATH_WORDS * share });
+        }
     }
     sort(&mut scored);
-    step_back_repeats(&mut scored, &file, evidence.kept);
-    scored
+    step_back_repeats(&mut scored, &file, evidence.kept, &mut lifts);
+    (scored, lifts)
 }
 
-/// What each candidate file adds to its chunks, in units of the best fused
-/// score: `FILE_MEANING` times its meaning (the mean cosine of its
-/// `FILE_MEANING_CHUNKS` candidates closest to the query, of those ranked
-/// by meaning; none, nothing) and `PATH_WORDS` times the share of the
-/// question's words its path says. Worked out once a file, not a chunk.
+/// What each candidate file adds to its chunks: its meaning (the mean
+/// cosine of its `FILE_MEANING_CHUNKS` candidates closest to the query, of
+/// those ranked by meaning; none, 0), which adds `FILE_MEANING` of it in
+/// units of the best fused score, and the share of the question's words
+/// its path says, which adds `PATH_WORDS` of it. Worked out once a file,
+/// not a chunk.
 fn file_lifts<'a>(
     scored: &[(ChunkId, f32)],
     file: &dyn Fn(&ChunkId) -> Option<&'a str>,
     cosines: &HashMap<ChunkId, f32>,
     query: &QueryShape,
-) -> HashMap<&'a str, f32> {
+) -> HashMap<&'a str, (f32, f32)> {
     let mut by_file: HashMap<&str, Vec<f32>> = HashMap::new();
     for (id, _) in scored {
         let Some(path) = file(id) else { continue };
@@ -133,7 +155,7 @@ fn file_lifts<'a>(
             closeness.truncate(FILE_MEANING_CHUNKS);
             let meaning =
                 if closeness.is_empty() { 0.0 } else { closeness.iter().sum::<f32>() / closeness.len() as f32 };
-            (path, FILE_MEANING * meaning + PATH_WORDS * query.path_share(path))
+            (path, (meaning, query.path_share(path)))
         })
         .collect()
 }
@@ -145,13 +167,22 @@ fn step_back_repeats<'a>(
     scored: &mut [(ChunkId, f32)],
     file: &dyn Fn(&ChunkId) -> Option<&'a str>,
     kept: &HashSet<ChunkId>,
+    lifts: &mut Lifts,
 ) {
     let mut placed: HashMap<&str, i32> = HashMap::new();
     for (id, score) in scored.iter_mut() {
         let Some(path) = file(id) else { continue };
         let before = placed.entry(path).or_insert(0);
-        if *before > 0 && !kept.contains(id) {
-            *score *= REPEAT_DECAY.powi(*before);
+        if *before > 0 {
+            let nth = (*before + 1) as u32;
+            let lift = if kept.contains(id) {
+                Lift::KeptInPlace { nth }
+            } else {
+                let factor = REPEAT_DECAY.powi(*before);
+                *score *= factor;
+                Lift::Repeat { nth, factor }
+            };
+            lifts.entry(*id).or_default().push(lift);
         }
         *before += 1;
     }
@@ -160,7 +191,12 @@ fn step_back_repeats<'a>(
 
 /// Each file's best chunk raised by `COHERENCE` of `best` in proportion to
 /// the sum of the file's candidates' scores against the highest such sum.
-fn add_coherence<'a>(scored: &mut [(ChunkId, f32)], file: &dyn Fn(&ChunkId) -> Option<&'a str>, best: f32) {
+fn add_coherence<'a>(
+    scored: &mut [(ChunkId, f32)],
+    file: &dyn Fn(&ChunkId) -> Option<&'a str>,
+    best: f32,
+    lifts: &mut Lifts,
+) {
     let mut files: HashMap<&str, (f32, usize)> = HashMap::new();
     for (at, (id, score)) in scored.iter().enumerate() {
         let Some(path) = file(id) else { continue };
@@ -172,7 +208,9 @@ fn add_coherence<'a>(scored: &mut [(ChunkId, f32)], file: &dyn Fn(&ChunkId) -> O
     }
     let Some(top) = files.values().map(|f| f.0).reduce(f32::max).filter(|t| *t > 0.0) else { return };
     for (sum, at) in files.into_values() {
-        scored[at].1 += COHERENCE * best * sum / top;
+        let added = COHERENCE * best * sum / top;
+        scored[at].1 += added;
+        lifts.entry(scored[at].0).or_default().push(Lift::FileCoherence { share: sum / top, added });
     }
 }
 
@@ -198,7 +236,7 @@ mod tests {
         query: &str,
     ) -> Vec<(ChunkId, f32)> {
         let places = files.iter().map(|(id, f)| (*id, (f.to_string(), 1))).collect();
-        rerank(fused, &Evidence { places: &places, cosines, kept }, &QueryShape::of(query))
+        rerank(fused, &Evidence { places: &places, cosines, kept }, &QueryShape::of(query)).0
     }
 
     fn order(scored: &[(ChunkId, f32)]) -> Vec<ChunkId> {

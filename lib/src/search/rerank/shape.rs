@@ -38,19 +38,25 @@ impl QueryShape {
         QueryShape { symbol, asks_for_tests, path_words }
     }
 
-    /// The factor of a file's chunks by what its path says it is.
-    pub(super) fn prior(&self, path: &str, test: f32, example: f32, prose: f32) -> f32 {
+    /// The factor of a file's chunks by what its path says it is, and each
+    /// factor that made it, with what the file is (`a test`, `an example`,
+    /// `a prose`).
+    pub(super) fn prior(&self, path: &str, test: f32, example: f32, prose: f32) -> (f32, Vec<(&'static str, f32)>) {
         let mut prior = 1.0;
+        let mut kinds = Vec::new();
         if !self.asks_for_tests && paths::is_test(path) {
             prior *= test;
+            kinds.push(("a test", test));
         }
         if paths::is_example(path) {
             prior *= example;
+            kinds.push(("an example", example));
         }
         if paths::is_prose(path) {
             prior *= prose;
+            kinds.push(("a prose", prose));
         }
-        prior
+        (prior, kinds)
     }
 
     /// Whether the file is named after the query's symbol.

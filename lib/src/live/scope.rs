@@ -1,10 +1,11 @@
 //! Which files a client's `paths` may reach: only what is inside the
 //! project root and among the paths the server was started on, whatever
 //! the client sends (`..`, absolute paths, symlinks out of the tree).
+//! vg-mcp's tools and vg-serve's `/v1/ask` confine what they are sent here.
 
 use std::path::{Path, PathBuf};
 
-use crate::live::LiveIndex;
+use super::LiveIndex;
 use crate::project::{admit_paths, is_under, normalize_lexically};
 use crate::store::Scope;
 
@@ -14,7 +15,7 @@ const MAX_PATHS: usize = 64;
 /// The scope of a search under `paths` (root-relative or absolute inside
 /// the root); no paths is every served path. Err names the first path
 /// refused and why.
-pub(super) fn confine(live: &LiveIndex, paths: &[String]) -> Result<Scope, String> {
+pub fn confine(live: &LiveIndex, paths: &[String]) -> Result<Scope, String> {
     let served = live.scope();
     if paths.is_empty() {
         return Ok(served);
@@ -30,7 +31,7 @@ pub(super) fn confine(live: &LiveIndex, paths: &[String]) -> Result<Scope, Strin
         for p in admitted.admitted {
             if !served.prefixes.iter().any(|s| is_under(&p.rel, s)) {
                 return Err(format!(
-                    "{path} is not among the paths this server searches ({}); start vg-mcp on it to search it",
+                    "{path} is not among the paths this server searches ({}); start the server on it to search it",
                     served_list(&served.prefixes)
                 ));
             }

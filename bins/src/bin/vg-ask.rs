@@ -1,0 +1,136 @@
+//! vg-ask: a question in plain words into a plan, the plan's search with
+//! each hit's reasons, and a chat model's answer when one is called for
+//! (`vecgrep::ask`); `--plan` prints the plan alone.
+
+use std::collections::HashMap;
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+use std::time::SystemTime;
+
+use anyhow::Result;
+use vecgrep::ask::{self, AskOptions, AskSearcher};
+use vecgrep::concepts::{ConceptSet, Expansion};
+use vecgrep::index::WalkedSet;
+use vecgrep::search::{Hit, SearchRequest};
+use vecgrep::store::{self, IndexReader, Scope};
+use vecgrep_bins::app::{
+    cli_config, embedder_pool, index_blocking, note, note_holes, resolve, run_main, search_once, Blocking, Invocation,
+    EXIT_ERROR, EXIT_FOUND, EXIT_NOT_FOUND,
+};
+use vecgrep_bins::cli::AskCli;
+
+const TOOL: &str = "vg-ask";
+
+fn main() -> ExitCode {
+    let (cli, matches) = vecgrep_bins::app::parse_args::<AskCli>(TOOL);
+    run_main(TOOL, || {
+        let inv = resolve(TOOL, &cli.paths, cli.skip_outside_root, cli_config(&matches)?)?;
+        let options = AskOptions {
+            privacy_mode: None,
+            force_answer: cli.answer.force_answer,
+            context_hits: cli.answer.context_hits,
+            learn: cli.answer.learn,
+            now: SystemTime::now(),
+        };
+        let json = cli.json || !std::io::stdout().is_terminal();
+        if cli.plan {
+            return print_plan(&cli.query, &inv, &options, json);
+        }
+        let (errors, walked) = index_first(&cli, &inv)?;
+        let store = store::open_for_reading(&inv.root)?;
+        let (concepts, problems) = vecgrep::concepts::load(&inv.root);
+        for problem in &problems {
+            note(TOOL, inv.config.quiet, &problem.to_string());
+        }
+        let scope = Scope { prefixes: inv.paths.iter().map(|p| p.rel.clone()).collect(), files: walked };
+        let mut searcher = OneShot { inv: &inv, store: &*store, scope, concepts };
+        let response = ask::ask(&cli.query, &inv.root, &inv.config, &options, &mut searcher)?;
+        let mut out = std::io::stdout().lock();
+        if json {
+            vecgrep::records::write_record(&mut out, &response)?;
+        } else {
+            out.write_all(ask::render_response(&response).as_bytes())?;
+        }
+        out.flush()?;
+        Ok(match (errors, response.hits.is_empty()) {
+            (true, _) => EXIT_ERROR,
+            (false, false) => EXIT_FOUND,
+            (false, true) => EXIT_NOT_FOUND,
+        })
+    })
+}
+
+/// `--plan`: the plan alone, its warnings on stderr.
+fn print_plan(question: &str, inv: &Invocation, options: &AskOptions, json: bool) -> Result<u8> {
+    vecgrep::search::check_query(question)?;
+    let (plan, warnings) = ask::plan(question, &inv.config, options);
+    for w in &warnings {
+        note(TOOL, inv.config.quiet, w);
+    }
+    let mut out = std::io::stdout().lock();
+    if json {
+        vecgrep::records::write_record(&mut out, &ask::PlanRecord::new(plan))?;
+    } else {
+        out.write_all(ask::render_plan(&plan).as_bytes())?;
+    }
+    out.flush()?;
+    Ok(EXIT_FOUND)
+}
+
+/// Bring the index up to date first, unless `--no-index`, or unless the
+/// privacy mode refuses the embedder an index run would send the code to
+/// (then the index is searched as it stands). Whether a file failed, and
+/// the files the walk admitted when its filters (`-t`, `-g`) chose some.
+fn index_first(cli: &AskCli, inv: &Invocation) -> Result<(bool, Option<WalkedSet>)> {
+    let walk = cli.walk.to_options(&inv.config);
+    let walked_only = || -> Result<Option<WalkedSet>> {
+        let files = walk.is_filtered().then(|| vecgrep::project::walk(&inv.root, &inv.paths, &walk)).transpose()?;
+        Ok(files.map(|w| w.files.into_iter().map(|f| f.rel).collect()))
+    };
+    if cli.no_index {
+        return Ok((false, walked_only()?));
+    }
+    if !ask::allowed(inv.config.privacy_mode, &inv.config).embedding {
+        let why = "not indexing: the privacy mode refuses the embedding server; searching the index as it stands";
+        note(TOOL, inv.config.quiet, why);
+        return Ok((false, walked_only()?));
+    }
+    let how = Blocking { records: false, notable_skips: false, reindex: false };
+    let (summary, files) = index_blocking(TOOL, inv, &walk, &mut embedder_pool(&inv.config), how)?;
+    if summary.aborted {
+        return Err(anyhow::anyhow!("indexing declined; nothing was asked"));
+    }
+    note_holes(TOOL, inv.config.quiet, summary.holes);
+    Ok((summary.errors > 0, walk.is_filtered().then_some(files)))
+}
+
+/// A one-shot search of the project's index, as vg-query runs it.
+struct OneShot<'a> {
+    inv: &'a Invocation,
+    store: &'a dyn IndexReader,
+    scope: Scope,
+    concepts: ConceptSet,
+}
+
+impl AskSearcher for OneShot<'_> {
+    fn search(&mut self, request: &SearchRequest<'_>) -> Result<Vec<Hit>> {
+        search_once(self.store, &mut None, request, &self.inv.config, &self.inv.root)
+    }
+
+    fn expand(&self, query: &str) -> Expansion {
+        self.concepts.expand(query)
+    }
+
+    fn scope(&self) -> Scope {
+        self.scope.clone()
+    }
+
+    fn counts(&mut self) -> (u64, u64) {
+        self.store.stats().map_or((0, 0), |s| (s.chunks, s.files))
+    }
+
+    fn file_states(&mut self) -> HashMap<String, (u64, i64)> {
+        let files = self.store.files().unwrap_or_default();
+        files.into_iter().map(|(path, f)| (path, (f.state.size, f.state.mtime_ns))).collect()
+    }
+}

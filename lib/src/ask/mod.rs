@@ -1,0 +1,322 @@
+//! One call from a question to an answer (`vecgrep --ask`, vg-serve's
+//! `POST /v1/ask`, vg-mcp's `ask`): the question made into a plan
+//! (`rules`, or a chat model's checked against the schema, `llm`), the
+//! plan run as a filtered search, the hits judged (`judge`), and a chat
+//! model asked when the hits look thin or the plan wants an explanation
+//! (`answer`'s rules), all under the privacy mode in force (`privacy`).
+//!
+//! The surfaces differ only in how they search (a one-shot index, or a
+//! live one), which they bring as an `AskSearcher`; everything they return
+//! is an `AskResponse` (`response`), rendered for a person by `human`.
+
+mod human;
+mod lexicon;
+mod live;
+mod llm;
+mod plan;
+mod privacy;
+mod response;
+mod rules;
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant, SystemTime};
+
+use anyhow::Result;
+
+pub use human::{render_plan, render_response};
+pub use live::LiveAsk;
+pub use llm::plan_by_llm;
+pub use plan::{utc, Intent, L0Filters, PlanRecord, QueryPlan, ANSWER_SKILL, RULES_PLANNER_ID};
+pub use privacy::{allowed, on_loopback, Allowed};
+pub use response::{AskResponse, Citation, HitMetadata, ResponseStats, SearchHit};
+pub use rules::{plan_by_rules, PlanContext};
+
+use crate::answer::{self, ChatClient, ChatSettings};
+use crate::concepts::Expansion;
+use crate::judge::{judge, Judgement, Verdict};
+use crate::project::{Planner, PrivacyMode, ProjectRoot, ResolvedConfig, SearchMode};
+use crate::records::HitRecord;
+use crate::search::{self, Hit, SearchRequest};
+use crate::store::Scope;
+
+/// How a surface searches, for `ask`.
+pub trait AskSearcher {
+    /// The hits for `request` (its filter not yet applied to its scope).
+    fn search(&mut self, request: &SearchRequest<'_>) -> Result<Vec<Hit>>;
+    /// The project's concepts `query` names.
+    fn expand(&self, query: &str) -> Expansion;
+    /// The files a search may reach.
+    fn scope(&self) -> Scope;
+    /// What the index holds: chunks and files.
+    fn counts(&mut self) -> (u64, u64);
+    /// Each indexed file's size and modification time (ns since the epoch).
+    fn file_states(&mut self) -> HashMap<String, (u64, i64)>;
+}
+
+/// What a question is asked with besides the config.
+#[derive(Clone, Copy, Debug)]
+pub struct AskOptions {
+    /// The mode the request asks for; none, the config's.
+    pub privacy_mode: Option<PrivacyMode>,
+    /// Ask the chat model whatever the judgement (`--force-answer`).
+    pub force_answer: bool,
+    /// Hits the chat model is given.
+    pub context_hits: usize,
+    /// Write the concepts the answer bridges to `.vecgrep/kg/learned.md`
+    /// (`--learn`; never for a server's request).
+    pub learn: bool,
+    /// The moment relative times count from.
+    pub now: SystemTime,
+}
+
+impl AskOptions {
+    /// The options of a request that names at most its privacy mode.
+    pub fn new(privacy_mode: Option<PrivacyMode>) -> AskOptions {
+        AskOptions {
+            privacy_mode,
+            force_answer: false,
+            context_hits: answer::DEFAULT_CONTEXT_HITS,
+            learn: false,
+            now: SystemTime::now(),
+        }
+    }
+}
+
+/// The plan for `question`: the rules', or with `planner = "llm"` the chat
+/// model's when the mode allows asking it and its plan passes the check;
+/// with a warning for each thing that fell back.
+pub fn plan(question: &str, config: &ResolvedConfig, options: &AskOptions) -> (QueryPlan, Vec<String>) {
+    let mode = options.privacy_mode.unwrap_or(config.privacy_mode);
+    let context = PlanContext {
+        now: options.now,
+        threshold: config.threshold,
+        context_hits: options.context_hits,
+        privacy_mode: mode,
+    };
+    let draft = plan_by_rules(question, &context);
+    let mut warnings = Vec::new();
+    if config.planner != Planner::Llm {
+        return (draft, warnings);
+    }
+    let allowed = privacy::allowed(mode, config);
+    let Some(url) = allowed.chat else {
+        let why = allowed.warnings.into_iter().next().unwrap_or_else(|| "no llm_url is set".into());
+        warnings.push(format!("planner llm: {why}; planned by rules"));
+        return (draft, warnings);
+    };
+    let settings = ChatSettings::new(&url, config.llm_model.as_deref(), Duration::from_secs_f64(config.llm_timeout));
+    let planned = ChatClient::connect(&settings)
+        .map_err(|e| format!("{e:#}"))
+        .and_then(|client| plan_by_llm(&client, question, &draft));
+    match planned {
+        Ok(plan) => (plan, warnings),
+        Err(why) => {
+            warnings.push(format!("the LLM planner's plan was refused ({}); planned by rules", one_line(&why)));
+            (draft, warnings)
+        }
+    }
+}
+
+/// Ask `question` of the project at `root` through `searcher`: plan,
+/// filtered search, judgement, and an answer when it is called for.
+/// Err only for what the caller must fix (an empty or overlong question)
+/// or a search that failed; a chat model that fails is a warning.
+pub fn ask(
+    question: &str,
+    root: &ProjectRoot,
+    config: &ResolvedConfig,
+    options: &AskOptions,
+    searcher: &mut dyn AskSearcher,
+) -> Result<AskResponse> {
+    let started = Instant::now();
+    search::check_query(question)?;
+    let (mut plan, mut warnings) = plan(question, config, options);
+    if let Err(why) = plan.check() {
+        warnings.push(format!("the plan's filters were left out: {why}"));
+        plan.l0_filters = L0Filters::default();
+        plan.check().map_err(anyhow::Error::msg)?;
+    }
+    let plan_ms = ms(started);
+    let allowed = privacy::allowed(plan.privacy_mode, config);
+    warnings.extend(allowed.warnings.iter().cloned());
+    let mode = if allowed.embedding { config.mode } else { SearchMode::Lexical };
+    let searched = Instant::now();
+    let (hits, judgement) = run_search(&plan, config, mode, searcher)?;
+    // What the chat model is given: each hit whole (the prompt cuts it).
+    let records: Vec<HitRecord> = hits.iter().map(|h| HitRecord::new(root, h.clone(), &plan.l1_query_text)).collect();
+    let filtered = !plan.l0_filters.is_empty();
+    let states = if hits.is_empty() { HashMap::new() } else { searcher.file_states() };
+    let hits: Vec<SearchHit> = hits
+        .into_iter()
+        .map(|h| {
+            let state = states.get(&h.file).copied();
+            SearchHit::new(h, state, filtered)
+        })
+        .collect();
+    let (chunks, files) = searcher.counts();
+    let stats = ResponseStats {
+        mode: mode.to_string(),
+        root: root.path.to_string_lossy().into_owned(),
+        backend: if root.shared.is_some() { "postgres" } else { "sqlite" }.into(),
+        plan_ms,
+        search_ms: ms(searched),
+        embedder_model: search::needs_embedder(mode).then(|| config.embedder_model.clone()),
+        chunks_indexed: chunks,
+        files_indexed: files,
+        verdict: match judgement.verdict {
+            Verdict::Sufficient => "sufficient",
+            Verdict::Insufficient => "insufficient",
+        }
+        .into(),
+        verdict_reasons: judgement.reasons.clone(),
+        ..ResponseStats::default()
+    };
+    let mut response = AskResponse::new(plan, hits, warnings, stats);
+    let answered = Instant::now();
+    let called_for = Called { root, options, allowed: &allowed, judgement: &judgement, records: &records };
+    answer_if_called_for(&mut response, config, &called_for);
+    response.stats.answer_ms = ms(answered);
+    response.count();
+    response.stats.latency_ms = ms(started);
+    Ok(response)
+}
+
+/// The plan's search: its hits (one per file for a list), with the words
+/// each matched, and their judgement.
+fn run_search(
+    plan: &QueryPlan,
+    config: &ResolvedConfig,
+    mode: SearchMode,
+    searcher: &mut dyn AskSearcher,
+) -> Result<(Vec<Hit>, Judgement)> {
+    let query = plan.l1_query_text.as_str();
+    let filter = plan.to_filter().map_err(anyhow::Error::msg)?;
+    let request = SearchRequest {
+        query,
+        mode,
+        scope: searcher.scope(),
+        k: config.top_k.min(search::MAX_K),
+        // A cosine's threshold means nothing to words alone: a search the
+        // privacy mode confined to words keeps every match.
+        threshold: if mode == SearchMode::Lexical && config.mode != SearchMode::Lexical {
+            0.0
+        } else {
+            plan.l1_threshold
+        },
+        filter,
+        expansion: searcher.expand(query),
+    };
+    let mut hits = searcher.search(&request)?;
+    if plan.intent == Intent::List {
+        let mut seen = std::collections::HashSet::new();
+        hits.retain(|h| seen.insert(h.file.clone()));
+    }
+    search::explain(query, &mut hits);
+    let judgement = judge(query, mode, &hits);
+    Ok((hits, judgement))
+}
+
+/// What decides whether the chat model is asked, and what it is given.
+struct Called<'a> {
+    root: &'a ProjectRoot,
+    options: &'a AskOptions,
+    allowed: &'a Allowed,
+    judgement: &'a Judgement,
+    /// The hits as records, whole.
+    records: &'a [HitRecord],
+}
+
+/// Why the chat model is asked (vg-answer's rules: never without hits),
+/// or None.
+fn answer_reason(response: &AskResponse, called: &Called<'_>) -> Option<&'static str> {
+    if response.hits.is_empty() {
+        None
+    } else if called.options.force_answer {
+        Some("forced")
+    } else if response.query_plan.requires_l2 {
+        Some("requires_l2")
+    } else if called.judgement.verdict == Verdict::Insufficient {
+        Some("insufficient")
+    } else {
+        None
+    }
+}
+
+/// Ask the chat model when the plan requires it or the hits look thin, if
+/// the mode allows one; its answer and citations go into `response`, a
+/// failure into its warnings.
+fn answer_if_called_for(response: &mut AskResponse, config: &ResolvedConfig, called: &Called<'_>) {
+    let Some(reason) = answer_reason(response, called) else { return };
+    let Some(url) = called.allowed.chat.as_deref() else {
+        if config.llm_url.is_none() {
+            response.warnings.push(format!(
+                "an answer was called for ({reason}) but no chat model is set (llm_url); the hits are all there is"
+            ));
+        }
+        return;
+    };
+    let plan = &response.query_plan;
+    let settings = ChatSettings::new(url, config.llm_model.as_deref(), Duration::from_secs_f64(config.llm_timeout));
+    let asked = ChatClient::connect(&settings)
+        .and_then(|client| answer::answer(&client, &plan.raw_user_text, called.records, plan.l2_top_k));
+    let answer = match asked {
+        Ok(a) => a,
+        Err(e) => {
+            response.warnings.push(format!("the chat model gave no answer: {}", one_line(&format!("{e:#}"))));
+            return;
+        }
+    };
+    cite(response, &answer);
+    response.stats.answer_model = Some(answer.model.clone());
+    response.stats.answer_reason = Some(reason.into());
+    if called.options.learn {
+        learn(response, &answer, called);
+    }
+}
+
+/// `--learn`: the concepts the answer bridges (a word of the question the
+/// hits lack, and the identifiers the answer names for it that the hits
+/// hold), appended to the project's learned concepts, as vg-answer does.
+fn learn(response: &mut AskResponse, answer: &answer::Answer, called: &Called<'_>) {
+    let query = &response.query_plan.l1_query_text;
+    let (known, _) = crate::concepts::load(called.root);
+    let given = &called.records[..answer.given.min(called.records.len())];
+    let learned = answer::concepts_bridged(query, &called.judgement.missing, &answer.cited.text, given, &known);
+    if learned.is_empty() {
+        return;
+    }
+    match answer::append_learned(called.root, &learned, query, &answer.model) {
+        Ok(_) => response.stats.concepts_learned = learned.into_iter().map(|c| c.name).collect(),
+        Err(e) => response.warnings.push(format!("cannot keep the concepts learned: {e:#}")),
+    }
+}
+
+/// The answer's text and citations into `response`, the hits it cites marked L2.
+fn cite(response: &mut AskResponse, answer: &answer::Answer) {
+    for c in &answer.cited.citations {
+        if let Some(hit) =
+            response.hits.iter_mut().find(|h| h.path == c.file && (h.start_line..=h.end_line).contains(&c.line))
+        {
+            if hit.tier != "L2" {
+                hit.cited();
+            }
+        }
+        response.citations.push(Citation { path: c.file.clone(), line: c.line });
+    }
+    if !answer.cited.dropped.is_empty() {
+        response.warnings.push(format!(
+            "the answer cited places it was not given, taken out: {}",
+            one_line(&answer.cited.dropped.join(", "))
+        ));
+    }
+    response.answer_summary = Some(answer.cited.text.clone());
+}
+
+/// Text from elsewhere (a model, an endpoint) as one line without control characters.
+fn one_line(text: &str) -> String {
+    text.chars().map(|c| if c.is_control() { ' ' } else { c }).take(500).collect()
+}
+
+fn ms(since: Instant) -> f64 {
+    (since.elapsed().as_secs_f64() * 1000.0 * 10.0).round() / 10.0
+}

@@ -1,0 +1,779 @@
+//! The rules planner: a question in plain words into a `QueryPlan` with no
+//! model and no network, the same plan for the same words and moment.
+//!
+//! Each rule is a pattern over the question that, when it matches, becomes
+//! a filter (time, size, exclusions, languages, tests, paths, in that
+//! order: an exclusion must claim `not in tests` before `in tests` is read
+//! as an inclusion, and `python tests` is a language's before it is tests') and leaves a mark where its words were; what is left
+//! between the marks, less the words every question has (`find`, `where
+//! do we`, `files that`), is what is searched for. The intent is read from
+//! the question's shape (`explain`, `where is X defined`, `which files`).
+//! `tests` below holds the table of phrasings the rules are held to.
+
+use std::sync::LazyLock;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use regex::{Captures, Regex};
+
+use super::lexicon::{
+    bytes, extensions_of, language_names, normalized, number, seconds_in, COMMON_DIRS, LANGUAGES, LARGE_FILE, NUMBER,
+    SIZE, SMALL_FILE, TEST_GLOBS, TIME_UNIT,
+};
+use super::plan::{utc, Intent, L0Filters, QueryPlan, ANSWER_SKILL, RULES_PLANNER_ID};
+use crate::project::PrivacyMode;
+use crate::search::parse_when;
+
+/// What a plan is made with besides the question.
+#[derive(Clone, Copy, Debug)]
+pub struct PlanContext {
+    /// The moment "this week" and "yesterday" count from.
+    pub now: SystemTime,
+    /// The config's threshold, the plan's `l1_threshold`.
+    pub threshold: f32,
+    /// Hits a chat model is given (`l2_top_k`).
+    pub context_hits: usize,
+    pub privacy_mode: PrivacyMode,
+}
+
+/// Where a rule took words out of the question.
+const MARK: &str = " ; ";
+
+/// Verbs that say a file was changed.
+const CHANGED: &str = r"(?:changed|modified|edited|updated|touched|committed|written|added|created|saved)";
+
+/// Words that leave something out.
+const EXCLUDING: &str = r"(?:not|except(?:\s+for)?|excluding|exclude|without|ignoring|ignore|skipping|skip|but\s+not|outside(?:\s+of)?|other\s+than|apart\s+from|no)";
+
+/// A date as a plan may be asked for it: a day, a month or a year.
+const DATE: &str = r"\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?Z?)?|\d{4}-\d{2}|(?:19|20)\d{2}";
+
+fn re(pattern: &str) -> Regex {
+    Regex::new(&format!("(?i){pattern}")).expect("a valid rule")
+}
+
+/// The plan the rules make of `question`.
+pub fn plan_by_rules(question: &str, ctx: &PlanContext) -> QueryPlan {
+    // Control characters (a pasted newline, an escape) become spaces: what
+    // is searched for is one line a person can read.
+    let spaced: String = question.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    let raw = spaced.split_whitespace().collect::<Vec<_>>().join(" ");
+    let raw = raw.as_str();
+    let mut work = Work { text: format!(" {} ", normalized(raw)), filters: L0Filters::default(), now: ctx.now };
+    work.times();
+    work.sizes();
+    work.exclusions();
+    work.languages();
+    work.tests();
+    work.paths();
+    let rest = work.text.replace(';', " ");
+    let (intent, symbol) = intent_of(&normalized(raw), &rest);
+    let topic = match symbol {
+        Some(symbol) => symbol,
+        None => topic(&work.text),
+    };
+    let filtered = !work.filters.is_empty();
+    let (intent, l1_query_text) = match topic.is_empty() {
+        // Nothing but filters: the files they admit are the answer, and
+        // the question's own words are what there is to rank them by.
+        true if filtered && intent == Intent::Search => (Intent::List, raw.to_string()),
+        true => (intent, raw.to_string()),
+        false => (intent, topic),
+    };
+    let requires_l2 = intent == Intent::Explain;
+    QueryPlan {
+        intent,
+        l0_filters: work.filters,
+        l1_query_text,
+        l1_threshold: ctx.threshold,
+        requires_l2,
+        l2_skills: if requires_l2 { vec![ANSWER_SKILL.to_string()] } else { Vec::new() },
+        l2_top_k: ctx.context_hits,
+        privacy_mode: ctx.privacy_mode,
+        raw_user_text: question.trim().to_string(),
+        planner_model_id: RULES_PLANNER_ID.to_string(),
+    }
+}
+
+/// The question as the rules work through it, and the filters taken so far.
+struct Work {
+    text: String,
+    filters: L0Filters,
+    now: SystemTime,
+}
+
+impl Work {
+    /// Every match of `rule` handed to `take`, which returns the text to
+    /// leave in its place (`MARK`, and any words it matched only to see
+    /// where they end), or None to leave the match as it was.
+    fn take(
+        &mut self,
+        rule: &Regex,
+        mut take: impl FnMut(&Captures<'_>, &mut L0Filters, SystemTime) -> Option<String>,
+    ) {
+        let (filters, now) = (&mut self.filters, self.now);
+        let replaced = rule.replace_all(&self.text, |caps: &Captures<'_>| {
+            take(caps, filters, now).unwrap_or_else(|| caps[0].to_string())
+        });
+        self.text = replaced.into_owned();
+    }
+
+    fn times(&mut self) {
+        static LAST: LazyLock<Regex> = LazyLock::new(|| {
+            re(&format!(
+                r"\b(?:{CHANGED}\s+)?(?:(?:in|within|during|over|from|for)\s+)?(?:the\s+)?(?:last|past|previous)\s+(?:({NUMBER})\s+)?({TIME_UNIT})\b"
+            ))
+        });
+        static THIS: LazyLock<Regex> = LazyLock::new(|| {
+            re(&format!(r"\b(?:{CHANGED}\s+)?(?:(?:in|during|since)\s+)?(?:this|the\s+current)\s+(week|month|year)\b"))
+        });
+        static SINCE_LAST: LazyLock<Regex> =
+            LazyLock::new(|| re(&format!(r"\b(?:{CHANGED}\s+)?since\s+last\s+(week|month|year)\b")));
+        static OLDER: LazyLock<Regex> = LazyLock::new(|| {
+            re(&format!(
+                r"\b(?:(?:not\s+(?:been\s+)?{CHANGED}|unchanged|untouched|stale)\s+(?:in|for|since)\s+(?:the\s+)?(?:(?:last|past)\s+)?|older\s+than\s+|{CHANGED}\s+(?:more\s+than|over)\s+)(?:({NUMBER})\s+)?({TIME_UNIT})(?:\s+ago)?\b"
+            ))
+        });
+        static AGO: LazyLock<Regex> = LazyLock::new(|| {
+            re(&format!(r"\b(?:{CHANGED}\s+)?(?:(?:since|within)\s+)?({NUMBER})\s+({TIME_UNIT})\s+ago\b"))
+        });
+        let back = |n: Option<&str>, unit: &str, now: SystemTime| {
+            let n = n.map_or(Some(1), number)?;
+            now.checked_sub(Duration::from_secs(n.checked_mul(seconds_in(unit))?))
+        };
+        self.take(&OLDER, |c, f, now| {
+            f.modified_before = Some(utc(back(c.get(1).map(|m| m.as_str()), &c[2], now)?));
+            Some(MARK.into())
+        });
+        // "since last month" before "last month", which would leave "since".
+        for rule in [&*SINCE_LAST, &*THIS] {
+            self.take(rule, |c, f, now| {
+                let days = match c[1].to_ascii_lowercase().as_str() {
+                    "week" => 7,
+                    "month" => 30,
+                    _ => 365,
+                };
+                f.modified_after = Some(utc(now - Duration::from_secs(days * 86_400)));
+                Some(MARK.into())
+            });
+        }
+        for rule in [&*LAST, &*AGO] {
+            self.take(rule, |c, f, now| {
+                f.modified_after = Some(utc(back(c.get(1).map(|m| m.as_str()), &c[2], now)?));
+                Some(MARK.into())
+            });
+        }
+        self.days_and_dates();
+    }
+
+    /// `today`, `yesterday`, `recently`, and dates: since, before, in a year.
+    fn days_and_dates(&mut self) {
+        static TODAY: LazyLock<Regex> = LazyLock::new(|| re(&format!(r"\b(?:{CHANGED}\s+)?(today|yesterday)\b")));
+        static RECENTLY: LazyLock<Regex> =
+            LazyLock::new(|| re(&format!(r"\b(?:recently\s+{CHANGED}|{CHANGED}\s+(?:recently|lately))\b")));
+        static SINCE: LazyLock<Regex> = LazyLock::new(|| {
+            re(&format!(r"\b(?:{CHANGED}\s+)?(since|after|from|before|until|till|prior\s+to)\s+({DATE})\b"))
+        });
+        static YEAR: LazyLock<Regex> =
+            LazyLock::new(|| re(&format!(r"\b(?:{CHANGED}\s+)?(?:in|during)\s+((?:19|20)\d\d)\b")));
+        self.take(&TODAY, |c, f, now| {
+            let midnight = now.duration_since(UNIX_EPOCH).ok()?.as_secs() / 86_400 * 86_400;
+            let midnight = UNIX_EPOCH + Duration::from_secs(midnight);
+            if c[1].eq_ignore_ascii_case("today") {
+                f.modified_after = Some(utc(midnight));
+            } else {
+                f.modified_after = Some(utc(midnight - Duration::from_secs(86_400)));
+                f.modified_before = Some(utc(midnight));
+            }
+            Some(MARK.into())
+        });
+        self.take(&RECENTLY, |_, f, now| {
+            f.modified_after = Some(utc(now - Duration::from_secs(14 * 86_400)));
+            Some(MARK.into())
+        });
+        self.take(&SINCE, |c, f, now| {
+            let at = utc(date(&c[2], now)?);
+            match c[1].to_ascii_lowercase().as_str() {
+                "since" | "after" | "from" => f.modified_after = Some(at),
+                _ => f.modified_before = Some(at),
+            }
+            Some(MARK.into())
+        });
+        self.take(&YEAR, |c, f, now| {
+            let year: u32 = c[1].parse().ok()?;
+            f.modified_after = Some(utc(date(&year.to_string(), now)?));
+            f.modified_before = Some(utc(date(&(year + 1).to_string(), now)?));
+            Some(MARK.into())
+        });
+        if self.filters.modified_after.is_some() || self.filters.modified_before.is_some() {
+            // "changed rust files this week": the verb said only what the span says.
+            static VERB: LazyLock<Regex> = LazyLock::new(|| re(&format!(r"\b{CHANGED}\b")));
+            self.take(&VERB, |_, _, _| Some(MARK.into()));
+        }
+    }
+
+    fn sizes(&mut self) {
+        static AT_LEAST: LazyLock<Regex> = LazyLock::new(|| {
+            re(&format!(
+                r"\b(?:(?:larger|bigger|greater|more|heavier)\s+than|over|above|at\s+least|exceeding)\s+{SIZE}"
+            ))
+        });
+        static AT_MOST: LazyLock<Regex> = LazyLock::new(|| {
+            re(&format!(r"\b(?:(?:smaller|less|lighter)\s+than|under|below|at\s+most|up\s+to|within)\s+{SIZE}"))
+        });
+        static BETWEEN: LazyLock<Regex> =
+            LazyLock::new(|| re(&format!(r"\bbetween\s+(\d+(?:\.\d+)?)\s*([a-z]+)?\s+and\s+{SIZE}")));
+        static BIG: LazyLock<Regex> = LazyLock::new(|| re(r"\b(big|large|huge|giant|small|tiny)\s+files?\b"));
+        self.take(&BETWEEN, |c, f, _| {
+            let unit = c.get(2).map_or(&c[4], |u| u.as_str());
+            f.min_size = Some(bytes(&c[1], unit)?);
+            f.max_size = Some(bytes(&c[3], &c[4])?);
+            Some(MARK.into())
+        });
+        self.take(&AT_LEAST, |c, f, _| {
+            f.min_size = Some(bytes(&c[1], &c[2])?);
+            Some(MARK.into())
+        });
+        self.take(&AT_MOST, |c, f, _| {
+            f.max_size = Some(bytes(&c[1], &c[2])?);
+            Some(MARK.into())
+        });
+        self.take(&BIG, |c, f, _| {
+            match c[1].to_ascii_lowercase().as_str() {
+                "small" | "tiny" => f.max_size = Some(SMALL_FILE),
+                _ => f.min_size = Some(LARGE_FILE),
+            }
+            Some(MARK.into())
+        });
+    }
+
+    fn exclusions(&mut self) {
+        static TESTS: LazyLock<Regex> = LazyLock::new(|| {
+            re(&format!(
+                r"\b{EXCLUDING}\s+(?:(?:in|the|any|our)\s+)*(?:unit\s+|integration\s+)?(?:tests?|test\s+files|test\s+code|specs?|testing\s+code)\b"
+            ))
+        });
+        static LANGS: LazyLock<Regex> = LazyLock::new(|| {
+            re(&format!(
+                r"\b{EXCLUDING}\s+(?:(?:in|the|any)\s+)*({})(?:\s+(?:files?|code|sources?))?\b",
+                language_names()
+            ))
+        });
+        static EXTENSIONS: LazyLock<Regex> = LazyLock::new(|| {
+            re(&format!(r"\b{EXCLUDING}\s+(?:(?:the|any)\s+)*\*?\.([a-z0-9+]{{1,10}})(?:\s+files?)?\b"))
+        });
+        static DIRS: LazyLock<Regex> = LazyLock::new(|| {
+            re(&format!(
+                r"\b{EXCLUDING}\s+(?:(?:in|under|inside|from|the)\s+)*`?((?:[\w.-]+/)+[\w.-]*|{COMMON_DIRS})`?(?:\s+(?:dir|directory|folder|tree))?\b"
+            ))
+        });
+        self.take(&TESTS, |_, f, _| {
+            f.exclude_globs.extend(TEST_GLOBS.iter().map(|g| g.to_string()));
+            Some(MARK.into())
+        });
+        self.take(&LANGS, |c, f, _| {
+            f.exclude_globs.extend(extensions_of(&c[1]).iter().map(|e| format!("*{e}")));
+            Some(MARK.into())
+        });
+        self.take(&EXTENSIONS, |c, f, _| {
+            f.exclude_globs.push(format!("*.{}", c[1].to_ascii_lowercase()));
+            Some(MARK.into())
+        });
+        self.take(&DIRS, |c, f, _| {
+            f.exclude_globs.push(dir_glob(&c[1]));
+            Some(MARK.into())
+        });
+    }
+
+    fn tests(&mut self) {
+        static IN_TESTS: LazyLock<Regex> = LazyLock::new(|| {
+            re(
+                r"\b(?:in|under|inside|within|from|among)\s+(?:(?:the|our)\s+)?(?:unit\s+|integration\s+)?(?:tests?|test\s+suite|test\s+files|test\s+code|specs?)\b(?:\s+(?:dir|directory|folder))?",
+            )
+        });
+        static TEST_FILES: LazyLock<Regex> = LazyLock::new(|| {
+            re(
+                r"\b(?:unit\s+|integration\s+)?(?:tests?|test\s+files|test\s+cases|specs?)\s+(?:that|which|where|for|of|about|covering|checking|verifying)\b",
+            )
+        });
+        for rule in [&*IN_TESTS, &*TEST_FILES] {
+            self.take(rule, |_, f, _| {
+                include_tests(f);
+                Some(MARK.into())
+            });
+        }
+    }
+
+    fn languages(&mut self) {
+        static FILES: LazyLock<Regex> = LazyLock::new(|| {
+            re(&format!(
+                r"\b({})\s+(files?|code|sources?|source\s+files|modules?|scripts?|programs?|crates?|packages?|tests?|test\s+files|classes|functions|docs|documents|documentation|notes)\b",
+                language_names()
+            ))
+        });
+        static IN: LazyLock<Regex> = LazyLock::new(|| {
+            re(&format!(
+                r"\b(?:written\s+in|implemented\s+in|in|using)\s+({})\b(\s*(?:$|[,.?;!]|(?:that|which|with|where|and|or|under|inside|within|from|larger|smaller|over|since|before|not|excluding|except)\b))",
+                language_names()
+            ))
+        });
+        static DOTTED: LazyLock<Regex> = LazyLock::new(|| re(r"(?:^|\s)\*?\.([a-z][a-z0-9+]{0,9})(?:\s+files?)?\b"));
+        static ENDING: LazyLock<Regex> = LazyLock::new(|| {
+            re(r"\b(?:files?\s+)?(?:ending|ended|that\s+end)\s+(?:in|with)\s+\*?\.([a-z0-9+]{1,10})\b")
+        });
+        self.take(&FILES, |c, f, _| {
+            add_extensions(f, extensions_of(&c[1]).iter().map(|e| e.to_string()));
+            if c[2].to_ascii_lowercase().starts_with("test") {
+                include_tests(f);
+            }
+            Some(MARK.into())
+        });
+        self.take(&IN, |c, f, _| {
+            add_extensions(f, extensions_of(&c[1]).iter().map(|e| e.to_string()));
+            Some(format!("{MARK}{}", &c[2]))
+        });
+        for rule in [&*ENDING, &*DOTTED] {
+            self.take(rule, |c, f, _| {
+                add_extensions(f, [format!(".{}", c[1].to_ascii_lowercase())]);
+                Some(MARK.into())
+            });
+        }
+    }
+
+    fn paths(&mut self) {
+        static SLASHED: LazyLock<Regex> = LazyLock::new(|| {
+            re(
+                r"\b(?:in|under|inside|within|from|below|beneath|at)\s+(?:the\s+)?`?(\.?/?[\w.-]+(?:/[\w.*-]*)+)`?(?:\s+(?:dir|directory|folder|package|module|crate|tree|subtree))?",
+            )
+        });
+        static NAMED_DIR: LazyLock<Regex> = LazyLock::new(|| {
+            re(
+                r"\b(?:in|under|inside|within|from)\s+(?:the\s+)?`?([\w.-]+)`?\s+(?:dir|directory|folder|package|module|crate|subdirectory|subtree)\b",
+            )
+        });
+        static FILE: LazyLock<Regex> = LazyLock::new(|| {
+            re(
+                r"\b(?:in|inside|from)\s+(?:the\s+)?(?:file\s+)?`?([A-Za-z_][\w-]*\.([A-Za-z][A-Za-z0-9]{0,7}))`?(?:\s+file)?\b",
+            )
+        });
+        static NAMED_FILES: LazyLock<Regex> =
+            LazyLock::new(|| re(r"\bfiles?\s+(?:named|called|matching)\s+`?([\w.*?-]+)`?"));
+        self.take(&SLASHED, |c, f, _| {
+            f.path_globs.push(dir_glob(&c[1]));
+            Some(MARK.into())
+        });
+        self.take(&NAMED_DIR, |c, f, _| {
+            f.path_globs.push(format!("{}/", &c[1]));
+            Some(MARK.into())
+        });
+        self.take(&FILE, |c, f, _| {
+            let known = LANGUAGES.iter().flat_map(|(_, e)| e.iter()).any(|e| e[1..].eq_ignore_ascii_case(&c[2]));
+            known.then(|| {
+                f.path_globs.push(c[1].to_string());
+                MARK.to_string()
+            })
+        });
+        self.take(&NAMED_FILES, |c, f, _| {
+            f.path_globs.push(c[1].to_string());
+            Some(MARK.into())
+        });
+    }
+}
+
+/// A directory as a glob from the root: `./src/net` → `src/net/`; a path
+/// naming a file or holding a wildcard is taken as it is.
+fn dir_glob(path: &str) -> String {
+    let path = path.trim_start_matches("./").trim_start_matches('/');
+    let last = path.trim_end_matches('/').rsplit('/').next().unwrap_or_default();
+    if path.contains('*') || (last.contains('.') && !path.ends_with('/')) {
+        path.to_string()
+    } else {
+        format!("{}/", path.trim_end_matches('/'))
+    }
+}
+
+fn include_tests(f: &mut L0Filters) {
+    for g in TEST_GLOBS {
+        if !f.path_globs.iter().any(|p| p == g) {
+            f.path_globs.push(g.to_string());
+        }
+    }
+}
+
+fn add_extensions(f: &mut L0Filters, extensions: impl IntoIterator<Item = String>) {
+    for e in extensions {
+        if !f.extensions.contains(&e) {
+            f.extensions.push(e);
+        }
+    }
+}
+
+/// A date the rules read (`2026-01-31`, `2026-01`, `2026`) as a moment.
+fn date(text: &str, now: SystemTime) -> Option<SystemTime> {
+    let full = match text.len() {
+        4 => format!("{text}-01-01"),
+        7 => format!("{text}-01"),
+        _ => text.to_string(),
+    };
+    let ns = parse_when(&full, now).ok()?;
+    Some(UNIX_EPOCH + Duration::from_secs(u64::try_from(ns / 1_000_000_000).ok()?))
+}
+
+/// The intent, from the question as asked (`explain`, `which files`) and
+/// as left once its filters are out (`where is parse_config defined`);
+/// with the symbol a locating question names.
+fn intent_of(question: &str, rest: &str) -> (Intent, Option<String>) {
+    static EXPLAIN: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"^\s*(?:please\s+)?(?:explain|describe|summari[sz]e|walk\s+me\s+through|tell\s+me\s+(?:about|how|why)|why)\b|\bhow\s+(?:does|do|is|are)\b.*\bwork(?:s|ing)?\b|^\s*what\s+(?:does|do)\b.*\bdo\s*\??\s*$|\bwhat\s+is\s+the\s+(?:purpose|point|role)\s+of\b",
+        )
+    });
+    static LIST: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"^\s*(?:please\s+)?(?:list|enumerate)\b|\b(?:which|what)\s+(?:[\w+#]+\s+)?files\b|^\s*(?:show|find|give|get)\s+(?:me\s+)?(?:all\s+)?(?:the\s+)?(?:[\w+#]+\s+)?files\b|^\s*all\s+(?:[\w+#]+\s+)?files\b",
+        )
+    });
+    static LOCATE: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"^\s*(?:where\s+(?:is|are)|where's|find|show(?:\s+me)?|locate|go\s+to|jump\s+to)\s+(?:the\s+)?((?:definition|declaration|implementation)\s+of\s+)?(?:the\s+)?(?:(?:function|method|class|struct|type|trait|enum|interface|constant|const|variable)\s+)?(`?)([A-Za-z_]\w*(?:(?:::|\.|->)[A-Za-z_]\w*)*)`?((?:\s+(?:defined|declared|implemented|function|method|class|struct|type|trait|enum))*)\s*\??\s*$",
+        )
+    });
+    if EXPLAIN.is_match(question) {
+        return (Intent::Explain, None);
+    }
+    if let Some(c) = LOCATE.captures(rest) {
+        let symbol = &c[3];
+        let marked = c.get(1).is_some() || !c[2].is_empty() || !c[4].is_empty();
+        if marked || code_like(symbol) {
+            return (Intent::Locate, Some(symbol.to_string()));
+        }
+    }
+    if LIST.is_match(question) {
+        return (Intent::List, None);
+    }
+    (Intent::Search, None)
+}
+
+/// Whether a word reads as an identifier rather than English: qualified,
+/// with an underscore, or with a capital after its first letter.
+fn code_like(word: &str) -> bool {
+    word.contains("::")
+        || word.contains('.')
+        || word.contains("->")
+        || word.contains('_')
+        || word.chars().skip(1).any(|c| c.is_ascii_uppercase())
+}
+
+/// What is left to search for: each stretch between the rules' marks
+/// without the words every question has at its ends, joined.
+fn topic(text: &str) -> String {
+    static LEADING: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"^\s*(?:please|pls|can\s+you|could\s+you|would\s+you|help\s+me|i\s+(?:need|want)\s+to|i'd\s+like\s+to|let's|show\s+me|tell\s+me|give\s+me|find\s+me|find|show|list|enumerate|search(?:\s+for)?|look(?:\s+for|\s+up)?|locate|grep(?:\s+for)?|explain|describe|summari[sz]e|walk\s+me\s+through|where|which|what|how|why|when|who|is|are|does|do|did|was|were|can|should|would|will|'s|we|i|you|it|they|our|my|all|the|any|some|every|those|these|a|an|me|us|anything|something|stuff|source|files?|code|functions?|methods?|classes|class|places?|spots?|parts?|pieces?|snippets?|lines?|that|whose|with|to|for|about|of|in|on|and|or|containing|contains?|using|dealing\s+with|responsible\s+for|related\s+to|relating\s+to|regarding)\b[\s,]*",
+        )
+    });
+    static TRAILING: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"[\s,]*\b(?:please|in\s+(?:the|this|our)\s+(?:code\s*base|code|project|repo|repository)|work|works|working|done|handled|implemented|defined|declared|happen|happens|located|live|lives|and|or|that|which|with|the|in|on|of|for|from|to|a|an|files?|code|is|are|do|does)\s*[?.!]*\s*$",
+        )
+    });
+    let mut parts = Vec::new();
+    for stretch in text.split(';') {
+        let mut part = stretch.trim().trim_end_matches(['?', '.', '!', ',', ':']).to_string();
+        loop {
+            let before = part.len();
+            part = LEADING.replace(&part, "").into_owned();
+            part = TRAILING.replace(&part, "").into_owned();
+            part = part.trim().trim_end_matches(['?', '.', '!', ',', ':']).to_string();
+            if part.len() == before {
+                break;
+            }
+        }
+        let part = part.trim_matches(|c: char| c == '`' || c == '"' || c == '\'' || c.is_whitespace());
+        if !part.is_empty() {
+            parts.push(part.to_string());
+        }
+    }
+    parts.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    //! The table of phrasings the rules are held to (several forms per
+    //! filter), and a second set, written apart from the rules and never
+    //! tuned against, whose accuracy is measured rather than required.
+
+    use super::*;
+
+    /// 2026-05-20 12:00:00 UTC, a Wednesday.
+    const NOW: u64 = 1_779_278_400;
+
+    fn ctx() -> PlanContext {
+        PlanContext {
+            now: UNIX_EPOCH + Duration::from_secs(NOW),
+            threshold: 0.3,
+            context_hits: 5,
+            privacy_mode: PrivacyMode::LocalOnly,
+        }
+    }
+
+    /// `days` (and `hours`) before NOW, as a plan writes it.
+    fn ago(days: u64, hours: u64) -> String {
+        utc(UNIX_EPOCH + Duration::from_secs(NOW - days * 86_400 - hours * 3600))
+    }
+
+    /// A plan's intent, query and filters in one line, to compare.
+    fn shape(p: &QueryPlan) -> String {
+        let globs = |g: &[String]| {
+            let tests: Vec<String> = TEST_GLOBS.iter().map(|t| t.to_string()).collect();
+            match g.iter().position(|x| x == "tests/") {
+                Some(at) if g[at..].starts_with(&tests) => {
+                    let mut rest: Vec<String> = g[..at].to_vec();
+                    rest.push("tests".into());
+                    rest.extend(g[at + tests.len()..].iter().cloned());
+                    rest.join(",")
+                }
+                _ => g.join(","),
+            }
+        };
+        let f = &p.l0_filters;
+        let mut out = format!("{} | {}", p.intent.as_str(), p.l1_query_text);
+        for (key, value) in [
+            ("ext", f.extensions.join(",")),
+            ("path", globs(&f.path_globs)),
+            ("excl", globs(&f.exclude_globs)),
+            ("after", f.modified_after.clone().unwrap_or_default()),
+            ("before", f.modified_before.clone().unwrap_or_default()),
+            ("min", f.min_size.map(|n| n.to_string()).unwrap_or_default()),
+            ("max", f.max_size.map(|n| n.to_string()).unwrap_or_default()),
+        ] {
+            if !value.is_empty() {
+                out.push_str(&format!(" | {key}={value}"));
+            }
+        }
+        out
+    }
+
+    /// The phrasings and the plans they must give (`shape`).
+    fn table() -> Vec<(&'static str, String)> {
+        let week = ago(7, 0);
+        vec![
+            // Time, in its several forms.
+            (
+                "rust files changed this week that retry uploads",
+                format!("search | retry uploads | ext=.rs | after={week}"),
+            ),
+            (
+                "code modified in the last 3 days that parses the config",
+                format!("search | parses the config | after={}", ago(3, 0)),
+            ),
+            ("retry logic touched within the past two weeks", format!("search | retry logic | after={}", ago(14, 0))),
+            ("what changed today in the upload handler", "search | upload handler | after=2026-05-20T00:00:00Z".into()),
+            (
+                "files edited yesterday about authentication",
+                "search | authentication | after=2026-05-19T00:00:00Z | before=2026-05-20T00:00:00Z".into(),
+            ),
+            ("error handling changed since 2026-01-15", "search | error handling | after=2026-01-15T00:00:00Z".into()),
+            (
+                "database migrations modified before 2025",
+                "search | database migrations | before=2025-01-01T00:00:00Z".into(),
+            ),
+            ("logging code not changed in the last 6 months", format!("search | logging | before={}", ago(180, 0))),
+            ("recently modified parsers", format!("search | parsers | after={}", ago(14, 0))),
+            (
+                "cache eviction changed in 2025",
+                "search | cache eviction | after=2025-01-01T00:00:00Z | before=2026-01-01T00:00:00Z".into(),
+            ),
+            ("auth checks updated since last month", format!("search | auth checks | after={}", ago(30, 0))),
+            ("files older than a year that open sockets", format!("search | open sockets | before={}", ago(365, 0))),
+            ("session handling changed 2 days ago", format!("search | session handling | after={}", ago(2, 0))),
+            // Sizes.
+            ("python files larger than 10kb that read csv", "search | read csv | ext=.py,.pyi | min=10000".into()),
+            ("config loaders under 2 KB", "search | config loaders | max=2000".into()),
+            (
+                "files between 1 and 5 mb with embedded images",
+                "search | embedded images | min=1000000 | max=5000000".into(),
+            ),
+            ("large files that define lookup tables", "search | define lookup tables | min=100000".into()),
+            ("small files exporting constants", "search | exporting constants | max=10000".into()),
+            ("modules at least 1.5 MiB", "search | modules | min=1572864".into()),
+            // Languages and extensions.
+            ("go code that handles retries", "search | handles retries | ext=.go".into()),
+            ("where do we parse dates in typescript", "search | parse dates | ext=.ts,.tsx,.mts,.cts".into()),
+            ("javascript functions that debounce input", "search | debounce input | ext=.js,.mjs,.cjs,.jsx".into()),
+            ("c++ classes that own a mutex", "search | own a mutex | ext=.cc,.cpp,.cxx,.hpp,.hh,.hxx,.h".into()),
+            ("*.toml settings for the server", "search | settings for the server | ext=.toml".into()),
+            (".rs files that spawn threads", "search | spawn threads | ext=.rs".into()),
+            ("files ending in .yaml that configure ci", "search | configure ci | ext=.yaml".into()),
+            ("retry helpers written in ruby", "search | retry helpers | ext=.rb".into()),
+            ("kotlin sources using coroutines", "search | coroutines | ext=.kt,.kts".into()),
+            // Paths.
+            ("token refresh under src/auth", "search | token refresh | path=src/auth/".into()),
+            ("http clients in the net directory", "search | http clients | path=net/".into()),
+            ("where is the retry loop in upload.rs", "search | retry loop | path=upload.rs".into()),
+            ("files named *_handler.go that log errors", "search | log errors | path=*_handler.go".into()),
+            ("pagination helpers inside ./lib/utils/", "search | pagination helpers | path=lib/utils/".into()),
+            // Exclusions.
+            ("retry logic excluding tests", "search | retry logic | excl=tests".into()),
+            ("json parsing but not in vendor", "search | json parsing | excl=vendor/".into()),
+            ("sql queries without markdown files", "search | sql queries | excl=*.md,*.markdown,*.mdx".into()),
+            ("authentication except node_modules", "search | authentication | excl=node_modules/".into()),
+            ("template rendering, not .html files", "search | template rendering | excl=*.html".into()),
+            // Tests asked for.
+            ("tests that cover token expiry", "search | cover token expiry | path=tests".into()),
+            ("mocking of the clock in the tests", "search | mocking of the clock | path=tests".into()),
+            ("python tests for the csv reader", "search | csv reader | ext=.py,.pyi | path=tests".into()),
+            // Intents.
+            ("where is parse_config defined", "locate | parse_config".into()),
+            ("find the definition of RetryPolicy", "locate | RetryPolicy".into()),
+            ("where is `Engine` declared?", "locate | Engine".into()),
+            ("explain how the index lock works", "explain | index lock".into()),
+            ("how does the word table work?", "explain | word table".into()),
+            ("why do we keep two connections", "explain | keep two connections".into()),
+            ("what does fuse_rankings do", "explain | fuse_rankings".into()),
+            (
+                "list rust files changed this week",
+                format!("list | list rust files changed this week | ext=.rs | after={week}"),
+            ),
+            ("which files mention the rate limit", "list | mention the rate limit".into()),
+            ("where do we retry failed uploads", "search | retry failed uploads".into()),
+            // Everything at once.
+            (
+                "rust files under src/search changed in the last 2 days excluding tests that fuse rankings",
+                format!("search | fuse rankings | ext=.rs | path=src/search/ | excl=tests | after={}", ago(2, 0)),
+            ),
+        ]
+    }
+
+    #[test]
+    fn the_table_of_phrasings_gives_its_plans() {
+        let table = table();
+        assert!(table.len() >= 40, "{} phrasings", table.len());
+        let wrong: Vec<String> = table
+            .iter()
+            .filter_map(|(q, want)| {
+                let got = shape(&plan_by_rules(q, &ctx()));
+                (got != *want).then(|| format!("{q:?}\n   want {want}\n   got  {got}"))
+            })
+            .collect();
+        assert!(wrong.is_empty(), "{} of {} wrong:\n{}", wrong.len(), table.len(), wrong.join("\n"));
+    }
+
+    /// Phrasings written apart from the rules, with the plan a person
+    /// would make of each.
+    fn held_out() -> Vec<(&'static str, String)> {
+        vec![
+            ("show me go files that open database connections", "list | open database connections | ext=.go".into()),
+            (
+                "functions changed in the past 24 hours that touch the cache",
+                format!("search | touch the cache | after={}", ago(1, 0)),
+            ),
+            ("where is the `Searcher` struct defined", "locate | Searcher".into()),
+            (
+                "typescript code modified since 2026-03",
+                "list | typescript code modified since 2026-03 | ext=.ts,.tsx,.mts,.cts | after=2026-03-01T00:00:00Z"
+                    .into(),
+            ),
+            ("error messages in python excluding tests", "search | error messages | ext=.py,.pyi | excl=tests".into()),
+            ("how are jobs persisted across restarts", "search | jobs persisted across restarts".into()),
+            ("list the yaml files", "list | list the yaml files | ext=.yml,.yaml".into()),
+            (
+                "big files in the vendor directory",
+                "list | big files in the vendor directory | path=vendor/ | min=100000".into(),
+            ),
+            ("code under lib/src/serve that checks tokens", "search | checks tokens | path=lib/src/serve/".into()),
+            ("anything about rate limiting not in tests", "search | rate limiting | excl=tests".into()),
+            ("summarize the retry policy", "explain | retry policy".into()),
+            (
+                "java classes modified this month",
+                format!("list | java classes modified this month | ext=.java | after={}", ago(30, 0)),
+            ),
+            ("where's get_logger", "locate | get_logger".into()),
+            ("shell scripts that install the toolkit", "search | install the toolkit | ext=.sh,.bash,.zsh".into()),
+            ("files smaller than 500 bytes", "list | files smaller than 500 bytes | max=500".into()),
+            (
+                "upload retries in src/net/ edited yesterday",
+                "search | upload retries | path=src/net/ | after=2026-05-19T00:00:00Z | before=2026-05-20T00:00:00Z"
+                    .into(),
+            ),
+            ("what files handle signals", "list | handle signals".into()),
+            ("sorting helpers, excluding the docs folder", "search | sorting helpers | excl=docs/".into()),
+            ("markdown docs about installation", "search | installation | ext=.md,.markdown,.mdx".into()),
+            ("the function that computes bm25", "search | computes bm25".into()),
+            // Written after the rules passed the twenty above, to measure
+            // phrasings the rules were not shaped by.
+            (
+                "Which Python modules were touched during the last fortnight?",
+                format!(
+                    "list | Which Python modules were touched during the last fortnight? | ext=.py,.pyi | after={}",
+                    ago(14, 0)
+                ),
+            ),
+            ("grep for TODO comments in js", "search | TODO comments | ext=.js,.mjs,.cjs,.jsx".into()),
+            (
+                "stuff in the api package that validates emails, skip generated code",
+                "search | validates emails | path=api/ | excl=generated/".into(),
+            ),
+            ("How is authentication done?", "search | authentication".into()),
+            ("ruby code from last week", format!("list | ruby code from last week | ext=.rb | after={}", ago(7, 0))),
+            ("lua scripts > 1mb", "list | lua scripts > 1mb | ext=.lua | min=1000000".into()),
+            ("functions in utils.py that format dates", "search | format dates | path=utils.py".into()),
+            ("docs changed after March 1st 2026", "search | docs | after=2026-03-01T00:00:00Z".into()),
+            ("anything in C that frees memory", "search | frees memory | ext=.c,.h".into()),
+            (
+                "tests modified in the last hour",
+                format!("list | tests modified in the last hour | path=tests | after={}", ago(0, 1)),
+            ),
+        ]
+    }
+
+    #[test]
+    fn phrasings_held_out_are_mostly_planned_as_a_person_would() {
+        let cases = held_out();
+        let mut wrong = Vec::new();
+        for (q, want) in &cases {
+            let got = shape(&plan_by_rules(q, &ctx()));
+            if got != *want {
+                wrong.push(format!("{q:?}\n   want {want}\n   got  {got}"));
+            }
+        }
+        let right = cases.len() - wrong.len();
+        eprintln!("held-out phrasings planned exactly: {right} of {}\n{}", cases.len(), wrong.join("\n"));
+        // Measured, not tuned: the figure is reported (README, the issue's
+        // note); the bound only catches a rule gone badly wrong.
+        assert!(right * 10 >= cases.len() * 7, "{right} of {}:\n{}", cases.len(), wrong.join("\n"));
+    }
+
+    #[test]
+    fn every_plan_of_the_table_passes_its_own_check() {
+        for (q, _) in table().into_iter().chain(held_out()) {
+            let p = plan_by_rules(q, &ctx());
+            p.check().unwrap_or_else(|e| panic!("{q:?}: {e}"));
+            assert_eq!((p.raw_user_text.as_str(), p.planner_model_id.as_str()), (q, RULES_PLANNER_ID));
+        }
+    }
+
+    #[test]
+    fn control_characters_never_reach_what_is_searched_for() {
+        let p = plan_by_rules("retry\nuploads\u{1b}[2J  in rust", &ctx());
+        assert_eq!(
+            (p.l1_query_text.as_str(), p.l0_filters.extensions.as_slice()),
+            ("retry uploads [2J", &[".rs".to_string()][..])
+        );
+        assert_eq!(p.raw_user_text, "retry\nuploads\u{1b}[2J  in rust", "the question as asked, for the record");
+        p.check().unwrap();
+    }
+
+    #[test]
+    fn explaining_asks_for_an_answer_and_the_mode_is_carried() {
+        let p = plan_by_rules(
+            "explain how the index lock works",
+            &PlanContext { privacy_mode: PrivacyMode::CloudReasoningOk, ..ctx() },
+        );
+        assert!(p.requires_l2);
+        assert_eq!(p.l2_skills, [ANSWER_SKILL]);
+        assert_eq!(p.privacy_mode, PrivacyMode::CloudReasoningOk);
+        let p = plan_by_rules("retry uploads", &ctx());
+        assert!(!p.requires_l2 && p.l2_skills.is_empty());
+        assert_eq!((p.l1_threshold, p.l2_top_k), (0.3, 5));
+    }
+}

@@ -1,0 +1,113 @@
+//! `POST /v1/ask` (lc0_vic's bridge route): a question in plain words, with
+//! the privacy mode and the part of the served tree it asks about, answered
+//! with the plan made of it, the hits with their reasons, an answer when
+//! one is called for, warnings and what the run did (`ask::AskResponse`).
+//! The body is read strictly: an unknown field, a field of the wrong type
+//! or an unknown privacy mode is a 400 naming it, and a root outside the
+//! served paths is refused (403), as vg-mcp confines its clients.
+
+use serde_json::{Map, Value};
+
+use super::http::Response;
+use super::{Shared, StoreSlot};
+use crate::ask::{self, AskOptions, LiveAsk};
+use crate::project::PrivacyMode;
+
+pub(super) const ASK_PATH: &str = "/v1/ask";
+/// Largest body `POST /v1/ask` reads: a question is at most 4 KiB.
+pub(super) const MAX_ASK_BODY: usize = 64 * 1024;
+
+/// The fields a body may have.
+const FIELDS: [&str; 3] = ["query", "privacy_mode", "root"];
+
+/// An ask request's fields, checked.
+#[derive(Debug, PartialEq)]
+struct AskBody {
+    query: String,
+    privacy_mode: Option<PrivacyMode>,
+    root: Option<String>,
+}
+
+pub(super) fn ask_response(shared: &Shared, body: &[u8], store: &mut StoreSlot) -> Response {
+    let request = match read_body(body) {
+        Ok(r) => r,
+        Err(message) => return Response::error(400, &message),
+    };
+    let live = shared.searcher.live();
+    let scope = match crate::live::confine(live, request.root.as_slice()) {
+        Ok(scope) => scope,
+        Err(message) => return Response::error(403, &format!("root: {message}")),
+    };
+    let options = AskOptions::new(request.privacy_mode);
+    let mut searcher = LiveAsk { searcher: &shared.searcher, store, scope };
+    let target = &live.target;
+    match ask::ask(&request.query, &target.root, &target.config, &options, &mut searcher) {
+        Ok(answer) => Response::json(200, &serde_json::to_value(answer).unwrap_or_default()),
+        Err(e) => Response::error(500, &format!("ask failed: {e:#}")),
+    }
+}
+
+/// The body as an ask request, or why not, naming the field.
+fn read_body(body: &[u8]) -> Result<AskBody, String> {
+    let shape =
+        "the body must be a JSON object: {\"query\": \"...\", \"privacy_mode\": \"local_only\", \"root\": \"src\"}";
+    let value: Value = serde_json::from_slice(body).map_err(|e| format!("{shape}; it is not JSON: {e}"))?;
+    let Value::Object(fields) = value else { return Err(shape.into()) };
+    if let Some(unknown) = fields.keys().find(|k| !FIELDS.contains(&k.as_str())) {
+        return Err(format!("unknown field {unknown:?}; the fields are {}", FIELDS.join(", ")));
+    }
+    let query = match fields.get("query") {
+        Some(Value::String(q)) => q.clone(),
+        Some(_) => return Err("query must be a string".into()),
+        None => return Err("the field query is missing".into()),
+    };
+    crate::search::check_query(&query).map_err(|e| format!("query: {e}"))?;
+    let privacy_mode =
+        match text(&fields, "privacy_mode")? {
+            None => None,
+            Some(name) => Some(PrivacyMode::named(&name).ok_or_else(|| {
+                format!("privacy_mode must be one of {}, got {name:?}", PrivacyMode::NAMES.join(", "))
+            })?),
+        };
+    Ok(AskBody { query, privacy_mode, root: text(&fields, "root")? })
+}
+
+/// An optional string field; null is absent.
+fn text(fields: &Map<String, Value>, name: &str) -> Result<Option<String>, String> {
+    match fields.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(format!("{name} must be a string")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bodies_are_read_strictly_and_errors_name_the_field() {
+        let ok = read_body(br#"{"query": "retry uploads", "privacy_mode": "cloud_reasoning_ok", "root": "src"}"#);
+        assert_eq!(
+            ok.unwrap(),
+            AskBody {
+                query: "retry uploads".into(),
+                privacy_mode: Some(PrivacyMode::CloudReasoningOk),
+                root: Some("src".into())
+            }
+        );
+        let plain = read_body(br#"{"query": "retry", "root": null}"#).unwrap();
+        assert_eq!((plain.privacy_mode, plain.root), (None, None));
+        let refused = |body: &str| read_body(body.as_bytes()).unwrap_err();
+        assert!(refused("{not json").contains("not JSON"));
+        assert!(refused("[1]").starts_with("the body must be a JSON object"));
+        assert!(refused("").contains("not JSON"));
+        assert!(refused(r#"{"query": "x", "warehouse_root": "/"}"#).contains("unknown field \"warehouse_root\""));
+        assert_eq!(refused(r#"{"query": 5}"#), "query must be a string");
+        assert_eq!(refused(r#"{"privacy_mode": "local_only"}"#), "the field query is missing");
+        assert!(refused(r#"{"query": "   "}"#).starts_with("query: the query is empty"));
+        assert_eq!(refused(r#"{"query": "x", "root": ["a"]}"#), "root must be a string");
+        assert!(refused(r#"{"query": "x", "privacy_mode": "yolo"}"#).contains("privacy_mode must be one of local_only"));
+        assert_eq!(refused(r#"{"query": "x", "privacy_mode": 1}"#), "privacy_mode must be a string");
+    }
+}

@@ -1,0 +1,388 @@
+//! `vg-ask` / `vecgrep --ask` and `--plan`, `--explain`, vg-serve's
+//! `POST /v1/ask` (issue 44): a question in plain words becomes a plan,
+//! the plan a filtered search whose hits say why they ranked (and the
+//! reasons follow what the ranking used), a chat model answers when one is
+//! called for and the privacy mode allows it, and bad input is refused.
+
+use std::io::Write;
+use std::net::TcpListener;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::answer::{canned_server, LlmServer};
+use crate::common::*;
+use crate::serve::{error_of, Server};
+
+/// A project of Rust and Python code, with a test and a vendored copy.
+fn mixed_project() -> Tree {
+    let t = Tree::git();
+    t.write(
+        "src/net/upload.rs",
+        "/// Send a blob, trying again with backoff while the server is busy.\npub fn upload_with_retry(client: &Client, blob: &[u8], attempts: u32) -> Result<()> {\n    for attempt in 0..attempts {\n        match client.put(blob) {\n            Ok(()) => return Ok(()),\n            Err(e) if e.is_busy() => sleep(backoff(attempt)),\n            Err(e) => return Err(e),\n        }\n    }\n    Err(Error::GaveUp)\n}\n",
+    );
+    t.write(
+        "src/net/upload.py",
+        "def upload_with_retry(client, blob, attempts=5):\n    for attempt in range(attempts):\n        try:\n            return client.put(blob)\n        except Busy:\n            time.sleep(2 ** attempt)\n    raise GaveUp()\n",
+    );
+    t.write(
+        "src/geometry.rs",
+        "pub fn circle_area(radius: f64) -> f64 {\n    std::f64::consts::PI * radius * radius\n}\n",
+    );
+    t.write("vendor/retry/lib.rs", "pub fn retry_upload(op: impl Fn() -> bool) {\n    while !op() {}\n}\n");
+    t
+}
+
+fn ask_json(t: &Tree, args: &[&str]) -> (std::process::Output, Value) {
+    let o = run(t.cmd("vecgrep", ".").arg("--ask").arg("--json").args(args));
+    let recs = records(&o);
+    assert_eq!(recs.len(), 1, "one ask record\n{}", stderr(&o));
+    (o, recs[0].clone())
+}
+
+fn paths(response: &Value) -> Vec<String> {
+    response["hits"].as_array().unwrap().iter().map(|h| h["path"].as_str().unwrap().to_string()).collect()
+}
+
+#[test]
+fn plan_prints_the_plan_and_touches_nothing() {
+    let t = mixed_project();
+    let o = run(t.cmd("vecgrep", ".").args(["--plan", "rust files changed this week that retry uploads"]));
+    assert_code(&o, 0);
+    let plan = &records(&o)[0];
+    crate::contract::check(plan);
+    assert_eq!((plan["type"].as_str(), plan["intent"].as_str()), (Some("plan"), Some("search")));
+    assert_eq!(plan["l1_query_text"], "retry uploads");
+    assert_eq!(plan["l0_filters"]["extensions"], json!([".rs"]));
+    assert!(plan["l0_filters"]["modified_after"].as_str().unwrap().ends_with('Z'));
+    assert_eq!((plan["privacy_mode"].as_str(), plan["requires_l2"].as_bool()), (Some("local_only"), Some(false)));
+    assert_eq!(plan["planner_model_id"], "vecgrep-rules-1");
+    assert_eq!(plan["raw_user_text"], "rust files changed this week that retry uploads");
+    assert!(!t.path().join(".vecgrep").exists(), "a plan indexes nothing");
+    // The same from the plumbing, and the mode given is the mode in force.
+    let o =
+        run(t.cmd("vg-ask", ".").args(["--plan", "--privacy-mode", "cloud_reasoning_ok", "explain the retry loop"]));
+    let plan = &records(&o)[0];
+    assert_eq!((plan["intent"].as_str(), plan["requires_l2"].as_bool()), (Some("explain"), Some(true)));
+    assert_eq!(
+        (plan["privacy_mode"].as_str(), plan["l2_skills"].clone()),
+        (Some("cloud_reasoning_ok"), json!(["answer"]))
+    );
+    let bad = run(t.cmd("vecgrep", ".").args(["--plan", "--privacy-mode", "yolo", "x"]));
+    assert_code(&bad, 2);
+    assert!(stderr(&bad).contains("local_only"), "{}", stderr(&bad));
+    let empty = run(t.cmd("vg-ask", ".").args(["--plan", "   "]));
+    assert_code(&empty, 2);
+    assert_eq!(stderr(&empty).trim(), "vg-ask: the query is empty");
+}
+
+#[test]
+fn a_question_becomes_a_filtered_search_whose_hits_say_why() {
+    let t = mixed_project();
+    let (o, r) = ask_json(&t, &["rust files that retry uploads, not in vendor"]);
+    assert_code(&o, 0);
+    crate::contract::check(&r);
+    assert_eq!(r["query_plan"]["l1_query_text"], "retry uploads");
+    assert_eq!(r["query_plan"]["l0_filters"]["exclude_globs"], json!(["vendor/"]));
+    let found = paths(&r);
+    assert_eq!(found.first().map(String::as_str), Some("src/net/upload.rs"), "{r}");
+    assert!(found.iter().all(|p| p.ends_with(".rs") && !p.starts_with("vendor/")), "L0 chose the files: {found:?}");
+    let top = &r["hits"][0];
+    assert_eq!((top["tier"].as_str(), top["layers"].clone()), (Some("L1"), json!(["L0", "L1"])));
+    assert!(top["excerpt"].as_str().unwrap().contains("upload_with_retry"));
+    assert_eq!(top["metadata"]["extension"], ".rs");
+    assert!(top["metadata"]["size"].as_u64().unwrap() > 100 && top["metadata"]["modified"].is_string());
+    let why = top["reasoning"].as_str().unwrap();
+    assert!(why.contains("by meaning") && why.contains("by words") && why.contains("retry"), "{why}");
+    assert!(why.contains("its name upload_with_retry answers the query"), "{why}");
+    let s = &r["stats"];
+    assert_eq!((s["mode"].as_str(), s["backend"].as_str()), (Some("hybrid"), Some("sqlite")));
+    assert_eq!((s["chunks_indexed"].as_u64(), s["files_indexed"].as_u64()), (Some(4), Some(4)));
+    assert_eq!(s["hits_returned"].as_u64(), Some(found.len() as u64));
+    assert_eq!(s["hits_by_tier"], json!({"L1": found.len()}));
+    assert!(s["candidates_merged"].as_u64().unwrap() >= found.len() as u64);
+    assert!(s["latency_ms"].as_f64().unwrap() >= s["search_ms"].as_f64().unwrap());
+    assert!(r["answer_summary"].is_null() && r["citations"] == json!([]));
+    // Nothing passes the filters: exit 1, still a response.
+    let (o, r) = ask_json(&t, &["haskell files that retry uploads"]);
+    assert_code(&o, 1);
+    assert_eq!((r["hits"].clone(), r["query_plan"]["l0_filters"]["extensions"].clone()), (json!([]), json!([".hs"])));
+}
+
+/// `vg-query --explain`'s reasoning of the hit in `file` for `query`.
+fn reasoning_of(t: &Tree, query: &str, file: &str) -> String {
+    let o = run(t.cmd("vg-query", ".").args(["--explain", "--threshold", "-1", query]));
+    assert_code(&o, 0);
+    let recs = records(&o);
+    recs.iter().for_each(|r| drop(crate::contract::check(r)));
+    let hit = recs.iter().find(|h| h["file"] == file).unwrap_or_else(|| panic!("{file} not found: {recs:?}"));
+    hit["reasoning"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn the_reasons_change_when_what_the_ranking_used_changes() {
+    let t = mixed_project();
+    let query = "upload with retry";
+    let body = "    for attempt in 0..attempts {\n        if client.put(blob).is_ok() {\n            return true;\n        }\n        sleep(backoff(attempt));\n    }\n    false\n}\n";
+    let before = reasoning_of(&t, query, "src/net/upload.rs");
+    assert!(before.contains("its name upload_with_retry answers the query"), "{before}");
+    assert!(before.contains("(upload, retry)"), "{before}");
+    assert!(!before.contains("stepped back"), "{before}");
+    // Only the function's name changed, its words kept in a comment: the
+    // name signal no longer fires, the words still match.
+    t.write("src/net/upload.rs", &format!("// Retries the upload while busy.\npub fn send_blob(client: &Client, blob: &[u8], attempts: u32) -> bool {{\n{body}"));
+    let renamed = reasoning_of(&t, query, "src/net/upload.rs");
+    assert!(!renamed.contains("its name"), "{renamed}");
+    assert!(renamed.contains("(upload, retry)"), "{renamed}");
+    // Only the word "retry" gone: it is no longer among the words matched
+    // (its path still says "upload").
+    t.write("src/net/upload.rs", &format!("// Sends it again while busy.\npub fn send_blob(client: &Client, blob: &[u8], attempts: u32) -> bool {{\n{body}"));
+    let no_retry = reasoning_of(&t, query, "src/net/upload.rs");
+    assert!(no_retry.contains("(upload)") && !no_retry.contains("retry"), "{no_retry}");
+    // Only the file's place changed, under tests/: it steps back as a test.
+    std::fs::create_dir_all(t.path().join("tests")).unwrap();
+    std::fs::rename(t.path().join("src/net/upload.py"), t.path().join("tests/upload.py")).unwrap();
+    let moved = reasoning_of(&t, query, "tests/upload.py");
+    assert!(moved.contains("a test file, stepped back (x0.70)"), "{moved}");
+    // By meaning alone, each hit's place by meaning is its place in the list.
+    let o = run(t.cmd("vg-query", ".").args(["--explain", "--mode", "semantic", "--threshold", "-1", query]));
+    let ranks: Vec<u64> = records(&o)
+        .iter()
+        .map(|h| {
+            let why = h["reasoning"].as_str().unwrap();
+            let rank = why.split(|c: char| !c.is_ascii_digit()).next().unwrap();
+            assert!(why[rank.len()..].starts_with(|c: char| c.is_ascii_alphabetic()), "{why}");
+            rank.parse().unwrap()
+        })
+        .collect();
+    assert!(ranks.first() == Some(&1) && ranks.windows(2).all(|w| w[0] < w[1]), "{ranks:?}");
+    // The porcelain shows the reasons under each result on a terminal only;
+    // a pipe keeps grep's lines.
+    let piped = run(t.cmd("vecgrep", ".").args(["--explain", query]));
+    assert_code(&piped, 0);
+    assert!(!stdout(&piped).contains("why:"), "{}", stdout(&piped));
+}
+
+#[test]
+fn local_only_refuses_what_is_not_on_this_machine_and_still_answers() {
+    let t = mixed_project();
+    let away = "http://chat.invalid/v1";
+    let (o, r) = ask_json(&t, &["--force-answer", "--llm-url", away, "--llm-model", "m", "retry uploads"]);
+    assert_code(&o, 0);
+    assert_eq!(r["query_plan"]["privacy_mode"], "local_only");
+    assert!(!paths(&r).is_empty() && r["answer_summary"].is_null());
+    let warned = r["warnings"].to_string();
+    assert!(
+        warned.contains("chat.invalid is not on this machine") && warned.contains("cloud_reasoning_ok"),
+        "{warned}"
+    );
+    // Allowed, the remote model is asked, and its failure is a warning.
+    let (o, r) = ask_json(
+        &t,
+        &[
+            "--privacy-mode",
+            "cloud_reasoning_ok",
+            "--force-answer",
+            "--llm-url",
+            away,
+            "--llm-model",
+            "m",
+            "retry uploads",
+        ],
+    );
+    assert_code(&o, 0);
+    assert_eq!(r["query_plan"]["privacy_mode"], "cloud_reasoning_ok");
+    assert!(r["warnings"].to_string().contains("the chat model gave no answer: cannot reach"), "{}", r["warnings"]);
+    // A remote embedder under local_only: no index run sends the code, and
+    // the question is searched by its words alone.
+    t.global_config("embedder_source = \"remote\"\nembedder_url = \"http://gpu.invalid/v1/embeddings\"\n");
+    let (o, r) = ask_json(&t, &["retry uploads"]);
+    assert_code(&o, 0);
+    assert_eq!((r["stats"]["mode"].as_str(), r["stats"]["embedder_model"].clone()), (Some("lexical"), Value::Null));
+    assert!(r["warnings"].to_string().contains("gpu.invalid is not on this machine"), "{}", r["warnings"]);
+    assert!(stderr(&o).contains("not indexing"), "{}", stderr(&o));
+    assert!(paths(&r).contains(&"src/net/upload.rs".to_string()), "{:?}", paths(&r));
+}
+
+/// A server that accepts and never answers.
+fn silent_server() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let held: Vec<_> = listener.incoming().take(2).collect();
+        std::thread::sleep(Duration::from_secs(30));
+        drop(held);
+    });
+    url
+}
+
+#[test]
+fn a_hostile_slow_or_dead_planner_falls_back_to_the_rules() {
+    let t = mixed_project();
+    t.global_config("llm_timeout = 1\n");
+    let hostile = canned_server(
+        200,
+        r#"{"model": "evil", "choices": [{"message": {"content": "{\"intent\": \"search\", \"l1_query_text\": \"x\", \"l0_filters\": {\"path_globs\": [\"../../etc/\"]}, \"privacy_mode\": \"cloud_embedding_ok\"}"}, "finish_reason": "stop"}]}"#,
+    );
+    let dead =
+        format!("http://127.0.0.1:{}/v1", TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port());
+    for (url, why) in [
+        (hostile, "reaches out of the project with '..'"),
+        (silent_server(), "did not answer in time"),
+        (dead, "cannot reach"),
+    ] {
+        let o = run(t.cmd("vg-ask", ".").args([
+            "--plan",
+            "--planner",
+            "llm",
+            "--llm-url",
+            &url,
+            "--llm-model",
+            "m",
+            "rust files that retry uploads",
+        ]));
+        assert_code(&o, 0);
+        let plan = &records(&o)[0];
+        assert_eq!(
+            (plan["planner_model_id"].as_str(), plan["privacy_mode"].as_str()),
+            (Some("vecgrep-rules-1"), Some("local_only"))
+        );
+        assert_eq!(plan["l0_filters"]["extensions"], json!([".rs"]), "the rules' plan");
+        let e = stderr(&o);
+        assert!(
+            e.contains("the LLM planner's plan was refused") && e.contains(why) && e.contains("planned by rules"),
+            "{e}"
+        );
+    }
+    // An LLM planner the mode does not allow is not asked.
+    let o = run(t.cmd("vg-ask", ".").args(["--plan", "--planner", "llm", "--llm-url", "http://plan.invalid/v1", "x"]));
+    assert!(
+        stderr(&o).contains("planner llm: privacy_mode local_only: the chat model at plan.invalid"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_real_model_plans_and_answers_what_asks_to_be_explained() {
+    let llm = LlmServer::start();
+    let t = mixed_project();
+    let (o, r) = ask_json(&t, &["--llm-url", &llm.url, "explain how uploads are retried"]);
+    assert_code(&o, 0);
+    crate::contract::check(&r);
+    assert_eq!(
+        (r["query_plan"]["intent"].as_str(), r["query_plan"]["requires_l2"].as_bool()),
+        (Some("explain"), Some(true))
+    );
+    assert_eq!(
+        (r["stats"]["answer_model"].as_str(), r["stats"]["answer_reason"].as_str()),
+        (Some("SmolLM2-135M-Instruct.Q4_1"), Some("requires_l2"))
+    );
+    assert!(!r["answer_summary"].as_str().unwrap().trim().is_empty(), "{r}");
+    // Every citation is a line of a hit, and the hits cited are L2.
+    let hits = r["hits"].as_array().unwrap();
+    let mut cited = 0;
+    for c in r["citations"].as_array().unwrap() {
+        let hit = hits.iter().find(|h| {
+            h["path"] == c["path"] && (h["start_line"].as_u64()..=h["end_line"].as_u64()).contains(&c["line"].as_u64())
+        });
+        let hit = hit.unwrap_or_else(|| panic!("{c} is no line of a hit: {r}"));
+        assert_eq!((hit["tier"].as_str(), hit["layers"].as_array().unwrap().last()), (Some("L2"), Some(&json!("L2"))));
+        cited += 1;
+    }
+    let l2 = hits.iter().filter(|h| h["tier"] == "L2").count();
+    assert!(l2 <= cited && r["stats"]["hits_by_tier"]["L2"].as_u64().unwrap_or(0) == l2 as u64, "{r}");
+    // The same model as planner: its plan is taken when it passes the
+    // check, else the rules' with a warning; either way the caller's fields hold.
+    let (o, r) = ask_json(&t, &["--planner", "llm", "--llm-url", &llm.url, "rust files that retry uploads"]);
+    assert_code(&o, 0);
+    let plan = &r["query_plan"];
+    assert_eq!(
+        (plan["privacy_mode"].as_str(), plan["raw_user_text"].as_str()),
+        (Some("local_only"), Some("rust files that retry uploads"))
+    );
+    let refused = r["warnings"].to_string().contains("the LLM planner's plan was refused");
+    let by = plan["planner_model_id"].as_str().unwrap();
+    assert!(refused == (by == "vecgrep-rules-1") && (refused || by == "SmolLM2-135M-Instruct.Q4_1"), "{r}");
+}
+
+/// Wait for the server's first index run, asking with `auth`.
+fn wait_ready(s: &Server, auth: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    loop {
+        let (status, _, body) = s.request("GET", "/status", &[auth]);
+        assert_eq!(status, 200, "{body}");
+        if serde_json::from_str::<Value>(&body).unwrap()["status"] == "ready" {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "never ready: {body}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// POST `body` to `/v1/ask` on `s`, with `headers`.
+fn post(s: &Server, body: &[u8], headers: &[&str]) -> (u16, String) {
+    let mut req =
+        format!("POST /v1/ask HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
+    for h in headers {
+        req.push_str(h);
+        req.push_str("\r\n");
+    }
+    req.push_str("\r\n");
+    let mut bytes = req.into_bytes();
+    bytes.write_all(body).unwrap();
+    let (status, _, text) = s.raw(&bytes);
+    (status, text)
+}
+
+#[test]
+fn post_v1_ask_answers_with_the_response_and_refuses_bad_input() {
+    let t = mixed_project();
+    let s = Server::start(&t, &["--token", "s3cret"]);
+    let auth = "Authorization: Bearer s3cret";
+    wait_ready(&s, auth);
+    let (status, body) = post(&s, br#"{"query": "rust files that retry uploads"}"#, &[auth]);
+    assert_eq!(status, 200, "{body}");
+    let r: Value = serde_json::from_str(&body).unwrap();
+    crate::contract::check(&r);
+    assert_eq!(r["query_plan"]["privacy_mode"], "local_only");
+    // The plan's filter keeps the Rust files, and the answer is among them.
+    let found = paths(&r);
+    assert!(found.iter().all(|p| p.ends_with(".rs")) && found.contains(&"src/net/upload.rs".to_string()), "{found:?}");
+    assert!(!r["hits"][0]["reasoning"].as_str().unwrap().is_empty());
+    let (status, body) =
+        post(&s, br#"{"query": "retry uploads", "privacy_mode": "cloud_reasoning_ok", "root": "vendor"}"#, &[auth]);
+    assert_eq!(status, 200, "{body}");
+    let r: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        (paths(&r), r["query_plan"]["privacy_mode"].as_str()),
+        (vec!["vendor/retry/lib.rs".to_string()], Some("cloud_reasoning_ok"))
+    );
+    let big = format!(r#"{{"query": "{}"}}"#, "a".repeat(70_000));
+    for (body, status, says) in [
+        (&b"{not json"[..], 400, "not JSON"),
+        (br#"[1, 2]"#, 400, "must be a JSON object"),
+        (br#"{"query": 5}"#, 400, "query must be a string"),
+        (br#"{"query": "x", "warehouse_root": "/"}"#, 400, "unknown field \"warehouse_root\""),
+        (
+            br#"{"query": "x", "privacy_mode": "everything_ok"}"#,
+            400,
+            "privacy_mode must be one of local_only, cloud_reasoning_ok, cloud_embedding_ok",
+        ),
+        (br#"{"query": "x", "root": "/etc"}"#, 403, "outside the project root"),
+        (br#"{"query": "x", "root": "../.."}"#, 403, "outside the project root"),
+        (big.as_bytes(), 413, "the limit is 65536"),
+    ] {
+        let (got, text) = post(&s, body, &[auth]);
+        assert_eq!(got, status, "{text}");
+        assert!(error_of(status, &text).contains(says), "{text}");
+    }
+    let (status, text) = post(&s, br#"{"query": "x"}"#, &[]);
+    assert_eq!(status, 401, "{text}");
+    let (status, _, text) = s.request("GET", "/v1/ask?query=x", &[auth]);
+    assert!(status == 405 && error_of(405, &text).contains("use POST"), "{text}");
+    // Its rate limit is /search's.
+    let limited = Server::start(&t, &["--rate-limit", "1"]);
+    let first = post(&limited, br#"{"query": "retry"}"#, &[]).0;
+    assert_eq!((first, post(&limited, br#"{"query": "retry"}"#, &[]).0), (200, 429));
+}
