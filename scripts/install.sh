@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install vecgrep under a prefix, so that the tools are on PATH, `man vecgrep`
-# works and the shells complete the flags: the seven binaries into PREFIX/bin,
+# works and the shells complete the flags: the eleven binaries into PREFIX/bin,
 # the model and ONNX Runtime into PREFIX/share/vecgrep (where the binaries
 # look first), the man pages into PREFIX/share/man, and completions for bash,
 # zsh and fish where those shells look under PREFIX. Every installed file is

@@ -98,11 +98,7 @@ fn a_real_model_answers_an_insufficient_search_from_its_hits_and_teaches_the_nex
     assert!(of_type(&recs, "answer").is_empty(), "{recs:?}");
     assert_eq!(of_type(&recs, "hit")[0]["file"], "src/books.py");
     assert_eq!(of_type(&recs, "hit")[0]["concepts"], serde_json::json!(["ledger"]));
-    assert!(
-        stderr(&o).contains("vg-answer: the results look like they answer the query; not asking"),
-        "{}",
-        stderr(&o)
-    );
+    assert!(stderr(&o).contains("vecgrep: the results look like they answer the query; not asking"), "{}", stderr(&o));
     // People see the answer after the results, its sources as paths.
     let shown = run(t
         .cmd("vecgrep", "src")

@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
+use clap::builder::PossibleValuesParser;
 use clap_complete::Shell;
 
 fn repo() -> PathBuf {
@@ -55,15 +56,83 @@ fn extra_sections(name: &str) -> String {
 fn man_page(cmd: clap::Command) -> String {
     let name = cmd.get_name().to_string();
     let mut buf = Vec::new();
-    clap_mangen::Man::new(cmd).render(&mut buf).unwrap();
-    String::from_utf8(buf).unwrap() + &extra_sections(&name)
+    clap_mangen::Man::new(cmd.clone()).render(&mut buf).unwrap();
+    let page = String::from_utf8(buf).unwrap();
+    // clap_mangen's synopsis has no place for values; ours replaces it.
+    let start = page.find(".SH SYNOPSIS\n").expect("a synopsis") + ".SH SYNOPSIS\n".len();
+    let end = start + page[start..].find("\n.SH ").expect("a section after the synopsis") + 1;
+    // Left-aligned, as synopses are, rather than justified into wide gaps.
+    format!("{}.ad l\n{}\n.ad\n{}", &page[..start], synopsis(cmd), &page[end..]) + &extra_sections(&name)
 }
 
-fn completion(mut cmd: clap::Command, shell: Shell) -> String {
+/// The synopsis line: clap_mangen's names no option's value (`[-k|--top-k]`)
+/// and shows a list of paths as `[PATH]`; this one writes `[-k|--top-k NUM]`,
+/// `[-t|--type TYPE]...` for a repeatable option and `[PATH...]`, in the
+/// order of the OPTIONS section. `\%` keeps an item from being hyphenated
+/// and `\ ` a value on the line of its flag, where the line wraps.
+fn synopsis(mut cmd: clap::Command) -> String {
+    cmd.build();
+    let roff = |s: &str| s.replace('\\', "\\\\").replace('-', "\\-");
+    let value = |arg: &clap::Arg| {
+        let name = match arg.get_value_names() {
+            Some(names) => names.iter().map(|n| n.as_str()).collect::<Vec<_>>().join(" "),
+            None => arg.get_id().as_str().to_uppercase(),
+        };
+        format!("\\fI{}\\fR", roff(&name))
+    };
+    let repeats = |arg: &clap::Arg| {
+        matches!(arg.get_action(), clap::ArgAction::Append | clap::ArgAction::Count)
+            || arg.get_num_args().is_some_and(|n| n.max_values() > 1)
+    };
+    let mut options: Vec<&clap::Arg> = cmd.get_arguments().filter(|a| !a.is_hide_set() && !a.is_positional()).collect();
+    // clap_mangen's sort: display order, then the short flag, lower case first.
+    options.sort_by_key(|a| {
+        let key = match (a.get_short(), a.get_long()) {
+            (Some(s), _) => format!("{}{}", s.to_ascii_lowercase(), if s.is_ascii_lowercase() { '0' } else { '1' }),
+            (None, Some(l)) => l.to_string(),
+            (None, None) => String::new(),
+        };
+        (a.get_display_order(), key)
+    });
+    let mut line = vec![format!("\\fB{}\\fR", roff(cmd.get_name()))];
+    for arg in options {
+        let mut names = match (arg.get_short(), arg.get_long()) {
+            (Some(s), Some(l)) => format!("\\fB{}\\fR|\\fB{}\\fR", roff(&format!("-{s}")), roff(&format!("--{l}"))),
+            (Some(s), None) => format!("\\fB{}\\fR", roff(&format!("-{s}"))),
+            (None, Some(l)) => format!("\\fB{}\\fR", roff(&format!("--{l}"))),
+            (None, None) => continue,
+        };
+        if arg.get_num_args().is_some_and(|n| n.takes_values()) {
+            names = format!("{names}\\ {}", value(arg));
+        }
+        line.push(format!("\\%[{names}]{}", if repeats(arg) { "..." } else { "" }));
+    }
+    for arg in cmd.get_positionals().filter(|a| !a.is_hide_set()) {
+        let name = format!("{}{}", value(arg), if repeats(arg) { "..." } else { "" });
+        line.push(if arg.is_required_set() { format!("\\%{name}") } else { format!("\\%[{name}]") });
+    }
+    line.join(" ")
+}
+
+fn completion(cmd: clap::Command, shell: Shell) -> String {
+    let mut cmd = with_type_names(cmd);
     let name = cmd.get_name().to_string();
     let mut buf = Vec::new();
     clap_complete::generate(shell, &mut cmd, name, &mut buf);
     String::from_utf8(buf).unwrap()
+}
+
+/// `-t` and `-T` take the name of a file type, which clap cannot know, so
+/// the completions offered file names. They offer the names the walk
+/// accepts (`vecgrep::project::type_names`), hidden from the help, which
+/// would list hundreds of them.
+fn with_type_names(cmd: clap::Command) -> clap::Command {
+    cmd.mut_args(|arg| match arg.get_id().as_str() {
+        "types" | "types_not" => arg
+            .value_parser(PossibleValuesParser::new(vecgrep::project::type_names().iter().map(String::as_str)))
+            .hide_possible_values(true),
+        _ => arg,
+    })
 }
 
 fn generated() -> Vec<(PathBuf, String)> {
@@ -188,4 +257,116 @@ fn the_readme_lists_every_setting_with_its_default() {
         let default = rows[0].split('|').nth(2).map(plain).unwrap_or_default();
         assert_eq!(default, setting.default.unwrap_or("—"), "README.md's default for {}", setting.key);
     }
+}
+
+#[test]
+fn man_synopses_name_values_and_lists_of_paths() {
+    let cmd = vecgrep_bins::cli::commands().into_iter().find(|c| c.get_name() == "vecgrep").unwrap();
+    let page = man_page(cmd);
+    let synopsis = page.split(".SH SYNOPSIS\n.ad l\n").nth(1).and_then(|s| s.lines().next()).unwrap();
+    for shown in [
+        "\\%[\\fB\\-k\\fR|\\fB\\-\\-top\\-k\\fR\\ \\fINUM\\fR]",
+        "\\%[\\fB\\-t\\fR|\\fB\\-\\-type\\fR\\ \\fITYPE\\fR]...",
+        "\\%[\\fB\\-q\\fR|\\fB\\-\\-quiet\\fR]",
+        "\\%[\\fIQUERY\\fR] \\%[\\fIPATH\\fR...]",
+    ] {
+        assert!(synopsis.contains(shown), "vecgrep's synopsis lacks {shown}:\n{synopsis}");
+    }
+}
+
+#[test]
+fn completing_a_type_offers_the_names_of_types() {
+    for cmd in vecgrep_bins::cli::commands() {
+        if !cmd.get_arguments().any(|a| a.get_id() == "types") {
+            continue;
+        }
+        let name = cmd.get_name().to_string();
+        let bash = completion(cmd.clone(), Shell::Bash);
+        for flag in ["--type)", "-t)", "--type-not)", "-T)"] {
+            let offered = bash.split(&format!(" {flag}\n")).nth(1).and_then(|s| s.lines().next()).unwrap_or("");
+            assert!(
+                offered.contains("compgen -W") && offered.contains(" rust ") && offered.contains(" py "),
+                "{name}: bash completes {flag} with {offered:?}"
+            );
+        }
+        for shell in [Shell::Zsh, Shell::Fish] {
+            let text = completion(cmd.clone(), shell);
+            // Names no help text has.
+            assert!(text.contains("typescript") && text.contains("markdown"), "{name}: {shell} offers no type names");
+        }
+    }
+}
+
+/// Issue 46: the README spoke of "the seven tools" when there were ten.
+/// Every count of the binaries, and every list of them, follows
+/// `bins/src/bin`.
+#[test]
+fn the_docs_count_and_list_every_tool() {
+    let root = repo();
+    let mut tools: Vec<String> = std::fs::read_dir(root.join("bins/src/bin"))
+        .unwrap()
+        .filter_map(|e| e.unwrap().file_name().to_str()?.strip_suffix(".rs").map(str::to_string))
+        .collect();
+    tools.sort();
+    let mut defined: Vec<String> = vecgrep_bins::cli::commands().iter().map(|c| c.get_name().to_string()).collect();
+    defined.sort();
+    assert_eq!(defined, tools, "bins/src/cli.rs's commands() and bins/src/bin differ");
+    let numbers: Vec<&str> = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen \
+                              fifteen sixteen seventeen eighteen nineteen twenty"
+        .split_whitespace()
+        .collect();
+    let mut counts = 0;
+    for file in ["README.md", "ARCHITECTURE.md", "scripts/install.sh"] {
+        let text = std::fs::read_to_string(root.join(file)).unwrap().to_lowercase();
+        let words: Vec<&str> = text.split_whitespace().collect();
+        for w in words.windows(3) {
+            // "binaries" and "front ends" are always the tools; "tools" is
+            // also what an MCP server offers, so the docs count binaries.
+            let of_tools = w[1].starts_with("binaries") || (w[1] == "front" && w[2].starts_with("ends"));
+            if let (true, Some(n)) = (of_tools, numbers.iter().position(|n| *n == w[0])) {
+                assert_eq!(n, tools.len(), "{file} says \"{} {} {}\"; there are {}", w[0], w[1], w[2], tools.len());
+                counts += 1;
+            }
+        }
+    }
+    assert!(counts >= 3, "the docs no longer count the binaries; keep this test honest");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let overview = std::fs::read_to_string(root.join("man/vecgrep-toolkit.7")).unwrap();
+    let install = std::fs::read_to_string(root.join("scripts/install.sh")).unwrap();
+    let installed = install.lines().find(|l| l.starts_with("tools=(")).expect("install.sh lists the tools");
+    for tool in &tools {
+        assert!(readme.contains(&format!("\n| `{tool}` |")), "README.md's toolkit table has no row for {tool}");
+        assert!(overview.contains(&format!(".TP\n\\fB{tool}\\fR(1)\n")), "vecgrep-toolkit(7) does not describe {tool}");
+        assert!(installed.split(['(', ' ', ')']).any(|t| t == tool), "scripts/install.sh does not install {tool}");
+    }
+}
+
+/// Issue 46: the README's samples of `vg-index --stats` and of the summary
+/// record lacked lines and fields the tool prints. Their values change from
+/// run to run; what they show must not.
+#[test]
+fn the_readme_shows_every_field_vg_index_prints() {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let t = crate::common::Tree::git();
+    t.write("src/config.rs", "/// Load settings from a TOML file.\npub fn load_config() {}\n");
+    let o = crate::common::run(&mut t.cmd("vg-index", "."));
+    crate::common::assert_code(&o, 0);
+    let keys = |record: &serde_json::Value| -> Vec<String> {
+        let mut keys: Vec<String> = record.as_object().unwrap().keys().cloned().collect();
+        keys.sort();
+        keys
+    };
+    let sample = readme.lines().find(|l| l.starts_with("{\"type\":\"summary\"")).expect("a summary sample");
+    assert_eq!(
+        keys(&serde_json::from_str(sample).unwrap()),
+        keys(&crate::common::summary(&o)),
+        "README.md's summary sample"
+    );
+    let o = crate::common::run(t.cmd("vg-index", ".").arg("--stats"));
+    crate::common::assert_code(&o, 0);
+    let labels =
+        |text: &str| -> Vec<String> { text.lines().map(|l| l.split(':').next().unwrap_or("").to_string()).collect() };
+    let shown =
+        readme.split("$ vg-index --stats\n").nth(1).and_then(|s| s.split("```").next()).expect("a stats sample");
+    assert_eq!(labels(shown), labels(&crate::common::stdout(&o)), "README.md's vg-index --stats sample");
 }

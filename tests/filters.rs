@@ -106,3 +106,23 @@ fn the_porcelain_passes_the_filters_on() {
     let files: Vec<Value> = records(&o).iter().map(|r| r["file"].clone()).collect();
     assert!(!files.is_empty() && files.iter().all(|f| f == "new.py"), "{files:?}");
 }
+
+/// `-g` or `-t` that chose only files the walk skips says so, and why,
+/// rather than leaving a search that found nothing to read as if there
+/// were no such file.
+#[test]
+fn a_filter_whose_files_were_all_skipped_says_so() {
+    let t = dated_project();
+    t.write("package-lock.json", "{\"lockfileVersion\": 3}\n");
+    let o = run(t.cmd("vecgrep", ".").args(["-g", "package-lock.json", "dependency versions"]));
+    assert_code(&o, 1);
+    let err = stderr(&o);
+    assert!(
+        err.contains("vecgrep: the 1 file the filters chose was skipped: 1 generated")
+            && err.contains("--include-generated"),
+        "{err}"
+    );
+    // Files it could search: no such note.
+    let o = run(t.cmd("vecgrep", ".").args(["-g", "*.py", "retry"]));
+    assert!(!stderr(&o).contains("the filters chose"), "{}", stderr(&o));
+}

@@ -247,6 +247,25 @@ fn the_index_directory_is_private_and_ignored_by_git() {
     assert_eq!(mode & 0o077, 0, "mode {mode:o}");
     let gi = read(&t.path().join(".vecgrep/.gitignore"));
     assert!(gi.contains("*\n") && gi.contains("!config.toml"), "{gi}");
+    // In a repository, git status says nothing of the index, and the
+    // project config shows up to be committed.
+    let t = Tree::bare();
+    git(&t, &["init", "-q"]);
+    t.write("src/a.py", "def upload():\n    pass\n");
+    git(&t, &["add", "src"]);
+    git(&t, &["commit", "-qm", "one"]);
+    index(&t, ".", &[]);
+    assert_eq!(git(&t, &["status", "--porcelain", "--untracked-files=all"]), "");
+    t.write(".vecgrep/config.toml", "top_k = 4\n");
+    assert_eq!(git(&t, &["status", "--porcelain", "--untracked-files=all"]).trim(), "?? .vecgrep/config.toml");
+    // The file earlier versions wrote is replaced; one a person wrote is kept.
+    let first = "# Written by vecgrep: the index is a local cache; config.toml may be committed.\n*\n!.gitignore\n!config.toml\n";
+    t.write(".vecgrep/.gitignore", first);
+    index(&t, ".", &[]);
+    assert!(!read(&t.path().join(".vecgrep/.gitignore")).contains("!.gitignore"));
+    t.write(".vecgrep/.gitignore", "*\n");
+    index(&t, ".", &[]);
+    assert_eq!(read(&t.path().join(".vecgrep/.gitignore")), "*\n");
 }
 
 #[test]
@@ -598,4 +617,55 @@ fn a_projects_own_config_cannot_make_a_run_larger_unless_trusted() {
     let skip = of_type(&records(&o), "skip").iter().find(|s| s["file"] == "data/big.py").map(|s| s["reason"].clone());
     assert_eq!(skip, Some(serde_json::Value::from("too_large")), "{}", stdout(&o));
     assert!(summary(&o)["chunks"].as_u64().unwrap() < 10, "{}", stdout(&o));
+}
+
+/// Ctrl-C during a run stops it within moments, not after the queue: what
+/// was written is kept and said, the index is sound, the exit status is a
+/// shell's for SIGINT, and the next run indexes the rest.
+#[test]
+fn ctrl_c_keeps_what_was_indexed_says_so_and_the_next_run_goes_on() {
+    use std::io::BufRead;
+    let t = Tree::git();
+    for i in 0..80 {
+        let body: String = (0..12)
+            .map(|j| format!("def step_{i}_{j}(value):\n    \"\"\"Scale value {j} of batch {i}.\"\"\"\n    return value * {j}\n\n"))
+            .collect();
+        t.write(&format!("src/mod_{i:02}.py"), &body);
+    }
+    let mut child = t
+        .cmd("vg-index", ".")
+        .arg("--full")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for the phase the signal interrupts: files being written.
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    assert!(first.contains("\"type\":\"file\""), "{first}");
+    let signalled = std::time::Instant::now();
+    let kill = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(kill.success());
+    let rest: Vec<String> = lines.map(Result::unwrap).collect();
+    let status = child.wait().unwrap();
+    let waited = signalled.elapsed();
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert!(err.contains("vg-index: interrupted after") && err.contains("the next run indexes the rest"), "{err}");
+    // Bounded by a slice of one file's chunks, not by the files queued.
+    assert!(waited < std::time::Duration::from_secs(20), "{waited:?}");
+    let summary: serde_json::Value = serde_json::from_str(rest.last().unwrap()).unwrap();
+    let kept = summary["files"].as_u64().unwrap();
+    assert!(summary["type"] == "summary" && kept < 80, "{summary}");
+    let verify = run(t.cmd("vg-index", ".").arg("--verify"));
+    assert_code(&verify, 0);
+    let o = run(t.cmd("vg-index", ".").arg("--full"));
+    assert_code(&o, 0);
+    let summary = records(&o).into_iter().last().unwrap();
+    assert_eq!(
+        (summary["files"].as_u64(), summary["reused"].as_u64().map(|r| r > 0)),
+        (Some(80), Some(true)),
+        "{summary}"
+    );
 }

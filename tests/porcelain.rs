@@ -61,9 +61,21 @@ fn exit_codes_propagate() {
     let elsewhere = Tree::bare();
     let o = run(t.cmd("vecgrep", ".").arg("query").arg(elsewhere.path()));
     assert_code(&o, 2);
-    assert!(stderr(&o).starts_with("vg-query: "), "{}", stderr(&o));
+    assert!(stderr(&o).starts_with("vecgrep: "), "{}", stderr(&o));
     let o = vecgrep(&t, ".", &[]);
     assert_code(&o, 2);
+}
+
+/// An error is one line under the name of the tool the user ran, with its
+/// cause once.
+#[test]
+fn errors_name_the_tool_run_and_say_the_cause_once() {
+    let t = sample_project();
+    let o = vecgrep(&t, ".", &["retry", "nope/"]);
+    assert_code(&o, 2);
+    assert_eq!(stderr(&o).trim(), "vecgrep: 'nope/': No such file or directory (os error 2)");
+    let o = run(t.cmd("vg-query", ".").args(["retry", "nope/"]));
+    assert_eq!(stderr(&o).trim(), "vg-query: 'nope/': No such file or directory (os error 2)");
 }
 
 #[test]

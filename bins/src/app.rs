@@ -5,6 +5,8 @@
 use std::io::{self, BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Once;
 
 use anyhow::{anyhow, Result};
 use clap::parser::ValueSource;
@@ -21,6 +23,8 @@ use vecgrep::records::{write_record, FileRecord, SkipRecord};
 pub const EXIT_FOUND: u8 = 0;
 pub const EXIT_NOT_FOUND: u8 = 1;
 pub const EXIT_ERROR: u8 = 2;
+/// Stopped by Ctrl-C (or SIGTERM), as a shell reports a process SIGINT ended.
+pub const EXIT_INTERRUPTED: u8 = 130;
 
 /// Run a binary's body: print any error as one line `tool: cause: cause`,
 /// treat a closed stdout as success, and turn the outcome into an exit code.
@@ -30,9 +34,22 @@ pub fn run_main(tool: &str, body: impl FnOnce() -> Result<u8>) -> ExitCode {
         Err(e) if is_broken_pipe(&e) => ExitCode::from(EXIT_FOUND),
         Err(e) => {
             let message = format!("{e:#}").replace('\n', " ");
-            let _ = writeln!(io::stderr(), "{tool}: {message}");
+            let _ = writeln!(io::stderr(), "{}: {message}", shown_name(tool));
             ExitCode::from(EXIT_ERROR)
         }
+    }
+}
+
+/// Set by `vecgrep` on the tools it runs: their messages go under its name,
+/// the command the user typed.
+pub const RUN_BY_ENV: &str = "VECGREP_RUN_BY";
+
+/// The name a tool's errors and notes go under: `vecgrep` when the
+/// porcelain ran it, its own otherwise.
+pub fn shown_name(tool: &str) -> &str {
+    match std::env::var(RUN_BY_ENV) {
+        Ok(by) if by == "vecgrep" => "vecgrep",
+        _ => tool,
     }
 }
 
@@ -44,7 +61,7 @@ pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
 /// Print a note on stderr unless quiet.
 pub fn note(tool: &str, quiet: bool, message: &str) {
     if !quiet {
-        let _ = writeln!(io::stderr(), "{tool}: {message}");
+        let _ = writeln!(io::stderr(), "{}: {message}", shown_name(tool));
     }
 }
 
@@ -171,7 +188,7 @@ fn usage_error(tool: &str, e: clap::Error) -> ! {
         .collect();
     let cause = cause.join(" ");
     let cause = cause.strip_prefix("error: ").unwrap_or(&cause);
-    let _ = writeln!(io::stderr(), "{tool}: {cause} (see '{tool} --help')");
+    let _ = writeln!(io::stderr(), "{}: {cause} (see '{tool} --help')", shown_name(tool));
     std::process::exit(EXIT_ERROR as i32);
 }
 
@@ -282,7 +299,8 @@ pub fn index_blocking(
     walk: &WalkOptions,
     embedders: &mut EmbedderPool,
     how: Blocking,
-) -> Result<(IndexSummary, WalkedSet)> {
+) -> Result<(IndexSummary, WalkedSet, SkipTally)> {
+    stop_on_interrupt();
     let mut obs = CliObserver::new(tool, inv.config.quiet, how.records);
     obs.notable_skips = how.notable_skips;
     let request = IndexRequest {
@@ -296,11 +314,70 @@ pub fn index_blocking(
     };
     let result = vecgrep::index::run(&request, embedders, &mut obs);
     obs.finish();
-    let ran = result?;
+    let (summary, files) = result?;
+    if summary.cancelled {
+        let (done, total) = obs.done;
+        note(
+            tool,
+            inv.config.quiet,
+            &format!(
+                "interrupted after {done} of {total} files: what they added is kept, and the next run indexes the rest"
+            ),
+        );
+    }
     match obs.write_error.take() {
         Some(e) => Err(e.into()),
-        None => Ok(ran),
+        None => Ok((summary, files, std::mem::take(&mut obs.tally))),
     }
+}
+
+/// Set by the first Ctrl-C (or SIGTERM) during an index run.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Ctrl-C during an index run stops it after the file in hand, with what
+/// was written kept and said (an index is never left half-written either
+/// way); a second one ends the process at once.
+fn stop_on_interrupt() {
+    static INSTALLED: Once = Once::new();
+    INSTALLED.call_once(|| {
+        // A tool with a handler of its own (the servers) keeps it.
+        let _ = ctrlc::set_handler(|| {
+            if INTERRUPTED.swap(true, Ordering::SeqCst) {
+                std::process::exit(i32::from(EXIT_INTERRUPTED));
+            }
+        });
+    });
+}
+
+/// The files an index run passed over, counted by reason (`SkipReason::code`).
+pub type SkipTally = std::collections::BTreeMap<&'static str, u64>;
+
+/// When the walk's filters (`-g`, `-t`) chose files but every one was
+/// skipped, say so and why: else a search that finds nothing reads as if
+/// no such file existed.
+pub fn note_filtered_all_skipped(tool: &str, quiet: bool, filtered: bool, files: &WalkedSet, tally: &SkipTally) {
+    if !filtered || !files.is_empty() || tally.is_empty() {
+        return;
+    }
+    let why: Vec<String> = tally
+        .iter()
+        .map(|(code, n)| {
+            let hint = match *code {
+                "generated" => " (lock files, minified bundles, generated code: --include-generated indexes them)",
+                "too_large" => " (over max_filesize: --max-filesize raises it)",
+                "symlink" => " (links: --follow follows them)",
+                _ => "",
+            };
+            format!("{n} {}{hint}", code.replace('_', " "))
+        })
+        .collect();
+    let skipped: u64 = tally.values().sum();
+    let files = if skipped == 1 {
+        "the 1 file the filters chose was".into()
+    } else {
+        format!("all {skipped} files the filters chose were")
+    };
+    note(tool, quiet, &format!("{files} skipped: {}", why.join(", ")));
 }
 
 /// Reports an index run: records on stdout (when wanted) and, when stderr
@@ -315,11 +392,24 @@ pub struct CliObserver {
     bar: Option<ProgressBar>,
     /// First error writing records (a closed pipe), reported after the run.
     pub write_error: Option<io::Error>,
+    /// The files passed over, by reason.
+    tally: SkipTally,
+    /// Files processed of those needing work, as last reported.
+    done: (usize, usize),
 }
 
 impl CliObserver {
     pub fn new(tool: &'static str, quiet: bool, records: bool) -> Self {
-        CliObserver { tool, quiet, records, notable_skips: true, bar: None, write_error: None }
+        CliObserver {
+            tool,
+            quiet,
+            records,
+            notable_skips: true,
+            bar: None,
+            write_error: None,
+            tally: SkipTally::new(),
+            done: (0, 0),
+        }
     }
 
     fn emit<T: serde::Serialize>(&mut self, record: &T) {
@@ -336,8 +426,8 @@ impl CliObserver {
             return;
         }
         match &self.bar {
-            Some(bar) => bar.suspend(|| eprintln!("{}: {message}", self.tool)),
-            None => eprintln!("{}: {message}", self.tool),
+            Some(bar) => bar.suspend(|| eprintln!("{}: {message}", shown_name(self.tool))),
+            None => eprintln!("{}: {message}", shown_name(self.tool)),
         }
     }
 
@@ -382,6 +472,7 @@ impl IndexObserver for CliObserver {
     }
 
     fn skipped(&mut self, skip: &Skip) {
+        *self.tally.entry(skip.reason.code()).or_default() += 1;
         if skip.reason.is_error() || (self.notable_skips && skip.reason.is_notable()) {
             self.say(&format!("skipping {}: {}", skip.path, skip.reason.describe()));
         }
@@ -392,7 +483,12 @@ impl IndexObserver for CliObserver {
         self.emit(&FileRecord::new(rel, outcome, chunks));
     }
 
-    fn progress(&mut self, done: usize, _total: usize, chunks: u64) {
+    fn cancelled(&self) -> bool {
+        INTERRUPTED.load(Ordering::SeqCst)
+    }
+
+    fn progress(&mut self, done: usize, total: usize, chunks: u64) {
+        self.done = (done, total);
         if let Some(bar) = &self.bar {
             bar.set_position(done as u64);
             bar.set_message(format!("{chunks} chunks"));

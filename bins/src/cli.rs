@@ -55,7 +55,7 @@ pub struct FileFilterArgs {
     /// Only files modified before WHEN: a span back from now (2w, 3d) or a date in UTC (2026-01-31).
     #[arg(long, value_name = "WHEN", value_parser = parse_when)]
     pub changed_before: Option<String>,
-    /// Only files of at least (+SIZE) or at most (-SIZE) bytes, e.g. +10k, -1M (k, m, g: powers of 1000; ki, mi, gi: of 1024); repeatable.
+    /// Only files of at least (+SIZE) or at most (-SIZE) bytes, e.g. +10k, -1M (k, m, g: powers of 1000; ki, mi, gi: of 1024); repeatable. As fd's -S, not ripgrep's --smart-case: matching by meaning and by words ignores case already.
     #[arg(short = 'S', long, value_name = "SIZE", allow_hyphen_values = true, value_parser = parse_size)]
     pub size: Vec<String>,
     /// Leave files matching GLOB out of the results (gitignore syntax, from the root: tests/, *_test.go, /vendor); repeatable. Unlike -g, they stay indexed.
@@ -729,7 +729,7 @@ pub struct VecgrepCli {
     /// Search the project's git history instead of its files: commits whose messages (or, with --with-diff, changes) answer QUERY; PATHS keep those that touched them (vg-log; see History options).
     #[arg(long, conflicts_with_all = ["stats", "show_root", "index_only", "clear_cache", "serve", "mcp", "interactive", "answer", "reindex"])]
     pub log: bool,
-    /// Pick results interactively, re-ranked as you type (vg-pick); a QUERY is optional.
+    /// Pick results interactively, re-ranked as you type (vg-pick); a QUERY is optional. Not ripgrep's --ignore-case: vecgrep needs none, since matching by meaning and by words ignores case already.
     #[arg(short = 'i', long, conflicts_with_all = ["stats", "show_root", "index_only", "clear_cache", "serve", "mcp", "no_index", "reindex"])]
     pub interactive: bool,
     #[command(flatten)]

@@ -5,7 +5,7 @@ use std::process::{Child, Command, ExitCode, Stdio};
 
 use anyhow::{anyhow, Context, Result};
 use vecgrep::tools::find_tool;
-use vecgrep_bins::app::{run_main, EXIT_ERROR};
+use vecgrep_bins::app::{run_main, EXIT_ERROR, RUN_BY_ENV};
 use vecgrep_bins::cli::VecgrepCli;
 use vecgrep_bins::porcelain::{self, Mode};
 
@@ -17,7 +17,9 @@ fn main() -> ExitCode {
 fn tool(name: &str) -> Result<Command> {
     let path = find_tool(name)
         .ok_or_else(|| anyhow!("cannot find {name} next to vecgrep or on PATH; install the whole toolkit"))?;
-    Ok(Command::new(path))
+    let mut cmd = Command::new(path);
+    cmd.env(RUN_BY_ENV, "vecgrep");
+    Ok(cmd)
 }
 
 fn dispatch(cli: &VecgrepCli, matches: &clap::ArgMatches) -> Result<u8> {
@@ -43,10 +45,25 @@ fn dispatch(cli: &VecgrepCli, matches: &clap::ArgMatches) -> Result<u8> {
             let e = cmd.exec();
             Err(e).with_context(|| format!("cannot run {name}"))
         }
-        (_, [(_, one)]) => wait_one(one),
-        (Mode::Search | Mode::Answer | Mode::Log, stages) => pipeline(stages.iter_mut().map(|(_, cmd)| cmd).collect()),
+        (_, [(_, one)]) => {
+            wait_for_children_on_interrupt();
+            wait_one(one)
+        }
+        (Mode::Search | Mode::Answer | Mode::Log, stages) => {
+            wait_for_children_on_interrupt();
+            pipeline(stages.iter_mut().map(|(_, cmd)| cmd).collect())
+        }
         _ => unreachable!("only a search runs several tools"),
     }
+}
+
+/// Ctrl-C reaches the whole process group: the tools stop as they see fit
+/// (an index run keeps what it wrote and says so), and vecgrep waits for
+/// them, so that their last words come before the shell's prompt and their
+/// status is vecgrep's. (A handler, unlike an ignored signal, is not
+/// inherited by the tools.)
+fn wait_for_children_on_interrupt() {
+    let _ = ctrlc::set_handler(|| {});
 }
 
 fn wait_one(cmd: &mut Command) -> Result<u8> {

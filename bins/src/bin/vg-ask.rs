@@ -96,7 +96,7 @@ fn index_first(cli: &AskCli, inv: &Invocation) -> Result<(bool, Option<WalkedSet
         return Ok((false, walked_only()?));
     }
     let how = Blocking { records: false, notable_skips: false, reindex: false };
-    let (summary, files) = index_blocking(TOOL, inv, &walk, &mut embedder_pool(&inv.config), how)?;
+    let (summary, files, _) = index_blocking(TOOL, inv, &walk, &mut embedder_pool(&inv.config), how)?;
     if summary.aborted {
         return Err(anyhow::anyhow!("indexing declined; nothing was asked"));
     }

@@ -8,7 +8,7 @@ use vecgrep::records::{write_record, RevisionRecord, StatsRecord, SummaryRecord,
 use vecgrep::store::{self, IndexStats, StoreError};
 use vecgrep_bins::app::{
     cli_config, embedder_pool, index_blocking, note, note_holes, resolve, run_main, Blocking, CliObserver, Invocation,
-    EXIT_ERROR, EXIT_FOUND, EXIT_NOT_FOUND,
+    EXIT_ERROR, EXIT_FOUND, EXIT_INTERRUPTED, EXIT_NOT_FOUND,
 };
 use vecgrep_bins::cli::IndexCli;
 
@@ -92,7 +92,7 @@ fn index(cli: &IndexCli, inv: &Invocation) -> anyhow::Result<u8> {
     let walk = cli.walk.to_options(&inv.config);
     // On a terminal only the summary is printed; per-file records are for pipes.
     let how = Blocking { records: !std::io::stdout().is_terminal(), notable_skips: true, reindex: cli.reindex };
-    let (summary, _) = index_blocking(TOOL, inv, &walk, &mut embedder_pool(&inv.config), how)?;
+    let (summary, ..) = index_blocking(TOOL, inv, &walk, &mut embedder_pool(&inv.config), how)?;
     note_holes(TOOL, inv.config.quiet, summary.holes);
     let mut out = std::io::stdout().lock();
     write_record(&mut out, &SummaryRecord::new(&inv.root, &summary))?;
@@ -100,6 +100,9 @@ fn index(cli: &IndexCli, inv: &Invocation) -> anyhow::Result<u8> {
     if summary.aborted {
         note(TOOL, false, "indexing declined; the index was left as it was");
         return Ok(EXIT_NOT_FOUND);
+    }
+    if summary.cancelled {
+        return Ok(EXIT_INTERRUPTED);
     }
     Ok(if summary.errors > 0 { EXIT_ERROR } else { EXIT_FOUND })
 }

@@ -11,8 +11,8 @@ use vecgrep::records::{write_record, HitRecord, JudgementRecord};
 use vecgrep::search::SearchRequest;
 use vecgrep::store::{self, Scope};
 use vecgrep_bins::app::{
-    cli_config, embedder_pool, index_blocking, note, note_holes, preload_query_embedder, resolve, run_main,
-    search_once, Blocking, Invocation, EXIT_ERROR, EXIT_FOUND, EXIT_NOT_FOUND,
+    cli_config, embedder_pool, index_blocking, note, note_filtered_all_skipped, note_holes, preload_query_embedder,
+    resolve, run_main, search_once, Blocking, Invocation, EXIT_ERROR, EXIT_FOUND, EXIT_INTERRUPTED, EXIT_NOT_FOUND,
 };
 use vecgrep_bins::cli::QueryCli;
 
@@ -52,6 +52,8 @@ fn may_need_model(inv: &Invocation) -> bool {
 struct Walked {
     files: Option<WalkedSet>,
     errors: u64,
+    /// Ctrl-C stopped the index run: no search follows.
+    interrupted: bool,
 }
 
 fn search(
@@ -62,7 +64,7 @@ fn search(
 ) -> Result<u8> {
     let (walked, rev) = match &cli.rev {
         Some(spec) => match revision_first(cli, inv, spec)? {
-            Some(sha) => (Some(Walked { files: None, errors: 0 }), Some(sha)),
+            Some(sha) => (Some(Walked { files: None, errors: 0, interrupted: false }), Some(sha)),
             None => (None, None),
         },
         None => (index_first(cli, inv)?, None),
@@ -71,6 +73,9 @@ fn search(
         note(TOOL, false, "indexing declined; no search was run");
         return Ok(EXIT_NOT_FOUND);
     };
+    if walked.interrupted {
+        return Ok(EXIT_INTERRUPTED);
+    }
     let searched = match &rev {
         Some(sha) => store::revision_root(&inv.root, sha),
         None => inv.root.clone(),
@@ -146,14 +151,19 @@ fn index_first(cli: &QueryCli, inv: &Invocation) -> Result<Option<Walked>> {
     let walk = cli.walk.to_options(&inv.config);
     if cli.no_index {
         let files = walk.is_filtered().then(|| vecgrep::project::walk(&inv.root, &inv.paths, &walk)).transpose()?;
-        return Ok(Some(Walked { files: files.map(|w| w.files.into_iter().map(|f| f.rel).collect()), errors: 0 }));
+        return Ok(Some(Walked {
+            files: files.map(|w| w.files.into_iter().map(|f| f.rel).collect()),
+            errors: 0,
+            interrupted: false,
+        }));
     }
     // Routine skips are vg-index's to report; a search mentions only errors.
     let how = Blocking { records: false, notable_skips: false, reindex: cli.reindex };
-    let (summary, files) = index_blocking(TOOL, inv, &walk, &mut embedder_pool(&inv.config), how)?;
+    let (summary, files, skipped) = index_blocking(TOOL, inv, &walk, &mut embedder_pool(&inv.config), how)?;
     if summary.aborted {
         return Ok(None);
     }
     note_holes(TOOL, inv.config.quiet, summary.holes);
-    Ok(Some(Walked { files: Some(files), errors: summary.errors }))
+    note_filtered_all_skipped(TOOL, inv.config.quiet, walk.is_filtered(), &files, &skipped);
+    Ok(Some(Walked { files: Some(files), errors: summary.errors, interrupted: summary.cancelled }))
 }

@@ -4,6 +4,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use anyhow::{anyhow, Result};
@@ -78,6 +79,8 @@ pub(super) fn read_file(f: &WalkedFile, previous: Option<&StoredFile>, config: &
 pub(super) struct Embedding<'a> {
     pub model: Option<&'a mut (dyn Embedder + 'static)>,
     pub statics: Option<&'a StaticModel>,
+    /// Set when the run is abandoned: the model stops between batches.
+    pub abandoned: &'a AtomicBool,
 }
 
 impl Embedding<'_> {
@@ -142,7 +145,7 @@ pub(super) fn chunk_and_embed(
     let statics: Vec<Option<Vec<f32>>> =
         chunks.iter().zip(&contexts).map(|(c, ctx)| checked.as_ref().map(|k| k.embed(&ctx.around, &c.text))).collect();
     let model = with.model.take().map(|m| m as &mut dyn Embedder);
-    let found = vectors_for(model, &embedded, &embed_keys, known)?;
+    let found = vectors_for((model, with.abandoned), &embedded, &embed_keys, known)?;
     let chunks = chunks
         .into_iter()
         .zip(contexts)
@@ -188,7 +191,7 @@ struct Found {
 /// named by `keys`): the index's when it has one, an earlier chunk's with
 /// the same text, or the model's.
 fn vectors_for(
-    model: Option<&mut dyn Embedder>,
+    (model, abandoned): (Option<&mut dyn Embedder>, &AtomicBool),
     embedded: &[String],
     keys: &[[u8; 16]],
     known: Option<&KnownVectors>,
@@ -215,7 +218,7 @@ fn vectors_for(
         Some(model) => {
             // What the model sees: longer texts are cut to its window.
             tokens = texts.iter().map(|t| model.count_tokens(t).min(MAX_TOKENS) as u64).sum();
-            for (i, v) in to_embed.into_iter().zip(embed_chunks(model, &texts)?) {
+            for (i, v) in to_embed.into_iter().zip(embed_chunks(model, &texts, abandoned)?) {
                 vectors[i] = v;
             }
         }
@@ -256,14 +259,25 @@ impl KnownVectors {
 /// The embedder batches as suits it (the local model one text at a time, a
 /// server by `embedder_batch_size`); sorting by length keeps the texts of a
 /// batch alike, so that little of it is padding. None marks a hole.
-fn embed_chunks(model: &mut dyn Embedder, chunks: &[&str]) -> Result<Vec<Option<Vec<f32>>>> {
+/// Chunks the model embeds between looks at whether the run was abandoned.
+const ABANDON_CHECK_CHUNKS: usize = 16;
+
+fn embed_chunks(model: &mut dyn Embedder, chunks: &[&str], abandoned: &AtomicBool) -> Result<Vec<Option<Vec<f32>>>> {
     if chunks.is_empty() {
         return Ok(Vec::new());
     }
     let mut order: Vec<usize> = (0..chunks.len()).collect();
     order.sort_by_key(|&i| chunks[i].len());
     let texts: Vec<&str> = order.iter().map(|&i| chunks[i]).collect();
-    let vectors = model.embed_each(&texts)?;
+    let mut vectors = Vec::with_capacity(texts.len());
+    // A big file is seconds of the model's time: an abandoned run stops
+    // between slices (what it embedded is not written).
+    for slice in texts.chunks(ABANDON_CHECK_CHUNKS) {
+        if abandoned.load(Ordering::SeqCst) {
+            return Err(anyhow!("the index run was stopped"));
+        }
+        vectors.extend(model.embed_each(slice)?);
+    }
     if vectors.len() != chunks.len() {
         return Err(anyhow!("the embedder returned {} vectors for {} texts", vectors.len(), chunks.len()));
     }

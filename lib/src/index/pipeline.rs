@@ -56,7 +56,7 @@ pub(super) fn embed_and_write(
     };
     let result = pipeline.run(store, embedders, summary, obs);
     if let Some(w) = pipeline.workers.take() {
-        embedders.give_back(w.finish());
+        embedders.give_back(w.finish(pipeline.stopped));
     }
     result?;
     pipeline.batch.flush(store)?;
@@ -94,7 +94,10 @@ impl Pipeline<'_, '_> {
         while self.next_emit < total {
             self.read_ahead(store, embedders, obs)?;
             self.write_ready(store, summary, obs)?;
-            if self.next_emit == self.next_read && (self.stopped || self.next_read == total) {
+            // Cancelled, the files with the embedders are left unwritten
+            // (the next run redoes them) rather than waited for: Ctrl-C and
+            // a server's shutdown are answered within a file, not a queue.
+            if self.stopped || (self.next_emit == self.next_read && self.next_read == total) {
                 break;
             }
             self.receive_one()?;

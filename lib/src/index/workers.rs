@@ -2,6 +2,7 @@
 //! changed files from one queue; results come back tagged with the file's
 //! place in the walk, so that they are written in the walk's order.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::thread::JoinHandle;
 
@@ -19,6 +20,8 @@ pub(super) struct Workers {
     jobs: Option<mpsc::Sender<(usize, EmbedJob)>>,
     results: mpsc::Receiver<(usize, Result<FileWrite>)>,
     handles: Vec<JoinHandle<Option<Box<dyn Embedder>>>>,
+    /// Set when the run is abandoned: the threads take no further job.
+    abandoned: Arc<AtomicBool>,
 }
 
 impl Workers {
@@ -32,18 +35,26 @@ impl Workers {
         let (result_tx, result_rx) = mpsc::channel();
         let job_rx = Arc::new(Mutex::new(job_rx));
         let count = embedders.len();
+        let abandoned = Arc::new(AtomicBool::new(false));
         let handles = embedders
             .into_iter()
             .map(|mut embedder| {
                 let (jobs, results, known) = (Arc::clone(&job_rx), result_tx.clone(), known.clone());
-                let statics = statics.clone();
+                let (statics, abandoned) = (statics.clone(), Arc::clone(&abandoned));
                 let (size, overlap) = (config.chunk_size, config.chunk_overlap);
                 std::thread::spawn(move || {
                     loop {
                         // The lock is held only to take a job, not while embedding it.
                         let next = jobs.lock().map_err(|_| ()).and_then(|rx| rx.recv().map_err(|_| ()));
                         let Ok((index, job)) = next else { break };
-                        let with = Embedding { model: embedder.as_deref_mut(), statics: statics.as_deref() };
+                        if abandoned.load(Ordering::SeqCst) {
+                            break;
+                        }
+                        let with = Embedding {
+                            model: embedder.as_deref_mut(),
+                            statics: statics.as_deref(),
+                            abandoned: &abandoned,
+                        };
                         let write = chunk_and_embed(job, with, known.as_deref(), size, overlap);
                         if results.send((index, write)).is_err() {
                             break;
@@ -53,7 +64,7 @@ impl Workers {
                 })
             })
             .collect();
-        Workers { count, jobs: Some(job_tx), results: result_rx, handles }
+        Workers { count, jobs: Some(job_tx), results: result_rx, handles, abandoned }
     }
 
     pub(super) fn send(&self, index: usize, job: EmbedJob) -> Result<()> {
@@ -67,8 +78,11 @@ impl Workers {
         self.results.recv().map_err(|_| anyhow!("the embedding threads stopped"))
     }
 
-    /// Stop taking jobs and hand the models back.
-    pub(super) fn finish(mut self) -> Vec<Box<dyn Embedder>> {
+    /// Stop taking jobs and hand the models back: `abandon` leaves the
+    /// queued files alone (a cancelled run does not write them), and waits
+    /// only for the files in hand.
+    pub(super) fn finish(mut self, abandon: bool) -> Vec<Box<dyn Embedder>> {
+        self.abandoned.store(abandon, Ordering::SeqCst);
         drop(self.jobs.take());
         self.handles.drain(..).filter_map(|h| h.join().ok().flatten()).collect()
     }

@@ -19,7 +19,7 @@ pub use settings::{
     check_chunk_size, check_threshold, check_top_k, setting, ConfigValues, EmbedderSource, Planner, PrivacyMode,
     ResolvedConfig, SearchMode, Setting, DEFAULT_EMBEDDER_MODEL, MAX_TOP_K, SETTINGS,
 };
-pub use walk::{looks_binary, mtime_ns, walk, Skip, SkipReason, WalkOptions, WalkResult, WalkedFile};
+pub use walk::{looks_binary, mtime_ns, type_names, walk, Skip, SkipReason, WalkOptions, WalkResult, WalkedFile};
 
 /// Name of the per-project directory that holds the index and project config.
 pub const PROJECT_DIR: &str = ".vecgrep";

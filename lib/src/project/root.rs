@@ -144,10 +144,12 @@ pub(super) fn find_marked_root(start: &Path) -> Option<ProjectRoot> {
 /// Errors of root selection and admission; each names the paths involved.
 #[derive(Debug, thiserror::Error)]
 pub enum RootError {
-    #[error("cannot use the current directory '{path}': {source}")]
-    Cwd { path: PathBuf, source: std::io::Error },
-    #[error("'{path}': {source}")]
-    Path { path: PathBuf, source: std::io::Error },
+    // The cause is in the message and not a `source`, which `{:#}` would
+    // print a second time.
+    #[error("cannot use the current directory '{path}': {cause}")]
+    Cwd { path: PathBuf, cause: std::io::Error },
+    #[error("'{path}': {cause}")]
+    Path { path: PathBuf, cause: std::io::Error },
     #[error("path '{path}' is outside the project root '{root}' (pass --skip-outside-root to skip it)")]
     OutsideRoot { path: PathBuf, root: PathBuf },
     #[error("every path given is outside the project root '{root}'")]
@@ -162,13 +164,13 @@ pub enum RootError {
 /// argument (a directory, or a file's directory) may supply one; otherwise
 /// the current directory itself becomes an unmarked root.
 pub fn select_root(cwd: &Path, paths: &[PathBuf]) -> Result<ProjectRoot, RootError> {
-    let cwd = cwd.canonicalize().map_err(|source| RootError::Cwd { path: cwd.to_path_buf(), source })?;
+    let cwd = cwd.canonicalize().map_err(|cause| RootError::Cwd { path: cwd.to_path_buf(), cause })?;
     if let Some(root) = find_marked_root(&cwd) {
         return Ok(root);
     }
     if let [single] = paths {
         let abs = absolutize(&cwd, single);
-        let canonical = abs.canonicalize().map_err(|source| RootError::Path { path: single.clone(), source })?;
+        let canonical = abs.canonicalize().map_err(|cause| RootError::Path { path: single.clone(), cause })?;
         let dir =
             if canonical.is_dir() { canonical } else { canonical.parent().map(Path::to_path_buf).unwrap_or(canonical) };
         if let Some(root) = find_marked_root(&dir) {
@@ -181,7 +183,7 @@ pub fn select_root(cwd: &Path, paths: &[PathBuf]) -> Result<ProjectRoot, RootErr
 /// The root a record names (its `root` field), for a tool downstream of the
 /// one that chose it: that directory, with the marker it carries.
 pub fn root_named(path: &Path) -> Result<ProjectRoot, RootError> {
-    let path = path.canonicalize().map_err(|source| RootError::Path { path: path.to_path_buf(), source })?;
+    let path = path.canonicalize().map_err(|cause| RootError::Path { path: path.to_path_buf(), cause })?;
     let marker = find_marked_root(&path).filter(|r| r.path == path).map_or(RootMarker::None, |r| r.marker);
     Ok(ProjectRoot { path, marker, shared: None })
 }
@@ -235,7 +237,7 @@ pub fn admit_paths(
                     }
                     return Err(RootError::OutsideRoot { path: path.clone(), root: root.path.clone() });
                 }
-                return Err(RootError::Path { path: path.clone(), source });
+                return Err(RootError::Path { path: path.clone(), cause: source });
             }
         };
         match canonical.strip_prefix(&root.path) {

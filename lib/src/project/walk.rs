@@ -5,7 +5,7 @@
 //! cannot be indexed are reported as skips rather than silently dropped.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, LazyLock, Mutex};
 use std::time::UNIX_EPOCH;
 
 use anyhow::{anyhow, Context, Result};
@@ -21,6 +21,22 @@ const ALWAYS_EXCLUDED_DIRS: [&str; 4] = [".git", ".hg", ".jj", crate::project::P
 
 /// Per-project ignore file, read like `.gitignore`.
 pub(super) const IGNORE_FILE_NAME: &str = ".vecgrepignore";
+
+/// The file types `-t` and `-T` know: ripgrep's (`rg --type-list`).
+fn file_types() -> TypesBuilder {
+    let mut types = TypesBuilder::new();
+    types.add_defaults();
+    types
+}
+
+/// The names `-t` and `-T` accept, aliases included, sorted: what the
+/// shell completions offer, taken from the walk's own definitions so that
+/// the two cannot differ.
+pub fn type_names() -> &'static [String] {
+    static NAMES: LazyLock<Vec<String>> =
+        LazyLock::new(|| file_types().definitions().iter().map(|d| d.name().to_string()).collect());
+    &NAMES
+}
 
 #[derive(Clone, Debug, Default)]
 pub struct WalkOptions {
@@ -236,8 +252,7 @@ fn builder(
         }
     }
     if !opts.types.is_empty() || !opts.types_not.is_empty() {
-        let mut types = TypesBuilder::new();
-        types.add_defaults();
+        let mut types = file_types();
         for t in &opts.types {
             types.select(t);
         }

@@ -25,12 +25,27 @@ pub fn ensure_data_dir(root: &ProjectRoot) -> Result<PathBuf, StoreError> {
         }
     }
     let gi = dir.join(".gitignore");
-    if !gi.exists() {
-        std::fs::write(&gi, "# Written by vecgrep: the index is a local cache; config.toml may be committed.\n*\n!.gitignore\n!config.toml\n")
-            .map_err(|e| StoreError::File { action: "write", path: gi.clone(), source: e.into() })?;
+    let written = std::fs::read_to_string(&gi).ok();
+    if written.is_none() || written.as_deref() == Some(FIRST_GITIGNORE) {
+        std::fs::write(&gi, GITIGNORE).map_err(|e| StoreError::File {
+            action: "write",
+            path: gi.clone(),
+            source: e.into(),
+        })?;
     }
     Ok(dir)
 }
+
+/// `.vecgrep/.gitignore`: everything, itself too (so that `git status`
+/// shows nothing of an index), but the project config, which may be
+/// committed.
+const GITIGNORE: &str =
+    "# Written by vecgrep: the index is a local cache; config.toml may be committed.\n*\n!config.toml\n";
+
+/// What earlier versions wrote, which kept the file itself visible to git;
+/// replaced when found (a file a person changed is left alone).
+const FIRST_GITIGNORE: &str =
+    "# Written by vecgrep: the index is a local cache; config.toml may be committed.\n*\n!.gitignore\n!config.toml\n";
 
 /// Exclusive right to write one root's index, held until dropped.
 pub struct WriteLock {
