@@ -312,7 +312,9 @@ pub fn index_blocking(
         warn_on_large: true,
         smallest_first: false,
     };
+    INDEXING.store(true, Ordering::SeqCst);
     let result = vecgrep::index::run(&request, embedders, &mut obs);
+    INDEXING.store(false, Ordering::SeqCst);
     obs.finish();
     let (summary, files) = result?;
     if summary.cancelled {
@@ -333,16 +335,19 @@ pub fn index_blocking(
 
 /// Set by the first Ctrl-C (or SIGTERM) during an index run.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// Whether an index run (`index_blocking`) is under way.
+static INDEXING: AtomicBool = AtomicBool::new(false);
 
-/// Ctrl-C during an index run stops it after the file in hand, with what
-/// was written kept and said (an index is never left half-written either
-/// way); a second one ends the process at once.
+/// Ctrl-C during an index run stops it within a few chunks, with what was
+/// written kept and said (an index is never left half-written either way);
+/// a second one, or one at any other time (a search, a chat model's
+/// answer), ends the process at once, as it would without a handler.
 fn stop_on_interrupt() {
     static INSTALLED: Once = Once::new();
     INSTALLED.call_once(|| {
         // A tool with a handler of its own (the servers) keeps it.
         let _ = ctrlc::set_handler(|| {
-            if INTERRUPTED.swap(true, Ordering::SeqCst) {
+            if !INDEXING.load(Ordering::SeqCst) || INTERRUPTED.swap(true, Ordering::SeqCst) {
                 std::process::exit(i32::from(EXIT_INTERRUPTED));
             }
         });
