@@ -98,9 +98,10 @@ impl Searcher {
         // While chunks still lack the model's vector a fill is under way, and
         // every batch it stores would have each search read all the vectors
         // into memory again: until it is done the store ranks the model's.
-        let vectors = match needs_model && statics.is_none() {
-            true => Some(self.current_vectors(store, store.generation()?)?),
-            false => None,
+        let vectors = if needs_model && statics.is_none() {
+            Some(self.current_vectors(store, store.generation()?)?)
+        } else {
+            None
         };
         let words = match request.mode {
             SearchMode::Semantic => None,
