@@ -59,7 +59,7 @@ for line in open(lock):
     if not line.strip() or line.startswith("#"):
         continue
     digest, member, dest = line.split()
-    if member.startswith("repo:"):  # shipped in this repository (the static table)
+    if member.startswith("repo:"):  # shipped in this repository (the static table, the code model)
         with open(os.path.join(repo, member[len("repo:"):]), "rb") as f:
             data = f.read()
     else:

@@ -502,6 +502,30 @@ fn an_unknown_model_is_an_error_that_keeps_the_index() {
 }
 
 #[test]
+fn the_code_model_is_chosen_by_name_and_its_index_rebuilt() {
+    let t = sample_project();
+    index(&t, ".", &["--full"]);
+    let o = index(&t, ".", &["--full", "--embedder-model", "vecgrep-code-minilm-l6"]);
+    let err = stderr(&o);
+    assert!(err.contains("rebuilding the index") && err.contains("vecgrep-code-minilm-l6"), "{err}");
+    let st = stats(&t);
+    assert_eq!((st["model"].as_str(), st["files"].as_u64()), (Some("vecgrep-code-minilm-l6"), Some(4)));
+    assert_eq!(st["pending"], 0, "every chunk has the code model's vector");
+    // Its vectors answer a question in plain words with the code that does it.
+    let o = run(t
+        .cmd("vg-query", ".")
+        .args(["--embedder-model", "vecgrep-code-minilm-l6", "--mode", "semantic"])
+        .args(["-k", "1", "--no-index", "where do we retry failed uploads"]));
+    assert_code(&o, 0);
+    assert_eq!(records(&o)[0]["file"], "src/upload.py");
+    // A search with the other model does not mix vectors: it rebuilds first.
+    let o = run(t.cmd("vg-query", ".").args(["-k", "1", "retry failed uploads"]));
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("rebuilding the index"), "{}", stderr(&o));
+    assert_eq!(stats(&t)["model"], "all-MiniLM-L6-v2");
+}
+
+#[test]
 fn usage_errors_are_one_line() {
     let t = sample_project();
     for (tool, args) in
@@ -517,13 +541,35 @@ fn usage_errors_are_one_line() {
 
 /// Run vg-index on a pseudo-terminal (util-linux `script`), answering `answer`.
 fn index_on_terminal(t: &Tree, threshold: u32, answer: &str) -> Option<std::process::Output> {
+    index_on_terminal_with(t, &["--index-warn-threshold", &threshold.to_string()], answer)
+}
+
+/// Run vg-index with `args` on a pseudo-terminal, answering `answer`;
+/// its stdout holds what the terminal showed.
+fn index_on_terminal_with(t: &Tree, args: &[&str], answer: &str) -> Option<std::process::Output> {
     if std::process::Command::new("script").arg("--version").output().is_err() {
         return None;
     }
-    let cmd = format!("{} --index-warn-threshold {threshold} .", bin("vg-index").display());
+    let cmd = format!("{} {} .", bin("vg-index").display(), args.join(" "));
     let mut c = std::process::Command::new("script");
     c.args(["-qec", &cmd, "/dev/null"]).current_dir(t.path()).env("XDG_CONFIG_HOME", t.config_home.path());
     Some(run_with_input(&mut c, answer.as_bytes()))
+}
+
+#[test]
+fn the_bar_says_the_model_is_loading_counts_bytes_and_stays_off_quick_runs() {
+    let t = handlers_project(30);
+    let Some(o) = index_on_terminal_with(&t, &["--full", "--index-warn-threshold", "0"], "") else { return };
+    assert_code(&o, 0);
+    let shown = stdout(&o);
+    assert!(shown.contains("vg-index: indexing") && shown.contains("loading the model"), "{shown}");
+    // Bytes are what the time goes by; files and chunks are what a user knows.
+    assert!(shown.contains("KiB/") && shown.contains("/34 files") && shown.contains(" chunks"), "{shown}");
+    // A file touched but unchanged is re-read in moments: no bar flashes.
+    t.write("src/config.py", &std::fs::read_to_string(t.path().join("src/config.py")).unwrap());
+    let Some(o) = index_on_terminal_with(&t, &["--index-warn-threshold", "0"], "") else { return };
+    assert_code(&o, 0);
+    assert!(!stdout(&o).contains("vg-index: indexing"), "{}", stdout(&o));
 }
 
 #[test]

@@ -7,13 +7,14 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Once;
+use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Result};
 use clap::parser::ValueSource;
 use clap::ArgMatches;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use vecgrep::embed::{Embedder, LocalEmbedder, Profile};
-use vecgrep::index::{EmbedderPool, FileOutcome, IndexObserver, IndexRequest, IndexSummary, WalkedSet};
+use vecgrep::index::{EmbedderPool, FileOutcome, IndexObserver, IndexRequest, IndexSummary, RunProgress, WalkedSet};
 use vecgrep::project::{admit_paths, select_root, Admission, AdmittedPath, ProjectRoot};
 use vecgrep::project::{ConfigLayers, ConfigValues, EmbedderSource, ResolvedConfig, SETTINGS};
 use vecgrep::project::{Skip, WalkOptions};
@@ -395,6 +396,13 @@ pub struct CliObserver {
     /// Mention routine skips (too large, non-UTF-8 paths) on stderr, not only errors.
     pub notable_skips: bool,
     bar: Option<ProgressBar>,
+    /// When the bar was made: it is drawn once the run has lasted
+    /// `BAR_AFTER` (or a model loads), so a warm run that rechecks a few
+    /// files does not flash one.
+    bar_made: Option<Instant>,
+    /// A model loaded before the first file: its seconds must not weigh
+    /// on the bar's ETA, which is reset at the first file.
+    loaded_model: bool,
     /// First error writing records (a closed pipe), reported after the run.
     pub write_error: Option<io::Error>,
     /// The files passed over, by reason.
@@ -411,6 +419,8 @@ impl CliObserver {
             records,
             notable_skips: true,
             bar: None,
+            bar_made: None,
+            loaded_model: false,
             write_error: None,
             tally: SkipTally::new(),
             done: (0, 0),
@@ -448,11 +458,22 @@ impl IndexObserver for CliObserver {
         self.say(message);
     }
 
-    fn planned(&mut self, _files: usize, to_embed: usize) {
+    fn planned(&mut self, _files: usize, to_embed: usize, bytes: u64) {
         if self.quiet || to_embed == 0 || !io::stderr().is_terminal() {
             return;
         }
-        self.bar = Some(progress_bar(format!("{}: indexing", self.tool), to_embed as u64, "files, {msg}"));
+        let bar = progress_bar(format!("{}: indexing", self.tool), bytes, "{binary_bytes}/{binary_total_bytes}, {msg}");
+        bar.set_message(format!("0/{to_embed} files"));
+        self.bar = Some(bar);
+        self.bar_made = Some(Instant::now());
+    }
+
+    fn loading_model(&mut self) {
+        if let Some(bar) = &self.bar {
+            bar.set_draw_target(ProgressDrawTarget::stderr());
+            bar.set_message("loading the model");
+            self.loaded_model = true;
+        }
     }
 
     fn confirm_large(&mut self, to_embed: usize, threshold: u64) -> bool {
@@ -492,25 +513,32 @@ impl IndexObserver for CliObserver {
         INTERRUPTED.load(Ordering::SeqCst)
     }
 
-    fn progress(&mut self, done: usize, total: usize, chunks: u64) {
-        self.done = (done, total);
-        if let Some(bar) = &self.bar {
-            bar.set_position(done as u64);
-            bar.set_message(format!("{chunks} chunks"));
+    fn progress(&mut self, p: &RunProgress) {
+        self.done = (p.files, p.of_files);
+        let Some(bar) = &self.bar else { return };
+        if std::mem::take(&mut self.loaded_model) {
+            bar.reset_eta();
+        }
+        bar.set_position(p.bytes);
+        bar.set_message(format!("{}/{} files, {} chunks", p.files, p.of_files, p.chunks));
+        if bar.is_hidden() && self.bar_made.is_some_and(|t| t.elapsed() >= BAR_AFTER) {
+            bar.set_draw_target(ProgressDrawTarget::stderr());
         }
     }
 }
 
-/// A progress bar on stderr: `prefix [=====>    ] pos/len COUNTED (elapsed, eta)`,
-/// COUNTED an indicatif template piece naming what is counted.
+/// How long an index run goes before its bar is drawn.
+const BAR_AFTER: Duration = Duration::from_millis(400);
+
+/// A progress bar for stderr, not drawn until given a draw target:
+/// `prefix [=====>    ] COUNTED (elapsed, eta)`, COUNTED an indicatif
+/// template piece saying how far it is (`{pos}/{len} commits`).
 pub fn progress_bar(prefix: String, len: u64, counted: &str) -> ProgressBar {
-    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
+    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::hidden());
     bar.set_style(
-        ProgressStyle::with_template(&format!(
-            "{{prefix}} [{{bar:30}}] {{pos}}/{{len}} {counted} ({{elapsed}}, eta {{eta}})"
-        ))
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
-        .progress_chars("=> "),
+        ProgressStyle::with_template(&format!("{{prefix}} [{{bar:30}}] {counted} ({{elapsed}}, eta {{eta}})"))
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
     );
     bar.set_prefix(prefix);
     bar

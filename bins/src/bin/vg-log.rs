@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{anyhow, Result};
-use indicatif::ProgressBar;
+use indicatif::{ProgressBar, ProgressDrawTarget};
 use vecgrep::embed::{Embedder, Profile};
 use vecgrep::history::{self, CommitFilter, GitRepo, LogObserver, LogQuery, Pieces};
 use vecgrep::project::admit_paths_lexically;
@@ -157,8 +157,11 @@ impl LogObserver for Progress {
         if self.quiet || !std::io::stderr().is_terminal() {
             return;
         }
-        let bar =
-            self.bar.get_or_insert_with(|| progress_bar(format!("{TOOL}: indexing history"), total as u64, "commits"));
+        let bar = self.bar.get_or_insert_with(|| {
+            let bar = progress_bar(format!("{TOOL}: indexing history"), total as u64, "{pos}/{len} commits");
+            bar.set_draw_target(ProgressDrawTarget::stderr());
+            bar
+        });
         bar.set_position(done as u64);
     }
 }

@@ -13,6 +13,15 @@ pub(super) const FIX_COMMAND: &str = "scripts/fetch-assets.sh (from the vecgrep 
 /// File name of the ONNX Runtime shared library the fetch script installs.
 pub(super) const ORT_LIBRARY_NAME: &str = "libonnxruntime.so.1.31.1";
 
+/// The models the local embedder runs, each installed by
+/// `scripts/fetch-assets.sh` in a directory of its name: MiniLM as
+/// published, and MiniLM fine-tuned on code by `train/transformer/` (the
+/// same tokenizer and dimensions, so the static table serves both).
+pub const LOCAL_MODELS: [&str; 2] = [crate::project::DEFAULT_EMBEDDER_MODEL, CODE_MODEL];
+
+/// vecgrep's own model: MiniLM fine-tuned on documentation -> code pairs.
+pub const CODE_MODEL: &str = "vecgrep-code-minilm-l6";
+
 /// Files a local model directory must hold.
 pub(super) const MODEL_FILES: [&str; 5] =
     ["model.onnx", "tokenizer.json", "config.json", "special_tokens_map.json", "tokenizer_config.json"];
@@ -34,7 +43,7 @@ pub enum AssetError {
     RuntimeMissing { looked: String },
     #[error("ORT_DYLIB_PATH={0} does not exist")]
     RuntimeOverrideMissing(PathBuf),
-    #[error("embedder_model '{0}' is not available locally; the local embedder supports only all-MiniLM-L6-v2")]
+    #[error("embedder_model '{0}' is not available locally; the local embedder runs {models}", models = LOCAL_MODELS.join(" or "))]
     UnknownModel(String),
 }
 
@@ -81,7 +90,7 @@ pub fn locate(model: &str) -> Result<Assets, AssetError> {
 /// Locate the directory of `model`'s files alone: what the static tier
 /// needs (the tokenizer and the static table), which runs no model.
 pub fn locate_model(model: &str) -> Result<PathBuf, AssetError> {
-    if model != crate::project::DEFAULT_EMBEDDER_MODEL {
+    if !LOCAL_MODELS.contains(&model) {
         return Err(AssetError::UnknownModel(model.to_string()));
     }
     match std::env::var_os("VECGREP_MODEL_DIR").filter(|v| !v.is_empty()) {

@@ -14,7 +14,7 @@ mod remote;
 mod session;
 mod static_model;
 
-pub use assets::{locate, locate_model, AssetError, Assets};
+pub use assets::{locate, locate_model, AssetError, Assets, CODE_MODEL, LOCAL_MODELS};
 pub use distil::distil_table;
 pub use local::{local_token_counter, LocalEmbedder};
 pub use remote::{estimate_tokens, RemoteEmbedder, RemoteSettings, API_KEY_VAR};
@@ -42,6 +42,13 @@ pub trait Embedder: Send {
     /// error still stops the run. The local model succeeds or fails whole.
     fn embed_each(&mut self, texts: &[&str]) -> Result<Vec<Option<Vec<f32>>>> {
         Ok(self.embed(texts)?.into_iter().map(Some).collect())
+    }
+    /// Texts worth handing over in one call: the local model runs one text
+    /// at a time, so a call of one costs nothing more, while a server answers
+    /// a batch per request. An index run that is stopped notices between
+    /// calls, so this bounds how long a Ctrl-C or a shutdown waits.
+    fn texts_per_call(&self) -> usize {
+        1
     }
     /// Tokens the model would see for `text`, special tokens included.
     fn count_tokens(&self, text: &str) -> usize;

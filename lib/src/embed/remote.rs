@@ -181,6 +181,10 @@ impl RemoteEmbedder {
 }
 
 impl Embedder for RemoteEmbedder {
+    fn texts_per_call(&self) -> usize {
+        self.settings.batch_size
+    }
+
     fn model_name(&self) -> &str {
         &self.settings.model
     }

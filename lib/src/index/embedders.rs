@@ -82,6 +82,11 @@ impl EmbedderPool {
         }
     }
 
+    /// Whether a run over `files` files must load a model first (seconds).
+    pub(super) fn needs_loading(&self, files: usize) -> bool {
+        self.loaded.len() < self.wanted(files)
+    }
+
     /// Load what a run over `files` files needs, if not loaded yet.
     pub(super) fn load_for(&mut self, files: usize) -> Result<()> {
         let wanted = self.wanted(files);

@@ -259,9 +259,6 @@ impl KnownVectors {
 /// The embedder batches as suits it (the local model one text at a time, a
 /// server by `embedder_batch_size`); sorting by length keeps the texts of a
 /// batch alike, so that little of it is padding. None marks a hole.
-/// Chunks the model embeds between looks at whether the run was abandoned.
-const ABANDON_CHECK_CHUNKS: usize = 16;
-
 fn embed_chunks(model: &mut dyn Embedder, chunks: &[&str], abandoned: &AtomicBool) -> Result<Vec<Option<Vec<f32>>>> {
     if chunks.is_empty() {
         return Ok(Vec::new());
@@ -271,8 +268,9 @@ fn embed_chunks(model: &mut dyn Embedder, chunks: &[&str], abandoned: &AtomicBoo
     let texts: Vec<&str> = order.iter().map(|&i| chunks[i]).collect();
     let mut vectors = Vec::with_capacity(texts.len());
     // A big file is seconds of the model's time: an abandoned run stops
-    // between slices (what it embedded is not written).
-    for slice in texts.chunks(ABANDON_CHECK_CHUNKS) {
+    // between calls (what it embedded is not written), within one text of
+    // the local model's however busy the machine.
+    for slice in texts.chunks(model.texts_per_call().max(1)) {
         if abandoned.load(Ordering::SeqCst) {
             return Err(anyhow!("the index run was stopped"));
         }

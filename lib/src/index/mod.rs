@@ -53,19 +53,35 @@ impl FileOutcome {
 pub trait IndexObserver {
     /// Something the user should hear about (a rebuild, waiting for a lock).
     fn note(&mut self, message: &str);
-    /// The walk is done: `files` candidates, `to_embed` of them new or changed.
-    fn planned(&mut self, files: usize, to_embed: usize);
+    /// The walk is done: `files` candidates, `to_embed` of them new or
+    /// changed, `bytes` their size together (what the run's time goes by).
+    fn planned(&mut self, files: usize, to_embed: usize, bytes: u64);
+    /// The embedding model is loading: seconds before the first file.
+    fn loading_model(&mut self) {}
     /// `to_embed` is over index_warn_threshold: may the run go on?
     fn confirm_large(&mut self, to_embed: usize, threshold: u64) -> bool;
     fn skipped(&mut self, skip: &Skip);
     fn file(&mut self, rel: &str, outcome: FileOutcome, chunks: u64);
-    /// `done` of `total` files needing work processed, `chunks` embedded so far.
-    fn progress(&mut self, done: usize, total: usize, chunks: u64);
+    /// How far the run is, after each file needing work.
+    fn progress(&mut self, progress: &RunProgress);
     /// Whether to stop after the file in hand (a server shutting down). What
     /// was done so far is committed; the next run continues from there.
     fn cancelled(&self) -> bool {
         false
     }
+}
+
+/// How far an index run is through the files needing work. Bytes are what
+/// its time goes by (files range from a line to a megabyte); the count of
+/// files is what a user recognises.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RunProgress {
+    pub files: usize,
+    pub of_files: usize,
+    pub bytes: u64,
+    pub of_bytes: u64,
+    /// Chunks embedded so far.
+    pub chunks: u64,
 }
 
 /// Totals of one run; the `summary` record.
@@ -161,11 +177,14 @@ pub fn run(
         summary.seconds = started.elapsed().as_secs_f64();
         return Ok((summary, plan.walked));
     }
-    obs.planned(walked.files.len(), plan.work.len());
+    obs.planned(walked.files.len(), plan.work.len(), plan.work.iter().map(|f| f.size).sum());
     if rebuild.needed {
         // What the run embeds with must load before the old index goes.
         if !plan.work.is_empty() {
             if embedders.embeds_fully(req.config) {
+                if embedders.needs_loading(plan.work.len()) {
+                    obs.loading_model();
+                }
                 embedders.load_for(plan.work.len())?;
             } else {
                 embedders.statics()?;
@@ -365,7 +384,7 @@ mod tests {
 
     impl IndexObserver for Order {
         fn note(&mut self, _: &str) {}
-        fn planned(&mut self, _: usize, _: usize) {}
+        fn planned(&mut self, _: usize, _: usize, _: u64) {}
         fn confirm_large(&mut self, _: usize, _: u64) -> bool {
             true
         }
@@ -373,7 +392,7 @@ mod tests {
         fn file(&mut self, rel: &str, _: FileOutcome, _: u64) {
             self.0.push(rel.to_string());
         }
-        fn progress(&mut self, _: usize, _: usize, _: u64) {}
+        fn progress(&mut self, _: &RunProgress) {}
     }
 
     #[test]

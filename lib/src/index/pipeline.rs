@@ -12,7 +12,7 @@ use anyhow::{anyhow, Context, Result};
 use super::embedders::EmbedderPool;
 use super::file::{read_file, KnownVectors, Prepared, Read};
 use super::workers::Workers;
-use super::{FileOutcome, IndexObserver, IndexRequest, IndexSummary};
+use super::{FileOutcome, IndexObserver, IndexRequest, IndexSummary, RunProgress};
 use crate::embed::Embedder;
 use crate::project::{Skip, WalkedFile};
 use crate::store::{FileState, FileWrite, IndexWriter, StoredFile};
@@ -53,6 +53,11 @@ pub(super) fn embed_and_write(
         in_flight: 0,
         stopped: false,
         batch: Batch::default(),
+        progress: RunProgress {
+            of_files: work.len(),
+            of_bytes: work.iter().map(|f| f.size).sum(),
+            ..RunProgress::default()
+        },
     };
     let result = pipeline.run(store, embedders, summary, obs);
     if let Some(w) = pipeline.workers.take() {
@@ -80,6 +85,8 @@ struct Pipeline<'a, 'w> {
     /// The observer cancelled the run.
     stopped: bool,
     batch: Batch,
+    /// What the observer was last told.
+    progress: RunProgress,
 }
 
 impl Pipeline<'_, '_> {
@@ -128,7 +135,7 @@ impl Pipeline<'_, '_> {
                 }
                 Read::Embed(job) => {
                     if self.workers.is_none() {
-                        self.workers = Some(self.start_workers(store, embedders)?);
+                        self.workers = Some(self.start_workers(store, embedders, obs)?);
                     }
                     self.workers.as_ref().expect("started").send(self.next_read, job)?;
                     self.in_flight += 1;
@@ -143,7 +150,12 @@ impl Pipeline<'_, '_> {
     /// in a static run the static table alone. A full run gives chunks
     /// static vectors too (microseconds a chunk): every chunk of an index
     /// is then on the static side of a search.
-    fn start_workers(&self, store: &mut dyn IndexWriter, embedders: &mut EmbedderPool) -> Result<Workers> {
+    fn start_workers(
+        &self,
+        store: &mut dyn IndexWriter,
+        embedders: &mut EmbedderPool,
+        obs: &mut dyn IndexObserver,
+    ) -> Result<Workers> {
         let files = self.work.len() - self.next_read;
         let known = KnownVectors::open(self.req.root, &self.req.config.embedder_model);
         let statics = embedders.statics()?;
@@ -156,6 +168,9 @@ impl Pipeline<'_, '_> {
                 known,
                 self.req.config,
             ));
+        }
+        if embedders.needs_loading(files) {
+            obs.loading_model();
         }
         let taken = embedders.take(files)?;
         if let Err(e) = check_dims(store, &taken) {
@@ -179,7 +194,10 @@ impl Pipeline<'_, '_> {
                 self.batch.flush(store)?;
             }
             self.next_emit += 1;
-            obs.progress(self.next_emit, self.work.len(), summary.embedded);
+            self.progress.files = self.next_emit;
+            self.progress.bytes += f.size;
+            self.progress.chunks = summary.embedded;
+            obs.progress(&self.progress);
         }
         Ok(())
     }

@@ -24,7 +24,9 @@ pub use scope::confine;
 pub use searcher::Searcher;
 pub use status::{IndexingState, LiveStatus};
 
-use crate::index::{self, EmbedderPool, FileOutcome, IndexObserver, IndexRequest, IndexSummary, WalkedSet};
+use crate::index::{
+    self, EmbedderPool, FileOutcome, IndexObserver, IndexRequest, IndexSummary, RunProgress, WalkedSet,
+};
 use crate::project::ResolvedConfig;
 use crate::project::{AdmittedPath, ProjectRoot};
 use crate::project::{Skip, WalkOptions};
@@ -269,7 +271,7 @@ impl IndexObserver for LiveObserver<'_> {
         (self.live.notes)(message);
     }
 
-    fn planned(&mut self, _files: usize, to_embed: usize) {
+    fn planned(&mut self, _files: usize, to_embed: usize, _bytes: u64) {
         let mut state = lock(&self.live.state);
         if self.filling {
             state.progress.filling = to_embed > 0;
@@ -296,8 +298,8 @@ impl IndexObserver for LiveObserver<'_> {
 
     fn file(&mut self, _rel: &str, _outcome: FileOutcome, _chunks: u64) {}
 
-    fn progress(&mut self, done: usize, _total: usize, _chunks: u64) {
-        lock(&self.live.state).progress.indexed = done as u64;
+    fn progress(&mut self, progress: &RunProgress) {
+        lock(&self.live.state).progress.indexed = progress.files as u64;
     }
 
     fn cancelled(&self) -> bool {

@@ -506,7 +506,8 @@ settings! {
     /// Where embeddings are computed (TrustRule applies).
     embedder_source: EmbedderSource => EmbedderSource = EmbedderSource::Local, raw EmbedderSource, check unchecked,
         shown Some("local"), switch false, only None, trusted;
-    /// The embedding model.
+    /// The embedding model: locally all-MiniLM-L6-v2 or vecgrep-code-minilm-l6
+    /// (MiniLM fine-tuned on code, `train/transformer/`); a remote server's own name.
     embedder_model: String => String = DEFAULT_EMBEDDER_MODEL.to_string(), raw String, check unchecked,
         shown Some(DEFAULT_EMBEDDER_MODEL), switch false, only None, plain;
     /// Files larger than this many bytes are skipped (and logged): generated
