@@ -35,11 +35,7 @@ pub(crate) fn chunk_words(text: &str, context: &str) -> String {
 /// the definitions around it, `chunk::contexts`) is counted in its words.
 /// Those names say what the chunk is about better than most words of its
 /// body; counting them more is BM25F's field weighting done with one field.
-/// Hybrid mrr@10 on the dev evals (py-logging / py-asyncio /
-/// rs-regex-automata) by weight: 1: 0.457 / 0.488 / 0.352; 2: 0.469 /
-/// 0.513 / 0.356; 3: 0.473 / 0.533 / 0.361; 5: 0.473 / 0.548 / 0.361;
-/// 8: 0.477 / 0.551 / 0.364. Past 5 the gains are within noise, and a path's
-/// words would start to outweigh the code.
+/// Past 5 a path's words would start to outweigh the code (bench/TUNING.md).
 pub(crate) const CONTEXT_WEIGHT: usize = 5;
 
 /// Runs of letters, digits and underscores.

@@ -298,13 +298,7 @@ pub(super) const MIN_NAME_SCORE: f32 = 0.28;
 
 /// What a name match adds to a chunk's fused score, in reciprocal ranks: a
 /// perfect one is worth `NAME_WEIGHT` times first place in one ranking.
-/// Hybrid mrr@10 as for `QUERY_SHARE`, by weight:
-/// 0 (no name signal): 0.554 / 0.626 / 0.432 / 0.569 / 0.487 (mean 0.534);
-/// 0.5: 0.639 / 0.635 / 0.488 / 0.602 / 0.605 (0.594);
-/// 0.75: 0.659 / 0.640 / 0.498 / 0.586 / 0.606 (0.598);
-/// 1.0: 0.670 / 0.627 / 0.506 / 0.577 / 0.621 (0.600).
-/// Past 0.75 the mean barely moves while py-asyncio and py-email lose:
-/// a name starts to outweigh what the chunk says.
+/// Past 0.75 a name starts to outweigh what the chunk says (bench/TUNING.md).
 pub(super) const NAME_WEIGHT: f32 = 0.75;
 
 /// The boost fusion adds for a chunk whose names score `score`.

@@ -164,9 +164,8 @@ pub fn search_index(
 
 /// Whether a search of `store` ranks meaning by static vectors: when some
 /// of its chunks lack the model's vector. Not on a fully embedded index:
-/// there the static ranking as a third fused signal moved SB dev by +0.003
-/// and the dev docstring evals by -0.012 / +0.010 / -0.010 (mrr@10), no
-/// gain for a second scan of every vector.
+/// there a third fused signal gained nothing for a second scan of every
+/// vector (bench/TUNING.md).
 pub fn ranks_statically(store: &dyn IndexReader) -> Result<bool> {
     Ok(store.unembedded_count()? > 0)
 }

@@ -158,12 +158,8 @@ pub(super) fn idf(df: u64, n: u64) -> f32 {
 }
 
 /// Share of a name-match score that says how much of the query the name
-/// accounts for, against how much of the name the query accounts for.
-/// Hybrid mrr@10 on the dev and held-out evals (py-logging / py-asyncio /
-/// rs-regex-automata / py-email / rs-ignore) at `fusion::NAME_WEIGHT` 0.75:
-/// 0: 0.649 / 0.619 / 0.508 / 0.570 / 0.597 (mean 0.589);
-/// 0.3: 0.659 / 0.640 / 0.498 / 0.586 / 0.606 (0.598);
-/// 0.5: 0.642 / 0.639 / 0.497 / 0.601 / 0.607 (0.597).
+/// accounts for, against how much of the name the query accounts for
+/// (a name is mostly about all of its parts; bench/TUNING.md).
 pub(super) const QUERY_SHARE: f32 = 0.3;
 
 /// How well one name answers the query, 0..1: the IDF-weighted share of

@@ -119,12 +119,8 @@ impl VectorTable {
     }
 
     /// This table, ranked in two passes whatever its size: the first keeps
-    /// what `store::first_pass_size` says. On 79k real vectors (the dev
-    /// evals' and SB's indexes joined, their 1,077 questions;
-    /// examples/two_passes.rs), keeping 4% of the table (1/25) found 98.9%
-    /// of the exact top 100 and the same top 10 for 99.1% of questions, in
-    /// a fifth of the exact scan's time; 2.5%: 97.9% and 98.3%; 1.3%: 95.1%
-    /// and 96.3%; 10%: 99.8% and 99.7%.
+    /// what `store::first_pass_size` says: about the exact top 10 in a
+    /// fifth of the exact scan's time (bench/TUNING.md, examples/two_passes.rs).
     pub fn in_two_passes(mut self) -> VectorTable {
         self.signs = Some((SignCodes::new(&self.data, self.dims), None));
         self

@@ -43,7 +43,8 @@ impl Default for Limits {
     }
 }
 
-/// A request head; vg-serve answers GET only, so bodies are never read.
+/// A request head. A body (POST's JSON) is read after it, only by a
+/// route that takes one, within `read_body`'s bounds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct Request {
     pub method: String,
@@ -388,6 +389,7 @@ impl Response {
 pub(super) fn reason(status: u16) -> &'static str {
     match status {
         200 => "OK",
+        202 => "Accepted",
         400 => "Bad Request",
         401 => "Unauthorized",
         403 => "Forbidden",
@@ -548,6 +550,46 @@ mod tests {
         let body = text.split("\r\n\r\n").nth(1).unwrap();
         let v: serde_json::Value = serde_json::from_str(body).unwrap();
         assert_eq!(v["error"]["status"], 405);
+    }
+
+    /// The statuses written in the server's sources: after `Response::error(`
+    /// or `Response::json(`, and the `Some(NNN)`, `status: NNN` and
+    /// `refuse(NNN` of the request errors.
+    fn statuses_sent() -> std::collections::BTreeSet<u16> {
+        let sources = [
+            include_str!("mod.rs"),
+            include_str!("http.rs"),
+            include_str!("ask.rs"),
+            include_str!("embeddings.rs"),
+            include_str!("jobs.rs"),
+            include_str!("search.rs"),
+            include_str!("status.rs"),
+            include_str!("gate.rs"),
+            include_str!("limit.rs"),
+        ];
+        let mut found = std::collections::BTreeSet::new();
+        for source in sources {
+            for marker in ["Response::error(", "Response::json(", "Some(", "status: ", "refuse("] {
+                for (at, _) in source.match_indices(marker) {
+                    let rest = source[at + marker.len()..].trim_start();
+                    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                    if let (3, Ok(code @ 200..=599)) = (digits.len(), digits.parse::<u16>()) {
+                        found.insert(code);
+                    }
+                }
+            }
+        }
+        found
+    }
+
+    #[test]
+    fn every_status_the_server_sends_has_its_reason() {
+        let sent = statuses_sent();
+        for code in [200, 202, 401, 404, 405, 411, 413, 429, 431, 500, 503] {
+            assert!(sent.contains(&code), "{code} is no longer found in the sources: is the scan still right?");
+        }
+        let unknown: Vec<u16> = sent.into_iter().filter(|&c| reason(c) == "Unknown").collect();
+        assert!(unknown.is_empty(), "statuses sent as 'Unknown': {unknown:?}");
     }
 
     mod fuzz {

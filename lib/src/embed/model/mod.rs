@@ -19,22 +19,8 @@ use crate::embed::DIMS;
 /// `WIDEST_IN_FP32` input channels that its input projection can make
 /// widest in fp32: its input, after GELU, has a few channels up to 4x wider
 /// than the rest (at most 24 against 6 on tokio's chunks), and one 8-bit
-/// range for all of them resolved the rest poorly.
-///
-/// Measured (embed_speed on tokio, 2 models of 1 thread; hybrid mrr@10 on
-/// py-logging / py-asyncio / rs-regex-automata, held-out py-email / rs-ignore):
-/// - that projection wholly in fp32 (before): 16,500 tokens/s;
-///   0.558 / 0.623 / 0.431, 0.566 / 0.513.
-/// - 128 channels in fp32: 23,400 tokens/s; 0.556 / 0.624 / 0.431, 0.569 / 0.503.
-/// - 32: 23,700 tokens/s; 0.553 / 0.607 / 0.428, 0.565 / 0.509.
-/// - 256: 21,600 tokens/s; 0.532 / 0.630 / 0.424, 0.572 / 0.502.
-///
-/// The 256 row shows the evals' noise: any small change to the vectors
-/// moves an eval by up to ~0.02 either way. 128 moved them least. Since
-/// then the rewrites split that projection's input projection instead of
-/// slicing its activations, fold biases into the int8 products, and
-/// multiply attention heads in place, for the same vectors: 33,400-33,700
-/// tokens/s against 27,300-28,100 just before, run side by side.
+/// range for all of them resolved the rest poorly. 128 moved the evals
+/// least at 1.4x the throughput of that projection in fp32 (bench/TUNING.md).
 const WIDEST_IN_FP32: usize = 128;
 
 /// Names the policy in the model cache's key.

@@ -4,15 +4,8 @@
 //! chunks, tests (unless asked for), examples and prose step back, a file
 //! close in meaning or named in the question's words lifts its chunks, and
 //! each further chunk of a file already placed steps back unless its own
-//! names answer the query or a side ranks it among its very best.
-//!
-//! SB dev NDCG@10 (`--regime chunk`, simulated over the fused candidates;
-//! each row adds one means to those above it): fusion and names alone
-//! 0.783; file coherence 0.809; prose, tests, examples and symbol files
-//! 0.818 (0.819 measured); a file's meaning, its path's words and repeats
-//! stepping back 0.840 (the three alone: 0.828, 0.830, 0.827; 0.839
-//! measured), with the dev docstring evals at or above where they were
-//! before these three (`FILE_MEANING`, `LEADERS`).
+//! names answer the query or a side ranks it among its very best. What
+//! each means gave, and how each constant was chosen: bench/TUNING.md.
 
 use std::collections::{HashMap, HashSet};
 
@@ -24,11 +17,10 @@ mod shape;
 
 /// What the file whose chunks sum highest adds to its best chunk, as a
 /// share of the best fused score; other files add in proportion.
-/// SB, fusion and names with coherence alone: 0.1: 0.795, 0.2: 0.809, 0.4: 0.808.
 pub(super) const COHERENCE: f32 = 0.2;
 
 /// What a file named after the symbol a query names adds to each of its
-/// chunks, as a share of the best fused score (SB symbol 0.901 → 0.918).
+/// chunks, as a share of the best fused score.
 pub(super) const SYMBOL_FILE: f32 = 0.5;
 
 /// Factors for files that are rarely what a question about code wants.
@@ -40,38 +32,28 @@ pub(super) const PROSE_PRIOR: f32 = 0.5;
 /// best fused score times the mean cosine of its `FILE_MEANING_CHUNKS`
 /// closest candidates: a chunk of a file that is about the question as a
 /// whole rises above an equally ranked one of a file that mentions it once.
-/// With the other means, SB dev and the docstring evals (py-logging /
-/// py-asyncio / rs-regex-automata mrr@10) by share: 0: 0.836, 0.636 / 0.618
-/// / 0.497; 0.5: 0.840, 0.648 / 0.621 / 0.501; 1.0: 0.840, 0.644 / 0.629 /
-/// 0.495. Without it, repeats stepping back cost the docstring evals more
-/// than 0.01: there the answer is one function among many of a large file.
+/// It also keeps repeats stepping back from costing docstring questions,
+/// whose answer is one function among many of a large file.
 pub(super) const FILE_MEANING: f32 = 0.5;
 
-/// How many of a file's candidates make its meaning; SB 0.843 / 0.842 /
-/// 0.841 for 1 / 2 / 3, the docstring evals best at 3.
+/// How many of a file's candidates make its meaning.
 pub(super) const FILE_MEANING_CHUNKS: usize = 3;
 
 /// What a file whose name or directory says the question's words adds to
 /// each of its chunks, as a share of the best fused score times the share
-/// of the words said (semble's stem boost). SB with the other means by
-/// weight: 0: 0.834, 0.25: 0.837, 0.5: 0.840, 0.75: 0.840.
+/// of the words said (semble's stem boost).
 pub(super) const PATH_WORDS: f32 = 0.5;
 
 /// The factor of each further chunk of a file already placed (squared for
 /// the third, and so on), unless it is `kept`: ten places hold ten answers
 /// rather than one file's ten chunks, while a second function of a file
-/// that the question names keeps its place. SB 0.827 alone (0.843 with no
-/// chunk kept, which costs the docstring evals 0.07); 0.5 / 0.7 / 0.85
-/// measure the same.
+/// that the question names keeps its place (keeping none costs docstring
+/// questions, whose answers share a file).
 pub(super) const REPEAT_DECAY: f32 = 0.5;
 
 /// How many of the best of each ranking (meaning, words) keep their place
-/// as further chunks of a file. With the other means, SB and the docstring
-/// evals by number: 0: 0.841, 0.648 / 0.621 / 0.501; 3: 0.840, 0.654 /
-/// 0.627 / 0.506; 5: 0.839, 0.655 / 0.629 / 0.507; 10: 0.836, 0.655 /
-/// 0.628 / 0.507. On a static index, where only the static table ranks
-/// meaning, its best are not leaders (`fusion`): SB 0.827 -> 0.828 and the
-/// docstring evals 0.571 / 0.639 / 0.465 -> 0.571 / 0.640 / 0.464.
+/// as further chunks of a file. On a static index, where only the static
+/// table ranks meaning, its best are not leaders (`fusion`).
 pub(super) const LEADERS: usize = 3;
 
 /// What reranking knows of the candidates besides their fused scores.
@@ -114,8 +96,8 @@ pub(super) fn rerank(
         let (prior, kinds) = query.prior(path, TEST_PRIOR, EXAMPLE_PRIOR, PROSE_PRIOR);
         *score *= prior;
         said.extend(kinds.into_iter().map(|(file_is, factor)| Lift::StepBack { file_is, factor }));
-        // After the prior, which weighs the chunk's own evidence: applied to
-        // these too, SB measured 0.837 against 0.840.
+        // After the prior, which weighs the chunk's own evidence, not the
+        // file's: a test file about the question still says so.
         let (meaning, share) = by_file.get(path).copied().unwrap_or((0.0, 0.0));
         *score += best * (FILE_MEANING * meaning + PATH_WORDS * share);
         if meaning > 0.0 {

@@ -44,12 +44,8 @@ pub const CODES_FROM: u64 = 50_000;
 const FIRST_PASS: (usize, usize, usize) = (20, 2_000, 25);
 
 /// How many of those the estimate pass keeps for their rows to be read:
-/// `limit` × this, at least `ESTIMATED_AT_LEAST`. On 79k real vectors
-/// (examples/two_passes.rs: the dev evals' and SB's indexes joined, their
-/// 1,077 questions), the Hamming pass keeping 1/25 and the estimates
-/// 1,000 found 98.5% of the exact top 100 and the same top 10 for 99.1%
-/// of questions, as against 98.9% and 99.1% for the exact cosine of all
-/// 1/25; keeping 400: 95.1% and 98.4%; 2,000: 98.9% and 99.1%.
+/// `limit` × this, at least `ESTIMATED_AT_LEAST`: as good as the exact
+/// cosine of the whole first pass (bench/TUNING.md, examples/two_passes.rs).
 const ESTIMATED_PER_RESULT: usize = 10;
 const ESTIMATED_AT_LEAST: usize = 1_000;
 
