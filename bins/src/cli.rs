@@ -49,10 +49,10 @@ pub struct WalkArgs {
 #[derive(Args, Debug, Clone, Default)]
 #[command(next_help_heading = "Filter options")]
 pub struct FileFilterArgs {
-    /// Only files modified within WHEN: a span back from now (2w, 3d, 12h, 30min) or since a date in UTC (2026-01-31, '2026-01-31 14:30').
+    /// Only files modified within WHEN: a span back from now (2w, 3d, 12h, 30min), since a date in UTC (2026-01-31, '2026-01-31 14:30') or one of git's forms ('2 weeks ago', yesterday).
     #[arg(long, value_name = "WHEN", value_parser = parse_when)]
     pub changed_within: Option<String>,
-    /// Only files modified before WHEN: a span back from now (2w, 3d) or a date in UTC (2026-01-31).
+    /// Only files modified before WHEN: a span back from now (2w, 3d), a date in UTC (2026-01-31) or one of git's forms (yesterday).
     #[arg(long, value_name = "WHEN", value_parser = parse_when)]
     pub changed_before: Option<String>,
     /// Only files of at least (+SIZE) or at most (-SIZE) bytes, e.g. +10k, -1M (k, m, g: powers of 1000; ki, mi, gi: of 1024); repeatable. As fd's -S, not ripgrep's --smart-case: matching by meaning and by words ignores case already.

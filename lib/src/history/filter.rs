@@ -42,18 +42,11 @@ impl CommitFilter {
     }
 }
 
-/// A time in one of git's date forms ("2 weeks ago", "yesterday",
-/// "2024-05-01", RFC 2822, ISO 8601, "@1714521600"), as seconds since the epoch.
+/// A time as `search::parse_when` reads it (git's forms, spans, dates in
+/// UTC), as seconds since the epoch.
 pub fn parse_date(text: &str) -> Result<i64> {
-    let now = gix::date::Zoned::now();
-    let time = match text.trim() {
-        "now" => return Ok(now.timestamp().as_second()),
-        "yesterday" => gix::date::parse("1 day ago", Some(now)),
-        other => gix::date::parse(other, Some(now)),
-    };
-    time.map(|t| t.seconds).map_err(|_| {
-        anyhow!("cannot read {text:?} as a date; try 2024-05-01, \"2 weeks ago\", \"yesterday\" or an RFC 2822 date")
-    })
+    let nanos = crate::search::parse_when(text, std::time::SystemTime::now()).map_err(|e| anyhow!(e))?;
+    Ok(nanos.div_euclid(1_000_000_000))
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 //! exist.
 
 use std::path::Path;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
@@ -170,16 +170,21 @@ fn parse_size(text: &str) -> Option<u64> {
 }
 
 /// A moment as a user writes it, in nanoseconds since the epoch: a span back
-/// from now (`2w`, `3d`, `12h`, `30min`, `1y`) or a date and time in UTC
-/// (`2026-01-31`, `2026-01-31 14:30`, `2026-01-31T14:30:00Z`).
+/// from now (`2w`, `3d`, `12h`, `30min`, `1y`), a date and time in UTC
+/// (`2026-01-31`, `2026-01-31 14:30`, `2026-01-31T14:30:00Z`), or one of
+/// git's forms (`2 weeks ago`, `yesterday`, `@1714521600`, RFC 2822). The
+/// one reader of times for file filters, the Ask planner and vg-log.
 pub fn parse_when(text: &str, now: SystemTime) -> Result<i64, String> {
     let text = text.trim();
-    let now_ns = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos().min(i64::MAX as u128) as i64);
-    if let Some(span) = parse_span(text) {
-        return Ok(now_ns.saturating_sub(span.saturating_mul(1_000_000_000)));
-    }
-    parse_date(text).ok_or_else(|| {
-        format!("'{text}' is not a time: a span back from now (2w, 3d, 12h, 30min) or a date in UTC (2026-01-31, 2026-01-31 14:30)")
+    let now = jiff::Timestamp::try_from(now).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+    let moment = match parse_span(text) {
+        Some(span) => Some(now.as_second().saturating_sub(span)).and_then(|s| jiff::Timestamp::from_second(s).ok()),
+        None => parse_utc(text).or_else(|| parse_git_form(text, now)),
+    };
+    moment.map(|t| t.as_nanosecond().clamp(i64::MIN.into(), i64::MAX.into()) as i64).ok_or_else(|| {
+        format!(
+            "'{text}' is not a time: a span back from now (2w, 3d, 12h, 30min), a date in UTC (2026-01-31, 2026-01-31 14:30) or one of git's forms (\"2 weeks ago\", yesterday)"
+        )
     })
 }
 
@@ -201,58 +206,47 @@ fn parse_span(text: &str) -> Option<i64> {
     number.checked_mul(seconds)
 }
 
-/// Nanoseconds since the epoch of `YYYY-MM-DD`, optionally followed (after
-/// a space or `T`) by `HH:MM` or `HH:MM:SS` and a `Z`, in UTC.
-fn parse_date(text: &str) -> Option<i64> {
+/// `YYYY-MM-DD`, optionally followed (after a space or `T`) by `HH:MM` or
+/// `HH:MM:SS` and a `Z`, read in UTC: the server's clock is not the
+/// client's, so a date means the same wherever it is read.
+fn parse_utc(text: &str) -> Option<jiff::Timestamp> {
     let text = text.strip_suffix('Z').unwrap_or(text);
     let (date, time) = match text.split_once([' ', 'T']) {
         Some((d, t)) => (d, Some(t)),
         None => (text, None),
     };
-    let mut ymd = date.split('-');
-    let (y, m, d): (i64, u32, u32) = (ymd.next()?.parse().ok()?, ymd.next()?.parse().ok()?, ymd.next()?.parse().ok()?);
-    if ymd.next().is_some() || !(1..=12).contains(&m) || !(1..=days_in_month(y, m)).contains(&d) {
+    // jiff reads more forms than these (week dates, fractions, offsets):
+    // the shapes are checked here so that `12` or `2026-1` stay errors.
+    let date_shape = date.len() == 10 && date.as_bytes()[4] == b'-' && date.as_bytes()[7] == b'-';
+    let time_shape =
+        time.is_none_or(|t| matches!(t.len(), 5 | 8) && t.bytes().all(|b| b.is_ascii_digit() || b == b':'));
+    if !date_shape || !time_shape {
         return None;
     }
-    let mut seconds = days_from_civil(y, m, d) * 86_400;
-    if let Some(time) = time {
-        let mut hms = time.split(':');
-        let h: i64 = hms.next()?.parse().ok()?;
-        let min: i64 = hms.next()?.parse().ok()?;
-        let s: i64 = hms.next().map_or(Some(0), |s| s.parse().ok())?;
-        if hms.next().is_some() || h > 23 || min > 59 || s > 59 || h < 0 || min < 0 || s < 0 {
-            return None;
-        }
-        seconds += h * 3600 + min * 60 + s;
-    }
-    seconds.checked_mul(1_000_000_000)
+    let date: jiff::civil::Date = date.parse().ok()?;
+    let time: jiff::civil::Time = time.map_or(Some(jiff::civil::Time::midnight()), |t| t.parse().ok())?;
+    date.to_datetime(time).to_zoned(jiff::tz::TimeZone::UTC).ok().map(|z| z.timestamp())
 }
 
-fn days_in_month(y: i64, m: u32) -> u32 {
-    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    match m {
-        2 if leap => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
+/// One of git's date forms, as gix reads them, relative to `now`: only
+/// texts with a letter or an `@`, so that a bare number is no date.
+fn parse_git_form(text: &str, now: jiff::Timestamp) -> Option<jiff::Timestamp> {
+    if !text.contains(|c: char| c.is_alphabetic() || c == '@') {
+        return None;
     }
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
-/// `days_from_civil`).
-fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let m = i64::from(m);
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(d) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+    let now = now.to_zoned(jiff::tz::TimeZone::UTC);
+    let text = match text {
+        "now" => return Some(now.timestamp()),
+        "yesterday" => "1 day ago",
+        other => other,
+    };
+    let time = gix::date::parse(text, Some(now)).ok()?;
+    jiff::Timestamp::from_second(time.seconds).ok()
 }
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
+    use std::time::{Duration, UNIX_EPOCH};
 
     use super::*;
 
@@ -268,7 +262,7 @@ mod tests {
         assert_eq!(at("2026-01-31 14:30"), 1_769_817_600 + 14 * 3600 + 30 * 60);
         assert_eq!(at("2026-01-31T14:30:05Z"), 1_769_817_600 + 14 * 3600 + 30 * 60 + 5);
         assert_eq!(at("2024-02-29"), 1_709_164_800);
-        for bad in ["2023-02-29", "2026-13-01", "2026-01-32", "2026-1", "yesterday", "2026-01-31 25:00", "", "12"] {
+        for bad in ["2023-02-29", "2026-13-01", "2026-01-32", "2026-1", "someday", "2026-01-31 25:00", "", "12"] {
             assert!(parse_when(bad, UNIX_EPOCH).is_err(), "{bad:?}");
         }
     }
@@ -281,6 +275,15 @@ mod tests {
         assert_eq!(parse_when("90min", now).unwrap(), (10 * 86_400 - 5400) * SECOND);
         assert_eq!(parse_when("12h", now).unwrap(), (10 * 86_400 - 12 * 3600) * SECOND);
         assert!(parse_when("5 parsecs", now).is_err());
+    }
+
+    #[test]
+    fn gits_forms_are_read_too() {
+        let now = UNIX_EPOCH + Duration::from_secs(10 * 86_400);
+        assert_eq!(parse_when("yesterday", now).unwrap(), 9 * 86_400 * SECOND);
+        assert_eq!(parse_when("2 weeks ago", now).unwrap(), -4 * 86_400 * SECOND);
+        assert_eq!(parse_when("@1714521600", now).unwrap(), 1_714_521_600 * SECOND);
+        assert_eq!(parse_when("now", now).unwrap(), 10 * 86_400 * SECOND);
     }
 
     #[test]
