@@ -143,7 +143,7 @@ fn filters_narrow_by_author_date_and_touched_paths() {
     );
     let o = log(&tree, &["--since", "the day after never", q]);
     assert_code(&o, 2);
-    assert!(stderr(&o).starts_with("vg-log: cannot read \"the day after never\" as a date"), "{}", stderr(&o));
+    assert!(stderr(&o).starts_with("vg-log: 'the day after never' is not a time"), "{}", stderr(&o));
 }
 
 #[test]
