@@ -157,10 +157,10 @@ pub fn resolve_config(tool: &str, root: &ProjectRoot, cli: ConfigValues) -> Resu
     Ok(config)
 }
 
-/// A binary's clap definition as it parses: with each setting's note in
-/// its help (`cli::with_setting_notes`).
+/// A binary's clap definition as it parses: with its long help and each
+/// setting's note in its help (`cli::finished`).
 pub fn command<T: clap::CommandFactory>() -> clap::Command {
-    crate::cli::with_setting_notes(T::command())
+    crate::cli::finished(T::command())
 }
 
 /// Parse the command line into the binary's arguments, keeping what clap

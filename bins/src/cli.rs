@@ -237,7 +237,6 @@ pub struct AskArgs {
     name = "vg-root",
     version,
     about = "Print the project root that vecgrep would use",
-    long_about = "Print the project root that vecgrep would use.\n\nThe root is the nearest directory at or above the current one holding .git, .hg, .jj or .vecgrep; failing that, the one found the same way from a single PATH argument; failing that, the current directory. PATHS are checked against the root exactly as the other tools check them.",
     after_help = "Examples:\n  vg-root                      print the root for the current directory\n  vg-root --json               {\"type\":\"root\",\"v\":1,\"root\":\"/src/app\",\"marker\":\"git\"}\n  cd \"$(vg-root)\"               jump to the project root"
 )]
 pub struct RootCli {
@@ -257,7 +256,6 @@ pub struct RootCli {
     name = "vg-index",
     version,
     about = "Build or update the semantic index of a project",
-    long_about = "Build or update the semantic index of a project.\n\nWalks PATHS (default: the current directory) like ripgrep, respecting .gitignore, chunks each text file, gives each new chunk a static vector (a token table distilled once from the local model: microseconds a chunk, so a large tree is searchable in seconds) and stores them in <root>/.vecgrep/index.db; searches embed with the model the candidates they rank best and keep those vectors, and vg-serve, vg-mcp and vg-pick fill in the rest in the background. --full embeds every chunk with the model now instead. Unchanged files are never embedded again. With a single PATH, index entries under it whose files are gone are removed; with several, entries elsewhere are kept.\n\nOutput: NDJSON records on stdout (a `file` or `skip` record per file, then a `summary`; on a terminal only the summary) and a progress bar on stderr when stderr is a terminal.",
     after_help = "Examples:\n  vg-index                     index the current directory\n  vg-index -t rust src/        index only Rust files under src/\n  vg-index --stats             files, chunks, how many have the model's vectors, size\n  vg-index --full              give every chunk the model's vector now\n  vg-index --verify            check the index for damage (after a crash, say)\n  vg-index --reindex .         rebuild from scratch\n  vg-index | jq 'select(.type==\"summary\")'"
 )]
 pub struct IndexCli {
@@ -306,7 +304,6 @@ pub struct IndexCli {
     name = "vg-query",
     version,
     about = "Search a project by meaning; print hits as NDJSON",
-    long_about = "Search a project by meaning; print hits as NDJSON.\n\nBrings the index up to date for PATHS first (unless --no-index), embeds QUERY, and prints the best chunks, best first (neighbouring chunks of one place joined into one hit of up to 40 lines), one JSON record per line: type, v, root, file (relative to root), start_line, end_line, score (the cosine similarity, which --threshold cuts; BM25 on 0..1 in lexical mode), relevance (what the order follows: in hybrid mode the fused score, 1 for a chunk first in meaning and in words alike), text, query, and concepts when the hit mentions a concept the query named. Results are limited to PATHS (default: the current directory) and to the filter options, as in ripgrep.\n\nConcepts are the project's own words for things its code names otherwise: markdown files in .vecgrep/kg/ (and kg/ beside the global config) with a title and a `synonyms::` line. A query naming one is searched with all its words. With --judge a judgement record ends the stream: whether the hits look like they answer the query, and why not.\n\nExit status: 0 with results, 1 without, 2 on error.",
     after_help = "Examples:\n  vg-query \"where are retries configured\" src/\n  vg-query -k 50 \"timeouts\" | vg-format -C 3\n  vg-query \"parse the config file\" | vg-format --files | xargs wc -l\n  vg-query \"auth\" | jq -r .file | sort -u"
 )]
 pub struct QueryCli {
@@ -417,7 +414,6 @@ pub struct OutputArgs {
     name = "vg-format",
     version,
     about = "Render vecgrep hit records for people and pipelines",
-    long_about = "Render vecgrep hit records for people and pipelines.\n\nReads hit records (NDJSON, as vg-query prints them) on stdin. On a terminal, results are grouped by file with line numbers, relevance (what the order follows, colored by how close in meaning the hit is) and each result's best-matching lines; when piped, each shown line is printed as path:line:text, as grep does. Paths are relative to the current directory. Records of other types and unknown fields are ignored; a line that is not a hit record is an error naming its line number.\n\nExit status: 0 if any hit was read, 1 if none, 2 on error.",
     after_help = "Examples:\n  vg-query \"error handling\" | vg-format\n  vg-query \"retry\" | vg-format --files | xargs rg -n unwrap\n  vg-query -k 50 \"timeouts\" | vg-format -C 3\n  vg-query \"auth\" | vg-format --count"
 )]
 pub struct FormatCli {
@@ -430,7 +426,6 @@ pub struct FormatCli {
     name = "vg-answer",
     version,
     about = "Answer a search from its top results with a chat model, citing them",
-    long_about = "Answer a search from its top results with a chat model, citing them.\n\nReads a search stream on stdin (hit records and the judgement that may end it, as `vg-query --judge` prints them) and copies it to stdout unchanged. When the judgement says the results may not answer the query (or with --force-answer, or when the stream has no judgement), it sends the query and the top --context-hits results (their paths, lines and text, never whole files) to an OpenAI-compatible chat endpoint (llm_url, llm_model), and ends the stream with an answer record: the answer, the places it cites among the results it was given, and the citations it made of anything else, which are taken out of its text. Nothing is sent when the results look sufficient, or when there are none.\n\nWith --learn, each of the query's words that the results lack becomes a concept in .vecgrep/kg/learned.md, with the identifiers the answer names that the results hold as its synonyms, so that the next search with that word finds them. Review that file: a model can be wrong.\n\nThe endpoint may be anything that speaks OpenAI's chat completions: llama.cpp's server, Ollama, vLLM, LM Studio, a hosted API. Its key, if it needs one, is read from VECGREP_LLM_API_KEY. A project's own config may set llm_url only when you trust it (--trust-project-config).\n\nExit status: 0 with results, 1 without, 2 on error (the endpoint unreachable, its reply malformed; the results are still copied).",
     after_help = "Examples:\n  vg-query --judge \"where is the ledger kept\" | vg-answer | vg-format\n  vg-query \"auth flow\" | vg-answer --force-answer --llm-url http://127.0.0.1:8080/v1 | jq 'select(.type==\"answer\")'\n  vecgrep --answer --learn \"how do we bill tenants\""
 )]
 pub struct AnswerCli {
@@ -448,7 +443,6 @@ pub struct AnswerCli {
     name = "vg-ask",
     version,
     about = "Ask a question of a project: the plan made of it, explained hits, and an answer when one is called for",
-    long_about = "Ask a question of a project: the plan made of it, explained hits, and an answer when one is called for.\n\nQUESTION is in plain words, filters and all: \"rust files changed this week that retry uploads\". It is made into a plan (--planner; config planner): its intent (search, locate, list, explain), the files it admits (extensions, paths, paths left out, modified after or before, size bounds), what is searched for (\"retry uploads\"), the threshold, and whether a chat model's answer is wanted whatever the hits. The default planner is rules over the question's words: no model, no network, the same plan every time. With --plan the plan is printed and nothing else is done.\n\nOtherwise the index is brought up to date for PATHS (unless --no-index), the plan's search is run within PATHS and its filters, the hits are judged, and when they look thin, or the question asks to explain (or with --force-answer), the chat model at llm_url is asked from the top hits, as vg-answer asks it. Each hit says why it ranked where it did. What may leave the machine is --privacy-mode's (config privacy_mode): local_only, the default, refuses a chat model or an embedding server not on loopback, with a warning, and still answers.\n\nOutput: on a terminal the plan in a line, warnings, each hit with its reasons and first lines, and the answer with its citations; when piped, or with --json, one JSON record (type ask, or plan with --plan), as vg-serve's POST /v1/ask answers.\n\nExit status: 0 with hits (or a plan), 1 without, 2 on error.",
     after_help = "Examples:\n  vg-ask \"rust files changed this week that retry uploads\"\n  vg-ask --plan \"python tests for the csv reader, not in vendor\"\n  vg-ask --json \"explain how the index lock works\" | jq .answer_summary\n  vecgrep --ask \"where is parse_config defined\""
 )]
 pub struct AskCli {
@@ -494,7 +488,6 @@ pub struct AskCli {
     name = "vg-log",
     version,
     about = "Search the project's git history by meaning; print commit records as NDJSON",
-    long_about = "Search the project's git history by meaning; print commit records as NDJSON.\n\nBrings the commit log up to date first (unless --no-index): the commits of HEAD's history not yet in the project's index are read from git's object database, and their messages (with --with-diff, also the lines they changed) embedded and stored, so later runs read only new commits. Then QUERY is ranked against them as vg-query ranks code (meaning and words, fused; --mode), and the best commits are printed, best first, one JSON record per line: type, v, root, sha, date, time, author, email, subject, score, matched (message or diff), paths (files it touched, relative to root), paths_total, lines (the lines of its message or diff that matched) and query.\n\nPATHS keep the commits that touched them (as git log -- PATH does); the filter options narrow by date and author. The commit log lives beside the code's index in .vecgrep/ and is kept when the code is re-indexed.\n\nExit status: 0 with results, 1 without, 2 on error.",
     after_help = "Examples:\n  vg-log \"retry failed uploads\"\n  vg-log --since \"3 months ago\" --author ada \"flaky test fix\" | vg-format\n  vg-log --with-diff \"switch the cache to an LRU\" src/cache/ | vg-format\n  vg-log \"timeout handling\" | vg-format --files | xargs rg -n timeout\n  vg-log \"release notes\" | jq -r .sha | xargs -n1 git show --stat"
 )]
 pub struct LogCli {
@@ -528,7 +521,6 @@ pub struct LogCli {
     name = "vg-serve",
     version,
     about = "Serve vecgrep searches over HTTP from a warm model and index",
-    long_about = "Serve vecgrep searches over HTTP from a warm model and index.\n\nvg-serve loads the model once and answers GET /search?q=QUERY[&k=NUM][&threshold=NUM][&mode=MODE] with the same NDJSON hit records as vg-query. It serves at once while a background thread indexes PATHS (default: the current directory), and keeps watching them: a file changed, added or deleted is searchable within --refresh seconds. Index runs give new chunks static vectors, so every file is searchable in seconds; the thread then fills in the model's vectors (/status says indexing, with filling true), while each search embeds the candidates it needs. With --full-index (config full_index) it indexes and fills first and listens after.\n\nRoutes: GET /search (200 NDJSON; 400 for a missing q or a bad k, threshold, mode or filter; 500 if the search fails), GET /status (indexing progress as JSON), GET /health (readiness, chunks, model, whether a token is required, version), POST /v1/index/start (202 with a job id: an index run now) and GET /v1/index/status?job_id=ID (the job: running, completed or failed, with times and counts, kept in the index across restarts), and POST /v1/embeddings (OpenAI's embeddings API with the local model, so that other machines can index through this one with embedder_source = \"remote\"). Any other method is 405, any other path 404, and every error body is {\"error\": {\"status\": N, \"message\": \"...\"}}. k is capped at 1000. Request lines over 8 KiB are refused with 414, header blocks over 16 KiB or 100 lines with 431, bodies over a route's bound with 413.\n\nWith --token, requests without the token are answered 401 and counted apart. Each client address may make --rate-limit requests a minute (config rate_limit, default 120; 0 is no limit); past that it is answered 429 with Retry-After. /health, /status, a job's status and /v1/embeddings are always answered. Each connection has a thread of its own for reading and writing, so slow clients never hold a worker; an address may hold 32 connections and the server 1024 (the longest idle is closed to make room), and a request head must arrive within 5 seconds.\n\nIt listens on 127.0.0.1 unless --bind says otherwise, on a free port unless --port says which, and prints the URL on stderr and a {\"type\":\"listening\",\"listening\":URL} record on stdout. SIGINT or SIGTERM stops it with the index consistent.\n\nExit status: 0 after a clean shutdown, 2 on error.",
     after_help = "Examples:\n  vg-serve src/\n  curl -s 'http://127.0.0.1:PORT/search?q=error+handling&k=5'\n  curl -s http://127.0.0.1:PORT/status\n  VECGREP_TOKEN=s3cret vg-serve --port 8080 --bind 0.0.0.0 .\n  vg-serve --rate-limit 0 .     no limit, for a search per keystroke:\n  fzf --bind \"change:reload:curl -s 'http://127.0.0.1:PORT/search?q={q}' | vg-format --files\""
 )]
 pub struct ServeCli {
@@ -579,7 +571,6 @@ pub struct ServeCli {
     name = "vg-mcp",
     version,
     about = "Serve vecgrep to coding agents over the Model Context Protocol (stdio)",
-    long_about = "Serve vecgrep to coding agents over the Model Context Protocol (stdio).\n\nAn MCP client (Claude Code, Cursor, VS Code, Codex, Zed, ...) starts vg-mcp and talks JSON-RPC to it on stdin and stdout; notes go to stderr. It offers three tools:\n\n  search   find code by what it does: query, k, paths, mode, threshold, and the filters changed_within, changed_before, size and exclude; results are structured content (file, start_line, end_line, score, relevance, text), best first\n  status   how far indexing is, what the index holds, the root and the served paths\n  index    bring the index up to date now and wait for it (wait_seconds), with progress notifications\n\nLike vg-serve it answers at once while a background thread indexes PATHS (default: the current directory): a search made meanwhile returns what is indexed so far, with a note saying how far indexing is. Index runs give new chunks static vectors, so every file is searchable in seconds; the model's vectors are filled in after, in the background, and each search embeds the candidates it needs meanwhile. It then re-walks PATHS every --refresh seconds, so edits are searchable within seconds. With --full-index (config full_index) it indexes and fills before reading the first message.\n\nA client can reach nothing outside PATHS: a path argument outside the project root (absolute, with .., or through a symlink) or outside PATHS is refused with an error naming it.\n\nIt stops when the client closes stdin, or on SIGINT or SIGTERM, with the index consistent.\n\nExit status: 0 after the client leaves, 2 on error.",
     after_help = "Examples:\n  vg-mcp                                     serve the current project\n  vg-mcp src/ docs/                          only these paths\n  claude mcp add vecgrep -- vg-mcp           register with Claude Code (run in the project)\n  vecgrep --mcp                              the same server, through the porcelain"
 )]
 pub struct McpCli {
@@ -622,7 +613,6 @@ fn parse_refresh(s: &str) -> Result<f64, String> {
     name = "vg-pick",
     version,
     about = "Pick search results interactively; results re-rank by meaning as you type",
-    long_about = "Pick search results interactively; results re-rank by meaning as you type.\n\nvg-pick opens a full-screen picker (skim) on the project at once. Each time you stop typing for a moment, the query is searched by meaning and the list is replaced by the best results, best first: `path:line`, the relevance (colored by how close in meaning) and the chunk's most relevant line. The preview pane shows the file around the selected result with its lines marked.\n\nIndexing runs in the background while you type (the status line shows how far it is, how many chunks have the model's vectors yet, the root and the scope) and results refresh as chunks land; the model's vectors are filled in after the first run, and each search embeds the candidates it needs meanwhile. With --full-index (config full_index) vg-pick indexes with the model's vectors first. Quitting at any moment leaves the index consistent; the next run continues where indexing stopped.\n\nKeys: type to search; Up/Down (Ctrl-K/Ctrl-J) move; Tab marks several results; F2 or Alt-P shows or hides the preview; Enter opens the result; Esc or Ctrl-C quits.\n\nEnter runs --open-cmd (config open_cmd) with {file}, {line} and {end_line} filled in, else $VISUAL or $EDITOR at the line. With several marked results, or when no editor is set, or when stdout is not a terminal, it prints `path:line` for each instead. An open_cmd from the project's own .vecgrep/config.toml is not run unless you trust that config (--trust-project-config, or trust_project_config = true in your global config).\n\nThe picker draws on stderr and reads keys from the terminal, so stdin and stdout may be pipes.\n\nExit status: 0 when a result was opened or printed, 1 when nothing was picked, 2 on error, 130 when quit with Esc or Ctrl-C.",
     after_help = "Examples:\n  vg-pick                                   search the project, type a question\n  vg-pick \"retry logic\" src/                 start with a query, only under src/\n  rg -l TODO | xargs vg-pick --query \"technical debt\"\n  vg-pick --open-cmd 'nvim +{line} {file}'"
 )]
 pub struct PickCli {
@@ -674,7 +664,6 @@ pub struct PickArgs {
     name = "vecgrep",
     version,
     about = "Semantic grep for code: find code by what it does",
-    long_about = "Semantic grep for code: find code by what it does.\n\nvecgrep QUERY [PATH...] indexes PATHS (default: the current directory; only new or changed files are embedded), then prints the chunks of code closest in meaning to QUERY. It is a front end to the vg-* tools: vg-query | vg-format, vg-query | vg-answer | vg-format (--answer), vg-ask (--ask, --plan), vg-index, vg-root, vg-serve (--serve), vg-mcp (--mcp) and vg-pick (-i), which it finds next to itself or on PATH.\n\nThe index lives in <root>/.vecgrep/, where the root is the nearest directory with .git, .hg, .jj or .vecgrep. Settings come from flags, then <root>/.vecgrep/config.toml, then ~/.config/vecgrep/config.toml.\n\nExit status: 0 with results, 1 without, 2 on error.",
     after_help = "Examples:\n  vecgrep \"where are retries configured\" src/\n  vecgrep -l \"error handling\" | xargs rg -n unwrap\n  vecgrep --json \"auth\" | jq -r .file | sort -u\n  vecgrep -t py -C 2 \"read the config file\"\n  vecgrep --stats ; vecgrep --show-root ; vecgrep --index-only .\n  vecgrep --serve --port 8080 src/\n  vecgrep --mcp                             for a coding agent's MCP config\n  vecgrep --answer \"how do we bill tenants\"  a chat model (llm_url) answers when the results fall short\n  vecgrep --ask \"rust files changed this week that retry uploads\"\n  vecgrep --explain \"retry uploads\"         why each result ranked where it did"
 )]
 pub struct VecgrepCli {
@@ -814,8 +803,79 @@ pub fn commands() -> Vec<clap::Command> {
         LogCli::command(),
     ]
     .into_iter()
-    .map(with_setting_notes)
+    .map(finished)
     .collect()
+}
+
+/// `cmd` as it parses and is documented: its long help from `bins/doc/`,
+/// and each setting's note in its flags' help.
+pub fn finished(cmd: clap::Command) -> clap::Command {
+    with_long_help(with_setting_notes(cmd))
+}
+
+/// The long help of each tool, kept as text in `bins/doc/` (wrapped for
+/// reading there; `long_help_text` joins each paragraph's lines again).
+fn long_help_source(tool: &str) -> Option<&'static str> {
+    Some(match tool {
+        "vecgrep" => include_str!("../doc/vecgrep.txt"),
+        "vg-root" => include_str!("../doc/vg-root.txt"),
+        "vg-index" => include_str!("../doc/vg-index.txt"),
+        "vg-query" => include_str!("../doc/vg-query.txt"),
+        "vg-format" => include_str!("../doc/vg-format.txt"),
+        "vg-serve" => include_str!("../doc/vg-serve.txt"),
+        "vg-mcp" => include_str!("../doc/vg-mcp.txt"),
+        "vg-pick" => include_str!("../doc/vg-pick.txt"),
+        "vg-answer" => include_str!("../doc/vg-answer.txt"),
+        "vg-ask" => include_str!("../doc/vg-ask.txt"),
+        "vg-log" => include_str!("../doc/vg-log.txt"),
+        _ => return None,
+    })
+}
+
+/// The numbers the long help quotes, from where they are defined:
+/// `%name%` in `bins/doc/` is replaced by the value.
+fn help_numbers() -> Vec<(&'static str, String)> {
+    let limits = vecgrep::serve::Limits::default();
+    let rate_limit = vecgrep::project::setting("rate_limit").and_then(|s| s.default).unwrap_or("?");
+    vec![
+        ("max_k", vecgrep::search::MAX_K.to_string()),
+        ("request_line_kib", (limits.request_line / 1024).to_string()),
+        ("header_kib", (limits.header_bytes / 1024).to_string()),
+        ("header_lines", limits.headers.to_string()),
+        ("head_deadline_s", limits.head_deadline.as_secs().to_string()),
+        ("per_client", limits.connections_per_client.to_string()),
+        ("connections", limits.connections.to_string()),
+        ("rate_limit", rate_limit.to_string()),
+    ]
+}
+
+/// A tool's long help: paragraphs (blank-line separated) joined into one
+/// line each, but for those with indented lines (lists, examples), which
+/// keep their lines; then the numbers filled in.
+pub(crate) fn long_help_text(source: &str) -> String {
+    let paragraphs: Vec<String> = source
+        .trim_end()
+        .split("\n\n")
+        .map(|p| {
+            if p.lines().any(|l| l.starts_with("  ")) {
+                p.to_string()
+            } else {
+                p.lines().collect::<Vec<_>>().join(" ")
+            }
+        })
+        .collect();
+    let mut text = paragraphs.join("\n\n");
+    for (name, value) in help_numbers() {
+        text = text.replace(&format!("%{name}%"), &value);
+    }
+    text
+}
+
+fn with_long_help(cmd: clap::Command) -> clap::Command {
+    match long_help_source(cmd.get_name()) {
+        Some(source) => cmd.long_about(long_help_text(source)),
+        None => cmd,
+    }
 }
 
 /// `cmd` with each flag that gives a setting (its id is the setting's key)
@@ -852,6 +912,40 @@ impl WalkArgs {
             max_filesize: config.max_filesize,
             include_generated: config.include_generated,
         }
+    }
+}
+
+#[cfg(test)]
+mod long_help_tests {
+    use super::*;
+
+    #[test]
+    fn every_tool_has_long_help_with_every_number_filled_in() {
+        for cmd in commands() {
+            let help = cmd.get_long_about().map(|h| h.to_string()).unwrap_or_default();
+            assert!(help.len() > 100, "{} has no long help", cmd.get_name());
+            // A %name% left over is a number the text asks for and help_numbers lacks.
+            let left = help
+                .split('%')
+                .skip(1)
+                .step_by(2)
+                .find(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_lowercase() || c == '_'));
+            assert_eq!(left, None, "{}: unfilled placeholder", cmd.get_name());
+        }
+        let serve = commands().into_iter().find(|c| c.get_name() == "vg-serve").unwrap();
+        let help = serve.get_long_about().unwrap().to_string();
+        for quoted in [format!("capped at {}.", vecgrep::search::MAX_K), "default 120;".to_string()] {
+            assert!(help.contains(&quoted), "vg-serve's help lacks {quoted:?}");
+        }
+    }
+
+    #[test]
+    fn paragraphs_are_joined_but_lists_keep_their_lines() {
+        let text = long_help_text("One\nparagraph.\n\nA list:\n  a   first\n  b   second\n\nk is at most %max_k%.\n");
+        assert_eq!(
+            text,
+            format!("One paragraph.\n\nA list:\n  a   first\n  b   second\n\nk is at most {}.", vecgrep::search::MAX_K)
+        );
     }
 }
 
