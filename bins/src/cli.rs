@@ -232,6 +232,14 @@ pub struct AskArgs {
     pub planner: Option<String>,
 }
 
+/// What becomes of PATHS outside the project root, for every tool that takes PATHS.
+#[derive(Args, Debug, Clone, Default)]
+pub struct OutsideRootArgs {
+    /// Skip PATHS outside the project root instead of failing.
+    #[arg(long)]
+    pub skip_outside_root: bool,
+}
+
 #[derive(Parser, Debug)]
 #[command(
     name = "vg-root",
@@ -243,9 +251,8 @@ pub struct RootCli {
     /// Print a JSON record with the root and the marker that chose it.
     #[arg(long)]
     pub json: bool,
-    /// Skip PATHS outside the root instead of failing.
-    #[arg(long)]
-    pub skip_outside_root: bool,
+    #[command(flatten)]
+    pub outside: OutsideRootArgs,
     /// Paths the invocation would search; they may choose the root and must lie inside it.
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
@@ -280,9 +287,8 @@ pub struct IndexCli {
     /// Drop the index of a revision indexed with --rev (by any name git gives it, or its sha) and the vectors only it held.
     #[arg(long, value_name = "REV", conflicts_with_all = ["stats", "verify", "clear_cache", "reindex"])]
     pub forget: Option<String>,
-    /// Skip PATHS outside the project root instead of failing.
-    #[arg(long)]
-    pub skip_outside_root: bool,
+    #[command(flatten)]
+    pub outside: OutsideRootArgs,
     /// No progress or notes on stderr (errors are still printed).
     #[arg(short, long)]
     pub quiet: bool,
@@ -322,9 +328,8 @@ pub struct QueryCli {
     /// Rebuild the index from scratch before searching.
     #[arg(long, conflicts_with = "no_index")]
     pub reindex: bool,
-    /// Skip PATHS outside the project root instead of failing.
-    #[arg(long)]
-    pub skip_outside_root: bool,
+    #[command(flatten)]
+    pub outside: OutsideRootArgs,
     /// End with a judgement record: whether the hits look like they answer the query, and why not.
     #[arg(long)]
     pub judge: bool,
@@ -461,9 +466,8 @@ pub struct AskCli {
     /// Search the existing index as it is; do not update it first.
     #[arg(long)]
     pub no_index: bool,
-    /// Skip PATHS outside the root instead of failing.
-    #[arg(long)]
-    pub skip_outside_root: bool,
+    #[command(flatten)]
+    pub outside: OutsideRootArgs,
     /// No progress or notes on stderr (errors are still printed).
     #[arg(short, long)]
     pub quiet: bool,
@@ -500,9 +504,8 @@ pub struct LogCli {
     /// Search the commit log as it is; do not bring it up to date first.
     #[arg(long)]
     pub no_index: bool,
-    /// Skip PATHS outside the project root instead of failing.
-    #[arg(long)]
-    pub skip_outside_root: bool,
+    #[command(flatten)]
+    pub outside: OutsideRootArgs,
     /// No progress or notes on stderr (errors are still printed).
     #[arg(short, long)]
     pub quiet: bool,
@@ -548,9 +551,8 @@ pub struct ServeCli {
     /// Answer a client address 429 past NUM requests in a minute (/health, /status, a job's status and /v1/embeddings are always answered); 0 is no limit.
     #[arg(long, value_name = "NUM")]
     pub rate_limit: Option<u32>,
-    /// Skip PATHS outside the project root instead of failing.
-    #[arg(long)]
-    pub skip_outside_root: bool,
+    #[command(flatten)]
+    pub outside: OutsideRootArgs,
     /// No notes on stderr; errors and the listening URL are still printed.
     #[arg(short = 'q', long)]
     pub quiet: bool,
@@ -583,9 +585,8 @@ pub struct McpCli {
     /// Seconds between checks for changed files.
     #[arg(long, value_name = "SECONDS", default_value_t = 2.0, value_parser = parse_refresh)]
     pub refresh: f64,
-    /// Skip PATHS outside the project root instead of failing.
-    #[arg(long)]
-    pub skip_outside_root: bool,
+    #[command(flatten)]
+    pub outside: OutsideRootArgs,
     /// No notes on stderr; errors are still printed.
     #[arg(short = 'q', long)]
     pub quiet: bool,
@@ -624,9 +625,8 @@ pub struct PickCli {
     pub paths: Vec<PathBuf>,
     #[command(flatten)]
     pub pick: PickArgs,
-    /// Skip PATHS outside the project root instead of failing.
-    #[arg(long)]
-    pub skip_outside_root: bool,
+    #[command(flatten)]
+    pub outside: OutsideRootArgs,
     /// No notes on stderr before and after the picker (errors are still printed).
     #[arg(short, long)]
     pub quiet: bool,
@@ -694,9 +694,8 @@ pub struct VecgrepCli {
     /// Search the whole project, not just PATHS.
     #[arg(long)]
     pub no_scope: bool,
-    /// Skip PATHS outside the project root instead of failing.
-    #[arg(long)]
-    pub skip_outside_root: bool,
+    #[command(flatten)]
+    pub outside: OutsideRootArgs,
     /// No progress or notes on stderr (errors are still printed).
     #[arg(short, long)]
     pub quiet: bool,
