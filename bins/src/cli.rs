@@ -101,7 +101,7 @@ pub struct IndexConfigArgs {
     /// Ask before indexing more than NUM new or changed files, when on a terminal; 0 never asks.
     #[arg(long, value_name = "NUM")]
     pub index_warn_threshold: Option<u64>,
-    /// Embedding model: all-MiniLM-L6-v2 (the default) or vecgrep-code-minilm-l6 (MiniLM fine-tuned on code: better on code questions, same speed) when local; the server's model name when remote. Changing it rebuilds the index.
+    /// Embedding model: all-MiniLM-L6-v2 (the default) or vecgrep-code-minilm-l6 (MiniLM fine-tuned on code by this project; see the README's Models) when local; the server's model name when remote. Changing it rebuilds the index.
     #[arg(long, value_name = "NAME")]
     pub embedder_model: Option<String>,
     /// Where embeddings are computed: local, or remote (an embedding server at --embedder-url).
