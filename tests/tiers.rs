@@ -123,6 +123,11 @@ fn an_index_built_with_another_table_is_rebuilt() {
     let last = bytes.len() - 1;
     bytes[last] ^= 1;
     std::fs::write(&other, &bytes).unwrap();
+    // A search that may not index refuses to rank by vectors of another
+    // table rather than compare them with its query's.
+    let o = run(t.cmd("vg-query", ".").args(["--no-index", "retry"]).env(vecgrep::embed::TABLE_OVERRIDE_VAR, &other));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("another static table") && stderr(&o).contains("vg-index"), "{}", stderr(&o));
     let o = run(t.cmd("vg-index", ".").env(vecgrep::embed::TABLE_OVERRIDE_VAR, &other));
     assert_code(&o, 0);
     assert!(stderr(&o).contains("rebuilding the index: the static table is another"), "{}", stderr(&o));

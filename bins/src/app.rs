@@ -265,7 +265,14 @@ pub fn search_once(
 ) -> Result<Vec<vecgrep::search::Hit>> {
     let by_meaning = vecgrep::search::needs_embedder(request.mode);
     let statics = match static_loader(config) {
-        Some(load) if by_meaning && vecgrep::search::ranks_statically(store)? => Some(load()?),
+        Some(load) if by_meaning && vecgrep::search::ranks_statically(store)? => {
+            if !vecgrep::search::statics_match(store)? {
+                return Err(anyhow!(
+                    "the index's static vectors come from another static table (vecgrep's code model was updated); run vg-index, or search without --no-index, to rebuild it"
+                ));
+            }
+            Some(load()?)
+        }
         _ => None,
     };
     let mut model = match query_embedder.take() {

@@ -170,6 +170,15 @@ pub fn ranks_statically(store: &dyn IndexReader) -> Result<bool> {
     Ok(store.unembedded_count()? > 0)
 }
 
+/// Whether the static vectors `store` holds come from the table this
+/// process embeds a query with: only then are the two comparable. An
+/// index run rebuilds an index of another table; a search that may not
+/// index (`--no-index`) must not rank by it. An index from before tables
+/// were recorded (no id) is taken at its word.
+pub fn statics_match(store: &dyn IndexReader) -> Result<bool> {
+    Ok(store.meta()?.is_none_or(|m| m.static_table.is_empty() || m.static_table == crate::embed::table_id()))
+}
+
 /// Whether a search of `store` in `mode` needs the query embedded by the
 /// model: the mode ranks by meaning, and the index has chunks with the
 /// model's vector, or no static table (`has_statics`) to rank the others.
