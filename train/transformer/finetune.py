@@ -291,7 +291,7 @@ class PlainBert(torch.nn.Module):
 
 
 def export(model, tok, out_dir):
-    """ONNX (fp32, opset 17) then weight-only int8 as the shipped MiniLM export."""
+    """ONNX (fp32, opset 18) then weight-only int8 as the shipped MiniLM export."""
     model = model.float().cpu().eval()
     plain = PlainBert(model).eval()
     ids, mask = batch_tensors(tok.ids(["def retry(upload):\n    pass", "how are uploads retried"], MAX_TOKENS), "cpu")
@@ -309,11 +309,9 @@ def export(model, tok, out_dir):
     axes = {"input_ids": {0: "batch", 1: "sequence"}, "attention_mask": {0: "batch", 1: "sequence"},
             "token_type_ids": {0: "batch", 1: "sequence"}, "last_hidden_state": {0: "batch", 1: "sequence"}}
     names = dict(input_names=["input_ids", "attention_mask", "token_type_ids"], output_names=["last_hidden_state"])
-    try:
-        torch.onnx.export(plain, args, fp32, dynamic_axes=axes, opset_version=17, dynamo=False, **names)
-    except Exception as e:  # the TorchScript exporter is deprecated: the dynamo one then
-        log(f"TorchScript export failed ({e}); exporting with dynamo")
-        torch.onnx.export(plain, args, fp32, dynamic_axes=axes, opset_version=18, dynamo=True, **names)
+    # torch's dynamo exporter (its TorchScript one cannot trace the shapes
+    # this graph computes from its input).
+    torch.onnx.export(plain, args, fp32, dynamic_axes=axes, opset_version=18, dynamo=True, **names)
     import onnx
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import onnx_int8
