@@ -2,6 +2,7 @@
 //! writers at once, and damage that `vg-index --verify` must notice. Each
 //! check ends with the index sound (`--verify`) and equal to a clean build.
 
+use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -36,15 +37,37 @@ fn clean_build(t: &Tree) -> (u64, u64) {
 fn kill_9_while_indexing_leaves_an_index_the_next_run_completes() {
     let t = handlers_project(120);
     let expected = clean_build(&t);
-    // Kill at different moments: while loading the model, while embedding, while writing.
-    for delay_ms in [300, 1200, 2500] {
-        let mut child = t.cmd("vg-index", ".").stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
-        std::thread::sleep(Duration::from_millis(delay_ms));
+    // Kill at phases of the run, told by its own file records rather than
+    // by a clock, so a fast and a slow machine test the same thing: once
+    // the index is made but before any file is written, after the first
+    // file, and well into the run.
+    for files_written in [0, 1, 40] {
+        let mut child = t.cmd("vg-index", ".").stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        // Before any file: once the run has made the index.
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while !t.path().join(".vecgrep/index.db").exists() {
+            assert!(std::time::Instant::now() < deadline, "the run never made its index");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let mut seen = 0;
+        while seen < files_written {
+            let line = lines.next().expect("the run ended before the phase to kill it in").unwrap();
+            if line.contains("\"type\":\"file\"") {
+                seen += 1;
+            }
+        }
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
-        assert_eq!(verify(&t)["ok"], true, "after a kill at {delay_ms} ms");
+        let o = run(t.cmd("vg-index", ".").args(["--verify", "--json"]));
+        if files_written == 0 && stderr(&o).contains("no index at") {
+            // Killed before its schema was written: no index yet, said so.
+            assert_code(&o, 2);
+        } else {
+            assert_eq!(verify(&t)["ok"], true, "after a kill once {files_written} files were written");
+        }
         // Change a file between runs, as a user would.
-        t.write("pkg/mod000.py", &format!("def handler_0(request):\n    return {delay_ms}\n"));
+        t.write("pkg/mod000.py", &format!("def handler_0(request):\n    return {files_written}\n"));
     }
     let o = run(&mut t.cmd("vg-index", "."));
     assert_code(&o, 0);
@@ -119,4 +142,18 @@ fn verify_finds_damage_and_says_how_to_rebuild() {
     let v = verify(&t);
     assert_eq!(v["ok"], false);
     assert_eq!(v["problems"].as_array().unwrap().len(), 4, "{v}");
+}
+
+#[test]
+fn an_index_file_killed_before_its_schema_is_no_index_yet() {
+    // What a first run leaves when killed right after making the file.
+    let t = sample_project();
+    std::fs::create_dir_all(t.path().join(".vecgrep")).unwrap();
+    std::fs::write(t.path().join(".vecgrep/index.db"), b"").unwrap();
+    let o = run(t.cmd("vg-query", ".").args(["--no-index", "retry"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("no index at") && stderr(&o).contains("run vg-index"), "{}", stderr(&o));
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert_code(&o, 0);
+    assert_eq!(verify(&t)["ok"], true);
 }

@@ -171,6 +171,11 @@ impl SqliteIndex {
                 .map_err(|e| StoreError::File { action: "open", path: path.clone(), source: e.into() })?;
         configure(&conn)?;
         let store = SqliteIndex { conn, path };
+        // A first run killed after making the file and before writing its
+        // schema leaves no index yet, not a damaged one.
+        if !store.has_table("meta")? {
+            return Err(StoreError::Missing(store.path));
+        }
         store.check_schema()?;
         Ok(store)
     }
