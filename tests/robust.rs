@@ -2,7 +2,6 @@
 //! writers at once, and damage that `vg-index --verify` must notice. Each
 //! check ends with the index sound (`--verify`) and equal to a clean build.
 
-use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -38,27 +37,12 @@ fn kill_9_while_indexing_leaves_an_index_the_next_run_completes() {
     let t = handlers_project(120);
     let expected = clean_build(&t);
     // Kill at phases of the run, told by its own file records rather than
-    // by a clock, so a fast and a slow machine test the same thing: once
-    // the index is made but before any file is written, after the first
-    // file, and well into the run.
+    // by a clock, so a fast and a slow machine test the same thing: at
+    // once (before its schema may be written), after the first file, and
+    // well into the run.
     for files_written in [0, 1, 40] {
-        let mut child = t.cmd("vg-index", ".").stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        // Before any file: once the run has made the index.
-        let deadline = std::time::Instant::now() + Duration::from_secs(60);
-        while !t.path().join(".vecgrep/index.db").exists() {
-            assert!(std::time::Instant::now() < deadline, "the run never made its index");
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        let mut seen = 0;
-        while seen < files_written {
-            let line = lines.next().expect("the run ended before the phase to kill it in").unwrap();
-            if line.contains("\"type\":\"file\"") {
-                seen += 1;
-            }
-        }
-        child.kill().unwrap(); // SIGKILL
-        child.wait().unwrap();
+        let seen = kill_after_file_records(&mut t.cmd("vg-index", "."), files_written);
+        assert_eq!(seen, files_written, "the run ended before the phase to kill it in");
         let o = run(t.cmd("vg-index", ".").args(["--verify", "--json"]));
         if files_written == 0 && stderr(&o).contains("no index at") {
             // Killed before its schema was written: no index yet, said so.

@@ -215,3 +215,24 @@ pub(crate) fn git(tree: &Tree, args: &[&str]) -> String {
 pub(crate) fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap()
 }
+
+/// Start `cmd` (an index run, stdout piped) and SIGKILL it once it has
+/// written `files` `file` records: a phase of the run told by the run
+/// itself, so a fast and a slow machine interrupt the same thing. A run
+/// that ends first is reaped as it is. Returns the records seen.
+pub(crate) fn kill_after_file_records(cmd: &mut Command, files: usize) -> usize {
+    use std::io::{BufRead, BufReader};
+    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut seen = 0;
+    while seen < files {
+        match lines.next() {
+            Some(Ok(line)) if line.contains("\"type\":\"file\"") => seen += 1,
+            Some(Ok(_)) => {}
+            _ => break,
+        }
+    }
+    let _ = child.kill(); // SIGKILL; an error only if it has already been reaped
+    child.wait().unwrap();
+    seen
+}
