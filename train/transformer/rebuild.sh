@@ -5,7 +5,8 @@
 # CPU would take hours) and this project never depends on one:
 #
 #   train/transformer/rebuild.sh pack DIR      the pairs (train/rebuild.sh's
-#       corpus), MiniLM's weights and the evals' chunks, in one folder (~45 MB)
+#       corpus), MiniLM's weights and the evals' chunks, in one folder (~45 MB);
+#       HELDOUT_EVALS="DIR..." adds evals kept aside, reported but not chosen by
 #   train/transformer/rebuild.sh train DIR OUT  on the GPU machine, with a
 #       python that has torch, transformers, onnx, onnxruntime and tokenizers
 #       (requirements.txt; TORCH_PYTHON names it, default python3)
@@ -20,7 +21,7 @@ repo=$(cd "$here/../.." && pwd)
 cache=${VECGREP_TRAIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/vecgrep/train}
 model=$repo/models/vecgrep-code-minilm-l6.onnx
 step() { echo "rebuild: $* ($(date +%H:%M:%S))" >&2; }
-usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 case ${1:-} in
   pack)
@@ -31,6 +32,7 @@ case ${1:-} in
       python3 "$repo/train/corpus/mine.py" --out "$cache/corpus"
     fi
     "$repo/scripts/fetch-assets.sh"
+    (cd "$repo" && cargo build --release --locked -q -p vecgrep-bins)
     evals=${TMPDIR:-/tmp}/vg-evals
     [[ -d $evals/py-logging ]] || "$repo/../shared/eval/make_dev_evals.sh" "$evals" >&2
     sb=${SB_DIR:-${TMPDIR:-/tmp}/sb}
