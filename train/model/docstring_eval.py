@@ -33,15 +33,22 @@ class Docstring:
         for ev in self.evals:
             c, q = data.embed(table, ev["bags"]), data.embed(table, ev["query_bags"])
             top = np.argsort(-(q @ c.T), axis=1, kind="stable")[:, :k]
-            rr = []
-            for qi, row in enumerate(top):
-                targets = ev["qrels"][qi]["targets"]
-                rank = next((r + 1 for r, i in enumerate(row) if any(
-                    ev["chunks"][i]["file"] == t["file"] and ev["chunks"][i]["start"] <= t["end_line"]
-                    and ev["chunks"][i]["end"] >= t["start_line"] for t in targets)), None)
-                rr.append(1 / rank if rank else 0.0)
-            out[ev["name"]] = float(np.mean(rr))
+            out[ev["name"]] = mrr(ev["chunks"], ev["qrels"], top)
         return out
+
+
+def mrr(chunks, qrels, top):
+    """mrr@10 at location level, as run_eval.py scores it: each question's
+    first result in the right file whose lines overlap the function's.
+    `top` holds each question's ranked chunk indices."""
+    rr = []
+    for qi, row in enumerate(top):
+        targets = qrels[qi]["targets"]
+        rank = next((r + 1 for r, i in enumerate(row) if any(
+            chunks[i]["file"] == t["file"] and chunks[i]["start"] <= t["end_line"]
+            and chunks[i]["end"] >= t["start_line"] for t in targets)), None)
+        rr.append(1 / rank if rank else 0.0)
+    return float(np.mean(rr))
 
 
 def main():

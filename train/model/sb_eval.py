@@ -62,16 +62,22 @@ class SB:
 
     def score(self, table):
         """SB's figures: overall and per category (macro over repositories), per repository."""
-        with tempfile.TemporaryDirectory() as tmp:
-            results = os.path.join(tmp, "results.jsonl")
-            out = os.path.join(tmp, "score.json")
-            with open(results, "w", encoding="utf-8") as f:
-                for line in self.rank(table):
-                    f.write(json.dumps(line) + "\n")
-            cmd = [sys.executable, os.path.join(SHARED_EVAL, "sb", "score.py"), *[r["dir"] for r in self.repos],
-                   "--results", results, "--regime", "chunk", "--json", out]
-            subprocess.run(cmd, check=True, capture_output=True)
-            return json.load(open(out))
+        return score_results(self.rank(table), [r["dir"] for r in self.repos])
+
+
+def score_results(lines, dirs, score_py=None):
+    """Results lines (repo, query, results) scored by SB's own scorer in the
+    chunk regime over the eval `dirs`: its JSON (overall_macro, category_macro, ...)."""
+    score_py = score_py or os.path.join(SHARED_EVAL, "sb", "score.py")
+    with tempfile.TemporaryDirectory() as tmp:
+        results = os.path.join(tmp, "results.jsonl")
+        out = os.path.join(tmp, "score.json")
+        with open(results, "w", encoding="utf-8") as f:
+            for line in lines:
+                f.write(json.dumps(line) + "\n")
+        cmd = [sys.executable, score_py, *dirs, "--results", results, "--regime", "chunk", "--json", out]
+        subprocess.run(cmd, check=True, capture_output=True)
+        return json.load(open(out))
 
 
 def summary(score):

@@ -13,7 +13,6 @@ import lzma
 import math
 import os
 import random
-import subprocess
 import sys
 import time
 
@@ -23,9 +22,14 @@ import torch.nn.functional as F
 from tokenizers import Tokenizer
 from transformers import BertConfig, BertModel
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "model")]
+import docstring_eval  # noqa: E402  (train/model: the static trainer's scorers)
+import prepare  # noqa: E402
+import sb_eval  # noqa: E402
+
 MAX_TOKENS = 256
 QUERY_TOKENS = 64
-WORDS = "embeddings.word_embeddings.weight"
 SEED = 7
 # Each variant starts from MiniLM. Learning rate, epochs, batch size; the
 # scale of the in-batch softmax is sentence-transformers' default (20).
@@ -48,15 +52,9 @@ def log(msg):
 def load_model(pack, device):
     config = BertConfig.from_json_file(os.path.join(pack, "config.json"))
     model = BertModel(config, add_pooling_layer=False)
-    raw = np.load(os.path.join(pack, "weights.npz"))
-    state = {}
-    for name in raw.files:
-        if name.endswith(".scale") or name.startswith("pooler."):
-            continue  # the pooler is not part of the sentence vector
-        arr = raw[name].astype(np.float32)
-        if name == WORDS:
-            arr = arr * raw[WORDS + ".scale"]
-        state[name] = torch.from_numpy(arr)
+    weights = prepare.unpacked_weights(np.load(os.path.join(pack, "weights.npz")))
+    # The pooler is not part of the sentence vector.
+    state = {k: torch.from_numpy(v) for k, v in weights.items() if not k.startswith("pooler.")}
     missing, unexpected = model.load_state_dict(state, strict=False)
     missing = [m for m in missing if not m.endswith("position_ids")]
     if missing or unexpected:
@@ -152,33 +150,16 @@ class Evals:
                                      "results": [{"file": os.path.normpath(os.path.join(ev["root"], ev["chunks"][i]["file"])), "start_line": ev["chunks"][i]["start"],
                                                   "end_line": ev["chunks"][i]["end"]} for i in row]})
             else:
-                figures[ev["name"]] = mrr(ev, top)
+                figures[ev["name"]] = docstring_eval.mrr(ev["chunks"], ev["qrels"], top)
         if sb_lines:
             figures.update(sb_score(self.pack, [e["dir"] for e in self.evals if e["kind"] == "sb"], sb_lines, out_dir, tag))
         return figures
 
 
-def mrr(ev, top):
-    rr = []
-    for qi, row in enumerate(top):
-        targets = ev["qrels"][qi]["targets"]
-        rank = next((r + 1 for r, i in enumerate(row) if any(
-            ev["chunks"][i]["file"] == t["file"] and ev["chunks"][i]["start"] <= t["end_line"]
-            and ev["chunks"][i]["end"] >= t["start_line"] for t in targets)), None)
-        rr.append(1 / rank if rank else 0.0)
-    return float(np.mean(rr))
-
-
 def sb_score(pack, dirs, lines, out_dir, tag):
-    results = os.path.join(out_dir, f"sb-{tag}.jsonl")
-    with open(results, "w", encoding="utf-8") as f:
-        for line in lines:
-            f.write(json.dumps(line) + "\n")
-    score = os.path.join(out_dir, f"sb-{tag}.json")
-    subprocess.run([sys.executable, os.path.join(pack, "score.py"), *dirs, "--results", results,
-                    "--regime", "chunk", "--json", score], check=True, capture_output=True)
-    os.remove(results)
-    s = json.load(open(score))
+    """SB's figures by its scorer (the pack's copy), kept as sb-TAG.json."""
+    s = sb_eval.score_results(lines, dirs, os.path.join(pack, "score.py"))
+    json.dump(s, open(os.path.join(out_dir, f"sb-{tag}.json"), "w"))
     c = s["category_macro"]
     return {"sb": s["overall_macro"], "sb_architecture": c.get("architecture", 0.0),
             "sb_semantic": c.get("semantic", 0.0), "sb_symbol": c.get("symbol", 0.0)}
@@ -313,7 +294,6 @@ def export(model, tok, out_dir):
     # this graph computes from its input).
     torch.onnx.export(plain, args, fp32, dynamic_axes=axes, opset_version=18, dynamo=True, **names)
     import onnx
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import onnx_int8
     int8 = os.path.join(out_dir, "model.onnx")
     onnx.save(onnx_int8.weight_only_int8(onnx.load(fp32)), int8)
@@ -343,13 +323,8 @@ def check_export(model, tok, path, texts):
 
 def save_weights(model, path):
     """The fine-tuned weights as prepare.py packs them (f16, word rows i8), in parts."""
-    packed = {k: v.float().numpy().astype(np.float16) for k, v in model.state_dict().items()
-              if not k.endswith("position_ids")}
-    words = model.state_dict()[WORDS].float().numpy()
-    scale = np.maximum(np.abs(words).max(axis=1, keepdims=True), 1e-12) / 127.0
-    packed[WORDS] = np.round(words / scale).astype(np.int8)
-    packed[WORDS + ".scale"] = scale.astype(np.float32)
-    np.savez(path, **packed)
+    tensors = {k: v.float().numpy() for k, v in model.state_dict().items() if not k.endswith("position_ids")}
+    np.savez(path, **prepare.packed_weights(tensors))
     split(path)
 
 

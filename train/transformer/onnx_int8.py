@@ -13,16 +13,10 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from prepare import quantize_i8
+
 # Weights smaller than this (biases, layer norms, token types) stay fp32.
 MIN_ELEMENTS = 65536
-
-
-def quantize(arr, per_row):
-    """(i8 values, f32 scales): symmetric, one scale per row or per column."""
-    axis = 1 if per_row else 0
-    scale = np.maximum(np.abs(arr).max(axis=axis, keepdims=True), 1e-12) / 127.0
-    q = np.clip(np.round(arr / scale), -127, 127).astype(np.int8)
-    return q, scale.astype(np.float32)
 
 
 def weight_only_int8(model):
@@ -33,7 +27,7 @@ def weight_only_int8(model):
         if arr.dtype != np.float32 or arr.ndim != 2 or arr.size < MIN_ELEMENTS:
             keep.append(init)
             continue
-        q, scale = quantize(arr, per_row=init.name in gathered)
+        q, scale = quantize_i8(arr, per_row=init.name in gathered)
         added_inits += [numpy_helper.from_array(q, init.name + "_q"), numpy_helper.from_array(scale, init.name + "_scale")]
         added_nodes += [
             helper.make_node("Cast", [init.name + "_q"], [init.name + "_f"], to=TensorProto.FLOAT),

