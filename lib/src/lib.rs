@@ -13,6 +13,7 @@
 //! | [`project`] | root selection, config, walking, generated files | paths, flags → root, settings, files |
 //! | [`chunk`] | splitting a file along its structure, contexts, names | text → chunks |
 //! | [`terms`] | how text becomes terms, at index and query time alike | text → words, name terms |
+//! | `scoring` | how scores are computed: BM25, MaxScore bounds, reciprocal-rank fusion | counts, ranks → scores |
 //! | [`embed`] | the `Embedder` seam: local ONNX model, remote server | text → vectors |
 //! | [`store`] | the index on disk behind `IndexReader` / `IndexWriter` | writes → answers |
 //! | [`index`] | one index run: plan, then read, embed, write | files → store |
@@ -30,6 +31,8 @@ pub mod project;
 
 pub mod chunk;
 mod terms;
+
+mod scoring;
 
 pub mod embed;
 
@@ -68,8 +71,8 @@ mod layers {
 
     /// The modules in pipeline order; each may use only those before it.
     const ORDER: &[&str] = &[
-        "project", "chunk", "terms", "embed", "store", "index", "concepts", "search", "history", "judge", "live",
-        "records", "answer", "ask", "format", "pick", "serve", "mcp", "tools",
+        "project", "chunk", "terms", "scoring", "embed", "store", "index", "concepts", "search", "history", "judge",
+        "live", "records", "answer", "ask", "format", "pick", "serve", "mcp", "tools",
     ];
 
     fn src() -> PathBuf {

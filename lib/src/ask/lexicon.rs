@@ -158,7 +158,7 @@ pub(super) const LARGE_FILE: u64 = 100_000;
 pub(super) const SMALL_FILE: u64 = 10_000;
 
 /// What a test file looks like, in the shapes common to many languages
-/// (`search::paths` steps them back; here they are asked for or left out).
+/// (`search::rerank::paths` steps them back; here they are asked for or left out).
 pub(super) const TEST_GLOBS: &[&str] = &[
     "tests/",
     "test/",

@@ -8,7 +8,8 @@ use anyhow::{anyhow, Result};
 
 use super::filter::CommitFilter;
 use crate::project::SearchMode;
-use crate::search::{fuse_rankings, query_words, word_expression, word_score};
+use crate::scoring::{bm25, rrf};
+use crate::search::{query_words, word_expression};
 use crate::store::{CommitRow, CommitStore, PieceKind, StoredPiece};
 
 /// How many commits each side contributes before fusion.
@@ -156,7 +157,7 @@ fn by_words(store: &dyn CommitStore, scope: &Scope<'_>, pieces: Pieces, expr: &s
     store.each_word_match(expr, &mut |piece, bm25| {
         if let Some(&commit) = scope.place.get(piece.sha).filter(|_| pieces.admits(piece.kind)) {
             if seen.insert(commit) {
-                ranked.push((commit, Best { piece: piece.id, score: word_score(bm25) }));
+                ranked.push((commit, Best { piece: piece.id, score: bm25::bounded(bm25) }));
             }
         }
         ranked.len() < CANDIDATE_POOL
@@ -181,7 +182,7 @@ fn ranked(semantic: &HashMap<i64, Best>, lexical: &[(i64, Best)], mode: SearchMo
             let sem_rank: HashMap<i64, usize> = sem_ids.iter().enumerate().map(|(i, c)| (*c, i)).collect();
             let lex: HashMap<i64, (usize, Best)> =
                 lexical.iter().enumerate().map(|(i, (c, b))| (*c, (i, *b))).collect();
-            fuse_rankings(&[(&sem_ids, 1.0), (&lex_ids, 1.0)])
+            rrf::fuse(&[(&sem_ids[..], 1.0), (&lex_ids[..], 1.0)])
                 .into_iter()
                 .filter_map(|(commit, _)| {
                     let cosine = semantic.get(&commit)?;

@@ -6,7 +6,7 @@
 //! What `score` means: in semantic and hybrid mode it is the cosine
 //! similarity of query and chunk (-1..1) whatever decided the order, so a
 //! threshold means the same in both. In lexical mode it is BM25 mapped onto
-//! 0..1 (`lexical::bm25_score`). What `relevance` means: what the order
+//! 0..1 (`scoring::bm25::bounded`). What `relevance` means: what the order
 //! follows, so that it is descending: the fused score in hybrid mode
 //! (`relevance`), the score otherwise. What `fit` means: the relevance on a
 //! bounded scale (`fit`), the one number people are shown.
@@ -20,13 +20,9 @@ use super::statics;
 use super::vectors::VectorTable;
 use super::why::{self, MeaningBy, Named, Ranked, Why};
 use super::{Ranking, SearchRequest};
+use crate::scoring::bm25;
+use crate::scoring::rrf::{first_places, fuse, relevance, LEXICAL_WEIGHT, STATIC_WEIGHT};
 use crate::store::{ChunkId, IndexReader, StoreError};
-
-/// Reciprocal-rank fusion's damping constant: ranks below ~60 matter little.
-pub(super) const RRF_K: f32 = 60.0;
-
-/// Weight of the lexical ranking in hybrid fusion (the semantic one has 1).
-pub(super) const LEXICAL_WEIGHT: f32 = 1.0;
 
 /// How many candidates each ranking contributes before fusion.
 pub(super) const CANDIDATE_POOL: usize = 100;
@@ -59,13 +55,6 @@ impl Scored {
     }
 }
 
-/// A hybrid candidate's fused (and reranked) score as a relevance, in units
-/// of a chunk ranked first by both sides: 1 is the top of meaning and words
-/// alike, names and file evidence may lift a chunk past it.
-pub(super) fn relevance(fused: f32) -> f32 {
-    fused * (RRF_K + 1.0) / (1.0 + LEXICAL_WEIGHT)
-}
-
 /// A hybrid relevance on 0..1, the same order: `tanh`, which keeps a weak
 /// hit's small relevance about as it is (0.2 -> 0.20) and bounds what
 /// names and file evidence add past first place (1 -> 0.76, 2 -> 0.96).
@@ -76,24 +65,6 @@ pub(super) fn relevance(fused: f32) -> f32 {
 pub(super) fn fit(relevance: f32) -> f32 {
     relevance.tanh()
 }
-
-/// Fuse rankings (ids best first, each with a weight) by weighted
-/// reciprocal-rank fusion; returns ids with fused scores, best first.
-pub(super) fn fuse(rankings: &[(&[ChunkId], f32)]) -> Vec<(ChunkId, f32)> {
-    let mut scores: HashMap<ChunkId, f32> = HashMap::new();
-    for (ranking, weight) in rankings {
-        for (rank, id) in ranking.iter().enumerate() {
-            *scores.entry(*id).or_default() += weight / (RRF_K + rank as f32 + 1.0);
-        }
-    }
-    let mut fused: Vec<(ChunkId, f32)> = scores.into_iter().collect();
-    fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    fused
-}
-
-/// Weight of the static ranking against the model's (1) where both rank
-/// meaning: an index the fill has reached in part.
-pub(super) const STATIC_WEIGHT: f32 = 1.0;
 
 /// One ranking of meaning from the model's (`by_model`, chunks with its
 /// vector) and the static table's (`by_static`, every chunk), each a list
@@ -165,8 +136,7 @@ pub(super) fn scored_candidates(
         }
         (None, _) => {
             let whys = why::one_side(&lexical, None);
-            let scored =
-                lexical.into_iter().map(|(id, bm25)| Scored::ordered_by_score((id, lexical::bm25_score(bm25))));
+            let scored = lexical.into_iter().map(|(id, bm25)| Scored::ordered_by_score((id, bm25::bounded(bm25))));
             (scored.collect(), whys)
         }
     };
@@ -304,7 +274,7 @@ pub(super) const NAME_WEIGHT: f32 = 0.75;
 /// The boost fusion adds for a chunk whose names score `score`.
 pub(super) fn boost(score: f32) -> f32 {
     if score > MIN_NAME_SCORE {
-        NAME_WEIGHT * score / (RRF_K + 1.0)
+        first_places(NAME_WEIGHT * score)
     } else {
         0.0
     }
@@ -357,18 +327,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn fusion_rewards_agreement_and_respects_weights() {
-        let semantic = [1, 2, 3];
-        let lexical = [3, 4];
-        let fused = fuse(&[(&semantic, 1.0), (&lexical, 1.0)]);
-        assert_eq!(fused[0].0, 3, "ranked by both beats ranked first by one");
-        let ids: Vec<ChunkId> = fused.iter().map(|f| f.0).collect();
-        assert_eq!(ids, [3, 1, 2, 4]);
-        let heavy = fuse(&[(&semantic, 1.0), (&lexical, 0.01)]);
-        assert_eq!(heavy[0].0, 1);
-    }
-
-    #[test]
     fn one_side_of_meaning_alone_is_the_ranking() {
         let model = vec![(1, 0.9), (2, 0.5)];
         assert_eq!(meaning(model.clone(), Vec::new()), model);
@@ -390,6 +348,6 @@ mod tests {
     fn weak_matches_add_nothing_and_strong_ones_add_at_most_the_weight() {
         assert_eq!(boost(MIN_NAME_SCORE), 0.0);
         assert!(boost(1.0) > boost(0.5));
-        assert!((boost(1.0) - NAME_WEIGHT / (RRF_K + 1.0)).abs() < 1e-6);
+        assert!((boost(1.0) - first_places(NAME_WEIGHT)).abs() < 1e-6);
     }
 }

@@ -184,13 +184,6 @@ pub(super) fn places(
     }
 }
 
-/// BM25 (as FTS5 reports it: more negative is better) mapped onto 0..1, so
-/// that lexical-only results have a score and a threshold means something.
-pub(super) fn bm25_score(bm25: f64) -> f32 {
-    let x = (-bm25).max(0.0);
-    (x / (1.0 + x)) as f32
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -208,12 +201,5 @@ mod tests {
         // Verbs that name code (getLogger, handleError) are searched for.
         assert_eq!(match_expression("how do we get the logger").unwrap(), r#""get" OR "logger""#);
         assert_eq!(match_expression("handle errors").unwrap(), r#""handle" OR "errors""#);
-    }
-
-    #[test]
-    fn bm25_scores_are_ordered_and_bounded() {
-        assert!(bm25_score(-10.0) > bm25_score(-1.0));
-        assert!(bm25_score(-1000.0) < 1.0);
-        assert_eq!(bm25_score(0.0), 0.0);
     }
 }

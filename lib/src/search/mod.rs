@@ -9,14 +9,13 @@
 //! whose own names match the query's words (`names`); `score` stays the
 //! cosine similarity whatever decided the order, so that a threshold means
 //! the same in hybrid and semantic mode. In lexical mode no model is loaded
-//! and `score` is BM25 mapped onto 0..1 (`lexical::bm25_score`).
+//! and `score` is BM25 mapped onto 0..1 (`scoring::bm25::bounded`).
 
 mod filter;
 mod fusion;
 mod join;
 mod lexical;
 mod names;
-mod paths;
 mod rerank;
 mod statics;
 mod vectors;
@@ -289,22 +288,10 @@ pub fn explain(query: &str, hits: &mut [Hit]) {
     }
 }
 
-/// Fuse rankings (ids best first, each with a weight) by the reciprocal-rank
-/// fusion hybrid search uses; ids with fused scores, best first. vg-log
-/// ranks commits with it.
-pub fn fuse_rankings(rankings: &[(&[i64], f32)]) -> Vec<(i64, f32)> {
-    fusion::fuse(rankings)
-}
-
 /// The full-text expression for `query` that hybrid search matches words
 /// with; None when it has no word worth matching.
 pub fn word_expression(query: &str) -> Option<String> {
     lexical::match_expression(query)
-}
-
-/// BM25 mapped onto 0..1, the score of a lexical-only result.
-pub fn word_score(bm25: f64) -> f32 {
-    lexical::bm25_score(bm25)
 }
 
 /// The parts of a query's words that say what it is about, lowercased, in

@@ -8,7 +8,8 @@ use std::collections::HashMap;
 
 use anyhow::{bail, Result};
 
-use crate::store::{bm25, ChunkId, IndexReader, WordTotals};
+use crate::scoring::bm25;
+use crate::store::{ChunkId, IndexReader, WordTotals};
 
 /// The postings of every term: for each, the chunks that have it and how often.
 pub struct WordTable {

@@ -25,7 +25,6 @@ macro_rules! word_tokenizer {
     };
 }
 
-pub(crate) mod bm25;
 mod commits;
 mod lock;
 mod name_counts;

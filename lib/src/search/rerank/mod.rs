@@ -13,6 +13,7 @@ use super::why::Lift;
 use crate::store::ChunkId;
 pub(super) use shape::QueryShape;
 
+mod paths;
 mod shape;
 
 /// What the file whose chunks sum highest adds to its best chunk, as a

@@ -1,7 +1,7 @@
 //! What a query says about the files it wants: the symbol it names, whether
 //! it asks for tests, and the words a file's path may share with it.
 
-use super::super::paths;
+use super::paths;
 
 /// Words that ask for tests, which then keep their place.
 const TEST_WORDS: &[&str] = &["test", "tests", "testing", "spec", "specs", "mock", "mocks", "fixture", "fixtures"];

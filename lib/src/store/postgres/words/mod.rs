@@ -1,11 +1,11 @@
 //! Word search over a Postgres index: BM25 computed as FTS5's `bm25()`
-//! does (`store::bm25`), over each chunk's terms, which FTS5's own
+//! does (`scoring::bm25`), over each chunk's terms, which FTS5's own
 //! tokenizer made (`store::word_terms`), so that both backends rank alike.
 //!
 //! Summing every posting of a query's terms costs half a second at a
 //! million chunks, and most of those chunks cannot reach the best hundred.
 //! Each term's chunk count and bounds (`term_stats`) give the most it adds
-//! to any chunk. When it pays (`narrowing`), a search first scores the
+//! to any chunk. When it pays (`scoring::maxscore`), a search first scores the
 //! chunks where its weightiest terms count most (the seed): the least of
 //! their full scores is one the results reach. Terms whose bounds together
 //! stay below it cannot carry a chunk that has none of the other terms that
@@ -13,7 +13,6 @@
 //! former terms are added to those alone (MaxScore). The results are those
 //! of summing everything.
 
-mod narrowing;
 mod sql;
 
 use std::collections::HashMap;
@@ -23,9 +22,9 @@ use postgres::Row;
 
 use super::scope::ScopeParams;
 use super::PgIndex;
+pub(super) use crate::scoring::maxscore::WordCosts;
+use crate::scoring::maxscore::{self, narrow, seed_pays, seed_terms, weigh, TermStats, Weighed};
 use crate::store::{ChunkId, Scope, StoreError};
-pub(super) use narrowing::WordCosts;
-use narrowing::{narrow, seed_pays, seed_terms, weigh, TermStats, Weighed};
 
 /// A query's terms as statements take them: names and weights.
 struct Terms<'a> {
@@ -148,7 +147,7 @@ impl PgIndex {
             .iter()
             .map(|r| (r.get(0), TermStats { chunks: r.get(1), max_tf: r.get(2), min_dl: r.get(3) }))
             .collect();
-        let average = narrowing::average_length(rows, tokens);
+        let average = maxscore::average_length(rows, tokens);
         Ok(Some((weigh(terms, &stats, rows, average), average)))
     }
 

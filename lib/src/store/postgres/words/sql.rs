@@ -2,7 +2,7 @@
 //! chunk length and $2, $3 the terms with their weights (`w`); the rest of
 //! the parameters are the statement's own.
 
-use crate::store::bm25;
+use crate::scoring::bm25;
 
 /// What `c` (a row of chunk_terms) adds per unit of weight, the average
 /// length being $1: `bm25::term_part` in doubles, in its order (numeric

@@ -1,11 +1,12 @@
 //! Which chunks a word search can leave unsummed, and whether leaving them
-//! pays: the query's terms weighed and bounded from `term_stats`, the seed
-//! that gives a score the results reach, and the terms that cannot carry a
-//! chunk to it on their own (MaxScore), all decided before asking Postgres.
+//! pays (MaxScore): the query's terms weighed and bounded from what the
+//! store counts of each (`TermStats`), the seed that gives a score the
+//! results reach, and the terms that cannot carry a chunk to it on their
+//! own. Postgres's word search asks this before it sums.
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::store::bm25;
+use super::bm25;
 
 /// How far a bound or a score computed in Rust may be from the same sum
 /// computed by Postgres, relative to the score; a term is left out only
@@ -14,7 +15,7 @@ const SLACK: f64 = 1e-9;
 
 /// A term of a query as the search weighs it.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) struct Weighed {
+pub(crate) struct Weighed {
     pub term: String,
     /// The term's IDF times how often the query names it.
     pub weight: f64,
@@ -28,20 +29,20 @@ pub(super) struct Weighed {
 /// times one has it and the fewest tokens of one that has it (the last
 /// two only ever loosen between rebuilds, which keeps them bounds).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) struct TermStats {
+pub(crate) struct TermStats {
     pub chunks: i64,
     pub max_tf: i32,
     pub min_dl: i32,
 }
 
 /// The average chunk length FTS5 divides by, from the word index's totals.
-pub(super) fn average_length(rows: i64, tokens: i64) -> f64 {
+pub(crate) fn average_length(rows: i64, tokens: i64) -> f64 {
     (tokens as f64 / rows.max(1) as f64).max(1e-9)
 }
 
 /// The query's terms (a term listed twice counts twice) with their weights
 /// and bounds, in term order; terms no chunk has are left out.
-pub(super) fn weigh(asked: &[String], stats: &HashMap<String, TermStats>, rows: i64, average: f64) -> Vec<Weighed> {
+pub(crate) fn weigh(asked: &[String], stats: &HashMap<String, TermStats>, rows: i64, average: f64) -> Vec<Weighed> {
     let mut times: BTreeMap<&str, f64> = BTreeMap::new();
     for term in asked {
         *times.entry(term.as_str()).or_default() += 1.0;
@@ -64,7 +65,7 @@ pub(super) fn weigh(asked: &[String], stats: &HashMap<String, TermStats>, rows: 
 /// costs about a third; looking a (term, chunk) pair up in the term
 /// table's index about five.
 #[derive(Debug, Clone, Copy)]
-pub(in crate::store::postgres) struct WordCosts {
+pub(crate) struct WordCosts {
     pub read: f64,
     pub look_up: f64,
     /// The seed is tried only when it costs less than this share of
@@ -73,16 +74,15 @@ pub(in crate::store::postgres) struct WordCosts {
 }
 
 impl WordCosts {
-    pub(in crate::store::postgres) const MEASURED: WordCosts = WordCosts { read: 0.3, look_up: 5.0, seed_share: 0.25 };
+    pub(crate) const MEASURED: WordCosts = WordCosts { read: 0.3, look_up: 5.0, seed_share: 0.25 };
     /// Narrow whenever the bounds allow, whatever it costs (tests).
     #[cfg(test)]
-    pub(in crate::store::postgres) const FREE: WordCosts =
-        WordCosts { read: 0.0, look_up: 0.0, seed_share: f64::INFINITY };
+    pub(crate) const FREE: WordCosts = WordCosts { read: 0.0, look_up: 0.0, seed_share: f64::INFINITY };
 }
 
 /// The terms whose chunks a seed is taken from: the weightiest, and the
 /// next ones while they have fewer than `limit` chunks between them.
-pub(super) fn seed_terms(terms: &[Weighed], limit: usize) -> Vec<&Weighed> {
+pub(crate) fn seed_terms(terms: &[Weighed], limit: usize) -> Vec<&Weighed> {
     let mut by_bound: Vec<&Weighed> = terms.iter().collect();
     by_bound.sort_by(|a, b| b.bound.total_cmp(&a.bound).then(a.term.cmp(&b.term)));
     let mut chunks = 0;
@@ -100,7 +100,7 @@ pub(super) fn seed_terms(terms: &[Weighed], limit: usize) -> Vec<&Weighed> {
 /// Whether a seed from `seed` (`seed_terms`) is worth taking: ranking its
 /// chunks and looking every term up for the best `limit` of them, against
 /// summing every posting of `terms`.
-pub(super) fn seed_pays(terms: &[Weighed], seed: &[&Weighed], limit: usize, costs: &WordCosts) -> bool {
+pub(crate) fn seed_pays(terms: &[Weighed], seed: &[&Weighed], limit: usize, costs: &WordCosts) -> bool {
     if terms.len() < 2 {
         return false;
     }
@@ -114,7 +114,7 @@ pub(super) fn seed_pays(terms: &[Weighed], seed: &[&Weighed], limit: usize, cost
 /// score: the chunks of `summed` are the candidates, those below `floor` on
 /// `summed` alone are dropped, and `looked_up` is added to the rest.
 #[derive(Debug, PartialEq)]
-pub(super) struct Narrowed<'a> {
+pub(crate) struct Narrowed<'a> {
     pub summed: Vec<&'a Weighed>,
     pub looked_up: Vec<&'a Weighed>,
     pub floor: f64,
@@ -127,7 +127,7 @@ pub(super) struct Narrowed<'a> {
 /// below `reached`; None when not even one can be. What is left costs less
 /// than summing everything: the left-out terms' postings are read or
 /// looked up, not summed.
-pub(super) fn narrow<'a>(terms: &'a [Weighed], reached: f64, costs: &WordCosts) -> Option<Narrowed<'a>> {
+pub(crate) fn narrow<'a>(terms: &'a [Weighed], reached: f64, costs: &WordCosts) -> Option<Narrowed<'a>> {
     let slack = reached.abs() * SLACK;
     let mut by_bound: Vec<&Weighed> = terms.iter().collect();
     by_bound.sort_by(|a, b| a.bound.total_cmp(&b.bound).then(a.term.cmp(&b.term)));

@@ -1,6 +1,7 @@
 //! FTS5's `bm25()` term by term, defined once for every ranking of words
 //! done outside FTS5: the word table a server holds, Postgres's search and
-//! the bounds that let Postgres skip chunks that cannot make the cut.
+//! the bounds that let Postgres skip chunks that cannot make the cut
+//! (`maxscore`); and BM25 on a bounded scale, the score of a word-only hit.
 
 /// FTS5's `bm25()` constants.
 pub(crate) const K1: f64 = 1.2;
@@ -25,9 +26,23 @@ pub(crate) fn term_part(tf: f64, length: f64, average: f64) -> f64 {
     (tf * (K1 + 1.0)) / (tf + K1 * (1.0 - B + B * length / average))
 }
 
+/// BM25 (as FTS5 reports it: more negative is better) mapped onto 0..1, so
+/// that lexical-only results have a score and a threshold means something.
+pub(crate) fn bounded(bm25: f64) -> f32 {
+    let x = (-bm25).max(0.0);
+    (x / (1.0 + x)) as f32
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bounded_scores_are_ordered_and_below_one() {
+        assert!(bounded(-10.0) > bounded(-1.0));
+        assert!(bounded(-1000.0) < 1.0);
+        assert_eq!(bounded(0.0), 0.0);
+    }
 
     #[test]
     fn the_part_grows_with_the_count_and_shrinks_with_the_length() {
