@@ -74,6 +74,17 @@ impl IndexMeta {
         }
     }
 
+    /// The named values an index keeps of its meta (`read` reads them back).
+    fn entries(&self) -> [(&'static str, String); 5] {
+        [
+            ("model", self.model.clone()),
+            ("chunk_size", self.chunk_size.to_string()),
+            ("chunk_overlap", self.chunk_overlap.to_string()),
+            ("chunk_format", self.chunk_format.to_string()),
+            ("static_table", self.static_table.clone()),
+        ]
+    }
+
     /// The meta an index keeps as named values (`get`), or None for a fresh index.
     fn read(get: &dyn Fn(&str) -> Result<Option<String>, StoreError>) -> Result<Option<IndexMeta>, StoreError> {
         let (Some(model), Some(size), Some(overlap)) = (get("model")?, get("chunk_size")?, get("chunk_overlap")?)
@@ -379,14 +390,24 @@ pub enum StoreError {
 
 /// The questions searches and index runs ask of an index.
 pub trait IndexReader: Send {
+    /// One value of the index's `meta` table, as stored; None when absent.
+    fn meta_value(&self, key: &str) -> Result<Option<String>, StoreError>;
+    /// A counter of the `meta` table; 0 when absent.
+    fn meta_count(&self, key: &str) -> Result<i64, StoreError> {
+        Ok(self.meta_value(key)?.and_then(|v| v.parse().ok()).unwrap_or(0))
+    }
     /// What the index was built with, or None for a fresh index.
-    fn meta(&self) -> Result<Option<IndexMeta>, StoreError>;
+    fn meta(&self) -> Result<Option<IndexMeta>, StoreError> {
+        IndexMeta::read(&|key| self.meta_value(key))
+    }
     /// The spec's IndexStats.
     fn stats(&self) -> Result<IndexStats, StoreError>;
     /// Damage a crash or a bug could leave, as sentences (none when sound), with the counts.
     fn verify(&self) -> Result<(IndexStats, Vec<String>), StoreError>;
     /// A number that changes whenever the chunks do.
-    fn generation(&self) -> Result<i64, StoreError>;
+    fn generation(&self) -> Result<i64, StoreError> {
+        self.meta_count("generation")
+    }
     /// A number that changes whenever the word index does: the generation
     /// less the changes that left words alone (files only touched, and
     /// vectors stored by searches of older vecgreps), so that words held in
@@ -396,10 +417,14 @@ pub trait IndexReader: Send {
     /// Every indexed file with what is known of it.
     fn files(&self) -> Result<HashMap<String, StoredFile>, StoreError>;
     /// The size of the vectors the index holds, once known.
-    fn dims(&self) -> Result<Option<usize>, StoreError>;
+    fn dims(&self) -> Result<Option<usize>, StoreError> {
+        Ok(self.meta_value("dims")?.and_then(|v| v.parse().ok()))
+    }
     /// Whether every stored file has been read since generated files were
     /// last let in (`project::generated`): false for an index from before the check.
-    fn generated_checked(&self) -> Result<bool, StoreError>;
+    fn generated_checked(&self) -> Result<bool, StoreError> {
+        Ok(self.meta_value("generated_checked")?.as_deref() == Some("1"))
+    }
     /// The stored vector of a chunk whose embedded text had this key
     /// (`chunk::embed_key`), if any. Holes do not count.
     fn vector_for_key(&self, key: &[u8]) -> Result<Option<Vec<f32>>, StoreError>;
@@ -431,7 +456,9 @@ pub trait IndexReader: Send {
     /// that is still in the index and has some.
     fn names_of(&self, ids: &[ChunkId]) -> Result<HashMap<ChunkId, String>, StoreError>;
     /// How many chunks have names.
-    fn named_chunks(&self) -> Result<u64, StoreError>;
+    fn named_chunks(&self) -> Result<u64, StoreError> {
+        Ok(self.meta_count("named_chunks")?.max(0) as u64)
+    }
     /// How many chunks have `term` (`terms::terms_of_names`) among their names' terms.
     fn chunks_naming(&self, term: &str) -> Result<u64, StoreError>;
     /// A chunk's file, lines and text; None for a chunk gone.
@@ -458,9 +485,16 @@ pub trait IndexWriter: IndexReader {
     fn as_reader(&self) -> &dyn IndexReader;
     /// Empty the index and record what it is now built with.
     fn reset(&mut self, meta: &IndexMeta) -> Result<(), StoreError>;
-    fn set_generated_checked(&mut self, checked: bool) -> Result<(), StoreError>;
+    /// Set one value of the index's `meta` table.
+    fn set_meta_value(&mut self, key: &str, value: &str) -> Result<(), StoreError>;
+    /// Record whether every stored file has been read since generated files were last let in.
+    fn set_generated_checked(&mut self, checked: bool) -> Result<(), StoreError> {
+        self.set_meta_value("generated_checked", if checked { "1" } else { "0" })
+    }
     /// Record the size of the vectors the index holds.
-    fn set_dims(&mut self, dims: usize) -> Result<(), StoreError>;
+    fn set_dims(&mut self, dims: usize) -> Result<(), StoreError> {
+        self.set_meta_value("dims", &dims.to_string())
+    }
     /// Apply one batch at once: new content for some files, new stat data
     /// for files whose content did not change, and removals.
     fn write_batch(

@@ -263,14 +263,4 @@ impl PgIndex {
         end?;
         Ok(out)
     }
-
-    /// One value of the `meta` table.
-    fn meta_value(&self, key: &str) -> Result<Option<String>, StoreError> {
-        Ok(self.row("SELECT value FROM meta WHERE key = $1", &[&key])?.map(|r| r.get(0)))
-    }
-
-    /// A counter of the `meta` table; 0 when absent.
-    fn meta_count(&self, key: &str) -> Result<i64, StoreError> {
-        Ok(self.meta_value(key)?.and_then(|v| v.parse().ok()).unwrap_or(0))
-    }
 }

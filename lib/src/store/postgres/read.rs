@@ -8,8 +8,8 @@ use postgres::types::ToSql;
 
 use super::PgIndex;
 use crate::store::{
-    ChunkId, FileState, IndexJob, IndexMeta, IndexReader, IndexStats, JobState, Scope, Snapshot, StoreError,
-    StoredChunk, StoredFile, VectorRow, WordTotals,
+    ChunkId, FileState, IndexJob, IndexReader, IndexStats, JobState, Scope, Snapshot, StoreError, StoredChunk,
+    StoredFile, VectorRow, WordTotals,
 };
 
 impl PgIndex {
@@ -25,8 +25,8 @@ impl PgIndex {
 }
 
 impl IndexReader for PgIndex {
-    fn meta(&self) -> Result<Option<IndexMeta>, StoreError> {
-        IndexMeta::read(&|key| self.meta_value(key))
+    fn meta_value(&self, key: &str) -> Result<Option<String>, StoreError> {
+        Ok(self.row("SELECT value FROM meta WHERE key = $1", &[&key])?.map(|r| r.get(0)))
     }
 
     fn stats(&self) -> Result<IndexStats, StoreError> {
@@ -35,10 +35,6 @@ impl IndexReader for PgIndex {
 
     fn verify(&self) -> Result<(IndexStats, Vec<String>), StoreError> {
         self.check()
-    }
-
-    fn generation(&self) -> Result<i64, StoreError> {
-        self.meta_count("generation")
     }
 
     fn word_generation(&self) -> Result<i64, StoreError> {
@@ -60,14 +56,6 @@ impl IndexReader for PgIndex {
                 (r.get(0), file)
             })
             .collect())
-    }
-
-    fn dims(&self) -> Result<Option<usize>, StoreError> {
-        Ok(self.meta_value("dims")?.and_then(|v| v.parse().ok()))
-    }
-
-    fn generated_checked(&self) -> Result<bool, StoreError> {
-        Ok(self.meta_value("generated_checked")?.as_deref() == Some("1"))
     }
 
     fn vector_for_key(&self, key: &[u8]) -> Result<Option<Vec<f32>>, StoreError> {
@@ -137,10 +125,6 @@ impl IndexReader for PgIndex {
         // One round trip for all: a hybrid search asks for a hundred or more.
         let rows = self.rows("SELECT id, names FROM chunks WHERE id = ANY($1) AND names <> ''", &[&ids])?;
         Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
-    }
-
-    fn named_chunks(&self) -> Result<u64, StoreError> {
-        Ok(self.meta_count("named_chunks")?.max(0) as u64)
     }
 
     fn chunks_naming(&self, term: &str) -> Result<u64, StoreError> {

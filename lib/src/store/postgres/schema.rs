@@ -2,7 +2,7 @@
 //! entering its schema.
 
 use super::PgIndex;
-use crate::store::StoreError;
+use crate::store::{IndexReader, StoreError};
 
 /// Bumped when the tables change shape; an index of another version is
 /// rebuilt by a writer and refused by a reader.

@@ -7,7 +7,7 @@ use postgres::types::ToSql;
 
 use super::scope::ScopeParams;
 use super::PgIndex;
-use crate::store::{ChunkId, Scope, StoreError};
+use crate::store::{ChunkId, IndexReader, Scope, StoreError};
 
 /// Projects with at least this many of the model's vectors get an HNSW
 /// index. Below it an exact scan is fast enough, and exact: results match

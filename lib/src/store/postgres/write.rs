@@ -23,14 +23,8 @@ impl IndexWriter for PgIndex {
                  DROP INDEX IF EXISTS chunks_embedding_hnsw;
                  DELETE FROM meta WHERE key IN ('dims', 'named_chunks', 'word_rows', 'word_tokens', 'hnsw_dims');",
             )?;
-            for (k, v) in [
-                ("generated_checked", "1".to_string()),
-                ("model", meta.model.clone()),
-                ("chunk_size", meta.chunk_size.to_string()),
-                ("chunk_overlap", meta.chunk_overlap.to_string()),
-                ("chunk_format", meta.chunk_format.to_string()),
-                ("static_table", meta.static_table.clone()),
-            ] {
+            set_meta(tx, "generated_checked", "1")?;
+            for (k, v) in meta.entries() {
                 set_meta(tx, k, &v)?;
             }
             add_to_meta(tx, "generation", 1)?;
@@ -38,12 +32,8 @@ impl IndexWriter for PgIndex {
         })
     }
 
-    fn set_generated_checked(&mut self, checked: bool) -> Result<(), StoreError> {
-        self.in_transaction(|tx| set_meta(tx, "generated_checked", if checked { "1" } else { "0" }))
-    }
-
-    fn set_dims(&mut self, dims: usize) -> Result<(), StoreError> {
-        self.in_transaction(|tx| set_meta(tx, "dims", &dims.to_string()))
+    fn set_meta_value(&mut self, key: &str, value: &str) -> Result<(), StoreError> {
+        self.in_transaction(|tx| set_meta(tx, key, value))
     }
 
     fn write_batch(

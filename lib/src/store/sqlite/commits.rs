@@ -7,7 +7,7 @@ use rusqlite::{params, OptionalExtension, Transaction};
 
 use super::{blob_floats, vector_to_blob, SqliteIndex};
 use crate::store::commits::{CommitRow, CommitStore, CommitWrite, PieceKind, PieceRef, StoredCommit, StoredPiece};
-use crate::store::StoreError;
+use crate::store::{IndexReader, StoreError};
 
 impl SqliteIndex {
     /// Whether the log's tables exist: an index written before them, and

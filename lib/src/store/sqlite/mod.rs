@@ -12,9 +12,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Once;
 use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior};
+use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 
-use super::{ensure_data_dir, ChunkId, Scope, StoreError};
+use super::{ensure_data_dir, ChunkId, IndexReader, Scope, StoreError};
 use crate::project::ProjectRoot;
 
 mod codes;
@@ -254,13 +254,6 @@ impl SqliteIndex {
             }
         }
         Ok(Some(chunks))
-    }
-
-    fn meta_value(&self, key: &str) -> Result<Option<String>, StoreError> {
-        self.conn
-            .prepare_cached("SELECT value FROM meta WHERE key = ?1")
-            .and_then(|mut s| s.query_row([key], |r| r.get(0)).optional())
-            .map_err(|e| self.damaged(e))
     }
 }
 

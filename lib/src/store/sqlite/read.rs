@@ -6,13 +6,16 @@ use rusqlite::{params, OptionalExtension};
 
 use super::{blob_floats, vector_to_blob, SqliteIndex};
 use crate::store::{
-    ChunkId, IndexJob, IndexMeta, IndexReader, IndexStats, Scope, Snapshot, StoreError, StoredChunk, StoredFile,
-    VectorRow, WordTotals,
+    ChunkId, IndexJob, IndexReader, IndexStats, Scope, Snapshot, StoreError, StoredChunk, StoredFile, VectorRow,
+    WordTotals,
 };
 
 impl IndexReader for SqliteIndex {
-    fn meta(&self) -> Result<Option<IndexMeta>, StoreError> {
-        IndexMeta::read(&|key| self.meta_value(key))
+    fn meta_value(&self, key: &str) -> Result<Option<String>, StoreError> {
+        self.conn
+            .prepare_cached("SELECT value FROM meta WHERE key = ?1")
+            .and_then(|mut s| s.query_row([key], |r| r.get(0)).optional())
+            .map_err(|e| self.damaged(e))
     }
 
     fn stats(&self) -> Result<IndexStats, StoreError> {
@@ -21,10 +24,6 @@ impl IndexReader for SqliteIndex {
 
     fn verify(&self) -> Result<(IndexStats, Vec<String>), StoreError> {
         self.check()
-    }
-
-    fn generation(&self) -> Result<i64, StoreError> {
-        Ok(self.meta_value("generation")?.and_then(|v| v.parse().ok()).unwrap_or(0))
     }
 
     fn word_generation(&self) -> Result<i64, StoreError> {
@@ -61,14 +60,6 @@ impl IndexReader for SqliteIndex {
             ))
         })?;
         rows.collect::<rusqlite::Result<_>>().map_err(|e| self.damaged(e))
-    }
-
-    fn dims(&self) -> Result<Option<usize>, StoreError> {
-        Ok(self.meta_value("dims")?.and_then(|v| v.parse().ok()))
-    }
-
-    fn generated_checked(&self) -> Result<bool, StoreError> {
-        Ok(self.meta_value("generated_checked")?.as_deref() == Some("1"))
     }
 
     fn vector_for_key(&self, key: &[u8]) -> Result<Option<Vec<f32>>, StoreError> {
@@ -176,10 +167,6 @@ impl IndexReader for SqliteIndex {
             }
         }
         Ok(out)
-    }
-
-    fn named_chunks(&self) -> Result<u64, StoreError> {
-        Ok(self.meta_value("named_chunks")?.and_then(|v| v.parse().ok()).unwrap_or(0))
     }
 
     fn chunks_naming(&self, term: &str) -> Result<u64, StoreError> {

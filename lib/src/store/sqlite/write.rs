@@ -33,13 +33,7 @@ impl IndexWriter for SqliteIndex {
         tx.execute("DELETE FROM vector_codes", [])?;
         tx.execute("DELETE FROM meta WHERE key IN ('dims', 'named_chunks', 'codes_generation', 'codes_entries')", [])?;
         tx.execute("INSERT OR REPLACE INTO meta VALUES ('generated_checked', '1')", [])?;
-        for (k, v) in [
-            ("model", meta.model.clone()),
-            ("chunk_size", meta.chunk_size.to_string()),
-            ("chunk_overlap", meta.chunk_overlap.to_string()),
-            ("chunk_format", meta.chunk_format.to_string()),
-            ("static_table", meta.static_table.clone()),
-        ] {
+        for (k, v) in meta.entries() {
             tx.execute("INSERT OR REPLACE INTO meta VALUES (?1, ?2)", params![k, v])?;
         }
         bump_generation(&tx)?;
@@ -47,17 +41,8 @@ impl IndexWriter for SqliteIndex {
         Ok(())
     }
 
-    fn set_generated_checked(&mut self, checked: bool) -> Result<(), StoreError> {
-        self.conn
-            .execute("INSERT OR REPLACE INTO meta VALUES ('generated_checked', ?1)", [if checked { "1" } else { "0" }])
-            .map_err(|e| self.damaged(e))?;
-        Ok(())
-    }
-
-    fn set_dims(&mut self, dims: usize) -> Result<(), StoreError> {
-        self.conn
-            .execute("INSERT OR REPLACE INTO meta VALUES ('dims', ?1)", [dims.to_string()])
-            .map_err(|e| self.damaged(e))?;
+    fn set_meta_value(&mut self, key: &str, value: &str) -> Result<(), StoreError> {
+        self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?1, ?2)", [key, value]).map_err(|e| self.damaged(e))?;
         Ok(())
     }
 
