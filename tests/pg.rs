@@ -2,51 +2,10 @@
 //! shared-index tests and benchmarks run against (issue 28), from a pinned
 //! registry wheel, on a Unix socket only.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
-/// A cluster started for one test; stopped when dropped.
-pub(crate) struct PgServer {
-    pub dir: tempfile::TempDir,
-    pub url: String,
-}
-
-fn script() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scripts/pg-server.sh")
-}
-
-fn server(args: &[&str], dir: &Path) -> Output {
-    Command::new(script()).args(args).arg(dir).output().unwrap()
-}
-
-impl PgServer {
-    pub(crate) fn start() -> PgServer {
-        let dir = tempfile::tempdir().unwrap();
-        let o = server(&["start"], dir.path());
-        assert!(o.status.success(), "scripts/pg-server.sh start failed: {}", String::from_utf8_lossy(&o.stderr));
-        let url = String::from_utf8(o.stdout).unwrap().trim().to_string();
-        PgServer { dir, url }
-    }
-
-    /// Run SQL through the server's own psql; its output, unaligned.
-    pub(crate) fn sql(&self, sql: &str) -> Result<String, String> {
-        let o = Command::new(script()).arg("bin").output().unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let psql = Path::new(String::from_utf8(o.stdout).unwrap().trim()).join("psql");
-        let o = Command::new(psql).args(["-qAtX", "-v", "ON_ERROR_STOP=1", &self.url, "-c", sql]).output().unwrap();
-        if o.status.success() {
-            Ok(String::from_utf8(o.stdout).unwrap().trim().to_string())
-        } else {
-            Err(String::from_utf8_lossy(&o.stderr).into_owned())
-        }
-    }
-}
-
-impl Drop for PgServer {
-    fn drop(&mut self) {
-        let _ = server(&["stop"], self.dir.path());
-    }
-}
+pub(crate) use crate::common::pg_server::PgServer;
+use crate::common::pg_server::{pg_script, pg_script_on as server};
 
 #[test]
 fn a_throwaway_postgres_with_pgvector_starts_on_a_socket_and_stops() {
@@ -77,7 +36,7 @@ fn a_throwaway_postgres_with_pgvector_starts_on_a_socket_and_stops() {
 
 #[test]
 fn the_server_script_says_how_it_is_used() {
-    let o = Command::new(script()).arg("begin").output().unwrap();
+    let o = Command::new(pg_script()).arg("begin").output().unwrap();
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.starts_with("pg-server: usage: scripts/pg-server.sh start DIR"), "{err}");

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub(crate) mod pg_server;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 

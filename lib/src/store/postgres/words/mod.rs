@@ -176,7 +176,7 @@ mod tests {
     use std::collections::HashSet;
 
     use super::*;
-    use crate::store::postgres::test_server::TestServer;
+    use crate::store::postgres::test_server::{self, PgServer};
     use crate::store::{FileWrite, IndexMeta, IndexReader, IndexWriter};
 
     const WORDS: [&str; 10] = ["alpha", "beta", "gamma", "delta", "kappa", "sigma", "omega", "zeta", "theta", "lambda"];
@@ -278,8 +278,8 @@ mod tests {
 
     #[test]
     fn every_way_of_narrowing_or_scoping_finds_what_summing_every_posting_finds() {
-        let server = TestServer::start();
-        let mut index = server.index("words");
+        let server = PgServer::start();
+        let mut index = test_server::index(&server, "words");
         index.reset(&IndexMeta::for_tests()).unwrap();
         let mut draw = Draw(7);
         let files: Vec<FileWrite> = (0..600)
