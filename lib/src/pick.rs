@@ -145,7 +145,6 @@ mod tests {
 
     fn hit(text: &str, start: usize) -> HitRecord {
         HitRecord {
-            kind: "hit".into(),
             v: 1,
             root: Some("/r".into()),
             file: "src/up load.rs".into(),

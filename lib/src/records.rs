@@ -23,9 +23,8 @@ fn default_version() -> u32 {
 
 /// A search result: what `vg-query`, `vecgrep --json` and `vg-serve` emit.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "hit")]
 pub struct HitRecord {
-    #[serde(rename = "type", default = "hit_type")]
-    pub kind: String,
     #[serde(default = "default_version")]
     pub v: u32,
     /// Absolute path of the project root; `file` is relative to it.
@@ -63,14 +62,9 @@ pub struct HitRecord {
     pub reasoning: Option<String>,
 }
 
-fn hit_type() -> String {
-    "hit".into()
-}
-
 impl HitRecord {
     pub fn new(root: &ProjectRoot, hit: Hit, query: &str) -> Self {
         HitRecord {
-            kind: hit_type(),
             v: CONTRACT_VERSION,
             root: Some(root.path.to_string_lossy().into_owned()),
             file: hit.file,
@@ -106,9 +100,8 @@ fn round4(x: f64) -> f64 {
 
 /// A commit `vg-log` found (and `vecgrep --log --json` emits). Added within version 1.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "commit")]
 pub struct CommitRecord {
-    #[serde(rename = "type")]
-    pub kind: String,
     pub v: u32,
     /// Absolute path of the project root; `paths` are relative to it.
     pub root: String,
@@ -152,7 +145,6 @@ impl CommitRecord {
         let c = hit.commit;
         let paths_total = c.paths.len();
         CommitRecord {
-            kind: "commit".into(),
             v: CONTRACT_VERSION,
             root: root.path.to_string_lossy().into_owned(),
             date: iso_date(c.time, c.offset),
@@ -177,9 +169,8 @@ impl CommitRecord {
 
 /// `vg-root --json`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "root")]
 pub struct RootRecord {
-    #[serde(rename = "type")]
-    pub kind: String,
     pub v: u32,
     pub root: String,
     pub marker: String,
@@ -188,7 +179,6 @@ pub struct RootRecord {
 impl RootRecord {
     pub fn new(root: &ProjectRoot) -> Self {
         RootRecord {
-            kind: "root".into(),
             v: CONTRACT_VERSION,
             root: root.path.to_string_lossy().into_owned(),
             marker: root.marker.as_str().into(),
@@ -198,9 +188,8 @@ impl RootRecord {
 
 /// `vg-index`: one per file looked at.
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "file")]
 pub struct FileRecord {
-    #[serde(rename = "type")]
-    pub kind: String,
     pub v: u32,
     pub file: String,
     /// `indexed`, `unchanged` or `removed`.
@@ -210,21 +199,14 @@ pub struct FileRecord {
 
 impl FileRecord {
     pub fn new(rel: &str, outcome: FileOutcome, chunks: u64) -> Self {
-        FileRecord {
-            kind: "file".into(),
-            v: CONTRACT_VERSION,
-            file: rel.into(),
-            status: outcome.as_str().into(),
-            chunks,
-        }
+        FileRecord { v: CONTRACT_VERSION, file: rel.into(), status: outcome.as_str().into(), chunks }
     }
 }
 
 /// `vg-index`: a file passed over, and why.
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "skip")]
 pub struct SkipRecord {
-    #[serde(rename = "type")]
-    pub kind: String,
     pub v: u32,
     pub file: String,
     /// Machine-readable: binary, too_large, non_utf8_path, outside_root, symlink, vanished, error.
@@ -235,7 +217,6 @@ pub struct SkipRecord {
 impl SkipRecord {
     pub fn new(skip: &Skip) -> Self {
         SkipRecord {
-            kind: "skip".into(),
             v: CONTRACT_VERSION,
             file: skip.path.clone(),
             reason: skip.reason.code().into(),
@@ -246,35 +227,13 @@ impl SkipRecord {
 
 /// `vg-index`: the last record of a run.
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "summary")]
 pub struct SummaryRecord {
-    #[serde(rename = "type")]
-    pub kind: String,
     pub v: u32,
     pub root: String,
-    pub files: u64,
-    pub chunks: u64,
-    pub embedded: u64,
-    /// Chunks of new or changed files given the vector of an identical
-    /// chunk already indexed. Added within version 1.
-    #[serde(default)]
-    pub copied: u64,
-    /// Tokens of the chunks embedded, each counted up to the model's window.
-    /// Added within version 1.
-    #[serde(default)]
-    pub tokens: u64,
-    pub reused: u64,
-    pub removed: u64,
-    pub skipped: u64,
-    pub errors: u64,
-    /// Chunks stored without a vector in this run (their embedding failed).
-    pub holes: u64,
-    /// Chunks of this run given static vectors only (the default; not with `embed_all`), for a
-    /// search to embed with the model when it needs them. Added within version 1.
-    #[serde(default)]
-    pub pending: u64,
-    pub rebuilt: bool,
-    pub aborted: bool,
-    pub seconds: f64,
+    /// The run's totals, as fields of the record.
+    #[serde(flatten)]
+    pub run: IndexSummary,
     /// The git revision (full sha) indexed, for `vg-index --rev`. Added within version 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rev: Option<String>,
@@ -283,23 +242,9 @@ pub struct SummaryRecord {
 impl SummaryRecord {
     pub fn new(root: &ProjectRoot, s: &IndexSummary) -> Self {
         SummaryRecord {
-            kind: "summary".into(),
             v: CONTRACT_VERSION,
             root: root.path.to_string_lossy().into_owned(),
-            files: s.files,
-            chunks: s.chunks,
-            embedded: s.embedded,
-            copied: s.copied,
-            tokens: s.tokens,
-            reused: s.reused,
-            removed: s.removed,
-            skipped: s.skipped,
-            errors: s.errors,
-            holes: s.holes,
-            pending: s.pending,
-            rebuilt: s.rebuilt,
-            aborted: s.aborted,
-            seconds: (s.seconds * 1000.0).round() / 1000.0,
+            run: IndexSummary { seconds: (s.seconds * 1000.0).round() / 1000.0, ..s.clone() },
             rev: None,
         }
     }
@@ -307,9 +252,8 @@ impl SummaryRecord {
 
 /// `vg-index --stats`: the spec's IndexStats plus what the index was built with.
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "stats")]
 pub struct StatsRecord {
-    #[serde(rename = "type")]
-    pub kind: String,
     pub v: u32,
     pub root: String,
     pub files: u64,
@@ -350,7 +294,6 @@ pub struct RevisionRecord {
 impl StatsRecord {
     pub fn new(root: &ProjectRoot, stats: &IndexStats, meta: Option<&crate::store::IndexMeta>) -> Self {
         StatsRecord {
-            kind: "stats".into(),
             v: CONTRACT_VERSION,
             root: root.path.to_string_lossy().into_owned(),
             files: stats.files,
@@ -370,9 +313,8 @@ impl StatsRecord {
 
 /// `vg-index --verify --json`: whether the index is sound, and what is wrong if not.
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "verify")]
 pub struct VerifyRecord {
-    #[serde(rename = "type")]
-    pub kind: String,
     pub v: u32,
     pub root: String,
     pub ok: bool,
@@ -386,7 +328,6 @@ pub struct VerifyRecord {
 impl VerifyRecord {
     pub fn new(root: &ProjectRoot, stats: &IndexStats, problems: Vec<String>) -> Self {
         VerifyRecord {
-            kind: "verify".into(),
             v: CONTRACT_VERSION,
             root: root.path.to_string_lossy().into_owned(),
             ok: problems.is_empty(),
@@ -400,9 +341,8 @@ impl VerifyRecord {
 
 /// `vg-serve`'s first line on stdout: where it listens, so scripts can find it.
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "listening")]
 pub struct ListeningRecord {
-    #[serde(rename = "type")]
-    pub kind: String,
     pub v: u32,
     /// The base URL, e.g. `http://127.0.0.1:41234`.
     pub listening: String,
@@ -412,7 +352,6 @@ pub struct ListeningRecord {
 impl ListeningRecord {
     pub fn new(root: &ProjectRoot, url: &str) -> Self {
         ListeningRecord {
-            kind: "listening".into(),
             v: CONTRACT_VERSION,
             listening: url.to_string(),
             root: root.path.to_string_lossy().into_owned(),
@@ -423,9 +362,8 @@ impl ListeningRecord {
 /// `vg-query --judge`: whether the hits before it answer the query, last
 /// in the stream.
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "judgement")]
 pub struct JudgementRecord {
-    #[serde(rename = "type")]
-    pub kind: String,
     pub v: u32,
     pub query: String,
     /// `sufficient` or `insufficient`.
@@ -453,7 +391,6 @@ impl JudgementRecord {
             Verdict::Insufficient => "insufficient",
         };
         JudgementRecord {
-            kind: "judgement".into(),
             v: CONTRACT_VERSION,
             query: query.to_string(),
             verdict: verdict.into(),
@@ -476,9 +413,8 @@ impl JudgementRecord {
 /// `vg-answer`: a chat model's answer from the hits before it, held to
 /// them; after the judgement, last in the stream.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "answer")]
 pub struct AnswerRecord {
-    #[serde(rename = "type")]
-    pub kind: String,
     pub v: u32,
     pub query: String,
     /// The model that answered, as its endpoint names it.
@@ -525,57 +461,74 @@ pub enum RecordError {
     TooNew { line: usize, found: u64 },
 }
 
-/// A record of a search stream that a reader acts on.
-#[derive(Clone, Debug)]
-pub enum StreamRecord {
+/// Every record of the contract, tagged by its `type`: what a reader gets
+/// from a line, read once and dispatched. Each record type also names
+/// itself when written (`#[serde(tag = "type", rename = …)]` on its struct),
+/// so a record is written the same whether or not it is wrapped here.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum Record {
     Hit(HitRecord),
     Commit(CommitRecord),
+    Root(RootRecord),
+    File(FileRecord),
+    Skip(SkipRecord),
+    Summary(SummaryRecord),
+    Stats(StatsRecord),
+    Verify(VerifyRecord),
+    Listening(ListeningRecord),
     Judgement(JudgementRecord),
     Answer(AnswerRecord),
+    /// A type this version does not know (a newer tool's), or a record no
+    /// reader acts on that it could not read: passed on, never acted on.
+    #[serde(other)]
+    Other,
 }
 
-/// Parse one line of a search stream: hits, and the judgement and answer
-/// that may end it. Blank lines and other records give None, as does a
-/// judgement or answer a reader cannot use (they are advice, never worth
-/// failing a pipeline for).
-pub fn parse_stream_line(text: &str, line: usize) -> Result<Option<StreamRecord>, RecordError> {
-    if let Some(j) = advice::<JudgementRecord>(text, "judgement", |j| (&j.kind, j.v)) {
-        return Ok(Some(StreamRecord::Judgement(j)));
+impl Record {
+    /// One line of a stream: None for a blank line. The line is parsed
+    /// once; its `type` (`hit` when absent, as in the first streams)
+    /// chooses the record. A line that is not a JSON object, or a record
+    /// newer than this tool, is an error naming its line, and so is a hit
+    /// or a commit that is not one (readers act on them). A judgement or
+    /// answer a reader cannot use is advice, never worth failing a pipeline
+    /// for: it is `Other`, as is a record of another type.
+    pub fn parse(text: &str, line: usize) -> Result<Option<Record>, RecordError> {
+        if text.trim().is_empty() {
+            return Ok(None);
+        }
+        let mut value: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| RecordError::NotJson { line, cause: e.to_string() })?;
+        let object =
+            value.as_object_mut().ok_or_else(|| RecordError::NotJson { line, cause: "expected an object".into() })?;
+        if let Some(found) = object.get("v").and_then(|v| v.as_u64()).filter(|v| *v > u64::from(CONTRACT_VERSION)) {
+            return Err(RecordError::TooNew { line, found });
+        }
+        let kind = match object.get("type") {
+            None => "hit".to_string(),
+            Some(serde_json::Value::String(kind)) => kind.clone(),
+            Some(_) => return Ok(Some(Record::Other)),
+        };
+        object.insert("type".into(), kind.clone().into());
+        match (Record::deserialize(value), kind.as_str()) {
+            (Ok(Record::Hit(hit)), _) => check_lines(hit, line).map(|h| Some(Record::Hit(h))),
+            (Ok(record), _) => Ok(Some(record)),
+            (Err(e), "hit") => Err(RecordError::BadHit { line, cause: e.to_string() }),
+            (Err(e), "commit") => Err(RecordError::BadCommit { line, cause: e.to_string() }),
+            (Err(_), _) => Ok(Some(Record::Other)),
+        }
     }
-    if let Some(a) = advice::<AnswerRecord>(text, "answer", |a| (&a.kind, a.v)) {
-        return Ok(Some(StreamRecord::Answer(a)));
-    }
-    if let Some(c) = parse_commit_line(text, line)? {
-        return Ok(Some(StreamRecord::Commit(c)));
-    }
-    Ok(parse_hit_line(text, line)?.map(StreamRecord::Hit))
 }
 
-/// A `commit` record; None for a line of another type. A record that says
-/// it is a commit but is not one is an error, as a broken hit is.
-fn parse_commit_line(text: &str, line: usize) -> Result<Option<CommitRecord>, RecordError> {
-    if !text.contains("\"commit\"") {
-        return Ok(None);
+/// A hit whose lines are a 1-based range, or the error saying they are not.
+fn check_lines(hit: HitRecord, line: usize) -> Result<HitRecord, RecordError> {
+    if hit.start_line == 0 || hit.end_line < hit.start_line {
+        return Err(RecordError::BadHit {
+            line,
+            cause: format!("line range {}-{} is not a 1-based range", hit.start_line, hit.end_line),
+        });
     }
-    let Ok(value) = serde_json::from_str::<serde_json::Value>(text) else { return Ok(None) };
-    if value.get("type").and_then(|t| t.as_str()) != Some("commit") {
-        return Ok(None);
-    }
-    if let Some(v) = value.get("v").and_then(|v| v.as_u64()).filter(|v| *v > u64::from(CONTRACT_VERSION)) {
-        return Err(RecordError::TooNew { line, found: v });
-    }
-    serde_json::from_value(value).map(Some).map_err(|e| RecordError::BadCommit { line, cause: e.to_string() })
-}
-
-/// `text` as an advice record of type `kind` this tool understands, if it
-/// is one; `header` gives a record's type and version.
-fn advice<T: serde::de::DeserializeOwned>(text: &str, kind: &str, header: impl Fn(&T) -> (&str, u32)) -> Option<T> {
-    if !text.trim_start().starts_with('{') || !text.contains(&format!("\"{kind}\"")) {
-        return None;
-    }
-    let record = serde_json::from_str::<T>(text).ok()?;
-    let (found, v) = header(&record);
-    (found == kind && v <= CONTRACT_VERSION).then_some(record)
+    Ok(hit)
 }
 
 /// A search stream as read: its records, and its lines to copy on.
@@ -608,12 +561,12 @@ pub fn read_search_stream(input: impl io::BufRead) -> Result<SearchStream, Strea
     let mut stream = SearchStream::default();
     for (i, line) in input.split(b'\n').enumerate() {
         let text = String::from_utf8(line?).map_err(|_| StreamError::NotUtf8(i + 1))?;
-        match parse_stream_line(&text, i + 1)? {
-            Some(StreamRecord::Hit(hit)) => stream.hits.push(hit),
-            Some(StreamRecord::Judgement(j)) => stream.judgement = Some(j),
-            Some(StreamRecord::Answer(a)) => stream.answer = Some(a),
-            Some(StreamRecord::Commit(c)) => stream.commits.push(c),
-            None => {}
+        match Record::parse(&text, i + 1)? {
+            Some(Record::Hit(hit)) => stream.hits.push(hit),
+            Some(Record::Judgement(j)) => stream.judgement = Some(j),
+            Some(Record::Answer(a)) => stream.answer = Some(a),
+            Some(Record::Commit(c)) => stream.commits.push(c),
+            _ => {}
         }
         if !text.trim().is_empty() {
             stream.lines.push(text);
@@ -622,39 +575,40 @@ pub fn read_search_stream(input: impl io::BufRead) -> Result<SearchStream, Strea
     Ok(stream)
 }
 
-/// Parse one line of a hit stream. Blank lines and records of other types
-/// give None; a line that is not JSON, or a hit missing `file`,
-/// `start_line` or `end_line`, is an error naming its line number.
-pub fn parse_hit_line(text: &str, line: usize) -> Result<Option<HitRecord>, RecordError> {
-    if text.trim().is_empty() {
-        return Ok(None);
-    }
-    let value: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| RecordError::NotJson { line, cause: e.to_string() })?;
-    let obj = value.as_object().ok_or_else(|| RecordError::NotJson { line, cause: "expected an object".into() })?;
-    if let Some(v) = obj.get("v").and_then(|v| v.as_u64()) {
-        if v > CONTRACT_VERSION as u64 {
-            return Err(RecordError::TooNew { line, found: v });
-        }
-    }
-    match obj.get("type").and_then(|t| t.as_str()) {
-        None | Some("hit") => {}
-        Some(_) => return Ok(None),
-    }
-    let hit: HitRecord =
-        serde_json::from_value(value).map_err(|e| RecordError::BadHit { line, cause: e.to_string() })?;
-    if hit.start_line == 0 || hit.end_line < hit.start_line {
-        return Err(RecordError::BadHit {
-            line,
-            cause: format!("line range {}-{} is not a 1-based range", hit.start_line, hit.end_line),
-        });
-    }
-    Ok(Some(hit))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The hit a line is, if it is one.
+    fn parse_hit_line(text: &str, line: usize) -> Result<Option<HitRecord>, RecordError> {
+        Ok(match Record::parse(text, line)? {
+            Some(Record::Hit(hit)) => Some(hit),
+            _ => None,
+        })
+    }
+
+    #[test]
+    fn each_record_is_written_with_the_type_it_is_read_as() {
+        use crate::project::RootMarker;
+        let root = ProjectRoot { path: "/r".into(), marker: RootMarker::Git, shared: None };
+        let stats = IndexStats::default();
+        fn line<T: Serialize>(record: &T) -> Record {
+            let mut buf = Vec::new();
+            write_record(&mut buf, record).unwrap();
+            Record::parse(std::str::from_utf8(&buf).unwrap().trim_end(), 1).unwrap().unwrap()
+        }
+        assert!(matches!(line(&RootRecord::new(&root)), Record::Root(_)));
+        assert!(matches!(line(&FileRecord::new("a.rs", FileOutcome::Indexed, 2)), Record::File(_)));
+        assert!(matches!(line(&SummaryRecord::new(&root, &IndexSummary::default())), Record::Summary(_)));
+        assert!(matches!(line(&StatsRecord::new(&root, &stats, None)), Record::Stats(_)));
+        assert!(matches!(line(&VerifyRecord::new(&root, &stats, Vec::new())), Record::Verify(_)));
+        assert!(matches!(line(&ListeningRecord::new(&root, "http://127.0.0.1:1")), Record::Listening(_)));
+        // An unknown type is passed on; so is a record no reader acts on that it cannot read.
+        assert!(matches!(Record::parse(r#"{"type":"progress","v":1}"#, 1).unwrap(), Some(Record::Other)));
+        assert!(matches!(Record::parse(r#"{"type":"judgement","v":1}"#, 1).unwrap(), Some(Record::Other)));
+        let e = Record::parse(r#"{"type":"commit","v":1}"#, 4).unwrap_err().to_string();
+        assert!(e.starts_with("line 4: not a commit record"), "{e}");
+    }
 
     #[test]
     fn minimal_hits_are_accepted_and_unknown_fields_ignored() {
@@ -685,7 +639,6 @@ mod tests {
     #[test]
     fn hits_round_trip() {
         let h = HitRecord {
-            kind: "hit".into(),
             v: 1,
             root: Some("/r".into()),
             file: "a.rs".into(),
@@ -716,6 +669,7 @@ mod tests {
         //! Property tests for the NDJSON reader: any line is a hit, ignored,
         //! or an error naming its line number; written hits read back equal.
         use super::super::*;
+        use super::parse_hit_line;
         use proptest::prelude::*;
 
         proptest! {
@@ -740,7 +694,7 @@ mod tests {
             #[test]
             fn written_hits_read_back_equal(file in "[a-z/]{1,30}", start in 1usize..10_000, len in 0usize..100, text in "\\PC{0,200}", score in -1.0f64..1.0) {
                 // Scores are written rounded, as HitRecord::new rounds them.
-                let hit = HitRecord { kind: "hit".into(), v: 1, root: Some("/r".into()), file, start_line: start, end_line: start + len, score: round4(score), relevance: Some(round4(score + 0.5)), fit: Some(round4(score * 0.9)), text, query: Some("q".into()), concepts: Vec::new(), rev: None, reasoning: None };
+                let hit = HitRecord { v: 1, root: Some("/r".into()), file, start_line: start, end_line: start + len, score: round4(score), relevance: Some(round4(score + 0.5)), fit: Some(round4(score * 0.9)), text, query: Some("q".into()), concepts: Vec::new(), rev: None, reasoning: None };
                 let mut line = Vec::new();
                 write_record(&mut line, &hit).unwrap();
                 let back = parse_hit_line(std::str::from_utf8(&line).unwrap().trim_end(), 1).unwrap().unwrap();

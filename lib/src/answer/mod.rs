@@ -91,7 +91,6 @@ impl Answer {
     /// that taught the concepts `learned`.
     pub fn record(&self, query: &str, reason: AskReason, learned: Vec<String>) -> AnswerRecord {
         AnswerRecord {
-            kind: "answer".into(),
             v: CONTRACT_VERSION,
             query: query.to_string(),
             model: self.model.clone(),

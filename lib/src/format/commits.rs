@@ -106,7 +106,6 @@ mod tests {
 
     fn commit(sha: &str, paths: &[&str]) -> CommitRecord {
         CommitRecord {
-            kind: "commit".into(),
             v: 1,
             root: "/p".into(),
             sha: sha.into(),

@@ -505,7 +505,6 @@ mod tests {
 
     fn hit(file: &str, start: usize, text: &str, query: &str) -> HitRecord {
         HitRecord {
-            kind: "hit".into(),
             v: 1,
             root: Some("/r".into()),
             file: file.into(),

@@ -84,8 +84,11 @@ pub struct RunProgress {
     pub chunks: u64,
 }
 
-/// Totals of one run; the `summary` record.
-#[derive(Clone, Debug, Default, PartialEq)]
+/// Totals of one run; the `summary` record (`records::SummaryRecord`)
+/// carries them as they are, in this order. Fields added within version 1
+/// read as 0 from older streams.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct IndexSummary {
     /// Files walked that are in the index after the run.
     pub files: u64,
@@ -94,9 +97,10 @@ pub struct IndexSummary {
     /// Chunks embedded in this run.
     pub embedded: u64,
     /// Chunks of new or changed files that took the vector of a chunk with
-    /// the same embedded text instead of being embedded.
+    /// the same embedded text instead of being embedded. Added within version 1.
     pub copied: u64,
-    /// Tokens of the chunks embedded, as the model saw them.
+    /// Tokens of the chunks embedded, each counted up to the model's
+    /// window. Added within version 1.
     pub tokens: u64,
     /// Chunks kept from earlier runs because their file did not change.
     pub reused: u64,
@@ -108,16 +112,19 @@ pub struct IndexSummary {
     /// Chunks stored without a vector (their embedding failed).
     pub holes: u64,
     /// Chunks of this run stored with a static vector only, left for a
-    /// search or a fill to embed with the model (the static tier).
+    /// search or a fill to embed with the model (the static tier; not with
+    /// `embed_all`). Added within version 1.
     pub pending: u64,
-    /// The user declined a large index run; nothing was changed.
-    pub aborted: bool,
-    /// The observer cancelled the run after the file in hand: what was
-    /// written is committed, but the run did not reach every file.
-    pub cancelled: bool,
     /// The index was emptied first (reindex, config change, or a damaged
     /// index or one of another schema, removed on open).
     pub rebuilt: bool,
+    /// The user declined a large index run; nothing was changed.
+    pub aborted: bool,
+    /// The observer cancelled the run after the file in hand: what was
+    /// written is committed, but the run did not reach every file. Said by
+    /// the exit status and a note, not by the record.
+    #[serde(skip)]
+    pub cancelled: bool,
     pub seconds: f64,
 }
 
