@@ -1,11 +1,12 @@
 //! The HTTP/1.1 that vg-serve speaks: reading a request head within hard
 //! limits, parsing its target, and writing a response.
 //!
-//! We read requests ourselves rather than through tiny_http because the
-//! server must bound what a client can make it hold: tiny_http 0.12 reads
-//! a request line or header of any length into memory. Here the request
-//! line, the header block and the header count are capped (414 / 431), and
-//! a request head must arrive within a deadline.
+//! We read request heads ourselves rather than through tiny_http because
+//! the server must bound what a client can make it hold: tiny_http 0.12
+//! reads a request line or header of any length into memory. Here the
+//! request line, the header block and the header count are capped (414 /
+//! 431), and a request head must arrive within a deadline; httparse reads
+//! the head once it is in.
 
 use std::io::{self, BufRead, Write};
 use std::time::{Duration, Instant};
@@ -158,11 +159,12 @@ fn read_line(r: &mut impl BufRead, limit: usize, deadline: Instant) -> io::Resul
 }
 
 /// Read one request head. Ok(None): the client closed the connection
-/// between requests.
+/// between requests. The lines are read here, within the limits and the
+/// deadline; httparse then reads the head they make.
 pub(super) fn read_request(r: &mut impl BufRead, limits: &Limits) -> Result<Option<Request>, HeadError> {
     let deadline = Instant::now() + limits.head_deadline;
     // Tolerate blank lines before a request line (RFC 9112, 2.2).
-    let line = loop {
+    let mut head = loop {
         match read_line(r, limits.request_line, deadline).map_err(HeadError::Io)? {
             Line::Eof => return Ok(None),
             Line::TooLong => return Err(HeadError::UriTooLong),
@@ -170,20 +172,8 @@ pub(super) fn read_request(r: &mut impl BufRead, limits: &Limits) -> Result<Opti
             Line::Text(l) => break l,
         }
     };
-    let line = String::from_utf8(line).map_err(|_| HeadError::Malformed("the request line is not text".into()))?;
-    let mut parts = line.split(' ');
-    let (Some(method), Some(target), Some(version), None) = (parts.next(), parts.next(), parts.next(), parts.next())
-    else {
-        return Err(HeadError::Malformed("malformed request line".into()));
-    };
-    if method.is_empty() || !method.bytes().all(|b| b.is_ascii_alphabetic()) || target.is_empty() {
-        return Err(HeadError::Malformed("malformed request line".into()));
-    }
-    if version != "HTTP/1.1" && version != "HTTP/1.0" {
-        return Err(HeadError::Malformed(format!("unsupported protocol version {version:?}")));
-    }
-    let mut headers = Vec::new();
-    let mut header_bytes = 0;
+    head.extend_from_slice(b"\r\n");
+    let (mut header_bytes, mut header_lines) = (0, 0);
     loop {
         let remaining = limits.header_bytes.saturating_sub(header_bytes);
         let line = match read_line(r, remaining, deadline).map_err(HeadError::Io)? {
@@ -196,27 +186,58 @@ pub(super) fn read_request(r: &mut impl BufRead, limits: &Limits) -> Result<Opti
             Line::TooLong => return Err(HeadError::HeadersTooLarge),
             Line::Text(l) => l,
         };
+        head.extend_from_slice(&line);
+        head.extend_from_slice(b"\r\n");
         if line.is_empty() {
             break;
         }
         header_bytes += line.len() + 2;
-        if header_bytes > limits.header_bytes || headers.len() >= limits.headers {
+        header_lines += 1;
+        if header_bytes > limits.header_bytes || header_lines > limits.headers {
             return Err(HeadError::HeadersTooLarge);
         }
-        let line = String::from_utf8(line).map_err(|_| HeadError::Malformed("a header is not text".into()))?;
-        let Some((name, value)) = line.split_once(':') else {
-            return Err(HeadError::Malformed("malformed header line".into()));
-        };
-        if name.is_empty() || name.ends_with(|c: char| c.is_whitespace()) {
-            return Err(HeadError::Malformed("malformed header name".into()));
-        }
-        if value.chars().any(|c| c.is_control() && c != '\t') {
-            return Err(HeadError::Malformed(format!("control characters in the value of header {name}")));
-        }
-        headers.push((name.to_ascii_lowercase(), value.trim().to_string()));
     }
-    check_framing(&headers)?;
-    Ok(Some(Request { method: method.to_string(), target: target.to_string(), version: version.to_string(), headers }))
+    let request = parse_head(&head, header_lines)?;
+    check_framing(&request.headers)?;
+    Ok(Some(request))
+}
+
+/// A whole head (CRLF line ends, a blank line last) of `lines` header
+/// lines as a request: method, target and version per RFC 9112 (httparse),
+/// header names lowercased and values trimmed, each UTF-8 without control
+/// characters but tab.
+fn parse_head(head: &[u8], lines: usize) -> Result<Request, HeadError> {
+    let mut slots = vec![httparse::EMPTY_HEADER; lines];
+    let mut parsed = httparse::Request::new(&mut slots);
+    match parsed.parse(head) {
+        Ok(httparse::Status::Complete(_)) => {}
+        Ok(httparse::Status::Partial) => return Err(HeadError::Malformed("an incomplete request head".into())),
+        Err(e) => return Err(HeadError::Malformed(head_error(e).into())),
+    }
+    let (Some(method), Some(target), Some(minor)) = (parsed.method, parsed.path, parsed.version) else {
+        return Err(HeadError::Malformed("malformed request line".into()));
+    };
+    let mut headers = Vec::with_capacity(parsed.headers.len());
+    for header in parsed.headers.iter() {
+        let value = std::str::from_utf8(header.value)
+            .map_err(|_| HeadError::Malformed(format!("the value of header {} is not text", header.name)))?;
+        if value.chars().any(|c| c.is_control() && c != '\t') {
+            return Err(HeadError::Malformed(format!("control characters in the value of header {}", header.name)));
+        }
+        headers.push((header.name.to_ascii_lowercase(), value.trim().to_string()));
+    }
+    Ok(Request { method: method.into(), target: target.into(), version: format!("HTTP/1.{minor}"), headers })
+}
+
+/// What is wrong with a head httparse refused, in a client's words.
+fn head_error(e: httparse::Error) -> &'static str {
+    match e {
+        httparse::Error::Version => "unsupported protocol version: HTTP/1.1 and HTTP/1.0 are spoken",
+        httparse::Error::HeaderName => "malformed header name (or a line without a colon)",
+        httparse::Error::HeaderValue => "control characters in a header value",
+        httparse::Error::TooManyHeaders => "too many headers",
+        httparse::Error::Token | httparse::Error::Status | httparse::Error::NewLine => "malformed request line",
+    }
 }
 
 /// Refuse a head whose body could be read two ways (request smuggling,
@@ -512,12 +533,20 @@ mod tests {
             "POST / HTTP/1.1\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n",
             "GET / HTTP/1.1\r\nX-A: a\0b\r\n\r\n",
             "GET / HTTP/1.1\r\nX-A: a\x1bb\r\n\r\n",
+            // A name a proxy might read without its space is no name.
+            "POST / HTTP/1.1\r\nTransfer-Encoding : chunked\r\n\r\n",
+            " GET / HTTP/1.1\r\n\r\n",
+            "GET / HTTP/1.1\r\n folded: value\r\n\r\n",
         ] {
             assert_eq!(read(bad).unwrap_err().status(), Some(400), "{bad:?}");
         }
         let same = read("POST / HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 02\r\n\r\n").unwrap().unwrap();
         assert_eq!(same.header("content-length"), Some("2"), "the same length twice is one length");
         assert!(read("GET / HTTP/1.1\r\nX-A: a\tb\r\n\r\n").unwrap().is_some(), "a tab is fine");
+        let old = read("GET / HTTP/2.0\r\n\r\n").unwrap_err().message();
+        assert!(old.contains("HTTP/1.1 and HTTP/1.0 are spoken"), "{old}");
+        let e = read("GET / HTTP/1.1\r\nX-A: \u{85}\r\n\r\n").unwrap_err().message();
+        assert!(e.contains("control characters in the value of header X-A"), "{e}");
     }
 
     #[test]
