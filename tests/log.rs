@@ -284,23 +284,51 @@ fn log_counts(tree: &Tree) -> (u64, u64) {
     (stats[0]["commits"].as_u64().unwrap(), stats[0]["commit_pieces"].as_u64().unwrap())
 }
 
+/// The commit log's counts as a second process reads them while a run
+/// writes; None while there is no index to read yet.
+fn try_log_counts(tree: &Tree) -> Option<(u64, u64)> {
+    let o = run(tree.cmd("vg-index", "").args(["--stats", "--json"]));
+    let stats = records(&o);
+    let first = stats.first().filter(|_| o.status.success())?;
+    Some((first["commits"].as_u64()?, first["commit_pieces"].as_u64()?))
+}
+
+/// Run `vg-log --with-diff` and SIGKILL it once `more` commits beyond
+/// those stored before have been stored (0: as soon as it is running);
+/// returns how many it had stored when killed, as last read.
+fn kill_log_after_commits(tree: &Tree, more: u64) -> u64 {
+    let before = try_log_counts(tree).map_or(0, |c| c.0);
+    let mut child = tree
+        .cmd("vg-log", "")
+        .args(["--with-diff", "step"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let mut stored = 0;
+    while more > 0 && stored < more && std::time::Instant::now() < deadline {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        stored = try_log_counts(tree).map_or(0, |c| c.0.saturating_sub(before));
+    }
+    let _ = child.kill(); // SIGKILL; an error only if it has already been reaped
+    child.wait().unwrap();
+    stored
+}
+
 #[test]
 fn kill_9_while_indexing_the_history_loses_nothing_the_next_run_keeps() {
     let tree = long_history(300);
-    for delay_ms in [300, 900, 1800, 3000] {
-        let mut child = tree
-            .cmd("vg-log", "")
-            .args(["--with-diff", "step"])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
-        child.kill().unwrap(); // SIGKILL
-        child.wait().unwrap();
+    // At once, after the first commits are written, and twice mid-way.
+    for more in [0, 1, 60, 60] {
+        let stored = kill_log_after_commits(&tree, more);
+        assert!(stored >= more, "the run was killed after {stored} commits, not {more}");
         let (commits, pieces) = log_counts(&tree);
-        assert_eq!(pieces, 2 * commits, "after a kill at {delay_ms} ms every stored commit is whole");
+        assert_eq!(pieces, 2 * commits, "after a kill {more} commits in, every stored commit is whole");
     }
+    assert!(log_counts(&tree).0 < 300, "the kills came before the run ended");
     let o = log(&tree, &["--with-diff", "-k", "1", "the step that adds 299"]);
     assert_code(&o, 0);
     assert_eq!(log_counts(&tree), (300, 600), "the resumed log holds every commit once: {}", stderr(&o));
