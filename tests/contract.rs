@@ -358,6 +358,7 @@ enum StrictLift {
     PathWords { share: f64, added: f64 },
     Repeat { nth: u64, factor: f64 },
     KeptInPlace { nth: u64 },
+    SideFirst { by: String, within: u64 },
 }
 
 #[derive(Deserialize)]

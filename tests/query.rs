@@ -291,3 +291,35 @@ fn a_plain_question_finds_its_file_and_places_are_not_one_files_repeats() {
     let first_three: std::collections::HashSet<&String> = files[..3].iter().collect();
     assert_eq!(first_three.len(), 3, "three files before a repeat: {files:?}");
 }
+
+#[test]
+fn what_a_side_ranks_first_is_never_pushed_out_of_the_results() {
+    // Twelve methods of one jar that all say "cookie" and "jar", and the
+    // one function that removes expired entries on a timer.
+    let t = Tree::git();
+    let mut jar = String::from("class CookieJar:\n    \"\"\"A jar of cookies.\"\"\"\n");
+    for name in
+        ["add", "get", "set", "names", "domains", "copy", "merge", "header", "paths", "update", "values", "find"]
+    {
+        jar.push_str(&format!(
+            "\n    def cookie_{name}(self, name, value=None):\n        \"\"\"Cookie jar helper: {name} the cookies in the jar.\"\"\"\n        for cookie in self.cookies:\n            if cookie.name == name:\n                return cookie.value\n        return value\n"
+        ));
+    }
+    t.write("src/jar.py", &jar);
+    t.write(
+        "src/sweeper.py",
+        "import time\n\n\ndef purge_stale_entries(store, now=None):\n    \"\"\"Drop every entry whose lifetime has run out; meant to run on a timer.\"\"\"\n    now = now or time.time()\n    for key in [k for k, entry in store.items() if entry.expires_at <= now]:\n        del store[key]\n",
+    );
+    let question = "remove expired cookies from the jar periodically";
+    assert_code(&run(t.cmd("vg-index", ".").arg("--full")), 0);
+    let by_words = records(&query(&t, ".", &["--mode", "lexical", "-k", "1", question]));
+    assert_eq!(by_words[0]["file"], "src/sweeper.py", "the only chunk that says 'expired'");
+    let o = query(&t, ".", &["--explain", "-k", "3", question]);
+    let hits = records(&o);
+    let sweeper = hits.iter().find(|h| h["file"] == "src/sweeper.py");
+    let shown: Vec<&serde_json::Value> = hits.iter().map(|h| &h["file"]).collect();
+    let sweeper = sweeper.unwrap_or_else(|| panic!("the first by words is among the 3: {shown:?}"));
+    let why = sweeper["reasoning"].as_str().unwrap();
+    assert!(why.contains("first by words, so kept among the first 3"), "{why}");
+    assert!(hits.iter().filter(|h| h["file"] == "src/jar.py").count() >= 2, "the jar still leads: {shown:?}");
+}

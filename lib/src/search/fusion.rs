@@ -15,7 +15,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::lexical;
 use super::names::{score_chunks, QueryWords};
-use super::rerank::{rerank, Evidence, QueryShape, LEADERS};
+use super::rerank::{keep_firsts_within, rerank, Evidence, QueryShape, LEADERS};
 use super::statics;
 use super::vectors::VectorTable;
 use super::why::{self, MeaningBy, Named, Ranked, Why};
@@ -164,7 +164,14 @@ fn fused_and_reranked(
     let leaders: &[(ChunkId, f32)] = if sides.vector.is_some() { semantic } else { &[] };
     let kept = kept_in_place(named.keys().copied().collect(), leaders, lexical);
     let evidence = Evidence { places: &places, cosines: &cosines, kept: &kept };
-    let (reranked, lifts) = rerank(&fused, &evidence, &QueryShape::of(request.query));
+    let (mut reranked, mut lifts) = rerank(&fused, &evidence, &QueryShape::of(request.query));
+    let firsts: Vec<(ChunkId, &'static str)> = leaders
+        .iter()
+        .take(1)
+        .map(|s| (s.0, "meaning"))
+        .chain(lexical.iter().take(1).map(|l| (l.0, "words")))
+        .collect();
+    keep_firsts_within(&mut reranked, &firsts, request.k, &mut lifts);
     let scored = with_cosines(store, reranked, &cosines, sides, ranking.vectors, request)?;
     let ranked = Ranked {
         meaning: semantic,

@@ -52,6 +52,10 @@ pub enum Lift {
     /// It is the `nth` chunk of a file already placed, and keeps its place:
     /// its names answer the query, or a side ranks it among its very best.
     KeptInPlace { nth: u32 },
+    /// A side ranks it first (`by`: `meaning` or `words`), and reranking
+    /// had put it below the `within` results asked for: it is placed last
+    /// among them.
+    SideFirst { by: &'static str, within: u32 },
 }
 
 /// The evidence behind one hit's place.
@@ -282,6 +286,9 @@ impl Lift {
             }
             Lift::KeptInPlace { nth } => {
                 format!("{} chunk of its file, kept in place (its names or a side's very best)", ordinal(*nth as usize))
+            }
+            Lift::SideFirst { by, within } => {
+                format!("first by {by}, so kept among the first {within} (reranking had put it lower)")
             }
         }
     }

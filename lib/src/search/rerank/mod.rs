@@ -4,7 +4,8 @@
 //! chunks, tests (unless asked for), examples and prose step back, a file
 //! close in meaning or named in the question's words lifts its chunks, and
 //! each further chunk of a file already placed steps back unless its own
-//! names answer the query or a side ranks it among its very best. What
+//! names answer the query or a side ranks it among its very best; and what
+//! a side ranks first is never pushed out of the results asked for. What
 //! each means gave, and how each constant was chosen: bench/TUNING.md.
 
 use std::collections::{HashMap, HashSet};
@@ -197,6 +198,29 @@ fn add_coherence<'a>(
     }
 }
 
+/// Each of `firsts` (what a side ranks first, with the side's name) that
+/// reranking placed at or below `within` rises to place `within`, just
+/// above what held it: a ranking never hides what one of its inputs is
+/// surest of (the best function by meaning, 11th behind ten chunks of one
+/// file that all say the question's words).
+pub(super) fn keep_firsts_within(
+    scored: &mut [(ChunkId, f32)],
+    firsts: &[(ChunkId, &'static str)],
+    within: usize,
+    lifts: &mut Lifts,
+) {
+    for &(first, by) in firsts {
+        let Some(at) = scored.iter().position(|s| s.0 == first) else { continue };
+        if within == 0 || at < within {
+            continue;
+        }
+        let holder = scored[within - 1].1;
+        scored[at].1 = holder + holder.abs().max(f32::EPSILON) * 1e-4;
+        lifts.entry(first).or_default().push(Lift::SideFirst { by, within: within as u32 });
+        sort(scored);
+    }
+}
+
 /// Best first; equal scores by id, so that orders are reproducible.
 fn sort(scored: &mut [(ChunkId, f32)]) {
     scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
@@ -272,6 +296,17 @@ mod tests {
         let cosines = HashMap::from([(1, 0.1), (2, 0.6), (3, 0.6), (4, 0.6), (5, -0.5)]);
         let reranked = rerank_with(&fused, &at, &cosines, &HashSet::new(), "store");
         assert_eq!(reranked[0].0, 2, "{reranked:?}");
+    }
+
+    #[test]
+    fn what_a_side_ranks_first_stays_among_the_results_asked_for() {
+        let mut scored: Vec<(ChunkId, f32)> = (1..=12).map(|id| (id, 1.0 - id as f32 * 0.01)).collect();
+        let mut lifts = Lifts::new();
+        keep_firsts_within(&mut scored, &[(11, "meaning"), (2, "words")], 10, &mut lifts);
+        assert_eq!(order(&scored), [1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 10, 12], "11 just above the tenth");
+        assert!(scored[9].1 > scored[10].1);
+        assert_eq!(lifts[&11], [Lift::SideFirst { by: "meaning", within: 10 }]);
+        assert!(!lifts.contains_key(&2), "already within: nothing done");
     }
 
     #[test]
