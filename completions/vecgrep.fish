@@ -10,6 +10,7 @@ complete -c vecgrep -l threshold -d 'Drop results scoring below NUM (cosine simi
 complete -c vecgrep -l mode -d 'Rank by meaning (semantic), by words (lexical, BM25; no model is loaded) or both fused (hybrid). In semantic and hybrid mode the score is the cosine similarity; in lexical mode it is BM25 mapped onto 0..1 [config: mode; default: hybrid]' -r -f -a "semantic\t''
 lexical\t''
 hybrid\t''"
+complete -c vecgrep -s m -l max-count -d 'At most NUM results from each file, as ripgrep\'s -m limits a file\'s matching lines: the k results then come from at least k/NUM files. Without it, further results of a file already shown only step back in the ranking' -r
 complete -c vecgrep -s A -l after-context -d 'Show NUM lines after each shown line' -r
 complete -c vecgrep -s B -l before-context -d 'Show NUM lines before each shown line' -r
 complete -c vecgrep -s C -l context -d 'Show NUM lines before and after each shown line' -r

@@ -4,6 +4,7 @@ complete -c vg-query -l threshold -d 'Drop results scoring below NUM (cosine sim
 complete -c vg-query -l mode -d 'Rank by meaning (semantic), by words (lexical, BM25; no model is loaded) or both fused (hybrid). In semantic and hybrid mode the score is the cosine similarity; in lexical mode it is BM25 mapped onto 0..1 [config: mode; default: hybrid]' -r -f -a "semantic\t''
 lexical\t''
 hybrid\t''"
+complete -c vg-query -s m -l max-count -d 'At most NUM results from each file, as ripgrep\'s -m limits a file\'s matching lines: the k results then come from at least k/NUM files. Without it, further results of a file already shown only step back in the ranking' -r
 complete -c vg-query -l chunk-size -d 'Characters per chunk: whole functions, classes and sections are packed up to it, bigger ones cut at their inner units; never past the model\'s 256-token window [config: chunk_size; default: 500]' -r
 complete -c vg-query -l chunk-overlap -d 'Characters of whole lines after a chunk that it carries too, the start of the next unit [config: chunk_overlap; default: 100]' -r
 complete -c vg-query -l index-warn-threshold -d 'Ask before indexing more than NUM new or changed files, when on a terminal; 0 never asks [config: index_warn_threshold; default: 1000]' -r

@@ -292,10 +292,10 @@ fn a_plain_question_finds_its_file_and_places_are_not_one_files_repeats() {
     assert_eq!(first_three.len(), 3, "three files before a repeat: {files:?}");
 }
 
-#[test]
-fn what_a_side_ranks_first_is_never_pushed_out_of_the_results() {
-    // Twelve methods of one jar that all say "cookie" and "jar", and the
-    // one function that removes expired entries on a timer.
+/// Twelve methods of one jar that all say "cookie" and "jar", the one
+/// function that removes expired entries on a timer, and a cache; indexed
+/// with the model's vectors.
+fn cookie_jar_tree() -> Tree {
     let t = Tree::git();
     let mut jar = String::from("class CookieJar:\n    \"\"\"A jar of cookies.\"\"\"\n");
     for name in
@@ -310,11 +310,22 @@ fn what_a_side_ranks_first_is_never_pushed_out_of_the_results() {
         "src/sweeper.py",
         "import time\n\n\ndef purge_stale_entries(store, now=None):\n    \"\"\"Drop every entry whose lifetime has run out; meant to run on a timer.\"\"\"\n    now = now or time.time()\n    for key in [k for k, entry in store.items() if entry.expires_at <= now]:\n        del store[key]\n",
     );
-    let question = "remove expired cookies from the jar periodically";
+    t.write(
+        "src/cache.py",
+        "class Cache:\n    \"\"\"Values kept for a while, then forgotten.\"\"\"\n\n    def evict(self, key):\n        self.values.pop(key, None)\n",
+    );
     assert_code(&run(t.cmd("vg-index", ".").arg("--full")), 0);
-    let by_words = records(&query(&t, ".", &["--mode", "lexical", "-k", "1", question]));
+    t
+}
+
+const COOKIE_QUESTION: &str = "remove expired cookies from the jar periodically";
+
+#[test]
+fn what_a_side_ranks_first_is_never_pushed_out_of_the_results() {
+    let t = cookie_jar_tree();
+    let by_words = records(&query(&t, ".", &["--mode", "lexical", "-k", "1", COOKIE_QUESTION]));
     assert_eq!(by_words[0]["file"], "src/sweeper.py", "the only chunk that says 'expired'");
-    let o = query(&t, ".", &["--explain", "-k", "3", question]);
+    let o = query(&t, ".", &["--explain", "-k", "3", COOKIE_QUESTION]);
     let hits = records(&o);
     let sweeper = hits.iter().find(|h| h["file"] == "src/sweeper.py");
     let shown: Vec<&serde_json::Value> = hits.iter().map(|h| &h["file"]).collect();
@@ -322,4 +333,34 @@ fn what_a_side_ranks_first_is_never_pushed_out_of_the_results() {
     let why = sweeper["reasoning"].as_str().unwrap();
     assert!(why.contains("first by words, so kept among the first 3"), "{why}");
     assert!(hits.iter().filter(|h| h["file"] == "src/jar.py").count() >= 2, "the jar still leads: {shown:?}");
+}
+
+#[test]
+fn max_count_takes_at_most_so_many_results_from_a_file_and_fills_k_from_others() {
+    let t = cookie_jar_tree();
+    let files = |args: &[&str]| -> Vec<String> {
+        let mut argv = args.to_vec();
+        argv.extend(["--threshold", "-1", COOKIE_QUESTION]);
+        let o = query(&t, ".", &argv);
+        assert_code(&o, 0);
+        records(&o).iter().map(|h| h["file"].as_str().unwrap().to_string()).collect()
+    };
+    let many = files(&["-k", "4"]);
+    assert!(many.iter().filter(|f| *f == "src/jar.py").count() >= 3, "without -m the jar holds most: {many:?}");
+    let one = files(&["-k", "3", "-m", "1"]);
+    let mut distinct = one.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!((one.len(), distinct.len()), (3, 3), "three results, three files: {one:?}");
+    assert_eq!(one[0], "src/jar.py", "the best file still comes first: {one:?}");
+    let two = files(&["-k", "4", "--max-count", "2"]);
+    assert_eq!(two.iter().filter(|f| *f == "src/jar.py").count(), 2, "{two:?}");
+    assert_eq!(two.len(), 4, "{two:?}");
+    // The porcelain passes it on; -m 0 would ask for nothing, and is refused.
+    let o = run(t.cmd("vecgrep", ".").args(["-l", "-m", "1", "-k", "3", COOKIE_QUESTION]));
+    assert_code(&o, 0);
+    assert_eq!(stdout(&o).lines().count(), 3, "{}", stdout(&o));
+    let o = query(&t, ".", &["-m", "0", COOKIE_QUESTION]);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("must be at least 1"), "{}", stderr(&o));
 }

@@ -205,6 +205,23 @@ pub struct SearchConfigArgs {
     pub mode: Option<String>,
 }
 
+/// At most so many results from one file, for the tools that search files.
+#[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Search options")]
+pub struct MaxCountArgs {
+    /// At most NUM results from each file, as ripgrep's -m limits a file's matching lines: the k results then come from at least k/NUM files. Without it, further results of a file already shown only step back in the ranking.
+    #[arg(short = 'm', long = "max-count", value_name = "NUM", value_parser = parse_max_count)]
+    pub max_count: Option<usize>,
+}
+
+fn parse_max_count(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("'{s}' is not a whole number")),
+    }
+}
+
 fn parse_top_k(s: &str) -> Result<usize, String> {
     let k: usize = s.parse().map_err(|_| format!("'{s}' is not a whole number"))?;
     vecgrep::project::check_top_k(k)
@@ -344,6 +361,8 @@ pub struct QueryCli {
     pub quiet: bool,
     #[command(flatten)]
     pub search: SearchConfigArgs,
+    #[command(flatten)]
+    pub max_count: MaxCountArgs,
     #[command(flatten)]
     pub index: IndexConfigArgs,
     #[command(flatten)]
@@ -726,6 +745,8 @@ pub struct VecgrepCli {
     pub server: PorcelainServeArgs,
     #[command(flatten)]
     pub search: SearchConfigArgs,
+    #[command(flatten)]
+    pub max_count: MaxCountArgs,
     #[command(flatten)]
     pub output: OutputArgs,
     #[command(flatten)]

@@ -75,7 +75,9 @@ impl Mode {
         let shared =
             ["skip_outside_root", "quiet", "SearchConfigArgs", "IndexConfigArgs", "TrustArgs", "StoreArgs", "WalkArgs"];
         let with = |more: &[&'static str]| shared.iter().chain(more).copied().collect::<Vec<_>>();
-        let query = || ("vg-query", with(&["FileFilterArgs", "reindex", "no_index", "no_scope", "rev", "explain"]));
+        let query = || {
+            ("vg-query", with(&["FileFilterArgs", "MaxCountArgs", "reindex", "no_index", "no_scope", "rev", "explain"]))
+        };
         let ask = || ("vg-ask", with(&["AskArgs", "AnswerArgs", "json", "no_index"]));
         match self {
             Mode::Serve => vec![("vg-serve", with(&["bind", "port", "token", "full_index", "rate_limit"]))],
@@ -178,7 +180,8 @@ pub const MODE_SELECTORS: &[&str] = &[
 /// The first flag given that only other modes use (`--learn` without
 /// `--answer` or `--ask`, `--since` without `--log`, ...): it would do nothing.
 pub fn stray_flag(mode: Mode, matches: &ArgMatches, porcelain: &Command) -> Option<String> {
-    let owners: [(&[Mode], &str, &str); 3] = [
+    let owners: [(&[Mode], &str, &str); 4] = [
+        (&[Mode::Search, Mode::Answer], "MaxCountArgs", "a search of the files (not --log, --ask, -i or a server)"),
         (&[Mode::Answer, Mode::Ask, Mode::Plan], "AnswerArgs", "--answer or --ask"),
         (&[Mode::Ask, Mode::Plan], "AskArgs", "--ask or --plan"),
         (&[Mode::Log], "LogArgs", "--log"),
@@ -410,5 +413,10 @@ mod tests {
         assert_eq!(stray(&["vecgrep", "--since", "2024-01-01", "q"]), Some("--since needs --log".into()));
         assert_eq!(stray(&["vecgrep", "--log", "--with-diff", "q"]), None);
         assert_eq!(stray(&["vecgrep", "--log", "--learn", "q"]), Some("--learn needs --answer or --ask".into()));
+        assert_eq!(stray(&["vecgrep", "-m", "1", "q"]), None);
+        assert_eq!(stray(&["vecgrep", "--answer", "-m", "2", "q"]), None);
+        let needs = "--max-count needs a search of the files (not --log, --ask, -i or a server)";
+        assert_eq!(stray(&["vecgrep", "--log", "-m", "1", "q"]), Some(needs.into()));
+        assert_eq!(stray(&["vecgrep", "-i", "--max-count", "1"]), Some(needs.into()));
     }
 }

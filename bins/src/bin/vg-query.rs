@@ -94,7 +94,8 @@ fn search(
     }
     let expansion = concepts.expand(query);
     let fired: Vec<String> = expansion.fired().iter().map(|c| c.name.clone()).collect();
-    let request = SearchRequest { query, mode, scope, k, threshold, filter, expansion };
+    let per_file = cli.max_count.max_count;
+    let request = SearchRequest { query, mode, scope, k, threshold, filter, expansion, per_file };
     let mut hits = search_once(&*store, query_embedder, &request, &inv.config, &searched)?;
     if cli.explain {
         vecgrep::search::explain(query, &mut hits);

@@ -205,12 +205,10 @@ fn run_search(
         },
         filter,
         expansion: searcher.expand(query),
+        // A list of files names each once, and still k of them.
+        per_file: (plan.intent == Intent::List).then_some(1),
     };
     let mut hits = searcher.search(&request)?;
-    if plan.intent == Intent::List {
-        let mut seen = std::collections::HashSet::new();
-        hits.retain(|h| seen.insert(h.file.clone()));
-    }
     search::explain(query, &mut hits);
     let judgement = judge(query, mode, &hits);
     Ok((hits, judgement))

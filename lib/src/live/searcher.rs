@@ -61,7 +61,16 @@ impl Searcher {
     /// A search of `query` over the live index's scope.
     pub fn request<'q>(&self, query: &'q str, k: usize, threshold: f32, mode: SearchMode) -> SearchRequest<'q> {
         let expansion = self.expand(query);
-        SearchRequest { query, mode, scope: self.live.scope(), k, threshold, filter: Default::default(), expansion }
+        SearchRequest {
+            query,
+            mode,
+            scope: self.live.scope(),
+            k,
+            threshold,
+            filter: Default::default(),
+            expansion,
+            per_file: None,
+        }
     }
 
     /// The project's concepts that `query` names, as their files stand now.

@@ -158,6 +158,7 @@ impl SearchPlan {
             threshold: self.threshold,
             filter: self.filter.clone(),
             expansion,
+            per_file: None,
         }
     }
 }

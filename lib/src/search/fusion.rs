@@ -97,8 +97,18 @@ pub(super) struct Sides<'a> {
     pub names: Option<QueryWords>,
 }
 
+/// How many candidates are looked at for `k` results: `k * JOIN_SPARE`,
+/// or every one ranked when at most `per_file` results may come from one
+/// file, since one file may hold most of the best.
+fn candidates_kept(request: &SearchRequest<'_>) -> usize {
+    match request.per_file {
+        Some(_) => usize::MAX,
+        None => request.k * JOIN_SPARE,
+    }
+}
+
 /// The best candidates for `request`, each with its score, best first, at
-/// least `threshold` and at most `k * JOIN_SPARE` of them; with why each
+/// least `threshold` and at most `candidates_kept` of them; with why each
 /// ranked where it did.
 pub(super) fn scored_candidates(
     store: &dyn IndexReader,
@@ -141,7 +151,7 @@ pub(super) fn scored_candidates(
         }
     };
     scored.retain(|s| s.score >= request.threshold);
-    scored.truncate(k * JOIN_SPARE);
+    scored.truncate(candidates_kept(request));
     Ok((scored, whys))
 }
 
@@ -234,8 +244,8 @@ fn ids<T>(ranking: &[(ChunkId, T)]) -> Vec<ChunkId> {
 }
 
 /// The fused order with each chunk's cosine as its score and its fused score
-/// as its relevance, those under the threshold left out, up to `k *
-/// JOIN_SPARE`; chunks the semantic side did not rank get their cosine from
+/// as its relevance, those under the threshold left out, up to
+/// `candidates_kept`; chunks the semantic side did not rank get their cosine from
 /// memory or the store: the model's where the chunk has its vector, the
 /// static one otherwise.
 fn with_cosines(
@@ -261,7 +271,7 @@ fn with_cosines(
         let Some(score) = score else { continue };
         if score >= request.threshold {
             scored.push(Scored::fused(id, score, fused));
-            if scored.len() == request.k * JOIN_SPARE {
+            if scored.len() == candidates_kept(request) {
                 break;
             }
         }

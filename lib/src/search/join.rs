@@ -8,17 +8,18 @@ use super::fusion::Scored;
 use super::{Hit, Why};
 use crate::store::{ChunkId, IndexReader, StoreError};
 
-/// The hits for `scored`, best first, at most `k`: a chunk overlapping,
-/// touching or only blank lines away from a better one of the same file
-/// joins it (`join_hit`) instead of taking a place of its own. Each hit
-/// takes its chunk's `Why` from `whys`.
+/// The hits for `scored`, best first, at most `k` and at most `per_file`
+/// of one file: a chunk overlapping, touching or only blank lines away
+/// from a better one of the same file joins it (`join_hit`) instead of
+/// taking a place of its own. Each hit takes its chunk's `Why` from `whys`.
 pub(super) fn collect_hits(
     store: &dyn IndexReader,
     scored: &[Scored],
     whys: &mut HashMap<ChunkId, Why>,
     k: usize,
+    per_file: Option<usize>,
 ) -> Result<Vec<Hit>, StoreError> {
-    let mut hits = Vec::with_capacity(scored.len());
+    let mut hits: Vec<Hit> = Vec::with_capacity(scored.len());
     for &Scored { id, score, relevance, fit } in scored {
         // A chunk ranked from vectors in memory may since have been replaced.
         let Some(chunk) = store.chunk(id)? else { continue };
@@ -40,6 +41,7 @@ pub(super) fn collect_hits(
         match hits.iter_mut().position(|better: &mut Hit| join_hit(better, &hit, &mut blank)) {
             Some(grown) => join_grown(&mut hits, grown, &mut blank),
             None if hits.len() == k => break,
+            None if per_file.is_some_and(|most| hits.iter().filter(|h| h.file == hit.file).count() >= most) => {}
             None => hits.push(hit),
         }
     }

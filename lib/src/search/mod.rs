@@ -77,6 +77,10 @@ pub struct SearchRequest<'q> {
     /// The project's concepts the query names (`ConceptSet::expand`): their
     /// words join the query's on every side.
     pub expansion: Expansion,
+    /// At most this many hits from one file (`vg-query -m`, as ripgrep's
+    /// `--max-count` limits the matches of a file); None: no limit, further
+    /// chunks of a file already placed only step back in the ranking.
+    pub per_file: Option<usize>,
 }
 
 impl SearchRequest<'_> {
@@ -267,7 +271,7 @@ pub fn search_embedded(
     // One snapshot for all the questions below, whatever a writer commits meanwhile.
     let snapshot = store.snapshot()?;
     let (scored, mut whys) = fusion::scored_candidates(store, ranking, &sides, request)?;
-    let mut hits = join::collect_hits(store, &scored, &mut whys, request.k)?;
+    let mut hits = join::collect_hits(store, &scored, &mut whys, request.k, request.per_file)?;
     snapshot.finish()?;
     if !request.expansion.is_empty() {
         for hit in &mut hits {
