@@ -400,9 +400,19 @@ fn parallel_clients_all_get_answers() {
 #[test]
 fn sigterm_stops_cleanly_and_the_index_is_consistent() {
     let t = sample_project();
-    many_files(&t, 120);
+    many_files(&t, 400);
     let s = Server::start(&t, &[]);
-    std::thread::sleep(Duration::from_millis(1500));
+    // SIGTERM while the work is under way: the fill has embedded some files and not all.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let status = s.json("/status");
+        let indexed = status["indexed"].as_u64().unwrap_or(0);
+        if status["filling"] == true && indexed > 0 {
+            break;
+        }
+        assert!(status["status"] != "ready" && Instant::now() < deadline, "the fill ended before the signal: {status}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
     let stderr = std::sync::Arc::clone(&s.stderr);
     let status = s.stop();
     let text = stderr.lock().unwrap().clone();
@@ -411,10 +421,10 @@ fn sigterm_stops_cleanly_and_the_index_is_consistent() {
     // The next run accepts the index and completes it.
     let o = run(&mut t.cmd("vg-index", "."));
     assert_code(&o, 0);
-    assert_eq!(summary(&o)["files"], 124);
+    assert_eq!(summary(&o)["files"], 404);
     let stats = run(t.cmd("vg-index", ".").args(["--stats", "--json"]));
     let rec = &records(&stats)[0];
-    assert_eq!(rec["files"], 124);
+    assert_eq!(rec["files"], 404);
     assert_eq!(rec["chunks"], summary(&o)["chunks"]);
 }
 
