@@ -1,5 +1,7 @@
 //! vecgrep: the one-shot CLI wired from the vg-* tools.
 
+use std::process::Command;
+
 use crate::common::*;
 
 fn vecgrep(t: &Tree, cwd: &str, args: &[&str]) -> std::process::Output {
@@ -106,4 +108,39 @@ fn clear_cache_uses_the_root_chosen_by_the_path() {
     let o = run(cwd.cmd("vecgrep", ".").arg("--clear-cache").arg(t.path()));
     assert_code(&o, 0);
     assert!(!t.path().join(".vecgrep/index.db").exists());
+}
+
+#[test]
+fn sigterm_sent_to_vecgrep_alone_reaches_its_tools() {
+    // As `timeout` and service managers send it: to vecgrep, not its group.
+    let t = handlers_project(800);
+    let mut child = t
+        .cmd("vecgrep", ".")
+        .args(["--full", "-q", "retry an upload", "."])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Signal once the index run has written some files and has more to do.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let stats = run(t.cmd("vg-index", ".").args(["--stats", "--json"]));
+        let files = records(&stats).first().and_then(|r| r["files"].as_u64()).unwrap_or(0);
+        if files > 0 {
+            assert!(files < 804, "the run ended before the signal");
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline && child.try_wait().unwrap().is_none(), "no run under way");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let signalled = std::time::Instant::now();
+    assert!(Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap().success());
+    // The tool stops within a few chunks and says what it kept; vecgrep waits for it.
+    let out = child.wait_with_output().unwrap();
+    let took = signalled.elapsed();
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(took < std::time::Duration::from_secs(30), "vecgrep took {took:?} to end after SIGTERM");
+    let stats = records(&run(t.cmd("vg-index", ".").args(["--verify", "--json"])));
+    assert_eq!(stats[0]["ok"], true, "the index is sound");
+    assert!(stats[0]["files"].as_u64().unwrap() < 804, "the run stopped early: {}", stats[0]);
 }

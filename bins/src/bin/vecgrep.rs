@@ -2,6 +2,8 @@
 //! them as child processes wired by pipes; it decides nothing itself.
 
 use std::process::{Child, Command, ExitCode, Stdio};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::{Arc, Mutex};
 
 use anyhow::{anyhow, Context, Result};
 use vecgrep::tools::find_tool;
@@ -47,7 +49,7 @@ fn dispatch(cli: &VecgrepCli, matches: &clap::ArgMatches) -> Result<u8> {
         }
         (_, [(_, one)]) => {
             wait_for_children_on_interrupt();
-            wait_one(one)
+            pipeline(vec![one])
         }
         (Mode::Search | Mode::Answer | Mode::Log, stages) => {
             wait_for_children_on_interrupt();
@@ -57,18 +59,49 @@ fn dispatch(cli: &VecgrepCli, matches: &clap::ArgMatches) -> Result<u8> {
     }
 }
 
+/// The running tools' process ids, for a signal to pass on to them.
+static CHILDREN: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+/// The SIGTERM or SIGHUP vecgrep received, if any (0: none).
+static TERMINATED: AtomicI32 = AtomicI32::new(0);
+
 /// Ctrl-C reaches the whole process group: the tools stop as they see fit
 /// (an index run keeps what it wrote and says so), and vecgrep waits for
 /// them, so that their last words come before the shell's prompt and their
-/// status is vecgrep's. (A handler, unlike an ignored signal, is not
-/// inherited by the tools.)
+/// status is vecgrep's. A SIGTERM or SIGHUP is often sent to vecgrep alone
+/// (`timeout`, a service manager, a closed terminal's shell): it is passed
+/// on to the tools, which then stop as they would on Ctrl-C. (Handlers,
+/// unlike ignored signals, are not inherited by the tools.)
 fn wait_for_children_on_interrupt() {
-    let _ = ctrlc::set_handler(|| {});
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let _ = signal_hook::flag::register(SIGINT, Arc::new(std::sync::atomic::AtomicBool::new(false)));
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGTERM, SIGHUP]) else { return };
+    std::thread::spawn(move || {
+        for signal in signals.forever() {
+            TERMINATED.store(signal, Ordering::SeqCst);
+            for &pid in CHILDREN.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+                pass_on(pid, signal);
+            }
+        }
+    });
 }
 
-fn wait_one(cmd: &mut Command) -> Result<u8> {
-    let status = cmd.status().with_context(|| format!("cannot run {}", cmd.get_program().to_string_lossy()))?;
-    Ok(exit_code(status))
+/// Send `signal` to the tool `pid`; one already gone is no error.
+fn pass_on(pid: i32, signal: i32) {
+    if let Ok(signal) = nix::sys::signal::Signal::try_from(signal) {
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), signal);
+    }
+}
+
+/// Note a tool started, so that a signal reaches it; one that started after
+/// vecgrep was told to end is told at once.
+fn started(child: &Child) {
+    let pid = child.id() as i32;
+    CHILDREN.lock().unwrap_or_else(|e| e.into_inner()).push(pid);
+    match TERMINATED.load(Ordering::SeqCst) {
+        0 => {}
+        signal => pass_on(pid, signal),
+    }
 }
 
 fn exit_code(status: std::process::ExitStatus) -> u8 {
@@ -91,7 +124,10 @@ fn pipeline(stages: Vec<&mut Command>) -> Result<u8> {
             cmd.stdout(Stdio::piped());
         }
         match cmd.spawn() {
-            Ok(child) => children.push(child),
+            Ok(child) => {
+                started(&child);
+                children.push(child);
+            }
             Err(e) => {
                 for mut c in children {
                     let _ = c.kill();
