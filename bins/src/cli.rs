@@ -249,6 +249,15 @@ pub struct AskArgs {
     pub planner: Option<String>,
 }
 
+/// Silence, for the tools whose stderr carries progress and notes (those
+/// that say more or less, the servers and the picker, declare their own).
+#[derive(Args, Debug, Clone, Default)]
+pub struct QuietArgs {
+    /// No progress or notes on stderr (errors are still printed).
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
 /// What becomes of PATHS outside the project root, for every tool that takes PATHS.
 #[derive(Args, Debug, Clone, Default)]
 pub struct OutsideRootArgs {
@@ -306,9 +315,8 @@ pub struct IndexCli {
     pub forget: Option<String>,
     #[command(flatten)]
     pub outside: OutsideRootArgs,
-    /// No progress or notes on stderr (errors are still printed).
-    #[arg(short, long)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub quiet: QuietArgs,
     #[command(flatten)]
     pub index: IndexConfigArgs,
     #[command(flatten)]
@@ -356,9 +364,8 @@ pub struct QueryCli {
     /// Search a git revision (a branch, tag or commit) instead of the working tree; it is indexed from the repository first if it is not yet (see vg-index --rev).
     #[arg(long, value_name = "REV", conflicts_with = "reindex")]
     pub rev: Option<String>,
-    /// No progress or notes on stderr (errors are still printed).
-    #[arg(short, long)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub quiet: QuietArgs,
     #[command(flatten)]
     pub search: SearchConfigArgs,
     #[command(flatten)]
@@ -487,9 +494,8 @@ pub struct AskCli {
     pub no_index: bool,
     #[command(flatten)]
     pub outside: OutsideRootArgs,
-    /// No progress or notes on stderr (errors are still printed).
-    #[arg(short, long)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub quiet: QuietArgs,
     #[command(flatten)]
     pub ask: AskArgs,
     #[command(flatten)]
@@ -525,9 +531,8 @@ pub struct LogCli {
     pub no_index: bool,
     #[command(flatten)]
     pub outside: OutsideRootArgs,
-    /// No progress or notes on stderr (errors are still printed).
-    #[arg(short, long)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub quiet: QuietArgs,
     #[command(flatten)]
     pub log: LogArgs,
     #[command(flatten)]
@@ -715,9 +720,8 @@ pub struct VecgrepCli {
     pub no_scope: bool,
     #[command(flatten)]
     pub outside: OutsideRootArgs,
-    /// No progress or notes on stderr (errors are still printed).
-    #[arg(short, long)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub quiet: QuietArgs,
     /// Ask a chat model (llm_url) to answer QUERY from the top results when they look insufficient, citing them (vg-answer; see Answer options).
     #[arg(long, conflicts_with_all = ["stats", "show_root", "index_only", "clear_cache", "serve", "mcp", "interactive", "files", "count"])]
     pub answer: bool,
