@@ -56,6 +56,7 @@ pub mod answer;
 pub mod ask;
 
 pub mod format;
+#[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod pick;
 pub mod serve;

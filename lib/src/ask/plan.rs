@@ -7,7 +7,6 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::answer::MAX_CONTEXT_HITS;
@@ -29,7 +28,8 @@ const MAX_GLOBS: usize = 32;
 const MAX_GLOB_BYTES: usize = 200;
 
 /// What a question asks for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "mcp", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Intent {
     /// Code that does something: the default.
@@ -55,7 +55,8 @@ impl Intent {
 }
 
 /// The L0 tier: which files may answer, by what the index knows of them.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "mcp", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct L0Filters {
     /// Only files with one of these extensions, each with its dot (`.rs`).
@@ -90,7 +91,8 @@ impl L0Filters {
 }
 
 /// A question made into a search: the seed's QueryPlan.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "mcp", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct QueryPlan {
     pub intent: Intent,
@@ -110,7 +112,7 @@ pub struct QueryPlan {
     /// How many of the best hits L2 is given, 1 to 20.
     pub l2_top_k: usize,
     /// What may leave the machine; always the mode in force, whoever planned.
-    #[schemars(with = "String")]
+    #[cfg_attr(feature = "mcp", schemars(with = "String"))]
     pub privacy_mode: PrivacyMode,
     /// The question as asked.
     pub raw_user_text: String,

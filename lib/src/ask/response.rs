@@ -11,7 +11,6 @@
 
 use std::collections::BTreeMap;
 
-use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::plan::QueryPlan;
@@ -22,7 +21,8 @@ use crate::search::{Hit, Why};
 const MAX_EXCERPT_CHARS: usize = 1500;
 
 /// A question's plan, hits, answer and what the run did.
-#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "mcp", derive(schemars::JsonSchema))]
 pub struct AskResponse {
     /// `ask`: the record's type in a stream (`vecgrep --ask --json`).
     #[serde(rename = "type")]
@@ -44,14 +44,16 @@ pub struct AskResponse {
 }
 
 /// A place an answer cites.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "mcp", derive(schemars::JsonSchema))]
 pub struct Citation {
     pub path: String,
     pub line: usize,
 }
 
 /// One hit: a place in a file, why it ranked, and what is known of its file.
-#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "mcp", derive(schemars::JsonSchema))]
 pub struct SearchHit {
     /// Relative to the project root, `/`-separated.
     pub path: String,
@@ -75,7 +77,8 @@ pub struct SearchHit {
 }
 
 /// What is known of a hit's file, and the evidence behind its place.
-#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "mcp", derive(schemars::JsonSchema))]
 pub struct HitMetadata {
     /// The file's size in bytes, as last indexed.
     pub size: Option<u64>,
@@ -87,12 +90,13 @@ pub struct HitMetadata {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub concepts: Vec<String>,
     /// The evidence `reasoning` is written from.
-    #[schemars(with = "serde_json::Value")]
+    #[cfg_attr(feature = "mcp", schemars(with = "serde_json::Value"))]
     pub why: Why,
 }
 
 /// What the run did, and with what.
-#[derive(Clone, Debug, Default, Serialize, JsonSchema)]
+#[derive(Clone, Debug, Default, Serialize)]
+#[cfg_attr(feature = "mcp", derive(schemars::JsonSchema))]
 pub struct ResponseStats {
     /// How hits were ranked: `hybrid`, `semantic` or `lexical`.
     pub mode: String,

@@ -1,14 +1,14 @@
 //! How a live index stands: what vg-serve's `/status` and vg-mcp's `status`
 //! tool report, defined once.
 
-use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::{LiveIndex, StoreSlot};
 use crate::store;
 
 /// The spec's IndexStatus of the served index.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "mcp", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum IndexingState {
     /// The index holds nothing yet, and no run is at work.
@@ -25,7 +25,8 @@ pub enum IndexingState {
 }
 
 /// The live index as it stands.
-#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "mcp", derive(schemars::JsonSchema))]
 pub struct LiveStatus {
     pub status: IndexingState,
     /// Whether the background fill is giving chunks the model's vectors

@@ -5,5 +5,7 @@
 //! orders they make.
 
 pub(crate) mod bm25;
+// Only the shared store's word search leaves chunks unsummed.
+#[cfg(feature = "shared-store")]
 pub(crate) mod maxscore;
 pub(crate) mod rrf;

@@ -28,6 +28,10 @@ macro_rules! word_tokenizer {
 mod commits;
 mod lock;
 mod name_counts;
+#[cfg(feature = "shared-store")]
+mod postgres;
+#[cfg(not(feature = "shared-store"))]
+#[path = "postgres_absent.rs"]
 mod postgres;
 mod revisions;
 mod signs;
@@ -346,6 +350,9 @@ pub enum StoreError {
     /// The project was never indexed.
     #[error("no index at {0}; run vg-index first")]
     Missing(PathBuf),
+    /// What the config asks for was left out of this build of vecgrep.
+    #[error("this vecgrep was built without {0}")]
+    NotBuilt(&'static str),
     /// A crash or a disk left the index unreadable; it is a cache, so it is rebuilt.
     #[error("the index at {path} is damaged ({cause}); run vg-index --clear-cache to rebuild it")]
     Damaged { path: PathBuf, cause: String },
@@ -541,7 +548,7 @@ pub fn location(root: &ProjectRoot) -> String {
 /// Open an existing index of `root` to read it (searching, stats).
 pub fn open_for_reading(root: &ProjectRoot) -> Result<Box<dyn IndexReader>, StoreError> {
     if root.shared.is_some() {
-        return Ok(Box::new(postgres::PgIndex::open_for_reading(root)?));
+        return postgres::open_for_reading(root);
     }
     Ok(Box::new(sqlite::SqliteIndex::open_for_reading(root)?))
 }
@@ -551,7 +558,7 @@ pub fn open_for_reading(root: &ProjectRoot) -> Result<Box<dyn IndexReader>, Stor
 /// rebuilt, and `rebuilt` hears why. Take [`lock_for_writing`] first.
 pub fn open_for_writing(root: &ProjectRoot, rebuilt: &mut dyn FnMut(&str)) -> Result<Box<dyn IndexWriter>, StoreError> {
     if root.shared.is_some() {
-        return Ok(Box::new(postgres::PgIndex::open_for_writing(root, rebuilt)?));
+        return postgres::open_for_writing(root, rebuilt);
     }
     Ok(Box::new(sqlite::SqliteIndex::open_for_writing(root, rebuilt)?))
 }
@@ -561,7 +568,7 @@ pub fn open_for_writing(root: &ProjectRoot, rebuilt: &mut dyn FnMut(&str)) -> Re
 /// another schema is an error here, not rebuilt, since a run may hold it.
 pub fn open_in_place(root: &ProjectRoot) -> Result<Box<dyn IndexWriter>, StoreError> {
     if root.shared.is_some() {
-        return Ok(Box::new(postgres::PgIndex::open_in_place(root)?));
+        return postgres::open_in_place(root);
     }
     Ok(Box::new(sqlite::SqliteIndex::open_in_place(root)?))
 }

@@ -61,7 +61,9 @@ impl Tokenizer {
     /// quoted terms joined by OR) asks for, one per quoted term as FTS5
     /// counts them: a term asked for twice weighs twice. A quoted term that
     /// splits into several (rare: the expression's terms are single words)
-    /// gives each of them, where FTS5 would want them side by side.
+    /// gives each of them, where FTS5 would want them side by side. (The
+    /// shared store's word search; its tests here run in every build.)
+    #[cfg_attr(not(feature = "shared-store"), allow(dead_code))]
     pub(crate) fn query_terms(&self, expr: &str) -> Result<Vec<String>, StoreError> {
         let quoted = quoted_terms(expr);
         let split = self.count(&quoted.iter().map(String::as_str).collect::<Vec<_>>())?;

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use postgres::types::ToSql;
 use postgres::{Client, NoTls, Row, Statement};
 
-use super::StoreError;
+use super::{IndexReader, IndexWriter, StoreError};
 use crate::project::{ProjectRoot, SharedIndex};
 
 mod read;
@@ -115,6 +115,24 @@ pub(super) fn describe(shared: &SharedIndex) -> String {
         Ok(config) => place(&config, &shared.project).display().to_string(),
         Err(_) => format!("project {} in a postgres database whose URL cannot be read", shared.project),
     }
+}
+
+/// Open the shared index of `root` to read it.
+pub(super) fn open_for_reading(root: &ProjectRoot) -> Result<Box<dyn IndexReader>, StoreError> {
+    Ok(Box::new(PgIndex::open_for_reading(root)?))
+}
+
+/// Open the shared index of `root` for writing (`store::open_for_writing`).
+pub(super) fn open_for_writing(
+    root: &ProjectRoot,
+    rebuilt: &mut dyn FnMut(&str),
+) -> Result<Box<dyn IndexWriter>, StoreError> {
+    Ok(Box::new(PgIndex::open_for_writing(root, rebuilt)?))
+}
+
+/// Open the shared index of `root` beside a running index run (`store::open_in_place`).
+pub(super) fn open_in_place(root: &ProjectRoot) -> Result<Box<dyn IndexWriter>, StoreError> {
+    Ok(Box::new(PgIndex::open_in_place(root)?))
 }
 
 /// A connection to the shared database, and how errors name the project there.
