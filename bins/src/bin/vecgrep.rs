@@ -104,6 +104,13 @@ fn started(child: &Child) {
     }
 }
 
+/// Forget a tool that has been waited for: its process id may be given to
+/// another process, which a later signal must not reach.
+fn ended(child: &Child) {
+    let pid = child.id() as i32;
+    CHILDREN.lock().unwrap_or_else(|e| e.into_inner()).retain(|&p| p != pid);
+}
+
 fn exit_code(status: std::process::ExitStatus) -> u8 {
     // Killed by a signal counts as an error.
     status.code().map(|c| c.clamp(0, 255) as u8).unwrap_or(EXIT_ERROR)
@@ -139,7 +146,9 @@ fn pipeline(stages: Vec<&mut Command>) -> Result<u8> {
     }
     let mut codes = Vec::new();
     for mut child in children {
-        codes.push(exit_code(child.wait()?));
+        let status = child.wait();
+        ended(&child);
+        codes.push(exit_code(status?));
     }
     let last_code = *codes.last().expect("one stage at least");
     Ok(codes.into_iter().find(|&c| c >= EXIT_ERROR).unwrap_or(last_code))
