@@ -280,8 +280,7 @@ fn long_history(n: usize) -> Tree {
 }
 
 fn log_counts(tree: &Tree) -> (u64, u64) {
-    let stats = records(&run(tree.cmd("vg-index", "").args(["--stats", "--json"])));
-    (stats[0]["commits"].as_u64().unwrap(), stats[0]["commit_pieces"].as_u64().unwrap())
+    try_log_counts(tree).expect("vg-index --stats reports the commit log")
 }
 
 /// The commit log's counts as a second process reads them while a run

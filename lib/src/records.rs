@@ -505,11 +505,14 @@ impl Record {
             return Err(RecordError::TooNew { line, found });
         }
         let kind = match object.get("type") {
-            None => "hit".to_string(),
+            None => {
+                // The first hit streams named no type: a record without one is a hit.
+                object.insert("type".into(), "hit".into());
+                "hit".to_string()
+            }
             Some(serde_json::Value::String(kind)) => kind.clone(),
             Some(_) => return Ok(Some(Record::Other)),
         };
-        object.insert("type".into(), kind.clone().into());
         match (Record::deserialize(value), kind.as_str()) {
             (Ok(Record::Hit(hit)), _) => check_lines(hit, line).map(|h| Some(Record::Hit(h))),
             (Ok(record), _) => Ok(Some(record)),
