@@ -1,3 +1,4 @@
+complete -c vecgrep -l catalog -d 'Search catalog NAME instead of the project here: every project of it as one ranking, each hit naming its project (see vg-catalog). PATHS then narrow it to parts of its projects. Without it, the default context (vg-catalog use) is searched when no PATH is given, outside any project or inside one of its projects' -r
 complete -c vecgrep -l rev -d 'Search a git revision (a branch, tag or commit) instead of the working tree, indexing it from the repository first (with --index-only, just index it); see vg-index --rev' -r
 complete -c vecgrep -l query -d 'With -i: start with QUERY; every positional argument is then a PATH' -r
 complete -c vecgrep -l open-cmd -d 'With -i: command that opens the picked result ({file}, {line}, {end_line}) [config: open_cmd; default: $VISUAL or $EDITOR at the line]' -r

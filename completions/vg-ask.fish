@@ -1,3 +1,4 @@
+complete -c vg-ask -l catalog -d 'Search catalog NAME instead of the project here: every project of it as one ranking, each hit naming its project (see vg-catalog). PATHS then narrow it to parts of its projects. Without it, the default context (vg-catalog use) is searched when no PATH is given, outside any project or inside one of its projects' -r
 complete -c vg-ask -l privacy-mode -d 'What may leave the machine: local_only (nothing: a chat model or embedding server not on loopback is refused with a warning, and the search still answers), cloud_reasoning_ok (the question and the top results may go to the chat model), cloud_embedding_ok (the embedding server too) [config: privacy_mode; default: local_only]' -r -f -a "local_only\t''
 cloud_reasoning_ok\t''
 cloud_embedding_ok\t''"

@@ -23,13 +23,17 @@ _vg__mcp() {
 
     case "${cmd}" in
         vg__mcp)
-            opts="-q -k -t -T -g -L -h -V --full-index --refresh --skip-outside-root --quiet --top-k --threshold --mode --chunk-size --chunk-overlap --full --index-warn-threshold --embedder-model --embedder-source --embedder-url --trust-project-config --store --store-project --store-adopt --type --type-not --glob --max-depth --follow --hidden --no-ignore --ignore-file --max-filesize --include-generated --help --version"
+            opts="-q -k -t -T -g -L -h -V --full-index --refresh --catalog --skip-outside-root --quiet --top-k --threshold --mode --chunk-size --chunk-overlap --full --index-warn-threshold --embedder-model --embedder-source --embedder-url --trust-project-config --store --store-project --store-adopt --type --type-not --glob --max-depth --follow --hidden --no-ignore --ignore-file --max-filesize --include-generated --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --refresh)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -23,7 +23,7 @@ _vg__pick() {
 
     case "${cmd}" in
         vg__pick)
-            opts="-q -k -t -T -g -L -S -E -h -V --query --open-cmd --full-index --skip-outside-root --quiet --top-k --threshold --mode --chunk-size --chunk-overlap --full --index-warn-threshold --embedder-model --embedder-source --embedder-url --trust-project-config --store --store-project --store-adopt --type --type-not --glob --max-depth --follow --hidden --no-ignore --ignore-file --max-filesize --include-generated --changed-within --changed-before --size --exclude --help --version"
+            opts="-q -k -t -T -g -L -S -E -h -V --query --open-cmd --full-index --catalog --skip-outside-root --quiet --top-k --threshold --mode --chunk-size --chunk-overlap --full --index-warn-threshold --embedder-model --embedder-source --embedder-url --trust-project-config --store --store-project --store-adopt --type --type-not --glob --max-depth --follow --hidden --no-ignore --ignore-file --max-filesize --include-generated --changed-within --changed-before --size --exclude --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -34,6 +34,10 @@ _vg__pick() {
                     return 0
                     ;;
                 --open-cmd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -23,12 +23,16 @@ _vg__root() {
 
     case "${cmd}" in
         vg__root)
-            opts="-h -V --json --skip-outside-root --help --version"
+            opts="-h -V --json --catalog --skip-outside-root --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --catalog)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

@@ -23,7 +23,7 @@ _vg__serve() {
 
     case "${cmd}" in
         vg__serve)
-            opts="-p -q -k -t -T -g -L -h -V --bind --port --token --full-index --refresh --workers --rate-limit --skip-outside-root --quiet --top-k --threshold --mode --chunk-size --chunk-overlap --full --index-warn-threshold --embedder-model --embedder-source --embedder-url --trust-project-config --store --store-project --store-adopt --type --type-not --glob --max-depth --follow --hidden --no-ignore --ignore-file --max-filesize --include-generated --help --version"
+            opts="-p -q -k -t -T -g -L -h -V --bind --port --token --full-index --refresh --workers --rate-limit --catalog --skip-outside-root --quiet --top-k --threshold --mode --chunk-size --chunk-overlap --full --index-warn-threshold --embedder-model --embedder-source --embedder-url --trust-project-config --store --store-project --store-adopt --type --type-not --glob --max-depth --follow --hidden --no-ignore --ignore-file --max-filesize --include-generated --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -54,6 +54,10 @@ _vg__serve() {
                     return 0
                     ;;
                 --rate-limit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install vecgrep under a prefix, so that the tools are on PATH, `man vecgrep`
-# works and the shells complete the flags: the eleven binaries into PREFIX/bin,
+# works and the shells complete the flags: the twelve binaries into PREFIX/bin,
 # the model and ONNX Runtime into PREFIX/share/vecgrep (where the binaries
 # look first), the man pages into PREFIX/share/man, and completions for bash,
 # zsh and fish where those shells look under PREFIX. Every installed file is
@@ -33,7 +33,7 @@ if [[ $uninstall == 1 ]]; then
   exit 0
 fi
 
-tools=(vecgrep vg-root vg-index vg-query vg-format vg-answer vg-ask vg-log vg-serve vg-mcp vg-pick)
+tools=(vecgrep vg-root vg-index vg-query vg-format vg-answer vg-ask vg-log vg-catalog vg-serve vg-mcp vg-pick)
 if [[ -z $bin_dir ]]; then
   bin_dir="$repo/target/release"
   for t in "${tools[@]}"; do

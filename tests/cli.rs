@@ -6,6 +6,7 @@ mod common;
 
 mod answer;
 mod ask;
+mod catalog;
 mod concepts;
 mod contract;
 mod docs;

@@ -31,6 +31,29 @@ struct StrictHit {
     rev: Option<String>,
     #[serde(default)]
     reasoning: Option<String>,
+    #[serde(default)]
+    project: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct StrictCatalog {
+    r#type: String,
+    v: u32,
+    name: String,
+    dir: String,
+    projects: Vec<StrictCatalogProject>,
+    default: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct StrictCatalogProject {
+    name: String,
+    path: String,
+    present: bool,
 }
 
 #[derive(Deserialize)]
@@ -403,6 +426,7 @@ pub(crate) fn check(record: &Value) -> String {
     let result = match kind.as_str() {
         "hit" => serde_json::from_value::<StrictHit>(r).map(|_| ()),
         "root" => serde_json::from_value::<StrictRoot>(r).map(|_| ()),
+        "catalog" => serde_json::from_value::<StrictCatalog>(r).map(|_| ()),
         "file" => serde_json::from_value::<StrictFile>(r).map(|_| ()),
         "skip" => serde_json::from_value::<StrictSkip>(r).map(|_| ()),
         "summary" => serde_json::from_value::<StrictSummary>(r).map(|_| ()),
@@ -436,6 +460,7 @@ fn golden_samples_follow_the_contract() {
         "verify.ndjson",
         "plan.ndjson",
         "ask.ndjson",
+        "catalog.ndjson",
     ] {
         let text = read(&dir.join(name));
         assert!(!text.trim().is_empty(), "{name} is empty");
@@ -463,6 +488,7 @@ fn golden_samples_follow_the_contract() {
         "commit",
         "plan",
         "ask",
+        "catalog",
     ]
     .into_iter()
     .map(String::from)

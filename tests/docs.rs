@@ -32,6 +32,7 @@ fn extra_sections(name: &str) -> String {
     s.push_str(".SH ENVIRONMENT\n.TP\n\\fBVECGREP_MODEL_DIR\\fR\nDirectory holding model.onnx and the tokenizer files, instead of the data directory.\n");
     s.push_str(".TP\n\\fBORT_DYLIB_PATH\\fR\nPath of libonnxruntime.so, instead of the data directory's copy.\n");
     s.push_str(".TP\n\\fBNO_COLOR\\fR\nDisables color when \\-\\-color is auto.\n");
+    s.push_str(".TP\n\\fBVECGREP_CATALOG_DIR\\fR\nDirectory holding the catalogs (vg\\-catalog), instead of the data directory's \\fIcatalogs/\\fR.\n");
     s.push_str(".SH \"SEE ALSO\"\n");
     let all = [
         "vecgrep",
@@ -42,6 +43,7 @@ fn extra_sections(name: &str) -> String {
         "vg-answer",
         "vg-ask",
         "vg-log",
+        "vg-catalog",
         "vg-serve",
         "vg-mcp",
         "vg-pick",

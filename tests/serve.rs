@@ -22,7 +22,7 @@ impl Server {
         Self::start_with(t, args, &[])
     }
 
-    fn start_with(t: &Tree, args: &[&str], env: &[(&str, &str)]) -> Server {
+    pub(crate) fn start_with(t: &Tree, args: &[&str], env: &[(&str, &str)]) -> Server {
         Self::start_tool(t, "vg-serve", args, env)
     }
 
@@ -72,7 +72,7 @@ impl Server {
         self.request("GET", target, &[])
     }
 
-    fn json(&self, target: &str) -> Value {
+    pub(crate) fn json(&self, target: &str) -> Value {
         let (status, _, body) = self.get(target);
         assert_eq!(status, 200, "{body}");
         serde_json::from_str(&body).unwrap()

@@ -3,23 +3,25 @@
 //! index run as records on stdout and progress on stderr.
 
 use std::io::{self, BufRead, IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Once;
 use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, Context as _, Result};
 use clap::parser::ValueSource;
 use clap::ArgMatches;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use vecgrep::embed::{Embedder, LocalEmbedder, Profile};
 use vecgrep::index::{EmbedderPool, FileOutcome, IndexObserver, IndexRequest, IndexSummary, RunProgress, WalkedSet};
-use vecgrep::project::{admit_paths, select_root, Admission, AdmittedPath, ProjectRoot};
+use vecgrep::project::catalog::{admit_catalog_paths, load_context, Catalog, Catalogs};
+use vecgrep::project::{admit_paths, select_root, Admission, AdmittedPath, ProjectRoot, RootMarker};
 use vecgrep::project::{ConfigLayers, ConfigValues, EmbedderSource, ResolvedConfig, SETTINGS};
 use vecgrep::project::{Skip, WalkOptions};
 use vecgrep::records::{write_record, FileRecord, SkipRecord};
 
+use crate::cli::CatalogArgs;
 /// Exit statuses, as in ripgrep.
 pub const EXIT_FOUND: u8 = 0;
 pub const EXIT_NOT_FOUND: u8 = 1;
@@ -90,12 +92,46 @@ pub fn cli_config(matches: &ArgMatches) -> Result<ConfigValues> {
 }
 
 /// Select the root and admit the paths, without reading any config (so that
-/// `vg-root` works even where a config file is broken).
-pub fn resolve_root(paths: &[PathBuf], skip_outside_root: bool) -> Result<(PathBuf, ProjectRoot, Admission)> {
+/// `vg-root` works even where a config file is broken). `catalog` is None
+/// for a tool that never searches a catalog (vg-log), else its `--catalog`.
+pub fn resolve_root(
+    paths: &[PathBuf],
+    skip_outside_root: bool,
+    catalog: Option<&CatalogArgs>,
+) -> Result<(PathBuf, ProjectRoot, Admission)> {
     let cwd = std::env::current_dir().map_err(|e| anyhow!("cannot read the current directory: {e}"))?;
+    if let Some(catalog) = catalog_chosen(catalog, &cwd, paths)? {
+        let admitted = admit_catalog_paths(&catalog, &cwd, paths)?;
+        return Ok((cwd, catalog.root(), Admission { admitted, skipped: Vec::new() }));
+    }
     let root = select_root(&cwd, paths)?;
     let admission = admit_paths(&root, &cwd, paths, skip_outside_root)?;
     Ok((cwd, root, admission))
+}
+
+/// The catalog an invocation searches, if any: the one `--catalog` names;
+/// else, with no PATH given, the default context's (`vg-catalog use`) when
+/// the current directory is in no project or in one of that catalog's (a
+/// project of its own keeps its own search); else, in a catalog's own
+/// directory, that catalog.
+fn catalog_chosen(args: Option<&CatalogArgs>, cwd: &Path, paths: &[PathBuf]) -> Result<Option<Catalog>> {
+    let Some(args) = args else { return Ok(None) };
+    if let Some(name) = &args.catalog {
+        return Catalogs::of_user()?.open(name).map(Some);
+    }
+    if !paths.is_empty() {
+        return Ok(None);
+    }
+    let here = select_root(cwd, paths)?;
+    if here.marker == RootMarker::Catalog {
+        return Catalog::read(&here.path).map(Some);
+    }
+    let Some(name) = load_context()?.catalog else { return Ok(None) };
+    let catalog = Catalogs::of_user()?
+        .open(&name)
+        .with_context(|| format!("the default context names catalog '{name}' (vg-catalog use --clear forgets it)"))?;
+    let applies = here.marker == RootMarker::None || catalog.project_holding(&here.path).is_some();
+    Ok(applies.then_some(catalog))
 }
 
 /// Say how many chunks were stored without a vector, if any.
@@ -117,9 +153,16 @@ pub fn note_skipped_paths(tool: &str, quiet: bool, root: &ProjectRoot, admission
     }
 }
 
-/// Select the root, admit the paths and resolve the config.
-pub fn resolve(tool: &str, paths: &[PathBuf], skip_outside_root: bool, cli: ConfigValues) -> Result<Invocation> {
-    let (cwd, mut root, admission) = resolve_root(paths, skip_outside_root)?;
+/// Select the root (or the catalog: see `resolve_root`), admit the paths and
+/// resolve the config.
+pub fn resolve(
+    tool: &str,
+    paths: &[PathBuf],
+    skip_outside_root: bool,
+    catalog: Option<&CatalogArgs>,
+    cli: ConfigValues,
+) -> Result<Invocation> {
+    let (cwd, mut root, admission) = resolve_root(paths, skip_outside_root, catalog)?;
     let config = resolve_config(tool, &root, cli)?;
     root.shared = vecgrep::project::shared_index(&root, &config);
     note_skipped_paths(tool, config.quiet, &root, &admission);
@@ -506,7 +549,7 @@ impl IndexObserver for CliObserver {
 
     fn skipped(&mut self, skip: &Skip) {
         *self.tally.entry(skip.reason.code()).or_default() += 1;
-        if skip.reason.is_error() || (self.notable_skips && skip.reason.is_notable()) {
+        if skip.reason.is_error() || skip.reason.is_warning() || (self.notable_skips && skip.reason.is_notable()) {
             self.say(&format!("skipping {}: {}", skip.path, skip.reason.describe()));
         }
         self.emit(&SkipRecord::new(skip));

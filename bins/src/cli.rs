@@ -258,6 +258,15 @@ pub struct QuietArgs {
     pub quiet: bool,
 }
 
+/// Which root: the project found from the paths, or a catalog's projects
+/// as one, for every tool that searches or indexes files.
+#[derive(Args, Debug, Clone, Default)]
+pub struct CatalogArgs {
+    /// Search catalog NAME instead of the project here: every project of it as one ranking, each hit naming its project (see vg-catalog). PATHS then narrow it to parts of its projects. Without it, the default context (vg-catalog use) is searched when no PATH is given, outside any project or inside one of its projects.
+    #[arg(long, value_name = "NAME")]
+    pub catalog: Option<String>,
+}
+
 /// What becomes of PATHS outside the project root, for every tool that takes PATHS.
 #[derive(Args, Debug, Clone, Default)]
 pub struct OutsideRootArgs {
@@ -277,6 +286,8 @@ pub struct RootCli {
     /// Print a JSON record with the root and the marker that chose it.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub catalog: CatalogArgs,
     #[command(flatten)]
     pub outside: OutsideRootArgs,
     /// Paths the invocation would search; they may choose the root and must lie inside it.
@@ -313,6 +324,8 @@ pub struct IndexCli {
     /// Drop the index of a revision indexed with --rev (by any name git gives it, or its sha) and the vectors only it held.
     #[arg(long, value_name = "REV", conflicts_with_all = ["stats", "verify", "clear_cache", "reindex"])]
     pub forget: Option<String>,
+    #[command(flatten)]
+    pub catalog: CatalogArgs,
     #[command(flatten)]
     pub outside: OutsideRootArgs,
     #[command(flatten)]
@@ -353,6 +366,8 @@ pub struct QueryCli {
     /// Rebuild the index from scratch before searching.
     #[arg(long, conflicts_with = "no_index")]
     pub reindex: bool,
+    #[command(flatten)]
+    pub catalog: CatalogArgs,
     #[command(flatten)]
     pub outside: OutsideRootArgs,
     /// End with a judgement record: whether the hits look like they answer the query, and why not.
@@ -493,6 +508,8 @@ pub struct AskCli {
     #[arg(long)]
     pub no_index: bool,
     #[command(flatten)]
+    pub catalog: CatalogArgs,
+    #[command(flatten)]
     pub outside: OutsideRootArgs,
     #[command(flatten)]
     pub quiet: QuietArgs,
@@ -576,6 +593,8 @@ pub struct ServeCli {
     #[arg(long, value_name = "NUM")]
     pub rate_limit: Option<u32>,
     #[command(flatten)]
+    pub catalog: CatalogArgs,
+    #[command(flatten)]
     pub outside: OutsideRootArgs,
     /// No notes on stderr; errors and the listening URL are still printed.
     #[arg(short = 'q', long)]
@@ -609,6 +628,8 @@ pub struct McpCli {
     /// Seconds between checks for changed files.
     #[arg(long, value_name = "SECONDS", default_value_t = 2.0, value_parser = parse_refresh)]
     pub refresh: f64,
+    #[command(flatten)]
+    pub catalog: CatalogArgs,
     #[command(flatten)]
     pub outside: OutsideRootArgs,
     /// No notes on stderr; errors are still printed.
@@ -650,6 +671,8 @@ pub struct PickCli {
     #[command(flatten)]
     pub pick: PickArgs,
     #[command(flatten)]
+    pub catalog: CatalogArgs,
+    #[command(flatten)]
     pub outside: OutsideRootArgs,
     /// No notes on stderr before and after the picker (errors are still printed).
     #[arg(short, long)]
@@ -688,7 +711,7 @@ pub struct PickArgs {
     name = "vecgrep",
     version,
     about = "Semantic grep for code: find code by what it does",
-    after_help = "Examples:\n  vecgrep \"where are retries configured\" src/\n  vecgrep -l \"error handling\" | xargs rg -n unwrap\n  vecgrep --json \"auth\" | jq -r .file | sort -u\n  vecgrep -t py -C 2 \"read the config file\"\n  vecgrep --stats ; vecgrep --show-root ; vecgrep --index-only .\n  vecgrep --serve --port 8080 src/\n  vecgrep --mcp                             for a coding agent's MCP config\n  vecgrep --answer \"how do we bill tenants\"  a chat model (llm_url) answers when the results fall short\n  vecgrep --ask \"rust files changed this week that retry uploads\"\n  vecgrep --explain \"retry uploads\"         why each result ranked where it did"
+    after_help = "Examples:\n  vecgrep \"where are retries configured\" src/\n  vecgrep -l \"error handling\" | xargs rg -n unwrap\n  vecgrep --json \"auth\" | jq -r .file | sort -u\n  vecgrep -t py -C 2 \"read the config file\"\n  vecgrep --stats ; vecgrep --show-root ; vecgrep --index-only .\n  vecgrep --serve --port 8080 src/\n  vecgrep --mcp                             for a coding agent's MCP config\n  vecgrep --answer \"how do we bill tenants\"  a chat model (llm_url) answers when the results fall short\n  vecgrep --ask \"rust files changed this week that retry uploads\"\n  vecgrep --explain \"retry uploads\"         why each result ranked where it did\n  vecgrep catalog add team ~/src/api ~/src/billing ; vecgrep --catalog team \"retry uploads\"\n  vecgrep use team                           search catalog team by default (vg-catalog)"
 )]
 pub struct VecgrepCli {
     /// What to look for, in plain words.
@@ -718,6 +741,8 @@ pub struct VecgrepCli {
     /// Search the whole project, not just PATHS.
     #[arg(long)]
     pub no_scope: bool,
+    #[command(flatten)]
+    pub catalog: CatalogArgs,
     #[command(flatten)]
     pub outside: OutsideRootArgs,
     #[command(flatten)]
@@ -810,6 +835,69 @@ pub struct PorcelainServeArgs {
     pub rate_limit: Option<u32>,
 }
 
+#[derive(Parser, Debug)]
+#[command(
+    name = "vg-catalog",
+    version,
+    about = "Name sets of projects to search as one (catalogs), and the default one",
+    after_help = "Examples:\n  vg-catalog add team-api ~/src/api ~/src/billing   make (or extend) a catalog\n  vg-query --catalog team-api \"where are invoices retried\" | vg-format\n  vecgrep --catalog team-api \"where are invoices retried\"\n  vg-catalog list                                 the catalogs, their projects\n  vg-catalog use team-api                         search it by default\n  vg-catalog use --clear                          stop\n  vg-catalog remove team-api                      forget it and its index"
+)]
+pub struct CatalogCli {
+    #[command(subcommand)]
+    pub command: CatalogCommand,
+}
+
+/// What vg-catalog does.
+#[derive(clap::Subcommand, Debug)]
+pub enum CatalogCommand {
+    /// Make catalog NAME (kebab-case: lowercase letters and digits joined by single '-', at most 64) if there is none, and add each directory as a project named after it.
+    Add {
+        #[arg(value_name = "NAME")]
+        name: String,
+        /// The projects' directories; each is named by the last component of the path as given (a link named `web` to a checkout makes project `web`), which must differ within the catalog.
+        #[arg(value_name = "DIR", required = true)]
+        dirs: Vec<PathBuf>,
+    },
+    /// Take projects (by name) out of catalog NAME; their files leave its index at its next run.
+    RemoveProject {
+        #[arg(value_name = "NAME")]
+        name: String,
+        #[arg(value_name = "PROJECT", required = true)]
+        projects: Vec<String>,
+    },
+    /// Delete catalog NAME: its definition, its links and its index. The projects are not touched.
+    Remove {
+        #[arg(value_name = "NAME")]
+        name: String,
+    },
+    /// List the catalogs and their projects (exit 1 when there are none).
+    List {
+        /// One catalog record per line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show catalog NAME: where it is kept, its projects and whether each is where it was.
+    Show {
+        #[arg(value_name = "NAME")]
+        name: String,
+        /// A catalog record.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Set the default context: the catalog searched when a command names none and no PATH is given, outside any project or inside one of the catalog's. Without arguments, print it.
+    Use {
+        /// The catalog to search by default.
+        #[arg(value_name = "NAME", conflicts_with_all = ["clear", "catalog"])]
+        name: Option<String>,
+        /// The same, as a flag (`vecgrep use --catalog NAME`).
+        #[arg(long, value_name = "NAME", conflicts_with = "clear")]
+        catalog: Option<String>,
+        /// Forget the default context.
+        #[arg(long)]
+        clear: bool,
+    },
+}
+
 /// Every binary's clap definition as it parses, for generating man pages
 /// and completions.
 pub fn commands() -> Vec<clap::Command> {
@@ -825,6 +913,7 @@ pub fn commands() -> Vec<clap::Command> {
         AnswerCli::command(),
         AskCli::command(),
         LogCli::command(),
+        CatalogCli::command(),
     ]
     .into_iter()
     .map(finished)
@@ -852,6 +941,7 @@ fn long_help_source(tool: &str) -> Option<&'static str> {
         "vg-answer" => include_str!("../doc/vg-answer.txt"),
         "vg-ask" => include_str!("../doc/vg-ask.txt"),
         "vg-log" => include_str!("../doc/vg-log.txt"),
+        "vg-catalog" => include_str!("../doc/vg-catalog.txt"),
         _ => return None,
     })
 }

@@ -40,6 +40,18 @@ pub enum Mode {
     Ask,
 }
 
+/// What every tool that searches or indexes files is given.
+const SHARED_FLAGS: &[&str] = &[
+    "catalog",
+    "skip_outside_root",
+    "quiet",
+    "SearchConfigArgs",
+    "IndexConfigArgs",
+    "TrustArgs",
+    "StoreArgs",
+    "WalkArgs",
+];
+
 impl Mode {
     pub fn of(cli: &VecgrepCli) -> Mode {
         if cli.server.serve {
@@ -72,9 +84,7 @@ impl Mode {
     /// The tools the mode runs, each with the porcelain flags (argument ids,
     /// or the ids of a flattened group of them) it is given.
     pub fn tools(self) -> Vec<(&'static str, Vec<&'static str>)> {
-        let shared =
-            ["skip_outside_root", "quiet", "SearchConfigArgs", "IndexConfigArgs", "TrustArgs", "StoreArgs", "WalkArgs"];
-        let with = |more: &[&'static str]| shared.iter().chain(more).copied().collect::<Vec<_>>();
+        let with = |more: &[&'static str]| SHARED_FLAGS.iter().chain(more).copied().collect::<Vec<_>>();
         let query = || {
             ("vg-query", with(&["FileFilterArgs", "MaxCountArgs", "reindex", "no_index", "no_scope", "rev", "explain"]))
         };
@@ -83,13 +93,18 @@ impl Mode {
             Mode::Serve => vec![("vg-serve", with(&["bind", "port", "token", "full_index", "rate_limit"]))],
             Mode::Mcp => vec![("vg-mcp", with(&["full_index"]))],
             Mode::Pick => vec![("vg-pick", with(&["FileFilterArgs", "pick_query", "open_cmd", "full_index"]))],
-            Mode::ShowRoot => vec![("vg-root", vec!["skip_outside_root"])],
-            Mode::Stats => vec![("vg-index", vec!["skip_outside_root", "quiet", "json", "TrustArgs", "StoreArgs"])],
-            Mode::ClearCache => vec![("vg-index", vec!["skip_outside_root", "quiet", "TrustArgs", "StoreArgs"])],
+            Mode::ShowRoot => vec![("vg-root", vec!["catalog", "skip_outside_root"])],
+            Mode::Stats => {
+                vec![("vg-index", vec!["catalog", "skip_outside_root", "quiet", "json", "TrustArgs", "StoreArgs"])]
+            }
+            Mode::ClearCache => {
+                vec![("vg-index", vec!["catalog", "skip_outside_root", "quiet", "TrustArgs", "StoreArgs"])]
+            }
             Mode::IndexOnly => {
                 vec![(
                     "vg-index",
                     vec![
+                        "catalog",
                         "skip_outside_root",
                         "quiet",
                         "IndexConfigArgs",
@@ -157,6 +172,18 @@ impl Mode {
     }
 }
 
+/// The arguments of vg-catalog for `vecgrep catalog ARGS` (ARGS) and
+/// `vecgrep use ARGS` (`use` ARGS): a command word first, as git's, so
+/// that a query of that one word is written after `--`.
+pub fn catalog_command(args: &[OsString]) -> Option<Vec<OsString>> {
+    let (first, rest) = args.split_first()?;
+    match first.to_str()? {
+        "catalog" => Some(rest.to_vec()),
+        "use" => Some(args.to_vec()),
+        _ => None,
+    }
+}
+
 /// The porcelain flags no tool is given: they choose the mode, or are the
 /// positional arguments the plan passes on its own way.
 pub const MODE_SELECTORS: &[&str] = &[
@@ -180,7 +207,21 @@ pub const MODE_SELECTORS: &[&str] = &[
 /// The first flag given that only other modes use (`--learn` without
 /// `--answer` or `--ask`, `--since` without `--log`, ...): it would do nothing.
 pub fn stray_flag(mode: Mode, matches: &ArgMatches, porcelain: &Command) -> Option<String> {
-    let owners: [(&[Mode], &str, &str); 4] = [
+    const NOT_LOG: &[Mode] = &[
+        Mode::Serve,
+        Mode::Mcp,
+        Mode::Pick,
+        Mode::ShowRoot,
+        Mode::Stats,
+        Mode::ClearCache,
+        Mode::IndexOnly,
+        Mode::Search,
+        Mode::Answer,
+        Mode::Plan,
+        Mode::Ask,
+    ];
+    let owners: [(&[Mode], &str, &str); 5] = [
+        (NOT_LOG, "catalog", "a project's files, not its history (--log)"),
         (&[Mode::Search, Mode::Answer], "MaxCountArgs", "a search of the files (not --log, --ask, -i or a server)"),
         (&[Mode::Answer, Mode::Ask, Mode::Plan], "AnswerArgs", "--answer or --ask"),
         (&[Mode::Ask, Mode::Plan], "AskArgs", "--ask or --plan"),
@@ -373,6 +414,16 @@ mod tests {
             .filter(|id| !reached.contains(*id) && !MODE_SELECTORS.contains(id))
             .collect();
         assert!(forgotten.is_empty(), "porcelain flags no tool is given: {forgotten:?}");
+    }
+
+    #[test]
+    fn catalog_and_use_first_are_vg_catalog_commands_and_a_query_after_dashes_is_not() {
+        let args = |a: &[&str]| a.iter().map(OsString::from).collect::<Vec<_>>();
+        assert_eq!(catalog_command(&args(&["catalog", "add", "t", "d"])), Some(args(&["add", "t", "d"])));
+        assert_eq!(catalog_command(&args(&["use", "--clear"])), Some(args(&["use", "--clear"])));
+        assert_eq!(catalog_command(&args(&["--", "use"])), None);
+        assert_eq!(catalog_command(&args(&["use the cache", "src"])), None);
+        assert_eq!(catalog_command(&args(&["-q", "catalog"])), None);
     }
 
     #[test]

@@ -158,6 +158,7 @@ mod tests {
             concepts: Vec::new(),
             rev: None,
             reasoning: None,
+            project: None,
         }
     }
 

@@ -3,14 +3,16 @@
 //! gain fields and new record types; readers ignore what they do not know.
 
 use std::io::{self, Write};
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
 use crate::history::{iso_date, CommitHit};
 use crate::index::{FileOutcome, IndexSummary};
 use crate::judge::{Judgement, Verdict};
-use crate::project::ProjectRoot;
+use crate::project::catalog::Catalog;
 use crate::project::Skip;
+use crate::project::{ProjectRoot, RootMarker};
 use crate::search::Hit;
 use crate::store::IndexStats;
 
@@ -60,14 +62,20 @@ pub struct HitRecord {
     /// for (`vg-query --explain`). Added within version 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<String>,
+    /// The catalog's project the hit is from, when a catalog was searched
+    /// (`--catalog`); `root` is then that project's directory. Added
+    /// within version 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
 }
 
 impl HitRecord {
     pub fn new(root: &ProjectRoot, hit: Hit, query: &str) -> Self {
+        let (root, file, project) = place_in(root, hit.file);
         HitRecord {
             v: CONTRACT_VERSION,
-            root: Some(root.path.to_string_lossy().into_owned()),
-            file: hit.file,
+            root: Some(root.to_string_lossy().into_owned()),
+            file,
             start_line: hit.start_line,
             end_line: hit.end_line,
             score: round4(hit.score as f64),
@@ -78,6 +86,7 @@ impl HitRecord {
             concepts: hit.concepts,
             rev: None,
             reasoning: None,
+            project,
         }
     }
 
@@ -91,6 +100,20 @@ impl HitRecord {
     /// or in a stream from before fit was added what it is ordered by.
     pub fn shown(&self) -> f64 {
         self.fit.unwrap_or_else(|| self.order())
+    }
+}
+
+/// Where a hit's file is: under `root`, or for a catalog's file
+/// (`<project>/<path>`), under its project's directory, found through the
+/// catalog's link to it, with the project's name.
+fn place_in(root: &ProjectRoot, file: String) -> (PathBuf, String, Option<String>) {
+    if root.marker != RootMarker::Catalog {
+        return (root.path.clone(), file, None);
+    }
+    let Some((project, rest)) = file.split_once('/') else { return (root.path.clone(), file, None) };
+    match std::fs::read_link(root.path.join(project)) {
+        Ok(dir) => (dir, rest.to_string(), Some(project.to_string())),
+        Err(_) => (root.path.clone(), file, None),
     }
 }
 
@@ -183,6 +206,44 @@ impl RootRecord {
             root: root.path.to_string_lossy().into_owned(),
             marker: root.marker.as_str().into(),
         }
+    }
+}
+
+/// `vg-catalog list --json` and `show --json`: one catalog.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "catalog")]
+pub struct CatalogRecord {
+    pub v: u32,
+    pub name: String,
+    /// Where its definition, links and index are kept.
+    pub dir: String,
+    pub projects: Vec<CatalogProjectRecord>,
+    /// Whether it is the default context (`vg-catalog use`).
+    pub default: bool,
+}
+
+/// One project of a `catalog` record.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CatalogProjectRecord {
+    pub name: String,
+    pub path: String,
+    /// Whether its directory is still there (a missing one is skipped).
+    pub present: bool,
+}
+
+impl CatalogRecord {
+    pub fn new(catalog: &Catalog, default: bool) -> Self {
+        let projects = catalog
+            .projects
+            .iter()
+            .map(|p| CatalogProjectRecord {
+                name: p.name.clone(),
+                path: p.path.to_string_lossy().into_owned(),
+                present: p.path.is_dir(),
+            })
+            .collect();
+        let dir = catalog.dir.to_string_lossy().into_owned();
+        CatalogRecord { v: CONTRACT_VERSION, name: catalog.name.clone(), dir, projects, default }
     }
 }
 
@@ -471,6 +532,7 @@ pub enum Record {
     Hit(HitRecord),
     Commit(CommitRecord),
     Root(RootRecord),
+    Catalog(CatalogRecord),
     File(FileRecord),
     Skip(SkipRecord),
     Summary(SummaryRecord),
@@ -601,6 +663,8 @@ mod tests {
             Record::parse(std::str::from_utf8(&buf).unwrap().trim_end(), 1).unwrap().unwrap()
         }
         assert!(matches!(line(&RootRecord::new(&root)), Record::Root(_)));
+        let catalog = Catalog { name: "team".into(), dir: "/c/team".into(), projects: Vec::new() };
+        assert!(matches!(line(&CatalogRecord::new(&catalog, true)), Record::Catalog(c) if c.default));
         assert!(matches!(line(&FileRecord::new("a.rs", FileOutcome::Indexed, 2)), Record::File(_)));
         assert!(matches!(line(&SummaryRecord::new(&root, &IndexSummary::default())), Record::Summary(_)));
         assert!(matches!(line(&StatsRecord::new(&root, &stats, None)), Record::Stats(_)));
@@ -655,6 +719,7 @@ mod tests {
             concepts: Vec::new(),
             rev: None,
             reasoning: Some("1st by words of 3".into()),
+            project: None,
         };
         let mut buf = Vec::new();
         write_record(&mut buf, &h).unwrap();
@@ -697,7 +762,7 @@ mod tests {
             #[test]
             fn written_hits_read_back_equal(file in "[a-z/]{1,30}", start in 1usize..10_000, len in 0usize..100, text in "\\PC{0,200}", score in -1.0f64..1.0) {
                 // Scores are written rounded, as HitRecord::new rounds them.
-                let hit = HitRecord { v: 1, root: Some("/r".into()), file, start_line: start, end_line: start + len, score: round4(score), relevance: Some(round4(score + 0.5)), fit: Some(round4(score * 0.9)), text, query: Some("q".into()), concepts: Vec::new(), rev: None, reasoning: None };
+                let hit = HitRecord { v: 1, root: Some("/r".into()), file, start_line: start, end_line: start + len, score: round4(score), relevance: Some(round4(score + 0.5)), fit: Some(round4(score * 0.9)), text, query: Some("q".into()), concepts: Vec::new(), rev: None, reasoning: None, project: None };
                 let mut line = Vec::new();
                 write_record(&mut line, &hit).unwrap();
                 let back = parse_hit_line(std::str::from_utf8(&line).unwrap().trim_end(), 1).unwrap().unwrap();

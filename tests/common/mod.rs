@@ -81,6 +81,7 @@ pub(crate) fn bin(tool: &str) -> PathBuf {
         "vg-answer" => PathBuf::from(env!("CARGO_BIN_EXE_vg-answer")),
         "vg-ask" => PathBuf::from(env!("CARGO_BIN_EXE_vg-ask")),
         "vg-log" => PathBuf::from(env!("CARGO_BIN_EXE_vg-log")),
+        "vg-catalog" => PathBuf::from(env!("CARGO_BIN_EXE_vg-catalog")),
         other => panic!("no tool {other}"),
     }
 }
@@ -93,6 +94,7 @@ pub(crate) fn tool_cmd(tool: &str) -> Command {
         "ORT_DYLIB_PATH",
         "NO_COLOR",
         "XDG_CONFIG_HOME",
+        "VECGREP_CATALOG_DIR",
         "VECGREP_LLM_API_KEY",
     ] {
         c.env_remove(var);

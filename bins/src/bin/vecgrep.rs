@@ -12,6 +12,10 @@ use vecgrep_bins::cli::VecgrepCli;
 use vecgrep_bins::porcelain::{self, Mode};
 
 fn main() -> ExitCode {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    if let Some(argv) = porcelain::catalog_command(&args) {
+        return run_main("vecgrep", || become_tool("vg-catalog", argv));
+    }
     let (cli, matches) = vecgrep_bins::app::parse_args::<VecgrepCli>("vecgrep");
     run_main("vecgrep", || dispatch(&cli, &matches))
 }
@@ -22,6 +26,13 @@ fn tool(name: &str) -> Result<Command> {
     let mut cmd = Command::new(path);
     cmd.env(RUN_BY_ENV, "vecgrep");
     Ok(cmd)
+}
+
+/// Run `name` with `argv` in vecgrep's place.
+fn become_tool(name: &str, argv: Vec<std::ffi::OsString>) -> Result<u8> {
+    use std::os::unix::process::CommandExt;
+    let e = tool(name)?.args(argv).exec();
+    Err(e).with_context(|| format!("cannot run {name}"))
 }
 
 fn dispatch(cli: &VecgrepCli, matches: &clap::ArgMatches) -> Result<u8> {

@@ -24,7 +24,7 @@ const TOOL: &str = "vg-ask";
 fn main() -> ExitCode {
     let (cli, matches) = vecgrep_bins::app::parse_args::<AskCli>(TOOL);
     run_main(TOOL, || {
-        let inv = resolve(TOOL, &cli.paths, cli.outside.skip_outside_root, cli_config(&matches)?)?;
+        let inv = resolve(TOOL, &cli.paths, cli.outside.skip_outside_root, Some(&cli.catalog), cli_config(&matches)?)?;
         let options = AskOptions {
             privacy_mode: None,
             force_answer: cli.answer.force_answer,

@@ -17,7 +17,7 @@ const TOOL: &str = "vg-index";
 fn main() -> ExitCode {
     let (cli, matches) = vecgrep_bins::app::parse_args::<IndexCli>(TOOL);
     run_main(TOOL, || {
-        let inv = resolve(TOOL, &cli.paths, cli.outside.skip_outside_root, cli_config(&matches)?)?;
+        let inv = resolve(TOOL, &cli.paths, cli.outside.skip_outside_root, Some(&cli.catalog), cli_config(&matches)?)?;
         if cli.stats {
             return print_stats(&cli, &inv.root);
         }

@@ -26,7 +26,7 @@ fn main() -> ExitCode {
         // Paths the history knew may be gone from the working tree: those that
         // exist choose the root as for every tool, and all are then taken as written.
         let present: Vec<PathBuf> = cli.paths.iter().filter(|p| p.exists()).cloned().collect();
-        let inv = resolve(TOOL, &present, cli.outside.skip_outside_root, cli_config(&matches)?)?;
+        let inv = resolve(TOOL, &present, cli.outside.skip_outside_root, None, cli_config(&matches)?)?;
         let repo = GitRepo::open(&inv.root.path)?;
         let filter = CommitFilter { within_root: repo.root_is_subdirectory(), ..commit_filter(&cli, &inv)? };
         let mut query_embedder =

@@ -30,7 +30,7 @@ impl McpEvents for Events {
 fn main() -> ExitCode {
     let (cli, matches) = vecgrep_bins::app::parse_args::<McpCli>(TOOL);
     run_main(TOOL, || {
-        let inv = resolve(TOOL, &cli.paths, cli.outside.skip_outside_root, cli_config(&matches)?)?;
+        let inv = resolve(TOOL, &cli.paths, cli.outside.skip_outside_root, Some(&cli.catalog), cli_config(&matches)?)?;
         let shutdown = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&shutdown);
         ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst))

@@ -61,7 +61,7 @@ fn pick(mut cli: PickCli, matches: &clap::ArgMatches) -> Result<u8> {
     if !std::io::stderr().is_terminal() || std::fs::File::open("/dev/tty").is_err() {
         return Err(anyhow!("the picker needs a terminal (stderr is not one); use vg-query or vecgrep for pipelines"));
     }
-    let mut inv = resolve(TOOL, &cli.paths, cli.outside.skip_outside_root, cli_config(matches)?)?;
+    let mut inv = resolve(TOOL, &cli.paths, cli.outside.skip_outside_root, Some(&cli.catalog), cli_config(matches)?)?;
     let config = inv.config.clone();
     let walk = cli.walk.to_options(&config);
     let mut index_embedders = embedder_pool(&config);

@@ -22,7 +22,7 @@ fn main() -> ExitCode {
     let (cli, matches) = vecgrep_bins::app::parse_args::<QueryCli>(TOOL);
     run_main(TOOL, || {
         let query = vecgrep::search::check_query(&cli.query)?.to_string();
-        let inv = resolve(TOOL, &cli.paths, cli.outside.skip_outside_root, cli_config(&matches)?)?;
+        let inv = resolve(TOOL, &cli.paths, cli.outside.skip_outside_root, Some(&cli.catalog), cli_config(&matches)?)?;
         let mut query_embedder = may_need_model(&inv).then(|| preload_query_embedder(&inv.config));
         let result = search(&cli, &inv, &query, &mut query_embedder);
         // The model may still be loading when the search fails early; a

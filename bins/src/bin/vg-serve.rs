@@ -40,7 +40,7 @@ impl ServeEvents for Events {
 fn main() -> ExitCode {
     let (cli, matches) = vecgrep_bins::app::parse_args::<ServeCli>(TOOL);
     run_main(TOOL, || {
-        let inv = resolve(TOOL, &cli.paths, cli.outside.skip_outside_root, cli_config(&matches)?)?;
+        let inv = resolve(TOOL, &cli.paths, cli.outside.skip_outside_root, Some(&cli.catalog), cli_config(&matches)?)?;
         let token =
             vecgrep::serve::token(cli.token.clone(), std::env::var("VECGREP_TOKEN").ok()).map_err(|e| anyhow!(e))?;
         if !cli.bind.is_loopback() {

@@ -518,6 +518,7 @@ mod tests {
             concepts: Vec::new(),
             rev: None,
             reasoning: None,
+            project: None,
         }
     }
 

@@ -1,8 +1,10 @@
 //! Where a search happens and what it covers: the project root (`root`),
 //! the settings of one invocation (`settings`, declared once, and `config`,
 //! the files and layers they come from), and the files a walk admits
-//! (`walk`, with `generated` telling files made by tools).
+//! (`walk`, with `generated` telling files made by tools), for one project
+//! or for each project of a catalog (`catalog`).
 
+pub mod catalog;
 mod config;
 mod generated;
 mod root;
@@ -13,13 +15,23 @@ pub use config::{global_config_path, ConfigError, ConfigLayers};
 pub use generated::{by_content, Generated};
 pub use root::{
     admit_paths, admit_paths_lexically, is_under, normalize_lexically, relative_to, root_named, select_root,
-    shared_index, Admission, AdmittedPath, ProjectRoot, RootError, RootMarker, SharedIndex,
+    shared_index, Admission, AdmittedPath, ProjectRoot, RootError, RootMarker, SharedIndex, CATALOG_FILE,
 };
 pub use settings::{
     check_chunk_size, check_threshold, check_top_k, setting, ConfigValues, EmbedderSource, Planner, PrivacyMode,
     ResolvedConfig, SearchMode, Setting, DEFAULT_EMBEDDER_MODEL, MAX_TOP_K, SETTINGS,
 };
-pub use walk::{looks_binary, mtime_ns, type_names, walk, Skip, SkipReason, WalkOptions, WalkResult, WalkedFile};
+pub use walk::{looks_binary, mtime_ns, type_names, Skip, SkipReason, WalkOptions, WalkResult, WalkedFile};
 
 /// Name of the per-project directory that holds the index and project config.
 pub const PROJECT_DIR: &str = ".vecgrep";
+
+/// Walk `paths` under `root` and collect indexable files, sorted by path:
+/// a project's tree, or each project of a catalog.
+pub fn walk(root: &ProjectRoot, paths: &[AdmittedPath], opts: &WalkOptions) -> anyhow::Result<WalkResult> {
+    if root.marker == RootMarker::Catalog {
+        catalog::walk_catalog(root, paths, opts)
+    } else {
+        walk::walk_tree(root, paths, opts)
+    }
+}

@@ -23,6 +23,9 @@ pub enum RootMarker {
     /// A git revision's files, written from the object database into the
     /// project's `.vecgrep/revs/` to be indexed: nothing above it applies.
     Revision,
+    /// A catalog's directory (`catalog::Catalog`): its files are its
+    /// projects' files.
+    Catalog,
 }
 
 impl RootMarker {
@@ -34,6 +37,7 @@ impl RootMarker {
             RootMarker::Vecgrep => "vecgrep",
             RootMarker::None => "none",
             RootMarker::Revision => "revision",
+            RootMarker::Catalog => "catalog",
         }
     }
 }
@@ -116,10 +120,14 @@ impl ProjectRoot {
     }
 }
 
+/// The file that makes a directory a catalog's (`catalog`).
+pub const CATALOG_FILE: &str = ".vecgrep-catalog.toml";
+
 /// Markers in the order they are reported when one directory has several:
 /// `.vecgrep` comes last because every indexed root grows one, and the VCS
 /// marker says more about the project.
-const MARKERS: [(&str, RootMarker); 4] = [
+const MARKERS: [(&str, RootMarker); 5] = [
+    (CATALOG_FILE, RootMarker::Catalog),
     (".git", RootMarker::Git),
     (".hg", RootMarker::Hg),
     (".jj", RootMarker::Jj),
@@ -131,8 +139,12 @@ pub(super) fn find_marked_root(start: &Path) -> Option<ProjectRoot> {
     for dir in start.ancestors() {
         for (name, marker) in MARKERS {
             let candidate = dir.join(name);
-            // `.git` may be a file (worktrees, submodules); the others are directories.
-            let present = if marker == RootMarker::Git { candidate.exists() } else { candidate.is_dir() };
+            // `.git` may be a file (worktrees, submodules); a catalog's is a file; the others are directories.
+            let present = match marker {
+                RootMarker::Git => candidate.exists(),
+                RootMarker::Catalog => candidate.is_file(),
+                _ => candidate.is_dir(),
+            };
             if present {
                 return Some(ProjectRoot { path: dir.to_path_buf(), marker, shared: None });
             }

@@ -103,6 +103,8 @@ pub enum SkipReason {
     Error(String),
     /// A lock file, minified bundle or generated code (`generated`).
     Generated(Generated),
+    /// A catalog's project whose directory (this one) has moved or vanished.
+    MissingProject(String),
 }
 
 impl SkipReason {
@@ -118,6 +120,7 @@ impl SkipReason {
             SkipReason::Vanished => "vanished",
             SkipReason::Error(_) => "error",
             SkipReason::Generated(_) => "generated",
+            SkipReason::MissingProject(_) => "missing_project",
         }
     }
 
@@ -126,6 +129,12 @@ impl SkipReason {
     /// files and minified bundles).
     pub fn is_notable(&self) -> bool {
         !matches!(self, SkipReason::Binary | SkipReason::Symlink | SkipReason::Generated(_))
+    }
+
+    /// Whether every run says so, a search's too: a whole project of a
+    /// catalog is missing from the results.
+    pub fn is_warning(&self) -> bool {
+        matches!(self, SkipReason::MissingProject(_))
     }
 
     /// Whether it makes the run end with status 2, as a read error does in ripgrep.
@@ -146,6 +155,9 @@ impl SkipReason {
             SkipReason::Vanished => "file vanished while indexing".into(),
             SkipReason::Error(e) => e.clone(),
             SkipReason::Generated(g) => format!("{} (pass --include-generated to index it)", g.describe()),
+            SkipReason::MissingProject(dir) => {
+                format!("the catalog's project is not at {dir} any more (its files leave the index; vg-catalog remove-project drops it)")
+            }
         }
     }
 }
@@ -170,7 +182,11 @@ pub struct WalkResult {
 /// it serves): a link to a directory elsewhere is one skip, never walked
 /// (issue 42: a link to `/` was walked on each refresh of a server), and
 /// a link to a file elsewhere is a skip.
-pub fn walk(root: &ProjectRoot, paths: &[AdmittedPath], opts: &WalkOptions) -> Result<WalkResult> {
+pub(in crate::project) fn walk_tree(
+    root: &ProjectRoot,
+    paths: &[AdmittedPath],
+    opts: &WalkOptions,
+) -> Result<WalkResult> {
     let mut out = WalkResult::default();
     let bounds = Bounds { root: root.path.clone(), paths: paths.iter().map(|p| p.abs.clone()).collect() };
     let outside: Arc<Mutex<Vec<Skip>>> = Arc::default();

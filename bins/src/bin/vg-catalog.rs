@@ -1,0 +1,126 @@
+//! vg-catalog: name sets of projects to search as one, and the default one.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use vecgrep::project::catalog::{load_context, save_context, Added, Catalog, Catalogs, DefaultContext};
+use vecgrep::records::{write_record, CatalogRecord};
+use vecgrep_bins::app::{run_main, EXIT_FOUND, EXIT_NOT_FOUND};
+use vecgrep_bins::cli::{CatalogCli, CatalogCommand};
+
+const TOOL: &str = "vg-catalog";
+
+fn main() -> ExitCode {
+    let (cli, _) = vecgrep_bins::app::parse_args::<CatalogCli>(TOOL);
+    run_main(TOOL, || {
+        let catalogs = Catalogs::of_user()?;
+        let mut out = std::io::stdout().lock();
+        let status = match cli.command {
+            CatalogCommand::Add { name, dirs } => add(&catalogs, &name, &dirs, &mut out)?,
+            CatalogCommand::RemoveProject { name, projects } => {
+                let catalog = catalogs.remove_projects(&name, &projects)?;
+                writeln!(out, "catalog '{name}' has {} left", projects_phrase(&catalog))?;
+                EXIT_FOUND
+            }
+            CatalogCommand::Remove { name } => remove(&catalogs, &name, &mut out)?,
+            CatalogCommand::List { json } => list(&catalogs, json, &mut out)?,
+            CatalogCommand::Show { name, json } => {
+                let catalog = catalogs.open(&name)?;
+                show(&catalog, is_default(&catalog)?, json, &mut out)?;
+                EXIT_FOUND
+            }
+            CatalogCommand::Use { name, catalog, clear } => use_context(&catalogs, name.or(catalog), clear, &mut out)?,
+        };
+        out.flush()?;
+        Ok(status)
+    })
+}
+
+fn add(catalogs: &Catalogs, name: &str, dirs: &[std::path::PathBuf], out: &mut impl Write) -> Result<u8> {
+    let (catalog, added) = catalogs.add(name, dirs)?;
+    for a in &added {
+        match a {
+            Added::New(p) => writeln!(out, "added {} ({})", p.name, p.path.display())?,
+            Added::Already(p) => writeln!(out, "{} ({}) was already in it", p.name, p.path.display())?,
+        }
+    }
+    writeln!(out, "catalog '{name}' has {}; search it with --catalog {name}", projects_phrase(&catalog))?;
+    Ok(EXIT_FOUND)
+}
+
+fn remove(catalogs: &Catalogs, name: &str, out: &mut impl Write) -> Result<u8> {
+    let catalog = catalogs.remove(name)?;
+    if load_context()?.catalog.as_deref() == Some(name) {
+        save_context(&DefaultContext::default())?;
+        writeln!(out, "the default context named it, and is cleared")?;
+    }
+    writeln!(out, "removed catalog '{name}' and its index ({}); its projects are untouched", catalog.dir.display())?;
+    Ok(EXIT_FOUND)
+}
+
+fn list(catalogs: &Catalogs, json: bool, out: &mut impl Write) -> Result<u8> {
+    let all = catalogs.list()?;
+    let default = load_context()?.catalog;
+    for catalog in &all {
+        let is_default = default.as_deref() == Some(catalog.name.as_str());
+        if json {
+            write_record(out, &CatalogRecord::new(catalog, is_default))?;
+        } else {
+            let mark = if is_default { " (default)" } else { "" };
+            let names: Vec<&str> = catalog.projects.iter().map(|p| p.name.as_str()).collect();
+            writeln!(out, "{}{mark}: {}", catalog.name, names.join(" "))?;
+        }
+    }
+    Ok(if all.is_empty() { EXIT_NOT_FOUND } else { EXIT_FOUND })
+}
+
+fn show(catalog: &Catalog, is_default: bool, json: bool, out: &mut impl Write) -> Result<()> {
+    if json {
+        return Ok(write_record(out, &CatalogRecord::new(catalog, is_default))?);
+    }
+    let mark = if is_default { " (the default context)" } else { "" };
+    writeln!(out, "catalog {}{mark}, kept in {}", catalog.name, catalog.dir.display())?;
+    for p in &catalog.projects {
+        let missing = if p.path.is_dir() { "" } else { "  (missing: skipped)" };
+        writeln!(out, "  {}  {}{missing}", p.name, p.path.display())?;
+    }
+    Ok(())
+}
+
+fn is_default(catalog: &Catalog) -> Result<bool> {
+    Ok(load_context()?.catalog.as_deref() == Some(catalog.name.as_str()))
+}
+
+/// `use NAME`, `use --clear`, or `use` alone to say what is set.
+fn use_context(catalogs: &Catalogs, name: Option<String>, clear: bool, out: &mut impl Write) -> Result<u8> {
+    if clear {
+        let path = save_context(&DefaultContext::default())?;
+        writeln!(out, "no default context ({} removed)", path.display())?;
+        return Ok(EXIT_FOUND);
+    }
+    let Some(name) = name else {
+        let path = vecgrep::project::catalog::context_path()?;
+        return Ok(match load_context()?.catalog {
+            Some(name) => {
+                writeln!(out, "catalog {name} (kept in {})", path.display())?;
+                EXIT_FOUND
+            }
+            None => {
+                writeln!(out, "no default context; vg-catalog use NAME sets one")?;
+                EXIT_NOT_FOUND
+            }
+        });
+    };
+    let catalog = catalogs.open(&name)?;
+    let path = save_context(&DefaultContext { catalog: Some(catalog.name.clone()) })?;
+    writeln!(out, "searching catalog {name} by default where no PATH is given (kept in {})", path.display())?;
+    Ok(EXIT_FOUND)
+}
+
+fn projects_phrase(catalog: &Catalog) -> String {
+    match catalog.projects.len() {
+        1 => "1 project".into(),
+        n => format!("{n} projects"),
+    }
+}

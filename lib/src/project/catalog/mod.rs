@@ -1,0 +1,270 @@
+//! Catalogs: a named set of projects searched as one. A catalog is a root
+//! of its own (`RootMarker::Catalog`), a directory under the user's data
+//! directory holding its definition, its index and a link to each project,
+//! so that everything built for a root (index runs, searches, servers, the
+//! picker) works on it, and a file's catalog path `<project>/<path>`
+//! resolves on disk.
+
+mod context;
+mod names;
+mod walk;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail, Context as _, Result};
+use serde::{Deserialize, Serialize};
+
+pub use context::{context_path, load_context, save_context, DefaultContext};
+pub use names::{check_catalog_name, check_label_name, check_project_name, NameError};
+pub use walk::{admit_catalog_paths, walk_catalog};
+
+use super::root::{ProjectRoot, RootMarker, CATALOG_FILE};
+
+/// The variable that names another directory for the catalogs.
+pub const CATALOG_DIR_ENV: &str = "VECGREP_CATALOG_DIR";
+
+/// The definition's format; a newer one is refused rather than misread.
+const CATALOG_VERSION: u32 = 1;
+
+/// One catalog as its definition says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Catalog {
+    pub name: String,
+    /// Where its definition, index and links live.
+    pub dir: PathBuf,
+    pub projects: Vec<CatalogProject>,
+}
+
+/// A project of a catalog: its name there (the first segment of its
+/// files' catalog paths) and where it is.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CatalogProject {
+    pub name: String,
+    pub path: PathBuf,
+}
+
+/// The definition file, `<dir>/.vecgrep-catalog.toml`.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CatalogFile {
+    version: u32,
+    name: String,
+    #[serde(default, rename = "project")]
+    projects: Vec<CatalogProject>,
+}
+
+/// The directory that holds the catalogs, one directory each.
+#[derive(Clone, Debug)]
+pub struct Catalogs {
+    pub dir: PathBuf,
+}
+
+impl Catalogs {
+    /// Where the user's catalogs live: `$VECGREP_CATALOG_DIR`, else
+    /// `$XDG_DATA_HOME/vecgrep/catalogs`, else `~/.local/share/vecgrep/catalogs`.
+    pub fn of_user() -> Result<Catalogs> {
+        if let Some(dir) = std::env::var_os(CATALOG_DIR_ENV).filter(|v| !v.is_empty()) {
+            return Ok(Catalogs { dir: PathBuf::from(dir) });
+        }
+        if let Some(x) = std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
+            return Ok(Catalogs { dir: PathBuf::from(x).join("vecgrep/catalogs") });
+        }
+        let home = std::env::var_os("HOME").filter(|v| !v.is_empty());
+        let home = home.ok_or_else(|| anyhow!("neither XDG_DATA_HOME nor HOME is set, so catalogs have no home"))?;
+        Ok(Catalogs { dir: PathBuf::from(home).join(".local/share/vecgrep/catalogs") })
+    }
+
+    /// The catalog named `name`, or an error saying none is.
+    pub fn open(&self, name: &str) -> Result<Catalog> {
+        check_catalog_name(name)?;
+        let dir = self.dir.join(name);
+        if !dir.join(CATALOG_FILE).is_file() {
+            bail!("no catalog named '{name}' (vg-catalog list shows them; vg-catalog add {name} PATH... makes it)");
+        }
+        Catalog::read(&dir)
+    }
+
+    /// Every catalog, by name.
+    pub fn list(&self) -> Result<Vec<Catalog>> {
+        let entries = match std::fs::read_dir(&self.dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(e).with_context(|| format!("reading {}", self.dir.display())),
+        };
+        let mut out = Vec::new();
+        for entry in entries {
+            let path = entry?.path();
+            if path.join(CATALOG_FILE).is_file() {
+                out.push(Catalog::read(&path)?);
+            }
+        }
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(out)
+    }
+
+    /// Make catalog `name` if it does not exist, and add each of `paths`
+    /// (directories) as a project named after its directory. Nothing is
+    /// written unless every path can be added.
+    pub fn add(&self, name: &str, paths: &[PathBuf]) -> Result<(Catalog, Vec<Added>)> {
+        check_catalog_name(name)?;
+        // Roots are canonical paths; the catalogs' directory may not exist yet.
+        let dir = self.dir.canonicalize().unwrap_or_else(|_| self.dir.clone()).join(name);
+        let mut catalog = if dir.join(CATALOG_FILE).is_file() {
+            Catalog::read(&dir)?
+        } else {
+            Catalog { name: name.into(), dir: dir.clone(), projects: Vec::new() }
+        };
+        let mut added = Vec::new();
+        for path in paths {
+            let project = project_for(&catalog, path)?;
+            match catalog.projects.iter().find(|p| p.path == project.path) {
+                Some(same) => added.push(Added::Already(same.clone())),
+                None => {
+                    catalog.projects.push(project.clone());
+                    added.push(Added::New(project));
+                }
+            }
+        }
+        write(&catalog)?;
+        Ok((Catalog::read(&dir)?, added))
+    }
+
+    /// Take projects (by name) out of catalog `name`; their files leave
+    /// the index at its next run.
+    pub fn remove_projects(&self, name: &str, projects: &[String]) -> Result<Catalog> {
+        let mut catalog = self.open(name)?;
+        for project in projects {
+            let Some(at) = catalog.projects.iter().position(|p| &p.name == project) else {
+                bail!("catalog '{name}' has no project '{project}'");
+            };
+            catalog.projects.remove(at);
+            let link = catalog.dir.join(project);
+            if link.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()) {
+                std::fs::remove_file(&link).with_context(|| format!("removing {}", link.display()))?;
+            }
+        }
+        write(&catalog)?;
+        Ok(catalog)
+    }
+
+    /// Delete catalog `name`: its definition, links and index. The
+    /// projects themselves are not touched.
+    pub fn remove(&self, name: &str) -> Result<Catalog> {
+        let catalog = self.open(name)?;
+        // remove_dir_all removes links as links: nothing they point to is touched.
+        std::fs::remove_dir_all(&catalog.dir).with_context(|| format!("removing {}", catalog.dir.display()))?;
+        Ok(catalog)
+    }
+}
+
+impl Catalog {
+    /// The catalog whose directory is `dir` (a catalog root).
+    pub fn read(dir: &Path) -> Result<Catalog> {
+        let dir = dir.canonicalize().with_context(|| format!("'{}'", dir.display()))?;
+        let path = dir.join(CATALOG_FILE);
+        let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+        let file: CatalogFile = toml::from_str(&text).with_context(|| format!("{} is malformed", path.display()))?;
+        if file.version != CATALOG_VERSION {
+            bail!("{} has format {}; this vecgrep reads {CATALOG_VERSION}", path.display(), file.version);
+        }
+        check_catalog_name(&file.name).with_context(|| format!("in {}", path.display()))?;
+        for p in &file.projects {
+            check_project_name(&p.name).with_context(|| format!("in {}", path.display()))?;
+        }
+        Ok(Catalog { name: file.name, dir, projects: file.projects })
+    }
+
+    /// The root an invocation over the catalog uses.
+    pub fn root(&self) -> ProjectRoot {
+        ProjectRoot { path: self.dir.clone(), marker: RootMarker::Catalog, shared: None }
+    }
+
+    /// The project a catalog path (`<project>/<path>`) belongs to, and the
+    /// path within it.
+    pub fn locate<'a>(&self, catalog_path: &'a str) -> Option<(&CatalogProject, &'a str)> {
+        let (name, rest) = catalog_path.split_once('/').unwrap_or((catalog_path, ""));
+        self.projects.iter().find(|p| p.name == name).map(|p| (p, rest))
+    }
+
+    /// The project that holds real path `path`, and the path within it.
+    pub fn project_holding(&self, path: &Path) -> Option<(&CatalogProject, PathBuf)> {
+        self.projects.iter().find_map(|p| path.strip_prefix(&p.path).ok().map(|rest| (p, rest.to_path_buf())))
+    }
+}
+
+/// What `add` did with each path.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Added {
+    New(CatalogProject),
+    Already(CatalogProject),
+}
+
+/// The project `path` would be in `catalog`, or why it cannot be one.
+fn project_for(catalog: &Catalog, path: &Path) -> Result<CatalogProject> {
+    let real = path.canonicalize().with_context(|| format!("'{}'", path.display()))?;
+    if !real.is_dir() {
+        bail!("'{}' is not a directory; a catalog's projects are directories", path.display());
+    }
+    if real.starts_with(&catalog.dir) || catalog.dir.starts_with(&real) {
+        bail!("'{}' holds or is inside the catalog's own directory", path.display());
+    }
+    // Named as the user named it: a link called `flask` to a checkout called
+    // `repo` makes project `flask`.
+    let given = crate::project::normalize_lexically(&std::env::current_dir()?.join(path));
+    let name = given.file_name().or(real.file_name()).map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    check_project_name(&name)?;
+    for p in &catalog.projects {
+        if p.path == real {
+            return Ok(p.clone());
+        }
+        if real.starts_with(&p.path) || p.path.starts_with(&real) {
+            bail!(
+                "'{}' and project '{}' ({}) overlap; a file belongs to one project",
+                real.display(),
+                p.name,
+                p.path.display()
+            );
+        }
+        if p.name == name {
+            bail!(
+                "'{}' would be named '{name}', as '{}' is already; a catalog's projects need distinct directory names",
+                real.display(),
+                p.path.display()
+            );
+        }
+    }
+    Ok(CatalogProject { name, path: real })
+}
+
+/// Write the definition (through a temporary file, so a kill leaves the
+/// old one or the new one) and a link per project.
+fn write(catalog: &Catalog) -> Result<()> {
+    std::fs::create_dir_all(&catalog.dir).with_context(|| format!("creating {}", catalog.dir.display()))?;
+    let file = CatalogFile { version: CATALOG_VERSION, name: catalog.name.clone(), projects: catalog.projects.clone() };
+    let text = format!(
+        "# A vecgrep catalog: projects searched as one (vg-catalog; spec/catalogs.md).\n{}",
+        toml::to_string(&file).context("writing the catalog")?
+    );
+    let path = catalog.dir.join(CATALOG_FILE);
+    let tmp = catalog.dir.join(format!("{CATALOG_FILE}.tmp"));
+    std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, &path).with_context(|| format!("writing {}", path.display()))?;
+    for p in &catalog.projects {
+        link(&catalog.dir.join(&p.name), &p.path)?;
+    }
+    Ok(())
+}
+
+/// `at` made a link to `target`, replacing a link that points elsewhere.
+fn link(at: &Path, target: &Path) -> Result<()> {
+    match std::fs::read_link(at) {
+        Ok(old) if old == target => return Ok(()),
+        Ok(_) => std::fs::remove_file(at).with_context(|| format!("replacing {}", at.display()))?,
+        Err(_) if at.symlink_metadata().is_ok() => bail!("{} is in the way of the project's link", at.display()),
+        Err(_) => {}
+    }
+    std::os::unix::fs::symlink(target, at).with_context(|| format!("linking {}", at.display()))
+}
+
+#[cfg(test)]
+mod tests;

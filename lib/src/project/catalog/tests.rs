@@ -1,0 +1,140 @@
+//! Catalogs made, read, walked and taken apart on temporary trees.
+
+use super::*;
+use crate::project::{walk, WalkOptions};
+
+fn catalogs(dir: &tempfile::TempDir) -> Catalogs {
+    Catalogs { dir: dir.path().join("catalogs") }
+}
+
+fn project(dir: &tempfile::TempDir, name: &str, files: &[(&str, &str)]) -> PathBuf {
+    let root = dir.path().join("src").join(name);
+    for (rel, text) in files {
+        let path = root.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    root
+}
+
+#[test]
+fn add_makes_a_catalog_links_its_projects_and_extends_it_later() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = project(&dir, "api", &[("main.rs", "fn main() {}\n")]);
+    let billing = project(&dir, "billing", &[("lib.rs", "fn bill() {}\n")]);
+    let cats = catalogs(&dir);
+    let (catalog, added) = cats.add("team-api", std::slice::from_ref(&api)).unwrap();
+    assert!(matches!(&added[..], [Added::New(p)] if p.name == "api"));
+    assert_eq!(std::fs::read_link(catalog.dir.join("api")).unwrap(), api.canonicalize().unwrap());
+    let (catalog, added) = cats.add("team-api", &[billing, api]).unwrap();
+    assert!(matches!(&added[..], [Added::New(b), Added::Already(a)] if b.name == "billing" && a.name == "api"));
+    assert_eq!(catalog.projects.len(), 2);
+    assert_eq!(cats.list().unwrap(), vec![catalog.clone()]);
+    assert_eq!(cats.open("team-api").unwrap(), catalog);
+    assert_eq!(catalog.root().marker, RootMarker::Catalog);
+}
+
+#[test]
+fn add_refuses_bad_names_overlaps_and_two_projects_of_one_name_writing_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = project(&dir, "api", &[("a.rs", "x\n")]);
+    let other = dir.path().join("elsewhere/api");
+    std::fs::create_dir_all(&other).unwrap();
+    let cats = catalogs(&dir);
+    let err = cats.add("Team", std::slice::from_ref(&api)).unwrap_err().to_string();
+    assert!(err.contains("uppercase"), "{err}");
+    assert!(!cats.dir.exists(), "a refused name writes nothing");
+    cats.add("team", std::slice::from_ref(&api)).unwrap();
+    let err = cats.add("team", &[other]).unwrap_err().to_string();
+    assert!(err.contains("distinct directory names"), "{err}");
+    let err = cats.add("team", &[api.join("a.rs")]).unwrap_err().to_string();
+    assert!(err.contains("not a directory"), "{err}");
+    std::fs::create_dir_all(api.join("sub")).unwrap();
+    let err = cats.add("team", &[api.join("sub")]).unwrap_err().to_string();
+    assert!(err.contains("overlap"), "{err}");
+    assert_eq!(cats.open("team").unwrap().projects.len(), 1);
+    let err = cats.open("nope").unwrap_err().to_string();
+    assert!(err.contains("no catalog named 'nope'"), "{err}");
+}
+
+#[test]
+fn a_catalog_walk_names_files_by_project_and_skips_a_vanished_project() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = project(
+        &dir,
+        "api",
+        &[("src/retry.rs", "fn retry() {}\n"), (".gitignore", "target/\n"), ("target/x.rs", "no\n")],
+    );
+    let billing = project(&dir, "billing", &[("invoice.py", "def bill(): pass\n")]);
+    std::fs::create_dir_all(api.join(".git")).unwrap();
+    let cats = catalogs(&dir);
+    let (catalog, _) = cats.add("team", &[api, billing.clone()]).unwrap();
+    let root = catalog.root();
+    let all = admit_catalog_paths(&catalog, dir.path(), &[]).unwrap();
+    let opts = WalkOptions { max_filesize: 1 << 20, ..WalkOptions::default() };
+    let walked = walk(&root, &all, &opts).unwrap();
+    let rels: Vec<_> = walked.files.iter().map(|f| f.rel.as_str()).collect();
+    assert_eq!(rels, ["api/src/retry.rs", "billing/invoice.py"], "each project's ignore files apply");
+    assert!(root.path.join(&walked.files[0].rel).is_file(), "a catalog path resolves through the project's link");
+
+    std::fs::remove_dir_all(&billing).unwrap();
+    let walked = walk(&root, &all, &opts).unwrap();
+    assert_eq!(walked.files.len(), 1);
+    assert!(matches!(&walked.skips[..], [s] if s.path == "billing" && s.reason.code() == "missing_project"));
+}
+
+#[test]
+fn a_project_is_named_as_the_path_given_names_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = project(&dir, "repo", &[("a.rs", "x\n")]);
+    let link = dir.path().join("flask");
+    std::os::unix::fs::symlink(&repo, &link).unwrap();
+    let (catalog, _) = catalogs(&dir).add("sb", &[link]).unwrap();
+    assert_eq!(catalog.projects[0].name, "flask");
+    assert_eq!(catalog.projects[0].path, repo.canonicalize().unwrap());
+}
+
+#[test]
+fn paths_given_for_a_catalog_become_its_catalog_paths_or_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = project(&dir, "api", &[("src/retry.rs", "fn retry() {}\n"), ("docs/x.md", "# x\n")]);
+    let cats = catalogs(&dir);
+    let (catalog, _) = cats.add("team", std::slice::from_ref(&api)).unwrap();
+    let admitted = admit_catalog_paths(&catalog, &api, &[PathBuf::from("src")]).unwrap();
+    assert_eq!(admitted[0].rel, "api/src");
+    let opts = WalkOptions { max_filesize: 1 << 20, ..WalkOptions::default() };
+    let walked = walk(&catalog.root(), &admitted, &opts).unwrap();
+    assert_eq!(walked.files.iter().map(|f| f.rel.as_str()).collect::<Vec<_>>(), ["api/src/retry.rs"]);
+    let err = admit_catalog_paths(&catalog, dir.path(), &[PathBuf::from(".")]).unwrap_err().to_string();
+    assert!(err.contains("in none of catalog 'team''s projects"), "{err}");
+}
+
+#[test]
+fn removing_a_project_or_the_catalog_never_touches_the_projects() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = project(&dir, "api", &[("a.rs", "x\n")]);
+    let web = project(&dir, "web", &[("b.js", "y\n")]);
+    let cats = catalogs(&dir);
+    cats.add("team", &[api.clone(), web.clone()]).unwrap();
+    let catalog = cats.remove_projects("team", &["web".into()]).unwrap();
+    assert_eq!(catalog.projects.len(), 1);
+    assert!(!catalog.dir.join("web").exists() && web.join("b.js").is_file());
+    assert!(cats.remove_projects("team", &["nope".into()]).is_err());
+    cats.remove("team").unwrap();
+    assert!(!catalog.dir.exists() && api.join("a.rs").is_file());
+    assert!(cats.list().unwrap().is_empty());
+}
+
+#[test]
+fn a_malformed_or_newer_definition_is_an_error_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let cats = catalogs(&dir);
+    let at = cats.dir.join("team");
+    std::fs::create_dir_all(&at).unwrap();
+    std::fs::write(at.join(CATALOG_FILE), "version = 1\nname = 3\n").unwrap();
+    let err = format!("{:#}", cats.open("team").unwrap_err());
+    assert!(err.contains(".vecgrep-catalog.toml is malformed"), "{err}");
+    std::fs::write(at.join(CATALOG_FILE), "version = 9\nname = \"team\"\n").unwrap();
+    let err = cats.open("team").unwrap_err().to_string();
+    assert!(err.contains("has format 9"), "{err}");
+}

@@ -1,0 +1,85 @@
+//! A catalog's files: each project walked as a project is, its files and
+//! skips named by catalog paths (`<project>/<path>`), and the user's paths
+//! admitted as the catalog paths they are.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Result};
+
+use super::Catalog;
+use crate::project::root::{
+    find_marked_root, normalize_lexically, rel_to_string, AdmittedPath, ProjectRoot, RootMarker,
+};
+use crate::project::walk::{walk_tree, Skip, SkipReason, WalkOptions, WalkResult};
+
+/// Walk the parts of catalog root `root` that `paths` (catalog paths) name:
+/// every project, for the catalog itself. A project that has moved or
+/// vanished is one skip; the others are walked.
+pub fn walk_catalog(root: &ProjectRoot, paths: &[AdmittedPath], opts: &WalkOptions) -> Result<WalkResult> {
+    let catalog = Catalog::read(&root.path)?;
+    let mut out = WalkResult::default();
+    for project in &catalog.projects {
+        let Some(within) = paths_within(&project.name, &project.path, paths) else { continue };
+        if !project.path.is_dir() {
+            let reason = SkipReason::MissingProject(project.path.display().to_string());
+            out.skips.push(Skip { path: project.name.clone(), reason });
+            continue;
+        }
+        let project_root = find_marked_root(&project.path).filter(|r| r.path == project.path).unwrap_or(ProjectRoot {
+            path: project.path.clone(),
+            marker: RootMarker::None,
+            shared: None,
+        });
+        let walked = walk_tree(&project_root, &within, opts)?;
+        let named = |rel: &str| if rel.is_empty() { project.name.clone() } else { format!("{}/{rel}", project.name) };
+        out.files.extend(walked.files.into_iter().map(|mut f| {
+            f.rel = named(&f.rel);
+            f
+        }));
+        out.skips.extend(walked.skips.into_iter().map(|s| Skip { path: named(&s.path), reason: s.reason }));
+    }
+    out.files.sort_by(|a, b| a.rel.cmp(&b.rel));
+    Ok(out)
+}
+
+/// The paths of `paths` inside project `name` (at `dir`), as paths of the
+/// project; None when none is.
+fn paths_within(name: &str, dir: &Path, paths: &[AdmittedPath]) -> Option<Vec<AdmittedPath>> {
+    let whole = || AdmittedPath { abs: dir.to_path_buf(), rel: String::new(), is_dir: true };
+    let mut within = Vec::new();
+    for p in paths {
+        if p.rel.is_empty() || p.rel == name {
+            return Some(vec![whole()]);
+        }
+        if let Some(sub) = p.rel.strip_prefix(name).and_then(|r| r.strip_prefix('/')) {
+            within.push(AdmittedPath { abs: dir.join(sub), rel: sub.to_string(), is_dir: p.is_dir });
+        }
+    }
+    (!within.is_empty()).then_some(within)
+}
+
+/// Admit `paths` (relative to `cwd`) for a search of `catalog`: each must
+/// lie in one of its projects and becomes the catalog path it is there. No
+/// paths means the whole catalog.
+pub fn admit_catalog_paths(catalog: &Catalog, cwd: &Path, paths: &[PathBuf]) -> Result<Vec<AdmittedPath>> {
+    if paths.is_empty() {
+        return Ok(vec![AdmittedPath { abs: catalog.dir.clone(), rel: String::new(), is_dir: true }]);
+    }
+    let mut out = Vec::new();
+    for path in paths {
+        let abs = normalize_lexically(&cwd.join(path));
+        let real = abs.canonicalize().map_err(|e| anyhow::anyhow!("'{}': {e}", path.display()))?;
+        let Some((project, sub)) = catalog.project_holding(&real) else {
+            bail!(
+                "'{}' is in none of catalog '{}''s projects (vg-catalog show {} lists them)",
+                path.display(),
+                catalog.name,
+                catalog.name
+            );
+        };
+        let Some(sub) = rel_to_string(&sub) else { bail!("path '{}' is not valid UTF-8", path.display()) };
+        let rel = if sub.is_empty() { project.name.clone() } else { format!("{}/{sub}", project.name) };
+        out.push(AdmittedPath { abs: catalog.dir.join(&rel), rel, is_dir: real.is_dir() });
+    }
+    Ok(out)
+}

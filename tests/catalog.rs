@@ -1,0 +1,274 @@
+//! Catalogs: several real git repositories searched as one, through
+//! vg-catalog, --catalog and the default context, on the real model.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::common::*;
+
+/// Three small git projects under `src/` and a catalog directory of their
+/// own, apart from the user's.
+struct Projects {
+    t: Tree,
+}
+
+impl Projects {
+    fn new() -> Projects {
+        let t = Tree::bare();
+        t.write("src/api/upload.py", "def retry_upload(path, attempts=3):\n    \"\"\"Retry a failed upload a few times, waiting longer each time.\"\"\"\n    for attempt in range(attempts):\n        send(path)\n")
+            .write("src/api/auth.py", "def check_token(request):\n    \"\"\"Reject a request whose bearer token has expired.\"\"\"\n    return request.token.valid\n")
+            .write("src/billing/invoice.py", "def send_invoice(tenant):\n    \"\"\"Email the monthly invoice to a tenant as a PDF.\"\"\"\n    mail(tenant.email, render_pdf(tenant))\n")
+            .write("src/billing/tax.py", "def vat_for(country, amount):\n    \"\"\"The value added tax owed on an amount in a country.\"\"\"\n    return amount * RATES[country]\n")
+            .write("src/web/routes.js", "// Render the dashboard page with the user's recent activity.\nfunction dashboard(req, res) {\n  res.render('dashboard', { items: recent(req.user) });\n}\n")
+            .write("elsewhere/notes.txt", "nothing here\n")
+            .write("mine/main.py", "def main():\n    \"\"\"Email the monthly invoice to a tenant as a PDF.\"\"\"\n")
+            ;
+        for repo in ["src/api", "src/billing", "src/web", "mine"] {
+            let out = Command::new("git").args(["init", "-q"]).current_dir(t.path().join(repo)).output().unwrap();
+            assert!(out.status.success());
+        }
+        Projects { t }
+    }
+
+    fn dir(&self, rel: &str) -> PathBuf {
+        self.t.path().join(rel)
+    }
+
+    /// A tool run in `cwd` with the catalogs kept in the tree.
+    fn cmd(&self, tool: &str, cwd: &str) -> Command {
+        let mut c = self.t.cmd(tool, cwd);
+        c.env("VECGREP_CATALOG_DIR", self.dir("catalogs"));
+        c
+    }
+
+    fn add(&self, name: &str, projects: &[&str]) -> std::process::Output {
+        run(self.cmd("vg-catalog", ".").args(["add", name]).args(projects.iter().map(|p| self.dir(p))))
+    }
+}
+
+fn projects_of(hits: &[Value]) -> Vec<String> {
+    hits.iter().map(|h| h["project"].as_str().unwrap_or("-").to_string()).collect()
+}
+
+#[test]
+fn a_catalog_is_one_ranking_over_its_projects_each_hit_naming_its_project() {
+    let p = Projects::new();
+    let o = p.add("team", &["src/api", "src/billing", "src/web"]);
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("catalog 'team' has 3 projects"), "{}", stdout(&o));
+
+    let o = run(p.cmd("vg-query", "elsewhere").args(["--catalog", "team", "email the monthly invoice to a customer"]));
+    assert_code(&o, 0);
+    let hits = records(&o);
+    assert_eq!(hits[0]["project"], "billing");
+    assert_eq!(hits[0]["file"], "invoice.py", "a hit's file is relative to its project");
+    assert_eq!(PathBuf::from(hits[0]["root"].as_str().unwrap()), p.dir("src/billing"));
+    let o = run(p.cmd("vg-query", "elsewhere").args([
+        "--catalog",
+        "team",
+        "-k",
+        "5",
+        "--threshold",
+        "-1",
+        "retry a failed upload",
+    ]));
+    let hits = records(&o);
+    assert_eq!((hits[0]["project"].as_str(), hits[0]["file"].as_str()), (Some("api"), Some("upload.py")));
+    let found = projects_of(&hits);
+    assert!(
+        found.contains(&"billing".to_string()) || found.contains(&"web".to_string()),
+        "one ranking spans the projects: {found:?}"
+    );
+
+    // The porcelain prints the paths a person at the current directory types.
+    let o = run(p.cmd("vecgrep", "elsewhere").args(["--catalog", "team", "-l", "render the dashboard page"]));
+    assert_code(&o, 0);
+    assert_eq!(stdout(&o).lines().next(), Some("../src/web/routes.js"));
+    let o = run(p.cmd("vg-root", "elsewhere").args(["--catalog", "team", "--json"]));
+    assert_eq!(records(&o)[0]["marker"], "catalog");
+    assert_eq!(PathBuf::from(records(&o)[0]["root"].as_str().unwrap()), p.dir("catalogs/team"));
+}
+
+#[test]
+fn paths_narrow_a_catalog_to_parts_of_its_projects_and_others_are_refused() {
+    let p = Projects::new();
+    assert_code(&p.add("team", &["src/api", "src/billing", "src/web"]), 0);
+    let billing = p.dir("src/billing").display().to_string();
+    let o = run(p.cmd("vg-query", "elsewhere").args([
+        "--catalog",
+        "team",
+        "--threshold",
+        "-1",
+        "retry a failed upload",
+        &billing,
+    ]));
+    assert_code(&o, 0);
+    assert!(projects_of(&records(&o)).iter().all(|p| p == "billing"), "{}", stdout(&o));
+    let o = run(p.cmd("vg-query", ".").args(["--catalog", "team", "retry", "elsewhere"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).starts_with("vg-query: 'elsewhere' is in none of catalog 'team''s projects"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_project_that_vanished_is_skipped_with_a_warning_and_the_rest_searched() {
+    let p = Projects::new();
+    assert_code(&p.add("team", &["src/api", "src/billing"]), 0);
+    assert_code(&run(p.cmd("vg-index", ".").args(["--catalog", "team"])), 0);
+    std::fs::rename(p.dir("src/billing"), p.dir("moved")).unwrap();
+    let o = run(p.cmd("vecgrep", ".").args([
+        "--catalog",
+        "team",
+        "--json",
+        "--threshold",
+        "-1",
+        "email the monthly invoice",
+    ]));
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("skipping billing: the catalog's project is not at"), "{}", stderr(&o));
+    assert!(projects_of(&records(&o)).iter().all(|p| p == "api"), "the vanished project's files left the index");
+    let o = run(p.cmd("vg-catalog", ".").args(["show", "team", "--json"]));
+    let shown = &records(&o)[0];
+    assert_eq!(shown["projects"][1]["present"], false);
+    let o = run(p.cmd("vg-index", ".").args(["--catalog", "team", "--verify", "--json"]));
+    assert_code(&o, 0);
+    assert_eq!(records(&o)[0]["ok"], true);
+}
+
+#[test]
+fn the_default_context_applies_outside_projects_and_in_its_own_and_a_path_means_here() {
+    let p = Projects::new();
+    assert_code(&p.add("team", &["src/api", "src/billing"]), 0);
+    let o = run(p.cmd("vecgrep", ".").args(["use", "--catalog", "team"]));
+    assert_code(&o, 0);
+    assert!(p.t.config_home.path().join("vecgrep/context.toml").is_file());
+    let query = ["--json", "--threshold", "-1", "email the monthly invoice"];
+    let top = |cwd: &str, extra: &[&str]| {
+        let o = run(p.cmd("vecgrep", cwd).args(query).args(extra));
+        assert_code(&o, 0);
+        records(&o)[0].clone()
+    };
+    assert_eq!(top("elsewhere", &[])["project"], "billing", "outside any project: the catalog");
+    assert_eq!(top("src/api", &[])["project"], "billing", "inside one of its projects: the catalog");
+    let own = top("mine", &[]);
+    assert_eq!(
+        (own["project"].as_str(), own["file"].as_str()),
+        (None, Some("main.py")),
+        "a project of its own keeps its search"
+    );
+    let here = top("src/api", &["."]);
+    assert!(
+        here["project"].is_null() && here["root"].as_str().unwrap().ends_with("src/api"),
+        "a PATH means the project here"
+    );
+
+    let o = run(p.cmd("vecgrep", ".").arg("use"));
+    assert_code(&o, 0);
+    assert!(stdout(&o).starts_with("catalog team"), "{}", stdout(&o));
+    assert_code(&run(p.cmd("vecgrep", ".").args(["use", "--clear"])), 0);
+    assert!(!p.t.config_home.path().join("vecgrep/context.toml").exists());
+    assert_code(&run(p.cmd("vecgrep", ".").arg("use")), 1);
+    assert_eq!(top("src/api", &[])["project"], Value::Null, "cleared: the project here");
+
+    // A default context naming a catalog that is gone is an error, never another search.
+    assert_code(&run(p.cmd("vecgrep", ".").args(["use", "team"])), 0);
+    assert_code(&run(p.cmd("vg-catalog", ".").args(["remove", "team"])), 0);
+    assert!(
+        !p.t.config_home.path().join("vecgrep/context.toml").exists(),
+        "removing the default catalog clears the context"
+    );
+    assert!(p.dir("src/api/upload.py").is_file() && p.dir("src/billing/invoice.py").is_file());
+}
+
+#[test]
+fn names_breaking_the_rules_are_refused_saying_the_rule() {
+    let p = Projects::new();
+    for (name, rule) in [
+        ("Team", "has an uppercase letter"),
+        ("team--api", "two in a row"),
+        ("team:api", "reserved"),
+        ("team@1", "reserved"),
+        ("team api", "reserved"),
+    ] {
+        let o = p.add(name, &["src/api"]);
+        assert_code(&o, 2);
+        let err = stderr(&o);
+        assert!(err.starts_with(&format!("vg-catalog: catalog name '{name}'")) && err.contains(rule), "{name}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    let o = run(p.cmd("vg-query", ".").args(["--catalog", "no-such", "q"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("no catalog named 'no-such'"), "{}", stderr(&o));
+    std::fs::create_dir_all(p.dir("other/api")).unwrap();
+    assert_code(&p.add("team", &["src/api"]), 0);
+    let o = p.add("team", &["other/api"]);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("distinct directory names"), "{}", stderr(&o));
+    let o = run(p.cmd("vecgrep", ".").args(["--log", "--catalog", "team", "q"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("--catalog needs a project's files, not its history"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_catalog_index_killed_mid_run_is_sound_and_the_next_run_completes_it() {
+    let p = Projects::new();
+    for i in 0..60 {
+        p.t.write(&format!("src/web/page{i:02}.js"), &format!("// Page {i}: list the orders of a customer.\nfunction page{i}(req) {{\n  return orders(req.user, {i});\n}}\n"));
+    }
+    assert_code(&p.add("team", &["src/api", "src/billing", "src/web"]), 0);
+    let seen = kill_after_file_records(p.cmd("vg-index", ".").args(["--catalog", "team", "--full"]), 40);
+    assert_eq!(seen, 40, "the run ended before the phase to kill it in");
+    let verify = |p: &Projects| {
+        let o = run(p.cmd("vg-index", ".").args(["--catalog", "team", "--verify", "--json"]));
+        records(&o)[0].clone()
+    };
+    assert_eq!(verify(&p)["ok"], true);
+    let o = run(p.cmd("vg-index", ".").args(["--catalog", "team", "--full"]));
+    assert_code(&o, 0);
+    let s = summary(&o);
+    assert!(s["reused"].as_u64().unwrap() > 0, "what was written before the kill is kept: {s}");
+    let v = verify(&p);
+    assert_eq!((v["ok"].as_bool(), v["files"].as_u64()), (Some(true), Some(65)), "{v}");
+}
+
+#[test]
+fn a_server_serves_a_catalog_as_a_root() {
+    let p = Projects::new();
+    assert_code(&p.add("team", &["src/api", "src/billing", "src/web"]), 0);
+    let cats = p.dir("catalogs").display().to_string();
+    let s = crate::serve::Server::start_with(&p.t, &["--catalog", "team"], &[("VECGREP_CATALOG_DIR", &cats)]);
+    s.wait_ready();
+    let (status, _, body) = s.request("GET", "/search?q=render+the+dashboard+page", &[]);
+    assert_eq!(status, 200, "{body}");
+    let first: Value = serde_json::from_str(body.lines().next().unwrap()).unwrap();
+    assert_eq!((first["project"].as_str(), first["file"].as_str()), (Some("web"), Some("routes.js")), "{body}");
+}
+
+#[test]
+fn catalogs_in_the_shared_store_answer_as_locally_and_two_writers_catalogs_never_mix() {
+    let pg = crate::pg::PgServer::start();
+    let p = Projects::new();
+    assert_code(&p.add("team", &["src/api", "src/billing"]), 0);
+    // Another user's catalog of the same name, kept in their own directory.
+    let theirs = p.dir("their-catalogs");
+    let o = run(p.cmd("vg-catalog", ".").env("VECGREP_CATALOG_DIR", &theirs).args(["add", "team"]).arg(p.dir("src/web")));
+    assert_code(&o, 0);
+    let query = ["--threshold", "-1", "-k", "20", "email the monthly invoice"];
+    let local = records(&run(p.cmd("vg-query", ".").args(["--catalog", "team"]).args(query)));
+    let shared = |dir: &PathBuf| {
+        let mut c = p.cmd("vg-query", ".");
+        c.env("VECGREP_CATALOG_DIR", dir).args(["--catalog", "team", "--store", &pg.url]).args(query);
+        let o = run(&mut c);
+        assert_code(&o, 0);
+        records(&o)
+    };
+    let ours = shared(&p.dir("catalogs"));
+    let places = |hits: &[Value]| hits.iter().map(|h| (h["project"].clone(), h["file"].clone())).collect::<Vec<_>>();
+    assert_eq!(places(&ours), places(&local), "the shared store ranks a catalog as the local index does");
+    let them = shared(&theirs);
+    assert!(projects_of(&them).iter().all(|p| p == "web"), "{:?}", projects_of(&them));
+    assert!(projects_of(&ours).iter().all(|p| p == "api" || p == "billing"), "{:?}", projects_of(&ours));
+    let o = run(p.cmd("vg-index", ".").args(["--catalog", "team", "--store", &pg.url, "--verify", "--json"]));
+    assert_eq!((records(&o)[0]["ok"].as_bool(), records(&o)[0]["files"].as_u64()), (Some(true), Some(4)));
+}
