@@ -261,13 +261,17 @@ _vg__catalog() {
             return 0
             ;;
         vg__subcmd__catalog__subcmd__use)
-            opts="-h --catalog --clear --help"
+            opts="-h --catalog --label --clear --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --catalog)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --label)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

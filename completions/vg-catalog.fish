@@ -41,6 +41,7 @@ complete -c vg-catalog -n "__fish_vg_catalog_using_subcommand list" -s h -l help
 complete -c vg-catalog -n "__fish_vg_catalog_using_subcommand show" -l json -d 'A catalog record'
 complete -c vg-catalog -n "__fish_vg_catalog_using_subcommand show" -s h -l help -d 'Print help'
 complete -c vg-catalog -n "__fish_vg_catalog_using_subcommand use" -l catalog -d 'The same, as a flag (`vecgrep use --catalog NAME`)' -r
+complete -c vg-catalog -n "__fish_vg_catalog_using_subcommand use" -l label -d 'The catalog\'s label to search by default (as --label), if any' -r
 complete -c vg-catalog -n "__fish_vg_catalog_using_subcommand use" -l clear -d 'Forget the default context'
 complete -c vg-catalog -n "__fish_vg_catalog_using_subcommand use" -s h -l help -d 'Print help'
 complete -c vg-catalog -n "__fish_vg_catalog_using_subcommand help; and not __fish_seen_subcommand_from add remove-project remove list show use help" -f -a "add" -d 'Make catalog NAME (kebab-case: lowercase letters and digits joined by single \'-\', at most 64) if there is none, and add each directory as a project named after it'

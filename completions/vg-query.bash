@@ -23,13 +23,17 @@ _vg__query() {
 
     case "${cmd}" in
         vg__query)
-            opts="-q -k -m -t -T -g -L -S -E -h -V --no-index --no-scope --reindex --catalog --skip-outside-root --judge --explain --rev --quiet --top-k --threshold --mode --max-count --chunk-size --chunk-overlap --full --index-warn-threshold --embedder-model --embedder-source --embedder-url --trust-project-config --store --store-project --store-adopt --type --type-not --glob --max-depth --follow --hidden --no-ignore --ignore-file --max-filesize --include-generated --changed-within --changed-before --size --exclude --help --version"
+            opts="-q -k -m -t -T -g -L -S -E -h -V --no-index --no-scope --reindex --catalog --label --skip-outside-root --judge --explain --rev --quiet --top-k --threshold --mode --max-count --chunk-size --chunk-overlap --full --index-warn-threshold --embedder-model --embedder-source --embedder-url --trust-project-config --store --store-project --store-adopt --type --type-not --glob --max-depth --follow --hidden --no-ignore --ignore-file --max-filesize --include-generated --changed-within --changed-before --size --exclude --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --catalog)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --label)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

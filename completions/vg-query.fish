@@ -1,4 +1,5 @@
 complete -c vg-query -l catalog -d 'Search catalog NAME instead of the project here: every project of it as one ranking, each hit naming its project (see vg-catalog). PATHS then narrow it to parts of its projects. Without it, the default context (vg-catalog use) is searched when no PATH is given, outside any project or inside one of its projects' -r
+complete -c vg-query -l label -d 'With a catalog: index and search the revision NAME names (a branch or tag, git-like: lowercase words joined by \'.\', \'/\', \'-\' or \'=\') in each of its projects, as one, instead of their working trees; a project where it names nothing is said and left out. Chunks any index of the catalog already embedded are not embedded again' -r
 complete -c vg-query -l rev -d 'Search a git revision (a branch, tag or commit) instead of the working tree; it is indexed from the repository first if it is not yet (see vg-index --rev)' -r
 complete -c vg-query -s k -l top-k -d 'Return at most NUM results [config: top_k; default: 10]' -r
 complete -c vg-query -l threshold -d 'Drop results scoring below NUM (cosine similarity, -1 to 1) [config: threshold; default: 0.3]' -r

@@ -26,7 +26,11 @@ impl Projects {
             .write("mine/main.py", "def main():\n    \"\"\"Email the monthly invoice to a tenant as a PDF.\"\"\"\n")
             ;
         for repo in ["src/api", "src/billing", "src/web", "mine"] {
-            let out = Command::new("git").args(["init", "-q"]).current_dir(t.path().join(repo)).output().unwrap();
+            let out = Command::new("git")
+                .args(["init", "-q", "-b", "main"])
+                .current_dir(t.path().join(repo))
+                .output()
+                .unwrap();
             assert!(out.status.success());
         }
         Projects { t }
@@ -252,7 +256,8 @@ fn catalogs_in_the_shared_store_answer_as_locally_and_two_writers_catalogs_never
     assert_code(&p.add("team", &["src/api", "src/billing"]), 0);
     // Another user's catalog of the same name, kept in their own directory.
     let theirs = p.dir("their-catalogs");
-    let o = run(p.cmd("vg-catalog", ".").env("VECGREP_CATALOG_DIR", &theirs).args(["add", "team"]).arg(p.dir("src/web")));
+    let o =
+        run(p.cmd("vg-catalog", ".").env("VECGREP_CATALOG_DIR", &theirs).args(["add", "team"]).arg(p.dir("src/web")));
     assert_code(&o, 0);
     let query = ["--threshold", "-1", "-k", "20", "email the monthly invoice"];
     let local = records(&run(p.cmd("vg-query", ".").args(["--catalog", "team"]).args(query)));
@@ -271,4 +276,131 @@ fn catalogs_in_the_shared_store_answer_as_locally_and_two_writers_catalogs_never
     assert!(projects_of(&ours).iter().all(|p| p == "api" || p == "billing"), "{:?}", projects_of(&ours));
     let o = run(p.cmd("vg-index", ".").args(["--catalog", "team", "--store", &pg.url, "--verify", "--json"]));
     assert_eq!((records(&o)[0]["ok"].as_bool(), records(&o)[0]["files"].as_u64()), (Some(true), Some(4)));
+}
+
+/// `git` with a fixed author in `dir`.
+fn git_in(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(["-c", "user.name=Test", "-c", "user.email=test@example.org"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// The projects committed, `release-1` tagged in api and billing (not web),
+/// then api's upload rewritten and committed on main.
+fn labelled_projects() -> Projects {
+    let p = Projects::new();
+    for repo in ["src/api", "src/billing", "src/web"] {
+        git_in(&p.dir(repo), &["add", "-A"]);
+        git_in(&p.dir(repo), &["commit", "-qm", "first"]);
+    }
+    git_in(&p.dir("src/api"), &["tag", "release-1"]);
+    git_in(&p.dir("src/billing"), &["tag", "release-1"]);
+    p.t.write("src/api/upload.py", "def upload_once(path):\n    \"\"\"Send a file to the bucket a single time; callers decide what to do on failure.\"\"\"\n    send(path)\n");
+    git_in(&p.dir("src/api"), &["commit", "-qam", "no more retries here"]);
+    assert_code(&p.add("team", &["src/api", "src/billing", "src/web"]), 0);
+    p
+}
+
+#[test]
+fn a_label_searches_each_projects_revision_and_says_where_it_names_nothing() {
+    let p = labelled_projects();
+    let tagged = git_in(&p.dir("src/api"), &["rev-parse", "release-1"]);
+    let o = run(p.cmd("vg-index", ".").args(["--catalog", "team", "--label", "release-1"]));
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("label 'release-1' names nothing in project web"), "{}", stderr(&o));
+    assert_eq!(crate::contract::check(&summary(&o)), "summary", "the record follows the contract");
+    let label = &summary(&o)["label"];
+    assert_eq!((label["commits"]["api"].as_str(), label["complete"].as_bool()), (Some(tagged.as_str()), Some(true)));
+    assert!(label["commits"]["web"].is_null());
+
+    let query = ["--catalog", "team", "--threshold", "-1", "retry a failed upload a few times"];
+    let o = run(p.cmd("vg-query", "elsewhere").args(query).args(["--label", "release-1", "--no-index"]));
+    assert_code(&o, 0);
+    let top = &records(&o)[0];
+    assert_eq!(
+        (top["project"].as_str(), top["file"].as_str(), top["rev"].as_str()),
+        (Some("api"), Some("upload.py"), Some(tagged.as_str()))
+    );
+    assert!(
+        top["text"].as_str().unwrap().contains("Retry a failed upload"),
+        "the label's text, not the working tree's"
+    );
+    assert!(records(&o).iter().all(|h| h["project"] != "web"));
+    let now = records(&run(p.cmd("vg-query", "elsewhere").args(query)));
+    assert!(
+        now.iter().any(|h| h["text"].as_str().unwrap().contains("upload_once")),
+        "the working tree is searched without --label"
+    );
+
+    let o = run(p.cmd("vg-catalog", ".").args(["show", "team"]));
+    assert!(stdout(&o).contains("label release-1 (complete, indexed at"), "{}", stdout(&o));
+    let o = run(p.cmd("vg-query", ".").args(["--catalog", "team", "--label", "v9", "q"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("label 'v9' names a revision in none of catalog 'team''s projects"), "{}", stderr(&o));
+    let o = run(p.cmd("vg-query", ".").args(["--catalog", "team", "--label", "Release_1", "q"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("label name 'Release_1' has an uppercase letter"), "{}", stderr(&o));
+
+    // The default context may name a label too.
+    assert_code(&run(p.cmd("vecgrep", ".").args(["use", "team", "--label", "release-1"])), 0);
+    let o =
+        run(p.cmd("vecgrep", "elsewhere").args(["--json", "--threshold", "-1", "retry a failed upload a few times"]));
+    assert_code(&o, 0);
+    assert_eq!(records(&o)[0]["rev"].as_str(), Some(tagged.as_str()));
+}
+
+#[test]
+fn a_label_copies_the_vectors_the_catalog_holds_and_a_partial_one_is_never_searched_as_whole() {
+    let p = labelled_projects();
+    for i in 0..150 {
+        p.t.write(&format!("src/web/page{i:03}.js"), &format!("// Page {i}: list the orders of a customer.\nfunction page{i}(req) {{\n  return orders(req.user, {i});\n}}\n"));
+    }
+    git_in(&p.dir("src/web"), &["add", "-A"]);
+    git_in(&p.dir("src/web"), &["commit", "-qm", "pages"]);
+    let o = run(p.cmd("vg-index", ".").args(["--catalog", "team", "--full"]));
+    assert_code(&o, 0);
+    let chunks = summary(&o)["chunks"].as_u64().unwrap();
+
+    // Killed once its run has begun: listed as partial, refused to a search that will not index.
+    let revs = p.dir("catalogs/team/.vecgrep/revs");
+    let mut child = p
+        .cmd("vg-index", ".")
+        .args(["--catalog", "team", "--label", "main"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while !std::fs::read_dir(&revs)
+        .map(|d| d.flatten().any(|e| e.path().join(".vecgrep/label.toml").exists()))
+        .unwrap_or(false)
+    {
+        assert!(started.elapsed().as_secs() < 60, "the label run never began");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let _ = child.kill();
+    let killed_early = child.wait().unwrap().code().is_none();
+    if killed_early {
+        let o = run(p.cmd("vg-catalog", ".").args(["show", "team"]));
+        assert!(stdout(&o).contains("label main (partial"), "{}", stdout(&o));
+        let o = run(p.cmd("vg-query", ".").args(["--catalog", "team", "--label", "main", "--no-index", "orders"]));
+        assert_code(&o, 2);
+        assert!(stderr(&o).contains("label 'main' of catalog 'team' is not fully indexed"), "{}", stderr(&o));
+    }
+    let o = run(p.cmd("vg-index", ".").args(["--catalog", "team", "--label", "main", "--full"]));
+    assert_code(&o, 0);
+    let s = summary(&o);
+    assert_eq!(
+        (s["chunks"].as_u64(), s["embedded"].as_u64()),
+        (Some(chunks), Some(0)),
+        "every vector copied from the catalog's own index: {s}"
+    );
+    assert!(s["copied"].as_u64().unwrap() > 0, "{s}");
+    let o = run(p.cmd("vg-catalog", ".").args(["show", "team"]));
+    assert!(stdout(&o).contains("label main (complete"), "{}", stdout(&o));
 }

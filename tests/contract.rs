@@ -38,6 +38,15 @@ struct StrictHit {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 #[allow(dead_code)]
+struct StrictLabel {
+    name: String,
+    commits: std::collections::BTreeMap<String, String>,
+    complete: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
 struct StrictCatalog {
     r#type: String,
     v: u32,
@@ -131,6 +140,8 @@ struct StrictSummary {
     seconds: f64,
     #[serde(default)]
     rev: Option<String>,
+    #[serde(default)]
+    label: Option<StrictLabel>,
 }
 
 #[derive(Deserialize)]

@@ -14,6 +14,7 @@ use clap::parser::ValueSource;
 use clap::ArgMatches;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use vecgrep::embed::{Embedder, LocalEmbedder, Profile};
+use vecgrep::history::{Label, LabelRun};
 use vecgrep::index::{EmbedderPool, FileOutcome, IndexObserver, IndexRequest, IndexSummary, RunProgress, WalkedSet};
 use vecgrep::project::catalog::{admit_catalog_paths, load_context, Catalog, Catalogs};
 use vecgrep::project::{admit_paths, select_root, Admission, AdmittedPath, ProjectRoot, RootMarker};
@@ -21,7 +22,7 @@ use vecgrep::project::{ConfigLayers, ConfigValues, EmbedderSource, ResolvedConfi
 use vecgrep::project::{Skip, WalkOptions};
 use vecgrep::records::{write_record, FileRecord, SkipRecord};
 
-use crate::cli::CatalogArgs;
+use crate::cli::{CatalogArgs, LabelArgs};
 /// Exit statuses, as in ripgrep.
 pub const EXIT_FOUND: u8 = 0;
 pub const EXIT_NOT_FOUND: u8 = 1;
@@ -74,6 +75,8 @@ pub struct Invocation {
     pub root: ProjectRoot,
     pub paths: Vec<AdmittedPath>,
     pub config: ResolvedConfig,
+    /// The label of the default context, when it chose the catalog searched.
+    pub context_label: Option<String>,
 }
 
 /// The settings given on the command line: each flag whose id is a
@@ -98,15 +101,15 @@ pub fn resolve_root(
     paths: &[PathBuf],
     skip_outside_root: bool,
     catalog: Option<&CatalogArgs>,
-) -> Result<(PathBuf, ProjectRoot, Admission)> {
+) -> Result<(PathBuf, ProjectRoot, Admission, Option<String>)> {
     let cwd = std::env::current_dir().map_err(|e| anyhow!("cannot read the current directory: {e}"))?;
-    if let Some(catalog) = catalog_chosen(catalog, &cwd, paths)? {
+    if let Some((catalog, label)) = catalog_chosen(catalog, &cwd, paths)? {
         let admitted = admit_catalog_paths(&catalog, &cwd, paths)?;
-        return Ok((cwd, catalog.root(), Admission { admitted, skipped: Vec::new() }));
+        return Ok((cwd, catalog.root(), Admission { admitted, skipped: Vec::new() }, label));
     }
     let root = select_root(&cwd, paths)?;
     let admission = admit_paths(&root, &cwd, paths, skip_outside_root)?;
-    Ok((cwd, root, admission))
+    Ok((cwd, root, admission, None))
 }
 
 /// The catalog an invocation searches, if any: the one `--catalog` names;
@@ -114,24 +117,63 @@ pub fn resolve_root(
 /// the current directory is in no project or in one of that catalog's (a
 /// project of its own keeps its own search); else, in a catalog's own
 /// directory, that catalog.
-fn catalog_chosen(args: Option<&CatalogArgs>, cwd: &Path, paths: &[PathBuf]) -> Result<Option<Catalog>> {
+/// With the catalog, the label the default context adds when it chose it.
+fn catalog_chosen(
+    args: Option<&CatalogArgs>,
+    cwd: &Path,
+    paths: &[PathBuf],
+) -> Result<Option<(Catalog, Option<String>)>> {
     let Some(args) = args else { return Ok(None) };
     if let Some(name) = &args.catalog {
-        return Catalogs::of_user()?.open(name).map(Some);
+        return Ok(Some((Catalogs::of_user()?.open(name)?, None)));
     }
     if !paths.is_empty() {
         return Ok(None);
     }
     let here = select_root(cwd, paths)?;
     if here.marker == RootMarker::Catalog {
-        return Catalog::read(&here.path).map(Some);
+        return Ok(Some((Catalog::read(&here.path)?, None)));
     }
-    let Some(name) = load_context()?.catalog else { return Ok(None) };
+    let context = load_context()?;
+    let Some(name) = context.catalog else { return Ok(None) };
     let catalog = Catalogs::of_user()?
         .open(&name)
         .with_context(|| format!("the default context names catalog '{name}' (vg-catalog use --clear forgets it)"))?;
     let applies = here.marker == RootMarker::None || catalog.project_holding(&here.path).is_some();
-    Ok(applies.then_some(catalog))
+    Ok(applies.then_some((catalog, context.label)))
+}
+
+/// The catalog label an invocation indexes or searches: `--label`, else
+/// the default context's when it chose the catalog; an error when there
+/// is a label but no catalog.
+pub fn label_of(label: &LabelArgs, inv: &Invocation) -> Result<Option<(Catalog, String)>> {
+    let Some(name) = label.label.clone().or_else(|| inv.context_label.clone()) else { return Ok(None) };
+    if inv.root.marker != RootMarker::Catalog {
+        return Err(anyhow!("--label needs a catalog (--catalog NAME, or a default context set by vg-catalog use)"));
+    }
+    Ok(Some((Catalog::read(&inv.root.path)?, name)))
+}
+
+/// Index `label` of `catalog` unless it is indexed already, with the
+/// progress of any index run, saying which projects it names nothing in.
+pub fn index_label(tool: &'static str, inv: &Invocation, catalog: &Catalog, label: &str) -> Result<LabelRun> {
+    let mut obs = CliObserver::new(tool, inv.config.quiet, false);
+    let ran = vecgrep::history::index_label(catalog, label, &inv.config, &mut embedder_pool(&inv.config), &mut obs);
+    obs.finish();
+    let ran = ran?;
+    note_unresolved(tool, inv.config.quiet, &ran.label);
+    Ok(ran)
+}
+
+/// Each project of the catalog a label names nothing in, and why.
+pub fn note_unresolved(tool: &str, quiet: bool, label: &Label) {
+    for (project, why) in &label.unresolved {
+        note(
+            tool,
+            quiet,
+            &format!("label '{}' names nothing in project {project} ({why}); it is left out", label.state.label),
+        );
+    }
 }
 
 /// Say how many chunks were stored without a vector, if any.
@@ -162,11 +204,11 @@ pub fn resolve(
     catalog: Option<&CatalogArgs>,
     cli: ConfigValues,
 ) -> Result<Invocation> {
-    let (cwd, mut root, admission) = resolve_root(paths, skip_outside_root, catalog)?;
+    let (cwd, mut root, admission, context_label) = resolve_root(paths, skip_outside_root, catalog)?;
     let config = resolve_config(tool, &root, cli)?;
     root.shared = vecgrep::project::shared_index(&root, &config);
     note_skipped_paths(tool, config.quiet, &root, &admission);
-    Ok(Invocation { cwd, root, paths: admission.admitted, config })
+    Ok(Invocation { cwd, root, paths: admission.admitted, config, context_label })
 }
 
 /// The settings of `root` with `cli` on top, saying which of the project's

@@ -267,6 +267,14 @@ pub struct CatalogArgs {
     pub catalog: Option<String>,
 }
 
+/// A catalog's label: the revision a name gives in each of its projects.
+#[derive(Args, Debug, Clone, Default)]
+pub struct LabelArgs {
+    /// With a catalog: index and search the revision NAME names (a branch or tag, git-like: lowercase words joined by '.', '/', '-' or '=') in each of its projects, as one, instead of their working trees; a project where it names nothing is said and left out. Chunks any index of the catalog already embedded are not embedded again.
+    #[arg(long, value_name = "NAME", conflicts_with = "rev")]
+    pub label: Option<String>,
+}
+
 /// What becomes of PATHS outside the project root, for every tool that takes PATHS.
 #[derive(Args, Debug, Clone, Default)]
 pub struct OutsideRootArgs {
@@ -327,6 +335,8 @@ pub struct IndexCli {
     #[command(flatten)]
     pub catalog: CatalogArgs,
     #[command(flatten)]
+    pub label: LabelArgs,
+    #[command(flatten)]
     pub outside: OutsideRootArgs,
     #[command(flatten)]
     pub quiet: QuietArgs,
@@ -368,6 +378,8 @@ pub struct QueryCli {
     pub reindex: bool,
     #[command(flatten)]
     pub catalog: CatalogArgs,
+    #[command(flatten)]
+    pub label: LabelArgs,
     #[command(flatten)]
     pub outside: OutsideRootArgs,
     /// End with a judgement record: whether the hits look like they answer the query, and why not.
@@ -744,6 +756,8 @@ pub struct VecgrepCli {
     #[command(flatten)]
     pub catalog: CatalogArgs,
     #[command(flatten)]
+    pub label: LabelArgs,
+    #[command(flatten)]
     pub outside: OutsideRootArgs,
     #[command(flatten)]
     pub quiet: QuietArgs,
@@ -892,6 +906,9 @@ pub enum CatalogCommand {
         /// The same, as a flag (`vecgrep use --catalog NAME`).
         #[arg(long, value_name = "NAME", conflicts_with = "clear")]
         catalog: Option<String>,
+        /// The catalog's label to search by default (as --label), if any.
+        #[arg(long, value_name = "LABEL", conflicts_with = "clear")]
+        label: Option<String>,
         /// Forget the default context.
         #[arg(long)]
         clear: bool,

@@ -86,7 +86,10 @@ impl Mode {
     pub fn tools(self) -> Vec<(&'static str, Vec<&'static str>)> {
         let with = |more: &[&'static str]| SHARED_FLAGS.iter().chain(more).copied().collect::<Vec<_>>();
         let query = || {
-            ("vg-query", with(&["FileFilterArgs", "MaxCountArgs", "reindex", "no_index", "no_scope", "rev", "explain"]))
+            (
+                "vg-query",
+                with(&["FileFilterArgs", "MaxCountArgs", "reindex", "no_index", "no_scope", "rev", "label", "explain"]),
+            )
         };
         let ask = || ("vg-ask", with(&["AskArgs", "AnswerArgs", "json", "no_index"]));
         match self {
@@ -113,6 +116,7 @@ impl Mode {
                         "WalkArgs",
                         "reindex",
                         "rev",
+                        "label",
                     ],
                 )]
             }
@@ -220,8 +224,9 @@ pub fn stray_flag(mode: Mode, matches: &ArgMatches, porcelain: &Command) -> Opti
         Mode::Plan,
         Mode::Ask,
     ];
-    let owners: [(&[Mode], &str, &str); 5] = [
+    let owners: [(&[Mode], &str, &str); 6] = [
         (NOT_LOG, "catalog", "a project's files, not its history (--log)"),
+        (&[Mode::Search, Mode::Answer, Mode::IndexOnly], "label", "a search or --index-only"),
         (&[Mode::Search, Mode::Answer], "MaxCountArgs", "a search of the files (not --log, --ask, -i or a server)"),
         (&[Mode::Answer, Mode::Ask, Mode::Plan], "AnswerArgs", "--answer or --ask"),
         (&[Mode::Ask, Mode::Plan], "AskArgs", "--ask or --plan"),

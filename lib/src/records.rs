@@ -90,6 +90,18 @@ impl HitRecord {
         }
     }
 
+    /// A hit of a catalog label's index (`--label`) as the record names it:
+    /// its project, that project's directory as the root, its path there,
+    /// and the project's commit for the label.
+    pub fn placed_in_label(mut self, catalog: &Catalog, label: &crate::history::Label) -> Self {
+        let Some((project, rest)) = catalog.locate(&self.file) else { return self };
+        self.file = rest.to_string();
+        self.rev = label.state.projects.iter().find(|c| c.name == project.name).map(|c| c.sha.clone());
+        self.root = Some(project.path.to_string_lossy().into_owned());
+        self.project = Some(project.name.clone());
+        self
+    }
+
     /// What the hit is ordered by: its relevance, or its score in a stream
     /// from before relevance was added.
     pub fn order(&self) -> f64 {
@@ -298,6 +310,27 @@ pub struct SummaryRecord {
     /// The git revision (full sha) indexed, for `vg-index --rev`. Added within version 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rev: Option<String>,
+    /// The catalog label indexed, for `vg-index --label`: the commit of
+    /// each project it names one in, by project name. Added within version 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<LabelRecord>,
+}
+
+/// A catalog label as a `summary` record names it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct LabelRecord {
+    pub name: String,
+    /// Project name → full sha.
+    pub commits: std::collections::BTreeMap<String, String>,
+    /// Whether its index run completed, so that it is searched as whole.
+    pub complete: bool,
+}
+
+impl LabelRecord {
+    pub fn new(state: &crate::history::LabelState) -> Self {
+        let commits = state.projects.iter().map(|c| (c.name.clone(), c.sha.clone())).collect();
+        LabelRecord { name: state.label.clone(), commits, complete: state.updated.is_some() }
+    }
 }
 
 impl SummaryRecord {
@@ -307,6 +340,7 @@ impl SummaryRecord {
             root: root.path.to_string_lossy().into_owned(),
             run: IndexSummary { seconds: (s.seconds * 1000.0).round() / 1000.0, ..s.clone() },
             rev: None,
+            label: None,
         }
     }
 }

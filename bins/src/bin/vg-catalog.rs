@@ -30,7 +30,10 @@ fn main() -> ExitCode {
                 show(&catalog, is_default(&catalog)?, json, &mut out)?;
                 EXIT_FOUND
             }
-            CatalogCommand::Use { name, catalog, clear } => use_context(&catalogs, name.or(catalog), clear, &mut out)?,
+            CatalogCommand::Use { name, catalog, label, clear } => {
+                let wanted = DefaultContext { catalog: name.or(catalog), label };
+                use_context(&catalogs, wanted, clear, &mut out)?
+            }
         };
         out.flush()?;
         Ok(status)
@@ -85,6 +88,14 @@ fn show(catalog: &Catalog, is_default: bool, json: bool, out: &mut impl Write) -
         let missing = if p.path.is_dir() { "" } else { "  (missing: skipped)" };
         writeln!(out, "  {}  {}{missing}", p.name, p.path.display())?;
     }
+    for (state, complete) in vecgrep::history::labels(catalog) {
+        let when = match (complete, state.updated) {
+            (true, Some(at)) => format!("complete, indexed at {}", vecgrep::history::iso_date(at as i64, 0)),
+            _ => "partial: the next vg-index --label run completes it; never searched as whole".into(),
+        };
+        let commits: Vec<String> = state.projects.iter().map(|c| format!("{} {}", c.name, &c.sha[..12])).collect();
+        writeln!(out, "  label {} ({when}): {}", state.label, commits.join(", "))?;
+    }
     Ok(())
 }
 
@@ -92,29 +103,37 @@ fn is_default(catalog: &Catalog) -> Result<bool> {
     Ok(load_context()?.catalog.as_deref() == Some(catalog.name.as_str()))
 }
 
-/// `use NAME`, `use --clear`, or `use` alone to say what is set.
-fn use_context(catalogs: &Catalogs, name: Option<String>, clear: bool, out: &mut impl Write) -> Result<u8> {
+/// `use NAME [--label L]`, `use --clear`, or `use` alone to say what is set.
+fn use_context(catalogs: &Catalogs, wanted: DefaultContext, clear: bool, out: &mut impl Write) -> Result<u8> {
     if clear {
         let path = save_context(&DefaultContext::default())?;
         writeln!(out, "no default context ({} removed)", path.display())?;
         return Ok(EXIT_FOUND);
     }
-    let Some(name) = name else {
+    let Some(name) = wanted.catalog else {
+        if wanted.label.is_some() {
+            anyhow::bail!("--label sets a label of the catalog named with it: vg-catalog use NAME --label LABEL");
+        }
         let path = vecgrep::project::catalog::context_path()?;
-        return Ok(match load_context()?.catalog {
-            Some(name) => {
-                writeln!(out, "catalog {name} (kept in {})", path.display())?;
+        return Ok(match load_context()? {
+            DefaultContext { catalog: Some(name), label } => {
+                let label = label.map(|l| format!(", label {l}")).unwrap_or_default();
+                writeln!(out, "catalog {name}{label} (kept in {})", path.display())?;
                 EXIT_FOUND
             }
-            None => {
+            _ => {
                 writeln!(out, "no default context; vg-catalog use NAME sets one")?;
                 EXIT_NOT_FOUND
             }
         });
     };
     let catalog = catalogs.open(&name)?;
-    let path = save_context(&DefaultContext { catalog: Some(catalog.name.clone()) })?;
-    writeln!(out, "searching catalog {name} by default where no PATH is given (kept in {})", path.display())?;
+    if let Some(label) = &wanted.label {
+        vecgrep::project::catalog::check_label_name(label)?;
+    }
+    let path = save_context(&DefaultContext { catalog: Some(catalog.name.clone()), label: wanted.label.clone() })?;
+    let label = wanted.label.map(|l| format!(" at label {l}")).unwrap_or_default();
+    writeln!(out, "searching catalog {name}{label} by default where no PATH is given (kept in {})", path.display())?;
     Ok(EXIT_FOUND)
 }
 

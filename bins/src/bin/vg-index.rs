@@ -4,11 +4,12 @@ use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use vecgrep::index::IndexSummary;
-use vecgrep::records::{write_record, RevisionRecord, StatsRecord, SummaryRecord, VerifyRecord};
+use vecgrep::project::catalog::Catalog;
+use vecgrep::records::{write_record, LabelRecord, RevisionRecord, StatsRecord, SummaryRecord, VerifyRecord};
 use vecgrep::store::{self, IndexStats, StoreError};
 use vecgrep_bins::app::{
-    cli_config, embedder_pool, index_blocking, note, note_holes, resolve, run_main, Blocking, CliObserver, Invocation,
-    EXIT_ERROR, EXIT_FOUND, EXIT_INTERRUPTED, EXIT_NOT_FOUND,
+    cli_config, embedder_pool, index_blocking, label_of, note, note_holes, resolve, run_main, Blocking, CliObserver,
+    Invocation, EXIT_ERROR, EXIT_FOUND, EXIT_INTERRUPTED, EXIT_NOT_FOUND,
 };
 use vecgrep_bins::cli::IndexCli;
 
@@ -32,6 +33,14 @@ fn main() -> ExitCode {
         }
         if let Some(spec) = &cli.forget {
             return forget(spec, &inv);
+        }
+        if let Some((catalog, label)) = label_of(&cli.label, &inv)? {
+            if cli.walk.to_options(&inv.config).is_filtered() || cli.walk.changes_the_walk() {
+                return Err(anyhow::anyhow!(
+                    "--label indexes each project's whole tree at the label; the walk's options (-t, -g, --hidden, ...) apply to the working trees only"
+                ));
+            }
+            return index_catalog_label(&inv, &catalog, &label);
         }
         if let Some(spec) = &cli.rev {
             if cli.walk.to_options(&inv.config).is_filtered() || cli.walk.changes_the_walk() {
@@ -71,6 +80,27 @@ fn index_revision(spec: &str, inv: &Invocation) -> anyhow::Result<u8> {
     out.flush()?;
     if summary.aborted {
         note(TOOL, false, "indexing declined; the revision's index was left as it was");
+        return Ok(EXIT_NOT_FOUND);
+    }
+    Ok(if summary.errors > 0 { EXIT_ERROR } else { EXIT_FOUND })
+}
+
+/// `--label`: index the label's commit of each project of the catalog and
+/// print the summary record, which names them.
+fn index_catalog_label(inv: &Invocation, catalog: &Catalog, label: &str) -> anyhow::Result<u8> {
+    let ran = vecgrep_bins::app::index_label(TOOL, inv, catalog, label)?;
+    let summary = ran.summary.unwrap_or_else(|| {
+        note(TOOL, inv.config.quiet, &format!("label {label} of catalog {} is indexed already", catalog.name));
+        IndexSummary::default()
+    });
+    note_holes(TOOL, inv.config.quiet, summary.holes);
+    let record =
+        SummaryRecord { label: Some(LabelRecord::new(&ran.label.state)), ..SummaryRecord::new(&inv.root, &summary) };
+    let mut out = std::io::stdout().lock();
+    write_record(&mut out, &record)?;
+    out.flush()?;
+    if summary.aborted {
+        note(TOOL, false, "indexing declined; the label's index was left as it was");
         return Ok(EXIT_NOT_FOUND);
     }
     Ok(if summary.errors > 0 { EXIT_ERROR } else { EXIT_FOUND })

@@ -6,13 +6,16 @@ use std::thread::JoinHandle;
 
 use anyhow::Result;
 use vecgrep::embed::Embedder;
+use vecgrep::history::Label;
 use vecgrep::index::WalkedSet;
+use vecgrep::project::catalog::Catalog;
 use vecgrep::records::{write_record, HitRecord, JudgementRecord};
 use vecgrep::search::SearchRequest;
 use vecgrep::store::{self, Scope};
 use vecgrep_bins::app::{
-    cli_config, embedder_pool, index_blocking, note, note_filtered_all_skipped, note_holes, preload_query_embedder,
-    resolve, run_main, search_once, Blocking, Invocation, EXIT_ERROR, EXIT_FOUND, EXIT_INTERRUPTED, EXIT_NOT_FOUND,
+    cli_config, embedder_pool, index_blocking, label_of, note, note_filtered_all_skipped, note_holes, note_unresolved,
+    preload_query_embedder, resolve, run_main, search_once, Blocking, Invocation, EXIT_ERROR, EXIT_FOUND,
+    EXIT_INTERRUPTED, EXIT_NOT_FOUND,
 };
 use vecgrep_bins::cli::QueryCli;
 
@@ -62,12 +65,17 @@ fn search(
     query: &str,
     query_embedder: &mut Option<JoinHandle<Result<Box<dyn Embedder>>>>,
 ) -> Result<u8> {
-    let (walked, rev) = match &cli.rev {
-        Some(spec) => match revision_first(cli, inv, spec)? {
-            Some(sha) => (Some(Walked { files: None, errors: 0, interrupted: false }), Some(sha)),
-            None => (None, None),
+    let label = label_of(&cli.label, inv)?;
+    let (walked, rev, label) = match (&cli.rev, label) {
+        (_, Some((catalog, name))) => match label_first(cli, inv, &catalog, &name)? {
+            Some(label) => (Some(Walked { files: None, errors: 0, interrupted: false }), None, Some((catalog, label))),
+            None => (None, None, None),
         },
-        None => (index_first(cli, inv)?, None),
+        (Some(spec), None) => match revision_first(cli, inv, spec)? {
+            Some(sha) => (Some(Walked { files: None, errors: 0, interrupted: false }), Some(sha), None),
+            None => (None, None, None),
+        },
+        (None, None) => (index_first(cli, inv)?, None, None),
     };
     let Some(walked) = walked else {
         note(TOOL, false, "indexing declined; no search was run");
@@ -76,9 +84,10 @@ fn search(
     if walked.interrupted {
         return Ok(EXIT_INTERRUPTED);
     }
-    let searched = match &rev {
-        Some(sha) => store::revision_root(&inv.root, sha),
-        None => inv.root.clone(),
+    let searched = match (&rev, &label) {
+        (_, Some((_, label))) => label.root.clone(),
+        (Some(sha), None) => store::revision_root(&inv.root, sha),
+        (None, None) => inv.root.clone(),
     };
     let store = store::open_for_reading(&searched)?;
     let filtered = cli.walk.to_options(&inv.config).is_filtered();
@@ -105,7 +114,11 @@ fn search(
     let found = !hits.is_empty();
     for hit in hits {
         let reasoning = cli.explain.then(|| hit.why.reasoning());
-        write_record(&mut out, &HitRecord { rev: rev.clone(), reasoning, ..HitRecord::new(&inv.root, hit, query) })?;
+        let record = match &label {
+            Some((catalog, label)) => HitRecord::new(&searched, hit, query).placed_in_label(catalog, label),
+            None => HitRecord { rev: rev.clone(), ..HitRecord::new(&inv.root, hit, query) },
+        };
+        write_record(&mut out, &HitRecord { reasoning, ..record })?;
     }
     if let Some(judgement) = judgement {
         write_record(&mut out, &JudgementRecord::new(query, judgement, fired))?;
@@ -143,6 +156,35 @@ fn revision_first(cli: &QueryCli, inv: &Invocation, spec: &str) -> Result<Option
         None => {}
     }
     Ok(Some(ran.sha))
+}
+
+/// `--label`: the catalog label, indexed first unless `--no-index` (then
+/// it must be indexed whole already). None when the user declined a large run.
+fn label_first(cli: &QueryCli, inv: &Invocation, catalog: &Catalog, name: &str) -> Result<Option<Label>> {
+    if cli.walk.to_options(&inv.config).is_filtered() || cli.walk.changes_the_walk() {
+        return Err(anyhow::anyhow!(
+            "--label searches each project's whole tree at the label; the walk's options (-t, -g, --hidden, ...) apply to the working trees only"
+        ));
+    }
+    if cli.no_index {
+        let label = vecgrep::history::indexed_label(catalog, name, &inv.config.embedder_model)?;
+        note_unresolved(TOOL, inv.config.quiet, &label);
+        return Ok(Some(label));
+    }
+    let ran = vecgrep_bins::app::index_label(TOOL, inv, catalog, name)?;
+    match &ran.summary {
+        Some(s) if s.aborted => return Ok(None),
+        Some(s) if ran.label.state.updated.is_none() => {
+            note_holes(TOOL, inv.config.quiet, s.holes);
+            note(
+                TOOL,
+                false,
+                &format!("label {name} is indexed in part (its run did not complete): results may miss files"),
+            );
+        }
+        _ => {}
+    }
+    Ok(Some(ran.label))
 }
 
 /// CliSearchStartsAfterIndexing: a blocking run first, unless `--no-index`

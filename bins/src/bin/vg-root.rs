@@ -10,7 +10,7 @@ use vecgrep_bins::cli::RootCli;
 fn main() -> ExitCode {
     let (cli, _) = vecgrep_bins::app::parse_args::<RootCli>("vg-root");
     run_main("vg-root", || {
-        let (_, root, admission) = resolve_root(&cli.paths, cli.outside.skip_outside_root, Some(&cli.catalog))?;
+        let (_, root, admission, _) = resolve_root(&cli.paths, cli.outside.skip_outside_root, Some(&cli.catalog))?;
         note_skipped_paths("vg-root", false, &root, &admission);
         let mut out = std::io::stdout().lock();
         if cli.json {

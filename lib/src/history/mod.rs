@@ -4,12 +4,14 @@
 //! `index.rs` brings the commit log (`store::CommitStore`) up to date with
 //! HEAD's history, `filter.rs` and `rank.rs` answer a question with commits,
 //! ranked as code search ranks chunks: meaning and words, fused.
-//! `revision.rs` indexes a revision's tree without a checkout (`--rev`).
+//! `revision.rs` indexes a revision's tree without a checkout (`--rev`),
+//! `label.rs` a catalog's label, the revision it names in each project.
 
 mod diff;
 mod filter;
 mod git;
 mod index;
+mod label;
 mod rank;
 mod revision;
 
@@ -17,6 +19,7 @@ pub use diff::{changed_pieces, DiffPiece, MAX_PIECE_LINES};
 pub use filter::{parse_date, CommitFilter};
 pub use git::{CommitData, GitRepo, MAX_PIECES_PER_COMMIT};
 pub use index::{update_log, LoadEmbedder, LogObserver, LogSummary};
+pub use label::{index_label, indexed_label, labels, resolve_label, Label, LabelCommit, LabelRun, LabelState};
 pub use rank::{search_log, CommitHit, LogQuery, MatchedLine, Pieces, MAX_MATCHED_LINES};
 pub use revision::{check_model, index_revision, indexed_revision, resolve_revision, RevisionRun};
 

@@ -41,7 +41,7 @@ pub fn index_revision(
     let root = store::revision_root(project, &sha);
     std::fs::create_dir_all(&root.path).map_err(|e| anyhow!("cannot create {}: {e}", root.path.display()))?;
     let written = repo.write_tree(&sha, &root.path, config.max_filesize);
-    let summary = written.and_then(|_| run(&root, config, embedders, obs));
+    let summary = written.and_then(|_| index_tree(&root, config, embedders, obs));
     // The files were only there to be read; the index keeps what it needs.
     store::remove_revision_files(&root)?;
     let summary = summary?;
@@ -54,7 +54,7 @@ pub fn index_revision(
 
 /// Whether the index at `root` was built with the model and chunking
 /// `config` asks for, in this version's schema: if not, a run rebuilds it.
-fn built_as_configured(root: &ProjectRoot, config: &ResolvedConfig) -> bool {
+pub(super) fn built_as_configured(root: &ProjectRoot, config: &ResolvedConfig) -> bool {
     let Ok(index) = store::open_for_reading(root) else { return false };
     index.meta().ok().flatten().is_some_and(|m| {
         m.model == config.embedder_model
@@ -75,7 +75,7 @@ pub fn check_model(root: &ProjectRoot, model: &str, rebuild: &str) -> Result<()>
 }
 
 /// One index run over a revision's written files.
-fn run(
+pub(super) fn index_tree(
     root: &ProjectRoot,
     config: &ResolvedConfig,
     embedders: &mut EmbedderPool,

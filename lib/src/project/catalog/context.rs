@@ -14,6 +14,9 @@ use super::check_catalog_name;
 #[serde(deny_unknown_fields)]
 pub struct DefaultContext {
     pub catalog: Option<String>,
+    /// The catalog's label searched by default (`--label`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
 }
 
 /// `$XDG_CONFIG_HOME/vecgrep/context.toml`, else `~/.config/vecgrep/context.toml`.
@@ -36,6 +39,9 @@ pub fn load_context() -> Result<DefaultContext> {
         .with_context(|| format!("{} is malformed (vg-catalog use --clear removes it)", path.display()))?;
     if let Some(name) = &context.catalog {
         check_catalog_name(name).with_context(|| format!("in {}", path.display()))?;
+    }
+    if let Some(label) = &context.label {
+        super::check_label_name(label).with_context(|| format!("in {}", path.display()))?;
     }
     Ok(context)
 }

@@ -1,0 +1,181 @@
+//! A catalog's label (`--label NAME`): the revision NAME names in each of
+//! its projects, searched as one. Each project's tree at that commit is
+//! written from its object database under the label's root, a revision
+//! root of the catalog (`.vecgrep/revs/<key>/`, the key a hash of every
+//! project's commit), indexed as one tree, and removed; vectors the
+//! catalog's other indexes hold are copied, as a revision's are. A label
+//! is searched only once its run completed, so a partial one never answers
+//! as if it were whole.
+
+use anyhow::{anyhow, bail, Context as _, Result};
+use serde::{Deserialize, Serialize};
+
+use super::git::GitRepo;
+use super::revision::index_tree;
+use crate::index::{self, EmbedderPool, IndexObserver, IndexSummary};
+use crate::project::catalog::{check_label_name, Catalog};
+use crate::project::{ProjectRoot, ResolvedConfig};
+use crate::store;
+
+/// Where a label's state is kept, beside its index.
+const STATE_FILE: &str = "label.toml";
+
+/// The commit a label names in each project of a catalog, and the projects
+/// where it names none.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LabelState {
+    pub label: String,
+    /// Each project it resolved in, with that commit, by project name.
+    #[serde(rename = "project")]
+    pub projects: Vec<LabelCommit>,
+    /// Seconds since the epoch when its index run completed; None while partial.
+    pub updated: Option<u64>,
+}
+
+/// One project's commit for a label.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LabelCommit {
+    pub name: String,
+    pub sha: String,
+}
+
+/// A label as resolved now: its state, where its index is, and why some
+/// projects are without it.
+#[derive(Clone, Debug)]
+pub struct Label {
+    pub state: LabelState,
+    pub root: ProjectRoot,
+    /// (project, why) for each project the label names nothing in.
+    pub unresolved: Vec<(String, String)>,
+}
+
+/// What indexing a label did: None when it was indexed already.
+#[derive(Debug)]
+pub struct LabelRun {
+    pub label: Label,
+    pub summary: Option<IndexSummary>,
+}
+
+/// Resolve `label` in every project of `catalog` (a project that is not a
+/// git repository, or does not know the name, is listed as unresolved).
+pub fn resolve_label(catalog: &Catalog, label: &str) -> Result<Label> {
+    check_label_name(label)?;
+    let mut projects = Vec::new();
+    let mut unresolved = Vec::new();
+    for p in &catalog.projects {
+        match GitRepo::open(&p.path).and_then(|repo| repo.resolve_commit(label)) {
+            Ok(sha) => projects.push(LabelCommit { name: p.name.clone(), sha }),
+            Err(e) => unresolved.push((p.name.clone(), format!("{e:#}"))),
+        }
+    }
+    if projects.is_empty() {
+        bail!("label '{label}' names a revision in none of catalog '{}''s projects", catalog.name);
+    }
+    let key = label_key(&projects);
+    let root = store::revision_root(&catalog.root(), &key);
+    Ok(Label { state: LabelState { label: label.into(), projects, updated: None }, root, unresolved })
+}
+
+/// The label's index directory name: a hash of its commits, shaped as a
+/// sha, so that the catalog's revision store keeps and relates it.
+fn label_key(projects: &[LabelCommit]) -> String {
+    let mut h = blake3::Hasher::new();
+    for p in projects {
+        h.update(p.name.as_bytes()).update(b" ").update(p.sha.as_bytes()).update(b"\n");
+    }
+    h.finalize().to_hex()[..40].to_string()
+}
+
+/// Index `label` of `catalog` unless its index is complete already.
+pub fn index_label(
+    catalog: &Catalog,
+    label: &str,
+    config: &ResolvedConfig,
+    embedders: &mut EmbedderPool,
+    obs: &mut dyn IndexObserver,
+) -> Result<LabelRun> {
+    let mut resolved = resolve_label(catalog, label)?;
+    if let Some(state) = completed_state(&resolved.root) {
+        if super::revision::built_as_configured(&resolved.root, config) {
+            resolved.state = state;
+            return Ok(LabelRun { label: resolved, summary: None });
+        }
+    }
+    let project = catalog.root();
+    let _lock = store::lock_for_writing(&project, &mut || obs.note(index::LOCK_WAIT))?;
+    let dir = &resolved.root.path;
+    std::fs::create_dir_all(resolved.root.data_dir()).with_context(|| format!("cannot create {}", dir.display()))?;
+    // Listed as partial until the run completes.
+    write_state(&resolved.root, &resolved.state)?;
+    let written = write_trees(catalog, &resolved.state, dir, config.max_filesize);
+    let summary = written.and_then(|()| index_tree(&resolved.root, config, embedders, obs));
+    store::remove_revision_files(&resolved.root)?;
+    let summary = summary?;
+    if !summary.aborted && !summary.cancelled && summary.errors == 0 && summary.holes == 0 {
+        resolved.state.updated = Some(now());
+        write_state(&resolved.root, &resolved.state)?;
+        store::mark_complete(&project, &label_key(&resolved.state.projects), label)?;
+    }
+    Ok(LabelRun { label: resolved, summary: Some(summary) })
+}
+
+/// Each project's tree at the label's commit, under `<dir>/<project>/`.
+fn write_trees(catalog: &Catalog, state: &LabelState, dir: &std::path::Path, max_bytes: u64) -> Result<()> {
+    for commit in &state.projects {
+        let project = catalog.projects.iter().find(|p| p.name == commit.name).expect("resolved from the catalog");
+        GitRepo::open(&project.path)?
+            .write_tree(&commit.sha, &dir.join(&commit.name), max_bytes)
+            .with_context(|| format!("project {}", commit.name))?;
+    }
+    Ok(())
+}
+
+/// The label, for a search: an error unless its index is complete for the
+/// commits it names now.
+pub fn indexed_label(catalog: &Catalog, label: &str, model: &str) -> Result<Label> {
+    let mut resolved = resolve_label(catalog, label)?;
+    let how = format!("run vg-index --catalog {} --label {label}", catalog.name);
+    let state = completed_state(&resolved.root).ok_or_else(|| {
+        anyhow!("label '{label}' of catalog '{}' is not fully indexed at its commits; {how}", catalog.name)
+    })?;
+    super::revision::check_model(&resolved.root, model, &format!("{how} to rebuild it"))?;
+    resolved.state = state;
+    Ok(resolved)
+}
+
+/// Every label of `catalog` with an index, complete or not.
+pub fn labels(catalog: &Catalog) -> Vec<(LabelState, bool)> {
+    let root = catalog.root();
+    let mut out: Vec<(LabelState, bool)> = store::revisions(&root)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|r| {
+            let state = read_state(&store::revision_root(&root, &r.sha))?;
+            Some((state, r.complete))
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.label.cmp(&b.0.label).then(b.0.updated.cmp(&a.0.updated)));
+    out
+}
+
+/// The state of the label indexed at `root`, when its run completed.
+fn completed_state(root: &ProjectRoot) -> Option<LabelState> {
+    read_state(root).filter(|s| s.updated.is_some())
+}
+
+fn read_state(root: &ProjectRoot) -> Option<LabelState> {
+    let text = std::fs::read_to_string(root.data_dir().join(STATE_FILE)).ok()?;
+    toml::from_str(&text).ok()
+}
+
+/// Written whole to a new name and renamed, so a kill leaves the old state or the new.
+fn write_state(root: &ProjectRoot, state: &LabelState) -> Result<()> {
+    let path = root.data_dir().join(STATE_FILE);
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, toml::to_string(state)?).and_then(|()| std::fs::rename(&tmp, &path))?;
+    Ok(())
+}
+
+fn now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
