@@ -23,7 +23,7 @@ _vg__query() {
 
     case "${cmd}" in
         vg__query)
-            opts="-q -k -m -t -T -g -L -S -E -h -V --no-index --no-scope --reindex --catalog --label --skip-outside-root --judge --explain --rev --quiet --top-k --threshold --mode --max-count --chunk-size --chunk-overlap --full --index-warn-threshold --embedder-model --embedder-source --embedder-url --trust-project-config --store --store-project --store-adopt --type --type-not --glob --max-depth --follow --hidden --no-ignore --ignore-file --max-filesize --include-generated --changed-within --changed-before --size --exclude --help --version"
+            opts="-q -k -m -t -T -g -L -S -E -h -V --no-index --no-scope --reindex --catalog --label --skip-outside-root --judge --explain --rev --quiet --top-k --threshold --mode --max-count --chunk-size --chunk-overlap --full --index-warn-threshold --embedder-model --embedder-source --embedder-url --trust-project-config --store --store-project --store-adopt --type --type-not --glob --max-depth --follow --hidden --no-ignore --ignore-file --max-filesize --include-generated --changed-within --changed-before --size --exclude --package --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -154,6 +154,10 @@ _vg__query() {
                     return 0
                     ;;
                 -E)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --package)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -126,3 +126,49 @@ fn a_filter_whose_files_were_all_skipped_says_so() {
     let o = run(t.cmd("vecgrep", ".").args(["-g", "*.py", "retry"]));
     assert!(!stderr(&o).contains("the filters chose"), "{}", stderr(&o));
 }
+
+/// A workspace of two crates and a web package, each retrying something,
+/// and a script that belongs to no package.
+fn monorepo() -> Tree {
+    let t = Tree::git();
+    t.write("Cargo.toml", "[workspace]\nmembers = [\"crates/*\"]\n")
+        .write("crates/core/Cargo.toml", "[package]\nname = \"acme-core\"\nversion = \"0.1.0\"\n")
+        .write("crates/core/src/upload.rs", "/// Retry a failed upload with backoff.\npub fn retry_upload() {}\n")
+        .write("crates/net/Cargo.toml", "[package]\nname = \"acme-net\"\nversion = \"0.1.0\"\n")
+        .write("crates/net/src/request.rs", "/// Retry a failed request to the server.\npub fn retry_request() {}\n")
+        .write("web/package.json", "{\"name\": \"@acme/web\", \"version\": \"1.0.0\"}\n")
+        .write("web/src/fetch.js", "// Retry a failed fetch from the browser.\nexport function retryFetch() {}\n")
+        .write("scripts/retry.sh", "# Retry a failed deploy.\nretry_deploy() { :; }\n");
+    t
+}
+
+#[test]
+fn package_keeps_the_files_of_one_package_by_their_nearest_manifest() {
+    let t = monorepo();
+    // A manifest belongs to the package it names.
+    assert_eq!(files_found(&t, &["--package", "acme-net"]), ["crates/net/Cargo.toml", "crates/net/src/request.rs"]);
+    assert_eq!(files_found(&t, &["--package", "@acme/web"]), ["web/package.json", "web/src/fetch.js"]);
+    // A path below the manifest still belongs to its package.
+    let o = run(t.cmd("vg-query", "crates/core/src").args([
+        "--package",
+        "acme-core",
+        "--threshold",
+        "-1",
+        "retry a failed upload",
+        ".",
+    ]));
+    assert_code(&o, 0);
+    assert!(records(&o).iter().all(|h| h["file"].as_str().unwrap().starts_with("crates/core/")));
+    let o = run(t.cmd("vecgrep", ".").args(["-l", "--package", "acme-net", "retry a failed request"]));
+    assert_eq!(stdout(&o).lines().next(), Some("crates/net/src/request.rs"));
+    let o = run(t.cmd("vg-query", ".").args(["--package", "acme", "retry"]));
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o).contains("no package named 'acme' here; the manifests name @acme/web, acme-core, acme-net"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(t.cmd("vecgrep", ".").args(["--log", "--package", "acme-net", "retry"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("--package needs a search of the files"), "{}", stderr(&o));
+}

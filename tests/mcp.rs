@@ -31,13 +31,20 @@ fn python() -> PathBuf {
 /// as the SDK client in `mode` ("handshake" or "auto"); one record per
 /// step, after the connect record.
 fn session(t: &Tree, mode: &str, command: &[&str], steps: Value) -> Vec<Value> {
+    session_with(t, mode, command, steps, json!({}))
+}
+
+/// `session` with more of the server's environment.
+fn session_with(t: &Tree, mode: &str, command: &[&str], steps: Value, env: Value) -> Vec<Value> {
+    let mut env_all = json!({"XDG_CONFIG_HOME": t.config_home.path()});
+    env_all.as_object_mut().unwrap().extend(env.as_object().unwrap().clone());
     let mut argv = vec![bin(command[0]).to_string_lossy().into_owned()];
     argv.extend(command[1..].iter().map(|a| a.to_string()));
     let plan = json!({
         "command": argv,
         "cwd": t.path(),
         "mode": mode,
-        "env": {"XDG_CONFIG_HOME": t.config_home.path()},
+        "env": env_all,
         "steps": steps,
     });
     let plan_file = t.config_home.path().join("plan.json");
@@ -320,4 +327,46 @@ fn followed_links_stay_within_the_served_paths_and_status_refuses_unknown_argume
     assert!(!files.iter().any(|f| f.contains("escape")), "{files:?}");
     assert_eq!(structured(&r[2])["files"], 3, "nothing beyond the served paths was indexed");
     assert!(tool_error(&r[3]).contains("unknown field `verbose`"), "{}", r[3]);
+}
+
+#[test]
+fn an_agent_searches_a_catalog_and_its_paths_stay_within_its_projects() {
+    let t = Tree::bare();
+    t.write("src/api/upload.py", "def retry_upload(path):\n    \"\"\"Retry a failed upload a few times.\"\"\"\n")
+        .write(
+            "src/billing/invoice.py",
+            "def send_invoice(tenant):\n    \"\"\"Email the monthly invoice to a tenant.\"\"\"\n",
+        )
+        .write("src/billing/tax.py", "def vat_for(amount):\n    \"\"\"The value added tax owed on an amount.\"\"\"\n")
+        .write("elsewhere/secret.py", "def email_the_passwords():\n    pass\n");
+    let catalogs = t.path().join("catalogs");
+    let add = run(t.cmd("vg-catalog", ".").env("VECGREP_CATALOG_DIR", &catalogs).args([
+        "add",
+        "team",
+        "src/api",
+        "src/billing",
+    ]));
+    assert_code(&add, 0);
+    let r = session_with(
+        &t,
+        "handshake",
+        &["vg-mcp", "--full-index", "--catalog", "team"],
+        json!([
+            search(json!({"query": "email the monthly invoice", "k": 20, "threshold": -1})),
+            search(json!({"query": "email the monthly invoice", "paths": ["billing/tax.py"], "threshold": -1})),
+            search(json!({"query": "email the monthly invoice", "paths": ["billing/../../elsewhere"]})),
+            search(json!({"query": "email the monthly invoice", "paths": ["/etc"]})),
+        ]),
+        json!({"VECGREP_CATALOG_DIR": catalogs}),
+    );
+    let all = structured(&r[1]);
+    assert_eq!(files_of(all)[0], "billing/invoice.py", "a catalog's files are named <project>/<path>");
+    assert!(files_of(all).iter().all(|f| f.starts_with("api/") || f.starts_with("billing/")), "{all}");
+    let root = std::path::PathBuf::from(all["root"].as_str().unwrap());
+    assert!(root.join(files_of(all)[0].as_str()).is_file(), "root/file opens the file through the catalog's link");
+    assert_eq!(files_of(structured(&r[2])), ["billing/tax.py"], "a path narrows the search");
+    for i in [3, 4] {
+        let e = tool_error(&r[i]);
+        assert!(e.contains("outside the project root"), "step {i}: {e}");
+    }
 }

@@ -63,6 +63,15 @@ pub struct FileFilterArgs {
     pub exclude: Vec<String>,
 }
 
+/// `--package`: a search kept to one package's files.
+#[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Filter options")]
+pub struct PackageArgs {
+    /// Only files of package NAME: those whose nearest package manifest above them (package.json, Cargo.toml, pyproject.toml, setup.cfg, go.mod, composer.json, pom.xml, *.gemspec, mix.exs, pubspec.yaml, *.cabal) names NAME; an unknown NAME is an error listing the packages there are. Reads the working tree, so not with --rev or --label.
+    #[arg(long, value_name = "NAME")]
+    pub package: Option<String>,
+}
+
 impl FileFilterArgs {
     /// The filter these flags ask for, times read against now.
     pub fn to_filter(&self) -> Result<vecgrep::search::FileFilter, String> {
@@ -407,6 +416,8 @@ pub struct QueryCli {
     pub walk: WalkArgs,
     #[command(flatten)]
     pub filter: FileFilterArgs,
+    #[command(flatten)]
+    pub package: PackageArgs,
 }
 
 /// When to color output.
@@ -808,6 +819,8 @@ pub struct VecgrepCli {
     pub walk: WalkArgs,
     #[command(flatten)]
     pub filter: FileFilterArgs,
+    #[command(flatten)]
+    pub package: PackageArgs,
 }
 
 /// `vecgrep -i`: runs vg-pick with these and the shared flags.

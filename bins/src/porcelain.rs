@@ -52,6 +52,10 @@ const SHARED_FLAGS: &[&str] = &[
     "WalkArgs",
 ];
 
+/// What vg-query is given besides the shared flags.
+const QUERY_FLAGS: &[&str] =
+    &["FileFilterArgs", "PackageArgs", "MaxCountArgs", "reindex", "no_index", "no_scope", "rev", "label", "explain"];
+
 impl Mode {
     pub fn of(cli: &VecgrepCli) -> Mode {
         if cli.server.serve {
@@ -85,12 +89,7 @@ impl Mode {
     /// or the ids of a flattened group of them) it is given.
     pub fn tools(self) -> Vec<(&'static str, Vec<&'static str>)> {
         let with = |more: &[&'static str]| SHARED_FLAGS.iter().chain(more).copied().collect::<Vec<_>>();
-        let query = || {
-            (
-                "vg-query",
-                with(&["FileFilterArgs", "MaxCountArgs", "reindex", "no_index", "no_scope", "rev", "label", "explain"]),
-            )
-        };
+        let query = || ("vg-query", with(QUERY_FLAGS));
         let ask = || ("vg-ask", with(&["AskArgs", "AnswerArgs", "json", "no_index"]));
         match self {
             Mode::Serve => vec![("vg-serve", with(&["bind", "port", "token", "full_index", "rate_limit"]))],
@@ -224,9 +223,10 @@ pub fn stray_flag(mode: Mode, matches: &ArgMatches, porcelain: &Command) -> Opti
         Mode::Plan,
         Mode::Ask,
     ];
-    let owners: [(&[Mode], &str, &str); 6] = [
+    let owners: [(&[Mode], &str, &str); 7] = [
         (NOT_LOG, "catalog", "a project's files, not its history (--log)"),
         (&[Mode::Search, Mode::Answer, Mode::IndexOnly], "label", "a search or --index-only"),
+        (&[Mode::Search, Mode::Answer], "PackageArgs", "a search of the files (not --log, --ask, -i or a server)"),
         (&[Mode::Search, Mode::Answer], "MaxCountArgs", "a search of the files (not --log, --ask, -i or a server)"),
         (&[Mode::Answer, Mode::Ask, Mode::Plan], "AnswerArgs", "--answer or --ask"),
         (&[Mode::Ask, Mode::Plan], "AskArgs", "--ask or --plan"),

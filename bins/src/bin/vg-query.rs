@@ -91,10 +91,22 @@ fn search(
     };
     let store = store::open_for_reading(&searched)?;
     let filtered = cli.walk.to_options(&inv.config).is_filtered();
-    let scope = Scope {
+    let mut scope = Scope {
         prefixes: if cli.no_scope { Vec::new() } else { inv.paths.iter().map(|p| p.rel.clone()).collect() },
         files: if filtered && !cli.no_scope { walked.files } else { None },
     };
+    if let Some(name) = &cli.package.package {
+        if rev.is_some() || label.is_some() {
+            return Err(anyhow::anyhow!(
+                "--package reads the working tree's manifests; it does not go with --rev or --label"
+            ));
+        }
+        let in_package = vecgrep::search::package_files(&inv.root, &inv.config, name)?;
+        scope.files = Some(match scope.files.take() {
+            Some(files) => files.intersection(&in_package).cloned().collect(),
+            None => in_package,
+        });
+    }
     let filter = cli.filter.to_filter().map_err(|e| anyhow::anyhow!(e))?;
     let (mode, k, threshold) = (inv.config.mode, inv.config.top_k, inv.config.threshold);
     let (concepts, problems) = vecgrep::concepts::load(&inv.root);

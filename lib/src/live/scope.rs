@@ -6,7 +6,8 @@
 use std::path::{Path, PathBuf};
 
 use super::LiveIndex;
-use crate::project::{admit_paths, is_under, normalize_lexically};
+use crate::project::catalog::{admit_catalog_paths, Catalog};
+use crate::project::{admit_paths, is_under, normalize_lexically, AdmittedPath, ProjectRoot, RootMarker};
 use crate::store::Scope;
 
 /// Most paths one request may name.
@@ -27,8 +28,7 @@ pub fn confine(live: &LiveIndex, paths: &[String]) -> Result<Scope, String> {
     let mut prefixes = Vec::with_capacity(paths.len());
     for path in paths {
         let rel = inside_root(&root.path, path)?;
-        let admitted = admit_paths(root, &root.path, &[rel], false).map_err(|e| format!("{path}: {e}"))?;
-        for p in admitted.admitted {
+        for p in admitted(root, rel).map_err(|e| format!("{path}: {e}"))? {
             if !served.prefixes.iter().any(|s| is_under(&p.rel, s)) {
                 return Err(format!(
                     "{path} is not among the paths this server searches ({}); start the server on it to search it",
@@ -39,6 +39,16 @@ pub fn confine(live: &LiveIndex, paths: &[String]) -> Result<Scope, String> {
         }
     }
     Ok(Scope { prefixes, files: served.files })
+}
+
+/// The paths `path` (under `root` by its text) admits: for a catalog, a
+/// path inside one of its projects, named as the catalog names it.
+fn admitted(root: &ProjectRoot, path: PathBuf) -> anyhow::Result<Vec<AdmittedPath>> {
+    if root.marker == RootMarker::Catalog {
+        let catalog = Catalog::read(&root.path)?;
+        return admit_catalog_paths(&catalog, &root.path, &[path]);
+    }
+    Ok(admit_paths(root, &root.path, &[path], false)?.admitted)
 }
 
 /// `path` as a path under `root`, decided by its text alone, before the

@@ -7,12 +7,14 @@
 pub mod catalog;
 mod config;
 mod generated;
+mod packages;
 mod root;
 mod settings;
 mod walk;
 
 pub use config::{global_config_path, ConfigError, ConfigLayers};
 pub use generated::{by_content, Generated};
+pub use packages::PackageIndex;
 pub use root::{
     admit_paths, admit_paths_lexically, is_under, normalize_lexically, relative_to, root_named, select_root,
     shared_index, Admission, AdmittedPath, ProjectRoot, RootError, RootMarker, SharedIndex, CATALOG_FILE,

@@ -16,6 +16,7 @@ mod fusion;
 mod join;
 mod lexical;
 mod names;
+mod package;
 mod rerank;
 mod statics;
 mod vectors;
@@ -26,6 +27,7 @@ use anyhow::{anyhow, Context, Result};
 
 pub use filter::{parse_when, FileFilter};
 pub use join::MAX_JOINED_LINES;
+pub use package::package_files;
 pub use vectors::VectorTable;
 pub use why::{matched_words, Lift, MeaningBy, NameMatch, Why};
 pub use word_table::WordTable;
