@@ -404,3 +404,32 @@ fn a_label_copies_the_vectors_the_catalog_holds_and_a_partial_one_is_never_searc
     let o = run(p.cmd("vg-catalog", ".").args(["show", "team"]));
     assert!(stdout(&o).contains("label main (complete"), "{}", stdout(&o));
 }
+
+#[test]
+fn labels_in_the_shared_store_are_searched_as_locally() {
+    let pg = crate::pg::PgServer::start();
+    let p = labelled_projects();
+    let tagged = git_in(&p.dir("src/api"), &["rev-parse", "release-1"]);
+    let store = ["--store", pg.url.as_str()];
+    for label in ["release-1", "main"] {
+        let o = run(p.cmd("vg-index", ".").args(["--catalog", "team", "--label", label]).args(store));
+        assert_code(&o, 0);
+        assert_eq!(summary(&o)["label"]["complete"], true, "{label}");
+    }
+    let query = ["--catalog", "team", "--threshold", "-1", "--no-index", "retry a failed upload a few times"];
+    let ask = |label: &str, shared: bool| {
+        let mut c = p.cmd("vg-query", ".");
+        c.args(query).args(["--label", label]);
+        if shared {
+            c.args(store);
+        }
+        records(&run(&mut c))
+    };
+    let old = ask("release-1", true);
+    assert_eq!((old[0]["project"].as_str(), old[0]["rev"].as_str()), (Some("api"), Some(tagged.as_str())));
+    assert!(ask("main", true).iter().any(|h| h["text"].as_str().unwrap().contains("upload_once")));
+    // The local store has neither label: refused, never answered from the shared one's.
+    let o = run(p.cmd("vg-query", ".").args(query).args(["--label", "main"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("is not fully indexed"), "{}", stderr(&o));
+}

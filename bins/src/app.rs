@@ -158,7 +158,14 @@ pub fn label_of(label: &LabelArgs, inv: &Invocation) -> Result<Option<(Catalog, 
 /// progress of any index run, saying which projects it names nothing in.
 pub fn index_label(tool: &'static str, inv: &Invocation, catalog: &Catalog, label: &str) -> Result<LabelRun> {
     let mut obs = CliObserver::new(tool, inv.config.quiet, false);
-    let ran = vecgrep::history::index_label(catalog, label, &inv.config, &mut embedder_pool(&inv.config), &mut obs);
+    let ran = vecgrep::history::index_label(
+        catalog,
+        &inv.root,
+        label,
+        &inv.config,
+        &mut embedder_pool(&inv.config),
+        &mut obs,
+    );
     obs.finish();
     let ran = ran?;
     note_unresolved(tool, inv.config.quiet, &ran.label);

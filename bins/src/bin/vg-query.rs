@@ -179,7 +179,7 @@ fn label_first(cli: &QueryCli, inv: &Invocation, catalog: &Catalog, name: &str) 
         ));
     }
     if cli.no_index {
-        let label = vecgrep::history::indexed_label(catalog, name, &inv.config.embedder_model)?;
+        let label = vecgrep::history::indexed_label(catalog, &inv.root, name, &inv.config.embedder_model)?;
         note_unresolved(TOOL, inv.config.quiet, &label);
         return Ok(Some(label));
     }

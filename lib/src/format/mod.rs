@@ -213,9 +213,15 @@ pub fn render_answer(
     for line in answer.text.lines() {
         writeln!(out, "  {line}")?;
     }
-    let root = hits.iter().find_map(|h| h.root.as_deref());
+    // A catalog's hits have roots of their own: a citation takes the root of
+    // the hit it cites (its file, its line within), else the first.
+    let first_root = hits.iter().find_map(|h| h.root.as_deref());
+    let root_of = |file: &str, line: usize| {
+        let cited = hits.iter().find(|h| h.file == file && (h.start_line..=h.end_line).contains(&line));
+        cited.or_else(|| hits.iter().find(|h| h.file == file)).and_then(|h| h.root.as_deref()).or(first_root)
+    };
     let place = |file: &str, line: usize| {
-        let path = display_file(root, file, &opts.cwd);
+        let path = display_file(root_of(file, line), file, &opts.cwd);
         format!("{}:{}", paint(c, PATH, &path), paint(c, LINE_NO, &line.to_string()))
     };
     if !answer.citations.is_empty() {
@@ -618,5 +624,24 @@ mod tests {
         assert_eq!(shown(OutputMode::Files), "");
         let json: AnswerRecord = serde_json::from_str(&shown(OutputMode::Json)).unwrap();
         assert_eq!(json, answer);
+    }
+
+    #[test]
+    fn a_catalogs_citation_is_shown_from_the_root_of_the_hit_it_cites() {
+        let in_project =
+            |root: &str, file: &str| HitRecord { root: Some(root.into()), ..hit(file, 1, "fn f() {}\nx", "f") };
+        let hits = vec![
+            in_project("/src/api", "lib.rs"),
+            in_project("/src/billing", "lib.rs"),
+            in_project("/src/billing", "tax.rs"),
+        ];
+        let answer: AnswerRecord = serde_json::from_value(serde_json::json!({
+            "type": "answer", "v": 1, "query": "f", "model": "m", "reason": "forced", "given": 3, "text": "t",
+            "citations": [{"file": "tax.rs", "line": 2}, {"file": "lib.rs", "line": 1}], "dropped": [], "learned": []
+        }))
+        .unwrap();
+        let mut out = Vec::new();
+        render_answer(&mut out, &answer, &hits, &opts(OutputMode::Flat, "/src")).unwrap();
+        assert!(String::from_utf8(out).unwrap().contains("sources: billing/tax.rs:2, api/lib.rs:1"));
     }
 }

@@ -56,9 +56,10 @@ pub struct LabelRun {
     pub summary: Option<IndexSummary>,
 }
 
-/// Resolve `label` in every project of `catalog` (a project that is not a
-/// git repository, or does not know the name, is listed as unresolved).
-pub fn resolve_label(catalog: &Catalog, label: &str) -> Result<Label> {
+/// Resolve `label` in every project of `catalog`, whose root (with the
+/// store it is kept in) is `root` (a project that is not a git
+/// repository, or does not know the name, is listed as unresolved).
+pub fn resolve_label(catalog: &Catalog, root: &ProjectRoot, label: &str) -> Result<Label> {
     check_label_name(label)?;
     let mut projects = Vec::new();
     let mut unresolved = Vec::new();
@@ -72,7 +73,7 @@ pub fn resolve_label(catalog: &Catalog, label: &str) -> Result<Label> {
         bail!("label '{label}' names a revision in none of catalog '{}''s projects", catalog.name);
     }
     let key = label_key(&projects);
-    let root = store::revision_root(&catalog.root(), &key);
+    let root = store::revision_root(root, &key);
     Ok(Label { state: LabelState { label: label.into(), projects, updated: None }, root, unresolved })
 }
 
@@ -86,23 +87,24 @@ fn label_key(projects: &[LabelCommit]) -> String {
     h.finalize().to_hex()[..40].to_string()
 }
 
-/// Index `label` of `catalog` unless its index is complete already.
+/// Index `label` of `catalog` (at `root`) unless its index is complete already.
 pub fn index_label(
     catalog: &Catalog,
+    root: &ProjectRoot,
     label: &str,
     config: &ResolvedConfig,
     embedders: &mut EmbedderPool,
     obs: &mut dyn IndexObserver,
 ) -> Result<LabelRun> {
-    let mut resolved = resolve_label(catalog, label)?;
+    let mut resolved = resolve_label(catalog, root, label)?;
     if let Some(state) = completed_state(&resolved.root) {
         if super::revision::built_as_configured(&resolved.root, config) {
             resolved.state = state;
             return Ok(LabelRun { label: resolved, summary: None });
         }
     }
-    let project = catalog.root();
-    let _lock = store::lock_for_writing(&project, &mut || obs.note(index::LOCK_WAIT))?;
+    let project = root;
+    let _lock = store::lock_for_writing(project, &mut || obs.note(index::LOCK_WAIT))?;
     let dir = &resolved.root.path;
     std::fs::create_dir_all(resolved.root.data_dir()).with_context(|| format!("cannot create {}", dir.display()))?;
     // Listed as partial until the run completes.
@@ -114,7 +116,7 @@ pub fn index_label(
     if !summary.aborted && !summary.cancelled && summary.errors == 0 && summary.holes == 0 {
         resolved.state.updated = Some(now());
         write_state(&resolved.root, &resolved.state)?;
-        store::mark_complete(&project, &label_key(&resolved.state.projects), label)?;
+        store::mark_complete(project, &label_key(&resolved.state.projects), label)?;
     }
     Ok(LabelRun { label: resolved, summary: Some(summary) })
 }
@@ -130,12 +132,14 @@ fn write_trees(catalog: &Catalog, state: &LabelState, dir: &std::path::Path, max
     Ok(())
 }
 
-/// The label, for a search: an error unless its index is complete for the
-/// commits it names now.
-pub fn indexed_label(catalog: &Catalog, label: &str, model: &str) -> Result<Label> {
-    let mut resolved = resolve_label(catalog, label)?;
+/// The label, for a search: an error unless its index, in the store
+/// `root` is kept in, is complete for the commits it names now.
+pub fn indexed_label(catalog: &Catalog, root: &ProjectRoot, label: &str, model: &str) -> Result<Label> {
+    let mut resolved = resolve_label(catalog, root, label)?;
     let how = format!("run vg-index --catalog {} --label {label}", catalog.name);
-    let state = completed_state(&resolved.root).ok_or_else(|| {
+    // The state is kept on this machine; the index may be in another store.
+    let state = completed_state(&resolved.root).filter(|_| store::open_for_reading(&resolved.root).is_ok());
+    let state = state.ok_or_else(|| {
         anyhow!("label '{label}' of catalog '{}' is not fully indexed at its commits; {how}", catalog.name)
     })?;
     super::revision::check_model(&resolved.root, model, &format!("{how} to rebuild it"))?;
