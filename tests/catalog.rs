@@ -175,8 +175,15 @@ fn the_default_context_applies_outside_projects_and_in_its_own_and_a_path_means_
     assert_code(&run(p.cmd("vecgrep", ".").arg("use")), 1);
     assert_eq!(top("src/api", &[])["project"], Value::Null, "cleared: the project here");
 
-    // A default context naming a catalog that is gone is an error, never another search.
+    // A default context naming a catalog that is gone is an error where it
+    // would be searched, never another search; a project of its own keeps its own.
     assert_code(&run(p.cmd("vecgrep", ".").args(["use", "team"])), 0);
+    std::fs::rename(p.dir("catalogs/team"), p.dir("catalogs-away")).unwrap();
+    let o = run(p.cmd("vecgrep", "elsewhere").args(query));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("the default context names catalog 'team'"), "{}", stderr(&o));
+    assert_eq!(top("mine", &[])["file"], "main.py");
+    std::fs::rename(p.dir("catalogs-away"), p.dir("catalogs/team")).unwrap();
     assert_code(&run(p.cmd("vg-catalog", ".").args(["remove", "team"])), 0);
     assert!(
         !p.t.config_home.path().join("vecgrep/context.toml").exists(),
@@ -432,4 +439,20 @@ fn labels_in_the_shared_store_are_searched_as_locally() {
     let o = run(p.cmd("vg-query", ".").args(query).args(["--label", "main"]));
     assert_code(&o, 2);
     assert!(stderr(&o).contains("is not fully indexed"), "{}", stderr(&o));
+}
+
+#[test]
+fn the_default_context_applies_in_a_project_that_is_a_subdirectory_of_a_repository() {
+    let p = Projects::new();
+    p.t.write("mono/svc/api/retry.py", "def retry_upload(path):\n    \"\"\"Retry a failed upload.\"\"\"\n")
+        .write("mono/svc/billing/invoice.py", "def send_invoice(t):\n    \"\"\"Email the monthly invoice.\"\"\"\n")
+        .write("mono/other/notes.py", "def email_notes():\n    \"\"\"Email the monthly notes.\"\"\"\n");
+    std::fs::create_dir_all(p.dir("mono/.git")).unwrap();
+    assert_code(&p.add("svc", &["mono/svc/api", "mono/svc/billing"]), 0);
+    assert_code(&run(p.cmd("vecgrep", ".").args(["use", "svc"])), 0);
+    let o = run(p.cmd("vecgrep", "mono/svc/api").args(["--json", "--threshold", "-1", "email the monthly invoice"]));
+    assert_code(&o, 0);
+    let hits = records(&o);
+    assert_eq!(hits[0]["project"], "billing", "the catalog, not the whole repository");
+    assert!(hits.iter().all(|h| h["project"].is_string()), "nothing of mono/other");
 }

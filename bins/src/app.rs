@@ -134,20 +134,34 @@ fn catalog_chosen(
     if here.marker == RootMarker::Catalog {
         return Ok(Some((Catalog::read(&here.path)?, None)));
     }
-    let context = load_context()?;
+    // Inside a project, a context that cannot be read is no reason to fail
+    // its own search; outside any, it is what would be searched.
+    let in_a_project = here.marker != RootMarker::None;
+    let context = match load_context() {
+        Err(_) if in_a_project => return Ok(None),
+        read => read?,
+    };
     let Some(name) = context.catalog else { return Ok(None) };
-    let catalog = Catalogs::of_user()?
-        .open(&name)
-        .with_context(|| format!("the default context names catalog '{name}' (vg-catalog use --clear forgets it)"))?;
-    let applies = here.marker == RootMarker::None || catalog.project_holding(&here.path).is_some();
+    let catalog = match Catalogs::of_user().and_then(|c| c.open(&name)) {
+        Err(_) if in_a_project => return Ok(None),
+        opened => opened.with_context(|| {
+            format!("the default context names catalog '{name}' (vg-catalog use --clear forgets it)")
+        })?,
+    };
+    // The project here may be a subdirectory of the repository found.
+    let cwd = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
+    let applies =
+        !in_a_project || catalog.project_holding(&here.path).is_some() || catalog.project_holding(&cwd).is_some();
     Ok(applies.then_some((catalog, context.label)))
 }
 
 /// The catalog label an invocation indexes or searches: `--label`, else
 /// the default context's when it chose the catalog; an error when there
 /// is a label but no catalog.
-pub fn label_of(label: &LabelArgs, inv: &Invocation) -> Result<Option<(Catalog, String)>> {
-    let Some(name) = label.label.clone().or_else(|| inv.context_label.clone()) else { return Ok(None) };
+/// `rev_given`: an explicit `--rev`, which the context's label gives way to.
+pub fn label_of(label: &LabelArgs, inv: &Invocation, rev_given: bool) -> Result<Option<(Catalog, String)>> {
+    let context = inv.context_label.clone().filter(|_| !rev_given);
+    let Some(name) = label.label.clone().or(context) else { return Ok(None) };
     if inv.root.marker != RootMarker::Catalog {
         return Err(anyhow!("--label needs a catalog (--catalog NAME, or a default context set by vg-catalog use)"));
     }

@@ -57,6 +57,22 @@ const QUERY_FLAGS: &[&str] =
     &["FileFilterArgs", "PackageArgs", "MaxCountArgs", "reindex", "no_index", "no_scope", "rev", "label", "explain"];
 
 impl Mode {
+    /// Every mode.
+    pub const ALL: [Mode; 12] = [
+        Mode::Serve,
+        Mode::Mcp,
+        Mode::Pick,
+        Mode::ShowRoot,
+        Mode::Stats,
+        Mode::ClearCache,
+        Mode::IndexOnly,
+        Mode::Search,
+        Mode::Answer,
+        Mode::Log,
+        Mode::Plan,
+        Mode::Ask,
+    ];
+
     pub fn of(cli: &VecgrepCli) -> Mode {
         if cli.server.serve {
             Mode::Serve
@@ -210,21 +226,9 @@ pub const MODE_SELECTORS: &[&str] = &[
 /// The first flag given that only other modes use (`--learn` without
 /// `--answer` or `--ask`, `--since` without `--log`, ...): it would do nothing.
 pub fn stray_flag(mode: Mode, matches: &ArgMatches, porcelain: &Command) -> Option<String> {
-    const NOT_LOG: &[Mode] = &[
-        Mode::Serve,
-        Mode::Mcp,
-        Mode::Pick,
-        Mode::ShowRoot,
-        Mode::Stats,
-        Mode::ClearCache,
-        Mode::IndexOnly,
-        Mode::Search,
-        Mode::Answer,
-        Mode::Plan,
-        Mode::Ask,
-    ];
+    let not_log: Vec<Mode> = Mode::ALL.into_iter().filter(|m| *m != Mode::Log).collect();
     let owners: [(&[Mode], &str, &str); 7] = [
-        (NOT_LOG, "catalog", "a project's files, not its history (--log)"),
+        (&not_log, "catalog", "a project's files, not its history (--log)"),
         (&[Mode::Search, Mode::Answer, Mode::IndexOnly], "label", "a search or --index-only"),
         (&[Mode::Search, Mode::Answer], "PackageArgs", "a search of the files (not --log, --ask, -i or a server)"),
         (&[Mode::Search, Mode::Answer], "MaxCountArgs", "a search of the files (not --log, --ask, -i or a server)"),
@@ -232,13 +236,14 @@ pub fn stray_flag(mode: Mode, matches: &ArgMatches, porcelain: &Command) -> Opti
         (&[Mode::Ask, Mode::Plan], "AskArgs", "--ask or --plan"),
         (&[Mode::Log], "LogArgs", "--log"),
     ];
-    owners.into_iter().filter(|(owners, ..)| !owners.contains(&mode)).find_map(|(_, group, needs)| {
+    let stray = owners.into_iter().filter(|(owners, ..)| !owners.contains(&mode)).find_map(|(_, group, needs)| {
         let id = expand_groups(porcelain, &[group])
             .into_iter()
             .find(|id| matches.value_source(id) == Some(ValueSource::CommandLine))?;
         let arg = porcelain.get_arguments().find(|a| a.get_id().as_str() == id).expect("a member of the group");
         Some(format!("--{} needs {needs}", arg.get_long().unwrap_or(&id)))
-    })
+    });
+    stray
 }
 
 /// The argument list of each tool `mode` runs, for the command line
@@ -319,21 +324,6 @@ mod tests {
     use crate::cli::{AnswerCli, AskCli, IndexCli, LogCli, McpCli, PickCli, QueryCli, RootCli, ServeCli};
     use crate::{app, cli::FormatCli};
 
-    const MODES: [Mode; 12] = [
-        Mode::Serve,
-        Mode::Mcp,
-        Mode::Pick,
-        Mode::ShowRoot,
-        Mode::Stats,
-        Mode::ClearCache,
-        Mode::IndexOnly,
-        Mode::Search,
-        Mode::Answer,
-        Mode::Log,
-        Mode::Plan,
-        Mode::Ask,
-    ];
-
     fn tool_command(name: &str) -> Command {
         match name {
             "vg-serve" => app::command::<ServeCli>(),
@@ -372,7 +362,7 @@ mod tests {
     fn every_porcelain_flag_reaches_the_tool_it_runs() {
         let porcelain = app::command::<VecgrepCli>();
         let mut reached = BTreeSet::new();
-        for mode in MODES {
+        for mode in Mode::ALL {
             for (tool, ids) in mode.tools() {
                 for id in expand_groups(&porcelain, &ids) {
                     let arg = porcelain.get_arguments().find(|a| a.get_id().as_str() == id).unwrap();

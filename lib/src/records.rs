@@ -90,6 +90,15 @@ impl HitRecord {
         }
     }
 
+    /// How a citation names the hit's file: `<project>/<file>` for a
+    /// catalog's hit, so that two projects' files of one path stay apart.
+    pub fn cited_name(&self) -> String {
+        match &self.project {
+            Some(project) => format!("{project}/{}", self.file),
+            None => self.file.clone(),
+        }
+    }
+
     /// A hit of a catalog label's index (`--label`) as the record names it:
     /// its project, that project's directory as the root, its path there,
     /// and the project's commit for the label.

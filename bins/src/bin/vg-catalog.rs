@@ -53,17 +53,20 @@ fn add(catalogs: &Catalogs, name: &str, dirs: &[std::path::PathBuf], out: &mut i
 }
 
 fn remove(catalogs: &Catalogs, name: &str, out: &mut impl Write) -> Result<u8> {
-    let catalog = catalogs.remove(name)?;
+    let dir = catalogs.remove(name)?;
     if load_context()?.catalog.as_deref() == Some(name) {
         save_context(&DefaultContext::default())?;
         writeln!(out, "the default context named it, and is cleared")?;
     }
-    writeln!(out, "removed catalog '{name}' and its index ({}); its projects are untouched", catalog.dir.display())?;
+    writeln!(out, "removed catalog '{name}' and its index ({dir}); its projects are untouched")?;
     Ok(EXIT_FOUND)
 }
 
 fn list(catalogs: &Catalogs, json: bool, out: &mut impl Write) -> Result<u8> {
-    let all = catalogs.list()?;
+    let (all, unreadable) = catalogs.list()?;
+    for why in &unreadable {
+        eprintln!("{TOOL}: skipping a catalog: {why}");
+    }
     let default = load_context()?.catalog;
     for catalog in &all {
         let is_default = default.as_deref() == Some(catalog.name.as_str());
@@ -93,7 +96,8 @@ fn show(catalog: &Catalog, is_default: bool, json: bool, out: &mut impl Write) -
             (true, Some(at)) => format!("complete, indexed at {}", vecgrep::history::iso_date(at as i64, 0)),
             _ => "partial: the next vg-index --label run completes it; never searched as whole".into(),
         };
-        let commits: Vec<String> = state.projects.iter().map(|c| format!("{} {}", c.name, &c.sha[..12])).collect();
+        let commits: Vec<String> =
+            state.projects.iter().map(|c| format!("{} {}", c.name, c.sha.get(..12).unwrap_or(&c.sha))).collect();
         writeln!(out, "  label {} ({when}): {}", state.label, commits.join(", "))?;
     }
     Ok(())

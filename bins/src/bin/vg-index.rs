@@ -34,10 +34,10 @@ fn main() -> ExitCode {
         if let Some(spec) = &cli.forget {
             return forget(spec, &inv);
         }
-        if let Some((catalog, label)) = label_of(&cli.label, &inv)? {
+        if let Some((catalog, label)) = label_of(&cli.label, &inv, cli.rev.is_some())? {
             if cli.walk.to_options(&inv.config).is_filtered() || cli.walk.changes_the_walk() {
                 return Err(anyhow::anyhow!(
-                    "--label indexes each project's whole tree at the label; the walk's options (-t, -g, --hidden, ...) apply to the working trees only"
+                    "a label (--label, or the default context's) indexes each project's whole tree at the label; the walk's options (-t, -g, --hidden, ...) apply to the working trees only"
                 ));
             }
             return index_catalog_label(&inv, &catalog, &label);

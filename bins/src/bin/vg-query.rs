@@ -65,7 +65,7 @@ fn search(
     query: &str,
     query_embedder: &mut Option<JoinHandle<Result<Box<dyn Embedder>>>>,
 ) -> Result<u8> {
-    let label = label_of(&cli.label, inv)?;
+    let label = label_of(&cli.label, inv, cli.rev.is_some())?;
     let (walked, rev, label) = match (&cli.rev, label) {
         (_, Some((catalog, name))) => match label_first(cli, inv, &catalog, &name)? {
             Some(label) => (Some(Walked { files: None, errors: 0, interrupted: false }), None, Some((catalog, label))),
@@ -98,7 +98,7 @@ fn search(
     if let Some(name) = &cli.package.package {
         if rev.is_some() || label.is_some() {
             return Err(anyhow::anyhow!(
-                "--package reads the working tree's manifests; it does not go with --rev or --label"
+                "--package reads the working tree's manifests; it does not go with --rev or a label (--label, or the default context's)"
             ));
         }
         let in_package = vecgrep::search::package_files(&inv.root, &inv.config, name)?;
@@ -175,7 +175,7 @@ fn revision_first(cli: &QueryCli, inv: &Invocation, spec: &str) -> Result<Option
 fn label_first(cli: &QueryCli, inv: &Invocation, catalog: &Catalog, name: &str) -> Result<Option<Label>> {
     if cli.walk.to_options(&inv.config).is_filtered() || cli.walk.changes_the_walk() {
         return Err(anyhow::anyhow!(
-            "--label searches each project's whole tree at the label; the walk's options (-t, -g, --hidden, ...) apply to the working trees only"
+            "a label (--label, or the default context's) searches each project's whole tree at the label; the walk's options (-t, -g, --hidden, ...) apply to the working trees only"
         ));
     }
     if cli.no_index {

@@ -76,14 +76,15 @@ pub fn cite(text: &str, given: &[HitRecord]) -> Cited {
 /// none yet.
 fn cite_files_named(cited: &mut Cited, given: &[HitRecord]) {
     for hit in given {
-        if cited.citations.iter().any(|c| c.file == hit.file) {
+        let file = hit.cited_name();
+        if cited.citations.iter().any(|c| c.file == file) {
             continue;
         }
-        let name = hit.file.rsplit('/').next().unwrap_or(&hit.file);
+        let name = file.rsplit('/').next().unwrap_or(&file);
         let name_is_unique = given.iter().filter(|h| h.file.rsplit('/').next() == Some(name)).count() == 1
-            || given.iter().all(|h| h.file == hit.file);
-        if names_file(&cited.text, &hit.file) || (name_is_unique && names_file(&cited.text, name)) {
-            cited.citations.push(Citation { file: hit.file.clone(), line: hit.start_line });
+            || given.iter().all(|h| h.cited_name() == file);
+        if names_file(&cited.text, &file) || (name_is_unique && names_file(&cited.text, name)) {
+            cited.citations.push(Citation { file: file.clone(), line: hit.start_line });
         }
     }
 }
@@ -122,17 +123,18 @@ impl Cited {
 fn resolve(written: &Written<'_>, given: &[HitRecord]) -> Option<Citation> {
     match *written {
         Written::Number(n) => {
-            given.get(n.checked_sub(1)?).map(|h| Citation { file: h.file.clone(), line: h.start_line })
+            given.get(n.checked_sub(1)?).map(|h| Citation { file: h.cited_name(), line: h.start_line })
         }
         Written::Place { path, line } => {
             let path = path.strip_prefix("./").unwrap_or(path);
             given
                 .iter()
                 .find(|h| {
-                    let same_file = h.file == path || h.file.ends_with(&format!("/{path}"));
+                    let file = h.cited_name();
+                    let same_file = file == path || file.ends_with(&format!("/{path}"));
                     same_file && (h.start_line..=h.end_line).contains(&line)
                 })
-                .map(|h| Citation { file: h.file.clone(), line })
+                .map(|h| Citation { file: h.cited_name(), line })
         }
     }
 }
@@ -220,6 +222,19 @@ mod tests {
 
     fn given() -> Vec<HitRecord> {
         vec![hit("src/book.rs", 10, 30), hit("src/sso/saml.py", 1, 8)]
+    }
+
+    #[test]
+    fn a_catalogs_files_of_one_path_are_cited_by_project() {
+        let in_project = |project: &str| HitRecord { project: Some(project.into()), ..hit("src/lib.rs", 1, 9) };
+        let given = [in_project("api"), in_project("billing")];
+        let c = cite("Billing does it [2]; see also [billing/src/lib.rs:4] and [api/src/lib.rs:99].", &given);
+        assert_eq!(c.text, "Billing does it [billing/src/lib.rs:1]; see also [billing/src/lib.rs:4] and.");
+        assert_eq!(
+            c.citations.iter().map(Citation::place).collect::<Vec<_>>(),
+            ["billing/src/lib.rs:1", "billing/src/lib.rs:4"]
+        );
+        assert_eq!(c.dropped, ["api/src/lib.rs:99"]);
     }
 
     #[test]

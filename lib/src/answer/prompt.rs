@@ -27,7 +27,7 @@ pub(super) fn messages(query: &str, given: &[HitRecord]) -> Vec<Message> {
         user.push_str(&format!(
             "\n[{}] {}:{}-{}\n```\n{}\n```\n",
             i + 1,
-            hit.file,
+            hit.cited_name(),
             hit.start_line,
             hit.end_line,
             excerpt(&hit.text)

@@ -213,15 +213,15 @@ pub fn render_answer(
     for line in answer.text.lines() {
         writeln!(out, "  {line}")?;
     }
-    // A catalog's hits have roots of their own: a citation takes the root of
-    // the hit it cites (its file, its line within), else the first.
+    // A catalog's hits have roots of their own: a citation (named as
+    // `HitRecord::cited_name`) is shown from the root of the hit it cites.
     let first_root = hits.iter().find_map(|h| h.root.as_deref());
-    let root_of = |file: &str, line: usize| {
-        let cited = hits.iter().find(|h| h.file == file && (h.start_line..=h.end_line).contains(&line));
-        cited.or_else(|| hits.iter().find(|h| h.file == file)).and_then(|h| h.root.as_deref()).or(first_root)
-    };
-    let place = |file: &str, line: usize| {
-        let path = display_file(root_of(file, line), file, &opts.cwd);
+    let place = |cited: &str, line: usize| {
+        let hit = hits.iter().find(|h| h.cited_name() == cited);
+        let path = match hit {
+            Some(h) => display_file(h.root.as_deref().or(first_root), &h.file, &opts.cwd),
+            None => display_file(first_root, cited, &opts.cwd),
+        };
         format!("{}:{}", paint(c, PATH, &path), paint(c, LINE_NO, &line.to_string()))
     };
     if !answer.citations.is_empty() {
@@ -628,20 +628,21 @@ mod tests {
 
     #[test]
     fn a_catalogs_citation_is_shown_from_the_root_of_the_hit_it_cites() {
-        let in_project =
-            |root: &str, file: &str| HitRecord { root: Some(root.into()), ..hit(file, 1, "fn f() {}\nx", "f") };
-        let hits = vec![
-            in_project("/src/api", "lib.rs"),
-            in_project("/src/billing", "lib.rs"),
-            in_project("/src/billing", "tax.rs"),
-        ];
+        let in_project = |project: &str, file: &str| HitRecord {
+            root: Some(format!("/src/{project}")),
+            project: Some(project.into()),
+            ..hit(file, 1, "fn f() {}\nx", "f")
+        };
+        let hits = vec![in_project("api", "lib.rs"), in_project("billing", "lib.rs"), in_project("billing", "tax.rs")];
         let answer: AnswerRecord = serde_json::from_value(serde_json::json!({
             "type": "answer", "v": 1, "query": "f", "model": "m", "reason": "forced", "given": 3, "text": "t",
-            "citations": [{"file": "tax.rs", "line": 2}, {"file": "lib.rs", "line": 1}], "dropped": [], "learned": []
+            "citations": [{"file": "billing/tax.rs", "line": 2}, {"file": "billing/lib.rs", "line": 1}],
+            "dropped": [], "learned": []
         }))
         .unwrap();
         let mut out = Vec::new();
         render_answer(&mut out, &answer, &hits, &opts(OutputMode::Flat, "/src")).unwrap();
-        assert!(String::from_utf8(out).unwrap().contains("sources: billing/tax.rs:2, api/lib.rs:1"));
+        let shown = String::from_utf8(out).unwrap();
+        assert!(shown.contains("sources: billing/tax.rs:2, billing/lib.rs:1"), "{shown}");
     }
 }

@@ -64,7 +64,7 @@ pub fn resolve_label(catalog: &Catalog, root: &ProjectRoot, label: &str) -> Resu
     let mut projects = Vec::new();
     let mut unresolved = Vec::new();
     for p in &catalog.projects {
-        match GitRepo::open(&p.path).and_then(|repo| repo.resolve_commit(label)) {
+        match GitRepo::open(&p.path).and_then(|repo| branch_or_tag(&repo, label)) {
             Ok(sha) => projects.push(LabelCommit { name: p.name.clone(), sha }),
             Err(e) => unresolved.push((p.name.clone(), format!("{e:#}"))),
         }
@@ -72,15 +72,27 @@ pub fn resolve_label(catalog: &Catalog, root: &ProjectRoot, label: &str) -> Resu
     if projects.is_empty() {
         bail!("label '{label}' names a revision in none of catalog '{}''s projects", catalog.name);
     }
-    let key = label_key(&projects);
+    let key = label_key(label, &projects);
     let root = store::revision_root(root, &key);
     Ok(Label { state: LabelState { label: label.into(), projects, updated: None }, root, unresolved })
 }
 
-/// The label's index directory name: a hash of its commits, shaped as a
-/// sha, so that the catalog's revision store keeps and relates it.
-fn label_key(projects: &[LabelCommit]) -> String {
+/// The commit a branch or tag named `label` points at: a label names a
+/// ref, never an abbreviated sha (`cafe`) or an expression (`main~2`).
+fn branch_or_tag(repo: &GitRepo, label: &str) -> Result<String> {
+    ["refs/tags/", "refs/heads/", "refs/remotes/"]
+        .iter()
+        .find_map(|prefix| repo.resolve_commit(&format!("{prefix}{label}")).ok())
+        .ok_or_else(|| anyhow!("no branch or tag named {label:?}"))
+}
+
+/// The label's index directory name: a hash of its name and commits,
+/// shaped as a sha, so that the catalog's revision store keeps and relates
+/// it (two labels at the same commits have an index each, the second
+/// copying the first's vectors).
+fn label_key(label: &str, projects: &[LabelCommit]) -> String {
     let mut h = blake3::Hasher::new();
+    h.update(label.as_bytes()).update(b"\n");
     for p in projects {
         h.update(p.name.as_bytes()).update(b" ").update(p.sha.as_bytes()).update(b"\n");
     }
@@ -105,6 +117,13 @@ pub fn index_label(
     }
     let project = root;
     let _lock = store::lock_for_writing(project, &mut || obs.note(index::LOCK_WAIT))?;
+    // Another run may have completed it while this one waited for the lock.
+    if let Some(state) = completed_state(&resolved.root) {
+        if super::revision::built_as_configured(&resolved.root, config) {
+            resolved.state = state;
+            return Ok(LabelRun { label: resolved, summary: None });
+        }
+    }
     let dir = &resolved.root.path;
     std::fs::create_dir_all(resolved.root.data_dir()).with_context(|| format!("cannot create {}", dir.display()))?;
     // Listed as partial until the run completes.
@@ -116,7 +135,7 @@ pub fn index_label(
     if !summary.aborted && !summary.cancelled && summary.errors == 0 && summary.holes == 0 {
         resolved.state.updated = Some(now());
         write_state(&resolved.root, &resolved.state)?;
-        store::mark_complete(project, &label_key(&resolved.state.projects), label)?;
+        store::mark_complete(project, &label_key(label, &resolved.state.projects), label)?;
     }
     Ok(LabelRun { label: resolved, summary: Some(summary) })
 }

@@ -63,15 +63,18 @@ impl Catalogs {
     /// Where the user's catalogs live: `$VECGREP_CATALOG_DIR`, else
     /// `$XDG_DATA_HOME/vecgrep/catalogs`, else `~/.local/share/vecgrep/catalogs`.
     pub fn of_user() -> Result<Catalogs> {
-        if let Some(dir) = std::env::var_os(CATALOG_DIR_ENV).filter(|v| !v.is_empty()) {
-            return Ok(Catalogs { dir: PathBuf::from(dir) });
-        }
-        if let Some(x) = std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
-            return Ok(Catalogs { dir: PathBuf::from(x).join("vecgrep/catalogs") });
-        }
-        let home = std::env::var_os("HOME").filter(|v| !v.is_empty());
-        let home = home.ok_or_else(|| anyhow!("neither XDG_DATA_HOME nor HOME is set, so catalogs have no home"))?;
-        Ok(Catalogs { dir: PathBuf::from(home).join(".local/share/vecgrep/catalogs") })
+        let dir = if let Some(dir) = std::env::var_os(CATALOG_DIR_ENV).filter(|v| !v.is_empty()) {
+            PathBuf::from(dir)
+        } else if let Some(x) = std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
+            PathBuf::from(x).join("vecgrep/catalogs")
+        } else {
+            let home = std::env::var_os("HOME").filter(|v| !v.is_empty());
+            let home =
+                home.ok_or_else(|| anyhow!("neither XDG_DATA_HOME nor HOME is set, so catalogs have no home"))?;
+            PathBuf::from(home).join(".local/share/vecgrep/catalogs")
+        };
+        // Compared with the projects' canonical paths, so never relative.
+        Ok(Catalogs { dir: crate::project::normalize_lexically(&std::env::current_dir()?.join(dir)) })
     }
 
     /// The catalog named `name`, or an error saying none is.
@@ -84,22 +87,26 @@ impl Catalogs {
         Catalog::read(&dir)
     }
 
-    /// Every catalog, by name.
-    pub fn list(&self) -> Result<Vec<Catalog>> {
+    /// Every catalog, by name, and for each directory whose definition
+    /// cannot be read, why (one bad catalog hides none of the others).
+    pub fn list(&self) -> Result<(Vec<Catalog>, Vec<String>)> {
         let entries = match std::fs::read_dir(&self.dir) {
             Ok(entries) => entries,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), Vec::new())),
             Err(e) => return Err(e).with_context(|| format!("reading {}", self.dir.display())),
         };
-        let mut out = Vec::new();
+        let (mut out, mut unreadable) = (Vec::new(), Vec::new());
         for entry in entries {
             let path = entry?.path();
             if path.join(CATALOG_FILE).is_file() {
-                out.push(Catalog::read(&path)?);
+                match Catalog::read(&path) {
+                    Ok(catalog) => out.push(catalog),
+                    Err(e) => unreadable.push(format!("{e:#}")),
+                }
             }
         }
         out.sort_by(|a, b| a.name.cmp(&b.name));
-        Ok(out)
+        Ok((out, unreadable))
     }
 
     /// Make catalog `name` if it does not exist, and add each of `paths`
@@ -107,59 +114,86 @@ impl Catalogs {
     /// written unless every path can be added.
     pub fn add(&self, name: &str, paths: &[PathBuf]) -> Result<(Catalog, Vec<Added>)> {
         check_catalog_name(name)?;
-        // Roots are canonical paths; the catalogs' directory may not exist yet.
-        let dir = self.dir.canonicalize().unwrap_or_else(|_| self.dir.clone()).join(name);
-        let mut catalog = if dir.join(CATALOG_FILE).is_file() {
-            Catalog::read(&dir)?
-        } else {
-            Catalog { name: name.into(), dir: dir.clone(), projects: Vec::new() }
-        };
-        let mut added = Vec::new();
-        for path in paths {
-            let project = project_for(&catalog, path)?;
-            match catalog.projects.iter().find(|p| p.path == project.path) {
-                Some(same) => added.push(Added::Already(same.clone())),
-                None => {
-                    catalog.projects.push(project.clone());
-                    added.push(Added::New(project));
+        self.locked(name, || {
+            // Roots are canonical paths; the catalogs' directory is made by now.
+            let dir = self.dir.canonicalize()?.join(name);
+            let mut catalog = if dir.join(CATALOG_FILE).is_file() {
+                Catalog::read(&dir)?
+            } else {
+                Catalog { name: name.into(), dir: dir.clone(), projects: Vec::new() }
+            };
+            let mut added = Vec::new();
+            for path in paths {
+                let project = project_for(&catalog, path)?;
+                match catalog.projects.iter().find(|p| p.path == project.path) {
+                    Some(same) => added.push(Added::Already(same.clone())),
+                    None => {
+                        catalog.projects.push(project.clone());
+                        added.push(Added::New(project));
+                    }
                 }
             }
-        }
-        write(&catalog)?;
-        Ok((Catalog::read(&dir)?, added))
+            write(&catalog)?;
+            Ok((Catalog::read(&dir)?, added))
+        })
     }
 
     /// Take projects (by name) out of catalog `name`; their files leave
-    /// the index at its next run.
+    /// the index at its next run. Every name is checked before anything
+    /// changes.
     pub fn remove_projects(&self, name: &str, projects: &[String]) -> Result<Catalog> {
-        let mut catalog = self.open(name)?;
-        for project in projects {
-            let Some(at) = catalog.projects.iter().position(|p| &p.name == project) else {
-                bail!("catalog '{name}' has no project '{project}'");
-            };
-            catalog.projects.remove(at);
-            let link = catalog.dir.join(project);
-            if link.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()) {
-                std::fs::remove_file(&link).with_context(|| format!("removing {}", link.display()))?;
+        check_catalog_name(name)?;
+        self.locked(name, || {
+            let mut catalog = self.open(name)?;
+            if let Some(unknown) = projects.iter().find(|p| !catalog.projects.iter().any(|q| &q.name == *p)) {
+                bail!("catalog '{name}' has no project '{unknown}'");
             }
-        }
-        write(&catalog)?;
-        Ok(catalog)
+            catalog.projects.retain(|p| !projects.contains(&p.name));
+            write(&catalog)?;
+            for project in projects {
+                let link = catalog.dir.join(project);
+                if link.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()) {
+                    std::fs::remove_file(&link).with_context(|| format!("removing {}", link.display()))?;
+                }
+            }
+            Ok(catalog)
+        })
     }
 
-    /// Delete catalog `name`: its definition, links and index. The
-    /// projects themselves are not touched.
-    pub fn remove(&self, name: &str) -> Result<Catalog> {
-        let catalog = self.open(name)?;
-        // remove_dir_all removes links as links: nothing they point to is touched.
-        std::fs::remove_dir_all(&catalog.dir).with_context(|| format!("removing {}", catalog.dir.display()))?;
-        Ok(catalog)
+    /// Delete catalog `name`: its definition, links and index, even when
+    /// its definition cannot be read. The projects are not touched.
+    pub fn remove(&self, name: &str) -> Result<String> {
+        check_catalog_name(name)?;
+        // As kept, not canonical: a catalog directory that is a link loses
+        // the link, never what it points to.
+        let dir = self.dir.join(name);
+        if !dir.join(CATALOG_FILE).is_file() {
+            bail!("no catalog named '{name}' (vg-catalog list shows them)");
+        }
+        if dir.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()) {
+            std::fs::remove_file(&dir).with_context(|| format!("removing {}", dir.display()))?;
+        } else {
+            // remove_dir_all removes the project links as links.
+            std::fs::remove_dir_all(&dir).with_context(|| format!("removing {}", dir.display()))?;
+        }
+        Ok(dir.display().to_string())
+    }
+
+    /// Run `change` holding catalog `name`'s lock, so that two changes at
+    /// once both land.
+    fn locked<T>(&self, name: &str, change: impl FnOnce() -> Result<T>) -> Result<T> {
+        std::fs::create_dir_all(&self.dir).with_context(|| format!("creating {}", self.dir.display()))?;
+        let path = self.dir.join(format!(".{name}.lock"));
+        let file = std::fs::File::create(&path).with_context(|| format!("opening {}", path.display()))?;
+        file.lock().with_context(|| format!("locking {}", path.display()))?;
+        change()
     }
 }
 
 impl Catalog {
     /// The catalog whose directory is `dir` (a catalog root).
     pub fn read(dir: &Path) -> Result<Catalog> {
+        let kept_as = dir.file_name().map(|n| n.to_os_string());
         let dir = dir.canonicalize().with_context(|| format!("'{}'", dir.display()))?;
         let path = dir.join(CATALOG_FILE);
         let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
@@ -168,6 +202,9 @@ impl Catalog {
             bail!("{} has format {}; this vecgrep reads {CATALOG_VERSION}", path.display(), file.version);
         }
         check_catalog_name(&file.name).with_context(|| format!("in {}", path.display()))?;
+        if kept_as.is_some_and(|d| d != file.name.as_str()) {
+            bail!("{} names catalog '{}', not the directory it is kept in", path.display(), file.name);
+        }
         for p in &file.projects {
             check_project_name(&p.name).with_context(|| format!("in {}", path.display()))?;
         }
@@ -225,7 +262,7 @@ fn project_for(catalog: &Catalog, path: &Path) -> Result<CatalogProject> {
                 p.path.display()
             );
         }
-        if p.name == name {
+        if p.name.eq_ignore_ascii_case(&name) {
             bail!(
                 "'{}' would be named '{name}', as '{}' is already; a catalog's projects need distinct directory names",
                 real.display(),
@@ -246,7 +283,7 @@ fn write(catalog: &Catalog) -> Result<()> {
         toml::to_string(&file).context("writing the catalog")?
     );
     let path = catalog.dir.join(CATALOG_FILE);
-    let tmp = catalog.dir.join(format!("{CATALOG_FILE}.tmp"));
+    let tmp = catalog.dir.join(format!("{CATALOG_FILE}.{}.tmp", std::process::id()));
     std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
     std::fs::rename(&tmp, &path).with_context(|| format!("writing {}", path.display()))?;
     for p in &catalog.projects {

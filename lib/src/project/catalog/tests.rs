@@ -29,7 +29,7 @@ fn add_makes_a_catalog_links_its_projects_and_extends_it_later() {
     let (catalog, added) = cats.add("team-api", &[billing, api]).unwrap();
     assert!(matches!(&added[..], [Added::New(b), Added::Already(a)] if b.name == "billing" && a.name == "api"));
     assert_eq!(catalog.projects.len(), 2);
-    assert_eq!(cats.list().unwrap(), vec![catalog.clone()]);
+    assert_eq!(cats.list().unwrap().0, vec![catalog.clone()]);
     assert_eq!(cats.open("team-api").unwrap(), catalog);
     assert_eq!(catalog.root().marker, RootMarker::Catalog);
 }
@@ -119,10 +119,32 @@ fn removing_a_project_or_the_catalog_never_touches_the_projects() {
     let catalog = cats.remove_projects("team", &["web".into()]).unwrap();
     assert_eq!(catalog.projects.len(), 1);
     assert!(!catalog.dir.join("web").exists() && web.join("b.js").is_file());
-    assert!(cats.remove_projects("team", &["nope".into()]).is_err());
+    let err = cats.remove_projects("team", &["api".into(), "nope".into()]).unwrap_err().to_string();
+    assert!(err.contains("has no project 'nope'"), "{err}");
+    assert!(catalog.dir.join("api").is_symlink() && cats.open("team").unwrap().projects.len() == 1, "nothing changed");
     cats.remove("team").unwrap();
     assert!(!catalog.dir.exists() && api.join("a.rs").is_file());
-    assert!(cats.list().unwrap().is_empty());
+    assert!(cats.list().unwrap().0.is_empty());
+}
+
+#[test]
+fn names_differing_in_case_alone_are_one_name_and_a_copied_catalog_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let lower = project(&dir, "api", &[("a.rs", "x\n")]);
+    let upper = dir.path().join("other/API");
+    std::fs::create_dir_all(&upper).unwrap();
+    let cats = catalogs(&dir);
+    cats.add("team", &[lower]).unwrap();
+    let err = cats.add("team", &[upper]).unwrap_err().to_string();
+    assert!(err.contains("distinct directory names"), "{err}");
+    std::fs::create_dir_all(cats.dir.join("copy")).unwrap();
+    std::fs::copy(cats.dir.join("team").join(CATALOG_FILE), cats.dir.join("copy").join(CATALOG_FILE)).unwrap();
+    let err = cats.open("copy").unwrap_err().to_string();
+    assert!(err.contains("names catalog 'team', not the directory it is kept in"), "{err}");
+    let (good, bad) = cats.list().unwrap();
+    assert_eq!((good.len(), bad.len()), (1, 1), "one bad catalog hides none of the others");
+    cats.remove("copy").unwrap();
+    assert_eq!(cats.list().unwrap().1.len(), 0, "a catalog that cannot be read can still be removed");
 }
 
 #[test]

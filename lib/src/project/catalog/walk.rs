@@ -69,6 +69,10 @@ pub fn admit_catalog_paths(catalog: &Catalog, cwd: &Path, paths: &[PathBuf]) -> 
     for path in paths {
         let abs = normalize_lexically(&cwd.join(path));
         let real = abs.canonicalize().map_err(|e| anyhow::anyhow!("'{}': {e}", path.display()))?;
+        if real == catalog.dir {
+            out.push(AdmittedPath { abs: catalog.dir.clone(), rel: String::new(), is_dir: true });
+            continue;
+        }
         let Some((project, sub)) = catalog.project_holding(&real) else {
             bail!(
                 "'{}' is in none of catalog '{}''s projects (vg-catalog show {} lists them)",
