@@ -19,12 +19,18 @@ struct Picker {
 impl Picker {
     /// Run `tool args` in `t` (cwd: the tree root) on a 150x30 terminal.
     fn start(t: &Tree, tool: &str, args: &[&str]) -> Picker {
+        Self::start_with(t, tool, args, &[])
+    }
+
+    /// `start` with more of the environment.
+    fn start_with(t: &Tree, tool: &str, args: &[&str], env: &[(&str, &Path)]) -> Picker {
         let dir = tempfile::tempdir().unwrap();
         let status_file = dir.path().join("status");
         let socket =
             format!("vg-pick-test-{}-{}", std::process::id(), dir.path().file_name().unwrap().to_string_lossy());
+        let extra: String = env.iter().map(|(k, v)| format!("{k}={} ", quote(v))).collect();
         let mut command = format!(
-            "cd {} && env -u VISUAL -u EDITOR -u NO_COLOR XDG_CONFIG_HOME={} {}",
+            "cd {} && env -u VISUAL -u EDITOR -u NO_COLOR XDG_CONFIG_HOME={} {extra}{}",
             quote(&t.path()),
             quote(t.config_home.path()),
             quote(&bin(tool))
@@ -244,4 +250,33 @@ fn the_picker_runs_on_a_shared_index_and_with_its_server_gone() {
     p.wait_for("the failure on the status line", |s| s.contains("indexing failed: ") && s.contains("connect to"));
     p.keys(&["Escape"]);
     assert_eq!(p.exit_status(), 130);
+}
+
+#[test]
+fn the_picker_searches_a_catalog_and_opens_a_projects_file() {
+    let t = Tree::bare();
+    t.write("src/api/upload.py", "def retry_upload(path):\n    \"\"\"Retry a failed upload a few times.\"\"\"\n")
+        .write(
+            "src/billing/invoice.py",
+            "def send_invoice(tenant):\n    \"\"\"Email the monthly invoice to a tenant.\"\"\"\n",
+        );
+    let catalogs = t.path().join("catalogs");
+    let add = run(t.cmd("vg-catalog", ".").env("VECGREP_CATALOG_DIR", &catalogs).args([
+        "add",
+        "team",
+        "src/api",
+        "src/billing",
+    ]));
+    assert_code(&add, 0);
+    let opened = t.path().join("opened.txt");
+    let cmd = format!("echo {{file}}:{{line}} > {}", quote(&opened));
+    let env = [("VECGREP_CATALOG_DIR", catalogs.as_path())];
+    let p = Picker::start_with(&t, "vg-pick", &["--catalog", "team", "--open-cmd", &cmd], &env);
+    p.wait_for("the ready status line", |s| s.contains("ready · "));
+    p.type_text("email the monthly invoice");
+    let screen = p.wait_for("results", |s| !rows(s).is_empty());
+    assert!(rows(&screen)[0].starts_with("> src/billing/invoice.py:"), "the project's file, from here:\n{screen}");
+    p.keys(&["Enter"]);
+    assert_eq!(p.exit_status(), 0);
+    assert_eq!(read(&opened).trim(), "src/billing/invoice.py:1");
 }
