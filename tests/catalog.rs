@@ -325,6 +325,13 @@ fn a_label_searches_each_projects_revision_and_says_where_it_names_nothing() {
     assert_eq!((label["commits"]["api"].as_str(), label["complete"].as_bool()), (Some(tagged.as_str()), Some(true)));
     assert!(label["commits"]["web"].is_null());
 
+    // A label indexed statically is given the model's vectors by --full, not called indexed already.
+    let o = run(p.cmd("vg-index", ".").args(["--catalog", "team", "--label", "release-1", "--full"]));
+    let full = summary(&o);
+    assert!(full["embedded"].as_u64().unwrap() > 0 && full["pending"] == 0, "{full}");
+    let o = run(p.cmd("vg-index", ".").args(["--catalog", "team", "--label", "release-1", "--full"]));
+    assert!(stderr(&o).contains("is indexed already"), "{}", stderr(&o));
+
     let query = ["--catalog", "team", "--threshold", "-1", "retry a failed upload a few times"];
     let o = run(p.cmd("vg-query", "elsewhere").args(query).args(["--label", "release-1", "--no-index"]));
     assert_code(&o, 0);

@@ -53,15 +53,18 @@ pub fn index_revision(
 }
 
 /// Whether the index at `root` was built with the model and chunking
-/// `config` asks for, in this version's schema: if not, a run rebuilds it.
+/// `config` asks for, in this version's schema, and, when `config` asks
+/// for every chunk's model vector (`--full`), has them all: if not, a run
+/// rebuilds or completes it.
 pub(super) fn built_as_configured(root: &ProjectRoot, config: &ResolvedConfig) -> bool {
     let Ok(index) = store::open_for_reading(root) else { return false };
-    index.meta().ok().flatten().is_some_and(|m| {
+    let same = index.meta().ok().flatten().is_some_and(|m| {
         m.model == config.embedder_model
             && m.chunk_size == config.chunk_size
             && m.chunk_overlap == config.chunk_overlap
             && m.chunk_format == crate::chunk::FORMAT
-    })
+    });
+    same && (!config.embed_all || index.stats().is_ok_and(|s| s.pending == 0))
 }
 
 /// An error unless the index at `root` holds vectors of `model`: a query
