@@ -463,3 +463,29 @@ fn the_default_context_applies_in_a_project_that_is_a_subdirectory_of_a_reposito
     assert_eq!(hits[0]["project"], "billing", "the catalog, not the whole repository");
     assert!(hits.iter().all(|h| h["project"].is_string()), "nothing of mono/other");
 }
+
+#[test]
+fn a_catalog_server_answers_for_a_label_indexed_whole() {
+    let p = labelled_projects();
+    let tagged = git_in(&p.dir("src/api"), &["rev-parse", "release-1"]);
+    assert_code(&run(p.cmd("vg-index", ".").args(["--catalog", "team", "--label", "release-1"])), 0);
+    let cats = p.dir("catalogs").display().to_string();
+    let s = crate::serve::Server::start_with(&p.t, &["--catalog", "team"], &[("VECGREP_CATALOG_DIR", &cats)]);
+    s.wait_ready();
+    let q = "/search?q=retry+a+failed+upload+a+few+times&threshold=-1";
+    let (status, _, body) = s.request("GET", &format!("{q}&label=release-1"), &[]);
+    assert_eq!(status, 200, "{body}");
+    let first: Value = serde_json::from_str(body.lines().next().unwrap()).unwrap();
+    assert_eq!((first["project"].as_str(), first["rev"].as_str()), (Some("api"), Some(tagged.as_str())), "{body}");
+    assert!(first["text"].as_str().unwrap().contains("Retry a failed upload"));
+    for (params, why) in [
+        ("&label=main", "is not fully indexed"),
+        ("&label=v9", "names a revision in none"),
+        ("&label=Bad", "uppercase"),
+        ("&label=release-1&rev=main", "do not go together"),
+    ] {
+        let (status, _, body) = s.request("GET", &format!("{q}{params}"), &[]);
+        assert_eq!(status, 400, "{params}: {body}");
+        assert!(body.contains(why), "{params}: {body}");
+    }
+}

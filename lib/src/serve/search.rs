@@ -1,12 +1,14 @@
 //! `GET /search`: the parameters checked, the search run over the live
-//! index (or an indexed git revision's, `rev=`), and the hit records
-//! written as NDJSON.
+//! index (or an indexed git revision's, `rev=`, or a catalog label's,
+//! `label=`), and the hit records written as NDJSON.
 
 use anyhow::Result;
 
 use super::http::{self, Response};
 use super::{Shared, StoreSlot};
-use crate::project::SearchMode;
+use crate::history::Label;
+use crate::project::catalog::Catalog;
+use crate::project::{RootMarker, SearchMode};
 use crate::records::HitRecord;
 use crate::search;
 use crate::search::MAX_K;
@@ -20,6 +22,8 @@ struct SearchParams {
     filter: search::FileFilter,
     /// The revision searched (its sha), when not the working tree.
     rev: Option<String>,
+    /// The catalog label searched, when not the working trees.
+    label: Option<(Catalog, Label)>,
 }
 
 fn search_params(shared: &Shared, target: &http::Target) -> Result<SearchParams, String> {
@@ -58,6 +62,9 @@ fn search_params(shared: &Shared, target: &http::Target) -> Result<SearchParams,
         &target.all("exclude"),
         std::time::SystemTime::now(),
     )?;
+    if when("rev").is_some() && when("label").is_some() {
+        return Err("rev and label do not go together".into());
+    }
     let rev = match when("rev") {
         None => None,
         Some(spec) => Some(
@@ -65,7 +72,23 @@ fn search_params(shared: &Shared, target: &http::Target) -> Result<SearchParams,
                 .map_err(|e| e.to_string())?,
         ),
     };
-    Ok(SearchParams { query, k, threshold, mode, filter, rev })
+    let label = match when("label") {
+        None => None,
+        Some(name) => Some(label_param(shared, name)?),
+    };
+    Ok(SearchParams { query, k, threshold, mode, filter, rev, label })
+}
+
+/// `label=NAME`: the label of the catalog served, if its index is whole.
+fn label_param(shared: &Shared, name: &str) -> Result<(Catalog, Label), String> {
+    let target = shared.target();
+    if target.root.marker != RootMarker::Catalog {
+        return Err("label searches a catalog's label; this server serves no catalog (vg-serve --catalog NAME)".into());
+    }
+    let catalog = Catalog::read(&target.root.path).map_err(|e| format!("{e:#}"))?;
+    let label = crate::history::indexed_label(&catalog, &target.root, name, &target.config.embedder_model)
+        .map_err(|e| format!("{e:#}"))?;
+    Ok((catalog, label))
 }
 
 pub(super) fn search_response(shared: &Shared, target: &http::Target, store: &mut StoreSlot) -> Response {
@@ -85,13 +108,17 @@ fn run_search(shared: &Shared, params: &SearchParams, store: &mut StoreSlot) -> 
     let mut request = shared.searcher.request(&params.query, params.k, params.threshold, params.mode);
     request.filter = params.filter.clone();
     let root = &shared.target().root;
-    let hits = match &params.rev {
-        Some(sha) => shared.searcher.search_revision(&crate::store::revision_root(root, sha), &request)?,
-        None => shared.searcher.search(store, &request)?,
+    let hits = match (&params.rev, &params.label) {
+        (_, Some((_, label))) => shared.searcher.search_revision(&label.root, &request)?,
+        (Some(sha), None) => shared.searcher.search_revision(&crate::store::revision_root(root, sha), &request)?,
+        (None, None) => shared.searcher.search(store, &request)?,
     };
     let mut body = Vec::with_capacity(hits.len() * 512);
     for hit in hits {
-        let record = HitRecord { rev: params.rev.clone(), ..HitRecord::new(root, hit, &params.query) };
+        let record = match &params.label {
+            Some((catalog, label)) => HitRecord::new(&label.root, hit, &params.query).placed_in_label(catalog, label),
+            None => HitRecord { rev: params.rev.clone(), ..HitRecord::new(root, hit, &params.query) },
+        };
         crate::records::write_record(&mut body, &record)?;
     }
     Ok(body)
