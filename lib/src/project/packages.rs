@@ -165,7 +165,7 @@ fn ini_name(text: &str) -> Option<String> {
 }
 
 /// A Go module's name: the last part of its path that is not a major
-/// version (`github.com/x/gin/v2` → `gin`).
+/// version (`example.org/x/gin/v2` → `gin`).
 fn go_module(text: &str) -> Option<String> {
     let path = text.lines().find_map(|l| l.trim().strip_prefix("module "))?.trim().trim_matches('"');
     let is_major = |p: &&str| p.len() > 1 && p.starts_with('v') && p[1..].bytes().all(|b| b.is_ascii_digit());
@@ -236,7 +236,7 @@ mod tests {
             ("pyproject.toml", "[project]\nname = \"requests\"\n", Some("requests")),
             ("pyproject.toml", "[tool.poetry]\nname = \"poetry-app\"\n", Some("poetry-app")),
             ("setup.cfg", "[options]\nname = no\n[metadata]\nname = attrs\nversion = 1\n", Some("attrs")),
-            ("go.mod", "module github.com/gin-gonic/gin/v2\n\ngo 1.21\n", Some("gin")),
+            ("go.mod", "module example.org/gin-gonic/gin/v2\n\ngo 1.21\n", Some("gin")),
             ("composer.json", "{\"name\": \"laravel/framework\"}", Some("laravel/framework")),
             (
                 "pom.xml",
