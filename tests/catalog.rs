@@ -417,6 +417,26 @@ fn a_label_copies_the_vectors_the_catalog_holds_and_a_partial_one_is_never_searc
     assert!(s["copied"].as_u64().unwrap() > 0, "{s}");
     let o = run(p.cmd("vg-catalog", ".").args(["show", "team"]));
     assert!(stdout(&o).contains("label main (complete"), "{}", stdout(&o));
+
+    // main moves on: its next index replaces the one it supersedes.
+    p.t.write("src/web/page000.js", "// Page 0: list the refunds of a customer.\nfunction page0(req) {}\n");
+    git_in(&p.dir("src/web"), &["commit", "-qam", "refunds"]);
+    let before = std::fs::read_dir(&revs).unwrap().count();
+    assert_code(&run(p.cmd("vg-index", ".").args(["--catalog", "team", "--label", "main"])), 0);
+    assert_eq!(std::fs::read_dir(&revs).unwrap().count(), before, "the superseded index of main is gone");
+    let o = run(p.cmd("vg-catalog", ".").args(["show", "team"]));
+    assert_eq!(stdout(&o).matches("label main ").count(), 1, "{}", stdout(&o));
+    let o = run(p.cmd("vg-query", ".").args([
+        "--catalog",
+        "team",
+        "--label",
+        "main",
+        "--no-index",
+        "--threshold",
+        "-1",
+        "refunds",
+    ]));
+    assert!(stdout(&o).contains("refunds of a customer"), "the label's new commit is searched");
 }
 
 #[test]

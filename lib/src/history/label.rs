@@ -135,9 +135,24 @@ pub fn index_label(
     if !summary.aborted && !summary.cancelled && summary.errors == 0 && summary.holes == 0 {
         resolved.state.updated = Some(now());
         write_state(&resolved.root, &resolved.state)?;
-        store::mark_complete(project, &label_key(label, &resolved.state.projects), label)?;
+        let key = label_key(label, &resolved.state.projects);
+        store::mark_complete(project, &key, label)?;
+        forget_superseded(project, label, &key)?;
     }
     Ok(LabelRun { label: resolved, summary: Some(summary) })
+}
+
+/// Drop the indexes `label` had at commits it no longer names, now that
+/// its index at the current ones is whole: a branch that moved leaves no
+/// index behind (its vectors were copied into the new one).
+fn forget_superseded(root: &ProjectRoot, label: &str, current: &str) -> Result<()> {
+    for r in store::revisions(root)? {
+        let old = store::revision_root(root, &r.sha);
+        if r.sha != current && read_state(&old).is_some_and(|s| s.label == label) {
+            store::forget_revision(root, &r.sha)?;
+        }
+    }
+    Ok(())
 }
 
 /// Each project's tree at the label's commit, under `<dir>/<project>/`.
