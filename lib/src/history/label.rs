@@ -109,20 +109,19 @@ pub fn index_label(
     obs: &mut dyn IndexObserver,
 ) -> Result<LabelRun> {
     let mut resolved = resolve_label(catalog, root, label)?;
-    if let Some(state) = completed_state(&resolved.root) {
-        if super::revision::built_as_configured(&resolved.root, config) {
-            resolved.state = state;
-            return Ok(LabelRun { label: resolved, summary: None });
-        }
+    let whole = |label: &Label| {
+        completed_state(&label.root).filter(|_| super::revision::built_as_configured(&label.root, config))
+    };
+    if let Some(state) = whole(&resolved) {
+        resolved.state = state;
+        return Ok(LabelRun { label: resolved, summary: None });
     }
     let project = root;
     let _lock = store::lock_for_writing(project, &mut || obs.note(index::LOCK_WAIT))?;
     // Another run may have completed it while this one waited for the lock.
-    if let Some(state) = completed_state(&resolved.root) {
-        if super::revision::built_as_configured(&resolved.root, config) {
-            resolved.state = state;
-            return Ok(LabelRun { label: resolved, summary: None });
-        }
+    if let Some(state) = whole(&resolved) {
+        resolved.state = state;
+        return Ok(LabelRun { label: resolved, summary: None });
     }
     let dir = &resolved.root.path;
     std::fs::create_dir_all(resolved.root.data_dir()).with_context(|| format!("cannot create {}", dir.display()))?;
