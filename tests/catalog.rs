@@ -509,3 +509,22 @@ fn a_catalog_server_answers_for_a_label_indexed_whole() {
         assert!(body.contains(why), "{params}: {body}");
     }
 }
+
+#[test]
+fn an_asked_question_over_a_catalog_names_catalog_paths_under_its_root() {
+    let p = Projects::new();
+    assert_code(&p.add("team", &["src/api", "src/billing", "src/web"]), 0);
+    let o = run(p.cmd("vg-ask", "elsewhere").args([
+        "--catalog",
+        "team",
+        "--json",
+        "where do we email the monthly invoice",
+    ]));
+    assert_code(&o, 0);
+    let response = &records(&o)[0];
+    let path = response["hits"][0]["path"].as_str().unwrap();
+    assert_eq!(path, "billing/invoice.py", "{response}");
+    let root = PathBuf::from(response["stats"]["root"].as_str().unwrap());
+    assert_eq!(root, p.dir("catalogs/team"));
+    assert!(root.join(path).is_file(), "root/path opens the file through the catalog's link");
+}
