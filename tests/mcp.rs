@@ -339,14 +339,7 @@ fn an_agent_searches_a_catalog_and_its_paths_stay_within_its_projects() {
         )
         .write("src/billing/tax.py", "def vat_for(amount):\n    \"\"\"The value added tax owed on an amount.\"\"\"\n")
         .write("elsewhere/secret.py", "def email_the_passwords():\n    pass\n");
-    let catalogs = t.path().join("catalogs");
-    let add = run(t.cmd("vg-catalog", ".").env("VECGREP_CATALOG_DIR", &catalogs).args([
-        "add",
-        "team",
-        "src/api",
-        "src/billing",
-    ]));
-    assert_code(&add, 0);
+    let catalogs = add_catalog(&t, "team", &["src/api", "src/billing"]);
     let r = session_with(
         &t,
         "handshake",

@@ -260,14 +260,7 @@ fn the_picker_searches_a_catalog_and_opens_a_projects_file() {
             "src/billing/invoice.py",
             "def send_invoice(tenant):\n    \"\"\"Email the monthly invoice to a tenant.\"\"\"\n",
         );
-    let catalogs = t.path().join("catalogs");
-    let add = run(t.cmd("vg-catalog", ".").env("VECGREP_CATALOG_DIR", &catalogs).args([
-        "add",
-        "team",
-        "src/api",
-        "src/billing",
-    ]));
-    assert_code(&add, 0);
+    let catalogs = add_catalog(&t, "team", &["src/api", "src/billing"]);
     let opened = t.path().join("opened.txt");
     let cmd = format!("echo {{file}}:{{line}} > {}", quote(&opened));
     let env = [("VECGREP_CATALOG_DIR", catalogs.as_path())];

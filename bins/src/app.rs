@@ -103,34 +103,29 @@ pub fn resolve_root(
     catalog: Option<&CatalogArgs>,
 ) -> Result<(PathBuf, ProjectRoot, Admission, Option<String>)> {
     let cwd = std::env::current_dir().map_err(|e| anyhow!("cannot read the current directory: {e}"))?;
-    if let Some((catalog, label)) = catalog_chosen(catalog, &cwd, paths)? {
+    let in_catalog = |catalog: Catalog, label| {
         let admitted = admit_catalog_paths(&catalog, &cwd, paths)?;
-        return Ok((cwd, catalog.root(), Admission { admitted, skipped: Vec::new() }, label));
+        Ok((cwd.clone(), catalog.root(), Admission { admitted, skipped: Vec::new() }, label))
+    };
+    if let Some(name) = catalog.and_then(|c| c.catalog.as_deref()) {
+        return in_catalog(Catalogs::of_user()?.open(name)?, None);
     }
     let root = select_root(&cwd, paths)?;
+    if catalog.is_some() && paths.is_empty() {
+        if let Some((catalog, label)) = catalog_here(&root, &cwd)? {
+            return in_catalog(catalog, label);
+        }
+    }
     let admission = admit_paths(&root, &cwd, paths, skip_outside_root)?;
     Ok((cwd, root, admission, None))
 }
 
-/// The catalog an invocation searches, if any: the one `--catalog` names;
-/// else, with no PATH given, the default context's (`vg-catalog use`) when
-/// the current directory is in no project or in one of that catalog's (a
-/// project of its own keeps its own search); else, in a catalog's own
-/// directory, that catalog.
-/// With the catalog, the label the default context adds when it chose it.
-fn catalog_chosen(
-    args: Option<&CatalogArgs>,
-    cwd: &Path,
-    paths: &[PathBuf],
-) -> Result<Option<(Catalog, Option<String>)>> {
-    let Some(args) = args else { return Ok(None) };
-    if let Some(name) = &args.catalog {
-        return Ok(Some((Catalogs::of_user()?.open(name)?, None)));
-    }
-    if !paths.is_empty() {
-        return Ok(None);
-    }
-    let here = select_root(cwd, paths)?;
+/// The catalog a command given no `--catalog` and no PATH searches from
+/// `cwd`, whose root is `here`, with the label the default context adds:
+/// in a catalog's own directory, that catalog; else the default context's
+/// (`vg-catalog use`) when the current directory is in no project or in
+/// one of that catalog's (a project of its own keeps its own search).
+fn catalog_here(here: &ProjectRoot, cwd: &Path) -> Result<Option<(Catalog, Option<String>)>> {
     if here.marker == RootMarker::Catalog {
         return Ok(Some((Catalog::read(&here.path)?, None)));
     }

@@ -205,6 +205,15 @@ pub(crate) fn ledger_project() -> Tree {
 }
 
 /// Run git in `tree` (a real repository); its trimmed output.
+/// Catalog `name` of `projects` (directories of `t`), kept in `t`'s
+/// `catalogs/`: that directory, for `VECGREP_CATALOG_DIR`.
+pub(crate) fn add_catalog(t: &Tree, name: &str, projects: &[&str]) -> PathBuf {
+    let catalogs = t.path().join("catalogs");
+    let o = run(t.cmd("vg-catalog", ".").env("VECGREP_CATALOG_DIR", &catalogs).args(["add", name]).args(projects));
+    assert_code(&o, 0);
+    catalogs
+}
+
 pub(crate) fn git(tree: &Tree, args: &[&str]) -> String {
     let out = Command::new("git")
         .args(["-c", "user.name=Test", "-c", "user.email=test@example.org"])

@@ -68,39 +68,37 @@ fn index_revision(spec: &str, inv: &Invocation) -> anyhow::Result<u8> {
     let ran = vecgrep::history::index_revision(&inv.root, spec, &inv.config, &mut embedder_pool(&inv.config), &mut obs);
     obs.finish();
     let ran = ran?;
-    let short = &ran.sha[..12];
-    let summary = ran.summary.unwrap_or_else(|| {
-        note(TOOL, inv.config.quiet, &format!("revision {spec} ({short}) is indexed already"));
-        IndexSummary::default()
-    });
-    note_holes(TOOL, inv.config.quiet, summary.holes);
-    let mut out = std::io::stdout().lock();
-    let record = SummaryRecord { rev: Some(ran.sha.clone()), ..SummaryRecord::new(&inv.root, &summary) };
-    write_record(&mut out, &record)?;
-    out.flush()?;
-    if summary.aborted {
-        note(TOOL, false, "indexing declined; the revision's index was left as it was");
-        return Ok(EXIT_NOT_FOUND);
-    }
-    Ok(if summary.errors > 0 { EXIT_ERROR } else { EXIT_FOUND })
+    let what = format!("revision {spec} ({})", &ran.sha[..12]);
+    report_tree_run(inv, ran.summary, &what, |r| SummaryRecord { rev: Some(ran.sha.clone()), ..r })
 }
 
 /// `--label`: index the label's commit of each project of the catalog and
 /// print the summary record, which names them.
 fn index_catalog_label(inv: &Invocation, catalog: &Catalog, label: &str) -> anyhow::Result<u8> {
     let ran = vecgrep_bins::app::index_label(TOOL, inv, catalog, label)?;
-    let summary = ran.summary.unwrap_or_else(|| {
-        note(TOOL, inv.config.quiet, &format!("label {label} of catalog {} is indexed already", catalog.name));
+    let what = format!("label {label} of catalog {}", catalog.name);
+    report_tree_run(inv, ran.summary, &what, |r| SummaryRecord { label: Some(LabelRecord::new(&ran.label.state)), ..r })
+}
+
+/// The end of a revision's or a label's run (`what`): its summary record,
+/// which `named` makes say what was indexed (all counts 0 when it was
+/// indexed already), and the exit status.
+fn report_tree_run(
+    inv: &Invocation,
+    summary: Option<IndexSummary>,
+    what: &str,
+    named: impl FnOnce(SummaryRecord) -> SummaryRecord,
+) -> anyhow::Result<u8> {
+    let summary = summary.unwrap_or_else(|| {
+        note(TOOL, inv.config.quiet, &format!("{what} is indexed already"));
         IndexSummary::default()
     });
     note_holes(TOOL, inv.config.quiet, summary.holes);
-    let record =
-        SummaryRecord { label: Some(LabelRecord::new(&ran.label.state)), ..SummaryRecord::new(&inv.root, &summary) };
     let mut out = std::io::stdout().lock();
-    write_record(&mut out, &record)?;
+    write_record(&mut out, &named(SummaryRecord::new(&inv.root, &summary)))?;
     out.flush()?;
     if summary.aborted {
-        note(TOOL, false, "indexing declined; the label's index was left as it was");
+        note(TOOL, false, &format!("indexing declined; the index of {what} was left as it was"));
         return Ok(EXIT_NOT_FOUND);
     }
     Ok(if summary.errors > 0 { EXIT_ERROR } else { EXIT_FOUND })

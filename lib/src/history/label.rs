@@ -11,7 +11,7 @@ use anyhow::{anyhow, bail, Context as _, Result};
 use serde::{Deserialize, Serialize};
 
 use super::git::GitRepo;
-use super::revision::index_tree;
+use super::revision::{completed, index_written};
 use crate::index::{self, EmbedderPool, IndexObserver, IndexSummary};
 use crate::project::catalog::{check_label_name, Catalog};
 use crate::project::{ProjectRoot, ResolvedConfig};
@@ -127,11 +127,10 @@ pub fn index_label(
     std::fs::create_dir_all(resolved.root.data_dir()).with_context(|| format!("cannot create {}", dir.display()))?;
     // Listed as partial until the run completes.
     write_state(&resolved.root, &resolved.state)?;
-    let written = write_trees(catalog, &resolved.state, dir, config.max_filesize);
-    let summary = written.and_then(|()| index_tree(&resolved.root, config, embedders, obs));
-    store::remove_revision_files(&resolved.root)?;
-    let summary = summary?;
-    if !summary.aborted && !summary.cancelled && summary.errors == 0 && summary.holes == 0 {
+    let summary = index_written(&resolved.root, config, (embedders, obs), |dir| {
+        write_trees(catalog, &resolved.state, dir, config.max_filesize)
+    })?;
+    if completed(&summary) {
         resolved.state.updated = Some(now());
         write_state(&resolved.root, &resolved.state)?;
         let key = label_key(label, &resolved.state.projects);

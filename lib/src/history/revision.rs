@@ -40,16 +40,34 @@ pub fn index_revision(
     let _lock = store::lock_for_writing(project, &mut || obs.note(index::LOCK_WAIT))?;
     let root = store::revision_root(project, &sha);
     std::fs::create_dir_all(&root.path).map_err(|e| anyhow!("cannot create {}: {e}", root.path.display()))?;
-    let written = repo.write_tree(&sha, &root.path, config.max_filesize);
-    let summary = written.and_then(|_| index_tree(&root, config, embedders, obs));
-    // The files were only there to be read; the index keeps what it needs.
-    store::remove_revision_files(&root)?;
-    let summary = summary?;
-    // A run with holes or unreadable files is resumed by the next, as the working tree's is.
-    if !summary.aborted && !summary.cancelled && summary.errors == 0 && summary.holes == 0 {
+    let summary = index_written(&root, config, (embedders, obs), |dir| {
+        repo.write_tree(&sha, dir, config.max_filesize).map(|_| ())
+    })?;
+    if completed(&summary) {
         store::mark_complete(project, &sha, spec)?;
     }
     Ok(RevisionRun { sha, summary: Some(summary) })
+}
+
+/// Write files into revision root `root` with `write`, index them as a
+/// tree, and remove them: they were only there to be read, and the index
+/// keeps what it needs (revisions and catalog labels alike).
+pub(super) fn index_written(
+    root: &ProjectRoot,
+    config: &ResolvedConfig,
+    (embedders, obs): (&mut EmbedderPool, &mut dyn IndexObserver),
+    write: impl FnOnce(&std::path::Path) -> Result<()>,
+) -> Result<IndexSummary> {
+    let summary = write(&root.path).and_then(|()| index_tree(root, config, embedders, obs));
+    store::remove_revision_files(root)?;
+    summary
+}
+
+/// Whether a run over a revision's files completed, so that its index can
+/// be searched as whole: a run with holes or unreadable files is resumed by
+/// the next, as the working tree's is.
+pub(super) fn completed(summary: &IndexSummary) -> bool {
+    !summary.aborted && !summary.cancelled && summary.errors == 0 && summary.holes == 0
 }
 
 /// Whether the index at `root` was built with the model and chunking
@@ -78,7 +96,7 @@ pub fn check_model(root: &ProjectRoot, model: &str, rebuild: &str) -> Result<()>
 }
 
 /// One index run over a revision's written files.
-pub(super) fn index_tree(
+fn index_tree(
     root: &ProjectRoot,
     config: &ResolvedConfig,
     embedders: &mut EmbedderPool,

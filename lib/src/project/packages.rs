@@ -51,10 +51,6 @@ impl PackageIndex {
         names.dedup();
         names
     }
-
-    pub fn is_empty(&self) -> bool {
-        self.by_dir.is_empty()
-    }
 }
 
 /// The package the first manifest (by file name) in `dir` names, if any.

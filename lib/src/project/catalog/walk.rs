@@ -7,9 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Result};
 
 use super::Catalog;
-use crate::project::root::{
-    find_marked_root, normalize_lexically, rel_to_string, AdmittedPath, ProjectRoot, RootMarker,
-};
+use crate::project::root::{normalize_lexically, rel_to_string, root_named, AdmittedPath, ProjectRoot};
 use crate::project::walk::{walk_tree, Skip, SkipReason, WalkOptions, WalkResult};
 
 /// Walk the parts of catalog root `root` that `paths` (catalog paths) name:
@@ -20,16 +18,15 @@ pub fn walk_catalog(root: &ProjectRoot, paths: &[AdmittedPath], opts: &WalkOptio
     let mut out = WalkResult::default();
     for project in &catalog.projects {
         let Some(within) = paths_within(&project.name, &project.path, paths) else { continue };
-        if !project.path.is_dir() {
-            let reason = SkipReason::MissingProject(project.path.display().to_string());
-            out.skips.push(Skip { path: project.name.clone(), reason });
-            continue;
-        }
-        let project_root = find_marked_root(&project.path).filter(|r| r.path == project.path).unwrap_or(ProjectRoot {
-            path: project.path.clone(),
-            marker: RootMarker::None,
-            shared: None,
-        });
+        // Walked as the project's own root, with the marker it carries.
+        let project_root = match root_named(&project.path) {
+            Ok(root) if root.path.is_dir() => root,
+            _ => {
+                let reason = SkipReason::MissingProject(project.path.display().to_string());
+                out.skips.push(Skip { path: project.name.clone(), reason });
+                continue;
+            }
+        };
         let walked = walk_tree(&project_root, &within, opts)?;
         let named = |rel: &str| if rel.is_empty() { project.name.clone() } else { format!("{}/{rel}", project.name) };
         out.files.extend(walked.files.into_iter().map(|mut f| {
