@@ -22,7 +22,7 @@ mkdir -p "$work"
 # tables (cached); its calibration uses the training corpus (train/rebuild.sh).
 minilm_table() {
   local train=${VECGREP_TRAIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/vecgrep/train}
-  local table=$train/distilled.bin
+  local table=$train/distilled-log.bin  # packed weighing tokens as the shipped table does
   if [[ ! -f $table ]]; then
     [[ -f $train/corpus/pairs.jsonl ]] || { echo "tiers: run train/rebuild.sh first (the MiniLM table is calibrated on its corpus)" >&2; exit 2; }
     (cd "$repo" && cargo build --release --locked -q -p vecgrep-lib --example distil_static --example pack_static)

@@ -375,3 +375,27 @@ fn a_repository_cannot_poison_or_clear_another_projects_shared_index() {
     assert_code(&run(victim.cmd("vg-index", ".").arg("--store-adopt")), 0);
     assert_code(&run(&mut victim.cmd("vg-index", ".")), 0);
 }
+
+#[test]
+fn another_static_table_is_applied_to_a_shared_index_in_place() {
+    let pg = PgServer::start();
+    let t = handlers_project(8);
+    let dir = tempfile::tempdir().unwrap();
+    let other = crate::tiers::another_table(dir.path());
+    let table = vecgrep::embed::TABLE_OVERRIDE_VAR;
+    assert_code(&run(&mut shared(&t, &pg, "demo", "vg-index")), 0);
+    let o = run(shared(&t, &pg, "demo", "vg-index").env(table, &other));
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("recomputing the chunks' static vectors, keeping the model's"), "{}", stderr(&o));
+    let s = summary(&o);
+    assert_eq!((s["rebuilt"].as_bool(), s["embedded"].as_u64()), (Some(false), Some(0)), "{s}");
+    assert_eq!(verify(shared(&t, &pg, "demo", "vg-index").env(table, &other))["ok"], true);
+    // Its static vectors rank as a local index built with that table does.
+    assert_code(&run(t.cmd("vg-index", ".").env(table, &other)), 0);
+    for q in ["register a route handler", "parse the request body"] {
+        let args = ["--no-index", "--mode", "semantic", "-k", "20", "--threshold", "0", q];
+        let local = hits(&run(t.cmd("vg-query", ".").args(args).env(table, &other)));
+        assert!(!local.is_empty(), "{q}");
+        assert_eq!(hits(&run(shared(&t, &pg, "demo", "vg-query").args(args).env(table, &other))), local, "{q}");
+    }
+}

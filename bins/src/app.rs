@@ -369,7 +369,7 @@ pub fn search_once(
         Some(load) if by_meaning && vecgrep::search::ranks_statically(store)? => {
             if !vecgrep::search::statics_match(store)? {
                 return Err(anyhow!(
-                    "the index's static vectors come from another static table (vecgrep's code model was updated); run vg-index, or search without --no-index, to rebuild it"
+                    "the index's static vectors come from another static table (vecgrep's code model was updated); run vg-index, or search without --no-index, to recompute them"
                 ));
             }
             Some(load()?)

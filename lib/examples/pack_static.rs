@@ -12,30 +12,40 @@
 //! that gives the static cosines the model's mean and spread over those.
 //! Not least squares: that line regresses to the mean, and would put the
 //! best static matches below a threshold their model cosines pass.
-//! `cargo run --release -p vecgrep-lib --example pack_static -- IN PAIRS TEACHER_INDEX_DB OUT`
+//! The packed table weighs a token that recurs in a text by `1 + ln n`
+//! (`TokenWeighting::LogCount`); `--by-count` packs one that sums its rows
+//! `n` times, as tables did before.
+//! `cargo run --release -p vecgrep-lib --example pack_static -- IN PAIRS TEACHER_INDEX_DB OUT [--by-count]`
 
 use anyhow::{bail, Context};
-use vecgrep::embed::{Embedder, LocalEmbedder, Profile, StaticModel, DIMS};
+use vecgrep::embed::{Embedder, LocalEmbedder, Profile, StaticModel, TokenWeighting, DIMS};
 
 const QUESTION_STRIDE: usize = 40;
 const NEAREST: usize = 100;
 
 fn main() -> anyhow::Result<()> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let weighting = match args.last().map(String::as_str) {
+        Some("--by-count") => {
+            args.pop();
+            TokenWeighting::Count
+        }
+        _ => TokenWeighting::LogCount,
+    };
     let [input, pairs, teacher, out] = args.as_slice() else {
-        bail!("usage: pack_static IN PAIRS TEACHER_INDEX_DB OUT")
+        bail!("usage: pack_static IN PAIRS TEACHER_INDEX_DB OUT [--by-count]")
     };
     let (rows, vocab) = read_rows(input)?;
     let assets = vecgrep::embed::locate(vecgrep::project::DEFAULT_EMBEDDER_MODEL)?;
     let tokenizer = *blake3::hash(&std::fs::read(assets.model_dir.join("tokenizer.json"))?).as_bytes();
     let uncalibrated = format!("{out}.uncalibrated");
-    std::fs::write(&uncalibrated, vecgrep::embed::encode_table(&rows, vocab, tokenizer, (1.0, 0.0)))?;
+    std::fs::write(&uncalibrated, vecgrep::embed::encode_table(&rows, vocab, weighting, tokenizer, (1.0, 0.0)))?;
     // The table being packed, by name: the loader takes any table so named.
     std::env::set_var(vecgrep::embed::TABLE_OVERRIDE_VAR, &uncalibrated);
     let statics = StaticModel::load(&assets.model_dir)?;
     let (slope, intercept, points) = calibrate(&statics, &assets, pairs, teacher)?;
     std::fs::remove_file(&uncalibrated)?;
-    let packed = vecgrep::embed::encode_table(&rows, vocab, tokenizer, (slope, intercept));
+    let packed = vecgrep::embed::encode_table(&rows, vocab, weighting, tokenizer, (slope, intercept));
     std::fs::write(out, &packed).with_context(|| format!("cannot write {out}"))?;
     let hash = blake3::hash(&packed).to_hex();
     std::fs::write(format!("{out}.blake3"), format!("{hash}\n"))?;

@@ -25,11 +25,16 @@ def model_dir():
 
 
 class Bags:
-    """Texts as token-id bags, the way embed::StaticModel tokenizes them."""
+    """Texts as token-id bags, the way embed::StaticModel tokenizes and
+    weighs them: a token that occurs n times weighs `1 + ln n` ("log", what
+    the shipped table does) or n ("count", what the trainer learns from)."""
 
-    def __init__(self, tokenizer_path=None):
+    def __init__(self, tokenizer_path=None, weighting="log"):
+        if weighting not in ("log", "count"):
+            raise ValueError(f"weighting {weighting!r} is neither log nor count")
         self.tok = Tokenizer.from_file(tokenizer_path or os.path.join(model_dir(), "tokenizer.json"))
         self.vocab = self.tok.get_vocab_size(with_added_tokens=True)
+        self.weighting = weighting
 
     def ids(self, texts):
         out = []
@@ -39,11 +44,14 @@ class Bags:
         return out
 
     def matrix(self, id_lists):
-        """A sparse bag-of-tokens matrix, one row per text (counts)."""
+        """A sparse bag-of-tokens matrix, one row per text, each token's
+        weight in it."""
         rows = np.repeat(np.arange(len(id_lists)), [len(x) for x in id_lists])
         cols = np.fromiter((i for x in id_lists for i in x), dtype=np.int64, count=len(rows))
         m = sp.csr_matrix((np.ones(len(rows), np.float32), (rows, cols)), shape=(len(id_lists), self.vocab))
         m.sum_duplicates()
+        if self.weighting == "log":
+            m.data = 1 + np.log(m.data)
         return m
 
 

@@ -18,7 +18,9 @@ pub use assets::{locate, locate_model, AssetError, Assets, CODE_MODEL, LOCAL_MOD
 pub use distil::distil_table;
 pub use local::{local_token_counter, LocalEmbedder};
 pub use remote::{estimate_tokens, RemoteEmbedder, RemoteSettings, API_KEY_VAR};
-pub use static_model::{encode_table, table_id, LazyStatic, StaticLoader, StaticModel, TABLE_FILE, TABLE_OVERRIDE_VAR};
+pub use static_model::{
+    encode_table, table_id, LazyStatic, StaticLoader, StaticModel, TokenWeighting, TABLE_FILE, TABLE_OVERRIDE_VAR,
+};
 
 /// Dimensions of all-MiniLM-L6-v2's sentence vectors.
 pub const DIMS: usize = 384;

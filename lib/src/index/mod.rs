@@ -13,12 +13,12 @@
 use std::collections::HashSet;
 use std::time::Instant;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use crate::project::ResolvedConfig;
 use crate::project::{walk, Skip, WalkOptions};
 use crate::project::{AdmittedPath, ProjectRoot};
-use crate::store::{self, IndexWriter};
+use crate::store::{self, IndexMeta, IndexWriter};
 
 mod embedders;
 mod file;
@@ -167,6 +167,9 @@ pub fn run(
     let mut summary = IndexSummary::default();
     let rebuild = plan::rebuild(req, store.as_reader(), obs)?;
     summary.rebuilt = reopened || (rebuild.needed && rebuild.had_index);
+    if rebuild.restatic {
+        restatic(&mut *store, &rebuild.wanted, embedders)?;
+    }
 
     let walked = walk(req.root, req.paths, req.walk)?;
     let stored = if rebuild.needed { Default::default() } else { store.files()? };
@@ -206,6 +209,14 @@ pub fn run(
     summary.cancelled = stopped;
     summary.seconds = started.elapsed().as_secs_f64();
     Ok((summary, plan.walked))
+}
+
+/// Give the index's chunks the static vectors of the table in use, keeping
+/// everything else (the model's vectors above all).
+fn restatic(store: &mut dyn IndexWriter, wanted: &IndexMeta, embedders: &mut EmbedderPool) -> Result<()> {
+    let statics = embedders.statics()?.context("no static table to recompute the index's static vectors with")?;
+    store.restatic(wanted, &mut |around, text| statics.embed(&crate::chunk::embedded_text(around, text)))?;
+    Ok(())
 }
 
 /// What a writer says while another holds the project's write lock.

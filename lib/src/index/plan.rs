@@ -15,6 +15,9 @@ use crate::store::{IndexMeta, IndexReader, StoredFile};
 /// Whether the index is emptied first (ReindexOrConfigChangeRebuildsIndex).
 pub(super) struct Rebuild {
     pub needed: bool,
+    /// Only the static table changed (vecgrep shipped a new one): the
+    /// chunks' static vectors are recomputed in place, the model's kept.
+    pub restatic: bool,
     /// What the index is built with after the run.
     pub wanted: IndexMeta,
     /// There was an index already (so a rebuild replaces one).
@@ -40,14 +43,29 @@ pub(super) struct Plan<'w> {
 pub(super) fn rebuild(req: &IndexRequest<'_>, store: &dyn IndexReader, obs: &mut dyn IndexObserver) -> Result<Rebuild> {
     let wanted = meta_of(req);
     let have = store.meta()?;
+    let restatic = !req.reindex && have.as_ref().is_some_and(|h| only_the_table_changed(h, &wanted));
     let rebuild = match &have {
-        Some(have) => req.reindex || *have != wanted,
+        Some(have) => req.reindex || (*have != wanted && !restatic),
         None => true,
     };
     if let Some(have) = have.as_ref().filter(|h| **h != wanted && !req.reindex) {
-        obs.note(&format!("rebuilding the index: {}", describe_change(have, &wanted)));
+        let what = if restatic {
+            "recomputing the chunks' static vectors, keeping the model's"
+        } else {
+            "rebuilding the index"
+        };
+        obs.note(&format!("{what}: {}", describe_change(have, &wanted)));
     }
-    Ok(Rebuild { needed: rebuild, wanted, had_index: have.is_some() })
+    Ok(Rebuild { needed: rebuild, restatic, wanted, had_index: have.is_some() })
+}
+
+/// Whether `have` differs from `wanted` in its static table alone (one an
+/// index recorded, so its chunks have static vectors to replace).
+fn only_the_table_changed(have: &IndexMeta, wanted: &IndexMeta) -> bool {
+    !have.static_table.is_empty()
+        && !wanted.static_table.is_empty()
+        && have.static_table != wanted.static_table
+        && IndexMeta { static_table: wanted.static_table.clone(), ..have.clone() } == *wanted
 }
 
 fn meta_of(req: &IndexRequest<'_>) -> IndexMeta {

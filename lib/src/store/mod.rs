@@ -498,6 +498,12 @@ pub trait IndexWriter: IndexReader {
     fn set_generated_checked(&mut self, checked: bool) -> Result<(), StoreError> {
         self.set_meta_value("generated_checked", if checked { "1" } else { "0" })
     }
+    /// Give every chunk the static vector `embed(around, text)` gives it and
+    /// record `meta`, in one transaction: the index was built with another
+    /// static table and nothing else changed, so the model's vectors stay.
+    /// An interrupted call leaves the old vectors and meta, and the next run
+    /// does it again. Returns how many chunks it gave new vectors.
+    fn restatic(&mut self, meta: &IndexMeta, embed: &mut dyn FnMut(&str, &str) -> Vec<f32>) -> Result<u64, StoreError>;
     /// Record the size of the vectors the index holds.
     fn set_dims(&mut self, dims: usize) -> Result<(), StoreError> {
         self.set_meta_value("dims", &dims.to_string())

@@ -36,6 +36,30 @@ impl IndexWriter for PgIndex {
         self.in_transaction(|tx| set_meta(tx, key, value))
     }
 
+    fn restatic(&mut self, meta: &IndexMeta, embed: &mut dyn FnMut(&str, &str) -> Vec<f32>) -> Result<u64, StoreError> {
+        self.in_transaction(|tx| {
+            // A page at a time by id: the chunks are never all in memory.
+            let page = tx.prepare("SELECT id, around, text FROM chunks WHERE id > $1 ORDER BY id LIMIT 1024")?;
+            let update = tx.prepare("UPDATE chunks SET static_embedding = $2 WHERE id = $1")?;
+            let (mut after, mut done) = (i64::MIN, 0u64);
+            loop {
+                let rows = tx.query(&page, &[&after])?;
+                let Some(last) = rows.last() else { break };
+                after = last.get(0);
+                for row in &rows {
+                    let vector = Vector::from(embed(row.get(1), row.get(2)));
+                    tx.execute(&update, &[&row.get::<_, i64>(0), &vector])?;
+                }
+                done += rows.len() as u64;
+            }
+            for (k, v) in meta.entries() {
+                set_meta(tx, k, &v)?;
+            }
+            add_to_meta(tx, "generation", 1)?;
+            Ok(done)
+        })
+    }
+
     fn write_batch(
         &mut self,
         writes: &[FileWrite],

@@ -41,6 +41,34 @@ impl IndexWriter for SqliteIndex {
         Ok(())
     }
 
+    fn restatic(&mut self, meta: &IndexMeta, embed: &mut dyn FnMut(&str, &str) -> Vec<f32>) -> Result<u64, StoreError> {
+        let tx = self.conn.transaction()?;
+        let mut done = 0u64;
+        {
+            // A page at a time by id, so that the chunks are never all in memory
+            // and no cursor reads the rows being updated.
+            let mut page = tx.prepare("SELECT id, around, text FROM chunks WHERE id > ?1 ORDER BY id LIMIT 1024")?;
+            let mut update = tx.prepare("UPDATE chunks SET static_embedding = ?2 WHERE id = ?1")?;
+            let mut after = i64::MIN;
+            loop {
+                let rows: Vec<(i64, String, String)> =
+                    page.query_map([after], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect::<Result<_, _>>()?;
+                let Some(last) = rows.last() else { break };
+                after = last.0;
+                for (id, around, text) in &rows {
+                    update.execute(params![id, super::vector_to_blob(&embed(around, text))])?;
+                }
+                done += rows.len() as u64;
+            }
+        }
+        for (k, v) in meta.entries() {
+            tx.execute("INSERT OR REPLACE INTO meta VALUES (?1, ?2)", params![k, v])?;
+        }
+        bump_generation(&tx)?;
+        tx.commit()?;
+        Ok(done)
+    }
+
     fn set_meta_value(&mut self, key: &str, value: &str) -> Result<(), StoreError> {
         self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?1, ?2)", [key, value]).map_err(|e| self.damaged(e))?;
         Ok(())
