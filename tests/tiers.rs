@@ -4,6 +4,8 @@
 //! a full run (`--full`, config `embed_all`) gives every chunk the model's
 //! vector too, and a search then ranks meaning by the model.
 
+use std::process::Stdio;
+
 use crate::common::*;
 
 fn stats(t: &Tree) -> serde_json::Value {
@@ -175,4 +177,36 @@ fn another_table_recomputes_the_static_vectors_and_keeps_the_models() {
     assert_eq!(summary(&o)["rebuilt"], false, "and back again with the shipped one");
     assert_eq!(static_vectors(&t), before);
     assert_eq!(embedded(stats(&t)), (chunks, Some(0)));
+}
+
+#[test]
+fn a_run_killed_while_it_applies_another_table_leaves_one_table_or_the_other() {
+    use std::io::{BufRead, BufReader};
+    let t = uploads_project();
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    let before = static_vectors(&t);
+    let dir = tempfile::tempdir().unwrap();
+    let other = another_table(dir.path());
+    let fresh = uploads_project();
+    assert_code(&run(fresh.cmd("vg-index", ".").env(vecgrep::embed::TABLE_OVERRIDE_VAR, &other)), 0);
+    let after = static_vectors(&fresh);
+    // SIGKILL as soon as the run says it is recomputing: inside its one
+    // transaction, or just before or after it.
+    let mut cmd = t.cmd("vg-index", ".");
+    cmd.env(vecgrep::embed::TABLE_OVERRIDE_VAR, &other);
+    let mut child = cmd.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let said = BufReader::new(child.stderr.take().unwrap())
+        .lines()
+        .map_while(Result::ok)
+        .any(|l| l.contains("recomputing the chunks' static vectors"));
+    assert!(said);
+    let _ = child.kill();
+    child.wait().unwrap();
+    let left = static_vectors(&t);
+    assert!(left == before || left == after, "every static vector is of one table");
+    assert_code(&run(t.cmd("vg-index", ".").arg("--verify")), 0);
+    let o = run(t.cmd("vg-index", ".").env(vecgrep::embed::TABLE_OVERRIDE_VAR, &other));
+    assert_code(&o, 0);
+    assert_eq!(summary(&o)["rebuilt"], false);
+    assert_eq!(static_vectors(&t), after, "the next run completes it");
 }
