@@ -178,8 +178,8 @@ pub fn ranks_statically(store: &dyn IndexReader) -> Result<bool> {
 /// Whether the static vectors `store` holds come from the table this
 /// process embeds a query with: only then are the two comparable. An
 /// index run gives an index of another table this one's vectors; a search
-/// that may not index (`--no-index`) must not rank by it. An index from before tables
-/// were recorded (no id) is taken at its word.
+/// that may not index (`--no-index`) must not rank by it. An index from
+/// before tables were recorded (no id) is taken at its word.
 pub fn statics_match(store: &dyn IndexReader) -> Result<bool> {
     Ok(store.meta()?.is_none_or(|m| m.static_table.is_empty() || m.static_table == crate::embed::table_id()))
 }
