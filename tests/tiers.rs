@@ -159,6 +159,7 @@ fn another_table_recomputes_the_static_vectors_and_keeps_the_models() {
         "{}",
         stderr(&o)
     );
+    assert!(stderr(&o).contains(&format!("recomputed the static vectors of {chunks} chunks in")), "{}", stderr(&o));
     let s = summary(&o);
     assert_eq!((s["rebuilt"].as_bool(), s["embedded"].as_u64()), (Some(false), Some(0)), "{s}");
     let after = static_vectors(&t);

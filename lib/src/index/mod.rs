@@ -168,7 +168,7 @@ pub fn run(
     let rebuild = plan::rebuild(req, store.as_reader(), obs)?;
     summary.rebuilt = reopened || (rebuild.needed && rebuild.had_index);
     if rebuild.restatic {
-        restatic(&mut *store, &rebuild.wanted, embedders)?;
+        restatic(&mut *store, &rebuild.wanted, embedders, obs)?;
     }
 
     let walked = walk(req.root, req.paths, req.walk)?;
@@ -213,9 +213,17 @@ pub fn run(
 
 /// Give the index's chunks the static vectors of the table in use, keeping
 /// everything else (the model's vectors above all).
-fn restatic(store: &mut dyn IndexWriter, wanted: &IndexMeta, embedders: &mut EmbedderPool) -> Result<()> {
+fn restatic(
+    store: &mut dyn IndexWriter,
+    wanted: &IndexMeta,
+    embedders: &mut EmbedderPool,
+    obs: &mut dyn IndexObserver,
+) -> Result<()> {
+    let started = Instant::now();
     let statics = embedders.statics()?.context("no static table to recompute the index's static vectors with")?;
-    store.restatic(wanted, &mut |around, text| statics.embed(&crate::chunk::embedded_text(around, text)))?;
+    let chunks =
+        store.restatic(wanted, &mut |around, text| statics.embed(&crate::chunk::embedded_text(around, text)))?;
+    obs.note(&format!("recomputed the static vectors of {chunks} chunks in {:.1} s", started.elapsed().as_secs_f64()));
     Ok(())
 }
 
