@@ -331,15 +331,9 @@ fn followed_links_stay_within_the_served_paths_and_status_refuses_unknown_argume
 
 #[test]
 fn an_agent_searches_a_catalog_and_its_paths_stay_within_its_projects() {
-    let t = Tree::bare();
-    t.write("src/api/upload.py", "def retry_upload(path):\n    \"\"\"Retry a failed upload a few times.\"\"\"\n")
-        .write(
-            "src/billing/invoice.py",
-            "def send_invoice(tenant):\n    \"\"\"Email the monthly invoice to a tenant.\"\"\"\n",
-        )
-        .write("src/billing/tax.py", "def vat_for(amount):\n    \"\"\"The value added tax owed on an amount.\"\"\"\n")
+    let (t, catalogs) = api_and_billing_catalog();
+    t.write("src/billing/tax.py", "def vat_for(amount):\n    \"\"\"The value added tax owed on an amount.\"\"\"\n")
         .write("elsewhere/secret.py", "def email_the_passwords():\n    pass\n");
-    let catalogs = add_catalog(&t, "team", &["src/api", "src/billing"]);
     let r = session_with(
         &t,
         "handshake",

@@ -254,13 +254,7 @@ fn the_picker_runs_on_a_shared_index_and_with_its_server_gone() {
 
 #[test]
 fn the_picker_searches_a_catalog_and_opens_a_projects_file() {
-    let t = Tree::bare();
-    t.write("src/api/upload.py", "def retry_upload(path):\n    \"\"\"Retry a failed upload a few times.\"\"\"\n")
-        .write(
-            "src/billing/invoice.py",
-            "def send_invoice(tenant):\n    \"\"\"Email the monthly invoice to a tenant.\"\"\"\n",
-        );
-    let catalogs = add_catalog(&t, "team", &["src/api", "src/billing"]);
+    let (t, catalogs) = api_and_billing_catalog();
     let opened = t.path().join("opened.txt");
     let cmd = format!("echo {{file}}:{{line}} > {}", quote(&opened));
     let env = [("VECGREP_CATALOG_DIR", catalogs.as_path())];

@@ -121,7 +121,8 @@ pub(crate) fn another_table(dir: &std::path::Path) -> std::path::PathBuf {
     let other = dir.join("other.bin");
     let installed = vecgrep::embed::locate(vecgrep::project::DEFAULT_EMBEDDER_MODEL).unwrap().model_dir;
     let mut bytes = std::fs::read(installed.join(vecgrep::embed::TABLE_FILE)).unwrap();
-    let rows_from = bytes.len() - 30522 * 384;
+    let header_u32 = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+    let rows_from = bytes.len() - header_u32(8) * header_u32(12);
     bytes[rows_from..].iter_mut().step_by(3).for_each(|b| *b = b.wrapping_add(1));
     std::fs::write(&other, &bytes).unwrap();
     other

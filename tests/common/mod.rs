@@ -204,7 +204,6 @@ pub(crate) fn ledger_project() -> Tree {
     t
 }
 
-/// Run git in `tree` (a real repository); its trimmed output.
 /// Catalog `name` of `projects` (directories of `t`), kept in `t`'s
 /// `catalogs/`: that directory, for `VECGREP_CATALOG_DIR`.
 pub(crate) fn add_catalog(t: &Tree, name: &str, projects: &[&str]) -> PathBuf {
@@ -214,6 +213,20 @@ pub(crate) fn add_catalog(t: &Tree, name: &str, projects: &[&str]) -> PathBuf {
     catalogs
 }
 
+/// Catalog `team` of two projects, `src/api` (a retried upload) and
+/// `src/billing` (an emailed invoice): the tree and its catalogs directory.
+pub(crate) fn api_and_billing_catalog() -> (Tree, PathBuf) {
+    let t = Tree::bare();
+    t.write("src/api/upload.py", "def retry_upload(path):\n    \"\"\"Retry a failed upload a few times.\"\"\"\n")
+        .write(
+            "src/billing/invoice.py",
+            "def send_invoice(tenant):\n    \"\"\"Email the monthly invoice to a tenant.\"\"\"\n",
+        );
+    let catalogs = add_catalog(&t, "team", &["src/api", "src/billing"]);
+    (t, catalogs)
+}
+
+/// Run git in `tree` (a real repository); its trimmed output.
 pub(crate) fn git(tree: &Tree, args: &[&str]) -> String {
     let out = Command::new("git")
         .args(["-c", "user.name=Test", "-c", "user.email=test@example.org"])
