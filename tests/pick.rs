@@ -135,8 +135,11 @@ fn typing_a_query_puts_the_right_file_on_top_and_enter_opens_it() {
 fn vecgrep_i_starts_with_a_query_and_paths_and_esc_quits_with_130() {
     let t = sample_project();
     let p = Picker::start(&t, "vecgrep", &["-i", "--query", "bake bread", "docs", "src"]);
-    let screen = p.wait_for("results for the initial query", |s| !rows(s).is_empty() && s.contains("ready"));
-    assert!(screen.contains("scope docs src"), "{screen}");
+    // The scope shows once the fill is done: until then the count of chunks
+    // with the model's vectors takes the status line's room.
+    let screen = p.wait_for("results for the initial query and the scope", |s| {
+        !rows(s).is_empty() && s.contains("ready") && s.contains("scope docs src")
+    });
     assert!(rows(&screen)[0].contains("docs/guide.md:"), "{screen}");
     p.keys(&["Escape"]);
     assert_eq!(p.exit_status(), 130);

@@ -181,6 +181,53 @@ fn another_table_recomputes_the_static_vectors_and_keeps_the_models() {
     assert_eq!(embedded(stats(&t)), (chunks, Some(0)));
 }
 
+/// Ctrl-C while another table's static vectors are computed stops within a
+/// page of chunks and rolls the change back: the exit status is a shell's
+/// for SIGINT, the index keeps the previous table whole and says so, and
+/// the next run applies the new table.
+#[test]
+fn ctrl_c_while_another_table_is_applied_keeps_the_previous_one() {
+    use std::io::{BufRead, BufReader, Read};
+    let t = Tree::git();
+    // Some thousands of chunks: more pages than the signal takes to land.
+    for i in 0..800 {
+        let body: String = (0..4)
+            .map(|j| {
+                let lines: String = (0..14).map(|k| format!("    total += sample.reading_{k} * {j} - {i}\n")).collect();
+                format!("def measure_{i}_{j}(sample):\n    total = 0\n{lines}    return total\n\n\n")
+            })
+            .collect();
+        t.write(&format!("src/m{i:03}.py"), &body);
+    }
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    let before = static_vectors(&t);
+    assert!(before.len() > 3000, "{}", before.len());
+    let dir = tempfile::tempdir().unwrap();
+    let other = another_table(dir.path());
+    let mut cmd = t.cmd("vg-index", ".");
+    cmd.env(vecgrep::embed::TABLE_OVERRIDE_VAR, &other);
+    let mut child = cmd.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut said = String::new();
+    while err.read_line(&mut said).unwrap() > 0 && !said.contains("recomputing the chunks' static vectors") {}
+    assert!(said.contains("recomputing"), "{said}");
+    let kill = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(kill.success());
+    let status = child.wait().unwrap();
+    err.read_to_string(&mut said).unwrap();
+    assert_eq!(status.code(), Some(130), "{said}");
+    assert!(said.contains(vecgrep::index::RESTATIC_STOPPED), "{said}");
+    assert!(!said.contains("interrupted after"), "no files were due: {said}");
+    assert!(static_vectors(&t) == before, "the previous table's vectors, every one");
+    assert_code(&run(t.cmd("vg-index", ".").arg("--verify")), 0);
+    let o = run(t.cmd("vg-index", ".").env(vecgrep::embed::TABLE_OVERRIDE_VAR, &other));
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("recomputed the static vectors of"), "{}", stderr(&o));
+    assert_eq!(summary(&o)["rebuilt"], false);
+    let after = static_vectors(&t);
+    assert!(after.len() == before.len() && after.iter().zip(&before).all(|(a, b)| a.0 == b.0 && a.2 != b.2));
+}
+
 #[test]
 fn a_run_killed_while_it_applies_another_table_leaves_one_table_or_the_other() {
     use std::io::{BufRead, BufReader};

@@ -426,7 +426,8 @@ pub fn index_blocking(
     INDEXING.store(false, Ordering::SeqCst);
     obs.finish();
     let (summary, files) = result?;
-    if summary.cancelled {
+    // A run stopped before its walk (recomputing static vectors) said so itself.
+    if summary.cancelled && obs.done.1 > 0 {
         let (done, total) = obs.done;
         note(
             tool,
@@ -559,6 +560,14 @@ impl CliObserver {
             bar.finish_and_clear();
         }
     }
+
+    /// Draw the bar once the run has lasted `BAR_AFTER`.
+    fn draw_when_due(&self) {
+        let Some(bar) = &self.bar else { return };
+        if bar.is_hidden() && self.bar_made.is_some_and(|t| t.elapsed() >= BAR_AFTER) {
+            bar.set_draw_target(ProgressDrawTarget::stderr());
+        }
+    }
 }
 
 impl IndexObserver for CliObserver {
@@ -567,6 +576,7 @@ impl IndexObserver for CliObserver {
     }
 
     fn planned(&mut self, _files: usize, to_embed: usize, bytes: u64) {
+        self.done = (0, to_embed);
         if self.quiet || to_embed == 0 || !io::stderr().is_terminal() {
             return;
         }
@@ -629,8 +639,23 @@ impl IndexObserver for CliObserver {
         }
         bar.set_position(p.bytes);
         bar.set_message(format!("{}/{} files, {} chunks", p.files, p.of_files, p.chunks));
-        if bar.is_hidden() && self.bar_made.is_some_and(|t| t.elapsed() >= BAR_AFTER) {
-            bar.set_draw_target(ProgressDrawTarget::stderr());
+        self.draw_when_due();
+    }
+
+    fn restatic_progress(&mut self, done: u64, of: u64) {
+        if self.quiet || !io::stderr().is_terminal() {
+            return;
+        }
+        let bar = self.bar.get_or_insert_with(|| {
+            progress_bar(format!("{}: recomputing static vectors", self.tool), of, "{pos}/{len} chunks")
+        });
+        bar.set_position(done);
+        self.bar_made.get_or_insert_with(Instant::now);
+        self.draw_when_due();
+        if done >= of {
+            // The walk's bar, if the run has work, is its own.
+            self.finish();
+            self.bar_made = None;
         }
     }
 }

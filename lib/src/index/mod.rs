@@ -64,6 +64,9 @@ pub trait IndexObserver {
     fn file(&mut self, rel: &str, outcome: FileOutcome, chunks: u64);
     /// How far the run is, after each file needing work.
     fn progress(&mut self, progress: &RunProgress);
+    /// How far the recomputing of static vectors for another table is
+    /// (`done` chunks of `of`), before the walk.
+    fn restatic_progress(&mut self, _done: u64, _of: u64) {}
     /// Whether to stop after the file in hand (a server shutting down). What
     /// was done so far is committed; the next run continues from there.
     fn cancelled(&self) -> bool {
@@ -167,8 +170,10 @@ pub fn run(
     let mut summary = IndexSummary::default();
     let rebuild = plan::rebuild(req, store.as_reader(), obs)?;
     summary.rebuilt = reopened || (rebuild.needed && rebuild.had_index);
-    if rebuild.restatic {
-        restatic(&mut *store, &rebuild.wanted, embedders, obs)?;
+    if rebuild.restatic && !restatic(&mut *store, &rebuild.wanted, embedders, obs)? {
+        summary.cancelled = true;
+        summary.seconds = started.elapsed().as_secs_f64();
+        return Ok((summary, WalkedSet::new()));
     }
 
     let walked = walk(req.root, req.paths, req.walk)?;
@@ -212,20 +217,35 @@ pub fn run(
 }
 
 /// Give the index's chunks the static vectors of the table in use, keeping
-/// everything else (the model's vectors above all).
+/// everything else (the model's vectors above all). False when the observer
+/// cancelled it: then the index keeps the old table's vectors, whole.
 fn restatic(
     store: &mut dyn IndexWriter,
     wanted: &IndexMeta,
     embedders: &mut EmbedderPool,
     obs: &mut dyn IndexObserver,
-) -> Result<()> {
+) -> Result<bool> {
     let started = Instant::now();
     let statics = embedders.statics()?.context("no static table to recompute the index's static vectors with")?;
-    let chunks =
-        store.restatic(wanted, &mut |around, text| statics.embed(&crate::chunk::embedded_text(around, text)))?;
+    let done = store.restatic(
+        wanted,
+        &mut |around, text| statics.embed(&crate::chunk::embedded_text(around, text)),
+        &mut |done, of| {
+            obs.restatic_progress(done, of);
+            !obs.cancelled()
+        },
+    )?;
+    let Some(chunks) = done else {
+        obs.note(RESTATIC_STOPPED);
+        return Ok(false);
+    };
     obs.note(&format!("recomputed the static vectors of {chunks} chunks in {:.1} s", started.elapsed().as_secs_f64()));
-    Ok(())
+    Ok(true)
 }
+
+/// What a run stopped while it recomputed the static vectors says.
+pub const RESTATIC_STOPPED: &str =
+    "stopped recomputing the static vectors: the index keeps the previous table's, and the next run recomputes them";
 
 /// What a writer says while another holds the project's write lock.
 pub const LOCK_WAIT: &str = "waiting for another index run on this project to finish";

@@ -501,9 +501,16 @@ pub trait IndexWriter: IndexReader {
     /// Give every chunk the static vector `embed(around, text)` gives it and
     /// record `meta`, in one transaction: the index was built with another
     /// static table and nothing else changed, so the model's vectors stay.
+    /// After each page of chunks `go_on(done, of)` hears how far it is; when
+    /// it answers false the transaction is rolled back and None returned.
     /// An interrupted call leaves the old vectors and meta, and the next run
     /// does it again. Returns how many chunks it gave new vectors.
-    fn restatic(&mut self, meta: &IndexMeta, embed: &mut dyn FnMut(&str, &str) -> Vec<f32>) -> Result<u64, StoreError>;
+    fn restatic(
+        &mut self,
+        meta: &IndexMeta,
+        embed: &mut dyn FnMut(&str, &str) -> Vec<f32>,
+        go_on: &mut dyn FnMut(u64, u64) -> bool,
+    ) -> Result<Option<u64>, StoreError>;
     /// Record the size of the vectors the index holds.
     fn set_dims(&mut self, dims: usize) -> Result<(), StoreError> {
         self.set_meta_value("dims", &dims.to_string())

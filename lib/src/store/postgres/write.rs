@@ -36,8 +36,14 @@ impl IndexWriter for PgIndex {
         self.in_transaction(|tx| set_meta(tx, key, value))
     }
 
-    fn restatic(&mut self, meta: &IndexMeta, embed: &mut dyn FnMut(&str, &str) -> Vec<f32>) -> Result<u64, StoreError> {
-        self.in_transaction(|tx| {
+    fn restatic(
+        &mut self,
+        meta: &IndexMeta,
+        embed: &mut dyn FnMut(&str, &str) -> Vec<f32>,
+        go_on: &mut dyn FnMut(u64, u64) -> bool,
+    ) -> Result<Option<u64>, StoreError> {
+        self.in_transaction_if_done(|tx| {
+            let of: i64 = tx.query_one("SELECT count(*) FROM chunks", &[])?.get(0);
             // A page at a time by id: the chunks are never all in memory.
             let page = tx.prepare("SELECT id, around, text FROM chunks WHERE id > $1 ORDER BY id LIMIT 1024")?;
             let update = tx.prepare("UPDATE chunks SET static_embedding = $2 WHERE id = $1")?;
@@ -51,12 +57,15 @@ impl IndexWriter for PgIndex {
                     tx.execute(&update, &[&row.get::<_, i64>(0), &vector])?;
                 }
                 done += rows.len() as u64;
+                if !go_on(done, of as u64) {
+                    return Ok(None);
+                }
             }
             for (k, v) in meta.entries() {
                 set_meta(tx, k, &v)?;
             }
             add_to_meta(tx, "generation", 1)?;
-            Ok(done)
+            Ok(Some(done))
         })
     }
 
@@ -153,6 +162,21 @@ impl PgIndex {
         let mut tx = client.transaction().map_err(|e| self.failed(e))?;
         let out = change(&mut tx).map_err(|e| self.failed(e))?;
         tx.commit().map_err(|e| self.failed(e))?;
+        Ok(out)
+    }
+
+    /// `in_transaction` for a change that may stop part way: committed when
+    /// it returns Some, rolled back when None.
+    fn in_transaction_if_done<T>(
+        &self,
+        change: impl FnOnce(&mut Transaction<'_>) -> Result<Option<T>, postgres::Error>,
+    ) -> Result<Option<T>, StoreError> {
+        let mut client = self.client.borrow_mut();
+        let mut tx = client.transaction().map_err(|e| self.failed(e))?;
+        let out = change(&mut tx).map_err(|e| self.failed(e))?;
+        if out.is_some() {
+            tx.commit().map_err(|e| self.failed(e))?;
+        }
         Ok(out)
     }
 }

@@ -41,8 +41,14 @@ impl IndexWriter for SqliteIndex {
         Ok(())
     }
 
-    fn restatic(&mut self, meta: &IndexMeta, embed: &mut dyn FnMut(&str, &str) -> Vec<f32>) -> Result<u64, StoreError> {
+    fn restatic(
+        &mut self,
+        meta: &IndexMeta,
+        embed: &mut dyn FnMut(&str, &str) -> Vec<f32>,
+        go_on: &mut dyn FnMut(u64, u64) -> bool,
+    ) -> Result<Option<u64>, StoreError> {
         let tx = self.conn.transaction()?;
+        let of: i64 = tx.query_row("SELECT count(*) FROM chunks", [], |r| r.get(0))?;
         let mut done = 0u64;
         {
             // A page at a time by id, so that the chunks are never all in memory
@@ -59,6 +65,10 @@ impl IndexWriter for SqliteIndex {
                     update.execute(params![id, super::vector_to_blob(&embed(around, text))])?;
                 }
                 done += rows.len() as u64;
+                if !go_on(done, of as u64) {
+                    // Dropped uncommitted: rolled back, the old table's vectors stay.
+                    return Ok(None);
+                }
             }
         }
         for (k, v) in meta.entries() {
@@ -66,7 +76,7 @@ impl IndexWriter for SqliteIndex {
         }
         bump_generation(&tx)?;
         tx.commit()?;
-        Ok(done)
+        Ok(Some(done))
     }
 
     fn set_meta_value(&mut self, key: &str, value: &str) -> Result<(), StoreError> {
@@ -301,6 +311,43 @@ mod tests {
     use super::super::tests::{empty_store, file_of_words, file_with_names};
     use super::*;
     use crate::store::Scope;
+
+    #[test]
+    fn a_restatic_told_to_stop_keeps_the_previous_tables_vectors_and_meta() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = empty_store(dir.path());
+        // More chunks than a page, so that it stops with a page written.
+        let names: Vec<String> = (0..1500).map(|i| format!("name{i}")).collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        store.write_batch(&[file_with_names("a.py", &names, "body")], &[], &[]).unwrap();
+        let statics = |store: &SqliteIndex| -> Vec<Vec<u8>> {
+            let mut q = store.conn.prepare("SELECT static_embedding FROM chunks ORDER BY id").unwrap();
+            q.query_map([], |r| r.get(0)).unwrap().collect::<Result<_, _>>().unwrap()
+        };
+        let before = statics(&store);
+        let other = IndexMeta { static_table: "another".into(), ..IndexMeta::for_tests() };
+        let mut new_vector = |_: &str, _: &str| vec![0.5; crate::embed::DIMS];
+        let mut heard = Vec::new();
+        let stopped = store
+            .restatic(&other, &mut new_vector, &mut |done, of| {
+                heard.push((done, of));
+                false
+            })
+            .unwrap();
+        assert_eq!((stopped, heard), (None, vec![(1024, 1500)]));
+        assert_eq!(statics(&store), before, "rolled back whole");
+        assert_eq!(store.meta().unwrap().unwrap().static_table, "");
+        let mut heard = Vec::new();
+        let done = store
+            .restatic(&other, &mut new_vector, &mut |done, of| {
+                heard.push((done, of));
+                true
+            })
+            .unwrap();
+        assert_eq!((done, heard), (Some(1500), vec![(1024, 1500), (1500, 1500)]));
+        assert!(statics(&store).iter().all(|v| *v == super::super::vector_to_blob(&[0.5; crate::embed::DIMS])));
+        assert_eq!(store.meta().unwrap().unwrap().static_table, "another");
+    }
 
     #[test]
     fn name_counts_follow_writes_replacements_and_removals() {
