@@ -162,6 +162,8 @@ struct StrictStats {
     commits: u64,
     commit_pieces: u64,
     revisions: Vec<StrictRevision>,
+    static_table: Option<String>,
+    static_table_in_use: Option<bool>,
 }
 
 #[derive(Deserialize)]

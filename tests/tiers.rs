@@ -148,6 +148,17 @@ fn another_table_recomputes_the_static_vectors_and_keeps_the_models() {
     let o = run(t.cmd("vg-query", ".").args(["--no-index", "retry"]).env(vecgrep::embed::TABLE_OVERRIDE_VAR, &other));
     assert_code(&o, 2);
     assert!(stderr(&o).contains("another static table") && stderr(&o).contains("vg-index"), "{}", stderr(&o));
+    // --stats says which table the vectors come from, and that it is not the one in use.
+    let shipped = stats(&t)["static_table"].as_str().unwrap().to_string();
+    assert_eq!(stats(&t)["static_table_in_use"], true);
+    let o = run(t.cmd("vg-index", ".").args(["--stats", "--json"]).env(vecgrep::embed::TABLE_OVERRIDE_VAR, &other));
+    assert_eq!(
+        (records(&o)[0]["static_table"].as_str(), records(&o)[0]["static_table_in_use"].as_bool()),
+        (Some(&*shipped), Some(false))
+    );
+    let o = run(t.cmd("vg-index", ".").arg("--stats").env(vecgrep::embed::TABLE_OVERRIDE_VAR, &other));
+    let line = format!("static:   table {shipped}, not the one in use");
+    assert!(stdout(&o).contains(&line) && stdout(&o).contains("the next index run recomputes"), "{}", stdout(&o));
     assert_code(&run(t.cmd("vg-index", ".").arg("--full")), 0);
     let embedded = |s: serde_json::Value| (s["chunks"].as_u64().unwrap(), s["pending"].as_u64());
     let (chunks, pending) = embedded(stats(&t));
@@ -171,6 +182,7 @@ fn another_table_recomputes_the_static_vectors_and_keeps_the_models() {
     assert_ne!(after, before);
     let o = run(t.cmd("vg-index", ".").args(["--stats", "--json"]).env(vecgrep::embed::TABLE_OVERRIDE_VAR, &other));
     assert_eq!(embedded(records(&o)[0].clone()), (chunks, Some(0)), "the model's vectors stay");
+    assert!(records(&o)[0]["static_table"] != shipped.as_str() && records(&o)[0]["static_table_in_use"] == true);
     let o = run(t.cmd("vg-query", ".").args(["--no-index", "retry"]).env(vecgrep::embed::TABLE_OVERRIDE_VAR, &other));
     assert_code(&o, 0);
     let o = run(t.cmd("vg-index", ".").arg("--verify"));

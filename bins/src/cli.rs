@@ -317,7 +317,7 @@ pub struct RootCli {
     name = "vg-index",
     version,
     about = "Build or update the semantic index of a project",
-    after_help = "Examples:\n  vg-index                     index the current directory\n  vg-index -t rust src/        index only Rust files under src/\n  vg-index --stats             files, chunks, how many have the model's vectors, size\n  vg-index --full              give every chunk the model's vector now\n  vg-index --verify            check the index for damage (after a crash, say)\n  vg-index --reindex .         rebuild from scratch\n  vg-index | jq 'select(.type==\"summary\")'"
+    after_help = "Examples:\n  vg-index                     index the current directory\n  vg-index -t rust src/        index only Rust files under src/\n  vg-index --stats             files, chunks, how many have the model's vectors, size, static table\n  vg-index --full              give every chunk the model's vector now\n  vg-index --verify            check the index for damage (after a crash, say)\n  vg-index --reindex .         rebuild from scratch\n  vg-index | jq 'select(.type==\"summary\")'"
 )]
 pub struct IndexCli {
     /// Print statistics about the index instead of indexing.

@@ -380,6 +380,15 @@ pub struct StatsRecord {
     /// Git revisions indexed with `vg-index --rev`. Added within version 1.
     #[serde(default)]
     pub revisions: Vec<RevisionRecord>,
+    /// What names the static table the index's static vectors come from
+    /// (`embed::table_id`); None when it records none. Added within version 1.
+    #[serde(default)]
+    pub static_table: Option<String>,
+    /// Whether that is the table a search embeds its question with now
+    /// (`search::statics_match`); None as for `static_table`. Added within
+    /// version 1.
+    #[serde(default)]
+    pub static_table_in_use: Option<bool>,
 }
 
 /// A revision's index, in a `stats` record.
@@ -397,6 +406,7 @@ pub struct RevisionRecord {
 
 impl StatsRecord {
     pub fn new(root: &ProjectRoot, stats: &IndexStats, meta: Option<&crate::store::IndexMeta>) -> Self {
+        let static_table = meta.map(|m| m.static_table.clone()).filter(|t| !t.is_empty());
         StatsRecord {
             v: CONTRACT_VERSION,
             root: root.path.to_string_lossy().into_owned(),
@@ -411,6 +421,8 @@ impl StatsRecord {
             commits: 0,
             commit_pieces: 0,
             revisions: Vec::new(),
+            static_table: static_table.clone(),
+            static_table_in_use: static_table.map(|t| t == crate::embed::table_id()),
         }
     }
 }

@@ -148,10 +148,10 @@ fn print_stats(cli: &IndexCli, root: &vecgrep::project::ProjectRoot) -> anyhow::
         Err(e) => return Err(e.into()),
     };
     let revisions = revision_stats(root)?;
+    let record =
+        StatsRecord { commits, commit_pieces: pieces, revisions, ..StatsRecord::new(root, &stats, meta.as_ref()) };
     let mut out = std::io::stdout().lock();
     if cli.json {
-        let record =
-            StatsRecord { commits, commit_pieces: pieces, revisions, ..StatsRecord::new(root, &stats, meta.as_ref()) };
         write_record(&mut out, &record)?;
     } else {
         writeln!(out, "root:     {}", root.path.display())?;
@@ -167,10 +167,13 @@ fn print_stats(cli: &IndexCli, root: &vecgrep::project::ProjectRoot) -> anyhow::
             }
             None => writeln!(out, "model:    none (not indexed yet)")?,
         }
+        if let (Some(table), Some(in_use)) = (&record.static_table, record.static_table_in_use) {
+            writeln!(out, "static:   {}", static_table_line(table, in_use))?;
+        }
         if commits > 0 {
             writeln!(out, "commits:  {commits} ({pieces} pieces; vg-log)")?;
         }
-        for r in &revisions {
+        for r in &record.revisions {
             let names = if r.names.is_empty() { String::new() } else { format!(" {}", r.names.join(", ")) };
             let state = if r.complete { "" } else { " (incomplete; vg-index --rev resumes it)" };
             writeln!(
@@ -185,6 +188,19 @@ fn print_stats(cli: &IndexCli, root: &vecgrep::project::ProjectRoot) -> anyhow::
     }
     out.flush()?;
     Ok(EXIT_FOUND)
+}
+
+/// Which table the index's static vectors come from, and whether a search
+/// can compare a question with them now.
+fn static_table_line(table: &str, in_use: bool) -> String {
+    if in_use {
+        format!("table {table}, the one in use")
+    } else {
+        format!(
+            "table {table}, not the one in use ({}): the next index run recomputes the static vectors",
+            vecgrep::embed::table_id()
+        )
+    }
 }
 
 /// Each revision's index, with its counts.
