@@ -326,25 +326,22 @@ mod tests {
         };
         let before = statics(&store);
         let other = IndexMeta { static_table: "another".into(), ..IndexMeta::for_tests() };
-        let mut new_vector = |_: &str, _: &str| vec![0.5; crate::embed::DIMS];
-        let mut heard = Vec::new();
-        let stopped = store
-            .restatic(&other, &mut new_vector, &mut |done, of| {
-                heard.push((done, of));
-                false
-            })
-            .unwrap();
-        assert_eq!((stopped, heard), (None, vec![(1024, 1500)]));
+        // Restatic to a constant vector, answering `go_on` each time; what it
+        // returned and what it reported.
+        let restatic = |store: &mut SqliteIndex, go_on: bool| {
+            let mut heard = Vec::new();
+            let done = store
+                .restatic(&other, &mut |_, _| vec![0.5; crate::embed::DIMS], &mut |done, of| {
+                    heard.push((done, of));
+                    go_on
+                })
+                .unwrap();
+            (done, heard)
+        };
+        assert_eq!(restatic(&mut store, false), (None, vec![(1024, 1500)]));
         assert_eq!(statics(&store), before, "rolled back whole");
         assert_eq!(store.meta().unwrap().unwrap().static_table, "");
-        let mut heard = Vec::new();
-        let done = store
-            .restatic(&other, &mut new_vector, &mut |done, of| {
-                heard.push((done, of));
-                true
-            })
-            .unwrap();
-        assert_eq!((done, heard), (Some(1500), vec![(1024, 1500), (1500, 1500)]));
+        assert_eq!(restatic(&mut store, true), (Some(1500), vec![(1024, 1500), (1500, 1500)]));
         assert!(statics(&store).iter().all(|v| *v == super::super::vector_to_blob(&[0.5; crate::embed::DIMS])));
         assert_eq!(store.meta().unwrap().unwrap().static_table, "another");
     }
