@@ -193,15 +193,11 @@ fn another_table_recomputes_the_static_vectors_and_keeps_the_models() {
     assert_eq!(embedded(stats(&t)), (chunks, Some(0)));
 }
 
-/// Ctrl-C while another table's static vectors are computed stops within a
-/// page of chunks and rolls the change back: the exit status is a shell's
-/// for SIGINT, the index keeps the previous table whole and says so, and
-/// the next run applies the new table.
-#[test]
-fn ctrl_c_while_another_table_is_applied_keeps_the_previous_one() {
-    use std::io::{BufRead, BufReader, Read};
+/// A project of 6,400 chunks: recomputing its static vectors takes several
+/// pages (`IndexWriter::restatic`) and seconds of a debug build, more than a
+/// signal takes to land or a poll to look.
+fn pages_of_chunks_project() -> Tree {
     let t = Tree::git();
-    // Some thousands of chunks: more pages than the signal takes to land.
     for i in 0..800 {
         let body: String = (0..4)
             .map(|j| {
@@ -211,6 +207,47 @@ fn ctrl_c_while_another_table_is_applied_keeps_the_previous_one() {
             .collect();
         t.write(&format!("src/m{i:03}.py"), &body);
     }
+    t
+}
+
+/// A server started on an index of another table says, in `/status`, how
+/// far it is in recomputing the static vectors, then that it is done.
+#[test]
+fn a_server_says_how_far_it_is_in_recomputing_the_static_vectors() {
+    use std::time::{Duration, Instant};
+    let t = pages_of_chunks_project();
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    let chunks = stats(&t)["chunks"].as_u64().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let other = another_table(dir.path());
+    let s = crate::serve::Server::start_with(&t, &[], &[(vecgrep::embed::TABLE_OVERRIDE_VAR, other.to_str().unwrap())]);
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut heard = Vec::new();
+    let done = loop {
+        let status = s.json("/status");
+        match status["recomputing_static"].as_object() {
+            Some(r) => heard.push((r["done"].as_u64().unwrap(), r["of"].as_u64().unwrap())),
+            None if !heard.is_empty() => break status,
+            None => {}
+        }
+        assert!(Instant::now() < deadline, "never said it was recomputing: {status}");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(heard.iter().all(|&(d, of)| d > 0 && d < of && of == chunks), "{heard:?}");
+    assert!(heard.windows(2).all(|w| w[0].0 <= w[1].0), "{heard:?}");
+    assert!(done["recomputing_static"].is_null(), "{done}");
+    let o = run(t.cmd("vg-index", ".").args(["--stats", "--json"]).env(vecgrep::embed::TABLE_OVERRIDE_VAR, &other));
+    assert_eq!(records(&o)[0]["static_table_in_use"], true, "the new table's vectors are in");
+}
+
+/// Ctrl-C while another table's static vectors are computed stops within a
+/// page of chunks and rolls the change back: the exit status is a shell's
+/// for SIGINT, the index keeps the previous table whole and says so, and
+/// the next run applies the new table.
+#[test]
+fn ctrl_c_while_another_table_is_applied_keeps_the_previous_one() {
+    use std::io::{BufRead, BufReader, Read};
+    let t = pages_of_chunks_project();
     assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
     let before = static_vectors(&t);
     assert!(before.len() > 3000, "{}", before.len());

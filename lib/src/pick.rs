@@ -126,12 +126,13 @@ pub fn preview(hit: &HitRecord, root: &Path, height: usize, color: bool) -> (Str
 /// many chunks have the model's vector (`vectors`) when not all do, the
 /// root and the scope.
 pub fn status_line(progress: &Progress, chunks: u64, vectors: u64, root: &Path, scope: &[String]) -> String {
-    let state = match (&progress.error, progress.indexing, progress.total) {
-        (Some(e), _, _) => format!("indexing failed: {e}"),
-        (None, true, Some(total)) => format!("indexing {}/{} files", progress.indexed, total),
-        (None, true, None) => "indexing: walking".to_string(),
-        (None, false, Some(total)) if progress.filling => format!("filling {}/{} files", progress.indexed, total),
-        (None, false, _) => "ready".to_string(),
+    let state = match (&progress.error, progress.indexing, progress.total, progress.recomputing) {
+        (Some(e), ..) => format!("indexing failed: {e}"),
+        (None, _, _, Some(r)) => format!("recomputing static vectors {}/{} chunks", r.done, r.of),
+        (None, true, Some(total), None) => format!("indexing {}/{} files", progress.indexed, total),
+        (None, true, None, None) => "indexing: walking".to_string(),
+        (None, false, Some(total), _) if progress.filling => format!("filling {}/{} files", progress.indexed, total),
+        (None, false, ..) => "ready".to_string(),
     };
     let vectors = if vectors < chunks { format!(" ({vectors} with the model's vectors)") } else { String::new() };
     let scope = if scope.iter().all(|s| s.is_empty()) { "everything".to_string() } else { scope.join(" ") };
@@ -233,6 +234,12 @@ mod tests {
         assert_eq!(
             status_line(&p, 40, 10, Path::new("/r"), &["".into()]),
             "filling 2/7 files · 40 chunks (10 with the model's vectors) · root /r · scope everything"
+        );
+        let recomputing = Some(crate::live::Recomputing { done: 1024, of: 6400 });
+        let p = Progress { indexing: true, recomputing, ..Default::default() };
+        assert_eq!(
+            status_line(&p, 6400, 0, Path::new("/r"), &["".into()]),
+            "recomputing static vectors 1024/6400 chunks · 6400 chunks (0 with the model's vectors) · root /r · scope everything"
         );
     }
 }

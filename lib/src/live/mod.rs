@@ -68,6 +68,20 @@ pub struct Progress {
     /// A fill is giving chunks the model's vectors (`LiveIndex::fill`):
     /// every file is searchable meanwhile; `indexed` and `total` count its files.
     pub filling: bool,
+    /// An index run is giving the chunks another static table's vectors
+    /// (vecgrep's table was updated), before its walk; searches read the
+    /// previous ones until it commits.
+    pub recomputing: Option<Recomputing>,
+}
+
+/// How far the recomputing of static vectors is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "mcp", derive(schemars::JsonSchema))]
+pub struct Recomputing {
+    /// Chunks given the new table's vectors so far.
+    pub done: u64,
+    /// Chunks in all.
+    pub of: u64,
 }
 
 #[derive(Default)]
@@ -148,6 +162,7 @@ impl LiveIndex {
         let mut state = lock(&self.state);
         state.progress.indexing = false;
         state.progress.filling = fill_next;
+        state.progress.recomputing = None;
         state.progress.ran = true;
         drop(state);
         self.report(result, |s| first || s.embedded > 0 || s.removed > 0 || s.pending > 0)
@@ -300,6 +315,10 @@ impl IndexObserver for LiveObserver<'_> {
 
     fn progress(&mut self, progress: &RunProgress) {
         lock(&self.live.state).progress.indexed = progress.files as u64;
+    }
+
+    fn restatic_progress(&mut self, done: u64, of: u64) {
+        lock(&self.live.state).progress.recomputing = (done < of).then_some(Recomputing { done, of });
     }
 
     fn cancelled(&self) -> bool {

@@ -60,6 +60,10 @@ pub struct LiveStatus {
     pub scope: Vec<String>,
     /// Why the last index run failed, or null.
     pub error: Option<String>,
+    /// While an index run gives the chunks another static table's vectors
+    /// (vecgrep's table was updated), how far it is; null otherwise.
+    /// Searches read the previous vectors until it is done.
+    pub recomputing_static: Option<super::Recomputing>,
     /// Whether searches rank words from memory (`search::WordTable`) for
     /// the index as it is now, rather than asking the index.
     pub words_in_memory: bool,
@@ -108,6 +112,7 @@ impl LiveIndex {
             root: t.root.path.to_string_lossy().into_owned(),
             scope: t.scope_names(),
             error: progress.error,
+            recomputing_static: progress.recomputing,
             words_in_memory: false,
         }
     }
