@@ -617,6 +617,56 @@ pub fn clear(root: &ProjectRoot) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// Checks every backend passes.
+#[cfg(test)]
+pub(crate) mod backend_checks {
+    use super::*;
+
+    /// A unit vector along axis `i`.
+    fn axis(i: usize) -> Vec<f32> {
+        let mut v = vec![0.0; crate::embed::DIMS];
+        v[i] = 1.0;
+        v
+    }
+
+    /// Each chunk's static cosine to `to`, by the index's own ranking.
+    fn static_cosines(index: &dyn IndexWriter, to: &[f32]) -> Vec<f32> {
+        index.as_reader().nearest_static(to, &Scope::default(), 10_000).unwrap().into_iter().map(|c| c.1).collect()
+    }
+
+    /// `restatic` over more chunks than a page: told to stop, it rolls back
+    /// whole (vectors and meta) and says how far it was; told to go on, it
+    /// gives every chunk the new vector and records the new meta, and
+    /// leaves the model's vectors as they were.
+    pub(crate) fn restatic_stops_whole_or_completes(index: &mut dyn IndexWriter) {
+        let texts: Vec<String> = (0..1500).map(|i| format!("chunk number {i}")).collect();
+        let mut file = FileWrite::of_texts("a.py", &texts, Some(&axis(2)));
+        file.chunks.iter_mut().for_each(|c| c.static_vector = Some(axis(0)));
+        index.reset(&IndexMeta::for_tests()).unwrap();
+        index.write_batch(&[file], &[], &[]).unwrap();
+        let other = IndexMeta { static_table: "another".into(), ..IndexMeta::for_tests() };
+        let restatic = |index: &mut dyn IndexWriter, go_on: bool| {
+            let mut heard = Vec::new();
+            let done = index
+                .restatic(&other, &mut |_, _| axis(1), &mut |done, of| {
+                    heard.push((done, of));
+                    go_on
+                })
+                .unwrap();
+            (done, heard)
+        };
+        assert_eq!(restatic(index, false), (None, vec![(1024, 1500)]));
+        assert!(static_cosines(index, &axis(0)).iter().all(|c| (c - 1.0).abs() < 1e-5), "rolled back whole");
+        assert_eq!(index.as_reader().meta().unwrap().unwrap().static_table, "");
+        assert_eq!(restatic(index, true), (Some(1500), vec![(1024, 1500), (1500, 1500)]));
+        let now = static_cosines(index, &axis(1));
+        assert!(now.len() == 1500 && now.iter().all(|c| (c - 1.0).abs() < 1e-5), "every chunk has the new vector");
+        assert_eq!(index.as_reader().meta().unwrap().unwrap().static_table, "another");
+        let model = index.as_reader().nearest_chunks(&axis(2), &Scope::default(), 10_000).unwrap();
+        assert!(model.len() == 1500 && model.iter().all(|c| (c.1 - 1.0).abs() < 1e-5), "the model's vectors stay");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -327,3 +327,14 @@ fn add_to_meta(tx: &mut Transaction<'_>, key: &str, n: i64) -> Result<(), postgr
     )?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::store::postgres::test_server::{self, PgServer};
+
+    #[test]
+    fn a_restatic_told_to_stop_keeps_the_previous_tables_vectors_and_meta() {
+        let server = PgServer::start();
+        crate::store::backend_checks::restatic_stops_whole_or_completes(&mut test_server::index(&server, "restatic"));
+    }
+}

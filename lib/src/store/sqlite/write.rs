@@ -315,35 +315,7 @@ mod tests {
     #[test]
     fn a_restatic_told_to_stop_keeps_the_previous_tables_vectors_and_meta() {
         let dir = tempfile::tempdir().unwrap();
-        let mut store = empty_store(dir.path());
-        // More chunks than a page, so that it stops with a page written.
-        let names: Vec<String> = (0..1500).map(|i| format!("name{i}")).collect();
-        let names: Vec<&str> = names.iter().map(String::as_str).collect();
-        store.write_batch(&[file_with_names("a.py", &names, "body")], &[], &[]).unwrap();
-        let statics = |store: &SqliteIndex| -> Vec<Vec<u8>> {
-            let mut q = store.conn.prepare("SELECT static_embedding FROM chunks ORDER BY id").unwrap();
-            q.query_map([], |r| r.get(0)).unwrap().collect::<Result<_, _>>().unwrap()
-        };
-        let before = statics(&store);
-        let other = IndexMeta { static_table: "another".into(), ..IndexMeta::for_tests() };
-        // Restatic to a constant vector, answering `go_on` each time; what it
-        // returned and what it reported.
-        let restatic = |store: &mut SqliteIndex, go_on: bool| {
-            let mut heard = Vec::new();
-            let done = store
-                .restatic(&other, &mut |_, _| vec![0.5; crate::embed::DIMS], &mut |done, of| {
-                    heard.push((done, of));
-                    go_on
-                })
-                .unwrap();
-            (done, heard)
-        };
-        assert_eq!(restatic(&mut store, false), (None, vec![(1024, 1500)]));
-        assert_eq!(statics(&store), before, "rolled back whole");
-        assert_eq!(store.meta().unwrap().unwrap().static_table, "");
-        assert_eq!(restatic(&mut store, true), (Some(1500), vec![(1024, 1500), (1500, 1500)]));
-        assert!(statics(&store).iter().all(|v| *v == super::super::vector_to_blob(&[0.5; crate::embed::DIMS])));
-        assert_eq!(store.meta().unwrap().unwrap().static_table, "another");
+        crate::store::backend_checks::restatic_stops_whole_or_completes(&mut empty_store(dir.path()));
     }
 
     #[test]
