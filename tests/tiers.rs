@@ -113,6 +113,9 @@ fn a_static_table_of_another_hash_or_shape_is_refused_with_its_cause() {
     let o = run(t.cmd("vg-index", ".").env(vecgrep::embed::TABLE_OVERRIDE_VAR, t.path().join("none.bin")));
     assert_code(&o, 2);
     assert!(stderr(&o).contains("does not exist"), "{}", stderr(&o));
+    let o = run(t.cmd("vg-index", ".").env(vecgrep::embed::TABLE_OVERRIDE_VAR, t.path()));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("is not a file"), "{}", stderr(&o));
 }
 
 /// The shipped table with every row nudged, under `dir`: another table,

@@ -240,7 +240,8 @@ fn table_path(model_dir: &Path) -> Result<(PathBuf, bool)> {
     if let Some(path) = std::env::var_os(TABLE_OVERRIDE_VAR).filter(|v| !v.is_empty()) {
         let path = PathBuf::from(path);
         if !path.is_file() {
-            bail!("{TABLE_OVERRIDE_VAR}={} does not exist", path.display());
+            let what = if path.exists() { "is not a file" } else { "does not exist" };
+            bail!("{TABLE_OVERRIDE_VAR}={} {what}", path.display());
         }
         return Ok((path, true));
     }
