@@ -385,8 +385,8 @@ pub struct StatsRecord {
     #[serde(default)]
     pub static_table: Option<String>,
     /// Whether that is the table a search embeds its question with now
-    /// (`search::statics_match`); None as for `static_table`. Added within
-    /// version 1.
+    /// (`IndexMeta::static_table_in_use`); None as for `static_table`.
+    /// Added within version 1.
     #[serde(default)]
     pub static_table_in_use: Option<bool>,
 }
@@ -406,7 +406,6 @@ pub struct RevisionRecord {
 
 impl StatsRecord {
     pub fn new(root: &ProjectRoot, stats: &IndexStats, meta: Option<&crate::store::IndexMeta>) -> Self {
-        let static_table = meta.map(|m| m.static_table.clone()).filter(|t| !t.is_empty());
         StatsRecord {
             v: CONTRACT_VERSION,
             root: root.path.to_string_lossy().into_owned(),
@@ -421,8 +420,8 @@ impl StatsRecord {
             commits: 0,
             commit_pieces: 0,
             revisions: Vec::new(),
-            static_table: static_table.clone(),
-            static_table_in_use: static_table.map(|t| t == crate::embed::table_id()),
+            static_table: meta.map(|m| m.static_table.clone()).filter(|t| !t.is_empty()),
+            static_table_in_use: meta.and_then(|m| m.static_table_in_use()),
         }
     }
 }

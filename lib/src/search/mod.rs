@@ -181,7 +181,7 @@ pub fn ranks_statically(store: &dyn IndexReader) -> Result<bool> {
 /// that may not index (`--no-index`) must not rank by it. An index from
 /// before tables were recorded (no id) is taken at its word.
 pub fn statics_match(store: &dyn IndexReader) -> Result<bool> {
-    Ok(store.meta()?.is_none_or(|m| m.static_table.is_empty() || m.static_table == crate::embed::table_id()))
+    Ok(store.meta()?.is_none_or(|m| m.static_table_in_use() != Some(false)))
 }
 
 /// Whether a search of `store` in `mode` needs the query embedded by the

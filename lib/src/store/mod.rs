@@ -78,6 +78,13 @@ impl IndexMeta {
         }
     }
 
+    /// Whether the index's static vectors come from the table this process
+    /// embeds a question with (`embed::table_id`); None when it records no
+    /// table (built through a remote embedder, or before tables were recorded).
+    pub fn static_table_in_use(&self) -> Option<bool> {
+        (!self.static_table.is_empty()).then(|| self.static_table == crate::embed::table_id())
+    }
+
     /// The named values an index keeps of its meta (`read` reads them back).
     fn entries(&self) -> [(&'static str, String); 5] {
         [
