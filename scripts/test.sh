@@ -20,6 +20,8 @@ VECGREP_MCP_PYTHON=$(scripts/mcp-client-venv.sh)
 export VECGREP_MCP_PYTHON
 # The training corpus's checks (train/): decontamination, manifest, pair miner.
 python3 -m unittest discover -s train/tests -q
+# The eval generators of bench/ (bench/tests).
+python3 -m unittest discover -s bench/tests -q
 # House policy before the tests: the tree is formatted and clippy is clean.
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings

@@ -15,6 +15,7 @@ import fetch  # noqa: E402
 import languages  # noqa: E402
 
 MANIFEST = os.path.join(HERE, "..", "manifest.json")
+MODULE_EVALS = os.path.join(HERE, "..", "..", "bench", "modules", "packages.tsv")
 
 
 class Decontamination(unittest.TestCase):
@@ -52,6 +53,13 @@ class Decontamination(unittest.TestCase):
         dec = decontam.Decontaminator()
         for name in decontam.heldout_names():
             self.assertTrue(dec.matching(name), name)
+
+    def test_the_module_evals_packages_are_kept_out(self):
+        dec = decontam.Decontaminator(decontam.heldout_names())
+        packages = fetch.read_packages(MODULE_EVALS)
+        self.assertGreater(len(packages), 5)
+        for pkg in packages:
+            self.assertTrue(dec.matching(pkg.name), f"{pkg.name} (bench/modules/packages.tsv) is not in train/heldout.txt")
 
     def test_names_match_by_whole_tokens(self):
         dec = decontam.Decontaminator(["rack", "regex-automata", "crossbeam-*", "symfony/console", "lazy.nvim"])

@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""Fetch bench/modules/packages.tsv's packages and make a file-level eval of each.
+
+Each package is fetched by its registry's client and checked against its
+pinned sha256 (train/corpus/fetch.py's machinery, with a cache of its own:
+~/.cache/vecgrep/evals or $VECGREP_EVAL_CACHE), then corpus_modules.py turns
+it into DEST/<eval>/ (tree/ and qrels.jsonl), named by language and package:
+rs-proptest-mod, go-x-crypto-mod, py-twisted-mod, ... An eval already made
+is kept. Run them like the docstring evals (../shared/eval/run_eval.py, or
+bench/eval.sh with EVALS and DEST).
+
+usage: bench/module-evals.py DEST [--pin]
+"""
+import argparse
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "train", "corpus"))
+import fetch  # noqa: E402  (train/corpus/fetch.py)
+
+PACKAGES = os.path.join(HERE, "modules", "packages.tsv")
+PREFIX = {"rust": "rs", "go": "go", "python": "py"}
+EXTENSION = {"rust": ".rs", "go": ".go", "python": ".py"}
+
+
+def eval_name(pkg):
+    name = pkg.name.removeprefix("golang-golang-").removeprefix("golang-").removesuffix("-dev")
+    return f"{PREFIX[pkg.languages[0]]}-{name}-mod"
+
+
+def source_root(pkg, lang):
+    """The deepest folder holding all of the package's sources of `lang`
+    that its include globs take (pip's own code, not what it vendors)."""
+    unpacked = pkg.src_dir()
+    dirs = [dp for dp, _, fn in os.walk(unpacked)
+            if any(f.endswith(EXTENSION[lang]) and pkg.includes(os.path.relpath(os.path.join(dp, f), unpacked))
+                   for f in fn)]
+    if not dirs:
+        raise RuntimeError(f"{unpacked}: no {lang} sources")
+    return os.path.commonpath(dirs)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("dest")
+    ap.add_argument("--pin", action="store_true", help="pin the sha256 of packages that have none")
+    a = ap.parse_args()
+    os.environ.setdefault("VECGREP_TRAIN_CACHE", os.environ.get("VECGREP_EVAL_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "vecgrep", "evals"))
+    packages = fetch.read_packages(PACKAGES)
+    for pkg in packages:
+        fetch.fetch(pkg, a.pin)
+        out = os.path.join(a.dest, eval_name(pkg))
+        if os.path.exists(os.path.join(out, "qrels.jsonl")):
+            continue
+        lang = pkg.languages[0]
+        subprocess.run([sys.executable, os.path.join(HERE, "corpus_modules.py"),
+                        source_root(pkg, lang), out, "--lang", lang], check=True)
+    if a.pin:
+        fetch.write_pins(packages, PACKAGES)
+
+
+if __name__ == "__main__":
+    main()
