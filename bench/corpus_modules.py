@@ -177,6 +177,8 @@ def main():
     ap.add_argument("--seed", type=int, default=7)
     a = ap.parse_args()
     files = read_tree(a.src, a.lang)
+    if not files:
+        sys.exit(f"corpus_modules: no {a.lang} sources under {a.src}")
     cands = candidates(files, a.lang)
     # A sentence two modules share has two answers and says neither.
     counts = {}

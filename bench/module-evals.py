@@ -49,17 +49,25 @@ def main():
     a = ap.parse_args()
     os.environ.setdefault("VECGREP_TRAIN_CACHE", os.environ.get("VECGREP_EVAL_CACHE") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "vecgrep", "evals"))
-    packages = fetch.read_packages(PACKAGES)
-    for pkg in packages:
-        fetch.fetch(pkg, a.pin)
-        out = os.path.join(a.dest, eval_name(pkg))
-        if os.path.exists(os.path.join(out, "qrels.jsonl")):
-            continue
-        lang = pkg.languages[0]
-        subprocess.run([sys.executable, os.path.join(HERE, "corpus_modules.py"),
-                        source_root(pkg, lang), out, "--lang", lang], check=True)
+    try:
+        packages = fetch.read_packages(PACKAGES)
+        for pkg in packages:
+            make_eval(pkg, a.dest, a.pin)
+    except (OSError, RuntimeError, ValueError, subprocess.CalledProcessError) as e:
+        sys.exit(f"module-evals: {e}")
     if a.pin:
         fetch.write_pins(packages, PACKAGES)
+
+
+def make_eval(pkg, dest, pin):
+    """DEST/<eval>/ for `pkg`, fetched (or found in the cache) first; kept when made before."""
+    fetch.fetch(pkg, pin)
+    out = os.path.join(dest, eval_name(pkg))
+    if os.path.exists(os.path.join(out, "qrels.jsonl")):
+        return
+    lang = pkg.languages[0]
+    subprocess.run([sys.executable, os.path.join(HERE, "corpus_modules.py"), source_root(pkg, lang), out,
+                    "--lang", lang], check=True)
 
 
 if __name__ == "__main__":
