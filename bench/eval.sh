@@ -16,8 +16,10 @@
 #      unpacked (default: $TMPDIR/sb); SB_BM25=0 to skip its slow BM25 run;
 #      TIERS=1 to measure the static tiers instead (below).
 #
-# TIERS=1: what each tier of meaning gives, on the dev evals and SB, each
-# on its own copy of the trees (a table or --full changes the index):
+# TIERS=1: what each tier of meaning gives, on the dev evals, the
+# file-level module evals (bench/modules.sh's; MODULES=0 leaves them out)
+# and SB, each on its own copy of the trees (a table or --full changes the
+# index):
 #   minilm-static  the table distilled from MiniLM, alone (semantic mode,
 #                  static index; VECGREP_STATIC_TABLE names it)
 #   code-static    the shipped code table alone (semantic mode, static index)

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The tiers of meaning side by side (bench/eval.sh TIERS=1 runs this): the
-# dev docstring evals and SB's dev split, each tier on its own copy of the
-# trees, since a static table or a full run changes the index.
+# dev docstring evals, the file-level module evals (bench/module-evals.py,
+# made in EVAL_DIR; MODULES=0 leaves them out) with their pooled mrr@10,
+# and SB's dev split, each tier on its own copy of the trees, since a
+# static table or a full run changes the index.
 #
-# usage: bench/tiers.sh EVAL_DIR BIN_DIR   (env: TIER_LIST, EVALS, SB_DIR, WORK)
+# usage: bench/tiers.sh EVAL_DIR BIN_DIR   (env: TIER_LIST, EVALS, MODULES, SB_DIR, WORK)
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 evals_src=${VG_EVAL_TOOLS:-$repo/../shared/eval}
@@ -12,6 +14,10 @@ bin=$(cd "$2" && pwd)
 export PATH="$bin:$PATH"
 tiers=${TIER_LIST:-minilm-static code-static first-answer full}
 names=${EVALS:-py-logging py-asyncio rs-regex-automata}
+if [[ ${MODULES:-1} == 1 ]]; then
+  python3 "$repo/bench/module-evals.py" "$dest" >&2
+  names+=" $(cd "$dest" && echo *-mod)"
+fi
 sb_src=$evals_src/sb
 sb_dir=${SB_DIR:-${TMPDIR:-/tmp}/sb}
 [[ -d $sb_dir/evals ]] || { mkdir -p "$sb_dir" && tar xzf "$sb_src/trees.tar.gz" -C "$(dirname "$sb_dir")"; }
@@ -69,12 +75,21 @@ for tier in $tiers; do
   prepare "$tier"
   env=$(tier_env "$tier"); mode=$(tier_mode "$tier")
   envs=(); [[ -n $env ]] && envs=(--env "$env")
+  pooled=0 questions=0
   for name in $names; do
     out=$(python3 "$evals_src/run_eval.py" "$work/$tier/$name" --name "$tier" "${envs[@]}" \
       --cli "vecgrep -q --no-index --json --mode $mode -k {k} --threshold 0 {query} .")
-    printf '%-14s %-20s %8s %8s %8s %8s %9s\n' "$tier" "$name" "$(field mrr@10 <<<"$out")" "$(field r10 <<<"$out")" - - \
+    mrr=$(field mrr@10 <<<"$out")
+    printf '%-14s %-20s %8s %8s %8s %8s %9s\n' "$tier" "$name" "$mrr" "$(field r10 <<<"$out")" - - \
       "$(field latency_p50_ms <<<"$out")"
+    if [[ $name == *-mod ]]; then
+      n=$(wc -l <"$work/$tier/$name/qrels.jsonl")
+      pooled=$(python3 -c "print($pooled + $mrr * $n)") questions=$((questions + n))
+    fi
   done
+  if ((questions > 0)); then
+    printf '%-14s %-20s %8.4f %8s %8s %8s %9s\n' "$tier" "modules, pooled" "$(python3 -c "print($pooled / $questions)")" - - - -
+  fi
   trees=("$work/$tier"/sb/evals/*/)
   env $env python3 "$sb_src/score.py" "${trees[@]}" --cmd "vecgrep -q --no-index --json --mode $mode -k 30 --threshold 0 {query} ." \
     --regime chunk --json "$work/$tier-sb.json" >/dev/null 2>&1
