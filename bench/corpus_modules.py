@@ -13,10 +13,17 @@ the answer is the whole file (for Go, every non-test file of the package's
 directory). Any hit in an answer file counts, so run_eval.py's mrr@10 is
 the file's rank.
 
+`--lang prose` asks the same of documentation pages (reStructuredText or
+Markdown): a page's first paragraph under its title is the question, the
+page the answer, and the code named by `--code` (python, rust, go) shares
+the tree, as docs and code share a repository. The code a page describes
+answers such a question too but is not counted, so these figures say how
+far prose sinks below code, not what a reader is best served by.
+
 Writes OUT/tree/... (the language's source files, tests and examples left
 out) and OUT/qrels.jsonl in run_eval.py's format.
 
-usage: corpus_modules.py SRC OUT --lang python|rust|go [--max N] [--seed S]
+usage: corpus_modules.py SRC OUT --lang python|rust|go|prose [--code LANG] [--max N] [--seed S]
 """
 import argparse
 import ast
@@ -27,7 +34,11 @@ import re
 import shutil
 import sys
 
-EXTENSIONS = {"python": ".py", "rust": ".rs", "go": ".go"}
+EXTENSIONS = {"python": (".py",), "rust": (".rs",), "go": (".go",), "prose": (".rst", ".md")}
+# Pages that record or govern rather than explain.
+NOT_A_PAGE = re.compile(r"(^|/)(news|changelog|changes|history|release[-_]?notes|licen[cs]e|authors|contributing|"
+                        r"code_of_conduct|security|index)\.\w+$", re.I)
+UNDERLINE = re.compile(r"^([=\-~^*#+])\1{2,}$")
 SKIPPED_DIRS = {"__pycache__", "test", "tests", "testing", "testdata", "examples", "example", "benches",
                 "fuzz", "site-packages", "vendor"}
 # Boilerplate that opens files without saying what they are for.
@@ -44,6 +55,7 @@ def clean(text):
     text = re.sub(r"\[`?([^\]`]+)`?\]", r"\1", text)
     text = re.sub(r"\b[A-Z]\{([^}<]*?)\s*(<[^>]*>)?\}", r"\1", text)  # epytext: L{x}, U{x <url>}
     text = re.sub(r"[`*\\]|:[a-z]+:|^>\s*", "", text)
+    text = re.sub(r"\b(i\.e|e\.g|etc|vs|cf)\.", lambda m: m.group(1).replace(".", ""), text)  # not a sentence's end
     return " ".join(text.split())
 
 
@@ -118,7 +130,32 @@ def go_doc(text):
     return None
 
 
-DOC_OF = {"python": python_doc, "rust": rust_doc, "go": go_doc}
+def prose_doc(text):
+    """(first line, last line, text) of a page's first paragraph under its title, or None."""
+    lines = text.split("\n")
+    title = next((i for i, l in enumerate(lines) if l.startswith("# ") or (
+        i + 1 < len(lines) and l.strip() and UNDERLINE.match(lines[i + 1].strip()))), None)
+    if title is None:
+        return None
+    i = title + (1 if lines[title].startswith("# ") else 2)
+    start = None
+    while i < len(lines):
+        s = lines[i].strip()
+        markup = s.startswith(("..", "#", "```", "<", "|", "* ", "- ")) or UNDERLINE.match(s) or re.match(r":[\w-]+:\s", s)
+        if start is None and s and not markup:
+            start = i
+        elif start is not None and (not s or markup):
+            break
+        i += 1
+    if start is None:
+        return None
+    paragraph = " ".join(l.strip() for l in lines[start:i])
+    paragraph = re.sub(r":\w+:`~?([^`<]*?)\s*(<[^>]*>)?`", r"\1", paragraph)  # :class:`x <y>` -> x
+    paragraph = re.sub(r"`([^`<]*?)\s*<[^>]*>`_*", r"\1", paragraph)  # `text <url>`_ -> text
+    return start + 1, i, re.sub(r"(\w)_\b", r"\1", paragraph)
+
+
+DOC_OF = {"python": python_doc, "rust": rust_doc, "go": go_doc, "prose": prose_doc}
 
 
 def code_lines(lines):
@@ -126,12 +163,14 @@ def code_lines(lines):
                and not ONLY_WIRING.match(l))
 
 
-def read_tree(src, lang):
+def read_tree(src, lang, code=None):
+    """The files the eval's tree holds: `lang`'s, and `code`'s beside prose."""
+    extensions = EXTENSIONS[lang] + (EXTENSIONS[code] if code else ())
     files = {}
     for dp, dn, fn in os.walk(src):
         dn[:] = sorted(d for d in dn if d not in SKIPPED_DIRS and not d.startswith("."))
         for f in sorted(fn):
-            if not f.endswith(EXTENSIONS[lang]) or f.endswith("_test.go") or f.startswith("test_"):
+            if not f.endswith(extensions) or f.endswith("_test.go") or f.startswith("test_"):
                 continue
             path = os.path.join(dp, f)
             try:
@@ -145,6 +184,8 @@ def candidates(files, lang):
     """(query, [answer files], file to blank, first line, last line) for each documented module."""
     found = []
     for rel, text in files.items():
+        if not rel.endswith(EXTENSIONS[lang]) or (lang == "prose" and NOT_A_PAGE.search(rel)):
+            continue
         doc = DOC_OF[lang](text)
         if doc is None:
             continue
@@ -173,10 +214,11 @@ def main():
     ap.add_argument("src")
     ap.add_argument("out")
     ap.add_argument("--lang", required=True, choices=sorted(EXTENSIONS))
+    ap.add_argument("--code", choices=sorted(set(EXTENSIONS) - {"prose"}), help="code in the tree beside prose")
     ap.add_argument("--max", type=int, default=60)
     ap.add_argument("--seed", type=int, default=7)
     a = ap.parse_args()
-    files = read_tree(a.src, a.lang)
+    files = read_tree(a.src, a.lang, a.code)
     if not files:
         sys.exit(f"corpus_modules: no {a.lang} sources under {a.src}")
     cands = candidates(files, a.lang)

@@ -5,7 +5,9 @@ Each package is fetched by its registry's client and checked against its
 pinned sha256 (train/corpus/fetch.py's machinery, with a cache of its own:
 ~/.cache/vecgrep/evals or $VECGREP_EVAL_CACHE), then corpus_modules.py turns
 it into DEST/<eval>/ (tree/ and qrels.jsonl), named by language and package:
-rs-proptest-mod, go-x-crypto-mod, py-twisted-mod, ... An eval already made
+rs-proptest-mod, go-x-crypto-mod, py-scrapy-mod, ...; a package whose
+languages are `prose,python` gives prose-<name>-docs, its documentation
+pages asked for beside its code (corpus_modules.py --lang prose). An eval already made
 is kept. Run them like the docstring evals (../shared/eval/run_eval.py, or
 bench/eval.sh with EVALS and DEST).
 
@@ -21,24 +23,27 @@ sys.path.insert(0, os.path.join(HERE, "..", "train", "corpus"))
 import fetch  # noqa: E402  (train/corpus/fetch.py)
 
 PACKAGES = os.path.join(HERE, "modules", "packages.tsv")
-PREFIX = {"rust": "rs", "go": "go", "python": "py"}
-EXTENSION = {"rust": ".rs", "go": ".go", "python": ".py"}
+PREFIX = {"rust": "rs", "go": "go", "python": "py", "prose": "prose"}
+EXTENSION = {"rust": (".rs",), "go": (".go",), "python": (".py",), "prose": (".rst", ".md")}
 
 
 def eval_name(pkg):
+    """rs-proptest-mod for a package's modules, prose-scrapy-docs for its documentation pages."""
     name = pkg.name.removeprefix("golang-golang-").removeprefix("golang-").removesuffix("-dev")
-    return f"{PREFIX[pkg.languages[0]]}-{name}-mod"
+    return f"{PREFIX[pkg.languages[0]]}-{name}-{'docs' if pkg.languages[0] == 'prose' else 'mod'}"
 
 
-def source_root(pkg, lang):
-    """The deepest folder holding all of the package's sources of `lang`
-    that its include globs take (pip's own code, not what it vendors)."""
+def source_root(pkg):
+    """The deepest folder holding all of the package's files of its
+    languages that its include globs take (pip's own code, not what it
+    vendors)."""
     unpacked = pkg.src_dir()
+    extensions = tuple(e for lang in pkg.languages for e in EXTENSION[lang])
     dirs = [dp for dp, _, fn in os.walk(unpacked)
-            if any(f.endswith(EXTENSION[lang]) and pkg.includes(os.path.relpath(os.path.join(dp, f), unpacked))
+            if any(f.endswith(extensions) and pkg.includes(os.path.relpath(os.path.join(dp, f), unpacked))
                    for f in fn)]
     if not dirs:
-        raise RuntimeError(f"{unpacked}: no {lang} sources")
+        raise RuntimeError(f"{unpacked}: no {'/'.join(pkg.languages)} files")
     return os.path.commonpath(dirs)
 
 
@@ -65,9 +70,9 @@ def make_eval(pkg, dest, pin):
     out = os.path.join(dest, eval_name(pkg))
     if os.path.exists(os.path.join(out, "qrels.jsonl")):
         return
-    lang = pkg.languages[0]
-    subprocess.run([sys.executable, os.path.join(HERE, "corpus_modules.py"), source_root(pkg, lang), out,
-                    "--lang", lang], check=True)
+    lang, *code = pkg.languages
+    subprocess.run([sys.executable, os.path.join(HERE, "corpus_modules.py"), source_root(pkg), out,
+                    "--lang", lang, *(["--code", code[0]] if code else [])], check=True)
 
 
 if __name__ == "__main__":

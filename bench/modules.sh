@@ -3,9 +3,11 @@
 # the file-level evals bench/module-evals.py makes from module docs (Rust
 # `//!`, Go package comments, Python module docstrings), mrr@10 of the
 # answer file in each ranking mode, one row per eval and a pooled row (the
-# mean over all questions). The docstring evals (bench/eval.sh) ask for one
-# function; these ask what SB's architecture questions ask, so a ranking
-# choice is checked on both kinds.
+# mean over the module evals' questions). The docstring evals
+# (bench/eval.sh) ask for one function; these ask what SB's architecture
+# questions ask, so a ranking choice is checked on both kinds. A prose eval
+# (prose-*-docs: documentation pages asked for beside the code) has its
+# row and stays out of the pool: the code a page describes answers it too.
 #
 # usage: bench/modules.sh [DEST] [BIN_DIR]
 #   DEST     where the evals are made (default: $TMPDIR/vg-module-evals)
@@ -38,20 +40,20 @@ for mode in $modes; do printf ' %9s' "$mode"; done
 echo
 declare -A sum
 total=0
-rows=()
 for d in "${evals[@]}"; do
   name=$(basename "$d")
   n=$(wc -l <"$d/qrels.jsonl")
-  total=$((total + n))
   row=$(printf '%-18s %9s' "$name" "$n")
+  pooled=0
+  [[ $name == *-mod ]] && pooled=1 && total=$((total + n))
   for mode in $modes; do
     mrr=$(python3 "$run_eval" "$d" --name "vecgrep-$mode" \
       --cli "vecgrep -q --no-index --json --mode $mode ${FLAGS:-} -k {k} --threshold 0 {query} ." | field mrr@10)
-    sum[$mode]=$(python3 -c "print(${sum[$mode]:-0} + $mrr * $n)")
+    sum[$mode]=$(python3 -c "print(${sum[$mode]:-0} + $mrr * $n * $pooled)")
     row+=$(printf ' %9.3f' "$mrr")
   done
   echo "$row"
 done
-printf '%-18s %9s' pooled "$total"
+printf '%-18s %9s' "modules, pooled" "$total"
 for mode in $modes; do printf ' %9.3f' "$(python3 -c "print(${sum[$mode]} / $total)")"; done
 echo

@@ -12,7 +12,7 @@ RUST_CODE = "".join(f"pub fn step_{i}(x: u32) -> u32 {{\n    x + {i}\n}}\n" for 
 GO_CODE = "".join(f"func step{i}(x int) int {{\n\treturn x + {i}\n}}\n" for i in range(10))
 
 
-def make(files, lang):
+def make(files, lang, *flags):
     """(qrels, tree files) of the eval made from `files` ({path: text})."""
     with tempfile.TemporaryDirectory() as tmp:
         src, out = os.path.join(tmp, "src"), os.path.join(tmp, "out")
@@ -20,7 +20,7 @@ def make(files, lang):
             os.makedirs(os.path.dirname(os.path.join(src, rel)), exist_ok=True)
             with open(os.path.join(src, rel), "w", encoding="utf-8") as f:
                 f.write(text)
-        subprocess.run([sys.executable, os.path.join(BENCH, "corpus_modules.py"), src, out, "--lang", lang],
+        subprocess.run([sys.executable, os.path.join(BENCH, "corpus_modules.py"), src, out, "--lang", lang, *flags],
                        check=True, capture_output=True)
         with open(os.path.join(out, "qrels.jsonl"), encoding="utf-8") as f:
             qrels = [json.loads(line) for line in f]
@@ -79,6 +79,27 @@ class Go(unittest.TestCase):
         self.assertEqual(sorted(t["file"] for t in qrels[0]["targets"]), ["md4/block.go", "md4/doc.go"])
         self.assertNotIn("md4/block_test.go", tree)
         self.assertNotIn("MD4", tree["md4/doc.go"])
+
+
+class Prose(unittest.TestCase):
+    def test_a_pages_first_paragraph_under_its_title_asks_for_the_page_beside_the_code(self):
+        page = ("Stats Collection\n================\n\n.. _topics-stats:\n\n"
+                "Scrapy provides a facility for collecting stats (e.g. counters) as :class:`key/value <dict>` pairs.\n"
+                "It is always enabled.\n\n" + "More about the stats collector and its uses.\n" * 20)
+        files = {"docs/stats.rst": page, "docs/news.rst": page.replace("stats", "news"), "pkg/stats.py": CODE}
+        qrels, tree = make(files, "prose", "--code", "python")
+        self.assertEqual([q["query"] for q in qrels],
+                         ["Scrapy provides a facility for collecting stats (eg counters) as key/value pairs."])
+        self.assertEqual(qrels[0]["targets"][0]["file"], "docs/stats.rst")
+        self.assertIn("pkg/stats.py", tree, "the code shares the tree")
+        self.assertNotIn("facility", tree["docs/stats.rst"], "the paragraph is blanked")
+        self.assertIn("Stats Collection", tree["docs/stats.rst"], "the title stays")
+
+    def test_markdown_titles_and_no_code_without_code(self):
+        page = "# Retries\n\nFailed uploads are retried with exponential backoff and jitter.\n\n" + "Details.\n" * 20
+        qrels, tree = make({"docs/retries.md": page, "pkg/retry.py": CODE}, "prose")
+        self.assertEqual(qrels[0]["query"], "Failed uploads are retried with exponential backoff and jitter.")
+        self.assertNotIn("pkg/retry.py", tree)
 
 
 class Choice(unittest.TestCase):

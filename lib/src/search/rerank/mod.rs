@@ -28,7 +28,9 @@ pub(super) const SYMBOL_FILE: f32 = 0.5;
 /// Factors for files that are rarely what a question about code wants.
 pub(super) const TEST_PRIOR: f32 = 0.7;
 pub(super) const EXAMPLE_PRIOR: f32 = 0.7;
-pub(super) const PROSE_PRIOR: f32 = 0.5;
+/// Prose only leans back: a page that answers a question better than the
+/// code is an answer too (0.5 sank such pages for 0.0003 of SB).
+pub(super) const PROSE_PRIOR: f32 = 0.75;
 
 /// What a file's meaning adds to each of its chunks, as a share of the
 /// best fused score times the mean cosine of its `FILE_MEANING_CHUNKS`
