@@ -7,9 +7,9 @@ pinned sha256 (train/corpus/fetch.py's machinery, with a cache of its own:
 it into DEST/<eval>/ (tree/ and qrels.jsonl), named by language and package:
 rs-proptest-mod, go-x-crypto-mod, py-scrapy-mod, ...; a package whose
 languages are `prose,python` gives prose-<name>-docs, its documentation
-pages asked for beside its code (corpus_modules.py --lang prose). An eval already made
-is kept. Run them like the docstring evals (../shared/eval/run_eval.py, or
-bench/eval.sh with EVALS and DEST).
+pages asked for beside its code (corpus_modules.py --lang prose). An eval
+already made is kept. bench/modules.sh runs them; each is also an eval
+../shared/eval/run_eval.py reads.
 
 usage: bench/module-evals.py DEST [--pin]
 """
@@ -21,10 +21,10 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "train", "corpus"))
 import fetch  # noqa: E402  (train/corpus/fetch.py)
+from corpus_modules import EXTENSIONS  # noqa: E402
 
 PACKAGES = os.path.join(HERE, "modules", "packages.tsv")
 PREFIX = {"rust": "rs", "go": "go", "python": "py", "prose": "prose"}
-EXTENSION = {"rust": (".rs",), "go": (".go",), "python": (".py",), "prose": (".rst", ".md")}
 
 
 def eval_name(pkg):
@@ -38,7 +38,7 @@ def source_root(pkg):
     languages that its include globs take (pip's own code, not what it
     vendors)."""
     unpacked = pkg.src_dir()
-    extensions = tuple(e for lang in pkg.languages for e in EXTENSION[lang])
+    extensions = tuple(e for lang in pkg.languages for e in EXTENSIONS[lang])
     dirs = [dp for dp, _, fn in os.walk(unpacked)
             if any(f.endswith(extensions) and pkg.includes(os.path.relpath(os.path.join(dp, f), unpacked))
                    for f in fn)]
