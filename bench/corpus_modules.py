@@ -40,7 +40,7 @@ NOT_A_PAGE = re.compile(r"(^|/)(news|changelog|changes|history|release[-_]?notes
                         r"code_of_conduct|security|index)\.\w+$", re.I)
 UNDERLINE = re.compile(r"^([=\-~^*#+])\1{2,}$")
 SKIPPED_DIRS = {"__pycache__", "test", "tests", "testing", "testdata", "examples", "example", "benches",
-                "fuzz", "site-packages", "vendor"}
+                "fuzz", "site-packages", "vendor", "_vendor"}
 # Boilerplate that opens files without saying what they are for.
 NOT_A_DESCRIPTION = re.compile(r"copyright|licen[cs]e|generated|do not edit|this file is part of|coding[:=]|"
                                r"^(tests?|unit tests?|benchmarks?)\b|^todo\b", re.I)
@@ -54,7 +54,7 @@ def clean(text):
     text = re.sub(r"\[([^\]]+)\]\([^)]*\)", r"\1", text)
     text = re.sub(r"\[`?([^\]`]+)`?\]", r"\1", text)
     text = re.sub(r"\b[A-Z]\{([^}<]*?)\s*(<[^>]*>)?\}", r"\1", text)  # epytext: L{x}, U{x <url>}
-    text = re.sub(r"[`*\\]|:[a-z]+:|^>\s*", "", text)
+    text = re.sub(r"[`*\\]|:[a-z]+:|\{[a-z]+\}|^>\s*", "", text)  # rST roles, MyST's {ref}
     text = re.sub(r"\b(i\.e|e\.g|etc|vs|cf)\.", lambda m: m.group(1).replace(".", ""), text)  # not a sentence's end
     return " ".join(text.split())
 
