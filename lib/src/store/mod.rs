@@ -493,6 +493,10 @@ pub trait IndexReader: Send {
     fn index_job(&self, id: &str) -> Result<Option<IndexJob>, StoreError>;
 }
 
+/// Chunks `IndexWriter::restatic` reads and updates at a time: the chunks
+/// are never all in memory, and a stop is heard within one page.
+pub(crate) const RESTATIC_PAGE: usize = 1024;
+
 /// The changes an index run makes; each call is atomic, so a kill at any
 /// moment leaves each file either fully old or fully new.
 pub trait IndexWriter: IndexReader {
@@ -508,8 +512,9 @@ pub trait IndexWriter: IndexReader {
     /// Give every chunk the static vector `embed(around, text)` gives it and
     /// record `meta`, in one transaction: the index was built with another
     /// static table and nothing else changed, so the model's vectors stay.
-    /// After each page of chunks `go_on(done, of)` hears how far it is; when
-    /// it answers false the transaction is rolled back and None returned.
+    /// After each page of `RESTATIC_PAGE` chunks `go_on(done, of)` hears how
+    /// far it is; when it answers false the transaction is rolled back and
+    /// None returned.
     /// An interrupted call leaves the old vectors and meta, and the next run
     /// does it again. Returns how many chunks it gave new vectors.
     fn restatic(

@@ -45,7 +45,10 @@ impl IndexWriter for PgIndex {
         self.in_transaction_if_done(|tx| {
             let of: i64 = tx.query_one("SELECT count(*) FROM chunks", &[])?.get(0);
             // A page at a time by id: the chunks are never all in memory.
-            let page = tx.prepare("SELECT id, around, text FROM chunks WHERE id > $1 ORDER BY id LIMIT 1024")?;
+            let page = tx.prepare(&format!(
+                "SELECT id, around, text FROM chunks WHERE id > $1 ORDER BY id LIMIT {}",
+                crate::store::RESTATIC_PAGE
+            ))?;
             let update = tx.prepare("UPDATE chunks SET static_embedding = $2 WHERE id = $1")?;
             let (mut after, mut done) = (i64::MIN, 0u64);
             loop {

@@ -53,7 +53,10 @@ impl IndexWriter for SqliteIndex {
         {
             // A page at a time by id, so that the chunks are never all in memory
             // and no cursor reads the rows being updated.
-            let mut page = tx.prepare("SELECT id, around, text FROM chunks WHERE id > ?1 ORDER BY id LIMIT 1024")?;
+            let mut page = tx.prepare(&format!(
+                "SELECT id, around, text FROM chunks WHERE id > ?1 ORDER BY id LIMIT {}",
+                crate::store::RESTATIC_PAGE
+            ))?;
             let mut update = tx.prepare("UPDATE chunks SET static_embedding = ?2 WHERE id = ?1")?;
             let mut after = i64::MIN;
             loop {
