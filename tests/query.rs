@@ -245,6 +245,58 @@ fn the_implementation_outranks_its_tests_and_examples_unless_tests_are_asked_for
     assert_eq!(first("UploadQueue"), "src/upload_queue.py");
 }
 
+/// A router class whose methods all take, make and mount an `APIRouter`
+/// (their chunks are named `APIRouter` too, as the class encloses them),
+/// the class's own line in a chunk that says the word once; beside it a
+/// function named `apirouter` that is not it.
+fn router_module() -> Tree {
+    let t = Tree::git();
+    let header = "class APIRouter:\n    \"\"\"Groups path operations under one prefix.\"\"\"\n\n    def __init__(self, prefix=\"\"):\n        self.prefix = prefix\n        self.routes = []\n";
+    // Unrelated methods between, so that the class's chunk is no neighbour of its uses.
+    let between = "    def parse_date(self, text):\n        \"\"\"Read an ISO date such as 2024-05-01.\"\"\"\n        year, month, day = text.split(\"-\")\n        return date(int(year), int(month), int(day))\n\n    def format_money(self, cents):\n        \"\"\"Cents as a price with two decimals.\"\"\"\n        return f\"{cents // 100}.{cents % 100:02d}\"\n";
+    let uses: Vec<String> = ["users", "orders", "carts", "invoices"]
+        .iter()
+        .map(|what| {
+            format!(
+                "    def mount_{what}(self, router: \"APIRouter\") -> \"APIRouter\":\n        \"\"\"Mount the {what} APIRouter on this APIRouter; an APIRouter keeps its prefix.\"\"\"\n        sub = APIRouter(prefix=\"/{what}\")\n        router.include_router(sub)\n        self.include_router(router)\n        return sub\n"
+            )
+        })
+        .collect();
+    t.write("app/routing.py", &format!("{header}\n{between}\n{}", uses.join("\n")));
+    t.write(
+        "app/views.py",
+        "def apirouter(app):\n    \"\"\"The APIRouter these views are mounted on.\"\"\"\n    return app.router\n",
+    );
+    t
+}
+
+/// A query that is a symbol finds its definition first, not the chunks
+/// that use it, and says so under `--explain`; a function whose name is
+/// the symbol in another case does not define it.
+#[test]
+fn a_symbol_finds_its_definition_before_its_uses() {
+    let t = router_module();
+    let args = ["--chunk-size", "200", "--chunk-overlap", "0", "--threshold", "-1", "-k", "3", "--explain"];
+    let o = query(&t, ".", &[&args[..], &["APIRouter"]].concat());
+    assert_code(&o, 0);
+    let hits = records(&o);
+    let first = &hits[0];
+    let text = first["text"].as_str().unwrap();
+    assert_eq!(first["file"], "app/routing.py", "{hits:?}");
+    assert!(text.contains("class APIRouter:") && !text.contains("def mount_"), "{hits:?}");
+    assert!(hits[1..].iter().all(|h| h["text"].as_str().unwrap().contains("def mount_")), "then its uses: {hits:?}");
+    assert!(first["reasoning"].as_str().unwrap().contains("it defines the symbol asked for"), "{first}");
+    // Every hit, the function `apirouter` too: only the class defines it.
+    let o = query(&t, ".", &[&args[..6], &["--explain", "APIRouter"]].concat());
+    let hits = records(&o);
+    assert!(hits.iter().any(|h| h["file"] == "app/views.py"), "{hits:?}");
+    let defining = hits.iter().filter(|h| h["reasoning"].as_str().unwrap().contains("defines the symbol"));
+    assert_eq!(defining.count(), 1, "{hits:?}");
+    // A question in words names no symbol: nothing is said to define it.
+    let o = query(&t, ".", &[&args[..], &["mount the routers"]].concat());
+    assert!(records(&o).iter().all(|h| !h["reasoning"].as_str().unwrap().contains("defines the symbol")));
+}
+
 /// A tree where one large file says a question's words in every function
 /// (`request`, `log`), while a small file under `middleware/` is what the
 /// question asks for without them, and a third is loosely related.

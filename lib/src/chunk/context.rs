@@ -51,6 +51,19 @@ pub fn contexts(path: &str, text: &str, chunks: &[Chunk]) -> Vec<Context> {
     out
 }
 
+/// The names that the definition lines among `text` (lines of the file at
+/// `path`, at any depth) give (`class Engine < Railtie` → `Engine`): what
+/// a chunk defines, as against the definitions it is in, which its stored
+/// names do not tell apart.
+pub fn defined_names<'a>(path: &str, text: &'a str) -> Vec<&'a str> {
+    let declarations = Declarations::of_path(path);
+    text.lines()
+        .map(str::trim)
+        .filter(|line| declarations.starts_definition(line))
+        .filter_map(|line| declarations.name(line))
+        .collect()
+}
+
 /// Where a chunk is (`around`: its path and the definitions enclosing it)
 /// and what it defines at its own top level.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -116,6 +129,16 @@ fn push_line(stack: &mut Vec<(usize, String)>, line: &str, declarations: Declara
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn defined_names_are_those_of_definition_lines_at_any_depth() {
+        let rb = "  # class Engine < Rails::Engine (a comment)\n  class Engine < Railtie\n    autoload :Configuration\n    def self.find(path)\n";
+        assert_eq!(defined_names("rails/engine.rb", rb), ["Engine", "find"]);
+        let ts = "export class ZodError<T = any> extends Error {\n  issues: ZodIssue[] = [];\n";
+        assert_eq!(defined_names("src/ZodError.ts", ts), ["ZodError"]);
+        assert_eq!(defined_names("mux.go", "type Router interface {\n\tUse()\n}\n"), ["Router"]);
+        assert!(defined_names("app.py", "router = APIRouter()\nrouter.include(x)\n").is_empty());
+    }
 
     #[test]
     fn contexts_name_c_family_methods() {

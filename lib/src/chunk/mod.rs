@@ -27,7 +27,7 @@ mod outline;
 mod shaped;
 mod split;
 
-pub use context::{contexts, Context};
+pub use context::{contexts, defined_names, Context};
 pub use outline::Syntax;
 
 use outline::Outline;

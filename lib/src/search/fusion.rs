@@ -20,6 +20,7 @@ use super::statics;
 use super::vectors::VectorTable;
 use super::why::{self, MeaningBy, Named, Ranked, Why};
 use super::{Ranking, SearchRequest};
+use crate::chunk::defined_names;
 use crate::scoring::bm25;
 use crate::scoring::rrf::{first_places, fuse, relevance, LEXICAL_WEIGHT, STATIC_WEIGHT};
 use crate::store::{ChunkId, IndexReader, StoreError};
@@ -172,9 +173,11 @@ fn fused_and_reranked(
     // Meaning ranked by static vectors alone names no leaders: its best
     // are often one file's chunks that all say the question's words.
     let leaders: &[(ChunkId, f32)] = if sides.vector.is_some() { semantic } else { &[] };
-    let kept = kept_in_place(named.keys().copied().collect(), leaders, lexical);
-    let evidence = Evidence { places: &places, cosines: &cosines, kept: &kept };
-    let (mut reranked, mut lifts) = rerank(&fused, &evidence, &QueryShape::of(request.query));
+    let shape = QueryShape::of(request.query);
+    let defining = symbol_definitions(store, &fused, &named, &shape)?;
+    let kept = kept_in_place(named.keys().chain(&defining).copied().collect(), leaders, lexical);
+    let evidence = Evidence { places: &places, cosines: &cosines, kept: &kept, defining: &defining };
+    let (mut reranked, mut lifts) = rerank(&fused, &evidence, &shape);
     let firsts: Vec<(ChunkId, &'static str)> = leaders
         .iter()
         .take(1)
@@ -225,9 +228,42 @@ fn fused_with_names(
     Ok((fused, named))
 }
 
+/// How many of the best candidates whose names hold the symbol a query
+/// names are read for a line that defines it.
+const DEFINITIONS_READ: usize = 20;
+
+/// The candidates that define the symbol the query names
+/// (`QueryShape::is_symbol`): of the best `DEFINITIONS_READ` whose own
+/// names hold it, those with a line that defines it. A chunk's names are
+/// the definition it is in and those it makes, so a method of `Engine` is
+/// named `Engine` too; only its text tells `class Engine` apart.
+fn symbol_definitions(
+    store: &dyn IndexReader,
+    fused: &[(ChunkId, f32)],
+    named: &HashMap<ChunkId, Named>,
+    shape: &QueryShape,
+) -> Result<HashSet<ChunkId>, StoreError> {
+    let mut defining = HashSet::new();
+    if !shape.names_a_symbol() {
+        return Ok(defining);
+    }
+    let holds_symbol = |id: &ChunkId| {
+        named.get(id).is_some_and(|n| {
+            n.names.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(|name| shape.is_symbol(name))
+        })
+    };
+    for (id, _) in fused.iter().filter(|(id, _)| holds_symbol(id)).take(DEFINITIONS_READ) {
+        let Some(chunk) = store.chunk(*id)? else { continue };
+        if defined_names(&chunk.file, &chunk.text).into_iter().any(|name| shape.is_symbol(name)) {
+            defining.insert(*id);
+        }
+    }
+    Ok(defining)
+}
+
 /// The candidates that keep their place as further chunks of a file
-/// (`Evidence::kept`): those the name signal raised and the `LEADERS` best
-/// of each ranking.
+/// (`Evidence::kept`): `named` (those the name signal raised, and those
+/// that define the symbol asked for) and the `LEADERS` best of each ranking.
 fn kept_in_place(
     mut named: HashSet<ChunkId>,
     semantic: &[(ChunkId, f32)],

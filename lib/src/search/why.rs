@@ -39,6 +39,8 @@ pub enum Lift {
     FileCoherence { share: f32, added: f32 },
     /// Its file is named after the symbol the query names.
     SymbolFile { added: f32 },
+    /// It defines the symbol the query names (a definition line of it).
+    Defines { added: f32 },
     /// Its file is a test, an example or prose, which a question about code
     /// rarely wants: its relevance is multiplied by `factor`.
     StepBack { file_is: &'static str, factor: f32 },
@@ -262,6 +264,7 @@ impl Lift {
         match self {
             Lift::FileCoherence { share, added } => Lift::FileCoherence { share: r4(share), added: r4(added * k) },
             Lift::SymbolFile { added } => Lift::SymbolFile { added: r4(added * k) },
+            Lift::Defines { added } => Lift::Defines { added: r4(added * k) },
             Lift::FileMeaning { cosine, added } => Lift::FileMeaning { cosine: r4(cosine), added: r4(added * k) },
             Lift::PathWords { share, added } => Lift::PathWords { share: r4(share), added: r4(added * k) },
             other => other,
@@ -274,6 +277,7 @@ impl Lift {
                 format!("its file's candidates weigh {:.0}% of the heaviest file's (+{added:.2})", share * 100.0)
             }
             Lift::SymbolFile { added } => format!("its file is named after the symbol asked for (+{added:.2})"),
+            Lift::Defines { added } => format!("it defines the symbol asked for (+{added:.2})"),
             Lift::StepBack { file_is, factor } => format!("{file_is} file, stepped back (x{factor:.2})"),
             Lift::FileMeaning { cosine, added } => {
                 format!("its file is close in meaning as a whole (cosine {cosine:.2}, +{added:.2})")

@@ -1,7 +1,7 @@
 //! Code-aware reranking of hybrid search's fused candidates (semble's
 //! recipe, measured here): a file whose chunks match in numbers lifts its
 //! best chunk, a file named after the symbol a query names lifts its
-//! chunks, tests (unless asked for), examples and prose step back, a file
+//! chunks and the chunk that defines the symbol rises further, tests (unless asked for), examples and prose step back, a file
 //! close in meaning or named in the question's words lifts its chunks, and
 //! each further chunk of a file already placed steps back unless its own
 //! names answer the query or a side ranks it among its very best; and what
@@ -24,6 +24,11 @@ pub(super) const COHERENCE: f32 = 0.2;
 /// What a file named after the symbol a query names adds to each of its
 /// chunks, as a share of the best fused score.
 pub(super) const SYMBOL_FILE: f32 = 0.5;
+
+/// What a chunk that defines the symbol a query names adds, as a share of
+/// the best fused score: someone who types `APIRouter` wants `class
+/// APIRouter` first, not the ten chunks of its file that use it.
+pub(super) const SYMBOL_DEFINITION: f32 = 0.5;
 
 /// Factors for files that are rarely what a question about code wants.
 pub(super) const TEST_PRIOR: f32 = 0.7;
@@ -68,9 +73,11 @@ pub(super) struct Evidence<'a> {
     /// The cosines of the candidates ranked by meaning.
     pub cosines: &'a HashMap<ChunkId, f32>,
     /// The candidates that keep their place as further chunks of a file:
-    /// those whose own names answer the query (`boost_by_names`) and the
-    /// `LEADERS` best of each ranking.
+    /// those whose own names answer the query (`boost_by_names`) or that
+    /// define the symbol it names, and the `LEADERS` best of each ranking.
     pub kept: &'a HashSet<ChunkId>,
+    /// The candidates that define the symbol the query names.
+    pub defining: &'a HashSet<ChunkId>,
 }
 
 /// What reranking did to each candidate (`why::Lift`), amounts in fused units.
@@ -96,6 +103,10 @@ pub(super) fn rerank(
         if query.names_file(path) {
             *score += SYMBOL_FILE * best;
             said.push(Lift::SymbolFile { added: SYMBOL_FILE * best });
+        }
+        if evidence.defining.contains(id) {
+            *score += SYMBOL_DEFINITION * best;
+            said.push(Lift::Defines { added: SYMBOL_DEFINITION * best });
         }
         let (prior, kinds) = query.prior(path, TEST_PRIOR, EXAMPLE_PRIOR, PROSE_PRIOR);
         *score *= prior;
@@ -237,6 +248,18 @@ mod tests {
         rerank_with(fused, files, &HashMap::new(), &HashSet::new(), query)
     }
 
+    fn rerank_defining(
+        fused: &[(ChunkId, f32)],
+        files: &[(ChunkId, &str)],
+        defining: &HashSet<ChunkId>,
+        query: &str,
+    ) -> Vec<(ChunkId, f32)> {
+        let places = files.iter().map(|(id, f)| (*id, (f.to_string(), 1))).collect();
+        let (cosines, kept) = (HashMap::new(), defining.clone());
+        let evidence = Evidence { places: &places, cosines: &cosines, kept: &kept, defining };
+        rerank(fused, &evidence, &QueryShape::of(query)).0
+    }
+
     fn rerank_with(
         fused: &[(ChunkId, f32)],
         files: &[(ChunkId, &str)],
@@ -245,7 +268,8 @@ mod tests {
         query: &str,
     ) -> Vec<(ChunkId, f32)> {
         let places = files.iter().map(|(id, f)| (*id, (f.to_string(), 1))).collect();
-        rerank(fused, &Evidence { places: &places, cosines, kept }, &QueryShape::of(query)).0
+        let defining = HashSet::new();
+        rerank(fused, &Evidence { places: &places, cosines, kept, defining: &defining }, &QueryShape::of(query)).0
     }
 
     fn order(scored: &[(ChunkId, f32)]) -> Vec<ChunkId> {
@@ -268,6 +292,16 @@ mod tests {
         let at = [(1, "gson/TypeAdapters.java"), (2, "gson/TypeAdapter.java")];
         assert_eq!(order(&rerank_in(&fused, &at, "TypeAdapter")), [2, 1]);
         assert_eq!(order(&rerank_in(&fused, &at, "type adapters")), [1, 2]);
+    }
+
+    #[test]
+    fn the_chunk_that_defines_the_symbol_rises_above_its_file() {
+        // routing.py's first chunks use APIRouter; its fourth defines it.
+        let fused = [(1, 0.030), (2, 0.029), (3, 0.028), (4, 0.024), (5, 0.019)];
+        let at = [(1, "routing.py"), (2, "routing.py"), (3, "routing.py"), (4, "routing.py"), (5, "app.py")];
+        let defining = HashSet::from([4]);
+        assert_eq!(rerank_defining(&fused, &at, &defining, "APIRouter")[0].0, 4);
+        assert_eq!(rerank_defining(&fused, &at, &HashSet::new(), "APIRouter")[0].0, 1, "nothing defines it: no change");
     }
 
     #[test]

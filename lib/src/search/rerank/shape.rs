@@ -22,6 +22,10 @@ pub(in crate::search) struct QueryShape {
     /// The symbol a query that is one identifier names (its last part for
     /// `a::b`, `a.b`, `a\b`, `a->b`), lowercased without underscores.
     symbol: Option<String>,
+    /// That symbol's last part as the query spells it (`Engine`), which
+    /// only a definition of that name matches: a method `helpers` does
+    /// not define `Sinatra::Helpers`, nor `_ZodType` `ZodType`.
+    spelled: Option<String>,
     asks_for_tests: bool,
     /// The words of a question (not of a symbol) a path can share,
     /// lowercased: longer than two letters and not stopwords.
@@ -33,9 +37,10 @@ impl QueryShape {
         let asks_for_tests = query
             .split(|c: char| !c.is_ascii_alphanumeric())
             .any(|w| TEST_WORDS.iter().any(|t| w.eq_ignore_ascii_case(t)));
-        let symbol = symbol_named(query.trim());
+        let spelled = symbol_named(query.trim()).map(str::to_string);
+        let symbol = spelled.as_deref().map(folded);
         let path_words = if symbol.is_some() { Vec::new() } else { path_words(query) };
-        QueryShape { symbol, asks_for_tests, path_words }
+        QueryShape { symbol, spelled, asks_for_tests, path_words }
     }
 
     /// The factor of a file's chunks by what its path says it is, and each
@@ -57,6 +62,16 @@ impl QueryShape {
             kinds.push(("a prose", prose));
         }
         (prior, kinds)
+    }
+
+    /// Whether the query is one identifier that names a symbol.
+    pub(in crate::search) fn names_a_symbol(&self) -> bool {
+        self.symbol.is_some()
+    }
+
+    /// Whether `name` is the symbol the query names, spelled as it does.
+    pub(in crate::search) fn is_symbol(&self, name: &str) -> bool {
+        self.spelled.as_deref() == Some(name)
     }
 
     /// Whether the file is named after the query's symbol.
@@ -117,9 +132,9 @@ fn folded(name: &str) -> String {
 
 /// The symbol `query` names when it is one identifier that looks like code
 /// rather than a word: qualified (`Rails::Engine`), with an underscore or
-/// a capital (`getLogger`, `_private`, `Router`). A plain lowercase word
-/// (`quantize`) is a question, not a symbol.
-fn symbol_named(query: &str) -> Option<String> {
+/// a capital (`getLogger`, `_private`, `Router`); its last part. A plain
+/// lowercase word (`quantize`) is a question, not a symbol.
+fn symbol_named(query: &str) -> Option<&str> {
     let mut parts = Vec::new();
     let mut rest = query;
     while let Some(at) = ["::", "->", "\\", "."].iter().filter_map(|sep| rest.find(sep).map(|i| (i, sep.len()))).min() {
@@ -136,7 +151,7 @@ fn symbol_named(query: &str) -> Option<String> {
     }
     let last = parts[parts.len() - 1];
     let code_like = parts.len() > 1 || last.contains('_') || last.chars().any(|c| c.is_ascii_uppercase());
-    code_like.then(|| folded(last))
+    code_like.then_some(last)
 }
 
 #[cfg(test)]
@@ -145,13 +160,19 @@ mod tests {
 
     #[test]
     fn symbols_are_identifiers_that_look_like_code() {
-        assert_eq!(symbol_named("TypeAdapter").as_deref(), Some("typeadapter"));
-        assert_eq!(symbol_named("Rails::Engine").as_deref(), Some("engine"));
-        assert_eq!(symbol_named("fmt.Println").as_deref(), Some("println"));
-        assert_eq!(symbol_named("parse_config").as_deref(), Some("parseconfig"));
+        assert_eq!(symbol_named("TypeAdapter"), Some("TypeAdapter"));
+        assert_eq!(symbol_named("Rails::Engine"), Some("Engine"));
+        assert_eq!(symbol_named("fmt.Println"), Some("Println"));
+        assert_eq!(symbol_named("parse_config"), Some("parse_config"));
         assert_eq!(symbol_named("quantize"), None, "a plain word is a question");
         assert_eq!(symbol_named("how routes work"), None);
         assert_eq!(symbol_named("a::"), None);
+        let q = QueryShape::of("Rails::Engine");
+        assert!(q.names_a_symbol() && q.is_symbol("Engine") && !q.is_symbol("Rails"));
+        assert!(q.names_file("rails/engine.rb"), "a file's name is compared folded");
+        assert!(!q.is_symbol("engine"), "a definition is compared as spelled");
+        assert!(!QueryShape::of("ZodType").is_symbol("_ZodType"));
+        assert!(!QueryShape::of("engine configuration").names_a_symbol());
     }
 
     #[test]
