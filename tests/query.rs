@@ -297,6 +297,45 @@ fn a_symbol_finds_its_definition_before_its_uses() {
     assert!(records(&o).iter().all(|h| !h["reasoning"].as_str().unwrap().contains("defines the symbol")));
 }
 
+/// Ten helpers of one jar, each named after cookies and kept in place by
+/// its name, with an unrelated method between each two (so that no two are
+/// one hit), and two small files that the question touches less.
+fn jar_of_helpers() -> Tree {
+    let t = Tree::git();
+    let mut jar = String::from("class CookieJar:\n    \"\"\"A jar of cookies.\"\"\"\n");
+    for name in ["add", "get", "set", "names", "domains", "copy", "merge", "header", "paths", "update"] {
+        jar.push_str(&format!(
+            "\n    def cookie_{name}(self, name, value=None):\n        \"\"\"Cookie jar helper: {name} the cookies in the jar.\"\"\"\n        for cookie in self.cookies:\n            if cookie.name == name:\n                return cookie.value\n        return value\n\n    def parse_{name}_date(self, text):\n        year, month, day = text.split(\"-\")\n        return (int(year), int(month), int(day))\n"
+        ));
+    }
+    t.write("src/jar.py", &jar);
+    t.write("src/sweeper.py", "def purge_stale_entries(store, now):\n    \"\"\"Drop the jar's entries whose lifetime has run out.\"\"\"\n    for key in [k for k, e in store.items() if e.expires_at <= now]:\n        del store[key]\n");
+    t.write("src/cache.py", "class Cache:\n    \"\"\"Values kept for a while, then forgotten.\"\"\"\n\n    def evict(self, key):\n        self.values.pop(key, None)\n");
+    t
+}
+
+/// The first page of ten is not one file's: when its first eight places
+/// hold one file, the ninth and tenth go to the best of other files.
+#[test]
+fn the_last_places_of_the_first_page_go_to_other_files() {
+    let t = jar_of_helpers();
+    let args = ["--chunk-size", "200", "--chunk-overlap", "0", "--threshold", "-1", "-k", "10", "--explain"];
+    let o = query(&t, ".", &[&args[..], &["cookie jar helper"]].concat());
+    assert_code(&o, 0);
+    let hits = records(&o);
+    let files: Vec<&str> = hits.iter().map(|h| h["file"].as_str().unwrap()).collect();
+    assert_eq!(files.len(), 10, "{files:?}");
+    assert!(files[..8].iter().all(|f| *f == "src/jar.py"), "{files:?}");
+    assert!(files[8] != "src/jar.py" && files[9] != "src/jar.py" && files[8] != files[9], "{files:?}");
+    let why = hits[9]["reasoning"].as_str().unwrap();
+    assert!(why.contains("its file is not among the first 9 results' files, so placed 10th"), "{why}");
+    // Asked for fewer, the first places are the same.
+    let o = query(&t, ".", &[&args[..6], &["-k", "5", "cookie jar helper"]].concat());
+    let fewer = records(&o);
+    let first: Vec<&str> = fewer.iter().map(|h| h["file"].as_str().unwrap()).collect();
+    assert_eq!(first, files[..5], "{first:?}");
+}
+
 /// A tree where one large file says a question's words in every function
 /// (`request`, `log`), while a small file under `middleware/` is what the
 /// question asks for without them, and a third is loosely related.

@@ -15,7 +15,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::lexical;
 use super::names::{score_chunks, QueryWords};
-use super::rerank::{keep_firsts_within, rerank, Evidence, QueryShape, LEADERS};
+use super::rerank::{fresh_files_last, keep_firsts_within, rerank, Evidence, QueryShape, LEADERS};
 use super::statics;
 use super::vectors::VectorTable;
 use super::why::{self, MeaningBy, Named, Ranked, Why};
@@ -178,6 +178,8 @@ fn fused_and_reranked(
     let kept = kept_in_place(named.keys().chain(&defining).copied().collect(), leaders, lexical);
     let evidence = Evidence { places: &places, cosines: &cosines, kept: &kept, defining: &defining };
     let (mut reranked, mut lifts) = rerank(&fused, &evidence, &shape);
+    let file = |id: &ChunkId| places.get(id).map(|p| p.0.as_str());
+    fresh_files_last(&mut reranked, &file, &mut lifts);
     let firsts: Vec<(ChunkId, &'static str)> = leaders
         .iter()
         .take(1)

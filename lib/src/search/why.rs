@@ -54,6 +54,9 @@ pub enum Lift {
     /// It is the `nth` chunk of a file already placed, and keeps its place:
     /// its names answer the query, or a side ranks it among its very best.
     KeptInPlace { nth: u32 },
+    /// Its file is not among those of the places before `place` (9th or
+    /// 10th), which the best candidate of such a file is given.
+    FreshFile { place: u32 },
     /// A side ranks it first (`by`: `meaning` or `words`), and reranking
     /// had put it below the `within` results asked for: it is placed last
     /// among them.
@@ -290,6 +293,13 @@ impl Lift {
             }
             Lift::KeptInPlace { nth } => {
                 format!("{} chunk of its file, kept in place (its names or a side's very best)", ordinal(*nth as usize))
+            }
+            Lift::FreshFile { place } => {
+                format!(
+                    "its file is not among the first {} results' files, so placed {}",
+                    place - 1,
+                    ordinal(*place as usize)
+                )
             }
             Lift::SideFirst { by, within } => {
                 format!("first by {by}, so kept among the first {within} (reranking had put it lower)")

@@ -1,11 +1,13 @@
 //! Code-aware reranking of hybrid search's fused candidates (semble's
 //! recipe, measured here): a file whose chunks match in numbers lifts its
 //! best chunk, a file named after the symbol a query names lifts its
-//! chunks and the chunk that defines the symbol rises further, tests (unless asked for), examples and prose step back, a file
-//! close in meaning or named in the question's words lifts its chunks, and
-//! each further chunk of a file already placed steps back unless its own
-//! names answer the query or a side ranks it among its very best; and what
-//! a side ranks first is never pushed out of the results asked for. What
+//! chunks and the chunk that defines the symbol rises further, tests
+//! (unless asked for), examples and prose step back, a file close in
+//! meaning or named in the question's words lifts its chunks, and each
+//! further chunk of a file already placed steps back unless its own names
+//! answer the query or a side ranks it among its very best; the last
+//! places of the first page go to files not shown before them; and what a
+//! side ranks first is never pushed out of the results asked for. What
 //! each means gave, and how each constant was chosen: bench/TUNING.md.
 
 use std::collections::{HashMap, HashSet};
@@ -211,6 +213,41 @@ fn add_coherence<'a>(
     }
 }
 
+/// How many places the first page of results has, and how many of its
+/// last places go to files that its first places do not show
+/// (`fresh_files_last`).
+pub(super) const PAGE: usize = 10;
+pub(super) const FRESH_PLACES: usize = 2;
+
+/// The last `FRESH_PLACES` of the first `PAGE` places go to the best
+/// candidates from files the places before them do not show, where there
+/// are any: a question about how a part of a project works has its answer
+/// in two or three files, and one file's chunks kept in place by their
+/// names can fill the page. The best places are left as ranked, where a
+/// question about one function finds it among its file's chunks.
+pub(super) fn fresh_files_last<'a>(
+    scored: &mut [(ChunkId, f32)],
+    file: &dyn Fn(&ChunkId) -> Option<&'a str>,
+    lifts: &mut Lifts,
+) {
+    let first_fresh = PAGE - FRESH_PLACES;
+    if scored.len() <= first_fresh {
+        return;
+    }
+    let mut shown: HashSet<&str> = scored[..first_fresh].iter().filter_map(|s| file(&s.0)).collect();
+    for place in first_fresh..PAGE.min(scored.len()) {
+        let fresh = |s: &(ChunkId, f32)| file(&s.0).is_some_and(|f| !shown.contains(f));
+        let Some(at) = scored[place..].iter().position(fresh).map(|i| place + i) else { return };
+        shown.extend(file(&scored[at].0));
+        if at > place {
+            let holder = scored[place].1;
+            scored[at].1 = holder + holder.abs().max(f32::EPSILON) * 1e-4;
+            scored[place..=at].rotate_right(1);
+            lifts.entry(scored[place].0).or_default().push(Lift::FreshFile { place: place as u32 + 1 });
+        }
+    }
+}
+
 /// Each of `firsts` (what a side ranks first, with the side's name) that
 /// reranking placed at or below `within` rises to place `within`, just
 /// above what held it: a ranking never hides what one of its inputs is
@@ -343,6 +380,33 @@ mod tests {
         assert!(scored[9].1 > scored[10].1);
         assert_eq!(lifts[&11], [Lift::SideFirst { by: "meaning", within: 10 }]);
         assert!(!lifts.contains_key(&2), "already within: nothing done");
+    }
+
+    #[test]
+    fn the_last_places_of_the_first_page_go_to_files_not_yet_shown() {
+        // Eleven chunks of a.rs lead; b.rs's and c.rs's come 12th and 13th.
+        let mut scored: Vec<(ChunkId, f32)> = (1..=13).map(|id| (id, 1.0 - id as f32 * 0.01)).collect();
+        let file = |id: &ChunkId| {
+            Some(match id {
+                12 => "b.rs",
+                13 => "c.rs",
+                _ => "a.rs",
+            })
+        };
+        let mut lifts = Lifts::new();
+        fresh_files_last(&mut scored, &file, &mut lifts);
+        assert_eq!(order(&scored), [1, 2, 3, 4, 5, 6, 7, 8, 12, 13, 9, 10, 11]);
+        assert!(scored.windows(2).all(|w| w[0].1 >= w[1].1), "still best first: {scored:?}");
+        assert_eq!(lifts[&12], [Lift::FreshFile { place: 9 }]);
+        assert_eq!(lifts[&13], [Lift::FreshFile { place: 10 }]);
+        // A page that shows other files already, or no other file: no change.
+        let mut mixed: Vec<(ChunkId, f32)> = (1..=13).map(|id| (id, 1.0 - id as f32 * 0.01)).collect();
+        let alternate = |id: &ChunkId| Some(if id % 2 == 0 { "b.rs" } else { "a.rs" });
+        fresh_files_last(&mut mixed, &alternate, &mut Lifts::new());
+        assert_eq!(order(&mixed), (1..=13).collect::<Vec<_>>());
+        let mut alone: Vec<(ChunkId, f32)> = (1..=13).map(|id| (id, 1.0 - id as f32 * 0.01)).collect();
+        fresh_files_last(&mut alone, &|_| Some("a.rs"), &mut Lifts::new());
+        assert_eq!(order(&alone), (1..=13).collect::<Vec<_>>());
     }
 
     #[test]
