@@ -240,8 +240,9 @@ pub(super) fn fresh_files_last<'a>(
         let Some(at) = scored[place..].iter().position(fresh).map(|i| place + i) else { return };
         shown.extend(file(&scored[at].0));
         if at > place {
+            // Just above what held the place, never above the place before it.
             let holder = scored[place].1;
-            scored[at].1 = holder + holder.abs().max(f32::EPSILON) * 1e-4;
+            scored[at].1 = (holder + holder.abs().max(f32::EPSILON) * 1e-4).min(scored[place - 1].1);
             scored[place..=at].rotate_right(1);
             lifts.entry(scored[place].0).or_default().push(Lift::FreshFile { place: place as u32 + 1 });
         }
