@@ -157,9 +157,14 @@ pub(crate) fn name_terms(name: &str) -> Vec<String> {
     out
 }
 
-/// A chunk's names as stored (space-separated), each as its terms.
+/// A chunk's names as stored (space-separated, `index::file`), each whole.
+pub(crate) fn stored_names(names: &str) -> impl Iterator<Item = &str> {
+    names.split(' ').filter(|n| !n.is_empty())
+}
+
+/// A chunk's names as stored, each as its terms.
 pub(crate) fn parse_names(names: &str) -> Vec<Vec<String>> {
-    names.split(' ').filter(|n| !n.is_empty()).map(name_terms).collect()
+    stored_names(names).map(name_terms).collect()
 }
 
 /// The distinct terms of all of a chunk's names, for the name index's counts.

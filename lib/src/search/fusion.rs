@@ -15,7 +15,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::lexical;
 use super::names::{score_chunks, QueryWords};
-use super::rerank::{fresh_files_last, keep_firsts_within, rerank, Evidence, QueryShape, LEADERS};
+use super::rerank::{keep_firsts_within, rerank, Evidence, QueryShape, LEADERS};
 use super::statics;
 use super::vectors::VectorTable;
 use super::why::{self, MeaningBy, Named, Ranked, Why};
@@ -24,6 +24,7 @@ use crate::chunk::defined_names;
 use crate::scoring::bm25;
 use crate::scoring::rrf::{first_places, fuse, relevance, LEXICAL_WEIGHT, STATIC_WEIGHT};
 use crate::store::{ChunkId, IndexReader, StoreError};
+use crate::terms::stored_names;
 
 /// How many candidates each ranking contributes before fusion.
 pub(super) const CANDIDATE_POOL: usize = 100;
@@ -178,8 +179,6 @@ fn fused_and_reranked(
     let kept = kept_in_place(named.keys().chain(&defining).copied().collect(), leaders, lexical);
     let evidence = Evidence { places: &places, cosines: &cosines, kept: &kept, defining: &defining };
     let (mut reranked, mut lifts) = rerank(&fused, &evidence, &shape);
-    let file = |id: &ChunkId| places.get(id).map(|p| p.0.as_str());
-    fresh_files_last(&mut reranked, &file, &mut lifts);
     let firsts: Vec<(ChunkId, &'static str)> = leaders
         .iter()
         .take(1)
@@ -249,11 +248,8 @@ fn symbol_definitions(
     if !shape.names_a_symbol() {
         return Ok(defining);
     }
-    let holds_symbol = |id: &ChunkId| {
-        named.get(id).is_some_and(|n| {
-            n.names.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(|name| shape.is_symbol(name))
-        })
-    };
+    let holds_symbol =
+        |id: &ChunkId| named.get(id).is_some_and(|n| stored_names(&n.names).any(|name| shape.is_symbol(name)));
     for (id, _) in fused.iter().filter(|(id, _)| holds_symbol(id)).take(DEFINITIONS_READ) {
         let Some(chunk) = store.chunk(*id)? else { continue };
         if defined_names(&chunk.file, &chunk.text).into_iter().any(|name| shape.is_symbol(name)) {

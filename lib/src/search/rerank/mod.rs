@@ -126,6 +126,7 @@ pub(super) fn rerank(
     }
     sort(&mut scored);
     step_back_repeats(&mut scored, &file, evidence.kept, &mut lifts);
+    fresh_files_last(&mut scored, &file, &mut lifts);
     (scored, lifts)
 }
 
@@ -225,11 +226,7 @@ pub(super) const FRESH_PLACES: usize = 2;
 /// in two or three files, and one file's chunks kept in place by their
 /// names can fill the page. The best places are left as ranked, where a
 /// question about one function finds it among its file's chunks.
-pub(super) fn fresh_files_last<'a>(
-    scored: &mut [(ChunkId, f32)],
-    file: &dyn Fn(&ChunkId) -> Option<&'a str>,
-    lifts: &mut Lifts,
-) {
+fn fresh_files_last<'a>(scored: &mut [(ChunkId, f32)], file: &dyn Fn(&ChunkId) -> Option<&'a str>, lifts: &mut Lifts) {
     let first_fresh = PAGE - FRESH_PLACES;
     if scored.len() <= first_fresh {
         return;
@@ -292,10 +289,7 @@ mod tests {
         defining: &HashSet<ChunkId>,
         query: &str,
     ) -> Vec<(ChunkId, f32)> {
-        let places = files.iter().map(|(id, f)| (*id, (f.to_string(), 1))).collect();
-        let (cosines, kept) = (HashMap::new(), defining.clone());
-        let evidence = Evidence { places: &places, cosines: &cosines, kept: &kept, defining };
-        rerank(fused, &evidence, &QueryShape::of(query)).0
+        rerank_by(fused, files, &HashMap::new(), defining, defining, query)
     }
 
     fn rerank_with(
@@ -305,9 +299,20 @@ mod tests {
         kept: &HashSet<ChunkId>,
         query: &str,
     ) -> Vec<(ChunkId, f32)> {
+        rerank_by(fused, files, cosines, kept, &HashSet::new(), query)
+    }
+
+    /// Candidates in `files`, with what reranking knows of them besides.
+    fn rerank_by(
+        fused: &[(ChunkId, f32)],
+        files: &[(ChunkId, &str)],
+        cosines: &HashMap<ChunkId, f32>,
+        kept: &HashSet<ChunkId>,
+        defining: &HashSet<ChunkId>,
+        query: &str,
+    ) -> Vec<(ChunkId, f32)> {
         let places = files.iter().map(|(id, f)| (*id, (f.to_string(), 1))).collect();
-        let defining = HashSet::new();
-        rerank(fused, &Evidence { places: &places, cosines, kept, defining: &defining }, &QueryShape::of(query)).0
+        rerank(fused, &Evidence { places: &places, cosines, kept, defining }, &QueryShape::of(query)).0
     }
 
     fn order(scored: &[(ChunkId, f32)]) -> Vec<ChunkId> {
