@@ -11,7 +11,9 @@ pages asked for beside its code (corpus_modules.py --lang prose). An eval
 already made is kept. bench/modules.sh runs them; each is also an eval
 ../shared/eval/run_eval.py reads.
 
-usage: bench/module-evals.py DEST [--pin]
+usage: bench/module-evals.py DEST [--pin] [--packages TSV]
+  --packages  another list of the same format (bench/modules/check-packages.tsv:
+              evals made to check a change on packages the usual ones are not)
 """
 import argparse
 import os
@@ -51,17 +53,18 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("dest")
     ap.add_argument("--pin", action="store_true", help="pin the sha256 of packages that have none")
+    ap.add_argument("--packages", default=PACKAGES, help="the package list (default: bench/modules/packages.tsv)")
     a = ap.parse_args()
     os.environ.setdefault("VECGREP_TRAIN_CACHE", os.environ.get("VECGREP_EVAL_CACHE") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "vecgrep", "evals"))
     try:
-        packages = fetch.read_packages(PACKAGES)
+        packages = fetch.read_packages(a.packages)
         for pkg in packages:
             make_eval(pkg, a.dest, a.pin)
     except (OSError, RuntimeError, ValueError, subprocess.CalledProcessError) as e:
         sys.exit(f"module-evals: {e}")
     if a.pin:
-        fetch.write_pins(packages, PACKAGES)
+        fetch.write_pins(packages, a.packages)
 
 
 def make_eval(pkg, dest, pin):

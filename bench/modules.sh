@@ -16,8 +16,9 @@
 #      vectors (vg-index --full, minutes on 2 cores) instead of the static
 #      tier a new question is answered from; FLAGS="..." go to every index
 #      and search (e.g. FLAGS="--embedder-model vecgrep-code-minilm-l6"
-#      with FULL=1). An index is kept between runs: use another DEST per
-#      tier or model.
+#      with FULL=1); PACKAGES=bench/modules/check-packages.tsv makes and runs
+#      the six check evals instead (packages the usual eight are not). An
+#      index is kept between runs: use another DEST per tier, model or list.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 run_eval=${VG_EVAL_TOOLS:-$repo/../shared/eval}/run_eval.py
@@ -29,7 +30,7 @@ index=(--index-only "${flags[@]}")
 [[ ${FULL:-0} == 1 ]] && index+=(--full)
 
 [[ -x $bin/vecgrep ]] || (cd "$repo" && cargo build --release --locked -q)
-python3 "$repo/bench/module-evals.py" "$dest" >&2
+python3 "$repo/bench/module-evals.py" "$dest" ${PACKAGES:+--packages "$PACKAGES"} >&2
 export PATH="$bin:$PATH"
 evals=("$dest"/*/)
 for d in "${evals[@]}"; do (cd "$d/tree" && vecgrep -q --index-warn-threshold 0 "${index[@]}" . >/dev/null); done

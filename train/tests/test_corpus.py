@@ -16,6 +16,7 @@ import languages  # noqa: E402
 
 MANIFEST = os.path.join(HERE, "..", "manifest.json")
 MODULE_EVALS = os.path.join(HERE, "..", "..", "bench", "modules", "packages.tsv")
+CHECK_EVALS = os.path.join(HERE, "..", "..", "bench", "modules", "check-packages.tsv")
 
 
 class Decontamination(unittest.TestCase):
@@ -56,10 +57,12 @@ class Decontamination(unittest.TestCase):
 
     def test_the_module_evals_packages_are_kept_out(self):
         dec = decontam.Decontaminator(decontam.heldout_names())
-        packages = fetch.read_packages(MODULE_EVALS)
-        self.assertGreater(len(packages), 5)
-        for pkg in packages:
-            self.assertTrue(dec.matching(pkg.name), f"{pkg.name} (bench/modules/packages.tsv) is not in train/heldout.txt")
+        for path in (MODULE_EVALS, CHECK_EVALS):
+            packages = fetch.read_packages(path)
+            self.assertGreater(len(packages), 5)
+            for pkg in packages:
+                self.assertTrue(dec.matching(pkg.name), f"{pkg.name} ({os.path.basename(path)}) is not in train/heldout.txt")
+                self.assertEqual(len(pkg.sha256), 64, f"{pkg.name} ({os.path.basename(path)}) is pinned")
 
     def test_names_match_by_whole_tokens(self):
         dec = decontam.Decontaminator(["rack", "regex-automata", "crossbeam-*", "symfony/console", "lazy.nvim"])
