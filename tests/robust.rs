@@ -141,3 +141,50 @@ fn an_index_file_killed_before_its_schema_is_no_index_yet() {
     assert_code(&o, 0);
     assert_eq!(verify(&t)["ok"], true);
 }
+
+/// `cmd` run with its files limited to `kib` KiB and SIGXFSZ ignored, so
+/// that a write past the limit fails as one on a full disk does (EFBIG in
+/// place of ENOSPC, without a disk to fill).
+fn with_file_size_limit(cmd: &Command, kib: u64) -> Command {
+    let mut limited = Command::new("bash");
+    limited.arg("-c").arg(format!("trap '' XFSZ; ulimit -f {kib}; exec \"$0\" \"$@\""));
+    limited.arg(cmd.get_program()).args(cmd.get_args());
+    if let Some(dir) = cmd.get_current_dir() {
+        limited.current_dir(dir);
+    }
+    for (key, value) in cmd.get_envs() {
+        match value {
+            Some(value) => limited.env(key, value),
+            None => limited.env_remove(key),
+        };
+    }
+    limited
+}
+
+#[test]
+fn a_write_the_disk_refuses_ends_the_run_with_why_and_keeps_what_was_stored() {
+    let t = handlers_project(20);
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    let before = verify(&t)["files"].as_u64().unwrap();
+    for i in 20..400 {
+        let body: String =
+            (0..12).map(|j| format!("    part_{j} = request.piece({i}, {j})  # piece {j} of {i}\n")).collect();
+        t.write(&format!("pkg/more{i:03}.py"), &format!("def more_{i}(request):\n{body}    return part_0\n"));
+    }
+    let o = run(&mut with_file_size_limit(&t.cmd("vg-index", "."), 256));
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    assert!(err.starts_with("vg-index: index ") && err.contains("index.db"), "names the tool and the index: {err}");
+    assert!(err.contains("File too large"), "says the system's reason: {err}");
+    // What it stored is sound, and its file records name exactly that.
+    let told = records(&o).iter().filter(|r| r["type"] == "file" && r["status"] == "indexed").count() as u64;
+    let v = verify(&t);
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(v["files"].as_u64().unwrap(), before + told, "each file reported indexed is stored, no other");
+    assert!(told < 380, "the limit stopped the run early ({told} files told)");
+    // With room again, the next run completes it.
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    let v = verify(&t);
+    assert_eq!((v["ok"].as_bool(), v["files"].as_u64().unwrap()), (Some(true), before + 380));
+}

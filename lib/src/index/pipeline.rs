@@ -64,7 +64,7 @@ pub(super) fn embed_and_write(
         embedders.give_back(w.finish(pipeline.stopped));
     }
     result?;
-    pipeline.batch.flush(store)?;
+    pipeline.batch.flush(store, obs)?;
     Ok(pipeline.stopped)
 }
 
@@ -191,7 +191,7 @@ impl Pipeline<'_, '_> {
             let f = self.work[self.next_emit];
             record(prepared, f, self.stored.get(&f.rel), &mut self.batch, summary, obs);
             if self.batch.is_full() {
-                self.batch.flush(store)?;
+                self.batch.flush(store, obs)?;
             }
             self.next_emit += 1;
             self.progress.files = self.next_emit;
@@ -236,6 +236,9 @@ struct Batch {
     touches: Vec<(String, FileState)>,
     removals: Vec<String>,
     chunks: usize,
+    /// What became of the batch's files, told once the batch is stored, so
+    /// that a run a full disk stops never reports a file it did not store.
+    outcomes: Vec<(String, FileOutcome, u64)>,
     /// Transactions written so far in this run.
     flushed: u32,
 }
@@ -248,11 +251,14 @@ impl Batch {
         self.chunks >= chunk_bound || self.writes.len() + self.touches.len() >= WRITE_BATCH_FILES
     }
 
-    fn flush(&mut self, store: &mut dyn IndexWriter) -> Result<()> {
+    fn flush(&mut self, store: &mut dyn IndexWriter, obs: &mut dyn IndexObserver) -> Result<()> {
         let mut flushed = self.flushed;
         if !self.writes.is_empty() || !self.touches.is_empty() || !self.removals.is_empty() {
             store.write_batch(&self.writes, &self.touches, &self.removals)?;
             flushed += 1;
+        }
+        for (rel, outcome, chunks) in &self.outcomes {
+            obs.file(rel, *outcome, *chunks);
         }
         *self = Batch { flushed, ..Batch::default() };
         Ok(())
@@ -278,7 +284,7 @@ fn record(
             } else if previous.is_some() {
                 batch.removals.push(f.rel.clone());
                 summary.removed += 1;
-                obs.file(&f.rel, FileOutcome::Removed, 0);
+                batch.outcomes.push((f.rel.clone(), FileOutcome::Removed, 0));
             }
         }
         Prepared::Touch(state) => {
@@ -287,7 +293,7 @@ fn record(
             summary.chunks += chunks;
             summary.reused += chunks;
             batch.touches.push((f.rel.clone(), state));
-            obs.file(&f.rel, FileOutcome::Unchanged, chunks);
+            batch.outcomes.push((f.rel.clone(), FileOutcome::Unchanged, chunks));
         }
         Prepared::Write(write) => {
             let n = write.chunks.len() as u64;
@@ -301,7 +307,7 @@ fn record(
             summary.holes += holes;
             batch.chunks += write.chunks.len();
             batch.writes.push(write);
-            obs.file(&f.rel, FileOutcome::Indexed, n);
+            batch.outcomes.push((f.rel.clone(), FileOutcome::Indexed, n));
         }
     }
 }

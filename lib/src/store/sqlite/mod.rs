@@ -59,6 +59,15 @@ fn register_sqlite_vec() {
     });
 }
 
+/// SQLite's failure where the system refused it, with the system's reason:
+/// "disk I/O error: File too large (os error 27)".
+#[derive(Debug, thiserror::Error)]
+#[error("{sqlite}: {system}")]
+struct RefusedBySystem {
+    sqlite: String,
+    system: std::io::Error,
+}
+
 /// Remove the database files of `root`'s index.
 pub(super) fn remove(root: &ProjectRoot) -> Result<(), StoreError> {
     let dir = root.data_dir();
@@ -192,13 +201,32 @@ impl SqliteIndex {
     }
 
     /// A failure while reading or writing this index: damage when SQLite
-    /// says the file is corrupt, else the error with the index's path.
+    /// says the file is corrupt, else the error with the index's path and,
+    /// where the system refused a read or write, the system's reason.
     fn damaged(&self, e: rusqlite::Error) -> StoreError {
         if is_corruption(&e) {
             StoreError::Damaged { path: self.path.clone(), cause: e.to_string() }
+        } else if let Some(system) = self.system_error(&e) {
+            let source = Box::new(RefusedBySystem { sqlite: e.to_string(), system });
+            StoreError::Backend { path: self.path.clone(), source }
         } else {
             StoreError::Backend { path: self.path.clone(), source: Box::new(e) }
         }
+    }
+
+    /// The system's error behind SQLite's failed read, write or open (a full
+    /// disk, a file size limit), where SQLite kept one: SQLite's own words
+    /// for it are only "disk I/O error" or "database or disk is full".
+    #[allow(unsafe_code)]
+    fn system_error(&self, e: &rusqlite::Error) -> Option<std::io::Error> {
+        use rusqlite::ErrorCode::{CannotOpen, DiskFull, SystemIoFailure};
+        if !matches!(e.sqlite_error_code(), Some(CannotOpen | DiskFull | SystemIoFailure)) {
+            return None;
+        }
+        // SAFETY: the handle is this connection's own and open while `self`
+        // is; sqlite3_system_errno only reads the last error kept in it.
+        let errno = unsafe { rusqlite::ffi::sqlite3_system_errno(self.conn.handle()) };
+        (errno != 0).then(|| std::io::Error::from_raw_os_error(errno))
     }
 
     /// Whether the table `name` exists: an index written by an older

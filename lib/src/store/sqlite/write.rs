@@ -93,27 +93,7 @@ impl IndexWriter for SqliteIndex {
         touches: &[(String, FileState)],
         removals: &[String],
     ) -> Result<(), StoreError> {
-        let tx = self.conn.transaction()?;
-        let added = {
-            let mut batch = Batch::prepare(&tx)?;
-            for rel in removals {
-                batch.remove(rel)?;
-            }
-            for (rel, state) in touches {
-                batch.touch.execute(params![rel, state.size as i64, state.mtime_ns])?;
-            }
-            for write in writes {
-                batch.replace(write)?;
-            }
-            batch.finish()?
-        };
-        bump_generation(&tx)?;
-        if writes.is_empty() && removals.is_empty() {
-            add_to_meta(&tx, "wordless_changes", 1)?;
-        }
-        follow_write(&tx, &added)?;
-        tx.commit()?;
-        Ok(())
+        write_batch_in(&mut self.conn, writes, touches, removals).map_err(|e| self.damaged(e))
     }
 
     /// FTS5 keeps each batch's words as a new segment and a deleted chunk's
@@ -161,6 +141,37 @@ impl SqliteIndex {
         self.conn.execute_batch(&format!("BEGIN; {step} COMMIT;")).map_err(|e| self.damaged(e))?;
         Ok(())
     }
+}
+
+/// `write_batch`'s transaction, whose SQLite error the caller describes
+/// (`SqliteIndex::damaged`) once the connection is free to ask.
+fn write_batch_in(
+    conn: &mut rusqlite::Connection,
+    writes: &[FileWrite],
+    touches: &[(String, FileState)],
+    removals: &[String],
+) -> rusqlite::Result<()> {
+    let tx = conn.transaction()?;
+    let added = {
+        let mut batch = Batch::prepare(&tx)?;
+        for rel in removals {
+            batch.remove(rel)?;
+        }
+        for (rel, state) in touches {
+            batch.touch.execute(params![rel, state.size as i64, state.mtime_ns])?;
+        }
+        for write in writes {
+            batch.replace(write)?;
+        }
+        batch.finish()?
+    };
+    bump_generation(&tx)?;
+    if writes.is_empty() && removals.is_empty() {
+        add_to_meta(&tx, "wordless_changes", 1)?;
+    }
+    follow_write(&tx, &added)?;
+    tx.commit()?;
+    Ok(())
 }
 
 /// One `write_batch` in its transaction: the statements it runs, prepared
