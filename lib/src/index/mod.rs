@@ -185,7 +185,8 @@ pub fn run(
     // user who indexes one directory does not re-read it on every run; files
     // outside it are checked when they change (or on --reindex).
     let recheck_generated = !req.config.include_generated && !rebuild.needed && !store.generated_checked()?;
-    let plan = plan::plan(req, &walked, stored, recheck_generated, &mut summary, obs);
+    let full = embedders.embeds_fully(req.config);
+    let plan = plan::plan(req, &walked, stored, recheck_generated, full, &mut summary, obs);
 
     if declined(req, plan.work.len(), obs) {
         summary.aborted = true;

@@ -111,6 +111,7 @@ pub(super) fn plan<'w>(
     walked: &'w WalkResult,
     stored: HashMap<String, StoredFile>,
     recheck_generated: bool,
+    full: bool,
     summary: &mut IndexSummary,
     obs: &mut dyn IndexObserver,
 ) -> Plan<'w> {
@@ -131,9 +132,14 @@ pub(super) fn plan<'w>(
     for f in &walked.files {
         walked_set.insert(f.rel.clone());
         match stored.get(&f.rel) {
-            // A file with holes is embedded again: the server may answer now.
+            // A full run embeds a file's chunks that lack the model's vector
+            // (holes: the server may answer now); a static run leaves those to
+            // searches and fills, so reading the file again would only touch it.
             Some(s)
-                if s.state.size == f.size && s.state.mtime_ns == f.mtime_ns && s.holes == 0 && !recheck_generated =>
+                if s.state.size == f.size
+                    && s.state.mtime_ns == f.mtime_ns
+                    && (s.holes == 0 || !full)
+                    && !recheck_generated =>
             {
                 summary.files += 1;
                 summary.chunks += s.chunks;
