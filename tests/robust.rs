@@ -166,11 +166,7 @@ fn a_write_the_disk_refuses_ends_the_run_with_why_and_keeps_what_was_stored() {
     let t = handlers_project(20);
     assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
     let before = verify(&t)["files"].as_u64().unwrap();
-    for i in 20..400 {
-        let body: String =
-            (0..12).map(|j| format!("    part_{j} = request.piece({i}, {j})  # piece {j} of {i}\n")).collect();
-        t.write(&format!("pkg/more{i:03}.py"), &format!("def more_{i}(request):\n{body}    return part_0\n"));
-    }
+    write_handlers(&t, 20..400);
     let o = run(&mut with_file_size_limit(&t.cmd("vg-index", "."), 256));
     assert_code(&o, 2);
     let err = stderr(&o);

@@ -180,12 +180,17 @@ pub(crate) fn sample_project() -> Tree {
 /// indexing takes a few seconds.
 pub(crate) fn handlers_project(files: usize) -> Tree {
     let t = sample_project();
-    for i in 0..files {
+    write_handlers(&t, 0..files);
+    t
+}
+
+/// The handler files `numbers` of `handlers_project`, `pkg/modNNN.py`.
+pub(crate) fn write_handlers(t: &Tree, numbers: std::ops::Range<usize>) {
+    for i in numbers {
         let body: String =
             (0..12).map(|j| format!("    total_{j} = request.part({i}, {j})  # step {j} of handler {i}\n")).collect();
         t.write(&format!("pkg/mod{i:03}.py"), &format!("def handler_{i}(request):\n{body}    return total_0\n"));
     }
-    t
 }
 
 /// A project whose code says `AccountBook` and `saml` where its people say
