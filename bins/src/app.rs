@@ -352,14 +352,49 @@ pub fn join_embedder(handle: std::thread::JoinHandle<Result<Box<dyn Embedder>>>)
     handle.join().unwrap_or_else(|_| Err(anyhow!("loading the embedding model panicked")))
 }
 
+/// The models a one-shot search may rank by, loading on other threads while
+/// its index pass runs: the model for the query where the index holds the
+/// model's vectors, the static table where it ranks statically (reading
+/// the tokenizer and the table is a fifth of a search on tokio).
+#[derive(Default)]
+pub struct Preloading {
+    pub query_embedder: Option<std::thread::JoinHandle<Result<Box<dyn Embedder>>>>,
+    pub statics: Option<std::thread::JoinHandle<Result<vecgrep::embed::StaticModel>>>,
+}
+
+impl Preloading {
+    /// Start loading what a search in `config`'s mode needs: the model when
+    /// `model_likely`, else the static table (none for a lexical search).
+    pub fn start(config: &ResolvedConfig, model_likely: bool) -> Preloading {
+        if !vecgrep::search::needs_embedder(config.mode) {
+            return Preloading::default();
+        }
+        if model_likely {
+            return Preloading { query_embedder: Some(preload_query_embedder(config)), statics: None };
+        }
+        Preloading { query_embedder: None, statics: static_loader(config).map(std::thread::spawn) }
+    }
+
+    /// Wait for what is still loading: a process that exits under a loading
+    /// ONNX Runtime can crash.
+    pub fn finish(self) {
+        if let Some(loading) = self.query_embedder {
+            let _ = loading.join();
+        }
+        if let Some(loading) = self.statics {
+            let _ = loading.join();
+        }
+    }
+}
+
 /// A one-shot search (vg-query, vg-ask) of `store`, the index of
 /// `searched`: with the static table where the index has chunks with
 /// static vectors only (the index's first tier), and with the model for
-/// the query only where it has chunks with the model's vector: the one
-/// `query_embedder` is loading, or loaded now.
+/// the query only where it has chunks with the model's vector; each the
+/// one `preloading` is loading, or loaded now.
 pub fn search_once(
     store: &dyn vecgrep::store::IndexReader,
-    query_embedder: &mut Option<std::thread::JoinHandle<Result<Box<dyn Embedder>>>>,
+    preloading: &mut Preloading,
     request: &vecgrep::search::SearchRequest<'_>,
     config: &ResolvedConfig,
     searched: &ProjectRoot,
@@ -372,11 +407,16 @@ pub fn search_once(
                     "the index's static vectors come from another static table (vecgrep's code model was updated); run vg-index, or search without --no-index, to recompute them"
                 ));
             }
-            Some(load()?)
+            Some(match preloading.statics.take() {
+                Some(loading) => {
+                    loading.join().unwrap_or_else(|_| Err(anyhow!("loading the static table panicked")))?
+                }
+                None => load()?,
+            })
         }
         _ => None,
     };
-    let mut model = match query_embedder.take() {
+    let mut model = match preloading.query_embedder.take() {
         Some(loading) => Some(join_embedder(loading)?),
         None if vecgrep::search::needs_model(store, request.mode, statics.is_some())? => {
             Some(load_embedder(config, Profile::Query, all_cores())?)
@@ -384,7 +424,13 @@ pub fn search_once(
         None => None,
     };
     let embedder = model.as_mut().map(|e| &mut **e as &mut dyn Embedder);
-    vecgrep::search::search_index(searched, store, embedder, statics.as_ref(), request)
+    let hits = vecgrep::search::search_index(searched, store, embedder, statics.as_ref(), request);
+    // Freeing the tokenizer's 60k strings one by one takes ~8 ms: done
+    // beside the hits' output, or not at all if the process ends first.
+    if let Some(statics) = statics {
+        std::thread::spawn(move || drop(statics));
+    }
+    hits
 }
 
 /// How a blocking index run reports and what it does.

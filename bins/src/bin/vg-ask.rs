@@ -15,7 +15,7 @@ use vecgrep::search::{Hit, SearchRequest};
 use vecgrep::store::{self, IndexReader, Scope};
 use vecgrep_bins::app::{
     cli_config, embedder_pool, index_blocking, note, note_holes, resolve, run_main, search_once, Blocking, Invocation,
-    EXIT_ERROR, EXIT_FOUND, EXIT_NOT_FOUND,
+    Preloading, EXIT_ERROR, EXIT_FOUND, EXIT_NOT_FOUND,
 };
 use vecgrep_bins::cli::AskCli;
 
@@ -114,7 +114,7 @@ struct OneShot<'a> {
 
 impl AskSearcher for OneShot<'_> {
     fn search(&mut self, request: &SearchRequest<'_>) -> Result<Vec<Hit>> {
-        search_once(self.store, &mut None, request, &self.inv.config, &self.inv.root)
+        search_once(self.store, &mut Preloading::default(), request, &self.inv.config, &self.inv.root)
     }
 
     fn expand(&self, query: &str) -> Expansion {

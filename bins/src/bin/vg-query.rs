@@ -2,10 +2,8 @@
 
 use std::io::Write;
 use std::process::ExitCode;
-use std::thread::JoinHandle;
 
 use anyhow::Result;
-use vecgrep::embed::Embedder;
 use vecgrep::history::Label;
 use vecgrep::index::WalkedSet;
 use vecgrep::project::catalog::Catalog;
@@ -14,8 +12,8 @@ use vecgrep::search::SearchRequest;
 use vecgrep::store::{self, Scope};
 use vecgrep_bins::app::{
     cli_config, embedder_pool, index_blocking, label_of, note, note_filtered_all_skipped, note_holes, note_unresolved,
-    preload_query_embedder, resolve, run_main, search_once, Blocking, Invocation, EXIT_ERROR, EXIT_FOUND,
-    EXIT_INTERRUPTED, EXIT_NOT_FOUND,
+    resolve, run_main, search_once, Blocking, Invocation, Preloading, EXIT_ERROR, EXIT_FOUND, EXIT_INTERRUPTED,
+    EXIT_NOT_FOUND,
 };
 use vecgrep_bins::cli::QueryCli;
 
@@ -26,21 +24,18 @@ fn main() -> ExitCode {
     run_main(TOOL, || {
         let query = vecgrep::search::check_query(&cli.query)?.to_string();
         let inv = resolve(TOOL, &cli.paths, cli.outside.skip_outside_root, Some(&cli.catalog), cli_config(&matches)?)?;
-        let mut query_embedder = may_need_model(&inv).then(|| preload_query_embedder(&inv.config));
-        let result = search(&cli, &inv, &query, &mut query_embedder);
-        // The model may still be loading when the search fails early; a
-        // process that exits under a loading ONNX Runtime can crash.
-        if let Some(loading) = query_embedder.take() {
-            let _ = loading.join();
-        }
+        let mut preloading = Preloading::start(&inv.config, may_need_model(&inv));
+        let result = search(&cli, &inv, &query, &mut preloading);
+        preloading.finish();
         result
     })
 }
 
 /// Whether the search may need the model for the query, to start loading it
-/// while the index is brought up to date: not for a static index, whose
-/// meaning the static table ranks (nor for one not made yet, which an index
-/// run makes static), unless the config asks every chunk to be embedded.
+/// (else the static table) while the index is brought up to date: not for
+/// a static index, whose meaning the static table ranks (nor for one not
+/// made yet, which an index run makes static), unless the config asks
+/// every chunk to be embedded.
 fn may_need_model(inv: &Invocation) -> bool {
     let has_statics = vecgrep_bins::app::static_loader(&inv.config).is_some();
     vecgrep::search::needs_embedder(inv.config.mode)
@@ -59,12 +54,7 @@ struct Walked {
     interrupted: bool,
 }
 
-fn search(
-    cli: &QueryCli,
-    inv: &Invocation,
-    query: &str,
-    query_embedder: &mut Option<JoinHandle<Result<Box<dyn Embedder>>>>,
-) -> Result<u8> {
+fn search(cli: &QueryCli, inv: &Invocation, query: &str, preloading: &mut Preloading) -> Result<u8> {
     let label = label_of(&cli.label, inv, cli.rev.is_some())?;
     let (walked, rev, label) = match (&cli.rev, label) {
         (_, Some((catalog, name))) => match label_first(cli, inv, &catalog, &name)? {
@@ -117,7 +107,7 @@ fn search(
     let fired: Vec<String> = expansion.fired().iter().map(|c| c.name.clone()).collect();
     let per_file = cli.max_count.max_count;
     let request = SearchRequest { query, mode, scope, k, threshold, filter, expansion, per_file };
-    let mut hits = search_once(&*store, query_embedder, &request, &inv.config, &searched)?;
+    let mut hits = search_once(&*store, preloading, &request, &inv.config, &searched)?;
     if cli.explain {
         vecgrep::search::explain(query, &mut hits);
     }

@@ -40,12 +40,7 @@ pub(super) fn load_tokenizer(assets: &Assets) -> Result<tokenizers::Tokenizer> {
 
 /// The tokenizer of the model whose files are in `model_dir`.
 pub(super) fn tokenizer_in(model_dir: &std::path::Path) -> Result<tokenizers::Tokenizer> {
-    let path = model_dir.join("tokenizer.json");
-    let mut tokenizer = tokenizers::Tokenizer::from_file(&path)
-        .map_err(|e| anyhow!("cannot read tokenizer {}: {e}", path.display()))?;
-    tokenizer.with_padding(None);
-    tokenizer.with_truncation(None).map_err(|e| anyhow!("tokenizer: {e}"))?;
-    Ok(tokenizer)
+    super::tokenizer::read_tokenizer(&model_dir.join("tokenizer.json"))
 }
 
 /// Counts tokens as the local model does, for a remote server that runs the

@@ -2,7 +2,7 @@
 //! `local` runs all-MiniLM-L6-v2 through ONNX Runtime on this machine
 //! (`session` prepares and caches its graph, `model` rewrites it first);
 //! `remote` asks an OpenAI-compatible server; `assets` finds the model and
-//! the runtime on disk. Index runs and searches see only the trait.
+//! the runtime on disk, `tokenizer` reads the model's tokenizer. Index runs and searches see only the trait.
 
 use anyhow::{Context, Result};
 
@@ -13,6 +13,7 @@ mod model;
 mod remote;
 mod session;
 mod static_model;
+mod tokenizer;
 
 pub use assets::{locate, locate_model, AssetError, Assets, CODE_MODEL, LOCAL_MODELS};
 pub use distil::distil_table;

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
+mod priority;
 mod runs;
 mod scope;
 mod searcher;
@@ -242,10 +243,12 @@ impl LiveIndex {
     }
 
     /// Index in a background thread now and then every `refresh`, until
-    /// shutdown, and at once when a run is asked for (`runs.rs`).
+    /// shutdown, and at once when a run is asked for (`runs.rs`); the
+    /// thread is nicer than the searches (`priority.rs`).
     pub fn spawn(self: &Arc<Self>, mut embedders: EmbedderPool, refresh: Duration, mut first: bool) -> JoinHandle<()> {
         let live = Arc::clone(self);
         std::thread::spawn(move || {
+            priority::lower_this_thread();
             while !live.shutdown.load(Ordering::SeqCst) {
                 let jobs = live.begin_run();
                 // A failure is in `progress` and was reported; the next round tries again.

@@ -161,8 +161,10 @@ impl SqliteIndex {
 
     /// `refresh_codes` with codes for `at_least` vectors or more.
     fn refresh_codes_from(&self, at_least: u64) -> Result<(), StoreError> {
-        let stats = self.counts()?;
-        let vectors = stats.vectors();
+        // Not `counts()`: its static-vector tallies read every chunk's row
+        // (~20 ms on tokio's 12k chunks, every index run, a one-shot
+        // search's included), and only the model's vectors matter here.
+        let vectors = self.vector_count()?;
         let damaged = |e| self.damaged(e);
         let tx = self.conn.unchecked_transaction().map_err(damaged)?;
         if vectors < at_least {
