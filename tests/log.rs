@@ -374,3 +374,21 @@ fn a_path_the_history_knew_is_a_filter_after_it_is_gone() {
     assert_code(&o, 2);
     assert!(stderr(&o).contains("outside"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_commit_write_the_disk_refuses_ends_the_run_with_why_and_the_next_run_completes_it() {
+    let tree = long_history(300);
+    // 1 MiB: past the index's tables, short of the 300 commits' vectors.
+    let o = run(&mut with_file_size_limit(tree.cmd("vg-log", "").args(["--with-diff", "step"]), 1024));
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    assert!(err.starts_with("vg-log: ") && err.contains("index.db"), "names the tool and the index: {err}");
+    assert!(err.contains("File too large"), "says the system's reason: {err}");
+    let (commits, pieces) = log_counts(&tree);
+    assert!(0 < commits && commits < 300, "the limit came after the first commits and before the last: {commits}");
+    assert_eq!(pieces, 2 * commits, "each stored commit is whole");
+    let o = log(&tree, &["--with-diff", "-k", "1", "the step that adds 299"]);
+    assert_code(&o, 0);
+    assert_eq!(log_counts(&tree), (300, 600), "with room again the log completes: {}", stderr(&o));
+}

@@ -142,25 +142,6 @@ fn an_index_file_killed_before_its_schema_is_no_index_yet() {
     assert_eq!(verify(&t)["ok"], true);
 }
 
-/// `cmd` run with its files limited to `kib` KiB and SIGXFSZ ignored, so
-/// that a write past the limit fails as one on a full disk does (EFBIG in
-/// place of ENOSPC, without a disk to fill).
-fn with_file_size_limit(cmd: &Command, kib: u64) -> Command {
-    let mut limited = Command::new("bash");
-    limited.arg("-c").arg(format!("trap '' XFSZ; ulimit -f {kib}; exec \"$0\" \"$@\""));
-    limited.arg(cmd.get_program()).args(cmd.get_args());
-    if let Some(dir) = cmd.get_current_dir() {
-        limited.current_dir(dir);
-    }
-    for (key, value) in cmd.get_envs() {
-        match value {
-            Some(value) => limited.env(key, value),
-            None => limited.env_remove(key),
-        };
-    }
-    limited
-}
-
 #[test]
 fn a_write_the_disk_refuses_ends_the_run_with_why_and_keeps_what_was_stored() {
     let t = handlers_project(20);

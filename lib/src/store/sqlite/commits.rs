@@ -23,13 +23,7 @@ impl CommitStore for SqliteIndex {
     }
 
     fn reset_log(&mut self, model: &str) -> Result<(), StoreError> {
-        let tx = self.conn.transaction()?;
-        tx.execute("DELETE FROM commit_fts", [])?;
-        tx.execute("DELETE FROM commit_pieces", [])?;
-        tx.execute("DELETE FROM commits", [])?;
-        tx.execute("INSERT OR REPLACE INTO meta VALUES ('log_model', ?1)", [model])?;
-        tx.commit()?;
-        Ok(())
+        reset_log_in(&mut self.conn, model).map_err(|e| self.damaged(e))
     }
 
     fn stored_commits(&self) -> Result<HashMap<String, StoredCommit>, StoreError> {
@@ -50,12 +44,7 @@ impl CommitStore for SqliteIndex {
     }
 
     fn write_commits(&mut self, commits: &[CommitWrite]) -> Result<(), StoreError> {
-        let tx = self.conn.transaction()?;
-        for write in commits {
-            replace_commit(&tx, write)?;
-        }
-        tx.commit()?;
-        Ok(())
+        write_commits_in(&mut self.conn, commits).map_err(|e| self.damaged(e))
     }
 
     fn commit_rows(&self, shas: &[&str]) -> Result<Vec<CommitRow>, StoreError> {
@@ -158,6 +147,29 @@ impl CommitStore for SqliteIndex {
             )
             .map_err(|e| self.damaged(e))
     }
+}
+
+// The writes' transactions run apart from `self`, as `write_batch_in` does,
+// so that their SQLite error is described by `damaged` (the index's path,
+// and the system's reason behind a refused write) once the connection is free.
+
+/// `reset_log`'s transaction.
+fn reset_log_in(conn: &mut rusqlite::Connection, model: &str) -> rusqlite::Result<()> {
+    let tx = conn.transaction()?;
+    tx.execute("DELETE FROM commit_fts", [])?;
+    tx.execute("DELETE FROM commit_pieces", [])?;
+    tx.execute("DELETE FROM commits", [])?;
+    tx.execute("INSERT OR REPLACE INTO meta VALUES ('log_model', ?1)", [model])?;
+    tx.commit()
+}
+
+/// `write_commits`' transaction.
+fn write_commits_in(conn: &mut rusqlite::Connection, commits: &[CommitWrite]) -> rusqlite::Result<()> {
+    let tx = conn.transaction()?;
+    for write in commits {
+        replace_commit(&tx, write)?;
+    }
+    tx.commit()
 }
 
 /// Store one commit and its pieces in `tx`, replacing what was stored for its sha.
