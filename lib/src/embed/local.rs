@@ -35,12 +35,7 @@ impl LocalEmbedder {
 }
 
 pub(super) fn load_tokenizer(assets: &Assets) -> Result<tokenizers::Tokenizer> {
-    tokenizer_in(&assets.model_dir)
-}
-
-/// The tokenizer of the model whose files are in `model_dir`.
-pub(super) fn tokenizer_in(model_dir: &std::path::Path) -> Result<tokenizers::Tokenizer> {
-    super::tokenizer::read_tokenizer(&model_dir.join("tokenizer.json"))
+    super::tokenizer::tokenizer_in(&assets.model_dir)
 }
 
 /// Counts tokens as the local model does, for a remote server that runs the

@@ -38,7 +38,7 @@ use std::sync::{Arc, OnceLock};
 use anyhow::{anyhow, bail, Context, Result};
 
 use super::assets::FIX_COMMAND;
-use super::local::tokenizer_in;
+use super::tokenizer::TokenizerFile;
 use super::DIMS;
 
 /// The environment variable that names a table other than the shipped one.
@@ -131,7 +131,8 @@ impl StaticModel {
     /// (`embed::locate_model`; `table_path` says where the table is), checked:
     /// its shape, the tokenizer it was trained with, and its hash.
     pub fn load(model_dir: &Path) -> Result<StaticModel> {
-        let tokenizer = tokenizer_in(model_dir)?;
+        let tokenizer_file = TokenizerFile::read_in(model_dir)?;
+        let tokenizer = tokenizer_file.tokenizer()?;
         let (path, chosen) = table_path(model_dir)?;
         let file =
             std::fs::File::open(&path).with_context(|| format!("cannot open the static table {}", path.display()))?;
@@ -143,7 +144,7 @@ impl StaticModel {
         let vocab = tokenizer.get_vocab_size(true);
         check_shape(&table, vocab)
             .map_err(|e| anyhow!("the static table {} {e}; run {FIX_COMMAND}", path.display()))?;
-        let tokenizer_hash = blake3::hash(&std::fs::read(model_dir.join("tokenizer.json"))?);
+        let tokenizer_hash = blake3::hash(&tokenizer_file.bytes);
         if table[16..48] != *tokenizer_hash.as_bytes() {
             bail!("the static table {} was trained for another tokenizer than {}", path.display(), model_dir.display());
         }
@@ -308,6 +309,7 @@ pub fn encode_table(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::embed::tokenizer::tokenizer_in;
 
     fn model_dir() -> PathBuf {
         crate::embed::locate_model(crate::project::DEFAULT_EMBEDDER_MODEL).expect("the test command fetches the model")

@@ -6,7 +6,7 @@
 //! tokenizers' own deserializer for that part, then assembled as its reader
 //! assembles it; any other model goes through tokenizers' reader.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Result};
 use serde::Deserialize;
@@ -17,24 +17,46 @@ use tokenizers::pre_tokenizers::PreTokenizerWrapper;
 use tokenizers::processors::PostProcessorWrapper;
 use tokenizers::{AddedToken, Tokenizer};
 
-/// The tokenizer described by the file at `path`, without padding or
-/// truncation (callers do both themselves).
-pub(super) fn read_tokenizer(path: &Path) -> Result<Tokenizer> {
-    let bytes = std::fs::read(path).map_err(|e| anyhow!("cannot read tokenizer {}: {e}", path.display()))?;
-    let mut tokenizer = match serde_json::from_slice::<WordPieceFile>(&bytes) {
-        Ok(file) => file.assemble().map_err(|e| anyhow!("tokenizer {}: {e}", path.display()))?,
-        Err(_) => {
-            Tokenizer::from_bytes(&bytes).map_err(|e| anyhow!("cannot read tokenizer {}: {e}", path.display()))?
-        }
-    };
-    tokenizer.with_padding(None);
-    tokenizer.with_truncation(None).map_err(|e| anyhow!("tokenizer: {e}"))?;
-    Ok(tokenizer)
+/// The tokenizer of the model whose files are in `model_dir`.
+pub(super) fn tokenizer_in(model_dir: &Path) -> Result<Tokenizer> {
+    TokenizerFile::read_in(model_dir)?.tokenizer()
+}
+
+/// A `tokenizer.json` read once, for the tokenizer it describes and for
+/// its bytes (`StaticModel::load` checks their hash against its table's).
+pub(super) struct TokenizerFile {
+    path: PathBuf,
+    pub(super) bytes: Vec<u8>,
+}
+
+impl TokenizerFile {
+    /// The tokenizer file of the model whose files are in `model_dir`.
+    pub(super) fn read_in(model_dir: &Path) -> Result<TokenizerFile> {
+        TokenizerFile::read(&model_dir.join("tokenizer.json"))
+    }
+
+    fn read(path: &Path) -> Result<TokenizerFile> {
+        let bytes = std::fs::read(path).map_err(|e| anyhow!("cannot read tokenizer {}: {e}", path.display()))?;
+        Ok(TokenizerFile { path: path.to_path_buf(), bytes })
+    }
+
+    /// The tokenizer the file describes, without padding or truncation
+    /// (callers do both themselves).
+    pub(super) fn tokenizer(&self) -> Result<Tokenizer> {
+        let path = self.path.display();
+        let mut tokenizer = match serde_json::from_slice::<WordPieceFile>(&self.bytes) {
+            Ok(file) => file.assemble().map_err(|e| anyhow!("tokenizer {path}: {e}"))?,
+            Err(_) => Tokenizer::from_bytes(&self.bytes).map_err(|e| anyhow!("cannot read tokenizer {path}: {e}"))?,
+        };
+        tokenizer.with_padding(None);
+        tokenizer.with_truncation(None).map_err(|e| anyhow!("tokenizer: {e}"))?;
+        Ok(tokenizer)
+    }
 }
 
 /// A `tokenizer.json` whose model is WordPiece. Deserializing `WordPiece`
 /// by its own type fails on any other model, which then takes the general
-/// path. Padding and truncation are not read: `read_tokenizer` turns both off.
+/// path. Padding and truncation are not read: `tokenizer` turns both off.
 #[derive(Deserialize)]
 struct WordPieceFile {
     version: String,
@@ -73,6 +95,10 @@ impl WordPieceFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn read_tokenizer(path: &Path) -> Result<Tokenizer> {
+        TokenizerFile::read(path)?.tokenizer()
+    }
 
     fn installed() -> std::path::PathBuf {
         crate::embed::locate_model(crate::project::DEFAULT_EMBEDDER_MODEL)
