@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::{anyhow, Result};
 
+use super::held::Held;
 use super::{lock, LiveIndex, StoreSlot};
 use crate::concepts::{Expansion, LiveConcepts};
 use crate::embed::{LazyEmbedder, StaticModel};
@@ -22,20 +23,13 @@ pub struct Searcher {
     vectors: Mutex<Option<Arc<VectorTable>>>,
     /// The index's words in memory, read again in the background when the
     /// index changes.
-    words: Arc<Mutex<WordState>>,
+    words: Arc<Mutex<Held<WordTable>>>,
+    /// The chunks' static vectors in memory while searches rank by them (a
+    /// static index, a fill under way), read again in the background when
+    /// the words change; a fill leaves them as they are.
+    statics: Arc<Mutex<Held<VectorTable>>>,
     /// The project's concepts, read again when their files change.
     concepts: Mutex<LiveConcepts>,
-}
-
-/// The word table and its loader.
-#[derive(Default)]
-struct WordState {
-    /// The words as last read; used only while the index is at its generation.
-    table: Option<Arc<WordTable>>,
-    /// A loader is reading the words now.
-    loading: bool,
-    /// The generation reading failed at, not tried again.
-    failed: Option<i64>,
 }
 
 impl Searcher {
@@ -45,6 +39,7 @@ impl Searcher {
             embedder: Mutex::new(embedder),
             vectors: Mutex::new(None),
             words: Arc::default(),
+            statics: Arc::default(),
             concepts: Mutex::default(),
         }
     }
@@ -112,9 +107,17 @@ impl Searcher {
         } else {
             None
         };
+        let word_generation = store.word_generation()?;
         let words = match request.mode {
             SearchMode::Semantic => None,
-            _ => self.current_words(store.word_generation()?),
+            _ => Held::current(&self.words, word_generation, &self.live),
+        };
+        let static_vectors = match statics {
+            Some(_) => Held::current(&self.statics, word_generation, &self.live),
+            None => {
+                Held::release(&self.statics);
+                None
+            }
         };
         // The query is embedded while the word index is searched: they take
         // about as long as each other, and together most of a search. With
@@ -141,6 +144,7 @@ impl Searcher {
             semantic: None,
             lexical,
             statics: statics.as_deref(),
+            static_vectors: static_vectors.as_deref(),
         };
         search::search_embedded(store, &mut ranking, request)
     }
@@ -183,30 +187,9 @@ impl Searcher {
         Ok(table)
     }
 
-    /// The index's words in memory if they were read at `generation` (the
-    /// word index as it is now, `IndexReader::word_generation`); otherwise None, and the store answers while
-    /// they are read again in the background, one reader at a time, so that
-    /// a later search has them. A million chunks' words take a while to
-    /// read; no search waits for them.
-    fn current_words(&self, generation: i64) -> Option<Arc<WordTable>> {
-        let mut state = lock(&self.words);
-        if let Some(table) = state.table.as_ref().filter(|t| t.generation == generation) {
-            return Some(Arc::clone(table));
-        }
-        // Words of another generation never answer again: free them now.
-        state.table = None;
-        if !state.loading && state.failed != Some(generation) {
-            state.loading = true;
-            let (words, live) = (Arc::clone(&self.words), Arc::clone(&self.live));
-            std::thread::spawn(move || load_words(&words, &live));
-        }
-        None
-    }
-
     /// Whether searches rank words from memory, with the index as it is now.
     pub fn words_in_memory(&self, store: &dyn IndexReader) -> bool {
-        let generation = store.word_generation().ok();
-        lock(&self.words).table.as_ref().is_some_and(|t| Some(t.generation) == generation)
+        store.word_generation().is_ok_and(|generation| Held::is_at(&self.words, generation))
     }
 
     /// How the live index stands (`LiveIndex::status`), and whether its
@@ -215,28 +198,5 @@ impl Searcher {
         let mut status = self.live.status(store);
         status.words_in_memory = store.as_deref().is_some_and(|s| self.words_in_memory(s));
         status
-    }
-}
-
-/// Read the live index's words into `words`, on a connection of its own.
-fn load_words(words: &Mutex<WordState>, live: &LiveIndex) {
-    let mut generation = None;
-    let load = || -> Result<WordTable> {
-        let store = store::open_for_reading(&live.target.root)?;
-        generation = Some(store.word_generation()?);
-        WordTable::load(&*store)
-    };
-    // A panic must not leave `loading` set, or no search would read them again.
-    let loaded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(load))
-        .unwrap_or_else(|_| Err(anyhow!("reading the words panicked")));
-    let mut state = lock(words);
-    state.loading = false;
-    match loaded {
-        Ok(table) => state.table = Some(Arc::new(table)),
-        Err(e) => {
-            state.failed = generation;
-            drop(state);
-            live.note(&format!("cannot hold the index's words in memory, so the index answers for them: {e:#}"));
-        }
     }
 }

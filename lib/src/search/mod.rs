@@ -208,6 +208,9 @@ pub struct Ranking<'a> {
     /// (`statics`); without it chunks lacking the model's vector are not on
     /// the semantic side.
     pub statics: Option<&'a StaticModel>,
+    /// The chunks' static vectors in memory (`VectorTable::load_statics`),
+    /// to rank by instead of asking the store.
+    pub static_vectors: Option<&'a VectorTable>,
 }
 
 /// The lexical side of a search on its own: chunks by BM25, best first, as
@@ -266,7 +269,10 @@ pub fn search_embedded(
     }
     let sides = fusion::Sides {
         vector: if mode == SearchMode::Lexical { None } else { ranking.vector },
-        statics: ranking.statics.filter(|_| mode != SearchMode::Lexical).map(|s| statics::StaticQuery::new(s, &query)),
+        statics: ranking
+            .statics
+            .filter(|_| mode != SearchMode::Lexical)
+            .map(|s| statics::StaticQuery::new(s, &query, ranking.static_vectors)),
         words: if mode == SearchMode::Semantic { None } else { words },
         names: (mode == SearchMode::Hybrid).then(|| names::QueryWords::of(&query)),
     };

@@ -17,7 +17,8 @@ const TWO_PASSES_FROM: usize = crate::store::CODES_FROM as usize;
 /// The vectors, with the id, file and first line of each chunk.
 #[derive(Clone)]
 pub struct VectorTable {
-    /// The index generation the vectors were read at (`IndexReader::generation`).
+    /// The index generation the vectors were read at (`IndexReader::generation`);
+    /// for static vectors, the word generation (`IndexReader::each_static_vector`).
     pub generation: i64,
     ids: Vec<ChunkId>,
     /// Position of each id in `ids`.
@@ -131,6 +132,14 @@ impl VectorTable {
     pub fn keeping(mut self, kept: usize) -> VectorTable {
         self.signs = Some((SignCodes::new(&self.data, self.dims), Some(kept)));
         self
+    }
+
+    /// Read every static vector of the index into memory (the static tier,
+    /// `search::statics`), ranked as `load`'s are.
+    pub fn load_statics(store: &dyn IndexReader) -> Result<VectorTable, StoreError> {
+        let mut table = VectorTable::empty();
+        table.generation = store.each_static_vector(&mut |row| table.push(row))?;
+        Ok(if table.len() >= TWO_PASSES_FROM { table.in_two_passes() } else { table })
     }
 
     /// Read every vector of the index into memory, to be ranked by an exact scan.

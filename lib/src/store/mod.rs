@@ -180,10 +180,23 @@ impl FileWrite {
                 names: String::new(),
                 words: crate::terms::chunk_words(text, ""),
             })
-            .collect();
-        let state = FileState { size: 1, mtime_ns: 1, hash: rel.as_bytes().to_vec() };
+            .collect::<Vec<_>>();
+        let state = FileState { size: 1, mtime_ns: 1, hash: content_hash(rel, &chunks) };
         FileWrite { rel: rel.into(), state, chunks, copied: 0, tokens: 0, pending: 0 }
     }
+}
+
+/// A test file's hash, of its path and its chunks as written: as with a
+/// real file's, another content has another hash (a write of the same hash
+/// is taken for the same text, `IndexWriter::write_batch`).
+#[cfg(test)]
+pub(crate) fn content_hash(rel: &str, chunks: &[ChunkWrite]) -> Vec<u8> {
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(rel.as_bytes());
+    for c in chunks {
+        hasher.update(format!("{:?}{:?}{}", c.chunk, c.vector, c.names).as_bytes());
+    }
+    hasher.finalize().as_bytes().to_vec()
 }
 
 impl FileWrite {
@@ -280,7 +293,8 @@ impl JobState {
     }
 }
 
-/// One stored vector, as [`IndexReader::each_vector`] hands them out.
+/// One stored vector, as [`IndexReader::each_vector`] and
+/// [`IndexReader::each_static_vector`] hand them out.
 pub struct VectorRow<'a> {
     pub id: ChunkId,
     pub file: &'a str,
@@ -423,7 +437,8 @@ pub trait IndexReader: Send {
         self.meta_count("generation")
     }
     /// A number that changes whenever the word index does: the generation
-    /// less the changes that left words alone (files only touched, and
+    /// less the changes that left words alone (files only touched, the
+    /// model's vectors stored into chunks a fill found unchanged, and
     /// vectors stored by searches of older vecgreps), so that words held in
     /// memory outlast them. A change by a vecgrep that does not count those
     /// moves it too.
@@ -483,6 +498,13 @@ pub trait IndexReader: Send {
     /// Hand every stored vector to `visit`, in path and line order, from one
     /// state of the index; returns that state's generation.
     fn each_vector(&self, visit: &mut dyn FnMut(VectorRow<'_>)) -> Result<i64, StoreError>;
+    /// Hand every stored static vector to `visit`, in path and line order,
+    /// from one state of the index; returns that state's word generation,
+    /// which changes whenever a chunk's static vector does (chunks are only
+    /// added, rewritten or removed with their words, and a new static table
+    /// is not a wordless change), so that static vectors held in memory
+    /// outlast a fill.
+    fn each_static_vector(&self, visit: &mut dyn FnMut(VectorRow<'_>)) -> Result<i64, StoreError>;
     /// Hand every term of the word index to `visit` with each chunk that
     /// has it and how often (term, chunk, occurrences), a term's chunks
     /// together and in id order, from one state of the index; returns that
@@ -676,6 +698,38 @@ pub(crate) mod backend_checks {
         assert_eq!(index.as_reader().meta().unwrap().unwrap().static_table, "another");
         let model = index.as_reader().nearest_chunks(&axis(2), &Scope::default(), 10_000).unwrap();
         assert!(model.len() == 1500 && model.iter().all(|c| (c.1 - 1.0).abs() < 1e-5), "the model's vectors stay");
+    }
+
+    /// `each_static_vector` hands out every chunk's static vector in path
+    /// and line order, model's vector or not, at the word generation; held
+    /// in memory they rank as the store does, and a new static table moves
+    /// the word generation, so that vectors held from before are not used.
+    pub(crate) fn static_vectors_are_read_whole_at_the_word_generation(index: &mut dyn IndexWriter) {
+        index.reset(&IndexMeta::for_tests()).unwrap();
+        let texts = |n: usize| (0..n).map(|i| format!("chunk {i}")).collect::<Vec<_>>();
+        let mut b = FileWrite::of_texts("b.py", &texts(3), None);
+        let mut a = FileWrite::of_texts("a.py", &texts(2), Some(&axis(9)));
+        for (i, c) in b.chunks.iter_mut().chain(a.chunks.iter_mut()).enumerate() {
+            c.static_vector = Some(axis(i));
+        }
+        index.write_batch(&[b, a], &[], &[]).unwrap();
+        let mut rows = Vec::new();
+        let generation = index
+            .as_reader()
+            .each_static_vector(&mut |r| rows.push((r.file.to_string(), r.start_line, r.vector.to_vec())))
+            .unwrap();
+        assert_eq!(generation, index.as_reader().word_generation().unwrap());
+        let places: Vec<(&str, usize)> = rows.iter().map(|r| (r.0.as_str(), r.1)).collect();
+        assert_eq!(places, [("a.py", 1), ("a.py", 2), ("b.py", 1), ("b.py", 2), ("b.py", 3)]);
+        assert_eq!(rows[0].2, axis(3), "the static vector, not the model's");
+        let held = crate::search::VectorTable::load_statics(index.as_reader()).unwrap();
+        let by_store = index.as_reader().nearest_static(&axis(4), &Scope::default(), 3).unwrap();
+        let by_memory = held.ranking(&axis(4), &Scope::default(), 3);
+        assert_eq!(by_memory.iter().map(|r| r.0).collect::<Vec<_>>(), by_store.iter().map(|r| r.0).collect::<Vec<_>>());
+        assert!((by_memory[0].1 - 1.0).abs() < 1e-6 && (by_store[0].1 - 1.0).abs() < 1e-6);
+        let other = IndexMeta { static_table: "another".into(), ..IndexMeta::for_tests() };
+        index.restatic(&other, &mut |_, _| axis(7), &mut |_, _| true).unwrap();
+        assert_ne!(index.as_reader().word_generation().unwrap(), generation, "a new static table is a new state");
     }
 }
 

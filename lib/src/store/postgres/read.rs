@@ -22,6 +22,15 @@ impl PgIndex {
             .start()
             .map_err(|e| self.failed(e))
     }
+
+    /// A meta count as `tx` sees it; 0 when unset.
+    fn meta_count_in(&self, tx: &mut postgres::Transaction<'_>, key: &str) -> Result<i64, StoreError> {
+        Ok(tx
+            .query_opt("SELECT value FROM meta WHERE key = $1", &[&key])
+            .map_err(|e| self.failed(e))?
+            .and_then(|r| r.get::<_, String>(0).parse().ok())
+            .unwrap_or(0))
+    }
 }
 
 impl IndexReader for PgIndex {
@@ -157,45 +166,17 @@ impl IndexReader for PgIndex {
     }
 
     fn each_vector(&self, visit: &mut dyn FnMut(VectorRow<'_>)) -> Result<i64, StoreError> {
-        let mut client = self.client.borrow_mut();
-        let mut tx = self.snapshot_of(&mut client)?;
-        let generation = tx
-            .query_opt("SELECT value FROM meta WHERE key = 'generation'", &[])
-            .map_err(|e| self.failed(e))?
-            .and_then(|r| r.get::<_, String>(0).parse().ok())
-            .unwrap_or(0);
-        let no_params: [&(dyn ToSql + Sync); 0] = [];
-        let mut rows = tx
-            .query_raw(
-                "SELECT c.id, f.path, c.embedding, c.start_line FROM chunks c JOIN files f ON f.id = c.file_id
-                 WHERE c.embedding IS NOT NULL ORDER BY f.path, c.start_line",
-                no_params,
-            )
-            .map_err(|e| self.failed(e))?;
-        while let Some(row) = rows.next().map_err(|e| self.failed(e))? {
-            let vector: Vector = row.get(2);
-            visit(VectorRow {
-                id: row.get(0),
-                file: row.get(1),
-                start_line: row.get::<_, i32>(3).max(0) as usize,
-                vector: vector.as_slice(),
-            });
-        }
-        drop(rows);
-        tx.commit().map_err(|e| self.failed(e))?;
-        Ok(generation)
+        self.each_vector_in("embedding", &[], visit)
+    }
+
+    fn each_static_vector(&self, visit: &mut dyn FnMut(VectorRow<'_>)) -> Result<i64, StoreError> {
+        self.each_vector_in("static_embedding", &["wordless_changes"], visit)
     }
 
     fn each_word(&self, visit: &mut dyn FnMut(&str, ChunkId, u32)) -> Result<WordTotals, StoreError> {
         let mut client = self.client.borrow_mut();
         let mut tx = self.snapshot_of(&mut client)?;
-        let mut meta = |key: &str| -> Result<i64, StoreError> {
-            Ok(tx
-                .query_opt("SELECT value FROM meta WHERE key = $1", &[&key])
-                .map_err(|e| self.failed(e))?
-                .and_then(|r| r.get::<_, String>(0).parse().ok())
-                .unwrap_or(0))
-        };
+        let mut meta = |key: &str| self.meta_count_in(&mut tx, key);
         let (generation, rows, tokens) =
             (meta("generation")? - meta("wordless_changes")?, meta("word_rows")?, meta("word_tokens")?);
         let no_params: [&(dyn ToSql + Sync); 0] = [];
@@ -257,5 +238,47 @@ impl Drop for OpenSnapshot<'_> {
             self.index.in_snapshot.set(false);
             let _ = self.index.batch("ROLLBACK");
         }
+    }
+}
+
+impl PgIndex {
+    /// Hand every vector in `column` to `visit`, in path and line order,
+    /// from one state of the index; returns that state's generation less
+    /// the meta counts named in `less` (`word_generation`'s, for instance).
+    fn each_vector_in(
+        &self,
+        column: &str,
+        less: &[&str],
+        visit: &mut dyn FnMut(VectorRow<'_>),
+    ) -> Result<i64, StoreError> {
+        let mut client = self.client.borrow_mut();
+        let mut tx = self.snapshot_of(&mut client)?;
+        let mut meta = |key: &str| self.meta_count_in(&mut tx, key);
+        let mut generation = meta("generation")?;
+        for key in less {
+            generation -= meta(key)?;
+        }
+        let no_params: [&(dyn ToSql + Sync); 0] = [];
+        let mut rows = tx
+            .query_raw(
+                &format!(
+                    "SELECT c.id, f.path, c.{column}, c.start_line FROM chunks c JOIN files f ON f.id = c.file_id
+                     WHERE c.{column} IS NOT NULL ORDER BY f.path, c.start_line"
+                ),
+                no_params,
+            )
+            .map_err(|e| self.failed(e))?;
+        while let Some(row) = rows.next().map_err(|e| self.failed(e))? {
+            let vector: Vector = row.get(2);
+            visit(VectorRow {
+                id: row.get(0),
+                file: row.get(1),
+                start_line: row.get::<_, i32>(3).max(0) as usize,
+                vector: vector.as_slice(),
+            });
+        }
+        drop(rows);
+        tx.commit().map_err(|e| self.failed(e))?;
+        Ok(generation)
     }
 }

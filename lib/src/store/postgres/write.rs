@@ -340,4 +340,11 @@ mod tests {
         let server = PgServer::start();
         crate::store::backend_checks::restatic_stops_whole_or_completes(&mut test_server::index(&server, "restatic"));
     }
+
+    #[test]
+    fn static_vectors_are_read_whole_at_the_word_generation() {
+        let server = PgServer::start();
+        let mut index = test_server::index(&server, "statics");
+        crate::store::backend_checks::static_vectors_are_read_whole_at_the_word_generation(&mut index);
+    }
 }

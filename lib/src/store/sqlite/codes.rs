@@ -403,8 +403,8 @@ mod tests {
                     names: String::new(),
                     words: String::new(),
                 })
-                .collect();
-            let state = FileState { size: 1, mtime_ns: 1, hash: rel.as_bytes().to_vec() };
+                .collect::<Vec<_>>();
+            let state = FileState { size: 1, mtime_ns: 1, hash: crate::store::content_hash(rel, &chunks) };
             FileWrite { rel: rel.into(), state, chunks, copied: 0, tokens: 0, pending: 0 }
         }
     }

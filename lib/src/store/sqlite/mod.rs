@@ -391,10 +391,10 @@ mod tests {
                 names: n.to_string(),
                 words: crate::terms::chunk_words(words, ""),
             })
-            .collect();
+            .collect::<Vec<_>>();
         FileWrite {
             rel: rel.to_string(),
-            state: FileState { size: words.len() as u64, mtime_ns: 1, hash: rel.as_bytes().to_vec() },
+            state: FileState { size: words.len() as u64, mtime_ns: 1, hash: crate::store::content_hash(rel, &chunks) },
             chunks,
             copied: 0,
             tokens: 0,

@@ -207,40 +207,11 @@ impl IndexReader for SqliteIndex {
     }
 
     fn each_vector(&self, visit: &mut dyn FnMut(VectorRow<'_>)) -> Result<i64, StoreError> {
-        // Read in one transaction so that the generation matches the vectors.
-        let tx = self.conn.unchecked_transaction().map_err(|e| self.damaged(e))?;
-        let generation = self.generation()?;
-        {
-            let mut stmt = tx
-                .prepare(
-                    "SELECT c.id, f.path, c.embedding, c.start_line FROM chunks c JOIN files f ON f.id = c.file_id
-                     WHERE c.embedding IS NOT NULL ORDER BY f.path, c.start_line",
-                )
-                .map_err(|e| self.damaged(e))?;
-            let mut rows = stmt.query([]).map_err(|e| self.damaged(e))?;
-            let mut dims = 0;
-            let mut vector: Vec<f32> = Vec::new();
-            while let Some(row) = rows.next().map_err(|e| self.damaged(e))? {
-                let blob = row.get_ref(2)?.as_blob().map_err(rusqlite::Error::from)?;
-                if dims == 0 {
-                    dims = blob.len() / 4;
-                }
-                if blob.len() / 4 != dims || blob.len() % 4 != 0 {
-                    let wrong = rusqlite::Error::InvalidColumnType(2, "embedding".into(), rusqlite::types::Type::Blob);
-                    return Err(self.damaged(wrong));
-                }
-                vector.clear();
-                vector.extend(blob_floats(blob));
-                visit(VectorRow {
-                    id: row.get(0)?,
-                    file: row.get_ref(1)?.as_str().map_err(rusqlite::Error::from)?,
-                    start_line: row.get::<_, i64>(3)?.clamp(0, i64::from(u32::MAX)) as usize,
-                    vector: &vector,
-                });
-            }
-        }
-        tx.finish().map_err(|e| self.damaged(e))?;
-        Ok(generation)
+        self.each_vector_in("embedding", &|| self.generation(), visit)
+    }
+
+    fn each_static_vector(&self, visit: &mut dyn FnMut(VectorRow<'_>)) -> Result<i64, StoreError> {
+        self.each_vector_in("static_embedding", &|| self.word_generation(), visit)
     }
 
     fn each_word(&self, visit: &mut dyn FnMut(&str, ChunkId, u32)) -> Result<WordTotals, StoreError> {
@@ -289,6 +260,50 @@ impl IndexReader for SqliteIndex {
 }
 
 impl SqliteIndex {
+    /// Hand every vector in `column` to `visit`, in path and line order,
+    /// from one state of the index; returns what `generation` says of it.
+    fn each_vector_in(
+        &self,
+        column: &str,
+        generation: &dyn Fn() -> Result<i64, StoreError>,
+        visit: &mut dyn FnMut(VectorRow<'_>),
+    ) -> Result<i64, StoreError> {
+        // Read in one transaction so that the generation matches the vectors.
+        let tx = self.conn.unchecked_transaction().map_err(|e| self.damaged(e))?;
+        let generation = generation()?;
+        {
+            let mut stmt = tx
+                .prepare(&format!(
+                    "SELECT c.id, f.path, c.{column}, c.start_line FROM chunks c JOIN files f ON f.id = c.file_id
+                     WHERE c.{column} IS NOT NULL ORDER BY f.path, c.start_line"
+                ))
+                .map_err(|e| self.damaged(e))?;
+            let mut rows = stmt.query([]).map_err(|e| self.damaged(e))?;
+            let mut dims = 0;
+            let mut vector: Vec<f32> = Vec::new();
+            while let Some(row) = rows.next().map_err(|e| self.damaged(e))? {
+                let blob = row.get_ref(2)?.as_blob().map_err(rusqlite::Error::from)?;
+                if dims == 0 {
+                    dims = blob.len() / 4;
+                }
+                if blob.len() / 4 != dims || blob.len() % 4 != 0 {
+                    let wrong = rusqlite::Error::InvalidColumnType(2, column.into(), rusqlite::types::Type::Blob);
+                    return Err(self.damaged(wrong));
+                }
+                vector.clear();
+                vector.extend(blob_floats(blob));
+                visit(VectorRow {
+                    id: row.get(0)?,
+                    file: row.get_ref(1)?.as_str().map_err(rusqlite::Error::from)?,
+                    start_line: row.get::<_, i64>(3)?.clamp(0, i64::from(u32::MAX)) as usize,
+                    vector: &vector,
+                });
+            }
+        }
+        tx.finish().map_err(|e| self.damaged(e))?;
+        Ok(generation)
+    }
+
     /// Chunks in scope by cosine similarity of `column` (a vector column) to `query`.
     /// The cosine of a chunk's vector in `column` to `query`; None without one.
     fn cosine_of(&self, column: &str, id: ChunkId, query: &[f32]) -> Result<Option<f32>, StoreError> {

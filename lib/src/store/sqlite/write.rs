@@ -8,7 +8,7 @@ use rusqlite::{params, CachedStatement, OptionalExtension, Transaction};
 use super::codes::{follow_write, NewVector};
 use super::{add_to_meta, vector_to_blob, SqliteIndex};
 use crate::store::name_counts::NameCounts;
-use crate::store::{FileState, FileWrite, IndexJob, IndexMeta, IndexReader, IndexWriter, StoreError};
+use crate::store::{ChunkWrite, FileState, FileWrite, IndexJob, IndexMeta, IndexReader, IndexWriter, StoreError};
 
 /// Indexes of up to this many chunks have their word index merged whole
 /// after every run that changed it (`compact_words`): about 100–150 ms at
@@ -152,7 +152,7 @@ fn write_batch_in(
     removals: &[String],
 ) -> rusqlite::Result<()> {
     let tx = conn.transaction()?;
-    let added = {
+    let (added, words_changed) = {
         let mut batch = Batch::prepare(&tx)?;
         for rel in removals {
             batch.remove(rel)?;
@@ -163,10 +163,12 @@ fn write_batch_in(
         for write in writes {
             batch.replace(write)?;
         }
-        batch.finish()?
+        let words_changed = batch.words_changed > 0;
+        (batch.finish()?, words_changed)
     };
     bump_generation(&tx)?;
-    if writes.is_empty() && removals.is_empty() {
+    // Touches and fills leave every chunk row as it was but its vector.
+    if !words_changed {
         add_to_meta(&tx, "wordless_changes", 1)?;
     }
     follow_write(&tx, &added)?;
@@ -182,6 +184,8 @@ struct Batch<'tx, 'w> {
     remove: CachedStatement<'tx>,
     touch: CachedStatement<'tx>,
     find: CachedStatement<'tx>,
+    stored_chunks: CachedStatement<'tx>,
+    fill_vector: CachedStatement<'tx>,
     drop_words: CachedStatement<'tx>,
     drop_chunks: CachedStatement<'tx>,
     add_words: CachedStatement<'tx>,
@@ -204,7 +208,12 @@ impl<'tx, 'w> Batch<'tx, 'w> {
             )?,
             remove: tx.prepare_cached("DELETE FROM files WHERE path = ?1")?,
             touch: tx.prepare_cached("UPDATE files SET size = ?2, mtime_ns = ?3 WHERE path = ?1")?,
-            find: tx.prepare_cached("SELECT id FROM files WHERE path = ?1")?,
+            find: tx.prepare_cached("SELECT id, hash FROM files WHERE path = ?1")?,
+            stored_chunks: tx.prepare_cached(
+                "SELECT id, start_line, end_line, embed_key, names, static_embedding IS NOT NULL, embedding IS NULL
+                 FROM chunks WHERE file_id = ?1 ORDER BY id",
+            )?,
+            fill_vector: tx.prepare_cached("UPDATE chunks SET embedding = ?2 WHERE id = ?1")?,
             drop_words: tx
                 .prepare_cached("DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE file_id = ?1)")?,
             drop_chunks: tx.prepare_cached("DELETE FROM chunks WHERE file_id = ?1")?,
@@ -232,7 +241,13 @@ impl<'tx, 'w> Batch<'tx, 'w> {
     /// Put a file's new content in place of what it had, if anything.
     fn replace(&mut self, w: &'w FileWrite) -> rusqlite::Result<()> {
         let st = &w.state;
-        let id: i64 = match self.find.query_row([&w.rel], |r| r.get(0)).optional()? {
+        let found: Option<(i64, Vec<u8>)> = self.find.query_row([&w.rel], |r| Ok((r.get(0)?, r.get(1)?))).optional()?;
+        if let Some((id, hash)) = &found {
+            if *hash == st.hash && self.fill_in_place(*id, w)? {
+                return Ok(());
+            }
+        }
+        let id: i64 = match found.map(|f| f.0) {
             Some(id) => {
                 self.names.forget_file(self.tx, "f.id = ?1", id)?;
                 self.words_changed += self.drop_words.execute([id])?;
@@ -268,6 +283,41 @@ impl<'tx, 'w> Batch<'tx, 'w> {
         Ok(())
     }
 
+    /// When the file's chunks are stored already as `w` cuts them (a fill:
+    /// the text is the same, only vectors are new), store the vectors they
+    /// lacked into their rows and say so; otherwise change nothing. The
+    /// chunks keep their ids, words and static vectors, so that what a
+    /// searcher holds of them in memory (`IndexReader::word_generation`)
+    /// stays current through a fill.
+    fn fill_in_place(&mut self, file_id: i64, w: &'w FileWrite) -> rusqlite::Result<bool> {
+        let stored: Vec<StoredRow> = self
+            .stored_chunks
+            .query_map([file_id], |r| {
+                Ok(StoredRow {
+                    id: r.get(0)?,
+                    lines: (r.get(1)?, r.get(2)?),
+                    embed_key: r.get(3)?,
+                    names: r.get(4)?,
+                    has_static: r.get(5)?,
+                    hole: r.get(6)?,
+                })
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        let same = stored.len() == w.chunks.len() && stored.iter().zip(&w.chunks).all(|(s, c)| s.holds(c));
+        if !same {
+            return Ok(false);
+        }
+        let st = &w.state;
+        self.update.execute(params![file_id, st.size as i64, st.mtime_ns, st.hash])?;
+        for (s, c) in stored.iter().zip(&w.chunks) {
+            if let (true, Some(vector)) = (s.hole, c.vector.as_deref()) {
+                self.fill_vector.execute(params![s.id, vector_to_blob(vector)])?;
+                self.vectors.push(NewVector { id: s.id, file_id, vector });
+            }
+        }
+        Ok(true)
+    }
+
     /// Write the counts the batch changed; returns the chunks it added
     /// with a vector.
     fn finish(self) -> rusqlite::Result<Vec<NewVector<'w>>> {
@@ -276,6 +326,28 @@ impl<'tx, 'w> Batch<'tx, 'w> {
         }
         self.names.write(self.tx)?;
         Ok(self.vectors)
+    }
+}
+
+/// What `fill_in_place` compares of a stored chunk with a new one.
+struct StoredRow {
+    id: i64,
+    lines: (i64, i64),
+    embed_key: Option<Vec<u8>>,
+    names: String,
+    has_static: bool,
+    /// Without the model's vector.
+    hole: bool,
+}
+
+impl StoredRow {
+    /// Whether the row is `c` but for the model's vector: the same lines
+    /// and embedded text (of a file of the same hash), names and tier.
+    fn holds(&self, c: &ChunkWrite) -> bool {
+        self.lines == (c.chunk.start_line as i64, c.chunk.end_line as i64)
+            && self.embed_key.as_deref() == Some(&c.embed_key[..])
+            && self.names == c.names
+            && self.has_static == c.static_vector.is_some()
     }
 }
 
@@ -333,6 +405,14 @@ mod tests {
     }
 
     #[test]
+    fn static_vectors_are_read_whole_at_the_word_generation() {
+        let dir = tempfile::tempdir().unwrap();
+        crate::store::backend_checks::static_vectors_are_read_whole_at_the_word_generation(&mut empty_store(
+            dir.path(),
+        ));
+    }
+
+    #[test]
     fn name_counts_follow_writes_replacements_and_removals() {
         let dir = tempfile::tempdir().unwrap();
         let mut store = empty_store(dir.path());
@@ -369,6 +449,43 @@ mod tests {
         // A count out of step with the chunks is damage `verify` reports.
         store.conn.execute("UPDATE name_terms SET chunks = 5 WHERE term = 'flush'", []).unwrap();
         assert_eq!(store.verify().unwrap().1, ["the name counts do not match the chunks' names"]);
+    }
+
+    #[test]
+    fn a_fill_stores_vectors_into_the_chunks_rows_and_leaves_the_words_current() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = empty_store(dir.path());
+        let ids = |store: &SqliteIndex| -> Vec<i64> {
+            let mut stmt = store.conn.prepare("SELECT id FROM chunks ORDER BY id").unwrap();
+            stmt.query_map([], |r| r.get(0)).unwrap().collect::<rusqlite::Result<_>>().unwrap()
+        };
+        let filled = file_with_names("a.rs", &["Handler emit", "flush"], "common body");
+        let mut statics = file_with_names("a.rs", &["Handler emit", "flush"], "common body");
+        for c in &mut statics.chunks {
+            c.vector = None;
+        }
+        // The same file, embedded statically at first.
+        (statics.pending, statics.state) = (2, filled.state.clone());
+        store.write_batch(&[statics, file_of_words("b.rs", "other")], &[], &[]).unwrap();
+        let (before, words_before, generation) =
+            (ids(&store), store.word_generation().unwrap(), store.generation().unwrap());
+        assert_eq!(store.unembedded_count().unwrap(), 2);
+
+        store.write_batch(&[filled], &[], &[]).unwrap();
+        assert_eq!(ids(&store), before, "the chunks keep their rows");
+        assert_eq!(store.unembedded_count().unwrap(), 0, "and have the model's vectors now");
+        assert_eq!(store.generation().unwrap(), generation + 1);
+        assert_eq!(store.word_generation().unwrap(), words_before, "no word changed");
+        assert_eq!(store.best_word_matches("common", &Scope::default(), 10).unwrap().len(), 2);
+        assert_eq!(store.named_chunks().unwrap(), 2);
+        let (_, problems) = store.verify().unwrap();
+        assert!(problems.is_empty(), "{problems:?}");
+
+        // Other text in the same lines is a rewrite: new rows, new words.
+        store.write_batch(&[file_with_names("a.rs", &["Handler emit", "flush"], "changed body")], &[], &[]).unwrap();
+        assert_ne!(ids(&store), before);
+        assert_ne!(store.word_generation().unwrap(), words_before);
+        assert_eq!(store.best_word_matches("changed", &Scope::default(), 10).unwrap().len(), 2);
     }
 
     #[test]
