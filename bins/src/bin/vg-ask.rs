@@ -130,7 +130,7 @@ impl AskSearcher for OneShot<'_> {
     }
 
     fn file_states(&mut self) -> HashMap<String, (u64, i64)> {
-        let files = self.store.files().unwrap_or_default();
+        let files = self.store.files(false).unwrap_or_default();
         files.into_iter().map(|(path, f)| (path, (f.state.size, f.state.mtime_ns))).collect()
     }
 }

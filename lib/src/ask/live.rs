@@ -38,7 +38,7 @@ impl AskSearcher for LiveAsk<'_> {
     }
 
     fn file_states(&mut self) -> HashMap<String, (u64, i64)> {
-        let files = self.store.as_ref().and_then(|s| s.files().ok()).unwrap_or_default();
+        let files = self.store.as_ref().and_then(|s| s.files(false).ok()).unwrap_or_default();
         files.into_iter().map(|(path, f)| (path, (f.state.size, f.state.mtime_ns))).collect()
     }
 }

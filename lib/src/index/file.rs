@@ -63,7 +63,7 @@ pub(super) fn read_file(f: &WalkedFile, previous: Option<&StoredFile>, config: &
     let mtime_ns = std::fs::metadata(&f.abs).map(|m| crate::project::mtime_ns(&m)).unwrap_or(f.mtime_ns);
     let hash = blake3::hash(&bytes).as_bytes().to_vec();
     let state = FileState { size, mtime_ns, hash };
-    if previous.is_some_and(|p| p.state.hash == state.hash && (p.holes == 0 || !full)) {
+    if previous.is_some_and(|p| p.state.hash == state.hash && (!full || p.holes == Some(0))) {
         return Read::Done(Prepared::Touch(state));
     }
     // Invalid UTF-8 (Latin-1 comments, say) is indexed with replacement characters.

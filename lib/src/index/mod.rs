@@ -177,7 +177,8 @@ pub fn run(
     }
 
     let walked = walk(req.root, req.paths, req.walk)?;
-    let stored = if rebuild.needed { Default::default() } else { store.files()? };
+    let full = embedders.embeds_fully(req.config);
+    let stored = if rebuild.needed { Default::default() } else { store.files(full)? };
     // Stored files were indexed by a run that let generated files in (or by
     // a version that did not look): read the walked ones again, so that those
     // whose content marks them generated leave the index now, not when they
@@ -185,7 +186,6 @@ pub fn run(
     // user who indexes one directory does not re-read it on every run; files
     // outside it are checked when they change (or on --reindex).
     let recheck_generated = !req.config.include_generated && !rebuild.needed && !store.generated_checked()?;
-    let full = embedders.embeds_fully(req.config);
     let plan = plan::plan(req, &walked, stored, recheck_generated, full, &mut summary, obs);
 
     if declined(req, plan.work.len(), obs) {

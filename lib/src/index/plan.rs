@@ -138,7 +138,7 @@ pub(super) fn plan<'w>(
             Some(s)
                 if s.state.size == f.size
                     && s.state.mtime_ns == f.mtime_ns
-                    && (s.holes == 0 || !full)
+                    && (!full || s.holes == Some(0))
                     && !recheck_generated =>
             {
                 summary.files += 1;

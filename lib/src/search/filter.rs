@@ -128,7 +128,7 @@ impl FileFilter {
             return Ok(scope);
         }
         let files = store
-            .files()?
+            .files(false)?
             .into_iter()
             .filter(|(path, f)| scope.admits(path) && self.admits(path, f.state.size, f.state.mtime_ns))
             .map(|(path, _)| path)

@@ -51,17 +51,27 @@ impl IndexReader for PgIndex {
         Ok(row.map_or(0, |r| r.get(0)))
     }
 
-    fn files(&self) -> Result<HashMap<String, StoredFile>, StoreError> {
-        let rows = self.rows(
-            "SELECT f.path, f.size, f.mtime_ns, f.hash, count(c.id), count(c.id) - count(c.embedding)
-             FROM files f LEFT JOIN chunks c ON c.file_id = f.id GROUP BY f.id",
-            &[],
-        )?;
+    fn files(&self, holes: bool) -> Result<HashMap<String, StoredFile>, StoreError> {
+        let sql = match holes {
+            true => {
+                "SELECT f.path, f.size, f.mtime_ns, f.hash, count(c.id), count(c.id) - count(c.embedding)
+                 FROM files f LEFT JOIN chunks c ON c.file_id = f.id GROUP BY f.id"
+            }
+            false => {
+                "SELECT f.path, f.size, f.mtime_ns, f.hash, count(c.id), NULL::bigint
+                 FROM files f LEFT JOIN chunks c ON c.file_id = f.id GROUP BY f.id"
+            }
+        };
+        let rows = self.rows(sql, &[])?;
         Ok(rows
             .iter()
             .map(|r| {
                 let state = FileState { size: r.get::<_, i64>(1) as u64, mtime_ns: r.get(2), hash: r.get(3) };
-                let file = StoredFile { state, chunks: r.get::<_, i64>(4) as u64, holes: r.get::<_, i64>(5) as u64 };
+                let file = StoredFile {
+                    state,
+                    chunks: r.get::<_, i64>(4) as u64,
+                    holes: r.get::<_, Option<i64>>(5).map(|n| n as u64),
+                };
                 (r.get(0), file)
             })
             .collect())

@@ -421,12 +421,14 @@ mod tests {
         store.write_batch(&[write], &[], &[]).unwrap();
         let stats = store.stats().unwrap();
         assert_eq!((store.unembedded_count().unwrap(), stats.holes, stats.pending), (2, 0, 2), "pending, not holes");
+        let file = |holes: bool| store.files(holes).unwrap().remove("a.py").map(|f| (f.chunks, f.holes));
+        assert_eq!((file(true), file(false)), (Some((2, Some(2))), Some((2, None))), "a full run's count, or none");
         let ids: Vec<ChunkId> =
             store.nearest_static(&axis(1), &Scope::default(), 10).unwrap().into_iter().map(|r| r.0).collect();
         assert_eq!(ids.len(), 2);
         assert!(store.nearest_chunks(&axis(1), &Scope::default(), 10).unwrap().is_empty(), "no model vectors yet");
         assert_eq!((store.vector_count().unwrap(), store.static_cosine(ids[0], &axis(1)).unwrap()), (0, Some(1.0)));
-        // A fill rewrites the file with the model's vectors (and keeps the static ones).
+        // A full run stores the model's vectors (and keeps the static ones).
         let generation = store.generation().unwrap();
         let mut filled = file_with_names("a.py", &["one", "two"], "body");
         filled.chunks[0].vector = Some(axis(3));

@@ -37,14 +37,19 @@ impl IndexReader for SqliteIndex {
             .map_err(|e| self.damaged(e))
     }
 
-    fn files(&self) -> Result<HashMap<String, StoredFile>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare(
+    fn files(&self, holes: bool) -> Result<HashMap<String, StoredFile>, StoreError> {
+        let sql = match holes {
+            true => {
                 "SELECT f.path, f.size, f.mtime_ns, f.hash, count(c.id), count(c.id) - count(c.embedding) FROM files f
-                 LEFT JOIN chunks c ON c.file_id = f.id GROUP BY f.id",
-            )
-            .map_err(|e| self.damaged(e))?;
+                 LEFT JOIN chunks c ON c.file_id = f.id GROUP BY f.id"
+            }
+            // Counted from the index of chunks by file, no row read.
+            false => {
+                "SELECT f.path, f.size, f.mtime_ns, f.hash, (SELECT count(*) FROM chunks c WHERE c.file_id = f.id), NULL
+                 FROM files f"
+            }
+        };
+        let mut stmt = self.conn.prepare(sql).map_err(|e| self.damaged(e))?;
         let rows = stmt.query_map([], |r| {
             Ok((
                 r.get::<_, String>(0)?,
@@ -55,7 +60,7 @@ impl IndexReader for SqliteIndex {
                         hash: r.get(3)?,
                     },
                     chunks: r.get::<_, i64>(4)? as u64,
-                    holes: r.get::<_, i64>(5)? as u64,
+                    holes: r.get::<_, Option<i64>>(5)?.map(|n| n as u64),
                 },
             ))
         })?;
