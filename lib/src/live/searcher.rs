@@ -97,7 +97,12 @@ impl Searcher {
         }
         let store = store.as_deref().ok_or_else(|| anyhow!("no index"))?;
         let request = &request.clone().narrowed(store)?;
-        let statics = self.statics_for(store, request)?;
+        let ranks_statically = search::ranks_statically(store)?;
+        if !ranks_statically {
+            // Every chunk has the model's vector now: no search ranks by them.
+            Held::release(&self.statics);
+        }
+        let statics = self.statics_for(ranks_statically, request)?;
         let needs_model = search::needs_model(store, request.mode, statics.is_some())?;
         // While chunks still lack the model's vector a fill is under way, and
         // every batch it stores would have each search read all the vectors
@@ -112,13 +117,7 @@ impl Searcher {
             SearchMode::Semantic => None,
             _ => Held::current(&self.words, word_generation, &self.live),
         };
-        let static_vectors = match statics {
-            Some(_) => Held::current(&self.statics, word_generation, &self.live),
-            None => {
-                Held::release(&self.statics);
-                None
-            }
-        };
+        let static_vectors = statics.as_ref().and_then(|_| Held::current(&self.statics, word_generation, &self.live));
         // The query is embedded while the word index is searched: they take
         // about as long as each other, and together most of a search. With
         // the query model on one thread, each has a core (tokio: 4.2 ms
@@ -149,11 +148,11 @@ impl Searcher {
         search::search_embedded(store, &mut ranking, request)
     }
 
-    /// The static table, when `store` has chunks it ranks (those lacking
-    /// the model's vector: a static run, or a fill under way) and the
-    /// request ranks by meaning.
-    fn statics_for(&self, store: &dyn IndexReader, request: &SearchRequest<'_>) -> Result<Option<Arc<StaticModel>>> {
-        if search::needs_embedder(request.mode) && search::ranks_statically(store)? {
+    /// The static table, when the index has chunks it ranks
+    /// (`ranks_statically`: those lacking the model's vector, after a static
+    /// run or during a fill) and the request ranks by meaning.
+    fn statics_for(&self, ranks_statically: bool, request: &SearchRequest<'_>) -> Result<Option<Arc<StaticModel>>> {
+        if search::needs_embedder(request.mode) && ranks_statically {
             lock(&self.embedder).statics()
         } else {
             Ok(None)
@@ -165,7 +164,7 @@ impl Searcher {
     /// store, with the warm query model.
     pub fn search_revision(&self, root: &ProjectRoot, request: &SearchRequest<'_>) -> Result<Vec<Hit>> {
         let store = store::open_for_reading(root)?;
-        let statics = self.statics_for(&*store, request)?;
+        let statics = self.statics_for(search::ranks_statically(&*store)?, request)?;
         let mut embedder = lock(&self.embedder);
         let model = match search::needs_model(&*store, request.mode, statics.is_some())? {
             true => Some(embedder.get()?),
