@@ -375,6 +375,11 @@ impl Preloading {
         Preloading { query_embedder: None, statics: static_loader(config).map(std::thread::spawn) }
     }
 
+    /// `start` for a search of `inv`'s index (vg-query, vg-ask).
+    pub fn start_for(inv: &Invocation) -> Preloading {
+        Preloading::start(&inv.config, may_need_model(inv))
+    }
+
     /// Wait for what is still loading: a process that exits under a loading
     /// ONNX Runtime can crash.
     pub fn finish(self) {
@@ -385,6 +390,20 @@ impl Preloading {
             let _ = loading.join();
         }
     }
+}
+
+/// Whether the search may need the model for the query, to start loading it
+/// (else the static table) while the index is brought up to date: not for
+/// a static index, whose meaning the static table ranks (nor for one not
+/// made yet, which an index run makes static), unless the config asks
+/// every chunk to be embedded.
+fn may_need_model(inv: &Invocation) -> bool {
+    let has_statics = static_loader(&inv.config).is_some();
+    vecgrep::search::needs_embedder(inv.config.mode)
+        && (!has_statics
+            || inv.config.embed_all
+            || vecgrep::store::open_for_reading(&inv.root)
+                .is_ok_and(|s| vecgrep::search::needs_model(&*s, inv.config.mode, true).unwrap_or(true)))
 }
 
 /// A one-shot search (vg-query, vg-ask) of `store`, the index of

@@ -36,27 +36,47 @@ fn main() -> ExitCode {
         if cli.plan {
             return print_plan(&cli.query, &inv, &options, json);
         }
-        let (errors, walked) = index_first(&cli, &inv)?;
-        let store = store::open_for_reading(&inv.root)?;
-        let (concepts, problems) = vecgrep::concepts::load(&inv.root);
-        for problem in &problems {
-            note(TOOL, inv.config.quiet, &problem.to_string());
-        }
-        let scope = Scope { prefixes: inv.paths.iter().map(|p| p.rel.clone()).collect(), files: walked };
-        let mut searcher = OneShot { inv: &inv, store: &*store, scope, concepts };
-        let response = ask::ask(&cli.query, &inv.root, &inv.config, &options, &mut searcher)?;
-        let mut out = std::io::stdout().lock();
-        if json {
-            vecgrep::records::write_record(&mut out, &response)?;
-        } else {
-            out.write_all(ask::render_response(&response).as_bytes())?;
-        }
-        out.flush()?;
-        Ok(match (errors, response.hits.is_empty()) {
-            (true, _) => EXIT_ERROR,
-            (false, false) => EXIT_FOUND,
-            (false, true) => EXIT_NOT_FOUND,
-        })
+        // The models load while the index is brought up to date; none where
+        // the privacy mode refuses the embedder (the search is then by words).
+        let mut preloading = match ask::allowed(inv.config.privacy_mode, &inv.config).embedding {
+            true => Preloading::start_for(&inv),
+            false => Preloading::default(),
+        };
+        let result = ask_and_answer(&cli, &inv, &options, json, &mut preloading);
+        preloading.finish();
+        result
+    })
+}
+
+/// Index first (`index_first`), then ask: the plan's search, its reasons,
+/// and the chat model's answer when one is called for.
+fn ask_and_answer(
+    cli: &AskCli,
+    inv: &Invocation,
+    options: &AskOptions,
+    json: bool,
+    preloading: &mut Preloading,
+) -> Result<u8> {
+    let (errors, walked) = index_first(cli, inv)?;
+    let store = store::open_for_reading(&inv.root)?;
+    let (concepts, problems) = vecgrep::concepts::load(&inv.root);
+    for problem in &problems {
+        note(TOOL, inv.config.quiet, &problem.to_string());
+    }
+    let scope = Scope { prefixes: inv.paths.iter().map(|p| p.rel.clone()).collect(), files: walked };
+    let mut searcher = OneShot { inv, store: &*store, scope, concepts, preloading };
+    let response = ask::ask(&cli.query, &inv.root, &inv.config, options, &mut searcher)?;
+    let mut out = std::io::stdout().lock();
+    if json {
+        vecgrep::records::write_record(&mut out, &response)?;
+    } else {
+        out.write_all(ask::render_response(&response).as_bytes())?;
+    }
+    out.flush()?;
+    Ok(match (errors, response.hits.is_empty()) {
+        (true, _) => EXIT_ERROR,
+        (false, false) => EXIT_FOUND,
+        (false, true) => EXIT_NOT_FOUND,
     })
 }
 
@@ -110,11 +130,13 @@ struct OneShot<'a> {
     store: &'a dyn IndexReader,
     scope: Scope,
     concepts: ConceptSet,
+    /// The models loading since the run began, which the search takes.
+    preloading: &'a mut Preloading,
 }
 
 impl AskSearcher for OneShot<'_> {
     fn search(&mut self, request: &SearchRequest<'_>) -> Result<Vec<Hit>> {
-        search_once(self.store, &mut Preloading::default(), request, &self.inv.config, &self.inv.root)
+        search_once(self.store, self.preloading, request, &self.inv.config, &self.inv.root)
     }
 
     fn expand(&self, query: &str) -> Expansion {

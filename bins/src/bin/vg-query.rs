@@ -24,25 +24,11 @@ fn main() -> ExitCode {
     run_main(TOOL, || {
         let query = vecgrep::search::check_query(&cli.query)?.to_string();
         let inv = resolve(TOOL, &cli.paths, cli.outside.skip_outside_root, Some(&cli.catalog), cli_config(&matches)?)?;
-        let mut preloading = Preloading::start(&inv.config, may_need_model(&inv));
+        let mut preloading = Preloading::start_for(&inv);
         let result = search(&cli, &inv, &query, &mut preloading);
         preloading.finish();
         result
     })
-}
-
-/// Whether the search may need the model for the query, to start loading it
-/// (else the static table) while the index is brought up to date: not for
-/// a static index, whose meaning the static table ranks (nor for one not
-/// made yet, which an index run makes static), unless the config asks
-/// every chunk to be embedded.
-fn may_need_model(inv: &Invocation) -> bool {
-    let has_statics = vecgrep_bins::app::static_loader(&inv.config).is_some();
-    vecgrep::search::needs_embedder(inv.config.mode)
-        && (!has_statics
-            || inv.config.embed_all
-            || store::open_for_reading(&inv.root)
-                .is_ok_and(|s| vecgrep::search::needs_model(&*s, inv.config.mode, true).unwrap_or(true)))
 }
 
 /// What the walk before the search found: the files it admitted, and
