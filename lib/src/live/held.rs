@@ -1,6 +1,7 @@
 //! Tables a live searcher holds in memory (the index's words, its static
-//! vectors), each read again in the background when the index changes
-//! under it: no search waits for one, the store answers meanwhile.
+//! vectors), each read at a word generation (`IndexReader::word_generation`,
+//! which a fill does not move) and read again in the background when that
+//! changes: no search waits for one, the store answers meanwhile.
 
 use std::sync::{Arc, Mutex};
 
@@ -10,14 +11,12 @@ use super::{lock, LiveIndex};
 use crate::search::{VectorTable, WordTable};
 use crate::store::{self, IndexReader};
 
-/// A table read at one state of the index, which it names.
+/// A table read at one word generation of the index, which it names.
 pub(super) trait HeldTable: Send + Sync + 'static {
     /// What it is, for the note when it cannot be read.
     const WHAT: &'static str;
-    /// The generation it was read at, as `current_generation` tells it.
+    /// The word generation it was read at.
     fn generation(&self) -> i64;
-    /// The generation of `store` as it is now, that a table must have been read at.
-    fn current_generation(store: &dyn IndexReader) -> Result<i64>;
     /// Read it from `store`.
     fn load(store: &dyn IndexReader) -> Result<Self>
     where
@@ -28,9 +27,6 @@ impl HeldTable for WordTable {
     const WHAT: &'static str = "words";
     fn generation(&self) -> i64 {
         self.generation
-    }
-    fn current_generation(store: &dyn IndexReader) -> Result<i64> {
-        Ok(store.word_generation()?)
     }
     fn load(store: &dyn IndexReader) -> Result<Self> {
         WordTable::load(store)
@@ -43,9 +39,6 @@ impl HeldTable for VectorTable {
     const WHAT: &'static str = "static vectors";
     fn generation(&self) -> i64 {
         self.generation
-    }
-    fn current_generation(store: &dyn IndexReader) -> Result<i64> {
-        Ok(store.word_generation()?)
     }
     fn load(store: &dyn IndexReader) -> Result<Self> {
         Ok(VectorTable::load_statics(store)?)
@@ -69,8 +62,8 @@ impl<T> Default for Held<T> {
 }
 
 impl<T: HeldTable> Held<T> {
-    /// The table if it was read at `generation` (`HeldTable::current_generation`
-    /// now); otherwise None, and it is read again in the background, one
+    /// The table if it was read at `generation` (the index's word
+    /// generation now); otherwise None, and it is read again in the background, one
     /// reader at a time, so that a later search has it. A million chunks'
     /// words take a while to read; no search waits for them.
     pub(super) fn current(held: &Arc<Mutex<Self>>, generation: i64, live: &Arc<LiveIndex>) -> Option<Arc<T>> {
@@ -104,7 +97,7 @@ fn load_into<T: HeldTable>(held: &Mutex<Held<T>>, live: &LiveIndex) {
     let mut generation = None;
     let load = || -> Result<T> {
         let store = store::open_for_reading(&live.target.root)?;
-        generation = Some(T::current_generation(&*store)?);
+        generation = Some(store.word_generation()?);
         T::load(&*store)
     };
     // A panic must not leave `loading` set, or no search would read it again.
