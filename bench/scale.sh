@@ -8,6 +8,10 @@
 #            each size (default: 1 11 114, about 10k, 100k and 1M chunks)
 # env: BACKEND=sqlite (default: <root>/.vecgrep/index.db) or postgres (a
 #      throwaway server from scripts/pg-server.sh, given as store_url)
+#      TIER=full (default: stand-in model vectors, below) or static (the
+#      index a first run leaves, static vectors only: what a new question on
+#      a new large repository is ranked by; vg-serve fills it in the
+#      background while it is measured, as it would)
 #
 # The trees are copies (hard links) of tokio's src/ in a temp dir. Each is
 # indexed with the static tier, then every chunk's static vector is copied
@@ -54,11 +58,13 @@ case $backend in
     ;;
   *) echo "bench/scale.sh: BACKEND must be sqlite or postgres, not $backend" >&2; exit 2 ;;
 esac
+[[ ${TIER:-full} == full || $TIER == static ]] || { echo "bench/scale.sh: TIER must be full or static, not $TIER" >&2; exit 2; }
 
 # Copy every chunk's static vector into its model-vector column, as a
 # change of the index (its generation), so that the next run rebuilds what
 # SQLite keeps of the vectors for one-shot searches (their sign codes).
 stand_in_vectors() {
+  [[ ${TIER:-full} == static ]] && return
   local sql="UPDATE chunks SET embedding = static_embedding WHERE embedding IS NULL;
     UPDATE meta SET value = CAST(CAST(value AS BIGINT) + 1 AS TEXT) WHERE key = 'generation';"
   if [[ $backend == sqlite ]]; then
@@ -127,7 +133,7 @@ errors, p50, p99 = (re.search(p, line).group(1) for p in (r'(\d+) errors', r'p50
 print(errors, p50, p99, '$hwm', '$semantic', '$lexical', '$words')"
 }
 
-echo "backend: $backend"
+echo "backend: $backend, tier: ${TIER:-full}"
 printf '%-9s %9s %9s %8s %8s | %10s %10s | %9s %9s %7s %10s | %9s %9s %8s\n' copies chunks "index MB" "tidy s" "codes s" \
   "CLI p50 ms" "CLI MB" "serve p50" "serve p99" errors "serve MB" "semantic" "lexical" "words s"
 for n in "${copies[@]}"; do

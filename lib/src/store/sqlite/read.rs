@@ -4,6 +4,7 @@ use std::collections::HashMap;
 
 use rusqlite::{params, OptionalExtension};
 
+use super::codes::Coded;
 use super::{blob_floats, vector_to_blob, SqliteIndex};
 use crate::store::{
     ChunkId, IndexJob, IndexReader, IndexStats, Scope, Snapshot, StoreError, StoredChunk, StoredFile, VectorRow,
@@ -82,14 +83,11 @@ impl IndexReader for SqliteIndex {
     }
 
     fn nearest_chunks(&self, query: &[f32], scope: &Scope, limit: usize) -> Result<Vec<(ChunkId, f32)>, StoreError> {
-        match self.nearest_by_codes(query, scope, limit)? {
-            Some(nearest) => Ok(nearest),
-            None => self.nearest_by("embedding", query, scope, limit),
-        }
+        self.nearest_of(Coded::Model, query, scope, limit)
     }
 
     fn nearest_static(&self, query: &[f32], scope: &Scope, limit: usize) -> Result<Vec<(ChunkId, f32)>, StoreError> {
-        self.nearest_by("static_embedding", query, scope, limit)
+        self.nearest_of(Coded::Static, query, scope, limit)
     }
 
     fn unembedded_count(&self) -> Result<u64, StoreError> {
@@ -319,6 +317,21 @@ impl SqliteIndex {
             .and_then(|mut s| s.query_row(params![id, vector_to_blob(query)], |r| r.get::<_, f64>(0)).optional())
             .map(|c| c.map(|c| c as f32))
             .map_err(|e| self.damaged(e))
+    }
+
+    /// The chunks nearest `query` by their vectors of `kind`: through the
+    /// codes where they cover the index, by an exact scan otherwise.
+    pub(super) fn nearest_of(
+        &self,
+        kind: Coded,
+        query: &[f32],
+        scope: &Scope,
+        limit: usize,
+    ) -> Result<Vec<(ChunkId, f32)>, StoreError> {
+        match self.nearest_by_codes(kind, query, scope, limit)? {
+            Some(nearest) => Ok(nearest),
+            None => self.nearest_by(kind.column(), query, scope, limit),
+        }
     }
 
     pub(super) fn nearest_by(

@@ -74,10 +74,7 @@ impl SqliteIndex {
         if !self.name_counts_agree()? {
             problems.push("the name counts do not match the chunks' names".into());
         }
-        let uncoded = self.vectors_without_codes()?;
-        if uncoded > 0 {
-            problems.push(format!("{uncoded} vectors have no sign code, though the codes say they cover the index"));
-        }
+        problems.extend(self.codes_problems()?);
         let stats = self.counts()?;
         if stats.files > 0 && self.meta()?.is_none() {
             problems.push("the index holds files but does not say what built it".into());

@@ -5,7 +5,7 @@
 
 use rusqlite::{params, CachedStatement, OptionalExtension, Transaction};
 
-use super::codes::{follow_write, NewVector};
+use super::codes::{follow_write, Coded, NewVector};
 use super::{add_to_meta, vector_to_blob, SqliteIndex};
 use crate::store::name_counts::NameCounts;
 use crate::store::{ChunkWrite, FileState, FileWrite, IndexJob, IndexMeta, IndexReader, IndexWriter, StoreError};
@@ -30,8 +30,8 @@ impl IndexWriter for SqliteIndex {
         tx.execute("DELETE FROM chunks", [])?;
         tx.execute("DELETE FROM files", [])?;
         tx.execute("DELETE FROM name_terms", [])?;
-        tx.execute("DELETE FROM vector_codes", [])?;
-        tx.execute("DELETE FROM meta WHERE key IN ('dims', 'named_chunks', 'codes_generation', 'codes_entries')", [])?;
+        tx.execute_batch(&Coded::reset_sql())?;
+        tx.execute("DELETE FROM meta WHERE key IN ('dims', 'named_chunks')", [])?;
         tx.execute("INSERT OR REPLACE INTO meta VALUES ('generated_checked', '1')", [])?;
         for (k, v) in meta.entries() {
             tx.execute("INSERT OR REPLACE INTO meta VALUES (?1, ?2)", params![k, v])?;
@@ -171,7 +171,8 @@ fn write_batch_in(
     if !words_changed {
         add_to_meta(&tx, "wordless_changes", 1)?;
     }
-    follow_write(&tx, &added)?;
+    follow_write(&tx, Coded::Model, &added.vectors)?;
+    follow_write(&tx, Coded::Static, &added.statics)?;
     tx.commit()?;
     Ok(())
 }
@@ -195,8 +196,17 @@ struct Batch<'tx, 'w> {
     /// Word rows deleted and added, for `compact_words`.
     words_changed: usize,
     names: NameCounts,
-    /// The chunks added with a vector, for the vector codes.
+    /// The vectors the batch stored, for their codes.
+    added: AddedVectors<'w>,
+}
+
+/// The vectors a batch stored, of each kind (`codes::Coded`).
+#[derive(Default)]
+struct AddedVectors<'w> {
+    /// The model's: chunks written with one, and holes filled.
     vectors: Vec<NewVector<'w>>,
+    /// Static: chunks written with one (a fill keeps those it finds).
+    statics: Vec<NewVector<'w>>,
 }
 
 impl<'tx, 'w> Batch<'tx, 'w> {
@@ -226,7 +236,7 @@ impl<'tx, 'w> Batch<'tx, 'w> {
             )?,
             words_changed: 0,
             names: NameCounts::default(),
-            vectors: Vec::new(),
+            added: AddedVectors::default(),
         })
     }
 
@@ -275,7 +285,10 @@ impl<'tx, 'w> Batch<'tx, 'w> {
             self.names.count(&c.names, 1);
             let chunk = self.tx.last_insert_rowid();
             if let Some(vector) = c.vector.as_deref() {
-                self.vectors.push(NewVector { id: chunk, file_id: id, vector });
+                self.added.vectors.push(NewVector { id: chunk, file_id: id, vector });
+            }
+            if let Some(vector) = c.static_vector.as_deref() {
+                self.added.statics.push(NewVector { id: chunk, file_id: id, vector });
             }
             self.add_words.execute(params![chunk, c.words])?;
             self.words_changed += 1;
@@ -312,20 +325,19 @@ impl<'tx, 'w> Batch<'tx, 'w> {
         for (s, c) in stored.iter().zip(&w.chunks) {
             if let (true, Some(vector)) = (s.hole, c.vector.as_deref()) {
                 self.fill_vector.execute(params![s.id, vector_to_blob(vector)])?;
-                self.vectors.push(NewVector { id: s.id, file_id, vector });
+                self.added.vectors.push(NewVector { id: s.id, file_id, vector });
             }
         }
         Ok(true)
     }
 
-    /// Write the counts the batch changed; returns the chunks it added
-    /// with a vector.
-    fn finish(self) -> rusqlite::Result<Vec<NewVector<'w>>> {
+    /// Write the counts the batch changed; returns the vectors it stored.
+    fn finish(self) -> rusqlite::Result<AddedVectors<'w>> {
         if self.words_changed > 0 {
             add_to_meta(self.tx, "words_changed", self.words_changed as i64)?;
         }
         self.names.write(self.tx)?;
-        Ok(self.vectors)
+        Ok(self.added)
     }
 }
 
