@@ -33,6 +33,7 @@ pub const EXIT_INTERRUPTED: u8 = 130;
 /// Run a binary's body: print any error as one line `tool: cause: cause`,
 /// treat a closed stdout as success, and turn the outcome into an exit code.
 pub fn run_main(tool: &str, body: impl FnOnce() -> Result<u8>) -> ExitCode {
+    ignore_file_size_signal();
     match body() {
         Ok(code) => ExitCode::from(code),
         Err(e) if is_broken_pipe(&e) => ExitCode::from(EXIT_FOUND),
@@ -42,6 +43,17 @@ pub fn run_main(tool: &str, body: impl FnOnce() -> Result<u8>) -> ExitCode {
             ExitCode::from(EXIT_ERROR)
         }
     }
+}
+
+/// A write past the file size limit (`ulimit -f`) then fails with EFBIG,
+/// which the tool reports in one line as it does a full disk, instead of
+/// SIGXFSZ ending it without a word (exit 153) in the middle of a write.
+#[allow(unsafe_code)]
+fn ignore_file_size_signal() {
+    use nix::sys::signal::{signal, SigHandler, Signal};
+    // SAFETY: ignoring a signal installs no handler, so nothing runs in
+    // signal context; the previous disposition is not needed.
+    let _ = unsafe { signal(Signal::SIGXFSZ, SigHandler::SigIgn) };
 }
 
 /// Set by `vecgrep` on the tools it runs: their messages go under its name,
