@@ -322,7 +322,12 @@ impl IndexObserver for LiveObserver<'_> {
     }
 
     fn restatic_progress(&mut self, done: u64, of: u64) {
-        lock(&self.live.state).progress.recomputing = (done < of).then_some(Recomputing { done, of });
+        // The last page is counted before the new vectors are committed: the
+        // status says the recomputing is over when the run is (`index_once`),
+        // so that a search made then ranks by the new table's vectors.
+        if done < of {
+            lock(&self.live.state).progress.recomputing = Some(Recomputing { done, of });
+        }
     }
 
     fn cancelled(&self) -> bool {

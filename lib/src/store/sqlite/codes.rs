@@ -109,9 +109,9 @@ impl Coded {
     }
 }
 
-/// Indexes with at least this many of the model's vectors keep codes (and
-/// a server ranks its vectors in two passes, `search::VectorTable`): below
-/// it the exact scan takes under 50 ms.
+/// Indexes with at least this many vectors of a kind keep codes of that
+/// kind (and a server ranks a table of them in two passes,
+/// `search::VectorTable`): below it the exact scan takes under 50 ms.
 pub const CODES_FROM: u64 = 50_000;
 
 /// How many candidates the Hamming pass keeps: `limit` × the first, at
