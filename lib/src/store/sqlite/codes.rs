@@ -51,61 +51,71 @@ pub(super) enum Coded {
     Static,
 }
 
+/// Where the codes of a kind, and its vectors, are kept.
+struct Names {
+    /// The chunks' column of the vectors.
+    column: &'static str,
+    table: &'static str,
+    /// Meta: the generation the codes cover.
+    generation_key: &'static str,
+    /// Meta: how many entries the blocks hold, removed chunks' included.
+    entries_key: &'static str,
+    /// What `--verify` calls the vectors.
+    what: &'static str,
+}
+
 impl Coded {
     pub(super) const BOTH: [Coded; 2] = [Coded::Model, Coded::Static];
 
+    fn names(self) -> &'static Names {
+        match self {
+            Coded::Model => &Names {
+                column: "embedding",
+                table: "vector_codes",
+                generation_key: "codes_generation",
+                entries_key: "codes_entries",
+                what: "vectors",
+            },
+            Coded::Static => &Names {
+                column: "static_embedding",
+                table: "static_codes",
+                generation_key: "static_codes_generation",
+                entries_key: "static_codes_entries",
+                what: "static vectors",
+            },
+        }
+    }
+
     /// The chunks' column of these vectors.
     pub(super) fn column(self) -> &'static str {
-        match self {
-            Coded::Model => "embedding",
-            Coded::Static => "static_embedding",
-        }
+        self.names().column
     }
 
     fn table(self) -> &'static str {
-        match self {
-            Coded::Model => "vector_codes",
-            Coded::Static => "static_codes",
-        }
+        self.names().table
     }
 
-    /// Meta: the generation the codes cover.
     fn generation_key(self) -> &'static str {
-        match self {
-            Coded::Model => "codes_generation",
-            Coded::Static => "static_codes_generation",
-        }
+        self.names().generation_key
     }
 
-    /// Meta: how many entries the blocks hold, removed chunks' included.
     fn entries_key(self) -> &'static str {
-        match self {
-            Coded::Model => "codes_entries",
-            Coded::Static => "static_codes_entries",
-        }
+        self.names().entries_key
     }
 
-    /// What `--verify` calls these vectors.
     fn what(self) -> &'static str {
-        match self {
-            Coded::Model => "vectors",
-            Coded::Static => "static vectors",
-        }
+        self.names().what
     }
 
-    /// What a reset empties: every table of codes and what meta says of them.
+    /// SQL that drops these codes and what meta says of them.
+    fn drop_sql(self) -> String {
+        let Names { table, generation_key, entries_key, .. } = self.names();
+        format!("DELETE FROM {table}; DELETE FROM meta WHERE key IN ('{generation_key}', '{entries_key}');")
+    }
+
+    /// What a reset empties: every kind's codes.
     pub(super) fn reset_sql() -> String {
-        Coded::BOTH
-            .iter()
-            .map(|k| {
-                format!(
-                    "DELETE FROM {}; DELETE FROM meta WHERE key IN ('{}', '{}');",
-                    k.table(),
-                    k.generation_key(),
-                    k.entries_key()
-                )
-            })
-            .collect()
+        Coded::BOTH.iter().map(|k| k.drop_sql()).collect()
     }
 }
 
@@ -244,7 +254,10 @@ impl SqliteIndex {
 
     /// `refresh_codes` of one kind, with codes for `at_least` vectors or more.
     fn refresh_codes_from(&self, kind: Coded, at_least: u64) -> Result<(), StoreError> {
-        let vectors = self.coded_count(kind)?;
+        // From the partial indexes of the chunks without (not `counts()`,
+        // whose static tallies read every row: ~20 ms on tokio's 12k chunks,
+        // at the end of every index run).
+        let vectors = self.count_with_vector(kind.column())?;
         let damaged = |e| self.damaged(e);
         let tx = self.conn.unchecked_transaction().map_err(damaged)?;
         let (table, generation_key, entries_key) = (kind.table(), kind.generation_key(), kind.entries_key());
@@ -253,10 +266,7 @@ impl SqliteIndex {
             if meta_i64(&tx, entries_key).map_err(damaged)?.is_none() {
                 return Ok(());
             }
-            tx.execute_batch(&format!(
-                "DELETE FROM {table}; DELETE FROM meta WHERE key IN ('{generation_key}', '{entries_key}');"
-            ))
-            .map_err(damaged)?;
+            tx.execute_batch(&kind.drop_sql()).map_err(damaged)?;
             return tx.commit().map_err(damaged);
         }
         let generation = meta_i64(&tx, "generation").map_err(damaged)?;
@@ -305,24 +315,6 @@ impl SqliteIndex {
             if row.is_none() {
                 return Ok(written);
             }
-        }
-    }
-
-    /// How many chunks have a vector of `kind`, from the partial indexes of
-    /// those without (not `counts()`, whose static tallies read every row:
-    /// ~20 ms on tokio's 12k chunks, at the end of every index run).
-    fn coded_count(&self, kind: Coded) -> Result<u64, StoreError> {
-        match kind {
-            Coded::Model => self.vector_count(),
-            Coded::Static => self
-                .conn
-                .query_row(
-                    "SELECT (SELECT count(*) FROM chunks) - (SELECT count(*) FROM chunks WHERE static_embedding IS NULL)",
-                    [],
-                    |r| r.get::<_, i64>(0),
-                )
-                .map(|n| n.max(0) as u64)
-                .map_err(|e| self.damaged(e)),
         }
     }
 

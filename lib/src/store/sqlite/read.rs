@@ -98,14 +98,7 @@ impl IndexReader for SqliteIndex {
     }
 
     fn vector_count(&self) -> Result<u64, StoreError> {
-        self.conn
-            .query_row(
-                "SELECT (SELECT count(*) FROM chunks) - (SELECT count(*) FROM chunks WHERE embedding IS NULL)",
-                [],
-                |r| r.get::<_, i64>(0),
-            )
-            .map(|n| n as u64)
-            .map_err(|e| self.damaged(e))
+        self.count_with_vector("embedding")
     }
 
     fn cosine(&self, id: ChunkId, query: &[f32]) -> Result<Option<f32>, StoreError> {
@@ -317,6 +310,15 @@ impl SqliteIndex {
             .and_then(|mut s| s.query_row(params![id, vector_to_blob(query)], |r| r.get::<_, f64>(0)).optional())
             .map(|c| c.map(|c| c as f32))
             .map_err(|e| self.damaged(e))
+    }
+
+    /// How many chunks have a vector in `column`: all of them less those
+    /// without, which a partial index lists (`chunks_unembedded`,
+    /// `chunks_without_static`), so that no row is read.
+    pub(super) fn count_with_vector(&self, column: &str) -> Result<u64, StoreError> {
+        let sql =
+            format!("SELECT (SELECT count(*) FROM chunks) - (SELECT count(*) FROM chunks WHERE {column} IS NULL)");
+        self.conn.query_row(&sql, [], |r| r.get::<_, i64>(0)).map(|n| n.max(0) as u64).map_err(|e| self.damaged(e))
     }
 
     /// The chunks nearest `query` by their vectors of `kind`: through the
