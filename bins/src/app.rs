@@ -4,7 +4,6 @@
 
 use std::io::{self, BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Once;
 use std::time::{Duration, Instant};
@@ -31,18 +30,44 @@ pub const EXIT_ERROR: u8 = 2;
 pub const EXIT_INTERRUPTED: u8 = 130;
 
 /// Run a binary's body: print any error as one line `tool: cause: cause`,
-/// treat a closed stdout as success, and turn the outcome into an exit code.
-pub fn run_main(tool: &str, body: impl FnOnce() -> Result<u8>) -> ExitCode {
+/// treat a closed stdout as success, and end the process with the outcome's
+/// exit code.
+pub fn run_main(tool: &str, body: impl FnOnce() -> Result<u8>) -> ! {
     ignore_file_size_signal();
-    match body() {
-        Ok(code) => ExitCode::from(code),
-        Err(e) if is_broken_pipe(&e) => ExitCode::from(EXIT_FOUND),
+    let code = match body() {
+        Ok(code) => code,
+        Err(e) if is_broken_pipe(&e) => EXIT_FOUND,
         Err(e) => {
             let message = format!("{e:#}").replace('\n', " ");
             let _ = writeln!(io::stderr(), "{}: {message}", shown_name(tool));
-            ExitCode::from(EXIT_ERROR)
+            EXIT_ERROR
         }
-    }
+    };
+    end_process(code)
+}
+
+/// End the process with `code`, its output flushed, without running the
+/// exit handlers of the native libraries it loaded. ONNX Runtime's tear
+/// down its globals even while another thread is inside it, and the process
+/// then dies of SIGSEGV (exit 139) after its work is done: the picker closed
+/// while its search thread was still loading the model did (CI, and 2 in
+/// ~65 runs of `pick::the_picker_runs_on_a_shared_index…` under load; the
+/// core showed `exit` in ORT's handlers beside `commit_from_memory`). What the
+/// tool owns was dropped when its body returned; threads still running are
+/// abandoned as a normal exit abandons them, and no index write depends on
+/// an exit handler (a kill -9 leaves each index whole too).
+fn end_process(code: u8) -> ! {
+    let _ = io::stdout().flush();
+    let _ = io::stderr().flush();
+    end_now(code)
+}
+
+/// End the process with `code` at once, as a signal would: no exit
+/// handler runs and nothing buffered is written.
+#[allow(unsafe_code)]
+fn end_now(code: u8) -> ! {
+    // SAFETY: `_exit` ends the process and touches no memory of ours.
+    unsafe { libc::_exit(i32::from(code)) }
 }
 
 /// A write past the file size limit (`ulimit -f`) then fails with EFBIG,
@@ -535,7 +560,8 @@ fn stop_on_interrupt() {
         // A tool with a handler of its own (the servers) keeps it.
         let _ = ctrlc::set_handler(|| {
             if !INDEXING.load(Ordering::SeqCst) || INTERRUPTED.swap(true, Ordering::SeqCst) {
-                std::process::exit(i32::from(EXIT_INTERRUPTED));
+                // Not `exit`: a search thread may be inside the model (end_process).
+                end_now(EXIT_INTERRUPTED);
             }
         });
     });

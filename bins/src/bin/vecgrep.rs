@@ -1,7 +1,7 @@
 //! vecgrep: the porcelain. It maps its flags onto the vg-* tools and runs
 //! them as child processes wired by pipes; it decides nothing itself.
 
-use std::process::{Child, Command, ExitCode, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -11,10 +11,10 @@ use vecgrep_bins::app::{run_main, EXIT_ERROR, RUN_BY_ENV};
 use vecgrep_bins::cli::VecgrepCli;
 use vecgrep_bins::porcelain::{self, Mode};
 
-fn main() -> ExitCode {
+fn main() {
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     if let Some(argv) = porcelain::catalog_command(&args) {
-        return run_main("vecgrep", || become_tool("vg-catalog", argv));
+        run_main("vecgrep", || become_tool("vg-catalog", argv));
     }
     let (cli, matches) = vecgrep_bins::app::parse_args::<VecgrepCli>("vecgrep");
     run_main("vecgrep", || dispatch(&cli, &matches))

@@ -3,7 +3,6 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{anyhow, Context, Result};
@@ -15,7 +14,7 @@ use vecgrep_bins::cli::AnswerCli;
 
 const TOOL: &str = "vg-answer";
 
-fn main() -> ExitCode {
+fn main() {
     let (cli, matches) = vecgrep_bins::app::parse_args::<AnswerCli>(TOOL);
     run_main(TOOL, || {
         // Read to the end first: a line that is not a record stops the tool before anything is sent.

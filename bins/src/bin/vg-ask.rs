@@ -4,7 +4,6 @@
 
 use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
-use std::process::ExitCode;
 use std::time::SystemTime;
 
 use anyhow::Result;
@@ -21,7 +20,7 @@ use vecgrep_bins::cli::AskCli;
 
 const TOOL: &str = "vg-ask";
 
-fn main() -> ExitCode {
+fn main() {
     let (cli, matches) = vecgrep_bins::app::parse_args::<AskCli>(TOOL);
     run_main(TOOL, || {
         let inv = resolve(TOOL, &cli.paths, cli.outside.skip_outside_root, Some(&cli.catalog), cli_config(&matches)?)?;

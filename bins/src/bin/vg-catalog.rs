@@ -1,7 +1,6 @@
 //! vg-catalog: name sets of projects to search as one, and the default one.
 
 use std::io::Write;
-use std::process::ExitCode;
 
 use anyhow::Result;
 use vecgrep::project::catalog::{load_context, save_context, Added, Catalog, Catalogs, DefaultContext};
@@ -11,7 +10,7 @@ use vecgrep_bins::cli::{CatalogCli, CatalogCommand};
 
 const TOOL: &str = "vg-catalog";
 
-fn main() -> ExitCode {
+fn main() {
     let (cli, _) = vecgrep_bins::app::parse_args::<CatalogCli>(TOOL);
     run_main(TOOL, || {
         let catalogs = Catalogs::of_user()?;

@@ -2,7 +2,6 @@
 //! that may end hits) from stdin for a terminal or a pipe.
 
 use std::io::{IsTerminal, Write};
-use std::process::ExitCode;
 
 use anyhow::Context;
 use vecgrep::format::{render, render_answer, render_commits, render_judgement, FormatOptions, OutputMode};
@@ -10,7 +9,7 @@ use vecgrep::records::read_search_stream;
 use vecgrep_bins::app::{run_main, use_color, EXIT_FOUND, EXIT_NOT_FOUND};
 use vecgrep_bins::cli::FormatCli;
 
-fn main() -> ExitCode {
+fn main() {
     let (cli, _) = vecgrep_bins::app::parse_args::<FormatCli>("vg-format");
     run_main("vg-format", || {
         let o = &cli.output;

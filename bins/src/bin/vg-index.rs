@@ -1,7 +1,6 @@
 //! vg-index: build or update a project's index, or report on it.
 
 use std::io::{IsTerminal, Write};
-use std::process::ExitCode;
 
 use vecgrep::index::IndexSummary;
 use vecgrep::project::catalog::Catalog;
@@ -15,7 +14,7 @@ use vecgrep_bins::cli::IndexCli;
 
 const TOOL: &str = "vg-index";
 
-fn main() -> ExitCode {
+fn main() {
     let (cli, matches) = vecgrep_bins::app::parse_args::<IndexCli>(TOOL);
     run_main(TOOL, || {
         let inv = resolve(TOOL, &cli.paths, cli.outside.skip_outside_root, Some(&cli.catalog), cli_config(&matches)?)?;

@@ -2,7 +2,6 @@
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use anyhow::{anyhow, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget};
@@ -19,7 +18,7 @@ use vecgrep_bins::cli::LogCli;
 
 const TOOL: &str = "vg-log";
 
-fn main() -> ExitCode {
+fn main() {
     let (cli, matches) = vecgrep_bins::app::parse_args::<LogCli>(TOOL);
     run_main(TOOL, || {
         let query = vecgrep::search::check_query(&cli.query)?.to_string();

@@ -1,6 +1,5 @@
 //! vg-mcp: vecgrep for coding agents, over the Model Context Protocol on stdio.
 
-use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,7 +26,7 @@ impl McpEvents for Events {
     }
 }
 
-fn main() -> ExitCode {
+fn main() {
     let (cli, matches) = vecgrep_bins::app::parse_args::<McpCli>(TOOL);
     run_main(TOOL, || {
         let inv = resolve(TOOL, &cli.paths, cli.outside.skip_outside_root, Some(&cli.catalog), cli_config(&matches)?)?;

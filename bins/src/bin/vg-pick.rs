@@ -5,7 +5,6 @@
 use std::borrow::Cow;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
@@ -42,7 +41,7 @@ const REFRESH: Duration = Duration::from_millis(500);
 /// How often the background indexer looks for changed files.
 const REINDEX: Duration = Duration::from_secs(2);
 
-fn main() -> ExitCode {
+fn main() {
     let (cli, matches) = vecgrep_bins::app::parse_args::<PickCli>(TOOL);
     run_main(TOOL, || pick(cli, &matches))
 }

@@ -1,7 +1,6 @@
 //! vg-query: search a project by meaning and print hit records.
 
 use std::io::Write;
-use std::process::ExitCode;
 
 use anyhow::Result;
 use vecgrep::history::Label;
@@ -19,7 +18,7 @@ use vecgrep_bins::cli::QueryCli;
 
 const TOOL: &str = "vg-query";
 
-fn main() -> ExitCode {
+fn main() {
     let (cli, matches) = vecgrep_bins::app::parse_args::<QueryCli>(TOOL);
     run_main(TOOL, || {
         let query = vecgrep::search::check_query(&cli.query)?.to_string();

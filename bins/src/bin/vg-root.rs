@@ -1,13 +1,12 @@
 //! vg-root: print the project root the toolkit would use here.
 
 use std::io::Write;
-use std::process::ExitCode;
 
 use vecgrep::records::{write_record, RootRecord};
 use vecgrep_bins::app::{note_skipped_paths, resolve_root, run_main, EXIT_FOUND};
 use vecgrep_bins::cli::RootCli;
 
-fn main() -> ExitCode {
+fn main() {
     let (cli, _) = vecgrep_bins::app::parse_args::<RootCli>("vg-root");
     run_main("vg-root", || {
         let (_, root, admission, _) = resolve_root(&cli.paths, cli.outside.skip_outside_root, Some(&cli.catalog))?;

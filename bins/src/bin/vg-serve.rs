@@ -2,7 +2,6 @@
 
 use std::io::Write;
 use std::net::SocketAddr;
-use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -37,7 +36,7 @@ impl ServeEvents for Events {
     }
 }
 
-fn main() -> ExitCode {
+fn main() {
     let (cli, matches) = vecgrep_bins::app::parse_args::<ServeCli>(TOOL);
     run_main(TOOL, || {
         let inv = resolve(TOOL, &cli.paths, cli.outside.skip_outside_root, Some(&cli.catalog), cli_config(&matches)?)?;
