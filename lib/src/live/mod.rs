@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
+mod filled;
 mod held;
 mod priority;
 mod runs;

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::{anyhow, Result};
 
+use super::filled::Filled;
 use super::held::Held;
 use super::{lock, LiveIndex, StoreSlot};
 use crate::concepts::{Expansion, LiveConcepts};
@@ -21,6 +22,9 @@ pub struct Searcher {
     embedder: Mutex<LazyEmbedder>,
     /// The index's vectors in memory, reloaded when the index changes.
     vectors: Mutex<Option<Arc<VectorTable>>>,
+    /// The model's vectors stored so far, in memory through a fill, caught
+    /// up with each batch it stores.
+    filled: Mutex<Option<Filled>>,
     /// The index's words in memory, read again in the background when the
     /// index changes.
     words: Arc<Mutex<Held<WordTable>>>,
@@ -38,6 +42,7 @@ impl Searcher {
             live,
             embedder: Mutex::new(embedder),
             vectors: Mutex::new(None),
+            filled: Mutex::new(None),
             words: Arc::default(),
             statics: Arc::default(),
             concepts: Mutex::default(),
@@ -104,14 +109,18 @@ impl Searcher {
         }
         let statics = self.statics_for(ranks_statically, request)?;
         let needs_model = search::needs_model(store, request.mode, statics.is_some())?;
-        // While chunks still lack the model's vector a fill is under way, and
-        // every batch it stores would have each search read all the vectors
-        // into memory again: until it is done the store ranks the model's.
+        // While chunks still lack the model's vector a fill is under way:
+        // the vectors it stored so far are held apart (`Filled`), caught up
+        // with each batch, and rank the model's side of the search alone;
+        // `vectors` is the whole index's, which places every chunk. A store
+        // whose fill writes chunks anew (Postgres) would have all of them
+        // read again at each batch: there the store ranks them.
         let vectors = if needs_model && statics.is_none() {
             Some(self.current_vectors(store, store.generation()?)?)
         } else {
             None
         };
+        let filled = self.filled_vectors(store, needs_model && statics.is_some() && store.fills_in_place())?;
         let word_generation = store.word_generation()?;
         let words = match request.mode {
             SearchMode::Semantic => None,
@@ -137,10 +146,11 @@ impl Searcher {
             (vector, lexical)
         });
         let (vector, lexical) = (vector?, lexical?);
+        let semantic = filled.as_deref().zip(vector.as_deref()).map(|(t, v)| search::semantic_ranking(t, v, request));
         let mut ranking = search::Ranking {
             vectors: vectors.as_deref(),
             vector: vector.as_deref(),
-            semantic: None,
+            semantic,
             lexical,
             statics: statics.as_deref(),
             static_vectors: static_vectors.as_deref(),
@@ -184,6 +194,21 @@ impl Searcher {
         let table = Arc::new(VectorTable::load(store)?);
         *cached = Some(Arc::clone(&table));
         Ok(table)
+    }
+
+    /// The model's vectors stored so far when a fill is under way
+    /// (`filling`), brought up to the index as it is now; otherwise None,
+    /// and those held are let go.
+    fn filled_vectors(&self, store: &dyn IndexReader, filling: bool) -> Result<Option<Arc<VectorTable>>> {
+        let mut held = lock(&self.filled);
+        if !filling {
+            *held = None;
+            return Ok(None);
+        }
+        let filled = Filled::current(held.take(), store)?;
+        let table = Arc::clone(&filled.table);
+        *held = Some(filled);
+        Ok(Some(table))
     }
 
     /// Whether searches rank words from memory, with the index as it is now.

@@ -234,6 +234,12 @@ pub fn lexical_ranking(
     }
 }
 
+/// The semantic side of a search (`Ranking::semantic`) from vectors in
+/// memory: the chunks in scope nearest `vector`, as many as fusion considers.
+pub fn semantic_ranking(table: &VectorTable, vector: &[f32], request: &SearchRequest<'_>) -> Vec<(ChunkId, f32)> {
+    table.ranking(vector, &request.scope, request.k.max(fusion::CANDIDATE_POOL))
+}
+
 /// The query's vector when the mode needs one (None in lexical mode). Split
 /// from the search so that a server holds its model only while embedding.
 pub fn embed_query(embedder: Option<&mut dyn Embedder>, request: &SearchRequest<'_>) -> Result<Option<Vec<f32>>> {

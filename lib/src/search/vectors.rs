@@ -164,8 +164,27 @@ impl VectorTable {
         }
     }
 
-    /// Add one vector; rows in path order keep each path once.
+    /// Whether the table has chunk `id`'s vector.
+    pub fn has(&self, id: ChunkId) -> bool {
+        self.position.contains_key(&id)
+    }
+
+    /// This table as `load` ranks one of its size: in two passes from
+    /// `TWO_PASSES_FROM` vectors (a table that grew to it, for one).
+    pub fn ranked_for_its_size(self) -> VectorTable {
+        if self.signs.is_none() && self.len() >= TWO_PASSES_FROM {
+            self.in_two_passes()
+        } else {
+            self
+        }
+    }
+
+    /// Add one vector, with its sign code where the table has codes; rows
+    /// in path order keep each path once.
     pub fn push(&mut self, row: VectorRow<'_>) {
+        if let Some((signs, _)) = &mut self.signs {
+            signs.push(row.vector);
+        }
         if self.paths.last().map(String::as_str) != Some(row.file) {
             self.paths.push(row.file.to_string());
         }

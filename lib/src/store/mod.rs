@@ -186,6 +186,15 @@ impl FileWrite {
         let state = FileState { size: 1, mtime_ns: 1, hash: content_hash(rel, &chunks) };
         FileWrite { rel: rel.into(), state, chunks, copied: 0, tokens: 0, pending: 0 }
     }
+
+    /// This file as a fill stores it (tests): the same content, each chunk
+    /// `i` with the model's vector `vector(i)`.
+    #[cfg(test)]
+    pub(crate) fn filled(&self, vector: impl Fn(usize) -> Vec<f32>) -> FileWrite {
+        let chunks =
+            self.chunks.iter().enumerate().map(|(i, c)| ChunkWrite { vector: Some(vector(i)), ..c.clone() }).collect();
+        FileWrite { rel: self.rel.clone(), state: self.state.clone(), chunks, copied: 0, tokens: 0, pending: 0 }
+    }
 }
 
 /// A test file's hash, of its path and its chunks as written: as with a
@@ -475,6 +484,17 @@ pub trait IndexReader: Send {
     fn unembedded_count(&self) -> Result<u64, StoreError>;
     /// How many chunks have the model's vector.
     fn vector_count(&self) -> Result<u64, StoreError>;
+    /// Whether a fill stores the model's vectors into the chunks' rows,
+    /// their ids and the word generation kept (`live::Filled` then catches
+    /// up with each batch by id); otherwise it writes the chunks anew.
+    fn fills_in_place(&self) -> bool;
+    /// The chunks that lack the model's vector, in no order: as many as
+    /// `unembedded_count`, read from an index of them, not from the rows.
+    fn unembedded_ids(&self) -> Result<Vec<ChunkId>, StoreError>;
+    /// Hand the model's vector of each chunk in `ids` that has one to
+    /// `visit`, in path and line order: a searcher that holds the vectors
+    /// stored so far in memory catches up with what a fill added.
+    fn vectors_of(&self, ids: &[ChunkId], visit: &mut dyn FnMut(VectorRow<'_>)) -> Result<(), StoreError>;
     /// The cosine similarity of one chunk's vector to `query`; None for a hole or a chunk gone.
     fn cosine(&self, id: ChunkId, query: &[f32]) -> Result<Option<f32>, StoreError>;
     /// The cosine similarity of one chunk's static vector to `query` (a
@@ -735,6 +755,52 @@ pub(crate) mod backend_checks {
         let other = IndexMeta { static_table: "another".into(), ..IndexMeta::for_tests() };
         index.restatic(&other, &mut |_, _| axis(7), &mut |_, _| true).unwrap();
         assert_ne!(index.as_reader().word_generation().unwrap(), generation, "a new static table is a new state");
+    }
+
+    /// The chunks without the model's vector are listed, and the vectors
+    /// of the chunks asked for that have one are read as `each_vector`
+    /// reads them, in path and line order. Where a fill stores the model's
+    /// vectors into the chunks' rows (`fills_in_place`), their ids and the
+    /// word generation are kept, so that a searcher holding the vectors
+    /// stored so far catches up by id (`live::Filled`).
+    pub(crate) fn a_fills_vectors_are_found_by_id(index: &mut dyn IndexWriter) {
+        index.reset(&IndexMeta::for_tests()).unwrap();
+        let texts = |n: usize| (0..n).map(|i| format!("chunk {i}")).collect::<Vec<_>>();
+        let mut files =
+            vec![FileWrite::of_texts("b.py", &texts(3), None), FileWrite::of_texts("a.py", &texts(2), None)];
+        for (i, c) in files.iter_mut().flat_map(|f| f.chunks.iter_mut()).enumerate() {
+            c.static_vector = Some(axis(i));
+        }
+        index.write_batch(&files, &[], &[]).unwrap();
+        let sorted = |mut ids: Vec<ChunkId>| {
+            ids.sort_unstable();
+            ids
+        };
+        type Row = (ChunkId, String, usize, Vec<f32>);
+        let row = |r: VectorRow<'_>| (r.id, r.file.to_string(), r.start_line, r.vector.to_vec());
+        let all = sorted(index.as_reader().unembedded_ids().unwrap());
+        assert_eq!(all.len(), 5);
+        let mut read = 0;
+        index.as_reader().vectors_of(&all, &mut |_| read += 1).unwrap();
+        assert_eq!(read, 0, "no chunk has the model's vector yet");
+        let words = index.as_reader().word_generation().unwrap();
+        index.write_batch(&[files[1].filled(|i| axis(10 + i))], &[], &[]).unwrap();
+        let left = sorted(index.as_reader().unembedded_ids().unwrap());
+        assert_eq!(left.len(), 3);
+        let mut stored: Vec<Row> = Vec::new();
+        index.as_reader().each_vector(&mut |r| stored.push(row(r))).unwrap();
+        let places: Vec<(&str, usize)> = stored.iter().map(|r| (r.1.as_str(), r.2)).collect();
+        assert_eq!(places, [("a.py", 1), ("a.py", 2)]);
+        assert_eq!((stored[0].3.clone(), stored[1].3.clone()), (axis(10), axis(11)));
+        let mut asked: Vec<ChunkId> = stored.iter().map(|r| r.0).chain(left.iter().copied()).collect();
+        asked.reverse();
+        let mut rows: Vec<Row> = Vec::new();
+        index.as_reader().vectors_of(&asked, &mut |r| rows.push(row(r))).unwrap();
+        assert_eq!(rows, stored, "those with a vector, no other, in path and line order");
+        if index.as_reader().fills_in_place() {
+            assert_eq!(index.as_reader().word_generation().unwrap(), words, "a fill changes no words");
+            assert!(left.iter().chain(&asked).all(|id| all.contains(id)), "ids kept");
+        }
     }
 }
 

@@ -108,6 +108,28 @@ impl IndexReader for PgIndex {
             as u64)
     }
 
+    fn fills_in_place(&self) -> bool {
+        // Every write of a file replaces its chunks (write.rs, `replace`).
+        false
+    }
+
+    fn unembedded_ids(&self) -> Result<Vec<ChunkId>, StoreError> {
+        // The partial index `chunks_unembedded` answers.
+        Ok(self.rows("SELECT id FROM chunks WHERE embedding IS NULL", &[])?.iter().map(|r| r.get(0)).collect())
+    }
+
+    fn vectors_of(&self, ids: &[ChunkId], visit: &mut dyn FnMut(VectorRow<'_>)) -> Result<(), StoreError> {
+        let rows = self.rows(
+            "SELECT c.id, f.path, c.embedding, c.start_line FROM chunks c JOIN files f ON f.id = c.file_id
+             WHERE c.id = ANY($1) AND c.embedding IS NOT NULL ORDER BY f.path, c.start_line",
+            &[&ids],
+        )?;
+        for row in &rows {
+            visit_vector_row(row, visit);
+        }
+        Ok(())
+    }
+
     fn cosine(&self, id: ChunkId, query: &[f32]) -> Result<Option<f32>, StoreError> {
         let row = self.row(
             "SELECT 1 - (embedding <=> $2) FROM chunks WHERE id = $1 AND embedding IS NOT NULL",
@@ -279,16 +301,21 @@ impl PgIndex {
             )
             .map_err(|e| self.failed(e))?;
         while let Some(row) = rows.next().map_err(|e| self.failed(e))? {
-            let vector: Vector = row.get(2);
-            visit(VectorRow {
-                id: row.get(0),
-                file: row.get(1),
-                start_line: row.get::<_, i32>(3).max(0) as usize,
-                vector: vector.as_slice(),
-            });
+            visit_vector_row(&row, visit);
         }
         drop(rows);
         tx.commit().map_err(|e| self.failed(e))?;
         Ok(generation)
     }
+}
+
+/// Hand a row of (id, path, vector, start line) to `visit`.
+fn visit_vector_row(row: &postgres::Row, visit: &mut dyn FnMut(VectorRow<'_>)) {
+    let vector: Vector = row.get(2);
+    visit(VectorRow {
+        id: row.get(0),
+        file: row.get(1),
+        start_line: row.get::<_, i32>(3).max(0) as usize,
+        vector: vector.as_slice(),
+    });
 }

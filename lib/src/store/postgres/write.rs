@@ -347,4 +347,10 @@ mod tests {
         let mut index = test_server::index(&server, "statics");
         crate::store::backend_checks::static_vectors_are_read_whole_at_the_word_generation(&mut index);
     }
+
+    #[test]
+    fn a_fills_vectors_are_found_by_id() {
+        let server = PgServer::start();
+        crate::store::backend_checks::a_fills_vectors_are_found_by_id(&mut test_server::index(&server, "filled"));
+    }
 }

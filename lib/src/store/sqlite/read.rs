@@ -101,6 +101,46 @@ impl IndexReader for SqliteIndex {
         self.count_with_vector("embedding")
     }
 
+    fn fills_in_place(&self) -> bool {
+        // A write of a file's same content keeps its chunks' rows (write.rs).
+        true
+    }
+
+    fn unembedded_ids(&self) -> Result<Vec<ChunkId>, StoreError> {
+        // The partial index `chunks_unembedded` answers; no row is read.
+        self.conn
+            .prepare_cached("SELECT id FROM chunks WHERE embedding IS NULL")
+            .and_then(|mut s| s.query_map([], |r| r.get(0)).and_then(|rows| rows.collect()))
+            .map_err(|e| self.damaged(e))
+    }
+
+    fn vectors_of(&self, ids: &[ChunkId], visit: &mut dyn FnMut(VectorRow<'_>)) -> Result<(), StoreError> {
+        let mut find = self
+            .conn
+            .prepare_cached(
+                "SELECT f.path, c.start_line, c.embedding FROM chunks c JOIN files f ON f.id = c.file_id
+                 WHERE c.id = ?1 AND c.embedding IS NOT NULL",
+            )
+            .map_err(|e| self.damaged(e))?;
+        let mut found: Vec<(String, usize, ChunkId, Vec<f32>)> = Vec::with_capacity(ids.len());
+        for &id in ids {
+            let row = find
+                .query_row([id], |r| {
+                    let blob = r.get_ref(2)?.as_blob().map_err(rusqlite::Error::from)?;
+                    let line = r.get::<_, i64>(1)?.clamp(0, i64::from(u32::MAX)) as usize;
+                    Ok((r.get::<_, String>(0)?, line, id, blob_floats(blob).collect()))
+                })
+                .optional()
+                .map_err(|e| self.damaged(e))?;
+            found.extend(row);
+        }
+        found.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
+        for (file, start_line, id, vector) in &found {
+            visit(VectorRow { id: *id, file, start_line: *start_line, vector });
+        }
+        Ok(())
+    }
+
     fn cosine(&self, id: ChunkId, query: &[f32]) -> Result<Option<f32>, StoreError> {
         self.cosine_of("embedding", id, query)
     }

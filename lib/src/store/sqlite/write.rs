@@ -425,6 +425,12 @@ mod tests {
     }
 
     #[test]
+    fn a_fills_vectors_are_found_by_id() {
+        let dir = tempfile::tempdir().unwrap();
+        crate::store::backend_checks::a_fills_vectors_are_found_by_id(&mut empty_store(dir.path()));
+    }
+
+    #[test]
     fn name_counts_follow_writes_replacements_and_removals() {
         let dir = tempfile::tempdir().unwrap();
         let mut store = empty_store(dir.path());
