@@ -115,12 +115,14 @@ impl Searcher {
         // `vectors` is the whole index's, which places every chunk. A store
         // whose fill writes chunks anew (Postgres) would have all of them
         // read again at each batch: there the store ranks them.
+        // First, so that a fill's vectors are let go before the whole
+        // index's are read, not held beside them.
+        let filled = self.filled_vectors(store, needs_model && statics.is_some() && store.fills_in_place())?;
         let vectors = if needs_model && statics.is_none() {
             Some(self.current_vectors(store, store.generation()?)?)
         } else {
             None
         };
-        let filled = self.filled_vectors(store, needs_model && statics.is_some() && store.fills_in_place())?;
         let word_generation = store.word_generation()?;
         let words = match request.mode {
             SearchMode::Semantic => None,
