@@ -93,9 +93,13 @@ mod tests {
         v
     }
 
-    /// An index of `files` files of 4 chunks each, static vectors only.
-    fn static_index(root: &ProjectRoot, files: usize) -> (Box<dyn IndexWriter>, Vec<FileWrite>) {
-        let mut index = crate::store::open_for_writing(root, &mut |_| {}).unwrap();
+    /// An index of `files` files of 4 chunks each, static vectors only, in
+    /// a temporary directory: its writer, a reader on a connection of its
+    /// own (a searcher's), and the files written.
+    fn static_index(files: usize) -> (tempfile::TempDir, Box<dyn IndexWriter>, Box<dyn IndexReader>, Vec<FileWrite>) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = ProjectRoot { path: dir.path().to_path_buf(), marker: RootMarker::None, shared: None };
+        let mut index = crate::store::open_for_writing(&root, &mut |_| {}).unwrap();
         index.reset(&IndexMeta::for_tests()).unwrap();
         let texts: Vec<String> = (0..4).map(|i| format!("chunk {i}")).collect();
         let mut written: Vec<FileWrite> =
@@ -104,7 +108,8 @@ mod tests {
             c.static_vector = Some(toward(i));
         }
         index.write_batch(&written, &[], &[]).unwrap();
-        (index, written)
+        let reader = crate::store::open_for_reading(&root).unwrap();
+        (dir, index, reader, written)
     }
 
     /// The held table ranks as the model's vectors read afresh do.
@@ -122,10 +127,7 @@ mod tests {
 
     #[test]
     fn a_fill_is_caught_up_batch_by_batch_and_a_change_of_chunks_reads_all_again() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = ProjectRoot { path: dir.path().to_path_buf(), marker: RootMarker::None, shared: None };
-        let (mut index, files) = static_index(&root, 6);
-        let reader = crate::store::open_for_reading(&root).unwrap();
+        let (_dir, mut index, reader, files) = static_index(6);
         let mut filled = Filled::current(None, &*reader).unwrap();
         assert!(filled.table.is_empty());
         for batch in files.chunks(2) {
@@ -142,10 +144,7 @@ mod tests {
         // New chunks are a change of words: no catch-up, all read again.
         let texts = vec!["another".to_string()];
         index.write_batch(&[FileWrite::of_texts("g.py", &texts, Some(&toward(40)))], &[], &[]).unwrap();
-        let stale = Filled { generation: -1, ..Filled::current(None, &*reader).unwrap() };
-        let word_generation = stale.word_generation;
-        let stale = Filled { word_generation: word_generation - 1, ..stale };
-        assert!(stale.caught_up(&*reader).unwrap().is_none(), "another word generation");
+        assert!(filled.caught_up(&*reader).unwrap().is_none(), "another word generation");
         let again = Filled::current(None, &*reader).unwrap();
         assert_eq!(again.table.len(), 25);
         assert_ranks_as_a_fresh_read(&again, &*reader);
@@ -153,10 +152,7 @@ mod tests {
 
     #[test]
     fn a_vector_stored_between_the_reads_of_a_load_is_held_once() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = ProjectRoot { path: dir.path().to_path_buf(), marker: RootMarker::None, shared: None };
-        let (mut index, files) = static_index(&root, 2);
-        let reader = crate::store::open_for_reading(&root).unwrap();
+        let (_dir, mut index, reader, files) = static_index(2);
         // The list of chunks without a vector read before f0's were stored,
         // the vectors after: f0's chunks are in both.
         let unembedded: HashSet<ChunkId> = reader.unembedded_ids().unwrap().into_iter().collect();
