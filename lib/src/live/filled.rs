@@ -64,14 +64,18 @@ impl Filled {
         let added: Vec<ChunkId> = self.unembedded.difference(&unembedded).copied().collect();
         // A search still ranking by the table keeps the copy it has.
         let table = Arc::make_mut(&mut self.table);
+        let mut misfit = false;
         store.vectors_of(&added, &mut |row| {
-            if !table.has(row.id) {
+            misfit |= !table.fits(row.vector);
+            if !misfit && !table.has(row.id) {
                 table.push(row);
             }
         })?;
         let stored = store.vector_count()?;
         snapshot.finish()?;
-        if table.len() as u64 != stored {
+        // A vector of another length is read again with all the others,
+        // where the store reports which one is damaged.
+        if misfit || table.len() as u64 != stored {
             return Ok(None);
         }
         table.generation = generation;
@@ -148,6 +152,36 @@ mod tests {
         let again = Filled::current(None, &*reader).unwrap();
         assert_eq!(again.table.len(), 25);
         assert_ranks_as_a_fresh_read(&again, &*reader);
+    }
+
+    #[test]
+    fn a_vector_cut_short_during_a_fill_is_reported_as_damage() {
+        // One of a batch's vectors cut short, then all of them (as long as
+        // each other, not as the table's): the first the store's read by id
+        // finds, the second the table's own check, and the whole read again.
+        for cut_all in [false, true] {
+            let (dir, mut index, reader, files) = static_index(2);
+            let filled = Filled::current(None, &*reader).unwrap();
+            index.write_batch(&[files[0].filled(|i| toward(20 + i))], &[], &[]).unwrap();
+            let filled = Filled::current(Some(filled), &*reader).unwrap();
+            assert_eq!(filled.table.len(), 4);
+            index.write_batch(&[files[1].filled(|i| toward(30 + i))], &[], &[]).unwrap();
+            let root = ProjectRoot { path: dir.path().to_path_buf(), marker: RootMarker::None, shared: None };
+            let which = if cut_all { "" } else { "AND c.start_line = 1" };
+            let cut = rusqlite::Connection::open(root.index_path()).unwrap();
+            let sql = format!(
+                "UPDATE chunks SET embedding = substr(embedding, 1, 40) WHERE id IN
+                 (SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = 'f1.py' {which})"
+            );
+            assert!(cut.execute(&sql, []).unwrap() > 0);
+            match Filled::current(Some(filled), &*reader) {
+                Err(StoreError::Damaged { cause, .. }) => {
+                    assert!(cause.contains("40") && cause.contains("`embedding`"), "{cause}")
+                }
+                Err(other) => panic!("another error: {other}"),
+                Ok(filled) => panic!("{} vectors held from a damaged index", filled.table.len()),
+            }
+        }
     }
 
     #[test]

@@ -68,6 +68,13 @@ impl VectorTable {
         self.ids.is_empty()
     }
 
+    /// Whether `vector` is as long as the table's others (any length fits
+    /// an empty table): `push` lays vectors end to end, so one of another
+    /// length would shift every one after it.
+    pub fn fits(&self, vector: &[f32]) -> bool {
+        self.dims == 0 || vector.len() == self.dims
+    }
+
     /// Vectors in scope by cosine similarity to `query` (all vectors are
     /// unit length, so the dot product), best first, at most `limit`; ties
     /// keep path and line order, as the SQL ranking does.

@@ -123,16 +123,20 @@ impl IndexReader for SqliteIndex {
             )
             .map_err(|e| self.damaged(e))?;
         let mut found: Vec<(String, usize, ChunkId, Vec<f32>)> = Vec::with_capacity(ids.len());
+        let mut dims = 0;
         for &id in ids {
             let row = find
                 .query_row([id], |r| {
                     let blob = r.get_ref(2)?.as_blob().map_err(rusqlite::Error::from)?;
                     let line = r.get::<_, i64>(1)?.clamp(0, i64::from(u32::MAX)) as usize;
-                    Ok((r.get::<_, String>(0)?, line, id, blob_floats(blob).collect()))
+                    Ok((r.get::<_, String>(0)?, line, id, blob.to_vec()))
                 })
                 .optional()
                 .map_err(|e| self.damaged(e))?;
-            found.extend(row);
+            if let Some((file, line, id, blob)) = row {
+                self.check_vector_blob(&blob, &mut dims, "embedding", id)?;
+                found.push((file, line, id, blob_floats(&blob).collect()));
+            }
         }
         found.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
         for (file, start_line, id, vector) in &found {
@@ -318,18 +322,13 @@ impl SqliteIndex {
             let mut dims = 0;
             let mut vector: Vec<f32> = Vec::new();
             while let Some(row) = rows.next().map_err(|e| self.damaged(e))? {
+                let id = row.get(0)?;
                 let blob = row.get_ref(2)?.as_blob().map_err(rusqlite::Error::from)?;
-                if dims == 0 {
-                    dims = blob.len() / 4;
-                }
-                if blob.len() / 4 != dims || blob.len() % 4 != 0 {
-                    let wrong = rusqlite::Error::InvalidColumnType(2, column.into(), rusqlite::types::Type::Blob);
-                    return Err(self.damaged(wrong));
-                }
+                self.check_vector_blob(blob, &mut dims, column, id)?;
                 vector.clear();
                 vector.extend(blob_floats(blob));
                 visit(VectorRow {
-                    id: row.get(0)?,
+                    id,
                     file: row.get_ref(1)?.as_str().map_err(rusqlite::Error::from)?,
                     start_line: row.get::<_, i64>(3)?.clamp(0, i64::from(u32::MAX)) as usize,
                     vector: &vector,
@@ -338,6 +337,22 @@ impl SqliteIndex {
         }
         tx.finish().map_err(|e| self.damaged(e))?;
         Ok(generation)
+    }
+
+    /// Whether `blob`, chunk `id`'s vector in `column`, is a whole vector as
+    /// long as the others read with it (`dims` floats, 0 until the first):
+    /// a blob cut short is damage, never a shorter vector.
+    fn check_vector_blob(&self, blob: &[u8], dims: &mut usize, column: &str, id: ChunkId) -> Result<(), StoreError> {
+        let whole = !blob.is_empty() && blob.len().is_multiple_of(4);
+        if *dims == 0 && whole {
+            *dims = blob.len() / 4;
+        }
+        if whole && blob.len() == *dims * 4 {
+            return Ok(());
+        }
+        let expected = if *dims == 0 { "whole 4-byte floats".to_string() } else { (*dims * 4).to_string() };
+        let cause = format!("chunk {id}'s vector in `{column}` is {} bytes, not {expected}", blob.len());
+        Err(StoreError::Damaged { path: self.path.clone(), cause })
     }
 
     /// Chunks in scope by cosine similarity of `column` (a vector column) to `query`.
