@@ -112,12 +112,10 @@ impl Searcher {
         // While chunks still lack the model's vector a fill is under way:
         // the vectors it stored so far are held apart (`Filled`), caught up
         // with each batch, and rank the model's side of the search alone;
-        // `vectors` is the whole index's, which places every chunk. A store
-        // whose fill writes chunks anew (Postgres) would have all of them
-        // read again at each batch: there the store ranks them.
+        // `vectors` is the whole index's, which places every chunk.
         // First, so that a fill's vectors are let go before the whole
         // index's are read, not held beside them.
-        let filled = self.filled_vectors(store, needs_model && statics.is_some() && store.fills_in_place())?;
+        let filled = self.filled_vectors(store, needs_model && statics.is_some())?;
         let vectors = if needs_model && statics.is_none() {
             Some(self.current_vectors(store, store.generation()?)?)
         } else {

@@ -26,6 +26,7 @@ macro_rules! word_tokenizer {
 }
 
 mod commits;
+mod fill;
 mod lock;
 mod name_counts;
 #[cfg(feature = "shared-store")]
@@ -484,10 +485,6 @@ pub trait IndexReader: Send {
     fn unembedded_count(&self) -> Result<u64, StoreError>;
     /// How many chunks have the model's vector.
     fn vector_count(&self) -> Result<u64, StoreError>;
-    /// Whether a fill stores the model's vectors into the chunks' rows,
-    /// their ids and the word generation kept (`live::Filled` then catches
-    /// up with each batch by id); otherwise it writes the chunks anew.
-    fn fills_in_place(&self) -> bool;
     /// The chunks that lack the model's vector, in no order: as many as
     /// `unembedded_count`, read from an index of them, not from the rows.
     fn unembedded_ids(&self) -> Result<Vec<ChunkId>, StoreError>;
@@ -575,7 +572,12 @@ pub trait IndexWriter: IndexReader {
         self.set_meta_value("dims", &dims.to_string())
     }
     /// Apply one batch at once: new content for some files, new stat data
-    /// for files whose content did not change, and removals.
+    /// for files whose content did not change, and removals. A file written
+    /// again as it is stored but with the model's vectors its chunks lacked
+    /// (a fill) has them stored into its rows: the chunks keep their ids,
+    /// words and static vectors, and the word generation stays (so a
+    /// searcher holding the vectors stored so far catches up by id,
+    /// `live::Filled`).
     fn write_batch(
         &mut self,
         writes: &[FileWrite],
@@ -759,10 +761,7 @@ pub(crate) mod backend_checks {
 
     /// The chunks without the model's vector are listed, and the vectors
     /// of the chunks asked for that have one are read as `each_vector`
-    /// reads them, in path and line order. Where a fill stores the model's
-    /// vectors into the chunks' rows (`fills_in_place`), their ids and the
-    /// word generation are kept, so that a searcher holding the vectors
-    /// stored so far catches up by id (`live::Filled`).
+    /// reads them, in path and line order. A fill keeps the chunks' ids.
     pub(crate) fn a_fills_vectors_are_found_by_id(index: &mut dyn IndexWriter) {
         index.reset(&IndexMeta::for_tests()).unwrap();
         let texts = |n: usize| (0..n).map(|i| format!("chunk {i}")).collect::<Vec<_>>();
@@ -797,10 +796,55 @@ pub(crate) mod backend_checks {
         let mut rows: Vec<Row> = Vec::new();
         index.as_reader().vectors_of(&asked, &mut |r| rows.push(row(r))).unwrap();
         assert_eq!(rows, stored, "those with a vector, no other, in path and line order");
-        if index.as_reader().fills_in_place() {
-            assert_eq!(index.as_reader().word_generation().unwrap(), words, "a fill changes no words");
-            assert!(left.iter().chain(&asked).all(|id| all.contains(id)), "ids kept");
-        }
+        assert_eq!(index.as_reader().word_generation().unwrap(), words, "a fill changes no words");
+        assert!(left.iter().chain(&asked).all(|id| all.contains(id)), "ids kept");
+    }
+
+    /// A fill stores the model's vectors into the rows the chunks have:
+    /// their words, names and counts stay, and the word generation with
+    /// them, while the generation moves. Other text in the same lines is a
+    /// rewrite: new rows, new words, found by a word search (on Postgres,
+    /// through term stats that the wordless batches before it left current).
+    pub(crate) fn a_fill_keeps_the_chunks_rows_and_words(index: &mut dyn IndexWriter) {
+        index.reset(&IndexMeta::for_tests()).unwrap();
+        let file = |text: &str| {
+            let mut w = FileWrite::of_texts("a.rs", &[format!("{text} one"), format!("{text} two")], None);
+            for (i, c) in w.chunks.iter_mut().enumerate() {
+                (c.static_vector, c.names) = (Some(axis(i)), format!("Handler emit{i}"));
+            }
+            w.state.hash = content_hash("a.rs", &w.chunks);
+            w
+        };
+        index
+            .write_batch(&[file("common body"), FileWrite::of_texts("b.rs", &["other".into()], None)], &[], &[])
+            .unwrap();
+        let reader = |index: &dyn IndexWriter| {
+            let r = index.as_reader();
+            let mut ids = r.unembedded_ids().unwrap();
+            r.each_vector(&mut |v| ids.push(v.id)).unwrap();
+            ids.sort_unstable();
+            let matches = r.best_word_matches(r#""common""#, &Scope::default(), 10).unwrap().len();
+            (ids, r.word_generation().unwrap(), r.generation().unwrap(), matches, r.named_chunks().unwrap())
+        };
+        let (ids, words, generation, matches, named) = reader(index);
+        assert_eq!((ids.len(), matches, named), (3, 2, 2));
+
+        index.write_batch(&[file("common body").filled(|i| axis(10 + i))], &[], &[]).unwrap();
+        assert_eq!(index.as_reader().unembedded_count().unwrap(), 1, "b.rs is left to fill");
+        assert_eq!(reader(index), (ids.clone(), words, generation + 1, 2, 2), "rows and words kept");
+        let (_, problems) = index.as_reader().verify().unwrap();
+        assert!(problems.is_empty(), "{problems:?}");
+        // New stat data alone changes no words either.
+        let touched = FileState { mtime_ns: 2, ..FileWrite::of_texts("b.rs", &["other".into()], None).state };
+        index.write_batch(&[], &[("b.rs".into(), touched)], &[]).unwrap();
+        assert_eq!(reader(index), (ids.clone(), words, generation + 2, 2, 2));
+
+        index.write_batch(&[file("changed body")], &[], &[]).unwrap();
+        let (new_ids, new_words, _, matches, named) = reader(index);
+        assert_ne!(new_ids, ids);
+        assert_ne!(new_words, words);
+        assert_eq!((matches, named), (0, 2));
+        assert_eq!(index.as_reader().best_word_matches(r#""changed""#, &Scope::default(), 10).unwrap().len(), 2);
     }
 }
 

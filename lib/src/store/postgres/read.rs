@@ -108,11 +108,6 @@ impl IndexReader for PgIndex {
             as u64)
     }
 
-    fn fills_in_place(&self) -> bool {
-        // Every write of a file replaces its chunks (write.rs, `replace`).
-        false
-    }
-
     fn unembedded_ids(&self) -> Result<Vec<ChunkId>, StoreError> {
         // The partial index `chunks_unembedded` answers.
         Ok(self.rows("SELECT id FROM chunks WHERE embedding IS NULL", &[])?.iter().map(|r| r.get(0)).collect())

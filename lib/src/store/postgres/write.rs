@@ -8,6 +8,7 @@ use postgres::Transaction;
 
 use super::term_stats::{self, TermChanges};
 use super::PgIndex;
+use crate::store::fill::{self, StoredChunk};
 use crate::store::name_counts::NameCounts;
 use crate::store::{FileState, FileWrite, IndexJob, IndexMeta, IndexReader, IndexWriter, StoreError};
 
@@ -94,13 +95,17 @@ impl IndexWriter for PgIndex {
                     &[rel, &(state.size as i64), &state.mtime_ns],
                 )?;
             }
+            let mut words_changed = !removals.is_empty();
             for (write, words) in writes.iter().zip(&words) {
-                batch.replace(tx, write, words)?;
+                words_changed |= batch.replace(tx, write, words)?;
             }
-            batch.finish(tx)?;
-            if writes.is_empty() && removals.is_empty() {
+            // Touches and fills leave every chunk row as it was but its
+            // vector. Counted before `finish` marks the term stats current
+            // at the word generation the batch leaves.
+            if !words_changed {
                 add_to_meta(tx, "wordless_changes", 1)?;
             }
+            batch.finish(tx)?;
             Ok(())
         })
     }
@@ -217,16 +222,24 @@ impl Batch {
         }
     }
 
-    /// Put a file's new content in place of what it had, if anything.
+    /// Put a file's new content in place of what it had, if anything;
+    /// returns whether its words changed (not for a fill).
     fn replace(
         &mut self,
         tx: &mut Transaction<'_>,
         w: &FileWrite,
         words: &[crate::store::word_terms::TermCounts],
-    ) -> Result<(), postgres::Error> {
+    ) -> Result<bool, postgres::Error> {
         let st = &w.state;
-        let found = tx.query_opt("SELECT id FROM files WHERE path = $1", &[&w.rel])?.map(|r| r.get::<_, i64>(0));
-        let id = match found {
+        let found = tx
+            .query_opt("SELECT id, hash FROM files WHERE path = $1", &[&w.rel])?
+            .map(|r| (r.get::<_, i64>(0), r.get::<_, Vec<u8>>(1)));
+        if let Some((id, hash)) = &found {
+            if *hash == st.hash && fill_in_place(tx, *id, w)? {
+                return Ok(false);
+            }
+        }
+        let id = match found.map(|f| f.0) {
             Some(id) => {
                 self.forget(tx, "f.id = $1", &id)?;
                 tx.execute("DELETE FROM chunks WHERE file_id = $1", &[&id])?;
@@ -286,7 +299,7 @@ impl Batch {
              SELECT * FROM unnest($1::text[], $2::bigint[], $3::integer[], $4::integer[])",
             &[&terms, &chunk_ids, &tfs, &dls],
         )?;
-        Ok(())
+        Ok(true)
     }
 
     /// Write the counts the batch changed, and tell readers the chunks did.
@@ -311,6 +324,40 @@ impl Batch {
             None => Ok(()),
         }
     }
+}
+
+/// When the file's chunks are stored already as `w` cuts them (a fill:
+/// the text is the same, only vectors are new), store the vectors they
+/// lacked into their rows and say so; otherwise change nothing
+/// (`store::fill`).
+fn fill_in_place(tx: &mut Transaction<'_>, file_id: i64, w: &FileWrite) -> Result<bool, postgres::Error> {
+    let stored: Vec<StoredChunk> = tx
+        .query(
+            "SELECT id, start_line, end_line, embed_key, names, static_embedding IS NOT NULL, embedding IS NULL
+             FROM chunks WHERE file_id = $1 ORDER BY id",
+            &[&file_id],
+        )?
+        .iter()
+        .map(|r| StoredChunk {
+            id: r.get(0),
+            lines: (r.get::<_, i32>(1).into(), r.get::<_, i32>(2).into()),
+            embed_key: r.get(3),
+            names: r.get(4),
+            has_static: r.get(5),
+            hole: r.get(6),
+        })
+        .collect();
+    let Some(holes) = fill::holes_filled(&stored, w) else { return Ok(false) };
+    let st = &w.state;
+    tx.execute(
+        "UPDATE files SET size = $2, mtime_ns = $3 WHERE id = $1",
+        &[&file_id, &(st.size as i64), &st.mtime_ns],
+    )?;
+    let store = tx.prepare("UPDATE chunks SET embedding = $2 WHERE id = $1")?;
+    for (s, vector) in holes {
+        tx.execute(&store, &[&s.id, &Vector::from(vector.to_vec())])?;
+    }
+    Ok(true)
 }
 
 fn set_meta(tx: &mut Transaction<'_>, key: &str, value: &str) -> Result<(), postgres::Error> {
@@ -346,6 +393,12 @@ mod tests {
         let server = PgServer::start();
         let mut index = test_server::index(&server, "statics");
         crate::store::backend_checks::static_vectors_are_read_whole_at_the_word_generation(&mut index);
+    }
+
+    #[test]
+    fn a_fill_keeps_the_chunks_rows_and_words() {
+        let server = PgServer::start();
+        crate::store::backend_checks::a_fill_keeps_the_chunks_rows_and_words(&mut test_server::index(&server, "fill"));
     }
 
     #[test]

@@ -101,11 +101,6 @@ impl IndexReader for SqliteIndex {
         self.count_with_vector("embedding")
     }
 
-    fn fills_in_place(&self) -> bool {
-        // A write of a file's same content keeps its chunks' rows (write.rs).
-        true
-    }
-
     fn unembedded_ids(&self) -> Result<Vec<ChunkId>, StoreError> {
         // The partial index `chunks_unembedded` answers; no row is read.
         self.conn

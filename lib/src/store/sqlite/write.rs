@@ -7,8 +7,9 @@ use rusqlite::{params, CachedStatement, OptionalExtension, Transaction};
 
 use super::codes::{follow_write, Coded, NewVector};
 use super::{add_to_meta, vector_to_blob, SqliteIndex};
+use crate::store::fill::{self, StoredChunk};
 use crate::store::name_counts::NameCounts;
-use crate::store::{ChunkWrite, FileState, FileWrite, IndexJob, IndexMeta, IndexReader, IndexWriter, StoreError};
+use crate::store::{FileState, FileWrite, IndexJob, IndexMeta, IndexReader, IndexWriter, StoreError};
 
 /// Indexes of up to this many chunks have their word index merged whole
 /// after every run that changed it (`compact_words`): about 100–150 ms at
@@ -298,15 +299,13 @@ impl<'tx, 'w> Batch<'tx, 'w> {
 
     /// When the file's chunks are stored already as `w` cuts them (a fill:
     /// the text is the same, only vectors are new), store the vectors they
-    /// lacked into their rows and say so; otherwise change nothing. The
-    /// chunks keep their ids, words and static vectors, so that what a
-    /// searcher holds of them in memory (`IndexReader::word_generation`)
-    /// stays current through a fill.
+    /// lacked into their rows and say so; otherwise change nothing
+    /// (`store::fill`).
     fn fill_in_place(&mut self, file_id: i64, w: &'w FileWrite) -> rusqlite::Result<bool> {
-        let stored: Vec<StoredRow> = self
+        let stored: Vec<StoredChunk> = self
             .stored_chunks
             .query_map([file_id], |r| {
-                Ok(StoredRow {
+                Ok(StoredChunk {
                     id: r.get(0)?,
                     lines: (r.get(1)?, r.get(2)?),
                     embed_key: r.get(3)?,
@@ -316,17 +315,12 @@ impl<'tx, 'w> Batch<'tx, 'w> {
                 })
             })?
             .collect::<rusqlite::Result<_>>()?;
-        let same = stored.len() == w.chunks.len() && stored.iter().zip(&w.chunks).all(|(s, c)| s.holds(c));
-        if !same {
-            return Ok(false);
-        }
+        let Some(holes) = fill::holes_filled(&stored, w) else { return Ok(false) };
         let st = &w.state;
         self.update.execute(params![file_id, st.size as i64, st.mtime_ns, st.hash])?;
-        for (s, c) in stored.iter().zip(&w.chunks) {
-            if let (true, Some(vector)) = (s.hole, c.vector.as_deref()) {
-                self.fill_vector.execute(params![s.id, vector_to_blob(vector)])?;
-                self.added.vectors.push(NewVector { id: s.id, file_id, vector });
-            }
+        for (s, vector) in holes {
+            self.fill_vector.execute(params![s.id, vector_to_blob(vector)])?;
+            self.added.vectors.push(NewVector { id: s.id, file_id, vector });
         }
         Ok(true)
     }
@@ -338,28 +332,6 @@ impl<'tx, 'w> Batch<'tx, 'w> {
         }
         self.names.write(self.tx)?;
         Ok(self.added)
-    }
-}
-
-/// What `fill_in_place` compares of a stored chunk with a new one.
-struct StoredRow {
-    id: i64,
-    lines: (i64, i64),
-    embed_key: Option<Vec<u8>>,
-    names: String,
-    has_static: bool,
-    /// Without the model's vector.
-    hole: bool,
-}
-
-impl StoredRow {
-    /// Whether the row is `c` but for the model's vector: the same lines
-    /// and embedded text (of a file of the same hash), names and tier.
-    fn holds(&self, c: &ChunkWrite) -> bool {
-        self.lines == (c.chunk.start_line as i64, c.chunk.end_line as i64)
-            && self.embed_key.as_deref() == Some(&c.embed_key[..])
-            && self.names == c.names
-            && self.has_static == c.static_vector.is_some()
     }
 }
 
@@ -470,40 +442,9 @@ mod tests {
     }
 
     #[test]
-    fn a_fill_stores_vectors_into_the_chunks_rows_and_leaves_the_words_current() {
+    fn a_fill_keeps_the_chunks_rows_and_words() {
         let dir = tempfile::tempdir().unwrap();
-        let mut store = empty_store(dir.path());
-        let ids = |store: &SqliteIndex| -> Vec<i64> {
-            let mut stmt = store.conn.prepare("SELECT id FROM chunks ORDER BY id").unwrap();
-            stmt.query_map([], |r| r.get(0)).unwrap().collect::<rusqlite::Result<_>>().unwrap()
-        };
-        let filled = file_with_names("a.rs", &["Handler emit", "flush"], "common body");
-        let mut statics = file_with_names("a.rs", &["Handler emit", "flush"], "common body");
-        for c in &mut statics.chunks {
-            c.vector = None;
-        }
-        // The same file, embedded statically at first.
-        (statics.pending, statics.state) = (2, filled.state.clone());
-        store.write_batch(&[statics, file_of_words("b.rs", "other")], &[], &[]).unwrap();
-        let (before, words_before, generation) =
-            (ids(&store), store.word_generation().unwrap(), store.generation().unwrap());
-        assert_eq!(store.unembedded_count().unwrap(), 2);
-
-        store.write_batch(&[filled], &[], &[]).unwrap();
-        assert_eq!(ids(&store), before, "the chunks keep their rows");
-        assert_eq!(store.unembedded_count().unwrap(), 0, "and have the model's vectors now");
-        assert_eq!(store.generation().unwrap(), generation + 1);
-        assert_eq!(store.word_generation().unwrap(), words_before, "no word changed");
-        assert_eq!(store.best_word_matches("common", &Scope::default(), 10).unwrap().len(), 2);
-        assert_eq!(store.named_chunks().unwrap(), 2);
-        let (_, problems) = store.verify().unwrap();
-        assert!(problems.is_empty(), "{problems:?}");
-
-        // Other text in the same lines is a rewrite: new rows, new words.
-        store.write_batch(&[file_with_names("a.rs", &["Handler emit", "flush"], "changed body")], &[], &[]).unwrap();
-        assert_ne!(ids(&store), before);
-        assert_ne!(store.word_generation().unwrap(), words_before);
-        assert_eq!(store.best_word_matches("changed", &Scope::default(), 10).unwrap().len(), 2);
+        crate::store::backend_checks::a_fill_keeps_the_chunks_rows_and_words(&mut empty_store(dir.path()));
     }
 
     #[test]
