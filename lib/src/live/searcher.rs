@@ -12,7 +12,7 @@ use super::{lock, LiveIndex, StoreSlot};
 use crate::concepts::{Expansion, LiveConcepts};
 use crate::embed::{LazyEmbedder, StaticModel};
 use crate::project::{ProjectRoot, SearchMode};
-use crate::search::{self, Hit, SearchRequest, VectorTable, WordTable};
+use crate::search::{self, Hit, SearchRequest, VectorCounts, VectorTable, WordTable};
 use crate::store::{self, IndexReader};
 
 /// Searches over a live index, shared by any number of threads; each
@@ -34,6 +34,9 @@ pub struct Searcher {
     statics: Arc<Mutex<Held<VectorTable>>>,
     /// The project's concepts, read again when their files change.
     concepts: Mutex<LiveConcepts>,
+    /// How many chunks have and lack the model's vector, with the index
+    /// generation they were counted at.
+    counts: Mutex<Option<(i64, VectorCounts)>>,
 }
 
 impl Searcher {
@@ -46,6 +49,7 @@ impl Searcher {
             words: Arc::default(),
             statics: Arc::default(),
             concepts: Mutex::default(),
+            counts: Mutex::default(),
         }
     }
 
@@ -102,13 +106,15 @@ impl Searcher {
         }
         let store = store.as_deref().ok_or_else(|| anyhow!("no index"))?;
         let request = &request.clone().narrowed(store)?;
-        let ranks_statically = search::ranks_statically(store)?;
+        let generation = store.generation()?;
+        let counts = self.vector_counts(store, generation)?;
+        let ranks_statically = counts.rank_statically();
         if !ranks_statically {
             // Every chunk has the model's vector now: no search ranks by them.
             Held::release(&self.statics);
         }
         let statics = self.statics_for(ranks_statically, request)?;
-        let needs_model = search::needs_model(store, request.mode, statics.is_some())?;
+        let needs_model = counts.need_model(request.mode, statics.is_some());
         // While chunks still lack the model's vector a fill is under way:
         // the vectors it stored so far are held apart (`Filled`), caught up
         // with each batch, and rank the model's side of the search alone;
@@ -116,11 +122,8 @@ impl Searcher {
         // First, so that a fill's vectors are let go before the whole
         // index's are read, not held beside them.
         let filled = self.filled_vectors(store, needs_model && statics.is_some())?;
-        let vectors = if needs_model && statics.is_none() {
-            Some(self.current_vectors(store, store.generation()?)?)
-        } else {
-            None
-        };
+        let vectors =
+            if needs_model && statics.is_none() { Some(self.current_vectors(store, generation)?) } else { None };
         let word_generation = store.word_generation()?;
         let words = match request.mode {
             SearchMode::Semantic => None,
@@ -194,6 +197,22 @@ impl Searcher {
         let table = Arc::new(VectorTable::load(store)?);
         *cached = Some(Arc::clone(&table));
         Ok(table)
+    }
+
+    /// The index's `VectorCounts` at `generation` (read before them): those
+    /// held if they are of it, otherwise counted again. A count read after
+    /// a later write is held under an older generation, which no later
+    /// search asks for.
+    fn vector_counts(&self, store: &dyn IndexReader, generation: i64) -> Result<VectorCounts> {
+        let mut held = lock(&self.counts);
+        match *held {
+            Some((at, counts)) if at == generation => Ok(counts),
+            _ => {
+                let counts = VectorCounts::of(store)?;
+                *held = Some((generation, counts));
+                Ok(counts)
+            }
+        }
     }
 
     /// The model's vectors stored so far when a fill is under way

@@ -185,10 +185,40 @@ pub fn statics_match(store: &dyn IndexReader) -> Result<bool> {
 }
 
 /// Whether a search of `store` in `mode` needs the query embedded by the
-/// model: the mode ranks by meaning, and the index has chunks with the
-/// model's vector, or no static table (`has_statics`) to rank the others.
+/// model (`VectorCounts::need_model`).
 pub fn needs_model(store: &dyn IndexReader, mode: SearchMode, has_statics: bool) -> Result<bool> {
-    Ok(needs_embedder(mode) && (!has_statics || !ranks_statically(store)? || store.vector_count()? > 0))
+    // Only the counts that decide it: at a million chunks each is a scan.
+    let unembedded = if needs_embedder(mode) && has_statics { store.unembedded_count()? } else { 0 };
+    let vectors = if unembedded > 0 { store.vector_count()? } else { 0 };
+    Ok(VectorCounts { vectors, unembedded }.need_model(mode, has_statics))
+}
+
+/// How many of an index's chunks have the model's vector and how many
+/// lack it: what decides whether a search ranks statically and whether it
+/// needs the model. A server asks once per change of the index, not per
+/// search: on Postgres each count reads an index of the chunks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VectorCounts {
+    pub vectors: u64,
+    pub unembedded: u64,
+}
+
+impl VectorCounts {
+    pub fn of(store: &dyn IndexReader) -> Result<VectorCounts> {
+        Ok(VectorCounts { vectors: store.vector_count()?, unembedded: store.unembedded_count()? })
+    }
+
+    /// `ranks_statically`, from the counts.
+    pub fn rank_statically(&self) -> bool {
+        self.unembedded > 0
+    }
+
+    /// Whether a search in `mode` needs the query embedded by the model:
+    /// the mode ranks by meaning, and the index has chunks with the model's
+    /// vector, or no static table (`has_statics`) to rank the others.
+    pub fn need_model(&self, mode: SearchMode, has_statics: bool) -> bool {
+        needs_embedder(mode) && (!has_statics || !self.rank_statically() || self.vectors > 0)
+    }
 }
 
 /// What a search ranks by, worked out before the search proper so that a
@@ -334,4 +364,21 @@ pub fn check_query(query: &str) -> Result<&str> {
         return Err(anyhow!("the query is {} bytes; the limit is {MAX_QUERY_BYTES}", trimmed.len()));
     }
     Ok(trimmed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_model_embeds_a_query_for_meaning_unless_static_vectors_rank_every_chunk() {
+        let counts = |vectors, unembedded| VectorCounts { vectors, unembedded };
+        let (static_index, filling, full) = (counts(0, 5), counts(3, 2), counts(5, 0));
+        assert!(!static_index.need_model(SearchMode::Hybrid, true), "a static index, a static table");
+        assert!(static_index.need_model(SearchMode::Hybrid, false), "no table to rank by");
+        assert!(filling.need_model(SearchMode::Semantic, true), "the vectors a fill stored rank too");
+        assert!(full.need_model(SearchMode::Hybrid, true) && !full.rank_statically());
+        assert!(!full.need_model(SearchMode::Lexical, false), "words need no vector");
+        assert!(filling.rank_statically() && static_index.rank_statically());
+    }
 }
