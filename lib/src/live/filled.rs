@@ -71,7 +71,7 @@ impl Filled {
                 table.push(row);
             }
         })?;
-        let stored = store.vector_count()?;
+        let stored = store.vector_counts()?.vectors;
         snapshot.finish()?;
         // A vector of another length is read again with all the others,
         // where the store reports which one is damaged.

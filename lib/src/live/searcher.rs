@@ -208,7 +208,7 @@ impl Searcher {
         match *held {
             Some((at, counts)) if at == generation => Ok(counts),
             _ => {
-                let counts = VectorCounts::of(store)?;
+                let counts = store.vector_counts()?;
                 *held = Some((generation, counts));
                 Ok(counts)
             }

@@ -188,26 +188,20 @@ pub fn statics_match(store: &dyn IndexReader) -> Result<bool> {
 /// model (`VectorCounts::need_model`).
 pub fn needs_model(store: &dyn IndexReader, mode: SearchMode, has_statics: bool) -> Result<bool> {
     // Only the counts that decide it: at a million chunks each is a scan.
-    let unembedded = if needs_embedder(mode) && has_statics { store.unembedded_count()? } else { 0 };
-    let vectors = if unembedded > 0 { store.vector_count()? } else { 0 };
-    Ok(VectorCounts { vectors, unembedded }.need_model(mode, has_statics))
+    let counts = match needs_embedder(mode) && has_statics && store.unembedded_count()? > 0 {
+        true => store.vector_counts()?,
+        false => VectorCounts::default(),
+    };
+    Ok(counts.need_model(mode, has_statics))
 }
 
 /// How many of an index's chunks have the model's vector and how many
-/// lack it: what decides whether a search ranks statically and whether it
-/// needs the model. A server asks once per change of the index, not per
-/// search: on Postgres each count reads an index of the chunks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct VectorCounts {
-    pub vectors: u64,
-    pub unembedded: u64,
-}
+/// lack it decide whether a search ranks statically and whether it needs
+/// the model. A server asks once per change of the index, not per search:
+/// on Postgres each count reads an index of the chunks.
+pub use crate::store::VectorCounts;
 
 impl VectorCounts {
-    pub fn of(store: &dyn IndexReader) -> Result<VectorCounts> {
-        Ok(VectorCounts { vectors: store.vector_count()?, unembedded: store.unembedded_count()? })
-    }
-
     /// `ranks_statically`, from the counts.
     pub fn rank_statically(&self) -> bool {
         self.unembedded > 0

@@ -314,6 +314,15 @@ pub struct VectorRow<'a> {
     pub vector: &'a [f32],
 }
 
+/// How many of an index's chunks have the model's vector and how many lack
+/// it, read together (`IndexReader::vector_counts`). What a search decides
+/// from them is `search`'s (`VectorCounts::need_model`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct VectorCounts {
+    pub vectors: u64,
+    pub unembedded: u64,
+}
+
 /// What BM25 weighs a term by besides its own chunks (FTS5's totals): how
 /// many chunks the word index has and how many tokens they hold, in the
 /// state of the word index at `generation` (`IndexReader::word_generation`).
@@ -483,8 +492,10 @@ pub trait IndexReader: Send {
     fn nearest_static(&self, query: &[f32], scope: &Scope, limit: usize) -> Result<Vec<(ChunkId, f32)>, StoreError>;
     /// How many chunks lack the model's vector.
     fn unembedded_count(&self) -> Result<u64, StoreError>;
-    /// How many chunks have the model's vector.
-    fn vector_count(&self) -> Result<u64, StoreError>;
+    /// How many chunks have the model's vector and how many lack it, in
+    /// one statement: the chunks without are counted once, from an index
+    /// of them, and no row is read.
+    fn vector_counts(&self) -> Result<VectorCounts, StoreError>;
     /// The chunks that lack the model's vector, in no order: as many as
     /// `unembedded_count`, read from an index of them, not from the rows.
     fn unembedded_ids(&self) -> Result<Vec<ChunkId>, StoreError>;
@@ -831,7 +842,7 @@ pub(crate) mod backend_checks {
 
         index.write_batch(&[file("common body").filled(|i| axis(10 + i))], &[], &[]).unwrap();
         let r = index.as_reader();
-        assert_eq!((r.vector_count().unwrap(), r.unembedded_count().unwrap()), (2, 1), "b.rs is left to fill");
+        assert_eq!(r.vector_counts().unwrap(), VectorCounts { vectors: 2, unembedded: 1 }, "b.rs is left to fill");
         assert_eq!(reader(index), (ids.clone(), words, generation + 1, 2, 2), "rows and words kept");
         let (_, problems) = index.as_reader().verify().unwrap();
         assert!(problems.is_empty(), "{problems:?}");

@@ -9,7 +9,7 @@ use postgres::types::ToSql;
 use super::PgIndex;
 use crate::store::{
     ChunkId, FileState, IndexJob, IndexReader, IndexStats, JobState, Scope, Snapshot, StoreError, StoredChunk,
-    StoredFile, VectorRow, WordTotals,
+    StoredFile, VectorCounts, VectorRow, WordTotals,
 };
 
 impl PgIndex {
@@ -103,12 +103,15 @@ impl IndexReader for PgIndex {
             as u64)
     }
 
-    fn vector_count(&self) -> Result<u64, StoreError> {
+    fn vector_counts(&self) -> Result<VectorCounts, StoreError> {
         // All of them less those without, which the partial index
         // `chunks_unembedded` lists: no row is read (a scan of the rows
         // with a vector took 40-85 ms at 70k chunks).
-        let sql = "SELECT (SELECT count(*) FROM chunks) - (SELECT count(*) FROM chunks WHERE embedding IS NULL)";
-        Ok(self.row(sql, &[])?.map_or(0, |r| r.get::<_, i64>(0)).max(0) as u64)
+        let sql = "SELECT (SELECT count(*) FROM chunks), (SELECT count(*) FROM chunks WHERE embedding IS NULL)";
+        let count = |n: i64| n.max(0) as u64;
+        let (chunks, unembedded) =
+            self.row(sql, &[])?.map_or((0, 0), |r| (count(r.get::<_, i64>(0)), count(r.get::<_, i64>(1))));
+        Ok(VectorCounts { vectors: chunks.saturating_sub(unembedded), unembedded })
     }
 
     fn unembedded_ids(&self) -> Result<Vec<ChunkId>, StoreError> {

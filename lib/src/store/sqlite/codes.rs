@@ -626,7 +626,7 @@ mod tests {
             })
             .collect();
         store.write_batch(&filled[..10], &[], &[]).unwrap();
-        assert_eq!(store.vector_count().unwrap(), 100, "a fill");
+        assert_eq!(store.vector_counts().unwrap().vectors, 100, "a fill");
         assert_eq!(entries(&store, Coded::Static), Some(200), "no static vector was written");
         assert_codes_answer_as_the_scan(&store, Coded::Static, &mut random);
         // A restatic rewrites every static vector: the scan answers until a run's end.

@@ -339,7 +339,9 @@ fn blob_floats(blob: &[u8]) -> impl Iterator<Item = f32> + '_ {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{ChunkId, ChunkWrite, FileState, FileWrite, IndexMeta, IndexReader, IndexWriter, Scope};
+    use crate::store::{
+        ChunkId, ChunkWrite, FileState, FileWrite, IndexMeta, IndexReader, IndexWriter, Scope, VectorCounts,
+    };
 
     /// A new index in `dir`, reset as vg-index would leave it.
     pub(super) fn empty_store(dir: &Path) -> SqliteIndex {
@@ -427,7 +429,10 @@ mod tests {
             store.nearest_static(&axis(1), &Scope::default(), 10).unwrap().into_iter().map(|r| r.0).collect();
         assert_eq!(ids.len(), 2);
         assert!(store.nearest_chunks(&axis(1), &Scope::default(), 10).unwrap().is_empty(), "no model vectors yet");
-        assert_eq!((store.vector_count().unwrap(), store.static_cosine(ids[0], &axis(1)).unwrap()), (0, Some(1.0)));
+        assert_eq!(
+            (store.vector_counts().unwrap().vectors, store.static_cosine(ids[0], &axis(1)).unwrap()),
+            (0, Some(1.0))
+        );
         // A full run stores the model's vectors (and keeps the static ones).
         let generation = store.generation().unwrap();
         let mut filled = file_with_names("a.py", &["one", "two"], "body");
@@ -437,7 +442,7 @@ mod tests {
         store.write_batch(&[filled], &[], &[]).unwrap();
         assert!(store.generation().unwrap() > generation, "readers holding vectors see the change");
         assert_eq!(store.nearest_chunks(&axis(3), &Scope::default(), 10).unwrap().len(), 1);
-        assert_eq!((store.unembedded_count().unwrap(), store.vector_count().unwrap()), (1, 1));
+        assert_eq!(store.vector_counts().unwrap(), VectorCounts { vectors: 1, unembedded: 1 });
     }
 
     #[test]

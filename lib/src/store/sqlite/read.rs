@@ -7,8 +7,8 @@ use rusqlite::{params, OptionalExtension};
 use super::codes::Coded;
 use super::{blob_floats, vector_to_blob, SqliteIndex};
 use crate::store::{
-    ChunkId, IndexJob, IndexReader, IndexStats, Scope, Snapshot, StoreError, StoredChunk, StoredFile, VectorRow,
-    WordTotals,
+    ChunkId, IndexJob, IndexReader, IndexStats, Scope, Snapshot, StoreError, StoredChunk, StoredFile, VectorCounts,
+    VectorRow, WordTotals,
 };
 
 impl IndexReader for SqliteIndex {
@@ -97,8 +97,9 @@ impl IndexReader for SqliteIndex {
             .map_err(|e| self.damaged(e))
     }
 
-    fn vector_count(&self) -> Result<u64, StoreError> {
-        self.count_with_vector("embedding")
+    fn vector_counts(&self) -> Result<VectorCounts, StoreError> {
+        let (chunks, unembedded) = self.counts_without("embedding")?;
+        Ok(VectorCounts { vectors: chunks.saturating_sub(unembedded), unembedded })
     }
 
     fn unembedded_ids(&self) -> Result<Vec<ChunkId>, StoreError> {
@@ -366,9 +367,17 @@ impl SqliteIndex {
     /// without, which a partial index lists (`chunks_unembedded`,
     /// `chunks_without_static`), so that no row is read.
     pub(super) fn count_with_vector(&self, column: &str) -> Result<u64, StoreError> {
-        let sql =
-            format!("SELECT (SELECT count(*) FROM chunks) - (SELECT count(*) FROM chunks WHERE {column} IS NULL)");
-        self.conn.query_row(&sql, [], |r| r.get::<_, i64>(0)).map(|n| n.max(0) as u64).map_err(|e| self.damaged(e))
+        let (chunks, without) = self.counts_without(column)?;
+        Ok(chunks.saturating_sub(without))
+    }
+
+    /// How many chunks there are and how many lack a vector in `column`:
+    /// all of them less those the column's partial index lists, so that
+    /// no row is read.
+    fn counts_without(&self, column: &str) -> Result<(u64, u64), StoreError> {
+        let sql = format!("SELECT (SELECT count(*) FROM chunks), (SELECT count(*) FROM chunks WHERE {column} IS NULL)");
+        let count = |n: i64| n.max(0) as u64;
+        self.conn.query_row(&sql, [], |r| Ok((count(r.get(0)?), count(r.get(1)?)))).map_err(|e| self.damaged(e))
     }
 
     /// The chunks nearest `query` by their vectors of `kind`: through the
