@@ -165,3 +165,55 @@ fn a_write_the_disk_refuses_ends_the_run_with_why_and_keeps_what_was_stored() {
     let v = verify(&t);
     assert_eq!((v["ok"].as_bool(), v["files"].as_u64().unwrap()), (Some(true), before + 380));
 }
+
+/// A cloned repository chooses its own config, ignore files and the
+/// `.vecgrep` files beside the index: one made a link to `/dev/zero` is one
+/// line and status 2 (or, deeper in the tree, a skip of its directory), never a
+/// read that eats memory until the process is killed, and nothing is written
+/// through a link it ships.
+#[test]
+fn links_to_devices_in_a_repository_are_errors_not_endless_reads() {
+    use std::os::unix::fs::symlink;
+    let line_naming = |o: &std::process::Output, tool: &str, what: &str| {
+        let err = stderr(o);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.starts_with(&format!("{tool}: ")) && err.contains(what), "{err}");
+        assert!(err.contains("not a regular file"), "{err}");
+    };
+
+    let t = sample_project();
+    std::fs::create_dir_all(t.path().join(".vecgrep")).unwrap();
+    symlink("/dev/zero", t.path().join(".vecgrep/config.toml")).unwrap();
+    let o = run(t.cmd("vg-query", ".").arg("retry"));
+    assert_code(&o, 2);
+    line_naming(&o, "vg-query", "cannot read config");
+    std::fs::remove_file(t.path().join(".vecgrep/config.toml")).unwrap();
+
+    symlink("/dev/zero", t.path().join(".gitignore")).unwrap();
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert_code(&o, 2);
+    line_naming(&o, "vg-index", "ignore file .gitignore");
+    std::fs::remove_file(t.path().join(".gitignore")).unwrap();
+
+    let o = run(t.cmd("vg-index", ".").args(["--ignore-file", "/dev/zero"]));
+    assert_code(&o, 2);
+    line_naming(&o, "vg-index", "ignore file /dev/zero");
+
+    // Deeper down: that directory is skipped, the rest indexed, status 2.
+    symlink("/dev/zero", t.path().join("src/.vecgrepignore")).unwrap();
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert_code(&o, 2);
+    let skips = of_type(&records(&o), "skip").iter().map(|s| s["file"].clone()).collect::<Vec<_>>();
+    assert_eq!(skips, [Value::from("src/.vecgrepignore")], "{}", stdout(&o));
+    assert_eq!(summary(&o)["files"], 1, "docs/guide.md");
+    std::fs::remove_file(t.path().join("src/.vecgrepignore")).unwrap();
+
+    // The index's own .gitignore, shipped as a link to a file the user
+    // has not made yet: nothing is made there, and the run goes on.
+    let elsewhere = Tree::bare();
+    let target = elsewhere.path().join("made-by-vecgrep");
+    let _ = std::fs::remove_file(t.path().join(".vecgrep/.gitignore"));
+    symlink(&target, t.path().join(".vecgrep/.gitignore")).unwrap();
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    assert!(!target.exists(), "written through the link");
+}

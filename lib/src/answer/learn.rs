@@ -5,13 +5,12 @@
 //! edit or delete them.
 
 use std::collections::HashSet;
-use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 
 use crate::concepts::{project_kg_dir, ConceptSet};
-use crate::project::ProjectRoot;
+use crate::project::{small_file, ProjectRoot};
 use crate::records::HitRecord;
 use crate::terms::{stem, words};
 
@@ -151,7 +150,21 @@ pub fn append_learned(root: &ProjectRoot, learned: &[LearnedConcept], query: &st
     let path = learned_path(root);
     let dir = project_kg_dir(root);
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let existing = std::fs::read(&path).unwrap_or_default();
+    // A repository may ship the directory or the file as a link to one of
+    // the user's files: nothing is written through a link.
+    if std::fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink()) {
+        bail!(
+            "{} is a link; vecgrep writes learned concepts only into a directory of the project's own",
+            dir.display()
+        );
+    }
+    let existing = match small_file::read_small(&path, MAX_LEARNED_BYTES) {
+        Ok(bytes) => bytes.unwrap_or_default(),
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+            bail!("{} is full (over {MAX_LEARNED_BYTES} bytes); review it and move what is right into concept files of their own", path.display())
+        }
+        Err(e) => bail!("cannot read {}: {e}", path.display()),
+    };
     let mut text = String::new();
     if !existing.is_empty() && !existing.ends_with(b"\n") {
         text.push('\n');
@@ -171,12 +184,7 @@ pub fn append_learned(root: &ProjectRoot, learned: &[LearnedConcept], query: &st
             existing.len()
         );
     }
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    file.write_all(text.as_bytes()).with_context(|| format!("cannot write {}", path.display()))?;
+    small_file::append_own(&path, text.as_bytes()).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(path)
 }
 
@@ -237,5 +245,27 @@ mod tests {
         assert!(problems.is_empty(), "{problems:?}");
         let terms: Vec<Vec<String>> = set.concepts().iter().map(|c| c.terms.clone()).collect();
         assert_eq!(terms, [vec!["ledger", "AccountBook"], vec!["tenant", "org_id", "Workspace"]]);
+    }
+
+    /// A repository may ship learned.md, or its directory, as a link to a
+    /// file of the user's: vg-answer --learn refuses to write through it.
+    #[cfg(unix)]
+    #[test]
+    fn nothing_is_learned_through_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let root =
+            ProjectRoot { path: dir.path().to_path_buf(), marker: crate::project::RootMarker::Vecgrep, shared: None };
+        let users = dir.path().join("users-profile");
+        std::fs::write(&users, "export PATH\n").unwrap();
+        std::fs::create_dir_all(project_kg_dir(&root)).unwrap();
+        std::os::unix::fs::symlink(&users, learned_path(&root)).unwrap();
+        let one = LearnedConcept { name: "ledger".into(), synonyms: vec!["AccountBook".into()] };
+        let err = append_learned(&root, std::slice::from_ref(&one), "q", "m").unwrap_err();
+        assert!(format!("{err:#}").contains("a link"), "{err:#}");
+        std::fs::remove_file(learned_path(&root)).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", learned_path(&root)).unwrap();
+        let err = append_learned(&root, std::slice::from_ref(&one), "q", "m").unwrap_err();
+        assert!(format!("{err:#}").contains("not a regular file"), "{err:#}");
+        assert_eq!(std::fs::read_to_string(&users).unwrap(), "export PATH\n");
     }
 }

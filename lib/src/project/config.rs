@@ -18,8 +18,10 @@ use super::settings::{resolve_plain, ConfigValues, ResolvedConfig};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("cannot read config {path}: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
+    // Not `source`: the cause is in the message, and a chain of causes
+    // would say it twice.
+    #[error("cannot read config {path}: {error}")]
+    Read { path: PathBuf, error: std::io::Error },
     #[error("config {path}, line {line}: {message}")]
     Parse { path: PathBuf, line: usize, message: String },
     #[error(
@@ -32,14 +34,22 @@ pub enum ConfigError {
 pub(super) fn parse_config(text: &str, path: &Path) -> Result<ConfigValues, ConfigError> {
     toml::from_str(text).map_err(|e| {
         let line = e.span().map(|s| line_of(text, s.start)).unwrap_or(1);
-        ConfigError::Parse { path: path.to_path_buf(), line, message: e.message().trim().to_string() }
+        let message = match e.message().trim() {
+            // toml says nothing of a setting cut off by the end of the file.
+            "" => "the file ends within a setting".to_string(),
+            message => message.to_string(),
+        };
+        ConfigError::Parse { path: path.to_path_buf(), line, message }
     })
 }
 
-/// Read a config file; a missing file is simply no layer.
+/// Read a config file; a missing file is simply no layer. A link to a
+/// device or FIFO, or a file past `MAX_CONFIG_BYTES`, is an error, never
+/// read (a cloned repository chooses its `.vecgrep/config.toml`).
 pub(super) fn load_config(path: &Path) -> Result<Option<ConfigValues>, ConfigError> {
-    match std::fs::read(path) {
-        Ok(bytes) => {
+    match super::small_file::read_small(path, MAX_CONFIG_BYTES) {
+        Ok(None) => Ok(None),
+        Ok(Some(bytes)) => {
             let text = String::from_utf8(bytes).map_err(|_| ConfigError::Parse {
                 path: path.to_path_buf(),
                 line: 1,
@@ -47,10 +57,13 @@ pub(super) fn load_config(path: &Path) -> Result<Option<ConfigValues>, ConfigErr
             })?;
             parse_config(&text, path).map(Some)
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(ConfigError::Read { path: path.to_path_buf(), source }),
+        Err(error) => Err(ConfigError::Read { path: path.to_path_buf(), error }),
     }
 }
+
+/// Larger files are not configs anyone wrote (every setting fits in a few
+/// hundred bytes).
+const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
 fn line_of(text: &str, offset: usize) -> usize {
     text.as_bytes()[..offset.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1

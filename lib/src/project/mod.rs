@@ -10,6 +10,7 @@ mod generated;
 mod packages;
 mod root;
 mod settings;
+pub(crate) mod small_file;
 mod walk;
 
 pub use config::{global_config_path, ConfigError, ConfigLayers};

@@ -15,12 +15,16 @@ use ignore::WalkBuilder;
 
 use super::generated::{by_name, Generated};
 use super::root::{rel_to_string, AdmittedPath, ProjectRoot, RootMarker};
+use super::small_file;
 
 /// Directories never indexed, even with `--hidden` or `--no-ignore`.
 const ALWAYS_EXCLUDED_DIRS: [&str; 4] = [".git", ".hg", ".jj", crate::project::PROJECT_DIR];
 
 /// Per-project ignore file, read like `.gitignore`.
 pub(super) const IGNORE_FILE_NAME: &str = ".vecgrepignore";
+
+/// The ignore files the walker reads in each directory it enters.
+const IGNORE_FILE_NAMES: [&str; 3] = [".gitignore", ".ignore", IGNORE_FILE_NAME];
 
 /// The file types `-t` and `-T` know: ripgrep's (`rg --type-list`).
 fn file_types() -> TypesBuilder {
@@ -245,6 +249,9 @@ fn builder(
     let Some((first, rest)) = paths.split_first() else {
         return Ok(None);
     };
+    if !opts.no_ignore {
+        check_ignore_files_above(root, paths)?;
+    }
     let mut builder = WalkBuilder::new(&first.abs);
     for p in rest {
         builder.add(&p.abs);
@@ -258,11 +265,14 @@ fn builder(
         // a revision's files keep to their own.
         .parents(!opts.no_ignore && root.marker != RootMarker::Revision)
         .require_git(false)
-        .filter_entry(keep_entry(opts.follow, bounds.clone(), Arc::clone(outside)));
+        .filter_entry(keep_entry(opts, bounds.clone(), Arc::clone(outside)));
     if !opts.no_ignore {
         builder.add_custom_ignore_filename(IGNORE_FILE_NAME);
     }
     for f in &opts.ignore_files {
+        if let Err(e) = small_file::is_regular(f) {
+            return Err(anyhow!("ignore file {}: {e}", f.display()));
+        }
         if let Some(err) = builder.add_ignore(f) {
             return Err(anyhow!("ignore file {}: {err}", f.display()));
         }
@@ -287,14 +297,41 @@ fn builder(
     Ok(Some(builder))
 }
 
-/// Which directories the walk enters: never the always-excluded ones, and
-/// with `follow`, no linked directory outside `bounds` (a skip in `outside`
-/// instead, so that nothing beyond the link is read).
+/// The ignore files of the walked paths' directories and those above them
+/// up to the root, which the walker reads before it yields anything: one
+/// that is not a regular file (a link to `/dev/zero`, a FIFO) is an error.
+fn check_ignore_files_above(root: &ProjectRoot, paths: &[AdmittedPath]) -> Result<()> {
+    for path in paths {
+        let dirs = path.abs.ancestors().filter(|d| d.is_dir()).take_while(|d| d.starts_with(&root.path));
+        for dir in dirs {
+            if let Some((file, e)) = unreadable_ignore_file(dir) {
+                return Err(anyhow!("ignore file {}: {e}", display_rel(&root.path, &file)));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// An ignore file in `dir` that is there but not a regular file, and why:
+/// the walker would read it without end (`/dev/zero`) or block on it.
+fn unreadable_ignore_file(dir: &Path) -> Option<(PathBuf, std::io::Error)> {
+    IGNORE_FILE_NAMES.iter().map(|name| dir.join(name)).find_map(|file| match small_file::is_regular(&file) {
+        Err(e) => Some((file, e)),
+        Ok(_) => None,
+    })
+}
+
+/// Which directories the walk enters: never the always-excluded ones, none
+/// whose ignore file cannot be read (a skip in `outside`: what it would
+/// ignore is unknown), and with `follow`, no linked directory outside
+/// `bounds` (a skip in `outside` instead, so that nothing beyond the link is
+/// read).
 fn keep_entry(
-    follow: bool,
+    opts: &WalkOptions,
     bounds: Bounds,
     outside: Arc<Mutex<Vec<Skip>>>,
 ) -> impl Fn(&ignore::DirEntry) -> bool + Send + Sync + 'static {
+    let (follow, read_ignore_files) = (opts.follow, !opts.no_ignore);
     move |e| {
         if !e.file_type().is_some_and(|t| t.is_dir()) {
             return true;
@@ -303,16 +340,22 @@ fn keep_entry(
         if ALWAYS_EXCLUDED_DIRS.iter().any(|x| name == *x) {
             return false;
         }
+        let skip = |path: &Path, reason| {
+            let skip = Skip { path: display_rel(&bounds.root, path), reason };
+            outside.lock().unwrap_or_else(|e| e.into_inner()).push(skip);
+            false
+        };
+        if read_ignore_files {
+            if let Some((file, e)) = unreadable_ignore_file(e.path()) {
+                return skip(&file, SkipReason::Error(format!("{e}; its directory is not walked")));
+            }
+        }
         if !(follow && e.path_is_symlink()) {
             return true;
         }
         match bounds.outside(e.path()) {
             None => true,
-            Some(reason) => {
-                let skip = Skip { path: display_rel(&bounds.root, e.path()), reason };
-                outside.lock().unwrap_or_else(|e| e.into_inner()).push(skip);
-                false
-            }
+            Some(reason) => skip(e.path(), reason),
         }
     }
 }

@@ -6,6 +6,7 @@ use std::fs::{File, OpenOptions};
 use std::path::PathBuf;
 
 use super::StoreError;
+use crate::project::small_file;
 use crate::project::ProjectRoot;
 
 /// Create `<root>/.vecgrep` readable by the user only, with a `.gitignore`
@@ -25,9 +26,17 @@ pub fn ensure_data_dir(root: &ProjectRoot) -> Result<PathBuf, StoreError> {
         }
     }
     let gi = dir.join(".gitignore");
-    let written = std::fs::read_to_string(&gi).ok();
-    if written.is_none() || written.as_deref() == Some(FIRST_GITIGNORE) {
-        std::fs::write(&gi, GITIGNORE).map_err(|e| StoreError::File {
+    // One that is not a regular file of a few lines (a repository may ship
+    // a link) is left as it is, never read whole or written through.
+    let written = small_file::read_small(&gi, 4096);
+    let ours = match &written {
+        // Nothing there, not even a dangling link.
+        Ok(None) => std::fs::symlink_metadata(&gi).is_err(),
+        Ok(Some(text)) => text == FIRST_GITIGNORE.as_bytes(),
+        Err(_) => false,
+    };
+    if ours {
+        small_file::write_own(&gi, GITIGNORE.as_bytes()).map_err(|e| StoreError::File {
             action: "write",
             path: gi.clone(),
             source: e.into(),

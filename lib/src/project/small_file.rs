@@ -1,0 +1,129 @@
+//! Reading and writing the small files a project holds (its config, ignore
+//! files, the index's `.gitignore`, learned concepts) as a cloned
+//! repository may have made them: a link to `/dev/zero`, a FIFO or a device
+//! is an error, not a read that never ends, and a link is never written
+//! through to a file outside the project.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::path::Path;
+
+/// The contents of the file at `path`, or None when there is none. An
+/// error when it is not a regular file (links are followed) or holds more
+/// than `limit` bytes, so that nothing but a file of the expected size is
+/// ever read whole.
+pub(crate) fn read_small(path: &Path, limit: u64) -> io::Result<Option<Vec<u8>>> {
+    if !is_regular(path)? {
+        return Ok(None);
+    }
+    let file = File::open(path)?;
+    let mut bytes = Vec::new();
+    // The file may have grown since it was looked at.
+    file.take(limit + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large(limit));
+    }
+    Ok(Some(bytes))
+}
+
+/// Whether there is a regular file at `path` (links followed): false when
+/// there is nothing there, an error when it is anything else (a directory,
+/// a FIFO, a device such as `/dev/zero`) or larger than it could be read.
+pub(crate) fn is_regular(path: &Path) -> io::Result<bool> {
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_file() => Ok(true),
+        Ok(_) => Err(io::Error::new(io::ErrorKind::InvalidInput, "not a regular file")),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// Append `text` to the file at `path`, creating it when missing; refused
+/// when `path` is a link (even a dangling one) or not a regular file, so
+/// that a repository cannot point a file vecgrep writes at one of the
+/// user's.
+pub(crate) fn append_own(path: &Path, text: &[u8]) -> io::Result<()> {
+    refuse_links(path)?;
+    let mut file = open_no_follow(OpenOptions::new().create(true).append(true), path)?;
+    file.write_all(text)
+}
+
+/// Replace the contents of the file at `path` with `text`, creating it
+/// when missing; refused as [`append_own`] is.
+pub(crate) fn write_own(path: &Path, text: &[u8]) -> io::Result<()> {
+    refuse_links(path)?;
+    let mut file = open_no_follow(OpenOptions::new().create(true).write(true).truncate(true), path)?;
+    file.write_all(text)
+}
+
+fn refuse_links(path: &Path) -> io::Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => {
+            Err(io::Error::new(io::ErrorKind::InvalidInput, "a link; vecgrep writes only a file of the project's own"))
+        }
+        Ok(meta) if !meta.is_file() => Err(io::Error::new(io::ErrorKind::InvalidInput, "not a regular file")),
+        _ => Ok(()),
+    }
+}
+
+/// Open without following a link at the last component, so that one made
+/// between the check and the open is refused too.
+fn open_no_follow(options: &mut OpenOptions, path: &Path) -> io::Result<File> {
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(options, libc::O_NOFOLLOW);
+    options.open(path)
+}
+
+fn too_large(limit: u64) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, format!("larger than the {limit} bytes such a file may hold"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_regular_file_of_the_expected_size_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let small = dir.path().join("small.toml");
+        std::fs::write(&small, "top_k = 3\n").unwrap();
+        assert_eq!(read_small(&small, 100).unwrap().as_deref(), Some(&b"top_k = 3\n"[..]));
+        assert_eq!(read_small(&dir.path().join("missing"), 100).unwrap(), None);
+        let err = read_small(&small, 4).unwrap_err();
+        assert!(err.to_string().contains("larger than the 4 bytes"), "{err}");
+        assert!(read_small(dir.path(), 100).unwrap_err().to_string().contains("not a regular file"));
+        #[cfg(unix)]
+        {
+            let zero = dir.path().join("zero.toml");
+            std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+            let err = read_small(&zero, 1 << 20).unwrap_err();
+            assert!(err.to_string().contains("not a regular file"), "{err}");
+            let linked = dir.path().join("linked.toml");
+            std::os::unix::fs::symlink(&small, &linked).unwrap();
+            assert!(read_small(&linked, 100).unwrap().is_some(), "a link to a regular file is read");
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_is_never_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let users = dir.path().join("users-file");
+        std::fs::write(&users, "the user's own\n").unwrap();
+        let link = dir.path().join("learned.md");
+        std::os::unix::fs::symlink(&users, &link).unwrap();
+        assert!(append_own(&link, b"more\n").unwrap_err().to_string().contains("a link"));
+        assert!(write_own(&link, b"more\n").unwrap_err().to_string().contains("a link"));
+        let dangling = dir.path().join(".gitignore");
+        std::os::unix::fs::symlink(dir.path().join("not-yet"), &dangling).unwrap();
+        assert!(write_own(&dangling, b"*\n").is_err());
+        assert!(!dir.path().join("not-yet").exists(), "nothing made where a dangling link points");
+        assert_eq!(std::fs::read_to_string(&users).unwrap(), "the user's own\n");
+
+        let own = dir.path().join("own.md");
+        append_own(&own, b"a\n").unwrap();
+        append_own(&own, b"b\n").unwrap();
+        write_own(&dir.path().join("gi"), b"*\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&own).unwrap(), "a\nb\n");
+    }
+}
