@@ -561,6 +561,35 @@ fn a_failed_search_answers_500_and_the_server_lives_on() {
     assert_eq!(s.json("/health")["status"], "ok");
 }
 
+/// A damaged index is rebuilt by the server's next refresh: removed and made
+/// again. Every worker then answers from the new file, never from a
+/// connection left on the removed one (which went on answering, and
+/// `/status` reported, as the old index was).
+#[test]
+fn every_worker_answers_from_an_index_made_again_under_it() {
+    let t = sample_project();
+    let s = Server::start(&t, &["--refresh", "3600", "--workers", "4"]);
+    for _ in 0..16 {
+        assert_eq!(s.get("/search?q=retry+upload&threshold=-1&mode=lexical").0, 200);
+    }
+    // As a rebuild does: the index's files removed, a new index put there
+    // (one made of the same tree with one more file).
+    let copy = sample_project();
+    copy.write("src/zanzibar.py", "def zanzibar_route():\n    return 'spice island'\n");
+    assert_code(&run(&mut copy.cmd("vg-index", ".")), 0);
+    let data = t.path().join(".vecgrep");
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(data.join(format!("index.db{suffix}")));
+    }
+    std::fs::rename(copy.path().join(".vecgrep/index.db"), data.join("index.db")).unwrap();
+    for _ in 0..16 {
+        let (status, _, body) = s.get("/search?q=zanzibar&threshold=-1&mode=lexical");
+        assert_eq!(status, 200, "{body}");
+        assert!(body.contains("src/zanzibar.py"), "a worker answered from the removed index: {body:?}");
+        assert_eq!(s.json("/status")["files"], 5);
+    }
+}
+
 #[test]
 fn post_v1_embeddings_answers_in_openai_format() {
     let t = sample_project();

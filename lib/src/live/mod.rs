@@ -37,8 +37,19 @@ use crate::store::{self, IndexReader, Scope};
 use runs::Runs;
 
 /// A thread's connection to the index, opened when first needed and
-/// dropped after a failure (the index may have been rebuilt under it).
+/// dropped after a failure or when the index was replaced under it
+/// (`forget_if_replaced`).
 pub type StoreSlot = Option<Box<dyn IndexReader>>;
+
+/// Empty `slot` when the index it reads was removed or rebuilt since it was
+/// opened, so that it is opened again: a connection to the old file would
+/// go on answering from it (a damaged index rebuilt by a refresh was
+/// searched, and reported, as it was before, for good).
+pub fn forget_if_replaced(slot: &mut StoreSlot) {
+    if slot.as_deref().is_some_and(|s| s.replaced()) {
+        *slot = None;
+    }
+}
 
 /// What is kept searchable.
 pub struct Target {

@@ -97,6 +97,7 @@ impl Searcher {
     }
 
     fn search_with(&self, store: &mut StoreSlot, request: &SearchRequest<'_>) -> Result<Vec<Hit>> {
+        super::forget_if_replaced(store);
         if store.is_none() {
             match store::open_for_reading(&self.live.target.root) {
                 Ok(s) => *store = Some(s),

@@ -87,6 +87,7 @@ impl LiveIndex {
     /// (before the first run has made the index, the counts are 0).
     pub fn status(&self, store: &mut StoreSlot) -> LiveStatus {
         let t = &self.target;
+        super::forget_if_replaced(store);
         if store.is_none() {
             *store = store::open_for_reading(&t.root).ok();
         }

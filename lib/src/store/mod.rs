@@ -490,6 +490,13 @@ pub trait IndexReader: Send {
     /// `query` (a static vector too), best first, at most `limit`, whether
     /// or not they have the model's vector.
     fn nearest_static(&self, query: &[f32], scope: &Scope, limit: usize) -> Result<Vec<(ChunkId, f32)>, StoreError>;
+    /// Whether the index this connection reads has since been removed or
+    /// replaced by another (rebuilt after damage, cleared and made again).
+    /// A reader that lives long (a server's) then opens it again: a
+    /// connection to a removed file would go on reading it.
+    fn replaced(&self) -> bool {
+        false
+    }
     /// How many chunks lack the model's vector.
     fn unembedded_count(&self) -> Result<u64, StoreError>;
     /// How many chunks have the model's vector and how many lack it, in

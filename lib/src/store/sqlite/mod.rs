@@ -33,6 +33,26 @@ use schema::{SCHEMA, SCHEMA_COMMITS, SCHEMA_FTS, SCHEMA_JOBS, SCHEMA_KEYS, SCHEM
 pub(super) struct SqliteIndex {
     conn: Connection,
     path: PathBuf,
+    /// The file `path` was when it was opened (`file_identity`, taken just
+    /// before): a file put in its place since is another index.
+    opened: Option<FileIdentity>,
+}
+
+/// A file's device and inode number.
+type FileIdentity = (u64, u64);
+
+/// What file is at `path` now, if any.
+fn file_identity(path: &Path) -> Option<FileIdentity> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
 }
 
 static REGISTER_VEC: Once = Once::new();
@@ -119,12 +139,15 @@ impl SqliteIndex {
     }
 
     fn try_open_rw(path: &Path) -> Result<SqliteIndex, StoreError> {
+        let opened = file_identity(path);
         let conn = Connection::open(path).map_err(|e| StoreError::File {
             action: "open",
             path: path.to_path_buf(),
             source: e.into(),
         })?;
-        let store = SqliteIndex { conn, path: path.to_path_buf() };
+        // A new file has no identity until it is made.
+        let opened = opened.or_else(|| file_identity(path));
+        let store = SqliteIndex { conn, path: path.to_path_buf(), opened };
         let damaged = |e| store.damaged(e);
         configure(&store.conn).map_err(damaged)?;
         // A chunk row (vector, text, key) is a little over 2 KB: a 4 KB page
@@ -174,12 +197,13 @@ impl SqliteIndex {
         if !path.is_file() {
             return Err(StoreError::Missing(path));
         }
+        let opened = file_identity(&path);
         // Read-write open (not SQLITE_OPEN_READ_ONLY) so WAL recovery can run if a writer was killed.
         let conn =
             Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)
                 .map_err(|e| StoreError::File { action: "open", path: path.clone(), source: e.into() })?;
         configure(&conn)?;
-        let store = SqliteIndex { conn, path };
+        let store = SqliteIndex { conn, path, opened };
         // A first run killed after making the file and before writing its
         // schema leaves no index yet, not a damaged one.
         if !store.has_table("meta")? {

@@ -90,6 +90,10 @@ impl IndexReader for SqliteIndex {
         self.nearest_of(Coded::Static, query, scope, limit)
     }
 
+    fn replaced(&self) -> bool {
+        self.opened.is_some() && super::file_identity(&self.path) != self.opened
+    }
+
     fn unembedded_count(&self) -> Result<u64, StoreError> {
         self.conn
             .query_row("SELECT count(*) FROM chunks WHERE embedding IS NULL", [], |r| r.get::<_, i64>(0))
