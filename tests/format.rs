@@ -157,6 +157,27 @@ fn context_lines_come_from_the_file() {
     assert_eq!(stdout(&o).lines().count(), 3);
 }
 
+/// Context costs what the file holds, however much is asked for, and a
+/// hand-made record with line numbers at the end of the range is shown,
+/// not a panic or an allocation that aborts.
+#[test]
+fn context_is_bounded_by_the_file_and_line_numbers_never_overflow() {
+    let t = sample_project();
+    let root = t.path().to_str().unwrap().to_string();
+    let input = hit(&root, "src/upload.py", 4, 4, 0.7, "def upload_with_retry(client, blob, attempts=5):") + "\n";
+    let o = format(&t, ".", &["-C", "100000000000"], &input);
+    assert_code(&o, 0);
+    assert_eq!(stdout(&o).lines().count(), 10, "every line of the file, once: {}", stdout(&o));
+    let last = u64::MAX.to_string();
+    let huge = format!("{{\"file\":\"src/upload.py\",\"start_line\":{last},\"end_line\":{last},\"text\":\"x\"}}\n");
+    for args in [&[][..], &["--heading"], &["-C", "3"], &["-B", "4294967296"]] {
+        let o = format(&t, ".", args, &huge);
+        assert_code(&o, 0);
+        assert!(stdout(&o).lines().any(|l| l.contains(&format!("{last}:x"))), "{args:?}: {}", stdout(&o));
+        assert!(stderr(&o).is_empty(), "{args:?}: {}", stderr(&o));
+    }
+}
+
 #[test]
 fn malformed_input_is_an_error_naming_the_line() {
     let t = sample_project();

@@ -7,6 +7,7 @@ mod commits;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::{self, Write};
+use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 
 use crate::project::relative_to;
@@ -122,7 +123,8 @@ pub fn best_lines(hit: &HitRecord, max: usize) -> Vec<usize> {
     }
     picked.sort();
     // A chunk cut from one long line repeats its line number; show it once.
-    let mut out: Vec<usize> = picked.into_iter().map(|i| hit.start_line + i).filter(|&n| n <= hit.end_line).collect();
+    let mut out: Vec<usize> =
+        picked.into_iter().map(|i| hit.start_line.saturating_add(i)).filter(|&n| n <= hit.end_line).collect();
     if out.is_empty() {
         out.push(hit.start_line);
     }
@@ -137,6 +139,14 @@ struct Lines<'a> {
 }
 
 impl<'a> Lines<'a> {
+    /// The line numbers `get` may answer for.
+    fn shown(&self) -> RangeInclusive<usize> {
+        match &self.file {
+            Some(f) => 1..=f.len(),
+            None => self.hit.start_line..=self.hit.end_line,
+        }
+    }
+
     fn get(&self, n: usize) -> Option<&str> {
         if let Some(f) = &self.file {
             return f.get(n.wrapping_sub(1)).map(String::as_str);
@@ -411,12 +421,17 @@ impl FileCache {
 
 /// The lines to show of `h`: its best lines (true) and their context
 /// (false), ascending, each once.
-fn wanted_lines(h: &HitRecord, opts: &FormatOptions) -> Vec<(usize, bool)> {
+fn wanted_lines(h: &HitRecord, opts: &FormatOptions, shown: RangeInclusive<usize>) -> Vec<(usize, bool)> {
     let mut wanted: Vec<(usize, bool)> = Vec::new();
+    // Context only where there are lines to show: `-C` a billion costs
+    // what the file holds, and a hand-made record's line numbers near the
+    // end of usize do not wrap.
     for n in best_lines(h, opts.lines_per_hit) {
-        wanted.extend((n.saturating_sub(opts.before).max(1)..n).map(|m| (m, false)));
+        let before = n.saturating_sub(opts.before).max(*shown.start());
+        wanted.extend((before..n).map(|m| (m, false)));
         wanted.push((n, true));
-        wanted.extend((n + 1..=n + opts.after).map(|m| (m, false)));
+        let after = n.saturating_add(opts.after).min(*shown.end());
+        wanted.extend((n.saturating_add(1)..=after).map(|m| (m, false)));
     }
     wanted.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
     wanted.dedup_by_key(|w| w.0);
@@ -437,7 +452,7 @@ fn write_hit_lines(
     let (c, heading) = (opts.color, opts.mode == OutputMode::Pretty);
     let query_words = h.query.as_deref().map(words).unwrap_or_default();
     let done = printed.lines.entry(path.to_string()).or_default();
-    let mut wanted = wanted_lines(h, opts);
+    let mut wanted = wanted_lines(h, opts, lines.shown());
     wanted.retain(|(n, _)| !done.contains(n));
     // A hit whose own lines were all shown (as another's context) adds
     // no block of context alone.
