@@ -199,10 +199,13 @@ fn links_to_devices_in_a_repository_are_errors_not_endless_reads() {
     assert_code(&o, 2);
     line_naming(&o, "vg-index", "ignore file /dev/zero");
 
-    // Deeper down: that directory is skipped, the rest indexed, status 2.
+    // Deeper down: that directory is skipped, the rest indexed, status 2,
+    // and the error said even with --quiet.
     symlink("/dev/zero", t.path().join("src/.vecgrepignore")).unwrap();
-    let o = run(&mut t.cmd("vg-index", "."));
+    let o = run(t.cmd("vg-index", ".").arg("--quiet"));
     assert_code(&o, 2);
+    let err = stderr(&o);
+    assert!(err.starts_with("vg-index: skipping src/.vecgrepignore: not a regular file"), "{err}");
     let skips = of_type(&records(&o), "skip").iter().map(|s| s["file"].clone()).collect::<Vec<_>>();
     assert_eq!(skips, [Value::from("src/.vecgrepignore")], "{}", stdout(&o));
     assert_eq!(summary(&o)["files"], 1, "docs/guide.md");

@@ -649,9 +649,14 @@ impl CliObserver {
     }
 
     fn say(&self, message: &str) {
-        if self.quiet {
-            return;
+        if !self.quiet {
+            self.say_always(message);
         }
+    }
+
+    /// What makes the status 2 is said even with `--quiet`: an error is
+    /// never silent (spec/exit-codes.md).
+    fn say_always(&self, message: &str) {
         match &self.bar {
             Some(bar) => bar.suspend(|| eprintln!("{}: {message}", shown_name(self.tool))),
             None => eprintln!("{}: {message}", shown_name(self.tool)),
@@ -720,8 +725,11 @@ impl IndexObserver for CliObserver {
 
     fn skipped(&mut self, skip: &Skip) {
         *self.tally.entry(skip.reason.code()).or_default() += 1;
-        if skip.reason.is_error() || skip.reason.is_warning() || (self.notable_skips && skip.reason.is_notable()) {
-            self.say(&format!("skipping {}: {}", skip.path, skip.reason.describe()));
+        let message = || format!("skipping {}: {}", skip.path, skip.reason.describe());
+        if skip.reason.is_error() {
+            self.say_always(&message());
+        } else if skip.reason.is_warning() || (self.notable_skips && skip.reason.is_notable()) {
+            self.say(&message());
         }
         self.emit(&SkipRecord::new(skip));
     }
