@@ -220,3 +220,39 @@ fn links_to_devices_in_a_repository_are_errors_not_endless_reads() {
     assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
     assert!(!target.exists(), "written through the link");
 }
+
+/// Damage within the pages of an index (not its header, which is found on
+/// open): a run whose write meets it says the index is damaged and how to
+/// rebuild it, and `--reindex` rebuilds it whatever state it is in.
+#[test]
+fn reindex_rebuilds_an_index_damaged_within_its_pages() {
+    let t = handlers_project(200);
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    let files = stats_files(&t);
+    let db = t.path().join(".vecgrep/index.db");
+    let mut bytes = std::fs::read(&db).unwrap();
+    // Past the first pages (the schema), a stretch of every third page.
+    let mut at = 36_864;
+    while at + 500 < bytes.len() {
+        for (i, b) in bytes[at..at + 500].iter_mut().enumerate() {
+            *b = (i * 7 + at) as u8;
+        }
+        at += 12_288;
+    }
+    std::fs::write(&db, bytes).unwrap();
+    t.write("src/new_handler.py", "def new_handler():\n    return 'fresh'\n");
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert!(err.contains("is damaged") && err.contains("to rebuild it"), "{err}");
+    let o = run(t.cmd("vg-index", ".").arg("--reindex"));
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("rebuilding the index at"), "{}", stderr(&o));
+    assert_eq!(verify(&t)["ok"], true);
+    assert_eq!(stats_files(&t), files + 1);
+}
+
+fn stats_files(t: &Tree) -> u64 {
+    let o = run(t.cmd("vg-index", ".").args(["--stats", "--json"]));
+    records(&o)[0]["files"].as_u64().unwrap()
+}

@@ -152,8 +152,21 @@ pub struct IndexRequest<'a> {
 /// The files a walk found, for scoping a search to the same filters.
 pub type WalkedSet = HashSet<String>;
 
-/// Bring the index of `req.root` up to date for `req.paths`.
+/// Bring the index of `req.root` up to date for `req.paths`. A write that
+/// met a damaged page of a local index fails saying so, and how to rebuild
+/// it, rather than in SQLite's words alone.
 pub fn run(
+    req: &IndexRequest<'_>,
+    embedders: &mut EmbedderPool,
+    obs: &mut dyn IndexObserver,
+) -> Result<(IndexSummary, WalkedSet)> {
+    run_to_end(req, embedders, obs).map_err(|e| match e.downcast::<store::StoreError>() {
+        Ok(e) => store::name_damage(req.root, e).into(),
+        Err(e) => e,
+    })
+}
+
+fn run_to_end(
     req: &IndexRequest<'_>,
     embedders: &mut EmbedderPool,
     obs: &mut dyn IndexObserver,
@@ -206,7 +219,7 @@ pub fn run(
                 embedders.statics()?;
             }
         }
-        store.reset(&rebuild.wanted)?;
+        store = store::reset_or_remake(req.root, store, &rebuild.wanted, &mut |m| obs.note(m))?;
     }
     remove(&mut *store, &plan.removals, &mut summary, obs)?;
     let stopped =

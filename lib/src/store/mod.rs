@@ -696,6 +696,46 @@ pub fn clear(root: &ProjectRoot) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// `e` as damage to `root`'s local index when SQLite said, in words of its
+/// own, that the file is corrupt (a write that met a damaged page): the
+/// error then says where, and how to rebuild it. Any other error as it is.
+pub fn name_damage(root: &ProjectRoot, e: StoreError) -> StoreError {
+    match e {
+        StoreError::Database(source) if root.shared.is_none() => {
+            match source.downcast_ref::<rusqlite::Error>().filter(|e| sqlite::is_corruption(e)) {
+                Some(corrupt) => StoreError::Damaged { path: root.index_path(), cause: corrupt.to_string() },
+                None => StoreError::Database(source),
+            }
+        }
+        e => e,
+    }
+}
+
+/// `store` emptied for a rebuild (`IndexWriter::reset`). A local index too
+/// damaged to empty is removed and made again, as one found damaged when
+/// opened is: it is a cache, and `--reindex` must rebuild it whatever
+/// state it is in. `rebuilt` hears why.
+pub fn reset_or_remake(
+    root: &ProjectRoot,
+    mut store: Box<dyn IndexWriter>,
+    meta: &IndexMeta,
+    rebuilt: &mut dyn FnMut(&str),
+) -> Result<Box<dyn IndexWriter>, StoreError> {
+    match store.reset(meta).map_err(|e| name_damage(root, e)) {
+        Ok(()) => Ok(store),
+        Err(StoreError::Damaged { path, cause }) if root.shared.is_none() => {
+            rebuilt(&format!("rebuilding the index at {}: it is damaged: {cause}", path.display()));
+            // The connection goes before the files it holds open.
+            drop(store);
+            sqlite::remove(root)?;
+            let mut store = open_for_writing(root, rebuilt)?;
+            store.reset(meta)?;
+            Ok(store)
+        }
+        Err(e) => Err(e),
+    }
+}
+
 /// Checks every backend passes.
 #[cfg(test)]
 pub(crate) mod backend_checks {

@@ -332,7 +332,7 @@ fn enter_wal(conn: &Connection) -> rusqlite::Result<()> {
     }
 }
 
-fn is_corruption(e: &rusqlite::Error) -> bool {
+pub(super) fn is_corruption(e: &rusqlite::Error) -> bool {
     matches!(
         e.sqlite_error_code(),
         Some(rusqlite::ErrorCode::DatabaseCorrupt) | Some(rusqlite::ErrorCode::NotADatabase)
