@@ -42,6 +42,21 @@ impl SqliteIndex {
     /// file, words without a chunk or a chunk without words, vectors of the
     /// wrong size, impossible line ranges and name counts out of step.
     pub(super) fn check(&self) -> Result<(IndexStats, Vec<String>), StoreError> {
+        // One snapshot for every count compared: a run writing meanwhile
+        // (between the chunks and their name counts, say) is not damage.
+        let snapshot = self.conn.unchecked_transaction().map_err(|e| self.damaged(e))?;
+        let (stats, mut problems) = self.check_snapshot()?;
+        snapshot.commit().map_err(|e| self.damaged(e))?;
+        // FTS5's own check writes (a command row), so it runs apart; it
+        // compares the word index with the chunks in one statement.
+        if let Err(e) = self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('integrity-check')", []) {
+            problems.push(format!("the word index is inconsistent: {e}"));
+        }
+        Ok((stats, problems))
+    }
+
+    /// `check` but for FTS5's own check, inside the caller's snapshot.
+    fn check_snapshot(&self) -> Result<(IndexStats, Vec<String>), StoreError> {
         let mut problems = self.integrity_problems()?;
         let dims = (crate::embed::DIMS * 4) as i64;
         for (sql, what) in [
@@ -82,7 +97,7 @@ impl SqliteIndex {
         Ok((stats, problems))
     }
 
-    /// What SQLite's and FTS5's own integrity checks find.
+    /// What SQLite's own integrity check finds.
     fn integrity_problems(&self) -> Result<Vec<String>, StoreError> {
         let mut problems = Vec::new();
         let mut integrity = self.conn.prepare("PRAGMA integrity_check").map_err(|e| self.damaged(e))?;
@@ -92,9 +107,6 @@ impl SqliteIndex {
             .map_err(|e| self.damaged(e))?;
         if messages != ["ok"] {
             problems.extend(messages.into_iter().map(|m| format!("sqlite: {m}")));
-        }
-        if let Err(e) = self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('integrity-check')", []) {
-            problems.push(format!("the word index is inconsistent: {e}"));
         }
         Ok(problems)
     }
