@@ -629,6 +629,8 @@ fn post_v1_embeddings_answers_in_openai_format() {
     for (body, why) in [
         ("not json", "not an embeddings request"),
         (r#"{"input":[]}"#, "1 to 2048"),
+        (r#"{"input":["x", ""]}"#, "input 1 is empty"),
+        (r#"{"input":"   "}"#, "input 0 is empty"),
         (r#"{"input":["x"],"model":"nomic-embed-text"}"#, "nomic-embed-text"),
         (r#"{"input":["x"],"encoding_format":"base64"}"#, "float"),
     ] {

@@ -53,6 +53,10 @@ pub(super) fn embeddings_response(shared: &Shared, body: &[u8]) -> Response {
     if texts.is_empty() || texts.len() > MAX_INPUTS {
         return Response::error(400, &format!("input must hold 1 to {MAX_INPUTS} texts, got {}", texts.len()));
     }
+    // As OpenAI's API: a blank text has no meaning to embed.
+    if let Some(blank) = texts.iter().position(|t| t.trim().is_empty()) {
+        return Response::error(400, &format!("input {blank} is empty"));
+    }
     if request.encoding_format.as_deref().is_some_and(|f| f != "float") {
         return Response::error(400, "only encoding_format \"float\" is supported");
     }
