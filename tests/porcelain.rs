@@ -78,6 +78,15 @@ fn errors_name_the_tool_run_and_say_the_cause_once() {
     assert_eq!(stderr(&o).trim(), "vecgrep: 'nope/': No such file or directory (os error 2)");
     let o = run(t.cmd("vg-query", ".").args(["retry", "nope/"]));
     assert_eq!(stderr(&o).trim(), "vg-query: 'nope/': No such file or directory (os error 2)");
+    // A working directory removed under the shell: said once, not by each tool.
+    std::fs::create_dir(t.path().join("gone")).unwrap();
+    let cmd = t.cmd("vecgrep", ".");
+    let mut shell = Command::new("sh");
+    shell.current_dir(t.path()).args(["-c", "cd gone && rmdir ../gone && exec \"$0\" retry"]).arg(cmd.get_program());
+    shell.envs(cmd.get_envs().filter_map(|(k, v)| Some((k, v?))));
+    let o = run(&mut shell);
+    assert_code(&o, 2);
+    assert_eq!(stderr(&o).trim(), "vecgrep: cannot read the current directory: No such file or directory (os error 2)");
 }
 
 #[test]
