@@ -164,6 +164,7 @@ struct StrictStats {
     revisions: Vec<StrictRevision>,
     static_table: Option<String>,
     static_table_in_use: Option<bool>,
+    complete: bool,
 }
 
 #[derive(Deserialize)]

@@ -256,3 +256,31 @@ fn stats_files(t: &Tree) -> u64 {
     let o = run(t.cmd("vg-index", ".").args(["--stats", "--json"]));
     records(&o)[0]["files"].as_u64().unwrap()
 }
+
+/// A run over the whole project killed after it began changing the index
+/// leaves it marked incomplete (`stats`' `complete`), and a `--no-index`
+/// search says so; a run over part of the project leaves the mark, and the
+/// next whole run clears it.
+#[test]
+fn an_index_left_by_an_unfinished_run_says_it_is_incomplete() {
+    let t = handlers_project(120);
+    let complete = |t: &Tree| {
+        let o = run(t.cmd("vg-index", ".").args(["--stats", "--json"]));
+        records(&o)[0]["complete"].as_bool().unwrap()
+    };
+    assert_eq!(kill_after_file_records(&mut t.cmd("vg-index", "."), 1), 1);
+    assert!(!complete(&t), "killed after its first file");
+    let o = run(t.cmd("vg-query", ".").args(["--no-index", "handler"]));
+    assert!(stderr(&o).contains("the index is incomplete"), "{}", stderr(&o));
+    let o = run(t.cmd("vg-index", ".").arg("--stats"));
+    assert!(stdout(&o).contains("(incomplete:"), "{}", stdout(&o));
+    assert_code(&run(&mut t.cmd("vg-index", "src")), 0);
+    assert!(!complete(&t), "a run over src/ alone does not finish the whole");
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    assert!(complete(&t));
+    let o = run(t.cmd("vg-query", ".").args(["--no-index", "handler"]));
+    assert!(!stderr(&o).contains("incomplete"), "{}", stderr(&o));
+    // A rebuild killed at once: the emptied index is not taken as whole.
+    assert_eq!(kill_after_file_records(t.cmd("vg-index", ".").arg("--reindex"), 1), 1);
+    assert!(!complete(&t), "a rebuild killed after its first file");
+}

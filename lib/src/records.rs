@@ -389,6 +389,16 @@ pub struct StatsRecord {
     /// Added within version 1.
     #[serde(default)]
     pub static_table_in_use: Option<bool>,
+    /// False when an index run over the whole project began changing the
+    /// index and none has finished since (`IndexReader::run_unfinished`):
+    /// files may be missing. Added within version 1; absent from older
+    /// streams, read as true.
+    #[serde(default = "whole")]
+    pub complete: bool,
+}
+
+fn whole() -> bool {
+    true
 }
 
 /// A revision's index, in a `stats` record.
@@ -422,6 +432,7 @@ impl StatsRecord {
             revisions: Vec::new(),
             static_table: meta.map(|m| m.static_table.clone()).filter(|t| !t.is_empty()),
             static_table_in_use: meta.and_then(|m| m.static_table_in_use()),
+            complete: true,
         }
     }
 }

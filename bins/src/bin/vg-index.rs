@@ -135,10 +135,10 @@ fn index(cli: &IndexCli, inv: &Invocation) -> anyhow::Result<u8> {
 }
 
 fn print_stats(cli: &IndexCli, root: &vecgrep::project::ProjectRoot) -> anyhow::Result<u8> {
-    let (stats, meta) = match store::open_for_reading(root) {
-        Ok(store) => (store.stats()?, store.meta()?),
+    let (stats, meta, complete) = match store::open_for_reading(root) {
+        Ok(store) => (store.stats()?, store.meta()?, !store.run_unfinished()?),
         // ShowStats on a root that was never indexed: all zero.
-        Err(StoreError::Missing(_)) => (IndexStats::default(), None),
+        Err(StoreError::Missing(_)) => (IndexStats::default(), None, true),
         Err(e) => return Err(e.into()),
     };
     let (commits, pieces, _) = match store::open_log_for_reading(root) {
@@ -147,15 +147,22 @@ fn print_stats(cli: &IndexCli, root: &vecgrep::project::ProjectRoot) -> anyhow::
         Err(e) => return Err(e.into()),
     };
     let revisions = revision_stats(root)?;
-    let record =
-        StatsRecord { commits, commit_pieces: pieces, revisions, ..StatsRecord::new(root, &stats, meta.as_ref()) };
+    let record = StatsRecord {
+        commits,
+        commit_pieces: pieces,
+        revisions,
+        complete,
+        ..StatsRecord::new(root, &stats, meta.as_ref())
+    };
     let mut out = std::io::stdout().lock();
     if cli.json {
         write_record(&mut out, &record)?;
     } else {
         writeln!(out, "root:     {}", root.path.display())?;
         writeln!(out, "index:    {}", store::location(root))?;
-        writeln!(out, "files:    {}", stats.files)?;
+        let incomplete =
+            if complete { "" } else { " (incomplete: its last index run did not finish; vg-index completes it)" };
+        writeln!(out, "files:    {}{incomplete}", stats.files)?;
         writeln!(out, "chunks:   {}", stats.chunks)?;
         writeln!(out, "holes:    {} (refused by the embedder)", stats.holes)?;
         writeln!(out, "vectors:  {}", model_vectors(&stats))?;

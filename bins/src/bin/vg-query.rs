@@ -6,6 +6,7 @@ use anyhow::Result;
 use vecgrep::history::Label;
 use vecgrep::index::WalkedSet;
 use vecgrep::project::catalog::Catalog;
+use vecgrep::project::ProjectRoot;
 use vecgrep::records::{write_record, HitRecord, JudgementRecord};
 use vecgrep::search::SearchRequest;
 use vecgrep::store::{self, Scope};
@@ -64,7 +65,7 @@ fn search(cli: &QueryCli, inv: &Invocation, query: &str, preloading: &mut Preloa
         (Some(sha), None) => store::revision_root(&inv.root, sha),
         (None, None) => inv.root.clone(),
     };
-    let store = store::open_for_reading(&searched)?;
+    let store = open_searched(&searched, cli.no_index && rev.is_none() && label.is_none(), inv)?;
     let filtered = cli.walk.to_options(&inv.config).is_filtered();
     let mut scope = Scope {
         prefixes: if cli.no_scope { Vec::new() } else { inv.paths.iter().map(|p| p.rel.clone()).collect() },
@@ -172,6 +173,20 @@ fn label_first(cli: &QueryCli, inv: &Invocation, catalog: &Catalog, name: &str) 
         _ => {}
     }
     Ok(Some(ran.label))
+}
+
+/// The index of `searched`; one of the working tree searched as it is
+/// (`unindexed`: `--no-index`) says when an unfinished run left it.
+fn open_searched(searched: &ProjectRoot, unindexed: bool, inv: &Invocation) -> Result<Box<dyn store::IndexReader>> {
+    let store = store::open_for_reading(searched)?;
+    if unindexed && store.run_unfinished()? {
+        note(
+            TOOL,
+            inv.config.quiet,
+            "the index is incomplete (its last index run did not finish): results may miss files; vg-index completes it",
+        );
+    }
+    Ok(store)
 }
 
 /// CliSearchStartsAfterIndexing: a blocking run first, unless `--no-index`

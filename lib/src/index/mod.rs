@@ -207,6 +207,13 @@ fn run_to_end(
         return Ok((summary, plan.walked));
     }
     obs.planned(walked.files.len(), plan.work.len(), plan.work.iter().map(|f| f.size).sum());
+    let changes = rebuild.needed || !plan.work.is_empty() || !plan.removals.is_empty();
+    let was_unfinished = store.run_unfinished()?;
+    if changes {
+        // Before the first change, so that a run killed at any point
+        // leaves the mark (a reset index would look whole without it).
+        store.set_run_unfinished(true)?;
+    }
     if rebuild.needed {
         // What the run embeds with must load before the old index goes.
         if !plan.work.is_empty() {
@@ -220,14 +227,26 @@ fn run_to_end(
             }
         }
         store = store::reset_or_remake(req.root, store, &rebuild.wanted, &mut |m| obs.note(m))?;
+        // An index made again starts without the mark.
+        store.set_run_unfinished(true)?;
     }
     remove(&mut *store, &plan.removals, &mut summary, obs)?;
     let stopped =
         pipeline::embed_and_write(req, &plan.work, &plan.stored, &mut *store, embedders, (&mut summary, obs))?;
     finish(&mut *store, req, &summary, stopped)?;
+    if changes && !stopped {
+        // A run over part of the project finishes only its part.
+        store.set_run_unfinished(was_unfinished && !covers_the_project(req))?;
+    }
     summary.cancelled = stopped;
     summary.seconds = started.elapsed().as_secs_f64();
     Ok((summary, plan.walked))
+}
+
+/// Whether a run walks every file of the project: from its root, with no
+/// filter narrowing the walk.
+fn covers_the_project(req: &IndexRequest<'_>) -> bool {
+    req.paths.iter().any(|p| p.rel.is_empty()) && !req.walk.is_filtered()
 }
 
 /// Give the index's chunks the static vectors of the table in use, keeping

@@ -314,6 +314,9 @@ pub struct VectorRow<'a> {
     pub vector: &'a [f32],
 }
 
+/// The meta key of `IndexReader::run_unfinished`.
+const RUN_UNFINISHED: &str = "run_unfinished";
+
 /// How many of an index's chunks have the model's vector and how many lack
 /// it, read together (`IndexReader::vector_counts`). What a search decides
 /// from them is `search`'s (`VectorCounts::need_model`).
@@ -478,6 +481,12 @@ pub trait IndexReader: Send {
     fn generated_checked(&self) -> Result<bool, StoreError> {
         Ok(self.meta_value("generated_checked")?.as_deref() == Some("1"))
     }
+    /// Whether an index run over the whole project began changing the index
+    /// and none has finished since (killed, interrupted, refused by the
+    /// disk): files may be missing from it, and the next run adds them.
+    fn run_unfinished(&self) -> Result<bool, StoreError> {
+        Ok(self.meta_value(RUN_UNFINISHED)?.as_deref() == Some("1"))
+    }
     /// The stored vector of a chunk whose embedded text had this key
     /// (`chunk::embed_key`), if any. Holes do not count.
     fn vector_for_key(&self, key: &[u8]) -> Result<Option<Vec<f32>>, StoreError>;
@@ -567,6 +576,11 @@ pub trait IndexWriter: IndexReader {
     fn reset(&mut self, meta: &IndexMeta) -> Result<(), StoreError>;
     /// Set one value of the index's `meta` table.
     fn set_meta_value(&mut self, key: &str, value: &str) -> Result<(), StoreError>;
+    /// Mark the index as changed by a run that has not finished
+    /// (`IndexReader::run_unfinished`), or clear the mark.
+    fn set_run_unfinished(&mut self, unfinished: bool) -> Result<(), StoreError> {
+        self.set_meta_value(RUN_UNFINISHED, if unfinished { "1" } else { "0" })
+    }
     /// Record whether every stored file has been read since generated files were last let in.
     fn set_generated_checked(&mut self, checked: bool) -> Result<(), StoreError> {
         self.set_meta_value("generated_checked", if checked { "1" } else { "0" })
