@@ -284,3 +284,52 @@ fn an_index_left_by_an_unfinished_run_says_it_is_incomplete() {
     assert_eq!(kill_after_file_records(t.cmd("vg-index", ".").arg("--reindex"), 1), 1);
     assert!(!complete(&t), "a rebuild killed after its first file");
 }
+
+/// Another user's checkout, or a read-only mount: an index this user may
+/// not write beside (WAL mode cannot make its shared-memory file there) is
+/// still counted and searched as it is, read-only.
+#[test]
+fn an_index_this_user_cannot_write_beside_is_read_as_it_is() {
+    let t = sample_project();
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    let config = tempfile::tempdir().unwrap();
+    let chmod = |args: &[&str]| assert!(Command::new("chmod").args(args).status().unwrap().success());
+    chmod(&["-R", "a+rX", t.path().to_str().unwrap(), config.path().to_str().unwrap()]);
+    let data = t.path().join(".vecgrep");
+    chmod(&["-R", "a-w", data.to_str().unwrap()]);
+    // Root may write anywhere: the reader is `nobody` then.
+    let as_reader = |tool: &str, args: &[&str]| {
+        let uid = Command::new("id").arg("-u").output().unwrap().stdout;
+        let mut cmd = if uid.trim_ascii() == b"0" {
+            let mut c = Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups"]).arg(bin(tool));
+            c
+        } else {
+            tool_cmd(tool)
+        };
+        cmd.args(args).current_dir(t.path()).env("XDG_CONFIG_HOME", config.path()).env("HOME", config.path());
+        run(&mut cmd)
+    };
+    let o = as_reader("vg-index", &["--stats", "--json"]);
+    assert_code(&o, 0);
+    assert_eq!(records(&o)[0]["files"], 4, "{}", stderr(&o));
+    let o = as_reader("vg-query", &["--no-index", "--mode", "lexical", "retry"]);
+    assert_code(&o, 0);
+    assert!(records(&o).iter().any(|h| h["file"] == "src/upload.py"), "{}{}", stdout(&o), stderr(&o));
+    chmod(&["-R", "u+w", data.to_str().unwrap()]);
+}
+
+/// An index path that holds a directory is an error that says so, not an
+/// index of nothing (`--stats` said 0 files, and a search found nothing).
+#[test]
+fn an_index_path_that_is_not_a_file_is_an_error() {
+    let t = sample_project();
+    std::fs::create_dir_all(t.path().join(".vecgrep/index.db")).unwrap();
+    for (tool, args) in [("vg-index", &["--stats"][..]), ("vg-query", &["--no-index", "retry"])] {
+        let o = run(t.cmd(tool, ".").args(args));
+        assert_code(&o, 2);
+        let err = stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("index.db: not a regular file"), "{err}");
+    }
+}

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Once;
 use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
+use rusqlite::{Connection, ErrorCode, OpenFlags, Transaction, TransactionBehavior};
 
 use super::{ensure_data_dir, ChunkId, IndexReader, Scope, StoreError};
 use crate::project::ProjectRoot;
@@ -100,6 +100,37 @@ pub(super) fn remove(root: &ProjectRoot) -> Result<(), StoreError> {
         }
     }
     Ok(())
+}
+
+/// A connection to read the index at `path`: read-write, so that WAL
+/// recovery can run if a writer was killed; read-only and without locks
+/// where this user may not write beside it (another user's checkout, a
+/// read-only mount), where WAL mode could not make its shared-memory file.
+fn connect_for_reading(path: &Path) -> rusqlite::Result<Connection> {
+    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
+    match conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0)) {
+        Err(e) if matches!(e.sqlite_error_code(), Some(ErrorCode::ReadOnly | ErrorCode::CannotOpen)) => {
+            drop(conn);
+            let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+            Connection::open_with_flags(format!("file:{}?immutable=1", uri_path(path)), flags)
+        }
+        _ => Ok(conn),
+    }
+}
+
+/// `path` as the path of a `file:` URI: bytes other than unreserved ones
+/// and `/` percent-encoded.
+fn uri_path(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = String::new();
+    for &b in path.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 fn configure(conn: &Connection) -> rusqlite::Result<()> {
@@ -194,14 +225,20 @@ impl SqliteIndex {
     pub(super) fn open_for_reading(root: &ProjectRoot) -> Result<SqliteIndex, StoreError> {
         register_sqlite_vec();
         let path = root.index_path();
-        if !path.is_file() {
-            return Err(StoreError::Missing(path));
+        match std::fs::metadata(&path) {
+            Ok(meta) if meta.is_file() => {}
+            Ok(_) => {
+                let source = std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file");
+                return Err(StoreError::File { action: "open", path, source: source.into() });
+            }
+            Err(_) => return Err(StoreError::Missing(path)),
         }
         let opened = file_identity(&path);
-        // Read-write open (not SQLITE_OPEN_READ_ONLY) so WAL recovery can run if a writer was killed.
-        let conn =
-            Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)
-                .map_err(|e| StoreError::File { action: "open", path: path.clone(), source: e.into() })?;
+        let conn = connect_for_reading(&path).map_err(|e| StoreError::File {
+            action: "open",
+            path: path.clone(),
+            source: e.into(),
+        })?;
         configure(&conn)?;
         let store = SqliteIndex { conn, path, opened };
         // A first run killed after making the file and before writing its
