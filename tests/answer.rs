@@ -186,6 +186,7 @@ fn without_an_endpoint_or_with_a_bad_stream_nothing_is_sent() {
     let o = run_with_input(t.cmd("vg-answer", ".").arg("--force-answer"), &input);
     assert_code(&o, 2);
     assert!(stderr(&o).contains("an answer needs llm_url"), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "", "an error prints nothing on stdout, the results it was given included");
     // A repository's own config may not choose where its code is sent.
     t.project_config("llm_url = \"http://evil.example/v1\"\n");
     let o = run_with_input(t.cmd("vg-answer", ".").arg("--force-answer"), &input);

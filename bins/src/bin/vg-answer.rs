@@ -19,16 +19,23 @@ fn main() {
     run_main(TOOL, || {
         // Read to the end first: a line that is not a record stops the tool before anything is sent.
         let stream = read_search_stream(std::io::stdin().lock())?;
+        let root = root_of(&stream.hits)?;
+        let config = resolve_config(TOOL, &root, cli_config(&matches)?)?;
+        let decision = answer::decide(stream.judgement.as_ref(), stream.hits.len(), cli.answer.force_answer);
+        // What makes asking impossible is said before the results pass
+        // through: an error prints nothing on stdout.
+        let asking = match decision {
+            Decision::Ask(reason) => Ok((reason, query_of(&stream)?, llm_url(&config)?)),
+            Decision::Skip(why) => Err(why),
+        };
         let mut out = std::io::stdout().lock();
         for line in &stream.lines {
             writeln!(out, "{line}")?;
         }
         out.flush()?;
-        let root = root_of(&stream.hits)?;
-        let config = resolve_config(TOOL, &root, cli_config(&matches)?)?;
-        match answer::decide(stream.judgement.as_ref(), stream.hits.len(), cli.answer.force_answer) {
-            Decision::Skip(why) => note(TOOL, config.quiet, why),
-            Decision::Ask(reason) => ask(&cli, &config, &root, &stream, reason, &mut out)?,
+        match asking {
+            Ok((reason, query, url)) => ask(&cli, &config, &root, &stream, (reason, &query, url), &mut out)?,
+            Err(why) => note(TOOL, config.quiet, why),
         }
         out.flush()?;
         Ok(if stream.hits.is_empty() { EXIT_NOT_FOUND } else { EXIT_FOUND })
@@ -46,23 +53,30 @@ fn root_of(hits: &[HitRecord]) -> Result<ProjectRoot> {
     }
 }
 
+/// The query the stream answers: its judgement's, else its hits'.
+fn query_of(stream: &SearchStream) -> Result<String> {
+    stream
+        .judgement
+        .as_ref()
+        .map(|j| j.query.clone())
+        .or_else(|| stream.hits.iter().find_map(|h| h.query.clone()))
+        .ok_or_else(|| anyhow!("the hits carry no query to answer (vg-query writes one in each hit)"))
+}
+
+fn llm_url(config: &ResolvedConfig) -> Result<&str> {
+    config.llm_url.as_deref().ok_or_else(|| {
+        anyhow!("an answer needs llm_url, an OpenAI-compatible chat endpoint (pass --llm-url or set it in your global config)")
+    })
+}
+
 fn ask(
     cli: &AnswerCli,
     config: &ResolvedConfig,
     root: &ProjectRoot,
     stream: &SearchStream,
-    reason: AskReason,
+    (reason, query, url): (AskReason, &str, &str),
     out: &mut dyn Write,
 ) -> Result<()> {
-    let query = stream
-        .judgement
-        .as_ref()
-        .map(|j| j.query.clone())
-        .or_else(|| stream.hits.iter().find_map(|h| h.query.clone()))
-        .ok_or_else(|| anyhow!("the hits carry no query to answer (vg-query writes one in each hit)"))?;
-    let url = config.llm_url.as_deref().ok_or_else(|| {
-        anyhow!("an answer needs llm_url, an OpenAI-compatible chat endpoint (pass --llm-url or set it in your global config)")
-    })?;
     let settings = ChatSettings::new(url, config.llm_model.as_deref(), Duration::from_secs_f64(config.llm_timeout));
     let client = ChatClient::connect(&settings)?;
     let given = cli.answer.context_hits.min(stream.hits.len());
@@ -71,9 +85,9 @@ fn ask(
         config.quiet,
         &format!("asking {} at {} about the top {given} results ({})", client.model(), client.endpoint(), why(reason)),
     );
-    let answer = answer::answer(&client, &query, &stream.hits, cli.answer.context_hits)?;
-    let learned = if cli.answer.learn { learn(config, root, &query, stream, &answer)? } else { Vec::new() };
-    write_record(out, &answer.record(&query, reason, learned))?;
+    let answer = answer::answer(&client, query, &stream.hits, cli.answer.context_hits)?;
+    let learned = if cli.answer.learn { learn(config, root, query, stream, &answer)? } else { Vec::new() };
+    write_record(out, &answer.record(query, reason, learned))?;
     Ok(())
 }
 
