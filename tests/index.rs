@@ -496,6 +496,7 @@ fn an_unknown_model_is_an_error_that_keeps_the_index() {
     let o = run(t.cmd("vg-index", ".").args(["--embedder-model", "no-such-model"]));
     assert_code(&o, 2);
     assert!(stderr(&o).contains("no-such-model"), "{}", stderr(&o));
+    assert_eq!(stderr(&o).lines().count(), 1, "no word of a rebuild that does not happen: {}", stderr(&o));
     let st = stats(&t);
     assert_eq!(st["files"], 4);
     assert_eq!(st["model"], "all-MiniLM-L6-v2");

@@ -181,8 +181,16 @@ fn run_to_end(
         obs.note(m)
     })?;
     let mut summary = IndexSummary::default();
-    let rebuild = plan::rebuild(req, store.as_reader(), obs)?;
+    let rebuild = plan::rebuild(req, store.as_reader())?;
     summary.rebuilt = reopened || (rebuild.needed && rebuild.had_index);
+    let say_change = |obs: &mut dyn IndexObserver| {
+        if let Some(change) = &rebuild.change {
+            obs.note(change);
+        }
+    };
+    if rebuild.restatic {
+        say_change(obs);
+    }
     if rebuild.restatic && !restatic(&mut *store, &rebuild.wanted, embedders, obs)? {
         summary.cancelled = true;
         summary.seconds = started.elapsed().as_secs_f64();
@@ -226,6 +234,7 @@ fn run_to_end(
                 embedders.statics()?;
             }
         }
+        say_change(obs);
         store = store::reset_or_remake(req.root, store, &rebuild.wanted, &mut |m| obs.note(m))?;
         // An index made again starts without the mark.
         store.set_run_unfinished(true)?;

@@ -22,6 +22,9 @@ pub(super) struct Rebuild {
     pub wanted: IndexMeta,
     /// There was an index already (so a rebuild replaces one).
     pub had_index: bool,
+    /// What changed, said when the rebuild or recomputing begins (not
+    /// before: a bad model name or a declined run leaves the index as it was).
+    pub change: Option<String>,
 }
 
 /// The work of one run.
@@ -40,7 +43,7 @@ pub(super) struct Plan<'w> {
 /// The rebuild itself waits until the user has agreed to the run and the
 /// model is known to load, so that a declined prompt or a bad model name
 /// leaves the old index untouched.
-pub(super) fn rebuild(req: &IndexRequest<'_>, store: &dyn IndexReader, obs: &mut dyn IndexObserver) -> Result<Rebuild> {
+pub(super) fn rebuild(req: &IndexRequest<'_>, store: &dyn IndexReader) -> Result<Rebuild> {
     let wanted = meta_of(req);
     let have = store.meta()?;
     let restatic = !req.reindex && have.as_ref().is_some_and(|h| only_the_table_changed(h, &wanted));
@@ -48,15 +51,15 @@ pub(super) fn rebuild(req: &IndexRequest<'_>, store: &dyn IndexReader, obs: &mut
         Some(have) => req.reindex || (*have != wanted && !restatic),
         None => true,
     };
-    if let Some(have) = have.as_ref().filter(|h| **h != wanted && !req.reindex) {
+    let change = have.as_ref().filter(|h| **h != wanted && !req.reindex).map(|have| {
         let what = if restatic {
             "recomputing the chunks' static vectors, keeping the model's"
         } else {
             "rebuilding the index"
         };
-        obs.note(&format!("{what}: {}", describe_change(have, &wanted)));
-    }
-    Ok(Rebuild { needed: rebuild, restatic, wanted, had_index: have.is_some() })
+        format!("{what}: {}", describe_change(have, &wanted))
+    });
+    Ok(Rebuild { needed: rebuild, restatic, wanted, had_index: have.is_some(), change })
 }
 
 /// Whether `have` differs from `wanted` in its static table alone (one an
