@@ -284,8 +284,10 @@ impl LiveIndex {
 /// What the user is told of a run that changed something.
 fn describe(s: &IndexSummary) -> String {
     let awaiting = if s.pending > 0 { format!(", {} awaiting the model's vectors", s.pending) } else { String::new() };
+    // A server told to stop ends its run at the next file: not a whole index.
+    let stopped = if s.cancelled { "; stopped before the end, the next run completes it" } else { "" };
     format!(
-        "index: {} files, {} chunks ({} embedded, {} removed{awaiting}) in {:.1} s",
+        "index: {} files, {} chunks ({} embedded, {} removed{awaiting}) in {:.1} s{stopped}",
         s.files, s.chunks, s.embedded, s.removed, s.seconds
     )
 }
@@ -344,5 +346,18 @@ impl IndexObserver for LiveObserver<'_> {
 
     fn cancelled(&self) -> bool {
         self.live.shutdown.load(Ordering::SeqCst) || (self.filling && self.live.run_requested())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_stopped_by_shutdown_says_it_did_not_finish() {
+        let done = IndexSummary { files: 3, chunks: 9, embedded: 9, seconds: 1.0, ..IndexSummary::default() };
+        assert_eq!(describe(&done), "index: 3 files, 9 chunks (9 embedded, 0 removed) in 1.0 s");
+        let stopped = IndexSummary { cancelled: true, ..done };
+        assert!(describe(&stopped).ends_with("; stopped before the end, the next run completes it"));
     }
 }
