@@ -333,3 +333,31 @@ fn an_index_path_that_is_not_a_file_is_an_error() {
         assert!(err.contains("index.db: not a regular file"), "{err}");
     }
 }
+
+/// A repository may ship `.vecgrep` as a link: to a directory of its own
+/// it is used, but one leading out of the project is refused before
+/// anything is written or removed there (a damaged or foreign `index.db` is
+/// removed and rebuilt, and --clear-cache removes it).
+#[test]
+fn a_data_directory_linked_out_of_the_project_is_refused() {
+    use std::os::unix::fs::symlink;
+    let t = sample_project();
+    let elsewhere = Tree::bare();
+    elsewhere.write("index.db", "another program's data\n");
+    symlink(elsewhere.path(), t.path().join(".vecgrep")).unwrap();
+    for args in [&[][..], &["--clear-cache"], &["--reindex"]] {
+        let o = run(t.cmd("vg-index", ".").args(args));
+        assert_code(&o, 2);
+        let err = stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains("outside the project"), "{args:?}: {err}");
+    }
+    assert_eq!(read(&elsewhere.path().join("index.db")), "another program's data\n");
+    assert!(!elsewhere.path().join(".gitignore").exists());
+    // A link within the project is the user's own choice.
+    std::fs::remove_file(t.path().join(".vecgrep")).unwrap();
+    std::fs::create_dir(t.path().join("cache")).unwrap();
+    symlink(t.path().join("cache"), t.path().join(".vecgrep")).unwrap();
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    assert!(t.path().join("cache/index.db").is_file());
+}

@@ -12,7 +12,7 @@ use crate::project::ProjectRoot;
 /// Create `<root>/.vecgrep` readable by the user only, with a `.gitignore`
 /// that keeps the cache out of version control but not the project config.
 pub fn ensure_data_dir(root: &ProjectRoot) -> Result<PathBuf, StoreError> {
-    let dir = root.data_dir();
+    let dir = own_data_dir(root)?;
     if !dir.is_dir() {
         let mut b = std::fs::DirBuilder::new();
         #[cfg(unix)]
@@ -43,6 +43,27 @@ pub fn ensure_data_dir(root: &ProjectRoot) -> Result<PathBuf, StoreError> {
         })?;
     }
     Ok(dir)
+}
+
+/// `root`'s data directory, refused when it is a link that leads out of the
+/// project: a repository may ship `.vecgrep` as one, and what vecgrep
+/// writes and removes there (`index.db` and its companions, rebuilt when
+/// damaged) would then be another program's.
+pub(super) fn own_data_dir(root: &ProjectRoot) -> Result<PathBuf, StoreError> {
+    let dir = root.data_dir();
+    if !std::fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Ok(dir);
+    }
+    let leads_to = std::fs::canonicalize(&dir).unwrap_or_else(|_| std::fs::read_link(&dir).unwrap_or_default());
+    let project = std::fs::canonicalize(&root.path).unwrap_or_else(|_| root.path.clone());
+    if leads_to.starts_with(&project) {
+        return Ok(dir);
+    }
+    let why = format!(
+        "a link to {}, outside the project; vecgrep keeps its index only in a directory of the project's own",
+        leads_to.display()
+    );
+    Err(StoreError::File { action: "use", path: dir, source: why.into() })
 }
 
 /// `.vecgrep/.gitignore`: everything, itself too (so that `git status`

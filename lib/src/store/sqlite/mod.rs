@@ -90,7 +90,7 @@ struct RefusedBySystem {
 
 /// Remove the database files of `root`'s index.
 pub(super) fn remove(root: &ProjectRoot) -> Result<(), StoreError> {
-    let dir = root.data_dir();
+    let dir = super::lock::own_data_dir(root)?;
     for name in ["index.db", "index.db-wal", "index.db-shm", "index.db-journal"] {
         let p = dir.join(name);
         match std::fs::remove_file(&p) {
