@@ -593,6 +593,20 @@ fn a_large_run_asks_on_a_terminal_and_declining_changes_nothing() {
     assert_eq!(stats(&t)["files"], 4);
 }
 
+/// A FIFO in the tree is one skip record, never opened: reading it would
+/// block the run until something wrote to it.
+#[test]
+fn a_fifo_is_a_skip_not_a_read() {
+    let t = sample_project();
+    let fifo = t.path().join("src/pipe");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let o = index(&t, ".", &[]);
+    let skips =
+        of_type(&records(&o), "skip").iter().map(|s| (s["file"].clone(), s["reason"].clone())).collect::<Vec<_>>();
+    assert_eq!(skips, [(serde_json::Value::from("src/pipe"), serde_json::Value::from("special"))], "{}", stdout(&o));
+    assert_eq!(summary(&o)["files"], 4);
+}
+
 #[test]
 fn symlinks_never_lead_outside_the_root() {
     let t = sample_project();

@@ -109,6 +109,8 @@ pub enum SkipReason {
     Generated(Generated),
     /// A catalog's project whose directory (this one) has moved or vanished.
     MissingProject(String),
+    /// A FIFO, socket or device: never read (a FIFO would block the run).
+    Special,
 }
 
 impl SkipReason {
@@ -125,6 +127,7 @@ impl SkipReason {
             SkipReason::Error(_) => "error",
             SkipReason::Generated(_) => "generated",
             SkipReason::MissingProject(_) => "missing_project",
+            SkipReason::Special => "special",
         }
     }
 
@@ -162,6 +165,7 @@ impl SkipReason {
             SkipReason::MissingProject(dir) => {
                 format!("the catalog's project is not at {dir} any more (its files leave the index; vg-catalog remove-project drops it)")
             }
+            SkipReason::Special => "not a regular file (a FIFO, socket or device)".into(),
         }
     }
 }
@@ -374,7 +378,7 @@ fn admit(bounds: &Bounds, entry: &ignore::DirEntry, opts: &WalkOptions, out: &mu
         return skip(display_rel(root, path), SkipReason::Symlink);
     }
     if !ft.is_file() {
-        return;
+        return skip(display_rel(root, path), SkipReason::Special);
     }
     // With --follow, or through a linked parent, a file may live outside the root.
     if opts.follow || entry.path_is_symlink() {
