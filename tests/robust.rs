@@ -199,6 +199,15 @@ fn links_to_devices_in_a_repository_are_errors_not_endless_reads() {
     assert_code(&o, 2);
     line_naming(&o, "vg-index", "ignore file /dev/zero");
 
+    // Git's own exclude file is read as the others are.
+    std::fs::create_dir_all(t.path().join(".git/info")).unwrap();
+    let _ = std::fs::remove_file(t.path().join(".git/info/exclude"));
+    symlink("/dev/zero", t.path().join(".git/info/exclude")).unwrap();
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert_code(&o, 2);
+    line_naming(&o, "vg-index", "ignore file .git/info/exclude");
+    std::fs::remove_file(t.path().join(".git/info/exclude")).unwrap();
+
     // Deeper down: that directory is skipped, the rest indexed, status 2,
     // and the error said even with --quiet.
     symlink("/dev/zero", t.path().join("src/.vecgrepignore")).unwrap();

@@ -33,7 +33,9 @@ pub(crate) fn is_regular(path: &Path) -> io::Result<bool> {
     match std::fs::metadata(path) {
         Ok(meta) if meta.is_file() => Ok(true),
         Ok(_) => Err(io::Error::new(io::ErrorKind::InvalidInput, "not a regular file")),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        // A path through a file (`.git/info/exclude` where `.git` is a
+        // worktree's file) leads to nothing, as a missing one does.
+        Err(e) if matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => Ok(false),
         Err(e) => Err(e),
     }
 }
@@ -92,6 +94,7 @@ mod tests {
         let err = read_small(&small, 4).unwrap_err();
         assert!(err.to_string().contains("larger than the 4 bytes"), "{err}");
         assert!(read_small(dir.path(), 100).unwrap_err().to_string().contains("not a regular file"));
+        assert!(!is_regular(&small.join("info/exclude")).unwrap(), "a path through a file leads nowhere");
         #[cfg(unix)]
         {
             let zero = dir.path().join("zero.toml");

@@ -24,7 +24,7 @@ const ALWAYS_EXCLUDED_DIRS: [&str; 4] = [".git", ".hg", ".jj", crate::project::P
 pub(super) const IGNORE_FILE_NAME: &str = ".vecgrepignore";
 
 /// The ignore files the walker reads in each directory it enters.
-const IGNORE_FILE_NAMES: [&str; 3] = [".gitignore", ".ignore", IGNORE_FILE_NAME];
+const IGNORE_FILE_NAMES: [&str; 4] = [".gitignore", ".ignore", IGNORE_FILE_NAME, ".git/info/exclude"];
 
 /// The file types `-t` and `-T` know: ripgrep's (`rg --type-list`).
 fn file_types() -> TypesBuilder {
