@@ -38,17 +38,22 @@ use runs::Runs;
 
 /// A thread's connection to the index, opened when first needed and
 /// dropped after a failure or when the index was replaced under it
-/// (`forget_if_replaced`).
+/// (`open_slot`).
 pub type StoreSlot = Option<Box<dyn IndexReader>>;
 
-/// Empty `slot` when the index it reads was removed or rebuilt since it was
-/// opened, so that it is opened again: a connection to the old file would
-/// go on answering from it (a damaged index rebuilt by a refresh was
-/// searched, and reported, as it was before, for good).
-pub fn forget_if_replaced(slot: &mut StoreSlot) {
+/// Give `slot` a connection to `root`'s index when it has none, or when
+/// the index it reads was removed or rebuilt since it was opened: a
+/// connection to the old file would go on answering from it (a damaged
+/// index rebuilt by a refresh was searched, and reported, as it was
+/// before, for good). The slot stays empty when the index cannot be opened.
+pub fn open_slot(slot: &mut StoreSlot, root: &ProjectRoot) -> Result<(), store::StoreError> {
     if slot.as_deref().is_some_and(|s| s.replaced()) {
         *slot = None;
     }
+    if slot.is_none() {
+        *slot = Some(store::open_for_reading(root)?);
+    }
+    Ok(())
 }
 
 /// What is kept searchable.

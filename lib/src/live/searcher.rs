@@ -97,13 +97,10 @@ impl Searcher {
     }
 
     fn search_with(&self, store: &mut StoreSlot, request: &SearchRequest<'_>) -> Result<Vec<Hit>> {
-        super::forget_if_replaced(store);
-        if store.is_none() {
-            match store::open_for_reading(&self.live.target.root) {
-                Ok(s) => *store = Some(s),
-                Err(_) if !self.live.progress().ran => return Ok(Vec::new()),
-                Err(e) => return Err(e.into()),
-            }
+        match super::open_slot(store, &self.live.target.root) {
+            Ok(()) => {}
+            Err(_) if !self.live.progress().ran => return Ok(Vec::new()),
+            Err(e) => return Err(e.into()),
         }
         let store = store.as_deref().ok_or_else(|| anyhow!("no index"))?;
         let request = &request.clone().narrowed(store)?;

@@ -4,7 +4,6 @@
 use serde::Serialize;
 
 use super::{LiveIndex, StoreSlot};
-use crate::store;
 
 /// The spec's IndexStatus of the served index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -87,10 +86,8 @@ impl LiveIndex {
     /// (before the first run has made the index, the counts are 0).
     pub fn status(&self, store: &mut StoreSlot) -> LiveStatus {
         let t = &self.target;
-        super::forget_if_replaced(store);
-        if store.is_none() {
-            *store = store::open_for_reading(&t.root).ok();
-        }
+        // Before the first run has made the index there is none to open.
+        let _ = super::open_slot(store, &t.root);
         let stats = store.as_ref().and_then(|s| s.stats().ok());
         if stats.is_none() {
             // The index may have been rebuilt under this connection: reopen next time.

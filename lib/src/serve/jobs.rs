@@ -45,10 +45,8 @@ pub(super) fn status_response(shared: &Shared, target: &http::Target, store: &mu
     let Some(id) = target.param("job_id").filter(|id| !id.is_empty()) else {
         return Response::error(400, "the parameter job_id is missing or empty");
     };
-    crate::live::forget_if_replaced(store);
-    if store.is_none() {
-        *store = store::open_for_reading(&shared.target().root).ok();
-    }
+    // No index yet: no job either.
+    let _ = crate::live::open_slot(store, &shared.target().root);
     let found = match store.as_ref() {
         Some(s) => s.index_job(id),
         None => Ok(None),
