@@ -45,6 +45,12 @@ pub fn run_main(tool: &str, body: impl FnOnce() -> Result<u8>) -> ! {
     end_process(code)
 }
 
+/// The working directory, or the one-line error every tool gives when it
+/// was removed under the shell.
+pub fn current_dir() -> Result<PathBuf> {
+    std::env::current_dir().map_err(|e| anyhow!("cannot read the current directory: {e}"))
+}
+
 /// An error and its causes as one line, each cause said once: a cause
 /// that only says again what the one before it said is left out (SQLite's
 /// errors wrap one that repeats their message: "attempt to write a readonly
@@ -153,7 +159,7 @@ pub fn resolve_root(
     skip_outside_root: bool,
     catalog: Option<&CatalogArgs>,
 ) -> Result<(PathBuf, ProjectRoot, Admission, Option<String>)> {
-    let cwd = std::env::current_dir().map_err(|e| anyhow!("cannot read the current directory: {e}"))?;
+    let cwd = current_dir()?;
     let in_catalog = |catalog: Catalog, label| {
         let admitted = admit_catalog_paths(&catalog, &cwd, paths)?;
         Ok((cwd.clone(), catalog.root(), Admission { admitted, skipped: Vec::new() }, label))

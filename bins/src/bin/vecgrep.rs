@@ -45,7 +45,7 @@ fn dispatch(cli: &VecgrepCli, matches: &clap::ArgMatches) -> Result<u8> {
         return Err(anyhow!("{stray}"));
     }
     // Every tool of a pipeline would fail on it, each saying so.
-    std::env::current_dir().map_err(|e| anyhow!("cannot read the current directory: {e}"))?;
+    vecgrep_bins::app::current_dir()?;
     let mut runs = Vec::new();
     for (name, argv) in porcelain::plan(mode, cli, matches, &porcelain) {
         let mut cmd = tool(name)?;

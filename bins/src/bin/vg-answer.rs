@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, Result};
 use vecgrep::answer::{self, AskReason, ChatClient, ChatSettings, Decision};
 use vecgrep::project::{root_named, select_root, ProjectRoot, ResolvedConfig};
 use vecgrep::records::{read_search_stream, write_record, HitRecord, SearchStream};
@@ -47,7 +47,7 @@ fn root_of(hits: &[HitRecord]) -> Result<ProjectRoot> {
     match hits.iter().find_map(|h| h.root.as_deref()) {
         Some(root) => Ok(root_named(Path::new(root))?),
         None => {
-            let cwd = std::env::current_dir().context("cannot read the current directory")?;
+            let cwd = vecgrep_bins::app::current_dir()?;
             Ok(select_root(&cwd, &[])?)
         }
     }

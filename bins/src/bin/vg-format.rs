@@ -3,7 +3,6 @@
 
 use std::io::{IsTerminal, Write};
 
-use anyhow::Context;
 use vecgrep::format::{render, render_answer, render_commits, render_judgement, FormatOptions, OutputMode};
 use vecgrep::records::read_search_stream;
 use vecgrep_bins::app::{run_main, use_color, EXIT_FOUND, EXIT_NOT_FOUND};
@@ -32,7 +31,7 @@ fn main() {
             color: use_color(o.color),
             before: o.before_context.unwrap_or(context),
             after: o.after_context.unwrap_or(context),
-            cwd: std::env::current_dir().context("cannot read the current directory")?,
+            cwd: vecgrep_bins::app::current_dir()?,
             line_number: !o.no_line_number,
             with_filename: !o.no_filename,
         };
