@@ -65,13 +65,15 @@ fn named_in(dir: &Path) -> Option<String> {
         .collect();
     manifests.sort_by(|a, b| a.0.cmp(&b.0));
     manifests.into_iter().find_map(|(name, kind)| {
-        let text = std::fs::read_to_string(dir.join(&name)).ok().filter(|t| t.len() <= MAX_MANIFEST_BYTES)?;
+        // Past the bound a manifest is not read at all, not read whole and dropped.
+        let bytes = super::small_file::read_small(&dir.join(&name), MAX_MANIFEST_BYTES).ok().flatten()?;
+        let text = String::from_utf8(bytes).ok()?;
         kind.name(&text).filter(|n| is_plain(n))
     })
 }
 
 /// Larger files are not manifests anyone wrote by hand.
-const MAX_MANIFEST_BYTES: usize = 1 << 20;
+const MAX_MANIFEST_BYTES: u64 = 1 << 20;
 
 /// A name worth showing: one line, short, no control characters.
 fn is_plain(name: &str) -> bool {
