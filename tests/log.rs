@@ -198,6 +198,23 @@ fn with_diff_the_changed_lines_are_searched_and_shown_where_they_are() {
 }
 
 #[test]
+fn diffs_whose_contents_the_clone_lacks_are_counted_not_dropped_in_silence() {
+    // A partial clone lacks old blobs; removing one loose object is the same to a reader.
+    let tree = repository();
+    let blob = git(&tree, &["rev-parse", "HEAD~3:src/upload.py"]);
+    std::fs::remove_file(tree.path().join(".git/objects").join(&blob[..2]).join(&blob[2..])).unwrap();
+    let o = log(&tree, &["--with-diff", "exponential backoff"]);
+    assert_code(&o, 0);
+    // The file's first version is the after of one commit and the before of the next.
+    let told = "vg-log: left out the diffs of 2 changed files: their contents are not in this repository";
+    assert!(stderr(&o).contains(told), "{}", stderr(&o));
+    assert_eq!(subjects(&records(&o))[0], "Retry failed uploads with exponential backoff", "messages still count");
+    let o = log(&tree, &["--diffs-only", "-k", "1", "compile the template once and keep it"]);
+    assert_eq!(subjects(&records(&o)), ["Cache rendered templates in memory"], "the readable diffs are indexed");
+    assert!(!stderr(&o).contains("left out"), "said by the run that stored them: {}", stderr(&o));
+}
+
+#[test]
 fn what_is_not_a_usable_repository_is_one_line_and_exit_2() {
     let plain = Tree::git();
     plain.write("a.py", "x = 1\n");

@@ -121,6 +121,12 @@ fn update(cli: &LogCli, inv: &Invocation, repo: &GitRepo, history: &[String]) ->
         let how = format!("{} pieces embedded in {:.1}s", summary.embedded, summary.seconds);
         note(TOOL, quiet, &format!("indexed {} new commit{plural} of {} ({how})", summary.added, summary.commits));
     }
+    if summary.unread_diffs > 0 {
+        let n = summary.unread_diffs;
+        let (files, their) = if n == 1 { ("file", "its") } else { ("files", "their") };
+        let why = "are not in this repository (a partial clone fetches them only when checked out)";
+        note(TOOL, quiet, &format!("left out the diffs of {n} changed {files}: {their} contents {why}"));
+    }
     if summary.holes > 0 {
         note(
             TOOL,

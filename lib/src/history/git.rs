@@ -31,6 +31,25 @@ pub struct GitRepo {
 pub struct CommitData {
     pub commit: CommitRow,
     pub pieces: Vec<DiffPiece>,
+    /// Changed files whose diff was left out because a side's blob could
+    /// not be read: a partial clone (`--filter=blob:none`) lacks them.
+    pub unread_diffs: usize,
+}
+
+/// What a commit changed: the paths, and the diff pieces when asked for.
+struct Changes {
+    paths: Vec<String>,
+    pieces: Vec<DiffPiece>,
+    unread_diffs: usize,
+}
+
+/// One side of a changed file, as a diff sees it.
+enum BlobText {
+    Text(String),
+    /// Binary, too large or not UTF-8: left out of diffs by design.
+    Unfit,
+    /// Not in the object database, or unreadable there.
+    Unread,
 }
 
 impl GitRepo {
@@ -89,7 +108,7 @@ impl GitRepo {
         let author = commit.author().with_context(|| format!("cannot read the author of {sha}"))?;
         let time = author.time().with_context(|| format!("cannot read the date of {sha}"))?;
         let parents: Vec<gix::ObjectId> = commit.parent_ids().map(|p| p.detach()).collect();
-        let (paths, pieces) = self.changes(&commit, parents.first().copied(), with_diff && parents.len() < 2)?;
+        let changes = self.changes(&commit, parents.first().copied(), with_diff && parents.len() < 2)?;
         let commit = CommitRow {
             sha: sha.to_string(),
             time: time.seconds,
@@ -98,28 +117,22 @@ impl GitRepo {
             email: author.email.to_str_lossy().into_owned(),
             subject,
             body,
-            paths,
+            paths: changes.paths,
             diffs: with_diff,
         };
-        Ok(CommitData { commit, pieces })
+        Ok(CommitData { commit, pieces: changes.pieces, unread_diffs: changes.unread_diffs })
     }
 
     /// The files `commit` touched against `parent` (or the empty tree), and
     /// the pieces of their diffs when `with_diff`.
-    fn changes(
-        &self,
-        commit: &gix::Commit<'_>,
-        parent: Option<gix::ObjectId>,
-        with_diff: bool,
-    ) -> Result<(Vec<String>, Vec<DiffPiece>)> {
+    fn changes(&self, commit: &gix::Commit<'_>, parent: Option<gix::ObjectId>, with_diff: bool) -> Result<Changes> {
+        let mut changed = Changes { paths: Vec::new(), pieces: Vec::new(), unread_diffs: 0 };
         let sha = commit.id.to_string();
         let tree = commit.tree().with_context(|| format!("cannot read the tree of {sha}"))?;
         let parent_tree = match parent {
             // A shallow clone ends at commits whose parents it does not
             // have: what they changed is unknown, so they touched nothing.
-            Some(p) if !self.repo.has_object(p) && self.repo.is_shallow().unwrap_or(false) => {
-                return Ok((Vec::new(), Vec::new()));
-            }
+            Some(p) if !self.repo.has_object(p) && self.repo.is_shallow().unwrap_or(false) => return Ok(changed),
             Some(p) => Some(
                 self.repo
                     .find_commit(p)
@@ -132,45 +145,51 @@ impl GitRepo {
             .repo
             .diff_tree_to_tree(parent_tree.as_ref(), Some(&tree), gix::diff::Options::default())
             .with_context(|| format!("cannot diff {sha} against its parent"))?;
-        let mut paths = Vec::new();
-        let mut pieces = Vec::new();
         for change in changes {
             if !change.entry_mode().is_blob() {
                 continue;
             }
             let Some(rel) = self.root_relative(&change.location().to_str_lossy()) else { continue };
-            if with_diff && pieces.len() < MAX_PIECES_PER_COMMIT {
-                let (before, after) = self.change_blobs(&change);
-                if let (Some(before), Some(after)) = (before, after) {
-                    pieces.extend(changed_pieces(&rel, &before, &after));
+            if with_diff && changed.pieces.len() < MAX_PIECES_PER_COMMIT {
+                match self.change_blobs(&change) {
+                    (BlobText::Text(before), BlobText::Text(after)) => {
+                        changed.pieces.extend(changed_pieces(&rel, &before, &after));
+                    }
+                    (BlobText::Unread, _) | (_, BlobText::Unread) => changed.unread_diffs += 1,
+                    _ => {}
                 }
             }
-            paths.push(rel);
+            changed.paths.push(rel);
         }
-        pieces.truncate(MAX_PIECES_PER_COMMIT);
-        Ok((paths, pieces))
+        changed.pieces.truncate(MAX_PIECES_PER_COMMIT);
+        Ok(changed)
     }
 
-    /// The text before and after a change; None for a side that is binary,
-    /// too large or unreadable (an added file's "before" is empty).
-    fn change_blobs(&self, change: &gix::object::tree::diff::ChangeDetached) -> (Option<String>, Option<String>) {
+    /// The text before and after a change (an added file's "before" is empty).
+    fn change_blobs(&self, change: &gix::object::tree::diff::ChangeDetached) -> (BlobText, BlobText) {
         use gix::object::tree::diff::ChangeDetached as C;
         let text = |id: &gix::ObjectId| self.blob_text(id);
+        let empty = || BlobText::Text(String::new());
         match change {
-            C::Addition { id, .. } => (Some(String::new()), text(id)),
-            C::Deletion { id, .. } => (text(id), Some(String::new())),
+            C::Addition { id, .. } => (empty(), text(id)),
+            C::Deletion { id, .. } => (text(id), empty()),
             C::Modification { previous_id, id, .. } => (text(previous_id), text(id)),
             C::Rewrite { source_id, id, .. } => (text(source_id), text(id)),
         }
     }
 
-    fn blob_text(&self, id: &gix::ObjectId) -> Option<String> {
-        let blob = self.repo.find_object(*id).ok()?;
+    fn blob_text(&self, id: &gix::ObjectId) -> BlobText {
+        // The header first, so that a large blob is never inflated to be dropped.
+        let too_large = self.repo.find_header(*id).is_ok_and(|h| h.size() > MAX_DIFFED_BLOB as u64);
+        if too_large {
+            return BlobText::Unfit;
+        }
+        let Ok(blob) = self.repo.find_object(*id) else { return BlobText::Unread };
         let data = &blob.data;
         if data.len() > MAX_DIFFED_BLOB || data.contains(&0) {
-            return None;
+            return BlobText::Unfit;
         }
-        String::from_utf8(data.to_vec()).ok()
+        String::from_utf8(data.to_vec()).map_or(BlobText::Unfit, BlobText::Text)
     }
 
     /// The commit `spec` names (a branch, a tag, a sha or a prefix of one,

@@ -26,6 +26,9 @@ pub struct LogSummary {
     pub embedded: u64,
     /// Pieces stored without a vector (their embedding failed).
     pub holes: u64,
+    /// Changed files of the commits stored whose diff was left out, their
+    /// contents not in the repository (a partial clone lacks old blobs).
+    pub unread_diffs: u64,
     /// Whether the log was emptied first (another model).
     pub rebuilt: bool,
     pub seconds: f64,
@@ -74,6 +77,7 @@ pub fn update_log(
         let mut writes = Vec::with_capacity(batch.len());
         for sha in batch {
             let data = repo.read_commit(sha, with_diff)?;
+            summary.unread_diffs += data.unread_diffs as u64;
             writes.push(commit_write(data, &mut *embedder, &mut summary)?);
         }
         store.write_commits(&writes)?;
@@ -94,7 +98,7 @@ fn needs_storing(stored: &HashMap<String, StoredCommit>, sha: &str, with_diff: b
 /// A commit read from the repository as the rows that store it: its
 /// message and its diff pieces, embedded.
 fn commit_write(data: CommitData, embedder: &mut dyn Embedder, summary: &mut LogSummary) -> Result<CommitWrite> {
-    let CommitData { commit, pieces: diff } = data;
+    let CommitData { commit, pieces: diff, .. } = data;
     let message =
         if commit.body.is_empty() { commit.subject.clone() } else { format!("{}\n\n{}", commit.subject, commit.body) };
     let mut pieces = vec![PieceWrite {
