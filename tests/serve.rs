@@ -569,6 +569,8 @@ fn a_failed_search_answers_500_and_the_server_lives_on() {
 fn every_worker_answers_from_an_index_made_again_under_it() {
     let t = sample_project();
     let s = Server::start(&t, &["--refresh", "3600", "--workers", "4"]);
+    // Its first run ended, so that no run of its own writes during the swap.
+    s.wait_ready();
     for _ in 0..16 {
         assert_eq!(s.get("/search?q=retry+upload&threshold=-1&mode=lexical").0, 200);
     }

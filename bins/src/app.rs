@@ -20,6 +20,7 @@ use vecgrep::project::{admit_paths, select_root, Admission, AdmittedPath, Projec
 use vecgrep::project::{ConfigLayers, ConfigValues, EmbedderSource, ResolvedConfig, SETTINGS};
 use vecgrep::project::{Skip, WalkOptions};
 use vecgrep::records::{write_record, FileRecord, SkipRecord};
+use vecgrep::search::MeaningSides;
 
 use crate::cli::{CatalogArgs, LabelArgs};
 /// Exit statuses, as in ripgrep.
@@ -456,11 +457,11 @@ impl Preloading {
 /// every chunk to be embedded.
 fn may_need_model(inv: &Invocation) -> bool {
     let has_statics = static_loader(&inv.config).is_some();
+    let sides_now = |s: &dyn vecgrep::store::IndexReader| MeaningSides::of(s, inv.config.mode, true);
     vecgrep::search::needs_embedder(inv.config.mode)
         && (!has_statics
             || inv.config.embed_all
-            || vecgrep::store::open_for_reading(&inv.root)
-                .is_ok_and(|s| vecgrep::search::needs_model(&*s, inv.config.mode, true).unwrap_or(true)))
+            || vecgrep::store::open_for_reading(&inv.root).is_ok_and(|s| sides_now(&*s).is_ok_and(|m| m.by_model)))
 }
 
 /// A one-shot search (vg-query, vg-ask) of `store`, the index of
@@ -475,9 +476,10 @@ pub fn search_once(
     config: &ResolvedConfig,
     searched: &ProjectRoot,
 ) -> Result<Vec<vecgrep::search::Hit>> {
-    let by_meaning = vecgrep::search::needs_embedder(request.mode);
-    let statics = match static_loader(config) {
-        Some(load) if by_meaning && vecgrep::search::ranks_statically(store)? => {
+    let loader = static_loader(config);
+    let sides = MeaningSides::of(store, request.mode, loader.is_some())?;
+    let statics = match loader {
+        Some(load) if sides.by_statics => {
             if !vecgrep::search::statics_match(store)? {
                 return Err(anyhow!(
                     "the index's static vectors come from another static table (vecgrep's code model was updated); run vg-index, or search without --no-index, to recompute them"
@@ -494,13 +496,11 @@ pub fn search_once(
     };
     let mut model = match preloading.query_embedder.take() {
         Some(loading) => Some(join_embedder(loading)?),
-        None if vecgrep::search::needs_model(store, request.mode, statics.is_some())? => {
-            Some(load_embedder(config, Profile::Query, all_cores())?)
-        }
+        None if sides.by_model => Some(load_embedder(config, Profile::Query, all_cores())?),
         None => None,
     };
     let embedder = model.as_mut().map(|e| &mut **e as &mut dyn Embedder);
-    let hits = vecgrep::search::search_index(searched, store, embedder, statics.as_ref(), request);
+    let hits = vecgrep::search::search_index(searched, store, embedder, statics.as_ref(), sides, request);
     // Freeing the tokenizer's 60k strings one by one takes ~8 ms: done
     // beside the hits' output, or not at all if the process ends first.
     if let Some(statics) = statics {

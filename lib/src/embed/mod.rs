@@ -104,6 +104,12 @@ impl LazyEmbedder {
         Ok(self.loaded.as_deref_mut().expect("just loaded"))
     }
 
+    /// Whether the embedder's model has a static table to be had (one that
+    /// failed to load has none).
+    pub fn has_statics(&self) -> bool {
+        !self.statics.is_none()
+    }
+
     /// The static table of the embedder's model, loaded at the first call;
     /// None when there is none.
     pub fn statics(&mut self) -> Result<Option<std::sync::Arc<StaticModel>>> {

@@ -12,7 +12,7 @@ use super::{lock, LiveIndex, StoreSlot};
 use crate::concepts::{Expansion, LiveConcepts};
 use crate::embed::{LazyEmbedder, StaticModel};
 use crate::project::{ProjectRoot, SearchMode};
-use crate::search::{self, Hit, SearchRequest, VectorCounts, VectorTable, WordTable};
+use crate::search::{self, Hit, MeaningSides, SearchRequest, VectorCounts, VectorTable, WordTable};
 use crate::store::{self, IndexReader};
 
 /// Searches over a live index, shared by any number of threads; each
@@ -106,13 +106,14 @@ impl Searcher {
         let request = &request.clone().narrowed(store)?;
         let generation = store.generation()?;
         let counts = self.vector_counts(store, generation)?;
-        let ranks_statically = counts.rank_statically();
-        if !ranks_statically {
+        if counts.unembedded == 0 {
             // Every chunk has the model's vector now: no search ranks by them.
             Held::release(&self.statics);
         }
-        let statics = self.statics_for(ranks_statically, request)?;
-        let needs_model = counts.need_model(request.mode, statics.is_some());
+        let has_table = lock(&self.embedder).has_statics();
+        let sides = MeaningSides::from_counts(counts, request.mode, has_table);
+        let statics = self.statics_for(sides)?;
+        let needs_model = sides.by_model;
         // While chunks still lack the model's vector a fill is under way:
         // the vectors it stored so far are held apart (`Filled`), caught up
         // with each batch, and rank the model's side of the search alone;
@@ -159,14 +160,12 @@ impl Searcher {
         search::search_embedded(store, &mut ranking, request)
     }
 
-    /// The static table, when the index has chunks it ranks
-    /// (`ranks_statically`: those lacking the model's vector, after a static
-    /// run or during a fill) and the request ranks by meaning.
-    fn statics_for(&self, ranks_statically: bool, request: &SearchRequest<'_>) -> Result<Option<Arc<StaticModel>>> {
-        if search::needs_embedder(request.mode) && ranks_statically {
-            lock(&self.embedder).statics()
-        } else {
-            Ok(None)
+    /// The static table, when it ranks some of a search's chunks (those
+    /// lacking the model's vector, after a static run or during a fill).
+    fn statics_for(&self, sides: MeaningSides) -> Result<Option<Arc<StaticModel>>> {
+        match sides.by_statics {
+            true => lock(&self.embedder).statics(),
+            false => Ok(None),
         }
     }
 
@@ -175,13 +174,15 @@ impl Searcher {
     /// store, with the warm query model.
     pub fn search_revision(&self, root: &ProjectRoot, request: &SearchRequest<'_>) -> Result<Vec<Hit>> {
         let store = store::open_for_reading(root)?;
-        let statics = self.statics_for(search::ranks_statically(&*store)?, request)?;
+        let has_table = lock(&self.embedder).has_statics();
+        let sides = MeaningSides::of(&*store, request.mode, has_table)?;
+        let statics = self.statics_for(sides)?;
         let mut embedder = lock(&self.embedder);
-        let model = match search::needs_model(&*store, request.mode, statics.is_some())? {
+        let model = match sides.by_model {
             true => Some(embedder.get()?),
             false => None,
         };
-        search::search_index(root, &*store, model, statics.as_deref(), request)
+        search::search_index(root, &*store, model, statics.as_deref(), sides, request)
     }
 
     /// The vectors of the index as it is now: those in memory if the index

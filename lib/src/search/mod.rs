@@ -121,9 +121,9 @@ pub fn search(
 /// A search over the index of `root`, which may hold chunks with static
 /// vectors only (`statics`, the static table of `embedder`'s model): their
 /// meaning is ranked by the static table, that of chunks with the model's
-/// vector by the model, and the model is loaded for the query only when the
-/// index holds some of its vectors (a static index is searched without
-/// it). A hybrid search ranks its words on a connection of its own
+/// vector by the model, as `sides` (`MeaningSides::of` the same index)
+/// says; the model is loaded for the query only when the index holds some
+/// of its vectors (a static index is searched without it). A hybrid search ranks its words on a connection of its own
 /// meanwhile: on a large index each side takes a good part of the search
 /// (at a million chunks, 40-260 ms for the words, 90 ms for the vectors).
 /// Should a second connection not open, the words are ranked after.
@@ -132,15 +132,12 @@ pub fn search_index(
     store: &dyn IndexReader,
     embedder: Option<&mut dyn Embedder>,
     statics: Option<&StaticModel>,
+    sides: MeaningSides,
     request: &SearchRequest<'_>,
 ) -> Result<Vec<Hit>> {
     let request = request.clone().narrowed(store)?;
-    let by_meaning = needs_embedder(request.mode);
-    let statics = match statics {
-        Some(s) if by_meaning && ranks_statically(store)? => Some(s),
-        _ => None,
-    };
-    let by_model = needs_model(store, request.mode, statics.is_some())?;
+    let statics = statics.filter(|_| sides.by_statics);
+    let by_model = sides.by_model;
     let (meaning, words) = std::thread::scope(|s| {
         let words = (request.mode == SearchMode::Hybrid).then(|| {
             s.spawn(|| match crate::store::open_for_reading(root) {
@@ -167,12 +164,40 @@ pub fn search_index(
     search_embedded(store, &mut ranking, &request)
 }
 
-/// Whether a search of `store` ranks meaning by static vectors: when some
-/// of its chunks lack the model's vector. Not on a fully embedded index:
-/// there a third fused signal gained nothing for a second scan of every
-/// vector (bench/TUNING.md).
-pub fn ranks_statically(store: &dyn IndexReader) -> Result<bool> {
-    Ok(store.unembedded_count()? > 0)
+/// What ranks the meaning of a search's chunks, decided once from the
+/// index's counts: the static table where chunks lack the model's vector
+/// (`by_statics`), the model for the query where chunks have it or no table
+/// ranks the others (`by_model`). On a fully embedded index the static
+/// ranking is not a third fused signal: it gained nothing for a second scan
+/// of every vector (bench/TUNING.md).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct MeaningSides {
+    pub by_statics: bool,
+    pub by_model: bool,
+}
+
+impl MeaningSides {
+    /// The sides of a search of `store` in `mode`, with a static table at
+    /// hand or not (`has_table`). Only the counts that decide are read, each
+    /// once: on a fully embedded index none lack the model's vector and
+    /// that settles it, and a count of every chunk is a scan on Postgres.
+    pub fn of(store: &dyn IndexReader, mode: SearchMode, has_table: bool) -> Result<MeaningSides> {
+        let counts = match needs_embedder(mode) && has_table && store.unembedded_count()? > 0 {
+            true => store.vector_counts()?,
+            false => VectorCounts::default(),
+        };
+        Ok(MeaningSides::from_counts(counts, mode, has_table))
+    }
+
+    /// The sides, from counts already read (a server holds them per change
+    /// of the index).
+    pub fn from_counts(counts: VectorCounts, mode: SearchMode, has_table: bool) -> MeaningSides {
+        if !needs_embedder(mode) {
+            return MeaningSides::default();
+        }
+        let by_statics = has_table && counts.unembedded > 0;
+        MeaningSides { by_statics, by_model: !by_statics || counts.vectors > 0 }
+    }
 }
 
 /// Whether the static vectors `store` holds come from the table this
@@ -184,36 +209,11 @@ pub fn statics_match(store: &dyn IndexReader) -> Result<bool> {
     Ok(store.meta()?.is_none_or(|m| m.static_table_in_use() != Some(false)))
 }
 
-/// Whether a search of `store` in `mode` needs the query embedded by the
-/// model (`VectorCounts::need_model`).
-pub fn needs_model(store: &dyn IndexReader, mode: SearchMode, has_statics: bool) -> Result<bool> {
-    // Only the counts that decide it: at a million chunks each is a scan.
-    let counts = match needs_embedder(mode) && has_statics && store.unembedded_count()? > 0 {
-        true => store.vector_counts()?,
-        false => VectorCounts::default(),
-    };
-    Ok(counts.need_model(mode, has_statics))
-}
-
 /// How many of an index's chunks have the model's vector and how many
 /// lack it decide whether a search ranks statically and whether it needs
 /// the model. A server asks once per change of the index, not per search:
 /// on Postgres each count reads an index of the chunks.
 pub use crate::store::VectorCounts;
-
-impl VectorCounts {
-    /// `ranks_statically`, from the counts.
-    pub fn rank_statically(&self) -> bool {
-        self.unembedded > 0
-    }
-
-    /// Whether a search in `mode` needs the query embedded by the model:
-    /// the mode ranks by meaning, and the index has chunks with the model's
-    /// vector, or no static table (`has_statics`) to rank the others.
-    pub fn need_model(&self, mode: SearchMode, has_statics: bool) -> bool {
-        needs_embedder(mode) && (!has_statics || !self.rank_statically() || self.vectors > 0)
-    }
-}
 
 /// What a search ranks by, worked out before the search proper so that a
 /// long-running caller can do it its own way (in parallel, from memory).
@@ -366,13 +366,18 @@ mod tests {
 
     #[test]
     fn the_model_embeds_a_query_for_meaning_unless_static_vectors_rank_every_chunk() {
-        let counts = |vectors, unembedded| VectorCounts { vectors, unembedded };
-        let (static_index, filling, full) = (counts(0, 5), counts(3, 2), counts(5, 0));
-        assert!(!static_index.need_model(SearchMode::Hybrid, true), "a static index, a static table");
-        assert!(static_index.need_model(SearchMode::Hybrid, false), "no table to rank by");
-        assert!(filling.need_model(SearchMode::Semantic, true), "the vectors a fill stored rank too");
-        assert!(full.need_model(SearchMode::Hybrid, true) && !full.rank_statically());
-        assert!(!full.need_model(SearchMode::Lexical, false), "words need no vector");
-        assert!(filling.rank_statically() && static_index.rank_statically());
+        let sides = |vectors, unembedded, mode, has_table| {
+            MeaningSides::from_counts(VectorCounts { vectors, unembedded }, mode, has_table)
+        };
+        let (model, statics, both) = (
+            MeaningSides { by_statics: false, by_model: true },
+            MeaningSides { by_statics: true, by_model: false },
+            MeaningSides { by_statics: true, by_model: true },
+        );
+        assert_eq!(sides(0, 5, SearchMode::Hybrid, true), statics, "a static index, a static table");
+        assert_eq!(sides(0, 5, SearchMode::Hybrid, false), model, "no table to rank by");
+        assert_eq!(sides(3, 2, SearchMode::Semantic, true), both, "the vectors a fill stored rank too");
+        assert_eq!(sides(5, 0, SearchMode::Hybrid, true), model, "a full index");
+        assert_eq!(sides(3, 2, SearchMode::Lexical, true), MeaningSides::default(), "words need no vector");
     }
 }

@@ -319,7 +319,7 @@ const RUN_UNFINISHED: &str = "run_unfinished";
 
 /// How many of an index's chunks have the model's vector and how many lack
 /// it, read together (`IndexReader::vector_counts`). What a search decides
-/// from them is `search`'s (`VectorCounts::need_model`).
+/// from them is `search`'s (`MeaningSides::from_counts`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct VectorCounts {
     pub vectors: u64,
