@@ -258,3 +258,37 @@ fn a_files_escape_sequences_are_shown_under_a_heading_and_kept_in_a_pipe() {
     let o = format(&t, ".", &[], &input);
     assert_eq!(stdout(&o), format!("src/evil.py:1:{hostile}\n"));
 }
+
+/// `-l`, `-c` and `--no-heading` on a terminal are for people too: a
+/// file's text or name cannot move the cursor, retitle the window or
+/// write the clipboard there.
+#[test]
+fn on_a_terminal_no_mode_sends_a_files_escape_sequences() {
+    let t = sample_project();
+    let root = t.path();
+    let hostile = "evil = 1  \x1b]52;c;ZXZpbA==\x07 upload";
+    let input = hit(root.to_str().unwrap(), "src/\x1b]0;PWNED\x07.py", 1, 1, 0.7, hostile) + "\n";
+    std::fs::write(root.join("stream.ndjson"), input).unwrap();
+    for mode in ["--no-heading", "-l", "-c", "--heading"] {
+        let line = format!("{} --color never {mode} < stream.ndjson", bin("vg-format").display());
+        // `script` gives the command a terminal, as a person's shell would.
+        let o = run(std::process::Command::new("script").args(["-qec", &line, "/dev/null"]).current_dir(&root));
+        let out = stdout(&o);
+        assert!(out.contains("src/^[]0;PWNED^G.py"), "{mode}: {out:?}");
+        assert!(!out.contains('\x1b'), "{mode}: {out:?}");
+    }
+}
+
+#[test]
+fn words_of_letters_beyond_ascii_pick_lines_without_a_panic() {
+    let t = sample_project();
+    let root = t.path().to_str().unwrap().to_string();
+    let input = [
+        hit(&root, "a.txt", 1, 2, 0.5, "café au lait\n# 日本語のコメント"),
+        hit(&root, "b.txt", 1, 2, 0.4, "x = 1\nthe uploads retried"),
+    ]
+    .join("\n");
+    let o = format(&t, ".", &[], &(input + "\n"));
+    assert_code(&o, 0);
+    assert_eq!(stdout(&o), "a.txt:1:café au lait\nb.txt:2:the uploads retried\n");
+}

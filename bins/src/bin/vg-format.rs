@@ -34,6 +34,7 @@ fn main() {
             cwd: vecgrep_bins::app::current_dir()?,
             line_number: !o.no_line_number,
             with_filename: !o.no_filename,
+            terminal: std::io::stdout().is_terminal(),
         };
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
         render(&mut out, &stream.hits, &opts)?;

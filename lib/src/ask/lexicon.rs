@@ -71,8 +71,8 @@ pub(super) fn normalized(text: &str) -> String {
         let lower = rest.get(..3).map(str::to_ascii_lowercase);
         let (word, len) = match lower.as_deref() {
             Some("c++") => ("cpp", 3),
-            _ if rest.len() >= 2 && rest[..2].eq_ignore_ascii_case("c#") => ("csharp", 2),
-            _ if rest.len() >= 2 && rest[..2].eq_ignore_ascii_case("f#") => ("fsharp", 2),
+            _ if rest.get(..2).is_some_and(|two| two.eq_ignore_ascii_case("c#")) => ("csharp", 2),
+            _ if rest.get(..2).is_some_and(|two| two.eq_ignore_ascii_case("f#")) => ("fsharp", 2),
             _ => {
                 let c = rest.chars().next().unwrap_or(' ');
                 out.push(c);
@@ -205,5 +205,6 @@ mod tests {
         assert!(extensions_of("klingon").is_empty());
         assert!(language_names().find("javascript").unwrap() < language_names().find("|java|").unwrap());
         assert_eq!(normalized("C++ and c# or F# code"), "cpp and csharp or fsharp code");
+        assert_eq!(normalized("日本 c# é"), "日本 csharp é", "letters of several bytes pass through");
     }
 }

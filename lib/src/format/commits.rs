@@ -16,19 +16,19 @@ pub fn render_commits(out: &mut dyn Write, commits: &[CommitRecord], opts: &Form
         OutputMode::Json => commits.iter().try_for_each(|c| write_record(out, c)),
         OutputMode::Files => {
             for (path, _) in touched_files(commits, opts) {
-                writeln!(out, "{}", paint(opts.color, PATH, &path))?;
+                writeln!(out, "{}", paint(opts.color, PATH, &opts.shown(&path)))?;
             }
             Ok(())
         }
         OutputMode::Count => {
             for (path, n) in touched_files(commits, opts) {
-                writeln!(out, "{}:{n}", paint(opts.color, PATH, &path))?;
+                writeln!(out, "{}:{n}", paint(opts.color, PATH, &opts.shown(&path)))?;
             }
             Ok(())
         }
         OutputMode::Flat => commits.iter().try_for_each(|c| {
             let sha = paint(opts.color, SHA, &c.sha);
-            writeln!(out, "{sha} {} {}: {}", day(&c.date), c.author, c.subject)
+            writeln!(out, "{sha} {} {}: {}", day(&c.date), opts.shown(&c.author), opts.shown(&c.subject))
         }),
         OutputMode::Pretty => {
             for (i, c) in commits.iter().enumerate() {
@@ -46,7 +46,6 @@ pub fn render_commits(out: &mut dyn Write, commits: &[CommitRecord], opts: &Form
 /// lines that matched. What the repository wrote (author, subject, lines,
 /// paths) has its control characters shown, not obeyed, as in `render`.
 fn render_block(out: &mut dyn Write, c: &CommitRecord, opts: &FormatOptions) -> io::Result<()> {
-    use super::escape_controls as shown;
     let color = opts.color;
     let short = c.sha.get(..12).unwrap_or(&c.sha);
     let score = format!("{:.2}", c.score);
@@ -55,17 +54,17 @@ fn render_block(out: &mut dyn Write, c: &CommitRecord, opts: &FormatOptions) -> 
         "{} {} {} {}",
         paint(color, SHA, short),
         paint(color, DIM, day(&c.date)),
-        shown(&c.author),
+        opts.shown(&c.author),
         paint(color, score_color(c.score), &score)
     )?;
-    writeln!(out, "    {}", paint(color, BOLD, &shown(&c.subject)))?;
+    writeln!(out, "    {}", paint(color, BOLD, &opts.shown(&c.subject)))?;
     let query_words = words(&c.query);
     for line in c.lines.iter().take(opts.lines_per_hit.max(1)) {
-        let text = super::highlight(&shown(&line.text), &query_words, color);
+        let text = super::highlight(&opts.shown(&line.text), &query_words, color);
         match (&line.path, line.line) {
             (Some(path), Some(n)) => {
                 let path = display_file(Some(&c.root), path, &opts.cwd);
-                let path = shown(&path);
+                let path = opts.shown(&path);
                 writeln!(out, "    {}:{}: {text}", paint(color, PATH, &path), paint(color, LINE_NO, &n.to_string()))?
             }
             _ => writeln!(out, "    {text}")?,
@@ -133,6 +132,7 @@ mod tests {
             lines_per_hit: 3,
             line_number: true,
             with_filename: true,
+            terminal: false,
         }
     }
 
@@ -157,5 +157,22 @@ mod tests {
         );
         assert_eq!(rendered(&commits, OutputMode::Files), "src/up.rs\nREADME.md\n");
         assert_eq!(rendered(&commits, OutputMode::Count), "src/up.rs:2\nREADME.md:1\n");
+    }
+
+    #[test]
+    fn on_a_terminal_what_the_repository_wrote_is_shown_not_obeyed() {
+        let mut hostile = commit("aaa", &["src/\x1b]0;t\x07.rs"]);
+        hostile.subject = "Fix \x1b[2J it".into();
+        for (mode, seen) in [
+            (OutputMode::Flat, "aaa 2024-05-01 Ada: Fix ^[[2J it\n"),
+            (OutputMode::Files, "src/^[]0;t^G.rs\n"),
+            (OutputMode::Count, "src/^[]0;t^G.rs:1\n"),
+        ] {
+            let mut out = Vec::new();
+            render_commits(&mut out, std::slice::from_ref(&hostile), &FormatOptions { terminal: true, ..opts(mode) })
+                .unwrap();
+            assert_eq!(String::from_utf8(out).unwrap(), seen);
+        }
+        assert_eq!(rendered(&[hostile], OutputMode::Flat), "aaa 2024-05-01 Ada: Fix \x1b[2J it\n", "raw in a pipe");
     }
 }

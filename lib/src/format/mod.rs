@@ -16,7 +16,7 @@ use crate::records::{write_record, AnswerRecord, HitRecord, JudgementRecord};
 pub use commits::render_commits;
 
 /// How a stream of hits is rendered.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OutputMode {
     /// Grouped by file with a heading per file (default on a terminal).
     Pretty,
@@ -45,6 +45,23 @@ pub struct FormatOptions {
     /// Each line with its path in a pipe, each file's heading on a terminal
     /// (ripgrep's `-H`, `-I`).
     pub with_filename: bool,
+    /// The output is a terminal: what a repository or a model wrote is
+    /// shown with its control characters made visible (`FormatOptions::shown`).
+    pub terminal: bool,
+}
+
+impl FormatOptions {
+    /// Text a repository or a model wrote (a line, a path, a subject, an
+    /// answer) as it may be printed: for people (under a heading, or on a
+    /// terminal in any mode) with its escape sequences shown, not obeyed,
+    /// since a file could clear the screen or write the clipboard; for a
+    /// pipe the bytes as they are, as grep's.
+    pub fn shown<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        match self.mode == OutputMode::Pretty || self.terminal {
+            true => escape_controls(text),
+            false => Cow::Borrowed(text),
+        }
+    }
 }
 
 const RESET: &str = "\x1b[0m";
@@ -96,10 +113,13 @@ const STOP_WORDS: [&str; 24] = [
 /// Query words that appear in `line`, as loose stems (a shared 4-letter prefix counts).
 fn overlap(query_words: &[String], line: &str) -> usize {
     let lw = words(line);
-    query_words
-        .iter()
-        .filter(|q| lw.iter().any(|w| w == *q || (q.len() >= 4 && w.len() >= 4 && w[..4] == q[..4])))
-        .count()
+    query_words.iter().filter(|q| lw.iter().any(|w| w == *q || stem(w).is_some_and(|s| stem(q) == Some(s)))).count()
+}
+
+/// A word's first four letters, counted as characters (`café`, `日本語の`);
+/// None for a shorter word.
+fn stem(word: &str) -> Option<&str> {
+    word.char_indices().nth(3).map(|(at, c)| &word[..at + c.len_utf8()])
 }
 
 /// Line numbers (absolute, ascending) of the chunk's most relevant lines:
@@ -169,12 +189,12 @@ pub fn render(out: &mut dyn Write, hits: &[HitRecord], opts: &FormatOptions) -> 
         }
         OutputMode::Files => {
             for (path, _) in per_file(hits, &opts.cwd) {
-                writeln!(out, "{}", paint(opts.color, PATH, &path))?;
+                writeln!(out, "{}", paint(opts.color, PATH, &opts.shown(&path)))?;
             }
         }
         OutputMode::Count => {
             for (path, group) in per_file(hits, &opts.cwd) {
-                writeln!(out, "{}:{}", paint(opts.color, PATH, &path), group.len())?;
+                writeln!(out, "{}:{}", paint(opts.color, PATH, &opts.shown(&path)), group.len())?;
             }
         }
         OutputMode::Pretty | OutputMode::Flat => render_lines(out, hits, opts)?,
@@ -218,10 +238,12 @@ pub fn render_answer(
     };
     let plural = if answer.given == 1 { "" } else { "s" };
     writeln!(out)?;
-    let heading = format!("answer from {} (given the top {} result{plural}{why}):", answer.model, answer.given);
+    let model = opts.shown(&answer.model);
+    let heading = format!("answer from {model} (given the top {} result{plural}{why}):", answer.given);
     writeln!(out, "{}", paint(c, DIM, &heading))?;
+    // The model read the repository's files: it may echo what they hide.
     for line in answer.text.lines() {
-        writeln!(out, "  {line}")?;
+        writeln!(out, "  {}", opts.shown(line))?;
     }
     // A catalog's hits have roots of their own: a citation (named as
     // `HitRecord::cited_name`) is shown from the root of the hit it cites.
@@ -232,7 +254,7 @@ pub fn render_answer(
             Some(h) => display_file(h.root.as_deref().or(first_root), &h.file, &opts.cwd),
             None => display_file(first_root, cited, &opts.cwd),
         };
-        format!("{}:{}", paint(c, PATH, &path), paint(c, LINE_NO, &line.to_string()))
+        format!("{}:{}", paint(c, PATH, &opts.shown(&path)), paint(c, LINE_NO, &line.to_string()))
     };
     if !answer.citations.is_empty() {
         let sources: Vec<String> = answer.citations.iter().map(|s| place(&s.file, s.line)).collect();
@@ -242,11 +264,11 @@ pub fn render_answer(
         let n = answer.dropped.len();
         let what = if n == 1 { "citation" } else { "citations" };
         let note = format!("  dropped {n} {what} of places it was not given: {}", answer.dropped.join(", "));
-        writeln!(out, "{}", paint(c, DIM, &note))?;
+        writeln!(out, "{}", paint(c, DIM, &opts.shown(&note)))?;
     }
     if !answer.learned.is_empty() {
         let note = format!("  learned: {} (in .vecgrep/kg/learned.md; review it)", answer.learned.join(", "));
-        writeln!(out, "{}", paint(c, DIM, &note))?;
+        writeln!(out, "{}", paint(c, DIM, &opts.shown(&note)))?;
     }
     Ok(())
 }
@@ -386,7 +408,12 @@ fn render_lines(out: &mut dyn Write, hits: &[HitRecord], opts: &FormatOptions) -
             if !h.concepts.is_empty() {
                 span.push_str(&format!("  concept: {}", h.concepts.join(", ")));
             }
-            writeln!(out, "{}  {}", paint(c, score_color(fit), &format!("{fit:.3}")), paint(c, DIM, &span))?;
+            writeln!(
+                out,
+                "{}  {}",
+                paint(c, score_color(fit), &format!("{fit:.3}")),
+                paint(c, DIM, &opts.shown(&span))
+            )?;
             // `--explain`: why it ranked there; a pipe keeps grep's lines.
             if let Some(why) = h.reasoning.as_deref().filter(|w| !w.is_empty()) {
                 writeln!(out, "{}", paint(c, DIM, &format!("why: {}", escape_controls(why))))?;
@@ -467,17 +494,14 @@ fn write_hit_lines(
         }
         printed.last = Some((path.to_string(), n));
         let sep = if is_match { ':' } else { '-' };
-        // For people, a file's escape sequences are shown, not obeyed
-        // (a repository's file could clear the screen or write the
-        // clipboard); a pipe gets the bytes as they are, as grep's.
-        let text = if heading { escape_controls(text) } else { Cow::Borrowed(text) };
+        let text = opts.shown(text);
         let body = if is_match { highlight(&text, &query_words, c) } else { text.into_owned() };
         let number =
             |n: String| if opts.line_number { format!("{}{sep}", paint(c, LINE_NO, &n)) } else { String::new() };
         if heading {
             writeln!(out, "{}{body}", number(format!("{n:>5}")))?;
         } else if opts.with_filename {
-            writeln!(out, "{}{sep}{}{body}", paint(c, PATH, path), number(n.to_string()))?;
+            writeln!(out, "{}{sep}{}{body}", paint(c, PATH, &opts.shown(path)), number(n.to_string()))?;
         } else {
             writeln!(out, "{}{body}", number(n.to_string()))?;
         }
@@ -553,6 +577,7 @@ mod tests {
             lines_per_hit: 1,
             line_number: true,
             with_filename: true,
+            terminal: false,
         }
     }
 
@@ -570,6 +595,15 @@ mod tests {
         assert_eq!(best_lines(&h, 1), vec![11]);
         let h = hit("a.rs", 10, "\n  let x = 1;\n", "nothing in common");
         assert_eq!(best_lines(&h, 1), vec![11]);
+    }
+
+    #[test]
+    fn words_share_a_stem_by_their_first_four_letters_not_bytes() {
+        let h = hit("a.py", 1, "# café\n# 日本語のコメント\ndef load(): pass\n# cafeteria", "hello cafes");
+        assert_eq!(best_lines(&h, 1), vec![4], "cafés share a stem with cafeteria, not café (3 letters and é)");
+        let h = hit("a.py", 1, "x = 1\n# 日本語のコメント", "日本語の辞書");
+        assert_eq!(best_lines(&h, 1), vec![2]);
+        assert_eq!((stem("café"), stem("caf"), stem("日本語のコ")), (Some("café"), None, Some("日本語の")));
     }
 
     #[test]
@@ -608,6 +642,29 @@ mod tests {
         let mut out = Vec::new();
         render(&mut out, &hits, &opts(OutputMode::Flat, "/r")).unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), format!("a\x1b[31m.rs:3:{hostile}\n"), "raw when piped");
+    }
+
+    #[test]
+    fn on_a_terminal_every_mode_shows_escape_sequences_without_obeying_them() {
+        let hostile = "x = 1\x1b]52;c;cm0gLXJmIH4=\x07 done";
+        let hits = vec![hit("a\x1b]0;PWNED\x07.rs", 3, hostile, "done")];
+        for mode in [OutputMode::Flat, OutputMode::Files, OutputMode::Count, OutputMode::Pretty] {
+            let mut out = Vec::new();
+            render(&mut out, &hits, &FormatOptions { terminal: true, ..opts(mode, "/r") }).unwrap();
+            let shown = String::from_utf8(out).unwrap();
+            assert!(!shown.chars().any(|c| c.is_control() && c != '\n'), "{mode:?}: {shown:?}");
+            assert!(shown.contains("a^[]0;PWNED^G.rs"), "{mode:?}: {shown:?}");
+        }
+        let answer: AnswerRecord = serde_json::from_value(serde_json::json!({
+            "type": "answer", "v": 1, "query": "q", "model": "m\x1b[2J", "reason": "forced", "given": 1,
+            "text": "It is in a.rs.\x1b]52;c;ZXZpbA==\x07", "citations": [], "dropped": [], "learned": []
+        }))
+        .unwrap();
+        let mut out = Vec::new();
+        render_answer(&mut out, &answer, &hits, &FormatOptions { terminal: true, ..opts(OutputMode::Flat, "/r") })
+            .unwrap();
+        let shown = String::from_utf8(out).unwrap();
+        assert!(shown.contains("m^[[2J") && shown.contains("It is in a.rs.^[]52;c;ZXZpbA==^G"), "{shown:?}");
     }
 
     #[test]
