@@ -179,14 +179,22 @@ fn multi_path_and_file_walks_preserve_other_entries() {
     let t = sample_project();
     t.write("lib/extra.rs", "fn extra() {}\n");
     index(&t, ".", &[]);
+    t.write("src/ignored.py", "def ignored():\n    pass\n");
+    index(&t, ".", &[]);
     std::fs::remove_file(t.path().join("docs/guide.md")).unwrap();
     std::fs::remove_file(t.path().join("lib/extra.rs")).unwrap();
+    // Walked, but no longer admitted: several paths remove only what is gone.
+    t.write(".vecgrepignore", "src/ignored.py\n");
     let s = summary(&index(&t, ".", &["src", "lib"]));
-    assert_eq!(s["removed"], 0);
-    assert_eq!(stats(&t)["files"], 5);
+    assert_eq!(s["removed"], 1, "lib/extra.rs, gone from a walked directory");
+    assert_eq!(stats(&t)["files"], 5, "docs/guide.md is outside the walk, src/ignored.py still on disk");
     let s = summary(&index(&t, ".", &["src/upload.py"]));
     assert_eq!(s["removed"], 0);
     assert_eq!(stats(&t)["files"], 5);
+    // What a search of the same paths finds is what is on disk.
+    std::fs::remove_file(t.path().join("src/config.py")).unwrap();
+    let o = run(t.cmd("vg-query", ".").args(["--threshold", "-1", "-k", "20", "settings file", "src", "lib"]));
+    assert!(of_type(&records(&o), "hit").iter().all(|h| h["file"] != "src/config.py"), "{}", stdout(&o));
 }
 
 #[test]

@@ -163,8 +163,11 @@ pub(super) fn plan<'w>(
 }
 
 /// SingleDirectoryWalkRemovesStaleEntries: a single walked path owns
-/// everything stored under it that the walk did not see;
-/// MultiPathAndFileWalksPreserveOtherEntries otherwise.
+/// everything stored under it that the walk did not see.
+/// MultiPathAndFileWalksPreserveOtherEntries: with several paths, every
+/// entry outside them stays, and under their directories only the files
+/// gone from disk are removed, so that a deleted or renamed file is not
+/// found again by every later search of the same paths.
 fn stale_entries(
     req: &IndexRequest<'_>,
     stored: &HashMap<String, StoredFile>,
@@ -172,19 +175,23 @@ fn stale_entries(
     removals: &[String],
     error_dirs: &[String],
 ) -> Vec<String> {
-    let [only] = req.paths else { return Vec::new() };
-    let filtered = req.walk.is_filtered();
+    let owned: Vec<&str> = match req.paths {
+        [only] => vec![only.rel.as_str()],
+        several => several.iter().filter(|p| p.is_dir).map(|p| p.rel.as_str()).collect(),
+    };
+    // A filtered walk, or one of several paths, did not look at everything
+    // it could own: it removes only what is gone from disk.
+    let only_gone = req.walk.is_filtered() || req.paths.len() > 1;
     let mut stale = Vec::new();
     for rel in stored.keys() {
-        if !is_under(rel, &only.rel) || walked.contains(rel) || removals.contains(rel) {
+        if !owned.iter().any(|dir| is_under(rel, dir)) || walked.contains(rel) || removals.contains(rel) {
             continue;
         }
         // Entries under a directory the walk could not read are kept, not lost.
         if error_dirs.iter().any(|d| is_under(rel, d)) {
             continue;
         }
-        // A filtered walk did not look at everything: remove only what is gone from disk.
-        if filtered && req.root.path.join(rel).exists() {
+        if only_gone && req.root.path.join(rel).exists() {
             continue;
         }
         stale.push(rel.clone());
