@@ -243,8 +243,10 @@ fn run_to_end(
     let stopped =
         pipeline::embed_and_write(req, &plan.work, &plan.stored, &mut *store, embedders, (&mut summary, obs))?;
     finish(&mut *store, req, &summary, stopped)?;
-    if changes && !stopped {
-        // A run over part of the project finishes only its part.
+    // A run over part of the project finishes only its part; one over the
+    // whole that had nothing to change found the index whole (a fill that
+    // was stopped leaves every file in).
+    if (changes || was_unfinished) && !stopped {
         store.set_run_unfinished(was_unfinished && !covers_the_project(req))?;
     }
     summary.cancelled = stopped;
