@@ -428,6 +428,38 @@ fn sigterm_stops_cleanly_and_the_index_is_consistent() {
     assert_eq!(rec["chunks"], summary(&o)["chunks"]);
 }
 
+/// A server's fill can take minutes; a one-shot search (whose index run
+/// takes turns with it) must not wait for all of it: the fill stops at the
+/// file in hand for the waiting run and resumes after.
+#[test]
+fn a_one_shot_search_does_not_wait_for_a_servers_whole_fill() {
+    let t = sample_project();
+    many_files(&t, 800);
+    let s = Server::start(&t, &["--refresh", "1"]);
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !(s.json("/status")["filling"] == true && s.json("/status")["indexed"].as_u64() > Some(0)) {
+        assert!(Instant::now() < deadline, "no fill began: {}", s.json("/status"));
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let o = run(t.cmd("vg-query", ".").args(["--threshold", "-1", "-k", "1", "retry failed uploads"]));
+    assert_code(&o, 0);
+    let status = s.json("/status");
+    assert!(status["vectors"].as_u64() < status["chunks"].as_u64(), "the search waited for the fill: {status}");
+    let data = std::fs::read_dir(t.path().join(".vecgrep")).unwrap();
+    let marks = data.flatten().filter(|e| e.file_name().to_string_lossy().starts_with("index.lock.waiting-"));
+    assert_eq!(marks.count(), 0, "the waiting mark is gone");
+    // The fill resumes and ends.
+    let deadline = Instant::now() + Duration::from_secs(300);
+    loop {
+        let status = s.json("/status");
+        if status["vectors"] == status["chunks"] && status["filling"] == false {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the fill never resumed: {status}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 #[test]
 fn full_index_finishes_before_listening_and_bind_warns_off_loopback() {
     let t = sample_project();

@@ -349,8 +349,12 @@ impl IndexObserver for LiveObserver<'_> {
         }
     }
 
+    /// A fill also stops for a run asked of the server, and for another
+    /// process waiting to write (a one-shot search's index run): a fill
+    /// can take minutes, and resumes at the next round.
     fn cancelled(&self) -> bool {
-        self.live.shutdown.load(Ordering::SeqCst) || (self.filling && self.live.run_requested())
+        self.live.shutdown.load(Ordering::SeqCst)
+            || (self.filling && (self.live.run_requested() || store::writer_waiting(&self.live.target.root)))
     }
 }
 

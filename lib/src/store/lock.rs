@@ -92,11 +92,63 @@ pub fn lock_for_writing(root: &ProjectRoot, waiting: &mut dyn FnMut()) -> Result
         Ok(()) => {}
         Err(std::fs::TryLockError::WouldBlock) => {
             waiting();
+            let _said = WaitMark::leave(&path);
             file.lock().map_err(|source| StoreError::Lock { path, source })?;
         }
         Err(std::fs::TryLockError::Error(source)) => return Err(StoreError::Lock { path, source }),
     }
     Ok(WriteLock { _held: Box::new(file) })
+}
+
+/// What a writer waiting for the lock leaves beside it while it waits
+/// (`index.lock.waiting-PID`), so that a run that may stop part-way for
+/// it (a server's fill, which can take minutes) lets it go first.
+struct WaitMark(Option<PathBuf>);
+
+const WAIT_MARK: &str = "index.lock.waiting-";
+
+impl WaitMark {
+    fn leave(lock: &std::path::Path) -> WaitMark {
+        let mark = lock.with_file_name(format!("{WAIT_MARK}{}", std::process::id()));
+        // Without the mark the wait is only longer.
+        WaitMark(small_file::write_own(&mark, b"").ok().map(|()| mark))
+    }
+}
+
+impl Drop for WaitMark {
+    fn drop(&mut self) {
+        if let Some(mark) = &self.0 {
+            let _ = std::fs::remove_file(mark);
+        }
+    }
+}
+
+/// Whether another process waits for `root`'s write lock (a local index;
+/// a shared one's waiters are not seen). The marks of processes that have
+/// ended (killed while waiting) are removed, not counted.
+pub fn writer_waiting(root: &ProjectRoot) -> bool {
+    if root.shared.is_some() {
+        return false;
+    }
+    let Ok(entries) = std::fs::read_dir(root.data_dir()) else { return false };
+    let mut waiting = false;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix(WAIT_MARK)) else { continue };
+        if process_lives(pid) {
+            waiting = true;
+        } else {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+    waiting
+}
+
+/// Whether the process `pid` names runs; where `/proc` does not say, it is
+/// taken to.
+fn process_lives(pid: &str) -> bool {
+    let proc = std::path::Path::new("/proc");
+    !proc.join("self").exists() || (pid.parse::<u32>().is_ok() && proc.join(pid).exists())
 }
 
 /// The project's lock file, opened (created when missing), and its path.
@@ -109,4 +161,26 @@ fn lock_file(root: &ProjectRoot) -> Result<(File, PathBuf), StoreError> {
         .open(&path)
         .map_err(|e| StoreError::File { action: "open", path: path.clone(), source: e.into() })?;
     Ok((file, path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::project::RootMarker;
+
+    #[test]
+    fn a_waiting_writer_is_seen_while_it_lives_and_its_mark_goes_when_it_is_gone() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = ProjectRoot { path: dir.path().to_path_buf(), marker: RootMarker::None, shared: None };
+        let lock = ensure_data_dir(&root).unwrap().join("index.lock");
+        assert!(!writer_waiting(&root));
+        let mark = WaitMark::leave(&lock);
+        assert!(writer_waiting(&root), "this process waits");
+        drop(mark);
+        assert!(!writer_waiting(&root), "its mark is gone once it holds the lock");
+        // A process killed while it waited (no process has pid 0 in /proc).
+        let left = lock.with_file_name(format!("{WAIT_MARK}0"));
+        std::fs::write(&left, b"").unwrap();
+        assert!(!writer_waiting(&root) && !left.exists(), "a dead waiter's mark is removed, not counted");
+    }
 }
