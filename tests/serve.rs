@@ -460,6 +460,32 @@ fn a_one_shot_search_does_not_wait_for_a_servers_whole_fill() {
     }
 }
 
+/// A fill of a few big files has them all with the embedders at once,
+/// each seconds of the model's time: SIGTERM must not wait for them.
+#[test]
+fn sigterm_during_a_fill_of_big_files_does_not_wait_for_them() {
+    let t = sample_project();
+    for f in 0..3 {
+        let body: String = (0..3000)
+            .map(|i| format!("def step_{f}_{i}(ledger, amount):\n    \"\"\"Post entry {i} of batch {f} to the ledger.\"\"\"\n    return ledger.post({i} * amount + {f})\n\n"))
+            .collect();
+        t.write(&format!("src/big{f}.py"), &body);
+    }
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    let s = Server::start(&t, &[]);
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while s.json("/status")["filling"] != true {
+        assert!(Instant::now() < deadline, "no fill began: {}", s.json("/status"));
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // The model loaded and the three files with it, each seconds of its time.
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(s.stop().success());
+    let stats = run(t.cmd("vg-index", ".").args(["--stats", "--json"]));
+    let rec = &records(&stats)[0];
+    assert!(rec["pending"].as_u64().unwrap() > 0, "the fill ran to its end after SIGTERM: {rec}");
+}
+
 #[test]
 fn full_index_finishes_before_listening_and_bind_warns_off_loopback() {
     let t = sample_project();

@@ -29,6 +29,8 @@ const WRITE_BATCH_FILES: usize = 64;
 /// Files read ahead of the embedders, per embedder: keeps them busy while
 /// bounding the text held in memory.
 const READ_AHEAD_PER_EMBEDDER: usize = 4;
+/// How often a run waiting for the embedders asks whether to stop.
+const CANCEL_POLL: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// Read, embed and write `work`; returns whether the run was cancelled
 /// before the end (what was written is committed either way).
@@ -107,7 +109,7 @@ impl Pipeline<'_, '_> {
             if self.stopped || (self.next_emit == self.next_read && self.next_read == total) {
                 break;
             }
-            self.receive_one()?;
+            self.receive_one(obs)?;
         }
         Ok(())
     }
@@ -203,11 +205,25 @@ impl Pipeline<'_, '_> {
     }
 
     /// Wait for an embedded file when the next one to write is with the embedders.
-    fn receive_one(&mut self) -> Result<()> {
+    /// Wait for a file from the embedders, asking the observer now and
+    /// then whether to stop: a few big files, all read ahead, are each
+    /// seconds of the model's time, and a cancelled run must not wait for
+    /// them (`stopped` is set instead).
+    fn receive_one(&mut self, obs: &mut dyn IndexObserver) -> Result<()> {
         if self.in_flight == 0 || self.ready.contains_key(&self.next_emit) {
             return Ok(());
         }
-        let (index, write) = self.workers.as_ref().expect("in flight").receive()?;
+        let workers = self.workers.as_ref().expect("in flight");
+        let (index, write) = loop {
+            match workers.receive_within(CANCEL_POLL)? {
+                Some(received) => break received,
+                None if obs.cancelled() => {
+                    self.stopped = true;
+                    return Ok(());
+                }
+                None => {}
+            }
+        };
         self.in_flight -= 1;
         let write = write.with_context(|| format!("embedding {}", self.work[index].rel))?;
         self.ready.insert(index, Prepared::Write(write));

@@ -74,8 +74,13 @@ impl Workers {
             .ok_or_else(|| anyhow!("the embedding threads stopped"))
     }
 
-    pub(super) fn receive(&self) -> Result<(usize, Result<FileWrite>)> {
-        self.results.recv().map_err(|_| anyhow!("the embedding threads stopped"))
+    /// The next file embedded, or None when none came within `wait`.
+    pub(super) fn receive_within(&self, wait: std::time::Duration) -> Result<Option<(usize, Result<FileWrite>)>> {
+        match self.results.recv_timeout(wait) {
+            Ok(received) => Ok(Some(received)),
+            Err(mpsc::RecvTimeoutError::Timeout) => Ok(None),
+            Err(mpsc::RecvTimeoutError::Disconnected) => Err(anyhow!("the embedding threads stopped")),
+        }
     }
 
     /// Stop taking jobs and hand the models back: `abandon` leaves the
