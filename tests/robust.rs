@@ -380,3 +380,32 @@ fn a_data_directory_linked_out_of_the_project_is_refused() {
     assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
     assert!(t.path().join("cache/index.db").is_file());
 }
+
+/// The XDG Base Directory spec has a relative `XDG_*_HOME` ignored: it
+/// would name another directory wherever a tool runs.
+#[test]
+fn a_relative_xdg_directory_is_ignored_for_the_one_under_home() {
+    let t = sample_project();
+    let home = tempfile::tempdir().unwrap();
+    let write = |dir: &std::path::Path, k: u32| {
+        std::fs::create_dir_all(dir.join("vecgrep")).unwrap();
+        std::fs::write(dir.join("vecgrep/config.toml"), format!("top_k = {k}\n")).unwrap();
+    };
+    write(&home.path().join(".config"), 1);
+    write(&t.path().join("rel"), 2);
+    // The model stays where it is installed (absolute, so taken).
+    let real_home = std::path::PathBuf::from(std::env::var_os("HOME").unwrap());
+    let installed = |var: &str, under_home: &str| {
+        std::env::var_os(var)
+            .map(std::path::PathBuf::from)
+            .filter(|d| d.is_absolute())
+            .unwrap_or(real_home.join(under_home))
+    };
+    let mut cmd = t.cmd("vg-query", ".");
+    cmd.env("XDG_CONFIG_HOME", "rel").env("HOME", home.path());
+    cmd.env("XDG_DATA_HOME", installed("XDG_DATA_HOME", ".local/share"));
+    cmd.env("XDG_CACHE_HOME", installed("XDG_CACHE_HOME", ".cache"));
+    let o = run(cmd.args(["--threshold", "-1", "upload retry"]));
+    assert_code(&o, 0);
+    assert_eq!(of_type(&records(&o), "hit").len(), 1, "the config under HOME, not ./rel: {}", stderr(&o));
+}

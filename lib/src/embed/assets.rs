@@ -55,11 +55,7 @@ pub(super) fn data_dirs() -> Vec<PathBuf> {
     if let Some(exe_dir) = std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf)) {
         dirs.push(exe_dir.join("../share/vecgrep"));
     }
-    if let Some(x) = std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
-        dirs.push(PathBuf::from(x).join("vecgrep"));
-    } else if let Some(h) = std::env::var_os("HOME").filter(|v| !v.is_empty()) {
-        dirs.push(PathBuf::from(h).join(".local/share/vecgrep"));
-    }
+    dirs.extend(crate::project::BaseDir::Data.path().map(|data| data.join("vecgrep")));
     dirs
 }
 

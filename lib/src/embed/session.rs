@@ -182,10 +182,7 @@ fn model_cache(assets: &Assets) -> Option<PathBuf> {
 /// vecgrep's cache directory (`$XDG_CACHE_HOME/vecgrep`, default
 /// `~/.cache/vecgrep`); None without a home to put it in.
 pub(super) fn cache_dir() -> Option<PathBuf> {
-    Some(match std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
-        Some(d) => PathBuf::from(d).join("vecgrep"),
-        None => PathBuf::from(std::env::var_os("HOME").filter(|h| !h.is_empty())?).join(".cache/vecgrep"),
-    })
+    crate::project::BaseDir::Cache.path().map(|cache| cache.join("vecgrep"))
 }
 
 /// Map the cached graph; Ok(None) when it is not there yet, Err when the

@@ -72,10 +72,7 @@ fn line_of(text: &str, offset: usize) -> usize {
 /// The user's global config: `$XDG_CONFIG_HOME/vecgrep/config.toml`, else
 /// `~/.config/vecgrep/config.toml`.
 pub fn global_config_path() -> Option<PathBuf> {
-    if let Some(x) = std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
-        return Some(PathBuf::from(x).join("vecgrep/config.toml"));
-    }
-    std::env::var_os("HOME").filter(|v| !v.is_empty()).map(|h| PathBuf::from(h).join(".config/vecgrep/config.toml"))
+    super::BaseDir::Config.path().map(|dir| dir.join("vecgrep/config.toml"))
 }
 
 /// The three layers, most specific first.

@@ -4,6 +4,7 @@
 //! (`walk`, with `generated` telling files made by tools), for one project
 //! or for each project of a catalog (`catalog`).
 
+mod base_dirs;
 pub mod catalog;
 mod config;
 mod generated;
@@ -13,6 +14,7 @@ mod settings;
 pub(crate) mod small_file;
 mod walk;
 
+pub use base_dirs::BaseDir;
 pub use config::{global_config_path, ConfigError, ConfigLayers};
 pub use generated::{by_content, Generated};
 pub use packages::PackageIndex;

@@ -65,13 +65,10 @@ impl Catalogs {
     pub fn of_user() -> Result<Catalogs> {
         let dir = if let Some(dir) = std::env::var_os(CATALOG_DIR_ENV).filter(|v| !v.is_empty()) {
             PathBuf::from(dir)
-        } else if let Some(x) = std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
-            PathBuf::from(x).join("vecgrep/catalogs")
         } else {
-            let home = std::env::var_os("HOME").filter(|v| !v.is_empty());
-            let home =
-                home.ok_or_else(|| anyhow!("neither XDG_DATA_HOME nor HOME is set, so catalogs have no home"))?;
-            PathBuf::from(home).join(".local/share/vecgrep/catalogs")
+            let data = crate::project::BaseDir::Data.path();
+            data.ok_or_else(|| anyhow!("neither XDG_DATA_HOME nor HOME is set, so catalogs have no home"))?
+                .join("vecgrep/catalogs")
         };
         // Compared with the projects' canonical paths, so never relative.
         Ok(Catalogs { dir: crate::project::normalize_lexically(&std::env::current_dir()?.join(dir)) })
