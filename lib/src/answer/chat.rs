@@ -204,11 +204,13 @@ impl ChatClient {
             let detail = if detail.is_empty() { String::new() } else { format!(": {detail}") };
             bail!("the chat endpoint at {} answered {status}{detail}{hint}", self.shown);
         }
-        response
-            .body_mut()
-            .with_config()
-            .limit(MAX_REPLY_BYTES)
-            .read_json()
+        // Read whole first: a reply that trickles in past llm_timeout is
+        // late, not malformed, and says so.
+        let text = response.body_mut().with_config().limit(MAX_REPLY_BYTES).read_to_string().map_err(|e| match e {
+            ureq::Error::Timeout(_) => self.unreachable(e),
+            e => anyhow!("cannot read the reply of the chat endpoint at {}: {e}", self.shown),
+        })?;
+        serde_json::from_str(&text)
             .map_err(|e| anyhow!("the reply of the chat endpoint at {} is not {what}: {e}", self.shown))
     }
 }
@@ -257,5 +259,27 @@ mod tests {
         assert!(e.starts_with(&format!("cannot reach the chat model at {url}")), "{e}");
         let e = ChatClient::connect(&ChatSettings::new(&url, None, Duration::from_secs(5))).err().unwrap();
         assert!(e.to_string().starts_with("cannot reach the chat model"), "{e}");
+    }
+
+    #[test]
+    fn a_reply_that_trickles_in_past_the_timeout_is_late_not_malformed() {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/v1", listener.local_addr().unwrap());
+        std::thread::spawn(move || {
+            let Ok((mut conn, _)) = listener.accept() else { return };
+            let _ = conn.read(&mut [0; 4096]);
+            let _ = conn
+                .write_all(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n");
+            for _ in 0..40 {
+                std::thread::sleep(Duration::from_millis(100));
+                if conn.write_all(b"1\r\n \r\n").and_then(|()| conn.flush()).is_err() {
+                    return;
+                }
+            }
+        });
+        let client = ChatClient::connect(&ChatSettings::new(&url, Some("m"), Duration::from_secs(1))).unwrap();
+        let e = client.complete(&[]).unwrap_err().to_string();
+        assert_eq!(e, format!("the chat model at {url} did not answer in time (llm_timeout)"));
     }
 }
