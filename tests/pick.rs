@@ -208,6 +208,14 @@ fn without_a_terminal_the_picker_refuses_with_one_line() {
     let err = stderr(&o);
     assert!(err.starts_with("vg-pick: the picker needs a terminal"), "{err}");
     assert_eq!(err.lines().count(), 1);
+    // A terminal on stderr but no controlling one (a new session): said so,
+    // not that stderr is no terminal.
+    let line = format!("setsid -w {} .", bin("vg-pick").display());
+    let mut cmd = std::process::Command::new("script");
+    cmd.args(["-qec", &line, "/dev/null"]).current_dir(t.path()).env("XDG_CONFIG_HOME", t.path().join(".none"));
+    let o = run(&mut cmd);
+    let out = stdout(&o);
+    assert!(out.contains("vg-pick: the picker needs a controlling terminal (cannot open /dev/tty"), "{out:?}");
 }
 
 #[test]

@@ -57,8 +57,12 @@ fn pick(mut cli: PickCli, matches: &clap::ArgMatches) -> Result<u8> {
         }
         None => cli.query_arg.take().unwrap_or_default(),
     };
-    if !std::io::stderr().is_terminal() || std::fs::File::open("/dev/tty").is_err() {
-        return Err(anyhow!("the picker needs a terminal (stderr is not one); use vg-query or vecgrep for pipelines"));
+    let pipelines = "use vg-query or vecgrep for pipelines";
+    if !std::io::stderr().is_terminal() {
+        return Err(anyhow!("the picker needs a terminal (stderr is not one); {pipelines}"));
+    }
+    if let Err(e) = std::fs::File::open("/dev/tty") {
+        return Err(anyhow!("the picker needs a controlling terminal (cannot open /dev/tty: {e}); {pipelines}"));
     }
     let mut inv = resolve(TOOL, &cli.paths, cli.outside.skip_outside_root, Some(&cli.catalog), cli_config(matches)?)?;
     let config = inv.config.clone();
