@@ -151,6 +151,16 @@ fn another_table_recomputes_the_static_vectors_and_keeps_the_models() {
     let o = run(t.cmd("vg-query", ".").args(["--no-index", "retry"]).env(vecgrep::embed::TABLE_OVERRIDE_VAR, &other));
     assert_code(&o, 2);
     assert!(stderr(&o).contains("another static table") && stderr(&o).contains("vg-index"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(vecgrep::embed::TABLE_OVERRIDE_VAR),
+        "names where the table comes from: {}",
+        stderr(&o)
+    );
+    // A table that is not there is the one error, with no note of a recomputing that never begins.
+    let o = run(t.cmd("vg-index", ".").env(vecgrep::embed::TABLE_OVERRIDE_VAR, t.path().join("no-such-table")));
+    assert_code(&o, 2);
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains("no-such-table does not exist"), "{}", stderr(&o));
     // --stats says which table the vectors come from, and that it is not the one in use.
     let shipped = stats(&t)["static_table"].as_str().unwrap().to_string();
     assert_eq!(stats(&t)["static_table_in_use"], true);
@@ -169,8 +179,9 @@ fn another_table_recomputes_the_static_vectors_and_keeps_the_models() {
     let before = static_vectors(&t);
     let o = run(t.cmd("vg-index", ".").env(vecgrep::embed::TABLE_OVERRIDE_VAR, &other));
     assert_code(&o, 0);
+    let why = format!("the static table is another ({} names {})", vecgrep::embed::TABLE_OVERRIDE_VAR, other.display());
     assert!(
-        stderr(&o).contains("recomputing the chunks' static vectors, keeping the model's: the static table is another"),
+        stderr(&o).contains(&format!("recomputing the chunks' static vectors, keeping the model's: {why}")),
         "{}",
         stderr(&o)
     );

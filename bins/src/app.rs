@@ -482,7 +482,8 @@ pub fn search_once(
         Some(load) if sides.by_statics => {
             if !vecgrep::search::statics_match(store)? {
                 return Err(anyhow!(
-                    "the index's static vectors come from another static table (vecgrep's code model was updated); run vg-index, or search without --no-index, to recompute them"
+                    "the index's static vectors come from another static table ({}); run vg-index, or search without --no-index, to recompute them",
+                    vecgrep::embed::why_another_table()
                 ));
             }
             Some(match preloading.statics.take() {

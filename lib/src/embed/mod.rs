@@ -20,7 +20,8 @@ pub use distil::distil_table;
 pub use local::{local_token_counter, LocalEmbedder};
 pub use remote::{estimate_tokens, RemoteEmbedder, RemoteSettings, API_KEY_VAR};
 pub use static_model::{
-    encode_table, table_id, LazyStatic, StaticLoader, StaticModel, TokenWeighting, TABLE_FILE, TABLE_OVERRIDE_VAR,
+    encode_table, table_id, why_another_table, LazyStatic, StaticLoader, StaticModel, TokenWeighting, TABLE_FILE,
+    TABLE_OVERRIDE_VAR,
 };
 
 /// Dimensions of all-MiniLM-L6-v2's sentence vectors.

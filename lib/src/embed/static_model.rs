@@ -256,6 +256,15 @@ fn table_path(model_dir: &Path) -> Result<(PathBuf, bool)> {
     }
 }
 
+/// Why the static table in use is another than an index's: the one
+/// `VECGREP_STATIC_TABLE` names, or vecgrep's own, updated.
+pub fn why_another_table() -> String {
+    match std::env::var_os(TABLE_OVERRIDE_VAR).filter(|v| !v.is_empty()) {
+        Some(path) => format!("{TABLE_OVERRIDE_VAR} names {}", Path::new(&path).display()),
+        None => "vecgrep's code model was updated".to_string(),
+    }
+}
+
 /// What names the static vectors an index holds: the shipped table's hash,
 /// or that of the table `VECGREP_STATIC_TABLE` names (read once a process).
 /// An index built with another table is rebuilt.

@@ -189,6 +189,9 @@ fn run_to_end(
         }
     };
     if rebuild.restatic {
+        // The table loads first: one that cannot is the run's error, with no
+        // note of a recomputing that never begins.
+        embedders.statics()?;
         say_change(obs);
     }
     if rebuild.restatic && !restatic(&mut *store, &rebuild.wanted, embedders, obs)? {

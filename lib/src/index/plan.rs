@@ -96,7 +96,7 @@ fn describe_change(have: &IndexMeta, wanted: &IndexMeta) -> String {
         changes.push(format!("chunk_overlap {} -> {}", have.chunk_overlap, wanted.chunk_overlap));
     }
     if have.static_table != wanted.static_table {
-        changes.push("the static table is another (vecgrep's code model was updated)".to_string());
+        changes.push(format!("the static table is another ({})", crate::embed::why_another_table()));
     }
     if have.chunk_format != wanted.chunk_format {
         changes.push(format!(
