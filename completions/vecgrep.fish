@@ -525,6 +525,7 @@ complete -c vecgrep -s n -l line-number -d 'Show each line\'s number (the defaul
 complete -c vecgrep -s N -l no-line-number -d 'Leave out line numbers'
 complete -c vecgrep -s H -l with-filename -d 'Show each line\'s path when piped, each file\'s heading on a terminal (the default; accepted as ripgrep\'s -H is)'
 complete -c vecgrep -s I -l no-filename -d 'Leave out paths: `line:text` when piped, no file headings on a terminal'
+complete -c vecgrep -s 0 -l null -d 'Follow each path with a NUL byte instead of a newline or `:`, for `xargs -0` (as ripgrep\'s -0)'
 complete -c vecgrep -l force-answer -d 'Ask even when the results look like they answer the query'
 complete -c vecgrep -l learn -d 'Write the concepts the answer bridges (a query word the code lacks, and the identifiers the answer names for it that the results hold) to .vecgrep/kg/learned.md, for a person to review'
 complete -c vecgrep -l with-diff -d 'Index the lines each commit changed and search them beside the messages'

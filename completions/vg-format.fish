@@ -14,5 +14,6 @@ complete -c vg-format -s n -l line-number -d 'Show each line\'s number (the defa
 complete -c vg-format -s N -l no-line-number -d 'Leave out line numbers'
 complete -c vg-format -s H -l with-filename -d 'Show each line\'s path when piped, each file\'s heading on a terminal (the default; accepted as ripgrep\'s -H is)'
 complete -c vg-format -s I -l no-filename -d 'Leave out paths: `line:text` when piped, no file headings on a terminal'
+complete -c vg-format -s 0 -l null -d 'Follow each path with a NUL byte instead of a newline or `:`, for `xargs -0` (as ripgrep\'s -0)'
 complete -c vg-format -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c vg-format -s V -l version -d 'Print version'

@@ -292,3 +292,28 @@ fn words_of_letters_beyond_ascii_pick_lines_without_a_panic() {
     assert_code(&o, 0);
     assert_eq!(stdout(&o), "a.txt:1:café au lait\nb.txt:2:the uploads retried\n");
 }
+
+/// Paths may hold spaces and newlines: `-0` ends each with NUL, as
+/// ripgrep's does, so that `xargs -0` takes them whole.
+#[test]
+fn null_ends_each_path_with_nul_for_xargs() {
+    let t = sample_project();
+    let root = t.path().to_str().unwrap().to_string();
+    let odd = "odd/with space\nand newline.py";
+    let input = [hit(&root, odd, 1, 1, 0.6, "def upload(): pass"), hit(&root, "src/upload.py", 4, 4, 0.5, "x")];
+    let input = input.join("\n") + "\n";
+    let o = format(&t, ".", &["-l", "-0"], &input);
+    assert_eq!(stdout(&o), format!("{odd}\0src/upload.py\0"));
+    let o = format(&t, ".", &["-c", "--null"], &input);
+    assert_eq!(stdout(&o), format!("{odd}\x001\nsrc/upload.py\x001\n"));
+    let o = format(&t, ".", &["--null", "--no-heading"], &input);
+    assert_eq!(stdout(&o), format!("{odd}\x001:def upload(): pass\nsrc/upload.py\x004:x\n"));
+    // What xargs -0 is given is each path whole.
+    std::fs::create_dir_all(t.path().join("odd")).unwrap();
+    std::fs::write(t.path().join(odd), "").unwrap();
+    std::fs::write(t.path().join("input"), &input).unwrap();
+    let line = format!("{} -l -0 < input | xargs -0 ls -d", bin("vg-format").display());
+    let o = run(std::process::Command::new("sh").args(["-c", &line]).current_dir(t.path()));
+    assert_code(&o, 0);
+    assert_eq!(stdout(&o), format!("{odd}\nsrc/upload.py\n"));
+}

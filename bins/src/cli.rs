@@ -470,6 +470,9 @@ pub struct OutputArgs {
     /// Leave out paths: `line:text` when piped, no file headings on a terminal.
     #[arg(short = 'I', long, overrides_with = "with_filename")]
     pub no_filename: bool,
+    /// Follow each path with a NUL byte instead of a newline or `:`, for `xargs -0` (as ripgrep's -0).
+    #[arg(short = '0', long)]
+    pub null: bool,
     /// Lines shown per result: its best-matching lines [default: 3 with headings, 1 without].
     #[arg(long, value_name = "NUM", value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub lines: Option<u64>,

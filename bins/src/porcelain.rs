@@ -170,6 +170,7 @@ impl Mode {
                         "no_line_number",
                         "with_filename",
                         "no_filename",
+                        "null",
                         "color",
                     ],
                 ),

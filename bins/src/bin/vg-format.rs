@@ -35,6 +35,7 @@ fn main() {
             line_number: !o.no_line_number,
             with_filename: !o.no_filename,
             terminal: std::io::stdout().is_terminal(),
+            null: o.null,
         };
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
         render(&mut out, &stream.hits, &opts)?;

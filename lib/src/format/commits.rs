@@ -16,13 +16,13 @@ pub fn render_commits(out: &mut dyn Write, commits: &[CommitRecord], opts: &Form
         OutputMode::Json => commits.iter().try_for_each(|c| write_record(out, c)),
         OutputMode::Files => {
             for (path, _) in touched_files(commits, opts) {
-                writeln!(out, "{}", paint(opts.color, PATH, &opts.shown(&path)))?;
+                write!(out, "{}{}", paint(opts.color, PATH, &opts.shown(&path)), opts.after_path("\n"))?;
             }
             Ok(())
         }
         OutputMode::Count => {
             for (path, n) in touched_files(commits, opts) {
-                writeln!(out, "{}:{n}", paint(opts.color, PATH, &opts.shown(&path)))?;
+                writeln!(out, "{}{}{n}", paint(opts.color, PATH, &opts.shown(&path)), opts.after_path(":"))?;
             }
             Ok(())
         }
@@ -133,6 +133,7 @@ mod tests {
             line_number: true,
             with_filename: true,
             terminal: false,
+            null: false,
         }
     }
 

@@ -48,6 +48,9 @@ pub struct FormatOptions {
     /// The output is a terminal: what a repository or a model wrote is
     /// shown with its control characters made visible (`FormatOptions::shown`).
     pub terminal: bool,
+    /// Each path is followed by a NUL byte instead of what would follow it
+    /// (a newline, `:`), for `xargs -0`: a path may hold either.
+    pub null: bool,
 }
 
 impl FormatOptions {
@@ -60,6 +63,15 @@ impl FormatOptions {
         match self.mode == OutputMode::Pretty || self.terminal {
             true => escape_controls(text),
             false => Cow::Borrowed(text),
+        }
+    }
+
+    /// What follows a path: `then`, or NUL under `--null`.
+    pub fn after_path(&self, then: &'static str) -> &'static str {
+        if self.null {
+            "\0"
+        } else {
+            then
         }
     }
 }
@@ -189,12 +201,13 @@ pub fn render(out: &mut dyn Write, hits: &[HitRecord], opts: &FormatOptions) -> 
         }
         OutputMode::Files => {
             for (path, _) in per_file(hits, &opts.cwd) {
-                writeln!(out, "{}", paint(opts.color, PATH, &opts.shown(&path)))?;
+                write!(out, "{}{}", paint(opts.color, PATH, &opts.shown(&path)), opts.after_path("\n"))?;
             }
         }
         OutputMode::Count => {
             for (path, group) in per_file(hits, &opts.cwd) {
-                writeln!(out, "{}:{}", paint(opts.color, PATH, &opts.shown(&path)), group.len())?;
+                let path = paint(opts.color, PATH, &opts.shown(&path));
+                writeln!(out, "{path}{}{}", opts.after_path(":"), group.len())?;
             }
         }
         OutputMode::Pretty | OutputMode::Flat => render_lines(out, hits, opts)?,
@@ -501,7 +514,8 @@ fn write_hit_lines(
         if heading {
             writeln!(out, "{}{body}", number(format!("{n:>5}")))?;
         } else if opts.with_filename {
-            writeln!(out, "{}{sep}{}{body}", paint(c, PATH, &opts.shown(path)), number(n.to_string()))?;
+            let after_path = if opts.null { '\0' } else { sep };
+            writeln!(out, "{}{after_path}{}{body}", paint(c, PATH, &opts.shown(path)), number(n.to_string()))?;
         } else {
             writeln!(out, "{}{body}", number(n.to_string()))?;
         }
@@ -578,6 +592,7 @@ mod tests {
             line_number: true,
             with_filename: true,
             terminal: false,
+            null: false,
         }
     }
 
