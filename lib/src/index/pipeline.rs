@@ -204,11 +204,10 @@ impl Pipeline<'_, '_> {
         Ok(())
     }
 
-    /// Wait for an embedded file when the next one to write is with the embedders.
-    /// Wait for a file from the embedders, asking the observer now and
-    /// then whether to stop: a few big files, all read ahead, are each
-    /// seconds of the model's time, and a cancelled run must not wait for
-    /// them (`stopped` is set instead).
+    /// Wait for a file from the embedders when the next one to write is
+    /// with them, asking the observer now and then whether to stop: a few
+    /// big files, all read ahead, are each seconds of the model's time, and
+    /// a cancelled run must not wait for them (`stopped` is set instead).
     fn receive_one(&mut self, obs: &mut dyn IndexObserver) -> Result<()> {
         if self.in_flight == 0 || self.ready.contains_key(&self.next_emit) {
             return Ok(());

@@ -110,7 +110,8 @@ impl Searcher {
             // Every chunk has the model's vector now: no search ranks by them.
             Held::release(&self.statics);
         }
-        let has_table = lock(&self.embedder).has_statics();
+        // Only asked where it can matter: the embedder's lock is the query's.
+        let has_table = counts.unembedded > 0 && lock(&self.embedder).has_statics();
         let sides = MeaningSides::from_counts(counts, request.mode, has_table);
         let statics = self.statics_for(sides)?;
         let needs_model = sides.by_model;

@@ -135,7 +135,7 @@ pub fn writer_waiting(root: &ProjectRoot) -> bool {
     for entry in entries.flatten() {
         let name = entry.file_name();
         let Some(pid) = name.to_str().and_then(|n| n.strip_prefix(WAIT_MARK)) else { continue };
-        if process_lives(pid) {
+        if waiter_lives(pid, &entry) {
             waiting = true;
         } else {
             let _ = std::fs::remove_file(entry.path());
@@ -144,11 +144,18 @@ pub fn writer_waiting(root: &ProjectRoot) -> bool {
     waiting
 }
 
-/// Whether the process `pid` names runs; where `/proc` does not say, it is
-/// taken to.
-fn process_lives(pid: &str) -> bool {
+/// How long a mark counts where `/proc` cannot say whether its process runs.
+const MARK_LIFETIME: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Whether the process `pid` that left `mark` still runs: as `/proc` says,
+/// or where there is none, whether the mark is recent.
+fn waiter_lives(pid: &str, mark: &std::fs::DirEntry) -> bool {
     let proc = std::path::Path::new("/proc");
-    !proc.join("self").exists() || (pid.parse::<u32>().is_ok() && proc.join(pid).exists())
+    if proc.join("self").exists() {
+        return pid.parse::<u32>().is_ok() && proc.join(pid).exists();
+    }
+    let age = mark.metadata().and_then(|m| m.modified()).map(|t| t.elapsed().unwrap_or_default());
+    age.is_ok_and(|age| age < MARK_LIFETIME)
 }
 
 /// The project's lock file, opened (created when missing), and its path.
