@@ -506,7 +506,7 @@ fn write_hit_lines(
             writeln!(out, "{}", paint(c, DIM, "--"))?;
         }
         printed.last = Some((path.to_string(), n));
-        let sep = if is_match { ':' } else { '-' };
+        let sep = if is_match { ":" } else { "-" };
         let text = opts.shown(text);
         let body = if is_match { highlight(&text, &query_words, c) } else { text.into_owned() };
         let number =
@@ -514,8 +514,8 @@ fn write_hit_lines(
         if heading {
             writeln!(out, "{}{body}", number(format!("{n:>5}")))?;
         } else if opts.with_filename {
-            let after_path = if opts.null { '\0' } else { sep };
-            writeln!(out, "{}{after_path}{}{body}", paint(c, PATH, &opts.shown(path)), number(n.to_string()))?;
+            let path = paint(c, PATH, &opts.shown(path));
+            writeln!(out, "{path}{}{}{body}", opts.after_path(sep), number(n.to_string()))?;
         } else {
             writeln!(out, "{}{body}", number(n.to_string()))?;
         }
