@@ -1,6 +1,6 @@
 //! One result per place in the code: hits of one file that overlap, touch
 //! or have only blank lines between them become one, of up to
-//! `MAX_JOINED_LINES` lines.
+//! `MAX_JOINED_LINES` lines; and no line is shown by two results.
 
 use std::collections::HashMap;
 
@@ -11,7 +11,9 @@ use crate::store::{ChunkId, IndexReader, StoreError};
 /// The hits for `scored`, best first, at most `k` and at most `per_file`
 /// of one file: a chunk overlapping, touching or only blank lines away
 /// from a better one of the same file joins it (`join_hit`) instead of
-/// taking a place of its own. Each hit takes its chunk's `Why` from `whys`.
+/// taking a place of its own; one too long to join keeps only lines no
+/// better hit shows (`outside_better`). Each hit takes its chunk's `Why`
+/// from `whys`.
 pub(super) fn collect_hits(
     store: &dyn IndexReader,
     scored: &[Scored],
@@ -38,14 +40,76 @@ pub(super) fn collect_hits(
         // are blank. A failed lookup counts as not blank: no join.
         let mut blank =
             |first: usize, last: usize| -> bool { store.lines_in_no_chunk(&hit.file, first, last).unwrap_or(false) };
-        match hits.iter_mut().position(|better: &mut Hit| join_hit(better, &hit, &mut blank)) {
-            Some(grown) => join_grown(&mut hits, grown, &mut blank),
-            None if hits.len() == k => break,
-            None if per_file.is_some_and(|most| hits.iter().filter(|h| h.file == hit.file).count() >= most) => {}
-            None => hits.push(hit),
+        if let Some(grown) = hits.iter_mut().position(|better: &mut Hit| join_hit(better, &hit, &mut blank)) {
+            join_grown(&mut hits, grown, &mut blank);
+            continue;
+        }
+        let Some(hit) = outside_better(hit, &hits) else { continue };
+        if hits.len() == k {
+            break;
+        }
+        if per_file.is_none_or(|most| hits.iter().filter(|h| h.file == hit.file).count() < most) {
+            hits.push(hit);
         }
     }
     Ok(hits)
+}
+
+/// `hit` less the lines that `better` hits of its file show: the longest
+/// run of its lines outside them, without blank lines at its ends; None
+/// when only blank lines are left. Two results never show one line twice,
+/// as when a chunk overlaps a better hit but together they would span more
+/// than `MAX_JOINED_LINES`. A hit whose text does not match its span is
+/// kept whole.
+fn outside_better(mut hit: Hit, better: &[Hit]) -> Option<Hit> {
+    let shown = |line: usize| better.iter().any(|b| b.file == hit.file && (b.start_line..=b.end_line).contains(&line));
+    let lines: Vec<&str> = hit.text.split('\n').collect();
+    if lines.len() != hit.end_line + 1 - hit.start_line || !(hit.start_line..=hit.end_line).any(shown) {
+        return Some(hit);
+    }
+    // Runs of lines no better hit shows, as indexes into `lines`, trimmed of blank ends.
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    let mut run_start = None;
+    for i in 0..=lines.len() {
+        let free = i < lines.len() && !shown(hit.start_line + i);
+        match (free, run_start) {
+            (true, None) => run_start = Some(i),
+            (false, Some(first)) => {
+                runs.push((first, i - 1));
+                run_start = None;
+            }
+            _ => {}
+        }
+    }
+    let not_blank = |i: &usize| !lines[*i].trim().is_empty();
+    let (first, last) = runs
+        .into_iter()
+        .filter_map(|(a, b)| Some(((a..=b).find(not_blank)?, (a..=b).rev().find(not_blank)?)))
+        .fold(None, |longest: Option<(usize, usize)>, (a, b)| match longest {
+            Some((la, lb)) if lb - la >= b - a => longest,
+            _ => Some((a, b)),
+        })?;
+    hit.text = lines[first..=last].join("\n");
+    hit.end_line = hit.start_line + last;
+    hit.start_line += first;
+    Some(hit)
+}
+
+/// Each hit cut to the lines no better hit of its file shows
+/// (`outside_better`), and left out where nothing is left.
+fn without_lines_shown_twice(hits: &mut Vec<Hit>) {
+    let mut at = 1;
+    while at < hits.len() {
+        match outside_better(hits[at].clone(), &hits[..at]) {
+            Some(cut) => {
+                hits[at] = cut;
+                at += 1;
+            }
+            None => {
+                hits.remove(at);
+            }
+        }
+    }
 }
 
 /// The most lines a result grows to by taking in its neighbours.
@@ -53,7 +117,8 @@ pub const MAX_JOINED_LINES: usize = 40;
 
 /// After `hits[grown]` took in a chunk, join to it the other hits it now
 /// overlaps or touches (`join_hit`), the worse into the better, until none
-/// does: two places that grew towards each other become one.
+/// does: two places that grew towards each other become one. Where the
+/// grown hit overlaps one too long to join, the worse gives up the lines.
 fn join_grown(hits: &mut Vec<Hit>, mut grown: usize, blank: &mut dyn FnMut(usize, usize) -> bool) {
     let mut other = 0;
     while other < hits.len() {
@@ -69,6 +134,7 @@ fn join_grown(hits: &mut Vec<Hit>, mut grown: usize, blank: &mut dyn FnMut(usize
         }
         other += 1;
     }
+    without_lines_shown_twice(hits);
 }
 
 /// Extend `better` by `next` when they are chunks of one file that overlap,
@@ -170,5 +236,57 @@ mod tests {
         assert_eq!(lines.len(), 22);
         assert_eq!((lines[0], lines[3], lines[4], lines[5], lines[6]), ("line 4", "line 7", "", "", "line 10"));
         assert_eq!((lines[16], lines[17], lines[18], lines[19]), ("line 20", "", "", "line 23"));
+    }
+
+    fn span(h: Option<Hit>) -> Option<(usize, usize)> {
+        h.map(|h| {
+            assert_eq!(h.text, hit(h.start_line, h.end_line).text, "the text is the lines kept");
+            (h.start_line, h.end_line)
+        })
+    }
+
+    #[test]
+    fn a_hit_too_long_to_join_keeps_only_lines_no_better_hit_shows() {
+        let better = [hit(10, 20), Hit { file: "b.rs".into(), ..hit(30, 40) }];
+        for (worse, kept) in [
+            ((18, 60), Some((21, 60))), // overlapping after
+            ((1, 12), Some((1, 9))),    // overlapping before
+            ((5, 50), Some((21, 50))),  // around: the longer side
+            ((12, 15), None),           // inside: nothing new
+            ((30, 40), Some((30, 40))), // another file's lines
+            ((21, 25), Some((21, 25))), // no line in common
+        ] {
+            assert_eq!(span(outside_better(hit(worse.0, worse.1), &better)), kept, "{worse:?}");
+        }
+        // Blank lines at the ends of what is left go too; only blank lines left is nothing.
+        let blank_after = |h: Hit, blank: &[usize]| {
+            let text = (h.start_line..=h.end_line)
+                .map(|l| if blank.contains(&l) { String::new() } else { format!("line {l}") })
+                .collect::<Vec<_>>()
+                .join("\n");
+            Hit { text, ..h }
+        };
+        let cut = outside_better(blank_after(hit(18, 30), &[21, 22, 30]), &better).unwrap();
+        assert_eq!((cut.start_line, cut.end_line), (23, 29));
+        assert!(outside_better(blank_after(hit(18, 22), &[21, 22]), &better).is_none());
+        // A text that does not match its span is kept whole.
+        let odd = Hit { text: "x".into(), ..hit(18, 25) };
+        assert_eq!(outside_better(odd, &better).map(|h| (h.start_line, h.end_line)), Some((18, 25)));
+    }
+
+    #[test]
+    fn a_hit_grown_into_one_too_long_to_join_takes_its_lines_from_the_worse() {
+        let mut hits = vec![hit(10, 30), hit(33, 60)];
+        assert!(join_hit(&mut hits[0], &hit(28, 36), &mut |_, _| panic!("no gap")));
+        join_grown(&mut hits, 0, &mut |_, _| true);
+        let spans: Vec<(usize, usize)> = hits.iter().map(|h| (h.start_line, h.end_line)).collect();
+        assert_eq!(spans, [(10, 36), (37, 60)]);
+        assert_eq!(hits[1].text, hit(37, 60).text);
+        // The worse one grown into a better one gives up the lines instead.
+        let mut hits = vec![hit(33, 60), hit(10, 30)];
+        assert!(join_hit(&mut hits[1], &hit(28, 36), &mut |_, _| panic!("no gap")));
+        join_grown(&mut hits, 1, &mut |_, _| true);
+        let spans: Vec<(usize, usize)> = hits.iter().map(|h| (h.start_line, h.end_line)).collect();
+        assert_eq!(spans, [(33, 60), (10, 32)]);
     }
 }
