@@ -335,6 +335,10 @@ fn an_index_this_user_cannot_write_beside_is_read_as_it_is() {
     let o = as_reader("vg-query", &["--no-index", "--mode", "lexical", "retry"]);
     assert_code(&o, 0);
     assert!(records(&o).iter().any(|h| h["file"] == "src/upload.py"), "{}{}", stdout(&o), stderr(&o));
+    // Verifying reads: an index that may not be written is not called damaged.
+    let o = as_reader("vg-index", &["--verify"]);
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("is sound: 4 files"), "{}{}", stdout(&o), stderr(&o));
     chmod(&["-R", "u+w", data.to_str().unwrap()]);
 }
 

@@ -49,10 +49,29 @@ impl SqliteIndex {
         snapshot.commit().map_err(|e| self.damaged(e))?;
         // FTS5's own check writes (a command row), so it runs apart; it
         // compares the word index with the chunks in one statement.
-        if let Err(e) = self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('integrity-check')", []) {
+        if let Err(e) = self.check_words() {
             problems.push(format!("the word index is inconsistent: {e}"));
         }
         Ok((stats, problems))
+    }
+
+    /// FTS5's own check of the word index. An index this user may only
+    /// read (`connect_for_reading`) cannot take the check's command row, so
+    /// it is checked in a copy in memory: being read-only is not damage.
+    fn check_words(&self) -> rusqlite::Result<()> {
+        const CHECK: &str = "INSERT INTO chunks_fts(chunks_fts) VALUES('integrity-check')";
+        match self.conn.execute(CHECK, []) {
+            Err(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::ReadOnly) => {
+                let mut copy = rusqlite::Connection::open_in_memory()?;
+                rusqlite::backup::Backup::new(&self.conn, &mut copy)?.run_to_completion(
+                    1024,
+                    std::time::Duration::ZERO,
+                    None,
+                )?;
+                copy.execute(CHECK, []).map(drop)
+            }
+            done => done.map(drop),
+        }
     }
 
     /// `check` but for FTS5's own check, inside the caller's snapshot.
