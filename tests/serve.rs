@@ -915,6 +915,27 @@ fn search_takes_an_indexed_revision_and_refuses_others() {
     let (status, _, body) = s.get("/search?q=anything&rev=no-such-ref");
     assert_eq!(status, 400);
     assert!(body.contains("unknown revision"), "{body}");
+    // Given empty, a filter is refused rather than left out: rev= is not the working tree.
+    for empty in ["rev=", "changed_within=", "exclude=", "size="] {
+        let (status, _, body) = s.get(&format!("/search?q=anything&{empty}"));
+        assert_eq!(status, 400, "{empty}: {body}");
+        assert!(body.contains("is empty; leave it out"), "{body}");
+    }
+    // A revision's index that cannot be read is the server's failure, and
+    // indexing that revision again rebuilds it (not --clear-cache, which
+    // would throw away every index).
+    let index = t.path().join(format!(".vecgrep/revs/{v1}/.vecgrep/index.db"));
+    let whole = std::fs::read(&index).unwrap();
+    std::fs::write(&index, &whole[..whole.len().min(20_000)]).unwrap();
+    for suffix in ["-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", index.display()));
+    }
+    let (status, _, body) = s.get("/search?q=anything&rev=v1");
+    assert_eq!(status, 500, "{body}");
+    assert!(body.contains(&format!("run vg-index --rev {} to rebuild it", &v1[..12])), "{body}");
+    assert_code(&run(t.cmd("vg-index", ".").args(["--rev", "v1"])), 0);
+    let (status, _, body) = s.get("/search?q=send+a+file+to+the+storage+server&k=1&threshold=-1&rev=v1");
+    assert_eq!(status, 200, "{body}");
 }
 
 /// A socket to `addr` from the loopback address `local`.

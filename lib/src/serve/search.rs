@@ -26,25 +26,46 @@ struct SearchParams {
     label: Option<(Catalog, Label)>,
 }
 
-fn search_params(shared: &Shared, target: &http::Target) -> Result<SearchParams, String> {
+/// Why a search was not run: its status (400, a parameter's fault; 500,
+/// an index that could not be read) and what to say.
+struct Refused(u16, String);
+
+impl From<String> for Refused {
+    fn from(message: String) -> Self {
+        Refused(400, message)
+    }
+}
+
+/// A revision that cannot be searched: not a revision, or not indexed, is
+/// the request's fault; an index there that cannot be read is the server's.
+fn revision_refused(e: anyhow::Error) -> Refused {
+    let unreadable = e.chain().any(|cause| {
+        cause
+            .downcast_ref::<crate::store::StoreError>()
+            .is_some_and(|s| !matches!(s, crate::store::StoreError::Missing(_)))
+    });
+    Refused(if unreadable { 500 } else { 400 }, e.to_string())
+}
+
+fn search_params(shared: &Shared, target: &http::Target) -> Result<SearchParams, Refused> {
     let config = &shared.target().config;
     let query = target.param("q").unwrap_or("").to_string();
     if query.trim().is_empty() {
-        return Err("the query parameter q is missing or empty".into());
+        return Err(String::from("the query parameter q is missing or empty").into());
     }
     search::check_query(&query).map_err(|e| e.to_string())?;
     let k = match target.param("k") {
         None => config.top_k.min(MAX_K),
         Some(v) => match v.parse::<usize>() {
             Ok(k) if (1..=MAX_K).contains(&k) => k,
-            _ => return Err(format!("k must be a whole number from 1 to {MAX_K}, got {v:?}")),
+            _ => return Err(format!("k must be a whole number from 1 to {MAX_K}, got {v:?}").into()),
         },
     };
     let threshold = match target.param("threshold") {
         None => config.threshold,
         Some(v) => match v.parse::<f32>() {
             Ok(t) if t.is_finite() && (-1.0..=1.0).contains(&t) => t,
-            _ => return Err(format!("threshold must be a number from -1 to 1, got {v:?}")),
+            _ => return Err(format!("threshold must be a number from -1 to 1, got {v:?}").into()),
         },
     };
     let mode = match target.param("mode") {
@@ -52,9 +73,16 @@ fn search_params(shared: &Shared, target: &http::Target) -> Result<SearchParams,
         Some("hybrid") => SearchMode::Hybrid,
         Some("semantic") => SearchMode::Semantic,
         Some("lexical") => SearchMode::Lexical,
-        Some(v) => return Err(format!("mode must be hybrid, semantic or lexical, got {v:?}")),
+        Some(v) => return Err(format!("mode must be hybrid, semantic or lexical, got {v:?}").into()),
     };
-    let when = |name: &str| target.param(name).filter(|v| !v.is_empty());
+    // A filter given empty is refused, as k= and mode= are: `rev=` searching
+    // the working tree instead would answer another question.
+    for name in ["changed_within", "changed_before", "size", "exclude", "rev", "label"] {
+        if target.all(name).iter().any(|v| v.is_empty()) {
+            return Err(format!("{name} is empty; leave it out not to filter by it").into());
+        }
+    }
+    let when = |name: &str| target.param(name);
     let filter = search::FileFilter::from_flags(
         when("changed_within"),
         when("changed_before"),
@@ -63,18 +91,18 @@ fn search_params(shared: &Shared, target: &http::Target) -> Result<SearchParams,
         std::time::SystemTime::now(),
     )?;
     if when("rev").is_some() && when("label").is_some() {
-        return Err("rev and label do not go together".into());
+        return Err(String::from("rev and label do not go together").into());
     }
     let rev = match when("rev") {
         None => None,
         Some(spec) => Some(
             crate::history::indexed_revision(&shared.target().root, spec, &config.embedder_model)
-                .map_err(|e| e.to_string())?,
+                .map_err(revision_refused)?,
         ),
     };
     let label = match when("label") {
         None => None,
-        Some(name) => Some(label_param(shared, name)?),
+        Some(name) => Some(label_param(shared, name).map_err(Refused::from)?),
     };
     Ok(SearchParams { query, k, threshold, mode, filter, rev, label })
 }
@@ -94,7 +122,7 @@ fn label_param(shared: &Shared, name: &str) -> Result<(Catalog, Label), String> 
 pub(super) fn search_response(shared: &Shared, target: &http::Target, store: &mut StoreSlot) -> Response {
     let params = match search_params(shared, target) {
         Ok(p) => p,
-        Err(message) => return Response::error(400, &message),
+        Err(Refused(status, message)) => return Response::error(status, &message),
     };
     match run_search(shared, &params, store) {
         Ok(body) => Response { status: 200, content_type: "application/x-ndjson", headers: Vec::new(), body },

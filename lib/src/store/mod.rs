@@ -399,12 +399,10 @@ pub enum StoreError {
     #[error("this vecgrep was built without {0}")]
     NotBuilt(&'static str),
     /// A crash or a disk left the index unreadable; it is a cache, so it is rebuilt.
-    #[error("the index at {path} is damaged ({cause}); run vg-index --clear-cache to rebuild it")]
+    #[error("the index at {path} is damaged ({cause}); {}", revisions::rebuild_advice(path))]
     Damaged { path: PathBuf, cause: String },
     /// Built by another version of vecgrep, whose tables have another shape.
-    #[error(
-        "the index at {path} has schema {found}, this vecgrep uses {wanted}; run vg-index --clear-cache to rebuild it"
-    )]
+    #[error("the index at {path} has schema {found}, this vecgrep uses {wanted}; {}", revisions::rebuild_advice(path))]
     OtherSchema { path: PathBuf, found: String, wanted: i64 },
     /// The write lock could not be taken (not: another run holds it, which is waited for).
     #[error("cannot lock {path}")]

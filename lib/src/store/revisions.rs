@@ -23,8 +23,11 @@ pub struct Revision {
     pub complete: bool,
 }
 
+/// The directory of the revisions' indexes, in the project's data directory.
+const REVS_DIR: &str = "revs";
+
 fn revisions_dir(project: &ProjectRoot) -> PathBuf {
-    project.data_dir().join("revs")
+    project.data_dir().join(REVS_DIR)
 }
 
 /// The root whose index holds revision `sha` of `project`; its files are
@@ -38,6 +41,17 @@ pub fn revision_root(project: &ProjectRoot, sha: &str) -> ProjectRoot {
 /// Whether `sha` could name a revision directory: lowercase hex, 40 or 64 long.
 fn is_sha(sha: &str) -> bool {
     matches!(sha.len(), 40 | 64) && sha.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// How to rebuild the index at `path`, said where it is damaged: a git
+/// revision's by indexing that revision again, any other by clearing it
+/// (`--clear-cache` would throw away every revision's index too).
+pub(super) fn rebuild_advice(path: &Path) -> String {
+    let parts: Vec<String> = path.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+    match parts.windows(3).find(|w| w[0] == ".vecgrep" && w[1] == REVS_DIR && is_sha(&w[2])) {
+        Some(w) => format!("run vg-index --rev {} to rebuild it", &w[2][..12]),
+        None => "run vg-index --clear-cache to rebuild it".into(),
+    }
 }
 
 /// The revisions of `project` that have an index, complete or not, by sha.
@@ -156,6 +170,15 @@ mod tests {
 
     const A: &str = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
     const B: &str = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+
+    #[test]
+    fn a_revisions_damaged_index_is_rebuilt_by_indexing_the_revision_not_by_clearing_all() {
+        let rev = PathBuf::from(format!("/p/.vecgrep/revs/{A}/.vecgrep/index.db"));
+        assert_eq!(rebuild_advice(&rev), "run vg-index --rev aaaaaaaaaaaa to rebuild it");
+        for other in ["/p/.vecgrep/index.db", "/revs/aaaa/.vecgrep/index.db", "/p/src/revs/x/.vecgrep/index.db"] {
+            assert_eq!(rebuild_advice(Path::new(other)), "run vg-index --clear-cache to rebuild it", "{other}");
+        }
+    }
 
     #[test]
     fn revisions_are_listed_marked_related_and_forgotten() {
