@@ -141,6 +141,34 @@ fn a_project_that_vanished_is_skipped_with_a_warning_and_the_rest_searched() {
 }
 
 #[test]
+fn a_projects_link_removed_by_hand_still_places_its_hits_and_is_made_again() {
+    let p = Projects::new();
+    assert_code(&p.add("team", &["src/api", "src/billing"]), 0);
+    assert_code(&run(p.cmd("vg-index", ".").args(["--catalog", "team"])), 0);
+    let link = p.dir("catalogs/team/billing");
+    std::fs::remove_file(&link).unwrap();
+    let o = run(p.cmd("vg-query", "elsewhere").args(["--catalog", "team", "--no-index", "email the monthly invoice"]));
+    assert_code(&o, 0);
+    let hits = records(&o);
+    assert_eq!((hits[0]["project"].as_str(), hits[0]["file"].as_str()), (Some("billing"), Some("invoice.py")));
+    assert_eq!(PathBuf::from(hits[0]["root"].as_str().unwrap()), p.dir("src/billing"), "the project's own directory");
+    assert_code(&run(p.cmd("vg-index", ".").args(["--catalog", "team"])), 0);
+    assert_eq!(
+        std::fs::read_link(&link).unwrap(),
+        p.dir("src/billing").canonicalize().unwrap(),
+        "an index run made it again"
+    );
+
+    // A definition edited by hand to name two projects alike is refused, as `add` refuses them.
+    let file = p.dir("catalogs/team/.vecgrep-catalog.toml");
+    let text = std::fs::read_to_string(&file).unwrap().replace("name = \"billing\"", "name = \"API\"");
+    std::fs::write(&file, text).unwrap();
+    let o = run(p.cmd("vg-query", ".").args(["--catalog", "team", "invoice"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("names two projects 'api' and 'API'"), "{}", stderr(&o));
+}
+
+#[test]
 fn the_default_context_applies_outside_projects_and_in_its_own_and_a_path_means_here() {
     let p = Projects::new();
     assert_code(&p.add("team", &["src/api", "src/billing"]), 0);

@@ -202,8 +202,16 @@ impl Catalog {
         if kept_as.is_some_and(|d| d != file.name.as_str()) {
             bail!("{} names catalog '{}', not the directory it is kept in", path.display(), file.name);
         }
-        for p in &file.projects {
+        for (i, p) in file.projects.iter().enumerate() {
             check_project_name(&p.name).with_context(|| format!("in {}", path.display()))?;
+            if let Some(twin) = file.projects[..i].iter().find(|q| q.name.eq_ignore_ascii_case(&p.name)) {
+                bail!(
+                    "{} names two projects '{}' and '{}'; a catalog's projects need distinct names",
+                    path.display(),
+                    twin.name,
+                    p.name
+                );
+            }
         }
         Ok(Catalog { name: file.name, dir, projects: file.projects })
     }

@@ -27,6 +27,12 @@ pub fn walk_catalog(root: &ProjectRoot, paths: &[AdmittedPath], opts: &WalkOptio
                 continue;
             }
         };
+        // Results name a project's directory through its link; one removed
+        // by hand is made again (the definition says where it points).
+        let link = root.path.join(&project.name);
+        if link.symlink_metadata().is_err() {
+            let _ = std::os::unix::fs::symlink(&project.path, &link);
+        }
         let walked = walk_tree(&project_root, &within, opts)?;
         let named = |rel: &str| if rel.is_empty() { project.name.clone() } else { format!("{}/{rel}", project.name) };
         out.files.extend(walked.files.into_iter().map(|mut f| {
