@@ -18,6 +18,16 @@ fn one_shot_search_prints_cwd_relative_results() {
     assert_eq!(stdout(&o).lines().next(), Some("../src/upload.py"));
 }
 
+/// The porcelain passes a flag's value on as `--flag=VALUE`: a value that
+/// starts with `-` stays a value, as the tool itself takes it.
+#[test]
+fn a_value_starting_with_a_dash_reaches_the_tool_as_a_value() {
+    let t = sample_project();
+    let o = run(t.cmd("vecgrep", ".").args(["-E=-x", "--threshold=-1", "-l", "retry a failed upload"]));
+    assert_code(&o, 0);
+    assert!(stdout(&o).lines().any(|l| l == "src/upload.py"), "{}{}", stdout(&o), stderr(&o));
+}
+
 #[test]
 fn output_modes() {
     let t = sample_project();

@@ -286,8 +286,9 @@ fn expand_groups(cmd: &Command, ids: &[&str]) -> Vec<String> {
     out
 }
 
-/// The flag `id` as the user gave it (`--long` and each value), or nothing
-/// when it was not given on the command line.
+/// The flag `id` as the user gave it (`--long`, or `--long=VALUE` per
+/// value, so that a value starting with `-` stays a value), or nothing when
+/// it was not given on the command line.
 fn forwarded(cmd: &Command, matches: &ArgMatches, id: &str) -> Vec<OsString> {
     let arg = cmd.get_arguments().find(|a| a.get_id().as_str() == id).unwrap_or_else(|| panic!("no flag {id}"));
     if matches.value_source(id) != Some(ValueSource::CommandLine) {
@@ -299,8 +300,10 @@ fn forwarded(cmd: &Command, matches: &ArgMatches, id: &str) -> Vec<OsString> {
     }
     let mut out = Vec::new();
     for value in matches.get_raw(id).into_iter().flatten() {
-        out.push(long.clone());
-        out.push(value.to_os_string());
+        let mut given = long.clone();
+        given.push("=");
+        given.push(value);
+        out.push(given);
     }
     out
 }
