@@ -74,6 +74,13 @@ fn plan_prints_the_plan_and_touches_nothing() {
     let empty = run(t.cmd("vg-ask", ".").args(["--plan", "   "]));
     assert_code(&empty, 2);
     assert_eq!(stderr(&empty).trim(), "vg-ask: the query is empty");
+    // A printed plan keeps to its schema: a path out of the project is left out, with why.
+    let out = run(t.cmd("vg-ask", ".").args(["--plan", "--json", "python files in ../../etc that retry"]));
+    assert_code(&out, 0);
+    let plan = &records(&out)[0];
+    crate::contract::check(plan);
+    assert_eq!(plan["l0_filters"], json!({"extensions": [".py", ".pyi"]}), "the other filters stand: {plan}");
+    assert!(stderr(&out).contains("reaches out of the project with '..'"), "{}", stderr(&out));
 }
 
 #[test]

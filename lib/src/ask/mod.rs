@@ -86,6 +86,21 @@ impl AskOptions {
 /// model's when the mode allows asking it and its plan passes the check;
 /// with a warning for each thing that fell back.
 pub fn plan(question: &str, config: &ResolvedConfig, options: &AskOptions) -> (QueryPlan, Vec<String>) {
+    let (mut plan, mut warnings) = drafted_plan(question, config, options);
+    // The rules take paths from the question's words (`in ../../etc`);
+    // a plan printed or run holds only filters the schema allows.
+    for why in plan.l0_filters.drop_bad_globs() {
+        warnings.push(format!("a path filter was left out: {why}"));
+    }
+    if let Err(why) = plan.check() {
+        warnings.push(format!("the plan's filters were left out: {why}"));
+        plan.l0_filters = L0Filters::default();
+    }
+    (plan, warnings)
+}
+
+/// The plan of the planner `config` chooses, unchecked, with warnings.
+fn drafted_plan(question: &str, config: &ResolvedConfig, options: &AskOptions) -> (QueryPlan, Vec<String>) {
     let mode = options.privacy_mode.unwrap_or(config.privacy_mode);
     let context = PlanContext {
         now: options.now,
@@ -130,12 +145,8 @@ pub fn ask(
 ) -> Result<AskResponse> {
     let started = Instant::now();
     search::check_query(question)?;
-    let (mut plan, mut warnings) = plan(question, config, options);
-    if let Err(why) = plan.check() {
-        warnings.push(format!("the plan's filters were left out: {why}"));
-        plan.l0_filters = L0Filters::default();
-        plan.check().map_err(anyhow::Error::msg)?;
-    }
+    let (plan, mut warnings) = plan(question, config, options);
+    plan.check().map_err(anyhow::Error::msg)?;
     let plan_ms = ms(started);
     let allowed = privacy::allowed(plan.privacy_mode, config);
     warnings.extend(allowed.warnings.iter().cloned());

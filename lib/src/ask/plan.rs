@@ -183,6 +183,22 @@ impl QueryPlan {
 }
 
 impl L0Filters {
+    /// The path and exclude globs `check_glob` refuses taken out, each with
+    /// why; the rest of the filters stand.
+    pub fn drop_bad_globs(&mut self) -> Vec<String> {
+        let mut dropped = Vec::new();
+        for (field, globs) in [("path_globs", &mut self.path_globs), ("exclude_globs", &mut self.exclude_globs)] {
+            globs.retain(|glob| match check_glob(field, glob) {
+                Ok(()) => true,
+                Err(why) => {
+                    dropped.push(why);
+                    false
+                }
+            });
+        }
+        dropped
+    }
+
     fn check(&self) -> Result<(), String> {
         if self.extensions.len() > MAX_GLOBS
             || self.path_globs.len() > MAX_GLOBS
