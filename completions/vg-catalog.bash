@@ -19,9 +19,6 @@ _vg__catalog() {
             vg__catalog,add)
                 cmd="vg__catalog__subcmd__add"
                 ;;
-            vg__catalog,help)
-                cmd="vg__catalog__subcmd__help"
-                ;;
             vg__catalog,list)
                 cmd="vg__catalog__subcmd__list"
                 ;;
@@ -37,27 +34,6 @@ _vg__catalog() {
             vg__catalog,use)
                 cmd="vg__catalog__subcmd__use"
                 ;;
-            vg__catalog__subcmd__help,add)
-                cmd="vg__catalog__subcmd__help__subcmd__add"
-                ;;
-            vg__catalog__subcmd__help,help)
-                cmd="vg__catalog__subcmd__help__subcmd__help"
-                ;;
-            vg__catalog__subcmd__help,list)
-                cmd="vg__catalog__subcmd__help__subcmd__list"
-                ;;
-            vg__catalog__subcmd__help,remove)
-                cmd="vg__catalog__subcmd__help__subcmd__remove"
-                ;;
-            vg__catalog__subcmd__help,remove-project)
-                cmd="vg__catalog__subcmd__help__subcmd__remove__subcmd__project"
-                ;;
-            vg__catalog__subcmd__help,show)
-                cmd="vg__catalog__subcmd__help__subcmd__show"
-                ;;
-            vg__catalog__subcmd__help,use)
-                cmd="vg__catalog__subcmd__help__subcmd__use"
-                ;;
             *)
                 ;;
         esac
@@ -65,7 +41,7 @@ _vg__catalog() {
 
     case "${cmd}" in
         vg__catalog)
-            opts="-h -V --help --version add remove-project remove list show use help"
+            opts="-h -V --help --version add remove-project remove list show use"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -81,118 +57,6 @@ _vg__catalog() {
         vg__subcmd__catalog__subcmd__add)
             opts="-h --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        vg__subcmd__catalog__subcmd__help)
-            opts="add remove-project remove list show use help"
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        vg__subcmd__catalog__subcmd__help__subcmd__add)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        vg__subcmd__catalog__subcmd__help__subcmd__help)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        vg__subcmd__catalog__subcmd__help__subcmd__list)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        vg__subcmd__catalog__subcmd__help__subcmd__remove)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        vg__subcmd__catalog__subcmd__help__subcmd__remove__subcmd__project)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        vg__subcmd__catalog__subcmd__help__subcmd__show)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        vg__subcmd__catalog__subcmd__help__subcmd__use)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

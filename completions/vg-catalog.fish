@@ -32,7 +32,6 @@ complete -c vg-catalog -n "__fish_vg_catalog_needs_command" -f -a "remove" -d 'D
 complete -c vg-catalog -n "__fish_vg_catalog_needs_command" -f -a "list" -d 'List the catalogs and their projects (exit 1 when there are none)'
 complete -c vg-catalog -n "__fish_vg_catalog_needs_command" -f -a "show" -d 'Show catalog NAME: where it is kept, its projects and whether each is where it was'
 complete -c vg-catalog -n "__fish_vg_catalog_needs_command" -f -a "use" -d 'Set the default context: the catalog searched when a command names none and no PATH is given, outside any project or inside one of the catalog\'s. Without arguments, print it'
-complete -c vg-catalog -n "__fish_vg_catalog_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c vg-catalog -n "__fish_vg_catalog_using_subcommand add" -s h -l help -d 'Print help'
 complete -c vg-catalog -n "__fish_vg_catalog_using_subcommand remove-project" -s h -l help -d 'Print help'
 complete -c vg-catalog -n "__fish_vg_catalog_using_subcommand remove" -s h -l help -d 'Print help'
@@ -44,10 +43,3 @@ complete -c vg-catalog -n "__fish_vg_catalog_using_subcommand use" -l catalog -d
 complete -c vg-catalog -n "__fish_vg_catalog_using_subcommand use" -l label -d 'The catalog\'s label to search by default (as --label), if any' -r
 complete -c vg-catalog -n "__fish_vg_catalog_using_subcommand use" -l clear -d 'Forget the default context'
 complete -c vg-catalog -n "__fish_vg_catalog_using_subcommand use" -s h -l help -d 'Print help'
-complete -c vg-catalog -n "__fish_vg_catalog_using_subcommand help; and not __fish_seen_subcommand_from add remove-project remove list show use help" -f -a "add" -d 'Make catalog NAME (kebab-case: lowercase letters and digits joined by single \'-\', at most 64) if there is none, and add each directory as a project named after it'
-complete -c vg-catalog -n "__fish_vg_catalog_using_subcommand help; and not __fish_seen_subcommand_from add remove-project remove list show use help" -f -a "remove-project" -d 'Take projects (by name) out of catalog NAME; their files leave its index at its next run'
-complete -c vg-catalog -n "__fish_vg_catalog_using_subcommand help; and not __fish_seen_subcommand_from add remove-project remove list show use help" -f -a "remove" -d 'Delete catalog NAME: its definition, its links and its index. The projects are not touched'
-complete -c vg-catalog -n "__fish_vg_catalog_using_subcommand help; and not __fish_seen_subcommand_from add remove-project remove list show use help" -f -a "list" -d 'List the catalogs and their projects (exit 1 when there are none)'
-complete -c vg-catalog -n "__fish_vg_catalog_using_subcommand help; and not __fish_seen_subcommand_from add remove-project remove list show use help" -f -a "show" -d 'Show catalog NAME: where it is kept, its projects and whether each is where it was'
-complete -c vg-catalog -n "__fish_vg_catalog_using_subcommand help; and not __fish_seen_subcommand_from add remove-project remove list show use help" -f -a "use" -d 'Set the default context: the catalog searched when a command names none and no PATH is given, outside any project or inside one of the catalog\'s. Without arguments, print it'
-complete -c vg-catalog -n "__fish_vg_catalog_using_subcommand help; and not __fish_seen_subcommand_from add remove-project remove list show use help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -56,7 +56,7 @@ fn extra_sections(name: &str) -> String {
 }
 
 fn man_page(cmd: clap::Command) -> String {
-    let name = cmd.get_name().to_string();
+    let name = cmd.get_display_name().unwrap_or(cmd.get_name()).to_string();
     let mut buf = Vec::new();
     clap_mangen::Man::new(cmd.clone()).render(&mut buf).unwrap();
     let page = String::from_utf8(buf).unwrap();
@@ -96,7 +96,7 @@ fn synopsis(mut cmd: clap::Command) -> String {
         };
         (a.get_display_order(), key)
     });
-    let mut line = vec![format!("\\fB{}\\fR", roff(cmd.get_name()))];
+    let mut line = vec![format!("\\fB{}\\fR", roff(cmd.get_bin_name().unwrap_or(cmd.get_name())))];
     for arg in options {
         let mut names = match (arg.get_short(), arg.get_long()) {
             (Some(s), Some(l)) => format!("\\fB{}\\fR|\\fB{}\\fR", roff(&format!("-{s}")), roff(&format!("--{l}"))),
@@ -145,7 +145,13 @@ fn generated() -> Vec<(PathBuf, String)> {
         files.push((root.join(format!("man/{name}.1")), man_page(cmd.clone())));
         files.push((root.join(format!("completions/{name}.bash")), completion(cmd.clone(), Shell::Bash)));
         files.push((root.join(format!("completions/_{name}")), completion(cmd.clone(), Shell::Zsh)));
-        files.push((root.join(format!("completions/{name}.fish")), completion(cmd, Shell::Fish)));
+        files.push((root.join(format!("completions/{name}.fish")), completion(cmd.clone(), Shell::Fish)));
+        // A page per subcommand, as git's: the parent's page refers to them.
+        for sub in cmd.get_subcommands() {
+            let page = format!("{name}-{}", sub.get_name());
+            let sub = sub.clone().display_name(&page).bin_name(format!("{name} {}", sub.get_name()));
+            files.push((root.join(format!("man/{page}.1")), man_page(sub)));
+        }
     }
     files
 }
@@ -211,6 +217,34 @@ fn every_rule_of_the_spec_is_mapped_to_tests_that_exist() {
         let source = std::fs::read_to_string(root.join(format!("tests/{module}.rs")))
             .unwrap_or_else(|_| panic!("spec/rules.md names {cell}, but there is no tests/{module}.rs"));
         assert!(source.contains(&format!("fn {test}(")), "spec/rules.md names {cell}, which does not exist");
+    }
+}
+
+/// Every page a man page refers to, `name(1)` in bold, is one of ours or
+/// one everybody has; vg-catalog(1) named pages of its subcommands that
+/// did not exist.
+#[test]
+fn every_page_a_man_page_names_exists() {
+    let dir = repo().join("man");
+    let ours: Vec<String> =
+        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let elsewhere = ["rg.1", "git.1", "xargs.1", "fzf.1", "sk.1", "head.1", "glob.7", "gitignore.5", "less.1"];
+    for page in &ours {
+        let text = std::fs::read_to_string(dir.join(page)).unwrap().replace("\\fB", "").replace("\\fR", "");
+        let text = text.replace("\\-", "-");
+        for (at, _) in text.match_indices("(1)").chain(text.match_indices("(5)")).chain(text.match_indices("(7)")) {
+            let before = &text[..at];
+            let start =
+                before.rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_')).map_or(0, |i| i + 1);
+            let named = format!("{}.{}", &before[start..], &text[at + 1..at + 2]);
+            if start == at {
+                continue;
+            }
+            assert!(
+                ours.contains(&named) || elsewhere.contains(&named.as_str()),
+                "{page} names {named}, which is not a page here"
+            );
+        }
     }
 }
 

@@ -222,9 +222,15 @@ pub fn label_of(label: &LabelArgs, inv: &Invocation, rev_given: bool) -> Result<
 }
 
 /// Index `label` of `catalog` unless it is indexed already, with the
-/// progress of any index run, saying which projects it names nothing in.
-pub fn index_label(tool: &'static str, inv: &Invocation, catalog: &Catalog, label: &str) -> Result<LabelRun> {
-    let mut obs = CliObserver::new(tool, inv.config.quiet, false);
+/// progress of any index run, saying which projects it names nothing in;
+/// with `records`, the run's `file` and `skip` records on stdout.
+pub fn index_label(
+    tool: &'static str,
+    inv: &Invocation,
+    (catalog, label): (&Catalog, &str),
+    records: bool,
+) -> Result<LabelRun> {
+    let mut obs = CliObserver::new(tool, inv.config.quiet, records);
     let ran = vecgrep::history::index_label(
         catalog,
         &inv.root,
@@ -330,6 +336,18 @@ pub fn parse_args<T: clap::Parser>(tool: &str) -> (T, ArgMatches) {
         command::<T>().try_get_matches().and_then(|matches| T::from_arg_matches(&matches).map(|args| (args, matches)));
     match parsed {
         Ok(parsed) => parsed,
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            // clap would print the whole help; one line names what is missing.
+            let cmd = command::<T>();
+            let names: Vec<&str> = cmd.get_subcommands().map(|s| s.get_name()).filter(|n| *n != "help").collect();
+            let _ = writeln!(
+                io::stderr(),
+                "{}: say what to do: {} (see '{tool} --help')",
+                shown_name(tool),
+                names.join(", ")
+            );
+            std::process::exit(EXIT_ERROR as i32);
+        }
         Err(e) => usage_error(tool, e),
     }
 }

@@ -869,6 +869,7 @@ pub struct PorcelainServeArgs {
 #[command(
     name = "vg-catalog",
     version,
+    disable_help_subcommand = true,
     about = "Name sets of projects to search as one (catalogs), and the default one",
     after_help = "Examples:\n  vg-catalog add team-api ~/src/api ~/src/billing   make (or extend) a catalog\n  vg-query --catalog team-api \"where are invoices retried\" | vg-format\n  vecgrep --catalog team-api \"where are invoices retried\"\n  vg-catalog list                                 the catalogs, their projects\n  vg-catalog use team-api                         search it by default\n  vg-catalog use --clear                          stop\n  vg-catalog remove team-api                      forget it and its index"
 )]
