@@ -81,6 +81,42 @@ fn a_revision_is_indexed_from_git_embedding_only_what_differs_and_searched_alone
     crate::contract::check(&stats[0]);
 }
 
+/// What a revision's run leaves out is said as a walk of the working tree
+/// says it: a skip record each, counted in the summary; a name that is not
+/// UTF-8 is never indexed under a garbled one.
+#[test]
+fn files_a_revision_leaves_out_are_skip_records_as_in_the_working_tree() {
+    use std::os::unix::ffi::OsStrExt;
+    let tree = two_releases();
+    tree.write("data/big.py", &"x = 1\n".repeat(200_000));
+    std::fs::write(tree.path().join(std::ffi::OsStr::from_bytes(b"src/bad\xffname.py")), PARSER).unwrap();
+    std::os::unix::fs::symlink("config.py", tree.path().join("src/link.py")).unwrap();
+    git(&tree, &["add", "-A"]);
+    git(&tree, &["commit", "-q", "-m", "v3"]);
+    let reasons = |o: &std::process::Output| -> Vec<(String, String)> {
+        let mut r: Vec<(String, String)> = of_type(&records(o), "skip")
+            .iter()
+            .map(|s| (s["file"].as_str().unwrap().to_string(), s["reason"].as_str().unwrap().to_string()))
+            .collect();
+        r.sort();
+        r
+    };
+    let working = run(&mut tree.cmd("vg-index", ""));
+    let rev = run(tree.cmd("vg-index", "").args(["--rev", "HEAD"]));
+    let summary = summary_of(&rev);
+    assert_eq!(reasons(&rev), reasons(&working), "{}", stdout(&rev));
+    let skipped: Vec<String> = reasons(&rev).into_iter().map(|(_, reason)| reason).collect();
+    assert_eq!(skipped, ["too_large", "non_utf8_path", "symlink"]);
+    assert_eq!((summary["skipped"].as_u64(), summary["files"].as_u64()), (Some(3), Some(3)), "{summary}");
+    let o =
+        run(tree.cmd("vg-query", "").args(["--rev", "HEAD", "--threshold", "-1", "-k", "20", "read key value lines"]));
+    assert!(
+        of_type(&records(&o), "hit").iter().all(|h| !h["file"].as_str().unwrap().contains('\u{fffd}')),
+        "{}",
+        stdout(&o)
+    );
+}
+
 #[test]
 fn switching_branches_embeds_nothing_any_revision_already_embedded() {
     let tree = two_releases();
@@ -141,6 +177,10 @@ fn forgetting_a_revision_removes_its_index_and_bad_revisions_are_one_line() {
     let o = run(plain.cmd("vg-index", "").args(["--rev", "main"]));
     assert_code(&o, 2);
     assert!(stderr(&o).ends_with("is not in a git repository\n"), "{}", stderr(&o));
+    git(&plain, &["init", "-q", "-b", "main"]);
+    let o = run(plain.cmd("vg-index", "").args(["--rev", "HEAD"]));
+    assert_code(&o, 2);
+    assert_eq!(stderr(&o), "vg-index: unknown revision \"HEAD\": the repository has no commits yet\n");
 }
 
 #[test]

@@ -61,9 +61,10 @@ fn clear_cache(inv: &Invocation) -> anyhow::Result<u8> {
     Ok(EXIT_FOUND)
 }
 
-/// `--rev`: index a revision's tree from the repository and print the summary record.
+/// `--rev`: index a revision's tree from the repository and print the
+/// summary record, after the `file` and `skip` records on a pipe.
 fn index_revision(spec: &str, inv: &Invocation) -> anyhow::Result<u8> {
-    let mut obs = CliObserver::new(TOOL, inv.config.quiet, false);
+    let mut obs = CliObserver::new(TOOL, inv.config.quiet, !std::io::stdout().is_terminal());
     let ran = vecgrep::history::index_revision(&inv.root, spec, &inv.config, &mut embedder_pool(&inv.config), &mut obs);
     obs.finish();
     let ran = ran?;
@@ -74,7 +75,7 @@ fn index_revision(spec: &str, inv: &Invocation) -> anyhow::Result<u8> {
 /// `--label`: index the label's commit of each project of the catalog and
 /// print the summary record, which names them.
 fn index_catalog_label(inv: &Invocation, catalog: &Catalog, label: &str) -> anyhow::Result<u8> {
-    let ran = vecgrep_bins::app::index_label(TOOL, inv, catalog, label)?;
+    let ran = vecgrep_bins::app::index_label(TOOL, inv, (catalog, label), !std::io::stdout().is_terminal())?;
     let what = format!("label {label} of catalog {}", catalog.name);
     report_tree_run(inv, ran.summary, &what, |r| SummaryRecord { label: Some(LabelRecord::new(&ran.label.state)), ..r })
 }

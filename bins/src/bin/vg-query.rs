@@ -159,7 +159,7 @@ fn label_first(cli: &QueryCli, inv: &Invocation, catalog: &Catalog, name: &str) 
         note_unresolved(TOOL, inv.config.quiet, &label);
         return Ok(Some(label));
     }
-    let ran = vecgrep_bins::app::index_label(TOOL, inv, catalog, name)?;
+    let ran = vecgrep_bins::app::index_label(TOOL, inv, (catalog, name), false)?;
     match &ran.summary {
         Some(s) if s.aborted => return Ok(None),
         Some(s) if ran.label.state.updated.is_none() => {

@@ -8,6 +8,7 @@ use anyhow::{anyhow, Context, Result};
 use gix::bstr::ByteSlice;
 
 use super::diff::{changed_pieces, DiffPiece};
+use crate::project::{Skip, SkipReason};
 use crate::store::CommitRow;
 
 /// A blob larger than this is left out of a commit's diff (a data file, a bundle).
@@ -199,7 +200,12 @@ impl GitRepo {
         if spec.is_empty() || spec.starts_with('-') || spec.starts_with(':') || spec.chars().any(|c| c.is_control()) {
             return Err(anyhow!("{spec:?} is not a revision"));
         }
-        let id = self.repo.rev_parse_single(spec).map_err(|_| anyhow!("unknown revision {spec:?}"))?;
+        let id = self.repo.rev_parse_single(spec).map_err(|_| match self.repo.head_id() {
+            Err(_) if self.repo.head().is_ok_and(|h| h.is_unborn()) => {
+                anyhow!("unknown revision {spec:?}: the repository has no commits yet")
+            }
+            _ => anyhow!("unknown revision {spec:?}"),
+        })?;
         let object = id.object().with_context(|| format!("cannot read revision {spec:?}"))?;
         let commit = object.peel_to_commit().map_err(|_| anyhow!("revision {spec:?} does not name a commit"))?;
         Ok(commit.id.to_string())
@@ -207,32 +213,47 @@ impl GitRepo {
 
     /// Write the files of commit `sha`'s tree that lie under the project
     /// root into `dest` (paths relative to the root), as regular files
-    /// dated by the commit: symbolic links, submodules, anything under
-    /// `.vecgrep/` or `.git/`, and blobs over `max_bytes` (which the walk
-    /// would pass over) are left out. Returns how many files were written;
-    /// a root that did not exist at that commit is an error.
-    pub fn write_tree(&self, sha: &str, dest: &Path, max_bytes: u64) -> Result<usize> {
+    /// dated by the commit: symbolic links (never followed), submodules,
+    /// anything under `.vecgrep/` or `.git/`, and blobs over `max_bytes` or
+    /// with a name that is not UTF-8 (which the walk would pass over) are
+    /// left out.
+    /// Returns the skips a walk of the tree would have reported for the
+    /// files left out that way; a root that did not exist at that commit is
+    /// an error.
+    pub fn write_tree(&self, sha: &str, dest: &Path, max_bytes: u64) -> Result<Vec<Skip>> {
         let id = gix::ObjectId::from_hex(sha.as_bytes()).map_err(|e| anyhow!("not a commit id {sha:?}: {e}"))?;
         let commit = self.repo.find_commit(id).with_context(|| format!("cannot read commit {sha}"))?;
         let tree = commit.tree().with_context(|| format!("cannot read the tree of {sha}"))?;
         let entries = tree.traverse().breadthfirst.files().with_context(|| format!("cannot walk the tree of {sha}"))?;
         let dated = std::time::UNIX_EPOCH
             + std::time::Duration::from_secs(commit.time().map_or(0, |t| t.seconds.max(0) as u64));
-        let mut written = 0;
+        let mut skips = Vec::new();
         let mut under_root = false;
         for entry in entries {
-            if !entry.mode.is_blob() {
+            if !entry.mode.is_blob() && !entry.mode.is_link() {
                 continue;
             }
             let Some(rel) = self.root_relative(&entry.filepath.to_str_lossy()) else { continue };
+            if entry.mode.is_link() {
+                skips.push(Skip { path: rel, reason: SkipReason::Symlink });
+                continue;
+            }
+            if entry.filepath.to_str().is_err() {
+                skips.push(Skip { path: rel, reason: SkipReason::NotUtf8Path });
+                continue;
+            }
             // Case-blind: on a case-insensitive disk `.VECGREP/` is the revision's own index.
             let reserved = |part: &str| part.eq_ignore_ascii_case(".vecgrep") || part.eq_ignore_ascii_case(".git");
             if rel.split('/').any(|part| reserved(part) || part == ".." || part == "." || part.is_empty()) {
                 continue;
             }
             under_root = true;
-            if self.repo.find_header(entry.oid).is_ok_and(|h| h.size() > max_bytes) {
-                continue;
+            match self.repo.find_header(entry.oid).map(|h| h.size()) {
+                Ok(size) if size > max_bytes => {
+                    skips.push(Skip { path: rel, reason: SkipReason::TooLarge { size, limit: max_bytes } });
+                    continue;
+                }
+                _ => {}
             }
             let blob = self.repo.find_object(entry.oid).with_context(|| format!("cannot read {rel} at {sha}"))?;
             let path = dest.join(&rel);
@@ -242,12 +263,11 @@ impl GitRepo {
             std::fs::write(&path, &blob.data).with_context(|| format!("cannot write {}", path.display()))?;
             // Dated by the commit, so that --changed-within means the revision's time.
             let _ = std::fs::File::options().write(true).open(&path).and_then(|f| f.set_modified(dated));
-            written += 1;
         }
         if !under_root && !self.prefix.is_empty() {
             return Err(anyhow!("the project root {} did not exist at {}", self.prefix, &sha[..12.min(sha.len())]));
         }
-        Ok(written)
+        Ok(skips)
     }
 
     /// Whether the project root is a subdirectory of the work tree, so that

@@ -10,7 +10,7 @@ use anyhow::{anyhow, Result};
 
 use super::git::GitRepo;
 use crate::index::{self, EmbedderPool, IndexObserver, IndexRequest, IndexSummary};
-use crate::project::{admit_paths, ProjectRoot, ResolvedConfig, WalkOptions};
+use crate::project::{admit_paths, ProjectRoot, ResolvedConfig, Skip, WalkOptions};
 use crate::store;
 
 /// What indexing a revision did.
@@ -40,9 +40,8 @@ pub fn index_revision(
     let _lock = store::lock_for_writing(project, &mut || obs.note(index::LOCK_WAIT))?;
     let root = store::revision_root(project, &sha);
     std::fs::create_dir_all(&root.path).map_err(|e| anyhow!("cannot create {}: {e}", root.path.display()))?;
-    let summary = index_written(&root, config, (embedders, obs), |dir| {
-        repo.write_tree(&sha, dir, config.max_filesize).map(|_| ())
-    })?;
+    let summary =
+        index_written(&root, config, (embedders, obs), |dir| repo.write_tree(&sha, dir, config.max_filesize))?;
     if completed(&summary) {
         store::mark_complete(project, &sha, spec)?;
     }
@@ -51,14 +50,22 @@ pub fn index_revision(
 
 /// Write files into revision root `root` with `write`, index them as a
 /// tree, and remove them: they were only there to be read, and the index
-/// keeps what it needs (revisions and catalog labels alike).
+/// keeps what it needs (revisions and catalog labels alike). The files
+/// `write` left out are reported and counted as the walk's skips are.
 pub(super) fn index_written(
     root: &ProjectRoot,
     config: &ResolvedConfig,
     (embedders, obs): (&mut EmbedderPool, &mut dyn IndexObserver),
-    write: impl FnOnce(&std::path::Path) -> Result<()>,
+    write: impl FnOnce(&std::path::Path) -> Result<Vec<Skip>>,
 ) -> Result<IndexSummary> {
-    let summary = write(&root.path).and_then(|()| index_tree(root, config, embedders, obs));
+    let summary = write(&root.path).and_then(|left_out| {
+        let mut summary = index_tree(root, config, embedders, obs)?;
+        for skip in &left_out {
+            obs.skipped(skip);
+        }
+        summary.skipped += left_out.len() as u64;
+        Ok(summary)
+    });
     store::remove_revision_files(root)?;
     summary
 }
