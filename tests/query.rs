@@ -424,6 +424,10 @@ fn what_a_side_ranks_first_is_never_pushed_out_of_the_results() {
     let why = sweeper["reasoning"].as_str().unwrap();
     assert!(why.contains("first by words, so kept among the first 3"), "{why}");
     assert!(hits.iter().filter(|h| h["file"] == "src/jar.py").count() >= 2, "the jar still leads: {shown:?}");
+    // One result asked for is the first of three, not the side's pick lifted over it.
+    let one = records(&query(&t, ".", &["-k", "1", COOKIE_QUESTION]));
+    assert_eq!(one.len(), 1);
+    assert_eq!((&one[0]["file"], &one[0]["score"]), (&hits[0]["file"], &hits[0]["score"]), "{one:?}");
 }
 
 #[test]

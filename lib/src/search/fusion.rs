@@ -185,7 +185,9 @@ fn fused_and_reranked(
         .map(|s| (s.0, "meaning"))
         .chain(lexical.iter().take(1).map(|l| (l.0, "words")))
         .collect();
-    keep_firsts_within(&mut reranked, &firsts, request.k, &mut lifts);
+    // Among the k results, but never in place of the best: one result
+    // asked for (-k 1) is the first of ten, not a side's pick.
+    keep_firsts_within(&mut reranked, &firsts, request.k.max(2), &mut lifts);
     let scored = with_cosines(store, reranked, &cosines, sides, ranking.vectors, request)?;
     let ranked = Ranked {
         meaning: semantic,
