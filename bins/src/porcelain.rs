@@ -434,10 +434,7 @@ mod tests {
         let argv = |i: usize| runs[i].1.iter().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>();
         assert_eq!(
             (runs[0].0, argv(0)),
-            (
-                "vg-query",
-                vec!["--judge".into(), "--top-k".into(), "5".into(), "--".into(), "retry".into(), "src".into()]
-            )
+            ("vg-query", vec!["--judge".into(), "--top-k=5".into(), "--".into(), "retry".into(), "src".into()])
         );
         assert_eq!((runs[1].0, argv(1)), ("vg-format", Vec::<String>::new()));
     }
