@@ -357,6 +357,19 @@ fn an_index_path_that_is_not_a_file_is_an_error() {
     }
 }
 
+/// A file named `.vecgrep` where the index's directory goes is named as
+/// such, not as "File exists".
+#[test]
+fn a_file_where_the_index_directory_goes_is_named_as_in_the_way() {
+    let t = sample_project();
+    std::fs::write(t.path().join(".vecgrep"), "not a directory\n").unwrap();
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(".vecgrep: a file of that name is in the way"), "{err}");
+}
+
 /// A repository may ship `.vecgrep` as a link: to a directory of its own
 /// it is used, but one leading out of the project is refused before
 /// anything is written or removed there (a damaged or foreign `index.db` is

@@ -19,6 +19,12 @@ pub fn ensure_data_dir(root: &ProjectRoot) -> Result<PathBuf, StoreError> {
         std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
         // Another process (or thread) may make it between the check and here.
         match b.create(&dir) {
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && !dir.is_dir() => {
+                let why = std::io::Error::other(
+                    "a file of that name is in the way; vecgrep keeps its index in a directory there",
+                );
+                return Err(StoreError::File { action: "create", path: dir.clone(), source: why.into() });
+            }
             Err(e) if !(e.kind() == std::io::ErrorKind::AlreadyExists && dir.is_dir()) => {
                 return Err(StoreError::File { action: "create", path: dir.clone(), source: e.into() });
             }
