@@ -366,6 +366,7 @@ fn post_v1_ask_answers_with_the_response_and_refuses_bad_input() {
         (vec!["vendor/retry/lib.rs".to_string()], Some("cloud_reasoning_ok"))
     );
     let big = format!(r#"{{"query": "{}"}}"#, "a".repeat(70_000));
+    std::os::unix::fs::symlink("/etc", t.path().join("escape")).unwrap();
     for (body, status, says) in [
         (&b"{not json"[..], 400, "not JSON"),
         (br#"[1, 2]"#, 400, "must be a JSON object"),
@@ -378,11 +379,13 @@ fn post_v1_ask_answers_with_the_response_and_refuses_bad_input() {
         ),
         (br#"{"query": "x", "root": "/etc"}"#, 403, "outside the project root"),
         (br#"{"query": "x", "root": "../.."}"#, 403, "outside the project root"),
+        (br#"{"query": "x", "root": "escape"}"#, 403, "escape: it leads outside the project root"),
         (big.as_bytes(), 413, "the limit is 65536"),
     ] {
         let (got, text) = post(&s, body, &[auth]);
         assert_eq!(got, status, "{text}");
         assert!(error_of(status, &text).contains(says), "{text}");
+        assert!(!text.contains("--skip-outside-root"), "a client has no command line: {text}");
     }
     let (status, text) = post(&s, br#"{"query": "x"}"#, &[]);
     assert_eq!(status, 401, "{text}");

@@ -48,7 +48,14 @@ fn admitted(root: &ProjectRoot, path: PathBuf) -> anyhow::Result<Vec<AdmittedPat
         let catalog = Catalog::read(&root.path)?;
         return admit_catalog_paths(&catalog, &root.path, &[path]);
     }
-    Ok(admit_paths(root, &root.path, &[path], false)?.admitted)
+    match admit_paths(root, &root.path, &[path], false) {
+        Ok(admission) => Ok(admission.admitted),
+        // The command line's way out (--skip-outside-root) is no answer to a client.
+        Err(crate::project::RootError::OutsideRoot { root, .. }) => {
+            Err(anyhow::anyhow!("it leads outside the project root '{}'", root.display()))
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// `path` as a path under `root`, decided by its text alone, before the
