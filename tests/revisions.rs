@@ -91,6 +91,12 @@ fn files_a_revision_leaves_out_are_skip_records_as_in_the_working_tree() {
     tree.write("data/big.py", &"x = 1\n".repeat(200_000));
     std::fs::write(tree.path().join(std::ffi::OsStr::from_bytes(b"src/bad\xffname.py")), PARSER).unwrap();
     std::os::unix::fs::symlink("config.py", tree.path().join("src/link.py")).unwrap();
+    // A link out of the project is written as a link and removed as one, never followed.
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("keep.txt"), "not the project's\n").unwrap();
+    std::os::unix::fs::symlink(outside.path(), tree.path().join("escape")).unwrap();
+    // What the walk passes over in silence (a hidden directory) it passes over in a revision too.
+    tree.write(".github/huge.py", &"y = 2\n".repeat(200_000));
     git(&tree, &["add", "-A"]);
     git(&tree, &["commit", "-q", "-m", "v3"]);
     let reasons = |o: &std::process::Output| -> Vec<(String, String)> {
@@ -106,8 +112,14 @@ fn files_a_revision_leaves_out_are_skip_records_as_in_the_working_tree() {
     let summary = summary_of(&rev);
     assert_eq!(reasons(&rev), reasons(&working), "{}", stdout(&rev));
     let skipped: Vec<String> = reasons(&rev).into_iter().map(|(_, reason)| reason).collect();
-    assert_eq!(skipped, ["too_large", "non_utf8_path", "symlink"]);
-    assert_eq!((summary["skipped"].as_u64(), summary["files"].as_u64()), (Some(3), Some(3)), "{summary}");
+    assert_eq!(skipped, ["too_large", "symlink", "non_utf8_path", "symlink"]);
+    assert_eq!((summary["skipped"].as_u64(), summary["files"].as_u64()), (Some(4), Some(3)), "{summary}");
+    assert!(outside.path().join("keep.txt").is_file(), "removing the revision's files followed a link");
+    let left: Vec<_> = std::fs::read_dir(tree.path().join(".vecgrep/revs").join(summary["rev"].as_str().unwrap()))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, [".vecgrep"], "the revision's files, links too, were only there to be read");
     let o =
         run(tree.cmd("vg-query", "").args(["--rev", "HEAD", "--threshold", "-1", "-k", "20", "read key value lines"]));
     assert!(

@@ -2,13 +2,13 @@
 //! HEAD's history, each commit's message, author, date, touched paths and
 //! the lines its diff adds and removes. Never spawns git.
 
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Context, Result};
 use gix::bstr::ByteSlice;
 
 use super::diff::{changed_pieces, DiffPiece};
-use crate::project::{Skip, SkipReason};
 use crate::store::CommitRow;
 
 /// A blob larger than this is left out of a commit's diff (a data file, a bundle).
@@ -212,62 +212,76 @@ impl GitRepo {
     }
 
     /// Write the files of commit `sha`'s tree that lie under the project
-    /// root into `dest` (paths relative to the root), as regular files
-    /// dated by the commit: symbolic links (never followed), submodules,
-    /// anything under `.vecgrep/` or `.git/`, and blobs over `max_bytes` or
-    /// with a name that is not UTF-8 (which the walk would pass over) are
-    /// left out.
-    /// Returns the skips a walk of the tree would have reported for the
-    /// files left out that way; a root that did not exist at that commit is
-    /// an error.
-    pub fn write_tree(&self, sha: &str, dest: &Path, max_bytes: u64) -> Result<Vec<Skip>> {
+    /// root into `dest` (paths relative to the root), dated by the commit,
+    /// for a walk to meet as it would meet a checkout: a symbolic link as
+    /// a link (never followed), a blob over `max_bytes` as a sparse file of
+    /// its size (passed over as too large, never read), a name that is not
+    /// UTF-8 as it is. Submodules and anything under `.vecgrep/` or `.git/`
+    /// are left out. A root that did not exist at that commit is an error.
+    pub fn write_tree(&self, sha: &str, dest: &Path, max_bytes: u64) -> Result<()> {
         let id = gix::ObjectId::from_hex(sha.as_bytes()).map_err(|e| anyhow!("not a commit id {sha:?}: {e}"))?;
         let commit = self.repo.find_commit(id).with_context(|| format!("cannot read commit {sha}"))?;
         let tree = commit.tree().with_context(|| format!("cannot read the tree of {sha}"))?;
         let entries = tree.traverse().breadthfirst.files().with_context(|| format!("cannot walk the tree of {sha}"))?;
         let dated = std::time::UNIX_EPOCH
             + std::time::Duration::from_secs(commit.time().map_or(0, |t| t.seconds.max(0) as u64));
-        let mut skips = Vec::new();
         let mut under_root = false;
         for entry in entries {
             if !entry.mode.is_blob() && !entry.mode.is_link() {
                 continue;
             }
-            let Some(rel) = self.root_relative(&entry.filepath.to_str_lossy()) else { continue };
-            if entry.mode.is_link() {
-                skips.push(Skip { path: rel, reason: SkipReason::Symlink });
-                continue;
-            }
-            if entry.filepath.to_str().is_err() {
-                skips.push(Skip { path: rel, reason: SkipReason::NotUtf8Path });
-                continue;
-            }
+            let Some(rel) = self.root_relative_bytes(entry.filepath.as_ref()) else { continue };
+            let shown = rel.to_str_lossy();
             // Case-blind: on a case-insensitive disk `.VECGREP/` is the revision's own index.
             let reserved = |part: &str| part.eq_ignore_ascii_case(".vecgrep") || part.eq_ignore_ascii_case(".git");
-            if rel.split('/').any(|part| reserved(part) || part == ".." || part == "." || part.is_empty()) {
+            if shown.split('/').any(|part| reserved(part) || part == ".." || part == "." || part.is_empty()) {
                 continue;
             }
             under_root = true;
-            match self.repo.find_header(entry.oid).map(|h| h.size()) {
-                Ok(size) if size > max_bytes => {
-                    skips.push(Skip { path: rel, reason: SkipReason::TooLarge { size, limit: max_bytes } });
-                    continue;
-                }
-                _ => {}
+            let path = dest.join(std::ffi::OsStr::from_bytes(rel));
+            self.write_entry(entry.oid, entry.mode.is_link(), &path, max_bytes)
+                .with_context(|| format!("cannot write {shown} of {sha} to {}", path.display()))?;
+            if !entry.mode.is_link() {
+                // Dated by the commit, so that --changed-within means the revision's time.
+                let _ = std::fs::File::options().write(true).open(&path).and_then(|f| f.set_modified(dated));
             }
-            let blob = self.repo.find_object(entry.oid).with_context(|| format!("cannot read {rel} at {sha}"))?;
-            let path = dest.join(&rel);
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
-            }
-            std::fs::write(&path, &blob.data).with_context(|| format!("cannot write {}", path.display()))?;
-            // Dated by the commit, so that --changed-within means the revision's time.
-            let _ = std::fs::File::options().write(true).open(&path).and_then(|f| f.set_modified(dated));
         }
         if !under_root && !self.prefix.is_empty() {
             return Err(anyhow!("the project root {} did not exist at {}", self.prefix, &sha[..12.min(sha.len())]));
         }
-        Ok(skips)
+        Ok(())
+    }
+
+    /// One entry of a tree at `path`: a link to what its blob names, a
+    /// sparse file of its size when over `max_bytes`, else its contents.
+    /// Whatever a killed run left at `path` is replaced, never written through.
+    fn write_entry(&self, oid: gix::ObjectId, is_link: bool, path: &Path, max_bytes: u64) -> Result<()> {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        if std::fs::symlink_metadata(path).is_ok() {
+            std::fs::remove_file(path)?;
+        }
+        let size = self.repo.find_header(oid).map(|h| h.size()).unwrap_or(0);
+        if !is_link && size > max_bytes {
+            std::fs::File::create_new(path)?.set_len(size)?;
+            return Ok(());
+        }
+        let blob = self.repo.find_object(oid)?;
+        if is_link {
+            std::os::unix::fs::symlink(std::ffi::OsStr::from_bytes(&blob.data), path)?;
+        } else {
+            std::fs::write(path, &blob.data)?;
+        }
+        Ok(())
+    }
+
+    /// A repository path's bytes relative to the project root; None outside it.
+    fn root_relative_bytes<'p>(&self, repo_path: &'p [u8]) -> Option<&'p [u8]> {
+        if self.prefix.is_empty() {
+            return Some(repo_path);
+        }
+        repo_path.strip_prefix(self.prefix.as_bytes()).and_then(|rest| rest.strip_prefix(b"/"))
     }
 
     /// Whether the project root is a subdirectory of the work tree, so that

@@ -153,25 +153,15 @@ fn forget_superseded(root: &ProjectRoot, label: &str, current: &str) -> Result<(
     Ok(())
 }
 
-/// Each project's tree at the label's commit, under `<dir>/<project>/`;
-/// the files left out, by catalog path.
-fn write_trees(
-    catalog: &Catalog,
-    state: &LabelState,
-    dir: &std::path::Path,
-    max_bytes: u64,
-) -> Result<Vec<crate::project::Skip>> {
-    let mut skips = Vec::new();
+/// Each project's tree at the label's commit, under `<dir>/<project>/`.
+fn write_trees(catalog: &Catalog, state: &LabelState, dir: &std::path::Path, max_bytes: u64) -> Result<()> {
     for commit in &state.projects {
         let project = catalog.projects.iter().find(|p| p.name == commit.name).expect("resolved from the catalog");
-        let left_out = GitRepo::open(&project.path)?
+        GitRepo::open(&project.path)?
             .write_tree(&commit.sha, &dir.join(&commit.name), max_bytes)
             .with_context(|| format!("project {}", commit.name))?;
-        skips.extend(
-            left_out.into_iter().map(|s| crate::project::Skip { path: format!("{}/{}", commit.name, s.path), ..s }),
-        );
     }
-    Ok(skips)
+    Ok(())
 }
 
 /// The label, for a search: an error unless its index, in the store

@@ -10,7 +10,7 @@ use anyhow::{anyhow, Result};
 
 use super::git::GitRepo;
 use crate::index::{self, EmbedderPool, IndexObserver, IndexRequest, IndexSummary};
-use crate::project::{admit_paths, ProjectRoot, ResolvedConfig, Skip, WalkOptions};
+use crate::project::{admit_paths, ProjectRoot, ResolvedConfig, WalkOptions};
 use crate::store;
 
 /// What indexing a revision did.
@@ -50,22 +50,14 @@ pub fn index_revision(
 
 /// Write files into revision root `root` with `write`, index them as a
 /// tree, and remove them: they were only there to be read, and the index
-/// keeps what it needs (revisions and catalog labels alike). The files
-/// `write` left out are reported and counted as the walk's skips are.
+/// keeps what it needs (revisions and catalog labels alike).
 pub(super) fn index_written(
     root: &ProjectRoot,
     config: &ResolvedConfig,
     (embedders, obs): (&mut EmbedderPool, &mut dyn IndexObserver),
-    write: impl FnOnce(&std::path::Path) -> Result<Vec<Skip>>,
+    write: impl FnOnce(&std::path::Path) -> Result<()>,
 ) -> Result<IndexSummary> {
-    let summary = write(&root.path).and_then(|left_out| {
-        let mut summary = index_tree(root, config, embedders, obs)?;
-        for skip in &left_out {
-            obs.skipped(skip);
-        }
-        summary.skipped += left_out.len() as u64;
-        Ok(summary)
-    });
+    let summary = write(&root.path).and_then(|()| index_tree(root, config, embedders, obs));
     store::remove_revision_files(root)?;
     summary
 }

@@ -48,7 +48,7 @@ fn is_sha(sha: &str) -> bool {
 /// (`--clear-cache` would throw away every revision's index too).
 pub(super) fn rebuild_advice(path: &Path) -> String {
     let parts: Vec<String> = path.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
-    match parts.windows(3).find(|w| w[0] == ".vecgrep" && w[1] == REVS_DIR && is_sha(&w[2])) {
+    match parts.windows(3).find(|w| w[0] == crate::project::PROJECT_DIR && w[1] == REVS_DIR && is_sha(&w[2])) {
         Some(w) => format!("run vg-index --rev {} to rebuild it", &w[2][..12]),
         None => "run vg-index --clear-cache to rebuild it".into(),
     }
@@ -123,7 +123,9 @@ pub fn remove_revision_files(root: &ProjectRoot) -> Result<(), StoreError> {
             continue;
         }
         let path = entry.path();
-        let removed = if path.is_dir() { std::fs::remove_dir_all(&path) } else { std::fs::remove_file(&path) };
+        // The entry's own type: a revision's link to a directory is removed as a link.
+        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        let removed = if is_dir { std::fs::remove_dir_all(&path) } else { std::fs::remove_file(&path) };
         removed.map_err(|e| StoreError::File { action: "remove", path, source: e.into() })?;
     }
     Ok(())
