@@ -262,10 +262,14 @@ pub(super) fn keep_firsts_within(
         if within == 0 || at < within {
             continue;
         }
-        let holder = scored[within - 1].1;
-        scored[at].1 = holder + holder.abs().max(f32::EPSILON) * 1e-4;
+        // Just above what held the place, never above the place before it
+        // (a tie there must not carry it higher).
+        let place = within - 1;
+        let holder = scored[place].1;
+        let lifted = holder + holder.abs().max(f32::EPSILON) * 1e-4;
+        scored[at].1 = if place > 0 { lifted.min(scored[place - 1].1) } else { lifted };
+        scored[place..=at].rotate_right(1);
         lifts.entry(first).or_default().push(Lift::SideFirst { by, within: within as u32 });
-        sort(scored);
     }
 }
 
@@ -386,6 +390,11 @@ mod tests {
         assert!(scored[9].1 > scored[10].1);
         assert_eq!(lifts[&11], [Lift::SideFirst { by: "meaning", within: 10 }]);
         assert!(!lifts.contains_key(&2), "already within: nothing done");
+        // A tie above the place does not carry the lifted one past it.
+        let mut tied = vec![(1, 0.5), (2, 0.5), (3, 0.4), (4, 0.3)];
+        keep_firsts_within(&mut tied, &[(4, "words")], 2, &mut Lifts::new());
+        assert_eq!(order(&tied), [1, 4, 2, 3], "{tied:?}");
+        assert!(tied.windows(2).all(|w| w[0].1 >= w[1].1), "still best first: {tied:?}");
     }
 
     #[test]
