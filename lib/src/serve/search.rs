@@ -36,15 +36,15 @@ impl From<String> for Refused {
     }
 }
 
-/// A revision that cannot be searched: not a revision, or not indexed, is
-/// the request's fault; an index there that cannot be read is the server's.
-fn revision_refused(e: anyhow::Error) -> Refused {
+/// A revision or label that cannot be searched: not one, or not indexed,
+/// is the request's fault; an index there that cannot be read is the server's.
+fn index_refused(e: anyhow::Error) -> Refused {
     let unreadable = e.chain().any(|cause| {
         cause
             .downcast_ref::<crate::store::StoreError>()
             .is_some_and(|s| !matches!(s, crate::store::StoreError::Missing(_)))
     });
-    Refused(if unreadable { 500 } else { 400 }, e.to_string())
+    Refused(if unreadable { 500 } else { 400 }, format!("{e:#}"))
 }
 
 fn search_params(shared: &Shared, target: &http::Target) -> Result<SearchParams, Refused> {
@@ -97,25 +97,26 @@ fn search_params(shared: &Shared, target: &http::Target) -> Result<SearchParams,
         None => None,
         Some(spec) => Some(
             crate::history::indexed_revision(&shared.target().root, spec, &config.embedder_model)
-                .map_err(revision_refused)?,
+                .map_err(index_refused)?,
         ),
     };
     let label = match when("label") {
         None => None,
-        Some(name) => Some(label_param(shared, name).map_err(Refused::from)?),
+        Some(name) => Some(label_param(shared, name)?),
     };
     Ok(SearchParams { query, k, threshold, mode, filter, rev, label })
 }
 
 /// `label=NAME`: the label of the catalog served, if its index is whole.
-fn label_param(shared: &Shared, name: &str) -> Result<(Catalog, Label), String> {
+fn label_param(shared: &Shared, name: &str) -> Result<(Catalog, Label), Refused> {
     let target = shared.target();
     if target.root.marker != RootMarker::Catalog {
-        return Err("label searches a catalog's label; this server serves no catalog (vg-serve --catalog NAME)".into());
+        let why = "label searches a catalog's label; this server serves no catalog (vg-serve --catalog NAME)";
+        return Err(String::from(why).into());
     }
-    let catalog = Catalog::read(&target.root.path).map_err(|e| format!("{e:#}"))?;
+    let catalog = Catalog::read(&target.root.path).map_err(|e| Refused(500, format!("{e:#}")))?;
     let label = crate::history::indexed_label(&catalog, &target.root, name, &target.config.embedder_model)
-        .map_err(|e| format!("{e:#}"))?;
+        .map_err(index_refused)?;
     Ok((catalog, label))
 }
 
