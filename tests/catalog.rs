@@ -135,6 +135,13 @@ fn a_project_that_vanished_is_skipped_with_a_warning_and_the_rest_searched() {
     let o = run(p.cmd("vg-catalog", ".").args(["show", "team", "--json"]));
     let shown = &records(&o)[0];
     assert_eq!(shown["projects"][1]["present"], false);
+    // Without a subcommand it says what it does, in one line.
+    let o = run(&mut p.cmd("vg-catalog", "."));
+    assert_code(&o, 2);
+    assert_eq!(
+        stderr(&o),
+        "vg-catalog: say what to do: add, remove-project, remove, list, show, use (see 'vg-catalog --help')\n"
+    );
     let o = run(p.cmd("vg-index", ".").args(["--catalog", "team", "--verify", "--json"]));
     assert_code(&o, 0);
     assert_eq!(records(&o)[0]["ok"], true);

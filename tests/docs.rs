@@ -234,8 +234,10 @@ fn every_page_a_man_page_names_exists() {
         let text = text.replace("\\-", "-");
         for (at, _) in text.match_indices("(1)").chain(text.match_indices("(5)")).chain(text.match_indices("(7)")) {
             let before = &text[..at];
-            let start =
-                before.rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_')).map_or(0, |i| i + 1);
+            let start = before
+                .char_indices()
+                .rfind(|&(_, c)| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+                .map_or(0, |(i, c)| i + c.len_utf8());
             let named = format!("{}.{}", &before[start..], &text[at + 1..at + 2]);
             if start == at {
                 continue;
