@@ -58,6 +58,8 @@ impl SqliteIndex {
     /// FTS5's own check of the word index. An index this user may only
     /// read (`connect_for_reading`) cannot take the check's command row, so
     /// it is checked in a copy in memory: being read-only is not damage.
+    /// The copy costs the index's size in memory for the check's length;
+    /// `--verify` is asked for, and a read-only index is the rare case.
     fn check_words(&self) -> rusqlite::Result<()> {
         const CHECK: &str = "INSERT INTO chunks_fts(chunks_fts) VALUES('integrity-check')";
         match self.conn.execute(CHECK, []) {
