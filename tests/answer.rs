@@ -192,6 +192,10 @@ fn without_an_endpoint_or_with_a_bad_stream_nothing_is_sent() {
     let o = run_with_input(t.cmd("vg-answer", ".").arg("--force-answer"), &input);
     assert_code(&o, 2);
     assert!(stderr(&o).contains("ignoring llm_url of"), "{}", stderr(&o));
+    // The porcelain's pipeline says it once, not once per tool that read the config.
+    let o = run(t.cmd("vecgrep", ".").args(["--answer", "--force-answer", "--threshold=-1", "ledger"]));
+    assert_code(&o, 2);
+    assert_eq!(stderr(&o).matches("ignoring llm_url of").count(), 1, "{}", stderr(&o));
     // A line that is not a record stops it first.
     let o = run_with_input(
         t.cmd("vg-answer", ".").args(["--llm-url", "http://127.0.0.1:9/v1"]),

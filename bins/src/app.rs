@@ -106,6 +106,10 @@ fn ignore_file_size_signal() {
 /// the command the user typed.
 pub const RUN_BY_ENV: &str = "VECGREP_RUN_BY";
 
+/// Set by `vecgrep` on the tools after the first of a pipeline, which has
+/// said what of the project's config it passed over: one note, not one per tool.
+pub const CONFIG_NOTED_ENV: &str = "VECGREP_CONFIG_NOTED";
+
 /// The name a tool's errors and notes go under: `vecgrep` when the
 /// porcelain ran it, its own otherwise.
 pub fn shown_name(tool: &str) -> &str {
@@ -295,7 +299,8 @@ pub fn resolve(
 /// own keys were passed over because it is not trusted.
 pub fn resolve_config(tool: &str, root: &ProjectRoot, cli: ConfigValues) -> Result<ResolvedConfig> {
     let config = ConfigLayers::load(cli, &root.config_path())?.resolve()?;
-    if let Some((path, keys)) = &config.untrusted {
+    let noted = std::env::var_os(CONFIG_NOTED_ENV).is_some_and(|v| v == "1");
+    if let Some((path, keys)) = config.untrusted.as_ref().filter(|_| !noted) {
         let global = vecgrep::project::global_config_path()
             .map_or("your global config".to_string(), |p| p.display().to_string());
         note(
@@ -308,7 +313,7 @@ pub fn resolve_config(tool: &str, root: &ProjectRoot, cli: ConfigValues) -> Resu
             ),
         );
     }
-    if let Some((path, asked)) = &config.bounded {
+    if let Some((path, asked)) = config.bounded.as_ref().filter(|_| !noted) {
         note(
             tool,
             config.quiet,

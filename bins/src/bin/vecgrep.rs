@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::{anyhow, Context, Result};
 use vecgrep::tools::find_tool;
-use vecgrep_bins::app::{run_main, EXIT_ERROR, RUN_BY_ENV};
+use vecgrep_bins::app::{run_main, CONFIG_NOTED_ENV, EXIT_ERROR, RUN_BY_ENV};
 use vecgrep_bins::cli::VecgrepCli;
 use vecgrep_bins::porcelain::{self, Mode};
 
@@ -50,6 +50,10 @@ fn dispatch(cli: &VecgrepCli, matches: &clap::ArgMatches) -> Result<u8> {
     for (name, argv) in porcelain::plan(mode, cli, matches, &porcelain) {
         let mut cmd = tool(name)?;
         cmd.args(argv);
+        if !runs.is_empty() {
+            // The first tool has said what of the config it passed over.
+            cmd.env(CONFIG_NOTED_ENV, "1");
+        }
         runs.push((name, cmd));
     }
     match (mode, runs.as_mut_slice()) {
