@@ -178,6 +178,48 @@ fn context_is_bounded_by_the_file_and_line_numbers_never_overflow() {
     }
 }
 
+/// A stream may name any file: a FIFO (it would block the read) or
+/// `/dev/zero` (it never ends) shows the hit's own text, and vg-format ends.
+#[test]
+fn a_hit_naming_a_fifo_or_an_endless_device_shows_its_text_and_ends() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let t = sample_project();
+    let fifo = t.path().join("src/pipe.py");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let root = t.path().to_str().unwrap().to_string();
+    let input =
+        [hit(&root, "src/pipe.py", 1, 1, 0.7, "the pipe's text"), hit(&root, "/dev/zero", 1, 1, 0.6, "zero's text")]
+            .join("\n")
+            + "\n";
+    for args in [&["-C", "1"][..], &["--heading", "--color", "never"]] {
+        let mut child = t
+            .cmd("vg-format", ".")
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while child.try_wait().unwrap().is_none() {
+            if std::time::Instant::now() > deadline {
+                child.kill().unwrap();
+                panic!("{args:?}: vg-format did not end; it read a FIFO or a device");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let o = child.wait_with_output().unwrap();
+        assert_code(&o, 0);
+        assert!(
+            stdout(&o).contains("the pipe's text") && stdout(&o).contains("zero's text"),
+            "{args:?}: {}",
+            stdout(&o)
+        );
+    }
+}
+
 #[test]
 fn malformed_input_is_an_error_naming_the_line() {
     let t = sample_project();

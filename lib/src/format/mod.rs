@@ -546,8 +546,13 @@ pub fn escape_controls(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// The most of a file read for a hit's context. An indexed file is at most
+/// `max_filesize` (1 MiB unless raised); a stream may name anything, and a
+/// FIFO would block and `/dev/zero` never end: those show the hit's text.
+const MAX_CONTEXT_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
 fn read_lines(path: &Path) -> Option<Vec<String>> {
-    let bytes = std::fs::read(path).ok()?;
+    let bytes = crate::project::small_file::read_small(path, MAX_CONTEXT_FILE_BYTES).ok()??;
     let text = String::from_utf8_lossy(&bytes);
     Some(text.lines().map(str::to_string).collect())
 }
