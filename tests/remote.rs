@@ -280,4 +280,10 @@ fn a_project_cannot_send_the_code_elsewhere_unless_trusted() {
     let o = run(t.cmd("vg-index", ".").args(["--trust-project-config", "--reindex"]));
     assert_code(&o, 2);
     assert!(stderr(&o).contains("http://127.0.0.1:9/v1/embeddings"), "{}", stderr(&o));
+    // Credentials in the URL, in its user part or its query, are never shown.
+    let url = "http://me:s3cret@127.0.0.1:9/v1/embeddings?key=k3y";
+    let o = run(t.cmd("vg-index", ".").args(["--reindex", "--embedder-source", "remote", "--embedder-url", url]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("http://…@127.0.0.1:9/v1/embeddings?…"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("s3cret") && !stderr(&o).contains("k3y"), "{}", stderr(&o));
 }

@@ -11,6 +11,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::prompt::Message;
+use crate::project::urls::shown_url;
 
 /// The environment variable the endpoint's key is read from; a key is never
 /// read from a config file, which could be committed or come with a repository.
@@ -225,16 +226,6 @@ fn base_url(url: &str) -> Result<String> {
     Ok(url.strip_suffix("/chat/completions").unwrap_or(url).to_string())
 }
 
-/// `url` without the user and password it may carry.
-fn shown_url(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else { return url.to_string() };
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    match rest[..authority_end].rfind('@') {
-        Some(at) => format!("{scheme}://…@{}", &rest[at + 1..]),
-        None => url.to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -244,8 +235,6 @@ mod tests {
         assert_eq!(base_url("http://h:1/v1/").unwrap(), "http://h:1/v1");
         assert_eq!(base_url("http://h:1/v1/chat/completions").unwrap(), "http://h:1/v1");
         assert!(base_url("h:1/v1").unwrap_err().to_string().contains("http://"));
-        assert_eq!(shown_url("https://me:s3cret@h/v1"), "https://…@h/v1");
-        assert_eq!(shown_url("http://h/v1?a=b@c"), "http://h/v1?a=b@c");
         assert!(!base_url("ftp://me:s3cret@h").unwrap_err().to_string().contains("s3cret"));
     }
 

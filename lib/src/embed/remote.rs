@@ -17,6 +17,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{Embedder, TokenCounter};
+use crate::project::urls::shown_url;
 
 /// The environment variable the API key is read from; a key is never read
 /// from a config file, which could be committed or come with a repository.
@@ -99,7 +100,7 @@ impl RemoteEmbedder {
         let mut embedder = RemoteEmbedder { agent: config.into(), settings, dims: 0, count, failed_batches: 0 };
         let probe = embedder
             .request_with_retries(&["vecgrep: checking the embedding server"])
-            .map_err(|e| anyhow!("the embedding server at {} does not work: {e}", embedder.settings.url))?;
+            .map_err(|e| anyhow!("the embedding server at {} does not work: {e}", shown_url(&embedder.settings.url)))?;
         embedder.dims = probe[0].len();
         Ok(embedder)
     }
@@ -131,7 +132,7 @@ impl RemoteEmbedder {
         let mut response = match request.send_json(&body) {
             Ok(r) => r,
             Err(ureq::Error::BadUri(u)) => {
-                return Err(Failure::Fatal(format!("embedder_url is not a usable URL: {u}")))
+                return Err(Failure::Fatal(format!("embedder_url is not a usable URL: {}", shown_url(&u.to_string()))))
             }
             Err(e) => return Err(Failure::Transient(e.to_string())),
         };
@@ -227,7 +228,10 @@ impl Embedder for RemoteEmbedder {
                     } else {
                         self.failed_batches += 1;
                         if self.failed_batches >= MAX_FAILED_BATCHES {
-                            bail!("the embedding server at {} keeps failing: {batch_error}", self.settings.url);
+                            bail!(
+                                "the embedding server at {} keeps failing: {batch_error}",
+                                shown_url(&self.settings.url)
+                            );
                         }
                     }
                 }

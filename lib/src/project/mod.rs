@@ -12,6 +12,7 @@ mod packages;
 mod root;
 mod settings;
 pub(crate) mod small_file;
+pub(crate) mod urls;
 mod walk;
 
 pub use base_dirs::BaseDir;
