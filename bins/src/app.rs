@@ -345,13 +345,7 @@ pub fn parse_args<T: clap::Parser>(tool: &str) -> (T, ArgMatches) {
             // clap would print the whole help; one line names what is missing.
             let cmd = command::<T>();
             let names: Vec<&str> = cmd.get_subcommands().map(|s| s.get_name()).filter(|n| *n != "help").collect();
-            let _ = writeln!(
-                io::stderr(),
-                "{}: say what to do: {} (see '{tool} --help')",
-                shown_name(tool),
-                names.join(", ")
-            );
-            std::process::exit(EXIT_ERROR as i32);
+            exit_with_usage_line(tool, &format!("say what to do: {}", names.join(", ")))
         }
         Err(e) => usage_error(tool, e),
     }
@@ -370,7 +364,11 @@ fn usage_error(tool: &str, e: clap::Error) -> ! {
         .filter(|l| !l.is_empty())
         .collect();
     let cause = cause.join(" ");
-    let cause = cause.strip_prefix("error: ").unwrap_or(&cause);
+    exit_with_usage_line(tool, cause.strip_prefix("error: ").unwrap_or(&cause))
+}
+
+/// A usage error's one line, pointing at `--help`, and status 2.
+fn exit_with_usage_line(tool: &str, cause: &str) -> ! {
     let _ = writeln!(io::stderr(), "{}: {cause} (see '{tool} --help')", shown_name(tool));
     std::process::exit(EXIT_ERROR as i32);
 }
