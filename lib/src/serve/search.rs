@@ -36,6 +36,12 @@ impl From<String> for Refused {
     }
 }
 
+impl From<&str> for Refused {
+    fn from(message: &str) -> Self {
+        Refused(400, message.to_string())
+    }
+}
+
 /// A revision or label that cannot be searched: not one, or not indexed,
 /// is the request's fault; an index there that cannot be read is the server's.
 fn index_refused(e: anyhow::Error) -> Refused {
@@ -51,7 +57,7 @@ fn search_params(shared: &Shared, target: &http::Target) -> Result<SearchParams,
     let config = &shared.target().config;
     let query = target.param("q").unwrap_or("").to_string();
     if query.trim().is_empty() {
-        return Err(String::from("the query parameter q is missing or empty").into());
+        return Err("the query parameter q is missing or empty".into());
     }
     search::check_query(&query).map_err(|e| e.to_string())?;
     let k = match target.param("k") {
@@ -82,25 +88,24 @@ fn search_params(shared: &Shared, target: &http::Target) -> Result<SearchParams,
             return Err(format!("{name} is empty; leave it out not to filter by it").into());
         }
     }
-    let when = |name: &str| target.param(name);
     let filter = search::FileFilter::from_flags(
-        when("changed_within"),
-        when("changed_before"),
+        target.param("changed_within"),
+        target.param("changed_before"),
         &target.all("size"),
         &target.all("exclude"),
         std::time::SystemTime::now(),
     )?;
-    if when("rev").is_some() && when("label").is_some() {
-        return Err(String::from("rev and label do not go together").into());
+    if target.param("rev").is_some() && target.param("label").is_some() {
+        return Err("rev and label do not go together".into());
     }
-    let rev = match when("rev") {
+    let rev = match target.param("rev") {
         None => None,
         Some(spec) => Some(
             crate::history::indexed_revision(&shared.target().root, spec, &config.embedder_model)
                 .map_err(index_refused)?,
         ),
     };
-    let label = match when("label") {
+    let label = match target.param("label") {
         None => None,
         Some(name) => Some(label_param(shared, name)?),
     };
@@ -112,7 +117,7 @@ fn label_param(shared: &Shared, name: &str) -> Result<(Catalog, Label), Refused>
     let target = shared.target();
     if target.root.marker != RootMarker::Catalog {
         let why = "label searches a catalog's label; this server serves no catalog (vg-serve --catalog NAME)";
-        return Err(String::from(why).into());
+        return Err(why.into());
     }
     let catalog = Catalog::read(&target.root.path).map_err(|e| Refused(500, format!("{e:#}")))?;
     let label = crate::history::indexed_label(&catalog, &target.root, name, &target.config.embedder_model)
