@@ -30,7 +30,7 @@ fn python() -> PathBuf {
 /// Run `steps` against `command` (a tool and its arguments) in the tree,
 /// as the SDK client in `mode` ("handshake" or "auto"); one record per
 /// step, after the connect record.
-fn session(t: &Tree, mode: &str, command: &[&str], steps: Value) -> Vec<Value> {
+pub(crate) fn session(t: &Tree, mode: &str, command: &[&str], steps: Value) -> Vec<Value> {
     session_with(t, mode, command, steps, json!({}))
 }
 
@@ -67,7 +67,7 @@ fn search(args: Value) -> Value {
 }
 
 /// A tool call's structured content, asserting it succeeded.
-fn structured(record: &Value) -> &Value {
+pub(crate) fn structured(record: &Value) -> &Value {
     let result = &record["result"];
     assert_eq!(result["isError"], false, "{record}");
     let content = &result["structuredContent"];

@@ -56,6 +56,8 @@ struct Faults {
     poison: Option<String>,
     /// Cut every vector to this many numbers.
     truncate: Option<usize>,
+    /// Read requests and never answer them, as a server that hangs.
+    hang: bool,
     /// Requests seen, and of those with the right key.
     seen: usize,
     authorized: usize,
@@ -111,6 +113,11 @@ fn proxy_one(mut stream: TcpStream, upstream: &str, faults: &Mutex<Faults>) {
             name.eq_ignore_ascii_case("authorization")
                 .then(|| value.trim().strip_prefix("Bearer ").unwrap_or("").to_string())
         });
+        if f.hang {
+            drop(f);
+            std::thread::sleep(std::time::Duration::from_secs(60));
+            return;
+        }
         if f.key.is_some() && auth.as_deref() != f.key.as_deref() {
             Some(answer(401, r#"{"error":"bad key"}"#))
         } else {
@@ -286,4 +293,73 @@ fn a_project_cannot_send_the_code_elsewhere_unless_trusted() {
     assert_code(&o, 2);
     assert!(stderr(&o).contains("http://…@127.0.0.1:9/v1/embeddings?…"), "{}", stderr(&o));
     assert!(!stderr(&o).contains("s3cret") && !stderr(&o).contains("k3y"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_search_while_the_server_hangs_is_answered_by_words_and_says_so() {
+    let server = EmbeddingServer::start();
+    let proxy = Proxy::start(&server.addr, Faults::default());
+    let t = sample_project();
+    t.global_config(&format!("embedder_source = \"remote\"\nembedder_url = \"{}\"\nembedder_timeout = 1\n", proxy.url));
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    let serving = crate::serve::Server::start(&t, &["--refresh", "3600", "-q"]);
+    serving.wait_ready();
+    let hang = |on: bool| {
+        let mut f = proxy.faults.lock().unwrap();
+        f.hang = on;
+        f.seen = 0;
+    };
+    hang(true);
+    // A question is tried once: nobody waits on retries of a server that
+    // does not answer, and the one-shot tool says why it failed.
+    let o = run(t.cmd("vg-query", ".").args(["--no-index", "area of a circle"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains(&proxy.url) && !stderr(&o).contains("attempts"), "{}", stderr(&o));
+    assert_eq!(proxy.faults.lock().unwrap().seen, 1);
+    // A server answers a hybrid search by words, and says so.
+    let (status, head, body) = serving.request("GET", "/search?q=circle+area&threshold=0.9", &[]);
+    assert_eq!(status, 200, "{body}");
+    let note = head.lines().find(|l| l.starts_with("Vecgrep-Note: ")).unwrap_or_else(|| panic!("{head}"));
+    assert!(note.contains("ranked by their words alone"), "{note}");
+    let first: Value = serde_json::from_str(body.lines().next().expect("a hit")).unwrap();
+    assert_eq!(first["file"], "src/geometry.rs", "{body}");
+    // A semantic search cannot be answered without the model: a failure
+    // that names the cause.
+    let (status, _, body) = serving.request("GET", "/search?q=circle+area&mode=semantic", &[]);
+    assert_eq!(status, 500, "{body}");
+    assert!(body.contains("unavailable") && body.contains("no answer within 1s"), "{body}");
+    // So does vg-mcp, whose query model never loads: hybrid searches
+    // come by words with the note, and fast, the cause being known.
+    let steps = serde_json::json!([
+        {"op": "call", "tool": "search", "args": {"query": "circle area"}},
+        {"op": "call", "tool": "search", "args": {"query": "read the settings file"}},
+    ]);
+    let answers = crate::mcp::session(&t, "auto", &["vg-mcp", "."], steps);
+    for answer in &answers[1..] {
+        let content = crate::mcp::structured(answer);
+        assert!(content["note"].as_str().unwrap().contains("ranked by their words alone"), "{content}");
+        assert!(!content["results"].as_array().unwrap().is_empty(), "{content}");
+    }
+    hang(false);
+}
+
+#[test]
+fn a_url_no_request_can_go_to_is_refused_where_it_is_written() {
+    let t = sample_project();
+    t.global_config("embedder_source = \"remote\"\nembedder_url = \"http://127.0.0.1:99999/v1/embeddings\"\n");
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert!(err.contains("line 2: embedder_url") && err.contains("port is not a number"), "{err}");
+    t.global_config("");
+    // On the command line too, without the credentials it carries.
+    for (flags, url, why) in [
+        (&["--embedder-url"][..], "localhost:8080/v1/embeddings", "does not start with http://"),
+        (&["--answer", "--llm-url"][..], "http://me:s3cret@:8080/v1", "names no host"),
+    ] {
+        let o = run(t.cmd("vecgrep", ".").args(flags).args([url, "circle area"]));
+        assert_code(&o, 2);
+        let err = stderr(&o);
+        assert!(err.contains(why) && !err.contains("s3cret") && err.lines().count() == 1, "{err}");
+    }
 }

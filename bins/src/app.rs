@@ -399,8 +399,24 @@ pub fn all_cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-/// Load the embedder `config` names, prepared for `profile`, on `threads` threads.
+/// Load the embedder `config` names for embedding chunks, prepared for
+/// `profile`, on `threads` threads.
 pub fn load_embedder(config: &ResolvedConfig, profile: Profile, threads: usize) -> Result<Box<dyn Embedder>> {
+    load_embedder_for(config, profile, threads, false)
+}
+
+/// Load the embedder `config` names for embedding questions (a remote
+/// server's requests are tried once: `RemoteSettings::for_queries`).
+pub fn load_query_embedder(config: &ResolvedConfig, profile: Profile, threads: usize) -> Result<Box<dyn Embedder>> {
+    load_embedder_for(config, profile, threads, true)
+}
+
+fn load_embedder_for(
+    config: &ResolvedConfig,
+    profile: Profile,
+    threads: usize,
+    queries: bool,
+) -> Result<Box<dyn Embedder>> {
     if config.embedder_source == EmbedderSource::Remote {
         let url = config.embedder_url.as_deref().ok_or_else(|| {
             anyhow!("embedder_source = \"remote\" needs embedder_url, the server's /v1/embeddings endpoint (set it in your global config or pass --embedder-url)")
@@ -411,6 +427,7 @@ pub fn load_embedder(config: &ResolvedConfig, profile: Profile, threads: usize) 
             std::time::Duration::from_secs_f64(config.embedder_timeout),
             config.embedder_batch_size,
         );
+        let settings = if queries { settings.for_queries() } else { settings };
         let count = vecgrep::embed::local_token_counter(&config.embedder_model)
             .unwrap_or_else(|| Box::new(vecgrep::embed::estimate_tokens));
         return Ok(Box::new(vecgrep::embed::RemoteEmbedder::connect(settings, count)?));
@@ -423,7 +440,7 @@ pub fn load_embedder(config: &ResolvedConfig, profile: Profile, threads: usize) 
 /// overlaps the index freshness check instead of following it.
 pub fn preload_query_embedder(config: &ResolvedConfig) -> std::thread::JoinHandle<Result<Box<dyn Embedder>>> {
     let config = config.clone();
-    std::thread::spawn(move || load_embedder(&config, Profile::Query, all_cores()))
+    std::thread::spawn(move || load_query_embedder(&config, Profile::Query, all_cores()))
 }
 
 /// The embedder `preload_query_embedder` started loading.
@@ -518,7 +535,7 @@ pub fn search_once(
     };
     let mut model = match preloading.query_embedder.take() {
         Some(loading) => Some(join_embedder(loading)?),
-        None if sides.by_model => Some(load_embedder(config, Profile::Query, all_cores())?),
+        None if sides.by_model => Some(load_query_embedder(config, Profile::Query, all_cores())?),
         None => None,
     };
     let embedder = model.as_mut().map(|e| &mut **e as &mut dyn Embedder);

@@ -9,7 +9,7 @@ use vecgrep::embed::{LazyEmbedder, Profile};
 use vecgrep::live::Target;
 use vecgrep::mcp::McpEvents;
 use vecgrep_bins::app::{
-    all_cores, cli_config, embedder_pool, load_embedder, note, resolve, run_main, static_loader, EXIT_FOUND,
+    all_cores, cli_config, embedder_pool, load_query_embedder, note, resolve, run_main, static_loader, EXIT_FOUND,
 };
 use vecgrep_bins::cli::McpCli;
 
@@ -38,7 +38,7 @@ fn main() {
         // the fast-starting graph, on every core, loaded while the client
         // shakes hands.
         let query_config = inv.config.clone();
-        let query_embedder = LazyEmbedder::new(move || load_embedder(&query_config, Profile::Query, all_cores()))
+        let query_embedder = LazyEmbedder::new(move || load_query_embedder(&query_config, Profile::Query, all_cores()))
             .with_static(static_loader(&inv.config));
         let walk = cli.walk.to_options(&inv.config);
         let events = Arc::new(Events { quiet: inv.config.quiet });

@@ -26,7 +26,7 @@ use vecgrep::records::HitRecord;
 use vecgrep::search::FileFilter;
 use vecgrep::store::{self, IndexReader};
 use vecgrep_bins::app::{
-    cli_config, embedder_pool, index_blocking, load_embedder, note, resolve, run_main, static_loader, Blocking,
+    cli_config, embedder_pool, index_blocking, load_query_embedder, note, resolve, run_main, static_loader, Blocking,
     EXIT_ERROR, EXIT_FOUND, EXIT_NOT_FOUND,
 };
 use vecgrep_bins::cli::PickCli;
@@ -98,7 +98,8 @@ fn pick(mut cli: PickCli, matches: &clap::ArgMatches) -> Result<u8> {
     let searcher = Arc::new(Searcher::new(
         Arc::clone(&live),
         // One thread: the word index is searched beside it (live::Searcher).
-        LazyEmbedder::new(move || load_embedder(&query_config, Profile::Index, 1)).with_static(static_loader(&config)),
+        LazyEmbedder::new(move || load_query_embedder(&query_config, Profile::Index, 1))
+            .with_static(static_loader(&config)),
     ));
     let filter = cli.filter.to_filter().map_err(|e| anyhow!(e))?;
     let (jobs, results) = spawn_search_worker(Arc::clone(&searcher), config.clone(), filter, cwd.clone());

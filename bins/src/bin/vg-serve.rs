@@ -12,7 +12,9 @@ use vecgrep::embed::Profile;
 use vecgrep::live::Target;
 use vecgrep::records::{write_record, ListeningRecord};
 use vecgrep::serve::{ServeEvents, ServeSettings};
-use vecgrep_bins::app::{cli_config, embedder_pool, load_embedder, note, resolve, run_main, static_loader, EXIT_FOUND};
+use vecgrep_bins::app::{
+    cli_config, embedder_pool, load_embedder, load_query_embedder, note, resolve, run_main, static_loader, EXIT_FOUND,
+};
 use vecgrep_bins::cli::ServeCli;
 
 const TOOL: &str = "vg-serve";
@@ -62,7 +64,7 @@ fn main() {
         let query_config = inv.config.clone();
         // One thread per query: the word index is searched beside it, and
         // parallel requests would only fight over more (live::Searcher).
-        let query_embedder = LazyEmbedder::new(move || load_embedder(&query_config, Profile::Index, 1))
+        let query_embedder = LazyEmbedder::new(move || load_query_embedder(&query_config, Profile::Index, 1))
             .with_static(static_loader(&inv.config));
         let index_embedders = embedder_pool(&inv.config);
         let embeddings_config = inv.config.clone();

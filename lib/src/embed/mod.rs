@@ -4,7 +4,7 @@
 //! `remote` asks an OpenAI-compatible server; `assets` finds the model and
 //! the runtime on disk, `tokenizer` reads the model's tokenizer. Index runs and searches see only the trait.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 mod assets;
 mod distil;
@@ -73,21 +73,29 @@ pub enum Profile {
 /// a conservative estimate of one token per three bytes.
 pub type TokenCounter = Box<dyn Fn(&str) -> usize + Send>;
 
-/// Loads an embedder; Send so that a background thread can own one.
-pub type EmbedderLoader = Box<dyn FnOnce() -> Result<Box<dyn Embedder>> + Send>;
+/// Loads an embedder; Send so that a background thread can own one. It may
+/// be called again after a failure (a server that was down comes back).
+pub type EmbedderLoader = Box<dyn FnMut() -> Result<Box<dyn Embedder>> + Send>;
+
+/// How long a query embedder that failed to load is not tried again: a
+/// search in the meantime learns why at once instead of waiting on a server
+/// that did not answer a moment ago.
+pub const RELOAD_AFTER: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The query's embedder, loaded only when something needs embedding, and
 /// the static table of the same model (`StaticModel`), loaded only when a
 /// search meets chunks that lack the model's vector.
 pub struct LazyEmbedder {
-    loader: Option<EmbedderLoader>,
+    loader: EmbedderLoader,
     loaded: Option<Box<dyn Embedder>>,
+    /// The last failure to load or embed, when, and why.
+    failed: Option<(std::time::Instant, String)>,
     statics: LazyStatic,
 }
 
 impl LazyEmbedder {
-    pub fn new(loader: impl FnOnce() -> Result<Box<dyn Embedder>> + Send + 'static) -> Self {
-        LazyEmbedder { loader: Some(Box::new(loader)), loaded: None, statics: LazyStatic::new(None) }
+    pub fn new(loader: impl FnMut() -> Result<Box<dyn Embedder>> + Send + 'static) -> Self {
+        LazyEmbedder { loader: Box::new(loader), loaded: None, failed: None, statics: LazyStatic::new(None) }
     }
 
     /// The embedder with the static table `loader` gives (None: there is none
@@ -97,10 +105,26 @@ impl LazyEmbedder {
         self
     }
 
+    /// The embedder, loaded at the first call. After a failure the cause is
+    /// given again, without trying, until `RELOAD_AFTER` has passed.
     pub fn get(&mut self) -> Result<&mut dyn Embedder> {
         if self.loaded.is_none() {
-            let loader = self.loader.take().context("the embedder failed to load earlier")?;
-            self.loaded = Some(loader()?);
+            if let Some((at, why)) = &self.failed {
+                if at.elapsed() < RELOAD_AFTER {
+                    anyhow::bail!("{why} (tried {}s ago)", at.elapsed().as_secs());
+                }
+            }
+            match (self.loader)() {
+                Ok(embedder) => {
+                    self.loaded = Some(embedder);
+                    self.failed = None;
+                }
+                Err(e) => {
+                    let why = format!("{e:#}");
+                    self.failed = Some((std::time::Instant::now(), why.clone()));
+                    anyhow::bail!(why);
+                }
+            }
         }
         Ok(self.loaded.as_deref_mut().expect("just loaded"))
     }
@@ -115,5 +139,32 @@ impl LazyEmbedder {
     /// None when there is none.
     pub fn statics(&mut self) -> Result<Option<std::sync::Arc<StaticModel>>> {
         self.statics.get()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    use super::*;
+
+    #[test]
+    fn a_failed_load_is_told_again_without_trying_until_it_is_time() {
+        let tries = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&tries);
+        let mut lazy = LazyEmbedder::new(move || {
+            counted.fetch_add(1, Ordering::SeqCst);
+            anyhow::bail!("the embedding server at http://h/v1 does not work: no answer within 1s")
+        });
+        let first = lazy.get().err().unwrap().to_string();
+        let again = lazy.get().err().unwrap().to_string();
+        assert!(first.contains("no answer within 1s"), "{first}");
+        assert!(again.starts_with(&first) && again.contains("tried 0s ago"), "{again}");
+        assert_eq!(tries.load(Ordering::SeqCst), 1);
+        // Once RELOAD_AFTER has passed, the loader is called again.
+        lazy.failed.as_mut().unwrap().0 -= RELOAD_AFTER;
+        assert!(lazy.get().is_err());
+        assert_eq!(tries.load(Ordering::SeqCst), 2);
     }
 }

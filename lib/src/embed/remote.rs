@@ -50,6 +50,15 @@ impl RemoteSettings {
             backoff: Duration::from_millis(250),
         }
     }
+
+    /// For a query's embedder: each request is tried once. Someone waits on
+    /// a question, and a search that cannot have the model answers by words
+    /// (`live::Searcher::search_noted`) or says why, where retrying a server
+    /// that does not answer would hold it for `attempts` × `timeout`.
+    pub fn for_queries(mut self) -> Self {
+        self.attempts = 1;
+        self
+    }
 }
 
 pub struct RemoteEmbedder {
@@ -120,7 +129,10 @@ impl RemoteEmbedder {
                 pause = pause.saturating_mul(2);
             }
         }
-        Err(format!("{last} (after {} attempts)", self.settings.attempts))
+        match self.settings.attempts {
+            0 | 1 => Err(last),
+            n => Err(format!("{last} (after {n} attempts)")),
+        }
     }
 
     fn request(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, Failure> {
@@ -134,7 +146,7 @@ impl RemoteEmbedder {
             Err(ureq::Error::BadUri(u)) => {
                 return Err(Failure::Fatal(format!("embedder_url is not a usable URL: {}", shown_url(&u.to_string()))))
             }
-            Err(e) => return Err(Failure::Transient(e.to_string())),
+            Err(e) => return Err(Failure::Transient(self.why_unanswered(&e))),
         };
         let status = response.status().as_u16();
         if status != 200 {
@@ -158,6 +170,17 @@ impl RemoteEmbedder {
             .read_json()
             .map_err(|e| Failure::Transient(format!("the server's answer is not an embeddings response: {e}")))?;
         self.vectors_in_order(parsed, texts.len()).map_err(Failure::Refused)
+    }
+
+    /// Why a request got no answer, in the settings' words.
+    fn why_unanswered(&self, e: &ureq::Error) -> String {
+        match e {
+            ureq::Error::Timeout(_) => {
+                format!("no answer within {}s (embedder_timeout)", self.settings.timeout.as_secs_f64())
+            }
+            ureq::Error::HostNotFound => "its host name is not known".to_string(),
+            other => other.to_string(),
+        }
     }
 
     /// The vectors of a response in input order, checked and unit length.

@@ -24,7 +24,7 @@ mod status;
 
 pub use runs::{RunOutcome, RunTicket, JOB_STOPPED};
 pub use scope::confine;
-pub use searcher::Searcher;
+pub use searcher::{Searched, Searcher};
 pub use status::{IndexingState, LiveStatus};
 
 use crate::index::{

@@ -15,6 +15,19 @@ use crate::project::{ProjectRoot, SearchMode};
 use crate::search::{self, Hit, MeaningSides, SearchRequest, VectorCounts, VectorTable, WordTable};
 use crate::store::{self, IndexReader};
 
+/// What a search found, and what to know about how.
+#[derive(Debug)]
+pub struct Searched {
+    pub hits: Vec<Hit>,
+    /// Why the ranking is not the one asked for, or None.
+    pub note: Option<String>,
+}
+
+/// The query model could not be loaded or could not embed the query.
+#[derive(Debug, thiserror::Error)]
+#[error("the query model is unavailable: {0:#}")]
+struct ModelUnavailable(anyhow::Error);
+
 /// Searches over a live index, shared by any number of threads; each
 /// thread passes its own store slot (its own connection to the index).
 pub struct Searcher {
@@ -96,6 +109,22 @@ impl Searcher {
         result
     }
 
+    /// As `search`, but when a hybrid search cannot have the query model (a
+    /// server that does not answer), the hits by words alone with a note
+    /// saying so, rather than a failure: a server's clients keep getting
+    /// answers while the model is away.
+    pub fn search_noted(&self, store: &mut StoreSlot, request: &SearchRequest<'_>) -> Result<Searched> {
+        match self.search(store, request) {
+            Err(e) if request.mode == SearchMode::Hybrid && e.is::<ModelUnavailable>() => {
+                // A cosine's threshold means nothing to words: every match is kept.
+                let by_words = SearchRequest { mode: SearchMode::Lexical, threshold: 0.0, ..request.clone() };
+                let note = format!("{e:#}; these results are ranked by their words alone");
+                Ok(Searched { hits: self.search(store, &by_words)?, note: Some(note) })
+            }
+            other => other.map(|hits| Searched { hits, note: None }),
+        }
+    }
+
     fn search_with(&self, store: &mut StoreSlot, request: &SearchRequest<'_>) -> Result<Vec<Hit>> {
         match super::open_slot(store, &self.live.target.root) {
             Ok(()) => {}
@@ -148,7 +177,7 @@ impl Searcher {
             };
             (vector, lexical)
         });
-        let (vector, lexical) = (vector?, lexical?);
+        let (vector, lexical) = (vector.map_err(|e| anyhow::Error::new(ModelUnavailable(e)))?, lexical?);
         let semantic = filled.as_deref().zip(vector.as_deref()).map(|(t, v)| search::semantic_ranking(t, v, request));
         let mut ranking = search::Ranking {
             vectors: vectors.as_deref(),

@@ -15,7 +15,7 @@ use rmcp::{tool, tool_handler, tool_router, Json, RoleServer, ServerHandler};
 use super::args::{AskArgs, IndexProgress, McpHit, SearchArgs, SearchOutput, StatusArgs};
 use super::run::{run_and_wait, IndexArgs, IndexOutput};
 use crate::ask::{AskOptions, AskResponse, LiveAsk};
-use crate::live::{lock, LiveStatus, Searcher, StoreSlot};
+use crate::live::{lock, LiveStatus, Searched, Searcher, StoreSlot};
 
 /// How long after the start a search waits for the first index run to end
 /// before answering from what there is: a small project is then searched
@@ -61,16 +61,21 @@ impl Tools {
         let live = self.searcher.live();
         let plan = args.plan(live, &live.target.config)?;
         self.first_run_grace();
-        let (hits, status) = self.with_store(|store| {
-            let hits = self.searcher.search(store, &plan.request(&args.query, self.searcher.expand(&args.query)));
-            (hits, live.status(store))
+        let (searched, status) = self.with_store(|store| {
+            let searched =
+                self.searcher.search_noted(store, &plan.request(&args.query, self.searcher.expand(&args.query)));
+            (searched, live.status(store))
         });
-        let mut hits = hits.map_err(|e| format!("search failed: {e:#}"))?;
+        let Searched { mut hits, note: model_note } = searched.map_err(|e| format!("search failed: {e:#}"))?;
         crate::search::explain(&args.query, &mut hits);
         let index = IndexProgress::of(&status);
-        let note = index.note(live.progress().ran).or_else(|| {
+        let index_note = index.note(live.progress().ran).or_else(|| {
             (status.files == 0).then(|| "the index holds no files: nothing under the served paths was admitted".into())
         });
+        let note = match (model_note, index_note) {
+            (Some(model), Some(index)) => Some(format!("{model}. {index}")),
+            (model, index) => model.or(index),
+        };
         Ok(SearchOutput { results: hits.into_iter().map(McpHit::from).collect(), root: status.root, index, note })
     }
 

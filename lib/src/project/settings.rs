@@ -10,6 +10,8 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
+use super::urls;
+
 /// Largest number of results a search may ask for.
 pub const MAX_TOP_K: usize = 10_000;
 /// Smallest chunk_size accepted: below this a chunk holds too little code to
@@ -438,7 +440,8 @@ macro_rules! settings {
                     };
                     table.insert(key.to_string(), value.ok_or_else(|| format!("{key}: {flag:?} is not a value"))?);
                 }
-                ConfigValues::deserialize(toml::Value::Table(table)).map_err(|e| e.to_string())
+                // The checks name the key; toml would add " in `key`" after them.
+                ConfigValues::deserialize(toml::Value::Table(table)).map_err(|e| e.message().to_string())
             }
 
             /// Whether this layer sets `key`.
@@ -526,7 +529,7 @@ settings! {
         shown Some("$VISUAL or $EDITOR at the line"), switch false, only None, trusted;
     /// The embedding server's endpoint (OpenAI-compatible `/v1/embeddings`)
     /// when `embedder_source = "remote"`; TrustRule applies.
-    embedder_url: String => Option<String> = None, raw String, check unchecked,
+    embedder_url: String => Option<String> = None, raw String, check |u| urls::check_http_url("embedder_url", u),
         shown None, switch false, only None, trusted;
     /// Seconds a request to the embedding server may take: a batch of 32
     /// chunks on a busy CPU server can take several.
@@ -547,7 +550,7 @@ settings! {
     /// For `--answer`: the chat model's OpenAI-compatible endpoint (its base
     /// URL, `.../v1`, or `.../v1/chat/completions`); the top results are
     /// sent there, so TrustRule applies.
-    llm_url: String => Option<String> = None, raw String, check unchecked,
+    llm_url: String => Option<String> = None, raw String, check |u| urls::check_http_url("llm_url", u),
         shown None, switch false, only None, trusted;
     /// A Postgres database (with pgvector) that holds the index instead of
     /// `.vecgrep/index.db`, shared by every machine given the same URL; its

@@ -1,6 +1,7 @@
-//! How a configured URL (`llm_url`, `embedder_url`) is shown in notes and
-//! errors: never with the credentials it may carry, in its user part or
-//! its query (`?key=...`).
+//! A configured server's URL (`llm_url`, `embedder_url`): checked when the
+//! config is read, so that a typo is an error at its line rather than a
+//! request that fails later, and shown in notes and errors never with the
+//! credentials it may carry, in its user part or its query (`?key=...`).
 
 /// `url` without the user and password it may carry, and with its query,
 /// where keys often go, as `?…`.
@@ -17,9 +18,77 @@ pub(crate) fn shown_url(url: &str) -> String {
     }
 }
 
+/// `url` if it is one a request can be sent to: `http://` or `https://`, a
+/// host, a port (if any) from 1 to 65535, no spaces or control characters.
+/// The message shows the URL as `shown_url` does.
+pub(crate) fn check_http_url(key: &str, url: String) -> Result<String, String> {
+    match why_not_http(&url) {
+        None => Ok(url),
+        Some(why) => Err(format!("{key} {:?} is not a usable URL: {why}", shown_url(&url))),
+    }
+}
+
+fn why_not_http(url: &str) -> Option<&'static str> {
+    if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Some("it holds a space or a control character");
+    }
+    let Some((scheme, rest)) = url.split_once("://") else { return Some("it does not start with http:// or https://") };
+    if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
+        return Some("only http:// and https:// are spoken");
+    }
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let (host, port) = match host_port.strip_prefix('[') {
+        Some(v6) => match v6.split_once(']') {
+            Some((host, after)) => (host, after.strip_prefix(':')),
+            None => return Some("its IPv6 address has no closing ]"),
+        },
+        None => match host_port.rsplit_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (host_port, None),
+        },
+    };
+    if host.is_empty() {
+        return Some("it names no host");
+    }
+    // An empty port is the scheme's own, as in `http://host:/`.
+    match port.filter(|p| !p.is_empty()).map(|p| p.parse::<u16>()) {
+        Some(Ok(0)) | Some(Err(_)) => Some("its port is not a number from 1 to 65535"),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_urls_a_request_can_go_to_are_taken() {
+        for good in [
+            "http://127.0.0.1:11434/v1/embeddings",
+            "https://me:pw@host/v1",
+            "http://[::1]:8080/v1",
+            "HTTP://host",
+            "http://host/v1?key=a:b@c",
+            "http://host:/v1",
+        ] {
+            assert_eq!(check_http_url("embedder_url", good.to_string()), Ok(good.to_string()));
+        }
+        for (bad, why) in [
+            ("localhost:11434/v1", "http://"),
+            ("ftp://host/v1", "only http"),
+            ("http:///v1", "no host"),
+            ("http://host:99999/v1", "port"),
+            ("http://host:0/v1", "port"),
+            ("http://ho st/v1", "space"),
+            ("http://[::1/v1", "closing"),
+        ] {
+            let err = check_http_url("embedder_url", bad.to_string()).unwrap_err();
+            assert!(err.starts_with("embedder_url ") && err.contains(why), "{bad}: {err}");
+        }
+        let err = check_http_url("llm_url", "http://me:s3cret@h:99999/v1".into()).unwrap_err();
+        assert!(!err.contains("s3cret"), "{err}");
+    }
 
     #[test]
     fn credentials_are_never_shown() {

@@ -7,6 +7,7 @@ use anyhow::Result;
 use super::http::{self, Response};
 use super::{Shared, StoreSlot};
 use crate::history::Label;
+use crate::live::Searched;
 use crate::project::catalog::Catalog;
 use crate::project::{RootMarker, SearchMode};
 use crate::records::HitRecord;
@@ -131,21 +132,40 @@ pub(super) fn search_response(shared: &Shared, target: &http::Target, store: &mu
         Err(Refused(status, message)) => return Response::error(status, &message),
     };
     match run_search(shared, &params, store) {
-        Ok(body) => Response { status: 200, content_type: "application/x-ndjson", headers: Vec::new(), body },
+        Ok((body, note)) => {
+            let response = Response { status: 200, content_type: "application/x-ndjson", headers: Vec::new(), body };
+            match note {
+                Some(note) => response.with_header(NOTE_HEADER, header_value(&note)),
+                None => response,
+            }
+        }
         Err(e) => Response::error(500, &format!("search failed: {e:#}")),
     }
 }
 
-/// NDJSON hit records for a search (HttpSearchReturnsResults), or the
-/// failure (HttpSearchReturnsFailure).
-fn run_search(shared: &Shared, params: &SearchParams, store: &mut StoreSlot) -> Result<Vec<u8>> {
+/// The header that says why a search's ranking is not the one asked for
+/// (the query model was unavailable: ranked by words alone).
+const NOTE_HEADER: &str = "Vecgrep-Note";
+
+/// `text` as a header value: printable ASCII, other characters as `?`, at
+/// most 1,000 bytes.
+fn header_value(text: &str) -> String {
+    text.chars().map(|c| if c.is_ascii_graphic() || c == ' ' { c } else { '?' }).take(1000).collect()
+}
+
+/// NDJSON hit records for a search (HttpSearchReturnsResults) with the
+/// note the search left, or the failure (HttpSearchReturnsFailure).
+fn run_search(shared: &Shared, params: &SearchParams, store: &mut StoreSlot) -> Result<(Vec<u8>, Option<String>)> {
     let mut request = shared.searcher.request(&params.query, params.k, params.threshold, params.mode);
     request.filter = params.filter.clone();
     let root = &shared.target().root;
-    let hits = match (&params.rev, &params.label) {
-        (_, Some((_, label))) => shared.searcher.search_revision(&label.root, &request)?,
-        (Some(sha), None) => shared.searcher.search_revision(&crate::store::revision_root(root, sha), &request)?,
-        (None, None) => shared.searcher.search(store, &request)?,
+    let Searched { hits, note } = match (&params.rev, &params.label) {
+        (_, Some((_, label))) => Searched { hits: shared.searcher.search_revision(&label.root, &request)?, note: None },
+        (Some(sha), None) => Searched {
+            hits: shared.searcher.search_revision(&crate::store::revision_root(root, sha), &request)?,
+            note: None,
+        },
+        (None, None) => shared.searcher.search_noted(store, &request)?,
     };
     let mut body = Vec::with_capacity(hits.len() * 512);
     for hit in hits {
@@ -155,5 +175,5 @@ fn run_search(shared: &Shared, params: &SearchParams, store: &mut StoreSlot) -> 
         };
         crate::records::write_record(&mut body, &record)?;
     }
-    Ok(body)
+    Ok((body, note))
 }
