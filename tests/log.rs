@@ -409,3 +409,43 @@ fn a_commit_write_the_disk_refuses_ends_the_run_with_why_and_the_next_run_comple
     assert_code(&o, 0);
     assert_eq!(log_counts(&tree), (300, 600), "with room again the log completes: {}", stderr(&o));
 }
+
+#[test]
+fn a_commit_in_another_encoding_or_with_an_odd_date_is_shown_as_it_was_written() {
+    let tree = repository();
+    // Made by hand as git writes them with i18n.commitEncoding = ISO-8859-1,
+    // one dated past the year 9999 with an offset `±HH:MM` cannot write.
+    let head = git(&tree, &["rev-parse", "HEAD"]);
+    let tree_id = git(&tree, &["rev-parse", "HEAD^{tree}"]);
+    let mut object = format!(
+        "tree {tree_id}\nparent {head}\nauthor Andr\u{e9} <andre@example.org> 253402300800 +12000\n\
+         committer Andr\u{e9} <andre@example.org> 253402300800 +12000\nencoding ISO-8859-1\n\n"
+    )
+    .replace('\u{e9}', "\u{1}");
+    object.push_str("Caf\u{1} cr\u{2}me: cache the rendered templates for longer\n");
+    // é and è in Latin-1.
+    let bytes: Vec<u8> = object
+        .bytes()
+        .map(|b| match b {
+            1 => 0xe9,
+            2 => 0xe8,
+            b => b,
+        })
+        .collect();
+    let path = tree.config_home.path().join("commit");
+    std::fs::write(&path, &bytes).unwrap();
+    let sha = git(&tree, &["hash-object", "-t", "commit", "-w", "--literally", path.to_str().unwrap()]);
+    git(&tree, &["update-ref", "HEAD", &sha]);
+    let o = log(&tree, &["--author", "André", "templates cache"]);
+    assert_code(&o, 0);
+    let recs = records(&o);
+    let top = of_type(&recs, "commit")[0];
+    crate::contract::check(top);
+    assert_eq!(top["sha"], sha.as_str());
+    assert_eq!(top["subject"], "Café crème: cache the rendered templates for longer");
+    assert_eq!(top["author"], "André");
+    assert_eq!(
+        (top["date"].as_str(), top["time"].as_i64()),
+        (Some("+10000-01-01T00:00:00+00:00"), Some(253_402_300_800))
+    );
+}

@@ -103,9 +103,11 @@ impl GitRepo {
     pub fn read_commit(&self, sha: &str, with_diff: bool) -> Result<CommitData> {
         let id = gix::ObjectId::from_hex(sha.as_bytes()).map_err(|e| anyhow!("not a commit id {sha:?}: {e}"))?;
         let commit = self.repo.find_commit(id).with_context(|| format!("cannot read commit {sha}"))?;
+        let encoding = commit.decode().ok().and_then(|c| c.encoding.and_then(|e| encoding_named(e)));
+        let text = |bytes: &[u8]| decoded(bytes, encoding);
         let message = commit.message().with_context(|| format!("cannot read the message of {sha}"))?;
-        let subject = message.summary().to_str_lossy().trim().to_string();
-        let body = message.body.map(|b| b.to_str_lossy().trim().to_string()).unwrap_or_default();
+        let subject = text(&message.summary()).trim().to_string();
+        let body = message.body.map(|b| text(b).trim().to_string()).unwrap_or_default();
         let author = commit.author().with_context(|| format!("cannot read the author of {sha}"))?;
         let time = author.time().with_context(|| format!("cannot read the date of {sha}"))?;
         let parents: Vec<gix::ObjectId> = commit.parent_ids().map(|p| p.detach()).collect();
@@ -114,8 +116,8 @@ impl GitRepo {
             sha: sha.to_string(),
             time: time.seconds,
             offset: time.offset,
-            author: author.name.to_str_lossy().into_owned(),
-            email: author.email.to_str_lossy().into_owned(),
+            author: text(author.name),
+            email: text(author.email),
             subject,
             body,
             paths: changes.paths,
@@ -299,9 +301,33 @@ impl GitRepo {
     }
 }
 
+/// The text encoding a commit's `encoding` header names (git writes one
+/// when `i18n.commitEncoding` is not UTF-8); None for UTF-8 or a name
+/// nobody knows, whose text is then read as UTF-8, bad bytes replaced.
+fn encoding_named(label: &[u8]) -> Option<&'static encoding_rs::Encoding> {
+    encoding_rs::Encoding::for_label(label.trim()).filter(|e| *e != encoding_rs::UTF_8)
+}
+
+/// A commit's bytes as text, in the commit's own encoding.
+fn decoded(bytes: &[u8], encoding: Option<&'static encoding_rs::Encoding>) -> String {
+    match encoding {
+        Some(encoding) => encoding.decode_without_bom_handling(bytes).0.into_owned(),
+        None => bytes.to_str_lossy().into_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_commit_is_read_in_the_encoding_it_names() {
+        let latin1 = encoding_named(b"ISO-8859-1");
+        assert_eq!(decoded(b"Caf\xe9 cr\xe8me", latin1), "Café crème");
+        assert_eq!(decoded("Café".as_bytes(), encoding_named(b"UTF-8")), "Café");
+        assert_eq!(decoded(b"Caf\xe9", encoding_named(b"no-such-encoding")), "Caf\u{fffd}");
+        assert_eq!(decoded(b"\x82\xa0", encoding_named(b"Shift_JIS")), "あ");
+    }
 
     #[test]
     fn this_repository_has_a_history_with_authors_and_paths() {
