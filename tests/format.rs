@@ -235,6 +235,15 @@ fn malformed_input_is_an_error_naming_the_line() {
     let o = run_with_input(t.cmd("vg-format", ".").arg("--files"), b"\xff\xfe\n");
     assert_code(&o, 2);
     assert!(stderr(&o).contains("line 1"), "{}", stderr(&o));
+    // A root to read files from must say where it is; a type must be a name.
+    for (line, error) in [
+        (r#"{"file":"src/lib.rs","start_line":1,"end_line":1,"root":"."}"#, "root \".\" is not an absolute path"),
+        (r#"{"type":5,"file":"a","start_line":1,"end_line":1}"#, "its type is 5, not a string"),
+    ] {
+        let o = format(&t, ".", &["-C", "1"], &format!("{}{line}\n", stream(&t)));
+        assert_code(&o, 2);
+        assert!(stderr(&o).starts_with("vg-format: line 4: ") && stderr(&o).contains(error), "{}", stderr(&o));
+    }
 }
 
 #[test]

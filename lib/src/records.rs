@@ -3,7 +3,7 @@
 //! gain fields and new record types; readers ignore what they do not know.
 
 use std::io::{self, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -590,6 +590,8 @@ pub enum RecordError {
     BadCommit { line: usize, cause: String },
     #[error("line {line}: record version {found} is newer than this tool understands ({CONTRACT_VERSION})")]
     TooNew { line: usize, found: u64 },
+    #[error("line {line}: its type is {found}, not a string naming a record")]
+    BadType { line: usize, found: String },
 }
 
 /// Every record of the contract, tagged by its `type`: what a reader gets
@@ -643,10 +645,11 @@ impl Record {
                 "hit".to_string()
             }
             Some(serde_json::Value::String(kind)) => kind.clone(),
-            Some(_) => return Ok(Some(Record::Other)),
+            Some(other) => return Err(RecordError::BadType { line, found: short_json(other) }),
         };
         match (Record::deserialize(value), kind.as_str()) {
-            (Ok(Record::Hit(hit)), _) => check_lines(hit, line).map(|h| Some(Record::Hit(h))),
+            (Ok(Record::Hit(hit)), _) => check_hit(hit, line).map(|h| Some(Record::Hit(h))),
+            (Ok(Record::Commit(commit)), _) => check_commit(commit, line).map(|c| Some(Record::Commit(c))),
             (Ok(record), _) => Ok(Some(record)),
             (Err(e), "hit") => Err(RecordError::BadHit { line, cause: e.to_string() }),
             (Err(e), "commit") => Err(RecordError::BadCommit { line, cause: e.to_string() }),
@@ -655,15 +658,43 @@ impl Record {
     }
 }
 
-/// A hit whose lines are a 1-based range, or the error saying they are not.
-fn check_lines(hit: HitRecord, line: usize) -> Result<HitRecord, RecordError> {
-    if hit.start_line == 0 || hit.end_line < hit.start_line {
-        return Err(RecordError::BadHit {
+/// A hit whose lines are a 1-based range and whose root (if any) is
+/// absolute, or the error saying what it is not: a reader joins the root
+/// and the file to read the file, and a relative root would be read from
+/// wherever the reader runs.
+fn check_hit(hit: HitRecord, line: usize) -> Result<HitRecord, RecordError> {
+    let cause = if hit.start_line == 0 || hit.end_line < hit.start_line {
+        format!("line range {}-{} is not a 1-based range", hit.start_line, hit.end_line)
+    } else if let Some(root) = hit.root.as_deref().filter(|r| !Path::new(r).is_absolute()) {
+        format!("root {:?} is not an absolute path", short(root))
+    } else {
+        return Ok(hit);
+    };
+    Err(RecordError::BadHit { line, cause })
+}
+
+/// A commit whose root is absolute, or the error saying it is not.
+fn check_commit(commit: CommitRecord, line: usize) -> Result<CommitRecord, RecordError> {
+    match Path::new(&commit.root).is_absolute() {
+        true => Ok(commit),
+        false => Err(RecordError::BadCommit {
             line,
-            cause: format!("line range {}-{} is not a 1-based range", hit.start_line, hit.end_line),
-        });
+            cause: format!("root {:?} is not an absolute path", short(&commit.root)),
+        }),
     }
-    Ok(hit)
+}
+
+/// At most 80 characters of `text`, for an error line.
+fn short(text: &str) -> String {
+    match text.char_indices().nth(80) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_string(),
+    }
+}
+
+/// A JSON value as an error line shows it.
+fn short_json(value: &serde_json::Value) -> String {
+    short(&value.to_string())
 }
 
 /// A search stream as read: its records, and its lines to copy on.
@@ -767,6 +798,16 @@ mod tests {
         assert!(e.starts_with("line 2:"), "{e}");
         let e = parse_hit_line(r#"{"file":"a","start_line":5,"end_line":1}"#, 3).unwrap_err().to_string();
         assert!(e.contains("line 3"), "{e}");
+        let e = parse_hit_line(r#"{"file":"a","start_line":1,"end_line":1,"root":"rel/dir"}"#, 5).unwrap_err();
+        assert_eq!(e.to_string(), r#"line 5: not a hit record: root "rel/dir" is not an absolute path"#);
+        let e = Record::parse(r#"{"type":5,"file":"a","start_line":1,"end_line":1}"#, 6).unwrap_err();
+        assert_eq!(e.to_string(), "line 6: its type is 5, not a string naming a record");
+        let sample = include_str!("../../spec/samples/commits.ndjson").lines().next().unwrap();
+        let mut commit: serde_json::Value = serde_json::from_str(sample).unwrap();
+        assert!(matches!(Record::parse(sample, 8), Ok(Some(Record::Commit(_)))));
+        commit["root"] = "p".into();
+        let e = Record::parse(&commit.to_string(), 8).unwrap_err().to_string();
+        assert!(e.starts_with("line 8: not a commit record: root \"p\""), "{e}");
         let e = parse_hit_line(r#"[1,2]"#, 4).unwrap_err().to_string();
         assert!(e.contains("line 4"), "{e}");
         let e = parse_hit_line(r#"{"v":9,"file":"a","start_line":1,"end_line":1}"#, 5).unwrap_err().to_string();
