@@ -208,8 +208,15 @@ fn nothing_outside_the_served_paths_is_reached() {
             search(json!({"query": "retry failed uploads", "paths": ["src/config.py"], "threshold": -1})),
             search(json!({"query": "retry failed uploads", "k": 20, "threshold": -1})),
             {"op": "call", "tool": "status"},
+            search(json!({"query": "retry failed uploads", "paths": [format!("src/{}", "x".repeat(4 << 20))]})),
+            search(json!({"query": "retry failed uploads", "paths": ["../".repeat(1 << 20)]})),
         ]),
     );
+    // An error repeats a path a client sent only in part: one short line.
+    for i in [11, 12] {
+        let e = tool_error(&r[i]);
+        assert!(e.len() < 1000 && e.contains('…'), "step {i}: {}", &e[..e.len().min(300)]);
+    }
     for (i, why) in [
         (1, "outside the project root"),
         (2, "outside the project root"),

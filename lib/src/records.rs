@@ -11,6 +11,7 @@ use crate::history::{iso_date, CommitHit};
 use crate::index::{FileOutcome, IndexSummary};
 use crate::judge::{Judgement, Verdict};
 use crate::project::catalog::Catalog;
+use crate::project::shown::clipped;
 use crate::project::Skip;
 use crate::project::{ProjectRoot, RootMarker};
 use crate::search::Hit;
@@ -666,7 +667,7 @@ fn check_hit(hit: HitRecord, line: usize) -> Result<HitRecord, RecordError> {
     let cause = if hit.start_line == 0 || hit.end_line < hit.start_line {
         format!("line range {}-{} is not a 1-based range", hit.start_line, hit.end_line)
     } else if let Some(root) = hit.root.as_deref().filter(|r| !Path::new(r).is_absolute()) {
-        format!("root {:?} is not an absolute path", short(root))
+        format!("root {:?} is not an absolute path", clipped(root, 80))
     } else {
         return Ok(hit);
     };
@@ -679,22 +680,14 @@ fn check_commit(commit: CommitRecord, line: usize) -> Result<CommitRecord, Recor
         true => Ok(commit),
         false => Err(RecordError::BadCommit {
             line,
-            cause: format!("root {:?} is not an absolute path", short(&commit.root)),
+            cause: format!("root {:?} is not an absolute path", clipped(&commit.root, 80)),
         }),
-    }
-}
-
-/// At most 80 characters of `text`, for an error line.
-fn short(text: &str) -> String {
-    match text.char_indices().nth(80) {
-        Some((end, _)) => format!("{}…", &text[..end]),
-        None => text.to_string(),
     }
 }
 
 /// A JSON value as an error line shows it.
 fn short_json(value: &serde_json::Value) -> String {
-    short(&value.to_string())
+    clipped(&value.to_string(), 80)
 }
 
 /// A search stream as read: its records, and its lines to copy on.

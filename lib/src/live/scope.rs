@@ -7,11 +7,14 @@ use std::path::{Path, PathBuf};
 
 use super::LiveIndex;
 use crate::project::catalog::{admit_catalog_paths, Catalog};
+use crate::project::shown::clipped;
 use crate::project::{admit_paths, is_under, normalize_lexically, AdmittedPath, ProjectRoot, RootMarker};
 use crate::store::Scope;
 
 /// Most paths one request may name.
 const MAX_PATHS: usize = 64;
+/// Most characters of a client's path an error repeats.
+const SHOWN_CHARS: usize = 200;
 
 /// The scope of a search under `paths` (root-relative or absolute inside
 /// the root); no paths is every served path. Err names the first path
@@ -28,10 +31,11 @@ pub fn confine(live: &LiveIndex, paths: &[String]) -> Result<Scope, String> {
     let mut prefixes = Vec::with_capacity(paths.len());
     for path in paths {
         let rel = inside_root(&root.path, path)?;
-        for p in admitted(root, rel).map_err(|e| format!("{path}: {e}"))? {
+        let shown = clipped(path, SHOWN_CHARS);
+        for p in admitted(root, rel).map_err(|e| clipped(&format!("{shown}: {e:#}"), 2 * SHOWN_CHARS))? {
             if !served.prefixes.iter().any(|s| is_under(&p.rel, s)) {
                 return Err(format!(
-                    "{path} is not among the paths this server searches ({}); start the server on it to search it",
+                    "{shown} is not among the paths this server searches ({}); start the server on it to search it",
                     served_list(&served.prefixes)
                 ));
             }
@@ -62,12 +66,12 @@ fn admitted(root: &ProjectRoot, path: PathBuf) -> anyhow::Result<Vec<AdmittedPat
 /// file system is asked anything about it.
 fn inside_root(root: &Path, path: &str) -> Result<PathBuf, String> {
     if path.contains('\0') {
-        return Err(format!("{path:?} is not a path"));
+        return Err(format!("{:?} is not a path", clipped(path, SHOWN_CHARS)));
     }
     let joined = root.join(path);
     let lexical = normalize_lexically(&joined);
     if !lexical.starts_with(root) {
-        return Err(format!("refused: {path} is outside the project root {}", root.display()));
+        return Err(format!("refused: {} is outside the project root {}", clipped(path, SHOWN_CHARS), root.display()));
     }
     Ok(lexical)
 }

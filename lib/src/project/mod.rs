@@ -11,6 +11,7 @@ mod generated;
 mod packages;
 mod root;
 mod settings;
+pub(crate) mod shown;
 pub(crate) mod small_file;
 pub(crate) mod urls;
 mod walk;
