@@ -380,6 +380,8 @@ fn post_v1_ask_answers_with_the_response_and_refuses_bad_input() {
         (br#"{"query": "x", "root": "/etc"}"#, 403, "outside the project root"),
         (br#"{"query": "x", "root": "../.."}"#, 403, "outside the project root"),
         (br#"{"query": "x", "root": "escape"}"#, 403, "escape: it leads outside the project root"),
+        (br#"{"query": "x", "root": "no/such/dir"}"#, 404, "no/such/dir: "),
+        (br#"{"query": "x", "root": "a\u0000b"}"#, 400, "is not a path"),
         (big.as_bytes(), 413, "the limit is 65536"),
     ] {
         let (got, text) = post(&s, body, &[auth]);

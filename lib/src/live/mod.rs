@@ -23,7 +23,7 @@ mod searcher;
 mod status;
 
 pub use runs::{RunOutcome, RunTicket, JOB_STOPPED};
-pub use scope::confine;
+pub use scope::{confine, Refusal, RefusalKind};
 pub use searcher::{Searched, Searcher};
 pub use status::{IndexingState, LiveStatus};
 

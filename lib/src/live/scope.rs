@@ -16,33 +16,84 @@ const MAX_PATHS: usize = 64;
 /// Most characters of a client's path an error repeats.
 const SHOWN_CHARS: usize = 200;
 
+/// Why a client's path was refused: the message names the path and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub kind: RefusalKind,
+    pub message: String,
+}
+
+/// What kind of refusal it is, for a protocol that tells them apart (HTTP).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefusalKind {
+    /// A place the client may not search: outside the root or the served paths.
+    Forbidden,
+    /// A path inside that names nothing.
+    NotFound,
+    /// Not a path, or too many of them.
+    Malformed,
+}
+
+impl Refusal {
+    fn new(kind: RefusalKind, message: String) -> Refusal {
+        Refusal { kind, message }
+    }
+}
+
+impl From<Refusal> for String {
+    fn from(refusal: Refusal) -> String {
+        refusal.message
+    }
+}
+
 /// The scope of a search under `paths` (root-relative or absolute inside
 /// the root); no paths is every served path. Err names the first path
 /// refused and why.
-pub fn confine(live: &LiveIndex, paths: &[String]) -> Result<Scope, String> {
+pub fn confine(live: &LiveIndex, paths: &[String]) -> Result<Scope, Refusal> {
     let served = live.scope();
     if paths.is_empty() {
         return Ok(served);
     }
     if paths.len() > MAX_PATHS {
-        return Err(format!("at most {MAX_PATHS} paths, got {}", paths.len()));
+        return Err(Refusal::new(RefusalKind::Malformed, format!("at most {MAX_PATHS} paths, got {}", paths.len())));
     }
     let root = &live.target.root;
     let mut prefixes = Vec::with_capacity(paths.len());
     for path in paths {
         let rel = inside_root(&root.path, path)?;
         let shown = clipped(path, SHOWN_CHARS);
-        for p in admitted(root, rel).map_err(|e| clipped(&format!("{shown}: {e:#}"), 2 * SHOWN_CHARS))? {
+        let admitted = admitted(root, rel)
+            .map_err(|e| Refusal::new(refusal_kind(&e), clipped(&format!("{shown}: {e:#}"), 2 * SHOWN_CHARS)))?;
+        for p in admitted {
             if !served.prefixes.iter().any(|s| is_under(&p.rel, s)) {
-                return Err(format!(
-                    "{shown} is not among the paths this server searches ({}); start the server on it to search it",
-                    served_list(&served.prefixes)
+                return Err(Refusal::new(
+                    RefusalKind::Forbidden,
+                    format!(
+                        "{shown} is not among the paths this server searches ({}); start the server on it to search it",
+                        served_list(&served.prefixes)
+                    ),
                 ));
             }
             prefixes.push(p.rel);
         }
     }
     Ok(Scope { prefixes, files: served.files })
+}
+
+/// A path that names nothing is not found; one that leads out is forbidden.
+fn refusal_kind(e: &anyhow::Error) -> RefusalKind {
+    let missing = e.chain().any(|cause| {
+        cause.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound)
+            || matches!(
+                cause.downcast_ref::<crate::project::RootError>(),
+                Some(crate::project::RootError::Path { cause, .. }) if cause.kind() == std::io::ErrorKind::NotFound
+            )
+    });
+    match e.downcast_ref::<OutsideRoot>() {
+        Some(_) => RefusalKind::Forbidden,
+        None if missing => RefusalKind::NotFound,
+        None => RefusalKind::Malformed,
+    }
 }
 
 /// The paths `path` (under `root` by its text) admits: for a catalog, a
@@ -55,23 +106,27 @@ fn admitted(root: &ProjectRoot, path: PathBuf) -> anyhow::Result<Vec<AdmittedPat
     match admit_paths(root, &root.path, &[path], false) {
         Ok(admission) => Ok(admission.admitted),
         // The command line's way out (--skip-outside-root) is no answer to a client.
-        Err(crate::project::RootError::OutsideRoot { root, .. }) => {
-            Err(anyhow::anyhow!("it leads outside the project root '{}'", root.display()))
-        }
+        Err(crate::project::RootError::OutsideRoot { root, .. }) => Err(OutsideRoot(root).into()),
         Err(e) => Err(e.into()),
     }
 }
 
+/// A path that leads out of the project root, through a link.
+#[derive(Debug, thiserror::Error)]
+#[error("it leads outside the project root '{}'", .0.display())]
+struct OutsideRoot(PathBuf);
+
 /// `path` as a path under `root`, decided by its text alone, before the
 /// file system is asked anything about it.
-fn inside_root(root: &Path, path: &str) -> Result<PathBuf, String> {
+fn inside_root(root: &Path, path: &str) -> Result<PathBuf, Refusal> {
     if path.contains('\0') {
-        return Err(format!("{:?} is not a path", clipped(path, SHOWN_CHARS)));
+        return Err(Refusal::new(RefusalKind::Malformed, format!("{:?} is not a path", clipped(path, SHOWN_CHARS))));
     }
     let joined = root.join(path);
     let lexical = normalize_lexically(&joined);
     if !lexical.starts_with(root) {
-        return Err(format!("refused: {} is outside the project root {}", clipped(path, SHOWN_CHARS), root.display()));
+        let why = format!("refused: {} is outside the project root {}", clipped(path, SHOWN_CHARS), root.display());
+        return Err(Refusal::new(RefusalKind::Forbidden, why));
     }
     Ok(lexical)
 }
@@ -94,8 +149,9 @@ mod tests {
         assert_eq!(inside_root(root, "/work/project/src").unwrap(), Path::new("/work/project/src"));
         for outside in ["..", "../other", "src/../../other", "/etc/passwd", "/work/projectile", "/"] {
             let e = inside_root(root, outside).unwrap_err();
-            assert!(e.contains("outside the project root"), "{outside}: {e}");
+            assert_eq!(e.kind, RefusalKind::Forbidden, "{outside}");
+            assert!(e.message.contains("outside the project root"), "{outside}: {}", e.message);
         }
-        assert!(inside_root(root, "a\0b").is_err());
+        assert_eq!(inside_root(root, "a\0b").unwrap_err().kind, RefusalKind::Malformed);
     }
 }

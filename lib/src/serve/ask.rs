@@ -4,13 +4,15 @@
 //! one is called for, warnings and what the run did (`ask::AskResponse`).
 //! The body is read strictly: an unknown field, a field of the wrong type
 //! or an unknown privacy mode is a 400 naming it, and a root outside the
-//! served paths is refused (403), as vg-mcp confines its clients.
+//! served paths is refused (403) as vg-mcp confines its clients, one that
+//! names nothing is a 404.
 
 use serde_json::{Map, Value};
 
 use super::http::Response;
 use super::{Shared, StoreSlot};
 use crate::ask::{self, AskOptions, LiveAsk};
+use crate::live::{Refusal, RefusalKind};
 use crate::project::PrivacyMode;
 
 pub(super) const ASK_PATH: &str = "/v1/ask";
@@ -36,7 +38,14 @@ pub(super) fn ask_response(shared: &Shared, body: &[u8], store: &mut StoreSlot) 
     let live = shared.searcher.live();
     let scope = match crate::live::confine(live, request.root.as_slice()) {
         Ok(scope) => scope,
-        Err(message) => return Response::error(403, &format!("root: {message}")),
+        Err(Refusal { kind, message }) => {
+            let status = match kind {
+                RefusalKind::Forbidden => 403,
+                RefusalKind::NotFound => 404,
+                RefusalKind::Malformed => 400,
+            };
+            return Response::error(status, &format!("root: {message}"));
+        }
     };
     let options = AskOptions::new(request.privacy_mode);
     let mut searcher = LiveAsk { searcher: &shared.searcher, store, scope };
