@@ -304,6 +304,22 @@ fn it_exits_when_the_client_leaves_and_survives_garbage() {
     assert_code(&out, 0);
     let answered: Vec<Value> = stdout(&out).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
     assert!(answered.iter().any(|m| m["id"] == 1 && m["result"]["serverInfo"]["name"] == "vecgrep"), "{answered:?}");
+    // After the handshake, malformed requests get the JSON-RPC error they
+    // call for, with their id; lines that are not JSON get no answer.
+    let input = format!(
+        "{init}\n{}\nnot json\n{}\n{}\n{}\n",
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"nme": "search"}}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": "search"}),
+        json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list"}),
+    );
+    let out = run_with_input(&mut t.cmd("vg-mcp", "."), input.as_bytes());
+    assert_code(&out, 0);
+    let answered: Vec<Value> = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let code_of = |id: u64| answered.iter().find(|m| m["id"] == id).map(|m| m["error"]["code"].clone());
+    assert_eq!((code_of(2), code_of(3)), (Some(json!(-32602)), Some(json!(-32600))), "{answered:?}");
+    assert!(answered.iter().any(|m| m["id"] == 4 && m["result"]["tools"].is_array()), "{answered:?}");
+    assert_eq!(answered.len(), 4, "{answered:?}");
 }
 
 /// Issue 42: with -L, a link inside the served paths to elsewhere in the

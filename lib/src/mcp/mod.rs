@@ -9,12 +9,14 @@
 //! indexer, and one that loads the query model at start, so that the
 //! handshake does not wait for it and the first search waits as little as
 //! it can. `tools.rs` holds the tools, `args.rs` the search's arguments and
-//! answer, `run.rs` the `index` tool's wait; what a client's paths may
-//! reach is `live::confine`'s.
+//! answer, `run.rs` the `index` tool's wait, `transport.rs` the lines read
+//! and written (a malformed message answered as JSON-RPC says); what a
+//! client's paths may reach is `live::confine`'s.
 
 mod args;
 mod run;
 mod tools;
+mod transport;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -79,7 +81,7 @@ pub fn serve_stdio(
 /// Serve until the client leaves or `shutdown` is set.
 async fn serve_until_closed(server: VecgrepServer, shutdown: &AtomicBool) -> Result<()> {
     let running = tokio::select! {
-        started = server.serve(rmcp::transport::stdio()) => match started {
+        started = server.serve(transport::stdio()) => match started {
             Ok(running) => running,
             // The client left before the handshake ended: nothing to serve.
             Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),

@@ -1,0 +1,297 @@
+//! vg-mcp's stdio transport: one JSON-RPC message per line, as the SDK's
+//! own, but each line is looked at before the SDK sees it, so that a
+//! malformed message gets the JSON-RPC error it calls for. The SDK answers
+//! a `tools/call` or `initialize` whose params do not fit with "method not
+//! found" (its requests are an untagged union, and what fits no variant is
+//! a custom method), and a request whose shape is wrong with an error that
+//! drops the request's id. Lines that are not JSON are left unanswered, as
+//! every official MCP SDK leaves them (an answer could start an error storm
+//! with a peer that echoes it).
+
+use std::sync::Arc;
+
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ErrorCode, ErrorData, RequestId, ServerJsonRpcMessage};
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use rmcp::RoleServer;
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::Mutex;
+
+use crate::project::shown::clipped;
+
+/// Longest message read, as the SDK's default; a longer line is dropped.
+const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+
+/// The requests vg-mcp serves: one of them that the SDK cannot read is a
+/// request with params that do not fit, not an unknown method.
+const SERVED_METHODS: [&str; 4] = ["initialize", "ping", "tools/list", "tools/call"];
+
+/// What to do with one line.
+#[derive(Debug)]
+pub(super) enum Screened {
+    /// A message for the SDK.
+    Message(Box<ClientJsonRpcMessage>),
+    /// An error to answer at once, the SDK never seeing the line.
+    Answer(Box<ServerJsonRpcMessage>),
+    /// Nothing: a blank line, one that is not JSON, a malformed notification.
+    Nothing,
+}
+
+/// Look at one line as received (without its newline).
+pub(super) fn screen(line: &[u8]) -> Screened {
+    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return Screened::Nothing;
+    }
+    let Ok(value) = serde_json::from_slice::<Value>(line) else { return Screened::Nothing };
+    let Some(object) = value.as_object() else {
+        let why = match value.is_array() {
+            true => "a batch (an array) is not taken: send one message per line",
+            false => "a message is a JSON object",
+        };
+        return answer(ErrorCode::INVALID_REQUEST, why.to_string(), None);
+    };
+    let id = object.get("id").and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok());
+    let method = object.get("method").and_then(Value::as_str).map(str::to_string);
+    let params_unstructured = object.get("params").is_some_and(|p| !p.is_object() && !p.is_array());
+    match serde_json::from_value::<ClientJsonRpcMessage>(value) {
+        Ok(ClientJsonRpcMessage::Request(request)) => match (&request.request, method) {
+            (ClientRequest::CustomRequest(_), Some(method)) if SERVED_METHODS.contains(&method.as_str()) => {
+                let why = format!("the params of {method} do not fit its schema");
+                answer(ErrorCode::INVALID_PARAMS, why, Some(request.id))
+            }
+            _ => Screened::Message(Box::new(ClientJsonRpcMessage::Request(request))),
+        },
+        Ok(message) => Screened::Message(Box::new(message)),
+        // A notification is never answered, even a malformed one.
+        Err(_) if id.is_none() && method.is_some() => Screened::Nothing,
+        Err(_) if params_unstructured => {
+            answer(ErrorCode::INVALID_REQUEST, "params must be an object or an array".to_string(), id)
+        }
+        Err(e) => {
+            answer(ErrorCode::INVALID_REQUEST, format!("not a JSON-RPC message: {}", clipped(&e.to_string(), 200)), id)
+        }
+    }
+}
+
+fn answer(code: ErrorCode, message: String, id: Option<RequestId>) -> Screened {
+    Screened::Answer(Box::new(ServerJsonRpcMessage::error(ErrorData::new(code, message, None), id)))
+}
+
+/// The transport: lines read from `reader` are screened; messages and
+/// answers are written to `writer` a whole line at a time.
+pub(super) struct ScreenedLines<R, W> {
+    reader: BufReader<R>,
+    writer: Arc<Mutex<W>>,
+    /// The line read so far. The SDK drops a `receive` whenever another of
+    /// its futures is ready first, so a partly read line waits here.
+    partial: Vec<u8>,
+    /// The line in hand is longer than `MAX_LINE_BYTES`: read on to its end.
+    oversized: bool,
+    /// Errors being written; the end of input waits for them, so that a
+    /// client that sends its last line and closes gets every answer.
+    answering: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl<R, W> ScreenedLines<R, W>
+where
+    R: tokio::io::AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    pub(super) fn new(reader: R, writer: W) -> Self {
+        ScreenedLines {
+            reader: BufReader::new(reader),
+            writer: Arc::new(Mutex::new(writer)),
+            partial: Vec::new(),
+            oversized: false,
+            answering: Vec::new(),
+        }
+    }
+
+    /// The next whole line, without its newline; None at the end of input.
+    /// Cancel-safe: nothing is consumed that is not kept in `partial`.
+    async fn next_line(&mut self) -> Option<Vec<u8>> {
+        loop {
+            let buffer = match self.reader.fill_buf().await {
+                Ok(buffer) => buffer,
+                Err(_) => return None,
+            };
+            if buffer.is_empty() {
+                return None;
+            }
+            let newline = buffer.iter().position(|&b| b == b'\n');
+            let piece = &buffer[..newline.unwrap_or(buffer.len())];
+            if !self.oversized && self.partial.len() + piece.len() > MAX_LINE_BYTES {
+                self.oversized = true;
+                self.partial = Vec::new();
+            }
+            if !self.oversized {
+                self.partial.extend_from_slice(piece);
+            }
+            let used = newline.map_or(piece.len(), |at| at + 1);
+            self.reader.consume(used);
+            if newline.is_some() {
+                let oversized = std::mem::replace(&mut self.oversized, false);
+                let line = std::mem::take(&mut self.partial);
+                if !oversized {
+                    return Some(line);
+                }
+            }
+        }
+    }
+}
+
+/// Write `message` and a newline, whole, under the writer's lock.
+async fn write_message<W: AsyncWrite + Unpin>(
+    writer: &Mutex<W>,
+    message: &ServerJsonRpcMessage,
+) -> std::io::Result<()> {
+    let mut line = serde_json::to_vec(message).map_err(std::io::Error::other)?;
+    line.push(b'\n');
+    let mut writer = writer.lock().await;
+    writer.write_all(&line).await?;
+    writer.flush().await
+}
+
+impl<R, W> Transport<RoleServer> for ScreenedLines<R, W>
+where
+    R: tokio::io::AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let writer = Arc::clone(&self.writer);
+        async move { write_message(&writer, &item).await }
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        loop {
+            let Some(line) = self.next_line().await else {
+                while let Some(answer) = self.answering.last_mut() {
+                    let _ = answer.await;
+                    self.answering.pop();
+                }
+                return None;
+            };
+            match screen(&line) {
+                Screened::Message(message) => return Some(*message),
+                Screened::Answer(error) => {
+                    // Written by a task of its own, which the SDK's dropping
+                    // this future cannot cut off in the middle of the line.
+                    let writer = Arc::clone(&self.writer);
+                    self.answering.retain(|answer| !answer.is_finished());
+                    self.answering.push(tokio::spawn(async move {
+                        let _ = write_message(&writer, &error).await;
+                    }));
+                }
+                Screened::Nothing => {}
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.writer.lock().await.flush().await
+    }
+}
+
+/// The transport on this process's stdin and stdout.
+pub(super) fn stdio() -> ScreenedLines<tokio::io::Stdin, tokio::io::Stdout> {
+    ScreenedLines::new(tokio::io::stdin(), tokio::io::stdout())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error_of(screened: Screened) -> (i32, Option<RequestId>, String) {
+        match screened {
+            Screened::Answer(message) => match *message {
+                ServerJsonRpcMessage::Error(e) => (e.error.code.0, e.id, e.error.message.to_string()),
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn what_fits_goes_to_the_sdk() {
+        for line in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search","arguments":{"query":"x"},"_meta":{"progressToken":3}}}"#,
+            r#"{"jsonrpc":"2.0","id":"a","method":"tools/list","params":{"cursor":null}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":6,"method":"ping","params":{"_meta":{"k":1}}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"method":"prompts/list"}"#,
+            r#"{"jsonrpc":"2.0","id":8,"method":"no/such/method","params":{}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            "\u{feff}{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\"}\r",
+        ] {
+            assert!(matches!(screen(line.as_bytes()), Screened::Message(_)), "{line}");
+        }
+    }
+
+    #[test]
+    fn a_served_method_whose_params_do_not_fit_is_invalid_params() {
+        for line in [
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"nme":"search"}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"bogus":1}}"#,
+        ] {
+            let (code, id, message) = error_of(screen(line.as_bytes()));
+            assert_eq!((code, id), (-32602, Some(RequestId::Number(3))), "{line}");
+            assert!(message.contains("do not fit its schema"), "{message}");
+        }
+    }
+
+    #[test]
+    fn a_message_of_the_wrong_shape_is_an_invalid_request_with_its_id() {
+        let (code, id, message) = error_of(screen(br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":"str"}"#));
+        assert_eq!(
+            (code, id, message.as_str()),
+            (-32600, Some(RequestId::Number(4)), "params must be an object or an array")
+        );
+        let (code, id, _) = error_of(screen(br#"{"jsonrpc":"1.0","id":"x","method":"ping"}"#));
+        assert_eq!((code, id), (-32600, Some(RequestId::String("x".into()))));
+        let (code, id, message) = error_of(screen(br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#));
+        assert_eq!((code, id), (-32600, None));
+        assert!(message.contains("batch"), "{message}");
+        let (code, id, _) = error_of(screen(b"42"));
+        assert_eq!((code, id), (-32600, None));
+        // A value the error names is shown in part.
+        let long = format!(r#"{{"jsonrpc":"{}","id":1,"method":"ping"}}"#, "z".repeat(1 << 20));
+        let (code, id, message) = error_of(screen(long.as_bytes()));
+        assert_eq!((code, id), (-32600, Some(RequestId::Number(1))));
+        assert!(message.len() < 400, "{}", message.len());
+    }
+
+    #[test]
+    fn what_is_not_json_and_malformed_notifications_are_not_answered() {
+        for line in [
+            "",
+            "   ",
+            "garbage",
+            "{\"jsonrpc\":",
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":"x"}"#,
+        ] {
+            assert!(matches!(screen(line.as_bytes()), Screened::Nothing), "{line}");
+        }
+    }
+
+    #[tokio::test]
+    async fn lines_come_whole_and_an_oversized_one_is_dropped() {
+        let mut input = Vec::new();
+        input.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n");
+        input.extend(std::iter::repeat_n(b'x', MAX_LINE_BYTES + 10));
+        input.extend_from_slice(b"\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n");
+        let mut lines = ScreenedLines::new(&input[..], Vec::<u8>::new());
+        assert!(lines.next_line().await.unwrap().ends_with(b"\"id\":1,\"method\":\"ping\"}"));
+        assert!(lines.next_line().await.unwrap().ends_with(b"\"id\":2,\"method\":\"ping\"}"));
+        assert_eq!(lines.next_line().await, None);
+    }
+}
