@@ -215,3 +215,30 @@ fn a_shallow_clone_reads_the_history_it_has_and_refuses_what_it_lacks() {
     assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
     assert!(stderr(&o).starts_with("vg-index: "), "{}", stderr(&o));
 }
+
+#[test]
+fn a_path_the_revision_has_is_searched_though_the_working_tree_lost_it() {
+    let tree = two_releases();
+    git(&tree, &["rm", "-q", "src/config.py"]);
+    git(&tree, &["commit", "-q", "-m", "v3: the parser goes"]);
+    // At HEAD the file is gone: a clear error, as for any missing path.
+    let o = run(tree.cmd("vg-query", "").args(["read key value lines", "src/config.py"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("src/config.py"), "{}", stderr(&o));
+    // v1 has it: the path names a place in the revision searched.
+    let o = run(tree.cmd("vecgrep", "").args([
+        "--rev",
+        "v1",
+        "--json",
+        "--threshold",
+        "-1",
+        "read key value lines",
+        "src/config.py",
+    ]));
+    assert_code(&o, 0);
+    let hits = of_type(&records(&o), "hit").into_iter().map(|h| h["file"].clone()).collect::<Vec<_>>();
+    assert_eq!(hits, ["src/config.py"], "{}", stderr(&o));
+    // A path the revision does not have either is said to name nothing.
+    let o = run(tree.cmd("vg-query", "").args(["--rev", "v1", "--no-index", "parser", "src/config.py", "docs"]));
+    assert!(stderr(&o).contains("'docs' names nothing in revision"), "{}", stderr(&o));
+}

@@ -163,6 +163,7 @@ pub fn resolve_root(
     paths: &[PathBuf],
     skip_outside_root: bool,
     catalog: Option<&CatalogArgs>,
+    paths_in: PathsIn,
 ) -> Result<(PathBuf, ProjectRoot, Admission, Option<String>)> {
     let cwd = current_dir()?;
     let in_catalog = |catalog: Catalog, label| {
@@ -178,8 +179,33 @@ pub fn resolve_root(
             return in_catalog(catalog, label);
         }
     }
-    let admission = admit_paths(&root, &cwd, paths, skip_outside_root)?;
+    let admission = match paths_in {
+        PathsIn::WorkingTree => admit_paths(&root, &cwd, paths, skip_outside_root)?,
+        PathsIn::Revision => in_revision(&root, &cwd, paths, skip_outside_root)?,
+    };
     Ok((cwd, root, admission, None))
+}
+
+/// Where the PATH arguments of a command name places.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PathsIn {
+    /// The working tree: each must exist.
+    WorkingTree,
+    /// A git revision searched (`--rev`): a place in it need not exist in
+    /// the working tree (a directory since deleted), so each is taken by
+    /// its text (`admit_paths_lexically`).
+    Revision,
+}
+
+fn in_revision(root: &ProjectRoot, cwd: &Path, paths: &[PathBuf], skip_outside_root: bool) -> Result<Admission> {
+    let admitted = vecgrep::project::admit_paths_lexically(root, cwd, paths, skip_outside_root)?
+        .into_iter()
+        .map(|rel| {
+            let abs = root.path.join(&rel);
+            AdmittedPath { is_dir: abs.is_dir(), abs, rel }
+        })
+        .collect();
+    Ok(Admission { admitted, skipped: Vec::new() })
 }
 
 /// The catalog a command given no `--catalog` and no PATH searches from
@@ -288,7 +314,19 @@ pub fn resolve(
     catalog: Option<&CatalogArgs>,
     cli: ConfigValues,
 ) -> Result<Invocation> {
-    let (cwd, mut root, admission, context_label) = resolve_root(paths, skip_outside_root, catalog)?;
+    resolve_in(tool, paths, skip_outside_root, catalog, cli, PathsIn::WorkingTree)
+}
+
+/// As `resolve`, with the PATH arguments naming places `paths_in` says.
+pub fn resolve_in(
+    tool: &str,
+    paths: &[PathBuf],
+    skip_outside_root: bool,
+    catalog: Option<&CatalogArgs>,
+    cli: ConfigValues,
+    paths_in: PathsIn,
+) -> Result<Invocation> {
+    let (cwd, mut root, admission, context_label) = resolve_root(paths, skip_outside_root, catalog, paths_in)?;
     let config = resolve_config(tool, &root, cli)?;
     root.shared = vecgrep::project::shared_index(&root, &config);
     note_skipped_paths(tool, config.quiet, &root, &admission);

@@ -397,7 +397,7 @@ pub struct QueryCli {
     /// Say in each hit record why it ranked where it did (`reasoning`): its place by meaning and by words, the words and names it matched, a concept it mentions, and what its file did to its place.
     #[arg(long)]
     pub explain: bool,
-    /// Search a git revision (a branch, tag or commit) instead of the working tree; it is indexed from the repository first if it is not yet (see vg-index --rev).
+    /// Search a git revision (a branch, tag or commit) instead of the working tree; it is indexed from the repository first if it is not yet (see vg-index --rev). PATHs then name places in the revision, which need not exist in the working tree.
     #[arg(long, value_name = "REV", conflicts_with = "reindex")]
     pub rev: Option<String>,
     #[command(flatten)]

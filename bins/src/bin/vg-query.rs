@@ -12,8 +12,8 @@ use vecgrep::search::SearchRequest;
 use vecgrep::store::{self, Scope};
 use vecgrep_bins::app::{
     cli_config, embedder_pool, index_blocking, label_of, note, note_filtered_all_skipped, note_holes, note_unresolved,
-    resolve, run_main, search_once, Blocking, Invocation, Preloading, EXIT_ERROR, EXIT_FOUND, EXIT_INTERRUPTED,
-    EXIT_NOT_FOUND,
+    resolve_in, run_main, search_once, Blocking, Invocation, PathsIn, Preloading, EXIT_ERROR, EXIT_FOUND,
+    EXIT_INTERRUPTED, EXIT_NOT_FOUND,
 };
 use vecgrep_bins::cli::QueryCli;
 
@@ -23,7 +23,9 @@ fn main() {
     let (cli, matches) = vecgrep_bins::app::parse_args::<QueryCli>(TOOL);
     run_main(TOOL, || {
         let query = vecgrep::search::check_query(&cli.query)?.to_string();
-        let inv = resolve(TOOL, &cli.paths, cli.outside.skip_outside_root, Some(&cli.catalog), cli_config(&matches)?)?;
+        let paths_in = if cli.rev.is_some() { PathsIn::Revision } else { PathsIn::WorkingTree };
+        let (skip, catalog) = (cli.outside.skip_outside_root, Some(&cli.catalog));
+        let inv = resolve_in(TOOL, &cli.paths, skip, catalog, cli_config(&matches)?, paths_in)?;
         let mut preloading = Preloading::start_for(&inv);
         let result = search(&cli, &inv, &query, &mut preloading);
         preloading.finish();
@@ -66,22 +68,12 @@ fn search(cli: &QueryCli, inv: &Invocation, query: &str, preloading: &mut Preloa
         (None, None) => inv.root.clone(),
     };
     let store = open_searched(&searched, cli.no_index && rev.is_none() && label.is_none(), inv)?;
-    let filtered = cli.walk.to_options(&inv.config).is_filtered();
-    let mut scope = Scope {
-        prefixes: if cli.no_scope { Vec::new() } else { inv.paths.iter().map(|p| p.rel.clone()).collect() },
-        files: if filtered && !cli.no_scope { walked.files } else { None },
-    };
-    if let Some(name) = &cli.package.package {
-        if rev.is_some() || label.is_some() {
-            return Err(anyhow::anyhow!(
-                "--package reads the working tree's manifests; it does not go with --rev or a label (--label, or the default context's)"
-            ));
+    let scope = scope_of(cli, inv, walked.files, rev.is_some() || label.is_some())?;
+    if let Some(sha) = &rev {
+        for missing in scope.prefixes_naming_nothing(&*store)? {
+            let shown = &sha[..sha.len().min(12)];
+            note(TOOL, inv.config.quiet, &format!("'{missing}' names nothing in revision {shown}"));
         }
-        let in_package = vecgrep::search::package_files(&inv.root, &inv.config, name)?;
-        scope.files = Some(match scope.files.take() {
-            Some(files) => files.intersection(&in_package).cloned().collect(),
-            None => in_package,
-        });
     }
     let filter = cli.filter.to_filter().map_err(|e| anyhow::anyhow!(e))?;
     let (mode, k, threshold) = (inv.config.mode, inv.config.top_k, inv.config.threshold);
@@ -119,6 +111,30 @@ fn search(cli: &QueryCli, inv: &Invocation, query: &str, preloading: &mut Preloa
     } else {
         EXIT_NOT_FOUND
     })
+}
+
+/// What the search may return: the PATHs (unless --no-scope), the files a
+/// filtered walk admitted, and those of `--package`, which reads the
+/// working tree's manifests and so goes with no revision or label.
+fn scope_of(cli: &QueryCli, inv: &Invocation, walked: Option<WalkedSet>, not_working_tree: bool) -> Result<Scope> {
+    let filtered = cli.walk.to_options(&inv.config).is_filtered();
+    let mut scope = Scope {
+        prefixes: if cli.no_scope { Vec::new() } else { inv.paths.iter().map(|p| p.rel.clone()).collect() },
+        files: if filtered && !cli.no_scope { walked } else { None },
+    };
+    if let Some(name) = &cli.package.package {
+        if not_working_tree {
+            return Err(anyhow::anyhow!(
+                "--package reads the working tree's manifests; it does not go with --rev or a label (--label, or the default context's)"
+            ));
+        }
+        let in_package = vecgrep::search::package_files(&inv.root, &inv.config, name)?;
+        scope.files = Some(match scope.files.take() {
+            Some(files) => files.intersection(&in_package).cloned().collect(),
+            None => in_package,
+        });
+    }
+    Ok(scope)
 }
 
 /// `--rev`: the revision's sha, indexed first unless `--no-index` (then it

@@ -3,13 +3,14 @@
 use std::io::Write;
 
 use vecgrep::records::{write_record, RootRecord};
-use vecgrep_bins::app::{note_skipped_paths, resolve_root, run_main, EXIT_FOUND};
+use vecgrep_bins::app::{note_skipped_paths, resolve_root, run_main, PathsIn, EXIT_FOUND};
 use vecgrep_bins::cli::RootCli;
 
 fn main() {
     let (cli, _) = vecgrep_bins::app::parse_args::<RootCli>("vg-root");
     run_main("vg-root", || {
-        let (_, root, admission, _) = resolve_root(&cli.paths, cli.outside.skip_outside_root, Some(&cli.catalog))?;
+        let (_, root, admission, _) =
+            resolve_root(&cli.paths, cli.outside.skip_outside_root, Some(&cli.catalog), PathsIn::WorkingTree)?;
         note_skipped_paths("vg-root", false, &root, &admission);
         let mut out = std::io::stdout().lock();
         if cli.json {

@@ -367,6 +367,18 @@ impl Scope {
             });
         under && self.files.as_ref().is_none_or(|f| f.contains(path))
     }
+
+    /// The prefixes under which `store` holds no file: places a search of
+    /// an index whose tree is not on disk (a revision's) was asked about
+    /// that name nothing in it.
+    pub fn prefixes_naming_nothing(&self, store: &dyn IndexReader) -> Result<Vec<String>, StoreError> {
+        let files = store.files(false)?;
+        let holds_some = |prefix: &String| {
+            let one = Scope { prefixes: vec![prefix.clone()], files: None };
+            files.keys().any(|path| one.admits(path))
+        };
+        Ok(self.prefixes.iter().filter(|p| !holds_some(p)).cloned().collect())
+    }
 }
 
 /// Several questions answered from one state of the index, whatever a
