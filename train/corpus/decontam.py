@@ -31,8 +31,9 @@ def listed_names(path=None):
     evaluation-source line ("crates regex, regex-automata")."""
     path = path or (SHARED if os.path.exists(SHARED) else MIRROR)
     names = set()
-    for line in open(path, encoding="utf-8"):
-        line = line.rstrip("\n")
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    for line in lines:
         if not line or line.startswith("#"):
             continue
         cols = line.split("\t")
@@ -56,7 +57,8 @@ def listed_names(path=None):
 
 def heldout_names(path=HELDOUT):
     """The packages the project's own evals are built from (train/heldout.txt)."""
-    return [line.split("\t")[0] for line in open(path, encoding="utf-8") if line.strip() and not line.startswith("#")]
+    with open(path, encoding="utf-8") as f:
+        return [line.split("\t")[0] for line in f if line.strip() and not line.startswith("#")]
 
 
 class Decontaminator:

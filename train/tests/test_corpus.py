@@ -19,15 +19,20 @@ MODULE_EVALS = os.path.join(HERE, "..", "..", "bench", "modules", "packages.tsv"
 CHECK_EVALS = os.path.join(HERE, "..", "..", "bench", "modules", "check-packages.tsv")
 
 
+def read_text(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
 class Decontamination(unittest.TestCase):
     def test_the_mirror_is_the_shared_list(self):
         if not os.path.exists(decontam.SHARED):
             self.skipTest("no ../shared/eval beside this checkout")
-        self.assertEqual(open(decontam.MIRROR).read(), open(decontam.SHARED).read(),
+        self.assertEqual(read_text(decontam.MIRROR), read_text(decontam.SHARED),
                          "train/decontaminate.txt differs from ../shared/eval/decontaminate.txt: copy it over")
 
     def test_no_listed_name_is_in_the_manifest(self):
-        manifest = json.load(open(MANIFEST))
+        manifest = json.loads(read_text(MANIFEST))
         dec = decontam.Decontaminator()
         self.assertGreater(len(manifest["packages"]), 50)
         for pkg in manifest["packages"]:
@@ -45,7 +50,7 @@ class Decontamination(unittest.TestCase):
             self.assertIsNone(dec.matching(pkg.name), pkg.name)
 
     def test_the_manifest_lists_exactly_the_package_list(self):
-        manifest = json.load(open(MANIFEST))
+        manifest = json.loads(read_text(MANIFEST))
         listed = [(p.source, p.name, p.version, p.sha256) for p in fetch.read_packages()]
         self.assertEqual([(p["source"], p["name"], p["version"], p["sha256"]) for p in manifest["packages"]], listed)
         self.assertTrue(all(len(p[3]) == 64 for p in listed), "every package is pinned by sha256")

@@ -13,19 +13,26 @@ REPORT = os.path.join(HERE, "..", "transformer", "report.json")
 MODEL = "models/vecgrep-code-minilm-l6.onnx"
 
 
+def read_json(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
 class CodeModel(unittest.TestCase):
     def setUp(self):
-        self.report = json.load(open(REPORT))
+        self.report = read_json(REPORT)
 
     def test_the_shipped_model_is_the_locked_one(self):
-        digest = hashlib.sha256(open(os.path.join(REPO, MODEL), "rb").read()).hexdigest()
-        lines = [l.split() for l in open(os.path.join(REPO, "scripts", "assets.lock")) if f"repo:{MODEL}" in l]
+        with open(os.path.join(REPO, MODEL), "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()
+        with open(os.path.join(REPO, "scripts", "assets.lock"), encoding="utf-8") as f:
+            lines = [l.split() for l in f if f"repo:{MODEL}" in l]
         self.assertEqual(len(lines), 1, "one lock line installs the code model")
         self.assertEqual(lines[0][0], digest, "models/ and scripts/assets.lock disagree: run rebuild.sh install")
         self.assertEqual(self.report["model_bytes"], os.path.getsize(os.path.join(REPO, MODEL)))
 
     def test_it_was_trained_on_the_manifests_pairs(self):
-        manifest = json.load(open(os.path.join(HERE, "..", "manifest.json")))
+        manifest = read_json(os.path.join(HERE, "..", "manifest.json"))
         self.assertEqual(self.report["pack"]["pairs_sha256"], manifest["pairs_sha256"])
 
     def test_the_chosen_variant_beat_minilm_and_exported_faithfully(self):
