@@ -1066,6 +1066,17 @@ fn an_empty_token_is_refused() {
     assert_code(&o, 2);
     let err = stderr(&o);
     assert!(err.starts_with("vg-serve: ") && err.contains("--token is empty"), "{err}");
+    // So is an empty VECGREP_TOKEN (`$(cat a-missing-file)`), through the
+    // porcelain too, and a token no header could carry.
+    for (tool, env) in [("vg-serve", ""), ("vecgrep", ""), ("vg-serve", "a\nb")] {
+        let mut c = t.cmd(tool, ".");
+        if tool == "vecgrep" {
+            c.arg("--serve");
+        }
+        let o = run(c.env("VECGREP_TOKEN", env));
+        assert_code(&o, 2);
+        assert!(stderr(&o).contains("VECGREP_TOKEN"), "{tool} {env:?}: {}", stderr(&o));
+    }
 }
 
 /// Issue 42: `/status` says the spec's states (empty, indexing, ready,

@@ -88,7 +88,7 @@ pub const RELOAD_AFTER: std::time::Duration = std::time::Duration::from_secs(30)
 pub struct LazyEmbedder {
     loader: EmbedderLoader,
     loaded: Option<Box<dyn Embedder>>,
-    /// The last failure to load or embed, when, and why.
+    /// The last failure to load, when, and why.
     failed: Option<(std::time::Instant, String)>,
     statics: LazyStatic,
 }

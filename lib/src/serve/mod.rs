@@ -62,17 +62,28 @@ pub struct ServeSettings {
 }
 
 /// The token requests must carry: `--token` (`flag`), else `VECGREP_TOKEN`
-/// (`env`); None serves without one. An empty `--token` is refused rather
-/// than read as "no token": given beside a VECGREP_TOKEN, it would turn
-/// authentication off unseen (issue 42).
+/// (`env`); None serves without one. An empty one, from either, is refused
+/// rather than read as "no token": an empty `--token` beside a
+/// VECGREP_TOKEN (issue 42), or `VECGREP_TOKEN=$(cat a-missing-file)`,
+/// would turn authentication off unseen. So is one no request could carry
+/// (a header value is visible ASCII, its ends trimmed), which would refuse
+/// every request.
 pub fn token(flag: Option<String>, env: Option<String>) -> Result<Option<String>, String> {
-    match flag {
-        Some(t) if t.trim().is_empty() => {
-            Err("--token is empty, which would serve without a token; leave --token out for that".into())
-        }
-        Some(t) => Ok(Some(t)),
-        None => Ok(env.filter(|t| !t.trim().is_empty())),
+    let (token, from) = match (flag, env) {
+        (Some(t), _) => (t, "--token"),
+        (None, Some(t)) => (t, "VECGREP_TOKEN"),
+        (None, None) => return Ok(None),
+    };
+    if token.trim().is_empty() {
+        let unset = if from == "--token" { "leave --token out" } else { "unset VECGREP_TOKEN" };
+        return Err(format!("{from} is empty, which would serve without a token; {unset} for that"));
     }
+    if !token.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(format!(
+            "{from} holds a space, a control character or a non-ASCII character, which no Authorization header can carry"
+        ));
+    }
+    Ok(Some(token))
 }
 
 /// Where the server reports: the URL once listening, and notes.
@@ -387,4 +398,28 @@ fn raw_path(target: &str) -> &str {
 fn bearer_token(header: &str) -> Option<&str> {
     let (scheme, token) = header.split_once(' ')?;
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_token_that_would_turn_authentication_off_or_refuse_everyone_is_refused() {
+        let some = |t: &str| Some(t.to_string());
+        assert_eq!(token(None, None), Ok(None));
+        assert_eq!(token(some("s3cret"), some("other")), Ok(some("s3cret")), "the flag wins");
+        assert_eq!(token(None, some("s3cret")), Ok(some("s3cret")));
+        for (flag, env, says) in [
+            (some(""), some("s3cret"), "--token is empty"),
+            (None, some(""), "VECGREP_TOKEN is empty"),
+            (None, some("  "), "unset VECGREP_TOKEN"),
+            (some("a\nb"), None, "--token holds"),
+            (None, some(" s3cret"), "VECGREP_TOKEN holds"),
+            (None, some("sécret"), "non-ASCII"),
+        ] {
+            let e = token(flag.clone(), env.clone()).unwrap_err();
+            assert!(e.contains(says), "{flag:?} {env:?}: {e}");
+        }
+    }
 }
