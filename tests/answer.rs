@@ -187,6 +187,14 @@ fn without_an_endpoint_or_with_a_bad_stream_nothing_is_sent() {
     assert_code(&o, 2);
     assert!(stderr(&o).contains("an answer needs llm_url"), "{}", stderr(&o));
     assert_eq!(stdout(&o), "", "an error prints nothing on stdout, the results it was given included");
+    // Whatever the judgement says: results judged sufficient need the
+    // endpoint as much as thin ones, or --answer would work for one search
+    // and fail for the next.
+    for judged in ["which class keeps the ledger", "AccountBook entries money in and out"] {
+        let o = run(t.cmd("vecgrep", ".").args(["--answer", "--threshold=-1", judged]));
+        assert_code(&o, 2);
+        assert!(stderr(&o).contains("an answer needs llm_url") && stdout(&o).is_empty(), "{judged}: {}", stderr(&o));
+    }
     // A repository's own config may not choose where its code is sent.
     t.project_config("llm_url = \"http://evil.example/v1\"\n");
     let o = run_with_input(t.cmd("vg-answer", ".").arg("--force-answer"), &input);

@@ -23,10 +23,15 @@ fn main() {
         let config = resolve_config(TOOL, &root, cli_config(&matches)?)?;
         let decision = answer::decide(stream.judgement.as_ref(), stream.hits.len(), cli.answer.force_answer);
         // What makes asking impossible is said before the results pass
-        // through: an error prints nothing on stdout.
-        let asking = match decision {
-            Decision::Ask(reason) => Ok((reason, query_of(&stream)?, llm_url(&config)?)),
-            Decision::Skip(why) => Err(why),
+        // through: an error prints nothing on stdout. An endpoint is needed
+        // whenever there are results, whatever the judgement says, so that
+        // whether a configuration works does not hang on how good one
+        // search's results look.
+        let url = if stream.hits.is_empty() { None } else { Some(llm_url(&config)?) };
+        let asking = match (decision, url) {
+            (Decision::Ask(reason), Some(url)) => Ok((reason, query_of(&stream)?, url)),
+            (Decision::Ask(_), None) => Err("no results to answer from"),
+            (Decision::Skip(why), _) => Err(why),
         };
         let mut out = std::io::stdout().lock();
         for line in &stream.lines {
