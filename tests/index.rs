@@ -205,6 +205,11 @@ fn filtered_walks_do_not_drop_files_they_did_not_look_at() {
     assert_eq!(s["removed"], 0);
     assert_eq!(s["files"], 2);
     assert_eq!(stats(&t)["files"], 4);
+    // A directory made where a file was: the file is gone all the same.
+    std::fs::remove_file(t.path().join("src/config.py")).unwrap();
+    std::fs::create_dir(t.path().join("src/config.py")).unwrap();
+    let s = summary(&index(&t, ".", &["-t", "py"]));
+    assert_eq!((s["removed"].as_u64(), stats(&t)["files"].as_u64()), (Some(1), Some(3)));
 }
 
 #[test]

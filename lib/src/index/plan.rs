@@ -166,8 +166,8 @@ pub(super) fn plan<'w>(
 /// everything stored under it that the walk did not see.
 /// MultiPathAndFileWalksPreserveOtherEntries: with several paths, every
 /// entry outside them stays, and under their directories only the files
-/// gone from disk are removed, so that a deleted or renamed file is not
-/// found again by every later search of the same paths.
+/// gone from disk (or no longer files) are removed, so that a deleted or
+/// renamed file is not found again by every later search of the same paths.
 fn stale_entries(
     req: &IndexRequest<'_>,
     stored: &HashMap<String, StoredFile>,
@@ -191,7 +191,8 @@ fn stale_entries(
         if error_dirs.iter().any(|d| is_under(rel, d)) {
             continue;
         }
-        if only_gone && req.root.path.join(rel).exists() {
+        // Gone means no longer a file: a directory made where it was counts.
+        if only_gone && req.root.path.join(rel).is_file() {
             continue;
         }
         stale.push(rel.clone());
