@@ -129,6 +129,23 @@ fn verify_finds_damage_and_says_how_to_rebuild() {
 }
 
 #[test]
+fn a_static_vector_of_another_size_is_damage_to_verify_and_to_a_search() {
+    let t = sample_project();
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    let db = rusqlite::Connection::open(t.path().join(".vecgrep/index.db")).unwrap();
+    db.execute("UPDATE chunks SET static_embedding = zeroblob(12) WHERE id = (SELECT min(id) FROM chunks)", []).unwrap();
+    drop(db);
+    let o = run(t.cmd("vg-index", ".").arg("--verify"));
+    assert_code(&o, 2);
+    assert!(stdout(&o).contains("1 static vectors have the wrong size"), "{}", stdout(&o));
+    // A search says the index is damaged and how to rebuild it, not SQL's words.
+    let o = run(t.cmd("vecgrep", ".").args(["--no-index", "retry failed uploads"]));
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert!(err.contains("is damaged") && err.contains("--clear-cache") && !err.contains("SQL logic error"), "{err}");
+}
+
+#[test]
 fn an_index_file_killed_before_its_schema_is_no_index_yet() {
     // What a first run leaves when killed right after making the file.
     let t = sample_project();

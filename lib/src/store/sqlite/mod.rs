@@ -373,7 +373,17 @@ pub(super) fn is_corruption(e: &rusqlite::Error) -> bool {
     matches!(
         e.sqlite_error_code(),
         Some(rusqlite::ErrorCode::DatabaseCorrupt) | Some(rusqlite::ErrorCode::NotADatabase)
-    )
+    ) || is_bad_vector(e)
+}
+
+/// sqlite-vec's refusal of a stored vector that is not one of the index's
+/// (a blob of another size): every vecgrep writes only whole vectors of one
+/// size, so one it cannot read is damage, not a failed query. It reports
+/// these as a plain SQL error, told apart by its words ("dimension
+/// mistmatch", sic, and the blob checks).
+fn is_bad_vector(e: &rusqlite::Error) -> bool {
+    let text = e.to_string();
+    ["Vector dimension mis", "invalid float32 vector"].iter().any(|words| text.contains(words))
 }
 
 /// Add `n` to the counter `key` in meta, which starts from 0 when absent.

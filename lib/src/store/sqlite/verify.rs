@@ -79,28 +79,46 @@ impl SqliteIndex {
     /// `check` but for FTS5's own check, inside the caller's snapshot.
     fn check_snapshot(&self) -> Result<(IndexStats, Vec<String>), StoreError> {
         let mut problems = self.integrity_problems()?;
-        let dims = (crate::embed::DIMS * 4) as i64;
-        for (sql, what) in [
-            ("SELECT count(*) FROM chunks WHERE file_id NOT IN (SELECT id FROM files)", "chunks belong to no file"),
+        // The model's vectors have the size the index recorded (a remote
+        // model's may differ); the static table's rows are MiniLM's.
+        let model_bytes = (self.dims()?.unwrap_or(crate::embed::DIMS) * 4) as i64;
+        let static_bytes = (crate::embed::DIMS * 4) as i64;
+        for (sql, what, size) in [
+            (
+                "SELECT count(*) FROM chunks WHERE file_id NOT IN (SELECT id FROM files)",
+                "chunks belong to no file",
+                None,
+            ),
             (
                 "SELECT count(*) FROM chunks_fts WHERE rowid NOT IN (SELECT id FROM chunks)",
                 "word entries belong to no chunk",
+                None,
             ),
-            ("SELECT count(*) FROM chunks WHERE id NOT IN (SELECT rowid FROM chunks_fts)", "chunks have no word entry"),
+            (
+                "SELECT count(*) FROM chunks WHERE id NOT IN (SELECT rowid FROM chunks_fts)",
+                "chunks have no word entry",
+                None,
+            ),
             (
                 "SELECT count(*) FROM chunks WHERE embedding IS NOT NULL AND length(embedding) != ?1",
                 "vectors have the wrong size",
+                Some(model_bytes),
+            ),
+            (
+                "SELECT count(*) FROM chunks WHERE static_embedding IS NOT NULL AND length(static_embedding) != ?1",
+                "static vectors have the wrong size",
+                Some(static_bytes),
             ),
             (
                 "SELECT count(*) FROM chunks WHERE start_line < 1 OR end_line < start_line",
                 "chunks have impossible line ranges",
+                None,
             ),
         ] {
             let mut stmt = self.conn.prepare(sql).map_err(|e| self.damaged(e))?;
-            let n: i64 = if sql.contains("?1") {
-                stmt.query_row([dims], |r| r.get(0))
-            } else {
-                stmt.query_row([], |r| r.get(0))
+            let n: i64 = match size {
+                Some(bytes) => stmt.query_row([bytes], |r| r.get(0)),
+                None => stmt.query_row([], |r| r.get(0)),
             }
             .map_err(|e| self.damaged(e))?;
             if n > 0 {
