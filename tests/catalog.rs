@@ -173,6 +173,18 @@ fn a_projects_link_removed_by_hand_still_places_its_hits_and_is_made_again() {
     let o = run(p.cmd("vg-query", ".").args(["--catalog", "team", "invoice"]));
     assert_code(&o, 2);
     assert!(stderr(&o).contains("names two projects 'api' and 'API'"), "{}", stderr(&o));
+    // One that is not TOML is one line naming the line, from every command.
+    std::fs::write(&file, "[[project]]\nname = \"api\"\ngarbage = [\n").unwrap();
+    // (`list` passes over it and lists the others: here, none.)
+    for (args, code) in [(&["list"][..], 1), (&["show", "team"], 2)] {
+        let o = run(p.cmd("vg-catalog", ".").args(args));
+        assert_code(&o, code);
+        let err = stderr(&o);
+        assert!(err.lines().count() == 1 && err.contains("is malformed: line 4: invalid array"), "{args:?}: {err}");
+    }
+    let o = run(p.cmd("vecgrep", ".").args(["--catalog", "team", "invoice"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).lines().count() == 1 && stderr(&o).contains("line 4"), "{}", stderr(&o));
 }
 
 #[test]

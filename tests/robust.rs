@@ -133,7 +133,8 @@ fn a_static_vector_of_another_size_is_damage_to_verify_and_to_a_search() {
     let t = sample_project();
     assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
     let db = rusqlite::Connection::open(t.path().join(".vecgrep/index.db")).unwrap();
-    db.execute("UPDATE chunks SET static_embedding = zeroblob(12) WHERE id = (SELECT min(id) FROM chunks)", []).unwrap();
+    db.execute("UPDATE chunks SET static_embedding = zeroblob(12) WHERE id = (SELECT min(id) FROM chunks)", [])
+        .unwrap();
     drop(db);
     let o = run(t.cmd("vg-index", ".").arg("--verify"));
     assert_code(&o, 2);

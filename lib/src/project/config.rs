@@ -33,14 +33,21 @@ pub enum ConfigError {
 /// Parse one config file's text. `path` is used only for messages.
 pub(super) fn parse_config(text: &str, path: &Path) -> Result<ConfigValues, ConfigError> {
     toml::from_str(text).map_err(|e| {
-        let line = e.span().map(|s| line_of(text, s.start)).unwrap_or(1);
-        let message = match e.message().trim() {
-            // toml says nothing of a setting cut off by the end of the file.
-            "" => "the file ends within a setting".to_string(),
-            message => message.to_string(),
-        };
+        let (line, message) = toml_problem(text, &e);
         ConfigError::Parse { path: path.to_path_buf(), line, message }
     })
+}
+
+/// The line of `text` a TOML error is at, and its message in one line
+/// (toml's own Display draws the line with a caret, over several).
+pub(crate) fn toml_problem(text: &str, e: &toml::de::Error) -> (usize, String) {
+    let line = e.span().map(|s| line_of(text, s.start)).unwrap_or(1);
+    let message = match e.message().trim() {
+        // toml says nothing of a setting cut off by the end of the file.
+        "" => "the file ends within a setting".to_string(),
+        message => message.split_whitespace().collect::<Vec<_>>().join(" "),
+    };
+    (line, message)
 }
 
 /// Read a config file; a missing file is simply no layer. A link to a

@@ -6,7 +6,7 @@
 
 mod base_dirs;
 pub mod catalog;
-mod config;
+pub(crate) mod config;
 mod generated;
 mod packages;
 mod root;

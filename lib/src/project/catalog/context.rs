@@ -35,8 +35,10 @@ pub fn load_context() -> Result<DefaultContext> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(DefaultContext::default()),
         Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
     };
-    let context: DefaultContext = toml::from_str(&text)
-        .with_context(|| format!("{} is malformed (vg-catalog use --clear removes it)", path.display()))?;
+    let context: DefaultContext = toml::from_str(&text).map_err(|e| {
+        let (line, message) = crate::project::config::toml_problem(&text, &e);
+        anyhow::anyhow!("{} is malformed: line {line}: {message} (vg-catalog use --clear removes it)", path.display())
+    })?;
     if let Some(name) = &context.catalog {
         check_catalog_name(name).with_context(|| format!("in {}", path.display()))?;
     }

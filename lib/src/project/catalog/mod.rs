@@ -194,7 +194,10 @@ impl Catalog {
         let dir = dir.canonicalize().with_context(|| format!("'{}'", dir.display()))?;
         let path = dir.join(CATALOG_FILE);
         let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
-        let file: CatalogFile = toml::from_str(&text).with_context(|| format!("{} is malformed", path.display()))?;
+        let file: CatalogFile = toml::from_str(&text).map_err(|e| {
+            let (line, message) = crate::project::config::toml_problem(&text, &e);
+            anyhow::anyhow!("{} is malformed: line {line}: {message}", path.display())
+        })?;
         if file.version != CATALOG_VERSION {
             bail!("{} has format {}; this vecgrep reads {CATALOG_VERSION}", path.display(), file.version);
         }
