@@ -386,6 +386,11 @@ fn a_file_where_the_index_directory_goes_is_named_as_in_the_way() {
     let err = stderr(&o);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains(".vecgrep: a file of that name is in the way"), "{err}");
+    // Clearing it says there was nothing to clear, and leaves the file.
+    let o = run(t.cmd("vg-index", ".").arg("--clear-cache"));
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("holds no index to remove"), "{}", stderr(&o));
+    assert_eq!(read(&t.path().join(".vecgrep")), "not a directory\n");
 }
 
 /// A repository may ship `.vecgrep` as a link: to a directory of its own

@@ -56,8 +56,11 @@ fn main() {
 /// ClearCacheResetsIndex.
 fn clear_cache(inv: &Invocation) -> anyhow::Result<u8> {
     let mut obs = CliObserver::new(TOOL, inv.config.quiet, false);
-    vecgrep::index::clear_cache(&inv.root, &mut obs)?;
-    note(TOOL, inv.config.quiet, &format!("removed the index of {}", inv.root.path.display()));
+    let said = match vecgrep::index::clear_cache(&inv.root, &mut obs)? {
+        true => format!("removed the index of {}", inv.root.path.display()),
+        false => format!("{} holds no index to remove", inv.root.path.display()),
+    };
+    note(TOOL, inv.config.quiet, &said);
     Ok(EXIT_FOUND)
 }
 

@@ -339,13 +339,15 @@ fn finish(store: &mut dyn IndexWriter, req: &IndexRequest<'_>, summary: &IndexSu
     Ok(())
 }
 
-/// ClearCacheResetsIndex: remove the index, keeping the project config.
-pub fn clear_cache(root: &ProjectRoot, obs: &mut dyn IndexObserver) -> Result<()> {
+/// ClearCacheResetsIndex: remove the index, keeping the project config;
+/// false when there was none (no `.vecgrep` directory).
+pub fn clear_cache(root: &ProjectRoot, obs: &mut dyn IndexObserver) -> Result<bool> {
     if !root.data_dir().is_dir() {
-        return Ok(());
+        return Ok(false);
     }
     let _lock = store::lock_for_writing(root, &mut || obs.note(LOCK_WAIT))?;
-    Ok(store::clear(root)?)
+    store::clear(root)?;
+    Ok(true)
 }
 
 #[cfg(test)]
