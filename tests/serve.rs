@@ -593,6 +593,10 @@ fn vecgrep_serve_runs_the_server_on_its_paths() {
     let (_, _, body) = s.get("/search?q=bake+bread");
     assert_eq!(body.lines().count(), 1);
     assert!(body.contains("\"file\":\"src/"), "scoped to src: {body}");
+    // Everything it says, it says as the tool the user ran.
+    s.wait_stderr("vecgrep: listening on http://");
+    let said = s.stderr.lock().unwrap().clone();
+    assert!(said.lines().all(|l| l.starts_with("vecgrep: ")), "{said}");
     assert!(s.stop().success());
 }
 

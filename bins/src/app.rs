@@ -785,7 +785,11 @@ impl IndexObserver for CliObserver {
         if self.quiet || to_embed == 0 || !io::stderr().is_terminal() {
             return;
         }
-        let bar = progress_bar(format!("{}: indexing", self.tool), bytes, "{binary_bytes}/{binary_total_bytes}, {msg}");
+        let bar = progress_bar(
+            format!("{}: indexing", shown_name(self.tool)),
+            bytes,
+            "{binary_bytes}/{binary_total_bytes}, {msg}",
+        );
         bar.set_message(format!("0/{to_embed} files"));
         self.bar = Some(bar);
         self.bar_made = Some(Instant::now());
@@ -855,7 +859,7 @@ impl IndexObserver for CliObserver {
             return;
         }
         let bar = self.bar.get_or_insert_with(|| {
-            progress_bar(format!("{}: recomputing static vectors", self.tool), of, "{pos}/{len} chunks")
+            progress_bar(format!("{}: recomputing static vectors", shown_name(self.tool)), of, "{pos}/{len} chunks")
         });
         bar.set_position(done);
         self.bar_made.get_or_insert_with(Instant::now);

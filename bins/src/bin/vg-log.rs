@@ -12,7 +12,7 @@ use vecgrep::records::{write_record, CommitRecord};
 use vecgrep::store::{self, CommitStore};
 use vecgrep_bins::app::{
     all_cores, cli_config, join_embedder, load_embedder, note, preload_query_embedder, progress_bar, resolve, run_main,
-    Invocation, EXIT_FOUND, EXIT_NOT_FOUND,
+    shown_name, Invocation, EXIT_FOUND, EXIT_NOT_FOUND,
 };
 use vecgrep_bins::cli::LogCli;
 
@@ -163,7 +163,8 @@ impl LogObserver for Progress {
             return;
         }
         let bar = self.bar.get_or_insert_with(|| {
-            let bar = progress_bar(format!("{TOOL}: indexing history"), total as u64, "{pos}/{len} commits");
+            let bar =
+                progress_bar(format!("{}: indexing history", shown_name(TOOL)), total as u64, "{pos}/{len} commits");
             bar.set_draw_target(ProgressDrawTarget::stderr());
             bar
         });

@@ -13,7 +13,8 @@ use vecgrep::live::Target;
 use vecgrep::records::{write_record, ListeningRecord};
 use vecgrep::serve::{ServeEvents, ServeSettings};
 use vecgrep_bins::app::{
-    cli_config, embedder_pool, load_embedder, load_query_embedder, note, resolve, run_main, static_loader, EXIT_FOUND,
+    cli_config, embedder_pool, load_embedder, load_query_embedder, note, resolve, run_main, shown_name, static_loader,
+    EXIT_FOUND,
 };
 use vecgrep_bins::cli::ServeCli;
 
@@ -28,7 +29,7 @@ struct Events {
 impl ServeEvents for Events {
     fn listening(&self, url: &str) {
         // The URL goes to stderr even when quiet: it is what the user asked for.
-        eprintln!("{TOOL}: listening on {url}");
+        eprintln!("{}: listening on {url}", shown_name(TOOL));
         let mut out = std::io::stdout().lock();
         let _ = write_record(&mut out, &ListeningRecord::new(&self.root, url)).and_then(|()| out.flush());
     }
@@ -46,7 +47,8 @@ fn main() {
             vecgrep::serve::token(cli.token.clone(), std::env::var("VECGREP_TOKEN").ok()).map_err(|e| anyhow!(e))?;
         if !cli.bind.is_loopback() {
             eprintln!(
-                "{TOOL}: warning: listening on {}, which other machines can reach; {}",
+                "{}: warning: listening on {}, which other machines can reach; {}",
+                shown_name(TOOL),
                 cli.bind,
                 if token.is_some() {
                     "requests need the token"
