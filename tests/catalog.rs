@@ -575,3 +575,38 @@ fn an_asked_question_over_a_catalog_names_catalog_paths_under_its_root() {
     assert_eq!(root, p.dir("catalogs/team"));
     assert!(root.join(path).is_file(), "root/path opens the file through the catalog's link");
 }
+
+#[test]
+fn a_catalog_changes_only_between_index_runs_and_leaves_one_lock_file() {
+    use std::io::Read;
+    let p = Projects::new();
+    assert_code(&p.add("team", &["src/api", "src/billing"]), 0);
+    assert_code(&run(p.cmd("vg-index", ".").args(["--catalog", "team"])), 0);
+    // An index run holds the catalog's index lock: taking a project out
+    // waits for it, rather than change what the run is writing the index of.
+    let lock = std::fs::File::create(p.dir("catalogs/team/.vecgrep/index.lock")).unwrap();
+    lock.lock().unwrap();
+    let mut remove = p.cmd("vg-catalog", ".");
+    let mut child = remove
+        .args(["remove-project", "team", "billing"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut said = [0u8; 200];
+    let n = child.stderr.as_mut().unwrap().read(&mut said).unwrap();
+    assert!(String::from_utf8_lossy(&said[..n]).contains("waiting for the index run on catalog 'team'"));
+    assert!(child.try_wait().unwrap().is_none(), "it waits while the run holds the lock");
+    assert!(p.t.path().join("catalogs/team/billing").exists());
+    drop(lock);
+    assert!(child.wait().unwrap().success());
+    assert!(!p.t.path().join("catalogs/team/billing").exists());
+    // Every name tried, refused ones included, leaves no lock file of its own.
+    assert_code(&p.add("bad name", &["src/api"]), 2);
+    assert_code(&run(p.cmd("vg-catalog", ".").args(["remove", "team"])), 0);
+    let left: Vec<String> = std::fs::read_dir(p.dir("catalogs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, [".catalogs.lock"]);
+}

@@ -339,6 +339,24 @@ fn finish(store: &mut dyn IndexWriter, req: &IndexRequest<'_>, summary: &IndexSu
     Ok(())
 }
 
+/// Run `change` (to a catalog's definition, say) while no index run works
+/// on `root`'s local index: a run under way is waited for (`waiting` hears
+/// it), and none starts until `change` is done, so that a run never writes
+/// an index for what the catalog no longer holds. A root never indexed
+/// needs no wait.
+pub fn while_not_indexing<T>(
+    root: &ProjectRoot,
+    waiting: &mut dyn FnMut(),
+    change: impl FnOnce() -> Result<T>,
+) -> Result<T> {
+    let local = ProjectRoot { shared: None, ..root.clone() };
+    let _lock = match local.data_dir().is_dir() {
+        true => Some(store::lock_for_writing(&local, waiting)?),
+        false => None,
+    };
+    change()
+}
+
 /// ClearCacheResetsIndex: remove the index, keeping the project config;
 /// false when there was none (no `.vecgrep` directory).
 pub fn clear_cache(root: &ProjectRoot, obs: &mut dyn IndexObserver) -> Result<bool> {

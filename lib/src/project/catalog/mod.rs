@@ -26,6 +26,9 @@ pub const CATALOG_DIR_ENV: &str = "VECGREP_CATALOG_DIR";
 /// The definition's format; a newer one is refused rather than misread.
 const CATALOG_VERSION: u32 = 1;
 
+/// The lock changes to any catalog's definition take, in the catalogs' directory.
+const CHANGES_LOCK: &str = ".catalogs.lock";
+
 /// One catalog as its definition says.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Catalog {
@@ -176,14 +179,24 @@ impl Catalogs {
         Ok(dir.display().to_string())
     }
 
-    /// Run `change` holding catalog `name`'s lock, so that two changes at
-    /// once both land.
+    /// Run `change` holding the catalogs' lock, so that two changes at
+    /// once both land. One lock for all of them: changes are rare and
+    /// quick, and a lock file per name would be left for every name tried.
     fn locked<T>(&self, name: &str, change: impl FnOnce() -> Result<T>) -> Result<T> {
+        check_catalog_name(name)?;
         std::fs::create_dir_all(&self.dir).with_context(|| format!("creating {}", self.dir.display()))?;
-        let path = self.dir.join(format!(".{name}.lock"));
+        let path = self.dir.join(CHANGES_LOCK);
         let file = std::fs::File::create(&path).with_context(|| format!("opening {}", path.display()))?;
         file.lock().with_context(|| format!("locking {}", path.display()))?;
         change()
+    }
+
+    /// Where catalog `name`'s index lives, whether or not it can be read:
+    /// a change to the catalog waits for an index run on it
+    /// (`index::while_not_indexing`).
+    pub fn root_of(&self, name: &str) -> Result<ProjectRoot> {
+        check_catalog_name(name)?;
+        Ok(ProjectRoot { path: self.dir.join(name), marker: RootMarker::Catalog, shared: None })
     }
 }
 
