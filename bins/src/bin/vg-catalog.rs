@@ -140,6 +140,11 @@ fn use_context(catalogs: &Catalogs, wanted: DefaultContext, clear: bool, out: &m
     let catalog = catalogs.open(&name)?;
     if let Some(label) = &wanted.label {
         vecgrep::project::catalog::check_label_name(label)?;
+        // Set all the same (a branch may be made later), but said now
+        // rather than by every search that follows.
+        if let Err(e) = vecgrep::history::resolve_label(&catalog, &catalog.root(), label) {
+            note(TOOL, false, &format!("warning: {e:#}: searches fail until one of them has it"));
+        }
     }
     let path = save_context(&DefaultContext { catalog: Some(catalog.name.clone()), label: wanted.label.clone() })?;
     let label = wanted.label.map(|l| format!(" at label {l}")).unwrap_or_default();

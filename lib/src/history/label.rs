@@ -70,7 +70,7 @@ pub fn resolve_label(catalog: &Catalog, root: &ProjectRoot, label: &str) -> Resu
         }
     }
     if projects.is_empty() {
-        bail!("label '{label}' names a revision in none of catalog '{}''s projects", catalog.name);
+        bail!("label '{label}' names a revision in none of the projects of catalog '{}'", catalog.name);
     }
     let key = label_key(label, &projects);
     let root = store::revision_root(root, &key);

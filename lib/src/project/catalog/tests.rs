@@ -106,7 +106,7 @@ fn paths_given_for_a_catalog_become_its_catalog_paths_or_are_refused() {
     let walked = walk(&catalog.root(), &admitted, &opts).unwrap();
     assert_eq!(walked.files.iter().map(|f| f.rel.as_str()).collect::<Vec<_>>(), ["api/src/retry.rs"]);
     let err = admit_catalog_paths(&catalog, dir.path(), &[PathBuf::from(".")]).unwrap_err().to_string();
-    assert!(err.contains("in none of catalog 'team''s projects"), "{err}");
+    assert!(err.contains("in none of the projects of catalog 'team'"), "{err}");
 }
 
 #[test]

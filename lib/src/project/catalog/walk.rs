@@ -78,7 +78,7 @@ pub fn admit_catalog_paths(catalog: &Catalog, cwd: &Path, paths: &[PathBuf]) -> 
         }
         let Some((project, sub)) = catalog.project_holding(&real) else {
             bail!(
-                "'{}' is in none of catalog '{}''s projects (vg-catalog show {} lists them)",
+                "'{}' is in none of the projects of catalog '{}' (vg-catalog show {} lists them)",
                 path.display(),
                 catalog.name,
                 catalog.name
