@@ -127,8 +127,12 @@ fn a_shared_index_answers_as_the_local_one_does() {
     assert_code(&o, 0);
     assert!(stderr(&o).contains("rebuilding the index of project demo"), "{}", stderr(&o));
     assert_eq!(summary(&o)["files"], 12);
-    // Clearing drops the project's schema; searching it then says to index first.
-    assert_code(&run(shared(&t, &pg, "demo", "vg-index").arg("--clear-cache")), 0);
+    // Clearing drops the project's schema, from a checkout that has no
+    // .vecgrep of its own too; searching it then says to index first.
+    let _ = std::fs::remove_dir_all(t.path().join(".vecgrep"));
+    let o = run(shared(&t, &pg, "demo", "vg-index").arg("--clear-cache"));
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("removed the index of"), "{}", stderr(&o));
     assert_eq!(pg.sql("SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'vg\\_%'").unwrap(), "0");
     let o = run(shared(&t, &pg, "demo", "vg-query").args(["--no-index", "upload"]));
     assert_code(&o, 2);
