@@ -403,3 +403,23 @@ fn another_static_table_is_applied_to_a_shared_index_in_place() {
         assert_eq!(hits(&run(shared(&t, &pg, "demo", "vg-query").args(args).env(table, &other))), local, "{q}");
     }
 }
+
+#[test]
+fn a_revision_is_indexed_into_the_shared_store_from_a_checkout_without_a_local_index() {
+    let pg = PgServer::start();
+    let t = crate::revisions::two_releases();
+    assert!(!t.path().join(".vecgrep").exists());
+    let o = run(shared(&t, &pg, "releases", "vecgrep").args([
+        "--rev",
+        "v1",
+        "--json",
+        "--threshold",
+        "-1",
+        "read key value lines",
+    ]));
+    assert_code(&o, 0);
+    assert_eq!(records(&o)[0]["file"], "src/config.py", "{}", stderr(&o));
+    // The run completed: the next search asks nothing to be indexed again.
+    let o = run(shared(&t, &pg, "releases", "vg-index").arg("--stats"));
+    assert!(stdout(&o).contains("revision") && !stdout(&o).contains("incomplete"), "{}", stdout(&o));
+}

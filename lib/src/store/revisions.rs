@@ -87,12 +87,13 @@ pub fn mark_complete(project: &ProjectRoot, sha: &str, name: &str) -> Result<(),
     }
     let text = std::iter::once(sha.to_string()).chain(names).collect::<Vec<_>>().join("\n") + "\n";
     // Written whole to a new name and renamed, so a kill leaves the old mark or the new one.
+    // The directory is made here: a revision kept in the shared store has
+    // no local index to have made it.
     let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, &path)).map_err(|e| StoreError::File {
-        action: "write",
-        path,
-        source: e.into(),
-    })
+    std::fs::create_dir_all(root.data_dir())
+        .and_then(|()| std::fs::write(&tmp, text))
+        .and_then(|()| std::fs::rename(&tmp, &path))
+        .map_err(|e| StoreError::File { action: "write", path, source: e.into() })
 }
 
 /// Remove revision `sha`'s index and with it every vector only it held.
