@@ -1109,4 +1109,6 @@ fn status_reports_the_specs_states() {
         std::thread::sleep(Duration::from_millis(50));
     };
     assert!(status["error"].as_str().unwrap().contains("connect to"), "{status}");
+    // A readiness probe is told the truth: no index, no readiness.
+    assert_eq!(s.json("/health")["index_ready"], false);
 }

@@ -115,10 +115,12 @@ impl LiveIndex {
         }
     }
 
-    /// Whether a first run has ended and none is at work: a search sees
-    /// every served file (a fill may still be giving chunks the model's vectors).
+    /// Whether a first run has ended, none is at work and the last one did
+    /// not fail: a search sees every served file (a fill may still be giving
+    /// chunks the model's vectors). After a failed run a search may miss
+    /// files, or fail (no index could be made): not ready.
     pub fn is_ready(&self) -> bool {
         let progress = self.progress();
-        progress.ran && !progress.indexing
+        progress.ran && !progress.indexing && progress.error.is_none()
     }
 }
