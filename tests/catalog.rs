@@ -414,6 +414,21 @@ fn a_label_searches_each_projects_revision_and_says_where_it_names_nothing() {
     let o = run(p.cmd("vg-query", ".").args(["--catalog", "team", "--label", "Release_1", "q"]));
     assert_code(&o, 2);
     assert!(stderr(&o).contains("label name 'Release_1' has an uppercase letter"), "{}", stderr(&o));
+    // A revision is one repository's: with a catalog, the way is a label.
+    for tool in ["vg-query", "vg-index", "vecgrep"] {
+        let mut c = p.cmd(tool, ".");
+        c.args(["--catalog", "team", "--rev", "release-1"]);
+        if tool != "vg-index" {
+            c.arg("q");
+        }
+        let o = run(&mut c);
+        assert_code(&o, 2);
+        assert!(
+            stderr(&o).contains("a catalog's projects are searched at a branch or tag with --label"),
+            "{tool}: {}",
+            stderr(&o)
+        );
+    }
 
     // The default context may name a label too; one no project has yet is
     // set with a warning, not left for every search to find out.

@@ -29,6 +29,7 @@ pub fn index_revision(
     embedders: &mut EmbedderPool,
     obs: &mut dyn IndexObserver,
 ) -> Result<RevisionRun> {
+    not_a_catalog(project)?;
     let repo = GitRepo::open(&project.path)?;
     let sha = repo.resolve_commit(spec)?;
     let complete = store::revisions(project)?.iter().any(|r| r.sha == sha && r.complete);
@@ -138,7 +139,19 @@ pub fn resolve_revision(project: &ProjectRoot, spec: &str) -> Result<String> {
     resolve_stored(project, &store::revisions(project)?, spec)
 }
 
+/// A revision is one repository's; a catalog's projects are searched at a
+/// named revision with a label.
+fn not_a_catalog(project: &ProjectRoot) -> Result<()> {
+    if project.marker == crate::project::RootMarker::Catalog {
+        anyhow::bail!(
+            "--rev names a revision of one repository; a catalog's projects are searched at a branch or tag with --label NAME"
+        );
+    }
+    Ok(())
+}
+
 fn resolve_stored(project: &ProjectRoot, stored: &[store::Revision], spec: &str) -> Result<String> {
+    not_a_catalog(project)?;
     match GitRepo::open(&project.path).and_then(|repo| repo.resolve_commit(spec)) {
         Ok(sha) => Ok(sha),
         Err(e) => stored_by_prefix(stored, spec).ok_or(e),
