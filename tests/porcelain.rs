@@ -163,3 +163,16 @@ fn sigterm_sent_to_vecgrep_alone_reaches_its_tools() {
     assert_eq!(stats[0]["ok"], true, "the index is sound");
     assert!(stats[0]["files"].as_u64().unwrap() < 804, "the run stopped early: {}", stats[0]);
 }
+
+#[test]
+fn a_config_error_is_said_once_by_a_pipeline_of_tools() {
+    let t = sample_project();
+    t.global_config("llm_url = \"http://127.0.0.1:9/v1\"\ntop_k = 0\n");
+    for mode in [&["--answer"][..], &[], &["--log"]] {
+        let o = run(t.cmd("vecgrep", ".").args(mode).arg("retry"));
+        assert_code(&o, 2);
+        let err = stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{mode:?}: {err}");
+        assert!(err.starts_with("vecgrep: config ") && err.contains("line 2: top_k"), "{mode:?}: {err}");
+    }
+}

@@ -17,7 +17,7 @@ use vecgrep::history::{Label, LabelRun};
 use vecgrep::index::{EmbedderPool, FileOutcome, IndexObserver, IndexRequest, IndexSummary, RunProgress, WalkedSet};
 use vecgrep::project::catalog::{admit_catalog_paths, load_context, Catalog, Catalogs};
 use vecgrep::project::{admit_paths, select_root, Admission, AdmittedPath, ProjectRoot, RootMarker};
-use vecgrep::project::{ConfigLayers, ConfigValues, EmbedderSource, ResolvedConfig, SETTINGS};
+use vecgrep::project::{ConfigError, ConfigLayers, ConfigValues, EmbedderSource, ResolvedConfig, SETTINGS};
 use vecgrep::project::{Skip, WalkOptions};
 use vecgrep::records::{write_record, FileRecord, SkipRecord};
 use vecgrep::search::MeaningSides;
@@ -38,6 +38,7 @@ pub fn run_main(tool: &str, body: impl FnOnce() -> Result<u8>) -> ! {
     let code = match body() {
         Ok(code) => code,
         Err(e) if is_broken_pipe(&e) => EXIT_FOUND,
+        Err(e) if e.is::<SaidBefore>() => EXIT_ERROR,
         Err(e) => {
             let _ = writeln!(io::stderr(), "{}: {}", shown_name(tool), error_line(&e));
             EXIT_ERROR
@@ -333,11 +334,31 @@ pub fn resolve_in(
     Ok(Invocation { cwd, root, paths: admission.admitted, config, context_label })
 }
 
+/// An error the tool before this one in the porcelain's pipeline said
+/// already (a config file it read too): the status is 2, the line is not
+/// written twice.
+#[derive(Debug)]
+pub struct SaidBefore(anyhow::Error);
+
+impl std::fmt::Display for SaidBefore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:#}", self.0)
+    }
+}
+
+impl std::error::Error for SaidBefore {}
+
 /// The settings of `root` with `cli` on top, saying which of the project's
 /// own keys were passed over because it is not trusted.
 pub fn resolve_config(tool: &str, root: &ProjectRoot, cli: ConfigValues) -> Result<ResolvedConfig> {
-    let config = ConfigLayers::load(cli, &root.config_path())?.resolve()?;
     let noted = std::env::var_os(CONFIG_NOTED_ENV).is_some_and(|v| v == "1");
+    let config = match ConfigLayers::load(cli, &root.config_path()) {
+        // A file's fault: the first tool of the pipeline read it too, and said so.
+        Err(e @ (ConfigError::Read { .. } | ConfigError::Parse { .. })) if noted => {
+            return Err(SaidBefore(e.into()).into())
+        }
+        loaded => loaded?.resolve()?,
+    };
     if let Some((path, keys)) = config.untrusted.as_ref().filter(|_| !noted) {
         let global = vecgrep::project::global_config_path()
             .map_or("your global config".to_string(), |p| p.display().to_string());
