@@ -176,3 +176,22 @@ fn a_config_error_is_said_once_by_a_pipeline_of_tools() {
         assert!(err.starts_with("vecgrep: config ") && err.contains("line 2: top_k"), "{mode:?}: {err}");
     }
 }
+
+#[test]
+fn a_flag_no_tool_of_the_mode_takes_is_refused_not_passed_over() {
+    let t = sample_project();
+    for (args, flag, mode) in [
+        (&["--log", "-t", "rust", "retry"][..], "--type", "with --log"),
+        (&["--log", "--changed-within", "1d", "retry"], "--changed-within", "with --log"),
+        (&["--log", "--no-scope", "retry"], "--no-scope", "with --log"),
+        (&["--serve", "--json"], "--json", "with --serve"),
+        (&["--mcp", "-l"], "--files-with-matches", "with --mcp"),
+        (&["--stats", "-t", "py"], "--type", "with --stats"),
+    ] {
+        let o = run(t.cmd("vecgrep", ".").args(args));
+        assert_code(&o, 2);
+        assert_eq!(stderr(&o).trim(), format!("vecgrep: {flag} does nothing {mode}; leave it out"), "{args:?}");
+    }
+    // What every mode takes, a script may pass to each.
+    assert_code(&run(t.cmd("vecgrep", ".").args(["--show-root", "-q", "--color", "never"])), 0);
+}

@@ -178,6 +178,24 @@ impl Mode {
         }
     }
 
+    /// The mode as an error names it.
+    fn described(self) -> &'static str {
+        match self {
+            Mode::Serve => "with --serve",
+            Mode::Mcp => "with --mcp",
+            Mode::Pick => "with -i",
+            Mode::ShowRoot => "with --show-root",
+            Mode::Stats => "with --stats",
+            Mode::ClearCache => "with --clear-cache",
+            Mode::IndexOnly => "with --index-only",
+            Mode::Search => "in a search",
+            Mode::Answer => "with --answer",
+            Mode::Log => "with --log",
+            Mode::Plan => "with --plan",
+            Mode::Ask => "with --ask",
+        }
+    }
+
     /// Flags of the mode's first tool that the porcelain adds itself (the mode's own).
     fn own_flags(self) -> &'static [&'static str] {
         match self {
@@ -244,8 +262,32 @@ pub fn stray_flag(mode: Mode, matches: &ArgMatches, porcelain: &Command) -> Opti
         let arg = porcelain.get_arguments().find(|a| a.get_id().as_str() == id).expect("a member of the group");
         Some(format!("--{} needs {needs}", arg.get_long().unwrap_or(&id)))
     });
-    stray
+    stray.or_else(|| given_to_no_tool(mode, matches, porcelain))
 }
+
+/// The first flag given that no tool of `mode` is given (`-t` with
+/// `--log`, `--json` with `--serve`): it would be passed over in silence.
+fn given_to_no_tool(mode: Mode, matches: &ArgMatches, porcelain: &Command) -> Option<String> {
+    let tools = mode.tools();
+    let given: Vec<String> = tools.iter().flat_map(|(_, ids)| expand_groups(porcelain, ids)).collect();
+    let arg = porcelain.get_arguments().find(|a| {
+        let id = a.get_id().as_str();
+        matches.value_source(id) == Some(ValueSource::CommandLine)
+            && !MODE_SELECTORS.contains(&id)
+            && !ANYWHERE.contains(&id)
+            && !given.iter().any(|g| g == id)
+    })?;
+    let name = match (arg.get_long(), arg.get_short()) {
+        (Some(long), _) => format!("--{long}"),
+        (None, Some(short)) => format!("-{short}"),
+        (None, None) => arg.get_id().to_string(),
+    };
+    Some(format!("{name} does nothing {}; leave it out", mode.described()))
+}
+
+/// Flags any mode takes, whether or not its tools have a use for them: a
+/// script may pass them to every command.
+const ANYWHERE: &[&str] = &["quiet", "color"];
 
 /// The argument list of each tool `mode` runs, for the command line
 /// `matches` (parsed by `porcelain`, vecgrep's own definition).
