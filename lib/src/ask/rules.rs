@@ -167,7 +167,8 @@ impl Work {
 
     /// `today`, `yesterday`, `recently`, and dates: since, before, in a year.
     fn days_and_dates(&mut self) {
-        static TODAY: LazyLock<Regex> = LazyLock::new(|| re(&format!(r"\b(?:{CHANGED}\s+)?(today|yesterday)\b")));
+        static TODAY: LazyLock<Regex> =
+            LazyLock::new(|| re(&format!(r"\b(?:{CHANGED}\s+)?(since\s+)?(today|yesterday)\b")));
         static RECENTLY: LazyLock<Regex> =
             LazyLock::new(|| re(&format!(r"\b(?:recently\s+{CHANGED}|{CHANGED}\s+(?:recently|lately))\b")));
         static SINCE: LazyLock<Regex> = LazyLock::new(|| {
@@ -178,11 +179,13 @@ impl Work {
         self.take(&TODAY, |c, f, now| {
             let midnight = now.duration_since(UNIX_EPOCH).ok()?.as_secs() / 86_400 * 86_400;
             let midnight = UNIX_EPOCH + Duration::from_secs(midnight);
-            if c[1].eq_ignore_ascii_case("today") {
+            let since = c.get(1).is_some();
+            if c[2].eq_ignore_ascii_case("today") {
                 f.modified_after = Some(utc(midnight));
             } else {
                 f.modified_after = Some(utc(midnight - Duration::from_secs(86_400)));
-                f.modified_before = Some(utc(midnight));
+                // "since yesterday" runs to now; "yesterday" is the day.
+                f.modified_before = if since { None } else { Some(utc(midnight)) };
             }
             Some(MARK.into())
         });
@@ -304,11 +307,22 @@ impl Work {
     }
 
     fn languages(&mut self) {
-        static FILES: LazyLock<Regex> = LazyLock::new(|| {
-            re(&format!(
-                r"\b({})\s+(files?|code|sources?|source\s+files|modules?|scripts?|programs?|crates?|packages?|tests?|test\s+files|classes|functions|docs|documents|documentation|notes)\b",
-                language_names()
-            ))
+        const KINDS: &str = r"files?|code|sources?|source\s+files|modules?|scripts?|programs?|crates?|packages?|tests?|test\s+files|classes|functions|docs|documents|documentation|notes";
+        static FILES: LazyLock<Regex> = LazyLock::new(|| re(&format!(r"\b({})\s+({KINDS})\b", language_names())));
+        // "typescript and python files", "go, rust or c files": each of them.
+        static LISTED: LazyLock<Regex> = LazyLock::new(|| {
+            let one = language_names();
+            re(&format!(r"\b((?:{one})(?:\s*(?:,|/|&|\band\b|\bor\b)\s*(?:(?:and|or)\s+)?(?:{one}))+)\s+({KINDS})\b"))
+        });
+        static ONE: LazyLock<Regex> = LazyLock::new(|| re(&format!(r"\b(?:{})\b", language_names())));
+        self.take(&LISTED, |c, f, _| {
+            for name in ONE.find_iter(&c[1]) {
+                add_extensions(f, extensions_of(name.as_str()).iter().map(|e| e.to_string()));
+            }
+            if c[2].to_ascii_lowercase().starts_with("test") {
+                include_tests(f);
+            }
+            Some(MARK.into())
         });
         static IN: LazyLock<Regex> = LazyLock::new(|| {
             re(&format!(
@@ -572,6 +586,10 @@ mod tests {
                 "files edited yesterday about authentication",
                 "search | authentication | after=2026-05-19T00:00:00Z | before=2026-05-20T00:00:00Z".into(),
             ),
+            (
+                "go files changed since yesterday that retry uploads",
+                "search | retry uploads | ext=.go | after=2026-05-19T00:00:00Z".into(),
+            ),
             ("error handling changed since 2026-01-15", "search | error handling | after=2026-01-15T00:00:00Z".into()),
             (
                 "database migrations modified before 2025",
@@ -606,6 +624,8 @@ mod tests {
             ("files ending in .yaml that configure ci", "search | configure ci | ext=.yaml".into()),
             ("retry helpers written in ruby", "search | retry helpers | ext=.rb".into()),
             ("kotlin sources using coroutines", "search | coroutines | ext=.kt,.kts".into()),
+            ("typescript and python files about auth", "search | auth | ext=.ts,.tsx,.mts,.cts,.py,.pyi".into()),
+            ("go, rust or ruby code that retries", "search | retries | ext=.go,.rs,.rb".into()),
             // Paths.
             ("token refresh under src/auth", "search | token refresh | path=src/auth/".into()),
             ("http clients in the net directory", "search | http clients | path=net/".into()),
