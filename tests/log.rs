@@ -449,3 +449,40 @@ fn a_commit_in_another_encoding_or_with_an_odd_date_is_shown_as_it_was_written()
         (Some("+10000-01-01T00:00:00+00:00"), Some(253_402_300_800))
     );
 }
+
+#[test]
+fn a_path_is_touched_as_git_log_counts_it_submodules_and_merges_included() {
+    let lib = Tree::bare();
+    git(&lib, &["init", "-q", "-b", "main"]);
+    for (n, text) in [(1, "first"), (2, "second")] {
+        lib.write("lib.py", &format!("def release():\n    return '{text}'\n"));
+        git(&lib, &["add", "-A"]);
+        git(&lib, &["-c", "user.name=L", "-c", "user.email=l@x", "commit", "-q", "-m", &format!("release {n}")]);
+    }
+    let tree = repository();
+    let who = ["-c", "user.name=Ada", "-c", "user.email=ada@example.org"];
+    let lib_path = lib.path().to_string_lossy().into_owned();
+    git(&tree, &["-c", "protocol.file.allow=always", "submodule", "add", "-q", &lib_path, "vendor/lib"]);
+    git(&tree, &[&who[..], &["commit", "-q", "-m", "Add the release library as a submodule"]].concat());
+    git(&tree, &["-C", "vendor/lib", "checkout", "-q", "HEAD~1"]);
+    git(&tree, &["add", "vendor/lib"]);
+    git(&tree, &[&who[..], &["commit", "-q", "-m", "Pin the release library to its first release"]].concat());
+    // A file brought by a merged branch is the branch's change, not the merge's.
+    git(&tree, &["checkout", "-q", "-b", "feature"]);
+    tree.write("src/rate.py", "def limit(calls):\n    return calls[:10]\n");
+    git(&tree, &["add", "src/rate.py"]);
+    git(&tree, &[&who[..], &["commit", "-q", "-m", "Limit the rate of calls"]].concat());
+    git(&tree, &["checkout", "-q", "main"]);
+    git(&tree, &[&who[..], &["merge", "-q", "--no-ff", "-m", "Merge branch feature", "feature"]].concat());
+    for (path, want) in [
+        ("vendor/lib", vec!["Pin the release library to its first release", "Add the release library as a submodule"]),
+        ("src/rate.py", vec!["Limit the rate of calls"]),
+    ] {
+        let o = log(&tree, &["release library rate", path]);
+        let mut got = subjects(&records(&o));
+        got.sort();
+        let mut want: Vec<String> = want.into_iter().map(String::from).collect();
+        want.sort();
+        assert_eq!(got, want, "{path}: {}", stderr(&o));
+    }
+}

@@ -3,14 +3,18 @@
 
 use std::io::{IsTerminal, Write};
 
-use vecgrep::format::{render, render_answer, render_commits, render_judgement, FormatOptions, OutputMode};
+use vecgrep::format::{
+    files_left_out, render, render_answer, render_commits, render_judgement, FormatOptions, OutputMode,
+};
 use vecgrep::records::read_search_stream;
-use vecgrep_bins::app::{run_main, use_color, EXIT_FOUND, EXIT_NOT_FOUND};
+use vecgrep_bins::app::{note, run_main, use_color, EXIT_FOUND, EXIT_NOT_FOUND};
 use vecgrep_bins::cli::FormatCli;
 
+const TOOL: &str = "vg-format";
+
 fn main() {
-    let (cli, _) = vecgrep_bins::app::parse_args::<FormatCli>("vg-format");
-    run_main("vg-format", || {
+    let (cli, _) = vecgrep_bins::app::parse_args::<FormatCli>(TOOL);
+    run_main(TOOL, || {
         let o = &cli.output;
         let stream = read_search_stream(std::io::stdin().lock())?;
         let mode = if o.json {
@@ -40,6 +44,9 @@ fn main() {
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
         render(&mut out, &stream.hits, &opts)?;
         render_commits(&mut out, &stream.commits, &opts)?;
+        if let Some(why) = files_left_out(&stream.commits, opts.mode) {
+            note(TOOL, false, &why);
+        }
         if let Some(j) = &stream.judgement {
             render_judgement(&mut out, j, &opts)?;
         }

@@ -638,6 +638,15 @@ mod tests {
             ("sql queries without markdown files", "search | sql queries | excl=*.md,*.markdown,*.mdx".into()),
             ("authentication except node_modules", "search | authentication | excl=node_modules/".into()),
             ("template rendering, not .html files", "search | template rendering | excl=*.html".into()),
+        ]
+        .into_iter()
+        .chain(intents_and_tests(&week))
+        .collect()
+    }
+
+    /// The table's phrasings of tests asked for, intents, and everything at once.
+    fn intents_and_tests(week: &str) -> Vec<(&'static str, String)> {
+        vec![
             // Tests asked for.
             ("tests that cover token expiry", "search | cover token expiry | path=tests".into()),
             ("mocking of the clock in the tests", "search | mocking of the clock | path=tests".into()),

@@ -11,6 +11,23 @@ const SHA: &str = "\x1b[33m";
 const BOLD: &str = "\x1b[1m";
 
 /// Render `commits` to `out` in `opts.mode`.
+/// What `--files` and `--count` cannot show of `commits`: those whose
+/// records list fewer files than they touched (`MAX_COMMIT_PATHS`), as a
+/// note for stderr; None when nothing was cut or the mode lists no files.
+pub fn files_left_out(commits: &[CommitRecord], mode: OutputMode) -> Option<String> {
+    if !matches!(mode, OutputMode::Files | OutputMode::Count) {
+        return None;
+    }
+    let cut: Vec<&CommitRecord> = commits.iter().filter(|c| c.paths_total > c.paths.len()).collect();
+    let first = cut.first()?;
+    Some(format!(
+        "{} of the commits touched more files than their records list (the first {}): git show --name-only {} lists them all",
+        cut.len(),
+        first.paths.len(),
+        &first.sha[..first.sha.len().min(12)]
+    ))
+}
+
 pub fn render_commits(out: &mut dyn Write, commits: &[CommitRecord], opts: &FormatOptions) -> io::Result<()> {
     match opts.mode {
         OutputMode::Json => commits.iter().try_for_each(|c| write_record(out, c)),
@@ -102,6 +119,16 @@ fn touched_files(commits: &[CommitRecord], opts: &FormatOptions) -> Vec<(String,
 mod tests {
     use super::*;
     use crate::records::CommitLineRecord;
+
+    #[test]
+    fn files_a_record_does_not_list_are_said_to_be_left_out() {
+        let mut big = commit("0123456789abcdef", &["a.rs", "b.rs"]);
+        big.paths_total = 302;
+        let small = commit("fedcba9876543210", &["c.rs"]);
+        let said = files_left_out(&[small.clone(), big], OutputMode::Files).unwrap();
+        assert!(said.starts_with("1 of the commits touched more files") && said.contains("0123456789ab"), "{said}");
+        assert_eq!(files_left_out(&[small], OutputMode::Files), None);
+    }
 
     fn commit(sha: &str, paths: &[&str]) -> CommitRecord {
         CommitRecord {

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use crate::project::relative_to;
 use crate::records::{write_record, AnswerRecord, HitRecord, JudgementRecord};
 
-pub use commits::render_commits;
+pub use commits::{files_left_out, render_commits};
 
 /// How a stream of hits is rendered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

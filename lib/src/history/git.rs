@@ -111,7 +111,14 @@ impl GitRepo {
         let author = commit.author().with_context(|| format!("cannot read the author of {sha}"))?;
         let time = author.time().with_context(|| format!("cannot read the date of {sha}"))?;
         let parents: Vec<gix::ObjectId> = commit.parent_ids().map(|p| p.detach()).collect();
-        let changes = self.changes(&commit, parents.first().copied(), with_diff && parents.len() < 2)?;
+        let mut changes = self.changes(&commit, parents.first().copied(), with_diff && parents.len() < 2)?;
+        // A merge touched a path only where it differs from every parent, as
+        // `git log -- PATH` counts it: what one side brought is that side's change.
+        for parent in parents.iter().skip(1) {
+            let against: std::collections::HashSet<String> =
+                self.changes(&commit, Some(*parent), false)?.paths.into_iter().collect();
+            changes.paths.retain(|p| against.contains(p));
+        }
         let commit = CommitRow {
             sha: sha.to_string(),
             time: time.seconds,
@@ -149,10 +156,15 @@ impl GitRepo {
             .diff_tree_to_tree(parent_tree.as_ref(), Some(&tree), gix::diff::Options::default())
             .with_context(|| format!("cannot diff {sha} against its parent"))?;
         for change in changes {
+            let Some(rel) = self.root_relative(&change.location().to_str_lossy()) else { continue };
+            // A submodule's new commit changes its path, as git log counts it; it has no lines here.
+            if change.entry_mode().is_commit() {
+                changed.paths.push(rel);
+                continue;
+            }
             if !change.entry_mode().is_blob() {
                 continue;
             }
-            let Some(rel) = self.root_relative(&change.location().to_str_lossy()) else { continue };
             if with_diff && changed.pieces.len() < MAX_PIECES_PER_COMMIT {
                 match self.change_blobs(&change) {
                     (BlobText::Text(before), BlobText::Text(after)) => {
