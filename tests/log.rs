@@ -486,3 +486,27 @@ fn a_path_is_touched_as_git_log_counts_it_submodules_and_merges_included() {
         assert_eq!(got, want, "{path}: {}", stderr(&o));
     }
 }
+
+#[test]
+fn a_shallow_clone_deepened_later_has_its_boundary_commits_read_again() {
+    let origin = Tree::bare();
+    git(&origin, &["init", "-q", "-b", "main"]);
+    for n in 1..=4 {
+        origin.write(&format!("f{n}.txt"), &format!("file number {n}\n"));
+        git(&origin, &["add", "-A"]);
+        git(
+            &origin,
+            &["-c", "user.name=A", "-c", "user.email=a@x", "commit", "-q", "-m", &format!("Add file number {n}")],
+        );
+    }
+    let clone = Tree::bare();
+    let url = format!("file://{}", origin.path().display());
+    git(&clone, &["clone", "-q", "--depth", "2", &url, "."]);
+    let touched = |tree: &Tree| {
+        let o = log(tree, &["add a file", "f3.txt"]);
+        subjects(&records(&o))
+    };
+    assert!(touched(&clone).is_empty(), "the boundary commit's parent is missing: what it changed is unknown");
+    git(&clone, &["fetch", "-q", "--unshallow"]);
+    assert_eq!(touched(&clone), ["Add file number 3"], "read again once its parent is there");
+}

@@ -99,6 +99,15 @@ impl GitRepo {
         Ok(shas)
     }
 
+    /// A shallow clone's boundary: the commits whose parents it lacks (none
+    /// for a whole clone).
+    pub fn shallow_boundary(&self) -> Vec<String> {
+        match self.repo.shallow_commits() {
+            Ok(Some(commits)) => commits.iter().map(|id| id.to_string()).collect(),
+            _ => Vec::new(),
+        }
+    }
+
     /// One commit, with the pieces of its diff when `with_diff` (merges have none).
     pub fn read_commit(&self, sha: &str, with_diff: bool) -> Result<CommitData> {
         let id = gix::ObjectId::from_hex(sha.as_bytes()).map_err(|e| anyhow!("not a commit id {sha:?}: {e}"))?;

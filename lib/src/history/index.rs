@@ -2,7 +2,7 @@
 //! the log lacks (or lacks the diffs of) are read, embedded and stored, a
 //! batch at a time, so a kill loses at most one batch.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use anyhow::{Context, Result};
@@ -68,8 +68,16 @@ pub fn update_log(
         store.reset_log(model)?;
     }
     let stored = store.stored_commits()?;
-    let todo: Vec<&String> = history.iter().filter(|sha| needs_storing(&stored, sha, with_diff)).collect();
+    // A commit at a shallow clone's boundary was stored without what it
+    // changed (its parent was missing); once the clone is deepened past it,
+    // it is read again.
+    let boundary = repo.shallow_boundary();
+    let deepened: HashSet<String> =
+        store.log_shallow()?.into_iter().filter(|sha| !boundary.contains(sha) && stored.contains_key(sha)).collect();
+    let todo: Vec<&String> =
+        history.iter().filter(|sha| needs_storing(&stored, sha, with_diff) || deepened.contains(*sha)).collect();
     if todo.is_empty() {
+        store.set_log_shallow(&boundary)?;
         return Ok(LogSummary { seconds: started.elapsed().as_secs_f64(), ..summary });
     }
     let mut embedder = load().context("cannot load the embedding model for the commit log")?;
@@ -84,6 +92,7 @@ pub fn update_log(
         summary.added += writes.len() as u64;
         observer.progress((n * BATCH + batch.len()).min(todo.len()), todo.len());
     }
+    store.set_log_shallow(&boundary)?;
     summary.seconds = started.elapsed().as_secs_f64();
     Ok(summary)
 }

@@ -128,4 +128,9 @@ pub trait CommitStore: Send {
     fn piece(&self, id: i64) -> Result<Option<StoredPiece>, StoreError>;
     /// How many commits and pieces are stored, and how many pieces lack a vector.
     fn log_counts(&self) -> Result<(u64, u64, u64), StoreError>;
+    /// The shallow clone's boundary commits when the log was last brought up
+    /// to date (their parents were missing, so their paths and diffs are).
+    fn log_shallow(&self) -> Result<Vec<String>, StoreError>;
+    /// Record the boundary as it is now.
+    fn set_log_shallow(&mut self, shas: &[String]) -> Result<(), StoreError>;
 }

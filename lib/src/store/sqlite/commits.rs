@@ -26,6 +26,17 @@ impl CommitStore for SqliteIndex {
         reset_log_in(&mut self.conn, model).map_err(|e| self.damaged(e))
     }
 
+    fn log_shallow(&self) -> Result<Vec<String>, StoreError> {
+        Ok(self
+            .meta_value("log_shallow")?
+            .map(|v| v.split_whitespace().map(str::to_string).collect())
+            .unwrap_or_default())
+    }
+
+    fn set_log_shallow(&mut self, shas: &[String]) -> Result<(), StoreError> {
+        crate::store::IndexWriter::set_meta_value(self, "log_shallow", &shas.join(" "))
+    }
+
     fn stored_commits(&self) -> Result<HashMap<String, StoredCommit>, StoreError> {
         let mut stmt = self
             .conn
