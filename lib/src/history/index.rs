@@ -72,12 +72,16 @@ pub fn update_log(
     // changed (its parent was missing); once the clone is deepened past it,
     // it is read again.
     let boundary = repo.shallow_boundary();
-    let deepened: HashSet<String> =
-        store.log_shallow()?.into_iter().filter(|sha| !boundary.contains(sha) && stored.contains_key(sha)).collect();
+    let was = store.log_shallow()?;
+    let deepened: HashSet<&String> =
+        was.iter().filter(|sha| !boundary.contains(sha) && stored.contains_key(*sha)).collect();
     let todo: Vec<&String> =
-        history.iter().filter(|sha| needs_storing(&stored, sha, with_diff) || deepened.contains(*sha)).collect();
+        history.iter().filter(|sha| needs_storing(&stored, sha, with_diff) || deepened.contains(sha)).collect();
     if todo.is_empty() {
-        store.set_log_shallow(&boundary)?;
+        // Written only when it changed: a search with nothing new writes nothing.
+        if was != boundary {
+            store.set_log_shallow(&boundary)?;
+        }
         return Ok(LogSummary { seconds: started.elapsed().as_secs_f64(), ..summary });
     }
     let mut embedder = load().context("cannot load the embedding model for the commit log")?;
@@ -92,7 +96,11 @@ pub fn update_log(
         summary.added += writes.len() as u64;
         observer.progress((n * BATCH + batch.len()).min(todo.len()), todo.len());
     }
-    store.set_log_shallow(&boundary)?;
+    // After the commits it names are stored again: a run killed before
+    // leaves them to the next.
+    if was != boundary {
+        store.set_log_shallow(&boundary)?;
+    }
     summary.seconds = started.elapsed().as_secs_f64();
     Ok(summary)
 }
