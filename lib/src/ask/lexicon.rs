@@ -174,8 +174,7 @@ pub(super) const TEST_GLOBS: &[&str] = &[
 ];
 
 /// Directories often left out by name (`not in vendor`).
-pub(super) const COMMON_DIRS: &str =
-    r"vendor|node_modules|third_party|generated|docs|doc|examples|build|dist|target|benches|scripts|migrations";
+pub(super) const COMMON_DIRS: &str = r"vendor|node_modules|third_party|generated|docs|doc|examples|build|dist|target|benches|scripts|migrations|src|pkg|internal|fixtures|testdata";
 
 #[cfg(test)]
 mod tests {

@@ -637,6 +637,7 @@ mod tests {
             ("json parsing but not in vendor", "search | json parsing | excl=vendor/".into()),
             ("sql queries without markdown files", "search | sql queries | excl=*.md,*.markdown,*.mdx".into()),
             ("authentication except node_modules", "search | authentication | excl=node_modules/".into()),
+            ("code not in src about uploads", "search | uploads | excl=src/".into()),
             ("template rendering, not .html files", "search | template rendering | excl=*.html".into()),
         ]
         .into_iter()
