@@ -114,7 +114,7 @@ impl Catalogs {
     /// written unless every path can be added.
     pub fn add(&self, name: &str, paths: &[PathBuf]) -> Result<(Catalog, Vec<Added>)> {
         check_catalog_name(name)?;
-        self.locked(name, || {
+        self.locked(|| {
             // Roots are canonical paths; the catalogs' directory is made by now.
             let dir = self.dir.canonicalize()?.join(name);
             let mut catalog = if dir.join(CATALOG_FILE).is_file() {
@@ -143,7 +143,7 @@ impl Catalogs {
     /// changes.
     pub fn remove_projects(&self, name: &str, projects: &[String]) -> Result<Catalog> {
         check_catalog_name(name)?;
-        self.locked(name, || {
+        self.locked(|| {
             let mut catalog = self.open(name)?;
             if let Some(unknown) = projects.iter().find(|p| !catalog.projects.iter().any(|q| &q.name == *p)) {
                 bail!("catalog '{name}' has no project '{unknown}'");
@@ -182,8 +182,7 @@ impl Catalogs {
     /// Run `change` holding the catalogs' lock, so that two changes at
     /// once both land. One lock for all of them: changes are rare and
     /// quick, and a lock file per name would be left for every name tried.
-    fn locked<T>(&self, name: &str, change: impl FnOnce() -> Result<T>) -> Result<T> {
-        check_catalog_name(name)?;
+    fn locked<T>(&self, change: impl FnOnce() -> Result<T>) -> Result<T> {
         std::fs::create_dir_all(&self.dir).with_context(|| format!("creating {}", self.dir.display()))?;
         let path = self.dir.join(CHANGES_LOCK);
         let file = std::fs::File::create(&path).with_context(|| format!("opening {}", path.display()))?;
