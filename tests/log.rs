@@ -87,6 +87,19 @@ fn log(tree: &Tree, args: &[&str]) -> std::process::Output {
 }
 
 #[test]
+fn words_alone_keep_every_commit_they_match_unless_a_threshold_is_set() {
+    let tree = repository();
+    // "upload" is in half the subjects: FTS5's IDF floor puts its BM25 near
+    // 0, under the default threshold, which is a cosine's.
+    let o = run(tree.cmd("vg-log", "").args(["--mode", "lexical", "uploads"]));
+    assert_code(&o, 0);
+    let mut found = subjects(&records(&o));
+    found.sort();
+    assert_eq!(found, ["Add the upload client", "Retry failed uploads with exponential backoff"]);
+    assert_code(&run(tree.cmd("vg-log", "").args(["--mode", "lexical", "--threshold", "0.3", "uploads"])), 1);
+}
+
+#[test]
 fn commits_are_found_by_meaning_with_who_when_and_what_they_touched() {
     let tree = repository();
     let o = log(&tree, &["try sending again when the connection drops"]);

@@ -44,6 +44,27 @@ fn lexical_mode_matches_identifier_parts_without_the_model() {
 }
 
 #[test]
+fn words_alone_keep_every_match_unless_a_threshold_is_set() {
+    // A word in every chunk of a small project has FTS5's floor IDF, so its
+    // BM25 on 0..1 is near 0: the default threshold, a cosine's, would drop
+    // every line grep finds.
+    let t = Tree::git();
+    t.write("a.py", "def upload(data):\n    retry(data)\n");
+    t.write("b.py", "def download(name):\n    retry(name)\n");
+    let o = query(&t, &["--mode", "lexical", "retry"]);
+    assert_code(&o, 0);
+    let mut found = files(&o);
+    found.sort();
+    assert_eq!(found, ["a.py", "b.py"]);
+    // A threshold that is set, on the command line or in a file, holds.
+    assert_code(&query(&t, &["--mode", "lexical", "--threshold", "0.3", "retry"]), 1);
+    t.project_config("mode = \"lexical\"\nthreshold = 0.3\n");
+    assert_code(&query(&t, &["retry"]), 1);
+    t.project_config("mode = \"lexical\"\n");
+    assert_eq!(files(&query(&t, &["retry"])).len(), 2);
+}
+
+#[test]
 fn chunks_inside_a_java_method_are_found_by_its_name() {
     // A method longer than one chunk, and than one hit: its later chunks
     // do not hold the signature, so only the context (the enclosing class

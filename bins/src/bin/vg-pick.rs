@@ -153,7 +153,8 @@ fn spawn_search_worker(
             let found = if job.query.trim().is_empty() {
                 Found { seq: job.seq, items: Vec::new(), error: None }
             } else {
-                let mut request = searcher.request(&job.query, config.top_k, config.threshold, config.mode);
+                let mut request =
+                    searcher.request(&job.query, config.top_k, config.threshold_in(config.mode), config.mode);
                 request.filter = filter.clone();
                 match searcher.search(&mut store, &request) {
                     Ok(hits) => {

@@ -76,7 +76,7 @@ fn search(cli: &QueryCli, inv: &Invocation, query: &str, preloading: &mut Preloa
         }
     }
     let filter = cli.filter.to_filter().map_err(|e| anyhow::anyhow!(e))?;
-    let (mode, k, threshold) = (inv.config.mode, inv.config.top_k, inv.config.threshold);
+    let (mode, k, threshold) = (inv.config.mode, inv.config.top_k, inv.config.threshold_in(inv.config.mode));
     let (concepts, problems) = vecgrep::concepts::load(&inv.root);
     for problem in &problems {
         note(TOOL, inv.config.quiet, &problem.to_string());

@@ -104,7 +104,7 @@ fn drafted_plan(question: &str, config: &ResolvedConfig, options: &AskOptions) -
     let mode = options.privacy_mode.unwrap_or(config.privacy_mode);
     let context = PlanContext {
         now: options.now,
-        threshold: config.threshold,
+        threshold: config.threshold_in(config.mode),
         context_hits: options.context_hits,
         privacy_mode: mode,
     };

@@ -38,7 +38,8 @@ pub struct SearchArgs {
     /// default), `semantic` (meaning only) or `lexical` (words only).
     pub mode: Option<ModeArg>,
     /// Lowest score returned, -1 to 1. Default: `threshold` from the
-    /// config (0.3).
+    /// config (0.3); a `lexical` search keeps every match unless the
+    /// config sets one.
     pub threshold: Option<f32>,
     /// Only files modified at or after this: a span back from now (`2w`,
     /// `3d`, `12h`, `30m`) or a UTC date (`2026-01-31`).
@@ -131,8 +132,9 @@ impl SearchArgs {
             Some(k) if (1..=MAX_K).contains(&k) => k,
             Some(k) => return Err(format!("k must be from 1 to {MAX_K}, got {k}")),
         };
+        let mode = self.mode.map_or(config.mode, SearchMode::from);
         let threshold = match self.threshold {
-            None => config.threshold,
+            None => config.threshold_in(mode),
             Some(t) if t.is_finite() && (-1.0..=1.0).contains(&t) => t,
             Some(t) => return Err(format!("threshold must be from -1 to 1, got {t}")),
         };
@@ -144,7 +146,7 @@ impl SearchArgs {
             SystemTime::now(),
         )?;
         let scope = confine(live, &self.paths)?;
-        Ok(SearchPlan { k, threshold, mode: self.mode.map_or(config.mode, SearchMode::from), scope, filter })
+        Ok(SearchPlan { k, threshold, mode, scope, filter })
     }
 }
 

@@ -223,7 +223,7 @@ impl ConfigLayers {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::project::settings::EmbedderSource;
+    use crate::project::settings::{EmbedderSource, SearchMode};
 
     fn layer(text: &str) -> ConfigValues {
         parse_config(text, Path::new("c.toml")).unwrap()
@@ -241,6 +241,8 @@ mod tests {
         assert_eq!(r.embedder_source, EmbedderSource::Local);
         assert_eq!(r.embedder_model, "all-MiniLM-L6-v2");
         assert_eq!((r.server_default_top_k, r.server_default_threshold), (10, 0.3));
+        // The default is a cosine's: words alone are not held to it.
+        assert_eq!((r.threshold_in(SearchMode::Hybrid), r.threshold_in(SearchMode::Lexical)), (0.3, 0.0));
     }
 
     #[test]
@@ -253,6 +255,7 @@ mod tests {
         let r = layers.resolve().unwrap();
         assert_eq!((r.top_k, r.threshold, r.quiet), (3, 0.5, true));
         assert_eq!(r.server_default_top_k, 3);
+        assert_eq!(r.threshold_in(SearchMode::Lexical), 0.5, "a threshold set holds for words too");
     }
 
     #[test]

@@ -356,6 +356,11 @@ macro_rules! settings {
             pub server_default_top_k: usize,
             /// What `vg-serve` uses when a request leaves out `threshold`.
             pub server_default_threshold: f32,
+            /// Whether a flag or a config file set `threshold`: its default
+            /// is a cosine's, which words alone are not held to
+            /// (`threshold_in`).
+            #[serde(skip)]
+            pub threshold_set: bool,
             /// The project config and the keys of it that were passed over
             /// because the user did not trust it (TrustRule), for telling the user.
             pub untrusted: Option<(std::path::PathBuf, Vec<&'static str>)>,
@@ -460,6 +465,7 @@ macro_rules! settings {
                 $($key: settings!(@pick $kind, layers, $key, $default),)*
                 server_default_top_k: 0,
                 server_default_threshold: 0.0,
+                threshold_set: layers.iter().any(|l| l.threshold.is_some()),
                 untrusted: None,
                 bounded: None,
             }
@@ -483,7 +489,8 @@ settings! {
     /// Results per search, 1 to 10000.
     top_k: usize => usize = 10, raw usize, check check_top_k,
         shown Some("10"), switch false, only None, plain;
-    /// Lowest score shown, -1 to 1.
+    /// Lowest score shown, -1 to 1. Unset, a lexical search keeps every
+    /// match: the default is a cosine's.
     threshold: f32 => f32 = 0.3, raw f64, check check_threshold,
         shown Some("0.3"), switch false, only None, plain;
     /// Characters per chunk, at least 50.
@@ -583,6 +590,21 @@ settings! {
     /// For `--ask` and `--plan`: who turns the question into a plan.
     planner: Planner => Planner = Planner::Rules, raw Planner, check unchecked,
         shown Some("rules"), switch false, only None, plain;
+}
+
+impl ResolvedConfig {
+    /// The threshold a search in `mode` is held to: the one set, else the
+    /// default, but for words alone. The default (0.3) is a cosine's; BM25
+    /// on 0..1 for a word found in most chunks of a small project or
+    /// history is near 0 (FTS5's IDF floor), so the default would drop
+    /// every match that grep finds.
+    pub fn threshold_in(&self, mode: SearchMode) -> f32 {
+        if mode == SearchMode::Lexical && !self.threshold_set {
+            0.0
+        } else {
+            self.threshold
+        }
+    }
 }
 
 #[cfg(test)]

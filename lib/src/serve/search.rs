@@ -68,19 +68,19 @@ fn search_params(shared: &Shared, target: &http::Target) -> Result<SearchParams,
             _ => return Err(format!("k must be a whole number from 1 to {MAX_K}, got {v:?}").into()),
         },
     };
-    let threshold = match target.param("threshold") {
-        None => config.threshold,
-        Some(v) => match v.parse::<f32>() {
-            Ok(t) if t.is_finite() && (-1.0..=1.0).contains(&t) => t,
-            _ => return Err(format!("threshold must be a number from -1 to 1, got {v:?}").into()),
-        },
-    };
     let mode = match target.param("mode") {
         None => config.mode,
         Some("hybrid") => SearchMode::Hybrid,
         Some("semantic") => SearchMode::Semantic,
         Some("lexical") => SearchMode::Lexical,
         Some(v) => return Err(format!("mode must be hybrid, semantic or lexical, got {v:?}").into()),
+    };
+    let threshold = match target.param("threshold") {
+        None => config.threshold_in(mode),
+        Some(v) => match v.parse::<f32>() {
+            Ok(t) if t.is_finite() && (-1.0..=1.0).contains(&t) => t,
+            _ => return Err(format!("threshold must be a number from -1 to 1, got {v:?}").into()),
+        },
     };
     // A filter given empty is refused, as k= and mode= are: `rev=` searching
     // the working tree instead would answer another question.
