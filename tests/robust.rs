@@ -329,24 +329,12 @@ fn an_index_left_by_an_unfinished_run_says_it_is_incomplete() {
 fn an_index_this_user_cannot_write_beside_is_read_as_it_is() {
     let t = sample_project();
     assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
-    let config = tempfile::tempdir().unwrap();
+    let reader = OtherUser::new(&t);
     let chmod = |args: &[&str]| assert!(Command::new("chmod").args(args).status().unwrap().success());
-    chmod(&["-R", "a+rX", t.path().to_str().unwrap(), config.path().to_str().unwrap()]);
     let data = t.path().join(".vecgrep");
     chmod(&["-R", "a-w", data.to_str().unwrap()]);
     // Root may write anywhere: the reader is `nobody` then.
-    let as_reader = |tool: &str, args: &[&str]| {
-        let uid = Command::new("id").arg("-u").output().unwrap().stdout;
-        let mut cmd = if uid.trim_ascii() == b"0" {
-            let mut c = Command::new("setpriv");
-            c.args(["--reuid=65534", "--regid=65534", "--clear-groups"]).arg(bin(tool));
-            c
-        } else {
-            tool_cmd(tool)
-        };
-        cmd.args(args).current_dir(t.path()).env("XDG_CONFIG_HOME", config.path()).env("HOME", config.path());
-        run(&mut cmd)
-    };
+    let as_reader = |tool: &str, args: &[&str]| run(reader.cmd(&t, tool).args(args));
     let o = as_reader("vg-index", &["--stats", "--json"]);
     assert_code(&o, 0);
     assert_eq!(records(&o)[0]["files"], 4, "{}", stderr(&o));

@@ -287,3 +287,73 @@ pub(crate) fn with_file_size_limit(cmd: &Command, kib: u64) -> Command {
     }
     limited
 }
+
+/// Who this test runs as: root reads every file whatever its mode.
+pub(crate) fn running_as_root() -> bool {
+    Command::new("id").arg("-u").output().unwrap().stdout.trim_ascii() == b"0"
+}
+
+/// A user other than root, for what only permissions can show (a file
+/// that cannot be read, an index that cannot be written): `tool` as
+/// `nobody` when the tests run as root, as this user otherwise. The tree
+/// and `home` are opened to everyone; `home` stands in for $HOME and the
+/// config directory, with a copy of the installed model (root's is out of
+/// reach of other users).
+pub(crate) struct OtherUser {
+    pub home: tempfile::TempDir,
+    model_dir: Option<PathBuf>,
+}
+
+impl OtherUser {
+    pub(crate) fn new(tree: &Tree) -> OtherUser {
+        let home = tempfile::tempdir().unwrap();
+        // Before the model is linked in: a link shares its file's mode.
+        for dir in [tree.path(), home.path().to_path_buf()] {
+            let opened = Command::new("chmod").args(["-R", "a+rwX"]).arg(dir).status().unwrap();
+            assert!(opened.success());
+        }
+        let model_dir = running_as_root().then(|| shared_model_copy(home.path()));
+        OtherUser { home, model_dir }
+    }
+
+    pub(crate) fn cmd(&self, tree: &Tree, tool: &str) -> Command {
+        let mut cmd = match &self.model_dir {
+            Some(models) => {
+                let mut c = Command::new("setpriv");
+                c.args(["--reuid=65534", "--regid=65534", "--clear-groups"]).arg(bin(tool));
+                c.env("VECGREP_MODEL_DIR", models);
+                c
+            }
+            None => tool_cmd(tool),
+        };
+        cmd.current_dir(tree.path()).env("XDG_CONFIG_HOME", self.home.path()).env("HOME", self.home.path());
+        cmd.stdin(Stdio::null());
+        cmd
+    }
+}
+
+/// The installed model's files linked (or copied, across file systems)
+/// into `home`, where any user can read them.
+fn shared_model_copy(home: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let name = "all-MiniLM-L6-v2";
+    let installed = [
+        bin("vg-index").parent().unwrap().join("../share/vecgrep/models").join(name),
+        PathBuf::from(std::env::var_os("HOME").unwrap()).join(".local/share/vecgrep/models").join(name),
+    ]
+    .into_iter()
+    .find(|d| d.join("model.onnx").is_file())
+    .expect("the model is installed (scripts/fetch-assets.sh)");
+    let copy = home.join("model");
+    std::fs::create_dir(&copy).unwrap();
+    for entry in std::fs::read_dir(&installed).unwrap() {
+        let from = entry.unwrap().path();
+        let to = copy.join(from.file_name().unwrap());
+        let readable = from.metadata().unwrap().permissions().mode() & 0o004 != 0;
+        if !readable || std::fs::hard_link(&from, &to).is_err() {
+            std::fs::copy(&from, &to).unwrap();
+            std::fs::set_permissions(&to, std::fs::Permissions::from_mode(0o644)).unwrap();
+        }
+    }
+    copy
+}

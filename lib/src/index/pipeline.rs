@@ -296,7 +296,10 @@ fn record(
             summary.skipped += 1;
             if skip.reason.is_error() {
                 summary.errors += 1;
-            } else if previous.is_some() {
+            }
+            // A file that can no longer be read leaves too: its old chunks
+            // would answer for text nobody can check, as rg would not.
+            if previous.is_some() {
                 batch.removals.push(f.rel.clone());
                 summary.removed += 1;
                 batch.outcomes.push((f.rel.clone(), FileOutcome::Removed, 0));
