@@ -201,6 +201,7 @@ struct StrictVerify {
     chunks: u64,
     holes: u64,
     problems: Vec<String>,
+    complete: bool,
 }
 
 #[derive(Deserialize)]

@@ -175,13 +175,16 @@ fn a_write_the_disk_refuses_ends_the_run_with_why_and_keeps_what_was_stored() {
     // What it stored is sound, and its file records name exactly that.
     let told = records(&o).iter().filter(|r| r["type"] == "file" && r["status"] == "indexed").count() as u64;
     let v = verify(&t);
-    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!((v["ok"].as_bool(), v["complete"].as_bool()), (Some(true), Some(false)), "sound, not whole: {v}");
     assert_eq!(v["files"].as_u64().unwrap(), before + told, "each file reported indexed is stored, no other");
+    let o = run(t.cmd("vg-index", ".").arg("--verify"));
+    assert!(stdout(&o).contains("is sound") && stdout(&o).contains("(incomplete: "), "{}", stdout(&o));
     assert!(told < 380, "the limit stopped the run early ({told} files told)");
     // With room again, the next run completes it.
     assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
     let v = verify(&t);
     assert_eq!((v["ok"].as_bool(), v["files"].as_u64().unwrap()), (Some(true), before + 380));
+    assert_eq!(v["complete"], true);
 }
 
 /// A cloned repository chooses its own config, ignore files and the

@@ -266,10 +266,12 @@ fn a_writer_killed_at_ten_moments_leaves_the_shared_index_sound_and_resumable() 
     // schedule of ours chose; a run with fewer files left ends on its own.
     let mut phases: Vec<usize> = vec![1, 2, 4, 8, 12, 20, 30, 45, 60, 90];
     phases.sort_by_key(|p| (p * 7919) % 1009);
+    let mut told_incomplete = 0;
     for (n, files) in phases.into_iter().enumerate() {
         let seen = kill_after_file_records(&mut shared(&t, &pg, "t", "vg-index"), files);
         let v = verify(&mut shared(&t, &pg, "t", "vg-index"));
         assert_eq!(v["ok"], true, "after a kill once {seen} files were written: {v}");
+        told_incomplete += usize::from(v["complete"] == false);
         t.write("pkg/mod000.py", &format!("def handler_0(request):\n    return {n}\n"));
         clean.write("pkg/mod000.py", &format!("def handler_0(request):\n    return {n}\n"));
     }
@@ -277,7 +279,8 @@ fn a_writer_killed_at_ten_moments_leaves_the_shared_index_sound_and_resumable() 
     assert_code(&o, 0);
     let expected = summary(&run(&mut shared(&clean, &pg, "clean", "vg-index")));
     let v = verify(&mut shared(&t, &pg, "t", "vg-index"));
-    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!((v["ok"].as_bool(), v["complete"].as_bool()), (Some(true), Some(true)), "{v}");
+    assert!(told_incomplete > 0, "a sound index a kill left partial is said to be incomplete");
     assert_eq!((v["files"].clone(), v["chunks"].clone()), (expected["files"].clone(), expected["chunks"].clone()));
     let q = run(shared(&t, &pg, "t", "vg-query").args(["--no-index", "retry a failed upload"]));
     assert_code(&q, 0);

@@ -455,10 +455,15 @@ pub struct VerifyRecord {
     pub holes: u64,
     /// One sentence per problem found; empty when `ok`.
     pub problems: Vec<String>,
+    /// As in `stats`: false when the last run over the whole project did
+    /// not finish, so files may be missing from a sound index. Added
+    /// within version 1; absent from older streams, read as true.
+    #[serde(default = "whole")]
+    pub complete: bool,
 }
 
 impl VerifyRecord {
-    pub fn new(root: &ProjectRoot, stats: &IndexStats, problems: Vec<String>) -> Self {
+    pub fn new(root: &ProjectRoot, stats: &IndexStats, problems: Vec<String>, complete: bool) -> Self {
         VerifyRecord {
             v: CONTRACT_VERSION,
             root: root.path.to_string_lossy().into_owned(),
@@ -467,6 +472,7 @@ impl VerifyRecord {
             chunks: stats.chunks,
             holes: stats.holes,
             problems,
+            complete,
         }
     }
 }
@@ -762,7 +768,7 @@ mod tests {
         assert!(matches!(line(&FileRecord::new("a.rs", FileOutcome::Indexed, 2)), Record::File(_)));
         assert!(matches!(line(&SummaryRecord::new(&root, &IndexSummary::default())), Record::Summary(_)));
         assert!(matches!(line(&StatsRecord::new(&root, &stats, None)), Record::Stats(_)));
-        assert!(matches!(line(&VerifyRecord::new(&root, &stats, Vec::new())), Record::Verify(_)));
+        assert!(matches!(line(&VerifyRecord::new(&root, &stats, Vec::new(), true)), Record::Verify(_)));
         assert!(matches!(line(&ListeningRecord::new(&root, "http://127.0.0.1:1")), Record::Listening(_)));
         // An unknown type is passed on; so is a record no reader acts on that it cannot read.
         assert!(matches!(Record::parse(r#"{"type":"progress","v":1}"#, 1).unwrap(), Some(Record::Other)));

@@ -236,14 +236,17 @@ fn revision_stats(root: &vecgrep::project::ProjectRoot) -> anyhow::Result<Vec<Re
 fn verify(cli: &IndexCli, root: &vecgrep::project::ProjectRoot) -> anyhow::Result<u8> {
     let store = store::open_for_reading(root)?;
     let (stats, problems) = store.verify()?;
+    let complete = !store.run_unfinished()?;
     let ok = problems.is_empty();
     let mut out = std::io::stdout().lock();
     if cli.json {
-        write_record(&mut out, &VerifyRecord::new(root, &stats, problems))?;
+        write_record(&mut out, &VerifyRecord::new(root, &stats, problems, complete))?;
     } else if ok {
+        let incomplete =
+            if complete { "" } else { " (incomplete: its last index run did not finish; vg-index completes it)" };
         writeln!(
             out,
-            "the index of {} is sound: {} files, {} chunks, {} holes",
+            "the index of {} is sound: {} files, {} chunks, {} holes{incomplete}",
             root.path.display(),
             stats.files,
             stats.chunks,
