@@ -150,7 +150,8 @@ impl Mode {
                         "StoreArgs",
                     ],
                 ),
-                ("vg-format", vec!["OutputArgs"]),
+                // Not context or line numbers: a commit has no lines of a file.
+                ("vg-format", vec!["files", "count", "json", "heading", "no_heading", "lines", "null", "color"]),
             ],
             Mode::Answer => vec![
                 query(),
