@@ -38,7 +38,7 @@ fn lexical_mode_matches_identifier_parts_without_the_model() {
     // Words in no chunk: no results, exit 1.
     assert_code(&query(&t, &["--mode", "lexical", "--no-index", "zeppelin"]), 1);
     // Nothing to match at all is an error, not an empty answer.
-    let o = query(&t, &["--mode", "lexical", "--no-index", "?! the of"]);
+    let o = query(&t, &["--mode", "lexical", "--no-index", "?! 42 x"]);
     assert_code(&o, 2);
     assert!(stderr(&o).contains("no words"), "{}", stderr(&o));
 }
@@ -62,6 +62,15 @@ fn words_alone_keep_every_match_unless_a_threshold_is_set() {
     assert_code(&query(&t, &["retry"]), 1);
     t.project_config("mode = \"lexical\"\n");
     assert_eq!(files(&query(&t, &["retry"])).len(), 2);
+    // Common words are all a query of them has: they are matched, not refused.
+    let o = query(&t, &["--mode", "lexical", "for"]);
+    assert_code(&o, 1);
+    t.write("c.py", "for name in names:\n    print(name)\n");
+    assert_eq!(files(&query(&t, &["--mode", "lexical", "for"])), ["c.py"]);
+    // What no index holds (single letters, numbers, punctuation) is an error that says so.
+    let o = query(&t, &["--mode", "lexical", "x 42 ?!"]);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("single letters, which are not indexed"), "{}", stderr(&o));
 }
 
 #[test]

@@ -267,6 +267,7 @@ fn every_http_rule_answers_with_its_status_and_a_json_error() {
         ("/search?q=x&threshold=nan", "threshold"),
         ("/search?q=x&threshold=abc", "threshold"),
         ("/search?q=x&mode=fuzzy", "mode"),
+        ("/search?q=%3F%3F+x&mode=lexical", "no words to match"),
         ("/search?q=%zz", "percent"),
         ("/search?q=%ff", "UTF-8"),
         ("/search?q=a%00b", "control"),

@@ -9,7 +9,7 @@ use anyhow::{anyhow, Result};
 use super::filter::CommitFilter;
 use crate::project::SearchMode;
 use crate::scoring::{bm25, rrf};
-use crate::search::{query_words, word_expression};
+use crate::search::{query_words, word_expression, NO_WORDS};
 use crate::store::{CommitRow, CommitStore, PieceKind, StoredPiece};
 
 /// How many commits each side contributes before fusion.
@@ -90,9 +90,9 @@ pub fn search_log(
         (_, Some(v)) => by_meaning(store, &scope, q.pieces, v)?,
         (mode, None) => return Err(anyhow!("{mode} search needs the query's vector")),
     };
-    let words = word_expression(q.query);
+    let words = word_expression(q.query, q.mode);
     if q.mode == SearchMode::Lexical && words.is_none() {
-        return Err(anyhow!("the query has no words to match in lexical mode (only punctuation or common words)"));
+        return Err(anyhow!(NO_WORDS));
     }
     let lexical = match (&words, q.mode) {
         (Some(expr), SearchMode::Lexical | SearchMode::Hybrid) => by_words(store, &scope, q.pieces, expr)?,

@@ -133,6 +133,7 @@ impl SearchArgs {
             Some(k) => return Err(format!("k must be from 1 to {MAX_K}, got {k}")),
         };
         let mode = self.mode.map_or(config.mode, SearchMode::from);
+        search::check_query_in(&self.query, mode).map_err(|e| e.to_string())?;
         let threshold = match self.threshold {
             None => config.threshold_in(mode),
             Some(t) if t.is_finite() && (-1.0..=1.0).contains(&t) => t,

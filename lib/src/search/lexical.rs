@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use super::vectors::VectorTable;
 use super::word_table::WordTable;
+use crate::project::SearchMode;
 use crate::store::{ChunkId, IndexReader, Scope, StoreError};
 use crate::terms::{push_word_terms, says_something, split_identifier, words};
 
@@ -14,24 +15,42 @@ use crate::terms::{push_word_terms, says_something, split_identifier, words};
 /// stop words), so the caller ranks by meaning alone.
 pub(super) fn match_expression(query: &str) -> Option<String> {
     let seen = expression_words(query);
-    if seen.is_empty() {
-        return None;
-    }
-    // Terms hold only letters, digits and no quotes, but quote them anyway:
-    // a bare word like AND or NEAR would be an FTS5 operator.
-    Some(seen.iter().map(|t| format!("\"{t}\"")).collect::<Vec<_>>().join(" OR "))
+    (!seen.is_empty()).then(|| quoted_any(&seen))
+}
+
+/// The expression a search in `mode` matches words with: in lexical mode,
+/// a query of common words only (`for`, `method`) matches them, as grep
+/// would, since words are all it has; hybrid mode leaves such a query to
+/// its meaning. None when no word of the query is indexed (punctuation,
+/// numbers, single letters).
+pub(super) fn match_expression_in(query: &str, mode: SearchMode) -> Option<String> {
+    match_expression(query).or_else(|| {
+        let every = terms_of(query, |_| true);
+        (mode == SearchMode::Lexical && !every.is_empty()).then(|| quoted_any(&every))
+    })
+}
+
+/// Any of `terms`, each quoted: terms hold only letters and digits, but a
+/// bare word like AND or NEAR would be an FTS5 operator.
+fn quoted_any(terms: &[String]) -> String {
+    terms.iter().map(|t| format!("\"{t}\"")).collect::<Vec<_>>().join(" OR ")
 }
 
 /// The terms `match_expression` asks for, in order, each once, as the
 /// query spells them (before FTS5 stems them).
 pub(super) fn expression_words(query: &str) -> Vec<String> {
+    terms_of(query, |t| !STOP_WORDS.contains(&t))
+}
+
+/// The query's indexed terms that `keep` keeps, in order, each once.
+fn terms_of(query: &str, keep: impl Fn(&str) -> bool) -> Vec<String> {
     let mut seen = Vec::new();
     let mut buf = String::new();
     for word in words(query) {
         buf.clear();
         push_word_terms(&mut buf, word);
         for t in buf.split(' ').filter(|t| !t.is_empty()) {
-            if !STOP_WORDS.contains(&t) && !seen.iter().any(|s: &String| s == t) {
+            if keep(t) && !seen.iter().any(|s: &String| s == t) {
                 seen.push(t.to_string());
             }
         }
@@ -201,5 +220,14 @@ mod tests {
         // Verbs that name code (getLogger, handleError) are searched for.
         assert_eq!(match_expression("how do we get the logger").unwrap(), r#""get" OR "logger""#);
         assert_eq!(match_expression("handle errors").unwrap(), r#""handle" OR "errors""#);
+    }
+
+    #[test]
+    fn words_alone_match_common_words_when_the_query_has_nothing_else() {
+        assert_eq!(match_expression_in("for", SearchMode::Lexical).unwrap(), r#""for""#);
+        assert_eq!(match_expression_in("how is it", SearchMode::Lexical).unwrap(), r#""how" OR "is" OR "it""#);
+        assert_eq!(match_expression_in("how is it", SearchMode::Hybrid), None, "meaning answers it");
+        assert_eq!(match_expression_in("retry the upload", SearchMode::Lexical).unwrap(), r#""retry" OR "upload""#);
+        assert_eq!(match_expression_in("x ?! 42", SearchMode::Lexical), None, "nothing of it is indexed");
     }
 }

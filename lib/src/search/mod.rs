@@ -248,7 +248,7 @@ pub fn lexical_ranking(
     request: &SearchRequest<'_>,
 ) -> Result<Option<Vec<(ChunkId, f64)>>> {
     debug_assert!(request.filter.is_empty(), "narrow the request first");
-    let expression = lexical::match_expression(&request.words()?);
+    let expression = lexical::match_expression_in(&request.words()?, request.mode);
     match expression {
         Some(expr) if request.mode != SearchMode::Semantic => {
             let limit = request.k.max(fusion::CANDIDATE_POOL);
@@ -290,9 +290,9 @@ pub fn search_embedded(
     debug_assert!(request.filter.is_empty(), "narrow the request first");
     let query = request.words()?;
     let mode = request.mode;
-    let words = lexical::match_expression(&query);
+    let words = lexical::match_expression_in(&query, mode);
     if mode == SearchMode::Lexical && words.is_none() {
-        return Err(anyhow!("the query has no words to match in lexical mode (only punctuation or common words)"));
+        return Err(anyhow!(NO_WORDS));
     }
     if needs_embedder(mode) && ranking.vector.is_none() && ranking.statics.is_none() {
         return Err(anyhow!("{mode} search needs the query's vector"));
@@ -330,10 +330,24 @@ pub fn explain(query: &str, hits: &mut [Hit]) {
     }
 }
 
-/// The full-text expression for `query` that hybrid search matches words
-/// with; None when it has no word worth matching.
-pub fn word_expression(query: &str) -> Option<String> {
-    lexical::match_expression(query)
+/// The full-text expression for `query` that a search in `mode` matches
+/// words with; None when it has no word worth matching.
+pub fn word_expression(query: &str, mode: SearchMode) -> Option<String> {
+    lexical::match_expression_in(query, mode)
+}
+
+/// Why a lexical search of a query no indexed word is in cannot be run.
+pub const NO_WORDS: &str =
+    "the query has no words to match in lexical mode: only punctuation, numbers or single letters, which are not indexed";
+
+/// Refuse a query a search in `mode` cannot run: `check_query`'s
+/// refusals, and in lexical mode a query with no indexed word.
+pub fn check_query_in(query: &str, mode: SearchMode) -> Result<&str> {
+    let query = check_query(query)?;
+    if mode == SearchMode::Lexical && word_expression(query, mode).is_none() {
+        return Err(anyhow!(NO_WORDS));
+    }
+    Ok(query)
 }
 
 /// The parts of a query's words that say what it is about, lowercased, in

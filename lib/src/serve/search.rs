@@ -75,6 +75,7 @@ fn search_params(shared: &Shared, target: &http::Target) -> Result<SearchParams,
         Some("lexical") => SearchMode::Lexical,
         Some(v) => return Err(format!("mode must be hybrid, semantic or lexical, got {v:?}").into()),
     };
+    search::check_query_in(&query, mode).map_err(|e| e.to_string())?;
     let threshold = match target.param("threshold") {
         None => config.threshold_in(mode),
         Some(v) => match v.parse::<f32>() {
