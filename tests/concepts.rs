@@ -67,19 +67,31 @@ fn a_search_that_finds_nothing_useful_is_judged_insufficient_and_people_are_told
     let o = run(t.cmd("vg-query", ".").args(["--judge", "--threshold", "0.99", "quantum chromodynamics"]));
     assert_code(&o, 1);
     assert_eq!(judgement(&o)["reasons"], serde_json::json!(["no results above the threshold"]));
-    // A terminal (heading mode) gets one line of advice; a pipe gets only results.
+    // A terminal (heading mode) gets one line of advice on stderr, where
+    // notes go; stdout holds the results alone, and a pipe gets no advice.
     let args = ["--threshold", "-1", "quantum chromodynamics on a lattice"];
+    let advice = |o: &std::process::Output| {
+        stderr(o).lines().filter(|l| l.starts_with("vecgrep: these results may not answer the query")).count()
+    };
     let pretty = run(t.cmd("vecgrep", ".").args(["--heading", "--color", "never"]).args(args));
     assert_code(&pretty, 0);
-    let shown = stdout(&pretty);
-    let notes: Vec<&str> = shown.lines().filter(|l| l.starts_with("note: ")).collect();
-    assert_eq!(notes.len(), 1, "{shown}");
-    assert!(notes[0].contains("may not answer the query"), "{notes:?}");
-    let piped = run(t.cmd("vecgrep", ".").args(args));
-    assert!(!stdout(&piped).contains("note: "), "{}", stdout(&piped));
+    assert_eq!(advice(&pretty), 1, "{}", stderr(&pretty));
+    assert!(!stdout(&pretty).contains("may not answer"), "{}", stdout(&pretty));
+    assert_eq!(advice(&run(t.cmd("vecgrep", ".").args(args))), 0);
+    // Nothing found: nothing printed, and the advice is for stderr.
+    let none = run(t.cmd("vecgrep", ".").args(["--heading", "--color", "never", "zebra quantum spaceship"]));
+    assert_code(&none, 1);
+    assert_eq!((stdout(&none).as_str(), advice(&none)), ("", 1));
+    // -q, or quiet in the config, silences it as every note.
+    let quiet = run(t.cmd("vecgrep", ".").args(["-q", "--heading", "--color", "never"]).args(args));
+    assert_eq!((advice(&quiet), stderr(&quiet).as_str()), (0, ""));
+    t.project_config("quiet = true\n");
+    let quiet = run(t.cmd("vecgrep", ".").args(["--heading", "--color", "never"]).args(args));
+    assert_eq!((advice(&quiet), stderr(&quiet).as_str()), (0, ""));
+    t.project_config("");
     // A good search gets no advice.
     let good = run(t.cmd("vecgrep", ".").args(["--heading", "--color", "never", "area of a circle"]));
-    assert!(!stdout(&good).contains("note: "), "{}", stdout(&good));
+    assert_eq!(advice(&good), 0, "{}", stderr(&good));
 }
 
 #[test]
@@ -90,4 +102,5 @@ fn vg_format_takes_a_judgement_it_cannot_read_as_no_advice() {
     let o = run_with_input(t.cmd("vg-format", ".").args(["--heading", "--color", "never"]), input.as_bytes());
     assert_code(&o, 0);
     assert!(stdout(&o).contains("src/web.py") && !stdout(&o).contains("note: "), "{}", stdout(&o));
+    assert_eq!(stderr(&o), "");
 }

@@ -491,6 +491,10 @@ pub struct OutputArgs {
 pub struct FormatCli {
     #[command(flatten)]
     pub output: OutputArgs,
+    /// No advice on stderr after results that may not answer the query
+    /// (also `quiet` in the config of the project the hits come from).
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 #[derive(Parser, Debug)]

@@ -135,7 +135,7 @@ impl Mode {
                     ],
                 )]
             }
-            Mode::Search => vec![query(), ("vg-format", vec!["OutputArgs"])],
+            Mode::Search => vec![query(), ("vg-format", vec!["OutputArgs", "quiet"])],
             Mode::Plan | Mode::Ask => vec![ask()],
             Mode::Log => vec![
                 (
@@ -151,7 +151,10 @@ impl Mode {
                     ],
                 ),
                 // Not context or line numbers: a commit has no lines of a file.
-                ("vg-format", vec!["files", "count", "json", "heading", "no_heading", "lines", "null", "color"]),
+                (
+                    "vg-format",
+                    vec!["files", "count", "json", "heading", "no_heading", "lines", "null", "color", "quiet"],
+                ),
             ],
             Mode::Answer => vec![
                 query(),
@@ -160,6 +163,7 @@ impl Mode {
                 (
                     "vg-format",
                     vec![
+                        "quiet",
                         "json",
                         "after_context",
                         "before_context",

@@ -4,8 +4,9 @@
 use std::io::{IsTerminal, Write};
 
 use vecgrep::format::{
-    files_left_out, render, render_answer, render_commits, render_judgement, FormatOptions, OutputMode,
+    files_left_out, judgement_note, render, render_answer, render_commits, FormatOptions, OutputMode,
 };
+use vecgrep::project::{ConfigLayers, ConfigValues};
 use vecgrep::records::read_search_stream;
 use vecgrep_bins::app::{note, run_main, use_color, EXIT_FOUND, EXIT_NOT_FOUND};
 use vecgrep_bins::cli::FormatCli;
@@ -47,13 +48,26 @@ fn main() {
         if let Some(why) = files_left_out(&stream.commits, opts.mode) {
             note(TOOL, false, &why);
         }
-        if let Some(j) = &stream.judgement {
-            render_judgement(&mut out, j, &opts)?;
-        }
         if let Some(a) = &stream.answer {
             render_answer(&mut out, a, &stream.hits, &opts)?;
         }
         out.flush()?;
+        let advice = stream.judgement.as_ref().and_then(|j| judgement_note(j, opts.mode));
+        if let Some(advice) = advice.filter(|_| !quiet(&cli, &stream.hits)) {
+            note(TOOL, false, &advice);
+        }
         Ok(if stream.hits.is_empty() && stream.commits.is_empty() { EXIT_NOT_FOUND } else { EXIT_FOUND })
     })
+}
+
+/// `-q`, or `quiet` in the config of the project the hits come from: the
+/// setting the search that wrote them read. A config that cannot be read
+/// is that search's to report, and silences nothing here.
+fn quiet(cli: &FormatCli, hits: &[vecgrep::records::HitRecord]) -> bool {
+    let root = hits.first().and_then(|h| h.root.as_deref()).map(std::path::Path::new).filter(|r| r.is_absolute());
+    cli.quiet
+        || root.is_some_and(|root| {
+            let config = root.join(vecgrep::project::PROJECT_DIR).join("config.toml");
+            ConfigLayers::load(ConfigValues::default(), &config).and_then(|l| l.resolve()).is_ok_and(|c| c.quiet)
+        })
 }

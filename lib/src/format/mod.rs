@@ -215,18 +215,16 @@ pub fn render(out: &mut dyn Write, hits: &[HitRecord], opts: &FormatOptions) -> 
     Ok(())
 }
 
-/// The line a person sees after results that look insufficient (Pretty
-/// mode only: a pipe gets results, not advice).
-pub fn render_judgement(out: &mut dyn Write, judgement: &JudgementRecord, opts: &FormatOptions) -> io::Result<()> {
-    if opts.mode != OutputMode::Pretty || !judgement.is_insufficient() {
-        return Ok(());
+/// The advice a person gets, on stderr, after results that look
+/// insufficient (heading mode only: a pipe gets results, not advice).
+pub fn judgement_note(judgement: &JudgementRecord, mode: OutputMode) -> Option<String> {
+    if mode != OutputMode::Pretty || !judgement.is_insufficient() {
+        return None;
     }
     let why = if judgement.reasons.is_empty() { "no reason given".to_string() } else { judgement.reasons.join("; ") };
-    let hint = format!(
-        "note: these results may not answer the query: {why}. Try other words, or teach vecgrep the project's own in .vecgrep/kg/ (see the README)."
-    );
-    writeln!(out)?;
-    writeln!(out, "{}", paint(opts.color, DIM, &hint))
+    Some(format!(
+        "these results may not answer the query: {why}. Try other words, or teach vecgrep the project's own in .vecgrep/kg/ (see the README)."
+    ))
 }
 
 /// A chat model's answer (`vg-answer`), after the results: for people on a
