@@ -568,10 +568,15 @@ fn index_on_terminal(t: &Tree, threshold: u32, answer: &str) -> Option<std::proc
 /// Run vg-index with `args` on a pseudo-terminal, answering `answer`;
 /// its stdout holds what the terminal showed.
 fn index_on_terminal_with(t: &Tree, args: &[&str], answer: &str) -> Option<std::process::Output> {
+    on_terminal(t, "vg-index", args, answer)
+}
+
+/// Run `tool` with `args` and `.` on a pseudo-terminal, answering `answer`.
+fn on_terminal(t: &Tree, tool: &str, args: &[&str], answer: &str) -> Option<std::process::Output> {
     if std::process::Command::new("script").arg("--version").output().is_err() {
         return None;
     }
-    let cmd = format!("{} {} .", bin("vg-index").display(), args.join(" "));
+    let cmd = format!("{} {} .", bin(tool).display(), args.join(" "));
     let mut c = std::process::Command::new("script");
     c.args(["-qec", &cmd, "/dev/null"]).current_dir(t.path()).env("XDG_CONFIG_HOME", t.config_home.path());
     Some(run_with_input(&mut c, answer.as_bytes()))
@@ -602,6 +607,11 @@ fn a_large_run_asks_on_a_terminal_and_declining_changes_nothing() {
     assert!(out.contains("Continue? [y/N]"), "{out}");
     assert!(out.contains("\"aborted\":true"), "{out}");
     assert_eq!(stats(&t)["files"], 0);
+    // The porcelain asks under its own name, as it speaks.
+    let Some(o) = on_terminal(&t, "vecgrep", &["--index-only", "--index-warn-threshold", "1"], "n\n") else { return };
+    assert_code(&o, 1);
+    assert!(stdout(&o).contains("vecgrep: 4 files need indexing"), "{}", stdout(&o));
+    assert!(!stdout(&o).contains("vg-index"), "{}", stdout(&o));
     let Some(o) = index_on_terminal(&t, 1, "y\n") else { return };
     assert_code(&o, 0);
     assert_eq!(stats(&t)["files"], 4);

@@ -40,6 +40,8 @@ fn output_modes() {
     assert!(stdout(&o).lines().all(|l| l.rsplit_once(':').unwrap().1.parse::<u32>().is_ok()), "{}", stdout(&o));
     let o = vecgrep(&t, ".", &["--show-root"]);
     assert_eq!(stdout(&o).trim(), t.path().to_str().unwrap());
+    let o = vecgrep(&t, ".", &["--show-root", "--json"]);
+    assert_eq!((records(&o)[0]["type"].as_str(), records(&o)[0]["marker"].as_str()), (Some("root"), Some("git")));
     let o = vecgrep(&t, ".", &["--stats"]);
     assert_code(&o, 0);
     assert!(stdout(&o).contains("files:    4"), "{}", stdout(&o));

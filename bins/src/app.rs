@@ -836,7 +836,7 @@ impl IndexObserver for CliObserver {
         let _ = write!(
             writer,
             "{}: {to_embed} files need indexing (more than index_warn_threshold = {threshold}); this may take a while. Continue? [y/N] ",
-            self.tool
+            shown_name(self.tool)
         );
         let mut answer = String::new();
         if io::BufReader::new(&tty).read_line(&mut answer).is_err() {
