@@ -459,7 +459,7 @@ z\t''
 zig\t''
 zsh\t''
 zstd\t''"
-complete -c vg-index -s g -l glob -d 'Include files matching GLOB, or exclude them with a leading \'!\'; repeatable' -r
+complete -c vg-index -s g -l glob -d 'Include files matching GLOB, or exclude them with a leading \'!\'; repeatable. A glob with a \'/\' is matched from the project root, as -E\'s are (rg matches from the current directory)' -r
 complete -c vg-index -l max-depth -d 'Descend at most NUM directories below each path' -r
 complete -c vg-index -l ignore-file -d 'Also read ignore rules from PATH (gitignore syntax); repeatable' -r -F
 complete -c vg-index -l max-filesize -d 'Skip files larger than NUM bytes [config: max_filesize; default: 1048576]' -r
@@ -471,7 +471,7 @@ complete -c vg-index -l clear-cache -d 'Delete the index (keeps .vecgrep/config.
 complete -c vg-index -l skip-outside-root -d 'Skip PATHS outside the project root instead of failing'
 complete -c vg-index -s q -l quiet -d 'No progress or notes on stderr (errors are still printed) [config: quiet]'
 complete -c vg-index -l full -d 'Embed every chunk with the model now (about 100 s for tokio on two cores) rather than giving new chunks static vectors alone (vecgrep\'s static code model, microseconds each), which searches rank meaning by until the model\'s vectors are there [config: embed_all]'
-complete -c vg-index -l trust-project-config -d 'Let the project\'s own .vecgrep/config.toml choose commands to run (open_cmd) and where code is sent and which index it goes to (embedder_source, embedder_url, llm_url, store_url, store_project, store_adopt) [config: trust_project_config, global config only]'
+complete -c vg-index -l trust-project-config -d 'Let the project\'s own .vecgrep/config.toml choose commands to run (open_cmd) and where code is sent and which index it goes to (embedder_source, embedder_url, llm_url, store_url, store_project, store_adopt, privacy_mode) [config: trust_project_config, global config only]'
 complete -c vg-index -l store-adopt -d 'Write to (and clear) a shared project\'s index that another checkout created, and be recorded as one of its writers: without it, a checkout that names another\'s project (a cloned repository\'s config, a typo) cannot change it [config: store_adopt]'
 complete -c vg-index -s L -l follow -d 'Follow symbolic links, but only to targets inside the paths walked (the root by default; for a server, the paths it serves): a link out of them is skipped, a linked directory never walked'
 complete -c vg-index -l hidden -d 'Include hidden files and directories'

@@ -14,7 +14,7 @@ complete -c vg-log -l skip-outside-root -d 'Skip PATHS outside the project root 
 complete -c vg-log -s q -l quiet -d 'No progress or notes on stderr (errors are still printed) [config: quiet]'
 complete -c vg-log -l with-diff -d 'Index the lines each commit changed and search them beside the messages'
 complete -c vg-log -l diffs-only -d 'Search only the lines commits changed, not their messages (indexes them as --with-diff does)'
-complete -c vg-log -l trust-project-config -d 'Let the project\'s own .vecgrep/config.toml choose commands to run (open_cmd) and where code is sent and which index it goes to (embedder_source, embedder_url, llm_url, store_url, store_project, store_adopt) [config: trust_project_config, global config only]'
+complete -c vg-log -l trust-project-config -d 'Let the project\'s own .vecgrep/config.toml choose commands to run (open_cmd) and where code is sent and which index it goes to (embedder_source, embedder_url, llm_url, store_url, store_project, store_adopt, privacy_mode) [config: trust_project_config, global config only]'
 complete -c vg-log -l store-adopt -d 'Write to (and clear) a shared project\'s index that another checkout created, and be recorded as one of its writers: without it, a checkout that names another\'s project (a cloned repository\'s config, a typo) cannot change it [config: store_adopt]'
 complete -c vg-log -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c vg-log -s V -l version -d 'Print version'

@@ -16,15 +16,9 @@ fn repo() -> PathBuf {
 /// Hand-written sections that clap has no place for.
 fn extra_sections(name: &str) -> String {
     let mut s = String::new();
-    s.push_str(".SH \"EXIT STATUS\"\n0 if results were found (or the command succeeded), 1 if there were none");
-    if name == "vg-index" {
-        s.push_str(" (for vg-index: the user declined a large index run)");
-    }
-    s.push_str(", 2 on error");
-    if name == "vg-pick" {
-        s.push_str(", 130 when quit with Esc or Ctrl\\-C");
-    }
-    s.push_str(". A closed output pipe (as with \\fBhead\\fR) counts as success.\n");
+    s.push_str(".SH \"EXIT STATUS\"\n");
+    s.push_str(&exit_status(name).replace('-', "\\-"));
+    s.push_str(" A closed output pipe (as with \\fBhead\\fR) counts as success.\n");
     s.push_str(".SH FILES\n.TP\n\\fI<root>/.vecgrep/index.db\\fR\nThe index of a project: SQLite with sqlite\\-vec vectors. Safe to delete; \\fBvg-index \\-\\-clear\\-cache\\fR does so.\n");
     s.push_str(".TP\n\\fI<root>/.vecgrep/config.toml\\fR\nProject settings; beaten by flags, beats the global file.\n");
     s.push_str(".TP\n\\fI${XDG_CONFIG_HOME:\\-~/.config}/vecgrep/config.toml\\fR\nGlobal settings.\n");
@@ -53,6 +47,20 @@ fn extra_sections(name: &str) -> String {
     s.push_str(&others.join(", "));
     s.push('\n');
     s
+}
+
+/// What the tool's own description says of its exit status (a
+/// subcommand's, its command's): one paragraph of `bins/doc/NAME.txt`.
+fn exit_status(name: &str) -> String {
+    let doc = ["", "-add", "-list", "-remove-project", "-remove", "-show", "-use"]
+        .iter()
+        .find_map(|sub| {
+            name.strip_suffix(sub).and_then(|n| std::fs::read_to_string(repo().join(format!("bins/doc/{n}.txt"))).ok())
+        })
+        .unwrap_or_else(|| panic!("bins/doc has no page for {name}"));
+    let paragraph = doc.split("\n\n").find(|p| p.starts_with("Exit status: "));
+    let paragraph = paragraph.unwrap_or_else(|| panic!("bins/doc/{name}.txt does not say its exit status"));
+    paragraph.trim_start_matches("Exit status: ").split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn man_page(cmd: clap::Command) -> String {
@@ -294,6 +302,30 @@ fn the_readme_lists_every_setting_with_its_default() {
         assert_eq!(rows.len(), 1, "README.md's config table needs one row for {}", setting.key);
         let default = rows[0].split('|').nth(2).map(plain).unwrap_or_default();
         assert_eq!(default, setting.default.unwrap_or("—"), "README.md's default for {}", setting.key);
+    }
+}
+
+/// Every page that lists the settings, or the ones a project's own config
+/// may set only when trusted, lists them all (`privacy_mode` and the store
+/// keys were missing from some).
+#[test]
+fn every_list_of_settings_and_of_trusted_keys_is_whole() {
+    let overview = std::fs::read_to_string(repo().join("man/vecgrep-toolkit.7")).unwrap();
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let security = readme.split("**A repository you clone**").nth(1).and_then(|s| s.split("\n\n").next()).unwrap();
+    let keys = overview.split("Keys: ").nth(1).and_then(|s| s.split(".TP").next()).unwrap();
+    let trusted_sentence = keys.split("A project's own").nth(1).unwrap();
+    let cmd = vecgrep_bins::cli::commands().into_iter().find(|c| c.get_name() == "vg-query").unwrap();
+    let flag = cmd.get_arguments().find(|a| a.get_long() == Some("trust-project-config")).unwrap();
+    let flag_help = flag.get_help().unwrap().to_string();
+    for setting in vecgrep::project::SETTINGS {
+        let bold = format!("\\fB{}\\fR", setting.key);
+        assert!(keys.contains(&bold), "vecgrep-toolkit(7) does not list {}", setting.key);
+        if setting.trusted {
+            assert!(trusted_sentence.contains(&bold), "vecgrep-toolkit(7): {} needs trust", setting.key);
+            assert!(security.contains(&format!("`{}`", setting.key)), "README's Security: {} needs trust", setting.key);
+            assert!(flag_help.contains(setting.key), "--trust-project-config's help: {} needs trust", setting.key);
+        }
     }
 }
 

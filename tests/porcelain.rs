@@ -45,6 +45,10 @@ fn output_modes() {
     let o = vecgrep(&t, ".", &["--stats"]);
     assert_code(&o, 0);
     assert!(stdout(&o).contains("files:    4"), "{}", stdout(&o));
+    // A project never indexed holds nothing: no share of nothing is shown.
+    let empty = Tree::git();
+    let o = vecgrep(&empty, ".", &["--stats"]);
+    assert!(stdout(&o).contains("vectors:  none: the index holds no chunks"), "{}", stdout(&o));
 }
 
 #[test]

@@ -17,7 +17,7 @@ pub struct WalkArgs {
     /// Leave out files of TYPE; repeatable.
     #[arg(short = 'T', long = "type-not", value_name = "TYPE")]
     pub types_not: Vec<String>,
-    /// Include files matching GLOB, or exclude them with a leading '!'; repeatable.
+    /// Include files matching GLOB, or exclude them with a leading '!'; repeatable. A glob with a '/' is matched from the project root, as -E's are (rg matches from the current directory).
     #[arg(short = 'g', long = "glob", value_name = "GLOB")]
     pub globs: Vec<String>,
     /// Descend at most NUM directories below each path.
@@ -126,7 +126,7 @@ pub struct IndexConfigArgs {
 #[derive(Args, Debug, Clone, Default)]
 #[command(next_help_heading = "Config options")]
 pub struct TrustArgs {
-    /// Let the project's own .vecgrep/config.toml choose commands to run (open_cmd) and where code is sent and which index it goes to (embedder_source, embedder_url, llm_url, store_url, store_project, store_adopt).
+    /// Let the project's own .vecgrep/config.toml choose commands to run (open_cmd) and where code is sent and which index it goes to (embedder_source, embedder_url, llm_url, store_url, store_project, store_adopt, privacy_mode).
     #[arg(long)]
     pub trust_project_config: bool,
 }

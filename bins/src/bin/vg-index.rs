@@ -289,7 +289,10 @@ fn human_bytes(n: u64) -> String {
 /// How much of the index has the model's vectors: all of it after full
 /// runs, part of it with the static tier (searches embed what they need).
 fn model_vectors(stats: &vecgrep::store::IndexStats) -> String {
+    if stats.chunks == 0 {
+        return "none: the index holds no chunks".into();
+    }
     let with = stats.vectors();
-    let share = if stats.chunks == 0 { 100.0 } else { 100.0 * with as f64 / stats.chunks as f64 };
+    let share = 100.0 * with as f64 / stats.chunks as f64;
     format!("{with} of {} chunks have the model's vector ({share:.1}%)", stats.chunks)
 }
