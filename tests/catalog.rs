@@ -336,6 +336,32 @@ fn catalogs_in_the_shared_store_answer_as_locally_and_two_writers_catalogs_never
     assert_eq!((records(&o)[0]["ok"].as_bool(), records(&o)[0]["files"].as_u64()), (Some(true), Some(4)));
 }
 
+/// A catalog kept in the shared store (`store_url` in the global config):
+/// removing it drops its index there too, and changes to it wait for an
+/// index run there as they do for a local one.
+#[test]
+fn removing_a_catalog_kept_in_the_shared_store_drops_its_index_there() {
+    let pg = crate::pg::PgServer::start();
+    let p = Projects::new();
+    p.t.global_config(&format!("store_url = \"{}\"\n", pg.url));
+    let schemas = || pg.sql("SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'vg\\_%'").unwrap();
+    let before = schemas();
+    assert_code(&p.add("team", &["src/api", "src/billing"]), 0);
+    assert_code(&run(p.cmd("vg-index", ".").args(["--catalog", "team"])), 0);
+    assert_ne!(schemas(), before, "the catalog is indexed in the store");
+    assert_code(&run(p.cmd("vg-catalog", ".").args(["remove-project", "team", "billing"])), 0);
+    let o = run(p.cmd("vg-catalog", ".").args(["remove", "team"]));
+    assert_code(&o, 0);
+    assert_eq!(schemas(), before, "its index left the store: {}", stderr(&o));
+    // A catalog of the same name later starts from nothing, not from the
+    // projects the removed one held.
+    assert_code(&p.add("team", &["src/web"]), 0);
+    let o =
+        run(p.cmd("vg-query", ".").args(["--catalog", "team", "--no-index", "--threshold", "-1", "email the invoice"]));
+    assert_ne!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(projects_of(&records(&o)).is_empty(), "{}", stdout(&o));
+}
+
 /// `git` with a fixed author in `dir`.
 fn git_in(dir: &std::path::Path, args: &[&str]) -> String {
     let out = Command::new("git")

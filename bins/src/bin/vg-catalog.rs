@@ -4,8 +4,9 @@ use std::io::Write;
 
 use anyhow::Result;
 use vecgrep::project::catalog::{load_context, save_context, Added, Catalog, Catalogs, DefaultContext};
+use vecgrep::project::{ConfigValues, ProjectRoot};
 use vecgrep::records::{write_record, CatalogRecord};
-use vecgrep_bins::app::{note, run_main, EXIT_FOUND, EXIT_NOT_FOUND};
+use vecgrep_bins::app::{note, resolve_config, run_main, EXIT_FOUND, EXIT_NOT_FOUND};
 use vecgrep_bins::cli::{CatalogCli, CatalogCommand};
 
 const TOOL: &str = "vg-catalog";
@@ -18,7 +19,7 @@ fn main() {
         let status = match cli.command {
             CatalogCommand::Add { name, dirs } => add(&catalogs, &name, &dirs, &mut out)?,
             CatalogCommand::RemoveProject { name, projects } => {
-                let catalog = while_not_indexing(&catalogs, &name, || catalogs.remove_projects(&name, &projects))?;
+                let catalog = while_not_indexing(&catalogs, &name, |_| catalogs.remove_projects(&name, &projects))?;
                 writeln!(out, "catalog '{name}' has {} left", projects_phrase(&catalog))?;
                 EXIT_FOUND
             }
@@ -51,15 +52,26 @@ fn add(catalogs: &Catalogs, name: &str, dirs: &[std::path::PathBuf], out: &mut i
     Ok(EXIT_FOUND)
 }
 
-/// `change` to catalog `name` once no index run is at work on it.
-fn while_not_indexing<T>(catalogs: &Catalogs, name: &str, change: impl FnOnce() -> Result<T>) -> Result<T> {
-    let root = catalogs.root_of(name)?;
+/// `change` to catalog `name` once no index run is at work on it, given
+/// the catalog's root (with its shared index, when `store_url` keeps it
+/// in Postgres).
+fn while_not_indexing<T>(catalogs: &Catalogs, name: &str, change: impl FnOnce(&ProjectRoot) -> Result<T>) -> Result<T> {
+    let mut root = catalogs.root_of(name)?;
+    let config = resolve_config(TOOL, &root, ConfigValues::default())?;
+    root.shared = vecgrep::project::shared_index(&root, &config);
     let mut waiting = || note(TOOL, false, &format!("waiting for the index run on catalog '{name}' to finish"));
-    vecgrep::index::while_not_indexing(&root, &mut waiting, change)
+    vecgrep::index::while_not_indexing(&root, &mut waiting, || change(&root))
 }
 
 fn remove(catalogs: &Catalogs, name: &str, out: &mut impl Write) -> Result<u8> {
-    let dir = while_not_indexing(catalogs, name, || catalogs.remove(name))?;
+    // A shared index goes first: if the store cannot drop it, the catalog
+    // stays, and removing it again drops both.
+    let dir = while_not_indexing(catalogs, name, |root| {
+        if root.shared.is_some() && catalogs.open(name).is_ok() {
+            vecgrep::store::clear(root)?;
+        }
+        catalogs.remove(name)
+    })?;
     if load_context()?.catalog.as_deref() == Some(name) {
         save_context(&DefaultContext::default())?;
         writeln!(out, "the default context named it, and is cleared")?;

@@ -340,18 +340,22 @@ fn finish(store: &mut dyn IndexWriter, req: &IndexRequest<'_>, summary: &IndexSu
 }
 
 /// Run `change` (to a catalog's definition, say) while no index run works
-/// on `root`'s local index: a run under way is waited for (`waiting` hears
-/// it), and none starts until `change` is done, so that a run never writes
-/// an index for what the catalog no longer holds. A root never indexed
-/// needs no wait.
+/// on `root`'s index, local or shared: a run under way is waited for
+/// (`waiting` hears it), and none starts until `change` is done, so that a
+/// run never writes an index for what the catalog no longer holds. A local
+/// index never made needs no wait.
 pub fn while_not_indexing<T>(
     root: &ProjectRoot,
     waiting: &mut dyn FnMut(),
     change: impl FnOnce() -> Result<T>,
 ) -> Result<T> {
     let local = ProjectRoot { shared: None, ..root.clone() };
-    let _lock = match local.data_dir().is_dir() {
+    let _local = match local.data_dir().is_dir() {
         true => Some(store::lock_for_writing(&local, waiting)?),
+        false => None,
+    };
+    let _shared = match root.shared.is_some() {
+        true => Some(store::lock_for_writing(root, waiting)?),
         false => None,
     };
     change()
