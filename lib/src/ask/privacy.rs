@@ -49,11 +49,46 @@ pub fn allowed(mode: PrivacyMode, config: &ResolvedConfig) -> Allowed {
 }
 
 /// Whether `url` names this machine: `localhost`, or a loopback address
-/// (`127.0.0.0/8`, `::1`). Anything unreadable is not.
+/// (`127.0.0.0/8`, `::1`, `::ffff:127.0.0.1`), in any spelling the system's
+/// resolver reads as one (`127.1`, `2130706433`, `0x7f.1`), since that is
+/// where a request goes. Anything unreadable is not.
 pub fn on_loopback(url: &str) -> bool {
     let host = host_of(url);
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
     host.eq_ignore_ascii_case("localhost")
-        || host.trim_start_matches('[').trim_end_matches(']').parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+        || match bare.parse::<IpAddr>() {
+            Ok(IpAddr::V6(v6)) => v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback()),
+            Ok(ip) => ip.is_loopback(),
+            Err(_) => inet_aton(bare).is_some_and(|v4| v4.is_loopback()),
+        }
+}
+
+/// An IPv4 address as `inet_aton` (and so `getaddrinfo`) reads it: one to
+/// four parts, each decimal, octal (`0` first) or hex (`0x` first), the
+/// last filling the bytes the others leave.
+fn inet_aton(host: &str) -> Option<std::net::Ipv4Addr> {
+    let parts: Vec<u32> = host.split('.').map(aton_part).collect::<Option<_>>()?;
+    let (last, leading) = parts.split_last()?;
+    if leading.len() > 3 || leading.iter().any(|&p| p > 0xff) || u64::from(*last) >= 1u64 << (8 * (4 - leading.len())) {
+        return None;
+    }
+    let high = leading.iter().enumerate().fold(0u32, |acc, (i, &p)| acc | p << (24 - 8 * i));
+    Some(std::net::Ipv4Addr::from(high | last))
+}
+
+fn aton_part(part: &str) -> Option<u32> {
+    let (digits, radix) = match part.strip_prefix("0x").or_else(|| part.strip_prefix("0X")) {
+        Some(hex) => (hex, 16),
+        None if part.len() > 1 && part.starts_with('0') => (&part[1..], 8),
+        None => (part, 10),
+    };
+    if digits.is_empty() && radix == 16 {
+        return Some(0);
+    }
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    u32::from_str_radix(digits, radix).ok()
 }
 
 /// The host of `url`, without scheme, credentials, port or path: what a
@@ -75,8 +110,18 @@ mod tests {
 
     #[test]
     fn loopback_is_this_machine_and_nothing_else() {
-        for here in ["http://127.0.0.1:8080/v1", "http://localhost/v1", "https://u:p@127.9.9.9/x", "http://[::1]:99/v1"]
-        {
+        for here in [
+            "http://127.0.0.1:8080/v1",
+            "http://localhost/v1",
+            "https://u:p@127.9.9.9/x",
+            "http://[::1]:99/v1",
+            "http://127.1:8080/v1",
+            "http://2130706433/v1",
+            "http://0x7f.1/",
+            "http://0177.0.0.1/",
+            "http://127.0.1/",
+            "http://[::ffff:127.0.0.1]/",
+        ] {
             assert!(on_loopback(here), "{here}");
         }
         for away in [
@@ -85,6 +130,12 @@ mod tests {
             "http://127.0.0.1.evil.com/v1",
             "http://localhost.evil.com",
             "http://[::2]/",
+            "http://128.1/",
+            "http://127.256.0.0.1/",
+            "http://4294967296/",
+            "http://08.0.0.1/",
+            "http://127.1.evil.com/",
+            "http://[::ffff:10.0.0.1]/",
             "",
             "nonsense",
         ] {
