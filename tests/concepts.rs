@@ -34,6 +34,12 @@ fn a_concept_finds_code_by_words_the_code_lacks_and_says_so() {
     let j = judgement(&o);
     assert_eq!(j["concepts"], serde_json::json!(["Ledger"]));
     assert!(j["covered"].as_array().unwrap().contains(&"ledger".into()), "{j}");
+    // Named by a synonym, the concept covers that word as well.
+    let o = run(t.cmd("vg-query", ".").args(["--judge", "--threshold", "0", "where is the journal kept"]));
+    assert_eq!(hits(&o)[0]["concepts"], serde_json::json!(["Ledger"]));
+    let j = judgement(&o);
+    assert!(j["covered"].as_array().unwrap().contains(&"journal".into()), "{j}");
+    assert!(!j["missing"].as_array().unwrap().contains(&"journal".into()), "{j}");
     // People see which concept fired.
     let shown = run(t.cmd("vecgrep", ".").args(["--heading", "--color", "never", "--threshold", "0", "ledger"]));
     assert!(stdout(&shown).contains("concept: Ledger"), "{}", stdout(&shown));

@@ -5,6 +5,7 @@
 
 use std::collections::HashSet;
 
+use crate::concepts::Concept;
 use crate::project::SearchMode;
 use crate::search::{query_words, Hit};
 use crate::terms::{name_terms, stem, words};
@@ -50,8 +51,11 @@ pub struct Judgement {
 /// Judge `hits` (best first) as answers to `query`, searched in `mode`.
 /// Insufficient when there are none, or when two of three signals are bad:
 /// low coverage of the query's words, a weak best score, no hit standing out.
-pub fn judge(query: &str, mode: SearchMode, hits: &[Hit]) -> Judgement {
-    let (covered, missing) = coverage(query, hits);
+/// `named` are the concepts the query named: a query word that is a term
+/// of one a top hit mentions (a synonym, `journal` for the ledger) is
+/// covered by it.
+pub fn judge(query: &str, mode: SearchMode, hits: &[Hit], named: &[Concept]) -> Judgement {
+    let (covered, missing) = coverage(query, hits, named);
     let total = covered.len() + missing.len();
     let share = if total == 0 { 1.0 } else { covered.len() as f32 / total as f32 };
     let top: Vec<&Hit> = hits.iter().take(SPREAD_HITS).collect();
@@ -85,7 +89,7 @@ pub fn judge(query: &str, mode: SearchMode, hits: &[Hit]) -> Judgement {
 }
 
 /// The query's words the top hits have, and those they lack, each once.
-fn coverage(query: &str, hits: &[Hit]) -> (Vec<String>, Vec<String>) {
+fn coverage(query: &str, hits: &[Hit], named: &[Concept]) -> (Vec<String>, Vec<String>) {
     // Stemmed twice on both sides: one pass takes `postings` only to
     // `posting`, while `posting` goes to `post`.
     let root = |w: &str| stem(&stem(w));
@@ -93,6 +97,10 @@ fn coverage(query: &str, hits: &[Hit]) -> (Vec<String>, Vec<String>) {
     for hit in hits.iter().take(COVERAGE_HITS) {
         let terms = words(&hit.text).flat_map(name_terms);
         seen.extend(terms.chain(hit.concepts.iter().flat_map(|c| name_terms(c))).map(|t| root(&t)));
+        let mentioned = named.iter().filter(|c| hit.concepts.iter().any(|m| m.eq_ignore_ascii_case(&c.name)));
+        let synonyms =
+            mentioned.flat_map(|c| c.terms.iter()).flat_map(|t| words(t).flat_map(name_terms).collect::<Vec<_>>());
+        seen.extend(synonyms.map(|t| root(&t)));
     }
     let mut covered = Vec::new();
     let mut missing = Vec::new();
@@ -139,7 +147,7 @@ mod tests {
     #[test]
     fn a_strong_hit_that_has_the_query_words_is_sufficient() {
         let hits = [hit("up.py", 0.62, "def upload_with_retry(client):\n    retries"), hit("b.py", 0.4, "x")];
-        let j = judge("retry failed uploads", SearchMode::Hybrid, &hits);
+        let j = judge("retry failed uploads", SearchMode::Hybrid, &hits, &[]);
         assert_eq!(j.verdict, Verdict::Sufficient, "{j:?}");
         assert_eq!(
             (j.covered.clone(), j.missing.clone()),
@@ -151,21 +159,21 @@ mod tests {
     #[test]
     fn a_plural_in_the_query_is_covered_by_the_singular_in_the_code() {
         let hits = [hit("book.rs", 0.5, "/// Every posting the firm made")];
-        assert_eq!(judge("postings", SearchMode::Hybrid, &hits).covered, ["postings"]);
+        assert_eq!(judge("postings", SearchMode::Hybrid, &hits, &[]).covered, ["postings"]);
     }
 
     #[test]
     fn nothing_found_or_two_bad_signals_is_insufficient_and_says_why() {
-        let none = judge("ledger balance", SearchMode::Hybrid, &[]);
+        let none = judge("ledger balance", SearchMode::Hybrid, &[], &[]);
         assert_eq!((none.verdict, none.reasons.len()), (Verdict::Insufficient, 1));
         let flat: Vec<Hit> =
             (0..5).map(|i| hit(&format!("f{i}.rs"), 0.30 - i as f32 * 0.001, "fn other() {}")).collect();
-        let j = judge("ledger balance", SearchMode::Hybrid, &flat);
+        let j = judge("ledger balance", SearchMode::Hybrid, &flat, &[]);
         assert_eq!(j.verdict, Verdict::Insufficient);
         assert_eq!(j.reasons.len(), 3, "{:?}", j.reasons);
         assert!(j.reasons[0].contains("ledger, balance"), "{:?}", j.reasons);
         // One bad signal alone is not enough: a weak score in lexical mode means nothing.
-        let j = judge("ledger balance", SearchMode::Lexical, &[hit("a.rs", 0.1, "fn ledger_balance()")]);
+        let j = judge("ledger balance", SearchMode::Lexical, &[hit("a.rs", 0.1, "fn ledger_balance()")], &[]);
         assert_eq!(j.verdict, Verdict::Sufficient, "{j:?}");
     }
 
@@ -173,6 +181,16 @@ mod tests {
     fn a_concept_the_hit_mentions_covers_its_name() {
         let mut h = hit("book.py", 0.5, "class AccountBook: ...");
         h.concepts = vec!["ledger".into()];
-        assert_eq!(judge("the ledger", SearchMode::Hybrid, &[h]).covered, ["ledger"]);
+        assert_eq!(judge("the ledger", SearchMode::Hybrid, &[h.clone()], &[]).covered, ["ledger"]);
+        // Named by a synonym, the concept covers it too, and only the
+        // concept the hit mentions.
+        let term = |n: &str, t: &[&str]| Concept {
+            name: n.into(),
+            terms: std::iter::once(n).chain(t.iter().copied()).map(String::from).collect(),
+            source: "kg/x.md".into(),
+        };
+        let named = [term("ledger", &["AccountBook", "cash journal"]), term("auth", &["login"])];
+        let j = judge("where is the journal login", SearchMode::Hybrid, &[h], &named);
+        assert_eq!((j.covered, j.missing), (vec!["journal".to_string()], vec!["login".to_string()]));
     }
 }

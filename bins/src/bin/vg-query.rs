@@ -89,7 +89,7 @@ fn search(cli: &QueryCli, inv: &Invocation, query: &str, preloading: &mut Preloa
     if cli.explain {
         vecgrep::search::explain(query, &mut hits);
     }
-    let judgement = cli.judge.then(|| vecgrep::judge::judge(query, mode, &hits));
+    let judgement = cli.judge.then(|| vecgrep::judge::judge(query, mode, &hits, request.expansion.fired()));
     let mut out = std::io::stdout().lock();
     let found = !hits.is_empty();
     for hit in hits {

@@ -169,7 +169,8 @@ pub fn judge_records(query: &str, hits: &[HitRecord]) -> Judgement {
             why: Default::default(),
         })
         .collect();
-    crate::judge::judge(query, SearchMode::Hybrid, &hits)
+    // The stream names the concepts its hits mention, not their terms.
+    crate::judge::judge(query, SearchMode::Hybrid, &hits, &[])
 }
 
 #[cfg(test)]

@@ -221,7 +221,7 @@ fn run_search(
     };
     let mut hits = searcher.search(&request)?;
     search::explain(query, &mut hits);
-    let judgement = judge(query, mode, &hits);
+    let judgement = judge(query, mode, &hits, request.expansion.fired());
     Ok((hits, judgement))
 }
 
