@@ -403,6 +403,41 @@ fn unreadable_files_are_reported_and_the_run_ends_with_status_2() {
     assert_code(&o, 1);
 }
 
+/// A run waiting for another's lock can wait minutes: Ctrl-C or SIGTERM
+/// (`timeout`) ends the wait, as it ends a run, with status 130 and the
+/// index as it was.
+#[test]
+fn a_signal_ends_the_wait_for_another_run() {
+    use std::io::BufRead;
+    let t = sample_project();
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    let lock = std::fs::File::create(t.path().join(".vecgrep/index.lock")).unwrap();
+    lock.lock().unwrap();
+    for (tool, signal) in [("vg-index", "-INT"), ("vg-query", "-TERM")] {
+        let mut cmd = t.cmd(tool, ".");
+        if tool == "vg-query" {
+            cmd.args(["--mode", "lexical", "retry"]);
+        }
+        cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+        let mut said = String::new();
+        stderr.read_line(&mut said).unwrap();
+        assert!(said.contains("waiting for another index run"), "{said}");
+        let sent = std::process::Command::new("kill").args([signal, &child.id().to_string()]).status().unwrap();
+        assert!(sent.success());
+        let waited = std::time::Instant::now();
+        let status = child.wait().unwrap();
+        assert!(waited.elapsed() < std::time::Duration::from_secs(5), "{tool} kept waiting");
+        assert_eq!(status.code(), Some(130), "{tool}");
+        let mut rest = String::new();
+        std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+        assert!(rest.contains("the index was left as it was"), "{tool}: {rest}");
+    }
+    drop(lock);
+    assert_eq!(stats(&t)["files"], 4);
+}
+
 #[test]
 fn no_terminal_means_a_large_run_proceeds() {
     let t = sample_project();

@@ -172,7 +172,11 @@ fn run_to_end(
     obs: &mut dyn IndexObserver,
 ) -> Result<(IndexSummary, WalkedSet)> {
     let started = Instant::now();
-    let _lock = store::lock_for_writing(req.root, &mut || obs.note(LOCK_WAIT))?;
+    let Some(_lock) = wait_for_lock(req.root, obs)? else {
+        obs.note("stopped while waiting for the other run: the index was left as it was");
+        let summary = IndexSummary { cancelled: true, seconds: started.elapsed().as_secs_f64(), ..Default::default() };
+        return Ok((summary, WalkedSet::new()));
+    };
     // A damaged index, or one of another schema, is removed and started
     // again on open: that run rebuilds it as surely as `--reindex` does.
     let mut reopened = false;
@@ -296,6 +300,15 @@ pub const RESTATIC_STOPPED: &str =
 
 /// What a writer says while another holds the project's write lock.
 pub const LOCK_WAIT: &str = "waiting for another index run on this project to finish";
+
+/// The root's write lock, waited for while another run holds it (saying
+/// so), or None when the observer cancels the run meanwhile.
+fn wait_for_lock(root: &ProjectRoot, obs: &mut dyn IndexObserver) -> Result<Option<store::WriteLock>> {
+    let obs = std::cell::RefCell::new(obs);
+    let lock =
+        store::lock_for_writing_unless(root, &mut || obs.borrow_mut().note(LOCK_WAIT), &|| obs.borrow().cancelled())?;
+    Ok(lock)
+}
 
 /// BlockingIndexMayWarnAndAbort: the user declined a run over more files
 /// than index_warn_threshold.

@@ -90,20 +90,44 @@ pub struct WriteLock {
 
 /// Take the write lock, calling `waiting` once if another writer holds it.
 pub fn lock_for_writing(root: &ProjectRoot, waiting: &mut dyn FnMut()) -> Result<WriteLock, StoreError> {
+    let held = lock_for_writing_unless(root, waiting, &|| false)?;
+    Ok(held.expect("never given up"))
+}
+
+/// How often a waiting writer looks whether the lock is free, and whether
+/// it should stop waiting.
+const LOCK_POLL: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// As `lock_for_writing`, but None once `give_up` says so while waiting (a
+/// Ctrl-C, a server shutting down): a wait for another run can last
+/// minutes, and a signal must end it, as it ends a run.
+pub fn lock_for_writing_unless(
+    root: &ProjectRoot,
+    waiting: &mut dyn FnMut(),
+    give_up: &dyn Fn() -> bool,
+) -> Result<Option<WriteLock>, StoreError> {
     if let Some(shared) = &root.shared {
-        return Ok(WriteLock { _held: super::postgres::lock(shared, waiting)? });
+        let held = super::postgres::lock(shared, waiting, give_up)?;
+        return Ok(held.map(|held| WriteLock { _held: held }));
     }
     let (file, path) = lock_file(root)?;
-    match file.try_lock() {
-        Ok(()) => {}
-        Err(std::fs::TryLockError::WouldBlock) => {
-            waiting();
-            let _said = WaitMark::leave(&path);
-            file.lock().map_err(|source| StoreError::Lock { path, source })?;
+    let mut said = None;
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(Some(WriteLock { _held: Box::new(file) })),
+            Err(std::fs::TryLockError::WouldBlock) => {
+                if said.is_none() {
+                    waiting();
+                    said = Some(WaitMark::leave(&path));
+                }
+                if give_up() {
+                    return Ok(None);
+                }
+                std::thread::sleep(LOCK_POLL);
+            }
+            Err(std::fs::TryLockError::Error(source)) => return Err(StoreError::Lock { path, source }),
         }
-        Err(std::fs::TryLockError::Error(source)) => return Err(StoreError::Lock { path, source }),
     }
-    Ok(WriteLock { _held: Box::new(file) })
 }
 
 /// What a writer waiting for the lock leaves beside it while it waits

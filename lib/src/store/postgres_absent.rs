@@ -27,7 +27,11 @@ pub(super) fn open_in_place(_root: &ProjectRoot) -> Result<Box<dyn IndexWriter>,
     Err(StoreError::NotBuilt(MISSING))
 }
 
-pub(super) fn lock(_shared: &SharedIndex, _waiting: &mut dyn FnMut()) -> Result<Box<dyn Send>, StoreError> {
+pub(super) fn lock(
+    _shared: &SharedIndex,
+    _waiting: &mut dyn FnMut(),
+    _give_up: &dyn Fn() -> bool,
+) -> Result<Option<Box<dyn Send>>, StoreError> {
     Err(StoreError::NotBuilt(MISSING))
 }
 

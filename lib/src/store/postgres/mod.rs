@@ -158,17 +158,30 @@ fn lock_key(project: &str) -> i64 {
 }
 
 /// Hold the project's writer lock, waited for (calling `waiting` once if
-/// another writer holds it). The lock lasts as long as the returned connection.
-pub(super) fn lock(shared: &SharedIndex, waiting: &mut dyn FnMut()) -> Result<Box<dyn Send>, StoreError> {
+/// another writer holds it), or None once `give_up` says so while
+/// waiting. The lock lasts as long as the returned connection.
+pub(super) fn lock(
+    shared: &SharedIndex,
+    waiting: &mut dyn FnMut(),
+    give_up: &dyn Fn() -> bool,
+) -> Result<Option<Box<dyn Send>>, StoreError> {
     let (mut client, place) = connect(shared)?;
     let key = lock_key(&shared.project);
     let failed = |e: postgres::Error| StoreError::Backend { path: place.clone(), source: e.into() };
-    let taken: bool = client.query_one("SELECT pg_try_advisory_lock($1)", &[&key]).map_err(failed)?.get(0);
-    if !taken {
-        waiting();
-        client.execute("SELECT pg_advisory_lock($1)", &[&key]).map_err(failed)?;
+    let mut said = false;
+    loop {
+        let taken: bool = client.query_one("SELECT pg_try_advisory_lock($1)", &[&key]).map_err(failed)?.get(0);
+        if taken {
+            return Ok(Some(Box::new(client)));
+        }
+        if !std::mem::replace(&mut said, true) {
+            waiting();
+        }
+        if give_up() {
+            return Ok(None);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
     }
-    Ok(Box::new(client))
 }
 
 /// Drop a project's index from the shared database, if this checkout is
