@@ -44,8 +44,10 @@ pub(super) enum Read {
 /// and fills.
 pub(super) fn read_file(f: &WalkedFile, previous: Option<&StoredFile>, config: &ResolvedConfig, full: bool) -> Read {
     let skip = |reason| Read::Done(Prepared::Skip(reason));
-    let bytes = match std::fs::read(&f.abs) {
-        Ok(b) => b,
+    let bytes = match read_regular(&f.abs) {
+        Ok(Some(b)) => b,
+        // Replaced by a FIFO or a device since the walk: never waited on.
+        Ok(None) => return skip(SkipReason::Special),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return skip(SkipReason::Vanished),
         Err(e) => return skip(SkipReason::Error(e.to_string())),
     };
@@ -284,4 +286,13 @@ fn embed_chunks(model: &mut dyn Embedder, chunks: &[&str], abandoned: &AtomicBoo
         out[i] = v;
     }
     Ok(out)
+}
+
+/// The bytes of the regular file at `path`, or None when it is no longer one.
+fn read_regular(path: &std::path::Path) -> std::io::Result<Option<Vec<u8>>> {
+    use std::io::Read;
+    let Some(mut file) = crate::project::small_file::open_regular(path)? else { return Ok(None) };
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    Ok(Some(bytes))
 }

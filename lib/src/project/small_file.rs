@@ -16,7 +16,8 @@ pub(crate) fn read_small(path: &Path, limit: u64) -> io::Result<Option<Vec<u8>>>
     if !is_regular(path)? {
         return Ok(None);
     }
-    let file = File::open(path)?;
+    // It may have been replaced since it was looked at (by a FIFO, say).
+    let Some(file) = open_regular(path)? else { return Err(not_regular()) };
     let mut bytes = Vec::new();
     // The file may have grown since it was looked at.
     file.take(limit + 1).read_to_end(&mut bytes)?;
@@ -26,13 +27,30 @@ pub(crate) fn read_small(path: &Path, limit: u64) -> io::Result<Option<Vec<u8>>>
     Ok(Some(bytes))
 }
 
+/// The regular file at `path` (links followed), opened for reading, or
+/// None when it is something else: checked on the open file, so that a
+/// file replaced after it was walked (by a FIFO, whose open would wait for
+/// a writer) is never waited on.
+pub(crate) fn open_regular(path: &Path) -> io::Result<Option<File>> {
+    let mut options = OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    let file = options.open(path)?;
+    Ok(file.metadata()?.is_file().then_some(file))
+}
+
+fn not_regular() -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, "not a regular file")
+}
+
 /// Whether there is a regular file at `path` (links followed): false when
 /// there is nothing there, an error when it is anything else (a directory,
 /// a FIFO, a device such as `/dev/zero`) or larger than it could be read.
 pub(crate) fn is_regular(path: &Path) -> io::Result<bool> {
     match std::fs::metadata(path) {
         Ok(meta) if meta.is_file() => Ok(true),
-        Ok(_) => Err(io::Error::new(io::ErrorKind::InvalidInput, "not a regular file")),
+        Ok(_) => Err(not_regular()),
         // A path through a file (`.git/info/exclude` where `.git` is a
         // worktree's file) leads to nothing, as a missing one does.
         Err(e) if matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => Ok(false),
@@ -83,6 +101,20 @@ fn too_large(limit: u64) -> io::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fifo_is_not_opened_for_a_writer_to_come() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || tx.send(open_regular(&fifo).map(|f| f.is_some()).ok()));
+        let opened = rx.recv_timeout(std::time::Duration::from_secs(5)).expect("the open waited for a writer");
+        assert_eq!(opened, Some(false));
+        let file = dir.path().join("file");
+        std::fs::write(&file, "x").unwrap();
+        assert!(open_regular(&file).unwrap().is_some());
+    }
 
     #[test]
     fn only_a_regular_file_of_the_expected_size_is_read() {
