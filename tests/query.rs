@@ -100,6 +100,16 @@ fn bad_queries_and_missing_index_are_errors() {
     // Pure punctuation is a real (if odd) query: it runs.
     let o = query(&t, ".", &["--threshold", "-1", "?!..;"]);
     assert_code(&o, 0);
+    // Characters no table knows (control, invisible, combining) find
+    // nothing, on a static index too, where their zero vector had a cosine
+    // of no number ("Invalid column type Null").
+    for q in ["\u{1}", "\u{200b}", "\u{feff}", "\u{301}"] {
+        for mode in ["hybrid", "semantic"] {
+            let o = query(&t, ".", &["--mode", mode, q]);
+            assert_code(&o, 1);
+            assert_eq!(stderr(&o), "", "{q:?} in {mode} mode");
+        }
+    }
 }
 
 #[test]

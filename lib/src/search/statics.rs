@@ -29,6 +29,12 @@ impl<'a> StaticQuery<'a> {
         StaticQuery { table, vector: table.embed(query), held }
     }
 
+    /// Whether no token of the query is in the table (control or invisible
+    /// characters only): its vector is zero, and a cosine to it is no number.
+    fn knows_nothing(&self) -> bool {
+        self.vector.iter().all(|&x| x == 0.0)
+    }
+
     /// Chunks in scope by their static vectors, best first, at most `pool`,
     /// each with its score on the model's scale.
     pub(super) fn ranking(
@@ -37,6 +43,9 @@ impl<'a> StaticQuery<'a> {
         scope: &Scope,
         pool: usize,
     ) -> Result<Vec<(ChunkId, f32)>, StoreError> {
+        if self.knows_nothing() {
+            return Ok(Vec::new());
+        }
         let nearest = match self.held {
             Some(held) => held.ranking(&self.vector, scope, pool),
             None => store.nearest_static(&self.vector, scope, pool)?,
@@ -46,6 +55,9 @@ impl<'a> StaticQuery<'a> {
 
     /// One chunk's score on the model's scale; None without a static vector.
     pub(super) fn score(&self, store: &dyn IndexReader, id: ChunkId) -> Result<Option<f32>, StoreError> {
+        if self.knows_nothing() {
+            return Ok(None);
+        }
         // A chunk written since the vectors were read is the store's to score.
         let cosine = match self.held.and_then(|held| held.score(id, &self.vector)) {
             Some(cosine) => Some(cosine),
