@@ -220,6 +220,20 @@ fn a_hit_naming_a_fifo_or_an_endless_device_shows_its_text_and_ends() {
     }
 }
 
+/// A line without end (`< /dev/zero`) is an error once it is longer than
+/// any record, not a read until memory runs out.
+#[test]
+fn a_line_without_end_is_an_error_not_a_read_of_all_memory() {
+    let t = sample_project();
+    for tool in ["vg-format", "vg-answer"] {
+        let mut cmd = t.cmd(tool, ".");
+        cmd.stdin(std::fs::File::open("/dev/zero").unwrap());
+        let o = cmd.output().unwrap();
+        assert_code(&o, 2);
+        assert_eq!(stderr(&o).trim(), format!("{tool}: line 1: longer than 67108864 bytes; no record is"));
+    }
+}
+
 #[test]
 fn malformed_input_is_an_error_naming_the_line() {
     let t = sample_project();

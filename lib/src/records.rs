@@ -716,16 +716,19 @@ pub enum StreamError {
     Read(#[from] io::Error),
     #[error("line {0}: not valid UTF-8")]
     NotUtf8(usize),
+    #[error("line {0}: longer than {MAX_LINE_BYTES} bytes; no record is")]
+    TooLong(usize),
     #[error(transparent)]
     Record(#[from] RecordError),
 }
 
 /// Read a search stream (`vg-query`'s output, on standard input) to its end;
 /// a line that is not a record is an error naming it.
-pub fn read_search_stream(input: impl io::BufRead) -> Result<SearchStream, StreamError> {
+pub fn read_search_stream(mut input: impl io::BufRead) -> Result<SearchStream, StreamError> {
     let mut stream = SearchStream::default();
-    for (i, line) in input.split(b'\n').enumerate() {
-        let text = String::from_utf8(line?).map_err(|_| StreamError::NotUtf8(i + 1))?;
+    for i in 0.. {
+        let Some(line) = bounded_line(&mut input).map_err(|e| e.at(i + 1))? else { break };
+        let text = String::from_utf8(line).map_err(|_| StreamError::NotUtf8(i + 1))?;
         match Record::parse(&text, i + 1)? {
             Some(Record::Hit(hit)) => stream.hits.push(hit),
             Some(Record::Judgement(j)) => stream.judgement = Some(j),
@@ -738,6 +741,44 @@ pub fn read_search_stream(input: impl io::BufRead) -> Result<SearchStream, Strea
         }
     }
     Ok(stream)
+}
+
+/// The longest line a stream may hold: far above any record the tools
+/// write (a hit carries one chunk), far below what would exhaust memory
+/// (`vg-format < /dev/zero` is one endless line).
+pub const MAX_LINE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Why a line could not be read: the input failed, or the line has no end
+/// within `MAX_LINE_BYTES`.
+enum LineError {
+    Read(io::Error),
+    TooLong,
+}
+
+impl LineError {
+    fn at(self, line: usize) -> StreamError {
+        match self {
+            LineError::Read(e) => StreamError::Read(e),
+            LineError::TooLong => StreamError::TooLong(line),
+        }
+    }
+}
+
+/// The next line of `input` without its newline, None at the end, read no
+/// further than `MAX_LINE_BYTES`.
+fn bounded_line(input: &mut impl io::BufRead) -> Result<Option<Vec<u8>>, LineError> {
+    let mut line = Vec::new();
+    let read = io::BufRead::read_until(&mut io::Read::take(&mut *input, MAX_LINE_BYTES + 1), b'\n', &mut line)
+        .map_err(LineError::Read)?;
+    if read == 0 {
+        return Ok(None);
+    }
+    if line.last() == Some(&b'\n') {
+        line.pop();
+    } else if line.len() as u64 > MAX_LINE_BYTES {
+        return Err(LineError::TooLong);
+    }
+    Ok(Some(line))
 }
 
 #[cfg(test)]
