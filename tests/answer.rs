@@ -40,6 +40,26 @@ impl Drop for LlmServer {
     }
 }
 
+/// Learning from an answer can fail (learned.md full, or not a file):
+/// the answer the model gave is written all the same, and the failure is
+/// the run's error, said after it.
+#[test]
+fn an_answer_is_kept_when_learning_from_it_fails() {
+    let llm = LlmServer::start();
+    let t = ledger_project();
+    std::fs::create_dir_all(t.path().join(".vecgrep/kg/learned.md")).unwrap();
+    let o = run(t
+        .cmd("vecgrep", ".")
+        .args(["--answer", "--learn", "--force-answer", "--json", "--threshold", "0"])
+        .args(["--llm-url", &llm.url, "which class keeps the ledger"]));
+    assert_code(&o, 2);
+    let a = answer_of(&o);
+    assert!(!a["text"].as_str().unwrap().trim().is_empty(), "{a}");
+    assert!(a["learned"].as_array().is_none_or(|l| l.is_empty()), "{a}");
+    let err = stderr(&o);
+    assert!(err.contains("vecgrep: the answer is written, but nothing was learned from it: "), "{err}");
+}
+
 fn answer_of(o: &std::process::Output) -> Value {
     let recs = records(o);
     let last = recs.last().cloned().unwrap_or_default();

@@ -91,9 +91,19 @@ fn ask(
         &format!("asking {} at {} about the top {given} results ({})", client.model(), client.endpoint(), why(reason)),
     );
     let answer = answer::answer(&client, query, &stream.hits, cli.answer.context_hits)?;
-    let learned = if cli.answer.learn { learn(config, root, query, stream, &answer)? } else { Vec::new() };
+    // An answer the model gave is written whatever becomes of learning
+    // from it (a full or unwritable learned.md): that failure is the
+    // run's error, said after it.
+    let (learned, failed) = match cli.answer.learn.then(|| learn(config, root, query, stream, &answer)) {
+        Some(Ok(names)) => (names, None),
+        Some(Err(e)) => (Vec::new(), Some(e)),
+        None => (Vec::new(), None),
+    };
     write_record(out, &answer.record(query, reason, learned))?;
-    Ok(())
+    match failed {
+        Some(e) => Err(e.context("the answer is written, but nothing was learned from it")),
+        None => Ok(()),
+    }
 }
 
 fn why(reason: AskReason) -> &'static str {
