@@ -184,8 +184,11 @@ fn place_at(text: &str, i: usize) -> Option<(Written<'_>, usize)> {
     let after = rest[path.len()..].strip_prefix(':')?;
     let digits = after.find(|c: char| !c.is_ascii_digit()).unwrap_or(after.len());
     let line: usize = after[..digits].parse().ok()?;
-    let looks_like_path =
-        path.chars().any(|c| c.is_ascii_alphabetic()) && path.contains(['.', '/']) && !path.starts_with('.');
+    // One that starts with a dot is a place when it has a directory in it
+    // (`../secret.py`, `.github/ci.yml`), so that it is checked like any.
+    let looks_like_path = path.chars().any(|c| c.is_ascii_alphabetic())
+        && path.contains(['.', '/'])
+        && (!path.starts_with('.') || path.contains('/'));
     let dotted_start = path.starts_with("./");
     if line == 0 || !(looks_like_path || dotted_start) {
         return None;
@@ -261,6 +264,15 @@ mod tests {
             ["src/book.rs:14", "src/book.rs:12", "src/sso/saml.py:1"]
         );
         assert_eq!(c.dropped, ["src/book.rs:99", "7", "src/other.rs:3"]);
+    }
+
+    #[test]
+    fn places_outside_the_root_or_hidden_are_checked_as_any() {
+        let c = cite("See ../../etc/passwd:1, `../secret.py:3`, [../x.py:9] and .github/ci.yml:2.", &given());
+        assert_eq!(c.text, "See, ``, and.");
+        assert!(c.citations.is_empty());
+        assert_eq!(c.dropped, ["../../etc/passwd:1", "../secret.py:3", "../x.py:9", ".github/ci.yml:2"]);
+        assert_eq!(cite("./src/book.rs:14", &given()).citations.len(), 1);
     }
 
     #[test]
