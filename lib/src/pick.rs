@@ -55,10 +55,13 @@ pub fn editor_template(editor: &str) -> String {
 }
 
 /// Fill in `{file}`, `{line}` and `{end_line}`; the file name is quoted for
-/// the shell, so a name with spaces or quotes stays one argument.
+/// the shell, so a name with spaces or quotes stays one argument, and one
+/// starting with `-` is written `./-…`, so that no command reads it as an
+/// option.
 pub fn expand(template: &str, file: &str, line: usize, end_line: usize) -> String {
+    let file = if file.starts_with('-') { format!("./{file}") } else { file.to_string() };
     template
-        .replace("{file}", &shell_quote(file))
+        .replace("{file}", &shell_quote(&file))
         .replace("{end_line}", &end_line.to_string())
         .replace("{line}", &line.to_string())
 }
@@ -187,6 +190,7 @@ mod tests {
         assert_eq!(expand("e {file}:{line}-{end_line}", "it's here.rs", 3, 9), r"e 'it'\''s here.rs':3-9");
         assert_eq!(shell_quote("$(rm -rf ~)"), "'$(rm -rf ~)'");
         assert_eq!(shell_quote(""), "''");
+        assert_eq!(expand("vim +{line} {file}", "-rf.py", 1, 1), "vim +1 ./-rf.py");
     }
 
     #[test]
