@@ -60,14 +60,31 @@ pub fn load(root: &ProjectRoot) -> (ConceptSet, Vec<ConceptProblem>) {
     let mut concepts = Vec::new();
     let mut problems = Vec::new();
     for dir in std::iter::once(project_kg_dir(root)).chain(global_kg_dir()) {
-        let mut names: HashSet<String> = concepts.iter().map(|c: &Concept| c.name.to_lowercase()).collect();
-        for concept in read_dir(&dir, &mut problems) {
-            if names.insert(concept.name.to_lowercase()) {
-                concepts.push(concept);
-            }
-        }
+        let hidden: HashSet<String> = concepts.iter().map(|c: &Concept| c.name.to_lowercase()).collect();
+        let found = merged(read_dir(&dir, &mut problems));
+        concepts.extend(found.into_iter().filter(|c| !hidden.contains(&c.name.to_lowercase())));
     }
     (ConceptSet::new(concepts), problems)
+}
+
+/// One concept per title, whatever its case: the terms of a title written
+/// twice in one directory (two files, two headings, `--learn` run twice)
+/// are all its own, in the order read.
+fn merged(concepts: Vec<Concept>) -> Vec<Concept> {
+    let mut out: Vec<Concept> = Vec::new();
+    for concept in concepts {
+        match out.iter_mut().find(|c| c.name.to_lowercase() == concept.name.to_lowercase()) {
+            Some(first) => {
+                for term in concept.terms {
+                    if !first.terms.iter().any(|t| t.eq_ignore_ascii_case(&term)) {
+                        first.terms.push(term);
+                    }
+                }
+            }
+            None => out.push(concept),
+        }
+    }
+    out
 }
 
 /// The concepts of the `*.md` files in `dir`, by file name; none if it does not exist.
@@ -269,5 +286,21 @@ mod tests {
         let lines: Vec<(String, usize)> =
             problems.iter().map(|p| (p.path.file_name().unwrap().to_string_lossy().into_owned(), p.line)).collect();
         assert_eq!(lines, [("binary.md".to_string(), 2), ("broken.md".to_string(), 2)]);
+    }
+
+    #[test]
+    fn a_title_written_twice_in_one_directory_is_one_concept_with_every_term() {
+        let dir = tempfile::tempdir().unwrap();
+        let root =
+            ProjectRoot { path: dir.path().to_path_buf(), marker: crate::project::RootMarker::None, shared: None };
+        let kg = project_kg_dir(&root);
+        std::fs::create_dir_all(&kg).unwrap();
+        std::fs::write(kg.join("a.md"), "# Auth\nsynonyms:: AccountBook\n").unwrap();
+        std::fs::write(kg.join("b.md"), "# auth\nsynonyms:: saml_login, accountbook\n").unwrap();
+        let (set, problems) = load(&root);
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(set.len(), 1);
+        assert_eq!(set.concepts()[0].terms, ["Auth", "AccountBook", "saml_login"]);
+        assert_eq!(names(&set.expand("where is saml_login")), ["Auth"]);
     }
 }
