@@ -128,6 +128,40 @@ fn verify_finds_damage_and_says_how_to_rebuild() {
     assert_eq!(v["problems"].as_array().unwrap().len(), 4, "{v}");
 }
 
+/// Keys out of order in the chunks table's root page: lookups by id miss
+/// rows that scans still return, so a search lost hits in silence while
+/// --verify called the index damaged. A search that misses a chunk it
+/// ranked now checks the structure and says it is damaged.
+#[test]
+fn a_search_that_cannot_read_a_chunk_it_ranked_says_the_index_is_damaged() {
+    let t = Tree::git();
+    for i in 0..300 {
+        t.write(
+            &format!("z{i}.py"),
+            &format!("def zebra_handler_{i}(x):\n    \"\"\"Feed zebra number {i}.\"\"\"\n    return x + {i}\n"),
+        );
+    }
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    let db = t.path().join(".vecgrep/index.db");
+    let (root, page_size): (i64, i64) = {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        let root = c.query_row("SELECT rootpage FROM sqlite_master WHERE name = 'chunks'", [], |r| r.get(0)).unwrap();
+        (root, c.query_row("PRAGMA page_size", [], |r| r.get(0)).unwrap())
+    };
+    let mut bytes = std::fs::read(&db).unwrap();
+    let page = ((root - 1) * page_size) as usize;
+    assert_eq!(bytes[page], 0x05, "the chunks table's root is an interior page");
+    let cells = u16::from_be_bytes([bytes[page + 3], bytes[page + 4]]) as usize;
+    assert!(cells >= 4, "{cells} cells");
+    let cell = page + u16::from_be_bytes([bytes[page + 18], bytes[page + 19]]) as usize;
+    bytes[cell + 4] = 28; // the fourth cell's key, a rowid far past 28, now 28
+    std::fs::write(&db, bytes).unwrap();
+    let o = run(t.cmd("vg-query", ".").args(["--no-index", "--mode", "lexical", "-k", "1000", "zebra"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("is damaged") && stderr(&o).contains("out of order"), "{}", stderr(&o));
+    assert_eq!(verify(&t)["ok"], false);
+}
+
 #[test]
 fn a_static_vector_of_another_size_is_damage_to_verify_and_to_a_search() {
     let t = sample_project();

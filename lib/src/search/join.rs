@@ -23,8 +23,13 @@ pub(super) fn collect_hits(
 ) -> Result<Vec<Hit>, StoreError> {
     let mut hits: Vec<Hit> = Vec::with_capacity(scored.len());
     for &Scored { id, score, relevance, fit } in scored {
-        // A chunk ranked from vectors in memory may since have been replaced.
-        let Some(chunk) = store.chunk(id)? else { continue };
+        // A chunk ranked from vectors in memory, or by another snapshot,
+        // may since have been replaced; or the index is damaged, which a
+        // quick look tells apart.
+        let Some(chunk) = store.chunk(id)? else {
+            store.check_structure()?;
+            continue;
+        };
         let hit = Hit {
             file: chunk.file,
             start_line: chunk.start_line,

@@ -551,6 +551,12 @@ pub trait IndexReader: Send {
     fn chunks_naming(&self, term: &str) -> Result<u64, StoreError>;
     /// A chunk's file, lines and text; None for a chunk gone.
     fn chunk(&self, id: ChunkId) -> Result<Option<StoredChunk>, StoreError>;
+    /// A quick look at the index's structure, for when a chunk it ranked
+    /// cannot be read: damage is an error (`Damaged`), not results that
+    /// silently lack it; Ok when the chunk was only replaced meanwhile.
+    fn check_structure(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
     /// Whether lines `first..=last` of `file` are in no chunk (every line
     /// that is not blank is in one, so: whether they are all blank).
     fn lines_in_no_chunk(&self, file: &str, first: usize, last: usize) -> Result<bool, StoreError>;

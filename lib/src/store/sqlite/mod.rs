@@ -36,6 +36,10 @@ pub(super) struct SqliteIndex {
     /// The file `path` was when it was opened (`file_identity`, taken just
     /// before): a file put in its place since is another index.
     opened: Option<FileIdentity>,
+    /// Whether the structure was checked already (`check_structure`): once
+    /// per connection, as a damaged page stays damaged and a server's
+    /// rankings of an older snapshot miss chunks replaced since, often.
+    structure_checked: std::cell::Cell<bool>,
 }
 
 /// A file's device and inode number.
@@ -178,7 +182,7 @@ impl SqliteIndex {
         })?;
         // A new file has no identity until it is made.
         let opened = opened.or_else(|| file_identity(path));
-        let store = SqliteIndex { conn, path: path.to_path_buf(), opened };
+        let store = SqliteIndex { conn, path: path.to_path_buf(), opened, structure_checked: Default::default() };
         let damaged = |e| store.damaged(e);
         configure(&store.conn).map_err(damaged)?;
         // A chunk row (vector, text, key) is a little over 2 KB: a 4 KB page
@@ -240,7 +244,7 @@ impl SqliteIndex {
             source: e.into(),
         })?;
         configure(&conn)?;
-        let store = SqliteIndex { conn, path, opened };
+        let store = SqliteIndex { conn, path, opened, structure_checked: Default::default() };
         // A first run killed after making the file and before writing its
         // schema leaves no index yet, not a damaged one.
         if !store.has_table("meta")? {

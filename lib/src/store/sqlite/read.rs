@@ -189,8 +189,12 @@ impl IndexReader for SqliteIndex {
                 .query_row([id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as usize)))
                 .optional()
                 .map_err(|e| self.damaged(e))?;
-            if let Some(place) = place {
-                out.insert(id, place);
+            match place {
+                Some(place) => {
+                    out.insert(id, place);
+                }
+                // Ranked from the words of this index but not in it.
+                None => self.check_structure()?,
             }
         }
         Ok(out)
@@ -234,6 +238,18 @@ impl IndexReader for SqliteIndex {
                 .optional()
             })
             .map_err(|e| self.damaged(e))
+    }
+
+    fn check_structure(&self) -> Result<(), StoreError> {
+        if self.structure_checked.replace(true) {
+            return Ok(());
+        }
+        let first: String =
+            self.conn.query_row("PRAGMA quick_check(1)", [], |r| r.get(0)).map_err(|e| self.damaged(e))?;
+        match first.as_str() {
+            "ok" => Ok(()),
+            problem => Err(StoreError::Damaged { path: self.path.clone(), cause: problem.to_string() }),
+        }
     }
 
     fn lines_in_no_chunk(&self, file: &str, first: usize, last: usize) -> Result<bool, StoreError> {
