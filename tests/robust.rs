@@ -128,6 +128,23 @@ fn verify_finds_damage_and_says_how_to_rebuild() {
     assert_eq!(v["problems"].as_array().unwrap().len(), 4, "{v}");
 }
 
+/// A table of the index dropped by hand is damage: said with the way to
+/// rebuild, and rebuilt by the next index run, not an SQL error each time.
+#[test]
+fn a_missing_table_is_damage_that_the_next_run_rebuilds() {
+    let t = sample_project();
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    let db = t.path().join(".vecgrep/index.db");
+    rusqlite::Connection::open(&db).unwrap().execute_batch("DROP TABLE chunks").unwrap();
+    let o = run(t.cmd("vg-query", ".").args(["--no-index", "--mode", "lexical", "retry"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("is damaged (no such table: chunks); run vg-index --clear-cache"), "{}", stderr(&o));
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert_code(&o, 0);
+    assert_eq!((summary(&o)["rebuilt"].as_bool(), summary(&o)["files"].as_u64()), (Some(true), Some(4)));
+    assert_eq!(verify(&t)["ok"], true);
+}
+
 /// Keys out of order in the chunks table's root page: lookups by id miss
 /// rows that scans still return, so a search lost hits in silence while
 /// --verify called the index damaged. A search that misses a chunk it

@@ -378,6 +378,16 @@ pub(super) fn is_corruption(e: &rusqlite::Error) -> bool {
         e.sqlite_error_code(),
         Some(rusqlite::ErrorCode::DatabaseCorrupt) | Some(rusqlite::ErrorCode::NotADatabase)
     ) || is_bad_vector(e)
+        || is_missing_part(e)
+}
+
+/// A table or column of the schema the index says it has is not there
+/// (dropped by hand, or a file of another program): damage to rebuild
+/// from, not a query to fix. Only an index whose schema version was read
+/// (`check_schema`) is queried at all.
+fn is_missing_part(e: &rusqlite::Error) -> bool {
+    let text = e.to_string();
+    ["no such table: ", "no such column: "].iter().any(|words| text.starts_with(words))
 }
 
 /// sqlite-vec's refusal of a stored vector that is not one of the index's
