@@ -401,6 +401,14 @@ fn unreadable_files_are_reported_and_the_run_ends_with_status_2() {
     assert_eq!(records(&stats)[0]["files"], 4, "the summary and --stats agree");
     let o = run(user.cmd(&t, "vg-query").args(["--no-index", "--mode", "lexical", "vault password"]));
     assert_code(&o, 1);
+    // A directory closed to the user is named itself, not an ignore file in it.
+    let closed = t.path().join("src/closed");
+    std::fs::create_dir(&closed).unwrap();
+    std::fs::set_permissions(&closed, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let o = run(&mut user.cmd(&t, "vg-index"));
+    let skips: Vec<serde_json::Value> = of_type(&records(&o), "skip").into_iter().cloned().collect();
+    assert!(skips.iter().any(|s| s["file"] == "src/closed" && s["reason"] == "error"), "{skips:?}");
+    assert!(!stdout(&o).contains("closed/.gitignore") && !stderr(&o).contains("closed/.gitignore"), "{}", stderr(&o));
 }
 
 /// A run waiting for another's lock can wait minutes: Ctrl-C or SIGTERM

@@ -350,8 +350,13 @@ fn keep_entry(
             false
         };
         if read_ignore_files {
-            if let Some((file, e)) = unreadable_ignore_file(e.path()) {
-                return skip(&file, SkipReason::Error(format!("{e}; its directory is not walked")));
+            if let Some((file, why)) = unreadable_ignore_file(e.path()) {
+                // A directory that cannot be searched hides its ignore files:
+                // the directory is what to name.
+                if let Err(dir_error) = std::fs::read_dir(e.path()).and_then(|mut d| d.next().transpose()) {
+                    return skip(e.path(), SkipReason::Error(dir_error.to_string()));
+                }
+                return skip(&file, SkipReason::Error(format!("{why}; its directory is not walked")));
             }
         }
         if !(follow && e.path_is_symlink()) {
