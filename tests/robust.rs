@@ -423,11 +423,13 @@ fn an_index_path_that_is_not_a_file_is_an_error() {
 fn a_file_where_the_index_directory_goes_is_named_as_in_the_way() {
     let t = sample_project();
     std::fs::write(t.path().join(".vecgrep"), "not a directory\n").unwrap();
-    let o = run(&mut t.cmd("vg-index", "."));
-    assert_code(&o, 2);
-    let err = stderr(&o);
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains(".vecgrep: a file of that name is in the way"), "{err}");
+    for args in [&[][..], &["--stats"]] {
+        let o = run(t.cmd("vg-index", ".").args(args));
+        assert_code(&o, 2);
+        let err = stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(".vecgrep: a file of that name is in the way"), "{args:?}: {err}");
+    }
     // Clearing it says there was nothing to clear, and leaves the file.
     let o = run(t.cmd("vg-index", ".").arg("--clear-cache"));
     assert_code(&o, 0);

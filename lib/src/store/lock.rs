@@ -20,10 +20,7 @@ pub fn ensure_data_dir(root: &ProjectRoot) -> Result<PathBuf, StoreError> {
         // Another process (or thread) may make it between the check and here.
         match b.create(&dir) {
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && !dir.is_dir() => {
-                let why = std::io::Error::other(
-                    "a file of that name is in the way; vecgrep keeps its index in a directory there",
-                );
-                return Err(StoreError::File { action: "create", path: dir.clone(), source: why.into() });
+                return Err(in_the_way(&dir));
             }
             Err(e) if !(e.kind() == std::io::ErrorKind::AlreadyExists && dir.is_dir()) => {
                 return Err(StoreError::File { action: "create", path: dir.clone(), source: e.into() });
@@ -49,6 +46,12 @@ pub fn ensure_data_dir(root: &ProjectRoot) -> Result<PathBuf, StoreError> {
         })?;
     }
     Ok(dir)
+}
+
+/// The error for a file where the data directory `dir` goes.
+pub(super) fn in_the_way(dir: &std::path::Path) -> StoreError {
+    let why = std::io::Error::other("a file of that name is in the way; vecgrep keeps its index in a directory there");
+    StoreError::File { action: "create", path: dir.to_path_buf(), source: why.into() }
 }
 
 /// `root`'s data directory, refused when it is a link that leads out of the
