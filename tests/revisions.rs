@@ -239,6 +239,19 @@ fn a_path_the_revision_has_is_searched_though_the_working_tree_lost_it() {
     let hits = of_type(&records(&o), "hit").into_iter().map(|h| h["file"].clone()).collect::<Vec<_>>();
     assert_eq!(hits, ["src/config.py"], "{}", stderr(&o));
     // A path the revision does not have either is said to name nothing.
-    let o = run(tree.cmd("vg-query", "").args(["--rev", "v1", "--no-index", "parser", "src/config.py", "docs"]));
+    // The others are searched, and the status says the mistake, as for a
+    // PATH the working tree lacks.
+    let o = run(tree.cmd("vg-query", "").args([
+        "--rev",
+        "v1",
+        "--no-index",
+        "--threshold",
+        "-1",
+        "parser",
+        "src/config.py",
+        "docs",
+    ]));
     assert!(stderr(&o).contains("'docs' names nothing in revision"), "{}", stderr(&o));
+    assert_code(&o, 2);
+    assert!(!records(&o).is_empty(), "src/config.py is still searched");
 }

@@ -69,10 +69,14 @@ fn search(cli: &QueryCli, inv: &Invocation, query: &str, preloading: &mut Preloa
     };
     let store = open_searched(&searched, cli.no_index && rev.is_none() && label.is_none(), inv)?;
     let scope = scope_of(cli, inv, walked.files, rev.is_some() || label.is_some())?;
+    // As a PATH the working tree lacks, but the others are searched, as
+    // rg searches the paths it can: the status is 2 all the same.
+    let mut named_nothing = 0;
     if let Some(sha) = &rev {
         for missing in scope.prefixes_naming_nothing(&*store)? {
             let shown = &sha[..sha.len().min(12)];
-            note(TOOL, inv.config.quiet, &format!("'{missing}' names nothing in revision {shown}"));
+            note(TOOL, false, &format!("'{missing}' names nothing in revision {shown}"));
+            named_nothing += 1;
         }
     }
     let filter = cli.filter.to_filter().map_err(|e| anyhow::anyhow!(e))?;
@@ -104,7 +108,7 @@ fn search(cli: &QueryCli, inv: &Invocation, query: &str, preloading: &mut Preloa
         write_record(&mut out, &JudgementRecord::new(query, judgement, fired))?;
     }
     out.flush()?;
-    Ok(if walked.errors > 0 {
+    Ok(if walked.errors > 0 || named_nothing > 0 {
         EXIT_ERROR
     } else if found {
         EXIT_FOUND
