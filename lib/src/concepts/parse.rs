@@ -30,7 +30,11 @@ pub struct ConceptProblem {
 
 impl fmt::Display for ConceptProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}: {} (the concept is skipped)", self.path.display(), self.line, self.message)
+        // Line 0: the file as a whole (too large, unreadable, too many).
+        match self.line {
+            0 => write!(f, "{}: {} (the concept is skipped)", self.path.display(), self.message),
+            line => write!(f, "{}:{line}: {} (the concept is skipped)", self.path.display(), self.message),
+        }
     }
 }
 
@@ -119,6 +123,13 @@ fn synonyms_line(line: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_problem_of_the_whole_file_names_no_line() {
+        let problem = |line| ConceptProblem { path: "kg/a.md".into(), line, message: "too large".into() };
+        assert_eq!(problem(0).to_string(), "kg/a.md: too large (the concept is skipped)");
+        assert_eq!(problem(3).to_string(), "kg/a.md:3: too large (the concept is skipped)");
+    }
 
     fn parse(text: &str) -> Result<Concept, ConceptProblem> {
         let mut all = parse_concepts(text, Path::new("/p/.vecgrep/kg/ledger.md"));
