@@ -181,9 +181,19 @@ impl ChatClient {
     }
 
     fn unreachable(&self, e: ureq::Error) -> anyhow::Error {
+        use std::io::ErrorKind::{AddrNotAvailable, ConnectionRefused, HostUnreachable, NetworkUnreachable};
         match e {
             ureq::Error::Timeout(_) => anyhow!("the chat model at {} did not answer in time (llm_timeout)", self.shown),
-            e => anyhow!("cannot reach the chat model at {}: {e}", self.shown),
+            ureq::Error::HostNotFound | ureq::Error::ConnectionFailed => {
+                anyhow!("cannot reach the chat model at {}: {e}", self.shown)
+            }
+            ureq::Error::Io(ref io)
+                if matches!(io.kind(), ConnectionRefused | AddrNotAvailable | HostUnreachable | NetworkUnreachable) =>
+            {
+                anyhow!("cannot reach the chat model at {}: {e}", self.shown)
+            }
+            // Reached, then the connection broke (the server stopped mid-answer).
+            e => anyhow!("the chat model at {} broke off: {e}", self.shown),
         }
     }
 
@@ -236,6 +246,20 @@ mod tests {
         assert_eq!(base_url("http://h:1/v1/chat/completions").unwrap(), "http://h:1/v1");
         assert!(base_url("h:1/v1").unwrap_err().to_string().contains("http://"));
         assert!(!base_url("ftp://me:s3cret@h").unwrap_err().to_string().contains("s3cret"));
+    }
+
+    #[test]
+    fn a_model_that_hangs_up_mid_answer_was_reached() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/v1", listener.local_addr().unwrap());
+        std::thread::spawn(move || {
+            let (mut conn, _) = listener.accept().unwrap();
+            // The request read, the server stops before a word of answer.
+            let _ = std::io::Read::read(&mut conn, &mut [0; 4096]);
+        });
+        let client = ChatClient::connect(&ChatSettings::new(&url, Some("m"), Duration::from_secs(5))).unwrap();
+        let e = client.complete(&[]).unwrap_err().to_string();
+        assert!(!e.contains("cannot reach"), "{e}");
     }
 
     #[test]
