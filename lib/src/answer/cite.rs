@@ -50,6 +50,11 @@ pub fn cite(text: &str, given: &[HitRecord]) -> Cited {
         if let Some((group, len)) = bracketed_group(rest) {
             let kept: Vec<String> = group.iter().filter_map(|w| cited.check(w.0, &w.1, given)).collect();
             if kept.is_empty() {
+                // `(see [4])` or `([4])` goes whole, not as `()`.
+                if cited.text.ends_with('(') && text[i + len..].starts_with(')') {
+                    cited.text.pop();
+                    i += 1;
+                }
                 drop_space_before(&mut cited.text);
             } else {
                 cited.text.push_str(&format!("[{}]", kept.join(", ")));
@@ -67,6 +72,8 @@ pub fn cite(text: &str, given: &[HitRecord]) -> Cited {
             i += c.len_utf8();
         }
     }
+    // A citation dropped at the start leaves the space after it.
+    cited.text = cited.text.trim_start().to_string();
     cite_files_named(&mut cited, given);
     cited
 }
@@ -264,6 +271,13 @@ mod tests {
             ["src/book.rs:14", "src/book.rs:12", "src/sso/saml.py:1"]
         );
         assert_eq!(c.dropped, ["src/book.rs:99", "7", "src/other.rs:3"]);
+    }
+
+    #[test]
+    fn a_dropped_citation_leaves_no_empty_parentheses_or_leading_space() {
+        let c = cite("[9] It calls `verify` ([7]), then logs in (see [8]).", &given());
+        assert_eq!(c.text, "It calls `verify`, then logs in (see).");
+        assert_eq!(c.dropped, ["9", "7", "8"]);
     }
 
     #[test]
