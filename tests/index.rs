@@ -421,9 +421,9 @@ fn a_signal_ends_the_wait_for_another_run() {
     assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
     let lock = std::fs::File::create(t.path().join(".vecgrep/index.lock")).unwrap();
     lock.lock().unwrap();
-    for (tool, signal) in [("vg-index", "-INT"), ("vg-query", "-TERM")] {
+    for (tool, signal) in [("vg-index", "-INT"), ("vg-query", "-TERM"), ("vg-ask", "-INT")] {
         let mut cmd = t.cmd(tool, ".");
-        if tool == "vg-query" {
+        if tool != "vg-index" {
             cmd.args(["--mode", "lexical", "retry"]);
         }
         cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped());
@@ -699,6 +699,11 @@ fn symlinks_never_lead_outside_the_root() {
     assert_code(&o, 2);
     assert!(stderr(&o).contains("loop"), "{}", stderr(&o));
     assert_eq!(summary(&o)["files"], 4);
+    // A dangling link is an error, not a file that vanished (a file
+    // deleted during the walk is one of those, status 0).
+    std::os::unix::fs::symlink(t.path().join("src/nowhere.py"), t.path().join("src/dangling.py")).unwrap();
+    let o = run(t.cmd("vg-index", ".").arg("--follow"));
+    assert_eq!(reason(&o, "src/dangling.py").as_deref(), Some("error"));
     let q = run(t.cmd("vg-query", ".").args(["--threshold", "-1", "-k", "100", "password"]));
     assert!(records(&q).iter().all(|r| !r["text"].as_str().unwrap().contains("hunter2")));
 }

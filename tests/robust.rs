@@ -176,6 +176,7 @@ fn a_search_that_cannot_read_a_chunk_it_ranked_says_the_index_is_damaged() {
     let o = run(t.cmd("vg-query", ".").args(["--no-index", "--mode", "lexical", "-k", "1000", "zebra"]));
     assert_code(&o, 2);
     assert!(stderr(&o).contains("is damaged") && stderr(&o).contains("out of order"), "{}", stderr(&o));
+    assert_eq!(stderr(&o).lines().count(), 1, "one line, for HTTP and MCP too: {}", stderr(&o));
     assert_eq!(verify(&t)["ok"], false);
 }
 
@@ -423,8 +424,13 @@ fn an_index_path_that_is_not_a_file_is_an_error() {
 fn a_file_where_the_index_directory_goes_is_named_as_in_the_way() {
     let t = sample_project();
     std::fs::write(t.path().join(".vecgrep"), "not a directory\n").unwrap();
-    for args in [&[][..], &["--stats"]] {
-        let o = run(t.cmd("vg-index", ".").args(args));
+    for (tool, args) in [
+        ("vg-index", &[][..]),
+        ("vg-index", &["--stats"]),
+        ("vg-index", &["--verify"]),
+        ("vg-query", &["--no-index", "x"]),
+    ] {
+        let o = run(t.cmd(tool, ".").args(args));
         assert_code(&o, 2);
         let err = stderr(&o);
         assert_eq!(err.lines().count(), 1, "{err}");

@@ -14,7 +14,7 @@ use vecgrep::search::{Hit, SearchRequest};
 use vecgrep::store::{self, IndexReader, Scope};
 use vecgrep_bins::app::{
     cli_config, embedder_pool, index_blocking, note, note_holes, resolve, run_main, search_once, Blocking, Invocation,
-    Preloading, EXIT_ERROR, EXIT_FOUND, EXIT_NOT_FOUND,
+    Preloading, EXIT_ERROR, EXIT_FOUND, EXIT_INTERRUPTED, EXIT_NOT_FOUND,
 };
 use vecgrep_bins::cli::AskCli;
 
@@ -56,7 +56,10 @@ fn ask_and_answer(
     json: bool,
     preloading: &mut Preloading,
 ) -> Result<u8> {
-    let (errors, walked) = index_first(cli, inv)?;
+    let (errors, walked) = match index_first(cli, inv)? {
+        Indexed::Ready { errors, walked } => (errors, walked),
+        Indexed::Stopped(status) => return Ok(status),
+    };
     let store = store::open_for_reading(&inv.root)?;
     let (concepts, problems) = vecgrep::concepts::load(&inv.root);
     for problem in &problems {
@@ -96,31 +99,43 @@ fn print_plan(question: &str, inv: &Invocation, options: &AskOptions, json: bool
     Ok(EXIT_FOUND)
 }
 
+/// What bringing the index up to date left: whether a file failed and the
+/// files the walk admitted when its filters (`-t`, `-g`) chose some; or
+/// the status to stop with, asking nothing (the large-run prompt declined:
+/// 1, as vg-query; Ctrl-C or SIGTERM: 130).
+enum Indexed {
+    Ready { errors: bool, walked: Option<WalkedSet> },
+    Stopped(u8),
+}
+
 /// Bring the index up to date first, unless `--no-index`, or unless the
 /// privacy mode refuses the embedder an index run would send the code to
-/// (then the index is searched as it stands). Whether a file failed, and
-/// the files the walk admitted when its filters (`-t`, `-g`) chose some.
-fn index_first(cli: &AskCli, inv: &Invocation) -> Result<(bool, Option<WalkedSet>)> {
+/// (then the index is searched as it stands).
+fn index_first(cli: &AskCli, inv: &Invocation) -> Result<Indexed> {
     let walk = cli.walk.to_options(&inv.config);
     let walked_only = || -> Result<Option<WalkedSet>> {
         let files = walk.is_filtered().then(|| vecgrep::project::walk(&inv.root, &inv.paths, &walk)).transpose()?;
         Ok(files.map(|w| w.files.into_iter().map(|f| f.rel).collect()))
     };
     if cli.no_index {
-        return Ok((false, walked_only()?));
+        return Ok(Indexed::Ready { errors: false, walked: walked_only()? });
     }
     if !ask::allowed(inv.config.privacy_mode, &inv.config).embedding {
         let why = "not indexing: the privacy mode refuses the embedding server; searching the index as it stands";
         note(TOOL, inv.config.quiet, why);
-        return Ok((false, walked_only()?));
+        return Ok(Indexed::Ready { errors: false, walked: walked_only()? });
     }
     let how = Blocking { records: false, notable_skips: false, reindex: false };
     let (summary, files, _) = index_blocking(TOOL, inv, &walk, &mut embedder_pool(&inv.config), how)?;
     if summary.aborted {
-        return Err(anyhow::anyhow!("indexing declined; nothing was asked"));
+        note(TOOL, false, "indexing declined; nothing was asked");
+        return Ok(Indexed::Stopped(EXIT_NOT_FOUND));
+    }
+    if summary.cancelled {
+        return Ok(Indexed::Stopped(EXIT_INTERRUPTED));
     }
     note_holes(TOOL, inv.config.quiet, summary.holes);
-    Ok((summary.errors > 0, walk.is_filtered().then_some(files)))
+    Ok(Indexed::Ready { errors: summary.errors > 0, walked: walk.is_filtered().then_some(files) })
 }
 
 /// A one-shot search of the project's index, as vg-query runs it.

@@ -181,19 +181,16 @@ impl ChatClient {
     }
 
     fn unreachable(&self, e: ureq::Error) -> anyhow::Error {
-        use std::io::ErrorKind::{AddrNotAvailable, ConnectionRefused, HostUnreachable, NetworkUnreachable};
+        use std::io::ErrorKind::{BrokenPipe, ConnectionAborted, ConnectionReset, UnexpectedEof};
         match e {
             ureq::Error::Timeout(_) => anyhow!("the chat model at {} did not answer in time (llm_timeout)", self.shown),
-            ureq::Error::HostNotFound | ureq::Error::ConnectionFailed => {
-                anyhow!("cannot reach the chat model at {}: {e}", self.shown)
-            }
-            ureq::Error::Io(ref io)
-                if matches!(io.kind(), ConnectionRefused | AddrNotAvailable | HostUnreachable | NetworkUnreachable) =>
-            {
-                anyhow!("cannot reach the chat model at {}: {e}", self.shown)
-            }
             // Reached, then the connection broke (the server stopped mid-answer).
-            e => anyhow!("the chat model at {} broke off: {e}", self.shown),
+            ureq::Error::Io(ref io)
+                if matches!(io.kind(), UnexpectedEof | ConnectionReset | ConnectionAborted | BrokenPipe) =>
+            {
+                anyhow!("the chat model at {} broke off: {e}", self.shown)
+            }
+            e => anyhow!("cannot reach the chat model at {}: {e}", self.shown),
         }
     }
 

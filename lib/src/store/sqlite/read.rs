@@ -248,7 +248,11 @@ impl IndexReader for SqliteIndex {
             self.conn.query_row("PRAGMA quick_check(1)", [], |r| r.get(0)).map_err(|e| self.damaged(e))?;
         match first.as_str() {
             "ok" => Ok(()),
-            problem => Err(StoreError::Damaged { path: self.path.clone(), cause: problem.to_string() }),
+            // One line, as every error is ("*** in database main ***" first).
+            problem => {
+                let cause = problem.lines().filter(|l| !l.starts_with("***")).collect::<Vec<_>>().join("; ");
+                Err(StoreError::Damaged { path: self.path.clone(), cause })
+            }
         }
     }
 
