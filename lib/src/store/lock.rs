@@ -168,6 +168,11 @@ pub fn writer_waiting(root: &ProjectRoot) -> bool {
     for entry in entries.flatten() {
         let name = entry.file_name();
         let Some(pid) = name.to_str().and_then(|n| n.strip_prefix(WAIT_MARK)) else { continue };
+        // This process's own mark: a fill waiting for the lock is not
+        // another writer it should stop for.
+        if pid == std::process::id().to_string() {
+            continue;
+        }
         if waiter_lives(pid, &entry) {
             waiting = true;
         } else {
@@ -214,9 +219,19 @@ mod tests {
         let root = ProjectRoot { path: dir.path().to_path_buf(), marker: RootMarker::None, shared: None };
         let lock = ensure_data_dir(&root).unwrap().join("index.lock");
         assert!(!writer_waiting(&root));
+        // This process's own mark is not another writer's.
         let mark = WaitMark::leave(&lock);
-        assert!(writer_waiting(&root), "this process waits");
+        assert!(mark.0.as_ref().is_some_and(|m| m.exists()));
+        assert!(!writer_waiting(&root), "its own wait is not another's");
         drop(mark);
+        // Another process's: a child that lives while it is looked at.
+        let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
+        let other = lock.with_file_name(format!("{WAIT_MARK}{}", child.id()));
+        std::fs::write(&other, b"").unwrap();
+        assert!(writer_waiting(&root), "another process waits");
+        let _ = child.kill();
+        let _ = child.wait();
+        std::fs::remove_file(&other).unwrap();
         assert!(!writer_waiting(&root), "its mark is gone once it holds the lock");
         // A process killed while it waited (no process has pid 0 in /proc).
         let left = lock.with_file_name(format!("{WAIT_MARK}0"));
