@@ -11,7 +11,7 @@
 mod bounds;
 mod parse;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -72,16 +72,21 @@ pub fn load(root: &ProjectRoot) -> (ConceptSet, Vec<ConceptProblem>) {
 /// are all its own, in the order read.
 fn merged(concepts: Vec<Concept>) -> Vec<Concept> {
     let mut out: Vec<Concept> = Vec::new();
+    let mut at: HashMap<String, usize> = HashMap::new();
     for concept in concepts {
-        match out.iter_mut().find(|c| c.name.to_lowercase() == concept.name.to_lowercase()) {
-            Some(first) => {
+        match at.get(&concept.name.to_lowercase()) {
+            Some(&i) => {
+                let first = &mut out[i];
                 for term in concept.terms {
                     if !first.terms.iter().any(|t| t.eq_ignore_ascii_case(&term)) {
                         first.terms.push(term);
                     }
                 }
             }
-            None => out.push(concept),
+            None => {
+                at.insert(concept.name.to_lowercase(), out.len());
+                out.push(concept);
+            }
         }
     }
     out
@@ -269,13 +274,19 @@ mod tests {
         assert_eq!(e.mentioned_in("def samlogin(): ..."), Vec::<String>::new());
     }
 
-    #[test]
-    fn project_concepts_hide_global_ones_of_the_same_name_and_bad_files_are_reported() {
+    /// A project in a temporary directory, with its kg directory made.
+    fn project_with_kg() -> (tempfile::TempDir, ProjectRoot, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
         let root =
             ProjectRoot { path: dir.path().to_path_buf(), marker: crate::project::RootMarker::None, shared: None };
         let kg = project_kg_dir(&root);
         std::fs::create_dir_all(&kg).unwrap();
+        (dir, root, kg)
+    }
+
+    #[test]
+    fn project_concepts_hide_global_ones_of_the_same_name_and_bad_files_are_reported() {
+        let (_dir, _, kg) = project_with_kg();
         std::fs::write(kg.join("ledger.md"), "# Ledger\nsynonyms:: AccountBook\n").unwrap();
         std::fs::write(kg.join("broken.md"), "# Broken\nsynonyms: a\n").unwrap();
         std::fs::write(kg.join("binary.md"), b"synonyms:: a\n\xff\xfe").unwrap();
@@ -290,11 +301,7 @@ mod tests {
 
     #[test]
     fn a_title_written_twice_in_one_directory_is_one_concept_with_every_term() {
-        let dir = tempfile::tempdir().unwrap();
-        let root =
-            ProjectRoot { path: dir.path().to_path_buf(), marker: crate::project::RootMarker::None, shared: None };
-        let kg = project_kg_dir(&root);
-        std::fs::create_dir_all(&kg).unwrap();
+        let (_dir, root, kg) = project_with_kg();
         std::fs::write(kg.join("a.md"), "# Auth\nsynonyms:: AccountBook\n").unwrap();
         std::fs::write(kg.join("b.md"), "# auth\nsynonyms:: saml_login, accountbook\n").unwrap();
         let (set, problems) = load(&root);

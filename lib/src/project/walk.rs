@@ -205,12 +205,13 @@ pub(in crate::project) fn walk_tree(
         match entry {
             Ok(entry) => admit(&bounds, &entry, opts, &mut out),
             Err(err) => {
-                let path = error_path(&err).map(|p| display_rel(&root.path, &p)).unwrap_or_default();
+                let at = error_path(&err);
+                let path = at.as_ref().map(|p| display_rel(&root.path, p)).unwrap_or_default();
                 // Deleted between the directory's listing and its look at
                 // the file: gone, as one deleted before the read is (a
                 // dangling link, still there, is an error).
                 let gone = err.io_error().is_some_and(|e| e.kind() == std::io::ErrorKind::NotFound)
-                    && error_path(&err).is_some_and(|p| std::fs::symlink_metadata(p).is_err());
+                    && at.is_some_and(|p| std::fs::symlink_metadata(p).is_err());
                 let reason = if gone { SkipReason::Vanished } else { SkipReason::Error(err_message(&err)) };
                 out.skips.push(Skip { path, reason });
             }

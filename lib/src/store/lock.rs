@@ -114,22 +114,49 @@ pub fn lock_for_writing_unless(
         return Ok(held.map(|held| WriteLock { _held: held }));
     }
     let (file, path) = lock_file(root)?;
-    let mut said = None;
+    let mut mark = None;
+    let mut wait = || {
+        waiting();
+        mark = Some(WaitMark::leave(&path));
+    };
+    let taken = poll_for(LOCK_POLL, &mut wait, give_up, || match file.try_lock() {
+        Ok(()) => Ok(Some(())),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(source)) => Err(StoreError::Lock { path: path.clone(), source }),
+    })?;
+    Ok(taken.map(|()| WriteLock { _held: Box::new(file) }))
+}
+
+/// Try `take` every `poll` until it takes the lock (Some), calling
+/// `waiting` once when it does not at once; None once `give_up` says so
+/// meanwhile. The file lock and the database's advisory lock wait alike.
+pub(super) fn poll_for<T>(
+    poll: std::time::Duration,
+    waiting: &mut dyn FnMut(),
+    give_up: &dyn Fn() -> bool,
+    mut take: impl FnMut() -> Result<Option<T>, StoreError>,
+) -> Result<Option<T>, StoreError> {
+    let mut said = false;
     loop {
-        match file.try_lock() {
-            Ok(()) => return Ok(Some(WriteLock { _held: Box::new(file) })),
-            Err(std::fs::TryLockError::WouldBlock) => {
-                if said.is_none() {
-                    waiting();
-                    said = Some(WaitMark::leave(&path));
-                }
-                if give_up() {
-                    return Ok(None);
-                }
-                std::thread::sleep(LOCK_POLL);
-            }
-            Err(std::fs::TryLockError::Error(source)) => return Err(StoreError::Lock { path, source }),
+        if let Some(held) = take()? {
+            return Ok(Some(held));
         }
+        if !std::mem::replace(&mut said, true) {
+            waiting();
+        }
+        if give_up() {
+            return Ok(None);
+        }
+        std::thread::sleep(poll);
+    }
+}
+
+/// Refused when a file is where `root`'s data directory goes: not "no
+/// index, run vg-index first", which the run would only answer with this.
+pub(super) fn refuse_file_in_the_way(root: &ProjectRoot) -> Result<(), StoreError> {
+    match root.data_dir().symlink_metadata() {
+        Ok(meta) if meta.is_file() => Err(in_the_way(&root.data_dir())),
+        _ => Ok(()),
     }
 }
 

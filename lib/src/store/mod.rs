@@ -672,10 +672,7 @@ pub fn open_for_reading(root: &ProjectRoot) -> Result<Box<dyn IndexReader>, Stor
     if root.shared.is_some() {
         return postgres::open_for_reading(root);
     }
-    // Not "no index; run vg-index first": the run would only say this.
-    if root.data_dir().symlink_metadata().is_ok_and(|m| m.is_file()) {
-        return Err(lock::in_the_way(&root.data_dir()));
-    }
+    lock::refuse_file_in_the_way(root)?;
     Ok(Box::new(sqlite::SqliteIndex::open_for_reading(root)?))
 }
 

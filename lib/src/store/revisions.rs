@@ -60,10 +60,10 @@ pub fn revisions(project: &ProjectRoot) -> Result<Vec<Revision>, StoreError> {
     let entries = match std::fs::read_dir(&dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(_) if project.data_dir().symlink_metadata().is_ok_and(|m| m.is_file()) => {
-            return Err(super::lock::in_the_way(&project.data_dir()))
+        Err(e) => {
+            super::lock::refuse_file_in_the_way(project)?;
+            return Err(StoreError::File { action: "read", path: dir, source: e.into() });
         }
-        Err(e) => return Err(StoreError::File { action: "read", path: dir, source: e.into() }),
     };
     let mut out = Vec::new();
     for entry in entries.flatten() {

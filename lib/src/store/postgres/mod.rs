@@ -168,20 +168,11 @@ pub(super) fn lock(
     let (mut client, place) = connect(shared)?;
     let key = lock_key(&shared.project);
     let failed = |e: postgres::Error| StoreError::Backend { path: place.clone(), source: e.into() };
-    let mut said = false;
-    loop {
+    let taken = super::lock::poll_for(std::time::Duration::from_millis(100), waiting, give_up, || {
         let taken: bool = client.query_one("SELECT pg_try_advisory_lock($1)", &[&key]).map_err(failed)?.get(0);
-        if taken {
-            return Ok(Some(Box::new(client)));
-        }
-        if !std::mem::replace(&mut said, true) {
-            waiting();
-        }
-        if give_up() {
-            return Ok(None);
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+        Ok(taken.then_some(()))
+    })?;
+    Ok(taken.map(|()| Box::new(client) as Box<dyn Send>))
 }
 
 /// Drop a project's index from the shared database, if this checkout is
