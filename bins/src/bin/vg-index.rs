@@ -233,10 +233,19 @@ fn revision_stats(root: &vecgrep::project::ProjectRoot) -> anyhow::Result<Vec<Re
 }
 
 /// `--verify`: status 0 when the index is sound, 2 when it is not.
+/// An index too damaged to open or count is one problem, said as any other.
 fn verify(cli: &IndexCli, root: &vecgrep::project::ProjectRoot) -> anyhow::Result<u8> {
-    let store = store::open_for_reading(root)?;
-    let (stats, problems) = store.verify()?;
-    let complete = !store.run_unfinished()?;
+    let checked = store::open_for_reading(root).and_then(|store| {
+        let (stats, problems) = store.verify()?;
+        Ok((stats, problems, !store.run_unfinished()?))
+    });
+    let (stats, problems, complete) = match checked {
+        Ok(checked) => checked,
+        Err(StoreError::Damaged { cause, .. }) => {
+            (IndexStats::default(), vec![format!("it cannot be read: {cause}")], false)
+        }
+        Err(e) => return Err(e.into()),
+    };
     let ok = problems.is_empty();
     let mut out = std::io::stdout().lock();
     if cli.json {

@@ -20,6 +20,7 @@ use crate::project::ProjectRoot;
 mod codes;
 mod commits;
 mod jobs;
+mod parts;
 mod read;
 mod schema;
 mod verify;
@@ -206,7 +207,7 @@ impl SqliteIndex {
             self.conn.execute_batch(SCHEMA_JOBS).map_err(damaged)?;
             self.conn.execute_batch(SCHEMA_COMMITS).map_err(damaged)?;
             self.conn.execute_batch(SCHEMA_CODES).map_err(damaged)?;
-            return Ok(());
+            return self.check_parts(parts::Expected::Written);
         }
         for schema in [SCHEMA, SCHEMA_FTS, SCHEMA_KEYS, SCHEMA_JOBS, SCHEMA_COMMITS, SCHEMA_CODES] {
             self.conn.execute_batch(schema).map_err(damaged)?;
@@ -251,7 +252,16 @@ impl SqliteIndex {
             return Err(StoreError::Missing(store.path));
         }
         store.check_schema()?;
+        store.check_parts(parts::Expected::Made)?;
         Ok(store)
+    }
+
+    /// Damage when a table or column the index's schema has is missing.
+    fn check_parts(&self, expected: parts::Expected) -> Result<(), StoreError> {
+        match parts::first_missing(&self.conn, expected).map_err(|e| self.damaged(e))? {
+            Some(cause) => Err(StoreError::Damaged { path: self.path.clone(), cause }),
+            None => Ok(()),
+        }
     }
 
     fn check_schema(&self) -> Result<(), StoreError> {

@@ -1,0 +1,113 @@
+//! The tables and columns an index of this schema must have, checked when
+//! it is opened: one dropped by hand or by another program is damage to
+//! rebuild from, found before a run writes half its work into the rest.
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use rusqlite::Connection;
+
+use super::codes::SCHEMA_CODES;
+use super::schema::{SCHEMA, SCHEMA_COMMITS, SCHEMA_FTS, SCHEMA_JOBS, SCHEMA_KEYS};
+
+/// Each table's columns, by table name.
+type Tables = BTreeMap<String, Vec<String>>;
+
+/// Which tables to expect.
+#[derive(Clone, Copy)]
+pub(super) enum Expected {
+    /// Those every index of this schema was made with: an index written by
+    /// an older vecgrep, and not opened for writing since, lacks the rest.
+    Made,
+    /// Those too that opening for writing adds (jobs, commits, codes).
+    Written,
+}
+
+impl Expected {
+    fn tables(self) -> rusqlite::Result<&'static Tables> {
+        static MADE: OnceLock<Tables> = OnceLock::new();
+        static WRITTEN: OnceLock<Tables> = OnceLock::new();
+        let (cell, schemas): (_, &[&str]) = match self {
+            Expected::Made => (&MADE, &[SCHEMA, SCHEMA_FTS, SCHEMA_KEYS]),
+            Expected::Written => {
+                (&WRITTEN, &[SCHEMA, SCHEMA_FTS, SCHEMA_KEYS, SCHEMA_JOBS, SCHEMA_COMMITS, SCHEMA_CODES])
+            }
+        };
+        if let Some(tables) = cell.get() {
+            return Ok(tables);
+        }
+        let made = Connection::open_in_memory()?;
+        for schema in schemas {
+            made.execute_batch(schema)?;
+        }
+        let tables = tables_of(&made)?;
+        Ok(cell.get_or_init(|| tables))
+    }
+}
+
+/// The tables of `conn` (FTS5's own included) and the columns of those
+/// that are not virtual. A virtual table's columns are fixed by its
+/// definition, and asking for them would run FTS5's constructor, which
+/// reads its settings: damage there is for a search or `--verify` to find.
+fn tables_of(conn: &Connection) -> rusqlite::Result<Tables> {
+    let mut stmt =
+        conn.prepare("SELECT name, sql LIKE 'CREATE VIRTUAL TABLE%' FROM sqlite_master WHERE type = 'table'")?;
+    let listed = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, bool>(1)?)))?;
+    let mut columns = conn.prepare("SELECT name FROM pragma_table_info(?1) ORDER BY cid")?;
+    let mut tables = Tables::new();
+    for table in listed {
+        let (name, is_virtual) = table?;
+        let has = if is_virtual {
+            Vec::new()
+        } else {
+            columns.query_map([&name], |r| r.get(0))?.collect::<Result<_, _>>()?
+        };
+        tables.insert(name, has);
+    }
+    Ok(tables)
+}
+
+/// The first table or column of `expected` that `conn` lacks, in SQLite's
+/// words for it ("no such table: name_terms"); None when it has them all.
+pub(super) fn first_missing(conn: &Connection, expected: Expected) -> rusqlite::Result<Option<String>> {
+    let found = tables_of(conn)?;
+    for (table, columns) in expected.tables()? {
+        let Some(has) = found.get(table) else { return Ok(Some(format!("no such table: {table}"))) };
+        if let Some(column) = columns.iter().find(|c| !has.contains(c)) {
+            return Ok(Some(format!("no such column: {table}.{column}")));
+        }
+    }
+    Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn made(schemas: &[&str]) -> Connection {
+        let conn = Connection::open_in_memory().unwrap();
+        for schema in schemas {
+            conn.execute_batch(schema).unwrap();
+        }
+        conn
+    }
+
+    #[test]
+    fn a_whole_index_lacks_nothing_and_each_dropped_part_is_named() {
+        let all = [SCHEMA, SCHEMA_FTS, SCHEMA_KEYS, SCHEMA_JOBS, SCHEMA_COMMITS, SCHEMA_CODES];
+        assert_eq!(first_missing(&made(&all), Expected::Written).unwrap(), None);
+        let older = made(&[SCHEMA, SCHEMA_FTS, SCHEMA_KEYS]);
+        assert_eq!(first_missing(&older, Expected::Made).unwrap(), None);
+        assert_eq!(first_missing(&older, Expected::Written).unwrap().as_deref(), Some("no such table: commit_fts"));
+        for (drop, missing) in [
+            ("DROP TABLE name_terms", "no such table: name_terms"),
+            ("DROP TABLE chunks_fts_config", "no such table: chunks_fts_config"),
+            ("ALTER TABLE chunks DROP COLUMN names", "no such column: chunks.names"),
+            ("ALTER TABLE commits DROP COLUMN body", "no such column: commits.body"),
+        ] {
+            let conn = made(&all);
+            conn.execute_batch(drop).unwrap();
+            assert_eq!(first_missing(&conn, Expected::Written).unwrap().as_deref(), Some(missing), "{drop}");
+        }
+    }
+}
