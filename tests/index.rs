@@ -401,14 +401,24 @@ fn unreadable_files_are_reported_and_the_run_ends_with_status_2() {
     assert_eq!(records(&stats)[0]["files"], 4, "the summary and --stats agree");
     let o = run(user.cmd(&t, "vg-query").args(["--no-index", "--mode", "lexical", "vault password"]));
     assert_code(&o, 1);
-    // A directory closed to the user is named itself, not an ignore file in it.
+    // A directory closed to the user is named itself, not an ignore file in
+    // it, and the files indexed in it go, as a closed file's do.
     let closed = t.path().join("src/closed");
     std::fs::create_dir(&closed).unwrap();
+    std::fs::write(closed.join("hidden.py"), "def buried_treasure():\n    return 'gold'\n").unwrap();
+    assert_code(&run(&mut user.cmd(&t, "vg-index")), 2);
+    let o = run(user.cmd(&t, "vg-query").args(["--no-index", "--mode", "lexical", "buried treasure"]));
+    assert_code(&o, 0);
     std::fs::set_permissions(&closed, std::fs::Permissions::from_mode(0o000)).unwrap();
     let o = run(&mut user.cmd(&t, "vg-index"));
     let skips: Vec<serde_json::Value> = of_type(&records(&o), "skip").into_iter().cloned().collect();
     assert!(skips.iter().any(|s| s["file"] == "src/closed" && s["reason"] == "error"), "{skips:?}");
     assert!(!stdout(&o).contains("closed/.gitignore") && !stderr(&o).contains("closed/.gitignore"), "{}", stderr(&o));
+    assert_eq!((summary(&o)["files"].as_u64(), summary(&o)["removed"].as_u64()), (Some(4), Some(1)));
+    let stats = run(user.cmd(&t, "vg-index").args(["--stats", "--json"]));
+    assert_eq!(records(&stats)[0]["files"], 4, "the summary and --stats agree");
+    let o = run(user.cmd(&t, "vg-query").args(["--no-index", "--mode", "lexical", "buried treasure"]));
+    assert_code(&o, 1);
 }
 
 /// A run waiting for another's lock can wait minutes: Ctrl-C or SIGTERM

@@ -125,7 +125,9 @@ pub(super) fn plan<'w>(
         summary.skipped += 1;
         if skip.reason.is_error() {
             summary.errors += 1;
-            error_dirs.push(skip.path.clone());
+            if !closed_to_user(req, &skip.path) {
+                error_dirs.push(skip.path.clone());
+            }
         } else if stored.contains_key(&skip.path) {
             removals.push(skip.path.clone());
         }
@@ -162,6 +164,15 @@ pub(super) fn plan<'w>(
     Plan { stored, removals, work, walked: walked_set }
 }
 
+/// Whether `rel` is a directory this user may not list. What the walk
+/// could not read for another reason (a failing disk) is kept, not lost;
+/// what is closed to the user leaves the index, as a file closed to them
+/// does: rg would not show it either, and the summary and `--stats` agree.
+fn closed_to_user(req: &IndexRequest<'_>, rel: &str) -> bool {
+    let denied = std::fs::read_dir(req.root.path.join(rel)).map_err(|e| e.kind());
+    denied.err() == Some(std::io::ErrorKind::PermissionDenied)
+}
+
 /// SingleDirectoryWalkRemovesStaleEntries: a single walked path owns
 /// everything stored under it that the walk did not see.
 /// MultiPathAndFileWalksPreserveOtherEntries: with several paths, every
@@ -187,7 +198,8 @@ fn stale_entries(
         if !owned.iter().any(|dir| is_under(rel, dir)) || walked.contains(rel) || removals.contains(rel) {
             continue;
         }
-        // Entries under a directory the walk could not read are kept, not lost.
+        // Entries under a directory the walk could not read are kept, not
+        // lost, unless it is closed to the user (`closed_to_user`).
         if error_dirs.iter().any(|d| is_under(rel, d)) {
             continue;
         }
