@@ -259,6 +259,31 @@ fn a_write_the_disk_refuses_ends_the_run_with_why_and_keeps_what_was_stored() {
     assert_eq!(v["complete"], true);
 }
 
+/// A first run whose writes the disk refuses, wherever in the run it is
+/// (making the tables, emptying them, storing the chunks), names the index
+/// and the system's reason; emptying a new index said only "disk I/O
+/// error".
+#[test]
+fn a_first_run_the_disk_stops_anywhere_names_the_index_and_why() {
+    let t = Tree::git();
+    t.write("a.rs", "fn a() {}\n");
+    let mut refused = 0;
+    for kib in (400..=560).step_by(20) {
+        let _ = std::fs::remove_dir_all(t.path().join(".vecgrep"));
+        let o = run(&mut with_file_size_limit(&t.cmd("vg-index", "."), kib));
+        if o.status.code() == Some(0) {
+            continue;
+        }
+        assert_code(&o, 2);
+        refused += 1;
+        let err = stderr(&o);
+        assert_eq!(err.trim_end().lines().count(), 1, "{kib} KiB, one line: {err}");
+        assert!(err.starts_with("vg-index: index ") && err.contains("index.db"), "{kib} KiB: {err}");
+        assert!(err.contains("File too large"), "{kib} KiB: {err}");
+    }
+    assert!(refused >= 4, "the limits met the run ({refused} refused)");
+}
+
 /// A cloned repository chooses its own config, ignore files and the
 /// `.vecgrep` files beside the index: one made a link to `/dev/zero` is one
 /// line and status 2 (or, deeper in the tree, a skip of its directory), never a

@@ -26,20 +26,7 @@ impl IndexWriter for SqliteIndex {
     }
 
     fn reset(&mut self, meta: &IndexMeta) -> Result<(), StoreError> {
-        let tx = self.conn.transaction()?;
-        tx.execute("DELETE FROM chunks_fts", [])?;
-        tx.execute("DELETE FROM chunks", [])?;
-        tx.execute("DELETE FROM files", [])?;
-        tx.execute("DELETE FROM name_terms", [])?;
-        tx.execute_batch(&Coded::reset_sql())?;
-        tx.execute("DELETE FROM meta WHERE key IN ('dims', 'named_chunks')", [])?;
-        tx.execute("INSERT OR REPLACE INTO meta VALUES ('generated_checked', '1')", [])?;
-        for (k, v) in meta.entries() {
-            tx.execute("INSERT OR REPLACE INTO meta VALUES (?1, ?2)", params![k, v])?;
-        }
-        bump_generation(&tx)?;
-        tx.commit()?;
-        Ok(())
+        reset_in(&mut self.conn, meta).map_err(|e| self.damaged(e))
     }
 
     fn restatic(
@@ -48,39 +35,7 @@ impl IndexWriter for SqliteIndex {
         embed: &mut dyn FnMut(&str, &str) -> Vec<f32>,
         go_on: &mut dyn FnMut(u64, u64) -> bool,
     ) -> Result<Option<u64>, StoreError> {
-        let tx = self.conn.transaction()?;
-        let of: i64 = tx.query_row("SELECT count(*) FROM chunks", [], |r| r.get(0))?;
-        let mut done = 0u64;
-        {
-            // A page at a time by id, so that the chunks are never all in memory
-            // and no cursor reads the rows being updated.
-            let mut page = tx.prepare(&format!(
-                "SELECT id, around, text FROM chunks WHERE id > ?1 ORDER BY id LIMIT {}",
-                crate::store::RESTATIC_PAGE
-            ))?;
-            let mut update = tx.prepare("UPDATE chunks SET static_embedding = ?2 WHERE id = ?1")?;
-            let mut after = i64::MIN;
-            loop {
-                let rows: Vec<(i64, String, String)> =
-                    page.query_map([after], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect::<Result<_, _>>()?;
-                let Some(last) = rows.last() else { break };
-                after = last.0;
-                for (id, around, text) in &rows {
-                    update.execute(params![id, super::vector_to_blob(&embed(around, text))])?;
-                }
-                done += rows.len() as u64;
-                if !go_on(done, of as u64) {
-                    // Dropped uncommitted: rolled back, the old table's vectors stay.
-                    return Ok(None);
-                }
-            }
-        }
-        for (k, v) in meta.entries() {
-            tx.execute("INSERT OR REPLACE INTO meta VALUES (?1, ?2)", params![k, v])?;
-        }
-        bump_generation(&tx)?;
-        tx.commit()?;
-        Ok(Some(done))
+        restatic_in(&mut self.conn, meta, embed, go_on).map_err(|e| self.damaged(e))
     }
 
     fn set_meta_value(&mut self, key: &str, value: &str) -> Result<(), StoreError> {
@@ -142,6 +97,68 @@ impl SqliteIndex {
         self.conn.execute_batch(&format!("BEGIN; {step} COMMIT;")).map_err(|e| self.damaged(e))?;
         Ok(())
     }
+}
+
+/// `reset`'s transaction, whose SQLite error the caller describes
+/// (`SqliteIndex::damaged`): a disk that refuses the write is named with
+/// the index's path and the system's reason.
+fn reset_in(conn: &mut rusqlite::Connection, meta: &IndexMeta) -> rusqlite::Result<()> {
+    let tx = conn.transaction()?;
+    tx.execute("DELETE FROM chunks_fts", [])?;
+    tx.execute("DELETE FROM chunks", [])?;
+    tx.execute("DELETE FROM files", [])?;
+    tx.execute("DELETE FROM name_terms", [])?;
+    tx.execute_batch(&Coded::reset_sql())?;
+    tx.execute("DELETE FROM meta WHERE key IN ('dims', 'named_chunks')", [])?;
+    tx.execute("INSERT OR REPLACE INTO meta VALUES ('generated_checked', '1')", [])?;
+    for (k, v) in meta.entries() {
+        tx.execute("INSERT OR REPLACE INTO meta VALUES (?1, ?2)", params![k, v])?;
+    }
+    bump_generation(&tx)?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// `restatic`'s transaction, its error described as `reset_in`'s.
+fn restatic_in(
+    conn: &mut rusqlite::Connection,
+    meta: &IndexMeta,
+    embed: &mut dyn FnMut(&str, &str) -> Vec<f32>,
+    go_on: &mut dyn FnMut(u64, u64) -> bool,
+) -> rusqlite::Result<Option<u64>> {
+    let tx = conn.transaction()?;
+    let of: i64 = tx.query_row("SELECT count(*) FROM chunks", [], |r| r.get(0))?;
+    let mut done = 0u64;
+    {
+        // A page at a time by id, so that the chunks are never all in memory
+        // and no cursor reads the rows being updated.
+        let mut page = tx.prepare(&format!(
+            "SELECT id, around, text FROM chunks WHERE id > ?1 ORDER BY id LIMIT {}",
+            crate::store::RESTATIC_PAGE
+        ))?;
+        let mut update = tx.prepare("UPDATE chunks SET static_embedding = ?2 WHERE id = ?1")?;
+        let mut after = i64::MIN;
+        loop {
+            let rows: Vec<(i64, String, String)> =
+                page.query_map([after], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect::<Result<_, _>>()?;
+            let Some(last) = rows.last() else { break };
+            after = last.0;
+            for (id, around, text) in &rows {
+                update.execute(params![id, super::vector_to_blob(&embed(around, text))])?;
+            }
+            done += rows.len() as u64;
+            if !go_on(done, of as u64) {
+                // Dropped uncommitted: rolled back, the old table's vectors stay.
+                return Ok(None);
+            }
+        }
+    }
+    for (k, v) in meta.entries() {
+        tx.execute("INSERT OR REPLACE INTO meta VALUES (?1, ?2)", params![k, v])?;
+    }
+    bump_generation(&tx)?;
+    tx.commit()?;
+    Ok(Some(done))
 }
 
 /// `write_batch`'s transaction, whose SQLite error the caller describes
