@@ -344,6 +344,21 @@ fn on_a_terminal_no_mode_sends_a_files_escape_sequences() {
     }
 }
 
+/// The notes and errors on stderr name a repository's files too: a name
+/// holding ESC and BEL retitled the terminal from vg-index's skip note.
+#[test]
+fn notes_and_errors_on_stderr_show_escape_sequences_as_text() {
+    let t = sample_project();
+    t.write("src/big\x1b]0;PWNED\x07.txt", &"a".repeat(3000));
+    let o = run(t.cmd("vg-index", ".").args(["--max-filesize", "1000"]));
+    let o2 = run(t.cmd("vg-query", ".").args(["upload", "src/gone\x1b]0;PWNED\x07"]));
+    assert_code(&o2, 2);
+    for (err, shown) in [(stderr(&o), "skipping src/big^[]0;PWNED^G.txt"), (stderr(&o2), "src/gone^[]0;PWNED^G")] {
+        assert!(err.contains(shown), "{err:?}");
+        assert!(!err.contains('\x1b') && !err.contains('\x07'), "{err:?}");
+    }
+}
+
 #[test]
 fn words_of_letters_beyond_ascii_pick_lines_without_a_panic() {
     let t = sample_project();

@@ -13,6 +13,7 @@ use clap::parser::ValueSource;
 use clap::ArgMatches;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use vecgrep::embed::{Embedder, LocalEmbedder, Profile};
+use vecgrep::format::escape_controls;
 use vecgrep::history::{Label, LabelRun};
 use vecgrep::index::{EmbedderPool, FileOutcome, IndexObserver, IndexRequest, IndexSummary, RunProgress, WalkedSet};
 use vecgrep::project::catalog::{admit_catalog_paths, load_context, Catalog, Catalogs};
@@ -40,7 +41,7 @@ pub fn run_main(tool: &str, body: impl FnOnce() -> Result<u8>) -> ! {
         Err(e) if is_broken_pipe(&e) => EXIT_FOUND,
         Err(e) if e.is::<SaidBefore>() => EXIT_ERROR,
         Err(e) => {
-            let _ = writeln!(io::stderr(), "{}: {}", shown_name(tool), error_line(&e));
+            say_line(tool, &error_line(&e));
             EXIT_ERROR
         }
     };
@@ -128,8 +129,15 @@ pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
 /// Print a note on stderr unless quiet.
 pub fn note(tool: &str, quiet: bool, message: &str) {
     if !quiet {
-        let _ = writeln!(io::stderr(), "{}: {message}", shown_name(tool));
+        say_line(tool, message);
     }
+}
+
+/// One line on stderr under the tool's shown name, its control characters
+/// made visible as results show them: the names of a repository's files
+/// reach the terminal here too, and one holding ESC must not drive it.
+pub fn say_line(tool: &str, message: &str) {
+    let _ = writeln!(io::stderr(), "{}: {}", shown_name(tool), escape_controls(message));
 }
 
 /// The root, admitted paths and settings of one invocation.
@@ -428,7 +436,7 @@ fn usage_error(tool: &str, e: clap::Error) -> ! {
 
 /// A usage error's one line, pointing at `--help`, and status 2.
 fn exit_with_usage_line(tool: &str, cause: &str) -> ! {
-    let _ = writeln!(io::stderr(), "{}: {cause} (see '{tool} --help')", shown_name(tool));
+    say_line(tool, &format!("{cause} (see '{tool} --help')"));
     std::process::exit(EXIT_ERROR as i32);
 }
 
@@ -776,8 +784,8 @@ impl CliObserver {
     /// never silent (spec/exit-codes.md).
     fn say_always(&self, message: &str) {
         match &self.bar {
-            Some(bar) => bar.suspend(|| eprintln!("{}: {message}", shown_name(self.tool))),
-            None => eprintln!("{}: {message}", shown_name(self.tool)),
+            Some(bar) => bar.suspend(|| say_line(self.tool, message)),
+            None => say_line(self.tool, message),
         }
     }
 

@@ -83,7 +83,7 @@ fn remove(catalogs: &Catalogs, name: &str, out: &mut impl Write) -> Result<u8> {
 fn list(catalogs: &Catalogs, json: bool, out: &mut impl Write) -> Result<u8> {
     let (all, unreadable) = catalogs.list()?;
     for why in &unreadable {
-        eprintln!("{}: skipping a catalog: {why}", vecgrep_bins::app::shown_name(TOOL));
+        vecgrep_bins::app::say_line(TOOL, &format!("skipping a catalog: {why}"));
     }
     let default = load_context()?.catalog;
     for catalog in &all {
