@@ -465,7 +465,7 @@ zig\t''
 zsh\t''
 zstd\t''"
 complete -c vg-query -s g -l glob -d 'Include files matching GLOB, or exclude them with a leading \'!\'; repeatable. A glob with a \'/\' is matched from the project root, as -E\'s are (rg matches from the current directory)' -r
-complete -c vg-query -l max-depth -d 'Descend at most NUM directories below each path' -r
+complete -c vg-query -l max-depth -d 'Descend at most NUM levels below each path, as rg: 1 takes only the files directly in a directory, 2 those in its subdirectories too, 0 only the paths that are files themselves' -r
 complete -c vg-query -l ignore-file -d 'Also read ignore rules from PATH (gitignore syntax); repeatable' -r -F
 complete -c vg-query -l max-filesize -d 'Skip files larger than NUM bytes [config: max_filesize; default: 1048576]' -r
 complete -c vg-query -l changed-within -d 'Only files modified within WHEN: a span back from now (2w, 3d, 12h, 30min), since a date in UTC (2026-01-31, \'2026-01-31 14:30\') or one of git\'s forms (\'2 weeks ago\', yesterday)' -r

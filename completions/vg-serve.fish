@@ -468,7 +468,7 @@ zig\t''
 zsh\t''
 zstd\t''"
 complete -c vg-serve -s g -l glob -d 'Include files matching GLOB, or exclude them with a leading \'!\'; repeatable. A glob with a \'/\' is matched from the project root, as -E\'s are (rg matches from the current directory)' -r
-complete -c vg-serve -l max-depth -d 'Descend at most NUM directories below each path' -r
+complete -c vg-serve -l max-depth -d 'Descend at most NUM levels below each path, as rg: 1 takes only the files directly in a directory, 2 those in its subdirectories too, 0 only the paths that are files themselves' -r
 complete -c vg-serve -l ignore-file -d 'Also read ignore rules from PATH (gitignore syntax); repeatable' -r -F
 complete -c vg-serve -l max-filesize -d 'Skip files larger than NUM bytes [config: max_filesize; default: 1048576]' -r
 complete -c vg-serve -l full-index -d 'Index PATHS completely, every chunk with the model\'s vector, before listening [config: full_index]'

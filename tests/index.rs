@@ -244,11 +244,16 @@ fn clear_cache_resets_the_index_and_keeps_the_config() {
     assert!(t.path().join(".vecgrep/index.db").exists());
     let o = run(t.cmd("vg-index", ".").arg("--clear-cache"));
     assert_code(&o, 0);
+    assert!(stderr(&o).contains("removed the index of"), "{}", stderr(&o));
     assert!(!t.path().join(".vecgrep/index.db").exists());
     assert_eq!(read(&t.path().join(".vecgrep/config.toml")), "top_k = 4\n");
     let st = stats(&t);
     assert_eq!((st["files"].as_u64(), st["chunks"].as_u64(), st["holes"].as_u64()), (Some(0), Some(0), Some(0)));
     assert!(st["model"].is_null());
+    // Again: nothing is left to remove, and it says so.
+    let o = run(t.cmd("vg-index", ".").arg("--clear-cache"));
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("holds no index to remove"), "{}", stderr(&o));
 }
 
 #[test]

@@ -20,7 +20,7 @@ pub struct WalkArgs {
     /// Include files matching GLOB, or exclude them with a leading '!'; repeatable. A glob with a '/' is matched from the project root, as -E's are (rg matches from the current directory).
     #[arg(short = 'g', long = "glob", value_name = "GLOB")]
     pub globs: Vec<String>,
-    /// Descend at most NUM directories below each path.
+    /// Descend at most NUM levels below each path, as rg: 1 takes only the files directly in a directory, 2 those in its subdirectories too, 0 only the paths that are files themselves.
     #[arg(long, value_name = "NUM")]
     pub max_depth: Option<usize>,
     /// Follow symbolic links, but only to targets inside the paths walked (the root by default; for a server, the paths it serves): a link out of them is skipped, a linked directory never walked.

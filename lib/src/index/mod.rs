@@ -375,15 +375,14 @@ pub fn while_not_indexing<T>(
 }
 
 /// ClearCacheResetsIndex: remove the index, keeping the project config;
-/// false when there was none (no `.vecgrep` directory, and no shared index:
-/// a checkout that only ever wrote to the shared store has no directory).
+/// false when there was none: no index file, revision or shared index (a
+/// second `--clear-cache` finds the `.vecgrep` directory it left, empty).
 pub fn clear_cache(root: &ProjectRoot, obs: &mut dyn IndexObserver) -> Result<bool> {
     if root.shared.is_none() && !root.data_dir().is_dir() {
         return Ok(false);
     }
     let _lock = store::lock_for_writing(root, &mut || obs.note(LOCK_WAIT))?;
-    store::clear(root)?;
-    Ok(true)
+    Ok(store::clear(root)?)
 }
 
 #[cfg(test)]

@@ -716,15 +716,16 @@ pub fn open_log_for_reading(root: &ProjectRoot) -> Result<Box<dyn CommitStore>, 
 }
 
 /// Remove the index of `root` and of its revisions (ClearCacheResetsIndex); its config stays.
-pub fn clear(root: &ProjectRoot) -> Result<(), StoreError> {
+pub fn clear(root: &ProjectRoot) -> Result<bool, StoreError> {
+    let mut removed = false;
     if let Some(shared) = &root.shared {
-        postgres::remove(shared)?;
+        removed |= postgres::remove(shared)?;
     }
-    sqlite::remove(root)?;
+    removed |= sqlite::remove(root)?;
     for revision in revisions(root)? {
-        forget_revision(root, &revision.sha)?;
+        removed |= forget_revision(root, &revision.sha)?;
     }
-    Ok(())
+    Ok(removed)
 }
 
 /// `e` as damage to `root`'s local index when SQLite said, in words of its

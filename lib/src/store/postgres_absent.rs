@@ -35,7 +35,7 @@ pub(super) fn lock(
     Err(StoreError::NotBuilt(MISSING))
 }
 
-pub(super) fn remove(_shared: &SharedIndex) -> Result<(), StoreError> {
+pub(super) fn remove(_shared: &SharedIndex) -> Result<bool, StoreError> {
     Err(StoreError::NotBuilt(MISSING))
 }
 

@@ -178,7 +178,8 @@ pub(super) fn lock(
 /// Drop a project's index from the shared database, if this checkout is
 /// one of its writers (or told to adopt it); a project never indexed is no
 /// error. Who may write it is kept.
-pub(super) fn remove(shared: &SharedIndex) -> Result<(), StoreError> {
+/// Drop `shared`'s schema; whether there was one.
+pub(super) fn remove(shared: &SharedIndex) -> Result<bool, StoreError> {
     let (mut client, place) = connect(shared)?;
     let schema = schema_name(&shared.project);
     let failed = |e: postgres::Error| StoreError::Backend { path: place.clone(), source: e.into() };
@@ -187,11 +188,12 @@ pub(super) fn remove(shared: &SharedIndex) -> Result<(), StoreError> {
     let exists: bool =
         tx.query_one("SELECT to_regclass($1) IS NOT NULL", &[&format!("{schema}.meta")]).map_err(failed)?.get(0);
     if !exists {
-        return Ok(());
+        return Ok(false);
     }
     writers::claim(&mut tx, shared, true, &place)?;
     tx.batch_execute(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE")).map_err(failed)?;
-    tx.commit().map_err(failed)
+    tx.commit().map_err(failed)?;
+    Ok(true)
 }
 
 impl PgIndex {

@@ -93,18 +93,19 @@ struct RefusedBySystem {
     system: std::io::Error,
 }
 
-/// Remove the database files of `root`'s index.
-pub(super) fn remove(root: &ProjectRoot) -> Result<(), StoreError> {
+/// Remove the database files of `root`'s index; whether there was one.
+pub(super) fn remove(root: &ProjectRoot) -> Result<bool, StoreError> {
     let dir = super::lock::own_data_dir(root)?;
+    let mut removed = false;
     for name in ["index.db", "index.db-wal", "index.db-shm", "index.db-journal"] {
         let p = dir.join(name);
         match std::fs::remove_file(&p) {
-            Ok(()) => {}
+            Ok(()) => removed |= name == "index.db",
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(StoreError::File { action: "remove", path: p, source: e.into() }),
         }
     }
-    Ok(())
+    Ok(removed)
 }
 
 /// A connection to read the index at `path`: read-write, so that WAL
