@@ -28,6 +28,36 @@ fn a_value_starting_with_a_dash_reaches_the_tool_as_a_value() {
     assert!(stdout(&o).lines().any(|l| l == "src/upload.py"), "{}{}", stdout(&o), stderr(&o));
 }
 
+/// A tool of the pipeline killed by a signal (the kernel's OOM killer, a
+/// crash) fails the search with status 2 and says which and how: it used
+/// to end with status 2 and nothing said.
+#[test]
+fn a_tool_killed_by_a_signal_is_named() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = sample_project();
+    let tools = tempfile::tempdir().unwrap();
+    // vecgrep runs the tools beside its own executable first.
+    let own = tools.path().join("vecgrep");
+    std::fs::hard_link(bin("vecgrep"), &own).or_else(|_| std::fs::copy(bin("vecgrep"), &own).map(drop)).unwrap();
+    for tool in ["vg-query", "vg-index", "vg-root"] {
+        std::os::unix::fs::symlink(bin(tool), tools.path().join(tool)).unwrap();
+    }
+    let killed = tools.path().join("vg-format");
+    std::fs::write(&killed, "#!/bin/sh\ncat > /dev/null\nkill -9 $$\n").unwrap();
+    std::fs::set_permissions(&killed, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // The test's environment (its own HOME and model), on the copy.
+    let mut copy = Command::new(tools.path().join("vecgrep"));
+    for (key, value) in t.cmd("vecgrep", ".").get_envs() {
+        match value {
+            Some(value) => copy.env(key, value),
+            None => copy.env_remove(key),
+        };
+    }
+    let o = run(copy.args(["--mode", "lexical", "upload"]).current_dir(t.path()).stdin(std::process::Stdio::null()));
+    assert_code(&o, 2);
+    assert_eq!(stderr(&o).trim_end(), "vecgrep: vg-format was killed by signal 9 (SIGKILL)");
+}
+
 #[test]
 fn output_modes() {
     let t = sample_project();

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::{anyhow, Context, Result};
 use vecgrep::tools::find_tool;
-use vecgrep_bins::app::{run_main, CONFIG_NOTED_ENV, EXIT_ERROR, RUN_BY_ENV};
+use vecgrep_bins::app::{note, run_main, CONFIG_NOTED_ENV, EXIT_ERROR, RUN_BY_ENV};
 use vecgrep_bins::cli::VecgrepCli;
 use vecgrep_bins::porcelain::{self, Mode};
 
@@ -128,9 +128,19 @@ fn ended(child: &Child) {
     CHILDREN.lock().unwrap_or_else(|e| e.into_inner()).retain(|&p| p != pid);
 }
 
-fn exit_code(status: std::process::ExitStatus) -> u8 {
-    // Killed by a signal counts as an error.
-    status.code().map(|c| c.clamp(0, 255) as u8).unwrap_or(EXIT_ERROR)
+/// A tool's status as vecgrep's. One killed by a signal is an error, and
+/// said, unless the signal was the user's, passed on (an OOM kill or a
+/// crash would otherwise end the search without a word).
+fn exit_code(tool: &str, status: std::process::ExitStatus) -> u8 {
+    use std::os::unix::process::ExitStatusExt;
+    if let Some(code) = status.code() {
+        return code.clamp(0, 255) as u8;
+    }
+    if let Some(signal) = status.signal().filter(|_| TERMINATED.load(Ordering::SeqCst) == 0) {
+        let name = nix::sys::signal::Signal::try_from(signal).map_or("an unknown signal", |s| s.as_str());
+        note("vecgrep", false, &format!("{tool} was killed by signal {signal} ({name})"));
+    }
+    EXIT_ERROR
 }
 
 /// Run `stages[0] | stages[1] | ...`. An error (status 2 or more) of the
@@ -138,6 +148,10 @@ fn exit_code(status: std::process::ExitStatus) -> u8 {
 /// decides (0 results, 1 none), so no failure is hidden as a shell without
 /// `set -o pipefail` would hide it.
 fn pipeline(stages: Vec<&mut Command>) -> Result<u8> {
+    let tools: Vec<String> = stages
+        .iter()
+        .map(|c| std::path::Path::new(c.get_program()).file_name().unwrap_or_default().to_string_lossy().into_owned())
+        .collect();
     let mut children: Vec<Child> = Vec::new();
     let last = stages.len() - 1;
     for (i, cmd) in stages.into_iter().enumerate() {
@@ -162,10 +176,10 @@ fn pipeline(stages: Vec<&mut Command>) -> Result<u8> {
         }
     }
     let mut codes = Vec::new();
-    for mut child in children {
+    for (mut child, tool) in children.into_iter().zip(&tools) {
         let status = child.wait();
         ended(&child);
-        codes.push(exit_code(status?));
+        codes.push(exit_code(tool, status?));
     }
     let last_code = *codes.last().expect("one stage at least");
     Ok(codes.into_iter().find(|&c| c >= EXIT_ERROR).unwrap_or(last_code))
