@@ -112,3 +112,30 @@ fn vg_root_needs_no_config() {
     assert_code(&o, 0);
     assert_eq!(stdout(&o).trim(), t.path().to_str().unwrap());
 }
+
+/// Every record names the root, and every path shown is made from it: a
+/// root whose name is not UTF-8 printed `../r\u{fffd}p/a.rs` for `a.rs`
+/// and a `vg-root` that `cd` could not enter. It is refused, said once.
+#[test]
+fn a_root_whose_name_is_not_utf8_is_refused() {
+    use std::os::unix::ffi::OsStrExt;
+    let t = Tree::bare();
+    let root = t.path().join(std::ffi::OsStr::from_bytes(b"r\xe9p"));
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::write(root.join("a.rs"), "fn socket() {}\n").unwrap();
+    for tool in ["vg-root", "vecgrep", "vg-index"] {
+        let mut cmd = t.cmd(tool, ".");
+        if tool == "vecgrep" {
+            cmd.args(["--mode", "lexical", "socket"]);
+        }
+        let o = run(cmd.current_dir(&root));
+        assert_code(&o, 2);
+        assert_eq!(stderr(&o).lines().count(), 1, "{tool}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("is not valid UTF-8") && stderr(&o).contains("rename the directory"),
+            "{tool}: {}",
+            stderr(&o)
+        );
+        assert_eq!(stdout(&o), "", "{tool}");
+    }
+}

@@ -168,6 +168,8 @@ pub enum RootError {
     NoPathsRemain { root: PathBuf },
     #[error("path '{path}' is not valid UTF-8; vecgrep records need UTF-8 paths")]
     NotUtf8 { path: PathBuf },
+    #[error("the project root '{path}' is not valid UTF-8; vecgrep records need UTF-8 paths (rename the directory)")]
+    RootNotUtf8 { path: PathBuf },
 }
 
 /// Choose the project root for an invocation run in `cwd` with `paths`.
@@ -176,6 +178,16 @@ pub enum RootError {
 /// argument (a directory, or a file's directory) may supply one; otherwise
 /// the current directory itself becomes an unmarked root.
 pub fn select_root(cwd: &Path, paths: &[PathBuf]) -> Result<ProjectRoot, RootError> {
+    let root = select_any_root(cwd, paths)?;
+    // Every record names the root, and every shown path is made from it: one
+    // that is not UTF-8 would be printed as paths that do not exist.
+    match root.path.to_str() {
+        Some(_) => Ok(root),
+        None => Err(RootError::RootNotUtf8 { path: root.path }),
+    }
+}
+
+fn select_any_root(cwd: &Path, paths: &[PathBuf]) -> Result<ProjectRoot, RootError> {
     let cwd = cwd.canonicalize().map_err(|cause| RootError::Cwd { path: cwd.to_path_buf(), cause })?;
     if let Some(root) = find_marked_root(&cwd) {
         return Ok(root);
