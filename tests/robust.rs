@@ -400,7 +400,15 @@ fn an_index_left_by_an_unfinished_run_says_it_is_incomplete() {
     let o = run(t.cmd("vg-query", ".").args(["--no-index", "handler"]));
     assert!(stderr(&o).contains("the index is incomplete"), "{}", stderr(&o));
     let o = run(t.cmd("vg-index", ".").arg("--stats"));
-    assert!(stdout(&o).contains("(incomplete:"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("(incomplete: its last index run did not finish"), "{}", stdout(&o));
+    // While a run holds the lock, the same state is a run under way.
+    let lock = std::fs::File::create(t.path().join(".vecgrep/index.lock")).unwrap();
+    lock.lock().unwrap();
+    let o = run(t.cmd("vg-query", ".").args(["--no-index", "handler"]));
+    assert!(stderr(&o).contains("an index run is under way"), "{}", stderr(&o));
+    let o = run(t.cmd("vg-index", ".").arg("--stats"));
+    assert!(stdout(&o).contains("(incomplete: an index run is under way)"), "{}", stdout(&o));
+    drop(lock);
     assert_code(&run(&mut t.cmd("vg-index", "src")), 0);
     assert!(!complete(&t), "a run over src/ alone does not finish the whole");
     assert_code(&run(&mut t.cmd("vg-index", ".")), 0);

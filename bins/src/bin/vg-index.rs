@@ -164,9 +164,7 @@ fn print_stats(cli: &IndexCli, root: &vecgrep::project::ProjectRoot) -> anyhow::
     } else {
         writeln!(out, "root:     {}", root.path.display())?;
         writeln!(out, "index:    {}", store::location(root))?;
-        let incomplete =
-            if complete { "" } else { " (incomplete: its last index run did not finish; vg-index completes it)" };
-        writeln!(out, "files:    {}{incomplete}", stats.files)?;
+        writeln!(out, "files:    {}{}", stats.files, incomplete(root, complete))?;
         writeln!(out, "chunks:   {}", stats.chunks)?;
         writeln!(out, "holes:    {} (refused by the embedder)", stats.holes)?;
         writeln!(out, "vectors:  {}", model_vectors(&stats))?;
@@ -232,6 +230,16 @@ fn revision_stats(root: &vecgrep::project::ProjectRoot) -> anyhow::Result<Vec<Re
     Ok(out)
 }
 
+/// What `--stats` and `--verify` add when the index lacks part of the
+/// project: a run is under way, or the last one did not finish.
+fn incomplete(root: &vecgrep::project::ProjectRoot, complete: bool) -> &'static str {
+    match (complete, store::run_under_way(root)) {
+        (true, _) => "",
+        (false, true) => " (incomplete: an index run is under way)",
+        (false, false) => " (incomplete: its last index run did not finish; vg-index completes it)",
+    }
+}
+
 /// `--verify`: status 0 when the index is sound, 2 when it is not.
 /// An index too damaged to open or count is one problem, said as any other.
 fn verify(cli: &IndexCli, root: &vecgrep::project::ProjectRoot) -> anyhow::Result<u8> {
@@ -251,15 +259,14 @@ fn verify(cli: &IndexCli, root: &vecgrep::project::ProjectRoot) -> anyhow::Resul
     if cli.json {
         write_record(&mut out, &VerifyRecord::new(root, &stats, problems, complete))?;
     } else if ok {
-        let incomplete =
-            if complete { "" } else { " (incomplete: its last index run did not finish; vg-index completes it)" };
         writeln!(
             out,
-            "the index of {} is sound: {} files, {} chunks, {} holes{incomplete}",
+            "the index of {} is sound: {} files, {} chunks, {} holes{}",
             root.path.display(),
             stats.files,
             stats.chunks,
-            stats.holes
+            stats.holes,
+            incomplete(root, complete)
         )?;
     } else {
         for p in &problems {

@@ -200,11 +200,12 @@ fn label_first(cli: &QueryCli, inv: &Invocation, catalog: &Catalog, name: &str) 
 fn open_searched(searched: &ProjectRoot, unindexed: bool, inv: &Invocation) -> Result<Box<dyn store::IndexReader>> {
     let store = store::open_for_reading(searched)?;
     if unindexed && store.run_unfinished()? {
-        note(
-            TOOL,
-            inv.config.quiet,
-            "the index is incomplete (its last index run did not finish): results may miss files; vg-index completes it",
-        );
+        let said = if store::run_under_way(searched) {
+            "an index run is under way: results may miss the files it has not reached yet"
+        } else {
+            "the index is incomplete (its last index run did not finish): results may miss files; vg-index completes it"
+        };
+        note(TOOL, inv.config.quiet, said);
     }
     Ok(store)
 }

@@ -224,6 +224,18 @@ fn waiter_lives(pid: &str, mark: &std::fs::DirEntry) -> bool {
 }
 
 /// The project's lock file, opened (created when missing), and its path.
+/// Whether another process holds `root`'s write lock now: an index run
+/// under way, not one that was stopped. A local index's only; false where
+/// the lock cannot be looked at. Looking takes the lock shared for an
+/// instant, which a writer polling for it (`poll_for`) waits out.
+pub fn run_under_way(root: &ProjectRoot) -> bool {
+    if root.shared.is_some() {
+        return false;
+    }
+    let Ok(file) = File::open(root.data_dir().join("index.lock")) else { return false };
+    matches!(file.try_lock_shared(), Err(std::fs::TryLockError::WouldBlock))
+}
+
 fn lock_file(root: &ProjectRoot) -> Result<(File, PathBuf), StoreError> {
     let path = ensure_data_dir(root)?.join("index.lock");
     let file = OpenOptions::new()
