@@ -629,6 +629,38 @@ fn an_asked_question_over_a_catalog_names_catalog_paths_under_its_root() {
     assert!(root.join(path).is_file(), "root/path opens the file through the catalog's link");
 }
 
+/// A project taken out of a catalog leaves its index at once: a
+/// `--no-index` search found its files until the next index run.
+#[test]
+fn a_project_taken_out_of_a_catalog_leaves_its_index_at_once() {
+    let p = Projects::new();
+    assert_code(&p.add("team", &["src/api", "src/billing"]), 0);
+    assert_code(&run(p.cmd("vg-index", ".").args(["--catalog", "team"])), 0);
+    let search = || {
+        let o = run(p.cmd("vg-query", ".").args([
+            "--catalog",
+            "team",
+            "--no-index",
+            "--threshold",
+            "-1",
+            "-k",
+            "50",
+            "email the invoice",
+        ]));
+        projects_of(&records(&o))
+    };
+    assert!(search().iter().any(|p| p == "billing"), "{:?}", search());
+    assert_code(&run(p.cmd("vg-catalog", ".").args(["remove-project", "team", "billing"])), 0);
+    let left = search();
+    assert!(!left.is_empty() && left.iter().all(|p| p == "api"), "{left:?}");
+    let o = run(p.cmd("vg-index", ".").args(["--catalog", "team", "--verify", "--json"]));
+    assert_eq!(records(&o)[0]["ok"], true, "{}", stdout(&o));
+    // The next run has nothing of billing's left to remove.
+    let o = run(p.cmd("vg-index", ".").args(["--catalog", "team"]));
+    assert_code(&o, 0);
+    assert_eq!(summary(&o)["removed"], 0, "{}", stdout(&o));
+}
+
 #[test]
 fn a_catalog_changes_only_between_index_runs_and_leaves_one_lock_file() {
     use std::io::BufRead;

@@ -19,7 +19,11 @@ fn main() {
         let status = match cli.command {
             CatalogCommand::Add { name, dirs } => add(&catalogs, &name, &dirs, &mut out)?,
             CatalogCommand::RemoveProject { name, projects } => {
-                let catalog = while_not_indexing(&catalogs, &name, |_| catalogs.remove_projects(&name, &projects))?;
+                let catalog = while_not_indexing(&catalogs, &name, |root| {
+                    let catalog = catalogs.remove_projects(&name, &projects)?;
+                    vecgrep::index::forget_paths_under(root, &projects)?;
+                    Ok(catalog)
+                })?;
                 writeln!(out, "catalog '{name}' has {} left", projects_phrase(&catalog))?;
                 EXIT_FOUND
             }

@@ -374,6 +374,24 @@ pub fn while_not_indexing<T>(
     change()
 }
 
+/// Take every file under `dirs` (root-relative) out of `root`'s index, if
+/// it has one; how many went. For the projects taken out of a catalog: a
+/// `--no-index` search must not find them until the next run. The caller
+/// holds the write lock (`while_not_indexing`).
+pub fn forget_paths_under(root: &ProjectRoot, dirs: &[String]) -> Result<usize> {
+    let stored = match store::open_for_reading(root) {
+        Ok(reader) => reader.files(false)?,
+        Err(store::StoreError::Missing(_)) => return Ok(0),
+        Err(e) => return Err(e.into()),
+    };
+    let gone: Vec<String> =
+        stored.into_keys().filter(|rel| dirs.iter().any(|dir| crate::project::is_under(rel, dir))).collect();
+    if !gone.is_empty() {
+        store::open_in_place(root)?.write_batch(&[], &[], &gone)?;
+    }
+    Ok(gone.len())
+}
+
 /// ClearCacheResetsIndex: remove the index, keeping the project config;
 /// false when there was none: no index file, revision or shared index (a
 /// second `--clear-cache` finds the `.vecgrep` directory it left, empty).

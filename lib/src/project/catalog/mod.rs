@@ -139,8 +139,8 @@ impl Catalogs {
     }
 
     /// Take projects (by name) out of catalog `name`; their files leave
-    /// the index at its next run. Every name is checked before anything
-    /// changes.
+    /// its index with `index::forget_paths_under`. Every name is checked
+    /// before anything changes.
     pub fn remove_projects(&self, name: &str, projects: &[String]) -> Result<Catalog> {
         check_catalog_name(name)?;
         self.locked(|| {
