@@ -436,11 +436,20 @@ fn a_signal_ends_the_wait_for_another_run() {
     assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
     let lock = std::fs::File::create(t.path().join(".vecgrep/index.lock")).unwrap();
     lock.lock().unwrap();
-    for (tool, signal) in [("vg-index", "-INT"), ("vg-query", "-TERM"), ("vg-ask", "-INT")] {
+    // A real repository, for vg-log's history.
+    std::fs::remove_dir(t.path().join(".git")).unwrap();
+    git(&t, &["init", "-q"]);
+    git(&t, &["add", "src"]);
+    git(&t, &["commit", "-qm", "retry uploads"]);
+    for (tool, signal, args) in [
+        ("vg-index", "-INT", &[][..]),
+        ("vg-query", "-TERM", &["--mode", "lexical", "retry"]),
+        ("vg-ask", "-INT", &["--mode", "lexical", "retry"]),
+        ("vg-index", "-TERM", &["--clear-cache"]),
+        ("vg-log", "-TERM", &["--mode", "lexical", "retry"]),
+    ] {
         let mut cmd = t.cmd(tool, ".");
-        if tool != "vg-index" {
-            cmd.args(["--mode", "lexical", "retry"]);
-        }
+        cmd.args(args);
         cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped());
         let mut child = cmd.spawn().unwrap();
         let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
@@ -451,11 +460,11 @@ fn a_signal_ends_the_wait_for_another_run() {
         assert!(sent.success());
         let waited = std::time::Instant::now();
         let status = child.wait().unwrap();
-        assert!(waited.elapsed() < std::time::Duration::from_secs(5), "{tool} kept waiting");
-        assert_eq!(status.code(), Some(130), "{tool}");
+        assert!(waited.elapsed() < std::time::Duration::from_secs(5), "{tool} {args:?} kept waiting");
+        assert_eq!(status.code(), Some(130), "{tool} {args:?}");
         let mut rest = String::new();
         std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
-        assert!(rest.contains("the index was left as it was"), "{tool}: {rest}");
+        assert!(rest.contains("the index was left as it was"), "{tool} {args:?}: {rest}");
     }
     drop(lock);
     assert_eq!(stats(&t)["files"], 4);

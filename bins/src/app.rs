@@ -693,6 +693,22 @@ fn stop_on_interrupt() {
     });
 }
 
+/// Run `work` as an index run is run: the first Ctrl-C or SIGTERM only
+/// sets `interrupted()`, for `work` to stop at a safe point (a wait for
+/// another run's lock, say); a second ends the process.
+pub fn stoppable<T>(work: impl FnOnce() -> T) -> T {
+    stop_on_interrupt();
+    INDEXING.store(true, Ordering::SeqCst);
+    let done = work();
+    INDEXING.store(false, Ordering::SeqCst);
+    done
+}
+
+/// Whether Ctrl-C or SIGTERM came during `stoppable` work or an index run.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
 /// The files an index run passed over, counted by reason (`SkipReason::code`).
 pub type SkipTally = std::collections::BTreeMap<&'static str, u64>;
 

@@ -7,8 +7,8 @@ use vecgrep::project::catalog::Catalog;
 use vecgrep::records::{write_record, LabelRecord, RevisionRecord, StatsRecord, SummaryRecord, VerifyRecord};
 use vecgrep::store::{self, IndexStats, StoreError};
 use vecgrep_bins::app::{
-    cli_config, embedder_pool, index_blocking, label_of, note, note_holes, resolve, run_main, Blocking, CliObserver,
-    Invocation, EXIT_ERROR, EXIT_FOUND, EXIT_INTERRUPTED, EXIT_NOT_FOUND,
+    cli_config, embedder_pool, index_blocking, label_of, note, note_holes, resolve, run_main, stoppable, Blocking,
+    CliObserver, Invocation, EXIT_ERROR, EXIT_FOUND, EXIT_INTERRUPTED, EXIT_NOT_FOUND,
 };
 use vecgrep_bins::cli::IndexCli;
 
@@ -56,9 +56,10 @@ fn main() {
 /// ClearCacheResetsIndex.
 fn clear_cache(inv: &Invocation) -> anyhow::Result<u8> {
     let mut obs = CliObserver::new(TOOL, inv.config.quiet, false);
-    let said = match vecgrep::index::clear_cache(&inv.root, &mut obs)? {
-        true => format!("removed the index of {}", inv.root.path.display()),
-        false => format!("{} holds no index to remove", inv.root.path.display()),
+    let said = match stoppable(|| vecgrep::index::clear_cache(&inv.root, &mut obs))? {
+        Some(true) => format!("removed the index of {}", inv.root.path.display()),
+        Some(false) => format!("{} holds no index to remove", inv.root.path.display()),
+        None => return Ok(EXIT_INTERRUPTED),
     };
     note(TOOL, inv.config.quiet, &said);
     Ok(EXIT_FOUND)

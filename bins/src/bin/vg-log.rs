@@ -11,8 +11,8 @@ use vecgrep::project::admit_paths_lexically;
 use vecgrep::records::{write_record, CommitRecord};
 use vecgrep::store::{self, CommitStore};
 use vecgrep_bins::app::{
-    all_cores, cli_config, join_embedder, load_embedder, note, preload_query_embedder, progress_bar, resolve, run_main,
-    shown_name, Invocation, EXIT_FOUND, EXIT_NOT_FOUND,
+    all_cores, cli_config, interrupted, join_embedder, load_embedder, note, preload_query_embedder, progress_bar,
+    resolve, run_main, shown_name, stoppable, Invocation, EXIT_FOUND, EXIT_INTERRUPTED, EXIT_NOT_FOUND,
 };
 use vecgrep_bins::cli::LogCli;
 
@@ -32,7 +32,13 @@ fn main() {
             vecgrep::search::needs_embedder(inv.config.mode).then(|| preload_query_embedder(&inv.config));
         let result = (|| {
             let history = repo.head_history(cli.log.limit.map(|l| l as usize))?;
-            let store = if cli.no_index { log_as_it_is(&inv)? } else { update(&cli, &inv, &repo, &history)? };
+            let store = match cli.no_index {
+                true => log_as_it_is(&inv)?,
+                false => match update(&cli, &inv, &repo, &history)? {
+                    Some(store) => store,
+                    None => return Ok(EXIT_INTERRUPTED),
+                },
+            };
             let vector = match query_embedder.take() {
                 Some(loading) => Some(embed_query(join_embedder(loading)?, &query)?),
                 None => None,
@@ -94,10 +100,15 @@ fn log_as_it_is(inv: &Invocation) -> Result<Box<dyn CommitStore>> {
     }
 }
 
-/// Bring the commit log up to date with `history`, under the index's write lock.
-fn update(cli: &LogCli, inv: &Invocation, repo: &GitRepo, history: &[String]) -> Result<Box<dyn CommitStore>> {
+/// Bring the commit log up to date with `history`, under the index's write
+/// lock; None when a signal ended the wait for it.
+fn update(cli: &LogCli, inv: &Invocation, repo: &GitRepo, history: &[String]) -> Result<Option<Box<dyn CommitStore>>> {
     let quiet = inv.config.quiet;
-    let _lock = store::lock_for_writing(&inv.root, &mut || note(TOOL, quiet, vecgrep::index::LOCK_WAIT))?;
+    let waiting = &mut || note(TOOL, quiet, vecgrep::index::LOCK_WAIT);
+    let Some(_lock) = stoppable(|| store::lock_for_writing_unless(&inv.root, waiting, &interrupted))? else {
+        note(TOOL, false, vecgrep::index::STOPPED_WAITING);
+        return Ok(None);
+    };
     let mut store = store::open_log_for_writing(&inv.root, &mut |why| note(TOOL, quiet, why))?;
     let mut progress = Progress { quiet, bar: None };
     let config = inv.config.clone();
@@ -137,7 +148,7 @@ fn update(cli: &LogCli, inv: &Invocation, repo: &GitRepo, history: &[String]) ->
             ),
         );
     }
-    Ok(store)
+    Ok(Some(store))
 }
 
 fn embed_query(mut embedder: Box<dyn Embedder>, query: &str) -> Result<Vec<f32>> {

@@ -173,7 +173,7 @@ fn run_to_end(
 ) -> Result<(IndexSummary, WalkedSet)> {
     let started = Instant::now();
     let Some(_lock) = wait_for_lock(req.root, obs)? else {
-        obs.note("stopped while waiting for the other run: the index was left as it was");
+        obs.note(STOPPED_WAITING);
         let summary = IndexSummary { cancelled: true, seconds: started.elapsed().as_secs_f64(), ..Default::default() };
         return Ok((summary, WalkedSet::new()));
     };
@@ -301,6 +301,9 @@ pub const RESTATIC_STOPPED: &str =
 /// What a writer says while another holds the project's write lock.
 pub const LOCK_WAIT: &str = "waiting for another index run on this project to finish";
 
+/// What a writer says when a signal ended its wait for the lock.
+pub const STOPPED_WAITING: &str = "stopped while waiting for the other run: the index was left as it was";
+
 /// The root's write lock, waited for while another run holds it (saying
 /// so), or None when the observer cancels the run meanwhile.
 fn wait_for_lock(root: &ProjectRoot, obs: &mut dyn IndexObserver) -> Result<Option<store::WriteLock>> {
@@ -395,12 +398,17 @@ pub fn forget_paths_under(root: &ProjectRoot, dirs: &[String]) -> Result<usize> 
 /// ClearCacheResetsIndex: remove the index, keeping the project config;
 /// false when there was none: no index file, revision or shared index (a
 /// second `--clear-cache` finds the `.vecgrep` directory it left, empty).
-pub fn clear_cache(root: &ProjectRoot, obs: &mut dyn IndexObserver) -> Result<bool> {
+/// None when told to stop (`obs.cancelled`) while another run held the
+/// lock: nothing was removed, and `obs` heard so.
+pub fn clear_cache(root: &ProjectRoot, obs: &mut dyn IndexObserver) -> Result<Option<bool>> {
     if root.shared.is_none() && !root.data_dir().is_dir() {
-        return Ok(false);
+        return Ok(Some(false));
     }
-    let _lock = store::lock_for_writing(root, &mut || obs.note(LOCK_WAIT))?;
-    Ok(store::clear(root)?)
+    let Some(_lock) = wait_for_lock(root, obs)? else {
+        obs.note(STOPPED_WAITING);
+        return Ok(None);
+    };
+    Ok(Some(store::clear(root)?))
 }
 
 #[cfg(test)]
