@@ -287,6 +287,39 @@ fn a_writer_killed_at_ten_moments_leaves_the_shared_index_sound_and_resumable() 
     assert_eq!(records(&q)[0]["file"], "src/upload.py");
 }
 
+/// A run waiting for another's lock whose connection the server ends (a
+/// restart, a stop) says so with status 2: the broken pipe of the
+/// database's socket was taken for a closed stdout (`| head`), and the run
+/// ended with status 0, nothing done and nothing said.
+#[test]
+fn a_run_waiting_for_the_lock_when_the_server_goes_away_says_so() {
+    use std::io::{BufRead, Read};
+    let pg = PgServer::start();
+    let t = handlers_project(40);
+    let mut holder = shared(&t, &pg, "t", "vg-index").stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    // Its first file record comes once it holds the lock; stopped there, it
+    // holds it as long as the test needs.
+    let mut told = std::io::BufReader::new(holder.stdout.take().unwrap());
+    told.read_line(&mut String::new()).unwrap();
+    let pid = holder.id().to_string();
+    assert!(Command::new("kill").args(["-STOP", &pid]).status().unwrap().success());
+    let mut waiter = shared(&t, &pg, "t", "vg-index").stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut err = std::io::BufReader::new(waiter.stderr.take().unwrap());
+    let mut said = String::new();
+    err.read_line(&mut said).unwrap();
+    assert!(said.contains("waiting for another index run"), "{said}");
+    let stopped = crate::common::pg_server::pg_script_on(&["stop"], pg.dir.path());
+    assert!(stopped.status.success(), "{}", String::from_utf8_lossy(&stopped.stderr));
+    let status = waiter.wait().unwrap();
+    let mut rest = String::new();
+    err.read_to_string(&mut rest).unwrap();
+    assert_eq!(status.code(), Some(2), "{rest}");
+    assert_eq!(rest.lines().count(), 1, "{rest}");
+    assert!(rest.starts_with("vg-index: index project t in the postgres database"), "{rest}");
+    let _ = Command::new("kill").args(["-KILL", &pid]).status();
+    let _ = holder.wait();
+}
+
 #[test]
 fn the_store_url_is_never_printed_and_a_project_may_not_choose_it() {
     let pg = PgServer::start();

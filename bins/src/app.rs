@@ -121,9 +121,25 @@ pub fn shown_name(tool: &str) -> &str {
     }
 }
 
-/// Whether an error is a write to a pipe whose reader has gone (`| head`).
+/// Whether an error is a write to a pipe whose reader has gone (`| head`):
+/// a broken pipe, and stdout's reader gone. A broken pipe of another
+/// connection (a database the server hung up) is an error like any other;
+/// it used to end a run with status 0 and nothing said.
 pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| c.downcast_ref::<io::Error>().is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe))
+    let broken =
+        e.chain().any(|c| c.downcast_ref::<io::Error>().is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe));
+    broken && stdout_reader_gone()
+}
+
+/// Whether stdout is a pipe or socket whose reading end is closed: polling
+/// it says so (POLLERR, POLLHUP) without writing to it.
+#[allow(unsafe_code)]
+fn stdout_reader_gone() -> bool {
+    let mut fd = libc::pollfd { fd: libc::STDOUT_FILENO, events: libc::POLLOUT, revents: 0 };
+    // SAFETY: one pollfd, owned here, for the duration of the call; a zero
+    // timeout returns at once.
+    let ready = unsafe { libc::poll(&mut fd, 1, 0) };
+    ready > 0 && fd.revents & (libc::POLLERR | libc::POLLHUP) != 0
 }
 
 /// Print a note on stderr unless quiet.

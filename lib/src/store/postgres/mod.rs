@@ -176,9 +176,8 @@ pub(super) fn lock(
 }
 
 /// Drop a project's index from the shared database, if this checkout is
-/// one of its writers (or told to adopt it); a project never indexed is no
-/// error. Who may write it is kept.
-/// Drop `shared`'s schema; whether there was one.
+/// one of its writers (or told to adopt it); whether there was one: a
+/// project never indexed is no error. Who may write it is kept.
 pub(super) fn remove(shared: &SharedIndex) -> Result<bool, StoreError> {
     let (mut client, place) = connect(shared)?;
     let schema = schema_name(&shared.project);
