@@ -287,6 +287,42 @@ fn a_writer_killed_at_ten_moments_leaves_the_shared_index_sound_and_resumable() 
     assert_eq!(records(&q)[0]["file"], "src/upload.py");
 }
 
+/// A table or column dropped from a project's schema is damage, as in the
+/// local index: a search and --verify say so, and the next run rebuilds
+/// it. A dropped word table was an SQL error that --reindex repeated; a
+/// dropped meta table made every run fail on "relation files already
+/// exists".
+#[test]
+fn a_missing_table_or_column_in_the_shared_index_is_damage_the_next_run_rebuilds() {
+    let pg = PgServer::start();
+    let t = sample_project();
+    assert_code(&run(&mut shared(&t, &pg, "t", "vg-index")), 0);
+    let schema = pg.sql("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'vg\\_%'").unwrap();
+    for (drop, missing) in [
+        ("DROP TABLE {s}.chunk_terms", "no such table: chunk_terms"),
+        ("ALTER TABLE {s}.chunks DROP COLUMN static_embedding", "no such column: chunks.static_embedding"),
+        ("DROP TABLE {s}.meta", "no such table: meta"),
+    ] {
+        pg.sql(&drop.replace("{s}", &format!("\"{schema}\""))).unwrap();
+        if !drop.contains("meta") {
+            let o = run(shared(&t, &pg, "t", "vg-query").args(["--no-index", "--mode", "lexical", "retry"]));
+            assert_code(&o, 2);
+            assert!(stderr(&o).contains(&format!("is damaged ({missing})")), "{drop}: {}", stderr(&o));
+            assert_eq!(verify(&mut shared(&t, &pg, "t", "vg-index"))["ok"], false, "{drop}");
+        }
+        let o = run(&mut shared(&t, &pg, "t", "vg-index"));
+        assert_code(&o, 0);
+        assert!(
+            stderr(&o).contains("rebuilding the index of") && stderr(&o).contains(missing),
+            "{drop}: {}",
+            stderr(&o)
+        );
+        assert_eq!(summary(&o)["files"], 4, "{drop}");
+        let v = verify(&mut shared(&t, &pg, "t", "vg-index"));
+        assert_eq!((v["ok"].as_bool(), v["files"].as_u64()), (Some(true), Some(4)), "{drop}: {v}");
+    }
+}
+
 /// A run waiting for another's lock whose connection the server ends (a
 /// restart, a stop) says so with status 2: the broken pipe of the
 /// database's socket was taken for a closed stdout (`| head`), and the run

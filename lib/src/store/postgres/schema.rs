@@ -1,6 +1,8 @@
 //! The tables of a project's index in Postgres, and creating, checking and
 //! entering its schema.
 
+use std::collections::HashMap;
+
 use super::PgIndex;
 use crate::store::{IndexReader, StoreError};
 
@@ -61,6 +63,12 @@ impl PgIndex {
         self.has_table("meta")
     }
 
+    /// Whether the project's schema itself exists, with or without tables.
+    fn namespace_exists(&self) -> Result<bool, StoreError> {
+        let bare = self.schema.trim_matches('"');
+        Ok(self.row("SELECT 1 FROM pg_namespace WHERE nspname = $1", &[&bare])?.is_some())
+    }
+
     /// Whether the project's schema has the table `name`.
     fn has_table(&self, name: &str) -> Result<bool, StoreError> {
         let bare = self.schema.trim_matches('"');
@@ -93,15 +101,44 @@ impl PgIndex {
         self.batch(super::term_stats::TABLE)
     }
 
+    /// The index's version is this one's, and it has every table and
+    /// column of it: one dropped by hand is damage (`first_missing_part`).
     pub(super) fn check_schema(&self) -> Result<(), StoreError> {
         match self.meta_value("schema")? {
-            Some(v) if v == SCHEMA_VERSION.to_string() => Ok(()),
-            other => Err(StoreError::OtherSchema {
-                path: self.place.clone(),
-                found: other.unwrap_or_else(|| "none".into()),
-                wanted: SCHEMA_VERSION,
-            }),
+            Some(v) if v == SCHEMA_VERSION.to_string() => {}
+            other => {
+                return Err(StoreError::OtherSchema {
+                    path: self.place.clone(),
+                    found: other.unwrap_or_else(|| "none".into()),
+                    wanted: SCHEMA_VERSION,
+                })
+            }
         }
+        match self.first_missing_part()? {
+            Some(cause) => Err(StoreError::Damaged { path: self.place.clone(), cause }),
+            None => Ok(()),
+        }
+    }
+
+    /// The first table or column of `TABLES` the project's schema lacks, in
+    /// SQLite's words for it, as the local index says it.
+    fn first_missing_part(&self) -> Result<Option<String>, StoreError> {
+        let bare = self.schema.trim_matches('"');
+        let rows = self.rows(
+            "SELECT table_name::text, column_name::text FROM information_schema.columns WHERE table_schema = $1",
+            &[&bare],
+        )?;
+        let mut found: HashMap<String, Vec<String>> = HashMap::new();
+        for row in rows {
+            found.entry(row.get(0)).or_default().push(row.get(1));
+        }
+        for (table, columns) in tables_in(TABLES) {
+            let Some(has) = found.get(&table) else { return Ok(Some(format!("no such table: {table}"))) };
+            if let Some(column) = columns.iter().find(|c| !has.contains(c)) {
+                return Ok(Some(format!("no such column: {table}.{column}")));
+            }
+        }
+        Ok(None)
     }
 
     /// Make the schema and its tables when missing, or rebuild them when of
@@ -124,19 +161,22 @@ impl PgIndex {
         self.row("SELECT pg_advisory_xact_lock(hashtext($1))", &[&self.schema])?;
         let exists = self.schema_exists()?;
         super::writers::claim(&mut *self.client.borrow_mut(), &self.shared, exists, &self.place)?;
-        if exists {
+        let why = if exists {
             self.enter_schema()?;
             match self.check_schema() {
                 Ok(()) => return self.add_term_stats(),
-                Err(StoreError::OtherSchema { found, .. }) => {
-                    rebuilt(&format!(
-                        "rebuilding the index of {}: it was built with schema {found}",
-                        self.place.display()
-                    ));
-                    self.batch(&format!("DROP SCHEMA {} CASCADE", self.schema))?;
-                }
+                Err(StoreError::OtherSchema { found, .. }) => Some(format!("it was built with schema {found}")),
+                Err(StoreError::Damaged { cause, .. }) => Some(format!("it is damaged: {cause}")),
                 Err(e) => return Err(e),
             }
+        } else {
+            // The schema without its meta table: one transaction makes both,
+            // so it was dropped since.
+            self.namespace_exists()?.then(|| "it is damaged: no such table: meta".to_string())
+        };
+        if let Some(why) = why {
+            rebuilt(&format!("rebuilding the index of {}: {why}", self.place.display()));
+            self.batch(&format!("DROP SCHEMA {} CASCADE", self.schema))?;
         }
         self.batch(&format!("CREATE SCHEMA IF NOT EXISTS {}", self.schema))?;
         self.enter_schema()?;
@@ -146,5 +186,71 @@ impl PgIndex {
         let generation = crate::store::first_generation().to_string();
         self.rows("INSERT INTO meta VALUES ('generation', $1), ('term_stats_at', $1)", &[&generation])?;
         Ok(())
+    }
+}
+
+/// Each table `sql` creates, with its columns: what an index of this
+/// version must have. Read from the statements themselves, so that the
+/// check cannot drift from them.
+fn tables_in(sql: &str) -> Vec<(String, Vec<String>)> {
+    let mut tables = Vec::new();
+    for made in sql.split("CREATE TABLE ").skip(1) {
+        let made = made.strip_prefix("IF NOT EXISTS ").unwrap_or(made);
+        let Some((name, body)) = made.split_once('(') else { continue };
+        tables.push((name.trim().to_string(), columns_in(body)));
+    }
+    tables
+}
+
+/// The columns a table's definition (`body`, after its opening
+/// parenthesis) declares: the first word of each top-level item that is
+/// not a constraint.
+fn columns_in(body: &str) -> Vec<String> {
+    let mut items = vec![String::new()];
+    let mut depth = 0;
+    for c in body.chars() {
+        match c {
+            ')' if depth == 0 => break,
+            ',' if depth == 0 => {
+                items.push(String::new());
+                continue;
+            }
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            _ => {}
+        }
+        items.last_mut().expect("one item at least").push(c);
+    }
+    const CONSTRAINTS: [&str; 6] = ["PRIMARY", "UNIQUE", "FOREIGN", "CHECK", "CONSTRAINT", "EXCLUDE"];
+    items
+        .iter()
+        .filter_map(|item| item.split_whitespace().next())
+        .filter(|word| !CONSTRAINTS.contains(word))
+        .map(str::to_string)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tables_and_columns_are_read_from_the_statements() {
+        let tables = tables_in(TABLES);
+        let names: Vec<&str> = tables.iter().map(|(t, _)| t.as_str()).collect();
+        assert_eq!(names, ["meta", "files", "chunks", "chunk_terms", "name_terms", "jobs"]);
+        let columns = |t: &str| tables.iter().find(|(n, _)| n == t).unwrap().1.join(" ");
+        assert_eq!(columns("chunk_terms"), "term chunk_id tf dl");
+        assert_eq!(columns("jobs"), "id state started_ms finished_ms files chunks embedded removed error");
+        assert_eq!(columns("meta"), "key value");
+        assert_eq!(columns("chunks").split(' ').count(), 11);
+        let stats = tables_in(super::super::term_stats::TABLE);
+        assert_eq!(
+            stats,
+            [(
+                "term_stats".to_string(),
+                vec!["term", "chunks", "max_tf", "min_dl"].into_iter().map(String::from).collect()
+            )]
+        );
     }
 }
