@@ -296,6 +296,10 @@ fn a_writer_killed_at_ten_moments_leaves_the_shared_index_sound_and_resumable() 
 fn a_missing_table_or_column_in_the_shared_index_is_damage_the_next_run_rebuilds() {
     let pg = PgServer::start();
     let t = sample_project();
+    // A project never indexed there has nothing to remove, as locally.
+    let o = run(shared(&t, &pg, "never", "vg-index").arg("--clear-cache"));
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("holds no index to remove"), "{}", stderr(&o));
     assert_code(&run(&mut shared(&t, &pg, "t", "vg-index")), 0);
     let schema = pg.sql("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'vg\\_%'").unwrap();
     for (drop, missing) in [
