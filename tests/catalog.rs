@@ -661,6 +661,31 @@ fn a_project_taken_out_of_a_catalog_leaves_its_index_at_once() {
     assert_eq!(summary(&o)["removed"], 0, "{}", stdout(&o));
 }
 
+/// A project its user may not read is one error of the catalog's, named,
+/// and its files leave the index; the other projects are searched. It
+/// ended every search of the catalog with "ignore file .gitignore:
+/// Permission denied", no project named.
+#[test]
+fn a_project_closed_to_the_user_is_one_error_and_the_others_are_searched() {
+    use std::os::unix::fs::PermissionsExt;
+    let p = Projects::new();
+    assert_code(&p.add("team", &["src/api", "src/billing"]), 0);
+    let user = OtherUser::new(&p.t);
+    let as_user = |tool: &str| {
+        let mut c = user.cmd(&p.t, tool);
+        c.env("VECGREP_CATALOG_DIR", p.dir("catalogs")).args(["--catalog", "team"]);
+        c
+    };
+    assert_code(&run(&mut as_user("vg-index")), 0);
+    std::fs::set_permissions(p.dir("src/billing"), std::fs::Permissions::from_mode(0o000)).unwrap();
+    let o = run(as_user("vg-query").args(["--threshold", "-1", "-k", "50", "retry a failed upload"]));
+    std::fs::set_permissions(p.dir("src/billing"), std::fs::Permissions::from_mode(0o777)).unwrap();
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("skipping billing: "), "{}", stderr(&o));
+    let found = projects_of(&records(&o));
+    assert!(!found.is_empty() && found.iter().all(|p| p == "api"), "{found:?}");
+}
+
 #[test]
 fn a_catalog_changes_only_between_index_runs_and_leaves_one_lock_file() {
     use std::io::BufRead;

@@ -12,7 +12,8 @@ use crate::project::walk::{walk_tree, Skip, SkipReason, WalkOptions, WalkResult}
 
 /// Walk the parts of catalog root `root` that `paths` (catalog paths) name:
 /// every project, for the catalog itself. A project that has moved or
-/// vanished is one skip; the others are walked.
+/// vanished is one skip, one that cannot be walked one error; the others
+/// are walked.
 pub fn walk_catalog(root: &ProjectRoot, paths: &[AdmittedPath], opts: &WalkOptions) -> Result<WalkResult> {
     let catalog = Catalog::read(&root.path)?;
     let mut out = WalkResult::default();
@@ -33,7 +34,15 @@ pub fn walk_catalog(root: &ProjectRoot, paths: &[AdmittedPath], opts: &WalkOptio
         if link.symlink_metadata().is_err() {
             let _ = std::os::unix::fs::symlink(&project.path, &link);
         }
-        let walked = walk_tree(&project_root, &within, opts)?;
+        // A project that cannot be walked (an ignore file it may not read)
+        // is one error of the catalog's, not the end of the others' search.
+        let walked = match walk_tree(&project_root, &within, opts) {
+            Ok(walked) => walked,
+            Err(e) => {
+                out.skips.push(Skip { path: project.name.clone(), reason: SkipReason::Error(format!("{e:#}")) });
+                continue;
+            }
+        };
         let named = |rel: &str| if rel.is_empty() { project.name.clone() } else { format!("{}/{rel}", project.name) };
         out.files.extend(walked.files.into_iter().map(|mut f| {
             f.rel = named(&f.rel);
