@@ -327,6 +327,31 @@ fn a_missing_table_or_column_in_the_shared_index_is_damage_the_next_run_rebuilds
     }
 }
 
+/// A role that may not create schemas in the database is told what it
+/// lacks: making `vecgrep_writers` for it (as the README once said) is not
+/// enough, each project being a schema of its own.
+#[test]
+fn a_role_that_may_not_create_a_projects_schema_is_told_the_right_it_lacks() {
+    let pg = PgServer::start();
+    let t = sample_project();
+    assert_code(&run(&mut shared(&t, &pg, "first", "vg-index")), 0);
+    pg.sql(
+        "CREATE ROLE limited LOGIN; GRANT USAGE ON SCHEMA vecgrep_writers TO limited;
+         GRANT SELECT, INSERT ON ALL TABLES IN SCHEMA vecgrep_writers TO limited",
+    )
+    .unwrap();
+    let url = pg.url.replace("user=vecgrep", "user=limited");
+    assert_ne!(url, pg.url);
+    let o = run(t.cmd("vg-index", ".").args(["--store", &url, "--store-project", "second"]));
+    assert_code(&o, 2);
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains("permission denied for database"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("GRANT CREATE ON DATABASE"), "{}", stderr(&o));
+    pg.sql("GRANT CREATE ON DATABASE vecgrep TO limited").unwrap();
+    let o = run(t.cmd("vg-index", ".").args(["--store", &url, "--store-project", "second"]));
+    assert_code(&o, 0);
+}
+
 /// A run waiting for another's lock whose connection the server ends (a
 /// restart, a stop) says so with status 2: the broken pipe of the
 /// database's socket was taken for a closed stdout (`| head`), and the run

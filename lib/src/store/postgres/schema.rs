@@ -178,7 +178,7 @@ impl PgIndex {
             rebuilt(&format!("rebuilding the index of {}: {why}", self.place.display()));
             self.batch(&format!("DROP SCHEMA {} CASCADE", self.schema))?;
         }
-        self.batch(&format!("CREATE SCHEMA IF NOT EXISTS {}", self.schema))?;
+        self.batch(&format!("CREATE SCHEMA IF NOT EXISTS {}", self.schema)).map_err(needs_create_right)?;
         self.enter_schema()?;
         self.batch(TABLES)?;
         self.batch(super::term_stats::TABLE)?;
@@ -187,6 +187,23 @@ impl PgIndex {
         self.rows("INSERT INTO meta VALUES ('generation', $1), ('term_stats_at', $1)", &[&generation])?;
         Ok(())
     }
+}
+
+/// A refused `CREATE SCHEMA` with what the role lacks: making the writers'
+/// schema by hand (README) is not enough, as each project is a schema.
+fn needs_create_right(e: StoreError) -> StoreError {
+    let StoreError::Backend { path, source } = e else { return e };
+    let refused = source
+        .downcast_ref::<postgres::Error>()
+        .and_then(postgres::Error::as_db_error)
+        .filter(|db| *db.code() == postgres::error::SqlState::INSUFFICIENT_PRIVILEGE)
+        .map(|db| db.message().to_string());
+    let Some(refused) = refused else { return StoreError::Backend { path, source } };
+    let why = format!(
+        "{refused}: each project's index is a schema of its own, so the role needs CREATE on the database \
+         (GRANT CREATE ON DATABASE ... TO ...)"
+    );
+    StoreError::Backend { path, source: why.into() }
 }
 
 /// Each table `sql` creates, with its columns: what an index of this
