@@ -320,6 +320,27 @@ fn it_exits_when_the_client_leaves_and_survives_garbage() {
     assert_eq!((code_of(2), code_of(3)), (Some(json!(-32602)), Some(json!(-32600))), "{answered:?}");
     assert!(answered.iter().any(|m| m["id"] == 4 && m["result"]["tools"].is_array()), "{answered:?}");
     assert_eq!(answered.len(), 4, "{answered:?}");
+    // Before any session, a notification or a response is dropped, not the
+    // end of the server: a stray notifications/initialized ended it with 2.
+    let input = format!(
+        "{}
+{}
+{}
+{}
+{init}
+{}
+",
+        json!({"jsonrpc": "2.0", "id": 10, "method": "ping"}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 7, "result": {}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 3}}),
+        json!({"jsonrpc": "2.0", "id": 11, "method": "ping"}),
+    );
+    let out = run_with_input(&mut t.cmd("vg-mcp", "."), input.as_bytes());
+    assert_code(&out, 0);
+    let answered: Vec<Value> = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let ids: Vec<Value> = answered.iter().map(|m| m["id"].clone()).collect();
+    assert_eq!(ids, [json!(10), json!(1), json!(11)], "{answered:?}");
 }
 
 /// Issue 42: with -L, a link inside the served paths to elsewhere in the

@@ -10,7 +10,10 @@
 
 use std::sync::Arc;
 
-use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ErrorCode, ErrorData, RequestId, ServerJsonRpcMessage};
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientRequest, ErrorCode, ErrorData, GetMeta, ProtocolVersion, RequestId,
+    ServerJsonRpcMessage,
+};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::RoleServer;
@@ -93,6 +96,26 @@ pub(super) struct ScreenedLines<R, W> {
     /// Errors being written; the end of input waits for them, so that a
     /// client that sends its last line and closes gets every answer.
     answering: Vec<tokio::task::JoinHandle<()>>,
+    /// The SDK has begun a session (`begins_session`). Before that it ends
+    /// the server on any message but a request, so those are dropped here.
+    in_session: bool,
+}
+
+/// Whether the SDK begins a session with `message`: an `initialize`
+/// request, or (revision 2026-07-28, no handshake) a request carrying the
+/// whole of its protocol metadata. Until one, the SDK answers pings and
+/// probes and takes a notification or a response for a broken handshake,
+/// ending the server: one stray `notifications/initialized` did.
+fn begins_session(message: &ClientJsonRpcMessage) -> bool {
+    let ClientJsonRpcMessage::Request(request) = message else { return false };
+    match &request.request {
+        ClientRequest::InitializeRequest(_) => true,
+        ClientRequest::PingRequest(_) | ClientRequest::DiscoverRequest(_) => false,
+        other => {
+            let meta = other.get_meta();
+            meta.protocol_version().is_some() && meta.missing_required_keys(&ProtocolVersion::V_2026_07_28).is_empty()
+        }
+    }
 }
 
 impl<R, W> ScreenedLines<R, W>
@@ -107,6 +130,7 @@ where
             partial: Vec::new(),
             oversized: false,
             answering: Vec::new(),
+            in_session: false,
         }
     }
 
@@ -180,7 +204,16 @@ where
                 return None;
             };
             match screen(&line) {
-                Screened::Message(message) => return Some(*message),
+                Screened::Message(message) if self.in_session || begins_session(&message) => {
+                    self.in_session = true;
+                    return Some(*message);
+                }
+                // A request before the session (a ping) goes to the SDK, which
+                // answers it; anything else is dropped, as the SDK would end on it.
+                Screened::Message(message) if matches!(*message, ClientJsonRpcMessage::Request(_)) => {
+                    return Some(*message)
+                }
+                Screened::Message(_) => {}
                 Screened::Answer(error) => {
                     // Written by a task of its own, which the SDK's dropping
                     // this future cannot cut off in the middle of the line.
