@@ -902,6 +902,27 @@ fn a_job_running_when_its_server_died_reads_as_failed() {
     assert!(job["error"].as_str().unwrap().contains("server stopped"), "{job}");
 }
 
+/// A second server on the same root leaves the first one's running job
+/// alone: it failed it as a stopped server's, and the job then read
+/// "completed" with that failure's error beside it.
+#[test]
+fn a_second_server_leaves_the_first_ones_running_job_alone() {
+    let t = sample_project();
+    let first = Server::start(&t, &["--refresh", "3600"]);
+    first.wait_ready();
+    // The job's run waits for this lock, so the job stays running.
+    let lock = std::fs::File::create(t.path().join(".vecgrep/index.lock")).unwrap();
+    lock.lock().unwrap();
+    let id = start_job(&first);
+    let second = Server::start(&t, &["--refresh", "3600"]);
+    let job = first.json(&format!("/v1/index/status?job_id={id}"));
+    assert_eq!(job["status"], "running", "{job}");
+    drop(lock);
+    let job = job_after_running(&first, &id);
+    assert_eq!((job["status"].as_str(), job["error"].is_null()), (Some("completed"), true), "{job}");
+    drop(second);
+}
+
 #[test]
 fn search_takes_an_indexed_revision_and_refuses_others() {
     let t = crate::revisions::two_releases();

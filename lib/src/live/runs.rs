@@ -95,7 +95,10 @@ impl LiveIndex {
                 job.finished_ms = Some(now);
                 match outcome {
                     RunOutcome::Completed(s) => {
-                        job.state = JobState::Completed;
+                        // A server started meanwhile may have failed it (an
+                        // older vecgrep, or one that found no mark): the run
+                        // ended, and its record says so alone.
+                        (job.state, job.error) = (JobState::Completed, None);
                         (job.files, job.chunks, job.embedded, job.removed) =
                             (Some(s.files), Some(s.chunks), Some(s.embedded), Some(s.removed));
                     }

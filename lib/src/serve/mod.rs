@@ -136,7 +136,7 @@ pub fn serve(
 ) -> Result<()> {
     let full_index = target.config.full_index;
     let notes = Arc::clone(&events);
-    fail_stopped_jobs(&target, &*events);
+    let _serving = fail_stopped_jobs(&target, &*events);
     let live = LiveIndex::new(target, Arc::clone(&shutdown), Box::new(move |m| notes.note(m)));
     let searcher = Searcher::new(Arc::clone(&live), query_embedder);
     searcher.load_model().context("cannot load the query model")?;
@@ -183,15 +183,25 @@ pub fn serve(
     Ok(())
 }
 
-/// Jobs a previous server left running will never finish: say so.
-fn fail_stopped_jobs(target: &Target, events: &dyn ServeEvents) {
-    if !target.root.index_path().is_file() {
-        return;
-    }
-    let failed = store::open_in_place(&target.root)
-        .and_then(|mut s| s.fail_running_jobs(crate::live::JOB_STOPPED, crate::live::now_ms()));
-    if let Err(e) = failed {
-        events.note(&format!("cannot mark the index jobs of a stopped server as failed: {:#}", anyhow::Error::new(e)));
+/// Jobs a stopped server left running will never finish: say so, when no
+/// other server serves the root (`store::mark_server`), whose running jobs
+/// are not to be failed. The mark is held for the server's life.
+fn fail_stopped_jobs(target: &Target, events: &dyn ServeEvents) -> Option<store::ServerMark> {
+    let indexed = target.root.index_path().is_file();
+    let failed = store::mark_server(&target.root).and_then(|mark| {
+        if mark.alone && indexed {
+            store::open_in_place(&target.root)?.fail_running_jobs(crate::live::JOB_STOPPED, crate::live::now_ms())?;
+        }
+        Ok(mark)
+    });
+    match failed {
+        Ok(mark) => Some(mark),
+        Err(e) if indexed => {
+            let e = anyhow::Error::new(e);
+            events.note(&format!("cannot mark the index jobs of a stopped server as failed: {e:#}"));
+            None
+        }
+        Err(_) => None,
     }
 }
 

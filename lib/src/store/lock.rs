@@ -224,6 +224,28 @@ fn waiter_lives(pid: &str, mark: &std::fs::DirEntry) -> bool {
 }
 
 /// The project's lock file, opened (created when missing), and its path.
+/// A server's mark that it serves `root` (`.vecgrep/serve.lock`, held
+/// shared for its life). `alone`: no other server held it when this one
+/// came, so the index jobs still marked running were left by a stopped
+/// server, not by a live one whose jobs another must not fail.
+pub struct ServerMark {
+    _held: File,
+    pub alone: bool,
+}
+
+pub fn mark_server(root: &ProjectRoot) -> Result<ServerMark, StoreError> {
+    let path = ensure_data_dir(root)?.join("serve.lock");
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| StoreError::File { action: "open", path: path.clone(), source: e.into() })?;
+    let alone = file.try_lock().is_ok();
+    file.lock_shared().map_err(|source| StoreError::Lock { path, source: source.into() })?;
+    Ok(ServerMark { _held: file, alone })
+}
+
 /// Whether another process holds `root`'s write lock now: an index run
 /// under way, not one that was stopped. A local index's only; false where
 /// the lock cannot be looked at. Looking takes the lock shared for an

@@ -40,7 +40,10 @@ mod sqlite;
 mod word_terms;
 
 pub use commits::{CommitRow, CommitStore, CommitWrite, PieceKind, PieceRef, PieceWrite, StoredCommit, StoredPiece};
-pub use lock::{ensure_data_dir, lock_for_writing, lock_for_writing_unless, run_under_way, writer_waiting, WriteLock};
+pub use lock::{
+    ensure_data_dir, lock_for_writing, lock_for_writing_unless, mark_server, run_under_way, writer_waiting, ServerMark,
+    WriteLock,
+};
 pub use revisions::{
     forget_revision, mark_complete, related_roots, remove_revision_files, revision_root, revisions, Revision,
 };
