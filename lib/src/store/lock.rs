@@ -234,15 +234,9 @@ pub struct ServerMark {
 }
 
 pub fn mark_server(root: &ProjectRoot) -> Result<ServerMark, StoreError> {
-    let path = ensure_data_dir(root)?.join("serve.lock");
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(|e| StoreError::File { action: "open", path: path.clone(), source: e.into() })?;
+    let (file, path) = open_lock_file(root, "serve.lock")?;
     let alone = file.try_lock().is_ok();
-    file.lock_shared().map_err(|source| StoreError::Lock { path, source: source.into() })?;
+    file.lock_shared().map_err(|source| StoreError::Lock { path, source })?;
     Ok(ServerMark { _held: file, alone })
 }
 
@@ -259,7 +253,12 @@ pub fn run_under_way(root: &ProjectRoot) -> bool {
 }
 
 fn lock_file(root: &ProjectRoot) -> Result<(File, PathBuf), StoreError> {
-    let path = ensure_data_dir(root)?.join("index.lock");
+    open_lock_file(root, "index.lock")
+}
+
+/// The file `name` in `root`'s data directory, made when missing, to lock.
+fn open_lock_file(root: &ProjectRoot, name: &str) -> Result<(File, PathBuf), StoreError> {
+    let path = ensure_data_dir(root)?.join(name);
     let file = OpenOptions::new()
         .create(true)
         .truncate(false)
