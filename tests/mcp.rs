@@ -343,6 +343,36 @@ fn it_exits_when_the_client_leaves_and_survives_garbage() {
     assert_eq!(ids, [json!(10), json!(1), json!(11)], "{answered:?}");
 }
 
+/// A client that closes stdin while an `index` call waits gets its answer
+/// (the run still `running`) before the server exits: it was dropped.
+#[test]
+fn an_index_call_in_flight_when_the_client_leaves_is_answered() {
+    let t = sample_project();
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    // Another run holds the lock: the call's run cannot end.
+    let lock = std::fs::File::create(t.path().join(".vecgrep/index.lock")).unwrap();
+    lock.lock().unwrap();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let input = format!(
+        "{init}\n{}\n{}\n{}\n",
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": "ix", "method": "tools/call",
+               "params": {"name": "index", "arguments": {"wait_seconds": 30}}}),
+        json!({"jsonrpc": "2.0", "id": "s", "method": "tools/call",
+               "params": {"name": "search", "arguments": {"query": "retry an upload", "mode": "lexical"}}}),
+    );
+    let start = Instant::now();
+    let out = run_with_input(&mut t.cmd("vg-mcp", "."), input.as_bytes());
+    assert_code(&out, 0);
+    assert!(start.elapsed() < Duration::from_secs(25), "it waited out the call: {:?}", start.elapsed());
+    let answered: Vec<Value> = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let index = answered.iter().find(|m| m["id"] == "ix").unwrap_or_else(|| panic!("{answered:?}"));
+    assert_eq!(index["result"]["structuredContent"]["status"], "running", "{index}");
+    assert!(answered.iter().any(|m| m["id"] == "s"), "{answered:?}");
+    drop(lock);
+}
+
 /// Issue 42: with -L, a link inside the served paths to elsewhere in the
 /// root (or outside it) is not followed, so the served paths still bound
 /// what is reached; and `status` refuses an argument it does not know.

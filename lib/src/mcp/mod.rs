@@ -56,7 +56,8 @@ pub fn serve_stdio(
         live.index_once(&mut index_embedders, true)?;
         live.fill(&mut index_embedders)?;
     }
-    let tools = Arc::new(Tools::new(Searcher::new(Arc::clone(&live), query_embedder)));
+    let unanswered = Arc::new(transport::Unanswered::default());
+    let tools = Arc::new(Tools::new(Searcher::new(Arc::clone(&live), query_embedder), Arc::clone(&unanswered)));
     let preload = Arc::clone(&tools);
     let model_events = Arc::clone(&events);
     std::thread::spawn(move || {
@@ -70,7 +71,7 @@ pub fn serve_stdio(
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let served = runtime.block_on(serve_until_closed(VecgrepServer::new(tools), &shutdown));
+    let served = runtime.block_on(serve_until_closed(VecgrepServer::new(tools), unanswered, &shutdown));
     shutdown.store(true, Ordering::SeqCst);
     // The indexer stops after the file in hand; what it wrote is committed.
     let _ = indexer.join();
@@ -79,9 +80,13 @@ pub fn serve_stdio(
 }
 
 /// Serve until the client leaves or `shutdown` is set.
-async fn serve_until_closed(server: VecgrepServer, shutdown: &AtomicBool) -> Result<()> {
+async fn serve_until_closed(
+    server: VecgrepServer,
+    unanswered: Arc<transport::Unanswered>,
+    shutdown: &AtomicBool,
+) -> Result<()> {
     let running = tokio::select! {
-        started = server.serve(transport::stdio()) => match started {
+        started = server.serve(transport::stdio(unanswered)) => match started {
             Ok(running) => running,
             // The client left before the handshake ended: nothing to serve.
             Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),

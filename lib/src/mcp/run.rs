@@ -2,6 +2,7 @@
 //! progress notifications to a client that asked for them, up to a bound a
 //! client's own request timeout can live with.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -90,11 +91,13 @@ impl IndexOutput {
     }
 }
 
-/// Ask for a run and wait for it as `args` say.
+/// Ask for a run and wait for it as `args` say, or until the client has
+/// closed its side (`client_gone`): it then still gets its answer.
 pub(super) async fn run_and_wait(
     live: Arc<LiveIndex>,
     args: &IndexArgs,
     ctx: &RequestContext<RoleServer>,
+    client_gone: &AtomicBool,
 ) -> Result<IndexOutput, String> {
     let wait = args.wait_seconds.unwrap_or(DEFAULT_WAIT_SECONDS);
     if wait > MAX_WAIT_SECONDS {
@@ -108,7 +111,7 @@ pub(super) async fn run_and_wait(
         if let Some(outcome) = live.run_outcome(ticket) {
             return Ok(IndexOutput::of(outcome));
         }
-        if Instant::now() >= deadline || ctx.ct.is_cancelled() {
+        if Instant::now() >= deadline || ctx.ct.is_cancelled() || client_gone.load(Ordering::SeqCst) {
             return Ok(IndexOutput::running());
         }
         if let Some(token) = &progress_token {

@@ -14,6 +14,7 @@ use rmcp::{tool, tool_handler, tool_router, Json, RoleServer, ServerHandler};
 
 use super::args::{AskArgs, IndexProgress, McpHit, SearchArgs, SearchOutput, StatusArgs};
 use super::run::{run_and_wait, IndexArgs, IndexOutput};
+use super::transport::Unanswered;
 use crate::ask::{AskOptions, AskResponse, LiveAsk};
 use crate::live::{lock, LiveStatus, Searched, Searcher, StoreSlot};
 
@@ -29,11 +30,13 @@ pub(super) struct Tools {
     searcher: Searcher,
     stores: Mutex<Vec<StoreSlot>>,
     started: Instant,
+    /// The requests still owed an answer, and whether the client has gone.
+    unanswered: Arc<Unanswered>,
 }
 
 impl Tools {
-    pub(super) fn new(searcher: Searcher) -> Tools {
-        Tools { searcher, stores: Mutex::new(Vec::new()), started: Instant::now() }
+    pub(super) fn new(searcher: Searcher, unanswered: Arc<Unanswered>) -> Tools {
+        Tools { searcher, stores: Mutex::new(Vec::new()), started: Instant::now(), unanswered }
     }
 
     pub(super) fn searcher(&self) -> &Searcher {
@@ -163,7 +166,8 @@ impl VecgrepServer {
         params: Parameters<IndexArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<Json<IndexOutput>, String> {
-        run_and_wait(Arc::clone(self.tools.searcher().live()), &params.0, &ctx).await.map(Json)
+        let client_gone = &self.tools.unanswered.client_gone;
+        run_and_wait(Arc::clone(self.tools.searcher().live()), &params.0, &ctx, client_gone).await.map(Json)
     }
 }
 

@@ -11,7 +11,7 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    ClientJsonRpcMessage, ClientRequest, ErrorCode, ErrorData, GetMeta, ProtocolVersion, RequestId,
+    ClientJsonRpcMessage, ClientNotification, ClientRequest, ErrorCode, ErrorData, GetMeta, ProtocolVersion, RequestId,
     ServerJsonRpcMessage,
 };
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
@@ -99,6 +99,62 @@ pub(super) struct ScreenedLines<R, W> {
     /// The SDK has begun a session (`begins_session`). Before that it ends
     /// the server on any message but a request, so those are dropped here.
     in_session: bool,
+    /// Requests passed to the SDK and not yet answered: at the end of
+    /// input, the end waits for their answers (`Unanswered::wait`).
+    unanswered: Arc<Unanswered>,
+}
+
+/// Requests the SDK has and has not answered, and whether the client has
+/// closed its side, which tells a waiting tool (`index`) to answer now.
+#[derive(Default)]
+pub(super) struct Unanswered {
+    ids: std::sync::Mutex<Vec<RequestId>>,
+    pub(super) client_gone: std::sync::atomic::AtomicBool,
+}
+
+/// The longest the end of input waits for answers still owed.
+const ANSWERS_OWED_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+impl Unanswered {
+    fn ids(&self) -> std::sync::MutexGuard<'_, Vec<RequestId>> {
+        self.ids.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Note what passes to the SDK: a request is owed an answer, a
+    /// cancellation lifts the debt (MCP: a cancelled request is not answered).
+    fn passed(&self, message: &ClientJsonRpcMessage) {
+        match message {
+            ClientJsonRpcMessage::Request(request) => self.ids().push(request.id.clone()),
+            ClientJsonRpcMessage::Notification(n) => {
+                if let ClientNotification::CancelledNotification(c) = &n.notification {
+                    self.ids().retain(|id| Some(id) != c.params.request_id.as_ref());
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn answered(&self, message: &ServerJsonRpcMessage) {
+        let id = match message {
+            ServerJsonRpcMessage::Response(r) => Some(&r.id),
+            ServerJsonRpcMessage::Error(e) => e.id.as_ref(),
+            _ => None,
+        };
+        if let Some(id) = id {
+            self.ids().retain(|owed| owed != id);
+        }
+    }
+
+    /// The client has closed its side: wait until every request passed is
+    /// answered (a tool that waits answers at once, told by `client_gone`),
+    /// or `ANSWERS_OWED_WAIT` has passed.
+    async fn wait(&self) {
+        self.client_gone.store(true, std::sync::atomic::Ordering::SeqCst);
+        let deadline = tokio::time::Instant::now() + ANSWERS_OWED_WAIT;
+        while !self.ids().is_empty() && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    }
 }
 
 /// Whether the SDK begins a session with `message`: an `initialize`
@@ -123,7 +179,7 @@ where
     R: tokio::io::AsyncRead + Unpin + Send,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    pub(super) fn new(reader: R, writer: W) -> Self {
+    pub(super) fn new(reader: R, writer: W, unanswered: Arc<Unanswered>) -> Self {
         ScreenedLines {
             reader: BufReader::new(reader),
             writer: Arc::new(Mutex::new(writer)),
@@ -131,6 +187,7 @@ where
             oversized: false,
             answering: Vec::new(),
             in_session: false,
+            unanswered,
         }
     }
 
@@ -191,12 +248,19 @@ where
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
         let writer = Arc::clone(&self.writer);
-        async move { write_message(&writer, &item).await }
+        let unanswered = Arc::clone(&self.unanswered);
+        async move {
+            let written = write_message(&writer, &item).await;
+            unanswered.answered(&item);
+            written
+        }
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
             let Some(line) = self.next_line().await else {
+                // Cancel-safe: dropped and called again, it waits again.
+                self.unanswered.wait().await;
                 while let Some(answer) = self.answering.last_mut() {
                     let _ = answer.await;
                     self.answering.pop();
@@ -206,12 +270,14 @@ where
             match screen(&line) {
                 Screened::Message(message) if self.in_session || begins_session(&message) => {
                     self.in_session = true;
+                    self.unanswered.passed(&message);
                     return Some(*message);
                 }
                 // A request before the session (a ping) goes to the SDK, which
                 // answers it; anything else is dropped, as the SDK would end on it.
                 Screened::Message(message) if matches!(*message, ClientJsonRpcMessage::Request(_)) => {
-                    return Some(*message)
+                    self.unanswered.passed(&message);
+                    return Some(*message);
                 }
                 Screened::Message(_) => {}
                 Screened::Answer(error) => {
@@ -234,8 +300,8 @@ where
 }
 
 /// The transport on this process's stdin and stdout.
-pub(super) fn stdio() -> ScreenedLines<tokio::io::Stdin, tokio::io::Stdout> {
-    ScreenedLines::new(tokio::io::stdin(), tokio::io::stdout())
+pub(super) fn stdio(unanswered: Arc<Unanswered>) -> ScreenedLines<tokio::io::Stdin, tokio::io::Stdout> {
+    ScreenedLines::new(tokio::io::stdin(), tokio::io::stdout(), unanswered)
 }
 
 #[cfg(test)]
@@ -322,7 +388,7 @@ mod tests {
         input.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n");
         input.extend(std::iter::repeat_n(b'x', MAX_LINE_BYTES + 10));
         input.extend_from_slice(b"\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n");
-        let mut lines = ScreenedLines::new(&input[..], Vec::<u8>::new());
+        let mut lines = ScreenedLines::new(&input[..], Vec::<u8>::new(), Arc::default());
         assert!(lines.next_line().await.unwrap().ends_with(b"\"id\":1,\"method\":\"ping\"}"));
         assert!(lines.next_line().await.unwrap().ends_with(b"\"id\":2,\"method\":\"ping\"}"));
         assert_eq!(lines.next_line().await, None);
