@@ -330,7 +330,7 @@ fn wait_ready(s: &Server, auth: &str) {
 /// POST `body` to `/v1/ask` on `s`, with `headers`.
 fn post(s: &Server, body: &[u8], headers: &[&str]) -> (u16, String) {
     let mut req =
-        format!("POST /v1/ask HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
+        format!("POST /v1/ask HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
     for h in headers {
         req.push_str(h);
         req.push_str("\r\n");

@@ -144,7 +144,7 @@ fn answer(status: u16, body: &str) -> String {
 fn forward(upstream: &str, body: &[u8], faults: &Mutex<Faults>) -> String {
     {
         let mut up = TcpStream::connect(upstream).unwrap();
-        write!(up, "POST /v1/embeddings HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len()).unwrap();
+        write!(up, "POST /v1/embeddings HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len()).unwrap();
         up.write_all(body).unwrap();
         let mut raw = Vec::new();
         up.read_to_end(&mut raw).unwrap();

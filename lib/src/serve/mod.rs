@@ -20,6 +20,7 @@ mod gate;
 mod http;
 mod jobs;
 mod limit;
+mod origin;
 mod search;
 mod status;
 
@@ -96,6 +97,9 @@ struct Shared {
     searcher: Searcher,
     models: ModelPool,
     token: Option<String>,
+    /// Bound to a loopback address: requests must be for this machine and
+    /// not from a web page elsewhere (`origin::refused_on_loopback`).
+    loopback: bool,
     shutdown: Arc<AtomicBool>,
     events: Arc<dyn ServeEvents>,
     limits: Limits,
@@ -151,6 +155,7 @@ pub fn serve(
         searcher,
         models: ModelPool::new(embeddings_loader),
         token: settings.token,
+        loopback: settings.addr.ip().is_loopback(),
         shutdown,
         events,
         limits: settings.limits,
@@ -317,8 +322,9 @@ fn connection(shared: &Shared, stream: TcpStream, client: IpAddr, slot: &Slot) {
     }
 }
 
-/// The token first, then HttpLimitsRequestsPerClient, before any body is
-/// read: a client without the token costs no more than its head.
+/// Who the request is for and from (a loopback server's), the token, then
+/// HttpLimitsRequestsPerClient, before any body is read: a client without
+/// the token costs no more than its head.
 ///
 /// A request without a valid token is counted apart from those with one,
 /// on every route, and answered 401 (429 past its share), so anonymous
@@ -335,6 +341,9 @@ fn admit(shared: &Shared, request: &Request, client: IpAddr) -> Result<(), Respo
         Response::error(429, &format!("too many requests from {client}; try again in {retry_after} s"))
             .with_header("Retry-After", retry_after.to_string())
     };
+    if let Some(why) = shared.loopback.then(|| origin::refused_on_loopback(request)).flatten() {
+        return Err(Response::error(403, &why));
+    }
     if let Some(token) = &shared.token {
         let offered = request.header("authorization").and_then(bearer_token);
         if !offered.is_some_and(|o| http::secrets_equal(o, token)) {

@@ -1,0 +1,94 @@
+//! Who a request on a loopback server says it is for, and comes from: a web
+//! page the user visits must not read the code through it (DNS rebinding
+//! makes its own name point at 127.0.0.1) nor start work on it (a form or
+//! `fetch` posted across sites needs no answer to do harm).
+
+use std::net::IpAddr;
+
+use super::http::Request;
+
+/// Why a request to a server bound to a loopback address is refused, or
+/// None: a `Host` that names another machine (a rebound name), or an
+/// `Origin` of a web page elsewhere. A request without either header (curl
+/// to an address, HTTP/1.0) passes; so does the origin of a local app
+/// (`vscode-webview://…`), which no remote page can take.
+pub(super) fn refused_on_loopback(request: &Request) -> Option<String> {
+    if let Some(host) = request.header("host").filter(|h| !is_loopback_host(h)) {
+        return Some(format!(
+            "the request is for '{}', not this machine: a server on a loopback address answers only requests for localhost or a loopback address (DNS rebinding)",
+            crate::project::shown::clipped(host, 100)
+        ));
+    }
+    if let Some(origin) = request.header("origin").filter(|o| is_remote_page(o)) {
+        return Some(format!(
+            "requests from web pages ({}) are refused by a server on a loopback address",
+            crate::project::shown::clipped(origin, 100)
+        ));
+    }
+    None
+}
+
+/// `localhost`, a name under `.localhost` (RFC 6761: never sent to DNS), or
+/// a loopback address, with or without a port.
+fn is_loopback_host(host: &str) -> bool {
+    let name = match host.strip_prefix('[') {
+        Some(bracketed) => bracketed.split_once(']').map_or(bracketed, |(ip, _)| ip),
+        None => {
+            host.rsplit_once(':').filter(|(_, port)| port.bytes().all(|b| b.is_ascii_digit())).map_or(host, |(n, _)| n)
+        }
+    };
+    let name = name.trim_end_matches('.').to_ascii_lowercase();
+    name == "localhost" || name.ends_with(".localhost") || name.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// An `Origin` a web page elsewhere sends: `null` (a sandboxed or opaque
+/// page) or an http(s) origin whose host is not loopback.
+fn is_remote_page(origin: &str) -> bool {
+    let origin = origin.trim();
+    if origin.eq_ignore_ascii_case("null") {
+        return true;
+    }
+    let lower = origin.to_ascii_lowercase();
+    let Some(host) = lower.strip_prefix("http://").or_else(|| lower.strip_prefix("https://")) else { return false };
+    !is_loopback_host(host.split('/').next().unwrap_or(host))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_names_and_addresses_pass_and_others_do_not() {
+        for host in [
+            "localhost",
+            "localhost:8080",
+            "LOCALHOST.",
+            "app.localhost:9",
+            "127.0.0.1",
+            "127.1.2.3:80",
+            "[::1]",
+            "[::1]:7777",
+        ] {
+            assert!(is_loopback_host(host), "{host}");
+        }
+        for host in [
+            "x",
+            "evil.example",
+            "evil.example:80",
+            "localhost.evil.example",
+            "10.0.0.1",
+            "[::2]:80",
+            "127.0.0.1.nip.io",
+        ] {
+            assert!(!is_loopback_host(host), "{host}");
+        }
+        for origin in ["null", "http://evil.example", "https://evil.example:443", "http://10.0.0.1:80"] {
+            assert!(is_remote_page(origin), "{origin}");
+        }
+        for origin in
+            ["http://localhost:3000", "http://127.0.0.1", "https://[::1]:8443", "vscode-webview://abc", "app://x"]
+        {
+            assert!(!is_remote_page(origin), "{origin}");
+        }
+    }
+}
