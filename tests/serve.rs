@@ -904,6 +904,32 @@ fn a_job_running_when_its_server_died_reads_as_failed() {
     assert!(job["error"].as_str().unwrap().contains("server stopped"), "{job}");
 }
 
+/// SIGTERM lets the requests in flight be answered before the server
+/// exits: their connections were closed unanswered.
+#[test]
+fn a_stopping_server_answers_the_requests_it_has_begun() {
+    use std::io::{Read, Write};
+    let t = sample_project();
+    let s = Server::start(&t, &["--refresh", "3600"]);
+    s.wait_ready();
+    let mut begun = std::net::TcpStream::connect(&s.addr).unwrap();
+    // The head now, the body after SIGTERM: the request is in flight.
+    begun
+        .write_all(
+            b"POST /v1/index/start HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\nConnection: close\r\n\r\n",
+        )
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let pid = s.child.id().to_string();
+    assert!(std::process::Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    std::thread::sleep(Duration::from_millis(300));
+    begun.write_all(b"{}").unwrap();
+    let mut answer = String::new();
+    begun.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 202"), "{answer:?}");
+    assert!(s.stop().success());
+}
+
 /// A server on a loopback address answers only requests for this machine
 /// and not from web pages elsewhere: without a token, any page the user
 /// visited could read the code through DNS rebinding (its own name pointed

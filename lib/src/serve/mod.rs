@@ -27,7 +27,7 @@ mod status;
 use std::io::{BufReader, Write};
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -100,6 +100,9 @@ struct Shared {
     /// Bound to a loopback address: requests must be for this machine and
     /// not from a web page elsewhere (`origin::refused_on_loopback`).
     loopback: bool,
+    /// Requests whose head has been read and whose answer is not yet
+    /// written: a stopping server answers them first (`drain`).
+    in_flight: AtomicUsize,
     shutdown: Arc<AtomicBool>,
     events: Arc<dyn ServeEvents>,
     limits: Limits,
@@ -156,6 +159,7 @@ pub fn serve(
         models: ModelPool::new(embeddings_loader),
         token: settings.token,
         loopback: settings.addr.ip().is_loopback(),
+        in_flight: Default::default(),
         shutdown,
         events,
         limits: settings.limits,
@@ -183,6 +187,7 @@ pub fn serve(
         std::thread::sleep(Duration::from_millis(50));
     }
     shared.events.note("shutting down");
+    drain(&shared);
     // The indexer stops after the file in hand; what it wrote is committed.
     let _ = indexer.join();
     Ok(())
@@ -261,6 +266,35 @@ fn work_loop(shared: &Shared, queue: &Mutex<mpsc::Receiver<Work>>) {
     }
 }
 
+/// The longest a stopping server waits for the requests it is answering.
+const DRAIN_DEADLINE: Duration = Duration::from_secs(10);
+
+/// Wait until the requests in flight are answered (SIGTERM used to close
+/// their connections unanswered), or `DRAIN_DEADLINE` has passed. New
+/// requests meanwhile are answered and their connections closed.
+fn drain(shared: &Shared) {
+    let deadline = Instant::now() + DRAIN_DEADLINE;
+    while shared.in_flight.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// A request counted in flight (`Shared::in_flight`) while it lives.
+struct InFlight<'s>(&'s AtomicUsize);
+
+impl<'s> InFlight<'s> {
+    fn count(counter: &'s AtomicUsize) -> InFlight<'s> {
+        counter.fetch_add(1, Ordering::SeqCst);
+        InFlight(counter)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 /// Have a worker answer `request`.
 fn answer(shared: &Shared, request: Request, body: Option<Vec<u8>>) -> Response {
     let (reply, answered) = mpsc::sync_channel(1);
@@ -294,6 +328,7 @@ fn connection(shared: &Shared, stream: TcpStream, client: IpAddr, slot: &Slot) {
             }
         };
         slot.busy();
+        let _answering = InFlight::count(&shared.in_flight);
         if let Err(response) = admit(shared, &request, client) {
             let _ = http::write_response(&mut writer, &response, false, true);
             return;
