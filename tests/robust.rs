@@ -400,7 +400,7 @@ fn an_index_left_by_an_unfinished_run_says_it_is_incomplete() {
     let o = run(t.cmd("vg-query", ".").args(["--no-index", "handler"]));
     assert!(stderr(&o).contains("the index is incomplete"), "{}", stderr(&o));
     let o = run(t.cmd("vg-index", ".").arg("--stats"));
-    assert!(stdout(&o).contains("(incomplete: its last index run did not finish"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("(incomplete: no run over the whole project has finished"), "{}", stdout(&o));
     // While a run holds the lock, the same state is a run under way.
     let lock = std::fs::File::create(t.path().join(".vecgrep/index.lock")).unwrap();
     lock.lock().unwrap();
@@ -418,6 +418,15 @@ fn an_index_left_by_an_unfinished_run_says_it_is_incomplete() {
     // A rebuild killed at once: the emptied index is not taken as whole.
     assert_eq!(kill_after_file_records(t.cmd("vg-index", ".").arg("--reindex"), 1), 1);
     assert!(!complete(&t), "a rebuild killed after its first file");
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    assert!(complete(&t));
+    // A rebuild by a run over one directory leaves only that directory in:
+    // incomplete, said by a search of the whole index, until a whole run.
+    let o = run(t.cmd("vg-index", "src").arg("--reindex"));
+    assert_code(&o, 0);
+    assert!(!complete(&t), "a rebuild over src/ alone: {}", stdout(&o));
+    let o = run(t.cmd("vg-query", "src").args(["--no-scope", "--mode", "lexical", "handler"]));
+    assert!(stderr(&o).contains("the index is incomplete"), "{}", stderr(&o));
     assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
     assert!(complete(&t));
     // A fill killed part-way (the model's vectors for a static index, as a

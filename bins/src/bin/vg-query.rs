@@ -67,7 +67,10 @@ fn search(cli: &QueryCli, inv: &Invocation, query: &str, preloading: &mut Preloa
         (Some(sha), None) => store::revision_root(&inv.root, sha),
         (None, None) => inv.root.clone(),
     };
-    let store = open_searched(&searched, cli.no_index && rev.is_none() && label.is_none(), inv)?;
+    // Without --no-index the run just made the searched paths whole; the
+    // whole index (--no-scope) may still lack the rest.
+    let whole_index = cli.no_index || cli.no_scope;
+    let store = open_searched(&searched, whole_index && rev.is_none() && label.is_none(), inv)?;
     let scope = scope_of(cli, inv, walked.files, rev.is_some() || label.is_some())?;
     // As a PATH the working tree lacks, but the others are searched, as
     // rg searches the paths it can: the status is 2 all the same.
@@ -195,15 +198,16 @@ fn label_first(cli: &QueryCli, inv: &Invocation, catalog: &Catalog, name: &str) 
     Ok(Some(ran.label))
 }
 
-/// The index of `searched`; one of the working tree searched as it is
-/// (`unindexed`: `--no-index`) says when an unfinished run left it.
+/// The index of `searched`; one of the working tree searched beyond what
+/// this search indexed (`unindexed`: `--no-index`, `--no-scope`) says when
+/// an unfinished run left it.
 fn open_searched(searched: &ProjectRoot, unindexed: bool, inv: &Invocation) -> Result<Box<dyn store::IndexReader>> {
     let store = store::open_for_reading(searched)?;
     if unindexed && store.run_unfinished()? {
         let said = if store::run_under_way(searched) {
             "an index run is under way: results may miss the files it has not reached yet"
         } else {
-            "the index is incomplete (its last index run did not finish): results may miss files; vg-index completes it"
+            "the index is incomplete (no run over the whole project has finished since it was stopped or rebuilt): results may miss files; vg-index completes it"
         };
         note(TOOL, inv.config.quiet, said);
     }

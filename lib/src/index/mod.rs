@@ -223,7 +223,9 @@ fn run_to_end(
     }
     obs.planned(walked.files.len(), plan.work.len(), plan.work.iter().map(|f| f.size).sum());
     let changes = rebuild.needed || !plan.work.is_empty() || !plan.removals.is_empty();
-    let was_unfinished = store.run_unfinished()?;
+    // A rebuilt index holds only what this run walks: one over part of the
+    // project leaves the rest out, as an unfinished run would.
+    let was_unfinished = store.run_unfinished()? || rebuild.needed;
     if changes {
         // Before the first change, so that a run killed at any point
         // leaves the mark (a reset index would look whole without it).
