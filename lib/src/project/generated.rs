@@ -108,8 +108,10 @@ const MINIFIED_LINE_BYTES: usize = 2000;
 /// What the file's content says.
 pub fn by_content(bytes: &[u8]) -> Option<Generated> {
     if bytes.len() >= MINIFIED_MIN_BYTES {
-        let lines = bytes.iter().filter(|&&b| b == b'\n').count() + 1;
-        if bytes.len() / lines > MINIFIED_LINE_BYTES {
+        // A last line without its newline is a line too; a final newline
+        // ends the last line rather than starting an empty one.
+        let lines = bytes.iter().filter(|&&b| b == b'\n').count() + usize::from(!bytes.ends_with(b"\n"));
+        if bytes.len() > MINIFIED_LINE_BYTES * lines.max(1) {
             return Some(Generated::Minified);
         }
     }
@@ -182,5 +184,15 @@ mod tests {
         assert!(doc.len() >= MINIFIED_MIN_BYTES);
         assert_eq!(by_content(doc.as_bytes()), None);
         assert_eq!(by_content("x".repeat(MINIFIED_MIN_BYTES - 1).as_bytes()), None, "small files are left alone");
+        // Two lines of 3,000 bytes average over 2,000 with or without a final
+        // newline (one was counted as a third, empty line); ten of 2,100 too.
+        let line = "x".repeat(2999);
+        for text in
+            [format!("{line}\n{line}\n"), format!("{line}\n{line}"), format!("{}\n", "y".repeat(2100)).repeat(10)]
+        {
+            assert_eq!(by_content(text.as_bytes()), Some(Generated::Minified), "{} bytes", text.len());
+        }
+        let just_under = format!("{}\n", "z".repeat(1999)).repeat(4);
+        assert_eq!(by_content(just_under.as_bytes()), None, "2,000 bytes a line is not over 2,000");
     }
 }
