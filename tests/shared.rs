@@ -304,6 +304,7 @@ fn a_missing_table_or_column_in_the_shared_index_is_damage_the_next_run_rebuilds
     let schema = pg.sql("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'vg\\_%'").unwrap();
     for (drop, missing) in [
         ("DROP TABLE {s}.chunk_terms", "no such table: chunk_terms"),
+        ("DROP TABLE {s}.term_stats", "no such table: term_stats"),
         ("ALTER TABLE {s}.chunks DROP COLUMN static_embedding", "no such column: chunks.static_embedding"),
         ("DROP TABLE {s}.meta", "no such table: meta"),
     ] {

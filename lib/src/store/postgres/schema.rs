@@ -124,15 +124,24 @@ impl PgIndex {
     /// SQLite's words for it, as the local index says it.
     fn first_missing_part(&self) -> Result<Option<String>, StoreError> {
         let bare = self.schema.trim_matches('"');
+        // The catalog itself, not information_schema's views: 0.4 ms, not 2-5.
         let rows = self.rows(
-            "SELECT table_name::text, column_name::text FROM information_schema.columns WHERE table_schema = $1",
+            "SELECT c.relname::text, a.attname::text FROM pg_attribute a
+             JOIN pg_class c ON a.attrelid = c.oid JOIN pg_namespace n ON c.relnamespace = n.oid
+             WHERE n.nspname = $1 AND c.relkind = 'r' AND a.attnum > 0 AND NOT a.attisdropped",
             &[&bare],
         )?;
         let mut found: HashMap<String, Vec<String>> = HashMap::new();
         for row in rows {
             found.entry(row.get(0)).or_default().push(row.get(1));
         }
-        for (table, columns) in tables_in(TABLES) {
+        // The term bounds are an index's own once it has made them (meta
+        // 'term_stats_at'); one made before them lacks them, rightly.
+        let mut expected = tables_in(TABLES);
+        if self.meta_value("term_stats_at")?.is_some() {
+            expected.extend(tables_in(super::term_stats::TABLE));
+        }
+        for (table, columns) in expected {
             let Some(has) = found.get(&table) else { return Ok(Some(format!("no such table: {table}"))) };
             if let Some(column) = columns.iter().find(|c| !has.contains(c)) {
                 return Ok(Some(format!("no such column: {table}.{column}")));
