@@ -426,6 +426,26 @@ fn unreadable_files_are_reported_and_the_run_ends_with_status_2() {
     assert_code(&o, 1);
 }
 
+/// An ignore file the indexing user cannot read hides what it ignores:
+/// its directory is a named error, not walked, where the walker let every
+/// file it ignored into the index without a word (a secret, to a remote
+/// embedder too).
+#[test]
+fn a_directory_whose_ignore_file_is_closed_is_an_error_not_walked() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = sample_project();
+    t.write("vault/secret.py", "API_KEY = 'hunter2'\n").write("vault/.gitignore", "secret.py\n");
+    let user = OtherUser::new(&t);
+    std::fs::set_permissions(t.path().join("vault/.gitignore"), std::fs::Permissions::from_mode(0o000)).unwrap();
+    let o = run(&mut user.cmd(&t, "vg-index"));
+    assert_code(&o, 2);
+    let skips: Vec<serde_json::Value> = of_type(&records(&o), "skip").into_iter().cloned().collect();
+    assert!(skips.iter().any(|s| s["file"] == "vault/.gitignore" && s["reason"] == "error"), "{skips:?}");
+    assert!(stderr(&o).contains("vault/.gitignore"), "{}", stderr(&o));
+    let o = run(user.cmd(&t, "vg-query").args(["--no-index", "--mode", "lexical", "hunter2"]));
+    assert_code(&o, 1);
+}
+
 /// A run waiting for another's lock can wait minutes: Ctrl-C or SIGTERM
 /// (`timeout`) ends the wait, as it ends a run, with status 130 and the
 /// index as it was.

@@ -323,12 +323,18 @@ fn check_ignore_files_above(root: &ProjectRoot, paths: &[AdmittedPath]) -> Resul
     Ok(())
 }
 
-/// An ignore file in `dir` that is there but not a regular file, and why:
-/// the walker would read it without end (`/dev/zero`) or block on it.
+/// An ignore file in `dir` that is there but cannot be read, and why: not
+/// a regular file (the walker would read `/dev/zero` without end, or block
+/// on a FIFO), or closed to this user, whom the walker would let into every
+/// file it ignores without a word (a secret a remote embedder then sees).
 fn unreadable_ignore_file(dir: &Path) -> Option<(PathBuf, std::io::Error)> {
-    IGNORE_FILE_NAMES.iter().map(|name| dir.join(name)).find_map(|file| match small_file::is_regular(&file) {
-        Err(e) => Some((file, e)),
-        Ok(_) => None,
+    IGNORE_FILE_NAMES.iter().map(|name| dir.join(name)).find_map(|file| {
+        match small_file::is_regular(&file)
+            .and_then(|there| if there { std::fs::File::open(&file).map(drop) } else { Ok(()) })
+        {
+            Err(e) => Some((file, e)),
+            Ok(()) => None,
+        }
     })
 }
 
