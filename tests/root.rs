@@ -138,4 +138,15 @@ fn a_root_whose_name_is_not_utf8_is_refused() {
         );
         assert_eq!(stdout(&o), "", "{tool}");
     }
+    // Inside a UTF-8 root, such a directory is named, not ".".
+    let t = Tree::git();
+    let sub = t.path().join(std::ffi::OsStr::from_bytes(b"s\xe9b"));
+    std::fs::create_dir(&sub).unwrap();
+    let o = run(t.cmd("vg-query", ".").args(["--mode", "lexical", "socket"]).current_dir(&sub));
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o).contains(&format!("path '{}/s\u{fffd}b' is not valid UTF-8", t.path().display())),
+        "{}",
+        stderr(&o)
+    );
 }

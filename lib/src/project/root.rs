@@ -266,7 +266,8 @@ pub fn admit_paths(
         };
         match canonical.strip_prefix(&root.path) {
             Ok(rel) => {
-                let rel = rel_to_string(rel).ok_or_else(|| RootError::NotUtf8 { path: path.clone() })?;
+                // Named as found: "." says nothing of which name is not UTF-8.
+                let rel = rel_to_string(rel).ok_or_else(|| RootError::NotUtf8 { path: canonical.clone() })?;
                 let is_dir = canonical.is_dir();
                 out.admitted.push(AdmittedPath { abs: canonical, rel, is_dir });
             }
