@@ -255,6 +255,11 @@ fn check_framing(headers: &[(String, String)]) -> Result<(), HeadError> {
     if !lengths.is_empty() && headers.iter().any(|(n, _)| n == "transfer-encoding") {
         return Err(HeadError::Malformed("both Content-Length and Transfer-Encoding".into()));
     }
+    // RFC 9112 3.2: one Host, or a 400. Two could name this machine to one
+    // reader (the loopback check) and another to the next.
+    if headers.iter().filter(|(n, _)| n == "host").count() > 1 {
+        return Err(HeadError::Malformed("more than one Host header".into()));
+    }
     Ok(())
 }
 
@@ -537,6 +542,7 @@ mod tests {
             "POST / HTTP/1.1\r\nTransfer-Encoding : chunked\r\n\r\n",
             " GET / HTTP/1.1\r\n\r\n",
             "GET / HTTP/1.1\r\n folded: value\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: localhost\r\nHost: evil.example\r\n\r\n",
         ] {
             assert_eq!(read(bad).unwrap_err().status(), Some(400), "{bad:?}");
         }
