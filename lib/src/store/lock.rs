@@ -223,7 +223,6 @@ fn waiter_lives(pid: &str, mark: &std::fs::DirEntry) -> bool {
     age.is_ok_and(|age| age < MARK_LIFETIME)
 }
 
-/// The project's lock file, opened (created when missing), and its path.
 /// A server's mark that it serves `root` (`.vecgrep/serve.lock`, held
 /// shared for its life). `alone`: no other server held it when this one
 /// came, so the index jobs still marked running were left by a stopped
@@ -252,6 +251,7 @@ pub fn run_under_way(root: &ProjectRoot) -> bool {
     matches!(file.try_lock_shared(), Err(std::fs::TryLockError::WouldBlock))
 }
 
+/// The project's lock file, opened (created when missing), and its path.
 fn lock_file(root: &ProjectRoot) -> Result<(File, PathBuf), StoreError> {
     open_lock_file(root, "index.lock")
 }
