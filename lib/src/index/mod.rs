@@ -173,7 +173,6 @@ fn run_to_end(
 ) -> Result<(IndexSummary, WalkedSet)> {
     let started = Instant::now();
     let Some(_lock) = wait_for_lock(req.root, obs)? else {
-        obs.note(STOPPED_WAITING);
         let summary = IndexSummary { cancelled: true, seconds: started.elapsed().as_secs_f64(), ..Default::default() };
         return Ok((summary, WalkedSet::new()));
     };
@@ -307,11 +306,14 @@ pub const LOCK_WAIT: &str = "waiting for another index run on this project to fi
 pub const STOPPED_WAITING: &str = "stopped while waiting for the other run: the index was left as it was";
 
 /// The root's write lock, waited for while another run holds it (saying
-/// so), or None when the observer cancels the run meanwhile.
+/// so), or None when the observer cancels the run meanwhile (saying that).
 fn wait_for_lock(root: &ProjectRoot, obs: &mut dyn IndexObserver) -> Result<Option<store::WriteLock>> {
-    let obs = std::cell::RefCell::new(obs);
+    let cell = std::cell::RefCell::new(&mut *obs);
     let lock =
-        store::lock_for_writing_unless(root, &mut || obs.borrow_mut().note(LOCK_WAIT), &|| obs.borrow().cancelled())?;
+        store::lock_for_writing_unless(root, &mut || cell.borrow_mut().note(LOCK_WAIT), &|| cell.borrow().cancelled())?;
+    if lock.is_none() {
+        obs.note(STOPPED_WAITING);
+    }
     Ok(lock)
 }
 
@@ -406,10 +408,7 @@ pub fn clear_cache(root: &ProjectRoot, obs: &mut dyn IndexObserver) -> Result<Op
     if root.shared.is_none() && !root.data_dir().is_dir() {
         return Ok(Some(false));
     }
-    let Some(_lock) = wait_for_lock(root, obs)? else {
-        obs.note(STOPPED_WAITING);
-        return Ok(None);
-    };
+    let Some(_lock) = wait_for_lock(root, obs)? else { return Ok(None) };
     Ok(Some(store::clear(root)?))
 }
 
