@@ -29,6 +29,7 @@ mod commits;
 mod fill;
 mod lock;
 mod name_counts;
+mod parts;
 #[cfg(feature = "shared-store")]
 mod postgres;
 #[cfg(not(feature = "shared-store"))]

@@ -1,9 +1,8 @@
 //! The tables of a project's index in Postgres, and creating, checking and
 //! entering its schema.
 
-use std::collections::HashMap;
-
 use super::PgIndex;
+use crate::store::parts::{self, Tables};
 use crate::store::{IndexReader, StoreError};
 
 /// Bumped when the tables change shape; an index of another version is
@@ -120,8 +119,8 @@ impl PgIndex {
         }
     }
 
-    /// The first table or column of `TABLES` the project's schema lacks, in
-    /// SQLite's words for it, as the local index says it.
+    /// The first table or column of `TABLES` the project's schema lacks
+    /// (`parts::first_missing`).
     fn first_missing_part(&self) -> Result<Option<String>, StoreError> {
         let bare = self.schema.trim_matches('"');
         // The catalog itself, not information_schema's views: 0.4 ms, not 2-5.
@@ -131,23 +130,17 @@ impl PgIndex {
              WHERE n.nspname = $1 AND c.relkind = 'r' AND a.attnum > 0 AND NOT a.attisdropped",
             &[&bare],
         )?;
-        let mut found: HashMap<String, Vec<String>> = HashMap::new();
+        let mut found = Tables::new();
         for row in rows {
             found.entry(row.get(0)).or_default().push(row.get(1));
         }
         // The term bounds are an index's own once it has made them (meta
         // 'term_stats_at'); one made before them lacks them, rightly.
-        let mut expected = tables_in(TABLES);
+        let mut expected: Tables = tables_in(TABLES).into_iter().collect();
         if self.meta_value("term_stats_at")?.is_some() {
             expected.extend(tables_in(super::term_stats::TABLE));
         }
-        for (table, columns) in expected {
-            let Some(has) = found.get(&table) else { return Ok(Some(format!("no such table: {table}"))) };
-            if let Some(column) = columns.iter().find(|c| !has.contains(c)) {
-                return Ok(Some(format!("no such column: {table}.{column}")));
-            }
-        }
-        Ok(None)
+        Ok(parts::first_missing(&expected, &found))
     }
 
     /// Make the schema and its tables when missing, or rebuild them when of

@@ -2,16 +2,13 @@
 //! it is opened: one dropped by hand or by another program is damage to
 //! rebuild from, found before a run writes half its work into the rest.
 
-use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 use rusqlite::Connection;
 
 use super::codes::SCHEMA_CODES;
 use super::schema::{SCHEMA, SCHEMA_COMMITS, SCHEMA_FTS, SCHEMA_JOBS, SCHEMA_KEYS};
-
-/// Each table's columns, by table name.
-type Tables = BTreeMap<String, Vec<String>>;
+use crate::store::parts::{self, Tables};
 
 /// Which tables to expect.
 #[derive(Clone, Copy)]
@@ -70,14 +67,7 @@ fn tables_of(conn: &Connection) -> rusqlite::Result<Tables> {
 /// The first table or column of `expected` that `conn` lacks, in SQLite's
 /// words for it ("no such table: name_terms"); None when it has them all.
 pub(super) fn first_missing(conn: &Connection, expected: Expected) -> rusqlite::Result<Option<String>> {
-    let found = tables_of(conn)?;
-    for (table, columns) in expected.tables()? {
-        let Some(has) = found.get(table) else { return Ok(Some(format!("no such table: {table}"))) };
-        if let Some(column) = columns.iter().find(|c| !has.contains(c)) {
-            return Ok(Some(format!("no such column: {table}.{column}")));
-        }
-    }
-    Ok(None)
+    Ok(parts::first_missing(expected.tables()?, &tables_of(conn)?))
 }
 
 #[cfg(test)]
