@@ -51,11 +51,27 @@ pub(crate) fn is_regular(path: &Path) -> io::Result<bool> {
     match std::fs::metadata(path) {
         Ok(meta) if meta.is_file() => Ok(true),
         Ok(_) => Err(not_regular()),
-        // A path through a file (`.git/info/exclude` where `.git` is a
-        // worktree's file) leads to nothing, as a missing one does.
-        Err(e) if matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => Ok(false),
+        Err(e) if leads_to_nothing(&e) => Ok(false),
         Err(e) => Err(e),
     }
+}
+
+/// As `is_regular`, and one this user may read: the file is opened
+/// (`open_regular`, so that one a FIFO replaced since is not waited on),
+/// and one closed to the user is an error too.
+pub(crate) fn is_readable_regular(path: &Path) -> io::Result<bool> {
+    match open_regular(path) {
+        Ok(Some(_)) => Ok(true),
+        Ok(None) => Err(not_regular()),
+        Err(e) if leads_to_nothing(&e) => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// A path through a file (`.git/info/exclude` where `.git` is a worktree's
+/// file) leads to nothing, as a missing one does.
+fn leads_to_nothing(e: &io::Error) -> bool {
+    matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory)
 }
 
 /// Append `text` to the file at `path`, creating it when missing; refused

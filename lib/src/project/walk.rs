@@ -328,13 +328,9 @@ fn check_ignore_files_above(root: &ProjectRoot, paths: &[AdmittedPath]) -> Resul
 /// on a FIFO), or closed to this user, whom the walker would let into every
 /// file it ignores without a word (a secret a remote embedder then sees).
 fn unreadable_ignore_file(dir: &Path) -> Option<(PathBuf, std::io::Error)> {
-    IGNORE_FILE_NAMES.iter().map(|name| dir.join(name)).find_map(|file| {
-        match small_file::is_regular(&file)
-            .and_then(|there| if there { std::fs::File::open(&file).map(drop) } else { Ok(()) })
-        {
-            Err(e) => Some((file, e)),
-            Ok(()) => None,
-        }
+    IGNORE_FILE_NAMES.iter().map(|name| dir.join(name)).find_map(|file| match small_file::is_readable_regular(&file) {
+        Err(e) => Some((file, e)),
+        Ok(_) => None,
     })
 }
 
