@@ -454,8 +454,7 @@ fn a_signal_ends_the_wait_for_another_run() {
     use std::io::BufRead;
     let t = sample_project();
     assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
-    let lock = std::fs::File::create(t.path().join(".vecgrep/index.lock")).unwrap();
-    lock.lock().unwrap();
+    let lock = hold_index_lock(&t);
     // A real repository, for vg-log's history.
     std::fs::remove_dir(t.path().join(".git")).unwrap();
     git(&t, &["init", "-q"]);

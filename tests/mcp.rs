@@ -350,8 +350,7 @@ fn an_index_call_in_flight_when_the_client_leaves_is_answered() {
     let t = sample_project();
     assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
     // Another run holds the lock: the call's run cannot end.
-    let lock = std::fs::File::create(t.path().join(".vecgrep/index.lock")).unwrap();
-    lock.lock().unwrap();
+    let lock = hold_index_lock(&t);
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
     let input = format!(

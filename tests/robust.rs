@@ -402,8 +402,7 @@ fn an_index_left_by_an_unfinished_run_says_it_is_incomplete() {
     let o = run(t.cmd("vg-index", ".").arg("--stats"));
     assert!(stdout(&o).contains("(incomplete: no run over the whole project has finished"), "{}", stdout(&o));
     // While a run holds the lock, the same state is a run under way.
-    let lock = std::fs::File::create(t.path().join(".vecgrep/index.lock")).unwrap();
-    lock.lock().unwrap();
+    let lock = hold_index_lock(&t);
     let o = run(t.cmd("vg-query", ".").args(["--no-index", "handler"]));
     assert!(stderr(&o).contains("an index run is under way"), "{}", stderr(&o));
     let o = run(t.cmd("vg-index", ".").arg("--stats"));

@@ -973,8 +973,7 @@ fn a_second_server_leaves_the_first_ones_running_job_alone() {
     let first = Server::start(&t, &["--refresh", "3600"]);
     first.wait_ready();
     // The job's run waits for this lock, so the job stays running.
-    let lock = std::fs::File::create(t.path().join(".vecgrep/index.lock")).unwrap();
-    lock.lock().unwrap();
+    let lock = hold_index_lock(&t);
     let id = start_job(&first);
     let second = Server::start(&t, &["--refresh", "3600"]);
     let job = first.json(&format!("/v1/index/status?job_id={id}"));

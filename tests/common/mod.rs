@@ -103,6 +103,14 @@ pub(crate) fn tool_cmd(tool: &str) -> Command {
     c
 }
 
+/// The project's index lock, held as another index run holds it, until
+/// the file is dropped: what waits for the lock waits for it.
+pub(crate) fn hold_index_lock(t: &Tree) -> std::fs::File {
+    let lock = std::fs::File::create(t.path().join(".vecgrep/index.lock")).unwrap();
+    lock.lock().unwrap();
+    lock
+}
+
 /// Run and capture; stdin is empty.
 pub(crate) fn run(c: &mut Command) -> Output {
     c.output().unwrap()
