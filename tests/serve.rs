@@ -350,6 +350,8 @@ fn status_reports_indexing_then_ready_and_search_works_meanwhile() {
     assert_eq!(ready["indexed"], 154);
     assert!(ready["chunks"].as_u64().unwrap() >= 154);
     assert!(ready["total"].is_u64());
+    assert!(ready["index_error"].is_null(), "{ready}");
+    assert_eq!(s.json("/health")["index_ready"], true);
 }
 
 #[test]
@@ -623,7 +625,14 @@ fn a_failed_search_answers_500_and_the_server_lives_on() {
     // the server lives on.
     let (status, _, body) = s.get("/search?q=retry+upload&threshold=-1&mode=semantic");
     assert!(status == 200 || error_of(500, &body).contains("is damaged"), "{status} {body}");
-    assert_eq!(s.json("/health")["status"], "ok");
+    // `/status` and `/health` say the index cannot be read, rather than
+    // calling it empty and ready.
+    let status = s.json("/status");
+    let why = status["index_error"].as_str().unwrap_or_else(|| panic!("no index_error: {status}"));
+    assert!(why.contains("is damaged") && why.contains("no such table"), "{why}");
+    let health = s.json("/health");
+    assert_eq!(health["status"], "ok");
+    assert_eq!(health["index_ready"], false, "{health}");
 }
 
 /// A damaged index is rebuilt by the server's next refresh: removed and made

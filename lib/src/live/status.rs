@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use super::{LiveIndex, StoreSlot};
+use crate::store::{IndexStats, StoreError};
 
 /// The spec's IndexStatus of the served index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -59,6 +60,11 @@ pub struct LiveStatus {
     pub scope: Vec<String>,
     /// Why the last index run failed, or null.
     pub error: Option<String>,
+    /// Why the index cannot be read now (damaged, or its database gone),
+    /// or null: the counts above are then 0, not what the index holds, and
+    /// a search fails until a run makes the index again. Null while a run
+    /// is at work, which remakes it. Added within version 1.
+    pub index_error: Option<String>,
     /// While an index run gives the chunks another static table's vectors
     /// (vecgrep's table was updated), how far it is; null otherwise.
     /// Searches read the previous vectors until it is done.
@@ -81,19 +87,34 @@ fn state(progress: &super::Progress, files: u64) -> IndexingState {
     }
 }
 
+/// What the index holds, `None` before the first run has made one, or why
+/// it cannot be read.
+fn read_stats(store: &mut StoreSlot, root: &crate::project::ProjectRoot) -> Result<Option<IndexStats>, String> {
+    match super::open_slot(store, root) {
+        Err(StoreError::Missing(_)) => return Ok(None),
+        Err(e) => return Err(format!("{:#}", anyhow::Error::new(e))),
+        Ok(()) => {}
+    }
+    let Some(reader) = store.as_ref() else { return Ok(None) };
+    reader.stats().map(Some).map_err(|e| format!("{:#}", anyhow::Error::new(e)))
+}
+
 impl LiveIndex {
     /// The status now; `store` is the caller's connection, opened if need be
     /// (before the first run has made the index, the counts are 0).
     pub fn status(&self, store: &mut StoreSlot) -> LiveStatus {
         let t = &self.target;
-        // Before the first run has made the index there is none to open.
-        let _ = super::open_slot(store, &t.root);
-        let stats = store.as_ref().and_then(|s| s.stats().ok());
-        if stats.is_none() {
+        let read = read_stats(store, &t.root);
+        if !matches!(read, Ok(Some(_))) {
             // The index may have been rebuilt under this connection: reopen next time.
             *store = None;
         }
         let progress = self.progress();
+        let (stats, index_error) = match read {
+            Ok(stats) => (stats, None),
+            Err(_) if progress.indexing => (None, None),
+            Err(why) => (None, Some(why)),
+        };
         let files = stats.as_ref().map_or(0, |s| s.files);
         LiveStatus {
             status: state(&progress, files),
@@ -110,6 +131,7 @@ impl LiveIndex {
             root: t.root.path.to_string_lossy().into_owned(),
             scope: t.scope_names(),
             error: progress.error,
+            index_error,
             recomputing_static: progress.recomputing,
             words_in_memory: false,
         }

@@ -11,7 +11,7 @@ pub(super) fn status_response(shared: &Shared, store: &mut StoreSlot) -> Respons
 }
 
 /// `GET /health`: the server answers; whether the index has completed a
-/// run, what it holds and what embeds, and whether requests need a token.
+/// run and can be read, what it holds and what embeds, and whether requests need a token.
 pub(super) fn health_response(shared: &Shared, store: &mut StoreSlot) -> Response {
     let live = shared.searcher.live();
     let status = live.status(store);
@@ -19,7 +19,7 @@ pub(super) fn health_response(shared: &Shared, store: &mut StoreSlot) -> Respons
         200,
         &json!({
             "status": "ok",
-            "index_ready": live.is_ready(),
+            "index_ready": live.is_ready() && status.index_error.is_none(),
             "chunks": status.chunks,
             "embedder_model": status.embedder_model,
             "auth_enabled": shared.token.is_some(),
