@@ -280,12 +280,20 @@ fn the_current_protocol_revision_and_the_porcelain() {
         &t,
         "auto",
         &["vecgrep", "--mcp", "src"],
-        json!([search(json!({"query": "read the settings file", "k": 1, "exclude": ["*.py"]}))]),
+        json!([
+            search(json!({"query": "read the settings file", "k": 1, "exclude": ["*.py"]})),
+            // Empty strings, as models fill optional fields, are filters left
+            // out: beside a real glob, and for every filter alike.
+            search(json!({"query": "read the settings file", "k": 3, "threshold": -1, "exclude": ["", "*.rs"],
+                "size": [""], "changed_within": ""})),
+        ]),
     );
     assert_eq!(r[0]["protocol_version"], "2026-07-28");
     assert!(r[0]["instructions"].as_str().unwrap().contains("(paths: src)"), "{}", r[0]);
     let found = structured(&r[1]);
     assert!(files_of(found).iter().all(|f| !f.ends_with(".py")), "{found}");
+    let found = files_of(structured(&r[2]));
+    assert!(!found.is_empty() && found.iter().all(|f| f.ends_with(".py")), "{found:?}");
 }
 
 #[test]

@@ -139,11 +139,14 @@ impl SearchArgs {
             Some(t) if t.is_finite() && (-1.0..=1.0).contains(&t) => t,
             Some(t) => return Err(format!("threshold must be from -1 to 1, got {t}")),
         };
+        // Models fill optional fields with "": a filter given empty is left
+        // out, the same for every filter.
+        let given = |values: &[String]| values.iter().filter(|v| !v.is_empty()).cloned().collect::<Vec<_>>();
         let filter = FileFilter::from_flags(
             self.changed_within.as_deref().filter(|w| !w.is_empty()),
             self.changed_before.as_deref().filter(|w| !w.is_empty()),
-            &self.size,
-            &self.exclude,
+            &given(&self.size),
+            &given(&self.exclude),
             SystemTime::now(),
         )?;
         let scope = confine(live, &self.paths)?;
