@@ -625,6 +625,12 @@ fn the_code_model_is_chosen_by_name_and_its_index_rebuilt() {
         .args(["-k", "1", "--no-index", "where do we retry failed uploads"]));
     assert_code(&o, 0);
     assert_eq!(records(&o)[0]["file"], "src/upload.py");
+    // Nor does a search of the index as it is: a query embedded by MiniLM
+    // against the code model's vectors is refused, saying what rebuilds it.
+    let o = run(t.cmd("vg-query", ".").args(["--mode", "semantic", "--no-index", "retry failed uploads"]));
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert!(err.contains("made by vecgrep-code-minilm-l6, not all-MiniLM-L6-v2") && err.contains("vg-index"), "{err}");
     // A search with the other model does not mix vectors: it rebuilds first.
     let o = run(t.cmd("vg-query", ".").args(["-k", "1", "retry failed uploads"]));
     assert_code(&o, 0);

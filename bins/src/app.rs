@@ -616,6 +616,9 @@ pub fn search_once(
         }
         _ => None,
     };
+    if sides.by_model {
+        refuse_another_model(store, config)?;
+    }
     let mut model = match preloading.query_embedder.take() {
         Some(loading) => Some(join_embedder(loading)?),
         None if sides.by_model => Some(load_query_embedder(config, Profile::Query, all_cores())?),
@@ -629,6 +632,20 @@ pub fn search_once(
         std::thread::spawn(move || drop(statics));
     }
     hits
+}
+
+/// A query embedded by one model is not compared with chunks embedded by
+/// another: their cosines mean nothing (an index run rebuilds such an
+/// index first; `--no-index` searches it as it is).
+fn refuse_another_model(store: &dyn vecgrep::store::IndexReader, config: &ResolvedConfig) -> Result<()> {
+    match store.meta()? {
+        Some(meta) if meta.model != config.embedder_model => Err(anyhow!(
+            "the index's vectors were made by {}, not {}; run vg-index, or search without --no-index, to rebuild it",
+            meta.model,
+            config.embedder_model
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// How a blocking index run reports and what it does.
