@@ -131,6 +131,7 @@ pub fn index_label(
         write_trees(catalog, &resolved.state, dir, config.max_filesize)
     })?;
     if completed(&summary) {
+        super::revision::record_admission(&resolved.root, config)?;
         resolved.state.updated = Some(now());
         write_state(&resolved.root, &resolved.state)?;
         let key = label_key(label, &resolved.state.projects);

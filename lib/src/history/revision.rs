@@ -44,6 +44,7 @@ pub fn index_revision(
     let summary =
         index_written(&root, config, (embedders, obs), |dir| repo.write_tree(&sha, dir, config.max_filesize))?;
     if completed(&summary) {
+        record_admission(&root, config)?;
         store::mark_complete(project, &sha, spec)?;
     }
     Ok(RevisionRun { sha, summary: Some(summary) })
@@ -70,11 +71,14 @@ pub(super) fn completed(summary: &IndexSummary) -> bool {
     !summary.aborted && !summary.cancelled && summary.errors == 0 && summary.holes == 0
 }
 
-/// Whether the index at `root` was built with the model and chunking
-/// `config` asks for, in this version's schema, and, when `config` asks
-/// for every chunk's model vector (`--full`), has them all: if not, a run
-/// rebuilds or completes it.
+/// Whether the index at `root` was built with the model, chunking and
+/// admission of files `config` asks for, in this version's schema, and,
+/// when `config` asks for every chunk's model vector (`--full`), has them
+/// all: if not, a run rebuilds or completes it.
 pub(super) fn built_as_configured(root: &ProjectRoot, config: &ResolvedConfig) -> bool {
+    if store::admission(root).as_deref() != Some(admission(config).as_str()) {
+        return false;
+    }
     let Ok(index) = store::open_for_reading(root) else { return false };
     let same = index.meta().ok().flatten().is_some_and(|m| {
         m.model == config.embedder_model
@@ -83,6 +87,18 @@ pub(super) fn built_as_configured(root: &ProjectRoot, config: &ResolvedConfig) -
             && m.chunk_format == crate::chunk::FORMAT
     });
     same && (!config.embed_all || index.stats().is_ok_and(|s| s.pending == 0))
+}
+
+/// The settings that choose which of a tree's files its index holds,
+/// beside what the index's meta records: a revision's tree does not change,
+/// but a run with other settings admits other files of it.
+fn admission(config: &ResolvedConfig) -> String {
+    format!("include_generated = {}\nmax_filesize = {}\n", config.include_generated, config.max_filesize)
+}
+
+/// Record that the run over revision root `root` completed as `config` admits files.
+pub(super) fn record_admission(root: &ProjectRoot, config: &ResolvedConfig) -> Result<()> {
+    Ok(store::record_admission(root, &admission(config))?)
 }
 
 /// An error unless the index at `root` holds vectors of `model`: a query

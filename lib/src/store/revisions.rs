@@ -89,14 +89,34 @@ pub fn mark_complete(project: &ProjectRoot, sha: &str, name: &str) -> Result<(),
         names.push(name.to_string());
     }
     let text = std::iter::once(sha.to_string()).chain(names).collect::<Vec<_>>().join("\n") + "\n";
-    // Written whole to a new name and renamed, so a kill leaves the old mark or the new one.
-    // The directory is made here: a revision kept in the shared store has
-    // no local index to have made it.
+    write_whole(&root, &path, &text)
+}
+
+/// Write `text` to `path` in `root`'s data directory, whole to a new name
+/// and renamed, so a kill leaves the old file or the new one. The directory
+/// is made here: a revision kept in the shared store has no local index to
+/// have made it.
+fn write_whole(root: &ProjectRoot, path: &Path, text: &str) -> Result<(), StoreError> {
     let tmp = path.with_extension("tmp");
     std::fs::create_dir_all(root.data_dir())
         .and_then(|()| std::fs::write(&tmp, text))
-        .and_then(|()| std::fs::rename(&tmp, &path))
-        .map_err(|e| StoreError::File { action: "write", path, source: e.into() })
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .map_err(|e| StoreError::File { action: "write", path: path.to_path_buf(), source: e.into() })
+}
+
+/// The file that says which files of its tree a revision's (or a label's)
+/// index admitted: the settings of the walk beside those its meta records.
+const ADMISSION: &str = "admission";
+
+/// The admission settings the index at revision root `root` was last
+/// completed with (`record_admission`), if any were recorded.
+pub fn admission(root: &ProjectRoot) -> Option<String> {
+    std::fs::read_to_string(root.data_dir().join(ADMISSION)).ok()
+}
+
+/// Record the admission settings a run over revision root `root` completed with.
+pub fn record_admission(root: &ProjectRoot, settings: &str) -> Result<(), StoreError> {
+    write_whole(root, &root.data_dir().join(ADMISSION), settings)
 }
 
 /// Remove revision `sha`'s index and with it every vector only it held.
