@@ -231,6 +231,39 @@ fn forgetting_a_revision_removes_its_index_and_bad_revisions_are_one_line() {
     assert_eq!(stderr(&o), "vg-index: unknown revision \"HEAD\": the repository has no commits yet\n");
 }
 
+/// A name that moved since a revision was indexed by it is not taken to
+/// mean that revision's index: `--stats` says what each was indexed as,
+/// and `--forget` by a name two revisions answer to is refused, naming the
+/// shas, rather than removing the one the name happens to mean now.
+#[test]
+fn forgetting_by_a_name_that_moved_removes_nothing() {
+    let tree = two_releases();
+    summary_of(&run(tree.cmd("vg-index", "").args(["--rev", "HEAD~1"])));
+    let v1 = git(&tree, &["rev-parse", "v1"]);
+    let v2 = git(&tree, &["rev-parse", "HEAD"]);
+    summary_of(&run(tree.cmd("vg-index", "").args(["--rev", "main"])));
+    tree.write("src/more.py", PARSER);
+    git(&tree, &["add", "-A"]);
+    git(&tree, &["commit", "-q", "-m", "v3"]);
+    // HEAD~1 is v2 now, indexed as main; v1 was indexed as HEAD~1.
+    let stats = stdout(&run(tree.cmd("vg-index", "").arg("--stats")));
+    assert!(stats.contains(&format!("revision: {} (indexed as HEAD~1):", &v1[..12])), "{stats}");
+    let o = run(tree.cmd("vg-index", "").args(["--forget", "HEAD~1"]));
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert!(err.contains(&format!("HEAD~1 names {} now, but {} was indexed as HEAD~1", &v2[..12], &v1[..12])), "{err}");
+    assert_eq!(revision_count(&tree), 2, "nothing was forgotten");
+    // By sha, each goes.
+    assert_code(&run(tree.cmd("vg-index", "").args(["--forget", &v1[..12]])), 0);
+    assert_code(&run(tree.cmd("vg-index", "").args(["--forget", "HEAD~1"])), 0);
+    assert_eq!(revision_count(&tree), 0);
+}
+
+fn revision_count(tree: &Tree) -> usize {
+    let stats = records(&run(tree.cmd("vg-index", "").args(["--stats", "--json"])));
+    stats[0]["revisions"].as_array().unwrap().len()
+}
+
 #[test]
 fn a_shallow_clone_reads_the_history_it_has_and_refuses_what_it_lacks() {
     let full = two_releases();

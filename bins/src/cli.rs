@@ -338,7 +338,7 @@ pub struct IndexCli {
     /// Index the whole tree of a git revision (a branch, tag or commit, as git names them) straight from the repository, leaving the working tree alone; chunks any index of the project already embedded are not embedded again. Search it with vg-query --rev.
     #[arg(long, value_name = "REV", conflicts_with_all = ["stats", "verify", "clear_cache", "reindex", "forget"])]
     pub rev: Option<String>,
-    /// Drop the index of a revision indexed with --rev (by any name git gives it, or its sha) and the vectors only it held.
+    /// Drop the index of a revision indexed with --rev (by any name git gives it now, or its sha) and the vectors only it held. A name that moved since another revision was indexed by it (--stats: "indexed as") is refused: forget by sha.
     #[arg(long, value_name = "REV", conflicts_with_all = ["stats", "verify", "clear_cache", "reindex"])]
     pub forget: Option<String>,
     #[command(flatten)]

@@ -110,7 +110,7 @@ fn report_tree_run(
 
 /// `--forget`: drop a revision's index.
 fn forget(spec: &str, inv: &Invocation) -> anyhow::Result<u8> {
-    let sha = vecgrep::history::resolve_revision(&inv.root, spec)?;
+    let sha = vecgrep::history::revision_to_forget(&inv.root, spec)?;
     let _lock = store::lock_for_writing(&inv.root, &mut || note(TOOL, inv.config.quiet, vecgrep::index::LOCK_WAIT))?;
     if !store::forget_revision(&inv.root, &sha)? {
         return Err(anyhow::anyhow!("revision {spec} ({}) has no index", &sha[..12]));
@@ -183,7 +183,8 @@ fn print_stats(cli: &IndexCli, root: &vecgrep::project::ProjectRoot) -> anyhow::
             writeln!(out, "commits:  {commits} ({pieces} pieces; vg-log)")?;
         }
         for r in &record.revisions {
-            let names = if r.names.is_empty() { String::new() } else { format!(" {}", r.names.join(", ")) };
+            let names =
+                if r.names.is_empty() { String::new() } else { format!(" (indexed as {})", r.names.join(", ")) };
             let state = if r.complete { "" } else { " (incomplete; vg-index --rev resumes it)" };
             writeln!(
                 out,

@@ -148,11 +148,24 @@ pub fn indexed_revision(project: &ProjectRoot, spec: &str, model: &str) -> Resul
     }
 }
 
-/// The sha `spec` names: what git resolves it to first, as a search does;
-/// a prefix of a stored revision's sha only when git knows no such name (a
-/// deleted branch, a tag since removed).
-pub fn resolve_revision(project: &ProjectRoot, spec: &str) -> Result<String> {
-    resolve_stored(project, &store::revisions(project)?, spec)
+/// The revision `vg-index --forget SPEC` removes: the one `spec` names now,
+/// as a search takes it. A name that moves (`main`, `HEAD~1`) may have been
+/// recorded for another revision when that one was indexed; forgetting by
+/// it is then refused, naming both, since `--stats` lists the other under it.
+pub fn revision_to_forget(project: &ProjectRoot, spec: &str) -> Result<String> {
+    let stored = store::revisions(project)?;
+    let sha = resolve_stored(project, &stored, spec)?;
+    let indexed_as: Vec<&str> =
+        stored.iter().filter(|r| r.sha != sha && r.names.iter().any(|n| n == spec)).map(|r| &r.sha[..12]).collect();
+    if !indexed_as.is_empty() {
+        anyhow::bail!(
+            "{spec} names {} now, but {} was indexed as {spec}; forget a revision by its sha (vg-index --forget {})",
+            &sha[..12],
+            indexed_as.join(" and "),
+            indexed_as[0]
+        );
+    }
+    Ok(sha)
 }
 
 /// A revision is one repository's; a catalog's projects are searched at a
