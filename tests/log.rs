@@ -463,6 +463,46 @@ fn a_commit_in_another_encoding_or_with_an_odd_date_is_shown_as_it_was_written()
     );
 }
 
+/// A commit whose author line gix's parser refuses (no `<email>`, as some
+/// imported histories have) is read as git log reads it, and the history
+/// before and after it is searched, where it stopped vg-log altogether.
+#[test]
+fn a_malformed_commit_does_not_stop_the_history() {
+    let tree = repository();
+    let head = git(&tree, &["rev-parse", "HEAD"]);
+    let tree_id = git(&tree, &["rev-parse", "HEAD^{tree}"]);
+    let object = format!(
+        "tree {tree_id}\nparent {head}\nauthor Mallory mallory@example.org 1715000000 +0000\n\
+         committer Mallory <mallory@example.org> 1715000000 +0000\n\nSpeed up template rendering with a cache\n"
+    );
+    let path = tree.config_home.path().join("commit");
+    std::fs::write(&path, object).unwrap();
+    let odd = git(&tree, &["hash-object", "-t", "commit", "-w", "--literally", path.to_str().unwrap()]);
+    git(&tree, &["update-ref", "HEAD", &odd]);
+    commit(
+        &tree,
+        &Change {
+            author: "Ada Lovelace",
+            date: "2024-06-10T10:00:00+00:00",
+            subject: "Log each upload",
+            files: &[("src/log.py", "import logging\n\nlog = logging.getLogger('upload')\n")],
+        },
+    );
+    let o = log(&tree, &["-k", "10", "template rendering cache"]);
+    assert_code(&o, 0);
+    let recs = records(&o);
+    let commits = of_type(&recs, "commit");
+    assert_eq!(commits.len(), 6, "the whole history, the odd commit too: {}", stdout(&o));
+    let found = commits.iter().find(|c| c["sha"] == odd.as_str()).unwrap();
+    crate::contract::check(found);
+    assert_eq!(found["subject"], "Speed up template rendering with a cache");
+    assert_eq!(
+        (found["author"].as_str(), found["time"].as_i64()),
+        (Some("Mallory mallory@example.org"), Some(1_715_000_000))
+    );
+    assert_eq!(subjects(&recs).iter().filter(|s| s.as_str() == "Log each upload").count(), 1);
+}
+
 #[test]
 fn a_path_is_touched_as_git_log_counts_it_submodules_and_merges_included() {
     let lib = Tree::bare();

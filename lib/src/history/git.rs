@@ -90,10 +90,43 @@ impl GitRepo {
             .context("cannot walk the history")?;
         let mut shas = Vec::new();
         for info in walk {
-            let info = info.map_err(|e| anyhow!("cannot walk the history: {e}"))?;
-            shas.push(info.id.to_string());
+            match info {
+                Ok(info) => shas.push(info.id.to_string()),
+                // A commit gix's parser refuses: walked again, read as git reads it.
+                Err(_) => return self.history_loosely(head.detach(), limit),
+            }
             if limit.is_some_and(|l| shas.len() >= l) {
                 break;
+            }
+        }
+        Ok(shas)
+    }
+
+    /// The commits reachable from `head`, newest first by commit time, as
+    /// [`GitRepo::head_history`] lists them, each read leniently
+    /// ([`super::loose`]): slower than gix's walk, for histories it refuses.
+    fn history_loosely(&self, head: gix::ObjectId, limit: Option<usize>) -> Result<Vec<String>> {
+        let read = |id: gix::ObjectId| -> Result<(i64, Vec<gix::ObjectId>)> {
+            let object = self.repo.find_object(id).map_err(|e| anyhow!("cannot walk the history at {id}: {e}"))?;
+            let commit = super::loose::parse(&object.data);
+            Ok((commit.time.seconds, commit.parents))
+        };
+        let mut queue = std::collections::BinaryHeap::new();
+        let mut seen = std::collections::HashSet::from([head]);
+        let (time, parents) = read(head)?;
+        queue.push((time, head, parents));
+        let mut shas = Vec::new();
+        while let Some((_, id, parents)) = queue.pop() {
+            shas.push(id.to_string());
+            if limit.is_some_and(|l| shas.len() >= l) {
+                break;
+            }
+            // A shallow clone's boundary commits name parents it does not have.
+            for parent in parents.into_iter().filter(|p| self.repo.has_object(p)) {
+                if seen.insert(parent) {
+                    let (time, grandparents) = read(parent)?;
+                    queue.push((time, parent, grandparents));
+                }
             }
         }
         Ok(shas)
@@ -114,11 +147,21 @@ impl GitRepo {
         let commit = self.repo.find_commit(id).with_context(|| format!("cannot read commit {sha}"))?;
         let encoding = commit.decode().ok().and_then(|c| c.encoding.and_then(|e| encoding_named(e)));
         let text = |bytes: &[u8]| decoded(bytes, encoding);
-        let message = commit.message().with_context(|| format!("cannot read the message of {sha}"))?;
+        let (message, author, time) = match (commit.message(), commit.author()) {
+            (Ok(message), Ok(author)) => {
+                let time = author.time().with_context(|| format!("cannot read the date of {sha}"))?;
+                (message, (author.name, author.email), time)
+            }
+            // A commit gix's parser refuses, read as git log reads it.
+            _ => {
+                let loose = super::loose::parse(&commit.data);
+                let time = loose.author.time.unwrap_or(loose.time);
+                let message = gix::objs::commit::MessageRef::from_bytes(loose.message.as_bstr());
+                (message, (loose.author.name.as_bstr(), loose.author.email.as_bstr()), time)
+            }
+        };
         let subject = text(&message.summary()).trim().to_string();
         let body = message.body.map(|b| text(b).trim().to_string()).unwrap_or_default();
-        let author = commit.author().with_context(|| format!("cannot read the author of {sha}"))?;
-        let time = author.time().with_context(|| format!("cannot read the date of {sha}"))?;
         let parents: Vec<gix::ObjectId> = commit.parent_ids().map(|p| p.detach()).collect();
         let mut changes = self.changes(&commit, parents.first().copied(), with_diff && parents.len() < 2)?;
         // A merge touched a path only where it differs from every parent, as
@@ -132,8 +175,8 @@ impl GitRepo {
             sha: sha.to_string(),
             time: time.seconds,
             offset: time.offset,
-            author: text(author.name),
-            email: text(author.email),
+            author: text(author.0),
+            email: text(author.1),
             subject,
             body,
             paths: changes.paths,

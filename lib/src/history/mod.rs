@@ -2,7 +2,8 @@
 //! `git.rs` reads commits from the object database (gix; git is never
 //! spawned), `diff.rs` turns a commit's changes into the pieces indexed,
 //! `index.rs` brings the commit log (`store::CommitStore`) up to date with
-//! HEAD's history, `filter.rs` and `rank.rs` answer a question with commits,
+//! HEAD's history (`loose.rs` reads the malformed commits gix refuses),
+//! `filter.rs` and `rank.rs` answer a question with commits,
 //! ranked as code search ranks chunks: meaning and words, fused.
 //! `revision.rs` indexes a revision's tree without a checkout (`--rev`),
 //! `label.rs` a catalog's label, the revision it names in each project.
@@ -12,6 +13,7 @@ mod filter;
 mod git;
 mod index;
 mod label;
+mod loose;
 mod rank;
 mod revision;
 
