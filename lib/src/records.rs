@@ -665,19 +665,30 @@ impl Record {
     }
 }
 
-/// A hit whose lines are a 1-based range and whose root (if any) is
-/// absolute, or the error saying what it is not: a reader joins the root
-/// and the file to read the file, and a relative root would be read from
-/// wherever the reader runs.
+/// A hit whose lines are a 1-based range, whose root (if any) is absolute
+/// and whose file names one below it, or the error saying what it is not:
+/// a reader joins the root and the file to read the file, and a relative
+/// root would be read from wherever the reader runs, a file outside the
+/// root from anywhere. Without a root the file is the current directory's
+/// to name, as a path on a command line is.
 fn check_hit(hit: HitRecord, line: usize) -> Result<HitRecord, RecordError> {
     let cause = if hit.start_line == 0 || hit.end_line < hit.start_line {
         format!("line range {}-{} is not a 1-based range", hit.start_line, hit.end_line)
     } else if let Some(root) = hit.root.as_deref().filter(|r| !Path::new(r).is_absolute()) {
         format!("root {:?} is not an absolute path", clipped(root, 80))
+    } else if hit.file.is_empty() {
+        "file is empty".to_string()
+    } else if hit.root.is_some() && !below_root(&hit.file) {
+        format!("file {:?} is not a path below root", clipped(&hit.file, 80))
     } else {
         return Ok(hit);
     };
     Err(RecordError::BadHit { line, cause })
+}
+
+/// Whether `file` is relative and stays below the directory it is joined to.
+fn below_root(file: &str) -> bool {
+    Path::new(file).components().all(|c| matches!(c, std::path::Component::Normal(_) | std::path::Component::CurDir))
 }
 
 /// A commit whose root is absolute, or the error saying it is not.
@@ -840,6 +851,20 @@ mod tests {
         assert!(e.contains("line 3"), "{e}");
         let e = parse_hit_line(r#"{"file":"a","start_line":1,"end_line":1,"root":"rel/dir"}"#, 5).unwrap_err();
         assert_eq!(e.to_string(), r#"line 5: not a hit record: root "rel/dir" is not an absolute path"#);
+        for (file, says) in [
+            ("", "file is empty"),
+            ("/etc/passwd", r#"file "/etc/passwd" is not a path below root"#),
+            ("src/../../etc/hostname", r#"file "src/../../etc/hostname" is not a path below root"#),
+        ] {
+            let hit = serde_json::json!({"root": "/p", "file": file, "start_line": 1, "end_line": 1}).to_string();
+            let e = parse_hit_line(&hit, 9).unwrap_err();
+            assert_eq!(e.to_string(), format!("line 9: not a hit record: {says}"));
+        }
+        // Without a root a path is the current directory's, as on a command line.
+        for file in ["/tmp/a.rs", "../b.rs", "./src/c.rs"] {
+            let hit = serde_json::json!({"file": file, "start_line": 1, "end_line": 1}).to_string();
+            assert!(parse_hit_line(&hit, 1).unwrap().is_some(), "{file}");
+        }
         let e = Record::parse(r#"{"type":5,"file":"a","start_line":1,"end_line":1}"#, 6).unwrap_err();
         assert_eq!(e.to_string(), "line 6: its type is 5, not a string naming a record");
         let sample = include_str!("../../spec/samples/commits.ndjson").lines().next().unwrap();
@@ -911,7 +936,7 @@ mod tests {
             }
 
             #[test]
-            fn written_hits_read_back_equal(file in "[a-z/]{1,30}", start in 1usize..10_000, len in 0usize..100, text in "\\PC{0,200}", score in -1.0f64..1.0) {
+            fn written_hits_read_back_equal(file in "[a-z][a-z/]{0,29}", start in 1usize..10_000, len in 0usize..100, text in "\\PC{0,200}", score in -1.0f64..1.0) {
                 // Scores are written rounded, as HitRecord::new rounds them.
                 let hit = HitRecord { v: 1, root: Some("/r".into()), file, start_line: start, end_line: start + len, score: round4(score), relevance: Some(round4(score + 0.5)), fit: Some(round4(score * 0.9)), text, query: Some("q".into()), concepts: Vec::new(), rev: None, reasoning: None, project: None };
                 let mut line = Vec::new();
