@@ -2,6 +2,7 @@
 //! that may end hits) from stdin for a terminal or a pipe.
 
 use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
 
 use vecgrep::format::{
     files_left_out, judgement_note, render, render_answer, render_commits, FormatOptions, OutputMode,
@@ -60,11 +61,16 @@ fn main() {
     })
 }
 
-/// `-q`, or `quiet` in the config of the project the hits come from: the
-/// setting the search that wrote them read. A config that cannot be read
-/// is that search's to report, and silences nothing here.
+/// `-q`, or `quiet` in the config of the project the hits come from (with
+/// no hits, the project the current directory is in, where the search that
+/// found nothing ran): the setting that search read. A config that cannot
+/// be read is that search's to report, and silences nothing here.
 fn quiet(cli: &FormatCli, hits: &[vecgrep::records::HitRecord]) -> bool {
-    let root = hits.first().and_then(|h| h.root.as_deref()).map(std::path::Path::new).filter(|r| r.is_absolute());
+    let hits_root = hits.first().and_then(|h| h.root.as_deref()).map(PathBuf::from).filter(|r| r.is_absolute());
+    let root = hits_root.or_else(|| {
+        let cwd = std::env::current_dir().ok()?;
+        vecgrep::project::select_root(&cwd, &[]).ok().map(|r| r.path)
+    });
     cli.quiet
         || root.is_some_and(|root| {
             let config = root.join(vecgrep::project::PROJECT_DIR).join("config.toml");
