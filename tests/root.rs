@@ -102,6 +102,13 @@ fn missing_path_is_an_error() {
     let o = run(t.cmd("vg-index", ".").arg("no/such/dir"));
     assert_code(&o, 2);
     assert!(stderr(&o).contains("no/such/dir"), "{}", stderr(&o));
+    // A typo outside the root is said to be missing, not outside: moving
+    // the root would not help.
+    let typo = Tree::bare().path().join("typo");
+    let o = run(t.cmd("vg-root", ".").arg(&typo));
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert!(err.contains("typo") && err.contains("No such file") && !err.contains("outside"), "{err}");
 }
 
 #[test]

@@ -251,15 +251,13 @@ pub fn admit_paths(
         let canonical = match abs.canonicalize() {
             Ok(c) => c,
             Err(source) => {
-                // A path that does not exist cannot be inside anything; but a
-                // path outside the root is reported as such even if missing.
-                let lexical = normalize_lexically(&abs);
-                if !lexical.starts_with(&root.path) {
-                    if skip_outside_root {
-                        out.skipped.push(path.clone());
-                        continue;
-                    }
-                    return Err(RootError::OutsideRoot { path: path.clone(), root: root.path.clone() });
+                // A path that does not exist cannot be inside anything; one
+                // outside the root is skipped as such when asked (the spec's
+                // PathOutsideRoot is lexical), else its absence is the error:
+                // a typo is not fixed by moving the root.
+                if skip_outside_root && !normalize_lexically(&abs).starts_with(&root.path) {
+                    out.skipped.push(path.clone());
+                    continue;
                 }
                 return Err(RootError::Path { path: path.clone(), cause: source });
             }
