@@ -107,9 +107,9 @@ fn the_porcelain_passes_the_filters_on() {
     assert!(!files.is_empty() && files.iter().all(|f| f == "new.py"), "{files:?}");
 }
 
-/// `-g` or `-t` that chose only files the walk skips says so, and why,
-/// rather than leaving a search that found nothing to read as if there
-/// were no such file.
+/// `-g`, `-t` or PATHs that chose only files the walk skips say so, and
+/// why, rather than leaving a search that found nothing to read as if
+/// there were no such file.
 #[test]
 fn a_filter_whose_files_were_all_skipped_says_so() {
     let t = dated_project();
@@ -125,6 +125,18 @@ fn a_filter_whose_files_were_all_skipped_says_so() {
     // Files it could search: no such note.
     let o = run(t.cmd("vecgrep", ".").args(["-g", "*.py", "retry"]));
     assert!(!stderr(&o).contains("the filters chose"), "{}", stderr(&o));
+    // A file named as a PATH that the walk skips says so too.
+    t.write("big.py", &"def retry_upload(): pass\n".repeat(60));
+    let o = run(t.cmd("vecgrep", ".").args(["--max-filesize", "1000", "retry", "big.py"]));
+    assert_code(&o, 1);
+    let err = stderr(&o);
+    assert!(
+        err.contains("vecgrep: the 1 file searched was skipped: 1 too large") && err.contains("--max-filesize"),
+        "{err}"
+    );
+    let o = run(t.cmd("vecgrep", ".").args(["retry", "big.py"]));
+    assert_code(&o, 0);
+    assert!(!stderr(&o).contains("skipped"), "{}", stderr(&o));
 }
 
 /// A workspace of two crates and a web package, each retrying something,

@@ -745,11 +745,11 @@ pub fn interrupted() -> bool {
 /// The files an index run passed over, counted by reason (`SkipReason::code`).
 pub type SkipTally = std::collections::BTreeMap<&'static str, u64>;
 
-/// When the walk's filters (`-g`, `-t`) chose files but every one was
-/// skipped, say so and why: else a search that finds nothing reads as if
-/// no such file existed.
-pub fn note_filtered_all_skipped(tool: &str, quiet: bool, filtered: bool, files: &WalkedSet, tally: &SkipTally) {
-    if !filtered || !files.is_empty() || tally.is_empty() {
+/// When every file under the PATHs (or that the walk's filters, `-g`,
+/// `-t`, chose) was skipped, say so and why: else a search that finds
+/// nothing reads as if no such file existed, or held nothing relevant.
+pub fn note_all_skipped(tool: &str, quiet: bool, filtered: bool, files: &WalkedSet, tally: &SkipTally) {
+    if !files.is_empty() || tally.is_empty() {
         return;
     }
     let why: Vec<String> = tally
@@ -765,11 +765,9 @@ pub fn note_filtered_all_skipped(tool: &str, quiet: bool, filtered: bool, files:
         })
         .collect();
     let skipped: u64 = tally.values().sum();
-    let files = if skipped == 1 {
-        "the 1 file the filters chose was".into()
-    } else {
-        format!("all {skipped} files the filters chose were")
-    };
+    let chosen = if filtered { "the filters chose" } else { "searched" };
+    let files =
+        if skipped == 1 { format!("the 1 file {chosen} was") } else { format!("all {skipped} files {chosen} were") };
     note(tool, quiet, &format!("{files} skipped: {}", why.join(", ")));
 }
 

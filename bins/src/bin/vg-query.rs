@@ -11,7 +11,7 @@ use vecgrep::records::{write_record, HitRecord, JudgementRecord};
 use vecgrep::search::SearchRequest;
 use vecgrep::store::{self, Scope};
 use vecgrep_bins::app::{
-    cli_config, embedder_pool, index_blocking, label_of, note, note_filtered_all_skipped, note_holes, note_unresolved,
+    cli_config, embedder_pool, index_blocking, label_of, note, note_all_skipped, note_holes, note_unresolved,
     resolve_in, run_main, search_once, Blocking, Invocation, PathsIn, Preloading, EXIT_ERROR, EXIT_FOUND,
     EXIT_INTERRUPTED, EXIT_NOT_FOUND,
 };
@@ -234,6 +234,6 @@ fn index_first(cli: &QueryCli, inv: &Invocation) -> Result<Option<Walked>> {
         return Ok(None);
     }
     note_holes(TOOL, inv.config.quiet, summary.holes);
-    note_filtered_all_skipped(TOOL, inv.config.quiet, walk.is_filtered(), &files, &skipped);
+    note_all_skipped(TOOL, inv.config.quiet, walk.is_filtered(), &files, &skipped);
     Ok(Some(Walked { files: Some(files), errors: summary.errors, interrupted: summary.cancelled }))
 }
