@@ -28,6 +28,22 @@ fn a_value_starting_with_a_dash_reaches_the_tool_as_a_value() {
     assert!(stdout(&o).lines().any(|l| l == "src/upload.py"), "{}{}", stdout(&o), stderr(&o));
 }
 
+/// A flag given twice takes its last value, as in rg, so that an alias
+/// with a flag can be run with that flag again.
+#[test]
+fn a_flag_given_again_overrides_itself() {
+    let t = sample_project();
+    let twice =
+        ["-k", "20", "-k", "1", "--threshold", "0.9", "--threshold=-1", "--color", "always", "--color", "never"];
+    let o = vecgrep(&t, ".", &[&twice[..], &["--no-heading", "--no-heading", "retry a failed upload"]].concat());
+    assert_code(&o, 0);
+    assert_eq!(stdout(&o).lines().filter(|l| l.contains(':')).count(), 1, "{}", stdout(&o));
+    assert!(!stdout(&o).contains('\x1b'), "{}", stdout(&o));
+    let hit = r#"{"file":"src/upload.py","start_line":1,"end_line":1}"#;
+    let o = run_with_input(t.cmd("vg-format", ".").args(["-C1", "-C0", "--no-heading"]), hit.as_bytes());
+    assert_eq!(stdout(&o).lines().count(), 1, "{}", stdout(&o));
+}
+
 /// A tool of the pipeline killed by a signal (the kernel's OOM killer, a
 /// crash) fails the search with status 2 and says which and how: it used
 /// to end with status 2 and nothing said.

@@ -961,7 +961,9 @@ pub fn commands() -> Vec<clap::Command> {
 /// `cmd` as it parses and is documented: its long help from `bins/doc/`,
 /// and each setting's note in its flags' help.
 pub fn finished(cmd: clap::Command) -> clap::Command {
-    with_long_help(with_setting_notes(cmd))
+    // A flag given again overrides itself, as in rg: `alias vg='vecgrep -k 20'`
+    // then `vg -k 5` asks for 5, not a usage error.
+    with_long_help(with_setting_notes(cmd)).args_override_self(true)
 }
 
 /// The long help of each tool, kept as text in `bins/doc/` (wrapped for
