@@ -534,6 +534,20 @@ fn malformed_config_is_rejected_with_file_key_and_line() {
     let o = run(&mut t.cmd("vg-index", "."));
     assert_code(&o, 2);
     assert!(stderr(&o).contains("threshold") && stderr(&o).contains("vecgrep/config.toml"), "{}", stderr(&o));
+    // A config that links to nothing (a dotfiles manager's, its target not
+    // there) is an error, not a config left out in silence.
+    let global = t.config_home.path().join("vecgrep/config.toml");
+    std::fs::remove_file(&global).unwrap();
+    std::os::unix::fs::symlink("/nonexistent/dotfiles/vecgrep.toml", &global).unwrap();
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert!(
+        err.contains("cannot read config")
+            && err.contains("links to /nonexistent/dotfiles/vecgrep.toml, which does not exist"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
 }
 
 #[test]

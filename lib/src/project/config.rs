@@ -55,6 +55,15 @@ pub(crate) fn toml_problem(text: &str, e: &toml::de::Error) -> (usize, String) {
 /// read (a cloned repository chooses its `.vecgrep/config.toml`).
 pub(super) fn load_config(path: &Path) -> Result<Option<ConfigValues>, ConfigError> {
     match super::small_file::read_small(path, MAX_CONFIG_BYTES) {
+        // A link to nothing (a dotfiles manager's, its target not checked
+        // out) is a config the user meant to have, not one left out.
+        Ok(None) if path.is_symlink() => Err(ConfigError::Read {
+            path: path.to_path_buf(),
+            error: std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                format!("it links to {}, which does not exist", std::fs::read_link(path).unwrap_or_default().display()),
+            ),
+        }),
         Ok(None) => Ok(None),
         Ok(Some(bytes)) => {
             let text = String::from_utf8(bytes).map_err(|_| ConfigError::Parse {
