@@ -157,6 +157,21 @@ fn context_lines_come_from_the_file() {
     assert_eq!(stdout(&o).lines().count(), 3);
 }
 
+/// A hand-made record with a query but no text shows the line of its
+/// range that answers the query, read from the file, not its first line.
+#[test]
+fn a_record_without_text_shows_its_best_line_from_the_file() {
+    let t = sample_project();
+    let input = r#"{"file":"src/upload.py","start_line":1,"end_line":10,"query":"sleep between attempts"}"#;
+    let o = format(&t, ".", &[], &format!("{input}\n"));
+    assert_code(&o, 0);
+    assert_eq!(stdout(&o), "src/upload.py:9:            time.sleep(2 ** attempt)\n");
+    // Past the file's end, the record's first line number, as before.
+    let input = r#"{"file":"src/upload.py","start_line":40,"end_line":41,"query":"sleep"}"#;
+    let o = format(&t, ".", &[], &format!("{input}\n"));
+    assert_code(&o, 0);
+}
+
 /// Context costs what the file holds, however much is asked for, and a
 /// hand-made record with line numbers at the end of the range is shown,
 /// not a panic or an allocation that aborts.

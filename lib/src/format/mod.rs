@@ -137,7 +137,13 @@ fn stem(word: &str) -> Option<&str> {
 /// Line numbers (absolute, ascending) of the chunk's most relevant lines:
 /// those sharing the most words with the query, else the first non-blank line.
 pub fn best_lines(hit: &HitRecord, max: usize) -> Vec<usize> {
-    let lines: Vec<&str> = hit.text.split('\n').collect();
+    best_lines_of(hit, &hit.text, max)
+}
+
+/// As [`best_lines`], with `text` as the chunk's lines (read from the file
+/// for a hand-made record without `text`).
+fn best_lines_of(hit: &HitRecord, text: &str, max: usize) -> Vec<usize> {
+    let lines: Vec<&str> = text.split('\n').collect();
     let query_words = hit.query.as_deref().map(words).unwrap_or_default();
     let mut scored: Vec<(usize, usize)> = lines
         .iter()
@@ -176,6 +182,19 @@ impl<'a> Lines<'a> {
         match &self.file {
             Some(f) => 1..=f.len(),
             None => self.hit.start_line..=self.hit.end_line,
+        }
+    }
+
+    /// The chunk's text: the hit's own, or, for a hand-made record without
+    /// it, its lines as the file reads now.
+    fn chunk_text(&self) -> std::borrow::Cow<'a, str> {
+        match self.file {
+            Some(f) if self.hit.text.is_empty() => {
+                let end = self.hit.end_line.min(f.len());
+                let start = self.hit.start_line.min(end.saturating_add(1));
+                f[start.saturating_sub(1)..end].join("\n").into()
+            }
+            _ => self.hit.text.as_str().into(),
         }
     }
 
@@ -459,12 +478,13 @@ impl FileCache {
 
 /// The lines to show of `h`: its best lines (true) and their context
 /// (false), ascending, each once.
-fn wanted_lines(h: &HitRecord, opts: &FormatOptions, shown: RangeInclusive<usize>) -> Vec<(usize, bool)> {
+fn wanted_lines(h: &HitRecord, opts: &FormatOptions, lines: &Lines<'_>) -> Vec<(usize, bool)> {
+    let shown = lines.shown();
     let mut wanted: Vec<(usize, bool)> = Vec::new();
     // Context only where there are lines to show: `-C` a billion costs
     // what the file holds, and a hand-made record's line numbers near the
     // end of usize do not wrap.
-    for n in best_lines(h, opts.lines_per_hit) {
+    for n in best_lines_of(h, &lines.chunk_text(), opts.lines_per_hit) {
         let before = n.saturating_sub(opts.before).max(*shown.start());
         wanted.extend((before..n).map(|m| (m, false)));
         wanted.push((n, true));
@@ -490,7 +510,7 @@ fn write_hit_lines(
     let (c, heading) = (opts.color, opts.mode == OutputMode::Pretty);
     let query_words = h.query.as_deref().map(words).unwrap_or_default();
     let done = printed.lines.entry(path.to_string()).or_default();
-    let mut wanted = wanted_lines(h, opts, lines.shown());
+    let mut wanted = wanted_lines(h, opts, &lines);
     wanted.retain(|(n, _)| !done.contains(n));
     // A hit whose own lines were all shown (as another's context) adds
     // no block of context alone.
