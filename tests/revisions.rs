@@ -259,6 +259,42 @@ fn forgetting_by_a_name_that_moved_removes_nothing() {
     assert_eq!(revision_count(&tree), 0);
 }
 
+/// A revision whose tree cannot be written says why in one line and
+/// leaves nothing behind: no index `--stats` would call incomplete and
+/// promise to resume, when the root did not exist at that revision or a
+/// partial clone lacks a file's contents.
+#[test]
+fn a_revision_that_cannot_be_written_leaves_no_index_behind() {
+    let tree = two_releases();
+    // Removing a loose blob is, to a reader, what a partial clone lacks.
+    let blob = git(&tree, &["rev-parse", "v1:src/client.py"]);
+    std::fs::remove_file(tree.path().join(".git/objects").join(&blob[..2]).join(&blob[2..])).unwrap();
+    let o = run(tree.cmd("vg-index", "").args(["--rev", "v1"]));
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert!(
+        err.contains("src/client.py") && err.contains("a partial clone fetches them only when checked out"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(revision_count(&tree), 0, "{}", stdout(&run(tree.cmd("vg-index", "").arg("--stats"))));
+    // A root below the repository that the revision lacks.
+    tree.write("svc/pay.py", "def charge(card):\n    return card.debit()\n");
+    git(&tree, &["add", "-A"]);
+    git(&tree, &["commit", "-q", "-m", "svc"]);
+    std::fs::create_dir_all(tree.path().join("svc/.vecgrep")).unwrap();
+    let svc = || {
+        let mut cmd = tree.cmd("vg-index", "");
+        cmd.current_dir(tree.path().join("svc"));
+        cmd
+    };
+    let o = run(svc().args(["--rev", "HEAD~1"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("the project root svc did not exist at"), "{}", stderr(&o));
+    let stats = records(&run(svc().args(["--stats", "--json"])));
+    assert_eq!(stats[0]["revisions"], serde_json::json!([]), "{stats:?}");
+}
+
 fn revision_count(tree: &Tree) -> usize {
     let stats = records(&run(tree.cmd("vg-index", "").args(["--stats", "--json"])));
     stats[0]["revisions"].as_array().unwrap().len()

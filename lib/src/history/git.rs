@@ -11,6 +11,11 @@ use gix::bstr::ByteSlice;
 use super::diff::{changed_pieces, DiffPiece};
 use crate::store::CommitRow;
 
+/// Why a blob the history names cannot be read: a partial clone
+/// (`--filter=blob:none`) lacks the contents of what was never checked out.
+const NOT_FETCHED: &str =
+    "its contents are not in this repository (a partial clone fetches them only when checked out)";
+
 /// A blob larger than this is left out of a commit's diff (a data file, a bundle).
 const MAX_DIFFED_BLOB: usize = 1 << 20;
 
@@ -327,6 +332,9 @@ impl GitRepo {
         }
         if std::fs::symlink_metadata(path).is_ok() {
             std::fs::remove_file(path)?;
+        }
+        if !self.repo.has_object(oid) {
+            return Err(anyhow!("{NOT_FETCHED}"));
         }
         let size = self.repo.find_header(oid).map(|h| h.size()).unwrap_or(0);
         if !is_link && size > max_bytes {

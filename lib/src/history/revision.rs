@@ -40,9 +40,21 @@ pub fn index_revision(
     // The project's lock keeps two runs of one revision from writing its files at once.
     let _lock = store::lock_for_writing(project, &mut || obs.note(index::LOCK_WAIT))?;
     let root = store::revision_root(project, &sha);
+    let fresh = !root.path.exists();
     std::fs::create_dir_all(&root.path).map_err(|e| anyhow!("cannot create {}: {e}", root.path.display()))?;
     let summary =
-        index_written(&root, config, (embedders, obs), |dir| repo.write_tree(&sha, dir, config.max_filesize))?;
+        match index_written(&root, config, (embedders, obs), |dir| repo.write_tree(&sha, dir, config.max_filesize)) {
+            Ok(summary) => summary,
+            Err(e) => {
+                // A first run that could not write the tree (a root the
+                // revision lacks, blobs a partial clone lacks) leaves no
+                // index to resume, nor one --stats would call incomplete.
+                if fresh {
+                    let _ = store::forget_revision(project, &sha);
+                }
+                return Err(e);
+            }
+        };
     if completed(&summary) {
         record_admission(&root, config)?;
         store::mark_complete(project, &sha, spec)?;
