@@ -70,7 +70,9 @@ impl GitRepo {
         })?;
         let workdir: PathBuf = repo
             .workdir()
-            .ok_or_else(|| anyhow!("{} is in a bare git repository; vg-log reads a work tree's", root.display()))?
+            .ok_or_else(|| {
+                anyhow!("{} is in a bare git repository; run it in a clone with a work tree", root.display())
+            })?
             .to_path_buf();
         let workdir = workdir.canonicalize().unwrap_or(workdir);
         let inside = root.strip_prefix(&workdir).map_err(|_| {
