@@ -295,6 +295,32 @@ fn a_revision_that_cannot_be_written_leaves_no_index_behind() {
     assert_eq!(stats[0]["revisions"], serde_json::json!([]), "{stats:?}");
 }
 
+/// A revision whose commit git has since pruned (its branch deleted) is
+/// still searched by its sha, from its index, with or without `--no-index`.
+#[test]
+fn a_pruned_commit_is_searched_from_its_index() {
+    let tree = two_releases();
+    git(&tree, &["checkout", "-q", "-b", "topic"]);
+    tree.write("src/limit.py", "def rate_limit(bucket):\n    return bucket.take(1)\n");
+    git(&tree, &["add", "-A"]);
+    git(&tree, &["commit", "-q", "-m", "token bucket"]);
+    let sha = git(&tree, &["rev-parse", "HEAD"]);
+    git(&tree, &["checkout", "-q", "main"]);
+    summary_of(&run(tree.cmd("vg-index", "").args(["--rev", "topic"])));
+    git(&tree, &["branch", "-q", "-D", "topic"]);
+    git(&tree, &["reflog", "expire", "--expire=now", "--all"]);
+    git(&tree, &["gc", "-q", "--prune=now"]);
+    for args in [&["vecgrep", "--json"][..], &["vg-query"], &["vg-query", "--no-index"]] {
+        let o = run(tree.cmd(args[0], "").args(&args[1..]).args(["--rev", &sha[..10], "-k", "1", "rate limiter"]));
+        assert_code(&o, 0);
+        assert_eq!(of_type(&records(&o), "hit")[0]["file"], "src/limit.py", "{args:?}");
+    }
+    // A sha nothing has is still unknown.
+    let o = run(tree.cmd("vg-query", "").args(["--rev", "0123456789", "x"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("unknown revision"), "{}", stderr(&o));
+}
+
 fn revision_count(tree: &Tree) -> usize {
     let stats = records(&run(tree.cmd("vg-index", "").args(["--stats", "--json"])));
     stats[0]["revisions"].as_array().unwrap().len()

@@ -31,8 +31,20 @@ pub fn index_revision(
 ) -> Result<RevisionRun> {
     not_a_catalog(project)?;
     let repo = GitRepo::open(&project.path)?;
-    let sha = repo.resolve_commit(spec)?;
-    let complete = store::revisions(project)?.iter().any(|r| r.sha == sha && r.complete);
+    let stored = store::revisions(project)?;
+    let sha = match repo.resolve_commit(spec) {
+        Ok(sha) => sha,
+        // A commit git no longer has (its branch deleted, then pruned) is
+        // still searched by its index's sha, as `--no-index` searches it.
+        Err(e) => match stored_by_prefix(&stored, spec) {
+            Some(sha) if stored.iter().any(|r| r.sha == sha && r.complete) => {
+                obs.note(&format!("git no longer has {spec}; its index is searched as it was made"));
+                return Ok(RevisionRun { sha, summary: None });
+            }
+            _ => return Err(e),
+        },
+    };
+    let complete = stored.iter().any(|r| r.sha == sha && r.complete);
     if complete && built_as_configured(&store::revision_root(project, &sha), config) {
         store::mark_complete(project, &sha, spec)?;
         return Ok(RevisionRun { sha, summary: None });
