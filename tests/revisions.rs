@@ -321,6 +321,26 @@ fn a_pruned_commit_is_searched_from_its_index() {
     assert!(stderr(&o).contains("unknown revision"), "{}", stderr(&o));
 }
 
+/// A revision names a submodule by its commit only: its files are left
+/// out, and the run says so rather than searching less than the checkout.
+#[test]
+fn a_revisions_submodules_are_said_to_be_left_out() {
+    let lib = Tree::bare();
+    git(&lib, &["init", "-q", "-b", "main"]);
+    lib.write("lib.py", "def upload_with_retry(path):\n    pass\n");
+    git(&lib, &["add", "-A"]);
+    git(&lib, &["commit", "-q", "-m", "lib"]);
+    let tree = two_releases();
+    let lib_path = lib.path().to_string_lossy().into_owned();
+    git(&tree, &["-c", "protocol.file.allow=always", "submodule", "add", "-q", &lib_path, "vendor/lib"]);
+    git(&tree, &["commit", "-q", "-m", "vendor"]);
+    let o = run(tree.cmd("vg-index", "").args(["--rev", "HEAD"]));
+    assert_code(&o, 0);
+    let err = stderr(&o);
+    assert!(err.contains("vg-index: left out the submodule vendor/lib: a revision holds only its commit"), "{err}");
+    assert_eq!(summary_of(&o)["files"], 3, "the revision's own files: {err}");
+}
+
 fn revision_count(tree: &Tree) -> usize {
     let stats = records(&run(tree.cmd("vg-index", "").args(["--stats", "--json"])));
     stats[0]["revisions"].as_array().unwrap().len()

@@ -290,8 +290,9 @@ impl GitRepo {
     /// a link (never followed), a blob over `max_bytes` as a sparse file of
     /// its size (passed over as too large, never read), a name that is not
     /// UTF-8 as it is. Submodules and anything under `.vecgrep/` or `.git/`
-    /// are left out. A root that did not exist at that commit is an error.
-    pub fn write_tree(&self, sha: &str, dest: &Path, max_bytes: u64) -> Result<()> {
+    /// are left out; the submodules' root-relative paths are returned, to be
+    /// said. A root that did not exist at that commit is an error.
+    pub fn write_tree(&self, sha: &str, dest: &Path, max_bytes: u64) -> Result<Vec<String>> {
         let id = gix::ObjectId::from_hex(sha.as_bytes()).map_err(|e| anyhow!("not a commit id {sha:?}: {e}"))?;
         let commit = self.repo.find_commit(id).with_context(|| format!("cannot read commit {sha}"))?;
         let tree = commit.tree().with_context(|| format!("cannot read the tree of {sha}"))?;
@@ -299,8 +300,14 @@ impl GitRepo {
         let dated = std::time::UNIX_EPOCH
             + std::time::Duration::from_secs(commit.time().map_or(0, |t| t.seconds.max(0) as u64));
         let mut under_root = false;
+        let mut submodules = Vec::new();
         for entry in entries {
             if !entry.mode.is_blob() && !entry.mode.is_link() {
+                if entry.mode.is_commit() {
+                    submodules.extend(
+                        self.root_relative_bytes(entry.filepath.as_ref()).map(|r| r.to_str_lossy().into_owned()),
+                    );
+                }
                 continue;
             }
             let Some(rel) = self.root_relative_bytes(entry.filepath.as_ref()) else { continue };
@@ -322,7 +329,7 @@ impl GitRepo {
         if !under_root && !self.prefix.is_empty() {
             return Err(anyhow!("the project root {} did not exist at {}", self.prefix, &sha[..12.min(sha.len())]));
         }
-        Ok(())
+        Ok(submodules)
     }
 
     /// One entry of a tree at `path`: a link to what its blob names, a

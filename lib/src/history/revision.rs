@@ -54,24 +54,40 @@ pub fn index_revision(
     let root = store::revision_root(project, &sha);
     let fresh = !root.path.exists();
     std::fs::create_dir_all(&root.path).map_err(|e| anyhow!("cannot create {}: {e}", root.path.display()))?;
-    let summary =
-        match index_written(&root, config, (embedders, obs), |dir| repo.write_tree(&sha, dir, config.max_filesize)) {
-            Ok(summary) => summary,
-            Err(e) => {
-                // A first run that could not write the tree (a root the
-                // revision lacks, blobs a partial clone lacks) leaves no
-                // index to resume, nor one --stats would call incomplete.
-                if fresh {
-                    let _ = store::forget_revision(project, &sha);
-                }
-                return Err(e);
+    let mut submodules = Vec::new();
+    let written = index_written(&root, config, (embedders, obs), |dir| {
+        submodules = repo.write_tree(&sha, dir, config.max_filesize)?;
+        Ok(())
+    });
+    note_submodules(obs, &submodules);
+    let summary = match written {
+        Ok(summary) => summary,
+        Err(e) => {
+            // A first run that could not write the tree (a root the
+            // revision lacks, blobs a partial clone lacks) leaves no
+            // index to resume, nor one --stats would call incomplete.
+            if fresh {
+                let _ = store::forget_revision(project, &sha);
             }
-        };
+            return Err(e);
+        }
+    };
     if completed(&summary) {
         record_admission(&root, config)?;
         store::mark_complete(project, &sha, spec)?;
     }
     Ok(RevisionRun { sha, summary: Some(summary) })
+}
+
+/// Say that a revision's submodules were left out: their files are another
+/// repository's, which a revision's tree names only by commit.
+fn note_submodules(obs: &mut dyn IndexObserver, submodules: &[String]) {
+    if let Some(first) = submodules.first() {
+        let more = if submodules.len() > 1 { format!(" and {} more", submodules.len() - 1) } else { String::new() };
+        obs.note(&format!(
+            "left out the submodule {first}{more}: a revision holds only its commit (the working tree's checkout is searched without --rev)"
+        ));
+    }
 }
 
 /// Write files into revision root `root` with `write`, index them as a
