@@ -134,6 +134,11 @@ fn commits_are_found_by_meaning_with_who_when_and_what_they_touched() {
     assert_eq!(subjects(&records(&o))[0], "Log every request");
     let o = log(&tree, &["logging of requests"]);
     assert_eq!(stderr(&o), "", "nothing new, nothing said");
+    // Diffs asked for later read the stored commits again: not new ones.
+    let o = log(&tree, &["--with-diff", "logging of requests"]);
+    let err = stderr(&o);
+    assert!(err.starts_with("vg-log: read 5 stored commits again for what they changed ("), "{err}");
+    assert!(!err.contains("new commit"), "{err}");
 }
 
 #[test]

@@ -128,9 +128,7 @@ fn update(cli: &LogCli, inv: &Invocation, repo: &GitRepo, history: &[String]) ->
     }
     let summary = summary?;
     if summary.added > 0 {
-        let plural = if summary.added == 1 { "" } else { "s" };
-        let how = format!("{} pieces embedded in {:.1}s", summary.embedded, summary.seconds);
-        note(TOOL, quiet, &format!("indexed {} new commit{plural} of {} ({how})", summary.added, summary.commits));
+        note(TOOL, quiet, &run_said(&summary));
     }
     if summary.unread_diffs > 0 {
         let n = summary.unread_diffs;
@@ -181,4 +179,19 @@ impl LogObserver for Progress {
         });
         bar.set_position(done as u64);
     }
+}
+
+/// What a run that stored commits did, in one line.
+fn run_said(summary: &history::LogSummary) -> String {
+    let counted = |n: u64, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+    let new = summary.added - summary.reread;
+    let mut did = Vec::new();
+    if new > 0 {
+        did.push(format!("indexed {} of {}", counted(new, "new commit"), summary.commits));
+    }
+    if summary.reread > 0 {
+        did.push(format!("read {} again for what they changed", counted(summary.reread, "stored commit")));
+    }
+    let how = format!("{} embedded in {:.1}s", counted(summary.embedded, "piece"), summary.seconds);
+    format!("{} ({how})", did.join(", "))
 }

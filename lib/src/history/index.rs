@@ -22,6 +22,9 @@ pub struct LogSummary {
     pub commits: usize,
     /// Commits read and stored by this run.
     pub added: u64,
+    /// Of those, commits stored before and read again: for their diffs
+    /// (`--with-diff` after a run without), or a deepened shallow clone's.
+    pub reread: u64,
     /// Pieces embedded by this run.
     pub embedded: u64,
     /// Pieces stored without a vector (their embedding failed).
@@ -94,6 +97,7 @@ pub fn update_log(
         }
         store.write_commits(&writes)?;
         summary.added += writes.len() as u64;
+        summary.reread += batch.iter().filter(|sha| stored.contains_key(**sha)).count() as u64;
         observer.progress((n * BATCH + batch.len()).min(todo.len()), todo.len());
     }
     // After the commits it names are stored again: a run killed before
