@@ -13,8 +13,11 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
 }
 
-/// Hand-written sections that clap has no place for.
-fn extra_sections(name: &str) -> String {
+/// Hand-written sections that clap has no place for; the environment
+/// variables only of a tool that reads them (one that loads the model, one
+/// with `--color`, one that names catalogs).
+fn extra_sections(name: &str, cmd: &clap::Command) -> String {
+    let takes = |id: &str| cmd.get_arguments().any(|a| a.get_id() == id);
     let mut s = String::new();
     s.push_str(".SH \"EXIT STATUS\"\n");
     s.push_str(&exit_status(name).replace('-', "\\-"));
@@ -23,10 +26,22 @@ fn extra_sections(name: &str) -> String {
     s.push_str(".TP\n\\fI<root>/.vecgrep/config.toml\\fR\nProject settings; beaten by flags, beats the global file.\n");
     s.push_str(".TP\n\\fI${XDG_CONFIG_HOME:\\-~/.config}/vecgrep/config.toml\\fR\nGlobal settings.\n");
     s.push_str(".TP\n\\fI${XDG_DATA_HOME:\\-~/.local/share}/vecgrep/\\fR\nThe embedding model and ONNX Runtime, installed by \\fBscripts/fetch\\-assets.sh\\fR (also looked for in \\fI<bindir>/../share/vecgrep/\\fR).\n");
-    s.push_str(".SH ENVIRONMENT\n.TP\n\\fBVECGREP_MODEL_DIR\\fR\nDirectory holding model.onnx and the tokenizer files, instead of the data directory.\n");
-    s.push_str(".TP\n\\fBORT_DYLIB_PATH\\fR\nPath of libonnxruntime.so, instead of the data directory's copy.\n");
-    s.push_str(".TP\n\\fBNO_COLOR\\fR\nDisables color when \\-\\-color is auto.\n");
-    s.push_str(".TP\n\\fBVECGREP_CATALOG_DIR\\fR\nDirectory holding the catalogs (vg\\-catalog), instead of the data directory's \\fIcatalogs/\\fR.\n");
+    let mut env = String::new();
+    let embeds = ["vecgrep", "vg-index", "vg-query", "vg-log", "vg-serve", "vg-mcp", "vg-pick", "vg-ask"];
+    if embeds.contains(&name) {
+        env.push_str(".TP\n\\fBVECGREP_MODEL_DIR\\fR\nDirectory holding model.onnx and the tokenizer files, instead of the data directory.\n");
+        env.push_str(".TP\n\\fBORT_DYLIB_PATH\\fR\nPath of libonnxruntime.so, instead of the data directory's copy.\n");
+    }
+    if takes("color") {
+        env.push_str(".TP\n\\fBNO_COLOR\\fR\nDisables color when \\-\\-color is auto.\n");
+    }
+    if takes("catalog") || name.starts_with("vg-catalog") {
+        env.push_str(".TP\n\\fBVECGREP_CATALOG_DIR\\fR\nDirectory holding the catalogs (vg\\-catalog), instead of the data directory's \\fIcatalogs/\\fR.\n");
+    }
+    if !env.is_empty() {
+        s.push_str(".SH ENVIRONMENT\n");
+        s.push_str(&env);
+    }
     s.push_str(".SH \"SEE ALSO\"\n");
     let all = [
         "vecgrep",
@@ -72,7 +87,8 @@ fn man_page(cmd: clap::Command) -> String {
     let start = page.find(".SH SYNOPSIS\n").expect("a synopsis") + ".SH SYNOPSIS\n".len();
     let end = start + page[start..].find("\n.SH ").expect("a section after the synopsis") + 1;
     // Left-aligned, as synopses are, rather than justified into wide gaps.
-    format!("{}.ad l\n{}\n.ad\n{}", &page[..start], synopsis(cmd), &page[end..]) + &extra_sections(&name)
+    let extra = extra_sections(&name, &cmd);
+    format!("{}.ad l\n{}\n.ad\n{}", &page[..start], synopsis(cmd), &page[end..]) + &extra
 }
 
 /// The synopsis line: clap_mangen's names no option's value (`[-k|--top-k]`)
