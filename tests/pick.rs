@@ -241,6 +241,24 @@ fn several_marked_results_are_printed_and_the_preview_toggles() {
     assert_eq!(printed, vec![first.as_str(), second.as_str()], "both picks printed as path:line, in order:\n{after}");
 }
 
+/// A repository's file name is shown on the terminal, never obeyed: its
+/// escape sequences (a color, a window title) are printed as `^[`, as
+/// vg-format shows them.
+#[test]
+fn marked_results_print_escape_sequences_as_text() {
+    let t = sample_project();
+    t.write("src/e\x1b[31mred\x1b]0;TITLE\x07.py", "def retry_upload_escape():\n    pass\n");
+    let p = Picker::start(&t, "vg-pick", &["--full-index", "--threshold", "-1", "--query", "retry upload escape"]);
+    p.wait_for("results", |s| rows(s).len() >= 2);
+    p.keys(&["Tab"]);
+    p.keys(&["Tab"]);
+    p.keys(&["Enter"]);
+    assert_eq!(p.exit_status(), 0);
+    let after = p.screen();
+    assert!(after.contains("src/e^[[31mred^[]0;TITLE^G.py:1"), "{after}");
+    assert_ne!(p.tmux(&["display", "-p", "#{pane_title}"]).trim(), "TITLE");
+}
+
 /// Issue 42: the picker on a shared index in Postgres, and with that
 /// server gone: it once panicked (a database client's runtime started
 /// inside the picker's) whenever `store_url` was set.

@@ -60,10 +60,25 @@ pub fn editor_template(editor: &str) -> String {
 /// option.
 pub fn expand(template: &str, file: &str, line: usize, end_line: usize) -> String {
     let file = if file.starts_with('-') { format!("./{file}") } else { file.to_string() };
-    template
-        .replace("{file}", &shell_quote(&file))
-        .replace("{end_line}", &end_line.to_string())
-        .replace("{line}", &line.to_string())
+    let values = [("{file}", shell_quote(&file)), ("{end_line}", end_line.to_string()), ("{line}", line.to_string())];
+    // One pass over the template: a placeholder inside a value put in (a
+    // file named `{line}.py`) is that value's text, never replaced again.
+    let mut out = String::with_capacity(template.len() + file.len());
+    let mut rest = template;
+    while !rest.is_empty() {
+        match values.iter().find(|(name, _)| rest.starts_with(name)) {
+            Some((name, value)) => {
+                out.push_str(value);
+                rest = &rest[name.len()..];
+            }
+            None => {
+                let c = rest.chars().next().expect("not empty");
+                out.push(c);
+                rest = &rest[c.len_utf8()..];
+            }
+        }
+    }
+    out
 }
 
 /// `s` as one word for `sh`.
@@ -112,7 +127,9 @@ pub fn preview(hit: &HitRecord, root: &Path, height: usize, color: bool) -> (Str
     let mut out = String::new();
     for n in from..=to {
         let Some(text) = lines.get(n - first) else { break };
-        let text = text.replace('\t', "    ");
+        // The file's own escape sequences are shown, never obeyed: the
+        // preview's colors are the only ones the pane gets.
+        let text = crate::format::escape_controls(&text.replace('\t', "    ")).into_owned();
         let inside = (hit.start_line..=hit.end_line).contains(&n);
         match (inside, color) {
             (true, true) => out.push_str(&format!("\x1b[1;33m{n:>width$}\x1b[0m \x1b[1m▌\x1b[0m{text}\n")),
@@ -191,6 +208,9 @@ mod tests {
         assert_eq!(shell_quote("$(rm -rf ~)"), "'$(rm -rf ~)'");
         assert_eq!(shell_quote(""), "''");
         assert_eq!(expand("vim +{line} {file}", "-rf.py", 1, 1), "vim +1 ./-rf.py");
+        // A file whose name holds a placeholder is opened by that name.
+        assert_eq!(expand("ed +{line} {file} {end_line}", "{line}.py", 3, 5), "ed +3 '{line}.py' 5");
+        assert_eq!(expand("ed {file}", "{end_line}{file}", 3, 5), "ed '{end_line}{file}'");
     }
 
     #[test]
@@ -220,6 +240,10 @@ mod tests {
         // A file gone from disk: the chunk stands in.
         let (shown, _) = preview(&h, Path::new("/nonexistent"), 30, false);
         assert_eq!(shown, "50 ▌line 50\n51 ▌line 51\n");
+        // The file's escape sequences are shown, not obeyed by the pane.
+        std::fs::write(dir.path().join("src/up load.rs"), "x\n\x1b[41mred\x1b[0m\n").unwrap();
+        let (shown, _) = preview(&hit("x", 1), dir.path(), 30, true);
+        assert!(shown.ends_with("  ^[[41mred^[[0m\n"), "{shown:?}");
     }
 
     #[test]

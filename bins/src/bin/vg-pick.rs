@@ -338,9 +338,14 @@ fn finish(output: SkimOutput, config: &ResolvedConfig, cwd: &Path) -> Result<u8>
     match plan {
         OpenPlan::Print => {
             use std::io::Write;
+            let terminal = std::io::stdout().is_terminal();
             let mut out = std::io::stdout().lock();
             for item in &picked {
-                writeln!(out, "{}:{}", item.path, item.hit.start_line)?;
+                // As vg-format: a name's control characters are shown on a
+                // terminal, never obeyed; a pipe gets the name as it is.
+                let path =
+                    if terminal { vecgrep::format::escape_controls(&item.path) } else { item.path.as_str().into() };
+                writeln!(out, "{path}:{}", item.hit.start_line)?;
             }
             out.flush()?;
             Ok(EXIT_FOUND)
