@@ -129,7 +129,12 @@ fn tidy(text: &str, cut: bool) -> String {
     let mut seen: HashSet<&str> = HashSet::new();
     let mut last: Option<&str> = None;
     let mut out = String::new();
-    let mut sentences: Vec<&str> = text.split_inclusive(['.', '!', '?', '\n']).collect();
+    let mut sentences: Vec<&str> = sentences(&text);
+    // A reply cut off inside one endless sentence is a loop of words
+    // (`file.py` file.py` …`): cut at any dot, to find what repeats.
+    if cut && sentences.len() == 1 {
+        sentences = text.split_inclusive(['.', '!', '?']).collect();
+    }
     if cut && sentences.len() > 1 && !sentences.last().is_some_and(|s| s.trim_end().ends_with(['.', '!', '?'])) {
         sentences.pop();
     }
@@ -148,6 +153,27 @@ fn tidy(text: &str, cut: bool) -> String {
     let mut out = out.trim_end().to_string();
     if cut {
         out.push_str(" …");
+    }
+    out
+}
+
+/// `text` cut after each line's end, and after each `.`, `!` or `?` that a
+/// space or the end follows: the dots inside `src/books.py:6` or `e.g.x`
+/// end no sentence. The pieces joined are `text`.
+fn sentences(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut chars = text.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        let next = chars.peek().map(|&(_, n)| n);
+        let ends = c == '\n' || (matches!(c, '.' | '!' | '?') && next.is_none_or(char::is_whitespace));
+        if ends {
+            out.push(&text[start..at + c.len_utf8()]);
+            start = at + c.len_utf8();
+        }
+    }
+    if start < text.len() {
+        out.push(&text[start..]);
     }
     out
 }
@@ -192,6 +218,10 @@ mod tests {
         assert_eq!(tidy("Yes. No. Yes. Done.", false), "Yes. No. Yes. Done.", "short sentences may repeat");
         assert_eq!(tidy("In `a.py` file.py` file.py` file.py` fi", true), "In `a.py` file. …");
         assert_eq!(tidy("Whole answer.", false), "Whole answer.");
+        // The dots of a file name end no sentence: two citations of one file stay.
+        let cites = "See src/books.py:1 for the class.\nSee src/books.py:6 for adding entries.";
+        assert_eq!(tidy(cites, false), cites);
+        assert_eq!(tidy("Retry in up.py twice. Retry in up.py twice. Done", true), "Retry in up.py twice. …");
         assert_eq!(tidy("Red\u{1b}]0;pwned\u{7}.\nNext.", false), "Red]0;pwned.\nNext.");
     }
 
