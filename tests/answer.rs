@@ -139,6 +139,11 @@ fn stream(t: &Tree) -> Vec<u8> {
 
 /// A one-shot HTTP server that answers every request with `status` and `body`.
 pub(crate) fn canned_server(status: u16, body: &'static str) -> String {
+    canned_server_with(status, "", body)
+}
+
+/// `canned_server` with more header lines (each ending in `\r\n`).
+fn canned_server_with(status: u16, headers: &'static str, body: &'static str) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
     std::thread::spawn(move || {
@@ -159,7 +164,7 @@ pub(crate) fn canned_server(status: u16, body: &'static str) -> String {
             let mut conn = conn;
             let _ = write!(
                 conn,
-                "HTTP/1.1 {status} X\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                "HTTP/1.1 {status} X\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
                 body.len()
             );
         }
@@ -183,6 +188,11 @@ fn an_endpoint_that_fails_is_one_line_and_the_results_still_flow() {
         (
             canned_server(401, "{\"error\": \"bad key\"}"),
             "answered 401: {\"error\": \"bad key\"} (is VECGREP_LLM_API_KEY set",
+        ),
+        // An endpoint on this machine does not pass the code on elsewhere.
+        (
+            canned_server_with(302, "Location: http://192.0.2.7:9/v1/chat/completions\r\n", ""),
+            "answered 302 (a redirect to http://192.0.2.7:9/v1/chat/completions, not followed",
         ),
     ];
     for (url, says) in cases {

@@ -100,10 +100,8 @@ impl ChatClient {
     /// listed model (one request) is the one asked.
     pub fn connect(settings: &ChatSettings) -> Result<ChatClient> {
         let base = base_url(&settings.url)?;
-        let config =
-            ureq::Agent::config_builder().timeout_global(Some(settings.timeout)).http_status_as_error(false).build();
         let mut client = ChatClient {
-            agent: config.into(),
+            agent: crate::embed::http_agent(settings.timeout),
             shown: shown_url(&base),
             base,
             model: String::new(),
@@ -207,7 +205,7 @@ impl ChatClient {
             let hint = if matches!(status, 401 | 403) {
                 format!(" (is {API_KEY_VAR} set to the right key?)")
             } else {
-                String::new()
+                crate::embed::status_hint(&response)
             };
             let detail = if detail.is_empty() { String::new() } else { format!(": {detail}") };
             bail!("the chat endpoint at {} answered {status}{detail}{hint}", self.shown);

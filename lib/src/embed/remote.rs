@@ -100,13 +100,38 @@ const MAX_FAILED_BATCHES: u32 = 3;
 /// Largest response body read, in bytes.
 const MAX_RESPONSE_BYTES: u64 = 256 * 1024 * 1024;
 
+/// The HTTP client of an embedding or chat endpoint: statuses are read, not
+/// errors, and a redirect is not followed but answered as its status. An
+/// endpoint allowed because it is on this machine (`privacy_mode`) must not
+/// send the code, or the key, on to another host.
+pub(crate) fn http_agent(timeout: std::time::Duration) -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .timeout_global(Some(timeout))
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .build()
+        .into()
+}
+
+/// What a status says beyond its number: a redirect names where it leads.
+pub(crate) fn status_hint(response: &ureq::http::Response<ureq::Body>) -> String {
+    let status = response.status();
+    let location = response.headers().get("location").and_then(|l| l.to_str().ok());
+    match location {
+        Some(to) if status.is_redirection() => {
+            let to: String = to.chars().filter(|c| !c.is_control()).take(200).collect();
+            format!(" (a redirect to {to}, not followed: set the URL to where it leads)")
+        }
+        _ => String::new(),
+    }
+}
+
 impl RemoteEmbedder {
     /// Connect: one small request learns the vectors' size and proves that
     /// the URL, the key and the model work before anything is indexed.
     pub fn connect(settings: RemoteSettings, count: TokenCounter) -> Result<Self> {
-        let config =
-            ureq::Agent::config_builder().timeout_global(Some(settings.timeout)).http_status_as_error(false).build();
-        let mut embedder = RemoteEmbedder { agent: config.into(), settings, dims: 0, count, failed_batches: 0 };
+        let mut embedder =
+            RemoteEmbedder { agent: http_agent(settings.timeout), settings, dims: 0, count, failed_batches: 0 };
         let probe = embedder
             .request_with_retries(&["vecgrep: checking the embedding server"])
             .map_err(|e| anyhow!("the embedding server at {} does not work: {e}", shown_url(&embedder.settings.url)))?;
@@ -153,8 +178,9 @@ impl RemoteEmbedder {
             let detail = response.body_mut().with_config().limit(4096).read_to_string().unwrap_or_default();
             let detail: String = detail.chars().filter(|c| !c.is_control()).take(200).collect();
             let message = format!(
-                "the server answered {status}{}",
-                if detail.is_empty() { String::new() } else { format!(": {detail}") }
+                "the server answered {status}{}{}",
+                if detail.is_empty() { String::new() } else { format!(": {detail}") },
+                status_hint(&response)
             );
             return Err(match status {
                 429 | 500..=599 => Failure::Transient(message),
