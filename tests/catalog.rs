@@ -466,6 +466,12 @@ fn a_label_searches_each_projects_revision_and_says_where_it_names_nothing() {
         run(p.cmd("vecgrep", "elsewhere").args(["--json", "--threshold", "-1", "retry a failed upload a few times"]));
     assert_code(&o, 0);
     assert_eq!(records(&o)[0]["rev"].as_str(), Some(tagged.as_str()));
+    // A question searches the working trees: said, not passed over.
+    let o = run(p.cmd("vecgrep", "elsewhere").args(["--ask", "--json", "retry a failed upload a few times"]));
+    let said = "the default context's label release-1 does not apply to a question";
+    assert!(stderr(&o).contains(said), "{}", stderr(&o));
+    let response: serde_json::Value = serde_json::from_str(stdout(&o).lines().last().unwrap()).unwrap();
+    assert!(response["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().contains(said)), "{response}");
 }
 
 #[test]

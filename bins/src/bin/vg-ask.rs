@@ -67,7 +67,16 @@ fn ask_and_answer(
     }
     let scope = Scope { prefixes: inv.paths.iter().map(|p| p.rel.clone()).collect(), files: walked };
     let mut searcher = OneShot { inv, store: &*store, scope, concepts, preloading };
-    let response = ask::ask(&cli.query, &inv.root, &inv.config, options, &mut searcher)?;
+    let mut response = ask::ask(&cli.query, &inv.root, &inv.config, options, &mut searcher)?;
+    if let Some(label) = &inv.context_label {
+        // A question is asked of the working trees (an explicit --label is
+        // refused); the default context's label would be dropped unsaid.
+        let why = format!(
+            "the default context's label {label} does not apply to a question: the catalog's working trees were searched"
+        );
+        note(TOOL, inv.config.quiet, &why);
+        response.warnings.push(why);
+    }
     let mut out = std::io::stdout().lock();
     if json {
         vecgrep::records::write_record(&mut out, &response)?;
