@@ -114,6 +114,17 @@ fn a_question_becomes_a_filtered_search_whose_hits_say_why() {
     let (o, r) = ask_json(&t, &["haskell files that retry uploads"]);
     assert_code(&o, 1);
     assert_eq!((r["hits"].clone(), r["query_plan"]["l0_filters"]["extensions"].clone()), (json!([]), json!([".hs"])));
+    // The filters took every file its words find: a warning says so, as the
+    // question may have been about the language, a size or a date.
+    let said =
+        |r: &Value| r["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().contains("left no results"));
+    assert!(said(&r), "{r}");
+    let warning =
+        r["warnings"].as_array().unwrap().iter().find(|w| w.as_str().unwrap().contains("left no results")).unwrap();
+    assert!(warning.as_str().unwrap().contains(r#"{"extensions":[".hs"]}"#), "{warning}");
+    // A question that finds nothing by its words either: no such warning.
+    let (_, r) = ask_json(&t, &["haskell files about zebra migrations"]);
+    assert!(!said(&r), "{r}");
 }
 
 /// `vg-query --explain`'s reasoning of the hit in `file` for `query`.

@@ -153,6 +153,9 @@ pub fn ask(
     let mode = if allowed.embedding { config.mode } else { SearchMode::Lexical };
     let searched = Instant::now();
     let (hits, judgement) = run_search(&plan, config, mode, searcher)?;
+    if hits.is_empty() {
+        warnings.extend(filters_took_all(&plan, config, mode, searcher)?);
+    }
     // What the chat model is given: each hit whole (the prompt cuts it).
     let records: Vec<HitRecord> = hits.iter().map(|h| HitRecord::new(root, h.clone(), &plan.l1_query_text)).collect();
     let filtered = !plan.l0_filters.is_empty();
@@ -223,6 +226,30 @@ fn run_search(
     search::explain(query, &mut hits);
     let judgement = judge(query, mode, &hits, request.expansion.fired());
     Ok((hits, judgement))
+}
+
+/// When the filters a question was read as (`10 MB` as a size, `today` as
+/// a date) left nothing though its words find code, a warning that says
+/// so: the question may have been about sizes or dates, not a filter.
+fn filters_took_all(
+    plan: &QueryPlan,
+    config: &ResolvedConfig,
+    mode: SearchMode,
+    searcher: &mut dyn AskSearcher,
+) -> Result<Option<String>> {
+    if plan.l0_filters.is_empty() {
+        return Ok(None);
+    }
+    let unfiltered = QueryPlan { l0_filters: Default::default(), ..plan.clone() };
+    let (hits, _) = run_search(&unfiltered, config, mode, searcher)?;
+    let filters = serde_json::to_string(&plan.l0_filters).unwrap_or_default();
+    Ok((!hits.is_empty()).then(|| {
+        format!(
+            "the filters read from the question ({filters}) left no results, though {} match without them; \
+             ask without the words read as filters (--plan shows how the question was read)",
+            hits.len()
+        )
+    }))
 }
 
 /// What decides whether the chat model is asked, and what it is given.
