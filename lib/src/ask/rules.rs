@@ -174,6 +174,9 @@ impl Work {
         static SINCE: LazyLock<Regex> = LazyLock::new(|| {
             re(&format!(r"\b(?:{CHANGED}\s+)?(since|after|from|before|until|till|prior\s+to)\s+({DATE})\b"))
         });
+        static BETWEEN: LazyLock<Regex> = LazyLock::new(|| {
+            re(&format!(r"\b(?:{CHANGED}\s+)?(?:between|from)\s+({DATE})\s+(?:and|to|until|till)\s+({DATE})\b"))
+        });
         static YEAR: LazyLock<Regex> =
             LazyLock::new(|| re(&format!(r"\b(?:{CHANGED}\s+)?(?:in|during)\s+((?:19|20)\d\d)\b")));
         self.take(&TODAY, |c, f, now| {
@@ -191,6 +194,12 @@ impl Work {
         });
         self.take(&RECENTLY, |_, f, now| {
             f.modified_after = Some(utc(now - Duration::from_secs(14 * 86_400)));
+            Some(MARK.into())
+        });
+        // "between A and B" before "from A", which would leave "and B".
+        self.take(&BETWEEN, |c, f, now| {
+            f.modified_after = Some(utc(date(&c[1], now)?));
+            f.modified_before = Some(utc(date(&c[2], now)?));
             Some(MARK.into())
         });
         self.take(&SINCE, |c, f, now| {
@@ -266,7 +275,7 @@ impl Work {
         });
         static DIRS: LazyLock<Regex> = LazyLock::new(|| {
             re(&format!(
-                r"\b{EXCLUDING}\s+(?:(?:in|under|inside|from|the)\s+)*`?((?:[\w.-]+/)+[\w.-]*|{COMMON_DIRS})`?(?:\s+(?:dir|directory|folder|tree))?\b"
+                r"\b{EXCLUDING}\s+(?:(?:in|under|inside|from|the)\s+)*`?((?:[\w.-]+/)+[\w.-]*|(?:{COMMON_DIRS})\b)`?(?:\s+(?:dir|directory|folder|tree)\b)?"
             ))
         });
         self.take(&TESTS, |_, f, _| {
@@ -592,6 +601,10 @@ mod tests {
             ),
             ("error handling changed since 2026-01-15", "search | error handling | after=2026-01-15T00:00:00Z".into()),
             (
+                "parsers modified between 2026-01-01 and 2026-02-01",
+                "search | parsers | after=2026-01-01T00:00:00Z | before=2026-02-01T00:00:00Z".into(),
+            ),
+            (
                 "database migrations modified before 2025",
                 "search | database migrations | before=2025-01-01T00:00:00Z".into(),
             ),
@@ -637,6 +650,9 @@ mod tests {
             ("json parsing but not in vendor", "search | json parsing | excl=vendor/".into()),
             ("sql queries without markdown files", "search | sql queries | excl=*.md,*.markdown,*.mdx".into()),
             ("authentication except node_modules", "search | authentication | excl=node_modules/".into()),
+            // A path's closing slash is the path's, not left in the words searched.
+            ("retry logic except in vendor/", "search | retry logic | excl=vendor/".into()),
+            ("how do we ignore build/ output", "search | output | excl=build/".into()),
             ("code not in src about uploads", "search | uploads | excl=src/".into()),
             ("template rendering, not .html files", "search | template rendering | excl=*.html".into()),
         ]
