@@ -74,6 +74,10 @@ fn plan_prints_the_plan_and_touches_nothing() {
     let empty = run(t.cmd("vg-ask", ".").args(["--plan", "   "]));
     assert_code(&empty, 2);
     assert_eq!(stderr(&empty).trim(), "vg-ask: the query is empty");
+    // Control characters alone are no words either, said of the query, not of a plan's field.
+    let empty = run(t.cmd("vg-ask", ".").arg("\u{1b}\u{7}"));
+    assert_code(&empty, 2);
+    assert_eq!(stderr(&empty).trim(), "vg-ask: the query is empty");
     // A printed plan keeps to its schema: a path out of the project is left out, with why.
     let out = run(t.cmd("vg-ask", ".").args(["--plan", "--json", "python files in ../../etc that retry"]));
     assert_code(&out, 0);

@@ -88,7 +88,13 @@ fn ask(
     note(
         TOOL,
         config.quiet,
-        &format!("asking {} at {} about the top {given} results ({})", client.model(), client.endpoint(), why(reason)),
+        &format!(
+            "asking {} at {} about the top {} ({})",
+            client.model(),
+            client.endpoint(),
+            if given == 1 { "result".to_string() } else { format!("{given} results") },
+            why(reason)
+        ),
     );
     let answer = answer::answer(&client, query, &stream.hits, cli.answer.context_hits)?;
     // An answer the model gave is written whatever becomes of learning

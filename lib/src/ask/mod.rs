@@ -146,6 +146,9 @@ pub fn ask(
     let started = Instant::now();
     search::check_query(question)?;
     let (plan, mut warnings) = plan(question, config, options);
+    // A question of control characters alone leaves nothing to search:
+    // said as of the question, not of the plan's field.
+    search::check_query(&plan.l1_query_text)?;
     plan.check().map_err(anyhow::Error::msg)?;
     let plan_ms = ms(started);
     let allowed = privacy::allowed(plan.privacy_mode, config);
