@@ -156,6 +156,12 @@ impl QueryPlan {
         if let Some(skill) = self.l2_skills.iter().find(|s| *s != ANSWER_SKILL) {
             return Err(format!("l2_skills: {skill:?} is not a skill here (only {ANSWER_SKILL:?})"));
         }
+        // The spec's plan asks for the answer skill exactly when it requires L2.
+        if self.requires_l2 != self.l2_skills.iter().any(|s| s == ANSWER_SKILL) {
+            return Err(format!(
+                "l2_skills must be [{ANSWER_SKILL:?}] when requires_l2 is true, and [] when it is false"
+            ));
+        }
         if self.planner_model_id.len() > MAX_GLOB_BYTES {
             return Err("planner_model_id is too long".into());
         }
@@ -328,6 +334,7 @@ mod tests {
         };
         assert!(plan("retry uploads").check().is_ok());
         assert!(refused(&|p| p.l1_query_text = " ".into()).starts_with("l1_query_text"));
+        assert!(refused(&|p| p.requires_l2 = !p.requires_l2).starts_with("l2_skills must be"));
         assert!(refused(&|p| p.l1_query_text = "a\u{1b}[2Jb".into()).contains("control"));
         assert!(refused(&|p| p.l1_threshold = 7.0).starts_with("l1_threshold"));
         assert!(refused(&|p| p.l1_threshold = f32::NAN).starts_with("l1_threshold"));
