@@ -138,7 +138,12 @@ fn resolve(written: &Written<'_>, given: &[HitRecord]) -> Option<Citation> {
                 .iter()
                 .find(|h| {
                     let file = h.cited_name();
-                    let same_file = file == path || file.ends_with(&format!("/{path}"));
+                    // An absolute path is the given file's when it is the hit's root and file.
+                    let absolute = h
+                        .root
+                        .as_deref()
+                        .is_some_and(|r| std::path::Path::new(r).join(&h.file) == std::path::Path::new(path));
+                    let same_file = file == path || file.ends_with(&format!("/{path}")) || absolute;
                     same_file && (h.start_line..=h.end_line).contains(&line)
                 })
                 .map(|h| Citation { file: h.cited_name(), line })
@@ -197,7 +202,8 @@ fn place_at(text: &str, i: usize) -> Option<(Written<'_>, usize)> {
         && path.contains(['.', '/'])
         && (!path.starts_with('.') || path.contains('/'));
     let dotted_start = path.starts_with("./");
-    if line == 0 || !(looks_like_path || dotted_start) {
+    // Line 0 is a place too, checked as any and dropped: no excerpt has it.
+    if !(looks_like_path || dotted_start) {
         return None;
     }
     let mut len = path.len() + 1 + digits;
@@ -287,6 +293,14 @@ mod tests {
         assert!(c.citations.is_empty());
         assert_eq!(c.dropped, ["../../etc/passwd:1", "../secret.py:3", "../x.py:9", ".github/ci.yml:2"]);
         assert_eq!(cite("./src/book.rs:14", &given()).citations.len(), 1);
+        // Line 0 is no line of an excerpt: dropped, not left as text.
+        let c = cite("See src/book.rs:0.", &given());
+        assert_eq!((c.text.as_str(), c.dropped.as_slice()), ("See.", &["src/book.rs:0".to_string()][..]));
+        // The given file named by its absolute path is the given file.
+        let rooted = [HitRecord { root: Some("/p".into()), ..hit("src/book.rs", 10, 30) }];
+        let c = cite("See /p/src/book.rs:12 and /q/src/book.rs:12.", &rooted);
+        assert_eq!(c.citations.iter().map(Citation::place).collect::<Vec<_>>(), ["src/book.rs:12"]);
+        assert_eq!(c.dropped, ["/q/src/book.rs:12"]);
     }
 
     #[test]
