@@ -497,6 +497,10 @@ fn a_malformed_commit_does_not_stop_the_history() {
     std::fs::write(&path, object).unwrap();
     let odd = git(&tree, &["hash-object", "-t", "commit", "-w", "--literally", path.to_str().unwrap()]);
     git(&tree, &["update-ref", "HEAD", &odd]);
+    // At HEAD itself, where gix's walk cannot even begin.
+    let o = log(&tree, &["-k", "10", "template rendering cache"]);
+    assert_code(&o, 0);
+    assert!(of_type(&records(&o), "commit").iter().any(|c| c["sha"] == odd.as_str()), "{}", stdout(&o));
     commit(
         &tree,
         &Change {

@@ -633,6 +633,13 @@ fn a_failed_search_answers_500_and_the_server_lives_on() {
     let health = s.json("/health");
     assert_eq!(health["status"], "ok");
     assert_eq!(health["index_ready"], false, "{health}");
+    // The index's file removed: the same, not an index "empty" and ready.
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(t.path().join(format!(".vecgrep/index.db{suffix}")));
+    }
+    let status = s.json("/status");
+    assert!(status["index_error"].as_str().is_some_and(|e| e.contains("no index at")), "{status}");
+    assert_eq!(s.json("/health")["index_ready"], false);
 }
 
 /// A damaged index is rebuilt by the server's next refresh: removed and made

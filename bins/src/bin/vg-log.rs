@@ -190,7 +190,8 @@ fn run_said(summary: &history::LogSummary) -> String {
         did.push(format!("indexed {} of {}", counted(new, "new commit"), summary.commits));
     }
     if summary.reread > 0 {
-        did.push(format!("read {} again for what they changed", counted(summary.reread, "stored commit")));
+        let they = if summary.reread == 1 { "it" } else { "they" };
+        did.push(format!("read {} again for what {they} changed", counted(summary.reread, "stored commit")));
     }
     let how = format!("{} embedded in {:.1}s", counted(summary.embedded, "piece"), summary.seconds);
     format!("{} ({how})", did.join(", "))

@@ -157,7 +157,7 @@ impl QueryPlan {
             return Err(format!("l2_skills: {skill:?} is not a skill here (only {ANSWER_SKILL:?})"));
         }
         // The spec's plan asks for the answer skill exactly when it requires L2.
-        if self.requires_l2 != self.l2_skills.iter().any(|s| s == ANSWER_SKILL) {
+        if self.l2_skills != if self.requires_l2 { vec![ANSWER_SKILL.to_string()] } else { Vec::new() } {
             return Err(format!(
                 "l2_skills must be [{ANSWER_SKILL:?}] when requires_l2 is true, and [] when it is false"
             ));
@@ -335,6 +335,11 @@ mod tests {
         assert!(plan("retry uploads").check().is_ok());
         assert!(refused(&|p| p.l1_query_text = " ".into()).starts_with("l1_query_text"));
         assert!(refused(&|p| p.requires_l2 = !p.requires_l2).starts_with("l2_skills must be"));
+        let twice = |p: &mut QueryPlan| {
+            p.requires_l2 = true;
+            p.l2_skills = vec![ANSWER_SKILL.into(), ANSWER_SKILL.into()];
+        };
+        assert!(refused(&twice).starts_with("l2_skills must be"));
         assert!(refused(&|p| p.l1_query_text = "a\u{1b}[2Jb".into()).contains("control"));
         assert!(refused(&|p| p.l1_threshold = 7.0).starts_with("l1_threshold"));
         assert!(refused(&|p| p.l1_threshold = f32::NAN).starts_with("l1_threshold"));

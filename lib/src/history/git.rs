@@ -90,11 +90,12 @@ impl GitRepo {
             Err(_) if self.repo.head().is_ok_and(|h| h.is_unborn()) => return Ok(Vec::new()),
             Err(e) => return Err(anyhow!("cannot read HEAD: {e}")),
         };
-        let walk = head
-            .ancestors()
-            .sorting(gix::revision::walk::Sorting::ByCommitTime(Default::default()))
-            .all()
-            .context("cannot walk the history")?;
+        let walk = match head.ancestors().sorting(gix::revision::walk::Sorting::ByCommitTime(Default::default())).all()
+        {
+            Ok(walk) => walk,
+            // HEAD itself may be a commit gix's parser refuses.
+            Err(_) => return self.history_loosely(head.detach(), limit),
+        };
         let mut shas = Vec::new();
         for info in walk {
             match info {

@@ -87,16 +87,24 @@ fn state(progress: &super::Progress, files: u64) -> IndexingState {
     }
 }
 
-/// What the index holds, `None` before the first run has made one, or why
-/// it cannot be read.
-fn read_stats(store: &mut StoreSlot, root: &crate::project::ProjectRoot) -> Result<Option<IndexStats>, String> {
+/// Why the index could not be read, in words.
+enum Unread {
+    /// There is no index: not made yet, or removed since.
+    NotMade(String),
+    Failed(String),
+}
+
+/// What the index holds, or why it cannot be read: its meta is read too,
+/// as a table dropped under an open connection is found only when read.
+fn read_stats(store: &mut StoreSlot, root: &crate::project::ProjectRoot) -> Result<IndexStats, Unread> {
+    let said = |e: StoreError| format!("{:#}", anyhow::Error::new(e));
     match super::open_slot(store, root) {
-        Err(StoreError::Missing(_)) => return Ok(None),
-        Err(e) => return Err(format!("{:#}", anyhow::Error::new(e))),
+        Err(e @ StoreError::Missing(_)) => return Err(Unread::NotMade(said(e))),
+        Err(e) => return Err(Unread::Failed(said(e))),
         Ok(()) => {}
     }
-    let Some(reader) = store.as_ref() else { return Ok(None) };
-    reader.stats().map(Some).map_err(|e| format!("{:#}", anyhow::Error::new(e)))
+    let Some(reader) = store.as_ref() else { return Err(Unread::NotMade(String::new())) };
+    reader.meta().and_then(|_| reader.stats()).map_err(|e| Unread::Failed(said(e)))
 }
 
 impl LiveIndex {
@@ -105,15 +113,17 @@ impl LiveIndex {
     pub fn status(&self, store: &mut StoreSlot) -> LiveStatus {
         let t = &self.target;
         let read = read_stats(store, &t.root);
-        if !matches!(read, Ok(Some(_))) {
+        if read.is_err() {
             // The index may have been rebuilt under this connection: reopen next time.
             *store = None;
         }
         let progress = self.progress();
         let (stats, index_error) = match read {
-            Ok(stats) => (stats, None),
+            Ok(stats) => (Some(stats), None),
             Err(_) if progress.indexing => (None, None),
-            Err(why) => (None, Some(why)),
+            // Before the first run has made the index there is none to read.
+            Err(Unread::NotMade(_)) if !progress.ran => (None, None),
+            Err(Unread::NotMade(why) | Unread::Failed(why)) => (None, Some(why)),
         };
         let files = stats.as_ref().map_or(0, |s| s.files);
         LiveStatus {
