@@ -285,7 +285,7 @@ fn the_current_protocol_revision_and_the_porcelain() {
             // Empty strings, as models fill optional fields, are filters left
             // out: beside a real glob, and for every filter alike.
             search(json!({"query": "read the settings file", "k": 3, "threshold": -1, "exclude": ["", "*.rs"],
-                "size": [""], "changed_within": ""})),
+                "size": [" "], "changed_within": "", "changed_before": " "})),
         ]),
     );
     assert_eq!(r[0]["protocol_version"], "2026-07-28");

@@ -35,10 +35,16 @@ pub fn open_plan(
     if let Some(cmd) = open_cmd.filter(|c| !c.trim().is_empty()) {
         return OpenPlan::Command(cmd.to_string());
     }
-    match visual.or(editor).map(str::trim).filter(|e| !e.is_empty()) {
+    // `VISUAL=` (set but empty) is no editor: `EDITOR` is asked next, as git does.
+    match set_to_something(visual).or(set_to_something(editor)) {
         Some(editor) => OpenPlan::Command(editor_template(editor)),
         None => OpenPlan::Print,
     }
+}
+
+/// An environment variable's value unless it is unset or blank.
+fn set_to_something(value: Option<&str>) -> Option<&str> {
+    value.map(str::trim).filter(|v| !v.is_empty())
 }
 
 /// How to open a file at a line with `editor` (a command line, as in
@@ -196,6 +202,11 @@ mod tests {
             OpenPlan::Command("code --wait --goto {file}:{line}".into())
         );
         assert_eq!(plan(None, None, None, true, 1), OpenPlan::Print);
+        assert_eq!(
+            plan(None, Some(" "), Some("vim"), true, 1),
+            OpenPlan::Command("vim +{line} {file}".into()),
+            "VISUAL= is unset"
+        );
         assert_eq!(plan(Some("x"), None, None, false, 1), OpenPlan::Print, "not a terminal");
         assert_eq!(plan(Some("x"), None, None, true, 3), OpenPlan::Print, "several picked");
         assert_eq!(editor_template("/usr/bin/hx"), "/usr/bin/hx {file}:{line}");

@@ -141,10 +141,10 @@ impl SearchArgs {
         };
         // Models fill optional fields with "": a filter given empty is left
         // out, the same for every filter.
-        let given = |values: &[String]| values.iter().filter(|v| !v.is_empty()).cloned().collect::<Vec<_>>();
+        let given = |values: &[String]| values.iter().filter(|v| !v.trim().is_empty()).cloned().collect::<Vec<_>>();
         let filter = FileFilter::from_flags(
-            self.changed_within.as_deref().filter(|w| !w.is_empty()),
-            self.changed_before.as_deref().filter(|w| !w.is_empty()),
+            self.changed_within.as_deref().filter(|w| !w.trim().is_empty()),
+            self.changed_before.as_deref().filter(|w| !w.trim().is_empty()),
             &given(&self.size),
             &given(&self.exclude),
             SystemTime::now(),
