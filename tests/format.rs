@@ -166,10 +166,11 @@ fn a_record_without_text_shows_its_best_line_from_the_file() {
     let o = format(&t, ".", &[], &format!("{input}\n"));
     assert_code(&o, 0);
     assert_eq!(stdout(&o), "src/upload.py:9:            time.sleep(2 ** attempt)\n");
-    // Past the file's end, the record's first line number, as before.
+    // Past the file's end: the record's place, as for a file gone, not nothing.
     let input = r#"{"file":"src/upload.py","start_line":40,"end_line":41,"query":"sleep"}"#;
     let o = format(&t, ".", &[], &format!("{input}\n"));
     assert_code(&o, 0);
+    assert_eq!(stdout(&o), "src/upload.py:40:\n");
 }
 
 /// Context costs what the file holds, however much is asked for, and a
