@@ -638,13 +638,12 @@ pub fn search_once(
 /// another: their cosines mean nothing (an index run rebuilds such an
 /// index first; `--no-index` searches it as it is).
 fn refuse_another_model(store: &dyn vecgrep::store::IndexReader, config: &ResolvedConfig) -> Result<()> {
-    match store.meta()? {
-        Some(meta) if meta.model != config.embedder_model => Err(anyhow!(
-            "the index's vectors were made by {}, not {}; run vg-index, or search without --no-index, to rebuild it",
-            meta.model,
+    match vecgrep::store::other_model(store, &config.embedder_model)? {
+        Some(other) => Err(anyhow!(
+            "the index's vectors were made by {other}, not {}; run vg-index, or search without --no-index, to rebuild it",
             config.embedder_model
         )),
-        _ => Ok(()),
+        None => Ok(()),
     }
 }
 

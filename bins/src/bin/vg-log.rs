@@ -133,8 +133,8 @@ fn update(cli: &LogCli, inv: &Invocation, repo: &GitRepo, history: &[String]) ->
     if summary.unread_diffs > 0 {
         let n = summary.unread_diffs;
         let (files, their) = if n == 1 { ("file", "its") } else { ("files", "their") };
-        let why = "are not in this repository (a partial clone fetches them only when checked out)";
-        note(TOOL, quiet, &format!("left out the diffs of {n} changed {files}: {their} contents {why}"));
+        let why = history::NOT_FETCHED;
+        note(TOOL, quiet, &format!("left out the diffs of {n} changed {files}: {their} contents are {why}"));
     }
     if summary.holes > 0 {
         note(

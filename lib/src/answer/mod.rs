@@ -129,7 +129,7 @@ fn tidy(text: &str, cut: bool) -> String {
     let mut seen: HashSet<&str> = HashSet::new();
     let mut last: Option<&str> = None;
     let mut out = String::new();
-    let mut sentences: Vec<&str> = sentences(&text);
+    let mut sentences: Vec<&str> = split_sentences(&text);
     // A reply cut off inside one endless sentence is a loop of words
     // (`file.py` file.py` …`): cut at any dot, to find what repeats.
     if cut && sentences.len() == 1 {
@@ -160,7 +160,7 @@ fn tidy(text: &str, cut: bool) -> String {
 /// `text` cut after each line's end, and after each `.`, `!` or `?` that a
 /// space or the end follows: the dots inside `src/books.py:6` or `e.g.x`
 /// end no sentence. The pieces joined are `text`.
-fn sentences(text: &str) -> Vec<&str> {
+fn split_sentences(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut start = 0;
     let mut chars = text.char_indices().peekable();

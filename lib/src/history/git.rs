@@ -11,10 +11,9 @@ use gix::bstr::ByteSlice;
 use super::diff::{changed_pieces, DiffPiece};
 use crate::store::CommitRow;
 
-/// Why a blob the history names cannot be read: a partial clone
+/// Why blobs the history names cannot be read: a partial clone
 /// (`--filter=blob:none`) lacks the contents of what was never checked out.
-const NOT_FETCHED: &str =
-    "its contents are not in this repository (a partial clone fetches them only when checked out)";
+pub const NOT_FETCHED: &str = "not in this repository (a partial clone fetches them only when checked out)";
 
 /// A blob larger than this is left out of a commit's diff (a data file, a bundle).
 const MAX_DIFFED_BLOB: usize = 1 << 20;
@@ -344,7 +343,7 @@ impl GitRepo {
             std::fs::remove_file(path)?;
         }
         if !self.repo.has_object(oid) {
-            return Err(anyhow!("{NOT_FETCHED}"));
+            return Err(anyhow!("its contents are {NOT_FETCHED}"));
         }
         let size = self.repo.find_header(oid).map(|h| h.size()).unwrap_or(0);
         if !is_link && size > max_bytes {

@@ -144,10 +144,9 @@ pub(super) fn record_admission(root: &ProjectRoot, config: &ResolvedConfig) -> R
 /// An error unless the index at `root` holds vectors of `model`: a query
 /// of one model scored against vectors of another finds nonsense.
 pub fn check_model(root: &ProjectRoot, model: &str, rebuild: &str) -> Result<()> {
-    let index = store::open_for_reading(root)?;
-    match index.meta()? {
-        Some(m) if m.model != model => Err(anyhow!("that index was built with {}, not {model}; {rebuild}", m.model)),
-        _ => Ok(()),
+    match store::other_model(&*store::open_for_reading(root)?, model)? {
+        Some(other) => Err(anyhow!("that index was built with {other}, not {model}; {rebuild}")),
+        None => Ok(()),
     }
 }
 

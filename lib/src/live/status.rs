@@ -62,8 +62,9 @@ pub struct LiveStatus {
     pub error: Option<String>,
     /// Why the index cannot be read now (damaged, or its database gone),
     /// or null: the counts above are then 0, not what the index holds, and
-    /// a search fails until a run makes the index again. Null while a run
-    /// is at work, which remakes it. Added within version 1.
+    /// a search fails until a run makes the index again. Null before the
+    /// first run has made the index, and while a run is at work, which
+    /// remakes it. Added within version 1.
     pub index_error: Option<String>,
     /// While an index run gives the chunks another static table's vectors
     /// (vecgrep's table was updated), how far it is; null otherwise.

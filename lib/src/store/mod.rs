@@ -672,6 +672,12 @@ pub fn location(root: &ProjectRoot) -> String {
     }
 }
 
+/// The model the vectors of `index` were made by, when it is not `model`:
+/// a query of one model scored against vectors of another finds nonsense.
+pub fn other_model(index: &dyn IndexReader, model: &str) -> Result<Option<String>, StoreError> {
+    Ok(index.meta()?.map(|m| m.model).filter(|m| m != model))
+}
+
 /// Open an existing index of `root` to read it (searching, stats).
 pub fn open_for_reading(root: &ProjectRoot) -> Result<Box<dyn IndexReader>, StoreError> {
     if root.shared.is_some() {
