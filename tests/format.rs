@@ -173,6 +173,33 @@ fn a_record_without_text_shows_its_best_line_from_the_file() {
     assert_eq!(stdout(&o), "src/upload.py:40:\n");
 }
 
+/// A hand-made hit whose file goes through a link in the root to a file
+/// outside it shows its own text and place, never the outside file's lines:
+/// the walk never follows links, so no search names such a file.
+#[test]
+fn a_hit_through_a_link_out_of_its_root_shows_nothing_of_what_it_leads_to() {
+    let t = sample_project();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("passwd"), "root:x:0:0:secret\nline two\n").unwrap();
+    std::os::unix::fs::symlink(outside.path(), t.path().join("etclink")).unwrap();
+    let root = t.path().to_str().unwrap().to_string();
+    let with_text = hit(&root, "etclink/passwd", 2, 2, 0.7, "the hit's text") + "\n";
+    let without = format!(
+        "{{\"root\":{root:?},\"file\":\"etclink/passwd\",\"start_line\":1,\"end_line\":2,\"query\":\"secret\"}}\n"
+    );
+    for (input, args) in [(&with_text, &["-C", "3"][..]), (&without, &[][..])] {
+        let o = format(&t, ".", args, input);
+        assert_code(&o, 0);
+        assert!(!stdout(&o).contains("secret") && !stdout(&o).contains("line two"), "{}", stdout(&o));
+        assert!(stdout(&o).starts_with("etclink/passwd:"), "{}", stdout(&o));
+    }
+    // A link inside the root that stays inside it is read.
+    std::os::unix::fs::symlink("upload.py", t.path().join("src/up.py")).unwrap();
+    let inside = format!("{{\"root\":{root:?},\"file\":\"src/up.py\",\"start_line\":1,\"end_line\":10,\"query\":\"sleep between attempts\"}}\n");
+    let o = format(&t, ".", &[], &inside);
+    assert_eq!(stdout(&o), "src/up.py:9:            time.sleep(2 ** attempt)\n");
+}
+
 /// Context costs what the file holds, however much is asked for, and a
 /// hand-made record with line numbers at the end of the range is shown,
 /// not a panic or an allocation that aborts.

@@ -122,7 +122,9 @@ const PREVIEW_CONTEXT: usize = 400;
 /// third of the way down a pane `height` lines tall. When the file cannot be
 /// read any more, the chunk's own text stands in.
 pub fn preview(hit: &HitRecord, root: &Path, height: usize, color: bool) -> (String, usize) {
-    let file = std::fs::read(root.join(&hit.file)).ok().map(|b| String::from_utf8_lossy(&b).into_owned());
+    let file = crate::records::file_below(root, &hit.file)
+        .and_then(|path| std::fs::read(path).ok())
+        .map(|b| String::from_utf8_lossy(&b).into_owned());
     let (lines, first): (Vec<&str>, usize) = match &file {
         Some(text) => (text.lines().collect(), 1),
         None => (hit.text.split('\n').collect(), hit.start_line),

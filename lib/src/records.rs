@@ -91,6 +91,15 @@ impl HitRecord {
         }
     }
 
+    /// Where a reader finds the hit's lines (see [`file_below`]); a hit
+    /// without a root names its file as a command line does, from `cwd`.
+    pub fn source_path(&self, cwd: &Path) -> Option<PathBuf> {
+        match self.root.as_deref() {
+            Some(root) => file_below(Path::new(root), &self.file),
+            None => Some(cwd.join(&self.file)),
+        }
+    }
+
     /// How a citation names the hit's file: `<project>/<file>` for a
     /// catalog's hit, so that two projects' files of one path stay apart.
     pub fn cited_name(&self) -> String {
@@ -686,9 +695,21 @@ fn check_hit(hit: HitRecord, line: usize) -> Result<HitRecord, RecordError> {
     Err(RecordError::BadHit { line, cause })
 }
 
-/// Whether `file` is relative and stays below the directory it is joined to.
+/// Whether `file` is relative, names something, and stays below the
+/// directory it is joined to.
 fn below_root(file: &str) -> bool {
-    Path::new(file).components().all(|c| matches!(c, std::path::Component::Normal(_) | std::path::Component::CurDir))
+    let mut parts = Path::new(file).components().filter(|c| *c != std::path::Component::CurDir).peekable();
+    parts.peek().is_some() && parts.all(|c| matches!(c, std::path::Component::Normal(_)))
+}
+
+/// The real path of `file` under `root`, when it exists and its links,
+/// followed, still lead below the root; else None, so that nothing is read.
+/// The walk never follows a link, so only a hand-made record names a file
+/// through one (`etc-link/passwd`), and what it leads to is not the
+/// project's to show.
+pub fn file_below(root: &Path, file: &str) -> Option<PathBuf> {
+    let real = root.join(file).canonicalize().ok()?;
+    real.starts_with(root.canonicalize().ok()?).then_some(real)
 }
 
 /// A commit whose root is absolute, or the error saying it is not.
@@ -830,6 +851,23 @@ mod tests {
     }
 
     #[test]
+    fn a_file_whose_links_lead_out_of_its_root_is_not_read() {
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret"), "x").unwrap();
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir(root.path().join("src")).unwrap();
+        std::fs::write(root.path().join("src/a.rs"), "y").unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.path().join("out")).unwrap();
+        std::os::unix::fs::symlink("a.rs", root.path().join("src/inner")).unwrap();
+        assert_eq!(file_below(root.path(), "out/secret"), None);
+        assert_eq!(file_below(root.path(), "src/missing.rs"), None);
+        let real = root.path().canonicalize().unwrap().join("src/a.rs");
+        assert_eq!(file_below(root.path(), "src/a.rs").as_deref(), Some(real.as_path()));
+        // A link that stays inside the root is followed.
+        assert_eq!(file_below(root.path(), "src/inner").as_deref(), Some(real.as_path()));
+    }
+
+    #[test]
     fn minimal_hits_are_accepted_and_unknown_fields_ignored() {
         let h = parse_hit_line(r#"{"file":"a.rs","start_line":3,"end_line":4,"future":[1]}"#, 1).unwrap().unwrap();
         assert_eq!((h.file.as_str(), h.start_line, h.end_line, h.v), ("a.rs", 3, 4, 1));
@@ -855,11 +893,15 @@ mod tests {
             ("", "file is empty"),
             ("/etc/passwd", r#"file "/etc/passwd" is not a path below root"#),
             ("src/../../etc/hostname", r#"file "src/../../etc/hostname" is not a path below root"#),
+            (".", r#"file "." is not a path below root"#),
+            ("./.", r#"file "./." is not a path below root"#),
         ] {
             let hit = serde_json::json!({"root": "/p", "file": file, "start_line": 1, "end_line": 1}).to_string();
             let e = parse_hit_line(&hit, 9).unwrap_err();
             assert_eq!(e.to_string(), format!("line 9: not a hit record: {says}"));
         }
+        let hit = serde_json::json!({"root": "/p", "file": "./src/a.rs", "start_line": 1, "end_line": 1});
+        assert!(parse_hit_line(&hit.to_string(), 1).unwrap().is_some());
         // Without a root a path is the current directory's, as on a command line.
         for file in ["/tmp/a.rs", "../b.rs", "./src/c.rs"] {
             let hit = serde_json::json!({"file": file, "start_line": 1, "end_line": 1}).to_string();

@@ -468,7 +468,7 @@ impl FileCache {
     fn lines<'a>(&'a mut self, path: &str, h: &'a HitRecord, opts: &FormatOptions) -> Lines<'a> {
         let wanted = opts.before > 0 || opts.after > 0 || h.text.is_empty();
         let file = if wanted {
-            self.read.entry(path.to_string()).or_insert_with(|| read_lines(&opts.cwd.join(path))).as_deref()
+            self.read.entry(path.to_string()).or_insert_with(|| read_lines(&h.source_path(&opts.cwd)?)).as_deref()
         } else {
             None
         };
