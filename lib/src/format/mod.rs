@@ -545,9 +545,11 @@ fn write_hit_lines(
 
 /// `text` with its control characters made visible, as `cat -v` and
 /// `less` show them: `^[` for ESC, `^?` for DEL, `<U+009B>` for the C1
-/// controls a terminal also obeys; tabs stay.
+/// controls a terminal also obeys; tabs stay. The bidirectional overrides
+/// and isolates are shown as `<U+202E>` too: a terminal that obeys them
+/// shows a line's code in another order than it runs ("Trojan Source").
 pub fn escape_controls(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(|c| c.is_control() && c != '\t') {
+    if !text.chars().any(|c| (c.is_control() && c != '\t') || is_bidi_control(c)) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
@@ -559,11 +561,16 @@ pub fn escape_controls(text: &str) -> Cow<'_, str> {
                 out.push('^');
                 out.push(char::from(c as u8 + 0x40));
             }
-            c if c.is_control() => out.push_str(&format!("<U+{:04X}>", c as u32)),
+            c if c.is_control() || is_bidi_control(c) => out.push_str(&format!("<U+{:04X}>", c as u32)),
             c => out.push(c),
         }
     }
     Cow::Owned(out)
+}
+
+/// The embeddings, overrides and isolates that reorder what follows them.
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
 /// The most of a file read for a hit's context. An indexed file is at most
@@ -671,13 +678,21 @@ mod tests {
 
     #[test]
     fn a_files_escape_sequences_are_shown_under_a_heading_and_kept_in_a_pipe() {
-        let hostile = "x = 1\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\u{9b}31m\x7f\tdone";
+        let hostile = "x = 1\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\u{9b}31m\x7f\tdone \u{202e}nimda\u{2066}";
         let hits = vec![hit("a\x1b[31m.rs", 3, hostile, "done")];
         let mut out = Vec::new();
         render(&mut out, &hits, &opts(OutputMode::Pretty, "/r")).unwrap();
         let shown = String::from_utf8(out).unwrap();
         assert!(!shown.chars().any(|c| c.is_control() && c != '\n' && c != '\t'), "{shown:?}");
-        assert!(shown.contains("x = 1^[]52;c;cm0gLXJmIH4=^G^[[2J<U+009B>31m^?\tdone"), "{shown:?}");
+        assert!(
+            shown.contains("x = 1^[]52;c;cm0gLXJmIH4=^G^[[2J<U+009B>31m^?\tdone <U+202E>nimda<U+2066>"),
+            "{shown:?}"
+        );
+        assert_eq!(
+            escape_controls("fn é() {} // \u{200f}"),
+            "fn é() {} // \u{200f}",
+            "marks that reorder nothing stay"
+        );
         assert!(shown.starts_with("a^[[31m.rs\n"), "{shown:?}");
         let mut out = Vec::new();
         render(&mut out, &hits, &opts(OutputMode::Flat, "/r")).unwrap();
