@@ -137,6 +137,15 @@ fn a_filter_whose_files_were_all_skipped_says_so() {
     let o = run(t.cmd("vecgrep", ".").args(["retry", "big.py"]));
     assert_code(&o, 0);
     assert!(!stderr(&o).contains("skipped"), "{}", stderr(&o));
+    // A binary file is found only once read, after the walk: said too, on every run.
+    std::fs::write(t.path().join("blob.py"), b"def retry():\0\x01\x02 upload").unwrap();
+    for _ in 0..2 {
+        let o = run(t.cmd("vecgrep", ".").args(["retry", "blob.py"]));
+        assert_code(&o, 1);
+        assert!(stderr(&o).contains("vecgrep: the 1 file searched was skipped: 1 binary"), "{}", stderr(&o));
+    }
+    let o = run(t.cmd("vecgrep", ".").args(["retry", "blob.py", "big.py"]));
+    assert!(!stderr(&o).contains("skipped"), "{}", stderr(&o));
 }
 
 /// A workspace of two crates and a web package, each retrying something,

@@ -741,17 +741,24 @@ pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }
 
-/// The files an index run passed over, counted by reason (`SkipReason::code`).
-pub type SkipTally = std::collections::BTreeMap<&'static str, u64>;
+/// The files an index run passed over: counted by reason
+/// (`SkipReason::code`), and named, since some (binary files) are found
+/// only once read, after the walk counted them in.
+#[derive(Default)]
+pub struct SkipTally {
+    pub by_reason: std::collections::BTreeMap<&'static str, u64>,
+    pub paths: std::collections::HashSet<String>,
+}
 
 /// When every file under the PATHs (or that the walk's filters, `-g`,
 /// `-t`, chose) was skipped, say so and why: else a search that finds
 /// nothing reads as if no such file existed, or held nothing relevant.
 pub fn note_all_skipped(tool: &str, quiet: bool, filtered: bool, files: &WalkedSet, tally: &SkipTally) {
-    if !files.is_empty() || tally.is_empty() {
+    if files.iter().any(|f| !tally.paths.contains(f)) || tally.by_reason.is_empty() {
         return;
     }
     let why: Vec<String> = tally
+        .by_reason
         .iter()
         .map(|(code, n)| {
             let hint = match *code {
@@ -763,7 +770,7 @@ pub fn note_all_skipped(tool: &str, quiet: bool, filtered: bool, files: &WalkedS
             format!("{n} {}{hint}", code.replace('_', " "))
         })
         .collect();
-    let skipped: u64 = tally.values().sum();
+    let skipped: u64 = tally.by_reason.values().sum();
     let chosen = if filtered { "the filters chose" } else { "searched" };
     let files =
         if skipped == 1 { format!("the 1 file {chosen} was") } else { format!("all {skipped} files {chosen} were") };
@@ -806,7 +813,7 @@ impl CliObserver {
             bar_made: None,
             loaded_model: false,
             write_error: None,
-            tally: SkipTally::new(),
+            tally: SkipTally::default(),
             done: (0, 0),
         }
     }
@@ -900,7 +907,8 @@ impl IndexObserver for CliObserver {
     }
 
     fn skipped(&mut self, skip: &Skip) {
-        *self.tally.entry(skip.reason.code()).or_default() += 1;
+        *self.tally.by_reason.entry(skip.reason.code()).or_default() += 1;
+        self.tally.paths.insert(skip.path.clone());
         let message = || format!("skipping {}: {}", skip.path, skip.reason.describe());
         if skip.reason.is_error() {
             self.say_always(&message());
