@@ -97,6 +97,12 @@ fn a_search_that_finds_nothing_useful_is_judged_insufficient_and_people_are_told
     // Found nothing, so no hit names the project whose config says it.
     let quiet = run(t.cmd("vecgrep", ".").args(["--heading", "--color", "never", "zebra quantum spaceship"]));
     assert_eq!((quiet.status.code(), stderr(&quiet).as_str()), (Some(1), ""));
+    // Searched from outside the project: the judgement names the project.
+    let outside = tempfile::tempdir().unwrap();
+    let mut from_outside = t.cmd("vecgrep", ".");
+    from_outside.current_dir(outside.path()).args(["--heading", "--color", "never", "zebra quantum spaceship"]);
+    let quiet = run(from_outside.arg(t.path()));
+    assert_eq!((quiet.status.code(), stderr(&quiet).as_str()), (Some(1), ""));
     t.project_config("");
     // A good search gets no advice.
     let good = run(t.cmd("vecgrep", ".").args(["--heading", "--color", "never", "area of a circle"]));

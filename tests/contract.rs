@@ -82,6 +82,8 @@ struct StrictJudgement {
     reasons: Vec<String>,
     #[serde(default)]
     concepts: Vec<String>,
+    #[serde(default)]
+    root: Option<String>,
 }
 
 #[derive(Deserialize)]

@@ -529,10 +529,14 @@ pub struct JudgementRecord {
     /// Concepts the query named, from `.vecgrep/kg/`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub concepts: Vec<String>,
+    /// The project searched (absolute): with no hit to name it, where a
+    /// reader finds the config that search read (its `quiet`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root: Option<String>,
 }
 
 impl JudgementRecord {
-    pub fn new(query: &str, judgement: Judgement, concepts: Vec<String>) -> Self {
+    pub fn new(root: &ProjectRoot, query: &str, judgement: Judgement, concepts: Vec<String>) -> Self {
         let verdict = match judgement.verdict {
             Verdict::Sufficient => "sufficient",
             Verdict::Insufficient => "insufficient",
@@ -549,6 +553,7 @@ impl JudgementRecord {
             files: judgement.files,
             reasons: judgement.reasons,
             concepts,
+            root: Some(root.path.to_string_lossy().into_owned()),
         }
     }
 

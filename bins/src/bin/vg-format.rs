@@ -54,20 +54,21 @@ fn main() {
         }
         out.flush()?;
         let advice = stream.judgement.as_ref().and_then(|j| judgement_note(j, opts.mode));
-        if let Some(advice) = advice.filter(|_| !quiet(&cli, &stream.hits)) {
+        if let Some(advice) = advice.filter(|_| !quiet(&cli, &stream)) {
             note(TOOL, false, &advice);
         }
         Ok(if stream.hits.is_empty() && stream.commits.is_empty() { EXIT_NOT_FOUND } else { EXIT_FOUND })
     })
 }
 
-/// `-q`, or `quiet` in the config of the project the hits come from (with
-/// no hits, the project the current directory is in, where the search that
-/// found nothing ran): the setting that search read. A config that cannot
-/// be read is that search's to report, and silences nothing here.
-fn quiet(cli: &FormatCli, hits: &[vecgrep::records::HitRecord]) -> bool {
-    let hits_root = hits.first().and_then(|h| h.root.as_deref()).map(PathBuf::from).filter(|r| r.is_absolute());
-    let root = hits_root.or_else(|| {
+/// `-q`, or `quiet` in the config of the project searched: the one the
+/// hits come from, or with no hits the judgement's (streams older than its
+/// `root`: the current directory's). The setting that search read. A config
+/// that cannot be read is that search's to report, and silences nothing here.
+fn quiet(cli: &FormatCli, stream: &vecgrep::records::SearchStream) -> bool {
+    let hits_root = stream.hits.first().and_then(|h| h.root.as_deref());
+    let judged_root = stream.judgement.as_ref().and_then(|j| j.root.as_deref());
+    let root = hits_root.or(judged_root).map(PathBuf::from).filter(|r| r.is_absolute()).or_else(|| {
         let cwd = std::env::current_dir().ok()?;
         vecgrep::project::select_root(&cwd, &[]).ok().map(|r| r.path)
     });

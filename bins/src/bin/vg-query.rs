@@ -108,7 +108,7 @@ fn search(cli: &QueryCli, inv: &Invocation, query: &str, preloading: &mut Preloa
         write_record(&mut out, &HitRecord { reasoning, ..record })?;
     }
     if let Some(judgement) = judgement {
-        write_record(&mut out, &JudgementRecord::new(query, judgement, fired))?;
+        write_record(&mut out, &JudgementRecord::new(&inv.root, query, judgement, fired))?;
     }
     out.flush()?;
     Ok(if walked.errors > 0 || named_nothing > 0 {
