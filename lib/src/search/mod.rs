@@ -365,13 +365,23 @@ pub const MAX_K: usize = 1000;
 /// Reject queries that cannot mean anything to the model.
 pub fn check_query(query: &str) -> Result<&str> {
     let trimmed = query.trim();
-    if trimmed.is_empty() {
+    if trimmed.chars().all(is_invisible) {
         return Err(anyhow!("the query is empty"));
     }
     if trimmed.len() > MAX_QUERY_BYTES {
         return Err(anyhow!("the query is {} bytes; the limit is {MAX_QUERY_BYTES}", trimmed.len()));
     }
     Ok(trimmed)
+}
+
+/// A character that shows nothing and means nothing to a search: spaces,
+/// controls, and the zero-width and direction marks (U+200B, U+FEFF, ...)
+/// that a copy from a web page or a terminal brings along.
+fn is_invisible(c: char) -> bool {
+    c.is_whitespace()
+        || c.is_control()
+        || matches!(c, '\u{ad}' | '\u{180e}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}')
+        || matches!(c, '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{206f}' | '\u{feff}')
 }
 
 #[cfg(test)]
