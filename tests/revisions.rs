@@ -253,6 +253,16 @@ fn forgetting_by_a_name_that_moved_removes_nothing() {
     let err = stderr(&o);
     assert!(err.contains(&format!("HEAD~1 names {} now, but {} was indexed as HEAD~1", &v2[..12], &v1[..12])), "{err}");
     assert_eq!(revision_count(&tree), 2, "nothing was forgotten");
+    // A name git no longer knows (a deleted branch) points at the sha it was indexed as.
+    git(&tree, &["branch", "gone", "v1"]);
+    summary_of(&run(tree.cmd("vg-index", "").args(["--rev", "gone"])));
+    git(&tree, &["branch", "-D", "gone"]);
+    for args in [&["vg-index", "--forget", "gone"][..], &["vecgrep", "--rev", "gone", "parse"]] {
+        let o = run(tree.cmd(args[0], "").args(&args[1..]));
+        assert_code(&o, 2);
+        let says = format!("unknown revision \"gone\"; {} was indexed as gone: name it by that sha", &v1[..12]);
+        assert!(stderr(&o).contains(&says), "{args:?}: {}", stderr(&o));
+    }
     // By sha, each goes.
     assert_code(&run(tree.cmd("vg-index", "").args(["--forget", &v1[..12]])), 0);
     assert_code(&run(tree.cmd("vg-index", "").args(["--forget", "HEAD~1"])), 0);

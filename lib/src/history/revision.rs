@@ -41,7 +41,7 @@ pub fn index_revision(
                 obs.note(&format!("git no longer has {spec}; its index is searched as it was made"));
                 return Ok(RevisionRun { sha, summary: None });
             }
-            _ => return Err(e),
+            _ => return Err(unknown(e, &stored, spec)),
         },
     };
     let complete = stored.iter().any(|r| r.sha == sha && r.complete);
@@ -222,7 +222,17 @@ fn resolve_stored(project: &ProjectRoot, stored: &[store::Revision], spec: &str)
     not_a_catalog(project)?;
     match GitRepo::open(&project.path).and_then(|repo| repo.resolve_commit(spec)) {
         Ok(sha) => Ok(sha),
-        Err(e) => stored_by_prefix(stored, spec).ok_or(e),
+        Err(e) => stored_by_prefix(stored, spec).ok_or_else(|| unknown(e, stored, spec)),
+    }
+}
+
+/// Git's error for a `spec` it does not know, with the stored revision
+/// recorded under that name (a branch since deleted), as `--stats` lists it,
+/// to name instead.
+fn unknown(e: anyhow::Error, stored: &[store::Revision], spec: &str) -> anyhow::Error {
+    match stored.iter().find(|r| r.names.iter().any(|n| n == spec)) {
+        Some(r) => anyhow!("{e}; {} was indexed as {spec}: name it by that sha", &r.sha[..12]),
+        None => e,
     }
 }
 
