@@ -56,7 +56,7 @@ fn plan_prints_the_plan_and_touches_nothing() {
     assert_eq!(plan["l0_filters"]["extensions"], json!([".rs"]));
     assert!(plan["l0_filters"]["modified_after"].as_str().unwrap().ends_with('Z'));
     assert_eq!((plan["privacy_mode"].as_str(), plan["requires_l2"].as_bool()), (Some("local_only"), Some(false)));
-    assert_eq!(plan["planner_model_id"], "vecgrep-rules-1");
+    assert_eq!(plan["planner_model_id"], "vecgrep-rules-2");
     assert_eq!(plan["raw_user_text"], "rust files changed this week that retry uploads");
     assert!(!t.path().join(".vecgrep").exists(), "a plan indexes nothing");
     // The same from the plumbing, and the mode given is the mode in force.
@@ -267,7 +267,7 @@ fn a_hostile_slow_or_dead_planner_falls_back_to_the_rules() {
         let plan = &records(&o)[0];
         assert_eq!(
             (plan["planner_model_id"].as_str(), plan["privacy_mode"].as_str()),
-            (Some("vecgrep-rules-1"), Some("local_only"))
+            (Some("vecgrep-rules-2"), Some("local_only"))
         );
         assert_eq!(plan["l0_filters"]["extensions"], json!([".rs"]), "the rules' plan");
         let e = stderr(&o);
@@ -325,7 +325,7 @@ fn a_real_model_plans_and_answers_what_asks_to_be_explained() {
     );
     let refused = r["warnings"].to_string().contains("the LLM planner's plan was refused");
     let by = plan["planner_model_id"].as_str().unwrap();
-    assert!(refused == (by == "vecgrep-rules-1") && (refused || by == "SmolLM2-135M-Instruct.Q4_1"), "{r}");
+    assert!(refused == (by == "vecgrep-rules-2") && (refused || by == "SmolLM2-135M-Instruct.Q4_1"), "{r}");
 }
 
 /// Wait for the server's first index run, asking with `auth`.

@@ -15,7 +15,7 @@ use crate::search::{check_query, parse_when, FileFilter, MAX_QUERY_BYTES};
 
 /// What the rules planner calls itself in `planner_model_id`; its number
 /// moves when the same words would give another plan.
-pub const RULES_PLANNER_ID: &str = "vecgrep-rules-1";
+pub const RULES_PLANNER_ID: &str = "vecgrep-rules-2";
 
 /// The one skill a plan may ask of L2 here: a chat model's answer from the
 /// top hits (`answer`). The seed's document skills (PDF layout, OCR) have
@@ -116,7 +116,7 @@ pub struct QueryPlan {
     pub privacy_mode: PrivacyMode,
     /// The question as asked.
     pub raw_user_text: String,
-    /// Who planned: `vecgrep-rules-1`, or the chat model's name.
+    /// Who planned: `vecgrep-rules-2`, or the chat model's name.
     pub planner_model_id: String,
 }
 

@@ -44,8 +44,12 @@ const CHANGED: &str = r"(?:changed|modified|edited|updated|touched|committed|wri
 /// Words that leave something out.
 const EXCLUDING: &str = r"(?:not|except(?:\s+for)?|excluding|exclude|without|ignoring|ignore|skipping|skip|but\s+not|outside(?:\s+of)?|other\s+than|apart\s+from|no)";
 
-/// A date as a plan may be asked for it: a day, a month or a year.
-const DATE: &str = r"\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?Z?)?|\d{4}-\d{2}|(?:19|20)\d{2}";
+/// A date as a plan may be asked for it: a day, a month or a year, in
+/// digits or with the month's name (`March 2026`, `March 1st, 2026`).
+const DATE: &str = r"\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?Z?)?|\d{4}-\d{2}|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?(?:\s+\d{1,2}(?:st|nd|rd|th)?,?)?\s+(?:19|20)\d{2}|(?:19|20)\d{2}";
+
+/// What may bound a span besides a date: a day, the week past, a moment ago.
+const RELATIVE_DAY: &str = r"today|yesterday|last\s+(?:week|month|year)";
 
 fn re(pattern: &str) -> Regex {
     Regex::new(&format!("(?i){pattern}")).expect("a valid rule")
@@ -118,6 +122,22 @@ impl Work {
     }
 
     fn times(&mut self) {
+        static BETWEEN: LazyLock<Regex> = LazyLock::new(|| {
+            let bound = format!(r"{DATE}|{RELATIVE_DAY}|(?:{NUMBER})\s+{TIME_UNIT}\s+ago");
+            re(&format!(
+                r"\b(?:{CHANGED}\s+)?(?:between|from)\s+({bound})\s+(?:and|to|until|till|through)\s+({bound})\b"
+            ))
+        });
+        // "between A and B" before "from A" and "last week", which would leave "and B".
+        // Each bound is a period, and the span runs from the earlier's start
+        // to the later's end: "between January 2024 and March 2024" holds March,
+        // and a span written backwards is the same span.
+        self.take(&BETWEEN, |c, f, now| {
+            let (a, b) = (period(&c[1], now)?, period(&c[2], now)?);
+            f.modified_after = Some(utc(a.0.min(b.0)));
+            f.modified_before = Some(utc(a.1.max(b.1)));
+            Some(MARK.into())
+        });
         static LAST: LazyLock<Regex> = LazyLock::new(|| {
             re(&format!(
                 r"\b(?:{CHANGED}\s+)?(?:(?:in|within|during|over|from|for)\s+)?(?:the\s+)?(?:last|past|previous)\s+(?:({NUMBER})\s+)?({TIME_UNIT})\b"
@@ -174,11 +194,8 @@ impl Work {
         static SINCE: LazyLock<Regex> = LazyLock::new(|| {
             re(&format!(r"\b(?:{CHANGED}\s+)?(since|after|from|before|until|till|prior\s+to)\s+({DATE})\b"))
         });
-        static BETWEEN: LazyLock<Regex> = LazyLock::new(|| {
-            re(&format!(r"\b(?:{CHANGED}\s+)?(?:between|from)\s+({DATE})\s+(?:and|to|until|till)\s+({DATE})\b"))
-        });
-        static YEAR: LazyLock<Regex> =
-            LazyLock::new(|| re(&format!(r"\b(?:{CHANGED}\s+)?(?:in|during)\s+((?:19|20)\d\d)\b")));
+        static DURING: LazyLock<Regex> =
+            LazyLock::new(|| re(&format!(r"\b(?:{CHANGED}\s+)?(?:in|during)\s+({DATE})\b")));
         self.take(&TODAY, |c, f, now| {
             let midnight = now.duration_since(UNIX_EPOCH).ok()?.as_secs() / 86_400 * 86_400;
             let midnight = UNIX_EPOCH + Duration::from_secs(midnight);
@@ -196,24 +213,20 @@ impl Work {
             f.modified_after = Some(utc(now - Duration::from_secs(14 * 86_400)));
             Some(MARK.into())
         });
-        // "between A and B" before "from A", which would leave "and B".
-        self.take(&BETWEEN, |c, f, now| {
-            f.modified_after = Some(utc(date(&c[1], now)?));
-            f.modified_before = Some(utc(date(&c[2], now)?));
-            Some(MARK.into())
-        });
+        // "until March" holds March; "before March" does not.
         self.take(&SINCE, |c, f, now| {
-            let at = utc(date(&c[2], now)?);
+            let (start, end) = period(&c[2], now)?;
             match c[1].to_ascii_lowercase().as_str() {
-                "since" | "after" | "from" => f.modified_after = Some(at),
-                _ => f.modified_before = Some(at),
+                "since" | "after" | "from" => f.modified_after = Some(utc(start)),
+                "until" | "till" => f.modified_before = Some(utc(end)),
+                _ => f.modified_before = Some(utc(start)),
             }
             Some(MARK.into())
         });
-        self.take(&YEAR, |c, f, now| {
-            let year: u32 = c[1].parse().ok()?;
-            f.modified_after = Some(utc(date(&year.to_string(), now)?));
-            f.modified_before = Some(utc(date(&(year + 1).to_string(), now)?));
+        self.take(&DURING, |c, f, now| {
+            let (start, end) = period(&c[1], now)?;
+            f.modified_after = Some(utc(start));
+            f.modified_before = Some(utc(end));
             Some(MARK.into())
         });
         if self.filters.modified_after.is_some() || self.filters.modified_before.is_some() {
@@ -270,13 +283,23 @@ impl Work {
                 language_names()
             ))
         });
+        // A list ("except in vendor/ and docs/", "not *.md or *.txt")
+        // leaves each of its items out.
         static EXTENSIONS: LazyLock<Regex> = LazyLock::new(|| {
-            re(&format!(r"\b{EXCLUDING}\s+(?:(?:the|any)\s+)*\*?\.([a-z0-9+]{{1,10}})(?:\s+files?)?\b"))
+            let ext = r"\*?\.[a-z0-9+]{1,10}\b";
+            re(&format!(
+                r"\b{EXCLUDING}\s+(?:(?:in|the|any)\s+)*((?:{ext}(?:\s*,?\s*(?:and|or|,)\s+)?)+)(?:\s+files?\b)?"
+            ))
         });
         static DIRS: LazyLock<Regex> = LazyLock::new(|| {
+            let dir = format!(r"`?(?:(?:\.?/)?(?:[\w.-]+/)+[\w.-]*|(?:{COMMON_DIRS})\b)`?");
+            let joined = r"\s*,?\s*(?:and|or|,)\s+(?:(?:in|under|the)\s+)*";
             re(&format!(
-                r"\b{EXCLUDING}\s+(?:(?:in|under|inside|from|the)\s+)*`?((?:[\w.-]+/)+[\w.-]*|(?:{COMMON_DIRS})\b)`?(?:\s+(?:dir|directory|folder|tree)\b)?"
+                r"\b{EXCLUDING}\s+(?:(?:in|under|inside|from|the)\s+)*({dir}(?:{joined}{dir})*)(?:\s+(?:dirs?|directory|directories|folders?|trees?)\b)?"
             ))
+        });
+        static ITEM: LazyLock<Regex> = LazyLock::new(|| {
+            re(&format!(r"(?:\.?/)?(?:[\w.-]+/)+[\w.-]*|\*?\.[a-z0-9+]{{1,10}}\b|\b(?:{COMMON_DIRS})\b"))
         });
         self.take(&TESTS, |_, f, _| {
             f.exclude_globs.extend(TEST_GLOBS.iter().map(|g| g.to_string()));
@@ -287,11 +310,12 @@ impl Work {
             Some(MARK.into())
         });
         self.take(&EXTENSIONS, |c, f, _| {
-            f.exclude_globs.push(format!("*.{}", c[1].to_ascii_lowercase()));
+            let extensions = ITEM.find_iter(&c[1]).map(|e| format!("*.{}", e.as_str().trim_start_matches(['*', '.'])));
+            f.exclude_globs.extend(extensions.map(|e| e.to_ascii_lowercase()));
             Some(MARK.into())
         });
         self.take(&DIRS, |c, f, _| {
-            f.exclude_globs.push(dir_glob(&c[1]));
+            f.exclude_globs.extend(ITEM.find_iter(&c[1]).map(|d| dir_glob(d.as_str())));
             Some(MARK.into())
         });
     }
@@ -430,14 +454,62 @@ fn add_extensions(f: &mut L0Filters, extensions: impl IntoIterator<Item = String
     }
 }
 
-/// A date the rules read (`2026-01-31`, `2026-01`, `2026`) as a moment.
-fn date(text: &str, now: SystemTime) -> Option<SystemTime> {
-    let full = match text.len() {
-        4 => format!("{text}-01-01"),
-        7 => format!("{text}-01"),
-        _ => text.to_string(),
+/// The period a `DATE` or `RELATIVE_DAY` names, as [start, end): a day
+/// (`2026-01-31`, `March 1st 2026`), a month (`2026-01`, `January 2026`),
+/// a year; `today` up to now, `yesterday`; a moment (`2026-01-31 14:30`,
+/// `3 days ago`, and `last week` as a bound: a week ago) starts and ends it.
+fn period(text: &str, now: SystemTime) -> Option<(SystemTime, SystemTime)> {
+    const DAY: Duration = Duration::from_secs(86_400);
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ").to_ascii_lowercase();
+    let midnight = UNIX_EPOCH + DAY * u32::try_from(now.duration_since(UNIX_EPOCH).ok()?.as_secs() / 86_400).ok()?;
+    let days_back = |days: u32| now.checked_sub(DAY * days).map(|at| (at, at));
+    match text.as_str() {
+        "today" => return Some((midnight, now)),
+        "yesterday" => return Some((midnight.checked_sub(DAY)?, midnight)),
+        "last week" => return days_back(7),
+        "last month" => return days_back(30),
+        "last year" => return days_back(365),
+        _ => {}
+    }
+    if let Some(ago) = text.strip_suffix(" ago") {
+        let (n, unit) = ago.rsplit_once(' ')?;
+        let at = now.checked_sub(Duration::from_secs(number(n)?.checked_mul(seconds_in(unit))?))?;
+        return Some((at, at));
+    }
+    let digits = named_month_as_digits(&text).unwrap_or(text);
+    let (y, m, d) = (digits.get(..4)?.parse::<u32>().ok()?, digits.get(5..7), digits.get(8..10));
+    let (start, end) = match (digits.len(), m.and_then(|m| m.parse::<u32>().ok())) {
+        (4, _) => (format!("{y}-01-01"), format!("{}-01-01", y + 1)),
+        (7, Some(12)) => (format!("{digits}-01"), format!("{}-01-01", y + 1)),
+        (7, Some(m)) => (format!("{digits}-01"), format!("{y}-{:02}-01", m + 1)),
+        (10, _) if d.is_some() => {
+            let start = moment(&digits, now)?;
+            return Some((start, start + DAY));
+        }
+        _ => {
+            let at = moment(&digits, now)?;
+            return Some((at, at));
+        }
     };
-    let ns = parse_when(&full, now).ok()?;
+    Some((moment(&start, now)?, moment(&end, now)?))
+}
+
+/// `March 2026` as `2026-03`, `March 1st, 2026` as `2026-03-01`.
+fn named_month_as_digits(text: &str) -> Option<String> {
+    const MONTHS: [&str; 12] = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
+    let month = MONTHS.iter().position(|m| text.starts_with(m))? + 1;
+    let words: Vec<&str> = text.split([' ', ',']).filter(|w| !w.is_empty()).skip(1).collect();
+    let day = |w: &str| w.trim_end_matches(|c: char| c.is_ascii_alphabetic()).parse::<u32>().ok();
+    match words.as_slice() {
+        [year] => Some(format!("{year}-{month:02}")),
+        [d, year] => Some(format!("{year}-{month:02}-{:02}", day(d).filter(|d| (1..=31).contains(d))?)),
+        _ => None,
+    }
+}
+
+/// A moment in UTC as `parse_when` reads it.
+fn moment(text: &str, now: SystemTime) -> Option<SystemTime> {
+    let ns = parse_when(text, now).ok()?;
     Some(UNIX_EPOCH + Duration::from_secs(u64::try_from(ns / 1_000_000_000).ok()?))
 }
 
@@ -601,10 +673,6 @@ mod tests {
             ),
             ("error handling changed since 2026-01-15", "search | error handling | after=2026-01-15T00:00:00Z".into()),
             (
-                "parsers modified between 2026-01-01 and 2026-02-01",
-                "search | parsers | after=2026-01-01T00:00:00Z | before=2026-02-01T00:00:00Z".into(),
-            ),
-            (
                 "database migrations modified before 2025",
                 "search | database migrations | before=2025-01-01T00:00:00Z".into(),
             ),
@@ -652,13 +720,47 @@ mod tests {
             ("authentication except node_modules", "search | authentication | excl=node_modules/".into()),
             // A path's closing slash is the path's, not left in the words searched.
             ("retry logic except in vendor/", "search | retry logic | excl=vendor/".into()),
+            ("retry logic except in /vendor/", "search | retry logic | excl=vendor/".into()),
+            ("retry logic except in vendor/ and docs/", "search | retry logic | excl=vendor/,docs/".into()),
+            ("setup steps except in *.md", "search | setup steps | excl=*.md".into()),
+            ("setup steps, not *.md or *.txt files", "search | setup steps | excl=*.md,*.txt".into()),
             ("how do we ignore build/ output", "search | output | excl=build/".into()),
             ("code not in src about uploads", "search | uploads | excl=src/".into()),
             ("template rendering, not .html files", "search | template rendering | excl=*.html".into()),
         ]
         .into_iter()
+        .chain(spans(&week))
         .chain(intents_and_tests(&week))
         .collect()
+    }
+
+    /// A span holds the day, month or year that ends it, and may be
+    /// written backwards.
+    fn spans(week: &str) -> Vec<(&'static str, String)> {
+        vec![
+            (
+                "parsers modified between 2026-01-01 and 2026-02-01",
+                "search | parsers | after=2026-01-01T00:00:00Z | before=2026-02-02T00:00:00Z".into(),
+            ),
+            (
+                "parsers modified between 2026-02-01 and 2026-01-01",
+                "search | parsers | after=2026-01-01T00:00:00Z | before=2026-02-02T00:00:00Z".into(),
+            ),
+            (
+                "retry backoff changed between January 2024 and March 2024",
+                "search | retry backoff | after=2024-01-01T00:00:00Z | before=2024-04-01T00:00:00Z".into(),
+            ),
+            (
+                "auth handlers edited between last week and yesterday",
+                format!("search | auth handlers | after={week} | before=2026-05-20T00:00:00Z"),
+            ),
+            ("migrations edited until 2026-03-15", "search | migrations | before=2026-03-16T00:00:00Z".into()),
+            (
+                "cache eviction changed in December 2025",
+                "search | cache eviction | after=2025-12-01T00:00:00Z | before=2026-01-01T00:00:00Z".into(),
+            ),
+            ("the lexer, edited since Feb 3rd, 2026", "search | lexer | after=2026-02-03T00:00:00Z".into()),
+        ]
     }
 
     /// The table's phrasings of tests asked for, intents, and everything at once.
