@@ -349,6 +349,11 @@ fn a_revisions_submodules_are_said_to_be_left_out() {
     let err = stderr(&o);
     assert!(err.contains("vg-index: left out the submodule vendor/lib: a revision holds only its commit"), "{err}");
     assert_eq!(summary_of(&o)["files"], 3, "the revision's own files: {err}");
+    // A later search of a PATH inside it says why it finds nothing.
+    let o = run(tree.cmd("vecgrep", "").args(["--rev", "HEAD", "upload with retry", "vendor/lib"]));
+    assert_code(&o, 2);
+    let says = "'vendor/lib' is in the submodule vendor/lib, which revision";
+    assert!(stderr(&o).contains(says) && stderr(&o).contains("holds only the commit of"), "{}", stderr(&o));
 }
 
 fn revision_count(tree: &Tree) -> usize {

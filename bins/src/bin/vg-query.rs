@@ -76,9 +76,9 @@ fn search(cli: &QueryCli, inv: &Invocation, query: &str, preloading: &mut Preloa
     // rg searches the paths it can: the status is 2 all the same.
     let mut named_nothing = 0;
     if let Some(sha) = &rev {
+        let submodules = store::submodules(&searched);
         for missing in scope.prefixes_naming_nothing(&*store)? {
-            let shown = &sha[..sha.len().min(12)];
-            note(TOOL, false, &format!("'{missing}' names nothing in revision {shown}"));
+            note(TOOL, false, &naming_nothing_at(&missing, &sha[..sha.len().min(12)], &submodules));
             named_nothing += 1;
         }
     }
@@ -196,6 +196,18 @@ fn label_first(cli: &QueryCli, inv: &Invocation, catalog: &Catalog, name: &str) 
         _ => {}
     }
     Ok(Some(ran.label))
+}
+
+/// Why PATH `missing` names nothing at revision `shown`: a submodule it
+/// lies in holds only a commit there.
+fn naming_nothing_at(missing: &str, shown: &str, submodules: &[String]) -> String {
+    let path = missing.trim_end_matches('/');
+    match submodules.iter().find(|s| path == s.as_str() || path.starts_with(&format!("{s}/"))) {
+        Some(sub) => format!(
+            "'{missing}' is in the submodule {sub}, which revision {shown} holds only the commit of (its checkout is searched without --rev)"
+        ),
+        None => format!("'{missing}' names nothing in revision {shown}"),
+    }
 }
 
 /// The index of `searched`; one of the working tree searched beyond what

@@ -74,6 +74,7 @@ pub fn index_revision(
     };
     if completed(&summary) {
         record_admission(&root, config)?;
+        store::record_submodules(&root, &submodules)?;
         store::mark_complete(project, &sha, spec)?;
     }
     Ok(RevisionRun { sha, summary: Some(summary) })

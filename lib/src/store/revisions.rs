@@ -119,6 +119,21 @@ pub fn record_admission(root: &ProjectRoot, settings: &str) -> Result<(), StoreE
     write_whole(root, &root.data_dir().join(ADMISSION), settings)
 }
 
+/// The file naming the submodules a revision's tree held, which its index
+/// leaves out: a later search of a PATH inside one says why it finds nothing.
+const SUBMODULES: &str = "submodules";
+
+/// The submodules (root-relative paths) recorded for revision root `root`.
+pub fn submodules(root: &ProjectRoot) -> Vec<String> {
+    let text = std::fs::read_to_string(root.data_dir().join(SUBMODULES)).unwrap_or_default();
+    text.lines().filter(|l| !l.is_empty()).map(str::to_string).collect()
+}
+
+/// Record the submodules the tree of revision root `root` held.
+pub fn record_submodules(root: &ProjectRoot, paths: &[String]) -> Result<(), StoreError> {
+    write_whole(root, &root.data_dir().join(SUBMODULES), &paths.join("\n"))
+}
+
 /// Remove revision `sha`'s index and with it every vector only it held.
 pub fn forget_revision(project: &ProjectRoot, sha: &str) -> Result<bool, StoreError> {
     if !is_sha(sha) {
