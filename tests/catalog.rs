@@ -136,6 +136,15 @@ fn a_project_that_vanished_is_skipped_with_a_warning_and_the_rest_searched() {
     assert_code(&o, 0);
     assert!(stderr(&o).contains("skipping billing: the catalog's project is not at"), "{}", stderr(&o));
     assert!(projects_of(&records(&o)).iter().all(|p| p == "api"), "the vanished project's files left the index");
+    // A question's response carries the warning too.
+    let o = run(p.cmd("vecgrep", ".").args(["--catalog", "team", "--ask", "--json", "email the monthly invoice"]));
+    let warnings = records(&o)[0]["warnings"].clone();
+    let warned = warnings
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w.as_str().unwrap().starts_with("skipping billing: the catalog's project is not at"));
+    assert!(warned, "{warnings}\n{}", stderr(&o));
     let o = run(p.cmd("vg-catalog", ".").args(["show", "team", "--json"]));
     let shown = &records(&o)[0];
     assert_eq!(shown["projects"][1]["present"], false);

@@ -748,6 +748,9 @@ pub fn interrupted() -> bool {
 pub struct SkipTally {
     pub by_reason: std::collections::BTreeMap<&'static str, u64>,
     pub paths: std::collections::HashSet<String>,
+    /// What the skips that are warnings (a catalog's project gone) said,
+    /// for a response that carries its warnings (`--ask`).
+    pub warnings: Vec<String>,
 }
 
 /// When every file under the PATHs (or that the walk's filters, `-g`,
@@ -910,6 +913,9 @@ impl IndexObserver for CliObserver {
         *self.tally.by_reason.entry(skip.reason.code()).or_default() += 1;
         self.tally.paths.insert(skip.path.clone());
         let message = || format!("skipping {}: {}", skip.path, skip.reason.describe());
+        if skip.reason.is_warning() {
+            self.tally.warnings.push(message());
+        }
         if skip.reason.is_error() {
             self.say_always(&message());
         } else if skip.reason.is_warning() || (self.notable_skips && skip.reason.is_notable()) {

@@ -56,8 +56,8 @@ fn ask_and_answer(
     json: bool,
     preloading: &mut Preloading,
 ) -> Result<u8> {
-    let (errors, walked) = match index_first(cli, inv)? {
-        Indexed::Ready { errors, walked } => (errors, walked),
+    let (errors, walked, run_warnings) = match index_first(cli, inv)? {
+        Indexed::Ready { errors, walked, warnings } => (errors, walked, warnings),
         Indexed::Stopped(status) => return Ok(status),
     };
     let store = store::open_for_reading(&inv.root)?;
@@ -68,6 +68,7 @@ fn ask_and_answer(
     let scope = Scope { prefixes: inv.paths.iter().map(|p| p.rel.clone()).collect(), files: walked };
     let mut searcher = OneShot { inv, store: &*store, scope, concepts, preloading };
     let mut response = ask::ask(&cli.query, &inv.root, &inv.config, options, &mut searcher)?;
+    response.warnings.splice(0..0, run_warnings);
     if let Some(label) = &inv.context_label {
         // A question is asked of the working trees (an explicit --label is
         // refused); the default context's label would be dropped unsaid.
@@ -113,7 +114,12 @@ fn print_plan(question: &str, inv: &Invocation, options: &AskOptions, json: bool
 /// the status to stop with, asking nothing (the large-run prompt declined:
 /// 1, as vg-query; Ctrl-C or SIGTERM: 130).
 enum Indexed {
-    Ready { errors: bool, walked: Option<WalkedSet> },
+    /// `warnings`: what the index run warned of, for the response's.
+    Ready {
+        errors: bool,
+        walked: Option<WalkedSet>,
+        warnings: Vec<String>,
+    },
     Stopped(u8),
 }
 
@@ -127,15 +133,15 @@ fn index_first(cli: &AskCli, inv: &Invocation) -> Result<Indexed> {
         Ok(files.map(|w| w.files.into_iter().map(|f| f.rel).collect()))
     };
     if cli.no_index {
-        return Ok(Indexed::Ready { errors: false, walked: walked_only()? });
+        return Ok(Indexed::Ready { errors: false, walked: walked_only()?, warnings: Vec::new() });
     }
     if !ask::allowed(inv.config.privacy_mode, &inv.config).embedding {
         let why = "not indexing: the privacy mode refuses the embedding server; searching the index as it stands";
         note(TOOL, inv.config.quiet, why);
-        return Ok(Indexed::Ready { errors: false, walked: walked_only()? });
+        return Ok(Indexed::Ready { errors: false, walked: walked_only()?, warnings: Vec::new() });
     }
     let how = Blocking { records: false, notable_skips: false, reindex: false };
-    let (summary, files, _) = index_blocking(TOOL, inv, &walk, &mut embedder_pool(&inv.config), how)?;
+    let (summary, files, skipped) = index_blocking(TOOL, inv, &walk, &mut embedder_pool(&inv.config), how)?;
     if summary.aborted {
         note(TOOL, false, "indexing declined; nothing was asked");
         return Ok(Indexed::Stopped(EXIT_NOT_FOUND));
@@ -144,7 +150,8 @@ fn index_first(cli: &AskCli, inv: &Invocation) -> Result<Indexed> {
         return Ok(Indexed::Stopped(EXIT_INTERRUPTED));
     }
     note_holes(TOOL, inv.config.quiet, summary.holes);
-    Ok(Indexed::Ready { errors: summary.errors > 0, walked: walk.is_filtered().then_some(files) })
+    let walked = walk.is_filtered().then_some(files);
+    Ok(Indexed::Ready { errors: summary.errors > 0, walked, warnings: skipped.warnings })
 }
 
 /// A one-shot search of the project's index, as vg-query runs it.
