@@ -134,9 +134,11 @@ fn resolve(written: &Written<'_>, given: &[HitRecord]) -> Option<Citation> {
         }
         Written::Place { path, line } => {
             let path = path.strip_prefix("./").unwrap_or(path);
-            given
+            // A path two given files end with (`src/app.py` of two of a
+            // catalog's projects) names neither: it is not cited.
+            let mut files = given
                 .iter()
-                .find(|h| {
+                .filter(|h| {
                     let file = h.cited_name();
                     // An absolute path is the given file's when it is the hit's root and file.
                     let absolute = h
@@ -146,7 +148,9 @@ fn resolve(written: &Written<'_>, given: &[HitRecord]) -> Option<Citation> {
                     let same_file = file == path || file.ends_with(&format!("/{path}")) || absolute;
                     same_file && (h.start_line..=h.end_line).contains(&line)
                 })
-                .map(|h| Citation { file: h.cited_name(), line })
+                .map(HitRecord::cited_name);
+            let file = files.next()?;
+            files.all(|other| other == file).then_some(Citation { file, line })
         }
     }
 }
@@ -251,6 +255,11 @@ mod tests {
             ["billing/src/lib.rs:1", "billing/src/lib.rs:4"]
         );
         assert_eq!(c.dropped, ["api/src/lib.rs:99"]);
+        // A bare path both projects have names neither.
+        let c = cite("One of them does [src/lib.rs:4].", &given);
+        assert_eq!((c.text.as_str(), c.dropped.as_slice()), ("One of them does.", &["src/lib.rs:4".to_string()][..]));
+        let c = cite("Only api's is given [src/lib.rs:4].", &given[..1]);
+        assert_eq!(c.text, "Only api's is given [api/src/lib.rs:4].");
     }
 
     #[test]
