@@ -170,6 +170,21 @@ fn a_closed_pipe_is_success() {
     assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
 }
 
+/// A full disk (`/dev/full`) is an error naming stdout, from the porcelain
+/// and from each tool that writes records.
+#[test]
+fn a_failed_write_names_stdout() {
+    let t = sample_project();
+    for (tool, args) in
+        [("vecgrep", &["retry"][..]), ("vg-query", &["retry"]), ("vg-index", &["--stats"]), ("vg-root", &[])]
+    {
+        let o = run(t.cmd(tool, ".").args(args).stdout(std::fs::File::create("/dev/full").unwrap()));
+        assert_code(&o, 2);
+        let says = format!("{tool}: cannot write to stdout: No space left on device (os error 28)\n");
+        assert_eq!(stderr(&o), says, "{tool}");
+    }
+}
+
 #[test]
 fn clear_cache_uses_the_root_chosen_by_the_path() {
     let cwd = Tree::bare();

@@ -142,6 +142,30 @@ fn stdout_reader_gone() -> bool {
     ready > 0 && fd.revents & (libc::POLLERR | libc::POLLHUP) != 0
 }
 
+/// Standard output, locked, whose write errors say it was stdout that
+/// failed ("cannot write to stdout: No space left on device"): a bare OS
+/// error does not say which of the files a tool writes it was. The error's
+/// kind is kept, so a reader gone (`| head`) is still told apart.
+pub fn stdout() -> Stdout {
+    Stdout(io::stdout().lock())
+}
+
+pub struct Stdout(io::StdoutLock<'static>);
+
+impl Write for Stdout {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.write(buf).map_err(on_stdout)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush().map_err(on_stdout)
+    }
+}
+
+fn on_stdout(e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), format!("cannot write to stdout: {e}"))
+}
+
 /// Print a note on stderr unless quiet.
 pub fn note(tool: &str, quiet: bool, message: &str) {
     if !quiet {
@@ -823,7 +847,7 @@ impl CliObserver {
 
     fn emit<T: serde::Serialize>(&mut self, record: &T) {
         if self.records && self.write_error.is_none() {
-            let mut out = io::stdout().lock();
+            let mut out = stdout();
             if let Err(e) = write_record(&mut out, record) {
                 self.write_error = Some(e);
             }

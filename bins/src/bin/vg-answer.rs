@@ -33,7 +33,7 @@ fn main() {
             (Decision::Ask(_), None) => Err("no results to answer from"),
             (Decision::Skip(why), _) => Err(why),
         };
-        let mut out = std::io::stdout().lock();
+        let mut out = vecgrep_bins::app::stdout();
         for line in &stream.lines {
             writeln!(out, "{line}")?;
         }

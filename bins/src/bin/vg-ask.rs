@@ -78,7 +78,7 @@ fn ask_and_answer(
         note(TOOL, inv.config.quiet, &why);
         response.warnings.push(why);
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = vecgrep_bins::app::stdout();
     if json {
         vecgrep::records::write_record(&mut out, &response)?;
     } else {
@@ -99,7 +99,7 @@ fn print_plan(question: &str, inv: &Invocation, options: &AskOptions, json: bool
     for w in &warnings {
         note(TOOL, inv.config.quiet, w);
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = vecgrep_bins::app::stdout();
     if json {
         vecgrep::records::write_record(&mut out, &ask::PlanRecord::new(plan))?;
     } else {

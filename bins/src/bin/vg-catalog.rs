@@ -15,7 +15,7 @@ fn main() {
     let (cli, _) = vecgrep_bins::app::parse_args::<CatalogCli>(TOOL);
     run_main(TOOL, || {
         let catalogs = Catalogs::of_user()?;
-        let mut out = std::io::stdout().lock();
+        let mut out = vecgrep_bins::app::stdout();
         let status = match cli.command {
             CatalogCommand::Add { name, dirs } => add(&catalogs, &name, &dirs, &mut out)?,
             CatalogCommand::RemoveProject { name, projects } => {

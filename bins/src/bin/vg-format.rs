@@ -43,7 +43,7 @@ fn main() {
             terminal: std::io::stdout().is_terminal(),
             null: o.null,
         };
-        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        let mut out = std::io::BufWriter::new(vecgrep_bins::app::stdout());
         render(&mut out, &stream.hits, &opts)?;
         render_commits(&mut out, &stream.commits, &opts)?;
         if let Some(why) = files_left_out(&stream.commits, opts.mode) {

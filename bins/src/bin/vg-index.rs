@@ -98,7 +98,7 @@ fn report_tree_run(
         IndexSummary::default()
     });
     note_holes(TOOL, inv.config.quiet, summary.holes);
-    let mut out = std::io::stdout().lock();
+    let mut out = vecgrep_bins::app::stdout();
     write_record(&mut out, &named(SummaryRecord::new(&inv.root, &summary)))?;
     out.flush()?;
     if summary.aborted {
@@ -126,7 +126,7 @@ fn index(cli: &IndexCli, inv: &Invocation) -> anyhow::Result<u8> {
     let how = Blocking { records: !std::io::stdout().is_terminal(), notable_skips: true, reindex: cli.reindex };
     let (summary, ..) = index_blocking(TOOL, inv, &walk, &mut embedder_pool(&inv.config), how)?;
     note_holes(TOOL, inv.config.quiet, summary.holes);
-    let mut out = std::io::stdout().lock();
+    let mut out = vecgrep_bins::app::stdout();
     write_record(&mut out, &SummaryRecord::new(&inv.root, &summary))?;
     out.flush()?;
     if summary.aborted {
@@ -159,7 +159,7 @@ fn print_stats(cli: &IndexCli, root: &vecgrep::project::ProjectRoot) -> anyhow::
         complete,
         ..StatsRecord::new(root, &stats, meta.as_ref())
     };
-    let mut out = std::io::stdout().lock();
+    let mut out = vecgrep_bins::app::stdout();
     if cli.json {
         write_record(&mut out, &record)?;
     } else {
@@ -257,7 +257,7 @@ fn verify(cli: &IndexCli, root: &vecgrep::project::ProjectRoot) -> anyhow::Resul
         Err(e) => return Err(e.into()),
     };
     let ok = problems.is_empty();
-    let mut out = std::io::stdout().lock();
+    let mut out = vecgrep_bins::app::stdout();
     if cli.json {
         write_record(&mut out, &VerifyRecord::new(root, &stats, problems, complete))?;
     } else if ok {

@@ -51,7 +51,7 @@ fn main() {
             let (mode, k, threshold) = (inv.config.mode, inv.config.top_k, inv.config.threshold_in(inv.config.mode));
             let q = LogQuery { query: &query, mode, k, threshold, pieces, filter };
             let hits = history::search_log(&*store, &history, vector.as_deref(), &q)?;
-            let mut out = std::io::stdout().lock();
+            let mut out = vecgrep_bins::app::stdout();
             let found = !hits.is_empty();
             for hit in hits {
                 write_record(&mut out, &CommitRecord::new(&inv.root, hit, &query))?;

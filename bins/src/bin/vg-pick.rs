@@ -339,7 +339,7 @@ fn finish(output: SkimOutput, config: &ResolvedConfig, cwd: &Path) -> Result<u8>
         OpenPlan::Print => {
             use std::io::Write;
             let terminal = std::io::stdout().is_terminal();
-            let mut out = std::io::stdout().lock();
+            let mut out = vecgrep_bins::app::stdout();
             for item in &picked {
                 // As vg-format: a name's control characters are shown on a
                 // terminal, never obeyed; a pipe gets the name as it is.

@@ -97,7 +97,7 @@ fn search(cli: &QueryCli, inv: &Invocation, query: &str, preloading: &mut Preloa
         vecgrep::search::explain(query, &mut hits);
     }
     let judgement = cli.judge.then(|| vecgrep::judge::judge(query, mode, &hits, request.expansion.fired()));
-    let mut out = std::io::stdout().lock();
+    let mut out = vecgrep_bins::app::stdout();
     let found = !hits.is_empty();
     for hit in hits {
         let reasoning = cli.explain.then(|| hit.why.reasoning());

@@ -12,7 +12,7 @@ fn main() {
         let (_, root, admission, _) =
             resolve_root(&cli.paths, cli.outside.skip_outside_root, Some(&cli.catalog), PathsIn::WorkingTree)?;
         note_skipped_paths("vg-root", false, &root, &admission);
-        let mut out = std::io::stdout().lock();
+        let mut out = vecgrep_bins::app::stdout();
         if cli.json {
             write_record(&mut out, &RootRecord::new(&root))?;
         } else {

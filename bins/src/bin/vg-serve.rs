@@ -30,7 +30,7 @@ impl ServeEvents for Events {
     fn listening(&self, url: &str) {
         // The URL goes to stderr even when quiet: it is what the user asked for.
         eprintln!("{}: listening on {url}", shown_name(TOOL));
-        let mut out = std::io::stdout().lock();
+        let mut out = vecgrep_bins::app::stdout();
         let _ = write_record(&mut out, &ListeningRecord::new(&self.root, url)).and_then(|()| out.flush());
     }
 
