@@ -406,6 +406,17 @@ fn unreadable_files_are_reported_and_the_run_ends_with_status_2() {
     assert_eq!(records(&stats)[0]["files"], 4, "the summary and --stats agree");
     let o = run(user.cmd(&t, "vg-query").args(["--no-index", "--mode", "lexical", "vault password"]));
     assert_code(&o, 1);
+    // Closed by chmod alone, its size and mtime kept: it goes all the same.
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
+    assert_code(&run(&mut user.cmd(&t, "vg-index")), 0);
+    assert_code(&run(user.cmd(&t, "vg-query").args(["--no-index", "--mode", "lexical", "vault password"])), 0);
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let o = run(&mut user.cmd(&t, "vg-index"));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("src/secret.py: Permission denied"), "{}", stderr(&o));
+    assert_eq!(summary(&o)["removed"], 1);
+    assert_code(&run(user.cmd(&t, "vg-query").args(["--no-index", "--mode", "lexical", "vault password"])), 1);
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o000)).unwrap();
     // A directory closed to the user is named itself, not an ignore file in
     // it, and the files indexed in it go, as a closed file's do.
     let closed = t.path().join("src/closed");

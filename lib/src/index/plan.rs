@@ -164,13 +164,17 @@ pub(super) fn plan<'w>(
     Plan { stored, removals, work, walked: walked_set }
 }
 
-/// Whether `rel` is a directory this user may not list. What the walk
-/// could not read for another reason (a failing disk) is kept, not lost;
-/// what is closed to the user leaves the index, as a file closed to them
-/// does: rg would not show it either, and the summary and `--stats` agree.
+/// Whether `rel` is a directory this user may not list, or a file they
+/// may not read. What the walk could not read for another reason (a
+/// failing disk) is kept, not lost; what is closed to the user leaves the
+/// index: rg would not show it either, and the summary and `--stats` agree.
 fn closed_to_user(req: &IndexRequest<'_>, rel: &str) -> bool {
-    let denied = std::fs::read_dir(req.root.path.join(rel)).map_err(|e| e.kind());
-    denied.err() == Some(std::io::ErrorKind::PermissionDenied)
+    let path = req.root.path.join(rel);
+    let denied = match path.is_dir() {
+        true => std::fs::read_dir(&path).map(|_| ()),
+        false => std::fs::File::open(&path).map(|_| ()),
+    };
+    denied.map_err(|e| e.kind()).err() == Some(std::io::ErrorKind::PermissionDenied)
 }
 
 /// SingleDirectoryWalkRemovesStaleEntries: a single walked path owns

@@ -414,7 +414,22 @@ fn admit(bounds: &Bounds, entry: &ignore::DirEntry, opts: &WalkOptions, out: &mu
     if let Some(kind) = by_name(&rel).filter(|_| !opts.include_generated) {
         return skip(rel, SkipReason::Generated(kind));
     }
+    if let Some(denied) = closed_to_us(&meta, path) {
+        return skip(rel, SkipReason::Error(denied.to_string()));
+    }
     out.files.push(WalkedFile { rel, abs: path.to_path_buf(), size, mtime_ns: mtime_ns(&meta) });
+}
+
+/// The error opening a file that some read bit is off for, when we may
+/// not: `chmod` keeps a file's size and mtime, so a file closed since the
+/// last run would be taken as unchanged and its old chunks searched. Only
+/// such files are opened here; the rest are read as they always were.
+fn closed_to_us(meta: &std::fs::Metadata, path: &Path) -> Option<std::io::Error> {
+    use std::os::unix::fs::PermissionsExt;
+    if meta.permissions().mode() & 0o444 == 0o444 {
+        return None;
+    }
+    std::fs::File::open(path).err().filter(|e| e.kind() == std::io::ErrorKind::PermissionDenied)
 }
 
 /// Modification time in nanoseconds since the epoch (0 when unknown).
