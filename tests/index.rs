@@ -477,6 +477,9 @@ fn a_signal_ends_the_wait_for_another_run() {
         ("vg-ask", "-INT", &["--mode", "lexical", "retry"]),
         ("vg-index", "-TERM", &["--clear-cache"]),
         ("vg-log", "-TERM", &["--mode", "lexical", "retry"]),
+        ("vg-index", "-INT", &["--rev", "HEAD"]),
+        ("vg-query", "-TERM", &["--rev", "HEAD", "--mode", "lexical", "retry"]),
+        ("vg-index", "-TERM", &["--forget", "HEAD"]),
     ] {
         let mut cmd = t.cmd(tool, ".");
         cmd.args(args);

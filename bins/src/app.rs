@@ -310,14 +310,9 @@ pub fn index_label(
     records: bool,
 ) -> Result<LabelRun> {
     let mut obs = CliObserver::new(tool, inv.config.quiet, records);
-    let ran = vecgrep::history::index_label(
-        catalog,
-        &inv.root,
-        label,
-        &inv.config,
-        &mut embedder_pool(&inv.config),
-        &mut obs,
-    );
+    let ran = stoppable(|| {
+        vecgrep::history::index_label(catalog, &inv.root, label, &inv.config, &mut embedder_pool(&inv.config), &mut obs)
+    });
     obs.finish();
     let ran = ran?;
     note_unresolved(tool, inv.config.quiet, &ran.label);

@@ -7,8 +7,8 @@ use vecgrep::project::catalog::Catalog;
 use vecgrep::records::{write_record, LabelRecord, RevisionRecord, StatsRecord, SummaryRecord, VerifyRecord};
 use vecgrep::store::{self, IndexStats, StoreError};
 use vecgrep_bins::app::{
-    cli_config, embedder_pool, index_blocking, label_of, note, note_holes, resolve, run_main, stoppable, Blocking,
-    CliObserver, Invocation, EXIT_ERROR, EXIT_FOUND, EXIT_INTERRUPTED, EXIT_NOT_FOUND,
+    cli_config, embedder_pool, index_blocking, interrupted, label_of, note, note_holes, resolve, run_main, stoppable,
+    Blocking, CliObserver, Invocation, EXIT_ERROR, EXIT_FOUND, EXIT_INTERRUPTED, EXIT_NOT_FOUND,
 };
 use vecgrep_bins::cli::IndexCli;
 
@@ -69,7 +69,9 @@ fn clear_cache(inv: &Invocation) -> anyhow::Result<u8> {
 /// summary record, after the `file` and `skip` records on a pipe.
 fn index_revision(spec: &str, inv: &Invocation) -> anyhow::Result<u8> {
     let mut obs = CliObserver::new(TOOL, inv.config.quiet, !std::io::stdout().is_terminal());
-    let ran = vecgrep::history::index_revision(&inv.root, spec, &inv.config, &mut embedder_pool(&inv.config), &mut obs);
+    let ran = stoppable(|| {
+        vecgrep::history::index_revision(&inv.root, spec, &inv.config, &mut embedder_pool(&inv.config), &mut obs)
+    });
     obs.finish();
     let ran = ran?;
     let what = format!("revision {spec} ({})", &ran.sha[..12]);
@@ -105,13 +107,20 @@ fn report_tree_run(
         note(TOOL, false, &format!("indexing declined; the index of {what} was left as it was"));
         return Ok(EXIT_NOT_FOUND);
     }
+    if summary.cancelled {
+        return Ok(EXIT_INTERRUPTED);
+    }
     Ok(if summary.errors > 0 { EXIT_ERROR } else { EXIT_FOUND })
 }
 
 /// `--forget`: drop a revision's index.
 fn forget(spec: &str, inv: &Invocation) -> anyhow::Result<u8> {
     let sha = vecgrep::history::revision_to_forget(&inv.root, spec)?;
-    let _lock = store::lock_for_writing(&inv.root, &mut || note(TOOL, inv.config.quiet, vecgrep::index::LOCK_WAIT))?;
+    let waiting = &mut || note(TOOL, inv.config.quiet, vecgrep::index::LOCK_WAIT);
+    let Some(_lock) = stoppable(|| store::lock_for_writing_unless(&inv.root, waiting, &interrupted))? else {
+        note(TOOL, false, vecgrep::index::STOPPED_WAITING);
+        return Ok(EXIT_INTERRUPTED);
+    };
     if !store::forget_revision(&inv.root, &sha)? {
         return Err(anyhow::anyhow!("revision {spec} ({}) has no index", &sha[..12]));
     }

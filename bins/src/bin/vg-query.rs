@@ -12,7 +12,7 @@ use vecgrep::search::SearchRequest;
 use vecgrep::store::{self, Scope};
 use vecgrep_bins::app::{
     cli_config, embedder_pool, index_blocking, label_of, note, note_all_skipped, note_holes, note_unresolved,
-    resolve_in, run_main, search_once, Blocking, Invocation, PathsIn, Preloading, EXIT_ERROR, EXIT_FOUND,
+    resolve_in, run_main, search_once, stoppable, Blocking, Invocation, PathsIn, Preloading, EXIT_ERROR, EXIT_FOUND,
     EXIT_INTERRUPTED, EXIT_NOT_FOUND,
 };
 use vecgrep_bins::cli::QueryCli;
@@ -42,15 +42,22 @@ struct Walked {
     interrupted: bool,
 }
 
+impl Walked {
+    /// A revision's or a label's: its whole tree, indexed unless a signal stopped the run.
+    fn whole_tree() -> Self {
+        Walked { files: None, errors: 0, interrupted: vecgrep_bins::app::interrupted() }
+    }
+}
+
 fn search(cli: &QueryCli, inv: &Invocation, query: &str, preloading: &mut Preloading) -> Result<u8> {
     let label = label_of(&cli.label, inv, cli.rev.is_some())?;
     let (walked, rev, label) = match (&cli.rev, label) {
         (_, Some((catalog, name))) => match label_first(cli, inv, &catalog, &name)? {
-            Some(label) => (Some(Walked { files: None, errors: 0, interrupted: false }), None, Some((catalog, label))),
+            Some(label) => (Some(Walked::whole_tree()), None, Some((catalog, label))),
             None => (None, None, None),
         },
         (Some(spec), None) => match revision_first(cli, inv, spec)? {
-            Some(sha) => (Some(Walked { files: None, errors: 0, interrupted: false }), Some(sha), None),
+            Some(sha) => (Some(Walked::whole_tree()), Some(sha), None),
             None => (None, None, None),
         },
         (None, None) => (index_first(cli, inv)?, None, None),
@@ -158,7 +165,9 @@ fn revision_first(cli: &QueryCli, inv: &Invocation, spec: &str) -> Result<Option
         return vecgrep::history::indexed_revision(&inv.root, spec, &inv.config.embedder_model).map(Some);
     }
     let mut obs = vecgrep_bins::app::CliObserver::new(TOOL, inv.config.quiet, false);
-    let ran = vecgrep::history::index_revision(&inv.root, spec, &inv.config, &mut embedder_pool(&inv.config), &mut obs);
+    let ran = stoppable(|| {
+        vecgrep::history::index_revision(&inv.root, spec, &inv.config, &mut embedder_pool(&inv.config), &mut obs)
+    });
     obs.finish();
     let ran = ran?;
     match &ran.summary {
@@ -185,6 +194,7 @@ fn label_first(cli: &QueryCli, inv: &Invocation, catalog: &Catalog, name: &str) 
     let ran = vecgrep_bins::app::index_label(TOOL, inv, (catalog, name), false)?;
     match &ran.summary {
         Some(s) if s.aborted => return Ok(None),
+        Some(s) if s.cancelled => {}
         Some(s) if ran.label.state.updated.is_none() => {
             note_holes(TOOL, inv.config.quiet, s.holes);
             note(

@@ -117,7 +117,9 @@ pub fn index_label(
         return Ok(LabelRun { label: resolved, summary: None });
     }
     let project = root;
-    let _lock = store::lock_for_writing(project, &mut || obs.note(index::LOCK_WAIT))?;
+    let Some(_lock) = index::wait_for_lock(project, obs)? else {
+        return Ok(LabelRun { label: resolved, summary: Some(index::stopped_waiting()) });
+    };
     // Another run may have completed it while this one waited for the lock.
     if let Some(state) = whole(&resolved) {
         resolved.state = state;

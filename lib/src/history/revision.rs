@@ -50,7 +50,9 @@ pub fn index_revision(
         return Ok(RevisionRun { sha, summary: None });
     }
     // The project's lock keeps two runs of one revision from writing its files at once.
-    let _lock = store::lock_for_writing(project, &mut || obs.note(index::LOCK_WAIT))?;
+    let Some(_lock) = index::wait_for_lock(project, obs)? else {
+        return Ok(RevisionRun { sha, summary: Some(index::stopped_waiting()) });
+    };
     let root = store::revision_root(project, &sha);
     let fresh = !root.path.exists();
     std::fs::create_dir_all(&root.path).map_err(|e| anyhow!("cannot create {}: {e}", root.path.display()))?;

@@ -173,7 +173,7 @@ fn run_to_end(
 ) -> Result<(IndexSummary, WalkedSet)> {
     let started = Instant::now();
     let Some(_lock) = wait_for_lock(req.root, obs)? else {
-        let summary = IndexSummary { cancelled: true, seconds: started.elapsed().as_secs_f64(), ..Default::default() };
+        let summary = IndexSummary { seconds: started.elapsed().as_secs_f64(), ..stopped_waiting() };
         return Ok((summary, WalkedSet::new()));
     };
     // A damaged index, or one of another schema, is removed and started
@@ -305,9 +305,14 @@ pub const LOCK_WAIT: &str = "waiting for another index run on this project to fi
 /// What a writer says when a signal ended its wait for the lock.
 pub const STOPPED_WAITING: &str = "stopped while waiting for the other run: the index was left as it was";
 
+/// What a run that a signal stopped while it waited for the lock did: nothing.
+pub(crate) fn stopped_waiting() -> IndexSummary {
+    IndexSummary { cancelled: true, ..Default::default() }
+}
+
 /// The root's write lock, waited for while another run holds it (saying
 /// so), or None when the observer cancels the run meanwhile (saying that).
-fn wait_for_lock(root: &ProjectRoot, obs: &mut dyn IndexObserver) -> Result<Option<store::WriteLock>> {
+pub(crate) fn wait_for_lock(root: &ProjectRoot, obs: &mut dyn IndexObserver) -> Result<Option<store::WriteLock>> {
     let cell = std::cell::RefCell::new(&mut *obs);
     let lock =
         store::lock_for_writing_unless(root, &mut || cell.borrow_mut().note(LOCK_WAIT), &|| cell.borrow().cancelled())?;
