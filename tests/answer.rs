@@ -245,6 +245,12 @@ fn without_an_endpoint_or_with_a_bad_stream_nothing_is_sent() {
     let o = run_with_input(t.cmd("vg-answer", ".").args(["--llm-url", "http://127.0.0.1:9/v1"]), b"");
     assert_code(&o, 1);
     assert!(stderr(&o).contains("no results to answer from"), "{}", stderr(&o));
+    // The porcelain's search that failed said why; the answer adds nothing.
+    t.project_config("");
+    let o = run(t.cmd("vecgrep", ".").args(["--answer", "--llm-url", "http://127.0.0.1:9/v1", "--rev", "v1", "q"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).starts_with("vecgrep: cannot open the git repository of "), "{}", stderr(&o));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
     // An answer flag without --answer does nothing, so it is refused.
     let o = run(t.cmd("vecgrep", ".").args(["--learn", "ledger"]));
     assert_code(&o, 2);

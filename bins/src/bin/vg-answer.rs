@@ -40,11 +40,18 @@ fn main() {
         out.flush()?;
         match asking {
             Ok((reason, query, url)) => ask(&cli, &config, &root, &stream, (reason, &query, url), &mut out)?,
+            // Under vecgrep, whose search always ends its stream with a
+            // judgement, an empty stream is a search that failed and said so.
+            Err(_) if stream.lines.is_empty() && run_by_vecgrep() => {}
             Err(why) => note(TOOL, config.quiet, why),
         }
         out.flush()?;
         Ok(if stream.hits.is_empty() { EXIT_NOT_FOUND } else { EXIT_FOUND })
     })
+}
+
+fn run_by_vecgrep() -> bool {
+    std::env::var(vecgrep_bins::app::RUN_BY_ENV).is_ok_and(|by| by == "vecgrep")
 }
 
 /// The root the hits name, else the one of the current directory.
