@@ -284,6 +284,40 @@ fn the_index_directory_is_private_and_ignored_by_git() {
     t.write(".vecgrep/.gitignore", "*\n");
     index(&t, ".", &[]);
     assert_eq!(read(&t.path().join(".vecgrep/.gitignore")), "*\n");
+    // An empty one (a write a full disk cut short) is written again.
+    t.write(".vecgrep/.gitignore", "");
+    index(&t, ".", &[]);
+    assert_eq!(git(&t, &["status", "--porcelain", "--untracked-files=all"]).trim(), "?? .vecgrep/config.toml");
+}
+
+/// A lock file the repository ships as a link (or a FIFO) is replaced,
+/// never opened: the link's target outside the project is not created or
+/// opened for writing, and a FIFO does not hang the run.
+#[test]
+fn a_shipped_lock_link_or_fifo_is_replaced_not_opened() {
+    let t = sample_project();
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("created");
+    std::fs::create_dir(t.path().join(".vecgrep")).unwrap();
+    std::os::unix::fs::symlink(&target, t.path().join(".vecgrep/index.lock")).unwrap();
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    assert!(!target.exists(), "the lock's link was followed");
+    std::fs::remove_file(t.path().join(".vecgrep/index.lock")).unwrap();
+    let fifo = t.path().join(".vecgrep/index.lock");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    for (tool, args) in [("vecgrep", &["--no-index", "retry"][..]), ("vg-index", &[])] {
+        let mut child = t.cmd(tool, ".").args(args).stdout(std::process::Stdio::null()).spawn().unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while child.try_wait().unwrap().is_none() {
+            if std::time::Instant::now() > deadline {
+                child.kill().unwrap();
+                panic!("{tool} waited on the FIFO");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        assert_eq!(child.wait().unwrap().code(), Some(0), "{tool}");
+    }
+    assert!(std::fs::symlink_metadata(&fifo).unwrap().is_file());
 }
 
 #[test]

@@ -92,6 +92,23 @@ pub(crate) fn write_own(path: &Path, text: &[u8]) -> io::Result<()> {
     file.write_all(text)
 }
 
+/// The file at `path` in vecgrep's own data directory (a lock), opened for
+/// writing, created when missing. Anything else of that name (a link a
+/// repository shipped, a FIFO whose open would wait for a reader) is
+/// removed first, never opened: the name is vecgrep's, and what a link
+/// leads to is another program's.
+pub(crate) fn open_own(path: &Path) -> io::Result<File> {
+    if refuse_links(path).is_err() {
+        std::fs::remove_file(path)?;
+    }
+    let mut options = OpenOptions::new();
+    options.create(true).truncate(false).write(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    let file = options.open(path)?;
+    file.metadata()?.is_file().then_some(file).ok_or_else(not_regular)
+}
+
 fn refuse_links(path: &Path) -> io::Result<()> {
     match std::fs::symlink_metadata(path) {
         Ok(meta) if meta.file_type().is_symlink() => {
@@ -117,6 +134,28 @@ fn too_large(limit: u64) -> io::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_own_file_replaces_a_link_or_a_fifo_and_never_opens_what_they_lead_to() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = dir.path().join("outside");
+        let lock = dir.path().join("index.lock");
+        std::os::unix::fs::symlink(&outside, &lock).unwrap();
+        open_own(&lock).unwrap();
+        assert!(!outside.exists(), "the link's target was created");
+        assert!(std::fs::symlink_metadata(&lock).unwrap().is_file());
+        std::fs::remove_file(&lock).unwrap();
+        assert!(std::process::Command::new("mkfifo").arg(&lock).status().unwrap().success());
+        let (tx, rx) = std::sync::mpsc::channel();
+        let at = lock.clone();
+        std::thread::spawn(move || tx.send(open_own(&at).is_ok()));
+        assert_eq!(rx.recv_timeout(std::time::Duration::from_secs(5)), Ok(true), "the open waited for a reader");
+        assert!(std::fs::symlink_metadata(&lock).unwrap().is_file());
+        // A file there already is opened as it is, its contents kept.
+        std::fs::write(&lock, "x").unwrap();
+        open_own(&lock).unwrap();
+        assert_eq!(std::fs::read(&lock).unwrap(), b"x");
+    }
 
     #[test]
     fn a_fifo_is_not_opened_for_a_writer_to_come() {

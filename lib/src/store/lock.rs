@@ -2,7 +2,7 @@
 //! one project take turns: a file lock beside a local index, the database's
 //! advisory lock for a shared one (`postgres::lock`).
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::path::PathBuf;
 
 use super::StoreError;
@@ -35,7 +35,8 @@ pub fn ensure_data_dir(root: &ProjectRoot) -> Result<PathBuf, StoreError> {
     let ours = match &written {
         // Nothing there, not even a dangling link.
         Ok(None) => std::fs::symlink_metadata(&gi).is_err(),
-        Ok(Some(text)) => text == FIRST_GITIGNORE.as_bytes(),
+        // Empty: a write a full disk cut short.
+        Ok(Some(text)) => text.is_empty() || text == FIRST_GITIGNORE.as_bytes(),
         Err(_) => false,
     };
     if ours {
@@ -247,7 +248,8 @@ pub fn run_under_way(root: &ProjectRoot) -> bool {
     if root.shared.is_some() {
         return false;
     }
-    let Ok(file) = File::open(root.data_dir().join("index.lock")) else { return false };
+    // Not waited on when it is a FIFO a repository shipped.
+    let Ok(Some(file)) = small_file::open_regular(&root.data_dir().join("index.lock")) else { return false };
     matches!(file.try_lock_shared(), Err(std::fs::TryLockError::WouldBlock))
 }
 
@@ -259,12 +261,11 @@ fn lock_file(root: &ProjectRoot) -> Result<(File, PathBuf), StoreError> {
 /// The file `name` in `root`'s data directory, made when missing, to lock.
 fn open_lock_file(root: &ProjectRoot, name: &str) -> Result<(File, PathBuf), StoreError> {
     let path = ensure_data_dir(root)?.join(name);
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(|e| StoreError::File { action: "open", path: path.clone(), source: e.into() })?;
+    let file = small_file::open_own(&path).map_err(|e| StoreError::File {
+        action: "open",
+        path: path.clone(),
+        source: e.into(),
+    })?;
     Ok((file, path))
 }
 
