@@ -95,6 +95,44 @@ fn readers_never_see_a_locked_database_and_writers_take_turns() {
     assert_eq!((v["files"].as_u64().unwrap(), v["chunks"].as_u64().unwrap()), clean_build(&t));
 }
 
+/// A search that reads the index while a run rewrites it (`--no-index`
+/// does not wait for the run) may rank chunks the run then replaces: those
+/// are stale, and the search answers. It called the index damaged (about
+/// one search in twenty), and its advice, --clear-cache, threw away a
+/// sound index.
+#[test]
+fn a_search_during_an_index_run_never_calls_a_sound_index_damaged() {
+    let t = Tree::git();
+    let words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"];
+    let write_all = |round: usize| {
+        for i in 0..150 {
+            let body: String = (0..30)
+                .map(|j| {
+                    let doc: Vec<&str> = (0..5).map(|k| words[(i * 7 + j * 3 + k * 5 + round) % words.len()]).collect();
+                    format!("def f_{i}_{j}():\n    \"\"\"{}\"\"\"\n    return {round}\n\n", doc.join(" "))
+                })
+                .collect();
+            t.write(&format!("pkg{}/mod{i}.py", i % 5), &body);
+        }
+    };
+    write_all(0);
+    assert_code(&run(t.cmd("vg-index", ".").stdout(Stdio::null())), 0);
+    let mut searches = 0;
+    for round in 1..=2 {
+        write_all(round);
+        let mut writer = t.cmd("vg-index", ".").stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+        while writer.try_wait().unwrap().is_none() {
+            let o =
+                run(t.cmd("vg-query", ".").args(["--no-index", "--mode", "lexical", "-k", "3", "alpha bravo echo"]));
+            assert!(o.status.code() != Some(2), "search {searches} failed: {}", stderr(&o));
+            searches += 1;
+        }
+        assert_eq!(writer.wait().unwrap().code(), Some(0));
+    }
+    assert!(searches >= 10, "only {searches} searches ran beside the writer");
+    assert_eq!(verify(&t)["ok"], true);
+}
+
 #[test]
 fn verify_finds_damage_and_says_how_to_rebuild() {
     let t = sample_project();

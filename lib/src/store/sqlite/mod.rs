@@ -112,7 +112,7 @@ pub(super) fn remove(root: &ProjectRoot) -> Result<bool, StoreError> {
 /// recovery can run if a writer was killed; read-only and without locks
 /// where this user may not write beside it (another user's checkout, a
 /// read-only mount), where WAL mode could not make its shared-memory file.
-fn connect_for_reading(path: &Path) -> rusqlite::Result<Connection> {
+pub(super) fn connect_for_reading(path: &Path) -> rusqlite::Result<Connection> {
     let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
     match conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0)) {
         Err(e) if matches!(e.sqlite_error_code(), Some(ErrorCode::ReadOnly | ErrorCode::CannotOpen)) => {

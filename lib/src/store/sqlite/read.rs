@@ -240,12 +240,18 @@ impl IndexReader for SqliteIndex {
             .map_err(|e| self.damaged(e))
     }
 
+    /// Whether the index is sound, asked once a ranked chunk is missing:
+    /// the rankings are read before the snapshot that places their chunks,
+    /// so a writer's commit between them (a run under way) leaves ids that
+    /// are stale, not damage. Checked on a connection of its own: this one's
+    /// full-text index keeps what it read before that commit, and its check
+    /// would call the pages since rewritten corrupt.
     fn check_structure(&self) -> Result<(), StoreError> {
         if self.structure_checked.replace(true) {
             return Ok(());
         }
-        let first: String =
-            self.conn.query_row("PRAGMA quick_check(1)", [], |r| r.get(0)).map_err(|e| self.damaged(e))?;
+        let fresh = super::connect_for_reading(&self.path).map_err(|e| self.damaged(e))?;
+        let first: String = fresh.query_row("PRAGMA quick_check(1)", [], |r| r.get(0)).map_err(|e| self.damaged(e))?;
         match first.as_str() {
             "ok" => Ok(()),
             // One line, as every error is ("*** in database main ***" first).
