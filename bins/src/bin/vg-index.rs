@@ -254,7 +254,20 @@ fn incomplete(root: &vecgrep::project::ProjectRoot, complete: bool) -> &'static 
 /// `--verify`: status 0 when the index is sound, 2 when it is not.
 /// An index too damaged to open or count is one problem, said as any other.
 fn verify(cli: &IndexCli, root: &vecgrep::project::ProjectRoot) -> anyhow::Result<u8> {
+    let mut stopped = false;
     let checked = store::open_for_reading(root).and_then(|store| {
+        // The word index's check writes a command row: it takes turns with
+        // index runs, or a run under way fails on it ("database is locked").
+        // An index this user may only read takes no lock, and needs none.
+        let waiting = &mut || note(TOOL, false, vecgrep::index::LOCK_WAIT);
+        let _lock = match stoppable(|| store::lock_for_writing_unless(root, waiting, &interrupted)) {
+            Ok(Some(lock)) => Some(lock),
+            Ok(None) => {
+                stopped = true;
+                return Ok((IndexStats::default(), Vec::new(), false));
+            }
+            Err(_) => None,
+        };
         let (stats, problems) = store.verify()?;
         Ok((stats, problems, !store.run_unfinished()?))
     });
@@ -265,6 +278,10 @@ fn verify(cli: &IndexCli, root: &vecgrep::project::ProjectRoot) -> anyhow::Resul
         }
         Err(e) => return Err(e.into()),
     };
+    if stopped {
+        note(TOOL, false, vecgrep::index::STOPPED_WAITING);
+        return Ok(EXIT_INTERRUPTED);
+    }
     let ok = problems.is_empty();
     let mut out = vecgrep_bins::app::stdout();
     if cli.json {
