@@ -736,6 +736,19 @@ fn on_terminal(t: &Tree, tool: &str, args: &[&str], answer: &str) -> Option<std:
     Some(run_with_input(&mut c, answer.as_bytes()))
 }
 
+/// Run vg-index with `args` on a pseudo-terminal and type Ctrl-C two
+/// seconds in: at its question, or before it (then the run stops at once).
+fn interrupted_on_terminal(t: &Tree, args: &[&str]) -> Option<std::process::Output> {
+    if std::process::Command::new("script").arg("--version").output().is_err() {
+        return None;
+    }
+    let cmd = format!("{} {} .", bin("vg-index").display(), args.join(" "));
+    let typed = format!("(sleep 2; printf '\\003') | script -qec '{cmd}' /dev/null");
+    let mut c = std::process::Command::new("sh");
+    c.args(["-c", &typed]).current_dir(t.path()).env("XDG_CONFIG_HOME", t.config_home.path());
+    Some(run(&mut c))
+}
+
 #[test]
 fn the_bar_says_the_model_is_loading_counts_bytes_and_stays_off_quick_runs() {
     let t = handlers_project(30);
@@ -769,6 +782,11 @@ fn a_large_run_asks_on_a_terminal_and_declining_changes_nothing() {
     let Some(o) = index_on_terminal(&t, 1, "y\n") else { return };
     assert_code(&o, 0);
     assert_eq!(stats(&t)["files"], 4);
+    // Ctrl-C at the question ends it at once, with 130, the index as it was.
+    assert_code(&run(t.cmd("vg-index", ".").arg("--clear-cache")), 0);
+    let Some(o) = interrupted_on_terminal(&t, &["--index-warn-threshold", "1"]) else { return };
+    assert_code(&o, 130);
+    assert_eq!(stats(&t)["files"], 0, "{}", stdout(&o));
     // BlockingIndexCompletesWithoutWarning: a threshold of 0 never asks.
     assert_code(&run(t.cmd("vg-index", ".").arg("--clear-cache")), 0);
     let Some(o) = index_on_terminal(&t, 0, "") else { return };

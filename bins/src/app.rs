@@ -915,6 +915,11 @@ impl IndexObserver for CliObserver {
         let Ok(tty) = std::fs::OpenOptions::new().read(true).write(true).open("/dev/tty") else {
             return true;
         };
+        // A Ctrl-C typed before the question stops the run, which it then
+        // says, as one during the run would.
+        if interrupted() {
+            return true;
+        }
         let mut writer = &tty;
         let _ = write!(
             writer,
@@ -922,7 +927,13 @@ impl IndexObserver for CliObserver {
             shown_name(self.tool)
         );
         let mut answer = String::new();
-        if io::BufReader::new(&tty).read_line(&mut answer).is_err() {
+        // Nothing is written yet: Ctrl-C or SIGTERM at the question ends the
+        // process at once (130), as at any time outside a run's writing,
+        // not after the answer (the read is restarted after a signal).
+        let indexing = INDEXING.swap(false, Ordering::SeqCst);
+        let read = io::BufReader::new(&tty).read_line(&mut answer);
+        INDEXING.store(indexing, Ordering::SeqCst);
+        if read.is_err() {
             return false;
         }
         matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
