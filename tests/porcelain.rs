@@ -231,6 +231,39 @@ fn sigterm_sent_to_vecgrep_alone_reaches_its_tools() {
     assert!(stats[0]["files"].as_u64().unwrap() < 804, "the run stopped early: {}", stats[0]);
 }
 
+/// Ctrl-C reaches the whole process group: the tools it kills (vg-format,
+/// which has no handler) were the user's to stop, and are not reported as
+/// killed.
+#[test]
+fn ctrl_c_to_the_group_ends_vecgrep_with_130_and_names_no_killed_tool() {
+    use std::os::unix::process::CommandExt;
+    let t = handlers_project(800);
+    let mut child = t
+        .cmd("vecgrep", ".")
+        .args(["--full", "retry an upload", "."])
+        .process_group(0)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while records(&run(t.cmd("vg-index", ".").args(["--stats", "--json"])))
+        .first()
+        .and_then(|r| r["files"].as_u64())
+        .unwrap_or(0)
+        == 0
+    {
+        assert!(std::time::Instant::now() < deadline && child.try_wait().unwrap().is_none(), "no run under way");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let group = format!("-{}", child.id());
+    assert!(Command::new("kill").args(["-INT", "--", &group]).status().unwrap().success());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted after") && !err.contains("killed by signal"), "{err}");
+}
+
 #[test]
 fn a_config_error_is_said_once_by_a_pipeline_of_tools() {
     let t = sample_project();

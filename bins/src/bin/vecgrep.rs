@@ -2,8 +2,8 @@
 //! them as child processes wired by pipes; it decides nothing itself.
 
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::{Arc, LazyLock, Mutex};
 
 use anyhow::{anyhow, Context, Result};
 use vecgrep::tools::find_tool;
@@ -82,6 +82,9 @@ static CHILDREN: Mutex<Vec<i32>> = Mutex::new(Vec::new());
 /// The SIGTERM or SIGHUP vecgrep received, if any (0: none).
 static TERMINATED: AtomicI32 = AtomicI32::new(0);
 
+/// Whether vecgrep received a SIGINT: a Ctrl-C, which its tools got too.
+static INTERRUPTED: LazyLock<Arc<AtomicBool>> = LazyLock::new(|| Arc::new(AtomicBool::new(false)));
+
 /// Ctrl-C reaches the whole process group: the tools stop as they see fit
 /// (an index run keeps what it wrote and says so), and vecgrep waits for
 /// them, so that their last words come before the shell's prompt and their
@@ -91,7 +94,7 @@ static TERMINATED: AtomicI32 = AtomicI32::new(0);
 /// unlike ignored signals, are not inherited by the tools.)
 fn wait_for_children_on_interrupt() {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    let _ = signal_hook::flag::register(SIGINT, Arc::new(std::sync::atomic::AtomicBool::new(false)));
+    let _ = signal_hook::flag::register(SIGINT, Arc::clone(&INTERRUPTED));
     let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGTERM, SIGHUP]) else { return };
     std::thread::spawn(move || {
         for signal in signals.forever() {
@@ -136,7 +139,10 @@ fn exit_code(tool: &str, status: std::process::ExitStatus) -> u8 {
     if let Some(code) = status.code() {
         return code.clamp(0, 255) as u8;
     }
-    if let Some(signal) = status.signal().filter(|_| TERMINATED.load(Ordering::SeqCst) == 0) {
+    let users = |signal: &i32| {
+        TERMINATED.load(Ordering::SeqCst) != 0 || (*signal == libc::SIGINT && INTERRUPTED.load(Ordering::SeqCst))
+    };
+    if let Some(signal) = status.signal().filter(|s| !users(s)) {
         let name = nix::sys::signal::Signal::try_from(signal).map_or("an unknown signal", |s| s.as_str());
         note("vecgrep", false, &format!("{tool} was killed by signal {signal} ({name})"));
     }
