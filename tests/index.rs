@@ -475,6 +475,22 @@ fn unreadable_files_are_reported_and_the_run_ends_with_status_2() {
 /// its directory is a named error, not walked, where the walker let every
 /// file it ignored into the index without a word (a secret, to a remote
 /// embedder too).
+/// A `.vecgrep` closed to the user (another user's, mode 0700) is named
+/// as what is closed, not the config file in it, which may not exist.
+#[test]
+fn a_closed_index_directory_is_named_not_its_config() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = sample_project();
+    let user = OtherUser::new(&t);
+    assert_code(&run(&mut user.cmd(&t, "vg-index")), 0);
+    std::fs::set_permissions(t.path().join(".vecgrep"), std::fs::Permissions::from_mode(0o000)).unwrap();
+    let o = run(&mut user.cmd(&t, "vg-index"));
+    std::fs::set_permissions(t.path().join(".vecgrep"), std::fs::Permissions::from_mode(0o700)).unwrap();
+    assert_code(&o, 2);
+    let says = format!("its directory {} is closed to you", t.path().join(".vecgrep").display());
+    assert!(stderr(&o).contains(&says), "{}", stderr(&o));
+}
+
 #[test]
 fn a_directory_whose_ignore_file_is_closed_is_an_error_not_walked() {
     use std::os::unix::fs::PermissionsExt;

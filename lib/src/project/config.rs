@@ -73,7 +73,21 @@ pub(super) fn load_config(path: &Path) -> Result<Option<ConfigValues>, ConfigErr
             })?;
             parse_config(&text, path).map(Some)
         }
-        Err(error) => Err(ConfigError::Read { path: path.to_path_buf(), error }),
+        Err(error) => Err(ConfigError::Read { path: path.to_path_buf(), error: closed_directory(path, error) }),
+    }
+}
+
+/// A file its directory hides (`.vecgrep` another user made, mode 0700)
+/// cannot even be looked at: the error names that directory, since the
+/// file may not exist at all.
+fn closed_directory(path: &Path, error: std::io::Error) -> std::io::Error {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    match dir {
+        Some(dir) if error.kind() == std::io::ErrorKind::PermissionDenied && std::fs::read_dir(dir).is_err() => {
+            let why = format!("its directory {} is closed to you ({error})", dir.display());
+            std::io::Error::new(error.kind(), why)
+        }
+        _ => error,
     }
 }
 
