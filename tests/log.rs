@@ -298,6 +298,14 @@ fn the_code_index_and_the_commit_log_live_side_by_side() {
         "Cache rendered templates in memory",
         "rebuilding the code index keeps the log"
     );
+    assert!(!stderr(&o).contains("lacks"), "{}", stderr(&o));
+    // A commit made since: the log as it stands lacks it, and says so.
+    tree.write("NOTES", "more\n");
+    git(&tree, &["add", "NOTES"]);
+    git(&tree, &["commit", "-qm", "Write notes"]);
+    let o = log(&tree, &["--no-index", "templates in memory"]);
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("vg-log: the commit log lacks 1 of the "), "{}", stderr(&o));
 }
 
 /// A repository of `n` commits, each changing one of 20 files, made at once by git fast-import.

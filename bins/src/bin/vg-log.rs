@@ -33,7 +33,7 @@ fn main() {
         let result = (|| {
             let history = repo.head_history(cli.log.limit.map(|l| l as usize))?;
             let store = match cli.no_index {
-                true => log_as_it_is(&inv)?,
+                true => log_as_it_is(&inv, &history)?,
                 false => match update(&cli, &inv, &repo, &history)? {
                     Some(store) => store,
                     None => return Ok(EXIT_INTERRUPTED),
@@ -82,8 +82,10 @@ fn commit_filter(cli: &LogCli, inv: &Invocation) -> Result<CommitFilter> {
     })
 }
 
-/// `--no-index`: the commit log as it stands, if it was embedded with the configured model.
-fn log_as_it_is(inv: &Invocation) -> Result<Box<dyn CommitStore>> {
+/// `--no-index`: the commit log as it stands, if it was embedded with the
+/// configured model; said when it lacks commits of `history` (a run that
+/// was stopped, or commits made since), as a search of an incomplete index is.
+fn log_as_it_is(inv: &Invocation, history: &[String]) -> Result<Box<dyn CommitStore>> {
     let never =
         || anyhow!("the history of {} was never indexed; run vg-log without --no-index", inv.root.path.display());
     let store = match store::open_log_for_reading(&inv.root) {
@@ -96,7 +98,18 @@ fn log_as_it_is(inv: &Invocation) -> Result<Box<dyn CommitStore>> {
         Some(m) if &m != model => Err(anyhow!(
             "the commit log was embedded with {m}, not {model}; run vg-log without --no-index to rebuild it"
         )),
-        Some(_) => Ok(store),
+        Some(_) => {
+            let stored = store.stored_commits()?;
+            let missing = history.iter().filter(|sha| !stored.contains_key(*sha)).count();
+            if missing > 0 {
+                let of = history.len();
+                let said = format!(
+                    "the commit log lacks {missing} of the {of} commits of HEAD's history (a run was stopped, or they came since): results may miss them; vg-log without --no-index adds them"
+                );
+                note(TOOL, inv.config.quiet, &said);
+            }
+            Ok(store)
+        }
     }
 }
 
