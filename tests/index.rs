@@ -936,7 +936,10 @@ fn ctrl_c_keeps_what_was_indexed_says_so_and_the_next_run_goes_on() {
     let mut err = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
     assert_eq!(status.code(), Some(130), "{err}");
-    assert!(err.contains("vg-index: interrupted after") && err.contains("the next run indexes the rest"), "{err}");
+    assert!(
+        err.contains("vg-index: interrupted after") && err.contains("the next run with --full indexes the rest"),
+        "{err}"
+    );
     // Bounded by a slice of one file's chunks, not by the files queued.
     assert!(waited < std::time::Duration::from_secs(20), "{waited:?}");
     let summary: serde_json::Value = serde_json::from_str(rest.last().unwrap()).unwrap();
@@ -952,4 +955,17 @@ fn ctrl_c_keeps_what_was_indexed_says_so_and_the_next_run_goes_on() {
         (Some(80), Some(true)),
         "{summary}"
     );
+    // Stopped while it only gave files the index holds the model's vectors,
+    // a run leaves none out: the index is not called incomplete.
+    assert_code(&run(t.cmd("vg-index", ".").arg("--clear-cache")), 0);
+    assert_code(&run(t.cmd("vg-index", ".").stdout(std::process::Stdio::null())), 0);
+    let mut child = t.cmd("vg-index", ".").arg("--full").stdout(std::process::Stdio::piped()).spawn().unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    lines.next().unwrap().unwrap();
+    assert!(std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+    lines.for_each(drop);
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    let o = run(t.cmd("vg-query", ".").args(["--no-index", "--mode", "lexical", "scale value"]));
+    assert!(!stderr(&o).contains("incomplete"), "{}", stderr(&o));
+    assert_eq!(stats(&t)["complete"], true, "{}", stats(&t));
 }

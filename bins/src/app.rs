@@ -708,12 +708,12 @@ pub fn index_blocking(
     // A run stopped before its walk (recomputing static vectors) said so itself.
     if summary.cancelled && obs.done.1 > 0 {
         let (done, total) = obs.done;
+        // A plain run gives the rest static vectors only: --full embeds them.
+        let next = if inv.config.embed_all { "the next run with --full" } else { "the next run" };
         note(
             tool,
             inv.config.quiet,
-            &format!(
-                "interrupted after {done} of {total} files: what they added is kept, and the next run indexes the rest"
-            ),
+            &format!("interrupted after {done} of {total} files: what they added is kept, and {next} indexes the rest"),
         );
     }
     match obs.write_error.take() {

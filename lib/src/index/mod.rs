@@ -225,7 +225,7 @@ fn run_to_end(
     // A rebuilt index holds only what this run walks: one over part of the
     // project leaves the rest out, as an unfinished run would.
     let was_unfinished = store.run_unfinished()? || rebuild.needed;
-    if changes {
+    if changes && alters_files(&plan, rebuild.needed || recheck_generated) {
         // Before the first change, so that a run killed at any point
         // leaves the mark (a reset index would look whole without it).
         store.set_run_unfinished(true)?;
@@ -260,6 +260,17 @@ fn run_to_end(
     summary.cancelled = stopped;
     summary.seconds = started.elapsed().as_secs_f64();
     Ok((summary, plan.walked))
+}
+
+/// Whether a run may leave files out if stopped: it adds, changes or
+/// removes some. One that only gives unchanged files the model's vectors
+/// (`--full`, a server's fill) leaves every file in, stopped or not, and
+/// a search of it misses nothing.
+fn alters_files(plan: &plan::Plan<'_>, rebuilds: bool) -> bool {
+    let unchanged = |f: &&crate::project::WalkedFile| {
+        plan.stored.get(&f.rel).is_some_and(|s| s.state.size == f.size && s.state.mtime_ns == f.mtime_ns)
+    };
+    rebuilds || !plan.removals.is_empty() || !plan.work.iter().all(unchanged)
 }
 
 /// Whether a run walks every file of the project: from its root, with no
