@@ -119,6 +119,20 @@ fn paths_narrow_a_catalog_to_parts_of_its_projects_and_others_are_refused() {
     );
 }
 
+/// A catalog whose definition cannot be written (a full disk, here a file
+/// size limit) is one error, and leaves no half-written file behind.
+#[test]
+fn a_catalog_the_disk_refuses_leaves_no_temporary_file() {
+    let p = Projects::new();
+    let mut add = p.cmd("vg-catalog", ".");
+    add.args(["add", "team"]).arg(p.dir("src/api"));
+    let o = run(&mut with_file_size_limit(&add, 0));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("File too large"), "{}", stderr(&o));
+    let leftover = std::process::Command::new("find").arg(p.t.path()).args(["-name", "*.tmp"]).output();
+    assert_eq!(String::from_utf8_lossy(&leftover.unwrap().stdout), "", "a temporary file was left");
+}
+
 #[test]
 fn a_project_that_vanished_is_skipped_with_a_warning_and_the_rest_searched() {
     let p = Projects::new();

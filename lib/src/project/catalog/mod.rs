@@ -304,8 +304,14 @@ fn write(catalog: &Catalog) -> Result<()> {
     );
     let path = catalog.dir.join(CATALOG_FILE);
     let tmp = catalog.dir.join(format!("{CATALOG_FILE}.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, &path).with_context(|| format!("writing {}", path.display()))?;
+    let written = std::fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()));
+    let renamed =
+        written.and_then(|()| std::fs::rename(&tmp, &path).with_context(|| format!("writing {}", path.display())));
+    if renamed.is_err() {
+        // A full disk's half-written file is not left behind.
+        let _ = std::fs::remove_file(&tmp);
+    }
+    renamed?;
     for p in &catalog.projects {
         link(&catalog.dir.join(&p.name), &p.path)?;
     }
