@@ -219,6 +219,17 @@ fn forgetting_a_revision_removes_its_index_and_bad_revisions_are_one_line() {
         assert_eq!(stderr(&o).lines().count(), 1, "{args:?}: {}", stderr(&o));
         assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
     }
+    // A revision whose run was stopped is said to be indexed in part.
+    assert_code(&run(tree.cmd("vg-index", "").args(["--rev", "main"]).stdout(std::process::Stdio::null())), 0);
+    let main = git(&tree, &["rev-parse", "main"]);
+    std::fs::remove_file(tree.path().join(".vecgrep/revs").join(&main).join(".vecgrep/revision")).unwrap();
+    let o = run(tree.cmd("vg-query", "").args(["--rev", "main", "--no-index", "x"]));
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o).contains("is indexed in part (its run was stopped); vg-index --rev main completes it"),
+        "{}",
+        stderr(&o)
+    );
     let plain = Tree::bare();
     plain.write("a.py", "x = 1\n");
     std::fs::create_dir(plain.path().join(".vecgrep")).unwrap();

@@ -186,7 +186,11 @@ pub fn indexed_revision(project: &ProjectRoot, spec: &str, model: &str) -> Resul
             check_model(&root, model, &format!("run vg-index --rev {spec} to rebuild it"))?;
             Ok(sha)
         }
-        _ => Err(anyhow!("revision {spec} ({}) is not indexed; run vg-index --rev {spec}", &sha[..12])),
+        Some(_) => Err(anyhow!(
+            "revision {spec} ({}) is indexed in part (its run was stopped); vg-index --rev {spec} completes it",
+            &sha[..12]
+        )),
+        None => Err(anyhow!("revision {spec} ({}) is not indexed; run vg-index --rev {spec}", &sha[..12])),
     }
 }
 
