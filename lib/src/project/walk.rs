@@ -424,12 +424,26 @@ fn admit(bounds: &Bounds, entry: &ignore::DirEntry, opts: &WalkOptions, out: &mu
 /// not: `chmod` keeps a file's size and mtime, so a file closed since the
 /// last run would be taken as unchanged and its old chunks searched. Only
 /// such files are opened here; the rest are read as they always were.
+/// The user's own files that they may read (all of them under `umask 077`)
+/// are not opened either: a warm run stats each file and reads none.
 fn closed_to_us(meta: &std::fs::Metadata, path: &Path) -> Option<std::io::Error> {
-    use std::os::unix::fs::PermissionsExt;
-    if meta.permissions().mode() & 0o444 == 0o444 {
+    use std::os::unix::fs::MetadataExt;
+    let mode = meta.mode();
+    let euid = effective_uid();
+    if mode & 0o444 == 0o444 || euid == 0 || (meta.uid() == euid && mode & 0o400 != 0) {
         return None;
     }
     std::fs::File::open(path).err().filter(|e| e.kind() == std::io::ErrorKind::PermissionDenied)
+}
+
+/// The user this process reads files as.
+#[allow(unsafe_code)]
+fn effective_uid() -> u32 {
+    static EUID: LazyLock<u32> = LazyLock::new(|| {
+        // SAFETY: geteuid takes no argument, cannot fail and touches no memory.
+        unsafe { libc::geteuid() }
+    });
+    *EUID
 }
 
 /// Modification time in nanoseconds since the epoch (0 when unknown).
