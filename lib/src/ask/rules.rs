@@ -44,6 +44,9 @@ const CHANGED: &str = r"(?:changed|modified|edited|updated|touched|committed|wri
 /// Words that leave something out.
 const EXCLUDING: &str = r"(?:not|except(?:\s+for)?|excluding|exclude|without|ignoring|ignore|skipping|skip|but\s+not|outside(?:\s+of)?|other\s+than|apart\s+from|no)";
 
+/// A month's name as it begins.
+const MONTH: &str = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)";
+
 /// A date as a plan may be asked for it: a day, a month or a year, in
 /// digits or with the month's name (`March 2026`, `March 1st, 2026`).
 const DATE: &str = r"\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?Z?)?|\d{4}-\d{2}|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?(?:\s+\d{1,2}(?:st|nd|rd|th)?,?)?\s+(?:19|20)\d{2}|(?:19|20)\d{2}";
@@ -124,8 +127,10 @@ impl Work {
     fn times(&mut self) {
         static BETWEEN: LazyLock<Regex> = LazyLock::new(|| {
             let bound = format!(r"{DATE}|{RELATIVE_DAY}|(?:{NUMBER})\s+{TIME_UNIT}\s+ago");
+            // The first may be a month whose year the second gives ("January and March 2024").
+            let first = format!(r"{bound}|{MONTH}[a-z]*\.?(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?");
             re(&format!(
-                r"\b(?:{CHANGED}\s+)?(?:between|from)\s+({bound})\s+(?:and|to|until|till|through)\s+({bound})\b"
+                r"\b(?:{CHANGED}\s+)?(?:between|from)\s+({first})\s+(?:and|to|until|till|through)\s+({bound})\b"
             ))
         });
         // "between A and B" before "from A" and "last week", which would leave "and B".
@@ -133,7 +138,8 @@ impl Work {
         // to the later's end: "between January 2024 and March 2024" holds March,
         // and a span written backwards is the same span.
         self.take(&BETWEEN, |c, f, now| {
-            let (a, b) = (period(&c[1], now)?, period(&c[2], now)?);
+            let b = period(&c[2], now)?;
+            let a = period(&c[1], now).or_else(|| period(&format!("{} {}", &c[1], year_of(&c[2])?), now))?;
             f.modified_after = Some(utc(a.0.min(b.0)));
             f.modified_before = Some(utc(a.1.max(b.1)));
             Some(MARK.into())
@@ -494,6 +500,12 @@ fn period(text: &str, now: SystemTime) -> Option<(SystemTime, SystemTime)> {
     Some((moment(&start, now)?, moment(&end, now)?))
 }
 
+/// The year a date written with one ends with (`March 2024`, `2024-03-31`).
+fn year_of(date: &str) -> Option<&str> {
+    let year = date.get(..4).filter(|y| y.bytes().all(|b| b.is_ascii_digit()));
+    year.or_else(|| date.get(date.len().checked_sub(4)?..).filter(|y| y.bytes().all(|b| b.is_ascii_digit())))
+}
+
 /// `March 2026` as `2026-03`, `March 1st, 2026` as `2026-03-01`.
 fn named_month_as_digits(text: &str) -> Option<String> {
     const MONTHS: [&str; 12] = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
@@ -755,6 +767,14 @@ mod tests {
                 format!("search | auth handlers | after={week} | before=2026-05-20T00:00:00Z"),
             ),
             ("migrations edited until 2026-03-15", "search | migrations | before=2026-03-16T00:00:00Z".into()),
+            (
+                "logging changed between January and March 2024",
+                "search | logging | after=2024-01-01T00:00:00Z | before=2024-04-01T00:00:00Z".into(),
+            ),
+            (
+                "logging changed between Feb 3 and Feb 10, 2025",
+                "search | logging | after=2025-02-03T00:00:00Z | before=2025-02-11T00:00:00Z".into(),
+            ),
             (
                 "cache eviction changed in December 2025",
                 "search | cache eviction | after=2025-12-01T00:00:00Z | before=2026-01-01T00:00:00Z".into(),
