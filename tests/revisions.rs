@@ -226,7 +226,7 @@ fn forgetting_a_revision_removes_its_index_and_bad_revisions_are_one_line() {
     let o = run(tree.cmd("vg-query", "").args(["--rev", "main", "--no-index", "x"]));
     assert_code(&o, 2);
     assert!(
-        stderr(&o).contains("is indexed in part (its run was stopped); vg-index --rev main completes it"),
+        stderr(&o).contains("is indexed in part (its run has not finished); vg-index --rev main completes it"),
         "{}",
         stderr(&o)
     );

@@ -187,7 +187,7 @@ pub fn indexed_revision(project: &ProjectRoot, spec: &str, model: &str) -> Resul
             Ok(sha)
         }
         Some(_) => Err(anyhow!(
-            "revision {spec} ({}) is indexed in part (its run was stopped); vg-index --rev {spec} completes it",
+            "revision {spec} ({}) is indexed in part (its run has not finished); vg-index --rev {spec} completes it",
             &sha[..12]
         )),
         None => Err(anyhow!("revision {spec} ({}) is not indexed; run vg-index --rev {spec}", &sha[..12])),
