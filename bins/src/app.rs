@@ -755,6 +755,23 @@ pub fn stoppable<T>(work: impl FnOnce() -> T) -> T {
     done
 }
 
+/// The project's write lock, waited for while another run holds it (said
+/// once), or None when Ctrl-C or SIGTERM ended the wait (said too): what
+/// writes outside an index run (vg-log, `--forget`, `--verify`'s word
+/// check) takes turns as a run does.
+pub fn wait_for_write_lock(
+    tool: &str,
+    root: &ProjectRoot,
+    quiet: bool,
+) -> Result<Option<vecgrep::store::WriteLock>, vecgrep::store::StoreError> {
+    let waiting = &mut || note(tool, quiet, vecgrep::index::LOCK_WAIT);
+    let lock = stoppable(|| vecgrep::store::lock_for_writing_unless(root, waiting, &interrupted))?;
+    if lock.is_none() {
+        note(tool, false, vecgrep::index::STOPPED_WAITING);
+    }
+    Ok(lock)
+}
+
 /// Whether Ctrl-C or SIGTERM came during `stoppable` work or an index run.
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)

@@ -7,8 +7,8 @@ use vecgrep::project::catalog::Catalog;
 use vecgrep::records::{write_record, LabelRecord, RevisionRecord, StatsRecord, SummaryRecord, VerifyRecord};
 use vecgrep::store::{self, IndexStats, StoreError};
 use vecgrep_bins::app::{
-    cli_config, embedder_pool, index_blocking, interrupted, label_of, note, note_holes, resolve, run_main, stoppable,
-    Blocking, CliObserver, Invocation, EXIT_ERROR, EXIT_FOUND, EXIT_INTERRUPTED, EXIT_NOT_FOUND,
+    cli_config, embedder_pool, index_blocking, label_of, note, note_holes, resolve, run_main, stoppable,
+    wait_for_write_lock, Blocking, CliObserver, Invocation, EXIT_ERROR, EXIT_FOUND, EXIT_INTERRUPTED, EXIT_NOT_FOUND,
 };
 use vecgrep_bins::cli::IndexCli;
 
@@ -116,11 +116,7 @@ fn report_tree_run(
 /// `--forget`: drop a revision's index.
 fn forget(spec: &str, inv: &Invocation) -> anyhow::Result<u8> {
     let sha = vecgrep::history::revision_to_forget(&inv.root, spec)?;
-    let waiting = &mut || note(TOOL, inv.config.quiet, vecgrep::index::LOCK_WAIT);
-    let Some(_lock) = stoppable(|| store::lock_for_writing_unless(&inv.root, waiting, &interrupted))? else {
-        note(TOOL, false, vecgrep::index::STOPPED_WAITING);
-        return Ok(EXIT_INTERRUPTED);
-    };
+    let Some(_lock) = wait_for_write_lock(TOOL, &inv.root, inv.config.quiet)? else { return Ok(EXIT_INTERRUPTED) };
     if !store::forget_revision(&inv.root, &sha)? {
         return Err(anyhow::anyhow!("revision {spec} ({}) has no index", &sha[..12]));
     }
@@ -254,23 +250,22 @@ fn incomplete(root: &vecgrep::project::ProjectRoot, complete: bool) -> &'static 
 /// `--verify`: status 0 when the index is sound, 2 when it is not.
 /// An index too damaged to open or count is one problem, said as any other.
 fn verify(cli: &IndexCli, root: &vecgrep::project::ProjectRoot) -> anyhow::Result<u8> {
-    let mut stopped = false;
-    let checked = store::open_for_reading(root).and_then(|store| {
-        // The word index's check writes a command row: it takes turns with
-        // index runs, or a run under way fails on it ("database is locked").
-        // An index this user may only read takes no lock, and needs none.
-        let waiting = &mut || note(TOOL, false, vecgrep::index::LOCK_WAIT);
-        let _lock = match stoppable(|| store::lock_for_writing_unless(root, waiting, &interrupted)) {
-            Ok(Some(lock)) => Some(lock),
-            Ok(None) => {
-                stopped = true;
-                return Ok((IndexStats::default(), Vec::new(), false));
-            }
-            Err(_) => None,
-        };
-        let (stats, problems) = store.verify()?;
-        Ok((stats, problems, !store.run_unfinished()?))
-    });
+    let checked = match store::open_for_reading(root) {
+        Ok(store) => {
+            // The word index's check writes a command row: it takes turns with
+            // index runs, or a run under way fails on it ("database is locked").
+            // An index this user may only read takes no lock, and needs none.
+            let lock = match wait_for_write_lock(TOOL, root, false) {
+                Ok(None) => return Ok(EXIT_INTERRUPTED),
+                taken => taken.ok().flatten(),
+            };
+            let checked = store.verify().and_then(|(stats, problems)| Ok((stats, problems, !store.run_unfinished()?)));
+            // Let go before `incomplete` looks whether a run holds the lock.
+            drop(lock);
+            checked
+        }
+        Err(e) => Err(e),
+    };
     let (stats, problems, complete) = match checked {
         Ok(checked) => checked,
         Err(StoreError::Damaged { cause, .. }) => {
@@ -278,10 +273,6 @@ fn verify(cli: &IndexCli, root: &vecgrep::project::ProjectRoot) -> anyhow::Resul
         }
         Err(e) => return Err(e.into()),
     };
-    if stopped {
-        note(TOOL, false, vecgrep::index::STOPPED_WAITING);
-        return Ok(EXIT_INTERRUPTED);
-    }
     let ok = problems.is_empty();
     let mut out = vecgrep_bins::app::stdout();
     if cli.json {

@@ -11,8 +11,8 @@ use vecgrep::project::admit_paths_lexically;
 use vecgrep::records::{write_record, CommitRecord};
 use vecgrep::store::{self, CommitStore};
 use vecgrep_bins::app::{
-    all_cores, cli_config, interrupted, join_embedder, load_embedder, note, preload_query_embedder, progress_bar,
-    resolve, run_main, shown_name, stoppable, Invocation, EXIT_FOUND, EXIT_INTERRUPTED, EXIT_NOT_FOUND,
+    all_cores, cli_config, join_embedder, load_embedder, note, preload_query_embedder, progress_bar, resolve, run_main,
+    shown_name, wait_for_write_lock, Invocation, EXIT_FOUND, EXIT_INTERRUPTED, EXIT_NOT_FOUND,
 };
 use vecgrep_bins::cli::LogCli;
 
@@ -117,11 +117,7 @@ fn log_as_it_is(inv: &Invocation, history: &[String]) -> Result<Box<dyn CommitSt
 /// lock; None when a signal ended the wait for it.
 fn update(cli: &LogCli, inv: &Invocation, repo: &GitRepo, history: &[String]) -> Result<Option<Box<dyn CommitStore>>> {
     let quiet = inv.config.quiet;
-    let waiting = &mut || note(TOOL, quiet, vecgrep::index::LOCK_WAIT);
-    let Some(_lock) = stoppable(|| store::lock_for_writing_unless(&inv.root, waiting, &interrupted))? else {
-        note(TOOL, false, vecgrep::index::STOPPED_WAITING);
-        return Ok(None);
-    };
+    let Some(_lock) = wait_for_write_lock(TOOL, &inv.root, quiet)? else { return Ok(None) };
     let mut store = store::open_log_for_writing(&inv.root, &mut |why| note(TOOL, quiet, why))?;
     let mut progress = Progress { quiet, bar: None };
     let config = inv.config.clone();
