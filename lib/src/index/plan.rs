@@ -172,7 +172,7 @@ fn closed_to_user(req: &IndexRequest<'_>, rel: &str) -> bool {
     let path = req.root.path.join(rel);
     let denied = match path.is_dir() {
         true => std::fs::read_dir(&path).map(|_| ()),
-        false => std::fs::File::open(&path).map(|_| ()),
+        false => crate::project::small_file::open_regular(&path).map(|_| ()),
     };
     denied.map_err(|e| e.kind()).err() == Some(std::io::ErrorKind::PermissionDenied)
 }

@@ -433,7 +433,9 @@ fn closed_to_us(meta: &std::fs::Metadata, path: &Path) -> Option<std::io::Error>
     if mode & 0o444 == 0o444 || euid == 0 || (meta.uid() == euid && mode & 0o400 != 0) {
         return None;
     }
-    std::fs::File::open(path).err().filter(|e| e.kind() == std::io::ErrorKind::PermissionDenied)
+    // Opened as every small file is, so that one a FIFO replaced since the
+    // walk looked is not waited on.
+    small_file::open_regular(path).err().filter(|e| e.kind() == std::io::ErrorKind::PermissionDenied)
 }
 
 /// The user this process reads files as.
