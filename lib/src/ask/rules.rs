@@ -173,12 +173,7 @@ impl Work {
         // "since last month" before "last month", which would leave "since".
         for rule in [&*SINCE_LAST, &*THIS] {
             self.take(rule, |c, f, now| {
-                let days = match c[1].to_ascii_lowercase().as_str() {
-                    "week" => 7,
-                    "month" => 30,
-                    _ => 365,
-                };
-                f.modified_after = Some(utc(now - Duration::from_secs(days * 86_400)));
+                f.modified_after = Some(utc(period(&format!("last {}", &c[1]), now)?.0));
                 Some(MARK.into())
             });
         }
@@ -203,15 +198,11 @@ impl Work {
         static DURING: LazyLock<Regex> =
             LazyLock::new(|| re(&format!(r"\b(?:{CHANGED}\s+)?(?:in|during)\s+({DATE})\b")));
         self.take(&TODAY, |c, f, now| {
-            let midnight = now.duration_since(UNIX_EPOCH).ok()?.as_secs() / 86_400 * 86_400;
-            let midnight = UNIX_EPOCH + Duration::from_secs(midnight);
-            let since = c.get(1).is_some();
-            if c[2].eq_ignore_ascii_case("today") {
-                f.modified_after = Some(utc(midnight));
-            } else {
-                f.modified_after = Some(utc(midnight - Duration::from_secs(86_400)));
-                // "since yesterday" runs to now; "yesterday" is the day.
-                f.modified_before = if since { None } else { Some(utc(midnight)) };
+            let (start, end) = period(&c[2], now)?;
+            f.modified_after = Some(utc(start));
+            // "since yesterday" runs to now; "yesterday" is the day; "today" runs to now.
+            if c[2].eq_ignore_ascii_case("yesterday") {
+                f.modified_before = if c.get(1).is_some() { None } else { Some(utc(end)) };
             }
             Some(MARK.into())
         });
