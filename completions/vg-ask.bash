@@ -23,7 +23,7 @@ _vg__ask() {
 
     case "${cmd}" in
         vg__ask)
-            opts="-q -k -t -T -g -L -h -V --plan --json --no-index --catalog --skip-outside-root --quiet --privacy-mode --planner --force-answer --learn --llm-url --llm-model --context-hits --top-k --threshold --mode --chunk-size --chunk-overlap --full --index-warn-threshold --embedder-model --embedder-source --embedder-url --trust-project-config --store --store-project --store-adopt --type --type-not --glob --max-depth --follow --hidden --no-ignore --ignore-file --max-filesize --include-generated --help --version"
+            opts="-q -k -t -T -g -L -h -V --plan --json --no-index --catalog --skip-outside-root --quiet --planner --force-answer --learn --llm-url --llm-model --privacy-mode --context-hits --top-k --threshold --mode --chunk-size --chunk-overlap --full --index-warn-threshold --embedder-model --embedder-source --embedder-url --trust-project-config --store --store-project --store-adopt --type --type-not --glob --max-depth --follow --hidden --no-ignore --ignore-file --max-filesize --include-generated --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -31,10 +31,6 @@ _vg__ask() {
             case "${prev}" in
                 --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --privacy-mode)
-                    COMPREPLY=($(compgen -W "local_only cloud_reasoning_ok cloud_embedding_ok" -- "${cur}"))
                     return 0
                     ;;
                 --planner)
@@ -47,6 +43,10 @@ _vg__ask() {
                     ;;
                 --llm-model)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --privacy-mode)
+                    COMPREPLY=($(compgen -W "local_only cloud_reasoning_ok cloud_embedding_ok" -- "${cur}"))
                     return 0
                     ;;
                 --context-hits)

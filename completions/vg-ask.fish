@@ -1,11 +1,11 @@
 complete -c vg-ask -l catalog -d 'Search catalog NAME instead of the project here: every project of it as one ranking, each hit naming its project (see vg-catalog). PATHS then narrow it to parts of its projects. Without it, the default context (vg-catalog use) is searched when no PATH is given, outside any project or inside one of its projects' -r
-complete -c vg-ask -l privacy-mode -d 'What may leave the machine: local_only (nothing: a chat model or embedding server not on loopback is refused with a warning, and the search still answers), cloud_reasoning_ok (the question and the top results may go to the chat model), cloud_embedding_ok (the embedding server too) [config: privacy_mode; default: local_only]' -r -f -a "local_only\t''
-cloud_reasoning_ok\t''
-cloud_embedding_ok\t''"
 complete -c vg-ask -l planner -d 'Who turns the question into a plan: rules (no model, no network) or llm (the chat model at llm_url, its plan checked against the schema; a plan that fails falls back to the rules with a warning) [config: planner; default: rules]' -r -f -a "rules\t''
 llm\t''"
 complete -c vg-ask -l llm-url -d 'The chat model\'s OpenAI-compatible endpoint: its base URL (http://127.0.0.1:8080/v1) or its chat completions URL; its API key is read from VECGREP_LLM_API_KEY [config: llm_url]' -r
 complete -c vg-ask -l llm-model -d 'The chat model to ask [config: llm_model; default: the first model the endpoint lists]' -r
+complete -c vg-ask -l privacy-mode -d 'What may leave the machine: local_only (nothing: a chat model or embedding server not on loopback is refused, and the search still answers), cloud_reasoning_ok (the question and the top results may go to the chat model), cloud_embedding_ok (the embedding server too) [config: privacy_mode; default: local_only]' -r -f -a "local_only\t''
+cloud_reasoning_ok\t''
+cloud_embedding_ok\t''"
 complete -c vg-ask -l context-hits -d 'Results sent to the model, best first (1 to 20)' -r
 complete -c vg-ask -s k -l top-k -d 'Return at most NUM results [config: top_k; default: 10]' -r
 complete -c vg-ask -l threshold -d 'Drop results scoring below NUM (cosine similarity, -1 to 1). In lexical mode it cuts BM25 on 0..1, and only when set: unset, words alone keep every match [config: threshold; default: 0.3]' -r

@@ -257,6 +257,57 @@ fn without_an_endpoint_or_with_a_bad_stream_nothing_is_sent() {
     assert_eq!(stderr(&o).trim(), "vecgrep: --learn needs --answer or --ask");
 }
 
+/// `privacy_mode` holds for answers as for `--ask`: by default nothing of
+/// the project goes to a chat model off this machine, and saying so comes
+/// before any result is copied on; `cloud_reasoning_ok` lets it go.
+#[test]
+fn a_chat_model_off_this_machine_is_asked_only_when_the_privacy_mode_allows_it() {
+    let t = ledger_project();
+    let input = stream(&t);
+    let reply = r#"{"model": "m", "choices": [{"message": {"role": "assistant", "content": "AccountBook."}, "finish_reason": "stop"}]}"#;
+    // 0.0.0.0 reaches this machine, but is not a loopback address: it
+    // stands for a host elsewhere whose request can still be watched.
+    let elsewhere = canned_server(200, reply).replace("127.0.0.1", "0.0.0.0");
+    let answer = |more: &[&str]| {
+        let args = ["--force-answer", "--llm-model", "m", "--llm-url", &elsewhere];
+        run_with_input(t.cmd("vg-answer", ".").args(args).args(more), &input)
+    };
+    for more in [&[][..], &["--privacy-mode", "local_only"]] {
+        let o = answer(more);
+        assert_code(&o, 2);
+        assert_eq!(
+            stderr(&o).trim(),
+            "vg-answer: privacy_mode local_only: the chat model at 0.0.0.0 is not on this machine, so it was not \
+             asked (privacy_mode cloud_reasoning_ok allows it); nothing was sent"
+        );
+        assert_eq!(stdout(&o), "", "an error prints nothing on stdout");
+    }
+    let o = answer(&["--privacy-mode", "cloud_reasoning_ok"]);
+    assert_code(&o, 0);
+    assert_eq!(answer_of(&o)["text"], "AccountBook.");
+    // From the global config too, and through the porcelain.
+    t.global_config("privacy_mode = \"cloud_reasoning_ok\"\n");
+    assert_code(&answer(&[]), 0);
+    t.global_config("");
+    let o = run(t.cmd("vecgrep", ".").args([
+        "--answer",
+        "--force-answer",
+        "--threshold",
+        "0",
+        "--llm-url",
+        &elsewhere,
+        "ledger",
+    ]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).starts_with("vecgrep: privacy_mode local_only: "), "{}", stderr(&o));
+    let o = run(t
+        .cmd("vecgrep", ".")
+        .args(["--answer", "--force-answer", "--json", "--privacy-mode", "cloud_reasoning_ok"])
+        .args(["--llm-model", "m", "--llm-url", &elsewhere, "--threshold", "0", "ledger"]));
+    assert_code(&o, 0);
+    assert_eq!(answer_of(&o)["text"], "AccountBook.");
+}
+
 /// Issue 42: a hostile endpoint's megabyte of 250,000 short sentences, all
 /// different, is tidied and cited well within `llm_timeout` (a scan of
 /// every earlier sentence for each took minutes after the reply arrived).

@@ -162,6 +162,9 @@ pub struct AnswerArgs {
     /// The chat model to ask.
     #[arg(long, value_name = "NAME")]
     pub llm_model: Option<String>,
+    /// What may leave the machine: local_only (nothing: a chat model or embedding server not on loopback is refused, and the search still answers), cloud_reasoning_ok (the question and the top results may go to the chat model), cloud_embedding_ok (the embedding server too).
+    #[arg(long, value_name = "MODE", value_parser = PossibleValuesParser::new(PrivacyMode::NAMES))]
+    pub privacy_mode: Option<String>,
     /// Results sent to the model, best first (1 to 20).
     #[arg(long, value_name = "NUM", default_value_t = vecgrep::answer::DEFAULT_CONTEXT_HITS, value_parser = parse_context_hits)]
     pub context_hits: usize,
@@ -246,13 +249,10 @@ fn parse_chunk_size(s: &str) -> Result<usize, String> {
     vecgrep::project::check_chunk_size(n)
 }
 
-/// Asking a question (`vg-ask`): what may leave the machine, and who plans.
+/// Asking a question (`vg-ask`): who plans.
 #[derive(Args, Debug, Clone, Default)]
 #[command(next_help_heading = "Ask options")]
 pub struct AskArgs {
-    /// What may leave the machine: local_only (nothing: a chat model or embedding server not on loopback is refused with a warning, and the search still answers), cloud_reasoning_ok (the question and the top results may go to the chat model), cloud_embedding_ok (the embedding server too).
-    #[arg(long, value_name = "MODE", value_parser = PossibleValuesParser::new(PrivacyMode::NAMES))]
-    pub privacy_mode: Option<String>,
     /// Who turns the question into a plan: rules (no model, no network) or llm (the chat model at llm_url, its plan checked against the schema; a plan that fails falls back to the rules with a warning).
     #[arg(long, value_name = "PLANNER", value_parser = PossibleValuesParser::new(Planner::NAMES))]
     pub planner: Option<String>,

@@ -75,10 +75,17 @@ fn query_of(stream: &SearchStream) -> Result<String> {
         .ok_or_else(|| anyhow!("the hits carry no query to answer (vg-query writes one in each hit)"))
 }
 
+/// The chat endpoint the answer may be asked of: set, and allowed by the
+/// privacy mode in force (a model off this machine needs
+/// `cloud_reasoning_ok`, since the top results go to it).
 fn llm_url(config: &ResolvedConfig) -> Result<&str> {
-    config.llm_url.as_deref().ok_or_else(|| {
+    let url = config.llm_url.as_deref().ok_or_else(|| {
         anyhow!("an answer needs llm_url, an OpenAI-compatible chat endpoint (pass --llm-url or set it in your global config)")
-    })
+    })?;
+    match vecgrep::ask::chat_refused(config.privacy_mode, url) {
+        Some(why) => Err(anyhow!("{why}; nothing was sent")),
+        None => Ok(url),
+    }
 }
 
 fn ask(

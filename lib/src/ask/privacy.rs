@@ -24,14 +24,9 @@ pub struct Allowed {
 pub fn allowed(mode: PrivacyMode, config: &ResolvedConfig) -> Allowed {
     let mut out = Allowed { embedding: true, ..Allowed::default() };
     if let Some(url) = &config.llm_url {
-        if on_loopback(url) || mode.allows_remote_reasoning() {
-            out.chat = Some(url.clone());
-        } else {
-            out.warnings.push(format!(
-                "privacy_mode {mode}: the chat model at {} is not on this machine, so it was not asked \
-                 (privacy_mode cloud_reasoning_ok allows it)",
-                host_of(url)
-            ));
+        match chat_refused(mode, url) {
+            None => out.chat = Some(url.clone()),
+            Some(why) => out.warnings.push(why),
         }
     }
     if config.embedder_source == EmbedderSource::Remote {
@@ -46,6 +41,19 @@ pub fn allowed(mode: PrivacyMode, config: &ResolvedConfig) -> Allowed {
         }
     }
     out
+}
+
+/// Why `mode` keeps the question and the code from the chat model at
+/// `url`, if it does: everything but a model on this machine needs
+/// `cloud_reasoning_ok`.
+pub fn chat_refused(mode: PrivacyMode, url: &str) -> Option<String> {
+    (!on_loopback(url) && !mode.allows_remote_reasoning()).then(|| {
+        format!(
+            "privacy_mode {mode}: the chat model at {} is not on this machine, so it was not asked \
+             (privacy_mode cloud_reasoning_ok allows it)",
+            host_of(url)
+        )
+    })
 }
 
 /// Whether `url` names this machine: `localhost`, or a loopback address

@@ -583,8 +583,8 @@ settings! {
     /// For `--answer`: seconds the chat model may take to answer.
     llm_timeout: f64 => f64 = 120.0, raw f64, check |s| check_seconds("llm_timeout", 1.0, s),
         shown Some("120"), switch false, only None, plain;
-    /// For `--ask` and `/v1/ask`: what may leave the machine. A project's
-    /// own file could loosen it, so TrustRule applies.
+    /// For `--ask`, `--answer` and `/v1/ask`: what may leave the machine.
+    /// A project's own file could loosen it, so TrustRule applies.
     privacy_mode: PrivacyMode => PrivacyMode = PrivacyMode::LocalOnly, raw PrivacyMode, check unchecked,
         shown Some("local_only"), switch false, only None, trusted;
     /// For `--ask` and `--plan`: who turns the question into a plan.
