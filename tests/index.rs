@@ -156,6 +156,69 @@ fn a_touched_but_unchanged_file_is_not_embedded() {
     assert_eq!(s["embedded"], 0);
 }
 
+/// The files a run reports as indexed.
+fn indexed_files(o: &std::process::Output) -> Vec<String> {
+    let recs = records(o);
+    of_type(&recs, "file").into_iter().filter(|r| r["status"] == "indexed").map(|r| r["file"].to_string()).collect()
+}
+
+/// An edit that keeps a file's size and mtime (`touch -r`, `cp -p`,
+/// `rsync -t`) still moves its ctime, which the index keeps with the file.
+#[test]
+fn an_edit_that_keeps_the_size_and_mtime_is_indexed() {
+    let t = sample_project();
+    // A file changed within two seconds before a run is read again by the
+    // next whatever its stamps say; these must be older, so that only the
+    // ctime can tell.
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    index(&t, ".", &[]);
+    let path = t.path().join("src/geometry.rs");
+    let before = std::fs::read_to_string(&path).unwrap();
+    let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+    let edited = before.replace("circle_area", "circle_zone");
+    assert_eq!(edited.len(), before.len());
+    std::fs::write(&path, &edited).unwrap();
+    std::fs::File::options().write(true).open(&path).unwrap().set_modified(mtime).unwrap();
+    assert_eq!(indexed_files(&index(&t, ".", &[])), ["\"src/geometry.rs\""]);
+    let found = run(t.cmd("vg-query", ".").args(["--no-index", "--mode", "lexical", "circle_zone"]));
+    assert_code(&found, 0);
+    assert!(stdout(&found).contains("src/geometry.rs"), "{}", stdout(&found));
+    // Read again by the next run (changed just before this one), not indexed.
+    assert_eq!(indexed_files(&index(&t, ".", &[])), Vec::<String>::new());
+}
+
+/// An index made before vecgrep kept ctimes is searched as it is, and the
+/// next run adds the column, reads each file once to fill it in, and
+/// embeds nothing: no rebuild.
+#[test]
+fn an_index_made_before_ctimes_is_kept_and_gains_them() {
+    let t = sample_project();
+    let first = summary(&index(&t, ".", &[]));
+    let db_path = t.path().join(".vecgrep/index.db");
+    let has_ctimes = || {
+        let db = rusqlite::Connection::open(&db_path).unwrap();
+        db.query_row("SELECT count(*) FROM pragma_table_info('files') WHERE name = 'ctime_ns'", [], |r| {
+            r.get::<_, i64>(0)
+        })
+        .unwrap()
+            == 1
+    };
+    assert!(has_ctimes());
+    rusqlite::Connection::open(&db_path).unwrap().execute_batch("ALTER TABLE files DROP COLUMN ctime_ns").unwrap();
+    let found = run(t.cmd("vg-query", ".").args(["--no-index", "--mode", "lexical", "circle"]));
+    assert_code(&found, 0);
+    assert!(stdout(&found).contains("src/geometry.rs"), "{}", stdout(&found));
+    let o = index(&t, ".", &[]);
+    assert!(!stderr(&o).contains("rebuilding"), "{}", stderr(&o));
+    let s = summary(&o);
+    assert_eq!(
+        (s["files"].clone(), s["embedded"].clone(), s["reused"].clone()),
+        (first["files"].clone(), 0.into(), first["chunks"].clone())
+    );
+    assert!(indexed_files(&o).is_empty());
+    assert!(has_ctimes());
+}
+
 #[test]
 fn single_directory_walk_removes_stale_entries() {
     let t = sample_project();
@@ -417,6 +480,39 @@ fn invalid_utf8_and_empty_files_are_indexed_without_fuss() {
     let s = summary(&index(&t, ".", &[]));
     assert_eq!(s["files"], 2);
     assert_eq!(s["errors"], 0);
+}
+
+/// UTF-16 with a byte order mark (what Windows tools write) is text, as
+/// ripgrep takes it: indexed, found by its words, and shown with its lines
+/// as the file has them; a UTF-8 byte order mark is not part of line 1.
+#[test]
+fn utf16_and_byte_order_marked_files_are_indexed_as_text() {
+    let t = Tree::git();
+    let source = "// Résumé helpers\nfunction parseInvoiceTotals(lines) {\n  return lines.length;\n}\n";
+    let mut utf16 = vec![0xFF, 0xFE];
+    utf16.extend(source.encode_utf16().flat_map(u16::to_le_bytes));
+    t.write_bytes("win/invoice.js", &utf16);
+    t.write_bytes("win/marked.py", b"\xEF\xBB\xBFdef shipping_label_printer():\n    pass\n");
+    let s = summary(&index(&t, ".", &[]));
+    assert_eq!((s["files"].clone(), s["skipped"].clone()), (2.into(), 0.into()), "{s}");
+    let query = |q: &str| run(t.cmd("vg-query", ".").args(["--no-index", "--mode", "lexical", q]));
+    let found = query("parseInvoiceTotals");
+    assert_code(&found, 0);
+    let hit = records(&found).into_iter().find(|r| r["file"] == "win/invoice.js").expect("the UTF-16 file is found");
+    assert!(hit["text"].as_str().unwrap().contains("function parseInvoiceTotals(lines)"), "{hit}");
+    assert!(hit["text"].as_str().unwrap().starts_with("// Résumé"), "{hit}");
+    // Context around line 2 alone comes from the file itself.
+    let mut line2 = hit.clone();
+    (line2["start_line"], line2["end_line"], line2["text"]) =
+        (2.into(), 2.into(), "function parseInvoiceTotals(lines) {".into());
+    let shown = run_with_input(t.cmd("vg-format", ".").args(["-C", "1"]), format!("{line2}\n").as_bytes());
+    assert_eq!(
+        stdout(&shown),
+        "win/invoice.js-1-// Résumé helpers\nwin/invoice.js:2:function parseInvoiceTotals(lines) {\nwin/invoice.js-3-  return lines.length;\n"
+    );
+    let marked = query("shipping_label_printer");
+    let hit = records(&marked).into_iter().find(|r| r["file"] == "win/marked.py").expect("the marked file is found");
+    assert!(hit["text"].as_str().unwrap().starts_with("def shipping_label_printer"), "{hit}");
 }
 
 #[test]
@@ -798,6 +894,15 @@ fn a_large_run_asks_on_a_terminal_and_declining_changes_nothing() {
     let Some(o) = index_on_terminal(&t, 1, "y\n") else { return };
     assert_code(&o, 0);
     assert_eq!(stats(&t)["files"], 4);
+    // Files read again only because their ctime moved (a chmod) are not
+    // work to ask about: they are most likely unchanged.
+    for rel in ["src/upload.py", "src/config.py", "src/geometry.rs", "docs/guide.md"] {
+        let path = t.path().join(rel);
+        std::fs::set_permissions(&path, std::fs::metadata(&path).unwrap().permissions()).unwrap();
+    }
+    let Some(o) = index_on_terminal(&t, 1, "") else { return };
+    assert_code(&o, 0);
+    assert!(!stdout(&o).contains("Continue?"), "{}", stdout(&o));
     // Ctrl-C at the question ends it at once, with 130, the index as it was.
     assert_code(&run(t.cmd("vg-index", ".").arg("--clear-cache")), 0);
     let Some(o) = interrupted_on_terminal(&t, &["--index-warn-threshold", "1"]) else { return };

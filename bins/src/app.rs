@@ -901,7 +901,7 @@ impl IndexObserver for CliObserver {
         self.say(message);
     }
 
-    fn planned(&mut self, _files: usize, to_embed: usize, bytes: u64) {
+    fn planned(&mut self, _files: usize, to_embed: usize, _rechecks: usize, bytes: u64) {
         self.done = (0, to_embed);
         if self.quiet || to_embed == 0 || !io::stderr().is_terminal() {
             return;

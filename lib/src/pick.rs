@@ -124,7 +124,7 @@ const PREVIEW_CONTEXT: usize = 400;
 pub fn preview(hit: &HitRecord, root: &Path, height: usize, color: bool) -> (String, usize) {
     let file = crate::records::file_below(root, &hit.file)
         .and_then(|path| std::fs::read(path).ok())
-        .map(|b| String::from_utf8_lossy(&b).into_owned());
+        .map(crate::project::decode_text);
     let (lines, first): (Vec<&str>, usize) = match &file {
         Some(text) => (text.lines().collect(), 1),
         None => (hit.text.split('\n').collect(), hit.start_line),

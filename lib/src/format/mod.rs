@@ -580,8 +580,7 @@ const MAX_CONTEXT_FILE_BYTES: u64 = 64 * 1024 * 1024;
 
 fn read_lines(path: &Path) -> Option<Vec<String>> {
     let bytes = crate::project::small_file::read_small(path, MAX_CONTEXT_FILE_BYTES).ok()??;
-    let text = String::from_utf8_lossy(&bytes);
-    Some(text.lines().map(str::to_string).collect())
+    Some(crate::project::decode_text(bytes).lines().map(str::to_string).collect())
 }
 
 /// Whether the file on disk still has the hit's text at the hit's lines.

@@ -6,6 +6,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{anyhow, Result};
 
@@ -44,6 +45,7 @@ pub(super) enum Read {
 /// and fills.
 pub(super) fn read_file(f: &WalkedFile, previous: Option<&StoredFile>, config: &ResolvedConfig, full: bool) -> Read {
     let skip = |reason| Read::Done(Prepared::Skip(reason));
+    let read_at = SystemTime::now();
     let bytes = match read_regular(&f.abs) {
         Ok(Some(b)) => b,
         // Replaced by a FIFO or a device since the walk: never waited on.
@@ -62,18 +64,36 @@ pub(super) fn read_file(f: &WalkedFile, previous: Option<&StoredFile>, config: &
     if size > config.max_filesize {
         return skip(SkipReason::TooLarge { size, limit: config.max_filesize });
     }
-    let mtime_ns = std::fs::metadata(&f.abs).map(|m| crate::project::mtime_ns(&m)).unwrap_or(f.mtime_ns);
+    let meta = std::fs::metadata(&f.abs).ok();
+    let mtime_ns = meta.as_ref().map_or(f.mtime_ns, crate::project::mtime_ns);
+    let ctime_ns = meta.as_ref().map_or(0, |m| settled_ctime(m, read_at));
     let hash = blake3::hash(&bytes).as_bytes().to_vec();
-    let state = FileState { size, mtime_ns, hash };
+    let state = FileState { size, mtime_ns, hash, ctime_ns };
     if previous.is_some_and(|p| p.state.hash == state.hash && (!full || p.holes == Some(0))) {
         return Read::Done(Prepared::Touch(state));
     }
-    // Invalid UTF-8 (Latin-1 comments, say) is indexed with replacement characters.
-    let text = match String::from_utf8(bytes) {
-        Ok(t) => t,
-        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-    };
+    let text = crate::project::decode_text(bytes);
     Read::Embed(EmbedJob { rel: f.rel.clone(), state, text })
+}
+
+/// How long before a read a file's last change must be for its status-change
+/// time to tell any later write apart. File systems stamp times from a clock
+/// that ticks coarsely (a few milliseconds on ext4, a second or two on
+/// others), so a write just after the read, in the same tick, would leave
+/// every stamp as the read found it, and the edit would go unseen until the
+/// next one. Git's index has the same race ("racy git").
+const SETTLED: Duration = Duration::from_secs(2);
+
+/// The ctime to store for a file read at `read_at`: its own once settled,
+/// else 0, so that the next run reads it again (and, the bytes the same,
+/// rewrites only its stat data).
+fn settled_ctime(meta: &std::fs::Metadata, read_at: SystemTime) -> i64 {
+    let ctime_ns = crate::project::ctime_ns(meta);
+    let settled_before = read_at.checked_sub(SETTLED).and_then(|t| t.duration_since(UNIX_EPOCH).ok());
+    match settled_before {
+        Some(t) if (ctime_ns as i128) < t.as_nanos() as i128 => ctime_ns,
+        _ => 0,
+    }
 }
 
 /// How a worker embeds: with the model (a full run), with the static
@@ -295,4 +315,22 @@ fn read_regular(path: &std::path::Path) -> std::io::Result<Option<Vec<u8>>> {
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes)?;
     Ok(Some(bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ctime_is_kept_only_once_a_later_write_could_not_share_its_tick() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.rs");
+        std::fs::write(&path, "fn a() {}\n").unwrap();
+        let meta = std::fs::metadata(&path).unwrap();
+        let ctime = crate::project::ctime_ns(&meta);
+        assert!(ctime > 0);
+        assert_eq!(settled_ctime(&meta, SystemTime::now()), 0, "changed just before the read");
+        let later = SystemTime::now() + SETTLED + Duration::from_millis(10);
+        assert_eq!(settled_ctime(&meta, later), ctime, "changed well before the read");
+    }
 }

@@ -53,9 +53,11 @@ impl FileOutcome {
 pub trait IndexObserver {
     /// Something the user should hear about (a rebuild, waiting for a lock).
     fn note(&mut self, message: &str);
-    /// The walk is done: `files` candidates, `to_embed` of them new or
-    /// changed, `bytes` their size together (what the run's time goes by).
-    fn planned(&mut self, files: usize, to_embed: usize, bytes: u64);
+    /// The walk is done: `files` candidates, `to_embed` of them to read as
+    /// new or changed, `bytes` their size together (what the run's time
+    /// goes by). `rechecks` of the `to_embed` are read only because their
+    /// ctime moved, their size and mtime as stored: most likely unchanged.
+    fn planned(&mut self, files: usize, to_embed: usize, rechecks: usize, bytes: u64);
     /// The embedding model is loading: seconds before the first file.
     fn loading_model(&mut self) {}
     /// `to_embed` is over index_warn_threshold: may the run go on?
@@ -215,12 +217,12 @@ fn run_to_end(
     let recheck_generated = !req.config.include_generated && !rebuild.needed && !store.generated_checked()?;
     let plan = plan::plan(req, &walked, stored, recheck_generated, full, &mut summary, obs);
 
-    if declined(req, plan.work.len(), obs) {
+    if declined(req, plan.work.len() - plan.rechecks, obs) {
         summary.aborted = true;
         summary.seconds = started.elapsed().as_secs_f64();
         return Ok((summary, plan.walked));
     }
-    obs.planned(walked.files.len(), plan.work.len(), plan.work.iter().map(|f| f.size).sum());
+    obs.planned(walked.files.len(), plan.work.len(), plan.rechecks, plan.work.iter().map(|f| f.size).sum());
     let changes = rebuild.needed || !plan.work.is_empty() || !plan.removals.is_empty();
     // A rebuilt index holds only what this run walks: one over part of the
     // project leaves the rest out, as an unfinished run would.
@@ -265,10 +267,12 @@ fn run_to_end(
 /// Whether a run may leave files out if stopped: it adds, changes or
 /// removes some. One that only gives unchanged files the model's vectors
 /// (`--full`, a server's fill) leaves every file in, stopped or not, and
-/// a search of it misses nothing.
+/// a search of it misses nothing. A file read again only because its ctime
+/// moved counts as unchanged here, as it did before ctimes were kept: the
+/// index held it as it is before the run, and holds it no worse after.
 fn alters_files(plan: &plan::Plan<'_>, rebuilds: bool) -> bool {
     let unchanged = |f: &&crate::project::WalkedFile| {
-        plan.stored.get(&f.rel).is_some_and(|s| s.state.size == f.size && s.state.mtime_ns == f.mtime_ns)
+        plan.stored.get(&f.rel).is_some_and(|s| plan::same_size_and_mtime(&s.state, f))
     };
     rebuilds || !plan.removals.is_empty() || !plan.work.iter().all(unchanged)
 }
@@ -557,7 +561,7 @@ mod tests {
 
     impl IndexObserver for Order {
         fn note(&mut self, _: &str) {}
-        fn planned(&mut self, _: usize, _: usize, _: u64) {}
+        fn planned(&mut self, _: usize, _: usize, _: usize, _: u64) {}
         fn confirm_large(&mut self, _: usize, _: u64) -> bool {
             true
         }

@@ -347,7 +347,10 @@ mod tests {
             .collect();
         assert_eq!(bounds, [16, 32, 64, 128, 256, 256, 256]);
         let many_files = Batch {
-            touches: vec![(String::new(), FileState { size: 0, mtime_ns: 0, hash: Vec::new() }); WRITE_BATCH_FILES],
+            touches: vec![
+                (String::new(), FileState { size: 0, mtime_ns: 0, hash: Vec::new(), ctime_ns: 0 });
+                WRITE_BATCH_FILES
+            ],
             ..Batch::default()
         };
         assert!(many_files.is_full());

@@ -10,7 +10,7 @@ use super::{FileOutcome, IndexObserver, IndexRequest, IndexSummary, WalkedSet};
 use crate::chunk;
 use crate::project::is_under;
 use crate::project::{EmbedderSource, WalkResult, WalkedFile};
-use crate::store::{IndexMeta, IndexReader, StoredFile};
+use crate::store::{FileState, IndexMeta, IndexReader, StoredFile};
 
 /// Whether the index is emptied first (ReindexOrConfigChangeRebuildsIndex).
 pub(super) struct Rebuild {
@@ -36,6 +36,10 @@ pub(super) struct Plan<'w> {
     /// Walked files whose content may have changed, in the walk's order
     /// (or smallest first, as the request asks).
     pub work: Vec<&'w WalkedFile>,
+    /// How many of `work` are there only because their status-change time
+    /// differs from the stored one (`same_on_disk`): read to see whether an
+    /// edit kept their size and mtime, most likely to be found unchanged.
+    pub rechecks: usize,
     pub walked: WalkedSet,
 }
 
@@ -134,25 +138,25 @@ pub(super) fn plan<'w>(
     }
     let mut walked_set: WalkedSet = HashSet::with_capacity(walked.files.len());
     let mut work: Vec<&WalkedFile> = Vec::new();
+    let mut rechecks = 0;
     for f in &walked.files {
         walked_set.insert(f.rel.clone());
-        match stored.get(&f.rel) {
-            // A full run embeds a file's chunks that lack the model's vector
-            // (holes: the server may answer now); a static run leaves those to
-            // searches and fills, so reading the file again would only touch it.
-            Some(s)
-                if s.state.size == f.size
-                    && s.state.mtime_ns == f.mtime_ns
-                    && (!full || s.holes == Some(0))
-                    && !recheck_generated =>
-            {
+        // A full run embeds a file's chunks that lack the model's vector
+        // (holes: the server may answer now); a static run leaves those to
+        // searches and fills, so reading the file again would only touch it.
+        let complete = |s: &StoredFile| (!full || s.holes == Some(0)) && !recheck_generated;
+        match stored.get(&f.rel).filter(|s| complete(s)) {
+            Some(s) if same_on_disk(&s.state, f) => {
                 summary.files += 1;
                 summary.chunks += s.chunks;
                 summary.reused += s.chunks;
                 obs.file(&f.rel, FileOutcome::Unchanged, s.chunks);
+                continue;
             }
-            _ => work.push(f),
+            Some(s) if same_size_and_mtime(&s.state, f) => rechecks += 1,
+            _ => {}
         }
+        work.push(f);
     }
     if req.smallest_first {
         // Stable: files of one size keep the walk's order.
@@ -161,7 +165,22 @@ pub(super) fn plan<'w>(
     removals.extend(stale_entries(req, &stored, &walked_set, &removals, &error_dirs));
     removals.sort();
     removals.dedup();
-    Plan { stored, removals, work, walked: walked_set }
+    Plan { stored, removals, work, rechecks, walked: walked_set }
+}
+
+/// Whether the walk found `f` as it was when stored: its size, mtime and
+/// status-change time all the same. The ctime is what catches an edit that
+/// kept the other two (`touch -r`, `cp -p`, `rsync -t`); one stored as 0
+/// (changed too recently to tell, or stored by an older version) is read
+/// and hashed again, and only its stat data rewritten if the bytes agree.
+pub(super) fn same_on_disk(stored: &FileState, f: &WalkedFile) -> bool {
+    same_size_and_mtime(stored, f) && stored.ctime_ns != 0 && stored.ctime_ns == f.ctime_ns
+}
+
+/// Whether the walk found `f` with the size and mtime it was stored with:
+/// unchanged, unless an edit kept both (`same_on_disk`).
+pub(super) fn same_size_and_mtime(stored: &FileState, f: &WalkedFile) -> bool {
+    stored.size == f.size && stored.mtime_ns == f.mtime_ns
 }
 
 /// Whether `rel` is a directory this user may not list, or a file they

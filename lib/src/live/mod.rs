@@ -267,6 +267,11 @@ impl LiveIndex {
         let live = Arc::clone(self);
         std::thread::spawn(move || {
             priority::lower_this_thread();
+            // After a blocking run (`full_index`) the index is up to date:
+            // the first round waits its turn.
+            if !first {
+                live.wait_for_round(refresh);
+            }
             while !live.shutdown.load(Ordering::SeqCst) {
                 let jobs = live.begin_run();
                 // A failure is in `progress` and was reported; the next round tries again.
@@ -277,12 +282,18 @@ impl LiveIndex {
                     // Failures were reported and are retried at the next round.
                     let _ = live.fill(&mut embedders);
                 }
-                let until = Instant::now() + refresh;
-                while Instant::now() < until && !live.shutdown.load(Ordering::SeqCst) && !live.run_requested() {
-                    std::thread::sleep(Duration::from_millis(50));
-                }
+                live.wait_for_round(refresh);
             }
         })
+    }
+
+    /// Sleep until the next round is due: `refresh` from now, or at once
+    /// when a run is asked for or the server shuts down.
+    fn wait_for_round(&self, refresh: Duration) {
+        let until = Instant::now() + refresh;
+        while Instant::now() < until && !self.shutdown.load(Ordering::SeqCst) && !self.run_requested() {
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 }
 
@@ -309,13 +320,15 @@ impl IndexObserver for LiveObserver<'_> {
         (self.live.notes)(message);
     }
 
-    fn planned(&mut self, _files: usize, to_embed: usize, _bytes: u64) {
+    fn planned(&mut self, _files: usize, to_embed: usize, rechecks: usize, _bytes: u64) {
         let mut state = lock(&self.live.state);
         if self.filling {
             state.progress.filling = to_embed > 0;
             state.progress.indexed = 0;
             state.progress.total = Some(to_embed as u64);
-        } else if self.first || to_embed > 0 {
+        } else if self.first || to_embed > rechecks {
+            // Files read again only to check them leave the status ready:
+            // a run that finds them unchanged indexes nothing.
             state.progress.indexing = true;
             state.progress.indexed = 0;
             state.progress.total = Some(to_embed as u64);

@@ -7,6 +7,7 @@
 mod base_dirs;
 pub mod catalog;
 pub(crate) mod config;
+mod encoding;
 mod generated;
 mod packages;
 mod root;
@@ -18,6 +19,7 @@ mod walk;
 
 pub use base_dirs::BaseDir;
 pub use config::{global_config_path, ConfigError, ConfigLayers};
+pub use encoding::{decode as decode_text, looks_binary};
 pub use generated::{by_content, Generated};
 pub use packages::PackageIndex;
 pub use root::{
@@ -28,7 +30,7 @@ pub use settings::{
     check_chunk_size, check_threshold, check_top_k, setting, ConfigValues, EmbedderSource, Planner, PrivacyMode,
     ResolvedConfig, SearchMode, Setting, DEFAULT_EMBEDDER_MODEL, MAX_TOP_K, SETTINGS,
 };
-pub use walk::{looks_binary, mtime_ns, type_names, Skip, SkipReason, WalkOptions, WalkResult, WalkedFile};
+pub use walk::{ctime_ns, mtime_ns, type_names, Skip, SkipReason, WalkOptions, WalkResult, WalkedFile};
 
 /// Name of the per-project directory that holds the index and project config.
 pub const PROJECT_DIR: &str = ".vecgrep";

@@ -202,7 +202,7 @@ mod tests {
                 let abs = dir.path().join(rel);
                 std::fs::create_dir_all(abs.parent().unwrap()).unwrap();
                 std::fs::write(&abs, text).unwrap();
-                WalkedFile { rel: rel.to_string(), abs, size: text.len() as u64, mtime_ns: 0 }
+                WalkedFile { rel: rel.to_string(), abs, size: text.len() as u64, mtime_ns: 0, ctime_ns: 0 }
             })
             .collect()
     }

@@ -85,6 +85,9 @@ pub struct WalkedFile {
     pub abs: PathBuf,
     pub size: u64,
     pub mtime_ns: i64,
+    /// Status-change time (`ctime_ns`): what an edit that kept the size and
+    /// mtime (`touch -r`, `cp -p`, `rsync -t`) still moves.
+    pub ctime_ns: i64,
 }
 
 /// Why a file was passed over.
@@ -417,7 +420,13 @@ fn admit(bounds: &Bounds, entry: &ignore::DirEntry, opts: &WalkOptions, out: &mu
     if let Some(denied) = closed_to_us(&meta, path) {
         return skip(rel, SkipReason::Error(denied.to_string()));
     }
-    out.files.push(WalkedFile { rel, abs: path.to_path_buf(), size, mtime_ns: mtime_ns(&meta) });
+    out.files.push(WalkedFile {
+        rel,
+        abs: path.to_path_buf(),
+        size,
+        mtime_ns: mtime_ns(&meta),
+        ctime_ns: ctime_ns(&meta),
+    });
 }
 
 /// The error opening a file that some read bit is off for, when we may
@@ -457,6 +466,13 @@ pub fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
         .unwrap_or(0)
 }
 
+/// Status-change time in nanoseconds since the epoch: set by the system on
+/// every write, rename or chmod, and by no user call, unlike the mtime.
+pub fn ctime_ns(meta: &std::fs::Metadata) -> i64 {
+    use std::os::unix::fs::MetadataExt;
+    meta.ctime().saturating_mul(1_000_000_000).saturating_add(meta.ctime_nsec())
+}
+
 /// `path` relative to the root for a message or a skip record; bytes that
 /// are not UTF-8 are shown as U+FFFD.
 fn display_rel(root: &Path, path: &Path) -> String {
@@ -485,9 +501,4 @@ fn err_message(err: &ignore::Error) -> String {
         }
         other => other.to_string(),
     }
-}
-
-/// Whether content looks binary: a NUL byte in the first 8 KiB, as git and ripgrep judge.
-pub fn looks_binary(bytes: &[u8]) -> bool {
-    bytes[..bytes.len().min(8192)].contains(&0)
 }

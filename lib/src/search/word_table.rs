@@ -320,7 +320,7 @@ mod tests {
         store.write_batch(&[hole, file("b.rs", &["spawn task".into()])], &[], &[]).unwrap();
         let (generation, words) = (store.generation().unwrap(), store.word_generation().unwrap());
         // Files only touched: the chunks changed, not their words.
-        let touched = crate::store::FileState { size: 2, mtime_ns: 2, hash: b"b.rs".to_vec() };
+        let touched = crate::store::FileState { size: 2, mtime_ns: 2, hash: b"b.rs".to_vec(), ctime_ns: 2 };
         store.write_batch(&[], &[("b.rs".into(), touched)], &[]).unwrap();
         assert_eq!(store.generation().unwrap(), generation + 1);
         assert_eq!(store.word_generation().unwrap(), words);

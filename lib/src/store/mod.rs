@@ -124,6 +124,11 @@ pub struct FileState {
     pub size: u64,
     pub mtime_ns: i64,
     pub hash: Vec<u8>,
+    /// The status-change time the file had when it was read, or 0 when it
+    /// had changed too recently to tell a later write in the same clock
+    /// tick apart (`index::file`), or was stored by a version that kept
+    /// none: a file stored with 0 is read and hashed again by the next run.
+    pub ctime_ns: i64,
 }
 
 /// A stored file's state and how many chunks it has.
@@ -189,7 +194,7 @@ impl FileWrite {
                 words: crate::terms::chunk_words(text, ""),
             })
             .collect::<Vec<_>>();
-        let state = FileState { size: 1, mtime_ns: 1, hash: content_hash(rel, &chunks) };
+        let state = FileState { size: 1, mtime_ns: 1, hash: content_hash(rel, &chunks), ctime_ns: 1 };
         FileWrite { rel: rel.into(), state, chunks, copied: 0, tokens: 0, pending: 0 }
     }
 
@@ -899,6 +904,28 @@ pub(crate) mod backend_checks {
         assert_eq!(rows, stored, "those with a vector, no other, in path and line order");
         assert_eq!(index.as_reader().word_generation().unwrap(), words, "a fill changes no words");
         assert!(left.iter().chain(&asked).all(|id| all.contains(id)), "ids kept");
+    }
+
+    /// Each way a file's stat data is written (a new file, a rewrite, a
+    /// touch, a fill in place) keeps its ctime, and `files` reads it back.
+    pub(crate) fn every_write_keeps_the_files_ctime(index: &mut dyn IndexWriter) {
+        index.reset(&IndexMeta::for_tests()).unwrap();
+        let ctime = |index: &dyn IndexWriter| index.as_reader().files(false).unwrap()["a.rs"].state.ctime_ns;
+        let with_ctime = |text: &str, ctime_ns| {
+            let mut w = FileWrite::of_texts("a.rs", &[text.into()], None);
+            w.state.ctime_ns = ctime_ns;
+            w
+        };
+        index.write_batch(&[with_ctime("first", 5)], &[], &[]).unwrap();
+        assert_eq!(ctime(index), 5, "a new file");
+        index.write_batch(&[with_ctime("second", 6)], &[], &[]).unwrap();
+        assert_eq!(ctime(index), 6, "a rewrite");
+        let touched = FileState { ctime_ns: 0, ..with_ctime("second", 6).state };
+        index.write_batch(&[], &[("a.rs".into(), touched)], &[]).unwrap();
+        assert_eq!(ctime(index), 0, "a touch, of a file changed too recently to tell");
+        index.write_batch(&[with_ctime("second", 8).filled(axis)], &[], &[]).unwrap();
+        assert_eq!(ctime(index), 8, "a fill in place");
+        assert_eq!(index.as_reader().vector_counts().unwrap().unembedded, 0);
     }
 
     /// A fill stores the model's vectors into the rows the chunks have:

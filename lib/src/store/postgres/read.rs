@@ -52,21 +52,24 @@ impl IndexReader for PgIndex {
     }
 
     fn files(&self, holes: bool) -> Result<HashMap<String, StoredFile>, StoreError> {
-        let sql = match holes {
-            true => {
-                "SELECT f.path, f.size, f.mtime_ns, f.hash, count(c.id), count(c.id) - count(c.embedding)
+        let ctime = if self.files_have_ctime()? { "f.ctime_ns" } else { "0::bigint" };
+        let holes = if holes { "count(c.id) - count(c.embedding)" } else { "NULL::bigint" };
+        let rows = self.rows(
+            &format!(
+                "SELECT f.path, f.size, f.mtime_ns, f.hash, count(c.id), {holes}, {ctime}
                  FROM files f LEFT JOIN chunks c ON c.file_id = f.id GROUP BY f.id"
-            }
-            false => {
-                "SELECT f.path, f.size, f.mtime_ns, f.hash, count(c.id), NULL::bigint
-                 FROM files f LEFT JOIN chunks c ON c.file_id = f.id GROUP BY f.id"
-            }
-        };
-        let rows = self.rows(sql, &[])?;
+            ),
+            &[],
+        )?;
         Ok(rows
             .iter()
             .map(|r| {
-                let state = FileState { size: r.get::<_, i64>(1) as u64, mtime_ns: r.get(2), hash: r.get(3) };
+                let state = FileState {
+                    size: r.get::<_, i64>(1) as u64,
+                    mtime_ns: r.get(2),
+                    hash: r.get(3),
+                    ctime_ns: r.get(6),
+                };
                 let file = StoredFile {
                     state,
                     chunks: r.get::<_, i64>(4) as u64,

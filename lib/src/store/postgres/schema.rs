@@ -100,6 +100,31 @@ impl PgIndex {
         self.batch(super::term_stats::TABLE)
     }
 
+    /// `files.ctime_ns` (`store::FileState::ctime_ns`), added after schema
+    /// 1 without bumping it: an index made before it gains the column, 0 in
+    /// every row (each file read again once), when a writer opens it.
+    /// Asked first, so that a role that may write but not alter the table
+    /// can still write to an index that has it.
+    fn add_ctime(&self) -> Result<(), StoreError> {
+        if self.files_have_ctime()? {
+            return Ok(());
+        }
+        self.batch("ALTER TABLE files ADD COLUMN IF NOT EXISTS ctime_ns bigint NOT NULL DEFAULT 0")
+    }
+
+    /// Whether `files` has the column `ctime_ns` (`add_ctime`): a reader of
+    /// an index no writer of this version has opened takes 0 for every file.
+    pub(super) fn files_have_ctime(&self) -> Result<bool, StoreError> {
+        let bare = self.schema.trim_matches('"');
+        let found = self.row(
+            "SELECT 1 FROM pg_attribute a
+             JOIN pg_class c ON a.attrelid = c.oid JOIN pg_namespace n ON c.relnamespace = n.oid
+             WHERE n.nspname = $1 AND c.relname = 'files' AND a.attname = 'ctime_ns' AND NOT a.attisdropped",
+            &[&bare],
+        )?;
+        Ok(found.is_some())
+    }
+
     /// The index's version is this one's, and it has every table and
     /// column of it: one dropped by hand is damage (`first_missing_part`).
     pub(super) fn check_schema(&self) -> Result<(), StoreError> {
@@ -166,7 +191,10 @@ impl PgIndex {
         let why = if exists {
             self.enter_schema()?;
             match self.check_schema() {
-                Ok(()) => return self.add_term_stats(),
+                Ok(()) => {
+                    self.add_term_stats()?;
+                    return self.add_ctime();
+                }
                 Err(StoreError::OtherSchema { found, .. }) => Some(format!("it was built with schema {found}")),
                 Err(StoreError::Damaged { cause, .. }) => Some(format!("it is damaged: {cause}")),
                 Err(e) => return Err(e),
@@ -184,6 +212,7 @@ impl PgIndex {
         self.enter_schema()?;
         self.batch(TABLES)?;
         self.batch(super::term_stats::TABLE)?;
+        self.add_ctime()?;
         self.rows("INSERT INTO meta VALUES ('schema', $1)", &[&SCHEMA_VERSION.to_string()])?;
         let generation = crate::store::first_generation().to_string();
         self.rows("INSERT INTO meta VALUES ('generation', $1), ('term_stats_at', $1)", &[&generation])?;

@@ -91,8 +91,8 @@ impl IndexWriter for PgIndex {
             }
             for (rel, state) in touches {
                 tx.execute(
-                    "UPDATE files SET size = $2, mtime_ns = $3 WHERE path = $1",
-                    &[rel, &(state.size as i64), &state.mtime_ns],
+                    "UPDATE files SET size = $2, mtime_ns = $3, ctime_ns = $4 WHERE path = $1",
+                    &[rel, &(state.size as i64), &state.mtime_ns, &state.ctime_ns],
                 )?;
             }
             let mut words_changed = !removals.is_empty();
@@ -244,15 +244,15 @@ impl Batch {
                 self.forget(tx, "f.id = $1", &id)?;
                 tx.execute("DELETE FROM chunks WHERE file_id = $1", &[&id])?;
                 tx.execute(
-                    "UPDATE files SET size = $2, mtime_ns = $3, hash = $4 WHERE id = $1",
-                    &[&id, &(st.size as i64), &st.mtime_ns, &st.hash],
+                    "UPDATE files SET size = $2, mtime_ns = $3, hash = $4, ctime_ns = $5 WHERE id = $1",
+                    &[&id, &(st.size as i64), &st.mtime_ns, &st.hash, &st.ctime_ns],
                 )?;
                 id
             }
             None => tx
                 .query_one(
-                    "INSERT INTO files (path, size, mtime_ns, hash) VALUES ($1, $2, $3, $4) RETURNING id",
-                    &[&w.rel, &(st.size as i64), &st.mtime_ns, &st.hash],
+                    "INSERT INTO files (path, size, mtime_ns, hash, ctime_ns) VALUES ($1, $2, $3, $4, $5) RETURNING id",
+                    &[&w.rel, &(st.size as i64), &st.mtime_ns, &st.hash, &st.ctime_ns],
                 )?
                 .get(0),
         };
@@ -350,8 +350,8 @@ fn fill_in_place(tx: &mut Transaction<'_>, file_id: i64, w: &FileWrite) -> Resul
     let Some(holes) = fill::holes_filled(&stored, w) else { return Ok(false) };
     let st = &w.state;
     tx.execute(
-        "UPDATE files SET size = $2, mtime_ns = $3 WHERE id = $1",
-        &[&file_id, &(st.size as i64), &st.mtime_ns],
+        "UPDATE files SET size = $2, mtime_ns = $3, ctime_ns = $4 WHERE id = $1",
+        &[&file_id, &(st.size as i64), &st.mtime_ns, &st.ctime_ns],
     )?;
     let store = tx.prepare("UPDATE chunks SET embedding = $2 WHERE id = $1")?;
     for (s, vector) in holes {
@@ -399,6 +399,32 @@ mod tests {
     fn a_fill_keeps_the_chunks_rows_and_words() {
         let server = PgServer::start();
         crate::store::backend_checks::a_fill_keeps_the_chunks_rows_and_words(&mut test_server::index(&server, "fill"));
+    }
+
+    #[test]
+    fn every_write_keeps_the_files_ctime() {
+        let server = PgServer::start();
+        crate::store::backend_checks::every_write_keeps_the_files_ctime(&mut test_server::index(&server, "ctimes"));
+    }
+
+    /// An index made before `files.ctime_ns` is read with 0 for every file,
+    /// and gains the column, keeping its files, when a writer opens it.
+    #[test]
+    fn an_index_made_before_ctimes_gains_them_when_opened_for_writing() {
+        use crate::store::{FileWrite, IndexMeta, IndexReader, IndexWriter};
+        let server = PgServer::start();
+        let mut index = test_server::index(&server, "older");
+        index.reset(&IndexMeta::for_tests()).unwrap();
+        let mut file = FileWrite::of_texts("a.rs", &["body".into()], None);
+        file.state.ctime_ns = 5;
+        index.write_batch(&[file], &[], &[]).unwrap();
+        index.batch("ALTER TABLE files DROP COLUMN ctime_ns").unwrap();
+        assert!(!index.files_have_ctime().unwrap());
+        assert_eq!(index.files(false).unwrap()["a.rs"].state.ctime_ns, 0, "read as unknown");
+        let reopened = test_server::index(&server, "older");
+        assert!(reopened.files_have_ctime().unwrap());
+        let files = reopened.files(false).unwrap();
+        assert_eq!((files.len(), files["a.rs"].state.ctime_ns, files["a.rs"].chunks), (1, 0, 1), "kept, not rebuilt");
     }
 
     #[test]

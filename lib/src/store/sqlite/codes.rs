@@ -529,7 +529,7 @@ mod tests {
                     }
                 })
                 .collect::<Vec<_>>();
-            let state = FileState { size: 1, mtime_ns: 1, hash: crate::store::content_hash(rel, &chunks) };
+            let state = FileState { size: 1, mtime_ns: 1, hash: crate::store::content_hash(rel, &chunks), ctime_ns: 1 };
             FileWrite { rel: rel.into(), state, chunks, copied: 0, tokens: 0, pending: 0 }
         }
     }

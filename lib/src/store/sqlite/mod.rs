@@ -208,11 +208,13 @@ impl SqliteIndex {
             self.conn.execute_batch(SCHEMA_JOBS).map_err(damaged)?;
             self.conn.execute_batch(SCHEMA_COMMITS).map_err(damaged)?;
             self.conn.execute_batch(SCHEMA_CODES).map_err(damaged)?;
+            schema::add_ctime(&self.conn).map_err(damaged)?;
             return self.check_parts(parts::Expected::Written);
         }
         for schema in [SCHEMA, SCHEMA_FTS, SCHEMA_KEYS, SCHEMA_JOBS, SCHEMA_COMMITS, SCHEMA_CODES] {
             self.conn.execute_batch(schema).map_err(damaged)?;
         }
+        schema::add_ctime(&self.conn).map_err(damaged)?;
         self.conn
             .execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?1)", [SCHEMA_VERSION.to_string()])
             .map_err(damaged)?;
@@ -492,7 +494,12 @@ mod tests {
             .collect::<Vec<_>>();
         FileWrite {
             rel: rel.to_string(),
-            state: FileState { size: words.len() as u64, mtime_ns: 1, hash: crate::store::content_hash(rel, &chunks) },
+            state: FileState {
+                size: words.len() as u64,
+                mtime_ns: 1,
+                hash: crate::store::content_hash(rel, &chunks),
+                ctime_ns: 1,
+            },
             chunks,
             copied: 0,
             tokens: 0,

@@ -16,7 +16,8 @@ pub(super) enum Expected {
     /// Those every index of this schema was made with: an index written by
     /// an older vecgrep, and not opened for writing since, lacks the rest.
     Made,
-    /// Those too that opening for writing adds (jobs, commits, codes).
+    /// Those too that opening for writing adds (jobs, commits, codes,
+    /// `files.ctime_ns`).
     Written,
 }
 
@@ -36,6 +37,9 @@ impl Expected {
         let made = Connection::open_in_memory()?;
         for schema in schemas {
             made.execute_batch(schema)?;
+        }
+        if let Expected::Written = self {
+            super::schema::add_ctime(&made)?;
         }
         let tables = tables_of(&made)?;
         Ok(cell.get_or_init(|| tables))
@@ -82,10 +86,16 @@ mod tests {
         conn
     }
 
+    /// An index as opening it for writing leaves it.
+    fn written() -> Connection {
+        let conn = made(&[SCHEMA, SCHEMA_FTS, SCHEMA_KEYS, SCHEMA_JOBS, SCHEMA_COMMITS, SCHEMA_CODES]);
+        super::super::schema::add_ctime(&conn).unwrap();
+        conn
+    }
+
     #[test]
     fn a_whole_index_lacks_nothing_and_each_dropped_part_is_named() {
-        let all = [SCHEMA, SCHEMA_FTS, SCHEMA_KEYS, SCHEMA_JOBS, SCHEMA_COMMITS, SCHEMA_CODES];
-        assert_eq!(first_missing(&made(&all), Expected::Written).unwrap(), None);
+        assert_eq!(first_missing(&written(), Expected::Written).unwrap(), None);
         let older = made(&[SCHEMA, SCHEMA_FTS, SCHEMA_KEYS]);
         assert_eq!(first_missing(&older, Expected::Made).unwrap(), None);
         assert_eq!(first_missing(&older, Expected::Written).unwrap().as_deref(), Some("no such table: commit_fts"));
@@ -94,8 +104,9 @@ mod tests {
             ("DROP TABLE chunks_fts_config", "no such table: chunks_fts_config"),
             ("ALTER TABLE chunks DROP COLUMN names", "no such column: chunks.names"),
             ("ALTER TABLE commits DROP COLUMN body", "no such column: commits.body"),
+            ("ALTER TABLE files DROP COLUMN ctime_ns", "no such column: files.ctime_ns"),
         ] {
-            let conn = made(&all);
+            let conn = written();
             conn.execute_batch(drop).unwrap();
             assert_eq!(first_missing(&conn, Expected::Written).unwrap().as_deref(), Some(missing), "{drop}");
         }

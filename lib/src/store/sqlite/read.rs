@@ -39,18 +39,22 @@ impl IndexReader for SqliteIndex {
     }
 
     fn files(&self, holes: bool) -> Result<HashMap<String, StoredFile>, StoreError> {
-        let sql = match holes {
-            true => {
-                "SELECT f.path, f.size, f.mtime_ns, f.hash, count(c.id), count(c.id) - count(c.embedding) FROM files f
-                 LEFT JOIN chunks c ON c.file_id = f.id GROUP BY f.id"
-            }
-            // Counted from the index of chunks by file, no row read.
-            false => {
-                "SELECT f.path, f.size, f.mtime_ns, f.hash, (SELECT count(*) FROM chunks c WHERE c.file_id = f.id), NULL
-                 FROM files f"
-            }
+        let ctime = match super::schema::files_have_ctime(&self.conn).map_err(|e| self.damaged(e))? {
+            true => "f.ctime_ns",
+            false => "0",
         };
-        let mut stmt = self.conn.prepare(sql).map_err(|e| self.damaged(e))?;
+        let sql = match holes {
+            true => format!(
+                "SELECT f.path, f.size, f.mtime_ns, f.hash, count(c.id), count(c.id) - count(c.embedding), {ctime}
+                 FROM files f LEFT JOIN chunks c ON c.file_id = f.id GROUP BY f.id"
+            ),
+            // Counted from the index of chunks by file, no row read.
+            false => format!(
+                "SELECT f.path, f.size, f.mtime_ns, f.hash, (SELECT count(*) FROM chunks c WHERE c.file_id = f.id), NULL,
+                 {ctime} FROM files f"
+            ),
+        };
+        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.damaged(e))?;
         let rows = stmt.query_map([], |r| {
             Ok((
                 r.get::<_, String>(0)?,
@@ -59,6 +63,7 @@ impl IndexReader for SqliteIndex {
                         size: r.get::<_, i64>(1)? as u64,
                         mtime_ns: r.get(2)?,
                         hash: r.get(3)?,
+                        ctime_ns: r.get(6)?,
                     },
                     chunks: r.get::<_, i64>(4)? as u64,
                     holes: r.get::<_, Option<i64>>(5)?.map(|n| n as u64),

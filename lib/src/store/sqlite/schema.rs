@@ -63,6 +63,26 @@ CREATE TABLE IF NOT EXISTS jobs (
 ) WITHOUT ROWID;
 ";
 
+/// `files.ctime_ns` (`store::FileState::ctime_ns`), added after schema 5
+/// without bumping it: an index made before it gains the column, 0 in
+/// every row (read again once), when first opened for writing; older
+/// versions write rows without it, which read as 0 too. A reader of an
+/// index no writer has opened since takes 0 for every file
+/// (`files_have_ctime`).
+pub(super) fn add_ctime(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
+    if !files_have_ctime(conn)? {
+        conn.execute_batch("ALTER TABLE files ADD COLUMN ctime_ns INTEGER NOT NULL DEFAULT 0")?;
+    }
+    Ok(())
+}
+
+/// Whether the `files` table has the column `ctime_ns` (`add_ctime`).
+pub(super) fn files_have_ctime(conn: &rusqlite::Connection) -> rusqlite::Result<bool> {
+    conn.prepare_cached("SELECT count(*) FROM pragma_table_info('files') WHERE name = 'ctime_ns'")?
+        .query_row([], |r| r.get::<_, i64>(0))
+        .map(|n| n > 0)
+}
+
 /// The words of each chunk (`terms::chunk_words`), rowid = chunk id.
 /// Contentless: the text is already in `chunks`.
 pub(super) const SCHEMA_FTS: &str = concat!(

@@ -176,7 +176,7 @@ fn write_batch_in(
             batch.remove(rel)?;
         }
         for (rel, state) in touches {
-            batch.touch.execute(params![rel, state.size as i64, state.mtime_ns])?;
+            batch.touch.execute(params![rel, state.size as i64, state.mtime_ns, state.ctime_ns])?;
         }
         for write in writes {
             batch.replace(write)?;
@@ -235,7 +235,7 @@ impl<'tx, 'w> Batch<'tx, 'w> {
                 "DELETE FROM chunks_fts WHERE rowid IN (SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = ?1)",
             )?,
             remove: tx.prepare_cached("DELETE FROM files WHERE path = ?1")?,
-            touch: tx.prepare_cached("UPDATE files SET size = ?2, mtime_ns = ?3 WHERE path = ?1")?,
+            touch: tx.prepare_cached("UPDATE files SET size = ?2, mtime_ns = ?3, ctime_ns = ?4 WHERE path = ?1")?,
             find: tx.prepare_cached("SELECT id, hash FROM files WHERE path = ?1")?,
             stored_chunks: tx.prepare_cached(
                 "SELECT id, start_line, end_line, embed_key, names, static_embedding IS NOT NULL, embedding IS NULL
@@ -246,8 +246,9 @@ impl<'tx, 'w> Batch<'tx, 'w> {
                 .prepare_cached("DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE file_id = ?1)")?,
             drop_chunks: tx.prepare_cached("DELETE FROM chunks WHERE file_id = ?1")?,
             add_words: tx.prepare_cached("INSERT INTO chunks_fts (rowid, terms) VALUES (?1, ?2)")?,
-            update: tx.prepare_cached("UPDATE files SET size = ?2, mtime_ns = ?3, hash = ?4 WHERE id = ?1")?,
-            insert: tx.prepare_cached("INSERT INTO files (path, size, mtime_ns, hash) VALUES (?1, ?2, ?3, ?4)")?,
+            update: tx.prepare_cached("UPDATE files SET size = ?2, mtime_ns = ?3, hash = ?4, ctime_ns = ?5 WHERE id = ?1")?,
+            insert: tx
+                .prepare_cached("INSERT INTO files (path, size, mtime_ns, hash, ctime_ns) VALUES (?1, ?2, ?3, ?4, ?5)")?,
             add_chunk: tx.prepare_cached(
                 "INSERT INTO chunks (file_id, start_line, end_line, text, embedding, embed_key, names, static_embedding, around)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
@@ -280,11 +281,11 @@ impl<'tx, 'w> Batch<'tx, 'w> {
                 self.names.forget_file(self.tx, "f.id = ?1", id)?;
                 self.words_changed += self.drop_words.execute([id])?;
                 self.drop_chunks.execute([id])?;
-                self.update.execute(params![id, st.size as i64, st.mtime_ns, st.hash])?;
+                self.update.execute(params![id, st.size as i64, st.mtime_ns, st.hash, st.ctime_ns])?;
                 id
             }
             None => {
-                self.insert.execute(params![w.rel, st.size as i64, st.mtime_ns, st.hash])?;
+                self.insert.execute(params![w.rel, st.size as i64, st.mtime_ns, st.hash, st.ctime_ns])?;
                 self.tx.last_insert_rowid()
             }
         };
@@ -334,7 +335,7 @@ impl<'tx, 'w> Batch<'tx, 'w> {
             .collect::<rusqlite::Result<_>>()?;
         let Some(holes) = fill::holes_filled(&stored, w) else { return Ok(false) };
         let st = &w.state;
-        self.update.execute(params![file_id, st.size as i64, st.mtime_ns, st.hash])?;
+        self.update.execute(params![file_id, st.size as i64, st.mtime_ns, st.hash, st.ctime_ns])?;
         for (s, vector) in holes {
             self.fill_vector.execute(params![s.id, vector_to_blob(vector)])?;
             self.added.vectors.push(NewVector { id: s.id, file_id, vector });
@@ -456,6 +457,12 @@ mod tests {
         // A count out of step with the chunks is damage `verify` reports.
         store.conn.execute("UPDATE name_terms SET chunks = 5 WHERE term = 'flush'", []).unwrap();
         assert_eq!(store.verify().unwrap().1, ["the name counts do not match the chunks' names"]);
+    }
+
+    #[test]
+    fn every_write_keeps_the_files_ctime() {
+        let dir = tempfile::tempdir().unwrap();
+        crate::store::backend_checks::every_write_keeps_the_files_ctime(&mut empty_store(dir.path()));
     }
 
     #[test]
