@@ -353,6 +353,35 @@ fn a_role_that_may_not_create_a_projects_schema_is_told_the_right_it_lacks() {
     assert_code(&o, 0);
 }
 
+/// An index made before vecgrep kept ctimes gains the column from its
+/// owner's next run; another role that may write it but not alter it is
+/// told so, once, until then, and writes to it afterwards.
+#[test]
+fn a_writer_that_may_not_add_the_ctime_column_is_told_who_may() {
+    let pg = PgServer::start();
+    let t = sample_project();
+    assert_code(&run(&mut shared(&t, &pg, "t", "vg-index")), 0);
+    let schema = pg.sql("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'vg\\_%'").unwrap();
+    pg.sql(&format!(
+        "CREATE ROLE other LOGIN; GRANT USAGE ON SCHEMA vecgrep_writers TO other;
+         GRANT SELECT, INSERT ON ALL TABLES IN SCHEMA vecgrep_writers TO other;
+         GRANT USAGE ON SCHEMA {schema} TO other; GRANT ALL ON ALL TABLES IN SCHEMA {schema} TO other;
+         GRANT ALL ON ALL SEQUENCES IN SCHEMA {schema} TO other;
+         ALTER TABLE {schema}.files DROP COLUMN ctime_ns"
+    ))
+    .unwrap();
+    let url = pg.url.replace("user=vecgrep", "user=other");
+    let as_other = || run(t.cmd("vg-index", ".").args(["--store", &url, "--store-project", "t"]));
+    let o = as_other();
+    assert_code(&o, 2);
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains("only its owner, role vecgrep, may add the column"), "{}", stderr(&o));
+    let o = run(&mut shared(&t, &pg, "t", "vg-index"));
+    assert_code(&o, 0);
+    assert!(!stderr(&o).contains("rebuilding"), "{}", stderr(&o));
+    assert_code(&as_other(), 0);
+}
+
 /// A run waiting for another's lock whose connection the server ends (a
 /// restart, a stop) says so with status 2: the broken pipe of the
 /// database's socket was taken for a closed stdout (`| head`), and the run

@@ -68,15 +68,19 @@ fn pick(mut cli: PickCli, matches: &clap::ArgMatches) -> Result<u8> {
     let config = inv.config.clone();
     let walk = cli.walk.to_options(&config);
     let mut index_embedders = embedder_pool(&config);
+    let mut blocking = None;
     if config.full_index {
         // BlockingModesStartBlockingIndexRun: progress and the large-index prompt as in vg-index.
         let how = Blocking { records: false, notable_skips: false, reindex: false };
         // Complete as the servers' --full-index is: every chunk with the model's vector.
         inv.config.embed_all = true;
-        if index_blocking(TOOL, &inv, &walk, &mut index_embedders, how)?.0.aborted {
+        let began = std::time::Instant::now();
+        let (summary, walked, _) = index_blocking(TOOL, &inv, &walk, &mut index_embedders, how)?;
+        if summary.aborted {
             note(TOOL, false, "indexing declined; the picker was not opened");
             return Ok(EXIT_NOT_FOUND);
         }
+        blocking = Some((began, walked));
     }
 
     let shutdown = Arc::new(AtomicBool::new(false));
@@ -90,10 +94,11 @@ fn pick(mut cli: PickCli, matches: &clap::ArgMatches) -> Result<u8> {
         Arc::clone(&shutdown),
         Box::new(move |m| *sink.lock().unwrap_or_else(|e| e.into_inner()) = Some(m.to_string())),
     );
-    if config.full_index {
-        live.mark_indexed();
-    }
-    let indexer = live.spawn(index_embedders, REINDEX, !config.full_index);
+    let blocking_run = blocking.map(|(began, walked)| {
+        live.mark_indexed(walked);
+        began
+    });
+    let indexer = live.spawn(index_embedders, REINDEX, blocking_run);
     let query_config = config.clone();
     let searcher = Arc::new(Searcher::new(
         Arc::clone(&live),

@@ -46,8 +46,8 @@ pub(super) enum Read {
 pub(super) fn read_file(f: &WalkedFile, previous: Option<&StoredFile>, config: &ResolvedConfig, full: bool) -> Read {
     let skip = |reason| Read::Done(Prepared::Skip(reason));
     let read_at = SystemTime::now();
-    let bytes = match read_regular(&f.abs) {
-        Ok(Some(b)) => b,
+    let (bytes, stamps) = match read_regular(&f.abs) {
+        Ok(Some(read)) => read,
         // Replaced by a FIFO or a device since the walk: never waited on.
         Ok(None) => return skip(SkipReason::Special),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return skip(SkipReason::Vanished),
@@ -56,7 +56,8 @@ pub(super) fn read_file(f: &WalkedFile, previous: Option<&StoredFile>, config: &
     if looks_binary(&bytes) {
         return skip(SkipReason::Binary);
     }
-    if let Some(kind) = crate::project::by_content(&bytes).filter(|_| !config.include_generated) {
+    let generated = || crate::project::by_content(&crate::project::as_utf8(&bytes));
+    if let Some(kind) = generated().filter(|_| !config.include_generated) {
         return skip(SkipReason::Generated(kind));
     }
     // The file may have changed since it was walked; record what was read.
@@ -64,9 +65,8 @@ pub(super) fn read_file(f: &WalkedFile, previous: Option<&StoredFile>, config: &
     if size > config.max_filesize {
         return skip(SkipReason::TooLarge { size, limit: config.max_filesize });
     }
-    let meta = std::fs::metadata(&f.abs).ok();
-    let mtime_ns = meta.as_ref().map_or(f.mtime_ns, crate::project::mtime_ns);
-    let ctime_ns = meta.as_ref().map_or(0, |m| settled_ctime(m, read_at));
+    let mtime_ns = stamps.mtime_ns;
+    let ctime_ns = if stamps.changed_while_read { 0 } else { settled(stamps.ctime_ns, read_at) };
     let hash = blake3::hash(&bytes).as_bytes().to_vec();
     let state = FileState { size, mtime_ns, hash, ctime_ns };
     if previous.is_some_and(|p| p.state.hash == state.hash && (!full || p.holes == Some(0))) {
@@ -87,8 +87,7 @@ const SETTLED: Duration = Duration::from_secs(2);
 /// The ctime to store for a file read at `read_at`: its own once settled,
 /// else 0, so that the next run reads it again (and, the bytes the same,
 /// rewrites only its stat data).
-fn settled_ctime(meta: &std::fs::Metadata, read_at: SystemTime) -> i64 {
-    let ctime_ns = crate::project::ctime_ns(meta);
+fn settled(ctime_ns: i64, read_at: SystemTime) -> i64 {
     let settled_before = read_at.checked_sub(SETTLED).and_then(|t| t.duration_since(UNIX_EPOCH).ok());
     match settled_before {
         Some(t) if (ctime_ns as i128) < t.as_nanos() as i128 => ctime_ns,
@@ -309,12 +308,34 @@ fn embed_chunks(model: &mut dyn Embedder, chunks: &[&str], abandoned: &AtomicBoo
 }
 
 /// The bytes of the regular file at `path`, or None when it is no longer one.
-fn read_regular(path: &std::path::Path) -> std::io::Result<Option<Vec<u8>>> {
+fn read_regular(path: &std::path::Path) -> std::io::Result<Option<(Vec<u8>, Stamps)>> {
     use std::io::Read;
     let Some(mut file) = crate::project::small_file::open_regular(path)? else { return Ok(None) };
+    let before = file.metadata()?;
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes)?;
-    Ok(Some(bytes))
+    Ok(Some((bytes, Stamps::of(&before, &file.metadata()?))))
+}
+
+/// The stamps of the file a read opened, taken from its handle before the
+/// read: a write after them moves the ctime the next walk finds, whatever
+/// the clocks say. A file rewritten in place or renamed over since the
+/// walk is judged by what was read, not by the path's new inode.
+struct Stamps {
+    mtime_ns: i64,
+    ctime_ns: i64,
+    /// A write landed during the read (the stamps moved): the bytes may mix
+    /// two versions, and the next run reads the file again.
+    changed_while_read: bool,
+}
+
+impl Stamps {
+    fn of(before: &std::fs::Metadata, after: &std::fs::Metadata) -> Stamps {
+        use crate::project::{ctime_ns, mtime_ns};
+        let (ctime, mtime) = (ctime_ns(before), mtime_ns(before));
+        let changed_while_read = ctime != ctime_ns(after) || mtime != mtime_ns(after) || before.len() != after.len();
+        Stamps { mtime_ns: mtime, ctime_ns: ctime, changed_while_read }
+    }
 }
 
 #[cfg(test)]
@@ -329,8 +350,29 @@ mod tests {
         let meta = std::fs::metadata(&path).unwrap();
         let ctime = crate::project::ctime_ns(&meta);
         assert!(ctime > 0);
-        assert_eq!(settled_ctime(&meta, SystemTime::now()), 0, "changed just before the read");
+        assert_eq!(settled(ctime, SystemTime::now()), 0, "changed just before the read");
         let later = SystemTime::now() + SETTLED + Duration::from_millis(10);
-        assert_eq!(settled_ctime(&meta, later), ctime, "changed well before the read");
+        assert_eq!(settled(ctime, later), ctime, "changed well before the read");
+    }
+
+    #[test]
+    fn a_file_is_judged_by_the_stamps_of_what_was_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.rs");
+        std::fs::write(&path, "fn a() {}\n").unwrap();
+        let (bytes, stamps) = read_regular(&path).unwrap().unwrap();
+        let meta = std::fs::metadata(&path).unwrap();
+        assert_eq!(bytes, b"fn a() {}\n");
+        assert_eq!(
+            (stamps.ctime_ns, stamps.mtime_ns),
+            (crate::project::ctime_ns(&meta), crate::project::mtime_ns(&meta))
+        );
+        assert!(!stamps.changed_while_read);
+        // Stamps that moved between the two looks mean a write during the read.
+        std::thread::sleep(Duration::from_millis(20));
+        std::fs::write(&path, "fn b() {}\n").unwrap();
+        let moved = Stamps::of(&meta, &std::fs::metadata(&path).unwrap());
+        assert!(moved.changed_while_read);
+        assert_eq!(moved.ctime_ns, crate::project::ctime_ns(&meta), "the stamps from before the read");
     }
 }

@@ -141,12 +141,14 @@ impl LiveIndex {
     }
 
     /// The caller has just brought the paths up to date in a blocking run
-    /// (`full_index`): start out ready, not "indexing", until the first
-    /// refresh says otherwise.
-    pub fn mark_indexed(&self) {
+    /// (`full_index`) that walked `walked`: start out ready, not
+    /// "indexing", until the first refresh says otherwise, searching what
+    /// that walk admitted.
+    pub fn mark_indexed(&self, walked: WalkedSet) {
         let mut state = lock(&self.state);
         state.progress.indexing = false;
         state.progress.ran = true;
+        state.walked = Some(Arc::new(walked));
     }
 
     /// Tell the user something, as the index runs do.
@@ -262,15 +264,23 @@ impl LiveIndex {
 
     /// Index in a background thread now and then every `refresh`, until
     /// shutdown, and at once when a run is asked for (`runs.rs`); the
-    /// thread is nicer than the searches (`priority.rs`).
-    pub fn spawn(self: &Arc<Self>, mut embedders: EmbedderPool, refresh: Duration, mut first: bool) -> JoinHandle<()> {
+    /// thread is nicer than the searches (`priority.rs`). After a blocking
+    /// run (`full_index`) that began at `blocking_run`, the first round
+    /// comes `refresh` after that beginning: at once after a long run, so
+    /// that what changed during it is seen, and not twice in a row after a
+    /// short one.
+    pub fn spawn(
+        self: &Arc<Self>,
+        mut embedders: EmbedderPool,
+        refresh: Duration,
+        blocking_run: Option<Instant>,
+    ) -> JoinHandle<()> {
         let live = Arc::clone(self);
+        let mut first = blocking_run.is_none();
         std::thread::spawn(move || {
             priority::lower_this_thread();
-            // After a blocking run (`full_index`) the index is up to date:
-            // the first round waits its turn.
-            if !first {
-                live.wait_for_round(refresh);
+            if let Some(began) = blocking_run {
+                live.wait_until(began + refresh);
             }
             while !live.shutdown.load(Ordering::SeqCst) {
                 let jobs = live.begin_run();
@@ -282,15 +292,14 @@ impl LiveIndex {
                     // Failures were reported and are retried at the next round.
                     let _ = live.fill(&mut embedders);
                 }
-                live.wait_for_round(refresh);
+                live.wait_until(Instant::now() + refresh);
             }
         })
     }
 
-    /// Sleep until the next round is due: `refresh` from now, or at once
-    /// when a run is asked for or the server shuts down.
-    fn wait_for_round(&self, refresh: Duration) {
-        let until = Instant::now() + refresh;
+    /// Sleep until the next round is due at `until`, or at once when a run
+    /// is asked for or the server shuts down.
+    fn wait_until(&self, until: Instant) {
         while Instant::now() < until && !self.shutdown.load(Ordering::SeqCst) && !self.run_requested() {
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -350,7 +359,11 @@ impl IndexObserver for LiveObserver<'_> {
     fn file(&mut self, _rel: &str, _outcome: FileOutcome, _chunks: u64) {}
 
     fn progress(&mut self, progress: &RunProgress) {
-        lock(&self.live.state).progress.indexed = progress.files as u64;
+        // A round that only rechecks files says nothing of them (`planned`).
+        let mut state = lock(&self.live.state);
+        if state.progress.indexing || state.progress.filling {
+            state.progress.indexed = progress.files as u64;
+        }
     }
 
     fn restatic_progress(&mut self, done: u64, of: u64) {

@@ -52,6 +52,7 @@ pub fn serve_stdio(
     let full_index = target.config.full_index;
     let notes = Arc::clone(&events);
     let live = LiveIndex::new(target, Arc::clone(&shutdown), Box::new(move |m| notes.note(m)));
+    let blocking_run = full_index.then(std::time::Instant::now);
     if full_index {
         live.index_once(&mut index_embedders, true)?;
         live.fill(&mut index_embedders)?;
@@ -65,7 +66,7 @@ pub fn serve_stdio(
             model_events.note(&format!("cannot load the query model: {e:#}"));
         }
     });
-    let indexer = live.spawn(index_embedders, refresh, !full_index);
+    let indexer = live.spawn(index_embedders, refresh, blocking_run);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

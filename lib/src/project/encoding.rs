@@ -35,6 +35,15 @@ pub fn looks_binary(bytes: &[u8]) -> bool {
     }
 }
 
+/// `bytes` as UTF-8 for a test of their text that reads bytes (whether
+/// the file is generated): UTF-16 transcoded, anything else as it is.
+pub fn as_utf8(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    match utf16_of(bytes) {
+        Some(order) => std::borrow::Cow::Owned(utf16_chars(&bytes[2..], order).collect::<String>().into_bytes()),
+        None => std::borrow::Cow::Borrowed(bytes),
+    }
+}
+
 /// The text of `bytes` (see the module's note).
 pub fn decode(bytes: Vec<u8>) -> String {
     if let Some(order) = utf16_of(&bytes) {
@@ -85,6 +94,7 @@ mod tests {
         for order in [Utf16::Little, Utf16::Big] {
             let bytes = utf16(source, order);
             assert!(!looks_binary(&bytes), "{order:?}");
+            assert_eq!(&*as_utf8(&bytes), source.as_bytes(), "{order:?}");
             assert_eq!(decode(bytes), source, "{order:?}");
         }
     }

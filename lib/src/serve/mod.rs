@@ -147,11 +147,11 @@ pub fn serve(
     let live = LiveIndex::new(target, Arc::clone(&shutdown), Box::new(move |m| notes.note(m)));
     let searcher = Searcher::new(Arc::clone(&live), query_embedder);
     searcher.load_model().context("cannot load the query model")?;
-    let mut first = true;
+    let mut blocking_run = None;
     if full_index {
+        blocking_run = Some(Instant::now());
         live.index_once(&mut index_embedders, true)?;
         live.fill(&mut index_embedders)?;
-        first = false;
     }
     let (work, queue) = mpsc::channel();
     let shared = Arc::new(Shared {
@@ -170,7 +170,7 @@ pub fn serve(
     let listener = TcpListener::bind(settings.addr).with_context(|| format!("cannot listen on {}", settings.addr))?;
     let local = listener.local_addr().context("cannot read the listening address")?;
     shared.events.listening(&format!("http://{local}"));
-    let indexer = live.spawn(index_embedders, settings.refresh, first);
+    let indexer = live.spawn(index_embedders, settings.refresh, blocking_run);
     let queue = Arc::new(Mutex::new(queue));
     for _ in 0..settings.workers.max(1) {
         let (shared, queue) = (Arc::clone(&shared), Arc::clone(&queue));

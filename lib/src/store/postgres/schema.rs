@@ -109,7 +109,32 @@ impl PgIndex {
         if self.files_have_ctime()? {
             return Ok(());
         }
-        self.batch("ALTER TABLE files ADD COLUMN IF NOT EXISTS ctime_ns bigint NOT NULL DEFAULT 0")
+        // Asked, not tried: a refused ALTER would end the transaction it is in.
+        let bare = self.schema.trim_matches('"');
+        let owner = self.row(
+            "SELECT tableowner::text,
+                    pg_has_role(current_user, tableowner, 'MEMBER')
+                    OR (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)
+             FROM pg_tables WHERE schemaname = $1 AND tablename = 'files'",
+            &[&bare],
+        )?;
+        match owner {
+            Some(row) if !row.get::<_, bool>(1) => Err(self.needs_the_owner(&row.get::<_, String>(0))),
+            _ => self.batch("ALTER TABLE files ADD COLUMN IF NOT EXISTS ctime_ns bigint NOT NULL DEFAULT 0"),
+        }
+    }
+
+    /// What a role that may write the index but not alter it (another
+    /// checkout's role, README) is told: the column is added once, by the
+    /// owner's next run or by hand.
+    fn needs_the_owner(&self, owner: &str) -> StoreError {
+        let cause = format!(
+            "this index was made before vecgrep kept each file's ctime, and only its owner, role {owner}, may add \
+             the column: run vg-index once as {owner}, or ALTER TABLE {schema}.files ADD COLUMN ctime_ns bigint \
+             NOT NULL DEFAULT 0",
+            schema = self.schema
+        );
+        StoreError::Backend { path: self.place.clone(), source: cause.into() }
     }
 
     /// Whether `files` has the column `ctime_ns` (`add_ctime`): a reader of
