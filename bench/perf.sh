@@ -34,18 +34,7 @@ timed() { # label, command...: prints wall, cpu, peak RSS; leaves stdout in $wor
   printf '%-34s %8.2f s wall %8.2f s cpu %8.0f MB peak RSS\n' "$label" "$wall" "$(echo "$user + $sys" | bc)" "$((rss / 1024))"
 }
 summary_field() { grep '"type":"summary"' "$work/out" | python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
-median_ms() { # runs, command...
-  local n=$1; shift
-  python3 - "$n" "$@" <<'PY'
-import subprocess, sys, time, statistics
-n = int(sys.argv[1]); cmd = sys.argv[2:]
-times = []
-for _ in range(n):
-    t = time.perf_counter(); subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    times.append((time.perf_counter() - t) * 1000)
-print(f"{statistics.median(times):.1f}")
-PY
-}
+median_ms() { python3 "$repo/bench/median-ms.py" "$@"; } # runs, command...
 
 echo "tokio 1.50.0: $(find . -type f -name '*.rs' | wc -l) .rs files, $(du -sh --exclude=.vecgrep . | cut -f1)"
 # Fully embedded first (--full: the model on every chunk), for the rows

@@ -21,18 +21,7 @@ mkdir .vecgrep
 # Every file older than the two seconds within which a change is not trusted.
 sleep 3
 
-median_ms() { # runs, command...: the median wall time, in ms
-  local n=$1; shift
-  python3 - "$n" "$@" <<'PY'
-import subprocess, sys, time, statistics
-n = int(sys.argv[1]); cmd = sys.argv[2:]
-times = []
-for _ in range(n):
-    t = time.perf_counter(); subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-    times.append((time.perf_counter() - t) * 1000)
-print(f"{statistics.median(times):.0f}")
-PY
-}
+median_ms() { python3 "$repo/bench/median-ms.py" "$@"; } # runs, command...
 once_ms() { median_ms 1 "$@"; }
 row() { printf '%-58s %8s ms\n' "$1" "$2"; }
 
