@@ -184,9 +184,13 @@ fn write_batch_in(
         let words_changed = batch.words_changed > 0;
         (batch.finish()?, words_changed)
     };
-    bump_generation(&tx)?;
-    // Touches and fills leave every chunk row as it was but its vector.
-    if !words_changed {
+    // Stat data alone (a touch, a file whose ctime moved) changes nothing a
+    // search holds: the generation stays, and servers keep their vectors.
+    if !(writes.is_empty() && removals.is_empty()) {
+        bump_generation(&tx)?;
+    }
+    // Fills leave every chunk row as it was but its vector.
+    if !words_changed && !writes.is_empty() {
         add_to_meta(&tx, "wordless_changes", 1)?;
     }
     follow_write(&tx, Coded::Model, &added.vectors)?;
