@@ -117,13 +117,18 @@ pub fn row(hit: &HitRecord, cwd: &Path) -> Row {
 /// Most lines of a file the preview holds around a hit.
 const PREVIEW_CONTEXT: usize = 400;
 
+/// The most of a file read for a preview: an indexed file is at most
+/// `max_filesize` (1 MiB unless raised); one a FIFO or `/dev/zero` replaced
+/// since would block the picker or never end, and shows the hit's text.
+const MAX_PREVIEW_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
 /// The preview of a hit: numbered lines of the file around it, with the
 /// hit's lines marked, and the line to scroll to so that the hit shows a
 /// third of the way down a pane `height` lines tall. When the file cannot be
 /// read any more, the chunk's own text stands in.
 pub fn preview(hit: &HitRecord, root: &Path, height: usize, color: bool) -> (String, usize) {
     let file = crate::records::file_below(root, &hit.file)
-        .and_then(|path| std::fs::read(path).ok())
+        .and_then(|path| crate::project::small_file::read_small(&path, MAX_PREVIEW_FILE_BYTES).ok().flatten())
         .map(crate::project::decode_text);
     let (lines, first): (Vec<&str>, usize) = match &file {
         Some(text) => (text.lines().collect(), 1),
@@ -257,6 +262,12 @@ mod tests {
         std::fs::write(dir.path().join("src/up load.rs"), "x\n\x1b[41mred\x1b[0m\n").unwrap();
         let (shown, _) = preview(&hit("x", 1), dir.path(), 30, true);
         assert!(shown.ends_with("  ^[[41mred^[[0m\n"), "{shown:?}");
+        // A FIFO where the file was is never opened: the chunk stands in.
+        let fifo = dir.path().join("src/up load.rs");
+        std::fs::remove_file(&fifo).unwrap();
+        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        let (shown, _) = preview(&h, dir.path(), 30, false);
+        assert_eq!(shown, "50 ▌line 50\n51 ▌line 51\n");
     }
 
     #[test]

@@ -173,8 +173,11 @@ pub(super) fn plan<'w>(
 /// kept the other two (`touch -r`, `cp -p`, `rsync -t`); one stored as 0
 /// (changed too recently to tell, or stored by an older version) is read
 /// and hashed again, and only its stat data rewritten if the bytes agree.
+/// A file system that keeps no ctime (some FUSE mounts report 0) is judged
+/// by size and mtime alone, not read again on every run.
 pub(super) fn same_on_disk(stored: &FileState, f: &WalkedFile) -> bool {
-    same_size_and_mtime(stored, f) && stored.ctime_ns != 0 && stored.ctime_ns == f.ctime_ns
+    let no_ctime_kept = f.ctime_ns == 0;
+    same_size_and_mtime(stored, f) && (no_ctime_kept || (stored.ctime_ns != 0 && stored.ctime_ns == f.ctime_ns))
 }
 
 /// Whether the walk found `f` with the size and mtime it was stored with:
@@ -233,4 +236,23 @@ fn stale_entries(
         stale.push(rel.clone());
     }
     stale
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_is_unchanged_only_when_every_stamp_it_has_agrees() {
+        let walked =
+            |size, mtime_ns, ctime_ns| WalkedFile { rel: "a.rs".into(), abs: "/a.rs".into(), size, mtime_ns, ctime_ns };
+        let stored = |ctime_ns| FileState { size: 10, mtime_ns: 5, hash: Vec::new(), ctime_ns };
+        assert!(same_on_disk(&stored(7), &walked(10, 5, 7)));
+        assert!(!same_on_disk(&stored(7), &walked(10, 5, 8)), "an edit that kept size and mtime");
+        assert!(!same_on_disk(&stored(7), &walked(11, 5, 7)));
+        assert!(!same_on_disk(&stored(0), &walked(10, 5, 7)), "stored too soon after a change to trust");
+        assert!(same_on_disk(&stored(0), &walked(10, 5, 0)), "a file system that keeps no ctime");
+        assert!(!same_on_disk(&stored(0), &walked(10, 6, 0)));
+        assert!(same_size_and_mtime(&stored(7), &walked(10, 5, 8)), "a recheck");
+    }
 }
