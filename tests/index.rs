@@ -187,6 +187,28 @@ fn an_edit_that_keeps_the_size_and_mtime_is_indexed() {
     assert_eq!(indexed_files(&index(&t, ".", &[])), Vec::<String>::new());
 }
 
+/// A run that reads many files only because their ctime moved (here a
+/// chmod of each; an index made before ctimes, a copied tree) says why,
+/// and embeds nothing.
+#[test]
+fn many_files_read_only_for_their_ctime_are_explained_and_not_indexed_again() {
+    let t = Tree::git();
+    for i in 0..1000 {
+        t.write(&format!("notes/n{i}.txt"), &format!("note number {i}\n"));
+    }
+    index(&t, ".", &[]);
+    for i in 0..1000 {
+        let path = t.path().join(format!("notes/n{i}.txt"));
+        std::fs::set_permissions(&path, std::fs::metadata(&path).unwrap().permissions()).unwrap();
+    }
+    let o = index(&t, ".", &[]);
+    assert!(stderr(&o).contains("reading 1000 files whose ctime changed"), "{}", stderr(&o));
+    assert_eq!(summary(&o)["files"].as_u64(), Some(1000));
+    assert!(indexed_files(&o).is_empty(), "read and found unchanged, not indexed again");
+    let quiet = run(t.cmd("vg-index", ".").arg("-q"));
+    assert!(!stderr(&quiet).contains("ctime"), "{}", stderr(&quiet));
+}
+
 /// An index made before vecgrep kept ctimes is searched as it is, and the
 /// next run adds the column, reads each file once to fill it in, and
 /// embeds nothing: no rebuild.

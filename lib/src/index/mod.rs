@@ -223,6 +223,9 @@ fn run_to_end(
         return Ok((summary, plan.walked));
     }
     obs.planned(walked.files.len(), plan.work.len(), plan.rechecks, plan.work.iter().map(|f| f.size).sum());
+    if plan.rechecks >= RECHECKS_WORTH_SAYING {
+        obs.note(&rechecks_note(plan.rechecks));
+    }
     let changes = rebuild.needed || !plan.work.is_empty() || !plan.removals.is_empty();
     // A rebuilt index holds only what this run walks: one over part of the
     // project leaves the rest out, as an unfinished run would.
@@ -262,6 +265,18 @@ fn run_to_end(
     summary.cancelled = stopped;
     summary.seconds = started.elapsed().as_secs_f64();
     Ok((summary, plan.walked))
+}
+
+/// From how many rechecks (files whose ctime alone moved) a run says why
+/// it reads them: an index made before ctimes were kept, a tree copied with
+/// `cp -a` or `rsync -a`, a `chmod -R`. Fewer are read in a moment.
+const RECHECKS_WORTH_SAYING: usize = 1000;
+
+fn rechecks_note(rechecks: usize) -> String {
+    format!(
+        "reading {rechecks} files whose ctime changed though their size and mtime did not (an index made before \
+         vecgrep kept ctimes, a copied tree, a chmod): only those whose content changed are embedded again"
+    )
 }
 
 /// Whether a run may leave files out if stopped: it adds, changes or
