@@ -202,7 +202,7 @@ fn many_files_read_only_for_their_ctime_are_explained_and_not_indexed_again() {
         std::fs::set_permissions(&path, std::fs::metadata(&path).unwrap().permissions()).unwrap();
     }
     let o = index(&t, ".", &[]);
-    assert!(stderr(&o).contains("reading 1000 files whose ctime changed"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("checking 1000 files whose size and mtime are as indexed"), "{}", stderr(&o));
     assert_eq!(summary(&o)["files"].as_u64(), Some(1000));
     assert!(indexed_files(&o).is_empty(), "read and found unchanged, not indexed again");
     let quiet = run(t.cmd("vg-index", ".").arg("-q"));

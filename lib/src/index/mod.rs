@@ -274,8 +274,9 @@ const RECHECKS_WORTH_SAYING: usize = 1000;
 
 fn rechecks_note(rechecks: usize) -> String {
     format!(
-        "reading {rechecks} files whose ctime changed though their size and mtime did not (an index made before \
-         vecgrep kept ctimes, a copied tree, a chmod): only those whose content changed are embedded again"
+        "checking {rechecks} files whose size and mtime are as indexed but whose ctime is new, or was too recent \
+         to trust when last read (an index made before vecgrep kept ctimes, a copied tree, a chmod): only those \
+         whose content changed are embedded again"
     )
 }
 
