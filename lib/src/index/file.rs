@@ -56,8 +56,8 @@ pub(super) fn read_file(f: &WalkedFile, previous: Option<&StoredFile>, config: &
     if looks_binary(&bytes) {
         return skip(SkipReason::Binary);
     }
-    let generated = || crate::project::by_content(&crate::project::as_utf8(&bytes));
-    if let Some(kind) = generated().filter(|_| !config.include_generated) {
+    let generated = crate::project::by_content(&crate::project::as_utf8(&bytes));
+    if let Some(kind) = generated.filter(|_| !config.include_generated) {
         return skip(SkipReason::Generated(kind));
     }
     // The file may have changed since it was walked; record what was read.

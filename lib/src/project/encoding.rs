@@ -45,15 +45,14 @@ pub fn as_utf8(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
 }
 
 /// The text of `bytes` (see the module's note).
-pub fn decode(bytes: Vec<u8>) -> String {
+pub fn decode(mut bytes: Vec<u8>) -> String {
     if let Some(order) = utf16_of(&bytes) {
         return utf16_chars(&bytes[2..], order).collect();
     }
-    let body = match bytes.strip_prefix(UTF8_BOM) {
-        Some(rest) => rest.to_vec(),
-        None => bytes,
-    };
-    match String::from_utf8(body) {
+    if bytes.starts_with(UTF8_BOM) {
+        bytes.drain(..UTF8_BOM.len());
+    }
+    match String::from_utf8(bytes) {
         Ok(text) => text,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
     }

@@ -147,9 +147,8 @@ pub fn serve(
     let live = LiveIndex::new(target, Arc::clone(&shutdown), Box::new(move |m| notes.note(m)));
     let searcher = Searcher::new(Arc::clone(&live), query_embedder);
     searcher.load_model().context("cannot load the query model")?;
-    let mut blocking_run = None;
+    let blocking_run = full_index.then(Instant::now);
     if full_index {
-        blocking_run = Some(Instant::now());
         live.index_once(&mut index_embedders, true)?;
         live.fill(&mut index_embedders)?;
     }

@@ -118,6 +118,14 @@ impl IndexMeta {
     }
 }
 
+/// Whether a batch changes what a search holds (chunks, vectors, words):
+/// one of stat data alone (a touch, a file whose ctime moved) does not, and
+/// leaves the index's generation where it was, so that servers keep the
+/// vectors they hold.
+fn changes_what_searches_hold(writes: &[FileWrite], removals: &[String]) -> bool {
+    !(writes.is_empty() && removals.is_empty())
+}
+
 /// What the index knows about one file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FileState {

@@ -95,18 +95,16 @@ impl IndexWriter for PgIndex {
                     &[rel, &(state.size as i64), &state.mtime_ns, &state.ctime_ns],
                 )?;
             }
-            // Stat data alone (a touch, a file whose ctime moved) changes
-            // nothing a search holds: the generation stays, and servers
-            // keep their vectors.
-            if writes.is_empty() && removals.is_empty() {
+            if !crate::store::changes_what_searches_hold(writes, removals) {
                 return Ok(());
             }
             let mut words_changed = !removals.is_empty();
             for (write, words) in writes.iter().zip(&words) {
                 words_changed |= batch.replace(tx, write, words)?;
             }
-            // Fills leave every chunk row as it was but its vector. Counted before `finish` marks the term stats current
-            // at the word generation the batch leaves.
+            // Fills leave every chunk row as it was but its vector. Counted
+            // before `finish` marks the term stats current at the word
+            // generation the batch leaves.
             if !words_changed {
                 add_to_meta(tx, "wordless_changes", 1)?;
             }

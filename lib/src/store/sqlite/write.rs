@@ -184,9 +184,7 @@ fn write_batch_in(
         let words_changed = batch.words_changed > 0;
         (batch.finish()?, words_changed)
     };
-    // Stat data alone (a touch, a file whose ctime moved) changes nothing a
-    // search holds: the generation stays, and servers keep their vectors.
-    if !(writes.is_empty() && removals.is_empty()) {
+    if crate::store::changes_what_searches_hold(writes, removals) {
         bump_generation(&tx)?;
     }
     // Fills leave every chunk row as it was but its vector.
