@@ -31,11 +31,7 @@ pub fn contexts(path: &str, text: &str, chunks: &[Chunk]) -> Vec<Context> {
         }
         let indent = lines.get(first).map_or(0, |l| indent_of(l));
         let enclosing: Vec<&str> = stack.iter().filter(|(d, _)| *d < indent).map(|(_, sig)| sig.as_str()).collect();
-        let mut context = path.to_string();
-        if !enclosing.is_empty() {
-            context.push_str(": ");
-            context.push_str(&enclosing.join(" > "));
-        }
+        let context = around_line(path, &enclosing);
         let last = chunk.end_line.min(lines.len());
         let defined = defined_in(&lines[first..last.max(first)], declarations);
         let mut names: Vec<String> = Vec::new();
@@ -49,6 +45,65 @@ pub fn contexts(path: &str, text: &str, chunks: &[Chunk]) -> Vec<Context> {
         out.push(Context { around: context, defined, names });
     }
     out
+}
+
+/// The longest path `around` keeps whole; a longer one keeps its last
+/// components. Real trees' paths are shorter (SB's longest: 88 characters).
+const MAX_AROUND_PATH_CHARS: usize = 240;
+
+/// The most characters of `around` that the enclosing definitions may
+/// fill, path included; the innermost are kept. SB's 71k chunks have none
+/// longer than 348. Without a bound, a file nesting hundreds of definitions
+/// gave each chunk all of them: work and storage grew with the square of
+/// the depth, and the model's window held the context and none of the chunk.
+const MAX_AROUND_CHARS: usize = 480;
+
+/// `path: outermost > … > innermost`, within `MAX_AROUND_CHARS`: outer
+/// definitions that do not fit give way to `…`, and a path past
+/// `MAX_AROUND_PATH_CHARS` keeps its tail after `…/`.
+fn around_line(path: &str, enclosing: &[&str]) -> String {
+    let mut line = tail_of_path(path);
+    if enclosing.is_empty() {
+        return line;
+    }
+    let mut room = MAX_AROUND_CHARS.saturating_sub(line.chars().count() + ": … > ".chars().count());
+    let mut kept = 0;
+    for sig in enclosing.iter().rev() {
+        let cost = sig.chars().count() + " > ".len();
+        if kept > 0 && cost > room {
+            break;
+        }
+        room = room.saturating_sub(cost);
+        kept += 1;
+    }
+    line.push_str(": ");
+    if kept < enclosing.len() {
+        line.push_str("… > ");
+    }
+    line.push_str(&enclosing[enclosing.len() - kept..].join(" > "));
+    line
+}
+
+/// `path`, or when it is longer than `MAX_AROUND_PATH_CHARS`, `…/` and the
+/// last components that fit (the file name alone cut to its end if even
+/// that is longer).
+fn tail_of_path(path: &str) -> String {
+    if path.chars().count() <= MAX_AROUND_PATH_CHARS {
+        return path.to_string();
+    }
+    let mut start = path.len();
+    for (i, _) in path.match_indices('/').rev() {
+        if path[i + 1..].chars().count() + "…/".chars().count() > MAX_AROUND_PATH_CHARS {
+            break;
+        }
+        start = i + 1;
+    }
+    if start == path.len() {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        let skip = name.chars().count().saturating_sub(MAX_AROUND_PATH_CHARS - 2);
+        return format!("…/{}", name.chars().skip(skip).collect::<String>());
+    }
+    format!("…/{}", &path[start..])
 }
 
 /// The names that the definition lines among `text` (lines of the file at
@@ -129,6 +184,28 @@ fn push_line(stack: &mut Vec<(usize, String)>, line: &str, declarations: Declara
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn around_keeps_the_innermost_definitions_and_the_paths_tail_within_its_bound() {
+        // Hundreds of nested definitions: each chunk's context stays bounded.
+        let deep: String = (0..300).map(|i| format!("{}function level{i}(a, b) {{\n", "  ".repeat(i))).collect();
+        let last = Chunk { start_line: 300, end_line: 300, text: String::new() };
+        let around = &contexts("deep.js", &deep, &[last])[0].around;
+        assert!(around.chars().count() <= MAX_AROUND_CHARS, "{} chars", around.chars().count());
+        assert!(around.starts_with("deep.js: … > function level"), "{around}");
+        assert!(around.ends_with("function level298(a, b)"), "{around}");
+        // A path too long to keep keeps its last components, whole.
+        let path = format!("{}src/retry.rs", "nested/".repeat(200));
+        let around = around_line(&path, &["fn upload()"]);
+        assert!(around.starts_with("…/nested/") && around.ends_with("/src/retry.rs: fn upload()"), "{around}");
+        assert!(around.chars().count() <= MAX_AROUND_PATH_CHARS + ": fn upload()".len(), "{around}");
+        // A file name longer than the bound keeps its end.
+        let around = around_line(&format!("d/{}.rs", "x".repeat(300)), &[]);
+        assert_eq!(around.chars().count(), MAX_AROUND_PATH_CHARS);
+        assert!(around.starts_with("…/xxx") && around.ends_with("x.rs"), "{around}");
+        // What fits is left as it was.
+        assert_eq!(around_line("a/b.py", &["class A", "def f(self)"]), "a/b.py: class A > def f(self)");
+    }
 
     #[test]
     fn defined_names_are_those_of_definition_lines_at_any_depth() {
