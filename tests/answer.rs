@@ -208,6 +208,26 @@ fn an_endpoint_that_fails_is_one_line_and_the_results_still_flow() {
     assert!(!stderr(&o).contains("s3cret"), "{}", stderr(&o));
 }
 
+/// A stream names its root; `--learn` writes only into a project, so a
+/// record naming any other directory cannot make it one (a `.vecgrep/`
+/// there would be the root of every unmarked directory below it).
+#[test]
+fn learning_refuses_a_root_the_stream_names_that_is_not_a_project() {
+    let t = ledger_project();
+    let plain = tempfile::tempdir().unwrap();
+    let root = plain.path().canonicalize().unwrap();
+    let record = serde_json::json!({"type": "hit", "v": 1, "root": root, "file": "a.py", "start_line": 1,
+        "end_line": 2, "text": "def upload(f):\n    pass", "query": "resend"});
+    let input = format!("{record}\n").into_bytes();
+    let url = canned_server(200, "{\"choices\": [{\"message\": {\"content\": \"upload\"}}]}");
+    let o = run_with_input(t.cmd("vg-answer", ".").args(["--learn", "--force-answer", "--llm-url", &url]), &input);
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert!(err.starts_with("vg-answer: ") && err.contains("is not a project"), "{err}");
+    assert_eq!(stdout(&o), "", "refused before anything is sent or copied");
+    assert!(!root.join(".vecgrep").exists(), "no .vecgrep made in {}", root.display());
+}
+
 #[test]
 fn without_an_endpoint_or_with_a_bad_stream_nothing_is_sent() {
     let t = ledger_project();

@@ -415,6 +415,32 @@ fn a_root_below_the_repository_sees_its_own_commits_with_its_own_paths() {
     assert_eq!(commits[0]["root"], tree.path().join("api").to_string_lossy().as_ref());
 }
 
+/// A name may hold a newline: it is one path in the record, in `--files -0`
+/// and as a filter, not two that do not exist.
+#[cfg(unix)]
+#[test]
+fn a_file_name_with_a_newline_is_one_path() {
+    let tree = Tree::bare();
+    git(&tree, &["init", "-q", "-b", "main"]);
+    let name = "notes/retry\nplan.txt";
+    tree.write(name, "Retry failed uploads three times.\n");
+    tree.write("src/other.py", "def other():\n    return 1\n");
+    git(&tree, &["add", "-A"]);
+    git(&tree, &["commit", "-q", "-m", "Plan how uploads are retried"]);
+    let o = run(tree.cmd("vg-log", ".").args(["--threshold", "-1", "-k", "1", "retry plan"]));
+    assert_code(&o, 0);
+    let commits = of_type(&records(&o), "commit").into_iter().cloned().collect::<Vec<_>>();
+    assert_eq!(commits[0]["paths"], serde_json::json!([name, "src/other.py"]), "{commits:?}");
+    let o = run(tree.cmd("vecgrep", ".").args(["--log", "--files", "-0", "--threshold", "-1", "retry plan"]));
+    assert_code(&o, 0);
+    assert_eq!(stdout(&o), format!("{name}\0src/other.py\0"));
+    // As a filter, the name finds its commit and its pieces find nothing.
+    let o = run(tree.cmd("vg-log", ".").args(["--threshold", "-1", "retry plan", name]));
+    assert_code(&o, 0);
+    let o = run(tree.cmd("vg-log", ".").args(["--threshold", "-1", "retry plan", "notes/retry"]));
+    assert_code(&o, 1);
+}
+
 #[test]
 fn a_path_the_history_knew_is_a_filter_after_it_is_gone() {
     let tree = repository();

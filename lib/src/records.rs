@@ -611,6 +611,8 @@ pub enum RecordError {
     BadCommit { line: usize, cause: String },
     #[error("line {line}: record version {found} is newer than this tool understands ({CONTRACT_VERSION})")]
     TooNew { line: usize, found: u64 },
+    #[error("line {line}: its version is {found}, not an integer (v)")]
+    BadVersion { line: usize, found: String },
     #[error("line {line}: its type is {found}, not a string naming a record")]
     BadType { line: usize, found: String },
 }
@@ -656,8 +658,13 @@ impl Record {
             serde_json::from_str(text).map_err(|e| RecordError::NotJson { line, cause: e.to_string() })?;
         let object =
             value.as_object_mut().ok_or_else(|| RecordError::NotJson { line, cause: "expected an object".into() })?;
-        if let Some(found) = object.get("v").and_then(|v| v.as_u64()).filter(|v| *v > u64::from(CONTRACT_VERSION)) {
-            return Err(RecordError::TooNew { line, found });
+        match object.get("v") {
+            Some(v) if v.as_u64().is_some_and(|found| found > u64::from(CONTRACT_VERSION)) => {
+                return Err(RecordError::TooNew { line, found: v.as_u64().unwrap_or_default() });
+            }
+            // `2.0` or `"2"` is no version this tool can compare: read on, it could be misread.
+            Some(v) if v.as_u64().is_none() => return Err(RecordError::BadVersion { line, found: short_json(v) }),
+            _ => {}
         }
         let kind = match object.get("type") {
             None => {
@@ -703,6 +710,10 @@ fn check_hit(hit: HitRecord, line: usize) -> Result<HitRecord, RecordError> {
 /// Whether `file` is relative, names something, and stays below the
 /// directory it is joined to.
 fn below_root(file: &str) -> bool {
+    // No path holds a NUL; `--files -0` would cut the name at it.
+    if file.contains('\0') {
+        return false;
+    }
     let mut parts = Path::new(file).components().filter(|c| *c != std::path::Component::CurDir).peekable();
     parts.peek().is_some() && parts.all(|c| matches!(c, std::path::Component::Normal(_)))
 }
@@ -717,15 +728,19 @@ pub fn file_below(root: &Path, file: &str) -> Option<PathBuf> {
     real.starts_with(root.canonicalize().ok()?).then_some(real)
 }
 
-/// A commit whose root is absolute, or the error saying it is not.
+/// A commit whose root is absolute and whose paths (touched, and of the
+/// lines that matched) are below it, or the error saying which is not: the
+/// same rule as a hit's file, for the same readers.
 fn check_commit(commit: CommitRecord, line: usize) -> Result<CommitRecord, RecordError> {
-    match Path::new(&commit.root).is_absolute() {
-        true => Ok(commit),
-        false => Err(RecordError::BadCommit {
-            line,
-            cause: format!("root {:?} is not an absolute path", clipped(&commit.root, 80)),
-        }),
-    }
+    let line_paths = commit.lines.iter().filter_map(|l| l.path.as_deref());
+    let cause = if !Path::new(&commit.root).is_absolute() {
+        format!("root {:?} is not an absolute path", clipped(&commit.root, 80))
+    } else if let Some(path) = commit.paths.iter().map(String::as_str).chain(line_paths).find(|p| !below_root(p)) {
+        format!("path {:?} is not a path below root", clipped(path, 80))
+    } else {
+        return Ok(commit);
+    };
+    Err(RecordError::BadCommit { line, cause })
 }
 
 /// A JSON value as an error line shows it.
@@ -900,6 +915,7 @@ mod tests {
             ("src/../../etc/hostname", r#"file "src/../../etc/hostname" is not a path below root"#),
             (".", r#"file "." is not a path below root"#),
             ("./.", r#"file "./." is not a path below root"#),
+            ("src\0/etc/passwd", r#"file "src\0/etc/passwd" is not a path below root"#),
         ] {
             let hit = serde_json::json!({"root": "/p", "file": file, "start_line": 1, "end_line": 1}).to_string();
             let e = parse_hit_line(&hit, 9).unwrap_err();
@@ -920,6 +936,19 @@ mod tests {
         commit["root"] = "p".into();
         let e = Record::parse(&commit.to_string(), 8).unwrap_err().to_string();
         assert!(e.starts_with("line 8: not a commit record: root \"p\""), "{e}");
+        commit["root"] = "/p".into();
+        commit["paths"] = serde_json::json!(["src/a.rs", "../../etc/passwd"]);
+        let e = Record::parse(&commit.to_string(), 8).unwrap_err().to_string();
+        assert_eq!(e, r#"line 8: not a commit record: path "../../etc/passwd" is not a path below root"#);
+        commit["paths"] = serde_json::json!(["src/a.rs"]);
+        commit["lines"] = serde_json::json!([{"kind": "added", "path": "/etc/shadow", "line": 1, "text": "x"}]);
+        let e = Record::parse(&commit.to_string(), 8).unwrap_err().to_string();
+        assert!(e.contains(r#"path "/etc/shadow" is not a path below root"#), "{e}");
+        // A version that is not an integer is refused before the type is looked at.
+        for v in ["2.0", "\"2\"", "-1"] {
+            let e = Record::parse(&format!(r#"{{"type":"judgement","v":{v}}}"#), 3).unwrap_err().to_string();
+            assert_eq!(e, format!("line 3: its version is {v}, not an integer (v)"));
+        }
         let e = parse_hit_line(r#"[1,2]"#, 4).unwrap_err().to_string();
         assert!(e.contains("line 4"), "{e}");
         let e = parse_hit_line(r#"{"v":9,"file":"a","start_line":1,"end_line":1}"#, 5).unwrap_err().to_string();

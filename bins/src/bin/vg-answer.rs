@@ -20,6 +20,10 @@ fn main() {
         // Read to the end first: a line that is not a record stops the tool before anything is sent.
         let stream = read_search_stream(std::io::stdin().lock())?;
         let root = root_of(&stream.hits)?;
+        if cli.answer.learn {
+            // Said before anything is sent: the hits' root is the stream's word, not the user's.
+            answer::refuse_unless_project(&root)?;
+        }
         let config = resolve_config(TOOL, &root, cli_config(&matches)?)?;
         let decision = answer::decide(stream.judgement.as_ref(), stream.hits.len(), cli.answer.force_answer);
         // What makes asking impossible is said before the results pass

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 
 use crate::concepts::{project_kg_dir, ConceptSet};
-use crate::project::{small_file, ProjectRoot};
+use crate::project::{small_file, ProjectRoot, RootMarker};
 use crate::records::HitRecord;
 use crate::terms::{stem, words};
 
@@ -143,12 +143,28 @@ fn has_case_step(id: &str) -> bool {
     id.chars().zip(id.chars().skip(1)).any(|(a, b)| a.is_lowercase() && b.is_uppercase())
 }
 
+/// Learning never makes a directory a project: a root that the stream names
+/// (vg-answer takes it from its hits' `root`) may be any directory, and a
+/// `.vecgrep/` made there would make it the root of every unmarked
+/// directory below it and have its config read.
+pub fn refuse_unless_project(root: &ProjectRoot) -> Result<()> {
+    let marked = !matches!(root.marker, RootMarker::None | RootMarker::Revision | RootMarker::Catalog);
+    if !marked && !root.data_dir().is_dir() {
+        bail!(
+            "{} is not a project (it has no .vecgrep, .git, .hg or .jj), so no concepts were learned there",
+            root.path.display()
+        );
+    }
+    Ok(())
+}
+
 /// Append `learned` to the project's learned.md, each with a comment saying
 /// where it came from; the file's path. Refuses to grow the file past what
 /// the loader reads.
 pub fn append_learned(root: &ProjectRoot, learned: &[LearnedConcept], query: &str, model: &str) -> Result<PathBuf> {
     let path = learned_path(root);
     let dir = project_kg_dir(root);
+    refuse_unless_project(root)?;
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     // A repository may ship the directory or the file as a link to one of
     // the user's files: nothing is written through a link.
@@ -245,6 +261,19 @@ mod tests {
         assert!(problems.is_empty(), "{problems:?}");
         let terms: Vec<Vec<String>> = set.concepts().iter().map(|c| c.terms.clone()).collect();
         assert_eq!(terms, [vec!["ledger", "AccountBook"], vec!["tenant", "org_id", "Workspace"]]);
+    }
+
+    #[test]
+    fn nothing_is_learned_into_a_directory_that_is_not_a_project() {
+        let dir = tempfile::tempdir().unwrap();
+        let one = LearnedConcept { name: "ledger".into(), synonyms: vec!["AccountBook".into()] };
+        let plain = ProjectRoot { path: dir.path().to_path_buf(), marker: RootMarker::None, shared: None };
+        let err = append_learned(&plain, std::slice::from_ref(&one), "q", "m").unwrap_err();
+        assert!(format!("{err:#}").contains("is not a project"), "{err:#}");
+        assert!(!plain.data_dir().exists());
+        // An unmarked root that vecgrep indexed in place holds .vecgrep: it learns.
+        std::fs::create_dir(plain.data_dir()).unwrap();
+        append_learned(&plain, &[one], "q", "m").unwrap();
     }
 
     /// A repository may ship learned.md, or its directory, as a link to a

@@ -20,7 +20,7 @@ use anyhow::Result;
 
 pub use chat::{ChatClient, ChatSettings, API_KEY_VAR};
 pub use cite::{cite, Citation, Cited};
-pub use learn::{append_learned, concepts_bridged, learned_path, LearnedConcept};
+pub use learn::{append_learned, concepts_bridged, learned_path, refuse_unless_project, LearnedConcept};
 
 use crate::judge::Judgement;
 use crate::project::SearchMode;

@@ -215,7 +215,10 @@ impl GitRepo {
             .diff_tree_to_tree(parent_tree.as_ref(), Some(&tree), gix::diff::Options::default())
             .with_context(|| format!("cannot diff {sha} against its parent"))?;
         for change in changes {
-            let Some(rel) = self.root_relative(&change.location().to_str_lossy()) else { continue };
+            // A name that is not UTF-8 is left out, as the code index leaves such files
+            // out: written lossily it would name a file that does not exist.
+            let Ok(location) = change.location().to_str() else { continue };
+            let Some(rel) = self.root_relative(location) else { continue };
             // A submodule's new commit changes its path, as git log counts it; it has no lines here.
             if change.entry_mode().is_commit() {
                 changed.paths.push(rel);

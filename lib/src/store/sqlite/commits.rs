@@ -77,7 +77,7 @@ impl CommitStore for SqliteIndex {
                         email: r.get(4)?,
                         subject: r.get(5)?,
                         body: r.get(6)?,
-                        paths: r.get::<_, String>(7)?.lines().map(str::to_string).collect(),
+                        paths: stored_paths(&r.get::<_, String>(7)?),
                         diffs: r.get::<_, i64>(8)? != 0,
                     })
                 })
@@ -204,7 +204,7 @@ fn replace_commit(tx: &Transaction<'_>, write: &CommitWrite) -> rusqlite::Result
         c.email,
         c.subject,
         c.body,
-        c.paths.join("\n"),
+        paths_to_store(&c.paths),
         c.diffs
     ])?;
     let commit_id = tx.last_insert_rowid();
@@ -220,8 +220,34 @@ fn replace_commit(tx: &Transaction<'_>, write: &CommitWrite) -> rusqlite::Result
     Ok(())
 }
 
+/// A commit's paths as the `paths` column keeps them: each ended by a NUL,
+/// which no path holds (a newline or a carriage return may be in a name).
+fn paths_to_store(paths: &[String]) -> String {
+    paths.iter().flat_map(|p| [p.as_str(), "\0"]).collect()
+}
+
+/// `paths_to_store`'s inverse; a row written before NULs (none in it) has
+/// its paths one a line.
+fn stored_paths(column: &str) -> Vec<String> {
+    if column.contains('\0') {
+        column.split_terminator('\0').map(str::to_string).collect()
+    } else {
+        column.split('\n').filter(|p| !p.is_empty()).map(str::to_string).collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn paths_with_newlines_come_back_as_they_went_in() {
+        let paths = vec!["with\nnewline.txt".to_string(), "cr\r".into(), "src/a.rs".into()];
+        assert_eq!(stored_paths(&paths_to_store(&paths)), paths);
+        assert_eq!(stored_paths(&paths_to_store(&["one\nname".into()])), ["one\nname"]);
+        assert!(stored_paths(&paths_to_store(&[])).is_empty());
+        // Rows written before: one path a line.
+        assert_eq!(stored_paths("src/a.rs\nsrc/b.rs"), ["src/a.rs", "src/b.rs"]);
+    }
+
     use super::super::tests::empty_store;
     use super::*;
     use crate::store::PieceWrite;

@@ -108,7 +108,8 @@ CREATE TABLE IF NOT EXISTS commits (
     email TEXT NOT NULL,
     subject TEXT NOT NULL,
     body TEXT NOT NULL,
-    -- touched files, relative to the root, newline-separated
+    -- touched files, relative to the root, each ended by a NUL (rows written
+    -- before vecgrep kept names with newlines: one a line)
     paths TEXT NOT NULL,
     diffs INTEGER NOT NULL
 );
