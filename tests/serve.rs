@@ -709,16 +709,21 @@ fn post_v1_embeddings_answers_in_openai_format() {
     // A single string is one input.
     let (status, _, body) = post(r#"{"input":"one text"}"#, &[auth]);
     assert_eq!((status, serde_json::from_str::<Value>(&body).unwrap()["data"].as_array().unwrap().len()), (200, 1));
+    let many = format!(r#"{{"input":[{}"x"]}}"#, "\"x\",".repeat(300_000));
     for (body, why) in [
         ("not json", "not an embeddings request"),
         (r#"{"input":[]}"#, "1 to 2048"),
+        // Past the bound the texts are counted, not kept (a body of millions costs its size).
+        (many.as_str(), "1 to 2048 texts, got 300001"),
+        (r#"{"input":[1]}"#, "not an embeddings request"),
+        (r#"{"input":{"a":1}}"#, "a text or a list of texts"),
         (r#"{"input":["x", ""]}"#, "input 1 is empty"),
         (r#"{"input":"   "}"#, "input 0 is empty"),
         (r#"{"input":["x"],"model":"nomic-embed-text"}"#, "nomic-embed-text"),
         (r#"{"input":["x"],"encoding_format":"base64"}"#, "float"),
     ] {
         let (status, _, answer) = post(body, &[auth]);
-        assert_eq!(status, 400, "{body}");
+        assert_eq!(status, 400, "{}", &body[..body.len().min(80)]);
         assert!(error_of(400, &answer).contains(why), "{answer}");
     }
     let (status, _, _) = post(r#"{"input":["x"]}"#, &[]);

@@ -181,9 +181,7 @@ impl QueryPlan {
         let extensions: Vec<String> = f.extensions.iter().map(|e| format!("*{e}")).collect();
         filter.include_any(&extensions)?;
         filter.include_any(&f.path_globs)?;
-        for glob in &f.exclude_globs {
-            filter.exclude(glob)?;
-        }
+        filter.exclude_all(&f.exclude_globs)?;
         Ok(filter)
     }
 }

@@ -57,6 +57,11 @@ pub(super) fn screen(line: &[u8]) -> Screened {
         return answer(ErrorCode::INVALID_REQUEST, why.to_string(), None);
     };
     let id = object.get("id").and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok());
+    // A message with an id is a request or a response, never a notification,
+    // so one whose id cannot be read is answered, with a null id.
+    if object.contains_key("id") && id.is_none() {
+        return answer(ErrorCode::INVALID_REQUEST, "an id is a string or an integer".to_string(), None);
+    }
     let method = object.get("method").and_then(Value::as_str).map(str::to_string);
     let params_unstructured = object.get("params").is_some_and(|p| !p.is_object() && !p.is_array());
     match serde_json::from_value::<ClientJsonRpcMessage>(value) {
@@ -362,6 +367,11 @@ mod tests {
         assert!(message.contains("batch"), "{message}");
         let (code, id, _) = error_of(screen(b"42"));
         assert_eq!((code, id), (-32600, None));
+        for id in ["null", "true", "1.5", "{\"a\":1}", "[1]"] {
+            let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
+            let (code, got, message) = error_of(screen(line.as_bytes()));
+            assert_eq!((code, got, message.as_str()), (-32600, None, "an id is a string or an integer"), "{line}");
+        }
         // A value the error names is shown in part.
         let long = format!(r#"{{"jsonrpc":"{}","id":1,"method":"ping"}}"#, "z".repeat(1 << 20));
         let (code, id, message) = error_of(screen(long.as_bytes()));

@@ -12,6 +12,11 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
 use crate::store::{IndexReader, Scope, StoreError};
 
+/// The most exclusion globs one search takes (`--exclude`, `exclude=`): far
+/// above what a person writes, below what makes building their matcher a
+/// request's cost (a 16 MiB MCP line holds millions).
+const MAX_EXCLUDED: usize = 1024;
+
 /// Which files a search may return, by what the index knows of them.
 #[derive(Clone, Debug, Default)]
 pub struct FileFilter {
@@ -54,9 +59,10 @@ impl FileFilter {
         for bound in sizes {
             filter.size(bound)?;
         }
-        for glob in excluded {
-            filter.exclude(glob)?;
+        if excluded.len() > MAX_EXCLUDED {
+            return Err(format!("at most {MAX_EXCLUDED} exclusion globs, got {}", excluded.len()));
         }
+        filter.exclude_all(excluded)?;
         Ok(filter)
     }
 
@@ -89,8 +95,20 @@ impl FileFilter {
     /// Leave out the files `glob` matches (gitignore syntax: `tests/`,
     /// `*_test.go`, `/vendor`), as `fd --exclude` does.
     pub fn exclude(&mut self, glob: &str) -> Result<(), String> {
-        self.excluded.push(glob.to_string());
-        self.exclude = Some(gitignore(&self.excluded, glob, "exclusion")?);
+        self.exclude_all(&[glob.to_string()])
+    }
+
+    /// `exclude` for each of `globs`, with one matcher built for them all:
+    /// built glob by glob, a request's thousand globs cost a million lines.
+    pub fn exclude_all(&mut self, globs: &[String]) -> Result<(), String> {
+        if globs.is_empty() {
+            return Ok(());
+        }
+        for glob in globs {
+            gitignore(std::slice::from_ref(glob), glob, "exclusion")?;
+        }
+        self.excluded.extend(globs.iter().cloned());
+        self.exclude = Some(gitignore(&self.excluded, &globs[globs.len() - 1], "exclusion")?);
         Ok(())
     }
 
@@ -327,6 +345,16 @@ mod tests {
             assert!(f.admits(kept, 1, 1), "{kept} is kept");
         }
         assert!(FileFilter::default().exclude("src/{a,b").is_err());
+        // Many globs are one matcher, and a bound.
+        let many: Vec<String> = (0..MAX_EXCLUDED).map(|i| format!("**/a{i}/**")).collect();
+        let f = FileFilter::from_flags(None, None, &[], &many, SystemTime::now()).unwrap();
+        assert!(!f.admits("src/a7/x.rs", 1, 0) && f.admits("src/b7/x.rs", 1, 0));
+        let more: Vec<String> = (0..=MAX_EXCLUDED).map(|i| format!("a{i}")).collect();
+        let e = FileFilter::from_flags(None, None, &[], &more, SystemTime::now()).unwrap_err();
+        assert_eq!(e, format!("at most {MAX_EXCLUDED} exclusion globs, got {}", MAX_EXCLUDED + 1));
+        let bad = ["ok/".to_string(), "src/{a,b".to_string(), "fine".to_string()];
+        let e = FileFilter::from_flags(None, None, &[], &bad, SystemTime::now()).unwrap_err();
+        assert!(e.starts_with("invalid exclusion glob 'src/{a,b'"), "{e}");
         assert!(FileFilter::default().is_empty());
     }
 

@@ -21,16 +21,48 @@ pub(super) const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
 /// Most texts one request may ask to embed.
 const MAX_INPUTS: usize = 2048;
 
+/// An embeddings request's `input`: one text or a list of them. Texts past
+/// `MAX_INPUTS` are counted, not kept, so that a body of millions of short
+/// strings costs its own size and not that many allocations.
+struct Input {
+    texts: Vec<String>,
+    count: usize,
+}
+
+impl<'de> serde::Deserialize<'de> for Input {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Input;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a text or a list of texts")
+            }
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Input, E> {
+                Ok(Input { texts: vec![text.to_string()], count: 1 })
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Input, A::Error> {
+                let mut texts = Vec::new();
+                while texts.len() < MAX_INPUTS {
+                    match seq.next_element::<String>()? {
+                        Some(text) => texts.push(text),
+                        None => return Ok(Input { count: texts.len(), texts }),
+                    }
+                }
+                let mut count = texts.len();
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {
+                    count += 1;
+                }
+                Ok(Input { texts, count })
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
+}
+
 /// `POST /v1/embeddings` with `{"input": TEXT or [TEXT...], "model": NAME}`:
 /// each text is embedded alone, exactly as an index run here would embed it,
 /// so an index built through this server matches one built locally.
 pub(super) fn embeddings_response(shared: &Shared, body: &[u8]) -> Response {
-    #[derive(serde::Deserialize)]
-    #[serde(untagged)]
-    enum Input {
-        One(String),
-        Many(Vec<String>),
-    }
     #[derive(serde::Deserialize)]
     struct EmbeddingsRequest {
         input: Input,
@@ -46,12 +78,9 @@ pub(super) fn embeddings_response(shared: &Shared, body: &[u8]) -> Response {
             )
         }
     };
-    let texts = match request.input {
-        Input::One(t) => vec![t],
-        Input::Many(ts) => ts,
-    };
-    if texts.is_empty() || texts.len() > MAX_INPUTS {
-        return Response::error(400, &format!("input must hold 1 to {MAX_INPUTS} texts, got {}", texts.len()));
+    let texts = request.input.texts;
+    if texts.is_empty() || request.input.count > MAX_INPUTS {
+        return Response::error(400, &format!("input must hold 1 to {MAX_INPUTS} texts, got {}", request.input.count));
     }
     // As OpenAI's API: a blank text has no meaning to embed.
     if let Some(blank) = texts.iter().position(|t| t.trim().is_empty()) {

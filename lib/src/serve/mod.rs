@@ -346,9 +346,12 @@ fn connection(shared: &Shared, stream: TcpStream, client: IpAddr, slot: &Slot) {
                 }
             }
         }
-        let keep_alive = request.keep_alive(body.is_some()) && !shared.shutdown.load(Ordering::SeqCst);
+        let wants_keep_alive = request.keep_alive(body.is_some());
         let with_body = request.method != "HEAD";
         let response = answer(shared, request, body);
+        // Read after answering: a shutdown that began while the answer was
+        // made closes this connection too, and says so.
+        let keep_alive = wants_keep_alive && !shared.shutdown.load(Ordering::SeqCst);
         if http::write_response(&mut writer, &response, keep_alive, with_body).is_err() || !keep_alive {
             let _ = writer.flush();
             return;
