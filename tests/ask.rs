@@ -395,7 +395,12 @@ fn post_v1_ask_answers_with_the_response_and_refuses_bad_input() {
         (br#"{"query": "x", "root": "/etc"}"#, 403, "outside the project root"),
         (br#"{"query": "x", "root": "../.."}"#, 403, "outside the project root"),
         (br#"{"query": "x", "root": "escape"}"#, 403, "escape: it leads outside the project root"),
+        // Beyond a link out, whether a path exists is not told: missing or not, it is forbidden.
+        (br#"{"query": "x", "root": "escape/hostname"}"#, 403, "escape/hostname: it leads outside"),
+        (br#"{"query": "x", "root": "escape/no-such-file"}"#, 403, "escape/no-such-file: it leads outside"),
+        (br#"{"query": "x", "root": "escape/hostname/x"}"#, 403, "escape/hostname/x: it leads outside"),
         (br#"{"query": "x", "root": "no/such/dir"}"#, 404, "no/such/dir: "),
+        (br#"{"query": "x", "root": "src/geometry.rs/x"}"#, 404, "src/geometry.rs/x: "),
         (br#"{"query": "x", "root": "a\u0000b"}"#, 400, "is not a path"),
         (big.as_bytes(), 413, "the limit is 65536"),
     ] {

@@ -62,6 +62,11 @@ pub fn confine(live: &LiveIndex, paths: &[String]) -> Result<Scope, Refusal> {
     for path in paths {
         let rel = inside_root(&root.path, path)?;
         let shown = clipped(path, SHOWN_CHARS);
+        // A catalog's paths lead into its projects, wherever they are; it confines them itself.
+        if root.marker != RootMarker::Catalog && existing_part_leads_outside(&root.path, &rel) {
+            let why = OutsideRoot(root.path.clone());
+            return Err(Refusal::new(RefusalKind::Forbidden, clipped(&format!("{shown}: {why}"), 2 * SHOWN_CHARS)));
+        }
         let admitted = admitted(root, rel)
             .map_err(|e| Refusal::new(refusal_kind(&e), clipped(&format!("{shown}: {e:#}"), 2 * SHOWN_CHARS)))?;
         for p in admitted {
@@ -83,10 +88,10 @@ pub fn confine(live: &LiveIndex, paths: &[String]) -> Result<Scope, Refusal> {
 /// A path that names nothing is not found; one that leads out is forbidden.
 fn refusal_kind(e: &anyhow::Error) -> RefusalKind {
     let missing = e.chain().any(|cause| {
-        cause.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound)
+        cause.downcast_ref::<std::io::Error>().is_some_and(names_nothing)
             || matches!(
                 cause.downcast_ref::<crate::project::RootError>(),
-                Some(crate::project::RootError::Path { cause, .. }) if cause.kind() == std::io::ErrorKind::NotFound
+                Some(crate::project::RootError::Path { cause, .. }) if names_nothing(cause)
             )
     });
     match e.downcast_ref::<OutsideRoot>() {
@@ -94,6 +99,11 @@ fn refusal_kind(e: &anyhow::Error) -> RefusalKind {
         None if missing => RefusalKind::NotFound,
         None => RefusalKind::Malformed,
     }
+}
+
+/// A path below a file (`src/a.rs/x`) names nothing, as a missing one does.
+fn names_nothing(e: &std::io::Error) -> bool {
+    matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory)
 }
 
 /// The paths `path` (under `root` by its text) admits: for a catalog, a
@@ -109,6 +119,15 @@ fn admitted(root: &ProjectRoot, path: PathBuf) -> anyhow::Result<Vec<AdmittedPat
         Err(crate::project::RootError::OutsideRoot { root, .. }) => Err(OutsideRoot(root).into()),
         Err(e) => Err(e.into()),
     }
+}
+
+/// Whether the deepest part of `path` that exists leads out of `root`
+/// through a link: then what lies beyond it is not the client's to learn,
+/// not even whether it exists (a 404 there would say so, a 403 does not).
+fn existing_part_leads_outside(root: &Path, path: &Path) -> bool {
+    let Ok(real_root) = root.canonicalize() else { return false };
+    let existing = path.ancestors().find(|a| a.symlink_metadata().is_ok());
+    existing.and_then(|a| a.canonicalize().ok()).is_some_and(|real| !real.starts_with(&real_root))
 }
 
 /// A path that leads out of the project root, through a link.
