@@ -208,8 +208,9 @@ fn nothing_outside_the_served_paths_is_reached() {
             search(json!({"query": "retry failed uploads", "paths": ["src/config.py"], "threshold": -1})),
             search(json!({"query": "retry failed uploads", "k": 20, "threshold": -1})),
             {"op": "call", "tool": "status"},
-            search(json!({"query": "retry failed uploads", "paths": [format!("src/{}", "x".repeat(4 << 20))]})),
-            search(json!({"query": "retry failed uploads", "paths": ["../".repeat(1 << 20)]})),
+            // Long, within a message's bound (1 MiB).
+            search(json!({"query": "retry failed uploads", "paths": [format!("src/{}", "x".repeat(900 << 10))]})),
+            search(json!({"query": "retry failed uploads", "paths": ["../".repeat(300 << 10)]})),
         ]),
     );
     // An error repeats a path a client sent only in part: one short line.

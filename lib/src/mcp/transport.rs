@@ -23,8 +23,12 @@ use tokio::sync::Mutex;
 
 use crate::project::shown::clipped;
 
-/// Longest message read, as the SDK's default; a longer line is dropped.
-const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+/// Longest message read; a longer line is dropped. The SDK's default is 16
+/// MiB, but a line is read twice into JSON values (here, then by the SDK's
+/// untagged message types), which cost about 100 times its bytes: 1.6 GB
+/// for a 16 MiB array of zeros. Every message vg-mcp takes is far shorter
+/// (a query is at most 4096 bytes, 64 paths, 1024 globs).
+const MAX_LINE_BYTES: usize = 1024 * 1024;
 
 /// The requests vg-mcp serves: one of them that the SDK cannot read is a
 /// request with params that do not fit, not an unknown method.
@@ -205,7 +209,10 @@ where
                 Err(_) => return None,
             };
             if buffer.is_empty() {
-                return None;
+                // A last message without its newline is still a message.
+                let oversized = std::mem::replace(&mut self.oversized, false);
+                let line = std::mem::take(&mut self.partial);
+                return (!oversized && !line.is_empty()).then_some(line);
             }
             let newline = buffer.iter().position(|&b| b == b'\n');
             let piece = &buffer[..newline.unwrap_or(buffer.len())];
@@ -398,9 +405,12 @@ mod tests {
         input.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n");
         input.extend(std::iter::repeat_n(b'x', MAX_LINE_BYTES + 10));
         input.extend_from_slice(b"\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n");
+        input.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}");
         let mut lines = ScreenedLines::new(&input[..], Vec::<u8>::new(), Arc::default());
         assert!(lines.next_line().await.unwrap().ends_with(b"\"id\":1,\"method\":\"ping\"}"));
         assert!(lines.next_line().await.unwrap().ends_with(b"\"id\":2,\"method\":\"ping\"}"));
+        // The last line, without its newline.
+        assert!(lines.next_line().await.unwrap().ends_with(b"\"id\":3,\"method\":\"ping\"}"));
         assert_eq!(lines.next_line().await, None);
     }
 }
