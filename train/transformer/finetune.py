@@ -183,44 +183,64 @@ def load_pairs(pack, tok, limit=None):
     return q, c
 
 
-def train(model, q_ids, c_ids, variant, device, deadline):
-    """In-batch negatives, both directions (MultipleNegativesRankingLoss, symmetric)."""
-    rng = random.Random(SEED)
-    torch.manual_seed(SEED)
-    n, batch = len(q_ids), variant["batch"]
-    steps_per_epoch = n // batch
-    total = steps_per_epoch * variant["epochs"]
-    opt = torch.optim.AdamW(model.parameters(), lr=variant["lr"], weight_decay=0.01)
+def optimizer(model, lr, total):
+    """AdamW, warm-up over the first tenth of `total` steps, then linear decay to 0."""
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
     warmup = max(1, total // 10)
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: min(1.0, (s + 1) / warmup) * max(0.0, (total - s) / max(1, total - warmup)))
+    return opt, sched
+
+
+def optimizer_step(model, opt, sched, loss):
+    """One optimizer step on `loss`, gradients clipped at norm 1."""
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+    sched.step()
+
+
+def train_loop(model, variant, n, deadline, loss_of):
+    """`variant["epochs"]` passes over `n` examples in shuffled batches of
+    `variant["batch"]`, one optimizer step on `loss_of(batch's indices)`
+    each, stopped (and said so) at `deadline`. Returns the steps taken."""
+    rng = random.Random(SEED)
+    torch.manual_seed(SEED)
+    batch = variant["batch"]
+    steps_per_epoch = max(1, n // batch)
+    total = steps_per_epoch * variant["epochs"]
+    opt, sched = optimizer(model, variant["lr"], total)
     model.train()
-    step, losses = 0, []
+    done, losses = 0, []
     for _epoch in range(variant["epochs"]):
         order = list(range(n))
         rng.shuffle(order)
         for b in range(steps_per_epoch):
             if time.time() > deadline:
-                log(f"  {variant['name']}: stopped at step {step}/{total} (time)")
-                return step
-            idx = order[b * batch:(b + 1) * batch]
-            qi, qm = batch_tensors([q_ids[i] for i in idx], device)
-            ci, cm = batch_tensors([c_ids[i] for i in idx], device)
-            with torch.autocast("cuda", dtype=torch.bfloat16):
-                qv, cv = encode(model, qi, qm), encode(model, ci, cm)
-            logits = SCALE * qv @ cv.T
-            labels = torch.arange(len(idx), device=device)
-            loss = (F.cross_entropy(logits, labels) + F.cross_entropy(logits.T, labels)) / 2
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            opt.step()
-            sched.step()
+                log(f"  {variant['name']}: stopped at step {done}/{total} (time)")
+                return done
+            loss = loss_of(order[b * batch:(b + 1) * batch])
+            optimizer_step(model, opt, sched, loss)
             losses.append(loss.item())
-            step += 1
-            if step % 50 == 0:
-                log(f"  {variant['name']}: step {step}/{total} loss {np.mean(losses[-50:]):.4f}")
-    return step
+            done += 1
+            if done % 50 == 0:
+                log(f"  {variant['name']}: step {done}/{total} loss {np.mean(losses[-50:]):.4f}")
+    return done
+
+
+def train(model, q_ids, c_ids, variant, device, deadline):
+    """In-batch negatives, both directions (MultipleNegativesRankingLoss, symmetric)."""
+    def loss_of(idx):
+        qi, qm = batch_tensors([q_ids[i] for i in idx], device)
+        ci, cm = batch_tensors([c_ids[i] for i in idx], device)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            qv, cv = encode(model, qi, qm), encode(model, ci, cm)
+        logits = SCALE * qv @ cv.T
+        labels = torch.arange(len(idx), device=device)
+        return (F.cross_entropy(logits, labels) + F.cross_entropy(logits.T, labels)) / 2
+
+    return train_loop(model, variant, len(q_ids), deadline, loss_of)
 
 
 class PlainBert(torch.nn.Module):

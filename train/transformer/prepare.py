@@ -102,6 +102,15 @@ def pack_pairs(src, out):
     return n
 
 
+def record_pack(pairs_file, pairs, out):
+    """What the model is trained on, for its record (the manifest's
+    pairs_sha256), and SB's scorer beside it."""
+    digest = hashlib.sha256(open(pairs_file, "rb").read()).hexdigest()
+    json.dump({"pairs": pairs, "pairs_sha256": digest}, open(os.path.join(out, "pack.json"), "w"))
+    print(f"pairs: {pairs} ({digest[:16]})")
+    shutil.copy(os.path.join(SHARED_EVAL, "sb", "score.py"), out)
+
+
 def index_chunks(tree):
     db = sqlite3.connect(f"file:{os.path.join(tree, '.vecgrep', 'index.db')}?mode=ro", uri=True)
     rows = db.execute("SELECT f.path, c.start_line, c.end_line, c.around, c.text FROM chunks c "
@@ -138,12 +147,7 @@ def main():
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     print(f"weights: {pack_model(args.out)} tensors")
-    pairs = pack_pairs(args.pairs, args.out)
-    digest = hashlib.sha256(open(args.pairs, "rb").read()).hexdigest()
-    # What the model is trained on, for its record (the manifest's pairs_sha256).
-    json.dump({"pairs": pairs, "pairs_sha256": digest}, open(os.path.join(args.out, "pack.json"), "w"))
-    print(f"pairs: {pairs} ({digest[:16]})")
-    shutil.copy(os.path.join(SHARED_EVAL, "sb", "score.py"), args.out)
+    record_pack(args.pairs, pack_pairs(args.pairs, args.out), args.out)
     with lzma.open(os.path.join(args.out, "chunks.jsonl.xz"), "wt", encoding="utf-8") as w:
         for name in sorted(os.listdir(args.sb)):
             print(f"sb/{name}: {pack_eval(os.path.join(args.sb, name), args.out, 'sb', w)} chunks")

@@ -22,21 +22,13 @@ cache=${VECGREP_TRAIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/vecgrep/train}
 model=$repo/models/vecgrep-code-minilm-l6.onnx
 step() { echo "rebuild: $* ($(date +%H:%M:%S))" >&2; }
 usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+# shellcheck source=../pack-inputs.sh
+source "$repo/train/pack-inputs.sh"
 
 case ${1:-} in
   pack)
     [[ $# == 2 ]] || usage
-    if [[ ! -f $cache/corpus/pairs.jsonl ]]; then
-      step "mining the corpus (train/rebuild.sh's first steps)"
-      python3 "$repo/train/corpus/fetch.py"
-      python3 "$repo/train/corpus/mine.py" --out "$cache/corpus"
-    fi
-    "$repo/scripts/fetch-assets.sh"
-    (cd "$repo" && cargo build --release --locked -q -p vecgrep-bins)
-    evals=${TMPDIR:-/tmp}/vg-evals
-    [[ -d $evals/py-logging ]] || "$repo/../shared/eval/make_dev_evals.sh" "$evals" >&2
-    sb=${SB_DIR:-${TMPDIR:-/tmp}/sb}
-    [[ -d $sb/evals ]] || { mkdir -p "$sb" && tar xzf "$repo/../shared/eval/sb/trees.tar.gz" -C "$(dirname "$sb")"; }
+    pack_inputs
     step "indexing the evals' trees (their chunks are what the model is measured on)"
     for t in "$evals"/*/tree "$sb"/evals/*/tree; do
       (cd "$t" && "$repo/target/release/vecgrep" -q --index-warn-threshold 0 --index-only . >/dev/null)
