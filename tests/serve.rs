@@ -278,10 +278,11 @@ fn every_http_rule_answers_with_its_status_and_a_json_error() {
     }
     let (status, _, body) = s.get(&format!("/search?q={}", "x".repeat(5000)));
     assert_eq!(status, 400, "an over-long query: {body}");
-    for target in ["/", "/searches", "/search/x", "/../etc/passwd", "/status/"] {
+    for target in ["/", "/searches", "/search/x", "/../etc/passwd", "/status/", "/%73earch?q=x", "/v1/%65mbeddings"] {
         let (status, _, body) = s.get(target);
         assert_eq!(status, 404, "{target}");
-        error_of(404, &body);
+        let path = target.split('?').next().unwrap();
+        assert!(error_of(404, &body).contains(&format!("no such path {path:?}")), "{target}: {body}");
     }
     let (status, _, body) = s.get(&format!("/search?q={}", "a".repeat(9000)));
     assert_eq!(status, 414);

@@ -431,7 +431,9 @@ fn respond(shared: &Shared, request: &Request, body: Option<&[u8]>, store: &mut 
         Ok(t) => t,
         Err(e) => return Response::error(400, &e),
     };
-    match target.path.as_str() {
+    // Routes are matched as sent, as the POST routes and the rate limit's
+    // exemptions are: `/%73earch` is no route, and is told so by that name.
+    match path {
         "/search" => search::search_response(shared, &target, store),
         "/status" => status::status_response(shared, store),
         "/health" => status::health_response(shared, store),
