@@ -284,6 +284,11 @@ pub struct IndexJob {
     pub error: Option<String>,
 }
 
+/// How many index jobs an index keeps, the latest by when they started:
+/// a client polls a job it just started, and each `POST /v1/index/start`
+/// would otherwise add a row for good.
+pub const KEPT_JOBS: i64 = 1000;
+
 impl IndexJob {
     /// A job that has just started: nothing done yet.
     pub fn running(id: String, started_ms: i64) -> IndexJob {
@@ -659,8 +664,8 @@ pub trait IndexWriter: IndexReader {
     /// may leave them). Postgres searches vectors through an HNSW index,
     /// built by `compact_words`.
     fn refresh_search_aids(&self) -> Result<(), StoreError>;
-    /// Keep `job` (replacing what was kept under its id). Rebuilding the
-    /// index keeps its jobs.
+    /// Keep `job` (replacing what was kept under its id), and of the others
+    /// the latest `KEPT_JOBS`. Rebuilding the index keeps its jobs.
     fn put_index_job(&mut self, job: &IndexJob) -> Result<(), StoreError>;
     /// Mark every job still running as failed, for `reason` (the server that
     /// ran them stopped); returns how many.
@@ -916,6 +921,23 @@ pub(crate) mod backend_checks {
 
     /// Each way a file's stat data is written (a new file, a rewrite, a
     /// touch, a fill in place) keeps its ctime, and `files` reads it back.
+    pub(crate) fn only_the_latest_jobs_are_kept(index: &mut dyn IndexWriter) {
+        let job = |i: i64| IndexJob::running(format!("job-{i}"), 1_000 + i);
+        for i in 0..KEPT_JOBS + 5 {
+            index.put_index_job(&job(i)).unwrap();
+        }
+        for i in 0..5 {
+            assert!(index.index_job(&format!("job-{i}")).unwrap().is_none(), "job-{i} is one of the oldest");
+        }
+        assert!(index.index_job("job-5").unwrap().is_some());
+        let last = format!("job-{}", KEPT_JOBS + 4);
+        let mut done = job(KEPT_JOBS + 4);
+        done.state = JobState::Completed;
+        index.put_index_job(&done).unwrap();
+        assert_eq!(index.index_job(&last).unwrap().map(|j| j.state), Some(JobState::Completed));
+        assert!(index.index_job("job-5").unwrap().is_some(), "replacing a job drops none");
+    }
+
     pub(crate) fn every_write_keeps_the_files_ctime(index: &mut dyn IndexWriter) {
         index.reset(&IndexMeta::for_tests()).unwrap();
         let ctime = |index: &dyn IndexWriter| index.as_reader().files(false).unwrap()["a.rs"].state.ctime_ns;

@@ -149,6 +149,10 @@ impl IndexWriter for PgIndex {
                     &job.error,
                 ],
             )?;
+            tx.execute(
+                "DELETE FROM jobs WHERE id IN (SELECT id FROM jobs ORDER BY started_ms DESC, id DESC OFFSET $1)",
+                &[&crate::store::KEPT_JOBS],
+            )?;
             Ok(())
         })
     }
@@ -402,6 +406,12 @@ mod tests {
     fn a_fill_keeps_the_chunks_rows_and_words() {
         let server = PgServer::start();
         crate::store::backend_checks::a_fill_keeps_the_chunks_rows_and_words(&mut test_server::index(&server, "fill"));
+    }
+
+    #[test]
+    fn only_the_latest_jobs_are_kept() {
+        let server = PgServer::start();
+        crate::store::backend_checks::only_the_latest_jobs_are_kept(&mut test_server::index(&server, "jobs"));
     }
 
     #[test]

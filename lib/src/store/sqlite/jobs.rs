@@ -64,6 +64,12 @@ impl SqliteIndex {
                 ],
             )
             .map_err(|e| self.damaged(e))?;
+        self.conn
+            .execute(
+                "DELETE FROM jobs WHERE id IN (SELECT id FROM jobs ORDER BY started_ms DESC, id DESC LIMIT -1 OFFSET ?1)",
+                [crate::store::KEPT_JOBS],
+            )
+            .map_err(|e| self.damaged(e))?;
         Ok(())
     }
 

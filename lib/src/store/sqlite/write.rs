@@ -462,6 +462,12 @@ mod tests {
     }
 
     #[test]
+    fn only_the_latest_jobs_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        crate::store::backend_checks::only_the_latest_jobs_are_kept(&mut empty_store(dir.path()));
+    }
+
+    #[test]
     fn every_write_keeps_the_files_ctime() {
         let dir = tempfile::tempdir().unwrap();
         crate::store::backend_checks::every_write_keeps_the_files_ctime(&mut empty_store(dir.path()));
