@@ -382,6 +382,7 @@ fn post_v1_ask_answers_with_the_response_and_refuses_bad_input() {
     );
     let big = format!(r#"{{"query": "{}"}}"#, "a".repeat(70_000));
     std::os::unix::fs::symlink("/etc", t.path().join("escape")).unwrap();
+    std::os::unix::fs::symlink("/nonexistent-dir-of-vecgrep-tests/secret", t.path().join("dangling")).unwrap();
     for (body, status, says) in [
         (&b"{not json"[..], 400, "not JSON"),
         (br#"[1, 2]"#, 400, "must be a JSON object"),
@@ -399,6 +400,8 @@ fn post_v1_ask_answers_with_the_response_and_refuses_bad_input() {
         (br#"{"query": "x", "root": "escape/hostname"}"#, 403, "escape/hostname: it leads outside"),
         (br#"{"query": "x", "root": "escape/no-such-file"}"#, 403, "escape/no-such-file: it leads outside"),
         (br#"{"query": "x", "root": "escape/hostname/x"}"#, 403, "escape/hostname/x: it leads outside"),
+        (br#"{"query": "x", "root": "dangling"}"#, 403, "dangling: it leads outside"),
+        (br#"{"query": "x", "root": "dangling/x"}"#, 403, "dangling/x: it leads outside"),
         (br#"{"query": "x", "root": "no/such/dir"}"#, 404, "no/such/dir: "),
         (br#"{"query": "x", "root": "src/geometry.rs/x"}"#, 404, "src/geometry.rs/x: "),
         (br#"{"query": "x", "root": "a\u0000b"}"#, 400, "is not a path"),

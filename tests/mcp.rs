@@ -416,6 +416,8 @@ fn an_agent_searches_a_catalog_and_its_paths_stay_within_its_projects() {
     let (t, catalogs) = api_and_billing_catalog();
     t.write("src/billing/tax.py", "def vat_for(amount):\n    \"\"\"The value added tax owed on an amount.\"\"\"\n")
         .write("elsewhere/secret.py", "def email_the_passwords():\n    pass\n");
+    std::os::unix::fs::symlink(t.path().join("elsewhere"), t.path().join("src/billing/escape")).unwrap();
+    std::os::unix::fs::symlink(t.path().join("elsewhere/gone/x"), t.path().join("src/billing/dangling")).unwrap();
     let r = session_with(
         &t,
         "handshake",
@@ -425,6 +427,10 @@ fn an_agent_searches_a_catalog_and_its_paths_stay_within_its_projects() {
             search(json!({"query": "email the monthly invoice", "paths": ["billing/tax.py"], "threshold": -1})),
             search(json!({"query": "email the monthly invoice", "paths": ["billing/../../elsewhere"]})),
             search(json!({"query": "email the monthly invoice", "paths": ["/etc"]})),
+            // Beyond a link out of its projects, whether a path exists is not told.
+            search(json!({"query": "email the monthly invoice", "paths": ["billing/escape/secret.py"]})),
+            search(json!({"query": "email the monthly invoice", "paths": ["billing/escape/nope.py"]})),
+            search(json!({"query": "email the monthly invoice", "paths": ["billing/dangling"]})),
         ]),
         json!({"VECGREP_CATALOG_DIR": catalogs}),
     );
@@ -434,7 +440,7 @@ fn an_agent_searches_a_catalog_and_its_paths_stay_within_its_projects() {
     let root = std::path::PathBuf::from(all["root"].as_str().unwrap());
     assert!(root.join(files_of(all)[0].as_str()).is_file(), "root/file opens the file through the catalog's link");
     assert_eq!(files_of(structured(&r[2])), ["billing/tax.py"], "a path narrows the search");
-    for i in [3, 4] {
+    for i in [3, 4, 5, 6, 7] {
         let e = tool_error(&r[i]);
         assert!(e.contains("outside the project root"), "step {i}: {e}");
     }

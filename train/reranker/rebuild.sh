@@ -8,7 +8,8 @@
 #       30 results by vecgrep, in one folder (under 64 MiB); FULL=1 ranks them
 #       on fully embedded indexes (an hour of embedding) instead of static
 #       ones; HELDOUT_EVALS="DIR..." adds evals kept aside, reported only
-#   train/reranker/rebuild.sh train DIR OUT  on the GPU machine, with a python
+#   train/reranker/rebuild.sh train DIR OUT [ARGS]  on the GPU machine (ARGS
+#       go to rerank.py: --variants L6-256, --budget 400), with a python
 #       that has torch, transformers, onnx, onnxruntime and tokenizers
 #       (../transformer/requirements.txt; TORCH_PYTHON names it)
 #   train/reranker/rebuild.sh smoke DIR OUT  the train step in miniature on
@@ -43,11 +44,11 @@ case ${1:-} in
     du -sh "$2" >&2
     ;;
   train | smoke)
-    [[ $# == 3 ]] || usage
+    [[ $# -ge 3 ]] || usage
     smoke=()
     [[ $1 == smoke ]] && smoke=(--smoke)
     step "training and measuring each variant"
-    PYTHONUNBUFFERED=1 "${TORCH_PYTHON:-python3}" "$here/rerank.py" "$2" "$3" "${smoke[@]}"
+    PYTHONUNBUFFERED=1 "${TORCH_PYTHON:-python3}" "$here/rerank.py" "$2" "$3" "${smoke[@]}" "${@:4}"
     ;;
   *) usage ;;
 esac

@@ -20,7 +20,7 @@ fn main() {
         // Read to the end first: a line that is not a record stops the tool before anything is sent.
         let stream = read_search_stream(std::io::stdin().lock())?;
         let root = root_of(&stream.hits)?;
-        if cli.answer.learn {
+        if cli.answer.learn && !is_where_the_user_is(&root)? {
             // Said before anything is sent: the hits' root is the stream's word, not the user's.
             answer::refuse_unless_project(&root)?;
         }
@@ -67,6 +67,13 @@ fn root_of(hits: &[HitRecord]) -> Result<ProjectRoot> {
             Ok(select_root(&cwd, &[])?)
         }
     }
+}
+
+/// Whether `root` is the one the current directory selects: chosen by the
+/// user, not by the stream.
+fn is_where_the_user_is(root: &ProjectRoot) -> Result<bool> {
+    let cwd = vecgrep_bins::app::current_dir()?;
+    Ok(select_root(&cwd, &[]).is_ok_and(|here| here.path == root.path))
 }
 
 /// The query the stream answers: its judgement's, else its hits'.

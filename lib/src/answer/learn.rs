@@ -143,10 +143,11 @@ fn has_case_step(id: &str) -> bool {
     id.chars().zip(id.chars().skip(1)).any(|(a, b)| a.is_lowercase() && b.is_uppercase())
 }
 
-/// Learning never makes a directory a project: a root that the stream names
-/// (vg-answer takes it from its hits' `root`) may be any directory, and a
+/// Learning never makes a directory that a stream names a project: a root
+/// vg-answer takes from its hits' `root` may be any directory, and a
 /// `.vecgrep/` made there would make it the root of every unmarked
-/// directory below it and have its config read.
+/// directory below it and have its config read. (A root the user chose, by
+/// where they run, needs no marker: an index in a shared store leaves none.)
 pub fn refuse_unless_project(root: &ProjectRoot) -> Result<()> {
     let marked = !matches!(root.marker, RootMarker::None | RootMarker::Revision | RootMarker::Catalog);
     if !marked && !root.data_dir().is_dir() {
@@ -164,7 +165,6 @@ pub fn refuse_unless_project(root: &ProjectRoot) -> Result<()> {
 pub fn append_learned(root: &ProjectRoot, learned: &[LearnedConcept], query: &str, model: &str) -> Result<PathBuf> {
     let path = learned_path(root);
     let dir = project_kg_dir(root);
-    refuse_unless_project(root)?;
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     // A repository may ship the directory or the file as a link to one of
     // the user's files: nothing is written through a link.
@@ -268,12 +268,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let one = LearnedConcept { name: "ledger".into(), synonyms: vec!["AccountBook".into()] };
         let plain = ProjectRoot { path: dir.path().to_path_buf(), marker: RootMarker::None, shared: None };
-        let err = append_learned(&plain, std::slice::from_ref(&one), "q", "m").unwrap_err();
+        let err = refuse_unless_project(&plain).unwrap_err();
         assert!(format!("{err:#}").contains("is not a project"), "{err:#}");
-        assert!(!plain.data_dir().exists());
         // An unmarked root that vecgrep indexed in place holds .vecgrep: it learns.
         std::fs::create_dir(plain.data_dir()).unwrap();
+        refuse_unless_project(&plain).unwrap();
         append_learned(&plain, &[one], "q", "m").unwrap();
+        let git = ProjectRoot { path: dir.path().join("elsewhere"), marker: RootMarker::Git, shared: None };
+        refuse_unless_project(&git).unwrap();
     }
 
     /// A repository may ship learned.md, or its directory, as a link to a

@@ -177,7 +177,7 @@ impl Declarations {
     pub(super) fn signature(self, trimmed: &str) -> String {
         if self.shape == Shape::Signature && self.keyword(trimmed).is_none() {
             if let Some(name) = signature_name(trimmed) {
-                return format!("{name} ::");
+                return format!("{name} ::").chars().take(MAX_SIGNATURE_CHARS).collect();
             }
         }
         trimmed.trim_end_matches(['{', ':']).trim_end().chars().take(MAX_SIGNATURE_CHARS).collect()

@@ -62,8 +62,7 @@ pub fn confine(live: &LiveIndex, paths: &[String]) -> Result<Scope, Refusal> {
     for path in paths {
         let rel = inside_root(&root.path, path)?;
         let shown = clipped(path, SHOWN_CHARS);
-        // A catalog's paths lead into its projects, wherever they are; it confines them itself.
-        if root.marker != RootMarker::Catalog && existing_part_leads_outside(&root.path, &rel) {
+        if leads_outside(root, &rel) {
             let why = OutsideRoot(root.path.clone());
             return Err(Refusal::new(RefusalKind::Forbidden, clipped(&format!("{shown}: {why}"), 2 * SHOWN_CHARS)));
         }
@@ -121,13 +120,37 @@ fn admitted(root: &ProjectRoot, path: PathBuf) -> anyhow::Result<Vec<AdmittedPat
     }
 }
 
-/// Whether the deepest part of `path` that exists leads out of `root`
-/// through a link: then what lies beyond it is not the client's to learn,
+/// Whether `path` (under `root` by its text) really lies outside it, as
+/// far as it exists: then what lies beyond is not the client's to learn,
 /// not even whether it exists (a 404 there would say so, a 403 does not).
-fn existing_part_leads_outside(root: &Path, path: &Path) -> bool {
-    let Ok(real_root) = root.canonicalize() else { return false };
-    let existing = path.ancestors().find(|a| a.symlink_metadata().is_ok());
-    existing.and_then(|a| a.canonicalize().ok()).is_some_and(|real| !real.starts_with(&real_root))
+/// A catalog's paths lead into its projects, wherever they are: a path is
+/// outside when it is in none of them.
+fn leads_outside(root: &ProjectRoot, path: &Path) -> bool {
+    let Some(real) = real_path(path, 0) else { return false };
+    if root.marker == RootMarker::Catalog {
+        let Ok(catalog) = Catalog::read(&root.path) else { return false };
+        return !real.starts_with(&catalog.dir) && catalog.project_holding(&real).is_none();
+    }
+    root.path.canonicalize().is_ok_and(|real_root| !real.starts_with(real_root))
+}
+
+/// Where `path` really is: its deepest part that exists with its links
+/// followed (a dangling link: where it points), and the rest after it.
+/// None for a loop of links.
+fn real_path(path: &Path, depth: usize) -> Option<PathBuf> {
+    const MAX_LINKS: usize = 40;
+    let existing = path.ancestors().find(|a| a.symlink_metadata().is_ok())?;
+    let rest = path.strip_prefix(existing).ok()?;
+    let real = match existing.canonicalize() {
+        Ok(real) => real,
+        Err(_) if depth < MAX_LINKS => {
+            let target = std::fs::read_link(existing).ok()?;
+            let parent = existing.parent()?.canonicalize().ok()?;
+            real_path(&normalize_lexically(&parent.join(target)), depth + 1)?
+        }
+        Err(_) => return None,
+    };
+    Some(real.join(rest))
 }
 
 /// A path that leads out of the project root, through a link.

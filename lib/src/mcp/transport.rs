@@ -26,8 +26,8 @@ use crate::project::shown::clipped;
 /// Longest message read; a longer line is dropped. The SDK's default is 16
 /// MiB, but a line is read twice into JSON values (here, then by the SDK's
 /// untagged message types), which cost about 100 times its bytes: 1.6 GB
-/// for a 16 MiB array of zeros. Every message vg-mcp takes is far shorter
-/// (a query is at most 4096 bytes, 64 paths, 1024 globs).
+/// for a 16 MiB array of zeros. What vg-mcp is asked fits far within it
+/// (a query is at most 4096 bytes, 64 paths, 1024 globs of a path's length).
 const MAX_LINE_BYTES: usize = 1024 * 1024;
 
 /// The requests vg-mcp serves: one of them that the SDK cannot read is a
@@ -61,9 +61,9 @@ pub(super) fn screen(line: &[u8]) -> Screened {
         return answer(ErrorCode::INVALID_REQUEST, why.to_string(), None);
     };
     let id = object.get("id").and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok());
-    // A message with an id is a request or a response, never a notification,
-    // so one whose id cannot be read is answered, with a null id.
-    if object.contains_key("id") && id.is_none() {
+    // A request with an id is no notification, so one whose id cannot be
+    // read is answered, with a null id. A response (no method) never is.
+    if object.contains_key("id") && object.contains_key("method") && id.is_none() {
         return answer(ErrorCode::INVALID_REQUEST, "an id is a string or an integer".to_string(), None);
     }
     let method = object.get("method").and_then(Value::as_str).map(str::to_string);
@@ -379,6 +379,9 @@ mod tests {
             let (code, got, message) = error_of(screen(line.as_bytes()));
             assert_eq!((code, got, message.as_str()), (-32600, None, "an id is a string or an integer"), "{line}");
         }
+        // A response is never answered, whatever its id.
+        let response = br#"{"jsonrpc":"2.0","id":null,"error":{"code":-1,"message":"x"}}"#;
+        assert!(!matches!(screen(response), Screened::Answer(_)));
         // A value the error names is shown in part.
         let long = format!(r#"{{"jsonrpc":"{}","id":1,"method":"ping"}}"#, "z".repeat(1 << 20));
         let (code, id, message) = error_of(screen(long.as_bytes()));
