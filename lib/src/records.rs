@@ -658,13 +658,13 @@ impl Record {
             serde_json::from_str(text).map_err(|e| RecordError::NotJson { line, cause: e.to_string() })?;
         let object =
             value.as_object_mut().ok_or_else(|| RecordError::NotJson { line, cause: "expected an object".into() })?;
-        match object.get("v") {
-            Some(v) if v.as_u64().is_some_and(|found| found > u64::from(CONTRACT_VERSION)) => {
-                return Err(RecordError::TooNew { line, found: v.as_u64().unwrap_or_default() });
+        if let Some(v) = object.get("v") {
+            match v.as_u64() {
+                Some(found) if found > u64::from(CONTRACT_VERSION) => return Err(RecordError::TooNew { line, found }),
+                Some(_) => {}
+                // `2.0` or `"2"` is no version this tool can compare: read on, it could be misread.
+                None => return Err(RecordError::BadVersion { line, found: short_json(v) }),
             }
-            // `2.0` or `"2"` is no version this tool can compare: read on, it could be misread.
-            Some(v) if v.as_u64().is_none() => return Err(RecordError::BadVersion { line, found: short_json(v) }),
-            _ => {}
         }
         let kind = match object.get("type") {
             None => {

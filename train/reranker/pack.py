@@ -65,19 +65,6 @@ def eval_candidates(vecgrep, src, kind, out, w):
     return n
 
 
-def pack_pairs(src, out):
-    """The mined pairs with what the reranker reads of each definition: its path and code."""
-    n = 0
-    with open(src, encoding="utf-8") as f, \
-            lzma.open(os.path.join(out, "rerank-pairs.jsonl.xz"), "wt", encoding="utf-8") as w:
-        for line in f:
-            p = json.loads(line)
-            w.write(json.dumps({"query": p["query"], "path": p["path"], "code": p["code"][:MAX_CHARS],
-                                "lang": p["lang"], "package": p["package"]}) + "\n")
-            n += 1
-    return n
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out")
@@ -89,7 +76,10 @@ def main():
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     print(f"weights: {prepare.pack_model(args.out)} tensors")
-    prepare.record_pack(args.pairs, pack_pairs(args.pairs, args.out), args.out)
+    # What the reranker reads of each definition: its path and code.
+    pairs = prepare.pack_pairs(args.pairs, args.out, "rerank-pairs.jsonl.xz",
+                               ("query", "path", "code", "lang", "package"))
+    prepare.record_pack(args.pairs, pairs, args.out)
     with lzma.open(os.path.join(args.out, "candidates.jsonl.xz"), "wt", encoding="utf-8") as w:
         if args.sb:
             for name in sorted(os.listdir(args.sb)):

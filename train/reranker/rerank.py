@@ -14,7 +14,6 @@ the order of ten good candidates, needs the two read side by side.
 """
 import argparse
 import json
-import lzma
 import os
 import random
 import sys
@@ -85,16 +84,6 @@ def candidate_text(path, code):
     return f"{path}\n{code}"
 
 
-def load_pairs(pack, limit=None):
-    pairs = []
-    with lzma.open(os.path.join(pack, "rerank-pairs.jsonl.xz"), "rt", encoding="utf-8") as f:
-        for line in f:
-            pairs.append(json.loads(line))
-            if limit and len(pairs) >= limit:
-                break
-    return pairs
-
-
 @torch.no_grad()
 def mine_negatives(pack, tok, pairs, device):
     """For each pair, GROUP - 1 other pairs' codes: HARD of them among the 20
@@ -155,12 +144,10 @@ class Candidates:
         self.pack, self.tok = pack, tok
         self.questions = []
         taken = {}
-        with lzma.open(os.path.join(pack, "candidates.jsonl.xz"), "rt", encoding="utf-8") as f:
-            for line in f:
-                r = json.loads(line)
-                if (not only or r["eval"] in only) and taken.get(r["eval"], 0) < (per_eval or float("inf")):
-                    taken[r["eval"]] = taken.get(r["eval"], 0) + 1
-                    self.questions.append(r)
+        for r in finetune.read_records(pack, "candidates.jsonl.xz"):
+            if (not only or r["eval"] in only) and taken.get(r["eval"], 0) < (per_eval or float("inf")):
+                taken[r["eval"]] = taken.get(r["eval"], 0) + 1
+                self.questions.append(r)
         self.evals = {}
         for r in self.questions:
             if r["eval"] not in self.evals:
@@ -270,7 +257,7 @@ def main():
     tok = finetune.Tok(args.pack)
     only = {"sb/flask", "doc/py-logging"} if args.smoke else None
     candidates = Candidates(args.pack, tok, only, 12 if args.smoke else None)
-    pairs = load_pairs(args.pack, 64 if args.smoke else None)
+    pairs = finetune.read_records(args.pack, "rerank-pairs.jsonl.xz", 64 if args.smoke else None)
     log(f"{len(pairs)} pairs, {len(candidates.questions)} eval questions")
     negatives = mine_negatives(args.pack, tok, pairs, device)
     log("negatives mined")

@@ -171,13 +171,19 @@ def dev_figure(fig):
     return (fig.get("sb", 0.0) + (float(np.mean(doc)) if doc else 0.0)) / 2
 
 
-def load_pairs(pack, tok, limit=None):
-    pairs = []
-    with lzma.open(os.path.join(pack, "pairs.jsonl.xz"), "rt", encoding="utf-8") as f:
+def read_records(pack, name, limit=None):
+    """The first `limit` (or all) records of the pack's NAME, a .jsonl.xz."""
+    records = []
+    with lzma.open(os.path.join(pack, name), "rt", encoding="utf-8") as f:
         for line in f:
-            pairs.append(json.loads(line))
-            if limit and len(pairs) >= limit:
+            if limit and len(records) >= limit:
                 break
+            records.append(json.loads(line))
+    return records
+
+
+def load_pairs(pack, tok, limit=None):
+    pairs = read_records(pack, "pairs.jsonl.xz", limit)
     q = tok.ids([p["query"] for p in pairs], QUERY_TOKENS)
     c = tok.ids([p["code"] for p in pairs], MAX_TOKENS)
     return q, c

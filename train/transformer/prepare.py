@@ -92,12 +92,13 @@ def unpacked_weights(npz):
     return out
 
 
-def pack_pairs(src, out):
+def pack_pairs(src, out, name="pairs.jsonl.xz", fields=("query", "code", "lang")):
+    """The mined pairs' `fields` (code cut to MAX_CHARS) into OUT/NAME; how many."""
     n = 0
-    with open(src, encoding="utf-8") as f, lzma.open(os.path.join(out, "pairs.jsonl.xz"), "wt", encoding="utf-8") as w:
+    with open(src, encoding="utf-8") as f, lzma.open(os.path.join(out, name), "wt", encoding="utf-8") as w:
         for line in f:
             p = json.loads(line)
-            w.write(json.dumps({"query": p["query"], "code": p["code"][:MAX_CHARS], "lang": p["lang"]}) + "\n")
+            w.write(json.dumps({k: p[k][:MAX_CHARS] if k == "code" else p[k] for k in fields}) + "\n")
             n += 1
     return n
 

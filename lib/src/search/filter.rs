@@ -14,7 +14,7 @@ use crate::store::{IndexReader, Scope, StoreError};
 
 /// The most exclusion globs one search takes (`--exclude`, `exclude=`): far
 /// above what a person writes, below what makes building their matcher a
-/// request's cost (a 16 MiB MCP line holds millions).
+/// request's cost (a 1 MiB MCP line holds a hundred thousand).
 const MAX_EXCLUDED: usize = 1024;
 
 /// Which files a search may return, by what the index knows of them.
@@ -92,23 +92,19 @@ impl FileFilter {
         Ok(())
     }
 
-    /// Leave out the files `glob` matches (gitignore syntax: `tests/`,
-    /// `*_test.go`, `/vendor`), as `fd --exclude` does.
-    pub fn exclude(&mut self, glob: &str) -> Result<(), String> {
-        self.exclude_all(&[glob.to_string()])
-    }
-
-    /// `exclude` for each of `globs`, with one matcher built for them all:
-    /// built glob by glob, a request's thousand globs cost a million lines.
+    /// Leave out the files any of `globs` matches (gitignore syntax:
+    /// `tests/`, `*_test.go`, `/vendor`), as `fd --exclude` does. One
+    /// matcher is built for them all: built glob by glob, a request's
+    /// thousand globs cost a million lines.
     pub fn exclude_all(&mut self, globs: &[String]) -> Result<(), String> {
-        if globs.is_empty() {
-            return Ok(());
-        }
-        for glob in globs {
-            gitignore(std::slice::from_ref(glob), glob, "exclusion")?;
-        }
-        self.excluded.extend(globs.iter().cloned());
-        self.exclude = Some(gitignore(&self.excluded, &globs[globs.len() - 1], "exclusion")?);
+        let Some(last) = globs.last() else { return Ok(()) };
+        let mut excluded = self.excluded.clone();
+        excluded.extend(globs.iter().cloned());
+        let matcher = gitignore(&excluded, last, "exclusion").map_err(|e| {
+            // Name the glob at fault, which the whole's build error may not.
+            globs.iter().find_map(|g| gitignore(std::slice::from_ref(g), g, "exclusion").err()).unwrap_or(e)
+        })?;
+        (self.excluded, self.exclude) = (excluded, Some(matcher));
         Ok(())
     }
 
@@ -334,9 +330,9 @@ mod tests {
     #[test]
     fn excluded_paths_follow_gitignore_syntax() {
         let mut f = FileFilter::default();
-        f.exclude("tests/").unwrap();
-        f.exclude("*_test.go").unwrap();
-        f.exclude("/vendor").unwrap();
+        f.exclude_all(&["tests/".into()]).unwrap();
+        f.exclude_all(&["*_test.go".into()]).unwrap();
+        f.exclude_all(&["/vendor".into()]).unwrap();
         assert!(!f.is_empty());
         for out in ["tests/a.rs", "src/tests/b.rs", "pkg/x_test.go", "vendor/lib.c"] {
             assert!(!f.admits(out, 1, 1), "{out} is excluded");
@@ -344,7 +340,7 @@ mod tests {
         for kept in ["src/a.rs", "pkg/x.go", "src/vendor/lib.c", "testsuite.rs"] {
             assert!(f.admits(kept, 1, 1), "{kept} is kept");
         }
-        assert!(FileFilter::default().exclude("src/{a,b").is_err());
+        assert!(FileFilter::default().exclude_all(&["src/{a,b".into()]).is_err());
         // Many globs are one matcher, and a bound.
         let many: Vec<String> = (0..MAX_EXCLUDED).map(|i| format!("**/a{i}/**")).collect();
         let f = FileFilter::from_flags(None, None, &[], &many, SystemTime::now()).unwrap();
@@ -375,7 +371,7 @@ mod tests {
         for out in ["a.rs", "src/a.go", "mysrc/a.rs"] {
             assert!(!f.admits(out, 1, 1), "{out} is left out");
         }
-        f.exclude("src/deep/").unwrap();
+        f.exclude_all(&["src/deep/".into()]).unwrap();
         assert!(!f.admits("src/deep/b.rs", 1, 1), "an exclusion still wins");
         assert!(FileFilter::default().include_any(&globs(&["!*.rs"])).is_err(), "no turning a match around");
         let mut none = FileFilter::default();

@@ -238,6 +238,10 @@ fn stored_paths(column: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::empty_store;
+    use super::*;
+    use crate::store::PieceWrite;
+
     #[test]
     fn paths_with_newlines_come_back_as_they_went_in() {
         let paths = vec!["with\nnewline.txt".to_string(), "cr\r".into(), "src/a.rs".into()];
@@ -247,10 +251,6 @@ mod tests {
         // Rows written before: one path a line.
         assert_eq!(stored_paths("src/a.rs\nsrc/b.rs"), ["src/a.rs", "src/b.rs"]);
     }
-
-    use super::super::tests::empty_store;
-    use super::*;
-    use crate::store::PieceWrite;
 
     fn write(sha: &str, words: &[&str], vector: Option<Vec<f32>>) -> CommitWrite {
         let commit = CommitRow {
