@@ -248,20 +248,43 @@ fn a_search_that_cannot_read_a_chunk_it_ranked_says_the_index_is_damaged() {
 
 #[test]
 fn a_static_vector_of_another_size_is_damage_to_verify_and_to_a_search() {
-    let t = sample_project();
+    // sqlite-vec refuses a blob of another size, and reads text as JSON.
+    for value in ["zeroblob(12)", "zeroblob(1540)", "'[0.5, 0.5]'", "'not a vector'"] {
+        let t = sample_project();
+        assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+        let db = rusqlite::Connection::open(t.path().join(".vecgrep/index.db")).unwrap();
+        let damage = format!("UPDATE chunks SET static_embedding = {value} WHERE id = (SELECT min(id) FROM chunks)");
+        db.execute(&damage, []).unwrap();
+        drop(db);
+        let o = run(t.cmd("vg-index", ".").arg("--verify"));
+        assert_code(&o, 2);
+        assert!(stdout(&o).contains("1 static vectors have the wrong size"), "{value}: {}", stdout(&o));
+        // A search says the index is damaged and how to rebuild it, not SQL's words.
+        let o = run(t.cmd("vecgrep", ".").args(["--no-index", "retry failed uploads"]));
+        assert_code(&o, 2);
+        let err = stderr(&o);
+        assert!(
+            err.contains("is damaged") && err.contains("--clear-cache") && !err.contains("SQL logic error"),
+            "{value}: {err}"
+        );
+    }
+}
+
+#[test]
+fn a_text_without_a_token_the_model_knows_is_near_nothing_and_fails_no_search() {
+    // Zero-width spaces are no token at all, in the file's name and in its
+    // text: its static vector is all zeros, which has no angle to anything.
+    let t = Tree::git();
+    t.write("a.rs", "/// Load the configuration file\nfn load_config() {}\n");
+    t.write("\u{200b}", "\u{200b}\u{200b}\n");
     assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
-    let db = rusqlite::Connection::open(t.path().join(".vecgrep/index.db")).unwrap();
-    db.execute("UPDATE chunks SET static_embedding = zeroblob(12) WHERE id = (SELECT min(id) FROM chunks)", [])
-        .unwrap();
-    drop(db);
-    let o = run(t.cmd("vg-index", ".").arg("--verify"));
-    assert_code(&o, 2);
-    assert!(stdout(&o).contains("1 static vectors have the wrong size"), "{}", stdout(&o));
-    // A search says the index is damaged and how to rebuild it, not SQL's words.
-    let o = run(t.cmd("vecgrep", ".").args(["--no-index", "retry failed uploads"]));
-    assert_code(&o, 2);
-    let err = stderr(&o);
-    assert!(err.contains("is damaged") && err.contains("--clear-cache") && !err.contains("SQL logic error"), "{err}");
+    for mode in ["hybrid", "semantic"] {
+        let o = run(t.cmd("vecgrep", ".").args(["--no-index", "--json", "--mode", mode, "load configuration file"]));
+        assert_code(&o, 0);
+        let files: Vec<Value> = records(&o).iter().map(|r| r["file"].clone()).collect();
+        assert_eq!(files, ["a.rs"], "{mode}: {files:?}");
+    }
+    assert_eq!(verify(&t)["ok"], true);
 }
 
 #[test]

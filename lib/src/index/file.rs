@@ -46,13 +46,17 @@ pub(super) enum Read {
 pub(super) fn read_file(f: &WalkedFile, previous: Option<&StoredFile>, config: &ResolvedConfig, full: bool) -> Read {
     let skip = |reason| Read::Done(Prepared::Skip(reason));
     let read_at = SystemTime::now();
-    let (bytes, stamps) = match read_regular(&f.abs) {
+    let (bytes, stamps) = match read_regular(&f.abs, config.max_filesize) {
         Ok(Some(read)) => read,
         // Replaced by a FIFO or a device since the walk: never waited on.
         Ok(None) => return skip(SkipReason::Special),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return skip(SkipReason::Vanished),
         Err(e) => return skip(SkipReason::Error(e.to_string())),
     };
+    // The file may have grown since it was walked: the read stopped past the limit.
+    if bytes.len() as u64 > config.max_filesize {
+        return skip(SkipReason::TooLarge { size: stamps.size.max(bytes.len() as u64), limit: config.max_filesize });
+    }
     if looks_binary(&bytes) {
         return skip(SkipReason::Binary);
     }
@@ -62,9 +66,6 @@ pub(super) fn read_file(f: &WalkedFile, previous: Option<&StoredFile>, config: &
     }
     // The file may have changed since it was walked; record what was read.
     let size = bytes.len() as u64;
-    if size > config.max_filesize {
-        return skip(SkipReason::TooLarge { size, limit: config.max_filesize });
-    }
     let mtime_ns = stamps.mtime_ns;
     let ctime_ns = if stamps.changed_while_read { 0 } else { settled(stamps.ctime_ns, read_at) };
     let hash = blake3::hash(&bytes).as_bytes().to_vec();
@@ -307,13 +308,17 @@ fn embed_chunks(model: &mut dyn Embedder, chunks: &[&str], abandoned: &AtomicBoo
     Ok(out)
 }
 
-/// The bytes of the regular file at `path`, or None when it is no longer one.
-fn read_regular(path: &std::path::Path) -> std::io::Result<Option<(Vec<u8>, Stamps)>> {
+/// The bytes of the regular file at `path`, at most `limit` and one more
+/// (a file grown past `max_filesize` since the walk is never held whole), or
+/// None when it is no longer a regular file.
+fn read_regular(path: &std::path::Path, limit: u64) -> std::io::Result<Option<(Vec<u8>, Stamps)>> {
     use std::io::Read;
-    let Some(mut file) = crate::project::small_file::open_regular(path)? else { return Ok(None) };
+    let Some(file) = crate::project::small_file::open_regular(path)? else { return Ok(None) };
     let before = file.metadata()?;
     let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes)?;
+    let mut head = file.take(limit.saturating_add(1));
+    head.read_to_end(&mut bytes)?;
+    let file = head.into_inner();
     Ok(Some((bytes, Stamps::of(&before, &file.metadata()?))))
 }
 
@@ -327,6 +332,8 @@ struct Stamps {
     /// A write landed during the read (the stamps moved): the bytes may mix
     /// two versions, and the next run reads the file again.
     changed_while_read: bool,
+    /// The file's size once read.
+    size: u64,
 }
 
 impl Stamps {
@@ -334,7 +341,7 @@ impl Stamps {
         use crate::project::{ctime_ns, mtime_ns};
         let (ctime, mtime) = (ctime_ns(before), mtime_ns(before));
         let changed_while_read = ctime != ctime_ns(after) || mtime != mtime_ns(after) || before.len() != after.len();
-        Stamps { mtime_ns: mtime, ctime_ns: ctime, changed_while_read }
+        Stamps { mtime_ns: mtime, ctime_ns: ctime, changed_while_read, size: after.len() }
     }
 }
 
@@ -356,11 +363,30 @@ mod tests {
     }
 
     #[test]
+    fn a_file_grown_past_the_limit_since_the_walk_is_read_no_further() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("grown.rs");
+        std::fs::write(&path, "x".repeat(5000)).unwrap();
+        let (bytes, stamps) = read_regular(&path, 1000).unwrap().unwrap();
+        assert_eq!((bytes.len(), stamps.size), (1001, 5000));
+        let (bytes, _) = read_regular(&path, 5000).unwrap().unwrap();
+        assert_eq!(bytes.len(), 5000, "a file at the limit is read whole");
+        // As the indexer meets it: walked small, read large.
+        let defaults = crate::project::ConfigLayers::default().resolve().unwrap();
+        let config = ResolvedConfig { max_filesize: 1000, ..defaults };
+        let walked = WalkedFile { rel: "grown.rs".into(), abs: path, size: 10, mtime_ns: 0, ctime_ns: 0 };
+        match read_file(&walked, None, &config, false) {
+            Read::Done(Prepared::Skip(SkipReason::TooLarge { size, limit })) => assert_eq!((size, limit), (5000, 1000)),
+            _ => panic!("a grown file is skipped as too large"),
+        }
+    }
+
+    #[test]
     fn a_file_is_judged_by_the_stamps_of_what_was_read() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("a.rs");
         std::fs::write(&path, "fn a() {}\n").unwrap();
-        let (bytes, stamps) = read_regular(&path).unwrap().unwrap();
+        let (bytes, stamps) = read_regular(&path, 1 << 20).unwrap().unwrap();
         let meta = std::fs::metadata(&path).unwrap();
         assert_eq!(bytes, b"fn a() {}\n");
         assert_eq!(

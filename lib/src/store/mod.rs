@@ -216,6 +216,14 @@ impl FileWrite {
     }
 }
 
+/// A cosine as a backend computes it, or None where there is no angle: a
+/// zero vector (a static vector of a text without a token the table knows,
+/// or a query of such a text) gives NaN, which SQLite returns as NULL.
+/// Such a chunk is never near anything; no search fails on it.
+pub(crate) fn cosine_of_row(raw: Option<f64>) -> Option<f32> {
+    raw.filter(|c| c.is_finite()).map(|c| c as f32)
+}
+
 /// A test file's hash, of its path and its chunks as written: as with a
 /// real file's, another content has another hash (a write of the same hash
 /// is taken for the same text, `IndexWriter::write_batch`).

@@ -8,8 +8,8 @@ use postgres::types::ToSql;
 
 use super::PgIndex;
 use crate::store::{
-    ChunkId, FileState, IndexJob, IndexReader, IndexStats, JobState, Scope, Snapshot, StoreError, StoredChunk,
-    StoredFile, VectorCounts, VectorRow, WordTotals,
+    cosine_of_row, ChunkId, FileState, IndexJob, IndexReader, IndexStats, JobState, Scope, Snapshot, StoreError,
+    StoredChunk, StoredFile, VectorCounts, VectorRow, WordTotals,
 };
 
 impl PgIndex {
@@ -139,7 +139,7 @@ impl IndexReader for PgIndex {
             "SELECT 1 - (embedding <=> $2) FROM chunks WHERE id = $1 AND embedding IS NOT NULL",
             &[&id, &Vector::from(query.to_vec())],
         )?;
-        Ok(row.map(|r| r.get::<_, f64>(0) as f32))
+        Ok(row.and_then(|r| cosine_of_row(r.get(0))))
     }
 
     fn static_cosine(&self, id: ChunkId, query: &[f32]) -> Result<Option<f32>, StoreError> {
@@ -147,7 +147,7 @@ impl IndexReader for PgIndex {
             "SELECT 1 - (static_embedding <=> $2) FROM chunks WHERE id = $1 AND static_embedding IS NOT NULL",
             &[&id, &Vector::from(query.to_vec())],
         )?;
-        Ok(row.map(|r| r.get::<_, f64>(0) as f32))
+        Ok(row.and_then(|r| cosine_of_row(r.get(0))))
     }
 
     fn best_word_matches(&self, expr: &str, scope: &Scope, limit: usize) -> Result<Vec<(ChunkId, f64)>, StoreError> {

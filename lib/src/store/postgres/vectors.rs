@@ -7,7 +7,7 @@ use postgres::types::ToSql;
 
 use super::scope::ScopeParams;
 use super::PgIndex;
-use crate::store::{ChunkId, IndexReader, Scope, StoreError};
+use crate::store::{cosine_of_row, ChunkId, IndexReader, Scope, StoreError};
 
 /// Projects with at least this many of the model's vectors get an HNSW
 /// index. Below it an exact scan is fast enough, and exact: results match
@@ -69,7 +69,7 @@ impl PgIndex {
         params.extend(scope.params());
         params.push(&limit);
         let rows = self.rows(&sql, &params)?;
-        Ok(rows.iter().map(|r| (r.get(0), r.get::<_, f64>(1) as f32)).collect())
+        Ok(rows.iter().filter_map(|r| Some((r.get(0), cosine_of_row(r.get(1))?))).collect())
     }
 
     /// `nearest_by` over the chunks of `files` alone, by an exact scan.
@@ -88,7 +88,7 @@ impl PgIndex {
         );
         let (query, limit) = (Vector::from(query.to_vec()), limit.min(i64::MAX as usize) as i64);
         let rows = self.rows(&sql, &[&query, &files, &limit])?;
-        Ok(rows.iter().map(|r| (r.get(0), r.get::<_, f64>(1) as f32)).collect())
+        Ok(rows.iter().filter_map(|r| Some((r.get(0), cosine_of_row(r.get(1))?))).collect())
     }
 
     /// The size of the vectors the HNSW index holds, if the project has one.

@@ -407,10 +407,13 @@ fn is_missing_part(e: &rusqlite::Error) -> bool {
 /// (a blob of another size): every vecgrep writes only whole vectors of one
 /// size, so one it cannot read is damage, not a failed query. It reports
 /// these as a plain SQL error, told apart by its words ("dimension
-/// mistmatch", sic, and the blob checks).
+/// mistmatch", sic, and the blob checks; a blob it cannot take for float32
+/// it tries to read as JSON, which vecgrep never writes).
 fn is_bad_vector(e: &rusqlite::Error) -> bool {
     let text = e.to_string();
-    ["Vector dimension mis", "invalid float32 vector"].iter().any(|words| text.contains(words))
+    ["Vector dimension mis", "invalid float32 vector", "JSON array parsing error"]
+        .iter()
+        .any(|words| text.contains(words))
 }
 
 /// Add `n` to the counter `key` in meta, which starts from 0 when absent.

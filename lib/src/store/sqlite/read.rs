@@ -7,8 +7,8 @@ use rusqlite::{params, OptionalExtension};
 use super::codes::Coded;
 use super::{blob_floats, vector_to_blob, SqliteIndex};
 use crate::store::{
-    ChunkId, IndexJob, IndexReader, IndexStats, Scope, Snapshot, StoreError, StoredChunk, StoredFile, VectorCounts,
-    VectorRow, WordTotals,
+    cosine_of_row, ChunkId, IndexJob, IndexReader, IndexStats, Scope, Snapshot, StoreError, StoredChunk, StoredFile,
+    VectorCounts, VectorRow, WordTotals,
 };
 
 impl IndexReader for SqliteIndex {
@@ -393,8 +393,8 @@ impl SqliteIndex {
             .prepare_cached(&format!(
                 "SELECT 1.0 - vec_distance_cosine({column}, ?2) FROM chunks WHERE id = ?1 AND {column} IS NOT NULL"
             ))
-            .and_then(|mut s| s.query_row(params![id, vector_to_blob(query)], |r| r.get::<_, f64>(0)).optional())
-            .map(|c| c.map(|c| c as f32))
+            .and_then(|mut s| s.query_row(params![id, vector_to_blob(query)], |r| r.get(0)).optional())
+            .map(|c| cosine_of_row(c.flatten()))
             .map_err(|e| self.damaged(e))
     }
 
@@ -461,7 +461,9 @@ impl SqliteIndex {
                     continue;
                 }
             }
-            out.push((row.get(0)?, row.get::<_, f64>(2)? as f32));
+            if let Some(score) = cosine_of_row(row.get(2)?) {
+                out.push((row.get(0)?, score));
+            }
         }
         Ok(out)
     }
