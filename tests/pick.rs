@@ -177,6 +177,23 @@ fn results_come_while_indexing_and_quitting_leaves_the_index_consistent() {
 }
 
 #[test]
+fn a_file_name_is_never_run_by_the_open_command() {
+    // A repository chooses its own file names; the user's template quotes
+    // `{file}` as people do. The name is opened as it is, and runs nothing.
+    let t = Tree::git();
+    let name = "src/up $(touch pwned) `touch pwned2`.py";
+    t.write(name, &read(&sample_project().path().join("src/upload.py")));
+    let opened = t.path().join("opened.txt");
+    let cmd = format!("printf '%s:%s' \"{{file}}\" {{line}} > {}", quote(&opened));
+    let p = Picker::start(&t, "vg-pick", &["--open-cmd", &cmd, "--query", "retry upload"]);
+    p.wait_for("results", |s| !rows(s).is_empty());
+    p.keys(&["Enter"]);
+    assert_eq!(p.exit_status(), 0);
+    assert_eq!(read(&opened), format!("{name}:1"));
+    assert!(!t.path().join("pwned").exists() && !t.path().join("pwned2").exists(), "the name ran a command");
+}
+
+#[test]
 fn a_projects_own_open_cmd_is_not_run_unless_allowed() {
     let t = sample_project();
     let marker = t.path().join("pwned");

@@ -11,8 +11,8 @@ use crate::records::HitRecord;
 /// What Enter does with the picked results.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum OpenPlan {
-    /// Run this template through `sh -c` once per result, with `{file}`,
-    /// `{line}` and `{end_line}` filled in (shell-quoted).
+    /// Run this template for the picked result, through `sh -c` with
+    /// `{file}`, `{line}` and `{end_line}` filled in (`expand`).
     Command(String),
     /// Print `path:line` for each result on stdout.
     Print,
@@ -60,39 +60,74 @@ pub fn editor_template(editor: &str) -> String {
     }
 }
 
-/// Fill in `{file}`, `{line}` and `{end_line}`; the file name is quoted for
-/// the shell, so a name with spaces or quotes stays one argument, and one
-/// starting with `-` is written `./-…`, so that no command reads it as an
-/// option.
-pub fn expand(template: &str, file: &str, line: usize, end_line: usize) -> String {
-    let file = if file.starts_with('-') { format!("./{file}") } else { file.to_string() };
-    let values = [("{file}", shell_quote(&file)), ("{end_line}", end_line.to_string()), ("{line}", line.to_string())];
-    // One pass over the template: a placeholder inside a value put in (a
-    // file named `{line}.py`) is that value's text, never replaced again.
-    let mut out = String::with_capacity(template.len() + file.len());
-    let mut rest = template;
-    while !rest.is_empty() {
-        match values.iter().find(|(name, _)| rest.starts_with(name)) {
-            Some((name, value)) => {
-                out.push_str(value);
-                rest = &rest[name.len()..];
-            }
-            None => {
-                let c = rest.chars().next().expect("not empty");
-                out.push(c);
-                rest = &rest[c.len_utf8()..];
-            }
-        }
-    }
-    out
+/// A command to open a file with: `sh -c SCRIPT sh FILE`. The file's name
+/// reaches the shell as its first argument, never as text of the script, so
+/// no name (`$(…)`, quotes, backquotes) can run anything, however the
+/// user's template quotes `{file}`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OpenCommand {
+    pub script: String,
+    pub file: String,
 }
 
-/// `s` as one word for `sh`.
-pub fn shell_quote(s: &str) -> String {
-    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+,:@%".contains(c)) {
-        return s.to_string();
+impl OpenCommand {
+    /// The process to run, in `cwd`.
+    pub fn process(&self, cwd: &Path) -> std::process::Command {
+        let mut command = std::process::Command::new("sh");
+        command.arg("-c").arg(&self.script).arg("sh").arg(&self.file).current_dir(cwd);
+        command
     }
-    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// Where a template's text stands as `sh` reads it.
+#[derive(Clone, Copy, PartialEq)]
+enum Quoting {
+    None,
+    Single,
+    Double,
+}
+
+/// Fill in `{file}`, `{line}` and `{end_line}`: the file as a reference to
+/// the shell's first argument, written for where it stands (bare, inside
+/// `"…"` or inside `'…'`), so that a name with spaces or quotes stays one
+/// argument; one starting with `-` is passed as `./-…`, so that no command
+/// reads it as an option.
+pub fn expand(template: &str, file: &str, line: usize, end_line: usize) -> OpenCommand {
+    let file = if file.starts_with('-') { format!("./{file}") } else { file.to_string() };
+    let numbers = [("{end_line}", end_line.to_string()), ("{line}", line.to_string())];
+    // One pass over the template: a placeholder is replaced once, and the
+    // name is never put into the script at all.
+    let mut script = String::with_capacity(template.len() + 16);
+    let mut quoting = Quoting::None;
+    let mut rest = template;
+    while let Some(c) = rest.chars().next() {
+        if rest.starts_with("{file}") {
+            script.push_str(match quoting {
+                Quoting::None => "\"${1}\"",
+                Quoting::Double => "${1}",
+                Quoting::Single => "'\"${1}\"'",
+            });
+            rest = &rest["{file}".len()..];
+            continue;
+        }
+        if let Some((name, value)) = numbers.iter().find(|(name, _)| rest.starts_with(name)) {
+            script.push_str(value);
+            rest = &rest[name.len()..];
+            continue;
+        }
+        let escaped = c == '\\' && quoting != Quoting::Single;
+        quoting = match (quoting, c) {
+            (Quoting::None, '\'') => Quoting::Single,
+            (Quoting::None, '"') => Quoting::Double,
+            (Quoting::Single, '\'') | (Quoting::Double, '"') => Quoting::None,
+            (q, _) => q,
+        };
+        // A backslash outside single quotes takes the next character as it is.
+        let taken = if escaped { rest.chars().take(2).map(char::len_utf8).sum() } else { c.len_utf8() };
+        script.push_str(&rest[..taken]);
+        rest = &rest[taken..];
+    }
+    OpenCommand { script, file }
 }
 
 /// What one picker row shows.
@@ -219,16 +254,29 @@ mod tests {
         assert_eq!(editor_template("/usr/bin/hx"), "/usr/bin/hx {file}:{line}");
     }
 
+    /// What `sh` runs for `template` with `file`: the arguments it is given.
+    fn opened(template: &str, file: &str) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let out = expand(template, file, 3, 9).process(dir.path()).output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none(), "{template} with {file} wrote a file");
+        String::from_utf8(out.stdout).unwrap()
+    }
+
     #[test]
-    fn expansion_quotes_the_file_for_the_shell() {
-        assert_eq!(expand("vi +{line} {file}", "src/a.rs", 12, 20), "vi +12 src/a.rs");
-        assert_eq!(expand("e {file}:{line}-{end_line}", "it's here.rs", 3, 9), r"e 'it'\''s here.rs':3-9");
-        assert_eq!(shell_quote("$(rm -rf ~)"), "'$(rm -rf ~)'");
-        assert_eq!(shell_quote(""), "''");
-        assert_eq!(expand("vim +{line} {file}", "-rf.py", 1, 1), "vim +1 ./-rf.py");
-        // A file whose name holds a placeholder is opened by that name.
-        assert_eq!(expand("ed +{line} {file} {end_line}", "{line}.py", 3, 5), "ed +3 '{line}.py' 5");
-        assert_eq!(expand("ed {file}", "{end_line}{file}", 3, 5), "ed '{end_line}{file}'");
+    fn a_file_name_reaches_the_command_as_one_argument_whatever_the_quotes() {
+        let print = "printf '<%s>' ";
+        for name in ["src/a.rs", "it's here.rs", "$(touch pwned).rs", "`touch pwned`\"'.rs", "a  b*.rs", "{line}.py"] {
+            for template in ["{file}", "\"{file}\"", "'{file}'", "\"at {file}\"", "x'{file}'y"] {
+                let got = opened(&format!("{print}{template} {{line}}"), name);
+                let expected = template.replace(['"', '\''], "").replace("{file}", name);
+                assert_eq!(got, format!("<{expected}><3>"), "{template} with {name}");
+            }
+        }
+        assert_eq!(opened("printf '<%s>' {file}", "-rf.py"), "<./-rf.py>");
+        // An escaped quote does not open a quoted stretch.
+        assert_eq!(opened("printf '<%s>' \\\"{file}", "a b"), "<\"a b>");
+        assert_eq!(opened("printf '<%s>' {line}-{end_line}", "a"), "<3-9>");
     }
 
     #[test]

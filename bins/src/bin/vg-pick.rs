@@ -358,16 +358,12 @@ fn finish(output: SkimOutput, config: &ResolvedConfig, cwd: &Path) -> Result<u8>
         OpenPlan::Command(template) => {
             let item = picked[0];
             let command = pick::expand(&template, &item.path, item.hit.start_line, item.hit.end_line);
-            let status = std::process::Command::new("sh")
-                .arg("-c")
-                .arg(&command)
-                .current_dir(cwd)
-                .status()
-                .with_context(|| format!("cannot run {command:?}"))?;
+            let shown = format!("{:?} on {:?}", template, command.file);
+            let status = command.process(cwd).status().with_context(|| format!("cannot run {shown}"))?;
             if status.success() {
                 Ok(EXIT_FOUND)
             } else {
-                note(TOOL, false, &format!("{command:?} failed ({status})"));
+                note(TOOL, false, &format!("{shown} failed ({status})"));
                 Ok(EXIT_ERROR)
             }
         }

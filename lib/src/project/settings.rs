@@ -531,7 +531,8 @@ settings! {
     mode: SearchMode => SearchMode = SearchMode::default(), raw SearchMode, check unchecked,
         shown Some("hybrid"), switch false, only None, plain;
     /// The picker's command for opening a result (`{file}`, `{line}`,
-    /// `{end_line}`); TrustRule applies.
+    /// `{end_line}`; the file reaches `sh -c` as an argument, never as
+    /// script text); TrustRule applies.
     open_cmd: String => Option<String> = None, raw String, check unchecked,
         shown Some("$VISUAL or $EDITOR at the line"), switch false, only None, trusted;
     /// The embedding server's endpoint (OpenAI-compatible `/v1/embeddings`)
