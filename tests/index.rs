@@ -1034,11 +1034,15 @@ fn followed_links_never_walk_out_of_the_root_or_the_paths_given() {
 fn a_projects_own_config_cannot_make_a_run_larger_unless_trusted() {
     let t = sample_project();
     t.write("data/big.py", &"x = 1\n".repeat(200_000));
-    t.project_config("max_filesize = 100000000\nchunk_size = 50\nchunk_overlap = 10\nindex_warn_threshold = 0\n");
+    t.project_config(
+        "max_filesize = 100000000\nchunk_size = 50\nchunk_overlap = 10\nindex_warn_threshold = 0\nembed_all = true\n",
+    );
     let o = run(&mut t.cmd("vg-index", "."));
     assert_code(&o, 0);
     let err = stderr(&o);
-    assert!(err.contains("holding max_filesize = 100000000, chunk_size = 50, index_warn_threshold = 0 of"), "{err}");
+    let held = "holding max_filesize = 100000000, chunk_size = 50, index_warn_threshold = 0, embed_all = true of";
+    assert!(err.contains(held), "{err}");
+    assert_eq!(summary(&o)["embedded"], 0, "no chunk embedded by the model: {}", stdout(&o));
     let skip = of_type(&records(&o), "skip").iter().find(|s| s["file"] == "data/big.py").map(|s| s["reason"].clone());
     assert_eq!(skip, Some(serde_json::Value::from("too_large")), "{}", stdout(&o));
     assert!(summary(&o)["chunks"].as_u64().unwrap() < 10, "{}", stdout(&o));

@@ -420,7 +420,7 @@ pub fn resolve_config(tool: &str, root: &ProjectRoot, cli: ConfigValues) -> Resu
             tool,
             config.quiet,
             &format!(
-                "holding {} of {} to the defaults: a repository's own config may make a run smaller, not larger, unless trusted (--trust-project-config)",
+                "holding {} of {} to your own settings or the defaults: a repository's own config may make a run or a server's limits smaller, not larger, unless trusted (--trust-project-config)",
                 asked.join(", "),
                 path.display()
             ),

@@ -168,28 +168,37 @@ impl ConfigLayers {
     }
 
     /// TrustRule's bounds: the settings that decide how much a run reads,
-    /// cuts and stores without asking may be made stricter than their
-    /// defaults by an untrusted project's file, never looser (issue 42: a
+    /// cuts, embeds and stores without asking, and how much a server it
+    /// starts answers one client, may be made stricter than their defaults
+    /// by an untrusted project's file, never looser (issue 42: a
     /// repository's `max_filesize`, `chunk_size` and `index_warn_threshold`
-    /// made a 3 MB file 60,001 chunks and a 103 MB index, unasked).
+    /// made a 3 MB file 60,001 chunks and a 103 MB index, unasked). One held
+    /// takes what the user's own layers (command line, global config) ask.
     fn bound_untrusted(&self, config: &mut ResolvedConfig) {
         let Some((path, _)) = self.project.as_ref().filter(|_| !self.project_trusted()) else { return };
         let default = super::settings::resolve_plain(&[]);
+        let own_layers: Vec<&ConfigValues> =
+            std::iter::once(&self.cli).chain(self.global.iter().map(|(_, v)| v)).collect();
+        let own = super::settings::resolve_plain(&own_layers);
         let shown = path.display().to_string();
-        let from_project = |key: &str| self.source_of(key).as_ref() == Some(&shown);
+        let c = &*config;
+        let looser = [
+            ("max_filesize", c.max_filesize > default.max_filesize, c.max_filesize.to_string()),
+            ("chunk_size", c.chunk_size < default.chunk_size, c.chunk_size.to_string()),
+            (
+                "index_warn_threshold",
+                c.index_warn_threshold == 0 || c.index_warn_threshold > default.index_warn_threshold,
+                c.index_warn_threshold.to_string(),
+            ),
+            ("embed_all", c.embed_all && !default.embed_all, c.embed_all.to_string()),
+            ("rate_limit", c.rate_limit == 0 || c.rate_limit > default.rate_limit, c.rate_limit.to_string()),
+        ];
         let mut bounded = Vec::new();
-        if from_project("max_filesize") && config.max_filesize > default.max_filesize {
-            bounded.push(format!("max_filesize = {}", config.max_filesize));
-            config.max_filesize = default.max_filesize;
-        }
-        if from_project("chunk_size") && config.chunk_size < default.chunk_size {
-            bounded.push(format!("chunk_size = {}", config.chunk_size));
-            config.chunk_size = default.chunk_size;
-        }
-        let asks_less = config.index_warn_threshold == 0 || config.index_warn_threshold > default.index_warn_threshold;
-        if from_project("index_warn_threshold") && asks_less {
-            bounded.push(format!("index_warn_threshold = {}", config.index_warn_threshold));
-            config.index_warn_threshold = default.index_warn_threshold;
+        for (key, is_looser, asked) in looser {
+            if is_looser && self.source_of(key).as_ref() == Some(&shown) {
+                bounded.push(format!("{key} = {asked}"));
+                hold_to(config, &own, key);
+            }
         }
         config.bounded = (!bounded.is_empty()).then(|| (path.clone(), bounded));
     }
@@ -240,6 +249,18 @@ impl ConfigLayers {
             return Some("the command line".to_string());
         }
         self.project.iter().chain(self.global.iter()).find(|(_, v)| v.sets(key)).map(|(p, _)| p.display().to_string())
+    }
+}
+
+/// `config`'s `key` set to what `own` holds (`bound_untrusted`'s keys).
+fn hold_to(config: &mut ResolvedConfig, own: &ResolvedConfig, key: &str) {
+    match key {
+        "max_filesize" => config.max_filesize = own.max_filesize,
+        "chunk_size" => config.chunk_size = own.chunk_size,
+        "index_warn_threshold" => config.index_warn_threshold = own.index_warn_threshold,
+        "embed_all" => config.embed_all = own.embed_all,
+        "rate_limit" => config.rate_limit = own.rate_limit,
+        _ => unreachable!("{key} is not a bounded setting"),
     }
 }
 
@@ -388,6 +409,8 @@ mod tests {
             match s.key {
                 // The project cannot trust itself (TrustRule).
                 "trust_project_config" => assert!(!taken && !passed_over),
+                // A run embedding everything is larger than the default: held (TrustRule's bounds).
+                "embed_all" => assert!(!taken && r.bounded.as_ref().is_some_and(|(_, asked)| asked.len() == 1)),
                 _ if s.trusted => {
                     assert!(!taken && passed_over, "{} is trusted: an untrusted project may not set it", s.key)
                 }
@@ -414,6 +437,24 @@ mod tests {
         assert_eq!((r.max_filesize, r.chunk_size, r.bounded), (100_000_000, 50, None));
         let r = ConfigLayers { global: project(loose), ..Default::default() }.resolve().unwrap();
         assert_eq!((r.chunk_size, r.index_warn_threshold), (50, 0));
+        // Neither a run embedding everything nor a server without its limit.
+        let r = ConfigLayers { project: project("embed_all = true\nrate_limit = 0\n"), ..Default::default() };
+        let r = r.resolve().unwrap();
+        assert_eq!((r.embed_all, r.rate_limit, r.bounded.unwrap().1.len()), (false, 120, 2));
+        let r = ConfigLayers { project: project("rate_limit = 1000\n"), ..Default::default() }.resolve().unwrap();
+        assert_eq!(r.rate_limit, 120);
+        let r = ConfigLayers { project: project("rate_limit = 10\n"), ..Default::default() }.resolve().unwrap();
+        assert_eq!((r.rate_limit, r.bounded), (10, None));
+    }
+
+    #[test]
+    fn a_setting_held_takes_what_the_users_own_layers_ask() {
+        let layer_of = |text: &str| Some(("g.toml".into(), layer(text)));
+        let global = layer_of("chunk_size = 300\nmax_filesize = 10000000\nrate_limit = 0\n");
+        let project = Some(("p.toml".into(), layer("chunk_size = 400\nmax_filesize = 5000000\nrate_limit = 500\n")));
+        let r = ConfigLayers { global, project, ..Default::default() }.resolve().unwrap();
+        assert_eq!((r.chunk_size, r.max_filesize, r.rate_limit), (300, 10_000_000, 0));
+        assert_eq!(r.bounded.unwrap().1.len(), 3);
     }
 
     #[test]
