@@ -194,6 +194,15 @@ fn a_file_name_is_never_run_by_the_open_command() {
 }
 
 #[test]
+fn a_query_too_long_is_said_to_be_too_long() {
+    let t = sample_project();
+    let long = "a".repeat(5000);
+    let p = Picker::start(&t, "vg-pick", &[&long]);
+    let screen = p.wait_for("the refusal", |s| s.contains("the query is 5000 bytes"));
+    assert!(!screen.contains("unavailable"), "not the model's absence:\n{screen}");
+}
+
+#[test]
 fn a_projects_own_open_cmd_is_not_run_unless_allowed() {
     let t = sample_project();
     let marker = t.path().join("pwned");

@@ -453,6 +453,18 @@ fn stats_files(t: &Tree) -> u64 {
     records(&o)[0]["files"].as_u64().unwrap()
 }
 
+#[test]
+fn a_model_that_cannot_load_leaves_the_index_as_it_was() {
+    let t = sample_project();
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    let o = run(t.cmd("vg-index", ".").args(["--embedder-model", "no-such-model"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("no-such-model"), "{}", stderr(&o));
+    let o = run(t.cmd("vg-index", ".").args(["--stats", "--json"]));
+    assert_eq!(records(&o)[0]["complete"], true, "{}", stdout(&o));
+    assert_eq!(verify(&t)["ok"], true);
+}
+
 /// A run over the whole project killed after it began changing the index
 /// leaves it marked incomplete (`stats`' `complete`), and a `--no-index`
 /// search says so; a run over part of the project leaves the mark, and the

@@ -162,7 +162,7 @@ pub struct AnswerArgs {
     /// The chat model to ask.
     #[arg(long, value_name = "NAME")]
     pub llm_model: Option<String>,
-    /// What may leave the machine: local_only (nothing: a chat model or embedding server not on loopback is refused, and the search still answers), cloud_reasoning_ok (the question and the top results may go to the chat model), cloud_embedding_ok (the embedding server too).
+    /// What may leave the machine: local_only (nothing: a chat model or embedding server not on loopback is refused: --ask warns and still answers from the search, --answer fails before anything is sent), cloud_reasoning_ok (the question and the top results may go to the chat model), cloud_embedding_ok (the embedding server too).
     #[arg(long, value_name = "MODE", value_parser = PossibleValuesParser::new(PrivacyMode::NAMES))]
     pub privacy_mode: Option<String>,
     /// Results sent to the model, best first (1 to 20).

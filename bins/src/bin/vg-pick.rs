@@ -359,7 +359,13 @@ fn finish(output: SkimOutput, config: &ResolvedConfig, cwd: &Path) -> Result<u8>
             let item = picked[0];
             let command = pick::expand(&template, &item.path, item.hit.start_line, item.hit.end_line);
             let shown = format!("{:?} on {:?}", template, command.file);
-            let status = command.process(cwd).status().with_context(|| format!("cannot run {shown}"))?;
+            // The editor is the user's, not a tool vecgrep runs: its own
+            // tools name themselves (`vecgrep -i` set RUN_BY_ENV for vg-pick).
+            let status = command
+                .process(cwd)
+                .env_remove(vecgrep_bins::app::RUN_BY_ENV)
+                .status()
+                .with_context(|| format!("cannot run {shown}"))?;
             if status.success() {
                 Ok(EXIT_FOUND)
             } else {

@@ -230,23 +230,25 @@ fn run_to_end(
     // A rebuilt index holds only what this run walks: one over part of the
     // project leaves the rest out, as an unfinished run would.
     let was_unfinished = store.run_unfinished()? || rebuild.needed;
+    // What a rebuild embeds with must load before the old index goes, and
+    // before the mark: a model that cannot load (`--embedder-model foo`)
+    // leaves the index as it was, not marked unfinished.
+    if rebuild.needed && !plan.work.is_empty() {
+        if embedders.embeds_fully(req.config) {
+            if embedders.needs_loading(plan.work.len()) {
+                obs.loading_model();
+            }
+            embedders.load_for(plan.work.len())?;
+        } else {
+            embedders.statics()?;
+        }
+    }
     if changes && alters_files(&plan, rebuild.needed || recheck_generated) {
         // Before the first change, so that a run killed at any point
         // leaves the mark (a reset index would look whole without it).
         store.set_run_unfinished(true)?;
     }
     if rebuild.needed {
-        // What the run embeds with must load before the old index goes.
-        if !plan.work.is_empty() {
-            if embedders.embeds_fully(req.config) {
-                if embedders.needs_loading(plan.work.len()) {
-                    obs.loading_model();
-                }
-                embedders.load_for(plan.work.len())?;
-            } else {
-                embedders.statics()?;
-            }
-        }
         say_change(obs);
         store = store::reset_or_remake(req.root, store, &rebuild.wanted, &mut |m| obs.note(m))?;
         // An index made again starts without the mark.

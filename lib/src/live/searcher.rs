@@ -126,6 +126,9 @@ impl Searcher {
     }
 
     fn search_with(&self, store: &mut StoreSlot, request: &SearchRequest<'_>) -> Result<Vec<Hit>> {
+        // A query no model could take is the query's fault, said as such,
+        // never taken for the model's absence (`ModelUnavailable`).
+        search::check_query(request.query)?;
         match super::open_slot(store, &self.live.target.root) {
             Ok(()) => {}
             Err(_) if !self.live.progress().ran => return Ok(Vec::new()),

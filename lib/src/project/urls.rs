@@ -11,7 +11,9 @@ pub(crate) fn shown_url(url: &str) -> String {
         Some((before, _)) => (before, "?…"),
         None => (rest, ""),
     };
-    let authority_end = rest.find('/').unwrap_or(rest.len());
+    // The authority ends where the path or the fragment begins, as the
+    // request sees it: `http://127.0.0.1:9#@example.com` goes to 127.0.0.1.
+    let authority_end = rest.find(['/', '#']).unwrap_or(rest.len());
     match rest[..authority_end].rfind('@') {
         Some(at) => format!("{scheme}://…@{}{query}", &rest[at + 1..]),
         None => format!("{scheme}://{rest}{query}"),
@@ -97,5 +99,8 @@ mod tests {
         assert_eq!(shown_url("http://h:8/v1/embeddings?key=s3cret"), "http://h:8/v1/embeddings?…");
         assert_eq!(shown_url("http://h:8/v1/embeddings"), "http://h:8/v1/embeddings");
         assert_eq!(shown_url("not a url"), "not a url");
+        // An @ after the fragment's # is no user part: the host is the one before.
+        assert_eq!(shown_url("http://127.0.0.1:9#@example.com/v1"), "http://127.0.0.1:9#@example.com/v1");
+        assert_eq!(shown_url("http://u:p@h#x@y"), "http://…@h#x@y");
     }
 }
