@@ -14,6 +14,8 @@
 #       (../transformer/requirements.txt; TORCH_PYTHON names it)
 #   train/reranker/rebuild.sh smoke DIR OUT  the train step in miniature on
 #       this machine's CPU (TORCH_PYTHON as above): checks the script
+#   train/reranker/rebuild.sh train DIR OUT --cpu --variants L2-128 --pairs 20000
+#       --budget 6000  the small variant on two CPU cores, about 80 minutes
 #
 # What each step does and what it found: README.md beside this script.
 set -euo pipefail
@@ -21,7 +23,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 cache=${VECGREP_TRAIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/vecgrep/train}
 step() { echo "rebuild: $* ($(date +%H:%M:%S))" >&2; }
-usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 # shellcheck source=../pack-inputs.sh
 source "$repo/train/pack-inputs.sh"
 

@@ -28,17 +28,18 @@ sys.path[:0] = [os.path.join(HERE, "..", "transformer"), os.path.join(HERE, ".."
 sys.path.insert(0, HERE)
 import finetune  # noqa: E402  (train/transformer: MiniLM's loader, tokenizer, export)
 import onnx_int8  # noqa: E402
+from negatives import GROUP, SEED, Groups, package_negatives  # noqa: E402
 from orders import joined, orders_of, reciprocal_rank  # noqa: E402
 
 QUERY_TOKENS = 64
-SEED = 7
-GROUP = 8  # a question's positive and its negatives, scored together
-HARD = 5  # of the negatives, those from the base model's nearest codes; the rest at random
 # Each variant starts from MiniLM, keeping its first `layers` layers.
 VARIANTS = [
     {"name": "L6-256", "layers": 6, "tokens": 256, "lr": 3e-5, "epochs": 1, "batch": 32},
     {"name": "L3-192", "layers": 3, "tokens": 192, "lr": 5e-5, "epochs": 1, "batch": 32},
     {"name": "L6-256-e2", "layers": 6, "tokens": 256, "lr": 3e-5, "epochs": 2, "batch": 32},
+    # The one that trains on two CPU cores (`--cpu`): about 44 sequences a
+    # second against L6-256's 4, so 20,000 groups fit in an hour and a half.
+    {"name": "L2-128", "layers": 2, "tokens": 128, "lr": 5e-5, "epochs": 1, "batch": 16},
 ]
 log = finetune.log
 
@@ -95,28 +96,12 @@ def mine_negatives(pack, tok, pairs, device):
     c = finetune.embed_all(base, tok.ids([candidate_text(p["path"], p["code"]) for p in pairs], finetune.MAX_TOKENS),
                            device)
     del base
-    same_code, same_query = {}, {}
-    for i, p in enumerate(pairs):
-        same_code.setdefault(p["code"], set()).add(i)
-        same_query.setdefault(p["query"], set()).add(i)
-    by_lang = {}
-    for i, p in enumerate(pairs):
-        by_lang.setdefault(p["lang"], []).append(i)
-    rng = random.Random(SEED)
+    groups, rng = Groups(pairs), random.Random(SEED)
     out = []
     for start in range(0, len(pairs), 4096):
         near = torch.topk(q[start:start + 4096] @ c.T, k=min(32, len(pairs)), dim=1).indices.cpu().numpy()
         for row, i in zip(near, range(start, start + len(near))):
-            p = pairs[i]
-            banned = same_code[p["code"]] | same_query[p["query"]]
-            hard = [int(j) for j in row if int(j) not in banned][:20]
-            chosen = rng.sample(hard, min(HARD, len(hard)))
-            pool = by_lang[p["lang"]] if len(by_lang[p["lang"]]) > GROUP * 2 else range(len(pairs))
-            while len(chosen) < GROUP - 1:
-                j = rng.choice(pool)
-                if j not in banned and j not in chosen:
-                    chosen.append(j)
-            out.append(chosen)
+            out.append(groups.negatives_of(i, [int(j) for j in row], rng, nearest=20))
     return out
 
 
@@ -162,12 +147,13 @@ class Candidates:
                       if r["hits"] else [] for r in self.questions]
 
     @torch.no_grad()
-    def scores(self, model, tokens, device):
-        """The reranker's score of each question's candidates."""
+    def scores(self, model, tokens, device, first=None):
+        """The reranker's score of each question's `first` (or all) candidates."""
         model.eval()
         join = Pairs(self.tok, tokens)
         out = []
         for qi, cs in enumerate(self.c_ids):
+            cs = cs[:first]
             if not cs:
                 out.append(np.zeros(0))
                 continue
@@ -248,20 +234,27 @@ def main():
     ap.add_argument("--variants", help="comma-separated names of VARIANTS to train (default: all that fit the budget)")
     ap.add_argument("--budget", type=float, default=400,
                     help="seconds for mining, training and evals before export (the device allows 600 a call)")
+    ap.add_argument("--cpu", action="store_true",
+                    help="train on the CPU: negatives from each pair's package, not mined by MiniLM, and only each "
+                         "question's first 10 candidates scored, as vecgrep would (pick a variant that fits, L2-128)")
+    ap.add_argument("--pairs", type=int, help="train on a seeded sample of this many pairs, so that the schedule "
+                                              "ends within the budget")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    if device == "cpu" and not args.smoke:
-        sys.exit("rerank: no GPU here; --smoke checks the script on the CPU")
+    if device == "cpu" and not (args.smoke or args.cpu):
+        sys.exit("rerank: no GPU here; --smoke checks the script on the CPU, --cpu trains a small variant on it")
     torch.backends.cuda.matmul.allow_tf32 = True
     tok = finetune.Tok(args.pack)
     only = {"sb/flask", "doc/py-logging"} if args.smoke else None
     candidates = Candidates(args.pack, tok, only, 12 if args.smoke else None)
     pairs = finetune.read_records(args.pack, "rerank-pairs.jsonl.xz", 64 if args.smoke else None)
+    if args.pairs and args.pairs < len(pairs):
+        pairs = random.Random(SEED).sample(pairs, args.pairs)
     log(f"{len(pairs)} pairs, {len(candidates.questions)} eval questions")
-    negatives = mine_negatives(args.pack, tok, pairs, device)
+    negatives = package_negatives(pairs) if args.cpu else mine_negatives(args.pack, tok, pairs, device)
     log("negatives mined")
-    report = {"variants": [], "vecgrep": candidates.figures(orders_of([np.zeros(len(r["hits"])) for r in
+    report = {"variants": [], "negatives": "package" if args.cpu else "mined", "pairs": len(pairs), "vecgrep": candidates.figures(orders_of([np.zeros(len(r["hits"])) for r in
                                                                        candidates.questions])["vecgrep"], args.out, "vecgrep")}
     if os.path.exists(os.path.join(args.pack, "pack.json")):
         report["pack"] = json.load(open(os.path.join(args.pack, "pack.json")))
@@ -278,7 +271,7 @@ def main():
             variant = {**variant, "batch": 4, "tokens": 128}
         model = CrossEncoder(args.pack, variant["layers"], device)
         steps = train(model, pairs, negatives, tok, variant, device, deadline - 45)
-        scores = candidates.scores(model, variant["tokens"], device)
+        scores = candidates.scores(model, variant["tokens"], device, 10 if args.cpu else None)
         # A variant the deadline stopped never decayed its learning rate: it says so.
         total = max(1, len(pairs) // variant["batch"]) * variant["epochs"]
         entry = {**variant, "steps": steps, "steps_planned": total, "partial": steps < total, "orders": {}}

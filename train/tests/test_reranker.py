@@ -1,12 +1,14 @@
 """The reranker's measurement (train/reranker/orders.py): a question and a
 candidate become one sequence within the window, each order measured keeps
 every candidate once, and a docstring question is scored as run_eval.py
-scores it."""
+scores it. The CPU run's negatives (negatives.py) come from the pair's
+package and never answer its question."""
 import os
 import sys
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reranker"))
+import negatives  # noqa: E402
 import orders  # noqa: E402
 
 CLS, SEP = 101, 102
@@ -62,3 +64,37 @@ class ReciprocalRank(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class PackageNegatives(unittest.TestCase):
+    def pairs(self):
+        out = []
+        for pkg, lang, n in (("a", "py", 12), ("b", "py", 12), ("c", "go", 20)):
+            out += [{"query": f"{pkg} q{i}", "code": f"{pkg} code {i}", "package": pkg, "lang": lang} for i in range(n)]
+        # A copy of a's first code, and a second question asking what a's first asks.
+        out.append({"query": "a q0", "code": "a other", "package": "a", "lang": "py"})
+        out.append({"query": "a copy", "code": "a code 0", "package": "a", "lang": "py"})
+        return out
+
+    def test_each_pair_gets_its_packages_codes_and_never_its_answer(self):
+        pairs = self.pairs()
+        got = negatives.package_negatives(pairs)
+        self.assertEqual(len(got), len(pairs))
+        for i, (p, negs) in enumerate(zip(pairs, got)):
+            self.assertEqual(len(negs), negatives.GROUP - 1)
+            self.assertEqual(len(set(negs)), len(negs), "a negative twice")
+            for j in negs:
+                self.assertNotEqual(pairs[j]["code"], p["code"], f"pair {i}: its own code")
+                self.assertNotEqual(pairs[j]["query"], p["query"], f"pair {i}: a pair asking the same")
+            same = sum(pairs[j]["package"] == p["package"] for j in negs)
+            self.assertGreaterEqual(same, negatives.HARD, f"pair {i}: too few of its package")
+            self.assertTrue(all(pairs[j]["lang"] == p["lang"] for j in negs), f"pair {i}: another language")
+
+    def test_the_same_pairs_give_the_same_negatives(self):
+        self.assertEqual(negatives.package_negatives(self.pairs()), negatives.package_negatives(self.pairs()))
+
+    def test_a_small_package_is_filled_from_its_language(self):
+        pairs = self.pairs() + [{"query": "lone", "code": "lone code", "package": "z", "lang": "go"}]
+        negs = negatives.package_negatives(pairs)[-1]
+        self.assertEqual(len(negs), negatives.GROUP - 1)
+        self.assertTrue(all(pairs[j]["lang"] == "go" and pairs[j]["package"] == "c" for j in negs))
