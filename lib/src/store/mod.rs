@@ -221,7 +221,13 @@ impl FileWrite {
 /// or a query of such a text) gives NaN, which SQLite returns as NULL.
 /// Such a chunk is never near anything; no search fails on it.
 pub(crate) fn cosine_of_row(raw: Option<f64>) -> Option<f32> {
-    raw.filter(|c| c.is_finite()).map(|c| c as f32)
+    finite_cosine(raw).map(|c| c as f32)
+}
+
+/// `cosine_of_row` at the backend's precision, for an order that ties
+/// break as the exact scan's do.
+pub(crate) fn finite_cosine(raw: Option<f64>) -> Option<f64> {
+    raw.filter(|c| c.is_finite())
 }
 
 /// A test file's hash, of its path and its chunks as written: as with a

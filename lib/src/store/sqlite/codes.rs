@@ -30,7 +30,7 @@ use std::collections::HashSet;
 use rusqlite::{params, OptionalExtension, Transaction};
 
 use super::{add_to_meta, blob_floats, SqliteIndex};
-use crate::store::{cosine_of_row, ChunkId, IndexReader, Scope, SignCodes, StoreError};
+use crate::store::{finite_cosine, ChunkId, IndexReader, Scope, SignCodes, StoreError};
 
 /// The tables of the codes, added within schema 5 (an index opened for
 /// writing gains them; without them, searches scan every row), and the
@@ -466,20 +466,20 @@ impl SqliteIndex {
             ))
             .map_err(damaged)?;
         let query = super::vector_to_blob(query);
-        let mut scored: Vec<(f32, String, i64, ChunkId)> = Vec::with_capacity(ids.len());
+        let mut scored: Vec<(f64, String, i64, ChunkId)> = Vec::with_capacity(ids.len());
         for &id in ids {
             let row = find
                 .query_row(params![id, query], |r| Ok((r.get(0)?, r.get::<_, String>(1)?, r.get(2)?)))
                 .optional()
                 .map_err(damaged)?;
-            if let Some((Some(score), path, line)) = row.map(|(s, p, l)| (cosine_of_row(s), p, l)) {
+            if let Some((Some(score), path, line)) = row.map(|(s, p, l)| (finite_cosine(s), p, l)) {
                 if scope.admits(&path) {
                     scored.push((score, path, line, id));
                 }
             }
         }
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
-        Ok(scored.into_iter().take(limit).map(|(score, _, _, id)| (id, score)).collect())
+        Ok(scored.into_iter().take(limit).map(|(score, _, _, id)| (id, score as f32)).collect())
     }
 }
 
