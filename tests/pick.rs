@@ -194,6 +194,15 @@ fn a_file_name_is_never_run_by_the_open_command() {
 }
 
 #[test]
+fn an_open_command_whose_quoting_cannot_be_followed_is_refused_before_the_picker() {
+    let t = sample_project();
+    let p = Picker::start(&t, "vg-pick", &["--open-cmd", "vi \"$(dirname {file})\"", "--query", "retry upload"]);
+    assert_eq!(p.exit_status(), 2);
+    let screen = p.screen();
+    assert!(screen.contains("vg-pick: open_cmd: a {file} after $(…)"), "{screen}");
+}
+
+#[test]
 fn a_query_too_long_is_said_to_be_too_long() {
     let t = sample_project();
     let long = "a".repeat(5000);

@@ -62,8 +62,10 @@ pub fn editor_template(editor: &str) -> String {
 
 /// A command to open a file with: `sh -c SCRIPT sh FILE`. The file's name
 /// reaches the shell as its first argument, never as text of the script, so
-/// no name (`$(…)`, quotes, backquotes) can run anything, however the
-/// user's template quotes `{file}`.
+/// no name (`$(…)`, quotes, backquotes) is read as shell, however the
+/// user's template quotes `{file}`. A program the template hands the name
+/// to as script of its own (`ssh host "vi {file}"`, `vim -c 'e {file}'`)
+/// reads it as such: that is the template's to avoid.
 #[derive(Clone, Debug, PartialEq)]
 pub struct OpenCommand {
     pub script: String,
@@ -87,21 +89,30 @@ enum Quoting {
     Double,
 }
 
+/// Why a template's `{file}` cannot be filled in safely: where its quoting
+/// is more than plain quotes and backslashes can say.
+const UNSURE: &str = "open_cmd: a {file} after $(…), `…`, $'…' or a # comment cannot be filled in safely; \
+                      write \"$1\" there (the file is the shell's first argument)";
+
 /// Fill in `{file}`, `{line}` and `{end_line}`: the file as a reference to
 /// the shell's first argument, written for where it stands (bare, inside
 /// `"…"` or inside `'…'`), so that a name with spaces or quotes stays one
-/// argument; one starting with `-` is passed as `./-…`, so that no command
-/// reads it as an option.
-pub fn expand(template: &str, file: &str, line: usize, end_line: usize) -> OpenCommand {
-    let file = if file.starts_with('-') { format!("./{file}") } else { file.to_string() };
+/// argument; one starting with `-` or `+` is passed as `./…`, so that no
+/// command reads it as an option or as vi's `+command`. A template whose
+/// quoting this cannot follow is refused (`UNSURE`).
+pub fn expand(template: &str, file: &str, line: usize, end_line: usize) -> Result<OpenCommand, String> {
+    let file = if file.starts_with(['-', '+']) { format!("./{file}") } else { file.to_string() };
     let numbers = [("{end_line}", end_line.to_string()), ("{line}", line.to_string())];
     // One pass over the template: a placeholder is replaced once, and the
     // name is never put into the script at all.
     let mut script = String::with_capacity(template.len() + 16);
-    let mut quoting = Quoting::None;
+    let (mut quoting, mut unsure) = (Quoting::None, false);
     let mut rest = template;
     while let Some(c) = rest.chars().next() {
         if rest.starts_with("{file}") {
+            if unsure {
+                return Err(UNSURE.to_string());
+            }
             script.push_str(match quoting {
                 Quoting::None => "\"${1}\"",
                 Quoting::Double => "${1}",
@@ -115,7 +126,16 @@ pub fn expand(template: &str, file: &str, line: usize, end_line: usize) -> OpenC
             rest = &rest[name.len()..];
             continue;
         }
+        // Command substitution starts its own quoting; `$'…'` and comments
+        // are not plain quotes. Past one, a placeholder's place is unknown.
+        let word_start = script.chars().next_back().is_none_or(char::is_whitespace);
+        unsure |= quoting != Quoting::Single
+            && (rest.starts_with("$(") || rest.starts_with('`') || rest.starts_with("$'"))
+            || quoting == Quoting::None && c == '#' && word_start;
         let escaped = c == '\\' && quoting != Quoting::Single;
+        if escaped && rest[1..].starts_with("{file}") {
+            return Err("open_cmd: a {file} after a backslash is not filled in; remove the backslash".into());
+        }
         quoting = match (quoting, c) {
             (Quoting::None, '\'') => Quoting::Single,
             (Quoting::None, '"') => Quoting::Double,
@@ -127,7 +147,10 @@ pub fn expand(template: &str, file: &str, line: usize, end_line: usize) -> OpenC
         script.push_str(&rest[..taken]);
         rest = &rest[taken..];
     }
-    OpenCommand { script, file }
+    if quoting != Quoting::None {
+        return Err("open_cmd: the command ends inside quotes".into());
+    }
+    Ok(OpenCommand { script, file })
 }
 
 /// What one picker row shows.
@@ -257,7 +280,7 @@ mod tests {
     /// What `sh` runs for `template` with `file`: the arguments it is given.
     fn opened(template: &str, file: &str) -> String {
         let dir = tempfile::tempdir().unwrap();
-        let out = expand(template, file, 3, 9).process(dir.path()).output().unwrap();
+        let out = expand(template, file, 3, 9).unwrap().process(dir.path()).output().unwrap();
         assert!(out.status.success(), "{out:?}");
         assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none(), "{template} with {file} wrote a file");
         String::from_utf8(out.stdout).unwrap()
@@ -274,9 +297,27 @@ mod tests {
             }
         }
         assert_eq!(opened("printf '<%s>' {file}", "-rf.py"), "<./-rf.py>");
+        assert_eq!(opened("printf '<%s>' {file}", "+:!touch pwned.py"), "<./+:!touch pwned.py>", "vi's +command");
         // An escaped quote does not open a quoted stretch.
         assert_eq!(opened("printf '<%s>' \\\"{file}", "a b"), "<\"a b>");
         assert_eq!(opened("printf '<%s>' {line}-{end_line}", "a"), "<3-9>");
+    }
+
+    #[test]
+    fn a_template_whose_quoting_cannot_be_followed_is_refused() {
+        for template in [
+            "cd \"$(dirname {file})\" && vi {file}",
+            "vi `echo {file}`",
+            "echo $'\\'' \"{file}\"",
+            "vi {line} # \" and\nvi {file}",
+            "vi \\{file}",
+            "vi \"{file}",
+        ] {
+            assert!(expand(template, "a b", 1, 1).is_err(), "{template}");
+        }
+        // What follows the file is no matter; nor is a # inside a word.
+        assert!(expand("vi {file} && echo \"$(date)\"", "a", 1, 1).is_ok());
+        assert!(expand("vi +{line} a#b {file}", "a", 1, 1).is_ok());
     }
 
     #[test]

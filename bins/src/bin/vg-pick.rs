@@ -66,6 +66,10 @@ fn pick(mut cli: PickCli, matches: &clap::ArgMatches) -> Result<u8> {
     }
     let mut inv = resolve(TOOL, &cli.paths, cli.outside.skip_outside_root, Some(&cli.catalog), cli_config(matches)?)?;
     let config = inv.config.clone();
+    // A command that cannot be filled in safely is refused before anything is picked.
+    if let Some(template) = &config.open_cmd {
+        pick::expand(template, "file", 1, 1).map_err(|e| anyhow!(e))?;
+    }
     let walk = cli.walk.to_options(&config);
     let mut index_embedders = embedder_pool(&config);
     let mut blocking = None;
@@ -357,7 +361,8 @@ fn finish(output: SkimOutput, config: &ResolvedConfig, cwd: &Path) -> Result<u8>
         }
         OpenPlan::Command(template) => {
             let item = picked[0];
-            let command = pick::expand(&template, &item.path, item.hit.start_line, item.hit.end_line);
+            let command =
+                pick::expand(&template, &item.path, item.hit.start_line, item.hit.end_line).map_err(|e| anyhow!(e))?;
             let shown = format!("{:?} on {:?}", template, command.file);
             // The editor is the user's, not a tool vecgrep runs: its own
             // tools name themselves (`vecgrep -i` set RUN_BY_ENV for vg-pick).

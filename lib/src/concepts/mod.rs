@@ -128,7 +128,12 @@ fn read_concepts(path: &Path) -> Result<Vec<Result<Concept, ConceptProblem>>, Co
     if meta.len() > MAX_CONCEPT_BYTES {
         return Err(problem(0, format!("{} bytes; a concept file holds at most {MAX_CONCEPT_BYTES}", meta.len())));
     }
-    let bytes = std::fs::read(path).map_err(|e| problem(0, format!("cannot read it: {e}")))?;
+    // A file grown since it was looked at is never read whole.
+    let bytes = match crate::project::small_file::read_small(path, MAX_CONCEPT_BYTES) {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => return Err(problem(0, "not a file".into())),
+        Err(e) => return Err(problem(0, format!("cannot read it: {e}"))),
+    };
     let text = String::from_utf8(bytes).map_err(|e| {
         let line = 1 + e.as_bytes()[..e.utf8_error().valid_up_to()].iter().filter(|&&b| b == b'\n').count();
         problem(line, "not UTF-8 text".into())

@@ -169,11 +169,12 @@ impl ConfigLayers {
 
     /// TrustRule's bounds: the settings that decide how much a run reads,
     /// cuts, embeds and stores without asking, and how much a server it
-    /// starts answers one client, may be made stricter than their defaults
-    /// by an untrusted project's file, never looser (issue 42: a
-    /// repository's `max_filesize`, `chunk_size` and `index_warn_threshold`
-    /// made a 3 MB file 60,001 chunks and a 103 MB index, unasked). One held
-    /// takes what the user's own layers (command line, global config) ask.
+    /// starts answers one client, may be made stricter by an untrusted
+    /// project's file, never looser (issue 42: a repository's
+    /// `max_filesize`, `chunk_size` and `index_warn_threshold` made a 3 MB
+    /// file 60,001 chunks and a 103 MB index, unasked): not looser than the
+    /// defaults (the spec's rule), nor than what the user's own layers
+    /// (command line, global config) ask, which a value held takes.
     fn bound_untrusted(&self, config: &mut ResolvedConfig) {
         let Some((path, _)) = self.project.as_ref().filter(|_| !self.project_trusted()) else { return };
         let default = super::settings::resolve_plain(&[]);
@@ -181,21 +182,12 @@ impl ConfigLayers {
             std::iter::once(&self.cli).chain(self.global.iter().map(|(_, v)| v)).collect();
         let own = super::settings::resolve_plain(&own_layers);
         let shown = path.display().to_string();
-        let c = &*config;
-        let looser = [
-            ("max_filesize", c.max_filesize > default.max_filesize, c.max_filesize.to_string()),
-            ("chunk_size", c.chunk_size < default.chunk_size, c.chunk_size.to_string()),
-            (
-                "index_warn_threshold",
-                c.index_warn_threshold == 0 || c.index_warn_threshold > default.index_warn_threshold,
-                c.index_warn_threshold.to_string(),
-            ),
-            ("embed_all", c.embed_all && !default.embed_all, c.embed_all.to_string()),
-            ("rate_limit", c.rate_limit == 0 || c.rate_limit > default.rate_limit, c.rate_limit.to_string()),
-        ];
         let mut bounded = Vec::new();
-        for (key, is_looser, asked) in looser {
-            if is_looser && self.source_of(key).as_ref() == Some(&shown) {
+        for key in BOUNDED {
+            let (asked, looser) = looseness(config, &default, &own, key);
+            // What the user asks anyway is no loosening to hold.
+            let users_own = looseness(&own, &default, &own, key).0 == asked;
+            if looser && !users_own && self.source_of(key).as_ref() == Some(&shown) {
                 bounded.push(format!("{key} = {asked}"));
                 hold_to(config, &own, key);
             }
@@ -252,7 +244,32 @@ impl ConfigLayers {
     }
 }
 
-/// `config`'s `key` set to what `own` holds (`bound_untrusted`'s keys).
+/// The settings an untrusted project may make stricter, never looser.
+const BOUNDED: [&str; 5] = ["max_filesize", "chunk_size", "index_warn_threshold", "embed_all", "rate_limit"];
+
+/// `config`'s value of `key`, shown, and whether it is looser than
+/// `default`'s or `own`'s. For a count where 0 means no bound at all
+/// (`index_warn_threshold`, `rate_limit`), 0 is the loosest.
+fn looseness(config: &ResolvedConfig, default: &ResolvedConfig, own: &ResolvedConfig, key: &str) -> (String, bool) {
+    let unbounded = |v: u64, than: u64| than != 0 && (v == 0 || v > than);
+    let (c, d, o) = (config, default, own);
+    match key {
+        "max_filesize" => (c.max_filesize.to_string(), c.max_filesize > d.max_filesize.min(o.max_filesize)),
+        "chunk_size" => (c.chunk_size.to_string(), c.chunk_size < d.chunk_size.max(o.chunk_size)),
+        "index_warn_threshold" => {
+            let v = c.index_warn_threshold;
+            (v.to_string(), unbounded(v, d.index_warn_threshold) || unbounded(v, o.index_warn_threshold))
+        }
+        "embed_all" => (c.embed_all.to_string(), c.embed_all && !(d.embed_all && o.embed_all)),
+        "rate_limit" => {
+            let v = c.rate_limit as u64;
+            (v.to_string(), unbounded(v, d.rate_limit as u64) || unbounded(v, o.rate_limit as u64))
+        }
+        _ => unreachable!("{key} is not a bounded setting"),
+    }
+}
+
+/// `config`'s `key` set to what `own` holds (`BOUNDED`'s keys).
 fn hold_to(config: &mut ResolvedConfig, own: &ResolvedConfig, key: &str) {
     match key {
         "max_filesize" => config.max_filesize = own.max_filesize,
@@ -449,12 +466,27 @@ mod tests {
 
     #[test]
     fn a_setting_held_takes_what_the_users_own_layers_ask() {
-        let layer_of = |text: &str| Some(("g.toml".into(), layer(text)));
-        let global = layer_of("chunk_size = 300\nmax_filesize = 10000000\nrate_limit = 0\n");
-        let project = Some(("p.toml".into(), layer("chunk_size = 400\nmax_filesize = 5000000\nrate_limit = 500\n")));
-        let r = ConfigLayers { global, project, ..Default::default() }.resolve().unwrap();
+        let resolve = |global: &str, project: &str| {
+            let global = Some(("g.toml".into(), layer(global)));
+            let project = Some(("p.toml".into(), layer(project)));
+            ConfigLayers { global, project, ..Default::default() }.resolve().unwrap()
+        };
+        // Looser than the defaults: the user's own looser choice, not the default.
+        let r = resolve(
+            "chunk_size = 300\nmax_filesize = 10000000\nrate_limit = 0\n",
+            "chunk_size = 400\nmax_filesize = 5000000\nrate_limit = 500\n",
+        );
         assert_eq!((r.chunk_size, r.max_filesize, r.rate_limit), (300, 10_000_000, 0));
         assert_eq!(r.bounded.unwrap().1.len(), 3);
+        // Within the defaults but looser than the user's own stricter choice: held too.
+        let r = resolve("rate_limit = 10\nmax_filesize = 1000\n", "rate_limit = 120\nmax_filesize = 5000\n");
+        assert_eq!((r.rate_limit, r.max_filesize, r.bounded.unwrap().1.len()), (10, 1000, 2));
+        // The user's own value again: nothing to hold, no note.
+        let r = resolve("max_filesize = 10000000\n", "max_filesize = 10000000\n");
+        assert_eq!((r.max_filesize, r.bounded), (10_000_000, None));
+        // Stricter than both: taken, with no note.
+        let r = resolve("rate_limit = 10\n", "rate_limit = 5\nmax_filesize = 1000\n");
+        assert_eq!((r.rate_limit, r.max_filesize, r.bounded), (5, 1000, None));
     }
 
     #[test]
