@@ -203,7 +203,7 @@ fn completed_state(root: &ProjectRoot) -> Option<LabelState> {
 }
 
 fn read_state(root: &ProjectRoot) -> Option<LabelState> {
-    let text = std::fs::read_to_string(root.data_dir().join(STATE_FILE)).ok()?;
+    let text = crate::project::small_file::read_own_text(&root.data_dir().join(STATE_FILE))?;
     toml::from_str(&text).ok()
 }
 

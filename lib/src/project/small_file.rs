@@ -27,6 +27,15 @@ pub(crate) fn read_small(path: &Path, limit: u64) -> io::Result<Option<Vec<u8>>>
     Ok(Some(bytes))
 }
 
+/// The text of a small file vecgrep wrote beside an index, or None when
+/// it is missing, not a regular file, over 1 MiB or not UTF-8: a
+/// repository that commits its `.vecgrep/` could put a link to
+/// `/dev/zero` or a huge file there, which is never read whole.
+pub(crate) fn read_own_text(path: &Path) -> Option<String> {
+    const MAX_OWN_TEXT: u64 = 1 << 20;
+    read_small(path, MAX_OWN_TEXT).ok().flatten().and_then(|bytes| String::from_utf8(bytes).ok())
+}
+
 /// The regular file at `path` (links followed), opened for reading, or
 /// None when it is something else: checked on the open file, so that a
 /// file replaced after it was walked (by a FIFO, whose open would wait for
@@ -134,6 +143,22 @@ fn too_large(limit: u64) -> io::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn own_text_is_never_read_past_its_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let (small, big, zero, bad) =
+            (dir.path().join("s"), dir.path().join("b"), dir.path().join("z"), dir.path().join("u"));
+        std::fs::write(&small, "done\n").unwrap();
+        std::fs::write(&big, vec![b'x'; (1 << 20) + 1]).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        std::fs::write(&bad, [0xff, 0xfe]).unwrap();
+        assert_eq!(read_own_text(&small).as_deref(), Some("done\n"));
+        assert_eq!(read_own_text(&big), None, "over 1 MiB");
+        assert_eq!(read_own_text(&zero), None, "a link to a device is never read");
+        assert_eq!(read_own_text(&bad), None, "not UTF-8");
+        assert_eq!(read_own_text(&dir.path().join("missing")), None);
+    }
 
     #[test]
     fn an_own_file_replaces_a_link_or_a_fifo_and_never_opens_what_they_lead_to() {

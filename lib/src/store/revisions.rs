@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use super::StoreError;
+use crate::project::small_file::read_own_text;
 use crate::project::{ProjectRoot, RootMarker, SharedIndex};
 
 /// The file that marks a revision's index complete: its sha, then the
@@ -71,7 +72,7 @@ pub fn revisions(project: &ProjectRoot) -> Result<Vec<Revision>, StoreError> {
         if !is_sha(&name) {
             continue;
         }
-        let mark = std::fs::read_to_string(entry.path().join(".vecgrep").join(MARK)).ok();
+        let mark = read_own_text(&entry.path().join(".vecgrep").join(MARK));
         let names = mark.as_deref().map(|m| m.lines().skip(1).map(str::to_string).collect()).unwrap_or_default();
         out.push(Revision { sha: name, names, complete: mark.is_some() });
     }
@@ -111,7 +112,7 @@ const ADMISSION: &str = "admission";
 /// The admission settings the index at revision root `root` was last
 /// completed with (`record_admission`), if any were recorded.
 pub fn admission(root: &ProjectRoot) -> Option<String> {
-    std::fs::read_to_string(root.data_dir().join(ADMISSION)).ok()
+    read_own_text(&root.data_dir().join(ADMISSION))
 }
 
 /// Record the admission settings a run over revision root `root` completed with.
@@ -125,7 +126,7 @@ const SUBMODULES: &str = "submodules";
 
 /// The submodules (root-relative paths) recorded for revision root `root`.
 pub fn submodules(root: &ProjectRoot) -> Vec<String> {
-    let text = std::fs::read_to_string(root.data_dir().join(SUBMODULES)).unwrap_or_default();
+    let text = read_own_text(&root.data_dir().join(SUBMODULES)).unwrap_or_default();
     text.lines().filter(|l| !l.is_empty()).map(str::to_string).collect()
 }
 
