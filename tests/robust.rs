@@ -288,6 +288,24 @@ fn a_text_without_a_token_the_model_knows_is_near_nothing_and_fails_no_search() 
 }
 
 #[test]
+fn a_model_vector_that_is_not_finite_is_damage_to_verify() {
+    let t = sample_project();
+    assert_code(&run(t.cmd("vg-index", ".").arg("--full")), 0);
+    assert_eq!(verify(&t)["ok"], true);
+    let db = rusqlite::Connection::open(t.path().join(".vecgrep/index.db")).unwrap();
+    let size: i64 = db
+        .query_row("SELECT length(embedding) FROM chunks WHERE embedding IS NOT NULL LIMIT 1", [], |r| r.get(0))
+        .unwrap();
+    // Right-sized, so that only what the numbers are is wrong: all NaN.
+    let nan = f32::NAN.to_le_bytes().repeat(size as usize / 4);
+    db.execute("UPDATE chunks SET embedding = ?1 WHERE id = (SELECT min(id) FROM chunks)", [nan]).unwrap();
+    drop(db);
+    let o = run(t.cmd("vg-index", ".").arg("--verify"));
+    assert_code(&o, 2);
+    assert!(stdout(&o).contains("1 vectors are zero or not finite"), "{}", stdout(&o));
+}
+
+#[test]
 fn an_index_file_killed_before_its_schema_is_no_index_yet() {
     // What a first run leaves when killed right after making the file.
     let t = sample_project();

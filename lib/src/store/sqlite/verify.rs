@@ -105,6 +105,15 @@ impl SqliteIndex {
                 Some(model_bytes),
             ),
             (
+                // The model never gives a zero or non-finite vector (a
+                // static one may be zero: a text of no known token), and a
+                // search passes one over as near nothing.
+                "SELECT count(*) FROM chunks WHERE embedding IS NOT NULL AND length(embedding) = ?1
+                 AND vec_distance_cosine(embedding, embedding) IS NULL",
+                "vectors are zero or not finite",
+                Some(model_bytes),
+            ),
+            (
                 "SELECT count(*) FROM chunks WHERE static_embedding IS NOT NULL AND length(static_embedding) != ?1",
                 "static vectors have the wrong size",
                 Some(static_bytes),
