@@ -169,6 +169,46 @@ fn search_answers_ndjson_hit_records() {
     assert_eq!(body.matches("HTTP/1.1 200").count(), 1, "second response follows the first: {body}");
 }
 
+/// Hits of a `--no-index` vg-query search and of the server's, by place.
+fn places(lines: &str) -> Vec<(String, u64)> {
+    lines
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .map(|r| (r["file"].as_str().unwrap().to_string(), r["start_line"].as_u64().unwrap()))
+        .collect()
+}
+
+#[test]
+fn a_vector_without_an_angle_is_no_hit_from_the_server_as_from_vg_query() {
+    let t = sample_project();
+    assert_code(&run(t.cmd("vg-index", ".").arg("--full")), 0);
+    let query = |t: &Tree, k: &str| {
+        let q = "retry an upload when the connection fails";
+        stdout(&run(t.cmd("vg-query", ".").args(["--no-index", "-k", k, "--threshold", "-1", "--mode", "semantic", q])))
+    };
+    // The two nearest chunks' vectors become NaN and zeros, right-sized:
+    // the one sorted above everything, the other at cosine 0 in memory.
+    let damaged = places(&query(&t, "2"));
+    let db = rusqlite::Connection::open(t.path().join(".vecgrep/index.db")).unwrap();
+    let size: i64 = db
+        .query_row("SELECT length(embedding) FROM chunks WHERE embedding IS NOT NULL LIMIT 1", [], |r| r.get(0))
+        .unwrap();
+    for ((file, line), value) in damaged.iter().zip([f32::NAN, 0.0]) {
+        let blob = value.to_le_bytes().repeat(size as usize / 4);
+        let sql = "UPDATE chunks SET embedding = ?1 \
+                   WHERE file_id = (SELECT id FROM files WHERE path = ?2) AND start_line = ?3";
+        assert_eq!(db.execute(sql, rusqlite::params![blob, file, *line as i64]).unwrap(), 1);
+    }
+    drop(db);
+    let expected = places(&query(&t, "8"));
+    assert!(!expected.is_empty() && expected.iter().all(|p| !damaged.contains(p)), "{expected:?}");
+    let s = Server::start(&t, &[]);
+    s.wait_ready();
+    let (status, _, body) = s.get("/search?q=retry+an+upload+when+the+connection+fails&k=8&threshold=-1&mode=semantic");
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(places(&body), expected);
+}
+
 #[test]
 fn the_server_ranks_exactly_as_vg_query_does() {
     let t = sample_project();

@@ -257,6 +257,25 @@ fn projects_in_one_database_never_mix_under_readers_and_a_writer() {
 }
 
 #[test]
+fn a_model_vector_of_zeros_is_damage_to_verify_on_a_shared_index() {
+    let pg = PgServer::start();
+    let t = handlers_project(4);
+    assert_code(&run(shared(&t, &pg, "z", "vg-index").arg("--full")), 0);
+    assert_eq!(verify(&mut shared(&t, &pg, "z", "vg-index"))["ok"], true);
+    let schema = pg.sql("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'vg\\_%'").unwrap();
+    let zeros = format!("'[{}]'", vec!["0"; 384].join(","));
+    let damaged = format!(
+        "UPDATE {schema}.chunks SET embedding = {zeros} WHERE id = (SELECT min(id) FROM {schema}.chunks) RETURNING 1"
+    );
+    assert_eq!(pg.sql(&damaged).unwrap(), "1");
+    let v = verify(&mut shared(&t, &pg, "z", "vg-index"));
+    assert!(v["problems"].to_string().contains("1 vectors are zero or not finite"), "{v}");
+    // A search passes it over, as the local index's does.
+    let o = run(shared(&t, &pg, "z", "vg-query").args(["--no-index", "--mode", "semantic", "retry a failed upload"]));
+    assert_code(&o, 0);
+}
+
+#[test]
 fn a_writer_killed_at_ten_moments_leaves_the_shared_index_sound_and_resumable() {
     let pg = PgServer::start();
     let t = handlers_project(120);

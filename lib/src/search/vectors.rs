@@ -49,9 +49,12 @@ impl std::fmt::Debug for VectorTable {
 
 impl VectorTable {
     /// Cosine similarity of chunk `id` to `query`, if the table has it.
+    /// None for a vector without an angle, as the store's cosine gives.
     pub fn score(&self, id: ChunkId, query: &[f32]) -> Option<f32> {
         let i = *self.position.get(&id)? as usize;
-        (query.len() == self.dims).then(|| dot(&self.data[i * self.dims..(i + 1) * self.dims], query))
+        (query.len() == self.dims)
+            .then(|| dot(&self.data[i * self.dims..(i + 1) * self.dims], query))
+            .filter(|score| score.is_finite())
     }
 
     /// File and first line of chunk `id`, if the table has it.
@@ -77,7 +80,8 @@ impl VectorTable {
 
     /// Vectors in scope by cosine similarity to `query` (all vectors are
     /// unit length, so the dot product), best first, at most `limit`; ties
-    /// keep path and line order, as the SQL ranking does.
+    /// keep path and line order, as the SQL ranking does. A vector without
+    /// an angle is no candidate, as in the store (`store::cosine_of_row`).
     pub fn ranking(&self, query: &[f32], scope: &Scope, limit: usize) -> Vec<(ChunkId, f32)> {
         if query.len() != self.dims || self.dims == 0 {
             return Vec::new();
@@ -88,11 +92,12 @@ impl VectorTable {
             Some((signs, kept)) => {
                 let keep = kept.unwrap_or_else(|| crate::store::first_pass_size(self.ids.len(), limit));
                 let candidates = signs.nearest(query, |i| in_scope[self.files[i] as usize], keep);
-                candidates.into_iter().map(|i| (i, dot(vector(i), query))).collect()
+                candidates.into_iter().map(|i| (i, dot(vector(i), query))).filter(|(_, s)| s.is_finite()).collect()
             }
             None => (0..self.ids.len())
                 .filter(|&i| in_scope[self.files[i] as usize])
                 .map(|i| (i, dot(vector(i), query)))
+                .filter(|(_, s)| s.is_finite())
                 .collect(),
         };
         let by_score = |a: &(usize, f32), b: &(usize, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
@@ -187,10 +192,21 @@ impl VectorTable {
     }
 
     /// Add one vector, with its sign code where the table has codes; rows
-    /// in path order keep each path once.
+    /// in path order keep each path once. A vector without an angle (all
+    /// zeros: a text without a token the static table knows; or damaged,
+    /// not finite) is held as NaN, so that every product with it is NaN
+    /// and passed over: it stays counted, so the fill's catch-up still
+    /// sees every stored vector held.
     pub fn push(&mut self, row: VectorRow<'_>) {
+        let no_angle;
+        let vector = if has_angle(row.vector) {
+            row.vector
+        } else {
+            no_angle = vec![f32::NAN; row.vector.len()];
+            &no_angle
+        };
         if let Some((signs, _)) = &mut self.signs {
-            signs.push(row.vector);
+            signs.push(vector);
         }
         if self.paths.last().map(String::as_str) != Some(row.file) {
             self.paths.push(row.file.to_string());
@@ -202,8 +218,13 @@ impl VectorTable {
         self.ids.push(row.id);
         self.files.push((self.paths.len() - 1) as u32);
         self.lines.push(row.start_line.min(u32::MAX as usize) as u32);
-        self.data.extend_from_slice(row.vector);
+        self.data.extend_from_slice(vector);
     }
+}
+
+/// Whether a vector has a direction to take a cosine with.
+fn has_angle(vector: &[f32]) -> bool {
+    vector.iter().all(|x| x.is_finite()) && vector.iter().any(|&x| x != 0.0)
 }
 
 #[cfg(test)]
@@ -270,5 +291,27 @@ mod tests {
         assert_eq!(ranked.len(), 3);
         assert!(ranked.iter().all(|r| r.0 >= 120), "{ranked:?}");
         assert!(ranked.windows(2).all(|w| w[0].1 >= w[1].1));
+    }
+
+    #[test]
+    fn a_vector_without_an_angle_is_never_a_candidate_but_stays_counted() {
+        let dims = 16;
+        let mut table = VectorTable::empty();
+        let along = |d: usize| (0..dims).map(|i| if i == d { 1.0 } else { 0.0 }).collect::<Vec<f32>>();
+        let zeros = vec![0.0; dims];
+        let mut damaged = along(0);
+        damaged[3] = f32::NAN;
+        let rows: [(ChunkId, &[f32]); 4] = [(1, &along(0)), (2, &zeros), (3, &damaged), (4, &along(1))];
+        for (id, vector) in rows {
+            table.push(VectorRow { id, file: "a.rs", start_line: id as usize, vector });
+        }
+        let query = along(0);
+        let want = vec![(1, 1.0), (4, 0.0)];
+        assert_eq!(table.ranking(&query, &scope(&[]), 10), want);
+        // The first pass's codes are taken about a mean the NaN rows do not spoil.
+        assert_eq!(table.clone().keeping(4).ranking(&query, &scope(&[]), 10), want);
+        assert_eq!((table.score(2, &query), table.score(3, &query)), (None, None));
+        assert_eq!(table.score(4, &query), Some(0.0));
+        assert_eq!(table.len(), 4, "the fill's catch-up compares this with the stored count");
     }
 }

@@ -22,9 +22,12 @@ pub struct SignCodes {
 impl SignCodes {
     /// The codes of `data`, vectors of `dims` components one after another.
     pub fn new(data: &[f32], dims: usize) -> SignCodes {
-        let count = data.len() / dims.max(1);
+        let mut count = 0usize;
         let mut mean = vec![0f64; dims];
-        for v in data.chunks_exact(dims) {
+        // A vector not finite (held as NaN where it has no angle,
+        // `VectorTable::push`) would make every code alike.
+        for v in data.chunks_exact(dims).filter(|v| v.iter().all(|x| x.is_finite())) {
+            count += 1;
             for (m, x) in mean.iter_mut().zip(v) {
                 *m += f64::from(*x);
             }

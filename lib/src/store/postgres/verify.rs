@@ -41,6 +41,14 @@ impl PgIndex {
                 "vectors have the wrong size",
             ),
             (
+                // pgvector refuses NaN and infinities, so a zero vector is
+                // the one without an angle; the model never gives one, and
+                // a search passes it over as near nothing.
+                "SELECT count(*) FROM chunks
+                 WHERE embedding IS NOT NULL AND vector_dims(embedding) = $1 AND vector_norm(embedding) = 0",
+                "vectors are zero or not finite",
+            ),
+            (
                 "SELECT count(*) FROM chunks WHERE start_line < 1 OR end_line < start_line",
                 "chunks have impossible line ranges",
             ),
