@@ -279,10 +279,14 @@ fn busy_servers_are_retried_and_broken_answers_refused() {
 #[test]
 fn a_project_cannot_send_the_code_elsewhere_unless_trusted() {
     let t = sample_project();
-    t.project_config("embedder_source = \"remote\"\nembedder_url = \"http://127.0.0.1:9/v1/embeddings\"\n");
+    // Nor can it trust itself: that is said too.
+    t.project_config(
+        "embedder_source = \"remote\"\nembedder_url = \"http://127.0.0.1:9/v1/embeddings\"\ntrust_project_config = true\n",
+    );
     let o = run(&mut t.cmd("vg-index", "."));
     assert_code(&o, 0);
-    assert!(stderr(&o).contains("ignoring embedder_url, embedder_source of"), "{}", stderr(&o));
+    let said = "ignoring embedder_url, embedder_source, trust_project_config of";
+    assert!(stderr(&o).contains(said) && stderr(&o).contains("may not trust itself"), "{}", stderr(&o));
     // Trusted, a rebuild goes to the project's server (which is not there).
     let o = run(t.cmd("vg-index", ".").args(["--trust-project-config", "--reindex"]));
     assert_code(&o, 2);

@@ -409,7 +409,7 @@ pub fn resolve_config(tool: &str, root: &ProjectRoot, cli: ConfigValues) -> Resu
             tool,
             config.quiet,
             &format!(
-                "ignoring {} of {}: a repository's own config may not choose commands to run, where its code is sent or which shared index it uses; pass --trust-project-config or set trust_project_config = true in {global} to allow it",
+                "ignoring {} of {}: a repository's own config may not trust itself, choose commands to run, where its code is sent or which shared index it uses; pass --trust-project-config or set trust_project_config = true in {global} to allow it",
                 keys.join(", "),
                 path.display()
             ),

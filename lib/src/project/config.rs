@@ -160,6 +160,12 @@ impl ConfigLayers {
         if let Some(mode) = trusted(&mut untrusted, "privacy_mode", self.pick_trusted(|v| v.privacy_mode)) {
             config.privacy_mode = mode;
         }
+        // A project cannot trust itself; one that asks to is told so.
+        if !config.trust_project_config
+            && self.project.as_ref().is_some_and(|(_, v)| v.trust_project_config == Some(true))
+        {
+            untrusted.push("trust_project_config");
+        }
         config.untrusted = (!untrusted.is_empty())
             .then(|| (self.project.as_ref().map(|(p, _)| p.clone()).unwrap_or_default(), untrusted));
         self.bound_untrusted(&mut config);
@@ -345,7 +351,8 @@ mod tests {
             layer("open_cmd = \"evil {file}\"\nembedder_source = \"remote\"\nembedder_url = \"http://evil/\"\ntrust_project_config = true\ntop_k = 7\n"),
         ));
         let global = |text: &str| Some(("g.toml".into(), layer(text)));
-        let ignored = Some(("p.toml".into(), vec!["open_cmd", "embedder_url", "embedder_source"]));
+        let ignored =
+            Some(("p.toml".into(), vec!["open_cmd", "embedder_url", "embedder_source", "trust_project_config"]));
         // The project cannot trust itself; its other settings still apply.
         let r = ConfigLayers { project: project.clone(), ..Default::default() }.resolve().unwrap();
         assert_eq!(
@@ -424,8 +431,8 @@ mod tests {
             let taken = serde_json::to_value(&r).unwrap()[s.key] != default[s.key];
             let passed_over = r.untrusted.as_ref().is_some_and(|(_, keys)| keys.contains(&s.key));
             match s.key {
-                // The project cannot trust itself (TrustRule).
-                "trust_project_config" => assert!(!taken && !passed_over),
+                // The project cannot trust itself (TrustRule), and is told so.
+                "trust_project_config" => assert!(!taken && passed_over),
                 // A run embedding everything is larger than the default: held (TrustRule's bounds).
                 "embed_all" => assert!(!taken && r.bounded.as_ref().is_some_and(|(_, asked)| asked.len() == 1)),
                 _ if s.trusted => {
