@@ -747,8 +747,8 @@ fn post_v1_embeddings_answers_in_openai_format() {
     let norm: f64 = e.iter().map(|x| x.as_f64().unwrap().powi(2)).sum::<f64>().sqrt();
     assert!((norm - 1.0).abs() < 1e-3, "{norm}");
     assert!(v["usage"]["prompt_tokens"].as_u64().unwrap() > 0);
-    // A single string is one input.
-    let (status, _, body) = post(r#"{"input":"one text"}"#, &[auth]);
+    // A single string is one input; the model's own dimensions may be asked for.
+    let (status, _, body) = post(r#"{"input":"one text","dimensions":384}"#, &[auth]);
     assert_eq!((status, serde_json::from_str::<Value>(&body).unwrap()["data"].as_array().unwrap().len()), (200, 1));
     let many = format!(r#"{{"input":[{}"x"]}}"#, "\"x\",".repeat(300_000));
     for (body, why) in [
@@ -762,6 +762,8 @@ fn post_v1_embeddings_answers_in_openai_format() {
         (r#"{"input":"   "}"#, "input 0 is empty"),
         (r#"{"input":["x"],"model":"nomic-embed-text"}"#, "nomic-embed-text"),
         (r#"{"input":["x"],"encoding_format":"base64"}"#, "float"),
+        (r#"{"input":["x"],"dimensions":256}"#, "384 dimensions, not 256"),
+        (r#"{"input":["x"],"dimensions":"384"}"#, "not \"384\""),
     ] {
         let (status, _, answer) = post(body, &[auth]);
         assert_eq!(status, 400, "{}", &body[..body.len().min(80)]);

@@ -68,6 +68,8 @@ pub(super) fn embeddings_response(shared: &Shared, body: &[u8]) -> Response {
         input: Input,
         model: Option<String>,
         encoding_format: Option<String>,
+        /// OpenAI's shortened embeddings; this model's are all it gives.
+        dimensions: Option<serde_json::Value>,
     }
     let request: EmbeddingsRequest = match serde_json::from_slice(body) {
         Ok(r) => r,
@@ -88,6 +90,13 @@ pub(super) fn embeddings_response(shared: &Shared, body: &[u8]) -> Response {
     }
     if request.encoding_format.as_deref().is_some_and(|f| f != "float") {
         return Response::error(400, "only encoding_format \"float\" is supported");
+    }
+    // A client that asked for shorter vectors must not store longer ones.
+    if let Some(asked) = request.dimensions.filter(|d| d.as_u64() != Some(crate::embed::DIMS as u64)) {
+        return Response::error(
+            400,
+            &format!("this model's vectors have {} dimensions, not {asked}: leave dimensions out", crate::embed::DIMS),
+        );
     }
     let model = &shared.target().config.embedder_model;
     if request.model.as_deref().is_some_and(|m| m != model) {
