@@ -24,7 +24,11 @@ def orders_of(scores):
     """name -> each question's order of its candidates (indices into vecgrep's
     order), from the reranker's `scores` of each question's candidates."""
     out = {"vecgrep": [list(range(len(s))) for s in scores]}
+    widest = max((len(s) for s in scores), default=0)
     for k in (10, 30):
+        # Past what was scored (`--cpu` scores 10) rerank@30 is rerank@10 again.
+        if k > 10 and widest <= 10:
+            continue
         out[f"rerank@{k}"] = [sorted(range(min(k, len(s))), key=lambda i: -s[i]) + list(range(min(k, len(s)), len(s)))
                               for s in scores]
     for w in FUSE_WEIGHTS:

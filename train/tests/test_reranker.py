@@ -42,6 +42,11 @@ class Orders(unittest.TestCase):
         self.assertEqual(o["rerank@10"][0][10], 10, "the 11th stays 11th when only 10 are reordered")
         self.assertEqual(o["rerank@30"][0][0], 10)
 
+    def test_an_order_past_what_was_scored_is_not_reported_again(self):
+        o = orders.orders_of([[0.5] * 10, [1.0, 2.0]])
+        self.assertIn("rerank@10", o)
+        self.assertNotIn("rerank@30", o, "with 10 scored, rerank@30 would be rerank@10 under another name")
+
     def test_fusion_weighs_both_orders(self):
         # The model's first is vecgrep's tenth, vecgrep's first the model's last.
         scores = [[-1.0] + [0.0] * 8 + [1.0] + [0.0] * 20]
