@@ -156,28 +156,50 @@ def cap_languages(pairs):
     return out
 
 
+def teacher_order(lang, files):
+    """The order a language's files are drawn in for the teacher: each by a
+    seeded hash of its own package and path, so that a file the lists keep
+    out (a name added to heldout.txt) leaves the others' draw as it was,
+    where a shuffle of the whole list would redraw every one after it."""
+    def key(i):
+        pkg, rel = files[i][0], files[i][1]
+        return hashlib.sha256(f"{SEED}:teacher:{lang}:{pkg}:{rel}".encode("utf-8", "surrogatepass")).digest()
+    return sorted(range(len(files)), key=key)
+
+
+def teacher_text(lang, rel, text):
+    """What the teacher reads of a file: Haddock's pages as their source."""
+    return languages.haddock_source(text) if lang == "haskell" and rel.endswith(".html") else text
+
+
+def choose_teacher_files(files_by_lang):
+    """language -> the indices into its files drawn, up to TEACHER_CHARS_PER_LANGUAGE."""
+    chosen = {}
+    for lang in sorted(files_by_lang):
+        files, total = files_by_lang[lang], 0
+        for i in teacher_order(lang, files):
+            if total >= TEACHER_CHARS_PER_LANGUAGE:
+                break
+            chosen.setdefault(lang, []).append(i)
+            total += len(teacher_text(lang, files[i][1], files[i][2]))
+    return chosen
+
+
 def write_teacher_tree(dest, files_by_lang):
-    """A sample of each language's files, up to TEACHER_CHARS_PER_LANGUAGE, under
+    """A sample of each language's files (`choose_teacher_files`) under
     dest/<language>/<package>/<path>: what the teacher embeds as vecgrep chunks it."""
     shutil.rmtree(dest, ignore_errors=True)
     chosen = {}
-    for lang in sorted(files_by_lang):
-        files = files_by_lang[lang]
-        rng = random.Random(f"{SEED}:teacher:{lang}")
-        order = list(range(len(files)))
-        rng.shuffle(order)
-        total = 0
-        for i in order:
-            pkg, rel, text = files[i]
-            if total >= TEACHER_CHARS_PER_LANGUAGE:
-                break
+    for lang, drawn in choose_teacher_files(files_by_lang).items():
+        for i in drawn:
+            pkg, rel, text = files_by_lang[lang][i]
             path = os.path.join(dest, lang, pkg.replace("/", "+"), rel)
+            text = teacher_text(lang, rel, text)
             if lang == "haskell" and rel.endswith(".html"):
-                text, path = languages.haddock_source(text), path[:-5] + ".hs"
+                path = path[:-5] + ".hs"
             os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(path, "w", encoding="utf-8") as f:
                 f.write(text)
-            total += len(text)
             chosen.setdefault(f"{lang}/{pkg}", []).append(rel)
     return chosen
 

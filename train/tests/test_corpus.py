@@ -169,3 +169,19 @@ class PairMiner(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TeacherDraw(unittest.TestCase):
+    def test_a_file_kept_out_leaves_the_others_draw_as_it_was(self):
+        import mine
+        files = [(f"pkg{i % 7}", f"src/f{i:03}.go", "x" * 5_000) for i in range(400)]
+        before = mine.choose_teacher_files({"go": files})["go"]
+        self.assertGreater(len(before), 50, "the budget draws many, not all")
+        self.assertLess(len(before), len(files))
+        drawn = [files[i][:2] for i in before]
+        # The first drawn is kept out now (a name added to heldout.txt):
+        # the rest come in the same order, one more at the end.
+        kept = [f for f in files if f[:2] != drawn[0]]
+        after = [kept[i][:2] for i in mine.choose_teacher_files({"go": kept})["go"]]
+        self.assertEqual(after[:len(drawn) - 1], drawn[1:])
+        self.assertEqual(mine.choose_teacher_files({"go": files})["go"], before, "the same files, the same draw")
