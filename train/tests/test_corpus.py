@@ -167,10 +167,6 @@ class PairMiner(unittest.TestCase):
         self.assertIsNone(docs.question("/// x"))
 
 
-if __name__ == "__main__":
-    unittest.main()
-
-
 class TeacherDraw(unittest.TestCase):
     def test_a_file_kept_out_leaves_the_others_draw_as_it_was(self):
         import mine
@@ -185,3 +181,8 @@ class TeacherDraw(unittest.TestCase):
         after = [kept[i][:2] for i in mine.choose_teacher_files({"go": kept})["go"]]
         self.assertEqual(after[:len(drawn) - 1], drawn[1:])
         self.assertEqual(mine.choose_teacher_files({"go": files})["go"], before, "the same files, the same draw")
+
+
+if __name__ == "__main__":
+    unittest.main()
+
