@@ -276,6 +276,42 @@ fn busy_servers_are_retried_and_broken_answers_refused() {
     assert!(stderr(&o).contains(&proxy.url) || stderr(&o).contains("embedding"), "{}", stderr(&o));
 }
 
+/// A model whose vectors are of another size than MiniLM's (8 numbers,
+/// the proxy cutting them) is measured by its own size: a shared index of
+/// them is sound to --verify, and a server embedding through it answers
+/// for that size when asked for `dimensions`.
+#[test]
+fn a_remote_model_of_another_size_is_measured_by_its_own() {
+    let server = EmbeddingServer::start();
+    let proxy = Proxy::start(&server.addr, Faults { truncate: Some(8), ..Default::default() });
+    let t = remote_project(&proxy.url);
+    let pg = crate::pg::PgServer::start();
+    let shared = |t: &Tree| {
+        let mut c = t.cmd("vg-index", ".");
+        c.args(["--store", &pg.url, "--store-project", "eight"]);
+        c
+    };
+    assert_code(&run(&mut shared(&t)), 0);
+    let o = run(shared(&t).args(["--verify", "--json"]));
+    assert_code(&o, 0);
+    assert_eq!(records(&o)[0]["ok"], true, "{}", stdout(&o));
+    let s = crate::serve::Server::start(&t, &["--refresh", "3600"]);
+    let post = |body: &str| {
+        let head = format!(
+            "POST /v1/embeddings HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        s.raw(head.as_bytes())
+    };
+    let (status, _, body) = post(r#"{"input":"x","dimensions":384}"#);
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("have 8 dimensions, not 384"), "{body}");
+    let (status, _, body) = post(r#"{"input":"x","dimensions":8}"#);
+    assert_eq!(status, 200, "{body}");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["data"][0]["embedding"].as_array().unwrap().len(), 8);
+}
+
 #[test]
 fn a_project_cannot_send_the_code_elsewhere_unless_trusted() {
     let t = sample_project();
@@ -286,7 +322,8 @@ fn a_project_cannot_send_the_code_elsewhere_unless_trusted() {
     let o = run(&mut t.cmd("vg-index", "."));
     assert_code(&o, 0);
     let said = "ignoring embedder_url, embedder_source, trust_project_config of";
-    assert!(stderr(&o).contains(said) && stderr(&o).contains("may not trust itself"), "{}", stderr(&o));
+    let why = "may not trust itself, nor choose commands to run";
+    assert!(stderr(&o).contains(said) && stderr(&o).contains(why), "{}", stderr(&o));
     // Trusted, a rebuild goes to the project's server (which is not there).
     let o = run(t.cmd("vg-index", ".").args(["--trust-project-config", "--reindex"]));
     assert_code(&o, 2);

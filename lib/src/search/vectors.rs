@@ -91,7 +91,9 @@ impl VectorTable {
         let mut scored: Vec<(usize, f32)> = match &self.signs {
             Some((signs, kept)) => {
                 let keep = kept.unwrap_or_else(|| crate::store::first_pass_size(self.ids.len(), limit));
-                let candidates = signs.nearest(query, |i| in_scope[self.files[i] as usize], keep);
+                // One without an angle (held as NaN) takes no candidate's place.
+                let admits = |i: usize| in_scope[self.files[i] as usize] && !self.data[i * self.dims].is_nan();
+                let candidates = signs.nearest(query, admits, keep);
                 candidates.into_iter().map(|i| (i, dot(vector(i), query))).filter(|(_, s)| s.is_finite()).collect()
             }
             None => (0..self.ids.len())
@@ -308,8 +310,9 @@ mod tests {
         let query = along(0);
         let want = vec![(1, 1.0), (4, 0.0)];
         assert_eq!(table.ranking(&query, &scope(&[]), 10), want);
-        // The first pass's codes are taken about a mean the NaN rows do not spoil.
-        assert_eq!(table.clone().keeping(4).ranking(&query, &scope(&[]), 10), want);
+        // The first pass's codes are taken about a mean the NaN rows do not
+        // spoil, and keeping two, it keeps the two with an angle.
+        assert_eq!(table.clone().keeping(2).ranking(&query, &scope(&[]), 10), want);
         assert_eq!((table.score(2, &query), table.score(3, &query)), (None, None));
         assert_eq!(table.score(4, &query), Some(0.0));
         assert_eq!(table.len(), 4, "the fill's catch-up compares this with the stored count");

@@ -91,13 +91,6 @@ pub(super) fn embeddings_response(shared: &Shared, body: &[u8]) -> Response {
     if request.encoding_format.as_deref().is_some_and(|f| f != "float") {
         return Response::error(400, "only encoding_format \"float\" is supported");
     }
-    // A client that asked for shorter vectors must not store longer ones.
-    if let Some(asked) = request.dimensions.filter(|d| d.as_u64() != Some(crate::embed::DIMS as u64)) {
-        return Response::error(
-            400,
-            &format!("this model's vectors have {} dimensions, not {asked}: leave dimensions out", crate::embed::DIMS),
-        );
-    }
     let model = &shared.target().config.embedder_model;
     if request.model.as_deref().is_some_and(|m| m != model) {
         return Response::error(
@@ -106,12 +99,17 @@ pub(super) fn embeddings_response(shared: &Shared, body: &[u8]) -> Response {
         );
     }
     let embedded = shared.models.with(|m| {
+        // A client that asked for shorter vectors must not store longer ones.
+        if let Some(refused) = request.dimensions.as_ref().and_then(|asked| other_dimensions(asked, m.dims())) {
+            return Ok(Err(refused));
+        }
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let tokens: usize = refs.iter().map(|t| m.count_tokens(t).min(crate::embed::MAX_TOKENS)).sum();
-        m.embed_each(&refs).map(|v| (v, tokens))
+        m.embed_each(&refs).map(|v| Ok((v, tokens)))
     });
     let (vectors, tokens) = match embedded {
-        Ok(Ok(v)) => v,
+        Ok(Ok(Ok(v))) => v,
+        Ok(Ok(Err(refused))) => return Response::error(400, &refused),
         Ok(Err(e)) | Err(e) => return Response::error(500, &format!("embedding failed: {e:#}")),
     };
     let data: Vec<serde_json::Value> = vectors
@@ -123,6 +121,14 @@ pub(super) fn embeddings_response(shared: &Shared, body: &[u8]) -> Response {
         200,
         &json!({ "object": "list", "data": data, "model": model, "usage": { "prompt_tokens": tokens, "total_tokens": tokens } }),
     )
+}
+
+/// Why `asked` (a request's `dimensions`) is refused by a model of `dims`
+/// dimensions, or None: the model's own number, as an integer or a float,
+/// is the one that may be asked (vectors are never shortened).
+fn other_dimensions(asked: &serde_json::Value, dims: usize) -> Option<String> {
+    (asked.as_f64() != Some(dims as f64))
+        .then(|| format!("this model's vectors have {dims} dimensions, not {asked}: leave dimensions out"))
 }
 
 /// Models for the embeddings route: loaded when first needed, one per
@@ -168,5 +174,21 @@ impl ModelPool {
         crate::live::lock(&self.idle).push(model);
         self.returned.notify_one();
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_models_own_dimensions_may_be_asked_for() {
+        assert_eq!(other_dimensions(&json!(384), 384), None);
+        assert_eq!(other_dimensions(&json!(384.0), 384), None, "a float of the same number");
+        assert_eq!(other_dimensions(&json!(8), 8), None, "a remote model's own");
+        for (asked, shown) in [(json!(256), "not 256"), (json!(384), "not 384"), (json!("8"), "not \"8\"")] {
+            let why = other_dimensions(&asked, 8).unwrap();
+            assert!(why.contains("have 8 dimensions") && why.contains(shown), "{why}");
+        }
     }
 }

@@ -48,19 +48,20 @@ impl PgIndex {
             None => format!("c.{column} <=> $1"),
         };
         let filter = format!("c.{column} IS NOT NULL AND {}", ScopeParams::filter(2));
+        let score = no_angle_last(&format!("1 - ({distance})"));
         let sql = match hnsw {
             // The index finds the nearest in its own order; ties are ordered after.
             Some(_) => format!(
                 "SELECT id, score FROM (
-                     SELECT c.id, f.path, c.start_line, (1 - ({distance}))::float8 AS score
+                     SELECT c.id, f.path, c.start_line, {score} AS score
                      FROM chunks c JOIN files f ON f.id = c.file_id WHERE {filter}
                      ORDER BY {distance} LIMIT $7) best
-                 ORDER BY score DESC, path, start_line"
+                 ORDER BY score DESC NULLS LAST, path, start_line"
             ),
             None => format!(
-                "SELECT c.id, (1 - ({distance}))::float8 AS score
+                "SELECT c.id, {score} AS score
                  FROM chunks c JOIN files f ON f.id = c.file_id WHERE {filter}
-                 ORDER BY score DESC, f.path, c.start_line LIMIT $7"
+                 ORDER BY score DESC NULLS LAST, f.path, c.start_line LIMIT $7"
             ),
         };
         let limit = limit.min(i64::MAX as usize) as i64;
@@ -80,11 +81,12 @@ impl PgIndex {
         files: &[i64],
         limit: usize,
     ) -> Result<Vec<(ChunkId, f32)>, StoreError> {
+        let score = no_angle_last(&format!("1 - (c.{column} <=> $1)"));
         let sql = format!(
-            "SELECT c.id, (1 - (c.{column} <=> $1))::float8 AS score
+            "SELECT c.id, {score} AS score
              FROM chunks c JOIN files f ON f.id = c.file_id
              WHERE c.{column} IS NOT NULL AND c.file_id = ANY($2::bigint[])
-             ORDER BY score DESC, f.path, c.start_line LIMIT $3"
+             ORDER BY score DESC NULLS LAST, f.path, c.start_line LIMIT $3"
         );
         let (query, limit) = (Vector::from(query.to_vec()), limit.min(i64::MAX as usize) as i64);
         let rows = self.rows(&sql, &[&query, &files, &limit])?;
@@ -131,4 +133,12 @@ impl PgIndex {
         // spills to disk, a third slower.
         let _ = self.batch("SET work_mem = '64MB'");
     }
+}
+
+/// A cosine as SQL to order by, NULL where there is none: pgvector gives
+/// NaN for a zero vector, which Postgres sorts above every number, so a
+/// chunk without an angle took one of `limit` places before it was
+/// dropped (`store::cosine_of_row`); NULL goes last.
+fn no_angle_last(cosine: &str) -> String {
+    format!("NULLIF(({cosine})::float8, 'NaN'::float8)")
 }

@@ -342,6 +342,10 @@ impl SqliteIndex {
         let (mut sum, mut count) = (Vec::<f64>::new(), 0usize);
         while let Some(row) = rows.next().map_err(damaged)? {
             let blob = row.get_ref(0)?.as_blob().map_err(rusqlite::Error::from)?;
+            // A damaged vector (`--verify` counts them) would make every code alike.
+            if !blob_floats(blob).all(f32::is_finite) {
+                continue;
+            }
             sum.resize(sum.len().max(blob.len() / 4), 0.0);
             for (s, x) in sum.iter_mut().zip(blob_floats(blob)) {
                 *s += f64::from(x);
@@ -602,6 +606,22 @@ mod tests {
             let problem = format!("286 {} have no sign code", kind.what());
             assert!(store.check().unwrap().1.iter().any(|p| p.contains(&problem)), "{kind:?}");
         }
+    }
+
+    #[test]
+    fn a_damaged_vector_leaves_the_codes_mean_as_the_others_make_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = empty_store(dir.path());
+        let mut random = RandomVectors(0x9e3779b97f4a7c15);
+        let files: Vec<FileWrite> = (0..4).map(|f| random.file(Coded::Model, &format!("f{f}.rs"), 5)).collect();
+        store.write_batch(&files, &[], &[]).unwrap();
+        let mean = store.vector_mean(Coded::Model).unwrap();
+        // One more chunk, all NaN: right-sized, so only its numbers are wrong.
+        store.write_batch(&[random.file(Coded::Model, "g.rs", 1)], &[], &[]).unwrap();
+        let nan = f32::NAN.to_le_bytes().repeat(mean.len());
+        let sql = "UPDATE chunks SET embedding = ?1 WHERE file_id = (SELECT id FROM files WHERE path = 'g.rs')";
+        assert_eq!(store.conn.execute(sql, [nan]).unwrap(), 1);
+        assert_eq!(store.vector_mean(Coded::Model).unwrap(), mean);
     }
 
     #[test]
