@@ -314,9 +314,13 @@ fn it_exits_when_the_client_leaves_and_survives_garbage() {
     let answered: Vec<Value> = stdout(&out).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
     assert!(answered.iter().any(|m| m["id"] == 1 && m["result"]["serverInfo"]["name"] == "vecgrep"), "{answered:?}");
     // After the handshake, malformed requests get the JSON-RPC error they
-    // call for, with their id; lines that are not JSON get no answer.
+    // call for, with their id; lines that are not JSON get no answer. A
+    // request longer than the most vg-mcp reads (1 MiB) is told so, by the
+    // id its first bytes give, where it was dropped and never answered.
+    let too_long = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+        "params": {"name": "search", "arguments": {"query": "x".repeat(2 << 20)}}});
     let input = format!(
-        "{init}\n{}\nnot json\n{}\n{}\n{}\n",
+        "{init}\n{}\nnot json\n{}\n{}\n{too_long}\n{}\n",
         json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"nme": "search"}}),
         json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": "search"}),
@@ -326,9 +330,9 @@ fn it_exits_when_the_client_leaves_and_survives_garbage() {
     assert_code(&out, 0);
     let answered: Vec<Value> = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let code_of = |id: u64| answered.iter().find(|m| m["id"] == id).map(|m| m["error"]["code"].clone());
-    assert_eq!((code_of(2), code_of(3)), (Some(json!(-32602)), Some(json!(-32600))), "{answered:?}");
+    assert_eq!((code_of(2), code_of(3), code_of(5)), (Some(json!(-32602)), Some(json!(-32600)), Some(json!(-32600))));
     assert!(answered.iter().any(|m| m["id"] == 4 && m["result"]["tools"].is_array()), "{answered:?}");
-    assert_eq!(answered.len(), 4, "{answered:?}");
+    assert_eq!(answered.len(), 5, "{answered:?}");
     // Before any session, a notification or a response is dropped, not the
     // end of the server: a stray notifications/initialized ended it with 2.
     let input = format!(

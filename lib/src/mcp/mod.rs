@@ -14,6 +14,7 @@
 //! client's paths may reach is `live::confine`'s.
 
 mod args;
+mod cut;
 mod run;
 mod tools;
 mod transport;

@@ -23,7 +23,8 @@ use tokio::sync::Mutex;
 
 use crate::project::shown::clipped;
 
-/// Longest message read; a longer line is dropped. The SDK's default is 16
+/// Longest message read; a longer line is not read (a request is answered
+/// with an error, `screen_cut`). The SDK's default is 16
 /// MiB, but a line is read twice into JSON values (here, then by the SDK's
 /// untagged message types), which cost about 100 times its bytes: 1.6 GB
 /// for a 16 MiB array of zeros. What vg-mcp is asked fits far within it
@@ -200,9 +201,10 @@ where
         }
     }
 
-    /// The next whole line, without its newline; None at the end of input.
+    /// The next line, without its newline, whole or its head when it is
+    /// longer than `MAX_LINE_BYTES`; None at the end of input.
     /// Cancel-safe: nothing is consumed that is not kept in `partial`.
-    async fn next_line(&mut self) -> Option<Vec<u8>> {
+    async fn next_line(&mut self) -> Option<Line> {
         loop {
             let buffer = match self.reader.fill_buf().await {
                 Ok(buffer) => buffer,
@@ -210,29 +212,57 @@ where
             };
             if buffer.is_empty() {
                 // A last message without its newline is still a message.
-                let oversized = std::mem::replace(&mut self.oversized, false);
                 let line = std::mem::take(&mut self.partial);
-                return (!oversized && !line.is_empty()).then_some(line);
+                return match std::mem::replace(&mut self.oversized, false) {
+                    true => Some(Line::Cut(line)),
+                    false => (!line.is_empty()).then_some(Line::Whole(line)),
+                };
             }
             let newline = buffer.iter().position(|&b| b == b'\n');
             let piece = &buffer[..newline.unwrap_or(buffer.len())];
             if !self.oversized && self.partial.len() + piece.len() > MAX_LINE_BYTES {
                 self.oversized = true;
-                self.partial = Vec::new();
+                self.partial.truncate(CUT_HEAD_BYTES);
+                self.partial.shrink_to_fit();
             }
-            if !self.oversized {
-                self.partial.extend_from_slice(piece);
-            }
+            let room = if self.oversized { CUT_HEAD_BYTES.saturating_sub(self.partial.len()) } else { piece.len() };
+            self.partial.extend_from_slice(&piece[..room.min(piece.len())]);
             let used = newline.map_or(piece.len(), |at| at + 1);
             self.reader.consume(used);
             if newline.is_some() {
-                let oversized = std::mem::replace(&mut self.oversized, false);
                 let line = std::mem::take(&mut self.partial);
-                if !oversized {
-                    return Some(line);
-                }
+                return Some(match std::mem::replace(&mut self.oversized, false) {
+                    true => Line::Cut(line),
+                    false => Line::Whole(line),
+                });
             }
         }
+    }
+}
+
+/// A line as read: whole, or only its first `CUT_HEAD_BYTES` when it is
+/// longer than `MAX_LINE_BYTES`.
+#[derive(Debug, PartialEq)]
+enum Line {
+    Whole(Vec<u8>),
+    Cut(Vec<u8>),
+}
+
+/// What is kept of a line too long to read: enough for the keys a client
+/// writes before its params (`cut::id_of_cut_request`).
+const CUT_HEAD_BYTES: usize = 64 * 1024;
+
+/// The error a request too long to read is answered with, if the head of
+/// its line says it is a request.
+fn screen_cut(head: &[u8]) -> Screened {
+    let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    match super::cut::id_of_cut_request(head) {
+        Some(id) => answer(
+            ErrorCode::INVALID_REQUEST,
+            format!("the message is longer than {MAX_LINE_BYTES} bytes, the most vg-mcp reads"),
+            Some(id),
+        ),
+        None => Screened::Nothing,
     }
 }
 
@@ -279,7 +309,11 @@ where
                 }
                 return None;
             };
-            match screen(&line) {
+            let screened = match line {
+                Line::Whole(line) => screen(&line),
+                Line::Cut(head) => screen_cut(&head),
+            };
+            match screened {
                 Screened::Message(message) if self.in_session || begins_session(&message) => {
                     self.in_session = true;
                     self.unanswered.passed(&message);
@@ -403,17 +437,31 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn lines_come_whole_and_an_oversized_one_is_dropped() {
-        let mut input = Vec::new();
-        input.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n");
-        input.extend(std::iter::repeat_n(b'x', MAX_LINE_BYTES + 10));
-        input.extend_from_slice(b"\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n");
-        input.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}");
+    async fn lines_come_whole_and_of_an_oversized_one_its_head() {
+        let ping = |id: u8| format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}").into_bytes();
+        let big = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{{\"q\":\"{}",
+            "x".repeat(MAX_LINE_BYTES)
+        );
+        let mut input = ping(1);
+        input.push(b'\n');
+        input.extend_from_slice(big.as_bytes());
+        input.push(b'\n');
+        input.extend(ping(2));
+        input.push(b'\n');
+        input.extend(ping(3));
         let mut lines = ScreenedLines::new(&input[..], Vec::<u8>::new(), Arc::default());
-        assert!(lines.next_line().await.unwrap().ends_with(b"\"id\":1,\"method\":\"ping\"}"));
-        assert!(lines.next_line().await.unwrap().ends_with(b"\"id\":2,\"method\":\"ping\"}"));
+        assert_eq!(lines.next_line().await, Some(Line::Whole(ping(1))));
+        let Some(Line::Cut(head)) = lines.next_line().await else { panic!("the long line is cut") };
+        assert_eq!(head, big.as_bytes()[..CUT_HEAD_BYTES]);
+        let (code, id, message) = error_of(screen_cut(&head));
+        assert_eq!((code, id), (ErrorCode::INVALID_REQUEST.0, Some(RequestId::Number(9))));
+        assert!(message.contains("longer than 1048576 bytes"), "{message}");
+        assert_eq!(lines.next_line().await, Some(Line::Whole(ping(2))));
         // The last line, without its newline.
-        assert!(lines.next_line().await.unwrap().ends_with(b"\"id\":3,\"method\":\"ping\"}"));
+        assert_eq!(lines.next_line().await, Some(Line::Whole(ping(3))));
         assert_eq!(lines.next_line().await, None);
+        // A long line that is no request is not answered.
+        assert!(matches!(screen_cut(&vec![b'x'; CUT_HEAD_BYTES]), Screened::Nothing));
     }
 }
