@@ -322,7 +322,7 @@ fn a_project_cannot_send_the_code_elsewhere_unless_trusted() {
     let o = run(&mut t.cmd("vg-index", "."));
     assert_code(&o, 0);
     let said = "ignoring embedder_url, embedder_source, trust_project_config of";
-    let why = "may not trust itself, nor choose commands to run";
+    let why = "may not trust itself, nor choose where its code is sent;";
     assert!(stderr(&o).contains(said) && stderr(&o).contains(why), "{}", stderr(&o));
     // Trusted, a rebuild goes to the project's server (which is not there).
     let o = run(t.cmd("vg-index", ".").args(["--trust-project-config", "--reindex"]));

@@ -763,7 +763,7 @@ fn post_v1_embeddings_answers_in_openai_format() {
         (r#"{"input":["x"],"model":"nomic-embed-text"}"#, "nomic-embed-text"),
         (r#"{"input":["x"],"encoding_format":"base64"}"#, "float"),
         (r#"{"input":["x"],"dimensions":256}"#, "384 dimensions, not 256"),
-        (r#"{"input":["x"],"dimensions":"384"}"#, "not \"384\""),
+        (r#"{"input":["x"],"dimensions":"384"}"#, "a positive integer, not \"384\""),
     ] {
         let (status, _, answer) = post(body, &[auth]);
         assert_eq!(status, 400, "{}", &body[..body.len().min(80)]);

@@ -405,13 +405,6 @@ pub fn resolve_config(tool: &str, root: &ProjectRoot, cli: ConfigValues) -> Resu
     if let Some((path, keys)) = config.untrusted.as_ref().filter(|_| !noted) {
         let global = vecgrep::project::global_config_path()
             .map_or("your global config".to_string(), |p| p.display().to_string());
-        let mut why = Vec::new();
-        if keys.contains(&"trust_project_config") {
-            why.push("trust itself");
-        }
-        if keys.iter().any(|&k| k != "trust_project_config") {
-            why.push("choose commands to run, where its code is sent or which shared index it uses");
-        }
         note(
             tool,
             config.quiet,
@@ -419,7 +412,7 @@ pub fn resolve_config(tool: &str, root: &ProjectRoot, cli: ConfigValues) -> Resu
                 "ignoring {} of {}: a repository's own config may not {}; pass --trust-project-config or set trust_project_config = true in {global} to allow it",
                 keys.join(", "),
                 path.display(),
-                why.join(", nor ")
+                vecgrep::project::why_untrusted(keys)
             ),
         );
     }

@@ -250,6 +250,33 @@ impl ConfigLayers {
     }
 }
 
+/// Why a repository's own config may not set `keys` (those `untrusted`
+/// lists), in words for the note that says they were ignored: only the
+/// reasons that apply to them.
+pub fn why_untrusted(keys: &[&str]) -> String {
+    let trusts_itself = keys.contains(&"trust_project_config");
+    let mut chooses: Vec<&str> = Vec::new();
+    for (reason, of) in [
+        ("commands to run", &["open_cmd"][..]),
+        ("where its code is sent", &["embedder_url", "embedder_source", "llm_url", "privacy_mode", "store_url"][..]),
+        ("which shared index it uses", &["store_project", "store_adopt"][..]),
+    ] {
+        if keys.iter().any(|k| of.contains(k)) {
+            chooses.push(reason);
+        }
+    }
+    let choose = match chooses.split_last() {
+        None => String::new(),
+        Some((last, [])) => format!("choose {last}"),
+        Some((last, rest)) => format!("choose {} or {last}", rest.join(", ")),
+    };
+    match (trusts_itself, choose.is_empty()) {
+        (true, true) => "trust itself".to_string(),
+        (true, false) => format!("trust itself, nor {choose}"),
+        (false, _) => choose,
+    }
+}
+
 /// The settings an untrusted project may make stricter, never looser.
 const BOUNDED: [&str; 5] = ["max_filesize", "chunk_size", "index_warn_threshold", "embed_all", "rate_limit"];
 
@@ -440,6 +467,24 @@ mod tests {
                 }
                 _ => assert!(taken && !passed_over, "{}: a project's file sets it", s.key),
             }
+        }
+    }
+
+    #[test]
+    fn the_note_on_ignored_keys_gives_only_the_reasons_that_apply() {
+        assert_eq!(why_untrusted(&["store_url"]), "choose where its code is sent");
+        assert_eq!(
+            why_untrusted(&["open_cmd", "store_project"]),
+            "choose commands to run or which shared index it uses"
+        );
+        assert_eq!(why_untrusted(&["trust_project_config"]), "trust itself");
+        assert_eq!(
+            why_untrusted(&["open_cmd", "embedder_url", "store_adopt", "trust_project_config"]),
+            "trust itself, nor choose commands to run, where its code is sent or which shared index it uses"
+        );
+        // Every key a project may set only when trusted has its reason.
+        for s in crate::project::settings::SETTINGS.iter().filter(|s| s.trusted) {
+            assert!(!why_untrusted(&[s.key]).is_empty(), "{} has no reason", s.key);
         }
     }
 

@@ -1,6 +1,7 @@
-//! `POST /v1/embeddings`, OpenAI's embeddings API with the local model, so
-//! that one machine can embed for others (`embedder_source = "remote"`
-//! pointed at this server).
+//! `POST /v1/embeddings`, OpenAI's embeddings API with the server's own
+//! model (local, or the embedding server its config names), so that one
+//! machine can embed for others (`embedder_source = "remote"` pointed at
+//! this server).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
@@ -91,6 +92,10 @@ pub(super) fn embeddings_response(shared: &Shared, body: &[u8]) -> Response {
     if request.encoding_format.as_deref().is_some_and(|f| f != "float") {
         return Response::error(400, "only encoding_format \"float\" is supported");
     }
+    // What no model's size can be is refused before a model is taken.
+    if let Some(asked) = request.dimensions.as_ref().filter(|d| !is_a_size(d)) {
+        return Response::error(400, &format!("dimensions must be a positive integer, not {asked}: leave it out"));
+    }
     let model = &shared.target().config.embedder_model;
     if request.model.as_deref().is_some_and(|m| m != model) {
         return Response::error(
@@ -121,6 +126,11 @@ pub(super) fn embeddings_response(shared: &Shared, body: &[u8]) -> Response {
         200,
         &json!({ "object": "list", "data": data, "model": model, "usage": { "prompt_tokens": tokens, "total_tokens": tokens } }),
     )
+}
+
+/// Whether `asked` could be the number of a model's dimensions.
+fn is_a_size(asked: &serde_json::Value) -> bool {
+    asked.as_f64().is_some_and(|n| n >= 1.0 && n.fract() == 0.0)
 }
 
 /// Why `asked` (a request's `dimensions`) is refused by a model of `dims`
@@ -186,6 +196,10 @@ mod tests {
         assert_eq!(other_dimensions(&json!(384), 384), None);
         assert_eq!(other_dimensions(&json!(384.0), 384), None, "a float of the same number");
         assert_eq!(other_dimensions(&json!(8), 8), None, "a remote model's own");
+        for bad in [json!("8"), json!(0), json!(-8), json!(8.5)] {
+            assert!(!is_a_size(&bad), "{bad}");
+        }
+        assert!(is_a_size(&json!(8)) && is_a_size(&json!(384.0)));
         for (asked, shown) in [(json!(256), "not 256"), (json!(384), "not 384"), (json!("8"), "not \"8\"")] {
             let why = other_dimensions(&asked, 8).unwrap();
             assert!(why.contains("have 8 dimensions") && why.contains(shown), "{why}");
