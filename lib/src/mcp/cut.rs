@@ -4,11 +4,13 @@
 
 use rmcp::model::RequestId;
 
-/// The id of the request whose line begins with `head`, when the top-level
-/// keys before the cut hold both an `id` and a string `method` (a request,
-/// not a notification or a response, which are never answered). Keys are
-/// walked and their values skipped, so a `"id"` inside params is no id.
-pub(super) fn id_of_cut_request(head: &[u8]) -> Option<RequestId> {
+/// The request whose line begins with `head`, when the top-level keys
+/// before the cut hold both an `id` and a string `method` (a request, not a
+/// notification or a response, which are never answered): Some(its id), or
+/// Some(None) for an id that is no string or integer, which is answered
+/// with a null id as a whole line's would be. Keys are walked and their
+/// values skipped, so an `"id"` inside params is no id.
+pub(super) fn id_of_cut_request(head: &[u8]) -> Option<Option<RequestId>> {
     let mut at = skip_space(head, 0);
     if head.get(at) != Some(&b'{') {
         return None;
@@ -26,7 +28,7 @@ pub(super) fn id_of_cut_request(head: &[u8]) -> Option<RequestId> {
         at = skip_space(head, at + 1);
         let value_end = value_end(head, at)?;
         match key.as_str() {
-            "id" => id = Some(serde_json::from_slice::<RequestId>(&head[at..value_end]).ok()?),
+            "id" => id = Some(serde_json::from_slice::<RequestId>(&head[at..value_end]).ok()),
             "method" => method = head[at] == b'"',
             _ => {}
         }
@@ -104,7 +106,7 @@ mod tests {
     use rmcp::model::NumberOrString;
 
     fn id(head: &str) -> Option<RequestId> {
-        id_of_cut_request(head.as_bytes())
+        id_of_cut_request(head.as_bytes()).flatten()
     }
 
     #[test]
@@ -126,12 +128,15 @@ mod tests {
             // The id or the method after the cut, or inside params only.
             r#"{"jsonrpc":"2.0","method":"tools/call","params":{"id":3,"query":"xxxx"#,
             r#"{"jsonrpc":"2.0","method":"tools/call","id":12"#,
-            // Not an object, an id that is no id.
+            // Not an object.
             r#"[{"jsonrpc":"2.0","id":7,"method":"ping"},"#,
-            r#"{"jsonrpc":"2.0","id":[1],"method":"ping","params":{"#,
             "",
         ] {
-            assert_eq!(id(head), None, "{head}");
+            assert_eq!(id_of_cut_request(head.as_bytes()), None, "{head}");
+        }
+        // An id that is no id is a request still, answered with a null id.
+        for head in [r#"{"id":[1],"method":"ping","params":{"#, r#"{"id":null,"method":"ping","params":{"#] {
+            assert_eq!(id_of_cut_request(head.as_bytes()), Some(None), "{head}");
         }
     }
 }

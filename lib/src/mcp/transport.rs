@@ -23,9 +23,9 @@ use tokio::sync::Mutex;
 
 use crate::project::shown::clipped;
 
-/// Longest message read; a longer line is not read (a request is answered
-/// with an error, `screen_cut`). The SDK's default is 16
-/// MiB, but a line is read twice into JSON values (here, then by the SDK's
+/// Longest message read; a longer line is not read whole (a request is
+/// answered with an error, `screen_cut`). The SDK's default is 16 MiB,
+/// but a line is read twice into JSON values (here, then by the SDK's
 /// untagged message types), which cost about 100 times its bytes: 1.6 GB
 /// for a 16 MiB array of zeros. What vg-mcp is asked fits far within it
 /// (a query is at most 4096 bytes, 64 paths, 1024 globs of a path's length).
@@ -203,7 +203,8 @@ where
 
     /// The next line, without its newline, whole or its head when it is
     /// longer than `MAX_LINE_BYTES`; None at the end of input.
-    /// Cancel-safe: nothing is consumed that is not kept in `partial`.
+    /// Cancel-safe: nothing is consumed that is not kept in `partial`, but
+    /// the tail of a line past its kept head.
     async fn next_line(&mut self) -> Option<Line> {
         loop {
             let buffer = match self.reader.fill_buf().await {
@@ -260,7 +261,7 @@ fn screen_cut(head: &[u8]) -> Screened {
         Some(id) => answer(
             ErrorCode::INVALID_REQUEST,
             format!("the message is longer than {MAX_LINE_BYTES} bytes, the most vg-mcp reads"),
-            Some(id),
+            id,
         ),
         None => Screened::Nothing,
     }

@@ -258,8 +258,9 @@ pub fn why_untrusted(keys: &[&str]) -> String {
     let mut chooses: Vec<&str> = Vec::new();
     for (reason, of) in [
         ("commands to run", &["open_cmd"][..]),
-        ("where its code is sent", &["embedder_url", "embedder_source", "llm_url", "privacy_mode", "store_url"][..]),
-        ("which shared index it uses", &["store_project", "store_adopt"][..]),
+        ("where its code is sent", &["embedder_url", "embedder_source", "llm_url", "store_url"][..]),
+        ("what may leave the machine", &["privacy_mode"][..]),
+        ("which shared index it uses or writes to", &["store_project", "store_adopt"][..]),
     ] {
         if keys.iter().any(|k| of.contains(k)) {
             chooses.push(reason);
@@ -475,12 +476,13 @@ mod tests {
         assert_eq!(why_untrusted(&["store_url"]), "choose where its code is sent");
         assert_eq!(
             why_untrusted(&["open_cmd", "store_project"]),
-            "choose commands to run or which shared index it uses"
+            "choose commands to run or which shared index it uses or writes to"
         );
+        assert_eq!(why_untrusted(&["privacy_mode"]), "choose what may leave the machine");
         assert_eq!(why_untrusted(&["trust_project_config"]), "trust itself");
         assert_eq!(
             why_untrusted(&["open_cmd", "embedder_url", "store_adopt", "trust_project_config"]),
-            "trust itself, nor choose commands to run, where its code is sent or which shared index it uses"
+            "trust itself, nor choose commands to run, where its code is sent or which shared index it uses or writes to"
         );
         // Every key a project may set only when trusted has its reason.
         for s in crate::project::settings::SETTINGS.iter().filter(|s| s.trusted) {

@@ -130,7 +130,8 @@ pub(super) fn embeddings_response(shared: &Shared, body: &[u8]) -> Response {
 
 /// Whether `asked` could be the number of a model's dimensions.
 fn is_a_size(asked: &serde_json::Value) -> bool {
-    asked.as_f64().is_some_and(|n| n >= 1.0 && n.fract() == 0.0)
+    // No embedding model has a million dimensions.
+    asked.as_f64().is_some_and(|n| (1.0..=1e6).contains(&n) && n.fract() == 0.0)
 }
 
 /// Why `asked` (a request's `dimensions`) is refused by a model of `dims`
@@ -196,7 +197,7 @@ mod tests {
         assert_eq!(other_dimensions(&json!(384), 384), None);
         assert_eq!(other_dimensions(&json!(384.0), 384), None, "a float of the same number");
         assert_eq!(other_dimensions(&json!(8), 8), None, "a remote model's own");
-        for bad in [json!("8"), json!(0), json!(-8), json!(8.5)] {
+        for bad in [json!("8"), json!(0), json!(-8), json!(8.5), json!(1e30), json!(true), json!([])] {
             assert!(!is_a_size(&bad), "{bad}");
         }
         assert!(is_a_size(&json!(8)) && is_a_size(&json!(384.0)));
