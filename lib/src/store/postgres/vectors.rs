@@ -105,7 +105,7 @@ impl PgIndex {
         if self.hnsw_dims()?.is_some() {
             return Ok(());
         }
-        let Some(dims) = self.meta_value("dims")?.and_then(|v| v.parse::<i32>().ok()) else { return Ok(()) };
+        let Some(dims) = self.dims()?.map(|d| d as i32) else { return Ok(()) };
         let vectors: i64 =
             self.row("SELECT count(*) FROM chunks WHERE embedding IS NOT NULL", &[])?.map_or(0, |r| r.get(0));
         if vectors < HNSW_MIN_VECTORS {

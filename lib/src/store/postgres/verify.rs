@@ -29,7 +29,7 @@ impl PgIndex {
     /// impossible line ranges, and counters out of step with the rows.
     pub(super) fn check(&self) -> Result<(IndexStats, Vec<String>), StoreError> {
         // The size the index recorded (a remote model's may differ), as SQLite's check takes it.
-        let dims = self.meta_value("dims")?.and_then(|v| v.parse::<i32>().ok()).unwrap_or(crate::embed::DIMS as i32);
+        let dims = self.dims()?.unwrap_or(crate::embed::DIMS) as i32;
         let mut problems = Vec::new();
         for (sql, what) in [
             (
