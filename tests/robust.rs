@@ -633,6 +633,52 @@ fn a_data_directory_linked_out_of_the_project_is_refused() {
     assert!(t.path().join("cache/index.db").is_file());
 }
 
+/// `index.db` shipped as a link (to another project's index, to another
+/// program's database) is never opened through: a run removes the link,
+/// not what it leads to, and builds its own. Another program's database in
+/// its place is no index either, and a directory there is named as such.
+#[test]
+fn an_index_file_that_is_a_link_or_another_programs_database_is_not_written_to() {
+    use std::os::unix::fs::symlink;
+    let other = sample_project();
+    assert_code(&run(&mut other.cmd("vg-index", ".")), 0);
+    let files = |t: &Tree| records(&run(t.cmd("vg-index", ".").args(["--stats", "--json"])))[0]["files"].clone();
+    let others_files = files(&other);
+    let t = sample_project();
+    std::fs::write(t.path().join("only.py"), "def only():\n    return 1\n").unwrap();
+    std::fs::create_dir(t.path().join(".vecgrep")).unwrap();
+    symlink(other.path().join(".vecgrep/index.db"), t.path().join(".vecgrep/index.db")).unwrap();
+    // Reading alone refuses it.
+    let o = run(t.cmd("vg-query", ".").args(["--no-index", "retry"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("it is a link, which vecgrep never makes nor follows"), "{}", stderr(&o));
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("rebuilding the index") && stderr(&o).contains("a link"), "{}", stderr(&o));
+    assert!(!t.path().join(".vecgrep/index.db").symlink_metadata().unwrap().file_type().is_symlink());
+    assert_eq!(files(&other), others_files, "the other project's index is as it was");
+    assert_code(&run(other.cmd("vg-index", ".").arg("--verify")), 0);
+
+    // Another program's database where the index goes.
+    std::fs::remove_dir_all(t.path().join(".vecgrep")).unwrap();
+    std::fs::create_dir(t.path().join(".vecgrep")).unwrap();
+    let foreign = rusqlite::Connection::open(t.path().join(".vecgrep/index.db")).unwrap();
+    foreign.execute_batch("CREATE TABLE files (name TEXT); INSERT INTO files VALUES ('x');").unwrap();
+    drop(foreign);
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("no index of vecgrep's"), "{}", stderr(&o));
+    assert_code(&run(t.cmd("vg-index", ".").arg("--verify")), 0);
+
+    // A directory in the way is said to be one, once.
+    std::fs::remove_dir_all(t.path().join(".vecgrep")).unwrap();
+    std::fs::create_dir_all(t.path().join(".vecgrep/index.db")).unwrap();
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert!(err.contains("not a regular file") && err.matches("index.db").count() == 1, "{err}");
+}
+
 /// The XDG Base Directory spec has a relative `XDG_*_HOME` ignored: it
 /// would name another directory wherever a tool runs.
 #[test]

@@ -108,6 +108,25 @@ pub(super) fn remove(root: &ProjectRoot) -> Result<bool, StoreError> {
     Ok(removed)
 }
 
+/// The index file at `path`, if there is one, is a plain file of its own:
+/// a link (vecgrep never makes one; a repository may ship one to another
+/// project's index or another program's database) is damage, which a
+/// writer rebuilds by removing the link, never what it leads to; anything
+/// else but a file (a directory) is in the way.
+fn check_own_file(path: &Path) -> Result<(), StoreError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => Err(StoreError::Damaged {
+            path: path.to_path_buf(),
+            cause: "it is a link, which vecgrep never makes nor follows".into(),
+        }),
+        Ok(meta) if !meta.is_file() => {
+            let source = std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file");
+            Err(StoreError::File { action: "open", path: path.to_path_buf(), source: source.into() })
+        }
+        _ => Ok(()),
+    }
+}
+
 /// A connection to read the index at `path`: read-write, so that WAL
 /// recovery can run if a writer was killed; read-only and without locks
 /// where this user may not write beside it (another user's checkout, a
@@ -176,6 +195,7 @@ impl SqliteIndex {
     }
 
     fn try_open_rw(path: &Path) -> Result<SqliteIndex, StoreError> {
+        check_own_file(path)?;
         let opened = file_identity(path);
         let conn = Connection::open(path).map_err(|e| StoreError::File {
             action: "open",
@@ -211,6 +231,14 @@ impl SqliteIndex {
             schema::add_ctime(&self.conn).map_err(damaged)?;
             return self.check_parts(parts::Expected::Written);
         }
+        // Tables but no `meta`: another program's database, not an index
+        // begun (a first run makes its tables in one transaction).
+        if self.has_any_table()? {
+            return Err(StoreError::Damaged {
+                path: self.path.clone(),
+                cause: "it is no index of vecgrep's: a database with other tables".into(),
+            });
+        }
         for schema in [SCHEMA, SCHEMA_FTS, SCHEMA_KEYS, SCHEMA_JOBS, SCHEMA_COMMITS, SCHEMA_CODES] {
             self.conn.execute_batch(schema).map_err(damaged)?;
         }
@@ -233,14 +261,10 @@ impl SqliteIndex {
     pub(super) fn open_for_reading(root: &ProjectRoot) -> Result<SqliteIndex, StoreError> {
         register_sqlite_vec();
         let path = root.index_path();
-        match std::fs::metadata(&path) {
-            Ok(meta) if meta.is_file() => {}
-            Ok(_) => {
-                let source = std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file");
-                return Err(StoreError::File { action: "open", path, source: source.into() });
-            }
-            Err(_) => return Err(StoreError::Missing(path)),
+        if std::fs::symlink_metadata(&path).is_err() {
+            return Err(StoreError::Missing(path));
         }
+        check_own_file(&path)?;
         let opened = file_identity(&path);
         let conn = connect_for_reading(&path).map_err(|e| StoreError::File {
             action: "open",
@@ -313,6 +337,18 @@ impl SqliteIndex {
         self.conn
             .prepare_cached("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1")
             .and_then(|mut s| s.query_row([name], |r| r.get::<_, i64>(0)))
+            .map(|n| n > 0)
+            .map_err(|e| self.damaged(e))
+    }
+
+    /// Whether the database holds any table of its own (SQLite's aside).
+    fn has_any_table(&self) -> Result<bool, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND substr(name, 1, 7) != 'sqlite_'",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
             .map(|n| n > 0)
             .map_err(|e| self.damaged(e))
     }
