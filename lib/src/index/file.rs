@@ -43,13 +43,22 @@ pub(super) enum Read {
 /// In a full run (`full`) a file with chunks still lacking the model's
 /// vector is read again to embed them; otherwise those are left to searches
 /// and fills.
-pub(super) fn read_file(f: &WalkedFile, previous: Option<&StoredFile>, config: &ResolvedConfig, full: bool) -> Read {
+pub(super) fn read_file(
+    f: &WalkedFile,
+    previous: Option<&StoredFile>,
+    config: &ResolvedConfig,
+    full: bool,
+    confined: &Confinement,
+) -> Read {
     let skip = |reason| Read::Done(Prepared::Skip(reason));
     let read_at = SystemTime::now();
-    let (bytes, stamps) = match read_regular(&f.abs, config.max_filesize) {
-        Ok(Some(read)) => read,
+    let (bytes, stamps) = match read_regular(&f.abs, config.max_filesize, confined) {
+        Ok(Opened::Read(bytes, stamps)) => (bytes, stamps),
         // Replaced by a FIFO or a device since the walk: never waited on.
-        Ok(None) => return skip(SkipReason::Special),
+        Ok(Opened::NotRegular) => return skip(SkipReason::Special),
+        // Replaced by a link since the walk, as the walk would have found it.
+        Ok(Opened::Link) => return skip(SkipReason::Symlink),
+        Ok(Opened::Outside) => return skip(SkipReason::OutsideRoot),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return skip(SkipReason::Vanished),
         Err(e) => return skip(SkipReason::Error(e.to_string())),
     };
@@ -308,18 +317,65 @@ fn embed_chunks(model: &mut dyn Embedder, chunks: &[&str], abandoned: &AtomicBoo
     Ok(out)
 }
 
-/// The bytes of the regular file at `path`, at most `limit` and one more
-/// (a file grown past `max_filesize` since the walk is never held whole), or
-/// None when it is no longer a regular file.
-fn read_regular(path: &std::path::Path, limit: u64) -> std::io::Result<Option<(Vec<u8>, Stamps)>> {
+/// Where a run may read: the root (its real path; a catalog's, each of its
+/// projects') and whether links are followed. The walk checked each file
+/// against both; a file swapped for a link (or a directory for one) between
+/// the walk and the read is checked again on the file opened, so that what
+/// lies outside the project is never indexed under a name inside it.
+pub(super) struct Confinement {
+    roots: Vec<std::path::PathBuf>,
+    follow: bool,
+}
+
+impl Confinement {
+    pub(super) fn new(root: &crate::project::ProjectRoot, follow: bool) -> Confinement {
+        let roots = match root.marker {
+            crate::project::RootMarker::Catalog => crate::project::catalog::Catalog::read(&root.path)
+                .map(|c| c.projects.into_iter().map(|p| p.path).collect())
+                .unwrap_or_default(),
+            _ => vec![root.path.clone()],
+        };
+        Confinement::within(&roots, follow)
+    }
+
+    fn within(roots: &[std::path::PathBuf], follow: bool) -> Confinement {
+        let real = |r: &std::path::PathBuf| std::fs::canonicalize(r).unwrap_or_else(|_| r.clone());
+        Confinement { roots: roots.iter().map(real).collect(), follow }
+    }
+}
+
+/// What opening a walked file found.
+enum Opened {
+    /// At most the limit and one byte more, and the stamps of what was read.
+    Read(Vec<u8>, Stamps),
+    /// No longer a regular file.
+    NotRegular,
+    /// A link, where links are not followed.
+    Link,
+    /// A file outside the root.
+    Outside,
+}
+
+/// The bytes of the regular file at `path`, at most `limit` and one more (a
+/// file grown past `max_filesize` since the walk is never held whole).
+fn read_regular(path: &std::path::Path, limit: u64, confined: &Confinement) -> std::io::Result<Opened> {
     use std::io::Read;
-    let Some(file) = crate::project::small_file::open_regular(path)? else { return Ok(None) };
+    let file = match crate::project::small_file::open_regular_as(path, confined.follow) {
+        Ok(Some(file)) => file,
+        Ok(None) => return Ok(Opened::NotRegular),
+        #[cfg(unix)]
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) && !confined.follow => return Ok(Opened::Link),
+        Err(e) => return Err(e),
+    };
+    if !confined.roots.iter().any(|root| crate::project::small_file::opened_within(&file, root)) {
+        return Ok(Opened::Outside);
+    }
     let before = file.metadata()?;
     let mut bytes = Vec::new();
     let mut head = file.take(limit.saturating_add(1));
     head.read_to_end(&mut bytes)?;
     let file = head.into_inner();
-    Ok(Some((bytes, Stamps::of(&before, &file.metadata()?))))
+    Ok(Opened::Read(bytes, Stamps::of(&before, &file.metadata()?)))
 }
 
 /// The stamps of the file a read opened, taken from its handle before the
@@ -349,6 +405,45 @@ impl Stamps {
 mod tests {
     use super::*;
 
+    /// The bytes and stamps of the regular file at `path`, read within its directory.
+    fn read_in(path: &std::path::Path, limit: u64) -> (Vec<u8>, Stamps) {
+        match read_regular(path, limit, &Confinement::within(&[path.parent().unwrap().into()], false)).unwrap() {
+            Opened::Read(bytes, stamps) => (bytes, stamps),
+            _ => panic!("{} was not read", path.display()),
+        }
+    }
+
+    #[test]
+    fn a_file_swapped_for_a_link_after_the_walk_is_not_read_through_it() {
+        use std::os::unix::fs::symlink;
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret.txt"), "the secret\n").unwrap();
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir(root.path().join("src")).unwrap();
+        let walked =
+            |rel: &str| WalkedFile { rel: rel.into(), abs: root.path().join(rel), size: 4, mtime_ns: 0, ctime_ns: 0 };
+        let config = crate::project::ConfigLayers::default().resolve().unwrap();
+        let confined = |follow| Confinement::within(&[root.path().into()], follow);
+        let skipped = |f: &WalkedFile, follow: bool| match read_file(f, None, &config, false, &confined(follow)) {
+            Read::Done(Prepared::Skip(reason)) => Some(reason),
+            _ => None,
+        };
+        // The file itself, now a link out.
+        symlink(outside.path().join("secret.txt"), root.path().join("src/a.rs")).unwrap();
+        assert_eq!(skipped(&walked("src/a.rs"), false), Some(SkipReason::Symlink));
+        assert_eq!(skipped(&walked("src/a.rs"), true), Some(SkipReason::OutsideRoot), "followed, it leads out");
+        // A directory above it, now a link out.
+        std::fs::write(outside.path().join("b.rs"), "fn b() {}\n").unwrap();
+        symlink(outside.path(), root.path().join("lib")).unwrap();
+        for follow in [false, true] {
+            assert_eq!(skipped(&walked("lib/b.rs"), follow), Some(SkipReason::OutsideRoot), "follow: {follow}");
+        }
+        // A link within the root, followed, is read.
+        std::fs::write(root.path().join("src/c.rs"), "fn c() {}\n").unwrap();
+        symlink(root.path().join("src/c.rs"), root.path().join("src/d.rs")).unwrap();
+        assert_eq!(skipped(&walked("src/d.rs"), true), None);
+    }
+
     #[test]
     fn a_ctime_is_kept_only_once_a_later_write_could_not_share_its_tick() {
         let dir = tempfile::tempdir().unwrap();
@@ -367,15 +462,15 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("grown.rs");
         std::fs::write(&path, "x".repeat(5000)).unwrap();
-        let (bytes, stamps) = read_regular(&path, 1000).unwrap().unwrap();
+        let (bytes, stamps) = read_in(&path, 1000);
         assert_eq!((bytes.len(), stamps.size), (1001, 5000));
-        let (bytes, _) = read_regular(&path, 5000).unwrap().unwrap();
+        let (bytes, _) = read_in(&path, 5000);
         assert_eq!(bytes.len(), 5000, "a file at the limit is read whole");
         // As the indexer meets it: walked small, read large.
         let defaults = crate::project::ConfigLayers::default().resolve().unwrap();
         let config = ResolvedConfig { max_filesize: 1000, ..defaults };
         let walked = WalkedFile { rel: "grown.rs".into(), abs: path, size: 10, mtime_ns: 0, ctime_ns: 0 };
-        match read_file(&walked, None, &config, false) {
+        match read_file(&walked, None, &config, false, &Confinement::within(&[dir.path().into()], false)) {
             Read::Done(Prepared::Skip(SkipReason::TooLarge { size, limit })) => assert_eq!((size, limit), (5000, 1000)),
             _ => panic!("a grown file is skipped as too large"),
         }
@@ -386,7 +481,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("a.rs");
         std::fs::write(&path, "fn a() {}\n").unwrap();
-        let (bytes, stamps) = read_regular(&path, 1 << 20).unwrap().unwrap();
+        let (bytes, stamps) = read_in(&path, 1 << 20);
         let meta = std::fs::metadata(&path).unwrap();
         assert_eq!(bytes, b"fn a() {}\n");
         assert_eq!(

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use anyhow::{anyhow, Context, Result};
 
 use super::embedders::EmbedderPool;
-use super::file::{read_file, KnownVectors, Prepared, Read};
+use super::file::{read_file, Confinement, KnownVectors, Prepared, Read};
 use super::workers::Workers;
 use super::{FileOutcome, IndexObserver, IndexRequest, IndexSummary, RunProgress};
 use crate::embed::Embedder;
@@ -45,6 +45,7 @@ pub(super) fn embed_and_write(
     let (summary, obs) = run;
     let mut pipeline = Pipeline {
         full: embedders.embeds_fully(req.config),
+        confined: Confinement::new(req.root, req.walk.follow),
         req,
         work,
         stored,
@@ -75,6 +76,8 @@ struct Pipeline<'a, 'w> {
     /// Every chunk gets the model's vector in this run; otherwise chunks get
     /// static vectors and the model's only when one is known already.
     full: bool,
+    /// Where a file may be read from, checked again as it is opened.
+    confined: Confinement,
     work: &'a [&'w WalkedFile],
     stored: &'a HashMap<String, StoredFile>,
     workers: Option<Workers>,
@@ -131,7 +134,7 @@ impl Pipeline<'_, '_> {
                 break;
             }
             let f = self.work[self.next_read];
-            match read_file(f, self.stored.get(&f.rel), self.req.config, self.full) {
+            match read_file(f, self.stored.get(&f.rel), self.req.config, self.full, &self.confined) {
                 Read::Done(prepared) => {
                     self.ready.insert(self.next_read, prepared);
                 }

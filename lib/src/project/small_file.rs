@@ -49,6 +49,38 @@ pub(crate) fn open_regular(path: &Path) -> io::Result<Option<File>> {
     Ok(file.metadata()?.is_file().then_some(file))
 }
 
+/// As `open_regular`, links followed only when `follow` says so: else a
+/// link at `path` is an error (ELOOP), never opened through.
+pub(crate) fn open_regular_as(path: &Path, follow: bool) -> io::Result<Option<File>> {
+    if follow {
+        return open_regular(path);
+    }
+    let mut options = OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK | libc::O_NOFOLLOW);
+    let file = options.open(path)?;
+    Ok(file.metadata()?.is_file().then_some(file))
+}
+
+/// Whether the open `file` lies under `root` (a real path), by the path
+/// the kernel holds for it: a directory above it swapped for a link since
+/// it was walked leads elsewhere, whatever the name opened says. Where the
+/// kernel does not say (no `/proc`), true.
+#[cfg(unix)]
+pub(crate) fn opened_within(file: &File, root: &Path) -> bool {
+    use std::os::fd::AsRawFd;
+    match std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())) {
+        Ok(real) => real.starts_with(root),
+        Err(_) => true,
+    }
+}
+
+#[cfg(not(unix))]
+pub(crate) fn opened_within(_file: &File, _root: &Path) -> bool {
+    true
+}
+
 fn not_regular() -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, "not a regular file")
 }
