@@ -699,6 +699,9 @@ fn check_hit(hit: HitRecord, line: usize) -> Result<HitRecord, RecordError> {
         format!("root {:?} is not an absolute path", clipped(root, 80))
     } else if hit.file.is_empty() {
         "file is empty".to_string()
+    } else if hit.file.contains('\0') {
+        // No path holds one, with a root or without; `--files -0` would cut the name at it.
+        format!("file {:?} holds a NUL, which no path does", clipped(&hit.file, 80))
     } else if hit.root.is_some() && !below_root(&hit.file) {
         format!("file {:?} is not a path below root", clipped(&hit.file, 80))
     } else {
@@ -735,12 +738,21 @@ fn check_commit(commit: CommitRecord, line: usize) -> Result<CommitRecord, Recor
     let line_paths = commit.lines.iter().filter_map(|l| l.path.as_deref());
     let cause = if !Path::new(&commit.root).is_absolute() {
         format!("root {:?} is not an absolute path", clipped(&commit.root, 80))
+    } else if !is_commit_id(&commit.sha) {
+        format!("sha {:?} is not a commit id (lowercase hex)", clipped(&commit.sha, 80))
     } else if let Some(path) = commit.paths.iter().map(String::as_str).chain(line_paths).find(|p| !below_root(p)) {
         format!("path {:?} is not a path below root", clipped(path, 80))
     } else {
         return Ok(commit);
     };
     Err(RecordError::BadCommit { line, cause })
+}
+
+/// Whether `sha` is a commit id as git writes it in full: 40 (SHA-1) or 64
+/// (SHA-256) lowercase hex digits. A stream's sha is printed as it is, so
+/// nothing else (a terminal's escape sequence) may pass for one.
+fn is_commit_id(sha: &str) -> bool {
+    matches!(sha.len(), 40 | 64) && sha.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
 /// A JSON value as an error line shows it.
@@ -915,7 +927,7 @@ mod tests {
             ("src/../../etc/hostname", r#"file "src/../../etc/hostname" is not a path below root"#),
             (".", r#"file "." is not a path below root"#),
             ("./.", r#"file "./." is not a path below root"#),
-            ("src\0/etc/passwd", r#"file "src\0/etc/passwd" is not a path below root"#),
+            ("src\0/etc/passwd", r#"file "src\0/etc/passwd" holds a NUL, which no path does"#),
         ] {
             let hit = serde_json::json!({"root": "/p", "file": file, "start_line": 1, "end_line": 1}).to_string();
             let e = parse_hit_line(&hit, 9).unwrap_err();
@@ -928,6 +940,9 @@ mod tests {
             let hit = serde_json::json!({"file": file, "start_line": 1, "end_line": 1}).to_string();
             assert!(parse_hit_line(&hit, 1).unwrap().is_some(), "{file}");
         }
+        let hit = serde_json::json!({"file": "a\0b", "start_line": 1, "end_line": 1}).to_string();
+        let e = parse_hit_line(&hit, 2).unwrap_err().to_string();
+        assert!(e.contains("holds a NUL"), "without a root too: {e}");
         let e = Record::parse(r#"{"type":5,"file":"a","start_line":1,"end_line":1}"#, 6).unwrap_err();
         assert_eq!(e.to_string(), "line 6: its type is 5, not a string naming a record");
         let sample = include_str!("../../spec/samples/commits.ndjson").lines().next().unwrap();
@@ -944,6 +959,15 @@ mod tests {
         commit["lines"] = serde_json::json!([{"kind": "added", "path": "/etc/shadow", "line": 1, "text": "x"}]);
         let e = Record::parse(&commit.to_string(), 8).unwrap_err().to_string();
         assert!(e.contains(r#"path "/etc/shadow" is not a path below root"#), "{e}");
+        commit["lines"] = serde_json::json!([]);
+        // A sha is printed as it is: only a commit id passes for one.
+        for sha in ["\u{1b}]2;title\u{7}", "CC29D138AF8F5CD5BC24D3E20D3D14A09D0AD028", "cc29d138", ""] {
+            commit["sha"] = sha.into();
+            let e = Record::parse(&commit.to_string(), 9).unwrap_err().to_string();
+            assert!(e.starts_with("line 9: not a commit record: sha ") && e.contains("not a commit id"), "{e}");
+        }
+        commit["sha"] = "ab".repeat(32).into();
+        assert!(matches!(Record::parse(&commit.to_string(), 9), Ok(Some(Record::Commit(_)))), "a SHA-256 id");
         // A version that is not an integer is refused before the type is looked at.
         for v in ["2.0", "\"2\"", "-1"] {
             let e = Record::parse(&format!(r#"{{"type":"judgement","v":{v}}}"#), 3).unwrap_err().to_string();

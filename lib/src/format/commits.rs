@@ -45,7 +45,7 @@ pub fn render_commits(out: &mut dyn Write, commits: &[CommitRecord], opts: &Form
         }
         OutputMode::Flat => commits.iter().try_for_each(|c| {
             let sha = paint(opts.color, SHA, &c.sha);
-            writeln!(out, "{sha} {} {}: {}", day(&c.date), opts.shown(&c.author), opts.shown(&c.subject))
+            writeln!(out, "{sha} {} {}: {}", opts.shown(day(&c.date)), opts.shown(&c.author), opts.shown(&c.subject))
         }),
         OutputMode::Pretty => {
             for (i, c) in commits.iter().enumerate() {
@@ -70,7 +70,7 @@ fn render_block(out: &mut dyn Write, c: &CommitRecord, opts: &FormatOptions) -> 
         out,
         "{} {} {} {}",
         paint(color, SHA, short),
-        paint(color, DIM, day(&c.date)),
+        paint(color, DIM, &opts.shown(day(&c.date))),
         opts.shown(&c.author),
         paint(color, score_color(c.score), &score)
     )?;
@@ -90,9 +90,10 @@ fn render_block(out: &mut dyn Write, c: &CommitRecord, opts: &FormatOptions) -> 
     Ok(())
 }
 
-/// The date part of an ISO 8601 date.
+/// The date part of an ISO 8601 date: up to its `T`, so that an expanded
+/// year (`+10000-01-01T…`) keeps its day.
 fn day(date: &str) -> &str {
-    date.get(..10).unwrap_or(date)
+    date.split_once('T').map_or(date, |(day, _)| day)
 }
 
 /// The files the commits touched, as a person at `opts.cwd` would type
@@ -201,6 +202,27 @@ mod tests {
                 .unwrap();
             assert_eq!(String::from_utf8(out).unwrap(), seen);
         }
-        assert_eq!(rendered(&[hostile], OutputMode::Flat), "aaa 2024-05-01 Ada: Fix \x1b[2J it\n", "raw in a pipe");
+        assert_eq!(
+            rendered(&[hostile.clone()], OutputMode::Flat),
+            "aaa 2024-05-01 Ada: Fix \x1b[2J it\n",
+            "raw in a pipe"
+        );
+        hostile.date = "\x1b[31mRED\x1b[0m".into();
+        let mut out = Vec::new();
+        render_commits(&mut out, &[hostile], &FormatOptions { terminal: true, ..opts(OutputMode::Pretty) }).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert!(out.starts_with("aaa ^[[31mRED^[[0m Ada") && !out.contains('\x1b'), "{out}");
+    }
+
+    #[test]
+    fn a_year_past_four_digits_keeps_its_whole_day() {
+        let mut far = commit("aaa", &["a.rs"]);
+        far.date = "+3170843-11-07T09:46:39+00:00".into();
+        let mut early = commit("bbb", &["a.rs"]);
+        early.date = "-1199-02-15T00:00:00+00:00".into();
+        assert_eq!(
+            rendered(&[far, early], OutputMode::Flat),
+            "aaa +3170843-11-07 Ada: Retry failed uploads\nbbb -1199-02-15 Ada: Retry failed uploads\n"
+        );
     }
 }
