@@ -969,7 +969,8 @@ fn a_job_running_when_its_server_died_reads_as_failed() {
 }
 
 /// SIGTERM lets the requests in flight be answered before the server
-/// exits: their connections were closed unanswered.
+/// exits: their connections were closed unanswered. A job it could no
+/// longer run is refused, not accepted to read `running` for good.
 #[test]
 fn a_stopping_server_answers_the_requests_it_has_begun() {
     use std::io::{Read, Write};
@@ -990,8 +991,11 @@ fn a_stopping_server_answers_the_requests_it_has_begun() {
     begun.write_all(b"{}").unwrap();
     let mut answer = String::new();
     begun.read_to_string(&mut answer).unwrap();
-    assert!(answer.starts_with("HTTP/1.1 202"), "{answer:?}");
+    assert!(answer.starts_with("HTTP/1.1 503") && answer.contains("the server is stopping"), "{answer:?}");
     assert!(s.stop().success());
+    let store = rusqlite::Connection::open(t.path().join(".vecgrep/index.db")).unwrap();
+    let jobs: i64 = store.query_row("SELECT count(*) FROM jobs", [], |r| r.get(0)).unwrap();
+    assert_eq!(jobs, 0, "no job was kept, to read running for good");
 }
 
 /// A server on a loopback address answers only requests for this machine

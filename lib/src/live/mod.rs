@@ -294,6 +294,7 @@ impl LiveIndex {
                 }
                 live.wait_until(Instant::now() + refresh);
             }
+            live.fail_unbegun_jobs();
         })
     }
 

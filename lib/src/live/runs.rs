@@ -70,6 +70,14 @@ impl LiveIndex {
         std::mem::take(&mut state.runs.jobs)
     }
 
+    /// The indexer has stopped: jobs accepted that no run began will never
+    /// finish, and are recorded as stopped (`JOB_STOPPED`) rather than left
+    /// `running`, which another server on the root would never correct.
+    pub fn fail_unbegun_jobs(&self) {
+        let jobs = std::mem::take(&mut lock(&self.state).runs.jobs);
+        self.finish_jobs(&jobs, &RunOutcome::Failed(JOB_STOPPED.into()));
+    }
+
     /// A run ended: record it for those waiting, and in the index for `jobs`.
     pub(super) fn end_run(&self, jobs: &[String], result: &Result<IndexSummary>) {
         let outcome = match result {

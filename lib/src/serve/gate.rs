@@ -5,7 +5,8 @@
 //! worker (issue 42: 16 idle sockets once took all 16 workers). When an
 //! address, or the server, is at its bound, the connection that has waited
 //! longest for a request head is closed to make room; when every one is
-//! busy with a request, the newcomer is refused.
+//! busy with a request, or holds one its thread has not read yet, the
+//! newcomer is refused.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, Shutdown, TcpStream};
@@ -88,19 +89,37 @@ pub(super) fn within_open_files(wanted: usize) -> usize {
 
 impl Open {
     /// Close the connection among those `eligible` that has waited longest
-    /// for a request head; None when none waits.
+    /// for a request head; None when none waits. One whose request has
+    /// arrived but is not read yet (its thread has not run since it was
+    /// admitted: a client that opens many connections at once) waits for
+    /// nothing, and closing it would drop a request unanswered.
     fn close_longest_idle(&mut self, eligible: impl Fn(&Conn) -> bool) -> Option<()> {
         let (&id, _) = self
             .conns
             .iter()
             .filter(|(_, c)| eligible(c))
-            .filter_map(|(id, c)| c.idle_since.map(|t| (id, t)))
+            .filter_map(|(id, c)| c.idle_since.map(|t| (id, t, c)))
+            .filter(|(_, _, c)| !has_unread_bytes(&c.stream))
+            .map(|(id, t, _)| (id, t))
             .min_by_key(|(_, t)| *t)?;
         let conn = self.conns.remove(&id)?;
         // Its thread's read ends at once; the thread then drops its Slot.
         let _ = conn.stream.shutdown(Shutdown::Both);
         Some(())
     }
+}
+
+/// Whether bytes the client sent wait unread on `stream`. A peek that
+/// never blocks, per call: the descriptor's own mode is shared with the
+/// connection's thread, which reads it blocking.
+#[allow(unsafe_code)]
+fn has_unread_bytes(stream: &TcpStream) -> bool {
+    use std::os::fd::AsRawFd;
+    let mut byte = 0u8;
+    // SAFETY: recv writes at most one byte into a buffer of one byte we own.
+    let read =
+        unsafe { libc::recv(stream.as_raw_fd(), (&raw mut byte).cast(), 1, libc::MSG_PEEK | libc::MSG_DONTWAIT) };
+    read > 0
 }
 
 impl Slot {
@@ -163,6 +182,29 @@ mod tests {
         assert!(gate.admit(&conns[3].1, a).is_none());
         // Another address has its own share.
         assert!(gate.admit(&conns[3].1, "127.0.0.2".parse().unwrap()).is_some());
+    }
+
+    #[test]
+    fn a_connection_whose_request_waits_unread_is_not_closed_for_room() {
+        use std::io::Write;
+        let gate = Gate::new(2, 10);
+        let mut conns = pairs(4);
+        let a: IpAddr = "127.0.0.1".parse().unwrap();
+        let _first = gate.admit(&conns[0].1, a).unwrap();
+        let _second = gate.admit(&conns[1].1, a).unwrap();
+        // Both were admitted and neither thread has read yet; the first's request has come.
+        conns[0].0.write_all(b"GET /health HTTP/1.1\r\n\r\n").unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let _third = gate.admit(&conns[2].1, a).expect("room made by closing the second");
+        assert!(closed(&mut conns[1].0), "the one with nothing to read was closed");
+        assert!(!closed(&mut conns[0].0), "the one holding a request was not");
+        let mut unread = [0u8; 3];
+        conns[0].1.read_exact(&mut unread).unwrap();
+        assert_eq!(&unread, b"GET", "the peek left the request in place");
+        // Now every connection of the address holds a request: the next is refused.
+        conns[2].0.write_all(b"GET").unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert!(gate.admit(&conns[3].1, a).is_none());
     }
 
     #[test]

@@ -31,6 +31,10 @@ pub(super) fn start_response(shared: &Shared, body: &[u8]) -> Response {
     if let Err(message) = takes_no_fields() {
         return Response::error(400, &message);
     }
+    // Its indexer runs no more: a job accepted now would never begin.
+    if shared.shutdown.load(std::sync::atomic::Ordering::SeqCst) {
+        return Response::error(503, "the server is stopping; start the run on a server that is not");
+    }
     let job = IndexJob::running(new_job_id(), now_ms());
     let live = shared.searcher.live();
     if let Err(e) = store::open_in_place(&live.target.root).and_then(|mut s| s.put_index_job(&job)) {

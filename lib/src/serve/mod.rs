@@ -189,6 +189,8 @@ pub fn serve(
     drain(&shared);
     // The indexer stops after the file in hand; what it wrote is committed.
     let _ = indexer.join();
+    // A job a request queued as the indexer ended.
+    shared.searcher.live().fail_unbegun_jobs();
     Ok(())
 }
 
