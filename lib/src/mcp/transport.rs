@@ -53,7 +53,18 @@ pub(super) fn screen(line: &[u8]) -> Screened {
     if line.iter().all(u8::is_ascii_whitespace) {
         return Screened::Nothing;
     }
-    let Ok(value) = serde_json::from_slice::<Value>(line) else { return Screened::Nothing };
+    let value = match serde_json::from_slice::<Value>(line) {
+        Ok(value) => value,
+        // JSON nested past what serde reads is JSON still: a request is
+        // answered by the id among its first keys, as a cut one is.
+        Err(e) if e.to_string().starts_with("recursion limit exceeded") => {
+            return match super::cut::id_of_cut_request(line) {
+                Some(id) => answer(ErrorCode::INVALID_REQUEST, "the message is nested too deep".to_string(), id),
+                None => Screened::Nothing,
+            };
+        }
+        Err(_) => return Screened::Nothing,
+    };
     let Some(object) = value.as_object() else {
         let why = match value.is_array() {
             true => "a batch (an array) is not taken: send one message per line",
@@ -69,6 +80,8 @@ pub(super) fn screen(line: &[u8]) -> Screened {
     }
     let method = object.get("method").and_then(Value::as_str).map(str::to_string);
     let params_unstructured = object.get("params").is_some_and(|p| !p.is_object() && !p.is_array());
+    // A JSON-RPC 2.0 request whose params alone can be what is wrong.
+    let params_at_fault = object.get("jsonrpc").and_then(Value::as_str) == Some("2.0") && object.contains_key("params");
     match serde_json::from_value::<ClientJsonRpcMessage>(value) {
         Ok(ClientJsonRpcMessage::Request(request)) => match (&request.request, method) {
             (ClientRequest::CustomRequest(_), Some(method)) if SERVED_METHODS.contains(&method.as_str()) => {
@@ -82,6 +95,11 @@ pub(super) fn screen(line: &[u8]) -> Screened {
         Err(_) if id.is_none() && method.is_some() => Screened::Nothing,
         Err(_) if params_unstructured => {
             answer(ErrorCode::INVALID_REQUEST, "params must be an object or an array".to_string(), id)
+        }
+        // A method served, with params of the wrong shape (an array, a `_meta` that is no object).
+        Err(_) if params_at_fault && id.is_some() && method.as_deref().is_some_and(|m| SERVED_METHODS.contains(&m)) => {
+            let why = format!("the params of {} do not fit its schema", method.unwrap_or_default());
+            answer(ErrorCode::INVALID_PARAMS, why, id)
         }
         Err(e) => {
             answer(ErrorCode::INVALID_REQUEST, format!("not a JSON-RPC message: {}", clipped(&e.to_string(), 200)), id)
@@ -292,6 +310,12 @@ where
     ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
         let writer = Arc::clone(&self.writer);
         let unanswered = Arc::clone(&self.unanswered);
+        let mut item = item;
+        // The SDK's own errors (a parameter serde refused) quote what the
+        // client sent in full; mcp.md bounds what an error repeats.
+        if let rmcp::model::JsonRpcMessage::Error(e) = &mut item {
+            e.error.message = crate::project::shown::words_clipped(&e.error.message, 200).into();
+        }
         async move {
             let written = write_message(&writer, &item).await;
             unanswered.answered(&item);
@@ -388,6 +412,10 @@ mod tests {
         for line in [
             r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"nme":"search"}}"#,
             r#"{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"bogus":1}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"ping","params":[]}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":[]}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":[]}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"search","arguments":{"query":"x"},"_meta":5}}"#,
         ] {
             let (code, id, message) = error_of(screen(line.as_bytes()));
             assert_eq!((code, id), (-32602, Some(RequestId::Number(3))), "{line}");
@@ -422,6 +450,21 @@ mod tests {
         let (code, id, message) = error_of(screen(long.as_bytes()));
         assert_eq!((code, id), (-32600, Some(RequestId::Number(1))));
         assert!(message.len() < 400, "{}", message.len());
+    }
+
+    #[test]
+    fn a_request_nested_past_what_is_read_is_answered_by_its_id() {
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":90,"method":"tools/call","params":{{"name":"search","arguments":{{"k":{deep}}}}}}}"#
+        );
+        let (code, id, message) = error_of(screen(line.as_bytes()));
+        assert_eq!(
+            (code, id, message.as_str()),
+            (-32600, Some(RequestId::Number(90)), "the message is nested too deep")
+        );
+        let notification = format!(r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"a":{deep}}}}}"#);
+        assert!(matches!(screen(notification.as_bytes()), Screened::Nothing), "a notification is never answered");
     }
 
     #[test]

@@ -10,6 +10,7 @@ use std::time::SystemTime;
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
+use crate::project::shown::{clipped, words_clipped};
 use crate::store::{IndexReader, Scope, StoreError};
 
 /// The most exclusion globs one search takes (`--exclude`, `exclude=`): far
@@ -83,7 +84,7 @@ impl FileFilter {
     /// others leave out; no globs asks nothing.
     pub fn include_any(&mut self, globs: &[String]) -> Result<(), String> {
         if let Some(glob) = globs.iter().find(|g| g.starts_with('!')) {
-            return Err(format!("invalid inclusion glob '{glob}': a leading '!' is not taken here"));
+            return Err(format!("invalid inclusion glob '{}': a leading '!' is not taken here", clipped(glob, 200)));
         }
         if let Some(last) = globs.last() {
             self.include.push(gitignore(globs, last, "inclusion")?);
@@ -113,9 +114,13 @@ impl FileFilter {
         let (at_least, amount) = match bound.as_bytes().first() {
             Some(b'+') => (true, &bound[1..]),
             Some(b'-') => (false, &bound[1..]),
-            _ => return Err(format!("size '{bound}' must start with + (at least) or - (at most), e.g. +10k or -1M")),
+            _ => {
+                let bound = clipped(bound, 200);
+                return Err(format!("size '{bound}' must start with + (at least) or - (at most), e.g. +10k or -1M"));
+            }
         };
         let bytes = parse_size(amount).ok_or_else(|| {
+            let bound = clipped(bound, 200);
             format!("size '{bound}' is not a size: a number and a unit (b, k, m, g, t, or ki, mi, gi, ti), e.g. +10k")
         })?;
         if at_least {
@@ -156,9 +161,16 @@ impl FileFilter {
 fn gitignore(globs: &[String], last: &str, what: &str) -> Result<Gitignore, String> {
     let mut builder = GitignoreBuilder::new(Path::new(""));
     for g in globs {
-        builder.add_line(None, g).map_err(|e| format!("invalid {what} glob '{g}': {e}"))?;
+        builder.add_line(None, g).map_err(|e| glob_error(what, g, &e))?;
     }
-    builder.build().map_err(|e| format!("invalid {what} glob '{last}': {e}"))
+    builder.build().map_err(|e| glob_error(what, last, &e))
+}
+
+/// Why `glob` is no glob, with at most 200 characters of it: the matcher's
+/// own error quotes it again, in full.
+fn glob_error(what: &str, glob: &str, e: &ignore::Error) -> String {
+    let cause = words_clipped(&e.to_string(), 200);
+    format!("invalid {what} glob '{}': {cause}", clipped(glob, 200))
 }
 
 /// An amount of bytes as fd writes it: `512`, `10k` (1000), `10ki` (1024),
@@ -197,7 +209,8 @@ pub fn parse_when(text: &str, now: SystemTime) -> Result<i64, String> {
     };
     moment.map(|t| t.as_nanosecond().clamp(i64::MIN.into(), i64::MAX.into()) as i64).ok_or_else(|| {
         format!(
-            "'{text}' is not a time: a span back from now (2w, 3d, 12h, 30min), a date in UTC (2026-01-31, 2026-01-31 14:30) or one of git's forms (\"2 weeks ago\", yesterday)"
+            "'{}' is not a time: a span back from now (2w, 3d, 12h, 30min), a date in UTC (2026-01-31, 2026-01-31 14:30) or one of git's forms (\"2 weeks ago\", yesterday)",
+            clipped(text, 200)
         )
     })
 }
