@@ -289,6 +289,12 @@ fn a_flag_no_tool_of_the_mode_takes_is_refused_not_passed_over() {
         (&["--serve", "--json"], "--json", "with --serve"),
         (&["--mcp", "-l"], "--files-with-matches", "with --mcp"),
         (&["--stats", "-t", "py"], "--type", "with --stats"),
+        // A plan searches nothing: no filter, count or index flag shapes it.
+        (&["--plan", "-t", "rust", "retry"], "--type", "with --plan"),
+        (&["--plan", "-k", "7", "retry"], "--top-k", "with --plan"),
+        (&["--plan", "--no-index", "retry"], "--no-index", "with --plan"),
+        (&["--plan", "--hidden", "retry"], "--hidden", "with --plan"),
+        (&["--plan", "--max-filesize", "3", "retry"], "--max-filesize", "with --plan"),
     ] {
         let o = run(t.cmd("vecgrep", ".").args(args));
         assert_code(&o, 2);
@@ -296,4 +302,8 @@ fn a_flag_no_tool_of_the_mode_takes_is_refused_not_passed_over() {
     }
     // What every mode takes, a script may pass to each.
     assert_code(&run(t.cmd("vecgrep", ".").args(["--show-root", "-q", "--color", "never"])), 0);
+    // What shapes a plan is still taken.
+    let o = run(t.cmd("vecgrep", ".").args(["--plan", "--json", "--mode", "semantic", "--threshold", "0.4", "retry"]));
+    assert_code(&o, 0);
+    assert_eq!(records(&o)[0]["l1_threshold"], 0.4, "{}", stdout(&o));
 }

@@ -56,6 +56,23 @@ const SHARED_FLAGS: &[&str] = &[
 const QUERY_FLAGS: &[&str] =
     &["FileFilterArgs", "PackageArgs", "MaxCountArgs", "reindex", "no_index", "no_scope", "rev", "label", "explain"];
 
+/// What vg-ask is given for `--plan`: a plan searches nothing, so only
+/// what chooses the root, the threshold and the planner shapes it.
+const PLAN_FLAGS: &[&str] = &[
+    "catalog",
+    "skip_outside_root",
+    "quiet",
+    "threshold",
+    "mode",
+    "TrustArgs",
+    "AskArgs",
+    "llm_url",
+    "llm_model",
+    "privacy_mode",
+    "context_hits",
+    "json",
+];
+
 impl Mode {
     /// Every mode.
     pub const ALL: [Mode; 12] = [
@@ -136,7 +153,8 @@ impl Mode {
                 )]
             }
             Mode::Search => vec![query(), ("vg-format", vec!["OutputArgs", "quiet"])],
-            Mode::Plan | Mode::Ask => vec![ask()],
+            Mode::Ask => vec![ask()],
+            Mode::Plan => vec![("vg-ask", PLAN_FLAGS.to_vec())],
             Mode::Log => vec![
                 (
                     "vg-log",
