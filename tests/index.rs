@@ -551,6 +551,26 @@ fn utf16_and_byte_order_marked_files_are_indexed_as_text() {
     assert!(hit["text"].as_str().unwrap().starts_with("def shipping_label_printer"), "{hit}");
 }
 
+/// A reader that leaves early (`vg-index | head -c1`) does not turn a
+/// run's failure into success: the run goes on to its end, and a file it
+/// could not read is status 2 still, as vg-query's is.
+#[test]
+fn a_closed_pipe_keeps_the_status_of_a_file_that_could_not_be_read() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = sample_project();
+    let p = t.path().join("src/secret.py");
+    std::fs::write(&p, "def vault_password():\n    return 'x'\n").unwrap();
+    let user = OtherUser::new(&t);
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let piped = std::process::Stdio::piped;
+    let mut child = user.cmd(&t, "vg-index").stdout(piped()).stderr(piped()).spawn().unwrap();
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    assert_code(&o, 2);
+    let stats = run(user.cmd(&t, "vg-index").args(["--stats", "--json"]));
+    assert_eq!(records(&stats)[0]["files"], 4, "the run went on to its end");
+}
+
 #[test]
 fn unreadable_files_are_reported_and_the_run_ends_with_status_2() {
     use std::os::unix::fs::PermissionsExt;

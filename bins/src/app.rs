@@ -125,6 +125,20 @@ pub fn shown_name(tool: &str) -> &str {
 /// a broken pipe, and stdout's reader gone. A broken pipe of another
 /// connection (a database the server hung up) is an error like any other;
 /// it used to end a run with status 0 and nothing said.
+/// `written`, or nothing when it failed because the reader of stdout left:
+/// what a tool writes after its work is done must not turn the work's
+/// outcome (an error, an interrupt) into a closed pipe's success.
+pub fn unless_reader_gone(written: io::Result<()>) -> Result<()> {
+    match written {
+        Err(e) if reader_gone(&e) => Ok(()),
+        other => Ok(other?),
+    }
+}
+
+fn reader_gone(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::BrokenPipe && stdout_reader_gone()
+}
+
 pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
     let broken =
         e.chain().any(|c| c.downcast_ref::<io::Error>().is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe));
@@ -718,8 +732,10 @@ pub fn index_blocking(
         );
     }
     match obs.write_error.take() {
-        Some(e) => Err(e.into()),
-        None => Ok((summary, files, std::mem::take(&mut obs.tally))),
+        // The reader left; the run went on to its end, and its outcome
+        // (files it could not read, an interrupt) is the status still.
+        Some(e) if !reader_gone(&e) => Err(e.into()),
+        _ => Ok((summary, files, std::mem::take(&mut obs.tally))),
     }
 }
 

@@ -132,8 +132,8 @@ fn index(cli: &IndexCli, inv: &Invocation) -> anyhow::Result<u8> {
     let (summary, ..) = index_blocking(TOOL, inv, &walk, &mut embedder_pool(&inv.config), how)?;
     note_holes(TOOL, inv.config.quiet, summary.holes);
     let mut out = vecgrep_bins::app::stdout();
-    write_record(&mut out, &SummaryRecord::new(&inv.root, &summary))?;
-    out.flush()?;
+    let record = SummaryRecord::new(&inv.root, &summary);
+    vecgrep_bins::app::unless_reader_gone(write_record(&mut out, &record).and_then(|()| out.flush()))?;
     if summary.aborted {
         note(TOOL, false, "indexing declined; the index was left as it was");
         return Ok(EXIT_NOT_FOUND);
