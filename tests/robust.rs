@@ -303,6 +303,24 @@ fn a_model_vector_that_is_not_finite_is_damage_to_verify() {
     let o = run(t.cmd("vg-index", ".").arg("--verify"));
     assert_code(&o, 2);
     assert!(stdout(&o).contains("1 vectors are zero or not finite"), "{}", stdout(&o));
+    // A static vector may be zero, but never NaN or infinite.
+    let db = rusqlite::Connection::open(t.path().join(".vecgrep/index.db")).unwrap();
+    let size: i64 = db.query_row("SELECT length(static_embedding) FROM chunks LIMIT 1", [], |r| r.get(0)).unwrap();
+    for bad in [f32::NAN, f32::INFINITY] {
+        let bytes = bad.to_le_bytes().repeat(size as usize / 4);
+        db.execute("UPDATE chunks SET static_embedding = ?1 WHERE id = (SELECT max(id) FROM chunks)", [bytes]).unwrap();
+        let o = run(t.cmd("vg-index", ".").arg("--verify"));
+        assert_code(&o, 2);
+        assert!(stdout(&o).contains("1 static vectors are not finite"), "{bad}: {}", stdout(&o));
+    }
+    let zeros = vec![0u8; size as usize];
+    db.execute("UPDATE chunks SET static_embedding = ?1 WHERE id = (SELECT max(id) FROM chunks)", [zeros]).unwrap();
+    let o = run(t.cmd("vg-index", ".").arg("--verify"));
+    assert!(
+        !stdout(&o).contains("static vectors are not finite"),
+        "zeros are a text of no known token: {}",
+        stdout(&o)
+    );
 }
 
 #[test]

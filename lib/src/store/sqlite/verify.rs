@@ -119,6 +119,14 @@ impl SqliteIndex {
                 Some(static_bytes),
             ),
             (
+                // A static vector may be zero (a text of no token the table
+                // knows), never other than finite: a search passes it over.
+                "SELECT count(*) FROM chunks WHERE static_embedding IS NOT NULL AND length(static_embedding) = ?1
+                 AND vec_distance_l2(static_embedding, static_embedding) IS NULL",
+                "static vectors are not finite",
+                Some(static_bytes),
+            ),
+            (
                 "SELECT count(*) FROM chunks WHERE start_line < 1 OR end_line < start_line",
                 "chunks have impossible line ranges",
                 None,
