@@ -139,6 +139,7 @@ struct StrictSummary {
     pending: u64,
     rebuilt: bool,
     aborted: bool,
+    interrupted: bool,
     seconds: f64,
     #[serde(default)]
     rev: Option<String>,

@@ -709,7 +709,7 @@ fn a_signal_ends_the_wait_for_another_run() {
 fn no_terminal_means_a_large_run_proceeds() {
     let t = sample_project();
     let s = summary(&index(&t, ".", &["--index-warn-threshold", "1"]));
-    assert_eq!(s["aborted"], false);
+    assert_eq!((s["aborted"].as_bool(), s["interrupted"].as_bool()), (Some(false), Some(false)));
     assert_eq!(s["files"], 4);
 }
 
@@ -1110,6 +1110,7 @@ fn ctrl_c_keeps_what_was_indexed_says_so_and_the_next_run_goes_on() {
     let summary: serde_json::Value = serde_json::from_str(rest.last().unwrap()).unwrap();
     let kept = summary["files"].as_u64().unwrap();
     assert!(summary["type"] == "summary" && kept < 80, "{summary}");
+    assert_eq!(summary["interrupted"], true, "the record says so to a reader of stdout alone: {summary}");
     let verify = run(t.cmd("vg-index", ".").arg("--verify"));
     assert_code(&verify, 0);
     let o = run(t.cmd("vg-index", ".").arg("--full"));

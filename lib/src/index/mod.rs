@@ -127,8 +127,9 @@ pub struct IndexSummary {
     pub aborted: bool,
     /// The observer cancelled the run after the file in hand: what was
     /// written is committed, but the run did not reach every file. Said by
-    /// the exit status and a note, not by the record.
-    #[serde(skip)]
+    /// the exit status and a note, and by the record as `interrupted`
+    /// (added within version 1), for a reader of stdout alone.
+    #[serde(rename = "interrupted", default)]
     pub cancelled: bool,
     pub seconds: f64,
 }
