@@ -136,7 +136,7 @@ addr = (u.hostname, u.port)
 def search(local="127.0.0.1", limit=60.0):
     t = time.perf_counter()
     s = socket.socket(); s.settimeout(limit); s.bind((local, 0)); s.connect(addr)
-    s.sendall(b"GET /search?q=retry+a+failed+upload HTTP/1.1\r\nConnection: close\r\n\r\n")
+    s.sendall(b"GET /search?q=retry+a+failed+upload HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
     data = b""
     try:
         while chunk := s.recv(65536): data += chunk

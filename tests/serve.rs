@@ -164,7 +164,7 @@ fn search_answers_ndjson_hit_records() {
     let (_, _, body) = s.get("/search?q=circleArea&mode=lexical");
     assert!(body.lines().next().unwrap().contains("src/geometry.rs"), "{body}");
     // Keep-alive: two requests on one connection.
-    let (status, _, body) = s.raw(b"GET /health HTTP/1.1\r\n\r\nGET /health HTTP/1.1\r\nConnection: close\r\n\r\n");
+    let (status, _, body) = s.raw(b"GET /health HTTP/1.1\r\nHost: localhost\r\n\r\nGET /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
     assert_eq!(status, 200);
     assert_eq!(body.matches("HTTP/1.1 200").count(), 1, "second response follows the first: {body}");
 }
@@ -427,7 +427,7 @@ fn parallel_clients_all_get_answers() {
             std::thread::spawn(move || {
                 let mut ok = 0;
                 for i in 0..15 {
-                    let request = format!("GET /search?q=client+{c}+request+{i}+upload&threshold=-1 HTTP/1.1\r\nConnection: close\r\n\r\n");
+                    let request = format!("GET /search?q=client+{c}+request+{i}+upload&threshold=-1 HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
                     let (status, _, body) = send(&addr, request.as_bytes());
                     assert_eq!(status, 200, "{body}");
                     assert!(body.lines().all(|l| serde_json::from_str::<Value>(l).is_ok()));
@@ -757,6 +757,8 @@ fn post_v1_embeddings_answers_in_openai_format() {
         // Past the bound the texts are counted, not kept (a body of millions costs its size).
         (many.as_str(), "1 to 2048 texts, got 300001"),
         (r#"{"input":[1]}"#, "not an embeddings request"),
+        // A request's fields as an array, in their order, which serde would take.
+        (r#"[["hello"],"all-MiniLM-L6-v2","float",384]"#, "a JSON object is"),
         (r#"{"input":{"a":1}}"#, "a text or a list of texts"),
         (r#"{"input":["x", ""]}"#, "input 1 is empty"),
         (r#"{"input":"   "}"#, "input 0 is empty"),
@@ -774,11 +776,15 @@ fn post_v1_embeddings_answers_in_openai_format() {
     let (status, head, _) = s.request("GET", "/v1/embeddings", &[auth]);
     assert_eq!(status, 405);
     assert!(head.contains("Allow: POST"), "{head}");
-    let (status, _, _) =
-        s.raw(format!("POST /v1/embeddings HTTP/1.1\r\n{auth}\r\nTransfer-Encoding: chunked\r\n\r\n").as_bytes());
+    let (status, _, _) = s.raw(
+        format!("POST /v1/embeddings HTTP/1.1\r\nHost: localhost\r\n{auth}\r\nTransfer-Encoding: chunked\r\n\r\n")
+            .as_bytes(),
+    );
     assert_eq!(status, 411);
-    let (status, _, _) =
-        s.raw(format!("POST /v1/embeddings HTTP/1.1\r\n{auth}\r\nContent-Length: 99999999\r\n\r\n").as_bytes());
+    let (status, _, _) = s.raw(
+        format!("POST /v1/embeddings HTTP/1.1\r\nHost: localhost\r\n{auth}\r\nContent-Length: 99999999\r\n\r\n")
+            .as_bytes(),
+    );
     assert_eq!(status, 413);
     assert_eq!(s.request("GET", "/health", &[auth]).0, 200, "the server lives on");
 }
@@ -825,7 +831,7 @@ fn send_from(local: &str, addr: &str, target: &str) -> (u16, String, String) {
     socket.connect(&addr.parse::<SocketAddr>().unwrap().into()).unwrap();
     let mut s: TcpStream = socket.into();
     s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
-    write!(s, "GET {target} HTTP/1.1\r\nConnection: close\r\n\r\n").unwrap();
+    write!(s, "GET {target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").unwrap();
     let mut response = Vec::new();
     let _ = s.read_to_end(&mut response);
     let text = String::from_utf8_lossy(&response).into_owned();
@@ -921,14 +927,16 @@ fn index_jobs_run_now_and_are_answered_for_after_a_restart() {
     assert_eq!(s.get("/v1/index/status").0, 400);
     for (body, want) in [("{}", 202), (" ", 202), ("[1]", 400), ("{\"root\": \"/etc\"}", 400), ("not json", 400)] {
         let req = format!(
-            "POST /v1/index/start HTTP/1.1\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            "POST /v1/index/start HTTP/1.1\r\nHost: localhost\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
             body.len()
         );
         assert_eq!(s.raw(req.as_bytes()).0, want, "{body}");
     }
     let big = "x".repeat(100_000);
-    let req =
-        format!("POST /v1/index/start HTTP/1.1\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{big}", big.len());
+    let req = format!(
+        "POST /v1/index/start HTTP/1.1\r\nHost: localhost\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{big}",
+        big.len()
+    );
     assert_eq!(s.raw(req.as_bytes()).0, 413);
     assert_eq!(s.request("GET", "/v1/index/start", &[]).0, 405);
     drop(s);
@@ -1026,10 +1034,14 @@ fn a_loopback_server_refuses_rebound_names_and_pages_from_elsewhere() {
         format!("Host: [::1]:{port}\r\n"),
         "Host: localhost\r\nOrigin: http://localhost:3000\r\n".to_string(),
         "Host: localhost\r\nOrigin: vscode-webview://4f2a\r\n".to_string(),
-        String::new(),
     ] {
         assert_eq!(get(&allowed).0, 200, "{allowed}");
     }
+    // Without a Host: HTTP/1.0 need not send one; HTTP/1.1 must (RFC 9112 3.2).
+    assert_eq!(s.raw(b"GET /health HTTP/1.0\r\n\r\n").0, 200);
+    let (status, _, body) = get("");
+    assert_eq!(status, 400, "{body}");
+    assert!(error_of(400, &body).contains("without a Host header"), "{body}");
 }
 
 /// A second server on the same root leaves the first one's running job
@@ -1124,7 +1136,8 @@ fn slow_clients_neither_starve_the_server_nor_hold_more_than_their_share() {
     let t = sample_project();
     let s = Server::start(&t, &["--rate-limit", "0"]);
     s.wait_ready();
-    let search = "GET /search?q=retry+a+failed+upload&threshold=-1 HTTP/1.1\r\nConnection: close\r\n\r\n";
+    let search =
+        "GET /search?q=retry+a+failed+upload&threshold=-1 HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
     let timed = |local: &str| {
         let started = Instant::now();
         let mut c = connect_from(local, &s.addr);
@@ -1182,7 +1195,8 @@ fn requests_without_the_token_cannot_spend_an_authenticated_clients_share() {
     let request = |auth: bool| {
         let mut c = connect_from("127.0.0.1", &s.addr);
         let auth = if auth { "Authorization: Bearer s3cret\r\n" } else { "" };
-        write!(c, "GET /search?q=upload&mode=lexical HTTP/1.1\r\n{auth}Connection: close\r\n\r\n").unwrap();
+        write!(c, "GET /search?q=upload&mode=lexical HTTP/1.1\r\nHost: localhost\r\n{auth}Connection: close\r\n\r\n")
+            .unwrap();
         let mut response = String::new();
         let _ = c.read_to_string(&mut response);
         response.split(' ').nth(1).unwrap().parse::<u16>().unwrap()
@@ -1200,10 +1214,10 @@ fn heads_that_could_smuggle_a_request_are_refused() {
     let t = sample_project();
     let s = Server::start(&t, &[]);
     for head in [
-        "GET /health HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 40\r\n\r\n{}",
-        "GET /health HTTP/1.1\r\nContent-Length: +2\r\n\r\n{}",
-        "GET /health HTTP/1.1\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{}",
-        "GET /health HTTP/1.1\r\nX-Note: a\0b\r\n\r\n",
+        "GET /health HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\nContent-Length: 40\r\n\r\n{}",
+        "GET /health HTTP/1.1\r\nHost: localhost\r\nContent-Length: +2\r\n\r\n{}",
+        "GET /health HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{}",
+        "GET /health HTTP/1.1\r\nHost: localhost\r\nX-Note: a\0b\r\n\r\n",
     ] {
         let (status, _, body) = s.raw(head.as_bytes());
         assert_eq!(status, 400, "{head:?}: {body}");

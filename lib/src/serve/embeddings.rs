@@ -72,8 +72,11 @@ pub(super) fn embeddings_response(shared: &Shared, body: &[u8]) -> Response {
         /// OpenAI's shortened embeddings; this model's are all it gives.
         dimensions: Option<serde_json::Value>,
     }
+    // serde takes an array for a struct, field by field in order; OpenAI's API takes an object alone.
+    let object = body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
     let request: EmbeddingsRequest = match serde_json::from_slice(body) {
-        Ok(r) => r,
+        Ok(r) if object => r,
+        Ok(_) => return Response::error(400, "the body is not an embeddings request: a JSON object is"),
         Err(e) => {
             return Response::error(
                 400,

@@ -70,9 +70,11 @@ impl Request {
         if has_body && !body_read {
             return false;
         }
+        // A list of options (RFC 9110 7.6.1): `keep-alive, close` closes.
+        let says = |option: &str| connection.as_deref().is_some_and(|c| c.split(',').any(|o| o.trim() == option));
         match self.version.as_str() {
-            "HTTP/1.1" => connection.as_deref() != Some("close"),
-            _ => connection.as_deref() == Some("keep-alive"),
+            "HTTP/1.1" => !says("close"),
+            _ => says("keep-alive") && !says("close"),
         }
     }
 }
@@ -144,6 +146,10 @@ fn read_line(r: &mut impl BufRead, limit: usize, deadline: Instant) -> io::Resul
                 if line.last() == Some(&b'\r') {
                     line.pop();
                 }
+                // The allowance of one byte past the limit was for the CR.
+                if line.len() > limit {
+                    return Ok(Line::TooLong);
+                }
                 return Ok(Line::Text(line));
             }
             None => {
@@ -199,6 +205,10 @@ pub(super) fn read_request(r: &mut impl BufRead, limits: &Limits) -> Result<Opti
     }
     let request = parse_head(&head, header_lines)?;
     check_framing(&request.headers)?;
+    // RFC 9112 3.2: an HTTP/1.1 request names its host, or is a 400.
+    if request.version == "HTTP/1.1" && request.header("host").is_none() {
+        return Err(HeadError::Malformed("an HTTP/1.1 request without a Host header".into()));
+    }
     Ok(Some(request))
 }
 
@@ -260,6 +270,10 @@ fn check_framing(headers: &[(String, String)]) -> Result<(), HeadError> {
     if headers.iter().filter(|(n, _)| n == "host").count() > 1 {
         return Err(HeadError::Malformed("more than one Host header".into()));
     }
+    // Two Origins could pass the check by the first and mean the second.
+    if headers.iter().filter(|(n, _)| n == "origin").count() > 1 {
+        return Err(HeadError::Malformed("more than one Origin header".into()));
+    }
     Ok(())
 }
 
@@ -282,7 +296,7 @@ pub(super) fn read_body(
 ) -> Result<Vec<u8>, BodyError> {
     let refuse = |status: u16, message: &str| BodyError { status: Some(status), message: message.to_string() };
     if request.header("transfer-encoding").is_some() {
-        return Err(refuse(411, "send the body with a Content-Length, not chunked"));
+        return Err(refuse(411, "send the body with a Content-Length, not a Transfer-Encoding"));
     }
     let Some(length) = request.header("content-length") else {
         return Ok(Vec::new());
@@ -484,7 +498,7 @@ mod tests {
         assert!(read("").unwrap().is_none());
         let r = read("GET / HTTP/1.0\r\n\r\n").unwrap().unwrap();
         assert!(!r.keep_alive(false));
-        let r = read("POST / HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello").unwrap().unwrap();
+        let r = read("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello").unwrap().unwrap();
         assert!(!r.keep_alive(false), "a body that is not read ends the connection");
         assert!(r.keep_alive(true), "one that was read does not");
     }
@@ -492,7 +506,8 @@ mod tests {
     #[test]
     fn bodies_are_read_by_length_within_a_limit() {
         let limits = Limits::default();
-        let mut stream = io::BufReader::new(&b"POST /v1/embeddings HTTP/1.1\r\nContent-Length: 5\r\n\r\nhelloGET"[..]);
+        let mut stream =
+            io::BufReader::new(&b"POST /v1/embeddings HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhelloGET"[..]);
         let r = read_request(&mut stream, &limits).unwrap().unwrap();
         assert_eq!(read_body(&mut stream, &r, &limits, 100).unwrap(), b"hello");
         let mut rest = String::new();
@@ -502,12 +517,12 @@ mod tests {
             let r = read(head).unwrap().unwrap();
             read_body(&mut &b"abc"[..], &r, &limits, limit).map(|_| 0).unwrap_or_else(|e| e.status.unwrap_or(0))
         };
-        assert_eq!(status("POST / HTTP/1.1\r\nContent-Length: 50\r\n\r\n", 10), 413);
-        assert_eq!(status("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", 10), 411);
-        assert_eq!(status("POST / HTTP/1.1\r\n\r\n", 10), 0, "no length, no body");
-        assert_eq!(status("POST / HTTP/1.1\r\nContent-Length: 99999999999999999999999\r\n\r\n", 10), 400);
+        assert_eq!(status("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n\r\n", 10), 413);
+        assert_eq!(status("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n", 10), 411);
+        assert_eq!(status("POST / HTTP/1.1\r\nHost: x\r\n\r\n", 10), 0, "no length, no body");
+        assert_eq!(status("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999999\r\n\r\n", 10), 400);
         assert_eq!(
-            status("POST / HTTP/1.1\r\nContent-Length: 9\r\n\r\n", 10),
+            status("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 9\r\n\r\n", 10),
             0,
             "a body cut short: nothing to answer"
         );
@@ -515,15 +530,18 @@ mod tests {
 
     #[test]
     fn limits_give_414_and_431() {
-        let long = format!("GET /{} HTTP/1.1\r\n\r\n", "a".repeat(9000));
+        let long = format!("GET /{} HTTP/1.1\r\nHost: x\r\n\r\n", "a".repeat(9000));
         assert_eq!(read(&long).unwrap_err().status(), Some(414));
-        let big = format!("GET / HTTP/1.1\r\nX: {}\r\n\r\n", "a".repeat(17_000));
+        let big = format!("GET / HTTP/1.1\r\nHost: x\r\nX: {}\r\n\r\n", "a".repeat(17_000));
         assert_eq!(read(&big).unwrap_err().status(), Some(431));
         let many: String = (0..101).map(|i| format!("X{i}: y\r\n")).collect();
-        assert_eq!(read(&format!("GET / HTTP/1.1\r\n{many}\r\n")).unwrap_err().status(), Some(431));
-        for bad in
-            ["GET\r\n\r\n", "GET / HTTP/2\r\n\r\n", "G{T / HTTP/1.1\r\n\r\n", "GET / HTTP/1.1\r\nnocolon\r\n\r\n"]
-        {
+        assert_eq!(read(&format!("GET / HTTP/1.1\r\nHost: x\r\n{many}\r\n")).unwrap_err().status(), Some(431));
+        for bad in [
+            "GET\r\n\r\n",
+            "GET / HTTP/2\r\n\r\n",
+            "G{T / HTTP/1.1\r\nHost: x\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: x\r\nnocolon\r\n\r\n",
+        ] {
             assert_eq!(read(bad).unwrap_err().status(), Some(400), "{bad:?}");
         }
     }
@@ -531,28 +549,60 @@ mod tests {
     #[test]
     fn heads_a_proxy_could_read_another_way_are_refused() {
         for bad in [
-            "POST / HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 5\r\n\r\n",
-            "POST / HTTP/1.1\r\nContent-Length: +2\r\n\r\n",
-            "POST / HTTP/1.1\r\nContent-Length: -1\r\n\r\n",
-            "POST / HTTP/1.1\r\nContent-Length: 0x2\r\n\r\n",
-            "POST / HTTP/1.1\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n",
-            "GET / HTTP/1.1\r\nX-A: a\0b\r\n\r\n",
-            "GET / HTTP/1.1\r\nX-A: a\x1bb\r\n\r\n",
+            "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 5\r\n\r\n",
+            "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: +2\r\n\r\n",
+            "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n",
+            "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 0x2\r\n\r\n",
+            "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: x\r\nX-A: a\0b\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: x\r\nX-A: a\x1bb\r\n\r\n",
             // A name a proxy might read without its space is no name.
-            "POST / HTTP/1.1\r\nTransfer-Encoding : chunked\r\n\r\n",
-            " GET / HTTP/1.1\r\n\r\n",
-            "GET / HTTP/1.1\r\n folded: value\r\n\r\n",
+            "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding : chunked\r\n\r\n",
+            " GET / HTTP/1.1\r\nHost: x\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: x\r\n folded: value\r\n\r\n",
             "GET / HTTP/1.1\r\nHost: localhost\r\nHost: evil.example\r\n\r\n",
         ] {
             assert_eq!(read(bad).unwrap_err().status(), Some(400), "{bad:?}");
         }
-        let same = read("POST / HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 02\r\n\r\n").unwrap().unwrap();
+        let same =
+            read("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 02\r\n\r\n").unwrap().unwrap();
         assert_eq!(same.header("content-length"), Some("2"), "the same length twice is one length");
-        assert!(read("GET / HTTP/1.1\r\nX-A: a\tb\r\n\r\n").unwrap().is_some(), "a tab is fine");
+        assert!(read("GET / HTTP/1.1\r\nHost: x\r\nX-A: a\tb\r\n\r\n").unwrap().is_some(), "a tab is fine");
         let old = read("GET / HTTP/2.0\r\n\r\n").unwrap_err().message();
         assert!(old.contains("HTTP/1.1 and HTTP/1.0 are spoken"), "{old}");
-        let e = read("GET / HTTP/1.1\r\nX-A: \u{85}\r\n\r\n").unwrap_err().message();
+        let e = read("GET / HTTP/1.1\r\nHost: x\r\nX-A: \u{85}\r\n\r\n").unwrap_err().message();
         assert!(e.contains("control characters in the value of header X-A"), "{e}");
+    }
+
+    #[test]
+    fn an_http_1_1_request_names_its_host_once_and_its_origin_once() {
+        let e = read("GET /health HTTP/1.1\r\n\r\n").unwrap_err();
+        assert_eq!((e.status(), e.message()), (Some(400), "an HTTP/1.1 request without a Host header".to_string()));
+        assert!(read("GET /health HTTP/1.0\r\n\r\n").unwrap().is_some(), "HTTP/1.0 need not");
+        let two = "POST / HTTP/1.1\r\nHost: x\r\nOrigin: http://localhost:1\r\nOrigin: http://evil.example\r\n\r\n";
+        assert_eq!(read(two).unwrap_err().message(), "more than one Origin header");
+    }
+
+    #[test]
+    fn connection_is_a_list_of_options() {
+        let r = read("GET / HTTP/1.1\r\nHost: x\r\nConnection: keep-alive, close\r\n\r\n").unwrap().unwrap();
+        assert!(!r.keep_alive(false));
+        let r = read("GET / HTTP/1.0\r\nConnection: Keep-Alive, Upgrade\r\n\r\n").unwrap().unwrap();
+        assert!(r.keep_alive(false));
+        let r = read("GET / HTTP/1.1\r\nHost: x\r\nConnection: upgrade\r\n\r\n").unwrap().unwrap();
+        assert!(r.keep_alive(false));
+    }
+
+    #[test]
+    fn a_request_line_past_the_limit_is_414_whatever_ends_it() {
+        let limit = Limits::default().request_line;
+        let line = |n: usize| format!("GET /{} HTTP/1.1", "a".repeat(n - "GET / HTTP/1.1".len()));
+        for end in ["\r\n", "\n"] {
+            let over = format!("{}{end}Host: x{end}{end}", line(limit + 1));
+            assert_eq!(read(&over).unwrap_err().status(), Some(414), "{end:?}");
+            let at = format!("{}{end}Host: x{end}{end}", line(limit));
+            assert!(read(&at).is_ok(), "{end:?}");
+        }
     }
 
     #[test]
