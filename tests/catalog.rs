@@ -202,8 +202,8 @@ fn a_projects_link_removed_by_hand_still_places_its_hits_and_is_made_again() {
     assert!(stderr(&o).contains("names two projects 'api' and 'API'"), "{}", stderr(&o));
     // One that is not TOML is one line naming the line, from every command.
     std::fs::write(&file, "[[project]]\nname = \"api\"\ngarbage = [\n").unwrap();
-    // (`list` passes over it and lists the others: here, none.)
-    for (args, code) in [(&["list"][..], 1), (&["show", "team"], 2)] {
+    // (`list` passes over it and lists the others, an error all the same.)
+    for (args, code) in [(&["list"][..], 2), (&["show", "team"], 2)] {
         let o = run(p.cmd("vg-catalog", ".").args(args));
         assert_code(&o, code);
         let err = stderr(&o);

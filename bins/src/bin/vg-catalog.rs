@@ -6,7 +6,7 @@ use anyhow::Result;
 use vecgrep::project::catalog::{load_context, save_context, Added, Catalog, Catalogs, DefaultContext};
 use vecgrep::project::{ConfigValues, ProjectRoot};
 use vecgrep::records::{write_record, CatalogRecord};
-use vecgrep_bins::app::{note, resolve_config, run_main, EXIT_FOUND, EXIT_NOT_FOUND};
+use vecgrep_bins::app::{note, resolve_config, run_main, EXIT_ERROR, EXIT_FOUND, EXIT_NOT_FOUND};
 use vecgrep_bins::cli::{CatalogCli, CatalogCommand};
 
 const TOOL: &str = "vg-catalog";
@@ -100,7 +100,12 @@ fn list(catalogs: &Catalogs, json: bool, out: &mut impl Write) -> Result<u8> {
             writeln!(out, "{}{mark}: {}", catalog.name, names.join(" "))?;
         }
     }
-    Ok(if all.is_empty() { EXIT_NOT_FOUND } else { EXIT_FOUND })
+    // The others are listed; a malformed one is an error all the same (exit-codes.md).
+    Ok(match (unreadable.is_empty(), all.is_empty()) {
+        (false, _) => EXIT_ERROR,
+        (true, true) => EXIT_NOT_FOUND,
+        (true, false) => EXIT_FOUND,
+    })
 }
 
 fn show(catalog: &Catalog, is_default: bool, json: bool, out: &mut impl Write) -> Result<()> {
