@@ -583,15 +583,36 @@ fn read_lines(path: &Path) -> Option<Vec<String>> {
     Some(crate::project::decode_text(bytes).lines().map(str::to_string).collect())
 }
 
-/// Whether the file on disk still has the hit's text at the hit's lines.
+/// Whether the file on disk still has the hit's text at the hit's lines:
+/// each line as it is, but for the empty lines between joined chunks, and
+/// a first or last line that may be a piece of a longer one (a line cut
+/// into pieces, a chunk cut by characters). One line alone was too weak a
+/// test: a short or empty first line is in any line.
 fn matches_chunk(file: &[String], hit: &HitRecord) -> bool {
-    let first = hit.text.split('\n').next().unwrap_or("");
-    file.get(hit.start_line.wrapping_sub(1)).is_some_and(|l| l.contains(first) || first.contains(l.as_str()))
+    let start = hit.start_line.wrapping_sub(1);
+    let last = hit.text.split('\n').count() - 1;
+    hit.text.split('\n').enumerate().all(|(i, line)| {
+        file.get(start.wrapping_add(i)).is_some_and(|on_disk| {
+            line.is_empty() || on_disk == line || ((i == 0 || i == last) && on_disk.contains(line))
+        })
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_matches_a_hit_by_every_line_not_the_first_alone() {
+        let file: Vec<String> = ["fn a() {", "    let b = 1;", "", "    b", "}"].map(String::from).to_vec();
+        let at = |start: usize, text: &str| matches_chunk(&file, &hit("a.rs", start, text, "q"));
+        assert!(at(1, "fn a() {\n    let b = 1;\n\n    b\n}"));
+        assert!(at(2, "let b\n\n    b"), "a first line may be a piece of its line");
+        assert!(at(1, "fn a() {\n\n\n    b"), "joined chunks leave empty lines between them");
+        assert!(!at(1, "fn\nb\nc"), "a short first line is in many lines; the others must match too");
+        assert!(!at(3, "\nchanged\n}"), "an empty first line matches nothing by itself");
+        assert!(!at(4, "    b\n}\nmore"), "past the file's end");
+    }
 
     fn hit(file: &str, start: usize, text: &str, query: &str) -> HitRecord {
         HitRecord {
