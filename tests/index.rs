@@ -643,6 +643,32 @@ fn a_closed_index_directory_is_named_not_its_config() {
     assert!(stderr(&o).contains(&says), "{}", stderr(&o));
 }
 
+/// Another user's index, readable but not writable (a shared checkout, a
+/// read-only mount): a search reads it as it is and says so, as rg reads a
+/// tree it may not write; vg-index, asked to write it, fails.
+#[test]
+fn an_index_this_user_may_not_write_is_searched_as_it_is() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = sample_project();
+    let user = OtherUser::new(&t);
+    assert_code(&run(&mut user.cmd(&t, "vg-index")), 0);
+    std::fs::set_permissions(t.path().join(".vecgrep"), std::fs::Permissions::from_mode(0o555)).unwrap();
+    let o = run(user.cmd(&t, "vg-query").args(["--mode", "lexical", "retry"]));
+    let err = stderr(&o);
+    let o2 = run(user.cmd(&t, "vecgrep").args(["--ask", "--mode", "lexical", "retry"]));
+    let ask_err = stderr(&o2);
+    let indexed = run(&mut user.cmd(&t, "vg-index"));
+    std::fs::set_permissions(t.path().join(".vecgrep"), std::fs::Permissions::from_mode(0o777)).unwrap();
+    assert_code(&o, 0);
+    let says =
+        format!("{} is not writable by this user: searching the index as it", t.path().join(".vecgrep").display());
+    assert!(err.contains(&says), "{err}");
+    assert!(ask_err.contains(&says), "{ask_err}");
+    assert_code(&indexed, 2);
+    let says = format!("vg-index: cannot bring the index up to date: {}", says.split(": searching").next().unwrap());
+    assert_eq!(stderr(&indexed).trim(), says);
+}
+
 #[test]
 fn a_directory_whose_ignore_file_is_closed_is_an_error_not_walked() {
     use std::os::unix::fs::PermissionsExt;

@@ -126,6 +126,10 @@ fn forget(spec: &str, inv: &Invocation) -> anyhow::Result<u8> {
 
 /// Bring the index up to date and print the summary record.
 fn index(cli: &IndexCli, inv: &Invocation) -> anyhow::Result<u8> {
+    // Said before the run, in words, rather than by SQLite at its first write.
+    if let Some(why) = vecgrep::store::unwritable_index(&inv.root) {
+        anyhow::bail!("cannot bring the index up to date: {why}");
+    }
     let walk = cli.walk.to_options(&inv.config);
     // On a terminal only the summary is printed; per-file records are for pipes.
     let how = Blocking { records: !std::io::stdout().is_terminal(), notable_skips: true, reindex: cli.reindex };

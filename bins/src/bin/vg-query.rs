@@ -241,7 +241,11 @@ fn open_searched(searched: &ProjectRoot, unindexed: bool, inv: &Invocation) -> R
 /// user declined a large run.
 fn index_first(cli: &QueryCli, inv: &Invocation) -> Result<Option<Walked>> {
     let walk = cli.walk.to_options(&inv.config);
-    if cli.no_index {
+    let unwritable = (!cli.no_index).then(|| store::unwritable_index(&inv.root)).flatten();
+    if let Some(why) = &unwritable {
+        note(TOOL, inv.config.quiet, &format!("{why}: searching the index as it is; results may miss recent changes"));
+    }
+    if cli.no_index || unwritable.is_some() {
         let files = walk.is_filtered().then(|| vecgrep::project::walk(&inv.root, &inv.paths, &walk)).transpose()?;
         return Ok(Some(Walked {
             files: files.map(|w| w.files.into_iter().map(|f| f.rel).collect()),

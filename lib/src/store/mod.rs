@@ -704,6 +704,31 @@ pub fn location(root: &ProjectRoot) -> String {
     }
 }
 
+/// Why `root`'s local index cannot be brought up to date by this user,
+/// when it exists and can be read: its directory or its file is not
+/// writable to them (another user's checkout, a read-only mount). A search
+/// then reads it as it is, as `--no-index` would, rather than failing in
+/// SQLite's words ("attempt to write a readonly database").
+pub fn unwritable_index(root: &ProjectRoot) -> Option<String> {
+    let index = root.index_path();
+    if root.shared.is_some() || !std::fs::symlink_metadata(&index).is_ok_and(|m| m.is_file()) {
+        return None;
+    }
+    let dir = root.data_dir();
+    let closed = [dir, index].into_iter().find(|p| !may_write(p))?;
+    Some(format!("{} is not writable by this user", closed.display()))
+}
+
+/// Whether this process may write `path` (access(2): its owner, its mode,
+/// a read-only mount).
+#[allow(unsafe_code)]
+fn may_write(path: &std::path::Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c_path) = std::ffi::CString::new(path.as_os_str().as_bytes()) else { return true };
+    // SAFETY: a NUL-terminated path we own, for the duration of the call.
+    unsafe { libc::access(c_path.as_ptr(), libc::W_OK) == 0 }
+}
+
 /// The model the vectors of `index` were made by, when it is not `model`:
 /// a query of one model scored against vectors of another finds nonsense.
 pub fn other_model(index: &dyn IndexReader, model: &str) -> Result<Option<String>, StoreError> {
