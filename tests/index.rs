@@ -906,6 +906,19 @@ fn usage_errors_are_one_line() {
         assert_eq!(err.lines().count(), 1, "{tool}: {err}");
         assert!(err.starts_with(&format!("{tool}: ")), "{err}");
     }
+    // An output flag given to a tool that writes records names vg-format, not a flag spelt alike.
+    for (tool, flag) in
+        [("vg-query", "--files"), ("vg-query", "-l"), ("vg-log", "--color=never"), ("vg-query", "--json")]
+    {
+        let o = run(t.cmd(tool, ".").args([flag, "retry"]));
+        assert_code(&o, 2);
+        let name = flag.split('=').next().unwrap();
+        let says =
+            format!("{tool}: '{name}' is an output option of vg-format's, not {tool}'s: {tool} … | vg-format {name}");
+        assert!(stderr(&o).starts_with(&says), "{}", stderr(&o));
+    }
+    let o = run(t.cmd("vg-index", ".").arg("--files"));
+    assert!(!stderr(&o).contains("vg-format"), "vg-index's records are not vg-format's to show: {}", stderr(&o));
 }
 
 /// Run vg-index on a pseudo-terminal (util-linux `script`), answering `answer`.

@@ -469,9 +469,14 @@ pub fn parse_args<T: clap::Parser>(tool: &str) -> (T, ArgMatches) {
 }
 
 fn usage_error(tool: &str, e: clap::Error) -> ! {
-    use clap::error::ErrorKind;
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
     if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
         e.exit();
+    }
+    if let (ErrorKind::UnknownArgument, Some(ContextValue::String(arg))) = (e.kind(), e.get(ContextKind::InvalidArg)) {
+        if let Some(cause) = vg_formats_flag(tool, arg) {
+            exit_with_usage_line(tool, &cause);
+        }
     }
     let rendered = e.render().to_string();
     let cause: Vec<&str> = rendered
@@ -482,6 +487,24 @@ fn usage_error(tool: &str, e: clap::Error) -> ! {
         .collect();
     let cause = cause.join(" ");
     exit_with_usage_line(tool, cause.strip_prefix("error: ").unwrap_or(&cause))
+}
+
+/// Why `arg` is refused by `tool`, when it is an output flag of vg-format's
+/// and `tool` writes the records vg-format shows: clap's own tip points at
+/// a flag of similar spelling (`--files`: "--max-filesize").
+fn vg_formats_flag(tool: &str, arg: &str) -> Option<String> {
+    if !["vg-query", "vg-log", "vg-answer"].contains(&tool) {
+        return None;
+    }
+    let name = arg.split_once('=').map_or(arg, |(name, _)| name);
+    let format = command::<crate::cli::FormatCli>();
+    let known = format.get_arguments().any(|a| match name.strip_prefix("--") {
+        Some(long) => a.get_long() == Some(long) || a.get_all_aliases().is_some_and(|all| all.contains(&long)),
+        None => name.len() == 2 && a.get_short() == name.chars().nth(1),
+    });
+    known.then(|| {
+        format!("'{name}' is an output option of vg-format's, not {tool}'s: {tool} … | vg-format {name} (vecgrep passes it there)")
+    })
 }
 
 /// A usage error's one line, pointing at `--help`, and status 2.
