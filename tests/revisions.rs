@@ -316,6 +316,36 @@ fn a_revision_that_cannot_be_written_leaves_no_index_behind() {
     assert_eq!(stats[0]["revisions"], serde_json::json!([]), "{stats:?}");
 }
 
+/// A repository may ship `.vecgrep/revs/<sha>` (or `.vecgrep/revs`) as a
+/// link to any directory: a revision's run writes its files there and then
+/// removes every one, so a link is refused before anything is written, and
+/// what it leads to is left as it was.
+#[test]
+fn a_revision_directory_shipped_as_a_link_is_never_written_or_emptied() {
+    use std::os::unix::fs::symlink;
+    let tree = two_releases();
+    let sha = git(&tree, &["rev-parse", "v1"]);
+    let victim = Tree::bare();
+    victim.write("thesis.txt", "years of work\n");
+    std::fs::create_dir_all(tree.path().join(".vecgrep/revs")).unwrap();
+    symlink(victim.path(), tree.path().join(".vecgrep/revs").join(&sha)).unwrap();
+    let o = run(tree.cmd("vg-index", "").args(["--rev", "v1"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("a link, which vecgrep never makes"), "{}", stderr(&o));
+    let left: Vec<_> = std::fs::read_dir(victim.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left, ["thesis.txt"], "nothing written there, nothing removed");
+    // The directory of all revisions, as a link.
+    std::fs::remove_dir_all(tree.path().join(".vecgrep/revs")).unwrap();
+    symlink(victim.path(), tree.path().join(".vecgrep/revs")).unwrap();
+    for args in [&["--rev", "v1"][..], &["--stats"]] {
+        let o = run(tree.cmd("vg-index", "").args(args));
+        assert_code(&o, 2);
+        assert!(stderr(&o).contains("a link, which vecgrep never makes"), "{args:?}: {}", stderr(&o));
+    }
+    assert_eq!(read(&victim.path().join("thesis.txt")), "years of work\n");
+    assert_eq!(std::fs::read_dir(victim.path()).unwrap().count(), 1);
+}
+
 /// A revision whose commit git has since pruned (its branch deleted) is
 /// still searched by its sha, from its index, with or without `--no-index`.
 #[test]

@@ -126,6 +126,7 @@ pub fn index_label(
         return Ok(LabelRun { label: resolved, summary: None });
     }
     let dir = &resolved.root.path;
+    store::check_tree_root(&resolved.root)?;
     std::fs::create_dir_all(resolved.root.data_dir()).with_context(|| format!("cannot create {}", dir.display()))?;
     // Listed as partial until the run completes.
     write_state(&resolved.root, &resolved.state)?;

@@ -54,6 +54,7 @@ pub fn index_revision(
         return Ok(RevisionRun { sha, summary: Some(index::stopped_waiting()) });
     };
     let root = store::revision_root(project, &sha);
+    store::check_tree_root(&root)?;
     let fresh = !root.path.exists();
     std::fs::create_dir_all(&root.path).map_err(|e| anyhow!("cannot create {}: {e}", root.path.display()))?;
     let mut submodules = Vec::new();
@@ -102,6 +103,7 @@ pub(super) fn index_written(
     (embedders, obs): (&mut EmbedderPool, &mut dyn IndexObserver),
     write: impl FnOnce(&std::path::Path) -> Result<()>,
 ) -> Result<IndexSummary> {
+    store::check_tree_root(root)?;
     let summary = write(&root.path).and_then(|()| index_tree(root, config, embedders, obs));
     store::remove_revision_files(root)?;
     summary

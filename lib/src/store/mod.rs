@@ -46,7 +46,7 @@ pub use lock::{
     WriteLock,
 };
 pub use revisions::{
-    admission, forget_revision, mark_complete, record_admission, record_submodules, related_roots,
+    admission, check_tree_root, forget_revision, mark_complete, record_admission, record_submodules, related_roots,
     remove_revision_files, revision_root, revisions, submodules, Revision,
 };
 pub use signs::SignCodes;

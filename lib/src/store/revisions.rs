@@ -39,6 +39,21 @@ pub fn revision_root(project: &ProjectRoot, sha: &str) -> ProjectRoot {
     ProjectRoot { path: revisions_dir(project).join(sha), marker: RootMarker::Revision, shared }
 }
 
+/// A revision's (or label's) root is vecgrep's own to write and empty:
+/// refused when it, or the `revs` directory above it, is a link. A
+/// repository may ship `.vecgrep/revs/<sha>` as a link to any directory,
+/// whose files a run would overwrite with the revision's and then remove.
+pub fn check_tree_root(root: &ProjectRoot) -> Result<(), StoreError> {
+    let revs = root.path.parent().filter(|p| p.file_name() == Some(std::ffi::OsStr::new(REVS_DIR)));
+    for path in [Some(root.path.as_path()), revs].into_iter().flatten() {
+        if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+            let why = "a link, which vecgrep never makes: a revision's files are written and removed there; remove it";
+            return Err(StoreError::File { action: "use", path: path.to_path_buf(), source: why.into() });
+        }
+    }
+    Ok(())
+}
+
 /// Whether `sha` could name a revision directory: lowercase hex, 40 or 64 long.
 fn is_sha(sha: &str) -> bool {
     matches!(sha.len(), 40 | 64) && sha.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
@@ -58,6 +73,10 @@ pub(super) fn rebuild_advice(path: &Path) -> String {
 /// The revisions of `project` that have an index, complete or not, by sha.
 pub fn revisions(project: &ProjectRoot) -> Result<Vec<Revision>, StoreError> {
     let dir = revisions_dir(project);
+    if std::fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink()) {
+        let why = "a link, which vecgrep never makes: the revisions' indexes are kept in a directory of its own";
+        return Err(StoreError::File { action: "use", path: dir, source: why.into() });
+    }
     let entries = match std::fs::read_dir(&dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -153,6 +172,7 @@ pub fn forget_revision(project: &ProjectRoot, sha: &str) -> Result<bool, StoreEr
 
 /// Remove every file of a revision's root but its index.
 pub fn remove_revision_files(root: &ProjectRoot) -> Result<(), StoreError> {
+    check_tree_root(root)?;
     let entries = std::fs::read_dir(&root.path).map_err(|e| StoreError::File {
         action: "read",
         path: root.path.clone(),
