@@ -31,6 +31,8 @@ struct Conn {
     /// Since when it has waited for a request head; None while a request
     /// is being answered.
     idle_since: Option<Instant>,
+    /// Since when the bytes of a head have been coming in, not yet whole.
+    reading_since: Option<Instant>,
     /// A handle to close it by.
     stream: TcpStream,
 }
@@ -60,7 +62,7 @@ impl Gate {
         }
         let id = open.next;
         open.next += 1;
-        open.conns.insert(id, Conn { client, idle_since: Some(Instant::now()), stream: handle });
+        open.conns.insert(id, Conn { client, idle_since: Some(Instant::now()), reading_since: None, stream: handle });
         Some(Slot { gate: Arc::clone(self), id })
     }
 
@@ -99,7 +101,11 @@ impl Open {
             .iter()
             .filter(|(_, c)| eligible(c))
             .filter_map(|(id, c)| c.idle_since.map(|t| (id, t, c)))
-            .filter(|(_, _, c)| !has_unread_bytes(&c.stream))
+            .filter(|(_, _, c)| match c.reading_since {
+                // A head that has been coming in for long is dripped, not sent.
+                Some(began) => began.elapsed() >= READING_GRACE,
+                None => !has_unread_bytes(&c.stream),
+            })
             .map(|(id, t, _)| (id, t))
             .min_by_key(|(_, t)| *t)?;
         let conn = self.conns.remove(&id)?;
@@ -122,20 +128,31 @@ fn has_unread_bytes(stream: &TcpStream) -> bool {
     read > 0
 }
 
+/// How long a head may take to come in whole before its connection counts
+/// as idle again: a client sends its head at once, a drip takes seconds.
+const READING_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+
 impl Slot {
+    /// The first bytes of a request head are in hand (read from the socket,
+    /// where the gate's peek no longer sees them): not to be closed for
+    /// room unless the rest takes longer than `READING_GRACE`.
+    pub(super) fn reading(&self) {
+        self.set(|conn| conn.reading_since = Some(Instant::now()));
+    }
+
     /// A request head has arrived: not to be closed for room while answered.
     pub(super) fn busy(&self) {
-        self.set_idle(None);
+        self.set(|conn| (conn.idle_since, conn.reading_since) = (None, None));
     }
 
     /// Answered: waiting for the next request head.
     pub(super) fn idle(&self) {
-        self.set_idle(Some(Instant::now()));
+        self.set(|conn| (conn.idle_since, conn.reading_since) = (Some(Instant::now()), None));
     }
 
-    fn set_idle(&self, since: Option<Instant>) {
+    fn set(&self, change: impl FnOnce(&mut Conn)) {
         if let Some(conn) = crate::live::lock(&self.gate.open).conns.get_mut(&self.id) {
-            conn.idle_since = since;
+            change(conn);
         }
     }
 }
@@ -205,6 +222,22 @@ mod tests {
         conns[2].0.write_all(b"GET").unwrap();
         std::thread::sleep(std::time::Duration::from_millis(50));
         assert!(gate.admit(&conns[3].1, a).is_none());
+    }
+
+    #[test]
+    fn a_head_being_read_is_kept_unless_it_drips() {
+        let gate = Gate::new(1, 10);
+        let mut conns = pairs(3);
+        let a: IpAddr = "127.0.0.1".parse().unwrap();
+        let first = gate.admit(&conns[0].1, a).unwrap();
+        // Its thread has taken the head's first bytes from the socket.
+        first.reading();
+        assert!(gate.admit(&conns[1].1, a).is_none(), "a head in hand is not dropped");
+        assert!(!closed(&mut conns[0].0));
+        // A head still not whole after the grace is dripped: room is made.
+        std::thread::sleep(READING_GRACE + std::time::Duration::from_millis(50));
+        let _second = gate.admit(&conns[2].1, a).expect("the dripping connection made room");
+        assert!(closed(&mut conns[0].0));
     }
 
     #[test]

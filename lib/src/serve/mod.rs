@@ -246,6 +246,15 @@ fn refuse(stream: TcpStream, client: IpAddr) {
     let mut stream = stream;
     if stream.set_nonblocking(true).is_ok() {
         let _ = http::write_response(&mut stream, &response, false, true);
+        let _ = stream.shutdown(std::net::Shutdown::Write);
+        // Closed with the request unread, the socket would be reset, and a
+        // client could lose the 503 it was sent: take what has come.
+        let mut unread = [0u8; 16 * 1024];
+        for _ in 0..4 {
+            if !matches!(std::io::Read::read(&mut stream, &mut unread), Ok(n) if n > 0) {
+                break;
+            }
+        }
     }
 }
 
@@ -306,6 +315,20 @@ fn answer(shared: &Shared, request: Request, body: Option<Vec<u8>>) -> Response 
     }
 }
 
+/// Wait for the next request's first bytes, leaving them in the socket
+/// (a peek), where the gate sees them until `Slot::reading` says they are
+/// in hand: false when the client closed, or sent nothing within the read
+/// timeout (the connection then ends, as a head not received in time ends it).
+fn bytes_came(stream: &TcpStream) -> bool {
+    loop {
+        match stream.peek(&mut [0u8; 1]) {
+            Ok(n) => return n > 0,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return false,
+        }
+    }
+}
+
 /// Read requests on one connection, have workers answer them, and write
 /// the answers, until it closes or asks to (or the gate closes it).
 fn connection(shared: &Shared, stream: TcpStream, client: IpAddr, slot: &Slot) {
@@ -317,7 +340,14 @@ fn connection(shared: &Shared, stream: TcpStream, client: IpAddr, slot: &Slot) {
     let mut reader = BufReader::new(&stream);
     let mut writer = &stream;
     loop {
-        slot.idle();
+        // A next request already in the buffer (pipelined) is not waited for.
+        if reader.buffer().is_empty() {
+            slot.idle();
+            if !bytes_came(&stream) {
+                return;
+            }
+        }
+        slot.reading();
         let request = match http::read_request(&mut reader, &shared.limits) {
             Ok(Some(r)) => r,
             Ok(None) => return,
