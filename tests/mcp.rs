@@ -326,13 +326,21 @@ fn it_exits_when_the_client_leaves_and_survives_garbage() {
         json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": "search"}),
         json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list"}),
     );
+    // Arguments serde refuses, quoting a client's 3,000 characters: the error repeats 200 at most.
+    let long_mode = json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call",
+        "params": {"name": "search", "arguments": {"query": "x", "mode": "m".repeat(3000)}}});
+    let input = format!("{input}{long_mode}\n");
     let out = run_with_input(&mut t.cmd("vg-mcp", "."), input.as_bytes());
     assert_code(&out, 0);
     let answered: Vec<Value> = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let code_of = |id: u64| answered.iter().find(|m| m["id"] == id).map(|m| m["error"]["code"].clone());
     assert_eq!((code_of(2), code_of(3), code_of(5)), (Some(json!(-32602)), Some(json!(-32600)), Some(json!(-32600))));
     assert!(answered.iter().any(|m| m["id"] == 4 && m["result"]["tools"].is_array()), "{answered:?}");
-    assert_eq!(answered.len(), 5, "{answered:?}");
+    assert_eq!(answered.len(), 6, "{answered:?}");
+    let refused = answered.iter().find(|m| m["id"] == 6).unwrap();
+    let said = refused["result"]["content"][0]["text"].as_str().unwrap_or_else(|| panic!("{refused}"));
+    assert!(refused["result"]["isError"] == true && said.contains("mmm"), "{refused}");
+    assert!(said.chars().count() <= 301 && said.matches('m').count() < 260, "{} characters: {said}", said.len());
     // Before any session, a notification or a response is dropped, not the
     // end of the server: a stray notifications/initialized ended it with 2.
     let input = format!(

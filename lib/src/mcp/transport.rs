@@ -285,6 +285,33 @@ fn screen_cut(head: &[u8]) -> Screened {
     }
 }
 
+/// The SDK's own errors quote what the client sent in full (serde's
+/// "unknown variant `…`"), as a JSON-RPC error or, for a tool's arguments,
+/// as a tool result marked as an error; mcp.md bounds what an error repeats
+/// to 200 characters of a value. The tools' own errors clip it where they
+/// are made.
+fn clip_sdk_errors(item: &mut TxJsonRpcMessage<RoleServer>) {
+    use rmcp::model::{ContentBlock, JsonRpcMessage, ServerResult};
+    let clip = |text: &str| crate::project::shown::words_clipped(text, 200, 300);
+    match item {
+        JsonRpcMessage::Error(e) => e.error.message = clip(&e.error.message).into(),
+        JsonRpcMessage::Response(r) => {
+            let ServerResult::CallToolResult(result) = &mut r.result else { return };
+            if result.is_error != Some(true) {
+                return;
+            }
+            for block in &mut result.content {
+                if let ContentBlock::Text(t) = block {
+                    if t.text.starts_with("failed to deserialize") {
+                        t.text = clip(&t.text);
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
 /// Write `message` and a newline, whole, under the writer's lock.
 async fn write_message<W: AsyncWrite + Unpin>(
     writer: &Mutex<W>,
@@ -311,11 +338,7 @@ where
         let writer = Arc::clone(&self.writer);
         let unanswered = Arc::clone(&self.unanswered);
         let mut item = item;
-        // The SDK's own errors (a parameter serde refused) quote what the
-        // client sent in full; mcp.md bounds what an error repeats.
-        if let rmcp::model::JsonRpcMessage::Error(e) = &mut item {
-            e.error.message = crate::project::shown::words_clipped(&e.error.message, 200).into();
-        }
+        clip_sdk_errors(&mut item);
         async move {
             let written = write_message(&writer, &item).await;
             unanswered.answered(&item);

@@ -11,18 +11,18 @@ pub(crate) fn clipped(text: &str, max_chars: usize) -> String {
 }
 
 /// `message` with each run of characters without a space cut to
-/// `max_chars`, and the whole to four times that: for an error whose
-/// wording is another library's (serde's "unknown variant `…`"), where the
-/// value a client sent cannot be clipped before it is quoted.
-pub(crate) fn words_clipped(message: &str, max_chars: usize) -> String {
-    let mut out = String::with_capacity(message.len().min(4 * max_chars + 8));
+/// `max_chars`, and the whole to `max_whole`: for an error whose wording is
+/// another library's (serde's "unknown variant `…`"), where the value a
+/// client sent cannot be clipped before it is quoted.
+pub(crate) fn words_clipped(message: &str, max_chars: usize, max_whole: usize) -> String {
+    let mut out = String::with_capacity(message.len().min(max_whole + 8));
     for (i, word) in message.split(' ').enumerate() {
         if i > 0 {
             out.push(' ');
         }
         out.push_str(&clipped(word, max_chars));
     }
-    clipped(&out, 4 * max_chars)
+    clipped(&out, max_whole)
 }
 
 #[cfg(test)]
@@ -32,12 +32,12 @@ mod tests {
     #[test]
     fn a_long_word_is_cut_and_the_words_around_it_kept() {
         let long = "x".repeat(5000);
-        let said = words_clipped(&format!("unknown variant `{long}`, expected `hybrid`"), 200);
+        let said = words_clipped(&format!("unknown variant `{long}`, expected `hybrid`"), 200, 300);
         assert!(said.starts_with("unknown variant `xxx") && said.ends_with("… expected `hybrid`"), "{said}");
         assert!(said.chars().count() < 260, "{}", said.chars().count());
         let spaced = format!("a {}", "word ".repeat(2000));
-        assert_eq!(words_clipped(&spaced, 200).chars().count(), 801, "the whole is bounded too");
-        assert_eq!(words_clipped("short and sweet", 200), "short and sweet");
+        assert_eq!(words_clipped(&spaced, 200, 300).chars().count(), 301, "the whole is bounded too");
+        assert_eq!(words_clipped("short and sweet", 200, 300), "short and sweet");
     }
 
     #[test]

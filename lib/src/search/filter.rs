@@ -169,7 +169,7 @@ fn gitignore(globs: &[String], last: &str, what: &str) -> Result<Gitignore, Stri
 /// Why `glob` is no glob, with at most 200 characters of it: the matcher's
 /// own error quotes it again, in full.
 fn glob_error(what: &str, glob: &str, e: &ignore::Error) -> String {
-    let cause = words_clipped(&e.to_string(), 200);
+    let cause = words_clipped(&e.to_string(), 200, 400);
     format!("invalid {what} glob '{}': {cause}", clipped(glob, 200))
 }
 
