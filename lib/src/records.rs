@@ -699,6 +699,9 @@ fn check_hit(hit: HitRecord, line: usize) -> Result<HitRecord, RecordError> {
         format!("root {:?} is not an absolute path", clipped(root, 80))
     } else if hit.file.is_empty() {
         "file is empty".to_string()
+    } else if let Some(rev) = hit.rev.as_deref().filter(|r| !is_commit_id(r)) {
+        // Shown in a heading as it is: only a commit id passes for one.
+        format!("rev {:?} is not a commit id (lowercase hex)", clipped(rev, 80))
     } else if hit.file.contains('\0') {
         // No path holds one, with a root or without; `--files -0` would cut the name at it.
         format!("file {:?} holds a NUL, which no path does", clipped(&hit.file, 80))
@@ -940,6 +943,10 @@ mod tests {
             let hit = serde_json::json!({"file": file, "start_line": 1, "end_line": 1}).to_string();
             assert!(parse_hit_line(&hit, 1).unwrap().is_some(), "{file}");
         }
+        let hit =
+            serde_json::json!({"file": "a", "start_line": 1, "end_line": 1, "rev": "\u{1b}]2;t\u{7}"}).to_string();
+        let e = parse_hit_line(&hit, 3).unwrap_err().to_string();
+        assert!(e.contains("rev ") && e.contains("is not a commit id"), "{e}");
         let hit = serde_json::json!({"file": "a\0b", "start_line": 1, "end_line": 1}).to_string();
         let e = parse_hit_line(&hit, 2).unwrap_err().to_string();
         assert!(e.contains("holds a NUL"), "without a root too: {e}");

@@ -585,16 +585,15 @@ fn read_lines(path: &Path) -> Option<Vec<String>> {
 
 /// Whether the file on disk still has the hit's text at the hit's lines:
 /// each line as it is, but for the empty lines between joined chunks, and
-/// a first or last line that may be a piece of a longer one (a line cut
-/// into pieces, a chunk cut by characters). One line alone was too weak a
-/// test: a short or empty first line is in any line.
+/// a piece of a line too long for any chunk (cut into pieces, or a chunk
+/// cut by characters), which may sit anywhere in a joined hit. One line
+/// alone was too weak a test: a short or empty first line is in any line.
 fn matches_chunk(file: &[String], hit: &HitRecord) -> bool {
     let start = hit.start_line.wrapping_sub(1);
-    let last = hit.text.split('\n').count() - 1;
+    let cut = |line: &str| line.chars().count() > crate::project::MIN_CHUNK_SIZE;
     hit.text.split('\n').enumerate().all(|(i, line)| {
-        file.get(start.wrapping_add(i)).is_some_and(|on_disk| {
-            line.is_empty() || on_disk == line || ((i == 0 || i == last) && on_disk.contains(line))
-        })
+        file.get(start.wrapping_add(i))
+            .is_some_and(|on_disk| line.is_empty() || on_disk == line || (cut(on_disk) && on_disk.contains(line)))
     })
 }
 
@@ -607,11 +606,16 @@ mod tests {
         let file: Vec<String> = ["fn a() {", "    let b = 1;", "", "    b", "}"].map(String::from).to_vec();
         let at = |start: usize, text: &str| matches_chunk(&file, &hit("a.rs", start, text, "q"));
         assert!(at(1, "fn a() {\n    let b = 1;\n\n    b\n}"));
-        assert!(at(2, "let b\n\n    b"), "a first line may be a piece of its line");
+        assert!(!at(2, "let b\n\n    b"), "a short line is never cut: no piece of it stands for it");
         assert!(at(1, "fn a() {\n\n\n    b"), "joined chunks leave empty lines between them");
         assert!(!at(1, "fn\nb\nc"), "a short first line is in many lines; the others must match too");
         assert!(!at(3, "\nchanged\n}"), "an empty first line matches nothing by itself");
         assert!(!at(4, "    b\n}\nmore"), "past the file's end");
+        // A line too long for a chunk is cut into pieces; a joined hit may hold one in its middle.
+        let long = "x".repeat(300);
+        let file: Vec<String> = ["fn a() {}", long.as_str(), "fn b() {}"].map(String::from).to_vec();
+        let piece = format!("fn a() {{}}\n{}\nfn b() {{}}", &long[..120]);
+        assert!(matches_chunk(&file, &hit("a.rs", 1, &piece, "q")));
     }
 
     fn hit(file: &str, start: usize, text: &str, query: &str) -> HitRecord {

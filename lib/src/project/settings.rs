@@ -16,7 +16,7 @@ use super::urls;
 pub const MAX_TOP_K: usize = 10_000;
 /// Smallest chunk_size accepted: below this a chunk holds too little code to
 /// mean anything to the model.
-pub(super) const MIN_CHUNK_SIZE: usize = 50;
+pub const MIN_CHUNK_SIZE: usize = 50;
 /// The one model this version embeds with locally.
 pub const DEFAULT_EMBEDDER_MODEL: &str = "all-MiniLM-L6-v2";
 

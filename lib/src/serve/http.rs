@@ -64,7 +64,10 @@ impl Request {
     /// request announcing a body that was not read (`body_read`) is answered
     /// and the connection closed, since the rest of the stream is its body.
     pub(super) fn keep_alive(&self, body_read: bool) -> bool {
-        let connection = self.header("connection").map(str::to_ascii_lowercase);
+        // Repeated, the header is one list (RFC 9110 5.3).
+        let values: Vec<&str> =
+            self.headers.iter().filter(|(n, _)| n == "connection").map(|(_, v)| v.as_str()).collect();
+        let connection = (!values.is_empty()).then(|| values.join(",").to_ascii_lowercase());
         let has_body = self.header("content-length").is_some_and(|v| v.trim() != "0")
             || self.header("transfer-encoding").is_some();
         if has_body && !body_read {
@@ -591,6 +594,9 @@ mod tests {
         assert!(r.keep_alive(false));
         let r = read("GET / HTTP/1.1\r\nHost: x\r\nConnection: upgrade\r\n\r\n").unwrap().unwrap();
         assert!(r.keep_alive(false));
+        let r =
+            read("GET / HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\nConnection: close\r\n\r\n").unwrap().unwrap();
+        assert!(!r.keep_alive(false), "two lines are one list");
     }
 
     #[test]
