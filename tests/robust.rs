@@ -677,6 +677,15 @@ fn an_index_file_that_is_a_link_or_another_programs_database_is_not_written_to()
     assert_eq!(files(&other), others_files, "the other project's index is as it was");
     assert_code(&run(other.cmd("vg-index", ".").arg("--verify")), 0);
 
+    // A companion SQLite opens beside it, as a link: the index is rebuilt, the link removed.
+    let elsewhere = Tree::bare();
+    elsewhere.write("shm", "not for vecgrep\n");
+    symlink(elsewhere.path().join("shm"), t.path().join(".vecgrep/index.db-shm")).unwrap();
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("its index.db-shm is a link"), "{}", stderr(&o));
+    assert_eq!(read(&elsewhere.path().join("shm")), "not for vecgrep\n");
+
     // Another program's database where the index goes.
     std::fs::remove_dir_all(t.path().join(".vecgrep")).unwrap();
     std::fs::create_dir(t.path().join(".vecgrep")).unwrap();

@@ -121,10 +121,6 @@ pub fn shown_name(tool: &str) -> &str {
     }
 }
 
-/// Whether an error is a write to a pipe whose reader has gone (`| head`):
-/// a broken pipe, and stdout's reader gone. A broken pipe of another
-/// connection (a database the server hung up) is an error like any other;
-/// it used to end a run with status 0 and nothing said.
 /// `written`, or nothing when it failed because the reader of stdout left:
 /// what a tool writes after its work is done must not turn the work's
 /// outcome (an error, an interrupt) into a closed pipe's success.
@@ -139,6 +135,10 @@ fn reader_gone(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::BrokenPipe && stdout_reader_gone()
 }
 
+/// Whether an error is a write to a pipe whose reader has gone (`| head`):
+/// a broken pipe, and stdout's reader gone. A broken pipe of another
+/// connection (a database the server hung up) is an error like any other;
+/// it used to end a run with status 0 and nothing said.
 pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
     let broken =
         e.chain().any(|c| c.downcast_ref::<io::Error>().is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe));

@@ -141,11 +141,7 @@ fn index_first(cli: &AskCli, inv: &Invocation) -> Result<Indexed> {
         return Ok(Indexed::Ready { errors: false, walked: walked_only()?, warnings: Vec::new() });
     }
     if let Some(why) = vecgrep::store::unwritable_index(&inv.root) {
-        note(
-            TOOL,
-            inv.config.quiet,
-            &format!("{why}: searching the index as it stands; results may miss recent changes"),
-        );
+        note(TOOL, inv.config.quiet, &format!("{why}: searching the index as it is; results may miss recent changes"));
         return Ok(Indexed::Ready { errors: false, walked: walked_only()?, warnings: Vec::new() });
     }
     let how = Blocking { records: false, notable_skips: false, reindex: false };

@@ -101,8 +101,8 @@ fn report_tree_run(
     });
     note_holes(TOOL, inv.config.quiet, summary.holes);
     let mut out = vecgrep_bins::app::stdout();
-    write_record(&mut out, &named(SummaryRecord::new(&inv.root, &summary)))?;
-    out.flush()?;
+    let record = named(SummaryRecord::new(&inv.root, &summary));
+    vecgrep_bins::app::unless_reader_gone(write_record(&mut out, &record).and_then(|()| out.flush()))?;
     if summary.aborted {
         note(TOOL, false, &format!("indexing declined; the index of {what} was left as it was"));
         return Ok(EXIT_NOT_FOUND);

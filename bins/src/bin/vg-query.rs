@@ -40,12 +40,15 @@ struct Walked {
     errors: u64,
     /// Ctrl-C stopped the index run: no search follows.
     interrupted: bool,
+    /// The index is searched as it is, not brought up to date first
+    /// (`--no-index`, or an index this user may not write).
+    as_it_is: bool,
 }
 
 impl Walked {
     /// A revision's or a label's: its whole tree, indexed unless a signal stopped the run.
     fn whole_tree() -> Self {
-        Walked { files: None, errors: 0, interrupted: vecgrep_bins::app::interrupted() }
+        Walked { files: None, errors: 0, interrupted: vecgrep_bins::app::interrupted(), as_it_is: false }
     }
 }
 
@@ -76,7 +79,7 @@ fn search(cli: &QueryCli, inv: &Invocation, query: &str, preloading: &mut Preloa
     };
     // Without --no-index the run just made the searched paths whole; the
     // whole index (--no-scope) may still lack the rest.
-    let whole_index = cli.no_index || cli.no_scope;
+    let whole_index = walked.as_it_is || cli.no_scope;
     let store = open_searched(&searched, whole_index && rev.is_none() && label.is_none(), inv)?;
     let scope = scope_of(cli, inv, walked.files, rev.is_some() || label.is_some())?;
     // As a PATH the working tree lacks, but the others are searched, as
@@ -251,6 +254,7 @@ fn index_first(cli: &QueryCli, inv: &Invocation) -> Result<Option<Walked>> {
             files: files.map(|w| w.files.into_iter().map(|f| f.rel).collect()),
             errors: 0,
             interrupted: false,
+            as_it_is: true,
         }));
     }
     // Routine skips are vg-index's to report; a search mentions only errors.
@@ -261,5 +265,5 @@ fn index_first(cli: &QueryCli, inv: &Invocation) -> Result<Option<Walked>> {
     }
     note_holes(TOOL, inv.config.quiet, summary.holes);
     note_all_skipped(TOOL, inv.config.quiet, walk.is_filtered(), &files, &skipped);
-    Ok(Some(Walked { files: Some(files), errors: summary.errors, interrupted: summary.cancelled }))
+    Ok(Some(Walked { files: Some(files), errors: summary.errors, interrupted: summary.cancelled, as_it_is: false }))
 }

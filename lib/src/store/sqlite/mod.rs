@@ -114,6 +114,17 @@ pub(super) fn remove(root: &ProjectRoot) -> Result<bool, StoreError> {
 /// writer rebuilds by removing the link, never what it leads to; anything
 /// else but a file (a directory) is in the way.
 fn check_own_file(path: &Path) -> Result<(), StoreError> {
+    // SQLite's companions too: a `-shm` link made every open fail in words
+    // that named the index, and nothing rebuilt it.
+    for suffix in ["-wal", "-shm", "-journal"] {
+        let mut companion = path.as_os_str().to_owned();
+        companion.push(suffix);
+        if std::fs::symlink_metadata(&companion).is_ok_and(|m| m.file_type().is_symlink()) {
+            let name = Path::new(&companion).file_name().unwrap_or_default().to_string_lossy().into_owned();
+            let cause = format!("its {name} is a link, which vecgrep never makes nor follows");
+            return Err(StoreError::Damaged { path: path.to_path_buf(), cause });
+        }
+    }
     match std::fs::symlink_metadata(path) {
         Ok(meta) if meta.file_type().is_symlink() => Err(StoreError::Damaged {
             path: path.to_path_buf(),
