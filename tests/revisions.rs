@@ -344,6 +344,14 @@ fn a_revision_directory_shipped_as_a_link_is_never_written_or_emptied() {
     }
     assert_eq!(read(&victim.path().join("thesis.txt")), "years of work\n");
     assert_eq!(std::fs::read_dir(victim.path()).unwrap().count(), 1);
+    // A link inside the revision's directory, where its files go: removed as a link first.
+    std::fs::remove_file(tree.path().join(".vecgrep/revs")).unwrap();
+    std::fs::create_dir_all(tree.path().join(".vecgrep/revs").join(&sha)).unwrap();
+    victim.write("client.py", "years of work\n");
+    symlink(victim.path(), tree.path().join(".vecgrep/revs").join(&sha).join("src")).unwrap();
+    assert_code(&run(tree.cmd("vg-index", "").args(["--rev", "v1"])), 0);
+    assert_eq!(read(&victim.path().join("client.py")), "years of work\n", "not written through the link");
+    assert_eq!(read(&victim.path().join("thesis.txt")), "years of work\n");
 }
 
 /// A revision whose commit git has since pruned (its branch deleted) is

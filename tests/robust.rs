@@ -685,6 +685,17 @@ fn an_index_file_that_is_a_link_or_another_programs_database_is_not_written_to()
     assert_code(&o, 0);
     assert!(stderr(&o).contains("its index.db-shm is a link"), "{}", stderr(&o));
     assert_eq!(read(&elsewhere.path().join("shm")), "not for vecgrep\n");
+    // A FIFO there is damage too; a directory is in the way, named, and left.
+    let fifo = std::process::Command::new("mkfifo").arg(t.path().join(".vecgrep/index.db-shm")).status().unwrap();
+    assert!(fifo.success());
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("its index.db-shm is not a regular file"), "{}", stderr(&o));
+    std::fs::create_dir(t.path().join(".vecgrep/index.db-wal")).unwrap();
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("index.db-wal: not a regular file; remove it"), "{}", stderr(&o));
+    std::fs::remove_dir(t.path().join(".vecgrep/index.db-wal")).unwrap();
 
     // Another program's database where the index goes.
     std::fs::remove_dir_all(t.path().join(".vecgrep")).unwrap();

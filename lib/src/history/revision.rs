@@ -104,6 +104,10 @@ pub(super) fn index_written(
     write: impl FnOnce(&std::path::Path) -> Result<()>,
 ) -> Result<IndexSummary> {
     store::check_tree_root(root)?;
+    // The root holds only its index between runs; anything else there
+    // (a link a repository shipped inside it, a killed run's files) goes
+    // first, as links, so that no file is written through one.
+    store::remove_revision_files(root)?;
     let summary = write(&root.path).and_then(|()| index_tree(root, config, embedders, obs));
     store::remove_revision_files(root)?;
     summary

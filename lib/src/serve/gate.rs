@@ -137,7 +137,9 @@ impl Slot {
     /// where the gate's peek no longer sees them): not to be closed for
     /// room unless the rest takes longer than `READING_GRACE`.
     pub(super) fn reading(&self) {
-        self.set(|conn| conn.reading_since = Some(Instant::now()));
+        let now = Instant::now();
+        // A pipelined head follows an answer with no wait marked idle.
+        self.set(|conn| (conn.idle_since, conn.reading_since) = (Some(conn.idle_since.unwrap_or(now)), Some(now)));
     }
 
     /// A request head has arrived: not to be closed for room while answered.
@@ -238,6 +240,14 @@ mod tests {
         std::thread::sleep(READING_GRACE + std::time::Duration::from_millis(50));
         let _second = gate.admit(&conns[2].1, a).expect("the dripping connection made room");
         assert!(closed(&mut conns[0].0));
+        // A pipelined head, read after an answer with no idle wait between, drips the same.
+        let mut more = pairs(2);
+        let third = gate.admit(&more[0].1, "127.0.0.3".parse().unwrap()).unwrap();
+        third.busy();
+        third.reading();
+        std::thread::sleep(READING_GRACE + std::time::Duration::from_millis(50));
+        assert!(gate.admit(&more[1].1, "127.0.0.3".parse().unwrap()).is_some());
+        assert!(closed(&mut more[0].0), "the pipelined drip made room");
     }
 
     #[test]

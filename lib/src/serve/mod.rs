@@ -340,6 +340,9 @@ fn connection(shared: &Shared, stream: TcpStream, client: IpAddr, slot: &Slot) {
     let mut reader = BufReader::new(&stream);
     let mut writer = &stream;
     loop {
+        // A head must come whole within the deadline of the wait for it
+        // (http.md), its first byte's wait included.
+        let waited_from = std::time::Instant::now();
         // A next request already in the buffer (pipelined) is not waited for.
         if reader.buffer().is_empty() {
             slot.idle();
@@ -348,7 +351,9 @@ fn connection(shared: &Shared, stream: TcpStream, client: IpAddr, slot: &Slot) {
             }
         }
         slot.reading();
-        let request = match http::read_request(&mut reader, &shared.limits) {
+        let left = shared.limits.head_deadline.saturating_sub(waited_from.elapsed());
+        let limits = http::Limits { head_deadline: left, ..shared.limits };
+        let request = match http::read_request(&mut reader, &limits) {
             Ok(Some(r)) => r,
             Ok(None) => return,
             Err(e) => {

@@ -119,9 +119,16 @@ fn check_own_file(path: &Path) -> Result<(), StoreError> {
     for suffix in ["-wal", "-shm", "-journal"] {
         let mut companion = path.as_os_str().to_owned();
         companion.push(suffix);
-        if std::fs::symlink_metadata(&companion).is_ok_and(|m| m.file_type().is_symlink()) {
-            let name = Path::new(&companion).file_name().unwrap_or_default().to_string_lossy().into_owned();
-            let cause = format!("its {name} is a link, which vecgrep never makes nor follows");
+        let Ok(meta) = std::fs::symlink_metadata(&companion) else { continue };
+        let name = Path::new(&companion).file_name().unwrap_or_default().to_string_lossy().into_owned();
+        if meta.is_dir() {
+            // Never removed for the index: a directory may hold anything.
+            let source = std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file; remove it");
+            return Err(StoreError::File { action: "use", path: companion.into(), source: source.into() });
+        }
+        if !meta.is_file() {
+            let what = if meta.file_type().is_symlink() { "a link" } else { "not a regular file" };
+            let cause = format!("its {name} is {what}, which vecgrep never makes nor follows");
             return Err(StoreError::Damaged { path: path.to_path_buf(), cause });
         }
     }
