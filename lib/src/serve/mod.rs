@@ -315,6 +315,10 @@ fn answer(shared: &Shared, request: Request, body: Option<Vec<u8>>) -> Response 
     }
 }
 
+/// The least a head is given once its first bytes are in: the thread may
+/// wake after them a little late on a busy machine.
+const HEAD_LATE_WAKE: Duration = Duration::from_millis(200);
+
 /// Wait for the next request's first bytes, leaving them in the socket
 /// (a peek), where the gate sees them until `Slot::reading` says they are
 /// in hand: false when the client closed, or sent nothing within the read
@@ -351,9 +355,15 @@ fn connection(shared: &Shared, stream: TcpStream, client: IpAddr, slot: &Slot) {
             }
         }
         slot.reading();
-        let left = shared.limits.head_deadline.saturating_sub(waited_from.elapsed());
+        // What is left of it, and a moment more: a head that came whole in
+        // time is not lost to this thread waking late.
+        let left = shared.limits.head_deadline.saturating_sub(waited_from.elapsed()).max(HEAD_LATE_WAKE);
         let limits = http::Limits { head_deadline: left, ..shared.limits };
-        let request = match http::read_request(&mut reader, &limits) {
+        // A head that stalls is cut at the deadline, not at a read's timeout past it.
+        let _ = stream.set_read_timeout(Some(left));
+        let read = http::read_request(&mut reader, &limits);
+        let _ = stream.set_read_timeout(Some(idle));
+        let request = match read {
             Ok(Some(r)) => r,
             Ok(None) => return,
             Err(e) => {
