@@ -657,10 +657,13 @@ fn an_index_this_user_may_not_write_is_searched_as_it_is() {
     let err = stderr(&o);
     let o2 = run(user.cmd(&t, "vecgrep").args(["--ask", "--mode", "lexical", "retry"]));
     let ask_err = stderr(&o2);
+    let rebuild = run(user.cmd(&t, "vg-query").args(["--reindex", "--mode", "lexical", "retry"]));
     let indexed = run(&mut user.cmd(&t, "vg-index"));
     std::fs::set_permissions(t.path().join(".vecgrep"), std::fs::Permissions::from_mode(0o777)).unwrap();
     assert_code(&o, 0);
     assert_code(&o2, 0);
+    assert_code(&rebuild, 2);
+    assert!(stderr(&rebuild).contains("cannot rebuild the index (--reindex)"), "{}", stderr(&rebuild));
     let says = format!(
         "{} is not writable by this user: searching the index as it is; results may miss recent changes",
         t.path().join(".vecgrep").display()

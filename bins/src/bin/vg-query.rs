@@ -245,6 +245,10 @@ fn open_searched(searched: &ProjectRoot, unindexed: bool, inv: &Invocation) -> R
 fn index_first(cli: &QueryCli, inv: &Invocation) -> Result<Option<Walked>> {
     let walk = cli.walk.to_options(&inv.config);
     let unwritable = (!cli.no_index).then(|| store::unwritable_index(&inv.root)).flatten();
+    // Asked to rebuild, a search that cannot must not pass over the ask.
+    if let Some(why) = unwritable.as_ref().filter(|_| cli.reindex) {
+        anyhow::bail!("cannot rebuild the index (--reindex): {why}");
+    }
     if let Some(why) = &unwritable {
         note(TOOL, inv.config.quiet, &format!("{why}: searching the index as it is; results may miss recent changes"));
     }
