@@ -652,6 +652,10 @@ fn an_index_this_user_may_not_write_is_searched_as_it_is() {
     let t = sample_project();
     let user = OtherUser::new(&t);
     assert_code(&run(&mut user.cmd(&t, "vg-index")), 0);
+    // As a run killed half-way leaves it: the search says the index may lack files.
+    let db = rusqlite::Connection::open(t.path().join(".vecgrep/index.db")).unwrap();
+    db.execute("INSERT OR REPLACE INTO meta VALUES ('run_unfinished', '1')", []).unwrap();
+    drop(db);
     std::fs::set_permissions(t.path().join(".vecgrep"), std::fs::Permissions::from_mode(0o555)).unwrap();
     let o = run(user.cmd(&t, "vg-query").args(["--mode", "lexical", "retry"]));
     let err = stderr(&o);
@@ -670,6 +674,9 @@ fn an_index_this_user_may_not_write_is_searched_as_it_is() {
     );
     assert!(err.contains(&says), "{err}");
     assert!(ask_err.contains(&says), "{ask_err}");
+    for said in [&err, &ask_err] {
+        assert!(said.contains("the index is incomplete"), "{said}");
+    }
     assert_code(&indexed, 2);
     let says = format!("vg-index: cannot bring the index up to date: {}", says.split(": searching").next().unwrap());
     assert_eq!(stderr(&indexed).trim(), says);

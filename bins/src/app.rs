@@ -513,6 +513,27 @@ fn exit_with_usage_line(tool: &str, cause: &str) -> ! {
     std::process::exit(EXIT_ERROR as i32);
 }
 
+/// Say that the index of `searched`, searched as it is (not brought up to
+/// date first), may lack files: a run is under way, or the last one over
+/// the whole project did not finish.
+pub fn note_if_incomplete(
+    tool: &str,
+    quiet: bool,
+    searched: &ProjectRoot,
+    store: &dyn vecgrep::store::IndexReader,
+) -> Result<()> {
+    if !store.run_unfinished()? {
+        return Ok(());
+    }
+    let said = if vecgrep::store::run_under_way(searched) {
+        "an index run is under way: results may miss the files it has not reached yet"
+    } else {
+        "the index is incomplete (no run over the whole project has finished since it was stopped or rebuilt): results may miss files; vg-index completes it"
+    };
+    note(tool, quiet, said);
+    Ok(())
+}
+
 /// Embedders for `config` set up for indexing, loaded when first needed.
 pub fn embedder_pool(config: &ResolvedConfig) -> EmbedderPool {
     let statics = static_loader(config);

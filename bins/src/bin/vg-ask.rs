@@ -56,11 +56,14 @@ fn ask_and_answer(
     json: bool,
     preloading: &mut Preloading,
 ) -> Result<u8> {
-    let (errors, walked, run_warnings) = match index_first(cli, inv)? {
-        Indexed::Ready { errors, walked, warnings } => (errors, walked, warnings),
+    let (errors, walked, run_warnings, as_it_is) = match index_first(cli, inv)? {
+        Indexed::Ready { errors, walked, warnings, as_it_is } => (errors, walked, warnings, as_it_is),
         Indexed::Stopped(status) => return Ok(status),
     };
     let store = store::open_for_reading(&inv.root)?;
+    if as_it_is {
+        vecgrep_bins::app::note_if_incomplete(TOOL, inv.config.quiet, &inv.root, &*store)?;
+    }
     let (concepts, problems) = vecgrep::concepts::load(&inv.root);
     for problem in &problems {
         note(TOOL, inv.config.quiet, &problem.to_string());
@@ -119,6 +122,8 @@ enum Indexed {
         errors: bool,
         walked: Option<WalkedSet>,
         warnings: Vec<String>,
+        /// The index is searched as it is, not brought up to date first.
+        as_it_is: bool,
     },
     Stopped(u8),
 }
@@ -133,16 +138,16 @@ fn index_first(cli: &AskCli, inv: &Invocation) -> Result<Indexed> {
         Ok(files.map(|w| w.files.into_iter().map(|f| f.rel).collect()))
     };
     if cli.no_index {
-        return Ok(Indexed::Ready { errors: false, walked: walked_only()?, warnings: Vec::new() });
+        return Ok(Indexed::Ready { errors: false, walked: walked_only()?, warnings: Vec::new(), as_it_is: true });
     }
     if !ask::allowed(inv.config.privacy_mode, &inv.config).embedding {
         let why = "not indexing: the privacy mode refuses the embedding server; searching the index as it stands";
         note(TOOL, inv.config.quiet, why);
-        return Ok(Indexed::Ready { errors: false, walked: walked_only()?, warnings: Vec::new() });
+        return Ok(Indexed::Ready { errors: false, walked: walked_only()?, warnings: Vec::new(), as_it_is: true });
     }
     if let Some(why) = vecgrep::store::unwritable_index(&inv.root) {
         note(TOOL, inv.config.quiet, &format!("{why}: searching the index as it is; results may miss recent changes"));
-        return Ok(Indexed::Ready { errors: false, walked: walked_only()?, warnings: Vec::new() });
+        return Ok(Indexed::Ready { errors: false, walked: walked_only()?, warnings: Vec::new(), as_it_is: true });
     }
     let how = Blocking { records: false, notable_skips: false, reindex: false };
     let (summary, files, skipped) = index_blocking(TOOL, inv, &walk, &mut embedder_pool(&inv.config), how)?;
@@ -155,7 +160,7 @@ fn index_first(cli: &AskCli, inv: &Invocation) -> Result<Indexed> {
     }
     note_holes(TOOL, inv.config.quiet, summary.holes);
     let walked = walk.is_filtered().then_some(files);
-    Ok(Indexed::Ready { errors: summary.errors > 0, walked, warnings: skipped.warnings })
+    Ok(Indexed::Ready { errors: summary.errors > 0, walked, warnings: skipped.warnings, as_it_is: false })
 }
 
 /// A one-shot search of the project's index, as vg-query runs it.

@@ -228,13 +228,8 @@ fn naming_nothing_at(missing: &str, shown: &str, submodules: &[String]) -> Strin
 /// an unfinished run left it.
 fn open_searched(searched: &ProjectRoot, unindexed: bool, inv: &Invocation) -> Result<Box<dyn store::IndexReader>> {
     let store = store::open_for_reading(searched)?;
-    if unindexed && store.run_unfinished()? {
-        let said = if store::run_under_way(searched) {
-            "an index run is under way: results may miss the files it has not reached yet"
-        } else {
-            "the index is incomplete (no run over the whole project has finished since it was stopped or rebuilt): results may miss files; vg-index completes it"
-        };
-        note(TOOL, inv.config.quiet, said);
+    if unindexed {
+        vecgrep_bins::app::note_if_incomplete(TOOL, inv.config.quiet, searched, &*store)?;
     }
     Ok(store)
 }
