@@ -212,6 +212,10 @@ pub(super) fn read_request(r: &mut impl BufRead, limits: &Limits) -> Result<Opti
     if request.version == "HTTP/1.1" && request.header("host").is_none() {
         return Err(HeadError::Malformed("an HTTP/1.1 request without a Host header".into()));
     }
+    // An http URI always has a host (RFC 9112 3.2): an empty one names none.
+    if request.header("host") == Some("") {
+        return Err(HeadError::Malformed("an empty Host header".into()));
+    }
     Ok(Some(request))
 }
 
@@ -582,6 +586,10 @@ mod tests {
         let e = read("GET /health HTTP/1.1\r\n\r\n").unwrap_err();
         assert_eq!((e.status(), e.message()), (Some(400), "an HTTP/1.1 request without a Host header".to_string()));
         assert!(read("GET /health HTTP/1.0\r\n\r\n").unwrap().is_some(), "HTTP/1.0 need not");
+        for empty in ["GET /health HTTP/1.1\r\nHost:\r\n\r\n", "GET /health HTTP/1.0\r\nHost:   \r\n\r\n"] {
+            let e = read(empty).unwrap_err();
+            assert_eq!((e.status(), e.message()), (Some(400), "an empty Host header".to_string()), "{empty:?}");
+        }
         let two = "POST / HTTP/1.1\r\nHost: x\r\nOrigin: http://localhost:1\r\nOrigin: http://evil.example\r\n\r\n";
         assert_eq!(read(two).unwrap_err().message(), "more than one Origin header");
     }
