@@ -140,9 +140,7 @@ fn reader_gone(e: &io::Error) -> bool {
 /// connection (a database the server hung up) is an error like any other;
 /// it used to end a run with status 0 and nothing said.
 pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    let broken =
-        e.chain().any(|c| c.downcast_ref::<io::Error>().is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe));
-    broken && stdout_reader_gone()
+    e.chain().filter_map(|c| c.downcast_ref::<io::Error>()).any(reader_gone)
 }
 
 /// Whether stdout is a pipe or socket whose reading end is closed: polling

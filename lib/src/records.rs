@@ -699,7 +699,7 @@ fn check_hit(hit: HitRecord, line: usize) -> Result<HitRecord, RecordError> {
         format!("root {:?} is not an absolute path", clipped(root, 80))
     } else if hit.file.is_empty() {
         "file is empty".to_string()
-    } else if let Some(rev) = hit.rev.as_deref().filter(|r| !is_commit_id(r)) {
+    } else if let Some(rev) = hit.rev.as_deref().filter(|r| !crate::store::is_commit_id(r)) {
         // Shown in a heading as it is: only a commit id passes for one.
         format!("rev {:?} is not a commit id (lowercase hex)", clipped(rev, 80))
     } else if hit.file.contains('\0') {
@@ -741,7 +741,7 @@ fn check_commit(commit: CommitRecord, line: usize) -> Result<CommitRecord, Recor
     let line_paths = commit.lines.iter().filter_map(|l| l.path.as_deref());
     let cause = if !Path::new(&commit.root).is_absolute() {
         format!("root {:?} is not an absolute path", clipped(&commit.root, 80))
-    } else if !is_commit_id(&commit.sha) {
+    } else if !crate::store::is_commit_id(&commit.sha) {
         format!("sha {:?} is not a commit id (lowercase hex)", clipped(&commit.sha, 80))
     } else if let Some(path) = commit.paths.iter().map(String::as_str).chain(line_paths).find(|p| !below_root(p)) {
         format!("path {:?} is not a path below root", clipped(path, 80))
@@ -749,13 +749,6 @@ fn check_commit(commit: CommitRecord, line: usize) -> Result<CommitRecord, Recor
         return Ok(commit);
     };
     Err(RecordError::BadCommit { line, cause })
-}
-
-/// Whether `sha` is a commit id as git writes it in full: 40 (SHA-1) or 64
-/// (SHA-256) lowercase hex digits. A stream's sha is printed as it is, so
-/// nothing else (a terminal's escape sequence) may pass for one.
-fn is_commit_id(sha: &str) -> bool {
-    matches!(sha.len(), 40 | 64) && sha.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
 /// A JSON value as an error line shows it.

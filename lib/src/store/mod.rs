@@ -46,8 +46,8 @@ pub use lock::{
     WriteLock,
 };
 pub use revisions::{
-    admission, check_tree_root, forget_revision, mark_complete, record_admission, record_submodules, related_roots,
-    remove_revision_files, revision_root, revisions, submodules, Revision,
+    admission, check_tree_root, forget_revision, is_commit_id, mark_complete, record_admission, record_submodules,
+    related_roots, remove_revision_files, revision_root, revisions, submodules, Revision,
 };
 pub use signs::SignCodes;
 pub use sqlite::{first_pass_size, CODES_FROM};

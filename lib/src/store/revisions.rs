@@ -24,6 +24,14 @@ pub struct Revision {
     pub complete: bool,
 }
 
+/// Whether `sha` is a commit id as git writes it in full: 40 (SHA-1) or 64
+/// (SHA-256) lowercase hex digits; what names a revision's index directory,
+/// and what a record's `sha` or `rev` must be (a stream's is printed as it
+/// is, so nothing else, a terminal's escape sequence, may pass for one).
+pub fn is_commit_id(sha: &str) -> bool {
+    matches!(sha.len(), 40 | 64) && sha.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
 /// The directory of the revisions' indexes, in the project's data directory.
 const REVS_DIR: &str = "revs";
 
@@ -46,17 +54,19 @@ pub fn revision_root(project: &ProjectRoot, sha: &str) -> ProjectRoot {
 pub fn check_tree_root(root: &ProjectRoot) -> Result<(), StoreError> {
     let revs = root.path.parent().filter(|p| p.file_name() == Some(std::ffi::OsStr::new(REVS_DIR)));
     for path in [Some(root.path.as_path()), revs].into_iter().flatten() {
-        if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
-            let why = "a link, which vecgrep never makes: a revision's files are written and removed there; remove it";
-            return Err(StoreError::File { action: "use", path: path.to_path_buf(), source: why.into() });
-        }
+        refuse_link(path, "a revision's files are written and removed there; remove it")?;
     }
     Ok(())
 }
 
-/// Whether `sha` could name a revision directory: lowercase hex, 40 or 64 long.
-fn is_sha(sha: &str) -> bool {
-    matches!(sha.len(), 40 | 64) && sha.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+/// `path` is a directory of vecgrep's own, or nothing yet: a link there is
+/// refused, saying `why` vecgrep keeps it to itself.
+fn refuse_link(path: &Path, why: &str) -> Result<(), StoreError> {
+    if !std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Ok(());
+    }
+    let why = format!("a link, which vecgrep never makes: {why}");
+    Err(StoreError::File { action: "use", path: path.to_path_buf(), source: why.into() })
 }
 
 /// How to rebuild the index at `path`, said where it is damaged: a git
@@ -64,7 +74,7 @@ fn is_sha(sha: &str) -> bool {
 /// (`--clear-cache` would throw away every revision's index too).
 pub(super) fn rebuild_advice(path: &Path) -> String {
     let parts: Vec<String> = path.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
-    match parts.windows(3).find(|w| w[0] == crate::project::PROJECT_DIR && w[1] == REVS_DIR && is_sha(&w[2])) {
+    match parts.windows(3).find(|w| w[0] == crate::project::PROJECT_DIR && w[1] == REVS_DIR && is_commit_id(&w[2])) {
         Some(w) => format!("run vg-index --rev {} to rebuild it", &w[2][..12]),
         None => "run vg-index --clear-cache to rebuild it".into(),
     }
@@ -73,10 +83,7 @@ pub(super) fn rebuild_advice(path: &Path) -> String {
 /// The revisions of `project` that have an index, complete or not, by sha.
 pub fn revisions(project: &ProjectRoot) -> Result<Vec<Revision>, StoreError> {
     let dir = revisions_dir(project);
-    if std::fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink()) {
-        let why = "a link, which vecgrep never makes: the revisions' indexes are kept in a directory of its own";
-        return Err(StoreError::File { action: "use", path: dir, source: why.into() });
-    }
+    refuse_link(&dir, "the revisions' indexes are kept in a directory of its own")?;
     let entries = match std::fs::read_dir(&dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -88,7 +95,7 @@ pub fn revisions(project: &ProjectRoot) -> Result<Vec<Revision>, StoreError> {
     let mut out = Vec::new();
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        if !is_sha(&name) {
+        if !is_commit_id(&name) {
             continue;
         }
         let mark = read_own_text(&entry.path().join(".vecgrep").join(MARK));
@@ -156,7 +163,7 @@ pub fn record_submodules(root: &ProjectRoot, paths: &[String]) -> Result<(), Sto
 
 /// Remove revision `sha`'s index and with it every vector only it held.
 pub fn forget_revision(project: &ProjectRoot, sha: &str) -> Result<bool, StoreError> {
-    if !is_sha(sha) {
+    if !is_commit_id(sha) {
         return Ok(false);
     }
     if let Some(shared) = revision_root(project, sha).shared {
@@ -211,7 +218,7 @@ pub fn related_roots(root: &ProjectRoot) -> Vec<ProjectRoot> {
 /// The project whose revision `root` is, or `root` itself.
 fn project_of(root: &ProjectRoot) -> ProjectRoot {
     let parent = root.path.parent();
-    let is_revision = root.path.file_name().is_some_and(|n| is_sha(&n.to_string_lossy()))
+    let is_revision = root.path.file_name().is_some_and(|n| is_commit_id(&n.to_string_lossy()))
         && parent.and_then(Path::file_name).is_some_and(|n| n == "revs")
         && parent.and_then(Path::parent).and_then(Path::file_name).is_some_and(|n| n == ".vecgrep");
     match parent.and_then(Path::parent).and_then(Path::parent).filter(|_| is_revision) {
