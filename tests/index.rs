@@ -284,6 +284,34 @@ fn multi_path_and_file_walks_preserve_other_entries() {
     assert!(of_type(&records(&o), "hit").iter().all(|h| h["file"] != "src/config.py"), "{}", stdout(&o));
 }
 
+/// A rule of an ignore file that does not parse is named with its file and
+/// line, as ripgrep names it; the file's other rules still apply, and the
+/// run is no failure (before, a bad rule above a walked subdirectory made
+/// a skip of no file and status 2, and one elsewhere went unsaid).
+#[test]
+fn an_ignore_rule_that_does_not_parse_is_named_and_the_others_apply() {
+    let t = sample_project();
+    t.write(".vecgrepignore", "src/{upload\nsrc/config.py\n");
+    t.write("docs/.gitignore", "**/{guide\n");
+    for (cwd, paths, said) in [(".", &[][..], 2), (".", &["src"][..], 1), ("src", &[][..], 1)] {
+        let o = index(&t, cwd, paths);
+        let err = stderr(&o);
+        let rules: Vec<&str> = err.lines().filter(|l| l.contains("a rule left out")).collect();
+        assert_eq!(rules.len(), said, "{cwd} {paths:?}: {err}");
+        assert!(
+            rules[0].starts_with(
+                "vg-index: ignore file .vecgrepignore, a rule left out: line 1: error parsing glob 'src/{upload'"
+            ),
+            "{err}"
+        );
+        let s = summary(&o);
+        assert_eq!((s["skipped"].as_u64(), s["errors"].as_u64()), (Some(0), Some(0)), "{}", stdout(&o));
+        assert!(of_type(&records(&o), "file").iter().all(|f| f["file"] != "src/config.py"), "{}", stdout(&o));
+    }
+    assert!(stderr(&index(&t, ".", &[])).contains("ignore file docs/.gitignore, a rule left out: line 1:"));
+    assert!(stderr(&index(&t, ".", &["--quiet"])).is_empty(), "a note, so --quiet keeps it");
+}
+
 #[test]
 fn filtered_walks_do_not_drop_files_they_did_not_look_at() {
     let t = sample_project();

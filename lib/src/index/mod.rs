@@ -207,6 +207,7 @@ fn run_to_end(
     }
 
     let walked = walk(req.root, req.paths, req.walk)?;
+    walked.ignore_file_warnings.iter().for_each(|w| obs.note(&w.to_string()));
     let full = embedders.embeds_fully(req.config);
     let stored = if rebuild.needed { Default::default() } else { store.files(full)? };
     // Stored files were indexed by a run that let generated files in (or by

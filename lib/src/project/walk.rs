@@ -184,6 +184,26 @@ pub struct Skip {
 pub struct WalkResult {
     pub files: Vec<WalkedFile>,
     pub skips: Vec<Skip>,
+    /// What the walked directories' ignore files got wrong, one line each
+    /// (a glob that does not parse): the file's other rules still apply,
+    /// so nothing is skipped for it, but a user should hear why a rule of
+    /// theirs does nothing, as ripgrep says so.
+    pub ignore_file_warnings: Vec<IgnoreFileWarning>,
+}
+
+/// A rule of an ignore file that the walker left out, and why.
+#[derive(Clone, Debug)]
+pub struct IgnoreFileWarning {
+    /// The ignore file, root-relative where possible.
+    pub file: String,
+    /// The walker's words: the line and what is wrong with it.
+    pub error: String,
+}
+
+impl std::fmt::Display for IgnoreFileWarning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ignore file {}, a rule left out: {}", self.file, self.error)
+    }
 }
 
 /// Walk `paths` under `root` and collect indexable files, sorted by path.
@@ -206,7 +226,17 @@ pub(in crate::project) fn walk_tree(
     };
     for entry in builder.build() {
         match entry {
-            Ok(entry) => admit(&bounds, &entry, opts, &mut out),
+            Ok(entry) => {
+                if let Some(err) = entry.error() {
+                    ignore_file_warnings(&root.path, err, &mut out.ignore_file_warnings);
+                }
+                admit(&bounds, &entry, opts, &mut out)
+            }
+            // The ignore files above a walked subdirectory come as an error
+            // of their own, not with an entry.
+            Err(err) if is_ignore_rule_error(&err) => {
+                ignore_file_warnings(&root.path, &err, &mut out.ignore_file_warnings);
+            }
             Err(err) => {
                 let at = error_path(&err);
                 let path = at.as_ref().map(|p| display_rel(&root.path, p)).unwrap_or_default();
@@ -488,6 +518,29 @@ fn error_path(err: &ignore::Error) -> Option<PathBuf> {
         ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => error_path(err),
         ignore::Error::Loop { child, .. } => Some(child.clone()),
         _ => None,
+    }
+}
+
+/// One line for each rule of a directory's ignore files that the walker
+/// left out, its file named from the root.
+fn ignore_file_warnings(root: &Path, err: &ignore::Error, out: &mut Vec<IgnoreFileWarning>) {
+    match err {
+        ignore::Error::Partial(errs) => errs.iter().for_each(|e| ignore_file_warnings(root, e, out)),
+        ignore::Error::WithPath { path, err } => {
+            out.push(IgnoreFileWarning { file: display_rel(root, path), error: err.to_string() });
+        }
+        other => out.push(IgnoreFileWarning { file: String::new(), error: other.to_string() }),
+    }
+}
+
+/// Whether `err` is only rules of ignore files that do not parse (each
+/// with its line), no failure to walk or read.
+fn is_ignore_rule_error(err: &ignore::Error) -> bool {
+    match err {
+        ignore::Error::Partial(errs) => !errs.is_empty() && errs.iter().all(is_ignore_rule_error),
+        ignore::Error::WithPath { err, .. } => is_ignore_rule_error(err),
+        ignore::Error::WithLineNumber { .. } | ignore::Error::Glob { .. } => true,
+        _ => false,
     }
 }
 

@@ -8,7 +8,7 @@ use anyhow::{bail, Result};
 
 use super::Catalog;
 use crate::project::root::{normalize_lexically, rel_to_string, root_named, AdmittedPath, ProjectRoot};
-use crate::project::walk::{walk_tree, Skip, SkipReason, WalkOptions, WalkResult};
+use crate::project::walk::{walk_tree, IgnoreFileWarning, Skip, SkipReason, WalkOptions, WalkResult};
 
 /// Walk the parts of catalog root `root` that `paths` (catalog paths) name:
 /// every project, for the catalog itself. A project that has moved or
@@ -49,6 +49,8 @@ pub fn walk_catalog(root: &ProjectRoot, paths: &[AdmittedPath], opts: &WalkOptio
             f
         }));
         out.skips.extend(walked.skips.into_iter().map(|s| Skip { path: named(&s.path), reason: s.reason }));
+        out.ignore_file_warnings
+            .extend(walked.ignore_file_warnings.into_iter().map(|w| IgnoreFileWarning { file: named(&w.file), ..w }));
     }
     out.files.sort_by(|a, b| a.rel.cmp(&b.rel));
     Ok(out)
