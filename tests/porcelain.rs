@@ -199,6 +199,17 @@ fn clear_cache_uses_the_root_chosen_by_the_path() {
 #[test]
 fn sigterm_sent_to_vecgrep_alone_reaches_its_tools() {
     // As `timeout` and service managers send it: to vecgrep, not its group.
+    signal_sent_to_vecgrep_alone_reaches_its_tools("-TERM");
+}
+
+/// `kill -INT` of vecgrep's process id (a script's, an editor's): its
+/// tools stop as on Ctrl-C; before, vecgrep waited while the run went on.
+#[test]
+fn sigint_sent_to_vecgrep_alone_reaches_its_tools() {
+    signal_sent_to_vecgrep_alone_reaches_its_tools("-INT");
+}
+
+fn signal_sent_to_vecgrep_alone_reaches_its_tools(signal: &str) {
     let t = handlers_project(800);
     let mut child = t
         .cmd("vecgrep", ".")
@@ -220,12 +231,12 @@ fn sigterm_sent_to_vecgrep_alone_reaches_its_tools() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     let signalled = std::time::Instant::now();
-    assert!(Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap().success());
+    assert!(Command::new("kill").args([signal, &child.id().to_string()]).status().unwrap().success());
     // The tool stops within a few chunks and says what it kept; vecgrep waits for it.
     let out = child.wait_with_output().unwrap();
     let took = signalled.elapsed();
-    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(took < std::time::Duration::from_secs(30), "vecgrep took {took:?} to end after SIGTERM");
+    assert_eq!(out.status.code(), Some(130), "{signal}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(took < std::time::Duration::from_secs(30), "vecgrep took {took:?} to end after {signal}");
     let stats = records(&run(t.cmd("vg-index", ".").args(["--verify", "--json"])));
     assert_eq!(stats[0]["ok"], true, "the index is sound");
     assert!(stats[0]["files"].as_u64().unwrap() < 804, "the run stopped early: {}", stats[0]);

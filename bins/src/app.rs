@@ -786,6 +786,15 @@ static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 /// Whether an index run (`index_blocking`) is under way.
 static INDEXING: AtomicBool = AtomicBool::new(false);
 
+/// When the first Ctrl-C (or SIGTERM) of an index run came.
+static FIRST_INTERRUPT: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+
+/// A second signal this soon after the first is the same one delivered
+/// twice, not the user's second Ctrl-C: `vecgrep` passes on what it
+/// receives, and cannot tell whether its tools had it too (Ctrl-C reaches
+/// the whole process group, `kill` the one process).
+const SAME_INTERRUPT: Duration = Duration::from_millis(300);
+
 /// Ctrl-C during an index run stops it within a few chunks, with what was
 /// written kept and said (an index is never left half-written either way);
 /// a second one, or one at any other time (a search, a chat model's
@@ -795,8 +804,13 @@ fn stop_on_interrupt() {
     INSTALLED.call_once(|| {
         // A tool with a handler of its own (the servers) keeps it.
         let _ = ctrlc::set_handler(|| {
-            if !INDEXING.load(Ordering::SeqCst) || INTERRUPTED.swap(true, Ordering::SeqCst) {
+            if !INDEXING.load(Ordering::SeqCst) {
                 // Not `exit`: a search thread may be inside the model (end_process).
+                end_now(EXIT_INTERRUPTED);
+            }
+            if !INTERRUPTED.swap(true, Ordering::SeqCst) {
+                let _ = FIRST_INTERRUPT.set(Instant::now());
+            } else if FIRST_INTERRUPT.get().is_none_or(|first| first.elapsed() >= SAME_INTERRUPT) {
                 end_now(EXIT_INTERRUPTED);
             }
         });

@@ -2,8 +2,8 @@
 //! them as child processes wired by pipes; it decides nothing itself.
 
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::Mutex;
 
 use anyhow::{anyhow, Context, Result};
 use vecgrep::tools::find_tool;
@@ -79,26 +79,23 @@ fn dispatch(cli: &VecgrepCli, matches: &clap::ArgMatches) -> Result<u8> {
 /// The running tools' process ids, for a signal to pass on to them.
 static CHILDREN: Mutex<Vec<i32>> = Mutex::new(Vec::new());
 
-/// The SIGTERM or SIGHUP vecgrep received, if any (0: none).
-static TERMINATED: AtomicI32 = AtomicI32::new(0);
+/// The SIGINT, SIGTERM or SIGHUP vecgrep received, if any (0: none).
+static SIGNALLED: AtomicI32 = AtomicI32::new(0);
 
-/// Whether vecgrep received a SIGINT: a Ctrl-C, which its tools got too.
-static INTERRUPTED: LazyLock<Arc<AtomicBool>> = LazyLock::new(|| Arc::new(AtomicBool::new(false)));
-
-/// Ctrl-C reaches the whole process group: the tools stop as they see fit
-/// (an index run keeps what it wrote and says so), and vecgrep waits for
-/// them, so that their last words come before the shell's prompt and their
-/// status is vecgrep's. A SIGTERM or SIGHUP is often sent to vecgrep alone
-/// (`timeout`, a service manager, a closed terminal's shell): it is passed
-/// on to the tools, which then stop as they would on Ctrl-C. (Handlers,
-/// unlike ignored signals, are not inherited by the tools.)
+/// The tools stop as they see fit on a signal (an index run keeps what it
+/// wrote and says so), and vecgrep waits for them, so that their last words
+/// come before the shell's prompt and their status is vecgrep's. Ctrl-C
+/// reaches the whole process group, but a signal is often sent to vecgrep
+/// alone (`kill`, `timeout`, a service manager, a closed terminal's shell):
+/// each is passed on to the tools, which take the same signal twice within
+/// a moment for one (`app::SAME_INTERRUPT`). (Handlers, unlike ignored
+/// signals, are not inherited by the tools.)
 fn wait_for_children_on_interrupt() {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    let _ = signal_hook::flag::register(SIGINT, Arc::clone(&INTERRUPTED));
-    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGTERM, SIGHUP]) else { return };
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else { return };
     std::thread::spawn(move || {
         for signal in signals.forever() {
-            TERMINATED.store(signal, Ordering::SeqCst);
+            SIGNALLED.store(signal, Ordering::SeqCst);
             for &pid in CHILDREN.lock().unwrap_or_else(|e| e.into_inner()).iter() {
                 pass_on(pid, signal);
             }
@@ -118,7 +115,7 @@ fn pass_on(pid: i32, signal: i32) {
 fn started(child: &Child) {
     let pid = child.id() as i32;
     CHILDREN.lock().unwrap_or_else(|e| e.into_inner()).push(pid);
-    match TERMINATED.load(Ordering::SeqCst) {
+    match SIGNALLED.load(Ordering::SeqCst) {
         0 => {}
         signal => pass_on(pid, signal),
     }
@@ -139,8 +136,11 @@ fn exit_code(tool: &str, status: std::process::ExitStatus) -> u8 {
     if let Some(code) = status.code() {
         return code.clamp(0, 255) as u8;
     }
-    let users = |signal: &i32| {
-        TERMINATED.load(Ordering::SeqCst) != 0 || (*signal == libc::SIGINT && INTERRUPTED.load(Ordering::SeqCst))
+    // A SIGTERM or SIGHUP stops the tools by any means; a Ctrl-C by its own.
+    let users = |signal: &i32| match SIGNALLED.load(Ordering::SeqCst) {
+        0 => false,
+        libc::SIGINT => *signal == libc::SIGINT,
+        _ => true,
     };
     if let Some(signal) = status.signal().filter(|s| !users(s)) {
         let name = nix::sys::signal::Signal::try_from(signal).map_or("an unknown signal", |s| s.as_str());
