@@ -354,6 +354,88 @@ fn a_revision_directory_shipped_as_a_link_is_never_written_or_emptied() {
     assert_eq!(read(&victim.path().join("thesis.txt")), "years of work\n");
 }
 
+/// `git` reading `input` on stdin (objects no porcelain command makes).
+fn git_fed(tree: &Tree, args: &[&str], input: &[u8]) -> String {
+    use std::io::Write;
+    let mut child = std::process::Command::new("git")
+        .args(args)
+        .current_dir(tree.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "git {args:?}");
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// A tree git's fsck refuses but a clone accepts: a link `a` to `target`
+/// and a directory `a` holding `a_file`, beside `src/cache.py`; the commit.
+fn tree_beyond_a_link(tree: &Tree, target: &str, a_file: &str) -> String {
+    let blob = |text: &[u8]| git_fed(tree, &["hash-object", "-w", "--stdin"], text);
+    let raw =
+        |hex: String| (0..40).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap()).collect::<Vec<u8>>();
+    let link = blob(target.as_bytes());
+    let inner = git_fed(
+        tree,
+        &["mktree"],
+        format!("100644 blob {}\t{a_file}\n", blob(b"written by the revision\n")).as_bytes(),
+    );
+    let src = git(tree, &["rev-parse", "HEAD:src"]);
+    let mut entries = b"120000 a\0".to_vec();
+    entries.extend(raw(link));
+    entries.extend(b"40000 a\0");
+    entries.extend(raw(inner));
+    entries.extend(b"40000 src\0");
+    entries.extend(raw(src));
+    let evil = git_fed(tree, &["hash-object", "-t", "tree", "--literally", "-w", "--stdin"], &entries);
+    git(tree, &["commit-tree", &evil, "-m", "evil", "-p", "HEAD"])
+}
+
+/// A tree whose entry lies beyond a link of the same tree (a link `a` and
+/// a directory `a`): the entry is a skip, never written through the link
+/// (a review's repro replaced the clone's `.git/config`, then git ran its
+/// command), and the rest of the revision is indexed; a name the disk
+/// refuses is a skip too, not the end of the run.
+#[test]
+fn an_entry_beyond_a_link_of_its_own_tree_is_a_skip_never_written_through_it() {
+    let tree = two_releases();
+    let victim = Tree::bare();
+    victim.write("victim.txt", "years of work\n");
+    let evil = tree_beyond_a_link(&tree, victim.path().to_str().unwrap(), "victim.txt");
+    let o = run(tree.cmd("vg-index", "").args(["--rev", &evil]));
+    assert_code(&o, 2);
+    assert_eq!(read(&victim.path().join("victim.txt")), "years of work\n");
+    let recs = records(&o);
+    let skips = of_type(&recs, "skip");
+    let reason = |file: &str| skips.iter().find(|s| s["file"] == file).map(|s| s["reason"].clone());
+    assert_eq!(reason("a"), Some("symlink".into()), "{}", stdout(&o));
+    assert_eq!(reason("a/victim.txt"), Some("error".into()), "{}", stdout(&o));
+    assert!(stderr(&o).contains("skipping a/victim.txt: beyond the symbolic link a"), "{}", stderr(&o));
+    let s = of_type(&records(&o), "summary")[0].clone();
+    assert_eq!((s["files"].as_u64(), s["errors"].as_u64()), (Some(3), Some(1)), "{s}");
+    // The working tree's own files, through a relative link.
+    let evil = tree_beyond_a_link(&tree, "../../../src", "config.py");
+    let o = run(tree.cmd("vg-query", "").args(["--rev", &evil, "--threshold", "-1", "parse key value lines"]));
+    assert_code(&o, 2);
+    assert_eq!(read(&tree.path().join("src/config.py")), PARSER);
+    assert!(!of_type(&records(&o), "hit").is_empty(), "the rest is searched: {}", stdout(&o));
+
+    // A name too long for the disk: one skip, the rest indexed.
+    let long = format!("{}.py", "n".repeat(300));
+    let inner = git_fed(
+        &tree,
+        &["mktree"],
+        format!("100644 blob {}\t{long}\n", git(&tree, &["rev-parse", "HEAD:src/cache.py"])).as_bytes(),
+    );
+    let commit = git(&tree, &["commit-tree", &inner, "-m", "long", "-p", "HEAD"]);
+    let o = run(tree.cmd("vg-index", "").args(["--rev", &commit]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("cannot be written here"), "{}", stderr(&o));
+    assert_eq!(of_type(&records(&o), "skip").len(), 1, "{}", stdout(&o));
+}
+
 /// A revision whose commit git has since pruned (its branch deleted) is
 /// still searched by its sha, from its index, with or without `--no-index`.
 #[test]

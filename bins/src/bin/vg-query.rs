@@ -46,9 +46,10 @@ struct Walked {
 }
 
 impl Walked {
-    /// A revision's or a label's: its whole tree, indexed unless a signal stopped the run.
-    fn whole_tree() -> Self {
-        Walked { files: None, errors: 0, interrupted: vecgrep_bins::app::interrupted(), as_it_is: false }
+    /// A revision's or a label's: its whole tree, indexed unless a signal
+    /// stopped the run, `errors` of its files not written or not read.
+    fn whole_tree(errors: u64) -> Self {
+        Walked { files: None, errors, interrupted: vecgrep_bins::app::interrupted(), as_it_is: false }
     }
 }
 
@@ -56,11 +57,11 @@ fn search(cli: &QueryCli, inv: &Invocation, query: &str, preloading: &mut Preloa
     let label = label_of(&cli.label, inv, cli.rev.is_some())?;
     let (walked, rev, label) = match (&cli.rev, label) {
         (_, Some((catalog, name))) => match label_first(cli, inv, &catalog, &name)? {
-            Some(label) => (Some(Walked::whole_tree()), None, Some((catalog, label))),
+            Some((label, errors)) => (Some(Walked::whole_tree(errors)), None, Some((catalog, label))),
             None => (None, None, None),
         },
         (Some(spec), None) => match revision_first(cli, inv, spec)? {
-            Some(sha) => (Some(Walked::whole_tree()), Some(sha), None),
+            Some((sha, errors)) => (Some(Walked::whole_tree(errors)), Some(sha), None),
             None => (None, None, None),
         },
         (None, None) => (index_first(cli, inv)?, None, None),
@@ -155,17 +156,18 @@ fn scope_of(cli: &QueryCli, inv: &Invocation, walked: Option<WalkedSet>, not_wor
 }
 
 /// `--rev`: the revision's sha, indexed first unless `--no-index` (then it
-/// must be indexed already). Its files are not on disk, so the walk's
-/// filters cannot choose among them.
-/// None when the user declined a large run.
-fn revision_first(cli: &QueryCli, inv: &Invocation, spec: &str) -> Result<Option<String>> {
+/// must be indexed already), and how many of its files the run could not
+/// write or read. Its files are not on disk, so the walk's filters cannot
+/// choose among them. None when the user declined a large run.
+fn revision_first(cli: &QueryCli, inv: &Invocation, spec: &str) -> Result<Option<(String, u64)>> {
     if cli.walk.to_options(&inv.config).is_filtered() || cli.walk.changes_the_walk() {
         return Err(anyhow::anyhow!(
             "--rev searches a revision's whole tree; the walk's options (-t, -g, --hidden, ...) apply to the working tree only"
         ));
     }
     if cli.no_index {
-        return vecgrep::history::indexed_revision(&inv.root, spec, &inv.config.embedder_model).map(Some);
+        return vecgrep::history::indexed_revision(&inv.root, spec, &inv.config.embedder_model)
+            .map(|sha| Some((sha, 0)));
     }
     let mut obs = vecgrep_bins::app::CliObserver::new(TOOL, inv.config.quiet, false);
     let ran = stoppable(|| {
@@ -178,12 +180,13 @@ fn revision_first(cli: &QueryCli, inv: &Invocation, spec: &str) -> Result<Option
         Some(s) => note_holes(TOOL, inv.config.quiet, s.holes),
         None => {}
     }
-    Ok(Some(ran.sha))
+    Ok(Some((ran.sha, ran.summary.map_or(0, |s| s.errors))))
 }
 
 /// `--label`: the catalog label, indexed first unless `--no-index` (then
-/// it must be indexed whole already). None when the user declined a large run.
-fn label_first(cli: &QueryCli, inv: &Invocation, catalog: &Catalog, name: &str) -> Result<Option<Label>> {
+/// it must be indexed whole already), and how many files its run could not
+/// write or read. None when the user declined a large run.
+fn label_first(cli: &QueryCli, inv: &Invocation, catalog: &Catalog, name: &str) -> Result<Option<(Label, u64)>> {
     if cli.walk.to_options(&inv.config).is_filtered() || cli.walk.changes_the_walk() {
         return Err(anyhow::anyhow!(
             "a label (--label, or the default context's) searches each project's whole tree at the label; the walk's options (-t, -g, --hidden, ...) apply to the working trees only"
@@ -192,7 +195,7 @@ fn label_first(cli: &QueryCli, inv: &Invocation, catalog: &Catalog, name: &str) 
     if cli.no_index {
         let label = vecgrep::history::indexed_label(catalog, &inv.root, name, &inv.config.embedder_model)?;
         note_unresolved(TOOL, inv.config.quiet, &label);
-        return Ok(Some(label));
+        return Ok(Some((label, 0)));
     }
     let ran = vecgrep_bins::app::index_label(TOOL, inv, (catalog, name), false)?;
     match &ran.summary {
@@ -208,7 +211,7 @@ fn label_first(cli: &QueryCli, inv: &Invocation, catalog: &Catalog, name: &str) 
         }
         _ => {}
     }
-    Ok(Some(ran.label))
+    Ok(Some((ran.label, ran.summary.map_or(0, |s| s.errors))))
 }
 
 /// Why PATH `missing` names nothing at revision `shown`: a submodule it

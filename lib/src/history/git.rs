@@ -9,6 +9,8 @@ use anyhow::{anyhow, Context, Result};
 use gix::bstr::ByteSlice;
 
 use super::diff::{changed_pieces, DiffPiece};
+use super::tree_files::{self, EntryContents, WrittenTree};
+use crate::project::{Skip, SkipReason};
 use crate::store::CommitRow;
 
 /// Why blobs the history names cannot be read: a partial clone
@@ -290,24 +292,27 @@ impl GitRepo {
     /// Write the files of commit `sha`'s tree that lie under the project
     /// root into `dest` (paths relative to the root), dated by the commit,
     /// for a walk to meet as it would meet a checkout: a symbolic link as
-    /// a link (never followed), a blob over `max_bytes` as a sparse file of
-    /// its size (passed over as too large, never read), a name that is not
-    /// UTF-8 as it is. Submodules and anything under `.vecgrep/` or `.git/`
-    /// are left out; the submodules' root-relative paths are returned, to be
-    /// said. A root that did not exist at that commit is an error.
-    pub fn write_tree(&self, sha: &str, dest: &Path, max_bytes: u64) -> Result<Vec<String>> {
+    /// a link (never followed, nor written through), a blob over `max_bytes`
+    /// as a sparse file of its size (passed over as too large, never read),
+    /// a name that is not UTF-8 as it is. Submodules and anything under
+    /// `.vecgrep/` or `.git/` are left out; the submodules' root-relative
+    /// paths are returned, to be said, with the entries that could not be
+    /// written (`tree_files::place`). A root that did not exist at that
+    /// commit is an error.
+    pub(super) fn write_tree(&self, sha: &str, dest: &Path, max_bytes: u64) -> Result<WrittenTree> {
         let id = gix::ObjectId::from_hex(sha.as_bytes()).map_err(|e| anyhow!("not a commit id {sha:?}: {e}"))?;
         let commit = self.repo.find_commit(id).with_context(|| format!("cannot read commit {sha}"))?;
         let tree = commit.tree().with_context(|| format!("cannot read the tree of {sha}"))?;
         let entries = tree.traverse().breadthfirst.files().with_context(|| format!("cannot walk the tree of {sha}"))?;
         let dated = std::time::UNIX_EPOCH
             + std::time::Duration::from_secs(commit.time().map_or(0, |t| t.seconds.max(0) as u64));
+        std::fs::create_dir_all(dest).with_context(|| format!("cannot create {}", dest.display()))?;
         let mut under_root = false;
-        let mut submodules = Vec::new();
+        let mut written = WrittenTree::default();
         for entry in entries {
             if !entry.mode.is_blob() && !entry.mode.is_link() {
                 if entry.mode.is_commit() {
-                    submodules.extend(
+                    written.submodules.extend(
                         self.root_relative_bytes(entry.filepath.as_ref()).map(|r| r.to_str_lossy().into_owned()),
                     );
                 }
@@ -321,45 +326,41 @@ impl GitRepo {
                 continue;
             }
             under_root = true;
-            let path = dest.join(std::ffi::OsStr::from_bytes(rel));
-            self.write_entry(entry.oid, entry.mode.is_link(), &path, max_bytes)
-                .with_context(|| format!("cannot write {shown} of {sha} to {}", path.display()))?;
-            if !entry.mode.is_link() {
-                // Dated by the commit, so that --changed-within means the revision's time.
-                let _ = std::fs::File::options().write(true).open(&path).and_then(|f| f.set_modified(dated));
+            let rel_path = Path::new(std::ffi::OsStr::from_bytes(rel));
+            let unwritten = self
+                .write_entry(entry.oid, entry.mode.is_link(), dest, rel_path, (max_bytes, dated))
+                .with_context(|| format!("cannot write {shown} of {sha} to {}", dest.join(rel_path).display()))?;
+            if let Some(reason) = unwritten {
+                written.unwritten.push(Skip { path: shown.into_owned(), reason });
             }
         }
         if !under_root && !self.prefix.is_empty() {
             return Err(anyhow!("the project root {} did not exist at {}", self.prefix, &sha[..12.min(sha.len())]));
         }
-        Ok(submodules)
+        Ok(written)
     }
 
-    /// One entry of a tree at `path`: a link to what its blob names, a
-    /// sparse file of its size when over `max_bytes`, else its contents.
-    /// Whatever a killed run left at `path` is replaced, never written through.
-    fn write_entry(&self, oid: gix::ObjectId, is_link: bool, path: &Path, max_bytes: u64) -> Result<()> {
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        if std::fs::symlink_metadata(path).is_ok() {
-            std::fs::remove_file(path)?;
-        }
+    /// One entry of a tree at `rel` below `dest`: a link to what its blob
+    /// names, a sparse file of its size when over `max_bytes`, else its
+    /// contents dated `dated`; why not, when it cannot be placed there.
+    fn write_entry(
+        &self,
+        oid: gix::ObjectId,
+        is_link: bool,
+        dest: &Path,
+        rel: &Path,
+        (max_bytes, dated): (u64, std::time::SystemTime),
+    ) -> Result<Option<SkipReason>> {
         if !self.repo.has_object(oid) {
             return Err(anyhow!("its contents are {NOT_FETCHED}"));
         }
         let size = self.repo.find_header(oid).map(|h| h.size()).unwrap_or(0);
         if !is_link && size > max_bytes {
-            std::fs::File::create_new(path)?.set_len(size)?;
-            return Ok(());
+            return Ok(tree_files::place(dest, rel, EntryContents::Sparse(size, dated))?);
         }
         let blob = self.repo.find_object(oid)?;
-        if is_link {
-            std::os::unix::fs::symlink(std::ffi::OsStr::from_bytes(&blob.data), path)?;
-        } else {
-            std::fs::write(path, &blob.data)?;
-        }
-        Ok(())
+        let contents = if is_link { EntryContents::Link(&blob.data) } else { EntryContents::File(&blob.data, dated) };
+        Ok(tree_files::place(dest, rel, contents)?)
     }
 
     /// A repository path's bytes relative to the project root; None outside it.

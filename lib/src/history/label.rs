@@ -14,7 +14,7 @@ use super::git::GitRepo;
 use super::revision::{completed, index_written};
 use crate::index::{self, EmbedderPool, IndexObserver, IndexSummary};
 use crate::project::catalog::{check_label_name, Catalog};
-use crate::project::{ProjectRoot, ResolvedConfig};
+use crate::project::{ProjectRoot, ResolvedConfig, Skip};
 use crate::store;
 
 /// Where a label's state is kept, beside its index.
@@ -157,15 +157,19 @@ fn forget_superseded(root: &ProjectRoot, label: &str, current: &str) -> Result<(
     Ok(())
 }
 
-/// Each project's tree at the label's commit, under `<dir>/<project>/`.
-fn write_trees(catalog: &Catalog, state: &LabelState, dir: &std::path::Path, max_bytes: u64) -> Result<()> {
+/// Each project's tree at the label's commit, under `<dir>/<project>/`;
+/// the entries that could not be written, named by catalog path.
+fn write_trees(catalog: &Catalog, state: &LabelState, dir: &std::path::Path, max_bytes: u64) -> Result<Vec<Skip>> {
+    let mut unwritten = Vec::new();
     for commit in &state.projects {
         let project = catalog.projects.iter().find(|p| p.name == commit.name).expect("resolved from the catalog");
-        GitRepo::open(&project.path)?
+        let tree = GitRepo::open(&project.path)?
             .write_tree(&commit.sha, &dir.join(&commit.name), max_bytes)
             .with_context(|| format!("project {}", commit.name))?;
+        let named = |skip: Skip| Skip { path: format!("{}/{}", commit.name, skip.path), ..skip };
+        unwritten.extend(tree.unwritten.into_iter().map(named));
     }
-    Ok(())
+    Ok(unwritten)
 }
 
 /// The label, for a search: an error unless its index, in the store

@@ -16,6 +16,7 @@ mod label;
 mod loose;
 mod rank;
 mod revision;
+mod tree_files;
 
 pub use diff::{changed_pieces, DiffPiece, MAX_PIECE_LINES};
 pub use filter::{parse_date, CommitFilter};

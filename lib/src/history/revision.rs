@@ -10,7 +10,7 @@ use anyhow::{anyhow, Result};
 
 use super::git::GitRepo;
 use crate::index::{self, EmbedderPool, IndexObserver, IndexRequest, IndexSummary};
-use crate::project::{admit_paths, ProjectRoot, ResolvedConfig, WalkOptions};
+use crate::project::{admit_paths, ProjectRoot, ResolvedConfig, Skip, WalkOptions};
 use crate::store;
 
 /// What indexing a revision did.
@@ -59,8 +59,9 @@ pub fn index_revision(
     std::fs::create_dir_all(&root.path).map_err(|e| anyhow!("cannot create {}: {e}", root.path.display()))?;
     let mut submodules = Vec::new();
     let written = index_written(&root, config, (embedders, obs), |dir| {
-        submodules = repo.write_tree(&sha, dir, config.max_filesize)?;
-        Ok(())
+        let tree = repo.write_tree(&sha, dir, config.max_filesize)?;
+        submodules = tree.submodules;
+        Ok(tree.unwritten)
     });
     note_submodules(obs, &submodules);
     let summary = match written {
@@ -96,19 +97,28 @@ fn note_submodules(obs: &mut dyn IndexObserver, submodules: &[String]) {
 
 /// Write files into revision root `root` with `write`, index them as a
 /// tree, and remove them: they were only there to be read, and the index
-/// keeps what it needs (revisions and catalog labels alike).
+/// keeps what it needs (revisions and catalog labels alike). What `write`
+/// could not write are skips of the run, as files it could not read are.
 pub(super) fn index_written(
     root: &ProjectRoot,
     config: &ResolvedConfig,
     (embedders, obs): (&mut EmbedderPool, &mut dyn IndexObserver),
-    write: impl FnOnce(&std::path::Path) -> Result<()>,
+    write: impl FnOnce(&std::path::Path) -> Result<Vec<Skip>>,
 ) -> Result<IndexSummary> {
     store::check_tree_root(root)?;
     // The root holds only its index between runs; anything else there
     // (a link a repository shipped inside it, a killed run's files) goes
     // first, as links, so that no file is written through one.
     store::remove_revision_files(root)?;
-    let summary = write(&root.path).and_then(|()| index_tree(root, config, embedders, obs));
+    let summary = write(&root.path).and_then(|unwritten| {
+        let mut summary = index_tree(root, config, embedders, obs)?;
+        for skip in &unwritten {
+            obs.skipped(skip);
+            summary.skipped += 1;
+            summary.errors += u64::from(skip.reason.is_error());
+        }
+        Ok(summary)
+    });
     store::remove_revision_files(root)?;
     summary
 }
