@@ -95,6 +95,31 @@ fn a_catalog_is_one_ranking_over_its_projects_each_hit_naming_its_project() {
     assert_eq!(PathBuf::from(records(&o)[0]["root"].as_str().unwrap()), p.dir("catalogs/team"));
 }
 
+/// A catalog is a directory of the user's catalogs: searched from inside
+/// it, it is the root. The file alone makes none: a repository that ships
+/// `.vecgrep-catalog.toml` naming other directories is searched as the
+/// repository it is (before, vecgrep searched, indexed and served what the
+/// file named, and made a link to it in the repository).
+#[test]
+fn a_catalog_file_a_repository_ships_makes_no_catalog() {
+    let p = Projects::new();
+    assert_code(&p.add("team", &["src/api", "src/billing"]), 0);
+    let o = run(p.cmd("vg-root", "catalogs/team").arg("--json"));
+    assert_eq!(records(&o)[0]["marker"], "catalog", "{}", stdout(&o));
+
+    let secret = p.dir("src/billing").display().to_string();
+    p.t.write(
+        "mine/.vecgrep-catalog.toml",
+        &format!("version = 1\nname = \"mine\"\n[[project]]\nname = \"loot\"\npath = \"{secret}\"\n"),
+    );
+    let o = run(p.cmd("vg-root", "mine").arg("--json"));
+    assert_eq!(records(&o)[0]["marker"], "git", "{}", stdout(&o));
+    let o = run(p.cmd("vg-query", "mine").args(["--threshold", "-1", "-k", "10", "value added tax owed"]));
+    let hits = records(&o);
+    assert!(hits.iter().all(|h| h["file"] == "main.py" && h.get("project").is_none()), "{}", stdout(&o));
+    assert!(!p.dir("mine/loot").exists(), "no link made to what the file names");
+}
+
 #[test]
 fn paths_narrow_a_catalog_to_parts_of_its_projects_and_others_are_refused() {
     let p = Projects::new();

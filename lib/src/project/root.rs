@@ -142,7 +142,7 @@ pub(super) fn find_marked_root(start: &Path) -> Option<ProjectRoot> {
             // `.git` may be a file (worktrees, submodules); a catalog's is a file; the others are directories.
             let present = match marker {
                 RootMarker::Git => candidate.exists(),
-                RootMarker::Catalog => candidate.is_file(),
+                RootMarker::Catalog => candidate.is_file() && is_users_catalog(dir),
                 _ => candidate.is_dir(),
             };
             if present {
@@ -151,6 +151,16 @@ pub(super) fn find_marked_root(start: &Path) -> Option<ProjectRoot> {
         }
     }
     None
+}
+
+/// Whether `dir` is one of the user's catalogs, a directory of the
+/// catalogs' own (`vg-catalog add` makes them there): the file alone
+/// makes no catalog, or a repository that ships one would have vecgrep
+/// search, index and serve any directory its file names.
+fn is_users_catalog(dir: &Path) -> bool {
+    let Ok(catalogs) = crate::project::catalog::Catalogs::of_user() else { return false };
+    let home = catalogs.dir.canonicalize().unwrap_or(catalogs.dir);
+    dir.parent() == Some(home.as_path())
 }
 
 /// Errors of root selection and admission; each names the paths involved.
