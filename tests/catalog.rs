@@ -120,6 +120,31 @@ fn a_catalog_file_a_repository_ships_makes_no_catalog() {
     assert!(!p.dir("mine/loot").exists(), "no link made to what the file names");
 }
 
+/// A default context that is a FIFO or a link to a device is never read:
+/// inside a project it is passed over, as one that cannot be read is, and
+/// elsewhere it is one line (before, every tool waited on the FIFO, or read
+/// `/dev/zero` until memory ran out).
+#[test]
+fn a_default_context_that_is_no_regular_file_is_never_waited_on() {
+    let p = Projects::new();
+    let context = p.t.config_home.path().join("vecgrep/context.toml");
+    std::fs::create_dir_all(context.parent().unwrap()).unwrap();
+    assert!(Command::new("mkfifo").arg(&context).status().unwrap().success());
+    for made in ["fifo", "link"] {
+        if made == "link" {
+            std::fs::remove_file(&context).unwrap();
+            std::os::unix::fs::symlink("/dev/zero", &context).unwrap();
+        }
+        let o = run(p.cmd("vg-root", "mine").arg("--json"));
+        assert_code(&o, 0);
+        assert_eq!(records(&o)[0]["marker"], "git", "{made}");
+        let o = run(&mut p.cmd("vg-root", "elsewhere"));
+        assert_code(&o, 2);
+        let err = stderr(&o);
+        assert!(err.lines().count() == 1 && err.contains("context.toml: not a regular file"), "{made}: {err}");
+    }
+}
+
 #[test]
 fn paths_narrow_a_catalog_to_parts_of_its_projects_and_others_are_refused() {
     let p = Projects::new();

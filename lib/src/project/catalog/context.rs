@@ -26,13 +26,18 @@ pub fn context_path() -> Result<PathBuf> {
     Ok(config.with_file_name("context.toml"))
 }
 
+/// A context names a catalog and a label, in a few lines.
+const MAX_CONTEXT_BYTES: u64 = 64 << 10;
+
 /// The default context; empty when none was set. A malformed file is an
 /// error, never a silent empty context.
 pub fn load_context() -> Result<DefaultContext> {
     let Ok(path) = context_path() else { return Ok(DefaultContext::default()) };
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(DefaultContext::default()),
+    // Read as a config is: a FIFO or a link to `/dev/zero` there is an
+    // error, never a read that waits or fills memory.
+    let text = match crate::project::small_file::read_small(&path, MAX_CONTEXT_BYTES) {
+        Ok(Some(bytes)) => String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{} is not UTF-8", path.display()))?,
+        Ok(None) => return Ok(DefaultContext::default()),
         Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
     };
     let context: DefaultContext = toml::from_str(&text).map_err(|e| {
