@@ -312,6 +312,23 @@ fn an_ignore_rule_that_does_not_parse_is_named_and_the_others_apply() {
     assert!(stderr(&index(&t, ".", &["--quiet"])).is_empty(), "a note, so --quiet keeps it");
 }
 
+/// `.git` as a PATH, or the current directory inside it, indexes none of
+/// git's files (the walker leaves the directory out where it meets it, not
+/// where it starts: its config and hooks were indexed and found).
+#[test]
+fn git_s_directory_is_never_indexed_when_the_walk_starts_in_it() {
+    let t = sample_project();
+    t.write(".git/config", "[core]\n\trepositoryformatversion = 0\n")
+        .write(".git/hooks/pre-commit", "#!/bin/sh\nexit 0\n");
+    for (cwd, paths) in [(".", &[".git"][..]), (".git", &[]), (".git/hooks", &[]), (".", &[".git/config"])] {
+        let s = summary(&index(&t, cwd, paths));
+        assert_eq!(s["files"], 0, "{cwd} {paths:?}: {s}");
+    }
+    assert_eq!(stats(&t)["files"], 0);
+    let o = run(t.cmd("vg-query", ".").args(["--threshold", "-1", "--mode", "lexical", "repositoryformatversion"]));
+    assert_code(&o, 1);
+}
+
 #[test]
 fn filtered_walks_do_not_drop_files_they_did_not_look_at() {
     let t = sample_project();

@@ -219,6 +219,11 @@ pub(in crate::project) fn walk_tree(
     opts: &WalkOptions,
 ) -> Result<WalkResult> {
     let mut out = WalkResult::default();
+    // The walker filters what it meets, not where it starts: `.git` given
+    // as a PATH (or the current directory inside it) is left out as the
+    // directory is when met.
+    let paths: Vec<AdmittedPath> = paths.iter().filter(|p| !in_always_excluded_dir(&p.rel)).cloned().collect();
+    let paths = &paths[..];
     let bounds = Bounds { root: root.path.clone(), paths: paths.iter().map(|p| p.abs.clone()).collect() };
     let outside: Arc<Mutex<Vec<Skip>>> = Arc::default();
     let Some(builder) = builder(root, paths, opts, &bounds, &outside)? else {
@@ -254,6 +259,11 @@ pub(in crate::project) fn walk_tree(
     out.files.sort_by(|a, b| a.rel.cmp(&b.rel));
     out.files.dedup_by(|a, b| a.rel == b.rel);
     Ok(out)
+}
+
+/// Whether root-relative `rel` lies in a directory never indexed.
+fn in_always_excluded_dir(rel: &str) -> bool {
+    rel.split('/').any(|part| ALWAYS_EXCLUDED_DIRS.contains(&part))
 }
 
 /// Where a followed link may lead: inside the root, and inside the paths walked.
