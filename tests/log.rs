@@ -557,6 +557,23 @@ fn a_malformed_commit_does_not_stop_the_history() {
         (Some("Mallory mallory@example.org"), Some(1_715_000_000))
     );
     assert_eq!(subjects(&recs).iter().filter(|s| s.as_str() == "Log each upload").count(), 1);
+
+    // An author's date past what a second count holds: the committer's is
+    // the commit's (it failed every run, the commit never stored).
+    let head = git(&tree, &["rev-parse", "HEAD"]);
+    let object = format!(
+        "tree {tree_id}\nparent {head}\nauthor Eve <eve@example.org> 99999999999999999999 +0000\n\
+         committer Eve <eve@example.org> 1716000000 +0000\n\nRetry a failed upload with backoff\n"
+    );
+    std::fs::write(&path, object).unwrap();
+    let late = git(&tree, &["hash-object", "-t", "commit", "-w", "--literally", path.to_str().unwrap()]);
+    git(&tree, &["update-ref", "HEAD", &late]);
+    let o = log(&tree, &["-k", "10", "retry a failed upload"]);
+    assert_code(&o, 0);
+    let recs = records(&o);
+    let found =
+        of_type(&recs, "commit").into_iter().find(|c| c["sha"] == late.as_str()).expect("the commit is searched");
+    assert_eq!((found["author"].as_str(), found["time"].as_i64()), (Some("Eve"), Some(1_716_000_000)));
 }
 
 #[test]

@@ -156,13 +156,13 @@ impl GitRepo {
         let commit = self.repo.find_commit(id).with_context(|| format!("cannot read commit {sha}"))?;
         let encoding = commit.decode().ok().and_then(|c| c.encoding.and_then(|e| encoding_named(e)));
         let text = |bytes: &[u8]| decoded(bytes, encoding);
-        let (message, author, time) = match (commit.message(), commit.author()) {
-            (Ok(message), Ok(author)) => {
-                let time = author.time().with_context(|| format!("cannot read the date of {sha}"))?;
-                (message, (author.name, author.email), time)
-            }
-            // A commit gix's parser refuses, read as git log reads it.
-            _ => {
+        let parsed = commit.message().ok().zip(commit.author().ok());
+        let parsed = parsed.and_then(|(message, author)| Some((message, author, author.time().ok()?)));
+        let (message, author, time) = match parsed {
+            Some((message, author, time)) => (message, (author.name, author.email), time),
+            // A commit gix's parser refuses (an author without an email, a
+            // date past i64's seconds), read as git log reads it.
+            None => {
                 let loose = super::loose::parse(&commit.data);
                 let time = loose.author.time.unwrap_or(loose.time);
                 let message = gix::objs::commit::MessageRef::from_bytes(loose.message.as_bstr());
