@@ -513,6 +513,26 @@ fn a_shallow_clone_reads_the_history_it_has_and_refuses_what_it_lacks() {
     assert!(stderr(&o).starts_with("vg-index: "), "{}", stderr(&o));
 }
 
+/// A revision with nothing to index (a hidden file alone) finds nothing:
+/// status 1, as a search of such a working tree ends (it was status 2,
+/// saying that '' named nothing in it).
+#[test]
+fn a_revision_with_nothing_to_index_finds_nothing_without_an_error() {
+    let tree = Tree::bare();
+    git(&tree, &["init", "-q", "-b", "main"]);
+    tree.write(".gitignore", "target\n");
+    git(&tree, &["add", "-A"]);
+    git(&tree, &["commit", "-q", "-m", "ignore"]);
+    tree.write("src/client.py", CLIENT_V2);
+    git(&tree, &["add", "-A"]);
+    git(&tree, &["commit", "-q", "-m", "client"]);
+    for args in [&["--rev", "HEAD~1", "retry"][..], &["--rev", "HEAD~1", "retry", "."]] {
+        let o = run(tree.cmd("vecgrep", "").args(args));
+        assert_code(&o, 1);
+        assert_eq!(stderr(&o), "", "{args:?}");
+    }
+}
+
 #[test]
 fn a_path_the_revision_has_is_searched_though_the_working_tree_lost_it() {
     let tree = two_releases();

@@ -407,12 +407,13 @@ impl Scope {
 
     /// The prefixes under which `store` holds no file: places a search of
     /// an index whose tree is not on disk (a revision's) was asked about
-    /// that name nothing in it.
+    /// that name nothing in it. The root always names the tree, one with
+    /// nothing to index (links and binary files alone) too.
     pub fn prefixes_naming_nothing(&self, store: &dyn IndexReader) -> Result<Vec<String>, StoreError> {
         let files = store.files(false)?;
         let holds_some = |prefix: &String| {
             let one = Scope { prefixes: vec![prefix.clone()], files: None };
-            files.keys().any(|path| one.admits(path))
+            prefix.is_empty() || files.keys().any(|path| one.admits(path))
         };
         Ok(self.prefixes.iter().filter(|p| !holds_some(p)).cloned().collect())
     }
