@@ -399,11 +399,9 @@ fn a_root_below_the_repository_sees_its_own_commits_with_its_own_paths() {
     let tree = Tree::bare();
     git(&tree, &["init", "-q", "-b", "main"]);
     tree.write("api/src/retry.py", "def retry(send):\n    return send()\n");
-    git(&tree, &["add", "-A"]);
-    git(&tree, &["commit", "-q", "-m", "Retry requests in the api"]);
+    commit_all(&tree, "Retry requests in the api");
     tree.write("web/retry.js", "export const retry = (send) => send();\n");
-    git(&tree, &["add", "-A"]);
-    git(&tree, &["commit", "-q", "-m", "Retry requests in the web client"]);
+    commit_all(&tree, "Retry requests in the web client");
     std::fs::create_dir(tree.path().join("api/.vecgrep")).unwrap();
     let o = run(tree.cmd("vg-log", "api").args(["--threshold", "-1", "retry requests"]));
     assert_code(&o, 0);
@@ -425,8 +423,7 @@ fn a_file_name_with_a_newline_is_one_path() {
     let name = "notes/retry\nplan.txt";
     tree.write(name, "Retry failed uploads three times.\n");
     tree.write("src/other.py", "def other():\n    return 1\n");
-    git(&tree, &["add", "-A"]);
-    git(&tree, &["commit", "-q", "-m", "Plan how uploads are retried"]);
+    commit_all(&tree, "Plan how uploads are retried");
     let o = run(tree.cmd("vg-log", ".").args(["--threshold", "-1", "-k", "1", "retry plan"]));
     assert_code(&o, 0);
     let commits = of_type(&records(&o), "commit").into_iter().cloned().collect::<Vec<_>>();

@@ -251,6 +251,12 @@ pub(crate) fn git(tree: &Tree, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
+/// Stage everything in `tree` and commit it as `message`.
+pub(crate) fn commit_all(tree: &Tree, message: &str) {
+    git(tree, &["add", "-A"]);
+    git(tree, &["commit", "-q", "-m", message]);
+}
+
 pub(crate) fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap()
 }
