@@ -597,9 +597,19 @@ fn a_path_is_touched_as_git_log_counts_it_submodules_and_merges_included() {
     git(&tree, &[&who[..], &["commit", "-q", "-m", "Limit the rate of calls"]].concat());
     git(&tree, &["checkout", "-q", "main"]);
     git(&tree, &[&who[..], &["merge", "-q", "--no-ff", "-m", "Merge branch feature", "feature"]].concat());
+    // A link's adding, new target and removal touch its path, as git log counts them.
+    std::os::unix::fs::symlink("src/rate.py", tree.path().join("rate-link")).unwrap();
+    git(&tree, &["add", "rate-link"]);
+    git(&tree, &[&who[..], &["commit", "-q", "-m", "Link the rate limiter"]].concat());
+    std::fs::remove_file(tree.path().join("rate-link")).unwrap();
+    std::os::unix::fs::symlink("vendor/lib", tree.path().join("rate-link")).unwrap();
+    git(&tree, &[&who[..], &["commit", "-q", "-a", "-m", "Point the link at the release library"]].concat());
+    git(&tree, &["rm", "-q", "rate-link"]);
+    git(&tree, &[&who[..], &["commit", "-q", "-m", "Remove the link"]].concat());
     for (path, want) in [
         ("vendor/lib", vec!["Pin the release library to its first release", "Add the release library as a submodule"]),
         ("src/rate.py", vec!["Limit the rate of calls"]),
+        ("rate-link", vec!["Link the rate limiter", "Point the link at the release library", "Remove the link"]),
     ] {
         let o = log(&tree, &["release library rate", path]);
         let mut got = subjects(&records(&o));

@@ -221,8 +221,9 @@ impl GitRepo {
             // out: written lossily it would name a file that does not exist.
             let Ok(location) = change.location().to_str() else { continue };
             let Some(rel) = self.root_relative(location) else { continue };
-            // A submodule's new commit changes its path, as git log counts it; it has no lines here.
-            if change.entry_mode().is_commit() {
+            // A submodule's new commit, or a link's new target, changes its
+            // path, as git log counts it; neither has lines here.
+            if change.entry_mode().is_commit() || change.entry_mode().is_link() {
                 changed.paths.push(rel);
                 continue;
             }
