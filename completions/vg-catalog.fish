@@ -27,7 +27,7 @@ end
 complete -c vg-catalog -n "__fish_vg_catalog_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c vg-catalog -n "__fish_vg_catalog_needs_command" -s V -l version -d 'Print version'
 complete -c vg-catalog -n "__fish_vg_catalog_needs_command" -f -a "add" -d 'Make catalog NAME (kebab-case: lowercase letters and digits joined by single \'-\', at most 64) if there is none, and add each directory as a project named after it'
-complete -c vg-catalog -n "__fish_vg_catalog_needs_command" -f -a "remove-project" -d 'Take projects (by name) out of catalog NAME; their files leave its index at its next run'
+complete -c vg-catalog -n "__fish_vg_catalog_needs_command" -f -a "remove-project" -d 'Take projects (by name) out of catalog NAME; their files leave its index at once'
 complete -c vg-catalog -n "__fish_vg_catalog_needs_command" -f -a "remove" -d 'Delete catalog NAME: its definition, its links and its index. The projects are not touched'
 complete -c vg-catalog -n "__fish_vg_catalog_needs_command" -f -a "list" -d 'List the catalogs and their projects (exit 1 when there are none)'
 complete -c vg-catalog -n "__fish_vg_catalog_needs_command" -f -a "show" -d 'Show catalog NAME: where it is kept, its projects and whether each is where it was'

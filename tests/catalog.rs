@@ -246,10 +246,17 @@ fn a_projects_link_removed_by_hand_still_places_its_hits_and_is_made_again() {
     // A definition edited by hand to name two projects alike is refused, as `add` refuses them.
     let file = p.dir("catalogs/team/.vecgrep-catalog.toml");
     let text = std::fs::read_to_string(&file).unwrap().replace("name = \"billing\"", "name = \"API\"");
-    std::fs::write(&file, text).unwrap();
+    std::fs::write(&file, &text).unwrap();
     let o = run(p.cmd("vg-query", ".").args(["--catalog", "team", "invoice"]));
     assert_code(&o, 2);
     assert!(stderr(&o).contains("names two projects 'api' and 'API'"), "{}", stderr(&o));
+    // A path edited to a relative one would depend on where vecgrep runs.
+    let relative = text.replace("name = \"API\"", "name = \"billing\"");
+    let relative = relative.replace(&format!("\"{}\"", p.dir("src/api").display()), "\"src/api\"");
+    std::fs::write(&file, relative).unwrap();
+    let o = run(p.cmd("vg-query", ".").args(["--catalog", "team", "invoice"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("gives project 'api' the relative path 'src/api'"), "{}", stderr(&o));
     // One that is not TOML is one line naming the line, from every command.
     std::fs::write(&file, "[[project]]\nname = \"api\"\ngarbage = [\n").unwrap();
     // (`list` passes over it and lists the others, an error all the same.)

@@ -893,7 +893,7 @@ pub enum CatalogCommand {
         #[arg(value_name = "DIR", required = true)]
         dirs: Vec<PathBuf>,
     },
-    /// Take projects (by name) out of catalog NAME; their files leave its index at its next run.
+    /// Take projects (by name) out of catalog NAME; their files leave its index at once.
     RemoveProject {
         #[arg(value_name = "NAME")]
         name: String,

@@ -202,10 +202,15 @@ impl Catalogs {
 impl Catalog {
     /// The catalog whose directory is `dir` (a catalog root).
     pub fn read(dir: &Path) -> Result<Catalog> {
+        // A definition names a few projects; a larger file is no catalog's.
+        const MAX_CATALOG_BYTES: u64 = 1 << 20;
         let kept_as = dir.file_name().map(|n| n.to_os_string());
         let dir = dir.canonicalize().with_context(|| format!("'{}'", dir.display()))?;
         let path = dir.join(CATALOG_FILE);
-        let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+        let bytes = crate::project::small_file::read_small(&path, MAX_CATALOG_BYTES)
+            .and_then(|b| b.ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound)))
+            .with_context(|| format!("reading {}", path.display()))?;
+        let text = String::from_utf8(bytes).map_err(|_| anyhow!("{} is not UTF-8", path.display()))?;
         let file: CatalogFile = toml::from_str(&text).map_err(|e| {
             let (line, message) = crate::project::config::toml_problem(&text, &e);
             anyhow::anyhow!("{} is malformed: line {line}: {message}", path.display())
@@ -219,6 +224,25 @@ impl Catalog {
         }
         for (i, p) in file.projects.iter().enumerate() {
             check_project_name(&p.name).with_context(|| format!("in {}", path.display()))?;
+            // `add` writes canonical paths; one edited by hand to a relative
+            // path would name a directory that depends on where vecgrep runs.
+            if !p.path.is_absolute() {
+                bail!(
+                    "{} gives project '{}' the relative path '{}'; a project's path is absolute",
+                    path.display(),
+                    p.name,
+                    p.path.display()
+                );
+            }
+            if let Some(twin) = file.projects[..i].iter().find(|q| q.path == p.path) {
+                bail!(
+                    "{} names '{}' twice, as projects '{}' and '{}'",
+                    path.display(),
+                    p.path.display(),
+                    twin.name,
+                    p.name
+                );
+            }
             if let Some(twin) = file.projects[..i].iter().find(|q| q.name.eq_ignore_ascii_case(&p.name)) {
                 bail!(
                     "{} names two projects '{}' and '{}'; a catalog's projects need distinct names",
