@@ -66,10 +66,10 @@ pub(super) fn load_config(path: &Path) -> Result<Option<ConfigValues>, ConfigErr
         }),
         Ok(None) => Ok(None),
         Ok(Some(bytes)) => {
-            let text = String::from_utf8(bytes).map_err(|_| ConfigError::Parse {
-                path: path.to_path_buf(),
-                line: 1,
-                message: "file is not valid UTF-8".into(),
+            let text = String::from_utf8(bytes).map_err(|e| {
+                let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+                let line = 1 + valid.iter().filter(|&&b| b == b'\n').count();
+                ConfigError::Parse { path: path.to_path_buf(), line, message: "this line is not valid UTF-8".into() }
             })?;
             parse_config(&text, path).map(Some)
         }
@@ -206,7 +206,13 @@ impl ConfigLayers {
         if config.chunk_overlap < config.chunk_size {
             return Ok(());
         }
-        let from = |key: &str| self.source_of(key).unwrap_or_else(|| "the default".to_string());
+        let from = |key: &str| match held_from(config, key) {
+            Some(asked) => format!(
+                "{}, to which the untrusted project config's {key} = {asked} was held",
+                self.own_source_of(key).unwrap_or_else(|| "the default".to_string())
+            ),
+            None => self.source_of(key).unwrap_or_else(|| "the default".to_string()),
+        };
         Err(ConfigError::OverlapTooLarge {
             overlap: config.chunk_overlap,
             overlap_from: from("chunk_overlap"),
@@ -248,6 +254,22 @@ impl ConfigLayers {
         }
         self.project.iter().chain(self.global.iter()).find(|(_, v)| v.sets(key)).map(|(p, _)| p.display().to_string())
     }
+
+    /// As `source_of`, of the user's own layers (the command line, the
+    /// global config), which an untrusted project's value is held to.
+    fn own_source_of(&self, key: &str) -> Option<String> {
+        if self.cli.sets(key) {
+            return Some("the command line".to_string());
+        }
+        self.global.iter().find(|(_, v)| v.sets(key)).map(|(p, _)| p.display().to_string())
+    }
+}
+
+/// What the untrusted project config asked `key` to be, when it was held
+/// to the user's own value (`bound_untrusted`).
+fn held_from<'c>(config: &'c ResolvedConfig, key: &str) -> Option<&'c str> {
+    let (_, held) = config.bounded.as_ref()?;
+    held.iter().find_map(|h| h.strip_prefix(key)?.strip_prefix(" = "))
 }
 
 /// Why a repository's own config may not set `keys` (those `untrusted`
@@ -370,6 +392,35 @@ mod tests {
         assert!(msg.contains("line 2") && msg.contains("threshold"), "{msg}");
         let msg = parse_config("top_k = 0\n", Path::new("c")).unwrap_err().to_string();
         assert!(msg.contains("top_k"), "{msg}");
+    }
+
+    #[test]
+    fn a_byte_that_is_not_utf8_is_named_by_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, b"top_k = 1\n# caf\xe9\n").unwrap();
+        let msg = load_config(&path).unwrap_err().to_string();
+        assert!(msg.contains("line 2: this line is not valid UTF-8"), "{msg}");
+    }
+
+    /// An overlap too large for a chunk_size held to the user's own names
+    /// where the size came from and what the project asked (it named the
+    /// project's file for the user's value).
+    #[test]
+    fn an_overlap_over_a_held_chunk_size_names_where_the_size_came_from() {
+        let layers = ConfigLayers {
+            project: Some(("p.toml".into(), layer("chunk_size = 400\nchunk_overlap = 300\n"))),
+            global: Some(("g.toml".into(), layer("chunk_size = 200\n"))),
+            ..Default::default()
+        };
+        let msg = layers.resolve().unwrap_err().to_string();
+        assert!(msg.contains("chunk_overlap (300, from p.toml)"), "{msg}");
+        assert!(
+            msg.contains(
+                "chunk_size (200, from g.toml, to which the untrusted project config's chunk_size = 400 was held)"
+            ),
+            "{msg}"
+        );
     }
 
     #[test]
