@@ -206,6 +206,14 @@ fn an_endpoint_that_fails_is_one_line_and_the_results_still_flow() {
     // A key never shows, even in a URL.
     let o = answer("http://me:s3cret@127.0.0.1:9/v1");
     assert!(!stderr(&o).contains("s3cret"), "{}", stderr(&o));
+    // One no header can carry is named, not taken for an unreachable server.
+    let url = canned_server(200, "{}");
+    let mut cmd = t.cmd("vg-answer", ".");
+    cmd.args(["--force-answer", "--llm-url", &url, "--llm-model", "m"]).env("VECGREP_LLM_API_KEY", "sek\r\nX: 1");
+    let o = run_with_input(&mut cmd, &input);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("VECGREP_LLM_API_KEY holds a space, a control character"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("sek"), "{}", stderr(&o));
 }
 
 /// A stream names its root; `--learn` writes only into a project, so a
