@@ -120,6 +120,36 @@ fn a_catalog_file_a_repository_ships_makes_no_catalog() {
     assert!(!p.dir("mine/loot").exists(), "no link made to what the file names");
 }
 
+/// Catalogs kept at an absolute path are listed from a working directory
+/// removed under the shell; a relative one cannot be, and says why (it
+/// said only "No such file or directory").
+#[test]
+fn catalogs_are_listed_from_a_removed_working_directory() {
+    let p = Projects::new();
+    assert_code(&p.add("team", &["src/api"]), 0);
+    std::fs::create_dir(p.dir("gone")).unwrap();
+    let in_removed_dir = |catalogs: &str| {
+        let cmd = p.cmd("vg-catalog", ".");
+        let mut shell = Command::new("sh");
+        shell
+            .current_dir(p.dir("."))
+            .args(["-c", "cd gone && rmdir ../gone && exec \"$0\" list"])
+            .arg(cmd.get_program());
+        shell.envs(cmd.get_envs().filter_map(|(k, v)| Some((k, v?)))).env("VECGREP_CATALOG_DIR", catalogs);
+        run(&mut shell)
+    };
+    let o = in_removed_dir(p.dir("catalogs").to_str().unwrap());
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("team"), "{}", stdout(&o));
+    std::fs::create_dir(p.dir("gone")).unwrap();
+    let o = in_removed_dir("catalogs");
+    assert_code(&o, 2);
+    assert_eq!(
+        stderr(&o).trim(),
+        "vg-catalog: cannot read the current directory: No such file or directory (os error 2)"
+    );
+}
+
 /// A default context that is a FIFO or a link to a device is never read:
 /// inside a project it is passed over, as one that cannot be read is, and
 /// elsewhere it is one line (before, every tool waited on the FIFO, or read

@@ -74,7 +74,11 @@ impl Catalogs {
                 .join("vecgrep/catalogs")
         };
         // Compared with the projects' canonical paths, so never relative.
-        Ok(Catalogs { dir: crate::project::normalize_lexically(&std::env::current_dir()?.join(dir)) })
+        if dir.is_absolute() {
+            return Ok(Catalogs { dir: crate::project::normalize_lexically(&dir) });
+        }
+        let cwd = std::env::current_dir().context("cannot read the current directory")?;
+        Ok(Catalogs { dir: crate::project::normalize_lexically(&cwd.join(dir)) })
     }
 
     /// The catalog named `name`, or an error saying none is.
@@ -291,7 +295,8 @@ fn project_for(catalog: &Catalog, path: &Path) -> Result<CatalogProject> {
     }
     // Named as the user named it: a link called `flask` to a checkout called
     // `repo` makes project `flask`.
-    let given = crate::project::normalize_lexically(&std::env::current_dir()?.join(path));
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let given = crate::project::normalize_lexically(&cwd.join(path));
     let name = given.file_name().or(real.file_name()).map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     check_project_name(&name)?;
     for p in &catalog.projects {
