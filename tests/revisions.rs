@@ -505,6 +505,20 @@ fn a_shallow_clone_reads_the_history_it_has_and_refuses_what_it_lacks() {
     assert!(stderr(&o).starts_with("vg-index: "), "{}", stderr(&o));
 }
 
+/// A branch's name is the repository's to choose: `--stats` shows a bidi
+/// override in it as `<U+202E>`, as results show one, never the override
+/// itself, which would reorder what the terminal shows after it.
+#[test]
+fn a_revisions_name_shows_its_bidi_override_escaped() {
+    let tree = two_releases();
+    git(&tree, &["branch", "fix\u{202e}txt.exe", "v1"]);
+    assert_code(&run(tree.cmd("vg-index", "").args(["--rev", "fix\u{202e}txt.exe"])), 0);
+    let o = run(tree.cmd("vg-index", "").arg("--stats"));
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("(indexed as fix<U+202E>txt.exe)"), "{}", stdout(&o));
+    assert!(!stdout(&o).contains('\u{202e}'), "{}", stdout(&o));
+}
+
 /// A revision with nothing to index (a hidden file alone) finds nothing:
 /// status 1, as a search of such a working tree ends (it was status 2,
 /// saying that '' named nothing in it).

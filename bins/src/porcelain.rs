@@ -271,7 +271,11 @@ pub fn stray_flag(mode: Mode, matches: &ArgMatches, porcelain: &Command) -> Opti
     let not_log: Vec<Mode> = Mode::ALL.into_iter().filter(|m| *m != Mode::Log).collect();
     let owners: [(&[Mode], &str, &str); 7] = [
         (&not_log, "catalog", "a project's files, not its history (--log)"),
-        (&[Mode::Search, Mode::Answer, Mode::IndexOnly], "label", "a search or --index-only"),
+        (
+            &[Mode::Search, Mode::Answer, Mode::IndexOnly],
+            "label",
+            "a search of the files or --index-only (not --log, --ask, -i or a server)",
+        ),
         (&[Mode::Search, Mode::Answer], "PackageArgs", "a search of the files (not --log, --ask, -i or a server)"),
         (&[Mode::Search, Mode::Answer], "MaxCountArgs", "a search of the files (not --log, --ask, -i or a server)"),
         (&[Mode::Answer, Mode::Ask, Mode::Plan], "AnswerArgs", "--answer or --ask"),

@@ -192,8 +192,12 @@ fn print_stats(cli: &IndexCli, root: &vecgrep::project::ProjectRoot) -> anyhow::
             writeln!(out, "commits:  {commits} ({pieces} pieces; vg-log)")?;
         }
         for r in &record.revisions {
-            let names =
-                if r.names.is_empty() { String::new() } else { format!(" (indexed as {})", r.names.join(", ")) };
+            // A ref's name is the repository's to choose: a bidi override in it shows, not acts.
+            let names = if r.names.is_empty() {
+                String::new()
+            } else {
+                format!(" (indexed as {})", vecgrep::format::escape_controls(&r.names.join(", ")))
+            };
             let state = if r.complete { "" } else { " (incomplete; vg-index --rev resumes it)" };
             writeln!(
                 out,
