@@ -505,6 +505,27 @@ fn a_shallow_clone_reads_the_history_it_has_and_refuses_what_it_lacks() {
     assert!(stderr(&o).starts_with("vg-index: "), "{}", stderr(&o));
 }
 
+/// A short sha that several objects' ids begin with is said to be
+/// ambiguous, as git says it, not unknown.
+#[test]
+fn an_ambiguous_short_sha_is_said_to_be_ambiguous() {
+    let tree = two_releases();
+    let blobs: Vec<String> = (0..1000).map(|n| format!("blob {n}\n")).collect();
+    for (n, text) in blobs.iter().enumerate() {
+        tree.write(&format!("blobs/{n}"), text);
+    }
+    let paths: String = (0..blobs.len()).map(|n| format!("blobs/{n}\n")).collect();
+    let ids = git_fed(&tree, &["hash-object", "-w", "--stdin-paths"], paths.as_bytes());
+    let mut seen = std::collections::HashSet::new();
+    let prefix =
+        ids.lines().map(|id| &id[..4]).find(|p| !seen.insert(*p)).expect("1,000 ids share a first 4 hex digits");
+    let o = run(tree.cmd("vg-index", "").args(["--rev", prefix]));
+    assert_code(&o, 2);
+    let says =
+        format!("vg-index: revision \"{prefix}\" is ambiguous: 2 objects' ids begin with it; give more of the sha");
+    assert_eq!(stderr(&o).trim(), says);
+}
+
 /// A branch's name is the repository's to choose: `--stats` shows a bidi
 /// override in it as `<U+202E>`, as results show one, never the override
 /// itself, which would reorder what the terminal shows after it.

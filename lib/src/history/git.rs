@@ -279,11 +279,18 @@ impl GitRepo {
         if spec.is_empty() || spec.starts_with('-') || spec.starts_with(':') || spec.chars().any(|c| c.is_control()) {
             return Err(anyhow!("{spec:?} is not a revision"));
         }
-        let id = self.repo.rev_parse_single(spec).map_err(|_| match self.repo.head_id() {
-            Err(_) if self.repo.head().is_ok_and(|h| h.is_unborn()) => {
-                anyhow!("unknown revision {spec:?}: the repository has no commits yet")
+        let id = self.repo.rev_parse_single(spec).map_err(|e| {
+            if let Some(many) = ambiguous(&e) {
+                return anyhow!(
+                    "revision {spec:?} is ambiguous: {many} objects' ids begin with it; give more of the sha"
+                );
             }
-            _ => anyhow!("unknown revision {spec:?}"),
+            match self.repo.head_id() {
+                Err(_) if self.repo.head().is_ok_and(|h| h.is_unborn()) => {
+                    anyhow!("unknown revision {spec:?}: the repository has no commits yet")
+                }
+                _ => anyhow!("unknown revision {spec:?}"),
+            }
         })?;
         let object = id.object().with_context(|| format!("cannot read revision {spec:?}"))?;
         let commit = object.peel_to_commit().map_err(|_| anyhow!("revision {spec:?} does not name a commit"))?;
@@ -399,6 +406,17 @@ fn decoded(bytes: &[u8], encoding: Option<&'static encoding_rs::Encoding>) -> St
     match encoding {
         Some(encoding) => encoding.decode_without_bom_handling(bytes).0.into_owned(),
         None => bytes.to_str_lossy().into_owned(),
+    }
+}
+
+/// How many objects a short sha could name, when it names more than one.
+fn ambiguous(e: &gix::Error) -> Option<usize> {
+    use gix::revision::spec::parse::Error as Parse;
+    match e.downcast_any_ref::<Parse>()? {
+        Parse::AmbiguousPrefix { candidates, .. } | Parse::AmbiguousRefAndObject { candidates, .. } => {
+            Some(candidates.len().max(2))
+        }
+        _ => None,
     }
 }
 
