@@ -212,8 +212,14 @@ fn an_endpoint_that_fails_is_one_line_and_the_results_still_flow() {
     cmd.args(["--force-answer", "--llm-url", &url, "--llm-model", "m"]).env("VECGREP_LLM_API_KEY", "sek\r\nX: 1");
     let o = run_with_input(&mut cmd, &input);
     assert_code(&o, 2);
-    assert!(stderr(&o).contains("VECGREP_LLM_API_KEY holds a space, a control character"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("VECGREP_LLM_API_KEY holds a control or non-ASCII character"), "{}", stderr(&o));
     assert!(!stderr(&o).contains("sek"), "{}", stderr(&o));
+    // Spaces within a key are carried: the request is made.
+    let mut cmd = t.cmd("vg-answer", ".");
+    let empty = canned_server(200, "{\"choices\": []}");
+    cmd.args(["--force-answer", "--llm-url", &empty, "--llm-model", "m"]).env("VECGREP_LLM_API_KEY", "sk a b");
+    let o = run_with_input(&mut cmd, &input);
+    assert!(stderr(&o).contains("answered with no text"), "{}", stderr(&o));
 }
 
 /// A stream names its root; `--learn` writes only into a project, so a

@@ -310,6 +310,22 @@ fn an_ignore_rule_that_does_not_parse_is_named_and_the_others_apply() {
     }
     assert!(stderr(&index(&t, ".", &[])).contains("ignore file docs/.gitignore, a rule left out: line 1:"));
     assert!(stderr(&index(&t, ".", &["--quiet"])).is_empty(), "a note, so --quiet keeps it");
+
+    // A line that is not UTF-8 is no rule left out: the walker reads no
+    // rule after it, so what they ignore would be indexed (a secret a
+    // remote embedder then sees). Its directory is an error, not walked.
+    std::fs::write(t.path().join("docs/.gitignore"), b"# caf\xe9 notes\nguide.md\n").unwrap();
+    let o = run(t.cmd("vg-index", ".").arg("--quiet"));
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert!(err.contains("docs/.gitignore: line 1 is not UTF-8, and the rules from there on would go unread"), "{err}");
+    let recs = records(&o);
+    let kept = of_type(&recs, "file").into_iter().filter(|f| f["file"] == "docs/guide.md" && f["status"] != "removed");
+    assert_eq!(kept.count(), 0, "{}", stdout(&o));
+    std::fs::write(t.path().join(".vecgrepignore"), b"src/config.py\n\xff\n").unwrap();
+    let o = run(&mut t.cmd("vg-index", "src"));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains(".vecgrepignore: line 2 is not UTF-8"), "{}", stderr(&o));
 }
 
 /// `.git` as a PATH, or the current directory inside it, indexes none of

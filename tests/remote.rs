@@ -209,6 +209,14 @@ fn an_index_built_through_a_server_matches_a_local_one_and_sends_the_key() {
     assert_code(&o, 2);
     let err = stderr(&o);
     assert!(err.contains("401") && err.contains("VECGREP_EMBEDDER_API_KEY") && err.contains(&proxy.url), "{err}");
+    // One no header carries is named before any request (it read as a server that does not work).
+    let o = run(remote.cmd("vg-index", ".").env("VECGREP_EMBEDDER_API_KEY", "s3c\r\nX: 1").arg("--reindex"));
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert!(
+        err.contains("VECGREP_EMBEDDER_API_KEY holds a control or non-ASCII character") && !err.contains("s3c"),
+        "{err}"
+    );
     assert_eq!(records(&run(remote.cmd("vg-index", ".").args(["--stats", "--json"])))[0]["files"], 4);
 }
 

@@ -409,6 +409,14 @@ fn an_entry_beyond_a_link_of_its_own_tree_is_a_skip_never_written_through_it() {
     assert!(stderr(&o).contains("skipping a/victim.txt: beyond the symbolic link a"), "{}", stderr(&o));
     let s = of_type(&records(&o), "summary")[0].clone();
     assert_eq!((s["files"].as_u64(), s["errors"].as_u64()), (Some(3), Some(1)), "{s}");
+    // A tree does not change: the revision is complete without the entry,
+    // and a search of it says what it lacks.
+    assert_code(&run(tree.cmd("vg-index", "").args(["--rev", &evil])), 0);
+    let q = ["--threshold", "-1", "class that keeps rendered templates"];
+    let o = run(tree.cmd("vg-query", "").args(["--rev", &evil, "--no-index"]).args(q));
+    assert_code(&o, 0);
+    let says = "lacks entries of its tree that could not be written: a/victim.txt: beyond the symbolic link a";
+    assert!(stderr(&o).contains(says), "{}", stderr(&o));
     // The working tree's own files, through a relative link.
     let evil = tree_beyond_a_link(&tree, "../../../src", "config.py");
     let o = run(tree.cmd("vg-query", "").args(["--rev", &evil, "--threshold", "-1", "parse key value lines"]));

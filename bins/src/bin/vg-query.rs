@@ -166,8 +166,9 @@ fn revision_first(cli: &QueryCli, inv: &Invocation, spec: &str) -> Result<Option
         ));
     }
     if cli.no_index {
-        return vecgrep::history::indexed_revision(&inv.root, spec, &inv.config.embedder_model)
-            .map(|sha| Some((sha, 0)));
+        let sha = vecgrep::history::indexed_revision(&inv.root, spec, &inv.config.embedder_model)?;
+        note_unwritten(inv, &store::revision_root(&inv.root, &sha), &format!("revision {}", &sha[..12]));
+        return Ok(Some((sha, 0)));
     }
     let mut obs = vecgrep_bins::app::CliObserver::new(TOOL, inv.config.quiet, false);
     let ran = stoppable(|| {
@@ -178,7 +179,9 @@ fn revision_first(cli: &QueryCli, inv: &Invocation, spec: &str) -> Result<Option
     match &ran.summary {
         Some(s) if s.aborted => return Ok(None),
         Some(s) => note_holes(TOOL, inv.config.quiet, s.holes),
-        None => {}
+        None => {
+            note_unwritten(inv, &store::revision_root(&inv.root, &ran.sha), &format!("revision {}", &ran.sha[..12]))
+        }
     }
     Ok(Some((ran.sha, ran.summary.map_or(0, |s| s.errors))))
 }
@@ -195,6 +198,7 @@ fn label_first(cli: &QueryCli, inv: &Invocation, catalog: &Catalog, name: &str) 
     if cli.no_index {
         let label = vecgrep::history::indexed_label(catalog, &inv.root, name, &inv.config.embedder_model)?;
         note_unresolved(TOOL, inv.config.quiet, &label);
+        note_unwritten(inv, &label.root, &format!("label {name}"));
         return Ok(Some((label, 0)));
     }
     let ran = vecgrep_bins::app::index_label(TOOL, inv, (catalog, name), false)?;
@@ -209,9 +213,22 @@ fn label_first(cli: &QueryCli, inv: &Invocation, catalog: &Catalog, name: &str) 
                 &format!("label {name} is indexed in part (its run did not complete): results may miss files"),
             );
         }
-        _ => {}
+        Some(_) => {}
+        None => note_unwritten(inv, &ran.label.root, &format!("label {name}")),
     }
     Ok(Some((ran.label, ran.summary.map_or(0, |s| s.errors))))
+}
+
+/// Say which entries of a revision's or label's tree (at `root`) its index
+/// lacks for good, as the run that met them said with skips: a search of
+/// it finds nothing there.
+fn note_unwritten(inv: &Invocation, root: &vecgrep::project::ProjectRoot, what: &str) {
+    let unwritten = store::unwritten(root);
+    if let Some(first) = unwritten.first() {
+        let more = if unwritten.len() > 1 { format!(" and {} more", unwritten.len() - 1) } else { String::new() };
+        let says = format!("{what} lacks entries of its tree that could not be written: {first}{more}");
+        note(TOOL, inv.config.quiet, &says);
+    }
 }
 
 /// Why PATH `missing` names nothing at revision `shown`: a submodule it

@@ -100,10 +100,7 @@ impl ChatClient {
     /// listed model (one request) is the one asked.
     pub fn connect(settings: &ChatSettings) -> Result<ChatClient> {
         let base = base_url(&settings.url)?;
-        // Said before any request, which would fail as if the server were unreachable.
-        if settings.api_key.as_ref().is_some_and(|k| !k.bytes().all(|b| b.is_ascii_graphic())) {
-            bail!("{API_KEY_VAR} holds a space, a control character or a non-ASCII character, which no Authorization header can carry");
-        }
+        crate::embed::check_api_key(API_KEY_VAR, settings.api_key.as_deref())?;
         let mut client = ChatClient {
             agent: crate::embed::http_agent(settings.timeout),
             shown: shown_url(&base),

@@ -113,6 +113,20 @@ pub(crate) fn http_agent(timeout: std::time::Duration) -> ureq::Agent {
         .into()
 }
 
+/// Why the key in `var` cannot be sent, if it cannot: an Authorization
+/// header carries visible ASCII, with spaces and tabs only between them.
+/// Said before any request, which would fail as if the server were unreachable.
+pub(crate) fn check_api_key(var: &str, key: Option<&str>) -> Result<()> {
+    let Some(key) = key else { return Ok(()) };
+    let carried = |b: u8| b.is_ascii_graphic() || b == b' ' || b == b'\t';
+    if key.bytes().all(carried) && key.trim() == key {
+        return Ok(());
+    }
+    Err(anyhow!(
+        "{var} holds a control or non-ASCII character, or a space at an end, which no Authorization header carries"
+    ))
+}
+
 /// What a status says beyond its number: a redirect names where it leads.
 pub(crate) fn status_hint(response: &ureq::http::Response<ureq::Body>) -> String {
     let status = response.status();
@@ -130,6 +144,7 @@ impl RemoteEmbedder {
     /// Connect: one small request learns the vectors' size and proves that
     /// the URL, the key and the model work before anything is indexed.
     pub fn connect(settings: RemoteSettings, count: TokenCounter) -> Result<Self> {
+        check_api_key(API_KEY_VAR, settings.api_key.as_deref())?;
         let mut embedder =
             RemoteEmbedder { agent: http_agent(settings.timeout), settings, dims: 0, count, failed_batches: 0 };
         let probe = embedder

@@ -130,18 +130,19 @@ pub fn index_label(
     std::fs::create_dir_all(resolved.root.data_dir()).with_context(|| format!("cannot create {}", dir.display()))?;
     // Listed as partial until the run completes.
     write_state(&resolved.root, &resolved.state)?;
-    let summary = index_written(&resolved.root, config, (embedders, obs), |dir| {
+    let run = index_written(&resolved.root, config, (embedders, obs), |dir| {
         write_trees(catalog, &resolved.state, dir, config.max_filesize)
     })?;
-    if completed(&summary) {
+    if completed(&run) {
         super::revision::record_admission(&resolved.root, config)?;
+        store::record_unwritten(&resolved.root, &run.unwritten)?;
         resolved.state.updated = Some(now());
         write_state(&resolved.root, &resolved.state)?;
         let key = label_key(label, &resolved.state.projects);
         store::mark_complete(project, &key, label)?;
         forget_superseded(project, label, &key)?;
     }
-    Ok(LabelRun { label: resolved, summary: Some(summary) })
+    Ok(LabelRun { label: resolved, summary: Some(run.summary) })
 }
 
 /// Drop the indexes `label` had at commits it no longer names, now that

@@ -64,8 +64,8 @@ pub fn index_revision(
         Ok(tree.unwritten)
     });
     note_submodules(obs, &submodules);
-    let summary = match written {
-        Ok(summary) => summary,
+    let run = match written {
+        Ok(run) => run,
         Err(e) => {
             // A first run that could not write the tree (a root the
             // revision lacks, blobs a partial clone lacks) leaves no
@@ -76,12 +76,13 @@ pub fn index_revision(
             return Err(e);
         }
     };
-    if completed(&summary) {
+    if completed(&run) {
         record_admission(&root, config)?;
         store::record_submodules(&root, &submodules)?;
+        store::record_unwritten(&root, &run.unwritten)?;
         store::mark_complete(project, &sha, spec)?;
     }
-    Ok(RevisionRun { sha, summary: Some(summary) })
+    Ok(RevisionRun { sha, summary: Some(run.summary) })
 }
 
 /// Say that a revision's submodules were left out: their files are another
@@ -95,6 +96,14 @@ fn note_submodules(obs: &mut dyn IndexObserver, submodules: &[String]) {
     }
 }
 
+/// An index run over a tree's written files.
+pub(super) struct WrittenRun {
+    pub summary: IndexSummary,
+    /// The entries no run can write, `path: why`: skips of this run, which
+    /// its summary counts as errors, and left out of the index for good.
+    pub unwritten: Vec<String>,
+}
+
 /// Write files into revision root `root` with `write`, index them as a
 /// tree, and remove them: they were only there to be read, and the index
 /// keeps what it needs (revisions and catalog labels alike). What `write`
@@ -104,30 +113,39 @@ pub(super) fn index_written(
     config: &ResolvedConfig,
     (embedders, obs): (&mut EmbedderPool, &mut dyn IndexObserver),
     write: impl FnOnce(&std::path::Path) -> Result<Vec<Skip>>,
-) -> Result<IndexSummary> {
+) -> Result<WrittenRun> {
     store::check_tree_root(root)?;
     // The root holds only its index between runs; anything else there
     // (a link a repository shipped inside it, a killed run's files) goes
     // first, as links, so that no file is written through one.
     store::remove_revision_files(root)?;
-    let summary = write(&root.path).and_then(|unwritten| {
+    let run = write(&root.path).and_then(|unwritten| {
         let mut summary = index_tree(root, config, embedders, obs)?;
-        for skip in &unwritten {
+        let mut lines = Vec::new();
+        for skip in unwritten.iter().filter(|s| s.reason.is_error()) {
             obs.skipped(skip);
             summary.skipped += 1;
-            summary.errors += u64::from(skip.reason.is_error());
+            summary.errors += 1;
+            lines.push(format!("{}: {}", skip.path, skip.reason.describe()));
         }
-        Ok(summary)
+        // A link the disk refuses is a link skipped, as any link is.
+        for skip in unwritten.iter().filter(|s| !s.reason.is_error()) {
+            obs.skipped(skip);
+            summary.skipped += 1;
+        }
+        Ok(WrittenRun { summary, unwritten: lines })
     });
     store::remove_revision_files(root)?;
-    summary
+    run
 }
 
 /// Whether a run over a revision's files completed, so that its index can
 /// be searched as whole: a run with holes or unreadable files is resumed by
-/// the next, as the working tree's is.
-pub(super) fn completed(summary: &IndexSummary) -> bool {
-    !summary.aborted && !summary.cancelled && summary.errors == 0 && summary.holes == 0
+/// the next, as the working tree's is. Entries no run can write (a tree
+/// does not change) do not keep it from completing; they are recorded.
+pub(super) fn completed(run: &WrittenRun) -> bool {
+    let summary = &run.summary;
+    !summary.aborted && !summary.cancelled && summary.errors == run.unwritten.len() as u64 && summary.holes == 0
 }
 
 /// Whether the index at `root` was built with the model, chunking and

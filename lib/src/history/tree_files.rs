@@ -91,7 +91,10 @@ fn make_parents(dest: &Path, rel: &Path) -> std::io::Result<Option<String>> {
                 Err(e) if affects_every_entry(&e) => return Err(e),
                 Err(e) => return Ok(Some(format!("cannot make its directory: {e}"))),
             },
-            Err(e) => return Err(e),
+            // A directory's name too long, or a path past PATH_MAX under
+            // `.vecgrep/revs/<sha>/` that a checkout would hold.
+            Err(e) if affects_every_entry(&e) => return Err(e),
+            Err(e) => return Ok(Some(format!("cannot make its directory: {e}"))),
         }
     }
     Ok(None)
@@ -139,6 +142,15 @@ mod tests {
         let long = "n".repeat(300);
         let refused = place(dest.path(), Path::new(&long), EntryContents::File(b"y", dated())).unwrap();
         assert!(matches!(&refused, Some(SkipReason::Error(why)) if why.contains("cannot be written")), "{refused:?}");
+        // A directory's name too long, and a path past PATH_MAX.
+        let in_long = place(dest.path(), &Path::new(&long).join("x.py"), EntryContents::File(b"y", dated())).unwrap();
+        assert!(
+            matches!(&in_long, Some(SkipReason::Error(why)) if why.contains("cannot make its directory")),
+            "{in_long:?}"
+        );
+        let deep: std::path::PathBuf = std::iter::repeat_n("d".repeat(200), 25).collect();
+        let too_deep = place(dest.path(), &deep.join("x.py"), EntryContents::File(b"y", dated())).unwrap();
+        assert!(matches!(too_deep, Some(SkipReason::Error(_))), "{too_deep:?}");
         // A link the disk refuses is the skip any link is: links are never indexed.
         let nul = place(dest.path(), Path::new("weird"), EntryContents::Link(b"x\0y")).unwrap();
         assert!(matches!(nul, Some(SkipReason::Symlink)), "{nul:?}");

@@ -97,18 +97,6 @@ pub(crate) fn is_regular(path: &Path) -> io::Result<bool> {
     }
 }
 
-/// As `is_regular`, and one this user may read: the file is opened
-/// (`open_regular`, so that one a FIFO replaced since is not waited on),
-/// and one closed to the user is an error too.
-pub(crate) fn is_readable_regular(path: &Path) -> io::Result<bool> {
-    match open_regular(path) {
-        Ok(Some(_)) => Ok(true),
-        Ok(None) => Err(not_regular()),
-        Err(e) if leads_to_nothing(&e) => Ok(false),
-        Err(e) => Err(e),
-    }
-}
-
 /// A path through a file (`.git/info/exclude` where `.git` is a worktree's
 /// file) leads to nothing, as a missing one does.
 fn leads_to_nothing(e: &io::Error) -> bool {

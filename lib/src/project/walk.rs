@@ -370,11 +370,30 @@ fn check_ignore_files_above(root: &ProjectRoot, paths: &[AdmittedPath]) -> Resul
 /// a regular file (the walker would read `/dev/zero` without end, or block
 /// on a FIFO), or closed to this user, whom the walker would let into every
 /// file it ignores without a word (a secret a remote embedder then sees).
+/// A line that is not UTF-8 counts too: the walker stops reading the file
+/// there and passes over every rule after it without a word.
 fn unreadable_ignore_file(dir: &Path) -> Option<(PathBuf, std::io::Error)> {
-    IGNORE_FILE_NAMES.iter().map(|name| dir.join(name)).find_map(|file| match small_file::is_readable_regular(&file) {
-        Err(e) => Some((file, e)),
-        Ok(_) => None,
+    IGNORE_FILE_NAMES.iter().map(|name| dir.join(name)).find_map(|file| {
+        match small_file::read_small(&file, MAX_IGNORE_FILE_BYTES) {
+            Ok(Some(text)) => first_line_not_utf8(&text).map(|line| (file, not_utf8_at(line))),
+            Ok(None) => None,
+            Err(e) => Some((file, e)),
+        }
     })
+}
+
+/// Larger than any ignore file a person writes; one past it is not read whole.
+const MAX_IGNORE_FILE_BYTES: u64 = 64 << 20;
+
+/// The number of the first line of `text` that is not UTF-8, if any.
+fn first_line_not_utf8(text: &[u8]) -> Option<usize> {
+    let valid = std::str::from_utf8(text).err()?.valid_up_to();
+    Some(1 + text[..valid].iter().filter(|&&b| b == b'\n').count())
+}
+
+fn not_utf8_at(line: usize) -> std::io::Error {
+    let why = format!("line {line} is not UTF-8, and the rules from there on would go unread");
+    std::io::Error::new(std::io::ErrorKind::InvalidData, why)
 }
 
 /// Which directories the walk enters: never the always-excluded ones, none
@@ -548,8 +567,9 @@ fn ignore_file_warnings(root: &Path, err: &ignore::Error, out: &mut Vec<IgnoreFi
 fn is_ignore_rule_error(err: &ignore::Error) -> bool {
     match err {
         ignore::Error::Partial(errs) => !errs.is_empty() && errs.iter().all(is_ignore_rule_error),
-        ignore::Error::WithPath { err, .. } => is_ignore_rule_error(err),
-        ignore::Error::WithLineNumber { .. } | ignore::Error::Glob { .. } => true,
+        ignore::Error::WithPath { err, .. } | ignore::Error::WithLineNumber { err, .. } => is_ignore_rule_error(err),
+        // Not a line's I/O error: the walker reads no further rules after one.
+        ignore::Error::Glob { .. } => true,
         _ => false,
     }
 }

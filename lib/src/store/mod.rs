@@ -47,7 +47,7 @@ pub use lock::{
 };
 pub use revisions::{
     admission, check_tree_root, forget_revision, is_commit_id, mark_complete, record_admission, record_submodules,
-    related_roots, remove_revision_files, revision_root, revisions, submodules, Revision,
+    record_unwritten, related_roots, remove_revision_files, revision_root, revisions, submodules, unwritten, Revision,
 };
 pub use signs::SignCodes;
 pub use sqlite::{first_pass_size, CODES_FROM};

@@ -152,13 +152,35 @@ const SUBMODULES: &str = "submodules";
 
 /// The submodules (root-relative paths) recorded for revision root `root`.
 pub fn submodules(root: &ProjectRoot) -> Vec<String> {
-    let text = read_own_text(&root.data_dir().join(SUBMODULES)).unwrap_or_default();
-    text.lines().filter(|l| !l.is_empty()).map(str::to_string).collect()
+    read_lines(root, SUBMODULES)
 }
 
 /// Record the submodules the tree of revision root `root` held.
 pub fn record_submodules(root: &ProjectRoot, paths: &[String]) -> Result<(), StoreError> {
     write_whole(root, &root.data_dir().join(SUBMODULES), &paths.join("\n"))
+}
+
+/// The file beside a revision's (or label's) index that lists the entries
+/// of its tree no run can write, one `path: why` a line.
+const UNWRITTEN: &str = "unwritten";
+
+/// The entries of the tree of revision root `root` that could not be
+/// written (a name the disk refuses, one beyond a link of the same tree),
+/// which its index, though complete, does not hold.
+pub fn unwritten(root: &ProjectRoot) -> Vec<String> {
+    read_lines(root, UNWRITTEN)
+}
+
+/// Record the entries `unwritten` lists for revision root `root`.
+pub fn record_unwritten(root: &ProjectRoot, unwritten: &[String]) -> Result<(), StoreError> {
+    write_whole(root, &root.data_dir().join(UNWRITTEN), &unwritten.join("\n"))
+}
+
+/// The lines of file `name` beside revision root `root`'s index; none when
+/// it is missing or unreadable.
+fn read_lines(root: &ProjectRoot, name: &str) -> Vec<String> {
+    let text = read_own_text(&root.data_dir().join(name)).unwrap_or_default();
+    text.lines().filter(|l| !l.is_empty()).map(str::to_string).collect()
 }
 
 /// Remove revision `sha`'s index and with it every vector only it held.
