@@ -288,6 +288,14 @@ fn a_model_vector_of_zeros_is_damage_to_verify_on_a_shared_index() {
     let local = hits(&run(t.cmd("vg-query", ".").args(args)));
     assert!(local.len() > 50, "{}", local.len());
     assert_eq!(hits(&run(shared(&t, &pg, "z", "vg-query").args(args))), local);
+    // A static vector of another size fails every search: damage, as the local check says.
+    let resized = format!(
+        "UPDATE {schema}.chunks SET static_embedding = '[1,2,3]' WHERE start_line = 1
+           AND file_id = (SELECT id FROM {schema}.files WHERE path = 'pkg/mod001.py') RETURNING 1"
+    );
+    assert_eq!(pg.sql(&resized).unwrap(), "1");
+    let v = verify(&mut shared(&t, &pg, "z", "vg-index"));
+    assert!(v["problems"].to_string().contains("1 static vectors have the wrong size"), "{v}");
 }
 
 #[test]

@@ -100,7 +100,9 @@ fn settings(shared: &SharedIndex) -> Result<postgres::Config, StoreError> {
 /// Where the index is, in words safe to print: no user, no password.
 fn place(config: &postgres::Config, project: &str) -> PathBuf {
     let host = match config.get_hosts().first() {
-        Some(postgres::config::Host::Tcp(h)) => h.clone(),
+        // A password holding an `@` not written `%40` ends at the first one,
+        // and the rest of it is read as the host's start: never printed.
+        Some(postgres::config::Host::Tcp(h)) => h.rsplit('@').next().unwrap_or_default().to_string(),
         Some(postgres::config::Host::Unix(p)) => p.display().to_string(),
         None => "localhost".into(),
     };
@@ -285,5 +287,18 @@ impl PgIndex {
         let out = out?;
         end?;
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod place_tests {
+    use super::*;
+
+    #[test]
+    fn a_password_with_an_unescaped_at_is_never_printed() {
+        let config: postgres::Config = "postgres://vecgrep:hunter2@s3cretTail@127.0.0.1:5432/vecgrep".parse().unwrap();
+        let shown = place(&config, "p").display().to_string();
+        assert!(!shown.contains("s3cret") && !shown.contains("hunter2"), "{shown}");
+        assert!(shown.ends_with("on 127.0.0.1"), "{shown}");
     }
 }

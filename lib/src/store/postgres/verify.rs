@@ -30,16 +30,21 @@ impl PgIndex {
     pub(super) fn check(&self) -> Result<(IndexStats, Vec<String>), StoreError> {
         // The size the index recorded (a remote model's may differ), as SQLite's check takes it.
         let dims = self.dims()?.unwrap_or(crate::embed::DIMS) as i32;
+        // Static vectors are the shipped table's size, whatever the model's.
+        let static_dims = crate::embed::DIMS as i32;
         let mut problems = Vec::new();
-        for (sql, what) in [
+        // Each query with the size `$1` stands for, where it names one.
+        for (sql, what, size) in [
             (
                 "SELECT count(*) FROM chunks c WHERE c.word_count <> coalesce(
                      (SELECT sum(t.tf) FROM chunk_terms t WHERE t.chunk_id = c.id), 0)",
                 "chunks have word entries that do not add up to their length",
+                None,
             ),
             (
                 "SELECT count(*) FROM chunks WHERE embedding IS NOT NULL AND vector_dims(embedding) <> $1",
                 "vectors have the wrong size",
+                Some(dims),
             ),
             (
                 // pgvector refuses NaN and infinities, so a zero vector is
@@ -48,14 +53,26 @@ impl PgIndex {
                 "SELECT count(*) FROM chunks
                  WHERE embedding IS NOT NULL AND vector_dims(embedding) = $1 AND vector_norm(embedding) = 0",
                 "vectors are zero or not finite",
+                Some(dims),
+            ),
+            (
+                // A search compares every static vector with the question's:
+                // one of another size fails each search.
+                "SELECT count(*) FROM chunks WHERE static_embedding IS NOT NULL AND vector_dims(static_embedding) <> $1",
+                "static vectors have the wrong size",
+                Some(static_dims),
             ),
             (
                 "SELECT count(*) FROM chunks WHERE start_line < 1 OR end_line < start_line",
                 "chunks have impossible line ranges",
+                None,
             ),
         ] {
-            let n: i64 =
-                if sql.contains("$1") { self.row(sql, &[&dims])? } else { self.row(sql, &[])? }.map_or(0, |r| r.get(0));
+            let row = match &size {
+                Some(size) => self.row(sql, &[size])?,
+                None => self.row(sql, &[])?,
+            };
+            let n: i64 = row.map_or(0, |r| r.get(0));
             if n > 0 {
                 problems.push(format!("{n} {what}"));
             }
