@@ -31,3 +31,16 @@ impl BaseDir {
         std::env::var_os("HOME").filter(|h| !h.is_empty()).map(|h| PathBuf::from(h).join(under_home))
     }
 }
+
+/// The variable naming the directory of the user's catalogs.
+pub const CATALOG_DIR_ENV: &str = "VECGREP_CATALOG_DIR";
+
+/// Where the user's catalogs live, as given: `$VECGREP_CATALOG_DIR`, else
+/// `$XDG_DATA_HOME/vecgrep/catalogs`, else `~/.local/share/vecgrep/catalogs`;
+/// None without any of them.
+pub(super) fn catalogs_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os(CATALOG_DIR_ENV).filter(|v| !v.is_empty()) {
+        return Some(PathBuf::from(dir));
+    }
+    BaseDir::Data.path().map(|data| data.join("vecgrep/catalogs"))
+}

@@ -158,9 +158,9 @@ pub(super) fn find_marked_root(start: &Path) -> Option<ProjectRoot> {
 /// makes no catalog, or a repository that ships one would have vecgrep
 /// search, index and serve any directory its file names.
 fn is_users_catalog(dir: &Path) -> bool {
-    let Ok(catalogs) = crate::project::catalog::Catalogs::of_user() else { return false };
-    let home = catalogs.dir.canonicalize().unwrap_or(catalogs.dir);
-    dir.parent() == Some(home.as_path())
+    let Some(catalogs) = super::base_dirs::catalogs_dir() else { return false };
+    let Ok(catalogs) = std::env::current_dir().map(|cwd| cwd.join(catalogs)) else { return false };
+    dir.parent() == Some(catalogs.canonicalize().unwrap_or(catalogs).as_path())
 }
 
 /// Errors of root selection and admission; each names the paths involved.

@@ -21,7 +21,7 @@ pub use walk::{admit_catalog_paths, walk_catalog};
 use super::root::{ProjectRoot, RootMarker, CATALOG_FILE};
 
 /// The variable that names another directory for the catalogs.
-pub const CATALOG_DIR_ENV: &str = "VECGREP_CATALOG_DIR";
+pub use super::base_dirs::CATALOG_DIR_ENV;
 
 /// The definition's format; a newer one is refused rather than misread.
 const CATALOG_VERSION: u32 = 1;
@@ -66,13 +66,8 @@ impl Catalogs {
     /// Where the user's catalogs live: `$VECGREP_CATALOG_DIR`, else
     /// `$XDG_DATA_HOME/vecgrep/catalogs`, else `~/.local/share/vecgrep/catalogs`.
     pub fn of_user() -> Result<Catalogs> {
-        let dir = if let Some(dir) = std::env::var_os(CATALOG_DIR_ENV).filter(|v| !v.is_empty()) {
-            PathBuf::from(dir)
-        } else {
-            let data = crate::project::BaseDir::Data.path();
-            data.ok_or_else(|| anyhow!("neither XDG_DATA_HOME nor HOME is set, so catalogs have no home"))?
-                .join("vecgrep/catalogs")
-        };
+        let dir = super::base_dirs::catalogs_dir()
+            .ok_or_else(|| anyhow!("neither XDG_DATA_HOME nor HOME is set, so catalogs have no home"))?;
         // Compared with the projects' canonical paths, so never relative.
         if dir.is_absolute() {
             return Ok(Catalogs { dir: crate::project::normalize_lexically(&dir) });
