@@ -232,8 +232,17 @@ pub(in crate::project) fn walk_tree(
     for entry in builder.build() {
         match entry {
             Ok(entry) => {
-                if let Some(err) = entry.error() {
-                    ignore_file_warnings(&root.path, err, &mut out.ignore_file_warnings);
+                match entry.error() {
+                    Some(err) if is_ignore_rule_error(err) => {
+                        ignore_file_warnings(&root.path, err, &mut out.ignore_file_warnings);
+                    }
+                    // An ignore file that failed as it was read: what it
+                    // would ignore is unknown, as for one that cannot be read.
+                    Some(err) => {
+                        let path = error_path(err).map(|p| display_rel(&root.path, &p)).unwrap_or_default();
+                        out.skips.push(Skip { path, reason: SkipReason::Error(err_message(err)) });
+                    }
+                    None => {}
                 }
                 admit(&bounds, &entry, opts, &mut out)
             }
