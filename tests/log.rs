@@ -70,8 +70,7 @@ fn commit(tree: &Tree, change: &Change) {
 
 /// A repository with `HISTORY` committed.
 fn repository() -> Tree {
-    let tree = Tree::bare();
-    git(&tree, &["init", "-q", "-b", "main"]);
+    let tree = git_repo();
     for change in HISTORY {
         commit(&tree, change);
     }
@@ -310,8 +309,7 @@ fn the_code_index_and_the_commit_log_live_side_by_side() {
 
 /// A repository of `n` commits, each changing one of 20 files, made at once by git fast-import.
 fn long_history(n: usize) -> Tree {
-    let tree = Tree::bare();
-    git(&tree, &["init", "-q", "-b", "main"]);
+    let tree = git_repo();
     let mut stream = String::new();
     for i in 0..n {
         let when = 1_700_000_000 + i * 3600;
@@ -396,8 +394,7 @@ fn kill_9_while_indexing_the_history_loses_nothing_the_next_run_keeps() {
 
 #[test]
 fn a_root_below_the_repository_sees_its_own_commits_with_its_own_paths() {
-    let tree = Tree::bare();
-    git(&tree, &["init", "-q", "-b", "main"]);
+    let tree = git_repo();
     tree.write("api/src/retry.py", "def retry(send):\n    return send()\n");
     commit_all(&tree, "Retry requests in the api");
     tree.write("web/retry.js", "export const retry = (send) => send();\n");
@@ -418,8 +415,7 @@ fn a_root_below_the_repository_sees_its_own_commits_with_its_own_paths() {
 #[cfg(unix)]
 #[test]
 fn a_file_name_with_a_newline_is_one_path() {
-    let tree = Tree::bare();
-    git(&tree, &["init", "-q", "-b", "main"]);
+    let tree = git_repo();
     let name = "notes/retry\nplan.txt";
     tree.write(name, "Retry failed uploads three times.\n");
     tree.write("src/other.py", "def other():\n    return 1\n");
@@ -575,8 +571,7 @@ fn a_malformed_commit_does_not_stop_the_history() {
 
 #[test]
 fn a_path_is_touched_as_git_log_counts_it_submodules_and_merges_included() {
-    let lib = Tree::bare();
-    git(&lib, &["init", "-q", "-b", "main"]);
+    let lib = git_repo();
     for (n, text) in [(1, "first"), (2, "second")] {
         lib.write("lib.py", &format!("def release():\n    return '{text}'\n"));
         git(&lib, &["add", "-A"]);
@@ -622,8 +617,7 @@ fn a_path_is_touched_as_git_log_counts_it_submodules_and_merges_included() {
 
 #[test]
 fn a_shallow_clone_deepened_later_has_its_boundary_commits_read_again() {
-    let origin = Tree::bare();
-    git(&origin, &["init", "-q", "-b", "main"]);
+    let origin = git_repo();
     for n in 1..=4 {
         origin.write(&format!("f{n}.txt"), &format!("file number {n}\n"));
         git(&origin, &["add", "-A"]);

@@ -12,8 +12,7 @@ const CACHE: &str = "class TemplateCache:\n    \"\"\"Rendered templates kept in 
 /// A repository whose first commit has the upload client without retries
 /// and a config parser, and whose second (HEAD, checked out) retries and adds a cache.
 pub(crate) fn two_releases() -> Tree {
-    let tree = Tree::bare();
-    git(&tree, &["init", "-q", "-b", "main"]);
+    let tree = git_repo();
     tree.write("src/client.py", CLIENT_V1).write("src/config.py", PARSER);
     commit_all(&tree, "v1");
     git(&tree, &["tag", "v1"]);
@@ -467,8 +466,7 @@ fn a_pruned_commit_is_searched_from_its_index() {
 /// out, and the run says so rather than searching less than the checkout.
 #[test]
 fn a_revisions_submodules_are_said_to_be_left_out() {
-    let lib = Tree::bare();
-    git(&lib, &["init", "-q", "-b", "main"]);
+    let lib = git_repo();
     lib.write("lib.py", "def upload_with_retry(path):\n    pass\n");
     commit_all(&lib, "lib");
     let tree = two_releases();
@@ -553,8 +551,7 @@ fn a_revisions_name_shows_its_bidi_override_escaped() {
 /// saying that '' named nothing in it).
 #[test]
 fn a_revision_with_nothing_to_index_finds_nothing_without_an_error() {
-    let tree = Tree::bare();
-    git(&tree, &["init", "-q", "-b", "main"]);
+    let tree = git_repo();
     tree.write(".gitignore", "target\n");
     commit_all(&tree, "ignore");
     tree.write("src/client.py", CLIENT_V2);

@@ -251,6 +251,13 @@ pub(crate) fn git(tree: &Tree, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
+/// An empty git repository on branch `main`.
+pub(crate) fn git_repo() -> Tree {
+    let tree = Tree::bare();
+    git(&tree, &["init", "-q", "-b", "main"]);
+    tree
+}
+
 /// Stage everything in `tree` and commit it as `message`.
 pub(crate) fn commit_all(tree: &Tree, message: &str) {
     git(tree, &["add", "-A"]);

@@ -167,7 +167,7 @@ fn revision_first(cli: &QueryCli, inv: &Invocation, spec: &str) -> Result<Option
     }
     if cli.no_index {
         let sha = vecgrep::history::indexed_revision(&inv.root, spec, &inv.config.embedder_model)?;
-        note_unwritten(inv, &store::revision_root(&inv.root, &sha), &format!("revision {}", &sha[..12]));
+        note_unwritten_revision(inv, &sha);
         return Ok(Some((sha, 0)));
     }
     let mut obs = vecgrep_bins::app::CliObserver::new(TOOL, inv.config.quiet, false);
@@ -179,9 +179,7 @@ fn revision_first(cli: &QueryCli, inv: &Invocation, spec: &str) -> Result<Option
     match &ran.summary {
         Some(s) if s.aborted => return Ok(None),
         Some(s) => note_holes(TOOL, inv.config.quiet, s.holes),
-        None => {
-            note_unwritten(inv, &store::revision_root(&inv.root, &ran.sha), &format!("revision {}", &ran.sha[..12]))
-        }
+        None => note_unwritten_revision(inv, &ran.sha),
     }
     Ok(Some((ran.sha, ran.summary.map_or(0, |s| s.errors))))
 }
@@ -220,15 +218,16 @@ fn label_first(cli: &QueryCli, inv: &Invocation, catalog: &Catalog, name: &str) 
 }
 
 /// Say which entries of a revision's or label's tree (at `root`) its index
-/// lacks for good, as the run that met them said with skips: a search of
-/// it finds nothing there.
+/// lacks for good (`history::unwritten_note`).
 fn note_unwritten(inv: &Invocation, root: &vecgrep::project::ProjectRoot, what: &str) {
-    let unwritten = store::unwritten(root);
-    if let Some(first) = unwritten.first() {
-        let more = if unwritten.len() > 1 { format!(" and {} more", unwritten.len() - 1) } else { String::new() };
-        let says = format!("{what} lacks entries of its tree that could not be written: {first}{more}");
+    if let Some(says) = vecgrep::history::unwritten_note(root, what) {
         note(TOOL, inv.config.quiet, &says);
     }
+}
+
+/// `note_unwritten` for revision `sha` of the project.
+fn note_unwritten_revision(inv: &Invocation, sha: &str) {
+    note_unwritten(inv, &store::revision_root(&inv.root, sha), &format!("revision {}", &sha[..12]));
 }
 
 /// Why PATH `missing` names nothing at revision `shown`: a submodule it

@@ -88,12 +88,26 @@ pub fn index_revision(
 /// Say that a revision's submodules were left out: their files are another
 /// repository's, which a revision's tree names only by commit.
 fn note_submodules(obs: &mut dyn IndexObserver, submodules: &[String]) {
-    if let Some(first) = submodules.first() {
-        let more = if submodules.len() > 1 { format!(" and {} more", submodules.len() - 1) } else { String::new() };
+    if let Some(which) = first_and_more(submodules) {
         obs.note(&format!(
-            "left out the submodule {first}{more}: a revision holds only its commit (the working tree's checkout is searched without --rev)"
+            "left out the submodule {which}: a revision holds only its commit (the working tree's checkout is searched without --rev)"
         ));
     }
+}
+
+/// What a search of the revision's or label's index at `root` (`what`
+/// names it) should hear of its tree's entries that could not be written,
+/// which the run that met them said with skips: none is searched.
+pub fn unwritten_note(root: &ProjectRoot, what: &str) -> Option<String> {
+    let which = first_and_more(&store::unwritten(root))?;
+    Some(format!("{what} lacks entries of its tree that could not be written: {which}"))
+}
+
+/// The first of `items` and how many more, for a note; None when there is none.
+fn first_and_more(items: &[String]) -> Option<String> {
+    let first = items.first()?;
+    let more = if items.len() > 1 { format!(" and {} more", items.len() - 1) } else { String::new() };
+    Some(format!("{first}{more}"))
 }
 
 /// An index run over a tree's written files.
@@ -122,16 +136,14 @@ pub(super) fn index_written(
     let run = write(&root.path).and_then(|unwritten| {
         let mut summary = index_tree(root, config, embedders, obs)?;
         let mut lines = Vec::new();
-        for skip in unwritten.iter().filter(|s| s.reason.is_error()) {
+        for skip in &unwritten {
             obs.skipped(skip);
             summary.skipped += 1;
-            summary.errors += 1;
-            lines.push(format!("{}: {}", skip.path, skip.reason.describe()));
-        }
-        // A link the disk refuses is a link skipped, as any link is.
-        for skip in unwritten.iter().filter(|s| !s.reason.is_error()) {
-            obs.skipped(skip);
-            summary.skipped += 1;
+            // A link the disk refuses is a link skipped, as any link is.
+            if skip.reason.is_error() {
+                summary.errors += 1;
+                lines.push(format!("{}: {}", skip.path, skip.reason.describe()));
+            }
         }
         Ok(WrittenRun { summary, unwritten: lines })
     });

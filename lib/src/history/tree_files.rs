@@ -76,15 +76,10 @@ fn make_parents(dest: &Path, rel: &Path) -> std::io::Result<Option<String>> {
         dir.push(part);
         match std::fs::symlink_metadata(&dir) {
             Ok(meta) if meta.is_dir() => {}
-            Ok(meta) if meta.file_type().is_symlink() => {
+            Ok(meta) => {
+                let what = if meta.file_type().is_symlink() { "symbolic link" } else { "file" };
                 let at = dir.strip_prefix(dest).unwrap_or(&dir).display();
-                return Ok(Some(format!(
-                    "beyond the symbolic link {at} of the same tree (git would not check it out)"
-                )));
-            }
-            Ok(_) => {
-                let at = dir.strip_prefix(dest).unwrap_or(&dir).display();
-                return Ok(Some(format!("beyond the file {at} of the same tree (git would not check it out)")));
+                return Ok(Some(format!("beyond the {what} {at} of the same tree (git would not check it out)")));
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => match std::fs::create_dir(&dir) {
                 Ok(()) => {}

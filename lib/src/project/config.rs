@@ -67,8 +67,7 @@ pub(super) fn load_config(path: &Path) -> Result<Option<ConfigValues>, ConfigErr
         Ok(None) => Ok(None),
         Ok(Some(bytes)) => {
             let text = String::from_utf8(bytes).map_err(|e| {
-                let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
-                let line = 1 + valid.iter().filter(|&&b| b == b'\n').count();
+                let line = super::small_file::first_line_not_utf8(e.as_bytes()).unwrap_or(1);
                 ConfigError::Parse { path: path.to_path_buf(), line, message: "this line is not valid UTF-8".into() }
             })?;
             parse_config(&text, path).map(Some)

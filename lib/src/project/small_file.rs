@@ -27,6 +27,21 @@ pub(crate) fn read_small(path: &Path, limit: u64) -> io::Result<Option<Vec<u8>>>
     Ok(Some(bytes))
 }
 
+/// As `read_small`, as text: a line that is not UTF-8 is an error naming it.
+pub(crate) fn read_small_text(path: &Path, limit: u64) -> io::Result<Option<String>> {
+    let Some(bytes) = read_small(path, limit)? else { return Ok(None) };
+    String::from_utf8(bytes).map(Some).map_err(|e| {
+        let line = first_line_not_utf8(e.as_bytes()).unwrap_or(1);
+        io::Error::new(io::ErrorKind::InvalidData, format!("line {line} is not UTF-8"))
+    })
+}
+
+/// The number of the first line of `text` that is not UTF-8, if any.
+pub(crate) fn first_line_not_utf8(text: &[u8]) -> Option<usize> {
+    let valid = std::str::from_utf8(text).err()?.valid_up_to();
+    Some(1 + text[..valid].iter().filter(|&&b| b == b'\n').count())
+}
+
 /// The text of a small file vecgrep wrote beside an index, or None when
 /// it is missing, not a regular file, over 1 MiB or not UTF-8: a
 /// repository that commits its `.vecgrep/` could put a link to

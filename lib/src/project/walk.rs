@@ -384,7 +384,7 @@ fn check_ignore_files_above(root: &ProjectRoot, paths: &[AdmittedPath]) -> Resul
 fn unreadable_ignore_file(dir: &Path) -> Option<(PathBuf, std::io::Error)> {
     IGNORE_FILE_NAMES.iter().map(|name| dir.join(name)).find_map(|file| {
         match small_file::read_small(&file, MAX_IGNORE_FILE_BYTES) {
-            Ok(Some(text)) => first_line_not_utf8(&text).map(|line| (file, not_utf8_at(line))),
+            Ok(Some(text)) => small_file::first_line_not_utf8(&text).map(|line| (file, not_utf8_at(line))),
             Ok(None) => None,
             Err(e) => Some((file, e)),
         }
@@ -393,12 +393,6 @@ fn unreadable_ignore_file(dir: &Path) -> Option<(PathBuf, std::io::Error)> {
 
 /// Larger than any ignore file a person writes; one past it is not read whole.
 const MAX_IGNORE_FILE_BYTES: u64 = 64 << 20;
-
-/// The number of the first line of `text` that is not UTF-8, if any.
-fn first_line_not_utf8(text: &[u8]) -> Option<usize> {
-    let valid = std::str::from_utf8(text).err()?.valid_up_to();
-    Some(1 + text[..valid].iter().filter(|&&b| b == b'\n').count())
-}
 
 fn not_utf8_at(line: usize) -> std::io::Error {
     let why = format!("line {line} is not UTF-8, and the rules from there on would go unread");

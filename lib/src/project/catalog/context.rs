@@ -35,8 +35,8 @@ pub fn load_context() -> Result<DefaultContext> {
     let Ok(path) = context_path() else { return Ok(DefaultContext::default()) };
     // Read as a config is: a FIFO or a link to `/dev/zero` there is an
     // error, never a read that waits or fills memory.
-    let text = match crate::project::small_file::read_small(&path, MAX_CONTEXT_BYTES) {
-        Ok(Some(bytes)) => String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{} is not UTF-8", path.display()))?,
+    let text = match crate::project::small_file::read_small_text(&path, MAX_CONTEXT_BYTES) {
+        Ok(Some(text)) => text,
         Ok(None) => return Ok(DefaultContext::default()),
         Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
     };

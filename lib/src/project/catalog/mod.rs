@@ -206,10 +206,9 @@ impl Catalog {
         let kept_as = dir.file_name().map(|n| n.to_os_string());
         let dir = dir.canonicalize().with_context(|| format!("'{}'", dir.display()))?;
         let path = dir.join(CATALOG_FILE);
-        let bytes = crate::project::small_file::read_small(&path, MAX_CATALOG_BYTES)
-            .and_then(|b| b.ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound)))
+        let text = crate::project::small_file::read_small_text(&path, MAX_CATALOG_BYTES)
+            .and_then(|t| t.ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound)))
             .with_context(|| format!("reading {}", path.display()))?;
-        let text = String::from_utf8(bytes).map_err(|_| anyhow!("{} is not UTF-8", path.display()))?;
         let file: CatalogFile = toml::from_str(&text).map_err(|e| {
             let (line, message) = crate::project::config::toml_problem(&text, &e);
             anyhow::anyhow!("{} is malformed: line {line}: {message}", path.display())
