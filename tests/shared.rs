@@ -329,6 +329,41 @@ fn a_writer_killed_at_ten_moments_leaves_the_shared_index_sound_and_resumable() 
     assert_eq!(records(&q)[0]["file"], "src/upload.py");
 }
 
+/// The server may end the session that holds a writer's lock while the
+/// writer lives (an admin, an idle timeout, a network cut); another run
+/// could then take the lock. The writer sees it at its next change, keeps
+/// nothing more and says so, and the index it leaves is sound. Once, it
+/// wrote on beside the next writer, both exiting 0.
+#[test]
+fn a_writer_whose_lock_the_server_let_go_stops_and_leaves_the_index_sound() {
+    let pg = PgServer::start();
+    let t = handlers_project(1200);
+    use std::io::{BufRead, Read};
+    let mut child = shared(&t, &pg, "t", "vg-index").stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("\"type\":\"file\"") {
+        line.clear();
+        assert!(out.read_line(&mut line).unwrap() > 0, "the run ended before it wrote a file");
+    }
+    // Its other file records, unread, fill the pipe: it waits mid-run,
+    // holding the lock in a session of its own, idle between questions.
+    let ended = "SELECT count(pg_terminate_backend(l.pid)) FROM pg_locks l JOIN pg_stat_activity a USING (pid)
+                 WHERE l.locktype = 'advisory' AND l.granted AND a.state = 'idle'";
+    assert_eq!(pg.sql(ended).unwrap(), "1");
+    let mut rest = String::new();
+    out.read_to_string(&mut rest).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("the writer lock was lost"), "{}", stderr(&o));
+    let files_written = rest.matches("\"type\":\"file\"").count() + 1;
+    assert!(files_written < 1200, "it stopped before the end: {files_written}");
+    assert_eq!(verify(&mut shared(&t, &pg, "t", "vg-index"))["ok"], true);
+    let o = run(&mut shared(&t, &pg, "t", "vg-index"));
+    assert_code(&o, 0);
+    assert_eq!(summary(&o)["files"], 1204);
+}
+
 /// A table or column dropped from a project's schema is damage, as in the
 /// local index: a search and --verify say so, and the next run rebuilds
 /// it. A dropped word table was an SQL error that --reindex repeated; a
@@ -555,6 +590,45 @@ fn a_repository_cannot_poison_or_clear_another_projects_shared_index() {
     assert_code(&run(&mut victim.cmd("vg-index", ".")), 0);
 }
 
+/// A project's git revisions are written by the project's writers: a
+/// checkout that may not write a project may not make or change the index
+/// of one of its revisions (kept as `<project>@<sha>`, which once had
+/// writers of its own, first come), nor name that index itself.
+#[test]
+fn a_checkout_that_may_not_write_a_project_may_not_write_its_revisions() {
+    let pg = PgServer::start();
+    let owner = crate::revisions::two_releases();
+    assert_code(&run(&mut shared(&owner, &pg, "releases", "vg-index")), 0);
+    let stranger = Tree::bare();
+    let cloned = Command::new("git").args(["clone", "-q"]).arg(owner.path()).arg(stranger.path()).output().unwrap();
+    assert!(cloned.status.success(), "{}", String::from_utf8_lossy(&cloned.stderr));
+    let sha = git(&owner, &["rev-parse", "v1"]);
+    // First to its revision: refused, as at the project itself.
+    let o = run(shared(&stranger, &pg, "releases", "vg-index").args(["--rev", "v1"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains(&format!("project releases@{sha}")), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--store-adopt"), "{}", stderr(&o));
+    // The project's writer indexes it, and stays its only writer.
+    assert_code(&run(shared(&owner, &pg, "releases", "vg-index").args(["--rev", "v1"])), 0);
+    let o = run(shared(&stranger, &pg, "releases", "vg-index").args(["--rev", "v1"]));
+    assert_code(&o, 2);
+    let writers = pg.sql("SELECT project || ' ' || creator::text FROM vecgrep_writers.writers ORDER BY 1").unwrap();
+    assert_eq!(writers, "releases true", "{writers}");
+    // Its index may not be named as a project of its own.
+    let o = run(&mut shared(&stranger, &pg, &format!("releases@{sha}"), "vg-index"));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("store_project may not end in @ and a full commit id"), "{}", stderr(&o));
+    let q = run(shared(&owner, &pg, "releases", "vg-query").args([
+        "--rev",
+        "v1",
+        "--threshold",
+        "-1",
+        "read key value lines",
+    ]));
+    assert_code(&q, 0);
+    assert_eq!(records(&q)[0]["file"], "src/config.py");
+}
+
 #[test]
 fn another_static_table_is_applied_to_a_shared_index_in_place() {
     let pg = PgServer::start();
@@ -597,4 +671,57 @@ fn a_revision_is_indexed_into_the_shared_store_from_a_checkout_without_a_local_i
     // The run completed: the next search asks nothing to be indexed again.
     let o = run(shared(&t, &pg, "releases", "vg-index").arg("--stats"));
     assert!(stdout(&o).contains("revision") && !stdout(&o).contains("incomplete"), "{}", stdout(&o));
+}
+
+/// A server that accepts connections and never answers (a wrong port, a
+/// stuck proxy): each tool says so after the URL's `connect_timeout` and
+/// exits 2, and a signal while it waits ends the wait at once, as a wait
+/// for another run's lock ends. Once, such a server hung every tool.
+#[test]
+fn a_server_that_never_answers_is_an_error_and_a_signal_ends_the_wait_for_it() {
+    use std::io::BufRead;
+    // Never accepted: the system completes the connections and queues them.
+    let silent = || {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        (listener, move |seconds: u32| format!("postgres://u@127.0.0.1:{port}/db?connect_timeout={seconds}"))
+    };
+    let (_listener, url) = silent();
+    let t = sample_project();
+    for (tool, args) in [
+        ("vg-index", &[][..]),
+        ("vg-query", &["--no-index", "retry"][..]),
+        ("vecgrep", &["retry"][..]),
+        ("vg-index", &["--stats"][..]),
+    ] {
+        let o = run(t.cmd(tool, ".").args(["--store", &url(1), "--store-project", "p"]).args(args));
+        assert_code(&o, 2);
+        let err = stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{tool} {args:?}: {err}");
+        assert!(err.contains("cannot connect to project p") && err.contains("did not answer within 1 s"), "{err}");
+    }
+    for (tool, signal) in [("vg-index", "-INT"), ("vg-serve", "-TERM")] {
+        let (listener, url) = silent();
+        let mut cmd = t.cmd(tool, ".");
+        cmd.args(["--store", &url(600), "--store-project", "p"]);
+        cmd.stdout(Stdio::null()).stderr(Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        // It is connecting once the server has its connection.
+        let _connection = listener.accept().unwrap();
+        let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+        if tool == "vg-serve" {
+            let mut said = String::new();
+            stderr.read_line(&mut said).unwrap();
+            assert!(said.contains("listening on"), "{said}");
+        }
+        let sent = Command::new("kill").args([signal, &child.id().to_string()]).status().unwrap();
+        assert!(sent.success());
+        let waited = std::time::Instant::now();
+        let status = child.wait().unwrap();
+        assert!(waited.elapsed() < Duration::from_secs(10), "{tool} kept waiting for the server");
+        let mut rest = String::new();
+        std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+        assert!(rest.contains("stopped before the run began: the index was left as it was"), "{tool}: {rest}");
+        assert_eq!(status.code(), Some(if tool == "vg-serve" { 0 } else { 130 }), "{tool}: {rest}");
+    }
 }

@@ -651,14 +651,18 @@ impl Preloading {
 /// (else the static table) while the index is brought up to date: not for
 /// a static index, whose meaning the static table ranks (nor for one not
 /// made yet, which an index run makes static), unless the config asks
-/// every chunk to be embedded.
+/// every chunk to be embedded. A shared index is not looked at: that would
+/// be a connection of its own to a server that may be far away or not
+/// answering, before the run's; its search loads the model if it must.
 fn may_need_model(inv: &Invocation) -> bool {
     let has_statics = static_loader(&inv.config).is_some();
     let sides_now = |s: &dyn vecgrep::store::IndexReader| MeaningSides::of(s, inv.config.mode, true);
+    let local_has_model_vectors = || {
+        inv.root.shared.is_none()
+            && vecgrep::store::open_for_reading(&inv.root).is_ok_and(|s| sides_now(&*s).is_ok_and(|m| m.by_model))
+    };
     vecgrep::search::needs_embedder(inv.config.mode)
-        && (!has_statics
-            || inv.config.embed_all
-            || vecgrep::store::open_for_reading(&inv.root).is_ok_and(|s| sides_now(&*s).is_ok_and(|m| m.by_model)))
+        && (!has_statics || inv.config.embed_all || local_has_model_vectors())
 }
 
 /// A one-shot search (vg-query, vg-ask) of `store`, the index of
@@ -837,10 +841,14 @@ pub fn wait_for_write_lock(
     root: &ProjectRoot,
     quiet: bool,
 ) -> Result<Option<vecgrep::store::WriteLock>, vecgrep::store::StoreError> {
-    let waiting = &mut || note(tool, quiet, vecgrep::index::LOCK_WAIT);
+    let mut waited = false;
+    let waiting = &mut || {
+        waited = true;
+        note(tool, quiet, vecgrep::index::LOCK_WAIT);
+    };
     let lock = stoppable(|| vecgrep::store::lock_for_writing_unless(root, waiting, &interrupted))?;
     if lock.is_none() {
-        note(tool, false, vecgrep::index::STOPPED_WAITING);
+        note(tool, false, vecgrep::index::stopped_before_the_lock(waited));
     }
     Ok(lock)
 }

@@ -338,7 +338,18 @@ pub const RESTATIC_STOPPED: &str =
 pub const LOCK_WAIT: &str = "waiting for another index run on this project to finish";
 
 /// What a writer says when a signal ended its wait for the lock.
-pub const STOPPED_WAITING: &str = "stopped while waiting for the other run: the index was left as it was";
+const STOPPED_WAITING: &str = "stopped while waiting for the other run: the index was left as it was";
+
+/// What a writer says when a signal came before it had the lock: while it
+/// waited for another run (it said so), or while a shared index's server
+/// had not answered yet.
+pub fn stopped_before_the_lock(waited: bool) -> &'static str {
+    if waited {
+        STOPPED_WAITING
+    } else {
+        "stopped before the run began: the index was left as it was"
+    }
+}
 
 /// What a run that a signal stopped while it waited for the lock did: nothing.
 pub(crate) fn stopped_waiting() -> IndexSummary {
@@ -349,10 +360,14 @@ pub(crate) fn stopped_waiting() -> IndexSummary {
 /// so), or None when the observer cancels the run meanwhile (saying that).
 pub(crate) fn wait_for_lock(root: &ProjectRoot, obs: &mut dyn IndexObserver) -> Result<Option<store::WriteLock>> {
     let cell = std::cell::RefCell::new(&mut *obs);
-    let lock =
-        store::lock_for_writing_unless(root, &mut || cell.borrow_mut().note(LOCK_WAIT), &|| cell.borrow().cancelled())?;
+    let waited = std::cell::Cell::new(false);
+    let waiting = &mut || {
+        waited.set(true);
+        cell.borrow_mut().note(LOCK_WAIT);
+    };
+    let lock = store::lock_for_writing_unless(root, waiting, &|| cell.borrow().cancelled())?;
     if lock.is_none() {
-        obs.note(STOPPED_WAITING);
+        obs.note(stopped_before_the_lock(waited.get()));
     }
     Ok(lock)
 }

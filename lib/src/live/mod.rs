@@ -179,7 +179,9 @@ impl LiveIndex {
         let result = self.run(embedders, &self.target.config, LiveObserver { live: self, first, filling: false });
         // A fill follows a run that left chunks without the model's vector:
         // say so now, so that the status never reads `ready` in between.
-        let fill_next = result.is_ok() && self.fill_due();
+        // A server shutting down asks no more of the index (for a shared
+        // one, a connection that may take its time to fail).
+        let fill_next = result.is_ok() && !self.shutdown.load(Ordering::SeqCst) && self.fill_due();
         let mut state = lock(&self.state);
         state.progress.indexing = false;
         state.progress.filling = fill_next;
@@ -288,8 +290,10 @@ impl LiveIndex {
                 let result = live.index_once(&mut embedders, first);
                 live.end_run(&jobs, &result);
                 first = false;
-                if result.is_ok() {
-                    // Failures were reported and are retried at the next round.
+                // Failures were reported and are retried at the next round;
+                // a server shutting down starts no fill (for a shared index,
+                // a connection that may take its time to fail).
+                if result.is_ok() && !live.shutdown.load(Ordering::SeqCst) {
                     let _ = live.fill(&mut embedders);
                 }
                 live.wait_until(Instant::now() + refresh);

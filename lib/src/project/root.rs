@@ -75,6 +75,21 @@ pub struct SharedIndex {
     pub adopt: bool,
 }
 
+impl SharedIndex {
+    /// The project whose git revision this index is (a revision's index is
+    /// kept as `<project>@<sha>`, `store::revision_root`), or None for a
+    /// project's own. Its writers are the project's: a checkout that may
+    /// not write a project may not write its revisions either.
+    pub fn revision_of(&self) -> Option<&str> {
+        self.project.rsplit_once('@').filter(|(_, sha)| crate::project::is_commit_id(sha)).map(|(project, _)| project)
+    }
+
+    /// The project whose writers may write this index.
+    pub fn writers_project(&self) -> &str {
+        self.revision_of().unwrap_or(&self.project)
+    }
+}
+
 /// Where `root`'s index lives under `config`: None for its own directory.
 /// Unnamed, a project is kept under its directory's name and a hash of its
 /// path, so that two checkouts share an index only when told to.

@@ -320,12 +320,27 @@ fn check_store_url(url: String) -> Result<String, String> {
     }
 }
 
+/// Whether `sha` is a commit id as git writes it in full: 40 (SHA-1) or 64
+/// (SHA-256) lowercase hex digits; what names a revision's index directory,
+/// and what a record's `sha` or `rev` must be (a stream's is printed as it
+/// is, so nothing else, a terminal's escape sequence, may pass for one).
+pub fn is_commit_id(sha: &str) -> bool {
+    matches!(sha.len(), 40 | 64) && sha.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
 pub(super) fn check_store_project(name: String) -> Result<String, String> {
-    if !name.trim().is_empty() && name.len() <= 200 && !name.chars().any(char::is_control) {
-        Ok(name)
-    } else {
-        Err(format!("store_project must be 1 to 200 characters without control characters, got {name:?}"))
+    if name.trim().is_empty() || name.len() > 200 || name.chars().any(char::is_control) {
+        return Err(format!("store_project must be 1 to 200 characters without control characters, got {name:?}"));
     }
+    // `<project>@<sha>` is where a project's git revision is indexed, and
+    // the project's writers are its writers: a name of that shape would
+    // let a checkout make one before them.
+    if name.rsplit_once('@').is_some_and(|(_, sha)| is_commit_id(sha)) {
+        return Err(format!(
+            "store_project may not end in @ and a full commit id, which names a project's git revision, got {name:?}"
+        ));
+    }
+    Ok(name)
 }
 
 fn unchecked<T>(value: T) -> Result<T, String> {
@@ -660,6 +675,19 @@ mod tests {
     fn a_flag_past_what_toml_holds_means_no_limit() {
         let v = ConfigValues::from_flags([("max_filesize", "18446744073709551615")]).unwrap();
         assert_eq!(v.max_filesize, Some(i64::MAX as u64));
+    }
+
+    #[test]
+    fn a_store_project_may_not_take_the_name_of_a_projects_revision() {
+        let sha = "0123456789abcdef0123456789abcdef01234567";
+        for taken in [format!("payments@{sha}"), format!("a@b@{sha}"), format!("@{sha}")] {
+            let err = ConfigValues::from_flags([("store_project", taken.as_str())]).expect_err("refused");
+            assert!(err.to_string().contains("may not end in @ and a full commit id"), "{taken}: {err}");
+        }
+        for fine in ["payments@v1.2", "team@host", "payments@0123456789ab", &format!("payments@{}", sha.to_uppercase())]
+        {
+            assert!(ConfigValues::from_flags([("store_project", fine)]).is_ok(), "{fine}");
+        }
     }
 
     #[test]

@@ -120,36 +120,12 @@ pub fn lock_for_writing_unless(
         waiting();
         mark = Some(WaitMark::leave(&path));
     };
-    let taken = poll_for(LOCK_POLL, &mut wait, give_up, || match file.try_lock() {
+    let taken = super::poll::poll_for(LOCK_POLL, &mut wait, give_up, || match file.try_lock() {
         Ok(()) => Ok(Some(())),
         Err(std::fs::TryLockError::WouldBlock) => Ok(None),
         Err(std::fs::TryLockError::Error(source)) => Err(StoreError::Lock { path: path.clone(), source }),
     })?;
     Ok(taken.map(|()| WriteLock { _held: Box::new(file) }))
-}
-
-/// Try `take` every `poll` until it takes the lock (Some), calling
-/// `waiting` once when it does not at once; None once `give_up` says so
-/// meanwhile. The file lock and the database's advisory lock wait alike.
-pub(super) fn poll_for<T>(
-    poll: std::time::Duration,
-    waiting: &mut dyn FnMut(),
-    give_up: &dyn Fn() -> bool,
-    mut take: impl FnMut() -> Result<Option<T>, StoreError>,
-) -> Result<Option<T>, StoreError> {
-    let mut said = false;
-    loop {
-        if let Some(held) = take()? {
-            return Ok(Some(held));
-        }
-        if !std::mem::replace(&mut said, true) {
-            waiting();
-        }
-        if give_up() {
-            return Ok(None);
-        }
-        std::thread::sleep(poll);
-    }
 }
 
 /// Refused when a file is where `root`'s data directory goes: not "no

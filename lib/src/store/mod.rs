@@ -30,6 +30,7 @@ mod fill;
 mod lock;
 mod name_counts;
 mod parts;
+mod poll;
 #[cfg(feature = "shared-store")]
 mod postgres;
 #[cfg(not(feature = "shared-store"))]

@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use super::StoreError;
+pub use crate::project::is_commit_id;
 use crate::project::small_file::read_own_text;
 use crate::project::{ProjectRoot, RootMarker, SharedIndex};
 
@@ -24,14 +25,6 @@ pub struct Revision {
     pub complete: bool,
 }
 
-/// Whether `sha` is a commit id as git writes it in full: 40 (SHA-1) or 64
-/// (SHA-256) lowercase hex digits; what names a revision's index directory,
-/// and what a record's `sha` or `rev` must be (a stream's is printed as it
-/// is, so nothing else, a terminal's escape sequence, may pass for one).
-pub fn is_commit_id(sha: &str) -> bool {
-    matches!(sha.len(), 40 | 64) && sha.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-}
-
 /// The directory of the revisions' indexes, in the project's data directory.
 const REVS_DIR: &str = "revs";
 
@@ -42,7 +35,8 @@ fn revisions_dir(project: &ProjectRoot) -> PathBuf {
 /// The root whose index holds revision `sha` of `project`; its files are
 /// written there while it is indexed and removed after.
 pub fn revision_root(project: &ProjectRoot, sha: &str) -> ProjectRoot {
-    // A shared index keeps a revision's beside the project's, under its own name.
+    // A shared index keeps a revision's beside the project's, under its
+    // own name (`SharedIndex::revision_of` reads it back).
     let shared = project.shared.as_ref().map(|s| SharedIndex { project: format!("{}@{sha}", s.project), ..s.clone() });
     ProjectRoot { path: revisions_dir(project).join(sha), marker: RootMarker::Revision, shared }
 }
@@ -245,10 +239,10 @@ fn project_of(root: &ProjectRoot) -> ProjectRoot {
         && parent.and_then(Path::parent).and_then(Path::file_name).is_some_and(|n| n == ".vecgrep");
     match parent.and_then(Path::parent).and_then(Path::parent).filter(|_| is_revision) {
         Some(project) => {
-            let shared = root.shared.as_ref().map(|s| SharedIndex {
-                project: s.project.rsplit_once('@').map_or(s.project.clone(), |(p, _)| p.to_string()),
-                ..s.clone()
-            });
+            let shared = root
+                .shared
+                .as_ref()
+                .map(|s| SharedIndex { project: s.revision_of().unwrap_or(&s.project).to_string(), ..s.clone() });
             ProjectRoot { path: project.to_path_buf(), marker: RootMarker::None, shared }
         }
         None => root.clone(),

@@ -6,18 +6,24 @@
 //! Every change is one transaction, so a writer killed at any moment leaves
 //! each file fully old or fully new, and readers only ever see what was
 //! committed. Writers take turns through an advisory lock on the project
-//! ([`lock`]), which the server drops with a dead writer's connection.
+//! ([`lock`]), which the server drops with a dead writer's connection and
+//! which every change checks is still held (`writer_lock`).
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::path::PathBuf;
 
 use postgres::types::ToSql;
-use postgres::{Client, NoTls, Row, Statement};
+use postgres::{Client, Row, Statement};
+
+use connection::connect;
+pub(super) use connection::describe;
+pub(super) use writer_lock::lock;
 
 use super::{IndexReader, IndexWriter, StoreError};
 use crate::project::{ProjectRoot, SharedIndex};
 
+mod connection;
 mod read;
 mod schema;
 mod scope;
@@ -28,6 +34,7 @@ mod vectors;
 mod verify;
 mod words;
 mod write;
+mod writer_lock;
 mod writers;
 
 /// A project's index in a shared database, open through one connection.
@@ -58,67 +65,6 @@ fn shared_of(root: &ProjectRoot) -> &SharedIndex {
     root.shared.as_ref().expect("a root whose index is shared")
 }
 
-/// The URL's settings, with what it leaves out taken from the standard
-/// `PG*` environment as libpq takes them.
-fn settings(shared: &SharedIndex) -> Result<postgres::Config, StoreError> {
-    let mut config: postgres::Config = shared.url.parse().map_err(|e: postgres::Error| StoreError::File {
-        action: "read the store URL of",
-        path: PathBuf::from(format!("project {}", shared.project)),
-        source: e.into(),
-    })?;
-    let env = |key: &str| std::env::var(key).ok().filter(|v| !v.is_empty());
-    if config.get_hosts().is_empty() {
-        let hosts = env("PGHOST").unwrap_or_else(|| "/var/run/postgresql".into());
-        hosts.split(',').for_each(|h| {
-            config.host(h);
-        });
-    }
-    if config.get_ports().is_empty() {
-        if let Some(port) = env("PGPORT").and_then(|p| p.parse().ok()) {
-            config.port(port);
-        }
-    }
-    if config.get_user().is_none() {
-        if let Some(user) = env("PGUSER").or_else(|| env("USER")) {
-            config.user(&user);
-        }
-    }
-    if config.get_password().is_none() {
-        if let Some(password) = env("PGPASSWORD") {
-            config.password(password);
-        }
-    }
-    if config.get_dbname().is_none() {
-        if let Some(db) = env("PGDATABASE").or_else(|| config.get_user().map(str::to_string)) {
-            config.dbname(&db);
-        }
-    }
-    config.application_name("vecgrep");
-    Ok(config)
-}
-
-/// Where the index is, in words safe to print: no user, no password.
-fn place(config: &postgres::Config, project: &str) -> PathBuf {
-    let host = match config.get_hosts().first() {
-        // A password holding an `@` not written `%40` ends at the first one,
-        // and the rest of it is read as the host's start: never printed.
-        Some(postgres::config::Host::Tcp(h)) => h.rsplit('@').next().unwrap_or_default().to_string(),
-        Some(postgres::config::Host::Unix(p)) => p.display().to_string(),
-        None => "localhost".into(),
-    };
-    let db = config.get_dbname().unwrap_or("postgres");
-    PathBuf::from(format!("project {project} in the postgres database {db} on {host}"))
-}
-
-/// Where a shared index is, in words safe to print; a URL that cannot be
-/// read says so.
-pub(super) fn describe(shared: &SharedIndex) -> String {
-    match settings(shared) {
-        Ok(config) => place(&config, &shared.project).display().to_string(),
-        Err(_) => format!("project {} in a postgres database whose URL cannot be read", shared.project),
-    }
-}
-
 /// Open the shared index of `root` to read it.
 pub(super) fn open_for_reading(root: &ProjectRoot) -> Result<Box<dyn IndexReader>, StoreError> {
     Ok(Box::new(PgIndex::open_for_reading(root)?))
@@ -137,44 +83,10 @@ pub(super) fn open_in_place(root: &ProjectRoot) -> Result<Box<dyn IndexWriter>, 
     Ok(Box::new(PgIndex::open_in_place(root)?))
 }
 
-/// A connection to the shared database, and how errors name the project there.
-fn connect(shared: &SharedIndex) -> Result<(Client, PathBuf), StoreError> {
-    let config = settings(shared)?;
-    let place = place(&config, &shared.project);
-    match config.connect(NoTls) {
-        Ok(client) => Ok((client, place)),
-        Err(e) => Err(StoreError::File { action: "connect to", path: place, source: e.into() }),
-    }
-}
-
 /// The schema a project's index lives in: a name Postgres accepts whatever
 /// the project is called (its name is kept in meta 'project').
 fn schema_name(project: &str) -> String {
     format!("vg_{}", &blake3::hash(project.as_bytes()).to_hex()[..24])
-}
-
-/// The number of the advisory lock writers of a project take turns with.
-fn lock_key(project: &str) -> i64 {
-    let hash = blake3::hash(format!("vecgrep writer {project}").as_bytes());
-    i64::from_le_bytes(hash.as_bytes()[..8].try_into().expect("8 bytes"))
-}
-
-/// Hold the project's writer lock, waited for (calling `waiting` once if
-/// another writer holds it), or None once `give_up` says so while
-/// waiting. The lock lasts as long as the returned connection.
-pub(super) fn lock(
-    shared: &SharedIndex,
-    waiting: &mut dyn FnMut(),
-    give_up: &dyn Fn() -> bool,
-) -> Result<Option<Box<dyn Send>>, StoreError> {
-    let (mut client, place) = connect(shared)?;
-    let key = lock_key(&shared.project);
-    let failed = |e: postgres::Error| StoreError::Backend { path: place.clone(), source: e.into() };
-    let taken = super::lock::poll_for(std::time::Duration::from_millis(100), waiting, give_up, || {
-        let taken: bool = client.query_one("SELECT pg_try_advisory_lock($1)", &[&key]).map_err(failed)?.get(0);
-        Ok(taken.then_some(()))
-    })?;
-    Ok(taken.map(|()| Box::new(client) as Box<dyn Send>))
 }
 
 /// Drop a project's index from the shared database, if this checkout is
@@ -193,6 +105,7 @@ pub(super) fn remove(shared: &SharedIndex) -> Result<bool, StoreError> {
     }
     writers::claim(&mut tx, shared, true, &place)?;
     tx.batch_execute(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE")).map_err(failed)?;
+    writer_lock::check_still_held(&mut tx, shared, &place)?;
     tx.commit().map_err(failed)?;
     Ok(true)
 }
@@ -287,18 +200,5 @@ impl PgIndex {
         let out = out?;
         end?;
         Ok(out)
-    }
-}
-
-#[cfg(test)]
-mod place_tests {
-    use super::*;
-
-    #[test]
-    fn a_password_with_an_unescaped_at_is_never_printed() {
-        let config: postgres::Config = "postgres://vecgrep:hunter2@s3cretTail@127.0.0.1:5432/vecgrep".parse().unwrap();
-        let shown = place(&config, "p").display().to_string();
-        assert!(!shown.contains("s3cret") && !shown.contains("hunter2"), "{shown}");
-        assert!(shown.ends_with("on 127.0.0.1"), "{shown}");
     }
 }

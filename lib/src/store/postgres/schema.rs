@@ -203,7 +203,9 @@ impl PgIndex {
             }
         }
         self.batch("BEGIN")?;
-        let made = self.create_schema_locked(rebuilt);
+        let made = self.create_schema_locked(rebuilt).and_then(|()| {
+            super::writer_lock::check_still_held(&mut *self.client.borrow_mut(), &self.shared, &self.place)
+        });
         self.batch(if made.is_ok() { "COMMIT" } else { "ROLLBACK" })?;
         made?;
         self.enter_schema()

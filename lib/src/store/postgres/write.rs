@@ -176,6 +176,7 @@ impl PgIndex {
         let mut client = self.client.borrow_mut();
         let mut tx = client.transaction().map_err(|e| self.failed(e))?;
         let out = change(&mut tx).map_err(|e| self.failed(e))?;
+        super::writer_lock::check_still_held(&mut tx, &self.shared, &self.place)?;
         tx.commit().map_err(|e| self.failed(e))?;
         Ok(out)
     }
@@ -190,6 +191,7 @@ impl PgIndex {
         let mut tx = client.transaction().map_err(|e| self.failed(e))?;
         let out = change(&mut tx).map_err(|e| self.failed(e))?;
         if out.is_some() {
+            super::writer_lock::check_still_held(&mut tx, &self.shared, &self.place)?;
             tx.commit().map_err(|e| self.failed(e))?;
         }
         Ok(out)

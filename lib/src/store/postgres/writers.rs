@@ -4,7 +4,9 @@
 //! checkouts write each project (`SharedIndex::writer`: the machine and the
 //! root's path, which a repository's files cannot choose). The first to
 //! create a project's index is its creator; any other checkout must be told
-//! to join (`store_adopt`) before it changes or clears that index.
+//! to join (`store_adopt`) before it changes or clears that index. A
+//! project's git revisions (`<project>@<sha>`) are written by the
+//! project's writers, recorded under the project.
 //!
 //! This guards against a mistake or a hostile repository, not a hostile
 //! database user: whoever holds the database's credentials can change any
@@ -44,14 +46,22 @@ pub(super) fn claim(
 ) -> Result<(), StoreError> {
     let failed = |e: postgres::Error| StoreError::Backend { path: place.to_path_buf(), source: e.into() };
     ensure_table(client).map_err(failed)?;
+    let project = shared.writers_project();
     let rows = client
-        .query(&format!("SELECT writer, creator FROM {TABLE} WHERE project = $1"), &[&shared.project])
+        .query(&format!("SELECT writer, creator FROM {TABLE} WHERE project = $1"), &[&project])
         .map_err(failed)?;
     let writers: Vec<(String, bool)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
     if writers.iter().any(|(w, _)| *w == shared.writer) {
         return Ok(());
     }
-    let creates = writers.is_empty() && !index_exists;
+    // A revision's first writer creates the project only where the
+    // project has no index either (one an older vecgrep made, with no
+    // writers kept, is adopted, not taken).
+    let project_exists = project != shared.project && {
+        let meta = format!("{}.meta", super::schema_name(project));
+        client.query_one("SELECT to_regclass($1) IS NOT NULL", &[&meta]).map_err(failed)?.get(0)
+    };
+    let creates = writers.is_empty() && !index_exists && !project_exists;
     if !creates && !shared.adopt {
         let creator = writers.iter().find(|(_, c)| *c).or(writers.first()).map(|(w, _)| w.clone());
         return Err(StoreError::NotWriter { path: place.to_path_buf(), creator, writer: shared.writer.clone() });
@@ -59,7 +69,7 @@ pub(super) fn claim(
     client
         .execute(
             &format!("INSERT INTO {TABLE} VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING"),
-            &[&shared.project, &shared.writer, &writers.is_empty(), &now_ms()],
+            &[&project, &shared.writer, &writers.is_empty(), &now_ms()],
         )
         .map_err(failed)?;
     Ok(())
