@@ -328,6 +328,27 @@ fn an_ignore_rule_that_does_not_parse_is_named_and_the_others_apply() {
     assert!(stderr(&o).contains(".vecgrepignore: line 2 is not UTF-8"), "{}", stderr(&o));
 }
 
+/// An ignore file below the paths walked that cannot be read leaves its
+/// directory unwalked, an error: what the index holds there is kept as it
+/// is, as under a directory that cannot be read, not removed as gone.
+#[test]
+fn a_directory_whose_ignore_file_cannot_be_read_keeps_what_is_indexed_there() {
+    let t = sample_project();
+    t.write("docs/notes.md", "# Retries\n\nUploads are retried three times with a backoff.\n");
+    t.write("docs/.gitignore", "drafts/\n");
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    let files_before = stats(&t)["files"].clone();
+    std::fs::write(t.path().join("docs/.gitignore"), b"# caf\xe9\ndrafts/\n").unwrap();
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert_code(&o, 2);
+    let recs = records(&o);
+    let removed: Vec<_> = of_type(&recs, "file").into_iter().filter(|f| f["status"] == "removed").collect();
+    assert!(removed.is_empty(), "{removed:?}");
+    assert_eq!(stats(&t)["files"], files_before);
+    let q = run(t.cmd("vg-query", ".").args(["--no-index", "--mode", "lexical", "uploads retried backoff"]));
+    assert_eq!(records(&q)[0]["file"], "docs/notes.md", "{}", stdout(&q));
+}
+
 /// `.git` as a PATH, or the current directory inside it, indexes none of
 /// git's files (the walker leaves the directory out where it meets it, not
 /// where it starts: its config and hooks were indexed and found).

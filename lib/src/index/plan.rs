@@ -130,7 +130,7 @@ pub(super) fn plan<'w>(
         if skip.reason.is_error() {
             summary.errors += 1;
             if !closed_to_user(req, &skip.path) {
-                error_dirs.push(skip.path.clone());
+                error_dirs.push(skip.unseen_under().to_string());
             }
         } else if stored.contains_key(&skip.path) {
             removals.push(skip.path.clone());

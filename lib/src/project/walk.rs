@@ -180,6 +180,23 @@ pub struct Skip {
     pub reason: SkipReason,
 }
 
+impl Skip {
+    /// Where the indexed files this skip leaves unseen are, which an index
+    /// run keeps as they are: an error's own path, and for an ignore file
+    /// that cannot be read, the directory it rules, which the walk did not
+    /// enter ("" for the whole tree).
+    pub fn unseen_under(&self) -> &str {
+        let ignore_file_dir = IGNORE_FILE_NAMES.iter().find_map(|name| match self.path.strip_suffix(name)? {
+            "" => Some(""),
+            dir => dir.strip_suffix('/'),
+        });
+        match ignore_file_dir {
+            Some(dir) if self.reason.is_error() => dir,
+            _ => &self.path,
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct WalkResult {
     pub files: Vec<WalkedFile>,
@@ -586,5 +603,23 @@ fn err_message(err: &ignore::Error) -> String {
             format!("symbolic link loop back to {}", ancestor.display())
         }
         other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unreadable_ignore_file_leaves_its_directory_unseen_and_another_error_its_own_path() {
+        let error = |path: &str| Skip { path: path.into(), reason: SkipReason::Error("denied".into()) };
+        assert_eq!(error("docs/.gitignore").unseen_under(), "docs");
+        assert_eq!(error("vendor/lib/.git/info/exclude").unseen_under(), "vendor/lib");
+        assert_eq!(error("a/.vecgrepignore").unseen_under(), "a");
+        assert_eq!(error(".ignore").unseen_under(), "");
+        assert_eq!(error("docs/not.gitignore").unseen_under(), "docs/not.gitignore");
+        assert_eq!(error("docs/private").unseen_under(), "docs/private");
+        let binary = Skip { path: "docs/.gitignore".into(), reason: SkipReason::Binary };
+        assert_eq!(binary.unseen_under(), "docs/.gitignore");
     }
 }
