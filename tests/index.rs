@@ -328,6 +328,30 @@ fn an_ignore_rule_that_does_not_parse_is_named_and_the_others_apply() {
     assert!(stderr(&o).contains(".vecgrepignore: line 2 is not UTF-8"), "{}", stderr(&o));
 }
 
+/// git's global ignore file applies to every walk; one with a line that is
+/// not UTF-8 would be read up to that line only, and what the rest ignores
+/// indexed (a secret a remote embedder then sees): an error, as for the
+/// walked paths' own ignore files.
+#[test]
+fn a_global_git_ignore_file_read_only_in_part_is_an_error() {
+    let t = sample_project();
+    t.write("secrets.py", "API_KEY = 'hunter2'\n");
+    let global = tempfile::tempdir().unwrap();
+    let (config, excludes) = (global.path().join("gitconfig"), global.path().join("ignore"));
+    std::fs::write(&config, format!("[core]\n\texcludesFile = {}\n", excludes.display())).unwrap();
+    std::fs::write(&excludes, b"# caf\xe9\nsecrets.py\n").unwrap();
+    let o = run(t.cmd("vg-index", ".").env("GIT_CONFIG_GLOBAL", &config));
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert!(err.contains("(core.excludesFile): line 1 is not UTF-8"), "{err}");
+    assert!(of_type(&records(&o), "file").is_empty(), "{}", stdout(&o));
+    std::fs::write(&excludes, b"secrets.py\n").unwrap();
+    let o = run(t.cmd("vg-index", ".").env("GIT_CONFIG_GLOBAL", &config));
+    assert_code(&o, 0);
+    assert!(!stdout(&o).contains("secrets.py"), "the global rules apply: {}", stdout(&o));
+    assert_eq!(summary(&o)["files"], 4);
+}
+
 /// An ignore file below the paths walked that cannot be read leaves its
 /// directory unwalked, an error: what the index holds there is kept as it
 /// is, as under a directory that cannot be read, not removed as gone.

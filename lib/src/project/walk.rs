@@ -331,6 +331,7 @@ fn builder(
     };
     if !opts.no_ignore {
         check_ignore_files_above(root, paths)?;
+        check_global_git_ignore()?;
     }
     let mut builder = WalkBuilder::new(&first.abs);
     for p in rest {
@@ -390,6 +391,25 @@ fn check_ignore_files_above(root: &ProjectRoot, paths: &[AdmittedPath]) -> Resul
         }
     }
     Ok(())
+}
+
+/// git's global ignore file (`core.excludesFile`, else
+/// `$XDG_CONFIG_HOME/git/ignore`), which the walker applies everywhere:
+/// one it would read only in part (a line that is not UTF-8, a file closed
+/// to the user) is an error, as an ignore file of the walked paths is. The
+/// walker reads none that is not a regular file, nor does this.
+fn check_global_git_ignore() -> Result<()> {
+    let Some(file) = ignore::gitignore::gitconfig_excludes_path() else { return Ok(()) };
+    let why = match small_file::read_small(&file, MAX_IGNORE_FILE_BYTES) {
+        Ok(Some(text)) => match small_file::first_line_not_utf8(&text) {
+            Some(line) => not_utf8_at(line),
+            None => return Ok(()),
+        },
+        Ok(None) => return Ok(()),
+        Err(_) if small_file::is_regular(&file).is_err() => return Ok(()),
+        Err(e) => e,
+    };
+    Err(anyhow!("git's global ignore file {} (core.excludesFile): {why}", file.display()))
 }
 
 /// An ignore file in `dir` that is there but cannot be read, and why: not
