@@ -439,3 +439,34 @@ fn null_ends_each_path_with_nul_for_xargs() {
     assert_code(&o, 0);
     assert_eq!(stdout(&o), format!("{odd}\nsrc/upload.py\n"));
 }
+
+/// A hand-made hit's `end_line` says nothing of the lines it holds: context
+/// around it is bounded by its text (once, `end_line` near the end of usize
+/// with `-C` as large panicked on a vector that size), and an error quoting
+/// what a line holds is one bounded line.
+#[test]
+fn a_hand_made_hits_line_range_and_values_cannot_make_the_output_unbounded() {
+    let t = Tree::bare();
+    let huge = u64::MAX;
+    let input = format!("{{\"file\":\"nofile.rs\",\"start_line\":1,\"end_line\":{huge},\"text\":\"a\\nb\"}}\n");
+    for (args, shown) in [
+        (&["-C", "18446744073709551615"][..], "1:a\n2-b\n"),
+        (&["-A", "100000000000"][..], "1:a\n2-b\n"),
+        (&["-B", "5"][..], "1:a\n"),
+    ] {
+        let o = run_with_input(t.cmd("vg-format", ".").args(args).arg("--no-filename"), input.as_bytes());
+        assert_code(&o, 0);
+        assert_eq!(stdout(&o), shown, "{args:?}");
+    }
+    let long = "x".repeat(1_000_000);
+    for bad in [
+        format!("{{\"file\":\"a\",\"start_line\":\"{long}\",\"end_line\":1}}"),
+        format!("{{\"type\":\"commit\",\"sha\":\"{long}\"}}"),
+        format!("{{\"file\":\"a\",\"start_line\":1,\"end_line\":1,\"text\":\"{long}"),
+    ] {
+        let o = run_with_input(&mut t.cmd("vg-format", "."), format!("{bad}\n").as_bytes());
+        assert_code(&o, 2);
+        assert_eq!(stderr(&o).lines().count(), 1, "{}", &stderr(&o)[..300.min(stderr(&o).len())]);
+        assert!(stderr(&o).len() < 1000 && stderr(&o).starts_with("vg-format: line 1"), "{}", stderr(&o).len());
+    }
+}

@@ -694,11 +694,11 @@ fn a_server_that_never_answers_is_an_error_and_a_signal_ends_the_wait_for_it() {
         ("vecgrep", &["retry"][..]),
         ("vg-index", &["--stats"][..]),
     ] {
-        let o = run(t.cmd(tool, ".").args(["--store", &url(1), "--store-project", "p"]).args(args));
+        let o = run(t.cmd(tool, ".").args(["--store", &url(2), "--store-project", "p"]).args(args));
         assert_code(&o, 2);
         let err = stderr(&o);
         assert_eq!(err.lines().count(), 1, "{tool} {args:?}: {err}");
-        assert!(err.contains("cannot connect to project p") && err.contains("did not answer within 1 s"), "{err}");
+        assert!(err.contains("cannot connect to project p") && err.contains("did not answer within 2 s"), "{err}");
     }
     for (tool, signal) in [("vg-index", "-INT"), ("vg-serve", "-TERM")] {
         let (listener, url) = silent();

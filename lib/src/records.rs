@@ -11,7 +11,7 @@ use crate::history::{iso_date, CommitHit};
 use crate::index::{FileOutcome, IndexSummary};
 use crate::judge::{Judgement, Verdict};
 use crate::project::catalog::Catalog;
-use crate::project::shown::clipped;
+use crate::project::shown::{clipped, words_clipped};
 use crate::project::Skip;
 use crate::project::{ProjectRoot, RootMarker};
 use crate::search::Hit;
@@ -654,8 +654,11 @@ impl Record {
         if text.trim().is_empty() {
             return Ok(None);
         }
+        // serde's words quote what the line holds (a string where a
+        // number goes, whole): a cause is bounded, as every value shown is.
+        let cause = |e: serde_json::Error| words_clipped(&e.to_string(), 200, 400);
         let mut value: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| RecordError::NotJson { line, cause: e.to_string() })?;
+            serde_json::from_str(text).map_err(|e| RecordError::NotJson { line, cause: cause(e) })?;
         let object =
             value.as_object_mut().ok_or_else(|| RecordError::NotJson { line, cause: "expected an object".into() })?;
         if let Some(v) = object.get("v") {
@@ -679,8 +682,8 @@ impl Record {
             (Ok(Record::Hit(hit)), _) => check_hit(hit, line).map(|h| Some(Record::Hit(h))),
             (Ok(Record::Commit(commit)), _) => check_commit(commit, line).map(|c| Some(Record::Commit(c))),
             (Ok(record), _) => Ok(Some(record)),
-            (Err(e), "hit") => Err(RecordError::BadHit { line, cause: e.to_string() }),
-            (Err(e), "commit") => Err(RecordError::BadCommit { line, cause: e.to_string() }),
+            (Err(e), "hit") => Err(RecordError::BadHit { line, cause: cause(e) }),
+            (Err(e), "commit") => Err(RecordError::BadCommit { line, cause: cause(e) }),
             (Err(_), _) => Ok(Some(Record::Other)),
         }
     }
@@ -759,7 +762,7 @@ fn short_json(value: &serde_json::Value) -> String {
 /// A search stream as read: its records, and its lines to copy on.
 #[derive(Clone, Debug, Default)]
 pub struct SearchStream {
-    /// Every line that is not blank, as read.
+    /// Every line that is not blank, as read (`read_search_stream_with_lines` only).
     pub lines: Vec<String>,
     pub hits: Vec<HitRecord>,
     /// Commits (vg-log), in the order read.
@@ -783,8 +786,20 @@ pub enum StreamError {
 }
 
 /// Read a search stream (`vg-query`'s output, on standard input) to its end;
-/// a line that is not a record is an error naming it.
-pub fn read_search_stream(mut input: impl io::BufRead) -> Result<SearchStream, StreamError> {
+/// a line that is not a record is an error naming it. Only what a reader
+/// acts on is kept (`lines` stays empty): records of other types may
+/// stream without end.
+pub fn read_search_stream(input: impl io::BufRead) -> Result<SearchStream, StreamError> {
+    read_stream(input, false)
+}
+
+/// [`read_search_stream`], keeping every line as it came too (`lines`),
+/// for a reader that passes the stream on (vg-answer).
+pub fn read_search_stream_with_lines(input: impl io::BufRead) -> Result<SearchStream, StreamError> {
+    read_stream(input, true)
+}
+
+fn read_stream(mut input: impl io::BufRead, keep_lines: bool) -> Result<SearchStream, StreamError> {
     let mut stream = SearchStream::default();
     for i in 0.. {
         let Some(line) = bounded_line(&mut input).map_err(|e| e.at(i + 1))? else { break };
@@ -796,7 +811,7 @@ pub fn read_search_stream(mut input: impl io::BufRead) -> Result<SearchStream, S
             Some(Record::Commit(c)) => stream.commits.push(c),
             _ => {}
         }
-        if !text.trim().is_empty() {
+        if keep_lines && !text.trim().is_empty() {
             stream.lines.push(text);
         }
     }
@@ -844,6 +859,15 @@ fn bounded_line(input: &mut impl io::BufRead) -> Result<Option<Vec<u8>>, LineErr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_reader_that_passes_the_stream_on_keeps_its_lines() {
+        let input = "{\"type\":\"other\",\"v\":1}\n{\"file\":\"a\",\"start_line\":1,\"end_line\":1}\n\n";
+        let read = read_search_stream(input.as_bytes()).unwrap();
+        assert_eq!((read.hits.len(), read.lines.len()), (1, 0));
+        let kept = read_search_stream_with_lines(input.as_bytes()).unwrap();
+        assert_eq!((kept.hits.len(), kept.lines.len()), (1, 2));
+    }
 
     /// The hit a line is, if it is one.
     fn parse_hit_line(text: &str, line: usize) -> Result<Option<HitRecord>, RecordError> {

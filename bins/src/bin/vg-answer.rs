@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{anyhow, Result};
 use vecgrep::answer::{self, AskReason, ChatClient, ChatSettings, Decision};
 use vecgrep::project::{root_named, select_root, ProjectRoot, ResolvedConfig};
-use vecgrep::records::{read_search_stream, write_record, HitRecord, SearchStream};
+use vecgrep::records::{read_search_stream_with_lines, write_record, HitRecord, SearchStream};
 use vecgrep_bins::app::{cli_config, note, resolve_config, run_main, EXIT_FOUND, EXIT_NOT_FOUND};
 use vecgrep_bins::cli::AnswerCli;
 
@@ -18,7 +18,7 @@ fn main() {
     let (cli, matches) = vecgrep_bins::app::parse_args::<AnswerCli>(TOOL);
     run_main(TOOL, || {
         // Read to the end first: a line that is not a record stops the tool before anything is sent.
-        let stream = read_search_stream(std::io::stdin().lock())?;
+        let stream = read_search_stream_with_lines(std::io::stdin().lock())?;
         let root = root_of(&stream.hits)?;
         if cli.answer.learn && !is_where_the_user_is(&root)? {
             // Said before anything is sent: the hits' root is the stream's word, not the user's.

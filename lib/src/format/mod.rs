@@ -5,7 +5,7 @@
 mod commits;
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
@@ -124,8 +124,15 @@ const STOP_WORDS: [&str; 24] = [
 
 /// Query words that appear in `line`, as loose stems (a shared 4-letter prefix counts).
 fn overlap(query_words: &[String], line: &str) -> usize {
+    // Sets, not a scan of the line per query word: a long question over a
+    // long hand-made text would be their product.
     let lw = words(line);
-    query_words.iter().filter(|q| lw.iter().any(|w| w == *q || stem(w).is_some_and(|s| stem(q) == Some(s)))).count()
+    let line_words: HashSet<&str> = lw.iter().map(String::as_str).collect();
+    let line_stems: HashSet<&str> = lw.iter().filter_map(|w| stem(w)).collect();
+    query_words
+        .iter()
+        .filter(|q| line_words.contains(q.as_str()) || stem(q).is_some_and(|s| line_stems.contains(s)))
+        .count()
 }
 
 /// A word's first four letters, counted as characters (`café`, `日本語の`);
@@ -174,14 +181,27 @@ fn best_lines_of(hit: &HitRecord, text: &str, max: usize) -> Vec<usize> {
 struct Lines<'a> {
     file: Option<&'a [String]>,
     hit: &'a HitRecord,
+    /// The hit's own text by line, split once: a hit of many lines shown
+    /// with context asks for each.
+    own: Vec<&'a str>,
 }
 
 impl<'a> Lines<'a> {
-    /// The line numbers `get` may answer for.
+    fn new(file: Option<&'a [String]>, hit: &'a HitRecord) -> Lines<'a> {
+        let own = if file.is_some() { Vec::new() } else { hit.text.split('\n').collect() };
+        Lines { file, hit, own }
+    }
+
+    /// The line numbers `get` may answer for: the file's, or the lines the
+    /// hit's text holds, whatever its `end_line` says (a hand-made record's
+    /// may be near the end of usize, and context is asked of each line).
     fn shown(&self) -> RangeInclusive<usize> {
         match &self.file {
             Some(f) => 1..=f.len(),
-            None => self.hit.start_line..=self.hit.end_line,
+            None => {
+                let held = self.hit.start_line.saturating_add(self.own.len().saturating_sub(1));
+                self.hit.start_line..=self.hit.end_line.min(held)
+            }
         }
     }
 
@@ -202,8 +222,8 @@ impl<'a> Lines<'a> {
         if let Some(f) = &self.file {
             return f.get(n.wrapping_sub(1)).map(String::as_str);
         }
-        if n >= self.hit.start_line && n <= self.hit.end_line {
-            self.hit.text.split('\n').nth(n - self.hit.start_line)
+        if self.shown().contains(&n) {
+            self.own.get(n - self.hit.start_line).copied()
         } else {
             None
         }
@@ -474,7 +494,7 @@ impl FileCache {
         };
         // A hand-made record without text reads the file where the file has its lines.
         let fits = |f: &&[String]| if h.text.is_empty() { h.start_line <= f.len() } else { matches_chunk(f, h) };
-        Lines { file: file.filter(fits), hit: h }
+        Lines::new(file.filter(fits), h)
     }
 }
 

@@ -5,7 +5,9 @@
 //! error, not a tool that hangs (and ignores the Ctrl-C that waits for it).
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use postgres::{Client, NoTls};
@@ -21,6 +23,16 @@ const CONNECT_LIMIT: Duration = Duration::from_secs(15);
 
 /// How often a connection under way looks whether it should give up.
 const CONNECT_POLL: Duration = Duration::from_millis(50);
+
+/// Connections a wait gave up on whose threads still wait for the server,
+/// at most: the client bounds only the socket's connect, not the
+/// handshake, so a server that accepts and never answers holds each one
+/// until it closes the socket. A server refreshing its index every few
+/// seconds would otherwise gather them without end.
+const ABANDONED_KEPT: usize = 8;
+
+/// Connection threads a wait gave up on that still wait for the server.
+static ABANDONED: AtomicUsize = AtomicUsize::new(0);
 
 /// The URL's settings, with what it leaves out taken from the standard
 /// `PG*` environment as libpq takes them.
@@ -58,7 +70,8 @@ pub(super) fn settings(shared: &SharedIndex) -> Result<postgres::Config, StoreEr
         }
     }
     config.application_name("vecgrep");
-    // The socket's own attempt ends with the whole connection's limit.
+    // The socket's connect is bounded too, so that a thread left waiting
+    // for an address that never answers ends with the limit.
     config.connect_timeout(connect_limit(&config));
     Ok(config)
 }
@@ -86,16 +99,17 @@ pub(in crate::store) fn describe(shared: &SharedIndex) -> String {
 }
 
 /// The time a connection may take, handshake included: the URL's
-/// `connect_timeout`, else `PGCONNECT_TIMEOUT` (seconds, as libpq reads
-/// it; 0 or less is libpq's "no limit", here the default), else
-/// [`CONNECT_LIMIT`].
+/// `connect_timeout`, else `PGCONNECT_TIMEOUT`, else [`CONNECT_LIMIT`];
+/// at least 2 s, as libpq waits whatever it is told. libpq's 0 ("no
+/// limit") is the default here: the client cannot tell a URL's 0 from
+/// none, and a tool that may hang for good is what the limit prevents.
 fn connect_limit(config: &postgres::Config) -> Duration {
     let from_env = || {
         let seconds: i64 = std::env::var("PGCONNECT_TIMEOUT").ok()?.trim().parse().ok()?;
-        // libpq waits at least 2 s whatever it is told.
-        (seconds > 0).then(|| Duration::from_secs(seconds.max(2) as u64))
+        (seconds > 0).then(|| Duration::from_secs(seconds as u64))
     };
-    config.get_connect_timeout().copied().filter(|t| !t.is_zero()).or_else(from_env).unwrap_or(CONNECT_LIMIT)
+    let asked = config.get_connect_timeout().copied().filter(|t| !t.is_zero()).or_else(from_env);
+    asked.unwrap_or(CONNECT_LIMIT).max(Duration::from_secs(2))
 }
 
 /// A connection to the shared database, and how errors name the project there.
@@ -115,24 +129,24 @@ pub(super) fn connect_unless(
     let limit = connect_limit(&config);
     let failed =
         |why: crate::store::BoxError| StoreError::File { action: "connect to", path: place.clone(), source: why };
-    // The client connects on a thread of its own, which a wait that ends
-    // first leaves behind: the connection it may still make is closed as
-    // it finds no one to hand it to.
-    let (sender, connected) = mpsc::channel();
-    std::thread::Builder::new()
-        .name("vecgrep-connect".into())
-        .spawn(move || {
-            let _ = sender.send(config.connect(NoTls));
-        })
-        .map_err(|e| failed(e.into()))?;
+    let waiting = ABANDONED.load(Ordering::SeqCst);
+    if waiting >= ABANDONED_KEPT {
+        let why = format!("{waiting} earlier connections to the server are still waiting for it to answer");
+        return Err(failed(why.into()));
+    }
+    let attempt = Attempt::start(config).map_err(|e| failed(e.into()))?;
     let deadline = Instant::now() + limit;
     loop {
-        match connected.recv_timeout(CONNECT_POLL) {
+        match attempt.connected.recv_timeout(CONNECT_POLL) {
             Ok(Ok(client)) => return Ok(Some((client, place))),
             Ok(Err(e)) => return Err(failed(e.into())),
             Err(mpsc::RecvTimeoutError::Disconnected) => return Err(failed("the connection attempt failed".into())),
-            Err(mpsc::RecvTimeoutError::Timeout) if give_up() => return Ok(None),
+            Err(mpsc::RecvTimeoutError::Timeout) if give_up() => {
+                attempt.abandon();
+                return Ok(None);
+            }
             Err(mpsc::RecvTimeoutError::Timeout) if Instant::now() >= deadline => {
+                attempt.abandon();
                 let why = format!(
                     "the server did not answer within {} s (connect_timeout in the store URL, or PGCONNECT_TIMEOUT, gives it longer)",
                     limit.as_secs()
@@ -140,6 +154,48 @@ pub(super) fn connect_unless(
                 return Err(failed(why.into()));
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+    }
+}
+
+/// Keep a writer's connection (the lock's, the writes') open while it
+/// waits on its own work: a server's `idle_session_timeout` would end it
+/// in the middle of a run (the lock's sends nothing for the whole run; the
+/// writes' nothing while a batch is embedded). PostgreSQL before 14 has no
+/// such timeout and refuses the setting, which is then no matter.
+pub(super) fn never_idle_out(client: &mut Client) {
+    let _ = client.batch_execute("SET idle_session_timeout = 0");
+}
+
+/// A connection made on a thread of its own, which a wait that ends first
+/// leaves behind: the connection it may still make is closed as it finds
+/// no one to hand it to.
+struct Attempt {
+    connected: mpsc::Receiver<Result<Client, postgres::Error>>,
+    /// Set by whichever side is done first, the thread or a wait that gives
+    /// up on it; the other counts the thread out of [`ABANDONED`].
+    one_done: Arc<AtomicBool>,
+}
+
+impl Attempt {
+    fn start(config: postgres::Config) -> std::io::Result<Attempt> {
+        let (sender, connected) = mpsc::channel();
+        let one_done = Arc::new(AtomicBool::new(false));
+        let thread_done = Arc::clone(&one_done);
+        std::thread::Builder::new().name("vecgrep-connect".into()).spawn(move || {
+            let _ = sender.send(config.connect(NoTls));
+            if thread_done.swap(true, Ordering::SeqCst) {
+                ABANDONED.fetch_sub(1, Ordering::SeqCst);
+            }
+        })?;
+        Ok(Attempt { connected, one_done })
+    }
+
+    /// Stop waiting: the thread counts as abandoned until it ends.
+    fn abandon(&self) {
+        ABANDONED.fetch_add(1, Ordering::SeqCst);
+        if self.one_done.swap(true, Ordering::SeqCst) {
+            ABANDONED.fetch_sub(1, Ordering::SeqCst);
         }
     }
 }
@@ -160,33 +216,66 @@ mod tests {
     fn the_urls_connect_timeout_is_the_whole_connections_limit() {
         let config: postgres::Config = "postgres://u@127.0.0.1/db?connect_timeout=3".parse().unwrap();
         assert_eq!(connect_limit(&config), Duration::from_secs(3));
-        let config: postgres::Config = "postgres://u@127.0.0.1/db".parse().unwrap();
-        assert!(connect_limit(&config) >= Duration::from_secs(2));
+        let config: postgres::Config = "postgres://u@127.0.0.1/db?connect_timeout=1".parse().unwrap();
+        assert_eq!(connect_limit(&config), Duration::from_secs(2), "at least 2 s, as libpq");
+        if std::env::var_os("PGCONNECT_TIMEOUT").is_none() {
+            let config: postgres::Config = "postgres://u@127.0.0.1/db".parse().unwrap();
+            assert_eq!(connect_limit(&config), CONNECT_LIMIT);
+        }
     }
 
     /// A server that accepts connections and never says a word.
     fn silent_server() -> (std::net::TcpListener, String) {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
-        (listener, format!("postgres://u@127.0.0.1:{port}/db?connect_timeout=1"))
+        (listener, format!("postgres://u@127.0.0.1:{port}/db?connect_timeout=2"))
     }
 
     fn shared(url: String) -> SharedIndex {
         SharedIndex { url, project: "p".into(), writer: "w".into(), adopt: false }
     }
 
+    /// The tests that leave threads waiting count them in one counter.
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    #[test]
+    fn threads_left_waiting_for_a_silent_server_are_bounded() {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let counted_out = || {
+            let began = Instant::now();
+            while ABANDONED.load(Ordering::SeqCst) > 0 {
+                assert!(began.elapsed() < Duration::from_secs(20), "the threads never ended");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        };
+        // What another test left waiting ends with its server.
+        counted_out();
+        let (listener, url) = silent_server();
+        for _ in 0..ABANDONED_KEPT {
+            assert!(connect_unless(&shared(url.clone()), &|| true).unwrap().is_none());
+        }
+        let err = connect_unless(&shared(url.clone()), &|| true).err().expect("refused at once");
+        let why = format!("{}", std::error::Error::source(&err).unwrap());
+        assert!(why.contains("8 earlier connections to the server are still waiting for it to answer"), "{why}");
+        // Once the server closes them, the threads end and are counted out.
+        drop(listener);
+        counted_out();
+    }
+
     #[test]
     fn a_server_that_accepts_and_never_answers_is_an_error_not_a_hang() {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
         let (_listener, url) = silent_server();
         let err = connect(&shared(url)).err().expect("no connection to a silent server");
         let why = format!("{err}: {}", std::error::Error::source(&err).unwrap());
-        assert!(why.contains("cannot connect to project p") && why.contains("did not answer within 1 s"), "{why}");
+        assert!(why.contains("cannot connect to project p") && why.contains("did not answer within 2 s"), "{why}");
     }
 
     #[test]
     fn a_connection_under_way_stops_when_told_to() {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
         let (_listener, url) = silent_server();
-        let url = url.replace("connect_timeout=1", "connect_timeout=600");
+        let url = url.replace("connect_timeout=2", "connect_timeout=600");
         let asked = std::cell::Cell::new(0);
         let give_up = || {
             asked.set(asked.get() + 1);

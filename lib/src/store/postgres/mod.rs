@@ -127,6 +127,7 @@ impl PgIndex {
     /// another version is rebuilt, and `rebuilt` hears why.
     pub(super) fn open_for_writing(root: &ProjectRoot, rebuilt: &mut dyn FnMut(&str)) -> Result<PgIndex, StoreError> {
         let index = Self::connected(shared_of(root))?;
+        connection::never_idle_out(&mut index.client.borrow_mut());
         index.create_schema(rebuilt)?;
         Ok(index)
     }
@@ -135,6 +136,7 @@ impl PgIndex {
     /// one of another version is an error here, not rebuilt.
     pub(super) fn open_in_place(root: &ProjectRoot) -> Result<PgIndex, StoreError> {
         let index = Self::connected(shared_of(root))?;
+        connection::never_idle_out(&mut index.client.borrow_mut());
         index.create_schema(&mut |_| {})?;
         Ok(index)
     }

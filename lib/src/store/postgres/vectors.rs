@@ -111,15 +111,17 @@ impl PgIndex {
         if vectors < HNSW_MIN_VECTORS {
             return Ok(());
         }
-        self.batch(&format!(
-            "SET maintenance_work_mem = '1GB';
-             BEGIN;
-             CREATE INDEX IF NOT EXISTS chunks_embedding_hnsw ON chunks
-                 USING hnsw ((embedding::vector({dims})) vector_cosine_ops);
-             INSERT INTO meta VALUES ('hnsw_dims', '{dims}') ON CONFLICT (key) DO UPDATE SET value = '{dims}';
-             COMMIT;
-             RESET maintenance_work_mem;"
-        ))
+        self.batch("SET maintenance_work_mem = '1GB'")?;
+        let built = self.in_transaction(|tx| {
+            tx.batch_execute(&format!(
+                "CREATE INDEX IF NOT EXISTS chunks_embedding_hnsw ON chunks
+                     USING hnsw ((embedding::vector({dims})) vector_cosine_ops);
+                 INSERT INTO meta VALUES ('hnsw_dims', '{dims}') ON CONFLICT (key) DO UPDATE SET value = '{dims}';"
+            ))
+        });
+        let reset = self.batch("RESET maintenance_work_mem");
+        built?;
+        reset
     }
 
     /// Settings for a reading connection's searches: through the HNSW

@@ -62,6 +62,7 @@ pub(in crate::store) fn lock(
     if taken.is_none() {
         return Ok(None);
     }
+    super::connection::never_idle_out(&mut client);
     let session: i32 = client.query_one("SELECT pg_backend_pid()", &[]).map_err(failed)?.get(0);
     let mut held = HELD.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     held.push((shared.url.clone(), shared.project.clone(), session));
@@ -69,31 +70,41 @@ pub(in crate::store) fn lock(
 }
 
 /// Refuse to commit the transaction `tx` changes the index in when this
-/// process took the project's writer lock and the session it took it with
-/// holds it no more. A process that holds no lock on the project (a test
-/// of the backend alone, a server marking its jobs) is not checked.
+/// process took a writer lock on the index's project, or on the project
+/// whose revision it is (forgetting a revision takes the project's lock
+/// only; indexing one takes both), and the session it took it with holds
+/// it no more. A process that holds no such lock (a test of the backend
+/// alone, a server marking its jobs) is not checked.
 pub(super) fn check_still_held(
     tx: &mut impl GenericClient,
     shared: &SharedIndex,
     place: &Path,
 ) -> Result<(), StoreError> {
-    let session = {
+    let sessions: Vec<(String, i32)> = {
         let held = HELD.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        held.iter().find(|(url, project, _)| *url == shared.url && *project == shared.project).map(|h| h.2)
+        let ours = |project: &str| project == shared.project || project == shared.writers_project();
+        held.iter()
+            .filter(|(url, project, _)| *url == shared.url && ours(project))
+            .map(|h| (h.1.clone(), h.2))
+            .collect()
     };
-    let Some(session) = session else { return Ok(()) };
-    let key = lock_key(&shared.project);
-    // An advisory lock on a bigint is shown as its two halves.
-    let (high, low) = ((key >> 32) as u32, key as u32);
-    let still: bool = tx
-        .query_one(
-            "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted
-               AND pid = $1 AND classid = $2 AND objid = $3 AND objsubid = 1)",
-            &[&session, &high, &low],
-        )
-        .map_err(|e| StoreError::Backend { path: place.to_path_buf(), source: e.into() })?
-        .get(0);
-    if still {
+    let failed = |e: postgres::Error| StoreError::Backend { path: place.to_path_buf(), source: e.into() };
+    let mut lost = false;
+    for (project, session) in sessions {
+        let key = lock_key(&project);
+        // An advisory lock on a bigint is shown as its two halves.
+        let (high, low) = ((key >> 32) as u32, key as u32);
+        let still: bool = tx
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted
+                   AND pid = $1 AND classid = $2 AND objid = $3 AND objsubid = 1)",
+                &[&session, &high, &low],
+            )
+            .map_err(failed)?
+            .get(0);
+        lost |= !still;
+    }
+    if !lost {
         return Ok(());
     }
     let why = "the writer lock was lost: the server ended the session that held it, so another run may be writing; \
@@ -126,5 +137,36 @@ mod tests {
         let again = lock(&shared, &mut || {}, &|| false).unwrap().expect("free again");
         index.set_meta_value("mark", "after").unwrap();
         drop(again);
+    }
+
+    #[test]
+    fn a_servers_idle_timeout_ends_neither_the_lock_nor_the_writes_of_a_run() {
+        let server = super::super::test_server::PgServer::start();
+        server.sql("ALTER ROLE CURRENT_USER SET idle_session_timeout = '300ms'").unwrap();
+        let shared = SharedIndex { url: server.url.clone(), project: "t".into(), writer: "tests".into(), adopt: false };
+        let held = lock(&shared, &mut || {}, &|| false).unwrap().expect("free");
+        let mut index = super::super::test_server::index(&server, "t");
+        // A batch being embedded: neither connection says a word meanwhile.
+        std::thread::sleep(Duration::from_millis(900));
+        index.set_meta_value("mark", "after a pause").unwrap();
+        drop(held);
+    }
+
+    #[test]
+    fn a_revisions_index_changed_under_its_projects_lock_is_checked_against_it() {
+        let server = super::super::test_server::PgServer::start();
+        let project =
+            SharedIndex { url: server.url.clone(), project: "t".into(), writer: "tests".into(), adopt: false };
+        // Forgetting a revision takes the project's lock only.
+        let held = lock(&project, &mut || {}, &|| false).unwrap().expect("free");
+        let mut revision = super::super::test_server::index(&server, &format!("t@{}", "a".repeat(40)));
+        revision.set_meta_value("mark", "before").unwrap();
+        assert_eq!(
+            server.sql("SELECT count(pg_terminate_backend(pid)) FROM pg_locks WHERE locktype = 'advisory'").unwrap(),
+            "1"
+        );
+        let err = revision.set_meta_value("mark", "after").expect_err("the project's lost lock is seen");
+        assert!(format!("{}", std::error::Error::source(&err).unwrap()).contains("writer lock was lost"), "{err}");
+        drop(held);
     }
 }
