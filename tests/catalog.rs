@@ -272,6 +272,13 @@ fn a_projects_link_removed_by_hand_still_places_its_hits_and_is_made_again() {
         p.dir("src/billing").canonicalize().unwrap(),
         "an index run made it again"
     );
+    // One pointed elsewhere by hand places nothing there: the definition says
+    // where the project is.
+    std::fs::remove_file(&link).unwrap();
+    std::os::unix::fs::symlink(p.dir("src/api"), &link).unwrap();
+    let o = run(p.cmd("vg-query", "elsewhere").args(["--catalog", "team", "--no-index", "email the monthly invoice"]));
+    let hits = records(&o);
+    assert_eq!(PathBuf::from(hits[0]["root"].as_str().unwrap()), p.dir("src/billing"), "not where the link leads");
 
     // A definition edited by hand to name two projects alike is refused, as `add` refuses them.
     let file = p.dir("catalogs/team/.vecgrep-catalog.toml");

@@ -348,7 +348,7 @@ fn a_writer_whose_lock_the_server_let_go_stops_and_leaves_the_index_sound() {
     }
     // Its other file records, unread, fill the pipe: it waits mid-run,
     // holding the lock in a session of its own, idle between questions.
-    let ended = "SELECT count(pg_terminate_backend(l.pid)) FROM pg_locks l JOIN pg_stat_activity a USING (pid)
+    let ended = "SELECT count(pg_terminate_backend(l.pid, 10000)) FROM pg_locks l JOIN pg_stat_activity a USING (pid)
                  WHERE l.locktype = 'advisory' AND l.granted AND a.state = 'idle'";
     assert_eq!(pg.sql(ended).unwrap(), "1");
     let mut rest = String::new();

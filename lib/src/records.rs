@@ -135,18 +135,19 @@ impl HitRecord {
 }
 
 /// Where a hit's file is: under `root`, or for a catalog's file
-/// (`<project>/<path>`), under its project's directory, found through the
-/// catalog's link to it (or its definition, where the link is gone), with
-/// the project's name.
+/// (`<project>/<path>`), under its project's directory, as the catalog's
+/// definition names it (its link, only where the definition cannot be
+/// read: a link changed by hand would send readers to another file than
+/// the one indexed), with the project's name.
 fn place_in(root: &ProjectRoot, file: String) -> (PathBuf, String, Option<String>) {
     if root.marker != RootMarker::Catalog {
         return (root.path.clone(), file, None);
     }
     let Some((project, rest)) = file.split_once('/') else { return (root.path.clone(), file, None) };
-    let dir = std::fs::read_link(root.path.join(project)).ok().or_else(|| {
-        let catalog = Catalog::read(&root.path).ok()?;
-        catalog.projects.into_iter().find(|p| p.name == project).map(|p| p.path)
-    });
+    let dir = match Catalog::read(&root.path) {
+        Ok(catalog) => catalog.projects.into_iter().find(|p| p.name == project).map(|p| p.path),
+        Err(_) => std::fs::read_link(root.path.join(project)).ok(),
+    };
     match dir {
         Some(dir) => (dir, rest.to_string(), Some(project.to_string())),
         None => (root.path.clone(), file, None),

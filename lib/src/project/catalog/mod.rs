@@ -203,6 +203,7 @@ impl Catalog {
     pub fn read(dir: &Path) -> Result<Catalog> {
         // A definition names a few projects; a larger file is no catalog's.
         const MAX_CATALOG_BYTES: u64 = 1 << 20;
+        refuse_link(dir)?;
         let kept_as = dir.file_name().map(|n| n.to_os_string());
         let dir = dir.canonicalize().with_context(|| format!("'{}'", dir.display()))?;
         let path = dir.join(CATALOG_FILE);
@@ -318,7 +319,26 @@ fn project_for(catalog: &Catalog, path: &Path) -> Result<CatalogProject> {
 
 /// Write the definition (through a temporary file, so a kill leaves the
 /// old one or the new one) and a link per project.
+/// A catalog's directory is one of its own in the catalogs' directory: a
+/// link there leads elsewhere (into a project, say), where its definition
+/// and links would be written and read.
+fn refuse_link(dir: &Path) -> Result<()> {
+    if dir.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()) {
+        bail!("{} is a link; a catalog is a directory of its own, remove the link", dir.display());
+    }
+    Ok(())
+}
+
+/// Write the catalog's definition and its projects' links; nothing when
+/// something is in the way of a link.
 fn write(catalog: &Catalog) -> Result<()> {
+    refuse_link(&catalog.dir)?;
+    for p in &catalog.projects {
+        let at = catalog.dir.join(&p.name);
+        if at.symlink_metadata().is_ok_and(|m| !m.file_type().is_symlink()) {
+            bail!("{} is in the way of the project's link", at.display());
+        }
+    }
     std::fs::create_dir_all(&catalog.dir).with_context(|| format!("creating {}", catalog.dir.display()))?;
     let file = CatalogFile { version: CATALOG_VERSION, name: catalog.name.clone(), projects: catalog.projects.clone() };
     let text = format!(

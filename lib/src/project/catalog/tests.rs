@@ -58,6 +58,28 @@ fn add_refuses_bad_names_overlaps_and_two_projects_of_one_name_writing_nothing()
 }
 
 #[test]
+fn an_add_that_cannot_link_a_project_changes_nothing_and_a_linked_catalog_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = project(&dir, "api", &[("a.rs", "x\n")]);
+    let web = project(&dir, "web", &[("b.rs", "y\n")]);
+    let cats = catalogs(&dir);
+    cats.add("team", std::slice::from_ref(&api)).unwrap();
+    // A directory where the project's link goes.
+    std::fs::create_dir(cats.dir.join("team/web")).unwrap();
+    let err = format!("{:#}", cats.add("team", std::slice::from_ref(&web)).unwrap_err());
+    assert!(err.contains("is in the way of the project's link"), "{err}");
+    assert_eq!(cats.open("team").unwrap().projects.len(), 1, "the definition is as it was");
+    // A catalog's directory that is a link into a project.
+    std::os::unix::fs::symlink(&web, cats.dir.join("evil")).unwrap();
+    let err = format!("{:#}", cats.add("evil", std::slice::from_ref(&web)).unwrap_err());
+    assert!(err.contains("is a link; a catalog is a directory of its own"), "{err}");
+    assert!(!web.join(CATALOG_FILE).exists() && !web.join("web").exists(), "nothing written in the project");
+    std::fs::write(web.join(CATALOG_FILE), "version = 1\nname = \"evil\"\nprojects = []\n").unwrap();
+    let err = format!("{:#}", cats.open("evil").unwrap_err());
+    assert!(err.contains("is a link"), "{err}");
+}
+
+#[test]
 fn a_catalog_walk_names_files_by_project_and_skips_a_vanished_project() {
     let dir = tempfile::tempdir().unwrap();
     let api = project(
@@ -80,6 +102,32 @@ fn a_catalog_walk_names_files_by_project_and_skips_a_vanished_project() {
     std::fs::remove_dir_all(&billing).unwrap();
     let walked = walk(&root, &all, &opts).unwrap();
     assert_eq!(walked.files.len(), 1);
+    assert!(matches!(&walked.skips[..], [s] if s.path == "billing" && s.reason.code() == "missing_project"));
+}
+
+#[test]
+fn a_project_replaced_by_a_link_has_moved_and_a_link_changed_by_hand_is_restored() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = project(&dir, "api", &[("retry.rs", "fn retry() {}\n")]);
+    let billing = project(&dir, "billing", &[("invoice.py", "def bill(): pass\n")]);
+    let elsewhere = project(&dir, "elsewhere", &[("secret.py", "KEY = 1\n")]);
+    let cats = catalogs(&dir);
+    let (catalog, _) = cats.add("team", &[api.clone(), billing.clone()]).unwrap();
+    let (root, all) = (catalog.root(), admit_catalog_paths(&catalog, dir.path(), &[]).unwrap());
+    let opts = WalkOptions { max_filesize: 1 << 20, ..WalkOptions::default() };
+    // The catalog's link, pointed elsewhere by hand, is pointed back.
+    let link = root.path.join("api");
+    std::fs::remove_file(&link).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &link).unwrap();
+    let walked = walk(&root, &all, &opts).unwrap();
+    assert_eq!(std::fs::read_link(&link).unwrap(), api.canonicalize().unwrap());
+    let rels: Vec<_> = walked.files.iter().map(|f| f.rel.as_str()).collect();
+    assert_eq!(rels, ["api/retry.rs", "billing/invoice.py"]);
+    // The project's own directory replaced by a link: moved, not walked.
+    std::fs::remove_dir_all(&billing).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &billing).unwrap();
+    let walked = walk(&root, &all, &opts).unwrap();
+    assert_eq!(walked.files.len(), 1, "{:?}", walked.files.iter().map(|f| &f.rel).collect::<Vec<_>>());
     assert!(matches!(&walked.skips[..], [s] if s.path == "billing" && s.reason.code() == "missing_project"));
 }
 

@@ -18,22 +18,27 @@ pub fn walk_catalog(root: &ProjectRoot, paths: &[AdmittedPath], opts: &WalkOptio
     let catalog = Catalog::read(&root.path)?;
     let mut out = WalkResult::default();
     for project in &catalog.projects {
-        let Some(within) = paths_within(&project.name, &project.path, paths) else { continue };
-        // Walked as the project's own root, with the marker it carries.
+        if paths_within(&project.name, &project.path, paths).is_none() {
+            continue;
+        }
+        // Walked as the project's own root, with the marker it carries; a
+        // directory replaced by a link to another has moved, as one gone has.
+        let replaced = project.path.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink());
         let project_root = match root_named(&project.path) {
-            Ok(root) if root.path.is_dir() => root,
+            Ok(root) if !replaced && root.path.is_dir() => root,
             _ => {
                 let reason = SkipReason::MissingProject(project.path.display().to_string());
                 out.skips.push(Skip { path: project.name.clone(), reason });
                 continue;
             }
         };
-        // Results name a project's directory through its link; one removed
-        // by hand is made again (the definition says where it points).
-        let link = root.path.join(&project.name);
-        if link.symlink_metadata().is_err() {
-            let _ = std::os::unix::fs::symlink(&project.path, &link);
+        if let Err(why) = restore_link(&root.path.join(&project.name), &project.path) {
+            out.skips.push(Skip { path: project.name.clone(), reason: SkipReason::Error(why) });
+            continue;
         }
+        // The paths as the walk meets them: under the project's canonical
+        // directory (a definition edited by hand may name it through a link).
+        let within = paths_within(&project.name, &project_root.path, paths).unwrap_or_default();
         // A project that cannot be walked (an ignore file it may not read)
         // is one error of the catalog's, not the end of the others' search.
         let walked = match walk_tree(&project_root, &within, opts) {
@@ -54,6 +59,26 @@ pub fn walk_catalog(root: &ProjectRoot, paths: &[AdmittedPath], opts: &WalkOptio
     }
     out.files.sort_by(|a, b| a.rel.cmp(&b.rel));
     Ok(out)
+}
+
+/// The catalog's link to a project at `link`, made again where it was
+/// removed or changed by hand (the definition says where it points), or
+/// why not: a file or directory in its way.
+fn restore_link(link: &Path, project: &Path) -> Result<(), String> {
+    match std::fs::read_link(link) {
+        Ok(target) if target == project => return Ok(()),
+        Ok(_) => {
+            let _ = std::fs::remove_file(link);
+        }
+        Err(_) if link.symlink_metadata().is_ok() => {
+            return Err(format!("{} is in the way of the project's link", link.display()));
+        }
+        Err(_) => {}
+    }
+    // Results name files through the definition, so a link that cannot be
+    // made costs only a person following it by hand.
+    let _ = std::os::unix::fs::symlink(project, link);
+    Ok(())
 }
 
 /// The paths of `paths` inside project `name` (at `dir`), as paths of the

@@ -125,7 +125,7 @@ mod tests {
         let mut index = super::super::test_server::index(&server, "t");
         index.set_meta_value("mark", "before").unwrap();
         let ended = server
-            .sql("SELECT count(pg_terminate_backend(pid)) FROM pg_locks WHERE locktype = 'advisory' AND granted")
+            .sql("SELECT count(pg_terminate_backend(pid, 10000)) FROM pg_locks WHERE locktype = 'advisory' AND granted")
             .unwrap();
         assert_eq!(ended, "1");
         let err = index.set_meta_value("mark", "after").expect_err("the lost lock is seen before the commit");
@@ -162,7 +162,9 @@ mod tests {
         let mut revision = super::super::test_server::index(&server, &format!("t@{}", "a".repeat(40)));
         revision.set_meta_value("mark", "before").unwrap();
         assert_eq!(
-            server.sql("SELECT count(pg_terminate_backend(pid)) FROM pg_locks WHERE locktype = 'advisory'").unwrap(),
+            server
+                .sql("SELECT count(pg_terminate_backend(pid, 10000)) FROM pg_locks WHERE locktype = 'advisory'")
+                .unwrap(),
             "1"
         );
         let err = revision.set_meta_value("mark", "after").expect_err("the project's lost lock is seen");
