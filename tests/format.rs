@@ -46,6 +46,9 @@ fn json_keeps_root_relative_paths() {
     assert_eq!(recs.len(), 3);
     assert_eq!(recs[0]["file"], "src/upload.py");
     assert_eq!(recs[0]["root"], t.path().to_str().unwrap());
+    // Written in the normal form: the type and this version filled in.
+    let o = format(&t, ".", &["--json"], "{\"v\":0,\"file\":\"a.py\",\"start_line\":1,\"end_line\":1}\n");
+    assert_eq!((records(&o)[0]["type"].as_str(), records(&o)[0]["v"].as_u64()), (Some("hit"), Some(1)));
 }
 
 /// Piped output comes best first, in the stream's order, as `--json` has

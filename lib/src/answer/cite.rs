@@ -173,7 +173,7 @@ fn bracketed_group(rest: &str) -> Option<(Vec<(&str, Written<'_>)>, usize)> {
 
 /// An item of a bracketed group: a number, or a whole place.
 fn written(item: &str) -> Option<Written<'_>> {
-    if let Ok(n) = item.parse::<usize>() {
+    if let Some(n) = number(item) {
         return Some(Written::Number(n));
     }
     match place_at(item, 0) {
@@ -199,7 +199,7 @@ fn place_at(text: &str, i: usize) -> Option<(Written<'_>, usize)> {
     let path = rest[..path_len].trim_end_matches('.');
     let after = rest[path.len()..].strip_prefix(':')?;
     let digits = after.find(|c: char| !c.is_ascii_digit()).unwrap_or(after.len());
-    let line: usize = after[..digits].parse().ok()?;
+    let line = number(&after[..digits])?;
     // One that starts with a dot is a place when it has a directory in it
     // (`../secret.py`, `.github/ci.yml`), so that it is checked like any.
     let looks_like_path = path.chars().any(|c| c.is_ascii_alphabetic())
@@ -219,6 +219,16 @@ fn place_at(text: &str, i: usize) -> Option<(Written<'_>, usize)> {
         }
     }
     Some((Written::Place { path, line }, len))
+}
+
+/// The number `digits` writes; one past usize is usize::MAX, which no
+/// excerpt has, so that a citation of it is checked and dropped, not left
+/// in the text as if it were no citation.
+fn number(digits: &str) -> Option<usize> {
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(digits.parse().unwrap_or(usize::MAX))
 }
 
 fn is_path_char(c: char) -> bool {
@@ -286,6 +296,14 @@ mod tests {
             ["src/book.rs:14", "src/book.rs:12", "src/sso/saml.py:1"]
         );
         assert_eq!(c.dropped, ["src/book.rs:99", "7", "src/other.rs:3"]);
+    }
+
+    #[test]
+    fn a_number_past_any_excerpt_or_line_is_a_citation_dropped() {
+        let big = "99999999999999999999999";
+        let c = cite(&format!("Kept [1]. Gone [{big}] and [src/book.rs:{big}]."), &given());
+        assert_eq!(c.text, "Kept [src/book.rs:10]. Gone and.");
+        assert_eq!(c.dropped, [big.to_string(), format!("src/book.rs:{big}")]);
     }
 
     #[test]

@@ -234,8 +234,9 @@ impl<'a> Lines<'a> {
 pub fn render(out: &mut dyn Write, hits: &[HitRecord], opts: &FormatOptions) -> io::Result<()> {
     match opts.mode {
         OutputMode::Json => {
+            // In the normal form, of this version (a record read may say `v` 0).
             for h in hits {
-                write_record(out, h)?;
+                write_record(out, &HitRecord { v: crate::records::CONTRACT_VERSION, ..h.clone() })?;
             }
         }
         OutputMode::Files => {

@@ -242,6 +242,16 @@ impl Catalog {
                     p.name
                 );
             }
+            // As `add` refuses: a file would be indexed, and found, twice.
+            let overlaps = |q: &&CatalogProject| p.path.starts_with(&q.path) || q.path.starts_with(&p.path);
+            if let Some(outer) = file.projects[..i].iter().find(overlaps) {
+                bail!(
+                    "{} names projects '{}' and '{}', one inside the other; a file belongs to one project",
+                    path.display(),
+                    outer.name,
+                    p.name
+                );
+            }
             if let Some(twin) = file.projects[..i].iter().find(|q| q.name.eq_ignore_ascii_case(&p.name)) {
                 bail!(
                     "{} names two projects '{}' and '{}'; a catalog's projects need distinct names",

@@ -207,4 +207,10 @@ fn a_malformed_or_newer_definition_is_an_error_naming_the_file() {
     std::fs::write(at.join(CATALOG_FILE), "version = 9\nname = \"team\"\n").unwrap();
     let err = cats.open("team").unwrap_err().to_string();
     assert!(err.contains("has format 9"), "{err}");
+    // Edited by hand to hold a project inside another, as `add` refuses.
+    let nested = "version = 1\nname = \"team\"\n[[project]]\nname = \"x\"\npath = \"/x\"\n\
+                  [[project]]\nname = \"sub\"\npath = \"/x/sub\"\n";
+    std::fs::write(at.join(CATALOG_FILE), nested).unwrap();
+    let err = cats.open("team").unwrap_err().to_string();
+    assert!(err.contains("names projects 'x' and 'sub', one inside the other"), "{err}");
 }
