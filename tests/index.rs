@@ -343,7 +343,7 @@ fn a_global_git_ignore_file_read_only_in_part_is_an_error() {
     let o = run(t.cmd("vg-index", ".").env("GIT_CONFIG_GLOBAL", &config));
     assert_code(&o, 2);
     let err = stderr(&o);
-    assert!(err.contains("(core.excludesFile): line 1 is not UTF-8"), "{err}");
+    assert!(err.contains("git's global ignore file") && err.contains(": line 1 is not UTF-8"), "{err}");
     assert!(of_type(&records(&o), "file").is_empty(), "{}", stdout(&o));
     std::fs::write(&excludes, b"secrets.py\n").unwrap();
     let o = run(t.cmd("vg-index", ".").env("GIT_CONFIG_GLOBAL", &config));
@@ -793,10 +793,16 @@ fn a_directory_whose_ignore_file_is_closed_is_an_error_not_walked() {
     use std::os::unix::fs::PermissionsExt;
     let t = sample_project();
     t.write("vault/secret.py", "API_KEY = 'hunter2'\n").write("vault/.gitignore", "secret.py\n");
+    t.write("vault/notes.md", "Rotate the vault keys every quarter.\n");
     let user = OtherUser::new(&t);
+    assert_code(&run(&mut user.cmd(&t, "vg-index")), 0);
     std::fs::set_permissions(t.path().join("vault/.gitignore"), std::fs::Permissions::from_mode(0o000)).unwrap();
     let o = run(&mut user.cmd(&t, "vg-index"));
     assert_code(&o, 2);
+    // What the index held in its directory stays: the directory is open.
+    let removed: Vec<_> =
+        of_type(&records(&o), "file").into_iter().filter(|f| f["status"] == "removed").cloned().collect();
+    assert!(removed.is_empty(), "{removed:?}");
     let skips: Vec<serde_json::Value> = of_type(&records(&o), "skip").into_iter().cloned().collect();
     assert!(skips.iter().any(|s| s["file"] == "vault/.gitignore" && s["reason"] == "error"), "{skips:?}");
     assert!(stderr(&o).contains("vault/.gitignore"), "{}", stderr(&o));

@@ -76,8 +76,9 @@ fn render_block(out: &mut dyn Write, c: &CommitRecord, opts: &FormatOptions) -> 
     )?;
     writeln!(out, "    {}", paint(color, BOLD, &opts.shown(&c.subject)))?;
     let query_words = words(&c.query);
+    let query = super::QueryTerms::new(&query_words);
     for line in c.lines.iter().take(opts.lines_per_hit.max(1)) {
-        let text = super::highlight(&opts.shown(&line.text), &query_words, color);
+        let text = super::highlight(&opts.shown(&line.text), &query, color);
         match (&line.path, line.line) {
             (Some(path), Some(n)) => {
                 let path = display_file(Some(&c.root), path, &opts.cwd);

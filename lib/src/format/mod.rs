@@ -122,17 +122,47 @@ const STOP_WORDS: [&str; 24] = [
     "this", "that", "from", "where", "we", "do",
 ];
 
-/// Query words that appear in `line`, as loose stems (a shared 4-letter prefix counts).
-fn overlap(query_words: &[String], line: &str) -> usize {
-    // Sets, not a scan of the line per query word: a long question over a
-    // long hand-made text would be their product.
-    let lw = words(line);
-    let line_words: HashSet<&str> = lw.iter().map(String::as_str).collect();
-    let line_stems: HashSet<&str> = lw.iter().filter_map(|w| stem(w)).collect();
-    query_words
-        .iter()
-        .filter(|q| line_words.contains(q.as_str()) || stem(q).is_some_and(|s| line_stems.contains(s)))
-        .count()
+/// A query's words, counted by what a word of a line matches them by:
+/// its stem (a shared 4-letter prefix), or itself where it is shorter.
+/// Built once per hit, so that scoring a line costs its own words only: a
+/// long question over a long hand-made text would otherwise be their product.
+struct QueryTerms<'q> {
+    by_stem: HashMap<&'q str, usize>,
+    by_short_word: HashMap<&'q str, usize>,
+}
+
+impl<'q> QueryTerms<'q> {
+    fn new(query_words: &'q [String]) -> QueryTerms<'q> {
+        let (mut by_stem, mut by_short_word) = (HashMap::new(), HashMap::new());
+        for q in query_words {
+            match stem(q) {
+                Some(s) => *by_stem.entry(s).or_insert(0) += 1,
+                None => *by_short_word.entry(q.as_str()).or_insert(0) += 1,
+            }
+        }
+        QueryTerms { by_stem, by_short_word }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.by_stem.is_empty() && self.by_short_word.is_empty()
+    }
+
+    /// How many of the query's words appear in `line`, as loose stems. A
+    /// long query word matches a line word of its stem (the word itself
+    /// included); a short one, itself only: each is counted once.
+    fn overlap(&self, line: &str) -> usize {
+        let line_words = words(line);
+        let mut seen: HashSet<(bool, &str)> = HashSet::new();
+        let mut matched = 0;
+        for w in &line_words {
+            let key = stem(w).map_or((false, w.as_str()), |s| (true, s));
+            if seen.insert(key) {
+                let counts = if key.0 { &self.by_stem } else { &self.by_short_word };
+                matched += counts.get(key.1).copied().unwrap_or(0);
+            }
+        }
+        matched
+    }
 }
 
 /// A word's first four letters, counted as characters (`café`, `日本語の`);
@@ -152,11 +182,12 @@ pub fn best_lines(hit: &HitRecord, max: usize) -> Vec<usize> {
 fn best_lines_of(hit: &HitRecord, text: &str, max: usize) -> Vec<usize> {
     let lines: Vec<&str> = text.split('\n').collect();
     let query_words = hit.query.as_deref().map(words).unwrap_or_default();
+    let query = QueryTerms::new(&query_words);
     let mut scored: Vec<(usize, usize)> = lines
         .iter()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| (overlap(&query_words, l), i))
+        .map(|(i, l)| (query.overlap(l), i))
         .filter(|(s, _)| *s > 0)
         .collect();
     scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
@@ -379,15 +410,15 @@ pub fn score_band(score: f64) -> ScoreBand {
 }
 
 /// Mark the query's words in a line.
-fn highlight(line: &str, query_words: &[String], color: bool) -> String {
-    if !color || query_words.is_empty() {
+fn highlight(line: &str, query: &QueryTerms<'_>, color: bool) -> String {
+    if !color || query.is_empty() {
         return line.to_string();
     }
     let mut out = String::with_capacity(line.len());
     let mut word = String::new();
     let flush = |word: &mut String, out: &mut String| {
         if !word.is_empty() {
-            if overlap(query_words, word) > 0 {
+            if query.overlap(word) > 0 {
                 out.push_str(MATCH);
                 out.push_str(word);
                 out.push_str(RESET);
@@ -532,6 +563,7 @@ fn write_hit_lines(
 ) -> io::Result<()> {
     let (c, heading) = (opts.color, opts.mode == OutputMode::Pretty);
     let query_words = h.query.as_deref().map(words).unwrap_or_default();
+    let query = QueryTerms::new(&query_words);
     let done = printed.lines.entry(path.to_string()).or_default();
     let mut wanted = wanted_lines(h, opts, &lines);
     wanted.retain(|(n, _)| !done.contains(n));
@@ -549,7 +581,7 @@ fn write_hit_lines(
         printed.last = Some((path.to_string(), n));
         let sep = if is_match { ":" } else { "-" };
         let text = opts.shown(text);
-        let body = if is_match { highlight(&text, &query_words, c) } else { text.into_owned() };
+        let body = if is_match { highlight(&text, &query, c) } else { text.into_owned() };
         let number =
             |n: String| if opts.line_number { format!("{}{sep}", paint(c, LINE_NO, &n)) } else { String::new() };
         if heading {

@@ -129,8 +129,11 @@ pub(super) fn plan<'w>(
         summary.skipped += 1;
         if skip.reason.is_error() {
             summary.errors += 1;
-            if !closed_to_user(req, &skip.path) {
-                error_dirs.push(skip.unseen_under().to_string());
+            // What is closed is what the walk did not see: a directory
+            // whose ignore file alone is closed to the user is open.
+            let unseen = skip.unseen_under();
+            if !closed_to_user(req, unseen) {
+                error_dirs.push(unseen.to_string());
             }
         } else if stored.contains_key(&skip.path) {
             removals.push(skip.path.clone());

@@ -406,10 +406,14 @@ fn check_global_git_ignore() -> Result<()> {
             None => return Ok(()),
         },
         Ok(None) => return Ok(()),
-        Err(_) if small_file::is_regular(&file).is_err() => return Ok(()),
+        // A directory or a FIFO there, which the walker passes over too.
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => return Ok(()),
         Err(e) => e,
     };
-    Err(anyhow!("git's global ignore file {} (core.excludesFile): {why}", file.display()))
+    Err(anyhow!(
+        "git's global ignore file {}: {why} (fix it, or walk without ignore files: --no-ignore)",
+        file.display()
+    ))
 }
 
 /// An ignore file in `dir` that is there but cannot be read, and why: not

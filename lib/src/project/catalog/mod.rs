@@ -327,8 +327,6 @@ fn project_for(catalog: &Catalog, path: &Path) -> Result<CatalogProject> {
     Ok(CatalogProject { name, path: real })
 }
 
-/// Write the definition (through a temporary file, so a kill leaves the
-/// old one or the new one) and a link per project.
 /// A catalog's directory is one of its own in the catalogs' directory: a
 /// link there leads elsewhere (into a project, say), where its definition
 /// and links would be written and read.
@@ -339,8 +337,9 @@ fn refuse_link(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Write the catalog's definition and its projects' links; nothing when
-/// something is in the way of a link.
+/// Write the definition (through a temporary file, so a kill leaves the
+/// old one or the new one) and a link per project; nothing when something
+/// is in the way of a link.
 fn write(catalog: &Catalog) -> Result<()> {
     refuse_link(&catalog.dir)?;
     for p in &catalog.projects {

@@ -27,8 +27,11 @@ pub fn walk_catalog(root: &ProjectRoot, paths: &[AdmittedPath], opts: &WalkOptio
         let project_root = match root_named(&project.path) {
             Ok(root) if !replaced && root.path.is_dir() => root,
             _ => {
-                let reason = SkipReason::MissingProject(project.path.display().to_string());
-                out.skips.push(Skip { path: project.name.clone(), reason });
+                let mut at = project.path.display().to_string();
+                if let Some(target) = std::fs::read_link(&project.path).ok().filter(|_| replaced) {
+                    at = format!("{at} (a link to {} is there now; add that directory instead)", target.display());
+                }
+                out.skips.push(Skip { path: project.name.clone(), reason: SkipReason::MissingProject(at) });
                 continue;
             }
         };
