@@ -808,6 +808,15 @@ fn a_directory_whose_ignore_file_is_closed_is_an_error_not_walked() {
     assert!(stderr(&o).contains("vault/.gitignore"), "{}", stderr(&o));
     let o = run(user.cmd(&t, "vg-query").args(["--no-index", "--mode", "lexical", "hunter2"]));
     assert_code(&o, 1);
+    if running_as_root() {
+        // A directory the user may list but not enter is closed: its files leave.
+        std::fs::set_permissions(t.path().join("vault"), std::fs::Permissions::from_mode(0o744)).unwrap();
+        let o = run(&mut user.cmd(&t, "vg-index"));
+        let recs = records(&o);
+        let removed: Vec<_> = of_type(&recs, "file").into_iter().filter(|f| f["status"] == "removed").collect();
+        assert_eq!(removed.iter().map(|f| f["file"].as_str().unwrap()).collect::<Vec<_>>(), ["vault/notes.md"]);
+        std::fs::set_permissions(t.path().join("vault"), std::fs::Permissions::from_mode(0o777)).unwrap();
+    }
 }
 
 /// A run waiting for another's lock can wait minutes: Ctrl-C or SIGTERM

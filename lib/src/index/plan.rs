@@ -189,14 +189,15 @@ pub(super) fn same_size_and_mtime(stored: &FileState, f: &WalkedFile) -> bool {
     stored.size == f.size && stored.mtime_ns == f.mtime_ns
 }
 
-/// Whether `rel` is a directory this user may not list, or a file they
-/// may not read. What the walk could not read for another reason (a
-/// failing disk) is kept, not lost; what is closed to the user leaves the
+/// Whether `rel` is a directory this user may not list or enter, or a
+/// file they may not read. What the walk could not read for another reason
+/// (a failing disk) is kept, not lost; what is closed to the user leaves the
 /// index: rg would not show it either, and the summary and `--stats` agree.
 fn closed_to_user(req: &IndexRequest<'_>, rel: &str) -> bool {
     let path = req.root.path.join(rel);
     let denied = match path.is_dir() {
-        true => std::fs::read_dir(&path).map(|_| ()),
+        // A directory listed but not entered (`r--`) hides its files' contents too.
+        true => std::fs::read_dir(&path).and_then(|_| std::fs::metadata(path.join("."))).map(|_| ()),
         false => crate::project::small_file::open_regular(&path).map(|_| ()),
     };
     denied.map_err(|e| e.kind()).err() == Some(std::io::ErrorKind::PermissionDenied)

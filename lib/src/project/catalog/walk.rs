@@ -29,7 +29,9 @@ pub fn walk_catalog(root: &ProjectRoot, paths: &[AdmittedPath], opts: &WalkOptio
             _ => {
                 let mut at = project.path.display().to_string();
                 if let Some(target) = std::fs::read_link(&project.path).ok().filter(|_| replaced) {
-                    at = format!("{at} (a link to {} is there now; add that directory instead)", target.display());
+                    // A relative target is relative to the link's directory.
+                    let leads_to = normalize_lexically(&project.path.parent().unwrap_or(Path::new("/")).join(target));
+                    at = format!("{at} (a link to {} is there now; add that directory instead)", leads_to.display());
                 }
                 out.skips.push(Skip { path: project.name.clone(), reason: SkipReason::MissingProject(at) });
                 continue;
