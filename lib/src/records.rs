@@ -144,14 +144,35 @@ fn place_in(root: &ProjectRoot, file: String) -> (PathBuf, String, Option<String
         return (root.path.clone(), file, None);
     }
     let Some((project, rest)) = file.split_once('/') else { return (root.path.clone(), file, None) };
-    let dir = match Catalog::read(&root.path) {
-        Ok(catalog) => catalog.projects.into_iter().find(|p| p.name == project).map(|p| p.path),
-        Err(_) => std::fs::read_link(root.path.join(project)).ok(),
+    let dir = match catalog_at(&root.path) {
+        Some(catalog) => catalog.projects.into_iter().find(|p| p.name == project).map(|p| p.path),
+        None => std::fs::read_link(root.path.join(project)).ok(),
     };
     match dir {
         Some(dir) => (dir, rest.to_string(), Some(project.to_string())),
         None => (root.path.clone(), file, None),
     }
+}
+
+/// The catalog kept at `dir`, read again only when its definition is
+/// another file or has changed since (its device, inode, size and time):
+/// every hit of a search is placed by it, and a server places hits for
+/// hours. None where it cannot be read.
+fn catalog_at(dir: &Path) -> Option<Catalog> {
+    use std::os::unix::fs::MetadataExt;
+    type Stamp = (u64, u64, u64, i64, i64);
+    static LAST: std::sync::Mutex<Option<(PathBuf, Stamp, Catalog)>> = std::sync::Mutex::new(None);
+    let meta = std::fs::metadata(dir.join(crate::project::CATALOG_FILE)).ok()?;
+    let stamp = (meta.dev(), meta.ino(), meta.size(), meta.mtime(), meta.mtime_nsec());
+    let mut last = LAST.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some((at, seen, catalog)) = last.as_ref() {
+        if at == dir && *seen == stamp {
+            return Some(catalog.clone());
+        }
+    }
+    let catalog = Catalog::read(dir).ok()?;
+    *last = Some((dir.to_path_buf(), stamp, catalog.clone()));
+    Some(catalog)
 }
 
 fn round4(x: f64) -> f64 {
@@ -860,6 +881,25 @@ fn bounded_line(input: &mut impl io::BufRead) -> Result<Option<Vec<u8>>, LineErr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_catalogs_hits_are_placed_by_its_definition_as_it_is_now() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (first, second) = (tmp.path().join("a/api"), tmp.path().join("b/api"));
+        std::fs::create_dir_all(&first).unwrap();
+        std::fs::create_dir_all(&second).unwrap();
+        let cats = crate::project::catalog::Catalogs { dir: tmp.path().join("catalogs") };
+        let (catalog, _) = cats.add("team", std::slice::from_ref(&first)).unwrap();
+        let root = catalog.root();
+        let placed = |file: &str| place_in(&root, file.to_string());
+        let first = first.canonicalize().unwrap();
+        assert_eq!(placed("api/x.rs"), (first.clone(), "x.rs".to_string(), Some("api".to_string())));
+        assert_eq!(placed("api/y.rs").0, first, "read once, asked again");
+        // The project moved: the next hit is placed where the definition says now.
+        cats.remove_projects("team", &["api".to_string()]).unwrap();
+        cats.add("team", std::slice::from_ref(&second)).unwrap();
+        assert_eq!(placed("api/x.rs").0, second.canonicalize().unwrap());
+    }
 
     #[test]
     fn only_a_reader_that_passes_the_stream_on_keeps_its_lines() {
