@@ -76,17 +76,12 @@ pub struct SharedIndex {
 }
 
 impl SharedIndex {
-    /// The project whose git revision this index is (a revision's index is
-    /// kept as `<project>@<sha>`, `store::revision_root`), or None for a
-    /// project's own. Its writers are the project's: a checkout that may
-    /// not write a project may not write its revisions either.
-    pub fn revision_of(&self) -> Option<&str> {
-        self.project.rsplit_once('@').filter(|(_, sha)| crate::project::is_commit_id(sha)).map(|(project, _)| project)
-    }
-
-    /// The project whose writers may write this index.
+    /// The project whose writers may write this index: for a git
+    /// revision's (kept as `<project>@<sha>`, `store::revision_root`), its
+    /// project's, since a checkout that may not write a project may not
+    /// write its revisions either; else its own.
     pub fn writers_project(&self) -> &str {
-        self.revision_of().unwrap_or(&self.project)
+        super::settings::revision_of_project(&self.project).unwrap_or(&self.project)
     }
 }
 

@@ -328,6 +328,12 @@ pub fn is_commit_id(sha: &str) -> bool {
     matches!(sha.len(), 40 | 64) && sha.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
+/// The project a shared index's name `name` is a git revision of, kept as
+/// `<project>@<sha>` (`store::revision_root`); None for a project's own.
+pub(super) fn revision_of_project(name: &str) -> Option<&str> {
+    name.rsplit_once('@').filter(|(_, sha)| is_commit_id(sha)).map(|(project, _)| project)
+}
+
 pub(super) fn check_store_project(name: String) -> Result<String, String> {
     if name.trim().is_empty() || name.len() > 200 || name.chars().any(char::is_control) {
         return Err(format!("store_project must be 1 to 200 characters without control characters, got {name:?}"));
@@ -335,7 +341,7 @@ pub(super) fn check_store_project(name: String) -> Result<String, String> {
     // `<project>@<sha>` is where a project's git revision is indexed, and
     // the project's writers are its writers: a name of that shape would
     // let a checkout make one before them.
-    if name.rsplit_once('@').is_some_and(|(_, sha)| is_commit_id(sha)) {
+    if revision_of_project(&name).is_some() {
         return Err(format!(
             "store_project may not end in @ and a full commit id, which names a project's git revision, got {name:?}"
         ));

@@ -36,7 +36,7 @@ fn revisions_dir(project: &ProjectRoot) -> PathBuf {
 /// written there while it is indexed and removed after.
 pub fn revision_root(project: &ProjectRoot, sha: &str) -> ProjectRoot {
     // A shared index keeps a revision's beside the project's, under its
-    // own name (`SharedIndex::revision_of` reads it back).
+    // own name (`SharedIndex::writers_project` reads it back).
     let shared = project.shared.as_ref().map(|s| SharedIndex { project: format!("{}@{sha}", s.project), ..s.clone() });
     ProjectRoot { path: revisions_dir(project).join(sha), marker: RootMarker::Revision, shared }
 }
@@ -239,10 +239,8 @@ fn project_of(root: &ProjectRoot) -> ProjectRoot {
         && parent.and_then(Path::parent).and_then(Path::file_name).is_some_and(|n| n == ".vecgrep");
     match parent.and_then(Path::parent).and_then(Path::parent).filter(|_| is_revision) {
         Some(project) => {
-            let shared = root
-                .shared
-                .as_ref()
-                .map(|s| SharedIndex { project: s.revision_of().unwrap_or(&s.project).to_string(), ..s.clone() });
+            let shared =
+                root.shared.as_ref().map(|s| SharedIndex { project: s.writers_project().to_string(), ..s.clone() });
             ProjectRoot { path: project.to_path_buf(), marker: RootMarker::None, shared }
         }
         None => root.clone(),

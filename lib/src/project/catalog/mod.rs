@@ -343,10 +343,7 @@ fn refuse_link(dir: &Path) -> Result<()> {
 fn write(catalog: &Catalog) -> Result<()> {
     refuse_link(&catalog.dir)?;
     for p in &catalog.projects {
-        let at = catalog.dir.join(&p.name);
-        if at.symlink_metadata().is_ok_and(|m| !m.file_type().is_symlink()) {
-            bail!("{} is in the way of the project's link", at.display());
-        }
+        link_place_free(&catalog.dir.join(&p.name))?;
     }
     std::fs::create_dir_all(&catalog.dir).with_context(|| format!("creating {}", catalog.dir.display()))?;
     let file = CatalogFile { version: CATALOG_VERSION, name: catalog.name.clone(), projects: catalog.projects.clone() };
@@ -372,13 +369,22 @@ fn write(catalog: &Catalog) -> Result<()> {
 
 /// `at` made a link to `target`, replacing a link that points elsewhere.
 fn link(at: &Path, target: &Path) -> Result<()> {
+    link_place_free(at)?;
     match std::fs::read_link(at) {
         Ok(old) if old == target => return Ok(()),
         Ok(_) => std::fs::remove_file(at).with_context(|| format!("replacing {}", at.display()))?,
-        Err(_) if at.symlink_metadata().is_ok() => bail!("{} is in the way of the project's link", at.display()),
         Err(_) => {}
     }
     std::os::unix::fs::symlink(target, at).with_context(|| format!("linking {}", at.display()))
+}
+
+/// Refused when something other than a link (a file, a directory) is
+/// where a project's link goes: it is not vecgrep's to replace.
+fn link_place_free(at: &Path) -> Result<()> {
+    if at.symlink_metadata().is_ok_and(|m| !m.file_type().is_symlink()) {
+        bail!("{} is in the way of the project's link", at.display());
+    }
+    Ok(())
 }
 
 #[cfg(test)]

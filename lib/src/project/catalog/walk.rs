@@ -70,19 +70,10 @@ pub fn walk_catalog(root: &ProjectRoot, paths: &[AdmittedPath], opts: &WalkOptio
 /// removed or changed by hand (the definition says where it points), or
 /// why not: a file or directory in its way.
 fn restore_link(link: &Path, project: &Path) -> Result<(), String> {
-    match std::fs::read_link(link) {
-        Ok(target) if target == project => return Ok(()),
-        Ok(_) => {
-            let _ = std::fs::remove_file(link);
-        }
-        Err(_) if link.symlink_metadata().is_ok() => {
-            return Err(format!("{} is in the way of the project's link", link.display()));
-        }
-        Err(_) => {}
-    }
+    super::link_place_free(link).map_err(|e| e.to_string())?;
     // Results name files through the definition, so a link that cannot be
     // made costs only a person following it by hand.
-    let _ = std::os::unix::fs::symlink(project, link);
+    let _ = super::link(link, project);
     Ok(())
 }
 

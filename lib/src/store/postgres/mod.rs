@@ -83,6 +83,13 @@ pub(super) fn open_in_place(root: &ProjectRoot) -> Result<Box<dyn IndexWriter>, 
     Ok(Box::new(PgIndex::open_in_place(root)?))
 }
 
+/// Whether `project` has an index in the database: its schema's `meta`
+/// table, made in the transaction that makes the schema.
+fn has_index(client: &mut impl postgres::GenericClient, project: &str) -> Result<bool, postgres::Error> {
+    let meta = format!("{}.meta", schema_name(project));
+    Ok(client.query_one("SELECT to_regclass($1) IS NOT NULL", &[&meta])?.get(0))
+}
+
 /// The schema a project's index lives in: a name Postgres accepts whatever
 /// the project is called (its name is kept in meta 'project').
 fn schema_name(project: &str) -> String {
@@ -98,9 +105,7 @@ pub(super) fn remove(shared: &SharedIndex) -> Result<bool, StoreError> {
     let failed = |e: postgres::Error| StoreError::Backend { path: place.clone(), source: e.into() };
     let mut tx = client.transaction().map_err(failed)?;
     tx.execute("SELECT pg_advisory_xact_lock(hashtext($1))", &[&format!("\"{schema}\"")]).map_err(failed)?;
-    let exists: bool =
-        tx.query_one("SELECT to_regclass($1) IS NOT NULL", &[&format!("{schema}.meta")]).map_err(failed)?.get(0);
-    if !exists {
+    if !has_index(&mut tx, &shared.project).map_err(failed)? {
         return Ok(false);
     }
     writers::claim(&mut tx, shared, true, &place)?;

@@ -57,10 +57,7 @@ pub(super) fn claim(
     // A revision's first writer creates the project only where the
     // project has no index either (one an older vecgrep made, with no
     // writers kept, is adopted, not taken).
-    let project_exists = project != shared.project && {
-        let meta = format!("{}.meta", super::schema_name(project));
-        client.query_one("SELECT to_regclass($1) IS NOT NULL", &[&meta]).map_err(failed)?.get(0)
-    };
+    let project_exists = project != shared.project && super::has_index(client, project).map_err(failed)?;
     let creates = writers.is_empty() && !index_exists && !project_exists;
     if !creates && !shared.adopt {
         let creator = writers.iter().find(|(_, c)| *c).or(writers.first()).map(|(w, _)| w.clone());
