@@ -25,6 +25,18 @@ fn format(t: &Tree, cwd: &str, args: &[&str], input: &str) -> std::process::Outp
     run_with_input(t.cmd("vg-format", cwd).args(args), input.as_bytes())
 }
 
+/// vg-format at the tree's root, its stdin, stdout and stderr pipes.
+fn spawn_format(t: &Tree, args: &[&str]) -> std::process::Child {
+    use std::process::Stdio;
+    t.cmd("vg-format", ".")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 #[test]
 fn files_and_counts_in_rank_order_relative_to_cwd() {
     let t = sample_project();
@@ -229,7 +241,6 @@ fn context_is_bounded_by_the_file_and_line_numbers_never_overflow() {
 #[test]
 fn a_hit_naming_a_fifo_or_an_endless_device_shows_its_text_and_ends() {
     use std::io::Write;
-    use std::process::Stdio;
     let t = sample_project();
     let fifo = t.path().join("src/pipe.py");
     assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
@@ -238,14 +249,7 @@ fn a_hit_naming_a_fifo_or_an_endless_device_shows_its_text_and_ends() {
     let zero = r#"{"file":"/dev/zero","start_line":1,"end_line":1,"score":0.6,"text":"zero's text"}"#;
     let input = [hit(&root, "src/pipe.py", 1, 1, 0.7, "the pipe's text"), zero.to_string()].join("\n") + "\n";
     for args in [&["-C", "1"][..], &["--heading", "--color", "never"]] {
-        let mut child = t
-            .cmd("vg-format", ".")
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_format(&t, args);
         child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
         while child.try_wait().unwrap().is_none() {
@@ -325,18 +329,10 @@ fn no_hits_means_status_1() {
 #[test]
 fn a_closed_pipe_is_success() {
     use std::io::{BufRead, BufReader, Write};
-    use std::process::Stdio;
     let t = sample_project();
     let line = hit(t.path().to_str().unwrap(), "src/upload.py", 1, 1, 0.5, "import time") + "\n";
     let input = line.repeat(50_000);
-    let mut child = t
-        .cmd("vg-format", ".")
-        .arg("--json")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_format(&t, &["--json"]);
     let mut stdin = child.stdin.take().unwrap();
     let writer = std::thread::spawn(move || {
         let _ = stdin.write_all(input.as_bytes());
@@ -349,6 +345,47 @@ fn a_closed_pipe_is_success() {
     writer.join().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// A pipe gets each hit's lines while the producer still writes, in the
+/// modes that show a hit alone: `endless | vg-format | head -1` ends, as
+/// `yes | grep y | head -1` does. Headings and counts wait for the end.
+#[test]
+fn each_hit_is_shown_before_the_stream_ends_where_the_mode_allows() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::sync::mpsc;
+    use std::time::Duration;
+    let t = sample_project();
+    let root = t.path().to_str().unwrap().to_string();
+    for args in [&[][..], &["--json"], &["--files"], &["--no-filename"]] {
+        let mut child = spawn_format(&t, args);
+        let mut stdin = child.stdin.take().unwrap();
+        let root = root.clone();
+        // Writes until vg-format has gone: an endless producer.
+        let producer = std::thread::spawn(move || {
+            for n in 0.. {
+                let line = hit(&root, &format!("src/mod{n}.py"), 1, 1, 0.5, "import time") + "\n";
+                if stdin.write_all(line.as_bytes()).is_err() {
+                    return n;
+                }
+            }
+            unreachable!()
+        });
+        let (first_line, got) = mpsc::channel();
+        let stdout = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            let mut first = String::new();
+            BufReader::new(stdout).read_line(&mut first).unwrap();
+            first_line.send(first).unwrap();
+            // The reader goes here, as `head -1` does.
+        });
+        let first = got.recv_timeout(Duration::from_secs(60)).expect("no line while the stream went on");
+        assert!(first.contains("mod0.py") || first.contains("import time"), "{args:?}: {first}");
+        let written = producer.join().unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(out.stderr.is_empty() && written > 0, "{args:?}");
+    }
 }
 
 /// Issue 42: a repository file's escape sequences (a clipboard write, a

@@ -807,37 +807,71 @@ pub enum StreamError {
     Record(#[from] RecordError),
 }
 
-/// Read a search stream (`vg-query`'s output, on standard input) to its end;
-/// a line that is not a record is an error naming it. Only what a reader
-/// acts on is kept (`lines` stays empty): records of other types may
-/// stream without end.
-pub fn read_search_stream(input: impl io::BufRead) -> Result<SearchStream, StreamError> {
-    read_stream(input, false)
-}
-
-/// [`read_search_stream`], keeping every line as it came too (`lines`),
-/// for a reader that passes the stream on (vg-answer).
+/// Read a search stream (`vg-query`'s output, on standard input) to its
+/// end, keeping every line that is not blank as it came (`lines`), for a
+/// reader that passes the stream on (vg-answer); a line that is not a
+/// record is an error naming it. A reader that acts as it reads takes
+/// [`StreamRecords`].
 pub fn read_search_stream_with_lines(input: impl io::BufRead) -> Result<SearchStream, StreamError> {
-    read_stream(input, true)
-}
-
-fn read_stream(mut input: impl io::BufRead, keep_lines: bool) -> Result<SearchStream, StreamError> {
     let mut stream = SearchStream::default();
-    for i in 0.. {
-        let Some(line) = bounded_line(&mut input).map_err(|e| e.at(i + 1))? else { break };
-        let text = String::from_utf8(line).map_err(|_| StreamError::NotUtf8(i + 1))?;
-        match Record::parse(&text, i + 1)? {
-            Some(Record::Hit(hit)) => stream.hits.push(hit),
-            Some(Record::Judgement(j)) => stream.judgement = Some(j),
-            Some(Record::Answer(a)) => stream.answer = Some(a),
-            Some(Record::Commit(c)) => stream.commits.push(c),
-            _ => {}
-        }
-        if keep_lines && !text.trim().is_empty() {
-            stream.lines.push(text);
-        }
+    for read in StreamRecords::new(input) {
+        let (record, text) = read?;
+        stream.lines.push(text);
+        stream.keep(record);
     }
     Ok(stream)
+}
+
+impl SearchStream {
+    /// Keep what a reader acts on of `record`; other records are dropped.
+    pub fn keep(&mut self, record: Record) {
+        match record {
+            Record::Hit(hit) => self.hits.push(hit),
+            Record::Judgement(j) => self.judgement = Some(j),
+            Record::Answer(a) => self.answer = Some(a),
+            Record::Commit(c) => self.commits.push(c),
+            _ => {}
+        }
+    }
+}
+
+/// A search stream's records one at a time, each with its line as read,
+/// blank lines passed over: for a reader that acts before the stream ends
+/// (vg-format in a pipe). The first error ends it.
+pub struct StreamRecords<R> {
+    input: R,
+    line: usize,
+    failed: bool,
+}
+
+impl<R: io::BufRead> StreamRecords<R> {
+    pub fn new(input: R) -> StreamRecords<R> {
+        StreamRecords { input, line: 0, failed: false }
+    }
+
+    fn read_next(&mut self) -> Result<Option<(Record, String)>, StreamError> {
+        loop {
+            self.line += 1;
+            let Some(line) = bounded_line(&mut self.input).map_err(|e| e.at(self.line))? else { return Ok(None) };
+            let text = String::from_utf8(line).map_err(|_| StreamError::NotUtf8(self.line))?;
+            if let Some(record) = Record::parse(&text, self.line)? {
+                return Ok(Some((record, text)));
+            }
+        }
+    }
+}
+
+impl<R: io::BufRead> Iterator for StreamRecords<R> {
+    type Item = Result<(Record, String), StreamError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        let read = self.read_next();
+        self.failed = read.is_err();
+        read.transpose()
+    }
 }
 
 /// The longest line a stream may hold: far above any record the tools
@@ -902,11 +936,15 @@ mod tests {
     }
 
     #[test]
-    fn only_a_reader_that_passes_the_stream_on_keeps_its_lines() {
-        let input = "{\"type\":\"other\",\"v\":1}\n{\"file\":\"a\",\"start_line\":1,\"end_line\":1}\n\n";
-        let read = read_search_stream(input.as_bytes()).unwrap();
-        assert_eq!((read.hits.len(), read.lines.len()), (1, 0));
-        let kept = read_search_stream_with_lines(input.as_bytes()).unwrap();
+    fn a_stream_is_read_record_by_record_blank_lines_passed_and_stops_at_its_first_error() {
+        let input = "{\"type\":\"other\",\"v\":1}\n\n{\"file\":\"a\",\"start_line\":1,\"end_line\":1}\nnot json\n{}\n";
+        let mut records = StreamRecords::new(input.as_bytes());
+        assert!(matches!(records.next(), Some(Ok((Record::Other, _)))));
+        assert!(matches!(records.next(), Some(Ok((Record::Hit(_), ref text))) if text.starts_with("{\"file\"")));
+        let e = records.next().unwrap().unwrap_err().to_string();
+        assert!(e.starts_with("line 4: not a JSON object"), "{e}");
+        assert!(records.next().is_none(), "nothing is read past an error");
+        let kept = read_search_stream_with_lines(&input.as_bytes()[..input.find("not").unwrap()]).unwrap();
         assert_eq!((kept.hits.len(), kept.lines.len()), (1, 2));
     }
 

@@ -4,11 +4,9 @@
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
-use vecgrep::format::{
-    files_left_out, judgement_note, render, render_answer, render_commits, FormatOptions, OutputMode,
-};
+use vecgrep::format::{files_left_out, judgement_note, FormatOptions, OutputMode, StreamRenderer};
 use vecgrep::project::{ConfigLayers, ConfigValues};
-use vecgrep::records::read_search_stream;
+use vecgrep::records::StreamRecords;
 use vecgrep_bins::app::{note, run_main, use_color, EXIT_FOUND, EXIT_NOT_FOUND};
 use vecgrep_bins::cli::FormatCli;
 
@@ -18,7 +16,6 @@ fn main() {
     let (cli, _) = vecgrep_bins::app::parse_args::<FormatCli>(TOOL);
     run_main(TOOL, || {
         let o = &cli.output;
-        let stream = read_search_stream(std::io::stdin().lock())?;
         let mode = if o.json {
             OutputMode::Json
         } else if o.files {
@@ -44,15 +41,15 @@ fn main() {
             null: o.null,
         };
         let mut out = std::io::BufWriter::new(vecgrep_bins::app::stdout());
-        render(&mut out, &stream.hits, &opts)?;
-        render_commits(&mut out, &stream.commits, &opts)?;
+        let mut renderer = StreamRenderer::new(&opts);
+        for read in StreamRecords::new(std::io::stdin().lock()) {
+            renderer.take(&mut out, read?.0)?;
+        }
+        let stream = renderer.finish(&mut out)?;
+        out.flush()?;
         if let Some(why) = files_left_out(&stream.commits, opts.mode) {
             note(TOOL, false, &why);
         }
-        if let Some(a) = &stream.answer {
-            render_answer(&mut out, a, &stream.hits, &opts)?;
-        }
-        out.flush()?;
         let advice = stream.judgement.as_ref().and_then(|j| judgement_note(j, opts.mode));
         if let Some(advice) = advice.filter(|_| !quiet(&cli, &stream)) {
             note(TOOL, false, &advice);

@@ -3,6 +3,7 @@
 //! (TerminalOutputUsesCwdRelativePaths); `--json` keeps root-relative paths.
 
 mod commits;
+mod stream;
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -14,6 +15,7 @@ use crate::project::relative_to;
 use crate::records::{write_record, AnswerRecord, HitRecord, JudgementRecord};
 
 pub use commits::{files_left_out, render_commits};
+pub use stream::StreamRenderer;
 
 /// How a stream of hits is rendered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -264,26 +266,79 @@ impl<'a> Lines<'a> {
 /// Render all `hits` to `out` in `opts.mode`.
 pub fn render(out: &mut dyn Write, hits: &[HitRecord], opts: &FormatOptions) -> io::Result<()> {
     match opts.mode {
-        OutputMode::Json => {
-            // In the normal form, of this version (a record read may say `v` 0).
-            for h in hits {
-                write_record(out, &HitRecord { v: crate::records::CONTRACT_VERSION, ..h.clone() })?;
-            }
-        }
-        OutputMode::Files => {
-            for (path, _) in per_file(hits, &opts.cwd) {
-                write!(out, "{}{}", paint(opts.color, PATH, &opts.shown(&path)), opts.after_path("\n"))?;
-            }
-        }
         OutputMode::Count => {
             for (path, group) in per_file(hits, &opts.cwd) {
                 let path = paint(opts.color, PATH, &opts.shown(&path));
                 writeln!(out, "{path}{}{}", opts.after_path(":"), group.len())?;
             }
+            Ok(())
         }
-        OutputMode::Pretty | OutputMode::Flat => render_lines(out, hits, opts)?,
+        OutputMode::Pretty => render_under_headings(out, hits, opts),
+        OutputMode::Json | OutputMode::Files | OutputMode::Flat => {
+            let mut each = HitByHit::default();
+            hits.iter().try_for_each(|h| each.write(out, h, opts))
+        }
     }
-    Ok(())
+}
+
+impl OutputMode {
+    /// Whether a hit is shown as soon as it is read: each needs only the
+    /// hits before it. Headings and counts wait for the stream's end.
+    pub fn shows_each_hit_as_read(self) -> bool {
+        matches!(self, OutputMode::Json | OutputMode::Files | OutputMode::Flat)
+    }
+}
+
+/// Rendering one hit at a time (`OutputMode::shows_each_hit_as_read`):
+/// what the hits shown so far leave for the next. Lines already printed
+/// are not printed again; a path listed is not listed again.
+#[derive(Default)]
+pub struct HitByHit {
+    files: FileCache,
+    printed: Printed,
+    paths_listed: HashSet<String>,
+}
+
+impl HitByHit {
+    /// Write `h` in `opts.mode`: its record, its path the first time, or
+    /// its lines as grep prints them (in any other mode).
+    pub fn write(&mut self, out: &mut dyn Write, h: &HitRecord, opts: &FormatOptions) -> io::Result<()> {
+        match opts.mode {
+            // In the normal form, of this version (a record read may say `v` 0).
+            OutputMode::Json => write_json(out, &HitRecord { v: crate::records::CONTRACT_VERSION, ..h.clone() }, opts),
+            OutputMode::Files => {
+                let path = display_path(h, &opts.cwd);
+                if !self.paths_listed.contains(&path) {
+                    write!(out, "{}{}", paint(opts.color, PATH, &opts.shown(&path)), opts.after_path("\n"))?;
+                    self.paths_listed.insert(path);
+                }
+                Ok(())
+            }
+            _ => {
+                let path = display_path(h, &opts.cwd);
+                write_hit_lines(out, h, &path, self.files.lines(&path, h, opts), &mut self.printed, opts)
+            }
+        }
+    }
+}
+
+/// A record as `--json` writes it. On a terminal, the characters JSON
+/// leaves as they are that a terminal obeys or reorders by (C1 controls,
+/// bidirectional overrides) are written as `\u` escapes: the same JSON
+/// value, shown rather than obeyed, as in every other mode.
+pub fn write_json<T: serde::Serialize>(out: &mut dyn Write, record: &T, opts: &FormatOptions) -> io::Result<()> {
+    if !opts.terminal {
+        return write_record(out, record);
+    }
+    let line = serde_json::to_string(record).map_err(io::Error::from)?;
+    let mut shown = String::with_capacity(line.len());
+    for c in line.chars() {
+        match c.is_control() || is_bidi_control(c) {
+            true => shown.push_str(&format!("\\u{:04x}", c as u32)),
+            false => shown.push(c),
+        }
+    }
+    writeln!(out, "{shown}")
 }
 
 /// The advice a person gets, on stderr, after results that look
@@ -308,7 +363,7 @@ pub fn render_answer(
     opts: &FormatOptions,
 ) -> io::Result<()> {
     match opts.mode {
-        OutputMode::Json => return write_record(out, answer),
+        OutputMode::Json => return write_json(out, answer, opts),
         OutputMode::Files | OutputMode::Count => return Ok(()),
         OutputMode::Pretty | OutputMode::Flat => {}
     }
@@ -458,19 +513,11 @@ impl Printed {
     }
 }
 
-/// The hits' lines: under a heading per file (files in the order of their
-/// best hit, each file's hits best first) or, in a pipe, one line each in
-/// the stream's order, best first, as grep prints them.
-fn render_lines(out: &mut dyn Write, hits: &[HitRecord], opts: &FormatOptions) -> io::Result<()> {
+/// The hits' lines under a heading per file: files in the order of their
+/// best hit, each file's hits best first.
+fn render_under_headings(out: &mut dyn Write, hits: &[HitRecord], opts: &FormatOptions) -> io::Result<()> {
     let mut files = FileCache::default();
     let mut printed = Printed::default();
-    if opts.mode != OutputMode::Pretty {
-        for h in hits {
-            let path = display_path(h, &opts.cwd);
-            write_hit_lines(out, h, &path, files.lines(&path, h, opts), &mut printed, opts)?;
-        }
-        return Ok(());
-    }
     let c = opts.color;
     for (i, (path, group)) in per_file(hits, &opts.cwd).into_iter().enumerate() {
         if i > 0 {
@@ -797,6 +844,24 @@ mod tests {
             .unwrap();
         let shown = String::from_utf8(out).unwrap();
         assert!(shown.contains("m^[[2J") && shown.contains("It is in a.rs.^[]52;c;ZXZpbA==^G"), "{shown:?}");
+    }
+
+    #[test]
+    fn json_on_a_terminal_escapes_what_a_terminal_obeys_and_keeps_the_value() {
+        // A C1 CSI clears the screen on terminals that take 8-bit controls; a
+        // right-to-left override shows code in another order than it runs.
+        let text = "ok = 1 \u{9b}2J // \u{202e}} ;lla_kcehc";
+        let hits = vec![hit("a.rs", 3, text, "ok")];
+        for terminal in [true, false] {
+            let mut out = Vec::new();
+            render(&mut out, &hits, &FormatOptions { terminal, ..opts(OutputMode::Json, "/r") }).unwrap();
+            let shown = String::from_utf8(out).unwrap();
+            let escaped = shown.contains("\\u009b2J") && shown.contains("\\u202e}");
+            assert_eq!(escaped, terminal, "{shown:?}");
+            assert_eq!(!shown.chars().any(|c| c == '\u{9b}' || c == '\u{202e}'), terminal, "{shown:?}");
+            let read: HitRecord = serde_json::from_str(shown.trim_end()).unwrap();
+            assert_eq!(read.text, text, "the same value either way");
+        }
     }
 
     #[test]
