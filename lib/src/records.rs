@@ -618,8 +618,29 @@ pub struct CitationRecord {
 
 /// Write one record as a line of JSON.
 pub fn write_record<W: Write + ?Sized, T: Serialize>(out: &mut W, record: &T) -> io::Result<()> {
-    serde_json::to_writer(&mut *out, record).map_err(io::Error::from)?;
+    let line = serde_json::to_string(record).map_err(io::Error::from)?;
+    out.write_all(escape_what_terminals_obey(line).as_bytes())?;
     out.write_all(b"\n")
+}
+
+/// JSON text with what JSON leaves as it is but a terminal obeys (C1
+/// controls, DEL) or reorders text by (bidirectional overrides) written as
+/// `\u` escapes: the same values, and a stream shown on a terminal
+/// (`vg-query` without a pipe) shows a file's text rather than obeying it.
+/// Only strings hold such characters, and JSON strings take `\u` escapes.
+fn escape_what_terminals_obey(json: String) -> String {
+    // C1 controls are 0xC2 0x80-0x9F in UTF-8, the bidirectional ones 0xE2 0x80/0x81 ….
+    if !json.bytes().any(|b| b == 0xC2 || b == 0xE2 || b == 0x7F) {
+        return json;
+    }
+    let mut shown = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        match c.is_control() || crate::project::shown::is_bidi_control(c) {
+            true => shown.push_str(&format!("\\u{:04x}", c as u32)),
+            false => shown.push(c),
+        }
+    }
+    shown
 }
 
 /// Why a line of input is not a usable record.
@@ -946,6 +967,25 @@ mod tests {
         assert!(records.next().is_none(), "nothing is read past an error");
         let kept = read_search_stream_with_lines(&input.as_bytes()[..input.find("not").unwrap()]).unwrap();
         assert_eq!((kept.hits.len(), kept.lines.len()), (1, 2));
+    }
+
+    #[test]
+    fn what_a_terminal_would_obey_is_written_escaped_as_the_same_value() {
+        // A C1 CSI clears the screen on terminals that take 8-bit controls; a
+        // right-to-left override shows code in another order than it runs.
+        let text = "ok = 1 \u{9b}2J // \u{202e}} ;lla_kcehc \u{7f} é \u{2014} \u{1b}";
+        let hit = HitRecord {
+            text: text.into(),
+            ..serde_json::from_str(r#"{"file":"a","start_line":1,"end_line":1}"#).unwrap()
+        };
+        let mut out = Vec::new();
+        write_record(&mut out, &hit).unwrap();
+        let line = String::from_utf8(out).unwrap();
+        for escaped in ["\\u009b2J", "\\u202e}", "\\u007f", "\\u001b", "é \u{2014}"] {
+            assert!(line.contains(escaped), "{escaped}: {line}");
+        }
+        assert!(!line.chars().any(|c| c == '\u{9b}' || c == '\u{202e}' || c == '\u{7f}'), "{line}");
+        assert_eq!(parse_hit_line(line.trim_end(), 1).unwrap().unwrap().text, text, "the same value");
     }
 
     /// The hit a line is, if it is one.

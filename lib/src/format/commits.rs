@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 
-use super::{display_file, paint, score_color, words, write_json, FormatOptions, OutputMode, DIM, LINE_NO, PATH};
-use crate::records::CommitRecord;
+use super::{display_file, paint, score_color, words, FormatOptions, OutputMode, DIM, LINE_NO, PATH};
+use crate::records::{write_record, CommitRecord};
 
 const SHA: &str = "\x1b[33m";
 const BOLD: &str = "\x1b[1m";
@@ -30,7 +30,7 @@ pub fn files_left_out(commits: &[CommitRecord], mode: OutputMode) -> Option<Stri
 
 pub fn render_commits(out: &mut dyn Write, commits: &[CommitRecord], opts: &FormatOptions) -> io::Result<()> {
     match opts.mode {
-        OutputMode::Json => commits.iter().try_for_each(|c| write_json(out, c, opts)),
+        OutputMode::Json => commits.iter().try_for_each(|c| write_record(out, c)),
         OutputMode::Files => {
             for (path, _) in touched_files(commits, opts) {
                 write!(out, "{}{}", paint(opts.color, PATH, &opts.shown(&path)), opts.after_path("\n"))?;

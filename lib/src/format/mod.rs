@@ -12,6 +12,7 @@ use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 
 use crate::project::relative_to;
+use crate::project::shown::is_bidi_control;
 use crate::records::{write_record, AnswerRecord, HitRecord, JudgementRecord};
 
 pub use commits::{files_left_out, render_commits};
@@ -305,7 +306,7 @@ impl HitByHit {
     pub fn write(&mut self, out: &mut dyn Write, h: &HitRecord, opts: &FormatOptions) -> io::Result<()> {
         match opts.mode {
             // In the normal form, of this version (a record read may say `v` 0).
-            OutputMode::Json => write_json(out, &HitRecord { v: crate::records::CONTRACT_VERSION, ..h.clone() }, opts),
+            OutputMode::Json => write_record(out, &HitRecord { v: crate::records::CONTRACT_VERSION, ..h.clone() }),
             OutputMode::Files => {
                 let path = display_path(h, &opts.cwd);
                 if !self.paths_listed.contains(&path) {
@@ -320,25 +321,6 @@ impl HitByHit {
             }
         }
     }
-}
-
-/// A record as `--json` writes it. On a terminal, the characters JSON
-/// leaves as they are that a terminal obeys or reorders by (C1 controls,
-/// bidirectional overrides) are written as `\u` escapes: the same JSON
-/// value, shown rather than obeyed, as in every other mode.
-pub fn write_json<T: serde::Serialize>(out: &mut dyn Write, record: &T, opts: &FormatOptions) -> io::Result<()> {
-    if !opts.terminal {
-        return write_record(out, record);
-    }
-    let line = serde_json::to_string(record).map_err(io::Error::from)?;
-    let mut shown = String::with_capacity(line.len());
-    for c in line.chars() {
-        match c.is_control() || is_bidi_control(c) {
-            true => shown.push_str(&format!("\\u{:04x}", c as u32)),
-            false => shown.push(c),
-        }
-    }
-    writeln!(out, "{shown}")
 }
 
 /// The advice a person gets, on stderr, after results that look
@@ -363,7 +345,7 @@ pub fn render_answer(
     opts: &FormatOptions,
 ) -> io::Result<()> {
     match opts.mode {
-        OutputMode::Json => return write_json(out, answer, opts),
+        OutputMode::Json => return write_record(out, answer),
         OutputMode::Files | OutputMode::Count => return Ok(()),
         OutputMode::Pretty | OutputMode::Flat => {}
     }
@@ -668,11 +650,6 @@ pub fn escape_controls(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// The embeddings, overrides and isolates that reorder what follows them.
-fn is_bidi_control(c: char) -> bool {
-    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-}
-
 /// The most of a file read for a hit's context. An indexed file is at most
 /// `max_filesize` (1 MiB unless raised); a stream may name anything, and a
 /// FIFO would block and `/dev/zero` never end: those show the hit's text.
@@ -844,24 +821,6 @@ mod tests {
             .unwrap();
         let shown = String::from_utf8(out).unwrap();
         assert!(shown.contains("m^[[2J") && shown.contains("It is in a.rs.^[]52;c;ZXZpbA==^G"), "{shown:?}");
-    }
-
-    #[test]
-    fn json_on_a_terminal_escapes_what_a_terminal_obeys_and_keeps_the_value() {
-        // A C1 CSI clears the screen on terminals that take 8-bit controls; a
-        // right-to-left override shows code in another order than it runs.
-        let text = "ok = 1 \u{9b}2J // \u{202e}} ;lla_kcehc";
-        let hits = vec![hit("a.rs", 3, text, "ok")];
-        for terminal in [true, false] {
-            let mut out = Vec::new();
-            render(&mut out, &hits, &FormatOptions { terminal, ..opts(OutputMode::Json, "/r") }).unwrap();
-            let shown = String::from_utf8(out).unwrap();
-            let escaped = shown.contains("\\u009b2J") && shown.contains("\\u202e}");
-            assert_eq!(escaped, terminal, "{shown:?}");
-            assert_eq!(!shown.chars().any(|c| c == '\u{9b}' || c == '\u{202e}'), terminal, "{shown:?}");
-            let read: HitRecord = serde_json::from_str(shown.trim_end()).unwrap();
-            assert_eq!(read.text, text, "the same value either way");
-        }
     }
 
     #[test]

@@ -25,6 +25,13 @@ pub(crate) fn words_clipped(message: &str, max_chars: usize, max_whole: usize) -
     clipped(&out, max_whole)
 }
 
+/// The bidirectional embeddings, overrides and isolates: a terminal that
+/// obeys them shows what follows in another order than it is
+/// ("Trojan Source").
+pub(crate) fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
