@@ -602,3 +602,38 @@ fn a_path_the_revision_has_is_searched_though_the_working_tree_lost_it() {
     assert_code(&o, 2);
     assert!(!records(&o).is_empty(), "src/config.py is still searched");
 }
+
+/// A run that rebuilds a complete revision's index (other settings) and is
+/// killed half way leaves a partial index: it is listed as incomplete, a
+/// search without an index run refuses it rather than search part of it,
+/// and the next run resumes it rather than call it indexed already.
+#[test]
+fn a_rebuild_killed_half_way_leaves_the_revision_incomplete_for_the_next_run() {
+    let tree = git_repo();
+    write_handlers(&tree, 0..120);
+    commit_all(&tree, "handlers");
+    git(&tree, &["tag", "v1"]);
+    let complete = || {
+        let stats = records(&run(tree.cmd("vg-index", "").args(["--stats", "--json"])));
+        stats[0]["revisions"][0]["complete"].as_bool()
+    };
+    assert_code(&run(tree.cmd("vg-index", "").args(["--rev", "v1"])), 0);
+    assert_eq!(complete(), Some(true));
+    let rebuild = || {
+        let mut cmd = tree.cmd("vg-index", "");
+        cmd.args(["--rev", "v1", "--chunk-size", "300"]);
+        cmd
+    };
+    assert_eq!(kill_after_file_records(&mut rebuild(), 1), 1, "the run ended before the phase to kill it in");
+    assert_eq!(complete(), Some(false), "killed after its first file");
+    let o = run(tree.cmd("vg-query", "").args(["--rev", "v1", "--no-index", "--chunk-size", "300", "handler"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("is indexed in part (its run has not finished)"), "{}", stderr(&o));
+    let o = run(&mut rebuild());
+    assert_code(&o, 0);
+    assert!(!stderr(&o).contains("indexed already"), "{}", stderr(&o));
+    assert_eq!(summary_of(&o)["files"], 120, "{}", stderr(&o));
+    assert_eq!(complete(), Some(true));
+    let o = run(tree.cmd("vg-query", "").args(["--rev", "v1", "--no-index", "--chunk-size", "300", "handler 7"]));
+    assert_code(&o, 0);
+}

@@ -57,6 +57,9 @@ pub fn index_revision(
     store::check_tree_root(&root)?;
     let fresh = !root.path.exists();
     std::fs::create_dir_all(&root.path).map_err(|e| anyhow!("cannot create {}: {e}", root.path.display()))?;
+    // Listed as incomplete until this run completes: a rebuild killed
+    // half way (other settings) leaves a partial index to resume.
+    store::mark_unfinished(project, &sha)?;
     let mut submodules = Vec::new();
     let written = index_written(&root, config, (embedders, obs), |dir| {
         let tree = repo.write_tree(&sha, dir, config.max_filesize)?;

@@ -15,6 +15,12 @@ use crate::project::{ProjectRoot, RootMarker, SharedIndex};
 /// names it was asked for by, one per line.
 const MARK: &str = "revision";
 
+/// The file that says a run over a revision's index began and has not
+/// completed since: a run that rebuilds a complete index (other settings)
+/// and is killed leaves the index partial, which the mark alone would
+/// still call complete.
+const UNFINISHED: &str = "revision.unfinished";
+
 /// A revision with an index.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Revision {
@@ -92,9 +98,11 @@ pub fn revisions(project: &ProjectRoot) -> Result<Vec<Revision>, StoreError> {
         if !is_commit_id(&name) {
             continue;
         }
-        let mark = read_own_text(&entry.path().join(".vecgrep").join(MARK));
+        let data = entry.path().join(".vecgrep");
+        let mark = read_own_text(&data.join(MARK));
         let names = mark.as_deref().map(|m| m.lines().skip(1).map(str::to_string).collect()).unwrap_or_default();
-        out.push(Revision { sha: name, names, complete: mark.is_some() });
+        let unfinished = std::fs::symlink_metadata(data.join(UNFINISHED)).is_ok();
+        out.push(Revision { sha: name, names, complete: mark.is_some() && !unfinished });
     }
     out.sort_by(|a, b| a.sha.cmp(&b.sha));
     Ok(out)
@@ -110,7 +118,22 @@ pub fn mark_complete(project: &ProjectRoot, sha: &str, name: &str) -> Result<(),
         names.push(name.to_string());
     }
     let text = std::iter::once(sha.to_string()).chain(names).collect::<Vec<_>>().join("\n") + "\n";
-    write_whole(&root, &path, &text)
+    write_whole(&root, &path, &text)?;
+    let unfinished = root.data_dir().join(UNFINISHED);
+    match std::fs::remove_file(&unfinished) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(StoreError::File { action: "remove", path: unfinished, source: e.into() })
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Record that a run over revision `sha`'s index begins: until one
+/// completes (`mark_complete`), the revision is listed as incomplete and
+/// the next run resumes it, though an earlier run had completed it.
+pub fn mark_unfinished(project: &ProjectRoot, sha: &str) -> Result<(), StoreError> {
+    let root = revision_root(project, sha);
+    write_whole(&root, &root.data_dir().join(UNFINISHED), "")
 }
 
 /// Write `text` to `path` in `root`'s data directory, whole to a new name
