@@ -471,7 +471,7 @@ complete -c vg-query -l max-filesize -d 'Skip files larger than NUM bytes [confi
 complete -c vg-query -l changed-within -d 'Only files modified within WHEN: a span back from now (2w, 3d, 12h, 30min), since a date in UTC (2026-01-31, \'2026-01-31 14:30\') or one of git\'s forms (\'2 weeks ago\', yesterday)' -r
 complete -c vg-query -l changed-before -d 'Only files modified before WHEN: a span back from now (2w, 3d), a date in UTC (2026-01-31) or one of git\'s forms (yesterday)' -r
 complete -c vg-query -s S -l size -d 'Only files of at least (+SIZE) or at most (-SIZE) bytes, e.g. +10k, -1M (k, m, g: powers of 1000; ki, mi, gi: of 1024); repeatable. As fd\'s -S, not ripgrep\'s --smart-case: matching by meaning and by words ignores case already' -r
-complete -c vg-query -s E -l exclude -d 'Leave files matching GLOB out of the results (gitignore syntax, from the root: tests/, *_test.go, /vendor); repeatable, up to 1024 times. Unlike -g, they stay indexed' -r
+complete -c vg-query -s E -l exclude -d 'Leave files matching GLOB out of the results (gitignore syntax, from the root: tests/, *_test.go, /vendor); repeatable, up to 1024 times and 64 KiB in all. Unlike -g, they stay indexed' -r
 complete -c vg-query -l package -d 'Only files of package NAME: those whose nearest package manifest above them (package.json, Cargo.toml, pyproject.toml, setup.cfg, go.mod, composer.json, pom.xml, *.gemspec, mix.exs, pubspec.yaml, *.cabal) names NAME; an unknown NAME is an error listing the packages there are. Reads the working tree, so not with --rev or --label' -r
 complete -c vg-query -l no-index -d 'Search the existing index as it is; do not update it first'
 complete -c vg-query -l no-scope -d 'Search the whole project, not just PATHS (PATHS are still indexed)'

@@ -58,7 +58,7 @@ pub struct FileFilterArgs {
     /// Only files of at least (+SIZE) or at most (-SIZE) bytes, e.g. +10k, -1M (k, m, g: powers of 1000; ki, mi, gi: of 1024); repeatable. As fd's -S, not ripgrep's --smart-case: matching by meaning and by words ignores case already.
     #[arg(short = 'S', long, value_name = "SIZE", allow_hyphen_values = true, value_parser = parse_size)]
     pub size: Vec<String>,
-    /// Leave files matching GLOB out of the results (gitignore syntax, from the root: tests/, *_test.go, /vendor); repeatable, up to 1024 times. Unlike -g, they stay indexed.
+    /// Leave files matching GLOB out of the results (gitignore syntax, from the root: tests/, *_test.go, /vendor); repeatable, up to 1024 times and 64 KiB in all. Unlike -g, they stay indexed.
     #[arg(short = 'E', long, value_name = "GLOB")]
     pub exclude: Vec<String>,
 }

@@ -112,6 +112,20 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
     tokio::task::spawn_blocking(f).await.map_err(|e| format!("internal error: {e}"))
 }
 
+/// The most `search` and `ask` calls at work at once. Each builds its
+/// filters, ranks and reads (tens of MB at most); more wait their turn,
+/// rather than hundreds of threads sharing the cores with memory growing
+/// with each, as a client sending calls without waiting would have them.
+const CALLS_AT_WORK: usize = 8;
+
+static TURNS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(CALLS_AT_WORK);
+
+/// `blocking`, once one of the `CALLS_AT_WORK` turns is free.
+async fn in_turn<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, String> {
+    let _turn = TURNS.acquire().await.map_err(|e| format!("internal error: {e}"))?;
+    blocking(f).await
+}
+
 #[tool_router]
 impl VecgrepServer {
     pub(super) fn new(tools: Arc<Tools>) -> VecgrepServer {
@@ -127,7 +141,7 @@ impl VecgrepServer {
     #[tool(annotations(read_only_hint = true, open_world_hint = false))]
     async fn search(&self, params: Parameters<SearchArgs>) -> Result<Json<SearchOutput>, String> {
         let tools = Arc::clone(&self.tools);
-        blocking(move || tools.search(&params.0)).await?.map(Json)
+        in_turn(move || tools.search(&params.0)).await?.map(Json)
     }
 
     /// Ask a question in plain words, filters and all ("rust files changed
@@ -139,7 +153,7 @@ impl VecgrepServer {
     #[tool(annotations(read_only_hint = true, open_world_hint = true))]
     async fn ask(&self, params: Parameters<AskArgs>) -> Result<Json<AskResponse>, String> {
         let tools = Arc::clone(&self.tools);
-        blocking(move || tools.ask(&params.0)).await?.map(Json)
+        in_turn(move || tools.ask(&params.0)).await?.map(Json)
     }
 
     /// How the index stands: whether a run is indexing (and how far it

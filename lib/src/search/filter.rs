@@ -18,6 +18,11 @@ use crate::store::{IndexReader, Scope, StoreError};
 /// request's cost (a 1 MiB MCP line holds a hundred thousand).
 const MAX_EXCLUDED: usize = 1024;
 
+/// The most bytes of globs one matcher is built from: its memory grows
+/// with the globs' text (about 0.5 KB a byte of `**/*a*a…` globs, 560 MB
+/// for a 1 MiB MCP line's), and a person's globs are far shorter.
+const MAX_GLOB_BYTES: usize = 64 * 1024;
+
 /// Which files a search may return, by what the index knows of them.
 #[derive(Clone, Debug, Default)]
 pub struct FileFilter {
@@ -101,6 +106,8 @@ impl FileFilter {
         let Some(last) = globs.last() else { return Ok(()) };
         let mut excluded = self.excluded.clone();
         excluded.extend(globs.iter().cloned());
+        // Before the glob-by-glob search for one at fault, which a long glob makes costly.
+        within_glob_bytes(&excluded, "exclusion")?;
         let matcher = gitignore(&excluded, last, "exclusion").map_err(|e| {
             // Name the glob at fault, which the whole's build error may not.
             globs.iter().find_map(|g| gitignore(std::slice::from_ref(g), g, "exclusion").err()).unwrap_or(e)
@@ -159,11 +166,21 @@ impl FileFilter {
 /// One matcher for `globs` (gitignore syntax, from the root); `last` is
 /// the one just added, named when the whole cannot be built.
 fn gitignore(globs: &[String], last: &str, what: &str) -> Result<Gitignore, String> {
+    within_glob_bytes(globs, what)?;
     let mut builder = GitignoreBuilder::new(Path::new(""));
     for g in globs {
         builder.add_line(None, g).map_err(|e| glob_error(what, g, &e))?;
     }
     builder.build().map_err(|e| glob_error(what, last, &e))
+}
+
+/// An error when `globs` hold more than one matcher is built from.
+fn within_glob_bytes(globs: &[String], what: &str) -> Result<(), String> {
+    let bytes: usize = globs.iter().map(String::len).sum();
+    match bytes > MAX_GLOB_BYTES {
+        true => Err(format!("the {what} globs hold {bytes} bytes; at most {MAX_GLOB_BYTES} are taken")),
+        false => Ok(()),
+    }
 }
 
 /// Why `glob` is no glob, with at most 200 characters of it: the matcher's
@@ -365,6 +382,12 @@ mod tests {
         let e = FileFilter::from_flags(None, None, &[], &bad, SystemTime::now()).unwrap_err();
         assert!(e.starts_with("invalid exclusion glob 'src/{a,b'"), "{e}");
         assert!(FileFilter::default().is_empty());
+        // Globs whose matcher would cost hundreds of MB are refused unbuilt.
+        let long: Vec<String> = (0..1000).map(|i| format!("**/{}{i}", "*a".repeat(490))).collect();
+        let e = FileFilter::from_flags(None, None, &[], &long, SystemTime::now()).unwrap_err();
+        assert_eq!(e, "the exclusion globs hold 985890 bytes; at most 65536 are taken");
+        let e = FileFilter::default().include_any(&long).unwrap_err();
+        assert!(e.starts_with("the inclusion globs hold"), "{e}");
     }
 
     #[test]
