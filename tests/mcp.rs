@@ -218,6 +218,9 @@ fn nothing_outside_the_served_paths_is_reached() {
         let e = tool_error(&r[i]);
         assert!(e.len() < 1000 && e.contains('…'), "step {i}: {}", &e[..e.len().min(300)]);
     }
+    // Shown once, and the reason still said.
+    let e = tool_error(&r[11]);
+    assert!(e.matches('x').count() <= 270 && e.contains("File name too long"), "{e}");
     for (i, why) in [
         (1, "outside the project root"),
         (2, "outside the project root"),
@@ -363,6 +366,22 @@ fn it_exits_when_the_client_leaves_and_survives_garbage() {
     let answered: Vec<Value> = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let ids: Vec<Value> = answered.iter().map(|m| m["id"].clone()).collect();
     assert_eq!(ids, [json!(10), json!(1), json!(11)], "{answered:?}");
+    // A request of a revision the SDK does not support is refused and
+    // begins no session: a notification after it is dropped as before one.
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2099-01-01",
+        "io.modelcontextprotocol/clientCapabilities": {}});
+    let input = format!(
+        "{}\n{}\n{}\n",
+        json!({"jsonrpc": "2.0", "id": 20, "method": "tools/list", "params": {"_meta": meta}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 20}}),
+        json!({"jsonrpc": "2.0", "id": 21, "method": "ping"}),
+    );
+    let out = run_with_input(&mut t.cmd("vg-mcp", "."), input.as_bytes());
+    assert_code(&out, 0);
+    let answered: Vec<Value> = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(answered.len(), 2, "{answered:?}");
+    assert_eq!((&answered[0]["id"], &answered[0]["error"]["code"]), (&json!(20), &json!(-32022)), "{answered:?}");
+    assert!(answered[1]["id"] == 21 && answered[1]["result"].is_object(), "{answered:?}");
 }
 
 /// A client that closes stdin while an `index` call waits gets its answer

@@ -771,6 +771,10 @@ fn post_v1_embeddings_answers_in_openai_format() {
         assert_eq!(status, 400, "{}", &body[..body.len().min(80)]);
         assert!(error_of(400, &answer).contains(why), "{answer}");
     }
+    // A value sent is repeated in part: a model name of 60,000 characters.
+    let long_model = format!(r#"{{"input":["x"],"model":"{}"}}"#, "m".repeat(60_000));
+    let (status, _, answer) = post(&long_model, &[auth]);
+    assert!(status == 400 && answer.len() < 400 && answer.contains("mmm…"), "{status} {}", answer.len());
     let (status, _, _) = post(r#"{"input":["x"]}"#, &[]);
     assert_eq!(status, 401, "the token guards this route too");
     let (status, head, _) = s.request("GET", "/v1/embeddings", &[auth]);

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::LiveIndex;
 use crate::project::catalog::{admit_catalog_paths, Catalog};
-use crate::project::shown::clipped;
+use crate::project::shown::{clipped, words_clipped};
 use crate::project::{admit_paths, is_under, normalize_lexically, AdmittedPath, ProjectRoot, RootMarker};
 use crate::store::Scope;
 
@@ -66,8 +66,12 @@ pub fn confine(live: &LiveIndex, paths: &[String]) -> Result<Scope, Refusal> {
             let why = OutsideRoot(root.path.clone());
             return Err(Refusal::new(RefusalKind::Forbidden, clipped(&format!("{shown}: {why}"), 2 * SHOWN_CHARS)));
         }
-        let admitted = admitted(root, rel)
-            .map_err(|e| Refusal::new(refusal_kind(&e), clipped(&format!("{shown}: {e:#}"), 2 * SHOWN_CHARS)))?;
+        // The cause may quote the path again, joined to the root: cut
+        // there, so that the path is shown once and the reason still is.
+        let admitted = admitted(root, rel).map_err(|e| {
+            let cause = words_clipped(&format!("{e:#}"), 60, 2 * SHOWN_CHARS);
+            Refusal::new(refusal_kind(&e), format!("{shown}: {cause}"))
+        })?;
         for p in admitted {
             if !served.prefixes.iter().any(|s| is_under(&p.rel, s)) {
                 return Err(Refusal::new(

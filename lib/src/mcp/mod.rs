@@ -92,7 +92,11 @@ async fn serve_until_closed(
             Ok(running) => running,
             // The client left before the handshake ended: nothing to serve.
             Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
-            Err(e) => return Err(anyhow::Error::new(e).context("the MCP handshake failed")),
+            // The SDK's words quote the message whole: a line of up to 1 MiB.
+            Err(e) => {
+                let why = crate::project::shown::words_clipped(&e.to_string(), 200, 400);
+                return Err(anyhow::anyhow!("the MCP handshake failed: {why}"));
+            }
         },
         () = signalled(shutdown) => return Ok(()),
     };

@@ -76,8 +76,10 @@ pub(super) fn screen(line: &[u8]) -> Screened {
     // A request with an id is no notification, so one whose id cannot be
     // read is answered, with a null id. A response (no method) never is.
     if object.contains_key("id") && object.contains_key("method") && id.is_none() {
-        return answer(ErrorCode::INVALID_REQUEST, "an id is a string or an integer".to_string(), None);
+        let why = "an id is a string or an integer (from -2^63 to 2^63-1)";
+        return answer(ErrorCode::INVALID_REQUEST, why.to_string(), None);
     }
+    let is_notification = !object.contains_key("id") && object.contains_key("method");
     let method = object.get("method").and_then(Value::as_str).map(str::to_string);
     let params_unstructured = object.get("params").is_some_and(|p| !p.is_object() && !p.is_array());
     // A JSON-RPC 2.0 request whose params alone can be what is wrong.
@@ -91,8 +93,8 @@ pub(super) fn screen(line: &[u8]) -> Screened {
             _ => Screened::Message(Box::new(ClientJsonRpcMessage::Request(request))),
         },
         Ok(message) => Screened::Message(Box::new(message)),
-        // A notification is never answered, even a malformed one.
-        Err(_) if id.is_none() && method.is_some() => Screened::Nothing,
+        // A notification is never answered, even a malformed one (its method no string).
+        Err(_) if is_notification => Screened::Nothing,
         Err(_) if params_unstructured => {
             answer(ErrorCode::INVALID_REQUEST, "params must be an object or an array".to_string(), id)
         }
@@ -196,8 +198,12 @@ fn begins_session(message: &ClientJsonRpcMessage) -> bool {
         ClientRequest::InitializeRequest(_) => true,
         ClientRequest::PingRequest(_) | ClientRequest::DiscoverRequest(_) => false,
         other => {
+            // The SDK refuses a version it does not support and stays before
+            // the session, as a ping leaves it (vecgrep serves every version
+            // the SDK knows: `supported_protocol_versions` is not narrowed).
             let meta = other.get_meta();
-            meta.protocol_version().is_some() && meta.missing_required_keys(&ProtocolVersion::V_2026_07_28).is_empty()
+            meta.protocol_version().is_some_and(|v| ProtocolVersion::KNOWN_VERSIONS.contains(&v))
+                && meta.missing_required_keys(&ProtocolVersion::V_2026_07_28).is_empty()
         }
     }
 }
@@ -463,10 +469,16 @@ mod tests {
         assert!(message.contains("batch"), "{message}");
         let (code, id, _) = error_of(screen(b"42"));
         assert_eq!((code, id), (-32600, None));
-        for id in ["null", "true", "1.5", "{\"a\":1}", "[1]"] {
+        for id in ["null", "true", "1.5", "{\"a\":1}", "[1]", "9223372036854775808"] {
             let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
             let (code, got, message) = error_of(screen(line.as_bytes()));
-            assert_eq!((code, got, message.as_str()), (-32600, None, "an id is a string or an integer"), "{line}");
+            let said = "an id is a string or an integer (from -2^63 to 2^63-1)";
+            assert_eq!((code, got, message.as_str()), (-32600, None, said), "{line}");
+        }
+        // A notification whose method is no string is malformed, and never answered.
+        for method in ["5", "null", "[\"x\"]"] {
+            let line = format!(r#"{{"jsonrpc":"2.0","method":{method}}}"#);
+            assert!(matches!(screen(line.as_bytes()), Screened::Nothing), "{line}");
         }
         // A response is never answered, whatever its id.
         let response = br#"{"jsonrpc":"2.0","id":null,"error":{"code":-1,"message":"x"}}"#;

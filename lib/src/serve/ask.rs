@@ -10,7 +10,7 @@
 use serde_json::{Map, Value};
 
 use super::http::Response;
-use super::{Shared, StoreSlot};
+use super::{shown, Shared, StoreSlot};
 use crate::ask::{self, AskOptions, LiveAsk};
 use crate::live::{Refusal, RefusalKind};
 use crate::project::PrivacyMode;
@@ -71,13 +71,12 @@ fn read_body(body: &[u8]) -> Result<AskBody, String> {
         None => return Err("the field query is missing".into()),
     };
     crate::search::check_query(&query).map_err(|e| format!("query: {e}"))?;
-    let privacy_mode =
-        match text(&fields, "privacy_mode")? {
-            None => None,
-            Some(name) => Some(PrivacyMode::named(&name).ok_or_else(|| {
-                format!("privacy_mode must be one of {}, got {name:?}", PrivacyMode::NAMES.join(", "))
-            })?),
-        };
+    let privacy_mode = match text(&fields, "privacy_mode")? {
+        None => None,
+        Some(name) => Some(PrivacyMode::named(&name).ok_or_else(|| {
+            format!("privacy_mode must be one of {}, got {:?}", PrivacyMode::NAMES.join(", "), shown(&name))
+        })?),
+    };
     Ok(AskBody { query, privacy_mode, root: text(&fields, "root")? })
 }
 

@@ -10,7 +10,7 @@ use anyhow::Result;
 use serde_json::json;
 
 use super::http::Response;
-use super::Shared;
+use super::{shown, Shared};
 use crate::embed::Embedder;
 use crate::index::ThreadedLoader;
 
@@ -103,7 +103,7 @@ pub(super) fn embeddings_response(shared: &Shared, body: &[u8]) -> Response {
     if request.model.as_deref().is_some_and(|m| m != model) {
         return Response::error(
             400,
-            &format!("this server embeds with {model}, not {:?}", request.model.unwrap_or_default()),
+            &format!("this server embeds with {model}, not {:?}", shown(&request.model.unwrap_or_default())),
         );
     }
     let embedded = shared.models.with(|m| {

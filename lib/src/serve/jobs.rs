@@ -7,7 +7,7 @@
 use serde_json::{json, Value};
 
 use super::http::{self, Response};
-use super::{Shared, StoreSlot};
+use super::{shown, Shared, StoreSlot};
 use crate::live::now_ms;
 use crate::store::{self, IndexJob};
 
@@ -57,7 +57,7 @@ pub(super) fn status_response(shared: &Shared, target: &http::Target, store: &mu
     };
     match found {
         Ok(Some(job)) => Response::json(200, &job_json(&job)),
-        Ok(None) => Response::error(404, &format!("no index job {id:?}")),
+        Ok(None) => Response::error(404, &format!("no index job {:?}", shown(id))),
         Err(e) => {
             *store = None;
             Response::error(500, &format!("cannot read the job: {:#}", anyhow::Error::new(e)))

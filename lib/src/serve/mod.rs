@@ -456,6 +456,12 @@ fn body_limit(request: &Request) -> Option<usize> {
     }
 }
 
+/// A value a client sent, as an error repeats it: 100 characters at most
+/// (a model name or a job id of megabytes would come back whole).
+fn shown(value: &str) -> String {
+    crate::project::shown::clipped(value, 100)
+}
+
 /// The response to an admitted request (the spec's HTTP rules, in order).
 fn respond(shared: &Shared, request: &Request, body: Option<&[u8]>, store: &mut StoreSlot) -> Response {
     // The routes that take a body take POST (and nothing else); every other

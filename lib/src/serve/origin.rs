@@ -32,7 +32,15 @@ pub(super) fn refused_on_loopback(request: &Request) -> Option<String> {
 /// a loopback address, with or without a port.
 fn is_loopback_host(host: &str) -> bool {
     let name = match host.strip_prefix('[') {
-        Some(bracketed) => bracketed.split_once(']').map_or(bracketed, |(ip, _)| ip),
+        // An IPv6 address in brackets, then nothing or a port (RFC 3986's
+        // IP-literal): `[::1]evil.example` names no loopback address.
+        Some(bracketed) => {
+            let Some((ip, rest)) = bracketed.split_once(']') else { return false };
+            let port = rest.strip_prefix(':').unwrap_or(rest);
+            return port.bytes().all(|b| b.is_ascii_digit())
+                && (rest.is_empty() || rest.starts_with(':'))
+                && ip.parse::<std::net::Ipv6Addr>().is_ok_and(|v6| is_loopback(IpAddr::V6(v6)));
+        }
         None => {
             host.rsplit_once(':').filter(|(_, port)| port.bytes().all(|b| b.is_ascii_digit())).map_or(host, |(n, _)| n)
         }
@@ -87,10 +95,22 @@ mod tests {
             "10.0.0.1",
             "[::2]:80",
             "127.0.0.1.nip.io",
+            "[::1]evil.example",
+            "[::1].evil.example:80",
+            "[::1]:80x",
+            "[127.0.0.1]",
+            "[::1",
         ] {
             assert!(!is_loopback_host(host), "{host}");
         }
-        for origin in ["null", "http://evil.example", "https://evil.example:443", "http://10.0.0.1:80"] {
+        for origin in [
+            "null",
+            "http://evil.example",
+            "https://evil.example:443",
+            "http://10.0.0.1:80",
+            "http://[::1]evil.example",
+            "http://[::1]@evil.example",
+        ] {
             assert!(is_remote_page(origin), "{origin}");
         }
         for origin in

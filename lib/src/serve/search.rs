@@ -5,7 +5,7 @@
 use anyhow::Result;
 
 use super::http::{self, Response};
-use super::{Shared, StoreSlot};
+use super::{shown, Shared, StoreSlot};
 use crate::history::Label;
 use crate::live::Searched;
 use crate::project::catalog::Catalog;
@@ -65,7 +65,7 @@ fn search_params(shared: &Shared, target: &http::Target) -> Result<SearchParams,
         None => config.top_k.min(MAX_K),
         Some(v) => match v.parse::<usize>() {
             Ok(k) if (1..=MAX_K).contains(&k) => k,
-            _ => return Err(format!("k must be a whole number from 1 to {MAX_K}, got {v:?}").into()),
+            _ => return Err(format!("k must be a whole number from 1 to {MAX_K}, got {:?}", shown(v)).into()),
         },
     };
     let mode = match target.param("mode") {
@@ -73,14 +73,14 @@ fn search_params(shared: &Shared, target: &http::Target) -> Result<SearchParams,
         Some("hybrid") => SearchMode::Hybrid,
         Some("semantic") => SearchMode::Semantic,
         Some("lexical") => SearchMode::Lexical,
-        Some(v) => return Err(format!("mode must be hybrid, semantic or lexical, got {v:?}").into()),
+        Some(v) => return Err(format!("mode must be hybrid, semantic or lexical, got {:?}", shown(v)).into()),
     };
     search::check_query_in(&query, mode).map_err(|e| e.to_string())?;
     let threshold = match target.param("threshold") {
         None => config.threshold_in(mode),
         Some(v) => match v.parse::<f32>() {
             Ok(t) if t.is_finite() && (-1.0..=1.0).contains(&t) => t,
-            _ => return Err(format!("threshold must be a number from -1 to 1, got {v:?}").into()),
+            _ => return Err(format!("threshold must be a number from -1 to 1, got {:?}", shown(v)).into()),
         },
     };
     // A filter given empty is refused, as k= and mode= are: `rev=` searching
