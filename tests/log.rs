@@ -216,8 +216,10 @@ fn with_diff_the_changed_lines_are_searched_and_shown_where_they_are() {
 
 #[test]
 fn diffs_whose_contents_the_clone_lacks_are_counted_not_dropped_in_silence() {
-    // A partial clone lacks old blobs; removing one loose object is the same to a reader.
+    // A partial clone lacks old blobs; removing one loose object from a
+    // clone made with a filter is the same to a reader.
     let tree = repository();
+    git(&tree, &["config", "remote.origin.promisor", "true"]);
     let blob = git(&tree, &["rev-parse", "HEAD~3:src/upload.py"]);
     std::fs::remove_file(tree.path().join(".git/objects").join(&blob[..2]).join(&blob[2..])).unwrap();
     let o = log(&tree, &["--with-diff", "exponential backoff"]);
@@ -229,6 +231,30 @@ fn diffs_whose_contents_the_clone_lacks_are_counted_not_dropped_in_silence() {
     let o = log(&tree, &["--diffs-only", "-k", "1", "compile the template once and keep it"]);
     assert_eq!(subjects(&records(&o)), ["Cache rendered templates in memory"], "the readable diffs are indexed");
     assert!(!stderr(&o).contains("left out"), "said by the run that stored them: {}", stderr(&o));
+}
+
+/// A blob missing from a clone made without a filter, or unreadable, is
+/// damage: an error of the run, never diffs stored as read in full.
+#[test]
+fn a_damaged_blob_is_an_error_not_a_diff_left_out() {
+    for damage in ["removed", "garbage"] {
+        let tree = repository();
+        let blob = git(&tree, &["rev-parse", "HEAD~3:src/upload.py"]);
+        let object = tree.path().join(".git/objects").join(&blob[..2]).join(&blob[2..]);
+        match damage {
+            "removed" => std::fs::remove_file(&object).unwrap(),
+            _ => {
+                std::fs::set_permissions(&object, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+                std::fs::write(&object, "garbage").unwrap();
+            }
+        }
+        let o = log(&tree, &["--with-diff", "exponential backoff"]);
+        assert_code(&o, 2);
+        let err = stderr(&o);
+        assert!(err.starts_with("vg-log: ") && err.contains("src/upload.py") && err.contains(&blob), "{damage}: {err}");
+        assert_eq!(err.lines().count(), 1, "{damage}: {err}");
+        assert!(!err.contains("partial clone fetches"), "{damage}: {err}");
+    }
 }
 
 #[test]
@@ -260,6 +286,18 @@ fn what_is_not_a_usable_repository_is_one_line_and_exit_2() {
         );
         assert_eq!(stderr(&o), said);
     }
+
+    // A .git the user may not read is said so, not "no repository found".
+    let closed = repository();
+    let user = OtherUser::new(&closed);
+    let git_dir = closed.path().join(".git");
+    let mode = |m: u32| std::fs::set_permissions(&git_dir, std::os::unix::fs::PermissionsExt::from_mode(m)).unwrap();
+    mode(0o000);
+    let o = run(user.cmd(&closed, "vg-log").arg("anything"));
+    mode(0o755);
+    assert_code(&o, 2);
+    let said = format!("vg-log: cannot read the git repository {}: ", git_dir.display());
+    assert!(stderr(&o).starts_with(&said) && stderr(&o).contains("ermission denied"), "{}", stderr(&o));
 
     let empty = Tree::bare();
     git(&empty, &["init", "-q"]);
@@ -305,6 +343,12 @@ fn the_code_index_and_the_commit_log_live_side_by_side() {
     let o = log(&tree, &["--no-index", "templates in memory"]);
     assert_code(&o, 0);
     assert!(stderr(&o).contains("vg-log: the commit log lacks 1 of the "), "{}", stderr(&o));
+    // Diffs asked of a log indexed without them: said, not found wanting in silence.
+    let o = log(&tree, &["--no-index", "--diffs-only", "templates in memory"]);
+    assert!(stderr(&o).contains("without their diffs (indexed without --with-diff)"), "{}", stderr(&o));
+    assert_code(&log(&tree, &["--with-diff", "templates"]), 0);
+    let o = log(&tree, &["--no-index", "--diffs-only", "templates in memory"]);
+    assert!(!stderr(&o).contains("without their diffs"), "{}", stderr(&o));
 }
 
 /// A repository of `n` commits, each changing one of 20 files, made at once by git fast-import.

@@ -202,7 +202,9 @@ fn forgetting_a_revision_removes_its_index_and_bad_revisions_are_one_line() {
 
     for (args, says) in [
         (vec!["vg-index", "--rev", "no-such-branch"], "vg-index: unknown revision \"no-such-branch\""),
-        (vec!["vg-index", "--rev", "main..v1"], "vg-index: unknown revision \"main..v1\""),
+        (vec!["vg-index", "--rev", "main..v1"], "vg-index: \"main..v1\" names a range of commits"),
+        (vec!["vg-index", "--rev", "HEAD^!"], "vg-index: \"HEAD^!\" names a range of commits"),
+        (vec!["vg-index", "--rev", "HEAD~99"], "cannot resolve revision \"HEAD~99\": Commit "),
         (vec!["vg-index", "--rev=--help"], "vg-index: \"--help\" is not a revision"),
         (vec!["vg-index", "--rev", ":/v1"], "vg-index: \":/v1\" is not a revision"),
         (vec!["vg-query", "--rev", "main", "--no-index", "x"], "is not indexed; run vg-index --rev main"),
@@ -235,6 +237,27 @@ fn forgetting_a_revision_removes_its_index_and_bad_revisions_are_one_line() {
     let o = run(plain.cmd("vg-index", "").args(["--rev", "HEAD"]));
     assert_code(&o, 2);
     assert_eq!(stderr(&o), "vg-index: unknown revision \"HEAD\": the repository has no commits yet\n");
+    // HEAD on a branch without commits, beside one with them.
+    git(&tree, &["symbolic-ref", "HEAD", "refs/heads/next"]);
+    let o = run(tree.cmd("vg-index", "").args(["--rev", "HEAD"]));
+    assert_code(&o, 2);
+    assert_eq!(stderr(&o), "vg-index: unknown revision \"HEAD\": HEAD names next, which has no commits yet\n");
+    git(&tree, &["symbolic-ref", "HEAD", "refs/heads/main"]);
+    // A commit whose object is gone from a repository that should have it.
+    git(&tree, &["gc", "-q"]);
+    for pack in std::fs::read_dir(tree.path().join(".git/objects/pack")).unwrap() {
+        let pack = pack.unwrap().path();
+        if pack.extension().is_some_and(|e| e == "pack") {
+            std::fs::remove_file(pack).unwrap();
+        }
+    }
+    for (spec, says) in
+        [("main", "cannot read revision \"main\": "), ("HEAD~1", "cannot resolve revision \"HEAD~1\": ")]
+    {
+        let o = run(tree.cmd("vg-index", "").args(["--rev", spec]));
+        assert_code(&o, 2);
+        assert!(stderr(&o).contains(says) && stderr(&o).contains("could not be found"), "{}", stderr(&o));
+    }
 }
 
 /// A name that moved since a revision was indexed by it is not taken to
@@ -281,18 +304,23 @@ fn forgetting_by_a_name_that_moved_removes_nothing() {
 #[test]
 fn a_revision_that_cannot_be_written_leaves_no_index_behind() {
     let tree = two_releases();
-    // Removing a loose blob is, to a reader, what a partial clone lacks.
+    // Removing a loose blob is, in a clone made with a filter, what it lacks
+    // by design; in any other, damage.
     let blob = git(&tree, &["rev-parse", "v1:src/client.py"]);
     std::fs::remove_file(tree.path().join(".git/objects").join(&blob[..2]).join(&blob[2..])).unwrap();
-    let o = run(tree.cmd("vg-index", "").args(["--rev", "v1"]));
-    assert_code(&o, 2);
-    let err = stderr(&o);
-    assert!(
-        err.contains("src/client.py") && err.contains("a partial clone fetches them only when checked out"),
-        "{err}"
-    );
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert_eq!(revision_count(&tree), 0, "{}", stdout(&run(tree.cmd("vg-index", "").arg("--stats"))));
+    for partial in [true, false] {
+        let said = match partial {
+            true => "a partial clone fetches them only when checked out".to_string(),
+            false => format!("object {blob} is missing from the repository, which is no partial clone"),
+        };
+        git(&tree, &["config", "remote.origin.promisor", &partial.to_string()]);
+        let o = run(tree.cmd("vg-index", "").args(["--rev", "v1"]));
+        assert_code(&o, 2);
+        let err = stderr(&o);
+        assert!(err.contains("src/client.py") && err.contains(&said), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert_eq!(revision_count(&tree), 0, "{}", stdout(&run(tree.cmd("vg-index", "").arg("--stats"))));
+    }
     // A root below the repository that the revision lacks.
     tree.write("svc/pay.py", "def charge(card):\n    return card.debit()\n");
     commit_all(&tree, "svc");

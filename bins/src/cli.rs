@@ -570,7 +570,7 @@ pub struct LogCli {
     /// What to look for, in plain words.
     #[arg(value_name = "QUERY")]
     pub query: String,
-    /// Only commits that touched these files or directories (default: every commit).
+    /// Only commits that touched these files or directories (default: the current directory, as the other tools take it: from the project root, every commit).
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Search the commit log as it is; do not bring it up to date first.

@@ -33,7 +33,7 @@ fn main() {
         let result = (|| {
             let history = repo.head_history(cli.log.limit.map(|l| l as usize))?;
             let store = match cli.no_index {
-                true => log_as_it_is(&inv, &history)?,
+                true => log_as_it_is(&inv, &history, cli.log.with_diff || cli.log.diffs_only)?,
                 false => match update(&cli, &inv, &repo, &history)? {
                     Some(store) => store,
                     None => return Ok(EXIT_INTERRUPTED),
@@ -84,8 +84,9 @@ fn commit_filter(cli: &LogCli, inv: &Invocation) -> Result<CommitFilter> {
 
 /// `--no-index`: the commit log as it stands, if it was embedded with the
 /// configured model; said when it lacks commits of `history` (a run that
-/// was stopped, or commits made since), as a search of an incomplete index is.
-fn log_as_it_is(inv: &Invocation, history: &[String]) -> Result<Box<dyn CommitStore>> {
+/// was stopped, or commits made since), or their diffs when `with_diff`
+/// asks for them, as a search of an incomplete index is.
+fn log_as_it_is(inv: &Invocation, history: &[String], with_diff: bool) -> Result<Box<dyn CommitStore>> {
     let never =
         || anyhow!("the history of {} was never indexed; run vg-log without --no-index", inv.root.path.display());
     let store = match store::open_log_for_reading(&inv.root) {
@@ -105,6 +106,14 @@ fn log_as_it_is(inv: &Invocation, history: &[String]) -> Result<Box<dyn CommitSt
                 let of = history.len();
                 let said = format!(
                     "the commit log lacks {missing} of the {of} commits of HEAD's history (a run was stopped, or they came since): results may miss them; vg-log without --no-index adds them"
+                );
+                note(TOOL, inv.config.quiet, &said);
+            }
+            let undiffed = history.iter().filter(|sha| stored.get(*sha).is_some_and(|c| !c.diffs)).count();
+            if with_diff && undiffed > 0 {
+                let said = format!(
+                    "the commit log holds {undiffed} of the {} commits of HEAD's history without their diffs (indexed without --with-diff): results may miss them; vg-log --with-diff without --no-index adds them",
+                    history.len()
                 );
                 note(TOOL, inv.config.quiet, &said);
             }

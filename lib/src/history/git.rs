@@ -63,10 +63,13 @@ impl GitRepo {
     /// The repository whose work tree holds `root`.
     pub fn open(root: &Path) -> Result<GitRepo> {
         let repo = gix::discover(root).map_err(|e| {
-            if root.ancestors().any(|dir| dir.join(".git").exists()) {
-                anyhow!("cannot open the git repository of {}: {e}", root.display())
-            } else {
-                anyhow!("{} is not in a git repository", root.display())
+            match root.ancestors().map(|dir| dir.join(".git")).find(|git| git.symlink_metadata().is_ok()) {
+                Some(git) => match std::fs::read_dir(&git) {
+                    // gix says it found none where it could not look.
+                    Err(why) if git.is_dir() => anyhow!("cannot read the git repository {}: {why}", git.display()),
+                    _ => anyhow!("cannot open the git repository of {}: {e}", root.display()),
+                },
+                None => anyhow!("{} is not in a git repository", root.display()),
             }
         })?;
         let workdir: PathBuf = repo
@@ -231,7 +234,9 @@ impl GitRepo {
                 continue;
             }
             if with_diff && changed.pieces.len() < MAX_PIECES_PER_COMMIT {
-                match self.change_blobs(&change) {
+                let blobs =
+                    self.change_blobs(&change).with_context(|| format!("cannot read the diff of {rel} in {sha}"))?;
+                match blobs {
                     (BlobText::Text(before), BlobText::Text(after)) => {
                         changed.pieces.extend(changed_pieces(&rel, &before, &after));
                     }
@@ -246,30 +251,60 @@ impl GitRepo {
     }
 
     /// The text before and after a change (an added file's "before" is empty).
-    fn change_blobs(&self, change: &gix::object::tree::diff::ChangeDetached) -> (BlobText, BlobText) {
+    fn change_blobs(&self, change: &gix::object::tree::diff::ChangeDetached) -> Result<(BlobText, BlobText)> {
         use gix::object::tree::diff::ChangeDetached as C;
         let text = |id: &gix::ObjectId| self.blob_text(id);
         let empty = || BlobText::Text(String::new());
-        match change {
-            C::Addition { id, .. } => (empty(), text(id)),
-            C::Deletion { id, .. } => (text(id), empty()),
-            C::Modification { previous_id, id, .. } => (text(previous_id), text(id)),
-            C::Rewrite { source_id, id, .. } => (text(source_id), text(id)),
-        }
+        Ok(match change {
+            C::Addition { id, .. } => (empty(), text(id)?),
+            C::Deletion { id, .. } => (text(id)?, empty()),
+            C::Modification { previous_id, id, .. } => (text(previous_id)?, text(id)?),
+            C::Rewrite { source_id, id, .. } => (text(source_id)?, text(id)?),
+        })
     }
 
-    fn blob_text(&self, id: &gix::ObjectId) -> BlobText {
+    /// A blob's text for a diff; `Unread` when a partial clone lacks it. A
+    /// blob the object database should have and cannot give is an error:
+    /// a damaged repository, whose diffs would be stored as read in full.
+    fn blob_text(&self, id: &gix::ObjectId) -> Result<BlobText> {
+        if !self.repo.has_object(*id) {
+            self.lacks_by_design(*id)?;
+            return Ok(BlobText::Unread);
+        }
         // The header first, so that a large blob is never inflated to be dropped.
         let too_large = self.repo.find_header(*id).is_ok_and(|h| h.size() > MAX_DIFFED_BLOB as u64);
         if too_large {
-            return BlobText::Unfit;
+            return Ok(BlobText::Unfit);
         }
-        let Ok(blob) = self.repo.find_object(*id) else { return BlobText::Unread };
+        let blob = self.repo.find_object(*id).with_context(|| format!("cannot read object {id}"))?;
         let data = &blob.data;
         if data.len() > MAX_DIFFED_BLOB || data.contains(&0) {
-            return BlobText::Unfit;
+            return Ok(BlobText::Unfit);
         }
-        String::from_utf8(data.to_vec()).map_or(BlobText::Unfit, BlobText::Text)
+        Ok(String::from_utf8(data.to_vec()).map_or(BlobText::Unfit, BlobText::Text))
+    }
+
+    /// Whether missing object `id` is one a partial clone lacks by design;
+    /// from any other repository it is an error, saying it is damaged.
+    fn lacks_by_design(&self, id: gix::ObjectId) -> Result<()> {
+        if self.is_partial_clone() {
+            return Ok(());
+        }
+        Err(anyhow!(
+            "object {id} is missing from the repository, which is no partial clone (git fsck says what is damaged)"
+        ))
+    }
+
+    /// Whether the repository was cloned with a filter (`git clone
+    /// --filter`): it fetches the objects it lacks when they are checked out.
+    fn is_partial_clone(&self) -> bool {
+        let config = self.repo.config_snapshot();
+        config.string("extensions.partialClone").is_some()
+            || self
+                .repo
+                .remote_names()
+                .iter()
+                .any(|r| config.boolean(format!("remote.{r}.promisor").as_str()) == Some(true))
     }
 
     /// The commit `spec` names (a branch, a tag, a sha or a prefix of one,
@@ -279,22 +314,46 @@ impl GitRepo {
         if spec.is_empty() || spec.starts_with('-') || spec.starts_with(':') || spec.chars().any(|c| c.is_control()) {
             return Err(anyhow!("{spec:?} is not a revision"));
         }
-        let id = self.repo.rev_parse_single(spec).map_err(|e| {
-            if let Some(many) = ambiguous(&e) {
-                return anyhow!(
-                    "revision {spec:?} is ambiguous: {many} objects' ids begin with it; give more of the sha"
-                );
-            }
-            match self.repo.head_id() {
-                Err(_) if self.repo.head().is_ok_and(|h| h.is_unborn()) => {
-                    anyhow!("unknown revision {spec:?}: the repository has no commits yet")
-                }
-                _ => anyhow!("unknown revision {spec:?}"),
-            }
-        })?;
+        // `a..b`, `a^!`, `a^@`, `a^-`: git reads a range of commits there;
+        // a ref's name never holds `..` (git check-ref-format).
+        if spec.contains("..") || spec.ends_with("^!") || spec.ends_with("^@") || spec.contains("^-") {
+            return Err(anyhow!("{spec:?} names a range of commits; --rev takes one revision"));
+        }
+        let id = self.repo.rev_parse_single(spec).map_err(|e| self.unresolved(spec, &e))?;
         let object = id.object().with_context(|| format!("cannot read revision {spec:?}"))?;
         let commit = object.peel_to_commit().map_err(|_| anyhow!("revision {spec:?} does not name a commit"))?;
         Ok(commit.id.to_string())
+    }
+
+    /// Why `spec` names no commit: ambiguous, unknown, a branch without
+    /// commits, or what git met on the way (a commit it cannot read, an
+    /// object missing from a damaged repository).
+    fn unresolved(&self, spec: &str, e: &gix::Error) -> anyhow::Error {
+        use gix::revision::spec::parse::Error as Parse;
+        if let Some(many) = ambiguous(e) {
+            return anyhow!("revision {spec:?} is ambiguous: {many} objects' ids begin with it; give more of the sha");
+        }
+        if let Ok(head) = self.repo.head() {
+            if head.is_unborn() && spec.starts_with("HEAD") {
+                let any_commit =
+                    self.repo.references().is_ok_and(|r| r.all().is_ok_and(|mut all| all.next().is_some()));
+                return match (any_commit, head.referent_name()) {
+                    (true, Some(name)) => {
+                        anyhow!("unknown revision {spec:?}: HEAD names {}, which has no commits yet", name.shorten())
+                    }
+                    _ => anyhow!("unknown revision {spec:?}: the repository has no commits yet"),
+                };
+            }
+        }
+        if matches!(e.downcast_any_ref::<Parse>(), Some(Parse::MissingReference { .. })) {
+            return anyhow!("unknown revision {spec:?}");
+        }
+        // The innermost cause says what was met: gix's outer words name its own steps.
+        let mut cause: &dyn std::error::Error = e;
+        while let Some(inner) = cause.source() {
+            cause = inner;
+        }
+        anyhow!("cannot resolve revision {spec:?}: {}", crate::project::shown::clipped(&cause.to_string(), 300))
     }
 
     /// Write the files of commit `sha`'s tree that lie under the project
@@ -360,6 +419,7 @@ impl GitRepo {
         (max_bytes, dated): (u64, std::time::SystemTime),
     ) -> Result<Option<SkipReason>> {
         if !self.repo.has_object(oid) {
+            self.lacks_by_design(oid)?;
             return Err(anyhow!("its contents are {NOT_FETCHED}"));
         }
         let size = self.repo.find_header(oid).map(|h| h.size()).unwrap_or(0);
