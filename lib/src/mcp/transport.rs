@@ -63,6 +63,17 @@ pub(super) fn screen(line: &[u8]) -> Screened {
                 None => Screened::Nothing,
             };
         }
+        // So is a string escaping half a UTF-16 pair (`"\ud800"`), which
+        // serde refuses: a request unanswered would leave its client waiting.
+        Err(e) if ["surrogate", "end of hex escape"].iter().any(|w| e.to_string().contains(w)) => {
+            return match super::cut::id_of_cut_request(line) {
+                Some(id) => {
+                    let why = "a string escapes half a UTF-16 surrogate pair, which is no text";
+                    answer(ErrorCode::INVALID_REQUEST, why.to_string(), id)
+                }
+                None => Screened::Nothing,
+            };
+        }
         Err(_) => return Screened::Nothing,
     };
     let Some(object) = value.as_object() else {
@@ -502,6 +513,20 @@ mod tests {
             (-32600, Some(RequestId::Number(90)), "the message is nested too deep")
         );
         let notification = format!(r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"a":{deep}}}}}"#);
+        assert!(matches!(screen(notification.as_bytes()), Screened::Nothing), "a notification is never answered");
+    }
+
+    #[test]
+    fn a_request_holding_half_a_surrogate_pair_is_answered_by_its_id() {
+        for half in ["\\ud800", "\\udc00", "\\ud800x"] {
+            let line = format!(
+                r#"{{"jsonrpc":"2.0","id":91,"method":"tools/call","params":{{"name":"search","arguments":{{"query":"{half}"}}}}}}"#
+            );
+            let (code, id, message) = error_of(screen(line.as_bytes()));
+            assert_eq!((code, id), (-32600, Some(RequestId::Number(91))), "{line}");
+            assert!(message.contains("surrogate"), "{message}");
+        }
+        let notification = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"a":"\ud800"}}"#;
         assert!(matches!(screen(notification.as_bytes()), Screened::Nothing), "a notification is never answered");
     }
 
