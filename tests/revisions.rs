@@ -665,3 +665,27 @@ fn a_rebuild_killed_half_way_leaves_the_revision_incomplete_for_the_next_run() {
     let o = run(tree.cmd("vg-query", "").args(["--rev", "v1", "--no-index", "--chunk-size", "300", "handler 7"]));
     assert_code(&o, 0);
 }
+
+/// A name that is both a tag and a branch names the tag's commit, as git
+/// takes it, and is said so with the way to the branch's.
+#[test]
+fn a_name_of_both_a_tag_and_a_branch_takes_the_tag_and_says_so() {
+    let tree = two_releases();
+    git(&tree, &["branch", "v1"]);
+    let (tag, branch) = (git(&tree, &["rev-parse", "refs/tags/v1"]), git(&tree, &["rev-parse", "refs/heads/v1"]));
+    let o = run(tree.cmd("vg-index", "").args(["--rev", "v1"]));
+    assert_code(&o, 0);
+    let said = format!(
+        "vg-index: v1 names a tag and a branch; the tag's commit {} is taken, as git takes it (the branch's is {}: name it heads/v1)",
+        &tag[..12],
+        &branch[..12]
+    );
+    assert!(stderr(&o).contains(&said), "{}", stderr(&o));
+    let o = run(tree.cmd("vg-index", "").args(["--rev", "heads/v1"]));
+    assert_code(&o, 0);
+    assert!(!stderr(&o).contains("names a tag and a branch"), "{}", stderr(&o));
+    let stats = records(&run(tree.cmd("vg-index", "").args(["--stats", "--json"])));
+    let shas: Vec<&str> =
+        stats[0]["revisions"].as_array().unwrap().iter().map(|r| r["sha"].as_str().unwrap()).collect();
+    assert!(shas.contains(&tag.as_str()) && shas.contains(&branch.as_str()), "{shas:?}");
+}

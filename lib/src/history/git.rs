@@ -325,6 +325,15 @@ impl GitRepo {
         Ok(commit.id.to_string())
     }
 
+    /// When `spec` is the name of both a tag and a branch at different
+    /// commits, the branch's commit: git takes the tag's (and warns), so
+    /// `resolve_commit` does too, and the caller says so.
+    pub fn branch_beside_tag(&self, spec: &str) -> Option<String> {
+        let at = |prefix: &str| self.resolve_commit(&format!("{prefix}{spec}")).ok();
+        let (tag, branch) = (at("refs/tags/")?, at("refs/heads/")?);
+        (tag != branch).then_some(branch)
+    }
+
     /// Why `spec` names no commit: ambiguous, unknown, a branch without
     /// commits, or what git met on the way (a commit it cannot read, an
     /// object missing from a damaged repository).

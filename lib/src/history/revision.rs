@@ -44,6 +44,13 @@ pub fn index_revision(
             _ => return Err(unknown(e, &stored, spec)),
         },
     };
+    if let Some(branch) = repo.branch_beside_tag(spec) {
+        obs.note(&format!(
+            "{spec} names a tag and a branch; the tag's commit {} is taken, as git takes it (the branch's is {}: name it heads/{spec})",
+            &sha[..12],
+            &branch[..12]
+        ));
+    }
     let complete = stored.iter().any(|r| r.sha == sha && r.complete);
     if complete && built_as_configured(&store::revision_root(project, &sha), config) {
         store::mark_complete(project, &sha, spec)?;
