@@ -348,43 +348,62 @@ fn a_closed_pipe_is_success() {
 }
 
 /// A pipe gets each hit's lines while the producer still writes, in the
-/// modes that show a hit alone: `endless | vg-format | head -1` ends, as
-/// `yes | grep y | head -1` does. Headings and counts wait for the end.
+/// modes that show a hit alone: one waiting for more input writes out what
+/// it has (a slow producer's hits show as they come), and an endless
+/// producer piped into `vg-format | head -1` ends, as `yes | grep y |
+/// head -1` does, though its hits are all alike and add nothing to show.
 #[test]
-fn each_hit_is_shown_before_the_stream_ends_where_the_mode_allows() {
+fn each_hit_is_shown_while_the_producer_writes_and_a_reader_gone_ends_it() {
     use std::io::{BufRead, BufReader, Write};
     use std::sync::mpsc;
     use std::time::Duration;
     let t = sample_project();
     let root = t.path().to_str().unwrap().to_string();
-    for args in [&[][..], &["--json"], &["--files"], &["--no-filename"]] {
-        let mut child = spawn_format(&t, args);
-        let mut stdin = child.stdin.take().unwrap();
-        let root = root.clone();
-        // Writes until vg-format has gone: an endless producer.
-        let producer = std::thread::spawn(move || {
-            for n in 0.. {
-                let line = hit(&root, &format!("src/mod{n}.py"), 1, 1, 0.5, "import time") + "\n";
-                if stdin.write_all(line.as_bytes()).is_err() {
-                    return n;
-                }
-            }
-            unreachable!()
-        });
-        let (first_line, got) = mpsc::channel();
+    let first_line_of = |child: &mut std::process::Child| {
+        let (line, got) = mpsc::channel();
         let stdout = child.stdout.take().unwrap();
         std::thread::spawn(move || {
             let mut first = String::new();
             BufReader::new(stdout).read_line(&mut first).unwrap();
-            first_line.send(first).unwrap();
+            line.send(first).unwrap();
             // The reader goes here, as `head -1` does.
         });
-        let first = got.recv_timeout(Duration::from_secs(60)).expect("no line while the stream went on");
-        assert!(first.contains("mod0.py") || first.contains("import time"), "{args:?}: {first}");
+        got.recv_timeout(Duration::from_secs(60)).expect("no line while the stream went on")
+    };
+    let one = hit(&root, "src/upload.py", 1, 1, 0.5, "import time") + "\n";
+    for args in [&[][..], &["--json"], &["--files"], &["--no-filename"]] {
+        // One hit, then a producer that waits.
+        let mut child = spawn_format(&t, args);
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(one.as_bytes()).unwrap();
+        let first = first_line_of(&mut child);
+        assert!(first.contains("upload.py") || first.contains("import time"), "{args:?}: {first}");
+        drop(stdin);
+        assert_code(&child.wait_with_output().unwrap(), 0);
+    }
+    for args in [&[][..], &["--json"], &["--files"], &["--count"]] {
+        // The same hit without end, until vg-format has gone.
+        let mut child = spawn_format(&t, args);
+        let mut stdin = child.stdin.take().unwrap();
+        let line = one.clone();
+        let producer = std::thread::spawn(move || (0..).find(|_| stdin.write_all(line.as_bytes()).is_err()));
+        if args != ["--count"] {
+            first_line_of(&mut child);
+        } else {
+            drop(child.stdout.take());
+        }
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while child.try_wait().unwrap().is_none() {
+            if std::time::Instant::now() > deadline {
+                child.kill().unwrap();
+                panic!("{args:?}: vg-format read on after its reader had gone");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
         let written = producer.join().unwrap();
         let out = child.wait_with_output().unwrap();
         assert_eq!(out.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        assert!(out.stderr.is_empty() && written > 0, "{args:?}");
+        assert!(out.stderr.is_empty() && written > Some(0), "{args:?}");
     }
 }
 

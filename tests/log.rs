@@ -233,6 +233,22 @@ fn diffs_whose_contents_the_clone_lacks_are_counted_not_dropped_in_silence() {
     assert!(!stderr(&o).contains("left out"), "said by the run that stored them: {}", stderr(&o));
 }
 
+/// A submodule replaced by a file at its path: the file's lines are the
+/// diff, its before (another repository's commit) is never looked for here.
+#[test]
+fn a_submodule_replaced_by_a_file_is_diffed_as_the_file() {
+    let tree = repository();
+    let other = "1234567890123456789012345678901234567890";
+    git(&tree, &["update-index", "--add", "--cacheinfo", &format!("160000,{other},vendored.py")]);
+    git(&tree, &["commit", "-qm", "Vendor the parser as a submodule"]);
+    git(&tree, &["rm", "-q", "--cached", "vendored.py"]);
+    tree.write("vendored.py", "def parse_vendored_manifest(text):\n    return text.split()\n");
+    commit_all(&tree, "Replace the submodule with the manifest parser");
+    let o = log(&tree, &["--diffs-only", "-k", "1", "parse the vendored manifest"]);
+    assert_code(&o, 0);
+    assert_eq!(subjects(&records(&o)), ["Replace the submodule with the manifest parser"], "{}", stderr(&o));
+}
+
 /// A blob missing from a clone made without a filter, or unreadable, is
 /// damage: an error of the run, never diffs stored as read in full.
 #[test]

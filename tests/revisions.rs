@@ -647,6 +647,11 @@ fn a_rebuild_killed_half_way_leaves_the_revision_incomplete_for_the_next_run() {
     };
     assert_code(&run(tree.cmd("vg-index", "").args(["--rev", "v1"])), 0);
     assert_eq!(complete(), Some(true));
+    // A run that only gives the chunks their model vectors leaves every file indexed.
+    let mut fill = tree.cmd("vg-index", "");
+    fill.args(["--rev", "v1", "--full"]);
+    assert_eq!(kill_after_file_records(&mut fill, 1), 1, "the fill ended before the phase to kill it in");
+    assert_eq!(complete(), Some(true), "a fill stopped half way");
     let rebuild = || {
         let mut cmd = tree.cmd("vg-index", "");
         cmd.args(["--rev", "v1", "--chunk-size", "300"]);

@@ -146,7 +146,7 @@ pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
 /// Whether stdout is a pipe or socket whose reading end is closed: polling
 /// it says so (POLLERR, POLLHUP) without writing to it.
 #[allow(unsafe_code)]
-fn stdout_reader_gone() -> bool {
+pub fn stdout_reader_gone() -> bool {
     let mut fd = libc::pollfd { fd: libc::STDOUT_FILENO, events: libc::POLLOUT, revents: 0 };
     // SAFETY: one pollfd, owned here, for the duration of the call; a zero
     // timeout returns at once.

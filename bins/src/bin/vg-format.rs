@@ -1,12 +1,11 @@
 //! vg-format: render hit and commit records (and the judgement and answer
 //! that may end hits) from stdin for a terminal or a pipe.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
-use vecgrep::format::{files_left_out, judgement_note, FormatOptions, OutputMode, StreamRenderer};
+use vecgrep::format::{files_left_out, judgement_note, render_stream, FormatOptions, OutputMode};
 use vecgrep::project::{ConfigLayers, ConfigValues};
-use vecgrep::records::StreamRecords;
 use vecgrep_bins::app::{note, run_main, use_color, EXIT_FOUND, EXIT_NOT_FOUND};
 use vecgrep_bins::cli::FormatCli;
 
@@ -40,13 +39,8 @@ fn main() {
             terminal: std::io::stdout().is_terminal(),
             null: o.null,
         };
-        let mut out = std::io::BufWriter::new(vecgrep_bins::app::stdout());
-        let mut renderer = StreamRenderer::new(&opts);
-        for read in StreamRecords::new(std::io::stdin().lock()) {
-            renderer.take(&mut out, read?.0)?;
-        }
-        let stream = renderer.finish(&mut out)?;
-        out.flush()?;
+        let (stdout, reader_gone) = (vecgrep_bins::app::stdout(), vecgrep_bins::app::stdout_reader_gone);
+        let stream = render_stream(std::io::stdin(), stdout, &opts, &reader_gone)?;
         if let Some(why) = files_left_out(&stream.commits, opts.mode) {
             note(TOOL, false, &why);
         }

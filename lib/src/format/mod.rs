@@ -16,7 +16,7 @@ use crate::project::shown::is_bidi_control;
 use crate::records::{write_record, AnswerRecord, HitRecord, JudgementRecord};
 
 pub use commits::{files_left_out, render_commits};
-pub use stream::StreamRenderer;
+pub use stream::render_stream;
 
 /// How a stream of hits is rendered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

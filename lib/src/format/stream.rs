@@ -1,30 +1,85 @@
 //! vg-format's rendering of a stream while it is read: in the modes that
-//! show a hit alone, its lines leave before the producer ends, so that
-//! `endless | vg-format | head -1` ends.
+//! show a hit alone, its lines leave before the producer ends, what was
+//! rendered is written out before more input is waited for, and a reader
+//! gone ends the reading, so that `endless | vg-format | head -1` ends.
 
-use std::io::{self, Write};
+use std::cell::{Cell, RefCell};
+use std::io::{self, Read, Write};
 
 use super::{render, render_answer, render_commits, FormatOptions, HitByHit};
-use crate::records::{Record, SearchStream};
+use crate::records::{Record, SearchStream, StreamRecords};
+
+/// How many records are read between two looks at whether the reader of
+/// the output has gone: a stream of hits already shown writes nothing
+/// that would tell it.
+const RECORDS_PER_LOOK: usize = 64;
+
+/// Render the search stream read from `input` to `out` as it comes, in
+/// `opts.mode`; the stream as read. `reader_gone` says whether the
+/// output's reader has left (`| head -1`): the rendering then ends as a
+/// write to a closed pipe does, with a broken pipe.
+pub fn render_stream(
+    input: impl Read,
+    out: impl Write,
+    opts: &FormatOptions,
+    reader_gone: &dyn Fn() -> bool,
+) -> anyhow::Result<SearchStream> {
+    let out = RefCell::new(io::BufWriter::new(out));
+    let flush_failed = Cell::new(None);
+    let input = io::BufReader::new(FlushBeforeRead { input, out: &out, failed: &flush_failed });
+    let mut renderer = StreamRenderer::new(opts);
+    for (n, read) in StreamRecords::new(input).enumerate() {
+        let (record, _) = read.map_err(|e| flush_failed.take().map_or_else(|| anyhow::Error::new(e), Into::into))?;
+        renderer.take(&mut *out.borrow_mut(), record)?;
+        if n % RECORDS_PER_LOOK == RECORDS_PER_LOOK - 1 && reader_gone() {
+            return Err(io::Error::from(io::ErrorKind::BrokenPipe).into());
+        }
+    }
+    let mut out = out.into_inner();
+    let stream = renderer.finish(&mut out)?;
+    out.flush()?;
+    Ok(stream)
+}
+
+/// Input that writes out what was rendered before it reads more, which
+/// may wait: a slow producer's hits are shown as they come, while a fast
+/// one's are written a buffer at a time. A failed write is kept in
+/// `failed`, to be told as the output's error, not the input's.
+struct FlushBeforeRead<'o, R, W: Write> {
+    input: R,
+    out: &'o RefCell<io::BufWriter<W>>,
+    failed: &'o Cell<Option<io::Error>>,
+}
+
+impl<R: Read, W: Write> Read for FlushBeforeRead<'_, R, W> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if let Err(e) = self.out.borrow_mut().flush() {
+            let kind = e.kind();
+            self.failed.set(Some(e));
+            return Err(io::Error::new(kind, "the output failed"));
+        }
+        self.input.read(buf)
+    }
+}
 
 /// Takes a stream's records as they are read and renders each hit at once
 /// where the mode allows; the rest (headings, counts, commits, an answer)
 /// at the end.
-pub struct StreamRenderer<'o> {
+struct StreamRenderer<'o> {
     opts: &'o FormatOptions,
     read: SearchStream,
     each: Option<HitByHit>,
 }
 
 impl<'o> StreamRenderer<'o> {
-    pub fn new(opts: &'o FormatOptions) -> StreamRenderer<'o> {
+    fn new(opts: &'o FormatOptions) -> StreamRenderer<'o> {
         let each = opts.mode.shows_each_hit_as_read().then(HitByHit::default);
         StreamRenderer { opts, read: SearchStream::default(), each }
     }
 
     /// Render `record` now if the mode shows it alone, and keep what the
     /// end of the stream needs of it.
-    pub fn take(&mut self, out: &mut dyn Write, record: Record) -> io::Result<()> {
+    fn take(&mut self, out: &mut dyn Write, record: Record) -> io::Result<()> {
         if let (Some(each), Record::Hit(hit)) = (&mut self.each, &record) {
             each.write(out, hit, self.opts)?;
         }
@@ -34,7 +89,7 @@ impl<'o> StreamRenderer<'o> {
 
     /// Render what waited for the end of the stream; the stream as read
     /// (for the exit code and the advice a judgement gives).
-    pub fn finish(self, out: &mut dyn Write) -> io::Result<SearchStream> {
+    fn finish(self, out: &mut dyn Write) -> io::Result<SearchStream> {
         if self.each.is_none() {
             render(out, &self.read.hits, self.opts)?;
         }

@@ -255,11 +255,13 @@ impl GitRepo {
         use gix::object::tree::diff::ChangeDetached as C;
         let text = |id: &gix::ObjectId| self.blob_text(id);
         let empty = || BlobText::Text(String::new());
+        // A file where a submodule was: its before is another repository's commit.
+        let before = |id: &gix::ObjectId| if was_submodule(change) { Ok(empty()) } else { text(id) };
         Ok(match change {
             C::Addition { id, .. } => (empty(), text(id)?),
             C::Deletion { id, .. } => (text(id)?, empty()),
-            C::Modification { previous_id, id, .. } => (text(previous_id)?, text(id)?),
-            C::Rewrite { source_id, id, .. } => (text(source_id)?, text(id)?),
+            C::Modification { previous_id, id, .. } => (before(previous_id)?, text(id)?),
+            C::Rewrite { source_id, id, .. } => (before(source_id)?, text(id)?),
         })
     }
 
@@ -314,9 +316,11 @@ impl GitRepo {
         if spec.is_empty() || spec.starts_with('-') || spec.starts_with(':') || spec.chars().any(|c| c.is_control()) {
             return Err(anyhow!("{spec:?} is not a revision"));
         }
-        // `a..b`, `a^!`, `a^@`, `a^-`: git reads a range of commits there;
-        // a ref's name never holds `..` (git check-ref-format).
-        if spec.contains("..") || spec.ends_with("^!") || spec.ends_with("^@") || spec.contains("^-") {
+        // `a..b`, `a^!`, `a^@`, `a^-`: git reads a range of commits there; a
+        // ref's name never holds `..` (git check-ref-format), and a `^{/text}`
+        // or `@{…}` body, which may, is no range.
+        let outside = outside_braces(spec);
+        if outside.contains("..") || outside.ends_with("^!") || outside.ends_with("^@") || outside.contains("^-") {
             return Err(anyhow!("{spec:?} names a range of commits; --rev takes one revision"));
         }
         let id = self.repo.rev_parse_single(spec).map_err(|e| self.unresolved(spec, &e))?;
@@ -478,6 +482,33 @@ fn decoded(bytes: &[u8], encoding: Option<&'static encoding_rs::Encoding>) -> St
     }
 }
 
+/// `spec` without the bodies of its `^{…}` and `@{…}` parts (a message to
+/// seek, a date, a count), which may hold what a range is written with.
+fn outside_braces(spec: &str) -> String {
+    let mut depth = 0usize;
+    spec.chars()
+        .filter(|&c| {
+            match c {
+                '{' => depth += 1,
+                '}' => depth = depth.saturating_sub(1),
+                _ => return depth == 0,
+            }
+            false
+        })
+        .collect()
+}
+
+/// Whether `change` replaced a submodule (its before names a commit of
+/// another repository, never an object of this one).
+fn was_submodule(change: &gix::object::tree::diff::ChangeDetached) -> bool {
+    use gix::object::tree::diff::ChangeDetached as C;
+    match change {
+        C::Modification { previous_entry_mode, .. } => previous_entry_mode.is_commit(),
+        C::Rewrite { source_entry_mode, .. } => source_entry_mode.is_commit(),
+        C::Addition { .. } | C::Deletion { .. } => false,
+    }
+}
+
 /// How many objects a short sha could name, when it names more than one.
 fn ambiguous(e: &gix::Error) -> Option<usize> {
     use gix::revision::spec::parse::Error as Parse;
@@ -492,6 +523,14 @@ fn ambiguous(e: &gix::Error) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_range_is_told_apart_from_a_brace_body_that_holds_its_signs() {
+        assert_eq!(outside_braces("HEAD^{/1..2}"), "HEAD^");
+        assert_eq!(outside_braces("main@{2 days ago}~1"), "main@~1");
+        assert_eq!(outside_braces("a..b"), "a..b");
+        assert_eq!(outside_braces("x^{/a^-b}^!"), "x^^!");
+    }
 
     #[test]
     fn a_commit_is_read_in_the_encoding_it_names() {

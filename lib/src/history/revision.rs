@@ -52,21 +52,27 @@ pub fn index_revision(
         ));
     }
     let complete = stored.iter().any(|r| r.sha == sha && r.complete);
-    if complete && built_as_configured(&store::revision_root(project, &sha), config) {
-        store::mark_complete(project, &sha, spec)?;
+    let root = store::revision_root(project, &sha);
+    if complete && built_as_configured(&root, config) {
+        // Without the lock: a run at work on it keeps its unfinished mark.
+        store::record_name(project, &sha, spec)?;
         return Ok(RevisionRun { sha, summary: None });
     }
+    // A run that only gives chunks their model vectors (`--full`) leaves
+    // every file indexed if stopped: it is no rebuild to mark unfinished.
+    let only_filling = complete && built_as_configured(&root, &ResolvedConfig { embed_all: false, ..config.clone() });
     // The project's lock keeps two runs of one revision from writing its files at once.
     let Some(_lock) = index::wait_for_lock(project, obs)? else {
         return Ok(RevisionRun { sha, summary: Some(index::stopped_waiting()) });
     };
-    let root = store::revision_root(project, &sha);
     store::check_tree_root(&root)?;
     let fresh = !root.path.exists();
     std::fs::create_dir_all(&root.path).map_err(|e| anyhow!("cannot create {}: {e}", root.path.display()))?;
     // Listed as incomplete until this run completes: a rebuild killed
     // half way (other settings) leaves a partial index to resume.
-    store::mark_unfinished(project, &sha)?;
+    if !only_filling {
+        store::mark_unfinished(project, &sha)?;
+    }
     let mut submodules = Vec::new();
     let written = index_written(&root, config, (embedders, obs), |dir| {
         let tree = repo.write_tree(&sha, dir, config.max_filesize)?;

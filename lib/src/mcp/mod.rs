@@ -10,14 +10,16 @@
 //! handshake does not wait for it and the first search waits as little as
 //! it can. `tools.rs` holds the tools, `args.rs` the search's arguments and
 //! answer, `run.rs` the `index` tool's wait, `transport.rs` the lines read
-//! and written (a malformed message answered as JSON-RPC says); what a
-//! client's paths may reach is `live::confine`'s.
+//! and written (a malformed message answered as JSON-RPC says), `turns.rs`
+//! how many searches run at once; what a client's paths may reach is
+//! `live::confine`'s.
 
 mod args;
 mod cut;
 mod run;
 mod tools;
 mod transport;
+mod turns;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

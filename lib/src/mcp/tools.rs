@@ -15,6 +15,7 @@ use rmcp::{tool, tool_handler, tool_router, Json, RoleServer, ServerHandler};
 use super::args::{AskArgs, IndexProgress, McpHit, SearchArgs, SearchOutput, StatusArgs};
 use super::run::{run_and_wait, IndexArgs, IndexOutput};
 use super::transport::Unanswered;
+use super::turns::{blocking, Turns, CALLS_AT_WORK};
 use crate::ask::{AskOptions, AskResponse, LiveAsk};
 use crate::live::{lock, LiveStatus, Searched, Searcher, StoreSlot};
 
@@ -32,11 +33,14 @@ pub(super) struct Tools {
     started: Instant,
     /// The requests still owed an answer, and whether the client has gone.
     unanswered: Arc<Unanswered>,
+    /// `search` and `ask` calls take turns.
+    turns: Turns,
 }
 
 impl Tools {
     pub(super) fn new(searcher: Searcher, unanswered: Arc<Unanswered>) -> Tools {
-        Tools { searcher, stores: Mutex::new(Vec::new()), started: Instant::now(), unanswered }
+        let turns = Turns::new(CALLS_AT_WORK);
+        Tools { searcher, stores: Mutex::new(Vec::new()), started: Instant::now(), unanswered, turns }
     }
 
     pub(super) fn searcher(&self) -> &Searcher {
@@ -107,25 +111,6 @@ pub(super) struct VecgrepServer {
     tool_router: ToolRouter<Self>,
 }
 
-/// A blocking call's result, or why the thread running it failed.
-async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, String> {
-    tokio::task::spawn_blocking(f).await.map_err(|e| format!("internal error: {e}"))
-}
-
-/// The most `search` and `ask` calls at work at once. Each builds its
-/// filters, ranks and reads (tens of MB at most); more wait their turn,
-/// rather than hundreds of threads sharing the cores with memory growing
-/// with each, as a client sending calls without waiting would have them.
-const CALLS_AT_WORK: usize = 8;
-
-static TURNS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(CALLS_AT_WORK);
-
-/// `blocking`, once one of the `CALLS_AT_WORK` turns is free.
-async fn in_turn<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, String> {
-    let _turn = TURNS.acquire().await.map_err(|e| format!("internal error: {e}"))?;
-    blocking(f).await
-}
-
 #[tool_router]
 impl VecgrepServer {
     pub(super) fn new(tools: Arc<Tools>) -> VecgrepServer {
@@ -139,9 +124,13 @@ impl VecgrepServer {
     /// know the identifiers. It answers while the index is still being
     /// built, from what is indexed so far, and says so in `note`.
     #[tool(annotations(read_only_hint = true, open_world_hint = false))]
-    async fn search(&self, params: Parameters<SearchArgs>) -> Result<Json<SearchOutput>, String> {
+    async fn search(
+        &self,
+        params: Parameters<SearchArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<Json<SearchOutput>, String> {
         let tools = Arc::clone(&self.tools);
-        in_turn(move || tools.search(&params.0)).await?.map(Json)
+        self.tools.turns.run(ctx.ct.cancelled(), move || tools.search(&params.0)).await?.map(Json)
     }
 
     /// Ask a question in plain words, filters and all ("rust files changed
@@ -151,9 +140,13 @@ impl VecgrepServer {
     /// question asks to explain (if one is set and the privacy mode allows
     /// it), warnings, and what the run did.
     #[tool(annotations(read_only_hint = true, open_world_hint = true))]
-    async fn ask(&self, params: Parameters<AskArgs>) -> Result<Json<AskResponse>, String> {
+    async fn ask(
+        &self,
+        params: Parameters<AskArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<Json<AskResponse>, String> {
         let tools = Arc::clone(&self.tools);
-        in_turn(move || tools.ask(&params.0)).await?.map(Json)
+        self.tools.turns.run(ctx.ct.cancelled(), move || tools.ask(&params.0)).await?.map(Json)
     }
 
     /// How the index stands: whether a run is indexing (and how far it

@@ -48,8 +48,8 @@ pub use lock::{
 };
 pub use revisions::{
     admission, check_tree_root, forget_revision, is_commit_id, mark_complete, mark_unfinished, record_admission,
-    record_submodules, record_unwritten, related_roots, remove_revision_files, revision_root, revisions, submodules,
-    unwritten, Revision,
+    record_name, record_submodules, record_unwritten, related_roots, remove_revision_files, revision_root, revisions,
+    submodules, unwritten, Revision,
 };
 pub use signs::SignCodes;
 pub use sqlite::{first_pass_size, CODES_FROM};

@@ -108,24 +108,30 @@ pub fn revisions(project: &ProjectRoot) -> Result<Vec<Revision>, StoreError> {
     Ok(out)
 }
 
-/// Record that revision `sha` is fully indexed, asked for as `name`.
+/// Record that revision `sha` is fully indexed, asked for as `name`: what
+/// the run that completed it says, under the project's lock.
 pub fn mark_complete(project: &ProjectRoot, sha: &str, name: &str) -> Result<(), StoreError> {
-    let root = revision_root(project, sha);
-    let path = root.data_dir().join(MARK);
-    let mut names: Vec<String> =
-        revisions(project)?.into_iter().find(|r| r.sha == sha).map(|r| r.names).unwrap_or_default();
-    if !names.iter().any(|n| n == name) {
-        names.push(name.to_string());
-    }
-    let text = std::iter::once(sha.to_string()).chain(names).collect::<Vec<_>>().join("\n") + "\n";
-    write_whole(&root, &path, &text)?;
-    let unfinished = root.data_dir().join(UNFINISHED);
+    record_name(project, sha, name)?;
+    let unfinished = revision_root(project, sha).data_dir().join(UNFINISHED);
     match std::fs::remove_file(&unfinished) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
             Err(StoreError::File { action: "remove", path: unfinished, source: e.into() })
         }
         _ => Ok(()),
     }
+}
+
+/// Record that complete revision `sha` was asked for as `name` too (shown
+/// by `--stats`), leaving whether a run is at work on it as it is.
+pub fn record_name(project: &ProjectRoot, sha: &str, name: &str) -> Result<(), StoreError> {
+    let root = revision_root(project, sha);
+    let mut names: Vec<String> =
+        revisions(project)?.into_iter().find(|r| r.sha == sha).map(|r| r.names).unwrap_or_default();
+    if !names.iter().any(|n| n == name) {
+        names.push(name.to_string());
+    }
+    let text = std::iter::once(sha.to_string()).chain(names).collect::<Vec<_>>().join("\n") + "\n";
+    write_whole(&root, &root.data_dir().join(MARK), &text)
 }
 
 /// Record that a run over revision `sha`'s index begins: until one
@@ -141,7 +147,10 @@ pub fn mark_unfinished(project: &ProjectRoot, sha: &str) -> Result<(), StoreErro
 /// is made here: a revision kept in the shared store has no local index to
 /// have made it.
 fn write_whole(root: &ProjectRoot, path: &Path, text: &str) -> Result<(), StoreError> {
-    let tmp = path.with_extension("tmp");
+    // `revision.tmp` and `revision.unfinished.tmp`: one name each.
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
     std::fs::create_dir_all(root.data_dir())
         .and_then(|()| std::fs::write(&tmp, text))
         .and_then(|()| std::fs::rename(&tmp, path))
