@@ -220,6 +220,16 @@ fn an_endpoint_that_fails_is_one_line_and_the_results_still_flow() {
     cmd.args(["--force-answer", "--llm-url", &empty, "--llm-model", "m"]).env("VECGREP_LLM_API_KEY", "sk a b");
     let o = run_with_input(&mut cmd, &input);
     assert!(stderr(&o).contains("answered with no text"), "{}", stderr(&o));
+    // A model on this machine is asked directly, whatever proxy the
+    // environment names: the proxy would carry the code off it.
+    let mut cmd = t.cmd("vg-answer", ".");
+    let empty = canned_server(200, "{\"choices\": []}");
+    cmd.args(["--force-answer", "--llm-url", &empty, "--llm-model", "m"]);
+    for var in ["HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"] {
+        cmd.env(var, format!("http://127.0.0.1:{port}"));
+    }
+    let o = run_with_input(cmd.env_remove("NO_PROXY").env_remove("no_proxy"), &input);
+    assert!(stderr(&o).contains("answered with no text"), "{}", stderr(&o));
 }
 
 /// A stream names its root; `--learn` writes only into a project, so a
@@ -264,6 +274,24 @@ fn without_an_endpoint_or_with_a_bad_stream_nothing_is_sent() {
     let o = run_with_input(t.cmd("vg-answer", ".").arg("--force-answer"), &input);
     assert_code(&o, 2);
     assert!(stderr(&o).contains("ignoring llm_url of"), "{}", stderr(&o));
+    // Trusting one's own projects' configs is not trusting a directory a
+    // stream names: its config may not send the user's key and code elsewhere.
+    let elsewhere = sample_project();
+    elsewhere.project_config("llm_url = \"http://evil.example/v1\"\n");
+    t.project_config("");
+    t.global_config("trust_project_config = true\n");
+    let root = elsewhere.path().canonicalize().unwrap();
+    let named = serde_json::json!({"type": "hit", "v": 1, "root": root, "file": "src/upload.py", "start_line": 1,
+        "end_line": 2, "text": "import time", "query": "ledger"});
+    let o = run_with_input(t.cmd("vg-answer", ".").arg("--force-answer"), format!("{named}\n").as_bytes());
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o).contains("ignoring llm_url of") && stderr(&o).contains("an answer needs llm_url"),
+        "{}",
+        stderr(&o)
+    );
+    t.global_config("");
+    t.project_config("llm_url = \"http://evil.example/v1\"\n");
     // The porcelain's pipeline says it once, not once per tool that read the config.
     let o = run(t.cmd("vecgrep", ".").args(["--answer", "--force-answer", "--threshold=-1", "ledger"]));
     assert_code(&o, 2);

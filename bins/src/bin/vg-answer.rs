@@ -20,11 +20,18 @@ fn main() {
         // Read to the end first: a line that is not a record stops the tool before anything is sent.
         let stream = read_search_stream_with_lines(std::io::stdin().lock())?;
         let root = root_of(&stream.hits)?;
-        if cli.answer.learn && !is_where_the_user_is(&root)? {
+        let users_own = is_where_the_user_is(&root)?;
+        if cli.answer.learn && !users_own {
             // Said before anything is sent: the hits' root is the stream's word, not the user's.
             answer::refuse_unless_project(&root)?;
         }
-        let config = resolve_config(TOOL, &root, cli_config(&matches)?)?;
+        // Nor is the config there the user's to trust (it may send their key
+        // and code elsewhere), unless they say so on this command line.
+        let mut asked = cli_config(&matches)?;
+        if !users_own {
+            asked.trust_project_config = asked.trust_project_config.filter(|&trusted| trusted).or(Some(false));
+        }
+        let config = resolve_config(TOOL, &root, asked)?;
         let decision = answer::decide(stream.judgement.as_ref(), stream.hits.len(), cli.answer.force_answer);
         // What makes asking impossible is said before the results pass
         // through: an error prints nothing on stdout. An endpoint is needed

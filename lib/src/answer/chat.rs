@@ -22,6 +22,9 @@ const MAX_ANSWER_TOKENS: u32 = 256;
 /// Largest reply read, in bytes.
 const MAX_REPLY_BYTES: u64 = 1024 * 1024;
 
+/// The longest model name taken from an endpoint's list of models.
+const MAX_MODEL_NAME: usize = 200;
+
 /// Where and how to ask.
 #[derive(Clone, Debug)]
 pub struct ChatSettings {
@@ -102,7 +105,7 @@ impl ChatClient {
         let base = base_url(&settings.url)?;
         crate::embed::check_api_key(API_KEY_VAR, settings.api_key.as_deref())?;
         let mut client = ChatClient {
-            agent: crate::embed::http_agent(settings.timeout),
+            agent: crate::embed::http_agent(&base, settings.timeout),
             shown: shown_url(&base),
             base,
             model: String::new(),
@@ -161,6 +164,8 @@ impl ChatClient {
         Ok(Reply { text: text.trim().to_string(), cut, model })
     }
 
+    /// The first model the endpoint lists that could be a model's name: a
+    /// name is asked for by, and shown; one of a megabyte is neither.
     fn first_model(&self) -> Result<String> {
         let request = self.authorized(self.agent.get(format!("{}/models", self.base)));
         let response = request.call().map_err(|e| self.unreachable(e))?;
@@ -168,7 +173,7 @@ impl ChatClient {
         list.data
             .into_iter()
             .map(|m| m.id)
-            .find(|id| !id.trim().is_empty() && !id.chars().any(char::is_control))
+            .find(|id| !id.trim().is_empty() && id.len() <= MAX_MODEL_NAME && !id.chars().any(char::is_control))
             .ok_or_else(|| anyhow!("the chat endpoint at {} lists no models; set llm_model", self.shown))
     }
 
@@ -217,8 +222,11 @@ impl ChatClient {
             ureq::Error::Timeout(_) => self.unreachable(e),
             e => anyhow!("cannot read the reply of the chat endpoint at {}: {e}", self.shown),
         })?;
-        serde_json::from_str(&text)
-            .map_err(|e| anyhow!("the reply of the chat endpoint at {} is not {what}: {e}", self.shown))
+        // serde's words quote the reply: a string of a megabyte, whole.
+        serde_json::from_str(&text).map_err(|e| {
+            let cause = crate::project::shown::words_clipped(&e.to_string(), 200, 400);
+            anyhow!("the reply of the chat endpoint at {} is not {what}: {cause}", self.shown)
+        })
     }
 }
 
@@ -226,7 +234,9 @@ impl ChatClient {
 /// itself, or its chat completions URL.
 fn base_url(url: &str) -> Result<String> {
     let url = url.trim().trim_end_matches('/');
-    if !(url.starts_with("http://") || url.starts_with("https://")) {
+    // A scheme's case does not matter (RFC 3986), as config's check takes it.
+    let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
+    if !matches!(scheme.as_deref(), Some("http" | "https")) {
         bail!("llm_url must be an http:// or https:// URL, got {:?}", shown_url(url));
     }
     Ok(url.strip_suffix("/chat/completions").unwrap_or(url).to_string())
@@ -242,6 +252,46 @@ mod tests {
         assert_eq!(base_url("http://h:1/v1/chat/completions").unwrap(), "http://h:1/v1");
         assert!(base_url("h:1/v1").unwrap_err().to_string().contains("http://"));
         assert!(!base_url("ftp://me:s3cret@h").unwrap_err().to_string().contains("s3cret"));
+    }
+
+    /// An endpoint on a port of this machine that answers its requests, one
+    /// connection each, with `bodies` in turn (status 200, JSON).
+    fn answering(bodies: Vec<String>) -> String {
+        use std::io::{BufRead, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/v1", listener.local_addr().unwrap());
+        std::thread::spawn(move || {
+            for body in bodies {
+                let (conn, _) = listener.accept().unwrap();
+                let mut reader = std::io::BufReader::new(conn);
+                let mut length = 0;
+                let mut line = String::new();
+                while reader.read_line(&mut line).unwrap() > 2 {
+                    if let Some(n) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                        length = n.trim().parse().unwrap();
+                    }
+                    line.clear();
+                }
+                std::io::Read::read_exact(&mut reader, &mut vec![0; length]).unwrap();
+                let head = format!("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len());
+                let mut conn = reader.into_inner();
+                conn.write_all(head.as_bytes()).and_then(|()| conn.write_all(body.as_bytes())).unwrap();
+            }
+        });
+        url
+    }
+
+    #[test]
+    fn what_an_endpoint_sends_is_taken_and_said_bounded() {
+        let models = format!(r#"{{"data":[{{"id":"{}"}},{{"id":"coder-7b"}}]}}"#, "M".repeat(900_000));
+        let reply = format!(r#"{{"choices":"{}"}}"#, "A".repeat(1_000_000));
+        let url = answering(vec![models, reply]);
+        let client =
+            ChatClient::connect(&ChatSettings::new(&url.replace("http", "HTTP"), None, Duration::from_secs(5)))
+                .unwrap();
+        assert_eq!(client.model(), "coder-7b", "a name of a megabyte is no model's");
+        let e = client.complete(&[]).unwrap_err().to_string();
+        assert!(e.len() < 600 && e.contains("is not a chat completion") && e.contains("AAA"), "{}", e.len());
     }
 
     #[test]

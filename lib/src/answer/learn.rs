@@ -115,9 +115,13 @@ pub fn concepts_bridged(
         return Vec::new();
     }
     let is_known = |w: &str| known.concepts().iter().any(|c| c.terms.iter().any(|t| t.eq_ignore_ascii_case(w)));
+    // A judgement's missing words are the query's own, one word each; the
+    // stream says them, so one that is not is no concept's name.
+    let query_words: HashSet<&str> = words(&query_lower).collect();
     missing
         .iter()
-        .filter(|w| w.chars().count() >= 3 && !is_known(w) && !QUESTION_VERBS.contains(&stem(w).as_str()))
+        .filter(|w| query_words.contains(w.as_str()) && w.chars().count() >= 3)
+        .filter(|w| !is_known(w) && !QUESTION_VERBS.contains(&stem(w).as_str()))
         .take(MAX_LEARNED)
         .map(|w| LearnedConcept { name: w.clone(), synonyms: synonyms.clone() })
         .collect()
@@ -165,6 +169,8 @@ pub fn refuse_unless_project(root: &ProjectRoot) -> Result<()> {
 pub fn append_learned(root: &ProjectRoot, learned: &[LearnedConcept], query: &str, model: &str) -> Result<PathBuf> {
     let path = learned_path(root);
     let dir = project_kg_dir(root);
+    // `.vecgrep` itself may be a link a repository shipped, out of the project.
+    crate::store::own_data_dir(root)?;
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     // A repository may ship the directory or the file as a link to one of
     // the user's files: nothing is written through a link.
@@ -204,9 +210,14 @@ pub fn append_learned(root: &ProjectRoot, learned: &[LearnedConcept], query: &st
     Ok(path)
 }
 
-/// `text` on one line, without what would end an HTML comment.
+/// `text` on one line, without what would end an HTML comment: no `--`
+/// is left (`--->` once replaced would leave one).
 fn comment_safe(text: &str) -> String {
-    text.replace("--", "- -").chars().map(|c| if c.is_control() { ' ' } else { c }).collect()
+    let mut safe: String = text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    while safe.contains("--") {
+        safe = safe.replace("--", "- -");
+    }
+    safe
 }
 
 #[cfg(test)]
@@ -244,6 +255,11 @@ mod tests {
             source: "k.md".into(),
         }]);
         assert!(concepts_bridged("ledger", &["ledger".into()], answer, &given, &known).is_empty());
+        // The stream says which words were missing: one that is no word of the query is no concept's name.
+        let planted = ["ledger\n# evil\nsynonyms:: x".to_string(), "../../etc".into(), "evilconcept".into()];
+        let learned =
+            concepts_bridged("which class keeps the ledger", &planted, answer, &given, &ConceptSet::default());
+        assert!(learned.is_empty(), "{learned:?}");
     }
 
     #[test]
@@ -253,10 +269,11 @@ mod tests {
             ProjectRoot { path: dir.path().to_path_buf(), marker: crate::project::RootMarker::Vecgrep, shared: None };
         let one = LearnedConcept { name: "ledger".into(), synonyms: vec!["AccountBook".into()] };
         let two = LearnedConcept { name: "tenant".into(), synonyms: vec!["org_id".into(), "Workspace".into()] };
-        append_learned(&root, &[one], "where is the ledger --> kept", "m").unwrap();
+        append_learned(&root, &[one], "where is the ledger ---> kept", "m").unwrap();
         let path = append_learned(&root, &[two], "which tenant", "m").unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.contains("from the question \"where is the ledger - -> kept\""), "{text}");
+        assert!(text.contains("from the question \"where is the ledger - - -> kept\""), "{text}");
+        assert_eq!(text.matches("-->").count(), 2, "each comment ends once, where it should: {text}");
         let (set, problems) = crate::concepts::load(&root);
         assert!(problems.is_empty(), "{problems:?}");
         let terms: Vec<Vec<String>> = set.concepts().iter().map(|c| c.terms.clone()).collect();
@@ -298,5 +315,12 @@ mod tests {
         let err = append_learned(&root, std::slice::from_ref(&one), "q", "m").unwrap_err();
         assert!(format!("{err:#}").contains("not a regular file"), "{err:#}");
         assert_eq!(std::fs::read_to_string(&users).unwrap(), "export PATH\n");
+        // `.vecgrep` itself a link out of the project.
+        let project = tempfile::tempdir().unwrap();
+        let root = ProjectRoot { path: project.path().to_path_buf(), marker: RootMarker::Git, shared: None };
+        std::os::unix::fs::symlink(dir.path(), root.data_dir()).unwrap();
+        let err = append_learned(&root, &[one], "q", "m").unwrap_err();
+        assert!(format!("{err:#}").contains("outside the project"), "{err:#}");
+        assert!(!dir.path().join("kg/learned.md").exists());
     }
 }

@@ -119,9 +119,11 @@ fn filters_in_brief(plan: &QueryPlan) -> String {
     }
 }
 
-/// One line with every control character escaped.
+/// One line with every control character escaped, and the bidirectional
+/// overrides and isolates that would show a line in another order.
 fn shown(text: &str) -> String {
-    text.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
+    let escaped = |c: char| c.is_control() || crate::project::shown::is_bidi_control(c);
+    text.chars().map(|c| if escaped(c) { c.escape_default().to_string() } else { c.to_string() }).collect()
 }
 
 /// Several lines, each `shown`.
@@ -140,7 +142,7 @@ mod tests {
         let plan = QueryPlan {
             intent: Intent::Search,
             l0_filters: L0Filters { extensions: vec![".rs".into()], ..L0Filters::default() },
-            l1_query_text: "retry\u{1b}[2J uploads".into(),
+            l1_query_text: "retry\u{1b}[2J uploads \u{202e}won\u{2069}".into(),
             l1_threshold: 0.3,
             requires_l2: false,
             l2_skills: Vec::new(),
@@ -152,6 +154,7 @@ mod tests {
         let text = render_plan(&plan);
         assert!(text.contains("extensions      .rs\n"), "{text}");
         assert!(text.contains("retry\\u{1b}[2J uploads") && !text.contains('\u{1b}'), "{text}");
+        assert!(text.contains("\\u{202e}won\\u{2069}") && !text.contains('\u{202e}'), "{text}");
         assert!(text.contains("privacy         local_only"));
     }
 }

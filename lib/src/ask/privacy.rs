@@ -4,8 +4,8 @@
 //! run goes on without it: the search answers by words where the embedder
 //! was refused, and without a chat model where the chat model was.
 
-use std::net::IpAddr;
-
+use crate::project::urls::host_of;
+pub use crate::project::urls::on_loopback;
 use crate::project::{EmbedderSource, PrivacyMode, ResolvedConfig};
 
 /// What a run may use under the mode in force, and a warning for each
@@ -54,62 +54,6 @@ pub fn chat_refused(mode: PrivacyMode, url: &str) -> Option<String> {
             host_of(url)
         )
     })
-}
-
-/// Whether `url` names this machine: `localhost`, or a loopback address
-/// (`127.0.0.0/8`, `::1`, `::ffff:127.0.0.1`), in any spelling the system's
-/// resolver reads as one (`127.1`, `2130706433`, `0x7f.1`), since that is
-/// where a request goes. Anything unreadable is not.
-pub fn on_loopback(url: &str) -> bool {
-    let host = host_of(url);
-    let bare = host.trim_start_matches('[').trim_end_matches(']');
-    host.eq_ignore_ascii_case("localhost")
-        || match bare.parse::<IpAddr>() {
-            Ok(IpAddr::V6(v6)) => v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback()),
-            Ok(ip) => ip.is_loopback(),
-            Err(_) => inet_aton(bare).is_some_and(|v4| v4.is_loopback()),
-        }
-}
-
-/// An IPv4 address as `inet_aton` (and so `getaddrinfo`) reads it: one to
-/// four parts, each decimal, octal (`0` first) or hex (`0x` first), the
-/// last filling the bytes the others leave.
-fn inet_aton(host: &str) -> Option<std::net::Ipv4Addr> {
-    let parts: Vec<u32> = host.split('.').map(aton_part).collect::<Option<_>>()?;
-    let (last, leading) = parts.split_last()?;
-    if leading.len() > 3 || leading.iter().any(|&p| p > 0xff) || u64::from(*last) >= 1u64 << (8 * (4 - leading.len())) {
-        return None;
-    }
-    let high = leading.iter().enumerate().fold(0u32, |acc, (i, &p)| acc | p << (24 - 8 * i));
-    Some(std::net::Ipv4Addr::from(high | last))
-}
-
-fn aton_part(part: &str) -> Option<u32> {
-    let (digits, radix) = match part.strip_prefix("0x").or_else(|| part.strip_prefix("0X")) {
-        Some(hex) => (hex, 16),
-        None if part.len() > 1 && part.starts_with('0') => (&part[1..], 8),
-        None => (part, 10),
-    };
-    if digits.is_empty() && radix == 16 {
-        return Some(0);
-    }
-    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
-        return None;
-    }
-    u32::from_str_radix(digits, radix).ok()
-}
-
-/// The host of `url`, without scheme, credentials, port or path: what a
-/// warning may show of an endpoint.
-fn host_of(url: &str) -> String {
-    let rest = url.trim().split_once("://").map_or(url.trim(), |(_, r)| r);
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let host = match host.strip_prefix('[') {
-        Some(v6) => format!("[{}]", v6.split(']').next().unwrap_or_default()),
-        None => host.split(':').next().unwrap_or_default().to_string(),
-    };
-    host.chars().filter(|c| !c.is_control()).take(253).collect()
 }
 
 #[cfg(test)]

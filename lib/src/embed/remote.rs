@@ -104,13 +104,14 @@ const MAX_RESPONSE_BYTES: u64 = 256 * 1024 * 1024;
 /// errors, and a redirect is not followed but answered as its status. An
 /// endpoint allowed because it is on this machine (`privacy_mode`) must not
 /// send the code, or the key, on to another host.
-pub(crate) fn http_agent(timeout: std::time::Duration) -> ureq::Agent {
-    ureq::Agent::config_builder()
-        .timeout_global(Some(timeout))
-        .http_status_as_error(false)
-        .max_redirects(0)
-        .build()
-        .into()
+pub(crate) fn http_agent(url: &str, timeout: std::time::Duration) -> ureq::Agent {
+    let config =
+        ureq::Agent::config_builder().timeout_global(Some(timeout)).http_status_as_error(false).max_redirects(0);
+    // A server on this machine is asked directly: a proxy the environment
+    // names (HTTP_PROXY) would carry the code off it, where privacy_mode
+    // local_only allowed it to go only as far as loopback.
+    let config = if crate::project::urls::on_loopback(url) { config.proxy(None) } else { config };
+    config.build().into()
 }
 
 /// Why the key in `var` cannot be sent, if it cannot: an Authorization
@@ -145,8 +146,13 @@ impl RemoteEmbedder {
     /// the URL, the key and the model work before anything is indexed.
     pub fn connect(settings: RemoteSettings, count: TokenCounter) -> Result<Self> {
         check_api_key(API_KEY_VAR, settings.api_key.as_deref())?;
-        let mut embedder =
-            RemoteEmbedder { agent: http_agent(settings.timeout), settings, dims: 0, count, failed_batches: 0 };
+        let mut embedder = RemoteEmbedder {
+            agent: http_agent(&settings.url, settings.timeout),
+            settings,
+            dims: 0,
+            count,
+            failed_batches: 0,
+        };
         let probe = embedder
             .request_with_retries(&["vecgrep: checking the embedding server"])
             .map_err(|e| anyhow!("the embedding server at {} does not work: {e}", shown_url(&embedder.settings.url)))?;

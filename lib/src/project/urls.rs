@@ -1,7 +1,8 @@
 //! A configured server's URL (`llm_url`, `embedder_url`): checked when the
 //! config is read, so that a typo is an error at its line rather than a
 //! request that fails later, and shown in notes and errors never with the
-//! credentials it may carry, in its user part or its query (`?key=...`).
+//! credentials it may carry, in its user part or its query (`?key=...`);
+//! and whether one names this machine.
 
 /// `url` without the user and password it may carry, and with its query,
 /// where keys often go, as `?…`.
@@ -58,6 +59,62 @@ fn why_not_http(url: &str) -> Option<&'static str> {
         Some(Ok(0)) | Some(Err(_)) => Some("its port is not a number from 1 to 65535"),
         _ => None,
     }
+}
+
+/// Whether `url` names this machine: `localhost`, or a loopback address
+/// (`127.0.0.0/8`, `::1`, `::ffff:127.0.0.1`), in any spelling the system's
+/// resolver reads as one (`127.1`, `2130706433`, `0x7f.1`), since that is
+/// where a request goes. Anything unreadable is not.
+pub fn on_loopback(url: &str) -> bool {
+    let host = host_of(url);
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost")
+        || match bare.parse::<std::net::IpAddr>() {
+            Ok(std::net::IpAddr::V6(v6)) => v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback()),
+            Ok(ip) => ip.is_loopback(),
+            Err(_) => inet_aton(bare).is_some_and(|v4| v4.is_loopback()),
+        }
+}
+
+/// An IPv4 address as `inet_aton` (and so `getaddrinfo`) reads it: one to
+/// four parts, each decimal, octal (`0` first) or hex (`0x` first), the
+/// last filling the bytes the others leave.
+fn inet_aton(host: &str) -> Option<std::net::Ipv4Addr> {
+    let parts: Vec<u32> = host.split('.').map(aton_part).collect::<Option<_>>()?;
+    let (last, leading) = parts.split_last()?;
+    if leading.len() > 3 || leading.iter().any(|&p| p > 0xff) || u64::from(*last) >= 1u64 << (8 * (4 - leading.len())) {
+        return None;
+    }
+    let high = leading.iter().enumerate().fold(0u32, |acc, (i, &p)| acc | p << (24 - 8 * i));
+    Some(std::net::Ipv4Addr::from(high | last))
+}
+
+fn aton_part(part: &str) -> Option<u32> {
+    let (digits, radix) = match part.strip_prefix("0x").or_else(|| part.strip_prefix("0X")) {
+        Some(hex) => (hex, 16),
+        None if part.len() > 1 && part.starts_with('0') => (&part[1..], 8),
+        None => (part, 10),
+    };
+    if digits.is_empty() && radix == 16 {
+        return Some(0);
+    }
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    u32::from_str_radix(digits, radix).ok()
+}
+
+/// The host of `url`, without scheme, credentials, port or path: what a
+/// warning may show of an endpoint.
+pub(crate) fn host_of(url: &str) -> String {
+    let rest = url.trim().split_once("://").map_or(url.trim(), |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = match host.strip_prefix('[') {
+        Some(v6) => format!("[{}]", v6.split(']').next().unwrap_or_default()),
+        None => host.split(':').next().unwrap_or_default().to_string(),
+    };
+    host.chars().filter(|c| !c.is_control()).take(253).collect()
 }
 
 #[cfg(test)]

@@ -59,7 +59,7 @@ pub(super) fn in_the_way(dir: &std::path::Path) -> StoreError {
 /// project: a repository may ship `.vecgrep` as one, and what vecgrep
 /// writes and removes there (`index.db` and its companions, rebuilt when
 /// damaged) would then be another program's.
-pub(super) fn own_data_dir(root: &ProjectRoot) -> Result<PathBuf, StoreError> {
+pub fn own_data_dir(root: &ProjectRoot) -> Result<PathBuf, StoreError> {
     let dir = root.data_dir();
     if !std::fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink()) {
         return Ok(dir);
