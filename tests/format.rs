@@ -529,3 +529,21 @@ fn a_hand_made_hits_line_range_and_values_cannot_make_the_output_unbounded() {
         assert!(stderr(&o).len() < 1000 && stderr(&o).starts_with("vg-format: line 1"), "{}", stderr(&o).len());
     }
 }
+
+/// Every record's strings carry what a terminal would obey (a C1 CSI, a
+/// right-to-left override) as `\u` escapes: `vg-query` left on a terminal
+/// shows them, and a parser reads the same text.
+#[test]
+fn records_escape_what_a_terminal_would_obey_and_keep_the_text() {
+    let t = sample_project();
+    let text =
+        "def grant_admin(user):\n    return user.role == \"user\u{202e} \u{2066}// admin\u{2069} \u{2066}\" \u{9b}2J\n";
+    t.write("src/admin.py", text);
+    let o = run(t.cmd("vg-query", ".").args(["--threshold", "-1", "-k", "20", "grant admin"]));
+    assert_code(&o, 0);
+    let out = stdout(&o);
+    assert!(out.contains("\\u202e") && out.contains("\\u2066") && out.contains("\\u009b"), "{out}");
+    assert!(!out.chars().any(|c| c == '\u{202e}' || c == '\u{9b}'), "{out}");
+    let hit = records(&o).into_iter().find(|r| r["file"] == "src/admin.py").expect("the file is found");
+    assert!(hit["text"].as_str().unwrap().contains("user\u{202e} \u{2066}// admin"), "{hit}");
+}
