@@ -290,6 +290,16 @@ fn without_an_endpoint_or_with_a_bad_stream_nothing_is_sent() {
         "{}",
         stderr(&o)
     );
+    assert!(stderr(&o).contains("pass --trust-project-config") && !stderr(&o).contains("set trust_project_config"));
+    // A project the user names to the porcelain is theirs: its config is trusted as its search's is.
+    let url = canned_server(200, "{\"choices\": [{\"message\": {\"content\": \"See upload.py [1].\"}}]}");
+    elsewhere.project_config(&format!("llm_url = \"{url}\"\nllm_model = \"m\"\n"));
+    let outside = tempfile::tempdir().unwrap();
+    let mut cmd = t.cmd("vecgrep", ".");
+    cmd.current_dir(outside.path()).args(["--answer", "--force-answer", "--threshold=-1", "upload"]);
+    let o = run(cmd.arg(elsewhere.path()));
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("See upload.py"), "{}", stderr(&o));
     t.global_config("");
     t.project_config("llm_url = \"http://evil.example/v1\"\n");
     // The porcelain's pipeline says it once, not once per tool that read the config.

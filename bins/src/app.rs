@@ -419,6 +419,26 @@ impl std::error::Error for SaidBefore {}
 /// The settings of `root` with `cli` on top, saying which of the project's
 /// own keys were passed over because it is not trusted.
 pub fn resolve_config(tool: &str, root: &ProjectRoot, cli: ConfigValues) -> Result<ResolvedConfig> {
+    let global =
+        vecgrep::project::global_config_path().map_or("your global config".to_string(), |p| p.display().to_string());
+    let advice = format!("pass --trust-project-config or set trust_project_config = true in {global} to allow it");
+    resolve_config_advising(tool, root, cli, &advice)
+}
+
+/// `resolve_config` for a root a stream named rather than the user chose
+/// (vg-answer's, from its hits): trusting one's own projects' configs is
+/// not trusting any directory a stream names, so its config is trusted
+/// only when this command line says so.
+pub fn resolve_stream_root_config(tool: &str, root: &ProjectRoot, mut cli: ConfigValues) -> Result<ResolvedConfig> {
+    if cli.trust_project_config != Some(true) {
+        cli.trust_project_config = Some(false);
+    }
+    let advice =
+        "the results came from there, not from the project you run in; pass --trust-project-config to allow it";
+    resolve_config_advising(tool, root, cli, advice)
+}
+
+fn resolve_config_advising(tool: &str, root: &ProjectRoot, cli: ConfigValues, advice: &str) -> Result<ResolvedConfig> {
     let noted = std::env::var_os(CONFIG_NOTED_ENV).is_some_and(|v| v == "1");
     let config = match ConfigLayers::load(cli, &root.config_path()) {
         // A file's fault: the first tool of the pipeline read it too, and said so.
@@ -428,13 +448,11 @@ pub fn resolve_config(tool: &str, root: &ProjectRoot, cli: ConfigValues) -> Resu
         loaded => loaded?.resolve()?,
     };
     if let Some((path, keys)) = config.untrusted.as_ref().filter(|_| !noted) {
-        let global = vecgrep::project::global_config_path()
-            .map_or("your global config".to_string(), |p| p.display().to_string());
         note(
             tool,
             config.quiet,
             &format!(
-                "ignoring {} of {}: a repository's own config may not {}; pass --trust-project-config or set trust_project_config = true in {global} to allow it",
+                "ignoring {} of {}: a repository's own config may not {}; {advice}",
                 keys.join(", "),
                 path.display(),
                 vecgrep::project::why_untrusted(keys)

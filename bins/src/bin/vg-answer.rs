@@ -9,7 +9,9 @@ use anyhow::{anyhow, Result};
 use vecgrep::answer::{self, AskReason, ChatClient, ChatSettings, Decision};
 use vecgrep::project::{root_named, select_root, ProjectRoot, ResolvedConfig};
 use vecgrep::records::{read_search_stream_with_lines, write_record, HitRecord, SearchStream};
-use vecgrep_bins::app::{cli_config, note, resolve_config, run_main, EXIT_FOUND, EXIT_NOT_FOUND};
+use vecgrep_bins::app::{
+    cli_config, note, resolve_config, resolve_stream_root_config, run_main, EXIT_FOUND, EXIT_NOT_FOUND,
+};
 use vecgrep_bins::cli::AnswerCli;
 
 const TOOL: &str = "vg-answer";
@@ -20,18 +22,18 @@ fn main() {
         // Read to the end first: a line that is not a record stops the tool before anything is sent.
         let stream = read_search_stream_with_lines(std::io::stdin().lock())?;
         let root = root_of(&stream.hits)?;
-        let users_own = is_where_the_user_is(&root)?;
+        // The porcelain's own search chose the root as the user asked.
+        let users_own = run_by_vecgrep() || is_where_the_user_is(&root);
         if cli.answer.learn && !users_own {
             // Said before anything is sent: the hits' root is the stream's word, not the user's.
             answer::refuse_unless_project(&root)?;
         }
         // Nor is the config there the user's to trust (it may send their key
         // and code elsewhere), unless they say so on this command line.
-        let mut asked = cli_config(&matches)?;
-        if !users_own {
-            asked.trust_project_config = asked.trust_project_config.filter(|&trusted| trusted).or(Some(false));
-        }
-        let config = resolve_config(TOOL, &root, asked)?;
+        let config = match users_own {
+            true => resolve_config(TOOL, &root, cli_config(&matches)?)?,
+            false => resolve_stream_root_config(TOOL, &root, cli_config(&matches)?)?,
+        };
         let decision = answer::decide(stream.judgement.as_ref(), stream.hits.len(), cli.answer.force_answer);
         // What makes asking impossible is said before the results pass
         // through: an error prints nothing on stdout. An endpoint is needed
@@ -78,9 +80,10 @@ fn root_of(hits: &[HitRecord]) -> Result<ProjectRoot> {
 
 /// Whether `root` is the one the current directory selects: chosen by the
 /// user, not by the stream.
-fn is_where_the_user_is(root: &ProjectRoot) -> Result<bool> {
-    let cwd = vecgrep_bins::app::current_dir()?;
-    Ok(select_root(&cwd, &[]).is_ok_and(|here| here.path == root.path))
+fn is_where_the_user_is(root: &ProjectRoot) -> bool {
+    // A current directory since removed is no project of the user's.
+    let cwd = vecgrep_bins::app::current_dir();
+    cwd.is_ok_and(|cwd| select_root(&cwd, &[]).is_ok_and(|here| here.path == root.path))
 }
 
 /// The query the stream answers: its judgement's, else its hits'.

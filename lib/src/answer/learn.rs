@@ -115,9 +115,10 @@ pub fn concepts_bridged(
         return Vec::new();
     }
     let is_known = |w: &str| known.concepts().iter().any(|c| c.terms.iter().any(|t| t.eq_ignore_ascii_case(w)));
-    // A judgement's missing words are the query's own, one word each; the
-    // stream says them, so one that is not is no concept's name.
-    let query_words: HashSet<&str> = words(&query_lower).collect();
+    // A judgement's missing words are the query's own, read as the judge
+    // reads them (identifiers split, lowercased); the stream says them, so
+    // one that is not is no concept's name.
+    let query_words: HashSet<String> = crate::search::query_words(query).into_iter().collect();
     missing
         .iter()
         .filter(|w| query_words.contains(w.as_str()) && w.chars().count() >= 3)
@@ -256,6 +257,13 @@ mod tests {
         }]);
         assert!(concepts_bridged("ledger", &["ledger".into()], answer, &given, &known).is_empty());
         // The stream says which words were missing: one that is no word of the query is no concept's name.
+        // As the judge reads the query's words: an identifier's parts, any script's letters.
+        for query in ["where is the LedgerBook kept", "where is the ledger_book kept", "πού είναι ο ΛΟΓΑΡΙΑΣΜΟΣ"]
+        {
+            let missing: Vec<String> = crate::search::query_words(query).into_iter().filter(|w| w.len() > 4).collect();
+            let learned = concepts_bridged(query, &missing, answer, &given, &ConceptSet::default());
+            assert!(!learned.is_empty() && learned.iter().all(|c| missing.contains(&c.name)), "{query}: {missing:?}");
+        }
         let planted = ["ledger\n# evil\nsynonyms:: x".to_string(), "../../etc".into(), "evilconcept".into()];
         let learned =
             concepts_bridged("which class keeps the ledger", &planted, answer, &given, &ConceptSet::default());

@@ -65,6 +65,7 @@ mod tests {
         for here in [
             "http://127.0.0.1:8080/v1",
             "http://localhost/v1",
+            "http://localhost.:8080/v1",
             "https://u:p@127.9.9.9/x",
             "http://[::1]:99/v1",
             "http://127.1:8080/v1",

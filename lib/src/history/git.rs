@@ -486,7 +486,8 @@ fn decoded(bytes: &[u8], encoding: Option<&'static encoding_rs::Encoding>) -> St
 /// seek, a date, a count), which may hold what a range is written with.
 fn outside_braces(spec: &str) -> String {
     let mut depth = 0usize;
-    spec.chars()
+    let outside: String = spec
+        .chars()
         .filter(|&c| {
             match c {
                 '{' => depth += 1,
@@ -495,7 +496,12 @@ fn outside_braces(spec: &str) -> String {
             }
             false
         })
-        .collect()
+        .collect();
+    // A `{` never closed is no body but part of a name (`feat{1..main`).
+    if depth > 0 {
+        return spec.to_string();
+    }
+    outside
 }
 
 /// Whether `change` replaced a submodule (its before names a commit of
@@ -530,6 +536,7 @@ mod tests {
         assert_eq!(outside_braces("main@{2 days ago}~1"), "main@~1");
         assert_eq!(outside_braces("a..b"), "a..b");
         assert_eq!(outside_braces("x^{/a^-b}^!"), "x^^!");
+        assert_eq!(outside_braces("feat{1..main"), "feat{1..main");
     }
 
     #[test]

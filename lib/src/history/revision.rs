@@ -58,13 +58,15 @@ pub fn index_revision(
         store::record_name(project, &sha, spec)?;
         return Ok(RevisionRun { sha, summary: None });
     }
-    // A run that only gives chunks their model vectors (`--full`) leaves
-    // every file indexed if stopped: it is no rebuild to mark unfinished.
-    let only_filling = complete && built_as_configured(&root, &ResolvedConfig { embed_all: false, ..config.clone() });
     // The project's lock keeps two runs of one revision from writing its files at once.
     let Some(_lock) = index::wait_for_lock(project, obs)? else {
         return Ok(RevisionRun { sha, summary: Some(index::stopped_waiting()) });
     };
+    // A run that only gives chunks their model vectors (`--full`) leaves
+    // every file indexed if stopped: it is no rebuild to mark unfinished.
+    // Asked under the lock: a rebuild may have ended while this run waited.
+    let complete = store::revisions(project)?.iter().any(|r| r.sha == sha && r.complete);
+    let only_filling = complete && built_as_configured(&root, &ResolvedConfig { embed_all: false, ..config.clone() });
     store::check_tree_root(&root)?;
     let fresh = !root.path.exists();
     std::fs::create_dir_all(&root.path).map_err(|e| anyhow!("cannot create {}: {e}", root.path.display()))?;

@@ -80,7 +80,11 @@ mod tests {
             }
         });
         cancel.send(()).unwrap();
-        assert_eq!(waiting.await.unwrap(), Err("cancelled before its turn came".to_string()));
+        let ended = tokio::time::timeout(std::time::Duration::from_secs(30), waiting).await;
+        assert_eq!(
+            ended.expect("a cancelled call still waited").unwrap(),
+            Err("cancelled before its turn came".to_string())
+        );
         drop(held);
         assert_eq!(ran.load(Ordering::SeqCst), 0);
     }

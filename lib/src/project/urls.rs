@@ -68,7 +68,7 @@ fn why_not_http(url: &str) -> Option<&'static str> {
 pub fn on_loopback(url: &str) -> bool {
     let host = host_of(url);
     let bare = host.trim_start_matches('[').trim_end_matches(']');
-    host.eq_ignore_ascii_case("localhost")
+    host.trim_end_matches('.').eq_ignore_ascii_case("localhost")
         || match bare.parse::<std::net::IpAddr>() {
             Ok(std::net::IpAddr::V6(v6)) => v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback()),
             Ok(ip) => ip.is_loopback(),
