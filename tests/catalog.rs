@@ -843,3 +843,27 @@ fn a_catalog_changes_only_between_index_runs_and_leaves_one_lock_file() {
         .collect();
     assert_eq!(left, [".catalogs.lock"]);
 }
+
+/// The search of a catalog reads the catalog's config; an answer reads
+/// the config of the project its first result is from, which nothing read
+/// before it: what is wrong there is said, not passed over in silence.
+#[test]
+fn an_answer_over_a_catalog_says_what_is_wrong_with_its_projects_config() {
+    let p = Projects::new();
+    assert_code(&p.add("team", &["src/api", "src/billing"]), 0);
+    std::fs::create_dir_all(p.dir("src/billing/.vecgrep")).unwrap();
+    std::fs::write(p.dir("src/billing/.vecgrep/config.toml"), "topk = 1\n").unwrap();
+    let o = run(p.cmd("vecgrep", "elsewhere").args([
+        "--answer",
+        "--force-answer",
+        "--catalog",
+        "team",
+        "--llm-url",
+        "http://127.0.0.1:9/v1",
+        "email the monthly invoice",
+    ]));
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert!(err.starts_with("vecgrep: config ") && err.contains("topk"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}

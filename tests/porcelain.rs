@@ -286,6 +286,10 @@ fn a_config_error_is_said_once_by_a_pipeline_of_tools() {
         assert_eq!(err.lines().count(), 1, "{mode:?}: {err}");
         assert!(err.starts_with("vecgrep: config ") && err.contains("line 2: top_k"), "{mode:?}: {err}");
     }
+    // What the porcelain tells the tools after the first is no word of the user's environment.
+    let o = run(t.cmd("vecgrep", ".").arg("retry").env("VECGREP_CONFIG_NOTED", "1"));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("line 2: top_k"), "{}", stderr(&o));
 }
 
 #[test]
@@ -322,4 +326,23 @@ fn a_flag_no_tool_of_the_mode_takes_is_refused_not_passed_over() {
     let o = run(t.cmd("vecgrep", ".").args(["--plan", "--json", "--mode", "semantic", "--threshold", "0.4", "retry"]));
     assert_code(&o, 0);
     assert_eq!(records(&o)[0]["l1_threshold"], 0.4, "{}", stdout(&o));
+}
+
+/// Where every argument is a PATH, the first may be any bytes, as the
+/// others may; where it is the query, it must be text, and is said so.
+#[test]
+fn a_first_path_that_is_not_utf8_is_a_path_and_a_query_that_is_not_is_refused() {
+    use std::os::unix::ffi::OsStrExt;
+    let t = sample_project();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let odd = elsewhere.path().join(std::ffi::OsStr::from_bytes(b"caf\xe9"));
+    std::fs::create_dir(&odd).unwrap();
+    for paths in [[odd.as_os_str(), "src".as_ref()], ["src".as_ref(), odd.as_os_str()]] {
+        let o = run(t.cmd("vecgrep", ".").args(["--show-root", "--skip-outside-root"]).args(paths));
+        assert_code(&o, 0);
+        assert_eq!(stdout(&o).trim(), t.path().canonicalize().unwrap().to_str().unwrap(), "{}", stderr(&o));
+    }
+    let o = run(t.cmd("vecgrep", ".").arg(std::ffi::OsStr::from_bytes(b"caf\xe9 menu")));
+    assert_code(&o, 2);
+    assert_eq!(stderr(&o).trim(), "vecgrep: the QUERY is not valid UTF-8");
 }

@@ -4,7 +4,7 @@
 //! a full run (`--full`, config `embed_all`) gives every chunk the model's
 //! vector too, and a search then ranks meaning by the model.
 
-use std::process::Stdio;
+use std::process::{Command, Stdio};
 
 use crate::common::*;
 
@@ -116,6 +116,24 @@ fn a_static_table_of_another_hash_or_shape_is_refused_with_its_cause() {
     let o = run(t.cmd("vg-index", ".").env(vecgrep::embed::TABLE_OVERRIDE_VAR, t.path()));
     assert_code(&o, 2);
     assert!(stderr(&o).contains("is not a file"), "{}", stderr(&o));
+    // Neither read without end nor waited on: what names the table an index
+    // holds reads no more than a table's size, and no FIFO.
+    let fifo = t.path().join("table.fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    for odd in [std::path::PathBuf::from("/dev/zero"), fifo] {
+        let mut bounded = Command::new("bash");
+        bounded.args(["-c", "ulimit -v 3000000; exec timeout 60 \"$0\" \"$@\""]).arg(bin("vg-query"));
+        bounded.args(["--threshold", "-1", "retry"]).current_dir(t.path());
+        for (k, v) in t.cmd("vg-query", ".").get_envs() {
+            match v {
+                Some(v) => bounded.env(k, v),
+                None => bounded.env_remove(k),
+            };
+        }
+        let o = run(bounded.env(vecgrep::embed::TABLE_OVERRIDE_VAR, &odd));
+        assert_code(&o, 2);
+        assert!(stderr(&o).contains("is not a file"), "{}: {}", odd.display(), stderr(&o));
+    }
 }
 
 /// The shipped table with every row nudged, under `dir`: another table,

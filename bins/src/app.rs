@@ -419,10 +419,21 @@ impl std::error::Error for SaidBefore {}
 /// The settings of `root` with `cli` on top, saying which of the project's
 /// own keys were passed over because it is not trusted.
 pub fn resolve_config(tool: &str, root: &ProjectRoot, cli: ConfigValues) -> Result<ResolvedConfig> {
+    let noted = std::env::var_os(CONFIG_NOTED_ENV).is_some_and(|v| v == "1");
+    resolve_config_advising(tool, root, cli, &trust_advice(), noted)
+}
+
+/// `resolve_config` of a root whose config the pipeline's first tool did
+/// not read (a catalog's project, where it read the catalog's): what is
+/// wrong with it is said here, whatever the porcelain says was noted.
+pub fn resolve_config_unread(tool: &str, root: &ProjectRoot, cli: ConfigValues) -> Result<ResolvedConfig> {
+    resolve_config_advising(tool, root, cli, &trust_advice(), false)
+}
+
+fn trust_advice() -> String {
     let global =
         vecgrep::project::global_config_path().map_or("your global config".to_string(), |p| p.display().to_string());
-    let advice = format!("pass --trust-project-config or set trust_project_config = true in {global} to allow it");
-    resolve_config_advising(tool, root, cli, &advice)
+    format!("pass --trust-project-config or set trust_project_config = true in {global} to allow it")
 }
 
 /// `resolve_config` for a root a stream named rather than the user chose
@@ -435,11 +446,19 @@ pub fn resolve_stream_root_config(tool: &str, root: &ProjectRoot, mut cli: Confi
     }
     let advice =
         "the results came from there, not from the project you run in; pass --trust-project-config to allow it";
-    resolve_config_advising(tool, root, cli, advice)
+    // No tool before it read that root's config.
+    resolve_config_advising(tool, root, cli, advice, false)
 }
 
-fn resolve_config_advising(tool: &str, root: &ProjectRoot, cli: ConfigValues, advice: &str) -> Result<ResolvedConfig> {
-    let noted = std::env::var_os(CONFIG_NOTED_ENV).is_some_and(|v| v == "1");
+/// The config at `root`, its notes said with `advice` on trusting it,
+/// unless `noted`: the pipeline's first tool read the same config and said them.
+fn resolve_config_advising(
+    tool: &str,
+    root: &ProjectRoot,
+    cli: ConfigValues,
+    advice: &str,
+    noted: bool,
+) -> Result<ResolvedConfig> {
     let config = match ConfigLayers::load(cli, &root.config_path()) {
         // A file's fault: the first tool of the pipeline read it too, and said so.
         Err(e @ (ConfigError::Read { .. } | ConfigError::Parse { .. })) if noted => {

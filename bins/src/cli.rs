@@ -746,7 +746,7 @@ pub struct PickArgs {
 pub struct VecgrepCli {
     /// What to look for, in plain words.
     #[arg(value_name = "QUERY", required_unless_present_any = ["stats", "show_root", "index_only", "clear_cache", "serve", "mcp", "interactive"])]
-    pub query: Option<String>,
+    pub query: Option<std::ffi::OsString>,
     /// Files or directories to search (default: the current directory).
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,

@@ -40,6 +40,13 @@ fn dispatch(cli: &VecgrepCli, matches: &clap::ArgMatches) -> Result<u8> {
     if matches!(mode, Mode::Search | Mode::Answer) && cli.query.is_none() {
         return Err(anyhow!("a QUERY is required"));
     }
+    // Where the first word is a query, it is text; where every word is a PATH, any bytes.
+    let takes_paths_only =
+        matches!(mode, Mode::Serve | Mode::Mcp | Mode::ShowRoot | Mode::Stats | Mode::ClearCache | Mode::IndexOnly)
+            || (mode == Mode::Pick && cli.pick.pick_query.is_some());
+    if !takes_paths_only && cli.query.as_ref().is_some_and(|q| q.to_str().is_none()) {
+        return Err(anyhow!("the QUERY is not valid UTF-8"));
+    }
     let porcelain = vecgrep_bins::app::command::<VecgrepCli>();
     if let Some(stray) = porcelain::stray_flag(mode, matches, &porcelain) {
         return Err(anyhow!("{stray}"));
@@ -50,10 +57,12 @@ fn dispatch(cli: &VecgrepCli, matches: &clap::ArgMatches) -> Result<u8> {
     for (name, argv) in porcelain::plan(mode, cli, matches, &porcelain) {
         let mut cmd = tool(name)?;
         cmd.args(argv);
-        if !runs.is_empty() {
-            // The first tool has said what of the config it passed over.
-            cmd.env(CONFIG_NOTED_ENV, "1");
-        }
+        match runs.is_empty() {
+            // The first tool has said what of the config it passed over;
+            // the first tool itself says it, whatever the environment holds.
+            false => cmd.env(CONFIG_NOTED_ENV, "1"),
+            true => cmd.env_remove(CONFIG_NOTED_ENV),
+        };
         runs.push((name, cmd));
     }
     match (mode, runs.as_mut_slice()) {

@@ -10,7 +10,8 @@ use vecgrep::answer::{self, AskReason, ChatClient, ChatSettings, Decision};
 use vecgrep::project::{root_named, select_root, ProjectRoot, ResolvedConfig};
 use vecgrep::records::{read_search_stream_with_lines, write_record, HitRecord, SearchStream};
 use vecgrep_bins::app::{
-    cli_config, note, resolve_config, resolve_stream_root_config, run_main, EXIT_FOUND, EXIT_NOT_FOUND,
+    cli_config, note, resolve_config, resolve_config_unread, resolve_stream_root_config, run_main, EXIT_FOUND,
+    EXIT_NOT_FOUND,
 };
 use vecgrep_bins::cli::AnswerCli;
 
@@ -30,9 +31,12 @@ fn main() {
         }
         // Nor is the config there the user's to trust (it may send their key
         // and code elsewhere), unless they say so on this command line.
-        let config = match users_own {
-            true => resolve_config(TOOL, &root, cli_config(&matches)?)?,
-            false => resolve_stream_root_config(TOOL, &root, cli_config(&matches)?)?,
+        let asked = cli_config(&matches)?;
+        let config = match (users_own, stream.hits.iter().any(|h| h.project.is_some())) {
+            (false, _) => resolve_stream_root_config(TOOL, &root, asked)?,
+            // A catalog's project: the search before read the catalog's config, not this one.
+            (true, true) => resolve_config_unread(TOOL, &root, asked)?,
+            (true, false) => resolve_config(TOOL, &root, asked)?,
         };
         let decision = answer::decide(stream.judgement.as_ref(), stream.hits.len(), cli.answer.force_answer);
         // What makes asking impossible is said before the results pass

@@ -265,6 +265,10 @@ pub fn why_another_table() -> String {
     }
 }
 
+/// The largest table `VECGREP_STATIC_TABLE` may name: far above any
+/// table's size (the shipped one is under 16 MB).
+const MAX_CHOSEN_TABLE_BYTES: u64 = 256 << 20;
+
 /// What names the static vectors an index holds: the shipped table's hash,
 /// or that of the table `VECGREP_STATIC_TABLE` names (read once a process).
 /// An index built with another table is rebuilt.
@@ -273,8 +277,12 @@ pub fn table_id() -> String {
     match std::env::var_os(TABLE_OVERRIDE_VAR).filter(|v| !v.is_empty()) {
         Some(path) => CHOSEN
             .get_or_init(|| {
-                std::fs::read(Path::new(&path))
-                    .map_or_else(|_| "unreadable".into(), |b| blake3::hash(&b).to_hex()[..16].to_string())
+                // Never read whole unless a table's size: it may name a FIFO
+                // (whose open waits) or /dev/zero; `load` says what it is.
+                match crate::project::small_file::read_small(Path::new(&path), MAX_CHOSEN_TABLE_BYTES) {
+                    Ok(Some(bytes)) => blake3::hash(&bytes).to_hex()[..16].to_string(),
+                    _ => "unreadable".into(),
+                }
             })
             .clone(),
         None => shipped_hash()[..16].to_string(),
