@@ -866,4 +866,12 @@ fn an_answer_over_a_catalog_says_what_is_wrong_with_its_projects_config() {
     let err = stderr(&o);
     assert!(err.starts_with("vecgrep: config ") && err.contains("topk"), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
+    // No result to answer from, run in that project: the catalog's search
+    // found nothing, as a search alone says; the answer needs no config.
+    let none = ["--catalog", "team", "--threshold", "0.999", "zebra crossing lights"];
+    let searched = run(p.cmd("vecgrep", "src/billing").args(none));
+    let answered =
+        run(p.cmd("vecgrep", "src/billing").args(["--answer", "--llm-url", "http://127.0.0.1:9/v1"]).args(none));
+    assert_code(&searched, 1);
+    assert_code(&answered, 1);
 }

@@ -623,19 +623,21 @@ pub fn write_record<W: Write + ?Sized, T: Serialize>(out: &mut W, record: &T) ->
     out.write_all(b"\n")
 }
 
-/// JSON text with what JSON leaves as it is but a terminal obeys (C1
-/// controls, DEL) or reorders text by (bidirectional overrides) written as
-/// `\u` escapes: the same values, and a stream shown on a terminal
-/// (`vg-query` without a pipe) shows a file's text rather than obeying it.
-/// Only strings hold such characters, and JSON strings take `\u` escapes.
-fn escape_what_terminals_obey(json: String) -> String {
+/// A record's JSON text with what JSON leaves as it is but a terminal
+/// obeys (C1 controls, DEL) or reorders text by (bidirectional overrides)
+/// written as `\u` escapes: the same values, and a stream shown on a
+/// terminal (`vg-query` without a pipe) shows a file's text rather than
+/// obeying it. In valid JSON only strings hold such characters, and JSON
+/// strings take `\u` escapes; the controls below U+0020 are left, as JSON
+/// escapes them in strings and a line read may hold them as whitespace.
+pub fn escape_what_terminals_obey(json: String) -> String {
     // C1 controls are 0xC2 0x80-0x9F in UTF-8, the bidirectional ones 0xE2 0x80/0x81 ….
     if memchr::memchr3(0xC2, 0xE2, 0x7F, json.as_bytes()).is_none() {
         return json;
     }
     let mut shown = String::with_capacity(json.len() + 16);
     for c in json.chars() {
-        match c.is_control() || crate::project::shown::is_bidi_control(c) {
+        match c == '\u{7f}' || ('\u{80}'..='\u{9f}').contains(&c) || crate::project::shown::is_bidi_control(c) {
             true => shown.push_str(&format!("\\u{:04x}", c as u32)),
             false => shown.push(c),
         }
@@ -986,6 +988,11 @@ mod tests {
         }
         assert!(!line.chars().any(|c| c == '\u{9b}' || c == '\u{202e}' || c == '\u{7f}'), "{line}");
         assert_eq!(parse_hit_line(line.trim_end(), 1).unwrap().unwrap().text, text, "the same value");
+        // A line read (vg-answer passes them on) may hold whitespace between its tokens.
+        let read = "{\"file\":\t\"a\u{85}\",\r\"start_line\":1,\"end_line\":1}".to_string();
+        let passed = escape_what_terminals_obey(read);
+        assert_eq!(passed, "{\"file\":\t\"a\\u0085\",\r\"start_line\":1,\"end_line\":1}");
+        assert_eq!(parse_hit_line(&passed, 1).unwrap().unwrap().file, "a\u{85}");
     }
 
     /// The hit a line is, if it is one.

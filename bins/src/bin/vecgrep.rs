@@ -24,7 +24,8 @@ fn tool(name: &str) -> Result<Command> {
     let path = find_tool(name)
         .ok_or_else(|| anyhow!("cannot find {name} next to vecgrep or on PATH; install the whole toolkit"))?;
     let mut cmd = Command::new(path);
-    cmd.env(RUN_BY_ENV, "vecgrep");
+    // What the porcelain tells its tools is its own, never the user's environment's.
+    cmd.env(RUN_BY_ENV, "vecgrep").env_remove(CONFIG_NOTED_ENV);
     Ok(cmd)
 }
 
@@ -57,12 +58,10 @@ fn dispatch(cli: &VecgrepCli, matches: &clap::ArgMatches) -> Result<u8> {
     for (name, argv) in porcelain::plan(mode, cli, matches, &porcelain) {
         let mut cmd = tool(name)?;
         cmd.args(argv);
-        match runs.is_empty() {
-            // The first tool has said what of the config it passed over;
-            // the first tool itself says it, whatever the environment holds.
-            false => cmd.env(CONFIG_NOTED_ENV, "1"),
-            true => cmd.env_remove(CONFIG_NOTED_ENV),
-        };
+        if !runs.is_empty() {
+            // The first tool has said what of the config it passed over.
+            cmd.env(CONFIG_NOTED_ENV, "1");
+        }
         runs.push((name, cmd));
     }
     match (mode, runs.as_mut_slice()) {

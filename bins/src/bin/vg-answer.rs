@@ -8,7 +8,9 @@ use std::time::Duration;
 use anyhow::{anyhow, Result};
 use vecgrep::answer::{self, AskReason, ChatClient, ChatSettings, Decision};
 use vecgrep::project::{root_named, select_root, ProjectRoot, ResolvedConfig};
-use vecgrep::records::{read_search_stream_with_lines, write_record, HitRecord, SearchStream};
+use vecgrep::records::{
+    escape_what_terminals_obey, read_search_stream_with_lines, write_record, HitRecord, SearchStream,
+};
 use vecgrep_bins::app::{
     cli_config, note, resolve_config, resolve_config_unread, resolve_stream_root_config, run_main, EXIT_FOUND,
     EXIT_NOT_FOUND,
@@ -33,34 +35,46 @@ fn main() {
         // and code elsewhere), unless they say so on this command line.
         let asked = cli_config(&matches)?;
         let config = match (users_own, stream.hits.iter().any(|h| h.project.is_some())) {
-            (false, _) => resolve_stream_root_config(TOOL, &root, asked)?,
+            (false, _) => resolve_stream_root_config(TOOL, &root, asked),
             // A catalog's project: the search before read the catalog's config, not this one.
-            (true, true) => resolve_config_unread(TOOL, &root, asked)?,
-            (true, false) => resolve_config(TOOL, &root, asked)?,
+            (true, true) => resolve_config_unread(TOOL, &root, asked),
+            (true, false) => resolve_config(TOOL, &root, asked),
         };
+        // Without results nothing is asked, and the config (the current
+        // directory's) only says whether to be quiet: one that cannot be
+        // read is the search's to say, which may have read another (a catalog's).
+        let config = match config {
+            Err(_) if stream.hits.is_empty() => None,
+            config => Some(config?),
+        };
+        let quiet = config.as_ref().map_or(cli.quiet, |c| c.quiet);
         let decision = answer::decide(stream.judgement.as_ref(), stream.hits.len(), cli.answer.force_answer);
         // What makes asking impossible is said before the results pass
         // through: an error prints nothing on stdout. An endpoint is needed
         // whenever there are results, whatever the judgement says, so that
         // whether a configuration works does not hang on how good one
         // search's results look.
-        let url = if stream.hits.is_empty() { None } else { Some(llm_url(&config)?) };
+        let url = match &config {
+            Some(config) if !stream.hits.is_empty() => Some((llm_url(config)?, config)),
+            _ => None,
+        };
         let asking = match (decision, url) {
-            (Decision::Ask(reason), Some(url)) => Ok((reason, query_of(&stream)?, url)),
+            (Decision::Ask(reason), Some((url, config))) => Ok((reason, query_of(&stream)?, url, config)),
             (Decision::Ask(_), None) => Err("no results to answer from"),
             (Decision::Skip(why), _) => Err(why),
         };
         let mut out = vecgrep_bins::app::stdout();
         for line in &stream.lines {
-            writeln!(out, "{line}")?;
+            // The same records, written as every tool writes its own.
+            writeln!(out, "{}", escape_what_terminals_obey(line.clone()))?;
         }
         out.flush()?;
         match asking {
-            Ok((reason, query, url)) => ask(&cli, &config, &root, &stream, (reason, &query, url), &mut out)?,
+            Ok((reason, query, url, config)) => ask(&cli, config, &root, &stream, (reason, &query, url), &mut out)?,
             // Under vecgrep, whose search always ends its stream with a
             // judgement, an empty stream is a search that failed and said so.
             Err(_) if stream.lines.is_empty() && run_by_vecgrep() => {}
-            Err(why) => note(TOOL, config.quiet, why),
+            Err(why) => note(TOOL, quiet, why),
         }
         out.flush()?;
         Ok(if stream.hits.is_empty() { EXIT_NOT_FOUND } else { EXIT_FOUND })
