@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::{anyhow, Result};
 use vecgrep::answer::{self, AskReason, ChatClient, ChatSettings, Decision};
-use vecgrep::project::{root_named, select_root, ProjectRoot, ResolvedConfig};
+use vecgrep::project::{root_named, select_root, ConfigValues, ProjectRoot, ResolvedConfig};
 use vecgrep::records::{
     escape_what_terminals_obey, read_search_stream_with_lines, write_record, HitRecord, SearchStream,
 };
@@ -31,22 +31,7 @@ fn main() {
             // Said before anything is sent: the hits' root is the stream's word, not the user's.
             answer::refuse_unless_project(&root)?;
         }
-        // Nor is the config there the user's to trust (it may send their key
-        // and code elsewhere), unless they say so on this command line.
-        let asked = cli_config(&matches)?;
-        let config = match (users_own, stream.hits.iter().any(|h| h.project.is_some())) {
-            (false, _) => resolve_stream_root_config(TOOL, &root, asked),
-            // A catalog's project: the search before read the catalog's config, not this one.
-            (true, true) => resolve_config_unread(TOOL, &root, asked),
-            (true, false) => resolve_config(TOOL, &root, asked),
-        };
-        // Without results nothing is asked, and the config (the current
-        // directory's) only says whether to be quiet: one that cannot be
-        // read is the search's to say, which may have read another (a catalog's).
-        let config = match config {
-            Err(_) if stream.hits.is_empty() => None,
-            config => Some(config?),
-        };
+        let config = config_of(cli_config(&matches)?, &root, &stream, users_own)?;
         let quiet = config.as_ref().map_or(cli.quiet, |c| c.quiet);
         let decision = answer::decide(stream.judgement.as_ref(), stream.hits.len(), cli.answer.force_answer);
         // What makes asking impossible is said before the results pass
@@ -79,6 +64,30 @@ fn main() {
         out.flush()?;
         Ok(if stream.hits.is_empty() { EXIT_NOT_FOUND } else { EXIT_FOUND })
     })
+}
+
+/// The config at `root`, as far as the stream's results need it. Not the
+/// user's to trust when the stream named the root (it may send their key
+/// and code elsewhere), unless this command line says so. Without results
+/// nothing is asked, and the config (the current directory's) only says
+/// whether to be quiet: one that cannot be read is the search's to say,
+/// which may have read another (a catalog's): None.
+fn config_of(
+    asked: ConfigValues,
+    root: &ProjectRoot,
+    stream: &SearchStream,
+    users_own: bool,
+) -> Result<Option<ResolvedConfig>> {
+    let config = match (users_own, stream.hits.iter().any(|h| h.project.is_some())) {
+        (false, _) => resolve_stream_root_config(TOOL, root, asked),
+        // A catalog's project: the search before read the catalog's config, not this one.
+        (true, true) => resolve_config_unread(TOOL, root, asked),
+        (true, false) => resolve_config(TOOL, root, asked),
+    };
+    match config {
+        Err(_) if stream.hits.is_empty() => Ok(None),
+        config => Ok(Some(config?)),
+    }
 }
 
 fn run_by_vecgrep() -> bool {
