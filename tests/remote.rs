@@ -204,6 +204,20 @@ fn an_index_built_through_a_server_matches_a_local_one_and_sends_the_key() {
         }
     }
     assert!(proxy.faults.lock().unwrap().authorized > 0);
+    // An embedder on this machine is asked directly, whatever proxy the
+    // environment names (a closed port here): the same hits, nothing said.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let args = ["--no-index", "--threshold", "-1", "retry a failed upload"];
+    let direct = run(remote.cmd("vg-query", ".").env("VECGREP_EMBEDDER_API_KEY", "s3cret").args(args));
+    let mut cmd = remote.cmd("vg-query", ".");
+    cmd.env("VECGREP_EMBEDDER_API_KEY", "s3cret").env_remove("NO_PROXY").env_remove("no_proxy").args(args);
+    for var in ["HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"] {
+        cmd.env(var, format!("http://127.0.0.1:{closed}"));
+    }
+    let proxied = run(&mut cmd);
+    assert_code(&proxied, 0);
+    assert_eq!(hits(&proxied), hits(&direct), "{}", stderr(&proxied));
+    assert!(stderr(&proxied).is_empty(), "{}", stderr(&proxied));
     // A wrong key is a clear error, and the index is kept.
     let o = run(remote.cmd("vg-index", ".").env("VECGREP_EMBEDDER_API_KEY", "wrong").arg("--reindex"));
     assert_code(&o, 2);
