@@ -189,7 +189,12 @@ pub fn note(tool: &str, quiet: bool, message: &str) {
 /// made visible as results show them: the names of a repository's files
 /// reach the terminal here too, and one holding ESC must not drive it.
 pub fn say_line(tool: &str, message: &str) {
-    let _ = writeln!(io::stderr(), "{}: {}", shown_name(tool), escape_controls(&clipped_line(message)));
+    let _ = writeln!(
+        io::stderr(),
+        "{}: {}",
+        shown_name(tool),
+        escape_controls(&vecgrep::project::shown::clipped(message, MAX_SAID_CHARS))
+    );
 }
 
 /// The most characters of a line said on stderr: far above any message a
@@ -197,13 +202,6 @@ pub fn say_line(tool: &str, message: &str) {
 /// quoted; this bounds one that a cause quotes whole (another library's
 /// words about a reply of a megabyte).
 const MAX_SAID_CHARS: usize = 4000;
-
-fn clipped_line(message: &str) -> std::borrow::Cow<'_, str> {
-    match message.char_indices().nth(MAX_SAID_CHARS) {
-        Some((end, _)) => format!("{}…", &message[..end]).into(),
-        None => message.into(),
-    }
-}
 
 /// The root, admitted paths and settings of one invocation.
 pub struct Invocation {

@@ -285,7 +285,7 @@ pub fn render(out: &mut dyn Write, hits: &[HitRecord], opts: &FormatOptions) -> 
 impl OutputMode {
     /// Whether a hit is shown as soon as it is read: each needs only the
     /// hits before it. Headings and counts wait for the stream's end.
-    pub fn shows_each_hit_as_read(self) -> bool {
+    fn shows_each_hit_as_read(self) -> bool {
         matches!(self, OutputMode::Json | OutputMode::Files | OutputMode::Flat)
     }
 }
@@ -294,7 +294,7 @@ impl OutputMode {
 /// what the hits shown so far leave for the next. Lines already printed
 /// are not printed again; a path listed is not listed again.
 #[derive(Default)]
-pub struct HitByHit {
+struct HitByHit {
     files: FileCache,
     printed: Printed,
     paths_listed: HashSet<String>,
@@ -303,7 +303,7 @@ pub struct HitByHit {
 impl HitByHit {
     /// Write `h` in `opts.mode`: its record, its path the first time, or
     /// its lines as grep prints them (in any other mode).
-    pub fn write(&mut self, out: &mut dyn Write, h: &HitRecord, opts: &FormatOptions) -> io::Result<()> {
+    fn write(&mut self, out: &mut dyn Write, h: &HitRecord, opts: &FormatOptions) -> io::Result<()> {
         match opts.mode {
             // In the normal form, of this version (a record read may say `v` 0).
             OutputMode::Json => write_record(out, &HitRecord { v: crate::records::CONTRACT_VERSION, ..h.clone() }),

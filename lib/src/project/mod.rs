@@ -12,7 +12,7 @@ mod generated;
 mod packages;
 mod root;
 mod settings;
-pub(crate) mod shown;
+pub mod shown;
 pub(crate) mod small_file;
 pub(crate) mod urls;
 mod walk;

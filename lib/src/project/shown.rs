@@ -3,7 +3,7 @@
 //! one-line error, not an 8 MiB one.
 
 /// At most `max_chars` characters of `text`, and `…` where it was cut.
-pub(crate) fn clipped(text: &str, max_chars: usize) -> String {
+pub fn clipped(text: &str, max_chars: usize) -> String {
     match text.char_indices().nth(max_chars) {
         Some((end, _)) => format!("{}…", &text[..end]),
         None => text.to_string(),
