@@ -125,6 +125,9 @@ pub fn mark_complete(project: &ProjectRoot, sha: &str, name: &str) -> Result<(),
 /// by `--stats`), leaving whether a run is at work on it as it is.
 pub fn record_name(project: &ProjectRoot, sha: &str, name: &str) -> Result<(), StoreError> {
     let root = revision_root(project, sha);
+    // Runs that ask for one revision by two names at once (no project lock
+    // when it is complete) would each write back what they read, one name lost.
+    let _names_held = lock_names(&root)?;
     let mut names: Vec<String> =
         revisions(project)?.into_iter().find(|r| r.sha == sha).map(|r| r.names).unwrap_or_default();
     if !names.iter().any(|n| n == name) {
@@ -132,6 +135,20 @@ pub fn record_name(project: &ProjectRoot, sha: &str, name: &str) -> Result<(), S
     }
     let text = std::iter::once(sha.to_string()).chain(names).collect::<Vec<_>>().join("\n") + "\n";
     write_whole(&root, &root.data_dir().join(MARK), &text)
+}
+
+/// The file whose lock makes the read-modify-write of a revision's names
+/// take turns; held only while the names file is rewritten.
+const NAMES_LOCK: &str = "revision.lock";
+
+/// Hold revision root `root`'s names lock until the file is dropped.
+fn lock_names(root: &ProjectRoot) -> Result<std::fs::File, StoreError> {
+    let path = root.data_dir().join(NAMES_LOCK);
+    let file = std::fs::create_dir_all(root.data_dir())
+        .and_then(|()| std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path));
+    let file = file.map_err(|e| StoreError::File { action: "open", path: path.clone(), source: e.into() })?;
+    file.lock().map_err(|source| StoreError::Lock { path, source })?;
+    Ok(file)
 }
 
 /// Record that a run over revision `sha`'s index begins: until one
@@ -319,8 +336,26 @@ mod tests {
         );
 
         assert!(forget_revision(&project, A).unwrap());
+        assert!(!revision_root(&project, A).path.exists(), "its names lock goes with it");
         assert!(!forget_revision(&project, A).unwrap());
         assert!(!forget_revision(&project, "../..").unwrap(), "only a sha names a revision directory");
         assert_eq!(revisions(&project).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn names_recorded_at_once_are_all_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = ProjectRoot { path: dir.path().to_path_buf(), marker: RootMarker::None, shared: None };
+        mark_complete(&project, A, "main").unwrap();
+        let names: Vec<String> = (0..16).map(|i| format!("name-{i}")).collect();
+        std::thread::scope(|s| {
+            for name in &names {
+                let project = &project;
+                s.spawn(move || record_name(project, A, name).unwrap());
+            }
+        });
+        let kept = revisions(&project).unwrap().remove(0).names;
+        assert_eq!(kept.len(), 17, "{kept:?}");
+        assert!(names.iter().all(|n| kept.contains(n)), "{kept:?}");
     }
 }
