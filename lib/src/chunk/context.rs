@@ -22,6 +22,9 @@ pub fn contexts(path: &str, text: &str, chunks: &[Chunk]) -> Vec<Context> {
     let mut stack: Vec<(usize, String)> = Vec::new();
     let mut next_line = 0; // 0-based: lines before it are in the stack
     let mut out = Vec::with_capacity(chunks.len());
+    // The pieces of one long line share its range: read once, not once a
+    // piece (each reading the whole line made a 1 MB line take minutes).
+    let mut last_read: Option<((usize, usize), Vec<String>)> = None;
     for chunk in chunks {
         let first = chunk.start_line.saturating_sub(1).min(lines.len());
         // Chunks start in order, except that a long line's pieces share one.
@@ -33,7 +36,12 @@ pub fn contexts(path: &str, text: &str, chunks: &[Chunk]) -> Vec<Context> {
         let enclosing: Vec<&str> = stack.iter().filter(|(d, _)| *d < indent).map(|(_, sig)| sig.as_str()).collect();
         let context = around_line(path, &enclosing);
         let last = chunk.end_line.min(lines.len());
-        let defined = defined_in(&lines[first..last.max(first)], declarations);
+        let range = (first, last.max(first));
+        let defined = match &last_read {
+            Some((read, defined)) if *read == range => defined.clone(),
+            _ => defined_in(&lines[range.0..range.1], declarations),
+        };
+        last_read = Some((range, defined.clone()));
         let mut names: Vec<String> = Vec::new();
         for sig in enclosing.last().into_iter().copied().chain(defined.iter().map(String::as_str)) {
             if let Some(name) = declarations.name(sig) {
@@ -205,6 +213,22 @@ mod tests {
         assert!(around.starts_with("…/xxx") && around.ends_with("x.rs"), "{around}");
         // What fits is left as it was.
         assert_eq!(around_line("a/b.py", &["class A", "def f(self)"]), "a/b.py: class A > def f(self)");
+    }
+
+    #[test]
+    fn a_long_lines_pieces_share_what_the_line_defines_read_once() {
+        let pieces = |path: &str, line: &str| {
+            let chunks = super::super::chunk_text(line, super::super::Syntax::Plain, 500, 0, &|_: &str| true);
+            assert!(chunks.len() >= 2000, "{} pieces", chunks.len());
+            let contexts = contexts(path, line, &chunks);
+            assert_eq!(contexts.len(), chunks.len());
+            assert!(contexts.iter().all(|c| c.defined == contexts[0].defined && c.names == contexts[0].names));
+            contexts[0].names.clone()
+        };
+        // One word of 1M letters: read once a piece, each of its 2,000
+        // pieces scanned the whole word for a keyword (minutes in a debug build).
+        assert!(pieces("blob.txt", &"a".repeat(1_000_000)).is_empty());
+        assert_eq!(pieces("big.py", &format!("def load_all(n): return {}n", "n + ".repeat(250_000))), ["load_all"]);
     }
 
     #[test]
