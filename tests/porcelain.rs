@@ -170,6 +170,45 @@ fn a_closed_pipe_is_success() {
     assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
 }
 
+/// A reader that leaves with more than a pipe holds still unread
+/// (`vecgrep … | head -1`): the porcelain exits 0 rather than waiting for
+/// ever on a search stage blocked writing to a pipe it kept open itself.
+#[test]
+fn a_reader_gone_before_a_pipes_worth_is_read_ends_the_run() {
+    use std::io::Read;
+    use std::process::Stdio;
+    let t = Tree::git();
+    for i in 0..120 {
+        let body: String = (0..20)
+            .map(|j| format!("fn retry_upload_{i}_{j}() {{ println!(\"retry upload attempt {j}\"); }}\n"))
+            .collect();
+        t.write(&format!("src/f{i}.rs"), &body);
+    }
+    let mut child = t
+        .cmd("vecgrep", ".")
+        .args(["--threshold", "-1", "-k", "1000", "retry upload"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut byte = [0u8; 1];
+    let mut out = child.stdout.take().unwrap();
+    out.read_exact(&mut byte).unwrap();
+    drop(out);
+    // Seconds when it works; without end when it does not.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("vecgrep still ran two minutes after its reader left");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+}
+
 /// A full disk (`/dev/full`) is an error naming stdout, from the porcelain
 /// and from each tool that writes records.
 #[test]

@@ -178,6 +178,9 @@ fn pipeline(stages: Vec<&mut Command>) -> Result<u8> {
         match cmd.spawn() {
             Ok(child) => {
                 started(&child);
+                // The pipe's read end, held by `cmd` until it is dropped, would
+                // keep a stage writing when its reader has gone (`vecgrep … | head -1`).
+                cmd.stdin(Stdio::null());
                 children.push(child);
             }
             Err(e) => {
