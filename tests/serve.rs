@@ -1241,12 +1241,22 @@ fn an_empty_token_is_refused() {
     assert!(err.starts_with("vg-serve: ") && err.contains("--token is empty"), "{err}");
     // So is an empty VECGREP_TOKEN (`$(cat a-missing-file)`), through the
     // porcelain too, and a token no header could carry.
-    for (tool, env) in [("vg-serve", ""), ("vecgrep", ""), ("vg-serve", "a\nb")] {
+    // One that is not UTF-8 was taken for none, and the code served to all.
+    use std::os::unix::ffi::OsStrExt;
+    let not_utf8 = std::ffi::OsStr::from_bytes(b"\xff");
+    for (tool, env) in [
+        ("vg-serve", "".as_ref()),
+        ("vecgrep", "".as_ref()),
+        ("vg-serve", "a\nb".as_ref()),
+        ("vg-serve", not_utf8),
+        ("vecgrep", not_utf8),
+    ] {
         let mut c = t.cmd(tool, ".");
         if tool == "vecgrep" {
             c.arg("--serve");
         }
-        let o = run(c.env("VECGREP_TOKEN", env));
+        // A server that started would serve until killed.
+        let o = run_or_fail_after(c.env("VECGREP_TOKEN", env), Duration::from_secs(60));
         assert_code(&o, 2);
         assert!(stderr(&o).contains("VECGREP_TOKEN"), "{tool} {env:?}: {}", stderr(&o));
     }

@@ -116,6 +116,37 @@ pub(crate) fn run(c: &mut Command) -> Output {
     c.output().unwrap()
 }
 
+/// Run and capture, as `run`; a run still going after `limit` (one that
+/// should have refused to start, a server) is killed with what it started,
+/// and the test fails rather than waits for ever.
+pub(crate) fn run_or_fail_after(c: &mut Command, limit: std::time::Duration) -> Output {
+    use std::io::Read;
+    use std::os::unix::process::CommandExt;
+    let mut child = c.process_group(0).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let read = |mut from: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = from.read_to_end(&mut bytes);
+            bytes
+        })
+    };
+    let (out, err) = (read(Box::new(child.stdout.take().unwrap())), read(Box::new(child.stderr.take().unwrap())));
+    let deadline = std::time::Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let group = nix::unistd::Pid::from_raw(child.id() as i32);
+            let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+            let _ = child.wait();
+            panic!("{:?} still ran after {limit:?}", c.get_program());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    Output { status, stdout: out.join().unwrap(), stderr: err.join().unwrap() }
+}
+
 /// Run with `input` on stdin.
 pub(crate) fn run_with_input(c: &mut Command, input: &[u8]) -> Output {
     use std::io::Write;

@@ -44,7 +44,7 @@ fn main() {
     run_main(TOOL, || {
         let inv = resolve(TOOL, &cli.paths, cli.outside.skip_outside_root, Some(&cli.catalog), cli_config(&matches)?)?;
         let token =
-            vecgrep::serve::token(cli.token.clone(), std::env::var("VECGREP_TOKEN").ok()).map_err(|e| anyhow!(e))?;
+            vecgrep::serve::token(cli.token.clone(), std::env::var_os("VECGREP_TOKEN")).map_err(|e| anyhow!(e))?;
         if !cli.bind.is_loopback() {
             eprintln!(
                 "{}: warning: listening on {}, which other machines can reach; {}",

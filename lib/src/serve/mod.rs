@@ -69,10 +69,13 @@ pub struct ServeSettings {
 /// would turn authentication off unseen. So is one no request could carry
 /// (a header value is visible ASCII, its ends trimmed), which would refuse
 /// every request.
-pub fn token(flag: Option<String>, env: Option<String>) -> Result<Option<String>, String> {
+/// A VECGREP_TOKEN that is not UTF-8 is refused as non-ASCII, never taken
+/// for an unset one.
+pub fn token(flag: Option<String>, env: Option<std::ffi::OsString>) -> Result<Option<String>, String> {
     let (token, from) = match (flag, env) {
         (Some(t), _) => (t, "--token"),
-        (None, Some(t)) => (t, "VECGREP_TOKEN"),
+        // U+FFFD is no header's character: refused below.
+        (None, Some(t)) => (t.to_string_lossy().into_owned(), "VECGREP_TOKEN"),
         (None, None) => return Ok(None),
     };
     if token.trim().is_empty() {
@@ -517,17 +520,22 @@ mod tests {
 
     #[test]
     fn a_token_that_would_turn_authentication_off_or_refuse_everyone_is_refused() {
+        use std::os::unix::ffi::OsStrExt;
         let some = |t: &str| Some(t.to_string());
+        let env = |t: &[u8]| Some(std::ffi::OsStr::from_bytes(t).to_owned());
         assert_eq!(token(None, None), Ok(None));
-        assert_eq!(token(some("s3cret"), some("other")), Ok(some("s3cret")), "the flag wins");
-        assert_eq!(token(None, some("s3cret")), Ok(some("s3cret")));
+        assert_eq!(token(some("s3cret"), env(b"other")), Ok(some("s3cret")), "the flag wins");
+        assert_eq!(token(None, env(b"s3cret")), Ok(some("s3cret")));
         for (flag, env, says) in [
-            (some(""), some("s3cret"), "--token is empty"),
-            (None, some(""), "VECGREP_TOKEN is empty"),
-            (None, some("  "), "unset VECGREP_TOKEN"),
+            (some(""), env(b"s3cret"), "--token is empty"),
+            (None, env(b""), "VECGREP_TOKEN is empty"),
+            (None, env(b"  "), "unset VECGREP_TOKEN"),
             (some("a\nb"), None, "--token holds"),
-            (None, some(" s3cret"), "VECGREP_TOKEN holds"),
-            (None, some("sécret"), "non-ASCII"),
+            (None, env(b" s3cret"), "VECGREP_TOKEN holds"),
+            (None, env("sécret".as_bytes()), "non-ASCII"),
+            // Not UTF-8: once read as unset, so served without a token.
+            (None, env(b"\xff"), "VECGREP_TOKEN holds"),
+            (None, env(b"s3cret\xff"), "non-ASCII"),
         ] {
             let e = token(flag.clone(), env.clone()).unwrap_err();
             assert!(e.contains(says), "{flag:?} {env:?}: {e}");
