@@ -788,6 +788,54 @@ fn an_index_this_user_may_not_write_is_searched_as_it_is() {
     assert_eq!(stderr(&indexed).trim(), says);
 }
 
+/// A lock file this user may not write (another user's, mode 0444) in an
+/// index directory they may: locked as it is, so runs still take turns,
+/// where every search and index run failed on it.
+#[test]
+fn a_lock_file_this_user_may_not_write_still_makes_runs_take_turns() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = sample_project();
+    let user = OtherUser::new(&t);
+    assert_code(&run(&mut user.cmd(&t, "vg-index")), 0);
+    let lock = t.path().join(".vecgrep/index.lock");
+    std::fs::set_permissions(&lock, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let o = run(user.cmd(&t, "vecgrep").args(["--mode", "lexical", "retry"]));
+    assert_code(&o, 0);
+    assert_eq!(stderr(&o), "");
+    let held = std::fs::File::open(&lock).unwrap();
+    held.lock().unwrap();
+    let mut c = user.cmd(&t, "vg-index");
+    let indexing = c.arg("--reindex").stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped());
+    let mut indexing = indexing.spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert!(indexing.try_wait().unwrap().is_none(), "it waits while the lock is held");
+    drop(held);
+    let o = indexing.wait_with_output().unwrap();
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("waiting for another index run"), "{}", stderr(&o));
+}
+
+/// An index this user may not read is one error saying so, not a promise
+/// to search it as it is followed by SQLite's words twice over.
+#[test]
+fn an_index_this_user_may_not_read_is_one_line_saying_so() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = sample_project();
+    let user = OtherUser::new(&t);
+    assert_code(&run(&mut user.cmd(&t, "vg-index")), 0);
+    let db = t.path().join(".vecgrep/index.db");
+    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let searched = run(user.cmd(&t, "vecgrep").args(["--mode", "lexical", "retry"]));
+    let unindexed = run(user.cmd(&t, "vg-query").args(["--no-index", "--mode", "lexical", "retry"]));
+    let stats = run(user.cmd(&t, "vg-index").arg("--stats"));
+    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o644)).unwrap();
+    for (o, tool) in [(searched, "vecgrep"), (unindexed, "vg-query"), (stats, "vg-index")] {
+        assert_code(&o, 2);
+        let says = format!("{tool}: cannot read {}: Permission denied (os error 13)\n", db.display());
+        assert_eq!(stderr(&o), says);
+    }
+}
+
 #[test]
 fn a_directory_whose_ignore_file_is_closed_is_an_error_not_walked() {
     use std::os::unix::fs::PermissionsExt;

@@ -237,11 +237,14 @@ fn lock_file(root: &ProjectRoot) -> Result<(File, PathBuf), StoreError> {
 /// The file `name` in `root`'s data directory, made when missing, to lock.
 fn open_lock_file(root: &ProjectRoot, name: &str) -> Result<(File, PathBuf), StoreError> {
     let path = ensure_data_dir(root)?.join(name);
-    let file = small_file::open_own(&path).map_err(|e| StoreError::File {
-        action: "open",
-        path: path.clone(),
-        source: e.into(),
-    })?;
+    let file = small_file::open_own(&path).or_else(|e| match e.kind() {
+        // Another user's lock in a directory this one may write: locked as
+        // it is (flock needs no write access), never replaced, which would
+        // let two runs write at once.
+        std::io::ErrorKind::PermissionDenied => small_file::open_regular_as(&path, false)?.ok_or(e),
+        _ => Err(e),
+    });
+    let file = file.map_err(|e| StoreError::File { action: "open", path: path.clone(), source: e.into() })?;
     Ok((file, path))
 }
 

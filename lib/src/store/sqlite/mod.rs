@@ -141,7 +141,14 @@ fn check_own_file(path: &Path) -> Result<(), StoreError> {
             let source = std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file");
             Err(StoreError::File { action: "open", path: path.to_path_buf(), source: source.into() })
         }
-        _ => Ok(()),
+        // SQLite says only "unable to open database file", twice over.
+        Ok(_) => match std::fs::File::open(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                Err(StoreError::File { action: "read", path: path.to_path_buf(), source: e.into() })
+            }
+            _ => Ok(()),
+        },
+        Err(_) => Ok(()),
     }
 }
 
