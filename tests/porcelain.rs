@@ -281,6 +281,50 @@ fn signal_sent_to_vecgrep_alone_reaches_its_tools(signal: &str) {
     assert!(stats[0]["files"].as_u64().unwrap() < 804, "the run stopped early: {}", stats[0]);
 }
 
+/// `kill -9` of vecgrep (what an editor does to the last search at each
+/// key): its tools stop too, rather than running on as orphans that hold
+/// the lock the next search waits for.
+#[test]
+fn the_tools_end_when_vecgrep_is_killed() {
+    let t = handlers_project(800);
+    let mut child = t
+        .cmd("vecgrep", ".")
+        .args(["--full", "-q", "retry an upload", "."])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let children_of = |pid: u32| -> Vec<u32> {
+        let listed = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+        listed.split_whitespace().map(|p| p.parse().unwrap()).collect()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let tools = loop {
+        let tools = children_of(child.id());
+        if tools.len() == 2 {
+            break tools;
+        }
+        assert!(std::time::Instant::now() < deadline, "vecgrep never ran its two tools: {tools:?}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // A tool that has ended is gone or a zombie its new parent has yet to reap.
+    let running = |pid: &u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|stat| stat.rsplit(") ").next().is_some_and(|rest| !rest.starts_with('Z')))
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while tools.iter().any(running) {
+        assert!(std::time::Instant::now() < deadline, "a tool still runs 30 s after vecgrep was killed: {tools:?}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let stats = records(&run(t.cmd("vg-index", ".").args(["--stats", "--json"])));
+    assert_eq!(stats[0]["complete"], false, "the run stopped with vecgrep: {}", stats[0]);
+    let stats = records(&run(t.cmd("vg-index", ".").args(["--verify", "--json"])));
+    assert_eq!(stats[0]["ok"], true, "the index is sound");
+}
+
 /// Ctrl-C reaches the whole process group: the tools it kills (vg-format,
 /// which has no handler) were the user's to stop, and are not reported as
 /// killed.

@@ -157,6 +157,34 @@ fn exit_code(tool: &str, status: std::process::ExitStatus) -> u8 {
     EXIT_ERROR
 }
 
+/// Have the tool `cmd` starts sent SIGTERM when vecgrep ends without
+/// passing a signal on (`kill -9`, an editor ending the last search at each
+/// key): it stops as on Ctrl-C, the index marked incomplete, rather than
+/// run on unseen, writing to a reader long gone and holding the lock the
+/// next search waits for.
+#[allow(unsafe_code)]
+fn ends_with_vecgrep(cmd: &mut Command) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::process::CommandExt;
+        let vecgrep = std::process::id() as libc::pid_t;
+        // SAFETY: prctl(2) and getppid(2) are async-signal-safe and
+        // allocate nothing, as a closure run between fork and exec must.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // vecgrep ended before the request was made: none will come.
+                if libc::getppid() != vecgrep {
+                    return Err(std::io::Error::other("vecgrep has ended"));
+                }
+                Ok(())
+            });
+        }
+    }
+}
+
 /// Run `stages[0] | stages[1] | ...`. An error (status 2 or more) of the
 /// earliest stage that had one wins; otherwise the last stage's status
 /// decides (0 results, 1 none), so no failure is hidden as a shell without
@@ -175,6 +203,7 @@ fn pipeline(stages: Vec<&mut Command>) -> Result<u8> {
         if i < last {
             cmd.stdout(Stdio::piped());
         }
+        ends_with_vecgrep(cmd);
         match cmd.spawn() {
             Ok(child) => {
                 started(&child);
