@@ -197,6 +197,24 @@ fn paths_narrow_a_catalog_to_parts_of_its_projects_and_others_are_refused() {
         "{}",
         stderr(&o)
     );
+    // SkipOutsideRootPaths: the catalog is the root, and what lies in none
+    // of its projects is skipped, saying so; the rest is searched.
+    let o = run(p.cmd("vg-query", ".").args([
+        "--catalog",
+        "team",
+        "--skip-outside-root",
+        "--threshold",
+        "-1",
+        "retry",
+        "elsewhere",
+        &billing,
+    ]));
+    assert_code(&o, 0);
+    assert!(projects_of(&records(&o)).iter().all(|p| p == "billing"), "{}", stdout(&o));
+    assert_eq!(stderr(&o), "vg-query: skipping 'elsewhere': in none of the projects of catalog 'team'\n");
+    let o = run(p.cmd("vg-root", ".").args(["--catalog", "team", "--skip-outside-root", "elsewhere"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("every path given is in none of the projects of catalog 'team'"), "{}", stderr(&o));
 }
 
 /// A catalog whose definition cannot be written (a full disk, here a file

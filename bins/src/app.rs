@@ -239,8 +239,8 @@ pub fn resolve_root(
 ) -> Result<(PathBuf, ProjectRoot, Admission, Option<String>)> {
     let cwd = current_dir()?;
     let in_catalog = |catalog: Catalog, label| {
-        let admitted = admit_catalog_paths(&catalog, &cwd, paths)?;
-        Ok((cwd.clone(), catalog.root(), Admission { admitted, skipped: Vec::new() }, label))
+        let admission = admit_catalog_paths(&catalog, &cwd, paths, skip_outside_root)?;
+        Ok((cwd.clone(), catalog.root(), admission, label))
     };
     if let Some(name) = catalog.and_then(|c| c.catalog.as_deref()) {
         return in_catalog(Catalogs::of_user()?.open(name)?, None);
@@ -367,8 +367,16 @@ pub fn note_holes(tool: &str, quiet: bool, holes: u64) {
 
 /// Report paths skipped under `--skip-outside-root`.
 pub fn note_skipped_paths(tool: &str, quiet: bool, root: &ProjectRoot, admission: &Admission) {
+    let outside = match root.marker {
+        // A catalog's directory is named as the catalog.
+        RootMarker::Catalog => format!(
+            "in none of the projects of catalog '{}'",
+            root.path.file_name().unwrap_or_default().to_string_lossy()
+        ),
+        _ => format!("outside the project root '{}'", root.path.display()),
+    };
     for p in &admission.skipped {
-        note(tool, quiet, &format!("skipping '{}': outside the project root '{}'", p.display(), root.path.display()));
+        note(tool, quiet, &format!("skipping '{}': {outside}", p.display()));
     }
 }
 

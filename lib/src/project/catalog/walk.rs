@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Result};
 
 use super::Catalog;
-use crate::project::root::{normalize_lexically, rel_to_string, root_named, AdmittedPath, ProjectRoot};
+use crate::project::root::{normalize_lexically, rel_to_string, root_named, Admission, AdmittedPath, ProjectRoot};
 use crate::project::walk::{walk_tree, IgnoreFileWarning, Skip, SkipReason, WalkOptions, WalkResult};
 
 /// Walk the parts of catalog root `root` that `paths` (catalog paths) name:
@@ -94,21 +94,42 @@ fn paths_within(name: &str, dir: &Path, paths: &[AdmittedPath]) -> Option<Vec<Ad
 }
 
 /// Admit `paths` (relative to `cwd`) for a search of `catalog`: each must
-/// lie in one of its projects and becomes the catalog path it is there. No
-/// paths means the whole catalog.
-pub fn admit_catalog_paths(catalog: &Catalog, cwd: &Path, paths: &[PathBuf]) -> Result<Vec<AdmittedPath>> {
+/// lie in one of its projects and becomes the catalog path it is there;
+/// with `skip_outside_root` one that lies in none is skipped (the catalog
+/// is the root). No paths means the whole catalog.
+pub fn admit_catalog_paths(
+    catalog: &Catalog,
+    cwd: &Path,
+    paths: &[PathBuf],
+    skip_outside_root: bool,
+) -> Result<Admission> {
+    let whole = || AdmittedPath { abs: catalog.dir.clone(), rel: String::new(), is_dir: true };
     if paths.is_empty() {
-        return Ok(vec![AdmittedPath { abs: catalog.dir.clone(), rel: String::new(), is_dir: true }]);
+        return Ok(Admission { admitted: vec![whole()], skipped: Vec::new() });
     }
-    let mut out = Vec::new();
+    let mut out = Admission::default();
     for path in paths {
         let abs = normalize_lexically(&cwd.join(path));
-        let real = abs.canonicalize().map_err(|e| anyhow::anyhow!("'{}': {e}", path.display()))?;
+        let outside = |p: &Path| p != catalog.dir && catalog.project_holding(p).is_none();
+        let real = match abs.canonicalize() {
+            Ok(real) => real,
+            // As for a project: a missing path is skipped when it lies
+            // outside by its text, else its absence is the error.
+            Err(_) if skip_outside_root && outside(&abs) => {
+                out.skipped.push(path.clone());
+                continue;
+            }
+            Err(e) => bail!("'{}': {e}", path.display()),
+        };
         if real == catalog.dir {
-            out.push(AdmittedPath { abs: catalog.dir.clone(), rel: String::new(), is_dir: true });
+            out.admitted.push(whole());
             continue;
         }
         let Some((project, sub)) = catalog.project_holding(&real) else {
+            if skip_outside_root {
+                out.skipped.push(path.clone());
+                continue;
+            }
             bail!(
                 "'{}' is in none of the projects of catalog '{}' (vg-catalog show {} lists them)",
                 path.display(),
@@ -118,7 +139,14 @@ pub fn admit_catalog_paths(catalog: &Catalog, cwd: &Path, paths: &[PathBuf]) -> 
         };
         let Some(sub) = rel_to_string(&sub) else { bail!("path '{}' is not valid UTF-8", path.display()) };
         let rel = if sub.is_empty() { project.name.clone() } else { format!("{}/{sub}", project.name) };
-        out.push(AdmittedPath { abs: catalog.dir.join(&rel), rel, is_dir: real.is_dir() });
+        out.admitted.push(AdmittedPath { abs: catalog.dir.join(&rel), rel, is_dir: real.is_dir() });
+    }
+    if out.admitted.is_empty() {
+        bail!(
+            "every path given is in none of the projects of catalog '{}' (vg-catalog show {} lists them)",
+            catalog.name,
+            catalog.name
+        );
     }
     Ok(out)
 }
