@@ -165,11 +165,19 @@ pub struct Row {
     pub snippet: String,
 }
 
+/// A hit's row, its control characters shown (`^J`, `^[`) as vg-format
+/// shows them: the list dropped them, so a name holding a newline read as
+/// two hits, one with a score of its own.
 pub fn row(hit: &HitRecord, cwd: &Path) -> Row {
     let line = best_lines(hit, 1).first().copied().unwrap_or(hit.start_line);
     let snippet = hit.text.split('\n').nth(line - hit.start_line).unwrap_or("").trim().replace('\t', "    ");
     let location = format!("{}:{}", display_path(hit, cwd), line);
-    Row { location, fit: hit.shown(), snippet }
+    Row { location: shown(&location), fit: hit.shown(), snippet: shown(&snippet) }
+}
+
+/// `text` as the list shows it: control characters made visible.
+pub fn shown(text: &str) -> String {
+    crate::format::escape_controls(text).into_owned()
 }
 
 /// Most lines of a file the preview holds around a hit.
@@ -329,6 +337,12 @@ mod tests {
         // The fit is shown and colored, not the cosine (0.52, fair).
         assert_eq!(r.fit, 0.7211);
         assert_eq!(score_band(r.fit), ScoreBand::Strong);
+        // A name's newline and a line's escape sequence are shown, not obeyed.
+        let mut h = hit("\x1b]0;owned\x07fn retry_upload() {", 40);
+        h.file = "n\nfake.rs:1  0.99  injected.rs".into();
+        let r = row(&h, Path::new("/r"));
+        assert_eq!(r.location, "n^Jfake.rs:1  0.99  injected.rs:40");
+        assert_eq!(r.snippet, "^[]0;owned^Gfn retry_upload() {");
     }
 
     #[test]

@@ -413,7 +413,7 @@ impl SkimItem for PickItem {
             ScoreBand::Weak => Style::new().add_modifier(Modifier::DIM),
         };
         Line::from(vec![
-            Span::styled(self.key.clone(), base.patch(Style::new().fg(Color::Magenta))),
+            Span::styled(pick::shown(&self.key), base.patch(Style::new().fg(Color::Magenta))),
             Span::styled(format!("  {:.2}  ", self.row.fit), base.patch(score_style)),
             Span::styled(self.row.snippet.clone(), base),
         ])
