@@ -227,16 +227,23 @@ pub struct MaxCountArgs {
 }
 
 fn parse_max_count(s: &str) -> Result<usize, String> {
-    match s.parse::<usize>() {
-        Ok(0) => Err("must be at least 1".into()),
-        Ok(n) => Ok(n),
-        Err(_) => Err(format!("'{s}' is not a whole number")),
+    match whole_number(s)? {
+        0 => Err("must be at least 1".into()),
+        n => Ok(n),
     }
 }
 
+/// `s` as a count; one past what the machine counts is too large, not
+/// "not a whole number".
+fn whole_number(s: &str) -> Result<usize, String> {
+    s.parse().map_err(|e: std::num::ParseIntError| match e.kind() {
+        std::num::IntErrorKind::PosOverflow => format!("'{s}' is too large (at most {})", usize::MAX),
+        _ => format!("'{s}' is not a whole number"),
+    })
+}
+
 fn parse_top_k(s: &str) -> Result<usize, String> {
-    let k: usize = s.parse().map_err(|_| format!("'{s}' is not a whole number"))?;
-    vecgrep::project::check_top_k(k)
+    vecgrep::project::check_top_k(whole_number(s)?)
 }
 
 fn parse_threshold(s: &str) -> Result<f32, String> {
@@ -245,8 +252,7 @@ fn parse_threshold(s: &str) -> Result<f32, String> {
 }
 
 fn parse_chunk_size(s: &str) -> Result<usize, String> {
-    let n: usize = s.parse().map_err(|_| format!("'{s}' is not a whole number"))?;
-    vecgrep::project::check_chunk_size(n)
+    vecgrep::project::check_chunk_size(whole_number(s)?)
 }
 
 /// Asking a question (`vg-ask`): who plans.
@@ -297,7 +303,7 @@ pub struct OutsideRootArgs {
     name = "vg-root",
     version,
     about = "Print the project root that vecgrep would use",
-    after_help = "Examples:\n  vg-root                      print the root for the current directory\n  vg-root --json               {\"type\":\"root\",\"v\":1,\"root\":\"/src/app\",\"marker\":\"git\"}\n  cd \"$(vg-root)\"               jump to the project root"
+    after_help = "Examples:\n  vg-root                      print the root for the current directory\n  vg-root --json               {\"type\":\"root\",\"v\":1,\"root\":\"/src/app\",\"marker\":\"git\"}\n  cd \"$(vg-root)\"              jump to the project root"
 )]
 pub struct RootCli {
     /// Print a JSON record with the root and the marker that chose it.
@@ -1149,5 +1155,17 @@ mod tests {
         for c in commands() {
             c.debug_assert();
         }
+    }
+
+    #[test]
+    fn a_count_too_large_is_said_to_be_too_large() {
+        assert_eq!(
+            parse_top_k("99999999999999999999").unwrap_err(),
+            format!("'99999999999999999999' is too large (at most {})", usize::MAX)
+        );
+        assert_eq!(parse_max_count("1e3").unwrap_err(), "'1e3' is not a whole number");
+        assert_eq!(parse_max_count("-1").unwrap_err(), "'-1' is not a whole number");
+        assert_eq!(parse_max_count("0").unwrap_err(), "must be at least 1");
+        assert_eq!(parse_chunk_size("99999999999999999999").unwrap_err().split(' ').nth(2), Some("too"));
     }
 }
