@@ -375,6 +375,45 @@ fn a_revision_directory_shipped_as_a_link_is_never_written_or_emptied() {
     assert_eq!(read(&victim.path().join("thesis.txt")), "years of work\n");
 }
 
+/// A revision's names lock and temp file are vecgrep's names: a FIFO a
+/// repository shipped there hung every search of the revision by another
+/// name (the open waited for a writer), and a link there made or wrote the
+/// file it leads to.
+#[test]
+fn a_revisions_lock_or_temp_file_shipped_as_a_fifo_or_link_is_replaced() {
+    use std::os::unix::fs::symlink;
+    let tree = two_releases();
+    let sha = git(&tree, &["rev-parse", "v1"]);
+    assert_code(&run(tree.cmd("vg-index", "").args(["--rev", "v1"])), 0);
+    let data = tree.path().join(".vecgrep/revs").join(&sha).join(".vecgrep");
+    let victim = Tree::bare();
+    let mut names = vec!["v1".to_string()];
+    for (i, shipped) in ["fifo", "lock link", "temp link"].into_iter().enumerate() {
+        let (lock, tmp) = (data.join("revision.lock"), data.join("revision.tmp"));
+        let _ = std::fs::remove_file(&lock);
+        match shipped {
+            "fifo" => assert!(std::process::Command::new("mkfifo").arg(&lock).status().unwrap().success()),
+            "lock link" => symlink(victim.path().join("made-through-link"), &lock).unwrap(),
+            _ => {
+                victim.write("thesis.txt", "years of work\n");
+                symlink(victim.path().join("thesis.txt"), &tmp).unwrap();
+            }
+        }
+        let name = format!("also-{i}");
+        git(&tree, &["tag", &name, "v1"]);
+        let o = run_or_fail_after(
+            tree.cmd("vecgrep", "").args(["--rev", &name, "--index-only"]),
+            std::time::Duration::from_secs(60),
+        );
+        assert_code(&o, 0);
+        names.push(name);
+    }
+    let stats = records(&run(tree.cmd("vg-index", "").args(["--stats", "--json"])));
+    assert_eq!(stats[0]["revisions"][0]["names"], serde_json::json!(names), "{}", stats[0]);
+    assert!(!victim.path().join("made-through-link").exists());
+    assert_eq!(read(&victim.path().join("thesis.txt")), "years of work\n");
+}
+
 /// `git` reading `input` on stdin (objects no porcelain command makes).
 fn git_fed(tree: &Tree, args: &[&str], input: &[u8]) -> String {
     use std::io::Write;

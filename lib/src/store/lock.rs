@@ -235,7 +235,7 @@ fn lock_file(root: &ProjectRoot) -> Result<(File, PathBuf), StoreError> {
 }
 
 /// The file `name` in `root`'s data directory, made when missing, to lock.
-fn open_lock_file(root: &ProjectRoot, name: &str) -> Result<(File, PathBuf), StoreError> {
+pub(super) fn open_lock_file(root: &ProjectRoot, name: &str) -> Result<(File, PathBuf), StoreError> {
     let path = ensure_data_dir(root)?.join(name);
     let file = small_file::open_own(&path).or_else(|e| match e.kind() {
         // Another user's lock in a directory this one may write: locked as

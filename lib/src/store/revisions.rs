@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::StoreError;
 pub use crate::project::is_commit_id;
-use crate::project::small_file::read_own_text;
+use crate::project::small_file::{self, read_own_text};
 use crate::project::{ProjectRoot, RootMarker, SharedIndex};
 
 /// The file that marks a revision's index complete: its sha, then the
@@ -111,7 +111,7 @@ pub fn revisions(project: &ProjectRoot) -> Result<Vec<Revision>, StoreError> {
 /// Record that revision `sha` is fully indexed, asked for as `name`: what
 /// the run that completed it says, under the project's lock.
 pub fn mark_complete(project: &ProjectRoot, sha: &str, name: &str) -> Result<(), StoreError> {
-    record_name(project, sha, name)?;
+    write_names(project, sha, name)?;
     let unfinished = revision_root(project, sha).data_dir().join(UNFINISHED);
     match std::fs::remove_file(&unfinished) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
@@ -122,8 +122,18 @@ pub fn mark_complete(project: &ProjectRoot, sha: &str, name: &str) -> Result<(),
 }
 
 /// Record that complete revision `sha` was asked for as `name` too (shown
-/// by `--stats`), leaving whether a run is at work on it as it is.
+/// by `--stats`), leaving whether a run is at work on it as it is. Without
+/// the project's lock: a revision forgotten meanwhile (its directory gone)
+/// is not made again to hold a name.
 pub fn record_name(project: &ProjectRoot, sha: &str, name: &str) -> Result<(), StoreError> {
+    if std::fs::symlink_metadata(revision_root(project, sha).data_dir().join(MARK)).is_err() {
+        return Ok(());
+    }
+    write_names(project, sha, name)
+}
+
+/// Add `name` to revision `sha`'s names, writing its mark.
+fn write_names(project: &ProjectRoot, sha: &str, name: &str) -> Result<(), StoreError> {
     let root = revision_root(project, sha);
     // Runs that ask for one revision by two names at once (no project lock
     // when it is complete) would each write back what they read, one name lost.
@@ -141,12 +151,12 @@ pub fn record_name(project: &ProjectRoot, sha: &str, name: &str) -> Result<(), S
 /// take turns; held only while the names file is rewritten.
 const NAMES_LOCK: &str = "revision.lock";
 
-/// Hold revision root `root`'s names lock until the file is dropped.
+/// Hold revision root `root`'s names lock until the file is dropped: opened
+/// as the project's lock is (a link or FIFO a repository shipped there is
+/// replaced, another user's file locked read-only).
 fn lock_names(root: &ProjectRoot) -> Result<std::fs::File, StoreError> {
-    let path = root.data_dir().join(NAMES_LOCK);
-    let file = std::fs::create_dir_all(root.data_dir())
-        .and_then(|()| std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path));
-    let file = file.map_err(|e| StoreError::File { action: "open", path: path.clone(), source: e.into() })?;
+    make_data_dir(root)?;
+    let (file, path) = super::lock::open_lock_file(root, NAMES_LOCK)?;
     file.lock().map_err(|source| StoreError::Lock { path, source })?;
     Ok(file)
 }
@@ -159,17 +169,34 @@ pub fn mark_unfinished(project: &ProjectRoot, sha: &str) -> Result<(), StoreErro
     write_whole(&root, &root.data_dir().join(UNFINISHED), "")
 }
 
+/// Make revision root `root` and its data directory, as the project's
+/// own (no link on the way): a revision kept in the shared store has no
+/// local index to have made them.
+fn make_data_dir(root: &ProjectRoot) -> Result<(), StoreError> {
+    check_tree_root(root)?;
+    std::fs::create_dir_all(&root.path).map_err(|e| StoreError::File {
+        action: "create",
+        path: root.path.clone(),
+        source: e.into(),
+    })?;
+    super::lock::ensure_data_dir(root).map(drop)
+}
+
 /// Write `text` to `path` in `root`'s data directory, whole to a new name
-/// and renamed, so a kill leaves the old file or the new one. The directory
-/// is made here: a revision kept in the shared store has no local index to
-/// have made it.
+/// and renamed, so a kill leaves the old file or the new one; the
+/// directory is made here (`make_data_dir`).
 fn write_whole(root: &ProjectRoot, path: &Path, text: &str) -> Result<(), StoreError> {
     // `revision.tmp` and `revision.unfinished.tmp`: one name each.
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
     let tmp = PathBuf::from(tmp);
-    std::fs::create_dir_all(root.data_dir())
-        .and_then(|()| std::fs::write(&tmp, text))
+    make_data_dir(root)?;
+    // The name is vecgrep's: a link or FIFO a repository shipped there goes,
+    // never written through.
+    if std::fs::symlink_metadata(&tmp).is_ok_and(|m| !m.is_dir()) {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    small_file::write_own(&tmp, text.as_bytes())
         .and_then(|()| std::fs::rename(&tmp, path))
         .map_err(|e| StoreError::File { action: "write", path: path.to_path_buf(), source: e.into() })
 }
