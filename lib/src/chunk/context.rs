@@ -25,6 +25,7 @@ pub fn contexts(path: &str, text: &str, chunks: &[Chunk]) -> Vec<Context> {
     // The pieces of one long line share its range: read once, not once a
     // piece (each reading the whole line made a 1 MB line take minutes).
     let mut last_read: Option<((usize, usize), Vec<String>)> = None;
+    let mut last_indent: Option<(usize, usize)> = None;
     for chunk in chunks {
         let first = chunk.start_line.saturating_sub(1).min(lines.len());
         // Chunks start in order, except that a long line's pieces share one.
@@ -32,7 +33,13 @@ pub fn contexts(path: &str, text: &str, chunks: &[Chunk]) -> Vec<Context> {
             push_line(&mut stack, lines[next_line], declarations);
             next_line += 1;
         }
-        let indent = lines.get(first).map_or(0, |l| indent_of(l));
+        // Once a line too: a long line's pieces all start on it, and its
+        // indentation may be most of it.
+        let indent = match &last_indent {
+            Some((line, indent)) if *line == first => *indent,
+            _ => lines.get(first).map_or(0, |l| indent_of(l)),
+        };
+        last_indent = Some((first, indent));
         let enclosing: Vec<&str> = stack.iter().filter(|(d, _)| *d < indent).map(|(_, sig)| sig.as_str()).collect();
         let context = around_line(path, &enclosing);
         let last = chunk.end_line.min(lines.len());
@@ -228,6 +235,8 @@ mod tests {
         // One word of 1M letters: read once a piece, each of its 2,000
         // pieces scanned the whole word for a keyword (minutes in a debug build).
         assert!(pieces("blob.txt", &"a".repeat(1_000_000)).is_empty());
+        // Its indentation too, once for all its pieces.
+        assert!(pieces("blob.txt", &format!("{}{}", " ".repeat(1_000_000), "a".repeat(1_000_000))).is_empty());
         assert_eq!(pieces("big.py", &format!("def load_all(n): return {}n", "n + ".repeat(250_000))), ["load_all"]);
     }
 
