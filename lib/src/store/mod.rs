@@ -729,7 +729,7 @@ pub fn unwritable_index(root: &ProjectRoot) -> Option<String> {
 /// Whether this process may read (`libc::R_OK`) or write (`W_OK`) `path`
 /// (access(2): its owner, its mode, a read-only mount).
 #[allow(unsafe_code)]
-fn may(path: &std::path::Path, mode: libc::c_int) -> bool {
+pub(crate) fn may(path: &std::path::Path, mode: libc::c_int) -> bool {
     use std::os::unix::ffi::OsStrExt;
     let Ok(c_path) = std::ffi::CString::new(path.as_os_str().as_bytes()) else { return true };
     // SAFETY: a NUL-terminated path we own, for the duration of the call.

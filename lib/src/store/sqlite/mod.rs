@@ -141,14 +141,14 @@ fn check_own_file(path: &Path) -> Result<(), StoreError> {
             let source = std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file");
             Err(StoreError::File { action: "open", path: path.to_path_buf(), source: source.into() })
         }
-        // SQLite says only "unable to open database file", twice over.
-        Ok(_) => match std::fs::File::open(path) {
-            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
-                Err(StoreError::File { action: "read", path: path.to_path_buf(), source: e.into() })
-            }
-            _ => Ok(()),
-        },
-        Err(_) => Ok(()),
+        // SQLite says only "unable to open database file", twice over. Asked
+        // of access(2), never by opening it: closing any descriptor of the
+        // file drops the POSIX locks this process's connections hold on it.
+        Ok(_) if !super::may(path, libc::R_OK) => {
+            let source = std::io::Error::from_raw_os_error(libc::EACCES);
+            Err(StoreError::File { action: "read", path: path.to_path_buf(), source: source.into() })
+        }
+        _ => Ok(()),
     }
 }
 
