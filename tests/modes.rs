@@ -264,3 +264,37 @@ fn the_model_cache_is_built_once_and_gives_the_same_vectors() {
         assert!(first.iter().zip(other).all(|(a, b)| (a - b).abs() < 1e-4), "{first:?} vs {other:?}");
     }
 }
+
+/// A cache ONNX Runtime cannot write its graph to (a directory another
+/// user made, a full disk) failed every search that needed the model; it
+/// costs speed, not the search. A FIFO where the graph goes is not waited on.
+#[test]
+fn a_model_cache_that_cannot_be_written_or_read_costs_speed_not_the_search() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = sample_project();
+    let user = OtherUser::new(&t);
+    let cache = user.home.path().join("closed-cache");
+    std::fs::create_dir_all(cache.join("vecgrep")).unwrap();
+    std::fs::set_permissions(cache.join("vecgrep"), std::fs::Permissions::from_mode(0o555)).unwrap();
+    let o = run(user.cmd(&t, "vg-index").env("XDG_CACHE_HOME", &cache).arg("--full"));
+    assert_code(&o, 0);
+    assert!(stderr(&o).is_empty(), "{}", stderr(&o));
+    let args = ["--no-index", "--mode", "semantic", "--threshold", "-1", "retry an upload"];
+    let o = run(user.cmd(&t, "vg-query").env("XDG_CACHE_HOME", &cache).args(args));
+    assert_code(&o, 0);
+    assert_eq!(stderr(&o), "");
+    assert_eq!(records(&o)[0]["file"], "src/upload.py");
+    assert_eq!(std::fs::read_dir(cache.join("vecgrep")).unwrap().count(), 0, "nothing left behind");
+    // A FIFO where the graph is cached.
+    let open = tempfile::tempdir().unwrap();
+    assert_code(&run(t.cmd("vg-query", ".").env("XDG_CACHE_HOME", open.path()).args(args)), 0);
+    let graph = std::fs::read_dir(open.path().join("vecgrep")).unwrap().next().unwrap().unwrap().path();
+    std::fs::remove_file(&graph).unwrap();
+    assert!(std::process::Command::new("mkfifo").arg(&graph).status().unwrap().success());
+    let o = run_or_fail_after(
+        t.cmd("vg-query", ".").env("XDG_CACHE_HOME", open.path()).args(args),
+        std::time::Duration::from_secs(60),
+    );
+    assert_code(&o, 0);
+    assert_eq!(records(&o)[0]["file"], "src/upload.py");
+}

@@ -374,6 +374,7 @@ impl OtherUser {
                 let mut c = Command::new("setpriv");
                 c.args(["--reuid=65534", "--regid=65534", "--clear-groups"]).arg(bin(tool));
                 c.env("VECGREP_MODEL_DIR", models);
+                c.env("ORT_DYLIB_PATH", models.join(ORT_LIBRARY));
                 c
             }
             None => tool_cmd(tool),
@@ -383,6 +384,9 @@ impl OtherUser {
         cmd
     }
 }
+
+/// The ONNX Runtime library the installed assets hold (`scripts/assets.lock`).
+const ORT_LIBRARY: &str = "libonnxruntime.so.1.31.1";
 
 /// The installed model's files linked (or copied, across file systems)
 /// into `home`, where any user can read them.
@@ -398,8 +402,9 @@ fn shared_model_copy(home: &Path) -> PathBuf {
     .expect("the model is installed (scripts/fetch-assets.sh)");
     let copy = home.join("model");
     std::fs::create_dir(&copy).unwrap();
-    for entry in std::fs::read_dir(&installed).unwrap() {
-        let from = entry.unwrap().path();
+    // ONNX Runtime beside it, for the tools that run the model.
+    let runtime = installed.join("../../onnxruntime").join(ORT_LIBRARY);
+    for from in std::fs::read_dir(&installed).unwrap().map(|e| e.unwrap().path()).chain([runtime]) {
         let to = copy.join(from.file_name().unwrap());
         let readable = from.metadata().unwrap().permissions().mode() & 0o004 != 0;
         if !readable || std::fs::hard_link(&from, &to).is_err() {

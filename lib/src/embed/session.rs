@@ -98,7 +98,10 @@ pub(super) fn load_session(assets: &Assets, profile: Profile, threads: usize) ->
             Ok(None) => {}
             Err(_) => return load_onnx(builder()?, &path, OPTIMIZATION, None, &fail),
         }
-        return load_onnx(builder()?, &path, OPTIMIZATION, Some(&cache), &fail);
+        // A cache ONNX Runtime cannot write (a directory another user made,
+        // a full disk) fails the load itself: loaded again without it.
+        return load_onnx(builder()?, &path, OPTIMIZATION, Some(&cache), &fail)
+            .or_else(|_| load_onnx(builder()?, &path, OPTIMIZATION, None, &fail));
     }
     load_onnx(builder()?, &path, OPTIMIZATION, None, &fail)
 }
@@ -122,7 +125,13 @@ fn load_onnx(
             .with_config_entry("session.save_model_format", "ORT")
             .map_err(|e| fail(e.to_string()))?;
     }
-    let session = builder.commit_from_memory(&bytes).map_err(|e| fail(e.to_string()))?;
+    let session = builder.commit_from_memory(&bytes).map_err(|e| {
+        // What a failed save left (a full disk's part of the graph).
+        if let Some(temp) = &temp {
+            let _ = std::fs::remove_file(temp);
+        }
+        fail(e.to_string())
+    })?;
     if let (Some(temp), Some(dest)) = (&temp, save_to) {
         // Best effort: a cache that cannot be written costs speed, not results.
         if std::fs::rename(temp, dest).is_err() {
@@ -188,8 +197,10 @@ pub(super) fn cache_dir() -> Option<PathBuf> {
 /// Map the cached graph; Ok(None) when it is not there yet, Err when the
 /// cache exists but cannot be read (then we do not try to rewrite it).
 fn map_cached_model(path: &Path) -> std::io::Result<Option<memmap2::Mmap>> {
-    let file = match std::fs::File::open(path) {
-        Ok(f) => f,
+    // Not waited on when something else (a FIFO) is there.
+    let file = match crate::project::small_file::open_regular(path) {
+        Ok(Some(f)) => f,
+        Ok(None) => return Err(std::io::Error::other("not a regular file")),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e),
     };
