@@ -298,3 +298,20 @@ fn a_model_cache_that_cannot_be_written_or_read_costs_speed_not_the_search() {
     assert_code(&o, 0);
     assert_eq!(records(&o)[0]["file"], "src/upload.py");
 }
+
+/// VECGREP_MODEL_DIR named as one local model while the other is asked
+/// for: refused, where an index silently stored one model's vectors as the
+/// other's (the two share tokenizer, dimensions and static table).
+#[test]
+fn a_model_dir_named_as_the_other_model_is_refused() {
+    let t = sample_project();
+    let other = t.path().join("models/all-MiniLM-L6-v2");
+    std::fs::create_dir_all(&other).unwrap();
+    for args in [&["--full", "--embedder-model", "vecgrep-code-minilm-l6"][..], &["--full"]] {
+        let dir = if args.len() == 1 { t.path().join("models/vecgrep-code-minilm-l6") } else { other.clone() };
+        std::fs::create_dir_all(&dir).unwrap();
+        let o = run(t.cmd("vg-index", ".").env("VECGREP_MODEL_DIR", &dir).args(args));
+        assert_code(&o, 2);
+        assert!(stderr(&o).contains("is named as the model"), "{args:?}: {}", stderr(&o));
+    }
+}

@@ -39,6 +39,8 @@ pub enum AssetError {
     ModelMissing { model: String, looked: String },
     #[error("VECGREP_MODEL_DIR={dir} lacks {file}; point it at a directory holding {files}", files = MODEL_FILES.join(", "))]
     ModelDirIncomplete { dir: PathBuf, file: &'static str },
+    #[error("VECGREP_MODEL_DIR={dir} is named as the model '{holds}', but '{model}' is asked for (embedder_model); an index would store one model's vectors as the other's. Point it at {model}'s files, or unset it")]
+    ModelDirOfAnother { dir: PathBuf, holds: &'static str, model: String },
     #[error("ONNX Runtime ({ORT_LIBRARY_NAME}) is not installed (looked in {looked}); run {FIX_COMMAND} or set ORT_DYLIB_PATH")]
     RuntimeMissing { looked: String },
     #[error("ORT_DYLIB_PATH={0} does not exist")]
@@ -92,6 +94,12 @@ pub fn locate_model(model: &str) -> Result<PathBuf, AssetError> {
     match std::env::var_os("VECGREP_MODEL_DIR").filter(|v| !v.is_empty()) {
         Some(dir) => {
             let dir = PathBuf::from(dir);
+            // Both models share tokenizer, dimensions and static table:
+            // nothing else would tell an index it holds the other's vectors.
+            let named = dir.file_name().and_then(|n| n.to_str());
+            if let Some(holds) = LOCAL_MODELS.into_iter().find(|m| named == Some(*m) && *m != model) {
+                return Err(AssetError::ModelDirOfAnother { dir, holds, model: model.to_string() });
+            }
             if let Some(file) = MODEL_FILES.iter().find(|f| !dir.join(f).is_file()) {
                 return Err(AssetError::ModelDirIncomplete { dir, file });
             }
