@@ -232,6 +232,12 @@ fn check_shape(table: &[u8], vocab: usize) -> Result<(), String> {
     if table.len() != HEADER_BYTES + vocab * (4 + DIMS) {
         return Err(format!("is {} bytes, not {} (cut short?)", table.len(), HEADER_BYTES + vocab * (4 + DIMS)));
     }
+    // One NaN row scale made every text holding that token score NaN, which
+    // no threshold keeps: its hits vanished in silence.
+    let numbers = [48, 52].into_iter().chain((0..vocab).map(|id| HEADER_BYTES + 4 * id));
+    if let Some(at) = numbers.into_iter().find(|&at| !f32_at(table, at).is_finite()) {
+        return Err(format!("holds a number that is not finite at byte {at}"));
+    }
     Ok(())
 }
 
@@ -439,6 +445,12 @@ mod tests {
         assert!(check_shape(&good, 5).unwrap_err().contains("not 5 of 384"));
         assert!(check_shape(&good[..good.len() - 1], vocab).unwrap_err().contains("cut short"));
         assert!(check_shape(b"VGSTATIC and more", vocab).unwrap_err().contains("not a static table"));
+        // A row's scale or the calibration line that is not a number.
+        for (at, bad) in [(HEADER_BYTES + 4 * 2, f32::NAN), (52, f32::INFINITY), (48, f32::NAN)] {
+            let mut damaged = good.clone();
+            damaged[at..at + 4].copy_from_slice(&bad.to_le_bytes());
+            assert_eq!(check_shape(&damaged, vocab), Err(format!("holds a number that is not finite at byte {at}")));
+        }
     }
 
     #[test]
