@@ -359,3 +359,29 @@ fn a_static_run_leaves_what_lacks_the_models_vector_and_a_full_run_embeds_it() {
     assert_eq!(summary(&o)["embedded"].as_u64(), Some(pending));
     assert_eq!(stats(&t)["pending"], 0);
 }
+
+/// A model run that fails (here a tokenizer whose ids lie past the model's
+/// vocabulary) is one line from the tool: ONNX Runtime's own log wrote a
+/// second, coloured one to stderr.
+#[test]
+fn a_failed_model_run_is_said_in_one_line() {
+    let t = sample_project();
+    assert_code(&run(t.cmd("vg-index", ".").arg("--full")), 0);
+    let model = own_model_dir();
+    let tokenizer = model.path().join("tokenizer.json");
+    let mut json: serde_json::Value = serde_json::from_slice(&std::fs::read(&tokenizer).unwrap()).unwrap();
+    for id in json["model"]["vocab"].as_object_mut().unwrap().values_mut() {
+        *id = (id.as_u64().unwrap() + 100_000).into();
+    }
+    std::fs::write(&tokenizer, serde_json::to_vec(&json).unwrap()).unwrap();
+    let o = run(t.cmd("vg-query", ".").env("VECGREP_MODEL_DIR", model.path()).args([
+        "--no-index",
+        "--mode",
+        "semantic",
+        "retry an upload",
+    ]));
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert!(err.starts_with("vg-query: cannot embed the query: ") && err.contains("out of data bounds"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}

@@ -24,6 +24,9 @@ pub(super) fn runtime(assets: &Assets) -> Result<Environment> {
             ort::init_from(&assets.ort_library)
                 .map_err(|e| e.to_string())
                 .and_then(|b| b.with_name("vecgrep").with_telemetry(false).build().map_err(|e| e.to_string()))
+                // Its own log wrote a second, coloured line beside the tool's
+                // error (which carries the same cause) when a run failed.
+                .inspect(|env| env.set_log_level(ort::logging::LogLevel::Fatal))
                 .map_err(|e| format!("cannot load ONNX Runtime from {}: {e}", assets.ort_library.display()))
         })
         .clone()
