@@ -1008,6 +1008,14 @@ fn a_broken_runtime_is_an_error_not_a_panic() {
     let o = run(t.cmd("vg-query", ".").args(["--full", "retry"]).env("ORT_DYLIB_PATH", &fake));
     assert_code(&o, 2);
     assert!(stderr(&o).contains("ONNX Runtime") && !stderr(&o).contains("panicked"), "{}", stderr(&o));
+    // The library cut short (a copy interrupted): said, where the first call
+    // into it killed the tool with SIGBUS.
+    let installed = vecgrep::embed::locate(vecgrep::project::DEFAULT_EMBEDDER_MODEL).unwrap().ort_library;
+    let bytes = std::fs::read(installed).unwrap();
+    std::fs::write(&fake, &bytes[..bytes.len() / 2]).unwrap();
+    let o = run(t.cmd("vg-query", ".").args(["--full", "retry"]).env("ORT_DYLIB_PATH", &fake));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("it was cut short; run scripts/fetch-assets.sh"), "{}", stderr(&o));
 }
 
 #[test]

@@ -45,6 +45,8 @@ pub enum AssetError {
     RuntimeMissing { looked: String },
     #[error("ORT_DYLIB_PATH={0} does not exist")]
     RuntimeOverrideMissing(PathBuf),
+    #[error("ONNX Runtime at {path} {why}; run {FIX_COMMAND}")]
+    RuntimeDamaged { path: PathBuf, why: String },
     #[error("embedder_model '{0}' is not available locally; the local embedder runs {models}", models = LOCAL_MODELS.join(" or "))]
     UnknownModel(String),
 }
@@ -68,6 +70,10 @@ pub fn locate(model: &str) -> Result<Assets, AssetError> {
         Some(p) => {
             let p = PathBuf::from(p);
             if !p.is_file() {
+                if std::fs::symlink_metadata(&p).is_ok() {
+                    let why = "is not a regular file (ORT_DYLIB_PATH)".to_string();
+                    return Err(AssetError::RuntimeDamaged { path: p, why });
+                }
                 return Err(AssetError::RuntimeOverrideMissing(p));
             }
             p
@@ -82,7 +88,31 @@ pub fn locate(model: &str) -> Result<Assets, AssetError> {
                 .ok_or_else(|| AssetError::RuntimeMissing { looked: display_list(&candidates) })?
         }
     };
+    whole_library(&ort_library).map_err(|why| AssetError::RuntimeDamaged { path: ort_library.clone(), why })?;
     Ok(Assets { model_dir, ort_library })
+}
+
+/// Whether the shared library at `path` is all there, by its ELF header:
+/// one cut short (a copy or a download interrupted) is mapped past its end,
+/// and the first call into it kills the process with SIGBUS.
+fn whole_library(path: &Path) -> Result<(), String> {
+    use std::io::Read;
+    let mut header = [0u8; 64];
+    let file = crate::project::small_file::open_regular(path).map_err(|e| format!("cannot be read: {e}"))?;
+    let mut file = file.ok_or("is not a regular file")?;
+    let len = file.metadata().map_err(|e| format!("cannot be read: {e}"))?.len();
+    file.read_exact(&mut header).map_err(|_| "is too short to be a shared library")?;
+    // 64-bit little-endian ELF, as every ONNX Runtime this vecgrep runs.
+    if header[..6] != [0x7f, b'E', b'L', b'F', 2, 1] {
+        return Err("is not a 64-bit shared library".into());
+    }
+    let at = |i: usize, n: usize| header[i..i + n].iter().rev().fold(0u64, |v, &b| (v << 8) | u64::from(b));
+    // The section headers come last: a file that ends before them was cut short.
+    let ends = at(0x28, 8).saturating_add(at(0x3A, 2).saturating_mul(at(0x3C, 2)));
+    if ends > len {
+        return Err(format!("ends at byte {len}, before its last part (byte {ends}): it was cut short"));
+    }
+    Ok(())
 }
 
 /// Locate the directory of `model`'s files alone: what the static tier
