@@ -725,3 +725,21 @@ fn a_server_that_never_answers_is_an_error_and_a_signal_ends_the_wait_for_it() {
         assert_eq!(status.code(), Some(if tool == "vg-serve" { 0 } else { 130 }), "{tool}: {rest}");
     }
 }
+
+/// A PG* variable that is not UTF-8 was read as unset: a PGHOST so lost
+/// sent PGPASSWORD to the default server; a PGPORT that is no number
+/// went to the default port. Each is an error naming the variable, before
+/// anything is sent.
+#[test]
+fn a_pg_variable_that_cannot_be_read_is_an_error_not_the_default() {
+    use std::os::unix::ffi::OsStrExt;
+    let t = sample_project();
+    let not_utf8 = std::ffi::OsStr::from_bytes(b"db\xff.example");
+    for (key, value, says) in
+        [("PGHOST", not_utf8, "is not valid UTF-8"), ("PGPORT", "five".as_ref(), "is not a port number")]
+    {
+        let o = run(t.cmd("vg-index", ".").args(["--store", "postgres:///vecgrep"]).env(key, value));
+        assert_code(&o, 2);
+        assert_eq!(stderr(&o), format!("vg-index: cannot use {key} from the environment: {says}\n"));
+    }
+}

@@ -34,6 +34,22 @@ const ABANDONED_KEPT: usize = 8;
 /// Connection threads a wait gave up on that still wait for the server.
 static ABANDONED: AtomicUsize = AtomicUsize::new(0);
 
+/// The environment's `key`, None when unset or empty; an error when it is
+/// not UTF-8, which was read as unset: a `PGHOST` so lost sent the
+/// password to the default server, a `PGPORT` that is no number to the
+/// default port.
+fn pg_env(key: &'static str) -> Result<Option<String>, StoreError> {
+    match std::env::var(key) {
+        Ok(value) => Ok(Some(value).filter(|v| !v.is_empty())),
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(_)) => Err(unusable_env(key, "is not valid UTF-8")),
+    }
+}
+
+fn unusable_env(key: &'static str, why: &str) -> StoreError {
+    StoreError::File { action: "use", path: PathBuf::from(format!("{key} from the environment")), source: why.into() }
+}
+
 /// The URL's settings, with what it leaves out taken from the standard
 /// `PG*` environment as libpq takes them.
 pub(super) fn settings(shared: &SharedIndex) -> Result<postgres::Config, StoreError> {
@@ -42,30 +58,29 @@ pub(super) fn settings(shared: &SharedIndex) -> Result<postgres::Config, StoreEr
         path: PathBuf::from(format!("project {}", shared.project)),
         source: e.into(),
     })?;
-    let env = |key: &str| std::env::var(key).ok().filter(|v| !v.is_empty());
     if config.get_hosts().is_empty() {
-        let hosts = env("PGHOST").unwrap_or_else(|| "/var/run/postgresql".into());
+        let hosts = pg_env("PGHOST")?.unwrap_or_else(|| "/var/run/postgresql".into());
         hosts.split(',').for_each(|h| {
             config.host(h);
         });
     }
     if config.get_ports().is_empty() {
-        if let Some(port) = env("PGPORT").and_then(|p| p.parse().ok()) {
-            config.port(port);
+        if let Some(port) = pg_env("PGPORT")? {
+            config.port(port.trim().parse().map_err(|_| unusable_env("PGPORT", "is not a port number"))?);
         }
     }
     if config.get_user().is_none() {
-        if let Some(user) = env("PGUSER").or_else(|| env("USER")) {
+        if let Some(user) = pg_env("PGUSER")?.or(pg_env("USER")?) {
             config.user(&user);
         }
     }
     if config.get_password().is_none() {
-        if let Some(password) = env("PGPASSWORD") {
+        if let Some(password) = pg_env("PGPASSWORD")? {
             config.password(password);
         }
     }
     if config.get_dbname().is_none() {
-        if let Some(db) = env("PGDATABASE").or_else(|| config.get_user().map(str::to_string)) {
+        if let Some(db) = pg_env("PGDATABASE")?.or_else(|| config.get_user().map(str::to_string)) {
             config.dbname(&db);
         }
     }
