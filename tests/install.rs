@@ -102,6 +102,9 @@ fn fetching_the_assets_reads_only_the_pinned_wheels_of_its_cache() {
         .unwrap();
     assert!(zipped.success());
     std::fs::write(cache.path().join("aaa-1.0-py3-none-any.whl"), "not a zip").unwrap();
+    // Nor is what no file is: a FIFO (its read would wait), a dangling link.
+    assert!(Command::new("mkfifo").arg(cache.path().join("bbb-1.0-py3-none-any.whl")).status().unwrap().success());
+    std::os::unix::fs::symlink("/nonexistent", cache.path().join("ccc-1.0-py3-none-any.whl")).unwrap();
     let data = tempfile::tempdir().unwrap();
     let o = Command::new(repo.join("scripts/fetch-assets.sh"))
         .arg("--data-dir")

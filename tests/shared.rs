@@ -742,4 +742,19 @@ fn a_pg_variable_that_cannot_be_read_is_an_error_not_the_default() {
         assert_code(&o, 2);
         assert_eq!(stderr(&o), format!("vg-index: cannot use {key} from the environment: {says}\n"));
     }
+    // Only what is read counts: a USER beside a PGUSER is not; a port for
+    // each host is libpq's form (the connect is refused, not the setting).
+    let o = run(t
+        .cmd("vg-index", ".")
+        .args(["--store", "postgres:///vecgrep"])
+        .env("PGUSER", "alice")
+        .env("USER", not_utf8));
+    assert!(!stderr(&o).contains("from the environment"), "{}", stderr(&o));
+    let o = run(t.cmd("vg-index", ".").args(["--store", "postgres:///vecgrep"]).envs([
+        ("PGHOST", "127.0.0.1,127.0.0.1"),
+        ("PGPORT", "1,2"),
+        ("PGCONNECT_TIMEOUT", "2"),
+    ]));
+    assert_code(&o, 2);
+    assert!(!stderr(&o).contains("from the environment"), "{}", stderr(&o));
 }

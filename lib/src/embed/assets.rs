@@ -96,7 +96,7 @@ pub fn locate(model: &str) -> Result<Assets, AssetError> {
 /// one cut short (a copy or a download interrupted) is mapped past its end,
 /// and the first call into it kills the process with SIGBUS.
 fn whole_library(path: &Path) -> Result<(), String> {
-    use std::io::Read;
+    use std::io::{Read, Seek};
     let mut header = [0u8; 64];
     let file = crate::project::small_file::open_regular(path).map_err(|e| format!("cannot be read: {e}"))?;
     let mut file = file.ok_or("is not a regular file")?;
@@ -106,13 +106,33 @@ fn whole_library(path: &Path) -> Result<(), String> {
     if header[..6] != [0x7f, b'E', b'L', b'F', 2, 1] {
         return Err("is not a 64-bit shared library".into());
     }
-    let at = |i: usize, n: usize| header[i..i + n].iter().rev().fold(0u64, |v, &b| (v << 8) | u64::from(b));
-    // The section headers come last: a file that ends before them was cut short.
-    let ends = at(0x28, 8).saturating_add(at(0x3A, 2).saturating_mul(at(0x3C, 2)));
-    if ends > len {
-        return Err(format!("ends at byte {len}, before its last part (byte {ends}): it was cut short"));
+    // The section headers, and every segment the loader maps: a file that
+    // ends before one of them was cut short (the section headers usually
+    // come last, but a patched library may have a segment after them).
+    let mut ends = vec![le(&header[0x28..]).saturating_add(le(&header[0x3A..0x3C]) * le(&header[0x3C..0x3E]))];
+    let (table, size, count) = (le(&header[0x20..0x28]), le(&header[0x36..0x38]), le(&header[0x38..0x3A]));
+    if size >= 56 && table.saturating_add(size * count) <= len {
+        let mut headers = vec![0u8; (size * count) as usize];
+        file.seek(std::io::SeekFrom::Start(table))
+            .and_then(|_| file.read_exact(&mut headers))
+            .map_err(|e| format!("cannot be read: {e}"))?;
+        let loaded = headers.chunks(size as usize).filter(|h| le(&h[0..4]) == PT_LOAD);
+        ends.extend(loaded.map(|h| le(&h[8..16]).saturating_add(le(&h[32..40]))));
+    } else if count > 0 {
+        ends.push(table.saturating_add(size * count));
     }
-    Ok(())
+    match ends.into_iter().max().filter(|&end| end > len) {
+        Some(end) => Err(format!("ends at byte {len}, before its last part (byte {end}): it was cut short")),
+        None => Ok(()),
+    }
+}
+
+/// A segment the loader maps into memory (ELF's `PT_LOAD`).
+const PT_LOAD: u64 = 1;
+
+/// A little-endian unsigned number of `bytes.len()` bytes (at most 8).
+fn le(bytes: &[u8]) -> u64 {
+    bytes.iter().take(8).rev().fold(0u64, |v, &b| (v << 8) | u64::from(b))
 }
 
 /// Locate the directory of `model`'s files alone: what the static tier
@@ -158,4 +178,41 @@ pub(super) fn model_dirs(model_dir: &Path) -> Vec<PathBuf> {
 
 fn display_list(paths: &[PathBuf]) -> String {
     paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An ELF file of `len` bytes whose one loaded segment ends at `segment_end`
+    /// and whose section headers (none) end at 64.
+    fn elf(len: usize, segment_end: u64) -> Vec<u8> {
+        let mut bytes = vec![0u8; len];
+        bytes[..6].copy_from_slice(&[0x7f, b'E', b'L', b'F', 2, 1]);
+        bytes[0x20..0x28].copy_from_slice(&64u64.to_le_bytes()); // program headers at 64
+        bytes[0x28..0x30].copy_from_slice(&64u64.to_le_bytes()); // section headers at 64, none
+        bytes[0x36..0x38].copy_from_slice(&56u16.to_le_bytes());
+        bytes[0x38..0x3A].copy_from_slice(&1u16.to_le_bytes());
+        bytes[64..68].copy_from_slice(&1u32.to_le_bytes()); // PT_LOAD
+        bytes[64 + 32..64 + 40].copy_from_slice(&segment_end.to_le_bytes()); // offset 0, this many bytes
+        bytes
+    }
+
+    #[test]
+    fn a_library_cut_inside_a_loaded_segment_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lib.so");
+        std::fs::write(&path, elf(4096, 4096)).unwrap();
+        assert_eq!(whole_library(&path), Ok(()));
+        // Its section headers end in the file; the segment mapped past its end does not.
+        std::fs::write(&path, elf(4000, 4096)).unwrap();
+        assert_eq!(
+            whole_library(&path),
+            Err("ends at byte 4000, before its last part (byte 4096): it was cut short".into())
+        );
+        std::fs::write(&path, b"#!/bin/sh\n").unwrap();
+        assert_eq!(whole_library(&path), Err("is too short to be a shared library".into()));
+        std::fs::write(&path, vec![b'x'; 100]).unwrap();
+        assert_eq!(whole_library(&path), Err("is not a 64-bit shared library".into()));
+    }
 }

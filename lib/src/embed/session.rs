@@ -101,8 +101,14 @@ pub(super) fn load_session(assets: &Assets, profile: Profile, threads: usize) ->
             Ok(None) => {}
             Err(_) => return load_onnx(builder()?, &path, OPTIMIZATION, None, &fail),
         }
-        // A cache ONNX Runtime cannot write (a directory another user made,
-        // a full disk) fails the load itself: loaded again without it.
+        // A cache ONNX Runtime cannot write fails the load itself: one this
+        // user may not write (a directory another user made) is not asked
+        // to hold it, and after a failed save (a full disk) the model is
+        // loaded again without it.
+        let writable = cache.parent().is_some_and(|dir| crate::project::small_file::may(dir, libc::W_OK));
+        if !writable {
+            return load_onnx(builder()?, &path, OPTIMIZATION, None, &fail);
+        }
         return load_onnx(builder()?, &path, OPTIMIZATION, Some(&cache), &fail)
             .or_else(|_| load_onnx(builder()?, &path, OPTIMIZATION, None, &fail));
     }

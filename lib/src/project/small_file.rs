@@ -175,6 +175,16 @@ fn too_large(limit: u64) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, format!("larger than the {limit} bytes such a file may hold"))
 }
 
+/// Whether this process may read (`libc::R_OK`) or write (`W_OK`) `path`
+/// (access(2): its owner, its mode, a read-only mount).
+#[allow(unsafe_code)]
+pub(crate) fn may(path: &std::path::Path, mode: libc::c_int) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c_path) = std::ffi::CString::new(path.as_os_str().as_bytes()) else { return true };
+    // SAFETY: a NUL-terminated path we own, for the duration of the call.
+    unsafe { libc::access(c_path.as_ptr(), mode) == 0 }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

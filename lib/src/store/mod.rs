@@ -718,22 +718,12 @@ pub fn unwritable_index(root: &ProjectRoot) -> Option<String> {
         return None;
     }
     // One that cannot be read is not searched as it is: opening it says so.
-    if !may(&index, libc::R_OK) {
+    if !crate::project::small_file::may(&index, libc::R_OK) {
         return None;
     }
     let dir = root.data_dir();
-    let closed = [dir, index].into_iter().find(|p| !may(p, libc::W_OK))?;
+    let closed = [dir, index].into_iter().find(|p| !crate::project::small_file::may(p, libc::W_OK))?;
     Some(format!("{} is not writable by this user", closed.display()))
-}
-
-/// Whether this process may read (`libc::R_OK`) or write (`W_OK`) `path`
-/// (access(2): its owner, its mode, a read-only mount).
-#[allow(unsafe_code)]
-pub(crate) fn may(path: &std::path::Path, mode: libc::c_int) -> bool {
-    use std::os::unix::ffi::OsStrExt;
-    let Ok(c_path) = std::ffi::CString::new(path.as_os_str().as_bytes()) else { return true };
-    // SAFETY: a NUL-terminated path we own, for the duration of the call.
-    unsafe { libc::access(c_path.as_ptr(), mode) == 0 }
 }
 
 /// The model the vectors of `index` were made by, when it is not `model`:

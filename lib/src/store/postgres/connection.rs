@@ -65,12 +65,17 @@ pub(super) fn settings(shared: &SharedIndex) -> Result<postgres::Config, StoreEr
         });
     }
     if config.get_ports().is_empty() {
-        if let Some(port) = pg_env("PGPORT")? {
+        // One port, or one for each host, as libpq reads it.
+        for port in pg_env("PGPORT")?.iter().flat_map(|p| p.split(',')) {
             config.port(port.trim().parse().map_err(|_| unusable_env("PGPORT", "is not a port number"))?);
         }
     }
     if config.get_user().is_none() {
-        if let Some(user) = pg_env("PGUSER")?.or(pg_env("USER")?) {
+        let user = match pg_env("PGUSER")? {
+            Some(user) => Some(user),
+            None => pg_env("USER")?,
+        };
+        if let Some(user) = user {
             config.user(&user);
         }
     }

@@ -144,7 +144,7 @@ fn check_own_file(path: &Path) -> Result<(), StoreError> {
         // SQLite says only "unable to open database file", twice over. Asked
         // of access(2), never by opening it: closing any descriptor of the
         // file drops the POSIX locks this process's connections hold on it.
-        Ok(_) if !super::may(path, libc::R_OK) => {
+        Ok(_) if !crate::project::small_file::may(path, libc::R_OK) => {
             let source = std::io::Error::from_raw_os_error(libc::EACCES);
             Err(StoreError::File { action: "read", path: path.to_path_buf(), source: source.into() })
         }
