@@ -530,6 +530,36 @@ fn sigterm_during_a_fill_of_big_files_does_not_wait_for_them() {
     assert!(rec["pending"].as_u64().unwrap() > 0, "the fill ran to its end after SIGTERM: {rec}");
 }
 
+/// SIGTERM during `--full-index`'s run: the server stops there, never
+/// listening; it printed the listening record scripts wait for, then shut down.
+#[test]
+fn sigterm_during_the_full_index_run_never_listens() {
+    let t = handlers_project(800);
+    let mut child = t
+        .cmd("vg-serve", ".")
+        .arg("--full-index")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once the run has written some files and has more to do.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let stats = run(t.cmd("vg-index", ".").args(["--stats", "--json"]));
+        if records(&stats).first().and_then(|r| r["files"].as_u64()).unwrap_or(0) > 0 {
+            break;
+        }
+        assert!(Instant::now() < deadline && child.try_wait().unwrap().is_none(), "no run under way");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap().success());
+    let out = child.wait_with_output().unwrap();
+    let (said, err) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!said.contains("listening") && !err.contains("listening on"), "{said}{err}");
+    assert!(err.contains("stopped before listening"), "{err}");
+}
+
 #[test]
 fn full_index_finishes_before_listening_and_bind_warns_off_loopback() {
     let t = sample_project();

@@ -155,6 +155,12 @@ pub fn serve(
         live.index_once(&mut index_embedders, true)?;
         live.fill(&mut index_embedders)?;
     }
+    // Told to stop during that run: never listening, so that no one waiting
+    // for the listening record takes a server that is going away for one up.
+    if shutdown.load(Ordering::SeqCst) {
+        events.note("stopped before listening");
+        return Ok(());
+    }
     let (work, queue) = mpsc::channel();
     let shared = Arc::new(Shared {
         searcher,
