@@ -22,33 +22,27 @@ pub fn contexts(path: &str, text: &str, chunks: &[Chunk]) -> Vec<Context> {
     let mut stack: Vec<(usize, String)> = Vec::new();
     let mut next_line = 0; // 0-based: lines before it are in the stack
     let mut out = Vec::with_capacity(chunks.len());
-    // The pieces of one long line share its range: read once, not once a
-    // piece (each reading the whole line made a 1 MB line take minutes).
-    let mut last_read: Option<((usize, usize), Vec<String>)> = None;
-    let mut last_indent: Option<(usize, usize)> = None;
+    // The pieces of one long line share its range, and so their context:
+    // worked out once, not once a piece (each reading the whole line, its
+    // definitions and its indentation, made a 1 MB line take minutes).
+    let mut last_range = None;
     for chunk in chunks {
         let first = chunk.start_line.saturating_sub(1).min(lines.len());
+        let last = chunk.end_line.min(lines.len()).max(first);
+        if let Some(same) = out.last().filter(|_| last_range == Some((first, last))).cloned() {
+            out.push(same);
+            continue;
+        }
+        last_range = Some((first, last));
         // Chunks start in order, except that a long line's pieces share one.
         while next_line < first {
             push_line(&mut stack, lines[next_line], declarations);
             next_line += 1;
         }
-        // Once a line too: a long line's pieces all start on it, and its
-        // indentation may be most of it.
-        let indent = match &last_indent {
-            Some((line, indent)) if *line == first => *indent,
-            _ => lines.get(first).map_or(0, |l| indent_of(l)),
-        };
-        last_indent = Some((first, indent));
+        let indent = lines.get(first).map_or(0, |l| indent_of(l));
         let enclosing: Vec<&str> = stack.iter().filter(|(d, _)| *d < indent).map(|(_, sig)| sig.as_str()).collect();
         let context = around_line(path, &enclosing);
-        let last = chunk.end_line.min(lines.len());
-        let range = (first, last.max(first));
-        let defined = match &last_read {
-            Some((read, defined)) if *read == range => defined.clone(),
-            _ => defined_in(&lines[range.0..range.1], declarations),
-        };
-        last_read = Some((range, defined.clone()));
+        let defined = defined_in(&lines[first..last], declarations);
         let mut names: Vec<String> = Vec::new();
         for sig in enclosing.last().into_iter().copied().chain(defined.iter().map(String::as_str)) {
             if let Some(name) = declarations.name(sig) {
