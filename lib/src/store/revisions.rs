@@ -144,7 +144,8 @@ fn write_names(project: &ProjectRoot, sha: &str, name: &str) -> Result<(), Store
         names.push(name.to_string());
     }
     let text = std::iter::once(sha.to_string()).chain(names).collect::<Vec<_>>().join("\n") + "\n";
-    write_whole(&root, &root.data_dir().join(MARK), &text)
+    // The directory is there: `lock_names` made it.
+    replace_whole(&root.data_dir().join(MARK), &text)
 }
 
 /// The file whose lock makes the read-modify-write of a revision's names
@@ -182,15 +183,20 @@ fn make_data_dir(root: &ProjectRoot) -> Result<(), StoreError> {
     super::lock::ensure_data_dir(root).map(drop)
 }
 
-/// Write `text` to `path` in `root`'s data directory, whole to a new name
-/// and renamed, so a kill leaves the old file or the new one; the
-/// directory is made here (`make_data_dir`).
+/// Write `text` to `path` in `root`'s data directory, made here
+/// (`make_data_dir`), as `replace_whole` does.
 fn write_whole(root: &ProjectRoot, path: &Path, text: &str) -> Result<(), StoreError> {
+    make_data_dir(root)?;
+    replace_whole(path, text)
+}
+
+/// Write `text` to `path` whole to a new name and renamed, so a kill leaves
+/// the old file or the new one.
+fn replace_whole(path: &Path, text: &str) -> Result<(), StoreError> {
     // `revision.tmp` and `revision.unfinished.tmp`: one name each.
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
     let tmp = PathBuf::from(tmp);
-    make_data_dir(root)?;
     // The name is vecgrep's: a link or FIFO a repository shipped there goes,
     // never written through.
     if std::fs::symlink_metadata(&tmp).is_ok_and(|m| !m.is_dir()) {
