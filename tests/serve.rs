@@ -372,6 +372,20 @@ fn many_files(t: &Tree, n: usize) {
     }
 }
 
+/// `n` files of four functions each, with a docstring near the model's
+/// window: seconds of its time per file, where `many_files` takes moments.
+fn wordy_files(t: &Tree, n: usize) {
+    for i in 0..n {
+        let functions: String = (0..4)
+            .map(|j| {
+                let story: String = (0..24).map(|w| format!("ledger{} entry{} ", (i + w) % 37, (j * w) % 29)).collect();
+                format!("def settle_{i}_{j}(ledger, amount):\n    \"\"\"Settle {story}.\"\"\"\n    return ledger.post(amount + {j})\n\n\n")
+            })
+            .collect();
+        t.write(&format!("src/ledger{i:03}.py"), &functions);
+    }
+}
+
 #[test]
 fn status_reports_indexing_then_ready_and_search_works_meanwhile() {
     let t = sample_project();
@@ -413,6 +427,50 @@ fn edits_are_searchable_within_seconds() {
         assert!(Instant::now() < deadline, "the deleted file never went away");
         std::thread::sleep(Duration::from_millis(200));
     }
+}
+
+/// A served path renamed away leaves the index empty of it: the server
+/// says so once, not at every refresh, and says when it is back.
+#[test]
+fn a_served_path_renamed_away_is_said_and_so_is_its_return() {
+    let t = sample_project();
+    let s = Server::start(&t, &["--refresh", "0.2", "src"]);
+    s.wait_ready();
+    let find = || s.get("/search?q=upload+retry&mode=lexical").2;
+    assert!(find().contains("src/upload.py"));
+    std::fs::rename(t.path().join("src"), t.path().join("src.moved")).unwrap();
+    s.wait_stderr("src: the served path is gone; its files have left the index until it is back");
+    assert!(!find().contains("src/upload.py"), "{}", find());
+    // Said once while it lasts, not at each of the refreshes meanwhile.
+    std::thread::sleep(Duration::from_millis(1000));
+    assert_eq!(s.stderr.lock().unwrap().matches("the served path is gone").count(), 1);
+    std::fs::rename(t.path().join("src.moved"), t.path().join("src")).unwrap();
+    s.wait_stderr("src: the served path is back");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !find().contains("src/upload.py") {
+        assert!(Instant::now() < deadline, "the path came back but not its files");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// A config edited while serving is not applied, and not passed over in
+/// silence: the server says it keeps its settings, and when the edit would
+/// fail its next start.
+#[test]
+fn a_config_edited_while_serving_is_said_and_a_broken_one_warned_of() {
+    let t = sample_project();
+    let s = Server::start(&t, &["--refresh", "0.2"]);
+    s.wait_ready();
+    let config = t.path().join(".vecgrep/config.toml");
+    std::fs::write(&config, "top_k = 3\n").unwrap();
+    s.wait_stderr("config.toml changed: the settings in use are those read at the start; start again to apply it");
+    std::fs::write(&config, "top_k = 'three'\n").unwrap();
+    s.wait_stderr("config.toml changed and the next start will fail (config ");
+    assert_eq!(s.stderr.lock().unwrap().matches("config.toml changed").count(), 2, "each change said once");
+    // The server goes on with the settings it started with.
+    let (status, _, body) = s.get("/search?q=upload+retry&threshold=-1");
+    assert_eq!(status, 200, "{body}");
+    assert!(body.lines().count() > 3, "{body}");
 }
 
 #[test]
@@ -502,6 +560,65 @@ fn a_one_shot_search_does_not_wait_for_a_servers_whole_fill() {
         assert!(Instant::now() < deadline, "the fill never resumed: {status}");
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// The fill can take minutes; an edit made meanwhile must be searchable
+/// within seconds, not once the fill ends: the fill yields to the refresh,
+/// the index run takes the edit, and the fill resumes where it was, its
+/// count of files going on rather than starting again, and is said once.
+#[test]
+fn an_edit_during_a_fill_is_searchable_before_the_fill_ends() {
+    let t = sample_project();
+    wordy_files(&t, 1500);
+    let s = Server::start(&t, &["--refresh", "0.5"]);
+    // The fill has walked and stored its first files.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !(s.json("/status")["filling"] == true && s.json("/status")["vectors"].as_u64() > Some(0)) {
+        assert!(Instant::now() < deadline, "no fill began: {}", s.json("/status"));
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let find = |q: &str| s.get(&format!("/search?q={q}&mode=lexical")).2;
+    let filling = |what: &str| {
+        let status = s.json("/status");
+        assert_eq!(status["filling"], true, "the fill ended before {what}: {status}");
+        status
+    };
+    t.write("src/airship.py", "def launch_zeppelin(crew):\n    return crew.board()\n");
+    let edited = Instant::now();
+    while !find("zeppelin").contains("src/airship.py") {
+        assert!(edited.elapsed() < Duration::from_secs(10), "the new file waited for the fill: {}", s.json("/status"));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    eprintln!("found after {:?}: {}", edited.elapsed(), s.json("/status"));
+    filling("the new file was found");
+    std::fs::remove_file(t.path().join("src/airship.py")).unwrap();
+    let removed = Instant::now();
+    while find("zeppelin").contains("src/airship.py") {
+        assert!(removed.elapsed() < Duration::from_secs(10), "the deleted file waited for the fill");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    eprintln!("gone after {:?}: {}", removed.elapsed(), s.json("/status"));
+    let before = filling("the deleted file went");
+    // The fill resumed: its count goes on from where it was, and it ends.
+    let (indexed, total) = (before["indexed"].as_u64().unwrap(), before["total"].as_u64().unwrap());
+    assert!(indexed > 0 && total > indexed, "{before}");
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let mut last = indexed;
+    loop {
+        let status = s.json("/status");
+        if status["filling"] == false {
+            assert_eq!(status["vectors"], status["chunks"], "{status}");
+            break;
+        }
+        let now = status["indexed"].as_u64().unwrap();
+        assert!(now >= last, "the fill's count went back from {last}: {status}");
+        last = now;
+        assert!(Instant::now() < deadline, "the fill never ended: {status}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let said = s.stderr.lock().unwrap().clone();
+    let fills = said.lines().filter(|l| l.contains("index: ") && !l.contains("0 embedded")).count();
+    assert!(fills <= 3, "the fill said at every yield:\n{said}");
 }
 
 /// A fill of a few big files has them all with the embedders at once,

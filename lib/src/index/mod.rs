@@ -74,6 +74,13 @@ pub trait IndexObserver {
     fn cancelled(&self) -> bool {
         false
     }
+    /// Whether to read no more files: those the embedders have in hand
+    /// are finished and written, those queued for them left, and the run
+    /// ends there as a cancelled one does. A server's fill makes way for
+    /// the refresh so, soon and without losing the model's work in hand.
+    fn winding_down(&self) -> bool {
+        false
+    }
 }
 
 /// How far an index run is through the files needing work. Bytes are what
@@ -125,10 +132,11 @@ pub struct IndexSummary {
     pub rebuilt: bool,
     /// The user declined a large index run; nothing was changed.
     pub aborted: bool,
-    /// The observer cancelled the run after the file in hand: what was
-    /// written is committed, but the run did not reach every file. Said by
-    /// the exit status and a note, and by the record as `interrupted`
-    /// (added within version 1), for a reader of stdout alone.
+    /// The observer cancelled (or wound down) the run after the files in
+    /// hand: what was written is committed, but the run did not reach
+    /// every file. Said by the exit status and a note, and by the record
+    /// as `interrupted` (added within version 1), for a reader of stdout
+    /// alone.
     #[serde(rename = "interrupted", default)]
     pub cancelled: bool,
     pub seconds: f64,
@@ -605,6 +613,83 @@ mod tests {
             self.0.push(rel.to_string());
         }
         fn progress(&mut self, _: &RunProgress) {}
+    }
+
+    /// Counts the texts it embeds, a long while each: files queue for the
+    /// embedders while others are in hand.
+    struct Counted(Arc<std::sync::atomic::AtomicUsize>);
+
+    impl Embedder for Counted {
+        fn model_name(&self) -> &str {
+            "all-MiniLM-L6-v2"
+        }
+
+        fn dims(&self) -> usize {
+            4
+        }
+
+        fn embed(&mut self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+            std::thread::sleep(Duration::from_millis(150) * texts.len() as u32);
+            self.0.fetch_add(texts.len(), std::sync::atomic::Ordering::SeqCst);
+            Ok(texts.iter().map(|_| vec![1.0, 0.0, 0.0, 0.0]).collect())
+        }
+
+        fn count_tokens(&self, text: &str) -> usize {
+            text.split_whitespace().count() + 2
+        }
+    }
+
+    /// Winds the run down once it has a file ready to write.
+    #[derive(Default)]
+    struct WindsDownAfterOne {
+        written: Order,
+        ready: usize,
+    }
+
+    impl IndexObserver for WindsDownAfterOne {
+        fn note(&mut self, _: &str) {}
+        fn planned(&mut self, _: usize, _: usize, _: usize, _: u64) {}
+        fn confirm_large(&mut self, _: usize, _: u64) -> bool {
+            true
+        }
+        fn skipped(&mut self, _: &Skip) {}
+        fn file(&mut self, rel: &str, outcome: FileOutcome, chunks: u64) {
+            self.written.file(rel, outcome, chunks);
+        }
+        fn progress(&mut self, progress: &RunProgress) {
+            self.ready = progress.files;
+        }
+        fn winding_down(&self) -> bool {
+            self.ready > 0
+        }
+    }
+
+    #[test]
+    fn a_run_wound_down_writes_the_files_in_hand_and_the_next_run_does_the_rest() {
+        let p = Project::new();
+        for i in 0..20 {
+            std::fs::write(p.root.path.join(format!("f{i:02}.txt")), format!("file number {i}\n")).unwrap();
+        }
+        let config = ResolvedConfig { embed_all: true, ..p.config.clone() };
+        let req = IndexRequest { config: &config, ..p.request(false) };
+        let texts = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = Arc::clone(&texts);
+        let mut pool =
+            EmbedderPool::with_cores(move |_| Ok(Box::new(Counted(Arc::clone(&counter))) as Box<dyn Embedder>), 2);
+        let embedded = || texts.load(std::sync::atomic::Ordering::SeqCst) as u64;
+        let mut wound = WindsDownAfterOne::default();
+        let (first, _) = run(&req, &mut pool, &mut wound).unwrap();
+        assert!(first.cancelled, "{first:?}");
+        // Files were read ahead for both embedders (4 each); those still
+        // queued were left, not embedded.
+        assert!((1..8).contains(&first.embedded), "{first:?}");
+        // What the embedders had in hand was written, what was queued was
+        // not embedded: no work thrown away.
+        assert_eq!(embedded(), first.embedded, "texts embedded, chunks written");
+        assert_eq!(wound.written.0.len() as u64, first.embedded);
+        let (second, _) = run(&req, &mut pool, &mut Order::default()).unwrap();
+        assert!(!second.cancelled, "{second:?}");
+        assert_eq!((first.embedded + second.embedded, embedded()), (20, 20));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! written in the walk's order, in batches, so that records and batches are
 //! the same whatever the timing.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use anyhow::{anyhow, Context, Result};
@@ -32,8 +32,8 @@ const READ_AHEAD_PER_EMBEDDER: usize = 4;
 /// How often a run waiting for the embedders asks whether to stop.
 const CANCEL_POLL: std::time::Duration = std::time::Duration::from_millis(100);
 
-/// Read, embed and write `work`; returns whether the run was cancelled
-/// before the end (what was written is committed either way).
+/// Read, embed and write `work`; returns whether the run was cancelled or
+/// wound down before the end (what was written is committed either way).
 pub(super) fn embed_and_write(
     req: &IndexRequest<'_>,
     work: &[&WalkedFile],
@@ -51,10 +51,12 @@ pub(super) fn embed_and_write(
         stored,
         workers: None,
         ready: BTreeMap::new(),
+        handed_back: BTreeSet::new(),
         next_read: 0,
         next_emit: 0,
         in_flight: 0,
         stopped: false,
+        wound_down: false,
         batch: Batch::default(),
         progress: RunProgress {
             of_files: work.len(),
@@ -68,7 +70,7 @@ pub(super) fn embed_and_write(
     }
     result?;
     pipeline.batch.flush(store, obs)?;
-    Ok(pipeline.stopped)
+    Ok(pipeline.stopped || pipeline.wound_down)
 }
 
 struct Pipeline<'a, 'w> {
@@ -83,12 +85,17 @@ struct Pipeline<'a, 'w> {
     workers: Option<Workers>,
     /// Files read or embedded, by their place in `work`, until written.
     ready: BTreeMap<usize, Prepared>,
+    /// Files the embedders handed back unembedded as the run wound down.
+    handed_back: BTreeSet<usize>,
     next_read: usize,
     next_emit: usize,
     /// Files with the embedders.
     in_flight: usize,
     /// The observer cancelled the run.
     stopped: bool,
+    /// The observer wound the run down: no file was read after, and of
+    /// those read, the ones the embedders had in hand are written.
+    wound_down: bool,
     batch: Batch,
     /// What the observer was last told.
     progress: RunProgress,
@@ -109,7 +116,8 @@ impl Pipeline<'_, '_> {
             // Cancelled, the files with the embedders are left unwritten
             // (the next run redoes them) rather than waited for: Ctrl-C and
             // a server's shutdown are answered within a file, not a queue.
-            if self.stopped || (self.next_emit == self.next_read && self.next_read == total) {
+            let all_read = self.next_read == total || self.wound_down;
+            if self.stopped || (self.next_emit == self.next_read && all_read) {
                 break;
             }
             self.receive_one(obs)?;
@@ -128,9 +136,17 @@ impl Pipeline<'_, '_> {
     ) -> Result<()> {
         let total = self.work.len();
         let read_ahead = |workers: &Option<Workers>| workers.as_ref().map_or(1, |w| w.count * READ_AHEAD_PER_EMBEDDER);
-        while !self.stopped && self.next_read < total && self.in_flight < read_ahead(&self.workers) {
+        while !self.stopped && !self.wound_down && self.next_read < total && self.in_flight < read_ahead(&self.workers)
+        {
             if obs.cancelled() {
                 self.stopped = true;
+                break;
+            }
+            if obs.winding_down() {
+                self.wound_down = true;
+                if let Some(workers) = &self.workers {
+                    workers.wind_down();
+                }
                 break;
             }
             let f = self.work[self.next_read];
@@ -192,7 +208,13 @@ impl Pipeline<'_, '_> {
         summary: &mut IndexSummary,
         obs: &mut dyn IndexObserver,
     ) -> Result<()> {
-        while let Some(prepared) = self.ready.remove(&self.next_emit) {
+        loop {
+            // Handed back unembedded (`Workers::wind_down`): the next run does it.
+            if self.handed_back.remove(&self.next_emit) {
+                self.next_emit += 1;
+                continue;
+            }
+            let Some(prepared) = self.ready.remove(&self.next_emit) else { break };
             let f = self.work[self.next_emit];
             record(prepared, f, self.stored.get(&f.rel), &mut self.batch, summary, obs);
             if self.batch.is_full() {
@@ -227,6 +249,10 @@ impl Pipeline<'_, '_> {
             }
         };
         self.in_flight -= 1;
+        let Some(write) = write else {
+            self.handed_back.insert(index);
+            return Ok(());
+        };
         let write = write.with_context(|| format!("embedding {}", self.work[index].rel))?;
         self.ready.insert(index, Prepared::Write(write));
         Ok(())

@@ -18,10 +18,13 @@ use crate::store::FileWrite;
 pub(super) struct Workers {
     pub count: usize,
     jobs: Option<mpsc::Sender<(usize, EmbedJob)>>,
-    results: mpsc::Receiver<(usize, Result<FileWrite>)>,
+    results: mpsc::Receiver<(usize, Option<Result<FileWrite>>)>,
     handles: Vec<JoinHandle<Option<Box<dyn Embedder>>>>,
     /// Set when the run is abandoned: the threads take no further job.
     abandoned: Arc<AtomicBool>,
+    /// Set when the run winds down: the threads hand each job they take
+    /// back unembedded (`None`), finishing only those in hand.
+    winding_down: Arc<AtomicBool>,
 }
 
 impl Workers {
@@ -36,11 +39,13 @@ impl Workers {
         let job_rx = Arc::new(Mutex::new(job_rx));
         let count = embedders.len();
         let abandoned = Arc::new(AtomicBool::new(false));
+        let winding_down = Arc::new(AtomicBool::new(false));
         let handles = embedders
             .into_iter()
             .map(|mut embedder| {
                 let (jobs, results, known) = (Arc::clone(&job_rx), result_tx.clone(), known.clone());
                 let (statics, abandoned) = (statics.clone(), Arc::clone(&abandoned));
+                let winding_down = Arc::clone(&winding_down);
                 let (size, overlap) = (config.chunk_size, config.chunk_overlap);
                 std::thread::spawn(move || {
                     loop {
@@ -50,13 +55,19 @@ impl Workers {
                         if abandoned.load(Ordering::SeqCst) {
                             break;
                         }
+                        if winding_down.load(Ordering::SeqCst) {
+                            if results.send((index, None)).is_err() {
+                                break;
+                            }
+                            continue;
+                        }
                         let with = Embedding {
                             model: embedder.as_deref_mut(),
                             statics: statics.as_deref(),
                             abandoned: &abandoned,
                         };
                         let write = chunk_and_embed(job, with, known.as_deref(), size, overlap);
-                        if results.send((index, write)).is_err() {
+                        if results.send((index, Some(write))).is_err() {
                             break;
                         }
                     }
@@ -64,7 +75,7 @@ impl Workers {
                 })
             })
             .collect();
-        Workers { count, jobs: Some(job_tx), results: result_rx, handles, abandoned }
+        Workers { count, jobs: Some(job_tx), results: result_rx, handles, abandoned, winding_down }
     }
 
     pub(super) fn send(&self, index: usize, job: EmbedJob) -> Result<()> {
@@ -74,8 +85,18 @@ impl Workers {
             .ok_or_else(|| anyhow!("the embedding threads stopped"))
     }
 
-    /// The next file embedded, or None when none came within `wait`.
-    pub(super) fn receive_within(&self, wait: std::time::Duration) -> Result<Option<(usize, Result<FileWrite>)>> {
+    /// Embed no more of the queued files: each comes back unembedded, and
+    /// only those in hand are finished.
+    pub(super) fn wind_down(&self) {
+        self.winding_down.store(true, Ordering::SeqCst);
+    }
+
+    /// The next file back from the embedders (None inside when it came back
+    /// unembedded, `wind_down`), or None when none came within `wait`.
+    pub(super) fn receive_within(
+        &self,
+        wait: std::time::Duration,
+    ) -> Result<Option<(usize, Option<Result<FileWrite>>)>> {
         match self.results.recv_timeout(wait) {
             Ok(received) => Ok(Some(received)),
             Err(mpsc::RecvTimeoutError::Timeout) => Ok(None),

@@ -7,6 +7,7 @@
 //! SQLite connection (WAL lets readers and the one writer proceed together),
 //! and the query model is shared behind a mutex held only while embedding.
 
+use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
@@ -14,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
+mod config_watch;
 mod filled;
 mod held;
 mod priority;
@@ -21,6 +23,7 @@ mod runs;
 mod scope;
 mod searcher;
 mod status;
+mod tree_look;
 
 pub use runs::{RunOutcome, RunTicket, JOB_STOPPED};
 pub use scope::{confine, Refusal, RefusalKind};
@@ -34,7 +37,9 @@ use crate::project::ResolvedConfig;
 use crate::project::{AdmittedPath, ProjectRoot};
 use crate::project::{Skip, WalkOptions};
 use crate::store::{self, IndexReader, Scope};
+use config_watch::ConfigWatch;
 use runs::Runs;
+use tree_look::TreeLook;
 
 /// A thread's connection to the index, opened when first needed and
 /// dropped after a failure or when the index was replaced under it
@@ -110,6 +115,36 @@ struct State {
     walked: Option<Arc<WalkedSet>>,
     /// Runs asked for, begun and ended (`runs.rs`).
     runs: Runs,
+    /// A fill that made way for the refresh, to resume after it.
+    fill_so_far: Option<FillSoFar>,
+    /// The served paths the last run found gone (`say_gone_paths`).
+    gone: Vec<String>,
+    /// The config files as they were at the start.
+    config: ConfigWatch,
+}
+
+/// What the rounds of a fill that yielded to the refresh did, so that the
+/// rest of it counts on from there and the whole fill is said once.
+#[derive(Clone, Default)]
+struct FillSoFar {
+    /// Files given the model's vectors in the earlier rounds.
+    files: u64,
+    /// Those rounds' totals (`with_earlier_rounds`).
+    summary: IndexSummary,
+}
+
+/// How a fill in the background ended.
+enum FillEnd {
+    /// No chunk lacked the model's vector, or the fill failed (said).
+    Over,
+    /// It ran to its end, or stopped for a shutdown.
+    Ran,
+    /// It made way for the refresh (the tree changed) after the files in
+    /// hand; the next round comes at once and its fill resumes it.
+    Yielded,
+    /// It stopped for a run asked for or for another writer; the next
+    /// round comes as usual and its fill resumes it.
+    Paused,
 }
 
 /// The index of a target, kept up to date by a background thread.
@@ -136,7 +171,11 @@ impl LiveIndex {
     /// `notes` hears what the user should know (runs that changed something,
     /// failures); `shutdown` stops the indexer after the file in hand.
     pub fn new(target: Target, shutdown: Arc<AtomicBool>, notes: Box<dyn Fn(&str) + Send + Sync>) -> Arc<Self> {
-        let state = State { progress: Progress { indexing: true, ..Default::default() }, ..Default::default() };
+        let state = State {
+            progress: Progress { indexing: true, ..Default::default() },
+            config: ConfigWatch::new(&target.root),
+            ..Default::default()
+        };
         Arc::new(LiveIndex { target, state: Mutex::new(state), shutdown, notes })
     }
 
@@ -176,11 +215,15 @@ impl LiveIndex {
     /// `fill` gives them the model's vectors next. `first` says whether it
     /// is the first since the start (it is then always reported).
     pub fn index_once(&self, embedders: &mut EmbedderPool, first: bool) -> Result<IndexSummary> {
-        let result = self.run(embedders, &self.target.config, LiveObserver { live: self, first, filling: false });
+        let mut observer = LiveObserver::new(self, first, false);
+        let result = self.run(embedders, &self.target.config, &mut observer);
         // A fill follows a run that left chunks without the model's vector:
         // say so now, so that the status never reads `ready` in between.
         // A server shutting down asks no more of the index (for a shared
         // one, a connection that may take its time to fail).
+        if result.is_ok() {
+            self.say_gone_paths();
+        }
         let fill_next = result.is_ok() && !self.shutdown.load(Ordering::SeqCst) && self.fill_due();
         let mut state = lock(&self.state);
         state.progress.indexing = false;
@@ -201,9 +244,69 @@ impl LiveIndex {
             return Ok(None);
         }
         let config = ResolvedConfig { embed_all: true, ..self.target.config.clone() };
-        let result = self.run(embedders, &config, LiveObserver { live: self, first: false, filling: true });
+        let result = self.run(embedders, &config, &mut LiveObserver::new(self, false, true));
         lock(&self.state).progress.filling = false;
         self.report(result, |s| s.embedded > 0).map(Some)
+    }
+
+    /// `fill` in the background: it also makes way for the refresh when
+    /// the tree has changed, looked at once `refresh` has passed since the
+    /// round began (at `round_began`, with its index run) and as often
+    /// after (`TreeLook`). The files the embedders have in hand are stored
+    /// first, and the next round's fill resumes after the index run.
+    fn fill_in_rounds(&self, embedders: &mut EmbedderPool, round_began: Instant, refresh: Duration) -> FillEnd {
+        let so_far = lock(&self.state).fill_so_far.take();
+        if !self.fill_due() {
+            lock(&self.state).progress.filling = false;
+            if let Some(so_far) = so_far {
+                let _ = self.report(Ok(so_far.summary), |s| s.embedded > 0);
+            }
+            return FillEnd::Over;
+        }
+        let config = ResolvedConfig { embed_all: true, ..self.target.config.clone() };
+        let mut observer = LiveObserver::fill_round(self, so_far.as_ref(), round_began, refresh);
+        let earlier = so_far.map(|f| f.summary);
+        let result = self.run(embedders, &config, &mut observer).map(|s| with_earlier_rounds(earlier.as_ref(), s));
+        // Stopped for the refresh, a run asked for or another writer, the
+        // fill goes on after it; it ends at a shutdown.
+        match result {
+            Ok(summary) if summary.cancelled && !self.shutdown.load(Ordering::SeqCst) => {
+                let mut state = lock(&self.state);
+                state.fill_so_far = Some(FillSoFar { files: state.progress.indexed, summary });
+                if observer.tree_changed.get() {
+                    FillEnd::Yielded
+                } else {
+                    FillEnd::Paused
+                }
+            }
+            result => {
+                lock(&self.state).progress.filling = false;
+                match self.report(result, |s| s.embedded > 0) {
+                    Ok(_) => FillEnd::Ran,
+                    Err(_) => FillEnd::Over,
+                }
+            }
+        }
+    }
+
+    /// Say when a served path has gone (renamed or deleted: its files have
+    /// left the index, and a search finds nothing of it) and when it is
+    /// back, once each, rather than serve an emptier index in silence.
+    fn say_gone_paths(&self) {
+        let missing =
+            |p: &&AdmittedPath| matches!(std::fs::metadata(&p.abs), Err(e) if e.kind() == std::io::ErrorKind::NotFound);
+        let gone: Vec<String> = self.target.paths.iter().filter(missing).map(|p| p.rel.clone()).collect();
+        let was = std::mem::replace(&mut lock(&self.state).gone, gone.clone());
+        let shown = |rel: &str| if rel.is_empty() { ".".to_string() } else { rel.to_string() };
+        for rel in gone.iter().filter(|r| !was.contains(r)) {
+            self.note(&format!(
+                "{}: the served path is gone; its files have left the index until it is back",
+                shown(rel)
+            ));
+        }
+        for rel in was.iter().filter(|r| !gone.contains(r)) {
+            self.note(&format!("{}: the served path is back", shown(rel)));
+        }
     }
 
     /// Whether chunks lack the model's vector that a fill would give them.
@@ -216,7 +319,7 @@ impl LiveIndex {
         &self,
         embedders: &mut EmbedderPool,
         config: &ResolvedConfig,
-        mut observer: LiveObserver<'_>,
+        observer: &mut LiveObserver<'_>,
     ) -> Result<IndexSummary> {
         let t = &self.target;
         let request = IndexRequest {
@@ -228,7 +331,7 @@ impl LiveIndex {
             warn_on_large: false,
             smallest_first: true,
         };
-        let (summary, walked) = index::run(&request, embedders, &mut observer)?;
+        let (summary, walked) = index::run(&request, embedders, observer)?;
         lock(&self.state).walked = Some(Arc::new(walked));
         Ok(summary)
     }
@@ -285,7 +388,10 @@ impl LiveIndex {
                 live.wait_until(began + refresh);
             }
             while !live.shutdown.load(Ordering::SeqCst) {
+                let config_changes = lock(&live.state).config.changes();
+                config_changes.iter().for_each(|change| live.note(change));
                 let jobs = live.begin_run();
+                let began = Instant::now();
                 // A failure is in `progress` and was reported; the next round tries again.
                 let result = live.index_once(&mut embedders, first);
                 live.end_run(&jobs, &result);
@@ -293,10 +399,14 @@ impl LiveIndex {
                 // Failures were reported and are retried at the next round;
                 // a server shutting down starts no fill (for a shared index,
                 // a connection that may take its time to fail).
+                let mut fill = FillEnd::Over;
                 if result.is_ok() && !live.shutdown.load(Ordering::SeqCst) {
-                    let _ = live.fill(&mut embedders);
+                    fill = live.fill_in_rounds(&mut embedders, began, refresh);
                 }
-                live.wait_until(Instant::now() + refresh);
+                // A fill that made way for the refresh has had its wait.
+                if !matches!(fill, FillEnd::Yielded) {
+                    live.wait_until(Instant::now() + refresh);
+                }
             }
             live.fail_unbegun_jobs();
         })
@@ -322,11 +432,48 @@ fn describe(s: &IndexSummary) -> String {
     )
 }
 
+/// A fill's totals with those of its earlier rounds (`FillSoFar`): what
+/// it embedded and the time it took add up; the counts of the index are
+/// the last round's.
+fn with_earlier_rounds(earlier: Option<&IndexSummary>, last: IndexSummary) -> IndexSummary {
+    let Some(e) = earlier else { return last };
+    IndexSummary {
+        embedded: e.embedded + last.embedded,
+        copied: e.copied + last.copied,
+        tokens: e.tokens + last.tokens,
+        seconds: e.seconds + last.seconds,
+        ..last
+    }
+}
+
 struct LiveObserver<'a> {
     live: &'a LiveIndex,
     first: bool,
     /// The run is a fill (`LiveIndex::fill`), not an index run.
     filling: bool,
+    /// Files the fill's earlier rounds did, which its count goes on from.
+    earlier_files: u64,
+    /// The tree as a fill that may yield to the refresh began
+    /// (`LiveIndex::fill_in_rounds`), to look at for changes.
+    look: Option<TreeLook>,
+    /// A look found the tree changed: the fill winds down for it.
+    tree_changed: Cell<bool>,
+}
+
+impl<'a> LiveObserver<'a> {
+    /// The observer of a fill that may yield to the refresh, going on from
+    /// `so_far`.
+    fn fill_round(live: &'a LiveIndex, so_far: Option<&FillSoFar>, round_began: Instant, refresh: Duration) -> Self {
+        LiveObserver {
+            earlier_files: so_far.map_or(0, |f| f.files),
+            look: Some(TreeLook::new(&live.target, round_began, refresh)),
+            ..LiveObserver::new(live, false, true)
+        }
+    }
+
+    fn new(live: &'a LiveIndex, first: bool, filling: bool) -> Self {
+        LiveObserver { live, first, filling, earlier_files: 0, look: None, tree_changed: Cell::new(false) }
+    }
 }
 
 impl IndexObserver for LiveObserver<'_> {
@@ -338,8 +485,8 @@ impl IndexObserver for LiveObserver<'_> {
         let mut state = lock(&self.live.state);
         if self.filling {
             state.progress.filling = to_embed > 0;
-            state.progress.indexed = 0;
-            state.progress.total = Some(to_embed as u64);
+            state.progress.indexed = self.earlier_files;
+            state.progress.total = Some(self.earlier_files + to_embed as u64);
         } else if self.first || to_embed > rechecks {
             // Files read again only to check them leave the status ready:
             // a run that finds them unchanged indexes nothing.
@@ -366,7 +513,9 @@ impl IndexObserver for LiveObserver<'_> {
     fn progress(&mut self, progress: &RunProgress) {
         // A round that only rechecks files says nothing of them (`planned`).
         let mut state = lock(&self.live.state);
-        if state.progress.indexing || state.progress.filling {
+        if self.filling && state.progress.filling {
+            state.progress.indexed = self.earlier_files + progress.files as u64;
+        } else if !self.filling && state.progress.indexing {
             state.progress.indexed = progress.files as u64;
         }
     }
@@ -386,6 +535,12 @@ impl IndexObserver for LiveObserver<'_> {
     fn cancelled(&self) -> bool {
         self.live.shutdown.load(Ordering::SeqCst)
             || (self.filling && (self.live.run_requested() || store::writer_waiting(&self.live.target.root)))
+    }
+
+    fn winding_down(&self) -> bool {
+        let changed = self.look.as_ref().is_some_and(|look| look.changed(&self.live.target));
+        self.tree_changed.set(self.tree_changed.get() || changed);
+        changed
     }
 }
 

@@ -50,6 +50,12 @@ pub(crate) fn toml_problem(text: &str, e: &toml::de::Error) -> (usize, String) {
     (line, message)
 }
 
+/// Whether the config file at `path` loads: absent, or readable and
+/// well-formed.
+pub fn check_config_file(path: &Path) -> Result<(), ConfigError> {
+    load_config(path).map(|_| ())
+}
+
 /// Read a config file; a missing file is simply no layer. A link to a
 /// device or FIFO, or a file past `MAX_CONFIG_BYTES`, is an error, never
 /// read (a cloned repository chooses its `.vecgrep/config.toml`).

@@ -1,0 +1,82 @@
+//! The config files a live index started with, looked at each round: a
+//! server or picker keeps the settings it started with, and says so when a
+//! file changes (and when the change would fail the next start) rather
+//! than pass over the edit in silence.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::PathBuf;
+
+use crate::project::{self, ProjectRoot};
+
+/// What a file was when last looked at: its size, inode and change
+/// times (a file replaced by a rename is another inode), or absent.
+type Stamp = Option<(u64, u64, i64, i64, i64, i64)>;
+
+#[derive(Default)]
+pub(super) struct ConfigWatch {
+    files: Vec<(PathBuf, Stamp)>,
+}
+
+fn stamp(path: &PathBuf) -> Stamp {
+    let meta = std::fs::metadata(path).ok()?;
+    Some((meta.len(), meta.ino(), meta.mtime(), meta.mtime_nsec(), meta.ctime(), meta.ctime_nsec()))
+}
+
+impl ConfigWatch {
+    /// The project's config file and the user's, as they are now.
+    pub(super) fn new(root: &ProjectRoot) -> Self {
+        let paths = std::iter::once(root.config_path()).chain(project::global_config_path());
+        ConfigWatch { files: paths.map(|p| (p.clone(), stamp(&p))).collect() }
+    }
+
+    /// What to say of each file changed since the last look.
+    pub(super) fn changes(&mut self) -> Vec<String> {
+        let mut said = Vec::new();
+        for (path, was) in &mut self.files {
+            let now = stamp(path);
+            if now == *was {
+                continue;
+            }
+            *was = now;
+            let kept = "the settings in use are those read at the start; start again to apply it";
+            said.push(match project::check_config_file(path) {
+                Ok(()) => format!("{} changed: {kept}", path.display()),
+                Err(e) => format!("{} changed and the next start will fail ({e}): {kept}", path.display()),
+            });
+        }
+        said
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::project::RootMarker;
+
+    #[test]
+    fn each_change_of_the_project_config_is_said_once_and_a_broken_one_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = ProjectRoot { path: dir.path().to_path_buf(), marker: RootMarker::None, shared: None };
+        std::fs::create_dir_all(root.data_dir()).unwrap();
+        let mut watch = ConfigWatch::new(&root);
+        assert!(watch.changes().is_empty());
+        std::fs::write(root.config_path(), "top_k = 3\n").unwrap();
+        let said = watch.changes();
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(
+            said[0].ends_with(
+                "config.toml changed: the settings in use are those read at the start; start again to apply it"
+            ),
+            "{said:?}"
+        );
+        assert!(watch.changes().is_empty(), "said once");
+        std::fs::write(root.config_path(), "top_k = 'many'\n").unwrap();
+        let said = watch.changes();
+        assert!(
+            said[0].contains("changed and the next start will fail (config ") && said[0].contains("line 1"),
+            "{said:?}"
+        );
+        std::fs::remove_file(root.config_path()).unwrap();
+        assert_eq!(watch.changes().len(), 1, "a removed file is a change");
+    }
+}
