@@ -58,6 +58,8 @@ pub trait IndexObserver {
     /// goes by). `rechecks` of the `to_embed` are read only because their
     /// ctime moved, their size and mtime as stored: most likely unchanged.
     fn planned(&mut self, files: usize, to_embed: usize, rechecks: usize, bytes: u64);
+    /// The files the walk admitted, as it saw them, before any is read.
+    fn walked(&mut self, _files: &[crate::project::WalkedFile]) {}
     /// The embedding model is loading: seconds before the first file.
     fn loading_model(&mut self) {}
     /// `to_embed` is over index_warn_threshold: may the run go on?
@@ -216,6 +218,7 @@ fn run_to_end(
 
     let walked = walk(req.root, req.paths, req.walk)?;
     walked.ignore_file_warnings.iter().for_each(|w| obs.note(&w.to_string()));
+    obs.walked(&walked.files);
     let full = embedders.embeds_fully(req.config);
     let stored = if rebuild.needed { Default::default() } else { store.files(full)? };
     // Stored files were indexed by a run that let generated files in (or by

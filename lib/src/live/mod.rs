@@ -39,7 +39,7 @@ use crate::project::{Skip, WalkOptions};
 use crate::store::{self, IndexReader, Scope};
 use config_watch::ConfigWatch;
 use runs::Runs;
-use tree_look::TreeLook;
+use tree_look::{TreeLook, TreeStamp};
 
 /// A thread's connection to the index, opened when first needed and
 /// dropped after a failure or when the index was replaced under it
@@ -121,6 +121,9 @@ struct State {
     gone: Vec<String>,
     /// The config files as they were at the start.
     config: ConfigWatch,
+    /// The tree as the last index run walked it, for the fill to look
+    /// at for changes (`TreeLook`).
+    walked_stamp: Option<TreeStamp>,
 }
 
 /// What the rounds of a fill that yielded to the refresh did, so that the
@@ -215,6 +218,7 @@ impl LiveIndex {
     /// `fill` gives them the model's vectors next. `first` says whether it
     /// is the first since the start (it is then always reported).
     pub fn index_once(&self, embedders: &mut EmbedderPool, first: bool) -> Result<IndexSummary> {
+        lock(&self.state).walked_stamp = None;
         let mut observer = LiveObserver::new(self, first, false);
         let result = self.run(embedders, &self.target.config, &mut observer);
         // A fill follows a run that left chunks without the model's vector:
@@ -258,8 +262,9 @@ impl LiveIndex {
         let so_far = lock(&self.state).fill_so_far.take();
         if !self.fill_due() {
             lock(&self.state).progress.filling = false;
+            // What is left of it went with the index run (files removed).
             if let Some(so_far) = so_far {
-                let _ = self.report(Ok(so_far.summary), |s| s.embedded > 0);
+                let _ = self.report(Ok(IndexSummary { cancelled: false, ..so_far.summary }), |s| s.embedded > 0);
             }
             return FillEnd::Over;
         }
@@ -466,7 +471,7 @@ impl<'a> LiveObserver<'a> {
     fn fill_round(live: &'a LiveIndex, so_far: Option<&FillSoFar>, round_began: Instant, refresh: Duration) -> Self {
         LiveObserver {
             earlier_files: so_far.map_or(0, |f| f.files),
-            look: Some(TreeLook::new(&live.target, round_began, refresh)),
+            look: Some(TreeLook::new(&live.target, lock(&live.state).walked_stamp.take(), round_began, refresh)),
             ..LiveObserver::new(live, false, true)
         }
     }
@@ -489,10 +494,19 @@ impl IndexObserver for LiveObserver<'_> {
             state.progress.total = Some(self.earlier_files + to_embed as u64);
         } else if self.first || to_embed > rechecks {
             // Files read again only to check them leave the status ready:
-            // a run that finds them unchanged indexes nothing.
+            // a run that finds them unchanged indexes nothing. One between
+            // the rounds of a fill leaves the fill's count, which goes on.
             state.progress.indexing = true;
-            state.progress.indexed = 0;
-            state.progress.total = Some(to_embed as u64);
+            if !state.progress.filling {
+                state.progress.indexed = 0;
+                state.progress.total = Some(to_embed as u64);
+            }
+        }
+    }
+
+    fn walked(&mut self, files: &[crate::project::WalkedFile]) {
+        if !self.filling {
+            lock(&self.live.state).walked_stamp = Some(tree_look::stamp_of(files));
         }
     }
 
@@ -515,7 +529,7 @@ impl IndexObserver for LiveObserver<'_> {
         let mut state = lock(&self.live.state);
         if self.filling && state.progress.filling {
             state.progress.indexed = self.earlier_files + progress.files as u64;
-        } else if !self.filling && state.progress.indexing {
+        } else if !self.filling && state.progress.indexing && !state.progress.filling {
             state.progress.indexed = progress.files as u64;
         }
     }
