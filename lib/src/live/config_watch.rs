@@ -12,7 +12,6 @@ use crate::project::{self, ProjectRoot};
 /// times (a file replaced by a rename is another inode), or absent.
 type Stamp = Option<(u64, u64, i64, i64, i64, i64)>;
 
-#[derive(Default)]
 pub(super) struct ConfigWatch {
     files: Vec<(PathBuf, Stamp)>,
 }

@@ -119,8 +119,6 @@ struct State {
     fill_so_far: Option<FillSoFar>,
     /// The served paths the last run found gone (`say_gone_paths`).
     gone: Vec<String>,
-    /// The config files as they were at the start.
-    config: ConfigWatch,
     /// The tree as the last index run walked it, for the fill to look
     /// at for changes (`TreeLook`).
     walked_stamp: Option<TreeStamp>,
@@ -154,6 +152,9 @@ enum FillEnd {
 pub struct LiveIndex {
     pub target: Target,
     state: Mutex<State>,
+    /// The config files as they were at the start: looked at apart from
+    /// `state`, which searches and `/status` take meanwhile.
+    config: Mutex<ConfigWatch>,
     shutdown: Arc<AtomicBool>,
     notes: Box<dyn Fn(&str) + Send + Sync>,
 }
@@ -174,12 +175,9 @@ impl LiveIndex {
     /// `notes` hears what the user should know (runs that changed something,
     /// failures); `shutdown` stops the indexer after the file in hand.
     pub fn new(target: Target, shutdown: Arc<AtomicBool>, notes: Box<dyn Fn(&str) + Send + Sync>) -> Arc<Self> {
-        let state = State {
-            progress: Progress { indexing: true, ..Default::default() },
-            config: ConfigWatch::new(&target.root),
-            ..Default::default()
-        };
-        Arc::new(LiveIndex { target, state: Mutex::new(state), shutdown, notes })
+        let state = State { progress: Progress { indexing: true, ..Default::default() }, ..Default::default() };
+        let config = Mutex::new(ConfigWatch::new(&target.root));
+        Arc::new(LiveIndex { target, state: Mutex::new(state), config, shutdown, notes })
     }
 
     /// The caller has just brought the paths up to date in a blocking run
@@ -259,6 +257,11 @@ impl LiveIndex {
     /// after (`TreeLook`). The files the embedders have in hand are stored
     /// first, and the next round's fill resumes after the index run.
     fn fill_in_rounds(&self, embedders: &mut EmbedderPool, round_began: Instant, refresh: Duration) -> FillEnd {
+        // An index that cannot be read now (busy, or a shared one's
+        // connection failing) keeps the fill as it was for the next round.
+        if self.unembedded().is_err() {
+            return FillEnd::Paused;
+        }
         let so_far = lock(&self.state).fill_so_far.take();
         if !self.fill_due() {
             lock(&self.state).progress.filling = false;
@@ -316,8 +319,12 @@ impl LiveIndex {
 
     /// Whether chunks lack the model's vector that a fill would give them.
     fn fill_due(&self) -> bool {
-        let unembedded = store::open_for_reading(&self.target.root).and_then(|s| s.unembedded_count());
-        !self.target.config.embed_all && matches!(unembedded, Ok(n) if n > 0)
+        !self.target.config.embed_all && matches!(self.unembedded(), Ok(n) if n > 0)
+    }
+
+    /// How many chunks lack the model's vector.
+    fn unembedded(&self) -> Result<u64, store::StoreError> {
+        store::open_for_reading(&self.target.root).and_then(|s| s.unembedded_count())
     }
 
     fn run(
@@ -393,7 +400,7 @@ impl LiveIndex {
                 live.wait_until(began + refresh);
             }
             while !live.shutdown.load(Ordering::SeqCst) {
-                let config_changes = lock(&live.state).config.changes();
+                let config_changes = lock(&live.config).changes();
                 config_changes.iter().for_each(|change| live.note(change));
                 let jobs = live.begin_run();
                 let began = Instant::now();
@@ -412,6 +419,12 @@ impl LiveIndex {
                 if !matches!(fill, FillEnd::Yielded) {
                     live.wait_until(Instant::now() + refresh);
                 }
+            }
+            // A fill stopped between its rounds is said, as one stopped in
+            // the middle of a round is.
+            let stopped_fill = lock(&live.state).fill_so_far.take();
+            if let Some(so_far) = stopped_fill {
+                let _ = live.report(Ok(so_far.summary), |s| s.embedded > 0);
             }
             live.fail_unbegun_jobs();
         })
@@ -469,9 +482,10 @@ impl<'a> LiveObserver<'a> {
     /// The observer of a fill that may yield to the refresh, going on from
     /// `so_far`.
     fn fill_round(live: &'a LiveIndex, so_far: Option<&FillSoFar>, round_began: Instant, refresh: Duration) -> Self {
+        let walked = lock(&live.state).walked_stamp.take();
         LiveObserver {
             earlier_files: so_far.map_or(0, |f| f.files),
-            look: Some(TreeLook::new(&live.target, lock(&live.state).walked_stamp.take(), round_began, refresh)),
+            look: Some(TreeLook::new(&live.target, walked, round_began, refresh)),
             ..LiveObserver::new(live, false, true)
         }
     }
