@@ -259,11 +259,9 @@ impl LiveIndex {
     fn fill_in_rounds(&self, embedders: &mut EmbedderPool, round_began: Instant, refresh: Duration) -> FillEnd {
         // An index that cannot be read now (busy, or a shared one's
         // connection failing) keeps the fill as it was for the next round.
-        if self.unembedded().is_err() {
-            return FillEnd::Paused;
-        }
+        let Ok(unembedded) = self.unembedded() else { return FillEnd::Paused };
         let so_far = lock(&self.state).fill_so_far.take();
-        if !self.fill_due() {
+        if self.target.config.embed_all || unembedded == 0 {
             lock(&self.state).progress.filling = false;
             // What is left of it went with the index run (files removed).
             if let Some(so_far) = so_far {
