@@ -43,6 +43,25 @@ fn first_run_embeds_everything_and_a_second_run_nothing() {
     assert_eq!(db.query_row("PRAGMA page_size", [], |r| r.get::<_, i64>(0)).unwrap(), 16384);
 }
 
+/// `vg-index > out.ndjson` inside the tree leaves out the file it writes,
+/// as ripgrep does, and says so.
+#[test]
+fn the_file_a_run_writes_its_records_to_is_left_out() {
+    let t = sample_project();
+    let out_path = t.path().join("out.ndjson");
+    let out = std::fs::File::create(&out_path).unwrap();
+    let status = t.cmd("vg-index", ".").stdout(out).status().unwrap();
+    assert!(status.success());
+    let text = read(&out_path);
+    let records: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let skip = records.iter().find(|r| r["type"] == "skip").unwrap_or_else(|| panic!("no skip: {text}"));
+    assert_eq!((skip["file"].as_str(), skip["reason"].as_str()), (Some("out.ndjson"), Some("own_output")));
+    assert!(records.iter().all(|r| r["type"] != "file" || r["file"] != "out.ndjson"), "{text}");
+    // Another run, writing elsewhere, indexes it as any other file.
+    let again = index(&t, ".", &[]);
+    assert!(indexed_files(&again).contains(&"\"out.ndjson\"".to_string()), "{}", stdout(&again));
+}
+
 #[test]
 fn changing_one_file_embeds_only_its_chunks() {
     let t = sample_project();

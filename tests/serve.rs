@@ -27,8 +27,14 @@ impl Server {
     }
 
     fn start_tool(t: &Tree, tool: &str, args: &[&str], env: &[(&str, &str)]) -> Server {
+        Self::start_logging(t, tool, args, env, Stdio::piped())
+    }
+
+    /// As `start_tool`, its stderr going to `log` (read by the test only
+    /// when piped).
+    fn start_logging(t: &Tree, tool: &str, args: &[&str], env: &[(&str, &str)], log: Stdio) -> Server {
         let mut cmd = t.cmd(tool, ".");
-        cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
+        cmd.args(args).stdout(Stdio::piped()).stderr(log);
         cmd.env_remove("VECGREP_TOKEN");
         for (k, v) in env {
             cmd.env(k, v);
@@ -38,16 +44,17 @@ impl Server {
         BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
         let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
         let sink = std::sync::Arc::clone(&stderr);
-        let mut err = child.stderr.take().unwrap();
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = err.read(&mut buf) {
-                if n == 0 {
-                    break;
+        if let Some(mut err) = child.stderr.take() {
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = err.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    sink.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
                 }
-                sink.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
-            }
-        });
+            });
+        }
         let record: Value = serde_json::from_str(&first).unwrap_or_else(|e| panic!("first line {first:?}: {e}"));
         assert_eq!(record["type"], "listening");
         let url = record["listening"].as_str().unwrap();
@@ -450,6 +457,32 @@ fn a_served_path_renamed_away_is_said_and_so_is_its_return() {
     while !find().contains("src/upload.py") {
         assert!(Instant::now() < deadline, "the path came back but not its files");
         std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// A server whose log is a file in the tree it serves never indexes it:
+/// each index run writes to the log, which a refresh would index again,
+/// and so on for as long as it runs.
+#[test]
+fn a_server_logging_into_its_own_tree_leaves_its_log_out() {
+    let t = sample_project();
+    let log_path = t.path().join("serve.log");
+    let log = std::fs::File::create(&log_path).unwrap();
+    let s = Server::start_logging(&t, "vg-serve", &["--refresh", "0.2"], &[], log.into());
+    s.wait_ready();
+    let said = read(&log_path);
+    assert!(said.contains("skipping serve.log: the file this process writes its output or errors to"), "{said}");
+    // Ten refreshes: the log stays as it was, and its words are not found.
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(read(&log_path), said, "the server wrote to its log after it was ready");
+    assert_eq!(s.json("/status")["status"], "ready");
+    let (_, _, hits) = s.get("/search?q=skipping+listening&mode=lexical");
+    assert!(!hits.contains("serve.log"), "{hits}");
+    t.write("src/airship.py", "def launch_zeppelin(crew):\n    return crew.board()\n");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !s.get("/search?q=zeppelin&mode=lexical").2.contains("src/airship.py") {
+        assert!(Instant::now() < deadline, "an edit beside the log never showed up");
+        std::thread::sleep(Duration::from_millis(200));
     }
 }
 

@@ -213,12 +213,12 @@ fn read_state(root: &ProjectRoot) -> Option<LabelState> {
     toml::from_str(&text).ok()
 }
 
-/// Written whole to a new name and renamed, so a kill leaves the old state or the new.
+/// Written whole, so a kill leaves the old state or the new, and never
+/// through a link left at its temporary name.
 fn write_state(root: &ProjectRoot, state: &LabelState) -> Result<()> {
     let path = root.data_dir().join(STATE_FILE);
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, toml::to_string(state)?).and_then(|()| std::fs::rename(&tmp, &path))?;
-    Ok(())
+    crate::project::small_file::replace_own(&path, toml::to_string(state)?.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))
 }
 
 fn now() -> u64 {

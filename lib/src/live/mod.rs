@@ -35,7 +35,7 @@ use crate::index::{
 };
 use crate::project::ResolvedConfig;
 use crate::project::{AdmittedPath, ProjectRoot};
-use crate::project::{Skip, WalkOptions};
+use crate::project::{Skip, SkipReason, WalkOptions};
 use crate::store::{self, IndexReader, Scope};
 use config_watch::ConfigWatch;
 use runs::Runs;
@@ -528,8 +528,11 @@ impl IndexObserver for LiveObserver<'_> {
     }
 
     fn skipped(&mut self, skip: &Skip) {
-        // A fill walks what the index run just walked and reported.
-        if skip.reason.is_error() && !self.filling {
+        // A fill walks what the index run just walked and reported. The
+        // server's own log is said once, at the start: saying it at each
+        // run would only lengthen the log.
+        let own_output_at_start = matches!(skip.reason, SkipReason::OwnOutput) && self.first;
+        if (skip.reason.is_error() || own_output_at_start) && !self.filling {
             (self.live.notes)(&format!("skipping {}: {}", skip.path, skip.reason.describe()));
         }
     }

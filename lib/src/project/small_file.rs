@@ -136,6 +136,25 @@ pub(crate) fn write_own(path: &Path, text: &[u8]) -> io::Result<()> {
     file.write_all(text)
 }
 
+/// Replace the file at `path` with `text` whole: written to `<path>.tmp`
+/// and renamed, so a kill leaves the old file or the new one. The
+/// temporary name is vecgrep's: a link or FIFO a repository shipped there
+/// is removed, never written through.
+pub(crate) fn replace_own(path: &Path, text: &[u8]) -> io::Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = std::path::PathBuf::from(tmp);
+    if std::fs::symlink_metadata(&tmp).is_ok_and(|m| !m.is_dir()) {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    let replaced = write_own(&tmp, text).and_then(|()| std::fs::rename(&tmp, path));
+    if replaced.is_err() {
+        // A full disk's half-written file is not left behind.
+        let _ = std::fs::remove_file(&tmp);
+    }
+    replaced
+}
+
 /// The file at `path` in vecgrep's own data directory (a lock), opened for
 /// writing, created when missing. Anything else of that name (a link a
 /// repository shipped, a FIFO whose open would wait for a reader) is
@@ -285,5 +304,21 @@ mod tests {
         append_own(&own, b"b\n").unwrap();
         write_own(&dir.path().join("gi"), b"*\n").unwrap();
         assert_eq!(std::fs::read_to_string(&own).unwrap(), "a\nb\n");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_whole_replacement_removes_a_link_at_its_temporary_name_and_writes_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let users = dir.path().join("users-file");
+        std::fs::write(&users, "the user's own\n").unwrap();
+        let state = dir.path().join("label.toml");
+        std::os::unix::fs::symlink(&users, dir.path().join("label.toml.tmp")).unwrap();
+        replace_own(&state, b"label = \"v1\"\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&users).unwrap(), "the user's own\n", "written through the link");
+        assert_eq!(std::fs::read_to_string(&state).unwrap(), "label = \"v1\"\n");
+        assert!(!dir.path().join("label.toml.tmp").exists(), "the temporary name is left behind");
+        replace_own(&state, b"label = \"v2\"\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&state).unwrap(), "label = \"v2\"\n");
     }
 }

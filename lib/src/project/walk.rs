@@ -114,6 +114,11 @@ pub enum SkipReason {
     MissingProject(String),
     /// A FIFO, socket or device: never read (a FIFO would block the run).
     Special,
+    /// The file this process writes its output or its errors to (as
+    /// ripgrep leaves it out): a server's log inside the tree it serves
+    /// would be indexed at each refresh, and each index run would write
+    /// to it again.
+    OwnOutput,
 }
 
 impl SkipReason {
@@ -131,6 +136,7 @@ impl SkipReason {
             SkipReason::Generated(_) => "generated",
             SkipReason::MissingProject(_) => "missing_project",
             SkipReason::Special => "special",
+            SkipReason::OwnOutput => "own_output",
         }
     }
 
@@ -169,6 +175,7 @@ impl SkipReason {
                 format!("the catalog's project is not at {dir} any more (its files leave the index; vg-catalog remove-project drops it)")
             }
             SkipReason::Special => "not a regular file (a FIFO, socket or device)".into(),
+            SkipReason::OwnOutput => "the file this process writes its output or errors to".into(),
         }
     }
 }
@@ -241,7 +248,11 @@ pub(in crate::project) fn walk_tree(
     // directory is when met.
     let paths: Vec<AdmittedPath> = paths.iter().filter(|p| !in_always_excluded_dir(&p.rel)).cloned().collect();
     let paths = &paths[..];
-    let bounds = Bounds { root: root.path.clone(), paths: paths.iter().map(|p| p.abs.clone()).collect() };
+    let bounds = Bounds {
+        root: root.path.clone(),
+        paths: paths.iter().map(|p| p.abs.clone()).collect(),
+        own_outputs: own_outputs(),
+    };
     let outside: Arc<Mutex<Vec<Skip>>> = Arc::default();
     let Some(builder) = builder(root, paths, opts, &bounds, &outside)? else {
         return Ok(out);
@@ -292,11 +303,30 @@ fn in_always_excluded_dir(rel: &str) -> bool {
     rel.split('/').any(|part| ALWAYS_EXCLUDED_DIRS.contains(&part))
 }
 
-/// Where a followed link may lead: inside the root, and inside the paths walked.
+/// Where a followed link may lead: inside the root, and inside the paths
+/// walked; and the files never admitted, those this process writes to.
 #[derive(Clone)]
 struct Bounds {
     root: PathBuf,
     paths: Vec<PathBuf>,
+    own_outputs: Vec<FileId>,
+}
+
+/// A file by device and inode: the same file whatever name reaches it.
+type FileId = (u64, u64);
+
+/// The regular files this process's standard output and error go to,
+/// looked at once per walk: a server's redirection can be the same file
+/// for its whole life, but a library cannot know it was not changed.
+fn own_outputs() -> Vec<FileId> {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::MetadataExt;
+    let fds = [std::io::stdout().as_fd().try_clone_to_owned(), std::io::stderr().as_fd().try_clone_to_owned()];
+    fds.into_iter()
+        .filter_map(|fd| std::fs::File::from(fd.ok()?).metadata().ok())
+        .filter(|meta| meta.is_file())
+        .map(|meta| (meta.dev(), meta.ino()))
+        .collect()
 }
 
 impl Bounds {
@@ -513,6 +543,9 @@ fn admit(bounds: &Bounds, entry: &ignore::DirEntry, opts: &WalkOptions, out: &mu
         Ok(m) => m,
         Err(err) => return skip(rel, SkipReason::Error(err_message(&err))),
     };
+    if is_own_output(&bounds.own_outputs, &meta) {
+        return skip(rel, SkipReason::OwnOutput);
+    }
     let size = meta.len();
     if size > opts.max_filesize {
         return skip(rel, SkipReason::TooLarge { size, limit: opts.max_filesize });
@@ -548,6 +581,11 @@ fn closed_to_us(meta: &std::fs::Metadata, path: &Path) -> Option<std::io::Error>
     // Opened as every small file is, so that one a FIFO replaced since the
     // walk looked is not waited on.
     small_file::open_regular(path).err().filter(|e| e.kind() == std::io::ErrorKind::PermissionDenied)
+}
+
+fn is_own_output(own_outputs: &[FileId], meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    own_outputs.contains(&(meta.dev(), meta.ino()))
 }
 
 /// The user this process reads files as.

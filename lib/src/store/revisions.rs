@@ -190,21 +190,13 @@ fn write_whole(root: &ProjectRoot, path: &Path, text: &str) -> Result<(), StoreE
     replace_whole(path, text)
 }
 
-/// Write `text` to `path` whole to a new name and renamed, so a kill leaves
-/// the old file or the new one.
+/// Write `text` to `path` whole (`small_file::replace_own`).
 fn replace_whole(path: &Path, text: &str) -> Result<(), StoreError> {
-    // `revision.tmp` and `revision.unfinished.tmp`: one name each.
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    // The name is vecgrep's: a link or FIFO a repository shipped there goes,
-    // never written through.
-    if std::fs::symlink_metadata(&tmp).is_ok_and(|m| !m.is_dir()) {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    small_file::write_own(&tmp, text.as_bytes())
-        .and_then(|()| std::fs::rename(&tmp, path))
-        .map_err(|e| StoreError::File { action: "write", path: path.to_path_buf(), source: e.into() })
+    small_file::replace_own(path, text.as_bytes()).map_err(|e| StoreError::File {
+        action: "write",
+        path: path.to_path_buf(),
+        source: e.into(),
+    })
 }
 
 /// The file that says which files of its tree a revision's (or a label's)
