@@ -6,7 +6,7 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 
-use crate::project::{self, ProjectRoot};
+use crate::project::{self, ConfigValues, ProjectRoot};
 
 /// What a file was when last looked at: its size, inode and change
 /// times (a file replaced by a rename is another inode), or absent.
@@ -14,6 +14,10 @@ type Stamp = Option<(u64, u64, i64, i64, i64, i64)>;
 
 pub(super) struct ConfigWatch {
     files: Vec<(PathBuf, Stamp)>,
+    /// What the next start would resolve with: the project's config and
+    /// this start's command line.
+    root_config: PathBuf,
+    command_line: ConfigValues,
 }
 
 fn stamp(path: &PathBuf) -> Stamp {
@@ -22,10 +26,15 @@ fn stamp(path: &PathBuf) -> Stamp {
 }
 
 impl ConfigWatch {
-    /// The project's config file and the user's, as they are now.
-    pub(super) fn new(root: &ProjectRoot) -> Self {
+    /// The project's config file and the user's, as they are now, for a
+    /// start with `command_line`.
+    pub(super) fn new(root: &ProjectRoot, command_line: &ConfigValues) -> Self {
         let paths = std::iter::once(root.config_path()).chain(project::global_config_path());
-        ConfigWatch { files: paths.map(|p| (p.clone(), stamp(&p))).collect() }
+        ConfigWatch {
+            files: paths.map(|p| (p.clone(), stamp(&p))).collect(),
+            root_config: root.config_path(),
+            command_line: command_line.clone(),
+        }
     }
 
     /// What to say of each file changed since the last look.
@@ -38,7 +47,7 @@ impl ConfigWatch {
             }
             *was = now;
             let kept = "the settings in use are those read at the start; start again to apply it";
-            said.push(match project::check_config_file(path) {
+            said.push(match project::check_next_start(&self.command_line, &self.root_config) {
                 Ok(()) => format!("{} changed: {kept}", path.display()),
                 Err(e) => format!("{} changed and the next start will fail ({e}): {kept}", path.display()),
             });
@@ -57,7 +66,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = ProjectRoot { path: dir.path().to_path_buf(), marker: RootMarker::None, shared: None };
         std::fs::create_dir_all(root.data_dir()).unwrap();
-        let mut watch = ConfigWatch::new(&root);
+        let mut watch = ConfigWatch::new(&root, &ConfigValues::default());
         assert!(watch.changes().is_empty());
         std::fs::write(root.config_path(), "top_k = 3\n").unwrap();
         let said = watch.changes();
@@ -77,5 +86,22 @@ mod tests {
         );
         std::fs::remove_file(root.config_path()).unwrap();
         assert_eq!(watch.changes().len(), 1, "a removed file is a change");
+    }
+
+    /// A file that parses can still fail the next start with the other
+    /// layers: the command line the server started with counts.
+    #[test]
+    fn a_file_that_would_not_resolve_with_the_command_line_says_the_next_start_will_fail() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = ProjectRoot { path: dir.path().to_path_buf(), marker: RootMarker::None, shared: None };
+        std::fs::create_dir_all(root.data_dir()).unwrap();
+        let mut plain = ConfigWatch::new(&root, &ConfigValues::default());
+        let wide = ConfigValues { chunk_size: Some(4000), ..ConfigValues::default() };
+        let mut widened = ConfigWatch::new(&root, &wide);
+        std::fs::write(root.config_path(), "chunk_overlap = 1000\n").unwrap();
+        let said = plain.changes();
+        assert!(said[0].contains("the next start will fail") && said[0].contains("chunk_overlap (1000"), "{said:?}");
+        let said = widened.changes();
+        assert!(said[0].contains("config.toml changed: the settings in use"), "{said:?}");
     }
 }

@@ -176,7 +176,7 @@ impl LiveIndex {
     /// failures); `shutdown` stops the indexer after the file in hand.
     pub fn new(target: Target, shutdown: Arc<AtomicBool>, notes: Box<dyn Fn(&str) + Send + Sync>) -> Arc<Self> {
         let state = State { progress: Progress { indexing: true, ..Default::default() }, ..Default::default() };
-        let config = Mutex::new(ConfigWatch::new(&target.root));
+        let config = Mutex::new(ConfigWatch::new(&target.root, &target.config.command_line));
         Arc::new(LiveIndex { target, state: Mutex::new(state), config, shutdown, notes })
     }
 

@@ -50,10 +50,12 @@ pub(crate) fn toml_problem(text: &str, e: &toml::de::Error) -> (usize, String) {
     (line, message)
 }
 
-/// Whether the config file at `path` loads: absent, or readable and
-/// well-formed.
-pub fn check_config_file(path: &Path) -> Result<(), ConfigError> {
-    load_config(path).map(|_| ())
+/// Whether a start with `command_line` at the root whose config file is
+/// `root_config` would resolve its settings, as they are on disk now:
+/// a file that parses can still fail with the other layers
+/// (`chunk_overlap` not under `chunk_size`).
+pub fn check_next_start(command_line: &ConfigValues, root_config: &Path) -> Result<(), ConfigError> {
+    ConfigLayers::load(command_line.clone(), root_config)?.resolve().map(drop)
 }
 
 /// Read a config file; a missing file is simply no layer. A link to a
@@ -175,6 +177,7 @@ impl ConfigLayers {
             .then(|| (self.project.as_ref().map(|(p, _)| p.clone()).unwrap_or_default(), untrusted));
         self.bound_untrusted(&mut config);
         self.check_overlap(&config)?;
+        config.command_line = self.cli.clone();
         Ok(config)
     }
 

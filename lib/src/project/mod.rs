@@ -18,7 +18,7 @@ pub(crate) mod urls;
 mod walk;
 
 pub use base_dirs::BaseDir;
-pub use config::{check_config_file, global_config_path, why_untrusted, ConfigError, ConfigLayers};
+pub use config::{check_next_start, global_config_path, why_untrusted, ConfigError, ConfigLayers};
 pub use encoding::{as_utf8, decode as decode_text, looks_binary};
 pub use generated::{by_content, Generated};
 pub use packages::PackageIndex;

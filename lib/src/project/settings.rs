@@ -389,6 +389,10 @@ macro_rules! settings {
             /// default because the user did not trust it (TrustRule's
             /// bounds), what it asked for, for telling the user.
             pub bounded: Option<(std::path::PathBuf, Vec<String>)>,
+            /// The command line's own layer, so that a server can tell
+            /// whether a config file edited since its start would resolve.
+            #[serde(skip)]
+            pub command_line: ConfigValues,
         }
 
         /// Every setting, in the order config errors list them.
@@ -489,6 +493,7 @@ macro_rules! settings {
                 threshold_set: layers.iter().any(|l| l.threshold.is_some()),
                 untrusted: None,
                 bounded: None,
+                command_line: ConfigValues::default(),
             }
         }
     };
