@@ -60,6 +60,13 @@ fn the_file_a_run_writes_its_records_to_is_left_out() {
     // Another run, writing elsewhere, indexes it as any other file.
     let again = index(&t, ".", &[]);
     assert!(indexed_files(&again).contains(&"\"out.ndjson\"".to_string()), "{}", stdout(&again));
+    // A run writing to it leaves what another run stored of it: removing
+    // it would have the two runs take turns.
+    let out = std::fs::File::create(&out_path).unwrap();
+    assert!(t.cmd("vg-index", ".").stdout(out).status().unwrap().success());
+    let text = read(&out_path);
+    let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!((last["type"].as_str(), last["removed"].as_u64()), (Some("summary"), Some(0)), "{text}");
 }
 
 #[test]

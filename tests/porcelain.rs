@@ -18,6 +18,23 @@ fn one_shot_search_prints_cwd_relative_results() {
     assert_eq!(stdout(&o).lines().next(), Some("../src/upload.py"));
 }
 
+/// `vecgrep QUERY >> notes.txt` inside the tree: the stage that walks the
+/// tree writes to a pipe, so the porcelain tells it which file its output
+/// goes to; a search never finds the results of the searches before it.
+#[test]
+fn a_search_appending_to_a_file_of_the_tree_never_finds_its_own_results() {
+    let t = sample_project();
+    let notes = t.path().join("notes.txt");
+    for _ in 0..2 {
+        let out = std::fs::OpenOptions::new().create(true).append(true).open(&notes).unwrap();
+        let status = t.cmd("vecgrep", ".").args(["--threshold=-1", "retry an upload"]).stdout(out).status().unwrap();
+        assert!(status.success());
+    }
+    let said = read(&notes);
+    assert!(said.contains("upload.py:"), "{said}");
+    assert!(!said.contains("notes.txt"), "a search found what an earlier one wrote: {said}");
+}
+
 /// The porcelain passes a flag's value on as `--flag=VALUE`: a value that
 /// starts with `-` stays a value, as the tool itself takes it.
 #[test]

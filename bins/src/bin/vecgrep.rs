@@ -196,7 +196,12 @@ fn pipeline(stages: Vec<&mut Command>) -> Result<u8> {
         .collect();
     let mut children: Vec<Child> = Vec::new();
     let last = stages.len() - 1;
+    let own_output = vecgrep::project::own_output_for_stages();
     for (i, cmd) in stages.into_iter().enumerate() {
+        match &own_output {
+            Some(id) => cmd.env(vecgrep::project::OWN_OUTPUT_VAR, id),
+            None => cmd.env_remove(vecgrep::project::OWN_OUTPUT_VAR),
+        };
         if let Some(prev) = children.last_mut() {
             cmd.stdin(Stdio::from(prev.stdout.take().expect("piped stdout")));
         }

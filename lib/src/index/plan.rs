@@ -9,7 +9,7 @@ use anyhow::Result;
 use super::{FileOutcome, IndexObserver, IndexRequest, IndexSummary, WalkedSet};
 use crate::chunk;
 use crate::project::is_under;
-use crate::project::{EmbedderSource, WalkResult, WalkedFile};
+use crate::project::{EmbedderSource, SkipReason, WalkResult, WalkedFile};
 use crate::store::{FileState, IndexMeta, IndexReader, StoredFile};
 
 /// Whether the index is emptied first (ReindexOrConfigChangeRebuildsIndex).
@@ -123,7 +123,8 @@ pub(super) fn plan<'w>(
     obs: &mut dyn IndexObserver,
 ) -> Plan<'w> {
     let mut removals: Vec<String> = Vec::new();
-    let mut error_dirs: Vec<String> = Vec::new();
+    // What the walk did not read whose stored entries stay (`stale_entries`).
+    let mut kept: Vec<String> = Vec::new();
     for skip in &walked.skips {
         obs.skipped(skip);
         summary.skipped += 1;
@@ -133,8 +134,13 @@ pub(super) fn plan<'w>(
             // whose ignore file alone is closed to the user is open.
             let unseen = skip.unseen_under();
             if !closed_to_user(req, unseen) {
-                error_dirs.push(unseen.to_string());
+                kept.push(unseen.to_string());
             }
+        } else if matches!(skip.reason, SkipReason::OwnOutput) {
+            // Another tool's run may have indexed it (a server's log, read
+            // by a one-shot search's run): removing it here would have the
+            // two take turns, each turn a line in the log.
+            kept.push(skip.path.clone());
         } else if stored.contains_key(&skip.path) {
             removals.push(skip.path.clone());
         }
@@ -165,7 +171,7 @@ pub(super) fn plan<'w>(
         // Stable: files of one size keep the walk's order.
         work.sort_by_key(|f| f.size);
     }
-    removals.extend(stale_entries(req, &stored, &walked_set, &removals, &error_dirs));
+    removals.extend(stale_entries(req, &stored, &walked_set, &removals, &kept));
     removals.sort();
     removals.dedup();
     Plan { stored, removals, work, rechecks, walked: walked_set }
@@ -214,7 +220,7 @@ fn stale_entries(
     stored: &HashMap<String, StoredFile>,
     walked: &WalkedSet,
     removals: &[String],
-    error_dirs: &[String],
+    kept: &[String],
 ) -> Vec<String> {
     let owned: Vec<&str> = match req.paths {
         [only] => vec![only.rel.as_str()],
@@ -229,8 +235,9 @@ fn stale_entries(
             continue;
         }
         // Entries under a directory the walk could not read are kept, not
-        // lost, unless it is closed to the user (`closed_to_user`).
-        if error_dirs.iter().any(|d| is_under(rel, d)) {
+        // lost, unless it is closed to the user (`closed_to_user`); so is
+        // the file the run writes to.
+        if kept.iter().any(|d| is_under(rel, d)) {
             continue;
         }
         // Gone means no longer a file: a directory made where it was counts.

@@ -49,7 +49,10 @@ impl ConfigWatch {
             let kept = "the settings in use are those read at the start; start again to apply it";
             said.push(match project::check_next_start(&self.command_line, &self.root_config) {
                 Ok(()) => format!("{} changed: {kept}", path.display()),
-                Err(e) => format!("{} changed and the next start will fail ({e}): {kept}", path.display()),
+                Err(e) => format!(
+                    "{} changed and a start with the same command line would fail ({e}): {kept}",
+                    path.display()
+                ),
             });
         }
         said
@@ -81,7 +84,8 @@ mod tests {
         std::fs::write(root.config_path(), "top_k = 'many'\n").unwrap();
         let said = watch.changes();
         assert!(
-            said[0].contains("changed and the next start will fail (config ") && said[0].contains("line 1"),
+            said[0].contains("changed and a start with the same command line would fail (config ")
+                && said[0].contains("line 1"),
             "{said:?}"
         );
         std::fs::remove_file(root.config_path()).unwrap();
@@ -100,7 +104,11 @@ mod tests {
         let mut widened = ConfigWatch::new(&root, &wide);
         std::fs::write(root.config_path(), "chunk_overlap = 1000\n").unwrap();
         let said = plain.changes();
-        assert!(said[0].contains("the next start will fail") && said[0].contains("chunk_overlap (1000"), "{said:?}");
+        assert!(
+            said[0].contains("a start with the same command line would fail")
+                && said[0].contains("chunk_overlap (1000"),
+            "{said:?}"
+        );
         let said = widened.changes();
         assert!(said[0].contains("config.toml changed: the settings in use"), "{said:?}");
     }

@@ -157,6 +157,8 @@ pub struct LiveIndex {
     config: Mutex<ConfigWatch>,
     shutdown: Arc<AtomicBool>,
     notes: Box<dyn Fn(&str) + Send + Sync>,
+    /// The file the server writes to was said to be left out.
+    own_output_said: AtomicBool,
 }
 
 /// Milliseconds since the epoch, as index jobs record times.
@@ -177,7 +179,8 @@ impl LiveIndex {
     pub fn new(target: Target, shutdown: Arc<AtomicBool>, notes: Box<dyn Fn(&str) + Send + Sync>) -> Arc<Self> {
         let state = State { progress: Progress { indexing: true, ..Default::default() }, ..Default::default() };
         let config = Mutex::new(ConfigWatch::new(&target.root, &target.config.command_line));
-        Arc::new(LiveIndex { target, state: Mutex::new(state), config, shutdown, notes })
+        let own_output_said = AtomicBool::new(false);
+        Arc::new(LiveIndex { target, state: Mutex::new(state), config, shutdown, notes, own_output_said })
     }
 
     /// The caller has just brought the paths up to date in a blocking run
@@ -289,7 +292,14 @@ impl LiveIndex {
                 lock(&self.state).progress.filling = false;
                 match self.report(result, |s| s.embedded > 0) {
                     Ok(_) => FillEnd::Ran,
-                    Err(_) => FillEnd::Over,
+                    Err(_) => {
+                        // The fill resumes at a later round: its summary
+                        // counts what the rounds before this one embedded.
+                        let mut state = lock(&self.state);
+                        let files = state.progress.indexed;
+                        state.fill_so_far = earlier.map(|summary| FillSoFar { files, summary });
+                        FillEnd::Over
+                    }
                 }
             }
         }
@@ -529,10 +539,14 @@ impl IndexObserver for LiveObserver<'_> {
 
     fn skipped(&mut self, skip: &Skip) {
         // A fill walks what the index run just walked and reported. The
-        // server's own log is said once, at the start: saying it at each
-        // run would only lengthen the log.
-        let own_output_at_start = matches!(skip.reason, SkipReason::OwnOutput) && self.first;
-        if (skip.reason.is_error() || own_output_at_start) && !self.filling {
+        // server's own log is said once: saying it at each run would only
+        // lengthen the log.
+        if self.filling {
+            return;
+        }
+        let own_output_first_time =
+            matches!(skip.reason, SkipReason::OwnOutput) && !self.live.own_output_said.swap(true, Ordering::SeqCst);
+        if skip.reason.is_error() || own_output_first_time {
             (self.live.notes)(&format!("skipping {}: {}", skip.path, skip.reason.describe()));
         }
     }

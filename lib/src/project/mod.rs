@@ -30,7 +30,8 @@ pub use settings::{
     check_chunk_size, check_threshold, check_top_k, is_commit_id, setting, ConfigValues, EmbedderSource, Planner,
     PrivacyMode, ResolvedConfig, SearchMode, Setting, DEFAULT_EMBEDDER_MODEL, MAX_TOP_K, MIN_CHUNK_SIZE, SETTINGS,
 };
-pub use walk::{ctime_ns, mtime_ns, type_names, Skip, SkipReason, WalkOptions, WalkResult, WalkedFile};
+pub use walk::{ctime_ns, mtime_ns, own_output_for_stages, type_names, OWN_OUTPUT_VAR};
+pub use walk::{Skip, SkipReason, WalkOptions, WalkResult, WalkedFile};
 
 /// Name of the per-project directory that holds the index and project config.
 pub const PROJECT_DIR: &str = ".vecgrep";

@@ -4,6 +4,7 @@
 //! hidden files, file types and globs behave as they do in ripgrep. Files that
 //! cannot be indexed are reported as skips rather than silently dropped.
 
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex};
 use std::time::UNIX_EPOCH;
@@ -315,18 +316,37 @@ struct Bounds {
 /// A file by device and inode: the same file whatever name reaches it.
 type FileId = (u64, u64);
 
-/// The regular files this process's standard output and error go to,
-/// looked at once per walk: a server's redirection can be the same file
-/// for its whole life, but a library cannot know it was not changed.
+/// How `vecgrep` tells the stages of its pipeline (`vg-query | vg-format`)
+/// the file its own output goes to: a stage writing to a pipe cannot see
+/// that `vecgrep foo >> notes.txt` appends to a file of the tree.
+pub const OWN_OUTPUT_VAR: &str = "VECGREP_OWN_OUTPUT";
+
+/// The regular files this process's standard output and error go to, and
+/// the one `OWN_OUTPUT_VAR` names, looked at once per walk: a server's
+/// redirection can be the same file for its whole life, but a library
+/// cannot know it was not changed.
 fn own_outputs() -> Vec<FileId> {
-    use std::os::fd::AsFd;
-    use std::os::unix::fs::MetadataExt;
     let fds = [std::io::stdout().as_fd().try_clone_to_owned(), std::io::stderr().as_fd().try_clone_to_owned()];
-    fds.into_iter()
-        .filter_map(|fd| std::fs::File::from(fd.ok()?).metadata().ok())
-        .filter(|meta| meta.is_file())
-        .map(|meta| (meta.dev(), meta.ino()))
-        .collect()
+    let handed_down = std::env::var(OWN_OUTPUT_VAR).ok().and_then(|v| parse_file_id(&v));
+    fds.into_iter().filter_map(|fd| regular_file_id(std::fs::File::from(fd.ok()?))).chain(handed_down).collect()
+}
+
+/// This process's standard output as `OWN_OUTPUT_VAR` carries it to the
+/// stages of a pipeline, when it is a regular file.
+pub fn own_output_for_stages() -> Option<String> {
+    let (dev, ino) = regular_file_id(std::fs::File::from(std::io::stdout().as_fd().try_clone_to_owned().ok()?))?;
+    Some(format!("{dev}:{ino}"))
+}
+
+fn regular_file_id(file: std::fs::File) -> Option<FileId> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = file.metadata().ok()?;
+    meta.is_file().then(|| (meta.dev(), meta.ino()))
+}
+
+fn parse_file_id(text: &str) -> Option<FileId> {
+    let (dev, ino) = text.split_once(':')?;
+    Some((dev.parse().ok()?, ino.parse().ok()?))
 }
 
 impl Bounds {
