@@ -93,7 +93,38 @@ pub(super) fn settings(shared: &SharedIndex) -> Result<postgres::Config, StoreEr
     // The socket's connect is bounded too, so that a thread left waiting
     // for an address that never answers ends with the limit.
     config.connect_timeout(connect_limit(&config));
+    notice_a_lost_server(&mut config);
     Ok(config)
+}
+
+/// How soon a server that went away mid-session (its host down, the
+/// network cut: nothing answers, not even TCP) is noticed, where the URL
+/// does not say: keepalive probes after this much quiet, then every
+/// `LOST_PROBE_EVERY`, `LOST_PROBES` of them; and data sent must be
+/// acknowledged within `LOST_LIMIT`. The defaults (probes after two
+/// hours, retransmissions for about fifteen minutes) left a search, a
+/// server's refresh or its `/health` waiting that long. A live server's
+/// host answers probes however long its query runs.
+const LOST_QUIET: Duration = Duration::from_secs(15);
+const LOST_PROBE_EVERY: Duration = Duration::from_secs(5);
+const LOST_PROBES: u32 = 3;
+const LOST_LIMIT: Duration = Duration::from_secs(30);
+
+fn notice_a_lost_server(config: &mut postgres::Config) {
+    // The client's own default, which a URL cannot be told apart from.
+    const CLIENT_DEFAULT_QUIET: Duration = Duration::from_secs(2 * 60 * 60);
+    if config.get_keepalives_idle() == CLIENT_DEFAULT_QUIET {
+        config.keepalives_idle(LOST_QUIET);
+    }
+    if config.get_keepalives_interval().is_none() {
+        config.keepalives_interval(LOST_PROBE_EVERY);
+    }
+    if config.get_keepalives_retries().is_none() {
+        config.keepalives_retries(LOST_PROBES);
+    }
+    if config.get_tcp_user_timeout().is_none() {
+        config.tcp_user_timeout(LOST_LIMIT);
+    }
 }
 
 /// Where the index is, in words safe to print: no user, no password.
@@ -242,6 +273,21 @@ mod tests {
             let config: postgres::Config = "postgres://u@127.0.0.1/db".parse().unwrap();
             assert_eq!(connect_limit(&config), CONNECT_LIMIT);
         }
+    }
+
+    #[test]
+    fn a_lost_server_is_noticed_in_seconds_unless_the_url_says_otherwise() {
+        let shared_at = |url: &str| settings(&shared(url.to_string())).unwrap();
+        let config = shared_at("postgres://u@127.0.0.1/db");
+        assert_eq!(config.get_keepalives_idle(), LOST_QUIET);
+        assert_eq!(config.get_keepalives_interval(), Some(LOST_PROBE_EVERY));
+        assert_eq!(config.get_keepalives_retries(), Some(LOST_PROBES));
+        assert_eq!(config.get_tcp_user_timeout(), Some(&LOST_LIMIT));
+        let config =
+            shared_at("postgres://u@127.0.0.1/db?keepalives_idle=600&tcp_user_timeout=120&keepalives_retries=9");
+        assert_eq!(config.get_keepalives_idle(), Duration::from_secs(600));
+        assert_eq!(config.get_tcp_user_timeout(), Some(&Duration::from_secs(120)));
+        assert_eq!(config.get_keepalives_retries(), Some(9));
     }
 
     /// A server that accepts connections and never says a word.
