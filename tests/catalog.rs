@@ -609,6 +609,44 @@ fn a_label_searches_each_projects_revision_and_says_where_it_names_nothing() {
     assert!(response["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().contains(said)), "{response}");
 }
 
+/// `--clear-cache` and `--reindex` with `--label` act on that label's
+/// index alone; the flags about the catalog's own index are refused, not
+/// taken for the label's (`--clear-cache` removed the catalog's index and
+/// every label's).
+#[test]
+fn clearing_a_labels_index_leaves_the_catalog_and_its_other_labels() {
+    let p = labelled_projects();
+    git_in(&p.dir("src/billing"), &["tag", "release-2"]);
+    let index = |args: &[&str]| run(p.cmd("vg-index", ".").args(["--catalog", "team"]).args(args));
+    for args in [&[][..], &["--label", "release-1"], &["--label", "release-2"]] {
+        assert_code(&index(args), 0);
+    }
+    let o = index(&["--label", "release-2", "--clear-cache"]);
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("removed the index of label release-2 of catalog team"), "{}", stderr(&o));
+    let shown = stdout(&run(p.cmd("vg-catalog", ".").args(["show", "team"])));
+    assert!(shown.contains("label release-1 (complete") && !shown.contains("release-2"), "{shown}");
+    let query = ["--catalog", "team", "--no-index", "--threshold", "-1", "retry a failed upload"];
+    assert_code(&run(p.cmd("vg-query", "elsewhere").args(query)), 0);
+    assert_code(&run(p.cmd("vg-query", "elsewhere").args(query).args(["--label", "release-1"])), 0);
+    let o = index(&["--label", "release-2", "--clear-cache"]);
+    assert!(stderr(&o).contains("label release-2 of catalog team holds no index to remove"), "{}", stderr(&o));
+
+    // --reindex drops the label's index and makes it again.
+    let o = index(&["--label", "release-1", "--reindex"]);
+    assert_code(&o, 0);
+    assert!(summary(&o)["files"].as_u64().unwrap() > 0 && summary(&o)["label"]["complete"] == true, "{}", stdout(&o));
+
+    for flag in [&["--stats"][..], &["--verify"], &["--forget", "HEAD"]] {
+        let o = index(&[&["--label", "release-1"][..], flag].concat());
+        assert_code(&o, 2);
+        assert!(stderr(&o).contains(&format!("{} does not go with --label", flag[0])), "{}", stderr(&o));
+    }
+    let o = index(&["--label", "Bad_Name", "--clear-cache"]);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("label name 'Bad_Name' has an uppercase letter"), "{}", stderr(&o));
+}
+
 #[test]
 fn a_label_copies_the_vectors_the_catalog_holds_and_a_partial_one_is_never_searched_as_whole() {
     let p = labelled_projects();

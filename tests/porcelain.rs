@@ -324,6 +324,13 @@ fn the_tools_end_when_vecgrep_is_killed() {
         assert!(std::time::Instant::now() < deadline, "vecgrep never ran its two tools: {tools:?}");
         std::thread::sleep(std::time::Duration::from_millis(20));
     };
+    // Killed once the index run is under way, not before it made the index
+    // (on a loaded machine the tools can take seconds to get there).
+    let stats = || records(&run(t.cmd("vg-index", ".").args(["--stats", "--json"])))[0].clone();
+    while stats()["complete"] != false {
+        assert!(std::time::Instant::now() < deadline, "the index run never began: {}", stats());
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
     child.kill().unwrap();
     child.wait().unwrap();
     // A tool that has ended is gone or a zombie its new parent has yet to reap.
@@ -336,8 +343,8 @@ fn the_tools_end_when_vecgrep_is_killed() {
         assert!(std::time::Instant::now() < deadline, "a tool still runs 30 s after vecgrep was killed: {tools:?}");
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    let stats = records(&run(t.cmd("vg-index", ".").args(["--stats", "--json"])));
-    assert_eq!(stats[0]["complete"], false, "the run stopped with vecgrep: {}", stats[0]);
+    let stats = stats();
+    assert_eq!(stats["complete"], false, "the run stopped with vecgrep: {stats}");
     let stats = records(&run(t.cmd("vg-index", ".").args(["--verify", "--json"])));
     assert_eq!(stats[0]["ok"], true, "the index is sound");
 }

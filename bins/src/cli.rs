@@ -335,10 +335,10 @@ pub struct IndexCli {
     /// With --stats or --verify: print a JSON record.
     #[arg(long)]
     pub json: bool,
-    /// Throw the index away and build it again.
+    /// Throw the index away and build it again (with --label, that label's index).
     #[arg(long)]
     pub reindex: bool,
-    /// Delete the index (keeps .vecgrep/config.toml) and stop.
+    /// Delete the index (keeps .vecgrep/config.toml) and stop; with --label, that label's index only.
     #[arg(long, conflicts_with = "reindex")]
     pub clear_cache: bool,
     /// Index the whole tree of a git revision (a branch, tag or commit, as git names them) straight from the repository, leaving the working tree alone; chunks any index of the project already embedded are not embedded again. Search it with vg-query --rev.

@@ -18,6 +18,17 @@ fn main() {
     let (cli, matches) = vecgrep_bins::app::parse_args::<IndexCli>(TOOL);
     run_main(TOOL, || {
         let inv = resolve(TOOL, &cli.paths, cli.outside.skip_outside_root, Some(&cli.catalog), cli_config(&matches)?)?;
+        if cli.label.label.is_some() {
+            refuse_beside_a_label(&cli)?;
+        }
+        if let Some((catalog, label)) = label_of(&cli.label, &inv, false)?.filter(|_| cli.label.label.is_some()) {
+            if cli.clear_cache || cli.reindex {
+                let code = forget_label(&inv, &catalog, &label)?;
+                if cli.clear_cache || code == EXIT_INTERRUPTED {
+                    return Ok(code);
+                }
+            }
+        }
         if cli.stats {
             return print_stats(&cli, &inv.root);
         }
@@ -51,6 +62,34 @@ fn main() {
         }
         index(&cli, &inv)
     })
+}
+
+/// What `--label` does not go with: these report on or drop the catalog's
+/// own index, which would be taken for the label's (`--clear-cache` and
+/// `--reindex` act on the label's index: `forget_label`).
+fn refuse_beside_a_label(cli: &IndexCli) -> anyhow::Result<()> {
+    let flag = [(cli.stats, "--stats"), (cli.verify, "--verify"), (cli.forget.is_some(), "--forget")]
+        .into_iter()
+        .find_map(|(given, flag)| given.then_some(flag));
+    match flag {
+        Some(flag) => Err(anyhow::anyhow!(
+            "{flag} does not go with --label: it is about the catalog's own index (vg-catalog show lists its labels; --label NAME --clear-cache drops one's index)"
+        )),
+        None => Ok(()),
+    }
+}
+
+/// `--label NAME --clear-cache` (and before `--reindex`): drop the label's
+/// index, and only it.
+fn forget_label(inv: &Invocation, catalog: &Catalog, label: &str) -> anyhow::Result<u8> {
+    let Some(_lock) = wait_for_write_lock(TOOL, &inv.root, inv.config.quiet)? else { return Ok(EXIT_INTERRUPTED) };
+    let what = format!("label {label} of catalog {}", catalog.name);
+    let said = match vecgrep::history::forget_label(&inv.root, label)? {
+        0 => format!("{what} holds no index to remove"),
+        _ => format!("removed the index of {what}"),
+    };
+    note(TOOL, inv.config.quiet, &said);
+    Ok(EXIT_FOUND)
 }
 
 /// ClearCacheResetsIndex.

@@ -145,6 +145,19 @@ pub fn index_label(
     Ok(LabelRun { label: resolved, summary: Some(run.summary) })
 }
 
+/// Drop every index of `label` in the catalog at `root`, complete or not;
+/// how many there were. The caller holds the catalog's write lock.
+pub fn forget_label(root: &ProjectRoot, label: &str) -> Result<usize> {
+    check_label_name(label)?;
+    let mut forgotten = 0;
+    for r in store::revisions(root)? {
+        if read_state(&store::revision_root(root, &r.sha)).is_some_and(|s| s.label == label) {
+            forgotten += usize::from(store::forget_revision(root, &r.sha)?);
+        }
+    }
+    Ok(forgotten)
+}
+
 /// Drop the indexes `label` had at commits it no longer names, now that
 /// its index at the current ones is whole: a branch that moved leaves no
 /// index behind (its vectors were copied into the new one).

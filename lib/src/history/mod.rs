@@ -22,7 +22,9 @@ pub use diff::{changed_pieces, DiffPiece, MAX_PIECE_LINES};
 pub use filter::{parse_date, CommitFilter};
 pub use git::{CommitData, GitRepo, MAX_PIECES_PER_COMMIT, NOT_FETCHED};
 pub use index::{update_log, LoadEmbedder, LogObserver, LogSummary};
-pub use label::{index_label, indexed_label, labels, resolve_label, Label, LabelCommit, LabelRun, LabelState};
+pub use label::{
+    forget_label, index_label, indexed_label, labels, resolve_label, Label, LabelCommit, LabelRun, LabelState,
+};
 pub use rank::{search_log, CommitHit, LogQuery, MatchedLine, Pieces, MAX_MATCHED_LINES};
 pub use revision::{check_model, index_revision, indexed_revision, revision_to_forget, unwritten_note, RevisionRun};
 
