@@ -29,7 +29,7 @@ complete -c vecgrep -l context-hits -d 'Results sent to the model, best first (1
 complete -c vecgrep -l planner -d 'Who turns the question into a plan: rules (no model, no network) or llm (the chat model at llm_url, its plan checked against the schema; a plan that fails falls back to the rules with a warning) [config: planner; default: rules]' -r -f -a "rules\t''
 llm\t''"
 complete -c vecgrep -l since -d 'Only commits authored at or after DATE, in git\'s forms: 2024-05-01, "2 weeks ago", yesterday' -r
-complete -c vecgrep -l until -d 'Only commits authored at or before DATE' -r
+complete -c vecgrep -l until -d 'Only commits authored at or before DATE; a day alone (2024-05-01) includes that whole day' -r
 complete -c vecgrep -l author -d 'Only commits whose author\'s name or email contains TEXT (any case)' -r
 complete -c vecgrep -l limit -d 'Index and search only the NUM newest commits of HEAD\'s history' -r
 complete -c vecgrep -l chunk-size -d 'Characters per chunk: whole functions, classes and sections are packed up to it, bigger ones cut at their inner units; never past the model\'s 256-token window [config: chunk_size; default: 500]' -r

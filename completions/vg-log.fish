@@ -1,5 +1,5 @@
 complete -c vg-log -l since -d 'Only commits authored at or after DATE, in git\'s forms: 2024-05-01, "2 weeks ago", yesterday' -r
-complete -c vg-log -l until -d 'Only commits authored at or before DATE' -r
+complete -c vg-log -l until -d 'Only commits authored at or before DATE; a day alone (2024-05-01) includes that whole day' -r
 complete -c vg-log -l author -d 'Only commits whose author\'s name or email contains TEXT (any case)' -r
 complete -c vg-log -l limit -d 'Index and search only the NUM newest commits of HEAD\'s history' -r
 complete -c vg-log -s k -l top-k -d 'Return at most NUM results [config: top_k; default: 10]' -r

@@ -315,6 +315,25 @@ fn what_is_not_a_usable_repository_is_one_line_and_exit_2() {
     let said = format!("vg-log: cannot read the git repository {}: ", git_dir.display());
     assert!(stderr(&o).starts_with(&said) && stderr(&o).contains("ermission denied"), "{}", stderr(&o));
 
+    // Formats the reader does not know are named, not met as a ref that
+    // "could not be decoded" or "configuration could not be loaded".
+    for (init, says) in [
+        ("--ref-format=reftable", "its references are kept as reftable (extensions.refStorage)"),
+        ("--object-format=sha256", "it names objects by SHA-256 (extensions.objectFormat)"),
+    ] {
+        let other = Tree::bare();
+        git(&other, &["init", "-q", init]);
+        other.write("a.py", "x = 1\n");
+        git(&other, &["add", "-A"]);
+        git(&other, &["-c", "user.name=T", "-c", "user.email=t@example.org", "commit", "-qm", "first"]);
+        for (tool, args) in [("vg-log", &["anything"][..]), ("vg-query", &["--rev", "HEAD", "x"])] {
+            let o = run(other.cmd(tool, "").args(args));
+            assert_code(&o, 2);
+            assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+            assert!(stderr(&o).contains(says) && stderr(&o).contains("vecgrep cannot read yet"), "{}", stderr(&o));
+        }
+    }
+
     let empty = Tree::bare();
     git(&empty, &["init", "-q"]);
     let o = run(empty.cmd("vg-log", "").arg("anything"));
@@ -391,6 +410,62 @@ fn long_history(n: usize) -> Tree {
     std::io::Write::write_all(import.stdin.as_mut().unwrap(), stream.as_bytes()).unwrap();
     assert!(import.wait().unwrap().success());
     tree
+}
+
+/// A tree made by hand may hold entries named `..` or `.git/...`, which no
+/// checkout has: a commit touching them names no such path, where its
+/// record said `..` and the pipeline's reader (vg-format) refused it.
+#[test]
+fn a_crafted_tree_with_dot_dot_names_no_path_outside_the_root() {
+    let tree = repository();
+    let blob_path = tree.config_home.path().join("blob");
+    std::fs::write(&blob_path, "retry the evil tree\n").unwrap();
+    let blob = git(&tree, &["hash-object", "-w", blob_path.to_str().unwrap()]);
+    let raw: Vec<u8> = (0..40).step_by(2).map(|i| u8::from_str_radix(&blob[i..i + 2], 16).unwrap()).collect();
+    let inner = [b"100644 config\0".as_slice(), &raw].concat();
+    let inner_path = tree.config_home.path().join("inner");
+    std::fs::write(&inner_path, &inner).unwrap();
+    let dot_git = git(&tree, &["hash-object", "-t", "tree", "-w", "--literally", inner_path.to_str().unwrap()]);
+    let dot_git_raw: Vec<u8> =
+        (0..40).step_by(2).map(|i| u8::from_str_radix(&dot_git[i..i + 2], 16).unwrap()).collect();
+    let entries =
+        [b"100644 ..\0".as_slice(), &raw, b"40000 .GIT\0", &dot_git_raw, b"100644 plain.txt\0", &raw].concat();
+    let top_path = tree.config_home.path().join("top");
+    std::fs::write(&top_path, &entries).unwrap();
+    let top = git(&tree, &["hash-object", "-t", "tree", "-w", "--literally", top_path.to_str().unwrap()]);
+    let sha = git(&tree, &["commit-tree", &top, "-m", "Evil tree of retries", "-p", "HEAD"]);
+    git(&tree, &["update-ref", "HEAD", &sha]);
+    let o = log(&tree, &["--with-diff", "evil tree of retries"]);
+    assert_code(&o, 0);
+    let recs = records(&o);
+    let top = of_type(&recs, "commit").into_iter().find(|c| c["sha"] == sha.as_str()).cloned().unwrap();
+    crate::contract::check(&top);
+    let paths: Vec<&str> = top["paths"].as_array().unwrap().iter().map(|p| p.as_str().unwrap()).collect();
+    assert!(paths.contains(&"plain.txt") && !paths.iter().any(|p| p.contains("..") || p.contains(".GIT")), "{top}");
+    let o = run(tree.cmd("vecgrep", "").args(["--log", "--threshold", "-1", "evil tree of retries"]));
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("Evil tree of retries"), "{}{}", stdout(&o), stderr(&o));
+}
+
+/// A model asked for that cannot be loaded leaves the commit log as it
+/// was: it was emptied for the new model first, then the run failed, and
+/// going back meant embedding the whole history again.
+#[test]
+fn a_model_that_cannot_be_loaded_leaves_the_commit_log_as_it_was() {
+    let tree = repository();
+    assert_code(&log(&tree, &["retry uploads"]), 0);
+    let before = log_counts(&tree);
+    assert!(before.0 > 0, "{before:?}");
+    tree.project_config("embedder_model = \"vecgrep-code-minilm-l6\"\n");
+    let empty = tempfile::tempdir().unwrap();
+    let o = run(tree.cmd("vg-log", "").env("VECGREP_MODEL_DIR", empty.path()).args(["retry uploads"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("cannot load the embedding model for the commit log"), "{}", stderr(&o));
+    assert_eq!(log_counts(&tree), before, "the log was emptied for a model that never loaded");
+    tree.project_config("");
+    let o = log(&tree, &["--no-index", "retry uploads"]);
+    assert_code(&o, 0);
+    assert!(subjects(&records(&o)).contains(&"Retry failed uploads with exponential backoff".to_string()));
 }
 
 fn log_counts(tree: &Tree) -> (u64, u64) {

@@ -205,6 +205,7 @@ fn forgetting_a_revision_removes_its_index_and_bad_revisions_are_one_line() {
         (vec!["vg-index", "--rev", "main..v1"], "vg-index: \"main..v1\" names a range of commits"),
         (vec!["vg-index", "--rev", "HEAD^!"], "vg-index: \"HEAD^!\" names a range of commits"),
         (vec!["vg-index", "--rev", "HEAD~99"], "cannot resolve revision \"HEAD~99\": Commit "),
+        (vec!["vg-index", "--rev", "a b"], "cannot resolve revision \"a b\": Reference name contains invalid byte"),
         (vec!["vg-index", "--rev=--help"], "vg-index: \"--help\" is not a revision"),
         (vec!["vg-index", "--rev", ":/v1"], "vg-index: \":/v1\" is not a revision"),
         (vec!["vg-query", "--rev", "main", "--no-index", "x"], "is not indexed; run vg-index --rev main"),

@@ -185,7 +185,7 @@ pub struct LogArgs {
     /// Only commits authored at or after DATE, in git's forms: 2024-05-01, "2 weeks ago", yesterday.
     #[arg(long, value_name = "DATE")]
     pub since: Option<String>,
-    /// Only commits authored at or before DATE.
+    /// Only commits authored at or before DATE; a day alone (2024-05-01) includes that whole day.
     #[arg(long, value_name = "DATE")]
     pub until: Option<String>,
     /// Only commits whose author's name or email contains TEXT (any case).

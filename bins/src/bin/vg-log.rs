@@ -69,10 +69,9 @@ fn main() {
 
 /// The filter options and PATHS as a commit filter.
 fn commit_filter(cli: &LogCli, inv: &Invocation) -> Result<CommitFilter> {
-    let date = |d: &Option<String>| d.as_deref().map(history::parse_date).transpose();
     Ok(CommitFilter {
-        since: date(&cli.log.since)?,
-        until: date(&cli.log.until)?,
+        since: cli.log.since.as_deref().map(history::parse_date).transpose()?,
+        until: cli.log.until.as_deref().map(history::parse_until).transpose()?,
         author: cli.log.author.as_ref().map(|a| a.to_lowercase()),
         paths: admit_paths_lexically(&inv.root, &inv.cwd, &cli.paths, cli.outside.skip_outside_root)?
             .into_iter()

@@ -49,6 +49,22 @@ pub fn parse_date(text: &str) -> Result<i64> {
     Ok(nanos.div_euclid(1_000_000_000))
 }
 
+/// `--until`'s time: as `parse_date`, but a bare day (`2024-05-01`) is
+/// the end of that day, so that `--since D --until D` is day D and
+/// `--until today's date` keeps today's commits (its start left them out).
+pub fn parse_until(text: &str) -> Result<i64> {
+    let start = parse_date(text)?;
+    Ok(if is_bare_day(text) { start + 86_399 } else { start })
+}
+
+fn is_bare_day(text: &str) -> bool {
+    let t = text.trim().as_bytes();
+    t.len() == 10
+        && t[4] == b'-'
+        && t[7] == b'-'
+        && t.iter().enumerate().all(|(i, b)| i == 4 || i == 7 || b.is_ascii_digit())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -83,6 +99,19 @@ mod tests {
         assert!(CommitFilter::default().admits(&elsewhere));
         assert!(!CommitFilter { within_root: true, ..Default::default() }.admits(&elsewhere));
         assert!(CommitFilter { within_root: true, ..Default::default() }.admits(&c));
+    }
+
+    #[test]
+    fn until_a_bare_day_is_until_its_end() {
+        assert_eq!(parse_until("2024-05-01").unwrap(), 1_714_521_600 + 86_399);
+        assert_eq!(parse_until("2024-05-01T12:00:00Z").unwrap(), parse_date("2024-05-01T12:00:00Z").unwrap());
+        let day = CommitFilter {
+            since: Some(parse_date("2024-05-01").unwrap()),
+            until: Some(parse_until("2024-05-01").unwrap()),
+            ..Default::default()
+        };
+        assert!(day.admits(&commit(1_714_521_600 + 13 * 3600, "Ada", &[])));
+        assert!(!day.admits(&commit(1_714_521_600 + 86_400, "Ada", &[])));
     }
 
     #[test]

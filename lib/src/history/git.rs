@@ -67,11 +67,24 @@ impl GitRepo {
                 Some(git) => match std::fs::read_dir(&git) {
                     // gix says it found none where it could not look.
                     Err(why) if git.is_dir() => anyhow!("cannot read the git repository {}: {why}", git.display()),
-                    _ => anyhow!("cannot open the git repository of {}: {e}", root.display()),
+                    _ if innermost_words(&e).contains("objectFormat") => anyhow!(
+                        "cannot open the git repository of {}: it names objects by SHA-256 (extensions.objectFormat), which vecgrep cannot read yet",
+                        root.display()
+                    ),
+                    _ => anyhow!("cannot open the git repository of {}: {}", root.display(), innermost_words(&e)),
                 },
                 None => anyhow!("{} is not in a git repository", root.display()),
             }
         })?;
+        // gix reads only the files backend; with another, every ref fails
+        // later in words about decoding.
+        let refs = repo.config_snapshot().string("extensions.refStorage").map(|v| v.to_string());
+        if let Some(storage) = refs.filter(|v| !v.eq_ignore_ascii_case("files")) {
+            return Err(anyhow!(
+                "cannot open the git repository of {}: its references are kept as {storage} (extensions.refStorage), which vecgrep cannot read yet; `git refs migrate --ref-format=files` converts them",
+                root.display()
+            ));
+        }
         let workdir: PathBuf = repo
             .workdir()
             .ok_or_else(|| {
@@ -223,7 +236,10 @@ impl GitRepo {
             // A name that is not UTF-8 is left out, as the code index leaves such files
             // out: written lossily it would name a file that does not exist.
             let Ok(location) = change.location().to_str() else { continue };
-            let Some(rel) = self.root_relative(location) else { continue };
+            // A tree crafted to hold `..` or `.git` names no file a checkout
+            // has, and a path that is not one below the root breaks every
+            // reader of the records.
+            let Some(rel) = self.root_relative(location).filter(|rel| is_checkout_path(rel)) else { continue };
             // A submodule's new commit, or a link's new target, changes its
             // path, as git log counts it; neither has lines here.
             if change.entry_mode().is_commit() || change.entry_mode().is_link() {
@@ -361,12 +377,7 @@ impl GitRepo {
         if matches!(e.downcast_any_ref::<Parse>(), Some(Parse::MissingReference { .. })) {
             return anyhow!("unknown revision {spec:?}");
         }
-        // The innermost cause says what was met: gix's outer words name its own steps.
-        let mut cause: &dyn std::error::Error = e;
-        while let Some(inner) = cause.source() {
-            cause = inner;
-        }
-        anyhow!("cannot resolve revision {spec:?}: {}", crate::project::shown::clipped(&cause.to_string(), 300))
+        anyhow!("cannot resolve revision {spec:?}: {}", crate::project::shown::clipped(&innermost_words(e), 300))
     }
 
     /// Write the files of commit `sha`'s tree that lie under the project
@@ -401,8 +412,7 @@ impl GitRepo {
             let Some(rel) = self.root_relative_bytes(entry.filepath.as_ref()) else { continue };
             let shown = rel.to_str_lossy();
             // Case-blind: on a case-insensitive disk `.VECGREP/` is the revision's own index.
-            let reserved = |part: &str| part.eq_ignore_ascii_case(".vecgrep") || part.eq_ignore_ascii_case(".git");
-            if shown.split('/').any(|part| reserved(part) || part == ".." || part == "." || part.is_empty()) {
+            if !is_checkout_path(&shown) || shown.split('/').any(|part| part.eq_ignore_ascii_case(".vecgrep")) {
                 continue;
             }
             under_root = true;
@@ -465,6 +475,29 @@ impl GitRepo {
         }
         repo_path.strip_prefix(self.prefix.as_str()).and_then(|rest| rest.strip_prefix('/')).map(str::to_string)
     }
+}
+
+/// The innermost cause of `e` that says something: gix's outer words name
+/// its own steps, and its innermost can be a bare class ("Validation"),
+/// whose reason is the cause around it.
+fn innermost_words(e: &dyn std::error::Error) -> String {
+    let mut said = e.to_string();
+    let mut cause = e.source();
+    while let Some(inner) = cause {
+        let words = inner.to_string();
+        if words.trim().contains(' ') {
+            said = words;
+        }
+        cause = inner.source();
+    }
+    said
+}
+
+/// Whether `rel` is a path git would check out below the root: no empty,
+/// `.` or `..` part, and no `.git` (in any case: a case-blind disk takes
+/// `.GIT` for it), which only a tree made by hand holds.
+fn is_checkout_path(rel: &str) -> bool {
+    rel.split('/').all(|part| !(part.is_empty() || part == "." || part == ".." || part.eq_ignore_ascii_case(".git")))
 }
 
 /// The text encoding a commit's `encoding` header names (git writes one
@@ -558,5 +591,15 @@ mod tests {
         assert_eq!(read.commit.sha, shas[0]);
         assert!(!read.commit.subject.is_empty());
         assert!(read.commit.time > 1_600_000_000);
+    }
+
+    #[test]
+    fn only_paths_a_checkout_could_hold_are_paths() {
+        for plain in ["a.rs", "src/a.rs", ".github/ci.yml", "a..b/c", ".gitignore"] {
+            assert!(is_checkout_path(plain), "{plain}");
+        }
+        for crafted in ["..", ".", "", "a/../b", "a//b", ".git/config", "src/.GIT/hooks", "a/"] {
+            assert!(!is_checkout_path(crafted), "{crafted}");
+        }
     }
 }

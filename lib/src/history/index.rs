@@ -63,7 +63,13 @@ pub fn update_log(
     let started = Instant::now();
     let mut summary = LogSummary { commits: history.len(), ..LogSummary::default() };
     let had = store.log_model()?;
+    let mut loaded = None;
     if had.as_deref() != Some(model) {
+        // Loaded before the log is emptied: a model that cannot be had (a
+        // name mistyped, assets missing) leaves the log as it was.
+        if !history.is_empty() {
+            loaded = Some(load_for_the_log(load)?);
+        }
         if let Some(m) = had.filter(|_| store.log_counts().is_ok_and(|(commits, ..)| commits > 0)) {
             observer.note(&format!("rebuilding the commit log: it was embedded with {m}, not {model}"));
             summary.rebuilt = true;
@@ -87,7 +93,10 @@ pub fn update_log(
         }
         return Ok(LogSummary { seconds: started.elapsed().as_secs_f64(), ..summary });
     }
-    let mut embedder = load().context("cannot load the embedding model for the commit log")?;
+    let mut embedder = match loaded {
+        Some(embedder) => embedder,
+        None => load_for_the_log(load)?,
+    };
     for (n, batch) in todo.chunks(BATCH).enumerate() {
         let mut writes = Vec::with_capacity(batch.len());
         for sha in batch {
@@ -107,6 +116,10 @@ pub fn update_log(
     }
     summary.seconds = started.elapsed().as_secs_f64();
     Ok(summary)
+}
+
+fn load_for_the_log(load: LoadEmbedder<'_>) -> Result<Box<dyn Embedder>> {
+    load().context("cannot load the embedding model for the commit log")
 }
 
 fn needs_storing(stored: &HashMap<String, StoredCommit>, sha: &str, with_diff: bool) -> bool {
