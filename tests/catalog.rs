@@ -509,6 +509,84 @@ fn git_in(dir: &std::path::Path, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
+/// A catalog whose definition was deleted is listed as one that lost it,
+/// can be removed, and is never taken over by an `add` of its name (which
+/// reused its links and index, and searched the old projects).
+#[test]
+fn a_catalog_that_lost_its_definition_is_said_removable_and_never_reused() {
+    let p = Projects::new();
+    assert_code(&p.add("team", &["src/api", "src/billing"]), 0);
+    assert_code(&run(p.cmd("vg-index", ".").args(["--catalog", "team"])), 0);
+    std::fs::remove_file(p.dir("catalogs/team/.vecgrep-catalog.toml")).unwrap();
+    let lost = "catalog 'team' (";
+    let o = run(p.cmd("vg-catalog", ".").arg("list"));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains(lost) && stderr(&o).contains("has lost its definition"), "{}", stderr(&o));
+    let o = p.add("team", &["src/web"]);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("vg-catalog remove team deletes what is left of it"), "{}", stderr(&o));
+    let o = run(p.cmd("vg-catalog", ".").args(["remove", "team"]));
+    assert_code(&o, 0);
+    assert!(!p.dir("catalogs/team").exists());
+    assert!(p.dir("src/api/upload.py").exists(), "the projects are untouched");
+    assert_code(&p.add("team", &["src/web"]), 0);
+    let o =
+        run(p.cmd("vg-query", "elsewhere").args(["--catalog", "team", "--threshold", "-1", "retry a failed upload"]));
+    assert!(records(&o).iter().all(|h| h["project"] == "web"), "{}", stdout(&o));
+    // A directory that is no catalog's is neither listed nor removed.
+    std::fs::create_dir_all(p.dir("catalogs/stray/.vecgrep")).unwrap();
+    std::fs::write(p.dir("catalogs/stray/notes.txt"), "mine\n").unwrap();
+    assert_code(&run(p.cmd("vg-catalog", ".").arg("list")), 0);
+    assert_code(&run(p.cmd("vg-catalog", ".").args(["remove", "stray"])), 2);
+    assert!(p.dir("catalogs/stray/notes.txt").exists());
+}
+
+/// What a definition cannot hold is refused before anything is written,
+/// and a definition is read as strictly within a project as around it.
+#[test]
+fn a_path_no_definition_can_hold_leaves_no_catalog_behind() {
+    use std::os::unix::ffi::OsStrExt;
+    let p = Projects::new();
+    let odd = p.dir("src").join(std::ffi::OsStr::from_bytes(b"n\xff")).join("proj");
+    std::fs::create_dir_all(&odd).unwrap();
+    let o = run(p.cmd("vg-catalog", ".").args(["add", "newd"]).arg(p.dir("src/web")).arg(&odd));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("is not a UTF-8 path"), "{}", stderr(&o));
+    assert!(!p.dir("catalogs/newd").exists(), "a refused add left its directory");
+
+    assert_code(&p.add("team", &["src/api"]), 0);
+    let definition = p.dir("catalogs/team/.vecgrep-catalog.toml");
+    let text = read(&definition);
+    std::fs::write(&definition, format!("{text}extra = 1\n")).unwrap();
+    let o = run(p.cmd("vg-catalog", ".").args(["show", "team"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("extra"), "an unknown key in a project is refused: {}", stderr(&o));
+}
+
+/// A default context file that cannot be read is said, and the catalogs
+/// are still listed, shown and removed (a removal stopped after removing,
+/// with only the context's error said).
+#[test]
+fn a_malformed_default_context_stops_no_catalog_command() {
+    let p = Projects::new();
+    assert_code(&p.add("team", &["src/api"]), 0);
+    assert_code(&p.add("other", &["src/web"]), 0);
+    std::fs::create_dir_all(p.t.config_home.path().join("vecgrep")).unwrap();
+    std::fs::write(p.t.config_home.path().join("vecgrep/context.toml"), "garbage [[\n").unwrap();
+    for args in [&["list"][..], &["show", "team"]] {
+        let o = run(p.cmd("vg-catalog", ".").args(args));
+        assert_code(&o, 2);
+        assert!(stdout(&o).contains("team"), "{args:?}: {}", stdout(&o));
+        assert!(stderr(&o).contains("no catalog is taken as the default"), "{}", stderr(&o));
+    }
+    let o = run(p.cmd("vg-catalog", ".").args(["remove", "team"]));
+    assert_code(&o, 2);
+    assert!(stdout(&o).contains("removed catalog 'team'"), "{}", stdout(&o));
+    assert!(!p.dir("catalogs/team").exists());
+    assert_code(&run(p.cmd("vg-catalog", ".").args(["use", "--clear"])), 0);
+    assert_code(&run(p.cmd("vg-catalog", ".").arg("list")), 0);
+}
+
 /// The projects committed, `release-1` tagged in api and billing (not web),
 /// then api's upload rewritten and committed on main.
 fn labelled_projects() -> Projects {

@@ -297,7 +297,7 @@ impl CatalogRecord {
             .map(|p| CatalogProjectRecord {
                 name: p.name.clone(),
                 path: p.path.to_string_lossy().into_owned(),
-                present: p.path.is_dir(),
+                present: p.is_present(),
             })
             .collect();
         let dir = catalog.dir.to_string_lossy().into_owned();

@@ -31,8 +31,13 @@ fn main() {
             CatalogCommand::List { json } => list(&catalogs, json, &mut out)?,
             CatalogCommand::Show { name, json } => {
                 let catalog = catalogs.open(&name)?;
-                show(&catalog, is_default(&catalog)?, json, &mut out)?;
-                EXIT_FOUND
+                let (default, context_read) = default_catalog();
+                show(&catalog, default.as_deref() == Some(catalog.name.as_str()), json, &mut out)?;
+                if context_read {
+                    EXIT_FOUND
+                } else {
+                    EXIT_ERROR
+                }
             }
             CatalogCommand::Use { name, catalog, label, clear } => {
                 let wanted = DefaultContext { catalog: name.or(catalog), label };
@@ -76,12 +81,30 @@ fn remove(catalogs: &Catalogs, name: &str, out: &mut impl Write) -> Result<u8> {
         }
         catalogs.remove(name)
     })?;
-    if load_context()?.catalog.as_deref() == Some(name) {
+    writeln!(out, "removed catalog '{name}' and its index ({dir}); its projects are untouched")?;
+    let (default, context_read) = default_catalog();
+    if default.as_deref() == Some(name) {
         save_context(&DefaultContext::default())?;
         writeln!(out, "the default context named it, and is cleared")?;
     }
-    writeln!(out, "removed catalog '{name}' and its index ({dir}); its projects are untouched")?;
-    Ok(EXIT_FOUND)
+    Ok(if context_read { EXIT_FOUND } else { EXIT_ERROR })
+}
+
+/// The catalog the default context names, and whether its file could be
+/// read: one that cannot is said, and what the user asked of the catalogs
+/// is done all the same (a malformed context stopped `remove` after it had
+/// removed the catalog, and `list` and `show` altogether).
+fn default_catalog() -> (Option<String>, bool) {
+    match load_context() {
+        Ok(context) => (context.catalog, true),
+        Err(e) => {
+            vecgrep_bins::app::say_line(
+                TOOL,
+                &format!("{e:#}; no catalog is taken as the default (vg-catalog use --clear removes the file)"),
+            );
+            (None, false)
+        }
+    }
 }
 
 fn list(catalogs: &Catalogs, json: bool, out: &mut impl Write) -> Result<u8> {
@@ -89,7 +112,7 @@ fn list(catalogs: &Catalogs, json: bool, out: &mut impl Write) -> Result<u8> {
     for why in &unreadable {
         vecgrep_bins::app::say_line(TOOL, &format!("skipping a catalog: {why}"));
     }
-    let default = load_context()?.catalog;
+    let (default, context_read) = default_catalog();
     for catalog in &all {
         let is_default = default.as_deref() == Some(catalog.name.as_str());
         if json {
@@ -101,7 +124,7 @@ fn list(catalogs: &Catalogs, json: bool, out: &mut impl Write) -> Result<u8> {
         }
     }
     // The others are listed; a malformed one is an error all the same (exit-codes.md).
-    Ok(match (unreadable.is_empty(), all.is_empty()) {
+    Ok(match (unreadable.is_empty() && context_read, all.is_empty()) {
         (false, _) => EXIT_ERROR,
         (true, true) => EXIT_NOT_FOUND,
         (true, false) => EXIT_FOUND,
@@ -115,7 +138,7 @@ fn show(catalog: &Catalog, is_default: bool, json: bool, out: &mut impl Write) -
     let mark = if is_default { " (the default context)" } else { "" };
     writeln!(out, "catalog {}{mark}, kept in {}", catalog.name, catalog.dir.display())?;
     for p in &catalog.projects {
-        let missing = if p.path.is_dir() { "" } else { "  (missing: skipped)" };
+        let missing = if p.is_present() { "" } else { "  (missing: skipped)" };
         writeln!(out, "  {}  {}{missing}", p.name, p.path.display())?;
     }
     for (state, complete) in vecgrep::history::labels(catalog) {
@@ -128,10 +151,6 @@ fn show(catalog: &Catalog, is_default: bool, json: bool, out: &mut impl Write) -
         writeln!(out, "  label {} ({when}): {}", state.label, commits.join(", "))?;
     }
     Ok(())
-}
-
-fn is_default(catalog: &Catalog) -> Result<bool> {
-    Ok(load_context()?.catalog.as_deref() == Some(catalog.name.as_str()))
 }
 
 /// `use NAME [--label L]`, `use --clear`, or `use` alone to say what is set.

@@ -41,9 +41,18 @@ pub struct Catalog {
 /// A project of a catalog: its name there (the first segment of its
 /// files' catalog paths) and where it is.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct CatalogProject {
     pub name: String,
     pub path: PathBuf,
+}
+
+impl CatalogProject {
+    /// Whether its directory is where it was added: a directory replaced by
+    /// a link to another has moved, as one gone has (`walk_catalog`).
+    pub fn is_present(&self) -> bool {
+        self.path.symlink_metadata().is_ok_and(|m| m.is_dir())
+    }
 }
 
 /// The definition file, `<dir>/.vecgrep-catalog.toml`.
@@ -80,10 +89,13 @@ impl Catalogs {
     pub fn open(&self, name: &str) -> Result<Catalog> {
         check_catalog_name(name)?;
         let dir = self.dir.join(name);
-        if !dir.join(CATALOG_FILE).is_file() {
-            bail!("no catalog named '{name}' (vg-catalog list shows them; vg-catalog add {name} PATH... makes it)");
+        match kept_as(&dir) {
+            Kept::Defined => Catalog::read(&dir),
+            Kept::Undefined => Err(lost_definition(name, &dir)),
+            Kept::Nothing => {
+                bail!("no catalog named '{name}' (vg-catalog list shows them; vg-catalog add {name} PATH... makes it)")
+            }
         }
-        Catalog::read(&dir)
     }
 
     /// Every catalog, by name, and for each directory whose definition
@@ -97,11 +109,14 @@ impl Catalogs {
         let (mut out, mut unreadable) = (Vec::new(), Vec::new());
         for entry in entries {
             let path = entry?.path();
-            if path.join(CATALOG_FILE).is_file() {
-                match Catalog::read(&path) {
+            let name = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
+            match kept_as(&path) {
+                Kept::Defined => match Catalog::read(&path) {
                     Ok(catalog) => out.push(catalog),
                     Err(e) => unreadable.push(format!("{e:#}")),
-                }
+                },
+                Kept::Undefined => unreadable.push(format!("{:#}", lost_definition(&name, &path))),
+                Kept::Nothing => {}
             }
         }
         out.sort_by(|a, b| a.name.cmp(&b.name));
@@ -116,10 +131,11 @@ impl Catalogs {
         self.locked(|| {
             // Roots are canonical paths; the catalogs' directory is made by now.
             let dir = self.dir.canonicalize()?.join(name);
-            let mut catalog = if dir.join(CATALOG_FILE).is_file() {
-                Catalog::read(&dir)?
-            } else {
-                Catalog { name: name.into(), dir: dir.clone(), projects: Vec::new() }
+            let mut catalog = match kept_as(&dir) {
+                Kept::Defined => Catalog::read(&dir)?,
+                // Its links and index are another catalog's: never taken over.
+                Kept::Undefined => return Err(lost_definition(name, &dir)),
+                Kept::Nothing => Catalog { name: name.into(), dir: dir.clone(), projects: Vec::new() },
             };
             let mut added = Vec::new();
             for path in paths {
@@ -166,7 +182,7 @@ impl Catalogs {
         // As kept, not canonical: a catalog directory that is a link loses
         // the link, never what it points to.
         let dir = self.dir.join(name);
-        if !dir.join(CATALOG_FILE).is_file() {
+        if matches!(kept_as(&dir), Kept::Nothing) {
             bail!("no catalog named '{name}' (vg-catalog list shows them)");
         }
         if dir.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()) {
@@ -295,13 +311,22 @@ fn project_for(catalog: &Catalog, path: &Path) -> Result<CatalogProject> {
     if !real.is_dir() {
         bail!("'{}' is not a directory; a catalog's projects are directories", path.display());
     }
+    // The definition is TOML, which holds only UTF-8: found now, before
+    // anything is written.
+    if real.to_str().is_none() {
+        bail!("'{}' is not a UTF-8 path, which a catalog's definition cannot hold", path.display());
+    }
     if real.starts_with(&catalog.dir) || catalog.dir.starts_with(&real) {
         bail!("'{}' holds or is inside the catalog's own directory", path.display());
     }
     // Named as the user named it: a link called `flask` to a checkout called
     // `repo` makes project `flask`.
-    let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let given = crate::project::normalize_lexically(&cwd.join(path));
+    let given = match path.is_absolute() {
+        true => crate::project::normalize_lexically(path),
+        false => crate::project::normalize_lexically(
+            &std::env::current_dir().context("cannot read the current directory")?.join(path),
+        ),
+    };
     let name = given.file_name().or(real.file_name()).map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     check_project_name(&name)?;
     for p in &catalog.projects {
@@ -335,6 +360,46 @@ fn refuse_link(dir: &Path) -> Result<()> {
         bail!("{} is a link; a catalog is a directory of its own, remove the link", dir.display());
     }
     Ok(())
+}
+
+/// What a directory of the catalogs' directory is.
+enum Kept {
+    /// A catalog: its definition is there (whatever it is: reading it says
+    /// what is wrong with it).
+    Defined,
+    /// What a catalog leaves when its definition is deleted: its index and
+    /// its project links, nothing else.
+    Undefined,
+    /// Not a catalog.
+    Nothing,
+}
+
+fn kept_as(dir: &Path) -> Kept {
+    if dir.join(CATALOG_FILE).symlink_metadata().is_ok() {
+        return Kept::Defined;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else { return Kept::Nothing };
+    let mut has_index = false;
+    for entry in entries.flatten() {
+        let is_link = entry.file_type().is_ok_and(|t| t.is_symlink());
+        if entry.file_name() == crate::project::PROJECT_DIR {
+            has_index = true;
+        } else if !is_link {
+            return Kept::Nothing;
+        }
+    }
+    if has_index {
+        Kept::Undefined
+    } else {
+        Kept::Nothing
+    }
+}
+
+fn lost_definition(name: &str, dir: &Path) -> anyhow::Error {
+    anyhow!(
+        "catalog '{name}' ({}) has lost its definition {CATALOG_FILE}; vg-catalog remove {name} deletes what is left of it (its index and project links)",
+        dir.display()
+    )
 }
 
 /// Write the definition (through a temporary file, so a kill leaves the
