@@ -339,6 +339,12 @@ fn what_is_not_a_usable_repository_is_one_line_and_exit_2() {
     let o = run(empty.cmd("vg-log", "").arg("anything"));
     assert_code(&o, 1);
     assert!(stdout(&o).is_empty());
+    assert!(stderr(&o).contains("which has no commits yet"), "{}", stderr(&o));
+    let orphan = repository();
+    git(&orphan, &["checkout", "-q", "--orphan", "newroot"]);
+    let o = run(orphan.cmd("vg-log", "").arg("anything"));
+    assert_code(&o, 1);
+    assert_eq!(stderr(&o), "vg-log: HEAD names newroot, which has no commits yet\n");
 
     let fresh = repository();
     let o = run(fresh.cmd("vg-log", "").args(["--no-index", "anything"]));

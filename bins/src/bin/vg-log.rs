@@ -32,6 +32,9 @@ fn main() {
             vecgrep::search::needs_embedder(inv.config.mode).then(|| preload_query_embedder(&inv.config));
         let result = (|| {
             let history = repo.head_history(cli.log.limit.map(|l| l as usize))?;
+            if let Some(branch) = repo.unborn_head().filter(|_| history.is_empty()) {
+                note(TOOL, inv.config.quiet, &format!("HEAD names {branch}, which has no commits yet"));
+            }
             let store = match cli.no_index {
                 true => log_as_it_is(&inv, &history, cli.log.with_diff || cli.log.diffs_only)?,
                 false => match update(&cli, &inv, &repo, &history)? {

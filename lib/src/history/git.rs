@@ -100,6 +100,13 @@ impl GitRepo {
         Ok(GitRepo { repo, prefix })
     }
 
+    /// The branch HEAD names when it has no commits yet (a new repository,
+    /// `git checkout --orphan`), which has no history to search.
+    pub fn unborn_head(&self) -> Option<String> {
+        let head = self.repo.head().ok().filter(|h| h.is_unborn())?;
+        Some(head.referent_name().map_or_else(|| "HEAD".to_string(), |n| n.shorten().to_string()))
+    }
+
     /// The commits reachable from HEAD, newest first (by commit time), at most `limit`.
     pub fn head_history(&self, limit: Option<usize>) -> Result<Vec<String>> {
         let head = match self.repo.head_id() {
