@@ -3,6 +3,7 @@
 //! (TerminalOutputUsesCwdRelativePaths); `--json` keeps root-relative paths.
 
 mod commits;
+mod file_lines;
 mod stream;
 
 use std::borrow::Cow;
@@ -11,6 +12,7 @@ use std::io::{self, Write};
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 
+use self::file_lines::{FileCache, FileLines};
 use crate::project::relative_to;
 use crate::project::shown::is_bidi_control;
 use crate::records::{write_record, AnswerRecord, HitRecord, JudgementRecord};
@@ -213,7 +215,7 @@ fn best_lines_of(hit: &HitRecord, text: &str, max: usize) -> Vec<usize> {
 
 /// Source of line text: the file on disk when it still matches, else the chunk.
 struct Lines<'a> {
-    file: Option<&'a [String]>,
+    file: Option<&'a FileLines>,
     hit: &'a HitRecord,
     /// The hit's own text by line, split once: a hit of many lines shown
     /// with context asks for each.
@@ -221,7 +223,7 @@ struct Lines<'a> {
 }
 
 impl<'a> Lines<'a> {
-    fn new(file: Option<&'a [String]>, hit: &'a HitRecord) -> Lines<'a> {
+    fn new(file: Option<&'a FileLines>, hit: &'a HitRecord) -> Lines<'a> {
         let own = if file.is_some() { Vec::new() } else { hit.text.split('\n').collect() };
         Lines { file, hit, own }
     }
@@ -246,7 +248,8 @@ impl<'a> Lines<'a> {
             Some(f) if self.hit.text.is_empty() => {
                 let end = self.hit.end_line.min(f.len());
                 let start = self.hit.start_line.min(end.saturating_add(1));
-                f[start.saturating_sub(1)..end].join("\n").into()
+                let lines: Vec<&str> = (start.saturating_sub(1)..end).filter_map(|i| f.get(i)).collect();
+                lines.join("\n").into()
             }
             _ => self.hit.text.as_str().into(),
         }
@@ -254,7 +257,7 @@ impl<'a> Lines<'a> {
 
     fn get(&self, n: usize) -> Option<&str> {
         if let Some(f) = &self.file {
-            return f.get(n.wrapping_sub(1)).map(String::as_str);
+            return f.get(n.wrapping_sub(1));
         }
         if self.shown().contains(&n) {
             self.own.get(n - self.hit.start_line).copied()
@@ -536,25 +539,14 @@ fn render_under_headings(out: &mut dyn Write, hits: &[HitRecord], opts: &FormatO
     Ok(())
 }
 
-/// Each file's lines, read once a rendering, when context or a record
-/// without text needs them.
-#[derive(Default)]
-struct FileCache {
-    read: HashMap<String, Option<Vec<String>>>,
-}
-
 impl FileCache {
     /// Where hit `h` of `path` reads its lines from: the file while it still
     /// reads the same at the hit's lines, else the hit's own text.
     fn lines<'a>(&'a mut self, path: &str, h: &'a HitRecord, opts: &FormatOptions) -> Lines<'a> {
         let wanted = opts.before > 0 || opts.after > 0 || h.text.is_empty();
-        let file = if wanted {
-            self.read.entry(path.to_string()).or_insert_with(|| read_lines(&h.source_path(&opts.cwd)?)).as_deref()
-        } else {
-            None
-        };
+        let file = if wanted { self.get(path, || h.source_path(&opts.cwd)) } else { None };
         // A hand-made record without text reads the file where the file has its lines.
-        let fits = |f: &&[String]| if h.text.is_empty() { h.start_line <= f.len() } else { matches_chunk(f, h) };
+        let fits = |f: &&FileLines| if h.text.is_empty() { h.start_line <= f.len() } else { matches_chunk(f, h) };
         Lines::new(file.filter(fits), h)
     }
 }
@@ -650,22 +642,12 @@ pub fn escape_controls(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// The most of a file read for a hit's context. An indexed file is at most
-/// `max_filesize` (1 MiB unless raised); a stream may name anything, and a
-/// FIFO would block and `/dev/zero` never end: those show the hit's text.
-const MAX_CONTEXT_FILE_BYTES: u64 = 64 * 1024 * 1024;
-
-fn read_lines(path: &Path) -> Option<Vec<String>> {
-    let bytes = crate::project::small_file::read_small(path, MAX_CONTEXT_FILE_BYTES).ok()??;
-    Some(crate::project::decode_text(bytes).lines().map(str::to_string).collect())
-}
-
 /// Whether the file on disk still has the hit's text at the hit's lines:
 /// each line as it is, but for the empty lines between joined chunks, and
 /// a piece of a line too long for any chunk (cut into pieces, or a chunk
 /// cut by characters), which may sit anywhere in a joined hit. One line
 /// alone was too weak a test: a short or empty first line is in any line.
-fn matches_chunk(file: &[String], hit: &HitRecord) -> bool {
+fn matches_chunk(file: &FileLines, hit: &HitRecord) -> bool {
     let start = hit.start_line.wrapping_sub(1);
     let cut = |line: &str| line.chars().count() > crate::project::MIN_CHUNK_SIZE;
     hit.text.split('\n').enumerate().all(|(i, line)| {
@@ -680,7 +662,7 @@ mod tests {
 
     #[test]
     fn a_file_matches_a_hit_by_every_line_not_the_first_alone() {
-        let file: Vec<String> = ["fn a() {", "    let b = 1;", "", "    b", "}"].map(String::from).to_vec();
+        let file = FileLines::new(["fn a() {", "    let b = 1;", "", "    b", "}"].join("\n"));
         let at = |start: usize, text: &str| matches_chunk(&file, &hit("a.rs", start, text, "q"));
         assert!(at(1, "fn a() {\n    let b = 1;\n\n    b\n}"));
         assert!(!at(2, "let b\n\n    b"), "a short line is never cut: no piece of it stands for it");
@@ -690,7 +672,7 @@ mod tests {
         assert!(!at(4, "    b\n}\nmore"), "past the file's end");
         // A line too long for a chunk is cut into pieces; a joined hit may hold one in its middle.
         let long = "x".repeat(300);
-        let file: Vec<String> = ["fn a() {}", long.as_str(), "fn b() {}"].map(String::from).to_vec();
+        let file = FileLines::new(["fn a() {}", long.as_str(), "fn b() {}"].join("\n"));
         let piece = format!("fn a() {{}}\n{}\nfn b() {{}}", &long[..120]);
         assert!(matches_chunk(&file, &hit("a.rs", 1, &piece, "q")));
     }

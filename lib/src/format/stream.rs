@@ -7,7 +7,7 @@ use std::cell::{Cell, RefCell};
 use std::io::{self, Read, Write};
 
 use super::{render, render_answer, render_commits, FormatOptions, HitByHit};
-use crate::records::{Record, SearchStream, StreamRecords};
+use crate::records::{HitRecord, Record, SearchStream, StreamRecords};
 
 /// How many records are read between two looks at whether the reader of
 /// the output has gone: a stream of hits already shown writes nothing
@@ -70,6 +70,18 @@ impl<R: Read, W: Write> Read for FlushBeforeRead<'_, R, W> {
     }
 }
 
+/// Hits shown as read are kept only for what the stream's end asks of
+/// them (that there were any, the first one's root, the places an answer
+/// cites, which are among the first few it was given), and only so many:
+/// memory stays flat under a producer that does not stop.
+const HITS_KEPT_WHILE_SHOWN: usize = 10_000;
+
+/// A hit already shown, as the stream's end needs it: where it is, not
+/// what it says.
+fn shown_already(hit: HitRecord) -> HitRecord {
+    HitRecord { text: String::new(), reasoning: None, query: None, concepts: Vec::new(), ..hit }
+}
+
 /// Takes a stream's records as they are read and renders each hit at once
 /// where the mode allows; the rest (headings, counts, commits, an answer)
 /// at the end.
@@ -88,10 +100,15 @@ impl<'o> StreamRenderer<'o> {
     /// Render `record` now if the mode shows it alone, and keep what the
     /// end of the stream needs of it.
     fn take(&mut self, out: &mut dyn Write, record: Record) -> io::Result<()> {
-        if let (Some(each), Record::Hit(hit)) = (&mut self.each, &record) {
-            each.write(out, hit, self.opts)?;
+        match (&mut self.each, record) {
+            (Some(each), Record::Hit(hit)) => {
+                each.write(out, &hit, self.opts)?;
+                if self.read.hits.len() < HITS_KEPT_WHILE_SHOWN {
+                    self.read.hits.push(shown_already(hit));
+                }
+            }
+            (_, record) => self.read.keep(record),
         }
-        self.read.keep(record);
         Ok(())
     }
 
