@@ -144,6 +144,11 @@ pub(crate) fn canned_server(status: u16, body: &'static str) -> String {
 
 /// `canned_server` with more header lines (each ending in `\r\n`).
 fn canned_server_with(status: u16, headers: &'static str, body: &'static str) -> String {
+    canned_server_after(Duration::ZERO, status, headers, body)
+}
+
+/// `canned_server_with`, each answer given `delay` after its request.
+fn canned_server_after(delay: Duration, status: u16, headers: &'static str, body: &'static str) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
     std::thread::spawn(move || {
@@ -161,6 +166,7 @@ fn canned_server_with(status: u16, headers: &'static str, body: &'static str) ->
             }
             let mut body_in = vec![0; length];
             let _ = reader.read_exact(&mut body_in);
+            std::thread::sleep(delay);
             let mut conn = conn;
             let _ = write!(
                 conn,
@@ -185,6 +191,16 @@ fn an_endpoint_that_fails_is_one_line_and_the_results_still_flow() {
         (format!("http://127.0.0.1:{port}/v1"), "cannot reach the chat model at http://127.0.0.1:"),
         (canned_server(200, "<html>not json</html>"), "is not a chat completion"),
         (canned_server(200, "{\"choices\": []}"), "answered with no text"),
+        // Words are an answer; what is left once control characters and
+        // citations of places not given are taken out may be none.
+        (
+            canned_server(200, r#"{"choices": [{"message": {"content": "\u001b\u0007 \u0001"}}]}"#),
+            "answered with nothing but control characters",
+        ),
+        (
+            canned_server(200, r#"{"choices": [{"message": {"content": "[7] [/etc/passwd:1]"}}]}"#),
+            "answered with nothing but citations of places it was not given (7, /etc/passwd:1)",
+        ),
         (
             canned_server(401, "{\"error\": \"bad key\"}"),
             "answered 401: {\"error\": \"bad key\"} (is VECGREP_LLM_API_KEY set",
@@ -203,6 +219,13 @@ fn an_endpoint_that_fails_is_one_line_and_the_results_still_flow() {
         assert!(err.contains(says), "{url}: {err}");
         assert_eq!(stdout(&o), hits_in, "the stream is copied whole before the model is asked");
     }
+    // Without llm_model the endpoint is asked for its models first: a
+    // failure there says so, not only "set llm_model".
+    let url = canned_server(500, "{\"error\": \"down\"}");
+    let o = run_with_input(t.cmd("vg-answer", ".").args(["--force-answer", "--llm-url", &url]), &input);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("asked which models it has, since llm_model names none"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("answered 500"), "{}", stderr(&o));
     // A key never shows, even in a URL.
     let o = answer("http://me:s3cret@127.0.0.1:9/v1");
     assert!(!stderr(&o).contains("s3cret"), "{}", stderr(&o));
@@ -382,6 +405,22 @@ fn a_chat_model_off_this_machine_is_asked_only_when_the_privacy_mode_allows_it()
         .args(["--llm-model", "m", "--llm-url", &elsewhere, "--threshold", "0", "ledger"]));
     assert_code(&o, 0);
     assert_eq!(answer_of(&o)["text"], "AccountBook.");
+}
+
+/// `llm_timeout` bounds the answer, not each request: asking the endpoint
+/// for its models first, then for the answer, took up to twice as long.
+#[test]
+fn llm_timeout_bounds_the_whole_answer() {
+    let t = ledger_project();
+    t.global_config("llm_timeout = 2\n");
+    let input = stream(&t);
+    // Each request answered after 1.2 s, with a body that is a list of
+    // models and a completion both.
+    let body = r#"{"data": [{"id": "m"}], "model": "m", "choices": [{"message": {"content": "AccountBook."}}]}"#;
+    let url = canned_server_after(Duration::from_millis(1200), 200, "", body);
+    let o = run_with_input(t.cmd("vg-answer", ".").args(["--force-answer", "--llm-url", &url]), &input);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("did not answer in time (llm_timeout)"), "{}", stderr(&o));
 }
 
 /// Issue 42: a hostile endpoint's megabyte of 250,000 short sentences, all

@@ -4,7 +4,7 @@
 //! answer from the same model; every failure is one line that says what to
 //! fix, and never shows the key.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
 use serde::Deserialize;
@@ -56,6 +56,9 @@ pub struct ChatClient {
     api_key: Option<String>,
     /// The URL as it may be shown: without any user or password in it.
     shown: String,
+    /// When `llm_timeout` from the connection is up: it bounds the answer,
+    /// the endpoint's list of models asked first included, not each request.
+    deadline: Instant,
 }
 
 /// A chat model's reply.
@@ -110,6 +113,7 @@ impl ChatClient {
             base,
             model: String::new(),
             api_key: settings.api_key.clone(),
+            deadline: Instant::now() + settings.timeout,
         };
         client.model = match &settings.model {
             Some(m) => m.clone(),
@@ -149,7 +153,7 @@ impl ChatClient {
             "max_tokens": MAX_ANSWER_TOKENS,
             "stream": false,
         });
-        let request = self.authorized(self.agent.post(format!("{}/chat/completions", self.base)));
+        let request = self.authorized(self.agent.post(format!("{}/chat/completions", self.base)))?;
         let response = request.send_json(&body).map_err(|e| self.unreachable(e))?;
         let completion: Completion = self.read(response, "a chat completion")?;
         let choice = completion.choices.into_iter().next();
@@ -167,9 +171,11 @@ impl ChatClient {
     /// The first model the endpoint lists that could be a model's name: a
     /// name is asked for by, and shown; one of a megabyte is neither.
     fn first_model(&self) -> Result<String> {
-        let request = self.authorized(self.agent.get(format!("{}/models", self.base)));
+        let request = self.authorized(self.agent.get(format!("{}/models", self.base)))?;
         let response = request.call().map_err(|e| self.unreachable(e))?;
-        let list: ModelList = self.read(response, "a list of models").context("set llm_model to the model to ask")?;
+        let list: ModelList = self
+            .read(response, "a list of models")
+            .context("asked which models it has, since llm_model names none (set llm_model to skip the question)")?;
         list.data
             .into_iter()
             .map(|m| m.id)
@@ -177,17 +183,27 @@ impl ChatClient {
             .ok_or_else(|| anyhow!("the chat endpoint at {} lists no models; set llm_model", self.shown))
     }
 
-    fn authorized<B>(&self, request: ureq::RequestBuilder<B>) -> ureq::RequestBuilder<B> {
-        match &self.api_key {
+    /// `request` with the key, and the time left before the deadline.
+    fn authorized<B>(&self, request: ureq::RequestBuilder<B>) -> Result<ureq::RequestBuilder<B>> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(self.too_late());
+        }
+        let request = request.config().timeout_global(Some(left)).build();
+        Ok(match &self.api_key {
             Some(key) => request.header("Authorization", format!("Bearer {key}")),
             None => request,
-        }
+        })
+    }
+
+    fn too_late(&self) -> anyhow::Error {
+        anyhow!("the chat model at {} did not answer in time (llm_timeout)", self.shown)
     }
 
     fn unreachable(&self, e: ureq::Error) -> anyhow::Error {
         use std::io::ErrorKind::{BrokenPipe, ConnectionAborted, ConnectionReset, UnexpectedEof};
         match e {
-            ureq::Error::Timeout(_) => anyhow!("the chat model at {} did not answer in time (llm_timeout)", self.shown),
+            ureq::Error::Timeout(_) => self.too_late(),
             // Reached, then the connection broke (the server stopped mid-answer).
             ureq::Error::Io(ref io)
                 if matches!(io.kind(), UnexpectedEof | ConnectionReset | ConnectionAborted | BrokenPipe) =>

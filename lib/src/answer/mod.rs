@@ -111,10 +111,28 @@ impl Answer {
 
 /// Ask `client` about `query`, given the first `context_hits` of `hits`.
 pub fn answer(client: &ChatClient, query: &str, hits: &[HitRecord], context_hits: usize) -> Result<Answer> {
+    // A stream is anyone's to write: a query no search takes is not sent
+    // (twice, in the prompt) to the model.
+    if query.len() > crate::search::MAX_QUERY_BYTES {
+        anyhow::bail!("the query to answer is over {} bytes, which no search takes", crate::search::MAX_QUERY_BYTES);
+    }
     let given = &hits[..hits.len().min(context_hits.clamp(1, MAX_CONTEXT_HITS))];
     let reply = client.complete(&prompt::messages(query, given))?;
     let text = tidy(&reply.text, reply.cut);
-    Ok(Answer { model: reply.model, given: given.len(), cited: cite(&text, given) })
+    let cited = cite(&text, given);
+    // An answer is words: control characters alone, or citations of places
+    // it was not given, are no answer to show.
+    if cited.text.trim().is_empty() {
+        let what = match cited.dropped.is_empty() {
+            true => "nothing but control characters".to_string(),
+            false => {
+                let dropped = crate::project::shown::clipped(&cited.dropped.join(", "), 200);
+                format!("nothing but citations of places it was not given ({dropped})")
+            }
+        };
+        anyhow::bail!("the chat model at {} answered with {what}", client.endpoint());
+    }
+    Ok(Answer { model: reply.model, given: given.len(), cited })
 }
 
 /// A reply without control characters (a terminal would obey an escape
