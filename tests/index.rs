@@ -69,6 +69,23 @@ fn the_file_a_run_writes_its_records_to_is_left_out() {
     assert_eq!((last["type"].as_str(), last["removed"].as_u64()), (Some("summary"), Some(0)), "{text}");
 }
 
+/// A first run that fails before it ends (here at an ignore file it cannot
+/// read) leaves an index marked incomplete, not a whole index of nothing
+/// that every later search would take at its word.
+#[test]
+fn a_first_run_that_fails_leaves_an_index_marked_incomplete() {
+    let t = Tree::git();
+    t.write("a.py", "def alpha():\n    pass\n").write_bytes(".gitignore", b"# caf\xe9\n");
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 2);
+    let verify = records(&run(t.cmd("vg-index", ".").args(["--verify", "--json"])))[0].clone();
+    assert_eq!((verify["files"].as_u64(), verify["complete"].as_bool()), (Some(0), Some(false)), "{verify}");
+    let o = run(t.cmd("vg-query", ".").args(["--no-index", "--mode", "lexical", "alpha"]));
+    assert!(stderr(&o).contains("the index is incomplete"), "{}", stderr(&o));
+    std::fs::remove_file(t.path().join(".gitignore")).unwrap();
+    index(&t, ".", &[]);
+    assert_eq!(stats(&t)["complete"], true);
+}
+
 #[test]
 fn changing_one_file_embeds_only_its_chunks() {
     let t = sample_project();

@@ -421,6 +421,9 @@ fn links_to_devices_in_a_repository_are_errors_not_endless_reads() {
     let o = run(t.cmd("vg-index", ".").args(["--ignore-file", "/dev/zero"]));
     assert_code(&o, 2);
     line_naming(&o, "vg-index", "ignore file /dev/zero");
+    let o = run(t.cmd("vg-index", ".").args(["--ignore-file", "/no/such/ignore"]));
+    assert_code(&o, 2);
+    assert_eq!(stderr(&o), "vg-index: ignore file /no/such/ignore: no such file\n");
 
     // Git's own exclude file is read as the others are.
     std::fs::create_dir_all(t.path().join(".git/info")).unwrap();

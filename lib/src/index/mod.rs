@@ -199,6 +199,12 @@ fn run_to_end(
     let mut summary = IndexSummary::default();
     let rebuild = plan::rebuild(req, store.as_reader())?;
     summary.rebuilt = reopened || (rebuild.needed && rebuild.had_index);
+    if !rebuild.had_index {
+        // An index made by this run holds nothing until it ends: one that
+        // fails, is declined or is killed before then must not read as a
+        // whole index of nothing.
+        store.set_run_unfinished(true)?;
+    }
     let say_change = |obs: &mut dyn IndexObserver| {
         if let Some(change) = &rebuild.change {
             obs.note(change);

@@ -5,7 +5,7 @@
 //! bytes that are neither as UTF-8 with replacement characters.
 
 /// How many bytes the binary test looks at, as git and ripgrep do.
-const BINARY_SNIFF: usize = 8192;
+pub const BINARY_SNIFF: usize = 8192;
 
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 

@@ -401,8 +401,10 @@ fn builder(
         builder.add_custom_ignore_filename(IGNORE_FILE_NAME);
     }
     for f in &opts.ignore_files {
-        if let Err(e) = small_file::is_regular(f) {
-            return Err(anyhow!("ignore file {}: {e}", f.display()));
+        match small_file::is_regular(f) {
+            Ok(true) => {}
+            Ok(false) => return Err(anyhow!("ignore file {}: no such file", f.display())),
+            Err(e) => return Err(anyhow!("ignore file {}: {e}", f.display())),
         }
         if let Some(err) = builder.add_ignore(f) {
             return Err(anyhow!("ignore file {}: {err}", f.display()));

@@ -67,7 +67,10 @@ pub(super) fn collect_hits(
 /// than `MAX_JOINED_LINES`. A hit whose text does not match its span is
 /// kept whole.
 fn outside_better(mut hit: Hit, better: &[Hit]) -> Option<Hit> {
-    let shown = |line: usize| better.iter().any(|b| b.file == hit.file && (b.start_line..=b.end_line).contains(&line));
+    // The better hits' spans in this file, looked up once: each line asks.
+    let spans: Vec<(usize, usize)> =
+        better.iter().filter(|b| b.file == hit.file).map(|b| (b.start_line, b.end_line)).collect();
+    let shown = |line: usize| spans.iter().any(|&(start, end)| (start..=end).contains(&line));
     let lines: Vec<&str> = hit.text.split('\n').collect();
     if lines.len() != hit.end_line + 1 - hit.start_line || !(hit.start_line..=hit.end_line).any(shown) {
         return Some(hit);
@@ -100,11 +103,17 @@ fn outside_better(mut hit: Hit, better: &[Hit]) -> Option<Hit> {
     Some(hit)
 }
 
-/// Each hit cut to the lines no better hit of its file shows
-/// (`outside_better`), and left out where nothing is left.
-fn without_lines_shown_twice(hits: &mut Vec<Hit>) {
+/// Each hit of `file` cut to the lines no better hit of it shows
+/// (`outside_better`), and left out where nothing is left. The other
+/// files' hits are as they were cut when they came: with thousands of
+/// results (`-k`), cutting them all again at each join took minutes.
+fn without_lines_shown_twice(hits: &mut Vec<Hit>, file: &str) {
     let mut at = 1;
     while at < hits.len() {
+        if hits[at].file != file {
+            at += 1;
+            continue;
+        }
         match outside_better(hits[at].clone(), &hits[..at]) {
             Some(cut) => {
                 hits[at] = cut;
@@ -125,6 +134,7 @@ pub const MAX_JOINED_LINES: usize = 40;
 /// does: two places that grew towards each other become one. Where the
 /// grown hit overlaps one too long to join, the worse gives up the lines.
 fn join_grown(hits: &mut Vec<Hit>, mut grown: usize, blank: &mut dyn FnMut(usize, usize) -> bool) {
+    let file = hits[grown].file.clone();
     let mut other = 0;
     while other < hits.len() {
         if other != grown {
@@ -139,7 +149,7 @@ fn join_grown(hits: &mut Vec<Hit>, mut grown: usize, blank: &mut dyn FnMut(usize
         }
         other += 1;
     }
-    without_lines_shown_twice(hits);
+    without_lines_shown_twice(hits, &file);
 }
 
 /// Extend `better` by `next` when they are chunks of one file that overlap,
