@@ -509,36 +509,42 @@ fn git_in(dir: &std::path::Path, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
-/// A catalog whose definition was deleted is listed as one that lost it,
-/// can be removed, and is never taken over by an `add` of its name (which
-/// reused its links and index, and searched the old projects).
+/// A directory of the catalogs' directory without a definition is no
+/// catalog vecgrep can tell is one (the directory may be shared): never
+/// taken over by `add` (which reused a deleted definition's links and
+/// index, and searched the old projects) nor removed; and `remove` of a
+/// catalog deletes what vecgrep put there, never anything else.
 #[test]
-fn a_catalog_that_lost_its_definition_is_said_removable_and_never_reused() {
+fn a_directory_without_a_definition_is_never_taken_over_or_removed() {
     let p = Projects::new();
     assert_code(&p.add("team", &["src/api", "src/billing"]), 0);
     assert_code(&run(p.cmd("vg-index", ".").args(["--catalog", "team"])), 0);
     std::fs::remove_file(p.dir("catalogs/team/.vecgrep-catalog.toml")).unwrap();
-    let lost = "catalog 'team' (";
-    let o = run(p.cmd("vg-catalog", ".").arg("list"));
-    assert_code(&o, 2);
-    assert!(stderr(&o).contains(lost) && stderr(&o).contains("has lost its definition"), "{}", stderr(&o));
+    assert_code(&run(p.cmd("vg-catalog", ".").arg("list")), 1);
     let o = p.add("team", &["src/web"]);
     assert_code(&o, 2);
-    assert!(stderr(&o).contains("vg-catalog remove team deletes what is left of it"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("holds no catalog definition") && stderr(&o).contains("delete it yourself"),
+        "{}",
+        stderr(&o)
+    );
     let o = run(p.cmd("vg-catalog", ".").args(["remove", "team"]));
-    assert_code(&o, 0);
-    assert!(!p.dir("catalogs/team").exists());
-    assert!(p.dir("src/api/upload.py").exists(), "the projects are untouched");
+    assert_code(&o, 2);
+    assert!(p.dir("catalogs/team/.vecgrep").exists(), "removed without a definition");
+    std::fs::remove_dir_all(p.dir("catalogs/team")).unwrap();
     assert_code(&p.add("team", &["src/web"]), 0);
     let o =
         run(p.cmd("vg-query", "elsewhere").args(["--catalog", "team", "--threshold", "-1", "retry a failed upload"]));
     assert!(records(&o).iter().all(|h| h["project"] == "web"), "{}", stdout(&o));
-    // A directory that is no catalog's is neither listed nor removed.
-    std::fs::create_dir_all(p.dir("catalogs/stray/.vecgrep")).unwrap();
-    std::fs::write(p.dir("catalogs/stray/notes.txt"), "mine\n").unwrap();
-    assert_code(&run(p.cmd("vg-catalog", ".").arg("list")), 0);
-    assert_code(&run(p.cmd("vg-catalog", ".").args(["remove", "stray"])), 2);
-    assert!(p.dir("catalogs/stray/notes.txt").exists());
+
+    // A file of someone else's in a catalog's directory outlives the catalog.
+    std::fs::write(p.dir("catalogs/team/notes.txt"), "mine\n").unwrap();
+    let o = run(p.cmd("vg-catalog", ".").args(["remove", "team"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("holds files vecgrep did not put there"), "{}", stderr(&o));
+    assert_eq!(read(&p.dir("catalogs/team/notes.txt")), "mine\n");
+    assert!(!p.dir("catalogs/team/.vecgrep-catalog.toml").exists() && !p.dir("catalogs/team/web").exists());
+    assert!(p.dir("src/web/routes.js").exists(), "the projects are untouched");
 }
 
 /// What a definition cannot hold is refused before anything is written,
@@ -723,6 +729,25 @@ fn clearing_a_labels_index_leaves_the_catalog_and_its_other_labels() {
     let o = index(&["--label", "Bad_Name", "--clear-cache"]);
     assert_code(&o, 2);
     assert!(stderr(&o).contains("label name 'Bad_Name' has an uppercase letter"), "{}", stderr(&o));
+    // A refused command drops nothing first.
+    for refused in
+        [&["--label", "release-1", "--reindex", "-t", "py"][..], &["--label", "release-1", "--clear-cache", "--json"]]
+    {
+        assert_code(&index(refused), 2);
+    }
+    let shown = stdout(&run(p.cmd("vg-catalog", ".").args(["show", "team"])));
+    assert!(shown.contains("label release-1 (complete"), "{shown}");
+
+    // The default context's label is the one --reindex and --clear-cache act on.
+    assert_code(&run(p.cmd("vg-catalog", ".").args(["use", "team", "--label", "release-1"])), 0);
+    let o = run(p.cmd("vg-index", "elsewhere").arg("--reindex"));
+    assert_code(&o, 0);
+    assert!(!stderr(&o).contains("indexed already") && summary(&o)["files"].as_u64().unwrap() > 0, "{}", stderr(&o));
+    let o = run(p.cmd("vg-index", "elsewhere").arg("--clear-cache"));
+    assert!(stderr(&o).contains("removed the index of label release-1 of catalog team"), "{}", stderr(&o));
+    let o =
+        run(p.cmd("vg-query", "elsewhere").args(["--no-index", "--catalog", "team", "--threshold", "-1", "upload"]));
+    assert_code(&o, 0);
 }
 
 #[test]

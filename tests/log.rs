@@ -319,7 +319,7 @@ fn what_is_not_a_usable_repository_is_one_line_and_exit_2() {
     // "could not be decoded" or "configuration could not be loaded".
     for (init, says) in [
         ("--ref-format=reftable", "its references are kept as reftable (extensions.refStorage)"),
-        ("--object-format=sha256", "it names objects by SHA-256 (extensions.objectFormat)"),
+        ("--object-format=sha256", "its object format (extensions.objectFormat) is one"),
     ] {
         let other = Tree::bare();
         git(&other, &["init", "-q", init]);

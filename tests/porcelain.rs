@@ -326,7 +326,8 @@ fn the_tools_end_when_vecgrep_is_killed() {
     };
     // Killed once the index run is under way, not before it made the index
     // (on a loaded machine the tools can take seconds to get there).
-    let stats = || records(&run(t.cmd("vg-index", ".").args(["--stats", "--json"])))[0].clone();
+    let stats =
+        || records(&run(t.cmd("vg-index", ".").args(["--stats", "--json"]))).first().cloned().unwrap_or_default();
     while stats()["complete"] != false {
         assert!(std::time::Instant::now() < deadline, "the index run never began: {}", stats());
         std::thread::sleep(std::time::Duration::from_millis(50));

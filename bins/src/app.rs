@@ -323,7 +323,8 @@ pub fn label_of(label: &LabelArgs, inv: &Invocation, rev_given: bool) -> Result<
     Ok(Some((Catalog::read(&inv.root.path)?, name)))
 }
 
-/// Index `label` of `catalog` unless it is indexed already, with the
+/// Index `label` of `catalog` unless it is indexed already (with
+/// `reindex`, its index is dropped and made again), with the
 /// progress of any index run, saying which projects it names nothing in;
 /// with `records`, the run's `file` and `skip` records on stdout.
 pub fn index_label(
@@ -331,10 +332,12 @@ pub fn index_label(
     inv: &Invocation,
     (catalog, label): (&Catalog, &str),
     records: bool,
+    reindex: bool,
 ) -> Result<LabelRun> {
     let mut obs = CliObserver::new(tool, inv.config.quiet, records);
     let ran = stoppable(|| {
-        vecgrep::history::index_label(catalog, &inv.root, label, &inv.config, &mut embedder_pool(&inv.config), &mut obs)
+        let pool = &mut embedder_pool(&inv.config);
+        vecgrep::history::index_label(catalog, &inv.root, label, &inv.config, (pool, &mut obs), reindex)
     });
     obs.finish();
     let ran = ran?;

@@ -21,14 +21,6 @@ fn main() {
         if cli.label.label.is_some() {
             refuse_beside_a_label(&cli)?;
         }
-        if let Some((catalog, label)) = label_of(&cli.label, &inv, false)?.filter(|_| cli.label.label.is_some()) {
-            if cli.clear_cache || cli.reindex {
-                let code = forget_label(&inv, &catalog, &label)?;
-                if cli.clear_cache || code == EXIT_INTERRUPTED {
-                    return Ok(code);
-                }
-            }
-        }
         if cli.stats {
             return print_stats(&cli, &inv.root);
         }
@@ -38,19 +30,24 @@ fn main() {
         if cli.json {
             return Err(anyhow::anyhow!("--json goes with --stats or --verify"));
         }
-        if cli.clear_cache {
-            return clear_cache(&inv);
-        }
         if let Some(spec) = &cli.forget {
             return forget(spec, &inv);
         }
+        // With a label in effect (--label, or the default context's), the
+        // run, --reindex and --clear-cache are about the label's index.
         if let Some((catalog, label)) = label_of(&cli.label, &inv, cli.rev.is_some())? {
             if cli.walk.to_options(&inv.config).is_filtered() || cli.walk.changes_the_walk() {
                 return Err(anyhow::anyhow!(
                     "a label (--label, or the default context's) indexes each project's whole tree at the label; the walk's options (-t, -g, --hidden, ...) apply to the working trees only"
                 ));
             }
-            return index_catalog_label(&inv, &catalog, &label);
+            if cli.clear_cache {
+                return forget_label(&inv, &catalog, &label);
+            }
+            return index_catalog_label(&inv, &catalog, &label, cli.reindex);
+        }
+        if cli.clear_cache {
+            return clear_cache(&inv);
         }
         if let Some(spec) = &cli.rev {
             if cli.walk.to_options(&inv.config).is_filtered() || cli.walk.changes_the_walk() {
@@ -66,7 +63,7 @@ fn main() {
 
 /// What `--label` does not go with: these report on or drop the catalog's
 /// own index, which would be taken for the label's (`--clear-cache` and
-/// `--reindex` act on the label's index: `forget_label`).
+/// `--reindex` act on the label's index).
 fn refuse_beside_a_label(cli: &IndexCli) -> anyhow::Result<()> {
     let flag = [(cli.stats, "--stats"), (cli.verify, "--verify"), (cli.forget.is_some(), "--forget")]
         .into_iter()
@@ -79,8 +76,8 @@ fn refuse_beside_a_label(cli: &IndexCli) -> anyhow::Result<()> {
     }
 }
 
-/// `--label NAME --clear-cache` (and before `--reindex`): drop the label's
-/// index, and only it.
+/// `--clear-cache` with a label in effect: drop the label's index, and
+/// only it, whether or not the label names anything now.
 fn forget_label(inv: &Invocation, catalog: &Catalog, label: &str) -> anyhow::Result<u8> {
     let Some(_lock) = wait_for_write_lock(TOOL, &inv.root, inv.config.quiet)? else { return Ok(EXIT_INTERRUPTED) };
     let what = format!("label {label} of catalog {}", catalog.name);
@@ -119,8 +116,8 @@ fn index_revision(spec: &str, inv: &Invocation) -> anyhow::Result<u8> {
 
 /// `--label`: index the label's commit of each project of the catalog and
 /// print the summary record, which names them.
-fn index_catalog_label(inv: &Invocation, catalog: &Catalog, label: &str) -> anyhow::Result<u8> {
-    let ran = vecgrep_bins::app::index_label(TOOL, inv, (catalog, label), !std::io::stdout().is_terminal())?;
+fn index_catalog_label(inv: &Invocation, catalog: &Catalog, label: &str, reindex: bool) -> anyhow::Result<u8> {
+    let ran = vecgrep_bins::app::index_label(TOOL, inv, (catalog, label), !std::io::stdout().is_terminal(), reindex)?;
     let what = format!("label {label} of catalog {}", catalog.name);
     report_tree_run(inv, ran.summary, &what, |r| SummaryRecord { label: Some(LabelRecord::new(&ran.label.state)), ..r })
 }

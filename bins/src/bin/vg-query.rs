@@ -199,7 +199,7 @@ fn label_first(cli: &QueryCli, inv: &Invocation, catalog: &Catalog, name: &str) 
         note_unwritten(inv, &label.root, &format!("label {name}"));
         return Ok(Some((label, 0)));
     }
-    let ran = vecgrep_bins::app::index_label(TOOL, inv, (catalog, name), false)?;
+    let ran = vecgrep_bins::app::index_label(TOOL, inv, (catalog, name), false, cli.reindex)?;
     match &ran.summary {
         Some(s) if s.aborted => return Ok(None),
         Some(s) if s.cancelled => {}

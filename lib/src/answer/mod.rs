@@ -122,7 +122,8 @@ pub fn answer(client: &ChatClient, query: &str, hits: &[HitRecord], context_hits
     let cited = cite(&text, given);
     // An answer is words: control characters alone, or citations of places
     // it was not given, are no answer to show.
-    if cited.text.trim().is_empty() {
+    // A reply cut at the token limit ends in an ellipsis tidy adds.
+    if cited.text.trim().trim_end_matches('…').trim().is_empty() {
         let what = match cited.dropped.is_empty() {
             true => "nothing but control characters".to_string(),
             false => {

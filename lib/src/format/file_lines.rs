@@ -21,7 +21,8 @@ const FILES_KEPT: usize = 16;
 const BYTES_KEPT: usize = 256 * 1024 * 1024;
 
 /// A file's text and where every `LINES_PER_MARK`th line starts; lines as
-/// `str::lines` cuts them (a `\r` before the `\n` is no part of the line).
+/// `str::lines` cuts them, but that a `\r` ending the text is no part of
+/// its last line either (as the chunker reads lines).
 pub(super) struct FileLines {
     text: String,
     marks: Vec<u32>,
@@ -117,6 +118,8 @@ mod tests {
             assert_eq!(got, expected, "{text:?}");
             assert_eq!(lines.get(lines.len()), None);
         }
+        let last = FileLines::new("a\nb\r".to_string());
+        assert_eq!((last.len(), last.get(1)), (2, Some("b")));
         let numbered: String = (0..1000).map(|i| format!("line {i}\n")).collect();
         let lines = FileLines::new(numbered);
         assert_eq!(

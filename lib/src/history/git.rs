@@ -68,10 +68,10 @@ impl GitRepo {
                     // gix says it found none where it could not look.
                     Err(why) if git.is_dir() => anyhow!("cannot read the git repository {}: {why}", git.display()),
                     _ if innermost_words(&e).contains("objectFormat") => anyhow!(
-                        "cannot open the git repository of {}: it names objects by SHA-256 (extensions.objectFormat), which vecgrep cannot read yet",
+                        "cannot open the git repository of {}: its object format (extensions.objectFormat) is one vecgrep cannot read yet; it reads SHA-1 repositories",
                         root.display()
                     ),
-                    _ => anyhow!("cannot open the git repository of {}: {}", root.display(), innermost_words(&e)),
+                    _ => anyhow!("cannot open the git repository of {}: {}", root.display(), with_cause(&e)),
                 },
                 None => anyhow!("{} is not in a git repository", root.display()),
             }
@@ -481,6 +481,17 @@ impl GitRepo {
             return Some(repo_path.to_string());
         }
         repo_path.strip_prefix(self.prefix.as_str()).and_then(|rest| rest.strip_prefix('/')).map(str::to_string)
+    }
+}
+
+/// `e`'s own words (which may name the file at fault) and, when they
+/// differ, its innermost cause that says something.
+fn with_cause(e: &dyn std::error::Error) -> String {
+    let (outer, inner) = (e.to_string(), innermost_words(e));
+    if outer.contains(&inner) {
+        outer
+    } else {
+        format!("{outer}: {inner}")
     }
 }
 

@@ -64,12 +64,12 @@ pub fn update_log(
     let mut summary = LogSummary { commits: history.len(), ..LogSummary::default() };
     let had = store.log_model()?;
     let mut loaded = None;
-    if had.as_deref() != Some(model) {
+    // A history with nothing in it (HEAD has no commits yet) has nothing to
+    // embed with the new model: the log is left for the branch it was of.
+    if had.as_deref() != Some(model) && !history.is_empty() {
         // Loaded before the log is emptied: a model that cannot be had (a
         // name mistyped, assets missing) leaves the log as it was.
-        if !history.is_empty() {
-            loaded = Some(load_for_the_log(load)?);
-        }
+        loaded = Some(load_for_the_log(load)?);
         if let Some(m) = had.filter(|_| store.log_counts().is_ok_and(|(commits, ..)| commits > 0)) {
             observer.note(&format!("rebuilding the commit log: it was embedded with {m}, not {model}"));
             summary.rebuilt = true;

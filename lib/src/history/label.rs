@@ -105,12 +105,13 @@ pub fn index_label(
     root: &ProjectRoot,
     label: &str,
     config: &ResolvedConfig,
-    embedders: &mut EmbedderPool,
-    obs: &mut dyn IndexObserver,
+    (embedders, obs): (&mut EmbedderPool, &mut dyn IndexObserver),
+    reindex: bool,
 ) -> Result<LabelRun> {
+    // Resolved first: a label that names nothing now keeps its index.
     let mut resolved = resolve_label(catalog, root, label)?;
     let whole = |label: &Label| {
-        completed_state(&label.root).filter(|_| super::revision::built_as_configured(&label.root, config))
+        completed_state(&label.root).filter(|_| !reindex && super::revision::built_as_configured(&label.root, config))
     };
     if let Some(state) = whole(&resolved) {
         resolved.state = state;
@@ -124,6 +125,9 @@ pub fn index_label(
     if let Some(state) = whole(&resolved) {
         resolved.state = state;
         return Ok(LabelRun { label: resolved, summary: None });
+    }
+    if reindex {
+        forget_label(project, label)?;
     }
     let dir = &resolved.root.path;
     store::check_tree_root(&resolved.root)?;

@@ -109,14 +109,13 @@ impl Catalogs {
         let (mut out, mut unreadable) = (Vec::new(), Vec::new());
         for entry in entries {
             let path = entry?.path();
-            let name = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
             match kept_as(&path) {
                 Kept::Defined => match Catalog::read(&path) {
                     Ok(catalog) => out.push(catalog),
                     Err(e) => unreadable.push(format!("{e:#}")),
                 },
-                Kept::Undefined => unreadable.push(format!("{:#}", lost_definition(&name, &path))),
-                Kept::Nothing => {}
+                // A shared catalogs' directory may hold anything.
+                Kept::Undefined | Kept::Nothing => {}
             }
         }
         out.sort_by(|a, b| a.name.cmp(&b.name));
@@ -182,14 +181,15 @@ impl Catalogs {
         // As kept, not canonical: a catalog directory that is a link loses
         // the link, never what it points to.
         let dir = self.dir.join(name);
-        if matches!(kept_as(&dir), Kept::Nothing) {
-            bail!("no catalog named '{name}' (vg-catalog list shows them)");
+        match kept_as(&dir) {
+            Kept::Defined => {}
+            Kept::Undefined => return Err(lost_definition(name, &dir)),
+            Kept::Nothing => bail!("no catalog named '{name}' (vg-catalog list shows them)"),
         }
         if dir.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()) {
             std::fs::remove_file(&dir).with_context(|| format!("removing {}", dir.display()))?;
         } else {
-            // remove_dir_all removes the project links as links.
-            std::fs::remove_dir_all(&dir).with_context(|| format!("removing {}", dir.display()))?;
+            remove_catalog_dir(&dir)?;
         }
         Ok(dir.display().to_string())
     }
@@ -367,10 +367,11 @@ enum Kept {
     /// A catalog: its definition is there (whatever it is: reading it says
     /// what is wrong with it).
     Defined,
-    /// What a catalog leaves when its definition is deleted: its index and
-    /// its project links, nothing else.
+    /// A directory with something in it but no definition: no catalog
+    /// vecgrep can tell is one (the catalogs' directory may be shared,
+    /// `VECGREP_CATALOG_DIR`), so never written into or removed.
     Undefined,
-    /// Not a catalog.
+    /// Nothing there, or an empty directory.
     Nothing,
 }
 
@@ -378,28 +379,49 @@ fn kept_as(dir: &Path) -> Kept {
     if dir.join(CATALOG_FILE).symlink_metadata().is_ok() {
         return Kept::Defined;
     }
-    let Ok(entries) = std::fs::read_dir(dir) else { return Kept::Nothing };
-    let mut has_index = false;
-    for entry in entries.flatten() {
-        let is_link = entry.file_type().is_ok_and(|t| t.is_symlink());
-        if entry.file_name() == crate::project::PROJECT_DIR {
-            has_index = true;
-        } else if !is_link {
-            return Kept::Nothing;
-        }
+    // A link is refused where a catalog is written (`refuse_link`).
+    if dir.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()) {
+        return Kept::Nothing;
     }
-    if has_index {
-        Kept::Undefined
-    } else {
-        Kept::Nothing
+    match std::fs::read_dir(dir).map(|mut entries| entries.next().is_some()) {
+        Ok(true) => Kept::Undefined,
+        _ => Kept::Nothing,
     }
 }
 
 fn lost_definition(name: &str, dir: &Path) -> anyhow::Error {
     anyhow!(
-        "catalog '{name}' ({}) has lost its definition {CATALOG_FILE}; vg-catalog remove {name} deletes what is left of it (its index and project links)",
+        "{} holds no catalog definition ({CATALOG_FILE}): it is no catalog, or one that lost its definition, and is left alone; if it was catalog '{name}', delete it yourself",
         dir.display()
     )
+}
+
+/// Delete the catalog at `dir`: what vecgrep put there (its definition and
+/// its temporary copies, its index, the project links), then the directory,
+/// which anything else put there keeps.
+fn remove_catalog_dir(dir: &Path) -> Result<()> {
+    let entries = std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))?;
+    for entry in entries {
+        let entry = entry.with_context(|| format!("reading {}", dir.display()))?;
+        let (path, name) = (entry.path(), entry.file_name());
+        let name = name.to_string_lossy();
+        let is_link = entry.file_type().is_ok_and(|t| t.is_symlink());
+        let removed = if name == crate::project::PROJECT_DIR && !is_link {
+            std::fs::remove_dir_all(&path)
+        } else if is_link || name == CATALOG_FILE || (name.starts_with(CATALOG_FILE) && name.ends_with(".tmp")) {
+            std::fs::remove_file(&path)
+        } else {
+            continue;
+        };
+        removed.with_context(|| format!("removing {}", path.display()))?;
+    }
+    std::fs::remove_dir(dir).map_err(|e| match e.kind() {
+        std::io::ErrorKind::DirectoryNotEmpty => anyhow!(
+            "removed the catalog from {}, which holds files vecgrep did not put there and is left with them",
+            dir.display()
+        ),
+        _ => anyhow!("removing {}: {e}", dir.display()),
+    })
 }
 
 /// Write the definition (through a temporary file, so a kill leaves the

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# How a search's cost grows with the results asked for (-k, up to 10,000):
+# a tree of 300 Python files of 100 small functions each, whose chunks
+# join into places of up to 40 lines, searched by a word every one holds,
+# in each mode. Prints the median ms of 3 runs per build, mode and -k.
+# Joining once cut every result again at each join (-k 2600: 25 s).
+#
+# usage: [KS="100 2400"] bench/many-results.sh BIN_DIR [BIN_DIR...]   (default: target/release)
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+bins=("$@")
+[[ ${#bins[@]} -gt 0 ]] || bins=("$repo/target/release")
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+git init -q
+python3 - <<'PY'
+for f in range(300):
+    with open(f"m{f}.py", "w") as out:
+        out.write("".join(f"def step_{f}_{i}(x):\n    return x + {i}\n\n" for i in range(100)))
+PY
+"${bins[0]}/vg-index" -q > /dev/null
+printf '%-40s %-8s %6s %10s\n' build mode k ms
+for bin in "${bins[@]}"; do
+  for mode in lexical hybrid; do
+    for k in ${KS:-100 2400 2600 10000}; do
+      ms=$("$repo/bench/median-ms.py" 3 "$bin/vg-query" --no-index --mode "$mode" --threshold -1 -k "$k" step)
+      printf '%-40s %-8s %6s %10s\n' "$bin" "$mode" "$k" "$ms"
+    done
+  done
+done
