@@ -715,6 +715,10 @@ fn clearing_a_labels_index_leaves_the_catalog_and_its_other_labels() {
     assert_code(&run(p.cmd("vg-query", "elsewhere").args(query).args(["--label", "release-1"])), 0);
     let o = index(&["--label", "release-2", "--clear-cache"]);
     assert!(stderr(&o).contains("label release-2 of catalog team holds no index to remove"), "{}", stderr(&o));
+    // The porcelain passes --label on with --clear-cache.
+    let o = run(p.cmd("vecgrep", ".").args(["--catalog", "team", "--label", "release-2", "--clear-cache"]));
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("label release-2 of catalog team holds no index to remove"), "{}", stderr(&o));
 
     // --reindex drops the label's index and makes it again.
     let o = index(&["--label", "release-1", "--reindex"]);

@@ -426,7 +426,8 @@ fn a_flag_no_tool_of_the_mode_takes_is_refused_not_passed_over() {
     // A flag of some modes names them, and --log among those it is not for.
     let o = run(t.cmd("vecgrep", ".").args(["--log", "--label", "main", "retry"]));
     assert_code(&o, 2);
-    let says = "vecgrep: --label needs a search of the files or --index-only (not --log, --ask, -i or a server)";
+    let says =
+        "vecgrep: --label needs a search of the files, --index-only or --clear-cache (not --log, --ask, -i or a server)";
     assert_eq!(stderr(&o).trim(), says);
     // What every mode takes, a script may pass to each.
     assert_code(&run(t.cmd("vecgrep", ".").args(["--show-root", "-q", "--color", "never"])), 0);

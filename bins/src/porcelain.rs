@@ -133,7 +133,7 @@ impl Mode {
                 vec![("vg-index", vec!["catalog", "skip_outside_root", "quiet", "json", "TrustArgs", "StoreArgs"])]
             }
             Mode::ClearCache => {
-                vec![("vg-index", vec!["catalog", "skip_outside_root", "quiet", "TrustArgs", "StoreArgs"])]
+                vec![("vg-index", vec!["catalog", "skip_outside_root", "quiet", "TrustArgs", "StoreArgs", "label"])]
             }
             Mode::IndexOnly => {
                 vec![(
@@ -272,9 +272,9 @@ pub fn stray_flag(mode: Mode, matches: &ArgMatches, porcelain: &Command) -> Opti
     let owners: [(&[Mode], &str, &str); 7] = [
         (&not_log, "catalog", "a project's files, not its history (--log)"),
         (
-            &[Mode::Search, Mode::Answer, Mode::IndexOnly],
+            &[Mode::Search, Mode::Answer, Mode::IndexOnly, Mode::ClearCache],
             "label",
-            "a search of the files or --index-only (not --log, --ask, -i or a server)",
+            "a search of the files, --index-only or --clear-cache (not --log, --ask, -i or a server)",
         ),
         (&[Mode::Search, Mode::Answer], "PackageArgs", "a search of the files (not --log, --ask, -i or a server)"),
         (&[Mode::Search, Mode::Answer], "MaxCountArgs", "a search of the files (not --log, --ask, -i or a server)"),

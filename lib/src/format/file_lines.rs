@@ -69,7 +69,7 @@ impl FileLines {
     }
 }
 
-/// The files read so far in a rendering, the last `FILES_KEPT` of them.
+/// The files read so far in a rendering, the `FILES_KEPT` used last.
 #[derive(Default)]
 pub(super) struct FileCache {
     read: HashMap<String, Option<FileLines>>,
@@ -85,7 +85,13 @@ impl FileCache {
         path: &str,
         source: impl FnOnce() -> Option<std::path::PathBuf>,
     ) -> Option<&FileLines> {
-        if !self.read.contains_key(path) {
+        if self.read.contains_key(path) {
+            // The least recently used goes first.
+            if let Some(at) = self.order.iter().position(|p| p == path) {
+                let again = self.order.remove(at).expect("a position in it");
+                self.order.push_back(again);
+            }
+        } else {
             let lines = source().and_then(|p| read_lines(&p));
             let size = lines.as_ref().map_or(0, FileLines::size);
             while self.order.len() == FILES_KEPT || (self.bytes + size > BYTES_KEPT && !self.order.is_empty()) {
@@ -142,6 +148,12 @@ mod tests {
         }
         assert_eq!(cache.read.len(), FILES_KEPT);
         assert!(!cache.read.contains_key("0.txt"), "the first file read went first");
+        // One asked for again is kept over those asked for since.
+        cache.get("1.txt", || None);
+        let path = dir.path().join("new.txt");
+        std::fs::write(&path, "new\n").unwrap();
+        cache.get("new.txt", || Some(path));
+        assert!(cache.read.contains_key("1.txt") && !cache.read.contains_key("2.txt"));
         assert_eq!(cache.get("missing.txt", || None).map(FileLines::len), None);
     }
 }
