@@ -656,7 +656,7 @@ pub enum RecordError {
     BadCommit { line: usize, cause: String },
     #[error("line {line}: record version {found} is newer than this tool understands ({CONTRACT_VERSION})")]
     TooNew { line: usize, found: u64 },
-    #[error("line {line}: its version is {found}, not an integer (v)")]
+    #[error("line {line}: its version is {found}, not a whole number of 0 or more (v)")]
     BadVersion { line: usize, found: String },
     #[error("line {line}: its type is {found}, not a string naming a record")]
     BadType { line: usize, found: String },
@@ -1118,10 +1118,10 @@ mod tests {
         }
         commit["sha"] = "ab".repeat(32).into();
         assert!(matches!(Record::parse(&commit.to_string(), 9), Ok(Some(Record::Commit(_)))), "a SHA-256 id");
-        // A version that is not an integer is refused before the type is looked at.
+        // A version that is not a whole number is refused before the type is looked at.
         for v in ["2.0", "\"2\"", "-1"] {
             let e = Record::parse(&format!(r#"{{"type":"judgement","v":{v}}}"#), 3).unwrap_err().to_string();
-            assert_eq!(e, format!("line 3: its version is {v}, not an integer (v)"));
+            assert_eq!(e, format!("line 3: its version is {v}, not a whole number of 0 or more (v)"));
         }
         let e = parse_hit_line(r#"[1,2]"#, 4).unwrap_err().to_string();
         assert!(e.contains("line 4"), "{e}");
