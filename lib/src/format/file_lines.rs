@@ -1,7 +1,7 @@
 //! The lines of the files hits come from, read for context (`-C`) or for a
 //! record without text: kept as the file's text with a mark every few
 //! lines, not a string per line (a 64 MiB file of short lines took 1.8 GB
-//! so), and only the last few files read are kept.
+//! so), and only the few files used last are kept.
 
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;
