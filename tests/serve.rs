@@ -575,6 +575,16 @@ fn sigterm_stops_cleanly_and_the_index_is_consistent() {
     assert_eq!(rec["chunks"], summary(&o)["chunks"]);
 }
 
+/// Wait until the server fills in the model's vectors and its `/status`
+/// counts some (`indexed` files, or `vectors`).
+fn wait_for_the_fill(s: &Server, counted: &str) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !(s.json("/status")["filling"] == true && s.json("/status")[counted].as_u64() > Some(0)) {
+        assert!(Instant::now() < deadline, "no fill began: {}", s.json("/status"));
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// A server's fill can take minutes; a one-shot search (whose index run
 /// takes turns with it) must not wait for all of it: the fill stops at the
 /// file in hand for the waiting run and resumes after.
@@ -583,11 +593,7 @@ fn a_one_shot_search_does_not_wait_for_a_servers_whole_fill() {
     let t = sample_project();
     many_files(&t, 800);
     let s = Server::start(&t, &["--refresh", "1"]);
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while !(s.json("/status")["filling"] == true && s.json("/status")["indexed"].as_u64() > Some(0)) {
-        assert!(Instant::now() < deadline, "no fill began: {}", s.json("/status"));
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    wait_for_the_fill(&s, "indexed");
     let o = run(t.cmd("vg-query", ".").args(["--threshold", "-1", "-k", "1", "retry failed uploads"]));
     assert_code(&o, 0);
     let status = s.json("/status");
@@ -617,11 +623,7 @@ fn an_edit_during_a_fill_is_searchable_before_the_fill_ends() {
     wordy_files(&t, 1500);
     let s = Server::start(&t, &["--refresh", "0.5"]);
     // The fill has walked and stored its first files.
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while !(s.json("/status")["filling"] == true && s.json("/status")["vectors"].as_u64() > Some(0)) {
-        assert!(Instant::now() < deadline, "no fill began: {}", s.json("/status"));
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    wait_for_the_fill(&s, "vectors");
     let find = |q: &str| s.get(&format!("/search?q={q}&mode=lexical")).2;
     let filling = |what: &str| {
         let status = s.json("/status");

@@ -153,26 +153,26 @@ pub fn index_label(
 /// how many there were. The caller holds the catalog's write lock.
 pub fn forget_label(root: &ProjectRoot, label: &str) -> Result<usize> {
     check_label_name(label)?;
-    let mut forgotten = 0;
-    for r in store::revisions(root)? {
-        if read_state(&store::revision_root(root, &r.sha)).is_some_and(|s| s.label == label) {
-            forgotten += usize::from(store::forget_revision(root, &r.sha)?);
-        }
-    }
-    Ok(forgotten)
+    forget_label_but(root, label, None)
 }
 
 /// Drop the indexes `label` had at commits it no longer names, now that
 /// its index at the current ones is whole: a branch that moved leaves no
 /// index behind (its vectors were copied into the new one).
 fn forget_superseded(root: &ProjectRoot, label: &str, current: &str) -> Result<()> {
+    forget_label_but(root, label, Some(current)).map(drop)
+}
+
+/// Drop the indexes of `label` but the one at revision key `kept`; how many.
+fn forget_label_but(root: &ProjectRoot, label: &str, kept: Option<&str>) -> Result<usize> {
+    let mut forgotten = 0;
     for r in store::revisions(root)? {
-        let old = store::revision_root(root, &r.sha);
-        if r.sha != current && read_state(&old).is_some_and(|s| s.label == label) {
-            store::forget_revision(root, &r.sha)?;
+        let of_label = read_state(&store::revision_root(root, &r.sha)).is_some_and(|s| s.label == label);
+        if of_label && kept != Some(r.sha.as_str()) {
+            forgotten += usize::from(store::forget_revision(root, &r.sha)?);
         }
     }
-    Ok(())
+    Ok(forgotten)
 }
 
 /// Each project's tree at the label's commit, under `<dir>/<project>/`;

@@ -64,11 +64,17 @@ mod tests {
     use super::*;
     use crate::project::RootMarker;
 
+    /// A project at `dir`, its data directory made.
+    fn project_in(dir: &tempfile::TempDir) -> ProjectRoot {
+        let root = ProjectRoot { path: dir.path().to_path_buf(), marker: RootMarker::None, shared: None };
+        std::fs::create_dir_all(root.data_dir()).unwrap();
+        root
+    }
+
     #[test]
     fn each_change_of_the_project_config_is_said_once_and_a_broken_one_says_so() {
         let dir = tempfile::tempdir().unwrap();
-        let root = ProjectRoot { path: dir.path().to_path_buf(), marker: RootMarker::None, shared: None };
-        std::fs::create_dir_all(root.data_dir()).unwrap();
+        let root = project_in(&dir);
         let mut watch = ConfigWatch::new(&root, &ConfigValues::default());
         assert!(watch.changes().is_empty());
         std::fs::write(root.config_path(), "top_k = 3\n").unwrap();
@@ -97,8 +103,7 @@ mod tests {
     #[test]
     fn a_file_that_would_not_resolve_with_the_command_line_says_the_next_start_will_fail() {
         let dir = tempfile::tempdir().unwrap();
-        let root = ProjectRoot { path: dir.path().to_path_buf(), marker: RootMarker::None, shared: None };
-        std::fs::create_dir_all(root.data_dir()).unwrap();
+        let root = project_in(&dir);
         let mut plain = ConfigWatch::new(&root, &ConfigValues::default());
         let wide = ConfigValues { chunk_size: Some(4000), ..ConfigValues::default() };
         let mut widened = ConfigWatch::new(&root, &wide);

@@ -326,21 +326,22 @@ pub const OWN_OUTPUT_VAR: &str = "VECGREP_OWN_OUTPUT";
 /// redirection can be the same file for its whole life, but a library
 /// cannot know it was not changed.
 fn own_outputs() -> Vec<FileId> {
-    let fds = [std::io::stdout().as_fd().try_clone_to_owned(), std::io::stderr().as_fd().try_clone_to_owned()];
+    let (stdout, stderr) = (std::io::stdout(), std::io::stderr());
     let handed_down = std::env::var(OWN_OUTPUT_VAR).ok().and_then(|v| parse_file_id(&v));
-    fds.into_iter().filter_map(|fd| regular_file_id(std::fs::File::from(fd.ok()?))).chain(handed_down).collect()
+    [stdout.as_fd(), stderr.as_fd()].into_iter().filter_map(regular_file_id).chain(handed_down).collect()
 }
 
 /// This process's standard output as `OWN_OUTPUT_VAR` carries it to the
 /// stages of a pipeline, when it is a regular file.
 pub fn own_output_for_stages() -> Option<String> {
-    let (dev, ino) = regular_file_id(std::fs::File::from(std::io::stdout().as_fd().try_clone_to_owned().ok()?))?;
+    let (dev, ino) = regular_file_id(std::io::stdout().as_fd())?;
     Some(format!("{dev}:{ino}"))
 }
 
-fn regular_file_id(file: std::fs::File) -> Option<FileId> {
+/// The file `fd` is open on, when it is a regular one.
+fn regular_file_id(fd: std::os::fd::BorrowedFd<'_>) -> Option<FileId> {
     use std::os::unix::fs::MetadataExt;
-    let meta = file.metadata().ok()?;
+    let meta = std::fs::File::from(fd.try_clone_to_owned().ok()?).metadata().ok()?;
     meta.is_file().then(|| (meta.dev(), meta.ino()))
 }
 
