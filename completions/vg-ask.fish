@@ -472,7 +472,7 @@ zstd\t''"
 complete -c vg-ask -s g -l glob -d 'Include files matching GLOB, or exclude them with a leading \'!\'; repeatable. A glob with a \'/\' is matched from the project root, as -E\'s are (rg matches from the current directory)' -r
 complete -c vg-ask -l max-depth -d 'Descend at most NUM levels below each path, as rg: 1 takes only the files directly in a directory, 2 those in its subdirectories too, 0 only the paths that are files themselves' -r
 complete -c vg-ask -l ignore-file -d 'Also read ignore rules from PATH (gitignore syntax); repeatable' -r -F
-complete -c vg-ask -l max-filesize -d 'Skip files larger than NUM bytes [config: max_filesize; default: 1048576]' -r
+complete -c vg-ask -l max-filesize -d 'Skip files larger than SIZE: bytes, or with K, M or G (KiB, MiB, GiB) as ripgrep reads it: 512K, 10M [config: max_filesize; default: 1048576]' -r
 complete -c vg-ask -l plan -d 'Print the plan made of QUESTION and stop: nothing is indexed or searched'
 complete -c vg-ask -l json -d 'Print the JSON record even on a terminal'
 complete -c vg-ask -l no-index -d 'Search the existing index as it is; do not update it first'

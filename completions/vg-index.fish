@@ -462,7 +462,7 @@ zstd\t''"
 complete -c vg-index -s g -l glob -d 'Include files matching GLOB, or exclude them with a leading \'!\'; repeatable. A glob with a \'/\' is matched from the project root, as -E\'s are (rg matches from the current directory)' -r
 complete -c vg-index -l max-depth -d 'Descend at most NUM levels below each path, as rg: 1 takes only the files directly in a directory, 2 those in its subdirectories too, 0 only the paths that are files themselves' -r
 complete -c vg-index -l ignore-file -d 'Also read ignore rules from PATH (gitignore syntax); repeatable' -r -F
-complete -c vg-index -l max-filesize -d 'Skip files larger than NUM bytes [config: max_filesize; default: 1048576]' -r
+complete -c vg-index -l max-filesize -d 'Skip files larger than SIZE: bytes, or with K, M or G (KiB, MiB, GiB) as ripgrep reads it: 512K, 10M [config: max_filesize; default: 1048576]' -r
 complete -c vg-index -l stats -d 'Print statistics about the index instead of indexing'
 complete -c vg-index -l verify -d 'Check the index for damage (SQLite\'s and the word index\'s integrity, orphaned chunks or words, malformed vectors) instead of indexing; exit 2 if any'
 complete -c vg-index -l json -d 'With --stats or --verify: print a JSON record'

@@ -470,7 +470,7 @@ zstd\t''"
 complete -c vg-serve -s g -l glob -d 'Include files matching GLOB, or exclude them with a leading \'!\'; repeatable. A glob with a \'/\' is matched from the project root, as -E\'s are (rg matches from the current directory)' -r
 complete -c vg-serve -l max-depth -d 'Descend at most NUM levels below each path, as rg: 1 takes only the files directly in a directory, 2 those in its subdirectories too, 0 only the paths that are files themselves' -r
 complete -c vg-serve -l ignore-file -d 'Also read ignore rules from PATH (gitignore syntax); repeatable' -r -F
-complete -c vg-serve -l max-filesize -d 'Skip files larger than NUM bytes [config: max_filesize; default: 1048576]' -r
+complete -c vg-serve -l max-filesize -d 'Skip files larger than SIZE: bytes, or with K, M or G (KiB, MiB, GiB) as ripgrep reads it: 512K, 10M [config: max_filesize; default: 1048576]' -r
 complete -c vg-serve -l full-index -d 'Index PATHS completely, every chunk with the model\'s vector, before listening [config: full_index]'
 complete -c vg-serve -l skip-outside-root -d 'Skip PATHS outside the project root instead of failing'
 complete -c vg-serve -s q -l quiet -d 'No notes on stderr; errors and the listening URL are still printed [config: quiet]'

@@ -575,6 +575,23 @@ fn gitignored_binary_and_large_files_are_not_indexed() {
     assert_eq!(summary(&o)["files"], 4);
 }
 
+#[test]
+fn a_max_filesize_takes_k_m_and_g_as_ripgreps_does() {
+    let t = sample_project();
+    t.write("data/huge.txt", &"word ".repeat(5000));
+    let too_large = |o: &std::process::Output| {
+        of_type(&records(o), "skip").iter().any(|s| s["file"] == "data/huge.txt" && s["reason"] == "too_large")
+    };
+    t.write(".vecgrep/config.toml", "max_filesize = \"24K\"\n");
+    let o = index(&t, ".", &[]);
+    assert!(too_large(&o), "24K is 24,576 bytes, under the file's 25,000: {}", stderr(&o));
+    let o = index(&t, ".", &["--max-filesize", "25k"]);
+    assert!(!too_large(&o), "the flag's 25k beats the config's 24K: {}", stderr(&o));
+    let o = run(t.cmd("vg-index", ".").args(["--max-filesize", "10X"]));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).starts_with("vg-index: invalid value '10X' for '--max-filesize <SIZE>'"), "{}", stderr(&o));
+}
+
 /// Lock files, a minified bundle and marked generated code beside sample_project.
 fn with_generated_files(t: &Tree) {
     t.write(

@@ -35,9 +35,9 @@ pub struct WalkArgs {
     /// Also read ignore rules from PATH (gitignore syntax); repeatable.
     #[arg(long, value_name = "PATH")]
     pub ignore_file: Vec<PathBuf>,
-    /// Skip files larger than NUM bytes.
-    #[arg(long, value_name = "NUM")]
-    pub max_filesize: Option<u64>,
+    /// Skip files larger than SIZE: bytes, or with K, M or G (KiB, MiB, GiB) as ripgrep reads it: 512K, 10M.
+    #[arg(long, value_name = "SIZE", value_parser = parse_byte_size)]
+    pub max_filesize: Option<String>,
     /// Also index lock files (Cargo.lock, package-lock.json, ...), minified bundles (*.min.js, very long lines) and generated code (*.pb.go, "DO NOT EDIT"/"@generated" headers), which are skipped by default.
     #[arg(long)]
     pub include_generated: bool,
@@ -91,6 +91,10 @@ fn parse_when(s: &str) -> Result<String, String> {
 
 fn parse_size(s: &str) -> Result<String, String> {
     vecgrep::search::FileFilter::default().size(s).map(|()| s.to_string())
+}
+
+fn parse_byte_size(s: &str) -> Result<String, String> {
+    vecgrep::project::ByteSize::parse(s).map(|_| s.to_string())
 }
 
 /// Settings that also live in config files; a flag beats the project config,

@@ -27,8 +27,9 @@ pub use root::{
     shared_index, Admission, AdmittedPath, ProjectRoot, RootError, RootMarker, SharedIndex, CATALOG_FILE,
 };
 pub use settings::{
-    check_chunk_size, check_threshold, check_top_k, is_commit_id, setting, ConfigValues, EmbedderSource, Planner,
-    PrivacyMode, ResolvedConfig, SearchMode, Setting, DEFAULT_EMBEDDER_MODEL, MAX_TOP_K, MIN_CHUNK_SIZE, SETTINGS,
+    check_chunk_size, check_threshold, check_top_k, is_commit_id, setting, ByteSize, ConfigValues, EmbedderSource,
+    Planner, PrivacyMode, ResolvedConfig, SearchMode, Setting, DEFAULT_EMBEDDER_MODEL, MAX_TOP_K, MIN_CHUNK_SIZE,
+    SETTINGS,
 };
 pub use walk::{ctime_ns, mtime_ns, own_output_for_stages, type_names, OWN_OUTPUT_VAR};
 pub use walk::{Skip, SkipReason, WalkOptions, WalkResult, WalkedFile};

@@ -195,6 +195,55 @@ pub(super) fn check_batch_size(n: usize) -> Result<usize, String> {
     }
 }
 
+/// A number of bytes as a flag or a config file gives it: digits, or digits
+/// and `K`, `M` or `G` (KiB, MiB, GiB), as ripgrep reads `--max-filesize`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ByteSize(pub u64);
+
+impl ByteSize {
+    /// `1048576`, `1024K`, `1M`; a size past what a u64 holds is no limit.
+    pub fn parse(text: &str) -> Result<ByteSize, String> {
+        let text = text.trim();
+        let (digits, unit) = match text.char_indices().last() {
+            Some((at, last)) if last.is_ascii_alphabetic() => (&text[..at], last.to_ascii_uppercase()),
+            _ => (text, 'B'),
+        };
+        let shift = match unit {
+            'B' => 0,
+            'K' => 10,
+            'M' => 20,
+            'G' => 30,
+            _ => return Err(format!("{text:?} is not a size: a number of bytes, or one with K, M or G")),
+        };
+        let n = digits
+            .parse::<u64>()
+            .map_err(|_| format!("{text:?} is not a size: a number of bytes, or one with K, M or G"))?;
+        Ok(ByteSize(n.saturating_mul(1 << shift)))
+    }
+}
+
+impl<'de> Deserialize<'de> for ByteSize {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<ByteSize, D::Error> {
+        struct SizeVisitor;
+        impl Visitor<'_> for SizeVisitor {
+            type Value = ByteSize;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a number of bytes, or a string of one with K, M or G (\"10M\")")
+            }
+            fn visit_u64<E: de::Error>(self, n: u64) -> Result<ByteSize, E> {
+                Ok(ByteSize(n))
+            }
+            fn visit_i64<E: de::Error>(self, n: i64) -> Result<ByteSize, E> {
+                u64::try_from(n).map(ByteSize).map_err(|_| E::custom(format!("a size cannot be negative, got {n}")))
+            }
+            fn visit_str<E: de::Error>(self, text: &str) -> Result<ByteSize, E> {
+                ByteSize::parse(text).map_err(E::custom)
+            }
+        }
+        d.deserialize_any(SizeVisitor)
+    }
+}
+
 /// What the help and the docs say of one setting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Setting {
@@ -239,6 +288,13 @@ impl FlagValue for u64 {
     /// (`--max-filesize 18446744073709551615`) means the same: no limit.
     fn toml(flag: &str) -> Option<toml::Value> {
         flag.parse::<u64>().ok().map(|n| toml::Value::Integer(n.min(i64::MAX as u64) as i64))
+    }
+}
+
+impl FlagValue for ByteSize {
+    fn toml(flag: &str) -> Option<toml::Value> {
+        let ByteSize(n) = ByteSize::parse(flag).ok()?;
+        Some(toml::Value::Integer(n.min(i64::MAX as u64) as i64))
     }
 }
 
@@ -546,9 +602,10 @@ settings! {
     /// (MiniLM fine-tuned on code, `train/transformer/`); a remote server's own name.
     embedder_model: String => String = DEFAULT_EMBEDDER_MODEL.to_string(), raw String, check unchecked,
         shown Some(DEFAULT_EMBEDDER_MODEL), switch false, only None, plain;
-    /// Files larger than this many bytes are skipped (and logged): generated
-    /// data, bundles and dumps are rarely what a question about code is after.
-    max_filesize: u64 => u64 = 1024 * 1024, raw u64, check unchecked,
+    /// Files larger than this many bytes (or K, M, G: KiB, MiB, GiB) are
+    /// skipped (and logged): generated data, bundles and dumps are rarely
+    /// what a question about code is after.
+    max_filesize: u64 => u64 = 1024 * 1024, raw ByteSize, check |size: ByteSize| Ok(size.0),
         shown Some("1048576"), switch false, only None, plain;
     /// Index lock files, minified bundles and generated code (`project::generated`).
     include_generated: bool => bool = false, raw bool, check unchecked,
@@ -680,6 +737,29 @@ mod tests {
             };
             assert!(ok, "{}: the default is {} but the help says {:?}", s.key, defaults[s.key], s.default);
         }
+    }
+
+    #[test]
+    fn a_size_may_carry_k_m_or_g_as_ripgreps_does() {
+        for (text, bytes) in
+            [("1048576", 1 << 20), ("512K", 512 << 10), ("10m", 10 << 20), ("1G", 1 << 30), (" 3M ", 3 << 20)]
+        {
+            assert_eq!(ByteSize::parse(text), Ok(ByteSize(bytes)), "{text}");
+            let flag = ConfigValues::from_flags([("max_filesize", text)]).unwrap();
+            assert_eq!(flag.max_filesize, Some(bytes), "{text}");
+        }
+        for bad in ["", "M", "10X", "1.5M", "-1", "10MB", "1 M"] {
+            assert!(ByteSize::parse(bad).is_err(), "{bad:?} taken");
+        }
+        assert_eq!(ByteSize::parse("99999999999G"), Ok(ByteSize(u64::MAX)), "past a u64: no limit");
+        let file: ConfigValues = toml::from_str("max_filesize = \"10M\"").unwrap();
+        assert_eq!(file.max_filesize, Some(10 << 20));
+        let file: ConfigValues = toml::from_str("max_filesize = 4096").unwrap();
+        assert_eq!(file.max_filesize, Some(4096));
+        let negative = toml::from_str::<ConfigValues>("max_filesize = -1").unwrap_err();
+        assert!(negative.message().contains("cannot be negative"), "{negative}");
+        let float = toml::from_str::<ConfigValues>("max_filesize = 1.5").unwrap_err();
+        assert!(float.message().contains("a number of bytes"), "{float}");
     }
 
     #[test]
