@@ -231,9 +231,15 @@ fn a_reader_gone_before_a_pipes_worth_is_read_ends_the_run() {
 #[test]
 fn a_failed_write_names_stdout() {
     let t = sample_project();
-    for (tool, args) in
-        [("vecgrep", &["retry"][..]), ("vg-query", &["retry"]), ("vg-index", &["--stats"]), ("vg-root", &[])]
-    {
+    for (tool, args) in [
+        ("vecgrep", &["retry"][..]),
+        ("vg-query", &["retry"]),
+        ("vg-index", &["--stats"]),
+        ("vg-root", &[]),
+        ("vecgrep", &["--help"]),
+        ("vg-format", &["-h"]),
+        ("vg-query", &["--version"]),
+    ] {
         let o = run(t.cmd(tool, ".").args(args).stdout(std::fs::File::create("/dev/full").unwrap()));
         assert_code(&o, 2);
         let says = format!("{tool}: cannot write to stdout: No space left on device (os error 28)\n");

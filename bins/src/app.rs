@@ -528,7 +528,7 @@ pub fn parse_args<T: clap::Parser>(tool: &str) -> (T, ArgMatches) {
 fn usage_error(tool: &str, e: clap::Error) -> ! {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
     if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
-        e.exit();
+        print_help_or_version(tool, &e);
     }
     if let (ErrorKind::UnknownArgument, Some(ContextValue::String(arg))) = (e.kind(), e.get(ContextKind::InvalidArg)) {
         if let Some(cause) = vg_formats_flag(tool, arg) {
@@ -544,6 +544,22 @@ fn usage_error(tool: &str, e: clap::Error) -> ! {
         .collect();
     let cause = cause.join(" ");
     exit_with_usage_line(tool, cause.strip_prefix("error: ").unwrap_or(&cause))
+}
+
+/// Print `--help` or `--version` as clap would, but say a failed write:
+/// clap's own printing ignores it and exits 0 (`vecgrep --help > /dev/full`).
+fn print_help_or_version(tool: &str, e: &clap::Error) -> ! {
+    let styled = e.render();
+    let text = if use_color(crate::cli::ColorChoice::Auto) { styled.ansi().to_string() } else { styled.to_string() };
+    let mut out = stdout();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => end_process(EXIT_FOUND),
+        Err(e) if reader_gone(&e) => end_process(EXIT_FOUND),
+        Err(e) => {
+            say_line(tool, &e.to_string());
+            end_process(EXIT_ERROR)
+        }
+    }
 }
 
 /// Why `arg` is refused by `tool`, when it is an output flag of vg-format's
