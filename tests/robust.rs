@@ -172,6 +172,11 @@ fn verify_finds_damage_and_says_how_to_rebuild() {
     let v = verify(&t);
     assert_eq!(v["ok"], false);
     assert_eq!(v["problems"].as_array().unwrap().len(), 4, "{v}");
+    // The files are unchanged, which a run alone would not look past.
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("rebuilding the index at"), "{}", stderr(&o));
+    assert_eq!(verify(&t)["ok"], true);
 }
 
 /// A table or column of the index dropped by hand is damage: said with the
@@ -244,6 +249,19 @@ fn a_search_that_cannot_read_a_chunk_it_ranked_says_the_index_is_damaged() {
     assert!(stderr(&o).contains("is damaged") && stderr(&o).contains("out of order"), "{}", stderr(&o));
     assert_eq!(stderr(&o).lines().count(), 1, "one line, for HTTP and MCP too: {}", stderr(&o));
     assert_eq!(verify(&t)["ok"], false);
+    // No file changed, so a run reads none of the damaged pages: it used to
+    // call the index up to date for ever. The damage the search met is
+    // marked, and the next run checks the whole index and rebuilds it.
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("rebuilding the index at"), "{}", stderr(&o));
+    assert_eq!(summary(&o)["rebuilt"], true);
+    let o = run(t.cmd("vg-query", ".").args(["--no-index", "--mode", "lexical", "-k", "1000", "zebra"]));
+    assert_code(&o, 0);
+    assert_eq!(of_type(&records(&o), "hit").len(), 300);
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert!(!stderr(&o).contains("rebuilding"), "once: {}", stderr(&o));
+    assert!(!t.path().join(".vecgrep/index.db-damaged").exists());
 }
 
 #[test]

@@ -800,7 +800,10 @@ pub fn name_damage(root: &ProjectRoot, e: StoreError) -> StoreError {
     match e {
         StoreError::Database(source) if root.shared.is_none() => {
             match source.downcast_ref::<rusqlite::Error>().filter(|e| sqlite::is_corruption(e)) {
-                Some(corrupt) => StoreError::Damaged { path: root.index_path(), cause: corrupt.to_string() },
+                Some(corrupt) => {
+                    sqlite::leave_damage_mark(&root.index_path(), &corrupt.to_string());
+                    StoreError::Damaged { path: root.index_path(), cause: corrupt.to_string() }
+                }
                 None => StoreError::Database(source),
             }
         }

@@ -19,6 +19,7 @@ use crate::project::ProjectRoot;
 
 mod codes;
 mod commits;
+mod damage_mark;
 mod jobs;
 mod parts;
 mod read;
@@ -28,6 +29,7 @@ mod write;
 
 use codes::SCHEMA_CODES;
 pub use codes::{first_pass_size, CODES_FROM};
+pub(super) use damage_mark::leave as leave_damage_mark;
 use schema::{SCHEMA, SCHEMA_COMMITS, SCHEMA_FTS, SCHEMA_JOBS, SCHEMA_KEYS, SCHEMA_VERSION};
 
 /// An SQLite index, open through one connection.
@@ -97,7 +99,7 @@ struct RefusedBySystem {
 pub(super) fn remove(root: &ProjectRoot) -> Result<bool, StoreError> {
     let dir = super::lock::own_data_dir(root)?;
     let mut removed = false;
-    for name in ["index.db", "index.db-wal", "index.db-shm", "index.db-journal"] {
+    for name in ["index.db", "index.db-wal", "index.db-shm", "index.db-journal", "index.db-damaged"] {
         let p = dir.join(name);
         match std::fs::remove_file(&p) {
             Ok(()) => removed |= name == "index.db",
@@ -204,7 +206,7 @@ impl SqliteIndex {
         register_sqlite_vec();
         ensure_data_dir(root)?;
         let path = root.index_path();
-        match Self::try_open_rw(&path) {
+        match Self::try_open_rw(&path).and_then(SqliteIndex::checked_if_marked) {
             Ok(store) => Ok(store),
             Err(e) => {
                 let cause = match &e {
@@ -332,13 +334,19 @@ impl SqliteIndex {
     /// where the system refused a read or write, the system's reason.
     fn damaged(&self, e: rusqlite::Error) -> StoreError {
         if is_corruption(&e) {
-            StoreError::Damaged { path: self.path.clone(), cause: e.to_string() }
+            self.damage(e.to_string())
         } else if let Some(system) = self.system_error(&e) {
             let source = Box::new(RefusedBySystem { sqlite: e.to_string(), system });
             StoreError::Backend { path: self.path.clone(), source }
         } else {
             StoreError::Backend { path: self.path.clone(), source: Box::new(e) }
         }
+    }
+
+    /// Damage found in this index, marked for the next writer to check.
+    fn damage(&self, cause: String) -> StoreError {
+        damage_mark::leave(&self.path, &cause);
+        StoreError::Damaged { path: self.path.clone(), cause }
     }
 
     /// The system's error behind SQLite's failed read, write or open (a full

@@ -24,7 +24,11 @@ impl IndexReader for SqliteIndex {
     }
 
     fn verify(&self) -> Result<(IndexStats, Vec<String>), StoreError> {
-        self.check()
+        let (stats, problems) = self.check()?;
+        if let Some(problem) = problems.first() {
+            super::damage_mark::leave(&self.path, problem);
+        }
+        Ok((stats, problems))
     }
 
     fn word_generation(&self) -> Result<i64, StoreError> {
@@ -262,7 +266,7 @@ impl IndexReader for SqliteIndex {
             // One line, as every error is ("*** in database main ***" first).
             problem => {
                 let cause = problem.lines().filter(|l| !l.starts_with("***")).collect::<Vec<_>>().join("; ");
-                Err(StoreError::Damaged { path: self.path.clone(), cause })
+                Err(self.damage(cause))
             }
         }
     }
@@ -383,7 +387,7 @@ impl SqliteIndex {
         }
         let expected = if *dims == 0 { "whole 4-byte floats".to_string() } else { (*dims * 4).to_string() };
         let cause = format!("chunk {id}'s vector in `{column}` is {} bytes, not {expected}", blob.len());
-        Err(StoreError::Damaged { path: self.path.clone(), cause })
+        Err(self.damage(cause))
     }
 
     /// Chunks in scope by cosine similarity of `column` (a vector column) to `query`.
