@@ -23,7 +23,7 @@ _vecgrep() {
 
     case "${cmd}" in
         vecgrep)
-            opts="-q -i -k -m -l -c -A -B -C -n -N -H -I -0 -t -T -g -L -S -E -h -V --stats --show-root --index-only --reindex --clear-cache --no-index --no-scope --catalog --label --skip-outside-root --quiet --answer --rev --plan --ask --explain --log --interactive --query --open-cmd --serve --mcp --bind --port --token --full-index --rate-limit --top-k --threshold --mode --max-count --files --files-with-matches --count --json --after-context --before-context --context --heading --no-heading --line-number --no-line-number --with-filename --no-filename --null --lines --color --force-answer --learn --llm-url --llm-model --privacy-mode --context-hits --planner --since --until --author --limit --with-diff --diffs-only --chunk-size --chunk-overlap --full --index-warn-threshold --embedder-model --embedder-source --embedder-url --trust-project-config --store --store-project --store-adopt --type --type-not --glob --max-depth --follow --hidden --no-ignore --ignore-file --max-filesize --include-generated --changed-within --changed-before --size --exclude --package --help --version"
+            opts="-q -i -p -k -m -l -c -A -B -C -n -N -H -I -0 -t -T -g -L -S -E -h -V --stats --show-root --index-only --reindex --clear-cache --no-index --no-scope --catalog --label --skip-outside-root --quiet --answer --rev --plan --ask --explain --log --interactive --query --open-cmd --serve --mcp --bind --port --token --full-index --rate-limit --top-k --threshold --mode --max-count --files --files-with-matches --count --json --after-context --before-context --context --heading --no-heading --line-number --no-line-number --with-filename --no-filename --null --lines --color --force-answer --learn --llm-url --llm-model --privacy-mode --context-hits --planner --since --until --author --limit --with-diff --diffs-only --chunk-size --chunk-overlap --full --index-warn-threshold --embedder-model --embedder-source --embedder-url --trust-project-config --store --store-project --store-adopt --type --type-not --glob --max-depth --follow --hidden --no-ignore --ignore-file --max-filesize --include-generated --changed-within --changed-before --size --exclude --package --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -54,6 +54,10 @@ _vecgrep() {
                     return 0
                     ;;
                 --port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -p)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

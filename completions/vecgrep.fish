@@ -4,7 +4,7 @@ complete -c vecgrep -l rev -d 'Search a git revision (a branch, tag or commit) i
 complete -c vecgrep -l query -d 'With -i: start with QUERY; every positional argument is then a PATH' -r
 complete -c vecgrep -l open-cmd -d 'With -i: command that opens the picked result ({file}, {line}, {end_line}) [config: open_cmd; default: $VISUAL or $EDITOR at the line]' -r
 complete -c vecgrep -l bind -d 'With --serve: address to listen on [default: 127.0.0.1]' -r
-complete -c vecgrep -l port -d 'With --serve: port to listen on; 0 picks a free one [default: 0]' -r
+complete -c vecgrep -s p -l port -d 'With --serve: port to listen on; 0 picks a free one [default: 0]' -r
 complete -c vecgrep -l token -d 'With --serve: require `Authorization: Bearer TOKEN` [env: VECGREP_TOKEN]' -r
 complete -c vecgrep -l rate-limit -d 'With --serve: answer a client address 429 past NUM requests in a minute; 0 is no limit [config: rate_limit; default: 120]' -r
 complete -c vecgrep -s k -l top-k -d 'Return at most NUM results [config: top_k; default: 10]' -r

@@ -23,7 +23,7 @@ _vg__index() {
 
     case "${cmd}" in
         vg__index)
-            opts="-q -t -T -g -L -h -V --stats --verify --json --reindex --clear-cache --rev --forget --catalog --label --skip-outside-root --quiet --chunk-size --chunk-overlap --full --index-warn-threshold --embedder-model --embedder-source --embedder-url --trust-project-config --store --store-project --store-adopt --type --type-not --glob --max-depth --follow --hidden --no-ignore --ignore-file --max-filesize --include-generated --help --version"
+            opts="-q -t -T -g -L -h -V --stats --verify --json --reindex --clear-cache --rev --forget --label --skip-outside-root --quiet --chunk-size --chunk-overlap --full --index-warn-threshold --embedder-model --embedder-source --embedder-url --trust-project-config --store --store-project --store-adopt --type --type-not --glob --max-depth --follow --hidden --no-ignore --ignore-file --max-filesize --include-generated --catalog --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -34,10 +34,6 @@ _vg__index() {
                     return 0
                     ;;
                 --forget)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -110,6 +106,10 @@ _vg__index() {
                     return 0
                     ;;
                 --max-filesize)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --catalog)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -1,6 +1,5 @@
 complete -c vg-index -l rev -d 'Index the whole tree of a git revision (a branch, tag or commit, as git names them) straight from the repository, leaving the working tree alone; chunks any index of the project already embedded are not embedded again. Search it with vg-query --rev' -r
 complete -c vg-index -l forget -d 'Drop the index of a revision indexed with --rev (by any name git gives it now, or its sha) and the vectors only it held. A name that moved since another revision was indexed by it (--stats: "indexed as") is refused: forget by sha' -r
-complete -c vg-index -l catalog -d 'Search catalog NAME instead of the project here: every project of it as one ranking, each hit naming its project (see vg-catalog). PATHS then narrow it to parts of its projects. Without it, the default context (vg-catalog use) is searched when no PATH is given, outside any project or inside one of its projects' -r
 complete -c vg-index -l label -d 'With a catalog: index and search the revision NAME names (a branch or tag, git-like: lowercase words joined by \'.\', \'/\', \'-\' or \'=\') in each of its projects, as one, instead of their working trees; a project where it names nothing is said and left out. Chunks any index of the catalog already embedded are not embedded again' -r
 complete -c vg-index -l chunk-size -d 'Characters per chunk: whole functions, classes and sections are packed up to it, bigger ones cut at their inner units; never past the model\'s 256-token window [config: chunk_size; default: 500]' -r
 complete -c vg-index -l chunk-overlap -d 'Characters of whole lines after a chunk that it carries too, the start of the next unit [config: chunk_overlap; default: 100]' -r
@@ -463,6 +462,7 @@ complete -c vg-index -s g -l glob -d 'Include files matching GLOB, or exclude th
 complete -c vg-index -l max-depth -d 'Descend at most NUM levels below each path, as rg: 1 takes only the files directly in a directory, 2 those in its subdirectories too, 0 only the paths that are files themselves' -r
 complete -c vg-index -l ignore-file -d 'Also read ignore rules from PATH (gitignore syntax); repeatable' -r -F
 complete -c vg-index -l max-filesize -d 'Skip files larger than SIZE: bytes, or with K, M or G (KiB, MiB, GiB) as ripgrep reads it: 512K, 10M [config: max_filesize; default: 1048576]' -r
+complete -c vg-index -l catalog -d 'Index catalog NAME\'s projects, as one index, instead of the project here (see vg-catalog). PATHS then narrow it to parts of its projects. Without it, the default context (vg-catalog use) is taken when no PATH is given, outside any project or inside one of its projects.' -r
 complete -c vg-index -l stats -d 'Print statistics about the index instead of indexing'
 complete -c vg-index -l verify -d 'Check the index for damage (SQLite\'s and the word index\'s integrity, orphaned chunks or words, malformed vectors) instead of indexing; exit 2 if any'
 complete -c vg-index -l json -d 'With --stats or --verify: print a JSON record'

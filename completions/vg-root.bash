@@ -23,7 +23,7 @@ _vg__root() {
 
     case "${cmd}" in
         vg__root)
-            opts="-h -V --json --catalog --skip-outside-root --help --version"
+            opts="-h -V --json --skip-outside-root --catalog --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

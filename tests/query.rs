@@ -470,5 +470,5 @@ fn max_count_takes_at_most_so_many_results_from_a_file_and_fills_k_from_others()
     assert_eq!(stdout(&o).lines().count(), 3, "{}", stdout(&o));
     let o = query(&t, ".", &["-m", "0", COOKIE_QUESTION]);
     assert_code(&o, 2);
-    assert!(stderr(&o).contains("must be at least 1"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("'0' is not a whole number of 1 or more"), "{}", stderr(&o));
 }

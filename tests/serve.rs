@@ -151,6 +151,18 @@ pub(crate) fn error_of(status: u16, body: &str) -> String {
     v["error"]["message"].as_str().unwrap().to_string()
 }
 
+/// A listening record that cannot be written stops the server, saying why:
+/// a script waiting for the record in a file on a full disk waited for
+/// ever while the server served on.
+#[test]
+fn a_listening_record_that_cannot_be_written_stops_the_server() {
+    let t = sample_project();
+    let o = run(t.cmd("vg-serve", ".").stdout(std::fs::File::create("/dev/full").unwrap()));
+    assert_code(&o, 2);
+    let last = stderr(&o).lines().last().unwrap_or_default().to_string();
+    assert_eq!(last, "vg-serve: cannot write to stdout: No space left on device (os error 28)", "{}", stderr(&o));
+}
+
 #[test]
 fn search_answers_ndjson_hit_records() {
     let t = sample_project();

@@ -21,7 +21,7 @@ pub struct WalkArgs {
     #[arg(short = 'g', long = "glob", value_name = "GLOB")]
     pub globs: Vec<String>,
     /// Descend at most NUM levels below each path, as rg: 1 takes only the files directly in a directory, 2 those in its subdirectories too, 0 only the paths that are files themselves.
-    #[arg(long, value_name = "NUM")]
+    #[arg(long, value_name = "NUM", value_parser = parse_count, allow_negative_numbers = true)]
     pub max_depth: Option<usize>,
     /// Follow symbolic links, but only to targets inside the paths walked (the root by default; for a server, the paths it serves): a link out of them is skipped, a linked directory never walked.
     #[arg(short = 'L', long)]
@@ -36,7 +36,7 @@ pub struct WalkArgs {
     #[arg(long, value_name = "PATH")]
     pub ignore_file: Vec<PathBuf>,
     /// Skip files larger than SIZE: bytes, or with K, M or G (KiB, MiB, GiB) as ripgrep reads it: 512K, 10M.
-    #[arg(long, value_name = "SIZE", value_parser = parse_byte_size)]
+    #[arg(long, value_name = "SIZE", value_parser = parse_byte_size, allow_negative_numbers = true)]
     pub max_filesize: Option<String>,
     /// Also index lock files (Cargo.lock, package-lock.json, ...), minified bundles (*.min.js, very long lines) and generated code (*.pb.go, "DO NOT EDIT"/"@generated" headers), which are skipped by default.
     #[arg(long)]
@@ -103,16 +103,16 @@ fn parse_byte_size(s: &str) -> Result<String, String> {
 #[command(next_help_heading = "Index options")]
 pub struct IndexConfigArgs {
     /// Characters per chunk: whole functions, classes and sections are packed up to it, bigger ones cut at their inner units; never past the model's 256-token window.
-    #[arg(long, value_name = "NUM", value_parser = parse_chunk_size)]
+    #[arg(long, value_name = "NUM", value_parser = parse_chunk_size, allow_negative_numbers = true)]
     pub chunk_size: Option<usize>,
     /// Characters of whole lines after a chunk that it carries too, the start of the next unit.
-    #[arg(long, value_name = "NUM")]
+    #[arg(long, value_name = "NUM", value_parser = parse_count, allow_negative_numbers = true)]
     pub chunk_overlap: Option<usize>,
     /// Embed every chunk with the model now (about 100 s for tokio on two cores) rather than giving new chunks static vectors alone (vecgrep's static code model, microseconds each), which searches rank meaning by until the model's vectors are there.
     #[arg(long = "full", id = "embed_all")]
     pub embed_all: bool,
     /// Ask before indexing more than NUM new or changed files, when on a terminal; 0 never asks.
-    #[arg(long, value_name = "NUM")]
+    #[arg(long, value_name = "NUM", value_parser = parse_count_u64, allow_negative_numbers = true)]
     pub index_warn_threshold: Option<u64>,
     /// Embedding model: all-MiniLM-L6-v2 (the default) or vecgrep-code-minilm-l6 (MiniLM fine-tuned on code by this project; see the README's Models) when local; the server's model name when remote. Changing it rebuilds the index.
     #[arg(long, value_name = "NAME")]
@@ -170,7 +170,7 @@ pub struct AnswerArgs {
     #[arg(long, value_name = "MODE", value_parser = PossibleValuesParser::new(PrivacyMode::NAMES))]
     pub privacy_mode: Option<String>,
     /// Results sent to the model, best first (1 to 20).
-    #[arg(long, value_name = "NUM", default_value_t = vecgrep::answer::DEFAULT_CONTEXT_HITS, value_parser = parse_context_hits)]
+    #[arg(long, value_name = "NUM", default_value_t = vecgrep::answer::DEFAULT_CONTEXT_HITS, value_parser = parse_context_hits, allow_negative_numbers = true)]
     pub context_hits: usize,
 }
 
@@ -196,7 +196,7 @@ pub struct LogArgs {
     #[arg(long, value_name = "TEXT")]
     pub author: Option<String>,
     /// Index and search only the NUM newest commits of HEAD's history.
-    #[arg(long, value_name = "NUM", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "NUM", value_parser = |s: &str| whole_in::<u64>(s, 1, None), allow_negative_numbers = true)]
     pub limit: Option<u64>,
     /// Index the lines each commit changed and search them beside the messages.
     #[arg(long)]
@@ -211,7 +211,7 @@ pub struct LogArgs {
 #[command(next_help_heading = "Search options")]
 pub struct SearchConfigArgs {
     /// Return at most NUM results.
-    #[arg(short = 'k', long = "top-k", value_name = "NUM", value_parser = parse_top_k)]
+    #[arg(short = 'k', long = "top-k", value_name = "NUM", value_parser = parse_top_k, allow_negative_numbers = true)]
     pub top_k: Option<usize>,
     /// Drop results scoring below NUM (cosine similarity, -1 to 1). In lexical mode it cuts BM25 on 0..1, and only when set: unset, words alone keep every match.
     #[arg(long, value_name = "NUM", value_parser = parse_threshold, allow_negative_numbers = true)]
@@ -226,24 +226,52 @@ pub struct SearchConfigArgs {
 #[command(next_help_heading = "Search options")]
 pub struct MaxCountArgs {
     /// At most NUM results from each file, as ripgrep's -m limits a file's matching lines: the k results then come from at least k/NUM files. Without it, further results of a file already shown only step back in the ranking.
-    #[arg(short = 'm', long = "max-count", value_name = "NUM", value_parser = parse_max_count)]
+    #[arg(short = 'm', long = "max-count", value_name = "NUM", value_parser = parse_max_count, allow_negative_numbers = true)]
     pub max_count: Option<usize>,
 }
 
 fn parse_max_count(s: &str) -> Result<usize, String> {
-    match whole_number(s)? {
-        0 => Err("must be at least 1".into()),
-        n => Ok(n),
-    }
+    whole_in(s, 1, None)
 }
 
 /// `s` as a count; one past what the machine counts is too large, not
 /// "not a whole number".
 fn whole_number(s: &str) -> Result<usize, String> {
-    s.parse().map_err(|e: std::num::ParseIntError| match e.kind() {
-        std::num::IntErrorKind::PosOverflow => format!("'{s}' is too large (at most {})", usize::MAX),
-        _ => format!("'{s}' is not a whole number"),
-    })
+    whole_in(s, 0, None)
+}
+
+/// `s` as a whole number from `min` to `max` (None: as large as `T`
+/// holds), refused in the same words for every flag ("'0' is not a whole
+/// number from 1 to 1000"), never in the integer parser's ("invalid digit
+/// found in string", "0 is not in 1..18446744073709551615").
+fn whole_in<T: TryFrom<u64>>(s: &str, min: u64, max: Option<u64>) -> Result<T, String> {
+    let wanted = match (min, max) {
+        (0, None) => "a whole number".to_string(),
+        (min, None) => format!("a whole number of {min} or more"),
+        (min, Some(max)) => format!("a whole number from {min} to {max}"),
+    };
+    let n = match s.parse::<u64>() {
+        Ok(n) if n >= min && max.is_none_or(|max| n <= max) => n,
+        Err(e) if *e.kind() == std::num::IntErrorKind::PosOverflow => return Err(format!("'{s}' is too large")),
+        _ => return Err(format!("'{s}' is not {wanted}")),
+    };
+    T::try_from(n).map_err(|_| format!("'{s}' is too large"))
+}
+
+fn parse_count(s: &str) -> Result<usize, String> {
+    whole_in(s, 0, None)
+}
+
+fn parse_count_u64(s: &str) -> Result<u64, String> {
+    whole_in(s, 0, None)
+}
+
+fn parse_count_u32(s: &str) -> Result<u32, String> {
+    whole_in(s, 0, None)
+}
+
+fn parse_port(s: &str) -> Result<u16, String> {
+    whole_in(s, 0, Some(u64::from(u16::MAX)))
 }
 
 fn parse_top_k(s: &str) -> Result<usize, String> {
@@ -307,7 +335,7 @@ pub struct OutsideRootArgs {
     name = "vg-root",
     version,
     about = "Print the project root that vecgrep would use",
-    after_help = "Examples:\n  vg-root                      print the root for the current directory\n  vg-root --json               {\"type\":\"root\",\"v\":1,\"root\":\"/src/app\",\"marker\":\"git\"}\n  cd \"$(vg-root)\"              jump to the project root"
+    after_help = "Examples:\n  vg-root             print the root for the current directory\n  vg-root --json      {\"type\":\"root\",\"v\":1,\"root\":\"/src/app\",\"marker\":\"git\"}\n  cd \"$(vg-root)\"     jump to the project root"
 )]
 pub struct RootCli {
     /// Print a JSON record with the root and the marker that chose it.
@@ -327,7 +355,7 @@ pub struct RootCli {
     name = "vg-index",
     version,
     about = "Build or update the semantic index of a project",
-    after_help = "Examples:\n  vg-index                     index the current directory\n  vg-index -t rust src/        index only Rust files under src/\n  vg-index --stats             files, chunks, how many have the model's vectors, size, static table\n  vg-index --full              give every chunk the model's vector now\n  vg-index --verify            check the index for damage (after a crash, say)\n  vg-index --reindex .         rebuild from scratch\n  vg-index | jq 'select(.type==\"summary\")'"
+    after_help = "Examples:\n  vg-index                     index the current directory\n  vg-index -t rust src/        index only Rust files under src/\n  vg-index --stats             files, chunks, model's vectors, size, table\n  vg-index --full              give every chunk the model's vector now\n  vg-index --verify            check the index for damage (after a crash, say)\n  vg-index --reindex .         rebuild from scratch\n  vg-index | jq 'select(.type==\"summary\")'"
 )]
 pub struct IndexCli {
     /// Print statistics about the index instead of indexing.
@@ -454,13 +482,13 @@ pub struct OutputArgs {
     #[arg(long)]
     pub json: bool,
     /// Show NUM lines after each shown line.
-    #[arg(short = 'A', long = "after-context", value_name = "NUM")]
+    #[arg(short = 'A', long = "after-context", value_name = "NUM", value_parser = parse_count, allow_negative_numbers = true)]
     pub after_context: Option<usize>,
     /// Show NUM lines before each shown line.
-    #[arg(short = 'B', long = "before-context", value_name = "NUM")]
+    #[arg(short = 'B', long = "before-context", value_name = "NUM", value_parser = parse_count, allow_negative_numbers = true)]
     pub before_context: Option<usize>,
     /// Show NUM lines before and after each shown line.
-    #[arg(short = 'C', long = "context", value_name = "NUM")]
+    #[arg(short = 'C', long = "context", value_name = "NUM", value_parser = parse_count, allow_negative_numbers = true)]
     pub context: Option<usize>,
     /// Group results under a heading per file (default on a terminal).
     #[arg(long, overrides_with = "no_heading")]
@@ -484,7 +512,7 @@ pub struct OutputArgs {
     #[arg(short = '0', long)]
     pub null: bool,
     /// Lines shown per result: its best-matching lines [default: 3 with headings, 1 without].
-    #[arg(long, value_name = "NUM", value_parser = clap::value_parser!(u64).range(1..=1000))]
+    #[arg(long, value_name = "NUM", value_parser = |s: &str| whole_in::<u64>(s, 1, Some(1000)), allow_negative_numbers = true)]
     pub lines: Option<u64>,
     /// When to use colors.
     #[arg(long, value_name = "WHEN", default_value = "auto")]
@@ -512,7 +540,7 @@ pub struct FormatCli {
     name = "vg-answer",
     version,
     about = "Answer a search from its top results with a chat model, citing them",
-    after_help = "Examples:\n  vg-query --judge \"where is the ledger kept\" | vg-answer | vg-format\n  vg-query \"auth flow\" | vg-answer --force-answer --llm-url http://127.0.0.1:8080/v1 | jq 'select(.type==\"answer\")'\n  vecgrep --answer --learn \"how do we bill tenants\""
+    after_help = "Examples:\n  vg-query --judge \"where is the ledger kept\" | vg-answer | vg-format\n  vg-query \"auth flow\" | vg-answer --force-answer \\\n      --llm-url http://127.0.0.1:8080/v1 | jq 'select(.type==\"answer\")'\n  vecgrep --answer --learn \"how do we bill tenants\""
 )]
 pub struct AnswerCli {
     /// No notes on stderr (errors are still printed).
@@ -605,7 +633,7 @@ pub struct LogCli {
     name = "vg-serve",
     version,
     about = "Serve vecgrep searches over HTTP from a warm model and index",
-    after_help = "Examples:\n  vg-serve src/\n  curl -s 'http://127.0.0.1:PORT/search?q=error+handling&k=5'\n  curl -s http://127.0.0.1:PORT/status\n  VECGREP_TOKEN=s3cret vg-serve --port 8080 --bind 0.0.0.0 .\n  vg-serve --rate-limit 0 .     no limit, for a search per keystroke:\n  fzf --bind \"change:reload:curl -s 'http://127.0.0.1:PORT/search?q={q}' | vg-format --files\""
+    after_help = "Examples:\n  vg-serve src/\n  curl -s 'http://127.0.0.1:PORT/search?q=error+handling&k=5'\n  curl -s http://127.0.0.1:PORT/status\n  VECGREP_TOKEN=s3cret vg-serve --port 8080 --bind 0.0.0.0 .\n  vg-serve --rate-limit 0 .     no limit, for a search per keystroke:\n  fzf --bind \"change:reload:curl -s \\\n      'http://127.0.0.1:PORT/search?q={q}' | vg-format --files\""
 )]
 pub struct ServeCli {
     /// Directories or files to index and serve (default: the current directory).
@@ -615,7 +643,7 @@ pub struct ServeCli {
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1")]
     pub bind: std::net::IpAddr,
     /// Port to listen on; 0 picks a free one.
-    #[arg(short = 'p', long, value_name = "PORT", default_value_t = 0)]
+    #[arg(short = 'p', long, value_name = "PORT", default_value_t = 0, value_parser = parse_port, allow_negative_numbers = true)]
     pub port: u16,
     /// Require `Authorization: Bearer TOKEN` on every request [env: VECGREP_TOKEN].
     #[arg(long, value_name = "TOKEN")]
@@ -624,13 +652,13 @@ pub struct ServeCli {
     #[arg(long)]
     pub full_index: bool,
     /// Seconds between checks for changed files.
-    #[arg(long, value_name = "SECONDS", default_value_t = 2.0, value_parser = parse_refresh)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 2.0, value_parser = parse_refresh, allow_negative_numbers = true)]
     pub refresh: f64,
     /// Requests answered at once (one per open connection).
-    #[arg(long, value_name = "NUM", default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=256))]
+    #[arg(long, value_name = "NUM", default_value_t = 16, value_parser = |s: &str| whole_in::<u16>(s, 1, Some(256)), allow_negative_numbers = true)]
     pub workers: u16,
     /// Answer a client address 429 past NUM requests in a minute (/health, /status, a job's status and /v1/embeddings are always answered); 0 is no limit.
-    #[arg(long, value_name = "NUM")]
+    #[arg(long, value_name = "NUM", value_parser = parse_count_u32, allow_negative_numbers = true)]
     pub rate_limit: Option<u32>,
     #[command(flatten)]
     pub catalog: CatalogArgs,
@@ -656,7 +684,7 @@ pub struct ServeCli {
     name = "vg-mcp",
     version,
     about = "Serve vecgrep to coding agents over the Model Context Protocol (stdio)",
-    after_help = "Examples:\n  vg-mcp                                     serve the current project\n  vg-mcp src/ docs/                          only these paths\n  claude mcp add vecgrep -- vg-mcp           register with Claude Code (run in the project)\n  vecgrep --mcp                              the same server, through the porcelain"
+    after_help = "Examples:\n  vg-mcp                              serve the current project\n  vg-mcp src/ docs/                   only these paths\n  claude mcp add vecgrep -- vg-mcp    register with Claude Code (in the project)\n  vecgrep --mcp                       the same server, through the porcelain"
 )]
 pub struct McpCli {
     /// Directories or files to index and search (default: the current directory); clients can reach nothing else.
@@ -666,7 +694,7 @@ pub struct McpCli {
     #[arg(long)]
     pub full_index: bool,
     /// Seconds between checks for changed files.
-    #[arg(long, value_name = "SECONDS", default_value_t = 2.0, value_parser = parse_refresh)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 2.0, value_parser = parse_refresh, allow_negative_numbers = true)]
     pub refresh: f64,
     #[command(flatten)]
     pub catalog: CatalogArgs,
@@ -751,7 +779,7 @@ pub struct PickArgs {
     name = "vecgrep",
     version,
     about = "Semantic grep for code: find code by what it does",
-    after_help = "Examples:\n  vecgrep \"where are retries configured\" src/\n  vecgrep -l \"error handling\" | xargs rg -n unwrap\n  vecgrep --json \"auth\" | jq -r .file | sort -u\n  vecgrep -t py -C 2 \"read the config file\"\n  vecgrep --stats ; vecgrep --show-root ; vecgrep --index-only .\n  vecgrep --serve --port 8080 src/\n  vecgrep --mcp                             for a coding agent's MCP config\n  vecgrep --answer \"how do we bill tenants\"  a chat model (llm_url) answers when the results fall short\n  vecgrep --ask \"rust files changed this week that retry uploads\"\n  vecgrep --explain \"retry uploads\"         why each result ranked where it did\n  vecgrep catalog add team ~/src/api ~/src/billing ; vecgrep --catalog team \"retry uploads\"\n  vecgrep use team                           search catalog team by default (vg-catalog)"
+    after_help = "Examples:\n  vecgrep \"where are retries configured\" src/\n  vecgrep -l \"error handling\" | xargs rg -n unwrap\n  vecgrep --json \"auth\" | jq -r .file | sort -u\n  vecgrep -t py -C 2 \"read the config file\"\n  vecgrep --stats ; vecgrep --show-root ; vecgrep --index-only .\n  vecgrep --serve --port 8080 src/\n  vecgrep --mcp                             for a coding agent's MCP config\n  vecgrep --answer \"how do we bill tenants\"  a chat model (llm_url) answers\n  vecgrep --ask \"rust files changed this week that retry uploads\"\n  vecgrep --explain \"retry uploads\"         why each result ranked where it did\n  vecgrep catalog add team ~/src/api ~/src/billing\n  vecgrep --catalog team \"retry uploads\"    search both projects as one\n  vecgrep use team                          search catalog team by default"
 )]
 pub struct VecgrepCli {
     /// What to look for, in plain words.
@@ -866,7 +894,7 @@ pub struct PorcelainServeArgs {
     #[arg(long, value_name = "ADDR", requires = "serve")]
     pub bind: Option<std::net::IpAddr>,
     /// With --serve: port to listen on; 0 picks a free one [default: 0].
-    #[arg(long, value_name = "PORT", requires = "serve")]
+    #[arg(short = 'p', long, value_name = "PORT", requires = "serve", value_parser = parse_port, allow_negative_numbers = true)]
     pub port: Option<u16>,
     /// With --serve: require `Authorization: Bearer TOKEN` [env: VECGREP_TOKEN].
     #[arg(long, value_name = "TOKEN", requires = "serve")]
@@ -875,7 +903,7 @@ pub struct PorcelainServeArgs {
     #[arg(long)]
     pub full_index: bool,
     /// With --serve: answer a client address 429 past NUM requests in a minute; 0 is no limit.
-    #[arg(long, value_name = "NUM", requires = "serve")]
+    #[arg(long, value_name = "NUM", requires = "serve", value_parser = parse_count_u32, allow_negative_numbers = true)]
     pub rate_limit: Option<u32>,
 }
 
@@ -973,7 +1001,20 @@ pub fn commands() -> Vec<clap::Command> {
 pub fn finished(cmd: clap::Command) -> clap::Command {
     // A flag given again overrides itself, as in rg: `alias vg='vecgrep -k 20'`
     // then `vg -k 5` asks for 5, not a usage error.
-    with_long_help(with_setting_notes(cmd)).args_override_self(true)
+    with_long_help(with_catalog_help(with_setting_notes(cmd))).args_override_self(true)
+}
+
+/// `--catalog` said as what the tool does with it: the shared text says
+/// what a search does, which vg-root and vg-index do not.
+fn with_catalog_help(cmd: clap::Command) -> clap::Command {
+    const DEFAULT_CONTEXT: &str = "Without it, the default context (vg-catalog use) is taken when no PATH is given, \
+                                   outside any project or inside one of its projects.";
+    let what = match cmd.get_name() {
+        "vg-root" => "Print catalog NAME's directory, where its index is kept, as the root instead of the project here (see vg-catalog).",
+        "vg-index" => "Index catalog NAME's projects, as one index, instead of the project here (see vg-catalog). PATHS then narrow it to parts of its projects.",
+        _ => return cmd,
+    };
+    cmd.mut_arg("catalog", |a| a.help(format!("{what} {DEFAULT_CONTEXT}")))
 }
 
 /// The long help of each tool, kept as text in `bins/doc/` (wrapped for
@@ -1128,6 +1169,9 @@ pub(crate) fn sample(arg: &clap::Arg) -> Option<String> {
     if arg.get_long() == Some("context-hits") {
         return Some("7".to_string());
     }
+    if arg.get_long() == Some("max-filesize") {
+        return Some("512K".to_string());
+    }
     if arg.get_long() == Some("store") {
         return Some("postgres:///vecgrep?host=/run/postgresql".to_string());
     }
@@ -1161,15 +1205,43 @@ mod tests {
         }
     }
 
+    /// clap wraps help to the terminal: an example longer than a terminal
+    /// of 80 columns broke mid-command, its first line pasted alone.
     #[test]
-    fn a_count_too_large_is_said_to_be_too_large() {
-        assert_eq!(
-            parse_top_k("99999999999999999999").unwrap_err(),
-            format!("'99999999999999999999' is too large (at most {})", usize::MAX)
-        );
-        assert_eq!(parse_max_count("1e3").unwrap_err(), "'1e3' is not a whole number");
-        assert_eq!(parse_max_count("-1").unwrap_err(), "'-1' is not a whole number");
-        assert_eq!(parse_max_count("0").unwrap_err(), "must be at least 1");
+    fn every_example_fits_a_terminal_of_80_columns() {
+        for c in commands() {
+            let examples = c.get_after_help().map(|h| h.to_string()).unwrap_or_default();
+            for line in examples.lines() {
+                assert!(line.chars().count() <= 80, "{}: {} columns: {line}", c.get_name(), line.chars().count());
+            }
+        }
+    }
+
+    #[test]
+    fn a_number_refused_is_said_in_the_same_words_for_every_flag() {
+        assert_eq!(parse_top_k("99999999999999999999").unwrap_err(), "'99999999999999999999' is too large");
+        assert_eq!(parse_max_count("1e3").unwrap_err(), "'1e3' is not a whole number of 1 or more");
+        assert_eq!(parse_max_count("-1").unwrap_err(), "'-1' is not a whole number of 1 or more");
+        assert_eq!(parse_max_count("0").unwrap_err(), "'0' is not a whole number of 1 or more");
+        assert_eq!(parse_count("abc").unwrap_err(), "'abc' is not a whole number");
+        assert_eq!(parse_port("70000").unwrap_err(), "'70000' is not a whole number from 0 to 65535");
+        assert_eq!(whole_in::<u16>("0", 1, Some(256)).unwrap_err(), "'0' is not a whole number from 1 to 256");
+        assert_eq!(whole_in::<u32>("4294967296", 0, None).unwrap_err(), "'4294967296' is too large");
+        assert_eq!((parse_port("8080"), parse_count_u64("0")), (Ok(8080), Ok(0)));
         assert_eq!(parse_chunk_size("99999999999999999999").unwrap_err().split(' ').nth(2), Some("too"));
+    }
+
+    /// `-k -1` was taken for a flag, with clap's tip to write `-- -1`,
+    /// which then left `-k` without a value.
+    #[test]
+    fn a_negative_number_reaches_the_flags_own_check() {
+        for (args, said) in [
+            (&["vecgrep", "-k", "-1", "q"][..], "'-1' is not a whole number"),
+            (&["vecgrep", "-C", "-2", "q"], "'-2' is not a whole number"),
+            (&["vecgrep", "--serve", "-p", "-1"], "'-1' is not a whole number from 0 to 65535"),
+        ] {
+            let err = crate::app::command::<VecgrepCli>().try_get_matches_from(args).unwrap_err();
+            assert!(err.to_string().contains(said), "{args:?}: {err}");
+        }
     }
 }

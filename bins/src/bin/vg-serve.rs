@@ -14,7 +14,7 @@ use vecgrep::records::{write_record, ListeningRecord};
 use vecgrep::serve::{ServeEvents, ServeSettings};
 use vecgrep_bins::app::{
     cli_config, embedder_pool, load_embedder, load_query_embedder, note, resolve, run_main, shown_name, static_loader,
-    EXIT_FOUND,
+    unless_reader_gone, EXIT_FOUND,
 };
 use vecgrep_bins::cli::ServeCli;
 
@@ -27,11 +27,12 @@ struct Events {
 }
 
 impl ServeEvents for Events {
-    fn listening(&self, url: &str) {
+    fn listening(&self, url: &str) -> anyhow::Result<()> {
         // The URL goes to stderr even when quiet: it is what the user asked for.
         eprintln!("{}: listening on {url}", shown_name(TOOL));
         let mut out = vecgrep_bins::app::stdout();
-        let _ = write_record(&mut out, &ListeningRecord::new(&self.root, url)).and_then(|()| out.flush());
+        // A reader gone (`vg-serve | head -1`) leaves the server serving.
+        unless_reader_gone(write_record(&mut out, &ListeningRecord::new(&self.root, url)).and_then(|()| out.flush()))
     }
 
     fn note(&self, message: &str) {

@@ -64,7 +64,7 @@ pub enum Decision {
 /// results fall short (or there is none), or when forced.
 pub fn decide(judgement: Option<&JudgementRecord>, hits: usize, force: bool) -> Decision {
     if hits == 0 {
-        return Decision::Skip("no results to answer from (a lower --threshold lets weaker ones through)");
+        return Decision::Skip("no results to answer from (a lower --threshold given to the search, vecgrep or vg-query, lets weaker ones through)");
     }
     match judgement {
         _ if force => Decision::Ask(AskReason::Forced),
@@ -253,7 +253,7 @@ mod tests {
         assert_eq!(decide(None, 3, false), Decision::Ask(AskReason::Unjudged));
         assert_eq!(
             decide(Some(&bad), 0, true),
-            Decision::Skip("no results to answer from (a lower --threshold lets weaker ones through)")
+            Decision::Skip("no results to answer from (a lower --threshold given to the search, vecgrep or vg-query, lets weaker ones through)")
         );
     }
 }

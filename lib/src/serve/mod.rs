@@ -92,7 +92,10 @@ pub fn token(flag: Option<String>, env: Option<std::ffi::OsString>) -> Result<Op
 
 /// Where the server reports: the URL once listening, and notes.
 pub trait ServeEvents: Send + Sync {
-    fn listening(&self, url: &str);
+    /// The server listens at `url`. An error (the listening record could
+    /// not be written) stops it before it answers anyone: a script waiting
+    /// for the record would wait for ever.
+    fn listening(&self, url: &str) -> Result<()>;
     fn note(&self, message: &str);
 }
 
@@ -177,7 +180,7 @@ pub fn serve(
     });
     let listener = TcpListener::bind(settings.addr).with_context(|| format!("cannot listen on {}", settings.addr))?;
     let local = listener.local_addr().context("cannot read the listening address")?;
-    shared.events.listening(&format!("http://{local}"));
+    shared.events.listening(&format!("http://{local}"))?;
     let indexer = live.spawn(index_embedders, settings.refresh, blocking_run);
     let queue = Arc::new(Mutex::new(queue));
     for _ in 0..settings.workers.max(1) {
