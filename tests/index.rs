@@ -575,6 +575,46 @@ fn gitignored_binary_and_large_files_are_not_indexed() {
     assert_eq!(summary(&o)["files"], 4);
 }
 
+/// A repository that commits a subproject's `.vecgrep` puts its own top
+/// directory above that root, where the walker reads ignore files too: a
+/// FIFO there hung every run in the subproject, a link to `/dev/zero`
+/// took all memory, and a line that is not UTF-8 went unread where a run
+/// from the top refused it.
+#[test]
+fn an_ignore_file_above_a_subprojects_root_is_checked_as_one_within() {
+    let t = Tree::git();
+    t.write("pkg/a.rs", "fn upload_retry() {}\n").write("pkg/.vecgrep/config.toml", "top_k = 5\n");
+    let top_ignore = t.path().join(".gitignore");
+    nix::unistd::mkfifo(&top_ignore, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let o = run_or_fail_after(&mut t.cmd("vg-index", "pkg"), std::time::Duration::from_secs(60));
+    assert_code(&o, 2);
+    let said = format!("vg-index: ignore file {}: not a regular file\n", top_ignore.display());
+    assert_eq!(stderr(&o), said);
+    std::fs::remove_file(&top_ignore).unwrap();
+    t.write_bytes(".gitignore", b"# caf\xe9\npkg/a.rs\n");
+    let o = run(&mut t.cmd("vg-index", "pkg"));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("line 1 is not UTF-8"), "{}", stderr(&o));
+    t.write(".gitignore", "pkg/a.rs\n");
+    let o = run(&mut t.cmd("vg-index", "pkg"));
+    assert_code(&o, 0);
+    assert_eq!(summary(&o)["files"], 0, "git's rules of the work tree's top apply below it");
+}
+
+/// git applies no `.gitignore` above a work tree's top; a directory's of
+/// `*` above a repository (a home directory's dotfiles) emptied its index.
+#[test]
+fn no_gitignore_above_the_repository_hides_its_files() {
+    let t = Tree::bare();
+    t.write(".gitignore", "*\n").write("inner/cli.py", "def parse_arguments():\n    pass\n");
+    t.write("inner/.gitignore", "build/\n").write("inner/build/out.py", "x = 1\n");
+    std::fs::create_dir(t.path().join("inner/.git")).unwrap();
+    let o = run(&mut t.cmd("vg-index", "inner"));
+    assert_code(&o, 0);
+    let files: Vec<_> = of_type(&records(&o), "file").iter().map(|r| r["file"].as_str().unwrap().to_string()).collect();
+    assert_eq!(files, ["cli.py"], "its own .gitignore still applies");
+}
+
 #[test]
 fn a_max_filesize_takes_k_m_and_g_as_ripgreps_does() {
     let t = sample_project();

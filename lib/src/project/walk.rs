@@ -396,7 +396,7 @@ fn builder(
         // Ignore files between the root and a walked subdirectory still apply;
         // a revision's files keep to their own.
         .parents(!opts.no_ignore && root.marker != RootMarker::Revision)
-        .require_git(false)
+        .require_git(git_work_tree_top(root).is_some())
         .filter_entry(keep_entry(opts, bounds.clone(), Arc::clone(outside)));
     if !opts.no_ignore {
         builder.add_custom_ignore_filename(IGNORE_FILE_NAME);
@@ -431,19 +431,57 @@ fn builder(
     Ok(Some(builder))
 }
 
-/// The ignore files of the walked paths' directories and those above them
-/// up to the root, which the walker reads before it yields anything: one
-/// that is not a regular file (a link to `/dev/zero`, a FIFO) is an error.
+/// The top of the git work tree the root is in (the nearest directory at
+/// or above it with `.git`), if any: git's own bounds then hold, as in
+/// ripgrep, and no `.gitignore` above it (another repository's, a
+/// `~/.gitignore` of `*`) hides the project's files. Outside git (a project
+/// marked by `.vecgrep` alone) `.gitignore` files apply all the same, as
+/// with ripgrep's `--no-require-git`; a revision's tree keeps to its own.
+fn git_work_tree_top(root: &ProjectRoot) -> Option<&Path> {
+    if root.marker == RootMarker::Revision {
+        return None;
+    }
+    root.path.ancestors().find(|dir| std::fs::symlink_metadata(dir.join(".git")).is_ok())
+}
+
+/// The ignore files of the walked paths' directories and every one above
+/// them, which the walker reads before it yields anything, up to `/`. One
+/// whose rules apply (up to the top of the root's git work tree) that it
+/// could read only in part (not a regular file, not UTF-8) is an error;
+/// one above that only when the walker would read it without end or wait
+/// on it (a link to `/dev/zero` a repository commits above a subproject's
+/// `.vecgrep`, a FIFO): its rules do not apply, so its lines are not judged.
 fn check_ignore_files_above(root: &ProjectRoot, paths: &[AdmittedPath]) -> Result<()> {
+    let applies_from = git_work_tree_top(root).unwrap_or(Path::new("/"));
     for path in paths {
-        let dirs = path.abs.ancestors().filter(|d| d.is_dir()).take_while(|d| d.starts_with(&root.path));
-        for dir in dirs {
-            if let Some((file, e)) = unreadable_ignore_file(dir) {
+        for dir in path.abs.ancestors().filter(|d| d.is_dir()) {
+            let unreadable =
+                if dir.starts_with(applies_from) { unreadable_ignore_file(dir) } else { irregular_ignore_file(dir) };
+            if let Some((file, e)) = unreadable {
                 return Err(anyhow!("ignore file {}: {e}", display_rel(&root.path, &file)));
             }
         }
     }
     Ok(())
+}
+
+/// An ignore file of `dir` the walker would read without end or wait on
+/// (a device, a FIFO) or one too large, judged by its metadata alone.
+fn irregular_ignore_file(dir: &Path) -> Option<(PathBuf, std::io::Error)> {
+    IGNORE_FILE_NAMES.iter().map(|name| dir.join(name)).find_map(|file| {
+        let meta = std::fs::metadata(&file).ok()?;
+        // A directory is passed over unread, by the walker too.
+        let why = if meta.is_dir() {
+            return None;
+        } else if !meta.is_file() {
+            "not a regular file"
+        } else if meta.len() > MAX_IGNORE_FILE_BYTES {
+            "larger than any ignore file a person writes"
+        } else {
+            return None;
+        };
+        Some((file, std::io::Error::new(std::io::ErrorKind::InvalidInput, why)))
+    })
 }
 
 /// git's global ignore file (`core.excludesFile`, else
