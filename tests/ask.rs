@@ -238,6 +238,44 @@ fn silent_server() -> String {
     url
 }
 
+/// Requests that hold a worker long (an ask waiting on its chat model)
+/// take half the workers at most: past that they are told to come back
+/// (503), and reports and searches are answered at once. Asks to a chat
+/// model that never answered held every worker, and `/health` waited for
+/// `llm_timeout`.
+#[test]
+fn slow_requests_leave_workers_for_reports_and_searches() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let (asked, model_asked) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let held: Vec<_> = listener.incoming().take(1).collect();
+        let _ = asked.send(());
+        std::thread::sleep(Duration::from_secs(60));
+        drop(held);
+    });
+    let t = mixed_project();
+    t.global_config(&format!("llm_url = \"{url}\"\nllm_model = \"m\"\nllm_timeout = 50\n"));
+    let s = Server::start(&t, &["--workers", "2"]);
+    s.wait_ready();
+    let addr = s.addr.clone();
+    std::thread::spawn(move || {
+        let body = br#"{"query": "explain how uploads are retried"}"#;
+        let head = format!("POST /v1/ask HTTP/1.1\r\nHost: localhost\r\nContent-Length: {}\r\n\r\n", body.len());
+        let mut c = std::net::TcpStream::connect(addr).unwrap();
+        c.write_all(head.as_bytes()).and_then(|()| c.write_all(body)).unwrap();
+        let _ = std::io::Read::read_to_end(&mut c, &mut Vec::new());
+    });
+    model_asked.recv_timeout(Duration::from_secs(60)).expect("the first ask reaches the chat model");
+    let started = std::time::Instant::now();
+    let (status, head, text) = s.raw(&ask_request(br#"{"query": "explain how uploads are retried"}"#));
+    assert_eq!(status, 503, "{text}");
+    assert!(head.to_lowercase().contains("retry-after: 1"), "{head}");
+    assert_eq!(s.request("GET", "/health", &[]).0, 200);
+    assert_eq!(s.request("GET", "/search?q=retry+uploads", &[]).0, 200);
+    assert!(started.elapsed() < Duration::from_secs(20), "answered while the ask waits: {:?}", started.elapsed());
+}
+
 #[test]
 fn a_hostile_slow_or_dead_planner_falls_back_to_the_rules() {
     let t = mixed_project();
@@ -344,6 +382,15 @@ fn wait_ready(s: &Server, auth: &str) {
 
 /// POST `body` to `/v1/ask` on `s`, with `headers`.
 fn post(s: &Server, body: &[u8], headers: &[&str]) -> (u16, String) {
+    let (status, _, text) = s.raw(&ask_request_with(body, headers));
+    (status, text)
+}
+
+fn ask_request(body: &[u8]) -> Vec<u8> {
+    ask_request_with(body, &[])
+}
+
+fn ask_request_with(body: &[u8], headers: &[&str]) -> Vec<u8> {
     let mut req =
         format!("POST /v1/ask HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
     for h in headers {
@@ -353,8 +400,7 @@ fn post(s: &Server, body: &[u8], headers: &[&str]) -> (u16, String) {
     req.push_str("\r\n");
     let mut bytes = req.into_bytes();
     bytes.write_all(body).unwrap();
-    let (status, _, text) = s.raw(&bytes);
-    (status, text)
+    bytes
 }
 
 #[test]

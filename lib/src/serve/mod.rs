@@ -9,7 +9,8 @@
 //! threads hand them, each with its own read-only connection to the index;
 //! the indexer of a `live::LiveIndex` re-walks the served paths every
 //! `refresh` (and at once for an index job); and the caller's thread waits
-//! for `shutdown`. Searching and indexing themselves are `live`'s. `http`
+//! for `shutdown`. `lanes` keeps reports on workers of their own and slow
+//! requests to a share of the others. Searching and indexing themselves are `live`'s. `http`
 //! reads and writes the protocol; each route has a file: `search`,
 //! `status` (and `/health`), `jobs`, `embeddings`, `ask`; `limit` counts
 //! each client's requests.
@@ -19,6 +20,7 @@ mod embeddings;
 mod gate;
 mod http;
 mod jobs;
+mod lanes;
 mod limit;
 mod origin;
 mod search;
@@ -44,6 +46,7 @@ use ask::{ASK_PATH, MAX_ASK_BODY};
 use embeddings::{ModelPool, EMBEDDINGS_PATH, MAX_BODY_BYTES};
 use gate::{Gate, Slot};
 use http::{Request, Response};
+use lanes::{Lane, SlowSlots};
 use limit::RateLimiter;
 
 /// A connection's thread reads and writes only: a small stack does.
@@ -120,6 +123,11 @@ struct Shared {
     anonymous: RateLimiter,
     /// Requests read by the connections' threads, for the workers.
     work: mpsc::Sender<Work>,
+    /// The same for the routes that only report, which workers of their
+    /// own answer (`lanes`).
+    report_work: mpsc::Sender<Work>,
+    /// The share of `work`'s workers slow requests may hold.
+    slow: SlowSlots,
 }
 
 /// A request for a worker to answer, and where the answer goes.
@@ -165,6 +173,7 @@ pub fn serve(
         return Ok(());
     }
     let (work, queue) = mpsc::channel();
+    let (report_work, report_queue) = mpsc::channel();
     let shared = Arc::new(Shared {
         searcher,
         models: ModelPool::new(embeddings_loader),
@@ -177,15 +186,19 @@ pub fn serve(
         limiter: RateLimiter::new(settings.rate_limit),
         anonymous: RateLimiter::new(settings.rate_limit),
         work,
+        report_work,
+        slow: SlowSlots::for_workers(settings.workers.max(1)),
     });
     let listener = TcpListener::bind(settings.addr).with_context(|| format!("cannot listen on {}", settings.addr))?;
     let local = listener.local_addr().context("cannot read the listening address")?;
     shared.events.listening(&format!("http://{local}"))?;
     let indexer = live.spawn(index_embedders, settings.refresh, blocking_run);
-    let queue = Arc::new(Mutex::new(queue));
-    for _ in 0..settings.workers.max(1) {
-        let (shared, queue) = (Arc::clone(&shared), Arc::clone(&queue));
-        std::thread::spawn(move || work_loop(&shared, &queue));
+    for (queue, workers) in [(queue, settings.workers.max(1)), (report_queue, lanes::REPORT_WORKERS)] {
+        let queue = Arc::new(Mutex::new(queue));
+        for _ in 0..workers {
+            let (shared, queue) = (Arc::clone(&shared), Arc::clone(&queue));
+            std::thread::spawn(move || work_loop(&shared, &queue));
+        }
     }
     let total = gate::within_open_files(settings.limits.connections);
     if total < settings.limits.connections {
@@ -317,10 +330,18 @@ impl Drop for InFlight<'_> {
     }
 }
 
-/// Have a worker answer `request`.
+/// Have a worker of the request's lane answer it.
 fn answer(shared: &Shared, request: Request, body: Option<Vec<u8>>) -> Response {
+    let (queue, _held) = match lanes::lane_of(&request) {
+        Lane::Report => (&shared.report_work, None),
+        Lane::Slow => match shared.slow.take() {
+            Ok(held) => (&shared.work, Some(held)),
+            Err(busy) => return busy,
+        },
+        Lane::Shared => (&shared.work, None),
+    };
     let (reply, answered) = mpsc::sync_channel(1);
-    let sent = shared.work.send(Work { request, body, reply });
+    let sent = queue.send(Work { request, body, reply });
     match sent.ok().and_then(|()| answered.recv().ok()) {
         Some(response) => response,
         None => Response::error(503, "the server is shutting down"),
@@ -514,7 +535,7 @@ fn respond(shared: &Shared, request: &Request, body: Option<&[u8]>, store: &mut 
     }
 }
 
-fn raw_path(target: &str) -> &str {
+pub(super) fn raw_path(target: &str) -> &str {
     target.split('?').next().unwrap_or(target)
 }
 
