@@ -1395,6 +1395,22 @@ fn a_projects_own_config_cannot_make_a_run_larger_unless_trusted() {
     let skip = of_type(&records(&o), "skip").iter().find(|s| s["file"] == "data/big.py").map(|s| s["reason"].clone());
     assert_eq!(skip, Some(serde_json::Value::from("too_large")), "{}", stdout(&o));
     assert!(summary(&o)["chunks"].as_u64().unwrap() < 10, "{}", stdout(&o));
+    // Its own quiet does not hide what of it was held: only the user's does.
+    t.project_config("quiet = true\nmax_filesize = 100000000\n");
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert!(stderr(&o).contains("holding max_filesize = 100000000"), "{}", stderr(&o));
+    let o = run(t.cmd("vg-index", ".").arg("--quiet"));
+    assert_eq!(stderr(&o), "");
+    // Where the user's own setting is looser than the defaults, a value
+    // between them is stricter than the user asked, and taken: it was held
+    // to the user's larger one.
+    t.global_config("max_filesize = 2000000\n");
+    t.project_config("max_filesize = 1500000\n");
+    t.write("data/big.py", &"x = 1\n".repeat(300_000));
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert!(!stderr(&o).contains("holding"), "{}", stderr(&o));
+    let skip = of_type(&records(&o), "skip").iter().find(|s| s["file"] == "data/big.py").map(|s| s["reason"].clone());
+    assert_eq!(skip, Some(serde_json::Value::from("too_large")), "1.8 MB is over the project's 1.5 MB");
 }
 
 /// Ctrl-C during a run stops it within moments, not after the queue: what

@@ -460,7 +460,9 @@ pub fn resolve_stream_root_config(tool: &str, root: &ProjectRoot, mut cli: Confi
 }
 
 /// The config at `root`, its notes said with `advice` on trusting it,
-/// unless `noted`: the pipeline's first tool read the same config and said them.
+/// unless `noted`: the pipeline's first tool read the same config and said
+/// them. Only the user's own `quiet` silences them: an untrusted file's
+/// would hide what of it was passed over.
 fn resolve_config_advising(
     tool: &str,
     root: &ProjectRoot,
@@ -478,7 +480,7 @@ fn resolve_config_advising(
     if let Some((path, keys)) = config.untrusted.as_ref().filter(|_| !noted) {
         note(
             tool,
-            config.quiet,
+            config.quiet_by_user,
             &format!(
                 "ignoring {} of {}: a repository's own config may not {}; {advice}",
                 keys.join(", "),
@@ -490,7 +492,7 @@ fn resolve_config_advising(
     if let Some((path, asked)) = config.bounded.as_ref().filter(|_| !noted) {
         note(
             tool,
-            config.quiet,
+            config.quiet_by_user,
             &format!(
                 "holding {} of {} to your own settings or the defaults: a repository's own config may make a run or a server's limits smaller, not larger, unless trusted (--trust-project-config)",
                 asked.join(", "),

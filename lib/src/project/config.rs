@@ -178,6 +178,7 @@ impl ConfigLayers {
         self.bound_untrusted(&mut config);
         self.check_overlap(&config)?;
         config.command_line = self.cli.clone();
+        config.quiet_by_user = self.cli.quiet.or(self.global.as_ref().and_then(|(_, v)| v.quiet)).unwrap_or(false);
         Ok(config)
     }
 
@@ -186,22 +187,22 @@ impl ConfigLayers {
     /// starts answers one client, may be made stricter by an untrusted
     /// project's file, never looser (issue 42: a repository's
     /// `max_filesize`, `chunk_size` and `index_warn_threshold` made a 3 MB
-    /// file 60,001 chunks and a 103 MB index, unasked): not looser than the
-    /// defaults (the spec's rule), nor than what the user's own layers
-    /// (command line, global config) ask, which a value held takes.
+    /// file 60,001 chunks and a 103 MB index, unasked): not looser than what
+    /// the user's own layers (command line, global config, else the
+    /// defaults: the spec's rule) ask, which a value held takes. A value
+    /// stricter than the user's own is taken, even where the user's own is
+    /// looser than the defaults: holding it to the user's would make the run
+    /// larger than the project asked.
     fn bound_untrusted(&self, config: &mut ResolvedConfig) {
         let Some((path, _)) = self.project.as_ref().filter(|_| !self.project_trusted()) else { return };
-        let default = super::settings::resolve_plain(&[]);
         let own_layers: Vec<&ConfigValues> =
             std::iter::once(&self.cli).chain(self.global.iter().map(|(_, v)| v)).collect();
         let own = super::settings::resolve_plain(&own_layers);
         let shown = path.display().to_string();
         let mut bounded = Vec::new();
         for key in BOUNDED {
-            let (asked, looser) = looseness(config, &default, &own, key);
-            // What the user asks anyway is no loosening to hold.
-            let users_own = looseness(&own, &default, &own, key).0 == asked;
-            if looser && !users_own && self.source_of(key).as_ref() == Some(&shown) {
+            let (asked, looser) = looseness(config, &own, key);
+            if looser && self.source_of(key).as_ref() == Some(&shown) {
                 bounded.push(format!("{key} = {asked}"));
                 hold_to(config, &own, key);
             }
@@ -312,22 +313,22 @@ pub fn why_untrusted(keys: &[&str]) -> String {
 const BOUNDED: [&str; 5] = ["max_filesize", "chunk_size", "index_warn_threshold", "embed_all", "rate_limit"];
 
 /// `config`'s value of `key`, shown, and whether it is looser than
-/// `default`'s or `own`'s. For a count where 0 means no bound at all
+/// `own`'s. For a count where 0 means no bound at all
 /// (`index_warn_threshold`, `rate_limit`), 0 is the loosest.
-fn looseness(config: &ResolvedConfig, default: &ResolvedConfig, own: &ResolvedConfig, key: &str) -> (String, bool) {
+fn looseness(config: &ResolvedConfig, own: &ResolvedConfig, key: &str) -> (String, bool) {
     let unbounded = |v: u64, than: u64| than != 0 && (v == 0 || v > than);
-    let (c, d, o) = (config, default, own);
+    let (c, o) = (config, own);
     match key {
-        "max_filesize" => (c.max_filesize.to_string(), c.max_filesize > d.max_filesize.min(o.max_filesize)),
-        "chunk_size" => (c.chunk_size.to_string(), c.chunk_size < d.chunk_size.max(o.chunk_size)),
+        "max_filesize" => (c.max_filesize.to_string(), c.max_filesize > o.max_filesize),
+        "chunk_size" => (c.chunk_size.to_string(), c.chunk_size < o.chunk_size),
         "index_warn_threshold" => {
             let v = c.index_warn_threshold;
-            (v.to_string(), unbounded(v, d.index_warn_threshold) || unbounded(v, o.index_warn_threshold))
+            (v.to_string(), unbounded(v, o.index_warn_threshold))
         }
-        "embed_all" => (c.embed_all.to_string(), c.embed_all && !(d.embed_all && o.embed_all)),
+        "embed_all" => (c.embed_all.to_string(), c.embed_all && !o.embed_all),
         "rate_limit" => {
             let v = c.rate_limit as u64;
-            (v.to_string(), unbounded(v, d.rate_limit as u64) || unbounded(v, o.rate_limit as u64))
+            (v.to_string(), unbounded(v, o.rate_limit as u64))
         }
         _ => unreachable!("{key} is not a bounded setting"),
     }
@@ -417,7 +418,7 @@ mod tests {
     #[test]
     fn an_overlap_over_a_held_chunk_size_names_where_the_size_came_from() {
         let layers = ConfigLayers {
-            project: Some(("p.toml".into(), layer("chunk_size = 400\nchunk_overlap = 300\n"))),
+            project: Some(("p.toml".into(), layer("chunk_size = 150\nchunk_overlap = 300\n"))),
             global: Some(("g.toml".into(), layer("chunk_size = 200\n"))),
             ..Default::default()
         };
@@ -425,7 +426,7 @@ mod tests {
         assert!(msg.contains("chunk_overlap (300, from p.toml)"), "{msg}");
         assert!(
             msg.contains(
-                "chunk_size (200, from g.toml, to which the untrusted project config's chunk_size = 400 was held)"
+                "chunk_size (200, from g.toml, to which the untrusted project config's chunk_size = 150 was held)"
             ),
             "{msg}"
         );
@@ -584,13 +585,20 @@ mod tests {
             let project = Some(("p.toml".into(), layer(project)));
             ConfigLayers { global, project, ..Default::default() }.resolve().unwrap()
         };
-        // Looser than the defaults: the user's own looser choice, not the default.
+        // Looser than the user's own looser choice: held to it, not the default.
+        let r = resolve(
+            "chunk_size = 300\nmax_filesize = 10000000\nrate_limit = 500\n",
+            "chunk_size = 200\nmax_filesize = 20000000\nrate_limit = 0\n",
+        );
+        assert_eq!((r.chunk_size, r.max_filesize, r.rate_limit), (300, 10_000_000, 500));
+        assert_eq!(r.bounded.unwrap().1.len(), 3);
+        // Looser than the defaults but stricter than the user's own: taken,
+        // as holding it to the user's would make the run larger than asked.
         let r = resolve(
             "chunk_size = 300\nmax_filesize = 10000000\nrate_limit = 0\n",
             "chunk_size = 400\nmax_filesize = 5000000\nrate_limit = 500\n",
         );
-        assert_eq!((r.chunk_size, r.max_filesize, r.rate_limit), (300, 10_000_000, 0));
-        assert_eq!(r.bounded.unwrap().1.len(), 3);
+        assert_eq!((r.chunk_size, r.max_filesize, r.rate_limit, r.bounded), (400, 5_000_000, 500, None));
         // Within the defaults but looser than the user's own stricter choice: held too.
         let r = resolve("rate_limit = 10\nmax_filesize = 1000\n", "rate_limit = 120\nmax_filesize = 5000\n");
         assert_eq!((r.rate_limit, r.max_filesize, r.bounded.unwrap().1.len()), (10, 1000, 2));

@@ -449,6 +449,11 @@ macro_rules! settings {
             /// whether a config file edited since its start would resolve.
             #[serde(skip)]
             pub command_line: ConfigValues,
+            /// `quiet` as the user's own layers (command line, global
+            /// config) ask: what of an untrusted project's file was passed
+            /// over is said unless the user, not that file, asks for quiet.
+            #[serde(skip)]
+            pub quiet_by_user: bool,
         }
 
         /// Every setting, in the order config errors list them.
@@ -550,6 +555,7 @@ macro_rules! settings {
                 untrusted: None,
                 bounded: None,
                 command_line: ConfigValues::default(),
+                quiet_by_user: false,
             }
         }
     };
