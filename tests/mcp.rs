@@ -193,6 +193,9 @@ fn nothing_outside_the_served_paths_is_reached() {
         .unwrap();
     std::os::unix::fs::symlink(outside.path(), t.path().join("src/escape")).unwrap();
     let outside_path = outside.path().canonicalize().unwrap();
+    // The project named through a link to it, as an editor's workspace may.
+    let alias = outside_path.join("alias");
+    std::os::unix::fs::symlink(t.path(), &alias).unwrap();
     let r = session(
         &t,
         "handshake",
@@ -211,8 +214,14 @@ fn nothing_outside_the_served_paths_is_reached() {
             // Long, within a message's bound (1 MiB).
             search(json!({"query": "retry failed uploads", "paths": [format!("src/{}", "x".repeat(900 << 10))]})),
             search(json!({"query": "retry failed uploads", "paths": ["../".repeat(300 << 10)]})),
+            search(json!({"query": "retry failed uploads", "paths": [alias.join("src/config.py")], "threshold": -1})),
+            search(json!({"query": "retry failed uploads", "paths": [""], "threshold": -1})),
+            search(json!({"query": "retry failed uploads", "paths": [alias.join("docs")]})),
         ]),
     );
+    assert_eq!(files_of(structured(&r[13])), ["src/config.py"], "a path through a link to the root");
+    assert_eq!(files_of(structured(&r[14])), files_of(structured(&r[9])), "an empty path is left out");
+    assert!(tool_error(&r[15]).contains("not among the paths this server searches"), "{}", tool_error(&r[15]));
     // An error repeats a path a client sent only in part: one short line.
     for i in [11, 12] {
         let e = tool_error(&r[i]);
@@ -316,6 +325,17 @@ fn it_exits_when_the_client_leaves_and_survives_garbage() {
     assert_code(&out, 0);
     let answered: Vec<Value> = stdout(&out).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
     assert!(answered.iter().any(|m| m["id"] == 1 && m["result"]["serverInfo"]["name"] == "vecgrep"), "{answered:?}");
+    // A client that closed our stdout before the handshake's answer: a
+    // closed pipe is success, not a failed handshake naming the SDK's types.
+    let mut child =
+        t.cmd("vg-mcp", ".").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    drop(child.stdout.take());
+    let mut stdin = child.stdin.take().unwrap();
+    std::io::Write::write_all(&mut stdin, format!("{init}\n").as_bytes()).unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_code(&out, 0);
+    assert!(!stderr(&out).contains("handshake"), "{}", stderr(&out));
     // After the handshake, malformed requests get the JSON-RPC error they
     // call for, with their id; lines that are not JSON get no answer. A
     // request longer than the most vg-mcp reads (1 MiB) is told so, by the

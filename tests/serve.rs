@@ -343,6 +343,23 @@ fn every_http_rule_answers_with_its_status_and_a_json_error() {
         let path = target.split('?').next().unwrap();
         assert!(error_of(404, &body).contains(&format!("no such path {path:?}")), "{target}: {body}");
     }
+    // A long value a message repeats is clipped to 100 characters.
+    let long = "a".repeat(3000);
+    for (target, status) in [
+        (format!("/{long}"), 404),
+        (format!("/search?q=%zz{long}"), 400),
+        (format!("/search?q=x&exclude=%ff{long}"), 400),
+        (format!("/search?q=x&rev={long}"), 400),
+    ] {
+        let (got, _, body) = s.get(&target);
+        assert_eq!(got, status, "{body}");
+        assert!(error_of(status, &body).len() < 500, "{} bytes: {body}", body.len());
+    }
+    // A route that takes a body has its URL checked as every other.
+    for target in ["/v1/index/start?x=%zz", "/v1/index/start?x=%ff", "/v1/index/start#frag", "/v1/ask?x=%00"] {
+        let (status, _, body) = s.request("POST", target, &["Content-Length: 0"]);
+        assert_eq!(status, 400, "{target}: {body}");
+    }
     let (status, _, body) = s.get(&format!("/search?q={}", "a".repeat(9000)));
     assert_eq!(status, 414);
     error_of(414, &body);

@@ -335,20 +335,22 @@ impl GitRepo {
     /// The commit `spec` names (a branch, a tag, a sha or a prefix of one,
     /// `HEAD~2`, ...), as a full sha.
     pub fn resolve_commit(&self, spec: &str) -> Result<String> {
+        // A name from a request may be of any length; its errors quote 100 characters.
+        let said = crate::project::shown::clipped(spec, 100);
         // `:/text` would search the whole history for a message; a revision is named, not sought.
         if spec.is_empty() || spec.starts_with('-') || spec.starts_with(':') || spec.chars().any(|c| c.is_control()) {
-            return Err(anyhow!("{spec:?} is not a revision"));
+            return Err(anyhow!("{said:?} is not a revision"));
         }
         // `a..b`, `a^!`, `a^@`, `a^-`: git reads a range of commits there; a
         // ref's name never holds `..` (git check-ref-format), and a `^{/text}`
         // or `@{…}` body, which may, is no range.
         let outside = outside_braces(spec);
         if outside.contains("..") || outside.ends_with("^!") || outside.ends_with("^@") || outside.contains("^-") {
-            return Err(anyhow!("{spec:?} names a range of commits; --rev takes one revision"));
+            return Err(anyhow!("{said:?} names a range of commits; --rev takes one revision"));
         }
         let id = self.repo.rev_parse_single(spec).map_err(|e| self.unresolved(spec, &e))?;
-        let object = id.object().with_context(|| format!("cannot read revision {spec:?}"))?;
-        let commit = object.peel_to_commit().map_err(|_| anyhow!("revision {spec:?} does not name a commit"))?;
+        let object = id.object().with_context(|| format!("cannot read revision {said:?}"))?;
+        let commit = object.peel_to_commit().map_err(|_| anyhow!("revision {said:?} does not name a commit"))?;
         Ok(commit.id.to_string())
     }
 
@@ -366,8 +368,9 @@ impl GitRepo {
     /// object missing from a damaged repository).
     fn unresolved(&self, spec: &str, e: &gix::Error) -> anyhow::Error {
         use gix::revision::spec::parse::Error as Parse;
+        let said = crate::project::shown::clipped(spec, 100);
         if let Some(many) = ambiguous(e) {
-            return anyhow!("revision {spec:?} is ambiguous: {many} objects' ids begin with it; give more of the sha");
+            return anyhow!("revision {said:?} is ambiguous: {many} objects' ids begin with it; give more of the sha");
         }
         if let Ok(head) = self.repo.head() {
             if head.is_unborn() && spec.starts_with("HEAD") {
@@ -375,16 +378,16 @@ impl GitRepo {
                     self.repo.references().is_ok_and(|r| r.all().is_ok_and(|mut all| all.next().is_some()));
                 return match (any_commit, head.referent_name()) {
                     (true, Some(name)) => {
-                        anyhow!("unknown revision {spec:?}: HEAD names {}, which has no commits yet", name.shorten())
+                        anyhow!("unknown revision {said:?}: HEAD names {}, which has no commits yet", name.shorten())
                     }
-                    _ => anyhow!("unknown revision {spec:?}: the repository has no commits yet"),
+                    _ => anyhow!("unknown revision {said:?}: the repository has no commits yet"),
                 };
             }
         }
         if matches!(e.downcast_any_ref::<Parse>(), Some(Parse::MissingReference { .. })) {
-            return anyhow!("unknown revision {spec:?}");
+            return anyhow!("unknown revision {said:?}");
         }
-        anyhow!("cannot resolve revision {spec:?}: {}", crate::project::shown::clipped(&innermost_words(e), 300))
+        anyhow!("cannot resolve revision {said:?}: {}", crate::project::shown::clipped(&innermost_words(e), 300))
     }
 
     /// Write the files of commit `sha`'s tree that lie under the project

@@ -47,10 +47,12 @@ impl From<Refusal> for String {
 }
 
 /// The scope of a search under `paths` (root-relative or absolute inside
-/// the root); no paths is every served path. Err names the first path
+/// the root); no paths is every served path, and an empty one is left out
+/// (models fill an optional field with ""). Err names the first path
 /// refused and why.
 pub fn confine(live: &LiveIndex, paths: &[String]) -> Result<Scope, Refusal> {
     let served = live.scope();
+    let paths: Vec<&String> = paths.iter().filter(|p| !p.is_empty()).collect();
     if paths.is_empty() {
         return Ok(served);
     }
@@ -162,8 +164,9 @@ fn real_path(path: &Path, depth: usize) -> Option<PathBuf> {
 #[error("it leads outside the project root '{}'", .0.display())]
 struct OutsideRoot(PathBuf);
 
-/// `path` as a path under `root`, decided by its text alone, before the
-/// file system is asked anything about it.
+/// `path` as a path under `root`, decided by its text before the file
+/// system is asked anything about it; only an absolute path outside the
+/// root by its text is followed through its links, to the root's own.
 fn inside_root(root: &Path, path: &str) -> Result<PathBuf, Refusal> {
     if path.contains('\0') {
         return Err(Refusal::new(RefusalKind::Malformed, format!("{:?} is not a path", clipped(path, SHOWN_CHARS))));
@@ -171,6 +174,13 @@ fn inside_root(root: &Path, path: &str) -> Result<PathBuf, Refusal> {
     let joined = root.join(path);
     let lexical = normalize_lexically(&joined);
     if !lexical.starts_with(root) {
+        // The root is held as its real path; a client may name it as the
+        // server was started, through a link (a workspace path, macOS's /tmp).
+        let real = Path::new(path).is_absolute().then(|| real_path(&lexical, 0)).flatten();
+        let real = real.map(|real| real.components().collect::<PathBuf>());
+        if let Some(real) = real.filter(|real| real.starts_with(root)) {
+            return Ok(real);
+        }
         let why = format!("refused: {} is outside the project root {}", clipped(path, SHOWN_CHARS), root.display());
         return Err(Refusal::new(RefusalKind::Forbidden, why));
     }

@@ -94,6 +94,10 @@ async fn serve_until_closed(
             Ok(running) => running,
             // The client left before the handshake ended: nothing to serve.
             Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+            // Or closed our stdout as we answered it: a closed pipe is success.
+            Err(rmcp::service::ServerInitializeError::TransportError { error, .. }) if reader_left(&*error.error) => {
+                return Ok(())
+            }
             // The SDK's words quote the message whole: a line of up to 1 MiB.
             Err(e) => {
                 let why = crate::project::shown::words_clipped(&e.to_string(), 200, 400);
@@ -110,6 +114,18 @@ async fn serve_until_closed(
         () = signalled(shutdown) => cancel.cancel(),
     }
     Ok(())
+}
+
+/// Whether `e` or a cause of it is a write to a pipe whose reader left.
+fn reader_left(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cause = Some(e);
+    while let Some(c) = cause {
+        if c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) {
+            return true;
+        }
+        cause = c.source();
+    }
+    false
 }
 
 /// Resolves once `shutdown` is set.

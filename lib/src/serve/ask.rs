@@ -63,6 +63,7 @@ fn read_body(body: &[u8]) -> Result<AskBody, String> {
     let value: Value = serde_json::from_slice(body).map_err(|e| format!("{shape}; it is not JSON: {e}"))?;
     let Value::Object(fields) = value else { return Err(shape.into()) };
     if let Some(unknown) = fields.keys().find(|k| !FIELDS.contains(&k.as_str())) {
+        let unknown = crate::project::shown::clipped(unknown, 100);
         return Err(format!("unknown field {unknown:?}; the fields are {}", FIELDS.join(", ")));
     }
     let query = match fields.get("query") {

@@ -379,12 +379,12 @@ pub(super) fn percent_decode(s: &str, plus_is_space: bool) -> Result<String, Str
     while i < bytes.len() {
         match bytes[i] {
             b'%' => {
-                let hex = bytes.get(i + 1..i + 3).ok_or_else(|| format!("bad percent-encoding in {s:?}"))?;
+                let hex = bytes.get(i + 1..i + 3).ok_or_else(|| format!("bad percent-encoding in {:?}", shown(s)))?;
                 let value = std::str::from_utf8(hex)
                     .ok()
                     .and_then(|h| u8::from_str_radix(h, 16).ok())
                     .filter(|_| hex.iter().all(u8::is_ascii_hexdigit))
-                    .ok_or_else(|| format!("bad percent-encoding in {s:?}"))?;
+                    .ok_or_else(|| format!("bad percent-encoding in {:?}", shown(s)))?;
                 out.push(value);
                 i += 3;
             }
@@ -398,11 +398,16 @@ pub(super) fn percent_decode(s: &str, plus_is_space: bool) -> Result<String, Str
             }
         }
     }
-    let text = String::from_utf8(out).map_err(|_| format!("percent-encoding in {s:?} is not UTF-8"))?;
+    let text = String::from_utf8(out).map_err(|_| format!("percent-encoding in {:?} is not UTF-8", shown(s)))?;
     if text.chars().any(|c| c.is_control() && c != '\t' && c != '\n') {
-        return Err(format!("control characters in {s:?}"));
+        return Err(format!("control characters in {:?}", shown(s)));
     }
     Ok(text)
+}
+
+/// A value the request sent, as an error repeats it (`super::shown`).
+fn shown(value: &str) -> String {
+    super::shown(value)
 }
 
 /// A response to write.

@@ -498,25 +498,32 @@ fn shown(value: &str) -> String {
 /// The response to an admitted request (the spec's HTTP rules, in order).
 fn respond(shared: &Shared, request: &Request, body: Option<&[u8]>, store: &mut StoreSlot) -> Response {
     // The routes that take a body take POST (and nothing else); every other
-    // path GET only, as HttpRejectsNonGetRequests says.
+    // path GET only, as HttpRejectsNonGetRequests says. Then the URL, for
+    // every route (a POST's query was never checked).
     let path = raw_path(&request.target);
-    if [EMBEDDINGS_PATH, jobs::START_PATH, ASK_PATH].contains(&path) {
-        return match (request.method.as_str(), body) {
-            ("POST", Some(body)) if path == EMBEDDINGS_PATH => embeddings::embeddings_response(shared, body),
-            ("POST", Some(body)) if path == ASK_PATH => ask::ask_response(shared, body, store),
-            ("POST", Some(body)) => jobs::start_response(shared, body),
-            _ => Response::error(405, &format!("method {} is not allowed on {path}; use POST", request.method))
-                .with_header("Allow", "POST"),
-        };
-    }
-    if request.method != "GET" {
-        return Response::error(405, &format!("method {} is not allowed; use GET", request.method))
-            .with_header("Allow", "GET");
+    let takes_body = [EMBEDDINGS_PATH, jobs::START_PATH, ASK_PATH].contains(&path);
+    match (takes_body, request.method.as_str()) {
+        (true, "POST") | (false, "GET") => {}
+        (true, method) => {
+            return Response::error(405, &format!("method {method} is not allowed on {path}; use POST"))
+                .with_header("Allow", "POST")
+        }
+        (false, method) => {
+            return Response::error(405, &format!("method {method} is not allowed; use GET"))
+                .with_header("Allow", "GET")
+        }
     }
     let target = match http::parse_target(&request.target) {
         Ok(t) => t,
         Err(e) => return Response::error(400, &e),
     };
+    if let (true, Some(body)) = (takes_body, body) {
+        return match path {
+            EMBEDDINGS_PATH => embeddings::embeddings_response(shared, body),
+            ASK_PATH => ask::ask_response(shared, body, store),
+            _ => jobs::start_response(shared, body),
+        };
+    }
     // Routes are matched as sent, as the POST routes and the rate limit's
     // exemptions are: `/%73earch` is no route, and is told so by that name.
     match path {
@@ -527,7 +534,8 @@ fn respond(shared: &Shared, request: &Request, body: Option<&[u8]>, store: &mut 
         other => Response::error(
             404,
             &format!(
-                "no such path {other:?}; the paths are /search, /status, /health, {} and (POST) {EMBEDDINGS_PATH}, {} and {ASK_PATH}",
+                "no such path {:?}; the paths are /search, /status, /health, {} and (POST) {EMBEDDINGS_PATH}, {} and {ASK_PATH}",
+                shown(other),
                 jobs::STATUS_PATH,
                 jobs::START_PATH
             ),
@@ -535,8 +543,10 @@ fn respond(shared: &Shared, request: &Request, body: Option<&[u8]>, store: &mut 
     }
 }
 
+/// The path of a request target as sent, without its query (or a
+/// fragment, which `http::parse_target` refuses).
 pub(super) fn raw_path(target: &str) -> &str {
-    target.split('?').next().unwrap_or(target)
+    target.split(['?', '#']).next().unwrap_or(target)
 }
 
 fn bearer_token(header: &str) -> Option<&str> {
