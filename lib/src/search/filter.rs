@@ -269,7 +269,10 @@ fn parse_utc(text: &str) -> Option<jiff::Timestamp> {
     }
     let date: jiff::civil::Date = date.parse().ok()?;
     let time: jiff::civil::Time = time.map_or(Some(jiff::civil::Time::midnight()), |t| t.parse().ok())?;
-    date.to_datetime(time).to_zoned(jiff::tz::TimeZone::UTC).ok().map(|z| z.timestamp())
+    // The last hours of 9999-12-31 are past what a timestamp holds: the
+    // latest one stands for them ("before 9999-12-31" is a time).
+    let zoned = date.to_datetime(time).to_zoned(jiff::tz::TimeZone::UTC);
+    Some(zoned.map_or(jiff::Timestamp::MAX, |z| z.timestamp()))
 }
 
 /// One of git's date forms, as gix reads them, relative to `now`: only
@@ -355,6 +358,16 @@ mod tests {
         assert!(f.admits("a.rs", 10, 100) && f.admits("a.rs", 20, 199));
         assert!(!f.admits("a.rs", 9, 150) && !f.admits("a.rs", 21, 150));
         assert!(!f.admits("a.rs", 15, 99) && !f.admits("a.rs", 15, 200), "after is inclusive, before is not");
+    }
+
+    #[test]
+    fn the_last_day_a_date_can_name_is_a_time() {
+        let now = SystemTime::now();
+        // Past 2262 every moment is the latest nanosecond a file's time holds.
+        let last = parse_when("9999-12-31", now).expect("a date");
+        assert_eq!((parse_when("3000-01-01", now), last), (Ok(i64::MAX), i64::MAX));
+        assert_eq!(parse_when("9999-12-31 23:59", now), Ok(last));
+        assert!(parse_when("9999-13-01", now).is_err() && parse_when("10000-01-01", now).is_err());
     }
 
     #[test]
