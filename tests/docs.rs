@@ -80,6 +80,7 @@ fn exit_status(name: &str) -> String {
 
 fn man_page(cmd: clap::Command) -> String {
     let name = cmd.get_display_name().unwrap_or(cmd.get_name()).to_string();
+    let cmd = with_aliases_said(cmd);
     let mut buf = Vec::new();
     clap_mangen::Man::new(cmd.clone()).render(&mut buf).unwrap();
     let page = String::from_utf8(buf).unwrap();
@@ -89,6 +90,21 @@ fn man_page(cmd: clap::Command) -> String {
     // Left-aligned, as synopses are, rather than justified into wide gaps.
     let extra = extra_sections(&name, &cmd);
     format!("{}.ad l\n{}\n.ad\n{}", &page[..start], synopsis(cmd), &page[end..]) + &extra
+}
+
+/// Each flag's visible aliases said after its help, as `--help` says them
+/// (`[alias: --files]`): clap_mangen leaves them out.
+fn with_aliases_said(cmd: clap::Command) -> clap::Command {
+    cmd.mut_args(|arg| {
+        let aliases: Vec<String> =
+            arg.get_visible_aliases().unwrap_or_default().iter().map(|alias| format!("--{alias}")).collect();
+        if aliases.is_empty() {
+            return arg;
+        }
+        let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+        let noun = if aliases.len() == 1 { "alias" } else { "aliases" };
+        arg.help(format!("{help} [{noun}: {}]", aliases.join(", ")))
+    })
 }
 
 /// The synopsis line: clap_mangen's names no option's value (`[-k|--top-k]`)
