@@ -311,7 +311,7 @@ impl SqliteIndex {
     }
 
     /// Damage when a table or column the index's schema has is missing.
-    fn check_parts(&self, expected: parts::Expected) -> Result<(), StoreError> {
+    pub(super) fn check_parts(&self, expected: parts::Expected) -> Result<(), StoreError> {
         match parts::first_missing(&self.conn, expected).map_err(|e| self.damaged(e))? {
             Some(cause) => Err(StoreError::Damaged { path: self.path.clone(), cause }),
             None => Ok(()),

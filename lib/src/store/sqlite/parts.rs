@@ -12,7 +12,7 @@ use crate::store::parts::{self, Tables};
 
 /// Which tables to expect.
 #[derive(Clone, Copy)]
-pub(super) enum Expected {
+pub(in crate::store) enum Expected {
     /// Those every index of this schema was made with: an index written by
     /// an older vecgrep, and not opened for writing since, lacks the rest.
     Made,

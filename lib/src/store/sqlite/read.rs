@@ -19,7 +19,12 @@ impl IndexReader for SqliteIndex {
             .map_err(|e| self.damaged(e))
     }
 
+    /// The counts, of an index still whole: a table dropped under a
+    /// connection opened before is found here too, not only by a connection
+    /// opened after (what `/status` and `/health` say must not depend on
+    /// which the server's worker holds).
     fn stats(&self) -> Result<IndexStats, StoreError> {
+        self.check_parts(super::parts::Expected::Made)?;
         self.counts()
     }
 
