@@ -34,6 +34,34 @@ fn files_found(t: &Tree, args: &[&str]) -> Vec<String> {
     files
 }
 
+/// PATHs inside one another are each walked, as ripgrep walks them: a
+/// file named beside its directory is searched whatever ignore, hidden or
+/// type rule would leave it out, and --max-depth counts from each. The
+/// inner PATH was dropped before the walk, and those files with it.
+#[test]
+fn a_path_inside_another_adds_what_its_own_walk_finds() {
+    let t = Tree::git();
+    for f in ["src/a.py", "src/sub/b.py", ".hidden.py", "ignored.py", "src/x.rs"] {
+        t.write(f, "def settle():\n    \"\"\"Pay the pending request.\"\"\"\n");
+    }
+    t.write(".gitignore", "ignored.py\n");
+    let found = |args: &[&str]| {
+        let o = run(t.cmd("vg-query", ".").args(["--threshold", "-1", "-k", "50"]).args(args));
+        assert_code(&o, 0);
+        let mut files: Vec<String> = records(&o).iter().map(|r| r["file"].as_str().unwrap().to_string()).collect();
+        files.sort();
+        files
+    };
+    let q = "pay the pending request";
+    assert_eq!(found(&["--max-depth", "1", q, "src", "src/sub"]), ["src/a.py", "src/sub/b.py", "src/x.rs"]);
+    assert_eq!(found(&[q, ".", "ignored.py", ".hidden.py"]).len(), 5);
+    assert_eq!(found(&["-t", "rust", q, "src", "src/a.py"]), ["src/a.py", "src/x.rs"]);
+    // The file named once more is searched once; a run over the directory
+    // alone then leaves out what its rules refuse, as before.
+    assert_eq!(found(&[q, "src", "src/a.py", "src/a.py"]), ["src/a.py", "src/sub/b.py", "src/x.rs"]);
+    assert_eq!(found(&[q, "."]), ["src/a.py", "src/sub/b.py", "src/x.rs"]);
+}
+
 #[test]
 fn files_are_filtered_by_when_they_changed() {
     let t = dated_project();

@@ -9,7 +9,7 @@ use anyhow::Result;
 use super::{FileOutcome, IndexObserver, IndexRequest, IndexSummary, WalkedSet};
 use crate::chunk;
 use crate::project::is_under;
-use crate::project::{EmbedderSource, SkipReason, WalkResult, WalkedFile};
+use crate::project::{AdmittedPath, EmbedderSource, SkipReason, WalkResult, WalkedFile};
 use crate::store::{FileState, IndexMeta, IndexReader, StoredFile};
 
 /// Whether the index is emptied first (ReindexOrConfigChangeRebuildsIndex).
@@ -222,13 +222,20 @@ fn stale_entries(
     removals: &[String],
     kept: &[String],
 ) -> Vec<String> {
-    let owned: Vec<&str> = match req.paths {
+    // A path inside another given directory adds to that one's walk (a
+    // file named, which no ignore rule refuses), not to what it owns.
+    let outermost: Vec<&AdmittedPath> = req
+        .paths
+        .iter()
+        .filter(|p| !req.paths.iter().any(|q| q.is_dir && q.rel != p.rel && is_under(&p.rel, &q.rel)))
+        .collect();
+    let owned: Vec<&str> = match outermost[..] {
         [only] => vec![only.rel.as_str()],
-        several => several.iter().filter(|p| p.is_dir).map(|p| p.rel.as_str()).collect(),
+        ref several => several.iter().filter(|p| p.is_dir).map(|p| p.rel.as_str()).collect(),
     };
     // A filtered walk, or one of several paths, did not look at everything
     // it could own: it removes only what is gone from disk.
-    let only_gone = req.walk.is_filtered() || req.paths.len() > 1;
+    let only_gone = req.walk.is_filtered() || outermost.len() > 1;
     let mut stale = Vec::new();
     for rel in stored.keys() {
         if !owned.iter().any(|dir| is_under(rel, dir)) || walked.contains(rel) || removals.contains(rel) {

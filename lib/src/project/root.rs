@@ -296,10 +296,13 @@ pub fn admit_paths(
     if out.admitted.is_empty() {
         return Err(RootError::NoPathsRemain { root: root.path.clone() });
     }
-    // A path inside another admitted directory adds nothing and would be walked twice.
-    let all = out.admitted.clone();
-    out.admitted.retain(|p| !all.iter().any(|q| q.is_dir && q.rel != p.rel && is_under(&p.rel, &q.rel)));
-    out.admitted.dedup_by(|a, b| a.rel == b.rel);
+    // A path given twice is walked once. One inside another's directory is
+    // kept: walked from itself, as ripgrep walks each PATH, it may add what
+    // the outer walk leaves out (a file named, which no type, glob, hidden
+    // or ignore rule refuses; what --max-depth counts from it), and the
+    // walk drops the files both find.
+    let mut seen = std::collections::HashSet::new();
+    out.admitted.retain(|p| seen.insert(p.rel.clone()));
     Ok(out)
 }
 
@@ -420,13 +423,14 @@ mod tests {
     }
 
     #[test]
-    fn nested_paths_are_folded_into_their_parent() {
+    fn nested_paths_are_kept_and_a_repeated_one_admitted_once() {
         let dir = tempfile::tempdir().unwrap();
         let base = dir.path().canonicalize().unwrap();
         std::fs::create_dir_all(base.join("src/sub")).unwrap();
         let root = ProjectRoot { path: base.clone(), marker: RootMarker::None, shared: None };
-        let adm = admit_paths(&root, &base, &[PathBuf::from("src/sub"), PathBuf::from("src")], false).unwrap();
-        assert_eq!(adm.admitted.len(), 1);
-        assert_eq!(adm.admitted[0].rel, "src");
+        let given = ["src/sub", "src", "./src/sub/", "src"].map(PathBuf::from);
+        let adm = admit_paths(&root, &base, &given, false).unwrap();
+        let rels: Vec<&str> = adm.admitted.iter().map(|p| p.rel.as_str()).collect();
+        assert_eq!(rels, ["src/sub", "src"], "each walked from itself (walk_tree drops what both find)");
     }
 }

@@ -294,8 +294,12 @@ pub(in crate::project) fn walk_tree(
         }
     }
     out.skips.append(&mut outside.lock().unwrap_or_else(|e| e.into_inner()));
+    // Paths inside one another are walked each (`root::admit_paths`): what
+    // both meet is said once.
     out.files.sort_by(|a, b| a.rel.cmp(&b.rel));
     out.files.dedup_by(|a, b| a.rel == b.rel);
+    let mut said = std::collections::HashSet::new();
+    out.skips.retain(|skip| said.insert(format!("{}\0{}", skip.path, skip.reason.code())));
     Ok(out)
 }
 
