@@ -2,6 +2,7 @@
 //! `vg-format`. Terminal modes print paths relative to the current directory
 //! (TerminalOutputUsesCwdRelativePaths); `--json` keeps root-relative paths.
 
+mod best_lines;
 mod commits;
 mod file_lines;
 mod stream;
@@ -17,6 +18,10 @@ use crate::project::relative_to;
 use crate::project::shown::is_bidi_control;
 use crate::records::{write_record, AnswerRecord, HitRecord, JudgementRecord};
 
+#[cfg(test)]
+use self::best_lines::stem;
+use self::best_lines::{best_lines_of, QueryTerms};
+pub use best_lines::{best_lines, words};
 pub use commits::{files_left_out, render_commits};
 pub use stream::render_stream;
 
@@ -99,118 +104,6 @@ fn display_file(root: Option<&str>, file: &str, cwd: &Path) -> String {
         Some(root) => relative_to(&Path::new(root).join(file), cwd).to_string_lossy().into_owned(),
         None => file.to_string(),
     }
-}
-
-/// Lower-cased words of `text`, identifiers split at `_` and camelCase humps.
-pub fn words(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for token in text.split(|c: char| !c.is_alphanumeric()) {
-        let mut word = String::new();
-        let mut prev_lower = false;
-        for c in token.chars() {
-            if c.is_uppercase() && prev_lower && !word.is_empty() {
-                out.push(std::mem::take(&mut word));
-            }
-            prev_lower = c.is_lowercase() || c.is_ascii_digit();
-            word.extend(c.to_lowercase());
-        }
-        if !word.is_empty() {
-            out.push(word);
-        }
-    }
-    out.retain(|w| w.chars().count() > 1 && !STOP_WORDS.contains(&w.as_str()));
-    out
-}
-
-const STOP_WORDS: [&str; 24] = [
-    "the", "a", "an", "of", "to", "in", "is", "and", "or", "for", "on", "at", "by", "with", "it", "be", "as", "are",
-    "this", "that", "from", "where", "we", "do",
-];
-
-/// A query's words, counted by what a word of a line matches them by:
-/// its stem (a shared 4-letter prefix), or itself where it is shorter.
-/// Built once per hit, so that scoring a line costs its own words only: a
-/// long question over a long hand-made text would otherwise be their product.
-struct QueryTerms<'q> {
-    by_stem: HashMap<&'q str, usize>,
-    by_short_word: HashMap<&'q str, usize>,
-}
-
-impl<'q> QueryTerms<'q> {
-    fn new(query_words: &'q [String]) -> QueryTerms<'q> {
-        let (mut by_stem, mut by_short_word) = (HashMap::new(), HashMap::new());
-        for q in query_words {
-            match stem(q) {
-                Some(s) => *by_stem.entry(s).or_insert(0) += 1,
-                None => *by_short_word.entry(q.as_str()).or_insert(0) += 1,
-            }
-        }
-        QueryTerms { by_stem, by_short_word }
-    }
-
-    fn is_empty(&self) -> bool {
-        self.by_stem.is_empty() && self.by_short_word.is_empty()
-    }
-
-    /// How many of the query's words appear in `line`, as loose stems. A
-    /// long query word matches a line word of its stem (the word itself
-    /// included); a short one, itself only: each is counted once.
-    fn overlap(&self, line: &str) -> usize {
-        let line_words = words(line);
-        let mut seen: HashSet<(bool, &str)> = HashSet::new();
-        let mut matched = 0;
-        for w in &line_words {
-            let key = stem(w).map_or((false, w.as_str()), |s| (true, s));
-            if seen.insert(key) {
-                let counts = if key.0 { &self.by_stem } else { &self.by_short_word };
-                matched += counts.get(key.1).copied().unwrap_or(0);
-            }
-        }
-        matched
-    }
-}
-
-/// A word's first four letters, counted as characters (`café`, `日本語の`);
-/// None for a shorter word.
-fn stem(word: &str) -> Option<&str> {
-    word.char_indices().nth(3).map(|(at, c)| &word[..at + c.len_utf8()])
-}
-
-/// Line numbers (absolute, ascending) of the chunk's most relevant lines:
-/// those sharing the most words with the query, else the first non-blank line.
-pub fn best_lines(hit: &HitRecord, max: usize) -> Vec<usize> {
-    best_lines_of(hit, &hit.text, max)
-}
-
-/// As [`best_lines`], with `text` as the chunk's lines (read from the file
-/// for a hand-made record without `text`).
-fn best_lines_of(hit: &HitRecord, text: &str, max: usize) -> Vec<usize> {
-    let lines: Vec<&str> = text.split('\n').collect();
-    let query_words = hit.query.as_deref().map(words).unwrap_or_default();
-    let query = QueryTerms::new(&query_words);
-    let mut scored: Vec<(usize, usize)> = lines
-        .iter()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| (query.overlap(l), i))
-        .filter(|(s, _)| *s > 0)
-        .collect();
-    scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    let mut picked: Vec<usize> = scored.into_iter().take(max.max(1)).map(|(_, i)| i).collect();
-    if picked.is_empty() {
-        if let Some(i) = lines.iter().position(|l| !l.trim().is_empty()) {
-            picked.push(i);
-        }
-    }
-    picked.sort();
-    // A chunk cut from one long line repeats its line number; show it once.
-    let mut out: Vec<usize> =
-        picked.into_iter().map(|i| hit.start_line.saturating_add(i)).filter(|&n| n <= hit.end_line).collect();
-    if out.is_empty() {
-        out.push(hit.start_line);
-    }
-    out.dedup();
-    out
 }
 
 /// Source of line text: the file on disk when it still matches, else the chunk.

@@ -1,0 +1,177 @@
+//! Which lines of a hit are shown for it: those sharing the most words
+//! with the query, as a person would pick them, the line that holds an
+//! identifier the query names verbatim first.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::records::HitRecord;
+
+/// Lower-cased words of `text`, identifiers split at `_` and camelCase humps.
+pub fn words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for token in text.split(|c: char| !c.is_alphanumeric()) {
+        let mut word = String::new();
+        let mut prev_lower = false;
+        for c in token.chars() {
+            if c.is_uppercase() && prev_lower && !word.is_empty() {
+                out.push(std::mem::take(&mut word));
+            }
+            prev_lower = c.is_lowercase() || c.is_ascii_digit();
+            word.extend(c.to_lowercase());
+        }
+        if !word.is_empty() {
+            out.push(word);
+        }
+    }
+    out.retain(|w| w.chars().count() > 1 && !STOP_WORDS.contains(&w.as_str()));
+    out
+}
+
+const STOP_WORDS: [&str; 24] = [
+    "the", "a", "an", "of", "to", "in", "is", "and", "or", "for", "on", "at", "by", "with", "it", "be", "as", "are",
+    "this", "that", "from", "where", "we", "do",
+];
+
+/// A query's words, counted by what a word of a line matches them by:
+/// its stem (a shared 4-letter prefix), or itself where it is shorter.
+/// Built once per hit, so that scoring a line costs its own words only: a
+/// long question over a long hand-made text would otherwise be their product.
+pub(super) struct QueryTerms<'q> {
+    by_stem: HashMap<&'q str, usize>,
+    by_short_word: HashMap<&'q str, usize>,
+}
+
+impl<'q> QueryTerms<'q> {
+    pub(super) fn new(query_words: &'q [String]) -> QueryTerms<'q> {
+        let (mut by_stem, mut by_short_word) = (HashMap::new(), HashMap::new());
+        for q in query_words {
+            match stem(q) {
+                Some(s) => *by_stem.entry(s).or_insert(0) += 1,
+                None => *by_short_word.entry(q.as_str()).or_insert(0) += 1,
+            }
+        }
+        QueryTerms { by_stem, by_short_word }
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.by_stem.is_empty() && self.by_short_word.is_empty()
+    }
+
+    /// How many of the query's words appear in `line`, as loose stems. A
+    /// long query word matches a line word of its stem (the word itself
+    /// included); a short one, itself only: each is counted once.
+    pub(super) fn overlap(&self, line: &str) -> usize {
+        let line_words = words(line);
+        let mut seen: HashSet<(bool, &str)> = HashSet::new();
+        let mut matched = 0;
+        for w in &line_words {
+            let key = stem(w).map_or((false, w.as_str()), |s| (true, s));
+            if seen.insert(key) {
+                let counts = if key.0 { &self.by_stem } else { &self.by_short_word };
+                matched += counts.get(key.1).copied().unwrap_or(0);
+            }
+        }
+        matched
+    }
+}
+
+/// A word's first four letters, counted as characters (`café`, `日本語の`);
+/// None for a shorter word.
+pub(super) fn stem(word: &str) -> Option<&str> {
+    word.char_indices().nth(3).map(|(at, c)| &word[..at + c.len_utf8()])
+}
+
+/// Line numbers (absolute, ascending) of the chunk's most relevant lines:
+/// those sharing the most words with the query, else the first non-blank line.
+pub fn best_lines(hit: &HitRecord, max: usize) -> Vec<usize> {
+    best_lines_of(hit, &hit.text, max)
+}
+
+/// As [`best_lines`], with `text` as the chunk's lines (read from the file
+/// for a hand-made record without `text`).
+pub(super) fn best_lines_of(hit: &HitRecord, text: &str, max: usize) -> Vec<usize> {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let query_words = hit.query.as_deref().map(words).unwrap_or_default();
+    let query = QueryTerms::new(&query_words);
+    let identifiers = hit.query.as_deref().map(identifiers).unwrap_or_default();
+    // By the identifiers named verbatim, then the words shared: `step_3`'s
+    // stem is every `step_N`'s, and the first of those used to be shown.
+    let mut scored: Vec<((usize, usize), usize)> = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| ((named_in(&identifiers, l), query.overlap(l)), i))
+        .filter(|(s, _)| *s != (0, 0))
+        .collect();
+    scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut picked: Vec<usize> = scored.into_iter().take(max.max(1)).map(|(_, i)| i).collect();
+    if picked.is_empty() {
+        if let Some(i) = lines.iter().position(|l| !l.trim().is_empty()) {
+            picked.push(i);
+        }
+    }
+    picked.sort();
+    // A chunk cut from one long line repeats its line number; show it once.
+    let mut out: Vec<usize> =
+        picked.into_iter().map(|i| hit.start_line.saturating_add(i)).filter(|&n| n <= hit.end_line).collect();
+    if out.is_empty() {
+        out.push(hit.start_line);
+    }
+    out.dedup();
+    out
+}
+
+/// The query's identifiers, lower-cased: its words written as code writes
+/// names (`step_3`, `viewItem7`, `compute17`, `Matrix::transpose`'s parts),
+/// which `words` splits and stems into what their neighbours share.
+fn identifiers(query: &str) -> Vec<String> {
+    let is_name = |c: char| c.is_alphanumeric() || c == '_';
+    query
+        .split(|c: char| !is_name(c))
+        .filter(|token| {
+            let shaped = token.contains('_')
+                || token.chars().any(|c| c.is_ascii_digit())
+                || token.chars().skip(1).any(char::is_uppercase);
+            shaped && token.chars().any(char::is_alphabetic)
+        })
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// How many of `identifiers` `line` holds as whole names (`step_3` in
+/// `def step_3(state):`, not in `step_30`), case aside.
+fn named_in(identifiers: &[String], line: &str) -> usize {
+    if identifiers.is_empty() {
+        return 0;
+    }
+    let is_name = |c: char| c.is_alphanumeric() || c == '_';
+    let names: HashSet<String> = line.split(|c: char| !is_name(c)).map(str::to_lowercase).collect();
+    identifiers.iter().filter(|id| names.contains(id.as_str())).count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hit(text: &str, query: &str) -> HitRecord {
+        serde_json::from_value(serde_json::json!({
+            "type": "hit", "v": 1, "root": "/r", "file": "f.py", "start_line": 1,
+            "end_line": text.lines().count(), "score": 0.5, "text": text, "query": query
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_name_the_query_gives_verbatim_picks_its_line_over_its_neighbours() {
+        let steps = "def step_1(state):\n    return state\n\ndef step_3(state):\n    return state\n";
+        assert_eq!(best_lines(&hit(steps, "step_3"), 1), [4]);
+        assert_eq!(best_lines(&hit(steps, "where is step_1 defined"), 1), [1]);
+        let humps = "/** Compute value 16. */\nint compute16() {}\n/** Compute value 17. */\nint compute17() {}\n";
+        assert_eq!(best_lines(&hit(humps, "compute17"), 1), [4]);
+        let views = "def view_item_7():\n    pass\ndef view_item_70():\n    pass\n";
+        assert_eq!(best_lines(&hit(views, "VIEW_ITEM_70"), 1), [3], "whole names, case aside");
+        // A plain question keeps its words' count.
+        let prose = "# retry\n# retry the failed upload\n";
+        assert_eq!(best_lines(&hit(prose, "retry failed uploads"), 1), [2]);
+    }
+}
