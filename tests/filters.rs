@@ -62,6 +62,26 @@ fn a_path_inside_another_adds_what_its_own_walk_finds() {
     assert_eq!(found(&[q, "."]), ["src/a.py", "src/sub/b.py", "src/x.rs"]);
 }
 
+/// A search that had no file to search says so, as ripgrep does, rather
+/// than nothing (or, on a terminal, that no result passed the threshold).
+#[test]
+fn a_search_with_no_file_to_search_says_so() {
+    let t = Tree::git();
+    t.write("steps.py", "def step_one(state):\n    return state\n");
+    std::fs::create_dir(t.path().join("empty")).unwrap();
+    for (args, why) in [
+        (&["-t", "rust", "state"][..], "no files were searched: the filters (-t, -T, -g, --max-depth) chose none"),
+        (&["-g", "*.nothing", "state"], "the filters"),
+        (&["state", "empty"], "no files were searched: there are none under the paths"),
+    ] {
+        let o = run(t.cmd("vecgrep", ".").args(args));
+        assert_code(&o, 1);
+        assert!(stderr(&o).contains(why), "{args:?}: {}", stderr(&o));
+    }
+    let o = run(t.cmd("vecgrep", ".").args(["-t", "py", "state"]));
+    assert!(!stderr(&o).contains("no files"), "{}", stderr(&o));
+}
+
 #[test]
 fn files_are_filtered_by_when_they_changed() {
     let t = dated_project();

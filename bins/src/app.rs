@@ -948,9 +948,21 @@ pub struct SkipTally {
 }
 
 /// When every file under the PATHs (or that the walk's filters, `-g`,
-/// `-t`, chose) was skipped, say so and why: else a search that finds
-/// nothing reads as if no such file existed, or held nothing relevant.
+/// `-t`, chose) was skipped, or there was none, say so and why: else a
+/// search that finds nothing reads as if no such file existed, or held
+/// nothing relevant.
 pub fn note_all_skipped(tool: &str, quiet: bool, filtered: bool, files: &WalkedSet, tally: &SkipTally) {
+    if files.is_empty() && tally.by_reason.is_empty() {
+        // As ripgrep says it: nothing was there to search, which a search
+        // that finds nothing would not tell apart from nothing relevant.
+        let why = if filtered {
+            "the filters (-t, -T, -g, --max-depth) chose none of the files under the paths"
+        } else {
+            "there are none under the paths that the ignore and hidden rules let in (--no-ignore, --hidden)"
+        };
+        note(tool, quiet, &format!("no files were searched: {why}"));
+        return;
+    }
     if files.iter().any(|f| !tally.paths.contains(f)) || tally.by_reason.is_empty() {
         return;
     }
