@@ -6,6 +6,31 @@ fn query(t: &Tree, cwd: &str, args: &[&str]) -> std::process::Output {
     run(t.cmd("vg-query", cwd).args(args))
 }
 
+/// A hit of several lines holds those lines whole: a piece of a long line
+/// (a chunk of its own, cut from it) joined beside its neighbours made the
+/// result carry that piece as the line (spec/ndjson.md: `text` is lines
+/// `start_line` to `end_line`; only a one-line hit may be a piece).
+#[test]
+fn a_joined_hit_never_carries_a_piece_of_a_long_line_as_the_line() {
+    let t = Tree::git();
+    let words = ["the", "quick", "brown", "fox", "jumps", "over", "lazy", "dog", "while", "upload", "retries"];
+    let long: Vec<String> = (0..400).map(|i| format!("{}{i}", words[i % words.len()])).collect();
+    let file = format!(
+        "def build_message(user):\n    \"\"\"Build the welcome message for a new user.\"\"\"\n    greeting = \"Hello \" + user.name\n    body = \"{}\"\n    footer = \"Thanks for joining\"\n    return greeting + body + footer\n",
+        long.join(" ")
+    );
+    t.write("msg.py", &file);
+    let lines: Vec<&str> = file.split('\n').collect();
+    let o = run(t.cmd("vg-query", ".").args(["--threshold", "-1", "-k", "20", "welcome message greeting footer"]));
+    assert_code(&o, 0);
+    for hit in records(&o) {
+        let (start, end) = (hit["start_line"].as_u64().unwrap() as usize, hit["end_line"].as_u64().unwrap() as usize);
+        if start < end {
+            assert_eq!(hit["text"].as_str().unwrap(), lines[start - 1..end].join("\n"), "lines {start}-{end}");
+        }
+    }
+}
+
 #[test]
 fn the_right_file_ranks_first() {
     let t = sample_project();

@@ -2,7 +2,7 @@
 //! or have only blank lines between them become one, of up to
 //! `MAX_JOINED_LINES` lines; and no line is shown by two results.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::fusion::Scored;
 use super::{Hit, Why};
@@ -22,6 +22,8 @@ pub(super) fn collect_hits(
     per_file: Option<usize>,
 ) -> Result<Vec<Hit>, StoreError> {
     let mut hits: Vec<Hit> = Vec::with_capacity(scored.len());
+    // The lines (file, line) of the hits that are pieces of a long line.
+    let mut pieces: HashSet<(String, usize)> = HashSet::new();
     for &Scored { id, score, relevance, fit } in scored {
         // A chunk ranked from vectors in memory, or by another snapshot,
         // may since have been replaced; or the index is damaged, which a
@@ -45,8 +47,20 @@ pub(super) fn collect_hits(
         // are blank. A failed lookup counts as not blank: no join.
         let mut blank =
             |first: usize, last: usize| -> bool { store.lines_in_no_chunk(&hit.file, first, last).unwrap_or(false) };
-        if let Some(grown) = hits.iter_mut().position(|better: &mut Hit| join_hit(better, &hit, &mut blank)) {
-            join_grown(&mut hits, grown, &mut blank);
+        // A piece of a long line is no whole line: joined beside others, the
+        // result carried that piece as the line (a failed lookup: no join).
+        let piece = hit.start_line == hit.end_line && store.line_in_pieces(&hit.file, hit.start_line).unwrap_or(true);
+        if piece {
+            pieces.insert((hit.file.clone(), hit.start_line));
+        }
+        let in_pieces = |h: &Hit| h.start_line == h.end_line && pieces.contains(&(h.file.clone(), h.start_line));
+        let joined = (!piece)
+            .then(|| {
+                hits.iter_mut().position(|better: &mut Hit| !in_pieces(better) && join_hit(better, &hit, &mut blank))
+            })
+            .flatten();
+        if let Some(grown) = joined {
+            join_grown(&mut hits, grown, &mut blank, &in_pieces);
             continue;
         }
         let Some(hit) = outside_better(hit, &hits) else { continue };
@@ -133,11 +147,16 @@ pub const MAX_JOINED_LINES: usize = 40;
 /// overlaps or touches (`join_hit`), the worse into the better, until none
 /// does: two places that grew towards each other become one. Where the
 /// grown hit overlaps one too long to join, the worse gives up the lines.
-fn join_grown(hits: &mut Vec<Hit>, mut grown: usize, blank: &mut dyn FnMut(usize, usize) -> bool) {
+fn join_grown(
+    hits: &mut Vec<Hit>,
+    mut grown: usize,
+    blank: &mut dyn FnMut(usize, usize) -> bool,
+    in_pieces: &dyn Fn(&Hit) -> bool,
+) {
     let file = hits[grown].file.clone();
     let mut other = 0;
     while other < hits.len() {
-        if other != grown {
+        if other != grown && !in_pieces(&hits[other]) {
             let (better, worse) = (grown.min(other), grown.max(other));
             let next = hits[worse].clone();
             if join_hit(&mut hits[better], &next, blank) {
@@ -293,14 +312,14 @@ mod tests {
     fn a_hit_grown_into_one_too_long_to_join_takes_its_lines_from_the_worse() {
         let mut hits = vec![hit(10, 30), hit(33, 60)];
         assert!(join_hit(&mut hits[0], &hit(28, 36), &mut |_, _| panic!("no gap")));
-        join_grown(&mut hits, 0, &mut |_, _| true);
+        join_grown(&mut hits, 0, &mut |_, _| true, &|_| false);
         let spans: Vec<(usize, usize)> = hits.iter().map(|h| (h.start_line, h.end_line)).collect();
         assert_eq!(spans, [(10, 36), (37, 60)]);
         assert_eq!(hits[1].text, hit(37, 60).text);
         // The worse one grown into a better one gives up the lines instead.
         let mut hits = vec![hit(33, 60), hit(10, 30)];
         assert!(join_hit(&mut hits[1], &hit(28, 36), &mut |_, _| panic!("no gap")));
-        join_grown(&mut hits, 1, &mut |_, _| true);
+        join_grown(&mut hits, 1, &mut |_, _| true, &|_| false);
         let spans: Vec<(usize, usize)> = hits.iter().map(|h| (h.start_line, h.end_line)).collect();
         assert_eq!(spans, [(33, 60), (10, 32)]);
     }

@@ -600,6 +600,10 @@ pub trait IndexReader: Send {
     /// Whether lines `first..=last` of `file` are in no chunk (every line
     /// that is not blank is in one, so: whether they are all blank).
     fn lines_in_no_chunk(&self, file: &str, first: usize, last: usize) -> Result<bool, StoreError>;
+    /// Whether line `line` of `file` is a long line cut into pieces: more
+    /// than one chunk spans it alone, each holding part of it (one such
+    /// chunk is no whole line to join beside others).
+    fn line_in_pieces(&self, file: &str, line: usize) -> Result<bool, StoreError>;
     /// Hand every stored vector to `visit`, in path and line order, from one
     /// state of the index; returns that state's generation.
     fn each_vector(&self, visit: &mut dyn FnMut(VectorRow<'_>)) -> Result<i64, StoreError>;

@@ -201,6 +201,16 @@ impl IndexReader for PgIndex {
         Ok(row.is_some_and(|r| r.get(0)))
     }
 
+    fn line_in_pieces(&self, file: &str, line: usize) -> Result<bool, StoreError> {
+        let line = line.min(i32::MAX as usize) as i32;
+        let row = self.row(
+            "SELECT count(*) > 1 FROM chunks c JOIN files f ON f.id = c.file_id
+             WHERE f.path = $1 AND c.start_line = $2 AND c.end_line = $2",
+            &[&file, &line],
+        )?;
+        Ok(row.is_some_and(|r| r.get(0)))
+    }
+
     fn each_vector(&self, visit: &mut dyn FnMut(VectorRow<'_>)) -> Result<i64, StoreError> {
         self.each_vector_in("embedding", &[], visit)
     }

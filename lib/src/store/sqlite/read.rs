@@ -286,6 +286,16 @@ impl IndexReader for SqliteIndex {
             .map_err(|e| self.damaged(e))
     }
 
+    fn line_in_pieces(&self, file: &str, line: usize) -> Result<bool, StoreError> {
+        self.conn
+            .prepare_cached(
+                "SELECT count(*) > 1 FROM chunks c JOIN files f ON f.id = c.file_id
+                 WHERE f.path = ?1 AND c.start_line = ?2 AND c.end_line = ?2",
+            )
+            .and_then(|mut s| s.query_row(params![file, line as i64], |r| r.get(0)))
+            .map_err(|e| self.damaged(e))
+    }
+
     fn each_vector(&self, visit: &mut dyn FnMut(VectorRow<'_>)) -> Result<i64, StoreError> {
         self.each_vector_in("embedding", &|| self.generation(), visit)
     }
