@@ -10,6 +10,24 @@ fn query(t: &Tree, cwd: &str, args: &[&str]) -> std::process::Output {
 /// (a chunk of its own, cut from it) joined beside its neighbours made the
 /// result carry that piece as the line (spec/ndjson.md: `text` is lines
 /// `start_line` to `end_line`; only a one-line hit may be a piece).
+/// `-k N` returns N results whenever N places exist: each side looked at
+/// 100 candidates, and the joins of neighbours left fewer places than
+/// asked for (68 of a long function's 98 at `-k 100`).
+#[test]
+fn k_results_come_back_whenever_k_places_exist() {
+    let t = Tree::git();
+    let body: String = (0..3000).map(|j| format!("    a = a + {j}  # accumulate value {j}\n")).collect();
+    t.write("giant.py", &format!("def giant(a):\n{body}    return a\n"));
+    let count = |k: &str| {
+        let o = run(t.cmd("vg-query", ".").args(["--threshold", "-1", "-k", k, "accumulate value"]));
+        assert_code(&o, 0);
+        records(&o).len()
+    };
+    let every = count("10000");
+    assert!((50..100).contains(&every), "{every} places");
+    assert_eq!((count("50"), count(&every.to_string()), count("100")), (50, every, every));
+}
+
 #[test]
 fn a_joined_hit_never_carries_a_piece_of_a_long_line_as_the_line() {
     let t = Tree::git();

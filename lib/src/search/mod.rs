@@ -150,7 +150,7 @@ pub fn search_index(
                 return Ok((None, None));
             }
             let vector = embed_query(embedder, &request)?.ok_or_else(|| anyhow!("no vector for the query"))?;
-            let nearest = store.nearest_chunks(&vector, &request.scope, request.k.max(fusion::CANDIDATE_POOL))?;
+            let nearest = store.nearest_chunks(&vector, &request.scope, fusion::candidate_pool(request.k))?;
             Ok((Some(vector), Some(nearest)))
         })();
         (meaning, words.map(|w| w.join().unwrap_or_else(|_| Some(Err(anyhow!("ranking the words panicked"))))))
@@ -251,7 +251,7 @@ pub fn lexical_ranking(
     let expression = lexical::match_expression_in(&request.words()?, request.mode);
     match expression {
         Some(expr) if request.mode != SearchMode::Semantic => {
-            let limit = request.k.max(fusion::CANDIDATE_POOL);
+            let limit = fusion::candidate_pool(request.k);
             Ok(Some(lexical::word_ranking(store, &expr, &request.scope, limit, vectors, words)?))
         }
         _ => Ok(None),
@@ -261,7 +261,7 @@ pub fn lexical_ranking(
 /// The semantic side of a search (`Ranking::semantic`) from vectors in
 /// memory: the chunks in scope nearest `vector`, as many as fusion considers.
 pub fn semantic_ranking(table: &VectorTable, vector: &[f32], request: &SearchRequest<'_>) -> Vec<(ChunkId, f32)> {
-    table.ranking(vector, &request.scope, request.k.max(fusion::CANDIDATE_POOL))
+    table.ranking(vector, &request.scope, fusion::candidate_pool(request.k))
 }
 
 /// The query's vector when the mode needs one (None in lexical mode). Split
