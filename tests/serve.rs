@@ -527,6 +527,30 @@ fn a_server_logging_into_its_own_tree_leaves_its_log_out() {
     }
 }
 
+/// A file the server cannot read is said once while it stays so, and
+/// again once it comes back after it was fixed: a link loop (as a file
+/// closed to the server) was said at every refresh, five times a second.
+#[test]
+fn a_skip_is_said_once_while_it_lasts() {
+    let t = sample_project();
+    std::os::unix::fs::symlink("loop", t.path().join("loop")).unwrap();
+    let s = Server::start(&t, &["-L", "--refresh", "0.2"]);
+    s.wait_ready();
+    std::thread::sleep(Duration::from_secs(2));
+    let said = || s.stderr.lock().unwrap().matches("skipping loop:").count();
+    assert_eq!(said(), 1, "{}", s.stderr.lock().unwrap());
+    std::fs::remove_file(t.path().join("loop")).unwrap();
+    std::thread::sleep(Duration::from_secs(1));
+    std::os::unix::fs::symlink("loop", t.path().join("loop")).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while said() < 2 {
+        assert!(Instant::now() < deadline, "{}", s.stderr.lock().unwrap());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    assert_eq!(said(), 2, "{}", s.stderr.lock().unwrap());
+}
+
 /// A config edited while serving is not applied, and not passed over in
 /// silence: the server says it keeps its settings, and when the edit would
 /// fail its next start.

@@ -8,6 +8,7 @@
 //! and the query model is shared behind a mutex held only while embedding.
 
 use std::cell::Cell;
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
@@ -157,8 +158,16 @@ pub struct LiveIndex {
     config: Mutex<ConfigWatch>,
     shutdown: Arc<AtomicBool>,
     notes: Box<dyn Fn(&str) + Send + Sync>,
-    /// The file the server writes to was said to be left out.
-    own_output_said: AtomicBool,
+    /// The skips worth saying (errors, the server's own output) said by
+    /// the last run and by the run under way: each is said once while it
+    /// persists, not at every refresh.
+    skips_said: Mutex<SkipsSaid>,
+}
+
+#[derive(Default)]
+struct SkipsSaid {
+    last_run: HashSet<String>,
+    this_run: HashSet<String>,
 }
 
 /// Milliseconds since the epoch, as index jobs record times.
@@ -179,8 +188,8 @@ impl LiveIndex {
     pub fn new(target: Target, shutdown: Arc<AtomicBool>, notes: Box<dyn Fn(&str) + Send + Sync>) -> Arc<Self> {
         let state = State { progress: Progress { indexing: true, ..Default::default() }, ..Default::default() };
         let config = Mutex::new(ConfigWatch::new(&target.root, &target.config.command_line));
-        let own_output_said = AtomicBool::new(false);
-        Arc::new(LiveIndex { target, state: Mutex::new(state), config, shutdown, notes, own_output_said })
+        let skips_said = Mutex::default();
+        Arc::new(LiveIndex { target, state: Mutex::new(state), config, shutdown, notes, skips_said })
     }
 
     /// The caller has just brought the paths up to date in a blocking run
@@ -486,16 +495,25 @@ struct LiveObserver<'a> {
     tree_changed: Cell<bool>,
 }
 
+impl Drop for LiveObserver<'_> {
+    /// An index run's skips are the next run's to say again only if new.
+    fn drop(&mut self) {
+        if !self.filling {
+            let mut skips = lock(&self.live.skips_said);
+            skips.last_run = std::mem::take(&mut skips.this_run);
+        }
+    }
+}
+
 impl<'a> LiveObserver<'a> {
     /// The observer of a fill that may yield to the refresh, going on from
     /// `so_far`.
     fn fill_round(live: &'a LiveIndex, so_far: Option<&FillSoFar>, round_began: Instant, refresh: Duration) -> Self {
         let walked = lock(&live.state).walked_stamp.take();
-        LiveObserver {
-            earlier_files: so_far.map_or(0, |f| f.files),
-            look: Some(TreeLook::new(&live.target, walked, round_began, refresh)),
-            ..LiveObserver::new(live, false, true)
-        }
+        let mut observer = LiveObserver::new(live, false, true);
+        observer.earlier_files = so_far.map_or(0, |f| f.files);
+        observer.look = Some(TreeLook::new(&live.target, walked, round_began, refresh));
+        observer
     }
 
     fn new(live: &'a LiveIndex, first: bool, filling: bool) -> Self {
@@ -538,17 +556,18 @@ impl IndexObserver for LiveObserver<'_> {
     }
 
     fn skipped(&mut self, skip: &Skip) {
-        // A fill walks what the index run just walked and reported. The
-        // server's own log is said once: saying it at each run would only
-        // lengthen the log.
-        if self.filling {
+        // A fill walks what the index run just walked and reported. A skip
+        // is said once while it lasts: a file closed to the server, or its
+        // own log, said at each refresh only lengthened the log.
+        if self.filling || !(skip.reason.is_error() || matches!(skip.reason, SkipReason::OwnOutput)) {
             return;
         }
-        let own_output_first_time =
-            matches!(skip.reason, SkipReason::OwnOutput) && !self.live.own_output_said.swap(true, Ordering::SeqCst);
-        if skip.reason.is_error() || own_output_first_time {
-            (self.live.notes)(&format!("skipping {}: {}", skip.path, skip.reason.describe()));
+        let said = format!("skipping {}: {}", skip.path, skip.reason.describe());
+        let mut skips = lock(&self.live.skips_said);
+        if !skips.last_run.contains(&said) && !skips.this_run.contains(&said) {
+            (self.live.notes)(&said);
         }
+        skips.this_run.insert(said);
     }
 
     fn file(&mut self, _rel: &str, _outcome: FileOutcome, _chunks: u64) {}
