@@ -724,6 +724,30 @@ fn an_edit_during_a_fill_is_searchable_before_the_fill_ends() {
     assert_eq!(fills, 1, "the fill's end, said once:\n{said}");
 }
 
+/// The index removed under a fill (`rm -rf .vecgrep`) is made again at the
+/// next refresh, not once the fill ends: the fill wrote on into the removed
+/// file, and every search failed for as long as it ran.
+#[test]
+fn an_index_removed_during_a_fill_is_made_again_at_once() {
+    let t = sample_project();
+    wordy_files(&t, 1500);
+    let s = Server::start(&t, &["--refresh", "0.5", "--rate-limit", "0"]);
+    wait_for_the_fill(&s, "vectors");
+    std::fs::remove_dir_all(t.path().join(".vecgrep")).unwrap();
+    let removed = Instant::now();
+    loop {
+        let (status, _, body) = s.get("/search?q=settle+ledger&mode=lexical");
+        if status == 200 && body.contains("src/ledger") {
+            break;
+        }
+        assert!(removed.elapsed() < Duration::from_secs(20), "{status} after {:?}: {body}", removed.elapsed());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let status = s.json("/status");
+    let unfilled = status["vectors"].as_u64() < status["chunks"].as_u64();
+    assert!(unfilled, "the new index was searchable before the fill could have ended: {status}");
+}
+
 /// A fill of a few big files has them all with the embedders at once,
 /// each seconds of the model's time: SIGTERM must not wait for them.
 #[test]

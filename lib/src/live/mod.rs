@@ -133,6 +133,22 @@ struct FillSoFar {
     files: u64,
     /// Those rounds' totals (`with_earlier_rounds`).
     summary: IndexSummary,
+    /// The index file they were written to (`index_file`): an index
+    /// removed or rebuilt since holds none of them.
+    index: Option<IndexFile>,
+}
+
+/// A local index's file, by device and inode: another file at its path is
+/// another index (`vg-index --clear-cache`, `rm -rf .vecgrep`).
+type IndexFile = (u64, u64);
+
+/// The file the index of `root` is now, for a local index that exists.
+fn index_file(root: &crate::project::ProjectRoot) -> Option<IndexFile> {
+    use std::os::unix::fs::MetadataExt;
+    if root.shared.is_some() {
+        return None;
+    }
+    std::fs::metadata(root.index_path()).ok().map(|m| (m.dev(), m.ino()))
 }
 
 /// How a fill in the background ended.
@@ -272,7 +288,9 @@ impl LiveIndex {
         // An index that cannot be read now (busy, or a shared one's
         // connection failing) keeps the fill as it was for the next round.
         let Ok(unembedded) = self.unembedded() else { return FillEnd::Paused };
-        let so_far = lock(&self.state).fill_so_far.take();
+        // Rounds that wrote to an index removed or rebuilt since count for nothing.
+        let index = index_file(&self.target.root);
+        let so_far = lock(&self.state).fill_so_far.take().filter(|f| f.index == index);
         if self.target.config.embed_all || unembedded == 0 {
             lock(&self.state).progress.filling = false;
             // What is left of it went with the index run (files removed).
@@ -290,7 +308,7 @@ impl LiveIndex {
         match result {
             Ok(summary) if summary.cancelled && !self.shutdown.load(Ordering::SeqCst) => {
                 let mut state = lock(&self.state);
-                state.fill_so_far = Some(FillSoFar { files: state.progress.indexed, summary });
+                state.fill_so_far = Some(FillSoFar { files: state.progress.indexed, summary, index });
                 if observer.tree_changed.get() {
                     FillEnd::Yielded
                 } else {
@@ -306,7 +324,7 @@ impl LiveIndex {
                         // counts what the rounds before this one embedded.
                         let mut state = lock(&self.state);
                         let files = state.progress.indexed;
-                        state.fill_so_far = earlier.map(|summary| FillSoFar { files, summary });
+                        state.fill_so_far = earlier.map(|summary| FillSoFar { files, summary, index });
                         FillEnd::Over
                     }
                 }
@@ -493,6 +511,9 @@ struct LiveObserver<'a> {
     look: Option<TreeLook>,
     /// A look found the tree changed: the fill winds down for it.
     tree_changed: Cell<bool>,
+    /// The index file a fill began writing to: once another is at its
+    /// path (removed, cleared), the fill stops, as its writes go nowhere.
+    index_at_start: Option<IndexFile>,
 }
 
 impl Drop for LiveObserver<'_> {
@@ -513,11 +534,20 @@ impl<'a> LiveObserver<'a> {
         let mut observer = LiveObserver::new(live, false, true);
         observer.earlier_files = so_far.map_or(0, |f| f.files);
         observer.look = Some(TreeLook::new(&live.target, walked, round_began, refresh));
+        observer.index_at_start = index_file(&live.target.root);
         observer
     }
 
     fn new(live: &'a LiveIndex, first: bool, filling: bool) -> Self {
-        LiveObserver { live, first, filling, earlier_files: 0, look: None, tree_changed: Cell::new(false) }
+        LiveObserver {
+            live,
+            first,
+            filling,
+            earlier_files: 0,
+            look: None,
+            tree_changed: Cell::new(false),
+            index_at_start: None,
+        }
     }
 }
 
@@ -591,12 +621,16 @@ impl IndexObserver for LiveObserver<'_> {
         }
     }
 
-    /// A fill also stops for a run asked of the server, and for another
-    /// process waiting to write (a one-shot search's index run): a fill
-    /// can take minutes, and resumes at the next round.
+    /// A fill also stops for a run asked of the server, for another
+    /// process waiting to write (a one-shot search's index run), and for
+    /// its index removed under it (`rm -rf .vecgrep`: searches failed until
+    /// it had written the whole fill into the removed file): a fill can
+    /// take minutes, and resumes at the next round.
     fn cancelled(&self) -> bool {
+        let root = &self.live.target.root;
+        let index_gone = || self.index_at_start.is_some() && index_file(root) != self.index_at_start;
         self.live.shutdown.load(Ordering::SeqCst)
-            || (self.filling && (self.live.run_requested() || store::writer_waiting(&self.live.target.root)))
+            || (self.filling && (self.live.run_requested() || store::writer_waiting(root) || index_gone()))
     }
 
     fn winding_down(&self) -> bool {
