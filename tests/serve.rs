@@ -748,6 +748,25 @@ fn an_index_removed_during_a_fill_is_made_again_at_once() {
     assert!(unfilled, "the new index was searchable before the fill could have ended: {status}");
 }
 
+/// An index another run rebuilt with another model, under the server:
+/// until the server's refresh rebuilds it again, its searches do not rank
+/// the other model's vectors by its own query vector (cosines of nothing);
+/// a hybrid search answers by words, saying why.
+#[test]
+fn an_index_rebuilt_with_another_model_is_not_ranked_by_the_servers() {
+    let t = sample_project();
+    let s = Server::start(&t, &["--full-index", "--refresh", "3600"]);
+    s.wait_ready();
+    let o = run(t.cmd("vg-index", ".").args(["--full", "--embedder-model", "vecgrep-code-minilm-l6"]));
+    assert_code(&o, 0);
+    let (status, _, body) = s.get("/search?q=retry+upload&mode=semantic");
+    assert_eq!(status, 500, "{body}");
+    assert!(error_of(500, &body).contains("rebuilt with vecgrep-code-minilm-l6"), "{body}");
+    let (status, head, body) = s.get("/search?q=retry+upload");
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("src/") && head.contains("ranked by their words alone"), "{head}\n{body}");
+}
+
 /// A fill of a few big files has them all with the embedders at once,
 /// each seconds of the model's time: SIGTERM must not wait for them.
 #[test]

@@ -147,6 +147,9 @@ impl Searcher {
         let sides = MeaningSides::from_counts(counts, request.mode, has_table);
         let statics = self.statics_for(sides)?;
         let needs_model = sides.by_model;
+        if needs_model {
+            self.check_vectors_model(store)?;
+        }
         // While chunks still lack the model's vector a fill is under way:
         // the vectors it stored so far are held apart (`Filled`), caught up
         // with each batch, and rank the model's side of the search alone;
@@ -235,6 +238,23 @@ impl Searcher {
     /// held if they are of it, otherwise counted again. A count read after
     /// a later write is held under an older generation, which no later
     /// search asks for.
+    /// The index's vectors are the served model's: a one-shot run given
+    /// another `embedder_model` rebuilds the index under the server, whose
+    /// queries, embedded by its own model, then ranked against the other's
+    /// vectors (cosines that mean nothing) until its next refresh rebuilt
+    /// the index again. Meanwhile the model is as good as unavailable: a
+    /// hybrid search answers by words, with a note (`search_noted`).
+    fn check_vectors_model(&self, store: &dyn IndexReader) -> Result<()> {
+        let served = &self.live.target.config.embedder_model;
+        match store.meta_value("model")? {
+            Some(built) if &built != served => Err(ModelUnavailable(anyhow!(
+                "the index was rebuilt with {built} by another run, and this server embeds with {served}; its next refresh rebuilds it"
+            ))
+            .into()),
+            _ => Ok(()),
+        }
+    }
+
     fn vector_counts(&self, store: &dyn IndexReader, generation: i64) -> Result<VectorCounts> {
         let mut held = lock(&self.counts);
         match *held {
