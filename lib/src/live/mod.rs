@@ -332,18 +332,21 @@ impl LiveIndex {
         }
     }
 
-    /// Say when a served path has gone (renamed or deleted: its files have
-    /// left the index, and a search finds nothing of it) and when it is
-    /// back, once each, rather than serve an emptier index in silence.
+    /// Say when a served path has gone (renamed or deleted, or replaced by
+    /// a link, which the walk does not follow out of the root: its files
+    /// have left the index, and a search finds nothing of it) and when it
+    /// is back, once each, rather than serve an emptier index in silence.
     fn say_gone_paths(&self) {
-        let missing =
-            |p: &&AdmittedPath| matches!(std::fs::metadata(&p.abs), Err(e) if e.kind() == std::io::ErrorKind::NotFound);
+        let missing = |p: &&AdmittedPath| match std::fs::symlink_metadata(&p.abs) {
+            Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+            Ok(meta) => meta.file_type().is_symlink(),
+        };
         let gone: Vec<String> = self.target.paths.iter().filter(missing).map(|p| p.rel.clone()).collect();
         let was = std::mem::replace(&mut lock(&self.state).gone, gone.clone());
         let shown = |rel: &str| if rel.is_empty() { ".".to_string() } else { rel.to_string() };
         for rel in gone.iter().filter(|r| !was.contains(r)) {
             self.note(&format!(
-                "{}: the served path is gone; its files have left the index until it is back",
+                "{}: the served path is gone (or now a link); its files have left the index until it is back",
                 shown(rel)
             ));
         }
