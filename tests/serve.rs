@@ -777,6 +777,29 @@ fn an_index_rebuilt_with_another_model_is_not_ranked_by_the_servers() {
     assert!(body.contains("src/") && head.contains("ranked by their words alone"), "{head}\n{body}");
 }
 
+/// Two servers on one project (a vg-serve and an editor's vg-mcp) fill
+/// its vectors between them: each refresh that found the other at work
+/// waited for it, leaving the mark a fill makes way for, so each stopped
+/// the other's fill at every round, for good, saying it waited each time.
+#[test]
+fn two_servers_on_one_project_do_not_stop_each_others_fill() {
+    let t = sample_project();
+    wordy_files(&t, 150);
+    let a = Server::start(&t, &["--refresh", "0.3"]);
+    let b = Server::start(&t, &["--refresh", "0.3"]);
+    let deadline = Instant::now() + Duration::from_secs(240);
+    loop {
+        let status = a.json("/status");
+        if status["vectors"] == status["chunks"] && status["filling"] == false && status["status"] == "ready" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the fill never ended: {status}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let waited = |s: &Server| s.stderr.lock().unwrap().matches("waiting for another index run").count();
+    assert!(waited(&a) + waited(&b) <= 2, "{}\n{}", a.stderr.lock().unwrap(), b.stderr.lock().unwrap());
+}
+
 /// A fill of a few big files has them all with the embedders at once,
 /// each seconds of the model's time: SIGTERM must not wait for them.
 #[test]

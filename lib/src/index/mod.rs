@@ -83,6 +83,12 @@ pub trait IndexObserver {
     fn winding_down(&self) -> bool {
         false
     }
+    /// Another run holds the lock: whether to pass this run over rather
+    /// than wait, saying nothing (a server's periodic refresh, which a
+    /// peer's fill would otherwise make way for at every round).
+    fn passes_over_a_busy_lock(&mut self) -> bool {
+        false
+    }
 }
 
 /// How far an index run is through the files needing work. Bytes are what
@@ -376,6 +382,14 @@ pub(crate) fn stopped_waiting() -> IndexSummary {
 /// The root's write lock, waited for while another run holds it (saying
 /// so), or None when the observer cancels the run meanwhile (saying that).
 pub(crate) fn wait_for_lock(root: &ProjectRoot, obs: &mut dyn IndexObserver) -> Result<Option<store::WriteLock>> {
+    if root.shared.is_none() {
+        if let Some(lock) = store::try_lock_for_writing(root)? {
+            return Ok(Some(lock));
+        }
+        if obs.passes_over_a_busy_lock() {
+            return Ok(None);
+        }
+    }
     let cell = std::cell::RefCell::new(&mut *obs);
     let waited = std::cell::Cell::new(false);
     let waiting = &mut || {

@@ -244,8 +244,16 @@ impl LiveIndex {
     /// `fill` gives them the model's vectors next. `first` says whether it
     /// is the first since the start (it is then always reported).
     pub fn index_once(&self, embedders: &mut EmbedderPool, first: bool) -> Result<IndexSummary> {
+        self.index_once_asked(embedders, first, false)
+    }
+
+    /// `index_once`, `asked` for (an index job, a request): such a run, as
+    /// the first, waits for another run holding the lock, where a refresh
+    /// is passed over (`passes_over_a_busy_lock`).
+    fn index_once_asked(&self, embedders: &mut EmbedderPool, first: bool, asked: bool) -> Result<IndexSummary> {
         lock(&self.state).walked_stamp = None;
         let mut observer = LiveObserver::new(self, first, false);
+        observer.asked = asked;
         let result = self.run(embedders, &self.target.config, &mut observer);
         // A fill follows a run that left chunks without the model's vector:
         // say so now, so that the status never reads `ready` in between.
@@ -382,7 +390,9 @@ impl LiveIndex {
             smallest_first: true,
         };
         let (summary, walked) = index::run(&request, embedders, observer)?;
-        lock(&self.state).walked = Some(Arc::new(walked));
+        if !observer.passed_over {
+            lock(&self.state).walked = Some(Arc::new(walked));
+        }
         Ok(summary)
     }
 
@@ -440,10 +450,10 @@ impl LiveIndex {
             while !live.shutdown.load(Ordering::SeqCst) {
                 let config_changes = lock(&live.config).changes();
                 config_changes.iter().for_each(|change| live.note(change));
-                let jobs = live.begin_run();
+                let (jobs, asked) = live.begin_run();
                 let began = Instant::now();
                 // A failure is in `progress` and was reported; the next round tries again.
-                let result = live.index_once(&mut embedders, first);
+                let result = live.index_once_asked(&mut embedders, first, asked);
                 live.end_run(&jobs, &result);
                 first = false;
                 // Failures were reported and are retried at the next round;
@@ -517,6 +527,11 @@ struct LiveObserver<'a> {
     /// The index file a fill began writing to: once another is at its
     /// path (removed, cleared), the fill stops, as its writes go nowhere.
     index_at_start: Option<IndexFile>,
+    /// The run was passed over, another run holding the lock
+    /// (`passes_over_a_busy_lock`): it walked nothing.
+    passed_over: bool,
+    /// The run was asked for (an index job, a request), not a refresh.
+    asked: bool,
 }
 
 impl Drop for LiveObserver<'_> {
@@ -550,6 +565,8 @@ impl<'a> LiveObserver<'a> {
             look: None,
             tree_changed: Cell::new(false),
             index_at_start: None,
+            passed_over: false,
+            asked: false,
         }
     }
 }
@@ -634,6 +651,16 @@ impl IndexObserver for LiveObserver<'_> {
         let index_gone = || self.index_at_start.is_some() && index_file(root) != self.index_at_start;
         self.live.shutdown.load(Ordering::SeqCst)
             || (self.filling && (self.live.run_requested() || store::writer_waiting(root) || index_gone()))
+    }
+
+    /// A refresh or fill round finding another run at work (a second
+    /// server or vg-mcp on the project, whose fill takes minutes) is passed
+    /// over until the next round, leaving no mark of a waiting writer: two
+    /// servers stopped each other's fill at every refresh, for good. The
+    /// first run and one asked for (an index job) wait, and are waited for.
+    fn passes_over_a_busy_lock(&mut self) -> bool {
+        self.passed_over = !self.first && !self.asked && !self.live.run_requested();
+        self.passed_over
     }
 
     fn winding_down(&self) -> bool {

@@ -62,12 +62,13 @@ impl LiveIndex {
         lock(&self.state).runs.requested
     }
 
-    /// A run begins: it answers every request made so far. Returns the jobs it is for.
-    pub(super) fn begin_run(&self) -> Vec<String> {
+    /// A run begins: it answers every request made so far. Returns the
+    /// jobs it is for, and whether any run was asked for.
+    pub(super) fn begin_run(&self) -> (Vec<String>, bool) {
         let mut state = lock(&self.state);
-        state.runs.requested = false;
+        let asked = std::mem::replace(&mut state.runs.requested, false);
         state.runs.begun += 1;
-        std::mem::take(&mut state.runs.jobs)
+        (std::mem::take(&mut state.runs.jobs), asked)
     }
 
     /// The indexer has stopped: jobs accepted that no run began will never

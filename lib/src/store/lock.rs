@@ -98,6 +98,22 @@ pub fn lock_for_writing(root: &ProjectRoot, waiting: &mut dyn FnMut()) -> Result
     Ok(held.expect("never given up"))
 }
 
+/// A local index's write lock if no other run holds it now; None,
+/// leaving no mark of a waiting writer (which a server's fill would make
+/// way for), if one does, and for a shared index (whose lock is asked of
+/// its server, which may take longer than a look).
+pub fn try_lock_for_writing(root: &ProjectRoot) -> Result<Option<WriteLock>, StoreError> {
+    if root.shared.is_some() {
+        return Ok(None);
+    }
+    let (file, path) = lock_file(root)?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(WriteLock { _held: Box::new(file) })),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(source)) => Err(StoreError::Lock { path, source }),
+    }
+}
+
 /// How often a waiting writer looks whether the lock is free, and whether
 /// it should stop waiting.
 const LOCK_POLL: std::time::Duration = std::time::Duration::from_millis(50);

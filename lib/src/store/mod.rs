@@ -44,7 +44,7 @@ mod word_terms;
 pub use commits::{CommitRow, CommitStore, CommitWrite, PieceKind, PieceRef, PieceWrite, StoredCommit, StoredPiece};
 pub use lock::{
     ensure_data_dir, lock_for_writing, lock_for_writing_unless, mark_server, own_data_dir, run_under_way,
-    writer_waiting, ServerMark, WriteLock,
+    try_lock_for_writing, writer_waiting, ServerMark, WriteLock,
 };
 pub use revisions::{
     admission, check_tree_root, forget_revision, is_commit_id, mark_complete, mark_unfinished, record_admission,
