@@ -1394,6 +1394,30 @@ fn a_second_server_leaves_the_first_ones_running_job_alone() {
     drop(second);
 }
 
+/// The same when `.vecgrep` was removed under the first server, which makes
+/// it again: its mark went with it, and a second server failed its job.
+#[test]
+fn a_server_marks_the_root_again_when_its_data_directory_is_made_again() {
+    let t = sample_project();
+    let first = Server::start(&t, &["--refresh", "0.3"]);
+    first.wait_ready();
+    std::fs::remove_dir_all(t.path().join(".vecgrep")).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !t.path().join(".vecgrep/serve.lock").exists() {
+        assert!(Instant::now() < deadline, "the mark was never made again");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let lock = hold_index_lock(&t);
+    let id = start_job(&first);
+    let second = Server::start(&t, &["--refresh", "3600"]);
+    let job = first.json(&format!("/v1/index/status?job_id={id}"));
+    assert_eq!(job["status"], "running", "{job}");
+    drop(lock);
+    let job = job_after_running(&first, &id);
+    assert_eq!((job["status"].as_str(), job["error"].is_null()), (Some("completed"), true), "{job}");
+    drop(second);
+}
+
 #[test]
 fn search_takes_an_indexed_revision_and_refuses_others() {
     let t = crate::revisions::two_releases();

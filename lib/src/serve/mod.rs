@@ -157,7 +157,7 @@ pub fn serve(
 ) -> Result<()> {
     let full_index = target.config.full_index;
     let notes = Arc::clone(&events);
-    let _serving = fail_stopped_jobs(&target, &*events);
+    let mut serving = fail_stopped_jobs(&target, &*events);
     let live = LiveIndex::new(target, Arc::clone(&shutdown), Box::new(move |m| notes.note(m)));
     let searcher = Searcher::new(Arc::clone(&live), query_embedder);
     searcher.load_model().context("cannot load the query model")?;
@@ -207,8 +207,13 @@ pub fn serve(
     let gate = Gate::new(settings.limits.connections_per_client, total);
     let accepting = Arc::clone(&shared);
     std::thread::spawn(move || accept_loop(&accepting, &listener, &gate));
+    let mut renewed = Instant::now();
     while !shared.shutdown.load(Ordering::SeqCst) {
         std::thread::sleep(Duration::from_millis(50));
+        if renewed.elapsed() >= settings.refresh {
+            serving.iter_mut().for_each(|mark| mark.renew(&shared.target().root));
+            renewed = Instant::now();
+        }
     }
     shared.events.note("shutting down");
     drain(&shared);

@@ -232,6 +232,28 @@ pub fn mark_server(root: &ProjectRoot) -> Result<ServerMark, StoreError> {
     Ok(ServerMark { _held: file, alone })
 }
 
+impl ServerMark {
+    /// Hold the mark again when `.vecgrep/serve.lock` is no longer the file
+    /// held (`rm -rf .vecgrep`, which the server makes again): a second
+    /// server started then found no mark, and failed this one's running
+    /// jobs as a stopped server's.
+    pub fn renew(&mut self, root: &ProjectRoot) {
+        use std::os::unix::fs::MetadataExt;
+        let identity = |m: std::fs::Metadata| (m.dev(), m.ino());
+        let path = root.data_dir().join("serve.lock");
+        let now = std::fs::symlink_metadata(&path).ok().map(identity);
+        if now.is_some() && now == self._held.metadata().ok().map(identity) {
+            return;
+        }
+        // The directory is made again by the next index run, if not yet.
+        if root.data_dir().is_dir() {
+            if let Ok(mark) = mark_server(root) {
+                self._held = mark._held;
+            }
+        }
+    }
+}
+
 /// Whether another process holds `root`'s write lock now: an index run
 /// under way, not one that was stopped. A local index's only; false where
 /// the lock cannot be looked at. Looking takes the lock shared for an
