@@ -23,7 +23,7 @@ _vg__answer() {
 
     case "${cmd}" in
         vg__answer)
-            opts="-q -h -V --quiet --force-answer --learn --llm-url --llm-model --privacy-mode --context-hits --trust-project-config --help --version"
+            opts="-q -h -V --force-answer --learn --llm-url --llm-model --privacy-mode --context-hits --no-quiet --quiet --no-trust-project-config --trust-project-config --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

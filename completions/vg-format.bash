@@ -23,7 +23,7 @@ _vg__format() {
 
     case "${cmd}" in
         vg__format)
-            opts="-l -c -A -B -C -n -N -H -I -0 -q -h -V --files --files-with-matches --count --json --after-context --before-context --context --heading --no-heading --line-number --no-line-number --with-filename --no-filename --null --lines --color --quiet --help --version"
+            opts="-l -c -A -B -C -n -N -H -I -0 -q -h -V --files --files-with-matches --count --json --after-context --before-context --context --heading --no-heading --line-number --no-line-number --with-filename --no-filename --null --lines --color --no-quiet --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -23,7 +23,7 @@ _vg__index() {
 
     case "${cmd}" in
         vg__index)
-            opts="-q -t -T -g -L -h -V --stats --verify --json --reindex --clear-cache --rev --forget --label --skip-outside-root --quiet --chunk-size --chunk-overlap --full --index-warn-threshold --embedder-model --embedder-source --embedder-url --trust-project-config --store --store-project --store-adopt --type --type-not --glob --max-depth --follow --hidden --no-ignore --ignore-file --max-filesize --include-generated --catalog --help --version"
+            opts="-t -T -g -L -q -h -V --stats --verify --json --reindex --clear-cache --rev --forget --label --skip-outside-root --chunk-size --chunk-overlap --index-warn-threshold --embedder-model --embedder-source --embedder-url --store --store-project --type --type-not --glob --max-depth --follow --hidden --no-ignore --ignore-file --max-filesize --no-quiet --quiet --no-full --full --no-trust-project-config --trust-project-config --no-store-adopt --store-adopt --no-include-generated --include-generated --catalog --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

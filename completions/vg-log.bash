@@ -23,7 +23,7 @@ _vg__log() {
 
     case "${cmd}" in
         vg__log)
-            opts="-q -k -h -V --no-index --skip-outside-root --quiet --since --until --author --limit --with-diff --diffs-only --top-k --threshold --mode --trust-project-config --store --store-project --store-adopt --help --version"
+            opts="-k -q -h -V --no-index --skip-outside-root --since --until --author --limit --with-diff --diffs-only --top-k --threshold --mode --store --store-project --no-quiet --quiet --no-trust-project-config --trust-project-config --no-store-adopt --store-adopt --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

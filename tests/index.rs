@@ -650,6 +650,28 @@ fn with_generated_files(t: &Tree) {
 const GENERATED: [&str; 5] =
     ["Cargo.lock", "web/package-lock.json", "web/app.min.js", "web/bundle.js", "api/retry_string.go"];
 
+/// A switch a config file turns on is turned off for one run by its
+/// `--no-` twin, as in ripgrep; the last of the two given wins.
+#[test]
+fn a_switch_a_config_turns_on_is_turned_off_by_its_no_flag() {
+    let t = sample_project();
+    with_generated_files(&t);
+    t.project_config("include_generated = true\n");
+    let indexed = |o: &std::process::Output| {
+        of_type(&records(o), "file").iter().any(|r| r["file"] == "Cargo.lock" && r["status"] != "removed")
+    };
+    let o = index(&t, ".", &[]);
+    assert!(indexed(&o), "the config's include_generated: {}", stdout(&o));
+    let o = index(&t, ".", &["--no-include-generated"]);
+    assert!(!indexed(&o), "{}", stdout(&o));
+    let o = index(&t, ".", &["--no-include-generated", "--include-generated"]);
+    assert!(indexed(&o), "the last given wins: {}", stdout(&o));
+    // Through the porcelain too, to the tool it runs.
+    let o = run(t.cmd("vecgrep", ".").args(["--no-include-generated", "-l", "--threshold", "-1", "retry upload"]));
+    assert_code(&o, 0);
+    assert!(!stdout(&o).contains("Cargo.lock"), "{}", stdout(&o));
+}
+
 #[test]
 fn lock_minified_and_generated_files_are_skipped_unless_asked_for() {
     let t = sample_project();

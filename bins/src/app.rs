@@ -216,11 +216,19 @@ pub struct Invocation {
 /// The settings given on the command line: each flag whose id is a
 /// setting's key (`vecgrep::project::SETTINGS`), as the user typed it.
 pub fn cli_config(matches: &ArgMatches) -> Result<ConfigValues> {
+    let given_here = |id: &str| {
+        matches!(matches.try_get_raw(id), Ok(Some(_))) && matches.value_source(id) == Some(ValueSource::CommandLine)
+    };
     let given: Vec<(&str, String)> = SETTINGS
         .iter()
-        .filter(|s| matches!(matches.try_get_raw(s.key), Ok(Some(_))))
-        .filter(|s| matches.value_source(s.key) == Some(ValueSource::CommandLine))
         .filter_map(|s| {
+            // A switch's `--no-` twin (`cli::with_negations`) sets it false.
+            if s.switch && given_here(&crate::cli::negation_id(s.key)) {
+                return Some((s.key, "false".to_string()));
+            }
+            if !given_here(s.key) {
+                return None;
+            }
             let raw = matches.get_raw(s.key)?.next()?;
             Some((s.key, raw.to_string_lossy().into_owned()))
         })

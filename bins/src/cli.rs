@@ -1001,7 +1001,39 @@ pub fn commands() -> Vec<clap::Command> {
 pub fn finished(cmd: clap::Command) -> clap::Command {
     // A flag given again overrides itself, as in rg: `alias vg='vecgrep -k 20'`
     // then `vg -k 5` asks for 5, not a usage error.
-    with_long_help(with_catalog_help(with_setting_notes(cmd))).args_override_self(true)
+    with_long_help(with_catalog_help(with_negations(with_setting_notes(cmd)))).args_override_self(true)
+}
+
+/// The id of the flag that sets switch setting `key` false (`--no-quiet`).
+pub fn negation_id(key: &str) -> String {
+    format!("no_{key}")
+}
+
+/// Each switch setting's flag with its `--no-` twin, as ripgrep's: the
+/// last of the two given wins, and the twin sets the setting false for the
+/// run, over a config file's `true` (which nothing on the command line
+/// could undo).
+fn with_negations(cmd: clap::Command) -> clap::Command {
+    let switches: Vec<(String, String, Option<String>)> = cmd
+        .get_arguments()
+        .filter(|a| vecgrep::project::setting(a.get_id().as_str()).is_some_and(|s| s.switch))
+        .filter_map(|a| {
+            let heading = a.get_help_heading().map(str::to_string);
+            Some((a.get_id().to_string(), a.get_long()?.to_string(), heading))
+        })
+        .collect();
+    switches.into_iter().fold(cmd, |cmd, (id, long, heading)| {
+        let twin = clap::Arg::new(negation_id(&id))
+            .long(format!("no-{long}"))
+            .action(clap::ArgAction::SetTrue)
+            .help(format!("Undo --{long} (and a config file's {id} = true) for this run"))
+            .overrides_with(id.clone());
+        let twin = match heading {
+            Some(heading) => twin.help_heading(heading),
+            None => twin,
+        };
+        cmd.arg(twin).mut_arg(&id, |a| a.overrides_with(negation_id(&id)))
+    })
 }
 
 /// `--catalog` said as what the tool does with it: the shared text says

@@ -343,7 +343,8 @@ pub fn plan(
         .collect()
 }
 
-/// Argument ids, with each group id replaced by its members.
+/// Argument ids, with each group id replaced by its members, and each
+/// switch setting followed by its `--no-` twin (`cli::with_negations`).
 fn expand_groups(cmd: &Command, ids: &[&str]) -> Vec<String> {
     let mut out = Vec::new();
     for id in ids {
@@ -352,6 +353,12 @@ fn expand_groups(cmd: &Command, ids: &[&str]) -> Vec<String> {
             None => out.push(id.to_string()),
         }
     }
+    let twins: Vec<String> = out
+        .iter()
+        .map(|id| crate::cli::negation_id(id))
+        .filter(|twin| cmd.get_arguments().any(|a| a.get_id().as_str() == twin))
+        .collect();
+    out.extend(twins);
     out
 }
 
