@@ -800,6 +800,26 @@ fn two_servers_on_one_project_do_not_stop_each_others_fill() {
     assert!(waited(&a) + waited(&b) <= 2, "{}\n{}", a.stderr.lock().unwrap(), b.stderr.lock().unwrap());
 }
 
+/// Embedding requests past their share of the workers wait for a slot,
+/// as they waited for a worker before lanes: refused with 503, a remote
+/// embedder's batches failed (vecgrep's client retries under two seconds).
+#[test]
+fn embedding_requests_past_their_share_wait_rather_than_fail() {
+    let t = sample_project();
+    let s = Server::start(&t, &["--workers", "2"]);
+    s.wait_ready();
+    let body = serde_json::json!({"input": vec!["retry the upload with backoff"; 16]}).to_string();
+    let request = format!(
+        "POST /v1/embeddings HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let statuses: Vec<u16> = std::thread::scope(|scope| {
+        let sent: Vec<_> = (0..4).map(|_| scope.spawn(|| send(&s.addr, request.as_bytes()).0)).collect();
+        sent.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(statuses, [200; 4]);
+}
+
 /// A fill of a few big files has them all with the embedders at once,
 /// each seconds of the model's time: SIGTERM must not wait for them.
 #[test]

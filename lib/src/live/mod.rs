@@ -120,6 +120,9 @@ struct State {
     fill_so_far: Option<FillSoFar>,
     /// The served paths the last run found gone (`say_gone_paths`).
     gone: Vec<String>,
+    /// Since when runs have been passed over, another run holding the lock
+    /// (`LiveObserver::passes_over_a_busy_lock`).
+    passed_over_since: Option<Instant>,
     /// The tree as the last index run walked it, for the fill to look
     /// at for changes (`TreeLook`).
     walked_stamp: Option<TreeStamp>,
@@ -137,6 +140,10 @@ struct FillSoFar {
     /// removed or rebuilt since holds none of them.
     index: Option<IndexFile>,
 }
+
+/// How long a live index passes over its refreshes while another run holds
+/// the lock before it waits for it (`passes_over_a_busy_lock`).
+const PASSED_OVER_AT_MOST: Duration = Duration::from_secs(30);
 
 /// A local index's file, by device and inode: another file at its path is
 /// another index (`vg-index --clear-cache`, `rm -rf .vecgrep`).
@@ -282,7 +289,10 @@ impl LiveIndex {
             return Ok(None);
         }
         let config = ResolvedConfig { embed_all: true, ..self.target.config.clone() };
-        let result = self.run(embedders, &config, &mut LiveObserver::new(self, false, true));
+        // Before listening (`--full-index`): waited for, as promised.
+        let mut observer = LiveObserver::new(self, false, true);
+        observer.asked = true;
+        let result = self.run(embedders, &config, &mut observer);
         lock(&self.state).progress.filling = false;
         self.report(result, |s| s.embedded > 0).map(Some)
     }
@@ -391,7 +401,9 @@ impl LiveIndex {
         };
         let (summary, walked) = index::run(&request, embedders, observer)?;
         if !observer.passed_over {
-            lock(&self.state).walked = Some(Arc::new(walked));
+            let mut state = lock(&self.state);
+            state.walked = Some(Arc::new(walked));
+            state.passed_over_since = None;
         }
         Ok(summary)
     }
@@ -535,9 +547,10 @@ struct LiveObserver<'a> {
 }
 
 impl Drop for LiveObserver<'_> {
-    /// An index run's skips are the next run's to say again only if new.
+    /// An index run's skips are the next run's to say again only if new
+    /// (a run passed over saw none, and says none again).
     fn drop(&mut self) {
-        if !self.filling {
+        if !self.filling && !self.passed_over {
             let mut skips = lock(&self.live.skips_said);
             skips.last_run = std::mem::take(&mut skips.this_run);
         }
@@ -657,9 +670,19 @@ impl IndexObserver for LiveObserver<'_> {
     /// server or vg-mcp on the project, whose fill takes minutes) is passed
     /// over until the next round, leaving no mark of a waiting writer: two
     /// servers stopped each other's fill at every refresh, for good. The
-    /// first run and one asked for (an index job) wait, and are waited for.
+    /// first run and one asked for (an index job) wait, and are waited for;
+    /// so does a refresh passed over for `PASSED_OVER_AT_MOST`, which the
+    /// other's fill then makes way for once (its paths' edits waited for
+    /// the whole of the other's fill).
     fn passes_over_a_busy_lock(&mut self) -> bool {
-        self.passed_over = !self.first && !self.asked && !self.live.run_requested();
+        // Asked before the state is held: it takes the state too.
+        let requested = self.live.run_requested();
+        let mut state = lock(&self.live.state);
+        let since = *state.passed_over_since.get_or_insert_with(Instant::now);
+        self.passed_over = !self.first && !self.asked && !requested && since.elapsed() < PASSED_OVER_AT_MOST;
+        if !self.passed_over {
+            state.passed_over_since = None;
+        }
         self.passed_over
     }
 

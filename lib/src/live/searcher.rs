@@ -234,10 +234,6 @@ impl Searcher {
         Ok(table)
     }
 
-    /// The index's `VectorCounts` at `generation` (read before them): those
-    /// held if they are of it, otherwise counted again. A count read after
-    /// a later write is held under an older generation, which no later
-    /// search asks for.
     /// The index's vectors are the served model's: a one-shot run given
     /// another `embedder_model` rebuilds the index under the server, whose
     /// queries, embedded by its own model, then ranked against the other's
@@ -255,6 +251,10 @@ impl Searcher {
         }
     }
 
+    /// The index's `VectorCounts` at `generation` (read before them): those
+    /// held if they are of it, otherwise counted again. A count read after
+    /// a later write is held under an older generation, which no later
+    /// search asks for.
     fn vector_counts(&self, store: &dyn IndexReader, generation: i64) -> Result<VectorCounts> {
         let mut held = lock(&self.counts);
         match *held {

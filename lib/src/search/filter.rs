@@ -271,8 +271,11 @@ fn parse_utc(text: &str) -> Option<jiff::Timestamp> {
     let time: jiff::civil::Time = time.map_or(Some(jiff::civil::Time::midnight()), |t| t.parse().ok())?;
     // The last hours of 9999-12-31 are past what a timestamp holds: the
     // latest one stands for them ("before 9999-12-31" is a time).
-    let zoned = date.to_datetime(time).to_zoned(jiff::tz::TimeZone::UTC);
-    Some(zoned.map_or(jiff::Timestamp::MAX, |z| z.timestamp()))
+    match date.to_datetime(time).to_zoned(jiff::tz::TimeZone::UTC) {
+        Ok(zoned) => Some(zoned.timestamp()),
+        Err(_) if date.year() == 9999 => Some(jiff::Timestamp::MAX),
+        Err(_) => None,
+    }
 }
 
 /// One of git's date forms, as gix reads them, relative to `now`: only

@@ -22,8 +22,8 @@ pub(super) fn collect_hits(
     per_file: Option<usize>,
 ) -> Result<Vec<Hit>, StoreError> {
     let mut hits: Vec<Hit> = Vec::with_capacity(scored.len());
-    // The lines (file, line) of the hits that are pieces of a long line.
-    let mut pieces: HashSet<(String, usize)> = HashSet::new();
+    // The lines of each file whose hits are pieces of a long line.
+    let mut pieces: HashMap<String, HashSet<usize>> = HashMap::new();
     for &Scored { id, score, relevance, fit } in scored {
         // A chunk ranked from vectors in memory, or by another snapshot,
         // may since have been replaced; or the index is damaged, which a
@@ -51,9 +51,11 @@ pub(super) fn collect_hits(
         // result carried that piece as the line (a failed lookup: no join).
         let piece = hit.start_line == hit.end_line && store.line_in_pieces(&hit.file, hit.start_line).unwrap_or(true);
         if piece {
-            pieces.insert((hit.file.clone(), hit.start_line));
+            pieces.entry(hit.file.clone()).or_default().insert(hit.start_line);
         }
-        let in_pieces = |h: &Hit| h.start_line == h.end_line && pieces.contains(&(h.file.clone(), h.start_line));
+        let in_pieces = |h: &Hit| {
+            h.start_line == h.end_line && pieces.get(&h.file).is_some_and(|lines| lines.contains(&h.start_line))
+        };
         let joined = (!piece)
             .then(|| {
                 hits.iter_mut().position(|better: &mut Hit| !in_pieces(better) && join_hit(better, &hit, &mut blank))

@@ -126,8 +126,10 @@ struct Shared {
     /// The same for the routes that only report, which workers of their
     /// own answer (`lanes`).
     report_work: mpsc::Sender<Work>,
-    /// The share of `work`'s workers slow requests may hold.
-    slow: SlowSlots,
+    /// The shares of `work`'s workers that embedding and ask requests may
+    /// hold (`lanes`).
+    embedding_slots: SlowSlots,
+    ask_slots: SlowSlots,
 }
 
 /// A request for a worker to answer, and where the answer goes.
@@ -187,7 +189,8 @@ pub fn serve(
         anonymous: RateLimiter::new(settings.rate_limit),
         work,
         report_work,
-        slow: SlowSlots::for_workers(settings.workers.max(1)),
+        embedding_slots: SlowSlots::share_of(settings.workers.max(1), 2),
+        ask_slots: SlowSlots::share_of(settings.workers.max(1), 4),
     });
     let listener = TcpListener::bind(settings.addr).with_context(|| format!("cannot listen on {}", settings.addr))?;
     let local = listener.local_addr().context("cannot read the listening address")?;
@@ -337,13 +340,16 @@ impl Drop for InFlight<'_> {
 
 /// Have a worker of the request's lane answer it.
 fn answer(shared: &Shared, request: Request, body: Option<Vec<u8>>) -> Response {
-    let (queue, _held) = match lanes::lane_of(&request) {
+    let (queue, slots) = match lanes::lane_of(&request) {
         Lane::Report => (&shared.report_work, None),
-        Lane::Slow => match shared.slow.take() {
-            Ok(held) => (&shared.work, Some(held)),
-            Err(busy) => return busy,
-        },
         Lane::Shared => (&shared.work, None),
+        Lane::Embeddings => (&shared.work, Some(&shared.embedding_slots)),
+        Lane::Ask => (&shared.work, Some(&shared.ask_slots)),
+    };
+    // Waited for on this connection's thread, holding no worker.
+    let _held = match slots.map(|slots| slots.take(&shared.shutdown)) {
+        Some(None) => return Response::error(503, "the server is shutting down"),
+        held => held.flatten(),
     };
     let (reply, answered) = mpsc::sync_channel(1);
     let sent = queue.send(Work { request, body, reply });

@@ -333,8 +333,14 @@ impl SqliteIndex {
     /// says the file is corrupt, else the error with the index's path and,
     /// where the system refused a read or write, the system's reason.
     fn damaged(&self, e: rusqlite::Error) -> StoreError {
-        if is_corruption(&e) {
+        // Pages SQLite finds corrupt are marked for the next writer; a table
+        // missing (found on every open) or a query vector of another size
+        // (another model's question) are not damage a run could miss.
+        let pages = matches!(e.sqlite_error_code(), Some(ErrorCode::DatabaseCorrupt) | Some(ErrorCode::NotADatabase));
+        if pages {
             self.damage(e.to_string())
+        } else if is_corruption(&e) {
+            StoreError::Damaged { path: self.path.clone(), cause: e.to_string() }
         } else if let Some(system) = self.system_error(&e) {
             let source = Box::new(RefusedBySystem { sqlite: e.to_string(), system });
             StoreError::Backend { path: self.path.clone(), source }
@@ -343,9 +349,13 @@ impl SqliteIndex {
         }
     }
 
-    /// Damage found in this index, marked for the next writer to check.
+    /// Damage found in this index, marked for the next writer to check,
+    /// unless the file was replaced since this connection opened it (what
+    /// was read is gone, and the file there now is another index).
     fn damage(&self, cause: String) -> StoreError {
-        damage_mark::leave(&self.path, &cause);
+        if !self.replaced() {
+            damage_mark::leave(&self.path, &cause);
+        }
         StoreError::Damaged { path: self.path.clone(), cause }
     }
 
