@@ -138,24 +138,18 @@ struct FillSoFar {
     summary: IndexSummary,
     /// The index file they were written to (`index_file`): an index
     /// removed or rebuilt since holds none of them.
-    index: Option<IndexFile>,
+    index: Option<store::FileIdentity>,
 }
 
 /// How long a live index passes over its refreshes while another run holds
 /// the lock before it waits for it (`passes_over_a_busy_lock`).
 const PASSED_OVER_AT_MOST: Duration = Duration::from_secs(30);
 
-/// A local index's file, by device and inode: another file at its path is
-/// another index (`vg-index --clear-cache`, `rm -rf .vecgrep`).
-type IndexFile = (u64, u64);
-
-/// The file the index of `root` is now, for a local index that exists.
-fn index_file(root: &crate::project::ProjectRoot) -> Option<IndexFile> {
-    use std::os::unix::fs::MetadataExt;
-    if root.shared.is_some() {
-        return None;
-    }
-    std::fs::metadata(root.index_path()).ok().map(|m| (m.dev(), m.ino()))
+/// The file the index of `root` is now, for a local index that exists:
+/// another file at its path is another index (`vg-index --clear-cache`,
+/// `rm -rf .vecgrep`).
+fn index_file(root: &crate::project::ProjectRoot) -> Option<store::FileIdentity> {
+    root.shared.is_none().then(|| store::file_identity(&root.index_path())).flatten()
 }
 
 /// How a fill in the background ended.
@@ -538,7 +532,7 @@ struct LiveObserver<'a> {
     tree_changed: Cell<bool>,
     /// The index file a fill began writing to: once another is at its
     /// path (removed, cleared), the fill stops, as its writes go nowhere.
-    index_at_start: Option<IndexFile>,
+    index_at_start: Option<store::FileIdentity>,
     /// The run was passed over, another run holding the lock
     /// (`passes_over_a_busy_lock`): it walked nothing.
     passed_over: bool,

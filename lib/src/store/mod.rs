@@ -52,7 +52,7 @@ pub use revisions::{
     submodules, unwritten, Revision,
 };
 pub use signs::SignCodes;
-pub use sqlite::{first_pass_size, CODES_FROM};
+pub use sqlite::{file_identity, first_pass_size, FileIdentity, CODES_FROM};
 pub use word_terms::{expression_terms, text_terms};
 
 /// A chunk's identity in one index; stable until its file is written again.

@@ -46,10 +46,10 @@ pub(super) struct SqliteIndex {
 }
 
 /// A file's device and inode number.
-type FileIdentity = (u64, u64);
+pub type FileIdentity = (u64, u64);
 
 /// What file is at `path` now, if any.
-fn file_identity(path: &Path) -> Option<FileIdentity> {
+pub fn file_identity(path: &Path) -> Option<FileIdentity> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
