@@ -2,7 +2,7 @@ complete -c vg-query -l catalog -d 'Search catalog NAME instead of the project h
 complete -c vg-query -l label -d 'With a catalog: index and search the revision NAME names (a branch or tag, git-like: lowercase words joined by \'.\', \'/\', \'-\' or \'=\') in each of its projects, as one, instead of their working trees; a project where it names nothing is said and left out. Chunks any index of the catalog already embedded are not embedded again' -r
 complete -c vg-query -l rev -d 'Search a git revision (a branch, tag or commit) instead of the working tree; it is indexed from the repository first if it is not yet (see vg-index --rev). PATHs then name places in the revision, which need not exist in the working tree' -r
 complete -c vg-query -s k -l top-k -d 'Return at most NUM results [config: top_k; default: 10]' -r
-complete -c vg-query -l threshold -d 'Drop results scoring below NUM (cosine similarity, -1 to 1). In lexical mode it cuts BM25 on 0..1, and only when set: unset, words alone keep every match [config: threshold; default: 0.3]' -r
+complete -c vg-query -l threshold -d 'Drop results scoring below NUM (cosine similarity, -1 to 1). In lexical mode it cuts BM25 on 0..1, and only when set: unset, words alone keep every match. Unset, a search of code also passes the definition of the one identifier searched for (`vecgrep calculateTotal`), whatever its cosine [config: threshold; default: 0.3]' -r
 complete -c vg-query -l mode -d 'Rank by meaning (semantic), by words (lexical, BM25; no model is loaded) or both fused (hybrid). In semantic and hybrid mode the score is the cosine similarity; in lexical mode it is BM25 mapped onto 0..1 [config: mode; default: hybrid]' -r -f -a "semantic\t''
 lexical\t''
 hybrid\t''"

@@ -351,6 +351,36 @@ fn a_symbol_finds_its_definition_before_its_uses() {
     assert!(records(&o).iter().all(|h| !h["reasoning"].as_str().unwrap().contains("defines the symbol")));
 }
 
+/// A method asked for by its bare name is found inside its class: a small
+/// class kept whole as one chunk is named for the class alone, and the
+/// method's static vector sits far from its name (cosine 0.22 against 0.48
+/// for a caller), so the default threshold dropped the definition and
+/// showed only the caller. Unset, the threshold passes the symbol's
+/// definition; one chosen cuts it like any hit.
+#[test]
+fn a_method_asked_for_by_name_is_found_inside_its_class() {
+    let t = Tree::git();
+    t.write(
+        "cart.js",
+        "// Shopping cart model.\nclass Cart {\n  constructor() {\n    this.items = [];\n  }\n\n  addItem(item) {\n    this.items.push(item);\n  }\n\n  calculateTotal() {\n    let total = 0;\n    for (const item of this.items) {\n      total += item.price * item.quantity;\n    }\n    return total;\n  }\n}\nmodule.exports = { Cart };\n",
+    );
+    t.write(
+        "checkout.js",
+        "const { Cart } = require('./cart');\n\nfunction checkout(cart, payment) {\n  const amount = cart.calculateTotal();\n  if (amount <= 0) {\n    throw new Error('empty cart');\n  }\n  return payment.charge(amount);\n}\nmodule.exports = { checkout };\n",
+    );
+    let o = query(&t, ".", &["--explain", "calculateTotal"]);
+    assert_code(&o, 0);
+    let hits = records(&o);
+    assert_eq!(hits[0]["file"], "cart.js", "the definition first: {hits:?}");
+    assert!(hits[0]["reasoning"].as_str().unwrap().contains("it defines the symbol asked for"), "{hits:?}");
+    let o = query(&t, ".", &["--threshold", "-1", "calculateTotal"]);
+    let files: Vec<_> = records(&o).iter().map(|h| h["file"].clone()).collect();
+    assert_eq!(files, ["cart.js", "checkout.js"], "then its use");
+    // A threshold chosen, here above every hit's cosine, cuts the definition too.
+    let o = query(&t, ".", &["--threshold", "0.9", "calculateTotal"]);
+    assert_code(&o, 1);
+}
+
 /// Ten helpers of one jar, each named after cookies and kept in place by
 /// its name, with an unrelated method between each two (so that no two are
 /// one hit), and two small files that the question touches less.

@@ -65,11 +65,15 @@ fn main() -> anyhow::Result<()> {
     searcher.load_model()?;
     let mut store = None;
     // One search to read the vectors into memory, as the picker's first search does.
-    searcher.search(&mut store, &searcher.request("warm up", config.top_k, config.threshold, config.mode))?;
+    searcher.search(
+        &mut store,
+        &searcher.request("warm up", config.top_k, config.threshold_in(config.mode), config.mode),
+    )?;
     let mut times = Vec::new();
     for q in QUERIES {
         let t = Instant::now();
-        let hits = searcher.search(&mut store, &searcher.request(q, config.top_k, config.threshold, config.mode))?;
+        let hits = searcher
+            .search(&mut store, &searcher.request(q, config.top_k, config.threshold_in(config.mode), config.mode))?;
         let rows: Vec<_> =
             hits.into_iter().map(|h| vecgrep::pick::row(&HitRecord::new(&live.target.root, h, q), &dir)).collect();
         times.push(t.elapsed().as_secs_f64() * 1000.0);

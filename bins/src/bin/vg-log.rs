@@ -51,7 +51,7 @@ fn main() {
                 (false, true) => Pieces::MessagesAndDiffs,
                 (false, false) => Pieces::Messages,
             };
-            let (mode, k, threshold) = (inv.config.mode, inv.config.top_k, inv.config.threshold_in(inv.config.mode));
+            let (mode, k, threshold) = (inv.config.mode, inv.config.top_k, inv.config.threshold_in(inv.config.mode).at);
             let q = LogQuery { query: &query, mode, k, threshold, pieces, filter };
             let hits = history::search_log(&*store, &history, vector.as_deref(), &q)?;
             let mut out = vecgrep_bins::app::stdout();

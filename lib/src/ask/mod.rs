@@ -34,7 +34,7 @@ pub use rules::{plan_by_rules, PlanContext};
 use crate::answer::{self, ChatClient, ChatSettings};
 use crate::concepts::Expansion;
 use crate::judge::{judge, Judgement, Verdict};
-use crate::project::{Planner, PrivacyMode, ProjectRoot, ResolvedConfig, SearchMode};
+use crate::project::{Planner, PrivacyMode, ProjectRoot, ResolvedConfig, SearchMode, Threshold};
 use crate::records::HitRecord;
 use crate::search::{self, Hit, SearchRequest};
 use crate::store::Scope;
@@ -104,7 +104,7 @@ fn drafted_plan(question: &str, config: &ResolvedConfig, options: &AskOptions) -
     let mode = options.privacy_mode.unwrap_or(config.privacy_mode);
     let context = PlanContext {
         now: options.now,
-        threshold: config.threshold_in(config.mode),
+        threshold: config.threshold_in(config.mode).at,
         context_hits: options.context_hits,
         privacy_mode: mode,
     };
@@ -216,9 +216,9 @@ fn run_search(
         // A cosine's threshold means nothing to words alone: a search the
         // privacy mode confined to words keeps every match.
         threshold: if mode == SearchMode::Lexical && config.mode != SearchMode::Lexical {
-            0.0
+            Threshold::default_at(0.0)
         } else {
-            plan.l1_threshold
+            Threshold { at: plan.l1_threshold, chosen: config.threshold_set || plan.l1_threshold != config.threshold }
         },
         filter,
         expansion: searcher.expand(query),

@@ -11,7 +11,7 @@ use super::held::Held;
 use super::{lock, LiveIndex, StoreSlot};
 use crate::concepts::{Expansion, LiveConcepts};
 use crate::embed::{LazyEmbedder, StaticModel};
-use crate::project::{ProjectRoot, SearchMode};
+use crate::project::{ProjectRoot, SearchMode, Threshold};
 use crate::search::{self, Hit, MeaningSides, SearchRequest, VectorCounts, VectorTable, WordTable};
 use crate::store::{self, IndexReader};
 
@@ -76,7 +76,7 @@ impl Searcher {
     }
 
     /// A search of `query` over the live index's scope.
-    pub fn request<'q>(&self, query: &'q str, k: usize, threshold: f32, mode: SearchMode) -> SearchRequest<'q> {
+    pub fn request<'q>(&self, query: &'q str, k: usize, threshold: Threshold, mode: SearchMode) -> SearchRequest<'q> {
         let expansion = self.expand(query);
         SearchRequest {
             query,
@@ -117,7 +117,11 @@ impl Searcher {
         match self.search(store, request) {
             Err(e) if request.mode == SearchMode::Hybrid && e.is::<ModelUnavailable>() => {
                 // A cosine's threshold means nothing to words: every match is kept.
-                let by_words = SearchRequest { mode: SearchMode::Lexical, threshold: 0.0, ..request.clone() };
+                let by_words = SearchRequest {
+                    mode: SearchMode::Lexical,
+                    threshold: Threshold::default_at(0.0),
+                    ..request.clone()
+                };
                 let note = format!("{e:#}; these results are ranked by their words alone");
                 Ok(Searched { hits: self.search(store, &by_words)?, note: Some(note) })
             }

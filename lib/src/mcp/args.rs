@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::concepts::Expansion;
 use crate::live::{confine, IndexingState, LiveIndex, LiveStatus};
-use crate::project::{PrivacyMode, ResolvedConfig, SearchMode};
+use crate::project::{PrivacyMode, ResolvedConfig, SearchMode, Threshold};
 use crate::search::{self, FileFilter, Hit, SearchRequest, MAX_K};
 use crate::store::Scope;
 
@@ -39,7 +39,8 @@ pub struct SearchArgs {
     pub mode: Option<ModeArg>,
     /// Lowest score returned, -1 to 1. Default: `threshold` from the
     /// config (0.3); a `lexical` search keeps every match unless the
-    /// config sets one.
+    /// config sets one, and unless set, the definition of the one
+    /// identifier a query is passes whatever its score.
     pub threshold: Option<f32>,
     /// Only files modified at or after this: a span back from now (`2w`,
     /// `3d`, `12h`, `30m`) or a UTC date (`2026-01-31`).
@@ -116,7 +117,7 @@ impl From<ModeArg> for SearchMode {
 /// A search's arguments, checked: everything but the query's text.
 pub(super) struct SearchPlan {
     pub k: usize,
-    pub threshold: f32,
+    pub threshold: Threshold,
     pub mode: SearchMode,
     pub scope: Scope,
     pub filter: FileFilter,
@@ -136,7 +137,7 @@ impl SearchArgs {
         search::check_query_in(&self.query, mode).map_err(|e| e.to_string())?;
         let threshold = match self.threshold {
             None => config.threshold_in(mode),
-            Some(t) if t.is_finite() && (-1.0..=1.0).contains(&t) => t,
+            Some(t) if t.is_finite() && (-1.0..=1.0).contains(&t) => Threshold::chosen(t),
             Some(t) => return Err(format!("threshold must be from -1 to 1, got {t}")),
         };
         // Models fill optional fields with "": a filter given empty is left

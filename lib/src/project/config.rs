@@ -349,7 +349,7 @@ fn hold_to(config: &mut ResolvedConfig, own: &ResolvedConfig, key: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::project::settings::{EmbedderSource, SearchMode};
+    use crate::project::settings::{EmbedderSource, SearchMode, Threshold};
 
     fn layer(text: &str) -> ConfigValues {
         parse_config(text, Path::new("c.toml")).unwrap()
@@ -368,7 +368,7 @@ mod tests {
         assert_eq!(r.embedder_model, "all-MiniLM-L6-v2");
         assert_eq!((r.server_default_top_k, r.server_default_threshold), (10, 0.3));
         // The default is a cosine's: words alone are not held to it.
-        assert_eq!((r.threshold_in(SearchMode::Hybrid), r.threshold_in(SearchMode::Lexical)), (0.3, 0.0));
+        assert_eq!((r.threshold_in(SearchMode::Hybrid).at, r.threshold_in(SearchMode::Lexical).at), (0.3, 0.0));
     }
 
     #[test]
@@ -381,7 +381,7 @@ mod tests {
         let r = layers.resolve().unwrap();
         assert_eq!((r.top_k, r.threshold, r.quiet), (3, 0.5, true));
         assert_eq!(r.server_default_top_k, 3);
-        assert_eq!(r.threshold_in(SearchMode::Lexical), 0.5, "a threshold set holds for words too");
+        assert_eq!(r.threshold_in(SearchMode::Lexical), Threshold::chosen(0.5), "a threshold set holds for words too");
     }
 
     #[test]

@@ -28,8 +28,8 @@ pub use root::{
 };
 pub use settings::{
     check_chunk_size, check_threshold, check_top_k, is_commit_id, setting, ByteSize, ConfigValues, EmbedderSource,
-    Planner, PrivacyMode, ResolvedConfig, SearchMode, Setting, DEFAULT_EMBEDDER_MODEL, MAX_TOP_K, MIN_CHUNK_SIZE,
-    SETTINGS,
+    Planner, PrivacyMode, ResolvedConfig, SearchMode, Setting, Threshold, DEFAULT_EMBEDDER_MODEL, MAX_TOP_K,
+    MIN_CHUNK_SIZE, SETTINGS,
 };
 pub use walk::{ctime_ns, mtime_ns, own_output_for_stages, type_names, OWN_OUTPUT_VAR};
 pub use walk::{Skip, SkipReason, WalkOptions, WalkResult, WalkedFile};

@@ -688,18 +688,55 @@ impl ResolvedConfig {
     /// on 0..1 for a word found in most chunks of a small project or
     /// history is near 0 (FTS5's IDF floor), so the default would drop
     /// every match that grep finds.
-    pub fn threshold_in(&self, mode: SearchMode) -> f32 {
+    pub fn threshold_in(&self, mode: SearchMode) -> Threshold {
         if mode == SearchMode::Lexical && !self.threshold_set {
-            0.0
+            Threshold::default_at(0.0)
         } else {
-            self.threshold
+            Threshold { at: self.threshold, chosen: self.threshold_set }
         }
+    }
+}
+
+/// The lowest score a search keeps, and whether someone chose it (a flag,
+/// a config file, a request) or it is the default. The default, a
+/// cosine's, passes a definition of the symbol a query names whatever its
+/// score, as grep would find it: a method's vector can sit far from its
+/// bare name (`calculateTotal` scored 0.12 by the static table inside its
+/// class). A chosen threshold cuts every hit alike.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Threshold {
+    pub at: f32,
+    pub chosen: bool,
+}
+
+impl Threshold {
+    /// A threshold someone chose.
+    pub fn chosen(at: f32) -> Threshold {
+        Threshold { at, chosen: true }
+    }
+
+    /// The threshold a search has when no one chose one.
+    pub fn default_at(at: f32) -> Threshold {
+        Threshold { at, chosen: false }
+    }
+
+    /// Whether a hit scoring `score` is kept; `defines_the_symbol`: it
+    /// defines the symbol the query names.
+    pub fn keeps(self, score: f32, defines_the_symbol: bool) -> bool {
+        score >= self.at || (defines_the_symbol && !self.chosen)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_threshold_no_one_chose_passes_the_symbols_definition() {
+        let (default, chosen) = (Threshold::default_at(0.3), Threshold::chosen(0.3));
+        assert!(default.keeps(0.12, true) && !chosen.keeps(0.12, true));
+        assert!(!default.keeps(0.12, false) && default.keeps(0.3, false) && chosen.keeps(0.31, true));
+    }
 
     #[test]
     fn flags_become_the_layer_a_file_would_give() {

@@ -151,17 +151,21 @@ pub(super) fn scored_candidates(
         (Some(by), true) => fused_and_reranked(store, ranking, sides, request, (&semantic, by), &lexical)?,
         (Some(by), false) => {
             let whys = why::one_side(&semantic, Some(by));
-            (semantic.into_iter().map(Scored::ordered_by_score).collect(), whys)
+            (one_side_kept(semantic.into_iter(), request), whys)
         }
         (None, _) => {
             let whys = why::one_side(&lexical, None);
-            let scored = lexical.into_iter().map(|(id, bm25)| Scored::ordered_by_score((id, bm25::bounded(bm25))));
-            (scored.collect(), whys)
+            (one_side_kept(lexical.into_iter().map(|(id, bm25)| (id, bm25::bounded(bm25))), request), whys)
         }
     };
-    scored.retain(|s| s.score >= request.threshold);
     scored.truncate(candidates_kept(request));
     Ok((scored, whys))
+}
+
+/// One side's ranking as candidates ordered by their scores, those the
+/// threshold cuts left out.
+fn one_side_kept(ranking: impl Iterator<Item = (ChunkId, f32)>, request: &SearchRequest<'_>) -> Vec<Scored> {
+    ranking.filter(|s| request.threshold.keeps(s.1, false)).map(Scored::ordered_by_score).collect()
 }
 
 /// Hybrid mode: both rankings fused, raised by the name signal, reranked
@@ -182,7 +186,7 @@ fn fused_and_reranked(
     // are often one file's chunks that all say the question's words.
     let leaders: &[(ChunkId, f32)] = if sides.vector.is_some() { semantic } else { &[] };
     let shape = QueryShape::of(request.query);
-    let defining = symbol_definitions(store, &fused, &named, &shape)?;
+    let defining = symbol_definitions(store, &fused, &named, lexical, &shape)?;
     let kept = kept_in_place(named.keys().chain(&defining).copied().collect(), leaders, lexical);
     let evidence = Evidence { places: &places, cosines: &cosines, kept: &kept, defining: &defining };
     let (mut reranked, mut lifts) = rerank(&fused, &evidence, &shape);
@@ -195,7 +199,7 @@ fn fused_and_reranked(
     // Among the k results, but never in place of the best: one result
     // asked for (-k 1) is the first of ten, not a side's pick.
     keep_firsts_within(&mut reranked, &firsts, request.k.max(2), &mut lifts);
-    let scored = with_cosines(store, reranked, &cosines, sides, ranking.vectors, request)?;
+    let scored = with_cosines(store, reranked, (&cosines, &defining), sides, ranking.vectors, request)?;
     let ranked = Ranked {
         meaning: semantic,
         meaning_by: Some(meaning_by),
@@ -239,18 +243,23 @@ fn fused_with_names(
 }
 
 /// How many of the best candidates whose names hold the symbol a query
-/// names are read for a line that defines it.
+/// names, and how many of the best by its words, are read for a line that
+/// defines it.
 const DEFINITIONS_READ: usize = 20;
 
 /// The candidates that define the symbol the query names
 /// (`QueryShape::is_symbol`): of the best `DEFINITIONS_READ` whose own
-/// names hold it, those with a line that defines it. A chunk's names are
-/// the definition it is in and those it makes, so a method of `Engine` is
-/// named `Engine` too; only its text tells `class Engine` apart.
+/// names hold it, and the best `DEFINITIONS_READ` by words, those with a
+/// line that defines it, at any depth. A chunk's names are the definition
+/// it is in and those it makes at its top, so a method of `Engine` is
+/// named `Engine` too, and a small class kept whole as one chunk is named
+/// for the class alone: only its text tells `class Engine` apart, or holds
+/// the method `calculateTotal() {` asked for.
 fn symbol_definitions(
     store: &dyn IndexReader,
     fused: &[(ChunkId, f32)],
     named: &HashMap<ChunkId, Named>,
+    lexical: &[(ChunkId, f64)],
     shape: &QueryShape,
 ) -> Result<HashSet<ChunkId>, StoreError> {
     let mut defining = HashSet::new();
@@ -259,10 +268,13 @@ fn symbol_definitions(
     }
     let holds_symbol =
         |id: &ChunkId| named.get(id).is_some_and(|n| stored_names(&n.names).any(|name| shape.is_symbol(name)));
-    for (id, _) in fused.iter().filter(|(id, _)| holds_symbol(id)).take(DEFINITIONS_READ) {
-        let Some(chunk) = store.chunk(*id)? else { continue };
+    let by_names = fused.iter().map(|f| f.0).filter(holds_symbol).take(DEFINITIONS_READ);
+    let by_words = lexical.iter().map(|l| l.0).take(DEFINITIONS_READ);
+    let mut read = HashSet::new();
+    for id in by_names.chain(by_words).filter(|id| read.insert(*id)) {
+        let Some(chunk) = store.chunk(id)? else { continue };
         if defined_names(&chunk.file, &chunk.text).into_iter().any(|name| shape.is_symbol(name)) {
-            defining.insert(*id);
+            defining.insert(id);
         }
     }
     Ok(defining)
@@ -287,14 +299,15 @@ fn ids<T>(ranking: &[(ChunkId, T)]) -> Vec<ChunkId> {
 }
 
 /// The fused order with each chunk's cosine as its score and its fused score
-/// as its relevance, those under the threshold left out, up to
+/// as its relevance, those the threshold cuts left out (`Threshold::keeps`;
+/// `defining`: the chunks that define the symbol the query names), up to
 /// `candidates_kept`; chunks the semantic side did not rank get their cosine from
 /// memory or the store: the model's where the chunk has its vector, the
 /// static one otherwise.
 fn with_cosines(
     store: &dyn IndexReader,
     fused: Vec<(ChunkId, f32)>,
-    cosine: &HashMap<ChunkId, f32>,
+    (cosine, defining): (&HashMap<ChunkId, f32>, &HashSet<ChunkId>),
     sides: &Sides<'_>,
     table: Option<&VectorTable>,
     request: &SearchRequest<'_>,
@@ -312,7 +325,7 @@ fn with_cosines(
             (score, _) => score,
         };
         let Some(score) = score else { continue };
-        if score >= request.threshold {
+        if request.threshold.keeps(score, defining.contains(&id)) {
             scored.push(Scored::fused(id, score, fused));
             if scored.len() == candidates_kept(request) {
                 break;

@@ -34,7 +34,7 @@ pub use word_table::WordTable;
 
 use crate::concepts::Expansion;
 use crate::embed::{Embedder, StaticModel};
-use crate::project::{ProjectRoot, SearchMode};
+use crate::project::{ProjectRoot, SearchMode, Threshold};
 use crate::store::{ChunkId, IndexReader, Scope};
 
 /// One search hit before it becomes a record.
@@ -72,8 +72,9 @@ pub struct SearchRequest<'q> {
     pub scope: Scope,
     /// At most this many hits.
     pub k: usize,
-    /// No hit scoring below this.
-    pub threshold: f32,
+    /// No hit scoring below this (but a definition of the symbol the
+    /// query names, when no one chose the threshold).
+    pub threshold: Threshold,
     /// Files left out by their metadata or path, whatever their rank.
     pub filter: FileFilter,
     /// The project's concepts the query names (`ConceptSet::expand`): their

@@ -9,7 +9,7 @@ use super::{shown, Shared, StoreSlot};
 use crate::history::Label;
 use crate::live::Searched;
 use crate::project::catalog::Catalog;
-use crate::project::{RootMarker, SearchMode};
+use crate::project::{RootMarker, SearchMode, Threshold};
 use crate::records::HitRecord;
 use crate::search;
 use crate::search::MAX_K;
@@ -18,7 +18,7 @@ use crate::search::MAX_K;
 struct SearchParams {
     query: String,
     k: usize,
-    threshold: f32,
+    threshold: Threshold,
     mode: SearchMode,
     filter: search::FileFilter,
     /// The revision searched (its sha), when not the working tree.
@@ -79,7 +79,7 @@ fn search_params(shared: &Shared, target: &http::Target) -> Result<SearchParams,
     let threshold = match target.param("threshold") {
         None => config.threshold_in(mode),
         Some(v) => match v.parse::<f32>() {
-            Ok(t) if t.is_finite() && (-1.0..=1.0).contains(&t) => t,
+            Ok(t) if t.is_finite() && (-1.0..=1.0).contains(&t) => Threshold::chosen(t),
             _ => return Err(format!("threshold must be a number from -1 to 1, got {:?}", shown(v)).into()),
         },
     };
