@@ -94,6 +94,9 @@ fn a_search_that_finds_nothing_useful_is_judged_insufficient_and_people_are_told
     t.project_config("quiet = true\n");
     let quiet = run(t.cmd("vecgrep", ".").args(["--heading", "--color", "never"]).args(args));
     assert_eq!((advice(&quiet), stderr(&quiet).as_str()), (0, ""));
+    // --no-quiet undoes the config's quiet for one run, the advice too.
+    let loud = run(t.cmd("vecgrep", ".").args(["--no-quiet", "--heading", "--color", "never"]).args(args));
+    assert_eq!(advice(&loud), 1, "{}", stderr(&loud));
     // Found nothing, so no hit names the project whose config says it.
     let quiet = run(t.cmd("vecgrep", ".").args(["--heading", "--color", "never", "zebra quantum spaceship"]));
     assert_eq!((quiet.status.code(), stderr(&quiet).as_str()), (Some(1), ""));

@@ -426,3 +426,26 @@ fn a_url_no_request_can_go_to_is_refused_where_it_is_written() {
         assert!(err.contains(why) && !err.contains("s3cret") && err.lines().count() == 1, "{err}");
     }
 }
+
+/// Switching the embedder between a server and this machine, the model the
+/// same, keeps the model's vectors one way (the chunks get the static
+/// table's beside them) and says the source changed both ways: it said
+/// "vecgrep's code model was updated" and dropped every model vector.
+#[test]
+fn a_switch_of_embedder_source_says_so_and_keeps_the_models_vectors_coming_home() {
+    let server = EmbeddingServer::start();
+    let t = remote_project(&format!("http://{}/v1/embeddings", server.addr));
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    let o = run(t.cmd("vg-index", ".").args(["--embedder-source", "local"]));
+    assert_code(&o, 0);
+    let err = stderr(&o);
+    assert!(err.contains("keeping the model's: embedder_source remote -> local"), "{err}");
+    assert!(!err.contains("updated"), "{err}");
+    let stats = &records(&run(t.cmd("vg-index", ".").args(["--embedder-source", "local", "--stats", "--json"])))[0];
+    assert_eq!((stats["files"].as_u64(), stats["pending"].as_u64()), (Some(4), Some(0)), "{stats}");
+    let o = run(t.cmd("vg-query", ".").args(["--embedder-source", "local", "--no-index", "retry a failed upload"]));
+    assert_eq!(records(&o)[0]["file"], "src/upload.py", "{}", stderr(&o));
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("rebuilding the index: embedder_source local -> remote"), "{}", stderr(&o));
+}

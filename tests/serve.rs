@@ -1295,6 +1295,44 @@ fn index_jobs_run_now_and_are_answered_for_after_a_restart() {
     assert_eq!(s.json(&format!("/v1/index/status?job_id={id}"))["status"], "completed");
 }
 
+/// A job's `files` and `chunks` are the index's after the run
+/// (spec/http.md), not those of the paths served alone: a server on `src`
+/// of a project indexed whole said 3 of its 4 files.
+#[test]
+fn an_index_jobs_counts_are_the_indexs_after_it() {
+    let t = sample_project();
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    let s = Server::start(&t, &["--refresh", "3600", "src"]);
+    s.wait_ready();
+    let job = job_after_running(&s, &start_job(&s));
+    let status = s.json("/status");
+    assert_eq!(job["files"], 4, "{job}");
+    assert_eq!((&job["files"], &job["chunks"]), (&status["files"], &status["chunks"]), "{job} {status}");
+}
+
+/// ServedPathsCleanUpAsTheirWalk: a job over the one path served drops a
+/// file ignored since, as `vg-index src` would; over two paths it keeps a
+/// file still on disk and drops only one deleted.
+#[test]
+fn an_index_job_cleans_up_as_a_walk_of_the_served_paths() {
+    let t = sample_project();
+    let s = Server::start(&t, &["--refresh", "3600", "src"]);
+    s.wait_ready();
+    t.write(".vecgrepignore", "config.py\n");
+    let job = job_after_running(&s, &start_job(&s));
+    assert_eq!((job["status"].as_str(), job["removed"].as_u64()), (Some("completed"), Some(1)), "{job}");
+    assert!(!s.get("/search?q=load_settings&mode=lexical").2.contains("src/config.py"));
+    drop(s);
+    t.write(".vecgrepignore", "upload.py\n");
+    let s = Server::start(&t, &["--refresh", "3600", "src", "docs"]);
+    s.wait_ready();
+    std::fs::remove_file(t.path().join("src/geometry.rs")).unwrap();
+    let job = job_after_running(&s, &start_job(&s));
+    assert_eq!(job["removed"], 1, "the deleted file alone: {job}");
+    assert!(s.get("/search?q=upload_with_retry&mode=lexical").2.contains("src/upload.py"), "kept: still on disk");
+    assert!(!s.get("/search?q=circle_area&mode=lexical").2.contains("src/geometry.rs"));
+}
+
 #[test]
 fn a_job_running_when_its_server_died_reads_as_failed() {
     let t = sample_project();

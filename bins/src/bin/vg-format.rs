@@ -5,14 +5,14 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use vecgrep::format::{files_left_out, judgement_note, render_stream, FormatOptions, OutputMode};
-use vecgrep::project::{ConfigLayers, ConfigValues};
-use vecgrep_bins::app::{note, run_main, use_color, EXIT_FOUND, EXIT_NOT_FOUND};
+use vecgrep::project::ConfigLayers;
+use vecgrep_bins::app::{cli_config, note, run_main, use_color, EXIT_FOUND, EXIT_NOT_FOUND};
 use vecgrep_bins::cli::FormatCli;
 
 const TOOL: &str = "vg-format";
 
 fn main() {
-    let (cli, _) = vecgrep_bins::app::parse_args::<FormatCli>(TOOL);
+    let (cli, matches) = vecgrep_bins::app::parse_args::<FormatCli>(TOOL);
     run_main(TOOL, || {
         let o = &cli.output;
         let mode = if o.json {
@@ -45,7 +45,7 @@ fn main() {
             note(TOOL, false, &why);
         }
         let advice = stream.judgement.as_ref().and_then(|j| judgement_note(j, opts.mode));
-        if let Some(advice) = advice.filter(|_| !quiet(&cli, &stream)) {
+        if let Some(advice) = advice.filter(|_| !quiet(&cli, &matches, &stream)) {
             note(TOOL, false, &advice);
         }
         Ok(if stream.hits.is_empty() && stream.commits.is_empty() { EXIT_NOT_FOUND } else { EXIT_FOUND })
@@ -54,18 +54,19 @@ fn main() {
 
 /// `-q`, or `quiet` in the config of the project searched: the one the
 /// hits come from, or with no hits the judgement's (streams older than its
-/// `root`: the current directory's). The setting that search read. A config
-/// that cannot be read is that search's to report, and silences nothing here.
-fn quiet(cli: &FormatCli, stream: &vecgrep::records::SearchStream) -> bool {
+/// `root`: the current directory's). The setting that search read, the
+/// command line first (`--no-quiet` undoes a config file's `quiet = true`).
+/// A config that cannot be read is that search's to report, and silences
+/// nothing here.
+fn quiet(cli: &FormatCli, matches: &clap::ArgMatches, stream: &vecgrep::records::SearchStream) -> bool {
     let hits_root = stream.hits.first().and_then(|h| h.root.as_deref());
     let judged_root = stream.judgement.as_ref().and_then(|j| j.root.as_deref());
     let root = hits_root.or(judged_root).map(PathBuf::from).filter(|r| r.is_absolute()).or_else(|| {
         let cwd = std::env::current_dir().ok()?;
         vecgrep::project::select_root(&cwd, &[]).ok().map(|r| r.path)
     });
-    cli.quiet
-        || root.is_some_and(|root| {
-            let config = root.join(vecgrep::project::PROJECT_DIR).join("config.toml");
-            ConfigLayers::load(ConfigValues::default(), &config).and_then(|l| l.resolve()).is_ok_and(|c| c.quiet)
-        })
+    let Ok(flags) = cli_config(matches) else { return cli.quiet };
+    let Some(root) = root else { return cli.quiet };
+    let config = root.join(vecgrep::project::PROJECT_DIR).join("config.toml");
+    ConfigLayers::load(flags, &config).and_then(|l| l.resolve()).map_or(cli.quiet, |c| c.quiet)
 }

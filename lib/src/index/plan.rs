@@ -66,11 +66,12 @@ pub(super) fn rebuild(req: &IndexRequest<'_>, store: &dyn IndexReader) -> Result
     Ok(Rebuild { needed: rebuild, restatic, wanted, had_index: have.is_some(), change })
 }
 
-/// Whether `have` differs from `wanted` in its static table alone (one an
-/// index recorded, so its chunks have static vectors to replace).
+/// Whether `have` differs from `wanted` in its static table alone, a
+/// local run's: its chunks get the table's vectors and keep the model's,
+/// whether they had another table's or none (an index a remote embedder
+/// built, which records none; the same model's vectors either way).
 fn only_the_table_changed(have: &IndexMeta, wanted: &IndexMeta) -> bool {
-    !have.static_table.is_empty()
-        && !wanted.static_table.is_empty()
+    !wanted.static_table.is_empty()
         && have.static_table != wanted.static_table
         && IndexMeta { static_table: wanted.static_table.clone(), ..have.clone() } == *wanted
 }
@@ -99,8 +100,13 @@ fn describe_change(have: &IndexMeta, wanted: &IndexMeta) -> String {
     if have.chunk_overlap != wanted.chunk_overlap {
         changes.push(format!("chunk_overlap {} -> {}", have.chunk_overlap, wanted.chunk_overlap));
     }
-    if have.static_table != wanted.static_table {
-        changes.push(format!("the static table is another ({})", crate::embed::why_another_table()));
+    // A remote embedder's index records no table: a change to or from it
+    // is the source's, not vecgrep's table.
+    match (have.static_table.is_empty(), wanted.static_table.is_empty()) {
+        _ if have.static_table == wanted.static_table => {}
+        (true, false) => changes.push("embedder_source remote -> local".to_string()),
+        (false, true) => changes.push("embedder_source local -> remote".to_string()),
+        _ => changes.push(format!("the static table is another ({})", crate::embed::why_another_table())),
     }
     if have.chunk_format != wanted.chunk_format {
         changes.push(format!(

@@ -92,26 +92,32 @@ impl LiveIndex {
         state.runs.last = Some(outcome);
     }
 
-    /// Record in the index how the run of `jobs` ended.
+    /// Record in the index how the run of `jobs` ended: with the index's
+    /// files and chunks after it (spec/http.md), not the run's, which are
+    /// those of the served paths alone.
     fn finish_jobs(&self, jobs: &[String], outcome: &RunOutcome) {
         if jobs.is_empty() {
             return;
         }
         let now = now_ms();
         let recorded = store::open_in_place(&self.target.root).and_then(|mut store| {
+            let ended = match outcome {
+                RunOutcome::Completed(s) => Ok((s, store.stats()?)),
+                RunOutcome::Failed(why) => Err(why),
+            };
             for id in jobs {
                 let Some(mut job) = store.index_job(id)? else { continue };
                 job.finished_ms = Some(now);
-                match outcome {
-                    RunOutcome::Completed(s) => {
+                match &ended {
+                    Ok((s, after)) => {
                         // A server started meanwhile may have failed it (an
                         // older vecgrep, or one that found no mark): the run
                         // ended, and its record says so alone.
                         (job.state, job.error) = (JobState::Completed, None);
                         (job.files, job.chunks, job.embedded, job.removed) =
-                            (Some(s.files), Some(s.chunks), Some(s.embedded), Some(s.removed));
+                            (Some(after.files), Some(after.chunks), Some(s.embedded), Some(s.removed));
                     }
-                    RunOutcome::Failed(why) => (job.state, job.error) = (JobState::Failed, Some(why.clone())),
+                    Err(why) => (job.state, job.error) = (JobState::Failed, Some(why.to_string())),
                 }
                 store.put_index_job(&job)?;
             }
