@@ -514,6 +514,36 @@ fn what_a_side_ranks_first_is_never_pushed_out_of_the_results() {
     assert_eq!((&one[0]["file"], &one[0]["score"]), (&hits[0]["file"], &hits[0]["score"]), "{one:?}");
 }
 
+/// `-m 1 -k 5` over a project where one file holds hundreds of chunks alike
+/// that outrank every other file on both sides: each side's first draw is
+/// that file's alone, and the search draws again, deeper, for the next
+/// files (it gave one result).
+#[test]
+fn max_count_finds_the_next_files_past_one_of_hundreds_of_chunks_alike() {
+    let t = Tree::git();
+    let giant: String = (0..600)
+        .map(|i| {
+            format!("def retry_failed_upload_{i}(client, blob):\n    \"\"\"Retry the failed upload of blob {i} to the storage client.\"\"\"\n    return client.put(blob, attempt={i})\n\n")
+        })
+        .collect();
+    t.write("giant.py", &giant);
+    for (path, doc) in [
+        ("store/put.py", "Store an object, retrying when the upload fails."),
+        ("jobs/queue.py", "Put a failed job back on the queue to try again."),
+        ("http/client.py", "POST the payload, backing off after each failed attempt."),
+        ("sync/mirror.py", "Copy files to the mirror, uploading again those that failed."),
+        ("net/send.py", "Send data again when the connection dropped it."),
+    ] {
+        t.write(path, &format!("def work(item):\n    \"\"\"{doc}\"\"\"\n    return item.run()\n"));
+    }
+    let o = query(&t, ".", &["-m", "1", "-k", "5", "--threshold", "-1", "retry the failed upload"]);
+    assert_code(&o, 0);
+    let files: Vec<_> = records(&o).iter().map(|h| h["file"].as_str().unwrap().to_string()).collect();
+    assert_eq!((files.len(), files[0].as_str()), (5, "giant.py"), "{files:?}");
+    let distinct: std::collections::HashSet<_> = files.iter().collect();
+    assert_eq!(distinct.len(), 5, "{files:?}");
+}
+
 #[test]
 fn max_count_takes_at_most_so_many_results_from_a_file_and_fills_k_from_others() {
     let t = cookie_jar_tree();

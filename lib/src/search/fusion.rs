@@ -116,31 +116,45 @@ fn candidates_kept(request: &SearchRequest<'_>) -> usize {
     }
 }
 
-/// The best candidates for `request`, each with its score, best first, at
-/// least `threshold` and at most `candidates_kept` of them; with why each
-/// ranked where it did.
+/// What one draw of `pool` candidates from each side gave.
+pub(super) struct Drawn {
+    /// The best candidates, each with its score, best first, those the
+    /// threshold keeps, at most `candidates_kept` of them.
+    pub scored: Vec<Scored>,
+    /// Why each ranked where it did.
+    pub whys: HashMap<ChunkId, Why>,
+    /// Whether a side drew all `pool` it could: it may rank more.
+    pub cut_short: bool,
+}
+
+/// The best candidates for `request` from `pool` of each side (a side
+/// ranked already, `Ranking`, is taken as it is).
 pub(super) fn scored_candidates(
     store: &dyn IndexReader,
     ranking: &mut Ranking<'_>,
     sides: &Sides<'_>,
     request: &SearchRequest<'_>,
-) -> anyhow::Result<(Vec<Scored>, HashMap<ChunkId, Why>)> {
-    let (k, scope) = (request.k, &request.scope);
-    let pool = candidate_pool(k);
+    pool: usize,
+) -> anyhow::Result<Drawn> {
+    let scope = &request.scope;
     let mut semantic = match (sides.vector, ranking.semantic.take(), ranking.vectors) {
         (Some(_), Some(ranked), _) => ranked,
         (Some(v), None, Some(table)) => table.ranking(v, scope, pool),
         (Some(v), None, None) => store.nearest_chunks(v, scope, pool)?,
         (None, _, _) => Vec::new(),
     };
+    let mut cut_short = semantic.len() >= pool;
     if let Some(query) = &sides.statics {
-        semantic = meaning(semantic, query.ranking(store, scope, pool)?);
+        let by_static = query.ranking(store, scope, pool)?;
+        cut_short |= by_static.len() >= pool;
+        semantic = meaning(semantic, by_static);
     }
     let lexical = match (&sides.words, &ranking.lexical) {
         (Some(_), Some(ranked)) => ranked.clone(),
         (Some(expr), None) => lexical::word_ranking(store, expr, scope, pool, ranking.vectors, None)?,
         (None, _) => Vec::new(),
     };
+    cut_short |= lexical.len() >= pool;
     let meaning_by = match (sides.vector.is_some(), sides.statics.is_some()) {
         (true, true) => Some(MeaningBy::ModelAndStatic),
         (true, false) => Some(MeaningBy::Model),
@@ -159,7 +173,7 @@ pub(super) fn scored_candidates(
         }
     };
     scored.truncate(candidates_kept(request));
-    Ok((scored, whys))
+    Ok(Drawn { scored, whys, cut_short })
 }
 
 /// One side's ranking as candidates ordered by their scores, those the

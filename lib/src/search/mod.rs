@@ -309,8 +309,7 @@ pub fn search_embedded(
     };
     // One snapshot for all the questions below, whatever a writer commits meanwhile.
     let snapshot = store.snapshot()?;
-    let (scored, mut whys) = fusion::scored_candidates(store, ranking, &sides, request)?;
-    let mut hits = join::collect_hits(store, &scored, &mut whys, request.k, request.per_file)?;
+    let mut hits = per_file_hits(store, ranking, &sides, request)?;
     snapshot.finish()?;
     if !request.expansion.is_empty() {
         for hit in &mut hits {
@@ -319,6 +318,35 @@ pub fn search_embedded(
         }
     }
     Ok(hits)
+}
+
+/// The most candidates each side draws for a search with at most
+/// `per_file` hits of a file.
+const MOST_DRAWN_PER_FILE: usize = 6400;
+
+/// The hits of the candidates drawn for `request`: with at most `per_file`
+/// of a file, a draw that gives fewer than `k` while a side had more to
+/// give is made again eight times as large (up to `MOST_DRAWN_PER_FILE`),
+/// since one file of hundreds of chunks alike can fill each side's pool
+/// (`-m 1 -k 10` gave one result).
+fn per_file_hits(
+    store: &dyn IndexReader,
+    ranking: &mut Ranking<'_>,
+    sides: &fusion::Sides<'_>,
+    request: &SearchRequest<'_>,
+) -> Result<Vec<Hit>> {
+    let mut pool = fusion::candidate_pool(request.k);
+    loop {
+        let mut drawn = fusion::scored_candidates(store, ranking, sides, request, pool)?;
+        let hits = join::collect_hits(store, &drawn.scored, &mut drawn.whys, request.k, request.per_file)?;
+        let draw_again = request.per_file.is_some() && drawn.cut_short && pool < MOST_DRAWN_PER_FILE;
+        if hits.len() >= request.k || !draw_again {
+            return Ok(hits);
+        }
+        pool = pool.saturating_mul(8).min(MOST_DRAWN_PER_FILE);
+        // A side ranked before the search drew the first pool alone.
+        (ranking.semantic, ranking.lexical) = (None, None);
+    }
 }
 
 /// The hits of a search for `query` with the words each matched added to
