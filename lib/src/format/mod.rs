@@ -406,7 +406,8 @@ fn render_under_headings(out: &mut dyn Write, hits: &[HitRecord], opts: &FormatO
             let at = group.first().and_then(|h| h.rev.as_deref()).map_or(String::new(), |sha| {
                 format!(" {}", paint(c, DIM, &format!("(at {})", sha.get(..12).unwrap_or(sha))))
             });
-            writeln!(out, "{}{at}", paint(c, PATH, &escape_controls(&path)))?;
+            // Under `--null` the heading ends with NUL, as ripgrep's does.
+            write!(out, "{}{at}{}", paint(c, PATH, &escape_controls(&path)), opts.after_path("\n"))?;
         }
         for h in group {
             // The number is the hit's fit: what the order follows, colored by its band.
@@ -650,6 +651,15 @@ mod tests {
         let mut out = Vec::new();
         render(&mut out, &hits, &opts(OutputMode::Flat, "/r")).unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), "a.rs:3:fn upload() {}\n");
+    }
+
+    #[test]
+    fn a_heading_ends_with_nul_under_null_as_ripgreps() {
+        let hits = vec![hit("a.rs", 3, "fn upload() {}", "upload")];
+        let mut out = Vec::new();
+        render(&mut out, &hits, &FormatOptions { null: true, ..opts(OutputMode::Pretty, "/r") }).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert!(out.starts_with("a.rs\0") && !out.starts_with("a.rs\0\n"), "{out:?}");
     }
 
     #[test]
