@@ -85,6 +85,26 @@ fn log(tree: &Tree, args: &[&str]) -> std::process::Output {
     run(tree.cmd("vg-log", "").args(["--threshold", "-1"]).args(args))
 }
 
+/// A commit with an empty message (`--allow-empty-message`) is found by
+/// its changes alone: its message, embedded, sat at 0.32 to any question
+/// and answered "network" and "hello world" alike.
+#[test]
+fn an_empty_message_matches_nothing() {
+    let tree = repository();
+    tree.write("src/b.py", "b = 2\n");
+    git(&tree, &["add", "-A"]);
+    git(&tree, &["commit", "-q", "--allow-empty-message", "-m", ""]);
+    let o = log(&tree, &["-k", "20", "network"]);
+    let recs = records(&o);
+    assert!(!recs.is_empty() && recs.iter().all(|r| r["matched"] != "message" || r["subject"] != ""), "{recs:?}");
+    let o = run(tree.cmd("vg-log", "").args(["--with-diff", "--threshold", "-1", "-k", "20", "b = 2"]));
+    assert!(
+        records(&o).iter().any(|r| r["subject"] == "" && r["matched"] == "diff"),
+        "found by its change: {}",
+        stdout(&o)
+    );
+}
+
 #[test]
 fn words_alone_keep_every_commit_they_match_unless_a_threshold_is_set() {
     let tree = repository();

@@ -81,6 +81,38 @@ fn a_revision_is_indexed_from_git_embedding_only_what_differs_and_searched_alone
 /// What a revision's run leaves out is said as a walk of the working tree
 /// says it: a skip record each, counted in the summary; a name that is not
 /// UTF-8 is never indexed under a garbled one.
+/// A revision's hit shows its context from that revision: the lines
+/// around it came from the work tree's file, which an uncommitted change
+/// outside the hit's chunk had made another.
+#[test]
+fn a_revisions_hit_shows_the_lines_around_it_as_they_are_there() {
+    let tree = git_repo();
+    let totals: String =
+        (0..12).map(|i| format!("    total_{i} = sum(item.price for item in items)  # line {i}\n")).collect();
+    let mails: String = (0..12).map(|i| format!("    mailer.send(user, body='OLD BODY {i}')\n")).collect();
+    let text = format!(
+        "def invoice_total(items):\n{totals}    return total_0\n\n\ndef welcome(user):\n{mails}    return True\n"
+    );
+    tree.write("billing.py", &text);
+    commit_all(&tree, "one");
+    git(&tree, &["tag", "old"]);
+    tree.write("billing.py", &text.replace("OLD BODY", "NEW BODY"));
+    let o = run(tree.cmd("vecgrep", "").args([
+        "--rev",
+        "old",
+        "--threshold",
+        "-1",
+        "-k",
+        "1",
+        "-A",
+        "20",
+        "invoice total price",
+    ]));
+    assert_code(&o, 0);
+    let out = stdout(&o);
+    assert!(out.contains("OLD BODY") && !out.contains("NEW BODY"), "{out}");
+}
+
 #[test]
 fn files_a_revision_leaves_out_are_skip_records_as_in_the_working_tree() {
     use std::os::unix::ffi::OsStrExt;

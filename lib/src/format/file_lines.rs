@@ -78,13 +78,10 @@ pub(super) struct FileCache {
 }
 
 impl FileCache {
-    /// The lines of the file shown as `path`, read from `source` unless kept;
-    /// None when it cannot be read as text of at most 64 MiB.
-    pub(super) fn get(
-        &mut self,
-        path: &str,
-        source: impl FnOnce() -> Option<std::path::PathBuf>,
-    ) -> Option<&FileLines> {
+    /// The lines of the file shown as `path` (at a revision: `sha:path`),
+    /// read by `read` unless kept; None when it cannot be read as text of
+    /// at most 64 MiB.
+    pub(super) fn get(&mut self, path: &str, read: impl FnOnce() -> Option<FileLines>) -> Option<&FileLines> {
         if self.read.contains_key(path) {
             // The least recently used goes first.
             if let Some(at) = self.order.iter().position(|p| p == path) {
@@ -92,7 +89,7 @@ impl FileCache {
                 self.order.push_back(again);
             }
         } else {
-            let lines = source().and_then(|p| read_lines(&p));
+            let lines = read();
             let size = lines.as_ref().map_or(0, FileLines::size);
             while self.order.len() == FILES_KEPT || (self.bytes + size > BYTES_KEPT && !self.order.is_empty()) {
                 let Some(oldest) = self.order.pop_front() else { break };
@@ -106,8 +103,18 @@ impl FileCache {
     }
 }
 
-fn read_lines(path: &Path) -> Option<FileLines> {
+/// The lines of the file at `path` on disk.
+pub(super) fn read_lines(path: &Path) -> Option<FileLines> {
     let bytes = crate::project::small_file::read_small(path, MAX_CONTEXT_FILE_BYTES).ok()??;
+    Some(FileLines::new(crate::project::decode_text(bytes)))
+}
+
+/// The lines of root-relative `file` in commit `sha` of the repository
+/// holding `root`: a hit's from a revision, whose file on disk is
+/// another revision's.
+pub(super) fn lines_at(root: &Path, sha: &str, file: &str) -> Option<FileLines> {
+    let repo = crate::history::GitRepo::open(root).ok()?;
+    let bytes = repo.file_at(sha, file, MAX_CONTEXT_FILE_BYTES).ok()??;
     Some(FileLines::new(crate::project::decode_text(bytes)))
 }
 
@@ -142,7 +149,7 @@ mod tests {
             let path = dir.path().join(format!("{i}.txt"));
             std::fs::write(&path, format!("file {i}\n")).unwrap();
             assert_eq!(
-                cache.get(&format!("{i}.txt"), || Some(path)).and_then(|f| f.get(0)),
+                cache.get(&format!("{i}.txt"), || read_lines(&path)).and_then(|f| f.get(0)),
                 Some(format!("file {i}").as_str())
             );
         }
@@ -152,7 +159,7 @@ mod tests {
         cache.get("1.txt", || None);
         let path = dir.path().join("new.txt");
         std::fs::write(&path, "new\n").unwrap();
-        cache.get("new.txt", || Some(path));
+        cache.get("new.txt", || read_lines(&path));
         assert!(cache.read.contains_key("1.txt") && !cache.read.contains_key("2.txt"));
         assert_eq!(cache.get("missing.txt", || None).map(FileLines::len), None);
     }

@@ -13,7 +13,7 @@ use std::io::{self, Write};
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 
-use self::file_lines::{FileCache, FileLines};
+use self::file_lines::{lines_at, read_lines, FileCache, FileLines};
 use crate::project::relative_to;
 use crate::project::shown::is_bidi_control;
 use crate::records::{write_record, AnswerRecord, HitRecord, JudgementRecord};
@@ -435,10 +435,17 @@ fn render_under_headings(out: &mut dyn Write, hits: &[HitRecord], opts: &FormatO
 
 impl FileCache {
     /// Where hit `h` of `path` reads its lines from: the file while it still
-    /// reads the same at the hit's lines, else the hit's own text.
+    /// reads the same at the hit's lines, else the hit's own text. A hit
+    /// from a revision reads the file as it is there, never the work
+    /// tree's, whose other lines may have changed since.
     fn lines<'a>(&'a mut self, path: &str, h: &'a HitRecord, opts: &FormatOptions) -> Lines<'a> {
         let wanted = opts.before > 0 || opts.after > 0 || h.text.is_empty();
-        let file = if wanted { self.get(path, || h.source_path(&opts.cwd)) } else { None };
+        let file = match (&h.rev, h.root.as_deref()) {
+            _ if !wanted => None,
+            (None, _) => self.get(path, || h.source_path(&opts.cwd).and_then(|p| read_lines(&p))),
+            (Some(sha), Some(root)) => self.get(&format!("{sha}:{path}"), || lines_at(Path::new(root), sha, &h.file)),
+            (Some(_), None) => None,
+        };
         // A hand-made record without text reads the file where the file has its lines.
         let fits = |f: &&FileLines| if h.text.is_empty() { h.start_line <= f.len() } else { matches_chunk(f, h) };
         Lines::new(file.filter(fits), h)

@@ -440,6 +440,23 @@ impl GitRepo {
         Ok(written)
     }
 
+    /// The bytes of the file at root-relative `rel` in commit `sha`, when it
+    /// is a file there of at most `max_bytes` that the repository holds:
+    /// the lines around a hit from that revision, which the work tree's
+    /// file may no longer have.
+    pub fn file_at(&self, sha: &str, rel: &str, max_bytes: u64) -> Result<Option<Vec<u8>>> {
+        let id = gix::ObjectId::from_hex(sha.as_bytes()).map_err(|e| anyhow!("not a commit id {sha:?}: {e}"))?;
+        let commit = self.repo.find_commit(id).with_context(|| format!("cannot read commit {sha}"))?;
+        let tree = commit.tree().with_context(|| format!("cannot read the tree of {sha}"))?;
+        let path = if self.prefix.is_empty() { rel.to_string() } else { format!("{}/{rel}", self.prefix) };
+        let entry = tree.lookup_entry_by_path(&path).with_context(|| format!("cannot read {path} at {sha}"))?;
+        let Some(oid) = entry.filter(|e| e.mode().is_blob()).map(|e| e.object_id()) else { return Ok(None) };
+        if !self.repo.has_object(oid) || self.repo.find_header(oid).map_or(true, |h| h.size() > max_bytes) {
+            return Ok(None);
+        }
+        Ok(Some(self.repo.find_object(oid)?.data.clone()))
+    }
+
     /// One entry of a tree at `rel` below `dest`: a link to what its blob
     /// names, a sparse file of its size when over `max_bytes`, else its
     /// contents dated `dated`; why not, when it cannot be placed there.

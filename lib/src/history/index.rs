@@ -135,14 +135,20 @@ fn commit_write(data: CommitData, embedder: &mut dyn Embedder, summary: &mut Log
     let CommitData { commit, pieces: diff, .. } = data;
     let message =
         if commit.body.is_empty() { commit.subject.clone() } else { format!("{}\n\n{}", commit.subject, commit.body) };
-    let mut pieces = vec![PieceWrite {
-        kind: PieceKind::Message,
-        path: None,
-        line: 0,
-        words: terms(&message),
-        vector: None,
-        text: message,
-    }];
+    // An empty message (`git commit --allow-empty-message`) says nothing,
+    // and is no piece: its vector sat near every question (0.32 to
+    // "network"). The commit is found by its changes alone.
+    let mut pieces = Vec::new();
+    if !message.trim().is_empty() {
+        pieces.push(PieceWrite {
+            kind: PieceKind::Message,
+            path: None,
+            line: 0,
+            words: terms(&message),
+            vector: None,
+            text: message,
+        });
+    }
     for piece in diff {
         pieces.push(PieceWrite {
             kind: PieceKind::Diff,
