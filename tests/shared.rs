@@ -629,6 +629,38 @@ fn a_checkout_that_may_not_write_a_project_may_not_write_its_revisions() {
     assert_eq!(records(&q)[0]["file"], "src/config.py");
 }
 
+/// A checkout's own index of a revision and a shared index's of the same
+/// revision are kept apart: a shared run refused (or killed) marked the
+/// local one unfinished, and `--store ... --forget` of a revision the
+/// store never held removed the local index.
+#[test]
+fn a_revisions_local_index_and_a_shared_ones_never_mix() {
+    let pg = PgServer::start();
+    let owner = crate::revisions::two_releases();
+    assert_code(&run(&mut shared(&owner, &pg, "releases", "vg-index")), 0);
+    let t = Tree::bare();
+    let cloned = Command::new("git").args(["clone", "-q"]).arg(owner.path()).arg(t.path()).output().unwrap();
+    assert!(cloned.status.success(), "{}", String::from_utf8_lossy(&cloned.stderr));
+    assert_code(&run(t.cmd("vg-index", ".").args(["--rev", "v1"])), 0);
+    let search = |t: &Tree| run(t.cmd("vg-query", ".").args(["--no-index", "--rev", "v1", "read key value lines"]));
+    assert_code(&search(&t), 0);
+    // Another's shared project: refused, and the local index is as it was.
+    assert_code(&run(shared(&t, &pg, "releases", "vg-index").args(["--rev", "v1"])), 2);
+    let o = search(&t);
+    assert_code(&o, 0);
+    // A store that never held the revision has none to forget.
+    let o = run(shared(&t, &pg, "other", "vg-index").args(["--forget", "v1"]));
+    assert_code(&o, 2);
+    assert_code(&search(&t), 0);
+    let stats = stdout(&run(t.cmd("vg-index", ".").arg("--stats")));
+    assert!(stats.contains("revision") && !stats.contains("incomplete"), "{stats}");
+    // And the other way: the store's revision is forgotten there alone.
+    assert_code(&run(shared(&owner, &pg, "releases", "vg-index").args(["--rev", "v1"])), 0);
+    assert_code(&run(owner.cmd("vg-index", ".").args(["--rev", "v1"])), 0);
+    assert_code(&run(shared(&owner, &pg, "releases", "vg-index").args(["--forget", "v1"])), 0);
+    assert_code(&search(&owner), 0);
+}
+
 #[test]
 fn another_static_table_is_applied_to_a_shared_index_in_place() {
     let pg = PgServer::start();

@@ -34,8 +34,43 @@ pub struct Revision {
 /// The directory of the revisions' indexes, in the project's data directory.
 const REVS_DIR: &str = "revs";
 
+/// What starts the name of the directory, in `REVS_DIR`, that keeps what
+/// this checkout knows of the revisions of one shared index.
+const SHARED_PREFIX: &str = "shared-";
+
+/// Where the revisions of `project` are kept: `revs/<sha>` for its own
+/// index; for a shared index, `revs/shared-<key>/<sha>`, one directory a
+/// store and project (`shared_key`), so that what one index says of a
+/// revision (complete, unfinished, forgotten) is never read as another's.
 fn revisions_dir(project: &ProjectRoot) -> PathBuf {
-    project.data_dir().join(REVS_DIR)
+    let revs = project.data_dir().join(REVS_DIR);
+    match &project.shared {
+        Some(shared) => revs.join(format!("{SHARED_PREFIX}{}", shared_key(shared))),
+        None => revs,
+    }
+}
+
+/// A shared index's name on disk: a hash of its store's URL, the password
+/// left out, and its project.
+fn shared_key(shared: &SharedIndex) -> String {
+    let mut hash = blake3::Hasher::new();
+    hash.update(without_password(&shared.url).as_bytes());
+    hash.update(b"\n");
+    hash.update(shared.writers_project().as_bytes());
+    hash.finalize().to_hex()[..16].to_string()
+}
+
+/// `url` with the password of its user part left out.
+fn without_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_string() };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => {
+            let user = rest[..at].split(':').next().unwrap_or("");
+            format!("{scheme}://{user}@{}", &rest[at + 1..])
+        }
+        None => url.to_string(),
+    }
 }
 
 /// The root whose index holds revision `sha` of `project`; its files are
@@ -52,8 +87,12 @@ pub fn revision_root(project: &ProjectRoot, sha: &str) -> ProjectRoot {
 /// repository may ship `.vecgrep/revs/<sha>` as a link to any directory,
 /// whose files a run would overwrite with the revision's and then remove.
 pub fn check_tree_root(root: &ProjectRoot) -> Result<(), StoreError> {
-    let revs = root.path.parent().filter(|p| p.file_name() == Some(std::ffi::OsStr::new(REVS_DIR)));
-    for path in [Some(root.path.as_path()), revs].into_iter().flatten() {
+    let is_revs = |p: &&Path| p.file_name() == Some(std::ffi::OsStr::new(REVS_DIR));
+    let parent = root.path.parent();
+    let is_shared = |p: &&Path| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with(SHARED_PREFIX));
+    let shared = parent.filter(is_shared).filter(|p| p.parent().as_ref().is_some_and(is_revs));
+    let revs = parent.filter(is_revs).or_else(|| shared.and_then(Path::parent));
+    for path in [Some(root.path.as_path()), shared, revs].into_iter().flatten() {
         refuse_link(path, "a revision's files are written and removed there; remove it")?;
     }
     Ok(())
@@ -307,9 +346,15 @@ pub fn related_roots(root: &ProjectRoot) -> Vec<ProjectRoot> {
 
 /// The project whose revision `root` is, or `root` itself.
 fn project_of(root: &ProjectRoot) -> ProjectRoot {
-    let parent = root.path.parent();
+    let mut parent = root.path.parent();
+    // A shared index's revisions are a level deeper (`revisions_dir`).
+    if root.shared.is_some()
+        && parent.and_then(Path::file_name).is_some_and(|n| n.to_string_lossy().starts_with(SHARED_PREFIX))
+    {
+        parent = parent.and_then(Path::parent);
+    }
     let is_revision = root.path.file_name().is_some_and(|n| is_commit_id(&n.to_string_lossy()))
-        && parent.and_then(Path::file_name).is_some_and(|n| n == "revs")
+        && parent.and_then(Path::file_name).is_some_and(|n| n == REVS_DIR)
         && parent.and_then(Path::parent).and_then(Path::file_name).is_some_and(|n| n == ".vecgrep");
     match parent.and_then(Path::parent).and_then(Path::parent).filter(|_| is_revision) {
         Some(project) => {
@@ -335,6 +380,30 @@ mod tests {
         for other in ["/p/.vecgrep/index.db", "/revs/aaaa/.vecgrep/index.db", "/p/src/revs/x/.vecgrep/index.db"] {
             assert_eq!(rebuild_advice(Path::new(other)), "run vg-index --clear-cache to rebuild it", "{other}");
         }
+    }
+
+    #[test]
+    fn a_shared_index_keeps_its_revisions_apart_and_its_password_out_of_their_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let shared = |url: &str, project: &str| SharedIndex {
+            url: url.into(),
+            project: project.into(),
+            writer: "w".into(),
+            adopt: false,
+        };
+        let at =
+            |shared: Option<SharedIndex>| ProjectRoot { path: dir.path().into(), marker: RootMarker::None, shared };
+        let own = revision_root(&at(None), A);
+        let first = revision_root(&at(Some(shared("postgres://u:secret@db/v", "p"))), A);
+        let other_password = revision_root(&at(Some(shared("postgres://u:other@db/v", "p"))), A);
+        let other_project = revision_root(&at(Some(shared("postgres://u:secret@db/v", "q"))), A);
+        assert_ne!(own.path, first.path);
+        assert_eq!(first.path, other_password.path, "the password is not part of the name");
+        assert_ne!(first.path, other_project.path);
+        assert_eq!(project_of(&first).path, dir.path(), "{}", first.path.display());
+        check_tree_root(&first).unwrap();
+        assert_eq!(without_password("postgres://u:pw@h:5/d?x=1"), "postgres://u@h:5/d?x=1");
+        assert_eq!(without_password("postgres:///d?host=/tmp/s"), "postgres:///d?host=/tmp/s");
     }
 
     #[test]
