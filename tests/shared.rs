@@ -646,8 +646,14 @@ fn a_revisions_local_index_and_a_shared_ones_never_mix() {
     assert_code(&search(&t), 0);
     // Another's shared project: refused, and the local index is as it was.
     assert_code(&run(shared(&t, &pg, "releases", "vg-index").args(["--rev", "v1"])), 2);
-    let o = search(&t);
+    assert_code(&search(&t), 0);
+    // Once the project's writer indexed the revision there, this checkout
+    // reads it as it reads the project's own shared index; the refusal
+    // left no mark calling it unfinished.
+    assert_code(&run(shared(&owner, &pg, "releases", "vg-index").args(["--rev", "v1"])), 0);
+    let o = run(shared(&t, &pg, "releases", "vg-query").args(["--no-index", "--rev", "v1", "read key value lines"]));
     assert_code(&o, 0);
+    assert_eq!(records(&o)[0]["file"], "src/config.py");
     // A store that never held the revision has none to forget.
     let o = run(shared(&t, &pg, "other", "vg-index").args(["--forget", "v1"]));
     assert_code(&o, 2);
@@ -655,7 +661,6 @@ fn a_revisions_local_index_and_a_shared_ones_never_mix() {
     let stats = stdout(&run(t.cmd("vg-index", ".").arg("--stats")));
     assert!(stats.contains("revision") && !stats.contains("incomplete"), "{stats}");
     // And the other way: the store's revision is forgotten there alone.
-    assert_code(&run(shared(&owner, &pg, "releases", "vg-index").args(["--rev", "v1"])), 0);
     assert_code(&run(owner.cmd("vg-index", ".").args(["--rev", "v1"])), 0);
     assert_code(&run(shared(&owner, &pg, "releases", "vg-index").args(["--forget", "v1"])), 0);
     assert_code(&search(&owner), 0);

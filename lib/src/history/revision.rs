@@ -87,9 +87,13 @@ pub fn index_revision(
         Err(e) => {
             // A first run that could not write the tree (a root the
             // revision lacks, blobs a partial clone lacks) leaves no
-            // index to resume, nor one --stats would call incomplete.
+            // index to resume, nor one --stats would call incomplete. One
+            // refused a shared index another checkout writes leaves that
+            // index alone, and no marks of its own.
             if fresh {
-                let _ = store::forget_revision(project, &sha);
+                let refused = e.chain().any(|c| matches!(c.downcast_ref(), Some(store::StoreError::NotWriter { .. })));
+                let _ =
+                    if refused { store::forget_marks(project, &sha) } else { store::forget_revision(project, &sha) };
             }
             return Err(e);
         }
@@ -244,8 +248,14 @@ fn index_tree(
 pub fn indexed_revision(project: &ProjectRoot, spec: &str, model: &str) -> Result<String> {
     let stored = store::revisions(project)?;
     let sha = resolve_stored(project, &stored, spec)?;
+    let made_elsewhere = || shared_index_whole(project, &sha);
     match stored.iter().find(|r| r.sha == sha) {
         Some(r) if r.complete => {
+            let root = store::revision_root(project, &sha);
+            check_model(&root, model, &format!("run vg-index --rev {spec} to rebuild it"))?;
+            Ok(sha)
+        }
+        None if made_elsewhere() => {
             let root = store::revision_root(project, &sha);
             check_model(&root, model, &format!("run vg-index --rev {spec} to rebuild it"))?;
             Ok(sha)
@@ -256,6 +266,20 @@ pub fn indexed_revision(project: &ProjectRoot, spec: &str, model: &str) -> Resul
         )),
         None => Err(anyhow!("revision {spec} ({}) is not indexed; run vg-index --rev {spec}", &sha[..12])),
     }
+}
+
+/// Whether the shared store holds revision `sha`'s index whole, as another
+/// checkout of the project made it (this one has no marks of it): built,
+/// and no run left it unfinished.
+fn shared_index_whole(project: &ProjectRoot, sha: &str) -> bool {
+    let root = store::revision_root(project, sha);
+    if root.shared.is_none() {
+        return false;
+    }
+    let whole = |index: Box<dyn store::IndexReader>| -> Result<bool, store::StoreError> {
+        Ok(index.meta()?.is_some() && !index.run_unfinished()?)
+    };
+    store::open_for_reading(&root).and_then(whole).unwrap_or(false)
 }
 
 /// The revision `vg-index --forget SPEC` removes: the one `spec` names now,

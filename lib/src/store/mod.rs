@@ -47,9 +47,9 @@ pub use lock::{
     try_lock_for_writing, writer_waiting, ServerMark, WriteLock,
 };
 pub use revisions::{
-    admission, check_tree_root, forget_revision, is_commit_id, mark_complete, mark_unfinished, record_admission,
-    record_name, record_submodules, record_unwritten, related_roots, remove_revision_files, revision_root, revisions,
-    submodules, unwritten, Revision,
+    admission, check_tree_root, forget_marks, forget_revision, is_commit_id, mark_complete, mark_unfinished,
+    record_admission, record_name, record_submodules, record_unwritten, related_roots, remove_revision_files,
+    revision_root, revisions, submodules, unwritten, Revision,
 };
 pub use signs::SignCodes;
 pub use sqlite::{file_identity, first_pass_size, FileIdentity, CODES_FROM};

@@ -298,6 +298,15 @@ pub fn forget_revision(project: &ProjectRoot, sha: &str) -> Result<bool, StoreEr
     if let Some(shared) = revision_root(project, sha).shared {
         super::postgres::remove(&shared)?;
     }
+    forget_marks(project, sha)
+}
+
+/// Remove what this checkout keeps of revision `sha` (its marks; its index
+/// too, unless shared): true when there was something.
+pub fn forget_marks(project: &ProjectRoot, sha: &str) -> Result<bool, StoreError> {
+    if !is_commit_id(sha) {
+        return Ok(false);
+    }
     let dir = revisions_dir(project).join(sha);
     match std::fs::remove_dir_all(&dir) {
         Ok(()) => Ok(true),
