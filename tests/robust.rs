@@ -216,6 +216,36 @@ fn a_missing_table_or_column_is_damage_that_the_next_run_rebuilds() {
     }
 }
 
+/// A byte of a chunk's text damaged inside a sound page: SQLite's checks
+/// pass it, so `--verify` called the index sound, a plain run reused it,
+/// and every search that met the chunk failed on invalid UTF-8 in words
+/// naming no cure. Both now call it damage, and the next run rebuilds.
+#[test]
+fn text_damaged_inside_a_sound_page_is_damage_found_and_rebuilt() {
+    let t = Tree::git();
+    t.write("retry.py", "def retry_upload(client, path):\n    \"\"\"Upload a file, trying again when the connection drops.\"\"\"\n    return client.put(path)\n");
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    let db = t.path().join(".vecgrep/index.db");
+    let damage = || {
+        let mut bytes = std::fs::read(&db).unwrap();
+        let at = bytes.windows(12).position(|w| w == b"trying again").expect("the chunk's text in the file");
+        bytes[at] = 0xFF;
+        std::fs::write(&db, bytes).unwrap();
+    };
+    damage();
+    let v = verify(&t);
+    assert_eq!(v["ok"], false, "{v}");
+    assert!(v.to_string().contains("not UTF-8"), "{v}");
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    damage();
+    let o = run(t.cmd("vg-query", ".").args(["--no-index", "upload retry"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("is damaged"), "{}", stderr(&o));
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert!(stderr(&o).contains("rebuilding the index at"), "{}", stderr(&o));
+    assert_code(&run(t.cmd("vg-query", ".").args(["--no-index", "upload retry"])), 0);
+}
+
 /// Keys out of order in the chunks table's root page: lookups by id miss
 /// rows that scans still return, so a search lost hits in silence while
 /// --verify called the index damaged. A search that misses a chunk it

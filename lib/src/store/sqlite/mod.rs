@@ -336,7 +336,8 @@ impl SqliteIndex {
         // Pages SQLite finds corrupt are marked for the next writer; a table
         // missing (found on every open) or a query vector of another size
         // (another model's question) are not damage a run could miss.
-        let pages = matches!(e.sqlite_error_code(), Some(ErrorCode::DatabaseCorrupt) | Some(ErrorCode::NotADatabase));
+        let pages = matches!(e.sqlite_error_code(), Some(ErrorCode::DatabaseCorrupt) | Some(ErrorCode::NotADatabase))
+            || is_text_not_utf8(&e);
         if pages {
             self.damage(e.to_string())
         } else if is_corruption(&e) {
@@ -471,6 +472,17 @@ pub(super) fn is_corruption(e: &rusqlite::Error) -> bool {
         Some(rusqlite::ErrorCode::DatabaseCorrupt) | Some(rusqlite::ErrorCode::NotADatabase)
     ) || is_bad_vector(e)
         || is_missing_part(e)
+        || is_text_not_utf8(e)
+}
+
+/// Stored text that is not UTF-8: vecgrep writes none, so a byte of it was
+/// damaged where SQLite's own checks do not look (`texts_not_utf8`).
+fn is_text_not_utf8(e: &rusqlite::Error) -> bool {
+    match e {
+        rusqlite::Error::Utf8Error(..) => true,
+        rusqlite::Error::FromSqlConversionFailure(_, _, cause) => cause.is::<std::str::Utf8Error>(),
+        _ => false,
+    }
 }
 
 /// A table or column of the schema the index says it has is not there
