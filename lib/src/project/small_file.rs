@@ -131,9 +131,14 @@ pub(crate) fn append_own(path: &Path, text: &[u8]) -> io::Result<()> {
 /// Replace the contents of the file at `path` with `text`, creating it
 /// when missing; refused as [`append_own`] is.
 pub(crate) fn write_own(path: &Path, text: &[u8]) -> io::Result<()> {
+    create_own(path)?.write_all(text)
+}
+
+/// Create (or empty) the file at `path`, vecgrep's own, never through a
+/// link, and keep it open.
+pub(crate) fn create_own(path: &Path) -> io::Result<File> {
     refuse_links(path)?;
-    let mut file = open_no_follow(OpenOptions::new().create(true).write(true).truncate(true), path)?;
-    file.write_all(text)
+    open_no_follow(OpenOptions::new().create(true).write(true).truncate(true), path)
 }
 
 /// Replace the file at `path` with `text` whole: written to `<path>.tmp`

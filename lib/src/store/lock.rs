@@ -155,22 +155,37 @@ pub(super) fn refuse_file_in_the_way(root: &ProjectRoot) -> Result<(), StoreErro
 
 /// What a writer waiting for the lock leaves beside it while it waits
 /// (`index.lock.waiting-PID`), so that a run that may stop part-way for
-/// it (a server's fill, which can take minutes) lets it go first.
-struct WaitMark(Option<PathBuf>);
+/// it (a server's fill, which can take minutes) lets it go first. The
+/// waiter holds a lock on its mark while it waits: a mark nobody holds
+/// is a dead waiter's, whatever process has its pid now (one reused
+/// stopped a server's fill for good).
+struct WaitMark(Option<(PathBuf, File)>);
 
 const WAIT_MARK: &str = "index.lock.waiting-";
+
+/// A wait mark's name while it is made, before its lock is held.
+const WAIT_MARK_MADE: &str = "index.lock.making-";
 
 impl WaitMark {
     fn leave(lock: &std::path::Path) -> WaitMark {
         let mark = lock.with_file_name(format!("{WAIT_MARK}{}", std::process::id()));
+        // Locked before it takes its name, so that no one sees it unheld.
+        let made = lock.with_file_name(format!("{WAIT_MARK_MADE}{}", std::process::id()));
+        let held = small_file::create_own(&made)
+            .ok()
+            .filter(|file| file.try_lock().is_ok())
+            .filter(|_| std::fs::rename(&made, &mark).is_ok());
+        if held.is_none() {
+            let _ = std::fs::remove_file(&made);
+        }
         // Without the mark the wait is only longer.
-        WaitMark(small_file::write_own(&mark, b"").ok().map(|()| mark))
+        WaitMark(held.map(|file| (mark, file)))
     }
 }
 
 impl Drop for WaitMark {
     fn drop(&mut self) {
-        if let Some(mark) = &self.0 {
+        if let Some((mark, _)) = &self.0 {
             let _ = std::fs::remove_file(mark);
         }
     }
@@ -187,6 +202,13 @@ pub fn writer_waiting(root: &ProjectRoot) -> bool {
     let mut waiting = false;
     for entry in entries.flatten() {
         let name = entry.file_name();
+        // One a waiter killed before it named it.
+        if let Some(pid) = name.to_str().and_then(|n| n.strip_prefix(WAIT_MARK_MADE)) {
+            if pid != std::process::id().to_string() && !waiter_lives(pid, &entry) {
+                let _ = std::fs::remove_file(entry.path());
+            }
+            continue;
+        }
         let Some(pid) = name.to_str().and_then(|n| n.strip_prefix(WAIT_MARK)) else { continue };
         // This process's own mark: a fill waiting for the lock is not
         // another writer it should stop for.
@@ -202,18 +224,14 @@ pub fn writer_waiting(root: &ProjectRoot) -> bool {
     waiting
 }
 
-/// How long a mark counts where `/proc` cannot say whether its process runs.
-const MARK_LIFETIME: std::time::Duration = std::time::Duration::from_secs(600);
-
-/// Whether the process `pid` that left `mark` still runs: as `/proc` says,
-/// or where there is none, whether the mark is recent.
+/// Whether the waiter that left `mark` still waits: it holds a lock on
+/// its mark while it does (`WaitMark`). A mark this process cannot open
+/// (not a file, another user's) counts while its pid runs, as `/proc` says.
 fn waiter_lives(pid: &str, mark: &std::fs::DirEntry) -> bool {
-    let proc = std::path::Path::new("/proc");
-    if proc.join("self").exists() {
-        return pid.parse::<u32>().is_ok() && proc.join(pid).exists();
+    match small_file::open_regular_as(&mark.path(), false) {
+        Ok(Some(file)) => matches!(file.try_lock(), Err(std::fs::TryLockError::WouldBlock)),
+        _ => pid.parse::<u32>().is_ok() && std::path::Path::new("/proc").join(pid).exists(),
     }
-    let age = mark.metadata().and_then(|m| m.modified()).map(|t| t.elapsed().unwrap_or_default());
-    age.is_ok_and(|age| age < MARK_LIFETIME)
 }
 
 /// A server's mark that it serves `root` (`.vecgrep/serve.lock`, held
@@ -299,20 +317,19 @@ mod tests {
         assert!(!writer_waiting(&root));
         // This process's own mark is not another writer's.
         let mark = WaitMark::leave(&lock);
-        assert!(mark.0.as_ref().is_some_and(|m| m.exists()));
+        assert!(mark.0.as_ref().is_some_and(|m| m.0.exists()));
         assert!(!writer_waiting(&root), "its own wait is not another's");
         drop(mark);
-        // Another process's: a child that lives while it is looked at.
-        let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
-        let other = lock.with_file_name(format!("{WAIT_MARK}{}", child.id()));
-        std::fs::write(&other, b"").unwrap();
-        assert!(writer_waiting(&root), "another process waits");
-        let _ = child.kill();
-        let _ = child.wait();
-        std::fs::remove_file(&other).unwrap();
-        assert!(!writer_waiting(&root), "its mark is gone once it holds the lock");
-        // A process killed while it waited (no process has pid 0 in /proc).
-        let left = lock.with_file_name(format!("{WAIT_MARK}0"));
+        // Another waiter's, held while it waits (a lock on another open
+        // file is another's, in this process too).
+        let other = lock.with_file_name(format!("{WAIT_MARK}{}", std::process::id() + 1));
+        let held = std::fs::File::create(&other).unwrap();
+        held.lock().unwrap();
+        assert!(writer_waiting(&root), "another waiter waits");
+        drop(held);
+        assert!(!writer_waiting(&root) && !other.exists(), "a mark no one holds is a dead waiter's, removed");
+        // A waiter killed while it waited, whose pid runs again (pid 1 always does).
+        let left = lock.with_file_name(format!("{WAIT_MARK}1"));
         std::fs::write(&left, b"").unwrap();
         assert!(!writer_waiting(&root) && !left.exists(), "a dead waiter's mark is removed, not counted");
     }
