@@ -145,6 +145,42 @@ fn vecgrep_i_starts_with_a_query_and_paths_and_esc_quits_with_130() {
     assert_eq!(p.exit_status(), 130);
 }
 
+/// SIGTERM, SIGINT or SIGHUP to an open picker closes its screen as Esc
+/// does: ended at once, it left the terminal in the alternate screen with
+/// mouse reporting on, and after --full-index (whose handler ended the
+/// process) in raw mode with no echo.
+#[test]
+fn a_signal_closes_the_picker_and_gives_the_terminal_back() {
+    for (args, signal) in [(&[][..], "TERM"), (&["--full-index"][..], "TERM"), (&["--full-index"][..], "HUP")] {
+        let t = sample_project();
+        let p = Picker::start(&t, "vg-pick", args);
+        p.wait_for("the ready status line", |s| s.contains("ready · "));
+        let shell = p.tmux(&["display", "-p", "#{pane_pid}"]);
+        let killed = Command::new("pkill").args([&format!("-{signal}"), "-x", "-P", shell.trim(), "vg-pick"]).status();
+        assert!(killed.unwrap().success(), "{args:?}: no picker to signal");
+        assert_eq!(p.exit_status(), 130, "{args:?} {signal}");
+        let modes = p.tmux(&["display", "-p", "#{alternate_on} #{mouse_any_flag}"]);
+        assert_eq!(modes.trim(), "0 0", "{args:?} {signal}: the screen's modes are left on");
+    }
+}
+
+/// Ctrl-C during --full-index's run stops it, and the picker is not opened.
+#[test]
+fn ctrl_c_while_full_index_runs_stops_without_opening_the_picker() {
+    let t = sample_project();
+    for i in 0..300 {
+        t.write(
+            &format!("more/m{i}.py"),
+            &format!("def helper_{i}(x):\n    \"\"\"Helper number {i}.\"\"\"\n    return x * {i}\n"),
+        );
+    }
+    let p = Picker::start(&t, "vg-pick", &["--full-index"]);
+    p.wait_for("the index run's progress", |s| s.contains("vg-pick: indexing"));
+    p.keys(&["C-c"]);
+    assert_eq!(p.exit_status(), 130);
+    assert!(!p.screen().contains("vecgrep>"), "the picker opened:\n{}", p.screen());
+}
+
 #[test]
 fn results_come_while_indexing_and_quitting_leaves_the_index_consistent() {
     let t = sample_project();

@@ -874,6 +874,8 @@ pub fn index_blocking(
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 /// Whether an index run (`index_blocking`) is under way.
 static INDEXING: AtomicBool = AtomicBool::new(false);
+/// Whether a screen is open (`on_screen`): the picker's.
+static ON_SCREEN: AtomicBool = AtomicBool::new(false);
 
 /// When the first Ctrl-C (or SIGTERM) of an index run came.
 static FIRST_INTERRUPT: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
@@ -893,7 +895,7 @@ fn stop_on_interrupt() {
     INSTALLED.call_once(|| {
         // A tool with a handler of its own (the servers) keeps it.
         let _ = ctrlc::set_handler(|| {
-            if !INDEXING.load(Ordering::SeqCst) {
+            if !INDEXING.load(Ordering::SeqCst) && !ON_SCREEN.load(Ordering::SeqCst) {
                 // Not `exit`: a search thread may be inside the model (end_process).
                 end_now(EXIT_INTERRUPTED);
             }
@@ -914,6 +916,19 @@ pub fn stoppable<T>(work: impl FnOnce() -> T) -> T {
     INDEXING.store(true, Ordering::SeqCst);
     let done = work();
     INDEXING.store(false, Ordering::SeqCst);
+    done
+}
+
+/// Run `work` with a screen open (the picker's alternate screen, raw
+/// mode, mouse reporting): the first Ctrl-C, SIGTERM or SIGHUP only sets
+/// `interrupted()`, for `work` to close its screen and return; ended at
+/// once, the process left the terminal in the screen's modes (no echo, the
+/// mouse sending escape codes to the shell). A second ends the process.
+pub fn on_screen<T>(work: impl FnOnce() -> T) -> T {
+    stop_on_interrupt();
+    ON_SCREEN.store(true, Ordering::SeqCst);
+    let done = work();
+    ON_SCREEN.store(false, Ordering::SeqCst);
     done
 }
 

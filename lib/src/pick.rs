@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::format::{best_lines, display_path};
+use crate::format::{best_lines, display_path, escape_controls};
 use crate::live::Progress;
 use crate::records::HitRecord;
 
@@ -225,8 +225,11 @@ pub fn preview(hit: &HitRecord, root: &Path, height: usize, color: bool) -> (Str
 /// many chunks have the model's vector (`vectors`) when not all do, the
 /// root and the scope.
 pub fn status_line(progress: &Progress, chunks: u64, vectors: u64, root: &Path, scope: &[String]) -> String {
+    // What the status line quotes (a root's name, an error's words) shows
+    // its control characters, never obeys them: skim reads its header as
+    // ANSI, and a newline in a directory's name split it.
     let state = match (&progress.error, progress.indexing, progress.total, progress.recomputing) {
-        (Some(e), ..) => format!("indexing failed: {e}"),
+        (Some(e), ..) => format!("indexing failed: {}", escape_controls(e)),
         (None, _, _, Some(r)) => format!("recomputing static vectors {}/{} chunks", r.done, r.of),
         (None, true, Some(total), None) => format!("indexing {}/{} files", progress.indexed, total),
         (None, true, None, None) => "indexing: walking".to_string(),
@@ -235,7 +238,8 @@ pub fn status_line(progress: &Progress, chunks: u64, vectors: u64, root: &Path, 
     };
     let vectors = if vectors < chunks { format!(" ({vectors} with the model's vectors)") } else { String::new() };
     let scope = if scope.iter().all(|s| s.is_empty()) { "everything".to_string() } else { scope.join(" ") };
-    format!("{state} · {chunks} chunks{vectors} · root {} · scope {scope}", root.display())
+    let root = root.display().to_string();
+    format!("{state} · {chunks} chunks{vectors} · root {} · scope {}", escape_controls(&root), escape_controls(&scope))
 }
 
 #[cfg(test)]
@@ -396,5 +400,10 @@ mod tests {
             status_line(&p, 6400, 0, Path::new("/r"), &["".into()]),
             "recomputing static vectors 1024/6400 chunks · 6400 chunks (0 with the model's vectors) · root /r · scope everything"
         );
+        // A root's name is shown, never obeyed: skim reads the header as ANSI.
+        let p = Progress { ran: true, ..Default::default() };
+        let line = status_line(&p, 1, 1, Path::new("/r\x1b]0;TITLE\x07X\nY"), &["a\nb".into()]);
+        assert!(!line.contains(['\x1b', '\x07', '\n']), "{line:?}");
+        assert!(line.contains("root /r^[]0;TITLE^GX^JY · scope a^Jb"), "{line:?}");
     }
 }

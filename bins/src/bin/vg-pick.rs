@@ -18,7 +18,7 @@ use skim::tui::Size;
 use skim::{DisplayContext, PreviewContext, PreviewPosition};
 use vecgrep::embed::LazyEmbedder;
 use vecgrep::embed::Profile;
-use vecgrep::format::{score_band, ScoreBand};
+use vecgrep::format::{escape_controls, score_band, ScoreBand};
 use vecgrep::live::{LiveIndex, Searcher, Target};
 use vecgrep::pick::{self, OpenPlan};
 use vecgrep::project::ResolvedConfig;
@@ -26,8 +26,8 @@ use vecgrep::records::HitRecord;
 use vecgrep::search::FileFilter;
 use vecgrep::store::{self, IndexReader};
 use vecgrep_bins::app::{
-    cli_config, embedder_pool, index_blocking, load_query_embedder, note, resolve, run_main, static_loader, Blocking,
-    EXIT_ERROR, EXIT_FOUND, EXIT_NOT_FOUND,
+    cli_config, embedder_pool, index_blocking, interrupted, load_query_embedder, note, on_screen, resolve, run_main,
+    static_loader, Blocking, EXIT_ERROR, EXIT_FOUND, EXIT_INTERRUPTED, EXIT_NOT_FOUND,
 };
 use vecgrep_bins::cli::PickCli;
 
@@ -84,6 +84,11 @@ fn pick(mut cli: PickCli, matches: &clap::ArgMatches) -> Result<u8> {
             note(TOOL, false, "indexing declined; the picker was not opened");
             return Ok(EXIT_NOT_FOUND);
         }
+        // Ctrl-C stopped the run (it said what it kept): the picker is not
+        // opened, as vg-index and vecgrep stop there too.
+        if summary.cancelled {
+            return Ok(EXIT_INTERRUPTED);
+        }
         blocking = Some((began, walked));
     }
 
@@ -114,7 +119,7 @@ fn pick(mut cli: PickCli, matches: &clap::ArgMatches) -> Result<u8> {
     let (jobs, results) = spawn_search_worker(Arc::clone(&searcher), config.clone(), filter, cwd.clone());
     let counts = spawn_counter(Arc::clone(&live), Arc::clone(&shutdown));
 
-    let picked = run_picker(&initial, &live, &counts, &jobs, &results);
+    let picked = on_screen(|| run_picker(&initial, &live, &counts, &jobs, &results));
     shutdown.store(true, Ordering::SeqCst);
     drop(jobs);
     // The indexer stops after the file in hand; what it wrote is committed.
@@ -195,25 +200,7 @@ fn run_picker(
     jobs: &mpsc::Sender<Job>,
     results: &mpsc::Receiver<Found>,
 ) -> Result<SkimOutput> {
-    let options = SkimOptionsBuilder::default()
-        .disabled(true)
-        .no_sort(true)
-        .multi(true)
-        .reverse(true)
-        .prompt("vecgrep> ".to_string())
-        .query(initial.to_string())
-        .header(status(live, (0, 0), None))
-        .preview(String::new())
-        .preview_window("right:50%")
-        .bind(vec![
-            "f2:toggle-preview".to_string(),
-            "alt-p:toggle-preview".to_string(),
-            // skim's own modes (fuzzy filtering of our ranking) make no sense here.
-            "ctrl-q:ignore".to_string(),
-            "ctrl-r:ignore".to_string(),
-        ])
-        .build()
-        .map_err(|e| anyhow!("cannot set up the picker: {e}"))?;
+    let options = picker_options(initial, live)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -230,14 +217,20 @@ fn run_picker(
         let mut seq = 0u64;
         let mut asked: Option<String> = None;
         let mut pending = false;
-        // The index as last seen (chunks, whether a run has completed), and
-        // as it was when the shown results were asked for: when they differ,
-        // the results are refreshed for the query already shown.
-        let mut index_state = (0u64, false);
+        // The index as last seen (chunks, whether a run has completed,
+        // whether a fill is at work), and as it was when the shown results
+        // were asked for: when they differ, the results are refreshed for
+        // the query already shown (a search made while the fill had given
+        // no chunk the model's vector found nothing, and stayed so).
+        let mut index_state = (0u64, false, false);
         let mut asked_state = index_state;
         let mut error: Option<String> = None;
         let mut last_refresh: Option<Instant> = None;
         while !skim.tick().await.map_err(|e| anyhow!("the picker failed: {e}"))? {
+            // A signal: the screen is closed as Esc closes it (`on_screen`).
+            if interrupted() {
+                break;
+            }
             // UpdateQuery: a changed query is searched (after the debounce).
             let query = skim.app().input.value.clone();
             if asked.as_deref() != Some(query.as_str()) {
@@ -262,7 +255,8 @@ fn run_picker(
             if last_refresh.is_none_or(|t| t.elapsed() >= REFRESH) {
                 last_refresh = Some(Instant::now());
                 let (chunks, vectors) = *counts.lock().unwrap_or_else(|e| e.into_inner());
-                index_state = (chunks, live.progress().ran);
+                let progress = live.progress();
+                index_state = (chunks, progress.ran, progress.filling);
                 let header = status(live, (chunks, vectors), error.as_deref());
                 let app = skim.app_mut();
                 if app.header.header != header {
@@ -280,6 +274,30 @@ fn run_picker(
         }
         Ok(skim.output())
     })
+}
+
+/// The picker's skim options: our ranking shown as it is (skim's own sorting
+/// and filtering off), the status line as its header.
+fn picker_options(initial: &str, live: &Arc<LiveIndex>) -> Result<SkimOptions> {
+    SkimOptionsBuilder::default()
+        .disabled(true)
+        .no_sort(true)
+        .multi(true)
+        .reverse(true)
+        .prompt("vecgrep> ".to_string())
+        .query(initial.to_string())
+        .header(status(live, (0, 0), None))
+        .preview(String::new())
+        .preview_window("right:50%")
+        .bind(vec![
+            "f2:toggle-preview".to_string(),
+            "alt-p:toggle-preview".to_string(),
+            // skim's own modes (fuzzy filtering of our ranking) make no sense here.
+            "ctrl-q:ignore".to_string(),
+            "ctrl-r:ignore".to_string(),
+        ])
+        .build()
+        .map_err(|e| anyhow!("cannot set up the picker: {e}"))
 }
 
 /// A thread that keeps the index's counts for the status line, read every
@@ -321,7 +339,7 @@ fn status(live: &LiveIndex, (chunks, vectors): (u64, u64), error: Option<&str>) 
     let t = &live.target;
     let line = pick::status_line(&live.progress(), chunks, vectors, &t.root.path, &t.scope_names());
     match error {
-        Some(e) => format!("{line}\nsearch failed: {e}"),
+        Some(e) => format!("{line}\nsearch failed: {}", escape_controls(e)),
         None => line,
     }
 }
