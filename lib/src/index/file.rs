@@ -54,6 +54,9 @@ pub(super) fn read_file(
     let read_at = SystemTime::now();
     let (bytes, stamps) = match read_regular(&f.abs, config.max_filesize, confined) {
         Ok(Opened::Read(bytes, stamps)) => (bytes, stamps),
+        // Replaced by a directory since the walk: the file is gone (the
+        // next walk finds what is in it).
+        Ok(Opened::NotRegular) if f.abs.is_dir() => return skip(SkipReason::Vanished),
         // Replaced by a FIFO or a device since the walk: never waited on.
         Ok(Opened::NotRegular) => return skip(SkipReason::Special),
         // Replaced by a link since the walk, as the walk would have found it.
@@ -474,6 +477,9 @@ mod tests {
         std::fs::write(root.path().join("src/c.rs"), "fn c() {}\n").unwrap();
         symlink(root.path().join("src/c.rs"), root.path().join("src/d.rs")).unwrap();
         assert_eq!(skipped(&walked("src/d.rs"), true), None);
+        // The file, now a directory: gone, not a FIFO or a device.
+        std::fs::create_dir(root.path().join("src/e.rs")).unwrap();
+        assert_eq!(skipped(&walked("src/e.rs"), false), Some(SkipReason::Vanished));
     }
 
     #[test]
