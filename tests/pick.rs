@@ -164,6 +164,35 @@ fn a_signal_closes_the_picker_and_gives_the_terminal_back() {
     }
 }
 
+/// The preview follows the row under the cursor when the list is replaced
+/// under it: with the cursor down the list and a new query of fewer rows,
+/// the old file stayed beside the new row; an empty list kept it too.
+#[test]
+fn the_preview_follows_the_list_when_a_new_query_replaces_it() {
+    let t = Tree::git();
+    for i in 0..10 {
+        t.write(&format!("tax{i}.py"), &format!("def compute_tax_{i}(amount):\n    \"\"\"Compute the tax owed on an amount in region {i}.\"\"\"\n    return amount * 0.{i}\n"));
+    }
+    t.write(
+        "kitchen/bread.py",
+        "def bake(loaf):\n    \"\"\"Bake sourdough bread with a starter in a hot oven.\"\"\"\n    return loaf.bake()\n",
+    );
+    let p = Picker::start(&t, "vg-pick", &[]);
+    p.wait_for("the ready status line", |s| s.contains("ready · "));
+    p.type_text("compute the tax owed");
+    p.wait_for("results", |s| rows(s).len() >= 8 && s.contains("▌"));
+    p.keys(&["Down", "Down", "Down", "Down", "Down", "Down"]);
+    std::thread::sleep(Duration::from_millis(500));
+    p.keys(&["C-u"]);
+    p.type_text("bake sourdough bread");
+    let preview_says = |s: &str, text: &str| s.lines().any(|l| l.contains('▌') && l.contains(text));
+    p.wait_for("one row", |s| rows(s).len() == 1 && rows(s)[0].contains("kitchen/bread.py"));
+    let screen = p.wait_for("the bread previewed", |s| preview_says(s, "sourdough"));
+    assert!(!preview_says(&screen, "compute_tax"), "{screen}");
+    p.keys(&["Escape"]);
+    assert_eq!(p.exit_status(), 130);
+}
+
 /// Ctrl-C during --full-index's run stops it, and the picker is not opened.
 #[test]
 fn ctrl_c_while_full_index_runs_stops_without_opening_the_picker() {

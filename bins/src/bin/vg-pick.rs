@@ -226,11 +226,13 @@ fn run_picker(
         let mut asked_state = index_state;
         let mut error: Option<String> = None;
         let mut last_refresh: Option<Instant> = None;
+        let mut previewed: Option<usize> = None;
         while !skim.tick().await.map_err(|e| anyhow!("the picker failed: {e}"))? {
             // A signal: the screen is closed as Esc closes it (`on_screen`).
             if interrupted() {
                 break;
             }
+            keep_preview_current(skim.app_mut(), &mut previewed);
             // UpdateQuery: a changed query is searched (after the debounce).
             let query = skim.app().input.value.clone();
             if asked.as_deref() != Some(query.as_str()) {
@@ -274,6 +276,26 @@ fn run_picker(
         }
         Ok(skim.output())
     })
+}
+
+/// Preview the row under the cursor whenever it is another than the one
+/// last previewed (`previewed`, the item's address), and show nothing when
+/// no row is: skim previews again only when its cursor moves, so a list
+/// replaced under it (a new query, an index run's refresh) kept the old
+/// file beside the new row, or beside an empty list.
+fn keep_preview_current(app: &mut skim::tui::App, previewed: &mut Option<usize>) {
+    let under_cursor = app.item_list.selected().map(|m| Arc::as_ptr(&m.item).cast::<()>() as usize);
+    if under_cursor == *previewed {
+        return;
+    }
+    *previewed = under_cursor;
+    match under_cursor {
+        Some(_) => app.pending_preview_run = true,
+        None => {
+            let _ = app.preview.content(b"");
+            app.needs_render.store(true, Ordering::Relaxed);
+        }
+    }
 }
 
 /// The picker's skim options: our ranking shown as it is (skim's own sorting
