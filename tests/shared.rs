@@ -664,6 +664,9 @@ fn a_revisions_local_index_and_a_shared_ones_never_mix() {
     assert_code(&run(owner.cmd("vg-index", ".").args(["--rev", "v1"])), 0);
     assert_code(&run(shared(&owner, &pg, "releases", "vg-index").args(["--forget", "v1"])), 0);
     assert_code(&search(&owner), 0);
+    // Clearing clears both: the checkout's revisions are its cache too.
+    assert_code(&run(shared(&owner, &pg, "releases", "vg-index").arg("--clear-cache")), 0);
+    assert_code(&search(&owner), 2);
 }
 
 #[test]

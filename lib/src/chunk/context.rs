@@ -119,9 +119,12 @@ fn tail_of_path(path: &str) -> String {
 /// `path`, at any depth) give (`class Engine < Railtie` → `Engine`): what
 /// a chunk defines, as against the definitions it is in, which its stored
 /// names do not tell apart.
+/// A line inside a block comment or a string of several lines defines
+/// nothing (`comments::code_lines`).
 pub fn defined_names<'a>(path: &str, text: &'a str) -> Vec<&'a str> {
     let declarations = Declarations::of_path(path);
-    text.lines()
+    super::comments::code_lines(path, text)
+        .into_iter()
         .map(str::trim)
         .filter(|line| declarations.starts_definition(line))
         .filter_map(|line| declarations.name(line))

@@ -21,6 +21,7 @@
 //! the model's window, `context` says what encloses each chunk and what it
 //! defines, with the names `definitions` reads from definition lines.
 
+mod comments;
 mod context;
 mod definitions;
 mod outline;

@@ -104,7 +104,7 @@ fn describe_change(have: &IndexMeta, wanted: &IndexMeta) -> String {
     // is the source's, not vecgrep's table.
     match (have.static_table.is_empty(), wanted.static_table.is_empty()) {
         _ if have.static_table == wanted.static_table => {}
-        (true, false) => changes.push("embedder_source remote -> local".to_string()),
+        (true, false) => changes.push("it records no static table (embedder_source remote -> local)".to_string()),
         (false, true) => changes.push("embedder_source local -> remote".to_string()),
         _ => changes.push(format!("the static table is another ({})", crate::embed::why_another_table())),
     }

@@ -101,21 +101,25 @@ impl LiveIndex {
         }
         let now = now_ms();
         let recorded = store::open_in_place(&self.target.root).and_then(|mut store| {
+            // Counts that cannot be read are the run's own rather than no
+            // record at all (every job shown running for ever).
             let ended = match outcome {
-                RunOutcome::Completed(s) => Ok((s, store.stats()?)),
+                RunOutcome::Completed(s) => {
+                    Ok((s, store.stats().map(|a| (a.files, a.chunks)).unwrap_or((s.files, s.chunks))))
+                }
                 RunOutcome::Failed(why) => Err(why),
             };
             for id in jobs {
                 let Some(mut job) = store.index_job(id)? else { continue };
                 job.finished_ms = Some(now);
                 match &ended {
-                    Ok((s, after)) => {
+                    Ok((s, (files, chunks))) => {
                         // A server started meanwhile may have failed it (an
                         // older vecgrep, or one that found no mark): the run
                         // ended, and its record says so alone.
                         (job.state, job.error) = (JobState::Completed, None);
                         (job.files, job.chunks, job.embedded, job.removed) =
-                            (Some(after.files), Some(after.chunks), Some(s.embedded), Some(s.removed));
+                            (Some(*files), Some(*chunks), Some(s.embedded), Some(s.removed));
                     }
                     Err(why) => (job.state, job.error) = (JobState::Failed, Some(why.to_string())),
                 }

@@ -39,8 +39,8 @@ pub struct SearchArgs {
     pub mode: Option<ModeArg>,
     /// Lowest score returned, -1 to 1. Default: `threshold` from the
     /// config (0.3); a `lexical` search keeps every match unless the
-    /// config sets one, and unless set, the definition of the one
-    /// identifier a query is passes whatever its score.
+    /// config sets one, and unless set, a `hybrid` search passes the
+    /// definition of the one identifier a query is whatever its score.
     pub threshold: Option<f32>,
     /// Only files modified at or after this: a span back from now (`2w`,
     /// `3d`, `12h`, `30m`) or a UTC date (`2026-01-31`).

@@ -13,15 +13,17 @@ use crate::store::{ChunkId, IndexReader, StoreError};
 /// from a better one of the same file joins it (`join_hit`) instead of
 /// taking a place of its own; one too long to join keeps only lines no
 /// better hit shows (`outside_better`). Each hit takes its chunk's `Why`
-/// from `whys`.
+/// from `whys`. With them, whether a candidate was passed over because
+/// its file had `per_file` hits already.
 pub(super) fn collect_hits(
     store: &dyn IndexReader,
     scored: &[Scored],
     whys: &mut HashMap<ChunkId, Why>,
     k: usize,
     per_file: Option<usize>,
-) -> Result<Vec<Hit>, StoreError> {
+) -> Result<(Vec<Hit>, bool), StoreError> {
     let mut hits: Vec<Hit> = Vec::with_capacity(scored.len());
+    let mut file_full = false;
     // The lines of each file whose hits are pieces of a long line.
     let mut pieces: HashMap<String, HashSet<usize>> = HashMap::new();
     for &Scored { id, score, relevance, fit } in scored {
@@ -71,9 +73,11 @@ pub(super) fn collect_hits(
         }
         if per_file.is_none_or(|most| hits.iter().filter(|h| h.file == hit.file).count() < most) {
             hits.push(hit);
+        } else {
+            file_full = true;
         }
     }
-    Ok(hits)
+    Ok((hits, file_full))
 }
 
 /// `hit` less the lines that `better` hits of its file show: the longest

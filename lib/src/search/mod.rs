@@ -325,8 +325,9 @@ pub fn search_embedded(
 const MOST_DRAWN_PER_FILE: usize = 6400;
 
 /// The hits of the candidates drawn for `request`: with at most `per_file`
-/// of a file, a draw that gives fewer than `k` while a side had more to
-/// give is made again eight times as large (up to `MOST_DRAWN_PER_FILE`),
+/// of a file, a draw that gives fewer than `k`, passing over candidates of
+/// files full already, while a side had more to give, is made again eight
+/// times as large (up to `MOST_DRAWN_PER_FILE`),
 /// since one file of hundreds of chunks alike can fill each side's pool
 /// (`-m 1 -k 10` gave one result).
 fn per_file_hits(
@@ -338,8 +339,10 @@ fn per_file_hits(
     let mut pool = fusion::candidate_pool(request.k);
     loop {
         let mut drawn = fusion::scored_candidates(store, ranking, sides, request, pool)?;
-        let hits = join::collect_hits(store, &drawn.scored, &mut drawn.whys, request.k, request.per_file)?;
-        let draw_again = request.per_file.is_some() && drawn.cut_short && pool < MOST_DRAWN_PER_FILE;
+        let (hits, file_full) = join::collect_hits(store, &drawn.scored, &mut drawn.whys, request.k, request.per_file)?;
+        // Short of k because files were full, not because the threshold
+        // cut the rest: deeper candidates may be other files'.
+        let draw_again = file_full && drawn.cut_short && pool < MOST_DRAWN_PER_FILE;
         if hits.len() >= request.k || !draw_again {
             return Ok(hits);
         }

@@ -794,6 +794,13 @@ pub fn clear(root: &ProjectRoot) -> Result<bool, StoreError> {
     for revision in revisions(root)? {
         removed |= forget_revision(root, &revision.sha)?;
     }
+    // The checkout's own revisions too, kept apart from a shared index's.
+    if root.shared.is_some() {
+        let own = ProjectRoot { shared: None, ..root.clone() };
+        for revision in revisions(&own)? {
+            removed |= forget_revision(&own, &revision.sha)?;
+        }
+    }
     Ok(removed)
 }
 

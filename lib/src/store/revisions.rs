@@ -141,7 +141,11 @@ pub fn revisions(project: &ProjectRoot) -> Result<Vec<Revision>, StoreError> {
         let mark = read_own_text(&data.join(MARK));
         let names = mark.as_deref().map(|m| m.lines().skip(1).map(str::to_string).collect()).unwrap_or_default();
         let unfinished = std::fs::symlink_metadata(data.join(UNFINISHED)).is_ok();
-        out.push(Revision { sha: name, names, complete: mark.is_some() && !unfinished });
+        // A checkout's own revision is whole only with its index there: a
+        // mark without one is a shared index's, from before they were kept
+        // apart (`revisions_dir`), and the revision is indexed again here.
+        let index_here = project.shared.is_some() || data.join("index.db").is_file();
+        out.push(Revision { sha: name, names, complete: mark.is_some() && !unfinished && index_here });
     }
     out.sort_by(|a, b| a.sha.cmp(&b.sha));
     Ok(out)
@@ -423,6 +427,7 @@ mod tests {
             std::fs::create_dir_all(revision_root(&project, sha).data_dir()).unwrap();
         }
         std::fs::create_dir_all(revisions_dir(&project).join("not-a-sha")).unwrap();
+        std::fs::write(revision_root(&project, A).index_path(), b"").unwrap();
         mark_complete(&project, A, "main").unwrap();
         mark_complete(&project, A, "v1").unwrap();
         mark_complete(&project, A, "main").unwrap();
