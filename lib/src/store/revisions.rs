@@ -60,16 +60,20 @@ fn shared_key(shared: &SharedIndex) -> String {
     hash.finalize().to_hex()[..16].to_string()
 }
 
-/// `url` with the password of its user part left out.
+/// `url` with the password of its user part, and a `password=` of its
+/// query, left out: a password changed names the same store.
 fn without_password(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else { return url.to_string() };
     let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    match rest[..authority_end].rfind('@') {
-        Some(at) => {
-            let user = rest[..at].split(':').next().unwrap_or("");
-            format!("{scheme}://{user}@{}", &rest[at + 1..])
-        }
-        None => url.to_string(),
+    let rest = match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{}@{}", rest[..at].split(':').next().unwrap_or(""), &rest[at + 1..]),
+        None => rest.to_string(),
+    };
+    let (before, query) = rest.split_once('?').unwrap_or((&rest, ""));
+    let kept: Vec<&str> = query.split('&').filter(|p| !p.is_empty() && !p.starts_with("password=")).collect();
+    match kept.is_empty() {
+        true => format!("{scheme}://{before}"),
+        false => format!("{scheme}://{before}?{}", kept.join("&")),
     }
 }
 
@@ -417,6 +421,7 @@ mod tests {
         check_tree_root(&first).unwrap();
         assert_eq!(without_password("postgres://u:pw@h:5/d?x=1"), "postgres://u@h:5/d?x=1");
         assert_eq!(without_password("postgres:///d?host=/tmp/s"), "postgres:///d?host=/tmp/s");
+        assert_eq!(without_password("postgres:///d?password=x&host=/s"), "postgres:///d?host=/s");
     }
 
     #[test]
