@@ -1295,6 +1295,31 @@ fn index_jobs_run_now_and_are_answered_for_after_a_restart() {
     assert_eq!(s.json(&format!("/v1/index/status?job_id={id}"))["status"], "completed");
 }
 
+/// A server on a catalog says a project that has gone missing, as every
+/// run of the catalog says it (it said nothing: an agent got a smaller
+/// catalog unsaid), and never calls its projects' links gone paths.
+#[test]
+fn a_server_on_a_catalog_says_a_missing_project_and_no_link_is_gone() {
+    let (t, catalogs) = api_and_billing_catalog();
+    let env = [("VECGREP_CATALOG_DIR", catalogs.to_str().unwrap())];
+    assert_code(&run(t.cmd("vg-index", ".").args(["--catalog", "team"]).env(env[0].0, env[0].1)), 0);
+    std::fs::rename(t.path().join("src/billing"), t.path().join("src/billing2")).unwrap();
+    let s = Server::start_with(&t, &["--catalog", "team", "--refresh", "3600"], &env);
+    s.wait_ready();
+    s.wait_stderr("skipping billing: the catalog's project is not at");
+    let said = s.stderr.lock().unwrap().clone();
+    assert!(!said.contains("served path is gone"), "{said}");
+    let (status, _, body) = s.get("/search?q=retry+a+failed+upload&threshold=-1");
+    assert!(status == 200 && body.contains("\"project\":\"api\""), "{status} {body}");
+    drop(s);
+    // One project served by its own directory: the catalog's link to it.
+    let api = t.path().join("src/api");
+    let s = Server::start_with(&t, &["--catalog", "team", "--refresh", "3600", api.to_str().unwrap()], &env);
+    s.wait_ready();
+    let said = s.stderr.lock().unwrap().clone();
+    assert!(!said.contains("served path is gone"), "{said}");
+}
+
 /// A job's `files` and `chunks` are the index's after the run
 /// (spec/http.md), not those of the paths served alone: a server on `src`
 /// of a project indexed whole said 3 of its 4 files.

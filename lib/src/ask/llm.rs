@@ -62,6 +62,12 @@ pub(super) fn read_plan(reply: &str, draft: &QueryPlan, model: &str) -> Result<Q
     ] {
         fields.entry(key).or_insert(default);
     }
+    // What follows from `requires_l2` (spec/ask.md), when the model left
+    // it out: small models do, and every plan wanting an answer was refused.
+    if !fields.contains_key("l2_skills") {
+        let answers = fields.get("requires_l2").and_then(Value::as_bool).unwrap_or(false);
+        fields.insert("l2_skills".into(), if answers { serde_json::json!(["answer"]) } else { serde_json::json!([]) });
+    }
     let plan: QueryPlan =
         serde_json::from_value(value).map_err(|e| format!("the plan does not fit the schema: {e}"))?;
     plan.check()?;
@@ -117,6 +123,17 @@ mod tests {
         assert!(refused(r#"{"intent": "search", "l1_query_text": "x", "l2_top_k": 100000}"#).contains("l2_top_k"));
         assert!(refused(&format!("{{\"intent\": \"search\", \"l1_query_text\": \"{}\"}}", "a".repeat(20_000)))
             .contains("bytes"));
+    }
+
+    #[test]
+    fn skills_left_out_follow_from_whether_an_answer_is_wanted() {
+        let plan = read_plan(r#"{"intent": "explain", "l1_query_text": "retry", "requires_l2": true}"#, &draft(), "m");
+        assert_eq!(plan.unwrap().l2_skills, ["answer"]);
+        let answering = QueryPlan { requires_l2: true, l2_skills: vec!["answer".into()], ..draft() };
+        let plan = read_plan(r#"{"intent": "search", "l1_query_text": "retry"}"#, &answering, "m").unwrap();
+        assert_eq!((plan.requires_l2, plan.l2_skills.as_slice()), (true, &["answer".to_string()][..]));
+        let plan = read_plan(r#"{"intent": "search", "l1_query_text": "x", "requires_l2": false}"#, &answering, "m");
+        assert!(plan.unwrap().l2_skills.is_empty());
     }
 
     #[test]

@@ -92,6 +92,9 @@ pub fn plan(question: &str, config: &ResolvedConfig, options: &AskOptions) -> (Q
     for why in plan.l0_filters.drop_bad_globs() {
         warnings.push(format!("a path filter was left out: {why}"));
     }
+    for why in plan.l0_filters.drop_contradictions() {
+        warnings.push(format!("two filters that contradict each other were left out: {why}"));
+    }
     if let Err(why) = plan.check() {
         warnings.push(format!("the plan's filters were left out: {why}"));
         plan.l0_filters = L0Filters::default();

@@ -203,6 +203,31 @@ impl L0Filters {
         dropped
     }
 
+    /// The pairs of bounds that contradict each other taken out, each with
+    /// why (a size over its own maximum, a date after its own end): a
+    /// question naming both asks for nothing, and the rest of its filters
+    /// stand (a conflict left the plan without any filter, or, for dates,
+    /// searched for nothing and said no more).
+    pub fn drop_contradictions(&mut self) -> Vec<String> {
+        let mut dropped = Vec::new();
+        if let (Some(min), Some(max)) = (self.min_size, self.max_size) {
+            if min > max {
+                dropped.push(format!("min_size {min} is over max_size {max}"));
+                (self.min_size, self.max_size) = (None, None);
+            }
+        }
+        let bounds = (self.modified_after.as_deref(), self.modified_before.as_deref());
+        if let (Some(after), Some(before)) = bounds {
+            if let (Ok(from), Ok(until)) = (date("modified_after", after), date("modified_before", before)) {
+                if from > until {
+                    dropped.push(format!("modified_after {after} is later than modified_before {before}"));
+                    (self.modified_after, self.modified_before) = (None, None);
+                }
+            }
+        }
+        dropped
+    }
+
     fn check(&self) -> Result<(), String> {
         if self.extensions.len() > MAX_GLOBS
             || self.path_globs.len() > MAX_GLOBS
@@ -227,6 +252,12 @@ impl L0Filters {
         if let (Some(min), Some(max)) = (self.min_size, self.max_size) {
             if min > max {
                 return Err(format!("l0_filters: min_size {min} is over max_size {max}"));
+            }
+        }
+        let bounds = (self.modified_after.as_deref(), self.modified_before.as_deref());
+        if let (Some(after), Some(before)) = bounds {
+            if date("modified_after", after)? > date("modified_before", before)? {
+                return Err(format!("l0_filters: modified_after {after} is later than modified_before {before}"));
             }
         }
         Ok(())
@@ -321,6 +352,33 @@ mod tests {
         assert_eq!(date("x", &utc(at)).unwrap(), 1_769_869_805 * 1_000_000_000);
         assert!(date("x", "2w").is_err(), "a span is not a date");
         assert!(date("x", "2026-02-30").is_err());
+    }
+
+    #[test]
+    fn bounds_that_contradict_each_other_leave_alone_the_rest() {
+        let mut f = L0Filters {
+            extensions: vec![".py".into()],
+            min_size: Some(10_000_000),
+            max_size: Some(1000),
+            modified_after: Some("2026-03-01T00:00:00Z".into()),
+            modified_before: Some("2026-02-01T00:00:00Z".into()),
+            ..L0Filters::default()
+        };
+        assert!(f.check().unwrap_err().contains("min_size"));
+        let dropped = f.drop_contradictions();
+        assert_eq!(dropped.len(), 2, "{dropped:?}");
+        assert_eq!(
+            (f.min_size, f.modified_after.as_deref(), f.extensions.as_slice()),
+            (None, None, &[".py".into()][..])
+        );
+        f.check().unwrap();
+        let mut dates = L0Filters {
+            modified_after: Some("2026-03-01".into()),
+            modified_before: Some("2026-02-01".into()),
+            ..L0Filters::default()
+        };
+        assert!(dates.check().unwrap_err().contains("later than"), "a date after its own end is refused too");
+        assert_eq!(dates.drop_contradictions().len(), 1);
     }
 
     #[test]

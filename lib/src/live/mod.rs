@@ -349,9 +349,12 @@ impl LiveIndex {
     /// have left the index, and a search finds nothing of it) and when it
     /// is back, once each, rather than serve an emptier index in silence.
     fn say_gone_paths(&self) {
+        // A catalog's projects are links to them by design; one gone is
+        // said by the walk (a `missing_project` skip).
+        let catalog = self.target.root.marker == crate::project::RootMarker::Catalog;
         let missing = |p: &&AdmittedPath| match std::fs::symlink_metadata(&p.abs) {
             Err(e) => e.kind() == std::io::ErrorKind::NotFound,
-            Ok(meta) => meta.file_type().is_symlink(),
+            Ok(meta) => meta.file_type().is_symlink() && !catalog,
         };
         let gone: Vec<String> = self.target.paths.iter().filter(missing).map(|p| p.rel.clone()).collect();
         let was = std::mem::replace(&mut lock(&self.state).gone, gone.clone());
@@ -616,7 +619,10 @@ impl IndexObserver for LiveObserver<'_> {
         // A fill walks what the index run just walked and reported. A skip
         // is said once while it lasts: a file closed to the server, or its
         // own log, said at each refresh only lengthened the log.
-        if self.filling || !(skip.reason.is_error() || matches!(skip.reason, SkipReason::OwnOutput)) {
+        // A catalog's project gone missing is said too (spec/catalogs.md:
+        // "every run, a search's too"): an agent got a smaller catalog unsaid.
+        let said = skip.reason.is_error() || skip.reason.is_warning() || matches!(skip.reason, SkipReason::OwnOutput);
+        if self.filling || !said {
             return;
         }
         let said = format!("skipping {}: {}", skip.path, skip.reason.describe());
