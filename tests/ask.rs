@@ -428,7 +428,8 @@ fn post_v1_ask_answers_with_the_response_and_refuses_bad_input() {
     let r: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(
         (paths(&r), r["query_plan"]["privacy_mode"].as_str()),
-        (vec!["vendor/retry/lib.rs".to_string()], Some("cloud_reasoning_ok"))
+        (vec!["vendor/retry/lib.rs".to_string()], Some("local_only")),
+        "a client may not loosen the user's privacy_mode"
     );
     let big = format!(r#"{{"query": "{}"}}"#, "a".repeat(70_000));
     std::os::unix::fs::symlink("/etc", t.path().join("escape")).unwrap();

@@ -175,9 +175,19 @@ fn an_agent_asks_a_question_and_reads_why_each_hit_ranked() {
     assert_eq!((top["path"].as_str(), top["layers"].clone()), (Some("src/upload.py"), json!(["L0", "L1"])));
     assert!(top["reasoning"].as_str().unwrap().contains("its name upload_with_retry answers the query"), "{top}");
     let scoped = structured(&r[3]);
-    assert_eq!(scoped["query_plan"]["privacy_mode"], "cloud_reasoning_ok", "the mode in force is in the response");
+    // A client may not loosen the user's mode (an agent steered by a
+    // repository's text could send the code away); the mode in force is
+    // in the response.
+    assert_eq!(scoped["query_plan"]["privacy_mode"], "local_only", "the mode in force is in the response");
     assert!(scoped["hits"].as_array().unwrap().iter().all(|h| h["path"].as_str().unwrap().starts_with("src/")));
     assert!(tool_error(&r[4]).contains("unknown variant `yolo`"), "{}", r[4]);
+    // Where the user allows more, a client may ask for less, never more.
+    t.global_config("privacy_mode = \"cloud_reasoning_ok\"\n");
+    let ask =
+        |mode: &str| json!({"op": "call", "tool": "ask", "args": {"query": "retry uploads", "privacy_mode": mode}});
+    let looser = session(&t, "handshake", &["vg-mcp"], json!([ask("local_only"), ask("cloud_embedding_ok")]));
+    let modes: Vec<_> = looser[1..].iter().map(|r| structured(r)["query_plan"]["privacy_mode"].clone()).collect();
+    assert_eq!(modes, [json!("local_only"), json!("cloud_reasoning_ok")]);
     assert!(tool_error(&r[5]).contains("outside the project root"), "{}", r[5]);
     assert!(tool_error(&r[6]).contains("unknown field `root`"), "{}", r[6]);
     let hit = &structured(&r[7])["results"][0];

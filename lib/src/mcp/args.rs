@@ -68,7 +68,8 @@ pub struct AskArgs {
     /// What may leave the machine: `local_only` (nothing: a chat model or
     /// embedder elsewhere is not used), `cloud_reasoning_ok` (the question
     /// and top results may go to the chat model), `cloud_embedding_ok`
-    /// (the embedder too). Default: `privacy_mode` from the config.
+    /// (the embedder too). Default: `privacy_mode` from the config, which
+    /// a call may make stricter, never looser.
     pub privacy_mode: Option<PrivacyArg>,
     /// Only files under these, relative to the project root (or absolute,
     /// inside it), each inside the paths this server was started on.

@@ -91,7 +91,7 @@ impl Tools {
         crate::search::check_query(&args.query).map_err(|e| e.to_string())?;
         let scope = crate::live::confine(live, &args.paths)?;
         self.first_run_grace();
-        let options = AskOptions::new(args.privacy_mode.map(Into::into));
+        let options = AskOptions::for_request(args.privacy_mode.map(Into::into), &live.target.config);
         self.with_store(|store| {
             let mut searcher = LiveAsk { searcher: &self.searcher, store, scope };
             crate::ask::ask(&args.query, &live.target.root, &live.target.config, &options, &mut searcher)

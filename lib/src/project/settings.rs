@@ -95,6 +95,20 @@ impl PrivacyMode {
     /// The values a config file, a flag or a request may give.
     pub const NAMES: [&str; 3] = ["local_only", "cloud_reasoning_ok", "cloud_embedding_ok"];
 
+    /// This mode, or `limit` where this one lets more leave the machine.
+    pub fn no_looser_than(self, limit: PrivacyMode) -> PrivacyMode {
+        let looseness = |m: PrivacyMode| match m {
+            PrivacyMode::LocalOnly => 0,
+            PrivacyMode::CloudReasoningOk => 1,
+            PrivacyMode::CloudEmbeddingOk => 2,
+        };
+        if looseness(self) > looseness(limit) {
+            limit
+        } else {
+            self
+        }
+    }
+
     /// The mode one of `NAMES` names.
     pub fn named(name: &str) -> Option<PrivacyMode> {
         match name {

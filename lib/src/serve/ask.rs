@@ -47,9 +47,9 @@ pub(super) fn ask_response(shared: &Shared, body: &[u8], store: &mut StoreSlot) 
             return Response::error(status, &format!("root: {message}"));
         }
     };
-    let options = AskOptions::new(request.privacy_mode);
-    let mut searcher = LiveAsk { searcher: &shared.searcher, store, scope };
     let target = &live.target;
+    let options = AskOptions::for_request(request.privacy_mode, &target.config);
+    let mut searcher = LiveAsk { searcher: &shared.searcher, store, scope };
     match ask::ask(&request.query, &target.root, &target.config, &options, &mut searcher) {
         Ok(answer) => Response::json(200, &serde_json::to_value(answer).unwrap_or_default()),
         Err(e) => Response::error(500, &format!("ask failed: {e:#}")),
