@@ -95,10 +95,21 @@ pub fn render_response(response: &AskResponse) -> String {
     let s = &response.stats;
     let _ = writeln!(
         out,
-        "\n{} hits in {} files · {} · {:.0} ms · {} of {} chunks' candidates · {}",
-        s.hits_returned, s.unique_paths, s.verdict, s.latency_ms, s.candidates_merged, s.chunks_indexed, s.mode
+        "\n{} in {} · {} · {:.0} ms · {} of {} chunks' candidates · {}",
+        counted(s.hits_returned as u64, "hit"),
+        counted(s.unique_paths as u64, "file"),
+        s.verdict,
+        s.latency_ms,
+        s.candidates_merged,
+        s.chunks_indexed,
+        s.mode
     );
     out
+}
+
+/// `n thing`, or `n things` when n is not 1.
+fn counted(n: u64, thing: &str) -> String {
+    format!("{n} {thing}{}", if n == 1 { "" } else { "s" })
 }
 
 /// The plan's filters as a few words, or nothing.
