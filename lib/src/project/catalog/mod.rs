@@ -319,6 +319,15 @@ fn project_for(catalog: &Catalog, path: &Path) -> Result<CatalogProject> {
     if real.starts_with(&catalog.dir) || catalog.dir.starts_with(&real) {
         bail!("'{}' holds or is inside the catalog's own directory", path.display());
     }
+    // Another catalog's directory is its links and index, no project.
+    let catalogs = catalog.dir.parent().unwrap_or(&catalog.dir);
+    if real.starts_with(catalogs) {
+        bail!(
+            "'{}' is inside the catalogs' directory ({}): a catalog is no project",
+            path.display(),
+            catalogs.display()
+        );
+    }
     // Named as the user named it: a link called `flask` to a checkout called
     // `repo` makes project `flask`.
     let given = match path.is_absolute() {

@@ -35,6 +35,17 @@ fn add_makes_a_catalog_links_its_projects_and_extends_it_later() {
 }
 
 #[test]
+fn another_catalogs_directory_is_no_project() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = project(&dir, "api", &[("main.rs", "fn main() {}\n")]);
+    let cats = catalogs(&dir);
+    let (team, _) = cats.add("team", &[api]).unwrap();
+    let e = cats.add("other", std::slice::from_ref(&team.dir)).unwrap_err().to_string();
+    assert!(e.contains("a catalog is no project"), "{e}");
+    assert!(cats.open("other").is_err(), "nothing written");
+}
+
+#[test]
 fn add_refuses_bad_names_overlaps_and_two_projects_of_one_name_writing_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let api = project(&dir, "api", &[("a.rs", "x\n")]);
