@@ -70,7 +70,11 @@ pub(super) fn read_plan(reply: &str, draft: &QueryPlan, model: &str) -> Result<Q
     }
     let plan: QueryPlan =
         serde_json::from_value(value).map_err(|e| format!("the plan does not fit the schema: {e}"))?;
-    plan.check()?;
+    // Bounds that contradict each other are the plan's to lose, with a
+    // warning (`ask::plan`), not reason to refuse the rest of it.
+    let mut repaired = plan.clone();
+    repaired.l0_filters.drop_contradictions();
+    repaired.check()?;
     Ok(plan)
 }
 
@@ -134,6 +138,14 @@ mod tests {
         assert_eq!((plan.requires_l2, plan.l2_skills.as_slice()), (true, &["answer".to_string()][..]));
         let plan = read_plan(r#"{"intent": "search", "l1_query_text": "x", "requires_l2": false}"#, &answering, "m");
         assert!(plan.unwrap().l2_skills.is_empty());
+    }
+
+    #[test]
+    fn a_plan_whose_bounds_contradict_each_other_is_taken_for_the_rest() {
+        let reply = r#"{"intent": "search", "l1_query_text": "retry", "l0_filters": {"extensions": [".py"],
+            "modified_after": "2026-03-01T00:00:00Z", "modified_before": "2026-02-01T00:00:00Z"}}"#;
+        let plan = read_plan(reply, &draft(), "m").unwrap();
+        assert_eq!(plan.l0_filters.extensions, [".py"]);
     }
 
     #[test]

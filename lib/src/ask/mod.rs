@@ -70,7 +70,6 @@ pub struct AskOptions {
 }
 
 impl AskOptions {
-    /// The options of a request that names at most its privacy mode.
     /// The options of a request a client made (vg-serve's `/v1/ask`,
     /// vg-mcp's `ask`): the mode it asks for may make the run stricter
     /// than `config`'s, never looser. A client is not the user: an agent
@@ -80,6 +79,7 @@ impl AskOptions {
         AskOptions::new(asked.map(|mode| mode.no_looser_than(config.privacy_mode)))
     }
 
+    /// The options of a request that names at most its privacy mode.
     pub fn new(privacy_mode: Option<PrivacyMode>) -> AskOptions {
         AskOptions {
             privacy_mode,

@@ -219,8 +219,9 @@ impl L0Filters {
         let bounds = (self.modified_after.as_deref(), self.modified_before.as_deref());
         if let (Some(after), Some(before)) = bounds {
             if let (Ok(from), Ok(until)) = (date("modified_after", after), date("modified_before", before)) {
-                if from > until {
-                    dropped.push(format!("modified_after {after} is later than modified_before {before}"));
+                // The window takes its start, not its end: one of no width is empty too.
+                if from >= until {
+                    dropped.push(format!("modified_after {after} is not before modified_before {before}"));
                     (self.modified_after, self.modified_before) = (None, None);
                 }
             }
@@ -256,8 +257,8 @@ impl L0Filters {
         }
         let bounds = (self.modified_after.as_deref(), self.modified_before.as_deref());
         if let (Some(after), Some(before)) = bounds {
-            if date("modified_after", after)? > date("modified_before", before)? {
-                return Err(format!("l0_filters: modified_after {after} is later than modified_before {before}"));
+            if date("modified_after", after)? >= date("modified_before", before)? {
+                return Err(format!("l0_filters: modified_after {after} is not before modified_before {before}"));
             }
         }
         Ok(())
@@ -377,8 +378,14 @@ mod tests {
             modified_before: Some("2026-02-01".into()),
             ..L0Filters::default()
         };
-        assert!(dates.check().unwrap_err().contains("later than"), "a date after its own end is refused too");
+        assert!(dates.check().unwrap_err().contains("not before"), "a date after its own end is refused too");
         assert_eq!(dates.drop_contradictions().len(), 1);
+        let mut none_wide = L0Filters {
+            modified_after: Some("2026-03-01".into()),
+            modified_before: Some("2026-03-01".into()),
+            ..L0Filters::default()
+        };
+        assert_eq!(none_wide.drop_contradictions().len(), 1, "a window of no width admits nothing");
     }
 
     #[test]

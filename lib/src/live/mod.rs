@@ -349,12 +349,14 @@ impl LiveIndex {
     /// have left the index, and a search finds nothing of it) and when it
     /// is back, once each, rather than serve an emptier index in silence.
     fn say_gone_paths(&self) {
-        // A catalog's projects are links to them by design; one gone is
-        // said by the walk (a `missing_project` skip).
+        // A catalog's projects are its links to them by design (a served
+        // path that is one of them: a name with no `/`); one gone is said
+        // by the walk (a `missing_project` skip).
         let catalog = self.target.root.marker == crate::project::RootMarker::Catalog;
+        let project_link = |p: &AdmittedPath| catalog && !p.rel.contains('/');
         let missing = |p: &&AdmittedPath| match std::fs::symlink_metadata(&p.abs) {
             Err(e) => e.kind() == std::io::ErrorKind::NotFound,
-            Ok(meta) => meta.file_type().is_symlink() && !catalog,
+            Ok(meta) => meta.file_type().is_symlink() && !project_link(p),
         };
         let gone: Vec<String> = self.target.paths.iter().filter(missing).map(|p| p.rel.clone()).collect();
         let was = std::mem::replace(&mut lock(&self.state).gone, gone.clone());
