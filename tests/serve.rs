@@ -726,12 +726,20 @@ fn an_edit_during_a_fill_is_searchable_before_the_fill_ends() {
         assert!(Instant::now() < deadline, "the fill never ended: {status}");
         std::thread::sleep(Duration::from_millis(50));
     }
-    // Its stops were not said, only its end.
-    let said = s.stderr.lock().unwrap().clone();
-    assert!(!said.contains("stopped before the end"), "the fill said at each stop:\n{said}");
+    // Its stops were not said, only its end (read once the reader of its
+    // stderr has it).
     let embedded = |l: &str| l.split_once(" chunks (").and_then(|(_, r)| r.split_once(' ')).map(|(n, _)| n != "0");
-    let fills = said.lines().filter(|l| l.contains("index: ") && embedded(l) == Some(true)).count();
-    assert_eq!(fills, 1, "the fill's end, said once:\n{said}");
+    let fills = |said: &str| said.lines().filter(|l| l.contains("index: ") && embedded(l) == Some(true)).count();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let said = loop {
+        let said = s.stderr.lock().unwrap().clone();
+        if fills(&said) > 0 || Instant::now() > deadline {
+            break said;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(!said.contains("stopped before the end"), "the fill said at each stop:\n{said}");
+    assert_eq!(fills(&said), 1, "the fill's end, said once:\n{said}");
 }
 
 /// The index removed under a fill (`rm -rf .vecgrep`) is made again at the

@@ -287,8 +287,11 @@ impl LiveIndex {
         let mut observer = LiveObserver::new(self, false, true);
         observer.asked = true;
         let result = self.run(embedders, &config, &mut observer);
+        // Said before the status reads it ended: a client that sees it end
+        // finds its summary said.
+        let reported = self.report(result, |s| s.embedded > 0).map(Some);
         lock(&self.state).progress.filling = false;
-        self.report(result, |s| s.embedded > 0).map(Some)
+        reported
     }
 
     /// `fill` in the background: it also makes way for the refresh when
@@ -304,11 +307,11 @@ impl LiveIndex {
         let index = index_file(&self.target.root);
         let so_far = lock(&self.state).fill_so_far.take().filter(|f| f.index == index);
         if self.target.config.embed_all || unembedded == 0 {
-            lock(&self.state).progress.filling = false;
             // What is left of it went with the index run (files removed).
             if let Some(so_far) = so_far {
                 let _ = self.report(Ok(IndexSummary { cancelled: false, ..so_far.summary }), |s| s.embedded > 0);
             }
+            lock(&self.state).progress.filling = false;
             return FillEnd::Over;
         }
         let config = ResolvedConfig { embed_all: true, ..self.target.config.clone() };
@@ -328,8 +331,9 @@ impl LiveIndex {
                 }
             }
             result => {
+                let reported = self.report(result, |s| s.embedded > 0);
                 lock(&self.state).progress.filling = false;
-                match self.report(result, |s| s.embedded > 0) {
+                match reported {
                     Ok(_) => FillEnd::Ran,
                     Err(_) => {
                         // The fill resumes at a later round: its summary
