@@ -198,8 +198,13 @@ fn place_at(text: &str, i: usize) -> Option<(Written<'_>, usize)> {
     let path_len = rest.find(|c: char| !is_path_char(c)).unwrap_or(rest.len());
     let path = rest[..path_len].trim_end_matches('.');
     let after = rest[path.len()..].strip_prefix(':')?;
+    // A negative line (`:-1`) is a place no excerpt has: checked and
+    // dropped, not left in the text as no citation.
+    let negative = after.strip_prefix('-').filter(|unsigned| unsigned.starts_with(|c: char| c.is_ascii_digit()));
+    let sign = usize::from(negative.is_some());
+    let after = negative.unwrap_or(after);
     let digits = after.find(|c: char| !c.is_ascii_digit()).unwrap_or(after.len());
-    let line = number(&after[..digits])?;
+    let line = number(&after[..digits]).map(|n| if negative.is_some() { usize::MAX } else { n })?;
     // One that starts with a dot is a place when it has a directory in it
     // (`../secret.py`, `.github/ci.yml`), so that it is checked like any.
     let looks_like_path = path.chars().any(|c| c.is_ascii_alphabetic())
@@ -210,7 +215,7 @@ fn place_at(text: &str, i: usize) -> Option<(Written<'_>, usize)> {
     if !(looks_like_path || dotted_start) {
         return None;
     }
-    let mut len = path.len() + 1 + digits;
+    let mut len = path.len() + 1 + sign + digits;
     // A range (`:14-20`) cites its first line.
     if let Some(tail) = after[digits..].strip_prefix('-') {
         let more = tail.find(|c: char| !c.is_ascii_digit()).unwrap_or(tail.len());
@@ -231,8 +236,9 @@ fn number(digits: &str) -> Option<usize> {
     Some(digits.parse().unwrap_or(usize::MAX))
 }
 
+/// `~` too: `~/.ssh/id_rsa:1`, dropped, left its `~` in the text.
 fn is_path_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | '-')
+    c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | '-' | '~')
 }
 
 /// Take out the space a dropped citation leaves behind (`word [9].`).
@@ -304,6 +310,13 @@ mod tests {
         let c = cite(&format!("Kept [1]. Gone [{big}] and [src/book.rs:{big}]."), &given());
         assert_eq!(c.text, "Kept [src/book.rs:10]. Gone and.");
         assert_eq!(c.dropped, [big.to_string(), format!("src/book.rs:{big}")]);
+    }
+
+    #[test]
+    fn a_home_path_or_a_negative_line_is_a_citation_dropped_whole() {
+        let c = cite("See ~/.ssh/id_rsa:1 and src/book.rs:-1 here.", &given());
+        assert_eq!(c.text, "See and here.");
+        assert_eq!(c.dropped, ["~/.ssh/id_rsa:1".to_string(), "src/book.rs:-1".to_string()]);
     }
 
     #[test]
