@@ -197,12 +197,7 @@ fn the_preview_follows_the_list_when_a_new_query_replaces_it() {
 #[test]
 fn ctrl_c_while_full_index_runs_stops_without_opening_the_picker() {
     let t = sample_project();
-    for i in 0..300 {
-        t.write(
-            &format!("more/m{i}.py"),
-            &format!("def helper_{i}(x):\n    \"\"\"Helper number {i}.\"\"\"\n    return x * {i}\n"),
-        );
-    }
+    many_files(&t, 300);
     let p = Picker::start(&t, "vg-pick", &["--full-index"]);
     p.wait_for("the index run's progress", |s| s.contains("vg-pick: indexing"));
     p.keys(&["C-c"]);

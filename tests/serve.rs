@@ -399,15 +399,6 @@ fn a_token_guards_every_route() {
     assert_eq!(s.request("GET", "/health", &["Authorization: Bearer env"]).0, 401);
 }
 
-fn many_files(t: &Tree, n: usize) {
-    for i in 0..n {
-        t.write(
-            &format!("src/mod{i:03}.py"),
-            &format!("def handler_{i}(request):\n    \"\"\"Handle request number {i} and log it.\"\"\"\n    return request.reply({i})\n"),
-        );
-    }
-}
-
 /// `n` files of four functions each, with a docstring near the model's
 /// window: seconds of its time per file, where `many_files` takes moments.
 fn wordy_files(t: &Tree, n: usize) {

@@ -594,14 +594,21 @@ fn a_repository_cannot_poison_or_clear_another_projects_shared_index() {
 /// checkout that may not write a project may not make or change the index
 /// of one of its revisions (kept as `<project>@<sha>`, which once had
 /// writers of its own, first come), nor name that index itself.
+/// Two releases indexed into `pg` as project `releases` by their checkout,
+/// and a clone of them that is no writer of it.
+fn releases_and_a_clone(pg: &PgServer) -> (Tree, Tree) {
+    let owner = crate::revisions::two_releases();
+    assert_code(&run(&mut shared(&owner, pg, "releases", "vg-index")), 0);
+    let clone = Tree::bare();
+    let cloned = Command::new("git").args(["clone", "-q"]).arg(owner.path()).arg(clone.path()).output().unwrap();
+    assert!(cloned.status.success(), "{}", String::from_utf8_lossy(&cloned.stderr));
+    (owner, clone)
+}
+
 #[test]
 fn a_checkout_that_may_not_write_a_project_may_not_write_its_revisions() {
     let pg = PgServer::start();
-    let owner = crate::revisions::two_releases();
-    assert_code(&run(&mut shared(&owner, &pg, "releases", "vg-index")), 0);
-    let stranger = Tree::bare();
-    let cloned = Command::new("git").args(["clone", "-q"]).arg(owner.path()).arg(stranger.path()).output().unwrap();
-    assert!(cloned.status.success(), "{}", String::from_utf8_lossy(&cloned.stderr));
+    let (owner, stranger) = releases_and_a_clone(&pg);
     let sha = git(&owner, &["rev-parse", "v1"]);
     // First to its revision: refused, as at the project itself.
     let o = run(shared(&stranger, &pg, "releases", "vg-index").args(["--rev", "v1"]));
@@ -636,11 +643,7 @@ fn a_checkout_that_may_not_write_a_project_may_not_write_its_revisions() {
 #[test]
 fn a_revisions_local_index_and_a_shared_ones_never_mix() {
     let pg = PgServer::start();
-    let owner = crate::revisions::two_releases();
-    assert_code(&run(&mut shared(&owner, &pg, "releases", "vg-index")), 0);
-    let t = Tree::bare();
-    let cloned = Command::new("git").args(["clone", "-q"]).arg(owner.path()).arg(t.path()).output().unwrap();
-    assert!(cloned.status.success(), "{}", String::from_utf8_lossy(&cloned.stderr));
+    let (owner, t) = releases_and_a_clone(&pg);
     assert_code(&run(t.cmd("vg-index", ".").args(["--rev", "v1"])), 0);
     let search = |t: &Tree| run(t.cmd("vg-query", ".").args(["--no-index", "--rev", "v1", "read key value lines"]));
     assert_code(&search(&t), 0);

@@ -834,7 +834,6 @@ pub fn index_blocking(
     embedders: &mut EmbedderPool,
     how: Blocking,
 ) -> Result<(IndexSummary, WalkedSet, SkipTally)> {
-    stop_on_interrupt();
     let mut obs = CliObserver::new(tool, inv.config.quiet, how.records);
     obs.notable_skips = how.notable_skips;
     let request = IndexRequest {
@@ -846,9 +845,7 @@ pub fn index_blocking(
         warn_on_large: true,
         smallest_first: false,
     };
-    INDEXING.store(true, Ordering::SeqCst);
-    let result = vecgrep::index::run(&request, embedders, &mut obs);
-    INDEXING.store(false, Ordering::SeqCst);
+    let result = stoppable(|| vecgrep::index::run(&request, embedders, &mut obs));
     obs.finish();
     let (summary, files) = result?;
     // A run stopped before its walk (recomputing static vectors) said so itself.
@@ -912,11 +909,7 @@ fn stop_on_interrupt() {
 /// sets `interrupted()`, for `work` to stop at a safe point (a wait for
 /// another run's lock, say); a second ends the process.
 pub fn stoppable<T>(work: impl FnOnce() -> T) -> T {
-    stop_on_interrupt();
-    INDEXING.store(true, Ordering::SeqCst);
-    let done = work();
-    INDEXING.store(false, Ordering::SeqCst);
-    done
+    hearing_interrupts(&INDEXING, work)
 }
 
 /// Run `work` with a screen open (the picker's alternate screen, raw
@@ -925,10 +918,16 @@ pub fn stoppable<T>(work: impl FnOnce() -> T) -> T {
 /// once, the process left the terminal in the screen's modes (no echo, the
 /// mouse sending escape codes to the shell). A second ends the process.
 pub fn on_screen<T>(work: impl FnOnce() -> T) -> T {
+    hearing_interrupts(&ON_SCREEN, work)
+}
+
+/// Run `work` with `during` set, so that the first Ctrl-C, SIGTERM or
+/// SIGHUP only sets `interrupted()` (`stop_on_interrupt`).
+fn hearing_interrupts<T>(during: &AtomicBool, work: impl FnOnce() -> T) -> T {
     stop_on_interrupt();
-    ON_SCREEN.store(true, Ordering::SeqCst);
+    during.store(true, Ordering::SeqCst);
     let done = work();
-    ON_SCREEN.store(false, Ordering::SeqCst);
+    during.store(false, Ordering::SeqCst);
     done
 }
 

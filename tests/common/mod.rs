@@ -257,6 +257,17 @@ pub(crate) fn add_catalog(t: &Tree, name: &str, projects: &[&str]) -> PathBuf {
     catalogs
 }
 
+/// `n` small Python files of one handler each, `src/modNNN.py`: a tree whose
+/// index run takes a while.
+pub(crate) fn many_files(t: &Tree, n: usize) {
+    for i in 0..n {
+        t.write(
+            &format!("src/mod{i:03}.py"),
+            &format!("def handler_{i}(request):\n    \"\"\"Handle request number {i} and log it.\"\"\"\n    return request.reply({i})\n"),
+        );
+    }
+}
+
 /// Catalog `team` of two projects, `src/api` (a retried upload) and
 /// `src/billing` (an emailed invoice): the tree and its catalogs directory.
 pub(crate) fn api_and_billing_catalog() -> (Tree, PathBuf) {

@@ -248,18 +248,14 @@ fn index_tree(
 pub fn indexed_revision(project: &ProjectRoot, spec: &str, model: &str) -> Result<String> {
     let stored = store::revisions(project)?;
     let sha = resolve_stored(project, &stored, spec)?;
-    let made_elsewhere = || shared_index_whole(project, &sha);
-    match stored.iter().find(|r| r.sha == sha) {
-        Some(r) if r.complete => {
-            let root = store::revision_root(project, &sha);
-            check_model(&root, model, &format!("run vg-index --rev {spec} to rebuild it"))?;
-            Ok(sha)
-        }
-        None if made_elsewhere() => {
-            let root = store::revision_root(project, &sha);
-            check_model(&root, model, &format!("run vg-index --rev {spec} to rebuild it"))?;
-            Ok(sha)
-        }
+    let marked = stored.iter().find(|r| r.sha == sha);
+    // Without marks of its own, a shared one another checkout made whole.
+    if marked.map_or_else(|| shared_index_whole(project, &sha), |r| r.complete) {
+        let root = store::revision_root(project, &sha);
+        check_model(&root, model, &format!("run vg-index --rev {spec} to rebuild it"))?;
+        return Ok(sha);
+    }
+    match marked {
         Some(_) => Err(anyhow!(
             "revision {spec} ({}) is indexed in part (its run has not finished); vg-index --rev {spec} completes it",
             &sha[..12]

@@ -21,6 +21,24 @@ pub(crate) fn shown_url(url: &str) -> String {
     }
 }
 
+/// `url` with the password of its user part, and a `password=` of its
+/// query, left out, the rest as it is: what names a store whatever its
+/// password (a shared index's revisions, `store::revisions`).
+pub(crate) fn without_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_string() };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let rest = match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{}@{}", rest[..at].split(':').next().unwrap_or(""), &rest[at + 1..]),
+        None => rest.to_string(),
+    };
+    let (before, query) = rest.split_once('?').unwrap_or((&rest, ""));
+    let kept: Vec<&str> = query.split('&').filter(|p| !p.is_empty() && !p.starts_with("password=")).collect();
+    match kept.is_empty() {
+        true => format!("{scheme}://{before}"),
+        false => format!("{scheme}://{before}?{}", kept.join("&")),
+    }
+}
+
 /// `url` if it is one a request can be sent to: `http://` or `https://`, a
 /// host, a port (if any) from 1 to 65535, no spaces or control characters.
 /// The message shows the URL as `shown_url` does.
@@ -120,6 +138,13 @@ pub(crate) fn host_of(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_store_is_named_without_its_password() {
+        assert_eq!(without_password("postgres://u:pw@h:5/d?x=1"), "postgres://u@h:5/d?x=1");
+        assert_eq!(without_password("postgres:///d?host=/tmp/s"), "postgres:///d?host=/tmp/s");
+        assert_eq!(without_password("postgres:///d?password=x&host=/s"), "postgres:///d?host=/s");
+    }
 
     #[test]
     fn only_urls_a_request_can_go_to_are_taken() {

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use super::StoreError;
 pub use crate::project::is_commit_id;
 use crate::project::small_file::{self, read_own_text};
+use crate::project::urls::without_password;
 use crate::project::{ProjectRoot, RootMarker, SharedIndex};
 
 /// The file that marks a revision's index complete: its sha, then the
@@ -60,21 +61,10 @@ fn shared_key(shared: &SharedIndex) -> String {
     hash.finalize().to_hex()[..16].to_string()
 }
 
-/// `url` with the password of its user part, and a `password=` of its
-/// query, left out: a password changed names the same store.
-fn without_password(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else { return url.to_string() };
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let rest = match rest[..authority_end].rfind('@') {
-        Some(at) => format!("{}@{}", rest[..at].split(':').next().unwrap_or(""), &rest[at + 1..]),
-        None => rest.to_string(),
-    };
-    let (before, query) = rest.split_once('?').unwrap_or((&rest, ""));
-    let kept: Vec<&str> = query.split('&').filter(|p| !p.is_empty() && !p.starts_with("password=")).collect();
-    match kept.is_empty() {
-        true => format!("{scheme}://{before}"),
-        false => format!("{scheme}://{before}?{}", kept.join("&")),
-    }
+/// Whether `dir` is one a shared index's revisions are kept in
+/// (`revisions_dir`).
+fn is_shared_dir(dir: &Path) -> bool {
+    dir.file_name().is_some_and(|n| n.to_string_lossy().starts_with(SHARED_PREFIX))
 }
 
 /// The root whose index holds revision `sha` of `project`; its files are
@@ -93,8 +83,7 @@ pub fn revision_root(project: &ProjectRoot, sha: &str) -> ProjectRoot {
 pub fn check_tree_root(root: &ProjectRoot) -> Result<(), StoreError> {
     let is_revs = |p: &&Path| p.file_name() == Some(std::ffi::OsStr::new(REVS_DIR));
     let parent = root.path.parent();
-    let is_shared = |p: &&Path| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with(SHARED_PREFIX));
-    let shared = parent.filter(is_shared).filter(|p| p.parent().as_ref().is_some_and(is_revs));
+    let shared = parent.filter(|p| is_shared_dir(p)).filter(|p| p.parent().as_ref().is_some_and(is_revs));
     let revs = parent.filter(is_revs).or_else(|| shared.and_then(Path::parent));
     for path in [Some(root.path.as_path()), shared, revs].into_iter().flatten() {
         refuse_link(path, "a revision's files are written and removed there; remove it")?;
@@ -365,9 +354,7 @@ pub fn related_roots(root: &ProjectRoot) -> Vec<ProjectRoot> {
 fn project_of(root: &ProjectRoot) -> ProjectRoot {
     let mut parent = root.path.parent();
     // A shared index's revisions are a level deeper (`revisions_dir`).
-    if root.shared.is_some()
-        && parent.and_then(Path::file_name).is_some_and(|n| n.to_string_lossy().starts_with(SHARED_PREFIX))
-    {
+    if root.shared.is_some() && parent.is_some_and(is_shared_dir) {
         parent = parent.and_then(Path::parent);
     }
     let is_revision = root.path.file_name().is_some_and(|n| is_commit_id(&n.to_string_lossy()))
@@ -419,9 +406,6 @@ mod tests {
         assert_ne!(first.path, other_project.path);
         assert_eq!(project_of(&first).path, dir.path(), "{}", first.path.display());
         check_tree_root(&first).unwrap();
-        assert_eq!(without_password("postgres://u:pw@h:5/d?x=1"), "postgres://u@h:5/d?x=1");
-        assert_eq!(without_password("postgres:///d?host=/tmp/s"), "postgres:///d?host=/tmp/s");
-        assert_eq!(without_password("postgres:///d?password=x&host=/s"), "postgres:///d?host=/s");
     }
 
     #[test]
