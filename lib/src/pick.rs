@@ -191,14 +191,16 @@ const MAX_PREVIEW_FILE_BYTES: u64 = 64 * 1024 * 1024;
 /// The preview of a hit: numbered lines of the file around it, with the
 /// hit's lines marked, and the line to scroll to so that the hit shows a
 /// third of the way down a pane `height` lines tall. When the file cannot be
-/// read any more, the chunk's own text stands in.
+/// read any more, or no longer reaches the hit's lines (cut short since it
+/// was indexed, when the pane showed nothing), the chunk's own text stands in.
 pub fn preview(hit: &HitRecord, root: &Path, height: usize, color: bool) -> (String, usize) {
     let file = crate::records::file_below(root, &hit.file)
         .and_then(|path| crate::project::small_file::read_small(&path, MAX_PREVIEW_FILE_BYTES).ok().flatten())
         .map(crate::project::decode_text);
-    let (lines, first): (Vec<&str>, usize) = match &file {
-        Some(text) => (text.lines().collect(), 1),
-        None => (hit.text.split('\n').collect(), hit.start_line),
+    let file_lines = file.as_deref().map(|text| text.lines().collect::<Vec<&str>>());
+    let (lines, first): (Vec<&str>, usize) = match file_lines {
+        Some(lines) if lines.len() >= hit.end_line => (lines, 1),
+        _ => (hit.text.split('\n').collect(), hit.start_line),
     };
     let from = hit.start_line.saturating_sub(PREVIEW_CONTEXT).max(first);
     let to = (hit.end_line + PREVIEW_CONTEXT).min(first + lines.len().saturating_sub(1));
@@ -365,6 +367,12 @@ mod tests {
         // A file gone from disk: the chunk stands in.
         let (shown, _) = preview(&h, Path::new("/nonexistent"), 30, false);
         assert_eq!(shown, "50 ▌line 50\n51 ▌line 51\n");
+        // A file cut short since, above the hit's last line: the chunk
+        // stands in (the pane scrolled past the file's end to nothing).
+        let short: String = (1..=50).map(|i| format!("line {i}\n")).collect();
+        std::fs::write(dir.path().join("src/up load.rs"), short).unwrap();
+        let (shown, top) = preview(&h, dir.path(), 30, false);
+        assert_eq!((shown.as_str(), top), ("50 ▌line 50\n51 ▌line 51\n", 0));
         // The file's escape sequences are shown, not obeyed by the pane.
         std::fs::write(dir.path().join("src/up load.rs"), "x\n\x1b[41mred\x1b[0m\n").unwrap();
         let (shown, _) = preview(&hit("x", 1), dir.path(), 30, true);
