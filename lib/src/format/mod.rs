@@ -378,7 +378,8 @@ fn highlight(line: &str, query: &QueryTerms<'_>, color: bool) -> String {
 /// grep's `--` between blocks that do not follow on.
 #[derive(Default)]
 struct Printed {
-    lines: HashMap<String, std::collections::HashSet<usize>>,
+    /// Each file's lines printed, and whether as a match.
+    lines: HashMap<String, HashMap<usize, bool>>,
     last: Option<(String, usize)>,
 }
 
@@ -474,7 +475,10 @@ fn wanted_lines(h: &HitRecord, opts: &FormatOptions, lines: &Lines<'_>) -> Vec<(
 
 /// One hit's lines, those of its file printed already left out (and all of
 /// them when its best lines were), with `--` before a block that does not
-/// follow on when context is shown.
+/// follow on when context is shown. A best line printed before as another
+/// hit's context is printed again, as a match: hits come in rank order, not
+/// line order, and a hit shown only as context (`-`) was lost to whatever
+/// reads `path:line:` (`vim -q`), and to its heading.
 fn write_hit_lines(
     out: &mut dyn Write,
     h: &HitRecord,
@@ -488,13 +492,15 @@ fn write_hit_lines(
     let query = QueryTerms::new(&query_words);
     let done = printed.lines.entry(path.to_string()).or_default();
     let mut wanted = wanted_lines(h, opts, &lines);
-    wanted.retain(|(n, _)| !done.contains(n));
-    // A hit whose own lines were all shown (as another's context) adds
+    wanted.retain(|&(n, is_match)| done.get(&n).is_none_or(|&as_match| is_match && !as_match));
+    // A hit whose own lines were all shown (as another's matches) adds
     // no block of context alone.
     if !wanted.iter().any(|w| w.1) {
         return Ok(());
     }
-    done.extend(wanted.iter().map(|w| w.0));
+    for &(n, is_match) in &wanted {
+        *done.entry(n).or_default() |= is_match;
+    }
     for (n, is_match) in wanted {
         let Some(text) = lines.get(n) else { continue };
         if printed.starts_block(path, n) && (opts.before > 0 || opts.after > 0) {
@@ -658,6 +664,29 @@ mod tests {
         let mut out = Vec::new();
         render(&mut out, &hits, &opts(OutputMode::Flat, "/r")).unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), "a.rs:3:fn upload() {}\n");
+    }
+
+    #[test]
+    fn a_best_line_shown_as_anothers_context_is_still_shown_as_a_match() {
+        let dir = tempfile::tempdir().unwrap();
+        let lines: Vec<String> = (1..=80).map(|i| format!("line {i}")).collect();
+        std::fs::write(dir.path().join("a.py"), lines.join("\n") + "\n").unwrap();
+        let root = dir.path().to_str().unwrap();
+        let at = |n: usize| HitRecord { root: Some(root.into()), ..hit("a.py", n, &format!("line {n}"), "line") };
+        let hits = vec![at(17), at(62), at(20)];
+        let context = |mode| FormatOptions { before: 50, after: 50, ..opts(mode, root) };
+        let mut out = Vec::new();
+        render(&mut out, &hits, &context(OutputMode::Flat)).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        let shown: Vec<&str> = out.lines().filter(|l| l.contains(":62:") || l.contains(":20:")).collect();
+        assert_eq!(shown, ["a.py:62:line 62", "a.py:20:line 20"], "{out}");
+        assert_eq!(out.matches("-62-").count(), 1, "context once: {out}");
+        assert_eq!(out.lines().filter(|l| l.contains("line 17")).count(), 1, "a match never twice: {out}");
+        // Under headings each hit's own line is under its own heading.
+        let mut out = Vec::new();
+        render(&mut out, &hits, &context(OutputMode::Pretty)).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert!(out.contains("   62:line 62") && out.contains("   20:line 20"), "{out}");
     }
 
     #[test]
