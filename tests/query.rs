@@ -96,6 +96,31 @@ fn results_are_scoped_to_the_paths_like_ripgrep() {
     assert!(records(&o).iter().all(|r| r["file"] == "docs/guide.md"));
     let o = query(&t, "docs", &["--threshold", "-1", "--no-scope", "circle area"]);
     assert_eq!(records(&o)[0]["file"], "src/geometry.rs");
+    // --no-scope lifts the PATHs, not the filters: they choose among the
+    // whole project's files (they were dropped, every file searched), and
+    // what they chose under the PATHs is no "no files were searched".
+    let files = |o: &std::process::Output| -> Vec<String> {
+        records(o).iter().map(|r| r["file"].as_str().unwrap().to_string()).collect()
+    };
+    for no_index in [false, true] {
+        let mut args = vec!["--threshold", "-1", "-k", "20", "--no-scope", "-t", "md", "circle area"];
+        args.extend(no_index.then_some("--no-index"));
+        let o = query(&t, "src", &args);
+        assert_code(&o, 0);
+        assert_eq!(files(&o), ["docs/guide.md"], "--no-index {no_index}");
+        assert!(!stderr(&o).contains("no files were searched"), "{}", stderr(&o));
+        let o = query(&t, "src", &["--threshold", "-1", "-k", "20", "--no-scope", "-g", "!*.py", "circle area"]);
+        let mut found = files(&o);
+        found.sort();
+        assert_eq!(found, ["docs/guide.md", "src/geometry.rs"]);
+    }
+    let o = query(&t, "src", &["--threshold", "-1", "--no-scope", "-t", "java", "circle area"]);
+    assert_code(&o, 1);
+    assert!(
+        stderr(&o).contains("the filters (-t, -T, -g, --max-depth) chose none of the project's files"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

@@ -417,7 +417,7 @@ pub struct QueryCli {
     /// Search the existing index as it is; do not update it first.
     #[arg(long)]
     pub no_index: bool,
-    /// Search the whole project, not just PATHS (PATHS are still indexed).
+    /// Search the whole project, not just PATHS (PATHS are still indexed; the filters, -t, -g and the rest, still apply).
     #[arg(long)]
     pub no_scope: bool,
     /// Rebuild the index from scratch before searching.
@@ -806,7 +806,7 @@ pub struct VecgrepCli {
     /// Search the existing index as it is; do not update it first.
     #[arg(long, conflicts_with_all = ["reindex", "index_only"])]
     pub no_index: bool,
-    /// Search the whole project, not just PATHS.
+    /// Search the whole project, not just PATHS (the filters, -t, -g and the rest, still apply).
     #[arg(long)]
     pub no_scope: bool,
     #[command(flatten)]

@@ -6,7 +6,7 @@ use anyhow::Result;
 use vecgrep::history::Label;
 use vecgrep::index::WalkedSet;
 use vecgrep::project::catalog::Catalog;
-use vecgrep::project::ProjectRoot;
+use vecgrep::project::{AdmittedPath, ProjectRoot};
 use vecgrep::records::{write_record, HitRecord, JudgementRecord};
 use vecgrep::search::SearchRequest;
 use vecgrep::store::{self, Scope};
@@ -132,13 +132,31 @@ fn search(cli: &QueryCli, inv: &Invocation, query: &str, preloading: &mut Preloa
 }
 
 /// What the search may return: the PATHs (unless --no-scope), the files a
-/// filtered walk admitted, and those of `--package`, which reads the
-/// working tree's manifests and so goes with no revision or label.
+/// filtered walk admitted (of the whole project under --no-scope, which
+/// lifts the PATHs, not the filters), and those of `--package`, which reads
+/// the working tree's manifests and so goes with no revision or label.
 fn scope_of(cli: &QueryCli, inv: &Invocation, walked: Option<WalkedSet>, not_working_tree: bool) -> Result<Scope> {
-    let filtered = cli.walk.to_options(&inv.config).is_filtered();
+    let walk = cli.walk.to_options(&inv.config);
+    let files = match (walk.is_filtered(), cli.no_scope) {
+        (false, _) => None,
+        (true, false) => walked,
+        (true, true) => {
+            let whole = [AdmittedPath::whole(&inv.root)];
+            let files: WalkedSet =
+                vecgrep::project::walk(&inv.root, &whole, &walk)?.files.into_iter().map(|f| f.rel).collect();
+            if files.is_empty() {
+                note(
+                    TOOL,
+                    inv.config.quiet,
+                    "no files were searched: the filters (-t, -T, -g, --max-depth) chose none of the project's files",
+                );
+            }
+            Some(files)
+        }
+    };
     let mut scope = Scope {
         prefixes: if cli.no_scope { Vec::new() } else { inv.paths.iter().map(|p| p.rel.clone()).collect() },
-        files: if filtered && !cli.no_scope { walked } else { None },
+        files,
     };
     if let Some(name) = &cli.package.package {
         if not_working_tree {
@@ -267,7 +285,10 @@ fn index_first(cli: &QueryCli, inv: &Invocation) -> Result<Option<Walked>> {
         note(TOOL, inv.config.quiet, &format!("{why}: searching the index as it is; results may miss recent changes"));
     }
     if cli.no_index || unwritable.is_some() {
-        let files = walk.is_filtered().then(|| vecgrep::project::walk(&inv.root, &inv.paths, &walk)).transpose()?;
+        // Under --no-scope, `scope_of` walks the whole project instead.
+        let files = (walk.is_filtered() && !cli.no_scope)
+            .then(|| vecgrep::project::walk(&inv.root, &inv.paths, &walk))
+            .transpose()?;
         return Ok(Some(Walked {
             files: files.map(|w| w.files.into_iter().map(|f| f.rel).collect()),
             errors: 0,
@@ -282,6 +303,10 @@ fn index_first(cli: &QueryCli, inv: &Invocation) -> Result<Option<Walked>> {
         return Ok(None);
     }
     note_holes(TOOL, inv.config.quiet, summary.holes);
-    note_all_skipped(TOOL, inv.config.quiet, walk.is_filtered(), &files, &skipped);
+    // Under --no-scope the search is the whole project's: what the PATHs
+    // held is no measure of it (`scope_of` says when the filters chose none).
+    if !cli.no_scope {
+        note_all_skipped(TOOL, inv.config.quiet, walk.is_filtered(), &files, &skipped);
+    }
     Ok(Some(Walked { files: Some(files), errors: summary.errors, interrupted: summary.cancelled, as_it_is: false }))
 }

@@ -581,7 +581,7 @@ mod tests {
         fn new() -> Project {
             let dir = tempfile::tempdir().unwrap();
             let root = ProjectRoot { path: dir.path().canonicalize().unwrap(), marker: RootMarker::None, shared: None };
-            let paths = [AdmittedPath { abs: root.path.clone(), rel: String::new(), is_dir: true }];
+            let paths = [AdmittedPath::whole(&root)];
             let walk = WalkOptions { max_filesize: 1 << 20, ..Default::default() };
             let config = ConfigLayers::default().resolve().unwrap();
             Project { _dir: dir, root, paths, walk, config }

@@ -242,6 +242,13 @@ pub struct AdmittedPath {
     pub is_dir: bool,
 }
 
+impl AdmittedPath {
+    /// The whole of `root`, as a PATH of `.` at the root admits it.
+    pub fn whole(root: &ProjectRoot) -> AdmittedPath {
+        AdmittedPath { abs: root.path.clone(), rel: String::new(), is_dir: true }
+    }
+}
+
 /// The outcome of admitting the user's paths against a root.
 #[derive(Debug, Default)]
 pub struct Admission {

@@ -12,7 +12,7 @@ use crate::project::{walk, AdmittedPath, PackageIndex, ProjectRoot, ResolvedConf
 /// The root-relative paths of the files of package `name` under `root`, or
 /// an error naming the packages there are.
 pub fn package_files(root: &ProjectRoot, config: &ResolvedConfig, name: &str) -> Result<HashSet<String>> {
-    let whole = [AdmittedPath { abs: root.path.clone(), rel: String::new(), is_dir: true }];
+    let whole = [AdmittedPath::whole(root)];
     let files = walk(root, &whole, &WalkOptions::unfiltered(config))?.files;
     let packages = PackageIndex::build(&root.path, files.iter().map(|f| f.rel.as_str()));
     let kept: HashSet<String> =
