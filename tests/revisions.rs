@@ -766,3 +766,37 @@ fn a_name_of_both_a_tag_and_a_branch_takes_the_tag_and_says_so() {
         stats[0]["revisions"].as_array().unwrap().iter().map(|r| r["sha"].as_str().unwrap()).collect();
     assert!(shas.contains(&tag.as_str()) && shas.contains(&branch.as_str()), "{shas:?}");
 }
+
+/// `--skip-outside-root` under `--rev` and `--log` skips as in the working
+/// tree: each skipped PATH said, and every one skipped an error (2): a
+/// search of none of them. Both searched the whole revision or history, 0.
+#[test]
+fn every_path_skipped_outside_the_root_is_an_error_under_rev_and_log_too() {
+    let tree = two_releases();
+    for (how, path) in [("--rev", "/etc"), ("--rev", "../not-there"), ("--log", "/etc"), ("--log", "../not-there")] {
+        let mut cmd = tree.cmd("vecgrep", "");
+        cmd.args(["--threshold", "-1", "--skip-outside-root", "upload", path]);
+        if how == "--rev" {
+            cmd.args(["--rev", "v1"]);
+        } else {
+            cmd.arg("--log");
+        }
+        let o = run(&mut cmd);
+        assert_code(&o, 2);
+        assert!(stdout(&o).is_empty(), "{how} {path}: {}", stdout(&o));
+        assert!(stderr(&o).contains("every path given is outside the project root"), "{how} {path}: {}", stderr(&o));
+    }
+    // One inside is searched, the other said.
+    let o = run(tree.cmd("vecgrep", "").args([
+        "--rev",
+        "v1",
+        "--threshold",
+        "-1",
+        "--skip-outside-root",
+        "upload",
+        "/etc",
+        "src",
+    ]));
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("skipping '/etc'"), "{}", stderr(&o));
+}

@@ -278,14 +278,16 @@ pub enum PathsIn {
 }
 
 fn in_revision(root: &ProjectRoot, cwd: &Path, paths: &[PathBuf], skip_outside_root: bool) -> Result<Admission> {
-    let admitted = vecgrep::project::admit_paths_lexically(root, cwd, paths, skip_outside_root)?
+    let lexical = vecgrep::project::admit_paths_lexically(root, cwd, paths, skip_outside_root)?;
+    let admitted = lexical
+        .admitted
         .into_iter()
         .map(|rel| {
             let abs = root.path.join(&rel);
             AdmittedPath { is_dir: abs.is_dir(), abs, rel }
         })
         .collect();
-    Ok(Admission { admitted, skipped: Vec::new() })
+    Ok(Admission { admitted, skipped: lexical.skipped })
 }
 
 /// The catalog a command given no `--catalog` and no PATH searches from

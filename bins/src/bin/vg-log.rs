@@ -7,12 +7,13 @@ use anyhow::{anyhow, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget};
 use vecgrep::embed::{Embedder, Profile};
 use vecgrep::history::{self, CommitFilter, GitRepo, LogObserver, LogQuery, Pieces};
-use vecgrep::project::admit_paths_lexically;
+use vecgrep::project::{admit_paths_lexically, Admission};
 use vecgrep::records::{write_record, CommitRecord};
 use vecgrep::store::{self, CommitStore};
 use vecgrep_bins::app::{
-    all_cores, cli_config, join_embedder, load_embedder, note, preload_query_embedder, progress_bar, resolve, run_main,
-    shown_name, wait_for_write_lock, Invocation, EXIT_FOUND, EXIT_INTERRUPTED, EXIT_NOT_FOUND,
+    all_cores, cli_config, join_embedder, load_embedder, note, note_skipped_paths, preload_query_embedder,
+    progress_bar, resolve, run_main, shown_name, wait_for_write_lock, Invocation, EXIT_FOUND, EXIT_INTERRUPTED,
+    EXIT_NOT_FOUND,
 };
 use vecgrep_bins::cli::LogCli;
 
@@ -76,12 +77,18 @@ fn commit_filter(cli: &LogCli, inv: &Invocation) -> Result<CommitFilter> {
         since: cli.log.since.as_deref().map(history::parse_date).transpose()?,
         until: cli.log.until.as_deref().map(history::parse_until).transpose()?,
         author: cli.log.author.as_ref().map(|a| a.to_lowercase()),
-        paths: admit_paths_lexically(&inv.root, &inv.cwd, &cli.paths, cli.outside.skip_outside_root)?
-            .into_iter()
-            .filter(|rel| !rel.is_empty())
-            .collect(),
+        paths: admitted_paths(cli, inv)?,
         within_root: false,
     })
+}
+
+/// The PATHS as root-relative paths (the root itself as none), each named
+/// if skipped as outside the root: those on disk were said by `resolve`.
+fn admitted_paths(cli: &LogCli, inv: &Invocation) -> Result<Vec<String>> {
+    let admission = admit_paths_lexically(&inv.root, &inv.cwd, &cli.paths, cli.outside.skip_outside_root)?;
+    let unsaid = admission.skipped.into_iter().filter(|p| !p.exists()).collect();
+    note_skipped_paths(TOOL, inv.config.quiet, &inv.root, &Admission { admitted: Vec::new(), skipped: unsaid });
+    Ok(admission.admitted.into_iter().filter(|rel| !rel.is_empty()).collect())
 }
 
 /// `--no-index`: the commit log as it stands, if it was embedded with the

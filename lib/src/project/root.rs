@@ -336,27 +336,40 @@ pub(super) fn rel_to_string(rel: &Path) -> Option<String> {
 /// Root-relative forms of `paths` (relative to `cwd`) that need not exist
 /// now: a file the history knew, a directory since deleted. A path that
 /// exists is taken as it resolves (symbolic links followed), one that does
-/// not as written. No paths means the current directory.
+/// not as written. No paths means the current directory. As for
+/// `admit_paths`, every path skipped is an error (FailIfNoPathsRemain): a
+/// search of none of them is no search of everything.
 pub fn admit_paths_lexically(
     root: &ProjectRoot,
     cwd: &Path,
     paths: &[PathBuf],
     skip_outside_root: bool,
-) -> Result<Vec<String>, RootError> {
+) -> Result<LexicalAdmission, RootError> {
     let here = [PathBuf::from(".")];
     let paths = if paths.is_empty() { &here[..] } else { paths };
     let base = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
-    let mut out = Vec::new();
+    let mut out = LexicalAdmission::default();
     for path in paths {
         let abs = absolutize(&base, path);
         let resolved = abs.canonicalize().unwrap_or_else(|_| normalize_lexically(&abs));
         match resolved.strip_prefix(&root.path).ok().and_then(rel_to_string) {
-            Some(rel) => out.push(rel),
-            None if skip_outside_root => {}
+            Some(rel) => out.admitted.push(rel),
+            None if skip_outside_root => out.skipped.push(path.clone()),
             None => return Err(RootError::OutsideRoot { path: path.clone(), root: root.path.clone() }),
         }
     }
+    if out.admitted.is_empty() {
+        return Err(RootError::NoPathsRemain { root: root.path.clone() });
+    }
     Ok(out)
+}
+
+/// The outcome of `admit_paths_lexically`: root-relative paths, and those
+/// skipped under `--skip-outside-root`, as the user wrote them.
+#[derive(Debug, Default)]
+pub struct LexicalAdmission {
+    pub admitted: Vec<String>,
+    pub skipped: Vec<PathBuf>,
 }
 
 fn absolutize(cwd: &Path, path: &Path) -> PathBuf {
