@@ -478,6 +478,30 @@ fn clear_cache_resets_the_index_and_keeps_the_config() {
     t.project_config("top_k = 4\n");
     index(&t, ".", &[]);
     assert!(t.path().join(".vecgrep/index.db").exists());
+    // The options of an index run are refused beside a flag that runs
+    // none: `--clear-cache -t md` removed every file's index, not the
+    // Markdown's, and the others were passed over.
+    for (flag, option) in
+        [("--clear-cache", "-t"), ("--stats", "-g"), ("--verify", "--full"), ("--forget", "--chunk-size")]
+    {
+        let mut cmd = t.cmd("vg-index", ".");
+        match flag {
+            "--forget" => cmd.args([flag, "HEAD"]),
+            _ => cmd.arg(flag),
+        };
+        let value = match option {
+            "-t" => Some("md"),
+            "-g" => Some("*.md"),
+            "--chunk-size" => Some("800"),
+            _ => None,
+        };
+        let o = run(cmd.arg(option).args(value));
+        assert_code(&o, 2);
+        let said = stderr(&o);
+        assert!(said.contains(&format!("does nothing with {flag}; leave it out")), "{flag} {option}: {said}");
+        assert!(t.path().join(".vecgrep/index.db").exists());
+    }
+    assert_eq!(stats(&t)["files"], 4);
     let o = run(t.cmd("vg-index", ".").arg("--clear-cache"));
     assert_code(&o, 0);
     assert!(stderr(&o).contains("removed the index of"), "{}", stderr(&o));

@@ -21,6 +21,7 @@ fn main() {
         if cli.label.label.is_some() {
             refuse_beside_a_label(&cli)?;
         }
+        refuse_run_options(&cli, &matches)?;
         if cli.stats {
             return print_stats(&cli, &inv.root);
         }
@@ -59,6 +60,37 @@ fn main() {
         }
         index(&cli, &inv)
     })
+}
+
+/// The options that shape an index run, given beside a flag that runs
+/// none (`--stats`, `--verify`, `--clear-cache`, `--forget`): each was
+/// passed over, and `--clear-cache -t md` removed every file's index.
+fn refuse_run_options(cli: &IndexCli, matches: &clap::ArgMatches) -> anyhow::Result<()> {
+    let reports = [
+        (cli.stats, "--stats"),
+        (cli.verify, "--verify"),
+        (cli.clear_cache, "--clear-cache"),
+        (cli.forget.is_some(), "--forget"),
+    ];
+    let Some(report) = reports.into_iter().find_map(|(given, flag)| given.then_some(flag)) else { return Ok(()) };
+    let cmd = <IndexCli as clap::CommandFactory>::command();
+    let walk = cmd.get_groups().filter(|g| g.get_id() == "WalkArgs").flat_map(|g| g.get_args());
+    let shaping: Vec<String> = walk
+        .map(|id| id.to_string())
+        .chain(["chunk_size", "chunk_overlap", "embed_all", "index_warn_threshold"].map(String::from))
+        .collect();
+    let given = cmd.get_arguments().find(|a| {
+        let id = a.get_id().as_str();
+        shaping.iter().any(|s| s == id) && matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine)
+    });
+    let Some(arg) = given else { return Ok(()) };
+    let name = match (arg.get_long(), arg.get_short()) {
+        (Some(long), _) => format!("--{long}"),
+        (None, Some(short)) => format!("-{short}"),
+        (None, None) => arg.get_id().to_string(),
+    };
+    let whole = if cli.clear_cache { " (--clear-cache removes the whole index)" } else { "" };
+    Err(anyhow::anyhow!("{name} does nothing with {report}; leave it out{whole}"))
 }
 
 /// What `--label` does not go with: these report on or drop the catalog's
