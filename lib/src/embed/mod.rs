@@ -78,9 +78,9 @@ pub type TokenCounter = Box<dyn Fn(&str) -> usize + Send>;
 /// be called again after a failure (a server that was down comes back).
 pub type EmbedderLoader = Box<dyn FnMut() -> Result<Box<dyn Embedder>> + Send>;
 
-/// How long a query embedder that failed to load is not tried again: a
-/// search in the meantime learns why at once instead of waiting on a server
-/// that did not answer a moment ago.
+/// How long a query embedder that failed to load, or to embed a query, is
+/// not tried again: a search in the meantime learns why at once instead of
+/// waiting on a server that did not answer a moment ago.
 pub const RELOAD_AFTER: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The query's embedder, loaded only when something needs embedding, and
@@ -89,7 +89,7 @@ pub const RELOAD_AFTER: std::time::Duration = std::time::Duration::from_secs(30)
 pub struct LazyEmbedder {
     loader: EmbedderLoader,
     loaded: Option<Box<dyn Embedder>>,
-    /// The last failure to load, when, and why.
+    /// The last failure to load or to embed, when, and why.
     failed: Option<(std::time::Instant, String)>,
     statics: LazyStatic,
 }
@@ -106,15 +106,16 @@ impl LazyEmbedder {
         self
     }
 
-    /// The embedder, loaded at the first call. After a failure the cause is
-    /// given again, without trying, until `RELOAD_AFTER` has passed.
+    /// The embedder, loaded at the first call. After a failure (`failed`
+    /// too) the cause is given again, without trying, until `RELOAD_AFTER`
+    /// has passed.
     pub fn get(&mut self) -> Result<&mut dyn Embedder> {
-        if self.loaded.is_none() {
-            if let Some((at, why)) = &self.failed {
-                if at.elapsed() < RELOAD_AFTER {
-                    anyhow::bail!("{why} (tried {}s ago)", at.elapsed().as_secs());
-                }
+        if let Some((at, why)) = &self.failed {
+            if at.elapsed() < RELOAD_AFTER {
+                anyhow::bail!("{why} (tried {}s ago)", at.elapsed().as_secs());
             }
+        }
+        if self.loaded.is_none() {
             match (self.loader)() {
                 Ok(embedder) => {
                     self.loaded = Some(embedder);
@@ -128,6 +129,15 @@ impl LazyEmbedder {
             }
         }
         Ok(self.loaded.as_deref_mut().expect("just loaded"))
+    }
+
+    /// The embedder loaded failed to embed a query: a remote server that
+    /// stopped answering. Searches in the next `RELOAD_AFTER` learn why at
+    /// once, rather than each waiting out its own timeout in turn behind
+    /// the query embedder's lock (three searches answered after 30, 61 and
+    /// 92 s, and held a server's workers so long).
+    pub fn failed(&mut self, e: &anyhow::Error) {
+        self.failed = Some((std::time::Instant::now(), format!("{e:#}")));
     }
 
     /// Whether the embedder's model has a static table to be had (one that
@@ -167,5 +177,44 @@ mod tests {
         lazy.failed.as_mut().unwrap().0 -= RELOAD_AFTER;
         assert!(lazy.get().is_err());
         assert_eq!(tries.load(Ordering::SeqCst), 2);
+    }
+
+    /// An embedder loaded, whose vectors no test here reads.
+    struct Unread;
+
+    impl Embedder for Unread {
+        fn model_name(&self) -> &str {
+            "all-MiniLM-L6-v2"
+        }
+
+        fn dims(&self) -> usize {
+            1
+        }
+
+        fn embed(&mut self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+            Ok(texts.iter().map(|_| vec![1.0]).collect())
+        }
+
+        fn count_tokens(&self, text: &str) -> usize {
+            text.len()
+        }
+    }
+
+    #[test]
+    fn a_failure_to_embed_is_told_again_without_trying_until_it_is_time() {
+        let loads = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&loads);
+        let mut lazy = LazyEmbedder::new(move || {
+            counted.fetch_add(1, Ordering::SeqCst);
+            Ok(Box::new(Unread) as Box<dyn Embedder>)
+        });
+        assert!(lazy.get().is_ok());
+        lazy.failed(&anyhow::anyhow!("the embedding server did not answer within 30s"));
+        let again = lazy.get().err().unwrap().to_string();
+        assert!(again.contains("did not answer within 30s") && again.contains("tried 0s ago"), "{again}");
+        // Then the embedder loaded is tried again, not loaded anew.
+        lazy.failed.as_mut().unwrap().0 -= RELOAD_AFTER;
+        assert!(lazy.get().is_ok());
+        assert_eq!(loads.load(Ordering::SeqCst), 1);
     }
 }

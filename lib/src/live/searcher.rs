@@ -177,7 +177,11 @@ impl Searcher {
             let embedding = needs_model.then(|| {
                 s.spawn(|| {
                     let mut embedder = lock(&self.embedder);
-                    search::embed_query(Some(embedder.get()?), request)
+                    let embedded = search::embed_query(Some(embedder.get()?), request);
+                    if let Err(e) = &embedded {
+                        embedder.failed(e);
+                    }
+                    embedded
                 })
             });
             let lexical = search::lexical_ranking(store, vectors.as_deref(), words.as_deref(), request);
