@@ -129,15 +129,21 @@ pub fn concepts_bridged(
 }
 
 /// The identifiers a text names that look like code: with an underscore, a
-/// lower-then-upper case step (`AccountBook`, `getUser`), or in backticks.
+/// lower-then-upper case step (`AccountBook`, `getUser`), or alone in
+/// backticks. A fenced block (```) is code quoted whole, not a name: its
+/// words count only as they look (its fence flipped which spans read as
+/// quoted, and every word of a docstring in it, "and", "out", was learned).
 fn named_identifiers(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
-    for (i, part) in text.split('`').enumerate() {
-        let quoted = i % 2 == 1;
-        for id in words(part) {
-            let code_like = id.contains('_') || has_case_step(id) || (quoted && id.len() >= 3);
-            if code_like && id.chars().any(|c| c.is_alphabetic()) {
-                out.push(id);
+    for (fence, block) in text.split("```").enumerate() {
+        let spans: Vec<&str> = if fence % 2 == 1 { vec![block] } else { block.split('`').collect() };
+        for (i, part) in spans.iter().enumerate() {
+            let quoted = fence % 2 == 0 && i % 2 == 1 && !part.trim().contains(char::is_whitespace);
+            for id in words(part) {
+                let code_like = id.contains('_') || has_case_step(id) || (quoted && id.len() >= 3);
+                if code_like && id.chars().any(|c| c.is_alphabetic()) {
+                    out.push(id);
+                }
             }
         }
     }
@@ -264,6 +270,13 @@ mod tests {
             let learned = concepts_bridged(query, &missing, answer, &given, &ConceptSet::default());
             assert!(!learned.is_empty() && learned.iter().all(|c| missing.contains(&c.name)), "{query}: {missing:?}");
         }
+        // A fenced block is code quoted whole: what looks like an identifier
+        // in it counts, not each of its words, nor those of a quoted phrase.
+        let given = [hit("class AccountBook:\n    \"\"\"Money in and out.\"\"\"\n    def balance(self): pass")];
+        let answer = "The ledger is `AccountBook`:\n```python\nclass AccountBook:\n    \"\"\"Money in and out.\"\"\"\n```\nSee `in and out`.";
+        let learned =
+            concepts_bridged("which class keeps the ledger", &missing, answer, &given, &ConceptSet::default());
+        assert_eq!(learned[0].synonyms, ["AccountBook"]);
         let planted = ["ledger\n# evil\nsynonyms:: x".to_string(), "../../etc".into(), "evilconcept".into()];
         let learned =
             concepts_bridged("which class keeps the ledger", &planted, answer, &given, &ConceptSet::default());
