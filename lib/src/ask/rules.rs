@@ -188,29 +188,19 @@ impl Work {
 
     /// `today`, `yesterday`, `recently`, and dates: since, before, in a year.
     fn days_and_dates(&mut self) {
-        static TODAY: LazyLock<Regex> =
-            LazyLock::new(|| re(&format!(r"\b(?:{CHANGED}\s+)?(since\s+)?(today|yesterday)\b")));
+        static TODAY: LazyLock<Regex> = LazyLock::new(|| re(&format!(r"\b(?:{CHANGED}\s+)?(today|yesterday)\b")));
         static RECENTLY: LazyLock<Regex> =
             LazyLock::new(|| re(&format!(r"\b(?:recently\s+{CHANGED}|{CHANGED}\s+(?:recently|lately))\b")));
         static SINCE: LazyLock<Regex> = LazyLock::new(|| {
-            re(&format!(r"\b(?:{CHANGED}\s+)?(since|after|from|before|until|till|prior\s+to)\s+({DATE})\b"))
+            re(&format!(
+                r"\b(?:{CHANGED}\s+)?(since|after|from|before|until|till|prior\s+to)\s+({DATE}|today|yesterday)\b"
+            ))
         });
         static DURING: LazyLock<Regex> =
             LazyLock::new(|| re(&format!(r"\b(?:{CHANGED}\s+)?(?:in|during)\s+({DATE})\b")));
-        self.take(&TODAY, |c, f, now| {
-            let (start, end) = period(&c[2], now)?;
-            f.modified_after = Some(utc(start));
-            // "since yesterday" runs to now; "yesterday" is the day; "today" runs to now.
-            if c[2].eq_ignore_ascii_case("yesterday") {
-                f.modified_before = if c.get(1).is_some() { None } else { Some(utc(end)) };
-            }
-            Some(MARK.into())
-        });
-        self.take(&RECENTLY, |_, f, now| {
-            f.modified_after = Some(utc(now - Duration::from_secs(14 * 86_400)));
-            Some(MARK.into())
-        });
-        // "until March" holds March; "before March" does not.
+        // "until March" holds March; "before March" does not. First, so that
+        // "before today" and "until yesterday" bound the span on their side
+        // (TODAY took the day alone and left "before" in the words).
         self.take(&SINCE, |c, f, now| {
             let (start, end) = period(&c[2], now)?;
             match c[1].to_ascii_lowercase().as_str() {
@@ -218,6 +208,19 @@ impl Work {
                 "until" | "till" => f.modified_before = Some(utc(end)),
                 _ => f.modified_before = Some(utc(start)),
             }
+            Some(MARK.into())
+        });
+        // "yesterday" is the day; "today" runs to now ("since yesterday" is SINCE's).
+        self.take(&TODAY, |c, f, now| {
+            let (start, end) = period(&c[1], now)?;
+            f.modified_after = Some(utc(start));
+            if c[1].eq_ignore_ascii_case("yesterday") {
+                f.modified_before = Some(utc(end));
+            }
+            Some(MARK.into())
+        });
+        self.take(&RECENTLY, |_, f, now| {
+            f.modified_after = Some(utc(now - Duration::from_secs(14 * 86_400)));
             Some(MARK.into())
         });
         self.take(&DURING, |c, f, now| {
@@ -271,7 +274,7 @@ impl Work {
     fn exclusions(&mut self) {
         static TESTS: LazyLock<Regex> = LazyLock::new(|| {
             re(&format!(
-                r"\b{EXCLUDING}\s+(?:(?:in|the|any|our)\s+)*(?:unit\s+|integration\s+)?(?:tests?|test\s+files|test\s+code|specs?|testing\s+code)\b"
+                r"\b{EXCLUDING}\s+(?:(?:in|the|any|our)\s+)*(?:unit\s+|integration\s+)?(?:tests?|test\s+files|test\s+code|specs?|testing\s+code)\b/?"
             ))
         });
         static LANGS: LazyLock<Regex> = LazyLock::new(|| {
@@ -674,6 +677,11 @@ mod tests {
                 "go files changed since yesterday that retry uploads",
                 "search | retry uploads | ext=.go | after=2026-05-19T00:00:00Z".into(),
             ),
+            // A day bounds a span on the side its word says: "before today" was
+            // read as today, and "until yesterday" as yesterday alone.
+            ("config loading changed before today", "search | config loading | before=2026-05-20T00:00:00Z".into()),
+            ("config loading until yesterday", "search | config loading | before=2026-05-20T00:00:00Z".into()),
+            ("retry logic before yesterday", "search | retry logic | before=2026-05-19T00:00:00Z".into()),
             ("error handling changed since 2026-01-15", "search | error handling | after=2026-01-15T00:00:00Z".into()),
             (
                 "database migrations modified before 2025",
@@ -718,6 +726,8 @@ mod tests {
             ("pagination helpers inside ./lib/utils/", "search | pagination helpers | path=lib/utils/".into()),
             // Exclusions.
             ("retry logic excluding tests", "search | retry logic | excl=tests".into()),
+            // The directory's slash goes with the word ("retry uploads /" was left).
+            ("retry uploads except tests/", "search | retry uploads | excl=tests".into()),
             ("json parsing but not in vendor", "search | json parsing | excl=vendor/".into()),
             ("sql queries without markdown files", "search | sql queries | excl=*.md,*.markdown,*.mdx".into()),
             ("authentication except node_modules", "search | authentication | excl=node_modules/".into()),
