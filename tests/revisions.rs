@@ -800,3 +800,21 @@ fn every_path_skipped_outside_the_root_is_an_error_under_rev_and_log_too() {
     assert_code(&o, 0);
     assert!(stderr(&o).contains("skipping '/etc'"), "{}", stderr(&o));
 }
+
+/// A revision's files were written from git with the commit's time: a
+/// time bound read it as every file's, finding nothing "changed before
+/// 2021" and a file unchanged since 2020 "changed within a week". Refused,
+/// as the walk's options are.
+#[test]
+fn a_revision_search_refuses_time_bounds_its_files_do_not_have() {
+    let tree = two_releases();
+    for bound in [["--changed-before", "2021-01-01"], ["--changed-within", "1w"]] {
+        let o = run(tree.cmd("vecgrep", "").args(["--rev", "v1", "upload"]).args(bound));
+        assert_code(&o, 2);
+        assert!(stderr(&o).contains("bound the working tree's file times"), "{}", stderr(&o));
+    }
+    // Size and exclusions are the revision's own.
+    let o = run(tree.cmd("vecgrep", "").args(["--rev", "v1", "--threshold", "-1", "-l", "-E", "*config*", "upload"]));
+    assert_code(&o, 0);
+    assert_eq!(stdout(&o).trim(), "src/client.py");
+}

@@ -1516,6 +1516,10 @@ fn search_takes_an_indexed_revision_and_refuses_others() {
     let (status, _, body) = s.get("/search?q=anything&rev=no-such-ref");
     assert_eq!(status, 400);
     assert!(body.contains("unknown revision"), "{body}");
+    // A revision's files have no times of their own (they were the commit's).
+    let (status, _, body) = s.get("/search?q=anything&rev=v1&changed_before=2021-01-01");
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("bound the working tree's file times"), "{body}");
     // Given empty, a filter is refused rather than left out: rev= is not the working tree.
     for empty in ["rev=", "changed_within=", "exclude=", "size="] {
         let (status, _, body) = s.get(&format!("/search?q=anything&{empty}"));

@@ -55,6 +55,9 @@ impl Walked {
 
 fn search(cli: &QueryCli, inv: &Invocation, query: &str, preloading: &mut Preloading) -> Result<u8> {
     let label = label_of(&cli.label, inv, cli.rev.is_some())?;
+    if cli.rev.is_some() || label.is_some() {
+        cli.filter.to_filter().and_then(|f| f.check_for_history()).map_err(|e| anyhow::anyhow!(e))?;
+    }
     let (walked, rev, label) = match (&cli.rev, label) {
         (_, Some((catalog, name))) => match label_first(cli, inv, &catalog, &name)? {
             Some((label, errors)) => (Some(Walked::whole_tree(errors)), None, Some((catalog, label))),

@@ -46,6 +46,17 @@ pub struct FileFilter {
 }
 
 impl FileFilter {
+    /// A search of a revision's or a label's index takes no time bounds:
+    /// its files were written from git with the commit's time, so each
+    /// bound read the commit's date as every file's (a file unchanged since
+    /// 2020 was "changed within a week").
+    pub fn check_for_history(&self) -> Result<(), String> {
+        match self.modified_after.is_some() || self.modified_before.is_some() {
+            true => Err("--changed-within and --changed-before (changed_within, changed_before) bound the working tree's file times; a revision's or a label's files have none of their own".into()),
+            false => Ok(()),
+        }
+    }
+
     /// The filter the flags (or request parameters) ask for, times read
     /// against `now`: modified within `changed_within` and before
     /// `changed_before` (`parse_when`), the `sizes` bounds (`size`), and the

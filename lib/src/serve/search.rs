@@ -100,6 +100,9 @@ fn search_params(shared: &Shared, target: &http::Target) -> Result<SearchParams,
     if target.param("rev").is_some() && target.param("label").is_some() {
         return Err("rev and label do not go together".into());
     }
+    if target.param("rev").is_some() || target.param("label").is_some() {
+        filter.check_for_history()?;
+    }
     let rev = match target.param("rev") {
         None => None,
         Some(spec) => Some(
