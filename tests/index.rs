@@ -1325,6 +1325,12 @@ fn a_large_run_asks_on_a_terminal_and_declining_changes_nothing() {
     let Some(o) = index_on_terminal(&t, 1, "y\n") else { return };
     assert_code(&o, 0);
     assert_eq!(stats(&t)["files"], 4);
+    // A rebuild declined emptied nothing, and its record says so: "rebuilt"
+    // beside "aborted" means the index was emptied (ndjson.md).
+    let Some(o) = index_on_terminal_with(&t, &["--reindex", "--index-warn-threshold", "1"], "n\n") else { return };
+    assert_code(&o, 1);
+    assert!(stdout(&o).contains("\"rebuilt\":false,\"aborted\":true"), "{}", stdout(&o));
+    assert_eq!(stats(&t)["files"], 4);
     // Files read again only because their ctime moved (a chmod) are not
     // work to ask about: they are most likely unchanged.
     for rel in ["src/upload.py", "src/config.py", "src/geometry.rs", "docs/guide.md"] {

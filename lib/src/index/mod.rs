@@ -244,6 +244,10 @@ fn run_to_end(
 
     if declined(req, plan.work.len() - plan.rechecks, obs) {
         summary.aborted = true;
+        // Declined before the rebuild emptied anything: only an index
+        // removed on open (damaged, another schema) is gone. "rebuilt" with
+        // "aborted" says the index was emptied (ndjson.md).
+        summary.rebuilt = reopened;
         summary.seconds = started.elapsed().as_secs_f64();
         return Ok((summary, plan.walked));
     }
