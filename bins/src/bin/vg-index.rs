@@ -26,7 +26,7 @@ fn main() {
             return print_stats(&cli, &inv.root);
         }
         if cli.verify {
-            return verify(&cli, &inv.root);
+            return verify(&cli, &inv.root, inv.config.quiet);
         }
         if cli.json {
             return Err(anyhow::anyhow!("--json goes with --stats or --verify"));
@@ -325,13 +325,13 @@ fn incomplete(root: &vecgrep::project::ProjectRoot, complete: bool) -> &'static 
 
 /// `--verify`: status 0 when the index is sound, 2 when it is not.
 /// An index too damaged to open or count is one problem, said as any other.
-fn verify(cli: &IndexCli, root: &vecgrep::project::ProjectRoot) -> anyhow::Result<u8> {
+fn verify(cli: &IndexCli, root: &vecgrep::project::ProjectRoot, quiet: bool) -> anyhow::Result<u8> {
     let checked = match store::open_for_reading(root) {
         Ok(store) => {
             // The word index's check writes a command row: it takes turns with
             // index runs, or a run under way fails on it ("database is locked").
             // An index this user may only read takes no lock, and needs none.
-            let lock = match wait_for_write_lock(TOOL, root, false) {
+            let lock = match wait_for_write_lock(TOOL, root, quiet) {
                 Ok(None) => return Ok(EXIT_INTERRUPTED),
                 taken => taken.ok().flatten(),
             };

@@ -127,7 +127,9 @@ pub fn revisions(project: &ProjectRoot) -> Result<Vec<Revision>, StoreError> {
     let mut out = Vec::new();
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        if !is_commit_id(&name) {
+        // Only a directory holds a revision: a stray file of a sha's name
+        // was listed as one, and failed every --clear-cache and --forget.
+        if !is_commit_id(&name) || !entry.file_type().is_ok_and(|t| t.is_dir()) {
             continue;
         }
         let data = entry.path().join(".vecgrep");
@@ -416,6 +418,8 @@ mod tests {
             std::fs::create_dir_all(revision_root(&project, sha).data_dir()).unwrap();
         }
         std::fs::create_dir_all(revisions_dir(&project).join("not-a-sha")).unwrap();
+        // A stray file of a sha's name is no revision.
+        std::fs::write(revisions_dir(&project).join("0123456789abcdef0123456789abcdef01234567"), b"junk").unwrap();
         std::fs::write(revision_root(&project, A).index_path(), b"").unwrap();
         mark_complete(&project, A, "main").unwrap();
         mark_complete(&project, A, "v1").unwrap();
