@@ -28,7 +28,7 @@ cloud_embedding_ok\t''"
 complete -c vecgrep -l context-hits -d 'Results sent to the model, best first (1 to 20)' -r
 complete -c vecgrep -l planner -d 'Who turns the question into a plan: rules (no model, no network) or llm (the chat model at llm_url, its plan checked against the schema; a plan that fails falls back to the rules with a warning) [config: planner; default: rules]' -r -f -a "rules\t''
 llm\t''"
-complete -c vecgrep -l since -d 'Only commits authored at or after DATE, in git\'s forms: 2024-05-01, "2 weeks ago", yesterday' -r
+complete -c vecgrep -l since -d 'Only commits authored at or after DATE: a date in UTC (2024-05-01, \'2024-05-01 14:30\'), a span back from now (2w, 3d) or a relative form ("2 weeks ago", yesterday, @1714521600); not every form git takes ("last friday", "May 1 2024")' -r
 complete -c vecgrep -l until -d 'Only commits authored at or before DATE; a day alone (2024-05-01) includes that whole day' -r
 complete -c vecgrep -l author -d 'Only commits whose author\'s name or email contains TEXT (any case)' -r
 complete -c vecgrep -l limit -d 'Index and search only the NUM newest commits of HEAD\'s history' -r
@@ -493,8 +493,8 @@ complete -c vecgrep -s g -l glob -d 'Include files matching GLOB, or exclude the
 complete -c vecgrep -l max-depth -d 'Descend at most NUM levels below each path, as rg: 1 takes only the files directly in a directory, 2 those in its subdirectories too, 0 only the paths that are files themselves' -r
 complete -c vecgrep -l ignore-file -d 'Also read ignore rules from PATH (gitignore syntax); repeatable' -r -F
 complete -c vecgrep -l max-filesize -d 'Skip files larger than SIZE: bytes, or with K, M or G (KiB, MiB, GiB) as ripgrep reads it: 512K, 10M [config: max_filesize; default: 1048576]' -r
-complete -c vecgrep -l changed-within -d 'Only files modified within WHEN: a span back from now (2w, 3d, 12h, 30min), since a date in UTC (2026-01-31, \'2026-01-31 14:30\') or one of git\'s forms (\'2 weeks ago\', yesterday)' -r
-complete -c vecgrep -l changed-before -d 'Only files modified before WHEN: a span back from now (2w, 3d), a date in UTC (2026-01-31) or one of git\'s forms (yesterday)' -r
+complete -c vecgrep -l changed-within -d 'Only files modified within WHEN: a span back from now (2w, 3d, 12h, 30min), since a date in UTC (2026-01-31, \'2026-01-31 14:30\') or a relative form (\'2 weeks ago\', yesterday, @1714521600)' -r
+complete -c vecgrep -l changed-before -d 'Only files modified before WHEN: a span back from now (2w, 3d), a date in UTC (2026-01-31) or a relative form (\'2 weeks ago\', yesterday)' -r
 complete -c vecgrep -s S -l size -d 'Only files of at least (+SIZE) or at most (-SIZE) bytes, e.g. +10k, -1M (k, m, g: powers of 1000; ki, mi, gi: of 1024); repeatable. As fd\'s -S, not ripgrep\'s --smart-case: matching by meaning and by words ignores case already' -r
 complete -c vecgrep -s E -l exclude -d 'Leave files matching GLOB out of the results (gitignore syntax, from the root: tests/, *_test.go, /vendor); repeatable, up to 1024 times and 64 KiB in all. Unlike -g, they stay indexed' -r
 complete -c vecgrep -l package -d 'Only files of package NAME: those whose nearest package manifest above them (package.json, Cargo.toml, pyproject.toml, setup.cfg, go.mod, composer.json, pom.xml, *.gemspec, mix.exs, pubspec.yaml, *.cabal) names NAME; an unknown NAME is an error listing the packages there are. Reads the working tree, so not with --rev or --label' -r

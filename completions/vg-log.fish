@@ -1,4 +1,4 @@
-complete -c vg-log -l since -d 'Only commits authored at or after DATE, in git\'s forms: 2024-05-01, "2 weeks ago", yesterday' -r
+complete -c vg-log -l since -d 'Only commits authored at or after DATE: a date in UTC (2024-05-01, \'2024-05-01 14:30\'), a span back from now (2w, 3d) or a relative form ("2 weeks ago", yesterday, @1714521600); not every form git takes ("last friday", "May 1 2024")' -r
 complete -c vg-log -l until -d 'Only commits authored at or before DATE; a day alone (2024-05-01) includes that whole day' -r
 complete -c vg-log -l author -d 'Only commits whose author\'s name or email contains TEXT (any case)' -r
 complete -c vg-log -l limit -d 'Index and search only the NUM newest commits of HEAD\'s history' -r

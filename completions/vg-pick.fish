@@ -467,8 +467,8 @@ complete -c vg-pick -s g -l glob -d 'Include files matching GLOB, or exclude the
 complete -c vg-pick -l max-depth -d 'Descend at most NUM levels below each path, as rg: 1 takes only the files directly in a directory, 2 those in its subdirectories too, 0 only the paths that are files themselves' -r
 complete -c vg-pick -l ignore-file -d 'Also read ignore rules from PATH (gitignore syntax); repeatable' -r -F
 complete -c vg-pick -l max-filesize -d 'Skip files larger than SIZE: bytes, or with K, M or G (KiB, MiB, GiB) as ripgrep reads it: 512K, 10M [config: max_filesize; default: 1048576]' -r
-complete -c vg-pick -l changed-within -d 'Only files modified within WHEN: a span back from now (2w, 3d, 12h, 30min), since a date in UTC (2026-01-31, \'2026-01-31 14:30\') or one of git\'s forms (\'2 weeks ago\', yesterday)' -r
-complete -c vg-pick -l changed-before -d 'Only files modified before WHEN: a span back from now (2w, 3d), a date in UTC (2026-01-31) or one of git\'s forms (yesterday)' -r
+complete -c vg-pick -l changed-within -d 'Only files modified within WHEN: a span back from now (2w, 3d, 12h, 30min), since a date in UTC (2026-01-31, \'2026-01-31 14:30\') or a relative form (\'2 weeks ago\', yesterday, @1714521600)' -r
+complete -c vg-pick -l changed-before -d 'Only files modified before WHEN: a span back from now (2w, 3d), a date in UTC (2026-01-31) or a relative form (\'2 weeks ago\', yesterday)' -r
 complete -c vg-pick -s S -l size -d 'Only files of at least (+SIZE) or at most (-SIZE) bytes, e.g. +10k, -1M (k, m, g: powers of 1000; ki, mi, gi: of 1024); repeatable. As fd\'s -S, not ripgrep\'s --smart-case: matching by meaning and by words ignores case already' -r
 complete -c vg-pick -s E -l exclude -d 'Leave files matching GLOB out of the results (gitignore syntax, from the root: tests/, *_test.go, /vendor); repeatable, up to 1024 times and 64 KiB in all. Unlike -g, they stay indexed' -r
 complete -c vg-pick -l skip-outside-root -d 'Skip PATHS outside the project root instead of failing'

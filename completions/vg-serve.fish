@@ -2,7 +2,7 @@ complete -c vg-serve -l bind -d 'Address to listen on; anything but a loopback a
 complete -c vg-serve -s p -l port -d 'Port to listen on; 0 picks a free one' -r
 complete -c vg-serve -l token -d 'Require `Authorization: Bearer TOKEN` on every request [env: VECGREP_TOKEN]' -r
 complete -c vg-serve -l refresh -d 'Seconds between checks for changed files' -r
-complete -c vg-serve -l workers -d 'Requests answered at once (one per open connection)' -r
+complete -c vg-serve -l workers -d 'Requests answered at once: each connection has a thread of its own, and a worker answers a request once its head has arrived' -r
 complete -c vg-serve -l rate-limit -d 'Answer a client address 429 past NUM requests in a minute (/health, /status, a job\'s status and /v1/embeddings are always answered); 0 is no limit [config: rate_limit; default: 120]' -r
 complete -c vg-serve -l catalog -d 'Search catalog NAME instead of the project here: every project of it as one ranking, each hit naming its project (see vg-catalog). PATHS then narrow it to parts of its projects. Without it, the default context (vg-catalog use) is searched when no PATH is given, outside any project or inside one of its projects' -r
 complete -c vg-serve -s k -l top-k -d 'Return at most NUM results [config: top_k; default: 10]' -r

@@ -49,10 +49,10 @@ pub struct WalkArgs {
 #[derive(Args, Debug, Clone, Default)]
 #[command(next_help_heading = "Filter options")]
 pub struct FileFilterArgs {
-    /// Only files modified within WHEN: a span back from now (2w, 3d, 12h, 30min), since a date in UTC (2026-01-31, '2026-01-31 14:30') or one of git's forms ('2 weeks ago', yesterday).
+    /// Only files modified within WHEN: a span back from now (2w, 3d, 12h, 30min), since a date in UTC (2026-01-31, '2026-01-31 14:30') or a relative form ('2 weeks ago', yesterday, @1714521600).
     #[arg(long, value_name = "WHEN", value_parser = parse_when)]
     pub changed_within: Option<String>,
-    /// Only files modified before WHEN: a span back from now (2w, 3d), a date in UTC (2026-01-31) or one of git's forms (yesterday).
+    /// Only files modified before WHEN: a span back from now (2w, 3d), a date in UTC (2026-01-31) or a relative form ('2 weeks ago', yesterday).
     #[arg(long, value_name = "WHEN", value_parser = parse_when)]
     pub changed_before: Option<String>,
     /// Only files of at least (+SIZE) or at most (-SIZE) bytes, e.g. +10k, -1M (k, m, g: powers of 1000; ki, mi, gi: of 1024); repeatable. As fd's -S, not ripgrep's --smart-case: matching by meaning and by words ignores case already.
@@ -186,7 +186,7 @@ fn parse_context_hits(s: &str) -> Result<usize, String> {
 #[derive(Args, Debug, Clone, Default)]
 #[command(next_help_heading = "History options")]
 pub struct LogArgs {
-    /// Only commits authored at or after DATE, in git's forms: 2024-05-01, "2 weeks ago", yesterday.
+    /// Only commits authored at or after DATE: a date in UTC (2024-05-01, '2024-05-01 14:30'), a span back from now (2w, 3d) or a relative form ("2 weeks ago", yesterday, @1714521600); not every form git takes ("last friday", "May 1 2024").
     #[arg(long, value_name = "DATE")]
     pub since: Option<String>,
     /// Only commits authored at or before DATE; a day alone (2024-05-01) includes that whole day.
@@ -654,7 +654,7 @@ pub struct ServeCli {
     /// Seconds between checks for changed files.
     #[arg(long, value_name = "SECONDS", default_value_t = 2.0, value_parser = parse_refresh, allow_negative_numbers = true)]
     pub refresh: f64,
-    /// Requests answered at once (one per open connection).
+    /// Requests answered at once: each connection has a thread of its own, and a worker answers a request once its head has arrived.
     #[arg(long, value_name = "NUM", default_value_t = 16, value_parser = |s: &str| whole_in::<u16>(s, 1, Some(256)), allow_negative_numbers = true)]
     pub workers: u16,
     /// Answer a client address 429 past NUM requests in a minute (/health, /status, a job's status and /v1/embeddings are always answered); 0 is no limit.

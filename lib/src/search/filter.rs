@@ -237,7 +237,7 @@ pub fn parse_when(text: &str, now: SystemTime) -> Result<i64, String> {
     };
     moment.map(|t| t.as_nanosecond().clamp(i64::MIN.into(), i64::MAX.into()) as i64).ok_or_else(|| {
         format!(
-            "'{}' is not a time: a span back from now (2w, 3d, 12h, 30min), a date in UTC (2026-01-31, 2026-01-31 14:30) or one of git's forms (\"2 weeks ago\", yesterday)",
+            "'{}' is not a time: a span back from now (2w, 3d, 12h, 30min), a date in UTC (2026-01-31, 2026-01-31 14:30) or a relative form (\"2 weeks ago\", yesterday, @1714521600)",
             clipped(text, 200)
         )
     })
