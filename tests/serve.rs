@@ -1513,6 +1513,11 @@ fn search_takes_an_indexed_revision_and_refuses_others() {
     let (status, _, body) = s.get("/search?q=anything&rev=main");
     assert_eq!(status, 400);
     assert!(body.contains("is not indexed; run vg-index --rev main"), "{body}");
+    // A long name is repeated 100 characters at most, each time.
+    let long = format!("main{}", "^0".repeat(2000));
+    let (status, _, body) = s.get(&format!("/search?q=anything&rev={long}"));
+    assert_eq!(status, 400);
+    assert!(body.len() < 600 && body.contains("is not indexed"), "{} bytes: {body}", body.len());
     let (status, _, body) = s.get("/search?q=anything&rev=no-such-ref");
     assert_eq!(status, 400);
     assert!(body.contains("unknown revision"), "{body}");

@@ -103,6 +103,7 @@ pub struct QueryPlan {
     /// that became filters or that every question has.
     pub l1_query_text: String,
     /// The lowest score (cosine) a hit may have, -1 to 1.
+    #[serde(serialize_with = "as_written")]
     pub l1_threshold: f32,
     /// Whether a chat model's answer is wanted whatever the judgement of the hits.
     pub requires_l2: bool,
@@ -325,6 +326,13 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
     (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
+/// An f32 as its shortest decimal, as a number that stays so: a plan
+/// turned into a JSON value (HTTP, MCP) held 0.3 as 0.30000001192092896,
+/// where the command line wrote 0.3 (ask.md: the same object everywhere).
+fn as_written<S: serde::Serializer>(value: &f32, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_f64(value.to_string().parse().unwrap_or(f64::from(*value)))
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -426,6 +434,8 @@ mod tests {
     fn unknown_fields_and_intents_are_refused_when_read() {
         let mut v = serde_json::to_value(plan("retry")).unwrap();
         assert!(serde_json::from_value::<QueryPlan>(v.clone()).is_ok());
+        // As a value (HTTP, MCP) the threshold is written as on the command line.
+        assert_eq!(v["l1_threshold"].to_string(), "0.3");
         v["shell"] = "rm -rf /".into();
         assert!(serde_json::from_value::<QueryPlan>(v.clone()).is_err());
         v.as_object_mut().unwrap().remove("shell");

@@ -249,6 +249,9 @@ pub fn indexed_revision(project: &ProjectRoot, spec: &str, model: &str) -> Resul
     let stored = store::revisions(project)?;
     let sha = resolve_stored(project, &stored, spec)?;
     let marked = stored.iter().find(|r| r.sha == sha);
+    // A name as a client sent it (`rev=` over HTTP): its messages repeat
+    // 100 characters of it at most (http.md), not 4 KiB twice.
+    let spec = crate::project::shown::clipped(spec, 100);
     // Without marks of its own, a shared one another checkout made whole.
     if marked.map_or_else(|| shared_index_whole(project, &sha), |r| r.complete) {
         let root = store::revision_root(project, &sha);
