@@ -72,7 +72,9 @@ fn a_search_with_no_file_to_search_says_so() {
     for (args, why) in [
         (&["-t", "rust", "state"][..], "no files were searched: the filters (-t, -T, -g, --max-depth) chose none"),
         (&["-g", "*.nothing", "state"], "the filters"),
-        (&["state", "empty"], "no files were searched: there are none under the paths"),
+        (&["state", "empty"], "no files were searched: there are none under the paths that the ignore"),
+        // The flags that let more in are not suggested to one who gave them.
+        (&["--hidden", "--no-ignore", "state", "empty"], "there are none under the paths (.git and .vecgrep are never"),
     ] {
         let o = run(t.cmd("vecgrep", ".").args(args));
         assert_code(&o, 1);

@@ -607,3 +607,21 @@ fn memory_stays_flat_under_a_long_stream_and_big_files_read_for_context() {
     // 16 MiB a file as text; a string per line made each one 8 million strings.
     assert!(peak < 100 * 1024, "{peak} KiB at the peak");
 }
+
+/// `--color auto` colors a terminal, but not one that says it is dumb
+/// (Emacs' shell shows escapes as text), as ripgrep decides.
+#[test]
+fn a_dumb_terminal_gets_no_color() {
+    let t = sample_project();
+    let root = t.path();
+    let input = hit(root.to_str().unwrap(), "src/upload.py", 1, 1, 0.7, "def upload(): pass") + "\n";
+    std::fs::write(root.join("stream.ndjson"), input).unwrap();
+    let colored = |term: &str| {
+        let line = format!("env -u NO_COLOR TERM={term} {} -l < stream.ndjson", bin("vg-format").display());
+        let o = run(std::process::Command::new("script").args(["-qec", &line, "/dev/null"]).current_dir(t.path()));
+        assert!(stdout(&o).contains("upload.py"), "{}", stdout(&o));
+        stdout(&o).contains('\x1b')
+    };
+    assert!(colored("xterm"));
+    assert!(!colored("dumb"));
+}

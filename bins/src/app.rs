@@ -975,14 +975,18 @@ pub struct SkipTally {
 /// `-t`, chose) was skipped, or there was none, say so and why: else a
 /// search that finds nothing reads as if no such file existed, or held
 /// nothing relevant.
-pub fn note_all_skipped(tool: &str, quiet: bool, filtered: bool, files: &WalkedSet, tally: &SkipTally) {
+pub fn note_all_skipped(tool: &str, quiet: bool, walk: &WalkOptions, files: &WalkedSet, tally: &SkipTally) {
+    let filtered = walk.is_filtered();
     if files.is_empty() && tally.by_reason.is_empty() {
         // As ripgrep says it: nothing was there to search, which a search
         // that finds nothing would not tell apart from nothing relevant.
-        let why = if filtered {
-            "the filters (-t, -T, -g, --max-depth) chose none of the files under the paths"
-        } else {
-            "there are none under the paths that the ignore and hidden rules let in (--no-ignore, --hidden)"
+        // The flags that could let more in are named only when not given.
+        let why = match (filtered, walk.hidden && walk.no_ignore) {
+            (true, _) => "the filters (-t, -T, -g, --max-depth) chose none of the files under the paths",
+            (false, false) => {
+                "there are none under the paths that the ignore and hidden rules let in (--no-ignore, --hidden)"
+            }
+            (false, true) => "there are none under the paths (.git and .vecgrep are never searched)",
         };
         note(tool, quiet, &format!("no files were searched: {why}"));
         return;
@@ -1224,8 +1228,12 @@ pub fn use_color(choice: crate::cli::ColorChoice) -> bool {
     match choice {
         crate::cli::ColorChoice::Always => true,
         crate::cli::ColorChoice::Never => false,
+        // A terminal that says it is dumb (Emacs' shell) shows escapes as
+        // text: no color there, as ripgrep decides.
         crate::cli::ColorChoice::Auto => {
-            io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+            io::stdout().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                && std::env::var_os("TERM").is_none_or(|t| t != "dumb")
         }
     }
 }

@@ -309,7 +309,7 @@ fn index_first(cli: &QueryCli, inv: &Invocation) -> Result<Option<Walked>> {
     // Under --no-scope the search is the whole project's: what the PATHs
     // held is no measure of it (`scope_of` says when the filters chose none).
     if !cli.no_scope {
-        note_all_skipped(TOOL, inv.config.quiet, walk.is_filtered(), &files, &skipped);
+        note_all_skipped(TOOL, inv.config.quiet, &walk, &files, &skipped);
     }
     Ok(Some(Walked { files: Some(files), errors: summary.errors, interrupted: summary.cancelled, as_it_is: false }))
 }

@@ -165,6 +165,11 @@ pub fn render(out: &mut dyn Write, hits: &[HitRecord], opts: &FormatOptions) -> 
     match opts.mode {
         OutputMode::Count => {
             for (path, group) in per_file(hits, &opts.cwd) {
+                // `-I` leaves the path out, as `rg -c -I` does: counts alone.
+                if !opts.with_filename {
+                    writeln!(out, "{}", group.len())?;
+                    continue;
+                }
                 let path = paint(opts.color, PATH, &opts.shown(&path));
                 writeln!(out, "{path}{}{}", opts.after_path(":"), group.len())?;
             }
@@ -652,6 +657,9 @@ mod tests {
         let mut out = Vec::new();
         render(&mut out, &hits, &opts(OutputMode::Count, "/r/docs")).unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), "../src/b.rs:2\n../src/a.rs:1\n");
+        let mut out = Vec::new();
+        render(&mut out, &hits, &FormatOptions { with_filename: false, ..opts(OutputMode::Count, "/r") }).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), "2\n1\n", "-c -I: counts alone, as rg's");
     }
 
     #[test]
