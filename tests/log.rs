@@ -85,6 +85,18 @@ fn log(tree: &Tree, args: &[&str]) -> std::process::Output {
     run(tree.cmd("vg-log", "").args(["--threshold", "-1"]).args(args))
 }
 
+/// The commit log is kept in the checkout's own index whatever store holds
+/// the code's: a shared store that cannot be reached does not stop it (the
+/// log's run waited on the store's lock and failed on the connection).
+#[test]
+fn the_log_is_kept_at_home_when_the_code_index_is_shared() {
+    let tree = repository();
+    let o = run(tree.cmd("vg-log", "").args(["--store", "postgres://127.0.0.1:1/nowhere?connect_timeout=2", "retry"]));
+    assert_code(&o, 0);
+    assert!(!subjects(&records(&o)).is_empty(), "{}", stderr(&o));
+    assert!(tree.path().join(".vecgrep/index.db").is_file());
+}
+
 /// A commit with an empty message (`--allow-empty-message`) is found by
 /// its changes alone: its message, embedded, sat at 0.32 to any question
 /// and answered "network" and "hello world" alike.

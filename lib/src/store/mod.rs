@@ -767,6 +767,14 @@ pub fn open_in_place(root: &ProjectRoot) -> Result<Box<dyn IndexWriter>, StoreEr
 
 /// Open the commit log of `root`'s index to bring it up to date (vg-log),
 /// as [`open_for_writing`] opens the index. Take [`lock_for_writing`] first.
+/// The root whose index holds the project's commit log: the checkout's own
+/// `.vecgrep/index.db` even when its code index is a shared store's, so
+/// the log's writer takes that index's lock, not the store's (one that
+/// could not reach Postgres refused to update a log kept on disk).
+pub fn log_root(root: &ProjectRoot) -> ProjectRoot {
+    ProjectRoot { shared: None, ..root.clone() }
+}
+
 pub fn open_log_for_writing(
     root: &ProjectRoot,
     rebuilt: &mut dyn FnMut(&str),
