@@ -802,11 +802,22 @@ fn a_shallow_clone_deepened_later_has_its_boundary_commits_read_again() {
     let clone = Tree::bare();
     let url = format!("file://{}", origin.path().display());
     git(&clone, &["clone", "-q", "--depth", "2", &url, "."]);
-    let touched = |tree: &Tree| {
-        let o = log(tree, &["add a file", "f3.txt"]);
-        subjects(&records(&o))
+    // As `git log -- PATH` reads a shallow clone: its boundary commit, whose
+    // parent is missing, added every file it holds (it touched none, and a
+    // PATH never found the only commit of a `--depth 1` clone).
+    let touched = |tree: &Tree, path: &str| {
+        let o = log(tree, &["add a file", path]);
+        let mut found = subjects(&records(&o));
+        found.sort();
+        let mut by_git: Vec<String> =
+            git(tree, &["log", "--format=%s", "--", path]).lines().map(String::from).collect();
+        by_git.sort();
+        assert_eq!(found, by_git, "{path}");
+        found
     };
-    assert!(touched(&clone).is_empty(), "the boundary commit's parent is missing: what it changed is unknown");
+    assert_eq!(touched(&clone, "f1.txt"), ["Add file number 3"], "the boundary holds f1");
+    assert_eq!(touched(&clone, "f3.txt"), ["Add file number 3"]);
     git(&clone, &["fetch", "-q", "--unshallow"]);
-    assert_eq!(touched(&clone), ["Add file number 3"], "read again once its parent is there");
+    assert_eq!(touched(&clone, "f1.txt"), ["Add file number 1"], "read again once its parent is there");
+    assert_eq!(touched(&clone, "f3.txt"), ["Add file number 3"]);
 }

@@ -225,8 +225,10 @@ impl GitRepo {
         let tree = commit.tree().with_context(|| format!("cannot read the tree of {sha}"))?;
         let parent_tree = match parent {
             // A shallow clone ends at commits whose parents it does not
-            // have: what they changed is unknown, so they touched nothing.
-            Some(p) if !self.repo.has_object(p) && self.repo.is_shallow().unwrap_or(false) => return Ok(changed),
+            // have: as git log reads them, each added every file it holds
+            // (they touched nothing, and a PATH or a subdirectory's root
+            // never found the only commit of a `--depth 1` clone).
+            Some(p) if !self.repo.has_object(p) && self.repo.is_shallow().unwrap_or(false) => None,
             Some(p) => Some(
                 self.repo
                     .find_commit(p)
