@@ -243,6 +243,15 @@ fn forgetting_a_revision_removes_its_index_and_bad_revisions_are_one_line() {
         (vec!["vg-query", "--rev", "main", "--no-index", "x"], "is not indexed; run vg-index --rev main"),
         (vec!["vg-query", "--rev", "main", "-t", "py", "x"], "vg-query: --rev searches a revision's whole tree"),
         (vec!["vg-index", "--rev", "main", "--hidden"], "vg-index: --rev indexes a revision's whole tree"),
+        // A PATH was checked against the working tree, then passed over.
+        (
+            vec!["vg-index", "--rev", "main", "src"],
+            "vg-index: --rev indexes a revision's whole tree; leave out the PATHs",
+        ),
+        (
+            vec!["vg-index", "--rev", "main", "gone"],
+            "vg-index: --rev indexes a revision's whole tree; leave out the PATHs",
+        ),
     ] {
         let o = run(tree.cmd(args[0], "").args(&args[1..]));
         assert_code(&o, 2);

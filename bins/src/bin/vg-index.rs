@@ -17,6 +17,13 @@ const TOOL: &str = "vg-index";
 fn main() {
     let (cli, matches) = vecgrep_bins::app::parse_args::<IndexCli>(TOOL);
     run_main(TOOL, || {
+        // A revision is indexed whole: a PATH was checked against the
+        // working tree (one since deleted refused), then passed over.
+        if cli.rev.is_some() && !cli.paths.is_empty() {
+            return Err(anyhow::anyhow!(
+                "--rev indexes a revision's whole tree; leave out the PATHs (vg-query --rev REV PATH searches part of it)"
+            ));
+        }
         let inv = resolve(TOOL, &cli.paths, cli.outside.skip_outside_root, Some(&cli.catalog), cli_config(&matches)?)?;
         if cli.label.label.is_some() {
             refuse_beside_a_label(&cli)?;
