@@ -326,6 +326,34 @@ fn a_projects_link_removed_by_hand_still_places_its_hits_and_is_made_again() {
     assert!(stderr(&o).lines().count() == 1 && stderr(&o).contains("line 4"), "{}", stderr(&o));
 }
 
+/// In one of the context's projects, an explicit `--rev` names a revision
+/// of that project (catalogs.md: it wins over the context): it was refused
+/// as a catalog's, which has no revisions.
+#[test]
+fn an_explicit_rev_in_a_project_of_the_default_context_is_that_projects() {
+    let p = Projects::new();
+    for args in [&["add", "-A"][..], &["commit", "-q", "-m", "the api"], &["tag", "v1"]] {
+        let out = Command::new("git")
+            .args(["-c", "user.name=T", "-c", "user.email=t@example.org"])
+            .args(args)
+            .current_dir(p.dir("src/api"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    assert_code(&p.add("team", &["src/api", "src/billing"]), 0);
+    assert_code(&run(p.cmd("vecgrep", ".").args(["use", "--catalog", "team"])), 0);
+    let o = run(p.cmd("vg-index", "src/api").args(["--rev", "v1"]));
+    assert_code(&o, 0);
+    let o = run(p.cmd("vecgrep", "src/api").args(["--rev", "v1", "--threshold", "-1", "-l", "retry a failed upload"]));
+    assert_code(&o, 0);
+    assert_eq!(stdout(&o).lines().next(), Some("upload.py"), "{}", stderr(&o));
+    assert_code(&run(p.cmd("vg-index", "src/api").args(["--forget", "v1"])), 0);
+    // Outside any project a revision still names none.
+    let o = run(p.cmd("vecgrep", "elsewhere").args(["--rev", "v1", "retry"]));
+    assert_code(&o, 2);
+}
+
 #[test]
 fn the_default_context_applies_outside_projects_and_in_its_own_and_a_path_means_here() {
     let p = Projects::new();

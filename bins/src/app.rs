@@ -254,7 +254,10 @@ pub fn resolve_root(
         return in_catalog(Catalogs::of_user()?.open(name)?, None);
     }
     let root = select_root(&cwd, paths)?;
-    if catalog.is_some() && paths.is_empty() {
+    // An explicit --rev names a revision of the project here: the default
+    // context gives way to it (catalogs.md), as its label does.
+    let rev_here = paths_in == PathsIn::Revision && !matches!(root.marker, RootMarker::None | RootMarker::Catalog);
+    if catalog.is_some() && paths.is_empty() && !rev_here {
         if let Some((catalog, label)) = catalog_here(&root, &cwd)? {
             return in_catalog(catalog, label);
         }

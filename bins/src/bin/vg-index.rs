@@ -7,8 +7,9 @@ use vecgrep::project::catalog::Catalog;
 use vecgrep::records::{write_record, LabelRecord, RevisionRecord, StatsRecord, SummaryRecord, VerifyRecord};
 use vecgrep::store::{self, IndexStats, StoreError};
 use vecgrep_bins::app::{
-    cli_config, embedder_pool, index_blocking, label_of, note, note_holes, resolve, run_main, stoppable,
-    wait_for_write_lock, Blocking, CliObserver, Invocation, EXIT_ERROR, EXIT_FOUND, EXIT_INTERRUPTED, EXIT_NOT_FOUND,
+    cli_config, embedder_pool, index_blocking, label_of, note, note_holes, resolve_in, run_main, stoppable,
+    wait_for_write_lock, Blocking, CliObserver, Invocation, PathsIn, EXIT_ERROR, EXIT_FOUND, EXIT_INTERRUPTED,
+    EXIT_NOT_FOUND,
 };
 use vecgrep_bins::cli::IndexCli;
 
@@ -24,7 +25,14 @@ fn main() {
                 "--rev indexes a revision's whole tree; leave out the PATHs (vg-query --rev REV PATH searches part of it)"
             ));
         }
-        let inv = resolve(TOOL, &cli.paths, cli.outside.skip_outside_root, Some(&cli.catalog), cli_config(&matches)?)?;
+        // A revision named (--rev, --forget) is the project's here, even
+        // where the default context would make it a catalog's.
+        let paths_in = match cli.rev.is_some() || cli.forget.is_some() {
+            true => PathsIn::Revision,
+            false => PathsIn::WorkingTree,
+        };
+        let (skip, catalog) = (cli.outside.skip_outside_root, Some(&cli.catalog));
+        let inv = resolve_in(TOOL, &cli.paths, skip, catalog, cli_config(&matches)?, paths_in)?;
         if cli.label.label.is_some() {
             refuse_beside_a_label(&cli)?;
         }
