@@ -59,15 +59,16 @@ pub struct HitRecord {
     /// searched (`vg-query --rev`) rather than the working tree.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rev: Option<String>,
-    /// Why it ranked where it did (`search::Why::reasoning`), when asked
-    /// for (`vg-query --explain`). Added within version 1.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reasoning: Option<String>,
     /// The catalog's project the hit is from, when a catalog was searched
     /// (`--catalog`); `root` is then that project's directory. Added
     /// within version 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub project: Option<String>,
+    /// Why it ranked where it did (`search::Why::reasoning`), when asked
+    /// for (`vg-query --explain`). Added within version 1. Last on the
+    /// wire, as ndjson.md orders the fields.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<String>,
 }
 
 impl HitRecord {
@@ -1127,6 +1128,37 @@ mod tests {
         assert!(e.contains("line 4"), "{e}");
         let e = parse_hit_line(r#"{"v":9,"file":"a","start_line":1,"end_line":1}"#, 5).unwrap_err().to_string();
         assert!(e.contains("newer"), "{e}");
+    }
+
+    #[test]
+    fn a_hits_fields_are_written_in_the_order_ndjson_md_lists_them() {
+        let spec = include_str!("../../spec/ndjson.md");
+        let table = spec.split("\n### `hit`").nth(1).and_then(|s| s.split("\n### ").next()).unwrap();
+        let order: Vec<&str> = table
+            .lines()
+            .filter_map(|l| l.strip_prefix("| `")?.split_once('`').map(|(name, _)| name))
+            .collect();
+        assert!(order.len() > 10 && order[0] == "type", "{order:?}");
+        let h = HitRecord {
+            v: 1,
+            root: Some("/r".into()),
+            file: "a.rs".into(),
+            start_line: 1,
+            end_line: 2,
+            score: 0.5,
+            relevance: Some(0.8),
+            fit: Some(0.6),
+            text: "x".into(),
+            query: Some("q".into()),
+            concepts: vec!["c".into()],
+            rev: Some("278a66376cddaf8ec87070020ca35e9e809d95c0".into()),
+            reasoning: Some("why".into()),
+            project: Some("p".into()),
+        };
+        let line = serde_json::to_string(&h).unwrap();
+        let at = |name: &str| line.find(&format!("\"{name}\":")).unwrap_or_else(|| panic!("{name} in {line}"));
+        let written: Vec<usize> = order.iter().map(|name| at(name)).collect();
+        assert!(written.windows(2).all(|w| w[0] < w[1]), "{order:?} in {line}");
     }
 
     #[test]
