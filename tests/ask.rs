@@ -178,11 +178,19 @@ fn the_reasons_change_when_what_the_ranking_used_changes() {
         })
         .collect();
     assert!(ranks.first() == Some(&1) && ranks.windows(2).all(|w| w[0] < w[1]), "{ranks:?}");
-    // The porcelain shows the reasons under each result on a terminal only;
-    // a pipe keeps grep's lines.
+    // The porcelain shows the reasons under each result, piped too (grep's
+    // lines passed the flag over in silence); --json carries them as each
+    // hit's reasoning; -l, -c and --no-heading have no place for them.
     let piped = run(t.cmd("vecgrep", ".").args(["--explain", query]));
     assert_code(&piped, 0);
-    assert!(!stdout(&piped).contains("why:"), "{}", stdout(&piped));
+    assert!(stdout(&piped).contains("why:"), "{}", stdout(&piped));
+    let json = run(t.cmd("vecgrep", ".").args(["--explain", "--json", query]));
+    assert!(records(&json).iter().all(|r| r["reasoning"].is_string()), "{}", stdout(&json));
+    for flag in ["-l", "-c", "--no-heading"] {
+        let o = run(t.cmd("vecgrep", ".").args(["--explain", flag, query]));
+        assert_code(&o, 2);
+        assert!(stderr(&o).contains("'--explain' cannot be used with"), "{flag}: {}", stderr(&o));
+    }
 }
 
 #[test]

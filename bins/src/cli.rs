@@ -829,8 +829,8 @@ pub struct VecgrepCli {
     /// Ask QUERY as a question, filters and all ("rust files changed this week that retry uploads"): the plan made of it, the hits with why each ranked, and a chat model's answer when the hits look thin or the question asks to explain (vg-ask; see Ask options).
     #[arg(long, conflicts_with_all = ["stats", "show_root", "index_only", "clear_cache", "serve", "mcp", "interactive", "answer", "log", "rev", "files", "count", "reindex", "no_scope", "changed_within", "changed_before", "size", "exclude"])]
     pub ask: bool,
-    /// Say under each result why it ranked where it did: its place by meaning and by words, the words and names it matched, a concept it mentions, and what its file did to its place (vg-query --explain).
-    #[arg(long, conflicts_with_all = ["stats", "show_root", "index_only", "clear_cache", "serve", "mcp", "interactive", "log"])]
+    /// Say under each result why it ranked where it did: its place by meaning and by words, the words and names it matched, a concept it mentions, and what its file did to its place (vg-query --explain); results are then shown under headings, piped too (--json carries it as each hit's reasoning).
+    #[arg(long, conflicts_with_all = ["stats", "show_root", "index_only", "clear_cache", "serve", "mcp", "interactive", "log", "files", "count", "no_heading"])]
     pub explain: bool,
     /// Search the project's git history instead of its files: commits whose messages (or, with --with-diff, changes) answer QUERY; PATHS keep those that touched them (vg-log; see History options).
     #[arg(long, conflicts_with_all = ["stats", "show_root", "index_only", "clear_cache", "serve", "mcp", "interactive", "answer", "reindex"])]

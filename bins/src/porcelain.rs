@@ -338,6 +338,12 @@ pub fn plan(
             if i == 0 {
                 argv.extend(positionals(cli));
             }
+            // Why each result ranked is said under its heading: piped, the
+            // lines alone passed it over in silence.
+            let out = &cli.output;
+            if *tool == "vg-format" && cli.explain && !(out.json || out.heading || out.no_heading) {
+                argv.push("--heading".into());
+            }
             (*tool, argv)
         })
         .collect()
