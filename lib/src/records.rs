@@ -1134,10 +1134,8 @@ mod tests {
     fn a_hits_fields_are_written_in_the_order_ndjson_md_lists_them() {
         let spec = include_str!("../../spec/ndjson.md");
         let table = spec.split("\n### `hit`").nth(1).and_then(|s| s.split("\n### ").next()).unwrap();
-        let order: Vec<&str> = table
-            .lines()
-            .filter_map(|l| l.strip_prefix("| `")?.split_once('`').map(|(name, _)| name))
-            .collect();
+        let order: Vec<&str> =
+            table.lines().filter_map(|l| l.strip_prefix("| `")?.split_once('`').map(|(name, _)| name)).collect();
         assert!(order.len() > 10 && order[0] == "type", "{order:?}");
         let h = HitRecord {
             v: 1,
