@@ -427,7 +427,12 @@ fn connection(shared: &Shared, stream: TcpStream, client: IpAddr, slot: &Slot) {
         // stays in step for the next request.
         let mut body = None;
         if let Some(limit) = body_limit(&request) {
-            match http::read_body(&mut reader, &request, &shared.limits, limit) {
+            let bound = &mut |left| {
+                let _ = stream.set_read_timeout(Some(left));
+            };
+            let read = http::read_body(&mut reader, &request, &shared.limits, limit, bound);
+            let _ = stream.set_read_timeout(Some(idle));
+            match read {
                 Ok(b) => body = Some(b),
                 Err(e) => {
                     if let Some(status) = e.status {
