@@ -386,6 +386,13 @@ fn a_search_while_the_server_hangs_is_answered_by_words_and_says_so() {
     assert!(note.contains("ranked by their words alone"), "{note}");
     let first: Value = serde_json::from_str(body.lines().next().expect("a hit")).unwrap();
     assert_eq!(first["file"], "src/geometry.rs", "{body}");
+    // The next searches do not ask the server again a while, each waiting
+    // out its timeout in turn behind the query model: they learn why at once.
+    let asked = proxy.faults.lock().unwrap().seen;
+    let (status, head, _) = serving.request("GET", "/search?q=read+the+settings&threshold=0.9", &[]);
+    assert_eq!(status, 200);
+    assert!(head.contains("tried 0s ago") || head.contains("tried 1s ago"), "{head}");
+    assert_eq!(proxy.faults.lock().unwrap().seen, asked, "the server was asked again");
     // A semantic search cannot be answered without the model: a failure
     // that names the cause.
     let (status, _, body) = serving.request("GET", "/search?q=circle+area&mode=semantic", &[]);

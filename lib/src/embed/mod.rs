@@ -83,6 +83,13 @@ pub type EmbedderLoader = Box<dyn FnMut() -> Result<Box<dyn Embedder>> + Send>;
 /// waiting on a server that did not answer a moment ago.
 pub const RELOAD_AFTER: std::time::Duration = std::time::Duration::from_secs(30);
 
+/// A remote embedder's server did not answer (a timeout, connection trouble,
+/// 429 or 5xx after every attempt): unlike a text it refused, a reason not to
+/// ask it again for a while (`LazyEmbedder::failed`).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct ServerAway(pub String);
+
 /// The query's embedder, loaded only when something needs embedding, and
 /// the static table of the same model (`StaticModel`), loaded only when a
 /// search meets chunks that lack the model's vector.
@@ -131,13 +138,16 @@ impl LazyEmbedder {
         Ok(self.loaded.as_deref_mut().expect("just loaded"))
     }
 
-    /// The embedder loaded failed to embed a query: a remote server that
-    /// stopped answering. Searches in the next `RELOAD_AFTER` learn why at
-    /// once, rather than each waiting out its own timeout in turn behind
+    /// The embedder loaded failed to embed a query: when its server did not
+    /// answer (`ServerAway`), searches in the next `RELOAD_AFTER` learn why
+    /// at once, rather than each waiting out its own timeout in turn behind
     /// the query embedder's lock (three searches answered after 30, 61 and
-    /// 92 s, and held a server's workers so long).
+    /// 92 s, and held a server's workers so long). A query the server
+    /// refused (too long for it) is that query's failure alone.
     pub fn failed(&mut self, e: &anyhow::Error) {
-        self.failed = Some((std::time::Instant::now(), format!("{e:#}")));
+        if e.downcast_ref::<ServerAway>().is_some() {
+            self.failed = Some((std::time::Instant::now(), format!("{e:#}")));
+        }
     }
 
     /// Whether the embedder's model has a static table to be had (one that
@@ -209,7 +219,11 @@ mod tests {
             Ok(Box::new(Unread) as Box<dyn Embedder>)
         });
         assert!(lazy.get().is_ok());
-        lazy.failed(&anyhow::anyhow!("the embedding server did not answer within 30s"));
+        // A query the server refused is no reason to stop asking it.
+        lazy.failed(&anyhow::anyhow!("embedding failed: input is too long"));
+        assert!(lazy.get().is_ok());
+        let away = anyhow::Error::new(ServerAway("the embedding server did not answer within 30s".into()));
+        lazy.failed(&away.context("cannot embed the query"));
         let again = lazy.get().err().unwrap().to_string();
         assert!(again.contains("did not answer within 30s") && again.contains("tried 0s ago"), "{again}");
         // Then the embedder loaded is tried again, not loaded anew.

@@ -162,13 +162,21 @@ impl RemoteEmbedder {
 
     /// One request for `texts`, with retries; vectors in order.
     fn request_with_retries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
+        self.attempts(texts).map_err(|failure| match failure {
+            Failure::Transient(e) | Failure::Refused(e) | Failure::Fatal(e) => e,
+        })
+    }
+
+    /// As `request_with_retries`, saying whether the server did not answer
+    /// (`Failure::Transient`, after every attempt) or refused the texts.
+    fn attempts(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, Failure> {
         let mut pause = self.settings.backoff;
         let mut last = String::new();
         for attempt in 1..=self.settings.attempts.max(1) {
             match self.request(texts) {
                 Ok(v) => return Ok(v),
                 Err(Failure::Transient(e)) => last = e,
-                Err(Failure::Refused(e)) | Err(Failure::Fatal(e)) => return Err(e),
+                Err(refused) => return Err(refused),
             }
             if attempt < self.settings.attempts {
                 std::thread::sleep(pause);
@@ -176,8 +184,8 @@ impl RemoteEmbedder {
             }
         }
         match self.settings.attempts {
-            0 | 1 => Err(last),
-            n => Err(format!("{last} (after {n} attempts)")),
+            0 | 1 => Err(Failure::Transient(last)),
+            n => Err(Failure::Transient(format!("{last} (after {n} attempts)"))),
         }
     }
 
@@ -267,7 +275,12 @@ impl Embedder for RemoteEmbedder {
     fn embed(&mut self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         let mut out = Vec::with_capacity(texts.len());
         for group in texts.chunks(self.settings.batch_size) {
-            let vectors = self.request_with_retries(group).map_err(|e| anyhow!("embedding failed: {e}"))?;
+            // A server that did not answer is said as such (`ServerAway`): a
+            // searcher stops asking it a while; a text refused is the text's.
+            let vectors = self.attempts(group).map_err(|failure| match failure {
+                Failure::Transient(e) => anyhow::Error::new(super::ServerAway(format!("embedding failed: {e}"))),
+                Failure::Refused(e) | Failure::Fatal(e) => anyhow!("embedding failed: {e}"),
+            })?;
             out.extend(vectors);
         }
         Ok(out)

@@ -226,7 +226,13 @@ impl Searcher {
             true => Some(embedder.get()?),
             false => None,
         };
-        search::search_index(root, &*store, model, statics.as_deref(), sides, request)
+        let searched = search::search_index(root, &*store, model, statics.as_deref(), sides, request);
+        // A server that did not answer is not asked again a while, by these
+        // searches or the working tree's (`LazyEmbedder::failed`).
+        if let Err(e) = &searched {
+            embedder.failed(e);
+        }
+        searched
     }
 
     /// The vectors of the index as it is now: those in memory if the index
