@@ -808,6 +808,13 @@ fn every_path_skipped_outside_the_root_is_an_error_under_rev_and_log_too() {
     ]));
     assert_code(&o, 0);
     assert!(stderr(&o).contains("skipping '/etc'"), "{}", stderr(&o));
+    // Under --log, a PATH the working tree no longer has is inside the root
+    // too, beside one on disk outside it.
+    std::fs::remove_file(tree.path().join("src/config.py")).unwrap();
+    let args = ["--log", "--threshold", "-1", "--skip-outside-root", "v1", "src/config.py", "/etc"];
+    let o = run(tree.cmd("vecgrep", "").args(args));
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("v1") && stderr(&o).contains("skipping '/etc'"), "{}{}", stdout(&o), stderr(&o));
 }
 
 /// A revision's files were written from git with the commit's time: a

@@ -7,7 +7,7 @@ use anyhow::{anyhow, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget};
 use vecgrep::embed::{Embedder, Profile};
 use vecgrep::history::{self, CommitFilter, GitRepo, LogObserver, LogQuery, Pieces};
-use vecgrep::project::{admit_paths_lexically, Admission};
+use vecgrep::project::{admit_paths_lexically, Admission, RootError};
 use vecgrep::records::{write_record, CommitRecord};
 use vecgrep::store::{self, CommitStore};
 use vecgrep_bins::app::{
@@ -26,9 +26,17 @@ fn main() {
         // Paths the history knew may be gone from the working tree: those that
         // exist choose the root as for every tool, and all are then taken as written.
         let present: Vec<PathBuf> = cli.paths.iter().filter(|p| p.exists()).cloned().collect();
-        let inv = resolve(TOOL, &present, cli.outside.skip_outside_root, None, cli_config(&matches)?)?;
+        let skip = cli.outside.skip_outside_root;
+        // Every one on disk outside the root, skipped: one only the history
+        // knows may still be inside it (`admitted_paths` says each skipped).
+        let (inv, said) = match resolve(TOOL, &present, skip, None, cli_config(&matches)?) {
+            Err(e) if skip && present.len() < cli.paths.len() && all_skipped(&e) => {
+                (resolve(TOOL, &[], skip, None, cli_config(&matches)?)?, false)
+            }
+            resolved => (resolved?, true),
+        };
         let repo = GitRepo::open(&inv.root.path)?;
-        let filter = CommitFilter { within_root: repo.root_is_subdirectory(), ..commit_filter(&cli, &inv)? };
+        let filter = CommitFilter { within_root: repo.root_is_subdirectory(), ..commit_filter(&cli, &inv, said)? };
         let mut query_embedder =
             vecgrep::search::needs_embedder(inv.config.mode).then(|| preload_query_embedder(&inv.config));
         let result = (|| {
@@ -72,21 +80,26 @@ fn main() {
 }
 
 /// The filter options and PATHS as a commit filter.
-fn commit_filter(cli: &LogCli, inv: &Invocation) -> Result<CommitFilter> {
+fn commit_filter(cli: &LogCli, inv: &Invocation, said: bool) -> Result<CommitFilter> {
     Ok(CommitFilter {
         since: cli.log.since.as_deref().map(history::parse_date).transpose()?,
         until: cli.log.until.as_deref().map(history::parse_until).transpose()?,
         author: cli.log.author.as_ref().map(|a| a.to_lowercase()),
-        paths: admitted_paths(cli, inv)?,
+        paths: admitted_paths(cli, inv, said)?,
         within_root: false,
     })
 }
 
+/// Whether `e` says every PATH was skipped as outside the root.
+fn all_skipped(e: &anyhow::Error) -> bool {
+    matches!(e.downcast_ref::<RootError>(), Some(RootError::NoPathsRemain { .. }))
+}
+
 /// The PATHS as root-relative paths (the root itself as none), each named
-/// if skipped as outside the root: those on disk were said by `resolve`.
-fn admitted_paths(cli: &LogCli, inv: &Invocation) -> Result<Vec<String>> {
+/// if skipped as outside the root, but those on disk `resolve` said.
+fn admitted_paths(cli: &LogCli, inv: &Invocation, said: bool) -> Result<Vec<String>> {
     let admission = admit_paths_lexically(&inv.root, &inv.cwd, &cli.paths, cli.outside.skip_outside_root)?;
-    let unsaid = admission.skipped.into_iter().filter(|p| !p.exists()).collect();
+    let unsaid = admission.skipped.into_iter().filter(|p| !(said && p.exists())).collect();
     note_skipped_paths(TOOL, inv.config.quiet, &inv.root, &Admission { admitted: Vec::new(), skipped: unsaid });
     Ok(admission.admitted.into_iter().filter(|rel| !rel.is_empty()).collect())
 }
