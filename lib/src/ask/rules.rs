@@ -188,34 +188,41 @@ impl Work {
 
     /// `today`, `yesterday`, `recently`, and dates: since, before, in a year.
     fn days_and_dates(&mut self) {
-        static TODAY: LazyLock<Regex> = LazyLock::new(|| re(&format!(r"\b(?:{CHANGED}\s+)?(today|yesterday)\b")));
+        static TODAY: LazyLock<Regex> =
+            LazyLock::new(|| re(&format!(r"\b(?:{CHANGED}\s+)?(since\s+)?(today|yesterday)\b")));
         static RECENTLY: LazyLock<Regex> =
             LazyLock::new(|| re(&format!(r"\b(?:recently\s+{CHANGED}|{CHANGED}\s+(?:recently|lately))\b")));
         static SINCE: LazyLock<Regex> = LazyLock::new(|| {
-            re(&format!(
-                r"\b(?:{CHANGED}\s+)?(since|after|from|before|until|till|prior\s+to)\s+({DATE}|today|yesterday)\b"
-            ))
+            re(&format!(r"\b(?:{CHANGED}\s+)?(since|after|from|before|until|till|prior\s+to)\s+({DATE})\b"))
         });
+        // "before today", "until yesterday": the span ends on the side of the
+        // day its word says (TODAY took the day alone and left "before").
+        static UNTIL_DAY: LazyLock<Regex> =
+            LazyLock::new(|| re(&format!(r"\b(?:{CHANGED}\s+)?(before|until|till|prior\s+to)\s+(today|yesterday)\b")));
         static DURING: LazyLock<Regex> =
             LazyLock::new(|| re(&format!(r"\b(?:{CHANGED}\s+)?(?:in|during)\s+({DATE})\b")));
-        // "until March" holds March; "before March" does not. First, so that
-        // "before today" and "until yesterday" bound the span on their side
-        // (TODAY took the day alone and left "before" in the words).
+        self.take(&UNTIL_DAY, |c, f, now| {
+            let (start, end) = period(&c[2], now)?;
+            let holds_the_day = matches!(c[1].to_ascii_lowercase().as_str(), "until" | "till");
+            f.modified_before = Some(utc(if holds_the_day { end } else { start }));
+            Some(MARK.into())
+        });
+        self.take(&TODAY, |c, f, now| {
+            let (start, end) = period(&c[2], now)?;
+            f.modified_after = Some(utc(start));
+            // "since yesterday" runs to now; "yesterday" is the day; "today" runs to now.
+            if c[2].eq_ignore_ascii_case("yesterday") {
+                f.modified_before = if c.get(1).is_some() { None } else { Some(utc(end)) };
+            }
+            Some(MARK.into())
+        });
+        // "until March" holds March; "before March" does not.
         self.take(&SINCE, |c, f, now| {
             let (start, end) = period(&c[2], now)?;
             match c[1].to_ascii_lowercase().as_str() {
                 "since" | "after" | "from" => f.modified_after = Some(utc(start)),
                 "until" | "till" => f.modified_before = Some(utc(end)),
                 _ => f.modified_before = Some(utc(start)),
-            }
-            Some(MARK.into())
-        });
-        // "yesterday" is the day; "today" runs to now ("since yesterday" is SINCE's).
-        self.take(&TODAY, |c, f, now| {
-            let (start, end) = period(&c[1], now)?;
-            f.modified_after = Some(utc(start));
-            if c[1].eq_ignore_ascii_case("yesterday") {
-                f.modified_before = Some(utc(end));
             }
             Some(MARK.into())
         });
