@@ -360,7 +360,7 @@ fn it_exits_within_30_s_when_the_client_leaves_during_an_ask_that_hangs() {
     let took = start.elapsed();
     assert_code(&out, 0);
     assert!(took < Duration::from_secs(30), "exited {took:?} after stdin closed");
-    assert!(took > Duration::from_secs(20), "gave up on the ask it owed at once ({took:?})");
+    assert!(took > Duration::from_secs(18), "gave up on the ask it owed at once ({took:?})");
 }
 
 #[test]

@@ -157,8 +157,9 @@ pub(super) struct Unanswered {
 /// promises an exit within 30 s, and after this wait the SDK gives a
 /// handler still at work 5 s more to answer (`QuitReason::Closed`'s drain)
 /// and the runtime 1 s to stop (`serve_stdio`). A 30 s wait here exited
-/// after 36 s; the second to spare is the process's own start and end.
-const ANSWERS_OWED_WAIT: std::time::Duration = std::time::Duration::from_secs(23);
+/// after 36 s; the two seconds to spare are the process's own end, on a busy
+/// machine.
+const ANSWERS_OWED_WAIT: std::time::Duration = std::time::Duration::from_secs(22);
 
 impl Unanswered {
     fn ids(&self) -> std::sync::MutexGuard<'_, Vec<RequestId>> {
