@@ -464,7 +464,7 @@ complete -c vg-index -l ignore-file -d 'Also read ignore rules from PATH (gitign
 complete -c vg-index -l max-filesize -d 'Skip files larger than SIZE: bytes, or with K, M or G (KiB, MiB, GiB) as ripgrep reads it: 512K, 10M [config: max_filesize; default: 1048576]' -r
 complete -c vg-index -l catalog -d 'Index catalog NAME\'s projects, as one index, instead of the project here (see vg-catalog). PATHS then narrow it to parts of its projects. Without it, the default context (vg-catalog use) is taken when no PATH is given, outside any project or inside one of its projects.' -r
 complete -c vg-index -l stats -d 'Print statistics about the index instead of indexing'
-complete -c vg-index -l verify -d 'Check the index for damage (SQLite\'s and the word index\'s integrity, orphaned chunks or words, malformed vectors) instead of indexing; exit 2 if any'
+complete -c vg-index -l verify -d 'Check the index, and each revision\'s (--rev), for damage (SQLite\'s and the word index\'s integrity, orphaned chunks or words, malformed vectors) instead of indexing; exit 2 if any'
 complete -c vg-index -l json -d 'With --stats or --verify: print a JSON record'
 complete -c vg-index -l reindex -d 'Throw the index away and build it again (with --label, that label\'s index)'
 complete -c vg-index -l clear-cache -d 'Delete the index (keeps .vecgrep/config.toml) and stop; with --label, that label\'s index only'

@@ -180,6 +180,8 @@ struct StrictRevision {
     files: u64,
     chunks: u64,
     db_size_bytes: u64,
+    #[serde(default)]
+    damaged: bool,
 }
 
 #[derive(Deserialize)]

@@ -834,3 +834,30 @@ fn a_revision_search_refuses_time_bounds_its_files_do_not_have() {
     assert_code(&o, 0);
     assert_eq!(stdout(&o).trim(), "src/client.py");
 }
+
+/// `--verify` checks each revision's index too, and `--stats` says a
+/// damaged one is damaged: the first called the project sound, the second
+/// listed it as 0 files, 0 B, a run to resume.
+#[test]
+fn a_damaged_revision_index_is_found_by_verify_and_said_by_stats() {
+    let tree = two_releases();
+    assert_code(&run(&mut tree.cmd("vg-index", "")), 0);
+    assert_code(&run(tree.cmd("vg-index", "").args(["--rev", "v1"])), 0);
+    assert_code(&run(tree.cmd("vg-index", "").arg("--verify")), 0);
+    let v1 = git(&tree, &["rev-parse", "v1"]);
+    let index = tree.path().join(format!(".vecgrep/revs/{v1}/.vecgrep/index.db"));
+    let whole = std::fs::read(&index).unwrap();
+    std::fs::write(&index, &whole[..whole.len().min(20_000)]).unwrap();
+    let o = run(tree.cmd("vg-index", "").arg("--verify"));
+    assert_code(&o, 2);
+    let short = &v1[..12];
+    assert!(stdout(&o).contains(&format!("problem: revision {short}: ")), "{}", stdout(&o));
+    assert!(stderr(&o).contains(&format!("vg-index --rev {short} rebuilds it")), "{}", stderr(&o));
+    let o = run(tree.cmd("vg-index", "").arg("--stats"));
+    assert!(stdout(&o).contains(&format!("revision: {short} (indexed as v1): damaged")), "{}", stdout(&o));
+    let o = run(tree.cmd("vg-index", "").args(["--stats", "--json"]));
+    assert_eq!(records(&o)[0]["revisions"][0]["damaged"], true, "{}", stdout(&o));
+    // Indexing the revision again rebuilds it.
+    assert_code(&run(tree.cmd("vg-index", "").args(["--rev", "v1"])), 0);
+    assert_code(&run(tree.cmd("vg-index", "").arg("--verify")), 0);
+}

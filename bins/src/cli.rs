@@ -361,7 +361,7 @@ pub struct IndexCli {
     /// Print statistics about the index instead of indexing.
     #[arg(long, conflicts_with_all = ["reindex", "clear_cache", "verify"])]
     pub stats: bool,
-    /// Check the index for damage (SQLite's and the word index's integrity, orphaned chunks or words, malformed vectors) instead of indexing; exit 2 if any.
+    /// Check the index, and each revision's (--rev), for damage (SQLite's and the word index's integrity, orphaned chunks or words, malformed vectors) instead of indexing; exit 2 if any.
     #[arg(long, conflicts_with_all = ["reindex", "clear_cache"])]
     pub verify: bool,
     /// With --stats or --verify: print a JSON record.

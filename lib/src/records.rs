@@ -450,6 +450,10 @@ pub struct RevisionRecord {
     pub files: u64,
     pub chunks: u64,
     pub db_size_bytes: u64,
+    /// Its index cannot be read (damaged): `vg-index --rev SHA` rebuilds
+    /// it. Left out when false. Added within version 1.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub damaged: bool,
 }
 
 impl StatsRecord {

@@ -281,11 +281,15 @@ fn print_stats(cli: &IndexCli, root: &vecgrep::project::ProjectRoot) -> anyhow::
             } else {
                 format!(" (indexed as {})", vecgrep::format::escape_controls(&r.names.join(", ")))
             };
+            let sha = &r.sha[..12];
+            if r.damaged {
+                writeln!(out, "revision: {sha}{names}: damaged; vg-index --rev {sha} rebuilds it")?;
+                continue;
+            }
             let state = if r.complete { "" } else { " (incomplete; vg-index --rev resumes it)" };
             writeln!(
                 out,
-                "revision: {}{names}: {} files, {} chunks, {}{state}",
-                &r.sha[..12],
+                "revision: {sha}{names}: {} files, {} chunks, {}{state}",
                 r.files,
                 r.chunks,
                 human_bytes(r.db_size_bytes)
@@ -314,8 +318,10 @@ fn revision_stats(root: &vecgrep::project::ProjectRoot) -> anyhow::Result<Vec<Re
     let mut out = Vec::new();
     for r in store::revisions(root)? {
         // A revision's index that cannot be read (damaged, another schema)
-        // is listed as incomplete: the next --rev run rebuilds it.
+        // is listed as incomplete, and a damaged one as such (it read as a
+        // run to resume, of 0 B): the next --rev run rebuilds it.
         let stats = store::open_for_reading(&store::revision_root(root, &r.sha)).and_then(|index| index.stats());
+        let damaged = matches!(stats, Err(StoreError::Damaged { .. }));
         out.push(RevisionRecord {
             sha: r.sha,
             names: r.names,
@@ -323,6 +329,7 @@ fn revision_stats(root: &vecgrep::project::ProjectRoot) -> anyhow::Result<Vec<Re
             files: stats.as_ref().map_or(0, |s| s.files),
             chunks: stats.as_ref().map_or(0, |s| s.chunks),
             db_size_bytes: stats.as_ref().map_or(0, |s| s.db_size_bytes),
+            damaged,
         });
     }
     Ok(out)
@@ -338,32 +345,24 @@ fn incomplete(root: &vecgrep::project::ProjectRoot, complete: bool) -> &'static 
     }
 }
 
-/// `--verify`: status 0 when the index is sound, 2 when it is not.
-/// An index too damaged to open or count is one problem, said as any other.
+/// `--verify`: status 0 when the index is sound, and the revisions'
+/// indexes (`--rev`) too, 2 when one is not. An index too damaged to open
+/// or count is one problem, said as any other.
 fn verify(cli: &IndexCli, root: &vecgrep::project::ProjectRoot, quiet: bool) -> anyhow::Result<u8> {
-    let checked = match store::open_for_reading(root) {
-        Ok(store) => {
-            // The word index's check writes a command row: it takes turns with
-            // index runs, or a run under way fails on it ("database is locked").
-            // An index this user may only read takes no lock, and needs none.
-            let lock = match wait_for_write_lock(TOOL, root, quiet) {
-                Ok(None) => return Ok(EXIT_INTERRUPTED),
-                taken => taken.ok().flatten(),
-            };
-            let checked = store.verify().and_then(|(stats, problems)| Ok((stats, problems, !store.run_unfinished()?)));
-            // Let go before `incomplete` looks whether a run holds the lock.
-            drop(lock);
-            checked
+    let Some((stats, mut problems, complete)) = verified(root, quiet)? else { return Ok(EXIT_INTERRUPTED) };
+    let root_sound = problems.is_empty();
+    let mut damaged_revisions = Vec::new();
+    for r in store::revisions(root)? {
+        let at = store::revision_root(root, &r.sha);
+        if !at.index_path().exists() {
+            continue;
         }
-        Err(e) => Err(e),
-    };
-    let (stats, problems, complete) = match checked {
-        Ok(checked) => checked,
-        Err(StoreError::Damaged { cause, .. }) => {
-            (IndexStats::default(), vec![format!("it cannot be read: {cause}")], false)
+        let Some((_, found, _)) = verified(&at, quiet)? else { return Ok(EXIT_INTERRUPTED) };
+        if !found.is_empty() {
+            problems.extend(found.iter().map(|p| format!("revision {}: {p}", &r.sha[..12])));
+            damaged_revisions.push(r.sha[..12].to_string());
         }
-        Err(e) => return Err(e.into()),
-    };
+    }
     let ok = problems.is_empty();
     let mut out = vecgrep_bins::app::stdout();
     if cli.json {
@@ -384,17 +383,49 @@ fn verify(cli: &IndexCli, root: &vecgrep::project::ProjectRoot, quiet: bool) -> 
         }
     }
     out.flush()?;
-    if !ok {
+    if !root_sound {
+        let shown = root.path.display();
         note(
             TOOL,
             false,
-            &format!(
-                "the index of {} is damaged; vg-index --clear-cache, then vg-index, rebuilds it",
-                root.path.display()
-            ),
+            &format!("the index of {shown} is damaged; vg-index --clear-cache, then vg-index, rebuilds it"),
         );
     }
+    for sha in &damaged_revisions {
+        note(TOOL, false, &format!("the index of revision {sha} is damaged; vg-index --rev {sha} rebuilds it"));
+    }
     Ok(if ok { EXIT_FOUND } else { EXIT_ERROR })
+}
+
+/// The index at `root` checked: its counts, the problems found, whether
+/// its last run finished; None when a signal ended the wait for its lock.
+fn verified(
+    root: &vecgrep::project::ProjectRoot,
+    quiet: bool,
+) -> anyhow::Result<Option<(IndexStats, Vec<String>, bool)>> {
+    let checked = match store::open_for_reading(root) {
+        Ok(store) => {
+            // The word index's check writes a command row: it takes turns with
+            // index runs, or a run under way fails on it ("database is locked").
+            // An index this user may only read takes no lock, and needs none.
+            let lock = match wait_for_write_lock(TOOL, root, quiet) {
+                Ok(None) => return Ok(None),
+                taken => taken.ok().flatten(),
+            };
+            let checked = store.verify().and_then(|(stats, problems)| Ok((stats, problems, !store.run_unfinished()?)));
+            // Let go before `incomplete` looks whether a run holds the lock.
+            drop(lock);
+            checked
+        }
+        Err(e) => Err(e),
+    };
+    match checked {
+        Ok(checked) => Ok(Some(checked)),
+        Err(StoreError::Damaged { cause, .. }) => {
+            Ok(Some((IndexStats::default(), vec![format!("it cannot be read: {cause}")], false)))
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 fn human_bytes(n: u64) -> String {
