@@ -84,7 +84,7 @@ fn search(cli: &QueryCli, inv: &Invocation, query: &str, preloading: &mut Preloa
     // Without --no-index the run just made the searched paths whole; the
     // whole index (--no-scope) may still lack the rest.
     let whole_index = walked.as_it_is || cli.no_scope;
-    let store = open_searched(&searched, whole_index && rev.is_none() && label.is_none(), inv)?;
+    let store = open_searched(&searched, whole_index && rev.is_none() && label.is_none(), !walked.as_it_is, inv)?;
     let scope = scope_of(cli, inv, walked.files, rev.is_some() || label.is_some())?;
     // As a PATH the working tree lacks, but the others are searched, as
     // rg searches the paths it can: the status is 2 all the same.
@@ -266,8 +266,21 @@ fn naming_nothing_at(missing: &str, shown: &str, submodules: &[String]) -> Strin
 /// The index of `searched`; one of the working tree searched beyond what
 /// this search indexed (`unindexed`: `--no-index`, `--no-scope`) says when
 /// an unfinished run left it.
-fn open_searched(searched: &ProjectRoot, unindexed: bool, inv: &Invocation) -> Result<Box<dyn store::IndexReader>> {
-    let store = store::open_for_reading(searched)?;
+/// `just_indexed`: this run brought the index up to date before, so one
+/// missing now was removed since ("run vg-index first" would be false).
+fn open_searched(
+    searched: &ProjectRoot,
+    unindexed: bool,
+    just_indexed: bool,
+    inv: &Invocation,
+) -> Result<Box<dyn store::IndexReader>> {
+    let store = match store::open_for_reading(searched) {
+        Err(store::StoreError::Missing(path)) if just_indexed => anyhow::bail!(
+            "{} was removed after this run brought it up to date (another process's --clear-cache?); search again",
+            path.display()
+        ),
+        opened => opened?,
+    };
     if unindexed {
         vecgrep_bins::app::note_if_incomplete(TOOL, inv.config.quiet, searched, &*store)?;
     }
