@@ -618,6 +618,10 @@ fn a_shallow_clone_reads_the_history_it_has_and_refuses_what_it_lacks() {
     assert_code(&o, 2);
     assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
     assert!(stderr(&o).starts_with("vg-index: "), "{}", stderr(&o));
+    // Past the clone's first commit: said as such, not "0 ancestors".
+    let o = run(shallow.cmd("vg-index", "clone").args(["--rev", "HEAD~1"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("reaches past the commits this shallow clone holds"), "{}", stderr(&o));
 }
 
 /// A short sha that several objects' ids begin with is said to be

@@ -389,7 +389,14 @@ impl GitRepo {
         if matches!(e.downcast_any_ref::<Parse>(), Some(Parse::MissingReference { .. })) {
             return anyhow!("unknown revision {said:?}");
         }
-        anyhow!("cannot resolve revision {said:?}: {}", crate::project::shown::clipped(&innermost_words(e), 300))
+        let words = innermost_words(e);
+        // gix counts a shallow clone's boundary commit as having no parent.
+        if words.contains("ancestors") && self.repo.is_shallow().unwrap_or(false) {
+            return anyhow!(
+                "revision {said:?} reaches past the commits this shallow clone holds (git fetch --unshallow fetches the rest)"
+            );
+        }
+        anyhow!("cannot resolve revision {said:?}: {}", crate::project::shown::clipped(&words, 300))
     }
 
     /// Write the files of commit `sha`'s tree that lie under the project
