@@ -817,6 +817,13 @@ fn a_shallow_clone_deepened_later_has_its_boundary_commits_read_again() {
     };
     assert_eq!(touched(&clone, "f1.txt"), ["Add file number 3"], "the boundary holds f1");
     assert_eq!(touched(&clone, "f3.txt"), ["Add file number 3"]);
+    // A log written before stored its boundary commit touching nothing and
+    // recorded no `log_boundary`: that commit is read again.
+    let db = rusqlite::Connection::open(clone.path().join(".vecgrep/index.db")).unwrap();
+    db.execute_batch("UPDATE commits SET paths = '' WHERE subject = 'Add file number 3'; DELETE FROM meta WHERE key = 'log_boundary'")
+        .unwrap();
+    drop(db);
+    assert_eq!(touched(&clone, "f1.txt"), ["Add file number 3"], "an old log's boundary read again");
     git(&clone, &["fetch", "-q", "--unshallow"]);
     assert_eq!(touched(&clone, "f1.txt"), ["Add file number 1"], "read again once its parent is there");
     assert_eq!(touched(&clone, "f3.txt"), ["Add file number 3"]);

@@ -252,12 +252,15 @@ fn forgetting_a_revision_removes_its_index_and_bad_revisions_are_one_line() {
             vec!["vg-index", "--rev", "main", "gone"],
             "vg-index: --rev indexes a revision's whole tree; leave out the PATHs",
         ),
+        (vec!["vg-index", "--rev", "main", "/etc"], "is outside the project root"),
     ] {
         let o = run(tree.cmd(args[0], "").args(&args[1..]));
         assert_code(&o, 2);
         assert_eq!(stderr(&o).lines().count(), 1, "{args:?}: {}", stderr(&o));
         assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
     }
+    // The project itself is the whole tree a revision is indexed as.
+    assert_code(&run(tree.cmd("vg-index", "").args(["--rev", "main", "."]).stdout(std::process::Stdio::null())), 0);
     // A revision whose run was stopped is said to be indexed in part.
     assert_code(&run(tree.cmd("vg-index", "").args(["--rev", "main"]).stdout(std::process::Stdio::null())), 0);
     let main = git(&tree, &["rev-parse", "main"]);
@@ -856,12 +859,14 @@ fn a_damaged_revision_index_is_found_by_verify_and_said_by_stats() {
     assert_code(&o, 2);
     let short = &v1[..12];
     assert!(stdout(&o).contains(&format!("problem: revision {short}: ")), "{}", stdout(&o));
-    assert!(stderr(&o).contains(&format!("vg-index --rev {short} rebuilds it")), "{}", stderr(&o));
+    let rebuild = format!("vg-index --forget {short}, then vg-index --rev {short}, rebuilds it");
+    assert!(stderr(&o).contains(&rebuild), "{}", stderr(&o));
     let o = run(tree.cmd("vg-index", "").arg("--stats"));
     assert!(stdout(&o).contains(&format!("revision: {short} (indexed as v1): damaged")), "{}", stdout(&o));
     let o = run(tree.cmd("vg-index", "").args(["--stats", "--json"]));
     assert_eq!(records(&o)[0]["revisions"][0]["damaged"], true, "{}", stdout(&o));
-    // Indexing the revision again rebuilds it.
+    // As said: forgotten and indexed again, it is sound.
+    assert_code(&run(tree.cmd("vg-index", "").args(["--forget", short])), 0);
     assert_code(&run(tree.cmd("vg-index", "").args(["--rev", "v1"])), 0);
     assert_code(&run(tree.cmd("vg-index", "").arg("--verify")), 0);
 }

@@ -672,6 +672,23 @@ fn a_revisions_local_index_and_a_shared_ones_never_mix() {
     assert_code(&search(&owner), 2);
 }
 
+/// `--verify` checks a shared store's revision indexes too: it skipped
+/// every one, having no file of theirs to look for.
+#[test]
+fn verify_checks_the_stores_revision_indexes() {
+    let pg = PgServer::start();
+    let (owner, _) = releases_and_a_clone(&pg);
+    assert_code(&run(shared(&owner, &pg, "releases", "vg-index").args(["--rev", "v1"])), 0);
+    assert_code(&run(shared(&owner, &pg, "releases", "vg-index").arg("--verify")), 0);
+    let schemas = pg.sql("SELECT string_agg(nspname, ' ') FROM pg_namespace WHERE nspname LIKE 'vg\\_%'").unwrap();
+    for schema in schemas.split_whitespace() {
+        pg.sql(&format!("DROP TABLE \"{schema}\".chunk_terms")).unwrap();
+    }
+    let o = run(shared(&owner, &pg, "releases", "vg-index").arg("--verify"));
+    assert_code(&o, 2);
+    assert!(stdout(&o).contains("problem: revision "), "{}", stdout(&o));
+}
+
 #[test]
 fn another_static_table_is_applied_to_a_shared_index_in_place() {
     let pg = PgServer::start();

@@ -18,13 +18,6 @@ const TOOL: &str = "vg-index";
 fn main() {
     let (cli, matches) = vecgrep_bins::app::parse_args::<IndexCli>(TOOL);
     run_main(TOOL, || {
-        // A revision is indexed whole: a PATH was checked against the
-        // working tree (one since deleted refused), then passed over.
-        if cli.rev.is_some() && !cli.paths.is_empty() {
-            return Err(anyhow::anyhow!(
-                "--rev indexes a revision's whole tree; leave out the PATHs (vg-query --rev REV PATH searches part of it)"
-            ));
-        }
         // A revision named (--rev, --forget) is the project's here, even
         // where the default context would make it a catalog's.
         let paths_in = match cli.rev.is_some() || cli.forget.is_some() {
@@ -33,6 +26,14 @@ fn main() {
         };
         let (skip, catalog) = (cli.outside.skip_outside_root, Some(&cli.catalog));
         let inv = resolve_in(TOOL, &cli.paths, skip, catalog, cli_config(&matches)?, paths_in)?;
+        // A revision is indexed whole: a PATH below the root was checked
+        // against the working tree (one since deleted refused), then passed
+        // over. The project itself (`vg-index --rev v1 .`) is the whole.
+        if cli.rev.is_some() && inv.paths.iter().any(|p| !p.rel.is_empty()) {
+            return Err(anyhow::anyhow!(
+                "--rev indexes a revision's whole tree; leave out the PATHs below the root (vg-query --rev REV PATH searches part of it)"
+            ));
+        }
         if cli.label.label.is_some() {
             refuse_beside_a_label(&cli)?;
         }
@@ -354,10 +355,17 @@ fn verify(cli: &IndexCli, root: &vecgrep::project::ProjectRoot, quiet: bool) -> 
     let mut damaged_revisions = Vec::new();
     for r in store::revisions(root)? {
         let at = store::revision_root(root, &r.sha);
-        if !at.index_path().exists() {
+        // A revision's index is a file here, or a shared store's schema.
+        if at.shared.is_none() && !at.index_path().exists() {
             continue;
         }
-        let Some((_, found, _)) = verified(&at, quiet)? else { return Ok(EXIT_INTERRUPTED) };
+        let found = match verified(&at, quiet) {
+            Ok(Some((_, found, _))) => found,
+            Ok(None) => return Ok(EXIT_INTERRUPTED),
+            // Marked but never written (a run stopped at once) is no damage.
+            Err(_) if !r.complete => continue,
+            Err(e) => vec![format!("it cannot be checked: {e:#}")],
+        };
         if !found.is_empty() {
             problems.extend(found.iter().map(|p| format!("revision {}: {p}", &r.sha[..12])));
             damaged_revisions.push(r.sha[..12].to_string());
@@ -391,8 +399,10 @@ fn verify(cli: &IndexCli, root: &vecgrep::project::ProjectRoot, quiet: bool) -> 
             &format!("the index of {shown} is damaged; vg-index --clear-cache, then vg-index, rebuilds it"),
         );
     }
+    // --rev alone takes a revision's index whose file opens for whole.
     for sha in &damaged_revisions {
-        note(TOOL, false, &format!("the index of revision {sha} is damaged; vg-index --rev {sha} rebuilds it"));
+        let rebuild = format!("vg-index --forget {sha}, then vg-index --rev {sha}, rebuilds it");
+        note(TOOL, false, &format!("the index of revision {sha} is damaged; {rebuild}"));
     }
     Ok(if ok { EXIT_FOUND } else { EXIT_ERROR })
 }

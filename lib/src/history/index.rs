@@ -77,13 +77,18 @@ pub fn update_log(
         store.reset_log(model)?;
     }
     let stored = store.stored_commits()?;
-    // A commit at a shallow clone's boundary was stored without what it
-    // changed (its parent was missing); once the clone is deepened past it,
-    // it is read again.
+    // A commit at a shallow clone's boundary was stored as adding every
+    // file it holds (its parent was missing); once the clone is deepened
+    // past it, it is read again. One stored at the boundary but not
+    // recorded there was stored touching nothing (before they were read
+    // so): it is read again too.
     let boundary = repo.shallow_boundary();
     let was = store.log_shallow()?;
-    let deepened: HashSet<&String> =
-        was.iter().filter(|sha| !boundary.contains(sha) && stored.contains_key(*sha)).collect();
+    let deepened: HashSet<&String> = was
+        .iter()
+        .filter(|sha| !boundary.contains(sha) && stored.contains_key(*sha))
+        .chain(boundary.iter().filter(|sha| !was.contains(sha) && stored.contains_key(*sha)))
+        .collect();
     let todo: Vec<&String> =
         history.iter().filter(|sha| needs_storing(&stored, sha, with_diff) || deepened.contains(sha)).collect();
     if todo.is_empty() {

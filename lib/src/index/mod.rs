@@ -498,6 +498,18 @@ pub fn clear_cache(root: &ProjectRoot, obs: &mut dyn IndexObserver) -> Result<Op
     if root.shared.is_none() && !root.data_dir().is_dir() {
         return Ok(Some(false));
     }
+    // Under a shared store the checkout's own index still holds the commit
+    // log (`store::log_root`), which vg-log writes under that index's lock:
+    // taken first, as `while_not_indexing` takes them, so a log being
+    // written is not removed under its writer.
+    let local = store::log_root(root);
+    let _local = match root.shared.is_some() && local.data_dir().is_dir() {
+        true => match wait_for_lock(&local, obs)? {
+            Some(lock) => Some(lock),
+            None => return Ok(None),
+        },
+        false => None,
+    };
     let Some(_lock) = wait_for_lock(root, obs)? else { return Ok(None) };
     Ok(Some(store::clear(root)?))
 }
@@ -640,6 +652,44 @@ mod tests {
             self.0.push(rel.to_string());
         }
         fn progress(&mut self, _: &RunProgress) {}
+    }
+
+    /// Passes over a lock another run holds, as a server's refresh does.
+    struct PassesOver;
+
+    impl IndexObserver for PassesOver {
+        fn note(&mut self, _: &str) {}
+        fn planned(&mut self, _: usize, _: usize, _: usize, _: u64) {}
+        fn confirm_large(&mut self, _: usize, _: u64) -> bool {
+            true
+        }
+        fn skipped(&mut self, _: &Skip) {}
+        fn file(&mut self, _: &str, _: FileOutcome, _: u64) {}
+        fn progress(&mut self, _: &RunProgress) {}
+        fn passes_over_a_busy_lock(&mut self) -> bool {
+            true
+        }
+    }
+
+    /// Under a shared store, clearing the cache takes the checkout's own
+    /// lock first: its index holds the commit log, which vg-log writes
+    /// under that lock (the clear removed it under its writer).
+    #[test]
+    fn clearing_a_shared_projects_cache_waits_for_the_local_logs_writer() {
+        let project = Project::new();
+        std::fs::create_dir_all(project.root.data_dir()).unwrap();
+        std::fs::write(project.root.index_path(), b"the log").unwrap();
+        let writing_the_log = store::try_lock_for_writing(&project.root).unwrap().expect("free");
+        let shared = crate::project::SharedIndex {
+            url: "postgres://127.0.0.1:1/never".into(),
+            project: "p".into(),
+            writer: "w".into(),
+            adopt: false,
+        };
+        let root = ProjectRoot { shared: Some(shared), ..project.root.clone() };
+        assert!(clear_cache(&root, &mut PassesOver).unwrap().is_none(), "it went on past the log's writer");
+        assert!(project.root.index_path().exists());
+        drop(writing_the_log);
     }
 
     /// Counts the texts it embeds, a long while each: files queue for the

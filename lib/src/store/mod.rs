@@ -765,8 +765,6 @@ pub fn open_in_place(root: &ProjectRoot) -> Result<Box<dyn IndexWriter>, StoreEr
     Ok(Box::new(sqlite::SqliteIndex::open_in_place(root)?))
 }
 
-/// Open the commit log of `root`'s index to bring it up to date (vg-log),
-/// as [`open_for_writing`] opens the index. Take [`lock_for_writing`] first.
 /// The root whose index holds the project's commit log: the checkout's own
 /// `.vecgrep/index.db` even when its code index is a shared store's, so
 /// the log's writer takes that index's lock, not the store's (one that
@@ -775,6 +773,8 @@ pub fn log_root(root: &ProjectRoot) -> ProjectRoot {
     ProjectRoot { shared: None, ..root.clone() }
 }
 
+/// Open the commit log of `root`'s index to bring it up to date (vg-log),
+/// as [`open_for_writing`] opens the index. Take [`lock_for_writing`] first.
 pub fn open_log_for_writing(
     root: &ProjectRoot,
     rebuilt: &mut dyn FnMut(&str),

@@ -26,15 +26,17 @@ impl CommitStore for SqliteIndex {
         reset_log_in(&mut self.conn, model).map_err(|e| self.damaged(e))
     }
 
+    // `log_boundary`, not the `log_shallow` of logs whose boundary commits
+    // were stored touching nothing: one that lacks it has them read again.
     fn log_shallow(&self) -> Result<Vec<String>, StoreError> {
         Ok(self
-            .meta_value("log_shallow")?
+            .meta_value("log_boundary")?
             .map(|v| v.split_whitespace().map(str::to_string).collect())
             .unwrap_or_default())
     }
 
     fn set_log_shallow(&mut self, shas: &[String]) -> Result<(), StoreError> {
-        crate::store::IndexWriter::set_meta_value(self, "log_shallow", &shas.join(" "))
+        crate::store::IndexWriter::set_meta_value(self, "log_boundary", &shas.join(" "))
     }
 
     fn stored_commits(&self) -> Result<HashMap<String, StoredCommit>, StoreError> {
