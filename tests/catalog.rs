@@ -565,12 +565,19 @@ fn a_directory_without_a_definition_is_never_taken_over_or_removed() {
         run(p.cmd("vg-query", "elsewhere").args(["--catalog", "team", "--threshold", "-1", "retry a failed upload"]));
     assert!(records(&o).iter().all(|h| h["project"] == "web"), "{}", stdout(&o));
 
-    // A file of someone else's in a catalog's directory outlives the catalog.
+    // A file of someone else's in a catalog's directory outlives the catalog,
+    // and so does a link of theirs (every link was removed); the default
+    // context naming it is cleared all the same (it was left, failing every
+    // search outside a project).
     std::fs::write(p.dir("catalogs/team/notes.txt"), "mine\n").unwrap();
+    std::os::unix::fs::symlink("/tmp", p.dir("catalogs/team/my-link")).unwrap();
+    assert_code(&run(p.cmd("vecgrep", ".").args(["use", "--catalog", "team"])), 0);
     let o = run(p.cmd("vg-catalog", ".").args(["remove", "team"]));
     assert_code(&o, 2);
     assert!(stderr(&o).contains("holds files vecgrep did not put there"), "{}", stderr(&o));
+    assert!(stdout(&o).contains("the default context named it, and is cleared"), "{}", stdout(&o));
     assert_eq!(read(&p.dir("catalogs/team/notes.txt")), "mine\n");
+    assert!(p.dir("catalogs/team/my-link").symlink_metadata().is_ok(), "a link of the user's is kept");
     assert!(!p.dir("catalogs/team/.vecgrep-catalog.toml").exists() && !p.dir("catalogs/team/web").exists());
     assert!(p.dir("src/web/routes.js").exists(), "the projects are untouched");
 }

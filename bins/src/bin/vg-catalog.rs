@@ -75,18 +75,25 @@ fn while_not_indexing<T>(catalogs: &Catalogs, name: &str, change: impl FnOnce(&P
 fn remove(catalogs: &Catalogs, name: &str, out: &mut impl Write) -> Result<u8> {
     // A shared index goes first: if the store cannot drop it, the catalog
     // stays, and removing it again drops both.
-    let dir = while_not_indexing(catalogs, name, |root| {
+    let removed = while_not_indexing(catalogs, name, |root| {
         if root.shared.is_some() && catalogs.open(name).is_ok() {
             vecgrep::store::clear(root)?;
         }
         catalogs.remove(name)
-    })?;
-    writeln!(out, "removed catalog '{name}' and its index ({dir}); its projects are untouched")?;
+    });
+    // Gone, though its directory kept what vecgrep did not put there (an
+    // error all the same): the default context naming it is cleared too,
+    // or every search outside a project failed on it.
+    let gone = removed.is_ok() || catalogs.open(name).is_err();
+    if let Ok(dir) = &removed {
+        writeln!(out, "removed catalog '{name}' and its index ({dir}); its projects are untouched")?;
+    }
     let (default, context_read) = default_catalog();
-    if default.as_deref() == Some(name) {
+    if gone && default.as_deref() == Some(name) {
         save_context(&DefaultContext::default())?;
         writeln!(out, "the default context named it, and is cleared")?;
     }
+    removed?;
     Ok(if context_read { EXIT_FOUND } else { EXIT_ERROR })
 }
 

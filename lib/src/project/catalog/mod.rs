@@ -407,8 +407,12 @@ fn lost_definition(name: &str, dir: &Path) -> anyhow::Error {
 
 /// Delete the catalog at `dir`: what vecgrep put there (its definition and
 /// its temporary copies, its index, the project links), then the directory,
-/// which anything else put there keeps.
+/// which anything else put there keeps: a link of the user's too, unless
+/// the definition cannot be read to tell the projects' links apart.
 fn remove_catalog_dir(dir: &Path) -> Result<()> {
+    let projects: Option<std::collections::HashSet<String>> =
+        Catalog::read(dir).ok().map(|c| c.projects.into_iter().map(|p| p.name).collect());
+    let ours = |name: &str| projects.as_ref().is_none_or(|names| names.contains(name));
     let entries = std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))?;
     for entry in entries {
         let entry = entry.with_context(|| format!("reading {}", dir.display()))?;
@@ -417,7 +421,10 @@ fn remove_catalog_dir(dir: &Path) -> Result<()> {
         let is_link = entry.file_type().is_ok_and(|t| t.is_symlink());
         let removed = if name == crate::project::PROJECT_DIR && !is_link {
             std::fs::remove_dir_all(&path)
-        } else if is_link || name == CATALOG_FILE || (name.starts_with(CATALOG_FILE) && name.ends_with(".tmp")) {
+        } else if (is_link && ours(&name))
+            || name == CATALOG_FILE
+            || (name.starts_with(CATALOG_FILE) && name.ends_with(".tmp"))
+        {
             std::fs::remove_file(&path)
         } else {
             continue;
