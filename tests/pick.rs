@@ -391,3 +391,17 @@ fn the_picker_searches_a_catalog_and_opens_a_projects_file() {
     assert_eq!(p.exit_status(), 0);
     assert_eq!(read(&opened).trim(), "src/billing/invoice.py:1");
 }
+
+/// A file rewritten with as many chunks as before leaves the list its old
+/// text held: the refresh followed the chunk count alone, so the old hit
+/// stayed, previewed beside the new text.
+#[test]
+fn a_file_rewritten_with_as_many_chunks_is_searched_again() {
+    let t = sample_project();
+    let p = Picker::start(&t, "vg-pick", &[]);
+    p.wait_for("the ready status line", |s| s.contains("ready · "));
+    p.type_text("area of a circle");
+    p.wait_for("the geometry file", |s| s.contains("circle_area"));
+    t.write("src/geometry.rs", "pub fn banana() -> &'static str {\n    \"a yellow fruit\"\n}\n");
+    p.wait_for("the list searched again", |s| !s.contains("circle_area"));
+}

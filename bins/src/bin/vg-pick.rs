@@ -196,7 +196,7 @@ fn spawn_search_worker(
 fn run_picker(
     initial: &str,
     live: &Arc<LiveIndex>,
-    counts: &Mutex<(u64, u64)>,
+    counts: &Mutex<(u64, u64, i64)>,
     jobs: &mpsc::Sender<Job>,
     results: &mpsc::Receiver<Found>,
 ) -> Result<SkimOutput> {
@@ -222,7 +222,9 @@ fn run_picker(
         // were asked for: when they differ, the results are refreshed for
         // the query already shown (a search made while the fill had given
         // no chunk the model's vector found nothing, and stayed so).
-        let mut index_state = (0u64, false, false);
+        // What the index is now: a file rewritten with as many chunks as
+        // before changes its generation alone (the list kept the old hit).
+        let mut index_state = (0u64, 0i64, false, false);
         let mut asked_state = index_state;
         let mut error: Option<String> = None;
         let mut last_refresh: Option<Instant> = None;
@@ -256,9 +258,9 @@ fn run_picker(
             }
             if last_refresh.is_none_or(|t| t.elapsed() >= REFRESH) {
                 last_refresh = Some(Instant::now());
-                let (chunks, vectors) = *counts.lock().unwrap_or_else(|e| e.into_inner());
+                let (chunks, vectors, generation) = *counts.lock().unwrap_or_else(|e| e.into_inner());
                 let progress = live.progress();
-                index_state = (chunks, progress.ran, progress.filling);
+                index_state = (chunks, generation, progress.ran, progress.filling);
                 let header = status(live, (chunks, vectors), error.as_deref());
                 let app = skim.app_mut();
                 if app.header.header != header {
@@ -326,8 +328,8 @@ fn picker_options(initial: &str, live: &Arc<LiveIndex>) -> Result<SkimOptions> {
 /// REFRESH until `shutdown`. Not on the picker's runtime: a shared index's
 /// client runs a runtime of its own, which cannot start inside another,
 /// and a slow database must not hold up the keys.
-fn spawn_counter(live: Arc<LiveIndex>, shutdown: Arc<AtomicBool>) -> Arc<Mutex<(u64, u64)>> {
-    let counts = Arc::new(Mutex::new((0, 0)));
+fn spawn_counter(live: Arc<LiveIndex>, shutdown: Arc<AtomicBool>) -> Arc<Mutex<(u64, u64, i64)>> {
+    let counts = Arc::new(Mutex::new((0, 0, 0)));
     let shown = Arc::clone(&counts);
     std::thread::spawn(move || {
         let mut store: Option<Box<dyn IndexReader>> = None;
@@ -340,19 +342,20 @@ fn spawn_counter(live: Arc<LiveIndex>, shutdown: Arc<AtomicBool>) -> Arc<Mutex<(
     counts
 }
 
-/// Chunks in the index now, and those with the model's vector; 0 and 0
-/// before it exists.
-fn chunk_counts(store: &mut Option<Box<dyn IndexReader>>, live: &LiveIndex) -> (u64, u64) {
+/// Chunks in the index now, those with the model's vector, and the index's
+/// generation (each write moves it); 0s before it exists.
+fn chunk_counts(store: &mut Option<Box<dyn IndexReader>>, live: &LiveIndex) -> (u64, u64, i64) {
     if store.is_none() {
         *store = store::open_for_reading(&live.target.root).ok();
     }
-    match store.as_ref().map(|s| s.stats()) {
-        Some(Ok(s)) => (s.chunks, s.vectors()),
+    let read = store.as_ref().map(|s| s.stats().and_then(|stats| Ok((stats, s.generation()?))));
+    match read {
+        Some(Ok((s, generation))) => (s.chunks, s.vectors(), generation),
         Some(Err(_)) => {
             *store = None;
-            (0, 0)
+            (0, 0, 0)
         }
-        None => (0, 0),
+        None => (0, 0, 0),
     }
 }
 
