@@ -144,6 +144,21 @@ impl Work {
             f.modified_before = Some(utc(a.1.max(b.1)));
             Some(MARK.into())
         });
+        // "before last month", "until 2 weeks ago", "older than yesterday":
+        // the span ends there, on the side its word says ("until" holds the
+        // day). Before LAST, AGO and TODAY, which read the bound as a start
+        // and left "before" in the words.
+        static UNTIL: LazyLock<Regex> = LazyLock::new(|| {
+            re(&format!(
+                r"\b(?:{CHANGED}\s+)?(before|until|till|prior\s+to|older\s+than)\s+({RELATIVE_DAY}|(?:{NUMBER})\s+{TIME_UNIT}\s+ago)\b"
+            ))
+        });
+        self.take(&UNTIL, |c, f, now| {
+            let (start, end) = period(&c[2], now)?;
+            let holds_the_day = matches!(c[1].to_ascii_lowercase().as_str(), "until" | "till");
+            f.modified_before = Some(utc(if holds_the_day { end } else { start }));
+            Some(MARK.into())
+        });
         static LAST: LazyLock<Regex> = LazyLock::new(|| {
             re(&format!(
                 r"\b(?:{CHANGED}\s+)?(?:(?:in|within|during|over|from|for)\s+)?(?:the\s+)?(?:last|past|previous)\s+(?:({NUMBER})\s+)?({TIME_UNIT})\b"
@@ -195,18 +210,8 @@ impl Work {
         static SINCE: LazyLock<Regex> = LazyLock::new(|| {
             re(&format!(r"\b(?:{CHANGED}\s+)?(since|after|from|before|until|till|prior\s+to)\s+({DATE})\b"))
         });
-        // "before today", "until yesterday": the span ends on the side of the
-        // day its word says (TODAY took the day alone and left "before").
-        static UNTIL_DAY: LazyLock<Regex> =
-            LazyLock::new(|| re(&format!(r"\b(?:{CHANGED}\s+)?(before|until|till|prior\s+to)\s+(today|yesterday)\b")));
         static DURING: LazyLock<Regex> =
             LazyLock::new(|| re(&format!(r"\b(?:{CHANGED}\s+)?(?:in|during)\s+({DATE})\b")));
-        self.take(&UNTIL_DAY, |c, f, now| {
-            let (start, end) = period(&c[2], now)?;
-            let holds_the_day = matches!(c[1].to_ascii_lowercase().as_str(), "until" | "till");
-            f.modified_before = Some(utc(if holds_the_day { end } else { start }));
-            Some(MARK.into())
-        });
         self.take(&TODAY, |c, f, now| {
             let (start, end) = period(&c[2], now)?;
             f.modified_after = Some(utc(start));
@@ -664,94 +669,57 @@ mod tests {
     /// The phrasings and the plans they must give (`shape`).
     fn table() -> Vec<(&'static str, String)> {
         let week = ago(7, 0);
-        vec![
-            // Time, in its several forms.
-            (
-                "rust files changed this week that retry uploads",
-                format!("search | retry uploads | ext=.rs | after={week}"),
-            ),
-            (
-                "code modified in the last 3 days that parses the config",
-                format!("search | parses the config | after={}", ago(3, 0)),
-            ),
-            ("retry logic touched within the past two weeks", format!("search | retry logic | after={}", ago(14, 0))),
-            ("what changed today in the upload handler", "search | upload handler | after=2026-05-20T00:00:00Z".into()),
-            (
-                "files edited yesterday about authentication",
-                "search | authentication | after=2026-05-19T00:00:00Z | before=2026-05-20T00:00:00Z".into(),
-            ),
-            (
-                "go files changed since yesterday that retry uploads",
-                "search | retry uploads | ext=.go | after=2026-05-19T00:00:00Z".into(),
-            ),
-            // A day bounds a span on the side its word says: "before today" was
-            // read as today, and "until yesterday" as yesterday alone.
-            ("config loading changed before today", "search | config loading | before=2026-05-20T00:00:00Z".into()),
-            ("config loading until yesterday", "search | config loading | before=2026-05-20T00:00:00Z".into()),
-            ("retry logic before yesterday", "search | retry logic | before=2026-05-19T00:00:00Z".into()),
-            ("error handling changed since 2026-01-15", "search | error handling | after=2026-01-15T00:00:00Z".into()),
-            (
-                "database migrations modified before 2025",
-                "search | database migrations | before=2025-01-01T00:00:00Z".into(),
-            ),
-            ("logging code not changed in the last 6 months", format!("search | logging | before={}", ago(180, 0))),
-            ("recently modified parsers", format!("search | parsers | after={}", ago(14, 0))),
-            (
-                "cache eviction changed in 2025",
-                "search | cache eviction | after=2025-01-01T00:00:00Z | before=2026-01-01T00:00:00Z".into(),
-            ),
-            ("auth checks updated since last month", format!("search | auth checks | after={}", ago(30, 0))),
-            ("files older than a year that open sockets", format!("search | open sockets | before={}", ago(365, 0))),
-            ("session handling changed 2 days ago", format!("search | session handling | after={}", ago(2, 0))),
-            // Sizes.
-            ("python files larger than 10kb that read csv", "search | read csv | ext=.py,.pyi | min=10000".into()),
-            ("config loaders under 2 KB", "search | config loaders | max=2000".into()),
-            (
-                "files between 1 and 5 mb with embedded images",
-                "search | embedded images | min=1000000 | max=5000000".into(),
-            ),
-            ("large files that define lookup tables", "search | define lookup tables | min=100000".into()),
-            ("small files exporting constants", "search | exporting constants | max=10000".into()),
-            ("modules at least 1.5 MiB", "search | modules | min=1572864".into()),
-            // Languages and extensions.
-            ("go code that handles retries", "search | handles retries | ext=.go".into()),
-            ("where do we parse dates in typescript", "search | parse dates | ext=.ts,.tsx,.mts,.cts".into()),
-            ("javascript functions that debounce input", "search | debounce input | ext=.js,.mjs,.cjs,.jsx".into()),
-            ("c++ classes that own a mutex", "search | own a mutex | ext=.cc,.cpp,.cxx,.hpp,.hh,.hxx,.h".into()),
-            ("*.toml settings for the server", "search | settings for the server | ext=.toml".into()),
-            (".rs files that spawn threads", "search | spawn threads | ext=.rs".into()),
-            ("files ending in .yaml that configure ci", "search | configure ci | ext=.yaml".into()),
-            ("retry helpers written in ruby", "search | retry helpers | ext=.rb".into()),
-            ("kotlin sources using coroutines", "search | coroutines | ext=.kt,.kts".into()),
-            ("typescript and python files about auth", "search | auth | ext=.ts,.tsx,.mts,.cts,.py,.pyi".into()),
-            ("go, rust or ruby code that retries", "search | retries | ext=.go,.rs,.rb".into()),
-            // Paths.
-            ("token refresh under src/auth", "search | token refresh | path=src/auth/".into()),
-            ("http clients in the net directory", "search | http clients | path=net/".into()),
-            ("where is the retry loop in upload.rs", "search | retry loop | path=upload.rs".into()),
-            ("files named *_handler.go that log errors", "search | log errors | path=*_handler.go".into()),
-            ("pagination helpers inside ./lib/utils/", "search | pagination helpers | path=lib/utils/".into()),
-            // Exclusions.
-            ("retry logic excluding tests", "search | retry logic | excl=tests".into()),
-            // The directory's slash goes with the word ("retry uploads /" was left).
-            ("retry uploads except tests/", "search | retry uploads | excl=tests".into()),
-            ("json parsing but not in vendor", "search | json parsing | excl=vendor/".into()),
-            ("sql queries without markdown files", "search | sql queries | excl=*.md,*.markdown,*.mdx".into()),
-            ("authentication except node_modules", "search | authentication | excl=node_modules/".into()),
-            // A path's closing slash is the path's, not left in the words searched.
-            ("retry logic except in vendor/", "search | retry logic | excl=vendor/".into()),
-            ("retry logic except in /vendor/", "search | retry logic | excl=vendor/".into()),
-            ("retry logic except in vendor/ and docs/", "search | retry logic | excl=vendor/,docs/".into()),
-            ("setup steps except in *.md", "search | setup steps | excl=*.md".into()),
-            ("setup steps, not *.md or *.txt files", "search | setup steps | excl=*.md,*.txt".into()),
-            ("how do we ignore build/ output", "search | output | excl=build/".into()),
-            ("code not in src about uploads", "search | uploads | excl=src/".into()),
-            ("template rendering, not .html files", "search | template rendering | excl=*.html".into()),
-        ]
-        .into_iter()
-        .chain(spans(&week))
-        .chain(intents_and_tests(&week))
-        .collect()
+        time_phrasings()
+            .into_iter()
+            .chain(vec![
+                // Sizes.
+                ("python files larger than 10kb that read csv", "search | read csv | ext=.py,.pyi | min=10000".into()),
+                ("config loaders under 2 KB", "search | config loaders | max=2000".into()),
+                (
+                    "files between 1 and 5 mb with embedded images",
+                    "search | embedded images | min=1000000 | max=5000000".into(),
+                ),
+                ("large files that define lookup tables", "search | define lookup tables | min=100000".into()),
+                ("small files exporting constants", "search | exporting constants | max=10000".into()),
+                ("modules at least 1.5 MiB", "search | modules | min=1572864".into()),
+                // Languages and extensions.
+                ("go code that handles retries", "search | handles retries | ext=.go".into()),
+                ("where do we parse dates in typescript", "search | parse dates | ext=.ts,.tsx,.mts,.cts".into()),
+                ("javascript functions that debounce input", "search | debounce input | ext=.js,.mjs,.cjs,.jsx".into()),
+                ("c++ classes that own a mutex", "search | own a mutex | ext=.cc,.cpp,.cxx,.hpp,.hh,.hxx,.h".into()),
+                ("*.toml settings for the server", "search | settings for the server | ext=.toml".into()),
+                (".rs files that spawn threads", "search | spawn threads | ext=.rs".into()),
+                ("files ending in .yaml that configure ci", "search | configure ci | ext=.yaml".into()),
+                ("retry helpers written in ruby", "search | retry helpers | ext=.rb".into()),
+                ("kotlin sources using coroutines", "search | coroutines | ext=.kt,.kts".into()),
+                ("typescript and python files about auth", "search | auth | ext=.ts,.tsx,.mts,.cts,.py,.pyi".into()),
+                ("go, rust or ruby code that retries", "search | retries | ext=.go,.rs,.rb".into()),
+                // Paths.
+                ("token refresh under src/auth", "search | token refresh | path=src/auth/".into()),
+                ("http clients in the net directory", "search | http clients | path=net/".into()),
+                ("where is the retry loop in upload.rs", "search | retry loop | path=upload.rs".into()),
+                ("files named *_handler.go that log errors", "search | log errors | path=*_handler.go".into()),
+                ("pagination helpers inside ./lib/utils/", "search | pagination helpers | path=lib/utils/".into()),
+                // Exclusions.
+                ("retry logic excluding tests", "search | retry logic | excl=tests".into()),
+                // The directory's slash goes with the word ("retry uploads /" was left).
+                ("retry uploads except tests/", "search | retry uploads | excl=tests".into()),
+                ("json parsing but not in vendor", "search | json parsing | excl=vendor/".into()),
+                ("sql queries without markdown files", "search | sql queries | excl=*.md,*.markdown,*.mdx".into()),
+                ("authentication except node_modules", "search | authentication | excl=node_modules/".into()),
+                // A path's closing slash is the path's, not left in the words searched.
+                ("retry logic except in vendor/", "search | retry logic | excl=vendor/".into()),
+                ("retry logic except in /vendor/", "search | retry logic | excl=vendor/".into()),
+                ("retry logic except in vendor/ and docs/", "search | retry logic | excl=vendor/,docs/".into()),
+                ("setup steps except in *.md", "search | setup steps | excl=*.md".into()),
+                ("setup steps, not *.md or *.txt files", "search | setup steps | excl=*.md,*.txt".into()),
+                ("how do we ignore build/ output", "search | output | excl=build/".into()),
+                ("code not in src about uploads", "search | uploads | excl=src/".into()),
+                ("template rendering, not .html files", "search | template rendering | excl=*.html".into()),
+            ])
+            .chain(spans(&week))
+            .chain(intents_and_tests(&week))
+            .collect()
     }
 
     /// A span holds the day, month or year that ends it, and may be
@@ -788,6 +756,54 @@ mod tests {
                 "search | cache eviction | after=2025-12-01T00:00:00Z | before=2026-01-01T00:00:00Z".into(),
             ),
             ("the lexer, edited since Feb 3rd, 2026", "search | lexer | after=2026-02-03T00:00:00Z".into()),
+        ]
+    }
+
+    /// Time, in its several forms: the phrasings and their plans.
+    fn time_phrasings() -> Vec<(&'static str, String)> {
+        let week = ago(7, 0);
+        vec![
+            (
+                "rust files changed this week that retry uploads",
+                format!("search | retry uploads | ext=.rs | after={week}"),
+            ),
+            (
+                "code modified in the last 3 days that parses the config",
+                format!("search | parses the config | after={}", ago(3, 0)),
+            ),
+            ("retry logic touched within the past two weeks", format!("search | retry logic | after={}", ago(14, 0))),
+            ("what changed today in the upload handler", "search | upload handler | after=2026-05-20T00:00:00Z".into()),
+            (
+                "files edited yesterday about authentication",
+                "search | authentication | after=2026-05-19T00:00:00Z | before=2026-05-20T00:00:00Z".into(),
+            ),
+            (
+                "go files changed since yesterday that retry uploads",
+                "search | retry uploads | ext=.go | after=2026-05-19T00:00:00Z".into(),
+            ),
+            // A day bounds a span on the side its word says: "before today" was
+            // read as today, and "until yesterday" as yesterday alone.
+            ("config loading changed before today", "search | config loading | before=2026-05-20T00:00:00Z".into()),
+            ("config loading until yesterday", "search | config loading | before=2026-05-20T00:00:00Z".into()),
+            ("retry logic before yesterday", "search | retry logic | before=2026-05-19T00:00:00Z".into()),
+            // So do a week or a span back: LAST and AGO read them as a start.
+            ("auth changed before last month", format!("search | auth | before={}", ago(30, 0))),
+            ("auth changed until 2 weeks ago", format!("search | auth | before={}", ago(14, 0))),
+            ("auth older than last week", format!("search | auth | before={}", ago(7, 0))),
+            ("error handling changed since 2026-01-15", "search | error handling | after=2026-01-15T00:00:00Z".into()),
+            (
+                "database migrations modified before 2025",
+                "search | database migrations | before=2025-01-01T00:00:00Z".into(),
+            ),
+            ("logging code not changed in the last 6 months", format!("search | logging | before={}", ago(180, 0))),
+            ("recently modified parsers", format!("search | parsers | after={}", ago(14, 0))),
+            (
+                "cache eviction changed in 2025",
+                "search | cache eviction | after=2025-01-01T00:00:00Z | before=2026-01-01T00:00:00Z".into(),
+            ),
+            ("auth checks updated since last month", format!("search | auth checks | after={}", ago(30, 0))),
+            ("files older than a year that open sockets", format!("search | open sockets | before={}", ago(365, 0))),
+            ("session handling changed 2 days ago", format!("search | session handling | after={}", ago(2, 0))),
         ]
     }
 
