@@ -313,6 +313,41 @@ impl Work {
         static ITEM: LazyLock<Regex> = LazyLock::new(|| {
             re(&format!(r"(?:\.?/)?(?:[\w.-]+/)+[\w.-]*|\*?\.[a-z0-9+]{{1,10}}\b|\b(?:{COMMON_DIRS})\b"))
         });
+        // A list whose items are of several kinds ("vendor/ and *.md", "tests
+        // or docs", "rust or python"): each left out by its kind. The rules
+        // of one kind took their own items and left the rest to the rules
+        // that include ("retry excluding vendor/ and *.md" kept *.md alone).
+        static MIXED: LazyLock<Regex> = LazyLock::new(|| {
+            let item = format!(
+                r"(?:\*?\.[a-z0-9+]{{1,10}}\b|`?(?:\.?/)?(?:[\w.-]+/)+[\w.-]*`?|\b(?:tests?\b/?|(?:{COMMON_DIRS})\b/?|(?:{})\b))",
+                language_names()
+            );
+            let joined = r"\s*,?\s*(?:and|or|,)\s+(?:(?:in|under|the)\s+)*";
+            re(&format!(
+                r"\b{EXCLUDING}\s+(?:(?:in|under|inside|from|the|any)\s+)*({item}(?:{joined}{item})+)(?:\s+(?:files?|dirs?|directories|folders?)\b)?"
+            ))
+        });
+        static MIXED_ITEM: LazyLock<Regex> = LazyLock::new(|| {
+            re(&format!(
+                r"\*?\.[a-z0-9+]{{1,10}}\b|`?(?:\.?/)?(?:[\w.-]+/)+[\w.-]*`?|\b(?:tests?\b/?|(?:{COMMON_DIRS})\b/?|(?:{})\b)",
+                language_names()
+            ))
+        });
+        self.take(&MIXED, |c, f, _| {
+            for item in MIXED_ITEM.find_iter(&c[1]).map(|m| m.as_str()) {
+                let word = item.trim_end_matches('/').to_ascii_lowercase();
+                if word == "test" || word == "tests" {
+                    f.exclude_globs.extend(TEST_GLOBS.iter().map(|g| g.to_string()));
+                } else if item.starts_with(['*', '.']) && !item.contains('/') {
+                    f.exclude_globs.push(format!("*.{}", word.trim_start_matches(['*', '.'])));
+                } else if !item.contains('/') && !extensions_of(&word).is_empty() {
+                    f.exclude_globs.extend(extensions_of(&word).iter().map(|e| format!("*{e}")));
+                } else {
+                    f.exclude_globs.push(dir_glob(item));
+                }
+            }
+            Some(MARK.into())
+        });
         self.take(&TESTS, |_, f, _| {
             f.exclude_globs.extend(TEST_GLOBS.iter().map(|g| g.to_string()));
             Some(MARK.into())
@@ -716,6 +751,10 @@ mod tests {
                 ("how do we ignore build/ output", "search | output | excl=build/".into()),
                 ("code not in src about uploads", "search | uploads | excl=src/".into()),
                 ("template rendering, not .html files", "search | template rendering | excl=*.html".into()),
+                // A list of several kinds leaves each item out by its kind (*.md
+                // was kept alone, an inclusion, beside a directory).
+                ("retry excluding vendor/ and *.md", "search | retry | excl=vendor/,*.md".into()),
+                ("retry not in rust or python", "search | retry | excl=*.rs,*.py,*.pyi".into()),
             ])
             .chain(spans(&week))
             .chain(intents_and_tests(&week))
