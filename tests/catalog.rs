@@ -354,6 +354,31 @@ fn an_explicit_rev_in_a_project_of_the_default_context_is_that_projects() {
     assert_code(&o, 2);
 }
 
+/// In a catalog, an exclusion glob with a `/` is matched from each
+/// project's root, as `-g` is: matched against `project/…`, it left out
+/// nothing.
+#[test]
+fn a_catalogs_exclusions_are_matched_within_each_project() {
+    let p = Projects::new();
+    assert_code(&p.add("team", &["src/api", "src/billing"]), 0);
+    let found = |extra: &[&str]| -> Vec<String> {
+        let o = run(p
+            .cmd("vg-query", "elsewhere")
+            .args(["--catalog", "team", "--threshold", "-1", "-k", "20"])
+            .args(extra)
+            .arg("retry a failed upload"));
+        records(&o)
+            .iter()
+            .map(|h| format!("{}/{}", h["project"].as_str().unwrap_or("-"), h["file"].as_str().unwrap()))
+            .collect()
+    };
+    assert!(found(&[]).contains(&"api/upload.py".to_string()));
+    for glob in ["/upload.py", "/*load.py"] {
+        let kept = found(&["-E", glob]);
+        assert!(!kept.is_empty() && !kept.contains(&"api/upload.py".to_string()), "{glob}: {kept:?}");
+    }
+}
+
 #[test]
 fn the_default_context_applies_outside_projects_and_in_its_own_and_a_path_means_here() {
     let p = Projects::new();

@@ -139,7 +139,7 @@ impl Searcher {
             Err(e) => return Err(e.into()),
         }
         let store = store.as_deref().ok_or_else(|| anyhow!("no index"))?;
-        let request = &request.clone().narrowed(store)?;
+        let request = &request.clone().narrowed(store, Some(&self.live.target.root))?;
         let generation = store.generation()?;
         let counts = self.vector_counts(store, generation)?;
         if counts.unembedded == 0 {

@@ -159,15 +159,24 @@ impl FileFilter {
             && self.include.iter().all(|g| g.matched_path_or_any_parents(path, false).is_ignore())
     }
 
-    /// `scope` narrowed to the index's files that pass.
-    pub fn narrow(&self, scope: Scope, store: &dyn IndexReader) -> Result<Scope, StoreError> {
+    /// `scope` narrowed to the index's files that pass. `per_project`: the
+    /// index is a catalog's, its paths `project/path`, and a glob with a
+    /// `/` is matched from each project's root, as `-g` is (matched against
+    /// `project/…`, `-E src/x.rs` left out nothing).
+    pub fn narrow(&self, scope: Scope, store: &dyn IndexReader, per_project: bool) -> Result<Scope, StoreError> {
         if self.is_empty() {
             return Ok(scope);
         }
+        let in_project = |path: &str| -> String {
+            match per_project {
+                true => path.split_once('/').map_or(path, |(_, rest)| rest).to_string(),
+                false => path.to_string(),
+            }
+        };
         let files = store
             .files(false)?
             .into_iter()
-            .filter(|(path, f)| scope.admits(path) && self.admits(path, f.state.size, f.state.mtime_ns))
+            .filter(|(path, f)| scope.admits(path) && self.admits(&in_project(path), f.state.size, f.state.mtime_ns))
             .map(|(path, _)| path)
             .collect();
         Ok(Scope { prefixes: scope.prefixes, files: Some(files) })

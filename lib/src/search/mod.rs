@@ -94,10 +94,12 @@ impl SearchRequest<'_> {
     }
 
     /// The request with its filter applied to its scope: the index's files
-    /// that pass, so that the top-k cut comes after the filter.
-    pub fn narrowed(mut self, store: &dyn IndexReader) -> Result<Self> {
+    /// that pass, so that the top-k cut comes after the filter. `root` is
+    /// the index's: a catalog's filters are matched within each project.
+    pub fn narrowed(mut self, store: &dyn IndexReader, root: Option<&ProjectRoot>) -> Result<Self> {
         let filter = std::mem::take(&mut self.filter);
-        self.scope = filter.narrow(std::mem::take(&mut self.scope), store)?;
+        let per_project = root.is_some_and(|r| r.marker == crate::project::RootMarker::Catalog);
+        self.scope = filter.narrow(std::mem::take(&mut self.scope), store, per_project)?;
         Ok(self)
     }
 }
@@ -114,7 +116,7 @@ pub fn search(
     request: &SearchRequest<'_>,
 ) -> Result<Vec<Hit>> {
     let vector = embed_query(embedder, request)?;
-    let request = request.clone().narrowed(store)?;
+    let request = request.clone().narrowed(store, None)?;
     let mut ranking = Ranking { vector: vector.as_deref(), ..Ranking::default() };
     search_embedded(store, &mut ranking, &request)
 }
@@ -136,7 +138,7 @@ pub fn search_index(
     sides: MeaningSides,
     request: &SearchRequest<'_>,
 ) -> Result<Vec<Hit>> {
-    let request = request.clone().narrowed(store)?;
+    let request = request.clone().narrowed(store, Some(root))?;
     let statics = statics.filter(|_| sides.by_statics);
     let by_model = sides.by_model;
     let (meaning, words) = std::thread::scope(|s| {
