@@ -128,7 +128,8 @@ fn typing_a_query_puts_the_right_file_on_top_and_enter_opens_it() {
     assert!(screen.contains("time.sleep(2 ** attempt)"), "the preview shows the file:\n{screen}");
     p.keys(&["Enter"]);
     assert_eq!(p.exit_status(), 0);
-    assert_eq!(read(&opened).trim(), "src/upload.py:1");
+    // The line its row shows, the best match, not the chunk's first.
+    assert_eq!(read(&opened).trim(), "src/upload.py:10");
 }
 
 #[test]
@@ -249,7 +250,7 @@ fn a_file_name_is_never_run_by_the_open_command() {
     p.wait_for("results", |s| !rows(s).is_empty());
     p.keys(&["Enter"]);
     assert_eq!(p.exit_status(), 0);
-    assert_eq!(read(&opened), format!("{name}:1"));
+    assert_eq!(read(&opened), format!("{name}:4"));
     assert!(!t.path().join("pwned").exists() && !t.path().join("pwned2").exists(), "the name ran a command");
 }
 
@@ -284,7 +285,7 @@ fn a_projects_own_open_cmd_is_not_run_unless_allowed() {
     // Back on the normal screen: the note from before the picker, then what Enter printed.
     let screen = p.screen();
     assert!(screen.contains("vg-pick: ignoring open_cmd of"), "{screen}");
-    assert!(screen.contains("src/upload.py:1"), "{screen}");
+    assert!(screen.contains("src/upload.py:4"), "{screen}");
     assert!(!marker.exists(), "the project's command ran");
     drop(p);
     // Trusted on the command line: it runs.
@@ -389,7 +390,7 @@ fn the_picker_searches_a_catalog_and_opens_a_projects_file() {
     assert!(rows(&screen)[0].starts_with("> src/billing/invoice.py:"), "the project's file, from here:\n{screen}");
     p.keys(&["Enter"]);
     assert_eq!(p.exit_status(), 0);
-    assert_eq!(read(&opened).trim(), "src/billing/invoice.py:1");
+    assert_eq!(read(&opened).trim(), "src/billing/invoice.py:2");
 }
 
 /// A file rewritten with as many chunks as before leaves the list its old

@@ -158,6 +158,9 @@ pub fn expand(template: &str, file: &str, line: usize, end_line: usize) -> Resul
 pub struct Row {
     /// `path:line`, the path relative to the current directory.
     pub location: String,
+    /// The line shown: the chunk's line that best matches the query, which
+    /// Enter opens and prints (its first line sat beside another's text).
+    pub line: usize,
     /// The number shown, which the rows are ordered by and whose band
     /// colors it (`HitRecord::shown`, the fit).
     pub fit: f64,
@@ -172,7 +175,7 @@ pub fn row(hit: &HitRecord, cwd: &Path) -> Row {
     let line = best_lines(hit, 1).first().copied().unwrap_or(hit.start_line);
     let snippet = hit.text.split('\n').nth(line - hit.start_line).unwrap_or("").trim().replace('\t', "    ");
     let location = format!("{}:{}", display_path(hit, cwd), line);
-    Row { location: shown(&location), fit: hit.shown(), snippet: shown(&snippet) }
+    Row { location: shown(&location), line, fit: hit.shown(), snippet: shown(&snippet) }
 }
 
 /// `text` as the list shows it: control characters made visible.
@@ -338,7 +341,7 @@ mod tests {
     fn a_row_shows_the_location_of_the_best_line() {
         let h = hit("let x = 1;\n\tfn retry_upload() {", 40);
         let r = row(&h, Path::new("/r/src"));
-        assert_eq!(r.location, "up load.rs:41");
+        assert_eq!((r.location.as_str(), r.line), ("up load.rs:41", 41));
         assert_eq!(r.snippet, "fn retry_upload() {");
         // The fit is shown and colored, not the cosine (0.52, fair).
         assert_eq!(r.fit, 0.7211);

@@ -397,7 +397,7 @@ fn finish(output: SkimOutput, config: &ResolvedConfig, cwd: &Path) -> Result<u8>
                 // terminal, never obeyed; a pipe gets the name as it is.
                 let path =
                     if terminal { vecgrep::format::escape_controls(&item.path) } else { item.path.as_str().into() };
-                writeln!(out, "{path}:{}", item.hit.start_line)?;
+                writeln!(out, "{path}:{}", item.row.line)?;
             }
             out.flush()?;
             Ok(EXIT_FOUND)
@@ -405,7 +405,7 @@ fn finish(output: SkimOutput, config: &ResolvedConfig, cwd: &Path) -> Result<u8>
         OpenPlan::Command(template) => {
             let item = picked[0];
             let command =
-                pick::expand(&template, &item.path, item.hit.start_line, item.hit.end_line).map_err(|e| anyhow!(e))?;
+                pick::expand(&template, &item.path, item.row.line, item.hit.end_line).map_err(|e| anyhow!(e))?;
             let shown = format!("{:?} on {:?}", template, command.file);
             // The editor is the user's, not a tool vecgrep runs: its own
             // tools name themselves (`vecgrep -i` set RUN_BY_ENV for vg-pick).
@@ -438,7 +438,7 @@ impl PickItem {
     fn new(hit: HitRecord, cwd: &Path) -> Self {
         let path = vecgrep::format::display_path(&hit, cwd);
         let row = pick::row(&hit, cwd);
-        let key = format!("{path}:{}", hit.start_line);
+        let key = format!("{path}:{}", row.line);
         PickItem { hit, path, row, key }
     }
 }
@@ -475,6 +475,6 @@ impl SkimItem for PickItem {
     }
 
     fn output(&self) -> Cow<'_, str> {
-        Cow::Owned(format!("{}:{}", self.path, self.hit.start_line))
+        Cow::Owned(format!("{}:{}", self.path, self.row.line))
     }
 }
