@@ -370,7 +370,7 @@ impl Work {
     fn tests(&mut self) {
         static IN_TESTS: LazyLock<Regex> = LazyLock::new(|| {
             re(
-                r"\b(?:in|under|inside|within|from|among)\s+(?:(?:the|our)\s+)?(?:unit\s+|integration\s+)?(?:tests?|test\s+suite|test\s+files|test\s+code|specs?)\b(?:\s+(?:dir|directory|folder))?",
+                r"\b(?:in|under|inside|within|from|among)\s+(?:(?:the|our)\s+)?(?:unit\s+|integration\s+)?(?:tests?|test\s+suite|test\s+files|test\s+code|specs?)\b/?(?:\s+(?:directory|dir|folder)\b)?",
             )
         });
         static TEST_FILES: LazyLock<Regex> = LazyLock::new(|| {
@@ -852,6 +852,9 @@ mod tests {
             // Tests asked for.
             ("tests that cover token expiry", "search | cover token expiry | path=tests".into()),
             ("mocking of the clock in the tests", "search | mocking of the clock | path=tests".into()),
+            // The words after "tests" that name it go with it ("ectory", "/" were left).
+            ("mocking of the clock in the tests directory", "search | mocking of the clock | path=tests".into()),
+            ("mocking of the clock in tests/", "search | mocking of the clock | path=tests".into()),
             ("python tests for the csv reader", "search | csv reader | ext=.py,.pyi | path=tests".into()),
             // Intents.
             ("where is parse_config defined", "locate | parse_config".into()),
