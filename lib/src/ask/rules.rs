@@ -414,6 +414,14 @@ impl Work {
         static ENDING: LazyLock<Regex> = LazyLock::new(|| {
             re(r"\b(?:files?\s+)?(?:ending|ended|that\s+end)\s+(?:in|with)\s+\*?\.([a-z0-9+]{1,10})\b")
         });
+        // A written extension first: "*.js files" is .js, and FILES would
+        // take its "js files" and leave the "*" in the words.
+        for rule in [&*ENDING, &*DOTTED] {
+            self.take(rule, |c, f, _| {
+                add_extensions(f, [format!(".{}", c[1].to_ascii_lowercase())]);
+                Some(MARK.into())
+            });
+        }
         self.take(&FILES, |c, f, _| {
             add_extensions(f, extensions_of(&c[1]).iter().map(|e| e.to_string()));
             if c[2].to_ascii_lowercase().starts_with("test") {
@@ -425,12 +433,6 @@ impl Work {
             add_extensions(f, extensions_of(&c[1]).iter().map(|e| e.to_string()));
             Some(format!("{MARK}{}", &c[2]))
         });
-        for rule in [&*ENDING, &*DOTTED] {
-            self.take(rule, |c, f, _| {
-                add_extensions(f, [format!(".{}", c[1].to_ascii_lowercase())]);
-                Some(MARK.into())
-            });
-        }
     }
 
     fn paths(&mut self) {
@@ -721,6 +723,7 @@ mod tests {
                 ("go code that handles retries", "search | handles retries | ext=.go".into()),
                 ("where do we parse dates in typescript", "search | parse dates | ext=.ts,.tsx,.mts,.cts".into()),
                 ("javascript functions that debounce input", "search | debounce input | ext=.js,.mjs,.cjs,.jsx".into()),
+                ("*.js files that debounce input", "search | debounce input | ext=.js".into()),
                 ("c++ classes that own a mutex", "search | own a mutex | ext=.cc,.cpp,.cxx,.hpp,.hh,.hxx,.h".into()),
                 ("*.toml settings for the server", "search | settings for the server | ext=.toml".into()),
                 (".rs files that spawn threads", "search | spawn threads | ext=.rs".into()),
