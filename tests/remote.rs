@@ -365,6 +365,9 @@ fn a_search_while_the_server_hangs_is_answered_by_words_and_says_so() {
     let t = sample_project();
     t.global_config(&format!("embedder_source = \"remote\"\nembedder_url = \"{}\"\nembedder_timeout = 1\n", proxy.url));
     assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    git(&t, &["init", "-q", "-b", "main"]);
+    commit_all(&t, "the sample");
+    assert_code(&run(t.cmd("vg-index", ".").args(["--rev", "HEAD"])), 0);
     let serving = crate::serve::Server::start(&t, &["--refresh", "3600", "-q"]);
     serving.wait_ready();
     let hang = |on: bool| {
@@ -393,6 +396,11 @@ fn a_search_while_the_server_hangs_is_answered_by_words_and_says_so() {
     assert_eq!(status, 200);
     assert!(head.contains("tried 0s ago") || head.contains("tried 1s ago"), "{head}");
     assert_eq!(proxy.faults.lock().unwrap().seen, asked, "the server was asked again");
+    // So is a revision's: it was a 500.
+    let (status, head, body) = serving.request("GET", "/search?q=circle+area&rev=HEAD", &[]);
+    assert_eq!(status, 200, "{body}");
+    assert!(head.contains("ranked by their words alone"), "{head}");
+    assert!(body.contains("src/geometry.rs"), "{body}");
     // A semantic search cannot be answered without the model: a failure
     // that names the cause.
     let (status, _, body) = serving.request("GET", "/search?q=circle+area&mode=semantic", &[]);

@@ -52,6 +52,26 @@ pub struct Searcher {
     counts: Mutex<Option<(i64, VectorCounts)>>,
 }
 
+/// `search` of `request`, but when a hybrid search cannot have the query
+/// model (a server that does not answer), the hits by words alone with a
+/// note saying so, rather than a failure: a server's clients keep getting
+/// answers while the model is away.
+fn by_words_when_the_model_is_away(
+    request: &SearchRequest<'_>,
+    mut search: impl FnMut(&SearchRequest<'_>) -> Result<Vec<Hit>>,
+) -> Result<Searched> {
+    match search(request) {
+        Err(e) if request.mode == SearchMode::Hybrid && e.is::<ModelUnavailable>() => {
+            // A cosine's threshold means nothing to words: every match is kept.
+            let by_words =
+                SearchRequest { mode: SearchMode::Lexical, threshold: Threshold::default_at(0.0), ..request.clone() };
+            let note = format!("{e:#}; these results are ranked by their words alone");
+            Ok(Searched { hits: search(&by_words)?, note: Some(note) })
+        }
+        other => other.map(|hits| Searched { hits, note: None }),
+    }
+}
+
 impl Searcher {
     pub fn new(live: Arc<LiveIndex>, embedder: LazyEmbedder) -> Self {
         Searcher {
@@ -114,19 +134,14 @@ impl Searcher {
     /// saying so, rather than a failure: a server's clients keep getting
     /// answers while the model is away.
     pub fn search_noted(&self, store: &mut StoreSlot, request: &SearchRequest<'_>) -> Result<Searched> {
-        match self.search(store, request) {
-            Err(e) if request.mode == SearchMode::Hybrid && e.is::<ModelUnavailable>() => {
-                // A cosine's threshold means nothing to words: every match is kept.
-                let by_words = SearchRequest {
-                    mode: SearchMode::Lexical,
-                    threshold: Threshold::default_at(0.0),
-                    ..request.clone()
-                };
-                let note = format!("{e:#}; these results are ranked by their words alone");
-                Ok(Searched { hits: self.search(store, &by_words)?, note: Some(note) })
-            }
-            other => other.map(|hits| Searched { hits, note: None }),
-        }
+        by_words_when_the_model_is_away(request, |r| self.search(store, r))
+    }
+
+    /// `search_revision` as `search_noted` is `search`: a revision's hybrid
+    /// search was a 500 while the model was away, where http.md promises
+    /// every hybrid search an answer by words.
+    pub fn search_revision_noted(&self, root: &ProjectRoot, request: &SearchRequest<'_>) -> Result<Searched> {
+        by_words_when_the_model_is_away(request, |r| self.search_revision(root, r))
     }
 
     fn search_with(&self, store: &mut StoreSlot, request: &SearchRequest<'_>) -> Result<Vec<Hit>> {
@@ -223,16 +238,19 @@ impl Searcher {
         let statics = self.statics_for(sides)?;
         let mut embedder = lock(&self.embedder);
         let model = match sides.by_model {
-            true => Some(embedder.get()?),
+            true => Some(embedder.get().map_err(|e| anyhow::Error::new(ModelUnavailable(e)))?),
             false => None,
         };
         let searched = search::search_index(root, &*store, model, statics.as_deref(), sides, request);
         // A server that did not answer is not asked again a while, by these
         // searches or the working tree's (`LazyEmbedder::failed`).
-        if let Err(e) = &searched {
-            embedder.failed(e);
+        match searched {
+            Err(e) if e.downcast_ref::<crate::embed::ServerAway>().is_some() => {
+                embedder.failed(&e);
+                Err(ModelUnavailable(e).into())
+            }
+            searched => searched,
         }
-        searched
     }
 
     /// The vectors of the index as it is now: those in memory if the index

@@ -164,11 +164,10 @@ fn run_search(shared: &Shared, params: &SearchParams, store: &mut StoreSlot) -> 
     request.filter = params.filter.clone();
     let root = &shared.target().root;
     let Searched { hits, note } = match (&params.rev, &params.label) {
-        (_, Some((_, label))) => Searched { hits: shared.searcher.search_revision(&label.root, &request)?, note: None },
-        (Some(sha), None) => Searched {
-            hits: shared.searcher.search_revision(&crate::store::revision_root(root, sha), &request)?,
-            note: None,
-        },
+        (_, Some((_, label))) => shared.searcher.search_revision_noted(&label.root, &request)?,
+        (Some(sha), None) => {
+            shared.searcher.search_revision_noted(&crate::store::revision_root(root, sha), &request)?
+        }
         (None, None) => shared.searcher.search_noted(store, &request)?,
     };
     let mut body = Vec::with_capacity(hits.len() * 512);
