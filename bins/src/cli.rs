@@ -1009,6 +1009,34 @@ pub fn negation_id(key: &str) -> String {
     format!("no_{key}")
 }
 
+/// Argument ids, with each group id replaced by its members, and each
+/// switch setting followed by its `--no-` twin (`with_negations`).
+pub fn expand_groups(cmd: &clap::Command, ids: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    for id in ids {
+        match cmd.get_groups().find(|g| g.get_id().as_str() == *id) {
+            Some(group) => out.extend(group.get_args().map(|a| a.as_str().to_string())),
+            None => out.push(id.to_string()),
+        }
+    }
+    let twins: Vec<String> = out
+        .iter()
+        .map(|id| negation_id(id))
+        .filter(|twin| cmd.get_arguments().any(|a| a.get_id().as_str() == twin))
+        .collect();
+    out.extend(twins);
+    out
+}
+
+/// An argument as a user writes it: `--long`, else `-s`, else its id.
+pub fn flag_name(arg: &clap::Arg) -> String {
+    match (arg.get_long(), arg.get_short()) {
+        (Some(long), _) => format!("--{long}"),
+        (None, Some(short)) => format!("-{short}"),
+        (None, None) => arg.get_id().to_string(),
+    }
+}
+
 /// Each switch setting's flag with its `--no-` twin, as ripgrep's: the
 /// last of the two given wins, and the twin sets the setting false for the
 /// run, over a config file's `true` (which nothing on the command line

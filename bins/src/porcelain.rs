@@ -9,7 +9,7 @@ use std::ffi::OsString;
 use clap::parser::ValueSource;
 use clap::{ArgAction, ArgMatches, Command};
 
-use crate::cli::VecgrepCli;
+use crate::cli::{expand_groups, VecgrepCli};
 
 /// What one `vecgrep` command line does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -304,12 +304,7 @@ fn given_to_no_tool(mode: Mode, matches: &ArgMatches, porcelain: &Command) -> Op
             && !ANYWHERE.contains(&id)
             && !given.iter().any(|g| g == id)
     })?;
-    let name = match (arg.get_long(), arg.get_short()) {
-        (Some(long), _) => format!("--{long}"),
-        (None, Some(short)) => format!("-{short}"),
-        (None, None) => arg.get_id().to_string(),
-    };
-    Some(format!("{name} does nothing {}; leave it out", mode.described()))
+    Some(format!("{} does nothing {}; leave it out", crate::cli::flag_name(arg), mode.described()))
 }
 
 /// Flags any mode takes, whether or not its tools have a use for them: a
@@ -347,25 +342,6 @@ pub fn plan(
             (*tool, argv)
         })
         .collect()
-}
-
-/// Argument ids, with each group id replaced by its members, and each
-/// switch setting followed by its `--no-` twin (`cli::with_negations`).
-fn expand_groups(cmd: &Command, ids: &[&str]) -> Vec<String> {
-    let mut out = Vec::new();
-    for id in ids {
-        match cmd.get_groups().find(|g| g.get_id().as_str() == *id) {
-            Some(group) => out.extend(group.get_args().map(|a| a.as_str().to_string())),
-            None => out.push(id.to_string()),
-        }
-    }
-    let twins: Vec<String> = out
-        .iter()
-        .map(|id| crate::cli::negation_id(id))
-        .filter(|twin| cmd.get_arguments().any(|a| a.get_id().as_str() == twin))
-        .collect();
-    out.extend(twins);
-    out
 }
 
 /// The flag `id` as the user gave it (`--long`, or `--long=VALUE` per

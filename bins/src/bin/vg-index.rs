@@ -11,7 +11,7 @@ use vecgrep_bins::app::{
     wait_for_write_lock, Blocking, CliObserver, Invocation, PathsIn, EXIT_ERROR, EXIT_FOUND, EXIT_INTERRUPTED,
     EXIT_NOT_FOUND,
 };
-use vecgrep_bins::cli::IndexCli;
+use vecgrep_bins::cli::{expand_groups, flag_name, IndexCli};
 
 const TOOL: &str = "vg-index";
 
@@ -89,24 +89,17 @@ fn refuse_run_options(cli: &IndexCli, matches: &clap::ArgMatches) -> anyhow::Res
         (cli.forget.is_some(), "--forget"),
     ];
     let Some(report) = reports.into_iter().find_map(|(given, flag)| given.then_some(flag)) else { return Ok(()) };
-    let cmd = <IndexCli as clap::CommandFactory>::command();
-    let walk = cmd.get_groups().filter(|g| g.get_id() == "WalkArgs").flat_map(|g| g.get_args());
-    let shaping: Vec<String> = walk
-        .map(|id| id.to_string())
-        .chain(["chunk_size", "chunk_overlap", "embed_all", "index_warn_threshold"].map(String::from))
-        .collect();
+    // The command as parsed, with the settings' `--no-` twins.
+    let cmd = vecgrep_bins::app::command::<IndexCli>();
+    let run_options = ["WalkArgs", "chunk_size", "chunk_overlap", "embed_all", "index_warn_threshold"];
+    let shaping = expand_groups(&cmd, &run_options);
     let given = cmd.get_arguments().find(|a| {
         let id = a.get_id().as_str();
         shaping.iter().any(|s| s == id) && matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine)
     });
     let Some(arg) = given else { return Ok(()) };
-    let name = match (arg.get_long(), arg.get_short()) {
-        (Some(long), _) => format!("--{long}"),
-        (None, Some(short)) => format!("-{short}"),
-        (None, None) => arg.get_id().to_string(),
-    };
     let whole = if cli.clear_cache { " (--clear-cache removes the whole index)" } else { "" };
-    Err(anyhow::anyhow!("{name} does nothing with {report}; leave it out{whole}"))
+    Err(anyhow::anyhow!("{} does nothing with {report}; leave it out{whole}", flag_name(arg)))
 }
 
 /// What `--label` does not go with: these report on or drop the catalog's

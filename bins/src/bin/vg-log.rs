@@ -148,7 +148,7 @@ fn log_as_it_is(inv: &Invocation, history: &[String], with_diff: bool) -> Result
 /// lock; None when a signal ended the wait for it.
 fn update(cli: &LogCli, inv: &Invocation, repo: &GitRepo, history: &[String]) -> Result<Option<Box<dyn CommitStore>>> {
     let quiet = inv.config.quiet;
-    let root = store::log_root(&inv.root);
+    let root = store::checkout_root(&inv.root);
     let Some(_lock) = wait_for_write_lock(TOOL, &root, quiet)? else { return Ok(None) };
     let mut store = store::open_log_for_writing(&root, &mut |why| note(TOOL, quiet, why))?;
     let mut progress = Progress { quiet, bar: None };

@@ -196,7 +196,7 @@ fn spawn_search_worker(
 fn run_picker(
     initial: &str,
     live: &Arc<LiveIndex>,
-    counts: &Mutex<(u64, u64, i64)>,
+    counts: &Mutex<IndexNow>,
     jobs: &mpsc::Sender<Job>,
     results: &mpsc::Receiver<Found>,
 ) -> Result<SkimOutput> {
@@ -222,8 +222,8 @@ fn run_picker(
         // were asked for: when they differ, the results are refreshed for
         // the query already shown (a search made while the fill had given
         // no chunk the model's vector found nothing, and stayed so).
-        // What the index is now: a file rewritten with as many chunks as
-        // before changes its generation alone (the list kept the old hit).
+        // Its generation too (`IndexNow`): the chunk count alone kept a
+        // rewritten file's old hit.
         let mut index_state = (0u64, 0i64, false, false);
         let mut asked_state = index_state;
         let mut error: Option<String> = None;
@@ -258,10 +258,10 @@ fn run_picker(
             }
             if last_refresh.is_none_or(|t| t.elapsed() >= REFRESH) {
                 last_refresh = Some(Instant::now());
-                let (chunks, vectors, generation) = *counts.lock().unwrap_or_else(|e| e.into_inner());
+                let now = *counts.lock().unwrap_or_else(|e| e.into_inner());
                 let progress = live.progress();
-                index_state = (chunks, generation, progress.ran, progress.filling);
-                let header = status(live, (chunks, vectors), error.as_deref());
+                index_state = (now.chunks, now.generation, progress.ran, progress.filling);
+                let header = status(live, now, error.as_deref());
                 let app = skim.app_mut();
                 if app.header.header != header {
                     app.header.header = header;
@@ -310,7 +310,7 @@ fn picker_options(initial: &str, live: &Arc<LiveIndex>) -> Result<SkimOptions> {
         .reverse(true)
         .prompt("vecgrep> ".to_string())
         .query(initial.to_string())
-        .header(status(live, (0, 0), None))
+        .header(status(live, IndexNow::default(), None))
         .preview(String::new())
         .preview_window("right:50%")
         .bind(vec![
@@ -328,8 +328,8 @@ fn picker_options(initial: &str, live: &Arc<LiveIndex>) -> Result<SkimOptions> {
 /// REFRESH until `shutdown`. Not on the picker's runtime: a shared index's
 /// client runs a runtime of its own, which cannot start inside another,
 /// and a slow database must not hold up the keys.
-fn spawn_counter(live: Arc<LiveIndex>, shutdown: Arc<AtomicBool>) -> Arc<Mutex<(u64, u64, i64)>> {
-    let counts = Arc::new(Mutex::new((0, 0, 0)));
+fn spawn_counter(live: Arc<LiveIndex>, shutdown: Arc<AtomicBool>) -> Arc<Mutex<IndexNow>> {
+    let counts = Arc::new(Mutex::new(IndexNow::default()));
     let shown = Arc::clone(&counts);
     std::thread::spawn(move || {
         let mut store: Option<Box<dyn IndexReader>> = None;
@@ -342,25 +342,35 @@ fn spawn_counter(live: Arc<LiveIndex>, shutdown: Arc<AtomicBool>) -> Arc<Mutex<(
     counts
 }
 
-/// Chunks in the index now, those with the model's vector, and the index's
-/// generation (each write moves it); 0s before it exists.
-fn chunk_counts(store: &mut Option<Box<dyn IndexReader>>, live: &LiveIndex) -> (u64, u64, i64) {
+/// What the index holds now, for the status line and the refresh; 0s
+/// before it exists.
+#[derive(Clone, Copy, Default)]
+struct IndexNow {
+    chunks: u64,
+    /// Chunks with the model's vector.
+    vectors: u64,
+    /// Moved by each write: a file rewritten with as many chunks as before
+    /// changes it alone.
+    generation: i64,
+}
+
+fn chunk_counts(store: &mut Option<Box<dyn IndexReader>>, live: &LiveIndex) -> IndexNow {
     if store.is_none() {
         *store = store::open_for_reading(&live.target.root).ok();
     }
     let read = store.as_ref().map(|s| s.stats().and_then(|stats| Ok((stats, s.generation()?))));
     match read {
-        Some(Ok((s, generation))) => (s.chunks, s.vectors(), generation),
+        Some(Ok((s, generation))) => IndexNow { chunks: s.chunks, vectors: s.vectors(), generation },
         Some(Err(_)) => {
             *store = None;
-            (0, 0, 0)
+            IndexNow::default()
         }
-        None => (0, 0, 0),
+        None => IndexNow::default(),
     }
 }
 
 /// The status line: progress, root and scope, and why the last search failed.
-fn status(live: &LiveIndex, (chunks, vectors): (u64, u64), error: Option<&str>) -> String {
+fn status(live: &LiveIndex, IndexNow { chunks, vectors, .. }: IndexNow, error: Option<&str>) -> String {
     let t = &live.target;
     let line = pick::status_line(&live.progress(), chunks, vectors, &t.root.path, &t.scope_names());
     match error {

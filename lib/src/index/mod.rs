@@ -459,7 +459,7 @@ pub fn while_not_indexing<T>(
     waiting: &mut dyn FnMut(),
     change: impl FnOnce() -> Result<T>,
 ) -> Result<T> {
-    let local = ProjectRoot { shared: None, ..root.clone() };
+    let local = store::checkout_root(root);
     let _local = match local.data_dir().is_dir() {
         true => Some(store::lock_for_writing(&local, waiting)?),
         false => None,
@@ -499,10 +499,10 @@ pub fn clear_cache(root: &ProjectRoot, obs: &mut dyn IndexObserver) -> Result<Op
         return Ok(Some(false));
     }
     // Under a shared store the checkout's own index still holds the commit
-    // log (`store::log_root`), which vg-log writes under that index's lock:
+    // log (`store::checkout_root`), which vg-log writes under that index's lock:
     // taken first, as `while_not_indexing` takes them, so a log being
     // written is not removed under its writer.
-    let local = store::log_root(root);
+    let local = store::checkout_root(root);
     let _local = match root.shared.is_some() && local.data_dir().is_dir() {
         true => match wait_for_lock(&local, obs)? {
             Some(lock) => Some(lock),

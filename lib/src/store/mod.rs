@@ -765,11 +765,12 @@ pub fn open_in_place(root: &ProjectRoot) -> Result<Box<dyn IndexWriter>, StoreEr
     Ok(Box::new(sqlite::SqliteIndex::open_in_place(root)?))
 }
 
-/// The root whose index holds the project's commit log: the checkout's own
-/// `.vecgrep/index.db` even when its code index is a shared store's, so
-/// the log's writer takes that index's lock, not the store's (one that
-/// could not reach Postgres refused to update a log kept on disk).
-pub fn log_root(root: &ProjectRoot) -> ProjectRoot {
+/// The checkout's own index, `.vecgrep/index.db`, even when its code index
+/// is a shared store's: it holds the project's commit log (whose writer
+/// takes this index's lock, not the store's: one that could not reach
+/// Postgres refused to update a log kept on disk) and the checkout's own
+/// revisions.
+pub fn checkout_root(root: &ProjectRoot) -> ProjectRoot {
     ProjectRoot { shared: None, ..root.clone() }
 }
 
@@ -804,7 +805,7 @@ pub fn clear(root: &ProjectRoot) -> Result<bool, StoreError> {
     }
     // The checkout's own revisions too, kept apart from a shared index's.
     if root.shared.is_some() {
-        let own = ProjectRoot { shared: None, ..root.clone() };
+        let own = checkout_root(root);
         for revision in revisions(&own)? {
             removed |= forget_revision(&own, &revision.sha)?;
         }
