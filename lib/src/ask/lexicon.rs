@@ -20,6 +20,8 @@ pub(super) const LANGUAGES: &[(&str, &[&str])] = &[
     ("kotlin", &[".kt", ".kts"]),
     ("cpp", &[".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".h"]),
     ("c", &[".c", ".h"]),
+    ("objectivec", &[".m", ".mm", ".h"]),
+    ("objc", &[".m", ".mm", ".h"]),
     ("csharp", &[".cs"]),
     ("fsharp", &[".fs", ".fsx"]),
     ("ruby", &[".rb"]),
@@ -62,26 +64,33 @@ pub(super) fn extensions_of(name: &str) -> &'static [&'static str] {
     LANGUAGES.iter().find(|(n, _)| *n == lower).map_or(&[], |(_, e)| e)
 }
 
+/// Language names a word boundary cannot end, or that hold a hyphen the
+/// rules would split at, as the words `LANGUAGES` knows them by.
+const SPELLED: &[(&str, &str)] =
+    &[("objective-c", "objectivec"), ("obj-c", "objectivec"), ("c++", "cpp"), ("c#", "csharp"), ("f#", "fsharp")];
+
 /// The question with the language names a word boundary cannot end
-/// (`c++`, `c#`, `f#`) spelled as words.
+/// (`c++`, `c#`, `f#`, `objective-c`) spelled as words; only where such a
+/// name is a word of its own: `Topic#send` and `abc++` are left as written.
 pub(super) fn normalized(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
-    while !rest.is_empty() {
-        let lower = rest.get(..3).map(str::to_ascii_lowercase);
-        let (word, len) = match lower.as_deref() {
-            Some("c++") => ("cpp", 3),
-            _ if rest.get(..2).is_some_and(|two| two.eq_ignore_ascii_case("c#")) => ("csharp", 2),
-            _ if rest.get(..2).is_some_and(|two| two.eq_ignore_ascii_case("f#")) => ("fsharp", 2),
+    while let Some(c) = rest.chars().next() {
+        let at_word_start = !out.chars().next_back().is_some_and(|p: char| p.is_alphanumeric() || p == '_');
+        let spelled = SPELLED.iter().find(|(name, _)| {
+            let (Some(head), Some(after)) = (rest.get(..name.len()), rest.get(name.len()..)) else { return false };
+            head.eq_ignore_ascii_case(name) && !after.starts_with(|n: char| n.is_alphabetic() || n == '_')
+        });
+        match spelled {
+            Some((name, word)) if at_word_start => {
+                out.push_str(word);
+                rest = &rest[name.len()..];
+            }
             _ => {
-                let c = rest.chars().next().unwrap_or(' ');
                 out.push(c);
                 rest = &rest[c.len_utf8()..];
-                continue;
             }
-        };
-        out.push_str(word);
-        rest = &rest[len..];
+        }
     }
     out
 }
@@ -205,5 +214,8 @@ mod tests {
         assert!(language_names().find("javascript").unwrap() < language_names().find("|java|").unwrap());
         assert_eq!(normalized("C++ and c# or F# code"), "cpp and csharp or fsharp code");
         assert_eq!(normalized("日本 c# é"), "日本 csharp é", "letters of several bytes pass through");
+        assert_eq!(normalized("Objective-C and c++17, Obj-C"), "objectivec and cpp17, objectivec");
+        // Within a word, or running on into one, the characters are the word's.
+        assert_eq!(normalized("Topic#send abc++ c#foo objective-cache"), "Topic#send abc++ c#foo objective-cache");
     }
 }

@@ -139,7 +139,7 @@ impl Work {
         // and a span written backwards is the same span.
         self.take(&BETWEEN, |c, f, now| {
             let b = period(&c[2], now)?;
-            let a = period(&c[1], now).or_else(|| period(&format!("{} {}", &c[1], year_of(&c[2])?), now))?;
+            let a = period(&c[1], now).or_else(|| month_before(&c[1], &c[2], b.0, now))?;
             f.modified_after = Some(utc(a.0.min(b.0)));
             f.modified_before = Some(utc(a.1.max(b.1)));
             Some(MARK.into())
@@ -157,6 +157,15 @@ impl Work {
             let (start, end) = period(&c[2], now)?;
             let holds_the_day = matches!(c[1].to_ascii_lowercase().as_str(), "until" | "till");
             f.modified_before = Some(utc(if holds_the_day { end } else { start }));
+            Some(MARK.into())
+        });
+        // "after yesterday", "after last week": the span starts where the
+        // bound ends (as "after 2025" starts in 2026).
+        static AFTER: LazyLock<Regex> = LazyLock::new(|| {
+            re(&format!(r"\b(?:{CHANGED}\s+)?after\s+({RELATIVE_DAY}|(?:{NUMBER})\s+{TIME_UNIT}\s+ago)\b"))
+        });
+        self.take(&AFTER, |c, f, now| {
+            f.modified_after = Some(utc(period(&c[1], now)?.1));
             Some(MARK.into())
         });
         static LAST: LazyLock<Regex> = LazyLock::new(|| {
@@ -221,11 +230,13 @@ impl Work {
             }
             Some(MARK.into())
         });
-        // "until March" holds March; "before March" does not.
+        // "until March" holds March; "before March" does not. "since March"
+        // holds it too; "after March" starts in April.
         self.take(&SINCE, |c, f, now| {
             let (start, end) = period(&c[2], now)?;
             match c[1].to_ascii_lowercase().as_str() {
-                "since" | "after" | "from" => f.modified_after = Some(utc(start)),
+                "since" | "from" => f.modified_after = Some(utc(start)),
+                "after" => f.modified_after = Some(utc(end)),
                 "until" | "till" => f.modified_before = Some(utc(end)),
                 _ => f.modified_before = Some(utc(start)),
             }
@@ -298,7 +309,8 @@ impl Work {
         // A list ("except in vendor/ and docs/", "not *.md or *.txt")
         // leaves each of its items out.
         static EXTENSIONS: LazyLock<Regex> = LazyLock::new(|| {
-            let ext = r"\*?\.[a-z0-9+]{1,10}\b";
+            // A slash after it ends a directory's name (`.github/`): DIRS's.
+            let ext = r"\*?\.[a-z0-9+]{1,10}\b/?";
             re(&format!(
                 r"\b{EXCLUDING}\s+(?:(?:in|the|any)\s+)*((?:{ext}(?:\s*,?\s*(?:and|or|,)\s+)?)+)(?:\s+files?\b)?"
             ))
@@ -311,6 +323,7 @@ impl Work {
             ))
         });
         static ITEM: LazyLock<Regex> = LazyLock::new(|| {
+            // A path before an extension: `.github/workflows` is a directory.
             re(&format!(r"(?:\.?/)?(?:[\w.-]+/)+[\w.-]*|\*?\.[a-z0-9+]{{1,10}}\b|\b(?:{COMMON_DIRS})\b"))
         });
         // A list whose items are of several kinds ("vendor/ and *.md", "tests
@@ -319,7 +332,7 @@ impl Work {
         // that include ("retry excluding vendor/ and *.md" kept *.md alone).
         static MIXED: LazyLock<Regex> = LazyLock::new(|| {
             let item = format!(
-                r"(?:\*?\.[a-z0-9+]{{1,10}}\b|`?(?:\.?/)?(?:[\w.-]+/)+[\w.-]*`?|\b(?:tests?\b/?|(?:{COMMON_DIRS})\b/?|(?:{})\b))",
+                r"(?:`?(?:\.?/)?(?:[\w.-]+/)+[\w.-]*`?|\*?\.[a-z0-9+]{{1,10}}\b|\b(?:tests?\b/?|(?:{COMMON_DIRS})\b/?|(?:{})\b))",
                 language_names()
             );
             let joined = r"\s*,?\s*(?:and|or|,)\s+(?:(?:in|under|the)\s+)*";
@@ -329,7 +342,7 @@ impl Work {
         });
         static MIXED_ITEM: LazyLock<Regex> = LazyLock::new(|| {
             re(&format!(
-                r"\*?\.[a-z0-9+]{{1,10}}\b|`?(?:\.?/)?(?:[\w.-]+/)+[\w.-]*`?|\b(?:tests?\b/?|(?:{COMMON_DIRS})\b/?|(?:{})\b)",
+                r"`?(?:\.?/)?(?:[\w.-]+/)+[\w.-]*`?|\*?\.[a-z0-9+]{{1,10}}\b|\b(?:tests?\b/?|(?:{COMMON_DIRS})\b/?|(?:{})\b)",
                 language_names()
             ))
         });
@@ -357,6 +370,9 @@ impl Work {
             Some(MARK.into())
         });
         self.take(&EXTENSIONS, |c, f, _| {
+            if c[1].contains('/') {
+                return None;
+            }
             let extensions = ITEM.find_iter(&c[1]).map(|e| format!("*.{}", e.as_str().trim_start_matches(['*', '.'])));
             f.exclude_globs.extend(extensions.map(|e| e.to_ascii_lowercase()));
             Some(MARK.into())
@@ -410,7 +426,9 @@ impl Work {
                 language_names()
             ))
         });
-        static DOTTED: LazyLock<Regex> = LazyLock::new(|| re(r"(?:^|\s)\*?\.([a-z][a-z0-9+]{0,9})(?:\s+files?)?\b"));
+        // A slash after it makes it a directory (`.github/workflows`): left to paths.
+        static DOTTED: LazyLock<Regex> =
+            LazyLock::new(|| re(r"(?:^|\s)\*?\.([a-z][a-z0-9+]{0,9})(?:(/)|(?:\s+files?)?\b)"));
         static ENDING: LazyLock<Regex> = LazyLock::new(|| {
             re(r"\b(?:files?\s+)?(?:ending|ended|that\s+end)\s+(?:in|with)\s+\*?\.([a-z0-9+]{1,10})\b")
         });
@@ -418,6 +436,9 @@ impl Work {
         // take its "js files" and leave the "*" in the words.
         for rule in [&*ENDING, &*DOTTED] {
             self.take(rule, |c, f, _| {
+                if c.get(2).is_some() {
+                    return None;
+                }
                 add_extensions(f, [format!(".{}", c[1].to_ascii_lowercase())]);
                 Some(MARK.into())
             });
@@ -547,6 +568,23 @@ fn period(text: &str, now: SystemTime) -> Option<(SystemTime, SystemTime)> {
 fn year_of(date: &str) -> Option<&str> {
     let year = date.get(..4).filter(|y| y.bytes().all(|b| b.is_ascii_digit()));
     year.or_else(|| date.get(date.len().checked_sub(4)?..).filter(|y| y.bytes().all(|b| b.is_ascii_digit())))
+}
+
+/// The period of `month` (a month's name, no year) that comes before or
+/// within the period starting at `second_start`: in "between Dec and Jan
+/// 2026" December is 2025's, in "between January and March 2024" 2024's.
+fn month_before(
+    month: &str,
+    second: &str,
+    second_start: SystemTime,
+    now: SystemTime,
+) -> Option<(SystemTime, SystemTime)> {
+    let year: u32 = year_of(second)?.parse().ok()?;
+    let same_year = period(&format!("{month} {year}"), now)?;
+    if same_year.0 <= second_start {
+        return Some(same_year);
+    }
+    period(&format!("{month} {}", year.checked_sub(1)?), now)
 }
 
 /// `March 2026` as `2026-03`, `March 1st, 2026` as `2026-03-01`.
@@ -730,6 +768,9 @@ mod tests {
                 ("files ending in .yaml that configure ci", "search | configure ci | ext=.yaml".into()),
                 ("retry helpers written in ruby", "search | retry helpers | ext=.rb".into()),
                 ("kotlin sources using coroutines", "search | coroutines | ext=.kt,.kts".into()),
+                // Objective-C is not C, and a `#` within a word is no C#.
+                ("objective-c classes that retry", "search | retry | ext=.m,.mm,.h".into()),
+                ("how Topic#send retries", "search | Topic#send retries".into()),
                 ("typescript and python files about auth", "search | auth | ext=.ts,.tsx,.mts,.cts,.py,.pyi".into()),
                 ("go, rust or ruby code that retries", "search | retries | ext=.go,.rs,.rb".into()),
                 // Paths.
@@ -738,6 +779,8 @@ mod tests {
                 ("where is the retry loop in upload.rs", "search | retry loop | path=upload.rs".into()),
                 ("files named *_handler.go that log errors", "search | log errors | path=*_handler.go".into()),
                 ("pagination helpers inside ./lib/utils/", "search | pagination helpers | path=lib/utils/".into()),
+                // A directory whose name starts with a dot is no extension.
+                ("deploy steps in .github/workflows", "search | deploy steps | path=.github/workflows/".into()),
                 // Exclusions.
                 ("retry logic excluding tests", "search | retry logic | excl=tests".into()),
                 // The directory's slash goes with the word ("retry uploads /" was left).
@@ -758,6 +801,8 @@ mod tests {
                 // was kept alone, an inclusion, beside a directory).
                 ("retry excluding vendor/ and *.md", "search | retry | excl=vendor/,*.md".into()),
                 ("retry not in rust or python", "search | retry | excl=*.rs,*.py,*.pyi".into()),
+                ("retry excluding .github/ and *.md", "search | retry | excl=.github/,*.md".into()),
+                ("retry excluding .github/workflows", "search | retry | excl=.github/workflows/".into()),
             ])
             .chain(spans(&week))
             .chain(intents_and_tests(&week))
@@ -788,6 +833,12 @@ mod tests {
             (
                 "logging changed between January and March 2024",
                 "search | logging | after=2024-01-01T00:00:00Z | before=2024-04-01T00:00:00Z".into(),
+            ),
+            // A first month without its year is the one before the second's
+            // ("between Dec and Jan 2026" was all of 2026).
+            (
+                "logging changed between Dec and Jan 2026",
+                "search | logging | after=2025-12-01T00:00:00Z | before=2026-02-01T00:00:00Z".into(),
             ),
             (
                 "logging changed between Feb 3 and Feb 10, 2025",
@@ -832,6 +883,11 @@ mod tests {
             ("auth changed before last month", format!("search | auth | before={}", ago(30, 0))),
             ("auth changed until 2 weeks ago", format!("search | auth | before={}", ago(14, 0))),
             ("auth older than last week", format!("search | auth | before={}", ago(7, 0))),
+            // "after" starts where its bound ends ("after yesterday" kept "after"
+            // in the words, "after 2025" held 2025); "since" holds the bound.
+            ("auth changed after yesterday", "search | auth | after=2026-05-20T00:00:00Z".into()),
+            ("auth changed after last week", format!("search | auth | after={}", ago(7, 0))),
+            ("auth changed after 2025", "search | auth | after=2026-01-01T00:00:00Z".into()),
             ("error handling changed since 2026-01-15", "search | error handling | after=2026-01-15T00:00:00Z".into()),
             (
                 "database migrations modified before 2025",
@@ -954,7 +1010,7 @@ mod tests {
             ("ruby code from last week", format!("list | ruby code from last week | ext=.rb | after={}", ago(7, 0))),
             ("lua scripts > 1mb", "list | lua scripts > 1mb | ext=.lua | min=1000000".into()),
             ("functions in utils.py that format dates", "search | format dates | path=utils.py".into()),
-            ("docs changed after March 1st 2026", "search | docs | after=2026-03-01T00:00:00Z".into()),
+            ("docs changed after March 1st 2026", "search | docs | after=2026-03-02T00:00:00Z".into()),
             ("anything in C that frees memory", "search | frees memory | ext=.c,.h".into()),
             (
                 "tests modified in the last hour",
