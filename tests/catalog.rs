@@ -928,6 +928,19 @@ fn the_default_context_applies_in_a_project_that_is_a_subdirectory_of_a_reposito
     let hits = records(&o);
     assert_eq!(hits[0]["project"], "billing", "the catalog, not the whole repository");
     assert!(hits.iter().all(|h| h["project"].is_string()), "nothing of mono/other");
+    // A repository nested in one of its projects is a project of its own
+    // (the catalog's was searched from there).
+    p.t.write("mono/svc/api/vendored/mail.py", "def email_report():\n    \"\"\"Email the monthly report.\"\"\"\n");
+    std::fs::create_dir_all(p.dir("mono/svc/api/vendored/.git")).unwrap();
+    let o = run(p.cmd("vecgrep", "mono/svc/api/vendored").args([
+        "--json",
+        "--threshold",
+        "-1",
+        "email the monthly invoice",
+    ]));
+    assert_code(&o, 0);
+    let hits = records(&o);
+    assert!(hits.iter().all(|h| h["project"].is_null() && h["file"] == "mail.py"), "{hits:?}");
 }
 
 #[test]

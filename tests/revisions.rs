@@ -822,6 +822,15 @@ fn every_path_skipped_outside_the_root_is_an_error_under_rev_and_log_too() {
     let o = run(tree.cmd("vecgrep", "").args(args));
     assert_code(&o, 0);
     assert!(stdout(&o).contains("v1") && stderr(&o).contains("skipping '/etc'"), "{}{}", stdout(&o), stderr(&o));
+    // A PATH inside whose name is not UTF-8 is said as such, never skipped
+    // as outside (it was, under --rev and --log).
+    use std::os::unix::ffi::OsStrExt;
+    let bad = std::ffi::OsStr::from_bytes(b"gone\xff");
+    for how in [&["--rev", "v1"][..], &["--log"]] {
+        let o = run(tree.cmd("vecgrep", "").args(how).args(["--skip-outside-root", "upload"]).arg(bad).arg("src"));
+        assert_code(&o, 2);
+        assert!(stderr(&o).contains("is not valid UTF-8"), "{how:?}: {}", stderr(&o));
+    }
 }
 
 /// A revision's files were written from git with the commit's time: a

@@ -2,6 +2,8 @@
 //! OtherwiseUseSingleDirectoryCandidate, OtherwiseUseCurrentDirectory,
 //! RejectOutsideRootPaths, SkipOutsideRootPaths, FailIfNoPathsRemain).
 
+use std::process::Command;
+
 use crate::common::*;
 
 #[test]
@@ -156,4 +158,45 @@ fn a_root_whose_name_is_not_utf8_is_refused() {
         "{}",
         stderr(&o)
     );
+}
+
+/// In a shared directory such as /tmp (sticky, anyone may add to it),
+/// another user's `.vecgrep` chooses no root and no index: an audit planted
+/// one in the parent of a victim's project, and the victim's search showed
+/// its stored text as their own file's lines. A teammate's checkout (not
+/// shared so) is still taken as it is.
+#[test]
+fn another_users_marker_in_a_shared_directory_is_passed_over() {
+    if !running_as_root() {
+        eprintln!("skipped: only root can give a marker to another user");
+        return;
+    }
+    let t = Tree::bare();
+    t.write("shared/mine/conf.py", "def parse_config():\n    return fetch_remote_payload()\n");
+    let shared = t.path().join("shared");
+    assert_code(&run(tool_cmd("vg-index").current_dir(&shared).arg(".")), 0);
+    t.write("shared/mine/conf.py", "def parse_config():\n    return load_settings_file()\n");
+    t.write("shared/theirs/notes.md", "a directory with no marker of its own\n");
+    let user = OtherUser::new(&t);
+    let chmod = |mode: &str| assert!(Command::new("chmod").arg(mode).arg(&shared).status().unwrap().success());
+    chmod("1777");
+    let mine = shared.join("mine");
+    let o = run(user.cmd(&t, "vg-root").current_dir(&mine).arg("--json"));
+    assert_code(&o, 0);
+    assert_eq!((records(&o)[0]["root"].as_str(), records(&o)[0]["marker"].as_str()), (mine.to_str(), Some("none")));
+    let said = format!("passing over '{}': user 0's, in a shared directory", shared.join(".vecgrep").display());
+    assert!(stderr(&o).contains(&said), "{}", stderr(&o));
+    let o = run(user.cmd(&t, "vg-query").current_dir(&mine).args(["--mode", "lexical", "parse_config"]));
+    assert_code(&o, 0);
+    let hits = records(&o);
+    let texts: Vec<&str> = hits.iter().filter_map(|h| h["text"].as_str()).collect();
+    assert!(texts.iter().any(|t| t.contains("load_settings_file")), "{texts:?}");
+    assert!(!texts.iter().any(|t| t.contains("fetch_remote_payload")), "the planted index's text: {texts:?}");
+    // Searched from the shared directory itself, its index is refused, not read.
+    let o = run(user.cmd(&t, "vg-index").current_dir(&shared).arg("--stats"));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("user 0's, in a shared directory anyone may add to"), "{}", stderr(&o));
+    chmod("0755");
+    let o = run(user.cmd(&t, "vg-root").current_dir(shared.join("theirs")).arg("--json"));
+    assert_eq!(records(&o)[0]["root"].as_str(), shared.to_str(), "a teammate's checkout: {}", stderr(&o));
 }

@@ -316,10 +316,12 @@ fn catalog_here(here: &ProjectRoot, cwd: &Path) -> Result<Option<(Catalog, Optio
             format!("the default context names catalog '{name}' (vg-catalog use --clear forgets it)")
         })?,
     };
-    // The project here may be a subdirectory of the repository found.
+    // The catalog's project here may be the root found or a subdirectory of
+    // it (a monorepo's service); a repository nested in one of its projects
+    // is a project of its own.
     let cwd = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
-    let applies =
-        !in_a_project || catalog.project_holding(&here.path).is_some() || catalog.project_holding(&cwd).is_some();
+    let holds_cwd_within_root = |p: &Path| p.starts_with(&here.path) && cwd.starts_with(p);
+    let applies = !in_a_project || catalog.projects.iter().any(|p| holds_cwd_within_root(&p.path));
     Ok(applies.then_some((catalog, context.label)))
 }
 
@@ -396,6 +398,25 @@ pub fn note_skipped_paths(tool: &str, quiet: bool, root: &ProjectRoot, admission
     }
 }
 
+/// Say which markers another user put in a shared directory were not
+/// taken as the root (`project::planted_by`): the root is elsewhere, and why.
+pub fn note_markers_passed_over(tool: &str, quiet: bool, cwd: &Path, root: &ProjectRoot) {
+    for (marker, owner) in vecgrep::project::markers_passed_over(cwd, root) {
+        let message = format!(
+            "passing over '{}': user {owner}'s, in a shared directory anyone may add to; the project root is '{}'",
+            marker.display(),
+            root.path.display()
+        );
+        note(tool, quiet, &message);
+    }
+}
+
+/// Whether the porcelain's first tool has said what of the config and the
+/// root it passed over (`CONFIG_NOTED_ENV`).
+fn config_noted() -> bool {
+    std::env::var_os(CONFIG_NOTED_ENV).is_some_and(|v| v == "1")
+}
+
 /// Select the root (or the catalog: see `resolve_root`), admit the paths and
 /// resolve the config.
 pub fn resolve(
@@ -420,6 +441,9 @@ pub fn resolve_in(
     let (cwd, mut root, admission, context_label) = resolve_root(paths, skip_outside_root, catalog, paths_in)?;
     let config = resolve_config(tool, &root, cli)?;
     root.shared = vecgrep::project::shared_index(&root, &config);
+    if !config_noted() {
+        note_markers_passed_over(tool, config.quiet, &cwd, &root);
+    }
     note_skipped_paths(tool, config.quiet, &root, &admission);
     Ok(Invocation { cwd, root, paths: admission.admitted, config, context_label })
 }
@@ -441,8 +465,7 @@ impl std::error::Error for SaidBefore {}
 /// The settings of `root` with `cli` on top, saying which of the project's
 /// own keys were passed over because it is not trusted.
 pub fn resolve_config(tool: &str, root: &ProjectRoot, cli: ConfigValues) -> Result<ResolvedConfig> {
-    let noted = std::env::var_os(CONFIG_NOTED_ENV).is_some_and(|v| v == "1");
-    resolve_config_advising(tool, root, cli, &trust_advice(), noted)
+    resolve_config_advising(tool, root, cli, &trust_advice(), config_noted())
 }
 
 /// `resolve_config` of a root whose config the pipeline's first tool did

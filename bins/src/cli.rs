@@ -125,8 +125,8 @@ pub struct IndexConfigArgs {
     pub embedder_url: Option<String>,
 }
 
-/// TrustRule: whether a repository's own config may choose what runs and
-/// where its code goes.
+/// Whether a repository's own config may choose what runs and where its
+/// code goes (UntrustedConfigChoosesNoDestination).
 #[derive(Args, Debug, Clone, Default)]
 #[command(next_help_heading = "Config options")]
 pub struct TrustArgs {

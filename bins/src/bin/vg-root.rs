@@ -3,14 +3,15 @@
 use std::io::Write;
 
 use vecgrep::records::{write_record, RootRecord};
-use vecgrep_bins::app::{note_skipped_paths, resolve_root, run_main, PathsIn, EXIT_FOUND};
+use vecgrep_bins::app::{note_markers_passed_over, note_skipped_paths, resolve_root, run_main, PathsIn, EXIT_FOUND};
 use vecgrep_bins::cli::RootCli;
 
 fn main() {
     let (cli, _) = vecgrep_bins::app::parse_args::<RootCli>("vg-root");
     run_main("vg-root", || {
-        let (_, root, admission, _) =
+        let (cwd, root, admission, _) =
             resolve_root(&cli.paths, cli.outside.skip_outside_root, Some(&cli.catalog), PathsIn::WorkingTree)?;
+        note_markers_passed_over("vg-root", false, &cwd, &root);
         note_skipped_paths("vg-root", false, &root, &admission);
         let mut out = vecgrep_bins::app::stdout();
         if cli.json {

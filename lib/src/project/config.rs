@@ -6,7 +6,7 @@
 //! `embedder_source`, `embedder_url`, `llm_url` and `store_url` where the
 //! code is sent, and `store_project` and `store_adopt` which shared index
 //! is read, written and cleared, so a project's file may set them only
-//! where the user trusts it (TrustRule).
+//! where the user trusts it (UntrustedConfigChoosesNoDestination).
 //!
 //! Config files are strict: an unknown key or a value of the wrong type is an
 //! error naming the file, the key and the line, because a silently ignored
@@ -133,7 +133,7 @@ impl ConfigLayers {
     }
 
     /// Apply ResolveConfig: the first layer that sets a key wins, but for
-    /// the keys a project's file may set only when trusted (TrustRule).
+    /// the keys a project's file may set only when trusted (UntrustedConfigChoosesNoDestination).
     pub fn resolve(&self) -> Result<ResolvedConfig, ConfigError> {
         let layers: Vec<&ConfigValues> =
             std::iter::once(&self.cli).chain(self.project.iter().chain(self.global.iter()).map(|(_, v)| v)).collect();
@@ -182,7 +182,7 @@ impl ConfigLayers {
         Ok(config)
     }
 
-    /// TrustRule's bounds: the settings that decide how much a run reads,
+    /// UntrustedConfigChoosesNoIndex's bounds: the settings that decide how much a run reads,
     /// cuts, embeds and stores without asking, and how much a server it
     /// starts answers one client, may be made stricter by an untrusted
     /// project's file, never looser (issue 42: a repository's
@@ -230,7 +230,7 @@ impl ConfigLayers {
         })
     }
 
-    /// Whether the user trusts the project's own config (TrustRule): asked
+    /// Whether the user trusts the project's own config (UntrustedConfigChoosesNoDestination): asked
     /// of the command line and the global config only.
     fn project_trusted(&self) -> bool {
         std::iter::once(&self.cli)
@@ -239,7 +239,7 @@ impl ConfigLayers {
             .unwrap_or(false)
     }
 
-    /// TrustRule: a repository's own config is written by whoever wrote the
+    /// UntrustedConfigChoosesNoDestination: a repository's own config is written by whoever wrote the
     /// repository, so the keys that choose a command to run (`open_cmd`) or
     /// where the code is sent (`embedder_source`, `embedder_url`) are taken
     /// from it only when the user trusts it. Otherwise the command line,
@@ -519,9 +519,9 @@ mod tests {
             let taken = serde_json::to_value(&r).unwrap()[s.key] != default[s.key];
             let passed_over = r.untrusted.as_ref().is_some_and(|(_, keys)| keys.contains(&s.key));
             match s.key {
-                // The project cannot trust itself (TrustRule), and is told so.
+                // The project cannot trust itself (UntrustedConfigChoosesNoDestination), and is told so.
                 "trust_project_config" => assert!(!taken && passed_over),
-                // A run embedding everything is larger than the default: held (TrustRule's bounds).
+                // A run embedding everything is larger than the default: held (UntrustedConfigChoosesNoIndex's bounds).
                 "embed_all" => assert!(!taken && r.bounded.as_ref().is_some_and(|(_, asked)| asked.len() == 1)),
                 _ if s.trusted => {
                     assert!(!taken && passed_over, "{} is trusted: an untrusted project may not set it", s.key)

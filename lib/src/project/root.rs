@@ -155,12 +155,59 @@ pub(super) fn find_marked_root(start: &Path) -> Option<ProjectRoot> {
                 RootMarker::Catalog => candidate.is_file() && is_users_catalog(dir),
                 _ => candidate.is_dir(),
             };
-            if present {
+            if present && may_choose_the_root(&candidate) {
                 return Some(ProjectRoot { path: dir.to_path_buf(), marker, shared: None });
             }
         }
     }
     None
+}
+
+/// Whether the marker at `path` may choose the root: not when another
+/// user's stands in a shared directory such as `/tmp` (anyone may add to
+/// it, only an entry's owner remove it: the sticky bit), where anyone could
+/// have put it: their `.vecgrep` would choose what is searched, set its
+/// settings, and show its stored text as this user's files' lines. A
+/// marker elsewhere is as good as its directory (a teammate's checkout,
+/// read as it is).
+fn may_choose_the_root(path: &Path) -> bool {
+    planted_by(path).is_none()
+}
+
+/// The owner of the file or directory at `path` when it is another user's
+/// in a shared directory (sticky and writable by anyone, as `/tmp`): what
+/// vecgrep does not take as a root's marker or index (`store::own_data_dir`).
+pub fn planted_by(path: &Path) -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
+    let owner = path.symlink_metadata().ok()?.uid();
+    let dir_mode = path.parent()?.metadata().ok()?.mode();
+    (!owner_trusted(owner, super::walk::effective_uid(), dir_mode)).then_some(owner)
+}
+
+fn owner_trusted(owner: u32, me: u32, dir_mode: u32) -> bool {
+    const SHARED: u32 = 0o1002;
+    owner == me || dir_mode & SHARED != SHARED
+}
+
+/// The markers another user planted (`planted_by`) that were passed over
+/// on the way up from `cwd` to `root`, nearest first: said, so that a root
+/// other than the one expected comes with its reason.
+pub fn markers_passed_over(cwd: &Path, root: &ProjectRoot) -> Vec<(PathBuf, u32)> {
+    if matches!(root.marker, RootMarker::Catalog | RootMarker::Revision) {
+        return Vec::new();
+    }
+    let Ok(cwd) = cwd.canonicalize() else { return Vec::new() };
+    let stop = (root.marker != RootMarker::None).then_some(root.path.as_path());
+    let mut passed = Vec::new();
+    for dir in cwd.ancestors().take_while(|dir| Some(*dir) != stop) {
+        for (name, _) in MARKERS.iter().filter(|(_, m)| *m != RootMarker::Catalog) {
+            let marker = dir.join(name);
+            if let Some(owner) = planted_by(&marker) {
+                passed.push((marker, owner));
+            }
+        }
+    }
+    passed
 }
 
 /// Whether `dir` is one of the user's catalogs, a directory of the
@@ -352,10 +399,11 @@ pub fn admit_paths_lexically(
     for path in paths {
         let abs = absolutize(&base, path);
         let resolved = abs.canonicalize().unwrap_or_else(|_| normalize_lexically(&abs));
-        match resolved.strip_prefix(&root.path).ok().and_then(rel_to_string) {
-            Some(rel) => out.admitted.push(rel),
-            None if skip_outside_root => out.skipped.push(path.clone()),
-            None => return Err(RootError::OutsideRoot { path: path.clone(), root: root.path.clone() }),
+        match resolved.strip_prefix(&root.path) {
+            // Inside, but a name no record can hold: said as such, not as outside.
+            Ok(rel) => out.admitted.push(rel_to_string(rel).ok_or_else(|| RootError::NotUtf8 { path: path.clone() })?),
+            Err(_) if skip_outside_root => out.skipped.push(path.clone()),
+            Err(_) => return Err(RootError::OutsideRoot { path: path.clone(), root: root.path.clone() }),
         }
     }
     if out.admitted.is_empty() {
@@ -440,6 +488,19 @@ mod tests {
         std::fs::create_dir(dir.path().join(".git")).unwrap();
         let root = find_marked_root(dir.path()).unwrap();
         assert_eq!(root.marker, RootMarker::Git);
+    }
+
+    #[test]
+    fn another_users_marker_is_trusted_unless_it_is_in_a_shared_directory() {
+        let (shared, open, owners_only, sticky_group) = (0o41777, 0o40777, 0o40755, 0o41775);
+        assert!(owner_trusted(1000, 1000, shared), "one's own, anywhere");
+        assert!(owner_trusted(1001, 1000, owners_only), "a teammate's checkout");
+        assert!(owner_trusted(1001, 1000, sticky_group));
+        // Where anyone may replace anything, ownership says nothing.
+        assert!(owner_trusted(1001, 1000, open));
+        assert!(!owner_trusted(1001, 1000, shared), "planted in /tmp");
+        assert!(!owner_trusted(0, 1000, shared), "root's too: not this user's index");
+        assert!(!owner_trusted(1000, 0, shared), "and root takes none");
     }
 
     #[test]

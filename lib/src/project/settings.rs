@@ -268,7 +268,7 @@ pub struct Setting {
     pub switch: bool,
     /// Where it may be set from, when not from everywhere.
     pub only: Option<&'static str>,
-    /// A project's own file sets it only when the user trusts that file (TrustRule).
+    /// A project's own file sets it only when the user trusts that file (UntrustedConfigChoosesNoDestination).
     pub trusted: bool,
 }
 
@@ -453,10 +453,11 @@ macro_rules! settings {
             #[serde(skip)]
             pub threshold_set: bool,
             /// The project config and the keys of it that were passed over
-            /// because the user did not trust it (TrustRule), for telling the user.
+            /// because the user did not trust it
+            /// (UntrustedConfigChoosesNoDestination), for telling the user.
             pub untrusted: Option<(std::path::PathBuf, Vec<&'static str>)>,
             /// The project config and, for each setting of it held to its
-            /// default because the user did not trust it (TrustRule's
+            /// default because the user did not trust it (UntrustedConfigChoosesNoIndex's
             /// bounds), what it asked for, for telling the user.
             pub bounded: Option<(std::path::PathBuf, Vec<String>)>,
             /// The command line's own layer, so that a server can tell
@@ -615,7 +616,7 @@ settings! {
     /// Ask before embedding more than this many files; 0 never asks.
     index_warn_threshold: u64 => u64 = 1000, raw u64, check unchecked,
         shown Some("1000"), switch false, only None, plain;
-    /// Where embeddings are computed (TrustRule applies).
+    /// Where embeddings are computed (UntrustedConfigChoosesNoDestination applies).
     embedder_source: EmbedderSource => EmbedderSource = EmbedderSource::Local, raw EmbedderSource, check unchecked,
         shown Some("local"), switch false, only None, trusted;
     /// The embedding model: locally all-MiniLM-L6-v2 or vecgrep-code-minilm-l6
@@ -635,11 +636,11 @@ settings! {
         shown Some("hybrid"), switch false, only None, plain;
     /// The picker's command for opening a result (`{file}`, `{line}`,
     /// `{end_line}`; the file reaches `sh -c` as an argument, never as
-    /// script text); TrustRule applies.
+    /// script text); UntrustedConfigChoosesNoDestination applies.
     open_cmd: String => Option<String> = None, raw String, check unchecked,
         shown Some("$VISUAL or $EDITOR at the line"), switch false, only None, trusted;
     /// The embedding server's endpoint (OpenAI-compatible `/v1/embeddings`)
-    /// when `embedder_source = "remote"`; TrustRule applies.
+    /// when `embedder_source = "remote"`; UntrustedConfigChoosesNoDestination applies.
     embedder_url: String => Option<String> = None, raw String, check |u| urls::check_http_url("embedder_url", u),
         shown None, switch false, only None, trusted;
     /// Seconds a request to the embedding server may take: a batch of 32
@@ -650,7 +651,7 @@ settings! {
     embedder_batch_size: usize => usize = 32, raw usize, check check_batch_size,
         shown Some("32"), switch false, only None, plain;
     /// Let the project's own config choose commands to run and where code is
-    /// sent (TrustRule); honoured only from the command line or the global
+    /// sent (UntrustedConfigChoosesNoDestination); honoured only from the command line or the global
     /// config, never from the project's file.
     trust_project_config: bool => bool = false, raw bool, check unchecked,
         shown Some("false"), switch true, only Some("global config only"), meta;
@@ -660,24 +661,24 @@ settings! {
         shown Some("120"), switch false, only None, plain;
     /// For `--answer`: the chat model's OpenAI-compatible endpoint (its base
     /// URL, `.../v1`, or `.../v1/chat/completions`); the top results are
-    /// sent there, so TrustRule applies.
+    /// sent there, so UntrustedConfigChoosesNoDestination applies.
     llm_url: String => Option<String> = None, raw String, check |u| urls::check_http_url("llm_url", u),
         shown None, switch false, only None, trusted;
     /// A Postgres database (with pgvector) that holds the index instead of
     /// `.vecgrep/index.db`, shared by every machine given the same URL; its
     /// address and credentials may also come from the `PG*` environment.
-    /// The code's text is stored there, so TrustRule applies.
+    /// The code's text is stored there, so UntrustedConfigChoosesNoDestination applies.
     store_url: String => Option<String> = None, raw String, check check_store_url,
         shown None, switch false, only None, trusted;
     /// The name the project's index is kept under in the shared database;
     /// give every checkout of one project the same name to share it. It
-    /// chooses which index is read and written, so TrustRule applies: a
+    /// chooses which index is read and written, so UntrustedConfigChoosesNoDestination applies: a
     /// cloned repository's file could otherwise name another project's.
     store_project: String => Option<String> = None, raw String, check check_store_project,
         shown Some("the root directory's name and a hash of its path"), switch false, only None, trusted;
     /// Let this checkout write to (or clear) a shared project's index that
     /// another checkout created; it is recorded as one of the project's
-    /// writers from then on. TrustRule applies.
+    /// writers from then on. UntrustedConfigChoosesNoDestination applies.
     store_adopt: bool => bool = false, raw bool, check unchecked,
         shown Some("false"), switch true, only None, trusted;
     /// For `--answer`: the chat model to ask; unset, the first one the
@@ -688,7 +689,7 @@ settings! {
     llm_timeout: f64 => f64 = 120.0, raw f64, check |s| check_seconds("llm_timeout", 1.0, s),
         shown Some("120"), switch false, only None, plain;
     /// For `--ask`, `--answer` and `/v1/ask`: what may leave the machine.
-    /// A project's own file could loosen it, so TrustRule applies.
+    /// A project's own file could loosen it, so UntrustedConfigChoosesNoDestination applies.
     privacy_mode: PrivacyMode => PrivacyMode = PrivacyMode::LocalOnly, raw PrivacyMode, check unchecked,
         shown Some("local_only"), switch false, only None, trusted;
     /// For `--ask` and `--plan`: who turns the question into a plan.

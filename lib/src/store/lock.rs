@@ -60,6 +60,7 @@ pub(super) fn in_the_way(dir: &std::path::Path) -> StoreError {
 /// writes and removes there (`index.db` and its companions, rebuilt when
 /// damaged) would then be another program's.
 pub fn own_data_dir(root: &ProjectRoot) -> Result<PathBuf, StoreError> {
+    refuse_planted(root)?;
     let dir = root.data_dir();
     if !std::fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink()) {
         return Ok(dir);
@@ -72,6 +73,18 @@ pub fn own_data_dir(root: &ProjectRoot) -> Result<PathBuf, StoreError> {
     let why = format!(
         "a link to {}, outside the project; vecgrep keeps its index only in a directory of the project's own",
         leads_to.display()
+    );
+    Err(StoreError::File { action: "use", path: dir, source: why.into() })
+}
+
+/// Refused when `root`'s data directory is another user's in a shared
+/// directory such as `/tmp` (`project::planted_by`): its index is not this
+/// user's to read as their files, nor to write theirs into.
+pub(super) fn refuse_planted(root: &ProjectRoot) -> Result<(), StoreError> {
+    let dir = root.data_dir();
+    let Some(owner) = crate::project::planted_by(&dir) else { return Ok(()) };
+    let why = format!(
+        "user {owner}'s, in a shared directory anyone may add to; vecgrep uses an index there only if it is yours (search from a directory of your own)"
     );
     Err(StoreError::File { action: "use", path: dir, source: why.into() })
 }

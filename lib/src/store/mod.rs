@@ -742,6 +742,7 @@ pub fn open_for_reading(root: &ProjectRoot) -> Result<Box<dyn IndexReader>, Stor
         return postgres::open_for_reading(root);
     }
     lock::refuse_file_in_the_way(root)?;
+    lock::refuse_planted(root)?;
     Ok(Box::new(sqlite::SqliteIndex::open_for_reading(root)?))
 }
 
@@ -786,6 +787,7 @@ pub fn open_log_for_writing(
 /// Open the commit log of an existing index to search it as it is;
 /// `StoreError::Missing` when the index, or its log, was never written.
 pub fn open_log_for_reading(root: &ProjectRoot) -> Result<Box<dyn CommitStore>, StoreError> {
+    lock::refuse_planted(root)?;
     let index = sqlite::SqliteIndex::open_for_reading(root)?;
     if !index.has_log()? {
         return Err(StoreError::Missing(root.index_path()));
