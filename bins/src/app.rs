@@ -545,10 +545,21 @@ pub fn command<T: clap::CommandFactory>() -> clap::Command {
     crate::cli::finished(T::command())
 }
 
+/// ONNX Runtime 1.31 keeps a telemetry event store and a device id under
+/// ~/.cache/Microsoft unless its environment variable says not to; turning
+/// its events off through the API (`embed::session`) comes after the store
+/// is made. Set first thing, while the process has one thread, for it and
+/// the tools it runs: vecgrep works offline and keeps to itself.
+fn keep_onnx_runtime_to_itself() {
+    let (name, value) = vecgrep::embed::ORT_TELEMETRY_OFF;
+    std::env::set_var(name, value);
+}
+
 /// Parse the command line into the binary's arguments, keeping what clap
 /// saw (which flags were given, as typed); a usage error is one line on
 /// stderr and status 2.
 pub fn parse_args<T: clap::Parser>(tool: &str) -> (T, ArgMatches) {
+    keep_onnx_runtime_to_itself();
     let parsed =
         command::<T>().try_get_matches().and_then(|matches| T::from_arg_matches(&matches).map(|args| (args, matches)));
     match parsed {

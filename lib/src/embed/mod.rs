@@ -20,6 +20,7 @@ pub use distil::distil_table;
 pub use local::{local_token_counter, LocalEmbedder};
 pub(crate) use remote::{check_api_key, http_agent, status_hint};
 pub use remote::{estimate_tokens, RemoteEmbedder, RemoteSettings, API_KEY_VAR};
+pub use session::ORT_TELEMETRY_OFF;
 pub use static_model::{
     encode_table, table_id, why_another_table, LazyStatic, StaticLoader, StaticModel, TokenWeighting, TABLE_FILE,
     TABLE_OVERRIDE_VAR,

@@ -16,7 +16,14 @@ use super::Profile;
 
 // Telemetry off: ONNX Runtime 1.31 otherwise keeps an event database under
 // ~/.cache/Microsoft, and this tool promises to work offline and keep to itself.
+// The API's switch (`with_telemetry(false)`) comes after the environment has
+// made its store; only the variable keeps it from being made, so the
+// binaries set it as they start (`ORT_TELEMETRY_OFF`).
 static ORT_ENV: OnceLock<Result<Environment, String>> = OnceLock::new();
+
+/// The variable, and its value, that keeps ONNX Runtime from making its
+/// telemetry store; read when its environment is made.
+pub const ORT_TELEMETRY_OFF: (&str, &str) = ("ORT_DISABLE_TELEMETRY", "1");
 
 pub(super) fn runtime(assets: &Assets) -> Result<Environment> {
     ORT_ENV
