@@ -236,9 +236,9 @@ fn run_to_end(
     // Stored files were indexed by a run that let generated files in (or by
     // a version that did not look): read the walked ones again, so that those
     // whose content marks them generated leave the index now, not when they
-    // change. Once done the mark is set even for a partial walk, so that a
-    // user who indexes one directory does not re-read it on every run; files
-    // outside it are checked when they change (or on --reindex).
+    // change. Only a run over the whole project marks them all checked
+    // (`finish`): one over part of it marked files it never read, and they
+    // stayed in every search after.
     let recheck_generated = !req.config.include_generated && !rebuild.needed && !store.generated_checked()?;
     let plan = plan::plan(req, &walked, stored, recheck_generated, full, &mut summary, obs);
 
@@ -441,9 +441,10 @@ fn finish(store: &mut dyn IndexWriter, req: &IndexRequest<'_>, summary: &IndexSu
         store.compact_words()?;
     }
     store.refresh_search_aids()?;
+    let walked_everything = !req.walk.is_filtered() && req.paths.iter().any(|p| p.rel.is_empty());
     if req.config.include_generated {
         store.set_generated_checked(false)?;
-    } else if !stopped {
+    } else if !stopped && walked_everything {
         store.set_generated_checked(true)?;
     }
     Ok(())
