@@ -135,12 +135,15 @@ fn search(cli: &QueryCli, inv: &Invocation, query: &str, preloading: &mut Preloa
 }
 
 /// What the search may return: the PATHs (unless --no-scope), the files a
-/// filtered walk admitted (of the whole project under --no-scope, which
+/// filtered walk or one of several PATHs admitted (of the whole project under --no-scope, which
 /// lifts the PATHs, not the filters), and those of `--package`, which reads
 /// the working tree's manifests and so goes with no revision or label.
 fn scope_of(cli: &QueryCli, inv: &Invocation, walked: Option<WalkedSet>, not_working_tree: bool) -> Result<Scope> {
     let walk = cli.walk.to_options(&inv.config);
     let files = match (walk.is_filtered(), cli.no_scope) {
+        // Several PATHs: the run kept entries under them it did not walk
+        // (files an ignore rule now leaves out), which are no results.
+        (false, false) if vecgrep::index::leaves_unwalked_entries(&walk, &inv.paths) => walked,
         (false, _) => None,
         (true, false) => walked,
         (true, true) => {

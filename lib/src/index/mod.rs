@@ -27,6 +27,7 @@ mod plan;
 mod workers;
 
 pub use embedders::{EmbedderPool, ThreadedLoader};
+pub use plan::leaves_unwalked_entries;
 
 /// What became of one file in a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -441,10 +442,9 @@ fn finish(store: &mut dyn IndexWriter, req: &IndexRequest<'_>, summary: &IndexSu
         store.compact_words()?;
     }
     store.refresh_search_aids()?;
-    let walked_everything = !req.walk.is_filtered() && req.paths.iter().any(|p| p.rel.is_empty());
     if req.config.include_generated {
         store.set_generated_checked(false)?;
-    } else if !stopped && walked_everything {
+    } else if !stopped && covers_the_project(req) {
         store.set_generated_checked(true)?;
     }
     Ok(())

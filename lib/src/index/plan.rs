@@ -183,6 +183,23 @@ pub(super) fn plan<'w>(
     Plan { stored, removals, work, rechecks, walked: walked_set }
 }
 
+/// Whether an index run over `paths` with `walk` keeps entries under its
+/// paths that it did not walk (files an ignore rule now leaves out, or its
+/// filters did not choose): a filtered walk, or one of several paths, did not
+/// look at everything it could own, and removes only what is gone from
+/// disk. A search of such a run's paths is limited to the files it walked,
+/// or those entries come back as results.
+pub fn leaves_unwalked_entries(walk: &crate::project::WalkOptions, paths: &[AdmittedPath]) -> bool {
+    walk.is_filtered() || outermost(paths).len() > 1
+}
+
+/// The paths not inside another given directory: a path inside one adds to
+/// that one's walk (a file named, which no ignore rule refuses), not to
+/// what it owns.
+fn outermost(paths: &[AdmittedPath]) -> Vec<&AdmittedPath> {
+    paths.iter().filter(|p| !paths.iter().any(|q| q.is_dir && q.rel != p.rel && is_under(&p.rel, &q.rel))).collect()
+}
+
 /// Whether the walk found `f` as it was when stored: its size, mtime and
 /// status-change time all the same. The ctime is what catches an edit that
 /// kept the other two (`touch -r`, `cp -p`, `rsync -t`); one stored as 0
@@ -228,20 +245,12 @@ fn stale_entries(
     removals: &[String],
     kept: &[String],
 ) -> Vec<String> {
-    // A path inside another given directory adds to that one's walk (a
-    // file named, which no ignore rule refuses), not to what it owns.
-    let outermost: Vec<&AdmittedPath> = req
-        .paths
-        .iter()
-        .filter(|p| !req.paths.iter().any(|q| q.is_dir && q.rel != p.rel && is_under(&p.rel, &q.rel)))
-        .collect();
+    let outermost = outermost(req.paths);
     let owned: Vec<&str> = match outermost[..] {
         [only] => vec![only.rel.as_str()],
         ref several => several.iter().filter(|p| p.is_dir).map(|p| p.rel.as_str()).collect(),
     };
-    // A filtered walk, or one of several paths, did not look at everything
-    // it could own: it removes only what is gone from disk.
-    let only_gone = req.walk.is_filtered() || outermost.len() > 1;
+    let only_gone = leaves_unwalked_entries(req.walk, req.paths);
     let mut stale = Vec::new();
     for rel in stored.keys() {
         if !owned.iter().any(|dir| is_under(rel, dir)) || walked.contains(rel) || removals.contains(rel) {

@@ -229,14 +229,13 @@ impl LiveIndex {
         lock(&self.state).progress.clone()
     }
 
-    /// Which files a search may return: those under the paths, and under
-    /// walk filters only those the last walk admitted.
+    /// Which files a search may return: those under the paths, and, where
+    /// the index keeps entries the walk passed over (walk filters, several
+    /// paths), only those the last walk admitted.
     pub fn scope(&self) -> Scope {
         let walked = lock(&self.state).walked.clone();
-        Scope {
-            prefixes: self.target.scope_names(),
-            files: if self.target.walk.is_filtered() { walked.map(|w| (*w).clone()) } else { None },
-        }
+        let narrowed = crate::index::leaves_unwalked_entries(&self.target.walk, &self.target.paths);
+        Scope { prefixes: self.target.scope_names(), files: if narrowed { walked.map(|w| (*w).clone()) } else { None } }
     }
 
     /// One index run over the paths, in the caller's thread: every file
