@@ -1336,7 +1336,8 @@ fn an_index_jobs_counts_are_the_indexs_after_it() {
 
 /// ServedPathsCleanUpAsTheirWalk: a job over the one path served drops a
 /// file ignored since, as `vg-index src` would; over two paths it keeps a
-/// file still on disk and drops only one deleted.
+/// file still on disk and drops only one deleted, and a search, as rg
+/// would, finds nothing of the one kept (it did).
 #[test]
 fn an_index_job_cleans_up_as_a_walk_of_the_served_paths() {
     let t = sample_project();
@@ -1353,7 +1354,7 @@ fn an_index_job_cleans_up_as_a_walk_of_the_served_paths() {
     std::fs::remove_file(t.path().join("src/geometry.rs")).unwrap();
     let job = job_after_running(&s, &start_job(&s));
     assert_eq!(job["removed"], 1, "the deleted file alone: {job}");
-    assert!(s.get("/search?q=upload_with_retry&mode=lexical").2.contains("src/upload.py"), "kept: still on disk");
+    assert!(!s.get("/search?q=upload_with_retry&mode=lexical").2.contains("src/upload.py"), "kept, but ignored");
     assert!(!s.get("/search?q=circle_area&mode=lexical").2.contains("src/geometry.rs"));
 }
 

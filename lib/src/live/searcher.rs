@@ -215,8 +215,10 @@ impl Searcher {
             lexical,
             statics: statics.as_deref(),
             static_vectors: static_vectors.as_deref(),
+            at_generation: Some(generation),
         };
         search::search_embedded(store, &mut ranking, request)
+            .or_else(|e| search::ranked_again_in_one_snapshot(e, store, &ranking, request))
     }
 
     /// The static table, when it ranks some of a search's chunks (those

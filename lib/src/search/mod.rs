@@ -141,6 +141,7 @@ pub fn search_index(
     let request = request.clone().narrowed(store, Some(root))?;
     let statics = statics.filter(|_| sides.by_statics);
     let by_model = sides.by_model;
+    let at_generation = Some(store.generation()?);
     let (meaning, words) = std::thread::scope(|s| {
         let words = (request.mode == SearchMode::Hybrid).then(|| {
             s.spawn(|| match crate::store::open_for_reading(root) {
@@ -163,8 +164,35 @@ pub fn search_index(
         Some(Some(ranked)) => ranked?,
         _ => lexical_ranking(store, None, None, &request)?,
     };
-    let mut ranking = Ranking { vector: vector.as_deref(), semantic, lexical, statics, ..Ranking::default() };
+    let mut ranking =
+        Ranking { vector: vector.as_deref(), semantic, lexical, statics, at_generation, ..Ranking::default() };
     search_embedded(store, &mut ranking, &request)
+        .or_else(|e| ranked_again_in_one_snapshot(e, store, &ranking, &request))
+}
+
+/// The index changed between the reads that ranked a search and the
+/// snapshot its hits are read from: the ranked chunk ids may name other
+/// chunks by then (a rewritten file's chunks take their ids back), and a
+/// search for one word returned chunks that say another.
+#[derive(Debug, thiserror::Error)]
+#[error("the index changed while the search ranked it")]
+pub struct IndexChangedMeanwhile;
+
+/// After `IndexChangedMeanwhile`, the search again with every side ranked
+/// from the store within the snapshot its hits are read from: slower (no
+/// side in parallel or from memory), and only when a writer committed in
+/// the moment between. Any other error is passed on.
+pub fn ranked_again_in_one_snapshot(
+    error: anyhow::Error,
+    store: &dyn IndexReader,
+    ranked: &Ranking<'_>,
+    request: &SearchRequest<'_>,
+) -> Result<Vec<Hit>> {
+    if !error.is::<IndexChangedMeanwhile>() {
+        return Err(error);
+    }
+    let mut ranking = Ranking { vector: ranked.vector, statics: ranked.statics, ..Ranking::default() };
+    search_embedded(store, &mut ranking, request)
 }
 
 /// What ranks the meaning of a search's chunks, decided once from the
@@ -238,6 +266,11 @@ pub struct Ranking<'a> {
     /// The chunks' static vectors in memory (`VectorTable::load_statics`),
     /// to rank by instead of asking the store.
     pub static_vectors: Option<&'a VectorTable>,
+    /// The index's generation when the sides given above were read: the
+    /// hits are read only from a snapshot of the same, else the search
+    /// fails with `IndexChangedMeanwhile`. None when every side is ranked
+    /// within the snapshot.
+    pub at_generation: Option<i64>,
 }
 
 /// The lexical side of a search on its own: chunks by BM25, best first, as
@@ -309,8 +342,13 @@ pub fn search_embedded(
         words: if mode == SearchMode::Semantic { None } else { words },
         names: (mode == SearchMode::Hybrid).then(|| names::QueryWords::of(&query)),
     };
-    // One snapshot for all the questions below, whatever a writer commits meanwhile.
+    // One snapshot for all the questions below, whatever a writer commits
+    // meanwhile; of the state the sides given were ranked in.
     let snapshot = store.snapshot()?;
+    if ranking.at_generation.is_some_and(|at| store.generation().is_ok_and(|now| now != at)) {
+        snapshot.finish()?;
+        return Err(IndexChangedMeanwhile.into());
+    }
     let mut hits = per_file_hits(store, ranking, &sides, request)?;
     snapshot.finish()?;
     if !request.expansion.is_empty() {
@@ -437,5 +475,45 @@ mod tests {
         assert_eq!(sides(3, 2, SearchMode::Semantic, true), both, "the vectors a fill stored rank too");
         assert_eq!(sides(5, 0, SearchMode::Hybrid, true), model, "a full index");
         assert_eq!(sides(3, 2, SearchMode::Lexical, true), MeaningSides::default(), "words need no vector");
+    }
+
+    /// An audit's loop (a file rewritten between two texts while searched)
+    /// got, one search in a few hundred, hits of the other text: the chunk
+    /// ids ranked before a writer's commit named its new chunks after it.
+    #[test]
+    fn sides_ranked_before_a_change_are_ranked_again_in_the_snapshot() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = crate::project::ProjectRoot {
+            path: dir.path().into(),
+            marker: crate::project::RootMarker::None,
+            shared: None,
+        };
+        let mut store = crate::store::open_for_writing(&root, &mut |_| {}).unwrap();
+        store.reset(&crate::store::IndexMeta::for_tests()).unwrap();
+        let file = |text: &str| {
+            crate::store::FileWrite::of_texts("hot.py", &[text.to_string()], Some(&[1.0; crate::embed::DIMS]))
+        };
+        store.write_batch(&[file("alphaword handles the request")], &[], &[]).unwrap();
+        let request = SearchRequest {
+            query: "alphaword",
+            mode: SearchMode::Lexical,
+            scope: Scope::default(),
+            k: 10,
+            threshold: Threshold::default_at(0.0),
+            filter: Default::default(),
+            expansion: Default::default(),
+            per_file: None,
+        };
+        let reader = store.as_reader();
+        let at_generation = Some(reader.generation().unwrap());
+        let lexical = lexical_ranking(reader, None, None, &request).unwrap();
+        assert_eq!(lexical.as_ref().map(Vec::len), Some(1));
+        store.write_batch(&[file("betaword handles the request")], &[], &[]).unwrap();
+        let reader = store.as_reader();
+        let mut ranked = Ranking { lexical, at_generation, ..Ranking::default() };
+        let error = search_embedded(reader, &mut ranked, &request).unwrap_err();
+        assert!(error.is::<IndexChangedMeanwhile>(), "{error}");
+        let hits = ranked_again_in_one_snapshot(error, reader, &ranked, &request).unwrap();
+        assert!(hits.is_empty(), "betaword's chunk is no hit for alphaword: {hits:?}");
     }
 }
