@@ -582,6 +582,14 @@ fn an_index_left_by_an_unfinished_run_says_it_is_incomplete() {
     assert!(complete(&t));
     let o = run(t.cmd("vg-query", ".").args(["--no-index", "handler"]));
     assert!(!stderr(&o).contains("incomplete"), "{}", stderr(&o));
+    // A run over part of the project, killed, leaves the mark as it was
+    // (it marked the whole index incomplete until a whole run).
+    for i in 0..120 {
+        t.write(&format!("src/handler{i:03}.py"), &format!("def handler_{i}():\n    return {i} + 1\n"));
+    }
+    assert_eq!(kill_after_file_records(&mut t.cmd("vg-index", "src"), 1), 1);
+    assert!(complete(&t), "a run over src/ killed");
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
     // A rebuild killed at once: the emptied index is not taken as whole.
     assert_eq!(kill_after_file_records(t.cmd("vg-index", ".").arg("--reindex"), 1), 1);
     assert!(!complete(&t), "a rebuild killed after its first file");

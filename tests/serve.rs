@@ -1731,3 +1731,35 @@ fn status_reports_the_specs_states() {
     // A readiness probe is told the truth: no index, no readiness.
     assert_eq!(s.json("/health")["index_ready"], false);
 }
+
+/// An index run of another process over the served index: /status said
+/// `ready` and searches answered from the part it had written, without a
+/// word (an audit killed a `vg-index --reindex` beside a server: 48 of
+/// 400 files, "ready"). It is `indexing` while that run holds the index's
+/// lock, `aborted` once it is gone, and each search says so.
+#[test]
+fn another_processs_run_over_the_index_is_said_by_status_and_searches() {
+    let t = sample_project();
+    many_files(&t, 200);
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    let s = Server::start(&t, &["--refresh", "3600"]);
+    s.wait_ready();
+    let (_, head, _) = s.get("/search?q=handler&mode=lexical");
+    assert!(!head.contains("Vecgrep-Note"), "{head}");
+    kill_after_file_records(t.cmd("vg-index", ".").arg("--reindex"), 5);
+    let status = s.json("/status");
+    assert_eq!(status["status"], "aborted", "{status}");
+    assert!(status["error"].as_str().unwrap().contains("another process's index run stopped part-way"), "{status}");
+    let (code, head, _) = s.get("/search?q=handler&mode=lexical");
+    assert_eq!(code, 200);
+    assert!(head.contains("Vecgrep-Note: the index is incomplete: another process's index run stopped"), "{head}");
+    let held = hold_index_lock(&t);
+    assert_eq!(s.json("/status")["status"], "indexing");
+    let (_, head, _) = s.get("/search?q=handler&mode=lexical");
+    assert!(head.contains("Vecgrep-Note: another process's index run is under way"), "{head}");
+    drop(held);
+    // A run that completes the index makes it whole again.
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    let status = s.json("/status");
+    assert_eq!((status["status"].as_str(), status["error"].as_str()), (Some("ready"), None), "{status}");
+}

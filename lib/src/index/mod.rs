@@ -273,9 +273,12 @@ fn run_to_end(
             embedders.statics()?;
         }
     }
-    if changes && alters_files(&plan, rebuild.needed || recheck_generated) {
+    if changes && covers_the_project(req) && alters_files(&plan, rebuild.needed || recheck_generated) {
         // Before the first change, so that a run killed at any point
-        // leaves the mark (a reset index would look whole without it).
+        // leaves the mark (a reset index would look whole without it). A
+        // run over part of the project leaves it as it was (ndjson.md): one
+        // killed in src/ marked the whole index incomplete, searches of
+        // other/ said so, and only a whole run cleared it.
         store.set_run_unfinished(true)?;
     }
     if rebuild.needed {

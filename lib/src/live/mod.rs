@@ -29,7 +29,7 @@ mod tree_look;
 pub use runs::{RunOutcome, RunTicket, JOB_STOPPED};
 pub use scope::{confine, Refusal, RefusalKind};
 pub use searcher::{Searched, Searcher};
-pub use status::{IndexingState, LiveStatus};
+pub use status::{IndexingState, LiveStatus, OthersRun};
 
 use crate::index::{
     self, EmbedderPool, FileOutcome, IndexObserver, IndexRequest, IndexSummary, RunProgress, WalkedSet,

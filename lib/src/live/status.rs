@@ -75,6 +75,27 @@ pub struct LiveStatus {
     pub words_in_memory: bool,
 }
 
+/// An index run of another process over a served index (`others_run`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OthersRun {
+    UnderWay,
+    Stopped,
+}
+
+impl OthersRun {
+    /// What a search's results miss, in words.
+    pub fn said(self) -> &'static str {
+        match self {
+            OthersRun::UnderWay => {
+                "another process's index run is under way: results may miss the files it has not reached yet"
+            }
+            OthersRun::Stopped => {
+                "the index is incomplete: another process's index run stopped part-way; results may miss files until the next refresh or index job completes it"
+            }
+        }
+    }
+}
+
 /// The spec's state from a run's progress and what the index holds.
 fn state(progress: &super::Progress, files: u64) -> IndexingState {
     if progress.indexing || (progress.filling && progress.error.is_none()) {
@@ -127,8 +148,18 @@ impl LiveIndex {
             Err(Unread::NotMade(why) | Unread::Failed(why)) => (None, Some(why)),
         };
         let files = stats.as_ref().map_or(0, |s| s.files);
+        let (mut status, mut error) = (state(&progress, files), progress.error);
+        // Another process's run over this index ("ready" read it as whole).
+        match stats.as_ref().and_then(|_| self.others_run(store)) {
+            Some(OthersRun::UnderWay) => status = IndexingState::Indexing,
+            Some(OthersRun::Stopped) if error.is_none() => {
+                status = IndexingState::Aborted;
+                error = Some(OthersRun::Stopped.said().to_string());
+            }
+            _ => {}
+        }
         LiveStatus {
-            status: state(&progress, files),
+            status,
             filling: progress.filling,
             indexed: progress.indexed,
             total: progress.total,
@@ -141,11 +172,23 @@ impl LiveIndex {
             version: env!("CARGO_PKG_VERSION").to_string(),
             root: t.root.path.to_string_lossy().into_owned(),
             scope: t.scope_names(),
-            error: progress.error,
+            error,
             index_error,
             recomputing_static: progress.recomputing,
             words_in_memory: false,
         }
+    }
+
+    /// An index run of another process that left this index partial, while
+    /// this one runs none: one under way (a `vg-index --reindex` beside the
+    /// server), or one stopped part-way and not completed since; None when
+    /// the index is whole or this process's own run is at work.
+    pub fn others_run(&self, store: &StoreSlot) -> Option<OthersRun> {
+        let reader = store.as_deref()?;
+        if self.progress().indexing || !reader.run_unfinished().unwrap_or(false) {
+            return None;
+        }
+        Some(if crate::store::run_under_way(&self.target.root) { OthersRun::UnderWay } else { OthersRun::Stopped })
     }
 
     /// Whether a first run has ended, none is at work and the last one did

@@ -76,7 +76,10 @@ impl Tools {
         let Searched { mut hits, note: model_note } = searched.map_err(|e| format!("search failed: {e:#}"))?;
         crate::search::explain(&args.query, &mut hits);
         let index = IndexProgress::of(&status);
-        let index_note = index.note(live.progress().ran).or_else(|| {
+        // Another process's run is the search's own note (`search_noted`).
+        let progress = live.progress();
+        let own_run = progress.indexing || !progress.ran;
+        let index_note = own_run.then(|| index.note(progress.ran)).flatten().or_else(|| {
             (status.files == 0).then(|| "the index holds no files: nothing under the served paths was admitted".into())
         });
         let note = match (model_note, index_note) {

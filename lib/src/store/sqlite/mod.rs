@@ -293,10 +293,11 @@ impl SqliteIndex {
         }
         check_own_file(&path)?;
         let opened = file_identity(&path);
-        let conn = connect_for_reading(&path).map_err(|e| StoreError::File {
-            action: "open",
-            path: path.clone(),
-            source: e.into(),
+        let conn = connect_for_reading(&path).map_err(|e| match std::fs::symlink_metadata(&path) {
+            // Removed since it was looked for (a --clear-cache meanwhile):
+            // missing, as it would have been a moment before.
+            Err(_) => StoreError::Missing(path.clone()),
+            Ok(_) => StoreError::File { action: "open", path: path.clone(), source: e.into() },
         })?;
         configure(&conn)?;
         let store = SqliteIndex { conn, path, opened, structure_checked: Default::default() };
