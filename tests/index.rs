@@ -541,18 +541,26 @@ fn the_index_directory_is_private_and_ignored_by_git() {
     assert_eq!(git(&t, &["status", "--porcelain", "--untracked-files=all"]), "");
     t.write(".vecgrep/config.toml", "top_k = 4\n");
     assert_eq!(git(&t, &["status", "--porcelain", "--untracked-files=all"]).trim(), "?? .vecgrep/config.toml");
-    // The file earlier versions wrote is replaced; one a person wrote is kept.
+    // So do the project's concepts, which README has a team write there
+    // (git ignored them: `git add` refused).
+    t.write(".vecgrep/kg/ledger.md", "# Ledger\n\nsynonyms:: AccountBook\n");
+    let shown = "?? .vecgrep/config.toml\n?? .vecgrep/kg/ledger.md";
+    assert_eq!(git(&t, &["status", "--porcelain", "--untracked-files=all"]).trim(), shown);
+    // The files earlier versions wrote are replaced; one a person wrote is kept.
     let first = "# Written by vecgrep: the index is a local cache; config.toml may be committed.\n*\n!.gitignore\n!config.toml\n";
-    t.write(".vecgrep/.gitignore", first);
-    index(&t, ".", &[]);
-    assert!(!read(&t.path().join(".vecgrep/.gitignore")).contains("!.gitignore"));
+    let second = "# Written by vecgrep: the index is a local cache; config.toml may be committed.\n*\n!config.toml\n";
+    for earlier in [first, second] {
+        t.write(".vecgrep/.gitignore", earlier);
+        index(&t, ".", &[]);
+        assert_eq!(git(&t, &["status", "--porcelain", "--untracked-files=all"]).trim(), shown);
+    }
     t.write(".vecgrep/.gitignore", "*\n");
     index(&t, ".", &[]);
     assert_eq!(read(&t.path().join(".vecgrep/.gitignore")), "*\n");
     // An empty one (a write a full disk cut short) is written again.
     t.write(".vecgrep/.gitignore", "");
     index(&t, ".", &[]);
-    assert_eq!(git(&t, &["status", "--porcelain", "--untracked-files=all"]).trim(), "?? .vecgrep/config.toml");
+    assert_eq!(git(&t, &["status", "--porcelain", "--untracked-files=all"]).trim(), shown);
 }
 
 /// A lock file the repository ships as a link (or a FIFO) is replaced,

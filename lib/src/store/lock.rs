@@ -36,7 +36,7 @@ pub fn ensure_data_dir(root: &ProjectRoot) -> Result<PathBuf, StoreError> {
         // Nothing there, not even a dangling link.
         Ok(None) => std::fs::symlink_metadata(&gi).is_err(),
         // Empty: a write a full disk cut short.
-        Ok(Some(text)) => text.is_empty() || text == FIRST_GITIGNORE.as_bytes(),
+        Ok(Some(text)) => text.is_empty() || EARLIER_GITIGNORES.iter().any(|e| text == e.as_bytes()),
         Err(_) => false,
     };
     if ours {
@@ -90,15 +90,17 @@ pub(super) fn refuse_planted(root: &ProjectRoot) -> Result<(), StoreError> {
 }
 
 /// `.vecgrep/.gitignore`: everything, itself too (so that `git status`
-/// shows nothing of an index), but the project config, which may be
-/// committed.
-const GITIGNORE: &str =
-    "# Written by vecgrep: the index is a local cache; config.toml may be committed.\n*\n!config.toml\n";
+/// shows nothing of an index), but what a team may commit: the project
+/// config and its concepts (`kg/`, README "Teach it your project's words").
+const GITIGNORE: &str = "# Written by vecgrep: the index is a local cache; config.toml and kg/ (the project's concepts) may be committed.\n*\n!config.toml\n!kg/\n!kg/**\n";
 
-/// What earlier versions wrote, which kept the file itself visible to git;
-/// replaced when found (a file a person changed is left alone).
-const FIRST_GITIGNORE: &str =
-    "# Written by vecgrep: the index is a local cache; config.toml may be committed.\n*\n!.gitignore\n!config.toml\n";
+/// What earlier versions wrote (the first kept the file itself visible to
+/// git, the next kept `kg/` out); replaced when found, a file a person
+/// changed is left alone.
+const EARLIER_GITIGNORES: [&str; 2] = [
+    "# Written by vecgrep: the index is a local cache; config.toml may be committed.\n*\n!.gitignore\n!config.toml\n",
+    "# Written by vecgrep: the index is a local cache; config.toml may be committed.\n*\n!config.toml\n",
+];
 
 /// Exclusive right to write one root's index, held until dropped.
 pub struct WriteLock {
