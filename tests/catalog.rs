@@ -709,6 +709,15 @@ fn a_label_searches_each_projects_revision_and_says_where_it_names_nothing() {
 
     let o = run(p.cmd("vg-catalog", ".").args(["show", "team"]));
     assert!(stdout(&o).contains("label release-1 (complete, indexed at"), "{}", stdout(&o));
+    // As JSON too (the record left them out, though `show` lists them).
+    let o = run(p.cmd("vg-catalog", ".").args(["show", "team", "--json"]));
+    let labels = records(&o)[0]["labels"].clone();
+    assert_eq!(
+        (labels[0]["name"].as_str(), labels[0]["complete"].as_bool()),
+        (Some("release-1"), Some(true)),
+        "{labels}"
+    );
+    assert_eq!(labels[0]["commits"]["api"].as_str().map(str::len), Some(40), "{labels}");
     let o = run(p.cmd("vg-query", ".").args(["--catalog", "team", "--label", "v9", "q"]));
     assert_code(&o, 2);
     assert!(

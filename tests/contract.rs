@@ -54,6 +54,7 @@ struct StrictCatalog {
     dir: String,
     projects: Vec<StrictCatalogProject>,
     default: bool,
+    labels: Vec<StrictLabel>,
 }
 
 #[derive(Deserialize)]

@@ -279,6 +279,10 @@ pub struct CatalogRecord {
     pub projects: Vec<CatalogProjectRecord>,
     /// Whether it is the default context (`vg-catalog use`).
     pub default: bool,
+    /// Its labels indexed (`vg-index --label`), by name, as a summary
+    /// record names its label. Added within version 1.
+    #[serde(default)]
+    pub labels: Vec<LabelRecord>,
 }
 
 /// One project of a `catalog` record.
@@ -302,7 +306,11 @@ impl CatalogRecord {
             })
             .collect();
         let dir = catalog.dir.to_string_lossy().into_owned();
-        CatalogRecord { v: CONTRACT_VERSION, name: catalog.name.clone(), dir, projects, default }
+        let labels = crate::history::labels(catalog)
+            .iter()
+            .map(|(state, complete)| LabelRecord { complete: *complete, ..LabelRecord::new(state) })
+            .collect();
+        CatalogRecord { v: CONTRACT_VERSION, name: catalog.name.clone(), dir, projects, default, labels }
     }
 }
 
