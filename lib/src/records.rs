@@ -13,7 +13,7 @@ use crate::judge::{Judgement, Verdict};
 use crate::project::catalog::Catalog;
 use crate::project::shown::{clipped, words_clipped};
 use crate::project::Skip;
-use crate::project::{ProjectRoot, RootMarker};
+use crate::project::{ProjectRoot, RootMarker, MAX_TOP_K};
 use crate::search::Hit;
 use crate::store::IndexStats;
 
@@ -839,19 +839,33 @@ pub enum StreamError {
     NotUtf8(usize),
     #[error("line {0}: longer than {MAX_LINE_BYTES} bytes; no record is")]
     TooLong(usize),
+    #[error("line {0}: more than {MAX_STREAM_RECORDS} records; no search gives as many (-k is at most {MAX_TOP_K})")]
+    TooMany(usize),
     #[error(transparent)]
     Record(#[from] RecordError),
 }
+
+/// The most records `read_search_stream_with_lines` takes: a search's
+/// most hits (`MAX_TOP_K`, and as many commits under `--log`) and the
+/// records around them, with room to spare.
+pub const MAX_STREAM_RECORDS: usize = 2 * MAX_TOP_K + 64;
 
 /// Read a search stream (`vg-query`'s output, on standard input) to its
 /// end, keeping every line that is not blank as it came (`lines`), for a
 /// reader that passes the stream on (vg-answer); a line that is not a
 /// record is an error naming it. A reader that acts as it reads takes
 /// [`StreamRecords`].
+///
+/// A stream longer than any search gives (`MAX_STREAM_RECORDS`) is an
+/// error at the record past it: read whole, an endless one (`yes RECORD |
+/// vg-answer`) grew without bound and never ended.
 pub fn read_search_stream_with_lines(input: impl io::BufRead) -> Result<SearchStream, StreamError> {
     let mut stream = SearchStream::default();
     for read in StreamRecords::new(input) {
         let (record, text) = read?;
+        if stream.lines.len() == MAX_STREAM_RECORDS {
+            return Err(StreamError::TooMany(MAX_STREAM_RECORDS + 1));
+        }
         stream.lines.push(text);
         stream.keep(record);
     }
@@ -982,6 +996,20 @@ mod tests {
         assert!(records.next().is_none(), "nothing is read past an error");
         let kept = read_search_stream_with_lines(&input.as_bytes()[..input.find("not").unwrap()]).unwrap();
         assert_eq!((kept.hits.len(), kept.lines.len()), (1, 2));
+    }
+
+    /// `yes RECORD | vg-answer` read for ever, its memory growing; a stream
+    /// longer than any search gives is an error where it passes the most.
+    #[test]
+    fn a_stream_longer_than_any_search_gives_is_refused_as_it_passes_the_most() {
+        let hit = "{\"file\":\"a\",\"start_line\":1,\"end_line\":1,\"text\":\"x\"}\n";
+        let most = read_search_stream_with_lines(hit.repeat(MAX_STREAM_RECORDS).as_bytes()).unwrap();
+        assert_eq!(most.hits.len(), MAX_STREAM_RECORDS);
+        let e = read_search_stream_with_lines(hit.repeat(MAX_STREAM_RECORDS + 5).as_bytes()).unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!("line {}: more than {MAX_STREAM_RECORDS} records", MAX_STREAM_RECORDS + 1)),
+            "{e}"
+        );
     }
 
     #[test]
