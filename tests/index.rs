@@ -327,9 +327,12 @@ fn multi_path_and_file_walks_preserve_other_entries() {
     std::fs::remove_file(t.path().join("src/config.py")).unwrap();
     let o = run(t.cmd("vg-query", ".").args(["--threshold", "-1", "-k", "20", "settings file", "src", "lib"]));
     assert!(of_type(&records(&o), "hit").iter().all(|h| h["file"] != "src/config.py"), "{}", stdout(&o));
-    let o = run(t.cmd("vg-query", ".").args(["--mode", "lexical", "-k", "20", "ignored", "src", "lib"]));
-    assert_code(&o, 1);
-    assert!(of_type(&records(&o), "hit").is_empty(), "{}", stdout(&o));
+    for no_index in [&[][..], &["--no-index"]] {
+        let o =
+            run(t.cmd("vg-query", ".").args(no_index).args(["--mode", "lexical", "-k", "20", "ignored", "src", "lib"]));
+        assert_code(&o, 1);
+        assert!(of_type(&records(&o), "hit").is_empty(), "{no_index:?}: {}", stdout(&o));
+    }
 }
 
 /// A rule of an ignore file that does not parse is named with its file and

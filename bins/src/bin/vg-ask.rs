@@ -134,7 +134,8 @@ enum Indexed {
 fn index_first(cli: &AskCli, inv: &Invocation) -> Result<Indexed> {
     let walk = cli.walk.to_options(&inv.config);
     let walked_only = || -> Result<Option<WalkedSet>> {
-        let files = walk.is_filtered().then(|| vecgrep::project::walk(&inv.root, &inv.paths, &walk)).transpose()?;
+        let narrowed = vecgrep::index::leaves_unwalked_entries(&walk, &inv.paths);
+        let files = narrowed.then(|| vecgrep::project::walk(&inv.root, &inv.paths, &walk)).transpose()?;
         Ok(files.map(|w| w.files.into_iter().map(|f| f.rel).collect()))
     };
     if cli.no_index {

@@ -135,9 +135,10 @@ fn search(cli: &QueryCli, inv: &Invocation, query: &str, preloading: &mut Preloa
 }
 
 /// What the search may return: the PATHs (unless --no-scope), the files a
-/// filtered walk or one of several PATHs admitted (of the whole project under --no-scope, which
-/// lifts the PATHs, not the filters), and those of `--package`, which reads
-/// the working tree's manifests and so goes with no revision or label.
+/// filtered walk or one of several PATHs admitted (of the whole project
+/// under --no-scope, which lifts the PATHs, not the filters), and those of
+/// `--package`, which reads the working tree's manifests and so goes with
+/// no revision or label.
 fn scope_of(cli: &QueryCli, inv: &Invocation, walked: Option<WalkedSet>, not_working_tree: bool) -> Result<Scope> {
     let walk = cli.walk.to_options(&inv.config);
     let files = match (walk.is_filtered(), cli.no_scope) {
@@ -304,8 +305,10 @@ fn index_first(cli: &QueryCli, inv: &Invocation) -> Result<Option<Walked>> {
         note(TOOL, inv.config.quiet, &format!("{why}: searching the index as it is; results may miss recent changes"));
     }
     if cli.no_index || unwritable.is_some() {
-        // Under --no-scope, `scope_of` walks the whole project instead.
-        let files = (walk.is_filtered() && !cli.no_scope)
+        // Under --no-scope, `scope_of` walks the whole project instead. As
+        // an index run would (`scope_of`): several PATHs admit what their
+        // walk lets in, not entries an ignore rule now leaves out.
+        let files = (vecgrep::index::leaves_unwalked_entries(&walk, &inv.paths) && !cli.no_scope)
             .then(|| vecgrep::project::walk(&inv.root, &inv.paths, &walk))
             .transpose()?;
         return Ok(Some(Walked {

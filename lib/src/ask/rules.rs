@@ -139,7 +139,7 @@ impl Work {
         // and a span written backwards is the same span.
         self.take(&BETWEEN, |c, f, now| {
             let b = period(&c[2], now)?;
-            let a = period(&c[1], now).or_else(|| month_before(&c[1], &c[2], b.0, now))?;
+            let a = period(&c[1], now).or_else(|| first_without_year(&c[1], &c[2], b, now))?;
             f.modified_after = Some(utc(a.0.min(b.0)));
             f.modified_before = Some(utc(a.1.max(b.1)));
             Some(MARK.into())
@@ -309,8 +309,9 @@ impl Work {
         // A list ("except in vendor/ and docs/", "not *.md or *.txt")
         // leaves each of its items out.
         static EXTENSIONS: LazyLock<Regex> = LazyLock::new(|| {
-            // A slash after it ends a directory's name (`.github/`): DIRS's.
-            let ext = r"\*?\.[a-z0-9+]{1,10}\b/?";
+            // Several joined by slashes (`.js/.ts`) are a list; a slash
+            // after one ends a directory's name (`.github/`): DIRS's.
+            let ext = r"\*?\.[a-z0-9+]{1,10}(?:/\*?\.[a-z0-9+]{1,10})*\b/?";
             re(&format!(
                 r"\b{EXCLUDING}\s+(?:(?:in|the|any)\s+)*((?:{ext}(?:\s*,?\s*(?:and|or|,)\s+)?)+)(?:\s+files?\b)?"
             ))
@@ -351,8 +352,8 @@ impl Work {
                 let word = item.trim_end_matches('/').to_ascii_lowercase();
                 if word == "test" || word == "tests" {
                     f.exclude_globs.extend(TEST_GLOBS.iter().map(|g| g.to_string()));
-                } else if item.starts_with(['*', '.']) && !item.contains('/') {
-                    f.exclude_globs.push(format!("*.{}", word.trim_start_matches(['*', '.'])));
+                } else if let Some(extensions) = extensions_written(item) {
+                    f.exclude_globs.extend(extensions.iter().map(|e| format!("*{e}")));
                 } else if !item.contains('/') && !extensions_of(&word).is_empty() {
                     f.exclude_globs.extend(extensions_of(&word).iter().map(|e| format!("*{e}")));
                 } else {
@@ -370,15 +371,18 @@ impl Work {
             Some(MARK.into())
         });
         self.take(&EXTENSIONS, |c, f, _| {
-            if c[1].contains('/') {
-                return None;
-            }
-            let extensions = ITEM.find_iter(&c[1]).map(|e| format!("*.{}", e.as_str().trim_start_matches(['*', '.'])));
-            f.exclude_globs.extend(extensions.map(|e| e.to_ascii_lowercase()));
+            let listed: Option<Vec<Vec<String>>> =
+                ITEM.find_iter(&c[1]).map(|e| extensions_written(e.as_str())).collect();
+            f.exclude_globs.extend(listed?.into_iter().flatten().map(|e| format!("*{e}")));
             Some(MARK.into())
         });
         self.take(&DIRS, |c, f, _| {
-            f.exclude_globs.extend(ITEM.find_iter(&c[1]).map(|d| dir_glob(d.as_str())));
+            for item in ITEM.find_iter(&c[1]).map(|d| d.as_str()) {
+                match extensions_written(item) {
+                    Some(extensions) => f.exclude_globs.extend(extensions.iter().map(|e| format!("*{e}"))),
+                    None => f.exclude_globs.push(dir_glob(item)),
+                }
+            }
             Some(MARK.into())
         });
     }
@@ -426,23 +430,22 @@ impl Work {
                 language_names()
             ))
         });
-        // A slash after it makes it a directory (`.github/workflows`): left to paths.
-        static DOTTED: LazyLock<Regex> =
-            LazyLock::new(|| re(r"(?:^|\s)\*?\.([a-z][a-z0-9+]{0,9})(?:(/)|(?:\s+files?)?\b)"));
+        // Read whole to the next space: `.yml/.yaml` is a list, and
+        // `.github/workflows` a directory, left to paths (`extensions_written`).
+        static DOTTED: LazyLock<Regex> = LazyLock::new(|| re(r"(?:^|\s)(\*?\.[a-z][a-z0-9+./*_-]*)(?:\s+files?\b)?"));
         static ENDING: LazyLock<Regex> = LazyLock::new(|| {
             re(r"\b(?:files?\s+)?(?:ending|ended|that\s+end)\s+(?:in|with)\s+\*?\.([a-z0-9+]{1,10})\b")
         });
         // A written extension first: "*.js files" is .js, and FILES would
         // take its "js files" and leave the "*" in the words.
-        for rule in [&*ENDING, &*DOTTED] {
-            self.take(rule, |c, f, _| {
-                if c.get(2).is_some() {
-                    return None;
-                }
-                add_extensions(f, [format!(".{}", c[1].to_ascii_lowercase())]);
-                Some(MARK.into())
-            });
-        }
+        self.take(&ENDING, |c, f, _| {
+            add_extensions(f, [format!(".{}", c[1].to_ascii_lowercase())]);
+            Some(MARK.into())
+        });
+        self.take(&DOTTED, |c, f, _| {
+            add_extensions(f, extensions_written(c[1].trim_end_matches('.'))?);
+            Some(MARK.into())
+        });
         self.take(&FILES, |c, f, _| {
             add_extensions(f, extensions_of(&c[1]).iter().map(|e| e.to_string()));
             if c[2].to_ascii_lowercase().starts_with("test") {
@@ -494,6 +497,21 @@ impl Work {
             Some(MARK.into())
         });
     }
+}
+
+/// The extensions (`.yml`) an item of a question names: one (`.yml`,
+/// `*.md`), several joined by slashes (`.yml/.yaml`), or a star's with a
+/// slash after it (`*.md/`); None for a directory (`.github/`,
+/// `.github/workflows`), which a slash after a name makes.
+fn extensions_written(item: &str) -> Option<Vec<String>> {
+    static ONE: LazyLock<Regex> = LazyLock::new(|| re(r"^\*?\.([a-z0-9+]{1,10})$"));
+    let item = item.trim_matches('`');
+    let listed = match item.strip_suffix('/') {
+        Some(star) if item.starts_with('*') => star,
+        Some(_) => return None,
+        None => item,
+    };
+    listed.split('/').map(|one| ONE.captures(one).map(|c| format!(".{}", c[1].to_ascii_lowercase()))).collect()
 }
 
 /// A directory as a glob from the root: `./src/net` → `src/net/`; a path
@@ -570,21 +588,24 @@ fn year_of(date: &str) -> Option<&str> {
     year.or_else(|| date.get(date.len().checked_sub(4)?..).filter(|y| y.bytes().all(|b| b.is_ascii_digit())))
 }
 
-/// The period of `month` (a month's name, no year) that comes before or
-/// within the period starting at `second_start`: in "between Dec and Jan
-/// 2026" December is 2025's, in "between January and March 2024" 2024's.
-fn month_before(
-    month: &str,
+/// The period of `first` (a month or a day without its year) in the year
+/// of `second` (the period `b`), or the year before where that makes the
+/// shorter span: "between Dec and Jan 2026" runs from December 2025, while
+/// "between Feb 10 and Feb 3, 2025" and "between March and January 2024"
+/// are written backwards within their year.
+fn first_without_year(
+    first: &str,
     second: &str,
-    second_start: SystemTime,
+    b: (SystemTime, SystemTime),
     now: SystemTime,
 ) -> Option<(SystemTime, SystemTime)> {
     let year: u32 = year_of(second)?.parse().ok()?;
-    let same_year = period(&format!("{month} {year}"), now)?;
-    if same_year.0 <= second_start {
-        return Some(same_year);
+    let span = |a: (SystemTime, SystemTime)| a.1.max(b.1).duration_since(a.0.min(b.0)).unwrap_or_default();
+    let same_year = period(&format!("{first} {year}"), now)?;
+    match period(&format!("{first} {}", year.checked_sub(1)?), now) {
+        Some(year_before) if span(year_before) < span(same_year) => Some(year_before),
+        _ => Some(same_year),
     }
-    period(&format!("{month} {}", year.checked_sub(1)?), now)
 }
 
 /// `March 2026` as `2026-03`, `March 1st, 2026` as `2026-03-01`.
@@ -779,8 +800,12 @@ mod tests {
                 ("where is the retry loop in upload.rs", "search | retry loop | path=upload.rs".into()),
                 ("files named *_handler.go that log errors", "search | log errors | path=*_handler.go".into()),
                 ("pagination helpers inside ./lib/utils/", "search | pagination helpers | path=lib/utils/".into()),
-                // A directory whose name starts with a dot is no extension.
+                // A directory whose name starts with a dot is no extension;
+                // extensions joined by a slash are a list (a review found them
+                // read as a directory that matched nothing).
                 ("deploy steps in .github/workflows", "search | deploy steps | path=.github/workflows/".into()),
+                ("database host in .yml/.yaml files", "search | database host | ext=.yml,.yaml".into()),
+                ("retry in .ts/.tsx files", "search | retry | ext=.ts,.tsx".into()),
                 // Exclusions.
                 ("retry logic excluding tests", "search | retry logic | excl=tests".into()),
                 // The directory's slash goes with the word ("retry uploads /" was left).
@@ -803,6 +828,9 @@ mod tests {
                 ("retry not in rust or python", "search | retry | excl=*.rs,*.py,*.pyi".into()),
                 ("retry excluding .github/ and *.md", "search | retry | excl=.github/,*.md".into()),
                 ("retry excluding .github/workflows", "search | retry | excl=.github/workflows/".into()),
+                ("retry excluding .js/.ts files", "search | retry | excl=*.js,*.ts".into()),
+                ("auth excluding *.md/", "search | auth | excl=*.md".into()),
+                ("retry excluding vendor/ and .js/.ts", "search | retry | excl=vendor/,*.js,*.ts".into()),
             ])
             .chain(spans(&week))
             .chain(intents_and_tests(&week))
@@ -839,6 +867,15 @@ mod tests {
             (
                 "logging changed between Dec and Jan 2026",
                 "search | logging | after=2025-12-01T00:00:00Z | before=2026-02-01T00:00:00Z".into(),
+            ),
+            // Written backwards within a year (a review found them moved a year back).
+            (
+                "logging changed between Feb 10 and Feb 3, 2025",
+                "search | logging | after=2025-02-03T00:00:00Z | before=2025-02-11T00:00:00Z".into(),
+            ),
+            (
+                "logging changed between March and January 2024",
+                "search | logging | after=2024-01-01T00:00:00Z | before=2024-04-01T00:00:00Z".into(),
             ),
             (
                 "logging changed between Feb 3 and Feb 10, 2025",

@@ -16,9 +16,9 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 
 use crate::project::ResolvedConfig;
+use crate::project::{is_under, AdmittedPath, ProjectRoot};
 use crate::project::{walk, Skip, WalkOptions};
-use crate::project::{AdmittedPath, ProjectRoot};
-use crate::store::{self, IndexMeta, IndexWriter};
+use crate::store::{self, IndexMeta, IndexReader, IndexWriter};
 
 mod embedders;
 mod file;
@@ -239,8 +239,12 @@ fn run_to_end(
     // whose content marks them generated leave the index now, not when they
     // change. Only a run over the whole project marks them all checked
     // (`finish`): one over part of it marked files it never read, and they
-    // stayed in every search after.
-    let recheck_generated = !req.config.include_generated && !rebuild.needed && !store.generated_checked()?;
+    // stayed in every search after; it records its own directories, read
+    // again by no later run over them.
+    let recheck_generated = !req.config.include_generated
+        && !rebuild.needed
+        && !store.generated_checked()?
+        && !generated_checked_for(&*store, req.paths)?;
     let plan = plan::plan(req, &walked, stored, recheck_generated, full, &mut summary, obs);
 
     if declined(req, plan.work.len() - plan.rechecks, obs) {
@@ -449,8 +453,32 @@ fn finish(store: &mut dyn IndexWriter, req: &IndexRequest<'_>, summary: &IndexSu
         store.set_generated_checked(false)?;
     } else if !stopped && covers_the_project(req) {
         store.set_generated_checked(true)?;
+    } else if !stopped && !req.walk.is_filtered() && !store.generated_checked()? {
+        let walked = req.paths.iter().filter(|p| p.is_dir).map(|p| p.rel.as_str());
+        store.set_generated_checked_under(&with_dirs_checked(store.generated_checked_under()?, walked))?;
     }
     Ok(())
+}
+
+/// Whether every file under `paths` has been read since generated files
+/// were last let in, by a run over a directory holding it.
+fn generated_checked_for(store: &dyn IndexReader, paths: &[AdmittedPath]) -> Result<bool> {
+    Ok(all_under(&store.generated_checked_under()?, paths.iter().map(|p| p.rel.as_str())))
+}
+
+fn all_under<'a>(dirs: &[String], mut paths: impl Iterator<Item = &'a str>) -> bool {
+    !dirs.is_empty() && paths.all(|p| dirs.iter().any(|d| is_under(p, d)))
+}
+
+/// The directories `under` and those `walked`, none inside another.
+fn with_dirs_checked<'a>(mut under: Vec<String>, walked: impl Iterator<Item = &'a str>) -> Vec<String> {
+    for dir in walked {
+        if !under.iter().any(|d| is_under(dir, d)) {
+            under.retain(|d| !is_under(d, dir));
+            under.push(dir.to_string());
+        }
+    }
+    under
 }
 
 /// Run `change` (to a catalog's definition, say) while no index run works
@@ -567,6 +595,21 @@ mod tests {
         fn count_tokens(&self, text: &str) -> usize {
             text.split_whitespace().count() + 2
         }
+    }
+
+    /// A run over part of the project records the directories it read for
+    /// generated files (each run over them read them all again, for ever,
+    /// until one over the whole project).
+    #[test]
+    fn directories_read_for_generated_files_are_recorded_and_cover_what_is_inside() {
+        let under = with_dirs_checked(Vec::new(), ["src/sub", "docs"].into_iter());
+        assert_eq!(under, ["src/sub", "docs"]);
+        assert!(all_under(&under, ["src/sub/x", "docs"].into_iter()));
+        assert!(!all_under(&under, ["src"].into_iter()), "src/ holds more than src/sub/");
+        let under = with_dirs_checked(under, ["src"].into_iter());
+        assert_eq!(under, ["docs", "src"], "src/ takes in src/sub/");
+        assert!(all_under(&under, ["src", "src/sub", "docs/a.md"].into_iter()));
+        assert!(!all_under(&[], ["src"].into_iter()), "nothing recorded covers nothing");
     }
 
     #[test]

@@ -655,7 +655,7 @@ fn is_own_output(own_outputs: &[FileId], meta: &std::fs::Metadata) -> bool {
 
 /// The user this process reads files as.
 #[allow(unsafe_code)]
-pub(super) fn effective_uid() -> u32 {
+pub(crate) fn effective_uid() -> u32 {
     static EUID: LazyLock<u32> = LazyLock::new(|| {
         // SAFETY: geteuid takes no argument, cannot fail and touches no memory.
         unsafe { libc::geteuid() }

@@ -77,12 +77,20 @@ pub fn own_data_dir(root: &ProjectRoot) -> Result<PathBuf, StoreError> {
     Err(StoreError::File { action: "use", path: dir, source: why.into() })
 }
 
-/// Refused when `root`'s data directory is another user's in a shared
-/// directory such as `/tmp` (`project::planted_by`): its index is not this
-/// user's to read as their files, nor to write theirs into.
+/// Refused when `root`'s data directory, or one it lies in (a revision's
+/// index is kept in its project's, `.vecgrep/revs/SHA/.vecgrep`), is
+/// another user's in a shared directory such as `/tmp`
+/// (`project::planted_by`): its index is not this user's to read as their
+/// files, nor to write theirs into.
 pub(super) fn refuse_planted(root: &ProjectRoot) -> Result<(), StoreError> {
-    let dir = root.data_dir();
-    let Some(owner) = crate::project::planted_by(&dir) else { return Ok(()) };
+    let data = root.data_dir();
+    let mut data_dirs =
+        data.ancestors().filter(|d| d.file_name() == Some(std::ffi::OsStr::new(crate::project::PROJECT_DIR)));
+    let Some((dir, owner)) =
+        data_dirs.find_map(|d| crate::project::planted_by(d).map(|owner| (d.to_path_buf(), owner)))
+    else {
+        return Ok(());
+    };
     let why = format!(
         "user {owner}'s, in a shared directory anyone may add to; vecgrep uses an index there only if it is yours (search from a directory of your own)"
     );
@@ -323,6 +331,33 @@ pub(super) fn open_lock_file(root: &ProjectRoot, name: &str) -> Result<(File, Pa
 mod tests {
     use super::*;
     use crate::project::RootMarker;
+
+    /// A revision's index is kept in its project's `.vecgrep`: one another
+    /// user put in a shared directory was refused for the project's search
+    /// and used for `--rev`'s (a review made it show their text).
+    #[test]
+    fn a_planted_data_directory_is_refused_for_the_revisions_kept_in_it_too() {
+        use std::os::unix::fs::{chown, PermissionsExt};
+        if crate::project::effective_uid() != 0 {
+            eprintln!("skipped: only root can give a directory to another user");
+            return;
+        }
+        let shared = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(shared.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
+        let project = ProjectRoot { path: shared.path().to_path_buf(), marker: RootMarker::Git, shared: None };
+        let revision = ProjectRoot {
+            path: project.data_dir().join("revs/0123456789abcdef0123456789abcdef01234567"),
+            marker: RootMarker::Revision,
+            shared: None,
+        };
+        std::fs::create_dir_all(revision.data_dir()).unwrap();
+        assert!(refuse_planted(&revision).is_ok(), "this user's own");
+        chown(project.data_dir(), Some(65534), None).unwrap();
+        for root in [&project, &revision] {
+            let e = refuse_planted(root).unwrap_err().to_string();
+            assert_eq!(e, format!("cannot use {}", project.data_dir().display()), "{root:?}");
+        }
+    }
 
     #[test]
     fn a_waiting_writer_is_seen_while_it_lives_and_its_mark_goes_when_it_is_gone() {

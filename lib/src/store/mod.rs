@@ -531,6 +531,14 @@ pub trait IndexReader: Send {
     fn generated_checked(&self) -> Result<bool, StoreError> {
         Ok(self.meta_value("generated_checked")?.as_deref() == Some("1"))
     }
+    /// While not every stored file has been read so (`generated_checked`),
+    /// the directories (root-relative) whose files all have: runs over part
+    /// of the project record theirs, so that the next run over the same part
+    /// does not read it all again.
+    fn generated_checked_under(&self) -> Result<Vec<String>, StoreError> {
+        let listed = self.meta_value(GENERATED_CHECKED_UNDER)?.unwrap_or_default();
+        Ok(listed.lines().map(str::to_string).collect())
+    }
     /// Whether an index run over the whole project began changing the index
     /// and none has finished since (killed, interrupted, refused by the
     /// disk): files may be missing from it, and the next run adds them.
@@ -641,9 +649,16 @@ pub trait IndexWriter: IndexReader {
     fn set_run_unfinished(&mut self, unfinished: bool) -> Result<(), StoreError> {
         self.set_meta_value(RUN_UNFINISHED, if unfinished { "1" } else { "0" })
     }
-    /// Record whether every stored file has been read since generated files were last let in.
+    /// Record whether every stored file has been read since generated files
+    /// were last let in; either way, no directory is recorded apart.
     fn set_generated_checked(&mut self, checked: bool) -> Result<(), StoreError> {
+        self.set_meta_value(GENERATED_CHECKED_UNDER, "")?;
         self.set_meta_value("generated_checked", if checked { "1" } else { "0" })
+    }
+    /// Record the directories whose files have all been read so
+    /// (`IndexReader::generated_checked_under`).
+    fn set_generated_checked_under(&mut self, dirs: &[String]) -> Result<(), StoreError> {
+        self.set_meta_value(GENERATED_CHECKED_UNDER, &dirs.join("\n"))
     }
     /// Give every chunk the static vector `embed(around, text)` gives it and
     /// record `meta`, in one transaction: the index was built with another
@@ -696,6 +711,9 @@ pub trait IndexWriter: IndexReader {
 /// The generation a new index starts at: the time in milliseconds, so that
 /// an index removed and made again (`--clear-cache`, a damaged one rebuilt)
 /// never reaches a generation that a server holding the old one's vectors
+/// The meta key of `IndexReader::generated_checked_under`.
+const GENERATED_CHECKED_UNDER: &str = "generated_checked_under";
+
 /// or words has seen.
 pub(crate) fn first_generation() -> i64 {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
