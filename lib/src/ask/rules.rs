@@ -295,6 +295,7 @@ impl Work {
     }
 
     fn exclusions(&mut self) {
+        self.mixed_exclusions();
         static TESTS: LazyLock<Regex> = LazyLock::new(|| {
             re(&format!(
                 r"\b{EXCLUDING}\s+(?:(?:in|the|any|our)\s+)*(?:unit\s+|integration\s+)?(?:tests?|test\s+files|test\s+code|specs?|testing\s+code)\b/?"
@@ -327,10 +328,36 @@ impl Work {
             // A path before an extension: `.github/workflows` is a directory.
             re(&format!(r"(?:\.?/)?(?:[\w.-]+/)+[\w.-]*|\*?\.[a-z0-9+]{{1,10}}\b|\b(?:{COMMON_DIRS})\b"))
         });
-        // A list whose items are of several kinds ("vendor/ and *.md", "tests
-        // or docs", "rust or python"): each left out by its kind. The rules
-        // of one kind took their own items and left the rest to the rules
-        // that include ("retry excluding vendor/ and *.md" kept *.md alone).
+        self.take(&TESTS, |_, f, _| {
+            f.exclude_globs.extend(TEST_GLOBS.iter().map(|g| g.to_string()));
+            Some(MARK.into())
+        });
+        self.take(&LANGS, |c, f, _| {
+            f.exclude_globs.extend(extensions_of(&c[1]).iter().map(|e| format!("*{e}")));
+            Some(MARK.into())
+        });
+        self.take(&EXTENSIONS, |c, f, _| {
+            let listed: Option<Vec<Vec<String>>> =
+                ITEM.find_iter(&c[1]).map(|e| extensions_written(e.as_str())).collect();
+            f.exclude_globs.extend(listed?.into_iter().flatten().map(|e| format!("*{e}")));
+            Some(MARK.into())
+        });
+        self.take(&DIRS, |c, f, _| {
+            for item in ITEM.find_iter(&c[1]).map(|d| d.as_str()) {
+                match extensions_written(item) {
+                    Some(extensions) => f.exclude_globs.extend(extensions.iter().map(|e| format!("*{e}"))),
+                    None => f.exclude_globs.push(dir_glob(item)),
+                }
+            }
+            Some(MARK.into())
+        });
+    }
+
+    /// A list whose items are of several kinds ("vendor/ and *.md", "tests
+    /// or docs", "rust or python"): each left out by its kind. The rules of
+    /// one kind took their own items and left the rest to the rules that
+    /// include ("retry excluding vendor/ and *.md" kept *.md alone).
+    fn mixed_exclusions(&mut self) {
         static MIXED: LazyLock<Regex> = LazyLock::new(|| {
             let item = format!(
                 r"(?:`?(?:\.?/)?(?:[\w.-]+/)+[\w.-]*`?|\*?\.[a-z0-9+]{{1,10}}\b|\b(?:tests?\b/?|(?:{COMMON_DIRS})\b/?|(?:{})\b))",
@@ -358,29 +385,6 @@ impl Work {
                     f.exclude_globs.extend(extensions_of(&word).iter().map(|e| format!("*{e}")));
                 } else {
                     f.exclude_globs.push(dir_glob(item));
-                }
-            }
-            Some(MARK.into())
-        });
-        self.take(&TESTS, |_, f, _| {
-            f.exclude_globs.extend(TEST_GLOBS.iter().map(|g| g.to_string()));
-            Some(MARK.into())
-        });
-        self.take(&LANGS, |c, f, _| {
-            f.exclude_globs.extend(extensions_of(&c[1]).iter().map(|e| format!("*{e}")));
-            Some(MARK.into())
-        });
-        self.take(&EXTENSIONS, |c, f, _| {
-            let listed: Option<Vec<Vec<String>>> =
-                ITEM.find_iter(&c[1]).map(|e| extensions_written(e.as_str())).collect();
-            f.exclude_globs.extend(listed?.into_iter().flatten().map(|e| format!("*{e}")));
-            Some(MARK.into())
-        });
-        self.take(&DIRS, |c, f, _| {
-            for item in ITEM.find_iter(&c[1]).map(|d| d.as_str()) {
-                match extensions_written(item) {
-                    Some(extensions) => f.exclude_globs.extend(extensions.iter().map(|e| format!("*{e}"))),
-                    None => f.exclude_globs.push(dir_glob(item)),
                 }
             }
             Some(MARK.into())
