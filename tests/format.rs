@@ -617,12 +617,16 @@ fn a_dumb_terminal_gets_no_color() {
     let root = t.path();
     let input = hit(root.to_str().unwrap(), "src/upload.py", 1, 1, 0.7, "def upload(): pass") + "\n";
     std::fs::write(root.join("stream.ndjson"), input).unwrap();
-    let colored = |term: &str| {
-        let line = format!("env -u NO_COLOR TERM={term} {} -l < stream.ndjson", bin("vg-format").display());
+    // `None`: TERM unset, as ripgrep takes it: a terminal that says nothing
+    // of what it shows gets no color.
+    let colored = |term: Option<&str>| {
+        let term = term.map_or("-u TERM".to_string(), |t| format!("TERM={t}"));
+        let line = format!("env -u NO_COLOR {term} {} -l < stream.ndjson", bin("vg-format").display());
         let o = run(std::process::Command::new("script").args(["-qec", &line, "/dev/null"]).current_dir(t.path()));
         assert!(stdout(&o).contains("upload.py"), "{}", stdout(&o));
         stdout(&o).contains('\x1b')
     };
-    assert!(colored("xterm"));
-    assert!(!colored("dumb"));
+    assert!(colored(Some("xterm")));
+    assert!(!colored(Some("dumb")));
+    assert!(!colored(None));
 }

@@ -1265,12 +1265,13 @@ pub fn use_color(choice: crate::cli::ColorChoice) -> bool {
     match choice {
         crate::cli::ColorChoice::Always => true,
         crate::cli::ColorChoice::Never => false,
-        // A terminal that says it is dumb (Emacs' shell) shows escapes as
-        // text: no color there, as ripgrep decides.
+        // A terminal that says it is dumb (Emacs' shell), or says nothing
+        // of itself (TERM unset), may show escapes as text: no color there,
+        // as ripgrep decides.
         crate::cli::ColorChoice::Auto => {
             io::stdout().is_terminal()
                 && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-                && std::env::var_os("TERM").is_none_or(|t| t != "dumb")
+                && std::env::var_os("TERM").is_some_and(|t| !t.is_empty() && t != "dumb")
         }
     }
 }

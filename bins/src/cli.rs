@@ -461,7 +461,7 @@ pub struct QueryCli {
 /// When to color output.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum ColorChoice {
-    /// Color when writing to a terminal, NO_COLOR is not set and TERM is not dumb.
+    /// Color when writing to a terminal, NO_COLOR is not set and TERM is set and not dumb.
     #[default]
     Auto,
     Always,
