@@ -39,6 +39,11 @@ pub fn render_commits(out: &mut dyn Write, commits: &[CommitRecord], opts: &Form
         }
         OutputMode::Count => {
             for (path, n) in touched_files(commits, opts) {
+                // `-I`: the counts alone, as a search's are.
+                if !opts.with_filename {
+                    writeln!(out, "{n}")?;
+                    continue;
+                }
                 writeln!(out, "{}{}{n}", paint(opts.color, PATH, &opts.shown(&path)), opts.after_path(":"))?;
             }
             Ok(())
@@ -82,8 +87,12 @@ fn render_block(out: &mut dyn Write, c: &CommitRecord, opts: &FormatOptions) -> 
         match (&line.path, line.line) {
             (Some(path), Some(n)) => {
                 let path = display_file(Some(&c.root), path, &opts.cwd);
-                let path = opts.shown(&path);
-                writeln!(out, "    {}:{}: {text}", paint(color, PATH, &path), paint(color, LINE_NO, &n.to_string()))?
+                let path = paint(color, PATH, &opts.shown(&path));
+                // `-N`: no line number, as a search's lines under a heading.
+                match opts.line_number {
+                    true => writeln!(out, "    {path}:{}: {text}", paint(color, LINE_NO, &n.to_string()))?,
+                    false => writeln!(out, "    {path}: {text}")?,
+                }
             }
             _ => writeln!(out, "    {text}")?,
         }
@@ -176,6 +185,19 @@ mod tests {
     fn people_see_sha_date_author_subject_and_the_matching_lines() {
         let text = rendered(&[commit("abcdef0123456789", &["src/up.rs"])], OutputMode::Pretty);
         assert_eq!(text, "abcdef012345 2024-05-01 Ada 0.61\n    Retry failed uploads\n    src/up.rs:12: +retry()\n");
+    }
+
+    /// `-N` and `-c -I` were passed over for commits, as a search's hits take them.
+    #[test]
+    fn no_line_numbers_and_counts_without_names_as_for_hits() {
+        let commits = [commit("abcdef0123456789", &["src/up.rs"]), commit("0123456789abcdef", &["src/up.rs"])];
+        let mut out = Vec::new();
+        render_commits(&mut out, &commits[..1], &FormatOptions { line_number: false, ..opts(OutputMode::Pretty) })
+            .unwrap();
+        assert!(String::from_utf8(out).unwrap().ends_with("    src/up.rs: +retry()\n"));
+        let mut out = Vec::new();
+        render_commits(&mut out, &commits, &FormatOptions { with_filename: false, ..opts(OutputMode::Count) }).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), "2\n");
     }
 
     #[test]

@@ -416,6 +416,15 @@ fn render_under_headings(out: &mut dyn Write, hits: &[HitRecord], opts: &FormatO
             write!(out, "{}{at}{}", paint(c, PATH, &escape_controls(&path)), opts.after_path("\n"))?;
         }
         for h in group {
+            printed.last = None;
+            let mut block = Vec::new();
+            write_hit_lines(&mut block, h, &path, files.lines(&path, h, opts), &mut printed, opts)?;
+            // One whose lines another result showed already adds nothing
+            // under its score (it stood there alone), as a flat listing
+            // leaves it out.
+            if block.is_empty() {
+                continue;
+            }
             // The number is the hit's fit: what the order follows, colored by its band.
             let fit = h.shown();
             let mut span = format!("lines {}-{}", h.start_line, h.end_line);
@@ -432,8 +441,7 @@ fn render_under_headings(out: &mut dyn Write, hits: &[HitRecord], opts: &FormatO
             if let Some(why) = h.reasoning.as_deref().filter(|w| !w.is_empty()) {
                 writeln!(out, "{}", paint(c, DIM, &format!("why: {}", escape_controls(why))))?;
             }
-            printed.last = None;
-            write_hit_lines(out, h, &path, files.lines(&path, h, opts), &mut printed, opts)?;
+            out.write_all(&block)?;
         }
     }
     Ok(())
@@ -660,6 +668,17 @@ mod tests {
         let mut out = Vec::new();
         render(&mut out, &hits, &FormatOptions { with_filename: false, ..opts(OutputMode::Count, "/r") }).unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), "2\n1\n", "-c -I: counts alone, as rg's");
+    }
+
+    /// A result whose lines an earlier one showed stood under a heading as
+    /// a score line with nothing below it; a flat listing leaves it out.
+    #[test]
+    fn a_result_whose_lines_were_shown_adds_no_empty_score_line_under_a_heading() {
+        let hits =
+            vec![hit("a.py", 1, "def f():\n    retry()\n    x", "retry"), hit("a.py", 2, "    retry()", "retry")];
+        let mut out = Vec::new();
+        render(&mut out, &hits, &opts(OutputMode::Pretty, "/r")).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), "a.py\n0.500  lines 1-3\n    2:    retry()\n");
     }
 
     #[test]
