@@ -291,6 +291,12 @@ fn busy_servers_are_retried_and_broken_answers_refused() {
     assert_code(&o, 2);
     assert!(stderr(&o).contains("400") && stderr(&o).contains("nomic-embed-text"), "{}", stderr(&o));
     assert_eq!(records(&run(t.cmd("vg-index", ".").args(["--stats", "--json"])))[0]["files"], 4);
+    // A mistyped path: vg-serve checks the method first and answers 405,
+    // which said nothing of the URL.
+    let mistyped = format!("http://{}/v1/embedding", server.addr);
+    let o = run(t.cmd("vg-index", ".").args(["--reindex", "--embedder-url", &mistyped]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("405") && stderr(&o).contains("check embedder_url"), "{}", stderr(&o));
     // SearchCompletesOrFails: with the server gone, a query is an error.
     drop(server);
     let o = run(t.cmd("vg-query", ".").args(["--no-index", "retry"]));

@@ -215,6 +215,9 @@ impl RemoteEmbedder {
                 429 | 500..=599 => Failure::Transient(message),
                 400 | 413 | 422 => Failure::Refused(message),
                 401 | 403 => Failure::Fatal(format!("{message} (is {API_KEY_VAR} set to the right key?)")),
+                // A server that checks the method before the path (vg-serve
+                // does) answers a mistyped path 405.
+                404 | 405 => Failure::Fatal(format!("{message} (check embedder_url: it ends in /v1/embeddings)")),
                 _ => Failure::Fatal(message),
             });
         }
