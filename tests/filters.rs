@@ -243,3 +243,17 @@ fn package_keeps_the_files_of_one_package_by_their_nearest_manifest() {
     assert_code(&o, 2);
     assert!(stderr(&o).contains("--package needs a search of the files"), "{}", stderr(&o));
 }
+
+/// A worktree's or a submodule's `.git` is a file linking to its
+/// repository: with `--hidden` it was indexed, as the `.git` directory
+/// never is.
+#[test]
+fn a_git_link_file_is_never_indexed_as_the_git_directory_is_not() {
+    let t = Tree::bare();
+    t.write("steps.py", "def step_one(state):\n    return state\n");
+    t.write(".git", "gitdir: /elsewhere/.git/worktrees/steps\n");
+    let o = run(t.cmd("vg-index", ".").args(["--hidden", "--no-ignore"]));
+    assert_code(&o, 0);
+    let files: Vec<Value> = records(&o).into_iter().filter(|r| r["type"] == "file").collect();
+    assert_eq!(files.iter().map(|r| r["file"].as_str().unwrap()).collect::<Vec<_>>(), ["steps.py"], "{files:?}");
+}

@@ -1555,3 +1555,23 @@ fn ctrl_c_keeps_what_was_indexed_says_so_and_the_next_run_goes_on() {
     assert!(!stderr(&o).contains("incomplete"), "{}", stderr(&o));
     assert_eq!(stats(&t)["complete"], true, "{}", stats(&t));
 }
+
+/// A path deeper than the system lets a file be opened by: its error line
+/// was cut at 4,000 characters from the end, the cause with it; the path
+/// is cut in its middle, and the cause said.
+#[test]
+fn a_path_too_long_to_open_is_said_with_its_cause() {
+    let t = Tree::bare();
+    std::fs::create_dir(t.path().join(".vecgrep")).unwrap();
+    // Made a directory at a time from the one before (a path that long is
+    // no argument to mkdir, and sh's cd keeps it whole), in a process of its
+    // own: a test's threads share one working directory.
+    let deep = "import os\nfor _ in range(20):\n    os.mkdir('d' * 250)\n    os.chdir('d' * 250)\nopen('x.rs', 'w').write('// retry\\n')\n";
+    assert!(std::process::Command::new("python3").args(["-c", deep]).current_dir(t.path()).status().unwrap().success());
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("vg-index: skipping dddd") && err.trim_end().ends_with("(os error 36)"), "{err}");
+    assert!(err.contains("…"), "{err}");
+}

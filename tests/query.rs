@@ -613,3 +613,23 @@ fn max_count_takes_at_most_so_many_results_from_a_file_and_fills_k_from_others()
     assert_code(&o, 2);
     assert!(stderr(&o).contains("'0' is not a whole number of 1 or more"), "{}", stderr(&o));
 }
+
+/// What says only how the index is built does nothing with `--no-index`,
+/// which builds none: refused, as every flag its mode passes over is
+/// (`--chunk-size` was taken and ignored).
+#[test]
+fn settings_of_how_the_index_is_built_are_refused_with_no_index() {
+    let t = sample_project();
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    for (tool, flag) in
+        [("vg-query", &["--chunk-size", "300"][..]), ("vg-query", &["--no-full"]), ("vg-ask", &["--full"])]
+    {
+        let o = run(t.cmd(tool, ".").args(["--no-index", "retry"]).args(flag));
+        assert_code(&o, 2);
+        assert_eq!(
+            stderr(&o).trim(),
+            format!("{tool}: {} says how the index is built; --no-index searches it as it is", flag[0])
+        );
+    }
+    assert_code(&run(t.cmd("vg-query", ".").args(["--no-index", "--mode", "lexical", "retry"])), 0);
+}

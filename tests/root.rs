@@ -111,6 +111,14 @@ fn missing_path_is_an_error() {
     assert_code(&o, 2);
     let err = stderr(&o);
     assert!(err.contains("typo") && err.contains("No such file") && !err.contains("outside"), "{err}");
+    // One reached through a link into the root is inside it, and missing,
+    // under --skip-outside-root too (it was skipped as outside).
+    let elsewhere = Tree::bare();
+    std::os::unix::fs::symlink(t.path(), elsewhere.path().join("link")).unwrap();
+    let o = run(t.cmd("vg-root", ".").arg("--skip-outside-root").arg(elsewhere.path().join("link/missing")).arg("."));
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert!(err.contains("link/missing") && err.contains("No such file") && !err.contains("outside"), "{err}");
 }
 
 #[test]

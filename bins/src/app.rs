@@ -203,6 +203,10 @@ pub fn say_line(tool: &str, message: &str) {
 /// words about a reply of a megabyte).
 const MAX_SAID_CHARS: usize = 4000;
 
+/// The most characters of a path a line on stderr shows (its start and its
+/// end, `shown::clipped_middle`), so that the cause after it is said.
+const SHOWN_PATH_CHARS: usize = 400;
+
 /// The root, admitted paths and settings of one invocation.
 pub struct Invocation {
     pub cwd: PathBuf,
@@ -394,7 +398,8 @@ pub fn note_skipped_paths(tool: &str, quiet: bool, root: &ProjectRoot, admission
         _ => format!("outside the project root '{}'", root.path.display()),
     };
     for p in &admission.skipped {
-        note(tool, quiet, &format!("skipping '{}': {outside}", p.display()));
+        let shown = vecgrep::project::shown::clipped_middle(&p.to_string_lossy(), SHOWN_PATH_CHARS);
+        note(tool, quiet, &format!("skipping '{shown}': {outside}"));
     }
 }
 
@@ -415,6 +420,24 @@ pub fn note_markers_passed_over(tool: &str, quiet: bool, cwd: &Path, root: &Proj
 /// root it passed over (`CONFIG_NOTED_ENV`).
 fn config_noted() -> bool {
     std::env::var_os(CONFIG_NOTED_ENV).is_some_and(|v| v == "1")
+}
+
+/// The settings that say only how an index is built: given with
+/// `--no-index`, which builds none, they were passed over in silence.
+const BUILD_ONLY: [&str; 4] = ["chunk_size", "chunk_overlap", "embed_all", "index_warn_threshold"];
+
+/// Refuse a setting of how the index is built (`BUILD_ONLY`, or its
+/// `--no-` twin) given on the command line with `--no-index`.
+pub fn refuse_build_settings_without_indexing<T: clap::CommandFactory>(matches: &ArgMatches) -> Result<()> {
+    let cmd = command::<T>();
+    for id in crate::cli::expand_groups(&cmd, &BUILD_ONLY) {
+        if matches.value_source(&id) == Some(clap::parser::ValueSource::CommandLine) {
+            let arg = cmd.get_arguments().find(|a| a.get_id().as_str() == id).expect("a setting of the command");
+            let flag = crate::cli::flag_name(arg);
+            return Err(anyhow!("{flag} says how the index is built; --no-index searches it as it is"));
+        }
+    }
+    Ok(())
 }
 
 /// Select the root (or the catalog: see `resolve_root`), admit the paths and
@@ -1194,7 +1217,8 @@ impl IndexObserver for CliObserver {
     fn skipped(&mut self, skip: &Skip) {
         *self.tally.by_reason.entry(skip.reason.code()).or_default() += 1;
         self.tally.paths.insert(skip.path.clone());
-        let message = || format!("skipping {}: {}", skip.path, skip.reason.describe());
+        let path = || vecgrep::project::shown::clipped_middle(&skip.path, SHOWN_PATH_CHARS);
+        let message = || format!("skipping {}: {}", path(), skip.reason.describe());
         if skip.reason.is_warning() {
             self.tally.warnings.push(message());
         }

@@ -23,6 +23,9 @@ const TOOL: &str = "vg-ask";
 fn main() {
     let (cli, matches) = vecgrep_bins::app::parse_args::<AskCli>(TOOL);
     run_main(TOOL, || {
+        if cli.no_index {
+            vecgrep_bins::app::refuse_build_settings_without_indexing::<AskCli>(&matches)?;
+        }
         let inv = resolve(TOOL, &cli.paths, cli.outside.skip_outside_root, Some(&cli.catalog), cli_config(&matches)?)?;
         let options = AskOptions {
             privacy_mode: None,

@@ -22,6 +22,9 @@ const TOOL: &str = "vg-query";
 fn main() {
     let (cli, matches) = vecgrep_bins::app::parse_args::<QueryCli>(TOOL);
     run_main(TOOL, || {
+        if cli.no_index {
+            vecgrep_bins::app::refuse_build_settings_without_indexing::<QueryCli>(&matches)?;
+        }
         let query = vecgrep::search::check_query(&cli.query)?.to_string();
         let paths_in = if cli.rev.is_some() { PathsIn::Revision } else { PathsIn::WorkingTree };
         let (skip, catalog) = (cli.outside.skip_outside_root, Some(&cli.catalog));

@@ -327,9 +327,10 @@ pub fn admit_paths(
             Err(source) => {
                 // A path that does not exist cannot be inside anything; one
                 // outside the root is skipped as such when asked (the spec's
-                // PathOutsideRoot is lexical), else its absence is the error:
-                // a typo is not fixed by moving the root.
-                if skip_outside_root && !normalize_lexically(&abs).starts_with(&root.path) {
+                // PathOutsideRoot is lexical, from the part that exists, so
+                // that a link on the way in is followed), else its absence is
+                // the error: a typo is not fixed by moving the root.
+                if skip_outside_root && !resolved_as_far_as_it_exists(&abs).starts_with(&root.path) {
                     out.skipped.push(path.clone());
                     continue;
                 }
@@ -426,6 +427,21 @@ fn absolutize(cwd: &Path, path: &Path) -> PathBuf {
     } else {
         cwd.join(path)
     }
+}
+
+/// `path` with the longest part of it that exists resolved (links
+/// followed, as `canonicalize` does) and the rest taken by its text: a
+/// missing file reached through a linked directory is placed where the
+/// link leads.
+fn resolved_as_far_as_it_exists(path: &Path) -> PathBuf {
+    let path = normalize_lexically(path);
+    for existing in path.ancestors() {
+        if let Ok(real) = existing.canonicalize() {
+            let rest = path.strip_prefix(existing).unwrap_or(Path::new(""));
+            return normalize_lexically(&real.join(rest));
+        }
+    }
+    path
 }
 
 /// Resolve `.` and `..` without touching the file system.

@@ -10,6 +10,20 @@ pub fn clipped(text: &str, max_chars: usize) -> String {
     }
 }
 
+/// At most `max_chars` characters of a path, its start and its end with
+/// `…` between: what the error says of it comes after it, and the file's
+/// own name is at its end (a path 5,000 characters deep cut from the end
+/// lost both, and the line the cause).
+pub fn clipped_middle(text: &str, max_chars: usize) -> String {
+    let count = text.chars().count();
+    if count <= max_chars {
+        return text.to_string();
+    }
+    let head: String = text.chars().take(max_chars / 2).collect();
+    let tail: String = text.chars().skip(count - (max_chars - max_chars / 2)).collect();
+    format!("{head}…{tail}")
+}
+
 /// `message` with each run of characters without a space cut to
 /// `max_chars`, and the whole to `max_whole`: for an error whose wording is
 /// another library's (serde's "unknown variant `…`"), where the value a
@@ -35,6 +49,13 @@ pub(crate) fn is_bidi_control(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_keeps_its_start_and_its_name() {
+        assert_eq!(clipped_middle("src/a.rs", 20), "src/a.rs");
+        assert_eq!(clipped_middle("abcdefghij/name.rs", 10), "abcde…me.rs");
+        assert_eq!(clipped_middle("日本語日本語/ファイル", 4), "日本…イル");
+    }
 
     #[test]
     fn a_long_word_is_cut_and_the_words_around_it_kept() {

@@ -535,7 +535,9 @@ fn not_utf8_at(line: usize) -> std::io::Error {
     std::io::Error::new(std::io::ErrorKind::InvalidData, why)
 }
 
-/// Which directories the walk enters: never the always-excluded ones, none
+/// Which directories the walk enters, and which files it passes over: a
+/// `.git` file (a worktree's or a submodule's link to its repository) is
+/// the repository's as its directory is. Never the always-excluded ones, none
 /// whose ignore file cannot be read (a skip in `outside`: what it would
 /// ignore is unknown), and with `follow`, no linked directory outside
 /// `bounds` (a skip in `outside` instead, so that nothing beyond the link is
@@ -548,7 +550,7 @@ fn keep_entry(
     let (follow, read_ignore_files) = (opts.follow, !opts.no_ignore);
     move |e| {
         if !e.file_type().is_some_and(|t| t.is_dir()) {
-            return true;
+            return e.file_name() != ".git";
         }
         let name = e.file_name();
         if ALWAYS_EXCLUDED_DIRS.iter().any(|x| name == *x) {
