@@ -181,14 +181,21 @@ impl LiveIndex {
 
     /// An index run of another process that left this index partial, while
     /// this one runs none: one under way (a `vg-index --reindex` beside the
-    /// server), or one stopped part-way and not completed since; None when
-    /// the index is whole or this process's own run is at work.
+    /// server), or one stopped part-way and not completed since (the mark
+    /// set after this process's last run left none: a server of part of a
+    /// project, whose first run rebuilt the index, leaves its own); None
+    /// when the index is whole or this process's own run or fill is at work.
     pub fn others_run(&self, store: &StoreSlot) -> Option<OthersRun> {
         let reader = store.as_deref()?;
-        if self.progress().indexing || !reader.run_unfinished().unwrap_or(false) {
+        let progress = self.progress();
+        if progress.indexing || progress.filling || !reader.run_unfinished().unwrap_or(false) {
             return None;
         }
-        Some(if crate::store::run_under_way(&self.target.root) { OthersRun::UnderWay } else { OthersRun::Stopped })
+        if crate::store::run_under_way(&self.target.root) {
+            Some(OthersRun::UnderWay)
+        } else {
+            self.left_unmarked().then_some(OthersRun::Stopped)
+        }
     }
 
     /// Whether a first run has ended, none is at work and the last one did
