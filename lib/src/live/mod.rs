@@ -126,11 +126,6 @@ struct State {
     /// The tree as the last index run walked it, for the fill to look
     /// at for changes (`TreeLook`).
     walked_stamp: Option<TreeStamp>,
-    /// Whether the index was marked unfinished when this process's last
-    /// run or fill ended (a run over served paths short of the project
-    /// that rebuilt it leaves the mark): a mark set since is another
-    /// process's (`others_run`).
-    marked_after_own_run: Option<bool>,
 }
 
 /// What the rounds of a fill that yielded to the refresh did, so that the
@@ -268,9 +263,7 @@ impl LiveIndex {
             self.say_gone_paths();
         }
         let fill_next = result.is_ok() && !self.shutdown.load(Ordering::SeqCst) && self.fill_due();
-        let marked = self.marked_unfinished();
         let mut state = lock(&self.state);
-        state.marked_after_own_run = marked;
         state.progress.indexing = false;
         state.progress.filling = fill_next;
         state.progress.recomputing = None;
@@ -296,22 +289,8 @@ impl LiveIndex {
         // Said before the status reads it ended: a client that sees it end
         // finds its summary said.
         let reported = self.report(result, |s| s.embedded > 0).map(Some);
-        let marked = self.marked_unfinished();
-        let mut state = lock(&self.state);
-        state.marked_after_own_run = marked;
-        state.progress.filling = false;
-        drop(state);
+        lock(&self.state).progress.filling = false;
         reported
-    }
-
-    /// Whether the index is marked unfinished now; None when it cannot be read.
-    fn marked_unfinished(&self) -> Option<bool> {
-        store::open_for_reading(&self.target.root).ok()?.run_unfinished().ok()
-    }
-
-    /// Whether this process's last run or fill left the index unmarked.
-    pub(crate) fn left_unmarked(&self) -> bool {
-        lock(&self.state).marked_after_own_run == Some(false)
     }
 
     /// `fill` in the background: it also makes way for the refresh when

@@ -79,7 +79,6 @@ pub struct LiveStatus {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OthersRun {
     UnderWay,
-    Stopped,
 }
 
 impl OthersRun {
@@ -88,9 +87,6 @@ impl OthersRun {
         match self {
             OthersRun::UnderWay => {
                 "another process's index run is under way: results may miss the files it has not reached yet"
-            }
-            OthersRun::Stopped => {
-                "the index is incomplete: another process's index run stopped part-way; results may miss files until the next refresh or index job completes it"
             }
         }
     }
@@ -148,15 +144,10 @@ impl LiveIndex {
             Err(Unread::NotMade(why) | Unread::Failed(why)) => (None, Some(why)),
         };
         let files = stats.as_ref().map_or(0, |s| s.files);
-        let (mut status, mut error) = (state(&progress, files), progress.error);
+        let (mut status, error) = (state(&progress, files), progress.error);
         // Another process's run over this index ("ready" read it as whole).
-        match stats.as_ref().and_then(|_| self.others_run(store)) {
-            Some(OthersRun::UnderWay) => status = IndexingState::Indexing,
-            Some(OthersRun::Stopped) if error.is_none() => {
-                status = IndexingState::Aborted;
-                error = Some(OthersRun::Stopped.said().to_string());
-            }
-            _ => {}
+        if stats.as_ref().and_then(|_| self.others_run(store)).is_some() {
+            status = IndexingState::Indexing;
         }
         LiveStatus {
             status,
@@ -179,23 +170,21 @@ impl LiveIndex {
         }
     }
 
-    /// An index run of another process that left this index partial, while
-    /// this one runs none: one under way (a `vg-index --reindex` beside the
-    /// server), or one stopped part-way and not completed since (the mark
-    /// set after this process's last run left none: a server of part of a
-    /// project, whose first run rebuilt the index, leaves its own); None
-    /// when the index is whole or this process's own run or fill is at work.
+    /// An index run of another process under way over this index while this
+    /// one runs none (a `vg-index --reindex` beside the server), which has
+    /// marked it unfinished: results miss the files it has not reached.
+    /// Only what can be known: the index's lock is held by another process
+    /// (a shared store's runs hold none here), and this process's own run or
+    /// fill is not at work. A run of another process that stopped part-way
+    /// is not told apart from a server's own partial index (a server of
+    /// part of a project leaves the mark too); the next refresh redoes it.
     pub fn others_run(&self, store: &StoreSlot) -> Option<OthersRun> {
         let reader = store.as_deref()?;
         let progress = self.progress();
         if progress.indexing || progress.filling || !reader.run_unfinished().unwrap_or(false) {
             return None;
         }
-        if crate::store::run_under_way(&self.target.root) {
-            Some(OthersRun::UnderWay)
-        } else {
-            self.left_unmarked().then_some(OthersRun::Stopped)
-        }
+        crate::store::run_under_way(&self.target.root).then_some(OthersRun::UnderWay)
     }
 
     /// Whether a first run has ended, none is at work and the last one did
