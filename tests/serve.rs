@@ -1754,6 +1754,7 @@ fn another_processs_run_over_the_index_is_said_by_status_and_searches() {
     let (code, head, _) = s.get("/search?q=handler&mode=lexical");
     assert_eq!(code, 200);
     assert!(head.contains("Vecgrep-Note: another process's index run is under way"), "{head}");
+    assert_eq!(s.json("/health")["index_ready"], false, "a search does not see every served file");
     drop(held);
     // A run that completes the index makes it whole again.
     assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
@@ -1761,4 +1762,5 @@ fn another_processs_run_over_the_index_is_said_by_status_and_searches() {
     assert_eq!((status["status"].as_str(), status["error"].as_str()), (Some("ready"), None), "{status}");
     let (_, head, _) = s.get("/search?q=handler&mode=lexical");
     assert!(!head.contains("Vecgrep-Note"), "{head}");
+    assert_eq!(s.json("/health")["index_ready"], true);
 }

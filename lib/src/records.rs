@@ -308,7 +308,12 @@ impl CatalogRecord {
         let dir = catalog.dir.to_string_lossy().into_owned();
         let labels = crate::history::labels(catalog)
             .iter()
-            .map(|(state, complete)| LabelRecord { complete: *complete, ..LabelRecord::new(state) })
+            // Complete as `show` says it: its run completed (the label's own
+            // record of it), and its revisions' index is whole.
+            .map(|(state, complete)| LabelRecord {
+                complete: *complete && state.updated.is_some(),
+                ..LabelRecord::new(state)
+            })
             .collect();
         CatalogRecord { v: CONTRACT_VERSION, name: catalog.name.clone(), dir, projects, default, labels }
     }

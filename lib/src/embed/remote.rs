@@ -216,8 +216,11 @@ impl RemoteEmbedder {
                 400 | 413 | 422 => Failure::Refused(message),
                 401 | 403 => Failure::Fatal(format!("{message} (is {API_KEY_VAR} set to the right key?)")),
                 // A server that checks the method before the path (vg-serve
-                // does) answers a mistyped path 405.
-                404 | 405 => Failure::Fatal(format!("{message} (check embedder_url: it ends in /v1/embeddings)")),
+                // does) answers a mistyped path 405; a 404 may be the
+                // model's (OpenAI's model_not_found), which says so.
+                404 | 405 if !detail.to_ascii_lowercase().contains("model") => {
+                    Failure::Fatal(format!("{message} (check embedder_url: it ends in /v1/embeddings)"))
+                }
                 _ => Failure::Fatal(message),
             });
         }

@@ -19,7 +19,8 @@ pub(super) fn health_response(shared: &Shared, store: &mut StoreSlot) -> Respons
         200,
         &json!({
             "status": "ok",
-            "index_ready": live.is_ready() && status.index_error.is_none(),
+            // Not while another process's run is under way (`/status` says indexing).
+            "index_ready": live.is_ready() && status.index_error.is_none() && live.others_run(store).is_none(),
             "chunks": status.chunks,
             "embedder_model": status.embedder_model,
             "auth_enabled": shared.token.is_some(),
