@@ -101,7 +101,8 @@ pub struct RunProgress {
     pub of_files: usize,
     pub bytes: u64,
     pub of_bytes: u64,
-    /// Chunks embedded so far.
+    /// Chunks stored so far: embedded by the model, copied from another
+    /// index, or with static vectors alone (awaiting the model's).
     pub chunks: u64,
 }
 

@@ -223,7 +223,9 @@ impl Pipeline<'_, '_> {
             self.next_emit += 1;
             self.progress.files = self.next_emit;
             self.progress.bytes += f.size;
-            self.progress.chunks = summary.embedded;
+            // Every chunk stored, however it got its vectors: a static run
+            // embeds none with the model, and its bar said 0 chunks throughout.
+            self.progress.chunks = summary.embedded + summary.copied + summary.pending;
             obs.progress(&self.progress);
         }
         Ok(())
