@@ -747,7 +747,7 @@ fn a_rebuild_killed_half_way_leaves_the_revision_incomplete_for_the_next_run() {
     };
     assert_eq!(kill_after_file_records(&mut rebuild(), 1), 1, "the run ended before the phase to kill it in");
     assert_eq!(complete(), Some(false), "killed after its first file");
-    let o = run(tree.cmd("vg-query", "").args(["--rev", "v1", "--no-index", "--chunk-size", "300", "handler"]));
+    let o = run(tree.cmd("vg-query", "").args(["--rev", "v1", "--no-index", "handler"]));
     assert_code(&o, 2);
     assert!(stderr(&o).contains("is indexed in part (its run has not finished)"), "{}", stderr(&o));
     let o = run(&mut rebuild());
@@ -755,7 +755,7 @@ fn a_rebuild_killed_half_way_leaves_the_revision_incomplete_for_the_next_run() {
     assert!(!stderr(&o).contains("indexed already"), "{}", stderr(&o));
     assert_eq!(summary_of(&o)["files"], 120, "{}", stderr(&o));
     assert_eq!(complete(), Some(true));
-    let o = run(tree.cmd("vg-query", "").args(["--rev", "v1", "--no-index", "--chunk-size", "300", "handler 7"]));
+    let o = run(tree.cmd("vg-query", "").args(["--rev", "v1", "--no-index", "handler 7"]));
     assert_code(&o, 0);
 }
 
