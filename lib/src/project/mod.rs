@@ -15,6 +15,7 @@ mod settings;
 pub mod shown;
 pub(crate) mod small_file;
 pub(crate) mod urls;
+mod user;
 mod walk;
 
 pub use base_dirs::BaseDir;
@@ -32,7 +33,8 @@ pub use settings::{
     Planner, PrivacyMode, ResolvedConfig, SearchMode, Setting, Threshold, DEFAULT_EMBEDDER_MODEL, MAX_TOP_K,
     MIN_CHUNK_SIZE, SETTINGS,
 };
-pub(crate) use walk::effective_uid;
+#[cfg(test)]
+pub(crate) use user::effective_uid;
 pub use walk::{ctime_ns, mtime_ns, own_output_for_stages, type_names, OWN_OUTPUT_VAR};
 pub use walk::{Skip, SkipReason, WalkOptions, WalkResult, WalkedFile};
 

@@ -181,7 +181,7 @@ pub fn planted_by(path: &Path) -> Option<u32> {
     use std::os::unix::fs::MetadataExt;
     let owner = path.symlink_metadata().ok()?.uid();
     let dir_mode = path.parent()?.metadata().ok()?.mode();
-    (!owner_trusted(owner, super::effective_uid(), dir_mode)).then_some(owner)
+    (!owner_trusted(owner, super::user::effective_uid(), dir_mode)).then_some(owner)
 }
 
 fn owner_trusted(owner: u32, me: u32, dir_mode: u32) -> bool {

@@ -641,7 +641,7 @@ fn admit(bounds: &Bounds, entry: &ignore::DirEntry, opts: &WalkOptions, out: &mu
 fn closed_to_us(meta: &std::fs::Metadata, path: &Path) -> Option<std::io::Error> {
     use std::os::unix::fs::MetadataExt;
     let mode = meta.mode();
-    let euid = effective_uid();
+    let euid = super::user::effective_uid();
     if mode & 0o444 == 0o444 || euid == 0 || (meta.uid() == euid && mode & 0o400 != 0) {
         return None;
     }
@@ -653,16 +653,6 @@ fn closed_to_us(meta: &std::fs::Metadata, path: &Path) -> Option<std::io::Error>
 fn is_own_output(own_outputs: &[FileId], meta: &std::fs::Metadata) -> bool {
     use std::os::unix::fs::MetadataExt;
     own_outputs.contains(&(meta.dev(), meta.ino()))
-}
-
-/// The user this process reads files as.
-#[allow(unsafe_code)]
-pub(crate) fn effective_uid() -> u32 {
-    static EUID: LazyLock<u32> = LazyLock::new(|| {
-        // SAFETY: geteuid takes no argument, cannot fail and touches no memory.
-        unsafe { libc::geteuid() }
-    });
-    *EUID
 }
 
 /// Modification time in nanoseconds since the epoch (0 when unknown).
