@@ -1763,4 +1763,14 @@ fn another_processs_run_over_the_index_is_said_by_status_and_searches() {
     let (_, head, _) = s.get("/search?q=handler&mode=lexical");
     assert!(!head.contains("Vecgrep-Note"), "{head}");
     assert_eq!(s.json("/health")["index_ready"], true);
+    drop(s);
+    // A server of part of the project leaves the mark itself: whoever holds
+    // the lock (its own refresh, vg-log, --verify) is no run of another's.
+    assert_code(&run(t.cmd("vg-index", ".").arg("--clear-cache")), 0);
+    let s = Server::start(&t, &["--refresh", "3600", "src"]);
+    s.wait_ready();
+    let held = hold_index_lock(&t);
+    assert_eq!(s.json("/status")["status"], "ready");
+    assert_eq!(s.json("/health")["index_ready"], true);
+    drop(held);
 }

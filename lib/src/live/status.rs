@@ -173,15 +173,18 @@ impl LiveIndex {
     /// An index run of another process under way over this index while this
     /// one runs none (a `vg-index --reindex` beside the server), which has
     /// marked it unfinished: results miss the files it has not reached.
-    /// Only what can be known: the index's lock is held by another process
-    /// (a shared store's runs hold none here), and this process's own run or
-    /// fill is not at work. A run of another process that stopped part-way
-    /// is not told apart from a server's own partial index (a server of
-    /// part of a project leaves the mark too); the next refresh redoes it.
+    /// Only what can be known: the index's lock is held (by a process other
+    /// than this one's own run or fill; a shared store's runs hold none
+    /// here), and the server serves the whole project, whose own runs leave
+    /// no mark. A server of part of a project leaves the mark itself, and
+    /// any holder of the lock (its own refresh, vg-log, --verify) read as
+    /// another's run: it says nothing. A run of another process that
+    /// stopped part-way is redone by the next refresh.
     pub fn others_run(&self, store: &StoreSlot) -> Option<OthersRun> {
         let reader = store.as_deref()?;
         let progress = self.progress();
-        if progress.indexing || progress.filling || !reader.run_unfinished().unwrap_or(false) {
+        let whole = self.target.paths.iter().any(|p| p.rel.is_empty()) && !self.target.walk.is_filtered();
+        if !whole || progress.indexing || progress.filling || !reader.run_unfinished().unwrap_or(false) {
             return None;
         }
         crate::store::run_under_way(&self.target.root).then_some(OthersRun::UnderWay)
