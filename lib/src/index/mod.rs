@@ -336,7 +336,13 @@ fn alters_files(plan: &plan::Plan<'_>, rebuilds: bool) -> bool {
 /// Whether a run walks every file of the project: from its root, with no
 /// filter narrowing the walk.
 fn covers_the_project(req: &IndexRequest<'_>) -> bool {
-    req.paths.iter().any(|p| p.rel.is_empty()) && !req.walk.is_filtered()
+    walks_the_whole_project(req.walk, req.paths)
+}
+
+/// Whether a walk of `paths` with `walk` reads every file of the project:
+/// from its root, with no filter narrowing it (a server's served paths too).
+pub fn walks_the_whole_project(walk: &WalkOptions, paths: &[AdmittedPath]) -> bool {
+    paths.iter().any(|p| p.rel.is_empty()) && !walk.is_filtered()
 }
 
 /// Give the index's chunks the static vectors of the table in use, keeping

@@ -183,7 +183,7 @@ impl LiveIndex {
     pub fn others_run(&self, store: &StoreSlot) -> Option<OthersRun> {
         let reader = store.as_deref()?;
         let progress = self.progress();
-        let whole = self.target.paths.iter().any(|p| p.rel.is_empty()) && !self.target.walk.is_filtered();
+        let whole = crate::index::walks_the_whole_project(&self.target.walk, &self.target.paths);
         if !whole || progress.indexing || progress.filling || !reader.run_unfinished().unwrap_or(false) {
             return None;
         }
