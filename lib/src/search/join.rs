@@ -5,6 +5,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::fusion::Scored;
+use super::spans::SpansByFile;
 use super::{Hit, Why};
 use crate::store::{ChunkId, IndexReader, StoreError};
 
@@ -26,6 +27,7 @@ pub(super) fn collect_hits(
     let mut file_full = false;
     // The lines of each file whose hits are pieces of a long line.
     let mut pieces: HashMap<String, HashSet<usize>> = HashMap::new();
+    let mut spans = SpansByFile::default();
     for &Scored { id, score, relevance, fit } in scored {
         // A chunk ranked from vectors in memory, or by another snapshot,
         // may since have been replaced; or the index is damaged, which a
@@ -47,11 +49,11 @@ pub(super) fn collect_hits(
         };
         // Every line that is not blank is in a chunk, so lines in no chunk
         // are blank. A failed lookup counts as not blank: no join.
-        let mut blank =
-            |first: usize, last: usize| -> bool { store.lines_in_no_chunk(&hit.file, first, last).unwrap_or(false) };
+        let file_spans = spans.of(store, &hit.file);
+        let mut blank = |first: usize, last: usize| file_spans.is_some_and(|s| s.in_no_chunk(first, last));
         // A piece of a long line is no whole line: joined beside others, the
         // result carried that piece as the line (a failed lookup: no join).
-        let piece = hit.start_line == hit.end_line && store.line_in_pieces(&hit.file, hit.start_line).unwrap_or(true);
+        let piece = hit.start_line == hit.end_line && file_spans.is_none_or(|s| s.in_pieces(hit.start_line));
         if piece {
             pieces.entry(hit.file.clone()).or_default().insert(hit.start_line);
         }
@@ -88,8 +90,13 @@ pub(super) fn collect_hits(
 /// kept whole.
 fn outside_better(mut hit: Hit, better: &[Hit]) -> Option<Hit> {
     // The better hits' spans in this file, looked up once: each line asks.
-    let spans: Vec<(usize, usize)> =
-        better.iter().filter(|b| b.file == hit.file).map(|b| (b.start_line, b.end_line)).collect();
+    // Only those that reach into it: a file's thousands of hits (-k), asked
+    // of each line, were most of a search.
+    let spans: Vec<(usize, usize)> = better
+        .iter()
+        .filter(|b| b.file == hit.file && b.start_line <= hit.end_line && b.end_line >= hit.start_line)
+        .map(|b| (b.start_line, b.end_line))
+        .collect();
     let shown = |line: usize| spans.iter().any(|&(start, end)| (start..=end).contains(&line));
     let lines: Vec<&str> = hit.text.split('\n').collect();
     if lines.len() != hit.end_line + 1 - hit.start_line || !(hit.start_line..=hit.end_line).any(shown) {

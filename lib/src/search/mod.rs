@@ -18,6 +18,7 @@ mod lexical;
 mod names;
 mod package;
 mod rerank;
+mod spans;
 mod statics;
 mod vectors;
 mod why;

@@ -191,24 +191,12 @@ impl IndexReader for PgIndex {
         }))
     }
 
-    fn lines_in_no_chunk(&self, file: &str, first: usize, last: usize) -> Result<bool, StoreError> {
-        let (first, last) = (first.min(i32::MAX as usize) as i32, last.min(i32::MAX as usize) as i32);
-        let row = self.row(
-            "SELECT NOT EXISTS (SELECT 1 FROM chunks c JOIN files f ON f.id = c.file_id
-             WHERE f.path = $1 AND c.start_line <= $3 AND c.end_line >= $2)",
-            &[&file, &first, &last],
+    fn chunk_spans(&self, file: &str) -> Result<Vec<(usize, usize)>, StoreError> {
+        let rows = self.rows(
+            "SELECT c.start_line, c.end_line FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = $1",
+            &[&file],
         )?;
-        Ok(row.is_some_and(|r| r.get(0)))
-    }
-
-    fn line_in_pieces(&self, file: &str, line: usize) -> Result<bool, StoreError> {
-        let line = line.min(i32::MAX as usize) as i32;
-        let row = self.row(
-            "SELECT count(*) > 1 FROM chunks c JOIN files f ON f.id = c.file_id
-             WHERE f.path = $1 AND c.start_line = $2 AND c.end_line = $2",
-            &[&file, &line],
-        )?;
-        Ok(row.is_some_and(|r| r.get(0)))
+        Ok(rows.iter().map(|r| (r.get::<_, i32>(0).max(0) as usize, r.get::<_, i32>(1).max(0) as usize)).collect())
     }
 
     fn each_vector(&self, visit: &mut dyn FnMut(VectorRow<'_>)) -> Result<i64, StoreError> {

@@ -276,23 +276,15 @@ impl IndexReader for SqliteIndex {
         }
     }
 
-    fn lines_in_no_chunk(&self, file: &str, first: usize, last: usize) -> Result<bool, StoreError> {
+    fn chunk_spans(&self, file: &str) -> Result<Vec<(usize, usize)>, StoreError> {
         self.conn
             .prepare_cached(
-                "SELECT NOT EXISTS (SELECT 1 FROM chunks c JOIN files f ON f.id = c.file_id
-                 WHERE f.path = ?1 AND c.start_line <= ?3 AND c.end_line >= ?2)",
+                "SELECT c.start_line, c.end_line FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = ?1",
             )
-            .and_then(|mut s| s.query_row(params![file, first as i64, last as i64], |r| r.get(0)))
-            .map_err(|e| self.damaged(e))
-    }
-
-    fn line_in_pieces(&self, file: &str, line: usize) -> Result<bool, StoreError> {
-        self.conn
-            .prepare_cached(
-                "SELECT count(*) > 1 FROM chunks c JOIN files f ON f.id = c.file_id
-                 WHERE f.path = ?1 AND c.start_line = ?2 AND c.end_line = ?2",
-            )
-            .and_then(|mut s| s.query_row(params![file, line as i64], |r| r.get(0)))
+            .and_then(|mut s| {
+                s.query_map([file], |r| Ok((r.get::<_, i64>(0)?.max(0) as usize, r.get::<_, i64>(1)?.max(0) as usize)))?
+                    .collect()
+            })
             .map_err(|e| self.damaged(e))
     }
 
