@@ -681,6 +681,31 @@ fn a_commit_in_another_encoding_or_with_an_odd_date_is_shown_as_it_was_written()
     );
 }
 
+/// A message that begins with blank lines has its first line that is not
+/// blank as its subject, as `git log --format=%s` shows it; it was "".
+#[test]
+fn a_message_beginning_with_blank_lines_has_its_first_words_as_subject() {
+    let tree = repository();
+    let head = git(&tree, &["rev-parse", "HEAD"]);
+    let tree_id = git(&tree, &["rev-parse", "HEAD^{tree}"]);
+    let object = format!(
+        "tree {tree_id}\nparent {head}\nauthor A <a@example.org> 1715000000 +0000\n\
+         committer A <a@example.org> 1715000000 +0000\n\n\n \t\n\n   Poll the kafka consumer in batches\n\nbody\n"
+    );
+    let path = tree.config_home.path().join("commit");
+    std::fs::write(&path, object).unwrap();
+    let sha = git(&tree, &["hash-object", "-t", "commit", "-w", path.to_str().unwrap()]);
+    git(&tree, &["update-ref", "HEAD", &sha]);
+    assert_eq!(git(&tree, &["log", "-1", "--format=%s"]), "Poll the kafka consumer in batches");
+    let o = log(&tree, &["-k", "1", "kafka consumer batches"]);
+    let recs = records(&o);
+    let top = of_type(&recs, "commit")[0];
+    assert_eq!(
+        (top["sha"].as_str(), top["subject"].as_str()),
+        (Some(sha.as_str()), Some("Poll the kafka consumer in batches"))
+    );
+}
+
 /// A commit whose author line gix's parser refuses (no `<email>`, as some
 /// imported histories have) is read as git log reads it, and the history
 /// before and after it is searched, where it stopped vg-log altogether.

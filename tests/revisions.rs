@@ -646,6 +646,40 @@ fn an_ambiguous_short_sha_is_said_to_be_ambiguous() {
     let says =
         format!("vg-index: revision \"{prefix}\" is ambiguous: 2 objects' ids begin with it; give more of the sha");
     assert_eq!(stderr(&o).trim(), says);
+    // A commit indexed whose sha begins as a blob's does: git has both, so
+    // the short sha is no name of the stored one (it was searched in its
+    // stead, said to be a commit git no longer has).
+    let prefixes: std::collections::HashSet<&str> = ids.lines().map(|id| &id[..4]).collect();
+    let head_tree = git(&tree, &["rev-parse", "HEAD^{tree}"]);
+    let commit = (0..3000)
+        .map(|n| git(&tree, &["commit-tree", &head_tree, "-m", &format!("try {n}")]))
+        .find(|sha| prefixes.contains(&sha[..4]))
+        .expect("one of 3,000 commits begins as one of 1,000 blobs");
+    git(&tree, &["branch", "found", &commit]);
+    summary_of(&run(tree.cmd("vg-index", "").args(["--rev", "found"])));
+    for args in [&["vecgrep"][..], &["vg-query"], &["vg-query", "--no-index"]] {
+        let o = run(tree.cmd(args[0], "").args(&args[1..]).args(["--rev", &commit[..4], "upload"]));
+        assert_code(&o, 2);
+        assert!(stderr(&o).contains("is ambiguous"), "{args:?}: {}", stderr(&o));
+    }
+}
+
+/// `REV^{/text}` names the youngest commit whose message matches `text`
+/// as git reads it: a regular expression.
+#[test]
+fn a_revision_sought_by_its_message_takes_the_text_as_git_does() {
+    let tree = two_releases();
+    tree.write("NOTES", "x\n");
+    commit_all(&tree, "Prepare v1x2 candidate");
+    git(&tree, &["commit", "-q", "--allow-empty", "-m", "Release v1.2 notes"]);
+    for spec in ["HEAD^{/v1.2 n}", "HEAD^{/^Prepare}", "HEAD~1^{/v1.2}"] {
+        let o = run(tree.cmd("vg-index", "").args(["--rev", spec]));
+        let expected = git(&tree, &["rev-parse", spec]);
+        assert_eq!(summary_of(&o)["rev"], expected.as_str(), "{spec}");
+    }
+    let o = run(tree.cmd("vg-index", "").args(["--rev", "HEAD^{/[unclosed}"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("unclosed character class"), "{}", stderr(&o));
 }
 
 /// A branch's name is the repository's to choose: `--stats` shows a bidi

@@ -6,7 +6,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Context, Result};
-use gix::bstr::ByteSlice;
+use gix::bstr::{BStr, ByteSlice};
 
 use super::diff::{changed_pieces, DiffPiece};
 use super::tree_files::{self, EntryContents, WrittenTree};
@@ -179,7 +179,7 @@ impl GitRepo {
         let commit = self.repo.find_commit(id).with_context(|| format!("cannot read commit {sha}"))?;
         let encoding = commit.decode().ok().and_then(|c| c.encoding.and_then(|e| encoding_named(e)));
         let text = |bytes: &[u8]| decoded(bytes, encoding);
-        let parsed = commit.message().ok().zip(commit.author().ok());
+        let parsed = commit.message_raw().ok().zip(commit.author().ok());
         let parsed = parsed.and_then(|(message, author)| Some((message, author, author.time().ok()?)));
         let (message, author, time) = match parsed {
             Some((message, author, time)) => (message, (author.name, author.email), time),
@@ -188,10 +188,10 @@ impl GitRepo {
             None => {
                 let loose = super::loose::parse(&commit.data);
                 let time = loose.author.time.unwrap_or(loose.time);
-                let message = gix::objs::commit::MessageRef::from_bytes(loose.message.as_bstr());
-                (message, (loose.author.name.as_bstr(), loose.author.email.as_bstr()), time)
+                (loose.message.as_bstr(), (loose.author.name.as_bstr(), loose.author.email.as_bstr()), time)
             }
         };
+        let message = gix::objs::commit::MessageRef::from_bytes(after_blank_lines(message));
         let subject = text(&message.summary()).trim().to_string();
         let body = message.body.map(|b| text(b).trim().to_string()).unwrap_or_default();
         let parents: Vec<gix::ObjectId> = commit.parent_ids().map(|p| p.detach()).collect();
@@ -372,7 +372,7 @@ impl GitRepo {
         use gix::revision::spec::parse::Error as Parse;
         let said = crate::project::shown::clipped(spec, 100);
         if let Some(many) = ambiguous(e) {
-            return anyhow!("revision {said:?} is ambiguous: {many} objects' ids begin with it; give more of the sha");
+            return AmbiguousRevision { said, many }.into();
         }
         if let Ok(head) = self.repo.head() {
             if head.is_unborn() && spec.starts_with("HEAD") {
@@ -596,6 +596,28 @@ fn was_submodule(change: &gix::object::tree::diff::ChangeDetached) -> bool {
 }
 
 /// How many objects a short sha could name, when it names more than one.
+/// A message from its first line that is not blank: git's subject (`%s`)
+/// skips the blank lines a message may begin with.
+fn after_blank_lines(message: &BStr) -> &BStr {
+    let mut rest: &[u8] = message;
+    while let Some(end) = rest.iter().position(|&b| b == b'\n') {
+        if !rest[..end].iter().all(u8::is_ascii_whitespace) {
+            break;
+        }
+        rest = &rest[end + 1..];
+    }
+    rest.as_bstr()
+}
+
+/// A revision that names more than one object: git has it, so no index
+/// stored under a sha it begins is searched in its stead.
+#[derive(Debug, thiserror::Error)]
+#[error("revision {said:?} is ambiguous: {many} objects' ids begin with it; give more of the sha")]
+pub(super) struct AmbiguousRevision {
+    said: String,
+    many: usize,
+}
+
 fn ambiguous(e: &gix::Error) -> Option<usize> {
     use gix::revision::spec::parse::Error as Parse;
     match e.downcast_any_ref::<Parse>()? {

@@ -8,7 +8,7 @@
 
 use anyhow::{anyhow, Result};
 
-use super::git::GitRepo;
+use super::git::{AmbiguousRevision, GitRepo};
 use crate::index::{self, EmbedderPool, IndexObserver, IndexRequest, IndexSummary};
 use crate::project::{admit_paths, ProjectRoot, ResolvedConfig, Skip, WalkOptions};
 use crate::store;
@@ -35,8 +35,9 @@ pub fn index_revision(
     let sha = match repo.resolve_commit(spec) {
         Ok(sha) => sha,
         // A commit git no longer has (its branch deleted, then pruned) is
-        // still searched by its index's sha, as `--no-index` searches it.
-        Err(e) => match stored_by_prefix(&stored, spec) {
+        // still searched by its index's sha, as `--no-index` searches it;
+        // not one of several that git has and the sha's start names.
+        Err(e) => match stored_by_prefix(&stored, spec).filter(|_| !e.is::<AmbiguousRevision>()) {
             Some(sha) if stored.iter().any(|r| r.sha == sha && r.complete) => {
                 obs.note(&format!("git no longer has {spec}; its index is searched as it was made"));
                 return Ok(RevisionRun { sha, summary: None });
@@ -316,6 +317,7 @@ fn resolve_stored(project: &ProjectRoot, stored: &[store::Revision], spec: &str)
     not_a_catalog(project)?;
     match GitRepo::open(&project.path).and_then(|repo| repo.resolve_commit(spec)) {
         Ok(sha) => Ok(sha),
+        Err(e) if e.is::<AmbiguousRevision>() => Err(e),
         Err(e) => stored_by_prefix(stored, spec).ok_or_else(|| unknown(e, stored, spec)),
     }
 }
