@@ -762,6 +762,38 @@ fn a_label_searches_each_projects_revision_and_says_where_it_names_nothing() {
     assert!(response["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().contains(said)), "{response}");
 }
 
+/// A project in a directory its repository had not made yet at the
+/// label's commit is left out and said, as one the label names nothing in;
+/// the others are searched (every run failed: "did not exist at").
+#[test]
+fn a_label_leaves_out_a_project_whose_directory_came_later() {
+    let p = Projects::new();
+    for repo in ["src/api", "src/billing"] {
+        git_in(&p.dir(repo), &["add", "-A"]);
+        git_in(&p.dir(repo), &["commit", "-qm", "first"]);
+        git_in(&p.dir(repo), &["tag", "release-1"]);
+    }
+    p.t.write("src/api/jobs/queue.py", "def enqueue(job):\n    \"\"\"Put a job on the work queue.\"\"\"\n");
+    git_in(&p.dir("src/api"), &["add", "-A"]);
+    git_in(&p.dir("src/api"), &["commit", "-qm", "jobs"]);
+    assert_code(&p.add("team", &["src/api/jobs", "src/billing"]), 0);
+    let tagged = git_in(&p.dir("src/api"), &["rev-parse", "release-1"]);
+    for _ in 0..2 {
+        let o = run(p.cmd("vg-index", ".").args(["--catalog", "team", "--label", "release-1"]));
+        assert_code(&o, 0);
+        let said = format!(
+            "label 'release-1' names nothing in project jobs (its directory did not exist at commit {}); it is left out",
+            &tagged[..12]
+        );
+        assert!(stderr(&o).contains(&said), "{}", stderr(&o));
+    }
+    let o = run(p.cmd("vecgrep", ".").args(["--catalog", "team", "--label", "release-1", "--json", "invoice email"]));
+    assert_code(&o, 0);
+    assert_eq!(records(&o)[0]["project"], "billing");
+    let o = run(p.cmd("vg-catalog", ".").args(["show", "team"]));
+    assert!(stdout(&o).contains("label release-1 (complete"), "{}", stdout(&o));
+}
+
 /// `--clear-cache` and `--reindex` with `--label` act on that label's
 /// index alone; the flags about the catalog's own index are refused, not
 /// taken for the label's (`--clear-cache` removed the catalog's index and

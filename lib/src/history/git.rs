@@ -350,6 +350,12 @@ impl GitRepo {
         if outside.contains("..") || outside.ends_with("^!") || outside.ends_with("^@") || outside.contains("^-") {
             return Err(anyhow!("{said:?} names a range of commits; --rev takes one revision"));
         }
+        // `^{/text}` is the same search from a commit: refused with it (a
+        // server's request for one walked 300,000 commits), not read as
+        // plain text where git reads a regular expression.
+        if spec.contains("^{/") {
+            return Err(anyhow!("{said:?} seeks a commit by its message; name the revision (a branch, tag or sha)"));
+        }
         let id = self.repo.rev_parse_single(spec).map_err(|e| self.unresolved(spec, &e))?;
         let object = id.object().with_context(|| format!("cannot read revision {said:?}"))?;
         let commit = object.peel_to_commit().map_err(|_| anyhow!("revision {said:?} does not name a commit"))?;
@@ -443,10 +449,29 @@ impl GitRepo {
                 written.unwritten.push(Skip { path: shown.into_owned(), reason });
             }
         }
-        if !under_root && !self.prefix.is_empty() {
+        if !under_root && !self.root_exists_in(&tree)? {
             return Err(anyhow!("the project root {} did not exist at {}", self.prefix, &sha[..12.min(sha.len())]));
         }
         Ok(written)
+    }
+
+    /// Whether the project root is a directory of commit `sha`'s tree (the
+    /// whole repository always is): a catalog's label leaves a project out
+    /// at a commit of its repository from before the project's directory.
+    pub(super) fn root_exists_at(&self, sha: &str) -> Result<bool> {
+        let id = gix::ObjectId::from_hex(sha.as_bytes()).map_err(|e| anyhow!("not a commit id {sha:?}: {e}"))?;
+        let commit = self.repo.find_commit(id).with_context(|| format!("cannot read commit {sha}"))?;
+        let tree = commit.tree().with_context(|| format!("cannot read the tree of {sha}"))?;
+        self.root_exists_in(&tree)
+    }
+
+    fn root_exists_in(&self, tree: &gix::Tree<'_>) -> Result<bool> {
+        if self.prefix.is_empty() {
+            return Ok(true);
+        }
+        let entry =
+            tree.lookup_entry_by_path(&self.prefix).with_context(|| format!("cannot look up {}", self.prefix))?;
+        Ok(entry.is_some_and(|e| e.mode().is_tree()))
     }
 
     /// The bytes of the file at root-relative `rel` in commit `sha`, when it

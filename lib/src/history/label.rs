@@ -64,8 +64,13 @@ pub fn resolve_label(catalog: &Catalog, root: &ProjectRoot, label: &str) -> Resu
     let mut projects = Vec::new();
     let mut unresolved = Vec::new();
     for p in &catalog.projects {
-        match GitRepo::open(&p.path).and_then(|repo| branch_or_tag(&repo, label)) {
-            Ok(sha) => projects.push(LabelCommit { name: p.name.clone(), sha }),
+        match GitRepo::open(&p.path).and_then(|repo| Ok((branch_or_tag(&repo, label)?, repo))) {
+            // A project in a directory of its repository the label's commit
+            // lacks: its tree there is nothing to write (every run failed).
+            Ok((sha, repo)) if !repo.root_exists_at(&sha).unwrap_or(true) => {
+                unresolved.push((p.name.clone(), format!("its directory did not exist at commit {}", &sha[..12])))
+            }
+            Ok((sha, _)) => projects.push(LabelCommit { name: p.name.clone(), sha }),
             Err(e) => unresolved.push((p.name.clone(), format!("{e:#}"))),
         }
     }
