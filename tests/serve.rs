@@ -1423,10 +1423,21 @@ fn a_stopping_server_answers_the_requests_it_has_begun() {
 /// and not from web pages elsewhere: without a token, any page the user
 /// visited could read the code through DNS rebinding (its own name pointed
 /// at 127.0.0.1), or start index runs with a cross-site POST.
+///
+/// An IPv4 loopback address written as IPv6 is loopback too: the checks
+/// were off there, with a warning that other machines could connect.
 #[test]
 fn a_loopback_server_refuses_rebound_names_and_pages_from_elsewhere() {
-    let t = sample_project();
-    let s = Server::start(&t, &["--refresh", "3600"]);
+    for bind in [&[][..], &["--bind", "::ffff:127.0.0.1"]] {
+        let t = sample_project();
+        let s = Server::start(&t, &[&["--refresh", "3600"][..], bind].concat());
+        loopback_server_refuses_rebound_names_and_pages_from_elsewhere(&s);
+        s.wait_stderr("listening on");
+        assert!(!s.stderr.lock().unwrap().contains("warning"), "{bind:?}: {}", s.stderr.lock().unwrap());
+    }
+}
+
+fn loopback_server_refuses_rebound_names_and_pages_from_elsewhere(s: &Server) {
     let port = s.addr.rsplit(':').next().unwrap().to_string();
     let get = |headers: &str| s.raw(format!("GET /health HTTP/1.1\r\n{headers}Connection: close\r\n\r\n").as_bytes());
     for refused in [
@@ -1455,6 +1466,21 @@ fn a_loopback_server_refuses_rebound_names_and_pages_from_elsewhere() {
     let (status, _, body) = get("");
     assert_eq!(status, 400, "{body}");
     assert!(error_of(400, &body).contains("without a Host header"), "{body}");
+}
+
+/// Listening where other machines can connect is warned of once listening;
+/// an address that cannot be bound is one line, the error, with no warning
+/// of a server that never listened.
+#[test]
+fn a_server_other_machines_reach_is_warned_of_once_listening() {
+    let t = sample_project();
+    let s = Server::start(&t, &["--bind", "0.0.0.0", "--refresh", "3600"]);
+    s.wait_stderr("warning: listening on 0.0.0.0, which other machines can reach; anyone who can connect");
+    assert!(s.stop().success());
+    let o = run(t.cmd("vg-serve", ".").args(["--bind", "192.0.2.1", "--port", "0"]));
+    assert_code(&o, 2);
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(stderr(&o).starts_with("vg-serve: cannot listen on 192.0.2.1:"), "{}", stderr(&o));
 }
 
 /// A second server on the same root leaves the first one's running job

@@ -24,10 +24,15 @@ const TOOL: &str = "vg-serve";
 struct Events {
     quiet: bool,
     root: vecgrep::project::ProjectRoot,
+    /// Said once listening: an address it could not bind is no exposure.
+    exposure: Option<String>,
 }
 
 impl ServeEvents for Events {
     fn listening(&self, url: &str) -> anyhow::Result<()> {
+        if let Some(warning) = &self.exposure {
+            eprintln!("{}: warning: {warning}", shown_name(TOOL));
+        }
         // The URL goes to stderr even when quiet: it is what the user asked for.
         eprintln!("{}: listening on {url}", shown_name(TOOL));
         let mut out = vecgrep_bins::app::stdout();
@@ -46,18 +51,17 @@ fn main() {
         let inv = resolve(TOOL, &cli.paths, cli.outside.skip_outside_root, Some(&cli.catalog), cli_config(&matches)?)?;
         let token =
             vecgrep::serve::token(cli.token.clone(), std::env::var_os("VECGREP_TOKEN")).map_err(|e| anyhow!(e))?;
-        if !cli.bind.is_loopback() {
-            eprintln!(
-                "{}: warning: listening on {}, which other machines can reach; {}",
-                shown_name(TOOL),
+        let exposure = (!vecgrep::serve::is_loopback(cli.bind)).then(|| {
+            format!(
+                "listening on {}, which other machines can reach; {}",
                 cli.bind,
                 if token.is_some() {
                     "requests need the token"
                 } else {
                     "anyone who can connect can read the code (set --token)"
                 }
-            );
-        }
+            )
+        });
         let shutdown = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&shutdown);
         ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst))
@@ -74,7 +78,7 @@ fn main() {
         let embeddings_loader: vecgrep::index::ThreadedLoader =
             std::sync::Arc::new(move |threads| load_embedder(&embeddings_config, Profile::Index, threads));
         let walk = cli.walk.to_options(&inv.config);
-        let events = Arc::new(Events { quiet: inv.config.quiet, root: inv.root.clone() });
+        let events = Arc::new(Events { quiet: inv.config.quiet, root: inv.root.clone(), exposure });
         let rate_limit = inv.config.rate_limit;
         vecgrep::serve::serve(
             Target { root: inv.root, paths: inv.paths, walk, config: inv.config },

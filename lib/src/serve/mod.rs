@@ -37,6 +37,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 
 pub use http::Limits;
+pub use origin::is_loopback;
 
 use crate::embed::LazyEmbedder;
 use crate::index::{EmbedderPool, ThreadedLoader};
@@ -180,7 +181,7 @@ pub fn serve(
         searcher,
         models: ModelPool::new(embeddings_loader),
         token: settings.token,
-        loopback: settings.addr.ip().is_loopback(),
+        loopback: origin::is_loopback(settings.addr.ip()),
         in_flight: Default::default(),
         shutdown,
         events,

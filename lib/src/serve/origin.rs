@@ -49,8 +49,9 @@ fn is_loopback_host(host: &str) -> bool {
     name == "localhost" || name.ends_with(".localhost") || name.parse::<IpAddr>().is_ok_and(is_loopback)
 }
 
-/// A loopback address, an IPv4 one written as IPv6 (`::ffff:127.0.0.1`) too.
-fn is_loopback(ip: IpAddr) -> bool {
+/// A loopback address, an IPv4 one written as IPv6 (`::ffff:127.0.0.1`) too:
+/// a server bound to one is reached from this machine only.
+pub fn is_loopback(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V6(v6) => v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback()),
         v4 => v4.is_loopback(),
