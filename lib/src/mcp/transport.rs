@@ -74,7 +74,15 @@ pub(super) fn screen(line: &[u8]) -> Screened {
                 None => Screened::Nothing,
             };
         }
-        Err(_) => return Screened::Nothing,
+        // Not JSON, yet a request by its first keys (a raw tab, or a byte
+        // that is no UTF-8, in a string): answered, or its client waits for
+        // ever. What reads as no request is ignored (a peer that echoes).
+        Err(e) => {
+            return match super::cut::id_of_cut_request(line) {
+                Some(id) => answer(ErrorCode::PARSE_ERROR, format!("not JSON: {}", clipped(&e.to_string(), 200)), id),
+                None => Screened::Nothing,
+            }
+        }
     };
     let Some(object) = value.as_object() else {
         let why = match value.is_array() {
@@ -533,6 +541,26 @@ mod tests {
         }
         let notification = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"a":"\ud800"}}"#;
         assert!(matches!(screen(notification.as_bytes()), Screened::Nothing), "a notification is never answered");
+    }
+
+    #[test]
+    fn a_request_that_is_no_json_by_a_byte_in_a_string_is_answered_by_its_id() {
+        let request = |query: &[u8]| {
+            let mut line =
+                br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"search","arguments":{"query":""#
+                    .to_vec();
+            line.extend_from_slice(query);
+            line.extend_from_slice(br#""}}}"#);
+            line
+        };
+        for (query, cause) in [(&b"caf\xe9"[..], "invalid unicode"), (b"a\tb", "control character")] {
+            let (code, id, message) = error_of(screen(&request(query)));
+            assert_eq!((code, id), (-32700, Some(RequestId::Number(7))), "{message}");
+            assert!(message.starts_with("not JSON: ") && message.contains(cause), "{message}");
+        }
+        let mut notification = br#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"a":"caf"#.to_vec();
+        notification.extend_from_slice(b"\xe9\"}}");
+        assert!(matches!(screen(&notification), Screened::Nothing), "a notification is never answered");
     }
 
     #[test]
