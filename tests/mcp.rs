@@ -363,6 +363,72 @@ fn it_exits_within_30_s_when_the_client_leaves_during_an_ask_that_hangs() {
     assert!(took > Duration::from_secs(18), "gave up on the ask it owed at once ({took:?})");
 }
 
+/// Asks waiting on a chat model that never answers, cancelled or not,
+/// keep no search waiting: eight of them took every turn, and a search
+/// answered only once they had waited out `llm_timeout`.
+#[test]
+fn a_search_is_answered_while_asks_wait_on_the_chat_model() {
+    let t = sample_project();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    t.global_config(&format!(
+        "llm_url = \"http://{}/v1\"\nllm_model = \"m\"\nllm_timeout = 300\n",
+        listener.local_addr().unwrap()
+    ));
+    let (asked, asked_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for connection in listener.incoming() {
+            held.push(connection);
+            let _ = asked.send(());
+        }
+    });
+    let mut child =
+        t.cmd("vg-mcp", ".").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut send = |line: Value| std::io::Write::write_all(&mut stdin, format!("{line}\n").as_bytes()).unwrap();
+    send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}));
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    for id in 10..18 {
+        send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "ask", "arguments": {"query": "explain how the upload retry works"}}}));
+    }
+    // Asks at work, waiting on the chat model (as many as may be at once:
+    // all eight took a turn); then all cancelled.
+    for _ in 0..2 {
+        if asked_rx.recv_timeout(Duration::from_secs(60)).is_err() {
+            child.kill().unwrap();
+            panic!("no ask asked the chat model");
+        }
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    for id in 10..18 {
+        send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id}}));
+    }
+    send(json!({"jsonrpc": "2.0", "id": 20, "method": "tools/call",
+        "params": {"name": "search", "arguments": {"query": "retry a failed upload", "k": 1}}}));
+    let (answers, answered) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)).map_while(Result::ok) {
+            let _ = answers.send(line);
+        }
+    });
+    let start = Instant::now();
+    let search = loop {
+        let Ok(line) = answered.recv_timeout(Duration::from_secs(90)) else { break Value::Null };
+        let message: Value = serde_json::from_str(&line).unwrap();
+        if message["id"] == 20 {
+            break message;
+        }
+    };
+    let took = start.elapsed();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(search["result"]["structuredContent"]["results"].as_array().is_some_and(|h| !h.is_empty()), "{search}");
+    assert!(took < Duration::from_secs(60), "the search waited {took:?} behind the asks");
+}
+
 #[test]
 fn it_exits_when_the_client_leaves_and_survives_garbage() {
     let t = sample_project();

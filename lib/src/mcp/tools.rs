@@ -15,7 +15,7 @@ use rmcp::{tool, tool_handler, tool_router, Json, RoleServer, ServerHandler};
 use super::args::{AskArgs, IndexProgress, McpHit, SearchArgs, SearchOutput, StatusArgs};
 use super::run::{run_and_wait, IndexArgs, IndexOutput};
 use super::transport::Unanswered;
-use super::turns::{blocking, Turns, CALLS_AT_WORK};
+use super::turns::{blocking, Turns, ASKS_AT_WORK, CALLS_AT_WORK};
 use crate::ask::{AskOptions, AskResponse, LiveAsk};
 use crate::live::{lock, LiveStatus, Searched, Searcher, StoreSlot};
 
@@ -33,14 +33,18 @@ pub(super) struct Tools {
     started: Instant,
     /// The requests still owed an answer, and whether the client has gone.
     unanswered: Arc<Unanswered>,
-    /// `search` and `ask` calls take turns.
+    /// `search` calls take turns.
     turns: Turns,
+    /// `ask` calls take turns of their own: each may wait out a chat model
+    /// (`llm_timeout`, twice with the planner), and eight such, cancelled
+    /// or not, left every search waiting behind them.
+    ask_turns: Turns,
 }
 
 impl Tools {
     pub(super) fn new(searcher: Searcher, unanswered: Arc<Unanswered>) -> Tools {
-        let turns = Turns::new(CALLS_AT_WORK);
-        Tools { searcher, stores: Mutex::new(Vec::new()), started: Instant::now(), unanswered, turns }
+        let (turns, ask_turns) = (Turns::new(CALLS_AT_WORK), Turns::new(ASKS_AT_WORK));
+        Tools { searcher, stores: Mutex::new(Vec::new()), started: Instant::now(), unanswered, turns, ask_turns }
     }
 
     pub(super) fn searcher(&self) -> &Searcher {
@@ -149,7 +153,7 @@ impl VecgrepServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<Json<AskResponse>, String> {
         let tools = Arc::clone(&self.tools);
-        self.tools.turns.run(ctx.ct.cancelled(), move || tools.ask(&params.0)).await?.map(Json)
+        self.tools.ask_turns.run(ctx.ct.cancelled(), move || tools.ask(&params.0)).await?.map(Json)
     }
 
     /// How the index stands: whether a run is indexing (and how far it

@@ -1,6 +1,6 @@
-//! Turns at the tools' blocking work: at most a few `search` and `ask`
-//! calls run at once, the rest wait, and one cancelled while it waits
-//! leaves the queue without running.
+//! Turns at the tools' blocking work: at most a few `search` calls, and
+//! apart a few `ask` calls, run at once; the rest wait, and one cancelled
+//! while it waits leaves the queue without running.
 
 use std::future::Future;
 
@@ -9,6 +9,10 @@ use std::future::Future;
 /// rather than hundreds of threads sharing the cores with memory growing
 /// with each, as a client sending calls without waiting would have them.
 pub(super) const CALLS_AT_WORK: usize = 8;
+
+/// The most `ask` calls at work at once, apart from the searches' turns:
+/// a quarter of theirs, as vg-serve gives its `/v1/ask` lane.
+pub(super) const ASKS_AT_WORK: usize = CALLS_AT_WORK / 4;
 
 /// A blocking call's result, or why the thread running it failed.
 pub(super) async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, String> {
