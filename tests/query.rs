@@ -49,6 +49,35 @@ fn a_joined_hit_never_carries_a_piece_of_a_long_line_as_the_line() {
     }
 }
 
+/// Every shown `path:N:text` is all of line N, a hit cut from a long line
+/// too: it was shown as that piece (a 500-character run starting mid-word),
+/// and as the whole line only with `-C`.
+#[test]
+fn a_hit_cut_from_a_long_line_is_shown_as_the_whole_line() {
+    let t = Tree::git();
+    let words = ["the", "upload", "client", "retries", "each", "failed", "request", "with", "backoff"];
+    let long: Vec<String> = (0..400).map(|i| words[(i * 7) % words.len()].to_string()).collect();
+    let file = format!("first\n{}\nlast\n", long.join(" "));
+    t.write("long.txt", &file);
+    let lines: Vec<&str> = file.split('\n').collect();
+    for extra in [&[][..], &["--heading"], &["-C", "1"]] {
+        let o = run(t
+            .cmd("vecgrep", ".")
+            .args(["-n", "--threshold", "-1", "-k", "3"])
+            .args(extra)
+            .arg("upload retry backoff"));
+        assert_code(&o, 0);
+        let mut shown = 0;
+        for line in stdout(&o).lines() {
+            let fields: Vec<&str> = line.trim_start_matches("long.txt:").splitn(2, [':', '-']).collect();
+            let Some(n) = fields.first().and_then(|n| n.trim().parse::<usize>().ok()) else { continue };
+            assert_eq!(fields[1], lines[n - 1], "{extra:?}: line {n}");
+            shown += 1;
+        }
+        assert!(shown > 0, "{extra:?}: {}", stdout(&o));
+    }
+}
+
 #[test]
 fn the_right_file_ranks_first() {
     let t = sample_project();

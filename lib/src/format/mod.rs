@@ -453,7 +453,9 @@ impl FileCache {
     /// from a revision reads the file as it is there, never the work
     /// tree's, whose other lines may have changed since.
     fn lines<'a>(&'a mut self, path: &str, h: &'a HitRecord, opts: &FormatOptions) -> Lines<'a> {
-        let wanted = opts.before > 0 || opts.after > 0 || h.text.is_empty();
+        // A hit of one line may be a piece of a line too long for a chunk:
+        // shown as `path:N:text`, it must be all of line N, as grep's are.
+        let wanted = opts.before > 0 || opts.after > 0 || h.text.is_empty() || h.start_line == h.end_line;
         let file = match (&h.rev, h.root.as_deref()) {
             _ if !wanted => None,
             (None, _) => self.get(path, || h.source_path(&opts.cwd).and_then(|p| read_lines(&p))),
