@@ -227,6 +227,13 @@ fn with_diff_the_changed_lines_are_searched_and_shown_where_they_are() {
     let sha = git(&tree, &["rev-parse", "--short=12", "HEAD~2"]);
     assert!(text.starts_with(&format!("{sha} 2024-02-10 Grace Hopper ")), "{text}");
     assert!(text.contains("src/upload.py:9: +            time.sleep(2 ** attempt)"), "{text}");
+    // A diff line's number goes with -N, as a file's does (it was refused,
+    // and an alias of `vecgrep -n` refused every --log search).
+    let args = ["--log", "--diffs-only", "--threshold", "0", "-k", "1", "--heading", "--color", "never"];
+    let shown = run(tree.cmd("vecgrep", "").args(args).args(["-N", "sleep longer between each attempt"]));
+    assert_code(&shown, 0);
+    assert!(stdout(&shown).contains("src/upload.py: +            time.sleep(2 ** attempt)"), "{}", stdout(&shown));
+    assert_code(&run(tree.cmd("vecgrep", "").args(args).args(["-n", "-H", "sleep longer"])), 0);
     // Pipes get a line per commit; --files the files they touched.
     let flat = run(tree.cmd("vecgrep", "").args(["--log", "--threshold", "0", "-k", "1", "exponential backoff"]));
     let full = git(&tree, &["rev-parse", "HEAD~2"]);

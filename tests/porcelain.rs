@@ -414,7 +414,7 @@ fn a_flag_no_tool_of_the_mode_takes_is_refused_not_passed_over() {
         (&["--log", "--changed-within", "1d", "retry"], "--changed-within", "with --log"),
         (&["--log", "--no-scope", "retry"], "--no-scope", "with --log"),
         (&["--log", "-C", "2", "retry"], "--context", "with --log"),
-        (&["--log", "-n", "retry"], "--line-number", "with --log"),
+        (&["--log", "-A", "1", "retry"], "--after-context", "with --log"),
         (&["--serve", "--json"], "--json", "with --serve"),
         (&["--mcp", "-l"], "--files-with-matches", "with --mcp"),
         (&["--stats", "-t", "py"], "--type", "with --stats"),

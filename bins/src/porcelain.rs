@@ -56,6 +56,44 @@ const SHARED_FLAGS: &[&str] = &[
 const QUERY_FLAGS: &[&str] =
     &["FileFilterArgs", "PackageArgs", "MaxCountArgs", "reindex", "no_index", "no_scope", "rev", "label", "explain"];
 
+/// vg-format's flags under `--log`. Not context: a commit has no lines of
+/// a file around its own. Line numbers and file names are its diff lines'
+/// (`path:N:`, with --with-diff) and its counts' (`-c -I`).
+const LOG_FORMAT_FLAGS: &[&str] = &[
+    "files",
+    "count",
+    "json",
+    "heading",
+    "no_heading",
+    "lines",
+    "line_number",
+    "no_line_number",
+    "with_filename",
+    "no_filename",
+    "null",
+    "color",
+    "quiet",
+];
+
+/// vg-format's flags under `--answer`. Not --files or --count: they would
+/// show nothing of the answer.
+const ANSWER_FORMAT_FLAGS: &[&str] = &[
+    "quiet",
+    "json",
+    "after_context",
+    "before_context",
+    "context",
+    "heading",
+    "no_heading",
+    "lines",
+    "line_number",
+    "no_line_number",
+    "with_filename",
+    "no_filename",
+    "null",
+    "color",
+];
+
 /// What vg-ask is given for `--plan`: a plan searches nothing, so only
 /// what chooses the root, the threshold and the planner shapes it.
 const PLAN_FLAGS: &[&str] = &[
@@ -168,35 +206,12 @@ impl Mode {
                         "StoreArgs",
                     ],
                 ),
-                // Not context or line numbers: a commit has no lines of a file.
-                (
-                    "vg-format",
-                    vec!["files", "count", "json", "heading", "no_heading", "lines", "null", "color", "quiet"],
-                ),
+                ("vg-format", LOG_FORMAT_FLAGS.to_vec()),
             ],
             Mode::Answer => vec![
                 query(),
                 ("vg-answer", vec!["quiet", "AnswerArgs", "TrustArgs"]),
-                // Not --files or --count: they would show nothing of the answer.
-                (
-                    "vg-format",
-                    vec![
-                        "quiet",
-                        "json",
-                        "after_context",
-                        "before_context",
-                        "context",
-                        "heading",
-                        "no_heading",
-                        "lines",
-                        "line_number",
-                        "no_line_number",
-                        "with_filename",
-                        "no_filename",
-                        "null",
-                        "color",
-                    ],
-                ),
+                ("vg-format", ANSWER_FORMAT_FLAGS.to_vec()),
             ],
         }
     }
