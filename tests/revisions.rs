@@ -747,6 +747,18 @@ fn a_path_the_revision_has_is_searched_though_the_working_tree_lost_it() {
     assert!(stderr(&o).contains("'docs' names nothing in revision"), "{}", stderr(&o));
     assert_code(&o, 2);
     assert!(!records(&o).is_empty(), "src/config.py is still searched");
+    // Named through a link to the checkout, the lost file is placed where
+    // the link leads (it was called outside the root), as is one that exists.
+    let link = tree.config_home.path().join("checkout");
+    std::os::unix::fs::symlink(tree.path(), &link).unwrap();
+    for file in ["src/config.py", "src/client.py"] {
+        let through = link.join(file);
+        let o = run(tree.cmd("vg-query", "").args(["--rev", "v1", "--threshold", "-1", "parser"]).arg(&through));
+        assert_code(&o, 0);
+        assert!(records(&o).iter().all(|h| h["file"] == file), "{file}: {}", stderr(&o));
+        let o = run(tree.cmd("vg-log", "").args(["--threshold", "-1", "parser"]).arg(&through));
+        assert_code(&o, 0);
+    }
 }
 
 /// A run that rebuilds a complete revision's index (other settings) and is

@@ -399,7 +399,7 @@ pub fn admit_paths_lexically(
     let mut out = LexicalAdmission::default();
     for path in paths {
         let abs = absolutize(&base, path);
-        let resolved = abs.canonicalize().unwrap_or_else(|_| normalize_lexically(&abs));
+        let resolved = abs.canonicalize().unwrap_or_else(|_| resolved_as_far_as_it_exists(&abs));
         match resolved.strip_prefix(&root.path) {
             // Inside, but a name no record can hold: said as such, not as outside.
             Ok(rel) => out.admitted.push(rel_to_string(rel).ok_or_else(|| RootError::NotUtf8 { path: path.clone() })?),
