@@ -227,8 +227,13 @@ fn nothing_outside_the_served_paths_is_reached() {
             search(json!({"query": "retry failed uploads", "paths": [alias.join("src/config.py")], "threshold": -1})),
             search(json!({"query": "retry failed uploads", "paths": [""], "threshold": -1})),
             search(json!({"query": "retry failed uploads", "paths": [alias.join("docs")]})),
+            search(json!({"query": "retry failed uploads", "paths": [format!("src/{}", "word ".repeat(45))]})),
         ]),
     );
+    // A path of words is shown once too (it was twice, in 600 characters).
+    let e = tool_error(&r[16]);
+    assert!(e.chars().count() <= 420 && e.matches("word").count() <= 41, "{} characters: {e}", e.chars().count());
+    assert!(e.contains("No such file or directory"), "{e}");
     assert_eq!(files_of(structured(&r[13])), ["src/config.py"], "a path through a link to the root");
     assert_eq!(files_of(structured(&r[14])), files_of(structured(&r[9])), "an empty path is left out");
     assert!(tool_error(&r[15]).contains("not among the paths this server searches"), "{}", tool_error(&r[15]));

@@ -68,11 +68,15 @@ pub fn confine(live: &LiveIndex, paths: &[String]) -> Result<Scope, Refusal> {
             let why = OutsideRoot(root.path.clone());
             return Err(Refusal::new(RefusalKind::Forbidden, clipped(&format!("{shown}: {why}"), 2 * SHOWN_CHARS)));
         }
-        // The cause may quote the path again, joined to the root: cut
-        // there, so that the path is shown once and the reason still is.
+        // The cause may quote the path again, joined to the root: the
+        // path is shown once (a path of words quoted twice was 600
+        // characters), with at most 200 of the reason.
         let admitted = admitted(root, rel).map_err(|e| {
-            let cause = words_clipped(&format!("{e:#}"), 60, 2 * SHOWN_CHARS);
-            Refusal::new(refusal_kind(&e), format!("{shown}: {cause}"))
+            let cause = match e.downcast_ref::<crate::project::RootError>() {
+                Some(crate::project::RootError::Path { cause, .. }) => cause.to_string(),
+                _ => format!("{e:#}"),
+            };
+            Refusal::new(refusal_kind(&e), format!("{shown}: {}", words_clipped(&cause, 60, SHOWN_CHARS)))
         })?;
         for p in admitted {
             if !served.prefixes.iter().any(|s| is_under(&p.rel, s)) {
