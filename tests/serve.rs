@@ -819,6 +819,34 @@ fn embedding_requests_past_their_share_wait_rather_than_fail() {
     assert_eq!(statuses, [200; 4]);
 }
 
+/// A client that asks to be told before it sends its body (`Expect:
+/// 100-continue`) is told, once nothing refuses the request; one refused
+/// gets its final status at once (it waited a second, or for ever).
+#[test]
+fn a_client_expecting_100_continue_is_told_to_send_its_body() {
+    let t = sample_project();
+    let s = Server::start(&t, &[]);
+    let body = serde_json::json!({"input": ["retry the upload with backoff"]}).to_string();
+    let mut c = TcpStream::connect(&s.addr).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let head = format!(
+        "POST /v1/embeddings HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nExpect: 100-continue\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    c.write_all(head.as_bytes()).unwrap();
+    let mut interim = [0u8; 25];
+    c.read_exact(&mut interim).unwrap();
+    assert_eq!(&interim, b"HTTP/1.1 100 Continue\r\n\r\n");
+    c.write_all(body.as_bytes()).unwrap();
+    let mut response = String::new();
+    let _ = c.read_to_string(&mut response);
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    let too_big =
+        "POST /v1/embeddings HTTP/1.1\r\nHost: localhost\r\nExpect: 100-continue\r\nContent-Length: 99999999\r\n\r\n";
+    let (status, head, _) = s.raw(too_big.as_bytes());
+    assert_eq!(status, 413, "{head}");
+}
+
 /// A fill of a few big files has them all with the embedders at once,
 /// each seconds of the model's time: SIGTERM must not wait for them.
 #[test]

@@ -304,6 +304,7 @@ pub(super) fn read_body(
     limits: &Limits,
     limit: usize,
     bound: &mut dyn FnMut(std::time::Duration),
+    go_ahead: &mut dyn FnMut(),
 ) -> Result<Vec<u8>, BodyError> {
     let refuse = |status: u16, message: &str| BodyError { status: Some(status), message: message.to_string() };
     if request.header("transfer-encoding").is_some() {
@@ -315,6 +316,12 @@ pub(super) fn read_body(
     let length: usize = length.trim().parse().map_err(|_| refuse(400, "Content-Length is not a number"))?;
     if length > limit {
         return Err(refuse(413, &format!("the body is {length} bytes; the limit is {limit}")));
+    }
+    // A client that waits to be told to send its body (RFC 9110 10.1.1)
+    // is, once nothing refuses it: it waited a second, or for ever.
+    let waits = request.header("expect").is_some_and(|e| e.trim().eq_ignore_ascii_case("100-continue"));
+    if waits && length > 0 && request.version == "HTTP/1.1" {
+        go_ahead();
     }
     let mut body = vec![0u8; length];
     let deadline = Instant::now() + limits.head_deadline;
@@ -527,7 +534,7 @@ mod tests {
         let mut stream =
             io::BufReader::new(&b"POST /v1/embeddings HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhelloGET"[..]);
         let r = read_request(&mut stream, &limits).unwrap().unwrap();
-        assert_eq!(read_body(&mut stream, &r, &limits, 100, &mut |_| {}).unwrap(), b"hello");
+        assert_eq!(read_body(&mut stream, &r, &limits, 100, &mut |_| {}, &mut || {}).unwrap(), b"hello");
         let mut rest = String::new();
         io::Read::read_to_string(&mut stream, &mut rest).unwrap();
         assert_eq!(rest, "GET", "the next request is left alone");
@@ -544,13 +551,13 @@ mod tests {
         }
         let r = read("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n").unwrap().unwrap();
         let mut bounds = Vec::new();
-        let body = read_body(&mut Drip(b"hello"), &r, &limits, 100, &mut |left| bounds.push(left)).unwrap();
+        let body = read_body(&mut Drip(b"hello"), &r, &limits, 100, &mut |left| bounds.push(left), &mut || {}).unwrap();
         assert_eq!(body, b"hello");
         assert_eq!(bounds.len(), 5, "{bounds:?}");
         assert!(bounds.windows(2).all(|w| w[1] <= w[0]) && bounds[0] <= limits.head_deadline, "{bounds:?}");
         let status = |head: &str, limit| {
             let r = read(head).unwrap().unwrap();
-            read_body(&mut &b"abc"[..], &r, &limits, limit, &mut |_| {})
+            read_body(&mut &b"abc"[..], &r, &limits, limit, &mut |_| {}, &mut || {})
                 .map(|_| 0)
                 .unwrap_or_else(|e| e.status.unwrap_or(0))
         };

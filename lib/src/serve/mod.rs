@@ -431,7 +431,10 @@ fn connection(shared: &Shared, stream: TcpStream, client: IpAddr, slot: &Slot) {
             let bound = &mut |left| {
                 let _ = stream.set_read_timeout(Some(left));
             };
-            let read = http::read_body(&mut reader, &request, &shared.limits, limit, bound);
+            let go_ahead = &mut || {
+                let _ = writer.write_all(b"HTTP/1.1 100 Continue\r\n\r\n").and_then(|()| writer.flush());
+            };
+            let read = http::read_body(&mut reader, &request, &shared.limits, limit, bound, go_ahead);
             let _ = stream.set_read_timeout(Some(idle));
             match read {
                 Ok(b) => body = Some(b),
