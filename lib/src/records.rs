@@ -47,13 +47,13 @@ pub struct HitRecord {
     /// before it was added have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fit: Option<f64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub text: String,
     /// The query that produced the hit, so formatters can mark matching lines.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub query: Option<String>,
     /// The project's concepts the query named that this hit mentions.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_default")]
     pub concepts: Vec<String>,
     /// The git revision (full sha) the hit is from, when a revision was
     /// searched (`vg-query --rev`) rather than the working tree.
@@ -69,6 +69,16 @@ pub struct HitRecord {
     /// wire, as ndjson.md orders the fields.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<String>,
+}
+
+/// An optional field written `null`, read as left out: every other
+/// optional field of a hit takes null (`"text": null` was refused).
+fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
 }
 
 impl HitRecord {
@@ -567,7 +577,7 @@ pub struct JudgementRecord {
     /// Why the search looks insufficient; empty when sufficient.
     pub reasons: Vec<String>,
     /// Concepts the query named, from `.vecgrep/kg/`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_default")]
     pub concepts: Vec<String>,
     /// The project searched (absolute): with no hit to name it, where a
     /// reader finds the config that search read (its `quiet`).
@@ -1095,6 +1105,12 @@ mod tests {
     fn minimal_hits_are_accepted_and_unknown_fields_ignored() {
         let h = parse_hit_line(r#"{"file":"a.rs","start_line":3,"end_line":4,"future":[1]}"#, 1).unwrap().unwrap();
         assert_eq!((h.file.as_str(), h.start_line, h.end_line, h.v), ("a.rs", 3, 4, 1));
+        // Optional fields written null are left out, `text` and `concepts` too.
+        let h =
+            parse_hit_line(r#"{"file":"a.rs","start_line":3,"end_line":4,"text":null,"concepts":null,"rev":null}"#, 1)
+                .unwrap()
+                .unwrap();
+        assert_eq!((h.text.as_str(), h.concepts.len(), h.rev), ("", 0, None));
     }
 
     #[test]
