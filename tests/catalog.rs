@@ -792,6 +792,15 @@ fn a_label_leaves_out_a_project_whose_directory_came_later() {
     assert_eq!(records(&o)[0]["project"], "billing");
     let o = run(p.cmd("vg-catalog", ".").args(["show", "team"]));
     assert!(stdout(&o).contains("label release-1 (complete"), "{}", stdout(&o));
+    // A label of no project's directory says why, not that it names nothing.
+    assert_code(&p.add("jobs-only", &["src/api/jobs"]), 0);
+    let o = run(p.cmd("vecgrep", ".").args(["--catalog", "jobs-only", "--label", "release-1", "enqueue"]));
+    assert_code(&o, 2);
+    let said = format!(
+        "vecgrep: label 'release-1' names no revision of catalog 'jobs-only' that holds a project (jobs: its directory did not exist at commit {})",
+        &tagged[..12]
+    );
+    assert_eq!(stderr(&o).trim(), said);
 }
 
 /// `--clear-cache` and `--reindex` with `--label` act on that label's

@@ -711,6 +711,14 @@ fn a_message_beginning_with_blank_lines_has_its_first_words_as_subject() {
         (top["sha"].as_str(), top["subject"].as_str()),
         (Some(sha.as_str()), Some("Poll the kafka consumer in batches"))
     );
+    // A log an older vg-log read (no reader recorded, the subject empty)
+    // has that commit read again, once.
+    let db = rusqlite::Connection::open(tree.path().join(".vecgrep/index.db")).unwrap();
+    db.execute("UPDATE commits SET subject = '' WHERE sha = ?1", [&sha]).unwrap();
+    db.execute("DELETE FROM meta WHERE key = 'log_reader'", []).unwrap();
+    drop(db);
+    let o = log(&tree, &["-k", "1", "kafka consumer batches"]);
+    assert_eq!(of_type(&records(&o), "commit")[0]["subject"], "Poll the kafka consumer in batches", "{}", stderr(&o));
 }
 
 /// A commit whose author line gix's parser refuses (no `<email>`, as some

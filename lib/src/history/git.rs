@@ -6,7 +6,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Context, Result};
-use gix::bstr::{BStr, ByteSlice};
+use gix::bstr::ByteSlice;
 
 use super::diff::{changed_pieces, DiffPiece};
 use super::tree_files::{self, EntryContents, WrittenTree};
@@ -191,9 +191,8 @@ impl GitRepo {
                 (loose.message.as_bstr(), (loose.author.name.as_bstr(), loose.author.email.as_bstr()), time)
             }
         };
-        let message = gix::objs::commit::MessageRef::from_bytes(after_blank_lines(message));
-        let subject = text(&message.summary()).trim().to_string();
-        let body = message.body.map(|b| text(b).trim().to_string()).unwrap_or_default();
+        let (subject, body) = subject_and_body(message);
+        let (subject, body) = (text(&subject).trim().to_string(), text(body).trim().to_string());
         let parents: Vec<gix::ObjectId> = commit.parent_ids().map(|p| p.detach()).collect();
         let mut changes = self.changes(&commit, parents.first().copied(), with_diff && parents.len() < 2)?;
         // A merge touched a path only where it differs from every parent, as
@@ -620,18 +619,27 @@ fn was_submodule(change: &gix::object::tree::diff::ChangeDetached) -> bool {
     }
 }
 
-/// How many objects a short sha could name, when it names more than one.
-/// A message from its first line that is not blank: git's subject (`%s`)
-/// skips the blank lines a message may begin with.
-fn after_blank_lines(message: &BStr) -> &BStr {
-    let mut rest: &[u8] = message;
-    while let Some(end) = rest.iter().position(|&b| b == b'\n') {
-        if !rest[..end].iter().all(u8::is_ascii_whitespace) {
-            break;
-        }
-        rest = &rest[end + 1..];
+/// A message's subject and body as git reads them (`%s`, `%b`): the
+/// blank lines (empty, or of whitespace alone) it may begin with skipped,
+/// its first paragraph, lines joined by spaces; then what follows the blank
+/// line that ends it. gix's split left a subject empty after a blank first
+/// line, and ran on past a line of spaces.
+fn subject_and_body(message: &[u8]) -> (Vec<u8>, &[u8]) {
+    let blank = |line: &[u8]| line.iter().all(u8::is_ascii_whitespace);
+    let line_end = |from: usize| message[from..].iter().position(|&b| b == b'\n').map_or(message.len(), |i| from + i);
+    let mut at = 0;
+    while at < message.len() && blank(&message[at..line_end(at)]) {
+        at = line_end(at) + 1;
     }
-    rest.as_bstr()
+    let mut subject = Vec::new();
+    while at < message.len() && !blank(&message[at..line_end(at)]) {
+        if !subject.is_empty() {
+            subject.push(b' ');
+        }
+        subject.extend_from_slice(message[at..line_end(at)].trim_ascii());
+        at = line_end(at) + 1;
+    }
+    (subject, &message[at.min(message.len())..])
 }
 
 /// A revision that names more than one object: git has it, so no index
@@ -643,6 +651,7 @@ pub(super) struct AmbiguousRevision {
     many: usize,
 }
 
+/// How many objects a short sha could name, when it names more than one.
 fn ambiguous(e: &gix::Error) -> Option<usize> {
     use gix::revision::spec::parse::Error as Parse;
     match e.downcast_any_ref::<Parse>()? {
@@ -656,6 +665,25 @@ fn ambiguous(e: &gix::Error) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_subject_is_the_first_paragraph_as_git_reads_it() {
+        let split = |m: &str| {
+            let (subject, body) = subject_and_body(m.as_bytes());
+            (String::from_utf8(subject).unwrap(), std::str::from_utf8(body).unwrap().trim().to_string())
+        };
+        for (message, subject, body) in [
+            ("Fix the parser\n\nWhy it broke\n", "Fix the parser", "Why it broke"),
+            ("\n\n \t\n  Poll in batches\n\nbody\n", "Poll in batches", "body"),
+            ("Fix the parser crash\n   \nBody about it\n", "Fix the parser crash", "Body about it"),
+            ("Two lines\nof subject\n\nbody", "Two lines of subject", "body"),
+            ("Only a subject", "Only a subject", ""),
+            ("", "", ""),
+            ("\n \n", "", ""),
+        ] {
+            assert_eq!(split(message), (subject.to_string(), body.to_string()), "{message:?}");
+        }
+    }
 
     #[test]
     fn a_range_is_told_apart_from_a_brace_body_that_holds_its_signs() {

@@ -89,12 +89,20 @@ pub fn update_log(
         .filter(|sha| !boundary.contains(sha) && stored.contains_key(*sha))
         .chain(boundary.iter().filter(|sha| !was.contains(sha) && stored.contains_key(*sha)))
         .collect();
-    let todo: Vec<&String> =
-        history.iter().filter(|sha| needs_storing(&stored, sha, with_diff) || deepened.contains(sha)).collect();
+    // A log read by an older reader: what it misread is read again.
+    let older_reader = store.log_reader()? < LOG_READER;
+    let misread = |sha: &String| older_reader && stored.get(sha).is_some_and(|c| c.no_subject);
+    let todo: Vec<&String> = history
+        .iter()
+        .filter(|sha| needs_storing(&stored, sha, with_diff) || deepened.contains(sha) || misread(sha))
+        .collect();
     if todo.is_empty() {
         // Written only when it changed: a search with nothing new writes nothing.
         if was != boundary {
             store.set_log_shallow(&boundary)?;
+        }
+        if older_reader {
+            store.set_log_reader(LOG_READER)?;
         }
         return Ok(LogSummary { seconds: started.elapsed().as_secs_f64(), ..summary });
     }
@@ -119,9 +127,17 @@ pub fn update_log(
     if was != boundary {
         store.set_log_shallow(&boundary)?;
     }
+    if older_reader {
+        store.set_log_reader(LOG_READER)?;
+    }
     summary.seconds = started.elapsed().as_secs_f64();
     Ok(summary)
 }
+
+/// How commits are read into the log; a log read by an older reader has
+/// the commits it misread read again. 1: a message beginning with blank
+/// lines had an empty subject.
+const LOG_READER: u32 = 1;
 
 fn load_for_the_log(load: LoadEmbedder<'_>) -> Result<Box<dyn Embedder>> {
     load().context("cannot load the embedding model for the commit log")
@@ -194,9 +210,9 @@ mod tests {
     #[test]
     fn a_commit_is_stored_again_only_for_diffs_or_vectors_it_lacks() {
         let stored: HashMap<String, StoredCommit> = [
-            ("a".to_string(), StoredCommit { diffs: false, holes: false }),
-            ("b".to_string(), StoredCommit { diffs: true, holes: false }),
-            ("h".to_string(), StoredCommit { diffs: true, holes: true }),
+            ("a".to_string(), StoredCommit { diffs: false, holes: false, no_subject: false }),
+            ("b".to_string(), StoredCommit { diffs: true, holes: false, no_subject: false }),
+            ("h".to_string(), StoredCommit { diffs: true, holes: true, no_subject: false }),
         ]
         .into();
         assert!(!needs_storing(&stored, "a", false));

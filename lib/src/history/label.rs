@@ -63,16 +63,24 @@ pub fn resolve_label(catalog: &Catalog, root: &ProjectRoot, label: &str) -> Resu
     check_label_name(label)?;
     let mut projects = Vec::new();
     let mut unresolved = Vec::new();
+    // Projects the label names a commit of, from before their directory.
+    let mut too_early = Vec::new();
     for p in &catalog.projects {
         match GitRepo::open(&p.path).and_then(|repo| Ok((branch_or_tag(&repo, label)?, repo))) {
             // A project in a directory of its repository the label's commit
             // lacks: its tree there is nothing to write (every run failed).
             Ok((sha, repo)) if !repo.root_exists_at(&sha).unwrap_or(true) => {
-                unresolved.push((p.name.clone(), format!("its directory did not exist at commit {}", &sha[..12])))
+                let why = format!("its directory did not exist at commit {}", &sha[..12]);
+                too_early.push(format!("{}: {why}", p.name));
+                unresolved.push((p.name.clone(), why));
             }
             Ok((sha, _)) => projects.push(LabelCommit { name: p.name.clone(), sha }),
             Err(e) => unresolved.push((p.name.clone(), format!("{e:#}"))),
         }
+    }
+    if projects.is_empty() && !too_early.is_empty() {
+        let why = crate::project::shown::clipped(&too_early.join("; "), 400);
+        bail!("label '{label}' names no revision of catalog '{}' that holds a project ({why})", catalog.name);
     }
     if projects.is_empty() {
         bail!("label '{label}' names a revision in none of the projects of catalog '{}'", catalog.name);

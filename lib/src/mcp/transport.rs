@@ -6,7 +6,8 @@
 //! a custom method), and a request whose shape is wrong with an error that
 //! drops the request's id. Lines that are not JSON are left unanswered, as
 //! every official MCP SDK leaves them (an answer could start an error storm
-//! with a peer that echoes it).
+//! with a peer that echoes it), but for those whose top-level keys read as
+//! a request's: their client would wait for ever.
 
 use std::sync::Arc;
 
@@ -42,7 +43,8 @@ pub(super) enum Screened {
     Message(Box<ClientJsonRpcMessage>),
     /// An error to answer at once, the SDK never seeing the line.
     Answer(Box<ServerJsonRpcMessage>),
-    /// Nothing: a blank line, one that is not JSON, a malformed notification.
+    /// Nothing: a blank line, one that is not JSON and reads as no request,
+    /// a malformed notification.
     Nothing,
 }
 

@@ -62,6 +62,8 @@ pub struct CommitRow {
 pub struct StoredCommit {
     pub diffs: bool,
     pub holes: bool,
+    /// Stored with an empty subject.
+    pub no_subject: bool,
 }
 
 /// One piece of a commit to store.
@@ -133,4 +135,9 @@ pub trait CommitStore: Send {
     fn log_shallow(&self) -> Result<Vec<String>, StoreError>;
     /// Record the boundary as it is now.
     fn set_log_shallow(&mut self, shas: &[String]) -> Result<(), StoreError>;
+    /// The version of how commits were read into the log (0 before it was
+    /// recorded), for a newer reader to read again what an older misread.
+    fn log_reader(&self) -> Result<u32, StoreError>;
+    /// Record the version of the reader the log is now read by.
+    fn set_log_reader(&mut self, reader: u32) -> Result<(), StoreError>;
 }

@@ -39,18 +39,31 @@ impl CommitStore for SqliteIndex {
         crate::store::IndexWriter::set_meta_value(self, "log_boundary", &shas.join(" "))
     }
 
+    fn log_reader(&self) -> Result<u32, StoreError> {
+        Ok(self.meta_value("log_reader")?.and_then(|v| v.parse().ok()).unwrap_or(0))
+    }
+
+    fn set_log_reader(&mut self, reader: u32) -> Result<(), StoreError> {
+        crate::store::IndexWriter::set_meta_value(self, "log_reader", &reader.to_string())
+    }
+
     fn stored_commits(&self) -> Result<HashMap<String, StoredCommit>, StoreError> {
         let mut stmt = self
             .conn
             .prepare(
-                "SELECT c.sha, c.diffs, EXISTS (SELECT 1 FROM commit_pieces p WHERE p.commit_id = c.id AND p.embedding IS NULL)
+                "SELECT c.sha, c.diffs, EXISTS (SELECT 1 FROM commit_pieces p WHERE p.commit_id = c.id AND p.embedding IS NULL),
+                        c.subject = ''
                  FROM commits c",
             )
             .map_err(|e| self.damaged(e))?;
         let rows = stmt.query_map([], |r| {
             Ok((
                 r.get::<_, String>(0)?,
-                StoredCommit { diffs: r.get::<_, i64>(1)? != 0, holes: r.get::<_, i64>(2)? != 0 },
+                StoredCommit {
+                    diffs: r.get::<_, i64>(1)? != 0,
+                    holes: r.get::<_, i64>(2)? != 0,
+                    no_subject: r.get::<_, i64>(3)? != 0,
+                },
             ))
         })?;
         rows.collect::<rusqlite::Result<_>>().map_err(|e| self.damaged(e))
@@ -289,8 +302,12 @@ mod tests {
         store.write_commits(&[write("a", &["retry"], Some(vec![1.0, 0.0])), write("b", &["cache"], None)]).unwrap();
         assert_eq!(store.log_counts().unwrap(), (2, 2, 1));
         let stored = store.stored_commits().unwrap();
-        assert_eq!(stored["a"], StoredCommit { diffs: false, holes: false });
-        assert_eq!(stored["b"], StoredCommit { diffs: false, holes: true }, "b's piece has no vector");
+        assert_eq!(stored["a"], StoredCommit { diffs: false, holes: false, no_subject: false });
+        assert_eq!(
+            stored["b"],
+            StoredCommit { diffs: false, holes: true, no_subject: false },
+            "b's piece has no vector"
+        );
         let rows = store.commit_rows(&["b", "missing", "a"]).unwrap();
         assert_eq!(rows.iter().map(|r| r.sha.as_str()).collect::<Vec<_>>(), ["b", "a"]);
         assert_eq!(rows[1].paths, ["src/a.rs", "README.md"]);
