@@ -721,6 +721,42 @@ fn a_message_beginning_with_blank_lines_has_its_first_words_as_subject() {
     assert_eq!(of_type(&records(&o), "commit")[0]["subject"], "Poll the kafka consumer in batches", "{}", stderr(&o));
 }
 
+/// A commit git reads another in place of (`git replace`), set or removed
+/// after the log and a revision's index were made: both show what git
+/// shows now (both kept the commit as first read, found by its sha).
+#[test]
+fn a_replaced_commit_is_read_again_in_the_log_and_as_a_revision() {
+    let tree = repository();
+    let first = git(&tree, &["rev-list", "--max-parents=0", "HEAD"]);
+    let subject_of = |o: &std::process::Output| {
+        let recs = records(o);
+        let c = of_type(&recs, "commit").into_iter().find(|c| c["sha"] == first.as_str()).cloned();
+        c.map(|c| c["subject"].as_str().unwrap().to_string())
+    };
+    let was = subject_of(&log(&tree, &["-k", "20", "x"])).expect("the first commit is in the log");
+    let files_at = |rev: &str| {
+        let o = run(tree.cmd("vg-query", "").args(["--rev", rev, "--threshold", "-1", "-k", "50", "x"]));
+        let mut files: Vec<String> = records(&o).iter().map(|h| h["file"].as_str().unwrap().to_string()).collect();
+        files.sort();
+        files.dedup();
+        files
+    };
+    let before = files_at(&first);
+    git(&tree, &["checkout", "-q", "--orphan", "other"]);
+    git(&tree, &["rm", "-q", "-r", "-f", "."]);
+    tree.write("crypto/seal.py", "def seal(data, key):\n    \"\"\"Encrypt data with AES-GCM.\"\"\"\n");
+    git(&tree, &["add", "-A"]);
+    git(&tree, &["commit", "-q", "-m", "Encrypt data with AES"]);
+    let other = git(&tree, &["rev-parse", "HEAD"]);
+    git(&tree, &["checkout", "-q", "-f", "main"]);
+    git(&tree, &["replace", &first, &other]);
+    assert_eq!(subject_of(&log(&tree, &["-k", "20", "x"])).as_deref(), Some("Encrypt data with AES"));
+    assert_eq!(files_at(&first), ["crypto/seal.py"]);
+    git(&tree, &["replace", "-d", &first]);
+    assert_eq!(subject_of(&log(&tree, &["-k", "20", "x"])), Some(was));
+    assert_eq!(files_at(&first), before);
+}
+
 /// A commit whose author line gix's parser refuses (no `<email>`, as some
 /// imported histories have) is read as git log reads it, and the history
 /// before and after it is searched, where it stopped vg-log altogether.

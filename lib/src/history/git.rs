@@ -358,7 +358,34 @@ impl GitRepo {
         let id = self.repo.rev_parse_single(spec).map_err(|e| self.unresolved(spec, &e))?;
         let object = id.object().with_context(|| format!("cannot read revision {said:?}"))?;
         let commit = object.peel_to_commit().map_err(|_| anyhow!("revision {said:?} does not name a commit"))?;
-        Ok(commit.id.to_string())
+        Ok(self.read_in_place_of(commit.id.to_string()))
+    }
+
+    /// The commit git reads for `sha`: the one `git replace` puts in its
+    /// place, followed as git follows them (5 deep), or itself. A revision
+    /// is indexed by what is read: an index kept under the replaced sha
+    /// showed its old tree.
+    fn read_in_place_of(&self, mut sha: String) -> String {
+        let pairs = self.replacements();
+        for _ in 0..5 {
+            match pairs.iter().find(|(original, _)| *original == sha) {
+                Some((_, replacement)) => sha.clone_from(replacement),
+                None => break,
+            }
+        }
+        sha
+    }
+
+    /// The objects git reads in place of others (`git replace`), as
+    /// (original, replacement) shas, sorted; none where replace refs are off.
+    pub(super) fn replacements(&self) -> Vec<(String, String)> {
+        if self.repo.objects.ignore_replacements {
+            return Vec::new();
+        }
+        let mut pairs: Vec<(String, String)> =
+            self.repo.objects.store_ref().replacements().map(|(a, b)| (a.to_string(), b.to_string())).collect();
+        pairs.sort();
+        pairs
     }
 
     /// When `spec` is the name of both a tag and a branch at different

@@ -2,12 +2,13 @@
 //! the log lacks (or lacks the diffs of) are read, embedded and stored, a
 //! batch at a time, so a kill loses at most one batch.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
 
 use super::git::{CommitData, GitRepo};
+use super::read_again::ReadAgain;
 use crate::embed::Embedder;
 use crate::store::{CommitStore, CommitWrite, PieceKind, PieceWrite, StoredCommit};
 use crate::terms::terms;
@@ -77,33 +78,11 @@ pub fn update_log(
         store.reset_log(model)?;
     }
     let stored = store.stored_commits()?;
-    // A commit at a shallow clone's boundary was stored as adding every
-    // file it holds (its parent was missing); once the clone is deepened
-    // past it, it is read again. One stored at the boundary but not
-    // recorded there was stored touching nothing (before they were read
-    // so): it is read again too.
-    let boundary = repo.shallow_boundary();
-    let was = store.log_shallow()?;
-    let deepened: HashSet<&String> = was
-        .iter()
-        .filter(|sha| !boundary.contains(sha) && stored.contains_key(*sha))
-        .chain(boundary.iter().filter(|sha| !was.contains(sha) && stored.contains_key(*sha)))
-        .collect();
-    // A log read by an older reader: what it misread is read again.
-    let older_reader = store.log_reader()? < LOG_READER;
-    let misread = |sha: &String| older_reader && stored.get(sha).is_some_and(|c| c.no_subject);
-    let todo: Vec<&String> = history
-        .iter()
-        .filter(|sha| needs_storing(&stored, sha, with_diff) || deepened.contains(sha) || misread(sha))
-        .collect();
+    let again = ReadAgain::find(&*store, repo, &stored)?;
+    let todo: Vec<&String> =
+        history.iter().filter(|sha| needs_storing(&stored, sha, with_diff) || again.wants(sha)).collect();
     if todo.is_empty() {
-        // Written only when it changed: a search with nothing new writes nothing.
-        if was != boundary {
-            store.set_log_shallow(&boundary)?;
-        }
-        if older_reader {
-            store.set_log_reader(LOG_READER)?;
-        }
+        again.record(store)?;
         return Ok(LogSummary { seconds: started.elapsed().as_secs_f64(), ..summary });
     }
     let mut embedder = match loaded {
@@ -122,22 +101,10 @@ pub fn update_log(
         summary.reread += batch.iter().filter(|sha| stored.contains_key(**sha)).count() as u64;
         observer.progress((n * BATCH + batch.len()).min(todo.len()), todo.len());
     }
-    // After the commits it names are stored again: a run killed before
-    // leaves them to the next.
-    if was != boundary {
-        store.set_log_shallow(&boundary)?;
-    }
-    if older_reader {
-        store.set_log_reader(LOG_READER)?;
-    }
+    again.record(store)?;
     summary.seconds = started.elapsed().as_secs_f64();
     Ok(summary)
 }
-
-/// How commits are read into the log; a log read by an older reader has
-/// the commits it misread read again. 1: a message beginning with blank
-/// lines had an empty subject.
-const LOG_READER: u32 = 1;
 
 fn load_for_the_log(load: LoadEmbedder<'_>) -> Result<Box<dyn Embedder>> {
     load().context("cannot load the embedding model for the commit log")

@@ -2,7 +2,7 @@
 //! `git.rs` reads commits from the object database (gix; git is never
 //! spawned), `diff.rs` turns a commit's changes into the pieces indexed,
 //! `index.rs` brings the commit log (`store::CommitStore`) up to date with
-//! HEAD's history (`loose.rs` reads the malformed commits gix refuses),
+//! HEAD's history (`read_again.rs`: which stored commits it reads again) (`loose.rs` reads the malformed commits gix refuses),
 //! `filter.rs` and `rank.rs` answer a question with commits,
 //! ranked as code search ranks chunks: meaning and words, fused.
 //! `revision.rs` indexes a revision's tree without a checkout (`--rev`),
@@ -15,6 +15,7 @@ mod index;
 mod label;
 mod loose;
 mod rank;
+mod read_again;
 mod revision;
 mod tree_files;
 

@@ -135,9 +135,9 @@ pub trait CommitStore: Send {
     fn log_shallow(&self) -> Result<Vec<String>, StoreError>;
     /// Record the boundary as it is now.
     fn set_log_shallow(&mut self, shas: &[String]) -> Result<(), StoreError>;
-    /// The version of how commits were read into the log (0 before it was
-    /// recorded), for a newer reader to read again what an older misread.
-    fn log_reader(&self) -> Result<u32, StoreError>;
-    /// Record the version of the reader the log is now read by.
-    fn set_log_reader(&mut self, reader: u32) -> Result<(), StoreError>;
+    /// A value the log keeps of how its commits were read (`history::index`:
+    /// the reader's version, the replacements in force); None if never set.
+    fn log_value(&self, key: &str) -> Result<Option<String>, StoreError>;
+    /// Record a value of how the log's commits are read now.
+    fn set_log_value(&mut self, key: &str, value: &str) -> Result<(), StoreError>;
 }

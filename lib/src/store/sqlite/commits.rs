@@ -39,12 +39,12 @@ impl CommitStore for SqliteIndex {
         crate::store::IndexWriter::set_meta_value(self, "log_boundary", &shas.join(" "))
     }
 
-    fn log_reader(&self) -> Result<u32, StoreError> {
-        Ok(self.meta_value("log_reader")?.and_then(|v| v.parse().ok()).unwrap_or(0))
+    fn log_value(&self, key: &str) -> Result<Option<String>, StoreError> {
+        self.meta_value(key)
     }
 
-    fn set_log_reader(&mut self, reader: u32) -> Result<(), StoreError> {
-        crate::store::IndexWriter::set_meta_value(self, "log_reader", &reader.to_string())
+    fn set_log_value(&mut self, key: &str, value: &str) -> Result<(), StoreError> {
+        crate::store::IndexWriter::set_meta_value(self, key, value)
     }
 
     fn stored_commits(&self) -> Result<HashMap<String, StoredCommit>, StoreError> {
