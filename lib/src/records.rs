@@ -678,6 +678,9 @@ pub fn escape_what_terminals_obey(json: String) -> String {
 pub enum RecordError {
     #[error("line {line}: not a JSON object: {cause}")]
     NotJson { line: usize, cause: String },
+    /// JSON still, but past what the parser reads (serde's 128 levels).
+    #[error("line {line}: the record is nested deeper than the 128 levels a reader takes")]
+    TooDeep { line: usize },
     #[error("line {line}: not a hit record: {cause}")]
     BadHit { line: usize, cause: String },
     #[error("line {line}: not a commit record: {cause}")]
@@ -730,8 +733,10 @@ impl Record {
         // serde's words quote what the line holds (a string where a
         // number goes, whole): a cause is bounded, as every value shown is.
         let cause = |e: serde_json::Error| words_clipped(&e.to_string(), 200, 400);
-        let mut value: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| RecordError::NotJson { line, cause: cause(e) })?;
+        let mut value: serde_json::Value = serde_json::from_str(text).map_err(|e| match e.to_string() {
+            deep if deep.starts_with("recursion limit exceeded") => RecordError::TooDeep { line },
+            _ => RecordError::NotJson { line, cause: cause(e) },
+        })?;
         let object =
             value.as_object_mut().ok_or_else(|| RecordError::NotJson { line, cause: "expected an object".into() })?;
         if let Some(v) = object.get("v") {
@@ -998,6 +1003,13 @@ mod tests {
         cats.remove_projects("team", &["api".to_string()]).unwrap();
         cats.add("team", std::slice::from_ref(&second)).unwrap();
         assert_eq!(placed("api/x.rs").0, second.canonicalize().unwrap());
+    }
+
+    #[test]
+    fn a_record_nested_past_what_the_parser_reads_is_said_so() {
+        let deep = format!("{{\"type\":\"summary\",\"v\":1,\"x\":{}{}}}", "[".repeat(200), "]".repeat(200));
+        let e = Record::parse(&deep, 3).unwrap_err().to_string();
+        assert_eq!(e, "line 3: the record is nested deeper than the 128 levels a reader takes");
     }
 
     #[test]
