@@ -1077,6 +1077,8 @@ fn a_signal_ends_the_wait_for_another_run() {
         let mut rest = String::new();
         std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
         assert!(rest.contains("the index was left as it was"), "{tool} {args:?}: {rest}");
+        // The wait walked nothing, which is no word on what the paths hold.
+        assert!(!rest.contains("no files were searched"), "{tool} {args:?}: {rest}");
     }
     drop(lock);
     assert_eq!(stats(&t)["files"], 4);

@@ -330,7 +330,8 @@ fn index_first(cli: &QueryCli, inv: &Invocation) -> Result<Option<Walked>> {
     note_holes(TOOL, inv.config.quiet, summary.holes);
     // Under --no-scope the search is the whole project's: what the PATHs
     // held is no measure of it (`scope_of` says when the filters chose none).
-    if !cli.no_scope {
+    // A run stopped while it waited walked nothing, which says nothing.
+    if !cli.no_scope && !summary.cancelled {
         note_all_skipped(TOOL, inv.config.quiet, &walk, &files, &skipped);
     }
     Ok(Some(Walked { files: Some(files), errors: summary.errors, interrupted: summary.cancelled, as_it_is: false }))

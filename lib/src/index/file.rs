@@ -63,7 +63,10 @@ pub(super) fn read_file(
         Ok(Opened::Link) => return skip(SkipReason::Symlink),
         Ok(Opened::Outside) => return skip(SkipReason::OutsideRoot),
         Ok(Opened::Binary) => return skip(SkipReason::Binary),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return skip(SkipReason::Vanished),
+        // Its directory replaced by a file since the walk is gone too.
+        Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => {
+            return skip(SkipReason::Vanished)
+        }
         Err(e) => return skip(SkipReason::Error(e.to_string())),
     };
     // The file may have grown since it was walked: the read stopped past the limit.
@@ -511,6 +514,19 @@ mod tests {
         match read_file(&walked, None, &config, false, &Confinement::within(&[dir.path().into()], false)) {
             Read::Done(Prepared::Skip(SkipReason::TooLarge { size, limit })) => assert_eq!((size, limit), (5000, 1000)),
             _ => panic!("a grown file is skipped as too large"),
+        }
+    }
+
+    #[test]
+    fn a_file_whose_directory_became_a_file_since_the_walk_has_vanished() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("sub"), "now a file\n").unwrap();
+        let config = crate::project::ConfigLayers::default().resolve().unwrap();
+        let abs = dir.path().join("sub/inner.py");
+        let walked = WalkedFile { rel: "sub/inner.py".into(), abs, size: 10, mtime_ns: 0, ctime_ns: 0 };
+        match read_file(&walked, None, &config, false, &Confinement::within(&[dir.path().into()], false)) {
+            Read::Done(Prepared::Skip(SkipReason::Vanished)) => {}
+            _ => panic!("gone, not an error"),
         }
     }
 

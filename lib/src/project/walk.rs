@@ -284,10 +284,15 @@ pub(in crate::project) fn walk_tree(
                 let at = error_path(&err);
                 let path = at.as_ref().map(|p| display_rel(&root.path, p)).unwrap_or_default();
                 // Deleted between the directory's listing and its look at
-                // the file: gone, as one deleted before the read is (a
-                // dangling link, still there, is an error).
-                let gone = err.io_error().is_some_and(|e| e.kind() == std::io::ErrorKind::NotFound)
-                    && at.is_some_and(|p| std::fs::symlink_metadata(p).is_err());
+                // the file (or its directory replaced by a file): gone, as
+                // one deleted before the read is, and so is one made again
+                // since, which the next walk meets (a dangling link, still
+                // there, is an error).
+                let missing = |e: &std::io::Error| {
+                    matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory)
+                };
+                let gone = err.io_error().is_some_and(missing)
+                    && at.is_some_and(|p| std::fs::symlink_metadata(p).map_or(true, |m| !m.file_type().is_symlink()));
                 let reason = if gone { SkipReason::Vanished } else { SkipReason::Error(err_message(&err)) };
                 out.skips.push(Skip { path, reason });
             }
