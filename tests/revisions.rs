@@ -899,8 +899,12 @@ fn a_revision_search_refuses_time_bounds_its_files_do_not_have() {
 #[test]
 fn a_damaged_revision_index_is_found_by_verify_and_said_by_stats() {
     let tree = two_releases();
-    assert_code(&run(&mut tree.cmd("vg-index", "")), 0);
     assert_code(&run(tree.cmd("vg-index", "").args(["--rev", "v1"])), 0);
+    // No index of the working tree: the revisions' are checked still.
+    let o = run(tree.cmd("vg-index", "").arg("--verify"));
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("the revisions' indexes of"), "{}", stdout(&o));
+    assert_code(&run(&mut tree.cmd("vg-index", "")), 0);
     assert_code(&run(tree.cmd("vg-index", "").arg("--verify")), 0);
     let v1 = git(&tree, &["rev-parse", "v1"]);
     let index = tree.path().join(format!(".vecgrep/revs/{v1}/.vecgrep/index.db"));

@@ -343,10 +343,23 @@ fn incomplete(root: &vecgrep::project::ProjectRoot, complete: bool) -> &'static 
 /// indexes (`--rev`) too, 2 when one is not. An index too damaged to open
 /// or count is one problem, said as any other.
 fn verify(cli: &IndexCli, root: &vecgrep::project::ProjectRoot, quiet: bool) -> anyhow::Result<u8> {
-    let Some((stats, mut problems, complete)) = verified(root, quiet)? else { return Ok(EXIT_INTERRUPTED) };
+    let revisions = store::revisions(root)?;
+    let mut only_revisions = false;
+    let (stats, mut problems, complete) = match verified(root, quiet) {
+        Ok(Some(checked)) => checked,
+        Ok(None) => return Ok(EXIT_INTERRUPTED),
+        // Only revisions' indexes (`--rev`, a catalog's labels): they are
+        // checked still (their damage went unsaid).
+        Err(e) if matches!(e.downcast_ref::<StoreError>(), Some(StoreError::Missing(_))) && !revisions.is_empty() => {
+            note(TOOL, quiet, &format!("{e:#}; checking the revisions' indexes"));
+            only_revisions = true;
+            (IndexStats::default(), Vec::new(), true)
+        }
+        Err(e) => return Err(e),
+    };
     let root_sound = problems.is_empty();
     let mut damaged_revisions = Vec::new();
-    for r in store::revisions(root)? {
+    for r in revisions {
         let at = store::revision_root(root, &r.sha);
         // A revision's index is a file here, or a shared store's schema.
         if at.shared.is_none() && !at.index_path().exists() {
@@ -368,6 +381,8 @@ fn verify(cli: &IndexCli, root: &vecgrep::project::ProjectRoot, quiet: bool) -> 
     let mut out = vecgrep_bins::app::stdout();
     if cli.json {
         write_record(&mut out, &VerifyRecord::new(root, &stats, problems, complete))?;
+    } else if ok && only_revisions {
+        writeln!(out, "the revisions' indexes of {} are sound", root.path.display())?;
     } else if ok {
         writeln!(
             out,
@@ -392,9 +407,16 @@ fn verify(cli: &IndexCli, root: &vecgrep::project::ProjectRoot, quiet: bool) -> 
             &format!("the index of {shown} is damaged; vg-index --clear-cache, then vg-index, rebuilds it"),
         );
     }
-    // --rev alone takes a revision's index whose file opens for whole.
+    // --rev alone takes a revision's index whose file opens for whole; a
+    // catalog has labels, not revisions, to forget.
     for sha in &damaged_revisions {
-        let rebuild = format!("vg-index --forget {sha}, then vg-index --rev {sha}, rebuilds it");
+        let rebuild = match root.marker {
+            vecgrep::project::RootMarker::Catalog => {
+                let name = root.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                format!("vg-index --catalog {name} --label LABEL --clear-cache rebuilds the label's")
+            }
+            _ => format!("vg-index --forget {sha}, then vg-index --rev {sha}, rebuilds it"),
+        };
         note(TOOL, false, &format!("the index of revision {sha} is damaged; {rebuild}"));
     }
     Ok(if ok { EXIT_FOUND } else { EXIT_ERROR })

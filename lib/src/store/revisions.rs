@@ -102,14 +102,24 @@ fn refuse_link(path: &Path, why: &str) -> Result<(), StoreError> {
 }
 
 /// How to rebuild the index at `path`, said where it is damaged: a git
-/// revision's by indexing that revision again, any other by clearing it
+/// revision's by forgetting and indexing that revision again (indexing
+/// alone took a damaged one, complete, for indexed already), a catalog
+/// label's by clearing that label's, any other by clearing it
 /// (`--clear-cache` would throw away every revision's index too).
 pub(super) fn rebuild_advice(path: &Path) -> String {
     let parts: Vec<String> = path.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
-    match parts.windows(3).find(|w| w[0] == crate::project::PROJECT_DIR && w[1] == REVS_DIR && is_commit_id(&w[2])) {
-        Some(w) => format!("run vg-index --rev {} to rebuild it", &w[2][..12]),
-        None => "run vg-index --clear-cache to rebuild it".into(),
+    let at =
+        parts.windows(3).position(|w| w[0] == crate::project::PROJECT_DIR && w[1] == REVS_DIR && is_commit_id(&w[2]));
+    let Some(at) = at else { return "run vg-index --clear-cache to rebuild it".into() };
+    let owner: PathBuf = path.components().take(at).collect();
+    if owner.join(crate::project::CATALOG_FILE).exists() {
+        let name = owner.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        return format!(
+            "run vg-index --catalog {name} --label LABEL --clear-cache, then search it again, to rebuild it"
+        );
     }
+    let sha = &parts[at + 2][..12];
+    format!("run vg-index --forget {sha}, then vg-index --rev {sha}, to rebuild it")
 }
 
 /// The revisions of `project` that have an index, complete or not, by sha.
@@ -382,7 +392,19 @@ mod tests {
     #[test]
     fn a_revisions_damaged_index_is_rebuilt_by_indexing_the_revision_not_by_clearing_all() {
         let rev = PathBuf::from(format!("/p/.vecgrep/revs/{A}/.vecgrep/index.db"));
-        assert_eq!(rebuild_advice(&rev), "run vg-index --rev aaaaaaaaaaaa to rebuild it");
+        assert_eq!(
+            rebuild_advice(&rev),
+            "run vg-index --forget aaaaaaaaaaaa, then vg-index --rev aaaaaaaaaaaa, to rebuild it"
+        );
+        let catalog = tempfile::tempdir().unwrap();
+        let team = catalog.path().join("team");
+        std::fs::create_dir(&team).unwrap();
+        std::fs::write(team.join(crate::project::CATALOG_FILE), "").unwrap();
+        let label = team.join(format!(".vecgrep/revs/{A}/.vecgrep/index.db"));
+        assert_eq!(
+            rebuild_advice(&label),
+            "run vg-index --catalog team --label LABEL --clear-cache, then search it again, to rebuild it"
+        );
         for other in ["/p/.vecgrep/index.db", "/revs/aaaa/.vecgrep/index.db", "/p/src/revs/x/.vecgrep/index.db"] {
             assert_eq!(rebuild_advice(Path::new(other)), "run vg-index --clear-cache to rebuild it", "{other}");
         }
