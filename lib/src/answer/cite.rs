@@ -146,7 +146,8 @@ fn resolve(written: &Written<'_>, given: &[HitRecord]) -> Option<Citation> {
                         .as_deref()
                         .is_some_and(|r| std::path::Path::new(r).join(&h.file) == std::path::Path::new(path));
                     let same_file = file == path || file.ends_with(&format!("/{path}")) || absolute;
-                    same_file && (h.start_line..=h.end_line).contains(&line)
+                    // Of its lines, those its excerpt showed (a long hit is cut).
+                    same_file && (h.start_line..=super::prompt::last_line_shown(h)).contains(&line)
                 })
                 .map(HitRecord::cited_name);
             let file = files.next()?;
@@ -237,8 +238,10 @@ fn number(digits: &str) -> Option<usize> {
 }
 
 /// `~` too: `~/.ssh/id_rsa:1`, dropped, left its `~` in the text.
+/// A character a path may hold: letters and digits of any script (a cited
+/// `src/données.py` was read from `es.py`, and dropped), and `_ . / - ~`.
 fn is_path_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | '-' | '~')
+    c.is_alphanumeric() || matches!(c, '_' | '.' | '/' | '-' | '~')
 }
 
 /// Take out the space a dropped citation leaves behind (`word [9].`).
@@ -276,6 +279,20 @@ mod tests {
         assert_eq!((c.text.as_str(), c.dropped.as_slice()), ("One of them does.", &["src/lib.rs:4".to_string()][..]));
         let c = cite("Only api's is given [src/lib.rs:4].", &given[..1]);
         assert_eq!(c.text, "Only api's is given [api/src/lib.rs:4].");
+    }
+
+    #[test]
+    fn a_place_past_a_cut_excerpt_or_under_a_name_of_any_script_is_read_whole() {
+        let long = (1..=60)
+            .map(|i| format!("    total_{i:02} = book.entries[{i}] * 1.0 + adjustment  # x"))
+            .collect::<Vec<_>>();
+        let recon = HitRecord { text: long.join("\n"), ..hit("src/recon.py", 1, 60) };
+        let given = [recon, hit("src/données.py", 1, 3)];
+        let c = cite("Total 2 is at src/recon.py:2, total 55 at src/recon.py:55; see src/données.py:2.", &given);
+        assert_eq!(c.citations.iter().map(Citation::place).collect::<Vec<_>>(), ["src/recon.py:2", "src/données.py:2"]);
+        assert_eq!(c.dropped, ["src/recon.py:55"], "line 55 was past what its excerpt showed");
+        let c = cite("Not given: src/ünknown.py:9.", &given);
+        assert_eq!((c.text.as_str(), c.dropped.as_slice()), ("Not given:.", &["src/ünknown.py:9".to_string()][..]));
     }
 
     #[test]

@@ -39,9 +39,17 @@ pub(super) fn messages(query: &str, given: &[HitRecord]) -> Vec<Message> {
 
 /// `text` up to `MAX_EXCERPT_CHARS`, cut after a whole line, marked when cut.
 fn excerpt(text: &str) -> String {
+    match shown_of(text) {
+        (shown, false) => shown.to_string(),
+        (shown, true) => format!("{shown}\n…"),
+    }
+}
+
+/// What of `text` an excerpt shows, and whether it was cut.
+fn shown_of(text: &str) -> (std::borrow::Cow<'_, str>, bool) {
     let text = text.trim_end();
     if text.chars().count() <= MAX_EXCERPT_CHARS {
-        return text.to_string();
+        return (text.into(), false);
     }
     let mut out = String::new();
     for line in text.split_inclusive('\n') {
@@ -53,7 +61,16 @@ fn excerpt(text: &str) -> String {
     if out.is_empty() {
         out = text.chars().take(MAX_EXCERPT_CHARS).collect();
     }
-    format!("{}\n…", out.trim_end())
+    (out.trim_end().to_string().into(), true)
+}
+
+/// The last line of `hit` its excerpt shows the model: a citation of a
+/// line past it names what the model was never given.
+pub(super) fn last_line_shown(hit: &HitRecord) -> usize {
+    match shown_of(&hit.text) {
+        (shown, true) => hit.start_line + shown.lines().count().max(1) - 1,
+        (_, false) => hit.end_line,
+    }
 }
 
 #[cfg(test)]
@@ -73,5 +90,8 @@ mod tests {
         assert!(m[1].content.contains("[2] a.rs:3-9"));
         assert!(m[1].content.len() < 2 * MAX_EXCERPT_CHARS, "the long hit is cut");
         assert!(m[1].content.contains("let x = 1;\n…"));
+        // 1,500 characters hold 136 of its lines of 11: lines 3 to 138.
+        assert_eq!(last_line_shown(&hit("a.rs", &long)), 3 + 136 - 1);
+        assert_eq!(last_line_shown(&hit("a.rs", "short")), 9, "a whole excerpt shows the hit's lines");
     }
 }

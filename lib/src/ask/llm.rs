@@ -68,8 +68,11 @@ pub(super) fn read_plan(reply: &str, draft: &QueryPlan, model: &str) -> Result<Q
         let answers = fields.get("requires_l2").and_then(Value::as_bool).unwrap_or(false);
         fields.insert("l2_skills".into(), if answers { serde_json::json!(["answer"]) } else { serde_json::json!([]) });
     }
-    let plan: QueryPlan =
+    let mut plan: QueryPlan =
         serde_json::from_value(value).map_err(|e| format!("the plan does not fit the schema: {e}"))?;
+    // How many results may be sent to a chat model is the user's bound
+    // (`--context-hits`): the model may ask for fewer, never more.
+    plan.l2_top_k = plan.l2_top_k.min(draft.l2_top_k);
     // Bounds that contradict each other are the plan's to lose, with a
     // warning (`ask::plan`), not reason to refuse the rest of it.
     let mut repaired = plan.clone();
@@ -124,7 +127,12 @@ mod tests {
             .contains("'..'"));
         assert!(refused(r#"{"intent": "search", "l1_query_text": "\u001b]0;pwned\u0007"}"#).contains("control"));
         assert!(refused(r#"{"intent": "search", "l1_query_text": "x", "l2_skills": ["exec"]}"#).contains("l2_skills"));
-        assert!(refused(r#"{"intent": "search", "l1_query_text": "x", "l2_top_k": 100000}"#).contains("l2_top_k"));
+        assert!(refused(r#"{"intent": "search", "l1_query_text": "x", "l2_top_k": 0}"#).contains("l2_top_k"));
+        // The user's bound on what is sent holds: more is cut to it.
+        let more = read_plan(r#"{"intent": "search", "l1_query_text": "x", "l2_top_k": 20}"#, &draft(), "m").unwrap();
+        assert_eq!(more.l2_top_k, draft().l2_top_k);
+        let fewer = read_plan(r#"{"intent": "search", "l1_query_text": "x", "l2_top_k": 2}"#, &draft(), "m").unwrap();
+        assert_eq!(fewer.l2_top_k, 2);
         assert!(refused(&format!("{{\"intent\": \"search\", \"l1_query_text\": \"{}\"}}", "a".repeat(20_000)))
             .contains("bytes"));
     }
