@@ -91,6 +91,43 @@ fn a_tool_killed_by_a_signal_is_named() {
     assert_eq!(stderr(&o).trim_end(), "vecgrep: vg-format was killed by signal 9 (SIGKILL)");
 }
 
+/// Ctrl-C while a chat model is answering ends vecgrep with 130, as any
+/// interrupt does: vg-answer, which hears no Ctrl-C of its own, died by
+/// it, which read as an error (2), at times said as a kill.
+#[test]
+fn ctrl_c_while_the_chat_model_answers_is_an_interrupt() {
+    use std::os::unix::process::CommandExt;
+    let t = sample_project();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    t.global_config(&format!("llm_url = \"http://{}/v1\"\nllm_model = \"m\"\n", listener.local_addr().unwrap()));
+    let (asked, asked_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for connection in listener.incoming() {
+            held.push(connection);
+            let _ = asked.send(());
+        }
+    });
+    for mode in [&["--answer", "--force-answer"][..], &["--plan", "--planner", "llm"]] {
+        let child = t
+            .cmd("vecgrep", ".")
+            .args(mode)
+            .args(["--mode", "lexical", "retry the upload"])
+            .process_group(0)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        asked_rx.recv_timeout(std::time::Duration::from_secs(60)).expect("the chat model was asked");
+        // As a terminal sends it: to the whole process group.
+        let group = format!("-{}", child.id());
+        assert!(Command::new("kill").args(["-INT", "--", &group]).status().unwrap().success());
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(130), "{mode:?}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("killed by signal"), "{mode:?}: {}", stderr(&o));
+    }
+}
+
 #[test]
 fn output_modes() {
     let t = sample_project();

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 
 use anyhow::{anyhow, Context, Result};
 use vecgrep::tools::find_tool;
-use vecgrep_bins::app::{note, run_main, CONFIG_NOTED_ENV, EXIT_ERROR, RUN_BY_ENV};
+use vecgrep_bins::app::{note, run_main, CONFIG_NOTED_ENV, EXIT_ERROR, EXIT_INTERRUPTED, RUN_BY_ENV};
 use vecgrep_bins::cli::VecgrepCli;
 use vecgrep_bins::porcelain::{self, Mode};
 
@@ -136,25 +136,31 @@ fn ended(child: &Child) {
     CHILDREN.lock().unwrap_or_else(|e| e.into_inner()).retain(|&p| p != pid);
 }
 
-/// A tool's status as vecgrep's. One killed by a signal is an error, and
-/// said, unless the signal was the user's, passed on (an OOM kill or a
-/// crash would otherwise end the search without a word).
+/// A tool's status as vecgrep's. One killed by the user's signal was
+/// interrupted (130), as vecgrep is; by another, it is an error, and said
+/// (an OOM kill or a crash would otherwise end the search without a word).
 fn exit_code(tool: &str, status: std::process::ExitStatus) -> u8 {
     use std::os::unix::process::ExitStatusExt;
     if let Some(code) = status.code() {
         return code.clamp(0, 255) as u8;
     }
-    // A SIGTERM or SIGHUP stops the tools by any means; a Ctrl-C by its own.
+    // A SIGTERM or SIGHUP stops the tools by any means; a Ctrl-C by its own,
+    // which reaches a tool without a handler (vg-answer waiting on a chat
+    // model) as soon as vecgrep, whose own hearing of it may come later.
     let users = |signal: &i32| match SIGNALLED.load(Ordering::SeqCst) {
-        0 => false,
-        libc::SIGINT => *signal == libc::SIGINT,
+        _ if *signal == libc::SIGINT => true,
+        0 | libc::SIGINT => false,
         _ => true,
     };
-    if let Some(signal) = status.signal().filter(|s| !users(s)) {
-        let name = nix::sys::signal::Signal::try_from(signal).map_or("an unknown signal", |s| s.as_str());
-        note("vecgrep", false, &format!("{tool} was killed by signal {signal} ({name})"));
+    match status.signal() {
+        Some(signal) if users(&signal) => EXIT_INTERRUPTED,
+        signal => {
+            let signal = signal.unwrap_or(0);
+            let name = nix::sys::signal::Signal::try_from(signal).map_or("an unknown signal", |s| s.as_str());
+            note("vecgrep", false, &format!("{tool} was killed by signal {signal} ({name})"));
+            EXIT_ERROR
+        }
     }
-    EXIT_ERROR
 }
 
 /// Have the tool `cmd` starts sent SIGTERM when vecgrep ends without
