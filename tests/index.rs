@@ -957,6 +957,29 @@ fn an_index_this_user_may_not_write_is_searched_as_it_is() {
     assert_eq!(stderr(&indexed).trim(), says);
 }
 
+/// A look at an index made read-only for a while (`--stats`) leaves SQLite's
+/// `-wal` and `-shm` read-only too; once the index is writable again, they
+/// are made so (every later run and search failed until removed by hand).
+#[test]
+fn side_files_a_read_only_index_left_read_only_are_made_writable_with_it() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = sample_project();
+    let user = OtherUser::new(&t);
+    assert_code(&run(&mut user.cmd(&t, "vg-index")), 0);
+    let db = t.path().join(".vecgrep/index.db");
+    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o444)).unwrap();
+    assert_code(&run(user.cmd(&t, "vg-index").arg("--stats")), 0);
+    let shm = t.path().join(".vecgrep/index.db-shm");
+    let left = std::fs::metadata(&shm).map(|m| m.permissions().mode() & 0o777).ok();
+    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o644)).unwrap();
+    t.write("src/extra.py", "def upload_twice(blob):\n    return blob\n");
+    let o = run(&mut user.cmd(&t, "vg-index"));
+    assert_code(&o, 0);
+    let o = run(user.cmd(&t, "vecgrep").args(["--mode", "lexical", "upload_twice"]));
+    assert_code(&o, 0);
+    assert!(left.is_some_and(|mode| mode & 0o200 == 0), "the look left -shm read-only: {left:?}");
+}
+
 /// A lock file this user may not write (another user's, mode 0444) in an
 /// index directory they may: locked as it is, so runs still take turns,
 /// where every search and index run failed on it.

@@ -33,7 +33,6 @@ pub use settings::{
     Planner, PrivacyMode, ResolvedConfig, SearchMode, Setting, Threshold, DEFAULT_EMBEDDER_MODEL, MAX_TOP_K,
     MIN_CHUNK_SIZE, SETTINGS,
 };
-#[cfg(test)]
 pub(crate) use user::effective_uid;
 pub use walk::{ctime_ns, mtime_ns, own_output_for_stages, type_names, OWN_OUTPUT_VAR};
 pub use walk::{Skip, SkipReason, WalkOptions, WalkResult, WalkedFile};

@@ -158,6 +158,31 @@ fn check_own_file(path: &Path) -> Result<(), StoreError> {
 /// recovery can run if a writer was killed; read-only and without locks
 /// where this user may not write beside it (another user's checkout, a
 /// read-only mount), where WAL mode could not make its shared-memory file.
+/// The index's `-wal` and `-shm` files, where they are this user's but
+/// not writable while the index is: given the index's mode. SQLite makes
+/// them with the mode of the index file, so a look at an index made
+/// read-only for a while (`--stats`) left them read-only for good, and
+/// every later run and search failed ("attempt to write a readonly
+/// database") until someone removed them. Another user's are left alone.
+fn writable_sidecars(index: &Path) {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let Ok(meta) = std::fs::metadata(index) else { return };
+    let me = crate::project::effective_uid();
+    if meta.uid() != me || meta.permissions().mode() & 0o200 == 0 {
+        return;
+    }
+    for suffix in ["-wal", "-shm"] {
+        let mut sidecar = index.as_os_str().to_owned();
+        sidecar.push(suffix);
+        let sidecar = Path::new(&sidecar);
+        let Ok(side) = std::fs::symlink_metadata(sidecar) else { continue };
+        if side.is_file() && side.uid() == me && side.permissions().mode() & 0o200 == 0 {
+            let _ =
+                std::fs::set_permissions(sidecar, std::fs::Permissions::from_mode(meta.permissions().mode() & 0o777));
+        }
+    }
+}
+
 pub(super) fn connect_for_reading(path: &Path) -> rusqlite::Result<Connection> {
     let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
     match conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0)) {
@@ -206,6 +231,7 @@ impl SqliteIndex {
         register_sqlite_vec();
         ensure_data_dir(root)?;
         let path = root.index_path();
+        writable_sidecars(&path);
         match Self::try_open_rw(&path).and_then(SqliteIndex::checked_if_marked) {
             Ok(store) => Ok(store),
             Err(e) => {
@@ -292,6 +318,7 @@ impl SqliteIndex {
             return Err(StoreError::Missing(path));
         }
         check_own_file(&path)?;
+        writable_sidecars(&path);
         let opened = file_identity(&path);
         let conn = connect_for_reading(&path).map_err(|e| match std::fs::symlink_metadata(&path) {
             // Removed since it was looked for (a --clear-cache meanwhile):
