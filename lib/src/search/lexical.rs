@@ -140,11 +140,14 @@ const STOP_WORDS: &[&str] = &[
 ];
 
 /// Chunks in scope matching the full-text expression `expr`, by BM25 (more
-/// negative is better), best first, at most `limit`. Holes are left out: a
-/// chunk without a vector is never a result.
+/// negative is better), best first, at most `limit`. Beside vectors in
+/// memory (`table`: hybrid) holes are left out, a chunk without a vector
+/// being no result of a search by meaning; a search by words alone (no
+/// table) finds them by their words, as the spec's `holes` says.
 ///
-/// The store (or `words`) is asked for its best rows in scope, and holes
-/// are dropped afterwards, asking for more while too many were. Equal
+/// The store (or `words`) is asked for its best rows in scope, and those
+/// without a place are dropped afterwards, asking for more while too many
+/// were. Equal
 /// scores are ordered by path and line, as in every ranking. `table`, when
 /// given, knows every non-hole chunk's file; `words`, when given, holds the
 /// index's words as the store does, and answers instead of it.
