@@ -427,6 +427,35 @@ fn a_search_while_the_server_hangs_is_answered_by_words_and_says_so() {
     hang(false);
 }
 
+/// Ctrl-C while the embedding server does not answer stops the run within
+/// the request in hand, as an interrupt (130): its attempts and their
+/// pauses went on for every retry (4 with backoff), and the run then
+/// failed (2).
+#[test]
+fn ctrl_c_stops_the_retries_of_a_server_that_does_not_answer() {
+    let server = EmbeddingServer::start();
+    let proxy = Proxy::start(&server.addr, Faults { hang: true, ..Faults::default() });
+    let t = sample_project();
+    t.global_config(&format!("embedder_source = \"remote\"\nembedder_url = \"{}\"\nembedder_timeout = 2\n", proxy.url));
+    let child = t
+        .cmd("vg-index", ".")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let asked = std::time::Instant::now();
+    while proxy.faults.lock().unwrap().seen == 0 {
+        assert!(asked.elapsed() < std::time::Duration::from_secs(60), "the server was never asked");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+    let stopped = std::time::Instant::now();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert!(stopped.elapsed() < std::time::Duration::from_secs(5), "stopped after {:?}", stopped.elapsed());
+    assert!(proxy.faults.lock().unwrap().seen <= 2, "retried after Ctrl-C");
+}
+
 #[test]
 fn a_url_no_request_can_go_to_is_refused_where_it_is_written() {
     let t = sample_project();

@@ -952,6 +952,7 @@ const SAME_INTERRUPT: Duration = Duration::from_millis(300);
 fn stop_on_interrupt() {
     static INSTALLED: Once = Once::new();
     INSTALLED.call_once(|| {
+        vecgrep::embed::stop_when(interrupted);
         // A tool with a handler of its own (the servers) keeps it.
         let _ = ctrlc::set_handler(|| {
             if !INDEXING.load(Ordering::SeqCst) && !ON_SCREEN.load(Ordering::SeqCst) {

@@ -29,6 +29,20 @@ pub use static_model::{
 /// Dimensions of all-MiniLM-L6-v2's sentence vectors.
 pub const DIMS: usize = 384;
 
+/// How the tool hears that its user asked the run to stop (Ctrl-C,
+/// SIGTERM): set once by the binary; a remote embedder's retries stop then.
+static STOP_CHECK: std::sync::OnceLock<fn() -> bool> = std::sync::OnceLock::new();
+
+/// Have the embedders ask `check` whether the run is to stop.
+pub fn stop_when(check: fn() -> bool) {
+    let _ = STOP_CHECK.set(check);
+}
+
+/// Whether the user asked the run to stop (`stop_when`).
+pub(crate) fn stop_asked() -> bool {
+    STOP_CHECK.get().is_some_and(|check| check())
+}
+
 /// The model's input window in tokens, counting `[CLS]` and `[SEP]`; text
 /// beyond it would be silently truncated, so the chunker keeps below it.
 pub const MAX_TOKENS: usize = 256;

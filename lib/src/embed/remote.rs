@@ -178,10 +178,10 @@ impl RemoteEmbedder {
                 Err(Failure::Transient(e)) => last = e,
                 Err(refused) => return Err(refused),
             }
-            if attempt < self.settings.attempts {
-                std::thread::sleep(pause);
-                pause = pause.saturating_mul(2);
+            if attempt < self.settings.attempts && !paused_unless_stopped(pause) {
+                return Err(Failure::Fatal(format!("{last} (stopped retrying: the run was interrupted)")));
             }
+            pause = pause.saturating_mul(2);
         }
         match self.settings.attempts {
             0 | 1 => Err(Failure::Transient(last)),
@@ -263,6 +263,21 @@ impl RemoteEmbedder {
         }
         out.into_iter().map(|v| v.ok_or_else(|| "the server left a text without a vector".to_string())).collect()
     }
+}
+
+/// Wait `pause` before the next attempt, unless the user asks the run to
+/// stop meanwhile (`super::stop_asked`): false then. A server that does not
+/// answer was retried for minutes after Ctrl-C.
+fn paused_unless_stopped(pause: Duration) -> bool {
+    let until = std::time::Instant::now() + pause;
+    while !super::stop_asked() {
+        let left = until.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return true;
+        }
+        std::thread::sleep(left.min(Duration::from_millis(100)));
+    }
+    false
 }
 
 impl Embedder for RemoteEmbedder {

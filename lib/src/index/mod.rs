@@ -268,15 +268,10 @@ fn run_to_end(
     // What a rebuild embeds with must load before the old index goes, and
     // before the mark: a model that cannot load (`--embedder-model foo`)
     // leaves the index as it was, not marked unfinished.
-    if rebuild.needed && !plan.work.is_empty() {
-        if embedders.embeds_fully(req.config) {
-            if embedders.needs_loading(plan.work.len()) {
-                obs.loading_model();
-            }
-            embedders.load_for(plan.work.len())?;
-        } else {
-            embedders.statics()?;
-        }
+    if rebuild.needed && !plan.work.is_empty() && !loaded_for_rebuild(req, embedders, plan.work.len(), obs)? {
+        summary.cancelled = true;
+        summary.seconds = started.elapsed().as_secs_f64();
+        return Ok((summary, plan.walked));
     }
     if changes && covers_the_project(req) && alters_files(&plan, rebuild.needed || recheck_generated) {
         // Before the first change, so that a run killed at any point
@@ -394,6 +389,29 @@ pub fn stopped_before_the_lock(waited: bool) -> &'static str {
 }
 
 /// What a run that a signal stopped while it waited for the lock did: nothing.
+/// Load what a rebuild embeds `files` with; false when told to stop
+/// meanwhile (a remote embedder's check given up): the run stops with the
+/// index as it was, not failed.
+fn loaded_for_rebuild(
+    req: &IndexRequest<'_>,
+    embedders: &mut EmbedderPool,
+    files: usize,
+    obs: &mut dyn IndexObserver,
+) -> Result<bool> {
+    if !embedders.embeds_fully(req.config) {
+        embedders.statics()?;
+        return Ok(true);
+    }
+    if embedders.needs_loading(files) {
+        obs.loading_model();
+    }
+    match embedders.load_for(files) {
+        Ok(()) => Ok(true),
+        Err(_) if obs.cancelled() => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
 pub(crate) fn stopped_waiting() -> IndexSummary {
     IndexSummary { cancelled: true, ..Default::default() }
 }

@@ -156,7 +156,16 @@ impl Pipeline<'_, '_> {
                 }
                 Read::Embed(job) => {
                     if self.workers.is_none() {
-                        self.workers = Some(self.start_workers(store, embedders, obs)?);
+                        match self.start_workers(store, embedders, obs) {
+                            Ok(workers) => self.workers = Some(workers),
+                            // A remote embedder's check, given up when told
+                            // to stop: the run stopped, not failed.
+                            Err(_) if obs.cancelled() => {
+                                self.stopped = true;
+                                break;
+                            }
+                            Err(e) => return Err(e),
+                        }
                     }
                     self.workers.as_ref().expect("started").send(self.next_read, job)?;
                     self.in_flight += 1;
