@@ -1587,8 +1587,8 @@ fn search_takes_an_indexed_revision_and_refuses_others() {
         assert!(body.contains("is empty; leave it out"), "{body}");
     }
     // A revision's index that cannot be read is the server's failure, and
-    // indexing that revision again rebuilds it (not --clear-cache, which
-    // would throw away every index).
+    // forgetting and indexing that revision again rebuilds it (not
+    // --clear-cache, which would throw away every index).
     let index = t.path().join(format!(".vecgrep/revs/{v1}/.vecgrep/index.db"));
     let whole = std::fs::read(&index).unwrap();
     std::fs::write(&index, &whole[..whole.len().min(20_000)]).unwrap();
@@ -1597,7 +1597,12 @@ fn search_takes_an_indexed_revision_and_refuses_others() {
     }
     let (status, _, body) = s.get("/search?q=anything&rev=v1");
     assert_eq!(status, 500, "{body}");
-    assert!(body.contains(&format!("run vg-index --rev {} to rebuild it", &v1[..12])), "{body}");
+    let short = &v1[..12];
+    assert!(
+        body.contains(&format!("run vg-index --forget {short}, then vg-index --rev {short}, to rebuild it")),
+        "{body}"
+    );
+    assert_code(&run(t.cmd("vg-index", ".").args(["--forget", short])), 0);
     assert_code(&run(t.cmd("vg-index", ".").args(["--rev", "v1"])), 0);
     let (status, _, body) = s.get("/search?q=send+a+file+to+the+storage+server&k=1&threshold=-1&rev=v1");
     assert_eq!(status, 200, "{body}");
