@@ -759,6 +759,13 @@ fn a_path_the_revision_has_is_searched_though_the_working_tree_lost_it() {
         let o = run(tree.cmd("vg-log", "").args(["--threshold", "-1", "parser"]).arg(&through));
         assert_code(&o, 0);
     }
+    // A link the working tree made since is not followed into the
+    // revision: src/ moved to code/, src a link to it, src/config.py is v1's.
+    std::fs::rename(tree.path().join("src"), tree.path().join("code")).unwrap();
+    std::os::unix::fs::symlink("code", tree.path().join("src")).unwrap();
+    let o = run(tree.cmd("vg-query", "").args(["--rev", "v1", "--threshold", "-1", "parser", "src/config.py"]));
+    assert_code(&o, 0);
+    assert!(records(&o).iter().all(|h| h["file"] == "src/config.py"), "{}", stderr(&o));
 }
 
 /// A run that rebuilds a complete revision's index (other settings) and is

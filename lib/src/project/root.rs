@@ -399,7 +399,7 @@ pub fn admit_paths_lexically(
     let mut out = LexicalAdmission::default();
     for path in paths {
         let abs = absolutize(&base, path);
-        let resolved = abs.canonicalize().unwrap_or_else(|_| resolved_as_far_as_it_exists(&abs));
+        let resolved = abs.canonicalize().unwrap_or_else(|_| entered_as_written(&abs, &root.path));
         match resolved.strip_prefix(&root.path) {
             // Inside, but a name no record can hold: said as such, not as outside.
             Ok(rel) => out.admitted.push(rel_to_string(rel).ok_or_else(|| RootError::NotUtf8 { path: path.clone() })?),
@@ -439,6 +439,23 @@ fn resolved_as_far_as_it_exists(path: &Path) -> PathBuf {
         if let Ok(real) = existing.canonicalize() {
             let rest = path.strip_prefix(existing).unwrap_or(Path::new(""));
             return normalize_lexically(&real.join(rest));
+        }
+    }
+    path
+}
+
+/// A `path` that does not exist, placed in `root` where it enters it: the
+/// longest start of it that resolves to the root (through a linked
+/// directory outside, as `/tmp` is on some systems) with the rest taken as
+/// written, so that no link inside the root is followed: a file a revision
+/// had, named through a link the working tree has made since, is that
+/// revision's path. Taken as written where no start of it is the root.
+fn entered_as_written(path: &Path, root: &Path) -> PathBuf {
+    let path = normalize_lexically(path);
+    for start in path.ancestors() {
+        if start.canonicalize().is_ok_and(|real| real == root) {
+            let rest = path.strip_prefix(start).unwrap_or(Path::new(""));
+            return root.join(rest);
         }
     }
     path
