@@ -238,10 +238,27 @@ fn number(digits: &str) -> Option<usize> {
 }
 
 /// `~` too: `~/.ssh/id_rsa:1`, dropped, left its `~` in the text.
-/// A character a path may hold: letters and digits of any script (a cited
-/// `src/données.py` was read from `es.py`, and dropped), and `_ . / - ~`.
+/// A character a path may hold: letters and digits (a cited
+/// `src/données.py` was read from `es.py`, and dropped), and `_ . / - ~`;
+/// not those of scripts written without spaces, whose words run into a
+/// citation (`详见src/retry.py:2`) and were read as its path.
 fn is_path_char(c: char) -> bool {
-    c.is_alphanumeric() || matches!(c, '_' | '.' | '/' | '-' | '~')
+    (c.is_alphanumeric() && !written_without_spaces(c)) || matches!(c, '_' | '.' | '/' | '-' | '~')
+}
+
+/// Han, kana, Hangul, Thai, Lao, Khmer, Myanmar and their full-width forms.
+fn written_without_spaces(c: char) -> bool {
+    matches!(c,
+        '\u{0E00}'..='\u{0EFF}' // Thai, Lao
+        | '\u{1000}'..='\u{109F}' // Myanmar
+        | '\u{1780}'..='\u{17FF}' // Khmer
+        | '\u{1100}'..='\u{11FF}' // Hangul Jamo
+        | '\u{2E80}'..='\u{9FFF}' // CJK radicals, punctuation, kana, Han
+        | '\u{AC00}'..='\u{D7AF}' // Hangul syllables
+        | '\u{F900}'..='\u{FAFF}' // CJK compatibility ideographs
+        | '\u{FF00}'..='\u{FFEF}' // full-width forms
+        | '\u{20000}'..='\u{3134F}' // Han extensions
+    )
 }
 
 /// Take out the space a dropped citation leaves behind (`word [9].`).
@@ -293,6 +310,10 @@ mod tests {
         assert_eq!(c.dropped, ["src/recon.py:55"], "line 55 was past what its excerpt showed");
         let c = cite("Not given: src/ünknown.py:9.", &given);
         assert_eq!((c.text.as_str(), c.dropped.as_slice()), ("Not given:.", &["src/ünknown.py:9".to_string()][..]));
+        // Words of a script written without spaces run into a citation: not its path.
+        let c = cite("详见src/données.py:2，重试逻辑在循环中。", &given);
+        assert_eq!(c.citations.iter().map(Citation::place).collect::<Vec<_>>(), ["src/données.py:2"], "{}", c.text);
+        assert!(c.text.starts_with("详见") && c.dropped.is_empty(), "{}", c.text);
     }
 
     #[test]
