@@ -755,6 +755,25 @@ fn a_replaced_commit_is_read_again_in_the_log_and_as_a_revision() {
     git(&tree, &["replace", "-d", &first]);
     assert_eq!(subject_of(&log(&tree, &["-k", "20", "x"])), Some(was));
     assert_eq!(files_at(&first), before);
+    // A commit of another branch, replaced while the log runs on main, is
+    // read again once that branch is checked out (it was recorded as read).
+    git(&tree, &["checkout", "-q", "-b", "feature"]);
+    tree.write("src/tok.py", "def tokenize(text):\n    return text.split()\n");
+    git(&tree, &["add", "-A"]);
+    git(&tree, &["commit", "-q", "-m", "Add a tokenizer for the parser"]);
+    let feature = git(&tree, &["rev-parse", "HEAD"]);
+    log(&tree, &["-k", "1", "tokenizer"]);
+    git(&tree, &["checkout", "-q", "main"]);
+    let message = "Encrypt the session data";
+    let instead =
+        git(&tree, &["commit-tree", &format!("{feature}^{{tree}}"), "-p", &format!("{feature}~1"), "-m", message]);
+    git(&tree, &["replace", &feature, &instead]);
+    log(&tree, &["-k", "1", "x"]);
+    git(&tree, &["checkout", "-q", "feature"]);
+    let o = log(&tree, &["-k", "20", "x"]);
+    let recs = records(&o);
+    let c = of_type(&recs, "commit").into_iter().find(|c| c["sha"] == feature.as_str()).expect("the branch's commit");
+    assert_eq!(c["subject"], message);
 }
 
 /// A commit whose author line gix's parser refuses (no `<email>`, as some

@@ -82,7 +82,7 @@ pub fn update_log(
     let todo: Vec<&String> =
         history.iter().filter(|sha| needs_storing(&stored, sha, with_diff) || again.wants(sha)).collect();
     if todo.is_empty() {
-        again.record(store)?;
+        again.record(store, history)?;
         return Ok(LogSummary { seconds: started.elapsed().as_secs_f64(), ..summary });
     }
     let mut embedder = match loaded {
@@ -101,7 +101,7 @@ pub fn update_log(
         summary.reread += batch.iter().filter(|sha| stored.contains_key(**sha)).count() as u64;
         observer.progress((n * BATCH + batch.len()).min(todo.len()), todo.len());
     }
-    again.record(store)?;
+    again.record(store, history)?;
     summary.seconds = started.elapsed().as_secs_f64();
     Ok(summary)
 }

@@ -13,8 +13,12 @@ use crate::store::{CommitStore, StoreError, StoredCommit};
 const LOG_READER: u32 = 1;
 
 /// The stored commits to read again, and what to record once they are.
+/// Those not in HEAD's history (another branch's) are kept for the run
+/// that has them in its history (`log_read_again`): recorded as read, they
+/// kept what was misread for good.
 pub(super) struct ReadAgain {
     commits: HashSet<String>,
+    pending_were: String,
     boundary: Vec<String>,
     boundary_was: Vec<String>,
     older_reader: bool,
@@ -57,8 +61,10 @@ impl ReadAgain {
             let (now, were) = (originals(&replacements), originals(&replacements_were));
             commits.extend(now.symmetric_difference(&were).map(|(a, _)| a.clone()));
         }
+        let pending_were = store.log_value("log_read_again")?.unwrap_or_default();
+        commits.extend(pending_were.split_whitespace().map(str::to_string));
         commits.retain(|sha| stored.contains_key(sha));
-        Ok(ReadAgain { commits, boundary, boundary_was, older_reader, replacements, replacements_were })
+        Ok(ReadAgain { commits, pending_were, boundary, boundary_was, older_reader, replacements, replacements_were })
     }
 
     pub(super) fn wants(&self, sha: &str) -> bool {
@@ -68,7 +74,15 @@ impl ReadAgain {
     /// Record how the log is read now, once the commits are read again: a
     /// run killed before leaves them to the next. Written only where it
     /// changed: a search with nothing new writes nothing.
-    pub(super) fn record(&self, store: &mut dyn CommitStore) -> Result<(), StoreError> {
+    pub(super) fn record(&self, store: &mut dyn CommitStore, history: &[String]) -> Result<(), StoreError> {
+        let read: HashSet<&str> = history.iter().map(String::as_str).collect();
+        let mut pending: Vec<&str> =
+            self.commits.iter().map(String::as_str).filter(|sha| !read.contains(sha)).collect();
+        pending.sort_unstable();
+        let pending = pending.join(" ");
+        if pending != self.pending_were {
+            store.set_log_value("log_read_again", &pending)?;
+        }
         if self.boundary_was != self.boundary {
             store.set_log_shallow(&self.boundary)?;
         }
