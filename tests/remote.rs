@@ -58,6 +58,8 @@ struct Faults {
     truncate: Option<usize>,
     /// Read requests and never answer them, as a server that hangs.
     hang: bool,
+    /// Hang from the request after this many (the check answered, a batch not).
+    hang_after: Option<usize>,
     /// Requests seen, and of those with the right key.
     seen: usize,
     authorized: usize,
@@ -113,7 +115,7 @@ fn proxy_one(mut stream: TcpStream, upstream: &str, faults: &Mutex<Faults>) {
             name.eq_ignore_ascii_case("authorization")
                 .then(|| value.trim().strip_prefix("Bearer ").unwrap_or("").to_string())
         });
-        if f.hang {
+        if f.hang || f.hang_after.is_some_and(|n| f.seen > n) {
             drop(f);
             std::thread::sleep(std::time::Duration::from_secs(60));
             return;
@@ -454,6 +456,36 @@ fn ctrl_c_stops_the_retries_of_a_server_that_does_not_answer() {
     assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
     assert!(stopped.elapsed() < std::time::Duration::from_secs(5), "stopped after {:?}", stopped.elapsed());
     assert!(proxy.faults.lock().unwrap().seen <= 2, "retried after Ctrl-C");
+    // A stall in the middle of a run (the check answered, a batch not):
+    // no text of the batch is then tried alone, each waiting its timeout.
+    let proxy = Proxy::start(&server.addr, Faults { hang_after: Some(3), ..Faults::default() });
+    // Files of many chunks, whose batches the run waits for.
+    for f in 0..6 {
+        let many: String =
+            (0..30).map(|i| format!("def step_{f}_{i}(value, other):\n    return value * {i} + other\n\n")).collect();
+        t.write(&format!("src/many{f}.py"), &many);
+    }
+    t.global_config(&format!(
+        "embedder_source = \"remote\"\nembedder_url = \"{}\"\nembedder_timeout = 2\nembedder_batch_size = 8\n",
+        proxy.url
+    ));
+    let child = t
+        .cmd("vg-index", ".")
+        .arg("--full")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    while proxy.faults.lock().unwrap().seen < 4 {
+        assert!(asked.elapsed() < std::time::Duration::from_secs(60), "no batch was sent");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+    let stopped = std::time::Instant::now();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert!(stopped.elapsed() < std::time::Duration::from_secs(5), "stopped after {:?}", stopped.elapsed());
+    assert!(proxy.faults.lock().unwrap().seen <= 5, "texts tried alone after Ctrl-C");
 }
 
 #[test]

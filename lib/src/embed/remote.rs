@@ -316,9 +316,17 @@ impl Embedder for RemoteEmbedder {
                     out.extend(vectors.into_iter().map(Some));
                 }
                 Err(batch_error) => {
+                    // Told to stop: no text is tried alone (each waited
+                    // out its timeout: minutes after Ctrl-C).
+                    if super::stop_asked() {
+                        bail!("embedding stopped: the run was interrupted");
+                    }
                     // Which texts fail? Each alone; those that still fail are holes.
                     let mut any = false;
                     for text in group {
+                        if super::stop_asked() {
+                            bail!("embedding stopped: the run was interrupted");
+                        }
                         match self.request_with_retries(&[text]) {
                             Ok(mut v) => {
                                 any = true;

@@ -264,6 +264,11 @@ impl Pipeline<'_, '_> {
             self.handed_back.insert(index);
             return Ok(());
         };
+        // An embedder that gave up when told to stop: the run stopped.
+        if write.is_err() && obs.cancelled() {
+            self.stopped = true;
+            return Ok(());
+        }
         let write = write.with_context(|| format!("embedding {}", self.work[index].rel))?;
         self.ready.insert(index, Prepared::Write(write));
         Ok(())
