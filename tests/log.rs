@@ -233,6 +233,9 @@ fn with_diff_the_changed_lines_are_searched_and_shown_where_they_are() {
     let shown = run(tree.cmd("vecgrep", "").args(args).args(["-N", "sleep longer between each attempt"]));
     assert_code(&shown, 0);
     assert!(stdout(&shown).contains("src/upload.py: +            time.sleep(2 ** attempt)"), "{}", stdout(&shown));
+    // And its path with -I.
+    let shown = run(tree.cmd("vecgrep", "").args(args).args(["-I", "sleep longer between each attempt"]));
+    assert!(stdout(&shown).contains("\n    9: +            time.sleep(2 ** attempt)"), "{}", stdout(&shown));
     assert_code(&run(tree.cmd("vecgrep", "").args(args).args(["-n", "-H", "sleep longer"])), 0);
     // Pipes get a line per commit; --files the files they touched.
     let flat = run(tree.cmd("vecgrep", "").args(["--log", "--threshold", "0", "-k", "1", "exponential backoff"]));

@@ -382,7 +382,7 @@ pub fn note_holes(tool: &str, quiet: bool, holes: u64) {
         note(
             tool,
             quiet,
-            &format!("{n} could not be embedded and will be found by their words alone (holes); the next run tries {verb} again"),
+            &format!("{n} could not be embedded and will be found only by a search of words (--mode lexical) (holes); the next run tries {verb} again"),
         );
     }
 }

@@ -88,10 +88,14 @@ fn render_block(out: &mut dyn Write, c: &CommitRecord, opts: &FormatOptions) -> 
             (Some(path), Some(n)) => {
                 let path = display_file(Some(&c.root), path, &opts.cwd);
                 let path = paint(color, PATH, &opts.shown(&path));
-                // `-N`: no line number, as a search's lines under a heading.
-                match opts.line_number {
-                    true => writeln!(out, "    {path}:{}: {text}", paint(color, LINE_NO, &n.to_string()))?,
-                    false => writeln!(out, "    {path}: {text}")?,
+                let n = paint(color, LINE_NO, &n.to_string());
+                // `-N`: no line number, as a search's lines under a heading;
+                // `-I`: no path.
+                match (opts.with_filename, opts.line_number) {
+                    (true, true) => writeln!(out, "    {path}:{n}: {text}")?,
+                    (true, false) => writeln!(out, "    {path}: {text}")?,
+                    (false, true) => writeln!(out, "    {n}: {text}")?,
+                    (false, false) => writeln!(out, "    {text}")?,
                 }
             }
             _ => writeln!(out, "    {text}")?,

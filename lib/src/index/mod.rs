@@ -388,7 +388,6 @@ pub fn stopped_before_the_lock(waited: bool) -> &'static str {
     }
 }
 
-/// What a run that a signal stopped while it waited for the lock did: nothing.
 /// Load what a rebuild embeds `files` with; false when told to stop
 /// meanwhile (a remote embedder's check given up): the run stops with the
 /// index as it was, not failed.
@@ -412,6 +411,7 @@ fn loaded_for_rebuild(
     }
 }
 
+/// What a run that a signal stopped while it waited for the lock did: nothing.
 pub(crate) fn stopped_waiting() -> IndexSummary {
     IndexSummary { cancelled: true, ..Default::default() }
 }

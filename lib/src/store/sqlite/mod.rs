@@ -154,10 +154,6 @@ fn check_own_file(path: &Path) -> Result<(), StoreError> {
     }
 }
 
-/// A connection to read the index at `path`: read-write, so that WAL
-/// recovery can run if a writer was killed; read-only and without locks
-/// where this user may not write beside it (another user's checkout, a
-/// read-only mount), where WAL mode could not make its shared-memory file.
 /// The index's `-wal` and `-shm` files, where they are this user's but
 /// not writable while the index is: given the index's mode. SQLite makes
 /// them with the mode of the index file, so a look at an index made
@@ -183,6 +179,10 @@ fn writable_sidecars(index: &Path) {
     }
 }
 
+/// A connection to read the index at `path`: read-write, so that WAL
+/// recovery can run if a writer was killed; read-only and without locks
+/// where this user may not write beside it (another user's checkout, a
+/// read-only mount), where WAL mode could not make its shared-memory file.
 pub(super) fn connect_for_reading(path: &Path) -> rusqlite::Result<Connection> {
     let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
     match conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0)) {
