@@ -759,6 +759,15 @@ fn a_path_the_revision_has_is_searched_though_the_working_tree_lost_it() {
         let o = run(tree.cmd("vg-log", "").args(["--threshold", "-1", "parser"]).arg(&through));
         assert_code(&o, 0);
     }
+    // Through a link outside to a directory of the root, too.
+    let srclink = tree.config_home.path().join("srclink");
+    std::os::unix::fs::symlink(tree.path().join("src"), &srclink).unwrap();
+    let o = run(tree
+        .cmd("vg-query", "")
+        .args(["--rev", "v1", "--threshold", "-1", "parser"])
+        .arg(srclink.join("config.py")));
+    assert_code(&o, 0);
+    assert!(records(&o).iter().all(|h| h["file"] == "src/config.py"), "{}", stderr(&o));
     // A link the working tree made since is not followed into the
     // revision: src/ moved to code/, src a link to it, src/config.py is v1's.
     std::fs::rename(tree.path().join("src"), tree.path().join("code")).unwrap();

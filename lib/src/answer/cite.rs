@@ -101,8 +101,8 @@ fn names_file(text: &str, path: &str) -> bool {
     text.match_indices(path).any(|(at, _)| {
         let before = text[..at].chars().next_back();
         let after = text[at + path.len()..].chars().next();
-        !before.is_some_and(|c| is_path_char(c) && c != '.')
-            && !after.is_some_and(|c| is_path_char(c) && c != '.' || c == ':')
+        !before.is_some_and(|c| !ends_name(c) && c != '.')
+            && !after.is_some_and(|c| !ends_name(c) && c != '.' || c == ':')
     })
 }
 
@@ -186,7 +186,7 @@ fn written(item: &str) -> Option<Written<'_>> {
 /// A place cited outside brackets, starting at byte `i` of `text`: only at
 /// the start of a word, so `a.rs:1` inside `xa.rs:1` is not read twice.
 fn bare_place(text: &str, i: usize) -> Option<(Written<'_>, usize)> {
-    if text[..i].chars().next_back().is_some_and(is_path_char) {
+    if !starts_path(text[..i].chars().next_back(), text[i..].chars().next()?) {
         return None;
     }
     place_at(text, i)
@@ -238,12 +238,24 @@ fn number(digits: &str) -> Option<usize> {
 }
 
 /// `~` too: `~/.ssh/id_rsa:1`, dropped, left its `~` in the text.
-/// A character a path may hold: letters and digits (a cited
-/// `src/données.py` was read from `es.py`, and dropped), and `_ . / - ~`;
-/// not those of scripts written without spaces, whose words run into a
-/// citation (`详见src/retry.py:2`) and were read as its path.
+/// A character a path may hold: letters and digits of any script (a cited
+/// `src/données.py` was read from `es.py`, and dropped), and `_ . / - ~`.
 fn is_path_char(c: char) -> bool {
-    (c.is_alphanumeric() && !written_without_spaces(c)) || matches!(c, '_' | '.' | '/' | '-' | '~')
+    c.is_alphanumeric() || matches!(c, '_' | '.' | '/' | '-' | '~')
+}
+
+/// Whether a path may start at `first`, after `before`: not inside a word,
+/// and not with a letter of a script written without spaces, whose words
+/// run into a citation (`详见src/retry.py:2` is `src/retry.py:2`), though
+/// such letters may follow (`docs/说明.py:1`).
+fn starts_path(before: Option<char>, first: char) -> bool {
+    !written_without_spaces(first) && !before.is_some_and(|c| is_path_char(c) && !written_without_spaces(c))
+}
+
+/// A character that ends a name written in running text: one no path
+/// holds, or a letter of a script written without spaces (`在retry.py中`).
+fn ends_name(c: char) -> bool {
+    !is_path_char(c) || written_without_spaces(c)
 }
 
 /// Han, kana, Hangul, Thai, Lao, Khmer, Myanmar and their full-width forms.
@@ -314,6 +326,12 @@ mod tests {
         let c = cite("详见src/données.py:2，重试逻辑在循环中。", &given);
         assert_eq!(c.citations.iter().map(Citation::place).collect::<Vec<_>>(), ["src/données.py:2"], "{}", c.text);
         assert!(c.text.starts_with("详见") && c.dropped.is_empty(), "{}", c.text);
+        // Such letters in a path are its own; a name in running text is cited.
+        let given = [hit("docs/说明.py", 1, 3), hit("src/retry.py", 1, 9)];
+        let c = cite("重试逻辑见 docs/说明.py:1，配置见 docs/secret密码.py:1。逻辑在retry.py中实现。", &given);
+        let places: Vec<String> = c.citations.iter().map(Citation::place).collect();
+        assert_eq!(places, ["docs/说明.py:1", "src/retry.py:1"], "{}", c.text);
+        assert_eq!(c.dropped, ["docs/secret密码.py:1"], "{}", c.text);
     }
 
     #[test]

@@ -444,18 +444,24 @@ fn resolved_as_far_as_it_exists(path: &Path) -> PathBuf {
     path
 }
 
-/// A `path` that does not exist, placed in `root` where it enters it: the
-/// longest start of it that resolves to the root (through a linked
-/// directory outside, as `/tmp` is on some systems) with the rest taken as
-/// written, so that no link inside the root is followed: a file a revision
-/// had, named through a link the working tree has made since, is that
-/// revision's path. Taken as written where no start of it is the root.
+/// A `path` that does not exist, placed in `root` where it enters it: its
+/// shortest start that resolves into the root (through a linked directory
+/// outside, as `/tmp` is on some systems, or a link to a directory of the
+/// root), with the rest taken as written, so that no link met inside the
+/// root is followed: a file a revision had, named through a link the
+/// working tree has made since, is that revision's path. Taken as written
+/// where no start of it resolves into the root.
 fn entered_as_written(path: &Path, root: &Path) -> PathBuf {
     let path = normalize_lexically(path);
-    for start in path.ancestors() {
-        if start.canonicalize().is_ok_and(|real| real == root) {
-            let rest = path.strip_prefix(start).unwrap_or(Path::new(""));
-            return root.join(rest);
+    let starts: Vec<&Path> = path.ancestors().collect();
+    for start in starts.into_iter().rev() {
+        match start.canonicalize() {
+            Ok(real) if real.starts_with(root) => {
+                let rest = path.strip_prefix(start).unwrap_or(Path::new(""));
+                return real.join(rest);
+            }
+            Ok(_) => {}
+            Err(_) => break,
         }
     }
     path
