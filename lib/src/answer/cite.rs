@@ -196,8 +196,7 @@ fn bare_place(text: &str, i: usize) -> Option<(Written<'_>, usize)> {
 /// a letter and a `.` or `/` (so that `12:30` and `localhost:80` are not places).
 fn place_at(text: &str, i: usize) -> Option<(Written<'_>, usize)> {
     let rest = &text[i..];
-    let path_len = rest.find(|c: char| !is_path_char(c)).unwrap_or(rest.len());
-    let path = rest[..path_len].trim_end_matches('.');
+    let path = rest[..path_len(rest)].trim_end_matches('.');
     let after = rest[path.len()..].strip_prefix(':')?;
     // A negative line (`:-1`) is a place no excerpt has: checked and
     // dropped, not left in the text as no citation.
@@ -241,36 +240,69 @@ fn number(digits: &str) -> Option<usize> {
 /// A character a path may hold: letters and digits of any script (a cited
 /// `src/données.py` was read from `es.py`, and dropped), and `_ . / - ~`.
 fn is_path_char(c: char) -> bool {
-    c.is_alphanumeric() || matches!(c, '_' | '.' | '/' | '-' | '~')
+    c.is_alphanumeric() || spaceless(c) || matches!(c, '_' | '.' | '/' | '-' | '~')
+}
+
+/// The length in bytes of the path `rest` starts with. A run of letters of
+/// a script written without spaces is part of it only as a whole name or
+/// directory (after `/` or at its start, before `.`, `/` or its end:
+/// `docs/说明.py`, `配置/config.py`): glued to a Latin word it is the
+/// sentence's (`重试逻辑在retry.py和src/book.rs:2` cites `src/book.rs:2`).
+fn path_len(rest: &str) -> usize {
+    let chars: Vec<(usize, char)> = rest.char_indices().collect();
+    let mut k = 0;
+    while let Some(&(at, c)) = chars.get(k) {
+        if !is_path_char(c) {
+            return at;
+        }
+        if !spaceless(c) {
+            k += 1;
+            continue;
+        }
+        let run_end = (k..chars.len()).find(|&m| !spaceless(chars[m].1)).unwrap_or(chars.len());
+        let after = chars.get(run_end).map(|&(_, a)| a);
+        let whole_name =
+            (k == 0 || chars[k - 1].1 == '/') && after.is_none_or(|a| matches!(a, '.' | '/') || !is_path_char(a));
+        if !whole_name {
+            return at;
+        }
+        k = run_end;
+    }
+    rest.len()
 }
 
 /// Whether a path may start at `first`, after `before`: not inside a word,
-/// and not with a letter of a script written without spaces, whose words
-/// run into a citation (`详见src/retry.py:2` is `src/retry.py:2`), though
-/// such letters may follow (`docs/说明.py:1`).
+/// but where the script changes to or from one written without spaces
+/// (`详见src/retry.py:2` is `src/retry.py:2`).
 fn starts_path(before: Option<char>, first: char) -> bool {
-    !written_without_spaces(first) && !before.is_some_and(|c| is_path_char(c) && !written_without_spaces(c))
+    match before {
+        Some(c) if is_path_char(c) => spaceless(c) != spaceless(first) && (c.is_alphanumeric() || spaceless(c)),
+        _ => true,
+    }
 }
 
 /// A character that ends a name written in running text: one no path
 /// holds, or a letter of a script written without spaces (`在retry.py中`).
 fn ends_name(c: char) -> bool {
-    !is_path_char(c) || written_without_spaces(c)
+    !is_path_char(c) || spaceless(c)
 }
 
-/// Han, kana, Hangul, Thai, Lao, Khmer, Myanmar and their full-width forms.
-fn written_without_spaces(c: char) -> bool {
-    matches!(c,
-        '\u{0E00}'..='\u{0EFF}' // Thai, Lao
+/// A letter (or its mark) of a script written without spaces: Han, kana,
+/// Hangul, Thai, Lao, Myanmar, Khmer; not their punctuation (`。`, `：`).
+fn spaceless(c: char) -> bool {
+    let marked_script = matches!(c,
+        '\u{0E00}'..='\u{0EFF}' // Thai, Lao (tone marks are no letters)
         | '\u{1000}'..='\u{109F}' // Myanmar
         | '\u{1780}'..='\u{17FF}' // Khmer
-        | '\u{1100}'..='\u{11FF}' // Hangul Jamo
-        | '\u{2E80}'..='\u{9FFF}' // CJK radicals, punctuation, kana, Han
+    );
+    let letters = matches!(c,
+        '\u{1100}'..='\u{11FF}' // Hangul Jamo
+        | '\u{3040}'..='\u{9FFF}' // kana, CJK extension A, Han
         | '\u{AC00}'..='\u{D7AF}' // Hangul syllables
         | '\u{F900}'..='\u{FAFF}' // CJK compatibility ideographs
-        | '\u{FF00}'..='\u{FFEF}' // full-width forms
         | '\u{20000}'..='\u{3134F}' // Han extensions
-    )
+    );
+    marked_script || (letters && c.is_alphanumeric())
 }
 
 /// Take out the space a dropped citation leaves behind (`word [9].`).
@@ -331,7 +363,35 @@ mod tests {
         let c = cite("重试逻辑见 docs/说明.py:1，配置见 docs/secret密码.py:1。逻辑在retry.py中实现。", &given);
         let places: Vec<String> = c.citations.iter().map(Citation::place).collect();
         assert_eq!(places, ["docs/说明.py:1", "src/retry.py:1"], "{}", c.text);
-        assert_eq!(c.dropped, ["docs/secret密码.py:1"], "{}", c.text);
+        // A name glued to a Latin word is read from where the script changes.
+        assert_eq!(c.dropped, ["密码.py:1"], "{}", c.text);
+    }
+
+    #[test]
+    fn latin_words_glued_to_text_of_scripts_without_spaces_are_the_texts() {
+        let given = [
+            hit("src/retry.py", 1, 9),
+            hit("src/book.rs", 1, 30),
+            hit("配置/config.py", 1, 5),
+            hit("설정/main.py", 1, 5),
+            hit("docs/คู่มือ.py", 1, 5),
+        ];
+        let places = |text: &str| {
+            let c = cite(text, &given);
+            (c.citations.iter().map(Citation::place).collect::<Vec<_>>(), c.dropped, c.text)
+        };
+        let (cited, dropped, text) = places("重试逻辑在retry.py和src/book.rs:2。");
+        assert_eq!((cited, dropped.len()), (vec!["src/book.rs:2".to_string(), "src/retry.py:1".into()], 0), "{text}");
+        assert_eq!(text, "重试逻辑在retry.py和src/book.rs:2。");
+        let (cited, _, text) = places("函数retry在src/retry.py:2定义。retry関数はsrc/book.rs:3で定義。");
+        assert_eq!(cited, ["src/retry.py:2", "src/book.rs:3"], "{text}");
+        let (cited, dropped, text) = places("src/retry.py里的超时为12:30。");
+        assert_eq!((cited, dropped.len()), (vec!["src/retry.py:1".to_string()], 0), "{text}");
+        let (cited, _, text) =
+            places("见 配置/config.py:2 以及 설정/main.py:3, 리트라이는 retry.py와src/book.rs:12 참조");
+        assert_eq!(cited, ["配置/config.py:2", "설정/main.py:3", "src/book.rs:12", "src/retry.py:1"], "{text}");
+        let (cited, dropped, text) = places("ดูที่ docs/คู่มือ.py:1 และ docs/ไม่มี.py:2 ครับ");
+        assert_eq!((cited, dropped), (vec!["docs/คู่มือ.py:1".to_string()], vec!["docs/ไม่มี.py:2".to_string()]), "{text}");
     }
 
     #[test]
