@@ -6,6 +6,7 @@
 //! A file given that the answer names without a line (small models often
 //! do) counts as a citation of its excerpt's first line.
 
+use super::spaceless::{after_the_sentence, spaceless, starts};
 use crate::records::HitRecord;
 
 /// Longest bracketed group read as citations, in bytes.
@@ -60,8 +61,9 @@ pub fn cite(text: &str, given: &[HitRecord]) -> Cited {
                 cited.text.push_str(&format!("[{}]", kept.join(", ")));
             }
             i += len;
-        } else if let Some((written, len)) = bare_place(text, i) {
-            match cited.check(&rest[..len], &written, given) {
+        } else if let Some((skip, written, len)) = bare_place(text, i, given) {
+            cited.text.push_str(&rest[..skip]);
+            match cited.check(&rest[skip..len], &written, given) {
                 Some(place) => cited.text.push_str(&place),
                 None => drop_space_before(&mut cited.text),
             }
@@ -185,18 +187,35 @@ fn written(item: &str) -> Option<Written<'_>> {
 
 /// A place cited outside brackets, starting at byte `i` of `text`: only at
 /// the start of a word, so `a.rs:1` inside `xa.rs:1` is not read twice.
-fn bare_place(text: &str, i: usize) -> Option<(Written<'_>, usize)> {
+///
+/// In text of a script written without spaces the path may begin within
+/// the words before it (`见说明.py:1`): it begins where a file given says
+/// (`spaceless::starts`), else after the sentence's words, else where the
+/// run does. The bytes before it are the sentence's (`skip`).
+fn bare_place<'t>(text: &'t str, i: usize, given: &[HitRecord]) -> Option<(usize, Written<'t>, usize)> {
     if !starts_path(text[..i].chars().next_back(), text[i..].chars().next()?) {
         return None;
     }
-    place_at(text, i)
+    let (Written::Place { path, line }, len) = place_at(text, i)? else { return None };
+    let starts = starts(path);
+    let is_given = |at: usize| resolve(&Written::Place { path: &path[at..], line }, given).is_some();
+    let skip = starts
+        .iter()
+        .copied()
+        .find(|&at| looks_like_path(&path[at..]) && is_given(at))
+        .or_else(|| {
+            starts.iter().copied().rev().find(|&at| after_the_sentence(path, at) && looks_like_path(&path[at..]))
+        })
+        .or_else(|| starts.first().copied().filter(|&at| looks_like_path(&path[at..])))?;
+    Some((skip, Written::Place { path: &path[skip..], line }, len))
 }
 
 /// `path:line` or `path:line-line` at byte `i` of `text`, where the path has
 /// a letter and a `.` or `/` (so that `12:30` and `localhost:80` are not places).
 fn place_at(text: &str, i: usize) -> Option<(Written<'_>, usize)> {
     let rest = &text[i..];
-    let path = rest[..path_len(rest)].trim_end_matches('.');
+    let path_len = rest.find(|c: char| !is_path_char(c)).unwrap_or(rest.len());
+    let path = rest[..path_len].trim_end_matches('.');
     let after = rest[path.len()..].strip_prefix(':')?;
     // A negative line (`:-1`) is a place no excerpt has: checked and
     // dropped, not left in the text as no citation.
@@ -205,14 +224,8 @@ fn place_at(text: &str, i: usize) -> Option<(Written<'_>, usize)> {
     let after = negative.unwrap_or(after);
     let digits = after.find(|c: char| !c.is_ascii_digit()).unwrap_or(after.len());
     let line = number(&after[..digits]).map(|n| if negative.is_some() { usize::MAX } else { n })?;
-    // One that starts with a dot is a place when it has a directory in it
-    // (`../secret.py`, `.github/ci.yml`), so that it is checked like any.
-    let looks_like_path = path.chars().any(|c| c.is_ascii_alphabetic())
-        && path.contains(['.', '/'])
-        && (!path.starts_with('.') || path.contains('/'));
-    let dotted_start = path.starts_with("./");
     // Line 0 is a place too, checked as any and dropped: no excerpt has it.
-    if !(looks_like_path || dotted_start) {
+    if !looks_like_path(path) {
         return None;
     }
     let mut len = path.len() + 1 + sign + digits;
@@ -224,6 +237,17 @@ fn place_at(text: &str, i: usize) -> Option<(Written<'_>, usize)> {
         }
     }
     Some((Written::Place { path, line }, len))
+}
+
+/// Whether `path` can be a place's: a letter and a `.` or `/` (so that
+/// `12:30` and `localhost:80` are not places). One that starts with a dot
+/// is when it has a directory in it (`../secret.py`, `.github/ci.yml`), so
+/// that it is checked like any.
+fn looks_like_path(path: &str) -> bool {
+    let named = path.chars().any(|c| c.is_ascii_alphabetic())
+        && path.contains(['.', '/'])
+        && (!path.starts_with('.') || path.contains('/'));
+    named || path.starts_with("./")
 }
 
 /// The number `digits` writes; one past usize is usize::MAX, which no
@@ -238,45 +262,18 @@ fn number(digits: &str) -> Option<usize> {
 
 /// `~` too: `~/.ssh/id_rsa:1`, dropped, left its `~` in the text.
 /// A character a path may hold: letters and digits of any script (a cited
-/// `src/données.py` was read from `es.py`, and dropped), and `_ . / - ~`.
+/// `src/données.py` was read from `es.py`, and dropped), their marks, and
+/// `_ . / - ~`.
 fn is_path_char(c: char) -> bool {
     c.is_alphanumeric() || spaceless(c) || matches!(c, '_' | '.' | '/' | '-' | '~')
 }
 
-/// The length in bytes of the path `rest` starts with. A run of letters of
-/// a script written without spaces is part of it only as a whole name or
-/// directory (after `/` or at its start, before `.`, `/` or its end:
-/// `docs/说明.py`, `配置/config.py`): glued to a Latin word it is the
-/// sentence's (`重试逻辑在retry.py和src/book.rs:2` cites `src/book.rs:2`).
-fn path_len(rest: &str) -> usize {
-    let chars: Vec<(usize, char)> = rest.char_indices().collect();
-    let mut k = 0;
-    while let Some(&(at, c)) = chars.get(k) {
-        if !is_path_char(c) {
-            return at;
-        }
-        if !spaceless(c) {
-            k += 1;
-            continue;
-        }
-        let run_end = (k..chars.len()).find(|&m| !spaceless(chars[m].1)).unwrap_or(chars.len());
-        let after = chars.get(run_end).map(|&(_, a)| a);
-        let whole_name =
-            (k == 0 || chars[k - 1].1 == '/') && after.is_none_or(|a| matches!(a, '.' | '/') || !is_path_char(a));
-        if !whole_name {
-            return at;
-        }
-        k = run_end;
-    }
-    rest.len()
-}
-
 /// Whether a path may start at `first`, after `before`: not inside a word,
 /// but where the script changes to or from one written without spaces
-/// (`详见src/retry.py:2` is `src/retry.py:2`).
+/// (`详见src/retry.py:2`).
 fn starts_path(before: Option<char>, first: char) -> bool {
     match before {
-        Some(c) if is_path_char(c) => spaceless(c) != spaceless(first) && (c.is_alphanumeric() || spaceless(c)),
+        Some(c) if is_path_char(c) => (c.is_alphanumeric() || spaceless(c)) && spaceless(c) != spaceless(first),
         _ => true,
     }
 }
@@ -285,24 +282,6 @@ fn starts_path(before: Option<char>, first: char) -> bool {
 /// holds, or a letter of a script written without spaces (`在retry.py中`).
 fn ends_name(c: char) -> bool {
     !is_path_char(c) || spaceless(c)
-}
-
-/// A letter (or its mark) of a script written without spaces: Han, kana,
-/// Hangul, Thai, Lao, Myanmar, Khmer; not their punctuation (`。`, `：`).
-fn spaceless(c: char) -> bool {
-    let marked_script = matches!(c,
-        '\u{0E00}'..='\u{0EFF}' // Thai, Lao (tone marks are no letters)
-        | '\u{1000}'..='\u{109F}' // Myanmar
-        | '\u{1780}'..='\u{17FF}' // Khmer
-    );
-    let letters = matches!(c,
-        '\u{1100}'..='\u{11FF}' // Hangul Jamo
-        | '\u{3040}'..='\u{9FFF}' // kana, CJK extension A, Han
-        | '\u{AC00}'..='\u{D7AF}' // Hangul syllables
-        | '\u{F900}'..='\u{FAFF}' // CJK compatibility ideographs
-        | '\u{20000}'..='\u{3134F}' // Han extensions
-    );
-    marked_script || (letters && c.is_alphanumeric())
 }
 
 /// Take out the space a dropped citation leaves behind (`word [9].`).
@@ -363,8 +342,7 @@ mod tests {
         let c = cite("重试逻辑见 docs/说明.py:1，配置见 docs/secret密码.py:1。逻辑在retry.py中实现。", &given);
         let places: Vec<String> = c.citations.iter().map(Citation::place).collect();
         assert_eq!(places, ["docs/说明.py:1", "src/retry.py:1"], "{}", c.text);
-        // A name glued to a Latin word is read from where the script changes.
-        assert_eq!(c.dropped, ["密码.py:1"], "{}", c.text);
+        assert_eq!(c.dropped, ["docs/secret密码.py:1"], "{}", c.text);
     }
 
     #[test]
@@ -392,6 +370,39 @@ mod tests {
         assert_eq!(cited, ["配置/config.py:2", "설정/main.py:3", "src/book.rs:12", "src/retry.py:1"], "{text}");
         let (cited, dropped, text) = places("ดูที่ docs/คู่มือ.py:1 และ docs/ไม่มี.py:2 ครับ");
         assert_eq!((cited, dropped), (vec!["docs/คู่มือ.py:1".to_string()], vec!["docs/ไม่มี.py:2".to_string()]), "{text}");
+    }
+
+    #[test]
+    fn a_given_file_decides_where_a_place_begins_in_words_written_without_spaces() {
+        let names = ["docs/第1章.md", "src/测试_utils.py", "src/说明v2.py", "src/v2说明.py", "src/テスト-helper.ts"];
+        let more = ["docs/時々.md", "src/한글README.md", "data/数据2024.csv", "docs/说明.py", "配置/config.py"];
+        let given: Vec<HitRecord> = names.iter().chain(&more).map(|f| hit(f, 1, 9)).collect();
+        for file in names.iter().chain(&more) {
+            let text = format!("See {file}:2 and 见 {file}:3。");
+            let c = cite(&text, &given);
+            assert_eq!(c.text, text, "{file}");
+            assert_eq!(
+                c.citations.iter().map(Citation::place).collect::<Vec<_>>(),
+                [format!("{file}:2"), format!("{file}:3")]
+            );
+        }
+        for (text, kept, place) in [
+            (
+                "重试逻辑见说明.py:1，另见 docs/第1章.md:2。",
+                "重试逻辑见docs/说明.py:1，另见 docs/第1章.md:2。",
+                "docs/说明.py:1",
+            ),
+            ("第一步：打开配置/config.py:3。", "第一步：打开配置/config.py:3。", "配置/config.py:3"),
+            ("タイムアウトは配置/config.py:3で設定。", "タイムアウトは配置/config.py:3で設定。", "配置/config.py:3"),
+        ] {
+            let c = cite(text, &given);
+            assert_eq!(c.text, kept);
+            assert_eq!(c.citations[0].place(), place, "{text}");
+            assert!(c.dropped.is_empty(), "{text}: {:?}", c.dropped);
+        }
+        let thai = [hit("docs/คู่มือ.py", 1, 9)];
+        let c = cite("ดูคู่มือ.py:2ครับ", &thai);
+        assert_eq!((c.text.as_str(), c.citations[0].place()), ("ดูdocs/คู่มือ.py:2ครับ", "docs/คู่มือ.py:2".into()));
     }
 
     #[test]

@@ -13,6 +13,7 @@ mod chat;
 mod cite;
 mod learn;
 mod prompt;
+mod spaceless;
 
 use std::collections::HashSet;
 
