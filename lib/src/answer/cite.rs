@@ -400,6 +400,15 @@ mod tests {
             assert_eq!(c.citations[0].place(), place, "{text}");
             assert!(c.dropped.is_empty(), "{text}: {:?}", c.dropped);
         }
+        // Not given, a name mixing scripts is taken out whole, a sentence's words kept.
+        for (text, kept, dropped) in [
+            ("See docs/第9章.md:2 and src/说明v9.py:3.", "See and.", vec!["docs/第9章.md:2", "src/说明v9.py:3"]),
+            ("ファイルsrc/nothere.py:5と。", "ファイルと。", vec!["src/nothere.py:5"]),
+            ("重试逻辑在retry.py和src/nothere.py:5。", "重试逻辑在retry.py和。", vec!["src/nothere.py:5"]),
+        ] {
+            let c = cite(text, &given);
+            assert_eq!((c.text.as_str(), c.dropped.iter().map(String::as_str).collect::<Vec<_>>()), (kept, dropped));
+        }
         let thai = [hit("docs/คู่มือ.py", 1, 9)];
         let c = cite("ดูคู่มือ.py:2ครับ", &thai);
         assert_eq!((c.text.as_str(), c.citations[0].place()), ("ดูdocs/คู่มือ.py:2ครับ", "docs/คู่มือ.py:2".into()));

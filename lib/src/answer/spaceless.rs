@@ -53,16 +53,18 @@ pub(super) fn starts(path: &str) -> Vec<usize> {
         }
         before = Some(c);
     }
-    starts.retain(|&s| s >= floor);
+    // Only where the words before it are the sentence's, which hold no `/`
+    // or `.`: `src/v2说明.py` is no `说明.py`.
+    starts.retain(|&s| s == floor || (s > floor && !path[floor..s].contains(['/', '.'])));
     starts
 }
 
-/// Whether the path from byte `at` of `path` starts a Latin word after a
-/// letter of such a script (`在src/`): where the sentence's words end.
+/// Whether the path from byte `at` of `path`, one of its `starts`, begins
+/// a Latin word after words of such a script (`在src/`): where the
+/// sentence's words end.
 pub(super) fn after_the_sentence(path: &str, at: usize) -> bool {
-    let before = path[..at].chars().next_back();
     let first = path[at..].chars().next();
-    before.is_some_and(spaceless) && first.is_some_and(|c| !spaceless(c))
+    path[..at].chars().next_back().is_some_and(spaceless) && first.is_some_and(|c| !spaceless(c))
 }
 
 #[cfg(test)]
@@ -78,7 +80,12 @@ mod tests {
         assert_eq!(suffixes("见说明.py"), ["见说明.py", "说明.py", "明.py"]);
         assert_eq!(suffixes("在src/book.rs"), ["在src/book.rs", "src/book.rs"]);
         assert_eq!(suffixes("retry.py和src/book.rs"), ["和src/book.rs", "src/book.rs"]);
-        assert_eq!(suffixes("docs/第1章.md"), ["docs/第1章.md", "1章.md", "章.md"]);
+        assert_eq!(suffixes("docs/第1章.md"), ["docs/第1章.md"]);
+        assert_eq!(suffixes("src/v2说明.py"), ["src/v2说明.py"]);
+        assert_eq!(
+            suffixes("ดูที่docs/a.py"),
+            ["ดูที่docs/a.py", "ูที่docs/a.py", "ที่docs/a.py", "ี่docs/a.py", "่docs/a.py", "docs/a.py"]
+        );
         assert_eq!(suffixes("src/retry.py"), ["src/retry.py"]);
         assert!(after_the_sentence("在src/book.rs", "在".len()));
         assert!(!after_the_sentence("docs/secret密码.py", "docs/secret".len()));
