@@ -193,7 +193,8 @@ fn written(item: &str) -> Option<Written<'_>> {
 /// (`spaceless::starts`), else after the sentence's words, else where the
 /// run does. The bytes before it are the sentence's (`skip`).
 fn bare_place<'t>(text: &'t str, i: usize, given: &[HitRecord]) -> Option<(usize, Written<'t>, usize)> {
-    if !starts_path(text[..i].chars().next_back(), text[i..].chars().next()?) {
+    // `//…` after a scheme is a URL's (`https://x.y/a.py:3`), no place.
+    if !starts_path(text[..i].chars().next_back(), text[i..].chars().next()?) || text[i..].starts_with("//") {
         return None;
     }
     let (Written::Place { path, line }, len) = place_at(text, i)? else { return None };
@@ -405,6 +406,7 @@ mod tests {
             ("See docs/第9章.md:2 and src/说明v9.py:3.", "See and.", vec!["docs/第9章.md:2", "src/说明v9.py:3"]),
             ("ファイルsrc/nothere.py:5と。", "ファイルと。", vec!["src/nothere.py:5"]),
             ("重试逻辑在retry.py和src/nothere.py:5。", "重试逻辑在retry.py和。", vec!["src/nothere.py:5"]),
+            ("See https://x.y/a.py:3 for it.", "See https://x.y/a.py:3 for it.", vec![]),
         ] {
             let c = cite(text, &given);
             assert_eq!((c.text.as_str(), c.dropped.iter().map(String::as_str).collect::<Vec<_>>()), (kept, dropped));
