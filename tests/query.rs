@@ -661,4 +661,29 @@ fn settings_of_how_the_index_is_built_are_refused_with_no_index() {
         );
     }
     assert_code(&run(t.cmd("vg-query", ".").args(["--no-index", "--mode", "lexical", "retry"])), 0);
+    // --max-filesize says what a walk skips; with no walk, what the search
+    // leaves out, as ripgrep's (it was passed over in silence).
+    t.write("src/tiny.py", "retry = 1\n");
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    for tool in ["vg-query", "vecgrep"] {
+        let json: &[&str] = if tool == "vecgrep" { &["--json"] } else { &[] };
+        let o =
+            run(t.cmd(tool, ".").args(["--no-index", "--mode", "lexical", "--max-filesize", "20", "retry"]).args(json));
+        assert_code(&o, 0);
+        let files: Vec<String> = records(&o).iter().filter_map(|r| r["file"].as_str().map(str::to_string)).collect();
+        assert_eq!(files, ["src/tiny.py"], "{tool}");
+    }
+}
+
+/// A threshold out of its bounds is said as such, `-inf` too (read as the
+/// short flags `-i -n -f`: "unexpected argument '-i'").
+#[test]
+fn a_threshold_out_of_bounds_is_said_whatever_its_sign() {
+    let t = sample_project();
+    for value in ["2", "-inf", "-1.5"] {
+        let o = run(t.cmd("vg-query", ".").args(["--threshold", value, "retry"]));
+        assert_code(&o, 2);
+        let said = format!("threshold must be a number between -1 and 1, got {value}");
+        assert!(stderr(&o).contains(&said), "{value}: {}", stderr(&o));
+    }
 }

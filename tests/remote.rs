@@ -354,6 +354,14 @@ fn a_project_cannot_send_the_code_elsewhere_unless_trusted() {
     let said = "ignoring embedder_url, embedder_source, trust_project_config of";
     let why = "may not trust itself, nor choose where its code is sent;";
     assert!(stderr(&o).contains(said) && stderr(&o).contains(why), "{}", stderr(&o));
+    assert!(stderr(&o).contains("pass --trust-project-config or set trust_project_config = true"), "{}", stderr(&o));
+    // Refused on the command line where the user's config trusts it: said
+    // so, not advised to trust it (the advice named the file that does).
+    t.global_config("trust_project_config = true\n");
+    let o = run(t.cmd("vg-query", ".").args(["--no-trust-project-config", "--mode", "lexical", "retry"]));
+    assert!(stderr(&o).contains("code is sent; --no-trust-project-config was given"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("pass --trust-project-config"), "{}", stderr(&o));
+    t.global_config("");
     // Trusted, a rebuild goes to the project's server (which is not there).
     let o = run(t.cmd("vg-index", ".").args(["--trust-project-config", "--reindex"]));
     assert_code(&o, 2);

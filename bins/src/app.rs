@@ -488,17 +488,25 @@ impl std::error::Error for SaidBefore {}
 /// The settings of `root` with `cli` on top, saying which of the project's
 /// own keys were passed over because it is not trusted.
 pub fn resolve_config(tool: &str, root: &ProjectRoot, cli: ConfigValues) -> Result<ResolvedConfig> {
-    resolve_config_advising(tool, root, cli, &trust_advice(), config_noted())
+    let advice = trust_advice(&cli);
+    resolve_config_advising(tool, root, cli, &advice, config_noted())
 }
 
 /// `resolve_config` of a root whose config the pipeline's first tool did
 /// not read (a catalog's project, where it read the catalog's): what is
 /// wrong with it is said here, whatever the porcelain says was noted.
 pub fn resolve_config_unread(tool: &str, root: &ProjectRoot, cli: ConfigValues) -> Result<ResolvedConfig> {
-    resolve_config_advising(tool, root, cli, &trust_advice(), false)
+    let advice = trust_advice(&cli);
+    resolve_config_advising(tool, root, cli, &advice, false)
 }
 
-fn trust_advice() -> String {
+/// How to trust a project's config: not after `--no-trust-project-config`,
+/// which said not to (the advice sent the user to the global file that
+/// trusts it already).
+fn trust_advice(cli: &ConfigValues) -> String {
+    if cli.trust_project_config == Some(false) {
+        return "--no-trust-project-config was given".to_string();
+    }
     let global =
         vecgrep::project::global_config_path().map_or("your global config".to_string(), |p| p.display().to_string());
     format!("pass --trust-project-config or set trust_project_config = true in {global} to allow it")

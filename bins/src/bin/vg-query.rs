@@ -99,7 +99,12 @@ fn search(cli: &QueryCli, inv: &Invocation, query: &str, preloading: &mut Preloa
             named_nothing += 1;
         }
     }
-    let filter = cli.filter.to_filter().map_err(|e| anyhow::anyhow!(e))?;
+    let mut filter = cli.filter.to_filter().map_err(|e| anyhow::anyhow!(e))?;
+    // With --no-index no walk skips what --max-filesize names: the search
+    // does, as ripgrep's would (it was taken and passed over in silence).
+    if cli.no_index && cli.walk.max_filesize.is_some() {
+        filter.size(&format!("-{}b", inv.config.max_filesize)).map_err(|e| anyhow::anyhow!(e))?;
+    }
     let (mode, k, threshold) = (inv.config.mode, inv.config.top_k, inv.config.threshold_in(inv.config.mode));
     let (concepts, problems) = vecgrep::concepts::load(&inv.root);
     for problem in &problems {
