@@ -686,4 +686,8 @@ fn a_threshold_out_of_bounds_is_said_whatever_its_sign() {
         let said = format!("threshold must be a number between -1 and 1, got {value}");
         assert!(stderr(&o).contains(&said), "{value}: {}", stderr(&o));
     }
+    // So is a negative size, where clap read `-1K` as a flag.
+    let o = run(t.cmd("vecgrep", ".").args(["--max-filesize", "-1K", "retry"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("invalid value '-1K' for '--max-filesize <SIZE>'"), "{}", stderr(&o));
 }

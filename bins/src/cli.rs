@@ -36,7 +36,7 @@ pub struct WalkArgs {
     #[arg(long, value_name = "PATH")]
     pub ignore_file: Vec<PathBuf>,
     /// Skip files larger than SIZE: bytes, or with K, M or G (KiB, MiB, GiB) as ripgrep reads it: 512K, 10M.
-    #[arg(long, value_name = "SIZE", value_parser = parse_byte_size, allow_negative_numbers = true)]
+    #[arg(long, value_name = "SIZE", value_parser = parse_byte_size, allow_hyphen_values = true)]
     pub max_filesize: Option<String>,
     /// Also index lock files (Cargo.lock, package-lock.json, ...), minified bundles (*.min.js, very long lines) and generated code (*.pb.go, "DO NOT EDIT"/"@generated" headers), which are skipped by default.
     #[arg(long)]

@@ -61,6 +61,10 @@ pub fn cite(text: &str, given: &[HitRecord]) -> Cited {
                 cited.text.push_str(&format!("[{}]", kept.join(", ")));
             }
             i += len;
+        } else if let Some(len) = url_len(text, i) {
+            // A URL is left as written: no place is read from within it.
+            cited.text.push_str(&rest[..len]);
+            i += len;
         } else if let Some((skip, written, len)) = bare_place(text, i, given) {
             cited.text.push_str(&rest[..skip]);
             match cited.check(&rest[skip..len], &written, given) {
@@ -193,8 +197,7 @@ fn written(item: &str) -> Option<Written<'_>> {
 /// (`spaceless::starts`), else after the sentence's words, else where the
 /// run does. The bytes before it are the sentence's (`skip`).
 fn bare_place<'t>(text: &'t str, i: usize, given: &[HitRecord]) -> Option<(usize, Written<'t>, usize)> {
-    // `//…` after a scheme is a URL's (`https://x.y/a.py:3`), no place.
-    if !starts_path(text[..i].chars().next_back(), text[i..].chars().next()?) || text[i..].starts_with("//") {
+    if !starts_path(text[..i].chars().next_back(), text[i..].chars().next()?) {
         return None;
     }
     let (Written::Place { path, line }, len) = place_at(text, i)? else { return None };
@@ -238,6 +241,28 @@ fn place_at(text: &str, i: usize) -> Option<(Written<'_>, usize)> {
         }
     }
     Some((Written::Place { path, line }, len))
+}
+
+/// The length of the URL at byte `i` of `text` (`https://x.y:8080/a.py:3`,
+/// `file:///…`): a scheme, at the start of a word, then `://`, up to a
+/// space, a bracket or a quote, or a letter of a script written without
+/// spaces. Read as places, its pieces were taken out (`https:` left).
+fn url_len(text: &str, i: usize) -> Option<usize> {
+    let rest = &text[i..];
+    if text[..i].chars().next_back().is_some_and(|c| c.is_alphanumeric()) {
+        return None;
+    }
+    let scheme = rest.find("://")?;
+    let well_formed = scheme > 0
+        && rest[..scheme].starts_with(|c: char| c.is_ascii_alphabetic())
+        && rest[..scheme].bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'.' | b'-'));
+    if !well_formed {
+        return None;
+    }
+    let ends = |c: char| {
+        c.is_whitespace() || "<>\"'()[]{}".contains(c) || spaceless(c) || (!c.is_ascii() && !c.is_alphanumeric())
+    };
+    Some(rest.find(ends).unwrap_or(rest.len()))
 }
 
 /// Whether `path` can be a place's: a letter and a `.` or `/` (so that
@@ -407,6 +432,9 @@ mod tests {
             ("ファイルsrc/nothere.py:5と。", "ファイルと。", vec!["src/nothere.py:5"]),
             ("重试逻辑在retry.py和src/nothere.py:5。", "重试逻辑在retry.py和。", vec!["src/nothere.py:5"]),
             ("See https://x.y/a.py:3 for it.", "See https://x.y/a.py:3 for it.", vec![]),
+            ("See https://x.y:8080/src/a.py:3 now.", "See https://x.y:8080/src/a.py:3 now.", vec![]),
+            ("See https://user@x.y/v?file=src/a.py:3 now.", "See https://user@x.y/v?file=src/a.py:3 now.", vec![]),
+            ("See //src/nothere.py:3 here.", "See here.", vec!["//src/nothere.py:3"]),
         ] {
             let c = cite(text, &given);
             assert_eq!((c.text.as_str(), c.dropped.iter().map(String::as_str).collect::<Vec<_>>()), (kept, dropped));
