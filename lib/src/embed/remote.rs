@@ -62,14 +62,21 @@ impl RemoteSettings {
 }
 
 pub struct RemoteEmbedder {
-    settings: RemoteSettings,
-    agent: ureq::Agent,
-    dims: usize,
+    client: Client,
     count: TokenCounter,
     /// Batches in a row that failed entirely: the server is down, not
     /// refusing a text, and the run should stop rather than make holes of
     /// everything.
     failed_batches: u32,
+}
+
+/// What one request needs, owned, so that it can be made on a thread of
+/// its own that a stopped run leaves behind (`request_unless_stopped`).
+#[derive(Clone)]
+struct Client {
+    settings: RemoteSettings,
+    agent: ureq::Agent,
+    dims: usize,
 }
 
 /// How a failed request should be handled.
@@ -97,6 +104,8 @@ struct EmbeddingItem {
 
 /// Batches in a row that may fail entirely before the run stops.
 const MAX_FAILED_BATCHES: u32 = 3;
+/// Why a request was not made or not waited for.
+const STOPPED_WAITING: &str = "stopped waiting for the server: the run was interrupted";
 /// Largest response body read, in bytes.
 const MAX_RESPONSE_BYTES: u64 = 256 * 1024 * 1024;
 
@@ -147,16 +156,14 @@ impl RemoteEmbedder {
     pub fn connect(settings: RemoteSettings, count: TokenCounter) -> Result<Self> {
         check_api_key(API_KEY_VAR, settings.api_key.as_deref())?;
         let mut embedder = RemoteEmbedder {
-            agent: http_agent(&settings.url, settings.timeout),
-            settings,
-            dims: 0,
+            client: Client { agent: http_agent(&settings.url, settings.timeout), settings, dims: 0 },
             count,
             failed_batches: 0,
         };
-        let probe = embedder
-            .request_with_retries(&["vecgrep: checking the embedding server"])
-            .map_err(|e| anyhow!("the embedding server at {} does not work: {e}", shown_url(&embedder.settings.url)))?;
-        embedder.dims = probe[0].len();
+        let probe = embedder.request_with_retries(&["vecgrep: checking the embedding server"]).map_err(|e| {
+            anyhow!("the embedding server at {} does not work: {e}", shown_url(&embedder.client.settings.url))
+        })?;
+        embedder.client.dims = probe[0].len();
         Ok(embedder)
     }
 
@@ -170,26 +177,29 @@ impl RemoteEmbedder {
     /// As `request_with_retries`, saying whether the server did not answer
     /// (`Failure::Transient`, after every attempt) or refused the texts.
     fn attempts(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, Failure> {
-        let mut pause = self.settings.backoff;
+        let settings = &self.client.settings;
+        let mut pause = settings.backoff;
         let mut last = String::new();
-        for attempt in 1..=self.settings.attempts.max(1) {
-            match self.request(texts) {
+        for attempt in 1..=settings.attempts.max(1) {
+            match request_unless_stopped(&self.client, texts) {
                 Ok(v) => return Ok(v),
                 Err(Failure::Transient(e)) => last = e,
                 Err(refused) => return Err(refused),
             }
-            if attempt < self.settings.attempts && !paused_unless_stopped(pause) {
+            if attempt < settings.attempts && !paused_unless_stopped(pause) {
                 return Err(Failure::Fatal(format!("{last} (stopped retrying: the run was interrupted)")));
             }
             pause = pause.saturating_mul(2);
         }
-        match self.settings.attempts {
+        match settings.attempts {
             0 | 1 => Err(Failure::Transient(last)),
             n => Err(Failure::Transient(format!("{last} (after {n} attempts)"))),
         }
     }
+}
 
-    fn request(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, Failure> {
+impl Client {
+    fn request(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, Failure> {
         let mut request = self.agent.post(&self.settings.url).header("Content-Type", "application/json");
         if let Some(key) = &self.settings.api_key {
             request = request.header("Authorization", format!("Bearer {key}"));
@@ -265,6 +275,37 @@ impl RemoteEmbedder {
     }
 }
 
+/// `client.request(texts)`, unless the user asks the run to stop before it
+/// is answered: a server that does not answer held Ctrl-C for its whole
+/// `embedder_timeout`. The request's thread is then left to its fate; the
+/// stopping process does not wait for it.
+fn request_unless_stopped(client: &Client, texts: &[&str]) -> Result<Vec<Vec<f32>>, Failure> {
+    let owned: Vec<String> = texts.iter().map(|t| t.to_string()).collect();
+    if super::STOP_CHECK.get().is_none() {
+        return client.request(&owned);
+    }
+    if super::stop_asked() {
+        return Err(Failure::Fatal(STOPPED_WAITING.to_string()));
+    }
+    let (answer, answered) = std::sync::mpsc::channel();
+    let caller = client.clone();
+    std::thread::spawn(move || {
+        let _ = answer.send(caller.request(&owned));
+    });
+    loop {
+        match answered.recv_timeout(Duration::from_millis(100)) {
+            Ok(result) => return result,
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(Failure::Fatal("the request's thread ended without an answer".to_string()))
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) if super::stop_asked() => {
+                return Err(Failure::Fatal(STOPPED_WAITING.to_string()))
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+        }
+    }
+}
+
 /// Wait `pause` before the next attempt, unless the user asks the run to
 /// stop meanwhile (`super::stop_asked`): false then. A server that does not
 /// answer was retried for minutes after Ctrl-C.
@@ -282,20 +323,20 @@ fn paused_unless_stopped(pause: Duration) -> bool {
 
 impl Embedder for RemoteEmbedder {
     fn texts_per_call(&self) -> usize {
-        self.settings.batch_size
+        self.client.settings.batch_size
     }
 
     fn model_name(&self) -> &str {
-        &self.settings.model
+        &self.client.settings.model
     }
 
     fn dims(&self) -> usize {
-        self.dims
+        self.client.dims
     }
 
     fn embed(&mut self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         let mut out = Vec::with_capacity(texts.len());
-        for group in texts.chunks(self.settings.batch_size) {
+        for group in texts.chunks(self.client.settings.batch_size) {
             // A server that did not answer is said as such (`ServerAway`): a
             // searcher stops asking it a while; a text refused is the text's.
             let vectors = self.attempts(group).map_err(|failure| match failure {
@@ -309,7 +350,7 @@ impl Embedder for RemoteEmbedder {
 
     fn embed_each(&mut self, texts: &[&str]) -> Result<Vec<Option<Vec<f32>>>> {
         let mut out = Vec::with_capacity(texts.len());
-        for group in texts.chunks(self.settings.batch_size) {
+        for group in texts.chunks(self.client.settings.batch_size) {
             match self.request_with_retries(group) {
                 Ok(vectors) => {
                     self.failed_batches = 0;
@@ -342,7 +383,7 @@ impl Embedder for RemoteEmbedder {
                         if self.failed_batches >= MAX_FAILED_BATCHES {
                             bail!(
                                 "the embedding server at {} keeps failing: {batch_error}",
-                                shown_url(&self.settings.url)
+                                shown_url(&self.client.settings.url)
                             );
                         }
                     }
@@ -367,15 +408,9 @@ pub fn estimate_tokens(text: &str) -> usize {
 mod tests {
     use super::*;
 
-    fn embedder(dims: usize) -> RemoteEmbedder {
+    fn embedder(dims: usize) -> Client {
         let settings = RemoteSettings::new("http://127.0.0.1:1/", "m", Duration::from_secs(1), 4);
-        RemoteEmbedder {
-            agent: ureq::Agent::config_builder().build().into(),
-            settings,
-            dims,
-            count: Box::new(estimate_tokens),
-            failed_batches: 0,
-        }
+        Client { agent: ureq::Agent::config_builder().build().into(), settings, dims }
     }
 
     #[test]
