@@ -1522,6 +1522,28 @@ fn a_second_server_leaves_the_first_ones_running_job_alone() {
     a_job_outlives_a_second_servers_start(&t, &first);
 }
 
+/// A server told to leave files out (`-g '!secret/**'`) leaves them out of
+/// its searches before its first run has walked: the index an earlier run
+/// made, holding them, was searched unfiltered until then, and a client got
+/// the secrets.
+#[test]
+fn a_servers_filters_hold_before_its_first_run_has_walked() {
+    let t = sample_project();
+    t.write("secret/key.txt", "zebra password hunter2\n");
+    t.write("src/zoo.txt", "zebra in the code\n");
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    // The first run waits for this lock, so it never walks meanwhile.
+    let lock = hold_index_lock(&t);
+    let s = Server::start(&t, &["-g", "!secret/**", "--refresh", "3600"]);
+    let (status, _, body) = s.get("/search?q=zebra&mode=lexical");
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("src/zoo.txt") && !body.contains("secret/"), "{body}");
+    drop(lock);
+    s.wait_ready();
+    let (_, _, body) = s.get("/search?q=zebra&mode=lexical");
+    assert!(body.contains("src/zoo.txt") && !body.contains("secret/"), "{body}");
+}
+
 /// A job of `first`'s, kept running by the index lock, is still running
 /// once a second server has started on its root, and then completes.
 fn a_job_outlives_a_second_servers_start(t: &Tree, first: &Server) {

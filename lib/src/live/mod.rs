@@ -233,9 +233,25 @@ impl LiveIndex {
     /// the index keeps entries the walk passed over (walk filters, several
     /// paths), only those the last walk admitted.
     pub fn scope(&self) -> Scope {
-        let walked = lock(&self.state).walked.clone();
         let narrowed = crate::index::leaves_unwalked_entries(&self.target.walk, &self.target.paths);
-        Scope { prefixes: self.target.scope_names(), files: if narrowed { walked.map(|w| (*w).clone()) } else { None } }
+        Scope { prefixes: self.target.scope_names(), files: narrowed.then(|| (*self.admitted_files()).clone()) }
+    }
+
+    /// The files the last walk admitted; before any run has walked, a walk
+    /// of its own, kept until a run's replaces it: searched in the
+    /// meantime, the index's entries went unfiltered, and a server told
+    /// `-g '!secret/**'` served the secrets an earlier run had indexed. A
+    /// walk that fails admits nothing.
+    fn admitted_files(&self) -> Arc<WalkedSet> {
+        if let Some(walked) = lock(&self.state).walked.clone() {
+            return walked;
+        }
+        let t = &self.target;
+        let walked: WalkedSet = match crate::project::walk(&t.root, &t.paths, &t.walk) {
+            Ok(w) => w.files.into_iter().map(|f| f.rel).collect(),
+            Err(_) => WalkedSet::new(),
+        };
+        lock(&self.state).walked.get_or_insert_with(|| Arc::new(walked)).clone()
     }
 
     /// One index run over the paths, in the caller's thread: every file
@@ -402,7 +418,9 @@ impl LiveIndex {
             smallest_first: true,
         };
         let (summary, walked) = index::run(&request, embedders, observer)?;
-        if !observer.passed_over {
+        // A run stopped before its walk walked nothing: what it returns
+        // would leave every file out of the searches.
+        if !(observer.passed_over || summary.cancelled && walked.is_empty()) {
             let mut state = lock(&self.state);
             state.walked = Some(Arc::new(walked));
             state.passed_over_since = None;
