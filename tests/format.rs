@@ -235,6 +235,28 @@ fn context_is_bounded_by_the_file_and_line_numbers_never_overflow() {
         assert!(stdout(&o).lines().any(|l| l.contains(&format!("{last}:x"))), "{args:?}: {}", stdout(&o));
         assert!(stderr(&o).is_empty(), "{args:?}: {}", stderr(&o));
     }
+    // The next hit of the file, after the last line there is, begins a
+    // block of its own (debug builds panicked, adding one to that line).
+    let after = huge.clone() + &hit(&root, "src/upload.py", 1, 1, 0.5, "import time") + "\n";
+    for args in [&[][..], &["-A", "1"], &["-N", "-I"]] {
+        let o = format(&t, ".", args, &after);
+        assert_code(&o, 0);
+        let out = stdout(&o);
+        assert!(out.lines().any(|l| l.ends_with('x')) && out.contains("import time"), "{args:?}: {out}");
+    }
+}
+
+/// A stream that begins with a byte order mark, as an editor on Windows
+/// saves one, is read as JSON readers read it (jq): its first record was
+/// "not a JSON object".
+#[test]
+fn a_byte_order_mark_before_the_first_record_is_passed_over() {
+    let t = sample_project();
+    let root = t.path().to_str().unwrap().to_string();
+    let input = format!("\u{feff}{}\n", hit(&root, "src/upload.py", 4, 4, 0.7, "def upload_with_retry"));
+    let o = format(&t, ".", &[], &input);
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("src/upload.py:4:def upload_with_retry"), "{}", stdout(&o));
 }
 
 /// A stream may name any file: a FIFO (it would block the read) or

@@ -36,7 +36,7 @@ pub struct HitRecord {
     pub file: String,
     pub start_line: usize,
     pub end_line: usize,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub score: f64,
     /// What the hits are ordered by (`search::Hit::relevance`); streams from
     /// before it was added have none, and are ordered by `score`.
@@ -923,7 +923,12 @@ impl<R: io::BufRead> StreamRecords<R> {
         loop {
             self.line += 1;
             let Some(line) = bounded_line(&mut self.input).map_err(|e| e.at(self.line))? else { return Ok(None) };
-            let text = String::from_utf8(line).map_err(|_| StreamError::NotUtf8(self.line))?;
+            let mut text = String::from_utf8(line).map_err(|_| StreamError::NotUtf8(self.line))?;
+            // A stream saved by an editor on Windows may begin with a byte
+            // order mark: JSON's RFC lets a reader pass over it, as jq does.
+            if self.line == 1 && text.starts_with('\u{feff}') {
+                text.drain(..'\u{feff}'.len_utf8());
+            }
             if let Some(record) = Record::parse(&text, self.line)? {
                 return Ok(Some((record, text)));
             }
@@ -1118,11 +1123,9 @@ mod tests {
         let h = parse_hit_line(r#"{"file":"a.rs","start_line":3,"end_line":4,"future":[1]}"#, 1).unwrap().unwrap();
         assert_eq!((h.file.as_str(), h.start_line, h.end_line, h.v), ("a.rs", 3, 4, 1));
         // Optional fields written null are left out, `text` and `concepts` too.
-        let h =
-            parse_hit_line(r#"{"file":"a.rs","start_line":3,"end_line":4,"text":null,"concepts":null,"rev":null}"#, 1)
-                .unwrap()
-                .unwrap();
-        assert_eq!((h.text.as_str(), h.concepts.len(), h.rev), ("", 0, None));
+        let line = r#"{"file":"a.rs","start_line":3,"end_line":4,"score":null,"text":null,"concepts":null,"rev":null}"#;
+        let h = parse_hit_line(line, 1).unwrap().unwrap();
+        assert_eq!((h.score, h.text.as_str(), h.concepts.len(), h.rev), (0.0, "", 0, None));
     }
 
     #[test]

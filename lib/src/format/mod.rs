@@ -393,7 +393,7 @@ impl Printed {
     /// from the last line printed (None: nothing printed yet, or a new result
     /// under a heading).
     fn starts_block(&self, path: &str, n: usize) -> bool {
-        self.last.as_ref().is_some_and(|(p, l)| p != path || n != l + 1)
+        self.last.as_ref().is_some_and(|(p, l)| p != path || l.checked_add(1) != Some(n))
     }
 }
 
