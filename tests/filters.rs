@@ -69,12 +69,16 @@ fn a_search_with_no_file_to_search_says_so() {
     let t = Tree::git();
     t.write("steps.py", "def step_one(state):\n    return state\n");
     std::fs::create_dir(t.path().join("empty")).unwrap();
+    t.write(".vecgrep/kg/notes.md", "the state of things\n");
     for (args, why) in [
         (&["-t", "rust", "state"][..], "no files were searched: the filters (-t, -T, -g, --max-depth) chose none"),
         (&["-g", "*.nothing", "state"], "the filters"),
         (&["state", "empty"], "no files were searched: there are none under the paths that the ignore"),
         // The flags that let more in are not suggested to one who gave them.
-        (&["--hidden", "--no-ignore", "state", "empty"], "there are none under the paths (.git and .vecgrep are never"),
+        (&["--hidden", "--no-ignore", "state", "empty"], "there are none under the paths (.git, .hg, .jj and .vecgrep"),
+        // Nor for paths no flag lets in.
+        (&["state", ".vecgrep/kg/notes.md"], "the paths lie in .git, .hg, .jj or .vecgrep, which are never searched"),
+        (&["state", ".git"], "the paths lie in .git, .hg, .jj or .vecgrep"),
     ] {
         let o = run(t.cmd("vecgrep", ".").args(args));
         assert_code(&o, 1);

@@ -1044,18 +1044,28 @@ pub struct SkipTally {
 /// `-t`, chose) was skipped, or there was none, say so and why: else a
 /// search that finds nothing reads as if no such file existed, or held
 /// nothing relevant.
-pub fn note_all_skipped(tool: &str, quiet: bool, walk: &WalkOptions, files: &WalkedSet, tally: &SkipTally) {
+pub fn note_all_skipped(
+    tool: &str,
+    quiet: bool,
+    walk: &WalkOptions,
+    paths: &[AdmittedPath],
+    files: &WalkedSet,
+    tally: &SkipTally,
+) {
     let filtered = walk.is_filtered();
     if files.is_empty() && tally.by_reason.is_empty() {
         // As ripgrep says it: nothing was there to search, which a search
         // that finds nothing would not tell apart from nothing relevant.
-        // The flags that could let more in are named only when not given.
-        let why = match (filtered, walk.hidden && walk.no_ignore) {
+        // The flags that could let more in are named only when not given,
+        // and not for paths that no flag lets in.
+        let never = paths.iter().all(|p| vecgrep::project::in_always_excluded_dir(&p.rel));
+        let why = match (filtered, never || walk.hidden && walk.no_ignore) {
+            _ if never => "the paths lie in .git, .hg, .jj or .vecgrep, which are never searched",
             (true, _) => "the filters (-t, -T, -g, --max-depth) chose none of the files under the paths",
             (false, false) => {
                 "there are none under the paths that the ignore and hidden rules let in (--no-ignore, --hidden)"
             }
-            (false, true) => "there are none under the paths (.git and .vecgrep are never searched)",
+            (false, true) => "there are none under the paths (.git, .hg, .jj and .vecgrep are never searched)",
         };
         note(tool, quiet, &format!("no files were searched: {why}"));
         return;

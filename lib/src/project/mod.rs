@@ -34,7 +34,7 @@ pub use settings::{
     MIN_CHUNK_SIZE, SETTINGS,
 };
 pub(crate) use user::effective_uid;
-pub use walk::{ctime_ns, mtime_ns, own_output_for_stages, type_names, OWN_OUTPUT_VAR};
+pub use walk::{ctime_ns, in_always_excluded_dir, mtime_ns, own_output_for_stages, type_names, OWN_OUTPUT_VAR};
 pub use walk::{Skip, SkipReason, WalkOptions, WalkResult, WalkedFile};
 
 /// Name of the per-project directory that holds the index and project config.

@@ -308,8 +308,9 @@ pub(in crate::project) fn walk_tree(
     Ok(out)
 }
 
-/// Whether root-relative `rel` lies in a directory never indexed.
-fn in_always_excluded_dir(rel: &str) -> bool {
+/// Whether root-relative `rel` lies in a directory never indexed (`.git`,
+/// `.hg`, `.jj`, `.vecgrep`), whatever the flags.
+pub fn in_always_excluded_dir(rel: &str) -> bool {
     rel.split('/').any(|part| ALWAYS_EXCLUDED_DIRS.contains(&part))
 }
 
