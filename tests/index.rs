@@ -1474,6 +1474,12 @@ fn followed_links_never_walk_out_of_the_root_or_the_paths_given() {
     let reason = |f: &str| of_type(&records(&o), "skip").iter().find(|s| s["file"] == f).map(|s| s["reason"].clone());
     assert_eq!(reason("src/docs"), Some(serde_json::Value::from("outside_paths")), "{}", stdout(&o));
     assert_eq!(summary(&o)["files"], 3);
+    // Given no PATH, the paths walked are the current directory's, as the
+    // help says (it said the root's).
+    let o = run(t.cmd("vg-index", "src").arg("--follow"));
+    assert_code(&o, 0);
+    let reason = |f: &str| of_type(&records(&o), "skip").iter().find(|s| s["file"] == f).map(|s| s["reason"].clone());
+    assert_eq!(reason("src/docs"), Some(serde_json::Value::from("outside_paths")), "{}", stdout(&o));
 }
 
 /// Issue 42: a repository's own config may make a run smaller than the

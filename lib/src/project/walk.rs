@@ -234,8 +234,8 @@ impl std::fmt::Display for IgnoreFileWarning {
 /// Walk `paths` under `root` and collect indexable files, sorted by path.
 ///
 /// With `follow`, links are followed only where they lead inside `paths`
-/// (the root, unless narrower paths were given; for a server, the paths
-/// it serves): a link to a directory elsewhere is one skip, never walked
+/// (those given, else the current directory; for a server, the paths it
+/// serves): a link to a directory elsewhere is one skip, never walked
 /// (issue 42: a link to `/` was walked on each refresh of a server), and
 /// a link to a file elsewhere is a skip.
 pub(in crate::project) fn walk_tree(
