@@ -655,6 +655,39 @@ fn no_gitignore_above_the_repository_hides_its_files() {
     assert_eq!(files, ["cli.py"], "its own .gitignore still applies");
 }
 
+/// `.ignore` and `.vecgrepignore` apply above a work tree's top, to `/`,
+/// so one read only in part there is an error as below it: a line that is
+/// not UTF-8 had the rules after it go unread, and what they ignore
+/// indexed, in silence. git's own `.gitignore` there applies to nothing,
+/// and its lines are not judged. A linked worktree's exclude file is its
+/// main repository's, and is judged too.
+#[test]
+fn ignore_files_that_apply_above_the_repository_or_from_its_worktrees_are_read_whole() {
+    let t = Tree::bare();
+    t.write("inner/main.py", "def main():\n    pass\n").write("inner/prod.env", "API_KEY=zebra\n");
+    std::fs::create_dir(t.path().join("inner/.git")).unwrap();
+    t.write_bytes(".gitignore", b"# caf\xe9\n");
+    let o = run(&mut t.cmd("vg-index", "inner"));
+    assert_code(&o, 0);
+    t.write_bytes(".vecgrepignore", b"secret*\n# caf\xe9\n*.env\n");
+    let o = run(&mut t.cmd("vg-index", "inner"));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains(".vecgrepignore: line 2 is not UTF-8"), "{}", stderr(&o));
+    assert!(!stdout(&o).contains("prod.env"), "{}", stdout(&o));
+
+    let repo = git_repo();
+    repo.write("a.md", "zebra\n").write("b.txt", "zebra\n");
+    commit_all(&repo, "first");
+    let worktree = tempfile::tempdir().unwrap();
+    let wt = worktree.path().join("wt");
+    git(&repo, &["worktree", "add", "-q", wt.to_str().unwrap()]);
+    repo.write_bytes(".git/info/exclude", b"*.md\n\xff\n*.txt\n");
+    let o = run(tool_cmd("vg-index").current_dir(&wt).env("XDG_CONFIG_HOME", repo.config_home.path()));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("info/exclude: line 2 is not UTF-8"), "{}", stderr(&o));
+    assert!(!stdout(&o).contains("b.txt"), "{}", stdout(&o));
+}
+
 #[test]
 fn a_max_filesize_takes_k_m_and_g_as_ripgreps_does() {
     let t = sample_project();

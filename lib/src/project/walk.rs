@@ -456,17 +456,21 @@ fn git_work_tree_top(root: &ProjectRoot) -> Option<&Path> {
 
 /// The ignore files of the walked paths' directories and every one above
 /// them, which the walker reads before it yields anything, up to `/`. One
-/// whose rules apply (up to the top of the root's git work tree) that it
-/// could read only in part (not a regular file, not UTF-8) is an error;
-/// one above that only when the walker would read it without end or wait
-/// on it (a link to `/dev/zero` a repository commits above a subproject's
-/// `.vecgrep`, a FIFO): its rules do not apply, so its lines are not judged.
+/// whose rules apply that it could read only in part (not a regular file,
+/// not UTF-8) is an error. Above the top of the root's git work tree git's
+/// own files do not apply, but `.ignore` and `.vecgrepignore` do, to `/`:
+/// git's there are judged only by what would have the walker read without
+/// end or wait (a link to `/dev/zero` a repository commits above a
+/// subproject's `.vecgrep`, a FIFO), their lines unjudged.
 fn check_ignore_files_above(root: &ProjectRoot, paths: &[AdmittedPath]) -> Result<()> {
     let applies_from = git_work_tree_top(root).unwrap_or(Path::new("/"));
     for path in paths {
         for dir in path.abs.ancestors().filter(|d| d.is_dir()) {
-            let unreadable =
-                if dir.starts_with(applies_from) { unreadable_ignore_file(dir) } else { irregular_ignore_file(dir) };
+            let gits_apply = dir.starts_with(applies_from);
+            let unreadable = ignore_files_of(dir).find_map(|file| {
+                let judged_whole = gits_apply || !is_gits_own(dir, &file);
+                if judged_whole { unreadable(&file) } else { irregular(&file) }.map(|e| (file, e))
+            });
             if let Some((file, e)) = unreadable {
                 return Err(anyhow!("ignore file {}: {e}", display_rel(&root.path, &file)));
             }
@@ -475,23 +479,56 @@ fn check_ignore_files_above(root: &ProjectRoot, paths: &[AdmittedPath]) -> Resul
     Ok(())
 }
 
-/// An ignore file of `dir` the walker would read without end or wait on
-/// (a device, a FIFO) or one too large, judged by its metadata alone.
-fn irregular_ignore_file(dir: &Path) -> Option<(PathBuf, std::io::Error)> {
-    IGNORE_FILE_NAMES.iter().map(|name| dir.join(name)).find_map(|file| {
-        let meta = std::fs::metadata(&file).ok()?;
-        // A directory is passed over unread, by the walker too.
-        let why = if meta.is_dir() {
-            return None;
-        } else if !meta.is_file() {
-            "not a regular file"
-        } else if meta.len() > MAX_IGNORE_FILE_BYTES {
-            "larger than any ignore file a person writes"
-        } else {
-            return None;
-        };
-        Some((file, std::io::Error::new(std::io::ErrorKind::InvalidInput, why)))
-    })
+/// The ignore files the walker reads for `dir`: its own, and its
+/// repository's exclude file, which a linked worktree's `.git` file leads
+/// to (the main repository's, through `commondir`, as the walker finds it).
+fn ignore_files_of(dir: &Path) -> impl Iterator<Item = PathBuf> {
+    let own = [".gitignore", ".ignore", IGNORE_FILE_NAME].map(|name| dir.join(name));
+    own.into_iter().chain(git_exclude_file(dir))
+}
+
+/// Whether `file`, one of `dir`'s ignore files, is git's (its
+/// `.gitignore` or its repository's exclude file).
+fn is_gits_own(dir: &Path, file: &Path) -> bool {
+    file != dir.join(".ignore") && file != dir.join(IGNORE_FILE_NAME)
+}
+
+/// `dir`'s repository's `info/exclude`: in `.git`, or for a linked worktree
+/// (whose `.git` is a file naming its git directory) in the directory its
+/// `commondir` names. A submodule's git directory has no `commondir`, and
+/// the walker reads no exclude file for it.
+fn git_exclude_file(dir: &Path) -> Option<PathBuf> {
+    let dot_git = dir.join(".git");
+    let meta = std::fs::metadata(&dot_git).ok()?;
+    if meta.is_dir() {
+        return Some(dot_git.join("info/exclude"));
+    }
+    let first_line = |file: &Path| {
+        let text = small_file::read_small(file, 64 << 10).ok()??;
+        Some(String::from_utf8_lossy(&text).lines().next()?.to_string())
+    };
+    let git_dir = PathBuf::from(first_line(&dot_git)?.strip_prefix("gitdir: ")?);
+    let common = first_line(&git_dir.join("commondir"))?;
+    let common = if common.starts_with('.') { git_dir.join(common) } else { PathBuf::from(common) };
+    Some(common.join("info/exclude"))
+}
+
+/// Why an ignore file the walker would read without end or wait on (a
+/// device, a FIFO), or one too large, is an error, judged by its metadata
+/// alone.
+fn irregular(file: &Path) -> Option<std::io::Error> {
+    let meta = std::fs::metadata(file).ok()?;
+    // A directory is passed over unread, by the walker too.
+    let why = if meta.is_dir() {
+        return None;
+    } else if !meta.is_file() {
+        "not a regular file"
+    } else if meta.len() > MAX_IGNORE_FILE_BYTES {
+        "larger than any ignore file a person writes"
+    } else {
+        return None;
+    };
+    Some(std::io::Error::new(std::io::ErrorKind::InvalidInput, why))
 }
 
 /// git's global ignore file (`core.excludesFile`, else
@@ -524,13 +561,16 @@ fn check_global_git_ignore() -> Result<()> {
 /// A line that is not UTF-8 counts too: the walker stops reading the file
 /// there and passes over every rule after it without a word.
 fn unreadable_ignore_file(dir: &Path) -> Option<(PathBuf, std::io::Error)> {
-    IGNORE_FILE_NAMES.iter().map(|name| dir.join(name)).find_map(|file| {
-        match small_file::read_small(&file, MAX_IGNORE_FILE_BYTES) {
-            Ok(Some(text)) => small_file::first_line_not_utf8(&text).map(|line| (file, not_utf8_at(line))),
-            Ok(None) => None,
-            Err(e) => Some((file, e)),
-        }
-    })
+    ignore_files_of(dir).find_map(|file| unreadable(&file).map(|e| (file, e)))
+}
+
+/// Why the walker would read `file`, an ignore file, only in part, if it would.
+fn unreadable(file: &Path) -> Option<std::io::Error> {
+    match small_file::read_small(file, MAX_IGNORE_FILE_BYTES) {
+        Ok(Some(text)) => small_file::first_line_not_utf8(&text).map(not_utf8_at),
+        Ok(None) => None,
+        Err(e) => Some(e),
+    }
 }
 
 /// Larger than any ignore file a person writes; one past it is not read whole.
