@@ -181,6 +181,41 @@ fn type_and_glob_filters_narrow_the_search() {
     assert!(records(&o).iter().all(|r| r["file"] == "docs/guide.md"));
 }
 
+/// `--ignore-file` and `--max-filesize` given for one search leave files
+/// out of it as `-g` does, and out of nothing else: the files' entries
+/// stay in the index with their model vectors, and the search keeps to
+/// the files it walked. One such search emptied the index of them, which
+/// still read complete, and their vectors were made again.
+#[test]
+fn a_searchs_own_ignore_file_or_size_limit_leaves_the_index_whole() {
+    let t = sample_project();
+    assert_code(&run(t.cmd("vg-index", ".").arg("--full")), 0);
+    let files = |t: &Tree| {
+        let o = run(t.cmd("vg-index", ".").args(["--stats", "--json"]));
+        records(&o)[0]["files"].clone()
+    };
+    let before = files(&t);
+    let outside = tempfile::tempdir().unwrap();
+    let ignore = outside.path().join("py.ignore");
+    std::fs::write(&ignore, "*.py\n").unwrap();
+    let all = ["--threshold", "-1", "-k", "100", "retry an upload"];
+    let o = query(&t, ".", &[&["--ignore-file", ignore.to_str().unwrap()][..], &all].concat());
+    assert!(records(&o).iter().all(|r| !r["file"].as_str().unwrap().ends_with(".py")), "{}", stdout(&o));
+    let o = query(&t, ".", &[&["--max-filesize", "100"][..], &all].concat());
+    assert!(records(&o).iter().all(|r| r["file"] != "src/upload.py"), "{}", stdout(&o));
+    assert_eq!(files(&t), before, "every file stays indexed");
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert_code(&o, 0);
+    assert_eq!(
+        (summary(&o)["embedded"].as_u64(), summary(&o)["pending"].as_u64()),
+        (Some(0), Some(0)),
+        "{}",
+        stdout(&o)
+    );
+    let o = query(&t, ".", &all);
+    assert!(records(&o).iter().any(|r| r["file"] == "src/upload.py"), "{}", stdout(&o));
+}
+
 #[test]
 fn bad_queries_and_missing_index_are_errors() {
     let t = sample_project();

@@ -1175,6 +1175,7 @@ impl WalkArgs {
             no_ignore: self.no_ignore,
             ignore_files: self.ignore_file.clone(),
             max_filesize: config.max_filesize,
+            max_filesize_given: self.max_filesize.is_some(),
             include_generated: config.include_generated,
         }
     }

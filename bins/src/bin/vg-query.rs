@@ -149,7 +149,7 @@ fn search(cli: &QueryCli, inv: &Invocation, query: &str, preloading: &mut Preloa
 /// no revision or label.
 fn scope_of(cli: &QueryCli, inv: &Invocation, walked: Option<WalkedSet>, not_working_tree: bool) -> Result<Scope> {
     let walk = cli.walk.to_options(&inv.config);
-    let files = match (walk.is_filtered(), cli.no_scope) {
+    let files = match (walk.leaves_out_for_this_run(), cli.no_scope) {
         // Several PATHs: the run kept entries under them it did not walk
         // (files an ignore rule now leaves out), which are no results.
         (false, false) if vecgrep::index::leaves_unwalked_entries(&walk, &inv.paths) => walked,

@@ -337,7 +337,7 @@ fn covers_the_project(req: &IndexRequest<'_>) -> bool {
 /// Whether a walk of `paths` with `walk` reads every file of the project:
 /// from its root, with no filter narrowing it (a server's served paths too).
 pub fn walks_the_whole_project(walk: &WalkOptions, paths: &[AdmittedPath]) -> bool {
-    paths.iter().any(|p| p.rel.is_empty()) && !walk.is_filtered()
+    paths.iter().any(|p| p.rel.is_empty()) && !walk.leaves_out_for_this_run()
 }
 
 /// Give the index's chunks the static vectors of the table in use, keeping
@@ -478,7 +478,7 @@ fn finish(store: &mut dyn IndexWriter, req: &IndexRequest<'_>, summary: &IndexSu
         store.set_generated_checked(false)?;
     } else if !stopped && covers_the_project(req) {
         store.set_generated_checked(true)?;
-    } else if !stopped && !req.walk.is_filtered() && !store.generated_checked()? {
+    } else if !stopped && !req.walk.leaves_out_for_this_run() && !store.generated_checked()? {
         let walked = req.paths.iter().filter(|p| p.is_dir).map(|p| p.rel.as_str());
         store.set_generated_checked_under(&with_dirs_checked(store.generated_checked_under()?, walked))?;
     }

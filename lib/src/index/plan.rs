@@ -147,6 +147,10 @@ pub(super) fn plan<'w>(
             // by a one-shot search's run): removing it here would have the
             // two take turns, each turn a line in the log.
             kept.push(skip.path.clone());
+        } else if matches!(skip.reason, SkipReason::TooLarge { .. }) && req.walk.max_filesize_given {
+            // Over this run's own limit, not the project's: kept, as a
+            // file `-g` passes over is.
+            kept.push(skip.path.clone());
         } else if stored.contains_key(&skip.path) {
             removals.push(skip.path.clone());
         }
@@ -190,7 +194,7 @@ pub(super) fn plan<'w>(
 /// disk. A search of such a run's paths is limited to the files it walked,
 /// or those entries come back as results.
 pub fn leaves_unwalked_entries(walk: &crate::project::WalkOptions, paths: &[AdmittedPath]) -> bool {
-    walk.is_filtered() || outermost(paths).len() > 1
+    walk.leaves_out_for_this_run() || outermost(paths).len() > 1
 }
 
 /// The paths not inside another given directory: a path inside one adds to

@@ -57,6 +57,9 @@ pub struct WalkOptions {
     pub no_ignore: bool,
     pub ignore_files: Vec<PathBuf>,
     pub max_filesize: u64,
+    /// `max_filesize` was given for this run (`--max-filesize`), not
+    /// configured: a filter of the run's, as `-g` is.
+    pub max_filesize_given: bool,
     /// Index lock files, minified bundles and generated code too.
     pub include_generated: bool,
 }
@@ -75,6 +78,16 @@ impl WalkOptions {
     /// so that a file not walked is not necessarily gone.
     pub fn is_filtered(&self) -> bool {
         !self.types.is_empty() || !self.types_not.is_empty() || !self.globs.is_empty() || self.max_depth.is_some()
+    }
+
+    /// Whether this run leaves out files that stay the project's: the
+    /// filters, `--ignore-file` and a `--max-filesize` given for it. The
+    /// entries of such files stay in the index (a search with
+    /// `--ignore-file tests.ignore` emptied it of the tests, and their
+    /// model vectors went with them), and its searches keep to the files
+    /// it walked.
+    pub fn leaves_out_for_this_run(&self) -> bool {
+        self.is_filtered() || !self.ignore_files.is_empty() || self.max_filesize_given
     }
 }
 
