@@ -688,6 +688,51 @@ fn ignore_files_that_apply_above_the_repository_or_from_its_worktrees_are_read_w
     assert!(!stdout(&o).contains("b.txt"), "{}", stdout(&o));
 }
 
+/// A project moved (or removed) while a run reads it: every file left
+/// "vanished", and the run ended 0 with an index of part of the files that
+/// read complete. It now fails saying so, and the index reads incomplete
+/// where the project went, until a run there completes it.
+#[test]
+fn a_project_moved_during_a_run_leaves_an_index_marked_incomplete() {
+    use std::io::{BufRead, BufReader};
+    let t = Tree::git();
+    many_files(&t, 1000);
+    let mut child = t
+        .cmd("vg-index", ".")
+        .arg("--full")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    while let Some(Ok(line)) = lines.next() {
+        if line.contains("\"type\":\"file\"") {
+            break;
+        }
+    }
+    let moved = t.path().with_extension("moved");
+    std::fs::rename(t.path(), &moved).unwrap();
+    lines.for_each(drop);
+    let o = child.wait_with_output().unwrap();
+    let back = || std::fs::rename(&moved, t.dir.path()).unwrap();
+    let err = stderr(&o);
+    if o.status.code() == Some(0) {
+        back();
+        panic!("the run ended 0 after the move: {err}");
+    }
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("was moved or removed during the run"), "{err}");
+    let moved_stats = run(tool_cmd("vg-index")
+        .current_dir(&moved)
+        .args(["--stats", "--json"])
+        .env("XDG_CONFIG_HOME", t.config_home.path()));
+    back();
+    assert_eq!(records(&moved_stats)[0]["complete"], false, "{}", stdout(&moved_stats));
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert_code(&o, 0);
+    assert_eq!(stats(&t)["complete"], true);
+}
+
 #[test]
 fn a_max_filesize_takes_k_m_and_g_as_ripgreps_does() {
     let t = sample_project();

@@ -197,6 +197,7 @@ fn run_to_end(
         let summary = IndexSummary { seconds: started.elapsed().as_secs_f64(), ..stopped_waiting() };
         return Ok((summary, WalkedSet::new()));
     };
+    let root_at_start = dir_identity(&req.root.path);
     // A damaged index, or one of another schema, is removed and started
     // again on open: that run rebuilds it as surely as `--reindex` does.
     let mut reopened = false;
@@ -290,6 +291,7 @@ fn run_to_end(
     remove(&mut *store, &plan.removals, &mut summary, obs)?;
     let stopped =
         pipeline::embed_and_write(req, &plan.work, &plan.stored, &mut *store, embedders, (&mut summary, obs))?;
+    root_stayed(&mut *store, req, root_at_start)?;
     finish(&mut *store, req, &summary, stopped)?;
     // A run over part of the project finishes only its part; one over the
     // whole that had nothing to change found the index whole (a fill that
@@ -300,6 +302,29 @@ fn run_to_end(
     summary.cancelled = stopped;
     summary.seconds = started.elapsed().as_secs_f64();
     Ok((summary, plan.walked))
+}
+
+/// A directory's device and inode, or None when it is gone: what tells a
+/// run whether the root is still the directory it walked. One moved or
+/// removed meanwhile had every file left "vanish", and the run, exit 0,
+/// left an index of a quarter of the files reading complete.
+fn dir_identity(path: &std::path::Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
+/// An error, the index marked incomplete, when the root is no longer the
+/// directory (`at_start`) the run began in.
+fn root_stayed(store: &mut dyn IndexWriter, req: &IndexRequest<'_>, at_start: Option<(u64, u64)>) -> Result<()> {
+    if dir_identity(&req.root.path) == at_start {
+        return Ok(());
+    }
+    store.set_run_unfinished(true)?;
+    anyhow::bail!(
+        "the project directory {} was moved or removed during the run, and the files left to read went with it: \
+         the index is kept and marked incomplete; run vg-index again where the project is now",
+        req.root.path.display()
+    )
 }
 
 /// From how many rechecks (files whose ctime alone moved) a run says why
