@@ -65,6 +65,22 @@ fn kill_9_while_indexing_leaves_an_index_the_next_run_completes() {
     assert_eq!(records(&q)[0]["file"], "src/upload.py");
 }
 
+/// A search of the index as it is while a run makes it (the first, or one
+/// that removed a damaged index) says a run is making it: it said "no
+/// index; run vg-index first" to a user whose run was under way.
+#[test]
+fn a_search_while_a_run_makes_the_index_says_so() {
+    let t = sample_project();
+    std::fs::create_dir_all(t.path().join(".vecgrep")).unwrap();
+    let lock = hold_index_lock(&t);
+    let o = run(t.cmd("vg-query", ".").args(["--no-index", "retry a failed upload"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("an index run under way is making the index at"), "{}", stderr(&o));
+    drop(lock);
+    let o = run(t.cmd("vg-query", ".").args(["--no-index", "retry a failed upload"]));
+    assert!(stderr(&o).contains("run vg-index first"), "{}", stderr(&o));
+}
+
 #[test]
 fn readers_never_see_a_locked_database_and_writers_take_turns() {
     let t = handlers_project(60);

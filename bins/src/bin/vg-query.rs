@@ -291,6 +291,13 @@ fn open_searched(
             "{} was removed after this run brought it up to date (another process's --clear-cache?); search again",
             path.display()
         ),
+        // A run that makes the index again (damaged, another schema) or
+        // for the first time holds the lock: "run vg-index first" is false.
+        Err(store::StoreError::Missing(path)) if store::run_under_way(searched) => anyhow::bail!(
+            "an index run under way is making the index at {} and has not written it yet; search again once it has \
+             (a search without --no-index waits for it)",
+            path.display()
+        ),
         opened => opened?,
     };
     if unindexed {
