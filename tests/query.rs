@@ -685,9 +685,13 @@ fn max_count_takes_at_most_so_many_results_from_a_file_and_fills_k_from_others()
 fn settings_of_how_the_index_is_built_are_refused_with_no_index() {
     let t = sample_project();
     assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
-    for (tool, flag) in
-        [("vg-query", &["--chunk-size", "300"][..]), ("vg-query", &["--no-full"]), ("vg-ask", &["--full"])]
-    {
+    for (tool, flag) in [
+        ("vg-query", &["--chunk-size", "300"][..]),
+        ("vg-query", &["--no-full"]),
+        ("vg-ask", &["--full"]),
+        ("vg-query", &["--include-generated"]),
+        ("vg-ask", &["--no-include-generated"]),
+    ] {
         let o = run(t.cmd(tool, ".").args(["--no-index", "retry"]).args(flag));
         assert_code(&o, 2);
         assert_eq!(
@@ -708,6 +712,13 @@ fn settings_of_how_the_index_is_built_are_refused_with_no_index() {
         let files: Vec<String> = records(&o).iter().filter_map(|r| r["file"].as_str().map(str::to_string)).collect();
         assert_eq!(files, ["src/tiny.py"], "{tool}");
     }
+    // vg-ask too (it searched every file).
+    let o =
+        run(t.cmd("vg-ask", ".").args(["--no-index", "--max-filesize", "20", "--threshold", "-1", "--json", "retry"]));
+    assert_code(&o, 0);
+    let hits = records(&o)[0]["hits"].clone();
+    let paths: Vec<&str> = hits.as_array().unwrap().iter().map(|h| h["path"].as_str().unwrap()).collect();
+    assert_eq!(paths, ["src/tiny.py"], "{}", stdout(&o));
 }
 
 /// A threshold out of its bounds is said as such, `-inf` too (read as the

@@ -424,7 +424,7 @@ fn config_noted() -> bool {
 
 /// The settings that say only how an index is built: given with
 /// `--no-index`, which builds none, they were passed over in silence.
-const BUILD_ONLY: [&str; 4] = ["chunk_size", "chunk_overlap", "embed_all", "index_warn_threshold"];
+const BUILD_ONLY: [&str; 5] = ["chunk_size", "chunk_overlap", "embed_all", "index_warn_threshold", "include_generated"];
 
 /// Refuse a setting of how the index is built (`BUILD_ONLY`, or its
 /// `--no-` twin) given on the command line with `--no-index`.
