@@ -23,7 +23,7 @@ _vg__log() {
 
     case "${cmd}" in
         vg__log)
-            opts="-k -q -h -V --no-index --skip-outside-root --since --until --author --limit --with-diff --diffs-only --top-k --threshold --mode --store --store-project --no-quiet --quiet --no-trust-project-config --trust-project-config --no-store-adopt --store-adopt --help --version"
+            opts="-k -q -h -V --no-index --skip-outside-root --since --until --author --limit --with-diff --diffs-only --top-k --threshold --mode --embedder-model --embedder-source --embedder-url --store --store-project --no-quiet --quiet --no-trust-project-config --trust-project-config --no-store-adopt --store-adopt --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -59,6 +59,18 @@ _vg__log() {
                     ;;
                 --mode)
                     COMPREPLY=($(compgen -W "semantic lexical hybrid" -- "${cur}"))
+                    return 0
+                    ;;
+                --embedder-model)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --embedder-source)
+                    COMPREPLY=($(compgen -W "local remote" -- "${cur}"))
+                    return 0
+                    ;;
+                --embedder-url)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --store)

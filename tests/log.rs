@@ -514,6 +514,24 @@ fn a_model_that_cannot_be_loaded_leaves_the_commit_log_as_it_was() {
     let o = log(&tree, &["--no-index", "retry uploads"]);
     assert_code(&o, 0);
     assert!(subjects(&records(&o)).contains(&"Retry failed uploads with exponential backoff".to_string()));
+    // The same from the command line, vg-log's and the porcelain's: the
+    // flags were unknown to vg-log, and `vecgrep --log` refused them as
+    // doing nothing.
+    let o = run(tree.cmd("vg-log", "").env("VECGREP_MODEL_DIR", empty.path()).args([
+        "--embedder-model",
+        "vecgrep-code-minilm-l6",
+        "retry uploads",
+    ]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("cannot load the embedding model for the commit log"), "{}", stderr(&o));
+    let unreachable = ["--embedder-source", "remote", "--embedder-url", "http://127.0.0.1:9/v1/embeddings"];
+    let o = run(tree.cmd("vecgrep", "").arg("--log").args(unreachable).arg("retry uploads"));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("embedding server at http://127.0.0.1:9/v1/embeddings"), "{}", stderr(&o));
+    assert_eq!(log_counts(&tree), before);
+    // Words alone need no vectors of the model named.
+    let o = log(&tree, &["--no-index", "--mode", "lexical", "--embedder-model", "vecgrep-code-minilm-l6", "retry"]);
+    assert_code(&o, 0);
 }
 
 fn log_counts(tree: &Tree) -> (u64, u64) {

@@ -114,6 +114,14 @@ pub struct IndexConfigArgs {
     /// Ask before indexing more than NUM new or changed files, when on a terminal; 0 never asks.
     #[arg(long, value_name = "NUM", value_parser = parse_count_u64, allow_negative_numbers = true)]
     pub index_warn_threshold: Option<u64>,
+}
+
+/// Which model embeds, and where: settings of the index's and of the
+/// commit log's (vg-log takes them too; `vecgrep --log` refused them as
+/// doing nothing, though they decide how the log is embedded).
+#[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Index options")]
+pub struct EmbedderArgs {
     /// Embedding model: all-MiniLM-L6-v2 (the default) or vecgrep-code-minilm-l6 (MiniLM fine-tuned on code by this project; see the README's Models) when local; the server's model name when remote. Changing it rebuilds the index.
     #[arg(long, value_name = "NAME")]
     pub embedder_model: Option<String>,
@@ -390,6 +398,8 @@ pub struct IndexCli {
     #[command(flatten)]
     pub index: IndexConfigArgs,
     #[command(flatten)]
+    pub embedder: EmbedderArgs,
+    #[command(flatten)]
     pub trust: TrustArgs,
     #[command(flatten)]
     pub store: StoreArgs,
@@ -446,6 +456,8 @@ pub struct QueryCli {
     pub max_count: MaxCountArgs,
     #[command(flatten)]
     pub index: IndexConfigArgs,
+    #[command(flatten)]
+    pub embedder: EmbedderArgs,
     #[command(flatten)]
     pub trust: TrustArgs,
     #[command(flatten)]
@@ -590,6 +602,8 @@ pub struct AskCli {
     #[command(flatten)]
     pub index: IndexConfigArgs,
     #[command(flatten)]
+    pub embedder: EmbedderArgs,
+    #[command(flatten)]
     pub trust: TrustArgs,
     #[command(flatten)]
     pub store: StoreArgs,
@@ -622,6 +636,8 @@ pub struct LogCli {
     pub log: LogArgs,
     #[command(flatten)]
     pub search: SearchConfigArgs,
+    #[command(flatten)]
+    pub embedder: EmbedderArgs,
     #[command(flatten)]
     pub trust: TrustArgs,
     #[command(flatten)]
@@ -672,6 +688,8 @@ pub struct ServeCli {
     #[command(flatten)]
     pub index: IndexConfigArgs,
     #[command(flatten)]
+    pub embedder: EmbedderArgs,
+    #[command(flatten)]
     pub trust: TrustArgs,
     #[command(flatten)]
     pub store: StoreArgs,
@@ -707,6 +725,8 @@ pub struct McpCli {
     pub search: SearchConfigArgs,
     #[command(flatten)]
     pub index: IndexConfigArgs,
+    #[command(flatten)]
+    pub embedder: EmbedderArgs,
     #[command(flatten)]
     pub trust: TrustArgs,
     #[command(flatten)]
@@ -749,6 +769,8 @@ pub struct PickCli {
     pub search: SearchConfigArgs,
     #[command(flatten)]
     pub index: IndexConfigArgs,
+    #[command(flatten)]
+    pub embedder: EmbedderArgs,
     #[command(flatten)]
     pub trust: TrustArgs,
     #[command(flatten)]
@@ -856,6 +878,8 @@ pub struct VecgrepCli {
     pub log_args: LogArgs,
     #[command(flatten)]
     pub index: IndexConfigArgs,
+    #[command(flatten)]
+    pub embedder: EmbedderArgs,
     #[command(flatten)]
     pub trust: TrustArgs,
     #[command(flatten)]

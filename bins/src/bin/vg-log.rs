@@ -118,7 +118,8 @@ fn log_as_it_is(inv: &Invocation, history: &[String], with_diff: bool) -> Result
     let model = &inv.config.embedder_model;
     match store.log_model()? {
         None => Err(never()),
-        Some(m) if &m != model => Err(anyhow!(
+        // Words alone ask nothing of the vectors (vg-query searches so).
+        Some(m) if &m != model && vecgrep::search::needs_embedder(inv.config.mode) => Err(anyhow!(
             "the commit log was embedded with {m}, not {model}; run vg-log without --no-index to rebuild it"
         )),
         Some(_) => {
