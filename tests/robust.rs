@@ -724,6 +724,11 @@ fn a_data_directory_linked_out_of_the_project_is_refused() {
     symlink(t.path().join("cache"), t.path().join(".vecgrep")).unwrap();
     assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
     assert!(t.path().join("cache/index.db").is_file());
+    // Its directory is the data directory under another name: never
+    // walked (the index indexed its own files and lock).
+    let o = run(t.cmd("vg-index", ".").args(["--no-ignore", "--hidden"]));
+    assert_code(&o, 0);
+    assert!(!stdout(&o).contains("cache/") && !stderr(&o).contains("cache/"), "{}{}", stdout(&o), stderr(&o));
 }
 
 /// `index.db` shipped as a link (to another project's index, to another

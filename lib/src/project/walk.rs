@@ -266,6 +266,7 @@ pub(in crate::project) fn walk_tree(
         root: root.path.clone(),
         paths: paths.iter().map(|p| p.abs.clone()).collect(),
         own_outputs: own_outputs(),
+        linked_data_dir: linked_data_dir(root),
     };
     let outside: Arc<Mutex<Vec<Skip>>> = Arc::default();
     let Some(builder) = builder(root, paths, opts, &bounds, &outside)? else {
@@ -334,10 +335,21 @@ struct Bounds {
     root: PathBuf,
     paths: Vec<PathBuf>,
     own_outputs: Vec<FileId>,
+    /// The directory the data directory links to, when `.vecgrep` is a
+    /// link: walked under its own name, the index's files were indexed.
+    linked_data_dir: Option<FileId>,
 }
 
 /// A file by device and inode: the same file whatever name reaches it.
 type FileId = (u64, u64);
+
+/// What `.vecgrep` leads to, when it is a link to a directory.
+fn linked_data_dir(root: &ProjectRoot) -> Option<FileId> {
+    use std::os::unix::fs::MetadataExt;
+    let data = root.path.join(crate::project::PROJECT_DIR);
+    std::fs::symlink_metadata(&data).ok().filter(|m| m.file_type().is_symlink())?;
+    std::fs::metadata(&data).ok().filter(|m| m.is_dir()).map(|m| (m.dev(), m.ino()))
+}
 
 /// How `vecgrep` tells the stages of its pipeline (`vg-query | vg-format`)
 /// the file its own output goes to: a stage writing to a pipe cannot see
@@ -615,6 +627,9 @@ fn keep_entry(
         if ALWAYS_EXCLUDED_DIRS.iter().any(|x| name == *x) {
             return false;
         }
+        if bounds.linked_data_dir.is_some() && is_the_data_dir(e, bounds.linked_data_dir) {
+            return false;
+        }
         let skip = |path: &Path, reason| {
             let skip = Skip { path: display_rel(&bounds.root, path), reason };
             outside.lock().unwrap_or_else(|e| e.into_inner()).push(skip);
@@ -707,6 +722,12 @@ fn closed_to_us(meta: &std::fs::Metadata, path: &Path) -> Option<std::io::Error>
     // Opened as every small file is, so that one a FIFO replaced since the
     // walk looked is not waited on.
     small_file::open_regular(path).err().filter(|e| e.kind() == std::io::ErrorKind::PermissionDenied)
+}
+
+/// Whether directory `e` is the data directory `.vecgrep` links to.
+fn is_the_data_dir(e: &ignore::DirEntry, data_dir: Option<FileId>) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(e.path()).is_ok_and(|m| Some((m.dev(), m.ino())) == data_dir)
 }
 
 fn is_own_output(own_outputs: &[FileId], meta: &std::fs::Metadata) -> bool {

@@ -131,7 +131,7 @@ pub fn try_lock_for_writing(root: &ProjectRoot) -> Result<Option<WriteLock>, Sto
     }
     let (file, path) = lock_file(root)?;
     match file.try_lock() {
-        Ok(()) => Ok(Some(WriteLock { _held: Box::new(file) })),
+        Ok(()) => Ok(Some(held(root, file))),
         Err(std::fs::TryLockError::WouldBlock) => Ok(None),
         Err(std::fs::TryLockError::Error(source)) => Err(StoreError::Lock { path, source }),
     }
@@ -164,7 +164,15 @@ pub fn lock_for_writing_unless(
         Err(std::fs::TryLockError::WouldBlock) => Ok(None),
         Err(std::fs::TryLockError::Error(source)) => Err(StoreError::Lock { path: path.clone(), source }),
     })?;
-    Ok(taken.map(|()| WriteLock { _held: Box::new(file) }))
+    Ok(taken.map(|()| held(root, file)))
+}
+
+/// The write lock, taken: the marks that waiters killed while they waited
+/// left are swept away now (only a server's fill looked for them, and they
+/// stayed in `.vecgrep` for good otherwise).
+fn held(root: &ProjectRoot, file: File) -> WriteLock {
+    writer_waiting(root);
+    WriteLock { _held: Box::new(file) }
 }
 
 /// Refused when a file is where `root`'s data directory goes: not "no
@@ -382,5 +390,21 @@ mod tests {
         let left = lock.with_file_name(format!("{WAIT_MARK}1"));
         std::fs::write(&left, b"").unwrap();
         assert!(!writer_waiting(&root) && !left.exists(), "a dead waiter's mark is removed, not counted");
+    }
+
+    #[test]
+    fn the_marks_of_dead_waiters_go_when_the_lock_is_taken() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = ProjectRoot { path: dir.path().to_path_buf(), marker: RootMarker::None, shared: None };
+        let data = ensure_data_dir(&root).unwrap();
+        let (waiting, making) = (data.join(format!("{WAIT_MARK}1")), data.join(format!("{WAIT_MARK_MADE}1")));
+        std::fs::write(&waiting, b"").unwrap();
+        std::fs::write(&making, b"").unwrap();
+        let lock = try_lock_for_writing(&root).unwrap().expect("no one holds it");
+        assert!(!waiting.exists() && !making.exists());
+        drop(lock);
+        std::fs::write(&waiting, b"").unwrap();
+        let _lock = lock_for_writing_unless(&root, &mut || {}, &|| false).unwrap().expect("taken");
+        assert!(!waiting.exists());
     }
 }
