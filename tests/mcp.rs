@@ -529,6 +529,38 @@ fn it_exits_when_the_client_leaves_and_survives_garbage() {
     assert!(answered[1]["id"] == 21 && answered[1]["result"].is_object(), "{answered:?}");
 }
 
+/// A burst of `status` calls takes turns as searches do: each held a
+/// connection to the index of its own, and 3,000 pipelined ones held a
+/// thousand files open for good (at the usual limit of 1,024, the next
+/// run could read no file).
+#[test]
+fn a_burst_of_status_calls_leaves_few_files_open() {
+    use std::io::{BufRead, BufReader, Write};
+    let t = sample_project();
+    let mut child =
+        t.cmd("vg-mcp", ".").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let mut input = format!("{init}\n{}\n", json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    for id in 1..=400 {
+        let call =
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "status", "arguments": {}}});
+        input.push_str(&format!("{call}\n"));
+    }
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input.as_bytes()).unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut answered = 0;
+    while answered < 401 {
+        let line = lines.next().expect("an answer").unwrap();
+        answered += usize::from(line.contains("\"id\""));
+    }
+    let open = std::fs::read_dir(format!("/proc/{}/fd", child.id())).unwrap().count();
+    drop(stdin);
+    child.wait().unwrap();
+    assert!(open < 100, "{open} files open after the burst");
+}
+
 /// A client that closes stdin while an `index` call waits gets its answer
 /// (the run still `running`) before the server exits: it was dropped.
 #[test]

@@ -27,6 +27,11 @@ pub(super) struct EmbedJob {
 /// What becomes of a file in the index.
 pub(super) enum Prepared {
     Skip(SkipReason),
+    /// Not read for a reason that may pass (too many open files, a failing
+    /// read): skipped as an error, and what is stored of it kept, not
+    /// removed as a file gone or closed to the user would be (a burst of
+    /// open files emptied an index of most of its files).
+    Unread(SkipReason),
     /// Same content as stored; only stat data changed.
     Touch(FileState),
     Write(FileWrite),
@@ -67,7 +72,8 @@ pub(super) fn read_file(
         Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => {
             return skip(SkipReason::Vanished)
         }
-        Err(e) => return skip(SkipReason::Error(e.to_string())),
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => return skip(SkipReason::Error(e.to_string())),
+        Err(e) => return Read::Done(Prepared::Unread(SkipReason::Error(e.to_string()))),
     };
     // The file may have grown since it was walked: the read stopped past the limit.
     if bytes.len() as u64 > config.max_filesize {
@@ -463,7 +469,7 @@ mod tests {
         let config = crate::project::ConfigLayers::default().resolve().unwrap();
         let confined = |follow| Confinement::within(&[root.path().into()], follow);
         let skipped = |f: &WalkedFile, follow: bool| match read_file(f, None, &config, false, &confined(follow)) {
-            Read::Done(Prepared::Skip(reason)) => Some(reason),
+            Read::Done(Prepared::Skip(reason) | Prepared::Unread(reason)) => Some(reason),
             _ => None,
         };
         // The file itself, now a link out.

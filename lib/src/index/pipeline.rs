@@ -335,6 +335,11 @@ fn record(
     obs: &mut dyn IndexObserver,
 ) {
     match prepared {
+        Prepared::Unread(reason) => {
+            obs.skipped(&Skip { path: f.rel.clone(), reason });
+            summary.skipped += 1;
+            summary.errors += 1;
+        }
         Prepared::Skip(reason) => {
             let skip = Skip { path: f.rel.clone(), reason };
             obs.skipped(&skip);
@@ -342,8 +347,9 @@ fn record(
             if skip.reason.is_error() {
                 summary.errors += 1;
             }
-            // A file that can no longer be read leaves too: its old chunks
-            // would answer for text nobody can check, as rg would not.
+            // A file that can no longer be read (closed to the user, no
+            // longer text) leaves too: its old chunks would answer for text
+            // nobody can check, as rg would not.
             if previous.is_some() {
                 batch.removals.push(f.rel.clone());
                 summary.removed += 1;
@@ -378,6 +384,7 @@ fn record(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::project::SkipReason;
 
     #[test]
     fn the_first_transactions_are_small_and_the_bound_grows_to_the_full_batch() {
@@ -399,5 +406,39 @@ mod tests {
             ..Batch::default()
         };
         assert!(many_files.is_full());
+    }
+
+    struct Skips(Vec<String>);
+    impl IndexObserver for Skips {
+        fn note(&mut self, _: &str) {}
+        fn planned(&mut self, _: usize, _: usize, _: usize, _: u64) {}
+        fn confirm_large(&mut self, _: usize, _: u64) -> bool {
+            true
+        }
+        fn skipped(&mut self, skip: &Skip) {
+            self.0.push(skip.path.clone());
+        }
+        fn file(&mut self, _: &str, _: FileOutcome, _: u64) {}
+        fn progress(&mut self, _: &RunProgress) {}
+    }
+
+    /// A stored file that a read error that may pass kept from being read
+    /// is an error, and stays stored; one closed to the user leaves.
+    #[test]
+    fn a_stored_file_not_read_for_a_passing_reason_stays() {
+        let f = WalkedFile { rel: "a.py".into(), abs: "/nowhere/a.py".into(), size: 1, mtime_ns: 1, ctime_ns: 1 };
+        let stored = StoredFile {
+            state: FileState { size: 1, mtime_ns: 0, hash: Vec::new(), ctime_ns: 0 },
+            chunks: 2,
+            holes: Some(0),
+        };
+        let (mut batch, mut summary, mut obs) = (Batch::default(), IndexSummary::default(), Skips(Vec::new()));
+        let busy = SkipReason::Error("Too many open files (os error 24)".into());
+        record(Prepared::Unread(busy), &f, Some(&stored), &mut batch, &mut summary, &mut obs);
+        assert!(batch.removals.is_empty() && summary.removed == 0);
+        assert_eq!((summary.errors, obs.0.len()), (1, 1));
+        let closed = SkipReason::Error("Permission denied (os error 13)".into());
+        record(Prepared::Skip(closed), &f, Some(&stored), &mut batch, &mut summary, &mut obs);
+        assert_eq!((batch.removals.len(), summary.removed, summary.errors), (1, 1, 2));
     }
 }

@@ -15,7 +15,7 @@ use rmcp::{tool, tool_handler, tool_router, Json, RoleServer, ServerHandler};
 use super::args::{AskArgs, IndexProgress, McpHit, SearchArgs, SearchOutput, StatusArgs};
 use super::run::{run_and_wait, IndexArgs, IndexOutput};
 use super::transport::Unanswered;
-use super::turns::{blocking, Turns, ASKS_AT_WORK, CALLS_AT_WORK};
+use super::turns::{Turns, ASKS_AT_WORK, CALLS_AT_WORK};
 use crate::ask::{AskOptions, AskResponse, LiveAsk};
 use crate::live::{lock, LiveStatus, Searched, Searcher, StoreSlot};
 
@@ -160,9 +160,15 @@ impl VecgrepServer {
     /// is), the files and chunks it holds, the model, the project root and
     /// the paths this server searches.
     #[tool(annotations(read_only_hint = true, open_world_hint = false))]
-    async fn status(&self, _args: Parameters<StatusArgs>) -> Result<Json<LiveStatus>, String> {
+    async fn status(
+        &self,
+        _args: Parameters<StatusArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<Json<LiveStatus>, String> {
+        // In the searches' turns: each holds a connection to the index,
+        // and a burst of 3,000 held a thousand files open for good.
         let tools = Arc::clone(&self.tools);
-        blocking(move || tools.status()).await.map(Json)
+        self.tools.turns.run(ctx.ct.cancelled(), move || tools.status()).await.map(Json)
     }
 
     /// Bring the index up to date now, rather than at the next refresh (a
