@@ -1087,6 +1087,31 @@ fn every_worker_answers_from_an_index_made_again_under_it() {
     }
 }
 
+/// The model reads a text's first 256 tokens: a text of 8 MB is read no
+/// further (tokenizing all of it took a gigabyte and ten seconds, on a
+/// route no rate limit holds).
+#[test]
+fn a_huge_text_to_embed_is_read_only_as_far_as_the_model_reads() {
+    let t = sample_project();
+    let s = Server::start(&t, &[]);
+    let vector_of = |text: &str| {
+        let body = serde_json::json!({ "input": text }).to_string();
+        let head = format!(
+            "POST /v1/embeddings HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        );
+        let (status, _, answer) = s.raw(format!("{head}{body}").as_bytes());
+        assert_eq!(status, 200, "{}", &answer[..answer.len().min(200)]);
+        serde_json::from_str::<Value>(&answer).unwrap()["data"][0]["embedding"].clone()
+    };
+    let huge = "word ".repeat(1_600_000);
+    assert_eq!(vector_of(&huge), vector_of(&huge[..4000]));
+    let status = std::fs::read_to_string(format!("/proc/{}/status", s.child.id())).unwrap();
+    let peak = status.lines().find_map(|l| l.strip_prefix("VmHWM:")).unwrap();
+    let peak_kb: u64 = peak.trim().trim_end_matches(" kB").parse().unwrap();
+    assert!(peak_kb < 700_000, "the server's memory peaked at {peak_kb} kB");
+}
+
 #[test]
 fn post_v1_embeddings_answers_in_openai_format() {
     let t = sample_project();

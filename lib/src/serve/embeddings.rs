@@ -111,7 +111,7 @@ pub(super) fn embeddings_response(shared: &Shared, body: &[u8]) -> Response {
         if let Some(refused) = request.dimensions.as_ref().and_then(|asked| other_dimensions(asked, m.dims())) {
             return Ok(Err(refused));
         }
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let refs: Vec<&str> = texts.iter().map(|t| within_window(t)).collect();
         let tokens: usize = refs.iter().map(|t| m.count_tokens(t).min(crate::embed::MAX_TOKENS)).sum();
         m.embed_each(&refs).map(|v| Ok((v, tokens)))
     });
@@ -129,6 +129,21 @@ pub(super) fn embeddings_response(shared: &Shared, body: &[u8]) -> Response {
         200,
         &json!({ "object": "list", "data": data, "model": model, "usage": { "prompt_tokens": tokens, "total_tokens": tokens } }),
     )
+}
+
+/// Bytes of a text that surely hold more than the model's window: at most
+/// 100 characters of 4 bytes make one token (a longer word is one unknown
+/// token). The model reads no further, and the tokenizer's work on the
+/// rest of an 8 MB text cost a gigabyte and ten seconds.
+const WINDOW_BYTES: usize = 128 << 10;
+
+/// The start of `text` the model reads.
+fn within_window(text: &str) -> &str {
+    let mut end = WINDOW_BYTES.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
 }
 
 /// Whether `asked` could be the number of a model's dimensions.
