@@ -24,6 +24,11 @@ impl Picker {
 
     /// `start` with more of the environment.
     fn start_with(t: &Tree, tool: &str, args: &[&str], env: &[(&str, &Path)]) -> Picker {
+        Self::start_reading(t, tool, args, env, None)
+    }
+
+    /// `start_with`, its stdin read from `input` rather than the terminal.
+    fn start_reading(t: &Tree, tool: &str, args: &[&str], env: &[(&str, &Path)], input: Option<&Path>) -> Picker {
         let dir = tempfile::tempdir().unwrap();
         let status_file = dir.path().join("status");
         let socket =
@@ -38,6 +43,9 @@ impl Picker {
         for a in args {
             command.push(' ');
             command.push_str(&quote(Path::new(a)));
+        }
+        if let Some(input) = input {
+            command.push_str(&format!(" < {}", quote(input)));
         }
         command.push_str(&format!("; echo $? > {}; sleep 600", quote(&status_file)));
         let ok = Command::new("tmux")
@@ -130,6 +138,23 @@ fn typing_a_query_puts_the_right_file_on_top_and_enter_opens_it() {
     assert_eq!(p.exit_status(), 0);
     // The line its row shows, the best match, not the chunk's first.
     assert_eq!(read(&opened).trim(), "src/upload.py:10");
+}
+
+/// The editor reads the terminal though the picker's stdin is a pipe
+/// (`rg -l x | xargs vg-pick`, as the man page shows): it got the pipe,
+/// and nano refused to start.
+#[test]
+fn the_open_command_reads_the_terminal_when_the_pickers_stdin_is_a_pipe() {
+    let t = sample_project();
+    let opened = t.path().join("opened.txt");
+    let cmd = format!("if [ -t 0 ]; then echo terminal {{file}}; else echo pipe {{file}}; fi > {}", quote(&opened));
+    let p = Picker::start_reading(&t, "vg-pick", &["--open-cmd", &cmd], &[], Some(Path::new("/dev/null")));
+    p.wait_for("the ready status line", |s| s.contains("ready · "));
+    p.type_text("retry a failed upload");
+    p.wait_for("results", |s| !rows(s).is_empty());
+    p.keys(&["Enter"]);
+    assert_eq!(p.exit_status(), 0);
+    assert_eq!(read(&opened).trim(), "terminal src/upload.py");
 }
 
 #[test]

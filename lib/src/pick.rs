@@ -128,7 +128,10 @@ pub fn expand(template: &str, file: &str, line: usize, end_line: usize) -> Resul
         }
         // Command substitution starts its own quoting; `$'…'` and comments
         // are not plain quotes. Past one, a placeholder's place is unknown.
-        let word_start = script.chars().next_back().is_none_or(char::is_whitespace);
+        // A word starts after a blank and after an operator (`true;#…` is a
+        // comment too); one escaped (`\;#`) counts as well, which only
+        // refuses more.
+        let word_start = script.chars().next_back().is_none_or(|p| p.is_whitespace() || ";&|()<>".contains(p));
         unsure |= quoting != Quoting::Single
             && (rest.starts_with("$(") || rest.starts_with('`') || rest.starts_with("$'"))
             || quoting == Quoting::None && c == '#' && word_start;
@@ -327,6 +330,9 @@ mod tests {
             "vi `echo {file}`",
             "echo $'\\'' \"{file}\"",
             "vi {line} # \" and\nvi {file}",
+            // A comment begins after an operator too.
+            "true;#\"\nprintf '<%s>' {file}\n#\"",
+            "true&&#'\nvi {file}\n#'",
             "vi \\{file}",
             "vi \"{file}",
         ] {

@@ -419,8 +419,15 @@ fn finish(output: SkimOutput, config: &ResolvedConfig, cwd: &Path) -> Result<u8>
             let shown = format!("{:?} on {:?}", template, command.file);
             // The editor is the user's, not a tool vecgrep runs: its own
             // tools name themselves (`vecgrep -i` set RUN_BY_ENV for vg-pick).
-            let status = command
-                .process(cwd)
+            let mut process = command.process(cwd);
+            // The picker's own stdin may be a pipe (`rg -l x | xargs
+            // vg-pick`): the editor reads the keys the picker read.
+            if !std::io::stdin().is_terminal() {
+                if let Ok(tty) = std::fs::File::open("/dev/tty") {
+                    process.stdin(tty);
+                }
+            }
+            let status = process
                 .env_remove(vecgrep_bins::app::RUN_BY_ENV)
                 .status()
                 .with_context(|| format!("cannot run {shown}"))?;
