@@ -140,6 +140,21 @@ fn typing_a_query_puts_the_right_file_on_top_and_enter_opens_it() {
     assert_eq!(read(&opened).trim(), "src/upload.py:10");
 }
 
+/// What the index runs say while the picker holds the terminal is counted
+/// on its status line and said once it closes: a skip (a link loop), a
+/// damaged index rebuilt, went unsaid.
+#[test]
+fn what_the_index_runs_say_is_said_when_the_picker_closes() {
+    let t = sample_project();
+    std::os::unix::fs::symlink("loop", t.path().join("loop")).unwrap();
+    let p = Picker::start(&t, "vg-pick", &["-L"]);
+    p.wait_for("the note counted", |s| s.contains("ready · ") && s.contains("1 note from the index"));
+    p.keys(&["Escape"]);
+    assert_eq!(p.exit_status(), 130);
+    let screen = p.wait_for("the note said", |s| s.contains("vg-pick: skipping loop"));
+    assert!(!screen.contains("vg-pick: index: "), "a run's report is no news: {screen}");
+}
+
 /// The editor reads the terminal though the picker's stdin is a pipe
 /// (`rg -l x | xargs vg-pick`, as the man page shows): it got the pipe,
 /// and nano refused to start.

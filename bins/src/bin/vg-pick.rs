@@ -93,16 +93,14 @@ fn pick(mut cli: PickCli, matches: &clap::ArgMatches) -> Result<u8> {
     }
 
     let shutdown = Arc::new(AtomicBool::new(false));
-    // The terminal belongs to the picker: notes wait for the status line.
-    let last_note: Arc<Mutex<Option<String>>> = Arc::default();
-    let sink = Arc::clone(&last_note);
+    // The terminal belongs to the picker: notes are counted on the status
+    // line and said once it closes (they were dropped: a skip, a damaged
+    // index rebuilt, went unsaid).
+    let notes: Arc<Notes> = Arc::default();
+    let sink = Arc::clone(&notes);
     let cwd = inv.cwd.clone();
     let target = Target { root: inv.root, paths: inv.paths, walk, config: config.clone() };
-    let live = LiveIndex::new(
-        target,
-        Arc::clone(&shutdown),
-        Box::new(move |m| *sink.lock().unwrap_or_else(|e| e.into_inner()) = Some(m.to_string())),
-    );
+    let live = LiveIndex::new(target, Arc::clone(&shutdown), Box::new(move |m| sink.keep(m)));
     let blocking_run = blocking.map(|(began, walked)| {
         live.mark_indexed(walked);
         began
@@ -119,11 +117,12 @@ fn pick(mut cli: PickCli, matches: &clap::ArgMatches) -> Result<u8> {
     let (jobs, results) = spawn_search_worker(Arc::clone(&searcher), config.clone(), filter, cwd.clone());
     let counts = spawn_counter(Arc::clone(&live), Arc::clone(&shutdown));
 
-    let picked = on_screen(|| run_picker(&initial, &live, &counts, &jobs, &results));
+    let picked = on_screen(|| run_picker(&initial, &live, &notes, &counts, &jobs, &results));
     shutdown.store(true, Ordering::SeqCst);
     drop(jobs);
     // The indexer stops after the file in hand; what it wrote is committed.
     let _ = indexer.join();
+    notes.say(config.quiet);
     let output = picked?;
     finish(output, &config, &cwd)
 }
@@ -196,11 +195,12 @@ fn spawn_search_worker(
 fn run_picker(
     initial: &str,
     live: &Arc<LiveIndex>,
+    notes: &Notes,
     counts: &Mutex<IndexNow>,
     jobs: &mpsc::Sender<Job>,
     results: &mpsc::Receiver<Found>,
 ) -> Result<SkimOutput> {
-    let options = picker_options(initial, live)?;
+    let options = picker_options(initial, live, notes)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -261,7 +261,7 @@ fn run_picker(
                 let now = *counts.lock().unwrap_or_else(|e| e.into_inner());
                 let progress = live.progress();
                 index_state = (now.chunks, now.generation, progress.ran, progress.filling);
-                let header = status(live, now, error.as_deref());
+                let header = status(live, notes, now, error.as_deref());
                 let app = skim.app_mut();
                 if app.header.header != header {
                     app.header.header = header;
@@ -302,7 +302,7 @@ fn keep_preview_current(app: &mut skim::tui::App, previewed: &mut Option<usize>)
 
 /// The picker's skim options: our ranking shown as it is (skim's own sorting
 /// and filtering off), the status line as its header.
-fn picker_options(initial: &str, live: &Arc<LiveIndex>) -> Result<SkimOptions> {
+fn picker_options(initial: &str, live: &Arc<LiveIndex>, notes: &Notes) -> Result<SkimOptions> {
     SkimOptionsBuilder::default()
         .disabled(true)
         .no_sort(true)
@@ -310,7 +310,7 @@ fn picker_options(initial: &str, live: &Arc<LiveIndex>) -> Result<SkimOptions> {
         .reverse(true)
         .prompt("vecgrep> ".to_string())
         .query(initial.to_string())
-        .header(status(live, IndexNow::default(), None))
+        .header(status(live, notes, IndexNow::default(), None))
         .preview(String::new())
         .preview_window("right:50%")
         .bind(vec![
@@ -369,13 +369,50 @@ fn chunk_counts(store: &mut Option<Box<dyn IndexReader>>, live: &LiveIndex) -> I
     }
 }
 
-/// The status line: progress, root and scope, and why the last search failed.
-fn status(live: &LiveIndex, IndexNow { chunks, vectors, .. }: IndexNow, error: Option<&str>) -> String {
+/// The status line: progress, root and scope, the notes kept for the
+/// close, and why the last search failed.
+fn status(live: &LiveIndex, notes: &Notes, IndexNow { chunks, vectors, .. }: IndexNow, error: Option<&str>) -> String {
     let t = &live.target;
-    let line = pick::status_line(&live.progress(), chunks, vectors, &t.root.path, &t.scope_names());
+    let mut line = pick::status_line(&live.progress(), chunks, vectors, &t.root.path, &t.scope_names());
+    match notes.count() {
+        0 => {}
+        1 => line.push_str("\n1 note from the index, said when the picker closes"),
+        n => line.push_str(&format!("\n{n} notes from the index, said when the picker closes")),
+    }
     match error {
         Some(e) => format!("{line}\nsearch failed: {}", escape_controls(e)),
         None => line,
+    }
+}
+
+/// What the index runs said while the picker held the terminal: each
+/// once, the first `MAX_NOTES` of them.
+#[derive(Default)]
+struct Notes(Mutex<Vec<String>>);
+
+const MAX_NOTES: usize = 50;
+
+impl Notes {
+    fn keep(&self, note: &str) {
+        // A run's report of its work is no news once the picker has closed.
+        if vecgrep::live::is_run_report(note) {
+            return;
+        }
+        let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if kept.len() < MAX_NOTES && !kept.iter().any(|k| k == note) {
+            kept.push(note.to_string());
+        }
+    }
+
+    fn count(&self) -> usize {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    /// Say them on stderr, the picker closed.
+    fn say(&self, quiet: bool) {
+        for kept in self.0.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+            note(TOOL, quiet, kept);
+        }
     }
 }
 

@@ -520,12 +520,20 @@ impl LiveIndex {
 }
 
 /// What the user is told of a run that changed something.
+/// Whether a note is a run's report of what it did (`describe`), not one
+/// of something the user should see to (a skip, a failure, a rebuild).
+pub fn is_run_report(note: &str) -> bool {
+    note.starts_with(RUN_REPORT)
+}
+
+const RUN_REPORT: &str = "index: ";
+
 fn describe(s: &IndexSummary) -> String {
     let awaiting = if s.pending > 0 { format!(", {} awaiting the model's vectors", s.pending) } else { String::new() };
     // A server told to stop ends its run at the next file: not a whole index.
     let stopped = if s.cancelled { "; stopped before the end, the next run completes it" } else { "" };
     format!(
-        "index: {} files, {} chunks ({} embedded, {} removed{awaiting}) in {:.1} s{stopped}",
+        "{RUN_REPORT}{} files, {} chunks ({} embedded, {} removed{awaiting}) in {:.1} s{stopped}",
         s.files, s.chunks, s.embedded, s.removed, s.seconds
     )
 }
