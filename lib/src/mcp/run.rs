@@ -107,6 +107,7 @@ pub(super) async fn run_and_wait(
     let deadline = Instant::now() + Duration::from_secs(wait);
     let progress_token = ctx.meta.get_progress_token();
     let mut last_progress: Option<Instant> = None;
+    let mut told = ProgressTold::default();
     loop {
         if let Some(outcome) = live.run_outcome(ticket) {
             return Ok(IndexOutput::of(outcome));
@@ -118,7 +119,9 @@ pub(super) async fn run_and_wait(
             if last_progress.is_none_or(|at| at.elapsed() >= PROGRESS_EVERY) {
                 last_progress = Some(Instant::now());
                 // A client that stopped listening does not stop the run.
-                let _ = ctx.peer.notify_progress(progress(&live, token.clone())).await;
+                if let Some(news) = told.news(&live.progress(), token) {
+                    let _ = ctx.peer.notify_progress(news).await;
+                }
             }
         }
         tokio::select! {
@@ -128,16 +131,81 @@ pub(super) async fn run_and_wait(
     }
 }
 
-/// Files done of those the run has to do.
-fn progress(live: &LiveIndex, token: ProgressToken) -> ProgressNotificationParam {
-    let p = live.progress();
-    let message = match p.total {
-        Some(total) => format!("indexed {} of {total} files", p.indexed),
-        None => "walking the files".to_string(),
-    };
-    let param = ProgressNotificationParam::new(token, p.indexed as f64).with_message(message);
-    match p.total {
-        Some(total) => param.with_total(total as f64),
-        None => param,
+/// What a call's progress notifications have said: MCP wants each to say
+/// more than the last. The runs a call waits through each count from 0
+/// (a refresh, then the run asked for), so the files of the runs before
+/// are added to the run in hand's; a notification that would say no more
+/// is not sent (a run waiting for another's lock sent "0" every second).
+#[derive(Default)]
+struct ProgressTold {
+    /// Files done by the runs before the one in hand.
+    before: u64,
+    /// The run in hand's files done when last looked at.
+    last_indexed: u64,
+    /// The last value sent.
+    sent: Option<u64>,
+}
+
+impl ProgressTold {
+    fn news(&mut self, p: &crate::live::Progress, token: &ProgressToken) -> Option<ProgressNotificationParam> {
+        if p.indexed < self.last_indexed {
+            self.before += self.last_indexed;
+        }
+        self.last_indexed = p.indexed;
+        let value = self.before + p.indexed;
+        if self.sent.is_some_and(|sent| value <= sent) {
+            return None;
+        }
+        self.sent = Some(value);
+        let message = match p.total {
+            Some(total) => format!("indexed {} of {total} files", p.indexed),
+            None => "walking the files".to_string(),
+        };
+        let param = ProgressNotificationParam::new(token.clone(), value as f64).with_message(message);
+        Some(match p.total {
+            Some(total) => param.with_total((self.before + total) as f64),
+            None => param,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::live::Progress;
+    use rmcp::model::NumberOrString;
+
+    /// Each notification says more than the last, through the runs a call
+    /// waits for, and one that would say no more is not sent.
+    #[test]
+    fn progress_told_only_grows() {
+        let token = ProgressToken(NumberOrString::Number(1));
+        let mut told = ProgressTold::default();
+        let at = |indexed, total| Progress { indexed, total, ..Progress::default() };
+        let mut sent = Vec::new();
+        for p in [
+            at(0, None),
+            at(0, None),
+            at(0, None),
+            at(5847, Some(6003)),
+            at(5933, Some(6003)),
+            at(11, Some(1500)),
+            at(186, Some(1500)),
+            at(186, Some(1500)),
+        ] {
+            if let Some(news) = told.news(&p, &token) {
+                sent.push((news.progress, news.total));
+            }
+        }
+        assert_eq!(
+            sent,
+            [
+                (0.0, None),
+                (5847.0, Some(6003.0)),
+                (5933.0, Some(6003.0)),
+                (5944.0, Some(7433.0)),
+                (6119.0, Some(7433.0))
+            ]
+        );
     }
 }
