@@ -281,6 +281,7 @@ fn the_first_search_answers_while_indexing_and_says_how_far_it_is() {
         &["vg-mcp", "--full"],
         json!([
             search(json!({"query": "retry failed uploads", "k": 3})),
+            {"op": "call", "tool": "ask", "args": {"query": "where do we retry failed uploads"}},
             {"op": "call", "tool": "index", "args": {"wait_seconds": 300}, "progress": true},
             search(json!({"query": "retry failed uploads", "k": 3})),
         ]),
@@ -290,14 +291,38 @@ fn the_first_search_answers_while_indexing_and_says_how_far_it_is() {
     let note = early["note"].as_str().unwrap();
     assert!(note.contains("the index is being built") && note.contains("files processed"), "{note}");
     assert!(early["index"]["files"].as_u64().unwrap() < 1504);
-    let run = structured(&r[2]);
+    // An ask says so too: it answered from the part indexed, in silence.
+    let warnings = structured(&r[2])["warnings"].to_string();
+    assert!(warnings.contains("the index is being built"), "{warnings}");
+    let run = structured(&r[3]);
     assert_eq!(run["status"], "completed", "{run}");
-    let progress = r[2]["progress"].as_array().unwrap();
+    let progress = r[3]["progress"].as_array().unwrap();
     assert!(!progress.is_empty(), "a waiting index call hears how far the run is: {r:?}");
     assert!(progress.last().unwrap()["message"].as_str().unwrap().contains("files"), "{progress:?}");
-    let later = structured(&r[3]);
+    // Each says more than the last, as MCP asks.
+    let values: Vec<f64> = progress.iter().map(|p| p["progress"].as_f64().unwrap()).collect();
+    assert!(values.windows(2).all(|w| w[0] < w[1]), "{values:?}");
+    let later = structured(&r[4]);
     assert_eq!((later["index"]["status"].as_str(), later["note"].is_null()), (Some("ready"), true), "{later}");
     assert_eq!(later["results"][0]["file"], "src/upload.py");
+}
+
+/// A search after the server's index run failed says the run failed: it
+/// said "nothing under the served paths was admitted", and an agent
+/// looked for its mistake in the paths.
+#[test]
+fn a_search_after_a_failed_run_says_the_run_failed() {
+    let t = sample_project();
+    let no_model = tempfile::tempdir().unwrap();
+    let r = session_with(
+        &t,
+        "handshake",
+        &["vg-mcp", "--full"],
+        json!([search(json!({"query": "retry failed uploads", "mode": "lexical"}))]),
+        json!({"VECGREP_MODEL_DIR": no_model.path()}),
+    );
+    let note = structured(&r[1])["note"].as_str().unwrap_or_default().to_string();
+    assert!(note.contains("the last index run failed") && !note.contains("admitted"), "{:?}", r[1]);
 }
 
 #[test]

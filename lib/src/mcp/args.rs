@@ -25,9 +25,11 @@ pub struct StatusArgs {}
 pub struct SearchArgs {
     /// What the code does, in plain words: "where do we retry failed
     /// uploads?". Identifiers work too; at most 4096 bytes.
+    #[schemars(length(min = 1, max = search::MAX_QUERY_BYTES))]
     pub query: String,
     /// How many results to return, 1 to 1000. Default: `top_k` from the
     /// project's config (10).
+    #[schemars(range(min = 1, max = MAX_K))]
     pub k: Option<usize>,
     /// Only results from these files or directories, relative to the project
     /// root (or absolute, inside it). Each must be inside the paths this
@@ -64,6 +66,7 @@ pub struct AskArgs {
     /// The question, in plain words, filters and all: "rust files changed
     /// this week that retry uploads", "where is parse_config defined",
     /// "explain how the index lock works". At most 4096 bytes.
+    #[schemars(length(min = 1, max = search::MAX_QUERY_BYTES))]
     pub query: String,
     /// What may leave the machine: `local_only` (nothing: a chat model or
     /// embedder elsewhere is not used), `cloud_reasoning_ok` (the question

@@ -29,6 +29,7 @@ const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 pub struct IndexArgs {
     /// Seconds to wait for the run to end, 0 to 600 (default 50). With 0
     /// the run starts and the answer comes at once; `status` follows it.
+    #[schemars(range(max = MAX_WAIT_SECONDS))]
     pub wait_seconds: Option<u64>,
 }
 

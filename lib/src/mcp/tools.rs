@@ -80,12 +80,7 @@ impl Tools {
         let Searched { mut hits, note: model_note } = searched.map_err(|e| format!("search failed: {e:#}"))?;
         crate::search::explain(&args.query, &mut hits);
         let index = IndexProgress::of(&status);
-        // Another process's run is the search's own note (`search_noted`).
-        let progress = live.progress();
-        let own_run = progress.indexing || !progress.ran;
-        let index_note = own_run.then(|| index.note(progress.ran)).flatten().or_else(|| {
-            (status.files == 0).then(|| "the index holds no files: nothing under the served paths was admitted".into())
-        });
+        let index_note = index_note(live, &index, status.files);
         let note = match (model_note, index_note) {
             (Some(model), Some(index)) => Some(format!("{model}. {index}")),
             (model, index) => model.or(index),
@@ -99,16 +94,39 @@ impl Tools {
         let scope = crate::live::confine(live, &args.paths)?;
         self.first_run_grace();
         let options = AskOptions::for_request(args.privacy_mode.map(Into::into), &live.target.config);
-        self.with_store(|store| {
+        let (asked, status) = self.with_store(|store| {
+            let status = live.status(store);
             let mut searcher = LiveAsk { searcher: &self.searcher, store, scope };
-            crate::ask::ask(&args.query, &live.target.root, &live.target.config, &options, &mut searcher)
-        })
-        .map_err(|e| format!("ask failed: {e:#}"))
+            (crate::ask::ask(&args.query, &live.target.root, &live.target.config, &options, &mut searcher), status)
+        });
+        let mut response = asked.map_err(|e| format!("ask failed: {e:#}"))?;
+        // As a search says it: an answer from a partial index, or none,
+        // read as "no such code" to an agent.
+        response.warnings.extend(index_note(live, &IndexProgress::of(&status), status.files));
+        Ok(response)
     }
 
     fn status(&self) -> LiveStatus {
         self.with_store(|store| self.searcher.status(store))
     }
+}
+
+/// What a search's or an ask's results are to be read with, where the
+/// index is not the whole of the served paths: this server's run is
+/// building it (another process's run is the search's own note,
+/// `search_noted`), its last run failed, or it holds no file.
+fn index_note(live: &crate::live::LiveIndex, index: &IndexProgress, files: u64) -> Option<String> {
+    let progress = live.progress();
+    let own_run = progress.indexing || !progress.ran;
+    own_run
+        .then(|| index.note(progress.ran))
+        .flatten()
+        .or_else(|| {
+            progress.error.map(|e| format!("the last index run failed ({e}): results come from the index as it stands"))
+        })
+        .or_else(|| {
+            (files == 0).then(|| "the index holds no files: nothing under the served paths was admitted".into())
+        })
 }
 
 /// The MCP server: the tools behind rmcp's router.

@@ -101,6 +101,8 @@ pub(super) fn screen(line: &[u8]) -> Screened {
         return answer(ErrorCode::INVALID_REQUEST, why.to_string(), None);
     }
     let is_notification = !object.contains_key("id") && object.contains_key("method");
+    // No method: a response, however malformed (`{"id":8,"error":{"code":1}}`).
+    let is_response = !object.contains_key("method");
     let method = object.get("method").and_then(Value::as_str).map(str::to_string);
     let params_unstructured = object.get("params").is_some_and(|p| !p.is_object() && !p.is_array());
     // A JSON-RPC 2.0 request whose params alone can be what is wrong.
@@ -115,7 +117,7 @@ pub(super) fn screen(line: &[u8]) -> Screened {
         },
         Ok(message) => Screened::Message(Box::new(message)),
         // A notification is never answered, even a malformed one (its method no string).
-        Err(_) if is_notification => Screened::Nothing,
+        Err(_) if is_notification || is_response => Screened::Nothing,
         Err(_) if params_unstructured => {
             answer(ErrorCode::INVALID_REQUEST, "params must be an object or an array".to_string(), id)
         }
@@ -506,9 +508,14 @@ mod tests {
             let line = format!(r#"{{"jsonrpc":"2.0","method":{method}}}"#);
             assert!(matches!(screen(line.as_bytes()), Screened::Nothing), "{line}");
         }
-        // A response is never answered, whatever its id.
-        let response = br#"{"jsonrpc":"2.0","id":null,"error":{"code":-1,"message":"x"}}"#;
-        assert!(!matches!(screen(response), Screened::Answer(_)));
+        // A response is never answered, whatever its id, malformed or not.
+        for response in [
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-1,"message":"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":8,"error":{"code":1}}"#,
+            r#"{"jsonrpc":"2.0","id":9}"#,
+        ] {
+            assert!(!matches!(screen(response.as_bytes()), Screened::Answer(_)), "{response}");
+        }
         // A value the error names is shown in part.
         let long = format!(r#"{{"jsonrpc":"{}","id":1,"method":"ping"}}"#, "z".repeat(1 << 20));
         let (code, id, message) = error_of(screen(long.as_bytes()));

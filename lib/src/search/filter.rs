@@ -206,7 +206,8 @@ fn within_glob_bytes(globs: &[String], what: &str) -> Result<(), String> {
 /// Why `glob` is no glob, with at most 200 characters of it: the matcher's
 /// own error quotes it again, in full.
 fn glob_error(what: &str, glob: &str, e: &ignore::Error) -> String {
-    let cause = words_clipped(&e.to_string(), 200, 400);
+    // Its quote of the glob is taken out, or a long glob was repeated twice.
+    let cause = words_clipped(&e.to_string().replace(&format!(" '{glob}'"), ""), 200, 400);
     format!("invalid {what} glob '{}': {cause}", clipped(glob, 200))
 }
 
@@ -417,6 +418,10 @@ mod tests {
         let bad = ["ok/".to_string(), "src/{a,b".to_string(), "fine".to_string()];
         let e = FileFilter::from_flags(None, None, &[], &bad, SystemTime::now()).unwrap_err();
         assert!(e.starts_with("invalid exclusion glob 'src/{a,b'"), "{e}");
+        // A long one is repeated once, in part.
+        let long = [format!("{{{}", "x".repeat(5000))];
+        let e = FileFilter::from_flags(None, None, &[], &long, SystemTime::now()).unwrap_err();
+        assert!(e.matches('x').count() <= 200 && e.contains("unclosed"), "{e}");
         assert!(FileFilter::default().is_empty());
         // Globs whose matcher would cost hundreds of MB are refused unbuilt.
         let long: Vec<String> = (0..1000).map(|i| format!("**/{}{i}", "*a".repeat(490))).collect();
