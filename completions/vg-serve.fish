@@ -12,7 +12,7 @@ lexical\t''
 hybrid\t''"
 complete -c vg-serve -l chunk-size -d 'Characters per chunk: whole functions, classes and sections are packed up to it, bigger ones cut at their inner units; never past the model\'s 256-token window [config: chunk_size; default: 500]' -r
 complete -c vg-serve -l chunk-overlap -d 'Characters of whole lines after a chunk that it carries too, the start of the next unit [config: chunk_overlap; default: 100]' -r
-complete -c vg-serve -l index-warn-threshold -d 'Ask before indexing more than NUM new or changed files, when on a terminal; 0 never asks [config: index_warn_threshold; default: 1000]' -r
+complete -c vg-serve -l index-warn-threshold -d 'Ask before indexing more than NUM new or changed files, when on a terminal and the run comes first (not a server\'s, nor the picker\'s in the background); 0 never asks [config: index_warn_threshold; default: 1000]' -r
 complete -c vg-serve -l embedder-model -d 'Embedding model: all-MiniLM-L6-v2 (the default) or vecgrep-code-minilm-l6 (MiniLM fine-tuned on code by this project; see the README\'s Models) when local; the server\'s model name when remote. Changing it rebuilds the index [config: embedder_model; default: all-MiniLM-L6-v2]' -r
 complete -c vg-serve -l embedder-source -d 'Where embeddings are computed: local, or remote (an embedding server at --embedder-url) [config: embedder_source; default: local]' -r -f -a "local\t''
 remote\t''"

@@ -1087,6 +1087,24 @@ fn every_worker_answers_from_an_index_made_again_under_it() {
     }
 }
 
+/// `--index-warn-threshold` asks before a large run "when on a terminal";
+/// a server's runs ask no one, and the flag was taken and passed over.
+#[test]
+fn a_server_refuses_the_large_run_question_it_would_never_ask() {
+    let t = sample_project();
+    for tool in ["vg-serve", "vg-mcp"] {
+        let o = run_or_fail_after(
+            t.cmd(tool, ".").args(["--index-warn-threshold", "5"]).stdin(Stdio::null()),
+            Duration::from_secs(60),
+        );
+        assert_code(&o, 2);
+        assert_eq!(
+            stderr(&o),
+            format!("{tool}: --index-warn-threshold does nothing here: a server indexes without asking anyone\n")
+        );
+    }
+}
+
 /// The model reads a text's first 256 tokens: a text of 8 MB is read no
 /// further (tokenizing all of it took a gigabyte and ten seconds, on a
 /// route no rate limit holds).

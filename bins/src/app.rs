@@ -440,6 +440,16 @@ pub fn refuse_build_settings_without_indexing<T: clap::CommandFactory>(matches: 
     Ok(())
 }
 
+/// Refuse `--index-warn-threshold` given on the command line to a tool
+/// whose runs ask no one: a server's, or the picker's in the background
+/// (`why`). It was taken and passed over.
+pub fn refuse_warn_threshold(matches: &ArgMatches, why: &str) -> Result<()> {
+    match matches.value_source("index_warn_threshold") {
+        Some(ValueSource::CommandLine) => Err(anyhow!("--index-warn-threshold does nothing here: {why}")),
+        _ => Ok(()),
+    }
+}
+
 /// Select the root (or the catalog: see `resolve_root`), admit the paths and
 /// resolve the config.
 pub fn resolve(

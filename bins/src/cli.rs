@@ -111,7 +111,7 @@ pub struct IndexConfigArgs {
     /// Embed every chunk with the model now (about 100 s for tokio on two cores) rather than giving new chunks static vectors alone (vecgrep's static code model, microseconds each), which searches rank meaning by until the model's vectors are there.
     #[arg(long = "full", id = "embed_all")]
     pub embed_all: bool,
-    /// Ask before indexing more than NUM new or changed files, when on a terminal; 0 never asks.
+    /// Ask before indexing more than NUM new or changed files, when on a terminal and the run comes first (not a server's, nor the picker's in the background); 0 never asks.
     #[arg(long, value_name = "NUM", value_parser = parse_count_u64, allow_negative_numbers = true)]
     pub index_warn_threshold: Option<u64>,
 }

@@ -29,6 +29,7 @@ impl McpEvents for Events {
 fn main() {
     let (cli, matches) = vecgrep_bins::app::parse_args::<McpCli>(TOOL);
     run_main(TOOL, || {
+        vecgrep_bins::app::refuse_warn_threshold(&matches, "a server indexes without asking anyone")?;
         let inv = resolve(TOOL, &cli.paths, cli.outside.skip_outside_root, Some(&cli.catalog), cli_config(&matches)?)?;
         let shutdown = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&shutdown);

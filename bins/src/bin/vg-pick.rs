@@ -65,6 +65,10 @@ fn pick(mut cli: PickCli, matches: &clap::ArgMatches) -> Result<u8> {
         return Err(anyhow!("the picker needs a controlling terminal (cannot open /dev/tty: {e}); {pipelines}"));
     }
     let mut inv = resolve(TOOL, &cli.paths, cli.outside.skip_outside_root, Some(&cli.catalog), cli_config(matches)?)?;
+    if !inv.config.full_index {
+        let why = "the picker indexes in the background; with --full-index it indexes first, and asks";
+        vecgrep_bins::app::refuse_warn_threshold(matches, why)?;
+    }
     let config = inv.config.clone();
     // A command that cannot be filled in safely is refused before anything is picked.
     if let Some(template) = &config.open_cmd {

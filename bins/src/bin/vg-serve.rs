@@ -48,6 +48,7 @@ impl ServeEvents for Events {
 fn main() {
     let (cli, matches) = vecgrep_bins::app::parse_args::<ServeCli>(TOOL);
     run_main(TOOL, || {
+        vecgrep_bins::app::refuse_warn_threshold(&matches, "a server indexes without asking anyone")?;
         let inv = resolve(TOOL, &cli.paths, cli.outside.skip_outside_root, Some(&cli.catalog), cli_config(&matches)?)?;
         let token =
             vecgrep::serve::token(cli.token.clone(), std::env::var_os("VECGREP_TOKEN")).map_err(|e| anyhow!(e))?;
