@@ -649,7 +649,7 @@ pub struct LogCli {
     name = "vg-serve",
     version,
     about = "Serve vecgrep searches over HTTP from a warm model and index",
-    after_help = "Examples:\n  vg-serve src/\n  curl -s 'http://127.0.0.1:PORT/search?q=error+handling&k=5'\n  curl -s http://127.0.0.1:PORT/status\n  VECGREP_TOKEN=s3cret vg-serve --port 8080 --bind 0.0.0.0 .\n  vg-serve --rate-limit 0 .     no limit, for a search per keystroke:\n  fzf --bind \"change:reload:curl -s \\\n      'http://127.0.0.1:PORT/search?q={q}' | vg-format --files\""
+    after_help = "Examples:\n  vg-serve src/\n  curl -s 'http://127.0.0.1:PORT/search?q=error+handling&k=5'\n  curl -s http://127.0.0.1:PORT/status\n  VECGREP_TOKEN=s3cret vg-serve --port 8080 --bind 0.0.0.0 .\n  vg-serve --rate-limit 0 .     no limit, for a search per keystroke:\n  fzf --disabled --bind \"change:reload:curl -sG \\\n      --data-urlencode q={q} http://127.0.0.1:PORT/search | vg-format --files\""
 )]
 pub struct ServeCli {
     /// Directories or files to index and serve (default: the current directory).
