@@ -686,17 +686,35 @@ fn ignore_files_that_apply_above_the_repository_or_from_its_worktrees_are_read_w
     assert_code(&o, 2);
     assert!(stderr(&o).contains("info/exclude: line 2 is not UTF-8"), "{}", stderr(&o));
     assert!(!stdout(&o).contains("b.txt"), "{}", stdout(&o));
+    // A `.git` file whose git directory's `commondir` is a FIFO: the
+    // walker waited on it for ever, deaf to SIGTERM.
+    let t = Tree::git();
+    t.write("a.py", "x = 1\n");
+    let fake = tempfile::tempdir().unwrap();
+    nix::unistd::mkfifo(&fake.path().join("commondir"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+    t.write("nested/.git", &format!("gitdir: {}\n", fake.path().display()));
+    let o = run_or_fail_after(&mut t.cmd("vg-index", "."), std::time::Duration::from_secs(60));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("commondir: not a regular file"), "{}", stderr(&o));
 }
 
 /// A project moved (or removed) while a run reads it: every file left
 /// "vanished", and the run ended 0 with an index of part of the files that
-/// read complete. It now fails saying so, and the index reads incomplete
-/// where the project went, until a run there completes it.
+/// read complete. It now fails saying so, the entries of the files left
+/// to read are kept (they were removed, model vectors and all), and the
+/// index reads incomplete where the project went, until a run there
+/// completes it.
 #[test]
 fn a_project_moved_during_a_run_leaves_an_index_marked_incomplete() {
     use std::io::{BufRead, BufReader};
     let t = Tree::git();
     many_files(&t, 1000);
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    // Every file changed: each is the run's to read again.
+    for i in 0..1000 {
+        let f = t.path().join(format!("src/mod{i:03}.py"));
+        std::fs::write(&f, read(&f) + "# changed\n").unwrap();
+    }
     let mut child = t
         .cmd("vg-index", ".")
         .arg("--full")
@@ -727,10 +745,50 @@ fn a_project_moved_during_a_run_leaves_an_index_marked_incomplete() {
         .args(["--stats", "--json"])
         .env("XDG_CONFIG_HOME", t.config_home.path()));
     back();
-    assert_eq!(records(&moved_stats)[0]["complete"], false, "{}", stdout(&moved_stats));
+    let moved_stats = records(&moved_stats)[0].clone();
+    // Marked incomplete, and no entry of a file left to read was removed.
+    assert_eq!(
+        (moved_stats["complete"].as_bool(), moved_stats["files"].as_u64()),
+        (Some(false), Some(1000)),
+        "{moved_stats}"
+    );
     let o = run(&mut t.cmd("vg-index", "."));
     assert_code(&o, 0);
     assert_eq!(stats(&t)["complete"], true);
+}
+
+/// The same for a catalog's project, reached through the catalog's link:
+/// the run ended 0 and its index read sound with a tenth of the files.
+#[test]
+fn a_catalogs_project_moved_during_a_run_fails_the_run() {
+    use std::io::{BufRead, BufReader};
+    let t = Tree::bare();
+    t.write("small/a.py", "def hello():\n    pass\n");
+    std::fs::create_dir(t.path().join("small/.git")).unwrap();
+    for i in 0..1000 {
+        t.write(&format!("big/src/m{i:03}.py"), &format!("def handler_{i}(request):\n    return request.reply({i})\n"));
+    }
+    std::fs::create_dir(t.path().join("big/.git")).unwrap();
+    let catalogs = add_catalog(&t, "both", &["small", "big"]);
+    let mut child = t
+        .cmd("vg-index", ".")
+        .args(["--catalog", "both", "--full"])
+        .env("VECGREP_CATALOG_DIR", &catalogs)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    while let Some(Ok(line)) = lines.next() {
+        if line.contains("big/src/") {
+            break;
+        }
+    }
+    std::fs::rename(t.path().join("big"), t.path().join("big-moved")).unwrap();
+    lines.for_each(drop);
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("was moved or removed during the run"), "{}", stderr(&o));
 }
 
 #[test]

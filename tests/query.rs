@@ -214,6 +214,14 @@ fn a_searchs_own_ignore_file_or_size_limit_leaves_the_index_whole() {
     );
     let o = query(&t, ".", &all);
     assert!(records(&o).iter().any(|r| r["file"] == "src/upload.py"), "{}", stdout(&o));
+    // A limit at or above the config's leaves nothing out: such a run over
+    // the whole project completes an index a killed run left incomplete.
+    many_files(&t, 300);
+    kill_after_file_records(t.cmd("vg-index", ".").arg("--reindex"), 1);
+    let complete = |t: &Tree| records(&run(t.cmd("vg-index", ".").args(["--stats", "--json"])))[0]["complete"].clone();
+    assert_eq!(complete(&t), false);
+    assert_code(&run(t.cmd("vg-index", ".").args(["--max-filesize", "1M"])), 0);
+    assert_eq!(complete(&t), true);
 }
 
 #[test]

@@ -501,6 +501,48 @@ fn ctrl_c_stops_the_retries_of_a_server_that_does_not_answer() {
     assert!(seen <= 5, "texts tried alone after Ctrl-C: {seen} requests\n{}", stderr(&o));
 }
 
+/// A server told to stop (SIGTERM, as a service manager sends it) while
+/// the embedding server does not answer stops at once: it waited out
+/// every retry of the request in hand, each up to `embedder_timeout`.
+#[test]
+fn a_server_stops_at_once_while_the_embedding_server_does_not_answer() {
+    use std::io::BufRead;
+    let server = EmbeddingServer::start();
+    let proxy = Proxy::start(&server.addr, Faults { hang_after: Some(1), ..Faults::default() });
+    let t = sample_project();
+    t.global_config(&format!(
+        "embedder_source = \"remote\"\nembedder_url = \"{}\"\nembedder_timeout = 60\n",
+        proxy.url
+    ));
+    for tool in ["vg-serve", "vg-mcp"] {
+        let before = proxy.faults.lock().unwrap().seen;
+        let mut child = t
+            .cmd(tool, ".")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        if tool == "vg-serve" {
+            let mut first = String::new();
+            std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+        }
+        let asked = std::time::Instant::now();
+        while proxy.faults.lock().unwrap().seen < before.max(1) + 1 {
+            assert!(asked.elapsed() < std::time::Duration::from_secs(60), "{tool}: the server was never asked");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert!(std::process::Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .unwrap()
+            .success());
+        let stopped = std::time::Instant::now();
+        child.wait().unwrap();
+        assert!(stopped.elapsed() < std::time::Duration::from_secs(10), "{tool} stopped after {:?}", stopped.elapsed());
+    }
+}
+
 #[test]
 fn a_url_no_request_can_go_to_is_refused_where_it_is_written() {
     let t = sample_project();

@@ -73,9 +73,11 @@ fn a_search_while_a_run_makes_the_index_says_so() {
     let t = sample_project();
     std::fs::create_dir_all(t.path().join(".vecgrep")).unwrap();
     let lock = hold_index_lock(&t);
-    let o = run(t.cmd("vg-query", ".").args(["--no-index", "retry a failed upload"]));
-    assert_code(&o, 2);
-    assert!(stderr(&o).contains("an index run under way is making the index at"), "{}", stderr(&o));
+    for tool in ["vg-query", "vg-ask"] {
+        let o = run(t.cmd(tool, ".").args(["--no-index", "retry a failed upload"]));
+        assert_code(&o, 2);
+        assert!(stderr(&o).contains("an index run under way is making the index at"), "{tool}: {}", stderr(&o));
+    }
     drop(lock);
     let o = run(t.cmd("vg-query", ".").args(["--no-index", "retry a failed upload"]));
     assert!(stderr(&o).contains("run vg-index first"), "{}", stderr(&o));

@@ -947,6 +947,17 @@ pub fn index_blocking(
     }
 }
 
+/// A server's shutdown flag (`embedders_stop_with`).
+static SERVER_STOPPING: std::sync::OnceLock<std::sync::Arc<AtomicBool>> = std::sync::OnceLock::new();
+
+/// Have a remote embedder stop its retries and its request in hand once a
+/// server's `shutdown` is set (a signal): a server that does not answer
+/// held the signal for every retry, minutes at the defaults.
+pub fn embedders_stop_with(shutdown: &std::sync::Arc<AtomicBool>) {
+    let _ = SERVER_STOPPING.set(std::sync::Arc::clone(shutdown));
+    vecgrep::embed::stop_when(|| SERVER_STOPPING.get().is_some_and(|s| s.load(Ordering::SeqCst)));
+}
+
 /// Set by the first Ctrl-C (or SIGTERM) during an index run.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 /// Whether an index run (`index_blocking`) is under way.

@@ -1199,7 +1199,9 @@ impl WalkArgs {
             no_ignore: self.no_ignore,
             ignore_files: self.ignore_file.clone(),
             max_filesize: config.max_filesize,
-            max_filesize_given: self.max_filesize.is_some(),
+            // Below what the config files set: a filter of this run's. At
+            // or above it, the run walks every file the project's runs do.
+            max_filesize_given: self.max_filesize.is_some() && config.max_filesize < config.configured_max_filesize,
             include_generated: config.include_generated,
         }
     }

@@ -63,7 +63,7 @@ fn ask_and_answer(
         Indexed::Ready { errors, walked, warnings, as_it_is } => (errors, walked, warnings, as_it_is),
         Indexed::Stopped(status) => return Ok(status),
     };
-    let store = store::open_for_reading(&inv.root)?;
+    let store = store::open_for_searching(&inv.root)?;
     if as_it_is {
         vecgrep_bins::app::note_if_incomplete(TOOL, inv.config.quiet, &inv.root, &*store)?;
     }

@@ -35,6 +35,7 @@ fn main() {
         let flag = Arc::clone(&shutdown);
         ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst))
             .map_err(|e| anyhow!("cannot install the signal handler: {e}"))?;
+        vecgrep_bins::app::embedders_stop_with(&shutdown);
         // The first search should come within a second or two of start:
         // the fast-starting graph, on every core, loaded while the client
         // shakes hands.

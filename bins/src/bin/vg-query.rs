@@ -286,16 +286,9 @@ fn open_searched(
     just_indexed: bool,
     inv: &Invocation,
 ) -> Result<Box<dyn store::IndexReader>> {
-    let store = match store::open_for_reading(searched) {
+    let store = match store::open_for_searching(searched) {
         Err(store::StoreError::Missing(path)) if just_indexed => anyhow::bail!(
             "{} was removed after this run brought it up to date (another process's --clear-cache?); search again",
-            path.display()
-        ),
-        // A run that makes the index again (damaged, another schema) or
-        // for the first time holds the lock: "run vg-index first" is false.
-        Err(store::StoreError::Missing(path)) if store::run_under_way(searched) => anyhow::bail!(
-            "an index run under way is making the index at {} and has not written it yet; search again once it has \
-             (a search without --no-index waits for it)",
             path.display()
         ),
         opened => opened?,

@@ -67,6 +67,7 @@ fn main() {
         let flag = Arc::clone(&shutdown);
         ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst))
             .map_err(|e| anyhow!("cannot install the signal handler: {e}"))?;
+        vecgrep_bins::app::embedders_stop_with(&shutdown);
         // The model answers queries for as long as the server runs: load the
         // optimized graph once rather than the fast-starting one.
         let query_config = inv.config.clone();

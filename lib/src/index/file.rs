@@ -68,9 +68,14 @@ pub(super) fn read_file(
         Ok(Opened::Link) => return skip(SkipReason::Symlink),
         Ok(Opened::Outside) => return skip(SkipReason::OutsideRoot),
         Ok(Opened::Binary) => return skip(SkipReason::Binary),
-        // Its directory replaced by a file since the walk is gone too.
+        // Its directory replaced by a file since the walk is gone too; not
+        // so the files of a project moved during the run, whose entries
+        // (and model vectors) stay for the next run where it went.
         Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => {
-            return skip(SkipReason::Vanished)
+            return match confined.a_root_is_gone() {
+                true => Read::Done(Prepared::Unread(SkipReason::Vanished)),
+                false => skip(SkipReason::Vanished),
+            };
         }
         Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => return skip(SkipReason::Error(e.to_string())),
         Err(e) => return Read::Done(Prepared::Unread(SkipReason::Error(e.to_string()))),
@@ -354,6 +359,13 @@ impl Confinement {
     fn within(roots: &[std::path::PathBuf], follow: bool) -> Confinement {
         let real = |r: &std::path::PathBuf| std::fs::canonicalize(r).unwrap_or_else(|_| r.clone());
         Confinement { roots: roots.iter().map(real).collect(), follow }
+    }
+
+    /// Whether a root (a catalog's project) is no longer where it was: the
+    /// project moved or was removed during the run, and its files did not
+    /// vanish one by one.
+    fn a_root_is_gone(&self) -> bool {
+        self.roots.iter().any(|r| !r.is_dir())
     }
 }
 

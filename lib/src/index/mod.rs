@@ -197,7 +197,7 @@ fn run_to_end(
         let summary = IndexSummary { seconds: started.elapsed().as_secs_f64(), ..stopped_waiting() };
         return Ok((summary, WalkedSet::new()));
     };
-    let root_at_start = dir_identity(&req.root.path);
+    let root_at_start = roots_identity(req.root);
     // A damaged index, or one of another schema, is removed and started
     // again on open: that run rebuilds it as surely as `--reindex` does.
     let mut reopened = false;
@@ -288,6 +288,8 @@ fn run_to_end(
         // An index made again starts without the mark.
         store.set_run_unfinished(true)?;
     }
+    // Moved during the walk: what it did not see is no file gone.
+    root_stayed(&mut *store, req, root_at_start.clone())?;
     remove(&mut *store, &plan.removals, &mut summary, obs)?;
     let stopped =
         pipeline::embed_and_write(req, &plan.work, &plan.stored, &mut *store, embedders, (&mut summary, obs))?;
@@ -313,16 +315,30 @@ fn dir_identity(path: &std::path::Path) -> Option<(u64, u64)> {
     std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
-/// An error, the index marked incomplete, when the root is no longer the
-/// directory (`at_start`) the run began in.
-fn root_stayed(store: &mut dyn IndexWriter, req: &IndexRequest<'_>, at_start: Option<(u64, u64)>) -> Result<()> {
-    if dir_identity(&req.root.path) == at_start {
+/// The identities of the root's directory and, for a catalog, of each of
+/// its projects' (reached through links a check of the root's alone does
+/// not see move).
+fn roots_identity(root: &ProjectRoot) -> Vec<Option<(u64, u64)>> {
+    let mut dirs = vec![root.path.clone()];
+    if root.marker == crate::project::RootMarker::Catalog {
+        if let Ok(catalog) = crate::project::catalog::Catalog::read(&root.path) {
+            dirs.extend(catalog.projects.into_iter().map(|p| p.path));
+        }
+    }
+    dirs.iter().map(|d| dir_identity(d)).collect()
+}
+
+/// An error, the index marked incomplete, when the root (or a catalog's
+/// project) is no longer the directory (`at_start`) the run began in.
+fn root_stayed(store: &mut dyn IndexWriter, req: &IndexRequest<'_>, at_start: Vec<Option<(u64, u64)>>) -> Result<()> {
+    if roots_identity(req.root) == at_start {
         return Ok(());
     }
     store.set_run_unfinished(true)?;
     anyhow::bail!(
-        "the project directory {} was moved or removed during the run, and the files left to read went with it: \
-         the index is kept and marked incomplete; run vg-index again where the project is now",
+        "the project directory {} (or a catalog's project) was moved or removed during the run: what the index held \
+         of the files left to read is kept, and the index marked incomplete; run vg-index again where the project \
+         is now",
         req.root.path.display()
     )
 }

@@ -179,6 +179,15 @@ impl ConfigLayers {
         self.check_overlap(&config)?;
         config.command_line = self.cli.clone();
         config.quiet_by_user = self.cli.quiet.or(self.global.as_ref().and_then(|(_, v)| v.quiet)).unwrap_or(false);
+        config.configured_max_filesize = match self.cli.max_filesize {
+            None => config.max_filesize,
+            Some(_) => {
+                let files = ConfigValues { max_filesize: None, ..self.cli.clone() };
+                ConfigLayers { cli: files, project: self.project.clone(), global: self.global.clone() }
+                    .resolve()?
+                    .max_filesize
+            }
+        };
         Ok(config)
     }
 

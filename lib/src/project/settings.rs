@@ -469,6 +469,11 @@ macro_rules! settings {
             /// over is said unless the user, not that file, asks for quiet.
             #[serde(skip)]
             pub quiet_by_user: bool,
+            /// `max_filesize` as the config files (or the default) set it,
+            /// the command line's left out: a `--max-filesize` below it is
+            /// a filter of one run's (`WalkOptions::max_filesize_given`).
+            #[serde(skip)]
+            pub configured_max_filesize: u64,
         }
 
         /// Every setting, in the order config errors list them.
@@ -571,6 +576,7 @@ macro_rules! settings {
                 bounded: None,
                 command_line: ConfigValues::default(),
                 quiet_by_user: false,
+                configured_max_filesize: 0,
             }
         }
     };

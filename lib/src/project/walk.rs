@@ -57,8 +57,8 @@ pub struct WalkOptions {
     pub no_ignore: bool,
     pub ignore_files: Vec<PathBuf>,
     pub max_filesize: u64,
-    /// `max_filesize` was given for this run (`--max-filesize`), not
-    /// configured: a filter of the run's, as `-g` is.
+    /// `max_filesize` was given for this run (`--max-filesize`) below the
+    /// config's: a filter of the run's, as `-g` is.
     pub max_filesize_given: bool,
     /// Index lock files, minified bundles and generated code too.
     pub include_generated: bool,
@@ -522,18 +522,30 @@ fn is_gits_own(dir: &Path, file: &Path) -> bool {
 /// (whose `.git` is a file naming its git directory) in the directory its
 /// `commondir` names. A submodule's git directory has no `commondir`, and
 /// the walker reads no exclude file for it.
+/// A `.git` file or a `commondir` that is no regular file (a FIFO the
+/// walker would wait on for ever) is itself what is returned, for
+/// `unreadable` to refuse. A relative `gitdir:` is read from the `.git`
+/// file's directory, as git reads it.
 fn git_exclude_file(dir: &Path) -> Option<PathBuf> {
     let dot_git = dir.join(".git");
     let meta = std::fs::metadata(&dot_git).ok()?;
     if meta.is_dir() {
         return Some(dot_git.join("info/exclude"));
     }
-    let first_line = |file: &Path| {
-        let text = small_file::read_small(file, 64 << 10).ok()??;
-        Some(String::from_utf8_lossy(&text).lines().next()?.to_string())
+    let first_line = |file: &Path| match small_file::read_small(file, 64 << 10) {
+        Ok(Some(text)) => Ok(String::from_utf8_lossy(&text).lines().next().map(str::to_string)),
+        Ok(None) => Ok(None),
+        Err(_) => Err(file.to_path_buf()),
     };
-    let git_dir = PathBuf::from(first_line(&dot_git)?.strip_prefix("gitdir: ")?);
-    let common = first_line(&git_dir.join("commondir"))?;
+    let line = match first_line(&dot_git) {
+        Ok(line) => line?,
+        Err(irregular) => return Some(irregular),
+    };
+    let git_dir = dir.join(line.strip_prefix("gitdir: ")?);
+    let common = match first_line(&git_dir.join("commondir")) {
+        Ok(common) => common?,
+        Err(irregular) => return Some(irregular),
+    };
     let common = if common.starts_with('.') { git_dir.join(common) } else { PathBuf::from(common) };
     Some(common.join("info/exclude"))
 }

@@ -447,6 +447,13 @@ pub enum StoreError {
     /// The project was never indexed.
     #[error("no index at {0}; run vg-index first")]
     Missing(PathBuf),
+    /// A run under way is making the index (the first, or one that removed
+    /// a damaged index), and has not written it yet (`open_for_searching`).
+    #[error(
+        "an index run under way is making the index at {0} and has not written it yet; search again once it has \
+         (a search without --no-index waits for it)"
+    )]
+    BeingMade(PathBuf),
     /// What the config asks for was left out of this build of vecgrep.
     #[error("this vecgrep was built without {0}")]
     NotBuilt(&'static str),
@@ -761,6 +768,16 @@ pub fn open_for_reading(root: &ProjectRoot) -> Result<Box<dyn IndexReader>, Stor
     lock::refuse_file_in_the_way(root)?;
     lock::refuse_planted(root)?;
     Ok(Box::new(sqlite::SqliteIndex::open_for_reading(root)?))
+}
+
+/// `open_for_reading`, for a search of the index as it is: an index a run
+/// is making is said so (`BeingMade`), not "run vg-index first" to a user
+/// whose run is under way.
+pub fn open_for_searching(root: &ProjectRoot) -> Result<Box<dyn IndexReader>, StoreError> {
+    match open_for_reading(root) {
+        Err(StoreError::Missing(path)) if run_under_way(root) => Err(StoreError::BeingMade(path)),
+        opened => opened,
+    }
 }
 
 /// Open the index of `root` for writing, creating it if needed. A damaged
