@@ -117,6 +117,7 @@ fn drafted_plan(question: &str, config: &ResolvedConfig, options: &AskOptions) -
     let context = PlanContext {
         now: options.now,
         threshold: config.threshold_in(config.mode).at,
+        threshold_set: config.threshold_set,
         context_hits: options.context_hits,
         privacy_mode: mode,
     };

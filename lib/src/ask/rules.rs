@@ -30,6 +30,9 @@ pub struct PlanContext {
     pub now: SystemTime,
     /// The config's threshold, the plan's `l1_threshold`.
     pub threshold: f32,
+    /// Whether a flag or a config file set it: a question of nothing but
+    /// filters is otherwise held to none (every file they admit).
+    pub threshold_set: bool,
     /// Hits a chat model is given (`l2_top_k`).
     pub context_hits: usize,
     pub privacy_mode: PrivacyMode,
@@ -79,6 +82,7 @@ pub fn plan_by_rules(question: &str, ctx: &PlanContext) -> QueryPlan {
         None => topic(&work.text),
     };
     let filtered = !work.filters.is_empty();
+    let no_topic = topic.is_empty();
     let (intent, l1_query_text) = match topic.is_empty() {
         // Nothing but filters: the files they admit are the answer, and
         // the question's own words are what there is to rank them by.
@@ -87,11 +91,15 @@ pub fn plan_by_rules(question: &str, ctx: &PlanContext) -> QueryPlan {
         false => (intent, topic),
     };
     let requires_l2 = intent == Intent::Explain;
+    // The files the filters admit are the answer: the question's words
+    // order them, they cut none (a cosine of "python files changed this
+    // week" with any code is below every threshold, and nothing came back).
+    let only_filters = no_topic && filtered && intent == Intent::List;
     QueryPlan {
         intent,
         l0_filters: work.filters,
         l1_query_text,
-        l1_threshold: ctx.threshold,
+        l1_threshold: if only_filters && !ctx.threshold_set { -1.0 } else { ctx.threshold },
         requires_l2,
         l2_skills: if requires_l2 { vec![ANSWER_SKILL.to_string()] } else { Vec::new() },
         l2_top_k: ctx.context_hits,
@@ -724,6 +732,7 @@ mod tests {
         PlanContext {
             now: UNIX_EPOCH + Duration::from_secs(NOW),
             threshold: 0.3,
+            threshold_set: false,
             context_hits: 5,
             privacy_mode: PrivacyMode::LocalOnly,
         }
@@ -976,6 +985,20 @@ mod tests {
                 format!("search | fuse rankings | ext=.rs | path=src/search/ | excl=tests | after={}", ago(2, 0)),
             ),
         ]
+    }
+
+    /// A question of nothing but filters lists every file they admit: held
+    /// to a cosine threshold, its words found none. A threshold the user
+    /// set still holds.
+    #[test]
+    fn a_question_of_filters_alone_cuts_no_file() {
+        for q in ["python files changed this week", "list python files", "which python files are smaller than 1 kb"] {
+            let plan = plan_by_rules(q, &ctx());
+            assert_eq!((plan.intent, plan.l1_threshold), (Intent::List, -1.0), "{q}");
+            let set = plan_by_rules(q, &PlanContext { threshold_set: true, ..ctx() });
+            assert_eq!(set.l1_threshold, 0.3, "{q}");
+        }
+        assert_eq!(plan_by_rules("python files that retry uploads", &ctx()).l1_threshold, 0.3);
     }
 
     #[test]
