@@ -340,6 +340,14 @@ fn without_an_endpoint_or_with_a_bad_stream_nothing_is_sent() {
     let raw = "{\"file\":\"a.py\",\"start_line\":1,\"end_line\":1,\"query\":\"q\",\"text\":\"x\u{85}y\u{202e}z\"}\n";
     let o = run_with_input(t.cmd("vg-answer", ".").args(["--llm-url", "http://127.0.0.1:9/v1"]), raw.as_bytes());
     assert!(stdout(&o).contains("x\\u0085y\\u202ez") && !stdout(&o).contains('\u{85}'), "{}", stderr(&o));
+    // A query of no words is not sent to the model (it was, twice).
+    let blank = "{\"file\":\"a.py\",\"start_line\":1,\"end_line\":1,\"query\":\"   \",\"text\":\"x\"}\n";
+    let o = run_with_input(
+        t.cmd("vg-answer", ".").args(["--force-answer", "--llm-model", "m", "--llm-url", "http://127.0.0.1:9/v1"]),
+        blank.as_bytes(),
+    );
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("the query to answer: ") && stderr(&o).contains("empty"), "{}", stderr(&o));
     // No results: nothing to answer from, exit 1, no request made.
     let o = run_with_input(t.cmd("vg-answer", ".").args(["--llm-url", "http://127.0.0.1:9/v1"]), b"");
     assert_code(&o, 1);

@@ -292,6 +292,28 @@ fn slow_requests_leave_workers_for_reports_and_searches() {
     assert!(started.elapsed() < Duration::from_secs(20), "answered while the ask waits: {:?}", started.elapsed());
 }
 
+/// A threshold the user set holds over the LLM planner's: the model's
+/// 0.99 left none of the hits asked for at -1.
+#[test]
+fn the_llm_planner_keeps_the_threshold_the_user_set() {
+    let t = mixed_project();
+    let planner = canned_server(
+        200,
+        r#"{"model": "m", "choices": [{"message": {"content": "{\"intent\": \"search\", \"l1_query_text\": \"retry uploads\", \"l1_threshold\": 0.99}"}, "finish_reason": "stop"}]}"#,
+    );
+    let plan_of = |args: &[&str]| {
+        let o = run(t
+            .cmd("vg-ask", ".")
+            .args(["--plan", "--planner", "llm", "--llm-url", &planner, "--llm-model", "m"])
+            .args(args)
+            .arg("retry uploads"));
+        assert_code(&o, 0);
+        records(&o)[0]["l1_threshold"].as_f64().unwrap()
+    };
+    assert_eq!(plan_of(&["--threshold=-1"]), -1.0);
+    assert_eq!(plan_of(&[]), 0.99, "a threshold left to the planner is its own");
+}
+
 #[test]
 fn a_hostile_slow_or_dead_planner_falls_back_to_the_rules() {
     let t = mixed_project();

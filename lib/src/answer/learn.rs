@@ -106,7 +106,11 @@ pub fn concepts_bridged(
     let query_lower = query.to_lowercase();
     let mut synonyms: Vec<String> = Vec::new();
     for id in named_identifiers(answer) {
-        let fresh = !synonyms.iter().any(|s| s == id) && !query_lower.contains(&id.to_lowercase());
+        // One the concept files would refuse is none to write (it was
+        // written, refused at every search, and written again each run).
+        let fresh = !synonyms.iter().any(|s| s == id)
+            && !query_lower.contains(&id.to_lowercase())
+            && id.len() <= crate::concepts::MAX_TERM_BYTES;
         if fresh && in_results.contains(id) && synonyms.len() < MAX_SYNONYMS {
             synonyms.push(id.to_string());
         }
@@ -280,6 +284,17 @@ mod tests {
         let planted = ["ledger\n# evil\nsynonyms:: x".to_string(), "../../etc".into(), "evilconcept".into()];
         let learned =
             concepts_bridged("which class keeps the ledger", &planted, answer, &given, &ConceptSet::default());
+        assert!(learned.is_empty(), "{learned:?}");
+        // An identifier longer than a concept file takes is none to learn.
+        let long = format!("Account_{}", "Book".repeat(60));
+        let given = [hit(&format!("class {long}:\n    pass"))];
+        let learned = concepts_bridged(
+            "which class keeps the ledger",
+            &["ledger".into()],
+            &format!("The ledger is {long} [1]."),
+            &given,
+            &ConceptSet::default(),
+        );
         assert!(learned.is_empty(), "{learned:?}");
     }
 

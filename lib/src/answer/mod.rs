@@ -117,6 +117,8 @@ pub fn answer(client: &ChatClient, query: &str, hits: &[HitRecord], context_hits
     if query.len() > crate::search::MAX_QUERY_BYTES {
         anyhow::bail!("the query to answer is over {} bytes, which no search takes", crate::search::MAX_QUERY_BYTES);
     }
+    // Nor one of no words (blanks, control characters alone).
+    crate::search::check_query(query).map_err(|e| anyhow::anyhow!("the query to answer: {e}"))?;
     let given = &hits[..hits.len().min(context_hits.clamp(1, MAX_CONTEXT_HITS))];
     let reply = client.complete(&prompt::messages(query, given))?;
     let text = tidy(&reply.text, reply.cut);

@@ -137,6 +137,9 @@ fn drafted_plan(question: &str, config: &ResolvedConfig, options: &AskOptions) -
         .map_err(|e| format!("{e:#}"))
         .and_then(|client| plan_by_llm(&client, question, &draft));
     match planned {
+        // A threshold the user set is theirs: the model's 0.99 left none
+        // of the hits the user asked for (`l2_top_k` is bounded alike).
+        Ok(plan) if config.threshold_set => (QueryPlan { l1_threshold: draft.l1_threshold, ..plan }, warnings),
         Ok(plan) => (plan, warnings),
         Err(why) => {
             warnings.push(format!("the LLM planner's plan was refused ({}); planned by rules", one_line(&why)));

@@ -18,7 +18,7 @@ use std::time::SystemTime;
 
 use aho_corasick::AhoCorasick;
 
-pub use parse::{Concept, ConceptProblem};
+pub use parse::{Concept, ConceptProblem, MAX_TERM_BYTES};
 
 use crate::project::{global_config_path, ProjectRoot};
 use bounds::at_boundaries;

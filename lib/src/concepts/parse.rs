@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 /// Largest concept file read; a concept is a name and a few words.
 pub(super) const MAX_CONCEPT_BYTES: u64 = 64 * 1024;
 /// Longest synonym kept, in bytes.
-const MAX_TERM_BYTES: usize = 200;
+pub const MAX_TERM_BYTES: usize = 200;
 
 /// A concept: what the team calls it, and the words the code may use instead.
 #[derive(Clone, Debug, PartialEq, Eq)]

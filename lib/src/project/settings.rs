@@ -691,7 +691,7 @@ settings! {
     /// endpoint lists.
     llm_model: String => Option<String> = None, raw String, check unchecked,
         shown Some("the first model the endpoint lists"), switch false, only None, plain;
-    /// For `--answer`, `--ask` and the LLM planner: seconds the chat model may take to answer each request, asking it for its models first included.
+    /// For `--answer`, `--ask` and the LLM planner: seconds an answer may take in all, asking the endpoint for its models first included; the LLM planner's plan has as many of its own.
     llm_timeout: f64 => f64 = 120.0, raw f64, check |s| check_seconds("llm_timeout", 1.0, s),
         shown Some("120"), switch false, only None, plain;
     /// For `--ask`, `--answer` and `/v1/ask`: what may leave the machine.
