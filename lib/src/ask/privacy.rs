@@ -65,7 +65,7 @@ mod tests {
         for here in [
             "http://127.0.0.1:8080/v1",
             "http://localhost/v1",
-            "http://localhost.:8080/v1",
+            "http://LocalHost:8080/v1",
             "https://u:p@127.9.9.9/x",
             "http://[::1]:99/v1",
             "http://127.1:8080/v1",
@@ -82,6 +82,8 @@ mod tests {
             "https://api.openai.com/v1",
             "http://127.0.0.1.evil.com/v1",
             "http://localhost.evil.com",
+            // The absolute name is no entry of /etc/hosts: it is asked of DNS.
+            "http://localhost.:8080/v1",
             "http://[::2]/",
             "http://128.1/",
             "http://127.256.0.0.1/",

@@ -79,14 +79,16 @@ fn why_not_http(url: &str) -> Option<&'static str> {
     }
 }
 
-/// Whether `url` names this machine: `localhost`, or a loopback address
+/// Whether `url` names this machine: `localhost` (not `localhost.`), or a loopback address
 /// (`127.0.0.0/8`, `::1`, `::ffff:127.0.0.1`), in any spelling the system's
 /// resolver reads as one (`127.1`, `2130706433`, `0x7f.1`), since that is
 /// where a request goes. Anything unreadable is not.
 pub fn on_loopback(url: &str) -> bool {
     let host = host_of(url);
     let bare = host.trim_start_matches('[').trim_end_matches(']');
-    host.trim_end_matches('.').eq_ignore_ascii_case("localhost")
+    // `localhost` as /etc/hosts names it: `localhost.`, an absolute name,
+    // is no entry there, and the resolver asks the network's DNS for it.
+    host.eq_ignore_ascii_case("localhost")
         || match bare.parse::<std::net::IpAddr>() {
             Ok(std::net::IpAddr::V6(v6)) => v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback()),
             Ok(ip) => ip.is_loopback(),
