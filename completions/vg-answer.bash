@@ -23,7 +23,7 @@ _vg__answer() {
 
     case "${cmd}" in
         vg__answer)
-            opts="-q -h -V --force-answer --learn --llm-url --llm-model --privacy-mode --context-hits --no-quiet --quiet --no-trust-project-config --trust-project-config --help --version"
+            opts="-q -h -V --force-answer --learn --llm-url --llm-model --context-hits --privacy-mode --no-quiet --quiet --no-trust-project-config --trust-project-config --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -37,12 +37,12 @@ _vg__answer() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --privacy-mode)
-                    COMPREPLY=($(compgen -W "local_only cloud_reasoning_ok cloud_embedding_ok" -- "${cur}"))
-                    return 0
-                    ;;
                 --context-hits)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --privacy-mode)
+                    COMPREPLY=($(compgen -W "local_only cloud_reasoning_ok cloud_embedding_ok" -- "${cur}"))
                     return 0
                     ;;
                 *)

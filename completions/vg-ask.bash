@@ -23,7 +23,7 @@ _vg__ask() {
 
     case "${cmd}" in
         vg__ask)
-            opts="-k -t -T -g -L -q -h -V --plan --json --no-index --catalog --skip-outside-root --planner --force-answer --learn --llm-url --llm-model --privacy-mode --context-hits --top-k --threshold --mode --chunk-size --chunk-overlap --index-warn-threshold --embedder-model --embedder-source --embedder-url --store --store-project --type --type-not --glob --max-depth --follow --hidden --no-ignore --ignore-file --max-filesize --no-quiet --quiet --no-full --full --no-trust-project-config --trust-project-config --no-store-adopt --store-adopt --no-include-generated --include-generated --help --version"
+            opts="-k -t -T -g -L -q -h -V --plan --json --no-index --catalog --skip-outside-root --planner --force-answer --learn --llm-url --llm-model --context-hits --privacy-mode --top-k --threshold --mode --chunk-size --chunk-overlap --index-warn-threshold --embedder-model --embedder-source --embedder-url --store --store-project --type --type-not --glob --max-depth --follow --hidden --no-ignore --ignore-file --max-filesize --no-quiet --quiet --no-full --full --no-trust-project-config --trust-project-config --no-store-adopt --store-adopt --no-include-generated --include-generated --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -45,12 +45,12 @@ _vg__ask() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --privacy-mode)
-                    COMPREPLY=($(compgen -W "local_only cloud_reasoning_ok cloud_embedding_ok" -- "${cur}"))
-                    return 0
-                    ;;
                 --context-hits)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --privacy-mode)
+                    COMPREPLY=($(compgen -W "local_only cloud_reasoning_ok cloud_embedding_ok" -- "${cur}"))
                     return 0
                     ;;
                 --top-k)

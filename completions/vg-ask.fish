@@ -3,10 +3,10 @@ complete -c vg-ask -l planner -d 'Who turns the question into a plan: rules (no 
 llm\t''"
 complete -c vg-ask -l llm-url -d 'The chat model\'s OpenAI-compatible endpoint: its base URL (http://127.0.0.1:8080/v1) or its chat completions URL; its API key is read from VECGREP_LLM_API_KEY [config: llm_url]' -r
 complete -c vg-ask -l llm-model -d 'The chat model to ask [config: llm_model; default: the first model the endpoint lists]' -r
-complete -c vg-ask -l privacy-mode -d 'What may leave the machine: local_only (nothing: a chat model or embedding server not on loopback is refused: --ask warns and still answers from the search, --answer fails before anything is sent), cloud_reasoning_ok (the question and the top results may go to the chat model), cloud_embedding_ok (the embedding server too) [config: privacy_mode; default: local_only]' -r -f -a "local_only\t''
+complete -c vg-ask -l context-hits -d 'Results sent to the model, best first (1 to 20)' -r
+complete -c vg-ask -l privacy-mode -d 'What may leave the machine: local_only (nothing: a chat model or embedding server not on loopback is refused: --ask warns and still answers from the search, --answer, and the search it answers from, fail before anything is sent), cloud_reasoning_ok (the question and the top results may go to the chat model), cloud_embedding_ok (the embedding server too) [config: privacy_mode; default: local_only]' -r -f -a "local_only\t''
 cloud_reasoning_ok\t''
 cloud_embedding_ok\t''"
-complete -c vg-ask -l context-hits -d 'Results sent to the model, best first (1 to 20)' -r
 complete -c vg-ask -s k -l top-k -d 'Return at most NUM results [config: top_k; default: 10]' -r
 complete -c vg-ask -l threshold -d 'Drop results scoring below NUM (cosine similarity, -1 to 1). In lexical mode it cuts BM25 on 0..1, and only when set: unset, words alone keep every match. Unset, a hybrid search of code also passes the definition of the one identifier searched for (`vecgrep calculateTotal`), whatever its cosine [config: threshold; default: 0.3]' -r
 complete -c vg-ask -l mode -d 'Rank by meaning (semantic), by words (lexical, BM25; no model is loaded) or both fused (hybrid). In semantic and hybrid mode the score is the cosine similarity; in lexical mode it is BM25 mapped onto 0..1 [config: mode; default: hybrid]' -r -f -a "semantic\t''

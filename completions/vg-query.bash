@@ -23,7 +23,7 @@ _vg__query() {
 
     case "${cmd}" in
         vg__query)
-            opts="-k -m -t -T -g -L -S -E -q -h -V --no-index --no-scope --reindex --catalog --label --skip-outside-root --judge --explain --rev --top-k --threshold --mode --max-count --chunk-size --chunk-overlap --index-warn-threshold --embedder-model --embedder-source --embedder-url --store --store-project --type --type-not --glob --max-depth --follow --hidden --no-ignore --ignore-file --max-filesize --changed-within --changed-before --size --exclude --package --no-quiet --quiet --no-full --full --no-trust-project-config --trust-project-config --no-store-adopt --store-adopt --no-include-generated --include-generated --help --version"
+            opts="-k -m -t -T -g -L -S -E -q -h -V --no-index --no-scope --reindex --catalog --label --skip-outside-root --judge --explain --rev --top-k --threshold --mode --max-count --chunk-size --chunk-overlap --index-warn-threshold --embedder-model --embedder-source --embedder-url --privacy-mode --store --store-project --type --type-not --glob --max-depth --follow --hidden --no-ignore --ignore-file --max-filesize --changed-within --changed-before --size --exclude --package --no-quiet --quiet --no-full --full --no-trust-project-config --trust-project-config --no-store-adopt --store-adopt --no-include-generated --include-generated --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -87,6 +87,10 @@ _vg__query() {
                     ;;
                 --embedder-url)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --privacy-mode)
+                    COMPREPLY=($(compgen -W "local_only cloud_reasoning_ok cloud_embedding_ok" -- "${cur}"))
                     return 0
                     ;;
                 --store)

@@ -413,6 +413,24 @@ fn a_chat_model_off_this_machine_is_asked_only_when_the_privacy_mode_allows_it()
         .args(["--llm-model", "m", "--llm-url", &elsewhere, "--threshold", "0", "ledger"]));
     assert_code(&o, 0);
     assert_eq!(answer_of(&o)["text"], "AccountBook.");
+    // The search the answer is made from is held to it too: a remote
+    // embedding server got every file and the question, and the run then
+    // said "nothing was sent". 192.0.2.1 answers no one: a request sent
+    // there would wait out its timeouts.
+    let remote = ["--embedder-source", "remote", "--embedder-url", "http://192.0.2.1:9/v1/embeddings"];
+    let o = run_or_fail_after(
+        t.cmd("vecgrep", ".")
+            .args(["--answer", "--force-answer", "--llm-url", "http://127.0.0.1:9/v1"])
+            .args(remote)
+            .arg("ledger"),
+        Duration::from_secs(60),
+    );
+    assert_code(&o, 2);
+    assert_eq!(
+        stderr(&o).trim(),
+        "vecgrep: privacy_mode local_only: the embedding server at 192.0.2.1 is not on this machine, so nothing was \
+         sent to it (privacy_mode cloud_embedding_ok allows it)"
+    );
 }
 
 /// `llm_timeout` bounds the answer, not each request: asking the endpoint

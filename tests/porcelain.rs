@@ -474,6 +474,8 @@ fn a_flag_no_tool_of_the_mode_takes_is_refused_not_passed_over() {
     assert_eq!(stderr(&o).trim(), says);
     // What every mode takes, a script may pass to each.
     assert_code(&run(t.cmd("vecgrep", ".").args(["--show-root", "-q", "--color", "never"])), 0);
+    // And their twins: `alias vg='vecgrep -q'`, then `vg --no-quiet --show-root`.
+    assert_code(&run(t.cmd("vecgrep", ".").args(["--show-root", "-q", "--no-quiet"])), 0);
     // What shapes a plan is still taken.
     let o = run(t.cmd("vecgrep", ".").args(["--plan", "--json", "--mode", "semantic", "--threshold", "0.4", "retry"]));
     assert_code(&o, 0);

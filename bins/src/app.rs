@@ -108,6 +108,10 @@ fn ignore_file_size_signal() {
 /// the command the user typed.
 pub const RUN_BY_ENV: &str = "VECGREP_RUN_BY";
 
+/// Set by `vecgrep --answer` on its search (vg-query): the search an
+/// answer is made from is held to `privacy_mode` as the answer is.
+pub const ANSWERING_ENV: &str = "VECGREP_ANSWERING";
+
 /// Set by `vecgrep` on the tools after the first of a pipeline, which has
 /// said what of the project's config it passed over: one note, not one per tool.
 pub const CONFIG_NOTED_ENV: &str = "VECGREP_CONFIG_NOTED";

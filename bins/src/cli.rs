@@ -158,6 +158,17 @@ pub struct StoreArgs {
     pub store_adopt: bool,
 }
 
+/// What may leave the machine (`privacy_mode`): a group of its own, as the
+/// search that feeds an answer (`vecgrep --answer`'s vg-query) is held to
+/// it too, not only the answer.
+#[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Answer options")]
+pub struct PrivacyArgs {
+    /// What may leave the machine: local_only (nothing: a chat model or embedding server not on loopback is refused: --ask warns and still answers from the search, --answer, and the search it answers from, fail before anything is sent), cloud_reasoning_ok (the question and the top results may go to the chat model), cloud_embedding_ok (the embedding server too).
+    #[arg(long, value_name = "MODE", value_parser = PossibleValuesParser::new(PrivacyMode::NAMES))]
+    pub privacy_mode: Option<String>,
+}
+
 /// Asking a chat model for an answer from the top results (`vg-answer`).
 #[derive(Args, Debug, Clone, Default)]
 #[command(next_help_heading = "Answer options")]
@@ -174,9 +185,6 @@ pub struct AnswerArgs {
     /// The chat model to ask.
     #[arg(long, value_name = "NAME")]
     pub llm_model: Option<String>,
-    /// What may leave the machine: local_only (nothing: a chat model or embedding server not on loopback is refused: --ask warns and still answers from the search, --answer fails before anything is sent), cloud_reasoning_ok (the question and the top results may go to the chat model), cloud_embedding_ok (the embedding server too).
-    #[arg(long, value_name = "MODE", value_parser = PossibleValuesParser::new(PrivacyMode::NAMES))]
-    pub privacy_mode: Option<String>,
     /// Results sent to the model, best first (1 to 20).
     #[arg(long, value_name = "NUM", default_value_t = vecgrep::answer::DEFAULT_CONTEXT_HITS, value_parser = parse_context_hits, allow_negative_numbers = true)]
     pub context_hits: usize,
@@ -459,6 +467,8 @@ pub struct QueryCli {
     #[command(flatten)]
     pub embedder: EmbedderArgs,
     #[command(flatten)]
+    pub privacy: PrivacyArgs,
+    #[command(flatten)]
     pub trust: TrustArgs,
     #[command(flatten)]
     pub store: StoreArgs,
@@ -561,6 +571,8 @@ pub struct AnswerCli {
     #[command(flatten)]
     pub answer: AnswerArgs,
     #[command(flatten)]
+    pub privacy: PrivacyArgs,
+    #[command(flatten)]
     pub trust: TrustArgs,
 }
 
@@ -597,6 +609,8 @@ pub struct AskCli {
     pub ask: AskArgs,
     #[command(flatten)]
     pub answer: AnswerArgs,
+    #[command(flatten)]
+    pub privacy: PrivacyArgs,
     #[command(flatten)]
     pub search: SearchConfigArgs,
     #[command(flatten)]
@@ -872,6 +886,8 @@ pub struct VecgrepCli {
     pub output: OutputArgs,
     #[command(flatten)]
     pub answer_args: AnswerArgs,
+    #[command(flatten)]
+    pub privacy: PrivacyArgs,
     #[command(flatten)]
     pub ask_args: AskArgs,
     #[command(flatten)]

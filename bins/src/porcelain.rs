@@ -162,7 +162,7 @@ impl Mode {
     pub fn tools(self) -> Vec<(&'static str, Vec<&'static str>)> {
         let with = |more: &[&'static str]| SHARED_FLAGS.iter().chain(more).copied().collect::<Vec<_>>();
         let query = || ("vg-query", with(QUERY_FLAGS));
-        let ask = || ("vg-ask", with(&["AskArgs", "AnswerArgs", "json", "no_index"]));
+        let ask = || ("vg-ask", with(&["AskArgs", "AnswerArgs", "PrivacyArgs", "json", "no_index"]));
         match self {
             Mode::Serve => vec![("vg-serve", with(&["bind", "port", "token", "full_index", "rate_limit"]))],
             Mode::Mcp => vec![("vg-mcp", with(&["full_index"]))],
@@ -213,8 +213,8 @@ impl Mode {
                 ("vg-format", LOG_FORMAT_FLAGS.to_vec()),
             ],
             Mode::Answer => vec![
-                query(),
-                ("vg-answer", vec!["quiet", "AnswerArgs", "TrustArgs"]),
+                ("vg-query", with(&[QUERY_FLAGS, &["PrivacyArgs"]].concat())),
+                ("vg-answer", vec!["quiet", "AnswerArgs", "PrivacyArgs", "TrustArgs"]),
                 ("vg-format", ANSWER_FORMAT_FLAGS.to_vec()),
             ],
         }
@@ -288,7 +288,7 @@ pub const MODE_SELECTORS: &[&str] = &[
 /// `--answer` or `--ask`, `--since` without `--log`, ...): it would do nothing.
 pub fn stray_flag(mode: Mode, matches: &ArgMatches, porcelain: &Command) -> Option<String> {
     let not_log: Vec<Mode> = Mode::ALL.into_iter().filter(|m| *m != Mode::Log).collect();
-    let owners: [(&[Mode], &str, &str); 7] = [
+    let owners: [(&[Mode], &str, &str); 8] = [
         (&not_log, "catalog", "a project's files, not its history (--log)"),
         (
             &[Mode::Search, Mode::Answer, Mode::IndexOnly, Mode::ClearCache],
@@ -298,6 +298,7 @@ pub fn stray_flag(mode: Mode, matches: &ArgMatches, porcelain: &Command) -> Opti
         (&[Mode::Search, Mode::Answer], "PackageArgs", "a search of the files (not --log, --ask, -i or a server)"),
         (&[Mode::Search, Mode::Answer], "MaxCountArgs", "a search of the files (not --log, --ask, -i or a server)"),
         (&[Mode::Answer, Mode::Ask, Mode::Plan], "AnswerArgs", "--answer or --ask"),
+        (&[Mode::Answer, Mode::Ask, Mode::Plan], "PrivacyArgs", "--answer or --ask"),
         (&[Mode::Ask, Mode::Plan], "AskArgs", "--ask or --plan"),
         (&[Mode::Log], "LogArgs", "--log"),
     ];
@@ -320,7 +321,7 @@ fn given_to_no_tool(mode: Mode, matches: &ArgMatches, porcelain: &Command) -> Op
         let id = a.get_id().as_str();
         matches.value_source(id) == Some(ValueSource::CommandLine)
             && !MODE_SELECTORS.contains(&id)
-            && !ANYWHERE.contains(&id)
+            && !expand_groups(porcelain, ANYWHERE).iter().any(|a| a == id)
             && !given.iter().any(|g| g == id)
     })?;
     Some(format!("{} does nothing {}; leave it out", crate::cli::flag_name(arg), mode.described()))

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 
 use anyhow::{anyhow, Context, Result};
 use vecgrep::tools::find_tool;
-use vecgrep_bins::app::{note, run_main, CONFIG_NOTED_ENV, EXIT_ERROR, EXIT_INTERRUPTED, RUN_BY_ENV};
+use vecgrep_bins::app::{note, run_main, ANSWERING_ENV, CONFIG_NOTED_ENV, EXIT_ERROR, EXIT_INTERRUPTED, RUN_BY_ENV};
 use vecgrep_bins::cli::VecgrepCli;
 use vecgrep_bins::porcelain::{self, Mode};
 
@@ -25,7 +25,8 @@ fn tool(name: &str) -> Result<Command> {
         .ok_or_else(|| anyhow!("cannot find {name} next to vecgrep or on PATH; install the whole toolkit"))?;
     let mut cmd = Command::new(path);
     // What the porcelain tells its tools is its own, never the user's environment's.
-    cmd.env(RUN_BY_ENV, "vecgrep").env_remove(CONFIG_NOTED_ENV);
+    cmd.env(RUN_BY_ENV, "vecgrep").env_remove(CONFIG_NOTED_ENV).env_remove(ANSWERING_ENV);
+    cmd.env_remove(vecgrep::project::OWN_OUTPUT_VAR);
     Ok(cmd)
 }
 
@@ -61,6 +62,9 @@ fn dispatch(cli: &VecgrepCli, matches: &clap::ArgMatches) -> Result<u8> {
         if !runs.is_empty() {
             // The first tool has said what of the config it passed over.
             cmd.env(CONFIG_NOTED_ENV, "1");
+        }
+        if mode == Mode::Answer && name == "vg-query" {
+            cmd.env(ANSWERING_ENV, "1");
         }
         runs.push((name, cmd));
     }

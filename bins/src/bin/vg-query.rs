@@ -29,6 +29,14 @@ fn main() {
         let paths_in = if cli.rev.is_some() { PathsIn::Revision } else { PathsIn::WorkingTree };
         let (skip, catalog) = (cli.outside.skip_outside_root, Some(&cli.catalog));
         let inv = resolve_in(TOOL, &cli.paths, skip, catalog, cli_config(&matches)?, paths_in)?;
+        // The search an answer is made from sends the code and the
+        // question to a remote embedder before the answer is asked for.
+        let answering = std::env::var_os(vecgrep_bins::app::ANSWERING_ENV).is_some_and(|v| v == "1");
+        if answering || matches.value_source("privacy_mode") == Some(clap::parser::ValueSource::CommandLine) {
+            if let Some(why) = vecgrep::ask::embedding_refused(inv.config.privacy_mode, &inv.config) {
+                return Err(anyhow::anyhow!("{why}"));
+            }
+        }
         let mut preloading = Preloading::start_for(&inv);
         let result = search(&cli, &inv, &query, &mut preloading);
         preloading.finish();

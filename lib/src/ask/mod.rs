@@ -27,7 +27,7 @@ pub use human::{render_plan, render_response};
 pub use live::LiveAsk;
 pub use llm::plan_by_llm;
 pub use plan::{utc, Intent, L0Filters, PlanRecord, QueryPlan, ANSWER_SKILL, RULES_PLANNER_ID};
-pub use privacy::{allowed, chat_refused, on_loopback, Allowed};
+pub use privacy::{allowed, chat_refused, embedding_refused, on_loopback, Allowed};
 pub use response::{AskResponse, Citation, HitMetadata, ResponseStats, SearchHit};
 pub use rules::{plan_by_rules, PlanContext};
 

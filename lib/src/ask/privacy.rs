@@ -43,6 +43,22 @@ pub fn allowed(mode: PrivacyMode, config: &ResolvedConfig) -> Allowed {
     out
 }
 
+/// Why `mode` keeps the code and the question from the embedding server
+/// `config` names, if it does: the search an answer is made from
+/// (`vecgrep --answer`) is refused before anything is sent, where `--ask`
+/// searches by words instead.
+pub fn embedding_refused(mode: PrivacyMode, config: &ResolvedConfig) -> Option<String> {
+    let url = config.embedder_url.as_deref().unwrap_or_default();
+    let remote = config.embedder_source == EmbedderSource::Remote;
+    (remote && !on_loopback(url) && !mode.allows_remote_embedding()).then(|| {
+        format!(
+            "privacy_mode {mode}: the embedding server at {} is not on this machine, so nothing was sent to it \
+             (privacy_mode cloud_embedding_ok allows it)",
+            host_of(url)
+        )
+    })
+}
+
 /// Why `mode` keeps the question and the code from the chat model at
 /// `url`, if it does: everything but a model on this machine needs
 /// `cloud_reasoning_ok`.
