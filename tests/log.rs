@@ -256,6 +256,21 @@ fn with_diff_the_changed_lines_are_searched_and_shown_where_they_are() {
     assert_eq!(stdout(&files), "upload.py\n", "paths as typed from the current directory");
 }
 
+/// A changed file that is no UTF-8 (a Latin-1 comment) is diffed as the
+/// code index reads it, its odd bytes replaced: its every diff was left
+/// out, and nothing said so.
+#[test]
+fn a_file_that_is_no_utf8_is_diffed_as_the_index_reads_it() {
+    let tree = git_repo();
+    tree.write_bytes("net.py", b"# Caf\xe9\ndef connect():\n    pass\n");
+    commit_all(&tree, "Add the client");
+    tree.write_bytes("net.py", b"# Caf\xe9\ndef connect():\n    retry_with_exponential_backoff(5)\n");
+    commit_all(&tree, "Change the client");
+    let o = log(&tree, &["--diffs-only", "--mode", "lexical", "retry_with_exponential_backoff"]);
+    assert_code(&o, 0);
+    assert_eq!(subjects(&records(&o)), ["Change the client"], "{}", stdout(&o));
+}
+
 #[test]
 fn diffs_whose_contents_the_clone_lacks_are_counted_not_dropped_in_silence() {
     // A partial clone lacks old blobs; removing one loose object from a

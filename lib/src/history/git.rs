@@ -304,10 +304,13 @@ impl GitRepo {
         }
         let blob = self.repo.find_object(*id).with_context(|| format!("cannot read object {id}"))?;
         let data = &blob.data;
-        if data.len() > MAX_DIFFED_BLOB || data.contains(&0) {
+        // Binary as the code index judges it, and text read as it reads text
+        // (bytes that are no UTF-8 replaced, UTF-16 transcoded): a Latin-1
+        // byte left a file's every diff out, in silence.
+        if data.len() > MAX_DIFFED_BLOB || crate::project::looks_binary(data) {
             return Ok(BlobText::Unfit);
         }
-        Ok(String::from_utf8(data.to_vec()).map_or(BlobText::Unfit, BlobText::Text))
+        Ok(BlobText::Text(crate::project::decode_text(data.to_vec())))
     }
 
     /// Whether missing object `id` is one a partial clone lacks by design;
