@@ -225,12 +225,57 @@ fn matched_lines(piece: &StoredPiece, words: &[String]) -> Vec<MatchedLine> {
     let matching: Vec<MatchedLine> = lines.iter().filter(|l| holds_word(l)).cloned().collect();
     let mut shown = if matching.is_empty() { lines } else { matching };
     shown.truncate(MAX_MATCHED_LINES);
+    for line in &mut shown {
+        line.text = around_first_word(&line.text, words);
+    }
     shown
+}
+
+/// Characters of a changed line shown, at most: a minified bundle's one
+/// line made a record of a megabyte.
+const MAX_LINE_CHARS: usize = 500;
+
+/// `text`, or where it is longer than `MAX_LINE_CHARS`, that many of its
+/// characters from a little before its first query word, `…` marking what
+/// was cut.
+fn around_first_word(text: &str, words: &[String]) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    if chars.len() <= MAX_LINE_CHARS {
+        return text.to_string();
+    }
+    let lower: Vec<char> = text.chars().flat_map(char::to_lowercase).collect();
+    // Where lowercasing changes the count of characters, the start stands.
+    let first = (lower.len() == chars.len())
+        .then(|| {
+            let lower: String = lower.iter().collect();
+            words.iter().filter_map(|w| lower.find(w.as_str())).min().map(|at| lower[..at].chars().count())
+        })
+        .flatten()
+        .unwrap_or(0);
+    let start = first.saturating_sub(MAX_LINE_CHARS / 5).min(chars.len() - MAX_LINE_CHARS);
+    let end = start + MAX_LINE_CHARS;
+    // A changed line keeps its `+` or `-` first.
+    let marker = chars.first().filter(|c| start > 0 && matches!(c, '+' | '-'));
+    let head =
+        if start > 0 { format!("{}…", marker.map(char::to_string).unwrap_or_default()) } else { String::new() };
+    let tail = if end < chars.len() { "…" } else { "" };
+    format!("{head}{}{tail}", chars[start..end].iter().collect::<String>())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_changed_line_is_shown_around_its_first_word() {
+        let long = format!("+var c={{{}retry_upload(){}}}", "k:1,".repeat(300), ",x:2".repeat(300));
+        let shown = around_first_word(&long, &["retry".to_string()]);
+        assert_eq!(shown.chars().count(), MAX_LINE_CHARS + 3, "{shown}");
+        assert!(shown.starts_with("+…") && shown.ends_with('…') && shown.contains("retry_upload()"), "{shown}");
+        assert_eq!(around_first_word("+short", &["retry".to_string()]), "+short");
+        let no_word = "é".repeat(900);
+        assert_eq!(around_first_word(&no_word, &[]).chars().count(), MAX_LINE_CHARS + 1);
+    }
 
     fn piece(kind: PieceKind, text: &str) -> StoredPiece {
         StoredPiece {
