@@ -214,6 +214,21 @@ fn switching_branches_embeds_nothing_any_revision_already_embedded() {
     assert_eq!(summary_of(&run(&mut tree.cmd("vg-index", "")))["embedded"], 0);
 }
 
+/// Under `git replace`, an index is forgotten by its sha, as the advice
+/// says: git read the replacement for the sha, which has no index, and
+/// the index could not be forgotten.
+#[test]
+fn a_replaced_revision_is_forgotten_by_its_sha() {
+    let tree = two_releases();
+    summary_of(&run(tree.cmd("vg-index", "").args(["--rev", "v1"])));
+    let v1 = git(&tree, &["rev-parse", "v1"]);
+    let dir = tree.path().join(".vecgrep/revs").join(&v1);
+    git(&tree, &["replace", &v1, "main"]);
+    let o = run(tree.cmd("vg-index", "").args(["--forget", &v1[..12]]));
+    assert_code(&o, 0);
+    assert!(!dir.exists(), "{}", stderr(&o));
+}
+
 #[test]
 fn forgetting_a_revision_removes_its_index_and_bad_revisions_are_one_line() {
     let tree = two_releases();

@@ -288,7 +288,16 @@ fn shared_index_whole(project: &ProjectRoot, sha: &str) -> bool {
 /// it is then refused, naming both, since `--stats` lists the other under it.
 pub fn revision_to_forget(project: &ProjectRoot, spec: &str) -> Result<String> {
     let stored = store::revisions(project)?;
-    let sha = resolve_stored(project, &stored, spec)?;
+    // A sha that names a stored index is that index, whatever git reads
+    // for it now (under `git replace`, the commit it was replaced by, which
+    // has none: the index could not be forgotten).
+    let sha = match stored_by_prefix(&stored, spec) {
+        Some(sha) => {
+            not_a_catalog(project)?;
+            sha
+        }
+        None => resolve_stored(project, &stored, spec)?,
+    };
     let indexed_as: Vec<&str> =
         stored.iter().filter(|r| r.sha != sha && r.names.iter().any(|n| n == spec)).map(|r| &r.sha[..12]).collect();
     if !indexed_as.is_empty() {
