@@ -290,6 +290,26 @@ fn diffs_whose_contents_the_clone_lacks_are_counted_not_dropped_in_silence() {
     assert!(!stderr(&o).contains("left out"), "said by the run that stored them: {}", stderr(&o));
 }
 
+/// A partial clone made without trees (`--filter=tree:0`) lacks what the
+/// log reads: it says so, and what clone has them (it said only that an
+/// object could not be found). Removing a tree's loose object from a
+/// promisor clone is the same to a reader.
+#[test]
+fn a_clone_without_its_trees_says_what_the_log_lacks() {
+    let tree = repository();
+    git(&tree, &["config", "remote.origin.promisor", "true"]);
+    let old = git(&tree, &["rev-parse", "HEAD~3^{tree}"]);
+    std::fs::remove_file(tree.path().join(".git/objects").join(&old[..2]).join(&old[2..])).unwrap();
+    let o = log(&tree, &["exponential backoff"]);
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert!(
+        err.contains("this partial clone lacks the trees of its history") && err.contains("--filter=blob:none"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
 /// A submodule replaced by a file at its path: the file's lines are the
 /// diff, its before (another repository's commit) is never looked for here.
 #[test]

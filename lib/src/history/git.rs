@@ -221,7 +221,7 @@ impl GitRepo {
     fn changes(&self, commit: &gix::Commit<'_>, parent: Option<gix::ObjectId>, with_diff: bool) -> Result<Changes> {
         let mut changed = Changes { paths: Vec::new(), pieces: Vec::new(), unread_diffs: 0 };
         let sha = commit.id.to_string();
-        let tree = commit.tree().with_context(|| format!("cannot read the tree of {sha}"))?;
+        let tree = commit.tree().map_err(|e| self.tree_lacking(e.into(), format!("cannot read the tree of {sha}")))?;
         let parent_tree = match parent {
             // A shallow clone ends at commits whose parents it does not
             // have: as git log reads them, each added every file it holds
@@ -231,8 +231,9 @@ impl GitRepo {
             Some(p) => Some(
                 self.repo
                     .find_commit(p)
-                    .and_then(|c| c.tree())
-                    .with_context(|| format!("cannot read the parent of {sha}"))?,
+                    .map_err(anyhow::Error::from)
+                    .and_then(|c| c.tree().map_err(anyhow::Error::from))
+                    .map_err(|e| self.tree_lacking(e, format!("cannot read the parent of {sha}")))?,
             ),
             None => None,
         };
@@ -326,6 +327,19 @@ impl GitRepo {
 
     /// Whether the repository was cloned with a filter (`git clone
     /// --filter`): it fetches the objects it lacks when they are checked out.
+    /// `e` in the words of `what` failed; in a partial clone, why: one
+    /// made without trees (`--filter=tree:0`) lacks what the log and a
+    /// revision read, and said only that an object could not be found.
+    fn tree_lacking(&self, e: anyhow::Error, what: String) -> anyhow::Error {
+        if !self.is_partial_clone() {
+            return e.context(what);
+        }
+        anyhow!(
+            "{what}: this partial clone lacks the trees of its history (cloned with --filter=tree:0?), which the \
+             commit log and revisions read; a clone with --filter=blob:none has them ({e})"
+        )
+    }
+
     fn is_partial_clone(&self) -> bool {
         let config = self.repo.config_snapshot();
         config.string("extensions.partialClone").is_some()
@@ -447,7 +461,7 @@ impl GitRepo {
     pub(super) fn write_tree(&self, sha: &str, dest: &Path, max_bytes: u64) -> Result<WrittenTree> {
         let id = gix::ObjectId::from_hex(sha.as_bytes()).map_err(|e| anyhow!("not a commit id {sha:?}: {e}"))?;
         let commit = self.repo.find_commit(id).with_context(|| format!("cannot read commit {sha}"))?;
-        let tree = commit.tree().with_context(|| format!("cannot read the tree of {sha}"))?;
+        let tree = commit.tree().map_err(|e| self.tree_lacking(e.into(), format!("cannot read the tree of {sha}")))?;
         let entries = tree.traverse().breadthfirst.files().with_context(|| format!("cannot walk the tree of {sha}"))?;
         let dated = std::time::UNIX_EPOCH
             + std::time::Duration::from_secs(commit.time().map_or(0, |t| t.seconds.max(0) as u64));
