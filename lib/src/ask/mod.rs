@@ -290,7 +290,9 @@ fn answer_reason(response: &AskResponse, called: &Called<'_>) -> Option<&'static
         Some("forced")
     } else if response.query_plan.requires_l2 {
         Some("requires_l2")
-    } else if called.judgement.verdict == Verdict::Insufficient {
+    } else if called.judgement.verdict == Verdict::Insufficient && response.query_plan.intent != Intent::List {
+        // A list of files is the answer asked for; words that judge it
+        // thin (the question's "list python files" in no file) call for none.
         Some("insufficient")
     } else {
         None

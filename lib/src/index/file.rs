@@ -342,6 +342,8 @@ fn embed_chunks(model: &mut dyn Embedder, chunks: &[&str], abandoned: &AtomicBoo
 /// lies outside the project is never indexed under a name inside it.
 pub(super) struct Confinement {
     roots: Vec<std::path::PathBuf>,
+    /// The roots that were directories when the run began.
+    standing: Vec<std::path::PathBuf>,
     follow: bool,
 }
 
@@ -358,14 +360,17 @@ impl Confinement {
 
     fn within(roots: &[std::path::PathBuf], follow: bool) -> Confinement {
         let real = |r: &std::path::PathBuf| std::fs::canonicalize(r).unwrap_or_else(|_| r.clone());
-        Confinement { roots: roots.iter().map(real).collect(), follow }
+        let roots: Vec<std::path::PathBuf> = roots.iter().map(real).collect();
+        let standing = roots.iter().filter(|r| r.is_dir()).cloned().collect();
+        Confinement { roots, standing, follow }
     }
 
-    /// Whether a root (a catalog's project) is no longer where it was: the
-    /// project moved or was removed during the run, and its files did not
-    /// vanish one by one.
+    /// Whether a root (a catalog's project) there when the run began is no
+    /// longer: the project moved or was removed during the run, and its
+    /// files did not vanish one by one. One gone before is a catalog's
+    /// skip, not this.
     fn a_root_is_gone(&self) -> bool {
-        self.roots.iter().any(|r| !r.is_dir())
+        self.standing.iter().any(|r| !r.is_dir())
     }
 }
 

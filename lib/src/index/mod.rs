@@ -315,23 +315,29 @@ fn dir_identity(path: &std::path::Path) -> Option<(u64, u64)> {
     std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
-/// The identities of the root's directory and, for a catalog, of each of
-/// its projects' (reached through links a check of the root's alone does
-/// not see move).
-fn roots_identity(root: &ProjectRoot) -> Vec<Option<(u64, u64)>> {
+/// The root's directory and, for a catalog, each of its projects'
+/// (reached through links a check of the root's alone does not see move),
+/// with their identities: those there when the run began are the ones
+/// watched (a project added to the catalog meanwhile, or one gone before,
+/// is no move).
+fn roots_identity(root: &ProjectRoot) -> Vec<(std::path::PathBuf, (u64, u64))> {
     let mut dirs = vec![root.path.clone()];
     if root.marker == crate::project::RootMarker::Catalog {
         if let Ok(catalog) = crate::project::catalog::Catalog::read(&root.path) {
             dirs.extend(catalog.projects.into_iter().map(|p| p.path));
         }
     }
-    dirs.iter().map(|d| dir_identity(d)).collect()
+    dirs.into_iter().filter_map(|d| dir_identity(&d).map(|id| (d, id))).collect()
 }
 
 /// An error, the index marked incomplete, when the root (or a catalog's
 /// project) is no longer the directory (`at_start`) the run began in.
-fn root_stayed(store: &mut dyn IndexWriter, req: &IndexRequest<'_>, at_start: Vec<Option<(u64, u64)>>) -> Result<()> {
-    if roots_identity(req.root) == at_start {
+fn root_stayed(
+    store: &mut dyn IndexWriter,
+    req: &IndexRequest<'_>,
+    at_start: Vec<(std::path::PathBuf, (u64, u64))>,
+) -> Result<()> {
+    if at_start.iter().all(|(dir, id)| dir_identity(dir) == Some(*id)) {
         return Ok(());
     }
     store.set_run_unfinished(true)?;

@@ -101,8 +101,10 @@ pub(super) fn screen(line: &[u8]) -> Screened {
         return answer(ErrorCode::INVALID_REQUEST, why.to_string(), None);
     }
     let is_notification = !object.contains_key("id") && object.contains_key("method");
-    // No method: a response, however malformed (`{"id":8,"error":{"code":1}}`).
-    let is_response = !object.contains_key("method");
+    // No method, and a result or an error: a response, however malformed
+    // (`{"id":8,"error":{"code":1}}`). Without either it is a request
+    // missing its method, answered as one.
+    let is_response = !object.contains_key("method") && (object.contains_key("result") || object.contains_key("error"));
     let method = object.get("method").and_then(Value::as_str).map(str::to_string);
     let params_unstructured = object.get("params").is_some_and(|p| !p.is_object() && !p.is_array());
     // A JSON-RPC 2.0 request whose params alone can be what is wrong.
@@ -512,9 +514,14 @@ mod tests {
         for response in [
             r#"{"jsonrpc":"2.0","id":null,"error":{"code":-1,"message":"x"}}"#,
             r#"{"jsonrpc":"2.0","id":8,"error":{"code":1}}"#,
-            r#"{"jsonrpc":"2.0","id":9}"#,
+            r#"{"jsonrpc":"2.0","id":9,"result":5}"#,
         ] {
             assert!(!matches!(screen(response.as_bytes()), Screened::Answer(_)), "{response}");
+        }
+        // A request that lacks its method is answered, by its id.
+        for line in [r#"{"jsonrpc":"2.0","id":5,"params":{}}"#, r#"{"jsonrpc":"2.0","id":5,"methd":"tools/list"}"#] {
+            let (code, id, _) = error_of(screen(line.as_bytes()));
+            assert_eq!((code, id), (-32600, Some(RequestId::Number(5))), "{line}");
         }
         // A value the error names is shown in part.
         let long = format!(r#"{{"jsonrpc":"{}","id":1,"method":"ping"}}"#, "z".repeat(1 << 20));
