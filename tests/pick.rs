@@ -140,6 +140,23 @@ fn typing_a_query_puts_the_right_file_on_top_and_enter_opens_it() {
     assert_eq!(read(&opened).trim(), "src/upload.py:10");
 }
 
+/// `vecgrep -i --color never` draws no colours: the picker takes no
+/// `--color`, and the flag was taken and passed over.
+#[test]
+fn vecgrep_i_color_never_draws_no_colours() {
+    let t = sample_project();
+    let coloured = |args: &[&str]| {
+        let p = Picker::start(&t, "vecgrep", &[&["-i", "--query", "bake bread"][..], args].concat());
+        p.wait_for("results", |s| !rows(s).is_empty() && s.contains("ready"));
+        let screen = p.tmux(&["capture-pane", "-p", "-e"]);
+        p.keys(&["Escape"]);
+        assert_eq!(p.exit_status(), 130);
+        screen.contains("\u{1b}[38;5")
+    };
+    assert!(coloured(&[]), "the picker colours by default");
+    assert!(!coloured(&["--color", "never"]));
+}
+
 /// What the index runs say while the picker holds the terminal is counted
 /// on its status line and said once it closes: a skip (a link loop), a
 /// damaged index rebuilt, went unsaid.

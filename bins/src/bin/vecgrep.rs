@@ -66,6 +66,11 @@ fn dispatch(cli: &VecgrepCli, matches: &clap::ArgMatches) -> Result<u8> {
         if mode == Mode::Answer && name == "vg-query" {
             cmd.env(ANSWERING_ENV, "1");
         }
+        // The picker takes no --color: `never` is said to it as NO_COLOR,
+        // which it heeds (it was taken and passed over).
+        if mode == Mode::Pick && matches!(cli.output.color, vecgrep_bins::cli::ColorChoice::Never) {
+            cmd.env("NO_COLOR", "1");
+        }
         runs.push((name, cmd));
     }
     match (mode, runs.as_mut_slice()) {
