@@ -292,6 +292,32 @@ fn slow_requests_leave_workers_for_reports_and_searches() {
     assert!(started.elapsed() < Duration::from_secs(20), "answered while the ask waits: {:?}", started.elapsed());
 }
 
+/// `--ask --learn` says what it learned, as `--answer --learn` does, and
+/// the file records the question asked: it changed the project in
+/// silence, naming vg-answer and the words searched.
+#[test]
+fn an_ask_that_learns_says_so_and_records_the_question() {
+    let t = ledger_project();
+    let url = canned_server(
+        200,
+        r#"{"model": "m", "choices": [{"message": {"content": "The ledger is AccountBook [1]."}, "finish_reason": "stop"}]}"#,
+    );
+    // On a terminal, as a person reads it.
+    let line = format!(
+        "{} --learn --force-answer --threshold=-1 --llm-model m --llm-url {url} 'where is the ledger'",
+        bin("vg-ask").display()
+    );
+    let mut on_terminal = std::process::Command::new("script");
+    on_terminal.args(["-qec", &line, "/dev/null"]).current_dir(t.path()).env("XDG_CONFIG_HOME", t.config_home.path());
+    let o = run(&mut on_terminal);
+    assert!(stdout(&o).contains("learned: ledger (review .vecgrep/kg/learned.md)"), "{}", stdout(&o));
+    let file = read(&t.path().join(".vecgrep/kg/learned.md"));
+    assert!(
+        file.contains("learned from the question \"where is the ledger\"") && !file.contains("vg-answer"),
+        "{file}"
+    );
+}
+
 /// A threshold the user set holds over the LLM planner's: the model's
 /// 0.99 left none of the hits asked for at -1.
 #[test]

@@ -205,7 +205,7 @@ pub fn append_learned(root: &ProjectRoot, learned: &[LearnedConcept], query: &st
     let origin = format!("the question \"{}\", answered by {}", comment_safe(query), comment_safe(model));
     for concept in learned {
         text.push_str(&format!(
-            "\n# {}\n<!-- learned by vg-answer from {origin}; review it: edit or delete -->\nsynonyms:: {}\n",
+            "\n# {}\n<!-- learned from {origin}; review it: edit or delete -->\nsynonyms:: {}\n",
             concept.name,
             concept.synonyms.join(", ")
         ));

@@ -92,6 +92,11 @@ pub fn render_response(response: &AskResponse) -> String {
             let _ = writeln!(out, "cites {}", cited.join(", "));
         }
     }
+    // `--learn` changed the project: said, as `--answer --learn` says it.
+    if !response.stats.concepts_learned.is_empty() {
+        let learned: Vec<String> = response.stats.concepts_learned.iter().map(|c| shown(c)).collect();
+        let _ = writeln!(out, "learned: {} (review .vecgrep/kg/learned.md)", learned.join(", "));
+    }
     let s = &response.stats;
     let _ = writeln!(
         out,

@@ -342,7 +342,8 @@ fn learn(response: &mut AskResponse, answer: &answer::Answer, called: &Called<'_
     if learned.is_empty() {
         return;
     }
-    match answer::append_learned(called.root, &learned, query, &answer.model) {
+    // The question asked is what the file records, not the words searched.
+    match answer::append_learned(called.root, &learned, &response.query_plan.raw_user_text, &answer.model) {
         Ok(_) => response.stats.concepts_learned = learned.into_iter().map(|c| c.name).collect(),
         Err(e) => response.warnings.push(format!("cannot keep the concepts learned: {e:#}")),
     }
