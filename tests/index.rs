@@ -698,6 +698,31 @@ fn ignore_files_that_apply_above_the_repository_or_from_its_worktrees_are_read_w
     assert!(stderr(&o).contains("commondir: not a regular file"), "{}", stderr(&o));
 }
 
+/// Run `cmd` (an index run), do `act` once it has written a line holding
+/// `seen`, and return its status and stderr (its stdout is read as it
+/// comes): a run interrupted by a change to its tree at a moment it tells.
+fn during_run(cmd: &mut std::process::Command, seen: &str, act: impl FnOnce()) -> std::process::Output {
+    use std::io::{BufRead, BufReader, Read};
+    let mut child = cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    // Read beside stdout: a run's skips fill a pipe no one reads, and it waits.
+    let mut err = child.stderr.take().unwrap();
+    let stderr = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        err.read_to_end(&mut text).unwrap();
+        text
+    });
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    while let Some(Ok(line)) = lines.next() {
+        if line.contains(seen) {
+            break;
+        }
+    }
+    act();
+    lines.for_each(drop);
+    let status = child.wait().unwrap();
+    std::process::Output { status, stdout: Vec::new(), stderr: stderr.join().unwrap() }
+}
+
 /// A project moved (or removed) while a run reads it: every file left
 /// "vanished", and the run ended 0 with an index of part of the files that
 /// read complete. It now fails saying so, the entries of the files left
@@ -706,7 +731,6 @@ fn ignore_files_that_apply_above_the_repository_or_from_its_worktrees_are_read_w
 /// completes it.
 #[test]
 fn a_project_moved_during_a_run_leaves_an_index_marked_incomplete() {
-    use std::io::{BufRead, BufReader};
     let t = Tree::git();
     many_files(&t, 1000);
     assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
@@ -715,23 +739,10 @@ fn a_project_moved_during_a_run_leaves_an_index_marked_incomplete() {
         let f = t.path().join(format!("src/mod{i:03}.py"));
         std::fs::write(&f, read(&f) + "# changed\n").unwrap();
     }
-    let mut child = t
-        .cmd("vg-index", ".")
-        .arg("--full")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    while let Some(Ok(line)) = lines.next() {
-        if line.contains("\"type\":\"file\"") {
-            break;
-        }
-    }
     let moved = t.path().with_extension("moved");
-    std::fs::rename(t.path(), &moved).unwrap();
-    lines.for_each(drop);
-    let o = child.wait_with_output().unwrap();
+    let o = during_run(t.cmd("vg-index", ".").arg("--full"), "\"type\":\"file\"", || {
+        std::fs::rename(t.path(), &moved).unwrap();
+    });
     let back = || std::fs::rename(&moved, t.dir.path()).unwrap();
     let err = stderr(&o);
     if o.status.code() == Some(0) {
@@ -761,7 +772,6 @@ fn a_project_moved_during_a_run_leaves_an_index_marked_incomplete() {
 /// the run ended 0 and its index read sound with a tenth of the files.
 #[test]
 fn a_catalogs_project_moved_during_a_run_fails_the_run() {
-    use std::io::{BufRead, BufReader};
     let t = Tree::bare();
     t.write("small/a.py", "def hello():\n    pass\n");
     std::fs::create_dir(t.path().join("small/.git")).unwrap();
@@ -770,23 +780,11 @@ fn a_catalogs_project_moved_during_a_run_fails_the_run() {
     }
     std::fs::create_dir(t.path().join("big/.git")).unwrap();
     let catalogs = add_catalog(&t, "both", &["small", "big"]);
-    let mut child = t
-        .cmd("vg-index", ".")
-        .args(["--catalog", "both", "--full"])
-        .env("VECGREP_CATALOG_DIR", &catalogs)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    while let Some(Ok(line)) = lines.next() {
-        if line.contains("big/src/") {
-            break;
-        }
-    }
-    std::fs::rename(t.path().join("big"), t.path().join("big-moved")).unwrap();
-    lines.for_each(drop);
-    let o = child.wait_with_output().unwrap();
+    let mut run = t.cmd("vg-index", ".");
+    run.args(["--catalog", "both", "--full"]).env("VECGREP_CATALOG_DIR", &catalogs);
+    let o = during_run(&mut run, "big/src/", || {
+        std::fs::rename(t.path().join("big"), t.path().join("big-moved")).unwrap();
+    });
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("was moved or removed during the run"), "{}", stderr(&o));
 }

@@ -317,11 +317,12 @@ pub fn stray_flag(mode: Mode, matches: &ArgMatches, porcelain: &Command) -> Opti
 fn given_to_no_tool(mode: Mode, matches: &ArgMatches, porcelain: &Command) -> Option<String> {
     let tools = mode.tools();
     let given: Vec<String> = tools.iter().flat_map(|(_, ids)| expand_groups(porcelain, ids)).collect();
+    let anywhere = expand_groups(porcelain, ANYWHERE);
     let arg = porcelain.get_arguments().find(|a| {
         let id = a.get_id().as_str();
         matches.value_source(id) == Some(ValueSource::CommandLine)
             && !MODE_SELECTORS.contains(&id)
-            && !expand_groups(porcelain, ANYWHERE).iter().any(|a| a == id)
+            && !anywhere.iter().any(|a| a == id)
             && !given.iter().any(|g| g == id)
     })?;
     Some(format!("{} does nothing {}; leave it out", crate::cli::flag_name(arg), mode.described()))

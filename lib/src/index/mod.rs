@@ -306,28 +306,21 @@ fn run_to_end(
     Ok((summary, plan.walked))
 }
 
-/// A directory's device and inode, or None when it is gone: what tells a
-/// run whether the root is still the directory it walked. One moved or
-/// removed meanwhile had every file left "vanish", and the run, exit 0,
-/// left an index of a quarter of the files reading complete.
-fn dir_identity(path: &std::path::Path) -> Option<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
-}
-
-/// The root's directory and, for a catalog, each of its projects'
-/// (reached through links a check of the root's alone does not see move),
-/// with their identities: those there when the run began are the ones
+/// What tells a run whether its root is still the directory it walked (one
+/// moved or removed meanwhile had every file left "vanish", and the run, exit
+/// 0, left an index of a quarter of the files reading complete): the root's
+/// directory and, for a catalog, each of its projects' (reached through links
+/// a check of the root's alone does not see move), with their identities: those there when the run began are the ones
 /// watched (a project added to the catalog meanwhile, or one gone before,
 /// is no move).
-fn roots_identity(root: &ProjectRoot) -> Vec<(std::path::PathBuf, (u64, u64))> {
+fn roots_identity(root: &ProjectRoot) -> Vec<(std::path::PathBuf, store::FileIdentity)> {
     let mut dirs = vec![root.path.clone()];
     if root.marker == crate::project::RootMarker::Catalog {
         if let Ok(catalog) = crate::project::catalog::Catalog::read(&root.path) {
             dirs.extend(catalog.projects.into_iter().map(|p| p.path));
         }
     }
-    dirs.into_iter().filter_map(|d| dir_identity(&d).map(|id| (d, id))).collect()
+    dirs.into_iter().filter_map(|d| store::file_identity(&d).map(|id| (d, id))).collect()
 }
 
 /// An error, the index marked incomplete, when the root (or a catalog's
@@ -335,9 +328,9 @@ fn roots_identity(root: &ProjectRoot) -> Vec<(std::path::PathBuf, (u64, u64))> {
 fn root_stayed(
     store: &mut dyn IndexWriter,
     req: &IndexRequest<'_>,
-    at_start: Vec<(std::path::PathBuf, (u64, u64))>,
+    at_start: Vec<(std::path::PathBuf, store::FileIdentity)>,
 ) -> Result<()> {
-    if at_start.iter().all(|(dir, id)| dir_identity(dir) == Some(*id)) {
+    if at_start.iter().all(|(dir, id)| store::file_identity(dir) == Some(*id)) {
         return Ok(());
     }
     store.set_run_unfinished(true)?;
