@@ -686,6 +686,23 @@ fn a_path_the_history_knew_is_a_filter_after_it_is_gone() {
     assert!(stderr(&o).contains("outside"), "{}", stderr(&o));
 }
 
+/// A PATH neither on disk nor in the history is a typo, said as rg says a
+/// missing PATH: git's log found nothing for it in silence, exit 1.
+#[test]
+fn a_path_neither_on_disk_nor_in_the_history_is_an_error() {
+    let tree = repository();
+    let o = log(&tree, &["configuration", "docz"]);
+    assert_code(&o, 2);
+    assert_eq!(
+        stderr(&o).lines().last(),
+        Some("vg-log: 'docz': no such file or directory, and no commit searched touched it")
+    );
+    let o = log(&tree, &["configuration", "docs", "src/nosuch.py"]);
+    assert_code(&o, 2);
+    assert!(!subjects(&records(&o)).is_empty(), "what the other PATH finds is still printed");
+    assert!(stderr(&o).contains("'src/nosuch.py'") && !stderr(&o).contains("'docs'"), "{}", stderr(&o));
+}
+
 #[test]
 fn a_commit_write_the_disk_refuses_ends_the_run_with_why_and_the_next_run_completes_it() {
     let tree = long_history(300);

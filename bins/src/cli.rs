@@ -636,7 +636,7 @@ pub struct LogCli {
     /// What to look for, in plain words.
     #[arg(value_name = "QUERY")]
     pub query: String,
-    /// Only commits that touched these files or directories (default: the current directory, as the other tools take it: from the project root, every commit).
+    /// Only commits that touched these files or directories (default: the current directory, as the other tools take it: from the project root, every commit). A path gone from the working tree still filters; one that no commit searched touched either is an error.
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Search the commit log as it is; do not bring it up to date first.

@@ -69,6 +69,13 @@ fn main() {
                 write_record(&mut out, &CommitRecord::new(&inv.root, hit, &query))?;
             }
             out.flush()?;
+            let unknown = unknown_paths(&cli, &inv, &*store, &history)?;
+            if !unknown.is_empty() {
+                return Err(anyhow!(
+                    "{}: no such file or directory, and no commit searched touched it",
+                    unknown.iter().map(|p| format!("'{}'", p.display())).collect::<Vec<_>>().join(", ")
+                ));
+            }
             Ok(if found { EXIT_FOUND } else { EXIT_NOT_FOUND })
         })();
         // A process that exits under a loading ONNX Runtime can crash.
@@ -102,6 +109,25 @@ fn admitted_paths(cli: &LogCli, inv: &Invocation, said: bool) -> Result<Vec<Stri
     let unsaid = admission.skipped.into_iter().filter(|p| !(said && p.exists())).collect();
     note_skipped_paths(TOOL, inv.config.quiet, &inv.root, &Admission { admitted: Vec::new(), skipped: unsaid });
     Ok(admission.admitted.into_iter().filter(|rel| !rel.is_empty()).collect())
+}
+
+/// The PATHS, as written, that are gone from the working tree and that no
+/// commit of `history` touched: a typo, said as rg says a missing PATH,
+/// where git's log would find nothing in silence.
+fn unknown_paths(cli: &LogCli, inv: &Invocation, store: &dyn CommitStore, history: &[String]) -> Result<Vec<PathBuf>> {
+    let root_relative = |p: &PathBuf| {
+        let admitted = admit_paths_lexically(&inv.root, &inv.cwd, std::slice::from_ref(p), true).ok()?;
+        admitted.admitted.into_iter().next().filter(|rel| !rel.is_empty())
+    };
+    let gone: Vec<(&PathBuf, String)> =
+        cli.paths.iter().filter(|p| !p.exists()).filter_map(|p| Some((p, root_relative(p)?))).collect();
+    if gone.is_empty() {
+        return Ok(Vec::new());
+    }
+    let shas: Vec<&str> = history.iter().map(String::as_str).collect();
+    let rels: Vec<String> = gone.iter().map(|(_, rel)| rel.clone()).collect();
+    let untouched = history::untouched_paths(&rels, &store.commit_rows(&shas)?);
+    Ok(gone.into_iter().filter(|(_, rel)| untouched.contains(rel)).map(|(p, _)| p.clone()).collect())
 }
 
 /// `--no-index`: the commit log as it stands, if it was embedded with the

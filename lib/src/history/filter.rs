@@ -42,6 +42,13 @@ impl CommitFilter {
     }
 }
 
+/// Of `paths` (root-relative), those that no commit of `rows` touched,
+/// neither the path itself nor anything under it: a PATH gone from the
+/// working tree that the history never knew either is most likely a typo.
+pub fn untouched_paths(paths: &[String], rows: &[CommitRow]) -> Vec<String> {
+    paths.iter().filter(|f| !rows.iter().any(|c| c.paths.iter().any(|p| is_under(p, f)))).cloned().collect()
+}
+
 /// A time as `search::parse_when` reads it (git's forms, spans, dates in
 /// UTC), as seconds since the epoch.
 pub fn parse_date(text: &str) -> Result<i64> {
@@ -99,6 +106,14 @@ mod tests {
         assert!(CommitFilter::default().admits(&elsewhere));
         assert!(!CommitFilter { within_root: true, ..Default::default() }.admits(&elsewhere));
         assert!(CommitFilter { within_root: true, ..Default::default() }.admits(&c));
+    }
+
+    #[test]
+    fn a_path_is_touched_by_a_commit_of_it_or_of_something_under_it() {
+        let rows = [commit(1, "Ada", &["src/net/retry.rs"]), commit(2, "Ada", &["gone.rs"])];
+        let asked: Vec<String> = ["src", "src/net/retry.rs", "gone.rs", "src/ne", "nosuch"].map(String::from).into();
+        assert_eq!(untouched_paths(&asked, &rows), ["src/ne", "nosuch"]);
+        assert_eq!(untouched_paths(&asked[..1], &[]), ["src"]);
     }
 
     #[test]
