@@ -1856,6 +1856,25 @@ fn status_reports_the_specs_states() {
     assert_eq!(s.json("/health")["index_ready"], false);
 }
 
+/// A search after a failed run said nothing of it: 200 and the old
+/// index's hits, the failure only in /status (vg-mcp's searches said it).
+#[test]
+fn a_search_after_a_failed_run_says_the_run_failed() {
+    let t = sample_project();
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    std::fs::write(t.path().join(".vecgrepignore"), b"target/\n\xff\xfe\n").unwrap();
+    let s = Server::start(&t, &["--refresh", "3600"]);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while s.json("/status")["status"] != "aborted" {
+        assert!(Instant::now() < deadline, "never aborted: {}", s.json("/status"));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let (code, head, body) = s.get("/search?q=upload+retry&mode=lexical");
+    assert_eq!(code, 200);
+    assert!(body.contains("src/upload.py"), "the index as it stands is searched: {body}");
+    assert!(head.contains("Vecgrep-Note: the last index run failed (") && head.contains(".vecgrepignore"), "{head}");
+}
+
 /// An index run of another process over the served index: /status said
 /// `ready` and searches answered from the part it had written, without a
 /// word (an audit's `vg-index --reindex` beside a server: 48 of 400

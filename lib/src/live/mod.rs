@@ -29,7 +29,7 @@ mod tree_look;
 pub use runs::{RunOutcome, RunTicket, JOB_STOPPED};
 pub use scope::{confine, Refusal, RefusalKind};
 pub use searcher::{Searched, Searcher};
-pub use status::{IndexingState, LiveStatus, OthersRun};
+pub use status::{failed_run_note, IndexingState, LiveStatus, OthersRun};
 
 use crate::index::{
     self, EmbedderPool, FileOutcome, IndexObserver, IndexRequest, IndexSummary, RunProgress, WalkedSet,
@@ -519,7 +519,6 @@ impl LiveIndex {
     }
 }
 
-/// What the user is told of a run that changed something.
 /// Whether a note is a run's report of what it did (`describe`), not one
 /// of something the user should see to (a skip, a failure, a rebuild).
 pub fn is_run_report(note: &str) -> bool {
@@ -528,6 +527,7 @@ pub fn is_run_report(note: &str) -> bool {
 
 const RUN_REPORT: &str = "index: ";
 
+/// What the user is told of a run that changed something.
 fn describe(s: &IndexSummary) -> String {
     let awaiting = if s.pending > 0 { format!(", {} awaiting the model's vectors", s.pending) } else { String::new() };
     // A server told to stop ends its run at the next file: not a whole index.

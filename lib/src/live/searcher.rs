@@ -133,16 +133,14 @@ impl Searcher {
     /// server that does not answer), the hits by words alone with a note
     /// saying so, rather than a failure: a server's clients keep getting
     /// answers while the model is away.
-    /// Results from an index another process's run left partial say so.
+    /// Results from an index the last run failed to bring up to date, or
+    /// that another process's run left partial, say so.
     pub fn search_noted(&self, store: &mut StoreSlot, request: &SearchRequest<'_>) -> Result<Searched> {
         let mut searched = by_words_when_the_model_is_away(request, |r| self.search(store, r))?;
-        if let Some(partial) = self.live.others_run(store) {
-            let note = match searched.note.take() {
-                Some(model) => format!("{model}. {}", partial.said()),
-                None => partial.said().to_string(),
-            };
-            searched.note = Some(note);
-        }
+        let failed = self.live.progress().error.map(|e| super::failed_run_note(&e));
+        let partial = self.live.others_run(store).map(|p| p.said().to_string());
+        searched.note =
+            [searched.note.take(), failed, partial].into_iter().flatten().reduce(|a, b| format!("{a}. {b}"));
         Ok(searched)
     }
 

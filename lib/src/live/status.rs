@@ -92,6 +92,11 @@ impl OthersRun {
     }
 }
 
+/// What a search's results are when the last index run failed with `error`.
+pub fn failed_run_note(error: &str) -> String {
+    format!("the last index run failed ({error}): results come from the index as it stands")
+}
+
 /// The spec's state from a run's progress and what the index holds.
 fn state(progress: &super::Progress, files: u64) -> IndexingState {
     if progress.indexing || (progress.filling && progress.error.is_none()) {

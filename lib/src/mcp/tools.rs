@@ -121,9 +121,7 @@ fn index_note(live: &crate::live::LiveIndex, index: &IndexProgress, files: u64) 
     own_run
         .then(|| index.note(progress.ran))
         .flatten()
-        .or_else(|| {
-            progress.error.map(|e| format!("the last index run failed ({e}): results come from the index as it stands"))
-        })
+        .or_else(|| progress.error.map(|e| crate::live::failed_run_note(&e)))
         .or_else(|| {
             (files == 0).then(|| "the index holds no files: nothing under the served paths was admitted".into())
         })

@@ -149,7 +149,7 @@ pub(super) fn search_response(shared: &Shared, target: &http::Target, store: &mu
 
 /// The header that says why a search's ranking is not the one asked for
 /// (the query model was unavailable: ranked by words alone), or why its
-/// results may be partial (another process's index run under way).
+/// results may be partial (the last index run failed, or another process's run is under way).
 const NOTE_HEADER: &str = "Vecgrep-Note";
 
 /// `text` as a header value: printable ASCII, other characters as `?`, at
