@@ -123,6 +123,9 @@ fn an_agent_lists_the_tools_and_finds_code_by_meaning() {
         assert!(props.get(arg).is_some(), "search has no argument {arg}: {props}");
     }
     assert_eq!(search_tool["inputSchema"]["required"], json!(["query"]));
+    // JSON Schema's maxLength counts characters: 1024 of any script fit
+    // the server's 4096 bytes, where 4096 promised more than it takes.
+    assert_eq!(props["query"]["maxLength"], 1024, "{props}");
     assert!(search_tool["outputSchema"]["properties"]["results"].is_object(), "{search_tool}");
     assert_eq!(search_tool["annotations"]["readOnlyHint"], true);
 

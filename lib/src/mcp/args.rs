@@ -19,13 +19,18 @@ use crate::store::Scope;
 #[serde(deny_unknown_fields)]
 pub struct StatusArgs {}
 
+/// A query's `maxLength` in the schema: JSON Schema counts characters, the
+/// server `MAX_QUERY_BYTES` bytes, and a client that kept to 4096
+/// characters of another script was refused. These many fit in any script.
+const QUERY_CHARS: usize = search::MAX_QUERY_BYTES / 4;
+
 /// Arguments of `search`.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchArgs {
     /// What the code does, in plain words: "where do we retry failed
-    /// uploads?". Identifiers work too; at most 4096 bytes.
-    #[schemars(length(min = 1, max = search::MAX_QUERY_BYTES))]
+    /// uploads?". Identifiers work too; at most 4096 bytes of UTF-8.
+    #[schemars(length(min = 1, max = QUERY_CHARS))]
     pub query: String,
     /// How many results to return, 1 to 1000. Default: `top_k` from the
     /// project's config (10).
@@ -65,8 +70,8 @@ pub struct SearchArgs {
 pub struct AskArgs {
     /// The question, in plain words, filters and all: "rust files changed
     /// this week that retry uploads", "where is parse_config defined",
-    /// "explain how the index lock works". At most 4096 bytes.
-    #[schemars(length(min = 1, max = search::MAX_QUERY_BYTES))]
+    /// "explain how the index lock works". At most 4096 bytes of UTF-8.
+    #[schemars(length(min = 1, max = QUERY_CHARS))]
     pub query: String,
     /// What may leave the machine: `local_only` (nothing: a chat model or
     /// embedder elsewhere is not used), `cloud_reasoning_ok` (the question
