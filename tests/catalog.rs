@@ -358,7 +358,7 @@ fn an_explicit_rev_in_a_project_of_the_default_context_is_that_projects() {
 /// project's root, as `-g` is: matched against `project/…`, it left out
 /// nothing.
 #[test]
-fn a_catalogs_exclusions_are_matched_within_each_project() {
+fn a_catalogs_exclusions_are_matched_within_each_project_and_from_the_catalog() {
     let p = Projects::new();
     assert_code(&p.add("team", &["src/api", "src/billing"]), 0);
     let found = |extra: &[&str]| -> Vec<String> {
@@ -373,10 +373,14 @@ fn a_catalogs_exclusions_are_matched_within_each_project() {
             .collect()
     };
     assert!(found(&[]).contains(&"api/upload.py".to_string()));
-    for glob in ["/upload.py", "/*load.py"] {
+    for glob in ["/upload.py", "/*load.py", "api/upload.py", "/api/*load.py"] {
         let kept = found(&["-E", glob]);
         assert!(!kept.is_empty() && !kept.contains(&"api/upload.py".to_string()), "{glob}: {kept:?}");
     }
+    // The catalog path vg-mcp and vg-ask show leaves a whole project out
+    // (matched within projects alone, no glob could).
+    let kept = found(&["-E", "billing/"]);
+    assert!(kept.iter().all(|f| f.starts_with("api/")) && kept.contains(&"api/upload.py".to_string()), "{kept:?}");
 }
 
 #[test]
@@ -1093,6 +1097,41 @@ fn a_project_closed_to_the_user_is_one_error_and_the_others_are_searched() {
     assert!(stderr(&o).contains("skipping billing: "), "{}", stderr(&o));
     let found = projects_of(&records(&o));
     assert!(!found.is_empty() && found.iter().all(|p| p == "api"), "{found:?}");
+}
+
+/// A project whose ignore file cannot be read is one error, and what the
+/// index held of it is not searched: those rules were unread, and a file
+/// they now leave out (a secret) was still found, by the CLI and servers.
+#[test]
+fn a_project_whose_rules_cannot_be_read_is_not_searched_from_its_old_entries() {
+    let p = Projects::new();
+    assert_code(&p.add("team", &["src/api", "src/billing"]), 0);
+    let query = ["--threshold", "-1", "-k", "50", "email the monthly invoice"];
+    let o = run(p.cmd("vg-query", "elsewhere").args(["--catalog", "team"]).args(query));
+    assert!(projects_of(&records(&o)).contains(&"billing".to_string()), "{}", stdout(&o));
+    std::fs::write(p.dir("src/billing/.vecgrepignore"), b"invoice.py\n\xff\n").unwrap();
+    for tool in ["vg-query", "vg-ask"] {
+        let o = run(p.cmd(tool, "elsewhere").args(["--catalog", "team"]).args(query));
+        assert_code(&o, 2);
+        assert!(stderr(&o).contains("skipping billing: ignore file"), "{tool}: {}", stderr(&o));
+        let found: Vec<String> = records(&o)
+            .iter()
+            .flat_map(|r| match r["hits"].as_array() {
+                Some(hits) => hits.iter().map(|h| h["path"].as_str().unwrap().to_string()).collect(),
+                None => vec![r["file"].as_str().unwrap_or("-").to_string()],
+            })
+            .collect();
+        assert!(
+            !found.is_empty() && found.iter().all(|f| !f.contains("invoice") && !f.contains("tax")),
+            "{tool}: {found:?}"
+        );
+    }
+    let cats = p.dir("catalogs").display().to_string();
+    let s = crate::serve::Server::start_with(&p.t, &["--catalog", "team"], &[("VECGREP_CATALOG_DIR", &cats)]);
+    s.wait_ready();
+    let (status, _, body) = s.request("GET", "/search?q=email+the+monthly+invoice&threshold=-1&k=50", &[]);
+    assert_eq!(status, 200, "{body}");
+    assert!(!body.is_empty() && !body.contains("\"billing\""), "{body}");
 }
 
 #[test]

@@ -163,7 +163,7 @@ fn index_first(cli: &AskCli, inv: &Invocation) -> Result<Indexed> {
         return Ok(Indexed::Stopped(EXIT_INTERRUPTED));
     }
     note_holes(TOOL, inv.config.quiet, summary.holes);
-    let walked = vecgrep::index::leaves_unwalked_entries(&walk, &inv.paths).then_some(files);
+    let walked = vecgrep::index::search_keeps_to_walk(&walk, &inv.paths, summary.errors).then_some(files);
     Ok(Indexed::Ready { errors: summary.errors > 0, walked, warnings: skipped.warnings, as_it_is: false })
 }
 

@@ -93,7 +93,7 @@ fn pick(mut cli: PickCli, matches: &clap::ArgMatches) -> Result<u8> {
         if summary.cancelled {
             return Ok(EXIT_INTERRUPTED);
         }
-        blocking = Some((began, walked));
+        blocking = Some((began, walked, summary.errors));
     }
 
     let shutdown = Arc::new(AtomicBool::new(false));
@@ -105,8 +105,8 @@ fn pick(mut cli: PickCli, matches: &clap::ArgMatches) -> Result<u8> {
     let cwd = inv.cwd.clone();
     let target = Target { root: inv.root, paths: inv.paths, walk, config: config.clone() };
     let live = LiveIndex::new(target, Arc::clone(&shutdown), Box::new(move |m| sink.keep(m)));
-    let blocking_run = blocking.map(|(began, walked)| {
-        live.mark_indexed(walked);
+    let blocking_run = blocking.map(|(began, walked, errors)| {
+        live.mark_indexed(walked, errors);
         began
     });
     let indexer = live.spawn(index_embedders, REINDEX, blocking_run);

@@ -96,7 +96,7 @@ fn search(cli: &QueryCli, inv: &Invocation, query: &str, preloading: &mut Preloa
     // whole index (--no-scope) may still lack the rest.
     let whole_index = walked.as_it_is || cli.no_scope;
     let store = open_searched(&searched, whole_index && rev.is_none() && label.is_none(), !walked.as_it_is, inv)?;
-    let scope = scope_of(cli, inv, walked.files, rev.is_some() || label.is_some())?;
+    let scope = scope_of(cli, inv, (walked.files, walked.errors), rev.is_some() || label.is_some())?;
     // As a PATH the working tree lacks, but the others are searched, as
     // rg searches the paths it can: the status is 2 all the same.
     let mut named_nothing = 0;
@@ -155,12 +155,18 @@ fn search(cli: &QueryCli, inv: &Invocation, query: &str, preloading: &mut Preloa
 /// under --no-scope, which lifts the PATHs, not the filters), and those of
 /// `--package`, which reads the working tree's manifests and so goes with
 /// no revision or label.
-fn scope_of(cli: &QueryCli, inv: &Invocation, walked: Option<WalkedSet>, not_working_tree: bool) -> Result<Scope> {
+fn scope_of(
+    cli: &QueryCli,
+    inv: &Invocation,
+    (walked, errors): (Option<WalkedSet>, u64),
+    not_working_tree: bool,
+) -> Result<Scope> {
     let walk = cli.walk.to_options(&inv.config);
     let files = match (walk.leaves_out_for_this_run(), cli.no_scope) {
-        // Several PATHs: the run kept entries under them it did not walk
-        // (files an ignore rule now leaves out), which are no results.
-        (false, false) if vecgrep::index::leaves_unwalked_entries(&walk, &inv.paths) => walked,
+        // Several PATHs, or a directory the run could not read: the run
+        // kept entries it did not walk (files an ignore rule now leaves
+        // out), which are no results.
+        (false, false) if vecgrep::index::search_keeps_to_walk(&walk, &inv.paths, errors) => walked,
         (false, _) => None,
         (true, false) => walked,
         (true, true) => {

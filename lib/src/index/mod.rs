@@ -27,7 +27,7 @@ mod plan;
 mod workers;
 
 pub use embedders::{EmbedderPool, ThreadedLoader};
-pub use plan::leaves_unwalked_entries;
+pub use plan::{leaves_unwalked_entries, search_keeps_to_walk};
 
 /// What became of one file in a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

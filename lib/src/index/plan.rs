@@ -197,6 +197,17 @@ pub fn leaves_unwalked_entries(walk: &crate::project::WalkOptions, paths: &[Admi
     walk.leaves_out_for_this_run() || outermost(paths).len() > 1
 }
 
+/// Whether a search after a run over `paths` with `walk` that met `errors`
+/// keeps to the files the run walked: where it kept entries it did not
+/// walk (`leaves_unwalked_entries`), or where an error kept them (a
+/// directory it could not read, a catalog's project whose ignore file it
+/// could not read). Those entries stay for the next run, but their files'
+/// rules were not read this time: a file the project's ignore file now
+/// leaves out was found through them.
+pub fn search_keeps_to_walk(walk: &crate::project::WalkOptions, paths: &[AdmittedPath], errors: u64) -> bool {
+    errors > 0 || leaves_unwalked_entries(walk, paths)
+}
+
 /// The paths not inside another given directory: a path inside one adds to
 /// that one's walk (a file named, which no ignore rule refuses), not to
 /// what it owns.

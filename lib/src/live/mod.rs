@@ -114,6 +114,8 @@ struct State {
     progress: Progress,
     /// The files the last walk admitted, to scope searches under filters.
     walked: Option<Arc<WalkedSet>>,
+    /// Errors the last walk met (`index::search_keeps_to_walk`).
+    walk_errors: u64,
     /// Runs asked for, begun and ended (`runs.rs`).
     runs: Runs,
     /// A fill that made way for the refresh, to resume after it.
@@ -213,11 +215,12 @@ impl LiveIndex {
     /// (`full_index`) that walked `walked`: start out ready, not
     /// "indexing", until the first refresh says otherwise, searching what
     /// that walk admitted.
-    pub fn mark_indexed(&self, walked: WalkedSet) {
+    pub fn mark_indexed(&self, walked: WalkedSet, errors: u64) {
         let mut state = lock(&self.state);
         state.progress.indexing = false;
         state.progress.ran = true;
         state.walked = Some(Arc::new(walked));
+        state.walk_errors = errors;
     }
 
     /// Tell the user something, as the index runs do.
@@ -231,27 +234,40 @@ impl LiveIndex {
 
     /// Which files a search may return: those under the paths, and, where
     /// the index keeps entries the walk passed over (walk filters, several
-    /// paths), only those the last walk admitted.
+    /// paths, a directory or a catalog's project the walk could not read),
+    /// only those the last walk admitted.
     pub fn scope(&self) -> Scope {
-        let narrowed = crate::index::leaves_unwalked_entries(&self.target.walk, &self.target.paths);
-        Scope { prefixes: self.target.scope_names(), files: narrowed.then(|| (*self.admitted_files()).clone()) }
+        let (files, errors) = self.admitted_files();
+        let narrowed = crate::index::search_keeps_to_walk(&self.target.walk, &self.target.paths, errors);
+        Scope { prefixes: self.target.scope_names(), files: narrowed.then(|| (*files).clone()) }
     }
 
-    /// The files the last walk admitted; before any run has walked, a walk
-    /// of its own, kept until a run's replaces it: searched in the
-    /// meantime, the index's entries went unfiltered, and a server told
-    /// `-g '!secret/**'` served the secrets an earlier run had indexed. A
-    /// walk that fails admits nothing.
-    fn admitted_files(&self) -> Arc<WalkedSet> {
-        if let Some(walked) = lock(&self.state).walked.clone() {
-            return walked;
+    /// The files the last walk admitted, and the errors it met; before any
+    /// run has walked, a walk of its own, kept until a run's replaces it:
+    /// searched in the meantime, the index's entries went unfiltered, and a
+    /// server told `-g '!secret/**'` served the secrets an earlier run had
+    /// indexed. A walk that fails admits nothing.
+    fn admitted_files(&self) -> (Arc<WalkedSet>, u64) {
+        let last = {
+            let state = lock(&self.state);
+            state.walked.clone().map(|walked| (walked, state.walk_errors))
+        };
+        if let Some(last) = last {
+            return last;
         }
         let t = &self.target;
-        let walked: WalkedSet = match crate::project::walk(&t.root, &t.paths, &t.walk) {
-            Ok(w) => w.files.into_iter().map(|f| f.rel).collect(),
-            Err(_) => WalkedSet::new(),
+        let (walked, errors): (WalkedSet, u64) = match crate::project::walk(&t.root, &t.paths, &t.walk) {
+            Ok(w) => {
+                let errors = w.skips.iter().filter(|s| s.reason.is_error()).count() as u64;
+                (w.files.into_iter().map(|f| f.rel).collect(), errors)
+            }
+            Err(_) => (WalkedSet::new(), 0),
         };
-        lock(&self.state).walked.get_or_insert_with(|| Arc::new(walked)).clone()
+        let mut state = lock(&self.state);
+        if state.walked.is_none() {
+            state.walk_errors = errors;
+        }
+        (state.walked.get_or_insert_with(|| Arc::new(walked)).clone(), state.walk_errors)
     }
 
     /// One index run over the paths, in the caller's thread: every file
@@ -423,6 +439,7 @@ impl LiveIndex {
         if !(observer.passed_over || summary.cancelled && walked.is_empty()) {
             let mut state = lock(&self.state);
             state.walked = Some(Arc::new(walked));
+            state.walk_errors = summary.errors;
             state.passed_over_since = None;
         }
         Ok(summary)

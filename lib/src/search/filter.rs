@@ -151,32 +151,39 @@ impl FileFilter {
 
     /// Whether a file passes, given its root-relative path, size and modification time.
     pub fn admits(&self, path: &str, size: u64, mtime_ns: i64) -> bool {
+        self.admits_named(&[path], size, mtime_ns)
+    }
+
+    /// As `admits`, for a file known by several paths: a glob that matches
+    /// any of them matches the file.
+    fn admits_named(&self, paths: &[&str], size: u64, mtime_ns: i64) -> bool {
+        let matched = |g: &Gitignore| paths.iter().any(|p| g.matched_path_or_any_parents(p, false).is_ignore());
         self.modified_after.is_none_or(|t| mtime_ns >= t)
             && self.modified_before.is_none_or(|t| mtime_ns < t)
             && self.min_size.is_none_or(|m| size >= m)
             && self.max_size.is_none_or(|m| size <= m)
-            && !self.exclude.as_ref().is_some_and(|g| g.matched_path_or_any_parents(path, false).is_ignore())
-            && self.include.iter().all(|g| g.matched_path_or_any_parents(path, false).is_ignore())
+            && !self.exclude.as_ref().is_some_and(matched)
+            && self.include.iter().all(matched)
     }
 
     /// `scope` narrowed to the index's files that pass. `per_project`: the
-    /// index is a catalog's, its paths `project/path`, and a glob with a
-    /// `/` is matched from each project's root, as `-g` is (matched against
-    /// `project/…`, `-E src/x.rs` left out nothing).
+    /// index is a catalog's, its paths `project/path`, and a glob is
+    /// matched both from each project's root, as `-g` is (matched against
+    /// `project/…` alone, `-E src/x.rs` left out nothing), and from the
+    /// catalog's, as vg-mcp and vg-ask show the paths (there `-E
+    /// billing/src/x.rs`, the path shown, left out nothing).
     pub fn narrow(&self, scope: Scope, store: &dyn IndexReader, per_project: bool) -> Result<Scope, StoreError> {
         if self.is_empty() {
             return Ok(scope);
         }
-        let in_project = |path: &str| -> String {
-            match per_project {
-                true => path.split_once('/').map_or(path, |(_, rest)| rest).to_string(),
-                false => path.to_string(),
-            }
+        let admitted = |path: &str, size: u64, mtime_ns: i64| match path.split_once('/').filter(|_| per_project) {
+            Some((_, in_project)) => self.admits_named(&[in_project, path], size, mtime_ns),
+            None => self.admits(path, size, mtime_ns),
         };
         let files = store
             .files(false)?
             .into_iter()
-            .filter(|(path, f)| scope.admits(path) && self.admits(&in_project(path), f.state.size, f.state.mtime_ns))
+            .filter(|(path, f)| scope.admits(path) && admitted(path, f.state.size, f.state.mtime_ns))
             .map(|(path, _)| path)
             .collect();
         Ok(Scope { prefixes: scope.prefixes, files: Some(files) })
