@@ -723,6 +723,35 @@ fn during_run(cmd: &mut std::process::Command, seen: &str, act: impl FnOnce()) -
     std::process::Output { status, stdout: Vec::new(), stderr: stderr.join().unwrap() }
 }
 
+/// A run that could not open most files (`ulimit -n 9`): 49 of 50 files
+/// were missing from a new index that read complete, and searches said
+/// nothing. It reads incomplete until a run reads them all.
+#[test]
+fn a_run_short_of_open_files_leaves_a_new_index_marked_incomplete() {
+    let t = Tree::git();
+    for i in 0..50 {
+        t.write(&format!("f{i}.py"), &format!("def parse_config_{i}():\n    return {i}\n"));
+    }
+    let mut starved = std::process::Command::new("bash");
+    starved.args(["-c", "ulimit -n 9; exec \"$0\" \"$@\""]).arg(bin("vg-index")).arg("-q").current_dir(t.path());
+    for (k, v) in t.cmd("vg-index", ".").get_envs() {
+        match v {
+            Some(v) => starved.env(k, v),
+            None => starved.env_remove(k),
+        };
+    }
+    let o = run(&mut starved);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("Too many open files"), "{}", stderr(&o));
+    let after = stats(&t);
+    assert!(after["files"].as_u64().unwrap() < 50, "the limit bit: {after}");
+    assert_eq!(after["complete"], false, "{after}");
+    let o = run(t.cmd("vg-query", ".").args(["--no-index", "parse config"]));
+    assert!(stderr(&o).contains("the index is incomplete"), "{}", stderr(&o));
+    assert_code(&run(t.cmd("vg-index", ".").arg("-q")), 0);
+    assert_eq!((stats(&t)["complete"].as_bool(), stats(&t)["files"].as_u64()), (Some(true), Some(50)));
+}
+
 /// A project moved (or removed) while a run reads it: every file left
 /// "vanished", and the run ended 0 with an index of part of the files that
 /// read complete. It now fails saying so, the entries of the files left
@@ -1547,6 +1576,25 @@ fn a_fifo_is_a_skip_not_a_read() {
         of_type(&records(&o), "skip").iter().map(|s| (s["file"].clone(), s["reason"].clone())).collect::<Vec<_>>();
     assert_eq!(skips, [(serde_json::Value::from("src/pipe"), serde_json::Value::from("special"))], "{}", stdout(&o));
     assert_eq!(summary(&o)["files"], 4);
+    // Followed, a link to a device out of the project is said as what leads
+    // out of it (it was `special`, and the help says a link out is skipped).
+    std::fs::remove_file(&fifo).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", t.path().join("src/zero.rs")).unwrap();
+    let o = run(t.cmd("vg-index", ".").arg("--follow"));
+    let zero = of_type(&records(&o), "skip").iter().find(|s| s["file"] == "src/zero.rs").map(|s| s["reason"].clone());
+    assert_eq!(zero, Some(serde_json::Value::from("outside_root")), "{}", stdout(&o));
+}
+
+/// A PATH thousands of characters deep: the error quoted it whole, and the
+/// line was cut before its cause.
+#[test]
+fn an_error_about_a_very_long_path_still_says_its_cause() {
+    let t = sample_project();
+    let deep = vec!["d".repeat(200); 22].join("/") + "/nonexistent.rs";
+    let o = run(t.cmd("vg-index", ".").arg(&deep));
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert!(err.ends_with("No such file or directory (os error 2)\n") && err.len() < 1000, "{err}");
 }
 
 #[test]

@@ -207,9 +207,7 @@ pub fn say_line(tool: &str, message: &str) {
 /// words about a reply of a megabyte).
 const MAX_SAID_CHARS: usize = 4000;
 
-/// The most characters of a path a line on stderr shows (its start and its
-/// end, `shown::clipped_middle`), so that the cause after it is said.
-const SHOWN_PATH_CHARS: usize = 400;
+use vecgrep::project::shown::SHOWN_PATH_CHARS;
 
 /// The root, admitted paths and settings of one invocation.
 pub struct Invocation {
@@ -695,7 +693,7 @@ pub fn note_if_incomplete(
     let said = if vecgrep::store::run_under_way(searched) {
         "an index run is under way: results may miss the files it has not reached yet"
     } else {
-        "the index is incomplete (no run over the whole project has finished since it was stopped or rebuilt): results may miss files; vg-index completes it"
+        "the index is incomplete (no run over the whole project has finished since it was stopped or rebuilt, or could read every file): results may miss files; vg-index completes it"
     };
     note(tool, quiet, said);
     Ok(())

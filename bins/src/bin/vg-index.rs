@@ -335,7 +335,7 @@ fn incomplete(root: &vecgrep::project::ProjectRoot, complete: bool) -> &'static 
     match (complete, store::run_under_way(root)) {
         (true, _) => "",
         (false, true) => " (incomplete: an index run is under way)",
-        (false, false) => " (incomplete: no run over the whole project has finished since it was stopped or rebuilt; vg-index completes it)",
+        (false, false) => " (incomplete: no run over the whole project has finished since it was stopped or rebuilt, or could read every file; vg-index completes it)",
     }
 }
 

@@ -150,6 +150,12 @@ pub struct IndexSummary {
     #[serde(rename = "interrupted", default)]
     pub cancelled: bool,
     pub seconds: f64,
+    /// Files and directories the run could not read for a reason that may
+    /// pass (too many open files, a failing read): what the index held of
+    /// them stays, but a file it never held is missing, so the index is
+    /// not whole until a run reads them. Not in the record: `errors` counts them.
+    #[serde(skip)]
+    pub unread: u64,
 }
 
 /// Everything one run needs to know.
@@ -297,8 +303,12 @@ fn run_to_end(
     finish(&mut *store, req, &summary, stopped)?;
     // A run over part of the project finishes only its part; one over the
     // whole that had nothing to change found the index whole (a fill that
-    // was stopped leaves every file in).
-    if (changes || was_unfinished) && !stopped {
+    // was stopped leaves every file in). One that could not read some files
+    // did not (`ulimit -n 9` left 49 of 50 files out of a new index, which
+    // read complete).
+    if summary.unread > 0 && !stopped {
+        store.set_run_unfinished(true)?;
+    } else if (changes || was_unfinished) && !stopped {
         store.set_run_unfinished(was_unfinished && !covers_the_project(req))?;
     }
     summary.cancelled = stopped;

@@ -339,6 +339,7 @@ fn record(
             obs.skipped(&Skip { path: f.rel.clone(), reason });
             summary.skipped += 1;
             summary.errors += 1;
+            summary.unread += 1;
         }
         Prepared::Skip(reason) => {
             let skip = Skip { path: f.rel.clone(), reason };

@@ -141,6 +141,7 @@ pub(super) fn plan<'w>(
             let unseen = skip.unseen_under();
             if !closed_to_user(req, unseen) {
                 kept.push(unseen.to_string());
+                summary.unread += 1;
             }
         } else if matches!(skip.reason, SkipReason::OwnOutput) {
             // Another tool's run may have indexed it (a server's log, read

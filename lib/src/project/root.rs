@@ -225,18 +225,32 @@ fn is_users_catalog(dir: &Path) -> bool {
 pub enum RootError {
     // The cause is in the message and not a `source`, which `{:#}` would
     // print a second time.
-    #[error("cannot use the current directory '{path}': {cause}")]
+    #[error("cannot use the current directory '{}': {cause}", shown(path))]
     Cwd { path: PathBuf, cause: std::io::Error },
-    #[error("'{path}': {cause}")]
+    #[error("'{}': {cause}", shown(path))]
     Path { path: PathBuf, cause: std::io::Error },
-    #[error("path '{path}' is outside the project root '{root}' (pass --skip-outside-root to skip it)")]
+    #[error(
+        "path '{}' is outside the project root '{}' (pass --skip-outside-root to skip it)",
+        shown(path),
+        shown(root)
+    )]
     OutsideRoot { path: PathBuf, root: PathBuf },
-    #[error("every path given is outside the project root '{root}'")]
+    #[error("every path given is outside the project root '{}'", shown(root))]
     NoPathsRemain { root: PathBuf },
-    #[error("path '{path}' is not valid UTF-8; vecgrep records need UTF-8 paths")]
+    #[error("path '{}' is not valid UTF-8; vecgrep records need UTF-8 paths", shown(path))]
     NotUtf8 { path: PathBuf },
-    #[error("the project root '{path}' is not valid UTF-8; vecgrep records need UTF-8 paths (rename the directory)")]
+    #[error(
+        "the project root '{}' is not valid UTF-8; vecgrep records need UTF-8 paths (rename the directory)",
+        shown(path)
+    )]
     RootNotUtf8 { path: PathBuf },
+}
+
+/// A path as an error quotes it: its start and end, so that the cause after
+/// it is said (a path 4,000 characters deep filled the line, and the
+/// cause, "File name too long", was cut off).
+fn shown(path: &Path) -> String {
+    super::shown::clipped_middle(&path.display().to_string(), super::shown::SHOWN_PATH_CHARS)
 }
 
 /// Choose the project root for an invocation run in `cwd` with `paths`.

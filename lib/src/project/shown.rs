@@ -2,6 +2,10 @@
 //! a stream) is shown in an error: bounded, so that an 8 MiB path makes a
 //! one-line error, not an 8 MiB one.
 
+/// The most characters of a path a line on stderr shows (its start and its
+/// end, `clipped_middle`), so that the cause after it is said.
+pub const SHOWN_PATH_CHARS: usize = 400;
+
 /// At most `max_chars` characters of `text`, and `…` where it was cut.
 pub fn clipped(text: &str, max_chars: usize) -> String {
     match text.char_indices().nth(max_chars) {

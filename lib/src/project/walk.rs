@@ -302,11 +302,7 @@ pub(in crate::project) fn walk_tree(
                 // one deleted before the read is, and so is one made again
                 // since, which the next walk meets (a dangling link, still
                 // there, is an error).
-                let missing = |e: &std::io::Error| {
-                    matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory)
-                };
-                let gone = err.io_error().is_some_and(missing)
-                    && at.is_some_and(|p| std::fs::symlink_metadata(p).map_or(true, |m| !m.file_type().is_symlink()));
+                let gone = err.io_error().zip(at.as_deref()).is_some_and(|(e, p)| is_gone(e, p));
                 let reason = if gone { SkipReason::Vanished } else { SkipReason::Error(err_message(&err)) };
                 out.skips.push(Skip { path, reason });
             }
@@ -680,20 +676,24 @@ fn admit(bounds: &Bounds, entry: &ignore::DirEntry, opts: &WalkOptions, out: &mu
         // Only reached without --follow: links are followed otherwise.
         return skip(display_rel(root, path), SkipReason::Symlink);
     }
-    if !ft.is_file() {
-        return skip(display_rel(root, path), SkipReason::Special);
-    }
-    // With --follow, or through a linked parent, a file may live outside the root.
+    // With --follow, or through a linked parent, a file may live outside
+    // the root: said as such, a link to /dev/zero too, before what it is.
     if opts.follow || entry.path_is_symlink() {
         if let Some(reason) = bounds.outside(path) {
             return skip(display_rel(root, path), reason);
         }
+    }
+    if !ft.is_file() {
+        return skip(display_rel(root, path), SkipReason::Special);
     }
     let Some(rel) = path.strip_prefix(root).ok().and_then(rel_to_string) else {
         return skip(display_rel(root, path), SkipReason::NotUtf8Path);
     };
     let meta = match entry.metadata() {
         Ok(m) => m,
+        // Deleted between the directory's listing and this look: gone, as
+        // the walker's own errors say it (`vanished`, not an error, exit 2).
+        Err(err) if err.io_error().is_some_and(|e| is_gone(e, path)) => return skip(rel, SkipReason::Vanished),
         Err(err) => return skip(rel, SkipReason::Error(err_message(&err))),
     };
     if is_own_output(&bounds.own_outputs, &meta) {
@@ -772,6 +772,14 @@ fn display_rel(root: &Path, path: &Path) -> String {
     }
 }
 
+/// Whether `e`, met looking at `path`, says it was deleted since its
+/// directory was listed (or its directory replaced by a file); a dangling
+/// link, still there, is an error.
+fn is_gone(e: &std::io::Error, path: &Path) -> bool {
+    matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory)
+        && std::fs::symlink_metadata(path).map_or(true, |m| !m.file_type().is_symlink())
+}
+
 fn error_path(err: &ignore::Error) -> Option<PathBuf> {
     match err {
         ignore::Error::WithPath { path, .. } => Some(path.clone()),
@@ -832,5 +840,16 @@ mod tests {
         assert_eq!(error("docs/private").unseen_under(), "docs/private");
         let binary = Skip { path: "docs/.gitignore".into(), reason: SkipReason::Binary };
         assert_eq!(binary.unseen_under(), "docs/.gitignore");
+    }
+
+    #[test]
+    fn a_file_deleted_since_its_listing_is_gone_and_a_dangling_link_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let not_found = std::io::Error::from(std::io::ErrorKind::NotFound);
+        assert!(is_gone(&not_found, &dir.path().join("deleted.rs")));
+        let dangling = dir.path().join("dangling.rs");
+        std::os::unix::fs::symlink(dir.path().join("nowhere"), &dangling).unwrap();
+        assert!(!is_gone(&not_found, &dangling));
+        assert!(!is_gone(&std::io::Error::from(std::io::ErrorKind::PermissionDenied), &dir.path().join("x")));
     }
 }
