@@ -49,6 +49,29 @@ fn files_and_counts_in_rank_order_relative_to_cwd() {
     assert_eq!(stdout(&o), "upload.py:2\nconfig.py:1\n");
 }
 
+/// A working directory removed since: vg-format refused every mode, where
+/// rg prints paths; it now shows them whole.
+#[test]
+fn a_removed_working_directory_shows_paths_whole() {
+    let t = sample_project();
+    t.write("gone/x", "");
+    let in_removed = |args: &[&str]| {
+        let mut c = std::process::Command::new("bash");
+        c.args(["-c", "cd gone && rm -r ../gone && exec \"$0\" \"$@\""]).arg(bin("vg-format")).args(args);
+        c.current_dir(t.path());
+        let o = run_with_input(&mut c, stream(&t).as_bytes());
+        t.write("gone/x", "");
+        o
+    };
+    let o = in_removed(&["--files"]);
+    assert_code(&o, 0);
+    let root = t.path().display().to_string();
+    assert_eq!(stdout(&o), format!("{root}/src/upload.py\n{root}/src/config.py\n"));
+    let o = in_removed(&["--json"]);
+    assert_code(&o, 0);
+    assert_eq!(records(&o)[0]["file"], "src/upload.py");
+}
+
 #[test]
 fn json_keeps_root_relative_paths() {
     let t = sample_project();
@@ -512,6 +535,11 @@ fn null_ends_each_path_with_nul_for_xargs() {
     assert_eq!(stdout(&o), format!("{odd}\x001\nsrc/upload.py\x001\n"));
     let o = format(&t, ".", &["--null", "--no-heading"], &input);
     assert_eq!(stdout(&o), format!("{odd}\x001:def upload(): pass\nsrc/upload.py\x004:x\n"));
+    // Under a heading too (it came out as `with space^Jand newline.py`).
+    let o = format(&t, ".", &["--null", "--heading"], &input);
+    assert!(stdout(&o).starts_with(&format!("{odd}\0")), "{}", stdout(&o));
+    let o = format(&t, ".", &["--heading"], &input);
+    assert!(stdout(&o).starts_with("odd/with space^Jand newline.py\n"), "{}", stdout(&o));
     // What xargs -0 is given is each path whole.
     std::fs::create_dir_all(t.path().join("odd")).unwrap();
     std::fs::write(t.path().join(odd), "").unwrap();

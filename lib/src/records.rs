@@ -871,8 +871,9 @@ pub enum StreamError {
 pub const MAX_STREAM_RECORDS: usize = 2 * MAX_TOP_K + 64;
 
 /// Read a search stream (`vg-query`'s output, on standard input) to its
-/// end, keeping every line that is not blank as it came (`lines`), for a
-/// reader that passes the stream on (vg-answer); a line that is not a
+/// end, keeping every line that is not blank as it came, less a `\r` that
+/// ended it (`lines`), for a reader that passes the stream on (vg-answer),
+/// whose records end with `\n` alone as every record does; a line that is not a
 /// record is an error naming it. A reader that acts as it reads takes
 /// [`StreamRecords`].
 ///
@@ -886,7 +887,10 @@ pub fn read_search_stream_with_lines(input: impl io::BufRead) -> Result<SearchSt
         if stream.lines.len() == MAX_STREAM_RECORDS {
             return Err(StreamError::TooMany(MAX_STREAM_RECORDS + 1));
         }
-        stream.lines.push(text);
+        stream.lines.push(match text.strip_suffix('\r') {
+            Some(line) => line.to_string(),
+            None => text,
+        });
         stream.keep(record);
     }
     Ok(stream)
@@ -990,6 +994,18 @@ fn bounded_line(input: &mut impl io::BufRead) -> Result<Option<Vec<u8>>, LineErr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_passed_on_end_as_records_do_whatever_ended_them() {
+        let input =
+            "{\"file\":\"a\",\"start_line\":1,\"end_line\":1}\r\n\r\n{\"file\":\"b\",\"start_line\":2,\"end_line\":2}";
+        let stream = read_search_stream_with_lines(input.as_bytes()).unwrap();
+        assert_eq!(
+            stream.lines,
+            [r#"{"file":"a","start_line":1,"end_line":1}"#, r#"{"file":"b","start_line":2,"end_line":2}"#]
+        );
+        assert_eq!(stream.hits.len(), 2);
+    }
 
     #[test]
     fn a_catalogs_hits_are_placed_by_its_definition_as_it_is_now() {

@@ -33,7 +33,9 @@ fn main() {
             color: use_color(o.color),
             before: o.before_context.unwrap_or(context),
             after: o.after_context.unwrap_or(context),
-            cwd: vecgrep_bins::app::current_dir()?,
+            // A working directory removed since: no path leads from it, so
+            // paths are shown whole (an empty base), as rg shows them there.
+            cwd: std::env::current_dir().unwrap_or_default(),
             line_number: !o.no_line_number,
             with_filename: !o.no_filename,
             terminal: std::io::stdout().is_terminal(),

@@ -33,7 +33,7 @@ pub fn render_commits(out: &mut dyn Write, commits: &[CommitRecord], opts: &Form
         OutputMode::Json => commits.iter().try_for_each(|c| write_record(out, c)),
         OutputMode::Files => {
             for (path, _) in touched_files(commits, opts) {
-                write!(out, "{}{}", paint(opts.color, PATH, &opts.shown(&path)), opts.after_path("\n"))?;
+                write!(out, "{}{}", paint(opts.color, PATH, &opts.shown_path(&path)), opts.after_path("\n"))?;
             }
             Ok(())
         }
@@ -44,7 +44,7 @@ pub fn render_commits(out: &mut dyn Write, commits: &[CommitRecord], opts: &Form
                     writeln!(out, "{n}")?;
                     continue;
                 }
-                writeln!(out, "{}{}{n}", paint(opts.color, PATH, &opts.shown(&path)), opts.after_path(":"))?;
+                writeln!(out, "{}{}{n}", paint(opts.color, PATH, &opts.shown_path(&path)), opts.after_path(":"))?;
             }
             Ok(())
         }

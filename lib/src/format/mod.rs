@@ -47,6 +47,7 @@ pub struct FormatOptions {
     /// Context lines before and after each shown line, read from the file.
     pub before: usize,
     pub after: usize,
+    /// Where paths are shown from; empty shows them whole.
     pub cwd: PathBuf,
     /// Lines shown per hit (its best-matching lines).
     pub lines_per_hit: usize,
@@ -73,6 +74,16 @@ impl FormatOptions {
         match self.mode == OutputMode::Pretty || self.terminal {
             true => escape_controls(text),
             false => Cow::Borrowed(text),
+        }
+    }
+
+    /// A path as it may be printed: as `shown`, but under `--null` in a pipe
+    /// its bytes as they are, under a heading too, since `xargs -0` opens
+    /// it (a name with a newline came out as `new^Jline.py`).
+    pub fn shown_path<'t>(&self, path: &'t str) -> Cow<'t, str> {
+        match self.null && !self.terminal {
+            true => Cow::Borrowed(path),
+            false => self.shown(path),
         }
     }
 
@@ -170,7 +181,7 @@ pub fn render(out: &mut dyn Write, hits: &[HitRecord], opts: &FormatOptions) -> 
                     writeln!(out, "{}", group.len())?;
                     continue;
                 }
-                let path = paint(opts.color, PATH, &opts.shown(&path));
+                let path = paint(opts.color, PATH, &opts.shown_path(&path));
                 writeln!(out, "{path}{}{}", opts.after_path(":"), group.len())?;
             }
             Ok(())
@@ -211,7 +222,7 @@ impl HitByHit {
             OutputMode::Files => {
                 let path = display_path(h, &opts.cwd);
                 if !self.paths_listed.contains(&path) {
-                    write!(out, "{}{}", paint(opts.color, PATH, &opts.shown(&path)), opts.after_path("\n"))?;
+                    write!(out, "{}{}", paint(opts.color, PATH, &opts.shown_path(&path)), opts.after_path("\n"))?;
                     self.paths_listed.insert(path);
                 }
                 Ok(())
@@ -287,7 +298,10 @@ pub fn render_answer(
         writeln!(out, "{}", paint(c, DIM, &opts.shown(&note)))?;
     }
     if !answer.learned.is_empty() {
-        let note = format!("  learned: {} (in .vecgrep/kg/learned.md; review it)", answer.learned.join(", "));
+        // Named from here, as the sources are (from a subdirectory the
+        // root's `.vecgrep/…` named no file).
+        let file = display_file(first_root, ".vecgrep/kg/learned.md", &opts.cwd);
+        let note = format!("  learned: {} (in {file}; review it)", answer.learned.join(", "));
         writeln!(out, "{}", paint(c, DIM, &opts.shown(&note)))?;
     }
     Ok(())
@@ -413,7 +427,8 @@ fn render_under_headings(out: &mut dyn Write, hits: &[HitRecord], opts: &FormatO
                 format!(" {}", paint(c, DIM, &format!("(at {})", sha.get(..12).unwrap_or(sha))))
             });
             // Under `--null` the heading ends with NUL, as ripgrep's does.
-            write!(out, "{}{at}{}", paint(c, PATH, &escape_controls(&path)), opts.after_path("\n"))?;
+            let shown = if opts.null { opts.shown_path(&path) } else { escape_controls(&path) };
+            write!(out, "{}{at}{}", paint(c, PATH, &shown), opts.after_path("\n"))?;
         }
         for h in group {
             printed.last = None;
@@ -530,7 +545,7 @@ fn write_hit_lines(
         if heading {
             writeln!(out, "{}{body}", number(format!("{n:>5}")))?;
         } else if opts.with_filename {
-            let path = paint(c, PATH, &opts.shown(path));
+            let path = paint(c, PATH, &opts.shown_path(path));
             writeln!(out, "{path}{}{}{body}", opts.after_path(sep), number(n.to_string()))?;
         } else {
             writeln!(out, "{}{body}", number(n.to_string()))?;
@@ -797,7 +812,7 @@ mod tests {
         };
         assert_eq!(
             shown(OutputMode::Flat),
-            "\nanswer from m (given the top 1 result; the results looked insufficient):\n  It is AccountBook [src/book.rs:3].\n  sources: book.rs:3\n  dropped 1 citation of places it was not given: 9\n  learned: ledger (in .vecgrep/kg/learned.md; review it)\n"
+            "\nanswer from m (given the top 1 result; the results looked insufficient):\n  It is AccountBook [src/book.rs:3].\n  sources: book.rs:3\n  dropped 1 citation of places it was not given: 9\n  learned: ledger (in ../.vecgrep/kg/learned.md; review it)\n"
         );
         assert_eq!(shown(OutputMode::Files), "");
         let json: AnswerRecord = serde_json::from_str(&shown(OutputMode::Json)).unwrap();
