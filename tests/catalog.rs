@@ -237,6 +237,12 @@ fn a_project_that_vanished_is_skipped_with_a_warning_and_the_rest_searched() {
     assert_code(&p.add("team", &["src/api", "src/billing"]), 0);
     assert_code(&run(p.cmd("vg-index", ".").args(["--catalog", "team"])), 0);
     std::fs::rename(p.dir("src/billing"), p.dir("moved")).unwrap();
+    // A search of the index as it is walks nothing, and says it too (its
+    // hits named the gone directory in silence).
+    for tool in ["vg-query", "vg-ask"] {
+        let o = run(p.cmd(tool, ".").args(["--catalog", "team", "--no-index", "email the monthly invoice"]));
+        assert!(stderr(&o).contains("skipping billing: the catalog's project is not at"), "{tool}: {}", stderr(&o));
+    }
     let o = run(p.cmd("vecgrep", ".").args([
         "--catalog",
         "team",
@@ -381,6 +387,12 @@ fn a_catalogs_exclusions_are_matched_within_each_project_and_from_the_catalog() 
     // (matched within projects alone, no glob could).
     let kept = found(&["-E", "billing/"]);
     assert!(kept.iter().all(|f| f.starts_with("api/")) && kept.contains(&"api/upload.py".to_string()), "{kept:?}");
+    // A `!` that takes back either path keeps the file, as `*.py` matched
+    // by the other left it out.
+    assert_eq!(found(&["-E", "*.py", "-E", "!/upload.py"]), ["api/upload.py"]);
+    let mut kept = found(&["-E", "*.py", "-E", "!api/**"]);
+    kept.sort();
+    assert_eq!(kept, ["api/auth.py", "api/upload.py"]);
 }
 
 #[test]
@@ -1110,8 +1122,8 @@ fn a_project_whose_rules_cannot_be_read_is_not_searched_from_its_old_entries() {
     let o = run(p.cmd("vg-query", "elsewhere").args(["--catalog", "team"]).args(query));
     assert!(projects_of(&records(&o)).contains(&"billing".to_string()), "{}", stdout(&o));
     std::fs::write(p.dir("src/billing/.vecgrepignore"), b"invoice.py\n\xff\n").unwrap();
-    for tool in ["vg-query", "vg-ask"] {
-        let o = run(p.cmd(tool, "elsewhere").args(["--catalog", "team"]).args(query));
+    for (tool, extra) in [("vg-query", None), ("vg-query", Some("--no-scope")), ("vg-ask", None)] {
+        let o = run(p.cmd(tool, "elsewhere").args(["--catalog", "team"]).args(extra).args(query));
         assert_code(&o, 2);
         assert!(stderr(&o).contains("skipping billing: ignore file"), "{tool}: {}", stderr(&o));
         let found: Vec<String> = records(&o)

@@ -750,6 +750,13 @@ fn a_run_short_of_open_files_leaves_a_new_index_marked_incomplete() {
     assert!(stderr(&o).contains("the index is incomplete"), "{}", stderr(&o));
     assert_code(&run(t.cmd("vg-index", ".").arg("-q")), 0);
     assert_eq!((stats(&t)["complete"].as_bool(), stats(&t)["files"].as_u64()), (Some(true), Some(50)));
+    // An error no later run gets past by itself (a link loop) is said by
+    // each run, and marks nothing: the mark said so forever.
+    std::fs::create_dir_all(t.path().join("d")).unwrap();
+    std::os::unix::fs::symlink("..", t.path().join("d/loop")).unwrap();
+    let o = run(t.cmd("vg-index", ".").args(["-q", "--follow"]));
+    assert_code(&o, 2);
+    assert_eq!(stats(&t)["complete"], true, "{}", stderr(&o));
 }
 
 /// A project moved (or removed) while a run reads it: every file left

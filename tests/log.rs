@@ -667,7 +667,8 @@ fn a_file_name_with_a_newline_is_one_path() {
     let o = run(tree.cmd("vg-log", ".").args(["--threshold", "-1", "retry plan", name]));
     assert_code(&o, 0);
     let o = run(tree.cmd("vg-log", ".").args(["--threshold", "-1", "retry plan", "notes/retry"]));
-    assert_code(&o, 1);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("'notes/retry': no such file or directory, and no commit"), "{}", stderr(&o));
 }
 
 #[test]
@@ -701,6 +702,11 @@ fn a_path_neither_on_disk_nor_in_the_history_is_an_error() {
     assert_code(&o, 2);
     assert!(!subjects(&records(&o)).is_empty(), "what the other PATH finds is still printed");
     assert!(stderr(&o).contains("'src/nosuch.py'") && !stderr(&o).contains("'docs'"), "{}", stderr(&o));
+    // One that cannot be looked at is no typo: its cause, after the path clipped.
+    let long = format!("{}/{}", "x".repeat(300), "y".repeat(4500));
+    let o = log(&tree, &["configuration", &long]);
+    assert_code(&o, 2);
+    assert!(stderr(&o).ends_with("File name too long (os error 36)\n") && stderr(&o).len() < 1000, "{}", stderr(&o));
 }
 
 #[test]

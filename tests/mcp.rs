@@ -326,6 +326,7 @@ fn a_search_after_a_failed_run_says_the_run_failed() {
     );
     let note = structured(&r[1])["note"].as_str().unwrap_or_default().to_string();
     assert!(note.contains("the last index run failed") && !note.contains("admitted"), "{:?}", r[1]);
+    assert_eq!(note.matches("the last index run failed").count(), 1, "said once: {note}");
 }
 
 #[test]

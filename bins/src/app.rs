@@ -678,6 +678,25 @@ fn exit_with_usage_line(tool: &str, cause: &str) -> ! {
     std::process::exit(EXIT_ERROR as i32);
 }
 
+/// A search of a catalog's index as it is (`--no-index`: no run walks it)
+/// says the projects whose directories moved or vanished, as every run
+/// does; their hits named directories that were gone, in silence.
+pub fn note_missing_projects(tool: &str, quiet: bool, root: &ProjectRoot) {
+    if root.marker != RootMarker::Catalog {
+        return;
+    }
+    let Ok(missing) = vecgrep::project::catalog::missing_projects(root) else { return };
+    for (name, at) in missing {
+        note(
+            tool,
+            quiet,
+            &format!(
+                "skipping {name}: the catalog's project is not at {at} any more (the index holds its files until a run drops them; vg-catalog remove-project drops it)"
+            ),
+        );
+    }
+}
+
 /// Say that the index of `searched`, searched as it is (not brought up to
 /// date first), may lack files: a run is under way, or the last one over
 /// the whole project did not finish.

@@ -137,6 +137,7 @@ enum Indexed {
 fn index_first(cli: &AskCli, inv: &Invocation) -> Result<Indexed> {
     let walk = cli.walk.to_options(&inv.config);
     let walked_only = || -> Result<Option<WalkedSet>> {
+        vecgrep_bins::app::note_missing_projects(TOOL, inv.config.quiet, &inv.root);
         let narrowed = vecgrep::index::leaves_unwalked_entries(&walk, &inv.paths);
         let files = narrowed.then(|| vecgrep::project::walk(&inv.root, &inv.paths, &walk)).transpose()?;
         Ok(files.map(|w| w.files.into_iter().map(|f| f.rel).collect()))

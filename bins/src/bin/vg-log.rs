@@ -7,6 +7,7 @@ use anyhow::{anyhow, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget};
 use vecgrep::embed::{Embedder, Profile};
 use vecgrep::history::{self, CommitFilter, GitRepo, LogObserver, LogQuery, Pieces};
+use vecgrep::project::shown::{clipped_middle, SHOWN_PATH_CHARS};
 use vecgrep::project::{admit_paths_lexically, Admission, RootError};
 use vecgrep::records::{write_record, CommitRecord};
 use vecgrep::store::{self, CommitStore};
@@ -23,6 +24,16 @@ fn main() {
     let (cli, matches) = vecgrep_bins::app::parse_args::<LogCli>(TOOL);
     run_main(TOOL, || {
         let query = vecgrep::search::check_query(&cli.query)?.to_string();
+        // A PATH that cannot be looked at (closed to the user, a name too
+        // long) is an error as rg says it; one gone may be the history's.
+        for path in &cli.paths {
+            match std::fs::symlink_metadata(path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(anyhow!("'{}': {e}", clipped_middle(&path.display().to_string(), SHOWN_PATH_CHARS)));
+                }
+                _ => {}
+            }
+        }
         // Paths the history knew may be gone from the working tree: those that
         // exist choose the root as for every tool, and all are then taken as written.
         let present: Vec<PathBuf> = cli.paths.iter().filter(|p| p.exists()).cloned().collect();
@@ -73,7 +84,11 @@ fn main() {
             if !unknown.is_empty() {
                 return Err(anyhow!(
                     "{}: no such file or directory, and no commit searched touched it",
-                    unknown.iter().map(|p| format!("'{}'", p.display())).collect::<Vec<_>>().join(", ")
+                    unknown
+                        .iter()
+                        .map(|p| format!("'{}'", clipped_middle(&p.display().to_string(), SHOWN_PATH_CHARS)))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ));
             }
             Ok(if found { EXIT_FOUND } else { EXIT_NOT_FOUND })
@@ -119,8 +134,10 @@ fn unknown_paths(cli: &LogCli, inv: &Invocation, store: &dyn CommitStore, histor
         let admitted = admit_paths_lexically(&inv.root, &inv.cwd, std::slice::from_ref(p), true).ok()?;
         admitted.admitted.into_iter().next().filter(|rel| !rel.is_empty())
     };
+    // Gone, not closed to the user nor too long a name (`exists` says no to those).
+    let is_gone = |p: &&PathBuf| std::fs::symlink_metadata(p).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound);
     let gone: Vec<(&PathBuf, String)> =
-        cli.paths.iter().filter(|p| !p.exists()).filter_map(|p| Some((p, root_relative(p)?))).collect();
+        cli.paths.iter().filter(is_gone).filter_map(|p| Some((p, root_relative(p)?))).collect();
     if gone.is_empty() {
         return Ok(Vec::new());
     }

@@ -162,11 +162,12 @@ fn scope_of(
     not_working_tree: bool,
 ) -> Result<Scope> {
     let walk = cli.walk.to_options(&inv.config);
-    let files = match (walk.leaves_out_for_this_run(), cli.no_scope) {
-        // Several PATHs, or a directory the run could not read: the run
-        // kept entries it did not walk (files an ignore rule now leaves
-        // out), which are no results.
-        (false, false) if vecgrep::index::search_keeps_to_walk(&walk, &inv.paths, errors) => walked,
+    // A run that met errors kept entries it did not walk (a directory, a
+    // catalog's project whose rules it could not read): under --no-scope too.
+    let files = match (walk.leaves_out_for_this_run() || errors > 0, cli.no_scope) {
+        // Several PATHs: the run kept entries under them it did not walk
+        // (files an ignore rule now leaves out), which are no results.
+        (false, false) if vecgrep::index::leaves_unwalked_entries(&walk, &inv.paths) => walked,
         (false, _) => None,
         (true, false) => walked,
         (true, true) => {
@@ -327,6 +328,7 @@ fn index_first(cli: &QueryCli, inv: &Invocation) -> Result<Option<Walked>> {
         note(TOOL, inv.config.quiet, &format!("{why}: searching the index as it is; results may miss recent changes"));
     }
     if cli.no_index || unwritable.is_some() {
+        vecgrep_bins::app::note_missing_projects(TOOL, inv.config.quiet, &inv.root);
         // Under --no-scope, `scope_of` walks the whole project instead. As
         // an index run would (`scope_of`): several PATHs admit what their
         // walk lets in, not entries an ignore rule now leaves out.

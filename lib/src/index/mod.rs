@@ -151,7 +151,7 @@ pub struct IndexSummary {
     pub cancelled: bool,
     pub seconds: f64,
     /// Files and directories the run could not read for a reason that may
-    /// pass (too many open files, a failing read): what the index held of
+    /// pass (`SkipReason::may_pass`: too many open files, a failing read): what the index held of
     /// them stays, but a file it never held is missing, so the index is
     /// not whole until a run reads them. Not in the record: `errors` counts them.
     #[serde(skip)]

@@ -336,10 +336,10 @@ fn record(
 ) {
     match prepared {
         Prepared::Unread(reason) => {
+            summary.unread += u64::from(reason.may_pass());
             obs.skipped(&Skip { path: f.rel.clone(), reason });
             summary.skipped += 1;
             summary.errors += 1;
-            summary.unread += 1;
         }
         Prepared::Skip(reason) => {
             let skip = Skip { path: f.rel.clone(), reason };

@@ -141,7 +141,7 @@ pub(super) fn plan<'w>(
             let unseen = skip.unseen_under();
             if !closed_to_user(req, unseen) {
                 kept.push(unseen.to_string());
-                summary.unread += 1;
+                summary.unread += u64::from(skip.reason.may_pass());
             }
         } else if matches!(skip.reason, SkipReason::OwnOutput) {
             // Another tool's run may have indexed it (a server's log, read

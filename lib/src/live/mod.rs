@@ -116,6 +116,10 @@ struct State {
     walked: Option<Arc<WalkedSet>>,
     /// Errors the last walk met (`index::search_keeps_to_walk`).
     walk_errors: u64,
+    /// The last run left the index marked unfinished itself, files it could
+    /// not read for a reason that may pass (`IndexSummary::unread`): the
+    /// mark is no sign of another process's run (`others_run`).
+    own_mark: bool,
     /// Runs asked for, begun and ended (`runs.rs`).
     runs: Runs,
     /// A fill that made way for the refresh, to resume after it.
@@ -440,6 +444,7 @@ impl LiveIndex {
             let mut state = lock(&self.state);
             state.walked = Some(Arc::new(walked));
             state.walk_errors = summary.errors;
+            state.own_mark = summary.unread > 0 && !summary.cancelled;
             state.passed_over_since = None;
         }
         Ok(summary)

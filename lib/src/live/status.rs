@@ -183,10 +183,14 @@ impl LiveIndex {
     /// here), and the server serves the whole project, whose own runs leave
     /// no mark. A server of part of a project leaves the mark itself, and
     /// any holder of the lock (its own refresh, vg-log, --verify) read as
-    /// another's run: it says nothing. A run of another process that
+    /// another's run: it says nothing; so does one whose own last run left
+    /// the mark (files it could not read). A run of another process that
     /// stopped part-way is redone by the next refresh.
     pub fn others_run(&self, store: &StoreSlot) -> Option<OthersRun> {
         let reader = store.as_deref()?;
+        if super::lock(&self.state).own_mark {
+            return None;
+        }
         let progress = self.progress();
         let whole = crate::index::walks_the_whole_project(&self.target.walk, &self.target.paths);
         if !whole || progress.indexing || progress.filling || !reader.run_unfinished().unwrap_or(false) {

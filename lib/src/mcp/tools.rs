@@ -80,7 +80,7 @@ impl Tools {
         let Searched { mut hits, note: model_note } = searched.map_err(|e| format!("search failed: {e:#}"))?;
         crate::search::explain(&args.query, &mut hits);
         let index = IndexProgress::of(&status);
-        let index_note = index_note(live, &index, status.files);
+        let index_note = index_note(live, &index, status.files, true);
         let note = match (model_note, index_note) {
             (Some(model), Some(index)) => Some(format!("{model}. {index}")),
             (model, index) => model.or(index),
@@ -102,7 +102,7 @@ impl Tools {
         let mut response = asked.map_err(|e| format!("ask failed: {e:#}"))?;
         // As a search says it: an answer from a partial index, or none,
         // read as "no such code" to an agent.
-        response.warnings.extend(index_note(live, &IndexProgress::of(&status), status.files));
+        response.warnings.extend(index_note(live, &IndexProgress::of(&status), status.files, false));
         Ok(response)
     }
 
@@ -114,17 +114,18 @@ impl Tools {
 /// What a search's or an ask's results are to be read with, where the
 /// index is not the whole of the served paths: this server's run is
 /// building it (another process's run is the search's own note,
-/// `search_noted`), its last run failed, or it holds no file.
-fn index_note(live: &crate::live::LiveIndex, index: &IndexProgress, files: u64) -> Option<String> {
+/// `search_noted`), its last run failed (said by `search_noted` too when
+/// `failure_said`: a search's note said it twice), or it holds no file.
+fn index_note(live: &crate::live::LiveIndex, index: &IndexProgress, files: u64, failure_said: bool) -> Option<String> {
     let progress = live.progress();
     let own_run = progress.indexing || !progress.ran;
-    own_run
-        .then(|| index.note(progress.ran))
-        .flatten()
-        .or_else(|| progress.error.map(|e| crate::live::failed_run_note(&e)))
-        .or_else(|| {
-            (files == 0).then(|| "the index holds no files: nothing under the served paths was admitted".into())
-        })
+    if let Some(note) = own_run.then(|| index.note(progress.ran)).flatten() {
+        return Some(note);
+    }
+    if let Some(error) = progress.error {
+        return (!failure_said).then(|| crate::live::failed_run_note(&error));
+    }
+    (files == 0).then(|| "the index holds no files: nothing under the served paths was admitted".into())
 }
 
 /// The MCP server: the tools behind rmcp's router.

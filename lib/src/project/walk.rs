@@ -167,6 +167,30 @@ impl SkipReason {
         matches!(self, SkipReason::MissingProject(_))
     }
 
+    /// Whether it is an error that may pass by itself, so that a later run
+    /// reads what this one could not: too many open files, a failing read,
+    /// memory short. Not a link loop, a name too long, an ignore file that
+    /// is not UTF-8: those stay until the user changes something. Said by
+    /// the system's error number, which an I/O error's words end with.
+    pub fn may_pass(&self) -> bool {
+        let SkipReason::Error(said) = self else { return false };
+        let number = said.rsplit_once("(os error ").and_then(|(_, n)| n.strip_suffix(')')?.parse::<i32>().ok());
+        matches!(
+            number,
+            Some(
+                libc::EMFILE
+                    | libc::ENFILE
+                    | libc::EIO
+                    | libc::ENOMEM
+                    | libc::EAGAIN
+                    | libc::EINTR
+                    | libc::ETIMEDOUT
+                    | libc::ENOBUFS
+                    | libc::ESTALE
+            )
+        )
+    }
+
     /// Whether it makes the run end with status 2, as a read error does in ripgrep.
     pub fn is_error(&self) -> bool {
         matches!(self, SkipReason::Error(_))
@@ -840,6 +864,17 @@ mod tests {
         assert_eq!(error("docs/private").unseen_under(), "docs/private");
         let binary = Skip { path: "docs/.gitignore".into(), reason: SkipReason::Binary };
         assert_eq!(binary.unseen_under(), "docs/.gitignore");
+    }
+
+    #[test]
+    fn only_errors_that_may_pass_by_themselves_are_said_to() {
+        let error = |e: std::io::Error| SkipReason::Error(format!("IO error for operation on /p/x: {e}"));
+        assert!(error(std::io::Error::from_raw_os_error(libc::EMFILE)).may_pass());
+        assert!(error(std::io::Error::from_raw_os_error(libc::EIO)).may_pass());
+        assert!(!error(std::io::Error::from_raw_os_error(libc::ENAMETOOLONG)).may_pass());
+        assert!(!error(std::io::Error::from_raw_os_error(libc::ELOOP)).may_pass());
+        assert!(!SkipReason::Error("ignore file .ignore: line 2 is not UTF-8".into()).may_pass());
+        assert!(!SkipReason::Vanished.may_pass());
     }
 
     #[test]

@@ -155,14 +155,20 @@ impl FileFilter {
     }
 
     /// As `admits`, for a file known by several paths: a glob that matches
-    /// any of them matches the file.
+    /// any of them matches the file, and an exclusion's `!` that takes any
+    /// of them back keeps it (`-E '*.rs' -E '!src/keep.rs'` over a catalog
+    /// left out `keep.rs`, which `*.rs` matched by its catalog path).
     fn admits_named(&self, paths: &[&str], size: u64, mtime_ns: i64) -> bool {
         let matched = |g: &Gitignore| paths.iter().any(|p| g.matched_path_or_any_parents(p, false).is_ignore());
+        let excluded = |g: &Gitignore| {
+            let each: Vec<_> = paths.iter().map(|p| g.matched_path_or_any_parents(p, false)).collect();
+            each.iter().any(|m| m.is_ignore()) && !each.iter().any(|m| m.is_whitelist())
+        };
         self.modified_after.is_none_or(|t| mtime_ns >= t)
             && self.modified_before.is_none_or(|t| mtime_ns < t)
             && self.min_size.is_none_or(|m| size >= m)
             && self.max_size.is_none_or(|m| size <= m)
-            && !self.exclude.as_ref().is_some_and(matched)
+            && !self.exclude.as_ref().is_some_and(excluded)
             && self.include.iter().all(matched)
     }
 

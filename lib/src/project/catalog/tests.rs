@@ -234,4 +234,43 @@ fn a_malformed_or_newer_definition_is_an_error_naming_the_file() {
     std::fs::write(at.join(CATALOG_FILE), nested).unwrap();
     let err = cats.open("team").unwrap_err().to_string();
     assert!(err.contains("names projects 'x' and 'sub', one inside the other"), "{err}");
+    // As they resolve: through a link, or with `..` (which named the wrong
+    // project, or let one in twice).
+    let p = dir.path().join("p");
+    std::fs::create_dir_all(p.join("api/src")).unwrap();
+    std::fs::create_dir_all(p.join("billing")).unwrap();
+    std::os::unix::fs::symlink(&p, dir.path().join("plink")).unwrap();
+    let define = |second: &str| {
+        let text = format!(
+            "version = 1\nname = \"team\"\n[[project]]\nname = \"api\"\npath = \"{}\"\n[[project]]\nname = \"other\"\npath = \"{second}\"\n",
+            p.join("api").display()
+        );
+        std::fs::write(at.join(CATALOG_FILE), text).unwrap();
+        cats.open("team").unwrap_err().to_string()
+    };
+    let through_link = define(&dir.path().join("plink/api/src").display().to_string());
+    assert!(through_link.contains("names projects 'api' and 'other', one inside the other"), "{through_link}");
+    let dotted = define(&p.join("billing/../api/src").display().to_string());
+    assert!(dotted.contains("names projects 'api' and 'other', one inside the other"), "{dotted}");
+    let twin = define(&dir.path().join("plink/api").display().to_string());
+    assert!(twin.contains("twice, as projects 'api' and 'other'"), "{twin}");
+}
+
+/// Each project compared with every other took a minute for 14,000.
+#[test]
+fn a_definition_of_many_projects_is_read_in_one_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let cats = catalogs(&dir);
+    let at = cats.dir.join("team");
+    std::fs::create_dir_all(&at).unwrap();
+    let mut text = String::from("version = 1\nname = \"team\"\n");
+    for i in 0..14_000 {
+        text.push_str(&format!("[[project]]\nname = \"p{i}\"\npath = \"/n/p{i}\"\n"));
+    }
+    std::fs::write(at.join(CATALOG_FILE), &text).unwrap();
+    assert_eq!(cats.open("team").unwrap().projects.len(), 14_000);
+    text.push_str("[[project]]\nname = \"inner\"\npath = \"/n/p7/inner\"\n");
+    std::fs::write(at.join(CATALOG_FILE), &text).unwrap();
+    let err = cats.open("team").unwrap_err().to_string();
+    assert!(err.contains("names projects 'p7' and 'inner', one inside the other"), "{err}");
 }

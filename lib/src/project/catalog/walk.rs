@@ -21,18 +21,9 @@ pub fn walk_catalog(root: &ProjectRoot, paths: &[AdmittedPath], opts: &WalkOptio
         if paths_within(&project.name, &project.path, paths).is_none() {
             continue;
         }
-        // Walked as the project's own root, with the marker it carries; a
-        // directory replaced by a link to another has moved, as one gone has.
-        let replaced = project.path.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink());
-        let project_root = match root_named(&project.path) {
-            Ok(root) if !replaced && root.path.is_dir() => root,
-            _ => {
-                let mut at = project.path.display().to_string();
-                if let Some(target) = std::fs::read_link(&project.path).ok().filter(|_| replaced) {
-                    // A relative target is relative to the link's directory.
-                    let leads_to = normalize_lexically(&project.path.parent().unwrap_or(Path::new("/")).join(target));
-                    at = format!("{at} (a link to {} is there now; add that directory instead)", leads_to.display());
-                }
+        let project_root = match project_root(project) {
+            Ok(root) => root,
+            Err(at) => {
                 out.skips.push(Skip { path: project.name.clone(), reason: SkipReason::MissingProject(at) });
                 continue;
             }
@@ -64,6 +55,34 @@ pub fn walk_catalog(root: &ProjectRoot, paths: &[AdmittedPath], opts: &WalkOptio
     }
     out.files.sort_by(|a, b| a.rel.cmp(&b.rel));
     Ok(out)
+}
+
+/// The project's root, walked as its own with the marker it carries; or,
+/// when its directory has moved or vanished, where it was (and where a
+/// link now in its place leads: a directory replaced by a link to another
+/// has moved, as one gone has).
+fn project_root(project: &super::CatalogProject) -> Result<ProjectRoot, String> {
+    let replaced = project.path.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink());
+    match root_named(&project.path) {
+        Ok(root) if !replaced && root.path.is_dir() => Ok(root),
+        _ => {
+            let mut at = project.path.display().to_string();
+            if let Some(target) = std::fs::read_link(&project.path).ok().filter(|_| replaced) {
+                // A relative target is relative to the link's directory.
+                let leads_to = normalize_lexically(&project.path.parent().unwrap_or(Path::new("/")).join(target));
+                at = format!("{at} (a link to {} is there now; add that directory instead)", leads_to.display());
+            }
+            Err(at)
+        }
+    }
+}
+
+/// The catalog's projects at `root` whose directories have moved or
+/// vanished, each by name with where it was: a search of the index as it
+/// is (`--no-index`) walks nothing, and says them as a run does.
+pub fn missing_projects(root: &ProjectRoot) -> Result<Vec<(String, String)>> {
+    let catalog = Catalog::read(&root.path)?;
+    Ok(catalog.projects.iter().filter_map(|p| Some((p.name.clone(), project_root(p).err()?))).collect())
 }
 
 /// The catalog's link to a project at `link`, made again where it was
