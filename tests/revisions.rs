@@ -956,3 +956,24 @@ fn a_damaged_revision_index_is_found_by_verify_and_said_by_stats() {
     assert_code(&run(tree.cmd("vg-index", "").args(["--rev", "v1"])), 0);
     assert_code(&run(tree.cmd("vg-index", "").arg("--verify")), 0);
 }
+
+/// A directory deleted since, named from outside the project: the root
+/// was chosen from that PATH, which is not on disk, and the search was
+/// refused as "No such file or directory"; from inside, it searched.
+#[test]
+fn a_place_only_the_revision_has_chooses_the_root_by_what_is_left_of_it() {
+    let repo = git_repo();
+    repo.write("gone/old.rs", "fn retry_upload() {}\n");
+    commit_all(&repo, "Add upload retry");
+    git(&repo, &["rm", "-q", "-r", "gone"]);
+    repo.write("lib/new.rs", "fn parse() {}\n");
+    commit_all(&repo, "Replace it");
+    let elsewhere = Tree::bare();
+    let gone = repo.path().join("gone");
+    let o =
+        run(elsewhere.cmd("vg-query", ".").args(["--rev", "HEAD~1", "--threshold", "-1", "upload retry"]).arg(&gone));
+    assert_code(&o, 0);
+    let hits = records(&o);
+    assert_eq!(hits[0]["file"], "gone/old.rs", "{}", stderr(&o));
+    assert_eq!(hits[0]["root"], repo.path().to_str().unwrap());
+}

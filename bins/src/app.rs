@@ -259,7 +259,13 @@ pub fn resolve_root(
     if let Some(name) = catalog.and_then(|c| c.catalog.as_deref()) {
         return in_catalog(Catalogs::of_user()?.open(name)?, None);
     }
-    let root = select_root(&cwd, paths)?;
+    let root = match paths_in {
+        PathsIn::WorkingTree => select_root(&cwd, paths)?,
+        // A place in the revision gone from the working tree chooses the
+        // root by what is left of it (`../repo/src` deleted since: from
+        // outside the project, the root was refused as missing).
+        PathsIn::Revision => select_root(&cwd, &paths.iter().map(|p| nearest_on_disk(p)).collect::<Vec<_>>())?,
+    };
     // An explicit --rev names a revision of the project here: the default
     // context gives way to it (catalogs.md), as its label does.
     let rev_here = paths_in == PathsIn::Revision && !matches!(root.marker, RootMarker::None | RootMarker::Catalog);
@@ -284,6 +290,13 @@ pub enum PathsIn {
     /// the working tree (a directory since deleted), so each is taken by
     /// its text (`admit_paths_lexically`).
     Revision,
+}
+
+/// `path`, or its nearest ancestor on disk (`.` for a relative one none
+/// of whose ancestors is there).
+fn nearest_on_disk(path: &Path) -> PathBuf {
+    let found = path.ancestors().find(|a| !a.as_os_str().is_empty() && a.symlink_metadata().is_ok());
+    found.map_or_else(|| PathBuf::from("."), Path::to_path_buf)
 }
 
 fn in_revision(root: &ProjectRoot, cwd: &Path, paths: &[PathBuf], skip_outside_root: bool) -> Result<Admission> {
