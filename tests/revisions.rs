@@ -977,3 +977,23 @@ fn a_place_only_the_revision_has_chooses_the_root_by_what_is_left_of_it() {
     assert_eq!(hits[0]["file"], "gone/old.rs", "{}", stderr(&o));
     assert_eq!(hits[0]["root"], repo.path().to_str().unwrap());
 }
+
+/// A PATH the working tree has made a link since names the revision's own
+/// place: `old`, a directory there and a link to `lib` now, searched the
+/// revision's `lib`.
+#[test]
+fn a_path_is_the_revisions_place_whatever_link_the_working_tree_has_there() {
+    let repo = git_repo();
+    repo.write("old/billing.py", "def compute_invoice_total(items):\n    return sum(i.price for i in items)\n");
+    repo.write("lib/mail.py", "def send_email(to):\n    smtp.send(to)\n");
+    commit_all(&repo, "Billing and mail");
+    git(&repo, &["rm", "-q", "-r", "old"]);
+    std::os::unix::fs::symlink("lib", repo.path().join("old")).unwrap();
+    commit_all(&repo, "old is a link now");
+    let search = |query: &str| {
+        let o = run(repo.cmd("vg-query", ".").args(["--rev", "HEAD~1", "--threshold", "-1", query, "old"]));
+        records(&o).iter().map(|h| h["file"].as_str().unwrap().to_string()).collect::<Vec<_>>()
+    };
+    assert_eq!(search("invoice total"), ["old/billing.py"]);
+    assert!(!search("send email").contains(&"lib/mail.py".to_string()));
+}

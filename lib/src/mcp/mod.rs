@@ -53,6 +53,9 @@ pub fn serve_stdio(
     events: Arc<dyn McpEvents>,
 ) -> Result<()> {
     let full_index = target.config.full_index;
+    if let Some(said) = crate::search::capped_top_k_note(target.config.top_k) {
+        events.note(&said);
+    }
     let notes = Arc::clone(&events);
     let live = LiveIndex::new(target, Arc::clone(&shutdown), Box::new(move |m| notes.note(m)));
     let blocking_run = full_index.then(std::time::Instant::now);

@@ -396,9 +396,12 @@ pub(super) fn rel_to_string(rel: &Path) -> Option<String> {
 }
 
 /// Root-relative forms of `paths` (relative to `cwd`) that need not exist
-/// now: a file the history knew, a directory since deleted. A path that
-/// exists is taken as it resolves (symbolic links followed), one that does
-/// not as written. No paths means the current directory. As for
+/// now: a file the history knew, a directory since deleted. Each is placed
+/// where it enters the root, and taken as written from there
+/// (`entered_as_written`): a link of the working tree is no link of the
+/// revision or the history (`old`, a directory in the revision and a link
+/// to `lib` now, searched the revision's `lib`). No paths means the
+/// current directory. As for
 /// `admit_paths`, every path skipped is an error (FailIfNoPathsRemain): a
 /// search of none of them is no search of everything.
 pub fn admit_paths_lexically(
@@ -413,7 +416,7 @@ pub fn admit_paths_lexically(
     let mut out = LexicalAdmission::default();
     for path in paths {
         let abs = absolutize(&base, path);
-        let resolved = abs.canonicalize().unwrap_or_else(|_| entered_as_written(&abs, &root.path));
+        let resolved = entered_as_written(&abs, &root.path);
         match resolved.strip_prefix(&root.path) {
             // Inside, but a name no record can hold: said as such, not as outside.
             Ok(rel) => out.admitted.push(rel_to_string(rel).ok_or_else(|| RootError::NotUtf8 { path: path.clone() })?),
@@ -458,7 +461,7 @@ fn resolved_as_far_as_it_exists(path: &Path) -> PathBuf {
     path
 }
 
-/// A `path` that does not exist, placed in `root` where it enters it: its
+/// A `path`, placed in `root` where it enters it: its
 /// shortest start that resolves into the root (through a linked directory
 /// outside, as `/tmp` is on some systems, or a link to a directory of the
 /// root), with the rest taken as written, so that no link met inside the

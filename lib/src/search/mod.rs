@@ -435,6 +435,14 @@ pub const MAX_QUERY_BYTES: usize = 4096;
 /// Most results a search on a server (vg-serve, vg-mcp) may ask for.
 pub const MAX_K: usize = 1000;
 
+/// What a server says as it starts when the config's `top_k` is more than
+/// a search of it returns (`MAX_K`): a search without `k` was cut to it
+/// in silence.
+pub fn capped_top_k_note(top_k: usize) -> Option<String> {
+    (top_k > MAX_K)
+        .then(|| format!("top_k = {top_k} is more than a server returns: a search without k returns at most {MAX_K}"))
+}
+
 /// Reject queries that cannot mean anything to the model.
 pub fn check_query(query: &str) -> Result<&str> {
     let trimmed = query.trim();

@@ -159,6 +159,9 @@ pub fn serve(
     events: Arc<dyn ServeEvents>,
 ) -> Result<()> {
     let full_index = target.config.full_index;
+    if let Some(said) = crate::search::capped_top_k_note(target.config.top_k) {
+        events.note(&said);
+    }
     let notes = Arc::clone(&events);
     let mut serving = fail_stopped_jobs(&target, &*events);
     let live = LiveIndex::new(target, Arc::clone(&shutdown), Box::new(move |m| notes.note(m)));
