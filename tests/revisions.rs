@@ -997,3 +997,33 @@ fn a_path_is_the_revisions_place_whatever_link_the_working_tree_has_there() {
     assert_eq!(search("invoice total"), ["old/billing.py"]);
     assert!(!search("send email").contains(&"lib/mail.py".to_string()));
 }
+
+/// A branch named with hex digits that start a stored revision's sha is
+/// the branch, as git and --rev read it: `--forget` dropped the other
+/// revision's index.
+#[test]
+fn forgetting_by_a_hex_branch_name_forgets_the_branchs_revision() {
+    let repo = git_repo();
+    repo.write("a.py", "a = 1\n");
+    commit_all(&repo, "one");
+    repo.write("b.py", "b = 2\n");
+    commit_all(&repo, "two");
+    for rev in ["HEAD", "HEAD~1"] {
+        assert_code(&run(repo.cmd("vg-index", ".").args(["-q", "--rev", rev])), 0);
+    }
+    let head = git(&repo, &["rev-parse", "HEAD"]).trim().to_string();
+    let parent = git(&repo, &["rev-parse", "HEAD~1"]).trim().to_string();
+    let name = &head[..6];
+    git(&repo, &["branch", name, "HEAD~1"]);
+    let o = run(repo.cmd("vg-index", ".").args(["--forget", name]));
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains(&parent[..12]), "{}", stderr(&o));
+    let o = run(repo.cmd("vg-index", ".").args(["--stats", "--json"]));
+    let left: Vec<String> = records(&o)[0]["revisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["sha"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(left, [head]);
+}

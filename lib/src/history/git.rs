@@ -405,6 +405,12 @@ impl GitRepo {
         pairs
     }
 
+    /// Whether `spec` is the name of a ref (a branch, tag or remote
+    /// branch, as git looks one up), which git reads before a sha's prefix.
+    pub fn names_a_ref(&self, spec: &str) -> bool {
+        self.repo.try_find_reference(spec).ok().flatten().is_some()
+    }
+
     /// When `spec` is the name of both a tag and a branch at different
     /// commits, the branch's commit: git takes the tag's (and warns), so
     /// `resolve_commit` does too, and the caller says so.

@@ -291,7 +291,12 @@ pub fn revision_to_forget(project: &ProjectRoot, spec: &str) -> Result<String> {
     // A sha that names a stored index is that index, whatever git reads
     // for it now (under `git replace`, the commit it was replaced by, which
     // has none: the index could not be forgotten).
+    // A branch or tag named with hex digits (`cafe`, `2024`) is what git
+    // reads, and --rev took, before a stored sha it starts: the other
+    // revision's index was dropped.
+    let a_ref = || GitRepo::open(&project.path).is_ok_and(|repo| repo.names_a_ref(spec));
     let sha = match stored_by_prefix(&stored, spec) {
+        Some(_) if a_ref() => resolve_stored(project, &stored, spec)?,
         Some(sha) => {
             not_a_catalog(project)?;
             sha
