@@ -413,10 +413,15 @@ fn what_is_not_a_usable_repository_is_one_line_and_exit_2() {
 
     let empty = Tree::bare();
     git(&empty, &["init", "-q"]);
-    let o = run(empty.cmd("vg-log", "").arg("anything"));
-    assert_code(&o, 1);
-    assert!(stdout(&o).is_empty());
-    assert!(stderr(&o).contains("which has no commits yet"), "{}", stderr(&o));
+    for args in [&["anything"][..], &["--no-index", "anything"]] {
+        // As it is or brought up to date, no commits are nothing to search
+        // (--no-index sent the user to a run that records nothing).
+        let o = run(empty.cmd("vg-log", "").args(args));
+        assert_code(&o, 1);
+        assert!(stdout(&o).is_empty());
+        assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+        assert!(stderr(&o).contains("which has no commits yet"), "{}", stderr(&o));
+    }
     let orphan = repository();
     git(&orphan, &["checkout", "-q", "--orphan", "newroot"]);
     let o = run(orphan.cmd("vg-log", "").arg("anything"));

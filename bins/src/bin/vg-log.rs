@@ -55,6 +55,11 @@ fn main() {
             if let Some(branch) = repo.unborn_head().filter(|_| history.is_empty()) {
                 note(TOOL, inv.config.quiet, &format!("HEAD names {branch}, which has no commits yet"));
             }
+            // No commits: nothing to search, indexed or not (`--no-index`
+            // said "never indexed; run vg-log", whose run records nothing).
+            if history.is_empty() && cli.no_index {
+                return Ok(EXIT_NOT_FOUND);
+            }
             let store = match cli.no_index {
                 true => log_as_it_is(&inv, &history, cli.log.with_diff || cli.log.diffs_only)?,
                 false => match update(&cli, &inv, &repo, &history)? {
