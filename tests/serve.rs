@@ -1856,6 +1856,16 @@ fn status_reports_the_specs_states() {
     assert_eq!(s.json("/health")["index_ready"], false);
 }
 
+/// A config's top_k over the 1000 a server returns: searches without k
+/// were cut to 1000 in silence.
+#[test]
+fn a_top_k_over_the_servers_cap_is_said_as_it_starts() {
+    let t = sample_project();
+    t.project_config("top_k = 5000\n");
+    let s = Server::start(&t, &[]);
+    s.wait_stderr("top_k = 5000 is more than a server returns: a search without k returns at most 1000");
+}
+
 /// A search after a failed run said nothing of it: 200 and the old
 /// index's hits, the failure only in /status (vg-mcp's searches said it).
 #[test]
