@@ -307,10 +307,20 @@ fn an_ask_that_learns_says_so_and_records_the_question() {
         "{} --learn --force-answer --threshold=-1 --llm-model m --llm-url {url} 'where is the ledger'",
         bin("vg-ask").display()
     );
-    let mut on_terminal = std::process::Command::new("script");
-    on_terminal.args(["-qec", &line, "/dev/null"]).current_dir(t.path()).env("XDG_CONFIG_HOME", t.config_home.path());
-    let o = run(&mut on_terminal);
-    assert!(stdout(&o).contains("learned: ledger (review .vecgrep/kg/learned.md)"), "{}", stdout(&o));
+    let on_terminal = |cwd: &str| {
+        let mut c = std::process::Command::new("script");
+        c.args(["-qec", &line, "/dev/null"])
+            .current_dir(t.path().join(cwd))
+            .env("XDG_CONFIG_HOME", t.config_home.path());
+        run(&mut c)
+    };
+    // From a subdirectory, paths lead from there, as every search prints
+    // them (they were the root's).
+    let o = on_terminal("src");
+    assert!(stdout(&o).contains("learned: ledger (review ../.vecgrep/kg/learned.md)"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("\nbooks.py:1-"), "{}", stdout(&o));
+    let o = on_terminal(".");
+    assert!(stdout(&o).contains("\nsrc/books.py:1-"), "{}", stdout(&o));
     let file = read(&t.path().join(".vecgrep/kg/learned.md"));
     assert!(
         file.contains("learned from the question \"where is the ledger\"") && !file.contains("vg-answer"),

@@ -150,6 +150,13 @@ impl HitRecord {
 /// definition names it (its link, only where the definition cannot be
 /// read: a link changed by hand would send readers to another file than
 /// the one indexed), with the project's name.
+/// Where a root-relative `file` is on disk: under the root, or for a
+/// catalog's file (`<project>/<path>`), under its project's directory.
+pub fn on_disk(root: &ProjectRoot, file: &str) -> PathBuf {
+    let (dir, rest, _) = place_in(root, file.to_string());
+    dir.join(rest)
+}
+
 fn place_in(root: &ProjectRoot, file: String) -> (PathBuf, String, Option<String>) {
     if root.marker != RootMarker::Catalog {
         return (root.path.clone(), file, None);

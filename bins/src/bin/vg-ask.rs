@@ -88,7 +88,11 @@ fn ask_and_answer(
     if json {
         vecgrep::records::write_record(&mut out, &response)?;
     } else {
-        out.write_all(ask::render_response(&response).as_bytes())?;
+        let from_here = |file: &str| {
+            let path = vecgrep::records::on_disk(&inv.root, file);
+            vecgrep::project::relative_to(&path, &inv.cwd).display().to_string()
+        };
+        out.write_all(ask::render_response(&response, &from_here).as_bytes())?;
     }
     out.flush()?;
     Ok(match (errors, response.hits.is_empty()) {

@@ -52,7 +52,10 @@ pub fn render_plan(plan: &QueryPlan) -> String {
 
 /// The response: the plan in a line, warnings, each hit with its reasons
 /// and first lines, the answer with its citations, and the run in a line.
-pub fn render_response(response: &AskResponse) -> String {
+/// `from_here` gives a root-relative path as the person at the terminal
+/// types it (from the working directory; a catalog's file in its project,
+/// not through the catalog's hidden links).
+pub fn render_response(response: &AskResponse, from_here: &dyn Fn(&str) -> String) -> String {
     let mut out = String::new();
     let plan = &response.query_plan;
     let _ = writeln!(
@@ -71,7 +74,7 @@ pub fn render_response(response: &AskResponse) -> String {
         let _ = writeln!(
             out,
             "\n{}:{}-{}  score {:.2}  {}",
-            shown(&hit.path),
+            shown(&from_here(&hit.path)),
             hit.start_line,
             hit.end_line,
             hit.score,
@@ -87,7 +90,8 @@ pub fn render_response(response: &AskResponse) -> String {
     if let Some(answer) = &response.answer_summary {
         let model = response.stats.answer_model.as_deref().unwrap_or("the chat model");
         let _ = writeln!(out, "\nanswer ({}):\n{}", shown(model), shown_lines(answer));
-        let cited: Vec<String> = response.citations.iter().map(|c| format!("{}:{}", shown(&c.path), c.line)).collect();
+        let cited: Vec<String> =
+            response.citations.iter().map(|c| format!("{}:{}", shown(&from_here(&c.path)), c.line)).collect();
         if !cited.is_empty() {
             let _ = writeln!(out, "cites {}", cited.join(", "));
         }
@@ -95,7 +99,8 @@ pub fn render_response(response: &AskResponse) -> String {
     // `--learn` changed the project: said, as `--answer --learn` says it.
     if !response.stats.concepts_learned.is_empty() {
         let learned: Vec<String> = response.stats.concepts_learned.iter().map(|c| shown(c)).collect();
-        let _ = writeln!(out, "learned: {} (review .vecgrep/kg/learned.md)", learned.join(", "));
+        let file = from_here(".vecgrep/kg/learned.md");
+        let _ = writeln!(out, "learned: {} (review {})", learned.join(", "), shown(&file));
     }
     let s = &response.stats;
     let _ = writeln!(
