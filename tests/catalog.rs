@@ -1184,25 +1184,35 @@ fn a_catalog_changes_only_between_index_runs_and_leaves_one_lock_file() {
 /// The search of a catalog reads the catalog's config; an answer reads
 /// the config of the project its first result is from, which nothing read
 /// before it: what is wrong there is said, not passed over in silence.
+/// An answer over a catalog reads the catalog's config, as its search
+/// did, never its projects' (catalogs.md): vg-answer read the top hit's
+/// project's, so that a typo there lost the answer and its settings chose
+/// the model.
 #[test]
-fn an_answer_over_a_catalog_says_what_is_wrong_with_its_projects_config() {
+fn an_answer_over_a_catalog_reads_the_catalogs_config_not_its_projects() {
     let p = Projects::new();
     assert_code(&p.add("team", &["src/api", "src/billing"]), 0);
     std::fs::create_dir_all(p.dir("src/billing/.vecgrep")).unwrap();
     std::fs::write(p.dir("src/billing/.vecgrep/config.toml"), "topk = 1\n").unwrap();
+    let url = crate::answer::canned_server(
+        200,
+        r#"{"model": "m", "choices": [{"message": {"content": "It is send_invoice [1]."}, "finish_reason": "stop"}]}"#,
+    );
     let o = run(p.cmd("vecgrep", "elsewhere").args([
         "--answer",
         "--force-answer",
+        "--json",
         "--catalog",
         "team",
         "--llm-url",
-        "http://127.0.0.1:9/v1",
+        &url,
+        "--llm-model",
+        "m",
         "email the monthly invoice",
     ]));
-    assert_code(&o, 2);
-    let err = stderr(&o);
-    assert!(err.starts_with("vecgrep: config ") && err.contains("topk"), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_code(&o, 0);
+    let answered = of_type(&records(&o), "answer").into_iter().next().cloned();
+    assert!(answered.is_some_and(|a| a["text"].as_str().unwrap().contains("send_invoice")), "{}", stderr(&o));
     // No result to answer from, run in that project: the catalog's search
     // found nothing, as a search alone says; the answer needs no config.
     let none = ["--catalog", "team", "--threshold", "0.999", "zebra crossing lights"];
@@ -1211,4 +1221,9 @@ fn an_answer_over_a_catalog_says_what_is_wrong_with_its_projects_config() {
         run(p.cmd("vecgrep", "src/billing").args(["--answer", "--llm-url", "http://127.0.0.1:9/v1"]).args(none));
     assert_code(&searched, 1);
     assert_code(&answered, 1);
+    // The catalog's own config is read, and its fault said.
+    std::fs::write(p.dir("catalogs/team/.vecgrep/config.toml"), "topk = 1\n").unwrap();
+    let o = run(p.cmd("vecgrep", "elsewhere").args(["--answer", "--catalog", "team", "--llm-url", &url, "invoice"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("topk") && stderr(&o).lines().count() == 1, "{}", stderr(&o));
 }

@@ -691,6 +691,22 @@ fn exit_with_usage_line(tool: &str, cause: &str) -> ! {
     std::process::exit(EXIT_ERROR as i32);
 }
 
+/// The user's catalog a stream's hits come from, when they name their
+/// project: the one catalog that holds a project of that name at the hit's
+/// root. A catalog's search reads the catalog's config, never its
+/// projects' (catalogs.md), and so do the tools its results are piped to:
+/// vg-answer asked the model the top hit's project named, and a typo in
+/// that project's config lost the answer. None where no catalog, or more
+/// than one, holds it.
+pub fn catalog_of_hits(hits: &[vecgrep::records::HitRecord]) -> Option<ProjectRoot> {
+    let (project, root) = hits.iter().find_map(|h| Some((h.project.as_deref()?, h.root.as_deref()?)))?;
+    let (catalogs, _) = Catalogs::of_user().ok()?.list().ok()?;
+    let holds = |c: &Catalog| c.projects.iter().any(|p| p.name == project && p.path == Path::new(root));
+    let mut holding = catalogs.into_iter().filter(holds);
+    let first = holding.next()?;
+    holding.next().is_none().then(|| first.root())
+}
+
 /// A search of a catalog's index as it is (`--no-index`: no run walks it)
 /// says the projects whose directories moved or vanished, as every run
 /// does; their hits named directories that were gone, in silence.

@@ -78,11 +78,15 @@ fn config_of(
     stream: &SearchStream,
     users_own: bool,
 ) -> Result<Option<ResolvedConfig>> {
-    let config = match (users_own, stream.hits.iter().any(|h| h.project.is_some())) {
-        (false, _) => resolve_stream_root_config(TOOL, root, asked),
-        // A catalog's project: the search before read the catalog's config, not this one.
-        (true, true) => resolve_config_unread(TOOL, root, asked),
-        (true, false) => resolve_config(TOOL, root, asked),
+    let config = match vecgrep_bins::app::catalog_of_hits(&stream.hits) {
+        // The user's own catalog: its config, as the search before read it.
+        Some(catalog) => resolve_config(TOOL, &catalog, asked),
+        None => match (users_own, stream.hits.iter().any(|h| h.project.is_some())) {
+            (false, _) => resolve_stream_root_config(TOOL, root, asked),
+            // A project of no one catalog: the search before read another config.
+            (true, true) => resolve_config_unread(TOOL, root, asked),
+            (true, false) => resolve_config(TOOL, root, asked),
+        },
     };
     match config {
         Err(_) if stream.hits.is_empty() => Ok(None),

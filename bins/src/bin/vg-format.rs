@@ -68,6 +68,8 @@ fn quiet(cli: &FormatCli, matches: &clap::ArgMatches, stream: &vecgrep::records:
         vecgrep::project::select_root(&cwd, &[]).ok().map(|r| r.path)
     });
     let Ok(flags) = cli_config(matches) else { return cli.quiet };
+    // A catalog's hits: the catalog's setting, as its search read it.
+    let root = vecgrep_bins::app::catalog_of_hits(&stream.hits).map(|c| c.path).or(root);
     let Some(root) = root else { return cli.quiet };
     let config = root.join(vecgrep::project::PROJECT_DIR).join("config.toml");
     ConfigLayers::load(flags, &config).and_then(|l| l.resolve()).map_or(cli.quiet, |c| c.quiet)
