@@ -287,6 +287,16 @@ fn busy_servers_are_retried_and_broken_answers_refused() {
     let o = run(&mut t.cmd("vg-index", "."));
     assert_code(&o, 2);
     assert!(stderr(&o).contains("100-dimensional") && stderr(&o).contains("--reindex"), "{}", stderr(&o));
+    // And a query's vector of another size: the search is refused saying
+    // why (the index was called damaged, and told to be thrown away).
+    let o = run(t.cmd("vg-query", ".").args(["--no-index", "--mode", "semantic", "launch the zeppelin"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("100-dimensional") && !stderr(&o).contains("damaged"), "{}", stderr(&o));
+    // A server's hybrid search came back empty, words and all, and 200.
+    let s = crate::serve::Server::start(&t, &["--refresh", "3600"]);
+    let (code, _, body) = s.get("/search?q=launch+the+zeppelin&threshold=-1");
+    assert!(code == 500 && body.contains("100-dimensional"), "{code} {body}");
+    drop(s);
     proxy.faults.lock().unwrap().truncate = None;
     // A model the server does not have: a clear error that keeps the index.
     let o = run(t.cmd("vg-index", ".").args(["--embedder-model", "nomic-embed-text"]));

@@ -75,7 +75,7 @@ impl Server {
         self.raw(req.as_bytes())
     }
 
-    fn get(&self, target: &str) -> (u16, String, String) {
+    pub(crate) fn get(&self, target: &str) -> (u16, String, String) {
         self.request("GET", target, &[])
     }
 

@@ -155,6 +155,7 @@ pub fn search_index(
                 return Ok((None, None));
             }
             let vector = embed_query(embedder, &request)?.ok_or_else(|| anyhow!("no vector for the query"))?;
+            check_query_dims(store, &vector)?;
             let nearest = store.nearest_chunks(&vector, &request.scope, fusion::candidate_pool(request.k))?;
             Ok((Some(vector), Some(nearest)))
         })();
@@ -301,6 +302,20 @@ pub fn semantic_ranking(table: &VectorTable, vector: &[f32], request: &SearchReq
     table.ranking(vector, &request.scope, fusion::candidate_pool(request.k))
 }
 
+/// That the query's vector has the size of those the index holds: a server
+/// that answers for the model's name with another model left the ranking by
+/// meaning empty in silence (a hybrid search lost its words too), or had
+/// the index called damaged and thrown away.
+fn check_query_dims(store: &dyn IndexReader, vector: &[f32]) -> Result<()> {
+    match store.dims()? {
+        Some(held) if held != vector.len() => Err(anyhow!(
+            "the query model gives {}-dimensional vectors but the index holds {held}-dimensional ones (another model behind the name?); vg-index --reindex rebuilds the index",
+            vector.len()
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// The query's vector when the mode needs one (None in lexical mode). Split
 /// from the search so that a server holds its model only while embedding.
 pub fn embed_query(embedder: Option<&mut dyn Embedder>, request: &SearchRequest<'_>) -> Result<Option<Vec<f32>>> {
@@ -333,6 +348,9 @@ pub fn search_embedded(
     }
     if needs_embedder(mode) && ranking.vector.is_none() && ranking.statics.is_none() {
         return Err(anyhow!("{mode} search needs the query's vector"));
+    }
+    if let Some(vector) = ranking.vector {
+        check_query_dims(store, vector)?;
     }
     let sides = fusion::Sides {
         vector: if mode == SearchMode::Lexical { None } else { ranking.vector },
