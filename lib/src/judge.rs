@@ -77,7 +77,13 @@ pub fn judge(query: &str, mode: SearchMode, hits: &[Hit], named: &[Concept]) -> 
             reasons.push(format!("the best match is weak (score {score:.2})"));
         }
         if let Some(m) = margin.filter(|&m| m < FLAT_MARGIN && files == top.len() && top.len() > 1) {
-            reasons.push(format!("no result stands out (the top {} are in {files} files, within {m:.3})", top.len()));
+            // Ordered by more than the score, the first may score below the
+            // others: "within -0.066" said nothing.
+            let how = match m < 0.0 {
+                true => format!("the first scoring {:.3} below the others' mean", -m),
+                false => format!("within {m:.3}"),
+            };
+            reasons.push(format!("no result stands out (the top {} are in {files} files, {how})", top.len()));
         }
     }
     let insufficient = hits.is_empty() || reasons.len() >= 2;
@@ -172,6 +178,18 @@ mod tests {
         assert_eq!(j.verdict, Verdict::Insufficient);
         assert_eq!(j.reasons.len(), 3, "{:?}", j.reasons);
         assert!(j.reasons[0].contains("ledger, balance"), "{:?}", j.reasons);
+        assert!(j.reasons[2].ends_with("5 files, within 0.002)"), "{:?}", j.reasons);
+        // The first below the others (ordered by more than the score).
+        let mut below = flat.clone();
+        below[0].score = 0.2;
+        let j = judge("ledger balance", SearchMode::Hybrid, &below, &[]);
+        assert!(
+            j.reasons
+                .iter()
+                .any(|r| r.contains("5 files, the first scoring 0.09") && r.ends_with("below the others' mean)")),
+            "{:?}",
+            j.reasons
+        );
         // One bad signal alone is not enough: a weak score in lexical mode means nothing.
         let j = judge("ledger balance", SearchMode::Lexical, &[hit("a.rs", 0.1, "fn ledger_balance()")], &[]);
         assert_eq!(j.verdict, Verdict::Sufficient, "{j:?}");

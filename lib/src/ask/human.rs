@@ -141,10 +141,10 @@ fn filters_in_brief(plan: &QueryPlan) -> String {
 }
 
 /// One line with every control character escaped, and the bidirectional
-/// overrides and isolates that would show a line in another order.
+/// overrides and isolates that would show a line in another order, as
+/// vg-format shows them (`^[`, `<U+202E>`; this said `\u{1b}`).
 fn shown(text: &str) -> String {
-    let escaped = |c: char| c.is_control() || crate::project::shown::is_bidi_control(c);
-    text.chars().map(|c| if escaped(c) { c.escape_default().to_string() } else { c.to_string() }).collect()
+    crate::project::shown::escape_controls(text).into_owned()
 }
 
 /// Several lines, each `shown`.
@@ -174,8 +174,9 @@ mod tests {
         };
         let text = render_plan(&plan);
         assert!(text.contains("extensions      .rs\n"), "{text}");
-        assert!(text.contains("retry\\u{1b}[2J uploads") && !text.contains('\u{1b}'), "{text}");
-        assert!(text.contains("\\u{202e}won\\u{2069}") && !text.contains('\u{202e}'), "{text}");
+        // As vg-format shows them, and the README says.
+        assert!(text.contains("retry^[[2J uploads") && !text.contains('\u{1b}'), "{text}");
+        assert!(text.contains("<U+202E>won<U+2069>") && !text.contains('\u{202e}'), "{text}");
         assert!(text.contains("privacy         local_only"));
     }
 }

@@ -15,7 +15,6 @@ use std::path::{Path, PathBuf};
 
 use self::file_lines::{lines_at, read_lines, FileCache, FileLines};
 use crate::project::relative_to;
-use crate::project::shown::is_bidi_control;
 use crate::records::{write_record, AnswerRecord, HitRecord, JudgementRecord};
 
 #[cfg(test)]
@@ -554,30 +553,7 @@ fn write_hit_lines(
     Ok(())
 }
 
-/// `text` with its control characters made visible, as `cat -v` and
-/// `less` show them: `^[` for ESC, `^?` for DEL, `<U+009B>` for the C1
-/// controls a terminal also obeys; tabs stay. The bidirectional overrides
-/// and isolates are shown as `<U+202E>` too: a terminal that obeys them
-/// shows a line's code in another order than it runs ("Trojan Source").
-pub fn escape_controls(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(|c| (c.is_control() && c != '\t') || is_bidi_control(c)) {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        match c {
-            '\t' => out.push(c),
-            '\u{7f}' => out.push_str("^?"),
-            c if (c as u32) < 0x20 => {
-                out.push('^');
-                out.push(char::from(c as u8 + 0x40));
-            }
-            c if c.is_control() || is_bidi_control(c) => out.push_str(&format!("<U+{:04X}>", c as u32)),
-            c => out.push(c),
-        }
-    }
-    Cow::Owned(out)
-}
+pub use crate::project::shown::escape_controls;
 
 /// Whether the file on disk still has the hit's text at the hit's lines:
 /// each line as it is, but for the empty lines between joined chunks, and

@@ -1,6 +1,9 @@
 //! How text that came from outside (a path a client sent, a value read from
 //! a stream) is shown in an error: bounded, so that an 8 MiB path makes a
-//! one-line error, not an 8 MiB one.
+//! one-line error, not an 8 MiB one; and text from a file or a model as a
+//! terminal may show it (`escape_controls`).
+
+use std::borrow::Cow;
 
 /// The most characters of a path a line on stderr shows (its start and its
 /// end, `clipped_middle`), so that the cause after it is said.
@@ -48,6 +51,31 @@ pub(crate) fn words_clipped(message: &str, max_chars: usize, max_whole: usize) -
 /// ("Trojan Source").
 pub(crate) fn is_bidi_control(c: char) -> bool {
     matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `text` with its control characters made visible, as `cat -v` and
+/// `less` show them: `^[` for ESC, `^?` for DEL, `<U+009B>` for the C1
+/// controls a terminal also obeys; tabs stay. The bidirectional overrides
+/// and isolates are shown as `<U+202E>` too: a terminal that obeys them
+/// shows a line's code in another order than it runs ("Trojan Source").
+pub fn escape_controls(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(|c| (c.is_control() && c != '\t') || is_bidi_control(c)) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\t' => out.push(c),
+            '\u{7f}' => out.push_str("^?"),
+            c if (c as u32) < 0x20 => {
+                out.push('^');
+                out.push(char::from(c as u8 + 0x40));
+            }
+            c if c.is_control() || is_bidi_control(c) => out.push_str(&format!("<U+{:04X}>", c as u32)),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
 }
 
 #[cfg(test)]
