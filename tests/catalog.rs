@@ -509,6 +509,18 @@ fn a_server_serves_a_catalog_as_a_root() {
     assert_eq!(status, 200, "{body}");
     let first: Value = serde_json::from_str(body.lines().next().unwrap()).unwrap();
     assert_eq!((first["project"].as_str(), first["file"].as_str()), (Some("web"), Some("routes.js")), "{body}");
+    // A project's own directory, as the command line takes it and hits
+    // name it, narrows a question too (it was refused as outside the root).
+    let body = serde_json::json!({"query": "render the dashboard page", "root": p.dir("src/web")}).to_string();
+    let req = format!(
+        "POST /v1/ask HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let (status, _, answer) = s.raw(req.as_bytes());
+    assert_eq!(status, 200, "{answer}");
+    let answer: Value = serde_json::from_str(&answer).unwrap();
+    let paths: Vec<&str> = answer["hits"].as_array().unwrap().iter().map(|h| h["path"].as_str().unwrap()).collect();
+    assert!(!paths.is_empty() && paths.iter().all(|p| p.starts_with("web/")), "{paths:?}");
 }
 
 #[test]

@@ -62,6 +62,8 @@ pub fn confine(live: &LiveIndex, paths: &[String]) -> Result<Scope, Refusal> {
     let root = &live.target.root;
     let mut prefixes = Vec::with_capacity(paths.len());
     for path in paths {
+        let through = through_catalog(root, path);
+        let path = through.as_ref().unwrap_or(path);
         let rel = inside_root(&root.path, path)?;
         let shown = clipped(path, SHOWN_CHARS);
         if leads_outside(root, &rel) {
@@ -92,6 +94,21 @@ pub fn confine(live: &LiveIndex, paths: &[String]) -> Result<Scope, Refusal> {
         }
     }
     Ok(Scope { prefixes, files: served.files })
+}
+
+/// An absolute path into a project of a served catalog, as the path
+/// through the catalog's link to it (`<catalog>/<project>/<rest>`): the
+/// command line takes a project's own directory
+/// (`vecgrep --catalog team "q" ~/src/api/src`), and the hits name it as
+/// their root, but a client naming it was refused as outside the root.
+fn through_catalog(root: &ProjectRoot, path: &str) -> Option<String> {
+    if root.marker != RootMarker::Catalog || !Path::new(path).is_absolute() {
+        return None;
+    }
+    let catalog = Catalog::read(&root.path).ok()?;
+    let real = real_path(&normalize_lexically(Path::new(path)), 0)?;
+    let (project, rest) = catalog.project_holding(&real)?;
+    root.path.join(&project.name).join(rest).to_str().map(String::from)
 }
 
 /// A path that names nothing is not found; one that leads out is forbidden.
