@@ -1007,3 +1007,30 @@ fn a_shallow_clone_deepened_later_has_its_boundary_commits_read_again() {
     assert_eq!(touched(&clone, "f1.txt"), ["Add file number 1"], "read again once its parent is there");
     assert_eq!(touched(&clone, "f3.txt"), ["Add file number 3"]);
 }
+
+/// PATHs are the history's places, as a revision's are: a link the
+/// working tree has there now (to outside the project) is no link of the
+/// history (it was skipped as outside, yet filtered by), and one gone,
+/// named from outside the project, chooses the project by what is left of
+/// it (the current directory's was taken: "not in a git repository").
+#[test]
+fn paths_are_the_historys_places_whatever_the_working_tree_has_there() {
+    let tree = repository();
+    git(&tree, &["rm", "-q", "-r", "docs"]);
+    git(&tree, &["commit", "-q", "-m", "Drop the docs"]);
+    let outside = Tree::bare();
+    std::os::unix::fs::symlink(outside.path(), tree.path().join("docs")).unwrap();
+    let o = log(&tree, &["configuration", "docs"]);
+    assert_code(&o, 0);
+    assert!(subjects(&records(&o)).contains(&"Document the configuration file format".to_string()), "{}", stderr(&o));
+    std::fs::remove_file(tree.path().join("docs")).unwrap();
+    let gone = tree.path().join("docs/config.md");
+    let o = run(outside.cmd("vg-log", ".").args(["--threshold", "-1", "configuration"]).arg(&gone));
+    assert_code(&o, 0);
+    assert!(subjects(&records(&o)).contains(&"Drop the docs".to_string()), "{}", stderr(&o));
+    // No commits yet: a PATH neither on disk nor in any commit is a typo too.
+    let empty = git_repo();
+    let o = run(empty.cmd("vg-log", ".").args(["--no-index", "anything", "nothere"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("'nothere': no such file or directory"), "{}", stderr(&o));
+}

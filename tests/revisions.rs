@@ -1027,3 +1027,20 @@ fn forgetting_by_a_hex_branch_name_forgets_the_branchs_revision() {
         .collect();
     assert_eq!(left, [head]);
 }
+
+/// `..` after a link climbs from where the link leads, as the system reads
+/// it: `plib/../lib/a.py`, plib a link into the project, was refused.
+#[test]
+fn a_path_through_a_link_into_the_project_and_back_up_is_its_place() {
+    let repo = git_repo();
+    repo.write("lib/a.py", "def reconcile_ledger():\n    return 1\n");
+    commit_all(&repo, "Ledger");
+    let elsewhere = Tree::bare();
+    std::os::unix::fs::symlink(repo.path().join("lib"), elsewhere.path().join("plib")).unwrap();
+    let o = run(repo
+        .cmd("vg-query", ".")
+        .args(["--rev", "HEAD", "--threshold", "-1", "reconcile the ledger"])
+        .arg(elsewhere.path().join("plib/../lib/a.py")));
+    assert_code(&o, 0);
+    assert_eq!(records(&o)[0]["file"], "lib/a.py", "{}", stderr(&o));
+}

@@ -13,8 +13,8 @@ use vecgrep::records::{write_record, CommitRecord};
 use vecgrep::store::{self, CommitStore};
 use vecgrep_bins::app::{
     all_cores, cli_config, join_embedder, load_embedder, note, note_skipped_paths, preload_query_embedder,
-    progress_bar, resolve, run_main, shown_name, wait_for_write_lock, Invocation, EXIT_FOUND, EXIT_INTERRUPTED,
-    EXIT_NOT_FOUND,
+    progress_bar, resolve, resolve_in, run_main, shown_name, wait_for_write_lock, Invocation, PathsIn, EXIT_FOUND,
+    EXIT_INTERRUPTED, EXIT_NOT_FOUND,
 };
 use vecgrep_bins::cli::LogCli;
 
@@ -34,16 +34,16 @@ fn main() {
                 _ => {}
             }
         }
-        // Paths the history knew may be gone from the working tree: those that
-        // exist choose the root as for every tool, and all are then taken as written.
-        let present: Vec<PathBuf> = cli.paths.iter().filter(|p| p.exists()).cloned().collect();
+        // Paths the history knew may be gone from the working tree, or be
+        // links there now: each chooses the root by what is on disk of it,
+        // and is taken as written from where it enters the root, as a
+        // revision's PATHs are (`PathsIn::Revision`).
         let skip = cli.outside.skip_outside_root;
-        // Every one on disk outside the root, skipped: one only the history
-        // knows may still be inside it (`admitted_paths` says each skipped).
-        let (inv, said) = match resolve(TOOL, &present, skip, None, cli_config(&matches)?) {
-            Err(e) if skip && present.len() < cli.paths.len() && all_skipped(&e) => {
-                (resolve(TOOL, &[], skip, None, cli_config(&matches)?)?, false)
-            }
+        let config = cli_config(&matches)?;
+        let (inv, said) = match resolve_in(TOOL, &cli.paths, skip, None, config.clone(), PathsIn::Revision) {
+            // Every one skipped: the root is the current directory's, and
+            // `admitted_paths` says each skipped.
+            Err(e) if skip && all_skipped(&e) => (resolve(TOOL, &[], skip, None, config)?, false),
             resolved => (resolved?, true),
         };
         let repo = GitRepo::open(&inv.root.path)?;
@@ -58,7 +58,14 @@ fn main() {
             // No commits: nothing to search, indexed or not (`--no-index`
             // said "never indexed; run vg-log", whose run records nothing).
             if history.is_empty() && cli.no_index {
-                return Ok(EXIT_NOT_FOUND);
+                let gone = cli.paths.iter().find(|p| !p.exists());
+                return match gone {
+                    Some(p) => Err(anyhow!(
+                        "'{}': no such file or directory, and there are no commits",
+                        clipped_middle(&p.display().to_string(), SHOWN_PATH_CHARS)
+                    )),
+                    None => Ok(EXIT_NOT_FOUND),
+                };
             }
             let store = match cli.no_index {
                 true => log_as_it_is(&inv, &history, cli.log.with_diff || cli.log.diffs_only)?,
@@ -123,10 +130,10 @@ fn all_skipped(e: &anyhow::Error) -> bool {
 }
 
 /// The PATHS as root-relative paths (the root itself as none), each named
-/// if skipped as outside the root, but those on disk `resolve` said.
+/// if skipped as outside the root, unless `resolve_in` said them.
 fn admitted_paths(cli: &LogCli, inv: &Invocation, said: bool) -> Result<Vec<String>> {
     let admission = admit_paths_lexically(&inv.root, &inv.cwd, &cli.paths, cli.outside.skip_outside_root)?;
-    let unsaid = admission.skipped.into_iter().filter(|p| !(said && p.exists())).collect();
+    let unsaid = if said { Vec::new() } else { admission.skipped };
     note_skipped_paths(TOOL, inv.config.quiet, &inv.root, &Admission { admitted: Vec::new(), skipped: unsaid });
     Ok(admission.admitted.into_iter().filter(|rel| !rel.is_empty()).collect())
 }

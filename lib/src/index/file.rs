@@ -249,13 +249,17 @@ fn vectors_for(
     let mut first_with_key: HashMap<[u8; 16], usize> = HashMap::new();
     let mut repeats: Vec<(usize, usize)> = Vec::new(); // (chunk, the earlier chunk with its text)
     let mut to_embed: Vec<usize> = Vec::new();
+    // Another index of the project may hold vectors of another size (made
+    // before a server behind the model's name changed): never copied in
+    // beside the model's (a --reindex copied a revision's 384 beside 100).
+    let dims = model.as_ref().map(|m| m.dims());
     for (i, &key) in keys.iter().enumerate() {
         if let Some(&earlier) = first_with_key.get(&key) {
             repeats.push((i, earlier));
             continue;
         }
         first_with_key.insert(key, i);
-        match known.and_then(|k| k.get(&key)) {
+        match known.and_then(|k| k.get(&key)).filter(|v| dims.is_none_or(|d| v.len() == d)) {
             Some(v) => vectors[i] = Some(v),
             None => to_embed.push(i),
         }

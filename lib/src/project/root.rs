@@ -469,19 +469,21 @@ fn resolved_as_far_as_it_exists(path: &Path) -> PathBuf {
 /// working tree has made since, is that revision's path. Taken as written
 /// where no start of it resolves into the root.
 fn entered_as_written(path: &Path, root: &Path) -> PathBuf {
-    let path = normalize_lexically(path);
+    // The starts as written, `..` and all: the one after a link outside
+    // the root climbs from where the link leads, as the system reads it
+    // (`plib/../lib/a.py`, plib a link into the root, was refused).
     let starts: Vec<&Path> = path.ancestors().collect();
     for start in starts.into_iter().rev() {
         match start.canonicalize() {
             Ok(real) if real.starts_with(root) => {
                 let rest = path.strip_prefix(start).unwrap_or(Path::new(""));
-                return real.join(rest);
+                return normalize_lexically(&real.join(rest));
             }
             Ok(_) => {}
             Err(_) => break,
         }
     }
-    path
+    normalize_lexically(path)
 }
 
 /// Resolve `.` and `..` without touching the file system.
