@@ -1856,6 +1856,23 @@ fn status_reports_the_specs_states() {
     assert_eq!(s.json("/health")["index_ready"], false);
 }
 
+/// A walk flag no walk can take: the servers started, and answered every
+/// search with nothing, their runs failing behind them.
+#[test]
+fn servers_refuse_to_start_on_walk_flags_no_walk_can_take() {
+    let t = sample_project();
+    for tool in ["vg-serve", "vg-mcp"] {
+        for bad in [&["-t", "nosuch"][..], &["-g", "["], &["--ignore-file", "/nonexistent/x"]] {
+            let o = run_or_fail_after(
+                t.cmd(tool, ".").args(bad).stdin(std::process::Stdio::null()),
+                Duration::from_secs(60),
+            );
+            assert_code(&o, 2);
+            assert_eq!(stderr(&o).lines().count(), 1, "{tool} {bad:?}: {}", stderr(&o));
+        }
+    }
+}
+
 /// A config's top_k over the 1000 a server returns: searches without k
 /// were cut to 1000 in silence.
 #[test]

@@ -43,6 +43,7 @@ fn main() {
         let query_embedder = LazyEmbedder::new(move || load_query_embedder(&query_config, Profile::Query, all_cores()))
             .with_static(static_loader(&inv.config));
         let walk = cli.walk.to_options(&inv.config);
+        vecgrep::project::check_walk_options(&inv.root, &walk)?;
         let events = Arc::new(Events { quiet: inv.config.quiet });
         let index_embedders = embedder_pool(&inv.config);
         vecgrep::mcp::serve_stdio(

@@ -75,6 +75,7 @@ fn pick(mut cli: PickCli, matches: &clap::ArgMatches) -> Result<u8> {
         pick::expand(template, "file", 1, 1).map_err(|e| anyhow!(e))?;
     }
     let walk = cli.walk.to_options(&config);
+    vecgrep::project::check_walk_options(&inv.root, &walk)?;
     let mut index_embedders = embedder_pool(&config);
     let mut blocking = None;
     if config.full_index {

@@ -80,6 +80,7 @@ fn main() {
         let embeddings_loader: vecgrep::index::ThreadedLoader =
             std::sync::Arc::new(move |threads| load_embedder(&embeddings_config, Profile::Index, threads));
         let walk = cli.walk.to_options(&inv.config);
+        vecgrep::project::check_walk_options(&inv.root, &walk)?;
         let events = Arc::new(Events { quiet: inv.config.quiet, root: inv.root.clone(), exposure });
         let rate_limit = inv.config.rate_limit;
         vecgrep::serve::serve(

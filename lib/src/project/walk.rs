@@ -456,6 +456,20 @@ fn builder(
     if !opts.no_ignore {
         builder.add_custom_ignore_filename(IGNORE_FILE_NAME);
     }
+    with_options(&mut builder, root, opts)?;
+    Ok(Some(builder))
+}
+
+/// That the walk's own options can be used (each `--ignore-file` a file,
+/// each type known, each glob valid), as a walk finds at its start: a
+/// server checks them before it listens (one given `-t nosuch` answered
+/// every search with nothing, its runs failing behind it).
+pub fn check_walk_options(root: &ProjectRoot, opts: &WalkOptions) -> Result<()> {
+    with_options(&mut WalkBuilder::new(&root.path), root, opts)
+}
+
+/// `builder` with the walk's ignore files, types and globs.
+fn with_options(builder: &mut WalkBuilder, root: &ProjectRoot, opts: &WalkOptions) -> Result<()> {
     for f in &opts.ignore_files {
         match small_file::is_regular(f) {
             Ok(true) => {}
@@ -483,7 +497,7 @@ fn builder(
         }
         builder.overrides(ov.build().context("globs")?);
     }
-    Ok(Some(builder))
+    Ok(())
 }
 
 /// The top of the git work tree the root is in (the nearest directory at
