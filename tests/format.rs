@@ -680,3 +680,19 @@ fn a_dumb_terminal_gets_no_color() {
     assert!(!colored(Some("dumb")));
     assert!(!colored(None));
 }
+
+/// The note that a commit touched more files than its record lists is a
+/// note as any other: -q silenced every note but it.
+#[test]
+fn the_note_of_a_commits_files_left_out_is_silenced_by_quiet() {
+    let t = sample_project();
+    let commit = serde_json::json!({"type": "commit", "v": 1, "root": t.path(), "sha": "a".repeat(40),
+        "date": "2024-05-01T00:00:00+00:00", "time": 1714521600, "author": "A", "email": "a@b", "subject": "bulk",
+        "score": 0.5, "matched": "message", "paths": ["f1.txt"], "paths_total": 55, "lines": [], "query": "q"});
+    let input = format!("{commit}\n");
+    let o = format(&t, ".", &["--files"], &input);
+    assert!(stderr(&o).contains("1 of the commits touched more files than their records list"), "{}", stderr(&o));
+    let o = format(&t, ".", &["--files", "-q"], &input);
+    assert_code(&o, 0);
+    assert_eq!(stderr(&o), "");
+}

@@ -95,6 +95,8 @@ fn the_log_is_kept_at_home_when_the_code_index_is_shared() {
     assert_code(&o, 0);
     assert!(!subjects(&records(&o)).is_empty(), "{}", stderr(&o));
     assert!(tree.path().join(".vecgrep/index.db").is_file());
+    // Said, not passed over in silence (vecgrep --log --store took it so).
+    assert!(stderr(&o).contains("the commit log is kept in the checkout's own index"), "{}", stderr(&o));
 }
 
 /// A commit with an empty message (`--allow-empty-message`) is found by

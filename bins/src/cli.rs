@@ -147,7 +147,7 @@ pub struct TrustArgs {
 #[derive(Args, Debug, Clone, Default)]
 #[command(next_help_heading = "Config options")]
 pub struct StoreArgs {
-    /// Keep the index in a shared Postgres database with pgvector, e.g. postgres://db.internal/vecgrep or postgres:///vecgrep?host=/run/postgresql; missing parts come from PGHOST, PGPORT, PGUSER, PGPASSWORD and PGDATABASE. Every machine given the same URL and --store-project shares one index. The URL is never printed.
+    /// Keep the index in a shared Postgres database with pgvector, e.g. postgres://db.internal/vecgrep or postgres:///vecgrep?host=/run/postgresql; missing parts come from PGHOST, PGPORT, PGUSER, PGPASSWORD and PGDATABASE. Every machine given the same URL and --store-project shares one index (the commit log vg-log keeps stays in the checkout's own). The URL is never printed.
     #[arg(long = "store", id = "store_url", value_name = "URL")]
     pub store_url: Option<String>,
     /// The name the project's index is kept under in the shared database; every checkout given the same name shares it (the first to write it is recorded as its creator; others need --store-adopt).

@@ -43,7 +43,8 @@ fn main() {
         };
         let (stdout, reader_gone) = (vecgrep_bins::app::stdout(), vecgrep_bins::app::stdout_reader_gone);
         let stream = render_stream(std::io::stdin().lock(), stdout, &opts, &reader_gone)?;
-        if let Some(why) = files_left_out(&stream.commits, opts.mode) {
+        // A note as any other: -q (or the config's quiet) silences it.
+        if let Some(why) = files_left_out(&stream.commits, opts.mode).filter(|_| !quiet(&cli, &matches, &stream)) {
             note(TOOL, false, &why);
         }
         let advice = stream.judgement.as_ref().and_then(|j| judgement_note(j, opts.mode));

@@ -24,16 +24,7 @@ fn main() {
     let (cli, matches) = vecgrep_bins::app::parse_args::<LogCli>(TOOL);
     run_main(TOOL, || {
         let query = vecgrep::search::check_query(&cli.query)?.to_string();
-        // A PATH that cannot be looked at (closed to the user, a name too
-        // long) is an error as rg says it; one gone may be the history's.
-        for path in &cli.paths {
-            match std::fs::symlink_metadata(path) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(anyhow!("'{}': {e}", clipped_middle(&path.display().to_string(), SHOWN_PATH_CHARS)));
-                }
-                _ => {}
-            }
-        }
+        check_before_resolving(&cli)?;
         // Paths the history knew may be gone from the working tree, or be
         // links there now: each chooses the root by what is on disk of it,
         // and is taken as written from where it enters the root, as a
@@ -111,6 +102,25 @@ fn main() {
         }
         result
     })
+}
+
+/// A PATH that cannot be looked at (closed to the user, a name too long)
+/// is an error as rg says it; one gone may be the history's. The store
+/// flags are taken, as a config's are, but said to hold no commit log.
+fn check_before_resolving(cli: &LogCli) -> Result<()> {
+    for path in &cli.paths {
+        match std::fs::symlink_metadata(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(anyhow!("'{}': {e}", clipped_middle(&path.display().to_string(), SHOWN_PATH_CHARS)));
+            }
+            _ => {}
+        }
+    }
+    if cli.store.store_url.is_some() || cli.store.store_project.is_some() || cli.store.store_adopt {
+        let why = "the commit log is kept in the checkout's own index: --store, --store-project and --store-adopt apply to the code index";
+        note(TOOL, cli.quiet.quiet, why);
+    }
+    Ok(())
 }
 
 /// The filter options and PATHS as a commit filter.
