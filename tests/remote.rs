@@ -319,6 +319,13 @@ fn busy_servers_are_retried_and_broken_answers_refused() {
     assert_code(&o, 0);
     proxy.faults.lock().unwrap().truncate = None;
     assert_code(&run(t.cmd("vg-index", ".").args(["-q", "--reindex"])), 0);
+    // The commit log too: its ranking took the dot product over the shorter.
+    assert_code(&run(t.cmd("vg-log", ".").args(["-q", "--threshold", "-1", "everything"])), 0);
+    proxy.faults.lock().unwrap().truncate = Some(100);
+    let o = run(t.cmd("vg-log", ".").args(["--no-index", "--threshold", "-1", "everything"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("100-dimensional") && stderr(&o).contains("commit log"), "{}", stderr(&o));
+    proxy.faults.lock().unwrap().truncate = None;
     // A model the server does not have: a clear error that keeps the index.
     let o = run(t.cmd("vg-index", ".").args(["--embedder-model", "nomic-embed-text"]));
     assert_code(&o, 2);

@@ -138,7 +138,14 @@ fn by_meaning(
     vector: &[f32],
 ) -> Result<HashMap<i64, Best>> {
     let mut best: HashMap<i64, Best> = HashMap::new();
+    // A server answering for the model's name with another model: the dot
+    // product ran over the shorter vector and ranked by nothing.
+    let mut other_size = None;
     store.each_piece_vector(&mut |piece, v| {
+        if v.len() != vector.len() {
+            other_size = Some(v.len());
+            return;
+        }
         let Some(&commit) = scope.place.get(piece.sha).filter(|_| pieces.admits(piece.kind)) else { return };
         let score: f32 = v.iter().zip(vector).map(|(a, b)| a * b).sum();
         let entry = best.entry(commit).or_insert(Best { piece: piece.id, score });
@@ -146,6 +153,12 @@ fn by_meaning(
             *entry = Best { piece: piece.id, score };
         }
     })?;
+    if let Some(held) = other_size {
+        anyhow::bail!(
+            "the query model gives {}-dimensional vectors but the commit log holds {held}-dimensional ones (another model behind the name?); remove .vecgrep's commit log with vg-index --clear-cache to rebuild it",
+            vector.len()
+        );
+    }
     Ok(best)
 }
 
