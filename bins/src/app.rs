@@ -112,6 +112,11 @@ pub const RUN_BY_ENV: &str = "VECGREP_RUN_BY";
 /// answer is made from is held to `privacy_mode` as the answer is.
 pub const ANSWERING_ENV: &str = "VECGREP_ANSWERING";
 
+/// Set by `vecgrep --catalog NAME` on the tools its results are piped to
+/// (vg-answer, vg-format): the catalog searched, whose config they read
+/// (`catalog_of_hits`), which a project in two catalogs left unknown.
+pub const CATALOG_SEARCHED_ENV: &str = "VECGREP_CATALOG_SEARCHED";
+
 /// Set by `vecgrep` on the tools after the first of a pipeline, which has
 /// said what of the project's config it passed over: one note, not one per tool.
 pub const CONFIG_NOTED_ENV: &str = "VECGREP_CONFIG_NOTED";
@@ -697,11 +702,16 @@ fn exit_with_usage_line(tool: &str, cause: &str) -> ! {
 /// projects' (catalogs.md), and so do the tools its results are piped to:
 /// vg-answer asked the model the top hit's project named, and a typo in
 /// that project's config lost the answer. None where no catalog, or more
-/// than one, holds it.
+/// than one, holds it, unless the porcelain said which it searched
+/// (`CATALOG_SEARCHED_ENV`).
 pub fn catalog_of_hits(hits: &[vecgrep::records::HitRecord]) -> Option<ProjectRoot> {
     let (project, root) = hits.iter().find_map(|h| Some((h.project.as_deref()?, h.root.as_deref()?)))?;
-    let (catalogs, _) = Catalogs::of_user().ok()?.list().ok()?;
     let holds = |c: &Catalog| c.projects.iter().any(|p| p.name == project && p.path == Path::new(root));
+    let searched = std::env::var(CATALOG_SEARCHED_ENV).ok().and_then(|name| Catalogs::of_user().ok()?.open(&name).ok());
+    if let Some(catalog) = searched.filter(holds) {
+        return Some(catalog.root());
+    }
+    let (catalogs, _) = Catalogs::of_user().ok()?.list().ok()?;
     let mut holding = catalogs.into_iter().filter(holds);
     let first = holding.next()?;
     holding.next().is_none().then(|| first.root())

@@ -7,7 +7,9 @@ use std::sync::Mutex;
 
 use anyhow::{anyhow, Context, Result};
 use vecgrep::tools::find_tool;
-use vecgrep_bins::app::{note, run_main, ANSWERING_ENV, CONFIG_NOTED_ENV, EXIT_ERROR, EXIT_INTERRUPTED, RUN_BY_ENV};
+use vecgrep_bins::app::{
+    note, run_main, ANSWERING_ENV, CATALOG_SEARCHED_ENV, CONFIG_NOTED_ENV, EXIT_ERROR, EXIT_INTERRUPTED, RUN_BY_ENV,
+};
 use vecgrep_bins::cli::VecgrepCli;
 use vecgrep_bins::porcelain::{self, Mode};
 
@@ -26,6 +28,7 @@ fn tool(name: &str) -> Result<Command> {
     let mut cmd = Command::new(path);
     // What the porcelain tells its tools is its own, never the user's environment's.
     cmd.env(RUN_BY_ENV, "vecgrep").env_remove(CONFIG_NOTED_ENV).env_remove(ANSWERING_ENV);
+    cmd.env_remove(CATALOG_SEARCHED_ENV);
     cmd.env_remove(vecgrep::project::OWN_OUTPUT_VAR);
     Ok(cmd)
 }
@@ -65,6 +68,9 @@ fn dispatch(cli: &VecgrepCli, matches: &clap::ArgMatches) -> Result<u8> {
         }
         if mode == Mode::Answer && name == "vg-query" {
             cmd.env(ANSWERING_ENV, "1");
+        }
+        if let Some(catalog) = cli.catalog.catalog.as_ref().filter(|_| matches!(name, "vg-answer" | "vg-format")) {
+            cmd.env(CATALOG_SEARCHED_ENV, catalog);
         }
         // The picker takes no --color: `never` is said to it as NO_COLOR,
         // which it heeds (it was taken and passed over).
