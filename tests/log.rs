@@ -95,8 +95,12 @@ fn the_log_is_kept_at_home_when_the_code_index_is_shared() {
     assert_code(&o, 0);
     assert!(!subjects(&records(&o)).is_empty(), "{}", stderr(&o));
     assert!(tree.path().join(".vecgrep/index.db").is_file());
-    // Said, not passed over in silence (vecgrep --log --store took it so).
+    // Said, not passed over in silence (vecgrep --log --store took it so),
+    // and silenced as notes are, by the config's quiet too.
     assert!(stderr(&o).contains("the commit log is kept in the checkout's own index"), "{}", stderr(&o));
+    tree.global_config("quiet = true\n");
+    let o = run(tree.cmd("vg-log", "").args(["--store-adopt", "retry"]));
+    assert_eq!(stderr(&o), "");
 }
 
 /// A commit with an empty message (`--allow-empty-message`) is found by
@@ -1030,6 +1034,13 @@ fn paths_are_the_historys_places_whatever_the_working_tree_has_there() {
     let o = run(outside.cmd("vg-log", ".").args(["--threshold", "-1", "configuration"]).arg(&gone));
     assert_code(&o, 0);
     assert!(subjects(&records(&o)).contains(&"Drop the docs".to_string()), "{}", stderr(&o));
+    // Beside a PATH on disk, which chooses the root (two gave none).
+    let o = run(outside
+        .cmd("vg-log", ".")
+        .args(["--threshold", "-1", "configuration"])
+        .arg(&gone)
+        .arg(tree.path().join("src")));
+    assert_code(&o, 0);
     // No commits yet: a PATH neither on disk nor in any commit is a typo too.
     let empty = git_repo();
     let o = run(empty.cmd("vg-log", ".").args(["--no-index", "anything", "nothere"]));

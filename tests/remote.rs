@@ -624,3 +624,18 @@ fn a_switch_of_embedder_source_says_so_and_keeps_the_models_vectors_coming_home(
     assert_code(&o, 0);
     assert!(stderr(&o).contains("rebuilding the index: embedder_source local -> remote"), "{}", stderr(&o));
 }
+
+/// A flag that only qualifies another setting, given without it, was taken
+/// and passed over in silence: `--embedder-url` with the local model.
+#[test]
+fn qualifying_flags_given_without_what_they_qualify_are_said() {
+    let t = sample_project();
+    let o = run(t.cmd("vecgrep", ".").args(["--embedder-url", "http://127.0.0.1:9/v1/embeddings", "retry upload"]));
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("--embedder-url is not used: embedder_source is local"), "{}", stderr(&o));
+    let o = run(t.cmd("vg-query", ".").args(["--store-project", "x", "retry upload"]));
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("--store-project and --store-adopt are not used"), "{}", stderr(&o));
+    let o = run(t.cmd("vecgrep", ".").args(["-q", "--store-adopt", "retry upload"]));
+    assert_eq!(stderr(&o), "");
+}

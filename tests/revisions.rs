@@ -1043,4 +1043,17 @@ fn a_path_through_a_link_into_the_project_and_back_up_is_its_place() {
         .arg(elsewhere.path().join("plib/../lib/a.py")));
     assert_code(&o, 0);
     assert_eq!(records(&o)[0]["file"], "lib/a.py", "{}", stderr(&o));
+    // Out of the root by `..` and back in through the link, from inside.
+    let name = elsewhere.path().file_name().unwrap().to_str().unwrap().to_string();
+    let relative = format!("../../{name}/plib/a.py");
+    let o = run(repo.cmd("vg-query", "lib").args([
+        "--rev",
+        "HEAD",
+        "--threshold",
+        "-1",
+        "reconcile the ledger",
+        &relative,
+    ]));
+    assert_code(&o, 0);
+    assert_eq!(records(&o)[0]["file"], "lib/a.py", "{}", stderr(&o));
 }

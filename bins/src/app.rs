@@ -269,7 +269,7 @@ pub fn resolve_root(
         // A place in the revision gone from the working tree chooses the
         // root by what is left of it (`../repo/src` deleted since: from
         // outside the project, the root was refused as missing).
-        PathsIn::Revision => select_root(&cwd, &paths.iter().map(|p| nearest_on_disk(p)).collect::<Vec<_>>())?,
+        PathsIn::Revision => select_root(&cwd, &revision_paths_on_disk(paths))?,
     };
     // An explicit --rev names a revision of the project here: the default
     // context gives way to it (catalogs.md), as its label does.
@@ -295,6 +295,17 @@ pub enum PathsIn {
     /// the working tree (a directory since deleted), so each is taken by
     /// its text (`admit_paths_lexically`).
     Revision,
+}
+
+/// What of a revision's PATHs chooses the root: those on disk, or with
+/// none, what is left of each (a gone one beside another made two, and
+/// no root was chosen from them).
+fn revision_paths_on_disk(paths: &[PathBuf]) -> Vec<PathBuf> {
+    let present: Vec<PathBuf> = paths.iter().filter(|p| p.symlink_metadata().is_ok()).cloned().collect();
+    match present.is_empty() {
+        true => paths.iter().map(|p| nearest_on_disk(p)).collect(),
+        false => present,
+    }
 }
 
 /// `path`, or its nearest ancestor on disk (`.` for a relative one none
@@ -567,6 +578,7 @@ fn resolve_config_advising(
     advice: &str,
     noted: bool,
 ) -> Result<ResolvedConfig> {
+    let qualifiers_given = (cli.embedder_url.is_some(), cli.store_project.is_some() || cli.store_adopt == Some(true));
     let config = match ConfigLayers::load(cli, &root.config_path()) {
         // A file's fault: the first tool of the pipeline read it too, and said so.
         Err(e @ (ConfigError::Read { .. } | ConfigError::Parse { .. })) if noted => {
@@ -597,7 +609,26 @@ fn resolve_config_advising(
             ),
         );
     }
+    if !noted {
+        note_unused_qualifiers(tool, &config, qualifiers_given);
+    }
     Ok(config)
+}
+
+/// Flags that only qualify another setting, given without it: taken and
+/// passed over in silence (`--embedder-url` with the local model, which a
+/// user took for remote embedding).
+fn note_unused_qualifiers(tool: &str, config: &ResolvedConfig, (url_given, store_given): (bool, bool)) {
+    use vecgrep::project::EmbedderSource;
+    if url_given && config.embedder_source == EmbedderSource::Local {
+        let why =
+            "--embedder-url is not used: embedder_source is local (--embedder-source remote sends the chunks there)";
+        note(tool, config.quiet_by_user, why);
+    }
+    if store_given && config.store_url.is_none() {
+        let why = "--store-project and --store-adopt are not used: no shared store is set (--store URL, or store_url)";
+        note(tool, config.quiet_by_user, why);
+    }
 }
 
 /// A binary's clap definition as it parses: with its long help and each

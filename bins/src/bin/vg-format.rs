@@ -64,10 +64,14 @@ fn main() {
 fn quiet(cli: &FormatCli, matches: &clap::ArgMatches, stream: &vecgrep::records::SearchStream) -> bool {
     let hits_root = stream.hits.first().and_then(|h| h.root.as_deref());
     let judged_root = stream.judgement.as_ref().and_then(|j| j.root.as_deref());
-    let root = hits_root.or(judged_root).map(PathBuf::from).filter(|r| r.is_absolute()).or_else(|| {
-        let cwd = std::env::current_dir().ok()?;
-        vecgrep::project::select_root(&cwd, &[]).ok().map(|r| r.path)
-    });
+    // A log's stream holds commits alone: their root (the current
+    // directory's was read, another project's from outside it).
+    let commits_root = stream.commits.first().map(|c| c.root.as_str());
+    let root =
+        hits_root.or(judged_root).or(commits_root).map(PathBuf::from).filter(|r| r.is_absolute()).or_else(|| {
+            let cwd = std::env::current_dir().ok()?;
+            vecgrep::project::select_root(&cwd, &[]).ok().map(|r| r.path)
+        });
     let Ok(flags) = cli_config(matches) else { return cli.quiet };
     // A catalog's hits: the catalog's setting, as its search read it.
     let root = vecgrep_bins::app::catalog_of_hits(&stream.hits).map(|c| c.path).or(root);

@@ -24,7 +24,7 @@ fn main() {
     let (cli, matches) = vecgrep_bins::app::parse_args::<LogCli>(TOOL);
     run_main(TOOL, || {
         let query = vecgrep::search::check_query(&cli.query)?.to_string();
-        check_before_resolving(&cli)?;
+        check_paths_looked_at(&cli)?;
         // Paths the history knew may be gone from the working tree, or be
         // links there now: each chooses the root by what is on disk of it,
         // and is taken as written from where it enters the root, as a
@@ -37,6 +37,7 @@ fn main() {
             Err(e) if skip && all_skipped(&e) => (resolve(TOOL, &[], skip, None, config)?, false),
             resolved => (resolved?, true),
         };
+        note_store_flags(&cli, inv.config.quiet);
         let repo = GitRepo::open(&inv.root.path)?;
         let filter = CommitFilter { within_root: repo.root_is_subdirectory(), ..commit_filter(&cli, &inv, said)? };
         let mut query_embedder =
@@ -49,11 +50,12 @@ fn main() {
             // No commits: nothing to search, indexed or not (`--no-index`
             // said "never indexed; run vg-log", whose run records nothing).
             if history.is_empty() && cli.no_index {
-                let gone = cli.paths.iter().find(|p| !p.exists());
+                // Of the PATHs admitted (one skipped as outside was said so).
+                let gone = filter.paths.iter().find(|rel| !inv.root.path.join(rel).exists());
                 return match gone {
-                    Some(p) => Err(anyhow!(
+                    Some(rel) => Err(anyhow!(
                         "'{}': no such file or directory, and there are no commits",
-                        clipped_middle(&p.display().to_string(), SHOWN_PATH_CHARS)
+                        clipped_middle(rel, SHOWN_PATH_CHARS)
                     )),
                     None => Ok(EXIT_NOT_FOUND),
                 };
@@ -105,9 +107,8 @@ fn main() {
 }
 
 /// A PATH that cannot be looked at (closed to the user, a name too long)
-/// is an error as rg says it; one gone may be the history's. The store
-/// flags are taken, as a config's are, but said to hold no commit log.
-fn check_before_resolving(cli: &LogCli) -> Result<()> {
+/// is an error as rg says it; one gone may be the history's.
+fn check_paths_looked_at(cli: &LogCli) -> Result<()> {
     for path in &cli.paths {
         match std::fs::symlink_metadata(path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
@@ -116,11 +117,16 @@ fn check_before_resolving(cli: &LogCli) -> Result<()> {
             _ => {}
         }
     }
+    Ok(())
+}
+
+/// The store flags are taken, as a config's are, but hold no commit log:
+/// said, under the config's `quiet` too.
+fn note_store_flags(cli: &LogCli, quiet: bool) {
     if cli.store.store_url.is_some() || cli.store.store_project.is_some() || cli.store.store_adopt {
         let why = "the commit log is kept in the checkout's own index: --store, --store-project and --store-adopt apply to the code index";
-        note(TOOL, cli.quiet.quiet, why);
+        note(TOOL, quiet, why);
     }
-    Ok(())
 }
 
 /// The filter options and PATHS as a commit filter.

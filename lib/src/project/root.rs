@@ -472,12 +472,17 @@ fn entered_as_written(path: &Path, root: &Path) -> PathBuf {
     // The starts as written, `..` and all: the one after a link outside
     // the root climbs from where the link leads, as the system reads it
     // (`plib/../lib/a.py`, plib a link into the root, was refused).
+    // A start whose rest climbs back out (`sub/../../plib/a.py` from the
+    // root) is no place in it: a longer start, through the link, may be.
     let starts: Vec<&Path> = path.ancestors().collect();
     for start in starts.into_iter().rev() {
         match start.canonicalize() {
             Ok(real) if real.starts_with(root) => {
                 let rest = path.strip_prefix(start).unwrap_or(Path::new(""));
-                return normalize_lexically(&real.join(rest));
+                let placed = normalize_lexically(&real.join(rest));
+                if placed.starts_with(root) {
+                    return placed;
+                }
             }
             Ok(_) => {}
             Err(_) => break,
