@@ -98,6 +98,8 @@ fn the_log_is_kept_at_home_when_the_code_index_is_shared() {
     // Said, not passed over in silence (vecgrep --log --store took it so),
     // and silenced as notes are, by the config's quiet too.
     assert!(stderr(&o).contains("the commit log is kept in the checkout's own index"), "{}", stderr(&o));
+    let o = run(tree.cmd("vg-log", "").args(["--store-project", "x", "retry"]));
+    assert!(!stderr(&o).contains("are not used"), "one note, not two that point apart: {}", stderr(&o));
     tree.global_config("quiet = true\n");
     let o = run(tree.cmd("vg-log", "").args(["--store-adopt", "retry"]));
     assert_eq!(stderr(&o), "");

@@ -638,4 +638,8 @@ fn qualifying_flags_given_without_what_they_qualify_are_said() {
     assert!(stderr(&o).contains("--store-project and --store-adopt are not used"), "{}", stderr(&o));
     let o = run(t.cmd("vecgrep", ".").args(["-q", "--store-adopt", "retry upload"]));
     assert_eq!(stderr(&o), "");
+    // A project's `quiet` silences notes of the user's own flags too.
+    t.project_config("quiet = true\n");
+    let o = run(t.cmd("vecgrep", ".").args(["--embedder-url", "http://127.0.0.1:9/v1/embeddings", "retry upload"]));
+    assert_eq!(stderr(&o), "");
 }

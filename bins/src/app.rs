@@ -617,17 +617,18 @@ fn resolve_config_advising(
 
 /// Flags that only qualify another setting, given without it: taken and
 /// passed over in silence (`--embedder-url` with the local model, which a
-/// user took for remote embedding).
+/// user took for remote embedding). Notes of the user's own command line,
+/// silenced by any `quiet`; vg-log says of the store flags its own.
 fn note_unused_qualifiers(tool: &str, config: &ResolvedConfig, (url_given, store_given): (bool, bool)) {
     use vecgrep::project::EmbedderSource;
     if url_given && config.embedder_source == EmbedderSource::Local {
         let why =
             "--embedder-url is not used: embedder_source is local (--embedder-source remote sends the chunks there)";
-        note(tool, config.quiet_by_user, why);
+        note(tool, config.quiet, why);
     }
-    if store_given && config.store_url.is_none() {
+    if store_given && config.store_url.is_none() && !tool.ends_with("vg-log") {
         let why = "--store-project and --store-adopt are not used: no shared store is set (--store URL, or store_url)";
-        note(tool, config.quiet_by_user, why);
+        note(tool, config.quiet, why);
     }
 }
 
