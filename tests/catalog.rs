@@ -1243,6 +1243,21 @@ fn an_answer_over_a_catalog_reads_the_catalogs_config_not_its_projects() {
     assert_code(&o, 0);
     let answered = of_type(&records(&o), "answer").into_iter().next().cloned();
     assert!(answered.is_some_and(|a| a["text"].as_str().unwrap().contains("send_invoice")), "{}", stderr(&o));
+    // And by the default context, which the porcelain resolves to say it.
+    assert_code(&run(p.cmd("vg-catalog", ".").args(["use", "team"])), 0);
+    let o = run(p.cmd("vecgrep", "elsewhere").args([
+        "--answer",
+        "--force-answer",
+        "--json",
+        "--llm-url",
+        &url,
+        "--llm-model",
+        "m",
+        "email the monthly invoice",
+    ]));
+    assert_code(&o, 0);
+    let answered = of_type(&records(&o), "answer").into_iter().next().cloned();
+    assert!(answered.is_some_and(|a| a["text"].as_str().unwrap().contains("send_invoice")), "{}", stderr(&o));
     // No result to answer from, run in that project: the catalog's search
     // found nothing, as a search alone says; the answer needs no config.
     let none = ["--catalog", "team", "--threshold", "0.999", "zebra crossing lights"];

@@ -333,6 +333,19 @@ fn in_revision(root: &ProjectRoot, cwd: &Path, paths: &[PathBuf], skip_outside_r
 /// in a catalog's own directory, that catalog; else the default context's
 /// (`vg-catalog use`) when the current directory is in no project or in
 /// one of that catalog's (a project of its own keeps its own search).
+/// The catalog a search here with `paths` and no `--catalog` searches by
+/// the default context (`vg-catalog use`), as `resolve` decides it; None
+/// where the project here is searched. The porcelain tells the tools its
+/// results are piped to (`CATALOG_SEARCHED_ENV`).
+pub fn default_context_catalog(paths: &[PathBuf]) -> Option<String> {
+    if !paths.is_empty() {
+        return None;
+    }
+    let cwd = current_dir().ok()?;
+    let root = select_root(&cwd, paths).ok()?;
+    catalog_here(&root, &cwd).ok().flatten().map(|(catalog, _)| catalog.name)
+}
+
 fn catalog_here(here: &ProjectRoot, cwd: &Path) -> Result<Option<(Catalog, Option<String>)>> {
     if here.marker == RootMarker::Catalog {
         return Ok(Some((Catalog::read(&here.path)?, None)));

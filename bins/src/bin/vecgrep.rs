@@ -69,8 +69,11 @@ fn dispatch(cli: &VecgrepCli, matches: &clap::ArgMatches) -> Result<u8> {
         if mode == Mode::Answer && name == "vg-query" {
             cmd.env(ANSWERING_ENV, "1");
         }
-        if let Some(catalog) = cli.catalog.catalog.as_ref().filter(|_| matches!(name, "vg-answer" | "vg-format")) {
-            cmd.env(CATALOG_SEARCHED_ENV, catalog);
+        if matches!(name, "vg-answer" | "vg-format") {
+            let searched = cli.catalog.catalog.clone();
+            if let Some(catalog) = searched.or_else(|| vecgrep_bins::app::default_context_catalog(&cli.paths)) {
+                cmd.env(CATALOG_SEARCHED_ENV, catalog);
+            }
         }
         // The picker takes no --color: `never` is said to it as NO_COLOR,
         // which it heeds (it was taken and passed over).
