@@ -17,6 +17,7 @@ use vecgrep::format::escape_controls;
 use vecgrep::history::{Label, LabelRun};
 use vecgrep::index::{EmbedderPool, FileOutcome, IndexObserver, IndexRequest, IndexSummary, RunProgress, WalkedSet};
 use vecgrep::project::catalog::{admit_catalog_paths, load_context, Catalog, Catalogs};
+use vecgrep::project::shown::SHOWN_PATH_CHARS;
 use vecgrep::project::{admit_paths, select_root, Admission, AdmittedPath, ProjectRoot, RootMarker};
 use vecgrep::project::{ConfigError, ConfigLayers, ConfigValues, EmbedderSource, ResolvedConfig, SETTINGS};
 use vecgrep::project::{Skip, WalkOptions};
@@ -112,8 +113,9 @@ pub const RUN_BY_ENV: &str = "VECGREP_RUN_BY";
 /// answer is made from is held to `privacy_mode` as the answer is.
 pub const ANSWERING_ENV: &str = "VECGREP_ANSWERING";
 
-/// Set by `vecgrep --catalog NAME` on the tools its results are piped to
-/// (vg-answer, vg-format): the catalog searched, whose config they read
+/// Set by `vecgrep` on the tools its results are piped to (vg-answer,
+/// vg-format) when it searched a catalog, named by `--catalog` or the
+/// default context: the catalog searched, whose config they read
 /// (`catalog_of_hits`), which a project in two catalogs left unknown.
 pub const CATALOG_SEARCHED_ENV: &str = "VECGREP_CATALOG_SEARCHED";
 
@@ -211,8 +213,6 @@ pub fn say_line(tool: &str, message: &str) {
 /// quoted; this bounds one that a cause quotes whole (another library's
 /// words about a reply of a megabyte).
 const MAX_SAID_CHARS: usize = 4000;
-
-use vecgrep::project::shown::SHOWN_PATH_CHARS;
 
 /// The root, admitted paths and settings of one invocation.
 pub struct Invocation {
@@ -328,11 +328,6 @@ fn in_revision(root: &ProjectRoot, cwd: &Path, paths: &[PathBuf], skip_outside_r
     Ok(Admission { admitted, skipped: lexical.skipped })
 }
 
-/// The catalog a command given no `--catalog` and no PATH searches from
-/// `cwd`, whose root is `here`, with the label the default context adds:
-/// in a catalog's own directory, that catalog; else the default context's
-/// (`vg-catalog use`) when the current directory is in no project or in
-/// one of that catalog's (a project of its own keeps its own search).
 /// The catalog a search here with `paths` and no `--catalog` searches by
 /// the default context (`vg-catalog use`), as `resolve` decides it; None
 /// where the project here is searched. The porcelain tells the tools its
@@ -346,6 +341,11 @@ pub fn default_context_catalog(paths: &[PathBuf]) -> Option<String> {
     catalog_here(&root, &cwd).ok().flatten().map(|(catalog, _)| catalog.name)
 }
 
+/// The catalog a command given no `--catalog` and no PATH searches from
+/// `cwd`, whose root is `here`, with the label the default context adds:
+/// in a catalog's own directory, that catalog; else the default context's
+/// (`vg-catalog use`) when the current directory is in no project or in
+/// one of that catalog's (a project of its own keeps its own search).
 fn catalog_here(here: &ProjectRoot, cwd: &Path) -> Result<Option<(Catalog, Option<String>)>> {
     if here.marker == RootMarker::Catalog {
         return Ok(Some((Catalog::read(&here.path)?, None)));

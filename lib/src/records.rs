@@ -145,11 +145,6 @@ impl HitRecord {
     }
 }
 
-/// Where a hit's file is: under `root`, or for a catalog's file
-/// (`<project>/<path>`), under its project's directory, as the catalog's
-/// definition names it (its link, only where the definition cannot be
-/// read: a link changed by hand would send readers to another file than
-/// the one indexed), with the project's name.
 /// Where a root-relative `file` is on disk: under the root, or for a
 /// catalog's file (`<project>/<path>`), under its project's directory.
 pub fn on_disk(root: &ProjectRoot, file: &str) -> PathBuf {
@@ -157,6 +152,11 @@ pub fn on_disk(root: &ProjectRoot, file: &str) -> PathBuf {
     dir.join(rest)
 }
 
+/// Where a hit's file is: under `root`, or for a catalog's file
+/// (`<project>/<path>`), under its project's directory, as the catalog's
+/// definition names it (its link, only where the definition cannot be
+/// read: a link changed by hand would send readers to another file than
+/// the one indexed), with the project's name.
 fn place_in(root: &ProjectRoot, file: String) -> (PathBuf, String, Option<String>) {
     if root.marker != RootMarker::Catalog {
         return (root.path.clone(), file, None);
