@@ -1193,9 +1193,6 @@ fn a_catalog_changes_only_between_index_runs_and_leaves_one_lock_file() {
     assert_eq!(left, [".catalogs.lock"]);
 }
 
-/// The search of a catalog reads the catalog's config; an answer reads
-/// the config of the project its first result is from, which nothing read
-/// before it: what is wrong there is said, not passed over in silence.
 /// An answer over a catalog reads the catalog's config, as its search
 /// did, never its projects' (catalogs.md): vg-answer read the top hit's
 /// project's, so that a typo there lost the answer and its settings chose
@@ -1210,54 +1207,25 @@ fn an_answer_over_a_catalog_reads_the_catalogs_config_not_its_projects() {
         200,
         r#"{"model": "m", "choices": [{"message": {"content": "It is send_invoice [1]."}, "finish_reason": "stop"}]}"#,
     );
-    let o = run(p.cmd("vecgrep", "elsewhere").args([
-        "--answer",
-        "--force-answer",
-        "--json",
-        "--catalog",
-        "team",
-        "--llm-url",
-        &url,
-        "--llm-model",
-        "m",
-        "email the monthly invoice",
-    ]));
-    assert_code(&o, 0);
-    let answered = of_type(&records(&o), "answer").into_iter().next().cloned();
-    assert!(answered.is_some_and(|a| a["text"].as_str().unwrap().contains("send_invoice")), "{}", stderr(&o));
+    // An answer from outside every project, the catalog named by `catalog`.
+    let answers = |catalog: &[&str]| {
+        let o = run(p
+            .cmd("vecgrep", "elsewhere")
+            .args(["--answer", "--force-answer", "--json", "--llm-url", &url, "--llm-model", "m"])
+            .args(catalog)
+            .arg("email the monthly invoice"));
+        assert_code(&o, 0);
+        let answered = of_type(&records(&o), "answer").into_iter().next().cloned();
+        assert!(answered.is_some_and(|a| a["text"].as_str().unwrap().contains("send_invoice")), "{}", stderr(&o));
+    };
+    answers(&["--catalog", "team"]);
     // In a second catalog too: the porcelain says which it searched (the
     // project's config was read again, none being the one holding it).
     assert_code(&p.add("other", &["src/billing"]), 0);
-    let o = run(p.cmd("vecgrep", "elsewhere").args([
-        "--answer",
-        "--force-answer",
-        "--json",
-        "--catalog",
-        "team",
-        "--llm-url",
-        &url,
-        "--llm-model",
-        "m",
-        "email the monthly invoice",
-    ]));
-    assert_code(&o, 0);
-    let answered = of_type(&records(&o), "answer").into_iter().next().cloned();
-    assert!(answered.is_some_and(|a| a["text"].as_str().unwrap().contains("send_invoice")), "{}", stderr(&o));
+    answers(&["--catalog", "team"]);
     // And by the default context, which the porcelain resolves to say it.
     assert_code(&run(p.cmd("vg-catalog", ".").args(["use", "team"])), 0);
-    let o = run(p.cmd("vecgrep", "elsewhere").args([
-        "--answer",
-        "--force-answer",
-        "--json",
-        "--llm-url",
-        &url,
-        "--llm-model",
-        "m",
-        "email the monthly invoice",
-    ]));
-    assert_code(&o, 0);
-    let answered = of_type(&records(&o), "answer").into_iter().next().cloned();
-    assert!(answered.is_some_and(|a| a["text"].as_str().unwrap().contains("send_invoice")), "{}", stderr(&o));
+    answers(&[]);
     // No result to answer from, run in that project: the catalog's search
     // found nothing, as a search alone says; the answer needs no config.
     let none = ["--catalog", "team", "--threshold", "0.999", "zebra crossing lights"];

@@ -59,6 +59,8 @@ fn dispatch(cli: &VecgrepCli, matches: &clap::ArgMatches) -> Result<u8> {
     // Every tool of a pipeline would fail on it, each saying so.
     vecgrep_bins::app::current_dir()?;
     let mut runs = Vec::new();
+    // Looked up once, for the first tool told it (vg-answer, then vg-format).
+    let searched_catalog = std::cell::OnceCell::new();
     for (name, argv) in porcelain::plan(mode, cli, matches, &porcelain) {
         let mut cmd = tool(name)?;
         cmd.args(argv);
@@ -70,8 +72,10 @@ fn dispatch(cli: &VecgrepCli, matches: &clap::ArgMatches) -> Result<u8> {
             cmd.env(ANSWERING_ENV, "1");
         }
         if matches!(name, "vg-answer" | "vg-format") {
-            let searched = cli.catalog.catalog.clone();
-            if let Some(catalog) = searched.or_else(|| vecgrep_bins::app::default_context_catalog(&cli.paths)) {
+            let searched = searched_catalog.get_or_init(|| {
+                cli.catalog.catalog.clone().or_else(|| vecgrep_bins::app::default_context_catalog(&cli.paths))
+            });
+            if let Some(catalog) = searched {
                 cmd.env(CATALOG_SEARCHED_ENV, catalog);
             }
         }
