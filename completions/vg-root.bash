@@ -23,7 +23,7 @@ _vg__root() {
 
     case "${cmd}" in
         vg__root)
-            opts="-h -V --json --skip-outside-root --catalog --help --version"
+            opts="-q -h -V --json --skip-outside-root --no-quiet --quiet --catalog --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

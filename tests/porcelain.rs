@@ -495,6 +495,10 @@ fn a_first_path_that_is_not_utf8_is_a_path_and_a_query_that_is_not_is_refused() 
         let o = run(t.cmd("vecgrep", ".").args(["--show-root", "--skip-outside-root"]).args(paths));
         assert_code(&o, 0);
         assert_eq!(stdout(&o).trim(), t.path().canonicalize().unwrap().to_str().unwrap(), "{}", stderr(&o));
+        assert!(stderr(&o).contains("skipping"), "{}", stderr(&o));
+        // -q silences the note that vg-root gives for the porcelain.
+        let o = run(t.cmd("vecgrep", ".").args(["--show-root", "--skip-outside-root", "-q"]).args(paths));
+        assert_eq!((o.status.code(), stderr(&o).as_str()), (Some(0), ""));
     }
     let o = run(t.cmd("vecgrep", ".").arg(std::ffi::OsStr::from_bytes(b"caf\xe9 menu")));
     assert_code(&o, 2);

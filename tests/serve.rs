@@ -1175,6 +1175,9 @@ fn post_v1_embeddings_answers_in_openai_format() {
         (r#"{"input":[1]}"#, "not an embeddings request"),
         // A request's fields as an array, in their order, which serde would take.
         (r#"[["hello"],"all-MiniLM-L6-v2","float",384]"#, "a JSON object is"),
+        // JSON of another shape is told what is wanted, not the name of a type of ours.
+        (r#"[1]"#, "a JSON object is"),
+        (r#""x""#, "a JSON object is"),
         (r#"{"input":{"a":1}}"#, "a text or a list of texts"),
         (r#"{"input":["x", ""]}"#, "input 1 is empty"),
         (r#"{"input":"   "}"#, "input 0 is empty"),
@@ -1186,6 +1189,7 @@ fn post_v1_embeddings_answers_in_openai_format() {
         let (status, _, answer) = post(body, &[auth]);
         assert_eq!(status, 400, "{}", &body[..body.len().min(80)]);
         assert!(error_of(400, &answer).contains(why), "{answer}");
+        assert!(!answer.contains("struct"), "{answer}");
     }
     // A value sent is repeated in part: a model name of 60,000 characters.
     let long_model = format!(r#"{{"input":["x"],"model":"{}"}}"#, "m".repeat(60_000));

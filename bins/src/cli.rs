@@ -361,6 +361,8 @@ pub struct RootCli {
     pub catalog: CatalogArgs,
     #[command(flatten)]
     pub outside: OutsideRootArgs,
+    #[command(flatten)]
+    pub quiet: QuietArgs,
     /// Paths the invocation would search; they may choose the root and must lie inside it.
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,

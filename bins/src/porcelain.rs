@@ -167,7 +167,7 @@ impl Mode {
             Mode::Serve => vec![("vg-serve", with(&["bind", "port", "token", "full_index", "rate_limit"]))],
             Mode::Mcp => vec![("vg-mcp", with(&["full_index"]))],
             Mode::Pick => vec![("vg-pick", with(&["FileFilterArgs", "pick_query", "open_cmd", "full_index"]))],
-            Mode::ShowRoot => vec![("vg-root", vec!["catalog", "skip_outside_root", "json"])],
+            Mode::ShowRoot => vec![("vg-root", vec!["catalog", "skip_outside_root", "quiet", "json"])],
             Mode::Stats => {
                 vec![("vg-index", vec!["catalog", "skip_outside_root", "quiet", "json", "TrustArgs", "StoreArgs"])]
             }

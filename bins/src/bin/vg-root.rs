@@ -11,8 +11,8 @@ fn main() {
     run_main("vg-root", || {
         let (cwd, root, admission, _) =
             resolve_root(&cli.paths, cli.outside.skip_outside_root, Some(&cli.catalog), PathsIn::WorkingTree)?;
-        note_markers_passed_over("vg-root", false, &cwd, &root);
-        note_skipped_paths("vg-root", false, &root, &admission);
+        note_markers_passed_over("vg-root", cli.quiet.quiet, &cwd, &root);
+        note_skipped_paths("vg-root", cli.quiet.quiet, &root, &admission);
         let mut out = vecgrep_bins::app::stdout();
         if cli.json {
             write_record(&mut out, &RootRecord::new(&root))?;
