@@ -1534,7 +1534,11 @@ fn a_large_run_asks_on_a_terminal_and_declining_changes_nothing() {
     let out = stdout(&o);
     assert!(out.contains("Continue? [y/N]"), "{out}");
     assert!(out.contains("\"aborted\":true"), "{out}");
-    assert_eq!(stats(&t)["files"], 0);
+    // "The index was left as it was": none, not an empty one that reads incomplete.
+    assert_eq!((stats(&t)["files"].as_u64(), stats(&t)["db_size_bytes"].as_u64()), (Some(0), Some(0)));
+    assert!(!t.path().join(".vecgrep/index.db").exists());
+    let o = run(t.cmd("vg-query", ".").args(["--no-index", "upload"]));
+    assert!(stderr(&o).contains("no index at"), "{}", stderr(&o));
     // The porcelain asks under its own name, as it speaks.
     let Some(o) = on_terminal(&t, "vecgrep", &["--index-only", "--index-warn-threshold", "1"], "n\n") else { return };
     assert_code(&o, 1);

@@ -207,6 +207,7 @@ fn run_to_end(
     // A damaged index, or one of another schema, is removed and started
     // again on open: that run rebuilds it as surely as `--reindex` does.
     let mut reopened = false;
+    let made_here = !store::has_local_index_file(req.root);
     let mut store = store::open_for_writing(req.root, &mut |m| {
         reopened = true;
         obs.note(m)
@@ -232,8 +233,7 @@ fn run_to_end(
         say_change(obs);
     }
     if rebuild.restatic && !restatic(&mut *store, &rebuild.wanted, embedders, obs)? {
-        summary.cancelled = true;
-        summary.seconds = started.elapsed().as_secs_f64();
+        let summary = IndexSummary { cancelled: true, seconds: started.elapsed().as_secs_f64(), ..summary };
         return Ok((summary, WalkedSet::new()));
     }
 
@@ -256,12 +256,13 @@ fn run_to_end(
     let plan = plan::plan(req, &walked, stored, recheck_generated, full, &mut summary, obs);
 
     if declined(req, plan.work.len() - plan.rechecks, obs) {
-        summary.aborted = true;
         // Declined before the rebuild emptied anything: only an index
         // removed on open (damaged, another schema) is gone. "rebuilt" with
         // "aborted" says the index was emptied (ndjson.md).
-        summary.rebuilt = reopened;
-        summary.seconds = started.elapsed().as_secs_f64();
+        let summary =
+            IndexSummary { aborted: true, rebuilt: reopened, seconds: started.elapsed().as_secs_f64(), ..summary };
+        // "Left as it was": no index, not an empty one this run made.
+        leave_no_index_if(made_here, store, req.root)?;
         return Ok((summary, plan.walked));
     }
     obs.planned(walked.files.len(), plan.work.len(), plan.rechecks, plan.work.iter().map(|f| f.size).sum());
@@ -495,6 +496,15 @@ pub(crate) fn wait_for_lock(root: &ProjectRoot, obs: &mut dyn IndexObserver) -> 
 fn declined(req: &IndexRequest<'_>, to_embed: usize, obs: &mut dyn IndexObserver) -> bool {
     let threshold = req.config.index_warn_threshold;
     req.warn_on_large && threshold > 0 && to_embed as u64 > threshold && !obs.confirm_large(to_embed, threshold)
+}
+
+/// Remove the index this run opened when `made_here`: the run made it.
+fn leave_no_index_if(made_here: bool, store: Box<dyn IndexWriter>, root: &ProjectRoot) -> Result<()> {
+    drop(store);
+    if made_here {
+        store::remove_local_index(root)?;
+    }
+    Ok(())
 }
 
 /// Remove the files that left the walk.

@@ -829,6 +829,18 @@ pub fn open_log_for_reading(root: &ProjectRoot) -> Result<Box<dyn CommitStore>, 
     Ok(Box::new(index))
 }
 
+/// Whether `root` keeps its index in a file here that exists (a shared
+/// index is kept elsewhere: it counts as existing).
+pub fn has_local_index_file(root: &ProjectRoot) -> bool {
+    root.shared.is_some() || std::fs::symlink_metadata(root.index_path()).is_ok()
+}
+
+/// Remove `root`'s own index file, the one a run made and gave up before
+/// writing to (a declined prompt): it holds nothing, not even a commit log.
+pub(crate) fn remove_local_index(root: &ProjectRoot) -> Result<bool, StoreError> {
+    sqlite::remove(root)
+}
+
 /// Remove the index of `root` and of its revisions (ClearCacheResetsIndex); its config stays.
 pub fn clear(root: &ProjectRoot) -> Result<bool, StoreError> {
     let mut removed = false;
