@@ -1473,6 +1473,14 @@ fn usage_errors_are_one_line() {
     }
     let o = run(t.cmd("vg-index", ".").arg("--files"));
     assert!(!stderr(&o).contains("vg-format"), "vg-index's records are not vg-format's to show: {}", stderr(&o));
+    // Looking after the index is vg-index's: `--verify` was offered "--version".
+    for (tool, flag) in [("vecgrep", "--verify"), ("vg-query", "--forget=main"), ("vg-serve", "--stats")] {
+        let o = run(t.cmd(tool, ".").arg(flag));
+        assert_code(&o, 2);
+        let name = flag.split('=').next().unwrap();
+        let says = format!("{tool}: '{name}' is an option of vg-index's, not {tool}'s: vg-index {name}");
+        assert!(stderr(&o).starts_with(&says), "{}", stderr(&o));
+    }
 }
 
 /// Run vg-index on a pseudo-terminal (util-linux `script`), answering `answer`.

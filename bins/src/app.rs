@@ -686,7 +686,7 @@ fn usage_error(tool: &str, e: clap::Error) -> ! {
         print_help_or_version(tool, &e);
     }
     if let (ErrorKind::UnknownArgument, Some(ContextValue::String(arg))) = (e.kind(), e.get(ContextKind::InvalidArg)) {
-        if let Some(cause) = vg_formats_flag(tool, arg) {
+        if let Some(cause) = vg_formats_flag(tool, arg).or_else(|| vg_indexs_flag(tool, arg)) {
             exit_with_usage_line(tool, &cause);
         }
     }
@@ -733,6 +733,16 @@ fn vg_formats_flag(tool: &str, arg: &str) -> Option<String> {
     known.then(|| {
         format!("'{name}' is an output option of vg-format's, not {tool}'s: {tool} … | vg-format {name} (vecgrep passes it there)")
     })
+}
+
+/// Why `arg` is refused by `tool`, when it is one of the flags that turn
+/// vg-index from indexing to looking after the index: clap's tip for
+/// `--verify` was "--version".
+fn vg_indexs_flag(tool: &str, arg: &str) -> Option<String> {
+    const UPKEEP: [&str; 5] = ["verify", "forget", "stats", "clear-cache", "reindex"];
+    let long = arg.split_once('=').map_or(arg, |(name, _)| name).strip_prefix("--")?;
+    (tool != "vg-index" && UPKEEP.contains(&long))
+        .then(|| format!("'--{long}' is an option of vg-index's, not {tool}'s: vg-index --{long}"))
 }
 
 /// A usage error's one line, pointing at `--help`, and status 2.
