@@ -697,6 +697,22 @@ fn labelled_projects() -> Projects {
     p
 }
 
+/// Globs are matched within each project, as over the catalog's index:
+/// `-E /upload.py` left every project's upload.py at the label in.
+#[test]
+fn a_labels_search_matches_globs_within_each_project() {
+    let p = labelled_projects();
+    assert_code(&run(p.cmd("vg-index", ".").args(["--catalog", "team", "--label", "release-1"])), 0);
+    let query =
+        ["--catalog", "team", "--threshold", "-1", "--label", "release-1", "--no-index", "retry a failed upload"];
+    for glob in ["/upload.py", "api/upload.py"] {
+        let o = run(p.cmd("vg-query", "elsewhere").args(query).args(["-E", glob]));
+        let left = records(&o);
+        assert!(!left.is_empty(), "{glob}: {}", stderr(&o));
+        assert!(left.iter().all(|h| !(h["project"] == "api" && h["file"] == "upload.py")), "{glob}: {left:?}");
+    }
+}
+
 #[test]
 fn a_label_searches_each_projects_revision_and_says_where_it_names_nothing() {
     let p = labelled_projects();

@@ -121,7 +121,12 @@ fn search(cli: &QueryCli, inv: &Invocation, query: &str, preloading: &mut Preloa
     let expansion = concepts.expand(query);
     let fired: Vec<String> = expansion.fired().iter().map(|c| c.name.clone()).collect();
     let per_file = cli.max_count.max_count;
-    let request = SearchRequest { query, mode, scope, k, threshold, filter, expansion, per_file };
+    let mut request = SearchRequest { query, mode, scope, k, threshold, filter, expansion, per_file };
+    if label.is_some() {
+        // A label's index holds the catalog's paths, `project/…`: globs are
+        // matched within each project as over the catalog's own index.
+        request = request.narrowed(&*store, Some(&inv.root))?;
+    }
     let mut hits = search_once(&*store, preloading, &request, &inv.config, &searched)?;
     if cli.explain {
         vecgrep::search::explain(query, &mut hits);
