@@ -1807,3 +1807,32 @@ fn a_path_too_long_to_open_is_said_with_its_cause() {
     assert!(err.starts_with("vg-index: skipping dddd") && err.trim_end().ends_with("(os error 36)"), "{err}");
     assert!(err.contains("…"), "{err}");
 }
+
+/// Text for a reader (vg-root's, `--stats`', `--verify`'s) shows the
+/// control characters of a root's path, never sends them to the terminal:
+/// a directory named with a title-setting sequence set the title. A pipe
+/// gets the path's bytes, so `cd "$(vg-root)"` still works.
+#[test]
+fn text_on_a_terminal_shows_a_roots_escape_sequences_and_a_pipe_gets_its_bytes() {
+    if std::process::Command::new("script").arg("--version").output().is_err() {
+        return;
+    }
+    let t = Tree::bare();
+    t.write("r\x1b]0;PWNED\x07x/a.rs", "fn retry_upload() {}\n");
+    let odd = t.path().join("r\x1b]0;PWNED\x07x");
+    std::fs::create_dir(odd.join(".vecgrep")).unwrap();
+    assert_code(&run(t.cmd("vg-index", ".").current_dir(&odd).arg("-q")), 0);
+    for args in ["", "--stats", "--verify", "--json"] {
+        let tool = if args.starts_with("--s") || args.starts_with("--v") { "vg-index" } else { "vg-root" };
+        let cmd = format!("{} {args}", bin(tool).display());
+        let mut script = std::process::Command::new("script");
+        script.args(["-qec", &cmd, "/dev/null"]).current_dir(&odd).env("XDG_CONFIG_HOME", t.config_home.path());
+        let o = run(&mut script);
+        let shown = stdout(&o);
+        assert!(!shown.contains('\x1b'), "{tool} {args}: {shown:?}");
+        let expected = if args == "--json" { "r\\u001b]0;PWNED\\u0007x" } else { "r^[]0;PWNED^Gx" };
+        assert!(shown.contains(expected), "{tool} {args}: {shown:?}");
+    }
+    let o = run(t.cmd("vg-root", ".").current_dir(&odd));
+    assert_eq!(stdout(&o).trim_end(), odd.canonicalize().unwrap().to_str().unwrap());
+}

@@ -185,6 +185,39 @@ impl Write for Stdout {
     }
 }
 
+/// Standard output for text meant to be read (vg-root's, `--stats`',
+/// vg-catalog's): on a terminal, the control characters a path or an
+/// index's own text may hold (a title or clipboard write, a screen clear)
+/// are shown as `^[`…, never obeyed; in a pipe the bytes are as they are,
+/// so `cd "$(vg-root)"` still works. Records (`json`) are written as they are.
+pub fn text_stdout(json: bool) -> TextStdout {
+    TextStdout { out: stdout(), escape: !json && io::stdout().is_terminal() }
+}
+
+pub struct TextStdout {
+    out: Stdout,
+    escape: bool,
+}
+
+impl Write for TextStdout {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if !self.escape {
+            return self.out.write(buf);
+        }
+        // Lines end as they were written; all else that controls is shown.
+        for line in String::from_utf8_lossy(buf).split_inclusive('\n') {
+            let (text, end) = line.strip_suffix('\n').map_or((line, ""), |text| (text, "\n"));
+            self.out.write_all(escape_controls(text).as_bytes())?;
+            self.out.write_all(end.as_bytes())?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
 fn on_stdout(e: io::Error) -> io::Error {
     io::Error::new(e.kind(), format!("cannot write to stdout: {e}"))
 }

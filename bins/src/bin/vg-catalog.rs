@@ -15,7 +15,8 @@ fn main() {
     let (cli, _) = vecgrep_bins::app::parse_args::<CatalogCli>(TOOL);
     run_main(TOOL, || {
         let catalogs = Catalogs::of_user()?;
-        let mut out = vecgrep_bins::app::stdout();
+        let json = matches!(cli.command, CatalogCommand::List { json: true } | CatalogCommand::Show { json: true, .. });
+        let mut out = vecgrep_bins::app::text_stdout(json);
         let status = match cli.command {
             CatalogCommand::Add { name, dirs } => add(&catalogs, &name, &dirs, &mut out)?,
             CatalogCommand::RemoveProject { name, projects } => {

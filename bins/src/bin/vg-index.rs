@@ -245,7 +245,7 @@ fn print_stats(cli: &IndexCli, root: &vecgrep::project::ProjectRoot) -> anyhow::
         complete,
         ..StatsRecord::new(root, &stats, meta.as_ref())
     };
-    let mut out = vecgrep_bins::app::stdout();
+    let mut out = vecgrep_bins::app::text_stdout(cli.json);
     if cli.json {
         write_record(&mut out, &record)?;
     } else {
@@ -378,7 +378,7 @@ fn verify(cli: &IndexCli, root: &vecgrep::project::ProjectRoot, quiet: bool) -> 
         }
     }
     let ok = problems.is_empty();
-    let mut out = vecgrep_bins::app::stdout();
+    let mut out = vecgrep_bins::app::text_stdout(cli.json);
     if cli.json {
         write_record(&mut out, &VerifyRecord::new(root, &stats, problems, complete))?;
     } else if ok && only_revisions {

@@ -13,7 +13,7 @@ fn main() {
             resolve_root(&cli.paths, cli.outside.skip_outside_root, Some(&cli.catalog), PathsIn::WorkingTree)?;
         note_markers_passed_over("vg-root", cli.quiet.quiet, &cwd, &root);
         note_skipped_paths("vg-root", cli.quiet.quiet, &root, &admission);
-        let mut out = vecgrep_bins::app::stdout();
+        let mut out = vecgrep_bins::app::text_stdout(cli.json);
         if cli.json {
             write_record(&mut out, &RootRecord::new(&root))?;
         } else {
