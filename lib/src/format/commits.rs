@@ -87,13 +87,13 @@ fn render_block(out: &mut dyn Write, c: &CommitRecord, opts: &FormatOptions) -> 
         match (&line.path, line.line) {
             (Some(path), Some(n)) => {
                 let path = display_file(Some(&c.root), path, &opts.cwd);
-                let path = paint(color, PATH, &opts.shown(&path));
+                let path = paint(color, PATH, &opts.shown_path(&path));
                 let n = paint(color, LINE_NO, &n.to_string());
                 // `-N`: no line number, as a search's lines under a heading;
-                // `-I`: no path.
+                // `-I`: no path; `-0`: a NUL after the path, as a search's.
                 match (opts.with_filename, opts.line_number) {
-                    (true, true) => writeln!(out, "    {path}:{n}: {text}")?,
-                    (true, false) => writeln!(out, "    {path}: {text}")?,
+                    (true, true) => writeln!(out, "    {path}{}{n}: {text}", opts.after_path(":"))?,
+                    (true, false) => writeln!(out, "    {path}{}{text}", opts.after_path(": "))?,
                     (false, true) => writeln!(out, "    {n}: {text}")?,
                     (false, false) => writeln!(out, "    {text}")?,
                 }
@@ -202,6 +202,20 @@ mod tests {
         let mut out = Vec::new();
         render_commits(&mut out, &commits, &FormatOptions { with_filename: false, ..opts(OutputMode::Count) }).unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), "2\n");
+    }
+
+    /// `-0` puts a NUL after a diff line's path, as after a hit's: it was taken and passed over.
+    #[test]
+    fn null_follows_a_lines_path_as_a_hits() {
+        let mut odd = commit("abcdef0123456789", &["src/up.rs"]);
+        odd.lines[0].path = Some("src/u\np.rs".into());
+        for (line_number, seen) in [(true, "    src/u\np.rs\x0012: +retry()\n"), (false, "    src/u\np.rs\0+retry()\n")]
+        {
+            let mut out = Vec::new();
+            let opts = FormatOptions { null: true, line_number, ..opts(OutputMode::Pretty) };
+            render_commits(&mut out, std::slice::from_ref(&odd), &opts).unwrap();
+            assert!(String::from_utf8(out).unwrap().ends_with(seen), "{line_number}");
+        }
     }
 
     #[test]
