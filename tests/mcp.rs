@@ -506,21 +506,33 @@ fn it_exits_when_the_client_leaves_and_survives_garbage() {
     // Arguments serde refuses, quoting a client's 3,000 characters: the error repeats 200 at most.
     let long_mode = json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call",
         "params": {"name": "search", "arguments": {"query": "x", "mode": "m".repeat(3000)}}});
-    let input = format!("{input}{long_mode}\n");
+    // A method's name is all of its error's message: 200 of it at most, too.
+    let long_method = json!({"jsonrpc": "2.0", "id": 7, "method": "ab ".repeat(200)});
+    let input = format!("{input}{long_mode}\n{long_method}\n");
     let out = run_with_input(&mut t.cmd("vg-mcp", "."), input.as_bytes());
     assert_code(&out, 0);
     let answered: Vec<Value> = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let code_of = |id: u64| answered.iter().find(|m| m["id"] == id).map(|m| m["error"]["code"].clone());
     assert_eq!((code_of(2), code_of(3), code_of(5)), (Some(json!(-32602)), Some(json!(-32600)), Some(json!(-32600))));
     assert!(answered.iter().any(|m| m["id"] == 4 && m["result"]["tools"].is_array()), "{answered:?}");
-    assert_eq!(answered.len(), 6, "{answered:?}");
+    assert_eq!(answered.len(), 7, "{answered:?}");
+    let unknown = answered.iter().find(|m| m["id"] == 7).unwrap();
+    let said = unknown["error"]["message"].as_str().unwrap_or_else(|| panic!("{unknown}"));
+    assert!(said.contains("ab ab") && said.chars().count() <= 201, "{} characters: {said}", said.chars().count());
     let refused = answered.iter().find(|m| m["id"] == 6).unwrap();
     let said = refused["result"]["content"][0]["text"].as_str().unwrap_or_else(|| panic!("{refused}"));
     assert!(refused["result"]["isError"] == true && said.contains("mmm"), "{refused}");
-    assert!(said.chars().count() <= 251 && said.matches('m').count() < 120, "{} characters: {said}", said.len());
+    assert!(said.chars().count() <= 201 && said.matches('m').count() < 120, "{} characters: {said}", said.len());
     assert!(said.contains("expected one of"), "what the client may send is still said: {said}");
-    // Before any session, a notification or a response is dropped, not the
-    // end of the server: a stray notifications/initialized ended it with 2.
+}
+
+/// Before any session, a notification or a response is dropped, not the
+/// end of the server: a stray notifications/initialized ended it with 2.
+#[test]
+fn messages_before_a_session_are_dropped_not_the_end_of_it() {
+    let t = sample_project();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
     let input = format!(
         "{}
 {}

@@ -1167,6 +1167,7 @@ fn post_v1_embeddings_answers_in_openai_format() {
     let (status, _, body) = post(r#"{"input":"one text","dimensions":384}"#, &[auth]);
     assert_eq!((status, serde_json::from_str::<Value>(&body).unwrap()["data"].as_array().unwrap().len()), (200, 1));
     let many = format!(r#"{{"input":[{}"x"]}}"#, "\"x\",".repeat(300_000));
+    let long_dimensions = format!(r#"{{"input":["x"],"dimensions":"{}"}}"#, "d".repeat(100_000));
     for (body, why) in [
         ("not json", "not an embeddings request"),
         (r#"{"input":[]}"#, "1 to 2048"),
@@ -1185,11 +1186,13 @@ fn post_v1_embeddings_answers_in_openai_format() {
         (r#"{"input":["x"],"encoding_format":"base64"}"#, "float"),
         (r#"{"input":["x"],"dimensions":256}"#, "384 dimensions, not 256"),
         (r#"{"input":["x"],"dimensions":"384"}"#, "a positive integer, not \"384\""),
+        // A value sent is repeated in part, however large.
+        (long_dimensions.as_str(), "a positive integer, not \"ddd"),
     ] {
         let (status, _, answer) = post(body, &[auth]);
         assert_eq!(status, 400, "{}", &body[..body.len().min(80)]);
         assert!(error_of(400, &answer).contains(why), "{answer}");
-        assert!(!answer.contains("struct"), "{answer}");
+        assert!(!answer.contains("struct") && answer.len() < 1000, "{}", &answer[..answer.len().min(200)]);
     }
     // A value sent is repeated in part: a model name of 60,000 characters.
     let long_model = format!(r#"{{"input":["x"],"model":"{}"}}"#, "m".repeat(60_000));

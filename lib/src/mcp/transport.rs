@@ -330,8 +330,9 @@ fn clip_sdk_errors(item: &mut TxJsonRpcMessage<RoleServer>) {
     use rmcp::model::{ContentBlock, JsonRpcMessage, ServerResult};
     // A long word (a value quoted whole) to 100 characters, so that what
     // follows it (serde's "expected one of …") still fits; the whole to
-    // 250, so that a value of many short words repeats at most 200.
-    let clip = |text: &str| crate::project::shown::words_clipped(text, 100, 250);
+    // 200, as the client's text may be all of it (an unknown method's name
+    // is the whole message).
+    let clip = |text: &str| crate::project::shown::words_clipped(text, 100, 200);
     match item {
         JsonRpcMessage::Error(e) => e.error.message = clip(&e.error.message).into(),
         JsonRpcMessage::Response(r) => {

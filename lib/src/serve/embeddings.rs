@@ -99,7 +99,10 @@ pub(super) fn embeddings_response(shared: &Shared, body: &[u8]) -> Response {
     }
     // What no model's size can be is refused before a model is taken.
     if let Some(asked) = request.dimensions.as_ref().filter(|d| !is_a_size(d)) {
-        return Response::error(400, &format!("dimensions must be a positive integer, not {asked}: leave it out"));
+        return Response::error(
+            400,
+            &format!("dimensions must be a positive integer, not {}: leave it out", shown(&asked.to_string())),
+        );
     }
     let model = &shared.target().config.embedder_model;
     if request.model.as_deref().is_some_and(|m| m != model) {
