@@ -317,6 +317,11 @@ fn busy_servers_are_retried_and_broken_answers_refused() {
         "launch the zeppelin",
     ]));
     assert_code(&o, 0);
+    // The revision's index kept its size: its rebuild is not --reindex's.
+    let o =
+        run(t.cmd("vg-query", ".").args(["--rev", "HEAD", "--no-index", "--mode", "semantic", "launch the zeppelin"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("384-dimensional") && stderr(&o).contains("--forget"), "{}", stderr(&o));
     proxy.faults.lock().unwrap().truncate = None;
     assert_code(&run(t.cmd("vg-index", ".").args(["-q", "--reindex"])), 0);
     // The commit log too: its ranking took the dot product over the shorter.

@@ -155,7 +155,7 @@ pub fn search_index(
                 return Ok((None, None));
             }
             let vector = embed_query(embedder, &request)?.ok_or_else(|| anyhow!("no vector for the query"))?;
-            check_query_dims(store, &vector)?;
+            check_query_dims(store, &vector, Some(root))?;
             let nearest = store.nearest_chunks(&vector, &request.scope, fusion::candidate_pool(request.k))?;
             Ok((Some(vector), Some(nearest)))
         })();
@@ -306,10 +306,17 @@ pub fn semantic_ranking(table: &VectorTable, vector: &[f32], request: &SearchReq
 /// that answers for the model's name with another model left the ranking by
 /// meaning empty in silence (a hybrid search lost its words too), or had
 /// the index called damaged and thrown away.
-fn check_query_dims(store: &dyn IndexReader, vector: &[f32]) -> Result<()> {
+fn check_query_dims(store: &dyn IndexReader, vector: &[f32], root: Option<&ProjectRoot>) -> Result<()> {
+    // `--reindex` rebuilds the working tree's index, not a revision's.
+    let rebuild = match root.map(|r| r.marker) {
+        Some(crate::project::RootMarker::Revision) => {
+            "vg-index --forget REV and then --rev REV rebuild a revision's index (a label's: --label NAME --reindex)"
+        }
+        _ => "vg-index --reindex rebuilds the index",
+    };
     match store.dims()? {
         Some(held) if held != vector.len() => Err(anyhow!(
-            "the query model gives {}-dimensional vectors but the index holds {held}-dimensional ones (another model behind the name?); vg-index --reindex rebuilds the index",
+            "the query model gives {}-dimensional vectors but the index holds {held}-dimensional ones (another model behind the name?); {rebuild}",
             vector.len()
         )),
         _ => Ok(()),
@@ -350,7 +357,7 @@ pub fn search_embedded(
         return Err(anyhow!("{mode} search needs the query's vector"));
     }
     if let Some(vector) = ranking.vector {
-        check_query_dims(store, vector)?;
+        check_query_dims(store, vector, None)?;
     }
     let sides = fusion::Sides {
         vector: if mode == SearchMode::Lexical { None } else { ranking.vector },
