@@ -20,7 +20,7 @@ complete -c vg-log -l diffs-only -d 'Search only the lines commits changed, not 
 complete -c vg-log -l no-quiet -d 'Undo --quiet (and a config file\'s quiet = true) for this run'
 complete -c vg-log -s q -l quiet -d 'No progress or notes on stderr (errors are still printed) [config: quiet]'
 complete -c vg-log -l no-trust-project-config -d 'Undo --trust-project-config (and a config file\'s trust_project_config = true) for this run'
-complete -c vg-log -l trust-project-config -d 'Let the project\'s own .vecgrep/config.toml choose commands to run (open_cmd) and where code is sent and which index it goes to (embedder_source, embedder_url, llm_url, store_url, store_project, store_adopt, privacy_mode) [config: trust_project_config, global config only]'
+complete -c vg-log -l trust-project-config -d 'Let the project\'s own .vecgrep/config.toml choose commands to run (open_cmd) and where code is sent and which index it goes to (embedder_source, embedder_url, llm_url, store_url, store_project, store_adopt, privacy_mode), and make a run larger than your own settings ask (max_filesize, chunk_size, chunk_overlap, include_generated, index_warn_threshold, embed_all, rate_limit) [config: trust_project_config, global config only]'
 complete -c vg-log -l no-store-adopt -d 'Undo --store-adopt (and a config file\'s store_adopt = true) for this run'
 complete -c vg-log -l store-adopt -d 'Write to (and clear) a shared project\'s index that another checkout created, and be recorded as one of its writers: without it, a checkout that names another\'s project (a cloned repository\'s config, a typo) cannot change it [config: store_adopt]'
 complete -c vg-log -s h -l help -d 'Print help (see more with \'--help\')'

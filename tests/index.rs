@@ -1708,6 +1708,10 @@ fn a_projects_own_config_cannot_make_a_run_larger_unless_trusted() {
     assert!(stderr(&o).contains("holding max_filesize = 100000000"), "{}", stderr(&o));
     let o = run(t.cmd("vg-index", ".").arg("--quiet"));
     assert_eq!(stderr(&o), "");
+    // Nor twice the chunks by its overlap, nor its generated files read.
+    t.project_config("chunk_overlap = 499\ninclude_generated = true\n");
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert!(stderr(&o).contains("holding chunk_overlap = 499, include_generated = true of"), "{}", stderr(&o));
     // Where the user's own setting is looser than the defaults, a value
     // between them is stricter than the user asked, and taken: it was held
     // to the user's larger one.

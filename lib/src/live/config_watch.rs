@@ -104,8 +104,10 @@ mod tests {
     fn a_file_that_would_not_resolve_with_the_command_line_says_the_next_start_will_fail() {
         let dir = tempfile::tempdir().unwrap();
         let root = project_in(&dir);
-        let mut plain = ConfigWatch::new(&root, &ConfigValues::default());
-        let wide = ConfigValues { chunk_size: Some(4000), ..ConfigValues::default() };
+        // Trusted, as an untrusted project's overlap is held to the user's.
+        let trusted = ConfigValues { trust_project_config: Some(true), ..ConfigValues::default() };
+        let mut plain = ConfigWatch::new(&root, &trusted);
+        let wide = ConfigValues { chunk_size: Some(4000), ..trusted };
         let mut widened = ConfigWatch::new(&root, &wide);
         std::fs::write(root.config_path(), "chunk_overlap = 1000\n").unwrap();
         let said = plain.changes();

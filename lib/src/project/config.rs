@@ -319,7 +319,15 @@ pub fn why_untrusted(keys: &[&str]) -> String {
 }
 
 /// The settings an untrusted project may make stricter, never looser.
-const BOUNDED: [&str; 5] = ["max_filesize", "chunk_size", "index_warn_threshold", "embed_all", "rate_limit"];
+const BOUNDED: [&str; 7] = [
+    "max_filesize",
+    "chunk_size",
+    "chunk_overlap",
+    "include_generated",
+    "index_warn_threshold",
+    "embed_all",
+    "rate_limit",
+];
 
 /// `config`'s value of `key`, shown, and whether it is looser than
 /// `own`'s. For a count where 0 means no bound at all
@@ -330,6 +338,9 @@ fn looseness(config: &ResolvedConfig, own: &ResolvedConfig, key: &str) -> (Strin
     match key {
         "max_filesize" => (c.max_filesize.to_string(), c.max_filesize > o.max_filesize),
         "chunk_size" => (c.chunk_size.to_string(), c.chunk_size < o.chunk_size),
+        // More overlap cuts more chunks from the same text (499 of 500: twice as many).
+        "chunk_overlap" => (c.chunk_overlap.to_string(), c.chunk_overlap > o.chunk_overlap),
+        "include_generated" => (c.include_generated.to_string(), c.include_generated && !o.include_generated),
         "index_warn_threshold" => {
             let v = c.index_warn_threshold;
             (v.to_string(), unbounded(v, o.index_warn_threshold))
@@ -348,6 +359,8 @@ fn hold_to(config: &mut ResolvedConfig, own: &ResolvedConfig, key: &str) {
     match key {
         "max_filesize" => config.max_filesize = own.max_filesize,
         "chunk_size" => config.chunk_size = own.chunk_size,
+        "chunk_overlap" => config.chunk_overlap = own.chunk_overlap,
+        "include_generated" => config.include_generated = own.include_generated,
         "index_warn_threshold" => config.index_warn_threshold = own.index_warn_threshold,
         "embed_all" => config.embed_all = own.embed_all,
         "rate_limit" => config.rate_limit = own.rate_limit,
@@ -426,13 +439,14 @@ mod tests {
     /// project's file for the user's value).
     #[test]
     fn an_overlap_over_a_held_chunk_size_names_where_the_size_came_from() {
+        // A project's overlap is held too (to 100 here): the user's own is too large.
         let layers = ConfigLayers {
             project: Some(("p.toml".into(), layer("chunk_size = 150\nchunk_overlap = 300\n"))),
             global: Some(("g.toml".into(), layer("chunk_size = 200\n"))),
-            ..Default::default()
+            cli: ConfigValues { chunk_overlap: Some(300), ..Default::default() },
         };
         let msg = layers.resolve().unwrap_err().to_string();
-        assert!(msg.contains("chunk_overlap (300, from p.toml)"), "{msg}");
+        assert!(msg.contains("chunk_overlap (300, from the command line)"), "{msg}");
         assert!(
             msg.contains(
                 "chunk_size (200, from g.toml, to which the untrusted project config's chunk_size = 150 was held)"
@@ -531,7 +545,9 @@ mod tests {
                 // The project cannot trust itself (UntrustedConfigChoosesNoDestination), and is told so.
                 "trust_project_config" => assert!(!taken && passed_over),
                 // A run embedding everything is larger than the default: held (UntrustedConfigChoosesNoIndex's bounds).
-                "embed_all" => assert!(!taken && r.bounded.as_ref().is_some_and(|(_, asked)| asked.len() == 1)),
+                "embed_all" | "include_generated" => {
+                    assert!(!taken && r.bounded.as_ref().is_some_and(|(_, asked)| asked.len() == 1))
+                }
                 _ if s.trusted => {
                     assert!(!taken && passed_over, "{} is trusted: an untrusted project may not set it", s.key)
                 }
@@ -585,6 +601,13 @@ mod tests {
         assert_eq!(r.rate_limit, 120);
         let r = ConfigLayers { project: project("rate_limit = 10\n"), ..Default::default() }.resolve().unwrap();
         assert_eq!((r.rate_limit, r.bounded), (10, None));
+        // Nor twice the chunks from the same text, nor the generated files read.
+        let r =
+            ConfigLayers { project: project("chunk_overlap = 499\ninclude_generated = true\n"), ..Default::default() };
+        let r = r.resolve().unwrap();
+        assert_eq!((r.chunk_overlap, r.include_generated, r.bounded.unwrap().1.len()), (100, false, 2));
+        let r = ConfigLayers { project: project("chunk_overlap = 20\n"), ..Default::default() }.resolve().unwrap();
+        assert_eq!((r.chunk_overlap, r.bounded), (20, None));
     }
 
     #[test]
