@@ -866,7 +866,7 @@ const GENERATED: [&str; 5] =
 fn a_switch_a_config_turns_on_is_turned_off_by_its_no_flag() {
     let t = sample_project();
     with_generated_files(&t);
-    t.project_config("include_generated = true\n");
+    t.global_config("include_generated = true\n");
     let indexed = |o: &std::process::Output| {
         of_type(&records(o), "file").iter().any(|r| r["file"] == "Cargo.lock" && r["status"] != "removed")
     };
@@ -936,8 +936,14 @@ fn lock_minified_and_generated_files_are_skipped_unless_asked_for() {
 fn include_generated_can_be_set_in_the_config() {
     let t = sample_project();
     with_generated_files(&t);
-    t.write(".vecgrep/config.toml", "include_generated = true\n");
+    t.global_config("include_generated = true\n");
     let s = summary(&index(&t, ".", &[]));
+    assert_eq!(s["files"], 9, "{s}");
+    // A project's own file may not read more than the user asks, unless trusted.
+    t.global_config("");
+    t.project_config("include_generated = true\n");
+    assert_eq!(summary(&run(t.cmd("vg-index", ".").arg("--reindex")))["files"], 4);
+    let s = summary(&run(t.cmd("vg-index", ".").args(["--reindex", "--trust-project-config"])));
     assert_eq!(s["files"], 9, "{s}");
 }
 

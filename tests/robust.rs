@@ -700,37 +700,44 @@ fn a_file_where_the_index_directory_goes_is_named_as_in_the_way() {
     assert_eq!(read(&t.path().join(".vecgrep")), "not a directory\n");
 }
 
-/// A repository may ship `.vecgrep` as a link: to a directory of its own
-/// it is used, but one leading out of the project is refused before
+/// A repository may ship `.vecgrep` as a link: it is refused before
 /// anything is written or removed there (a damaged or foreign `index.db` is
-/// removed and rebuilt, and --clear-cache removes it).
+/// removed and rebuilt, and --clear-cache removes it), and before anything
+/// is read there (another project's index was searched as this one's, and
+/// SQLite removed the `-wal` file beside what it opened). Within the
+/// project too: `.vecgrep -> data` made `data/index.db`, the project's own
+/// database, an index.
 #[test]
-fn a_data_directory_linked_out_of_the_project_is_refused() {
+fn a_data_directory_that_is_a_link_is_refused() {
     use std::os::unix::fs::symlink;
     let t = sample_project();
     let elsewhere = Tree::bare();
     elsewhere.write("index.db", "another program's data\n");
+    elsewhere.write("index.db-wal", "its log\n");
     symlink(elsewhere.path(), t.path().join(".vecgrep")).unwrap();
-    for args in [&[][..], &["--clear-cache"], &["--reindex"]] {
-        let o = run(t.cmd("vg-index", ".").args(args));
+    let readers: [(&str, &[&str]); 3] =
+        [("vg-index", &["--verify"]), ("vg-index", &["--stats"]), ("vg-query", &["--no-index", "upload"])];
+    let writers: [(&str, &[&str]); 3] =
+        [("vg-index", &[]), ("vg-index", &["--clear-cache"]), ("vg-index", &["--reindex"])];
+    for (tool, args) in readers.iter().chain(&writers) {
+        let o = run(t.cmd(tool, ".").args(*args));
         assert_code(&o, 2);
         let err = stderr(&o);
-        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
-        assert!(err.contains("outside the project"), "{args:?}: {err}");
+        assert!(err.contains("outside the project") && err.contains("never through a link"), "{tool} {args:?}: {err}");
     }
     assert_eq!(read(&elsewhere.path().join("index.db")), "another program's data\n");
-    assert!(!elsewhere.path().join(".gitignore").exists());
-    // A link within the project is the user's own choice.
+    assert_eq!(read(&elsewhere.path().join("index.db-wal")), "its log\n");
+    assert!(!elsewhere.path().join(".gitignore").exists() && !elsewhere.path().join("index.db-damaged").exists());
     std::fs::remove_file(t.path().join(".vecgrep")).unwrap();
-    std::fs::create_dir(t.path().join("cache")).unwrap();
-    symlink(t.path().join("cache"), t.path().join(".vecgrep")).unwrap();
-    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
-    assert!(t.path().join("cache/index.db").is_file());
-    // Its directory is the data directory under another name: never
-    // walked (the index indexed its own files and lock).
-    let o = run(t.cmd("vg-index", ".").args(["--no-ignore", "--hidden"]));
-    assert_code(&o, 0);
-    assert!(!stdout(&o).contains("cache/") && !stderr(&o).contains("cache/"), "{}{}", stdout(&o), stderr(&o));
+    t.write("data/index.db", "the project's own data\n");
+    symlink(t.path().join("data"), t.path().join(".vecgrep")).unwrap();
+    for args in [&[][..], &["--clear-cache"]] {
+        let o = run(t.cmd("vg-index", ".").args(args));
+        assert_code(&o, 2);
+        assert!(stderr(&o).contains("within the project"), "{args:?}: {}", stderr(&o));
+    }
+    assert_eq!(read(&t.path().join("data/index.db")), "the project's own data\n");
+    assert!(!t.path().join("data/.gitignore").exists());
 }
 
 /// `index.db` shipped as a link (to another project's index, to another

@@ -55,23 +55,30 @@ pub(super) fn in_the_way(dir: &std::path::Path) -> StoreError {
     StoreError::File { action: "create", path: dir.to_path_buf(), source: why.into() }
 }
 
-/// `root`'s data directory, refused when it is a link that leads out of the
-/// project: a repository may ship `.vecgrep` as one, and what vecgrep
-/// writes and removes there (`index.db` and its companions, rebuilt when
-/// damaged) would then be another program's.
+/// `root`'s data directory, refused when it is a link: a repository may
+/// ship `.vecgrep` as one, and what vecgrep writes and removes there
+/// (`index.db` and its companions, rebuilt when damaged or another
+/// program's) would then be whatever the link leads to: another program's
+/// files outside the project, a `data/index.db` of the project's own
+/// within it. A reader refuses it too: it read another project's index as
+/// this one's.
 pub fn own_data_dir(root: &ProjectRoot) -> Result<PathBuf, StoreError> {
     refuse_planted(root)?;
+    refuse_linked(root)?;
+    Ok(root.data_dir())
+}
+
+/// Refused when `root`'s data directory is a link (`own_data_dir`).
+pub(super) fn refuse_linked(root: &ProjectRoot) -> Result<(), StoreError> {
     let dir = root.data_dir();
     if !std::fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink()) {
-        return Ok(dir);
+        return Ok(());
     }
     let leads_to = std::fs::canonicalize(&dir).unwrap_or_else(|_| std::fs::read_link(&dir).unwrap_or_default());
     let project = std::fs::canonicalize(&root.path).unwrap_or_else(|_| root.path.clone());
-    if leads_to.starts_with(&project) {
-        return Ok(dir);
-    }
+    let place = if leads_to.starts_with(&project) { "within the project" } else { "outside the project" };
     let why = format!(
-        "a link to {}, outside the project; vecgrep keeps its index only in a directory of the project's own",
+        "a link to {}, {place}; vecgrep keeps its index only in a directory of its own, never through a link (remove the link)",
         leads_to.display()
     );
     Err(StoreError::File { action: "use", path: dir, source: why.into() })

@@ -767,6 +767,7 @@ pub fn open_for_reading(root: &ProjectRoot) -> Result<Box<dyn IndexReader>, Stor
     }
     lock::refuse_file_in_the_way(root)?;
     lock::refuse_planted(root)?;
+    lock::refuse_linked(root)?;
     Ok(Box::new(sqlite::SqliteIndex::open_for_reading(root)?))
 }
 
@@ -822,6 +823,7 @@ pub fn open_log_for_writing(
 /// `StoreError::Missing` when the index, or its log, was never written.
 pub fn open_log_for_reading(root: &ProjectRoot) -> Result<Box<dyn CommitStore>, StoreError> {
     lock::refuse_planted(root)?;
+    lock::refuse_linked(root)?;
     let index = sqlite::SqliteIndex::open_for_reading(root)?;
     if !index.has_log()? {
         return Err(StoreError::Missing(root.index_path()));
