@@ -826,15 +826,15 @@ pub fn note_missing_projects(tool: &str, quiet: bool, root: &ProjectRoot) {
 
 /// Say that the index of `searched`, searched as it is (not brought up to
 /// date first), may lack files: a run is under way, or the last one over
-/// the whole project did not finish.
+/// the whole project did not finish. Whether it said so.
 pub fn note_if_incomplete(
     tool: &str,
     quiet: bool,
     searched: &ProjectRoot,
     store: &dyn vecgrep::store::IndexReader,
-) -> Result<()> {
+) -> Result<bool> {
     if !store.run_unfinished()? {
-        return Ok(());
+        return Ok(false);
     }
     let said = if vecgrep::store::run_under_way(searched) {
         "an index run is under way: results may miss the files it has not reached yet"
@@ -842,7 +842,7 @@ pub fn note_if_incomplete(
         "the index is incomplete (no run over the whole project has finished since it was stopped or rebuilt, or could read every file): results may miss files; vg-index completes it"
     };
     note(tool, quiet, said);
-    Ok(())
+    Ok(true)
 }
 
 /// Embedders for `config` set up for indexing, loaded when first needed.

@@ -64,23 +64,29 @@ impl Walked {
     }
 }
 
-fn search(cli: &QueryCli, inv: &Invocation, query: &str, preloading: &mut Preloading) -> Result<u8> {
+/// What a search reads: the working tree's walk, or a revision's or a
+/// label's whole tree, with its sha or its label.
+type ToSearch = (Walked, Option<String>, Option<(Catalog, Label)>);
+
+/// What the search reads, brought up to date first (unless `--no-index`);
+/// None when the user declined a large run.
+fn up_to_date(cli: &QueryCli, inv: &Invocation) -> Result<Option<ToSearch>> {
     let label = label_of(&cli.label, inv, cli.rev.is_some())?;
     if cli.rev.is_some() || label.is_some() {
         cli.filter.to_filter().and_then(|f| f.check_for_history()).map_err(|e| anyhow::anyhow!(e))?;
     }
-    let (walked, rev, label) = match (&cli.rev, label) {
-        (_, Some((catalog, name))) => match label_first(cli, inv, &catalog, &name)? {
-            Some((label, errors)) => (Some(Walked::whole_tree(errors)), None, Some((catalog, label))),
-            None => (None, None, None),
-        },
-        (Some(spec), None) => match revision_first(cli, inv, spec)? {
-            Some((sha, errors)) => (Some(Walked::whole_tree(errors)), Some(sha), None),
-            None => (None, None, None),
-        },
-        (None, None) => (index_first(cli, inv)?, None, None),
-    };
-    let Some(walked) = walked else {
+    Ok(match (&cli.rev, label) {
+        (_, Some((catalog, name))) => label_first(cli, inv, &catalog, &name)?
+            .map(|(label, errors)| (Walked::whole_tree(errors), None, Some((catalog, label)))),
+        (Some(spec), None) => {
+            revision_first(cli, inv, spec)?.map(|(sha, errors)| (Walked::whole_tree(errors), Some(sha), None))
+        }
+        (None, None) => index_first(cli, inv)?.map(|walked| (walked, None, None)),
+    })
+}
+
+fn search(cli: &QueryCli, inv: &Invocation, query: &str, preloading: &mut Preloading) -> Result<u8> {
+    let Some((walked, rev, label)) = up_to_date(cli, inv)? else {
         note(TOOL, false, "indexing declined; no search was run");
         return Ok(EXIT_NOT_FOUND);
     };
@@ -95,7 +101,8 @@ fn search(cli: &QueryCli, inv: &Invocation, query: &str, preloading: &mut Preloa
     // Without --no-index the run just made the searched paths whole; the
     // whole index (--no-scope) may still lack the rest.
     let whole_index = walked.as_it_is || cli.no_scope;
-    let store = open_searched(&searched, whole_index && rev.is_none() && label.is_none(), !walked.as_it_is, inv)?;
+    let (store, recheck) =
+        open_searched(&searched, whole_index && rev.is_none() && label.is_none(), !walked.as_it_is, inv)?;
     let scope = scope_of(cli, inv, (walked.files, walked.errors), rev.is_some() || label.is_some())?;
     // As a PATH the working tree lacks, but the others are searched, as
     // rg searches the paths it can: the status is 2 all the same.
@@ -128,6 +135,11 @@ fn search(cli: &QueryCli, inv: &Invocation, query: &str, preloading: &mut Preloa
         request = request.narrowed(&*store, Some(&inv.root))?;
     }
     let mut hits = search_once(&*store, preloading, &request, &inv.config, &searched)?;
+    if recheck {
+        // A run that began since the index was opened (a --reindex) may
+        // have emptied what the search read.
+        vecgrep_bins::app::note_if_incomplete(TOOL, inv.config.quiet, &searched, &*store)?;
+    }
     if cli.explain {
         vecgrep::search::explain(query, &mut hits);
     }
@@ -300,12 +312,13 @@ fn naming_nothing_at(missing: &str, shown: &str, submodules: &[String]) -> Strin
 /// an unfinished run left it.
 /// `just_indexed`: this run brought the index up to date before, so one
 /// missing now was removed since ("run vg-index first" would be false).
+/// With it, whether to look again after the search (nothing was said yet).
 fn open_searched(
     searched: &ProjectRoot,
     unindexed: bool,
     just_indexed: bool,
     inv: &Invocation,
-) -> Result<Box<dyn store::IndexReader>> {
+) -> Result<(Box<dyn store::IndexReader>, bool)> {
     let store = match store::open_for_searching(searched) {
         Err(store::StoreError::Missing(path)) if just_indexed => anyhow::bail!(
             "{} was removed after this run brought it up to date (another process's --clear-cache?); search again",
@@ -313,10 +326,8 @@ fn open_searched(
         ),
         opened => opened?,
     };
-    if unindexed {
-        vecgrep_bins::app::note_if_incomplete(TOOL, inv.config.quiet, searched, &*store)?;
-    }
-    Ok(store)
+    let said = unindexed && vecgrep_bins::app::note_if_incomplete(TOOL, inv.config.quiet, searched, &*store)?;
+    Ok((store, unindexed && !said))
 }
 
 /// CliSearchStartsAfterIndexing: a blocking run first, unless `--no-index`
