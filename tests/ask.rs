@@ -85,6 +85,10 @@ fn plan_prints_the_plan_and_touches_nothing() {
     crate::contract::check(plan);
     assert_eq!(plan["l0_filters"], json!({"extensions": [".py", ".pyi"]}), "the other filters stand: {plan}");
     assert!(stderr(&out).contains("reaches out of the project with '..'"), "{}", stderr(&out));
+    // A question of nothing but that filter lists no longer every file at no threshold.
+    let out = run(t.cmd("vg-ask", ".").args(["--plan", "--json", "files under ../../etc/"]));
+    let plan = &records(&out)[0];
+    assert_eq!((plan["intent"].as_str(), plan["l1_threshold"].as_f64()), (Some("search"), Some(0.3)), "{plan}");
 }
 
 #[test]

@@ -96,6 +96,7 @@ impl AskOptions {
 /// with a warning for each thing that fell back.
 pub fn plan(question: &str, config: &ResolvedConfig, options: &AskOptions) -> (QueryPlan, Vec<String>) {
     let (mut plan, mut warnings) = drafted_plan(question, config, options);
+    let filtered = !plan.l0_filters.is_empty();
     // The rules take paths from the question's words (`in ../../etc`);
     // a plan printed or run holds only filters the schema allows.
     for why in plan.l0_filters.drop_bad_globs() {
@@ -107,6 +108,12 @@ pub fn plan(question: &str, config: &ResolvedConfig, options: &AskOptions) -> (Q
     if let Err(why) = plan.check() {
         warnings.push(format!("the plan's filters were left out: {why}"));
         plan.l0_filters = L0Filters::default();
+    }
+    // A plan of nothing but filters lists what they admit at no threshold:
+    // with all of them left out it listed every file. It searches instead.
+    if filtered && plan.l0_filters.is_empty() && plan.intent == Intent::List && !config.threshold_set {
+        plan.intent = Intent::Search;
+        plan.l1_threshold = plan.l1_threshold.max(config.threshold_in(config.mode).at);
     }
     (plan, warnings)
 }

@@ -44,8 +44,17 @@ const MARK: &str = " ; ";
 /// Verbs that say a file was changed.
 const CHANGED: &str = r"(?:changed|modified|edited|updated|touched|committed|written|added|created|saved)";
 
-/// Words that leave something out.
-const EXCLUDING: &str = r"(?:not|except(?:\s+for)?|excluding|exclude|without|ignoring|ignore|skipping|skip|but\s+not|outside(?:\s+of)?|other\s+than|apart\s+from|no)";
+/// Words that leave something out. A verb of leaving out (`skip`,
+/// `ignore`, `exclude`) with a subject before it, or first in the
+/// question, is what the question asks about ("where do we skip tests"),
+/// not a filter: a rule seeing the `subject` group leaves the words be.
+const EXCLUDING: &str = r"(?:(?P<subject>^\s*|\b(?:we|you|i|they|it|one|to|do|does|did|that|which|who|can|could|should|will|would|is|are|was|were)\s+)?\b(?:excluding|exclude|ignoring|ignore|skipping|skip)|\b(?:not|except(?:\s+for)?|without|but\s+not|outside(?:\s+of)?|other\s+than|apart\s+from|no))";
+
+/// None when an exclusion rule's match is a verb of leaving out with its
+/// subject (`EXCLUDING`): what the question asks about, left as it is.
+fn asked_about(c: &Captures<'_>) -> Option<()> {
+    c.name("subject").is_none().then_some(())
+}
 
 /// A month's name as it begins.
 const MONTH: &str = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)";
@@ -306,12 +315,12 @@ impl Work {
         self.mixed_exclusions();
         static TESTS: LazyLock<Regex> = LazyLock::new(|| {
             re(&format!(
-                r"\b{EXCLUDING}\s+(?:(?:in|the|any|our)\s+)*(?:unit\s+|integration\s+)?(?:tests?|test\s+files|test\s+code|specs?|testing\s+code)\b/?"
+                r"{EXCLUDING}\s+(?:(?:in|the|any|our)\s+)*(?:unit\s+|integration\s+)?(?:tests?|test\s+files|test\s+code|specs?|testing\s+code)\b/?"
             ))
         });
         static LANGS: LazyLock<Regex> = LazyLock::new(|| {
             re(&format!(
-                r"\b{EXCLUDING}\s+(?:(?:in|the|any)\s+)*({})(?:\s+(?:files?|code|sources?))?\b",
+                r"{EXCLUDING}\s+(?:(?:in|the|any)\s+)*({})(?:\s+(?:files?|code|sources?))?\b",
                 language_names()
             ))
         });
@@ -322,36 +331,40 @@ impl Work {
             // after one ends a directory's name (`.github/`): DIRS's.
             let ext = r"\*?\.[a-z0-9+]{1,10}(?:/\*?\.[a-z0-9+]{1,10})*\b/?";
             re(&format!(
-                r"\b{EXCLUDING}\s+(?:(?:in|the|any)\s+)*((?:{ext}(?:\s*,?\s*(?:and|or|,)\s+)?)+)(?:\s+files?\b)?"
+                r"{EXCLUDING}\s+(?:(?:in|the|any)\s+)*((?:{ext}(?:\s*,?\s*(?:and|or|,)\s+)?)+)(?:\s+files?\b)?"
             ))
         });
         static DIRS: LazyLock<Regex> = LazyLock::new(|| {
             let dir = format!(r"`?(?:(?:\.?/)?(?:[\w.-]+/)+[\w.-]*|(?:{COMMON_DIRS})\b)`?");
             let joined = r"\s*,?\s*(?:and|or|,)\s+(?:(?:in|under|the)\s+)*";
             re(&format!(
-                r"\b{EXCLUDING}\s+(?:(?:in|under|inside|from|the)\s+)*({dir}(?:{joined}{dir})*)(?:\s+(?:dirs?|directory|directories|folders?|trees?)\b)?"
+                r"{EXCLUDING}\s+(?:(?:in|under|inside|from|the)\s+)*({dir}(?:{joined}{dir})*)(?:\s+(?:dirs?|directory|directories|folders?|trees?)\b)?"
             ))
         });
         static ITEM: LazyLock<Regex> = LazyLock::new(|| {
             // A path before an extension: `.github/workflows` is a directory.
             re(&format!(r"(?:\.?/)?(?:[\w.-]+/)+[\w.-]*|\*?\.[a-z0-9+]{{1,10}}\b|\b(?:{COMMON_DIRS})\b"))
         });
-        self.take(&TESTS, |_, f, _| {
+        self.take(&TESTS, |c, f, _| {
+            asked_about(c)?;
             f.exclude_globs.extend(TEST_GLOBS.iter().map(|g| g.to_string()));
             Some(MARK.into())
         });
         self.take(&LANGS, |c, f, _| {
-            f.exclude_globs.extend(extensions_of(&c[1]).iter().map(|e| format!("*{e}")));
+            asked_about(c)?;
+            f.exclude_globs.extend(extensions_of(&c[2]).iter().map(|e| format!("*{e}")));
             Some(MARK.into())
         });
         self.take(&EXTENSIONS, |c, f, _| {
+            asked_about(c)?;
             let listed: Option<Vec<Vec<String>>> =
-                ITEM.find_iter(&c[1]).map(|e| extensions_written(e.as_str())).collect();
+                ITEM.find_iter(&c[2]).map(|e| extensions_written(e.as_str())).collect();
             f.exclude_globs.extend(listed?.into_iter().flatten().map(|e| format!("*{e}")));
             Some(MARK.into())
         });
         self.take(&DIRS, |c, f, _| {
-            for item in ITEM.find_iter(&c[1]).map(|d| d.as_str()) {
+            asked_about(c)?;
+            for item in ITEM.find_iter(&c[2]).map(|d| d.as_str()) {
                 match extensions_written(item) {
                     Some(extensions) => f.exclude_globs.extend(extensions.iter().map(|e| format!("*{e}"))),
                     None => f.exclude_globs.push(dir_glob(item)),
@@ -373,7 +386,7 @@ impl Work {
             );
             let joined = r"\s*,?\s*(?:and|or|,)\s+(?:(?:in|under|the)\s+)*";
             re(&format!(
-                r"\b{EXCLUDING}\s+(?:(?:in|under|inside|from|the|any)\s+)*({item}(?:{joined}{item})+)(?:\s+(?:files?|dirs?|directories|folders?)\b)?"
+                r"{EXCLUDING}\s+(?:(?:in|under|inside|from|the|any)\s+)*({item}(?:{joined}{item})+)(?:\s+(?:files?|dirs?|directories|folders?)\b)?"
             ))
         });
         static MIXED_ITEM: LazyLock<Regex> = LazyLock::new(|| {
@@ -383,7 +396,8 @@ impl Work {
             ))
         });
         self.take(&MIXED, |c, f, _| {
-            for item in MIXED_ITEM.find_iter(&c[1]).map(|m| m.as_str()) {
+            asked_about(c)?;
+            for item in MIXED_ITEM.find_iter(&c[2]).map(|m| m.as_str()) {
                 let word = item.trim_end_matches('/').to_ascii_lowercase();
                 if word == "test" || word == "tests" {
                     f.exclude_globs.extend(TEST_GLOBS.iter().map(|g| g.to_string()));
@@ -474,7 +488,7 @@ impl Work {
     fn paths(&mut self) {
         static SLASHED: LazyLock<Regex> = LazyLock::new(|| {
             re(
-                r"\b(?:in|under|inside|within|from|below|beneath|at)\s+(?:the\s+)?`?(\.?/?[\w.-]+(?:/[\w.*-]*)+)`?(?:\s+(?:dir|directory|folder|package|module|crate|tree|subtree))?",
+                r"\b(?:in|under|inside|within|from|below|beneath|at)\s+(?:the\s+)?`?(\.?/?[\w.-]+(?:/[\w.*-]*)+)`?(?:\s+(?:dir|directory|folder|package|module|crate|tree|subtree)\b)?",
             )
         });
         static NAMED_DIR: LazyLock<Regex> = LazyLock::new(|| {
@@ -689,12 +703,12 @@ fn code_like(word: &str) -> bool {
 fn topic(text: &str) -> String {
     static LEADING: LazyLock<Regex> = LazyLock::new(|| {
         re(
-            r"^\s*(?:please|pls|can\s+you|could\s+you|would\s+you|help\s+me|i\s+(?:need|want)\s+to|i'd\s+like\s+to|let's|show\s+me|tell\s+me|give\s+me|find\s+me|find|show|list|enumerate|search(?:\s+for)?|look(?:\s+for|\s+up)?|locate|grep(?:\s+for)?|explain|describe|summari[sz]e|walk\s+me\s+through|where|which|what|how|why|when|who|is|are|does|do|did|was|were|can|should|would|will|'s|we|i|you|it|they|our|my|all|the|any|some|every|those|these|a|an|me|us|anything|something|stuff|source|files?|code|functions?|methods?|classes|class|places?|spots?|parts?|pieces?|snippets?|lines?|that|whose|with|to|for|about|of|in|on|and|or|containing|contains?|using|dealing\s+with|responsible\s+for|related\s+to|relating\s+to|regarding)\b[\s,]*",
+            r"^\s*(?:please|pls|can\s+you|could\s+you|would\s+you|help\s+me|i\s+(?:need|want)\s+to|i'd\s+like\s+to|let's|show\s+me|tell\s+me|give\s+me|find\s+me|find|show|list|enumerate|search(?:\s+for)?|look(?:\s+for|\s+up)?|locate|grep(?:\s+for)?|explain|describe|summari[sz]e|walk\s+me\s+through|where|which|what|how|why|when|who|is|are|does|do|did|was|were|can|should|would|will|'s|we|i|you|it|they|our|my|all|the|any|some|every|those|these|a|an|me|us|anything|something|stuff|source|files?|code|functions?|methods?|classes|class|places?|spots?|parts?|pieces?|snippets?|lines?|that|whose|with|to|for|about|of|in|on|and|or|containing|contains?|using|dealing\s+with|responsible\s+for|related\s+to|relating\s+to|regarding)\b(?P<joined>[-.]\w)?[\s,]*",
         )
     });
     static TRAILING: LazyLock<Regex> = LazyLock::new(|| {
         re(
-            r"[\s,]*\b(?:please|in\s+(?:the|this|our)\s+(?:code\s*base|code|project|repo|repository)|work|works|working|done|handled|implemented|defined|declared|happen|happens|located|live|lives|and|or|that|which|with|the|in|on|of|for|from|to|a|an|files?|code|is|are|do|does)\s*[?.!]*\s*$",
+            r"(?P<joined>\w[-.])?[\s,]*\b(?:please|in\s+(?:the|this|our)\s+(?:code\s*base|code|project|repo|repository)|work|works|working|done|handled|implemented|defined|declared|happen|happens|located|live|lives|and|or|that|which|with|the|in|on|of|for|from|to|a|an|files?|code|is|are|do|does)\s*[?.!]*\s*$",
         )
     });
     let mut parts = Vec::new();
@@ -702,8 +716,8 @@ fn topic(text: &str) -> String {
         let mut part = stretch.trim().trim_end_matches(['?', '.', '!', ',', ':']).to_string();
         loop {
             let before = part.len();
-            part = LEADING.replace(&part, "").into_owned();
-            part = TRAILING.replace(&part, "").into_owned();
+            part = unless_joined(&LEADING, &part);
+            part = unless_joined(&TRAILING, &part);
             part = part.trim().trim_end_matches(['?', '.', '!', ',', ':']).to_string();
             if part.len() == before {
                 break;
@@ -715,6 +729,18 @@ fn topic(text: &str) -> String {
         }
     }
     parts.join(" ")
+}
+
+/// `text` less `rule`'s match, unless the word matched is joined to
+/// another by `-` or `.` (`do-while`, `opt-in`, `a.out`): one word, kept.
+fn unless_joined(rule: &Regex, text: &str) -> String {
+    match rule.captures(text) {
+        Some(c) if c.name("joined").is_none() => {
+            let m = c.get(0).expect("the whole match");
+            format!("{}{}", &text[..m.start()], &text[m.end()..])
+        }
+        _ => text.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -832,7 +858,16 @@ mod tests {
                 ("retry logic except in vendor/ and docs/", "search | retry logic | excl=vendor/,docs/".into()),
                 ("setup steps except in *.md", "search | setup steps | excl=*.md".into()),
                 ("setup steps, not *.md or *.txt files", "search | setup steps | excl=*.md,*.txt".into()),
-                ("how do we ignore build/ output", "search | output | excl=build/".into()),
+                // A verb of leaving out with its subject, or first, is what is asked about.
+                ("how do we ignore build/ output", "search | ignore build/ output".into()),
+                ("where do we skip tests", "search | skip tests".into()),
+                ("exclude tests from coverage", "search | exclude tests from coverage".into()),
+                // A word joined to another by `-` or `.` is one word, kept whole.
+                ("do-while loops", "search | do-while loops".into()),
+                ("the opt-in", "search | opt-in".into()),
+                ("where is a.out built", "search | a.out built".into()),
+                ("auth in src/net directory", "search | auth | path=src/net/".into()),
+                ("retry in src/net treehouse", "search | retry treehouse | path=src/net/".into()),
                 ("code not in src about uploads", "search | uploads | excl=src/".into()),
                 ("template rendering, not .html files", "search | template rendering | excl=*.html".into()),
                 // A list of several kinds leaves each item out by its kind (*.md
