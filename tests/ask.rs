@@ -85,6 +85,17 @@ fn plan_prints_the_plan_and_touches_nothing() {
     crate::contract::check(plan);
     assert_eq!(plan["l0_filters"], json!({"extensions": [".py", ".pyi"]}), "the other filters stand: {plan}");
     assert!(stderr(&out).contains("reaches out of the project with '..'"), "{}", stderr(&out));
+    // A second phrase of time narrows the first, never replaces it in silence:
+    // "this week in 2025" is no span, and is said so.
+    let out = run(t.cmd("vg-ask", ".").args(["--plan", "--json", "retry upload changed this week in 2025"]));
+    assert!(stderr(&out).contains("contradict each other"), "{}", stderr(&out));
+    assert!(records(&out)[0]["l0_filters"]["modified_after"].is_null(), "{}", stdout(&out));
+    let out = run(t.cmd("vg-ask", ".").args(["--plan", "--json", "retry changed since 2025-03-01 in 2025"]));
+    let filters = &records(&out)[0]["l0_filters"];
+    assert_eq!(
+        (filters["modified_after"].as_str(), filters["modified_before"].as_str()),
+        (Some("2025-03-01T00:00:00Z"), Some("2026-01-01T00:00:00Z"))
+    );
     // A question of nothing but that filter lists no longer every file at no threshold.
     let out = run(t.cmd("vg-ask", ".").args(["--plan", "--json", "files under ../../etc/"]));
     let plan = &records(&out)[0];

@@ -52,6 +52,9 @@ impl ChatSettings {
 pub struct ChatClient {
     agent: ureq::Agent,
     base: String,
+    /// The URL's query (`?api-version=…`), empty or with its `?`: it goes
+    /// after each path asked for, not before it.
+    query: String,
     model: String,
     api_key: Option<String>,
     /// The URL as it may be shown: without any user or password in it.
@@ -105,12 +108,13 @@ impl ChatClient {
     /// A client for `settings`; without a model named, the endpoint's first
     /// listed model (one request) is the one asked.
     pub fn connect(settings: &ChatSettings) -> Result<ChatClient> {
-        let base = base_url(&settings.url)?;
+        let (base, query) = base_url(&settings.url)?;
         crate::embed::check_api_key(API_KEY_VAR, settings.api_key.as_deref())?;
         let mut client = ChatClient {
             agent: crate::embed::http_agent(&base, settings.timeout),
             shown: shown_url(&base),
             base,
+            query,
             model: String::new(),
             api_key: settings.api_key.clone(),
             deadline: Instant::now() + settings.timeout,
@@ -153,7 +157,7 @@ impl ChatClient {
             "max_tokens": MAX_ANSWER_TOKENS,
             "stream": false,
         });
-        let request = self.authorized(self.agent.post(format!("{}/chat/completions", self.base)))?;
+        let request = self.authorized(self.agent.post(format!("{}/chat/completions{}", self.base, self.query)))?;
         let response = request.send_json(&body).map_err(|e| self.unreachable(e))?;
         let completion: Completion = self.read(response, "a chat completion")?;
         let choice = completion.choices.into_iter().next();
@@ -171,7 +175,7 @@ impl ChatClient {
     /// The first model the endpoint lists that could be a model's name: a
     /// name is asked for by, and shown; one of a megabyte is neither.
     fn first_model(&self) -> Result<String> {
-        let request = self.authorized(self.agent.get(format!("{}/models", self.base)))?;
+        let request = self.authorized(self.agent.get(format!("{}/models{}", self.base, self.query)))?;
         let response = request.call().map_err(|e| self.unreachable(e))?;
         let list: ModelList = self
             .read(response, "a list of models")
@@ -247,15 +251,17 @@ impl ChatClient {
 }
 
 /// The endpoint's base URL (`.../v1`) from the URL a user gives: the base
-/// itself, or its chat completions URL.
-fn base_url(url: &str) -> Result<String> {
-    let url = url.trim().trim_end_matches('/');
+/// itself, or its chat completions URL; with the URL's query apart.
+fn base_url(url: &str) -> Result<(String, String)> {
+    let url = url.trim();
+    let (url, query) = url.split_once('?').map_or((url, String::new()), |(u, q)| (u, format!("?{q}")));
+    let url = url.trim_end_matches('/');
     // A scheme's case does not matter (RFC 3986), as config's check takes it.
     let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
     if !matches!(scheme.as_deref(), Some("http" | "https")) {
         bail!("llm_url must be an http:// or https:// URL, got {:?}", shown_url(url));
     }
-    Ok(url.strip_suffix("/chat/completions").unwrap_or(url).to_string())
+    Ok((url.strip_suffix("/chat/completions").unwrap_or(url).to_string(), query))
 }
 
 #[cfg(test)]
@@ -264,8 +270,13 @@ mod tests {
 
     #[test]
     fn the_base_url_is_found_from_either_form_and_credentials_are_never_shown() {
-        assert_eq!(base_url("http://h:1/v1/").unwrap(), "http://h:1/v1");
-        assert_eq!(base_url("http://h:1/v1/chat/completions").unwrap(), "http://h:1/v1");
+        let base = |url: &str| base_url(url).unwrap();
+        assert_eq!(base("http://h:1/v1/"), ("http://h:1/v1".into(), String::new()));
+        assert_eq!(base("http://h:1/v1/chat/completions"), ("http://h:1/v1".into(), String::new()));
+        // A query goes after each path asked for ("…/v1?api-version=1/models" was asked).
+        let query = "?api-version=2024-01-01".to_string();
+        assert_eq!(base("http://h:1/v1?api-version=2024-01-01"), ("http://h:1/v1".into(), query.clone()));
+        assert_eq!(base("http://h:1/v1/chat/completions/?api-version=2024-01-01"), ("http://h:1/v1".into(), query));
         assert!(base_url("h:1/v1").unwrap_err().to_string().contains("http://"));
         assert!(!base_url("ftp://me:s3cret@h").unwrap_err().to_string().contains("s3cret"));
     }

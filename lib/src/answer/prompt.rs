@@ -27,7 +27,8 @@ pub(super) fn messages(query: &str, given: &[HitRecord]) -> Vec<Message> {
         user.push_str(&format!(
             "\n[{}] {}:{}-{}\n```\n{}\n```\n",
             i + 1,
-            hit.cited_name(),
+            // A stream is anyone's to write: its paths are bounded too.
+            crate::project::shown::clipped_middle(&hit.cited_name(), MAX_EXCERPT_CHARS),
             hit.start_line,
             hit.end_line,
             excerpt(&hit.text)
@@ -93,5 +94,13 @@ mod tests {
         // 1,500 characters hold 136 of its lines of 11: lines 3 to 138.
         assert_eq!(last_line_shown(&hit("a.rs", &long)), 3 + 136 - 1);
         assert_eq!(last_line_shown(&hit("a.rs", "short")), 9, "a whole excerpt shows the hit's lines");
+        // A path of 200,000 characters went whole: 30 of them sent 4 MB.
+        let deep = format!("{}x.py", "a/".repeat(100_000));
+        let m = messages("q", &[hit(&deep, "short")]);
+        assert!(
+            m[1].content.len() < 2 * MAX_EXCERPT_CHARS && m[1].content.contains("x.py:3-9"),
+            "{}",
+            m[1].content.len()
+        );
     }
 }

@@ -50,6 +50,18 @@ const CHANGED: &str = r"(?:changed|modified|edited|updated|touched|committed|wri
 /// not a filter: a rule seeing the `subject` group leaves the words be.
 const EXCLUDING: &str = r"(?:(?P<subject>^\s*|\b(?:we|you|i|they|it|one|to|do|does|did|that|which|who|can|could|should|will|would|is|are|was|were)\s+)?\b(?:excluding|exclude|ignoring|ignore|skipping|skip)|\b(?:not|except(?:\s+for)?|without|but\s+not|outside(?:\s+of)?|other\s+than|apart\s+from|no))";
 
+/// `f`'s span made to begin no earlier than `at`: a second phrase of time
+/// narrows the first ("this week in 2025" is no span, and is said so),
+/// it does not replace it.
+fn after(f: &mut L0Filters, at: String) {
+    f.modified_after = Some(f.modified_after.take().filter(|had| *had > at).unwrap_or(at));
+}
+
+/// `f`'s span made to end no later than `at` (`after`'s twin).
+fn before(f: &mut L0Filters, at: String) {
+    f.modified_before = Some(f.modified_before.take().filter(|had| *had < at).unwrap_or(at));
+}
+
 /// None when an exclusion rule's match is a verb of leaving out with its
 /// subject (`EXCLUDING`): what the question asks about, left as it is.
 fn asked_about(c: &Captures<'_>) -> Option<()> {
@@ -157,8 +169,8 @@ impl Work {
         self.take(&BETWEEN, |c, f, now| {
             let b = period(&c[2], now)?;
             let a = period(&c[1], now).or_else(|| first_without_year(&c[1], &c[2], b, now))?;
-            f.modified_after = Some(utc(a.0.min(b.0)));
-            f.modified_before = Some(utc(a.1.max(b.1)));
+            after(f, utc(a.0.min(b.0)));
+            before(f, utc(a.1.max(b.1)));
             Some(MARK.into())
         });
         // "before last month", "until 2 weeks ago", "older than yesterday":
@@ -173,7 +185,7 @@ impl Work {
         self.take(&UNTIL, |c, f, now| {
             let (start, end) = period(&c[2], now)?;
             let holds_the_day = matches!(c[1].to_ascii_lowercase().as_str(), "until" | "till");
-            f.modified_before = Some(utc(if holds_the_day { end } else { start }));
+            before(f, utc(if holds_the_day { end } else { start }));
             Some(MARK.into())
         });
         // "after yesterday", "after last week": the span starts where the
@@ -182,7 +194,7 @@ impl Work {
             re(&format!(r"\b(?:{CHANGED}\s+)?after\s+({RELATIVE_DAY}|(?:{NUMBER})\s+{TIME_UNIT}\s+ago)\b"))
         });
         self.take(&AFTER, |c, f, now| {
-            f.modified_after = Some(utc(period(&c[1], now)?.1));
+            after(f, utc(period(&c[1], now)?.1));
             Some(MARK.into())
         });
         static LAST: LazyLock<Regex> = LazyLock::new(|| {
@@ -208,19 +220,19 @@ impl Work {
             now.checked_sub(Duration::from_secs(n.checked_mul(seconds_in(unit))?))
         };
         self.take(&OLDER, |c, f, now| {
-            f.modified_before = Some(utc(back(c.get(1).map(|m| m.as_str()), &c[2], now)?));
+            before(f, utc(back(c.get(1).map(|m| m.as_str()), &c[2], now)?));
             Some(MARK.into())
         });
         // "since last month" before "last month", which would leave "since".
         for rule in [&*SINCE_LAST, &*THIS] {
             self.take(rule, |c, f, now| {
-                f.modified_after = Some(utc(period(&format!("last {}", &c[1]), now)?.0));
+                after(f, utc(period(&format!("last {}", &c[1]), now)?.0));
                 Some(MARK.into())
             });
         }
         for rule in [&*LAST, &*AGO] {
             self.take(rule, |c, f, now| {
-                f.modified_after = Some(utc(back(c.get(1).map(|m| m.as_str()), &c[2], now)?));
+                after(f, utc(back(c.get(1).map(|m| m.as_str()), &c[2], now)?));
                 Some(MARK.into())
             });
         }
@@ -240,10 +252,10 @@ impl Work {
             LazyLock::new(|| re(&format!(r"\b(?:{CHANGED}\s+)?(?:in|during)\s+({DATE})\b")));
         self.take(&TODAY, |c, f, now| {
             let (start, end) = period(&c[2], now)?;
-            f.modified_after = Some(utc(start));
+            after(f, utc(start));
             // "since yesterday" runs to now; "yesterday" is the day; "today" runs to now.
-            if c[2].eq_ignore_ascii_case("yesterday") {
-                f.modified_before = if c.get(1).is_some() { None } else { Some(utc(end)) };
+            if c[2].eq_ignore_ascii_case("yesterday") && c.get(1).is_none() {
+                before(f, utc(end));
             }
             Some(MARK.into())
         });
@@ -252,21 +264,21 @@ impl Work {
         self.take(&SINCE, |c, f, now| {
             let (start, end) = period(&c[2], now)?;
             match c[1].to_ascii_lowercase().as_str() {
-                "since" | "from" => f.modified_after = Some(utc(start)),
-                "after" => f.modified_after = Some(utc(end)),
-                "until" | "till" => f.modified_before = Some(utc(end)),
-                _ => f.modified_before = Some(utc(start)),
+                "since" | "from" => after(f, utc(start)),
+                "after" => after(f, utc(end)),
+                "until" | "till" => before(f, utc(end)),
+                _ => before(f, utc(start)),
             }
             Some(MARK.into())
         });
         self.take(&RECENTLY, |_, f, now| {
-            f.modified_after = Some(utc(now - Duration::from_secs(14 * 86_400)));
+            after(f, utc(now - Duration::from_secs(14 * 86_400)));
             Some(MARK.into())
         });
         self.take(&DURING, |c, f, now| {
             let (start, end) = period(&c[1], now)?;
-            f.modified_after = Some(utc(start));
-            f.modified_before = Some(utc(end));
+            after(f, utc(start));
+            before(f, utc(end));
             Some(MARK.into())
         });
         if self.filters.modified_after.is_some() || self.filters.modified_before.is_some() {
