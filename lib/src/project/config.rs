@@ -533,6 +533,17 @@ mod tests {
         }
     }
 
+    /// An empty model was sent as `"model": ""`; one with a space after it
+    /// named no model, and the error said no file.
+    #[test]
+    fn a_models_name_is_checked_where_it_is_set() {
+        for text in ["llm_model = \"\"\n", "embedder_model = \"all-MiniLM-L6-v2 \"\n", "llm_model = \"a\\u001bb\"\n"] {
+            let e = parse_config(text, Path::new("c.toml")).unwrap_err().to_string();
+            assert!(e.contains("c.toml, line 1") && e.contains("must be a model's name"), "{e}");
+        }
+        assert!(parse_config("llm_model = \"qwen2.5:7b\"\n", Path::new("c.toml")).is_ok());
+    }
+
     #[test]
     fn a_project_sets_every_setting_but_those_the_table_marks_trusted() {
         for s in crate::project::settings::SETTINGS {

@@ -419,6 +419,18 @@ pub(super) fn check_store_project(name: String) -> Result<String, String> {
     Ok(name)
 }
 
+/// A model's name as an endpoint or the local embedder takes it: an empty
+/// one was sent as `"model": ""`, one with a space after it named no model,
+/// and neither said which file had set it.
+pub(super) fn check_model_name(key: &str, name: String) -> Result<String, String> {
+    if name.trim().is_empty() || name.trim() != name || name.len() > 200 || name.chars().any(char::is_control) {
+        return Err(format!(
+            "{key} must be a model's name, 1 to 200 characters without spaces around it or control characters, got {name:?}"
+        ));
+    }
+    Ok(name)
+}
+
 fn unchecked<T>(value: T) -> Result<T, String> {
     Ok(value)
 }
@@ -627,7 +639,7 @@ settings! {
         shown Some("local"), switch false, only None, trusted;
     /// The embedding model: locally all-MiniLM-L6-v2 or vecgrep-code-minilm-l6
     /// (MiniLM fine-tuned on code, `train/transformer/`); a remote server's own name.
-    embedder_model: String => String = DEFAULT_EMBEDDER_MODEL.to_string(), raw String, check unchecked,
+    embedder_model: String => String = DEFAULT_EMBEDDER_MODEL.to_string(), raw String, check |s| check_model_name("embedder_model", s),
         shown Some(DEFAULT_EMBEDDER_MODEL), switch false, only None, plain;
     /// Files larger than this many bytes (or K, M, G: KiB, MiB, GiB) are
     /// skipped (and logged): generated data, bundles and dumps are rarely
@@ -689,7 +701,7 @@ settings! {
         shown Some("false"), switch true, only None, trusted;
     /// For `--answer`: the chat model to ask; unset, the first one the
     /// endpoint lists.
-    llm_model: String => Option<String> = None, raw String, check unchecked,
+    llm_model: String => Option<String> = None, raw String, check |s| check_model_name("llm_model", s),
         shown Some("the first model the endpoint lists"), switch false, only None, plain;
     /// For `--answer`, `--ask` and the LLM planner: seconds an answer may take in all, asking the endpoint for its models first included; the LLM planner's plan has as many of its own.
     llm_timeout: f64 => f64 = 120.0, raw f64, check |s| check_seconds("llm_timeout", 1.0, s),
