@@ -23,7 +23,7 @@ fn extra_sections(name: &str, cmd: &clap::Command) -> String {
     s.push_str(&exit_status(name).replace('-', "\\-"));
     s.push_str(" A closed output pipe (as with \\fBhead\\fR) counts as success.\n");
     s.push_str(".SH FILES\n.TP\n\\fI<root>/.vecgrep/index.db\\fR\nThe index of a project: SQLite with sqlite\\-vec vectors. Safe to delete; \\fBvg-index \\-\\-clear\\-cache\\fR does so.\n");
-    s.push_str(".TP\n\\fI<root>/.vecgrep/config.toml\\fR\nProject settings; beaten by flags, beats the global file, except that it may not set what only the user may (\\fBopen_cmd\\fR, \\fBembedder_source\\fR, \\fBembedder_url\\fR, \\fBllm_url\\fR, \\fBstore_url\\fR, \\fBstore_project\\fR, \\fBstore_adopt\\fR, \\fBprivacy_mode\\fR) nor raise the size limits (\\fBmax_filesize\\fR, \\fBchunk_size\\fR, \\fBindex_warn_threshold\\fR, \\fBembed_all\\fR, \\fBrate_limit\\fR) unless trusted (\\fB\\-\\-trust\\-project\\-config\\fR; see \\fBvecgrep\\-toolkit\\fR(7)).\n");
+    s.push_str(".TP\n\\fI<root>/.vecgrep/config.toml\\fR\nProject settings; beaten by flags, beats the global file, except that it may not set what only the user may (\\fBopen_cmd\\fR, \\fBembedder_source\\fR, \\fBembedder_url\\fR, \\fBllm_url\\fR, \\fBstore_url\\fR, \\fBstore_project\\fR, \\fBstore_adopt\\fR, \\fBprivacy_mode\\fR) nor raise the size limits (\\fBmax_filesize\\fR, \\fBchunk_size\\fR, \\fBchunk_overlap\\fR, \\fBinclude_generated\\fR, \\fBindex_warn_threshold\\fR, \\fBembed_all\\fR, \\fBrate_limit\\fR) unless trusted (\\fB\\-\\-trust\\-project\\-config\\fR; see \\fBvecgrep\\-toolkit\\fR(7)).\n");
     s.push_str(".TP\n\\fI${XDG_CONFIG_HOME:\\-~/.config}/vecgrep/config.toml\\fR\nGlobal settings.\n");
     s.push_str(".TP\n\\fI${XDG_DATA_HOME:\\-~/.local/share}/vecgrep/\\fR\nThe embedding model and ONNX Runtime, installed by \\fBscripts/fetch\\-assets.sh\\fR (also looked for in \\fI<bindir>/../share/vecgrep/\\fR).\n");
     let mut env = String::new();
@@ -31,6 +31,16 @@ fn extra_sections(name: &str, cmd: &clap::Command) -> String {
     if embeds.contains(&name) {
         env.push_str(".TP\n\\fBVECGREP_MODEL_DIR\\fR\nDirectory holding model.onnx and the tokenizer files, instead of the data directory.\n");
         env.push_str(".TP\n\\fBORT_DYLIB_PATH\\fR\nPath of libonnxruntime.so, instead of the data directory's copy.\n");
+        env.push_str(".TP\n\\fBVECGREP_STATIC_TABLE\\fR\nA static table file to give chunks their static vectors with, instead of the shipped one.\n");
+        env.push_str(".TP\n\\fBVECGREP_EMBEDDER_API_KEY\\fR\nThe key sent to a remote embedding server (\\fBembedder_source = \"remote\"\\fR).\n");
+    }
+    if ["vecgrep", "vg-serve"].contains(&name) {
+        env.push_str(
+            ".TP\n\\fBVECGREP_TOKEN\\fR\nThe bearer token \\fBvg-serve\\fR requires, instead of \\fB\\-\\-token\\fR.\n",
+        );
+    }
+    if ["vecgrep", "vg-answer", "vg-ask", "vg-serve", "vg-mcp"].contains(&name) {
+        env.push_str(".TP\n\\fBVECGREP_LLM_API_KEY\\fR\nThe key sent to the chat model at \\fBllm_url\\fR.\n");
     }
     if takes("color") {
         env.push_str(".TP\n\\fBNO_COLOR\\fR\nDisables color when \\-\\-color is auto.\n");
