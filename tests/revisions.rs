@@ -229,6 +229,31 @@ fn a_replaced_revision_is_forgotten_by_its_sha() {
     assert!(!dir.exists(), "{}", stderr(&o));
 }
 
+/// A revision whose run was stopped is said to be indexed in part; while a
+/// run holds it, to be under way (not to be completed by another run,
+/// which would wait on that one's lock).
+#[test]
+fn a_revision_indexed_in_part_says_whether_its_run_is_under_way() {
+    let tree = two_releases();
+    assert_code(&run(tree.cmd("vg-index", "").args(["--rev", "main"]).stdout(std::process::Stdio::null())), 0);
+    let main = git(&tree, &["rev-parse", "main"]);
+    std::fs::remove_file(tree.path().join(".vecgrep/revs").join(&main).join(".vecgrep/revision")).unwrap();
+    let o = run(tree.cmd("vg-query", "").args(["--rev", "main", "--no-index", "x"]));
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o).contains("is indexed in part (its run has not finished); vg-index --rev main completes it"),
+        "{}",
+        stderr(&o)
+    );
+    let lock = tree.path().join(".vecgrep/revs").join(&main).join(".vecgrep/index.lock");
+    if std::process::Command::new("flock").arg("--version").output().is_ok() {
+        let mut held = std::process::Command::new("flock");
+        held.arg(&lock).arg(bin("vg-query")).args(["--rev", "main", "--no-index", "x"]);
+        let o = run(held.current_dir(tree.path()).env("XDG_CONFIG_HOME", tree.config_home.path()));
+        assert!(stderr(&o).contains("is being indexed: an index run is under way"), "{}", stderr(&o));
+    }
+}
+
 #[test]
 fn forgetting_a_revision_removes_its_index_and_bad_revisions_are_one_line() {
     let tree = two_releases();
@@ -276,17 +301,9 @@ fn forgetting_a_revision_removes_its_index_and_bad_revisions_are_one_line() {
     }
     // The project itself is the whole tree a revision is indexed as.
     assert_code(&run(tree.cmd("vg-index", "").args(["--rev", "main", "."]).stdout(std::process::Stdio::null())), 0);
-    // A revision whose run was stopped is said to be indexed in part.
-    assert_code(&run(tree.cmd("vg-index", "").args(["--rev", "main"]).stdout(std::process::Stdio::null())), 0);
+    // Left as a stopped run leaves it, so that the runs below read the revision again.
     let main = git(&tree, &["rev-parse", "main"]);
     std::fs::remove_file(tree.path().join(".vecgrep/revs").join(&main).join(".vecgrep/revision")).unwrap();
-    let o = run(tree.cmd("vg-query", "").args(["--rev", "main", "--no-index", "x"]));
-    assert_code(&o, 2);
-    assert!(
-        stderr(&o).contains("is indexed in part (its run has not finished); vg-index --rev main completes it"),
-        "{}",
-        stderr(&o)
-    );
     let plain = Tree::bare();
     plain.write("a.py", "x = 1\n");
     std::fs::create_dir(plain.path().join(".vecgrep")).unwrap();

@@ -260,6 +260,12 @@ pub fn indexed_revision(project: &ProjectRoot, spec: &str, model: &str) -> Resul
         return Ok(sha);
     }
     match marked {
+        // A run under way is said as the working tree's is: told to start
+        // one, a user would wait on the lock for the run already going.
+        Some(_) if store::run_under_way(&store::revision_root(project, &sha)) => Err(anyhow!(
+            "revision {spec} ({}) is being indexed: an index run is under way; search again when it ends",
+            &sha[..12]
+        )),
         Some(_) => Err(anyhow!(
             "revision {spec} ({}) is indexed in part (its run has not finished); vg-index --rev {spec} completes it",
             &sha[..12]
