@@ -1828,8 +1828,9 @@ fn text_on_a_terminal_shows_a_roots_escape_sequences_and_a_pipe_gets_its_bytes()
         return;
     }
     let t = Tree::bare();
-    t.write("r\x1b]0;PWNED\x07x/a.rs", "fn retry_upload() {}\n");
-    let odd = t.path().join("r\x1b]0;PWNED\x07x");
+    // A newline in it is shown too: it forged a line of --stats' own.
+    t.write("r\x1b]0;PWNED\x07x\nindex:    /etc/passwd/a.rs", "fn retry_upload() {}\n");
+    let odd = t.path().join("r\x1b]0;PWNED\x07x\nindex:    /etc/passwd");
     std::fs::create_dir(odd.join(".vecgrep")).unwrap();
     assert_code(&run(t.cmd("vg-index", ".").current_dir(&odd).arg("-q")), 0);
     for args in ["", "--stats", "--verify", "--json"] {
@@ -1840,8 +1841,9 @@ fn text_on_a_terminal_shows_a_roots_escape_sequences_and_a_pipe_gets_its_bytes()
         let o = run(&mut script);
         let shown = stdout(&o);
         assert!(!shown.contains('\x1b'), "{tool} {args}: {shown:?}");
-        let expected = if args == "--json" { "r\\u001b]0;PWNED\\u0007x" } else { "r^[]0;PWNED^Gx" };
+        let expected = if args == "--json" { "r\\u001b]0;PWNED\\u0007x\\n" } else { "r^[]0;PWNED^Gx^Jindex:" };
         assert!(shown.contains(expected), "{tool} {args}: {shown:?}");
+        assert!(!shown.lines().any(|l| l.starts_with("index:    /etc")), "{tool} {args}: {shown:?}");
     }
     let o = run(t.cmd("vg-root", ".").current_dir(&odd));
     assert_eq!(stdout(&o).trim_end(), odd.canonicalize().unwrap().to_str().unwrap());

@@ -204,12 +204,14 @@ impl Write for TextStdout {
         if !self.escape {
             return self.out.write(buf);
         }
-        // Lines end as they were written; all else that controls is shown.
-        for line in String::from_utf8_lossy(buf).split_inclusive('\n') {
-            let (text, end) = line.strip_suffix('\n').map_or((line, ""), |text| (text, "\n"));
-            self.out.write_all(escape_controls(text).as_bytes())?;
-            self.out.write_all(end.as_bytes())?;
-        }
+        // `writeln!` writes a value apart from the text around it, and its
+        // line's end last: a newline that ends what is written ends a line;
+        // one inside is a value's, shown (`^J`), so that a path cannot
+        // forge a line of its own ("index:    /etc/passwd").
+        let text = String::from_utf8_lossy(buf);
+        let (text, end) = text.strip_suffix('\n').map_or((&*text, ""), |text| (text, "\n"));
+        self.out.write_all(escape_controls(text).as_bytes())?;
+        self.out.write_all(end.as_bytes())?;
         Ok(buf.len())
     }
 
