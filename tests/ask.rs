@@ -96,10 +96,13 @@ fn plan_prints_the_plan_and_touches_nothing() {
         (filters["modified_after"].as_str(), filters["modified_before"].as_str()),
         (Some("2025-03-01T00:00:00Z"), Some("2026-01-01T00:00:00Z"))
     );
-    // A question of nothing but that filter lists no longer every file at no threshold.
-    let out = run(t.cmd("vg-ask", ".").args(["--plan", "--json", "files under ../../etc/"]));
-    let plan = &records(&out)[0];
-    assert_eq!((plan["intent"].as_str(), plan["l1_threshold"].as_f64()), (Some("search"), Some(0.3)), "{plan}");
+    // A question of filters, that one among them, no longer lists at no threshold
+    // every file it did not name.
+    for question in ["files under ../../etc/", "list files in ../secret except tests"] {
+        let out = run(t.cmd("vg-ask", ".").args(["--plan", "--json", question]));
+        let plan = &records(&out)[0];
+        assert_eq!((plan["intent"].as_str(), plan["l1_threshold"].as_f64()), (Some("search"), Some(0.3)), "{plan}");
+    }
 }
 
 #[test]

@@ -96,7 +96,7 @@ impl AskOptions {
 /// with a warning for each thing that fell back.
 pub fn plan(question: &str, config: &ResolvedConfig, options: &AskOptions) -> (QueryPlan, Vec<String>) {
     let (mut plan, mut warnings) = drafted_plan(question, config, options);
-    let filtered = !plan.l0_filters.is_empty();
+    let drafted = plan.l0_filters.clone();
     // The rules take paths from the question's words (`in ../../etc`);
     // a plan printed or run holds only filters the schema allows.
     for why in plan.l0_filters.drop_bad_globs() {
@@ -110,8 +110,9 @@ pub fn plan(question: &str, config: &ResolvedConfig, options: &AskOptions) -> (Q
         plan.l0_filters = L0Filters::default();
     }
     // A plan of nothing but filters lists what they admit at no threshold:
-    // with all of them left out it listed every file. It searches instead.
-    if filtered && plan.l0_filters.is_empty() && plan.intent == Intent::List && !config.threshold_set {
+    // with one of them left out (`files in ../secret except tests`) it
+    // listed what the question never asked for. It searches instead.
+    if plan.l0_filters != drafted && plan.intent == Intent::List && !config.threshold_set {
         plan.intent = Intent::Search;
         plan.l1_threshold = plan.l1_threshold.max(config.threshold_in(config.mode).at);
     }

@@ -44,11 +44,13 @@ const MARK: &str = " ; ";
 /// Verbs that say a file was changed.
 const CHANGED: &str = r"(?:changed|modified|edited|updated|touched|committed|written|added|created|saved)";
 
-/// Words that leave something out. A verb of leaving out (`skip`,
-/// `ignore`, `exclude`) with a subject before it, or first in the
-/// question, is what the question asks about ("where do we skip tests"),
-/// not a filter: a rule seeing the `subject` group leaves the words be.
-const EXCLUDING: &str = r"(?:(?P<subject>^\s*|\b(?:we|you|i|they|it|one|to|do|does|did|that|which|who|can|could|should|will|would|is|are|was|were)\s+)?\b(?:excluding|exclude|ignoring|ignore|skipping|skip)|\b(?:not|except(?:\s+for)?|without|but\s+not|outside(?:\s+of)?|other\s+than|apart\s+from|no))";
+/// Words that leave something out.
+const EXCLUDING: &str = r"(?:not|except(?:\s+for)?|excluding|exclude|without|ignoring|ignore|skipping|skip|but\s+not|outside(?:\s+of)?|other\s+than|apart\s+from|no)";
+
+/// The verbs of `EXCLUDING`: a question that leaves things out by one of
+/// them and asks about nothing else asks about the leaving out ("where do
+/// we skip tests"), not for every other file.
+const LEAVING_OUT_VERB: &str = r"\b(?:excluding|exclude|ignoring|ignore|skipping|skip)\b";
 
 /// `f`'s span made to begin no earlier than `at`: a second phrase of time
 /// narrows the first ("this week in 2025" is no span, and is said so),
@@ -60,12 +62,6 @@ fn after(f: &mut L0Filters, at: String) {
 /// `f`'s span made to end no later than `at` (`after`'s twin).
 fn before(f: &mut L0Filters, at: String) {
     f.modified_before = Some(f.modified_before.take().filter(|had| *had < at).unwrap_or(at));
-}
-
-/// None when an exclusion rule's match is a verb of leaving out with its
-/// subject (`EXCLUDING`): what the question asks about, left as it is.
-fn asked_about(c: &Captures<'_>) -> Option<()> {
-    c.name("subject").is_none().then_some(())
 }
 
 /// A month's name as it begins.
@@ -102,6 +98,10 @@ pub fn plan_by_rules(question: &str, ctx: &PlanContext) -> QueryPlan {
         Some(symbol) => symbol,
         None => topic(&work.text),
     };
+    // "where do we skip tests": the leaving out is what is asked about.
+    if topic.is_empty() && leaves_out_only(&work.filters) && LEAVING_OUT.is_match(raw) {
+        work.filters = L0Filters::default();
+    }
     let filtered = !work.filters.is_empty();
     let no_topic = topic.is_empty();
     let (intent, l1_query_text) = match topic.is_empty() {
@@ -128,6 +128,14 @@ pub fn plan_by_rules(question: &str, ctx: &PlanContext) -> QueryPlan {
         raw_user_text: question.trim().to_string(),
         planner_model_id: RULES_PLANNER_ID.to_string(),
     }
+}
+
+static LEAVING_OUT: LazyLock<Regex> = LazyLock::new(|| re(LEAVING_OUT_VERB));
+
+/// Whether `filters` only leave files out.
+fn leaves_out_only(filters: &L0Filters) -> bool {
+    !filters.exclude_globs.is_empty()
+        && *filters == L0Filters { exclude_globs: filters.exclude_globs.clone(), ..L0Filters::default() }
 }
 
 /// The question as the rules work through it, and the filters taken so far.
@@ -327,12 +335,12 @@ impl Work {
         self.mixed_exclusions();
         static TESTS: LazyLock<Regex> = LazyLock::new(|| {
             re(&format!(
-                r"{EXCLUDING}\s+(?:(?:in|the|any|our)\s+)*(?:unit\s+|integration\s+)?(?:tests?|test\s+files|test\s+code|specs?|testing\s+code)\b/?"
+                r"\b{EXCLUDING}\s+(?:(?:in|the|any|our)\s+)*(?:unit\s+|integration\s+)?(?:tests?|test\s+files|test\s+code|specs?|testing\s+code)\b/?"
             ))
         });
         static LANGS: LazyLock<Regex> = LazyLock::new(|| {
             re(&format!(
-                r"{EXCLUDING}\s+(?:(?:in|the|any)\s+)*({})(?:\s+(?:files?|code|sources?))?\b",
+                r"\b{EXCLUDING}\s+(?:(?:in|the|any)\s+)*({})(?:\s+(?:files?|code|sources?))?\b",
                 language_names()
             ))
         });
@@ -343,40 +351,36 @@ impl Work {
             // after one ends a directory's name (`.github/`): DIRS's.
             let ext = r"\*?\.[a-z0-9+]{1,10}(?:/\*?\.[a-z0-9+]{1,10})*\b/?";
             re(&format!(
-                r"{EXCLUDING}\s+(?:(?:in|the|any)\s+)*((?:{ext}(?:\s*,?\s*(?:and|or|,)\s+)?)+)(?:\s+files?\b)?"
+                r"\b{EXCLUDING}\s+(?:(?:in|the|any)\s+)*((?:{ext}(?:\s*,?\s*(?:and|or|,)\s+)?)+)(?:\s+files?\b)?"
             ))
         });
         static DIRS: LazyLock<Regex> = LazyLock::new(|| {
             let dir = format!(r"`?(?:(?:\.?/)?(?:[\w.-]+/)+[\w.-]*|(?:{COMMON_DIRS})\b)`?");
             let joined = r"\s*,?\s*(?:and|or|,)\s+(?:(?:in|under|the)\s+)*";
             re(&format!(
-                r"{EXCLUDING}\s+(?:(?:in|under|inside|from|the)\s+)*({dir}(?:{joined}{dir})*)(?:\s+(?:dirs?|directory|directories|folders?|trees?)\b)?"
+                r"\b{EXCLUDING}\s+(?:(?:in|under|inside|from|the)\s+)*({dir}(?:{joined}{dir})*)(?:\s+(?:dirs?|directory|directories|folders?|trees?)\b)?"
             ))
         });
         static ITEM: LazyLock<Regex> = LazyLock::new(|| {
             // A path before an extension: `.github/workflows` is a directory.
             re(&format!(r"(?:\.?/)?(?:[\w.-]+/)+[\w.-]*|\*?\.[a-z0-9+]{{1,10}}\b|\b(?:{COMMON_DIRS})\b"))
         });
-        self.take(&TESTS, |c, f, _| {
-            asked_about(c)?;
+        self.take(&TESTS, |_, f, _| {
             f.exclude_globs.extend(TEST_GLOBS.iter().map(|g| g.to_string()));
             Some(MARK.into())
         });
         self.take(&LANGS, |c, f, _| {
-            asked_about(c)?;
-            f.exclude_globs.extend(extensions_of(&c[2]).iter().map(|e| format!("*{e}")));
+            f.exclude_globs.extend(extensions_of(&c[1]).iter().map(|e| format!("*{e}")));
             Some(MARK.into())
         });
         self.take(&EXTENSIONS, |c, f, _| {
-            asked_about(c)?;
             let listed: Option<Vec<Vec<String>>> =
-                ITEM.find_iter(&c[2]).map(|e| extensions_written(e.as_str())).collect();
+                ITEM.find_iter(&c[1]).map(|e| extensions_written(e.as_str())).collect();
             f.exclude_globs.extend(listed?.into_iter().flatten().map(|e| format!("*{e}")));
             Some(MARK.into())
         });
         self.take(&DIRS, |c, f, _| {
-            asked_about(c)?;
-            for item in ITEM.find_iter(&c[2]).map(|d| d.as_str()) {
+            for item in ITEM.find_iter(&c[1]).map(|d| d.as_str()) {
                 match extensions_written(item) {
                     Some(extensions) => f.exclude_globs.extend(extensions.iter().map(|e| format!("*{e}"))),
                     None => f.exclude_globs.push(dir_glob(item)),
@@ -398,7 +402,7 @@ impl Work {
             );
             let joined = r"\s*,?\s*(?:and|or|,)\s+(?:(?:in|under|the)\s+)*";
             re(&format!(
-                r"{EXCLUDING}\s+(?:(?:in|under|inside|from|the|any)\s+)*({item}(?:{joined}{item})+)(?:\s+(?:files?|dirs?|directories|folders?)\b)?"
+                r"\b{EXCLUDING}\s+(?:(?:in|under|inside|from|the|any)\s+)*({item}(?:{joined}{item})+)(?:\s+(?:files?|dirs?|directories|folders?)\b)?"
             ))
         });
         static MIXED_ITEM: LazyLock<Regex> = LazyLock::new(|| {
@@ -408,8 +412,7 @@ impl Work {
             ))
         });
         self.take(&MIXED, |c, f, _| {
-            asked_about(c)?;
-            for item in MIXED_ITEM.find_iter(&c[2]).map(|m| m.as_str()) {
+            for item in MIXED_ITEM.find_iter(&c[1]).map(|m| m.as_str()) {
                 let word = item.trim_end_matches('/').to_ascii_lowercase();
                 if word == "test" || word == "tests" {
                     f.exclude_globs.extend(TEST_GLOBS.iter().map(|g| g.to_string()));
@@ -725,7 +728,9 @@ fn topic(text: &str) -> String {
     });
     let mut parts = Vec::new();
     for stretch in text.split(';') {
-        let mut part = stretch.trim().trim_end_matches(['?', '.', '!', ',', ':']).to_string();
+        // A filter taken first leaves the comma after it ("excluding tests, where is retry logic").
+        let mut part =
+            stretch.trim().trim_start_matches([',', ':']).trim_end_matches(['?', '.', '!', ',', ':']).to_string();
         loop {
             let before = part.len();
             part = unless_joined(&LEADING, &part);
@@ -870,10 +875,15 @@ mod tests {
                 ("retry logic except in vendor/ and docs/", "search | retry logic | excl=vendor/,docs/".into()),
                 ("setup steps except in *.md", "search | setup steps | excl=*.md".into()),
                 ("setup steps, not *.md or *.txt files", "search | setup steps | excl=*.md,*.txt".into()),
-                // A verb of leaving out with its subject, or first, is what is asked about.
-                ("how do we ignore build/ output", "search | ignore build/ output".into()),
-                ("where do we skip tests", "search | skip tests".into()),
-                ("exclude tests from coverage", "search | exclude tests from coverage".into()),
+                ("how do we ignore build/ output", "search | output | excl=build/".into()),
+                // A verb of leaving out, and nothing else asked: the leaving out is the question.
+                ("where do we skip tests", "search | where do we skip tests".into()),
+                ("where do we ignore the vendor dir", "search | where do we ignore the vendor dir".into()),
+                // Not the verb's object as a filter of its own, nor another's exclusion lost.
+                ("Exclude python files and show config parsing", "search | config parsing | excl=*.py,*.pyi".into()),
+                ("find upload code, I want to exclude tests", "search | upload code, I want | excl=tests".into()),
+                ("files except tests", "list | files except tests | excl=tests".into()),
+                ("excluding tests, where is retry logic", "search | retry logic | excl=tests".into()),
                 // A word joined to another by `-` or `.` is one word, kept whole.
                 ("do-while loops", "search | do-while loops".into()),
                 ("the opt-in", "search | opt-in".into()),
