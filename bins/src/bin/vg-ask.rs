@@ -64,9 +64,8 @@ fn ask_and_answer(
         Indexed::Stopped(status) => return Ok(status),
     };
     let store = store::open_for_searching(&inv.root)?;
-    if as_it_is {
-        vecgrep_bins::app::note_if_incomplete(TOOL, inv.config.quiet, &inv.root, &*store)?;
-    }
+    let incomplete = || vecgrep_bins::app::note_if_incomplete(TOOL, inv.config.quiet, &inv.root, &*store);
+    let said = as_it_is && incomplete()?;
     let (concepts, problems) = vecgrep::concepts::load(&inv.root);
     for problem in &problems {
         note(TOOL, inv.config.quiet, &problem.to_string());
@@ -74,6 +73,11 @@ fn ask_and_answer(
     let scope = Scope { prefixes: inv.paths.iter().map(|p| p.rel.clone()).collect(), files: walked };
     let mut searcher = OneShot { inv, store: &*store, scope, concepts, preloading };
     let mut response = ask::ask(&cli.query, &inv.root, &inv.config, options, &mut searcher)?;
+    // A run that began since the index was opened (a --reindex) may have
+    // emptied what the search read, as vg-query's may.
+    if as_it_is && !said {
+        incomplete()?;
+    }
     response.warnings.splice(0..0, run_warnings);
     if let Some(label) = &inv.context_label {
         // A question is asked of the working trees (an explicit --label is
