@@ -496,9 +496,15 @@ fn a_first_path_that_is_not_utf8_is_a_path_and_a_query_that_is_not_is_refused() 
         assert_code(&o, 0);
         assert_eq!(stdout(&o).trim(), t.path().canonicalize().unwrap().to_str().unwrap(), "{}", stderr(&o));
         assert!(stderr(&o).contains("skipping"), "{}", stderr(&o));
-        // -q silences the note that vg-root gives for the porcelain.
+        // -q silences the note that vg-root gives for the porcelain, as does the config's quiet.
         let o = run(t.cmd("vecgrep", ".").args(["--show-root", "--skip-outside-root", "-q"]).args(paths));
         assert_eq!((o.status.code(), stderr(&o).as_str()), (Some(0), ""));
+        t.global_config("quiet = true\n");
+        let o = run(t.cmd("vg-root", ".").arg("--skip-outside-root").args(paths));
+        assert_eq!((o.status.code(), stderr(&o).as_str()), (Some(0), ""));
+        let o = run(t.cmd("vg-root", ".").args(["--skip-outside-root", "--no-quiet"]).args(paths));
+        assert!(stderr(&o).contains("skipping"), "{}", stderr(&o));
+        t.global_config("");
     }
     let o = run(t.cmd("vecgrep", ".").arg(std::ffi::OsStr::from_bytes(b"caf\xe9 menu")));
     assert_code(&o, 2);

@@ -7,12 +7,13 @@ use vecgrep_bins::app::{note_markers_passed_over, note_skipped_paths, resolve_ro
 use vecgrep_bins::cli::RootCli;
 
 fn main() {
-    let (cli, _) = vecgrep_bins::app::parse_args::<RootCli>("vg-root");
+    let (cli, matches) = vecgrep_bins::app::parse_args::<RootCli>("vg-root");
     run_main("vg-root", || {
         let (cwd, root, admission, _) =
             resolve_root(&cli.paths, cli.outside.skip_outside_root, Some(&cli.catalog), PathsIn::WorkingTree)?;
-        note_markers_passed_over("vg-root", cli.quiet.quiet, &cwd, &root);
-        note_skipped_paths("vg-root", cli.quiet.quiet, &root, &admission);
+        let quiet = quiet_as_configured(&matches, &root).unwrap_or(cli.quiet.quiet);
+        note_markers_passed_over("vg-root", quiet, &cwd, &root);
+        note_skipped_paths("vg-root", quiet, &root, &admission);
         let mut out = vecgrep_bins::app::text_stdout(cli.json);
         if cli.json {
             write_record(&mut out, &RootRecord::new(&root))?;
@@ -22,4 +23,13 @@ fn main() {
         out.flush()?;
         Ok(EXIT_FOUND)
     })
+}
+
+/// `-q`, `--no-quiet` or the config's `quiet`, as every tool reads them;
+/// None when the config does not load, which is left to the tools that use
+/// it: vg-root is what finds the project whose config it is.
+fn quiet_as_configured(matches: &clap::ArgMatches, root: &vecgrep::project::ProjectRoot) -> Option<bool> {
+    let given = vecgrep_bins::app::cli_config(matches).ok()?;
+    let layers = vecgrep::project::ConfigLayers::load(given, &root.config_path()).ok()?;
+    Some(layers.resolve().ok()?.quiet)
 }
