@@ -385,3 +385,26 @@ fn a_failed_model_run_is_said_in_one_line() {
     assert!(err.starts_with("vg-query: cannot embed the query: ") && err.contains("out of data bounds"), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
 }
+
+/// Semantic mode orders hits by their score on an index the model has
+/// filled in part: fused by ranks, a chunk with both vectors came before
+/// every static-only one (a cosine of 0.47 before one of 0.97), and `-k 1`
+/// left the best out.
+#[test]
+fn semantic_mode_on_an_index_filled_in_part_is_ordered_by_score() {
+    let t = Tree::git();
+    t.write("upload.py", "def upload(client, path):\n    for attempt in range(5):\n        try:\n            return client.put(path)\n        except ConnectionError:\n            time.sleep(2 ** attempt)\n");
+    t.write(
+        "config.py",
+        "def load_config(path):\n    \"\"\"Read settings from a TOML file.\"\"\"\n    return toml.load(path)\n",
+    );
+    assert_code(&run(t.cmd("vg-index", ".").arg("--full")), 0);
+    t.write("notes.txt", "retry uploads\n");
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    let o =
+        run(t.cmd("vg-query", ".").args(["--no-index", "--mode", "semantic", "--threshold", "-1", "retry uploads"]));
+    let hits = records(&o);
+    let scores: Vec<f64> = hits.iter().map(|h| h["score"].as_f64().unwrap()).collect();
+    assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
+    assert_eq!(hits[0]["file"], "notes.txt", "{scores:?}");
+}
