@@ -631,7 +631,7 @@ settings! {
     /// No progress or notes on stderr.
     quiet: bool => bool = false, raw bool, check unchecked,
         shown Some("false"), switch true, only None, plain;
-    /// Ask before embedding more than this many files; 0 never asks.
+    /// Ask before indexing more than this many new or changed files; 0 never asks.
     index_warn_threshold: u64 => u64 = 1000, raw u64, check unchecked,
         shown Some("1000"), switch false, only None, plain;
     /// Where embeddings are computed (UntrustedConfigChoosesNoDestination applies).
