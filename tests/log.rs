@@ -103,6 +103,11 @@ fn the_log_is_kept_at_home_when_the_code_index_is_shared() {
     tree.global_config("quiet = true\n");
     let o = run(tree.cmd("vg-log", "").args(["--store-adopt", "retry"]));
     assert_eq!(stderr(&o), "");
+    // Nor is it told of limits on a run over files it never makes.
+    tree.global_config("");
+    tree.project_config("max_filesize = \"1G\"\n");
+    let o = run(tree.cmd("vg-log", "").arg("retry"));
+    assert!(!stderr(&o).contains("holding"), "{}", stderr(&o));
 }
 
 /// A commit with an empty message (`--allow-empty-message`) is found by

@@ -646,7 +646,7 @@ fn resolve_config_advising(
             ),
         );
     }
-    if let Some((path, asked)) = config.bounded.as_ref().filter(|_| !noted) {
+    if let Some((path, asked)) = config.bounded.as_ref().filter(|_| !noted && walks_files(tool)) {
         note(
             tool,
             config.quiet_by_user,
@@ -663,6 +663,13 @@ fn resolve_config_advising(
     Ok(config)
 }
 
+/// Whether `tool` reads a project's files, and so the settings that bound
+/// a run over them and the store their index is kept in: vg-log reads its
+/// history, whose commit log stays in the checkout, and was told both.
+fn walks_files(tool: &str) -> bool {
+    !tool.ends_with("vg-log")
+}
+
 /// Flags that only qualify another setting, given without it: taken and
 /// passed over in silence (`--embedder-url` with the local model, which a
 /// user took for remote embedding). Notes of the user's own command line,
@@ -674,7 +681,7 @@ fn note_unused_qualifiers(tool: &str, config: &ResolvedConfig, (url_given, store
             "--embedder-url is not used: embedder_source is local (--embedder-source remote sends the chunks there)";
         note(tool, config.quiet, why);
     }
-    if store_given && config.store_url.is_none() && !tool.ends_with("vg-log") {
+    if store_given && config.store_url.is_none() && walks_files(tool) {
         let why = "--store-project and --store-adopt are not used: no shared store is set (--store URL, or store_url)";
         note(tool, config.quiet, why);
     }
