@@ -1043,7 +1043,13 @@ pub fn commands() -> Vec<clap::Command> {
 pub fn finished(cmd: clap::Command) -> clap::Command {
     // A flag given again overrides itself, as in rg: `alias vg='vecgrep -k 20'`
     // then `vg -k 5` asks for 5, not a usage error.
-    with_long_help(with_catalog_help(with_negations(with_setting_notes(cmd)))).args_override_self(true)
+    let cmd = with_long_help(with_catalog_help(with_negations(with_setting_notes(cmd)))).args_override_self(true);
+    // A server indexes without asking anyone: it refuses the flag (said
+    // why), and its help, man page and completions do not offer it.
+    match cmd.get_name() {
+        "vg-serve" | "vg-mcp" => cmd.mut_arg("index_warn_threshold", |a| a.hide(true)),
+        _ => cmd,
+    }
 }
 
 /// The id of the flag that sets switch setting `key` false (`--no-quiet`).
