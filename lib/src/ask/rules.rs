@@ -47,9 +47,9 @@ const CHANGED: &str = r"(?:changed|modified|edited|updated|touched|committed|wri
 /// Words that leave something out.
 const EXCLUDING: &str = r"(?:not|except(?:\s+for)?|excluding|exclude|without|ignoring|ignore|skipping|skip|but\s+not|outside(?:\s+of)?|other\s+than|apart\s+from|no)";
 
-/// The verbs of `EXCLUDING`: a question that leaves things out by one of
-/// them and asks about nothing else asks about the leaving out ("where do
-/// we skip tests"), not for every other file.
+/// The verbs of `EXCLUDING`: a question of how or where that leaves
+/// things out by one of them and asks about nothing else asks about the
+/// leaving out ("where do we skip tests"), not for every other file.
 const LEAVING_OUT_VERB: &str = r"\b(?:excluding|exclude|ignoring|ignore|skipping|skip)\b";
 
 /// `f`'s span made to begin no earlier than `at`: a second phrase of time
@@ -98,8 +98,10 @@ pub fn plan_by_rules(question: &str, ctx: &PlanContext) -> QueryPlan {
         Some(symbol) => symbol,
         None => topic(&work.text),
     };
-    // "where do we skip tests": the leaving out is what is asked about.
-    if topic.is_empty() && leaves_out_only(&work.filters) && LEAVING_OUT.is_match(raw) {
+    // "where do we skip tests": the leaving out is what is asked about; a
+    // list of files that leaves some out ("list files excluding tests",
+    // "files, ignoring tests") asks for the others.
+    if topic.is_empty() && intent != Intent::List && leaves_out_only(&work.filters) && ASKS_HOW.is_match(raw) {
         work.filters = L0Filters::default();
     }
     let filtered = !work.filters.is_empty();
@@ -130,7 +132,9 @@ pub fn plan_by_rules(question: &str, ctx: &PlanContext) -> QueryPlan {
     }
 }
 
-static LEAVING_OUT: LazyLock<Regex> = LazyLock::new(|| re(LEAVING_OUT_VERB));
+/// A question of how or where something is done, by a verb of leaving out.
+static ASKS_HOW: LazyLock<Regex> =
+    LazyLock::new(|| re(&format!(r"^\s*(?:where|how|why|when|do|does|did|is|are|can)\b.*{LEAVING_OUT_VERB}")));
 
 /// Whether `filters` only leave files out.
 fn leaves_out_only(filters: &L0Filters) -> bool {
@@ -727,10 +731,13 @@ fn topic(text: &str) -> String {
         )
     });
     let mut parts = Vec::new();
-    for stretch in text.split(';') {
-        // A filter taken first leaves the comma after it ("excluding tests, where is retry logic").
-        let mut part =
-            stretch.trim().trim_start_matches([',', ':']).trim_end_matches(['?', '.', '!', ',', ':']).to_string();
+    for (i, stretch) in text.split(';').enumerate() {
+        let mut part = stretch.trim().trim_end_matches(['?', '.', '!', ',', ':']).to_string();
+        // A filter taken before leaves the comma after it ("excluding
+        // tests, where is retry logic"); a first stretch keeps its own (`::new`).
+        if i > 0 {
+            part = part.strip_prefix(',').map_or(part.clone(), |rest| rest.trim_start().to_string());
+        }
         loop {
             let before = part.len();
             part = unless_joined(&LEADING, &part);
@@ -883,6 +890,9 @@ mod tests {
                 ("Exclude python files and show config parsing", "search | config parsing | excl=*.py,*.pyi".into()),
                 ("find upload code, I want to exclude tests", "search | upload code, I want | excl=tests".into()),
                 ("files except tests", "list | files except tests | excl=tests".into()),
+                ("list files excluding tests", "list | list files excluding tests | excl=tests".into()),
+                ("files, ignoring tests", "list | files, ignoring tests | excl=tests".into()),
+                ("::new", "search | ::new".into()),
                 ("excluding tests, where is retry logic", "search | retry logic | excl=tests".into()),
                 // A word joined to another by `-` or `.` is one word, kept whole.
                 ("do-while loops", "search | do-while loops".into()),
