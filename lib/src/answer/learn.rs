@@ -224,7 +224,11 @@ pub fn append_learned(root: &ProjectRoot, learned: &[LearnedConcept], query: &st
 /// `text` on one line, without what would end an HTML comment: no `--`
 /// is left (`--->` once replaced would leave one).
 fn comment_safe(text: &str) -> String {
-    let mut safe: String = text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    // The bidi controls and the line and paragraph separators too: the file
+    // is one a person reads, and they reorder or break what it shows.
+    let hidden =
+        |c: char| c.is_control() || crate::project::shown::is_bidi_control(c) || matches!(c, '\u{2028}' | '\u{2029}');
+    let mut safe: String = text.chars().map(|c| if hidden(c) { ' ' } else { c }).collect();
     while safe.contains("--") {
         safe = safe.replace("--", "- -");
     }

@@ -170,7 +170,9 @@ fn stamp_of(root: &ProjectRoot) -> Vec<(PathBuf, Option<SystemTime>, u64)> {
     for dir in std::iter::once(project_kg_dir(root)).chain(global_kg_dir()) {
         let Ok(entries) = std::fs::read_dir(&dir) else { continue };
         for entry in entries.flatten().take(MAX_CONCEPT_FILES + 1) {
-            let meta = entry.metadata().ok();
+            // What it leads to, as it is read: a link's own time and size
+            // stayed the same while the file it names changed.
+            let meta = std::fs::metadata(entry.path()).or_else(|_| entry.metadata()).ok();
             let modified = meta.as_ref().and_then(|m| m.modified().ok());
             stamp.push((entry.path(), modified, meta.map_or(0, |m| m.len())));
         }
@@ -185,7 +187,7 @@ impl ConceptSet {
         let mut owner = Vec::new();
         for (i, c) in concepts.iter().enumerate() {
             for term in &c.terms {
-                patterns.push(term.as_str());
+                patterns.push(folded(term).into_owned());
                 owner.push(i);
             }
         }
@@ -208,7 +210,7 @@ impl ConceptSet {
     pub fn expand(&self, query: &str) -> Expansion {
         let Some(matcher) = &self.matcher else { return Expansion::default() };
         let mut fired: Vec<usize> = matcher
-            .find_overlapping_iter(query)
+            .find_overlapping_iter(folded(query).as_ref())
             .filter(|m| at_boundaries(query, m.start(), m.end()))
             .map(|m| self.owner[m.pattern().as_usize()])
             .collect();
@@ -221,6 +223,24 @@ impl ConceptSet {
     pub fn concepts(&self) -> &[Concept] {
         &self.concepts
     }
+}
+
+/// `text` with each letter in its lower case where that takes as many
+/// bytes (`Ü` and `ü`, `Ж` and `ж`), so that the matcher, whose own folding
+/// is ASCII's, matches any case ("übertrag" missed `# Übertrag`), and a
+/// match's offsets are the text's own.
+fn folded(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.is_ascii() {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let lower = |c: char| {
+        let mut lowered = c.to_lowercase();
+        match (lowered.next(), lowered.next()) {
+            (Some(l), None) if l.len_utf8() == c.len_utf8() => l,
+            _ => c,
+        }
+    };
+    std::borrow::Cow::Owned(text.chars().map(lower).collect())
 }
 
 impl Expansion {
@@ -270,6 +290,20 @@ mod tests {
         assert!(ConceptSet::default().expand("ledger").is_empty());
     }
 
+    /// "Any case" is any letter's: `ascii_case_insensitive` alone missed
+    /// "übertrag" for `# Übertrag`, and `überweisung_senden` for `Überweisung`.
+    #[test]
+    fn a_concept_fires_in_any_case_of_any_letter() {
+        let set = ConceptSet::new(vec![concept("Übertrag", &["AccountBook"]), concept("Zahlung", &["Überweisung"])]);
+        for query in ["Übertrag", "übertrag", "ÜBERTRAG"] {
+            assert_eq!(names(&set.expand(query)), ["Übertrag"], "{query}");
+        }
+        let e = set.expand("wo ist die Zahlung");
+        assert_eq!(e.mentioned_in("def überweisung_senden(betrag):"), ["Zahlung"]);
+        // A letter whose lower case is longer keeps its offsets (İ, then a match after it).
+        assert_eq!(names(&set.expand("İ übertrag")), ["Übertrag"]);
+    }
+
     #[test]
     fn hits_say_which_concepts_they_mention_inside_identifiers_too() {
         let set = ConceptSet::new(vec![concept("ledger", &["AccountBook"]), concept("SSO", &["saml"])]);
@@ -287,6 +321,21 @@ mod tests {
         let kg = project_kg_dir(&root);
         std::fs::create_dir_all(&kg).unwrap();
         (dir, root, kg)
+    }
+
+    /// A concept file that is a link is read again when what it leads to
+    /// changes: the link's own time and size never did.
+    #[test]
+    fn a_linked_concept_file_is_read_again_when_its_target_changes() {
+        let (_dir, root, kg) = project_with_kg();
+        let elsewhere = tempfile::tempdir().unwrap();
+        let target = elsewhere.path().join("ledger.md");
+        std::fs::write(&target, "# Ledger\nsynonyms:: AccountBook\n").unwrap();
+        std::os::unix::fs::symlink(&target, kg.join("ledger.md")).unwrap();
+        let mut live = LiveConcepts::default();
+        assert!(live.current(&root, &|_| {}).expand("which journal").is_empty());
+        std::fs::write(&target, "# Ledger\nsynonyms:: AccountBook, journal\n").unwrap();
+        assert_eq!(names(&live.current(&root, &|_| {}).expand("which journal")), ["Ledger"]);
     }
 
     #[test]
