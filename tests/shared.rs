@@ -818,3 +818,23 @@ fn a_pg_variable_that_cannot_be_read_is_an_error_not_the_default() {
     assert_code(&o, 2);
     assert!(!stderr(&o).contains("from the environment"), "{}", stderr(&o));
 }
+
+/// vg-mcp on a shared index ends as it does on a local one: status 0 and
+/// nothing on stderr when the client leaves. The store's connections,
+/// dropped inside the server's async runtime, panicked (status 101).
+#[test]
+fn an_mcp_server_on_a_shared_index_ends_cleanly_when_the_client_leaves() {
+    let pg = PgServer::start();
+    let t = handlers_project(3);
+    assert_code(&run(&mut shared(&t, &pg, "demo", "vg-index")), 0);
+    let init = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let search = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "search", "arguments": {"query": "retry a failed upload"}}});
+    let input =
+        format!("{init}\n{}\n{search}\n", serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let o = run_with_input(shared(&t, &pg, "demo", "vg-mcp").arg("-q"), input.as_bytes());
+    assert_code(&o, 0);
+    assert!(stderr(&o).is_empty(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("\"id\":2"), "{}", stdout(&o));
+}

@@ -72,6 +72,10 @@ pub fn serve_stdio(
             model_events.note(&format!("cannot load the query model: {e:#}"));
         }
     });
+    // Dropped last, after the runtime: a shared store's connections close
+    // by blocking on a runtime of their own, which panicked inside ours
+    // (exit 101 when the client left).
+    let kept_past_the_runtime = Arc::clone(&tools);
     let indexer = live.spawn(index_embedders, refresh, blocking_run);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -83,6 +87,7 @@ pub fn serve_stdio(
     // The indexer stops after the file in hand; what it wrote is committed.
     let _ = indexer.join();
     runtime.shutdown_timeout(Duration::from_secs(1));
+    drop(kept_past_the_runtime);
     served
 }
 
