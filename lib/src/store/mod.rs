@@ -491,7 +491,7 @@ pub enum StoreError {
     /// A shared project's index that another checkout created, to be
     /// changed or cleared by one not told to adopt it (`store_adopt`).
     #[error(
-        "{path} was created by {}; this checkout ({writer}) may not change or clear it unless told to (--store-adopt, or store_adopt = true in the global config); searching it as it is needs no change (--no-index)",
+        "{path} was created by {}; this checkout ({writer}) may not change or clear it unless told to (--store-adopt, or store_adopt = true in the global config or a trusted project config); searching it as it is needs no change (--no-index)",
         .creator.as_deref().unwrap_or("an older vecgrep, which kept no writers")
     )]
     NotWriter { path: PathBuf, creator: Option<String>, writer: String },
