@@ -617,8 +617,19 @@ fn a_checkout_that_may_not_write_a_project_may_not_write_its_revisions() {
     assert!(stderr(&o).contains("--store-adopt"), "{}", stderr(&o));
     // The project's writer indexes it, and stays its only writer.
     assert_code(&run(shared(&owner, &pg, "releases", "vg-index").args(["--rev", "v1"])), 0);
+    // Made whole by its writer, it is read by the stranger as it is: indexed
+    // already, searched, nothing written (it was refused as at first).
     let o = run(shared(&stranger, &pg, "releases", "vg-index").args(["--rev", "v1"]));
-    assert_code(&o, 2);
+    assert!(o.status.success() && stderr(&o).contains("is indexed already"), "{}", stderr(&o));
+    let q = run(shared(&stranger, &pg, "releases", "vg-query").args([
+        "--rev",
+        "v1",
+        "--threshold",
+        "-1",
+        "read key value lines",
+    ]));
+    assert_code(&q, 0);
+    assert_eq!(records(&q)[0]["file"], "src/config.py");
     let writers = pg.sql("SELECT project || ' ' || creator::text FROM vecgrep_writers.writers ORDER BY 1").unwrap();
     assert_eq!(writers, "releases true", "{writers}");
     // Its index may not be named as a project of its own.

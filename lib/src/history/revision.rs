@@ -52,7 +52,10 @@ pub fn index_revision(
             &branch[..12]
         ));
     }
-    let complete = stored.iter().any(|r| r.sha == sha && r.complete);
+    // Or a shared one another checkout made whole, whatever marks this one
+    // has (a run of its own refused left one): a checkout that may not
+    // write the project's index was refused a revision it had only to read.
+    let complete = stored.iter().any(|r| r.sha == sha && r.complete) || shared_index_whole(project, &sha);
     let root = store::revision_root(project, &sha);
     if complete && built_as_configured(&root, config) {
         // Without the lock: a run at work on it keeps its unfinished mark.
@@ -188,8 +191,12 @@ pub(super) fn completed(run: &WrittenRun) -> bool {
 /// when `config` asks for every chunk's model vector (`--full`), has them
 /// all: if not, a run rebuilds or completes it.
 pub(super) fn built_as_configured(root: &ProjectRoot, config: &ResolvedConfig) -> bool {
-    if store::admission(root).as_deref() != Some(admission(config).as_str()) {
-        return false;
+    // The admission is recorded beside the checkout that ran it: a shared
+    // index another checkout made has none here, and is taken as it was made.
+    match store::admission(root) {
+        Some(recorded) if recorded != admission(config) => return false,
+        None if root.shared.is_none() => return false,
+        _ => {}
     }
     let Ok(index) = store::open_for_reading(root) else { return false };
     let same = index.meta().ok().flatten().is_some_and(|m| {
@@ -253,8 +260,8 @@ pub fn indexed_revision(project: &ProjectRoot, spec: &str, model: &str) -> Resul
     // A name as a client sent it (`rev=` over HTTP): its messages repeat
     // 100 characters of it at most (http.md), not 4 KiB twice.
     let spec = crate::project::shown::clipped(spec, 100);
-    // Without marks of its own, a shared one another checkout made whole.
-    if marked.map_or_else(|| shared_index_whole(project, &sha), |r| r.complete) {
+    // Or a shared one another checkout made whole, whatever marks this one has.
+    if marked.is_some_and(|r| r.complete) || shared_index_whole(project, &sha) {
         let root = store::revision_root(project, &sha);
         check_model(&root, model, &format!("run vg-index --rev {spec} to rebuild it"))?;
         return Ok(sha);
