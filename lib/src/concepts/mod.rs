@@ -99,7 +99,12 @@ fn read_dir(dir: &Path, problems: &mut Vec<ConceptProblem>) -> Vec<Concept> {
         entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "md")).collect();
     paths.sort();
     if paths.len() > MAX_CONCEPT_FILES {
-        let message = format!("{} concept files; only the first {MAX_CONCEPT_FILES} are read", paths.len());
+        // Which are left out, by name: a concept the user counts on may be one.
+        let first_left = paths[MAX_CONCEPT_FILES].file_name().unwrap_or_default().to_string_lossy();
+        let message = format!(
+            "{} concept files; only the first {MAX_CONCEPT_FILES} by name are read, from {first_left} on they are not",
+            paths.len()
+        );
         problems.push(ConceptProblem { path: dir.to_path_buf(), line: 0, message });
         paths.truncate(MAX_CONCEPT_FILES);
     }
@@ -321,6 +326,22 @@ mod tests {
         let kg = project_kg_dir(&root);
         std::fs::create_dir_all(&kg).unwrap();
         (dir, root, kg)
+    }
+
+    /// Past the most files read, the note names where the files left out
+    /// begin: it said "(the concept is skipped)" of the directory, and the
+    /// concept left out (`ledger.md`, sorting last) was named nowhere.
+    #[test]
+    fn past_the_most_files_the_note_names_the_first_left_out() {
+        let (_dir, _, kg) = project_with_kg();
+        for i in 0..MAX_CONCEPT_FILES {
+            std::fs::write(kg.join(format!("c{i:05}.md")), "").unwrap();
+        }
+        std::fs::write(kg.join("ledger.md"), "# Ledger\nsynonyms:: AccountBook\n").unwrap();
+        let mut problems = Vec::new();
+        read_dir(&kg, &mut problems);
+        let said = problems[0].to_string();
+        assert!(said.contains("from ledger.md on they are not") && !said.contains("skipped"), "{said}");
     }
 
     /// A concept file that is a link is read again when what it leads to

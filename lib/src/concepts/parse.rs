@@ -32,6 +32,10 @@ impl fmt::Display for ConceptProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // Line 0: the file as a whole (too large, unreadable, too many).
         match self.line {
+            // A whole directory's problem says itself what is skipped.
+            0 if self.path.extension().is_none_or(|e| e != "md") => {
+                write!(f, "{}: {}", self.path.display(), self.message)
+            }
             0 => write!(f, "{}: {} (the concept is skipped)", self.path.display(), self.message),
             line => write!(f, "{}:{line}: {} (the concept is skipped)", self.path.display(), self.message),
         }
