@@ -101,7 +101,8 @@ pub fn plan_by_rules(question: &str, ctx: &PlanContext) -> QueryPlan {
     // "where do we skip tests": the leaving out is what is asked about; a
     // list of files that leaves some out ("list files excluding tests",
     // "files, ignoring tests") asks for the others.
-    if topic.is_empty() && intent != Intent::List && leaves_out_only(&work.filters) && ASKS_HOW.is_match(raw) {
+    let asks_how = (intent != Intent::List && ASKS_HOW.is_match(raw)) || WHICH_DO.is_match(raw);
+    if topic.is_empty() && leaves_out_only(&work.filters) && asks_how {
         work.filters = L0Filters::default();
     }
     let filtered = !work.filters.is_empty();
@@ -133,8 +134,13 @@ pub fn plan_by_rules(question: &str, ctx: &PlanContext) -> QueryPlan {
 }
 
 /// A question of how or where something is done, by a verb of leaving out.
-static ASKS_HOW: LazyLock<Regex> =
-    LazyLock::new(|| re(&format!(r"^\s*(?:where|how|why|when|do|does|did|is|are|can)\b.*{LEAVING_OUT_VERB}")));
+static ASKS_HOW: LazyLock<Regex> = LazyLock::new(|| {
+    re(&format!(r"(?:^\s*(?:do|does|did|is|are|can)|\b(?:where|how|why|when))\b.*{LEAVING_OUT_VERB}"))
+});
+
+/// "which files skip tests": the files that do the leaving out (a list
+/// leaves out by a participle, "which files excluding tests").
+static WHICH_DO: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*(?:which|what)\s+\w+\s+(?:skip|ignore|exclude)\b"));
 
 /// Whether `filters` only leave files out.
 fn leaves_out_only(filters: &L0Filters) -> bool {
@@ -893,6 +899,9 @@ mod tests {
                 ("list files excluding tests", "list | list files excluding tests | excl=tests".into()),
                 ("files, ignoring tests", "list | files, ignoring tests | excl=tests".into()),
                 ("::new", "search | ::new".into()),
+                ("find where we skip tests", "search | find where we skip tests".into()),
+                ("which files skip tests", "list | which files skip tests".into()),
+                ("which files excluding tests", "list | which files excluding tests | excl=tests".into()),
                 ("excluding tests, where is retry logic", "search | retry logic | excl=tests".into()),
                 // A word joined to another by `-` or `.` is one word, kept whole.
                 ("do-while loops", "search | do-while loops".into()),

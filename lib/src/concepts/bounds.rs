@@ -13,10 +13,17 @@ pub(super) fn at_boundaries(text: &str, start: usize, end: usize) -> bool {
     starts_a_part(before, first) && ends_a_part(last, after)
 }
 
+/// Whether `c` belongs to a word: a letter, a digit, or a combining mark,
+/// which belongs to the letter before it (`cafe` + U+0301 is "café").
+fn in_a_word(c: char) -> bool {
+    c.is_alphanumeric()
+        || matches!(c, '\u{300}'..='\u{36f}' | '\u{1ab0}'..='\u{1aff}' | '\u{1dc0}'..='\u{1dff}' | '\u{20d0}'..='\u{20ff}' | '\u{fe20}'..='\u{fe2f}')
+}
+
 fn starts_a_part(before: Option<char>, first: char) -> bool {
     match before {
         None => true,
-        Some(b) if !b.is_alphanumeric() => true,
+        Some(b) if !in_a_word(b) => true,
         // `accountBook`: a capital after a lower-case letter or a digit starts a part.
         Some(b) => first.is_uppercase() && (b.is_lowercase() || b.is_ascii_digit()),
     }
@@ -25,7 +32,7 @@ fn starts_a_part(before: Option<char>, first: char) -> bool {
 fn ends_a_part(last: char, after: Option<char>) -> bool {
     match after {
         None => true,
-        Some(a) if !a.is_alphanumeric() => true,
+        Some(a) if !in_a_word(a) => true,
         Some(a) => a.is_uppercase() && (last.is_lowercase() || last.is_ascii_digit()),
     }
 }

@@ -231,9 +231,10 @@ impl ConceptSet {
 }
 
 /// `text` with each letter in its lower case where that takes as many
-/// bytes (`Ü` and `ü`, `Ж` and `ж`), so that the matcher, whose own folding
-/// is ASCII's, matches any case ("übertrag" missed `# Übertrag`), and a
-/// match's offsets are the text's own.
+/// bytes (`Ü` and `ü`, `Ж` and `ж`, a final `ς` as `σ`), so that the
+/// matcher, whose own folding is ASCII's, matches either case ("übertrag"
+/// missed `# Übertrag`), and a match's offsets are the text's own. A letter
+/// whose lower case is longer or shorter (`İ`, `ẞ`) matches as written.
 fn folded(text: &str) -> std::borrow::Cow<'_, str> {
     if text.is_ascii() {
         return std::borrow::Cow::Borrowed(text);
@@ -241,6 +242,7 @@ fn folded(text: &str) -> std::borrow::Cow<'_, str> {
     let lower = |c: char| {
         let mut lowered = c.to_lowercase();
         match (lowered.next(), lowered.next()) {
+            (Some('ς'), None) => 'σ',
             (Some(l), None) if l.len_utf8() == c.len_utf8() => l,
             _ => c,
         }
@@ -307,6 +309,12 @@ mod tests {
         assert_eq!(e.mentioned_in("def überweisung_senden(betrag):"), ["Zahlung"]);
         // A letter whose lower case is longer keeps its offsets (İ, then a match after it).
         assert_eq!(names(&set.expand("İ übertrag")), ["Übertrag"]);
+        // A final sigma is a sigma in any case.
+        let greek = ConceptSet::new(vec![concept("Οδός", &[])]);
+        assert_eq!(names(&greek.expand("ΟΔΌΣ")), ["Οδός"]);
+        // A combining mark belongs to its word: "cafe" is no part of "café".
+        let cafe = ConceptSet::new(vec![concept("cafe", &[])]);
+        assert!(cafe.expand("cafe\u{301} menu").is_empty());
     }
 
     #[test]
