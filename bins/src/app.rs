@@ -194,6 +194,7 @@ pub fn text_stdout(json: bool) -> TextStdout {
     TextStdout { out: stdout(), escape: !json && io::stdout().is_terminal() }
 }
 
+/// `text_stdout`'s writer.
 pub struct TextStdout {
     out: Stdout,
     escape: bool,

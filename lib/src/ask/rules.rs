@@ -52,18 +52,6 @@ const EXCLUDING: &str = r"(?:not|except(?:\s+for)?|excluding|exclude|without|ign
 /// leaving out ("where do we skip tests"), not for every other file.
 const LEAVING_OUT_VERB: &str = r"\b(?:excluding|exclude|ignoring|ignore|skipping|skip)\b";
 
-/// `f`'s span made to begin no earlier than `at`: a second phrase of time
-/// narrows the first ("this week in 2025" is no span, and is said so),
-/// it does not replace it.
-fn after(f: &mut L0Filters, at: String) {
-    f.modified_after = Some(f.modified_after.take().filter(|had| *had > at).unwrap_or(at));
-}
-
-/// `f`'s span made to end no later than `at` (`after`'s twin).
-fn before(f: &mut L0Filters, at: String) {
-    f.modified_before = Some(f.modified_before.take().filter(|had| *had < at).unwrap_or(at));
-}
-
 /// A month's name as it begins.
 const MONTH: &str = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)";
 
@@ -146,6 +134,18 @@ static WHICH_DO: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*(?:which|what)\s+\w
 fn leaves_out_only(filters: &L0Filters) -> bool {
     !filters.exclude_globs.is_empty()
         && *filters == L0Filters { exclude_globs: filters.exclude_globs.clone(), ..L0Filters::default() }
+}
+
+/// `f`'s span made to begin no earlier than `at`: a second phrase of time
+/// narrows the first ("this week in 2025" is no span, and is said so),
+/// it does not replace it.
+fn after(f: &mut L0Filters, at: String) {
+    f.modified_after = Some(f.modified_after.take().filter(|had| *had > at).unwrap_or(at));
+}
+
+/// `f`'s span made to end no later than `at` (`after`'s twin).
+fn before(f: &mut L0Filters, at: String) {
+    f.modified_before = Some(f.modified_before.take().filter(|had| *had < at).unwrap_or(at));
 }
 
 /// The question as the rules work through it, and the filters taken so far.

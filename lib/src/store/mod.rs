@@ -833,7 +833,7 @@ pub fn open_log_for_reading(root: &ProjectRoot) -> Result<Box<dyn CommitStore>, 
 
 /// Whether `root` keeps its index in a file here that exists (a shared
 /// index is kept elsewhere: it counts as existing).
-pub fn has_local_index_file(root: &ProjectRoot) -> bool {
+pub(crate) fn has_local_index_file(root: &ProjectRoot) -> bool {
     root.shared.is_some() || std::fs::symlink_metadata(root.index_path()).is_ok()
 }
 
