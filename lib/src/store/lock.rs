@@ -69,7 +69,7 @@ pub fn own_data_dir(root: &ProjectRoot) -> Result<PathBuf, StoreError> {
 }
 
 /// Refused when `root`'s data directory is a link (`own_data_dir`).
-pub(super) fn refuse_linked(root: &ProjectRoot) -> Result<(), StoreError> {
+fn refuse_linked(root: &ProjectRoot) -> Result<(), StoreError> {
     let dir = root.data_dir();
     if !std::fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink()) {
         return Ok(());

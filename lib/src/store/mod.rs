@@ -766,8 +766,7 @@ pub fn open_for_reading(root: &ProjectRoot) -> Result<Box<dyn IndexReader>, Stor
         return postgres::open_for_reading(root);
     }
     lock::refuse_file_in_the_way(root)?;
-    lock::refuse_planted(root)?;
-    lock::refuse_linked(root)?;
+    lock::own_data_dir(root)?;
     Ok(Box::new(sqlite::SqliteIndex::open_for_reading(root)?))
 }
 
@@ -822,8 +821,7 @@ pub fn open_log_for_writing(
 /// Open the commit log of an existing index to search it as it is;
 /// `StoreError::Missing` when the index, or its log, was never written.
 pub fn open_log_for_reading(root: &ProjectRoot) -> Result<Box<dyn CommitStore>, StoreError> {
-    lock::refuse_planted(root)?;
-    lock::refuse_linked(root)?;
+    lock::own_data_dir(root)?;
     let index = sqlite::SqliteIndex::open_for_reading(root)?;
     if !index.has_log()? {
         return Err(StoreError::Missing(root.index_path()));
