@@ -229,6 +229,14 @@ fn a_replaced_revision_is_forgotten_by_its_sha() {
     assert!(!dir.exists(), "{}", stderr(&o));
 }
 
+/// The sha of revision `rev` of `tree`, its index left as a run stopped
+/// part-way leaves it: without the mark that says it is whole.
+fn left_as_a_stopped_run_leaves(tree: &Tree, rev: &str) -> String {
+    let sha = git(tree, &["rev-parse", rev]);
+    std::fs::remove_file(tree.path().join(".vecgrep/revs").join(&sha).join(".vecgrep/revision")).unwrap();
+    sha
+}
+
 /// A revision whose run was stopped is said to be indexed in part; while a
 /// run holds it, to be under way (not to be completed by another run,
 /// which would wait on that one's lock).
@@ -236,8 +244,7 @@ fn a_replaced_revision_is_forgotten_by_its_sha() {
 fn a_revision_indexed_in_part_says_whether_its_run_is_under_way() {
     let tree = two_releases();
     assert_code(&run(tree.cmd("vg-index", "").args(["--rev", "main"]).stdout(std::process::Stdio::null())), 0);
-    let main = git(&tree, &["rev-parse", "main"]);
-    std::fs::remove_file(tree.path().join(".vecgrep/revs").join(&main).join(".vecgrep/revision")).unwrap();
+    let main = left_as_a_stopped_run_leaves(&tree, "main");
     let o = run(tree.cmd("vg-query", "").args(["--rev", "main", "--no-index", "x"]));
     assert_code(&o, 2);
     assert!(
@@ -302,8 +309,7 @@ fn forgetting_a_revision_removes_its_index_and_bad_revisions_are_one_line() {
     // The project itself is the whole tree a revision is indexed as.
     assert_code(&run(tree.cmd("vg-index", "").args(["--rev", "main", "."]).stdout(std::process::Stdio::null())), 0);
     // Left as a stopped run leaves it, so that the runs below read the revision again.
-    let main = git(&tree, &["rev-parse", "main"]);
-    std::fs::remove_file(tree.path().join(".vecgrep/revs").join(&main).join(".vecgrep/revision")).unwrap();
+    left_as_a_stopped_run_leaves(&tree, "main");
     let plain = Tree::bare();
     plain.write("a.py", "x = 1\n");
     std::fs::create_dir(plain.path().join(".vecgrep")).unwrap();

@@ -610,6 +610,12 @@ fn a_checkout_that_may_not_write_a_project_may_not_write_its_revisions() {
     let pg = PgServer::start();
     let (owner, stranger) = releases_and_a_clone(&pg);
     let sha = git(&owner, &["rev-parse", "v1"]);
+    let finds_the_config_at_v1 = |checkout: &Tree| {
+        let args = ["--rev", "v1", "--threshold", "-1", "read key value lines"];
+        let q = run(shared(checkout, &pg, "releases", "vg-query").args(args));
+        assert_code(&q, 0);
+        assert_eq!(records(&q)[0]["file"], "src/config.py");
+    };
     // First to its revision: refused, as at the project itself.
     let o = run(shared(&stranger, &pg, "releases", "vg-index").args(["--rev", "v1"]));
     assert_code(&o, 2);
@@ -621,30 +627,14 @@ fn a_checkout_that_may_not_write_a_project_may_not_write_its_revisions() {
     // already, searched, nothing written (it was refused as at first).
     let o = run(shared(&stranger, &pg, "releases", "vg-index").args(["--rev", "v1"]));
     assert!(o.status.success() && stderr(&o).contains("is indexed already"), "{}", stderr(&o));
-    let q = run(shared(&stranger, &pg, "releases", "vg-query").args([
-        "--rev",
-        "v1",
-        "--threshold",
-        "-1",
-        "read key value lines",
-    ]));
-    assert_code(&q, 0);
-    assert_eq!(records(&q)[0]["file"], "src/config.py");
+    finds_the_config_at_v1(&stranger);
     let writers = pg.sql("SELECT project || ' ' || creator::text FROM vecgrep_writers.writers ORDER BY 1").unwrap();
     assert_eq!(writers, "releases true", "{writers}");
     // Its index may not be named as a project of its own.
     let o = run(&mut shared(&stranger, &pg, &format!("releases@{sha}"), "vg-index"));
     assert_code(&o, 2);
     assert!(stderr(&o).contains("store_project may not end in @ and a full commit id"), "{}", stderr(&o));
-    let q = run(shared(&owner, &pg, "releases", "vg-query").args([
-        "--rev",
-        "v1",
-        "--threshold",
-        "-1",
-        "read key value lines",
-    ]));
-    assert_code(&q, 0);
-    assert_eq!(records(&q)[0]["file"], "src/config.py");
+    finds_the_config_at_v1(&owner);
 }
 
 /// A checkout's own index of a revision and a shared index's of the same
