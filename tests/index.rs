@@ -1581,6 +1581,11 @@ fn a_large_run_asks_on_a_terminal_and_declining_changes_nothing() {
     let Some(o) = interrupted_on_terminal(&t, &["--index-warn-threshold", "1"]) else { return };
     assert_code(&o, 130);
     assert_eq!(stats(&t)["files"], 0, "{}", stdout(&o));
+    // Where there was no index there is still none: an empty one made for
+    // the question read as incomplete to every later search.
+    assert!(!t.path().join(".vecgrep/index.db").exists(), "{}", stdout(&o));
+    let o = run(t.cmd("vg-query", ".").args(["--no-index", "upload"]));
+    assert!(stderr(&o).contains("no index at"), "{}", stderr(&o));
     // BlockingIndexCompletesWithoutWarning: a threshold of 0 never asks.
     assert_code(&run(t.cmd("vg-index", ".").arg("--clear-cache")), 0);
     let Some(o) = index_on_terminal(&t, 0, "") else { return };

@@ -1202,6 +1202,29 @@ pub fn wait_for_write_lock(
     Ok(lock)
 }
 
+/// A line typed at `tty`, or None when Ctrl-C or SIGTERM came first or the
+/// terminal failed. The read waits in `poll`, since a blocking read is
+/// restarted after the signal and would wait on for Enter.
+fn answer_unless_interrupted(tty: &std::fs::File) -> Option<String> {
+    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+    use std::os::fd::AsFd;
+    const LOOK_AGAIN_MS: u16 = 100;
+    loop {
+        if interrupted() {
+            return None;
+        }
+        let mut fds = [PollFd::new(tty.as_fd(), PollFlags::POLLIN)];
+        match poll(&mut fds, PollTimeout::from(LOOK_AGAIN_MS)) {
+            Ok(0) | Err(nix::errno::Errno::EINTR) => {}
+            Ok(_) => {
+                let mut answer = String::new();
+                return io::BufReader::new(tty).read_line(&mut answer).ok().map(|_| answer);
+            }
+            Err(_) => return None,
+        }
+    }
+}
+
 /// Whether Ctrl-C or SIGTERM came during `stoppable` work or an index run.
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
@@ -1399,16 +1422,10 @@ impl IndexObserver for CliObserver {
             "{}: {to_embed} files need indexing (more than index_warn_threshold = {threshold}); this may take a while. Continue? [y/N] ",
             shown_name(self.tool)
         );
-        let mut answer = String::new();
-        // Nothing is written yet: Ctrl-C or SIGTERM at the question ends the
-        // process at once (130), as at any time outside a run's writing,
-        // not after the answer (the read is restarted after a signal).
-        let indexing = INDEXING.swap(false, Ordering::SeqCst);
-        let read = io::BufReader::new(&tty).read_line(&mut answer);
-        INDEXING.store(indexing, Ordering::SeqCst);
-        if read.is_err() {
-            return false;
-        }
+        // Ctrl-C or SIGTERM at the question declines it (the run then
+        // ends as a stopped one, 130), so that an index this run made for
+        // the question is removed, not left empty and marked unfinished.
+        let Some(answer) = answer_unless_interrupted(&tty) else { return false };
         matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
     }
 

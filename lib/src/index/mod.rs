@@ -259,8 +259,7 @@ fn run_to_end(
         // Declined before the rebuild emptied anything: only an index
         // removed on open (damaged, another schema) is gone. "rebuilt" with
         // "aborted" says the index was emptied (ndjson.md).
-        let summary =
-            IndexSummary { aborted: true, rebuilt: reopened, seconds: started.elapsed().as_secs_f64(), ..summary };
+        let summary = IndexSummary { seconds: started.elapsed().as_secs_f64(), ..not_begun(reopened, &*obs, summary) };
         // "Left as it was": no index, not an empty one this run made.
         leave_no_index_if(made_here, store, req.root)?;
         return Ok((summary, plan.walked));
@@ -496,6 +495,14 @@ pub(crate) fn wait_for_lock(root: &ProjectRoot, obs: &mut dyn IndexObserver) -> 
 fn declined(req: &IndexRequest<'_>, to_embed: usize, obs: &mut dyn IndexObserver) -> bool {
     let threshold = req.config.index_warn_threshold;
     req.warn_on_large && threshold > 0 && to_embed as u64 > threshold && !obs.confirm_large(to_embed, threshold)
+}
+
+/// The summary of a run that the large-run question stopped. Ctrl-C at
+/// the question stops it before it began: cancelled, as one stopped at any
+/// other point, not declined.
+fn not_begun(reopened: bool, obs: &dyn IndexObserver, summary: IndexSummary) -> IndexSummary {
+    let stopped = obs.cancelled();
+    IndexSummary { aborted: !stopped, cancelled: stopped, rebuilt: reopened, ..summary }
 }
 
 /// Remove the index this run opened when `made_here`: the run made it.
