@@ -254,6 +254,19 @@ mod tests {
     }
 
     #[test]
+    fn a_line_long_only_for_its_indentation_is_one_chunk_of_all_of_it() {
+        let line = format!("{}apply_patch()", " ".repeat(300));
+        let text = format!("def a():\n    return 1\n{line}\ndef b():\n    return 2\n");
+        let chunks = chunk_text(&text, Syntax::Code, 100, 0, &always);
+        let third: Vec<&Chunk> = chunks.iter().filter(|c| (c.start_line..=c.end_line).contains(&3)).collect();
+        assert_eq!(third, [&Chunk { start_line: 3, end_line: 3, text: line }]);
+        // Words past the size are still cut, into pieces each holding some.
+        let wide = format!("{}{}", "word ".repeat(30), " ".repeat(300));
+        let chunks = chunk_text(&wide, Syntax::Plain, 100, 0, &always);
+        assert!(chunks.len() > 1 && chunks.iter().all(|c| !c.text.trim().is_empty()), "{chunks:?}");
+    }
+
+    #[test]
     fn chunks_that_exceed_the_window_are_split_again() {
         let text: String = (1..=8).map(|i| format!("word{i} word word word\n")).collect();
         let fits = |t: &str| t.split_whitespace().count() <= 4;

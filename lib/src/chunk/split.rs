@@ -207,6 +207,14 @@ pub(super) fn split_long_line(
     fits: &dyn Fn(&str) -> bool,
     out: &mut Vec<Chunk>,
 ) {
+    // A line long only for its blank ends stays whole: cut, its blank
+    // pieces were left out, and the one piece left read as all of the line
+    // (`path:N:` printed it without its indentation).
+    let words = line.trim();
+    if char_len(words) <= size && fits(words) {
+        out.push(Chunk { start_line: line_no, end_line: line_no, text: line.to_string() });
+        return;
+    }
     let chars: Vec<char> = line.chars().collect();
     for piece in chars.chunks(size.max(1)) {
         let text: String = piece.iter().collect();
