@@ -23,7 +23,7 @@ _vg__serve() {
 
     case "${cmd}" in
         vg__serve)
-            opts="-p -k -t -T -g -L -q -h -V --bind --port --token --refresh --workers --rate-limit --catalog --skip-outside-root --top-k --threshold --mode --chunk-size --chunk-overlap --embedder-model --embedder-source --embedder-url --store --store-project --type --type-not --glob --max-depth --follow --hidden --no-ignore --ignore-file --max-filesize --no-full-index --full-index --no-quiet --quiet --no-full --full --no-trust-project-config --trust-project-config --no-store-adopt --store-adopt --no-include-generated --include-generated --index-warn-threshold --help --version"
+            opts="-p -k -t -T -g -L -q -h -V --bind --port --token --refresh --workers --rate-limit --catalog --skip-outside-root --top-k --threshold --mode --chunk-size --chunk-overlap --embedder-model --embedder-source --embedder-url --store --store-project --type --type-not --glob --max-depth --follow --hidden --no-ignore --ignore-file --max-filesize --no-full-index --full-index --no-quiet --quiet --no-full --full --no-trust-project-config --trust-project-config --no-store-adopt --store-adopt --no-include-generated --include-generated --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -138,10 +138,6 @@ _vg__serve() {
                     return 0
                     ;;
                 --max-filesize)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --index-warn-threshold)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

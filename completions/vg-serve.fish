@@ -470,7 +470,6 @@ complete -c vg-serve -s g -l glob -d 'Include files matching GLOB, or exclude th
 complete -c vg-serve -l max-depth -d 'Descend at most NUM levels below each path, as rg: 1 takes only the files directly in a directory, 2 those in its subdirectories too, 0 only the paths that are files themselves' -r
 complete -c vg-serve -l ignore-file -d 'Also read ignore rules from PATH (gitignore syntax); repeatable' -r -F
 complete -c vg-serve -l max-filesize -d 'Skip files larger than SIZE: bytes, or with K, M or G (KiB, MiB, GiB) as ripgrep reads it: 512K, 10M [config: max_filesize; default: 1048576]' -r
-complete -c vg-serve -l index-warn-threshold -d 'Ask before indexing more than NUM new or changed files, when on a terminal and the run comes first (not a server\'s, nor the picker\'s in the background); 0 never asks [config: index_warn_threshold; default: 1000]' -r
 complete -c vg-serve -l skip-outside-root -d 'Skip PATHS outside the project root instead of failing'
 complete -c vg-serve -s L -l follow -d 'Follow symbolic links, but only to targets inside the paths walked (the PATHs given, else the current directory; for a server, the paths it serves): a link out of them is skipped, a linked directory never walked'
 complete -c vg-serve -l hidden -d 'Include hidden files and directories'

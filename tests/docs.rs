@@ -167,11 +167,41 @@ fn synopsis(mut cmd: clap::Command) -> String {
 }
 
 fn completion(cmd: clap::Command, shell: Shell) -> String {
-    let mut cmd = with_type_names(cmd);
+    let mut cmd = with_type_names(without_hidden(cmd));
     let name = cmd.get_name().to_string();
     let mut buf = Vec::new();
     clap_complete::generate(shell, &mut cmd, name, &mut buf);
     String::from_utf8(buf).unwrap()
+}
+
+/// `cmd` less its hidden flags, which clap_complete offers with the rest: a
+/// flag hidden from the help (`cli::finished`: a server's
+/// `--index-warn-threshold`, which it refuses) is not one to complete.
+fn without_hidden(cmd: clap::Command) -> clap::Command {
+    if cmd.get_arguments().all(|a| !a.is_hide_set()) {
+        return cmd;
+    }
+    let mut shown = clap::Command::new(cmd.get_name().to_string());
+    if let Some(about) = cmd.get_about() {
+        shown = shown.about(about.clone());
+    }
+    // As given, so that the help and version flags clap adds read as the original's.
+    if let Some(long) = cmd.get_long_about() {
+        shown = shown.long_about(long.clone());
+    }
+    if let Some(version) = cmd.get_version() {
+        shown = shown.version(version.to_string());
+    }
+    let hidden = |id: &clap::Id| cmd.get_arguments().any(|a| a.get_id() == id && a.is_hide_set());
+    for arg in cmd.get_arguments().filter(|a| !a.is_hide_set() && a.get_id() != "help" && a.get_id() != "version") {
+        shown = shown.arg(arg.clone());
+    }
+    for group in cmd.get_groups() {
+        let members: Vec<clap::Id> = group.get_args().filter(|id| !hidden(id)).cloned().collect();
+        let copy = clap::ArgGroup::new(group.get_id().clone()).args(members).multiple(group.clone().is_multiple());
+        shown = shown.group(copy.required(group.is_required_set()));
+    }
+    shown.subcommands(cmd.get_subcommands().cloned())
 }
 
 /// `-t` and `-T` take the name of a file type, which clap cannot know, so
@@ -231,6 +261,9 @@ fn every_flag_is_in_the_man_page_and_every_completion() {
         // A hidden flag is one the tool refuses, saying why (a server's --index-warn-threshold).
         if ["vg-serve", "vg-mcp"].contains(&name.as_str()) {
             assert!(!man.contains("index\\-warn\\-threshold"), "{name} offers a flag it refuses");
+            for (shell, text) in &shells {
+                assert!(!text.contains("index-warn-threshold"), "{name}'s {shell} completion offers a flag it refuses");
+            }
         }
         for arg in cmd.get_arguments().filter(|a| !a.is_hide_set()) {
             let Some(long) = arg.get_long() else { continue };
