@@ -44,6 +44,27 @@ fn paths(response: &Value) -> Vec<String> {
     response["hits"].as_array().unwrap().iter().map(|h| h["path"].as_str().unwrap().to_string()).collect()
 }
 
+/// vg-ask refuses what shapes no plan, as vecgrep does: `-k 3` or `-t py`
+/// passed over in silence read as used.
+#[test]
+fn plan_refuses_a_flag_that_shapes_no_plan() {
+    let t = mixed_project();
+    for (args, flag) in [
+        (&["-k", "3"][..], "--top-k"),
+        (&["-t", "py"], "--type"),
+        (&["--no-index"], "--no-index"),
+        (&["--force-answer"], "--force-answer"),
+        (&["--embedder-model", "zzz"], "--embedder-model"),
+    ] {
+        let o = run(t.cmd("vg-ask", ".").arg("--plan").args(args).arg("python files that retry"));
+        assert_code(&o, 2);
+        assert_eq!(stderr(&o).trim(), format!("vg-ask: {flag} does nothing with --plan; leave it out"), "{args:?}");
+    }
+    let o = run(t.cmd("vg-ask", ".").args(["--plan", "--json", "--threshold", "0.4", "--no-quiet", "retry"]));
+    assert_code(&o, 0);
+    assert_eq!(records(&o)[0]["l1_threshold"], 0.4, "{}", stdout(&o));
+}
+
 #[test]
 fn plan_prints_the_plan_and_touches_nothing() {
     let t = mixed_project();

@@ -1085,6 +1085,24 @@ pub fn flag_name(arg: &clap::Arg) -> String {
     }
 }
 
+/// What shapes `--plan` (vg-ask's, and what vecgrep gives it): a plan
+/// searches nothing, so only what chooses the root, the threshold and the
+/// planner. Any other flag given beside it is refused.
+pub const PLAN_FLAGS: &[&str] = &[
+    "catalog",
+    "skip_outside_root",
+    "quiet",
+    "threshold",
+    "mode",
+    "TrustArgs",
+    "AskArgs",
+    "llm_url",
+    "llm_model",
+    "privacy_mode",
+    "context_hits",
+    "json",
+];
+
 /// Each switch setting's flag with its `--no-` twin, as ripgrep's: the
 /// last of the two given wins, and the twin sets the setting false for the
 /// run, over a config file's `true` (which nothing on the command line

@@ -95,23 +95,6 @@ const ANSWER_FORMAT_FLAGS: &[&str] = &[
     "color",
 ];
 
-/// What vg-ask is given for `--plan`: a plan searches nothing, so only
-/// what chooses the root, the threshold and the planner shapes it.
-const PLAN_FLAGS: &[&str] = &[
-    "catalog",
-    "skip_outside_root",
-    "quiet",
-    "threshold",
-    "mode",
-    "TrustArgs",
-    "AskArgs",
-    "llm_url",
-    "llm_model",
-    "privacy_mode",
-    "context_hits",
-    "json",
-];
-
 impl Mode {
     /// Every mode.
     pub const ALL: [Mode; 12] = [
@@ -195,7 +178,7 @@ impl Mode {
             }
             Mode::Search => vec![query(), ("vg-format", vec!["OutputArgs", "quiet"])],
             Mode::Ask => vec![ask()],
-            Mode::Plan => vec![("vg-ask", PLAN_FLAGS.to_vec())],
+            Mode::Plan => vec![("vg-ask", crate::cli::PLAN_FLAGS.to_vec())],
             Mode::Log => vec![
                 (
                     "vg-log",

@@ -36,6 +36,7 @@ fn main() {
         };
         let json = cli.json || !std::io::stdout().is_terminal();
         if cli.plan {
+            refuse_beside_plan(&matches)?;
             return print_plan(&cli.query, &inv, &options, json);
         }
         // The models load while the index is brought up to date; none where
@@ -48,6 +49,25 @@ fn main() {
         preloading.finish();
         result
     })
+}
+
+/// A flag that shapes no plan, given beside `--plan`: a plan searches
+/// nothing, and `-k 3` or `-t py` passed over in silence read as used, as
+/// vecgrep refuses them.
+fn refuse_beside_plan(matches: &clap::ArgMatches) -> Result<()> {
+    let cmd = vecgrep_bins::app::command::<AskCli>();
+    let mut shaping = vecgrep_bins::cli::expand_groups(&cmd, vecgrep_bins::cli::PLAN_FLAGS);
+    shaping.extend(["plan", "query", "paths"].map(String::from));
+    let given = cmd.get_arguments().find(|a| {
+        let id = a.get_id().as_str();
+        !shaping.iter().any(|s| s == id) && matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine)
+    });
+    match given {
+        Some(arg) => {
+            Err(anyhow::anyhow!("{} does nothing with --plan; leave it out", vecgrep_bins::cli::flag_name(arg)))
+        }
+        None => Ok(()),
+    }
 }
 
 /// Index first (`index_first`), then ask: the plan's search, its reasons,
