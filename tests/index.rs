@@ -489,9 +489,14 @@ fn clear_cache_resets_the_index_and_keeps_the_config() {
     // The options of an index run are refused beside a flag that runs
     // none: `--clear-cache -t md` removed every file's index, not the
     // Markdown's, and the others were passed over.
-    for (flag, option) in
-        [("--clear-cache", "-t"), ("--stats", "-g"), ("--verify", "--full"), ("--forget", "--chunk-size")]
-    {
+    for (flag, option) in [
+        ("--clear-cache", "-t"),
+        ("--stats", "-g"),
+        ("--verify", "--full"),
+        ("--forget", "--chunk-size"),
+        ("--stats", "--embedder-model"),
+        ("--verify", "--embedder-source"),
+    ] {
         let mut cmd = t.cmd("vg-index", ".");
         match flag {
             "--forget" => cmd.args([flag, "HEAD"]),
@@ -501,6 +506,8 @@ fn clear_cache_resets_the_index_and_keeps_the_config() {
             "-t" => Some("md"),
             "-g" => Some("*.md"),
             "--chunk-size" => Some("800"),
+            "--embedder-model" => Some("nonexistent"),
+            "--embedder-source" => Some("remote"),
             _ => None,
         };
         let o = run(cmd.arg(option).args(value));

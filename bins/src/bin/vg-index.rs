@@ -91,7 +91,7 @@ fn refuse_run_options(cli: &IndexCli, matches: &clap::ArgMatches) -> anyhow::Res
     let Some(report) = reports.into_iter().find_map(|(given, flag)| given.then_some(flag)) else { return Ok(()) };
     // The command as parsed, with the settings' `--no-` twins.
     let cmd = vecgrep_bins::app::command::<IndexCli>();
-    let run_options = ["WalkArgs", "chunk_size", "chunk_overlap", "embed_all", "index_warn_threshold"];
+    let run_options = ["WalkArgs", "EmbedderArgs", "chunk_size", "chunk_overlap", "embed_all", "index_warn_threshold"];
     let shaping = expand_groups(&cmd, &run_options);
     let given = cmd.get_arguments().find(|a| {
         let id = a.get_id().as_str();
