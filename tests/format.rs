@@ -49,6 +49,33 @@ fn files_and_counts_in_rank_order_relative_to_cwd() {
     assert_eq!(stdout(&o), "upload.py:2\nconfig.py:1\n");
 }
 
+/// What shapes text does nothing with `--json`, `--files` or `--count`:
+/// `--json -C 3` printed the records as plain `--json` does, exit 0, where
+/// vecgrep refuses a flag its mode passes over.
+#[test]
+fn a_flag_the_output_mode_does_nothing_with_is_refused() {
+    let t = sample_project();
+    for (args, says) in [
+        (&["--json", "-C", "3"][..], "--context does nothing with --json"),
+        (&["--json", "-0"], "--null does nothing with --json"),
+        (&["--files", "--lines", "3"], "--lines does nothing with --files"),
+        (&["-l", "-I"], "--no-filename does nothing with --files"),
+        (&["-c", "-A", "2"], "--after-context does nothing with --count"),
+        (&["-c", "--heading"], "--heading does nothing with --count"),
+    ] {
+        let o = format(&t, ".", args, &stream(&t));
+        assert_code(&o, 2);
+        assert_eq!(stderr(&o), format!("vg-format: {says}; leave it out\n"), "{args:?}");
+    }
+    // What each mode uses, and ripgrep's defaults, are taken.
+    for args in [&["--files", "-0"][..], &["-c", "-I"], &["--json", "-n", "-H", "--color", "never"]] {
+        assert_code(&format(&t, ".", args, &stream(&t)), 0);
+    }
+    let o = run(t.cmd("vecgrep", ".").args(["--json", "-C", "3", "upload"]));
+    assert_code(&o, 2);
+    assert_eq!(stderr(&o), "vecgrep: --context does nothing with --json; leave it out\n");
+}
+
 /// A working directory removed since: vg-format refused every mode, where
 /// rg prints paths; it now shows them whole.
 #[test]
