@@ -49,6 +49,22 @@ fn files_and_counts_in_rank_order_relative_to_cwd() {
     assert_eq!(stdout(&o), "upload.py:2\nconfig.py:1\n");
 }
 
+/// `--json` writes a commit and an answer back as read (ndjson.md): the
+/// fields a later 1.x adds were dropped, and `vg-log --json | vg-format
+/// --json` lost them.
+#[test]
+fn json_writes_commits_and_answers_back_with_fields_of_a_later_release() {
+    let t = sample_project();
+    let commit = r#"{"type":"commit","v":1,"root":"/tmp","sha":"0123456789012345678901234567890123456789","date":"2024-05-01T14:03:00+02:00","time":1,"author":"a","email":"e","subject":"s","score":0.5,"matched":"diff","paths":["a.rs"],"paths_total":1,"lines":[{"path":"a.rs","line":3,"text":"+x","hunk":2}],"query":"q","signed":true}"#;
+    let answer = r#"{"type":"answer","v":1,"query":"q","model":"m","reason":"forced","given":1,"text":"t","citations":[{"file":"a.rs","line":1,"column":4}],"dropped":[],"tokens":12}"#;
+    for record in [commit, answer] {
+        let o = format(&t, ".", &["--json"], &format!("{record}\n"));
+        let (read, written): (serde_json::Value, serde_json::Value) =
+            (serde_json::from_str(record).unwrap(), serde_json::from_str(stdout(&o).trim()).unwrap());
+        assert_eq!(written, read, "{}", stderr(&o));
+    }
+}
+
 /// What shapes text does nothing with `--json`, `--files` or `--count`:
 /// `--json -C 3` printed the records as plain `--json` does, exit 0, where
 /// vecgrep refuses a flag its mode passes over.

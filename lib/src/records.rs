@@ -223,6 +223,10 @@ pub struct CommitRecord {
     /// The lines of its message or diff that matched.
     pub lines: Vec<CommitLineRecord>,
     pub query: String,
+    /// Fields of a later 1.x release, kept so that `vg-format --json` writes
+    /// the record back as read (spec/ndjson.md).
+    #[serde(flatten, default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub later: serde_json::Map<String, serde_json::Value>,
 }
 
 /// One matching line of a commit: a line of its message body, or a changed
@@ -234,6 +238,10 @@ pub struct CommitLineRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line: Option<usize>,
     pub text: String,
+    /// Fields of a later 1.x release, kept so that `vg-format --json` writes
+    /// the record back as read (spec/ndjson.md).
+    #[serde(flatten, default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub later: serde_json::Map<String, serde_json::Value>,
 }
 
 /// Most touched files a commit record lists.
@@ -259,9 +267,10 @@ impl CommitRecord {
             lines: hit
                 .lines
                 .into_iter()
-                .map(|l| CommitLineRecord { path: l.path, line: l.line, text: l.text })
+                .map(|l| CommitLineRecord { path: l.path, line: l.line, text: l.text, later: Default::default() })
                 .collect(),
             query: query.to_string(),
+            later: Default::default(),
         }
     }
 }
@@ -642,6 +651,10 @@ pub struct AnswerRecord {
     /// Concepts `--learn` wrote to `.vecgrep/kg/learned.md`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub learned: Vec<String>,
+    /// Fields of a later 1.x release, kept so that `vg-format --json` writes
+    /// the record back as read (spec/ndjson.md).
+    #[serde(flatten, default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub later: serde_json::Map<String, serde_json::Value>,
 }
 
 /// A place an answer cites: a line of a hit it was given.
@@ -649,6 +662,10 @@ pub struct AnswerRecord {
 pub struct CitationRecord {
     pub file: String,
     pub line: usize,
+    /// Fields of a later 1.x release, kept so that `vg-format --json` writes
+    /// the record back as read (spec/ndjson.md).
+    #[serde(flatten, default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub later: serde_json::Map<String, serde_json::Value>,
 }
 
 /// Write one record as a line of JSON.

@@ -102,10 +102,11 @@ impl Answer {
                 .cited
                 .citations
                 .iter()
-                .map(|c| CitationRecord { file: c.file.clone(), line: c.line })
+                .map(|c| CitationRecord { file: c.file.clone(), line: c.line, later: Default::default() })
                 .collect(),
             dropped: self.cited.dropped.clone(),
             learned,
+            later: Default::default(),
         }
     }
 }

@@ -159,8 +159,14 @@ mod tests {
             matched: "diff".into(),
             paths: paths.iter().map(|p| p.to_string()).collect(),
             paths_total: paths.len(),
-            lines: vec![CommitLineRecord { path: Some("src/up.rs".into()), line: Some(12), text: "+retry()".into() }],
+            lines: vec![CommitLineRecord {
+                path: Some("src/up.rs".into()),
+                line: Some(12),
+                text: "+retry()".into(),
+                later: Default::default(),
+            }],
             query: "retry uploads".into(),
+            later: Default::default(),
         }
     }
 
