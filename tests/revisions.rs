@@ -261,6 +261,51 @@ fn a_revision_indexed_in_part_says_whether_its_run_is_under_way() {
     }
 }
 
+/// A run that waited for another's lock while that one made the revision
+/// whole finds it indexed already: it wrote the tree out, walked it and
+/// counted every file again.
+#[test]
+fn a_revision_made_whole_while_its_run_waited_is_indexed_already() {
+    let tree = two_releases();
+    assert_code(&run(tree.cmd("vg-index", "").args(["--rev", "main"]).stdout(std::process::Stdio::null())), 0);
+    let sha = git(&tree, &["rev-parse", "main"]);
+    let mark = tree.path().join(".vecgrep/revs").join(&sha).join(".vecgrep/revision");
+    let whole = std::fs::read(&mark).unwrap();
+    left_as_a_stopped_run_leaves(&tree, "main");
+    let lock = hold_index_lock(&tree);
+    let mut waiting = tree.cmd("vg-index", "");
+    let piped = std::process::Stdio::piped;
+    let waiting = waiting.args(["--rev", "main"]).stdout(piped()).stderr(piped()).spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    // The run it waits for ends, the revision whole.
+    std::fs::write(&mark, whole).unwrap();
+    drop(lock);
+    let o = waiting.wait_with_output().unwrap();
+    let summary = summary_of(&o);
+    assert_eq!((summary["files"].as_u64(), summary["reused"].as_u64()), (Some(0), Some(0)), "{}", stdout(&o));
+    assert!(of_type(&records(&o), "file").is_empty(), "{}", stdout(&o));
+    assert!(stderr(&o).contains("is indexed already"), "{}", stderr(&o));
+}
+
+/// Declined at the large-run question, a first run of a revision leaves
+/// nothing: it left an empty revision, unnamed, that --stats called
+/// incomplete and promised to resume.
+#[test]
+fn a_revision_declined_at_the_question_leaves_nothing() {
+    let tree = two_releases();
+    if std::process::Command::new("script").arg("--version").output().is_err() {
+        return;
+    }
+    let cmd = format!("{} --rev main --index-warn-threshold 1", bin("vg-index").display());
+    let mut c = std::process::Command::new("script");
+    c.args(["-qec", &cmd, "/dev/null"]).current_dir(tree.path()).env("XDG_CONFIG_HOME", tree.config_home.path());
+    let o = run_with_input(&mut c, b"n\n");
+    assert!(stdout(&o).contains("Continue? [y/N]"), "{}", stdout(&o));
+    assert_eq!(revision_count(&tree), 0, "{}", stdout(&o));
+    let stats = stdout(&run(tree.cmd("vg-index", "").arg("--stats")));
+    assert!(!stats.contains("revision:"), "{stats}");
+}
+
 #[test]
 fn forgetting_a_revision_removes_its_index_and_bad_revisions_are_one_line() {
     let tree = two_releases();

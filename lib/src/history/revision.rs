@@ -70,6 +70,12 @@ pub fn index_revision(
     // every file indexed if stopped: it is no rebuild to mark unfinished.
     // Asked under the lock: a rebuild may have ended while this run waited.
     let complete = store::revisions(project)?.iter().any(|r| r.sha == sha && r.complete);
+    if complete && built_as_configured(&root, config) {
+        // Made whole by the run this one waited for: indexed already, not
+        // written out, walked and counted again.
+        store::record_name(project, &sha, spec)?;
+        return Ok(RevisionRun { sha, summary: None });
+    }
     let only_filling = complete && built_as_configured(&root, &ResolvedConfig { embed_all: false, ..config.clone() });
     store::check_tree_root(&root)?;
     let fresh = !root.path.exists();
@@ -102,6 +108,13 @@ pub fn index_revision(
             return Err(e);
         }
     };
+    // Declined at the large-run question, or stopped there: the run made
+    // no index (`index::run`), and a first run leaves nothing to resume, as
+    // one that could not write the tree leaves nothing.
+    let nothing_made = (run.summary.aborted || run.summary.cancelled) && !store::has_local_index_file(&root);
+    if fresh && nothing_made {
+        store::forget_marks(project, &sha)?;
+    }
     if completed(&run) {
         record_admission(&root, config)?;
         store::record_submodules(&root, &submodules)?;
@@ -319,8 +332,9 @@ pub fn revision_to_forget(project: &ProjectRoot, spec: &str) -> Result<String> {
     let indexed_as: Vec<&str> =
         stored.iter().filter(|r| r.sha != sha && r.names.iter().any(|n| n == spec)).map(|r| &r.sha[..12]).collect();
     if !indexed_as.is_empty() {
+        let was = if indexed_as.len() == 1 { "was" } else { "were" };
         anyhow::bail!(
-            "{spec} names {} now, but {} was indexed as {spec}; forget a revision by its sha (vg-index --forget {})",
+            "{spec} names {} now, but {} {was} indexed as {spec}; forget a revision by its sha (vg-index --forget {})",
             &sha[..12],
             indexed_as.join(" and "),
             indexed_as[0]
