@@ -552,6 +552,19 @@ fn a_skip_is_said_once_while_it_lasts() {
     assert_eq!(said(), 2, "{}", s.stderr.lock().unwrap());
 }
 
+/// A file left out for its size is said, once, as vg-index says it: the
+/// server left it out of every answer in silence.
+#[test]
+fn a_file_over_max_filesize_is_said_once() {
+    let t = sample_project();
+    t.write("src/big.py", &"def handler():\n    return 1\n".repeat(100));
+    let s = Server::start(&t, &["--max-filesize", "1K", "--refresh", "0.2"]);
+    s.wait_ready();
+    std::thread::sleep(Duration::from_secs(2));
+    let said = s.stderr.lock().unwrap().matches("skipping src/big.py: 2800 bytes is over max_filesize").count();
+    assert_eq!(said, 1, "{}", s.stderr.lock().unwrap());
+}
+
 /// A config edited while serving is not applied, and not passed over in
 /// silence: the server says it keeps its settings, and when the edit would
 /// fail its next start.

@@ -185,6 +185,9 @@ pub struct LiveIndex {
     /// the last run and by the run under way: each is said once while it
     /// persists, not at every refresh.
     skips_said: Mutex<SkipsSaid>,
+    /// Whether the skips vg-index names (`SkipReason::is_notable`) are said
+    /// too (`say_notable_skips`).
+    notable_skips: AtomicBool,
 }
 
 #[derive(Default)]
@@ -212,7 +215,16 @@ impl LiveIndex {
         let state = State { progress: Progress { indexing: true, ..Default::default() }, ..Default::default() };
         let config = Mutex::new(ConfigWatch::new(&target.root, &target.config.command_line));
         let skips_said = Mutex::default();
-        Arc::new(LiveIndex { target, state: Mutex::new(state), config, shutdown, notes, skips_said })
+        let notable_skips = AtomicBool::new(false);
+        Arc::new(LiveIndex { target, state: Mutex::new(state), config, shutdown, notes, skips_said, notable_skips })
+    }
+
+    /// Say the skips vg-index names as well (a file over max_filesize, a
+    /// FIFO): a server's log is where its user learns what its answers
+    /// leave out, which were left out in silence. The picker, a search,
+    /// leaves them to vg-index, as vg-query does.
+    pub fn say_notable_skips(&self) {
+        self.notable_skips.store(true, Ordering::SeqCst);
     }
 
     /// The caller has just brought the paths up to date in a blocking run
@@ -674,7 +686,15 @@ impl IndexObserver for LiveObserver<'_> {
         // own log, said at each refresh only lengthened the log.
         // A catalog's project gone missing is said too (spec/catalogs.md:
         // "every run, a search's too"): an agent got a smaller catalog unsaid.
-        let said = skip.reason.is_error() || skip.reason.is_warning() || matches!(skip.reason, SkipReason::OwnOutput);
+        // Not a file gone while read: an editor's temporary file, made and
+        // removed between a walk and its read, would be said at every save.
+        let notable = skip.reason.is_notable()
+            && !matches!(skip.reason, SkipReason::Vanished)
+            && self.live.notable_skips.load(Ordering::SeqCst);
+        let said = skip.reason.is_error()
+            || skip.reason.is_warning()
+            || notable
+            || matches!(skip.reason, SkipReason::OwnOutput);
         if self.filling || !said {
             return;
         }

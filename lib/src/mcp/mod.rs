@@ -58,6 +58,7 @@ pub fn serve_stdio(
     }
     let notes = Arc::clone(&events);
     let live = LiveIndex::new(target, Arc::clone(&shutdown), Box::new(move |m| notes.note(m)));
+    live.say_notable_skips();
     let blocking_run = full_index.then(std::time::Instant::now);
     if full_index {
         live.index_once(&mut index_embedders, true)?;

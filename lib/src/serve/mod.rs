@@ -165,6 +165,7 @@ pub fn serve(
     let notes = Arc::clone(&events);
     let mut serving = fail_stopped_jobs(&target, &*events);
     let live = LiveIndex::new(target, Arc::clone(&shutdown), Box::new(move |m| notes.note(m)));
+    live.say_notable_skips();
     let searcher = Searcher::new(Arc::clone(&live), query_embedder);
     searcher.load_model().context("cannot load the query model")?;
     let blocking_run = full_index.then(Instant::now);
