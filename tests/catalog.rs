@@ -278,6 +278,35 @@ fn a_project_that_vanished_is_skipped_with_a_warning_and_the_rest_searched() {
     assert_eq!(records(&o)[0]["ok"], true);
 }
 
+/// A project moved, a link left where it was, into the catalog's own
+/// projects: the link's project has moved, a skip, and the rest are
+/// searched. Every use of the catalog was an error naming one directory
+/// twice, `remove-project`'s too.
+#[test]
+fn a_project_replaced_by_a_link_to_another_of_its_catalog_has_moved() {
+    let p = Projects::new();
+    assert_code(&p.add("team", &["src/api", "src/billing"]), 0);
+    assert_code(&run(p.cmd("vg-index", ".").args(["--catalog", "team"])), 0);
+    std::fs::rename(p.dir("src/billing"), p.dir("src/billing2")).unwrap();
+    assert_code(&p.add("team", &["src/billing2"]), 0);
+    std::os::unix::fs::symlink("billing2", p.dir("src/billing")).unwrap();
+    let o = run(p.cmd("vecgrep", ".").args(["--catalog", "team", "--json", "email the monthly invoice"]));
+    assert_code(&o, 0);
+    let moved = format!(
+        "skipping billing: the catalog's project is not at {} any more; a link to {} is there now: add that directory instead",
+        p.dir("src/billing").display(),
+        p.dir("src/billing2").display()
+    );
+    assert!(stderr(&o).contains(&moved), "{}", stderr(&o));
+    assert!(projects_of(&records(&o)).contains(&"billing2".to_string()), "{}", stdout(&o));
+    assert_code(&run(p.cmd("vg-catalog", ".").args(["remove-project", "team", "billing"])), 0);
+    let o = run(p.cmd("vg-catalog", ".").args(["show", "team", "--json"]));
+    let shown = records(&o);
+    let names: Vec<&str> =
+        shown[0]["projects"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["api", "billing2"]);
+}
+
 #[test]
 fn a_projects_link_removed_by_hand_still_places_its_hits_and_is_made_again() {
     let p = Projects::new();

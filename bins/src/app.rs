@@ -828,7 +828,7 @@ pub fn note_missing_projects(tool: &str, quiet: bool, root: &ProjectRoot) {
             tool,
             quiet,
             &format!(
-                "skipping {name}: the catalog's project is not at {at} any more (the index holds its files until a run drops them; vg-catalog remove-project drops it)"
+                "skipping {name}: the catalog's project is not at {at} (the index holds its files until a run drops them; vg-catalog remove-project drops it)"
             ),
         );
     }

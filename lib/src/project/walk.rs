@@ -124,7 +124,8 @@ pub enum SkipReason {
     Error(String),
     /// A lock file, minified bundle or generated code (`generated`).
     Generated(Generated),
-    /// A catalog's project whose directory (this one) has moved or vanished.
+    /// A catalog's project whose directory has moved or vanished: where it
+    /// was, "any more", and what is there now if a link is.
     MissingProject(String),
     /// A FIFO, socket or device: never read (a FIFO would block the run).
     Special,
@@ -210,7 +211,7 @@ impl SkipReason {
             SkipReason::Error(e) => e.clone(),
             SkipReason::Generated(g) => format!("{} (pass --include-generated to index it)", g.describe()),
             SkipReason::MissingProject(dir) => {
-                format!("the catalog's project is not at {dir} any more (its files leave the index; vg-catalog remove-project drops it)")
+                format!("the catalog's project is not at {dir} (its files leave the index; vg-catalog remove-project drops it)")
             }
             SkipReason::Special => "not a regular file (a FIFO, socket or device)".into(),
             SkipReason::OwnOutput => "the file this process writes its output or errors to".into(),

@@ -217,8 +217,9 @@ impl Catalogs {
 
 /// That `projects` (of the definition at `path`) have distinct names and
 /// directories, none inside another, as `add` refuses: a file would be
-/// indexed, and found, twice. Directories are compared as they resolve (a
-/// path through a link, or with `..`, held one inside another). Sorted
+/// indexed, and found, twice. Directories are compared as the ones above
+/// them resolve (a path through a link, or with `..`, held one inside
+/// another). Sorted
 /// rather than each compared with those before it: a definition of 14,000
 /// projects took a minute to read.
 fn check_projects_apart(path: &Path, projects: &[CatalogProject]) -> Result<()> {
@@ -232,7 +233,17 @@ fn check_projects_apart(path: &Path, projects: &[CatalogProject]) -> Result<()> 
             );
         }
     }
-    let resolved = |p: &CatalogProject| p.path.canonicalize().unwrap_or_else(|_| normalize_lexically(&p.path));
+    // The directories above a project as they resolve, its own name as
+    // written: a project replaced by a link since has moved (spec/catalogs.md),
+    // a skip at each use, not a definition that names one directory twice.
+    // Followed, it made every use of the catalog an error, `remove-project`'s too.
+    let resolved = |p: &CatalogProject| {
+        let lexical = normalize_lexically(&p.path);
+        match (lexical.parent().map(Path::canonicalize), lexical.file_name()) {
+            (Some(Ok(parent)), Some(name)) => parent.join(name),
+            _ => lexical,
+        }
+    };
     let mut dirs: Vec<(PathBuf, &CatalogProject)> = projects.iter().map(|p| (resolved(p), p)).collect();
     dirs.sort_by(|a, b| a.0.cmp(&b.0));
     // A directory inside another sorts after it, and so does everything

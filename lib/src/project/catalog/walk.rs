@@ -66,11 +66,11 @@ fn project_root(project: &super::CatalogProject) -> Result<ProjectRoot, String> 
     match root_named(&project.path) {
         Ok(root) if !replaced && root.path.is_dir() => Ok(root),
         _ => {
-            let mut at = project.path.display().to_string();
+            let mut at = format!("{} any more", project.path.display());
             if let Some(target) = std::fs::read_link(&project.path).ok().filter(|_| replaced) {
                 // A relative target is relative to the link's directory.
                 let leads_to = normalize_lexically(&project.path.parent().unwrap_or(Path::new("/")).join(target));
-                at = format!("{at} (a link to {} is there now; add that directory instead)", leads_to.display());
+                at = format!("{at}; a link to {} is there now: add that directory instead", leads_to.display());
             }
             Err(at)
         }
