@@ -726,6 +726,24 @@ fn labelled_projects() -> Projects {
     p
 }
 
+/// Declined at the large-run question, a first run of a label leaves
+/// nothing: `show` listed it as partial, to be completed by the next run.
+#[test]
+fn a_label_declined_at_the_question_leaves_nothing() {
+    let p = labelled_projects();
+    if Command::new("script").arg("--version").output().is_err() {
+        return;
+    }
+    let cmd = format!("{} --catalog team --label release-1 --index-warn-threshold 1", bin("vg-index").display());
+    let mut c = Command::new("script");
+    c.args(["-qec", &cmd, "/dev/null"]).current_dir(p.t.path()).env("XDG_CONFIG_HOME", p.t.config_home.path());
+    let o = run_with_input(c.env("VECGREP_CATALOG_DIR", p.dir("catalogs")), b"n\n");
+    assert!(stdout(&o).contains("Continue? [y/N]"), "{}", stdout(&o));
+    let o = run(p.cmd("vg-catalog", ".").args(["show", "team"]));
+    assert!(!stdout(&o).contains("label release-1"), "{}", stdout(&o));
+    assert_eq!(std::fs::read_dir(p.dir("catalogs/team/.vecgrep/revs")).map_or(0, Iterator::count), 0);
+}
+
 /// Globs are matched within each project, as over the catalog's index:
 /// `-E /upload.py` left every project's upload.py at the label in.
 #[test]

@@ -144,18 +144,29 @@ pub fn index_label(
     }
     let dir = &resolved.root.path;
     store::check_tree_root(&resolved.root)?;
+    let fresh = !dir.exists();
+    let key = label_key(label, &resolved.state.projects);
     std::fs::create_dir_all(resolved.root.data_dir()).with_context(|| format!("cannot create {}", dir.display()))?;
     // Listed as partial until the run completes.
     write_state(&resolved.root, &resolved.state)?;
     let run = index_written(&resolved.root, config, (embedders, obs), |dir| {
         write_trees(catalog, &resolved.state, dir, config.max_filesize)
-    })?;
+    });
+    // A first run that failed, or was declined or stopped at the large-run
+    // question, made no index: it leaves no label `show` calls partial.
+    let made_nothing = |run: &Result<super::revision::WrittenRun>| match run {
+        Err(_) => true,
+        Ok(run) => run.summary.aborted || run.summary.cancelled,
+    };
+    if fresh && made_nothing(&run) && !store::has_local_index_file(&resolved.root) {
+        let _ = store::forget_marks(project, &key);
+    }
+    let run = run?;
     if completed(&run) {
         super::revision::record_admission(&resolved.root, config)?;
         store::record_unwritten(&resolved.root, &run.unwritten)?;
         resolved.state.updated = Some(now());
         write_state(&resolved.root, &resolved.state)?;
-        let key = label_key(label, &resolved.state.projects);
         store::mark_complete(project, &key, label)?;
         forget_superseded(project, label, &key)?;
     }
