@@ -1085,32 +1085,6 @@ pub fn flag_name(arg: &clap::Arg) -> String {
     }
 }
 
-/// The first output flag given that the output mode chosen does nothing
-/// with, said as an error: `--json` prints records as they are, `--files`
-/// paths, `--count` counts, so context, lines, headings and line numbers,
-/// which shape text, were passed over in silence. (`-n` and `-H`, the
-/// defaults, are taken anywhere, as ripgrep's are.)
-pub fn output_flag_unused(cmd: &clap::Command, matches: &clap::ArgMatches) -> Option<String> {
-    const SHAPE_TEXT: [&str; 7] =
-        ["after_context", "before_context", "context", "lines", "heading", "no_heading", "no_line_number"];
-    let chosen = |id: &str| matches.try_get_one::<bool>(id).ok().flatten().copied().unwrap_or(false);
-    let (mode, also): (&str, &[&str]) = if chosen("json") {
-        ("--json", &["no_filename", "null"])
-    } else if chosen("files") {
-        ("--files", &["no_filename"])
-    } else if chosen("count") {
-        ("--count", &[])
-    } else {
-        return None;
-    };
-    let unused = |id: &str| SHAPE_TEXT.contains(&id) || also.contains(&id);
-    let arg = cmd.get_arguments().find(|a| {
-        let id = a.get_id().as_str();
-        unused(id) && matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine)
-    })?;
-    Some(format!("{} does nothing with {mode}; leave it out", flag_name(arg)))
-}
-
 /// What shapes `--plan` (vg-ask's, and what vecgrep gives it): a plan
 /// searches nothing, so only what chooses the root, the threshold and the
 /// planner. Any other flag given beside it is refused.

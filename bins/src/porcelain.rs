@@ -292,9 +292,7 @@ pub fn stray_flag(mode: Mode, matches: &ArgMatches, porcelain: &Command) -> Opti
         let arg = porcelain.get_arguments().find(|a| a.get_id().as_str() == id).expect("a member of the group");
         Some(format!("--{} needs {needs}", arg.get_long().unwrap_or(&id)))
     });
-    stray
-        .or_else(|| given_to_no_tool(mode, matches, porcelain))
-        .or_else(|| crate::cli::output_flag_unused(porcelain, matches))
+    stray.or_else(|| given_to_no_tool(mode, matches, porcelain))
 }
 
 /// The first flag given that no tool of `mode` is given (`-t` with

@@ -14,9 +14,6 @@ const TOOL: &str = "vg-format";
 fn main() {
     let (cli, matches) = vecgrep_bins::app::parse_args::<FormatCli>(TOOL);
     run_main(TOOL, || {
-        if let Some(why) = vecgrep_bins::cli::output_flag_unused(&vecgrep_bins::app::command::<FormatCli>(), &matches) {
-            return Err(anyhow::anyhow!(why));
-        }
         let o = &cli.output;
         let mode = if o.json {
             OutputMode::Json
