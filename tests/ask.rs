@@ -55,6 +55,8 @@ fn plan_refuses_a_flag_that_shapes_no_plan() {
         (&["--no-index"], "--no-index"),
         (&["--force-answer"], "--force-answer"),
         (&["--embedder-model", "zzz"], "--embedder-model"),
+        // One line, not a note that the flag is not used before it.
+        (&["--store-adopt"], "--store-adopt"),
     ] {
         let o = run(t.cmd("vg-ask", ".").arg("--plan").args(args).arg("python files that retry"));
         assert_code(&o, 2);

@@ -496,6 +496,7 @@ fn clear_cache_resets_the_index_and_keeps_the_config() {
         ("--forget", "--chunk-size"),
         ("--stats", "--embedder-model"),
         ("--verify", "--embedder-source"),
+        ("--stats", "--embedder-url"),
     ] {
         let mut cmd = t.cmd("vg-index", ".");
         match flag {
@@ -508,12 +509,15 @@ fn clear_cache_resets_the_index_and_keeps_the_config() {
             "--chunk-size" => Some("800"),
             "--embedder-model" => Some("nonexistent"),
             "--embedder-source" => Some("remote"),
+            "--embedder-url" => Some("http://127.0.0.1:9/"),
             _ => None,
         };
         let o = run(cmd.arg(option).args(value));
         assert_code(&o, 2);
         let said = stderr(&o);
         assert!(said.contains(&format!("does nothing with {flag}; leave it out")), "{flag} {option}: {said}");
+        // One line: not the note that the flag is not used, then the refusal.
+        assert_eq!(said.lines().count(), 1, "{said}");
         assert!(t.path().join(".vecgrep/index.db").exists());
     }
     assert_eq!(stats(&t)["files"], 4);

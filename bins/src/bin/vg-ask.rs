@@ -26,6 +26,10 @@ fn main() {
         if cli.no_index {
             vecgrep_bins::app::refuse_build_settings_without_indexing::<AskCli>(&matches)?;
         }
+        // Before the config is read, whose notes came before the refusal.
+        if cli.plan {
+            refuse_beside_plan(&matches)?;
+        }
         let inv = resolve(TOOL, &cli.paths, cli.outside.skip_outside_root, Some(&cli.catalog), cli_config(&matches)?)?;
         let options = AskOptions {
             privacy_mode: None,
@@ -36,7 +40,6 @@ fn main() {
         };
         let json = cli.json || !std::io::stdout().is_terminal();
         if cli.plan {
-            refuse_beside_plan(&matches)?;
             return print_plan(&cli.query, &inv, &options, json);
         }
         // The models load while the index is brought up to date; none where

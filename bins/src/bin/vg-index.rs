@@ -24,6 +24,9 @@ fn main() {
             true => PathsIn::Revision,
             false => PathsIn::WorkingTree,
         };
+        // Before the config is read: its notes (a flag not used) came
+        // before the refusal, two lines for one error.
+        refuse_run_options(&cli, &matches)?;
         let (skip, catalog) = (cli.outside.skip_outside_root, Some(&cli.catalog));
         let inv = resolve_in(TOOL, &cli.paths, skip, catalog, cli_config(&matches)?, paths_in)?;
         // A revision is indexed whole: a PATH below the root was checked
@@ -37,7 +40,6 @@ fn main() {
         if cli.label.label.is_some() {
             refuse_beside_a_label(&cli)?;
         }
-        refuse_run_options(&cli, &matches)?;
         if cli.stats {
             return print_stats(&cli, &inv.root);
         }
