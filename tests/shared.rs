@@ -734,6 +734,29 @@ fn a_revision_is_indexed_into_the_shared_store_from_a_checkout_without_a_local_i
     assert!(stdout(&o).contains("revision") && !stdout(&o).contains("incomplete"), "{}", stdout(&o));
 }
 
+/// Declined at the large-run question, a first run into the shared store
+/// leaves nothing there, as it leaves no local index: the project's and a
+/// revision's indexes stayed, empty, and --stats called them incomplete.
+#[test]
+fn a_first_run_declined_at_the_question_leaves_no_shared_index() {
+    let pg = PgServer::start();
+    let t = crate::revisions::two_releases();
+    if Command::new("script").arg("--version").output().is_err() {
+        return;
+    }
+    for rev in [&[][..], &["--rev", "v1"]] {
+        let store = format!("--store '{}' --store-project declined", pg.url);
+        let cmd = format!("{} {store} {} --index-warn-threshold 1", bin("vg-index").display(), rev.join(" "));
+        let mut c = Command::new("script");
+        c.args(["-qec", &cmd, "/dev/null"]).current_dir(t.path()).env("XDG_CONFIG_HOME", t.config_home.path());
+        let o = run_with_input(&mut c, b"n\n");
+        assert!(stdout(&o).contains("Continue? [y/N]"), "{rev:?}: {}", stdout(&o));
+        let o = run(shared(&t, &pg, "declined", "vg-index").arg("--stats"));
+        assert!(!stdout(&o).contains("incomplete"), "{rev:?}: {}", stdout(&o));
+        assert!(!stdout(&o).contains("revision"), "{rev:?}: {}", stdout(&o));
+    }
+}
+
 /// A server that accepts connections and never answers (a wrong port, a
 /// stuck proxy): each tool says so after the URL's `connect_timeout` and
 /// exits 2, and a signal while it waits ends the wait at once, as a wait

@@ -158,7 +158,7 @@ pub fn index_label(
         Err(_) => true,
         Ok(run) => run.summary.aborted || run.summary.cancelled,
     };
-    if fresh && made_nothing(&run) && !store::has_local_index_file(&resolved.root) {
+    if fresh && made_nothing(&run) && !store::has_index(&resolved.root).unwrap_or(true) {
         let _ = store::forget_marks(project, &key);
     }
     let run = run?;

@@ -111,7 +111,7 @@ pub fn index_revision(
     // Declined at the large-run question, or stopped there: the run made
     // no index (`index::run`), and a first run leaves nothing to resume, as
     // one that could not write the tree leaves nothing.
-    let nothing_made = (run.summary.aborted || run.summary.cancelled) && !store::has_local_index_file(&root);
+    let nothing_made = (run.summary.aborted || run.summary.cancelled) && !store::has_index(&root).unwrap_or(true);
     if fresh && nothing_made {
         store::forget_marks(project, &sha)?;
     }

@@ -207,7 +207,8 @@ fn run_to_end(
     // A damaged index, or one of another schema, is removed and started
     // again on open: that run rebuilds it as surely as `--reindex` does.
     let mut reopened = false;
-    let made_here = !store::has_local_index_file(req.root);
+    // One that cannot be looked at is left as it is (opening it says why).
+    let made_here = store::has_index(req.root).is_ok_and(|has| !has);
     let mut store = store::open_for_writing(req.root, &mut |m| {
         reopened = true;
         obs.note(m)
@@ -509,7 +510,7 @@ fn not_begun(reopened: bool, obs: &dyn IndexObserver, summary: IndexSummary) -> 
 fn leave_no_index_if(made_here: bool, store: Box<dyn IndexWriter>, root: &ProjectRoot) -> Result<()> {
     drop(store);
     if made_here {
-        store::remove_local_index(root)?;
+        store::remove_made_index(root)?;
     }
     Ok(())
 }

@@ -829,16 +829,23 @@ pub fn open_log_for_reading(root: &ProjectRoot) -> Result<Box<dyn CommitStore>, 
     Ok(Box::new(index))
 }
 
-/// Whether `root` keeps its index in a file here that exists (a shared
-/// index is kept elsewhere: it counts as existing).
-pub(crate) fn has_local_index_file(root: &ProjectRoot) -> bool {
-    root.shared.is_some() || std::fs::symlink_metadata(root.index_path()).is_ok()
+/// Whether `root` has an index: its file here, or its project's in the
+/// shared database.
+pub(crate) fn has_index(root: &ProjectRoot) -> Result<bool, StoreError> {
+    match &root.shared {
+        Some(shared) => postgres::exists(shared),
+        None => Ok(std::fs::symlink_metadata(root.index_path()).is_ok()),
+    }
 }
 
-/// Remove `root`'s own index file, the one a run made and gave up before
-/// writing to (a declined prompt): it holds nothing, not even a commit log.
-pub(crate) fn remove_local_index(root: &ProjectRoot) -> Result<bool, StoreError> {
-    sqlite::remove(root)
+/// Remove `root`'s index, the one a run made and gave up before writing
+/// to (a declined prompt): it holds nothing, not even a commit log (a
+/// shared index's log is the checkout's own file).
+pub(crate) fn remove_made_index(root: &ProjectRoot) -> Result<bool, StoreError> {
+    match &root.shared {
+        Some(shared) => postgres::remove(shared),
+        None => sqlite::remove(root),
+    }
 }
 
 /// Remove the index of `root` and of its revisions (ClearCacheResetsIndex); its config stays.

@@ -39,6 +39,10 @@ pub(super) fn remove(_shared: &SharedIndex) -> Result<bool, StoreError> {
     Err(StoreError::NotBuilt(MISSING))
 }
 
+pub(super) fn exists(_shared: &SharedIndex) -> Result<bool, StoreError> {
+    Err(StoreError::NotBuilt(MISSING))
+}
+
 #[cfg(test)]
 mod tests {
     use crate::project::{ProjectRoot, RootMarker, SharedIndex};

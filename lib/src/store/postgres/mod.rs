@@ -96,6 +96,12 @@ fn schema_name(project: &str) -> String {
     format!("vg_{}", &blake3::hash(project.as_bytes()).to_hex()[..24])
 }
 
+/// Whether the shared database holds an index of `shared`'s project.
+pub(super) fn exists(shared: &SharedIndex) -> Result<bool, StoreError> {
+    let (mut client, place) = connect(shared)?;
+    has_index(&mut client, &shared.project).map_err(|e| StoreError::Backend { path: place, source: e.into() })
+}
+
 /// Drop a project's index from the shared database, if this checkout is
 /// one of its writers (or told to adopt it); whether there was one: a
 /// project never indexed is no error. Who may write it is kept.
