@@ -211,7 +211,7 @@ pub(super) fn split_long_line(
     // pieces were left out, and the one piece left read as all of the line
     // (`path:N:` printed it without its indentation).
     let words = line.trim();
-    if char_len(words) <= size && fits(words) {
+    if char_len(words) <= size && fits(line) {
         out.push(Chunk { start_line: line_no, end_line: line_no, text: line.to_string() });
         return;
     }
