@@ -744,6 +744,28 @@ fn a_label_declined_at_the_question_leaves_nothing() {
     assert_eq!(std::fs::read_dir(p.dir("catalogs/team/.vecgrep/revs")).map_or(0, Iterator::count), 0);
 }
 
+/// A PATH of a label's search names a place in the label's trees, as one
+/// of `--rev`'s does in the revision's: a file the working tree lost since
+/// is searched (it was an error, "No such file"), and one the label's
+/// commits lack is said to name nothing, status 2 (it was 1, in silence).
+#[test]
+fn a_labels_paths_name_places_in_its_trees_not_the_working_trees() {
+    let p = labelled_projects();
+    std::fs::remove_file(p.dir("src/api/auth.py")).unwrap();
+    p.t.write("src/api/new.py", "def renew_token(request):\n    return request.token.refresh()\n");
+    let search = |path: &str| {
+        let args = ["--catalog", "team", "--label", "release-1", "--threshold", "-1", "bearer token expired", path];
+        run(p.cmd("vg-query", ".").args(args))
+    };
+    let o = search("src/api/auth.py");
+    assert_code(&o, 0);
+    let hit = &records(&o)[0];
+    assert_eq!((hit["project"].as_str(), hit["file"].as_str()), (Some("api"), Some("auth.py")), "{}", stderr(&o));
+    let o = search("src/api/new.py");
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("'api/new.py' names nothing at label release-1"), "{}", stderr(&o));
+}
+
 /// Globs are matched within each project, as over the catalog's index:
 /// `-E /upload.py` left every project's upload.py at the label in.
 #[test]

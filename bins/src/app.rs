@@ -294,14 +294,15 @@ pub fn resolve_root(
 ) -> Result<(PathBuf, ProjectRoot, Admission, Option<String>)> {
     let cwd = current_dir()?;
     let in_catalog = |catalog: Catalog, label| {
-        let admission = admit_catalog_paths(&catalog, &cwd, paths, skip_outside_root)?;
+        let in_label = paths_in == PathsIn::Label;
+        let admission = admit_catalog_paths(&catalog, &cwd, paths, skip_outside_root, in_label)?;
         Ok((cwd.clone(), catalog.root(), admission, label))
     };
     if let Some(name) = catalog.and_then(|c| c.catalog.as_deref()) {
         return in_catalog(Catalogs::of_user()?.open(name)?, None);
     }
     let root = match paths_in {
-        PathsIn::WorkingTree => select_root(&cwd, paths)?,
+        PathsIn::WorkingTree | PathsIn::Label => select_root(&cwd, paths)?,
         // A place in the revision gone from the working tree chooses the
         // root by what is left of it (`../repo/src` deleted since: from
         // outside the project, the root was refused as missing).
@@ -316,7 +317,7 @@ pub fn resolve_root(
         }
     }
     let admission = match paths_in {
-        PathsIn::WorkingTree => admit_paths(&root, &cwd, paths, skip_outside_root)?,
+        PathsIn::WorkingTree | PathsIn::Label => admit_paths(&root, &cwd, paths, skip_outside_root)?,
         PathsIn::Revision => in_revision(&root, &cwd, paths, skip_outside_root)?,
     };
     Ok((cwd, root, admission, None))
@@ -331,6 +332,10 @@ pub enum PathsIn {
     /// the working tree (a directory since deleted), so each is taken by
     /// its text (`admit_paths_lexically`).
     Revision,
+    /// A catalog's label searched (`--label`): a place in a project's tree
+    /// at the label need not exist on disk now, and is taken by its text
+    /// below what is left of it; outside a catalog, as the working tree's.
+    Label,
 }
 
 /// What of a revision's PATHs chooses the root: those on disk, or with

@@ -26,7 +26,11 @@ fn main() {
             vecgrep_bins::app::refuse_build_settings_without_indexing::<QueryCli>(&matches)?;
         }
         let query = vecgrep::search::check_query(&cli.query)?.to_string();
-        let paths_in = if cli.rev.is_some() { PathsIn::Revision } else { PathsIn::WorkingTree };
+        let paths_in = match (&cli.rev, &cli.label.label) {
+            (Some(_), _) => PathsIn::Revision,
+            (None, Some(_)) => PathsIn::Label,
+            (None, None) => PathsIn::WorkingTree,
+        };
         let (skip, catalog) = (cli.outside.skip_outside_root, Some(&cli.catalog));
         let inv = resolve_in(TOOL, &cli.paths, skip, catalog, cli_config(&matches)?, paths_in)?;
         // The search an answer is made from sends the code and the
@@ -111,6 +115,13 @@ fn search(cli: &QueryCli, inv: &Invocation, query: &str, preloading: &mut Preloa
         let submodules = store::submodules(&searched);
         for missing in scope.prefixes_naming_nothing(&*store)? {
             note(TOOL, false, &naming_nothing_at(&missing, &sha[..sha.len().min(12)], &submodules));
+            named_nothing += 1;
+        }
+    }
+    // As a revision's: a file of the working tree the label's commits lack.
+    if let Some((_, label)) = &label {
+        for missing in scope.prefixes_naming_nothing(&*store)? {
+            note(TOOL, false, &format!("'{missing}' names nothing at label {}", label.state.label));
             named_nothing += 1;
         }
     }

@@ -137,7 +137,7 @@ fn names_nothing(e: &std::io::Error) -> bool {
 fn admitted(root: &ProjectRoot, path: PathBuf) -> anyhow::Result<Vec<AdmittedPath>> {
     if root.marker == RootMarker::Catalog {
         let catalog = Catalog::read(&root.path)?;
-        return Ok(admit_catalog_paths(&catalog, &root.path, &[path], false)?.admitted);
+        return Ok(admit_catalog_paths(&catalog, &root.path, &[path], false, false)?.admitted);
     }
     match admit_paths(root, &root.path, &[path], false) {
         Ok(admission) => Ok(admission.admitted),

@@ -103,7 +103,7 @@ fn a_catalog_walk_names_files_by_project_and_skips_a_vanished_project() {
     let cats = catalogs(&dir);
     let (catalog, _) = cats.add("team", &[api, billing.clone()]).unwrap();
     let root = catalog.root();
-    let all = admit_catalog_paths(&catalog, dir.path(), &[], false).unwrap().admitted;
+    let all = admit_catalog_paths(&catalog, dir.path(), &[], false, false).unwrap().admitted;
     let opts = WalkOptions { max_filesize: 1 << 20, ..WalkOptions::default() };
     let walked = walk(&root, &all, &opts).unwrap();
     let rels: Vec<_> = walked.files.iter().map(|f| f.rel.as_str()).collect();
@@ -124,7 +124,7 @@ fn a_project_replaced_by_a_link_has_moved_and_a_link_changed_by_hand_is_restored
     let elsewhere = project(&dir, "elsewhere", &[("secret.py", "KEY = 1\n")]);
     let cats = catalogs(&dir);
     let (catalog, _) = cats.add("team", &[api.clone(), billing.clone()]).unwrap();
-    let (root, all) = (catalog.root(), admit_catalog_paths(&catalog, dir.path(), &[], false).unwrap().admitted);
+    let (root, all) = (catalog.root(), admit_catalog_paths(&catalog, dir.path(), &[], false, false).unwrap().admitted);
     let opts = WalkOptions { max_filesize: 1 << 20, ..WalkOptions::default() };
     // The catalog's link, pointed elsewhere by hand, is pointed back.
     let link = root.path.join("api");
@@ -159,22 +159,22 @@ fn paths_given_for_a_catalog_become_its_catalog_paths_or_are_refused() {
     let api = project(&dir, "api", &[("src/retry.rs", "fn retry() {}\n"), ("docs/x.md", "# x\n")]);
     let cats = catalogs(&dir);
     let (catalog, _) = cats.add("team", std::slice::from_ref(&api)).unwrap();
-    let admitted = admit_catalog_paths(&catalog, &api, &[PathBuf::from("src")], false).unwrap().admitted;
+    let admitted = admit_catalog_paths(&catalog, &api, &[PathBuf::from("src")], false, false).unwrap().admitted;
     assert_eq!(admitted[0].rel, "api/src");
     let opts = WalkOptions { max_filesize: 1 << 20, ..WalkOptions::default() };
     let walked = walk(&catalog.root(), &admitted, &opts).unwrap();
     assert_eq!(walked.files.iter().map(|f| f.rel.as_str()).collect::<Vec<_>>(), ["api/src/retry.rs"]);
-    let err = admit_catalog_paths(&catalog, dir.path(), &[PathBuf::from(".")], false).unwrap_err().to_string();
+    let err = admit_catalog_paths(&catalog, dir.path(), &[PathBuf::from(".")], false, false).unwrap_err().to_string();
     assert!(err.contains("in none of the projects of catalog 'team'"), "{err}");
     // SkipOutsideRootPaths: the catalog is the root; what lies in none of
     // its projects is skipped, a missing path too when outside by its text.
     let paths = [".", "src/api/src", "gone", "src/api/gone"].map(PathBuf::from);
-    let err = admit_catalog_paths(&catalog, dir.path(), &paths, true).unwrap_err().to_string();
+    let err = admit_catalog_paths(&catalog, dir.path(), &paths, true, false).unwrap_err().to_string();
     assert!(err.starts_with("'src/api/gone': "), "missing inside a project is an error: {err}");
-    let admission = admit_catalog_paths(&catalog, dir.path(), &paths[..3], true).unwrap();
+    let admission = admit_catalog_paths(&catalog, dir.path(), &paths[..3], true, false).unwrap();
     assert_eq!(admission.admitted.iter().map(|p| p.rel.as_str()).collect::<Vec<_>>(), ["api/src"]);
     assert_eq!(admission.skipped, [PathBuf::from("."), PathBuf::from("gone")]);
-    let err = admit_catalog_paths(&catalog, dir.path(), &paths[..1], true).unwrap_err().to_string();
+    let err = admit_catalog_paths(&catalog, dir.path(), &paths[..1], true, false).unwrap_err().to_string();
     assert!(err.starts_with("every path given is in none of the projects of catalog 'team'"), "{err}");
 }
 

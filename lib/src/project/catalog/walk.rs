@@ -85,6 +85,17 @@ pub fn missing_projects(root: &ProjectRoot) -> Result<Vec<(String, String)>> {
     Ok(catalog.projects.iter().filter_map(|p| Some((p.name.clone(), project_root(p).err()?))).collect())
 }
 
+/// `path`, missing on disk: its nearest start that exists, resolved, with
+/// the rest as written.
+fn below_what_is_left(path: &Path) -> PathBuf {
+    for start in path.ancestors() {
+        if let Ok(real) = start.canonicalize() {
+            return normalize_lexically(&real.join(path.strip_prefix(start).unwrap_or(Path::new(""))));
+        }
+    }
+    path.to_path_buf()
+}
+
 /// The catalog's link to a project at `link`, made again where it was
 /// removed or changed by hand (the definition says where it points), or
 /// why not: a file or directory in its way.
@@ -121,6 +132,7 @@ pub fn admit_catalog_paths(
     cwd: &Path,
     paths: &[PathBuf],
     skip_outside_root: bool,
+    in_label: bool,
 ) -> Result<Admission> {
     let whole = || AdmittedPath { abs: catalog.dir.clone(), rel: String::new(), is_dir: true };
     if paths.is_empty() {
@@ -132,6 +144,8 @@ pub fn admit_catalog_paths(
         let outside = |p: &Path| p != catalog.dir && catalog.project_holding(p).is_none();
         let real = match abs.canonicalize() {
             Ok(real) => real,
+            // A label's tree may hold what the working tree lost since.
+            Err(_) if in_label => below_what_is_left(&abs),
             // As for a project: a missing path is skipped when it lies
             // outside by its text, else its absence is the error.
             Err(_) if skip_outside_root && outside(&abs) => {
