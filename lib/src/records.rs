@@ -711,6 +711,9 @@ pub enum RecordError {
     BadCommit { line: usize, cause: String },
     #[error("line {line}: record version {found} is newer than this tool understands ({CONTRACT_VERSION})")]
     TooNew { line: usize, found: u64 },
+    /// As `TooNew`, for a version past what a u64 holds.
+    #[error("line {line}: record version {found} is newer than this tool understands ({CONTRACT_VERSION})")]
+    TooNewToRead { line: usize, found: String },
     #[error("line {line}: its version is {found}, not a whole number of 0 or more (v)")]
     BadVersion { line: usize, found: String },
     #[error("line {line}: its type is {found}, not a string naming a record")]
@@ -767,6 +770,10 @@ impl Record {
             match v.as_u64() {
                 Some(found) if found > u64::from(CONTRACT_VERSION) => return Err(RecordError::TooNew { line, found }),
                 Some(_) => {}
+                // Past u64 (`99999999999999999999`): a version, and newer, not "no whole number".
+                None if v.is_u64() || v.as_f64().is_some_and(|f| f.fract() == 0.0 && f >= u64::MAX as f64) => {
+                    return Err(RecordError::TooNewToRead { line, found: short_json(v) })
+                }
                 // `2.0` or `"2"` is no version this tool can compare: read on, it could be misread.
                 None => return Err(RecordError::BadVersion { line, found: short_json(v) }),
             }
@@ -1235,6 +1242,9 @@ mod tests {
         }
         commit["sha"] = "ab".repeat(32).into();
         assert!(matches!(Record::parse(&commit.to_string(), 9), Ok(Some(Record::Commit(_)))), "a SHA-256 id");
+        // A version past u64 is newer, not "no whole number".
+        let e = Record::parse(r#"{"type":"hit","v":99999999999999999999}"#, 4).unwrap_err().to_string();
+        assert_eq!(e, format!("line 4: record version 1e+20 is newer than this tool understands ({CONTRACT_VERSION})"));
         // A version that is not a whole number is refused before the type is looked at.
         for v in ["2.0", "\"2\"", "-1"] {
             let e = Record::parse(&format!(r#"{{"type":"judgement","v":{v}}}"#), 3).unwrap_err().to_string();
