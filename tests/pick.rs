@@ -251,6 +251,37 @@ fn the_preview_follows_the_list_when_a_new_query_replaces_it() {
     assert_eq!(p.exit_status(), 130);
 }
 
+/// A new query's results start at its best: the cursor kept the row it
+/// had moved to, and Enter opened a lower hit of the new list.
+#[test]
+fn a_new_querys_results_start_at_the_best() {
+    let t = Tree::git();
+    for (name, body) in [
+        ("invoice_total", "Sum the lines of an invoice into its total."),
+        ("send_email", "Send an email through the mail relay."),
+        ("hash_user_password", "Hash a user's password with a salt before storing it."),
+        ("resize_image", "Scale an image down to fit a thumbnail."),
+        ("parse_json", "Parse a JSON document into a tree of values."),
+    ] {
+        t.write(&format!("{name}.py"), &format!("def {name}(x):\n    \"\"\"{body}\"\"\"\n    return x\n"));
+    }
+    let opened = t.path().join("opened.txt");
+    let cmd = format!("echo {{file}} > {}", quote(&opened));
+    let p = Picker::start(&t, "vg-pick", &["--open-cmd", &cmd, "--threshold", "-1"]);
+    p.wait_for("the ready status line", |s| s.contains("ready · "));
+    p.type_text("invoice total");
+    p.wait_for("results", |s| rows(s).len() >= 4);
+    p.keys(&["Down", "Down", "Down"]);
+    std::thread::sleep(Duration::from_millis(500));
+    p.keys(&["C-u"]);
+    p.type_text("hash a user password");
+    p.wait_for("the new list", |s| rows(s).first().is_some_and(|r| r.contains("hash_user_password.py")));
+    std::thread::sleep(Duration::from_millis(500));
+    p.keys(&["Enter"]);
+    assert_eq!(p.exit_status(), 0);
+    assert_eq!(read(&opened).trim(), "hash_user_password.py");
+}
+
 /// Ctrl-C during --full-index's run stops it, and the picker is not opened.
 #[test]
 fn ctrl_c_while_full_index_runs_stops_without_opening_the_picker() {

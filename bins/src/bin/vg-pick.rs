@@ -234,6 +234,9 @@ fn run_picker(
         let mut error: Option<String> = None;
         let mut last_refresh: Option<Instant> = None;
         let mut previewed: Option<usize> = None;
+        // Whether the results awaited are a new query's, which start at the
+        // best: the cursor kept its row, and Enter opened a lower hit.
+        let mut new_query = false;
         while !skim.tick().await.map_err(|e| anyhow!("the picker failed: {e}"))? {
             // A signal: the screen is closed as Esc closes it (`on_screen`).
             if interrupted() {
@@ -248,6 +251,7 @@ fn run_picker(
                 asked = Some(query);
                 asked_state = index_state;
                 pending = true;
+                new_query = true;
             }
             while let Ok(found) = results.try_recv() {
                 if found.seq != seq {
@@ -259,6 +263,10 @@ fn run_picker(
                 app.item_pool.clear();
                 app.item_pool.append(found.items);
                 app.restart_matcher(true);
+                // A refresh of the same query keeps the row the user chose.
+                if std::mem::take(&mut new_query) {
+                    app.item_list.jump_to_first();
+                }
                 app.needs_render.store(true, Ordering::Relaxed);
             }
             if last_refresh.is_none_or(|t| t.elapsed() >= REFRESH) {
