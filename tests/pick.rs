@@ -282,6 +282,22 @@ fn a_new_querys_results_start_at_the_best() {
     assert_eq!(read(&opened).trim(), "hash_user_password.py");
 }
 
+/// While another run holds the project's lock, the status line says the
+/// picker waits for it: it said "indexing: walking" all the wait.
+#[test]
+fn the_status_line_says_the_picker_waits_for_another_run() {
+    let t = sample_project();
+    assert_code(&run(t.cmd("vg-index", ".").stdout(std::process::Stdio::null())), 0);
+    let lock = hold_index_lock(&t);
+    t.write("src/new.py", "def new_thing():\n    return 1\n");
+    let p = Picker::start(&t, "vg-pick", &["new thing"]);
+    p.wait_for("the waiting status line", |s| s.contains("waiting for another index run · "));
+    drop(lock);
+    p.wait_for("the ready status line", |s| s.contains("ready · "));
+    p.keys(&["Escape"]);
+    assert_eq!(p.exit_status(), 130);
+}
+
 /// Ctrl-C during --full-index's run stops it, and the picker is not opened.
 #[test]
 fn ctrl_c_while_full_index_runs_stops_without_opening_the_picker() {

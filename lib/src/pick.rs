@@ -239,6 +239,7 @@ pub fn status_line(progress: &Progress, chunks: u64, vectors: u64, root: &Path, 
     let state = match (&progress.error, progress.indexing, progress.total, progress.recomputing) {
         (Some(e), ..) => format!("indexing failed: {}", escape_controls(e)),
         (None, _, _, Some(r)) => format!("recomputing static vectors {}/{} chunks", r.done, r.of),
+        (None, true, None, None) if progress.waiting => "waiting for another index run".to_string(),
         (None, true, Some(total), None) => format!("indexing {}/{} files", progress.indexed, total),
         (None, true, None, None) => "indexing: walking".to_string(),
         (None, false, Some(total), _) if progress.filling => format!("filling {}/{} files", progress.indexed, total),
@@ -416,6 +417,12 @@ mod tests {
         assert_eq!(
             status_line(&p, 6400, 0, Path::new("/r"), &["".into()]),
             "recomputing static vectors 1024/6400 chunks · 6400 chunks (0 with the model's vectors) · root /r · scope everything"
+        );
+        // Another run's lock waited for, not a walk that takes its time.
+        let p = Progress { indexing: true, waiting: true, ..Default::default() };
+        assert_eq!(
+            status_line(&p, 40, 40, Path::new("/r"), &["".into()]),
+            "waiting for another index run · 40 chunks · root /r · scope everything"
         );
         // A root's name is shown, never obeyed: skim reads the header as ANSI.
         let p = Progress { ran: true, ..Default::default() };

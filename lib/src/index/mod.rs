@@ -63,6 +63,9 @@ pub trait IndexObserver {
     fn walked(&mut self, _files: &[crate::project::WalkedFile]) {}
     /// The embedding model is loading: seconds before the first file.
     fn loading_model(&mut self) {}
+    /// Waiting for another run's lock (true) or done waiting (false), said
+    /// besides the note: a status line said "walking" all the wait.
+    fn waiting_for_lock(&mut self, _waiting: bool) {}
     /// `to_embed` is over index_warn_threshold: may the run go on?
     fn confirm_large(&mut self, to_embed: usize, threshold: u64) -> bool;
     fn skipped(&mut self, skip: &Skip);
@@ -483,8 +486,13 @@ pub(crate) fn wait_for_lock(root: &ProjectRoot, obs: &mut dyn IndexObserver) -> 
     let waiting = &mut || {
         waited.set(true);
         cell.borrow_mut().note(LOCK_WAIT);
+        cell.borrow_mut().waiting_for_lock(true);
     };
-    let lock = store::lock_for_writing_unless(root, waiting, &|| cell.borrow().cancelled())?;
+    let lock = store::lock_for_writing_unless(root, waiting, &|| cell.borrow().cancelled());
+    if waited.get() {
+        obs.waiting_for_lock(false);
+    }
+    let lock = lock?;
     if lock.is_none() {
         obs.note(stopped_before_the_lock(waited.get()));
     }

@@ -97,6 +97,8 @@ pub struct Progress {
     /// (vecgrep's table was updated), before its walk; searches read the
     /// previous ones until it commits.
     pub recomputing: Option<Recomputing>,
+    /// The run is waiting for another's lock on the project, before its walk.
+    pub waiting: bool,
 }
 
 /// How far the recomputing of static vectors is.
@@ -649,6 +651,10 @@ impl<'a> LiveObserver<'a> {
 impl IndexObserver for LiveObserver<'_> {
     fn note(&mut self, message: &str) {
         (self.live.notes)(message);
+    }
+
+    fn waiting_for_lock(&mut self, waiting: bool) {
+        lock(&self.live.state).progress.waiting = waiting;
     }
 
     fn planned(&mut self, _files: usize, to_embed: usize, rechecks: usize, _bytes: u64) {
