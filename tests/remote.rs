@@ -621,7 +621,7 @@ fn a_switch_of_embedder_source_says_so_and_keeps_the_models_vectors_coming_home(
     let err = stderr(&o);
     assert!(err.contains("keeping the model's: it records no static table (embedder_source remote -> local)"), "{err}");
     assert!(!err.contains("updated"), "{err}");
-    let stats = &records(&run(t.cmd("vg-index", ".").args(["--embedder-source", "local", "--stats", "--json"])))[0];
+    let stats = &records(&run(t.cmd("vg-index", ".").args(["--stats", "--json"])))[0];
     assert_eq!((stats["files"].as_u64(), stats["pending"].as_u64()), (Some(4), Some(0)), "{stats}");
     let o = run(t.cmd("vg-query", ".").args(["--embedder-source", "local", "--no-index", "retry a failed upload"]));
     assert_eq!(records(&o)[0]["file"], "src/upload.py", "{}", stderr(&o));
