@@ -563,6 +563,12 @@ fn a_file_over_max_filesize_is_said_once() {
     std::thread::sleep(Duration::from_secs(2));
     let said = s.stderr.lock().unwrap().matches("skipping src/big.py: 2800 bytes is over max_filesize").count();
     assert_eq!(said, 1, "{}", s.stderr.lock().unwrap());
+    // Growing, it is still the one skip: not said again at each size.
+    for more in 1..=3 {
+        t.write("src/big.py", &"def handler():\n    return 1\n".repeat(100 + more));
+        std::thread::sleep(Duration::from_millis(700));
+    }
+    assert_eq!(s.stderr.lock().unwrap().matches("skipping src/big.py").count(), 1, "{}", s.stderr.lock().unwrap());
 }
 
 /// A config edited while serving is not applied, and not passed over in

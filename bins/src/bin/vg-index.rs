@@ -20,9 +20,10 @@ fn main() {
     run_main(TOOL, || {
         // A revision named (--rev, --forget) is the project's here, even
         // where the default context would make it a catalog's.
-        let paths_in = match cli.rev.is_some() || cli.forget.is_some() {
-            true => PathsIn::Revision,
-            false => PathsIn::WorkingTree,
+        let paths_in = match (cli.rev.is_some() || cli.forget.is_some(), &cli.label.label) {
+            (true, _) => PathsIn::Revision,
+            (false, Some(_)) => PathsIn::Label,
+            (false, None) => PathsIn::WorkingTree,
         };
         // Before the config is read: its notes (a flag not used) came
         // before the refusal, two lines for one error.

@@ -152,8 +152,9 @@ pub fn index_label(
     let run = index_written(&resolved.root, config, (embedders, obs), |dir| {
         write_trees(catalog, &resolved.state, dir, config.max_filesize)
     });
-    // A first run that failed, or was declined or stopped at the large-run
-    // question, made no index: it leaves no label `show` calls partial.
+    // A first run that failed before it made an index, or was declined or
+    // stopped at the large-run question, leaves no label `show` calls
+    // partial (one that failed after leaves its index to resume).
     let made_nothing = |run: &Result<super::revision::WrittenRun>| match run {
         Err(_) => true,
         Ok(run) => run.summary.aborted || run.summary.cancelled,

@@ -705,11 +705,17 @@ impl IndexObserver for LiveObserver<'_> {
             return;
         }
         let said = format!("skipping {}: {}", skip.path, skip.reason.describe());
+        // Known by its path and reason, not its words: a growing log over
+        // max_filesize was said again at each size it passed through.
+        let known = match skip.reason {
+            SkipReason::TooLarge { .. } => format!("{} {}", skip.reason.code(), skip.path),
+            _ => said.clone(),
+        };
         let mut skips = lock(&self.live.skips_said);
-        if !skips.last_run.contains(&said) && !skips.this_run.contains(&said) {
+        if !skips.last_run.contains(&known) && !skips.this_run.contains(&known) {
             (self.live.notes)(&said);
         }
-        skips.this_run.insert(said);
+        skips.this_run.insert(known);
     }
 
     fn file(&mut self, _rel: &str, _outcome: FileOutcome, _chunks: u64) {}

@@ -233,15 +233,16 @@ fn check_projects_apart(path: &Path, projects: &[CatalogProject]) -> Result<()> 
             );
         }
     }
-    // The directories above a project as they resolve, its own name as
-    // written: a project replaced by a link since has moved (spec/catalogs.md),
-    // a skip at each use, not a definition that names one directory twice.
-    // Followed, it made every use of the catalog an error, `remove-project`'s too.
+    // A project replaced by a link since has moved (spec/catalogs.md), a
+    // skip at each use, not a definition that names one directory twice:
+    // its directory is where the link is, the link not followed. Followed,
+    // it made every use of the catalog an error, `remove-project`'s too.
     let resolved = |p: &CatalogProject| {
-        let lexical = normalize_lexically(&p.path);
-        match (lexical.parent().map(Path::canonicalize), lexical.file_name()) {
-            (Some(Ok(parent)), Some(name)) => parent.join(name),
-            _ => lexical,
+        let linked = p.path.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink());
+        let at_the_link = || Some(p.path.parent()?.canonicalize().ok()?.join(p.path.file_name()?));
+        match linked.then(at_the_link).flatten() {
+            Some(link) => link,
+            None => p.path.canonicalize().unwrap_or_else(|_| normalize_lexically(&p.path)),
         }
     };
     let mut dirs: Vec<(PathBuf, &CatalogProject)> = projects.iter().map(|p| (resolved(p), p)).collect();

@@ -254,6 +254,10 @@ fn a_malformed_or_newer_definition_is_an_error_naming_the_file() {
     assert!(dotted.contains("names projects 'api' and 'other', one inside the other"), "{dotted}");
     let twin = define(&dir.path().join("plink/api").display().to_string());
     assert!(twin.contains("twice, as projects 'api' and 'other'"), "{twin}");
+    // `..` after a link climbs from where the link leads, as the walk reads it.
+    std::os::unix::fs::symlink(p.join("billing"), dir.path().join("deep")).unwrap();
+    let climbed = define(&dir.path().join("deep/../api").display().to_string());
+    assert!(climbed.contains("twice, as projects 'api' and 'other'"), "{climbed}");
 }
 
 /// Each project compared with every other took a minute for 14,000.
