@@ -1319,6 +1319,15 @@ fn config_precedence_cli_over_project_over_global() {
     t.project_config("top_k = 3\n");
     assert_eq!(hits(&[]), 3);
     assert_eq!(hits(&["-k", "1"]), 1);
+    // A key the search reads as its threshold, layered alike: nothing
+    // passes 0.99, everything -1.
+    let found = |args: &[&str]| records(&run(t.cmd("vg-query", ".").args(["-k", "20", "function"]).args(args))).len();
+    t.global_config("threshold = 0.99\n");
+    t.project_config("");
+    assert_eq!(found(&[]), 0, "the global threshold");
+    t.project_config("threshold = -1.0\n");
+    assert_eq!(found(&[]), 12, "the project's over the global");
+    assert_eq!(found(&["--threshold", "0.99"]), 0, "the flag over both");
 }
 
 #[test]

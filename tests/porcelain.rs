@@ -157,6 +157,9 @@ fn index_only_reindex_and_clear_cache() {
     let o = vecgrep(&t, ".", &["--index-only", "."]);
     assert_code(&o, 0);
     assert!(t.path().join(".vecgrep/index.db").exists());
+    // It stops there: its records are the run's, no hit follows.
+    let types: Vec<serde_json::Value> = records(&o).iter().map(|r| r["type"].clone()).collect();
+    assert!(types.iter().all(|t| t != "hit") && types.contains(&"summary".into()), "{}", stdout(&o));
     let o = vecgrep(&t, ".", &["--clear-cache"]);
     assert_code(&o, 0);
     assert!(!t.path().join(".vecgrep/index.db").exists());

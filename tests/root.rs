@@ -41,6 +41,11 @@ fn cwd_root_wins_over_the_path_root() {
     // The path lies outside the cwd's root: rejected, because the cwd's root wins.
     let o = run(outer.cmd("vg-root", ".").arg(other.path()));
     assert_code(&o, 2);
+    let said = format!("is outside the project root '{}'", outer.path().display());
+    assert!(stderr(&o).contains(&said), "the cwd's root, not the path's .hg: {}", stderr(&o));
+    // Skipped, the cwd's root is the one printed.
+    let o = run(outer.cmd("vg-root", ".").arg(other.path()).arg(".").arg("--skip-outside-root"));
+    assert_eq!(stdout(&o).trim(), outer.path().to_str().unwrap(), "{}", stderr(&o));
 }
 
 #[test]

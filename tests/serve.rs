@@ -176,7 +176,7 @@ fn search_answers_ndjson_hit_records() {
     assert_eq!(hits[0]["type"], "hit");
     assert_eq!(hits[0]["file"], "src/upload.py");
     assert_eq!(hits[0]["root"], t.path().to_str().unwrap());
-    // The config's threshold applies when the request has none; nothing passes 0.99.
+    // A request's threshold applies; nothing passes 0.99.
     let (status, _, body) = s.get("/search?q=retry%20upload&threshold=0.99");
     assert_eq!((status, body.as_str()), (200, ""));
     // Lexical mode by parameter.
@@ -526,6 +526,22 @@ fn a_server_logging_into_its_own_tree_leaves_its_log_out() {
         assert!(Instant::now() < deadline, "an edit beside the log never showed up");
         std::thread::sleep(Duration::from_millis(200));
     }
+}
+
+/// ServerDefaultThreshold: a request without `threshold` is held to the
+/// config's (the project's over the global's), one with it to its own.
+#[test]
+fn a_request_without_a_threshold_takes_the_configs() {
+    let t = sample_project();
+    t.global_config("threshold = -1.0\n");
+    t.project_config("threshold = 0.99\n");
+    let s = Server::start(&t, &[]);
+    s.wait_ready();
+    let (status, _, body) = s.get("/search?q=retry%20upload");
+    assert_eq!((status, body.as_str()), (200, ""), "the project's 0.99");
+    let (status, _, body) = s.get("/search?q=retry%20upload&threshold=-1");
+    assert_eq!(status, 200);
+    assert!(body.lines().count() >= 3, "{body}");
 }
 
 /// A file the server cannot read is said once while it stays so, and
