@@ -293,7 +293,7 @@ fn a_project_replaced_by_a_link_to_another_of_its_catalog_has_moved() {
     let o = run(p.cmd("vecgrep", ".").args(["--catalog", "team", "--json", "email the monthly invoice"]));
     assert_code(&o, 0);
     let moved = format!(
-        "skipping billing: the catalog's project is not at {} any more; a link to {} is there now: add that directory instead",
+        "skipping billing: the catalog's project is not at {} any more; a link to {} is there now: it is the catalog's project billing2",
         p.dir("src/billing").display(),
         p.dir("src/billing2").display()
     );

@@ -21,7 +21,7 @@ pub fn walk_catalog(root: &ProjectRoot, paths: &[AdmittedPath], opts: &WalkOptio
         if paths_within(&project.name, &project.path, paths).is_none() {
             continue;
         }
-        let project_root = match project_root(project) {
+        let project_root = match project_root(&catalog, project) {
             Ok(root) => root,
             Err(at) => {
                 out.skips.push(Skip { path: project.name.clone(), reason: SkipReason::MissingProject(at) });
@@ -61,7 +61,7 @@ pub fn walk_catalog(root: &ProjectRoot, paths: &[AdmittedPath], opts: &WalkOptio
 /// when its directory has moved or vanished, where it was (and where a
 /// link now in its place leads: a directory replaced by a link to another
 /// has moved, as one gone has).
-fn project_root(project: &super::CatalogProject) -> Result<ProjectRoot, String> {
+fn project_root(catalog: &Catalog, project: &super::CatalogProject) -> Result<ProjectRoot, String> {
     let replaced = project.path.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink());
     match root_named(&project.path) {
         Ok(root) if !replaced && root.path.is_dir() => Ok(root),
@@ -70,7 +70,12 @@ fn project_root(project: &super::CatalogProject) -> Result<ProjectRoot, String> 
             if let Some(target) = std::fs::read_link(&project.path).ok().filter(|_| replaced) {
                 // A relative target is relative to the link's directory.
                 let leads_to = normalize_lexically(&project.path.parent().unwrap_or(Path::new("/")).join(target));
-                at = format!("{at}; a link to {} is there now: add that directory instead", leads_to.display());
+                // Where it leads may be one of the catalog's projects already.
+                let advice = match catalog.projects.iter().find(|p| p.path == leads_to) {
+                    Some(there) => format!("it is the catalog's project {}", there.name),
+                    None => "add that directory instead".to_string(),
+                };
+                at = format!("{at}; a link to {} is there now: {advice}", leads_to.display());
             }
             Err(at)
         }
@@ -82,7 +87,7 @@ fn project_root(project: &super::CatalogProject) -> Result<ProjectRoot, String> 
 /// is (`--no-index`) walks nothing, and says them as a run does.
 pub fn missing_projects(root: &ProjectRoot) -> Result<Vec<(String, String)>> {
     let catalog = Catalog::read(&root.path)?;
-    Ok(catalog.projects.iter().filter_map(|p| Some((p.name.clone(), project_root(p).err()?))).collect())
+    Ok(catalog.projects.iter().filter_map(|p| Some((p.name.clone(), project_root(&catalog, p).err()?))).collect())
 }
 
 /// `path`, missing on disk: its nearest start that exists, resolved, with
