@@ -843,7 +843,7 @@ pub(crate) fn has_index(root: &ProjectRoot) -> Result<bool, StoreError> {
 /// shared index's log is the checkout's own file).
 pub(crate) fn remove_made_index(root: &ProjectRoot) -> Result<bool, StoreError> {
     match &root.shared {
-        Some(shared) => postgres::remove_made(shared),
+        Some(shared) => postgres::remove(shared),
         None => sqlite::remove(root),
     }
 }

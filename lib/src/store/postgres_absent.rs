@@ -39,10 +39,6 @@ pub(super) fn remove(_shared: &SharedIndex) -> Result<bool, StoreError> {
     Err(StoreError::NotBuilt(MISSING))
 }
 
-pub(super) fn remove_made(_shared: &SharedIndex) -> Result<bool, StoreError> {
-    Err(StoreError::NotBuilt(MISSING))
-}
-
 pub(super) fn exists(_shared: &SharedIndex) -> Result<bool, StoreError> {
     Err(StoreError::NotBuilt(MISSING))
 }

@@ -106,18 +106,6 @@ pub(super) fn exists(shared: &SharedIndex) -> Result<bool, StoreError> {
 /// one of its writers (or told to adopt it); whether there was one: a
 /// project never indexed is no error. Who may write it is kept.
 pub(super) fn remove(shared: &SharedIndex) -> Result<bool, StoreError> {
-    drop_index(shared, false)
-}
-
-/// As `remove`, for the index a first run made and gave up before writing
-/// to (a declined question): the project is left unclaimed, as that run
-/// found it, where its checkout is its only writer. Kept, the record
-/// refused every other checkout a project with no index.
-pub(super) fn remove_made(shared: &SharedIndex) -> Result<bool, StoreError> {
-    drop_index(shared, true)
-}
-
-fn drop_index(shared: &SharedIndex, unclaim: bool) -> Result<bool, StoreError> {
     let (mut client, place) = connect(shared)?;
     let schema = schema_name(&shared.project);
     let failed = |e: postgres::Error| StoreError::Backend { path: place.clone(), source: e.into() };
@@ -128,9 +116,6 @@ fn drop_index(shared: &SharedIndex, unclaim: bool) -> Result<bool, StoreError> {
     }
     writers::claim(&mut tx, shared, true, &place)?;
     tx.batch_execute(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE")).map_err(failed)?;
-    if unclaim {
-        writers::forget_sole_writer(&mut tx, shared).map_err(failed)?;
-    }
     writer_lock::check_still_held(&mut tx, shared, &place)?;
     tx.commit().map_err(failed)?;
     Ok(true)

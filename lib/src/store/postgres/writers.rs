@@ -72,19 +72,6 @@ pub(super) fn claim(
     Ok(())
 }
 
-/// Forget `shared.writer` as its project's writer where it is the only
-/// one: its first run made the index and gave it up. A revision's index
-/// leaves its project's writers as they are.
-pub(super) fn forget_sole_writer(client: &mut impl GenericClient, shared: &SharedIndex) -> Result<(), postgres::Error> {
-    let project = shared.writers_project();
-    if project != shared.project {
-        return Ok(());
-    }
-    let others = format!("SELECT 1 FROM {TABLE} WHERE project = $1 AND writer <> $2");
-    let forget = format!("DELETE FROM {TABLE} WHERE project = $1 AND writer = $2 AND NOT EXISTS ({others})");
-    client.execute(&forget, &[&project, &shared.writer]).map(drop)
-}
-
 /// The table, made by the first writer of the database (one at a time:
 /// `IF NOT EXISTS` alone races), in a schema an admin may have made for a
 /// role that cannot create schemas.
