@@ -757,9 +757,10 @@ fn a_labels_paths_name_places_in_its_trees_not_the_working_trees() {
         let args = ["--catalog", "team", "--label", "release-1", "--threshold", "-1", "bearer token expired", path];
         run(p.cmd("vg-query", ".").args(args))
     };
-    // vg-index takes it too, as vecgrep --index-only passes it on.
+    // vg-index indexes a label whole, as a revision: a PATH is refused, not passed over.
     let o = run(p.cmd("vg-index", ".").args(["--catalog", "team", "--label", "release-1", "src/api/auth.py"]));
-    assert_code(&o, 0);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("a label indexes each project's whole tree at the label; leave out the PATHs"));
     let o = search("src/api/auth.py");
     assert_code(&o, 0);
     let hit = &records(&o)[0];

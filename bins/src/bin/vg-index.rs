@@ -56,6 +56,12 @@ fn main() {
         // With a label in effect (--label, or the default context's), the
         // run, --reindex and --clear-cache are about the label's index.
         if let Some((catalog, label)) = label_of(&cli.label, &inv, cli.rev.is_some())? {
+            // As a revision: a PATH was passed over, the whole label indexed.
+            if inv.paths.iter().any(|p| !p.rel.is_empty()) {
+                return Err(anyhow::anyhow!(
+                    "a label indexes each project's whole tree at the label; leave out the PATHs (vg-query --label NAME PATH searches part of it)"
+                ));
+            }
             if cli.walk.to_options(&inv.config).is_filtered() || cli.walk.changes_the_walk() {
                 return Err(anyhow::anyhow!(
                     "a label (--label, or the default context's) indexes each project's whole tree at the label; the walk's options (-t, -g, --hidden, ...) apply to the working trees only"
