@@ -114,6 +114,25 @@ fn records_carry_the_contract_fields_with_root_relative_paths() {
     assert_eq!(top["end_line"], 3);
 }
 
+/// Hundreds of PATHs (`vecgrep "q" $(git ls-files)`): the search by
+/// meaning failed with SQLite's "Expression tree is too large".
+#[test]
+fn a_search_of_hundreds_of_paths_answers_from_them() {
+    let t = Tree::git();
+    for i in 0..600 {
+        t.write(&format!("src/f{i}.rs"), &format!("fn parse_config_{i}() {{ /* read settings file {i} */ }}\n"));
+    }
+    assert_code(&run(t.cmd("vg-index", ".").stdout(std::process::Stdio::null())), 0);
+    let paths: Vec<String> = (0..550).map(|i| format!("src/f{i}.rs")).collect();
+    for mode in ["semantic", "hybrid"] {
+        let o = run(t.cmd("vg-query", ".").args(["--mode", mode, "-k", "20", "parse the config"]).args(&paths));
+        assert_code(&o, 0);
+        let hits = records(&o);
+        assert_eq!(hits.len(), 20, "{mode}: {}", stderr(&o));
+        assert!(hits.iter().all(|h| paths.iter().any(|p| h["file"] == p.as_str())), "{mode}: {}", stdout(&o));
+    }
+}
+
 #[test]
 fn results_are_scoped_to_the_paths_like_ripgrep() {
     let t = sample_project();

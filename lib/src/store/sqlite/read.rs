@@ -454,10 +454,14 @@ impl SqliteIndex {
              FROM chunks c JOIN files f ON f.id = c.file_id
              WHERE c.{column} IS NOT NULL"
         );
-        sql.push_str(&scope_clause(scope, &mut values));
+        let prefixes_in_sql = scope.prefixes.len() <= PREFIXES_IN_SQL;
+        if prefixes_in_sql {
+            sql.push_str(&scope_clause(scope, &mut values));
+        }
         sql.push_str(" ORDER BY score DESC, f.path, c.start_line");
-        // With a file list, rows outside it are skipped here, so SQL cannot stop at `limit`.
-        if scope.files.is_none() {
+        // With a file list, or prefixes matched here, rows outside them are
+        // skipped here, so SQL cannot stop at `limit`.
+        if scope.files.is_none() && prefixes_in_sql {
             sql.push_str(&format!(" LIMIT {limit}"));
         }
         let mut stmt = self.conn.prepare(&sql).map_err(|e| self.damaged(e))?;
@@ -467,10 +471,9 @@ impl SqliteIndex {
             if out.len() >= limit {
                 break;
             }
-            if let Some(files) = &scope.files {
-                if !files.contains(row.get_ref(1)?.as_str().map_err(rusqlite::Error::from)?) {
-                    continue;
-                }
+            let matched_here = scope.files.is_some() || !prefixes_in_sql;
+            if matched_here && !scope.admits(row.get_ref(1)?.as_str().map_err(rusqlite::Error::from)?) {
+                continue;
             }
             if let Some(score) = cosine_of_row(row.get(2)?) {
                 out.push((row.get(0)?, score));
@@ -479,6 +482,11 @@ impl SqliteIndex {
         Ok(out)
     }
 }
+
+/// More prefixes than this are matched as rows come rather than in SQL:
+/// each is a term of an OR that SQLite nests two deep, and some 500 (a
+/// search of `$(git ls-files)`) passed its depth limit of 1000.
+const PREFIXES_IN_SQL: usize = 64;
 
 /// SQL restricting `f.path` to the scope's prefixes, binding into `values`.
 fn scope_clause(scope: &Scope, values: &mut Vec<rusqlite::types::Value>) -> String {
