@@ -625,6 +625,18 @@ fn kill_log_after_commits(tree: &Tree, more: u64) -> u64 {
     stored
 }
 
+/// `-k` above the 100 candidates each side gives: words alone stopped at
+/// 100, hybrid at about 200, while semantic gave all.
+#[test]
+fn every_mode_returns_the_k_commits_asked_for() {
+    let tree = long_history(150);
+    for mode in ["lexical", "hybrid", "semantic"] {
+        let o = log(&tree, &["--mode", mode, "-k", "150", "--threshold", "-1", "step input"]);
+        assert_code(&o, 0);
+        assert_eq!(records(&o).len(), 150, "{mode}: {}", stderr(&o));
+    }
+}
+
 #[test]
 fn kill_9_while_indexing_the_history_loses_nothing_the_next_run_keeps() {
     let tree = long_history(300);

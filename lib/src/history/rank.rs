@@ -12,8 +12,15 @@ use crate::scoring::{bm25, rrf};
 use crate::search::{query_words, word_expression, NO_WORDS};
 use crate::store::{CommitRow, CommitStore, PieceKind, StoredPiece};
 
-/// How many commits each side contributes before fusion.
+/// How many commits each side contributes before fusion, at least: a
+/// search asking for more (`-k 500`) takes as many from each, else lexical
+/// and hybrid searches stopped at 100 or 200 in silence.
 const CANDIDATE_POOL: usize = 100;
+
+/// The candidates each side contributes for a search of `k` commits.
+fn pool_for(k: usize) -> usize {
+    CANDIDATE_POOL.max(k)
+}
 
 /// Most lines of a piece shown as a commit's match.
 pub const MAX_MATCHED_LINES: usize = 4;
@@ -95,10 +102,12 @@ pub fn search_log(
         return Err(anyhow!(NO_WORDS));
     }
     let lexical = match (&words, q.mode) {
-        (Some(expr), SearchMode::Lexical | SearchMode::Hybrid) => by_words(store, &scope, q.pieces, expr)?,
+        (Some(expr), SearchMode::Lexical | SearchMode::Hybrid) => {
+            by_words(store, &scope, q.pieces, expr, pool_for(q.k))?
+        }
         _ => Vec::new(),
     };
-    let ranked = ranked(&semantic, &lexical, q.mode);
+    let ranked = ranked(&semantic, &lexical, q.mode, pool_for(q.k));
     let mut hits = Vec::new();
     for (commit, best) in ranked.into_iter().filter(|(_, b)| b.score >= q.threshold).take(q.k) {
         let Some(piece) = store.piece(best.piece)? else { continue };
@@ -163,8 +172,14 @@ fn by_meaning(
 }
 
 /// The commits in scope whose pieces best match `expr`, best first, each
-/// with its best piece and BM25 as a score, at most `CANDIDATE_POOL`.
-fn by_words(store: &dyn CommitStore, scope: &Scope<'_>, pieces: Pieces, expr: &str) -> Result<Vec<(i64, Best)>> {
+/// with its best piece and BM25 as a score, at most `pool`.
+fn by_words(
+    store: &dyn CommitStore,
+    scope: &Scope<'_>,
+    pieces: Pieces,
+    expr: &str,
+    pool: usize,
+) -> Result<Vec<(i64, Best)>> {
     let mut ranked: Vec<(i64, Best)> = Vec::new();
     let mut seen = HashSet::new();
     store.each_word_match(expr, &mut |piece, bm25| {
@@ -173,7 +188,7 @@ fn by_words(store: &dyn CommitStore, scope: &Scope<'_>, pieces: Pieces, expr: &s
                 ranked.push((commit, Best { piece: piece.id, score: bm25::bounded(bm25) }));
             }
         }
-        ranked.len() < CANDIDATE_POOL
+        ranked.len() < pool
     })?;
     Ok(ranked)
 }
@@ -182,14 +197,14 @@ fn by_words(store: &dyn CommitStore, scope: &Scope<'_>, pieces: Pieces, expr: &s
 /// cosine, by words, or fused, as the mode says. In hybrid mode the score
 /// is the cosine of the best piece by meaning, as in code search, and the
 /// piece shown is the one from the side that ranked the commit higher.
-fn ranked(semantic: &HashMap<i64, Best>, lexical: &[(i64, Best)], mode: SearchMode) -> Vec<(i64, Best)> {
+fn ranked(semantic: &HashMap<i64, Best>, lexical: &[(i64, Best)], mode: SearchMode, pool: usize) -> Vec<(i64, Best)> {
     let mut by_cosine: Vec<(i64, Best)> = semantic.iter().map(|(c, b)| (*c, *b)).collect();
     by_cosine.sort_by(|a, b| b.1.score.total_cmp(&a.1.score).then(a.0.cmp(&b.0)));
     match mode {
         SearchMode::Semantic => by_cosine,
         SearchMode::Lexical => lexical.to_vec(),
         SearchMode::Hybrid => {
-            by_cosine.truncate(CANDIDATE_POOL);
+            by_cosine.truncate(pool);
             let sem_ids: Vec<i64> = by_cosine.iter().map(|c| c.0).collect();
             let lex_ids: Vec<i64> = lexical.iter().map(|c| c.0).collect();
             let sem_rank: HashMap<i64, usize> = sem_ids.iter().enumerate().map(|(i, c)| (*c, i)).collect();
@@ -325,7 +340,7 @@ mod tests {
         let semantic: HashMap<i64, Best> =
             [(0, Best { piece: 1, score: 0.6 }), (1, Best { piece: 3, score: 0.5 })].into();
         let lexical = vec![(1, Best { piece: 4, score: 0.9 })];
-        let ranked = ranked(&semantic, &lexical, SearchMode::Hybrid);
+        let ranked = ranked(&semantic, &lexical, SearchMode::Hybrid, CANDIDATE_POOL);
         assert_eq!(ranked[0].0, 1, "ranked by both sides first");
         assert_eq!((ranked[0].1.piece, ranked[0].1.score), (4, 0.5));
         assert_eq!((ranked[1].1.piece, ranked[1].1.score), (1, 0.6));
