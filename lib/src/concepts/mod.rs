@@ -250,6 +250,10 @@ fn folded(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(text.chars().map(lower).collect())
 }
 
+/// Most bytes the fired concepts' terms add to a query: as many as a
+/// query may have.
+const MAX_EXPANSION_BYTES: usize = crate::search::MAX_QUERY_BYTES;
+
 impl Expansion {
     pub fn is_empty(&self) -> bool {
         self.fired.is_empty()
@@ -260,11 +264,27 @@ impl Expansion {
         self.fired.concepts()
     }
 
-    /// Every term of the fired concepts, space-separated: what the search
-    /// looks for besides the query's own words.
+    /// The terms of the fired concepts, space-separated, each once in any
+    /// case: what the search looks for besides the query's own words. At
+    /// most `MAX_EXPANSION_BYTES` of them, as a query is bounded: the sides
+    /// compare each word with those before it, and a concept file of
+    /// thousands of synonyms (a cloned repository may ship one) made every
+    /// search that named it take seconds, or minutes.
     pub fn words(&self) -> String {
-        let terms: Vec<&str> = self.fired().iter().flat_map(|c| c.terms.iter().map(String::as_str)).collect();
-        terms.join(" ")
+        let mut seen = std::collections::HashSet::new();
+        let mut words = String::new();
+        for term in self.fired().iter().flat_map(|c| c.terms.iter()) {
+            if words.len() + 1 + term.len() > MAX_EXPANSION_BYTES {
+                break;
+            }
+            if seen.insert(folded(term).to_ascii_lowercase()) {
+                if !words.is_empty() {
+                    words.push(' ');
+                }
+                words.push_str(term);
+            }
+        }
+        words
     }
 
     /// The names of the fired concepts that `text` mentions by any term.
@@ -295,6 +315,17 @@ mod tests {
         assert_eq!(names(&set.expand("ssOn and ledgers")), Vec::<&str>::new(), "inside other words");
         assert_eq!(set.expand("sso").words(), "SSO saml single sign-on");
         assert!(ConceptSet::default().expand("ledger").is_empty());
+    }
+
+    /// Each term once, and no more of them than a query may hold.
+    #[test]
+    fn an_expansion_holds_each_term_once_and_is_bounded() {
+        let set = ConceptSet::new(vec![concept("ledger", &["Journal", "journal", "LEDGER", "book"])]);
+        assert_eq!(set.expand("ledger").words(), "ledger Journal book");
+        let many: Vec<String> = (0..6000).map(|i| format!("word{i}")).collect();
+        let set = ConceptSet::new(vec![concept("ledger", &many.iter().map(String::as_str).collect::<Vec<_>>())]);
+        let words = set.expand("ledger").words();
+        assert!(words.len() <= MAX_EXPANSION_BYTES && words.starts_with("ledger word0 word1"), "{}", words.len());
     }
 
     /// "Any case" is any letter's: `ascii_case_insensitive` alone missed
