@@ -744,17 +744,38 @@ fn a_first_run_declined_at_the_question_leaves_no_shared_index() {
     if Command::new("script").arg("--version").output().is_err() {
         return;
     }
-    for rev in [&[][..], &["--rev", "v1"]] {
-        let store = format!("--store '{}' --store-project declined", pg.url);
+    let declined = |rev: &[&str], project: &str| {
+        let store = format!("--store '{}' --store-project {project}", pg.url);
         let cmd = format!("{} {store} {} --index-warn-threshold 1", bin("vg-index").display(), rev.join(" "));
         let mut c = Command::new("script");
         c.args(["-qec", &cmd, "/dev/null"]).current_dir(t.path()).env("XDG_CONFIG_HOME", t.config_home.path());
         let o = run_with_input(&mut c, b"n\n");
         assert!(stdout(&o).contains("Continue? [y/N]"), "{rev:?}: {}", stdout(&o));
-        let o = run(shared(&t, &pg, "declined", "vg-index").arg("--stats"));
+    };
+    for (rev, project) in [(&[][..], "declined"), (&["--rev", "v1"], "declined-at-v1")] {
+        declined(rev, project);
+        let o = run(shared(&t, &pg, project, "vg-index").arg("--stats"));
         assert!(!stdout(&o).contains("incomplete"), "{rev:?}: {}", stdout(&o));
         assert!(!stdout(&o).contains("revision"), "{rev:?}: {}", stdout(&o));
     }
+    // Nor does it leave the project claimed by the run: another checkout
+    // was refused a project with no index, as one another had created.
+    let other = crate::revisions::two_releases();
+    for project in ["declined", "declined-at-v1"] {
+        assert_code(&run(shared(&other, &pg, project, "vg-index").stdout(Stdio::null())), 0);
+    }
+    // A claim made before the run stays: the project is the checkout's
+    // still after its index was cleared and a run declined.
+    assert_code(&run(shared(&t, &pg, "kept", "vg-index").stdout(Stdio::null())), 0);
+    assert_code(&run(shared(&t, &pg, "kept", "vg-index").arg("--clear-cache")), 0);
+    declined(&[], "kept");
+    let o = run(shared(&other, &pg, "kept", "vg-index").stdout(Stdio::null()));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("may not change or clear it"), "{}", stderr(&o));
+    // So does one its revisions hold: the checkout may still forget them.
+    assert_code(&run(shared(&t, &pg, "by-revision", "vg-index").args(["--rev", "v1"]).stdout(Stdio::null())), 0);
+    declined(&[], "by-revision");
+    assert_code(&run(shared(&t, &pg, "by-revision", "vg-index").args(["--forget", "v1"])), 0);
 }
 
 /// A server that accepts connections and never answers (a wrong port, a

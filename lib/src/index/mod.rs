@@ -211,7 +211,7 @@ fn run_to_end(
     // again on open: that run rebuilds it as surely as `--reindex` does.
     let mut reopened = false;
     // One that cannot be looked at is left as it is (opening it says why).
-    let made_here = store::has_index(req.root).is_ok_and(|has| !has);
+    let made_here = store::has_index(req.root).is_ok_and(|has| !has).then(epoch_ms);
     let mut store = store::open_for_writing(req.root, &mut |m| {
         reopened = true;
         obs.note(m)
@@ -514,13 +514,21 @@ fn not_begun(reopened: bool, obs: &dyn IndexObserver, summary: IndexSummary) -> 
     IndexSummary { aborted: !stopped, cancelled: stopped, rebuilt: reopened, ..summary }
 }
 
-/// Remove the index this run opened when `made_here`: the run made it.
-fn leave_no_index_if(made_here: bool, store: Box<dyn IndexWriter>, root: &ProjectRoot) -> Result<()> {
+/// Remove the index this run opened when `made_here` (when the run began):
+/// the run made it.
+fn leave_no_index_if(made_here: Option<i64>, store: Box<dyn IndexWriter>, root: &ProjectRoot) -> Result<()> {
     drop(store);
-    if made_here {
-        store::remove_made_index(root)?;
+    if let Some(since_ms) = made_here {
+        store::remove_made_index(root, since_ms)?;
     }
     Ok(())
+}
+
+/// Now, in milliseconds since the epoch: when a run made its index (a
+/// shared store's claims are stamped by the same clock).
+fn epoch_ms() -> i64 {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    i64::try_from(now.as_millis()).unwrap_or(i64::MAX)
 }
 
 /// Remove the files that left the walk.

@@ -838,12 +838,13 @@ pub(crate) fn has_index(root: &ProjectRoot) -> Result<bool, StoreError> {
     }
 }
 
-/// Remove `root`'s index, the one a run made and gave up before writing
-/// to (a declined prompt): it holds nothing, not even a commit log (a
-/// shared index's log is the checkout's own file).
-pub(crate) fn remove_made_index(root: &ProjectRoot) -> Result<bool, StoreError> {
+/// Remove `root`'s index, the one a run that began at `since_ms` (the
+/// epoch's milliseconds) made and gave up before writing to (a declined
+/// prompt): it holds nothing, not even a commit log (a shared index's log
+/// is the checkout's own file). A shared index's claim that run made goes too.
+pub(crate) fn remove_made_index(root: &ProjectRoot, since_ms: i64) -> Result<bool, StoreError> {
     match &root.shared {
-        Some(shared) => postgres::remove(shared),
+        Some(shared) => postgres::remove_made(shared, since_ms),
         None => sqlite::remove(root),
     }
 }

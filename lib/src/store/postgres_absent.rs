@@ -39,6 +39,10 @@ pub(super) fn remove(_shared: &SharedIndex) -> Result<bool, StoreError> {
     Err(StoreError::NotBuilt(MISSING))
 }
 
+pub(super) fn remove_made(_shared: &SharedIndex, _since_ms: i64) -> Result<bool, StoreError> {
+    Err(StoreError::NotBuilt(MISSING))
+}
+
 pub(super) fn exists(_shared: &SharedIndex) -> Result<bool, StoreError> {
     Err(StoreError::NotBuilt(MISSING))
 }

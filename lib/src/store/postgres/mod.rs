@@ -106,6 +106,18 @@ pub(super) fn exists(shared: &SharedIndex) -> Result<bool, StoreError> {
 /// one of its writers (or told to adopt it); whether there was one: a
 /// project never indexed is no error. Who may write it is kept.
 pub(super) fn remove(shared: &SharedIndex) -> Result<bool, StoreError> {
+    drop_index(shared, None)
+}
+
+/// As `remove`, for the index a first run that began at `since_ms` made
+/// and gave up before writing to (a declined question): the claim that
+/// run made is forgotten too (`writers::forget_claim_made_since`). Kept,
+/// it refused every other checkout a project with no index.
+pub(super) fn remove_made(shared: &SharedIndex, since_ms: i64) -> Result<bool, StoreError> {
+    drop_index(shared, Some(since_ms))
+}
+
+fn drop_index(shared: &SharedIndex, unclaim_since: Option<i64>) -> Result<bool, StoreError> {
     let (mut client, place) = connect(shared)?;
     let schema = schema_name(&shared.project);
     let failed = |e: postgres::Error| StoreError::Backend { path: place.clone(), source: e.into() };
@@ -116,6 +128,9 @@ pub(super) fn remove(shared: &SharedIndex) -> Result<bool, StoreError> {
     }
     writers::claim(&mut tx, shared, true, &place)?;
     tx.batch_execute(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE")).map_err(failed)?;
+    if let Some(since_ms) = unclaim_since {
+        writers::forget_claim_made_since(&mut tx, shared, since_ms).map_err(failed)?;
+    }
     writer_lock::check_still_held(&mut tx, shared, &place)?;
     tx.commit().map_err(failed)?;
     Ok(true)

@@ -72,6 +72,23 @@ pub(super) fn claim(
     Ok(())
 }
 
+/// Forget `shared.writer` as its project's writer where this run made the
+/// claim (at `since_ms` or later; the client's clock writes both) and no
+/// other writer has joined: a first run that made the index, or a
+/// revision's, and gave it up leaves the project as unclaimed as it found
+/// it. A claim made before (a cleared index's, one kept by its revisions)
+/// stays.
+pub(super) fn forget_claim_made_since(
+    client: &mut impl GenericClient,
+    shared: &SharedIndex,
+    since_ms: i64,
+) -> Result<(), postgres::Error> {
+    let others = format!("SELECT 1 FROM {TABLE} WHERE project = $1 AND writer <> $2");
+    let forget =
+        format!("DELETE FROM {TABLE} WHERE project = $1 AND writer = $2 AND since_ms >= $3 AND NOT EXISTS ({others})");
+    client.execute(&forget, &[&shared.writers_project(), &shared.writer, &since_ms]).map(drop)
+}
+
 /// The table, made by the first writer of the database (one at a time:
 /// `IF NOT EXISTS` alone races), in a schema an admin may have made for a
 /// role that cannot create schemas.
