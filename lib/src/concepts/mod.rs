@@ -251,8 +251,9 @@ fn folded(text: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// Most bytes the fired concepts' terms add to a query: as many as a
-/// query may have.
-const MAX_EXPANSION_BYTES: usize = crate::search::MAX_QUERY_BYTES;
+/// query may have (`search::MAX_QUERY_BYTES`, which comes after this
+/// module in the pipeline; a test there holds the two equal).
+pub(crate) const MAX_EXPANSION_BYTES: usize = 4096;
 
 impl Expansion {
     pub fn is_empty(&self) -> bool {

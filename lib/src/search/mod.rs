@@ -494,6 +494,12 @@ fn is_invisible(c: char) -> bool {
 mod tests {
     use super::*;
 
+    /// A concept adds to a query as much as a query may hold.
+    #[test]
+    fn a_concepts_words_are_bounded_as_a_query_is() {
+        assert_eq!(crate::concepts::MAX_EXPANSION_BYTES, MAX_QUERY_BYTES);
+    }
+
     #[test]
     fn the_model_embeds_a_query_for_meaning_unless_static_vectors_rank_every_chunk() {
         let sides = |vectors, unembedded, mode, has_table| {
