@@ -1376,6 +1376,11 @@ fn missing_assets_name_what_is_missing_and_the_fix() {
     let o = run(t.cmd("vg-query", ".").arg("x").env("HOME", empty.path()).env("XDG_DATA_HOME", empty.path()));
     assert_code(&o, 2);
     assert!(stderr(&o).contains("scripts/fetch-assets.sh"), "{}", stderr(&o));
+    // Without HOME (cron, a service) the data directory is not looked in,
+    // and that is the cause said, not only "not installed".
+    let o = run(t.cmd("vg-index", ".").env_remove("HOME").env_remove("XDG_DATA_HOME"));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("neither XDG_DATA_HOME nor HOME is set"), "{}", stderr(&o));
 }
 
 #[test]

@@ -176,8 +176,15 @@ pub(super) fn model_dirs(model_dir: &Path) -> Vec<PathBuf> {
     dirs
 }
 
-fn display_list(paths: &[PathBuf]) -> String {
-    paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+/// Where assets were looked for, as an error names them; and, where there
+/// is no data directory, that it was not looked in and why: with HOME
+/// unset (cron, a service) an installed model read as "not installed".
+pub(super) fn display_list(paths: &[PathBuf]) -> String {
+    let list = paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ");
+    match crate::project::BaseDir::Data.path() {
+        Some(_) => list,
+        None => format!("{list}; not in ~/.local/share/vecgrep: neither XDG_DATA_HOME nor HOME is set"),
+    }
 }
 
 #[cfg(test)]

@@ -257,7 +257,7 @@ fn table_path(model_dir: &Path) -> Result<(PathBuf, bool)> {
         Some(path) => Ok((path.clone(), false)),
         None => bail!(
             "the static table {TABLE_FILE} is not installed (looked in {}); run {FIX_COMMAND}",
-            candidates.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+            super::assets::display_list(&candidates)
         ),
     }
 }
