@@ -770,6 +770,19 @@ fn a_labels_paths_name_places_in_its_trees_not_the_working_trees() {
     assert!(stderr(&o).contains("'api/new.py' names nothing at label release-1"), "{}", stderr(&o));
 }
 
+/// A file where the catalogs' directory should be is said as that by
+/// every command: `add` said "File exists", `show` "no catalog named".
+#[test]
+fn a_file_in_the_way_of_the_catalogs_directory_is_said_by_every_command() {
+    let p = Projects::new();
+    p.t.write("not-a-dir", "x\n");
+    for args in [&["add", "team", "src/api"][..], &["show", "team"], &["list"]] {
+        let o = run(p.cmd("vg-catalog", ".").args(args).env("VECGREP_CATALOG_DIR", p.dir("not-a-dir")));
+        assert_code(&o, 2);
+        assert!(stderr(&o).contains("not-a-dir is not a directory"), "{args:?}: {}", stderr(&o));
+    }
+}
+
 /// Globs are matched within each project, as over the catalog's index:
 /// `-E /upload.py` left every project's upload.py at the label in.
 #[test]

@@ -79,11 +79,22 @@ impl Catalogs {
         let dir = super::base_dirs::catalogs_dir()
             .ok_or_else(|| anyhow!("neither XDG_DATA_HOME nor HOME is set, so catalogs have no home"))?;
         // Compared with the projects' canonical paths, so never relative.
-        if dir.is_absolute() {
-            return Ok(Catalogs { dir: crate::project::normalize_lexically(&dir) });
+        let dir = match dir.is_absolute() {
+            true => crate::project::normalize_lexically(&dir),
+            false => {
+                let cwd = std::env::current_dir().context("cannot read the current directory")?;
+                crate::project::normalize_lexically(&cwd.join(dir))
+            }
+        };
+        // One thing in its way is said as that by every command: `add`
+        // said "File exists", `show` "no catalog named", `list` "Not a directory".
+        if std::fs::metadata(&dir).is_ok_and(|m| !m.is_dir()) {
+            bail!(
+                "the catalogs' directory {} is not a directory (VECGREP_CATALOG_DIR, else XDG_DATA_HOME)",
+                dir.display()
+            );
         }
-        let cwd = std::env::current_dir().context("cannot read the current directory")?;
-        Ok(Catalogs { dir: crate::project::normalize_lexically(&cwd.join(dir)) })
+        Ok(Catalogs { dir })
     }
 
     /// The catalog named `name`, or an error saying none is.
