@@ -205,7 +205,7 @@ pub fn serve(
         let queue = Arc::new(Mutex::new(queue));
         for _ in 0..workers {
             let (shared, queue) = (Arc::clone(&shared), Arc::clone(&queue));
-            std::thread::spawn(move || work_loop(&shared, &queue));
+            started(std::thread::Builder::new().spawn(move || work_loop(&shared, &queue)))?;
         }
     }
     let total = gate::within_open_files(settings.limits.connections);
@@ -214,7 +214,7 @@ pub fn serve(
     }
     let gate = Gate::new(settings.limits.connections_per_client, total);
     let accepting = Arc::clone(&shared);
-    std::thread::spawn(move || accept_loop(&accepting, &listener, &gate));
+    started(std::thread::Builder::new().spawn(move || accept_loop(&accepting, &listener, &gate)))?;
     let mut renewed = Instant::now();
     while !shared.shutdown.load(Ordering::SeqCst) {
         std::thread::sleep(Duration::from_millis(50));
@@ -576,6 +576,12 @@ pub(super) fn raw_path(target: &str) -> &str {
 fn bearer_token(header: &str) -> Option<&str> {
     let (scheme, token) = header.split_once(' ')?;
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+}
+
+/// A server thread started, or why not in one line: under a memory limit
+/// (`ulimit -v`) the system refuses threads, and `thread::spawn` panicked.
+fn started<T>(spawned: std::io::Result<std::thread::JoinHandle<T>>) -> Result<()> {
+    spawned.map(drop).context("cannot start the server's threads")
 }
 
 #[cfg(test)]
