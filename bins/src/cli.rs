@@ -333,7 +333,7 @@ pub struct CatalogArgs {
 /// A catalog's label: the revision a name gives in each of its projects.
 #[derive(Args, Debug, Clone, Default)]
 pub struct LabelArgs {
-    /// With a catalog: index and search the revision NAME names (a branch or tag, git-like: lowercase words joined by '.', '/', '-' or '=') in each of its projects, as one, instead of their working trees; a project where it names nothing is said and left out. Chunks any index of the catalog already embedded are not embedded again.
+    /// With a catalog: index and search the revision NAME names (a branch or tag, git-like: lowercase words joined by '.', '/', '-' or '=') in each of its projects, as one, instead of their working trees; a project where it names nothing is said and left out. A search's PATHs name places in the label's trees; vg-index indexes the label whole and takes none. Chunks any index of the catalog already embedded are not embedded again.
     #[arg(long, value_name = "NAME", conflicts_with = "rev")]
     pub label: Option<String>,
 }

@@ -71,7 +71,9 @@ fn project_root(catalog: &Catalog, project: &super::CatalogProject) -> Result<Pr
                 // A relative target is relative to the link's directory.
                 let leads_to = normalize_lexically(&project.path.parent().unwrap_or(Path::new("/")).join(target));
                 // Where it leads may be one of the catalog's projects already.
-                let advice = match catalog.projects.iter().find(|p| p.path == leads_to) {
+                // As `add` resolves a path: through links, however spelled.
+                let resolved = leads_to.canonicalize().unwrap_or_else(|_| leads_to.clone());
+                let advice = match catalog.projects.iter().find(|p| p.path == leads_to || p.path == resolved) {
                     Some(there) => format!("it is the catalog's project {}", there.name),
                     None => "add that directory instead".to_string(),
                 };
