@@ -776,11 +776,21 @@ fn a_labels_paths_name_places_in_its_trees_not_the_working_trees() {
 fn a_file_in_the_way_of_the_catalogs_directory_is_said_by_every_command() {
     let p = Projects::new();
     p.t.write("not-a-dir", "x\n");
-    for args in [&["add", "team", "src/api"][..], &["show", "team"], &["list"]] {
-        let o = run(p.cmd("vg-catalog", ".").args(args).env("VECGREP_CATALOG_DIR", p.dir("not-a-dir")));
-        assert_code(&o, 2);
-        assert!(stderr(&o).contains("not-a-dir is not a directory"), "{args:?}: {}", stderr(&o));
+    std::os::unix::fs::symlink("nowhere", p.dir("dangling")).unwrap();
+    for (dir, says) in [
+        ("not-a-dir", "not-a-dir is not a directory"),
+        ("not-a-dir/sub", "not-a-dir/sub lies below a file"),
+        ("dangling", "dangling is a link that leads nowhere"),
+    ] {
+        for args in [&["add", "team", "src/api"][..], &["show", "team"], &["list"]] {
+            let o = run(p.cmd("vg-catalog", ".").args(args).env("VECGREP_CATALOG_DIR", p.dir(dir)));
+            assert_code(&o, 2);
+            assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
+        }
     }
+    // The default context lives apart, and is cleared whatever the directory.
+    let o = run(p.cmd("vg-catalog", ".").args(["use", "--clear"]).env("VECGREP_CATALOG_DIR", p.dir("not-a-dir")));
+    assert_code(&o, 0);
 }
 
 /// Globs are matched within each project, as over the catalog's index:

@@ -183,7 +183,7 @@ pub(super) fn display_list(paths: &[PathBuf]) -> String {
     let list = paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ");
     match crate::project::BaseDir::Data.path() {
         Some(_) => list,
-        None => format!("{list}; not in ~/.local/share/vecgrep: neither XDG_DATA_HOME nor HOME is set"),
+        None => format!("{list}; not in ~/.local/share/vecgrep: neither HOME nor an absolute XDG_DATA_HOME is set"),
     }
 }
 

@@ -86,20 +86,29 @@ impl Catalogs {
                 crate::project::normalize_lexically(&cwd.join(dir))
             }
         };
-        // One thing in its way is said as that by every command: `add`
-        // said "File exists", `show` "no catalog named", `list` "Not a directory".
-        if std::fs::metadata(&dir).is_ok_and(|m| !m.is_dir()) {
-            bail!(
-                "the catalogs' directory {} is not a directory (VECGREP_CATALOG_DIR, else XDG_DATA_HOME)",
-                dir.display()
-            );
-        }
         Ok(Catalogs { dir })
+    }
+
+    /// That the catalogs' directory is one, or may be made: a file in its
+    /// way (or above it), or a link to nothing, is said as that by every
+    /// command that reads or writes catalogs. `add` said "File exists",
+    /// `show` "no catalog named", `list` "Not a directory".
+    fn check_dir(&self) -> Result<()> {
+        let not_one = |why: &str| {
+            anyhow!("the catalogs' directory {} {why} (VECGREP_CATALOG_DIR, else XDG_DATA_HOME)", self.dir.display())
+        };
+        match std::fs::metadata(&self.dir) {
+            Ok(m) if !m.is_dir() => Err(not_one("is not a directory")),
+            Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => Err(not_one("lies below a file")),
+            Err(_) if self.dir.symlink_metadata().is_ok() => Err(not_one("is a link that leads nowhere")),
+            _ => Ok(()),
+        }
     }
 
     /// The catalog named `name`, or an error saying none is.
     pub fn open(&self, name: &str) -> Result<Catalog> {
         check_catalog_name(name)?;
+        self.check_dir()?;
         let dir = self.dir.join(name);
         match kept_as(&dir) {
             Kept::Defined => Catalog::read(&dir),
@@ -113,6 +122,7 @@ impl Catalogs {
     /// Every catalog, by name, and for each directory whose definition
     /// cannot be read, why (one bad catalog hides none of the others).
     pub fn list(&self) -> Result<(Vec<Catalog>, Vec<String>)> {
+        self.check_dir()?;
         let entries = match std::fs::read_dir(&self.dir) {
             Ok(entries) => entries,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), Vec::new())),
@@ -210,6 +220,7 @@ impl Catalogs {
     /// once both land. One lock for all of them: changes are rare and
     /// quick, and a lock file per name would be left for every name tried.
     fn locked<T>(&self, change: impl FnOnce() -> Result<T>) -> Result<T> {
+        self.check_dir()?;
         std::fs::create_dir_all(&self.dir).with_context(|| format!("creating {}", self.dir.display()))?;
         let path = self.dir.join(CHANGES_LOCK);
         let file = std::fs::File::create(&path).with_context(|| format!("opening {}", path.display()))?;
