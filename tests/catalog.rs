@@ -793,6 +793,21 @@ fn a_file_in_the_way_of_the_catalogs_directory_is_said_by_every_command() {
     assert_code(&o, 0);
 }
 
+/// A label over a project moved away says it moved, as a run over the
+/// working trees does: it said "is not in a git repository".
+#[test]
+fn a_label_over_a_moved_project_says_it_moved() {
+    let p = labelled_projects();
+    std::fs::rename(p.dir("src/billing"), p.dir("moved")).unwrap();
+    let o = run(p.cmd("vg-index", ".").args(["--catalog", "team", "--label", "release-1"]));
+    assert_code(&o, 0);
+    let moved = format!(
+        "names nothing in project billing (the catalog's project is not at {} any more)",
+        p.dir("src/billing").display()
+    );
+    assert!(stderr(&o).contains(&moved), "{}", stderr(&o));
+}
+
 /// Globs are matched within each project, as over the catalog's index:
 /// `-E /upload.py` left every project's upload.py at the label in.
 #[test]

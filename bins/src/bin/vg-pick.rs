@@ -110,7 +110,7 @@ fn pick(mut cli: PickCli, matches: &clap::ArgMatches) -> Result<u8> {
         live.mark_indexed(walked, errors);
         began
     });
-    let indexer = live.spawn(index_embedders, REINDEX, blocking_run);
+    let indexer = live.spawn(index_embedders, REINDEX, blocking_run).context("cannot start the indexing thread")?;
     let query_config = config.clone();
     let searcher = Arc::new(Searcher::new(
         Arc::clone(&live),

@@ -66,6 +66,12 @@ pub fn resolve_label(catalog: &Catalog, root: &ProjectRoot, label: &str) -> Resu
     // Projects the label names a commit of, from before their directory.
     let mut too_early = Vec::new();
     for p in &catalog.projects {
+        // Moved or gone (a link in its place too), said as a run says it,
+        // not as "not in a git repository".
+        if !p.path.symlink_metadata().is_ok_and(|m| m.is_dir()) {
+            unresolved.push((p.name.clone(), format!("the catalog's project is not at {} any more", p.path.display())));
+            continue;
+        }
         match GitRepo::open(&p.path).and_then(|repo| Ok((branch_or_tag(&repo, label)?, repo))) {
             // A project in a directory of its repository the label's commit
             // lacks: its tree there is nothing to write (every run failed).

@@ -507,10 +507,11 @@ impl LiveIndex {
         mut embedders: EmbedderPool,
         refresh: Duration,
         blocking_run: Option<Instant>,
-    ) -> JoinHandle<()> {
+    ) -> std::io::Result<JoinHandle<()>> {
         let live = Arc::clone(self);
         let mut first = blocking_run.is_none();
-        std::thread::spawn(move || {
+        // Refused under a memory limit: the caller says so (it panicked).
+        std::thread::Builder::new().spawn(move || {
             priority::lower_this_thread();
             if let Some(began) = blocking_run {
                 live.wait_until(began + refresh);

@@ -77,7 +77,7 @@ pub fn serve_stdio(
     // by blocking on a runtime of their own, which panicked inside ours
     // (exit 101 when the client left).
     let kept_past_the_runtime = Arc::clone(&tools);
-    let indexer = live.spawn(index_embedders, refresh, blocking_run);
+    let indexer = live.spawn(index_embedders, refresh, blocking_run).context("cannot start the indexing thread")?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -200,7 +200,8 @@ pub fn serve(
     let listener = TcpListener::bind(settings.addr).with_context(|| format!("cannot listen on {}", settings.addr))?;
     let local = listener.local_addr().context("cannot read the listening address")?;
     shared.events.listening(&format!("http://{local}"))?;
-    let indexer = live.spawn(index_embedders, settings.refresh, blocking_run);
+    let indexer =
+        live.spawn(index_embedders, settings.refresh, blocking_run).context("cannot start the server's threads")?;
     for (queue, workers) in [(queue, settings.workers.max(1)), (report_queue, lanes::REPORT_WORKERS)] {
         let queue = Arc::new(Mutex::new(queue));
         for _ in 0..workers {
