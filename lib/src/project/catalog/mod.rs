@@ -239,9 +239,9 @@ impl Catalogs {
 
 /// That `projects` (of the definition at `path`) have distinct names and
 /// directories, none inside another, as `add` refuses: a file would be
-/// indexed, and found, twice. Directories are compared as the ones above
-/// them resolve (a path through a link, or with `..`, held one inside
-/// another). Sorted
+/// indexed, and found, twice. Directories are compared as they resolve (a
+/// path through a link, or with `..`, held one inside another), but for a
+/// project that is a link now, which has moved. Sorted
 /// rather than each compared with those before it: a definition of 14,000
 /// projects took a minute to read.
 fn check_projects_apart(path: &Path, projects: &[CatalogProject]) -> Result<()> {
