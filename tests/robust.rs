@@ -834,3 +834,24 @@ fn a_relative_xdg_directory_is_ignored_for_the_one_under_home() {
     assert_code(&o, 0);
     assert_eq!(of_type(&records(&o), "hit").len(), 1, "the config under HOME, not ./rel: {}", stderr(&o));
 }
+
+/// A line said on stderr goes out in one write: written in pieces, another
+/// writer's words (ONNX Runtime's complaints, a reply on a shared stream)
+/// landed inside it. Seen through strace, where the machine has it.
+#[test]
+fn a_line_on_stderr_is_one_write() {
+    let t = sample_project();
+    let traced = t.path().join("writes.txt");
+    let mut c = Command::new("strace");
+    c.args(["-f", "-s", "400", "-e", "trace=write", "-o"]).arg(&traced).arg(bin("vg-index"));
+    c.args(["--stats", "--embedder-model", "x"]).current_dir(t.path()).env("XDG_CONFIG_HOME", t.config_home.path());
+    let Ok(o) = c.output() else { return };
+    if !traced.exists() {
+        return; // strace could not trace here (no ptrace in a container)
+    }
+    assert_code(&o, 2);
+    let writes = std::fs::read_to_string(&traced).unwrap();
+    let said: Vec<&str> = writes.lines().filter(|l| l.contains("write(2,")).collect();
+    assert_eq!(said.len(), 1, "{writes}");
+    assert!(said[0].contains("vg-index: --embedder-model does nothing with --stats; leave it out\\n"), "{writes}");
+}

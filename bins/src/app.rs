@@ -236,12 +236,12 @@ pub fn note(tool: &str, quiet: bool, message: &str) {
 /// made visible as results show them: the names of a repository's files
 /// reach the terminal here too, and one holding ESC must not drive it.
 pub fn say_line(tool: &str, message: &str) {
-    let _ = writeln!(
-        io::stderr(),
-        "{}: {}",
-        shown_name(tool),
-        escape_controls(&vecgrep::project::shown::clipped(message, MAX_SAID_CHARS))
-    );
+    let clipped = vecgrep::project::shown::clipped(message, MAX_SAID_CHARS);
+    let said = escape_controls(&clipped);
+    // One write: stderr is unbuffered, and a line written in pieces took
+    // another writer's words between them (ONNX Runtime's complaints, a
+    // reply on a shared stream).
+    let _ = io::stderr().write_all(format!("{}: {said}\n", shown_name(tool)).as_bytes());
 }
 
 /// The most characters of a line said on stderr: far above any message a

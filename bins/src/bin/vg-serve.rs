@@ -13,7 +13,7 @@ use vecgrep::live::Target;
 use vecgrep::records::{write_record, ListeningRecord};
 use vecgrep::serve::{ServeEvents, ServeSettings};
 use vecgrep_bins::app::{
-    cli_config, embedder_pool, load_embedder, load_query_embedder, note, resolve, run_main, shown_name, static_loader,
+    cli_config, embedder_pool, load_embedder, load_query_embedder, note, resolve, run_main, static_loader,
     unless_reader_gone, EXIT_FOUND,
 };
 use vecgrep_bins::cli::ServeCli;
@@ -31,10 +31,10 @@ struct Events {
 impl ServeEvents for Events {
     fn listening(&self, url: &str) -> anyhow::Result<()> {
         if let Some(warning) = &self.exposure {
-            eprintln!("{}: warning: {warning}", shown_name(TOOL));
+            vecgrep_bins::app::say_line(TOOL, &format!("warning: {warning}"));
         }
         // The URL goes to stderr even when quiet: it is what the user asked for.
-        eprintln!("{}: listening on {url}", shown_name(TOOL));
+        vecgrep_bins::app::say_line(TOOL, &format!("listening on {url}"));
         let mut out = vecgrep_bins::app::stdout();
         // A reader gone (`vg-serve | head -1`) leaves the server serving.
         unless_reader_gone(write_record(&mut out, &ListeningRecord::new(&self.root, url)).and_then(|()| out.flush()))
