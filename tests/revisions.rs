@@ -306,6 +306,32 @@ fn a_revision_declined_at_the_question_leaves_nothing() {
     assert!(!stats.contains("revision:"), "{stats}");
 }
 
+/// Another static table (vecgrep updated, or VECGREP_STATIC_TABLE) is
+/// applied to a revision's index as to the working tree's: the revision
+/// was taken as indexed already, and every search of it was refused for
+/// its static vectors, with advice no run followed.
+#[test]
+fn another_static_table_is_applied_to_a_revision() {
+    let tree = two_releases();
+    assert_code(&run(tree.cmd("vg-index", "").args(["--rev", "v1"]).stdout(std::process::Stdio::null())), 0);
+    let dir = tempfile::tempdir().unwrap();
+    let other = crate::tiers::another_table(dir.path());
+    let var = vecgrep::embed::TABLE_OVERRIDE_VAR;
+    let o = run(tree
+        .cmd("vg-query", "")
+        .args(["--rev", "v1", "--threshold", "-1", "read key value lines"])
+        .env(var, &other));
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("recomputing the chunks' static vectors"), "{}", stderr(&o));
+    assert_eq!(records(&o)[0]["file"], "src/config.py", "{}", stderr(&o));
+    // A table cut short that the user chose is theirs to fix, not vecgrep's to fetch.
+    let short = dir.path().join("short.bin");
+    std::fs::write(&short, &std::fs::read(&other).unwrap()[..4096]).unwrap();
+    let o = run(tree.cmd("vg-index", "").env(var, &short));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains(&format!("{var} names it; point it at a whole table, or unset it")), "{}", stderr(&o));
+}
+
 #[test]
 fn forgetting_a_revision_removes_its_index_and_bad_revisions_are_one_line() {
     let tree = two_releases();

@@ -142,8 +142,13 @@ impl StaticModel {
         let table = unsafe { memmap2::Mmap::map(&file) }
             .with_context(|| format!("cannot map the static table {}", path.display()))?;
         let vocab = tokenizer.get_vocab_size(true);
-        check_shape(&table, vocab)
-            .map_err(|e| anyhow!("the static table {} {e}; run {FIX_COMMAND}", path.display()))?;
+        // A table the user chose is theirs to fix: fetching vecgrep's own
+        // changes nothing while the variable names this one.
+        let fix = match chosen {
+            true => format!("{TABLE_OVERRIDE_VAR} names it; point it at a whole table, or unset it"),
+            false => format!("run {FIX_COMMAND}"),
+        };
+        check_shape(&table, vocab).map_err(|e| anyhow!("the static table {} {e}; {fix}", path.display()))?;
         let tokenizer_hash = blake3::hash(&tokenizer_file.bytes);
         if table[16..48] != *tokenizer_hash.as_bytes() {
             bail!("the static table {} was trained for another tokenizer than {}", path.display(), model_dir.display());

@@ -199,8 +199,8 @@ pub(super) fn completed(run: &WrittenRun) -> bool {
     !summary.aborted && !summary.cancelled && summary.errors == run.unwritten.len() as u64 && summary.holes == 0
 }
 
-/// Whether the index at `root` was built with the model, chunking and
-/// admission of files `config` asks for, in this version's schema, and,
+/// Whether the index at `root` was built with the model, chunking, static
+/// table and admission of files `config` asks for, in this version's schema, and,
 /// when `config` asks for every chunk's model vector (`--full`), has them
 /// all: if not, a run rebuilds or completes it.
 pub(super) fn built_as_configured(root: &ProjectRoot, config: &ResolvedConfig) -> bool {
@@ -217,6 +217,10 @@ pub(super) fn built_as_configured(root: &ProjectRoot, config: &ResolvedConfig) -
             && m.chunk_size == config.chunk_size
             && m.chunk_overlap == config.chunk_overlap
             && m.chunk_format == crate::chunk::FORMAT
+            // Another table (vecgrep updated, VECGREP_STATIC_TABLE): the
+            // run recomputes the static vectors. Taken as built, every
+            // search of the revision was refused for them, and no run redid them.
+            && m.static_table == crate::index::wanted_static_table(config)
     });
     same && (!config.embed_all || index.stats().is_ok_and(|s| s.pending == 0))
 }

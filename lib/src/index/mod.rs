@@ -24,6 +24,7 @@ mod embedders;
 mod file;
 mod pipeline;
 mod plan;
+pub(crate) use plan::wanted_static_table;
 mod workers;
 
 pub use embedders::{EmbedderPool, ThreadedLoader};

@@ -82,10 +82,16 @@ fn meta_of(req: &IndexRequest<'_>) -> IndexMeta {
         chunk_size: req.config.chunk_size,
         chunk_overlap: req.config.chunk_overlap,
         chunk_format: chunk::FORMAT,
-        static_table: match req.config.embedder_source {
-            EmbedderSource::Local => crate::embed::table_id(),
-            EmbedderSource::Remote => String::new(),
-        },
+        static_table: wanted_static_table(req.config),
+    }
+}
+
+/// The static table an index built under `config` records: the one in use
+/// for a local embedder; none for a remote one.
+pub(crate) fn wanted_static_table(config: &crate::project::ResolvedConfig) -> String {
+    match config.embedder_source {
+        EmbedderSource::Local => crate::embed::table_id(),
+        EmbedderSource::Remote => String::new(),
     }
 }
 
