@@ -272,7 +272,9 @@ fn table_path(model_dir: &Path) -> Result<(PathBuf, bool)> {
 pub fn why_another_table() -> String {
     match std::env::var_os(TABLE_OVERRIDE_VAR).filter(|v| !v.is_empty()) {
         Some(path) => format!("{TABLE_OVERRIDE_VAR} names {}", Path::new(&path).display()),
-        None => "vecgrep's code model was updated".to_string(),
+        // An update of vecgrep, or VECGREP_STATIC_TABLE unset since: which
+        // is not known, only that vecgrep's own is the one in use.
+        None => "vecgrep's own is in use now: an update shipped it, or VECGREP_STATIC_TABLE was unset".to_string(),
     }
 }
 
