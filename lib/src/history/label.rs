@@ -11,7 +11,7 @@ use anyhow::{anyhow, bail, Context as _, Result};
 use serde::{Deserialize, Serialize};
 
 use super::git::GitRepo;
-use super::revision::{completed, index_written};
+use super::revision::{completed, index_written, made_no_index};
 use crate::index::{self, EmbedderPool, IndexObserver, IndexSummary};
 use crate::project::catalog::{check_label_name, Catalog};
 use crate::project::{ProjectRoot, ResolvedConfig, Skip};
@@ -161,11 +161,11 @@ pub fn index_label(
     // A first run that failed before it made an index, or was declined or
     // stopped at the large-run question, leaves no label `show` calls
     // partial (one that failed after leaves its index to resume).
-    let made_nothing = |run: &Result<super::revision::WrittenRun>| match run {
-        Err(_) => true,
-        Ok(run) => run.summary.aborted || run.summary.cancelled,
+    let made_nothing = match &run {
+        Err(_) => !store::has_index(&resolved.root).unwrap_or(true),
+        Ok(run) => made_no_index(run, &resolved.root),
     };
-    if fresh && made_nothing(&run) && !store::has_index(&resolved.root).unwrap_or(true) {
+    if fresh && made_nothing {
         let _ = store::forget_marks(project, &key);
     }
     let run = run?;

@@ -108,11 +108,9 @@ pub fn index_revision(
             return Err(e);
         }
     };
-    // Declined at the large-run question, or stopped there: the run made
-    // no index (`index::run`), and a first run leaves nothing to resume, as
-    // one that could not write the tree leaves nothing.
-    let nothing_made = (run.summary.aborted || run.summary.cancelled) && !store::has_index(&root).unwrap_or(true);
-    if fresh && nothing_made {
+    // A first run leaves nothing to resume, as one that could not write the
+    // tree leaves nothing.
+    if fresh && made_no_index(&run, &root) {
         store::forget_marks(project, &sha)?;
     }
     if completed(&run) {
@@ -122,6 +120,12 @@ pub fn index_revision(
         store::mark_complete(project, &sha, spec)?;
     }
     Ok(RevisionRun { sha, summary: Some(run.summary) })
+}
+
+/// Whether `run` was declined or stopped at the large-run question, and
+/// so made no index at `root` (`index::run` removes the one it made).
+pub(super) fn made_no_index(run: &WrittenRun, root: &ProjectRoot) -> bool {
+    (run.summary.aborted || run.summary.cancelled) && !store::has_index(root).unwrap_or(true)
 }
 
 /// Say that a revision's submodules were left out: their files are another

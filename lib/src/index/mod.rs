@@ -212,7 +212,7 @@ fn run_to_end(
     // again on open: that run rebuilds it as surely as `--reindex` does.
     let mut reopened = false;
     // One that cannot be looked at is left as it is (opening it says why).
-    let made_here = store::has_index(req.root).is_ok_and(|has| !has).then(epoch_ms);
+    let made_here = store::has_index(req.root).is_ok_and(|has| !has).then(store::epoch_ms);
     let mut store = store::open_for_writing(req.root, &mut |m| {
         reopened = true;
         obs.note(m)
@@ -523,13 +523,6 @@ fn leave_no_index_if(made_here: Option<i64>, store: Box<dyn IndexWriter>, root: 
         store::remove_made_index(root, since_ms)?;
     }
     Ok(())
-}
-
-/// Now, in milliseconds since the epoch: when a run made its index (a
-/// shared store's claims are stamped by the same clock).
-fn epoch_ms() -> i64 {
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-    i64::try_from(now.as_millis()).unwrap_or(i64::MAX)
 }
 
 /// Remove the files that left the walk.

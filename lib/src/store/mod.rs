@@ -218,6 +218,14 @@ impl FileWrite {
     }
 }
 
+/// Now, in milliseconds since the epoch: what a shared store's writer
+/// claims are stamped with, and what a run that may forget the claim it
+/// made (`remove_made_index`) compares them with.
+pub(crate) fn epoch_ms() -> i64 {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    i64::try_from(now.as_millis()).unwrap_or(i64::MAX)
+}
+
 /// A cosine as a backend computes it, or None where there is no angle: a
 /// zero vector (a static vector of a text without a token the table knows,
 /// or a query of such a text) gives NaN, which SQLite returns as NULL.

@@ -66,7 +66,7 @@ pub(super) fn claim(
     client
         .execute(
             &format!("INSERT INTO {TABLE} VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING"),
-            &[&project, &shared.writer, &writers.is_empty(), &now_ms()],
+            &[&project, &shared.writer, &writers.is_empty(), &crate::store::epoch_ms()],
         )
         .map_err(failed)?;
     Ok(())
@@ -104,9 +104,4 @@ fn ensure_table(client: &mut impl GenericClient) -> Result<(), postgres::Error> 
         client.batch_execute("CREATE SCHEMA vecgrep_writers")?;
     }
     client.batch_execute(CREATE)
-}
-
-fn now_ms() -> i64 {
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-    i64::try_from(now.as_millis()).unwrap_or(i64::MAX)
 }
