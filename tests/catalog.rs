@@ -731,13 +731,13 @@ fn labelled_projects() -> Projects {
 #[test]
 fn a_label_declined_at_the_question_leaves_nothing() {
     let p = labelled_projects();
-    if Command::new("script").arg("--version").output().is_err() {
-        return;
-    }
-    let cmd = format!("{} --catalog team --label release-1 --index-warn-threshold 1", bin("vg-index").display());
-    let mut c = Command::new("script");
-    c.args(["-qec", &cmd, "/dev/null"]).current_dir(p.t.path()).env("XDG_CONFIG_HOME", p.t.config_home.path());
-    let o = run_with_input(c.env("VECGREP_CATALOG_DIR", p.dir("catalogs")), b"n\n");
+    let (catalogs, vg_index) = (p.dir("catalogs"), bin("vg-index"));
+    let cmd = format!(
+        "VECGREP_CATALOG_DIR='{}' {} --catalog team --label release-1 --index-warn-threshold 1",
+        catalogs.display(),
+        vg_index.display()
+    );
+    let Some(o) = on_a_terminal(&p.t, &cmd, "n\n") else { return };
     assert!(stdout(&o).contains("Continue? [y/N]"), "{}", stdout(&o));
     let o = run(p.cmd("vg-catalog", ".").args(["show", "team"]));
     assert!(!stdout(&o).contains("label release-1"), "{}", stdout(&o));

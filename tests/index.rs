@@ -1527,13 +1527,7 @@ fn index_on_terminal_with(t: &Tree, args: &[&str], answer: &str) -> Option<std::
 
 /// Run `tool` with `args` and `.` on a pseudo-terminal, answering `answer`.
 fn on_terminal(t: &Tree, tool: &str, args: &[&str], answer: &str) -> Option<std::process::Output> {
-    if std::process::Command::new("script").arg("--version").output().is_err() {
-        return None;
-    }
-    let cmd = format!("{} {} .", bin(tool).display(), args.join(" "));
-    let mut c = std::process::Command::new("script");
-    c.args(["-qec", &cmd, "/dev/null"]).current_dir(t.path()).env("XDG_CONFIG_HOME", t.config_home.path());
-    Some(run_with_input(&mut c, answer.as_bytes()))
+    on_a_terminal(t, &format!("{} {} .", bin(tool).display(), args.join(" ")), answer)
 }
 
 /// Run vg-index with `args` on a pseudo-terminal and type Ctrl-C two

@@ -293,13 +293,8 @@ fn a_revision_made_whole_while_its_run_waited_is_indexed_already() {
 #[test]
 fn a_revision_declined_at_the_question_leaves_nothing() {
     let tree = two_releases();
-    if std::process::Command::new("script").arg("--version").output().is_err() {
-        return;
-    }
     let cmd = format!("{} --rev main --index-warn-threshold 1", bin("vg-index").display());
-    let mut c = std::process::Command::new("script");
-    c.args(["-qec", &cmd, "/dev/null"]).current_dir(tree.path()).env("XDG_CONFIG_HOME", tree.config_home.path());
-    let o = run_with_input(&mut c, b"n\n");
+    let Some(o) = on_a_terminal(&tree, &cmd, "n\n") else { return };
     assert!(stdout(&o).contains("Continue? [y/N]"), "{}", stdout(&o));
     assert_eq!(revision_count(&tree), 0, "{}", stdout(&o));
     let stats = stdout(&run(tree.cmd("vg-index", "").arg("--stats")));

@@ -741,15 +741,13 @@ fn a_revision_is_indexed_into_the_shared_store_from_a_checkout_without_a_local_i
 fn a_first_run_declined_at_the_question_leaves_no_shared_index() {
     let pg = PgServer::start();
     let t = crate::revisions::two_releases();
-    if Command::new("script").arg("--version").output().is_err() {
+    if !script_is_here() {
         return;
     }
     let declined = |rev: &[&str], project: &str| {
         let store = format!("--store '{}' --store-project {project}", pg.url);
         let cmd = format!("{} {store} {} --index-warn-threshold 1", bin("vg-index").display(), rev.join(" "));
-        let mut c = Command::new("script");
-        c.args(["-qec", &cmd, "/dev/null"]).current_dir(t.path()).env("XDG_CONFIG_HOME", t.config_home.path());
-        let o = run_with_input(&mut c, b"n\n");
+        let o = on_a_terminal(&t, &cmd, "n\n").expect("script is here");
         assert!(stdout(&o).contains("Continue? [y/N]"), "{rev:?}: {}", stdout(&o));
     };
     for (rev, project) in [(&[][..], "declined"), (&["--rev", "v1"], "declined-at-v1")] {

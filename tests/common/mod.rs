@@ -147,6 +147,24 @@ pub(crate) fn run_or_fail_after(c: &mut Command, limit: std::time::Duration) -> 
     Output { status, stdout: out.join().unwrap(), stderr: err.join().unwrap() }
 }
 
+/// Whether util-linux `script`, which gives a command a pseudo-terminal,
+/// is on this machine: the tests of what asks on a terminal need it.
+pub(crate) fn script_is_here() -> bool {
+    Command::new("script").arg("--version").output().is_ok()
+}
+
+/// `command`, a shell command line, run in `t` on a pseudo-terminal,
+/// answering `answer`; its stdout holds what the terminal showed. None
+/// where `script` is not here.
+pub(crate) fn on_a_terminal(t: &Tree, command: &str, answer: &str) -> Option<Output> {
+    if !script_is_here() {
+        return None;
+    }
+    let mut c = Command::new("script");
+    c.args(["-qec", command, "/dev/null"]).current_dir(t.path()).env("XDG_CONFIG_HOME", t.config_home.path());
+    Some(run_with_input(&mut c, answer.as_bytes()))
+}
+
 /// Run with `input` on stdin.
 pub(crate) fn run_with_input(c: &mut Command, input: &[u8]) -> Output {
     use std::io::Write;
