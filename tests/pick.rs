@@ -243,7 +243,11 @@ fn the_preview_follows_the_list_when_a_new_query_replaces_it() {
     std::thread::sleep(Duration::from_millis(500));
     p.keys(&["C-u"]);
     p.type_text("bake sourdough bread");
-    let preview_says = |s: &str, text: &str| s.lines().any(|l| l.contains('▌') && l.contains(text));
+    // The preview is what follows the pane's border: the prompt on the same
+    // row says "sourdough" while the old file is still previewed beside it.
+    let preview_says = |s: &str, text: &str| {
+        s.lines().filter_map(|l| l.split_once('│')).any(|(_, shown)| shown.contains('▌') && shown.contains(text))
+    };
     p.wait_for("one row", |s| rows(s).len() == 1 && rows(s)[0].contains("kitchen/bread.py"));
     let screen = p.wait_for("the bread previewed", |s| preview_says(s, "sourdough"));
     assert!(!preview_says(&screen, "compute_tax"), "{screen}");
