@@ -1871,4 +1871,18 @@ fn text_on_a_terminal_shows_a_roots_escape_sequences_and_a_pipe_gets_its_bytes()
     }
     let o = run(t.cmd("vg-root", ".").current_dir(&odd));
     assert_eq!(stdout(&o).trim_end(), odd.canonicalize().unwrap().to_str().unwrap());
+    // A name that ends in a newline is shown whole on its line: its newline
+    // was taken for the line's end, and the rest went on the next line.
+    t.write("tail\n/a.rs", "fn retry_upload() {}\n");
+    let tail = t.path().join("tail\n");
+    std::fs::create_dir(tail.join(".vecgrep")).unwrap();
+    assert_code(&run(t.cmd("vg-index", ".").current_dir(&tail).arg("-q")), 0);
+    for (tool, args) in [("vg-root", ""), ("vg-index", "--stats"), ("vg-index", "--verify")] {
+        let cmd = format!("{} {args}", bin(tool).display());
+        let mut script = std::process::Command::new("script");
+        script.args(["-qec", &cmd, "/dev/null"]).current_dir(&tail).env("XDG_CONFIG_HOME", t.config_home.path());
+        let shown = stdout(&run(&mut script));
+        assert!(shown.contains("tail^J"), "{tool} {args}: {shown:?}");
+        assert!(!shown.lines().any(|l| l.trim().is_empty()), "{tool} {args}: a line broke: {shown:?}");
+    }
 }

@@ -205,10 +205,10 @@ impl Write for TextStdout {
         if !self.escape {
             return self.out.write(buf);
         }
-        // `writeln!` writes a value apart from the text around it, and its
-        // line's end last: a newline that ends what is written ends a line;
-        // one inside is a value's, shown (`^J`), so that a path cannot
-        // forge a line of its own ("index:    /etc/passwd").
+        // A newline that ends what is written ends a line (`write_fmt`
+        // hands over a whole line); one inside is a value's, shown (`^J`),
+        // so that a path cannot forge a line of its own
+        // ("index:    /etc/passwd").
         let text = String::from_utf8_lossy(buf);
         let (text, end) = text.strip_suffix('\n').map_or((&*text, ""), |text| (text, "\n"));
         self.out.write_all(escape_controls(text).as_bytes())?;
@@ -218,6 +218,17 @@ impl Write for TextStdout {
 
     fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
+    }
+
+    /// A line is formatted whole before it is written: `writeln!` hands a
+    /// value apart from its line's end, so a value that itself ended in a
+    /// newline (a directory named `tail\n`) was taken for the line's end
+    /// and broke the line. Whole, only the last newline ends it.
+    fn write_fmt(&mut self, args: std::fmt::Arguments<'_>) -> io::Result<()> {
+        if !self.escape {
+            return self.out.write_fmt(args);
+        }
+        self.write_all(args.to_string().as_bytes())
     }
 }
 
