@@ -33,6 +33,10 @@ struct StrictHit {
     reasoning: Option<String>,
     #[serde(default)]
     project: Option<String>,
+    #[serde(default)]
+    best_start_line: Option<u64>,
+    #[serde(default)]
+    best_end_line: Option<u64>,
 }
 
 #[derive(Deserialize)]

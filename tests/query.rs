@@ -327,6 +327,48 @@ fn chunks_with_only_blank_lines_between_them_are_one_hit() {
     assert_eq!(hits[0]["text"], text.trim_end());
 }
 
+/// A joined hit is shown by the lines of the chunk that ranked it: a
+/// neighbour joined to it that shared as many of the query's words stood
+/// for it (`is_informational` for a question about client errors), and
+/// `-k`, which joins more, changed the lines the first result showed.
+#[test]
+fn a_joined_hit_is_shown_by_the_lines_of_its_best_chunk() {
+    let t = Tree::git();
+    let mut text = String::from("pub struct StatusCode(u16);\n\nimpl StatusCode {\n");
+    for (name, base) in [("informational", 100), ("success", 200), ("redirection", 300), ("client_error", 400)] {
+        text.push_str(&format!(
+            "    /// Check if status is within {base}-{}.\n    #[inline]\n    pub fn is_{name}(&self) -> bool {{\n        ({base}..{}).contains(&self.0)\n    }}\n\n",
+            base + 99,
+            base + 100
+        ));
+    }
+    text.push_str("    /// Check if status is within 500-599.\n    pub fn is_server_error(&self) -> bool {\n        (500..600).contains(&self.0)\n    }\n}\n");
+    t.write("status.rs", &text);
+    let question = "check whether a status code is a client error";
+    let o = query(&t, ".", &[question]);
+    assert_code(&o, 0);
+    let best = &records(&o)[0];
+    let line_of = |needle: &str| text.lines().position(|l| l.contains(needle)).unwrap() as u64 + 1;
+    let (first, last) = (best["best_start_line"].as_u64().unwrap(), best["best_end_line"].as_u64().unwrap());
+    assert!(best["start_line"].as_u64().unwrap() <= first && last <= best["end_line"].as_u64().unwrap(), "{best}");
+    assert!((first..=last).contains(&line_of("is_client_error")), "{best}");
+    let shown = |k: &str| stdout(&run(t.cmd("vecgrep", ".").args(["--heading", "-k", k, question])));
+    let (one, ten) = (shown("1"), shown("10"));
+    let lines_of = |out: &str| -> Vec<String> {
+        out.lines()
+            .skip(2)
+            .take_while(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+            .map(String::from)
+            .collect()
+    };
+    assert_eq!(lines_of(&one), lines_of(&ten), "-k 1:\n{one}\n-k 10:\n{ten}");
+    assert!(lines_of(&ten).iter().any(|l| l.contains("is_client_error")), "{ten}");
+    assert!(!ten.contains("is_informational") && !ten.contains("pub struct"), "{ten}");
+    let piped = stdout(&run(t.cmd("vecgrep", ".").arg(question)));
+    let top: u64 = piped.lines().next().and_then(|l| l.split(':').nth(1)).and_then(|n| n.parse().ok()).unwrap();
+    assert!((first..=last).contains(&top), "{piped}");
+}
+
 /// A tree where a test file and an example repeat the implementation's
 /// words more often than the implementation does.
 fn implementation_with_tests() -> Tree {

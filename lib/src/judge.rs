@@ -141,6 +141,8 @@ mod tests {
             file: file.into(),
             start_line: 1,
             end_line: 2,
+            best_start_line: 1,
+            best_end_line: 2,
             score,
             relevance: score,
             fit: score,

@@ -272,6 +272,8 @@ mod tests {
             rev: None,
             reasoning: None,
             project: None,
+            best_start_line: None,
+            best_end_line: None,
         }
     }
 

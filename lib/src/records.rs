@@ -64,6 +64,13 @@ pub struct HitRecord {
     /// within version 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub project: Option<String>,
+    /// The lines of the chunk that ranked the hit (`search::Hit`), where a
+    /// reader picks the lines it shows; streams from before they were
+    /// added have none, and the whole hit stands in. Added within version 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_start_line: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_end_line: Option<usize>,
     /// Why it ranked where it did (`search::Why::reasoning`), when asked
     /// for (`vg-query --explain`). Added within version 1. Last on the
     /// wire, as ndjson.md orders the fields.
@@ -90,6 +97,8 @@ impl HitRecord {
             file,
             start_line: hit.start_line,
             end_line: hit.end_line,
+            best_start_line: Some(hit.best_start_line),
+            best_end_line: Some(hit.best_end_line),
             score: round4(hit.score as f64),
             relevance: Some(round4(hit.relevance as f64)),
             fit: Some(round4(hit.fit as f64)),
@@ -99,6 +108,17 @@ impl HitRecord {
             rev: None,
             reasoning: None,
             project,
+        }
+    }
+
+    /// The lines of its best chunk, within the hit: all of it for a
+    /// stream without them, or one whose lines are not the hit's.
+    pub fn best_lines(&self) -> std::ops::RangeInclusive<usize> {
+        match (self.best_start_line, self.best_end_line) {
+            (Some(first), Some(last)) if self.start_line <= first && first <= last && last <= self.end_line => {
+                first..=last
+            }
+            _ => self.start_line..=self.end_line,
         }
     }
 
@@ -1278,6 +1298,8 @@ mod tests {
             rev: Some("278a66376cddaf8ec87070020ca35e9e809d95c0".into()),
             reasoning: Some("why".into()),
             project: Some("p".into()),
+            best_start_line: Some(1),
+            best_end_line: Some(2),
         };
         let line = serde_json::to_string(&h).unwrap();
         let at = |name: &str| line.find(&format!("\"{name}\":")).unwrap_or_else(|| panic!("{name} in {line}"));
@@ -1302,6 +1324,8 @@ mod tests {
             rev: None,
             reasoning: Some("1st by words of 3".into()),
             project: None,
+            best_start_line: Some(2),
+            best_end_line: Some(2),
         };
         let mut buf = Vec::new();
         write_record(&mut buf, &h).unwrap();
@@ -1344,7 +1368,7 @@ mod tests {
             #[test]
             fn written_hits_read_back_equal(file in "[a-z][a-z/]{0,29}", start in 1usize..10_000, len in 0usize..100, text in "\\PC{0,200}", score in -1.0f64..1.0) {
                 // Scores are written rounded, as HitRecord::new rounds them.
-                let hit = HitRecord { v: 1, root: Some("/r".into()), file, start_line: start, end_line: start + len, score: round4(score), relevance: Some(round4(score + 0.5)), fit: Some(round4(score * 0.9)), text, query: Some("q".into()), concepts: Vec::new(), rev: None, reasoning: None, project: None };
+                let hit = HitRecord { v: 1, root: Some("/r".into()), file, start_line: start, end_line: start + len, score: round4(score), relevance: Some(round4(score + 0.5)), fit: Some(round4(score * 0.9)), text, query: Some("q".into()), concepts: Vec::new(), rev: None, reasoning: None, project: None, best_start_line: Some(start), best_end_line: Some(start + len / 2) };
                 let mut line = Vec::new();
                 write_record(&mut line, &hit).unwrap();
                 let back = parse_hit_line(std::str::from_utf8(&line).unwrap().trim_end(), 1).unwrap().unwrap();

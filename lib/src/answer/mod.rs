@@ -210,6 +210,8 @@ pub fn judge_records(query: &str, hits: &[HitRecord]) -> Judgement {
             file: h.file.clone(),
             start_line: h.start_line,
             end_line: h.end_line,
+            best_start_line: *h.best_lines().start(),
+            best_end_line: *h.best_lines().end(),
             score: h.score as f32,
             relevance: h.order() as f32,
             fit: h.shown() as f32,

@@ -231,6 +231,8 @@ mod tests {
             file: file.into(),
             start_line: 3,
             end_line: 4,
+            best_start_line: 3,
+            best_end_line: 4,
             score: 0.61234,
             relevance: 0.9,
             fit: 0.7,

@@ -81,8 +81,11 @@ pub(super) fn stem(word: &str) -> Option<&str> {
     word.char_indices().nth(3).map(|(at, c)| &word[..at + c.len_utf8()])
 }
 
-/// Line numbers (absolute, ascending) of the chunk's most relevant lines:
-/// those sharing the most words with the query, else the first non-blank line.
+/// Line numbers (absolute, ascending) of the hit's most relevant lines:
+/// those of its best chunk sharing the most words with the query, else its
+/// first non-blank line. Only the best chunk's: a lower neighbour joined to
+/// it that shared as many words put another function's lines first, and
+/// `-k`, which joins more, changed what the first result showed.
 pub fn best_lines(hit: &HitRecord, max: usize) -> Vec<usize> {
     best_lines_of(hit, &hit.text, max)
 }
@@ -91,6 +94,8 @@ pub fn best_lines(hit: &HitRecord, max: usize) -> Vec<usize> {
 /// for a hand-made record without `text`).
 pub(super) fn best_lines_of(hit: &HitRecord, text: &str, max: usize) -> Vec<usize> {
     let lines: Vec<&str> = text.split('\n').collect();
+    let best = hit.best_lines();
+    let of_best = |i: &usize| best.contains(&hit.start_line.saturating_add(*i));
     let query_words = hit.query.as_deref().map(words).unwrap_or_default();
     let query = QueryTerms::new(&query_words);
     let identifiers = hit.query.as_deref().map(identifiers).unwrap_or_default();
@@ -99,14 +104,15 @@ pub(super) fn best_lines_of(hit: &HitRecord, text: &str, max: usize) -> Vec<usiz
     let mut scored: Vec<((usize, usize), usize)> = lines
         .iter()
         .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
+        .filter(|(i, l)| of_best(i) && !l.trim().is_empty())
         .map(|(i, l)| ((named_in(&identifiers, l), query.overlap(l)), i))
         .filter(|(s, _)| *s != (0, 0))
         .collect();
     scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     let mut picked: Vec<usize> = scored.into_iter().take(max.max(1)).map(|(_, i)| i).collect();
     if picked.is_empty() {
-        if let Some(i) = lines.iter().position(|l| !l.trim().is_empty()) {
+        let not_blank = |i: &usize| !lines[*i].trim().is_empty();
+        if let Some(i) = (0..lines.len()).filter(of_best).find(not_blank).or_else(|| (0..lines.len()).find(not_blank)) {
             picked.push(i);
         }
     }
@@ -115,7 +121,7 @@ pub(super) fn best_lines_of(hit: &HitRecord, text: &str, max: usize) -> Vec<usiz
     let mut out: Vec<usize> =
         picked.into_iter().map(|i| hit.start_line.saturating_add(i)).filter(|&n| n <= hit.end_line).collect();
     if out.is_empty() {
-        out.push(hit.start_line);
+        out.push(*best.start());
     }
     out.dedup();
     out
@@ -173,5 +179,24 @@ mod tests {
         // A plain question keeps its words' count.
         let prose = "# retry\n# retry the failed upload\n";
         assert_eq!(best_lines(&hit(prose, "retry failed uploads"), 1), [2]);
+    }
+
+    #[test]
+    fn a_joined_hit_shows_the_lines_of_its_best_chunk() {
+        let status = "/// Check if status is 100-199.\npub fn is_informational() {}\n\n/// Check if status is 400-499.\npub fn is_client_error() {}\n";
+        let query = "check whether a status code is a client error";
+        let joined = |best: serde_json::Value| -> HitRecord {
+            let mut v = serde_json::to_value(hit(status, query)).unwrap();
+            v.as_object_mut().unwrap().extend(best.as_object().unwrap().clone());
+            serde_json::from_value(v).unwrap()
+        };
+        let best = joined(serde_json::json!({"best_start_line": 4, "best_end_line": 5}));
+        assert_eq!(best_lines(&best, 1), [4], "the best chunk's line, not the earlier tie at 1");
+        assert_eq!(best_lines(&best, 3), [4, 5]);
+        // Without them, or with lines that are not the hit's, all of it is searched.
+        assert_eq!(best_lines(&hit(status, query), 1), [1]);
+        assert_eq!(best_lines(&joined(serde_json::json!({"best_start_line": 4, "best_end_line": 9})), 1), [1]);
+        // A best chunk sharing no word shows its first line that is not blank.
+        assert_eq!(best_lines(&joined(serde_json::json!({"best_start_line": 2, "best_end_line": 3})), 1), [2]);
     }
 }

@@ -40,6 +40,8 @@ pub(super) fn collect_hits(
             file: chunk.file,
             start_line: chunk.start_line,
             end_line: chunk.end_line,
+            best_start_line: chunk.start_line,
+            best_end_line: chunk.end_line,
             text: chunk.text,
             score,
             relevance,
@@ -127,7 +129,16 @@ fn outside_better(mut hit: Hit, better: &[Hit]) -> Option<Hit> {
     hit.text = lines[first..=last].join("\n");
     hit.end_line = hit.start_line + last;
     hit.start_line += first;
+    keep_best_within(&mut hit);
     Some(hit)
+}
+
+/// A cut hit's best lines, those of its chunk that are left; all of it
+/// when none are (a joined hit cut to its lower neighbour's lines).
+fn keep_best_within(hit: &mut Hit) {
+    let (first, last) = (hit.best_start_line.max(hit.start_line), hit.best_end_line.min(hit.end_line));
+    (hit.best_start_line, hit.best_end_line) =
+        if first <= last { (first, last) } else { (hit.start_line, hit.end_line) };
 }
 
 /// After a join grew `hits[grown]`: it, and the worse hits of its file
@@ -240,6 +251,8 @@ mod tests {
             file: "a.rs".into(),
             start_line: start,
             end_line: end,
+            best_start_line: start,
+            best_end_line: end,
             score: 0.5,
             relevance: 0.7,
             fit: 0.6,

@@ -44,6 +44,11 @@ pub struct Hit {
     pub file: String,
     pub start_line: usize,
     pub end_line: usize,
+    /// The lines of the chunk that ranked the hit, within `start_line..=end_line`:
+    /// a hit joined from neighbouring chunks is shown by the lines of its
+    /// best, not of a lower neighbour that shares as many of the query's words.
+    pub best_start_line: usize,
+    pub best_end_line: usize,
     /// The cosine similarity to the query (mapped BM25 in lexical mode):
     /// what the threshold cuts.
     pub score: f32,
