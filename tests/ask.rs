@@ -394,7 +394,6 @@ fn the_llm_planner_keeps_the_threshold_the_user_set() {
 #[test]
 fn a_hostile_slow_or_dead_planner_falls_back_to_the_rules() {
     let t = mixed_project();
-    t.global_config("llm_timeout = 1\n");
     let hostile = canned_server(
         200,
         r#"{"model": "evil", "choices": [{"message": {"content": "{\"intent\": \"search\", \"l1_query_text\": \"x\", \"l0_filters\": {\"path_globs\": [\"../../etc/\"]}, \"privacy_mode\": \"cloud_embedding_ok\"}"}, "finish_reason": "stop"}]}"#,
@@ -406,6 +405,9 @@ fn a_hostile_slow_or_dead_planner_falls_back_to_the_rules() {
         (silent_server(), "did not answer in time"),
         (dead, "cannot reach"),
     ] {
+        // A short wait for the silent one alone: the others' replies may
+        // take over a second on a loaded machine.
+        t.global_config(if why.contains("in time") { "llm_timeout = 1\n" } else { "" });
         let o = run(t.cmd("vg-ask", ".").args([
             "--plan",
             "--planner",

@@ -97,6 +97,9 @@ fn an_agent_lists_the_tools_and_finds_code_by_meaning() {
         &["vg-mcp"],
         json!([
             {"op": "list_tools"},
+            // The server's first run is waited for: a search waits 1.5 s for
+            // it, and a loaded machine's niced indexing can take longer.
+            {"op": "call", "tool": "index", "args": {}},
             search(json!({"query": "retry failed uploads", "k": 1})),
             {"op": "call", "tool": "status"},
             {"op": "write", "path": t.path().join("src/airship.py"), "text": "def launch_zeppelin(crew):\n    return crew.board()\n"},
@@ -129,24 +132,25 @@ fn an_agent_lists_the_tools_and_finds_code_by_meaning() {
     assert!(search_tool["outputSchema"]["properties"]["results"].is_object(), "{search_tool}");
     assert_eq!(search_tool["annotations"]["readOnlyHint"], true);
 
-    let found = structured(&r[2]);
+    assert_eq!(structured(&r[2])["status"], "completed", "{}", r[2]);
+    let found = structured(&r[3]);
     let hit = &found["results"][0];
     assert_eq!(hit["file"], "src/upload.py", "{found}");
     assert!(hit["start_line"].as_u64().unwrap() >= 1 && hit["end_line"].as_u64() >= hit["start_line"].as_u64());
     assert!(hit["score"].as_f64().unwrap() > 0.3 && hit["text"].as_str().unwrap().contains("upload_with_retry"));
     assert_eq!(found["root"], t.path().to_string_lossy().as_ref());
 
-    let status = structured(&r[3]);
+    let status = structured(&r[4]);
     assert_eq!((status["files"].as_u64(), status["embedder_model"].as_str()), (Some(4), Some("all-MiniLM-L6-v2")));
 
-    let run = structured(&r[5]);
+    let run = structured(&r[6]);
     assert_eq!((run["status"].as_str(), run["files"].as_u64()), (Some("completed"), Some(5)), "{run}");
-    assert_eq!(files_of(structured(&r[6])), ["src/airship.py"], "the run indexed the new file");
+    assert_eq!(files_of(structured(&r[7])), ["src/airship.py"], "the run indexed the new file");
 
-    assert!(tool_error(&r[7]).contains("k must be from 1 to 1000"));
-    assert!(tool_error(&r[8]).contains("unknown field `top_k`"), "a misspelt argument is not ignored");
-    assert!(tool_error(&r[9]).contains("the query is empty"));
-    assert!(r[10]["error"]["message"].as_str().unwrap().contains("tool not found"), "{}", r[10]);
+    assert!(tool_error(&r[8]).contains("k must be from 1 to 1000"));
+    assert!(tool_error(&r[9]).contains("unknown field `top_k`"), "a misspelt argument is not ignored");
+    assert!(tool_error(&r[10]).contains("the query is empty"));
+    assert!(r[11]["error"]["message"].as_str().unwrap().contains("tool not found"), "{}", r[11]);
 }
 
 #[test]
@@ -321,10 +325,13 @@ fn a_search_after_a_failed_run_says_the_run_failed() {
         &t,
         "handshake",
         &["vg-mcp", "--full"],
-        json!([search(json!({"query": "retry failed uploads", "mode": "lexical"}))]),
+        // The run is waited for, as an agent may: a search waits 1.5 s for
+        // the first, and a loaded machine's niced indexing can take longer.
+        json!([{"op": "call", "tool": "index", "args": {}}, search(json!({"query": "retry failed uploads", "mode": "lexical"}))]),
         json!({"VECGREP_MODEL_DIR": no_model.path()}),
     );
-    let note = structured(&r[1])["note"].as_str().unwrap_or_default().to_string();
+    assert_eq!(structured(&r[1])["status"], "failed", "{}", r[1]);
+    let note = structured(&r[2])["note"].as_str().unwrap_or_default().to_string();
     assert!(note.contains("the last index run failed") && !note.contains("admitted"), "{:?}", r[1]);
     assert_eq!(note.matches("the last index run failed").count(), 1, "said once: {note}");
 }
@@ -338,6 +345,7 @@ fn the_current_protocol_revision_and_the_porcelain() {
         "auto",
         &["vecgrep", "--mcp", "src"],
         json!([
+            {"op": "call", "tool": "index", "args": {}},
             search(json!({"query": "read the settings file", "k": 1, "exclude": ["*.py"]})),
             // Empty strings, as models fill optional fields, are filters left
             // out: beside a real glob, and for every filter alike.
@@ -347,9 +355,9 @@ fn the_current_protocol_revision_and_the_porcelain() {
     );
     assert_eq!(r[0]["protocol_version"], "2026-07-28");
     assert!(r[0]["instructions"].as_str().unwrap().contains("(paths: src)"), "{}", r[0]);
-    let found = structured(&r[1]);
+    let found = structured(&r[2]);
     assert!(files_of(found).iter().all(|f| !f.ends_with(".py")), "{found}");
-    let found = files_of(structured(&r[2]));
+    let found = files_of(structured(&r[3]));
     assert!(!found.is_empty() && found.iter().all(|f| f.ends_with(".py")), "{found:?}");
 }
 

@@ -531,6 +531,7 @@ fn ctrl_c_stops_the_retries_of_a_server_that_does_not_answer() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    let asked = std::time::Instant::now();
     while proxy.faults.lock().unwrap().seen < 4 {
         assert!(asked.elapsed() < std::time::Duration::from_secs(60), "no batch was sent");
         std::thread::sleep(std::time::Duration::from_millis(20));

@@ -557,7 +557,14 @@ fn a_skip_is_said_once_while_it_lasts() {
     let said = || s.stderr.lock().unwrap().matches("skipping loop:").count();
     assert_eq!(said(), 1, "{}", s.stderr.lock().unwrap());
     std::fs::remove_file(t.path().join("loop")).unwrap();
-    std::thread::sleep(Duration::from_secs(1));
+    // A walk without it, seen by a file written after it went: a fixed
+    // wait could pass with no refresh on a loaded machine.
+    t.write("src/tick.py", "def tick_marker():\n    return 1\n");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !s.get("/search?q=tick_marker&mode=lexical").2.contains("src/tick.py") {
+        assert!(Instant::now() < deadline, "the refresh never walked: {}", s.json("/status"));
+        std::thread::sleep(Duration::from_millis(100));
+    }
     std::os::unix::fs::symlink("loop", t.path().join("loop")).unwrap();
     let deadline = Instant::now() + Duration::from_secs(20);
     while said() < 2 {
@@ -722,7 +729,10 @@ fn an_edit_during_a_fill_is_searchable_before_the_fill_ends() {
     t.write("src/airship.py", "def launch_zeppelin(crew):\n    return crew.board()\n");
     let edited = Instant::now();
     while !find("zeppelin").contains("src/airship.py") {
-        assert!(edited.elapsed() < Duration::from_secs(10), "the new file waited for the fill: {}", s.json("/status"));
+        // Seconds on a quiet machine; the bound leaves room for a loaded one
+        // (the server indexes at a lower priority), and `filling` after it
+        // is what says the edit did not wait for the fill.
+        assert!(edited.elapsed() < Duration::from_secs(60), "the new file waited for the fill: {}", s.json("/status"));
         std::thread::sleep(Duration::from_millis(100));
     }
     eprintln!("found after {:?}: {}", edited.elapsed(), s.json("/status"));
@@ -730,7 +740,7 @@ fn an_edit_during_a_fill_is_searchable_before_the_fill_ends() {
     std::fs::remove_file(t.path().join("src/airship.py")).unwrap();
     let removed = Instant::now();
     while find("zeppelin").contains("src/airship.py") {
-        assert!(removed.elapsed() < Duration::from_secs(10), "the deleted file waited for the fill");
+        assert!(removed.elapsed() < Duration::from_secs(60), "the deleted file waited for the fill");
         std::thread::sleep(Duration::from_millis(100));
     }
     eprintln!("gone after {:?}: {}", removed.elapsed(), s.json("/status"));
@@ -738,7 +748,7 @@ fn an_edit_during_a_fill_is_searchable_before_the_fill_ends() {
     // The fill resumed: its count goes on from where it was, and it ends.
     let (indexed, total) = (before["indexed"].as_u64().unwrap(), before["total"].as_u64().unwrap());
     assert!(indexed > 0 && total > indexed, "{before}");
-    let deadline = Instant::now() + Duration::from_secs(300);
+    let deadline = Instant::now() + Duration::from_secs(900);
     let mut last = indexed;
     loop {
         let status = s.json("/status");
@@ -784,7 +794,8 @@ fn an_index_removed_during_a_fill_is_made_again_at_once() {
         if status == 200 && body.contains("src/ledger") {
             break;
         }
-        assert!(removed.elapsed() < Duration::from_secs(20), "{status} after {:?}: {body}", removed.elapsed());
+        // `unfilled` below is what says it came before the fill's end.
+        assert!(removed.elapsed() < Duration::from_secs(60), "{status} after {:?}: {body}", removed.elapsed());
         std::thread::sleep(Duration::from_millis(100));
     }
     let status = s.json("/status");
@@ -821,7 +832,8 @@ fn two_servers_on_one_project_do_not_stop_each_others_fill() {
     wordy_files(&t, 150);
     let a = Server::start(&t, &["--refresh", "0.3"]);
     let b = Server::start(&t, &["--refresh", "0.3"]);
-    let deadline = Instant::now() + Duration::from_secs(240);
+    let began = Instant::now();
+    let deadline = began + Duration::from_secs(240);
     loop {
         let status = a.json("/status");
         if status["vectors"] == status["chunks"] && status["filling"] == false && status["status"] == "ready" {
@@ -831,7 +843,12 @@ fn two_servers_on_one_project_do_not_stop_each_others_fill() {
         std::thread::sleep(Duration::from_millis(200));
     }
     let waited = |s: &Server| s.stderr.lock().unwrap().matches("waiting for another index run").count();
-    assert!(waited(&a) + waited(&b) <= 2, "{}\n{}", a.stderr.lock().unwrap(), b.stderr.lock().unwrap());
+    // A server that keeps finding the other at work says so once each 30 s
+    // of it (a slow machine's fill lasts longer); the fault said it at every
+    // refresh, 0.3 s apart.
+    let allowed = 2 + began.elapsed().as_secs() as usize / 30;
+    let said = waited(&a) + waited(&b);
+    assert!(said <= allowed, "{said} > {allowed}:\n{}\n{}", a.stderr.lock().unwrap(), b.stderr.lock().unwrap());
 }
 
 /// Embedding requests past their share of the workers wait for a slot,
@@ -1518,10 +1535,10 @@ fn a_stopping_server_answers_the_requests_it_has_begun() {
             b"POST /v1/index/start HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\nConnection: close\r\n\r\n",
         )
         .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
+    std::thread::sleep(Duration::from_millis(1000));
     let pid = s.child.id().to_string();
     assert!(std::process::Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
-    std::thread::sleep(Duration::from_millis(300));
+    s.wait_stderr("shutting down");
     begun.write_all(b"{}").unwrap();
     let mut answer = String::new();
     begun.read_to_string(&mut answer).unwrap();
@@ -1783,7 +1800,9 @@ fn slow_clients_neither_starve_the_server_nor_hold_more_than_their_share() {
         })
     };
     std::thread::sleep(Duration::from_millis(500));
-    let bound = (before * 5).max(Duration::from_secs(2));
+    // Under the 5 s a starved worker's request head waits, with room for
+    // a machine other tests load.
+    let bound = (before * 5).max(Duration::from_secs(4));
     for (i, local) in ["127.0.0.1", "127.0.0.20", "127.0.0.1", "127.0.0.3"].iter().cycle().take(20).enumerate() {
         let took = timed(local);
         assert!(took < bound, "search {i} from {local} took {took:?} (alone: {before:?}) while slow clients connected");
