@@ -564,7 +564,7 @@ fn post_v1_ask_answers_with_the_response_and_refuses_bad_input() {
         (br#"{"query": "x", "root": "dangling/x"}"#, 403, "dangling/x: it leads outside"),
         (br#"{"query": "x", "root": "no/such/dir"}"#, 404, "no/such/dir: "),
         (br#"{"query": "x", "root": "src/geometry.rs/x"}"#, 404, "src/geometry.rs/x: "),
-        (br#"{"query": "x", "root": "a\u0000b"}"#, 400, "is not a path"),
+        (br#"{"query": "x", "root": "a\u0000b"}"#, 400, "root holds control characters"),
         (big.as_bytes(), 413, "the limit is 65536"),
     ] {
         let (got, text) = post(&s, body, &[auth]);

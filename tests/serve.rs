@@ -1613,6 +1613,31 @@ fn a_server_other_machines_reach_is_warned_of_once_listening() {
     assert!(stderr(&o).starts_with("vg-serve: cannot listen on 192.0.2.1:"), "{}", stderr(&o));
 }
 
+/// A port in use is said before the model loads and a `--full-index` run,
+/// not after them (minutes of indexing on a large tree); a first run that
+/// fails is said once, where it was said as a note and again as the error.
+#[test]
+fn a_port_in_use_or_a_failed_first_run_is_one_line_before_any_run() {
+    let t = sample_project();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let o = run(t.cmd("vg-serve", ".").args(["--full-index", "--port", &port]));
+    assert_code(&o, 2);
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(stderr(&o).starts_with(&format!("vg-serve: cannot listen on 127.0.0.1:{port}")), "{}", stderr(&o));
+    assert!(!t.path().join(".vecgrep/index.db").exists(), "it indexed before finding the port taken");
+    drop(taken);
+    let blocked = Tree::git();
+    blocked.write("a.py", "def f():\n    return 1\n");
+    blocked.write(".vecgrep", "not a directory\n");
+    for tool in [&["vg-serve", "--port", "0"][..], &["vg-mcp"]] {
+        let o = run(blocked.cmd(tool[0], ".").args(&tool[1..]).arg("--full-index").stdin(std::process::Stdio::null()));
+        assert_code(&o, 2);
+        assert_eq!(stderr(&o).lines().count(), 1, "{tool:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("in the way"), "{tool:?}: {}", stderr(&o));
+    }
+}
+
 /// A second server on the same root leaves the first one's running job
 /// alone: it failed it as a stopped server's, and the job then read
 /// "completed" with that failure's error beside it.

@@ -1268,7 +1268,7 @@ mod long_help_tests {
         }
         let serve = commands().into_iter().find(|c| c.get_name() == "vg-serve").unwrap();
         let help = serve.get_long_about().unwrap().to_string();
-        for quoted in [format!("capped at {}.", vecgrep::search::MAX_K), "default 120;".to_string()] {
+        for quoted in [format!("from 1 to {} (400 otherwise)", vecgrep::search::MAX_K), "default 120;".to_string()] {
             assert!(help.contains(&quoted), "vg-serve's help lacks {quoted:?}");
         }
     }

@@ -292,15 +292,22 @@ impl LiveIndex {
     /// walked, chunked and in the word index, new chunks with static vectors
     /// (`embed_all` aside), so that it takes seconds even on a cold tree;
     /// `fill` gives them the model's vectors next. `first` says whether it
-    /// is the first since the start (it is then always reported).
+    /// is the first since the start (it is then always reported). A
+    /// failure is returned, not said: the caller says it (it was said twice).
     pub fn index_once(&self, embedders: &mut EmbedderPool, first: bool) -> Result<IndexSummary> {
-        self.index_once_asked(embedders, first, false)
+        self.index_once_asked(embedders, first, false, Failure::Returned)
     }
 
     /// `index_once`, `asked` for (an index job, a request): such a run, as
     /// the first, waits for another run holding the lock, where a refresh
     /// is passed over (`passes_over_a_busy_lock`).
-    fn index_once_asked(&self, embedders: &mut EmbedderPool, first: bool, asked: bool) -> Result<IndexSummary> {
+    fn index_once_asked(
+        &self,
+        embedders: &mut EmbedderPool,
+        first: bool,
+        asked: bool,
+        failure: Failure,
+    ) -> Result<IndexSummary> {
         lock(&self.state).walked_stamp = None;
         let mut observer = LiveObserver::new(self, first, false);
         observer.asked = asked;
@@ -319,13 +326,14 @@ impl LiveIndex {
         state.progress.recomputing = None;
         state.progress.ran = true;
         drop(state);
-        self.report(result, |s| first || s.embedded > 0 || s.removed > 0 || s.pending > 0)
+        self.report(result, |s| first || s.embedded > 0 || s.removed > 0 || s.pending > 0, failure)
     }
 
     /// Give every chunk that lacks it the model's vector, file by file, in
     /// the caller's thread; what each file gets is committed at once, so an
     /// interrupted fill resumes where it stopped. It stops early at
-    /// shutdown or when a run is asked for (that run comes first).
+    /// shutdown or when a run is asked for (that run comes first). A
+    /// failure is returned for the caller to say, as `index_once`'s.
     pub fn fill(&self, embedders: &mut EmbedderPool) -> Result<Option<IndexSummary>> {
         if !self.fill_due() {
             lock(&self.state).progress.filling = false;
@@ -338,7 +346,7 @@ impl LiveIndex {
         let result = self.run(embedders, &config, &mut observer);
         // Said before the status reads it ended: a client that sees it end
         // finds its summary said.
-        let reported = self.report(result, |s| s.embedded > 0).map(Some);
+        let reported = self.report(result, |s| s.embedded > 0, Failure::Returned).map(Some);
         lock(&self.state).progress.filling = false;
         reported
     }
@@ -358,7 +366,8 @@ impl LiveIndex {
         if self.target.config.embed_all || unembedded == 0 {
             // What is left of it went with the index run (files removed).
             if let Some(so_far) = so_far {
-                let _ = self.report(Ok(IndexSummary { cancelled: false, ..so_far.summary }), |s| s.embedded > 0);
+                let summary = Ok(IndexSummary { cancelled: false, ..so_far.summary });
+                let _ = self.report(summary, |s| s.embedded > 0, Failure::Said);
             }
             lock(&self.state).progress.filling = false;
             return FillEnd::Over;
@@ -380,7 +389,7 @@ impl LiveIndex {
                 }
             }
             result => {
-                let reported = self.report(result, |s| s.embedded > 0);
+                let reported = self.report(result, |s| s.embedded > 0, Failure::Said);
                 lock(&self.state).progress.filling = false;
                 match reported {
                     Ok(_) => FillEnd::Ran,
@@ -465,11 +474,13 @@ impl LiveIndex {
     }
 
     /// Record how a run ended, and tell the user of a failure (once while it
-    /// persists) and of a run `worth_saying` says changed something.
+    /// persists, and where `failure` says so) and of a run `worth_saying`
+    /// says changed something.
     fn report(
         &self,
         result: Result<IndexSummary>,
         worth_saying: impl Fn(&IndexSummary) -> bool,
+        failure: Failure,
     ) -> Result<IndexSummary> {
         let mut state = lock(&self.state);
         match result {
@@ -487,7 +498,7 @@ impl LiveIndex {
                 let repeated = state.progress.error.as_deref() == Some(message.as_str());
                 state.progress.error = Some(message.clone());
                 drop(state);
-                if !repeated {
+                if !repeated && failure == Failure::Said {
                     (self.notes)(&format!("indexing failed: {message}"));
                 }
                 Err(e)
@@ -522,7 +533,7 @@ impl LiveIndex {
                 let (jobs, asked) = live.begin_run();
                 let began = Instant::now();
                 // A failure is in `progress` and was reported; the next round tries again.
-                let result = live.index_once_asked(&mut embedders, first, asked);
+                let result = live.index_once_asked(&mut embedders, first, asked, Failure::Said);
                 live.end_run(&jobs, &result);
                 first = false;
                 // Failures were reported and are retried at the next round;
@@ -541,7 +552,7 @@ impl LiveIndex {
             // the middle of a round is.
             let stopped_fill = lock(&live.state).fill_so_far.take();
             if let Some(so_far) = stopped_fill {
-                let _ = live.report(Ok(so_far.summary), |s| s.embedded > 0);
+                let _ = live.report(Ok(so_far.summary), |s| s.embedded > 0, Failure::Said);
             }
             live.fail_unbegun_jobs();
         })
@@ -777,6 +788,15 @@ impl IndexObserver for LiveObserver<'_> {
         self.tree_changed.set(self.tree_changed.get() || changed);
         changed
     }
+}
+
+/// Who tells the user that a run failed: the live index, in a note (its
+/// own runs, in the background), or the caller it returns the error to (a
+/// run before the server listens, which ends it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Failure {
+    Said,
+    Returned,
 }
 
 #[cfg(test)]

@@ -2,14 +2,16 @@
 //! the privacy mode and the part of the served tree it asks about, answered
 //! with the plan made of it, the hits with their reasons, an answer when
 //! one is called for, warnings and what the run did (`ask::AskResponse`).
-//! The body is read strictly: an unknown field, a field of the wrong type
-//! or an unknown privacy mode is a 400 naming it, and a root outside the
+//! The body is read strictly: an unknown field, a field given twice, a
+//! field of the wrong type, control characters in a text (as `/search`
+//! refuses them in its query string) or an unknown privacy mode is a 400
+//! naming it, and a root outside the
 //! served paths is refused (403) as vg-mcp confines its clients, one that
 //! names nothing is a 404.
 
 use serde_json::{Map, Value};
 
-use super::http::Response;
+use super::http::{holds_controls, Response};
 use super::{shown, Shared, StoreSlot};
 use crate::ask::{self, AskOptions, LiveAsk};
 use crate::live::{Refusal, RefusalKind};
@@ -66,6 +68,10 @@ fn read_body(body: &[u8]) -> Result<AskBody, String> {
         let unknown = crate::project::shown::clipped(unknown, 100);
         return Err(format!("unknown field {unknown:?}; the fields are {}", FIELDS.join(", ")));
     }
+    given_once(body)?;
+    if let Some((name, _)) = fields.iter().find(|(_, v)| v.as_str().is_some_and(holds_controls)) {
+        return Err(format!("{name} holds control characters"));
+    }
     let query = match fields.get("query") {
         Some(Value::String(q)) => q.clone(),
         Some(_) => return Err("query must be a string".into()),
@@ -79,6 +85,24 @@ fn read_body(body: &[u8]) -> Result<AskBody, String> {
         })?),
     };
     Ok(AskBody { query, privacy_mode, root: text(&fields, "root")? })
+}
+
+/// Whether each field is given once: a JSON object read as a map takes the
+/// last of a field given twice, where a filter in front may have read the
+/// first, so that the two read one request as two.
+fn given_once(body: &[u8]) -> Result<(), String> {
+    #[derive(serde::Deserialize)]
+    #[allow(dead_code)]
+    struct Once {
+        query: Option<serde::de::IgnoredAny>,
+        privacy_mode: Option<serde::de::IgnoredAny>,
+        root: Option<serde::de::IgnoredAny>,
+    }
+    serde_json::from_slice::<Once>(body).map(|_| ()).map_err(|e| {
+        let said = e.to_string();
+        let field = said.split('`').nth(1).filter(|_| said.starts_with("duplicate field"));
+        field.map_or(said.clone(), |name| format!("the field {name} is given twice"))
+    })
 }
 
 /// An optional string field; null is absent.
@@ -118,5 +142,11 @@ mod tests {
         assert_eq!(refused(r#"{"query": "x", "root": ["a"]}"#), "root must be a string");
         assert!(refused(r#"{"query": "x", "privacy_mode": "yolo"}"#).contains("privacy_mode must be one of local_only"));
         assert_eq!(refused(r#"{"query": "x", "privacy_mode": 1}"#), "privacy_mode must be a string");
+        // The last of a field given twice was read, where a filter in front may read the first.
+        assert_eq!(refused(r#"{"query": "upload", "query": "x"}"#), "the field query is given twice");
+        assert_eq!(refused(r#"{"query": "x", "root": "a", "root": null}"#), "the field root is given twice");
+        assert_eq!(refused("{\"query\": \"up\\u001b[2Jload\"}"), "query holds control characters");
+        assert_eq!(refused(r#"{"query": "x", "root": "src\u0000"}"#), "root holds control characters");
+        assert!(read_body("{\"query\": \"retry\\tuploads\\n\"}".as_bytes()).is_ok(), "tab and newline are text");
     }
 }

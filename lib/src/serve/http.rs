@@ -412,10 +412,16 @@ pub(super) fn percent_decode(s: &str, plus_is_space: bool) -> Result<String, Str
         }
     }
     let text = String::from_utf8(out).map_err(|_| format!("percent-encoding in {:?} is not UTF-8", shown(s)))?;
-    if text.chars().any(|c| c.is_control() && c != '\t' && c != '\n') {
+    if holds_controls(&text) {
         return Err(format!("control characters in {:?}", shown(s)));
     }
     Ok(text)
+}
+
+/// Whether a request's text holds control characters other than tab and
+/// newline, which no question or path of a request needs (ESC, NUL).
+pub(super) fn holds_controls(text: &str) -> bool {
+    text.chars().any(|c| c.is_control() && c != '\t' && c != '\n')
 }
 
 /// A value the request sent, as an error repeats it (`super::shown`).

@@ -162,6 +162,7 @@ pub fn serve(
     if let Some(said) = crate::search::capped_top_k_note(target.config.top_k) {
         events.note(&said);
     }
+    let address = reserve(settings.addr).with_context(|| format!("cannot listen on {}", settings.addr))?;
     let notes = Arc::clone(&events);
     let mut serving = fail_stopped_jobs(&target, &*events);
     let live = LiveIndex::new(target, Arc::clone(&shutdown), Box::new(move |m| notes.note(m)));
@@ -197,7 +198,7 @@ pub fn serve(
         embedding_slots: SlowSlots::share_of(settings.workers.max(1), 2),
         ask_slots: SlowSlots::share_of(settings.workers.max(1), 4),
     });
-    let listener = TcpListener::bind(settings.addr).with_context(|| format!("cannot listen on {}", settings.addr))?;
+    let listener = listen(address).with_context(|| format!("cannot listen on {}", settings.addr))?;
     let local = listener.local_addr().context("cannot read the listening address")?;
     shared.events.listening(&format!("http://{local}"))?;
     let indexer =
@@ -313,6 +314,25 @@ fn work_loop(shared: &Shared, queue: &Mutex<mpsc::Receiver<Work>>) {
                 });
         let _ = work.reply.send(response);
     }
+}
+
+/// The server's address, bound before the model loads and a `--full-index`
+/// run: a port in use, or an address not this machine's, was said only
+/// after them (minutes of indexing on a large tree). Bound, not listened
+/// on: a client meanwhile is refused, as before, not kept waiting.
+fn reserve(addr: SocketAddr) -> std::io::Result<socket2::Socket> {
+    let socket = socket2::Socket::new(socket2::Domain::for_address(addr), socket2::Type::STREAM, None)?;
+    // As the standard library's bind: a port a stopped server left in
+    // TIME_WAIT is taken again at once.
+    socket.set_reuse_address(true)?;
+    socket.bind(&addr.into())?;
+    Ok(socket)
+}
+
+/// Listen on the address `reserve` bound.
+fn listen(socket: socket2::Socket) -> std::io::Result<TcpListener> {
+    socket.listen(1024)?;
+    Ok(socket.into())
 }
 
 /// The longest a stopping server waits for the requests it is answering.
