@@ -943,6 +943,39 @@ fn a_name_of_both_a_tag_and_a_branch_takes_the_tag_and_says_so() {
     let shas: Vec<&str> =
         stats[0]["revisions"].as_array().unwrap().iter().map(|r| r["sha"].as_str().unwrap()).collect();
     assert!(shas.contains(&tag.as_str()) && shas.contains(&branch.as_str()), "{shas:?}");
+    // Forgetting it forgets the tag's, said so: it was dropped unsaid.
+    let o = run(tree.cmd("vg-index", "").args(["--forget", "v1"]));
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains(&said), "{}", stderr(&o));
+    assert!(stderr(&o).contains(&format!("forgot revision v1 ({})", &tag[..12])), "{}", stderr(&o));
+}
+
+/// A commit missing from a whole clone is damage, said as such: a search
+/// at `HEAD~2` read "has 2 ancestors … out of range", blaming the history's
+/// length, and vg-log "could not be found".
+#[test]
+fn a_commit_missing_from_the_repository_is_said_to_be_damage() {
+    let tree = two_releases();
+    for i in 0..3 {
+        tree.write("later.py", &format!("def later():\n    return {i}\n"));
+        commit_all(&tree, &format!("later {i}"));
+    }
+    let lost = git(&tree, &["rev-parse", "HEAD~2"]);
+    std::fs::remove_file(tree.path().join(".git/objects").join(&lost[..2]).join(&lost[2..])).unwrap();
+    let damage = format!("object {lost} is missing from the repository, which is damaged");
+    for args in [&["--rev", "HEAD~2", "later"][..], &["--rev", "HEAD~4", "later"], &["--log", "later"]] {
+        let o = run(tree.cmd("vecgrep", "").args(args));
+        assert_code(&o, 2);
+        assert_eq!(stderr(&o).lines().count(), 1, "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(&damage), "{args:?}: {}", stderr(&o));
+    }
+    // What the lost commit does not stand between is searched; a name past
+    // the start of a whole history is no damage.
+    let o = run(tree.cmd("vecgrep", "").args(["--rev", "HEAD~1", "--threshold", "-1", "later"]));
+    assert_code(&o, 0);
+    let o = run(two_releases().cmd("vecgrep", "").args(["--rev", "HEAD~5", "later"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("out of range") && !stderr(&o).contains("damaged"), "{}", stderr(&o));
 }
 
 /// `--skip-outside-root` under `--rev` and `--log` skips as in the working

@@ -202,6 +202,9 @@ fn report_tree_run(
 /// `--forget`: drop a revision's index.
 fn forget(spec: &str, inv: &Invocation) -> anyhow::Result<u8> {
     let sha = vecgrep::history::revision_to_forget(&inv.root, spec)?;
+    if let Some(said) = vecgrep::history::tag_taken_note(&inv.root, spec, &sha) {
+        note(TOOL, inv.config.quiet, &said);
+    }
     let Some(_lock) = wait_for_write_lock(TOOL, &inv.root, inv.config.quiet)? else { return Ok(EXIT_INTERRUPTED) };
     if !store::forget_revision(&inv.root, &sha)? {
         return Err(anyhow::anyhow!("revision {spec} ({}) has no index", &sha[..12]));

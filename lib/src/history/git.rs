@@ -228,6 +228,11 @@ impl GitRepo {
             // (they touched nothing, and a PATH or a subdirectory's root
             // never found the only commit of a `--depth 1` clone).
             Some(p) if !self.repo.has_object(p) && self.repo.is_shallow().unwrap_or(false) => None,
+            // Any other clone lacking a parent is damaged: "could not be
+            // found" did not say so.
+            Some(p) if !self.repo.has_object(p) => {
+                return Err(anyhow!("cannot read the parent of {sha}: {}", missing_object(p)));
+            }
             Some(p) => Some(
                 self.repo
                     .find_commit(p)
@@ -420,6 +425,22 @@ impl GitRepo {
         (tag != branch).then_some(branch)
     }
 
+    /// The first parent missing on the first-parent line from `from`, the
+    /// commit a `~N` counted from; None where the line ends at a root.
+    fn missing_first_parent(&self, from: &str) -> Option<gix::ObjectId> {
+        let mut id = self.repo.rev_parse_single(from).ok()?.detach();
+        // Bounded: a replacement (`git replace`) can make a line a loop.
+        for _ in 0..100_000 {
+            let object = self.repo.find_object(id).ok()?;
+            let parent = *super::loose::parse(&object.data).parents.first()?;
+            if !self.repo.has_object(parent) {
+                return Some(parent);
+            }
+            id = parent;
+        }
+        None
+    }
+
     /// Why `spec` names no commit: ambiguous, unknown, a branch without
     /// commits, or what git met on the way (a commit it cannot read, an
     /// object missing from a damaged repository).
@@ -450,6 +471,14 @@ impl GitRepo {
             return anyhow!(
                 "revision {said:?} reaches past the commits this shallow clone holds (git fetch --unshallow fetches the rest)"
             );
+        }
+        // A parent missing from a whole clone ends the first-parent line
+        // there, which gix reports as a history too short.
+        let counted_from = words.split_once("Commit ").and_then(|(_, rest)| rest.split_whitespace().next());
+        if let Some(missing) =
+            counted_from.filter(|_| words.contains("ancestors")).and_then(|c| self.missing_first_parent(c))
+        {
+            return anyhow!("cannot resolve revision {said:?}: {}", missing_object(missing));
         }
         anyhow!("cannot resolve revision {said:?}: {}", crate::project::shown::clipped(&words, 300))
     }
@@ -710,6 +739,12 @@ fn ambiguous(e: &gix::Error) -> Option<usize> {
         }
         _ => None,
     }
+}
+
+/// What a damaged repository lacks, said as damage: git's "could not be
+/// found" and gix's count of ancestors blamed the name or the history.
+fn missing_object(id: gix::ObjectId) -> String {
+    format!("object {id} is missing from the repository, which is damaged (git fsck says what else is)")
 }
 
 #[cfg(test)]

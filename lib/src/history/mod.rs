@@ -27,7 +27,9 @@ pub use label::{
     forget_label, index_label, indexed_label, labels, resolve_label, Label, LabelCommit, LabelRun, LabelState,
 };
 pub use rank::{search_log, CommitHit, LogQuery, MatchedLine, Pieces, MAX_MATCHED_LINES};
-pub use revision::{check_model, index_revision, indexed_revision, revision_to_forget, unwritten_note, RevisionRun};
+pub use revision::{
+    check_model, index_revision, indexed_revision, revision_to_forget, tag_taken_note, unwritten_note, RevisionRun,
+};
 
 /// A commit's author date as ISO 8601 with the author's offset
 /// (`2024-05-01T14:03:00+02:00`). A commit may say anything: an offset

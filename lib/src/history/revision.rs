@@ -45,12 +45,8 @@ pub fn index_revision(
             _ => return Err(unknown(e, &stored, spec)),
         },
     };
-    if let Some(branch) = repo.branch_beside_tag(spec) {
-        obs.note(&format!(
-            "{spec} names a tag and a branch; the tag's commit {} is taken, as git takes it (the branch's is {}: name it heads/{spec})",
-            &sha[..12],
-            &branch[..12]
-        ));
+    if let Some(said) = tag_taken(&repo, spec, &sha) {
+        obs.note(&said);
     }
     // Or a shared one another checkout made whole, whatever marks this one
     // has (a run of its own refused left one): a checkout that may not
@@ -349,6 +345,21 @@ pub fn revision_to_forget(project: &ProjectRoot, spec: &str) -> Result<String> {
         );
     }
     Ok(sha)
+}
+
+/// What to say when `spec` names a tag and a branch of another commit, and
+/// `sha`, the tag's, is taken: `--forget` dropped the tag's index unsaid.
+pub fn tag_taken_note(project: &ProjectRoot, spec: &str, sha: &str) -> Option<String> {
+    tag_taken(&GitRepo::open(&project.path).ok()?, spec, sha)
+}
+
+fn tag_taken(repo: &GitRepo, spec: &str, sha: &str) -> Option<String> {
+    let branch = repo.branch_beside_tag(spec)?;
+    Some(format!(
+        "{spec} names a tag and a branch; the tag's commit {} is taken, as git takes it (the branch's is {}: name it heads/{spec})",
+        &sha[..12.min(sha.len())],
+        &branch[..12]
+    ))
 }
 
 /// A revision is one repository's; a catalog's projects are searched at a
