@@ -147,6 +147,6 @@ mod tests {
         assert_eq!(refused(r#"{"query": "x", "root": "a", "root": null}"#), "the field root is given twice");
         assert_eq!(refused("{\"query\": \"up\\u001b[2Jload\"}"), "query holds control characters");
         assert_eq!(refused(r#"{"query": "x", "root": "src\u0000"}"#), "root holds control characters");
-        assert!(read_body("{\"query\": \"retry\\tuploads\\n\"}".as_bytes()).is_ok(), "tab and newline are text");
+        assert!(read_body("{\"query\": \"retry\\tuploads\\r\\n\"}".as_bytes()).is_ok(), "tab and line ends are text");
     }
 }

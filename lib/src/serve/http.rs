@@ -419,9 +419,10 @@ pub(super) fn percent_decode(s: &str, plus_is_space: bool) -> Result<String, Str
 }
 
 /// Whether a request's text holds control characters other than tab and
-/// newline, which no question or path of a request needs (ESC, NUL).
+/// line ends, which no question or path of a request needs (ESC, NUL). A
+/// carriage return is a line's end as a Windows client pastes it.
 pub(super) fn holds_controls(text: &str) -> bool {
-    text.chars().any(|c| c.is_control() && c != '\t' && c != '\n')
+    text.chars().any(|c| c.is_control() && !matches!(c, '\t' | '\n' | '\r'))
 }
 
 /// A value the request sent, as an error repeats it (`super::shown`).

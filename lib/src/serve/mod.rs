@@ -320,17 +320,32 @@ fn work_loop(shared: &Shared, queue: &Mutex<mpsc::Receiver<Work>>) {
 /// run: a port in use, or an address not this machine's, was said only
 /// after them (minutes of indexing on a large tree). Bound, not listened
 /// on: a client meanwhile is refused, as before, not kept waiting.
+///
+/// Bound without SO_REUSEADDR first: two sockets that both set it may bind
+/// one port while neither listens, so a second server reserving it meanwhile
+/// got it, and this one failed after its run. Only a port that a stopped
+/// server's connections hold (TIME_WAIT) is then bound with it, as the
+/// standard library's bind does, so that a server restarts at once
+/// (`listen` sets it on the others).
 fn reserve(addr: SocketAddr) -> std::io::Result<socket2::Socket> {
+    match bind_only(addr, false) {
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => bind_only(addr, true),
+        bound => bound,
+    }
+}
+
+fn bind_only(addr: SocketAddr, reuse_address: bool) -> std::io::Result<socket2::Socket> {
     let socket = socket2::Socket::new(socket2::Domain::for_address(addr), socket2::Type::STREAM, None)?;
-    // As the standard library's bind: a port a stopped server left in
-    // TIME_WAIT is taken again at once.
-    socket.set_reuse_address(true)?;
+    socket.set_reuse_address(reuse_address)?;
     socket.bind(&addr.into())?;
     Ok(socket)
 }
 
-/// Listen on the address `reserve` bound.
+/// Listen on the address `reserve` bound. SO_REUSEADDR is set now, not
+/// while the port is only reserved: the connections accepted take it on, so
+/// that those left in TIME_WAIT when the server stops let the next one bind.
 fn listen(socket: socket2::Socket) -> std::io::Result<TcpListener> {
+    socket.set_reuse_address(true)?;
     socket.listen(1024)?;
     Ok(socket.into())
 }
@@ -608,6 +623,27 @@ fn started<T>(spawned: std::io::Result<std::thread::JoinHandle<T>>) -> Result<()
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A second server reserving a port another reserved (neither
+    /// listening yet, both in a `--full-index` run) took it, and the first
+    /// failed after its run; a port freed with connections in TIME_WAIT is
+    /// taken again at once.
+    #[test]
+    fn a_reserved_port_is_not_reserved_again_and_a_freed_one_is() {
+        let first = reserve("127.0.0.1:0".parse().unwrap()).unwrap();
+        let addr = first.local_addr().unwrap().as_socket().unwrap();
+        let again = reserve(addr).map(|_| ()).unwrap_err();
+        assert_eq!(again.kind(), std::io::ErrorKind::AddrInUse, "{again}");
+        let listener = listen(first).unwrap();
+        let client = TcpStream::connect(addr).unwrap();
+        let (served, _) = listener.accept().unwrap();
+        // The server's side closes first, so its end of the connection waits.
+        drop(served);
+        drop(client);
+        drop(listener);
+        let restarted = reserve(addr).and_then(listen);
+        assert!(restarted.is_ok(), "{restarted:?}");
+    }
 
     #[test]
     fn a_token_that_would_turn_authentication_off_or_refuse_everyone_is_refused() {
