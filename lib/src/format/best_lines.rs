@@ -112,7 +112,10 @@ pub(super) fn best_lines_of(hit: &HitRecord, text: &str, max: usize) -> Vec<usiz
     let mut picked: Vec<usize> = scored.into_iter().take(max.max(1)).map(|(_, i)| i).collect();
     if picked.is_empty() {
         let not_blank = |i: &usize| !lines[*i].trim().is_empty();
-        if let Some(i) = (0..lines.len()).filter(of_best).find(not_blank).or_else(|| (0..lines.len()).find(not_blank)) {
+        let says_something = |i: &usize| says_something(lines[*i]);
+        let first = |of: &dyn Fn(&usize) -> bool| (0..lines.len()).filter(of_best).find(of);
+        let any = || (0..lines.len()).find(not_blank);
+        if let Some(i) = first(&says_something).or_else(|| first(&not_blank)).or_else(any) {
             picked.push(i);
         }
     }
@@ -125,6 +128,15 @@ pub(super) fn best_lines_of(hit: &HitRecord, text: &str, max: usize) -> Vec<usiz
     }
     out.dedup();
     out
+}
+
+/// Whether a line says more than how code around it is marked or closed:
+/// not an attribute or decorator (`#[inline]`, `@property`), and not only
+/// brackets and punctuation. A hit sharing no word with the query is shown
+/// by its first such line, which names what it is.
+fn says_something(line: &str) -> bool {
+    let line = line.trim();
+    !line.starts_with("#[") && !line.starts_with('@') && line.chars().any(char::is_alphanumeric)
 }
 
 /// The query's identifiers, lower-cased: its words written as code writes
@@ -198,5 +210,9 @@ mod tests {
         assert_eq!(best_lines(&joined(serde_json::json!({"best_start_line": 4, "best_end_line": 9})), 1), [1]);
         // A best chunk sharing no word shows its first line that is not blank.
         assert_eq!(best_lines(&joined(serde_json::json!({"best_start_line": 2, "best_end_line": 3})), 1), [2]);
+        // Nor an attribute or only brackets, where a line says what it is.
+        let marked = "    }\n\n    #[inline]\n    pub fn as_str(&self) -> &str {\n        &self.0\n    }\n";
+        assert_eq!(best_lines(&hit(marked, "what is held"), 1), [4]);
+        assert_eq!(best_lines(&hit("}\n#[inline]\n", "what is held"), 1), [1], "else the first that is not blank");
     }
 }
