@@ -131,12 +131,25 @@ pub(super) fn best_lines_of(hit: &HitRecord, text: &str, max: usize) -> Vec<usiz
 }
 
 /// Whether a line says more than how code around it is marked or closed:
-/// not an attribute or decorator (`#[inline]`, `@property`), and not only
-/// brackets and punctuation. A hit sharing no word with the query is shown
-/// by its first such line, which names what it is.
+/// not an attribute or decorator (`#[inline]`, `@property`,
+/// `@app.route("/up")`), and not only brackets and punctuation. A hit
+/// sharing no word with the query is shown by its first such line, which
+/// names what it is.
 fn says_something(line: &str) -> bool {
     let line = line.trim();
-    !line.starts_with("#[") && !line.starts_with('@') && line.chars().any(char::is_alphanumeric)
+    !line.starts_with("#[")
+        && !line.starts_with("#![")
+        && !is_annotation(line)
+        && line.chars().any(char::is_alphanumeric)
+}
+
+/// `@name` or `@name(...)` alone on its line: a decorator or annotation,
+/// not Ruby's `@count = 0` or Objective-C's `@interface Cache`, which say
+/// what they are.
+fn is_annotation(line: &str) -> bool {
+    let Some(rest) = line.strip_prefix('@') else { return false };
+    let after = rest.trim_start_matches(|c: char| c.is_alphanumeric() || matches!(c, '_' | '.' | ':'));
+    after.len() < rest.len() && (after.is_empty() || after.starts_with('(') && after.ends_with(')'))
 }
 
 /// The query's identifiers, lower-cased: its words written as code writes
@@ -214,5 +227,10 @@ mod tests {
         let marked = "    }\n\n    #[inline]\n    pub fn as_str(&self) -> &str {\n        &self.0\n    }\n";
         assert_eq!(best_lines(&hit(marked, "what is held"), 1), [4]);
         assert_eq!(best_lines(&hit("}\n#[inline]\n", "what is held"), 1), [1], "else the first that is not blank");
+        let decorated = "@app.route(\"/up\")\n@login_required\ndef upload():\n";
+        assert_eq!(best_lines(&hit(decorated, "what is held"), 1), [3]);
+        for says in ["@interface Cache : NSObject", "@count = 0", "@media screen {"] {
+            assert_eq!(best_lines(&hit(&format!("@Override\n{says}\n"), "what is held"), 1), [2], "{says}");
+        }
     }
 }
