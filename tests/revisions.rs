@@ -405,7 +405,8 @@ fn forgetting_a_revision_removes_its_index_and_bad_revisions_are_one_line() {
     {
         let o = run(tree.cmd("vg-index", "").args(["--rev", spec]));
         assert_code(&o, 2);
-        assert!(stderr(&o).contains(says) && stderr(&o).contains("could not be found"), "{}", stderr(&o));
+        let damage = "is missing from the repository, which is damaged";
+        assert!(stderr(&o).contains(says) && stderr(&o).contains(damage), "{}", stderr(&o));
     }
 }
 
@@ -729,6 +730,44 @@ fn a_shallow_clone_reads_the_history_it_has_and_refuses_what_it_lacks() {
     let o = run(shallow.cmd("vg-index", "clone").args(["--rev", "HEAD~1"]));
     assert_code(&o, 2);
     assert!(stderr(&o).contains("reaches past the commits this shallow clone holds"), "{}", stderr(&o));
+    // A commit missing inside the history it holds is damage, not its
+    // boundary: vg-log stored the child as adding every file.
+    for i in 0..2 {
+        full.write("more.py", &format!("def more():\n    return {i}\n"));
+        commit_all(&full, &format!("more {i}"));
+    }
+    let deeper = shallow.path().join("deeper");
+    let out = std::process::Command::new("git")
+        .args(["clone", "-q", "--no-local", "--depth", "3", &url, deeper.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let unpacked = Tree::bare();
+    for pack in std::fs::read_dir(deeper.join(".git/objects/pack")).unwrap() {
+        let pack = pack.unwrap().path();
+        let kept = unpacked.path().join(pack.file_name().unwrap());
+        std::fs::rename(&pack, &kept).unwrap();
+        if kept.extension().is_some_and(|e| e == "pack") {
+            let input = std::fs::File::open(&kept).unwrap();
+            let unpack = std::process::Command::new("git")
+                .args(["unpack-objects", "-q"])
+                .current_dir(&deeper)
+                .stdin(input)
+                .status();
+            assert!(unpack.unwrap().success());
+        }
+    }
+    let lost = git(&shallow, &["-C", "deeper", "rev-parse", "HEAD~1"]);
+    std::fs::remove_file(deeper.join(".git/objects").join(&lost[..2]).join(&lost[2..])).unwrap();
+    for args in [&["--rev", "HEAD~1", "retry"][..], &["--log", "--threshold", "-1", "retry"]] {
+        let o = run(shallow.cmd("vecgrep", "deeper").args(args));
+        assert_code(&o, 2);
+        assert!(
+            stderr(&o).contains(&format!("object {lost} is missing from the repository")),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    }
 }
 
 /// A short sha that several objects' ids begin with is said to be
@@ -976,6 +1015,30 @@ fn a_commit_missing_from_the_repository_is_said_to_be_damage() {
     let o = run(two_releases().cmd("vecgrep", "").args(["--rev", "HEAD~5", "later"]));
     assert_code(&o, 2);
     assert!(stderr(&o).contains("out of range") && !stderr(&o).contains("damaged"), "{}", stderr(&o));
+    // A branch's own commit missing, and a commit cut short.
+    let side = git(&tree, &["rev-parse", "HEAD~1"]);
+    git(&tree, &["branch", "side", &side]);
+    let object = |sha: &str| tree.path().join(".git/objects").join(&sha[..2]).join(&sha[2..]);
+    std::fs::remove_file(object(&side)).unwrap();
+    let o = run(tree.cmd("vecgrep", "").args(["--rev", "side", "later"]));
+    assert!(
+        stderr(&o).contains(&format!("object {side} is missing from the repository, which is damaged")),
+        "{}",
+        stderr(&o)
+    );
+    let cut_short = two_releases();
+    for i in 0..2 {
+        cut_short.write("later.py", &format!("def later():\n    return {i}\n"));
+        commit_all(&cut_short, &format!("later {i}"));
+    }
+    let parent = git(&cut_short, &["rev-parse", "HEAD~1"]);
+    let object = cut_short.path().join(".git/objects").join(&parent[..2]).join(&parent[2..]);
+    let whole = std::fs::read(&object).unwrap();
+    std::fs::set_permissions(&object, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+    std::fs::write(&object, &whole[..20]).unwrap();
+    let o = run(cut_short.cmd("vecgrep", "").args(["--rev", "HEAD~3", "later"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains(&format!("object {parent} cannot be read")), "{}", stderr(&o));
 }
 
 /// `--skip-outside-root` under `--rev` and `--log` skips as in the working

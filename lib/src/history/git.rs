@@ -227,19 +227,19 @@ impl GitRepo {
             // have: as git log reads them, each added every file it holds
             // (they touched nothing, and a PATH or a subdirectory's root
             // never found the only commit of a `--depth 1` clone).
-            Some(p) if !self.repo.has_object(p) && self.repo.is_shallow().unwrap_or(false) => None,
-            // Any other clone lacking a parent is damaged: "could not be
-            // found" did not say so.
-            Some(p) if !self.repo.has_object(p) => {
-                return Err(anyhow!("cannot read the parent of {sha}: {}", missing_object(p)));
+            Some(p) if !self.repo.has_object(p) && self.at_shallow_boundary(&commit.id) => None,
+            Some(p) => {
+                // A parent missing anywhere else is damage (a shallow clone's
+                // too, inside the history it holds): "could not be found" did
+                // not say so, and a shallow clone's diff took every file as
+                // new. Found, it may be another's replacement (`git replace`).
+                let parent = self.repo.find_commit(p).map_err(|e| match self.repo.has_object(p) {
+                    true => anyhow::Error::from(e),
+                    false => anyhow!(missing_object(p)),
+                });
+                let tree = parent.and_then(|c| c.tree().map_err(anyhow::Error::from));
+                Some(tree.map_err(|e| self.tree_lacking(e, format!("cannot read the parent of {sha}")))?)
             }
-            Some(p) => Some(
-                self.repo
-                    .find_commit(p)
-                    .map_err(anyhow::Error::from)
-                    .and_then(|c| c.tree().map_err(anyhow::Error::from))
-                    .map_err(|e| self.tree_lacking(e, format!("cannot read the parent of {sha}")))?,
-            ),
             None => None,
         };
         let changes = self
@@ -378,7 +378,9 @@ impl GitRepo {
             return Err(anyhow!("{said:?} seeks a commit by its message; name the revision (a branch, tag or sha)"));
         }
         let id = self.repo.rev_parse_single(spec).map_err(|e| self.unresolved(spec, &e))?;
-        let object = id.object().with_context(|| format!("cannot read revision {said:?}"))?;
+        // A ref naming a commit the repository lacks, or cannot read: damage.
+        let object =
+            id.object().map_err(|_| anyhow!("cannot read revision {said:?}: {}", bad_object(self, id.detach())))?;
         let commit = object.peel_to_commit().map_err(|_| anyhow!("revision {said:?} does not name a commit"))?;
         Ok(self.read_in_place_of(commit.id.to_string()))
     }
@@ -425,20 +427,31 @@ impl GitRepo {
         (tag != branch).then_some(branch)
     }
 
-    /// The first parent missing on the first-parent line from `from`, the
-    /// commit a `~N` counted from; None where the line ends at a root.
-    fn missing_first_parent(&self, from: &str) -> Option<gix::ObjectId> {
+    /// Where the first-parent line from `from` (the commit a `~N` counted
+    /// from) breaks: the commit whose first parent is missing, and that
+    /// parent, or a commit that cannot be read; None where it ends at a root.
+    fn broken_first_parent(&self, from: &str) -> Option<LineBreak> {
         let mut id = self.repo.rev_parse_single(from).ok()?.detach();
+        let mut child = None;
         // Bounded: a replacement (`git replace`) can make a line a loop.
         for _ in 0..100_000 {
-            let object = self.repo.find_object(id).ok()?;
-            let parent = *super::loose::parse(&object.data).parents.first()?;
-            if !self.repo.has_object(parent) {
-                return Some(parent);
+            // Found as git finds it: a replaced commit's replacement.
+            match self.repo.find_object(id) {
+                Ok(object) => {
+                    child = Some(id);
+                    id = *super::loose::parse(&object.data).parents.first()?;
+                }
+                Err(_) if self.repo.has_object(id) => return Some(LineBreak::Unreadable(id)),
+                Err(_) => return Some(LineBreak::Missing { child: child?, parent: id }),
             }
-            id = parent;
         }
         None
+    }
+
+    /// Whether `id` is a commit whose parents this shallow clone was made
+    /// without (listed in `.git/shallow`): only theirs are missing by design.
+    fn at_shallow_boundary(&self, id: &gix::oid) -> bool {
+        self.repo.shallow_commits().ok().flatten().is_some_and(|commits| commits.iter().any(|c| c.as_ref() == id))
     }
 
     /// Why `spec` names no commit: ambiguous, unknown, a branch without
@@ -466,19 +479,43 @@ impl GitRepo {
             return anyhow!("unknown revision {said:?}");
         }
         let words = innermost_words(e);
-        // gix counts a shallow clone's boundary commit as having no parent.
-        if words.contains("ancestors") && self.repo.is_shallow().unwrap_or(false) {
-            return anyhow!(
-                "revision {said:?} reaches past the commits this shallow clone holds (git fetch --unshallow fetches the rest)"
-            );
+        // An object a name leads through that the repository lacks (gix
+        // names it in a few ways: `with id X`, `object_id="X"`).
+        let full_id = |token: &&str| matches!(token.len(), 40 | 64) && token.chars().all(|c| c.is_ascii_hexdigit());
+        let lacked = words.contains("could not be found").then(|| {
+            words
+                .split(|c: char| !c.is_ascii_alphanumeric())
+                .find(full_id)
+                .and_then(|id| gix::ObjectId::from_hex(id.as_bytes()).ok())
+        });
+        if let Some(id) = lacked.flatten() {
+            return anyhow!("cannot resolve revision {said:?}: {}", bad_object(self, id));
         }
-        // A parent missing from a whole clone ends the first-parent line
-        // there, which gix reports as a history too short.
+        // A parent missing, or a commit unreadable, ends the first-parent
+        // line there, which gix reports as a history too short: by design
+        // only at a shallow clone's boundary (gix counts its commits as
+        // having no parent), damage anywhere else.
         let counted_from = words.split_once("Commit ").and_then(|(_, rest)| rest.split_whitespace().next());
-        if let Some(missing) =
-            counted_from.filter(|_| words.contains("ancestors")).and_then(|c| self.missing_first_parent(c))
-        {
-            return anyhow!("cannot resolve revision {said:?}: {}", missing_object(missing));
+        if words.contains("ancestors") {
+            let shallow = self.repo.is_shallow().unwrap_or(false);
+            let past_shallow = || {
+                anyhow!(
+                    "revision {said:?} reaches past the commits this shallow clone holds (git fetch --unshallow fetches the rest)"
+                )
+            };
+            match counted_from.and_then(|c| self.broken_first_parent(c)) {
+                Some(LineBreak::Missing { child, .. }) if shallow && self.at_shallow_boundary(&child) => {
+                    return past_shallow()
+                }
+                Some(LineBreak::Missing { parent, .. }) => {
+                    return anyhow!("cannot resolve revision {said:?}: {}", missing_object(parent))
+                }
+                Some(LineBreak::Unreadable(id)) => {
+                    return anyhow!("cannot resolve revision {said:?}: {}", unreadable_object(id))
+                }
+                None if shallow => return past_shallow(),
+                None => {}
+            }
         }
         anyhow!("cannot resolve revision {said:?}: {}", crate::project::shown::clipped(&words, 300))
     }
@@ -745,6 +782,25 @@ fn ambiguous(e: &gix::Error) -> Option<usize> {
 /// found" and gix's count of ancestors blamed the name or the history.
 fn missing_object(id: gix::ObjectId) -> String {
     format!("object {id} is missing from the repository, which is damaged (git fsck says what else is)")
+}
+
+/// An object the repository has and cannot read (cut short, corrupt).
+fn unreadable_object(id: gix::ObjectId) -> String {
+    format!("object {id} cannot be read, so the repository is damaged (git fsck says what else is)")
+}
+
+/// `id`, which a name led to and which cannot be read: missing or not.
+fn bad_object(repo: &GitRepo, id: gix::ObjectId) -> String {
+    match repo.repo.has_object(id) {
+        true => unreadable_object(id),
+        false => missing_object(id),
+    }
+}
+
+/// Where a first-parent line breaks (`GitRepo::broken_first_parent`).
+enum LineBreak {
+    Missing { child: gix::ObjectId, parent: gix::ObjectId },
+    Unreadable(gix::ObjectId),
 }
 
 #[cfg(test)]
