@@ -314,6 +314,39 @@ fn the_first_search_answers_while_indexing_and_says_how_far_it_is() {
     assert_eq!(later["results"][0]["file"], "src/upload.py");
 }
 
+/// The progress an `index` call hears is of the run it waits for: the
+/// numbers of one that ended before the call were its first news ("40 of
+/// 40 files", before the run began), and counted again beside the run's.
+#[test]
+fn an_index_calls_progress_is_of_the_run_it_waits_for() {
+    let t = Tree::git();
+    let body = |i: usize, n: usize| -> String {
+        (0..n)
+            .map(|j| {
+                format!("def step_{i}_{j}(value):\n    \"\"\"Step {j} of stage {i}.\"\"\"\n    return value + {j}\n\n")
+            })
+            .collect()
+    };
+    for i in 0..40 {
+        t.write(&format!("stage{i:02}.py"), &body(i, 1));
+    }
+    let grown: Vec<Value> = (0..40)
+        .map(|i| json!({"op": "write", "path": t.path().join(format!("stage{i:02}.py")), "text": body(i, 12)}))
+        .collect();
+    let mut steps = vec![json!({"op": "call", "tool": "index", "args": {}})];
+    steps.extend(grown);
+    steps.push(json!({"op": "call", "tool": "index", "args": {"wait_seconds": 300}, "progress": true}));
+    let r = session(&t, "handshake", &["vg-mcp", "--full", "--refresh", "3600"], Value::Array(steps));
+    let last = r.last().unwrap();
+    assert_eq!(structured(last)["status"], "completed", "{last}");
+    let progress = last["progress"].as_array().unwrap();
+    assert!(!progress.is_empty(), "{last}");
+    for news in progress {
+        assert_eq!(news["total"].as_f64(), Some(40.0), "only the run waited for counts: {progress:?}");
+    }
+    assert!(progress[0]["progress"].as_f64().unwrap() < 40.0, "the last run's end was news: {progress:?}");
+}
+
 /// A search after the server's index run failed says the run failed: it
 /// said "nothing under the served paths was admitted", and an agent
 /// looked for its mistake in the paths.
@@ -334,6 +367,34 @@ fn a_search_after_a_failed_run_says_the_run_failed() {
     let note = structured(&r[2])["note"].as_str().unwrap_or_default().to_string();
     assert!(note.contains("the last index run failed") && !note.contains("admitted"), "{:?}", r[1]);
     assert_eq!(note.matches("the last index run failed").count(), 1, "said once: {note}");
+}
+
+/// Served paths that admit no file are said so though the index holds
+/// other paths' files (an earlier run's): the note went by the whole
+/// index's count, and an agent read the empty result as "no such code".
+#[test]
+fn paths_that_admit_nothing_are_said_so_beside_other_paths_files() {
+    let t = Tree::git();
+    t.write("src/upload.py", "def retry_upload():\n    return 1\n");
+    std::fs::create_dir_all(t.path().join("assets")).unwrap();
+    std::fs::write(t.path().join("assets/logo.bin"), b"\0\x01\x02").unwrap();
+    assert_code(&run(t.cmd("vg-index", ".").stdout(Stdio::null())), 0);
+    let r = session(
+        &t,
+        "handshake",
+        &["vg-mcp", "assets"],
+        json!([
+            {"op": "call", "tool": "index", "args": {}},
+            search(json!({"query": "retry upload"})),
+            {"op": "call", "tool": "ask", "args": {"query": "retry upload"}},
+        ]),
+    );
+    let said = "nothing under them was admitted";
+    let found = structured(&r[2]);
+    assert!(found["results"].as_array().unwrap().is_empty(), "{found}");
+    assert!(found["note"].as_str().unwrap_or_default().contains(said), "{found}");
+    let warnings = structured(&r[3])["warnings"].to_string();
+    assert!(warnings.contains(said), "{warnings}");
 }
 
 #[test]
@@ -403,6 +464,56 @@ fn it_exits_within_30_s_when_the_client_leaves_during_an_ask_that_hangs() {
     assert_code(&out, 0);
     assert!(took < Duration::from_secs(30), "exited {took:?} after stdin closed");
     assert!(took > Duration::from_secs(18), "gave up on the ask it owed at once ({took:?})");
+}
+
+/// A client that reads none of its answers: past the answers the server
+/// owes at once, it reads no more of the client's input (it read on and
+/// kept every answer: 1.8 GB in 90 s), and a signal still ends it within
+/// mcp.md's bound (its write and last flush blocked, it ran on until the
+/// client read).
+#[test]
+fn a_client_that_reads_no_answers_is_read_no_further_and_a_signal_still_ends_it() {
+    let t = sample_project();
+    let mut child =
+        t.cmd("vg-mcp", ".").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let sent = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = std::sync::Arc::clone(&sent);
+    let writer = std::thread::spawn(move || {
+        let mut send = |line: Value| std::io::Write::write_all(&mut stdin, format!("{line}\n").as_bytes());
+        send(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}))?;
+        send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
+        // Far more answers than a pipe holds (64 KiB), none of them read.
+        for id in 1..20_000 {
+            send(json!({"jsonrpc": "2.0", "id": id, "method": "ping"}))?;
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+        Ok::<(), std::io::Error>(())
+    });
+    let still = |n: usize| {
+        std::thread::sleep(Duration::from_secs(3));
+        n == sent.load(std::sync::atomic::Ordering::SeqCst)
+    };
+    let mut stalled = false;
+    for _ in 0..20 {
+        let before = sent.load(std::sync::atomic::Ordering::SeqCst);
+        if still(before) {
+            stalled = true;
+            break;
+        }
+    }
+    let taken = sent.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(stalled && taken < 19_999, "the server read on: {taken} pings taken");
+    assert!(std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap().success());
+    let signalled = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(signalled.elapsed() < Duration::from_secs(60), "still running 60 s after SIGTERM");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(signalled.elapsed() < Duration::from_secs(25), "ended {:?} after SIGTERM", signalled.elapsed());
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    assert!(writer.join().unwrap().is_err(), "the pipe to a server gone is closed");
 }
 
 /// Asks waiting on a chat model that never answers, cancelled or not,

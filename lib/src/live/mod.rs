@@ -260,6 +260,14 @@ impl LiveIndex {
         Scope { prefixes: self.target.scope_names(), files: narrowed.then(|| (*files).clone()) }
     }
 
+    /// Whether `store` holds no file a search of the served paths may
+    /// return, though it may hold other paths' (an earlier run's). False
+    /// when the index cannot be read: that is said apart.
+    pub fn holds_no_served_file(&self, store: &dyn IndexReader) -> bool {
+        let scope = self.scope();
+        store.files(false).is_ok_and(|files| !files.keys().any(|path| scope.admits(path)))
+    }
+
     /// The files the last walk admitted, and the errors it met; before any
     /// run has walked, a walk of its own, kept until a run's replaces it:
     /// searched in the meantime, the index's entries went unfiltered, and a

@@ -116,11 +116,15 @@ pub(super) async fn run_and_wait(
         if Instant::now() >= deadline || ctx.ct.is_cancelled() || client_gone.load(Ordering::SeqCst) {
             return Ok(IndexOutput::running());
         }
-        if let Some(token) = &progress_token {
+        // Only of a run at work: one that ended before the call left its
+        // numbers, sent as the call's progress ("40 of 40 files" before the
+        // run asked for began).
+        let progress = live.progress();
+        if let Some(token) = progress_token.as_ref().filter(|_| progress.indexing) {
             if last_progress.is_none_or(|at| at.elapsed() >= PROGRESS_EVERY) {
                 last_progress = Some(Instant::now());
                 // A client that stopped listening does not stop the run.
-                if let Some(news) = told.news(&live.progress(), token) {
+                if let Some(news) = told.news(&progress, token) {
                     let _ = ctx.peer.notify_progress(news).await;
                 }
             }

@@ -72,15 +72,17 @@ impl Tools {
         let live = self.searcher.live();
         let plan = args.plan(live, &live.target.config)?;
         self.first_run_grace();
-        let (searched, status) = self.with_store(|store| {
+        let (searched, status, none_served) = self.with_store(|store| {
             let searched =
                 self.searcher.search_noted(store, &plan.request(&args.query, self.searcher.expand(&args.query)));
-            (searched, live.status(store))
+            let found_none = searched.as_ref().is_ok_and(|s| s.hits.is_empty());
+            let none_served = found_none && store.as_deref().is_some_and(|s| live.holds_no_served_file(s));
+            (searched, live.status(store), none_served)
         });
         let Searched { mut hits, note: model_note } = searched.map_err(|e| format!("search failed: {e:#}"))?;
         crate::search::explain(&args.query, &mut hits);
         let index = IndexProgress::of(&status);
-        let index_note = index_note(live, &index, status.files, true);
+        let index_note = index_note(live, &index, status.files == 0 || none_served, true);
         let note = match (model_note, index_note) {
             (Some(model), Some(index)) => Some(format!("{model}. {index}")),
             (model, index) => model.or(index),
@@ -94,15 +96,18 @@ impl Tools {
         let scope = crate::live::confine(live, &args.paths)?;
         self.first_run_grace();
         let options = AskOptions::for_request(args.privacy_mode.map(Into::into), &live.target.config);
-        let (asked, status) = self.with_store(|store| {
+        let (asked, status, none_served) = self.with_store(|store| {
             let status = live.status(store);
+            let none_served = store.as_deref().is_some_and(|s| live.holds_no_served_file(s));
             let mut searcher = LiveAsk { searcher: &self.searcher, store, scope };
-            (crate::ask::ask(&args.query, &live.target.root, &live.target.config, &options, &mut searcher), status)
+            let asked = crate::ask::ask(&args.query, &live.target.root, &live.target.config, &options, &mut searcher);
+            (asked, status, none_served)
         });
         let mut response = asked.map_err(|e| format!("ask failed: {e:#}"))?;
         // As a search says it: an answer from a partial index, or none,
         // read as "no such code" to an agent.
-        response.warnings.extend(index_note(live, &IndexProgress::of(&status), status.files, false));
+        let holds_none = status.files == 0 || none_served;
+        response.warnings.extend(index_note(live, &IndexProgress::of(&status), holds_none, false));
         Ok(response)
     }
 
@@ -115,8 +120,14 @@ impl Tools {
 /// index is not the whole of the served paths: this server's run is
 /// building it (another process's run is the search's own note,
 /// `search_noted`), its last run failed (said by `search_noted` too when
-/// `failure_said`: a search's note said it twice), or it holds no file.
-fn index_note(live: &crate::live::LiveIndex, index: &IndexProgress, files: u64, failure_said: bool) -> Option<String> {
+/// `failure_said`: a search's note said it twice), or it holds no file of
+/// the served paths (`holds_none`).
+fn index_note(
+    live: &crate::live::LiveIndex,
+    index: &IndexProgress,
+    holds_none: bool,
+    failure_said: bool,
+) -> Option<String> {
     let progress = live.progress();
     let own_run = progress.indexing || !progress.ran;
     if let Some(note) = own_run.then(|| index.note(progress.ran)).flatten() {
@@ -125,7 +136,9 @@ fn index_note(live: &crate::live::LiveIndex, index: &IndexProgress, files: u64, 
     if let Some(error) = progress.error {
         return (!failure_said).then(|| crate::live::failed_run_note(&error));
     }
-    (files == 0).then(|| "the index holds no files: nothing under the served paths was admitted".into())
+    // Not by the whole index's count: files of other paths (an earlier
+    // run's) kept the note from a server of paths that admit none.
+    holds_none.then(|| "the index holds no files of the served paths: nothing under them was admitted".into())
 }
 
 /// The MCP server: the tools behind rmcp's router.

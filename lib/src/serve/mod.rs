@@ -321,12 +321,12 @@ fn work_loop(shared: &Shared, queue: &Mutex<mpsc::Receiver<Work>>) {
 /// after them (minutes of indexing on a large tree). Bound, not listened
 /// on: a client meanwhile is refused, as before, not kept waiting.
 ///
-/// Bound without SO_REUSEADDR first: two sockets that both set it may bind
-/// one port while neither listens, so a second server reserving it meanwhile
-/// got it, and this one failed after its run. Only a port that a stopped
-/// server's connections hold (TIME_WAIT) is then bound with it, as the
-/// standard library's bind does, so that a server restarts at once
-/// (`listen` sets it on the others).
+/// Held without SO_REUSEADDR: two sockets that both have it may bind one
+/// port while neither listens, so a second server reserving it meanwhile
+/// got it, and this one failed after its run. A port that a stopped
+/// server's connections hold (TIME_WAIT) is bound with it, as the standard
+/// library's bind does, so that a server restarts at once, and it is then
+/// taken off until `listen`.
 fn reserve(addr: SocketAddr) -> std::io::Result<socket2::Socket> {
     match bind_only(addr, false) {
         Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => bind_only(addr, true),
@@ -338,6 +338,7 @@ fn bind_only(addr: SocketAddr, reuse_address: bool) -> std::io::Result<socket2::
     let socket = socket2::Socket::new(socket2::Domain::for_address(addr), socket2::Type::STREAM, None)?;
     socket.set_reuse_address(reuse_address)?;
     socket.bind(&addr.into())?;
+    socket.set_reuse_address(false)?;
     Ok(socket)
 }
 
@@ -641,8 +642,11 @@ mod tests {
         drop(served);
         drop(client);
         drop(listener);
-        let restarted = reserve(addr).and_then(listen);
-        assert!(restarted.is_ok(), "{restarted:?}");
+        let restarted = reserve(addr).unwrap();
+        // Reserved past the TIME_WAIT, it is no one else's either.
+        let again = reserve(addr).map(|_| ()).unwrap_err();
+        assert_eq!(again.kind(), std::io::ErrorKind::AddrInUse, "{again}");
+        assert!(listen(restarted).is_ok());
     }
 
     #[test]
