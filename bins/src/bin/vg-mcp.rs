@@ -74,17 +74,23 @@ const AFTER_SIGNAL: Duration = Duration::from_secs(20);
 /// of stdout (it ran on after EOF and SIGTERM until the client read).
 fn end_when_held_up(shutdown: Arc<AtomicBool>, input_ended: Arc<AtomicBool>, quiet: bool) {
     let watch = move || {
-        let allowed = loop {
+        let (allowed, after) = loop {
             if input_ended.load(Ordering::SeqCst) {
-                break AFTER_INPUT;
+                break (AFTER_INPUT, "the end of input");
             }
             if shutdown.load(Ordering::SeqCst) {
-                break AFTER_SIGNAL;
+                break (AFTER_SIGNAL, "the signal");
             }
             std::thread::sleep(Duration::from_millis(100));
         };
         std::thread::sleep(allowed);
-        note(TOOL, quiet, "ending with answers unwritten: the client reads none of them");
+        // A write to a client that reads nothing, most often; or a tool's
+        // work that does not stop in time.
+        let said = format!(
+            "ending {} s after {after}, with work still held up (answers the client has not read?)",
+            allowed.as_secs()
+        );
+        note(TOOL, quiet, &said);
         vecgrep_bins::app::end_now(EXIT_FOUND);
     };
     // Without it the server still serves; only a stuck end goes unbounded.

@@ -450,15 +450,16 @@ where
                     // this future cannot cut off in the middle of the line.
                     let writer = Arc::clone(&self.writer);
                     self.answering.retain(|answer| !answer.is_finished());
-                    // A client flooding lines it reads no answer to waits
-                    // for the oldest. Cancel-safe: the handle stays until done.
-                    if self.answering.len() >= MOST_ANSWERS_OWED {
-                        let _ = (&mut self.answering[0]).await;
-                        self.answering.remove(0);
-                    }
                     self.answering.push(tokio::spawn(async move {
                         let _ = write_message(&writer, &error).await;
                     }));
+                    // A client flooding lines it reads no answer to waits for
+                    // the oldest. Cancel-safe: every answer is in hand first,
+                    // and a handle stays until its write is done.
+                    while self.answering.len() > MOST_ANSWERS_OWED {
+                        let _ = (&mut self.answering[0]).await;
+                        self.answering.remove(0);
+                    }
                 }
                 Screened::Nothing => {}
             }
