@@ -730,6 +730,10 @@ fn a_shallow_clone_reads_the_history_it_has_and_refuses_what_it_lacks() {
     let o = run(shallow.cmd("vg-index", "clone").args(["--rev", "HEAD~1"]));
     assert_code(&o, 2);
     assert!(stderr(&o).contains("reaches past the commits this shallow clone holds"), "{}", stderr(&o));
+    // `^` names the missing parent itself: as far past, not damage.
+    let o = run(shallow.cmd("vg-index", "clone").args(["--rev", "HEAD^"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("reaches past the commits this shallow clone holds"), "{}", stderr(&o));
     // A commit missing inside the history it holds is damage, not its
     // boundary: vg-log stored the child as adding every file.
     for i in 0..2 {

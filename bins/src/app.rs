@@ -89,7 +89,7 @@ fn end_process(code: u8) -> ! {
 /// End the process with `code` at once, as a signal would: no exit
 /// handler runs and nothing buffered is written.
 #[allow(unsafe_code)]
-pub fn end_now(code: u8) -> ! {
+fn end_now(code: u8) -> ! {
     // SAFETY: `_exit` ends the process and touches no memory of ours.
     unsafe { libc::_exit(i32::from(code)) }
 }

@@ -46,53 +46,14 @@ fn main() {
         vecgrep::project::check_walk_options(&inv.root, &walk)?;
         let events = Arc::new(Events { quiet: inv.config.quiet });
         let index_embedders = embedder_pool(&inv.config);
-        let input_ended = Arc::new(AtomicBool::new(false));
-        end_when_held_up(Arc::clone(&shutdown), Arc::clone(&input_ended), inv.config.quiet);
         vecgrep::mcp::serve_stdio(
             Target { root: inv.root, paths: inv.paths, walk, config: inv.config },
             Duration::from_secs_f64(cli.refresh),
             query_embedder,
             index_embedders,
             shutdown,
-            input_ended,
             events,
         )?;
         Ok(EXIT_FOUND)
     })
-}
-
-/// How long after the end of input the process may take to end: mcp.md
-/// promises 30 s, whatever a tool still waits on.
-const AFTER_INPUT: Duration = Duration::from_secs(29);
-
-/// How long after a signal: the index run stops after the file in hand.
-const AFTER_SIGNAL: Duration = Duration::from_secs(20);
-
-/// End the process once it outlives the end of input or a signal by what
-/// mcp.md allows: a write to a client that reads none of its answers
-/// blocks for good, and with it the end of the session and the last flush
-/// of stdout (it ran on after EOF and SIGTERM until the client read).
-fn end_when_held_up(shutdown: Arc<AtomicBool>, input_ended: Arc<AtomicBool>, quiet: bool) {
-    let watch = move || {
-        let (allowed, after) = loop {
-            if input_ended.load(Ordering::SeqCst) {
-                break (AFTER_INPUT, "the end of input");
-            }
-            if shutdown.load(Ordering::SeqCst) {
-                break (AFTER_SIGNAL, "the signal");
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        };
-        std::thread::sleep(allowed);
-        // A write to a client that reads nothing, most often; or a tool's
-        // work that does not stop in time.
-        let said = format!(
-            "ending {} s after {after}, with work still held up (answers the client has not read?)",
-            allowed.as_secs()
-        );
-        note(TOOL, quiet, &said);
-        vecgrep_bins::app::end_now(EXIT_FOUND);
-    };
-    // Without it the server still serves; only a stuck end goes unbounded.
-    let _ = std::thread::Builder::new().name("end-watch".into()).spawn(watch);
 }

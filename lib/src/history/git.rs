@@ -379,8 +379,7 @@ impl GitRepo {
         }
         let id = self.repo.rev_parse_single(spec).map_err(|e| self.unresolved(spec, &e))?;
         // A ref naming a commit the repository lacks, or cannot read: damage.
-        let object =
-            id.object().map_err(|_| anyhow!("cannot read revision {said:?}: {}", bad_object(self, id.detach())))?;
+        let object = id.object().map_err(|_| self.lacking(&said, "read", id.detach()))?;
         let commit = object.peel_to_commit().map_err(|_| anyhow!("revision {said:?} does not name a commit"))?;
         Ok(self.read_in_place_of(commit.id.to_string()))
     }
@@ -448,6 +447,27 @@ impl GitRepo {
         None
     }
 
+    /// Why a name that led to `id` cannot be read: past a shallow clone's
+    /// boundary (a parent of a commit it was made without the parents of,
+    /// as `HEAD^` of a `--depth 1` clone), or damage.
+    fn lacking(&self, said: &str, verb: &str, id: gix::ObjectId) -> anyhow::Error {
+        if !self.repo.has_object(id) && self.past_shallow_boundary(id) {
+            return anyhow!(
+                "revision {said:?} reaches past the commits this shallow clone holds (git fetch --unshallow fetches the rest)"
+            );
+        }
+        anyhow!("cannot {verb} revision {said:?}: {}", bad_object(self, id))
+    }
+
+    /// Whether `id` is a parent of a commit this shallow clone was made
+    /// without the parents of: missing by design.
+    fn past_shallow_boundary(&self, id: gix::ObjectId) -> bool {
+        let Ok(Some(boundary)) = self.repo.shallow_commits() else { return false };
+        boundary.iter().any(|commit| {
+            self.repo.find_object(*commit).is_ok_and(|o| super::loose::parse(&o.data).parents.contains(&id))
+        })
+    }
+
     /// Whether `id` is a commit whose parents this shallow clone was made
     /// without (listed in `.git/shallow`): only theirs are missing by design.
     fn at_shallow_boundary(&self, id: &gix::oid) -> bool {
@@ -489,7 +509,7 @@ impl GitRepo {
                 .and_then(|id| gix::ObjectId::from_hex(id.as_bytes()).ok())
         });
         if let Some(id) = lacked.flatten() {
-            return anyhow!("cannot resolve revision {said:?}: {}", bad_object(self, id));
+            return self.lacking(&said, "resolve", id);
         }
         // A parent missing, or a commit unreadable, ends the first-parent
         // line there, which gix reports as a history too short: by design

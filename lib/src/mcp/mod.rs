@@ -43,16 +43,13 @@ pub trait McpEvents: Send + Sync {
 
 /// Serve MCP on stdin/stdout until the client closes stdin or `shutdown`
 /// is set (a signal). With `config.full_index`, the index is brought up to
-/// date before the first message is read. `input_ended` is set when the
-/// client's input ends: the answers still owed are then written within
-/// mcp.md's 30 s or not at all, which a caller may hold the process to.
+/// date before the first message is read.
 pub fn serve_stdio(
     target: Target,
     refresh: Duration,
     query_embedder: LazyEmbedder,
     mut index_embedders: EmbedderPool,
     shutdown: Arc<AtomicBool>,
-    input_ended: Arc<AtomicBool>,
     events: Arc<dyn McpEvents>,
 ) -> Result<()> {
     let full_index = target.config.full_index;
@@ -67,7 +64,7 @@ pub fn serve_stdio(
         live.index_once(&mut index_embedders, true)?;
         live.fill(&mut index_embedders)?;
     }
-    let unanswered = Arc::new(transport::Unanswered::new(input_ended));
+    let unanswered = Arc::new(transport::Unanswered::default());
     let tools = Arc::new(Tools::new(Searcher::new(Arc::clone(&live), query_embedder), Arc::clone(&unanswered)));
     let preload = Arc::clone(&tools);
     let model_events = Arc::clone(&events);

@@ -164,17 +164,8 @@ pub(super) struct ScreenedLines<R, W> {
 #[derive(Default)]
 pub(super) struct Unanswered {
     ids: std::sync::Mutex<Vec<RequestId>>,
-    /// Shared with whoever ends the process: mcp.md promises an exit
-    /// within 30 s of the end of input, whatever is still waited on.
-    pub(super) client_gone: Arc<std::sync::atomic::AtomicBool>,
+    pub(super) client_gone: std::sync::atomic::AtomicBool,
 }
-
-/// The most requests passed to the SDK and not yet answered (at work, or
-/// answered and not yet written), and the most error answers unwritten:
-/// past them no more input is read until some are. A client that reads
-/// none of its answers made the server read on and keep every one (425 KB
-/// a search of k = 1000; 1.8 GB in 90 s).
-const MOST_ANSWERS_OWED: usize = 128;
 
 /// The longest the end of input waits for answers still owed: mcp.md
 /// promises an exit within 30 s, and after this wait the SDK gives a
@@ -184,24 +175,9 @@ const MOST_ANSWERS_OWED: usize = 128;
 /// machine.
 const ANSWERS_OWED_WAIT: std::time::Duration = std::time::Duration::from_secs(22);
 
-/// The longest `close` waits to flush what is written.
-const CLOSE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
-
 impl Unanswered {
-    /// None owed yet; `client_gone` is set when the client's input ends.
-    pub(super) fn new(client_gone: Arc<std::sync::atomic::AtomicBool>) -> Unanswered {
-        Unanswered { ids: Default::default(), client_gone }
-    }
-
     fn ids(&self) -> std::sync::MutexGuard<'_, Vec<RequestId>> {
         self.ids.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Until fewer than `MOST_ANSWERS_OWED` answers are owed. Cancel-safe.
-    async fn room(&self) {
-        while self.ids().len() >= MOST_ANSWERS_OWED {
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
     }
 
     /// Note what passes to the SDK: a request is owed an answer, a
@@ -231,15 +207,13 @@ impl Unanswered {
 
     /// The client has closed its side: wait until every request passed is
     /// answered (a tool that waits answers at once, told by `client_gone`),
-    /// or `ANSWERS_OWED_WAIT` has passed; its end, which the rest of the
-    /// end of input keeps to as well.
-    async fn wait(&self) -> tokio::time::Instant {
+    /// or `ANSWERS_OWED_WAIT` has passed.
+    async fn wait(&self) {
         self.client_gone.store(true, std::sync::atomic::Ordering::SeqCst);
         let deadline = tokio::time::Instant::now() + ANSWERS_OWED_WAIT;
         while !self.ids().is_empty() && tokio::time::Instant::now() < deadline {
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         }
-        deadline
     }
 }
 
@@ -414,16 +388,11 @@ where
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
-            self.unanswered.room().await;
             let Some(line) = self.next_line().await else {
                 // Cancel-safe: dropped and called again, it waits again.
-                let deadline = self.unanswered.wait().await;
-                // An answer a client that reads none never takes is given up.
+                self.unanswered.wait().await;
                 while let Some(answer) = self.answering.last_mut() {
-                    if tokio::time::timeout_at(deadline, answer).await.is_err() {
-                        self.answering.drain(..).for_each(|a| a.abort());
-                        break;
-                    }
+                    let _ = answer.await;
                     self.answering.pop();
                 }
                 return None;
@@ -453,24 +422,14 @@ where
                     self.answering.push(tokio::spawn(async move {
                         let _ = write_message(&writer, &error).await;
                     }));
-                    // A client flooding lines it reads no answer to waits for
-                    // the oldest. Cancel-safe: every answer is in hand first,
-                    // and a handle stays until its write is done.
-                    while self.answering.len() > MOST_ANSWERS_OWED {
-                        let _ = (&mut self.answering[0]).await;
-                        self.answering.remove(0);
-                    }
                 }
                 Screened::Nothing => {}
             }
         }
     }
 
-    /// A flush that a client reading nothing keeps from ending is given up
-    /// after a while: the process was to exit.
     async fn close(&mut self) -> Result<(), Self::Error> {
-        let flushed = tokio::time::timeout(CLOSE_WAIT, async { self.writer.lock().await.flush().await }).await;
-        flushed.unwrap_or(Ok(()))
+        self.writer.lock().await.flush().await
     }
 }
 
