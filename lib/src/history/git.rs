@@ -452,9 +452,7 @@ impl GitRepo {
     /// as `HEAD^` of a `--depth 1` clone), or damage.
     fn lacking(&self, said: &str, verb: &str, id: gix::ObjectId) -> anyhow::Error {
         if !self.repo.has_object(id) && self.past_shallow_boundary(id) {
-            return anyhow!(
-                "revision {said:?} reaches past the commits this shallow clone holds (git fetch --unshallow fetches the rest)"
-            );
+            return past_shallow_clone(said);
         }
         anyhow!("cannot {verb} revision {said:?}: {}", bad_object(self, id))
     }
@@ -518,14 +516,9 @@ impl GitRepo {
         let counted_from = words.split_once("Commit ").and_then(|(_, rest)| rest.split_whitespace().next());
         if words.contains("ancestors") {
             let shallow = self.repo.is_shallow().unwrap_or(false);
-            let past_shallow = || {
-                anyhow!(
-                    "revision {said:?} reaches past the commits this shallow clone holds (git fetch --unshallow fetches the rest)"
-                )
-            };
             match counted_from.and_then(|c| self.broken_first_parent(c)) {
                 Some(LineBreak::Missing { child, .. }) if shallow && self.at_shallow_boundary(&child) => {
-                    return past_shallow()
+                    return past_shallow_clone(&said)
                 }
                 Some(LineBreak::Missing { parent, .. }) => {
                     return anyhow!("cannot resolve revision {said:?}: {}", missing_object(parent))
@@ -533,7 +526,7 @@ impl GitRepo {
                 Some(LineBreak::Unreadable(id)) => {
                     return anyhow!("cannot resolve revision {said:?}: {}", unreadable_object(id))
                 }
-                None if shallow => return past_shallow(),
+                None if shallow => return past_shallow_clone(&said),
                 None => {}
             }
         }
@@ -802,6 +795,13 @@ fn ambiguous(e: &gix::Error) -> Option<usize> {
 /// found" and gix's count of ancestors blamed the name or the history.
 fn missing_object(id: gix::ObjectId) -> String {
     format!("object {id} is missing from the repository, which is damaged (git fsck says what else is)")
+}
+
+/// A name that reaches past what a shallow clone holds, which is no damage.
+fn past_shallow_clone(said: &str) -> anyhow::Error {
+    anyhow!(
+        "revision {said:?} reaches past the commits this shallow clone holds (git fetch --unshallow fetches the rest)"
+    )
 }
 
 /// An object the repository has and cannot read (cut short, corrupt).

@@ -98,9 +98,11 @@ impl Tools {
         let options = AskOptions::for_request(args.privacy_mode.map(Into::into), &live.target.config);
         let (asked, status, none_served) = self.with_store(|store| {
             let status = live.status(store);
-            let none_served = store.as_deref().is_some_and(|s| live.holds_no_served_file(s));
             let mut searcher = LiveAsk { searcher: &self.searcher, store, scope };
             let asked = crate::ask::ask(&args.query, &live.target.root, &live.target.config, &options, &mut searcher);
+            // As a search: the index's files read only for an answer without hits.
+            let found_none = asked.as_ref().is_ok_and(|r| r.hits.is_empty());
+            let none_served = found_none && store.as_deref().is_some_and(|s| live.holds_no_served_file(s));
             (asked, status, none_served)
         });
         let mut response = asked.map_err(|e| format!("ask failed: {e:#}"))?;
