@@ -16,6 +16,7 @@ mod index;
 mod install;
 mod log;
 mod mcp;
+mod mcp_flow;
 mod modes;
 mod pg;
 mod pick;

@@ -11,15 +11,19 @@
 //! it can. `tools.rs` holds the tools, `args.rs` the search's arguments and
 //! answer, `run.rs` the `index` tool's wait, `transport.rs` the lines read
 //! and written (a malformed message answered as JSON-RPC says), `turns.rs`
-//! how many searches run at once; what a client's paths may reach is
-//! `live::confine`'s.
+//! how many searches run at once, `owed.rs` the answers owed and the bound
+//! on them, `held.rs` the lines read past that bound, `writer.rs` stdout's
+//! own thread; what a client's paths may reach is `live::confine`'s.
 
 mod args;
 mod cut;
+mod held;
+mod owed;
 mod run;
 mod tools;
 mod transport;
 mod turns;
+mod writer;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -64,7 +68,11 @@ pub fn serve_stdio(
         live.index_once(&mut index_embedders, true)?;
         live.fill(&mut index_embedders)?;
     }
-    let unanswered = Arc::new(transport::Unanswered::default());
+    let unanswered = Arc::new(owed::Unanswered::default());
+    let stdout = writer::stdout_handle().context("cannot open stdout")?;
+    let writer = writer::LineWriter::spawn(stdout, Arc::clone(&unanswered))
+        .context("cannot start the thread that writes answers")?;
+    let writer = Arc::new(writer);
     let tools = Arc::new(Tools::new(Searcher::new(Arc::clone(&live), query_embedder), Arc::clone(&unanswered)));
     let preload = Arc::clone(&tools);
     let model_events = Arc::clone(&events);
@@ -83,23 +91,31 @@ pub fn serve_stdio(
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let served = runtime.block_on(serve_until_closed(VecgrepServer::new(tools), unanswered, &shutdown));
+    let transport = transport::stdio(unanswered, Arc::clone(&writer));
+    let served = runtime.block_on(serve_until_closed(VecgrepServer::new(tools), transport, &shutdown));
     shutdown.store(true, Ordering::SeqCst);
     // The indexer stops after the file in hand; what it wrote is committed.
     let _ = indexer.join();
     runtime.shutdown_timeout(Duration::from_secs(1));
+    writer.wait_written(LAST_LINES_STALL);
     drop(kept_past_the_runtime);
     served
 }
 
+/// How long the answers still unwritten as the process ends wait for a
+/// client that has taken no byte of them: one that reads gets them all,
+/// one that stopped reading (at the end of input, waited for already)
+/// lets the process end.
+const LAST_LINES_STALL: Duration = Duration::from_secs(3);
+
 /// Serve until the client leaves or `shutdown` is set.
 async fn serve_until_closed(
     server: VecgrepServer,
-    unanswered: Arc<transport::Unanswered>,
+    transport: transport::ScreenedLines<tokio::io::Stdin>,
     shutdown: &AtomicBool,
 ) -> Result<()> {
     let running = tokio::select! {
-        started = server.serve(transport::stdio(unanswered)) => match started {
+        started = server.serve(transport) => match started {
             Ok(running) => running,
             // The client left before the handshake ended: nothing to serve.
             Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),

@@ -13,8 +13,8 @@ use rmcp::service::RequestContext;
 use rmcp::{tool, tool_handler, tool_router, Json, RoleServer, ServerHandler};
 
 use super::args::{AskArgs, IndexProgress, McpHit, SearchArgs, SearchOutput, StatusArgs};
+use super::owed::Unanswered;
 use super::run::{run_and_wait, IndexArgs, IndexOutput};
-use super::transport::Unanswered;
 use super::turns::{Turns, ASKS_AT_WORK, CALLS_AT_WORK};
 use crate::ask::{AskOptions, AskResponse, LiveAsk};
 use crate::live::{lock, LiveStatus, Searched, Searcher, StoreSlot};

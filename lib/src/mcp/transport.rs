@@ -19,9 +19,12 @@ use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::RoleServer;
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::Mutex;
+use std::time::Instant;
+use tokio::io::{AsyncBufReadExt, BufReader};
 
+use super::held::{self, Held};
+use super::owed::{self, Unanswered};
+use super::writer::LineWriter;
 use crate::project::shown::clipped;
 
 /// Longest message read; a longer line is not read whole (a request is
@@ -138,83 +141,31 @@ fn answer(code: ErrorCode, message: String, id: Option<RequestId>) -> Screened {
     Screened::Answer(Box::new(ServerJsonRpcMessage::error(ErrorData::new(code, message, None), id)))
 }
 
-/// The transport: lines read from `reader` are screened; messages and
-/// answers are written to `writer` a whole line at a time.
-pub(super) struct ScreenedLines<R, W> {
+/// The transport: lines read from `reader` are screened and passed to the
+/// SDK while the answers owed leave room (`Unanswered::has_room`); past
+/// that they wait here, as read, so that input is always read (a
+/// cancellation, the end of input) while a client that reads none of its
+/// answers holds no more of them than the bound. Answers go to `writer`.
+pub(super) struct ScreenedLines<R> {
     reader: BufReader<R>,
-    writer: Arc<Mutex<W>>,
+    writer: Arc<LineWriter>,
     /// The line read so far. The SDK drops a `receive` whenever another of
     /// its futures is ready first, so a partly read line waits here.
     partial: Vec<u8>,
     /// The line in hand is longer than `MAX_LINE_BYTES`: read on to its end.
     oversized: bool,
-    /// Errors being written; the end of input waits for them, so that a
-    /// client that sends its last line and closes gets every answer.
-    answering: Vec<tokio::task::JoinHandle<()>>,
+    /// Lines read and not yet passed on, oldest first.
+    held: Held,
+    /// The first of them, screened, waiting for room.
+    next: Option<Screened>,
+    /// When the input ended, if it has.
+    input_ended: Option<Instant>,
     /// The SDK has begun a session (`begins_session`). Before that it ends
     /// the server on any message but a request, so those are dropped here.
     in_session: bool,
     /// Requests passed to the SDK and not yet answered: at the end of
-    /// input, the end waits for their answers (`Unanswered::wait`).
+    /// input, the end waits for their answers.
     unanswered: Arc<Unanswered>,
-}
-
-/// Requests the SDK has and has not answered, and whether the client has
-/// closed its side, which tells a waiting tool (`index`) to answer now.
-#[derive(Default)]
-pub(super) struct Unanswered {
-    ids: std::sync::Mutex<Vec<RequestId>>,
-    pub(super) client_gone: std::sync::atomic::AtomicBool,
-}
-
-/// The longest the end of input waits for answers still owed: mcp.md
-/// promises an exit within 30 s, and after this wait the SDK gives a
-/// handler still at work 5 s more to answer (`QuitReason::Closed`'s drain)
-/// and the runtime 1 s to stop (`serve_stdio`). A 30 s wait here exited
-/// after 36 s; the two seconds to spare are the process's own end, on a busy
-/// machine.
-const ANSWERS_OWED_WAIT: std::time::Duration = std::time::Duration::from_secs(22);
-
-impl Unanswered {
-    fn ids(&self) -> std::sync::MutexGuard<'_, Vec<RequestId>> {
-        self.ids.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Note what passes to the SDK: a request is owed an answer, a
-    /// cancellation lifts the debt (MCP: a cancelled request is not answered).
-    fn passed(&self, message: &ClientJsonRpcMessage) {
-        match message {
-            ClientJsonRpcMessage::Request(request) => self.ids().push(request.id.clone()),
-            ClientJsonRpcMessage::Notification(n) => {
-                if let ClientNotification::CancelledNotification(c) = &n.notification {
-                    self.ids().retain(|id| Some(id) != c.params.request_id.as_ref());
-                }
-            }
-            _ => {}
-        }
-    }
-
-    fn answered(&self, message: &ServerJsonRpcMessage) {
-        let id = match message {
-            ServerJsonRpcMessage::Response(r) => Some(&r.id),
-            ServerJsonRpcMessage::Error(e) => e.id.as_ref(),
-            _ => None,
-        };
-        if let Some(id) = id {
-            self.ids().retain(|owed| owed != id);
-        }
-    }
-
-    /// The client has closed its side: wait until every request passed is
-    /// answered (a tool that waits answers at once, told by `client_gone`),
-    /// or `ANSWERS_OWED_WAIT` has passed.
-    async fn wait(&self) {
-        self.client_gone.store(true, std::sync::atomic::Ordering::SeqCst);
-        let deadline = tokio::time::Instant::now() + ANSWERS_OWED_WAIT;
-        while !self.ids().is_empty() && tokio::time::Instant::now() < deadline {
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
-    }
 }
 
 /// Whether the SDK begins a session with `message`: an `initialize`
@@ -238,21 +189,110 @@ fn begins_session(message: &ClientJsonRpcMessage) -> bool {
     }
 }
 
-impl<R, W> ScreenedLines<R, W>
+impl<R> ScreenedLines<R>
 where
     R: tokio::io::AsyncRead + Unpin + Send,
-    W: AsyncWrite + Unpin + Send + 'static,
 {
-    pub(super) fn new(reader: R, writer: W, unanswered: Arc<Unanswered>) -> Self {
+    pub(super) fn new(reader: R, writer: Arc<LineWriter>, unanswered: Arc<Unanswered>) -> Self {
         ScreenedLines {
             reader: BufReader::new(reader),
-            writer: Arc::new(Mutex::new(writer)),
+            writer,
             partial: Vec::new(),
             oversized: false,
-            answering: Vec::new(),
+            held: Held::default(),
+            next: None,
+            input_ended: None,
             in_session: false,
             unanswered,
         }
+    }
+
+    /// Take a line read: held in its turn, but for a cancellation, which
+    /// passes at once (it drops the request it names if that is still
+    /// held, and would come too late behind what is held).
+    fn take(&mut self, line: Line) -> Option<ClientJsonRpcMessage> {
+        let keys = held::keys_of(&line);
+        let cancels = keys.as_ref().is_some_and(|k| k.id.is_none() && k.method.as_deref() == Some(CANCELLED));
+        if !cancels {
+            self.held.push(line, keys.and_then(|k| k.id));
+            return None;
+        }
+        let Screened::Message(message) = screen(line.bytes()) else { return None };
+        if let ClientJsonRpcMessage::Notification(n) = &*message {
+            if let ClientNotification::CancelledNotification(c) = &n.notification {
+                if let Some(id) = &c.params.request_id {
+                    self.drop_held(id);
+                }
+            }
+        }
+        self.pass(message)
+    }
+
+    /// Drop the request `id` if it is still held, never to be answered.
+    fn drop_held(&mut self, id: &RequestId) {
+        if let Some(Screened::Message(next)) = &self.next {
+            if matches!(&**next, ClientJsonRpcMessage::Request(r) if &r.id == id) {
+                self.next = None;
+                return;
+            }
+        }
+        self.held.cancel(id);
+    }
+
+    /// The next message held that may pass now, writing the errors met on
+    /// the way; None when nothing is held or what is next waits for room.
+    fn pass_held(&mut self) -> Option<ClientJsonRpcMessage> {
+        loop {
+            let screened = match self.next.take() {
+                Some(screened) => screened,
+                None => match self.held.pop()? {
+                    Line::Whole(line) => screen(&line),
+                    Line::Cut(head) => screen_cut(&head),
+                },
+            };
+            let is_answered = match &screened {
+                Screened::Message(message) => matches!(**message, ClientJsonRpcMessage::Request(_)),
+                Screened::Answer(_) => true,
+                Screened::Nothing => false,
+            };
+            if is_answered && !self.unanswered.has_room(&self.writer) {
+                self.next = Some(screened);
+                return None;
+            }
+            match screened {
+                Screened::Message(message) => {
+                    if let Some(message) = self.pass(message) {
+                        return Some(message);
+                    }
+                }
+                Screened::Answer(error) => {
+                    // A client that closed its end reads no answer.
+                    if let Ok(line) = serde_json::to_vec(&*error) {
+                        let _ = self.writer.send(line, None);
+                    }
+                }
+                Screened::Nothing => {}
+            }
+        }
+    }
+
+    /// `message` for the SDK, or None when it is dropped: before a session
+    /// the SDK takes anything but a request (a ping) for a broken
+    /// handshake, ending the server.
+    fn pass(&mut self, message: Box<ClientJsonRpcMessage>) -> Option<ClientJsonRpcMessage> {
+        let is_request = matches!(*message, ClientJsonRpcMessage::Request(_));
+        if self.in_session || begins_session(&message) {
+            self.in_session = true;
+        } else if !is_request {
+            return None;
+        }
+        self.unanswered.passed(&message);
+        Some(*message)
+    }
+
+    /// Whether anything read waits to pass.
+    fn holds_lines(&self) -> bool {
+        self.next.is_some() || !self.held.is_empty()
     }
 
     /// The next line, without its newline, whole or its head when it is
@@ -298,9 +338,17 @@ where
 /// A line as read: whole, or only its first `CUT_HEAD_BYTES` when it is
 /// longer than `MAX_LINE_BYTES`.
 #[derive(Debug, PartialEq)]
-enum Line {
+pub(super) enum Line {
     Whole(Vec<u8>),
     Cut(Vec<u8>),
+}
+
+impl Line {
+    pub(super) fn bytes(&self) -> &[u8] {
+        match self {
+            Line::Whole(bytes) | Line::Cut(bytes) => bytes,
+        }
+    }
 }
 
 /// What is kept of a line too long to read: enough for the keys a client
@@ -352,22 +400,12 @@ fn clip_sdk_errors(item: &mut TxJsonRpcMessage<RoleServer>) {
     }
 }
 
-/// Write `message` and a newline, whole, under the writer's lock.
-async fn write_message<W: AsyncWrite + Unpin>(
-    writer: &Mutex<W>,
-    message: &ServerJsonRpcMessage,
-) -> std::io::Result<()> {
-    let mut line = serde_json::to_vec(message).map_err(std::io::Error::other)?;
-    line.push(b'\n');
-    let mut writer = writer.lock().await;
-    writer.write_all(&line).await?;
-    writer.flush().await
-}
+/// The method of a cancellation.
+const CANCELLED: &str = "notifications/cancelled";
 
-impl<R, W> Transport<RoleServer> for ScreenedLines<R, W>
+impl<R> Transport<RoleServer> for ScreenedLines<R>
 where
     R: tokio::io::AsyncRead + Unpin + Send,
-    W: AsyncWrite + Unpin + Send + 'static,
 {
     type Error = std::io::Error;
 
@@ -375,67 +413,63 @@ where
         &mut self,
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
-        let writer = Arc::clone(&self.writer);
-        let unanswered = Arc::clone(&self.unanswered);
         let mut item = item;
         clip_sdk_errors(&mut item);
-        async move {
-            let written = write_message(&writer, &item).await;
-            unanswered.answered(&item);
-            written
+        let answers = owed::answered_id(&item);
+        let line = serde_json::to_vec(&item).map_err(std::io::Error::other);
+        let sent = line.and_then(|line| self.writer.send(line, answers.clone()));
+        if sent.is_err() {
+            // Never to be written: owed no more.
+            self.unanswered.written(answers.as_ref());
         }
+        std::future::ready(sent)
     }
 
+    /// Cancel-safe: what is read and held stays in `self`; dropped and
+    /// called again, it goes on where it was.
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
-            let Some(line) = self.next_line().await else {
-                // Cancel-safe: dropped and called again, it waits again.
-                self.unanswered.wait().await;
-                while let Some(answer) = self.answering.last_mut() {
-                    let _ = answer.await;
-                    self.answering.pop();
+            if let Some(message) = self.pass_held() {
+                return Some(message);
+            }
+            if let Some(ended) = self.input_ended {
+                let all_answered = !self.holds_lines() && self.unanswered.owed() == 0;
+                if all_answered || self.unanswered.waited_out(&self.writer, ended) {
+                    return None;
                 }
-                return None;
-            };
-            let screened = match line {
-                Line::Whole(line) => screen(&line),
-                Line::Cut(head) => screen_cut(&head),
-            };
-            match screened {
-                Screened::Message(message) if self.in_session || begins_session(&message) => {
-                    self.in_session = true;
-                    self.unanswered.passed(&message);
-                    return Some(*message);
-                }
-                // A request before the session (a ping) goes to the SDK, which
-                // answers it; anything else is dropped, as the SDK would end on it.
-                Screened::Message(message) if matches!(*message, ClientJsonRpcMessage::Request(_)) => {
-                    self.unanswered.passed(&message);
-                    return Some(*message);
-                }
-                Screened::Message(_) => {}
-                Screened::Answer(error) => {
-                    // Written by a task of its own, which the SDK's dropping
-                    // this future cannot cut off in the middle of the line.
-                    let writer = Arc::clone(&self.writer);
-                    self.answering.retain(|answer| !answer.is_finished());
-                    self.answering.push(tokio::spawn(async move {
-                        let _ = write_message(&writer, &error).await;
-                    }));
-                }
-                Screened::Nothing => {}
+                self.unanswered.room_or_tick().await;
+                continue;
+            }
+            let (waiting_for_room, reading) = (self.holds_lines(), !self.held.is_full());
+            let unanswered = Arc::clone(&self.unanswered);
+            tokio::select! {
+                line = self.next_line(), if reading => match line {
+                    Some(line) => {
+                        if let Some(message) = self.take(line) {
+                            return Some(message);
+                        }
+                    }
+                    None => {
+                        self.input_ended = Some(Instant::now());
+                        // A tool that waits (`index`) answers at once.
+                        self.unanswered.client_gone.store(true, std::sync::atomic::Ordering::SeqCst);
+                    }
+                },
+                () = unanswered.room_freed(), if waiting_for_room => {}
             }
         }
     }
 
+    /// Lines handed over are written by the writer's thread; `serve_stdio`
+    /// waits for them before the process ends.
     async fn close(&mut self) -> Result<(), Self::Error> {
-        self.writer.lock().await.flush().await
+        Ok(())
     }
 }
 
-/// The transport on this process's stdin and stdout.
-pub(super) fn stdio(unanswered: Arc<Unanswered>) -> ScreenedLines<tokio::io::Stdin, tokio::io::Stdout> {
-    ScreenedLines::new(tokio::io::stdin(), tokio::io::stdout(), unanswered)
+/// The transport on this process's stdin, writing to `writer`.
+pub(super) fn stdio(unanswered: Arc<Unanswered>, writer: Arc<LineWriter>) -> ScreenedLines<tokio::io::Stdin> {
+    ScreenedLines::new(tokio::io::stdin(), writer, unanswered)
 }
 
 #[cfg(test)]
@@ -607,7 +641,9 @@ mod tests {
         input.extend(ping(2));
         input.push(b'\n');
         input.extend(ping(3));
-        let mut lines = ScreenedLines::new(&input[..], Vec::<u8>::new(), Arc::default());
+        let unanswered = Arc::new(Unanswered::default());
+        let writer = Arc::new(LineWriter::spawn(Vec::<u8>::new(), Arc::clone(&unanswered)).unwrap());
+        let mut lines = ScreenedLines::new(&input[..], writer, unanswered);
         assert_eq!(lines.next_line().await, Some(Line::Whole(ping(1))));
         let Some(Line::Cut(head)) = lines.next_line().await else { panic!("the long line is cut") };
         assert_eq!(head, big.as_bytes()[..CUT_HEAD_BYTES]);

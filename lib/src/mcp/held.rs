@@ -1,0 +1,76 @@
+//! Lines vg-mcp has read and not yet passed to the SDK: held while the
+//! answers it owes leave no room for more work, so that input is still
+//! read (a cancellation, the end of input) while a client reads none of
+//! its answers.
+
+use std::collections::VecDeque;
+
+use rmcp::model::RequestId;
+
+use super::transport::Line;
+
+/// Lines read and not yet screened, with what they cost.
+#[derive(Default)]
+pub(super) struct Held {
+    lines: VecDeque<HeldLine>,
+    bytes: usize,
+}
+
+struct HeldLine {
+    line: Line,
+    /// The request's id, read from its top-level keys: a cancellation
+    /// drops a request still held, unanswered, as MCP has it.
+    id: Option<RequestId>,
+}
+
+/// The most bytes of lines held before input is no longer read: a client
+/// that writes this much while it reads none of its answers is left to
+/// wait, as a pipe's writer waits for its reader. Each line is counted 64
+/// bytes more for what holding it costs.
+const HELD_BYTES_MAX: usize = 16 * 1024 * 1024;
+
+/// The top-level keys of a line read, enough to know a cancellation and a
+/// request's id without reading the rest.
+#[derive(serde::Deserialize)]
+pub(super) struct Keys {
+    pub(super) id: Option<RequestId>,
+    pub(super) method: Option<String>,
+}
+
+impl Held {
+    pub(super) fn push(&mut self, line: Line, id: Option<RequestId>) {
+        self.bytes += line.bytes().len() + 64;
+        self.lines.push_back(HeldLine { line, id });
+    }
+
+    pub(super) fn pop(&mut self) -> Option<Line> {
+        let held = self.lines.pop_front()?;
+        self.bytes -= held.line.bytes().len() + 64;
+        Some(held.line)
+    }
+
+    /// Drop the held request `id`; whether one was held.
+    pub(super) fn cancel(&mut self, id: &RequestId) -> bool {
+        let Some(at) = self.lines.iter().position(|held| held.id.as_ref() == Some(id)) else { return false };
+        let held = self.lines.remove(at).expect("a position found");
+        self.bytes -= held.line.bytes().len() + 64;
+        true
+    }
+
+    pub(super) fn is_full(&self) -> bool {
+        self.bytes >= HELD_BYTES_MAX
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.lines.is_empty()
+    }
+}
+
+/// The top-level keys of `line`, if it is a JSON object whose `id` and
+/// `method` are of their types (anything else is screened whole in its turn).
+pub(super) fn keys_of(line: &Line) -> Option<Keys> {
+    match line {
+        Line::Whole(bytes) => serde_json::from_slice(bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes)).ok(),
+        Line::Cut(_) => None,
+    }
+}

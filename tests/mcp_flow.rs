@@ -1,0 +1,144 @@
+//! vg-mcp and clients that read their answers slowly or not at all: the
+//! server's memory stays bounded, it still reads cancellations and the end
+//! of input, a slow reader gets every answer, and one that stopped reading
+//! cannot keep the server alive (audit 172, review 175).
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::common::*;
+
+/// A tree whose every search below matches 300 files: an answer with
+/// k = 1000 is about 600 KB, far past what a pipe holds.
+fn wide_project() -> Tree {
+    let t = handlers_project(300);
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    t
+}
+
+/// The handshake and `n` lexical searches with `k`, ids 1..=n, one per line.
+fn searches(n: u64, k: u64) -> String {
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let mut input = format!("{init}\n{}\n", json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    for id in 1..=n {
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "search",
+            "arguments": {"query": "request part of a handler step", "mode": "lexical", "k": k}}});
+        input.push_str(&format!("{call}\n"));
+    }
+    input
+}
+
+fn spawn_server(t: &Tree) -> Child {
+    t.cmd("vg-mcp", ".").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap()
+}
+
+/// The server's resident memory, in MB.
+fn rss_mb(child: &Child) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap_or_default();
+    let kb = status.lines().find_map(|l| l.strip_prefix("VmRSS:")).map(|v| v.trim().trim_end_matches(" kB").trim());
+    kb.and_then(|kb| kb.parse::<u64>().ok()).unwrap_or(0) / 1024
+}
+
+/// Wait up to `limit` for the child to end; how long it took, or None.
+fn exit_within(child: &mut Child, limit: Duration, mut each: impl FnMut(&Child)) -> Option<Duration> {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if child.try_wait().unwrap().is_some() {
+            return Some(start.elapsed());
+        }
+        each(child);
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+/// Before, a client that sent searches and read nothing grew the server by
+/// every answer (1.8 GB in 90 s), and with stdout full it exited neither at
+/// the end of input nor on SIGTERM, until the client read.
+#[test]
+fn a_client_that_reads_nothing_holds_a_bounded_share_and_cannot_keep_the_server() {
+    let t = wide_project();
+    let mut child = spawn_server(&t);
+    let mut stdin = child.stdin.take().unwrap();
+    // The server still reads every request, though it answers few of them.
+    stdin.write_all(searches(400, 1000).as_bytes()).unwrap();
+    let written = Instant::now();
+    std::thread::sleep(Duration::from_secs(2));
+    let before = rss_mb(&child);
+    // 400 answers unread would hold 240 MB and more.
+    let mut most = before;
+    while written.elapsed() < Duration::from_secs(12) {
+        most = most.max(rss_mb(&child));
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    drop(stdin);
+    let took = exit_within(&mut child, Duration::from_secs(60), |c| most = most.max(rss_mb(c)));
+    let took = took.expect("a server whose client reads nothing was still running 60 s after its input ended");
+    assert!(took < Duration::from_secs(30), "exited {took:?} after the end of input");
+    assert!(most < before + 200, "grew from {before} MB to {most} MB");
+
+    // A signal ends it too, the client still reading nothing.
+    let mut child = spawn_server(&t);
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(searches(200, 1000).as_bytes()).unwrap();
+    std::thread::sleep(Duration::from_secs(3));
+    let sent = std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(sent.success());
+    let took = exit_within(&mut child, Duration::from_secs(60), |_| {});
+    let took = took.expect("SIGTERM did not end a server whose client reads nothing within 60 s");
+    assert!(took < Duration::from_secs(15), "exited {took:?} after SIGTERM");
+    drop(stdin);
+}
+
+/// A client that writes a burst of calls before it reads, then cancels one
+/// still held, gets every other answer and none for the cancelled one.
+#[test]
+fn a_burst_before_reading_is_answered_whole_and_a_held_request_can_be_cancelled() {
+    let t = wide_project();
+    let mut child = spawn_server(&t);
+    let mut stdin = child.stdin.take().unwrap();
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 190}});
+    let ping = json!({"jsonrpc": "2.0", "id": "last", "method": "ping"});
+    // 200 answers of 120 KB: all but the first few wait on this client.
+    stdin.write_all(format!("{}{cancel}\n{ping}\n", searches(200, 200)).as_bytes()).unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    drop(stdin);
+    let mut ids = Vec::new();
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let message: Value = serde_json::from_str(&line.unwrap()).expect("each answer a whole line");
+        assert!(message.get("error").is_none(), "{message}");
+        ids.push(message["id"].clone());
+    }
+    assert_code(&child.wait_with_output().unwrap(), 0);
+    assert_eq!(ids.len(), 201, "every request but the cancelled one is answered");
+    assert!(!ids.contains(&json!(190)), "the cancelled request was answered");
+    assert!(ids.contains(&json!("last")) && ids.contains(&json!(200)));
+}
+
+/// Review 175: a client that reads one answer at a time, slowly, after the
+/// end of input gets them all, though it takes longer than the server
+/// waits for one that reads nothing.
+#[test]
+fn a_slow_reader_gets_every_answer_however_long_it_takes() {
+    let t = wide_project();
+    let mut child = spawn_server(&t);
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(searches(50, 1000).as_bytes()).unwrap();
+    drop(stdin);
+    let start = Instant::now();
+    let mut ids = Vec::new();
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let message: Value = serde_json::from_str(&line.unwrap()).expect("each answer a whole line");
+        ids.push(message["id"].clone());
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    assert_code(&child.wait_with_output().unwrap(), 0);
+    assert!(start.elapsed() > Duration::from_secs(24), "read faster than meant: {:?}", start.elapsed());
+    assert_eq!(ids.len(), 51, "{ids:?}");
+}
