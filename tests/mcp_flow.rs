@@ -142,3 +142,63 @@ fn a_slow_reader_gets_every_answer_however_long_it_takes() {
     assert!(start.elapsed() > Duration::from_secs(24), "read faster than meant: {:?}", start.elapsed());
     assert_eq!(ids.len(), 51, "{ids:?}");
 }
+
+/// Review 176: errors vg-mcp answers itself (a request whose params do not
+/// fit, before the SDK sees it) are owed as answers are: a client that
+/// closed its input and read 6 s later lost most of 2,000 of them.
+#[test]
+fn errors_are_owed_like_answers_to_a_client_that_reads_late() {
+    let t = sample_project();
+    let mut child = spawn_server(&t);
+    let mut stdin = child.stdin.take().unwrap();
+    let mut input = searches(0, 1);
+    for id in 1..=2000 {
+        input.push_str(&format!("{}\n", json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": []})));
+    }
+    stdin.write_all(input.as_bytes()).unwrap();
+    drop(stdin);
+    std::thread::sleep(Duration::from_secs(6));
+    let out = child.wait_with_output().unwrap();
+    assert_code(&out, 0);
+    let answers: Vec<Value> = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(answers.len(), 2001);
+    assert!(answers[1..].iter().all(|a| a["error"]["code"] == -32602), "{:?}", &answers[..3]);
+}
+
+/// Review 176: on SIGTERM, a client reading slowly gets the line it is
+/// reading whole; a 600 KB answer was written at once, its reader taken
+/// for one that had stopped 3 s on, and the line cut.
+#[test]
+fn a_signal_finishes_the_line_a_slow_reader_is_reading() {
+    use std::io::Read;
+    let t = wide_project();
+    let mut child = spawn_server(&t);
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(searches(5, 1000).as_bytes()).unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut taken = Vec::new();
+    let mut piece = [0u8; 4096];
+    let mut signalled = None;
+    loop {
+        let n = stdout.read(&mut piece).unwrap();
+        if n == 0 {
+            break;
+        }
+        taken.extend_from_slice(&piece[..n]);
+        // Once a search's answer has begun: the initialize answer is its own line.
+        if signalled.is_none() && taken.iter().filter(|&&b| b == b'\n').count() >= 1 && taken.len() > 64 * 1024 {
+            let sent = std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+            assert!(sent.success());
+            signalled = Some(Instant::now());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let took = signalled.expect("no answer came").elapsed();
+    drop(stdin);
+    assert_code(&child.wait_with_output().unwrap(), 0);
+    assert!(taken.ends_with(b"\n"), "the last line was cut: {} bytes", taken.len());
+    let whole: Vec<Value> =
+        taken.split(|&b| b == b'\n').filter(|l| !l.is_empty()).map(|l| serde_json::from_slice(l).unwrap()).collect();
+    assert!(whole.len() >= 2 && whole.len() < 7, "{} answers", whole.len());
+    assert!(took < Duration::from_secs(60), "{took:?}");
+}

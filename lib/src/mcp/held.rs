@@ -7,7 +7,21 @@ use std::collections::VecDeque;
 
 use rmcp::model::RequestId;
 
-use super::transport::Line;
+/// A line as read: whole, or only its first `transport::CUT_HEAD_BYTES` when it is
+/// longer than `transport::MAX_LINE_BYTES`.
+#[derive(Debug, PartialEq)]
+pub(super) enum Line {
+    Whole(Vec<u8>),
+    Cut(Vec<u8>),
+}
+
+impl Line {
+    pub(super) fn bytes(&self) -> &[u8] {
+        match self {
+            Line::Whole(bytes) | Line::Cut(bytes) => bytes,
+        }
+    }
+}
 
 /// Lines read and not yet screened, with what they cost.
 #[derive(Default)]

@@ -93,7 +93,10 @@ pub fn serve_stdio(
         .context("cannot start the async runtime")?;
     let transport = transport::stdio(unanswered, Arc::clone(&writer));
     let served = runtime.block_on(serve_until_closed(VecgrepServer::new(tools), transport, &shutdown));
-    shutdown.store(true, Ordering::SeqCst);
+    if shutdown.swap(true, Ordering::SeqCst) {
+        // A signal: the line in hand is finished, no other begun.
+        writer.stop_after_line();
+    }
     // The indexer stops after the file in hand; what it wrote is committed.
     let _ = indexer.join();
     runtime.shutdown_timeout(Duration::from_secs(1));
@@ -102,10 +105,10 @@ pub fn serve_stdio(
     served
 }
 
-/// How long the answers still unwritten as the process ends wait for a
-/// client that has taken no byte of them: one that reads gets them all,
-/// one that stopped reading (at the end of input, waited for already)
-/// lets the process end.
+/// How long the lines still unwritten as the process ends wait for a
+/// client that takes nothing: one that reads gets them all (on a signal,
+/// the line in hand), one that stopped reading (at the end of input,
+/// waited for already) lets the process end.
 const LAST_LINES_STALL: Duration = Duration::from_secs(3);
 
 /// Serve until the client leaves or `shutdown` is set.

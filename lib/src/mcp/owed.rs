@@ -3,34 +3,43 @@
 //! client that reads none of its answers would otherwise grow the server
 //! by every answer), and whether the client has closed its side.
 
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use rmcp::model::{ClientJsonRpcMessage, ClientNotification, RequestId, ServerJsonRpcMessage};
 
-use super::writer::LineWriter;
-
-/// Requests passed and not yet answered on stdout, and whether the client
-/// has closed its side, which tells a waiting tool (`index`) to answer now.
+/// Requests passed and not yet answered on stdout, what waits to be
+/// written, and whether the client has closed its side, which tells a
+/// waiting tool (`index`) to answer now.
 #[derive(Default)]
 pub(super) struct Unanswered {
-    ids: Mutex<Vec<RequestId>>,
+    /// Each request passed, with the length of its line.
+    ids: Mutex<Vec<(RequestId, usize)>>,
     pub(super) client_gone: AtomicBool,
-    /// Told of each line written: a request held for room may pass.
+    /// Bytes handed to stdout's writer and not yet taken by the client.
+    unwritten: AtomicUsize,
+    /// Told of each line written: work waiting for room may go on.
     room: tokio::sync::Notify,
+    /// The input has ended and the client has been waited for: work still
+    /// waiting for room is given up.
+    given_up: AtomicBool,
 }
 
-/// The most requests passed and not yet answered on stdout. Searches'
-/// answers run to 400 KB (k = 1000), so 128 of them hold about 50 MB; a
-/// client with more in flight has its next requests held, read but not
-/// begun, until it reads answers. An `index` call waiting on its run is
-/// one of them.
-const OWED_MAX: usize = 128;
+/// The most requests passed and not yet answered on stdout: at work,
+/// waiting their turn (a hung `ask`, an `index` call waiting on its run),
+/// or answered and unread. A client with more has the next ones held, read
+/// but not begun, until it reads answers.
+const OWED_MAX: usize = 1024;
 
-/// The most bytes handed to stdout and not yet taken by the client before
-/// no more requests pass (errors answered at once and progress count here,
-/// having no request passed to the SDK).
+/// The most bytes of request lines passed and not yet answered: a small
+/// answer repeats its request's id, which may be most of a 1 MiB line.
+const OWED_BYTES_MAX: usize = 16 * 1024 * 1024;
+
+/// The most bytes of answers handed to stdout and not yet taken by the
+/// client before no tool begins work (a search's answer runs to 600 KB at
+/// k = 1000) and no error is answered: past it, what is at work (8
+/// searches and 2 asks at most) adds its answer and the rest wait.
 const UNWRITTEN_BYTES_MAX: usize = 32 * 1024 * 1024;
 
 /// The longest the end of input waits for answers still owed, counted from
@@ -43,65 +52,104 @@ const UNWRITTEN_BYTES_MAX: usize = 32 * 1024 * 1024;
 /// spare are the process's own end, on a busy machine.
 const ANSWERS_OWED_WAIT: Duration = Duration::from_secs(22);
 
+/// Whether a client whose input ended at `ended`, and that last took a
+/// byte at `last_progress`, has been waited for long enough.
+pub(super) fn waited_out(last_progress: Instant, ended: Instant) -> bool {
+    last_progress.max(ended).elapsed() >= ANSWERS_OWED_WAIT
+}
+
 impl Unanswered {
-    fn ids(&self) -> std::sync::MutexGuard<'_, Vec<RequestId>> {
+    fn ids(&self) -> std::sync::MutexGuard<'_, Vec<(RequestId, usize)>> {
         self.ids.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Note what passes to the SDK: a request is owed an answer, a
-    /// cancellation lifts the debt (MCP: a cancelled request is not answered).
-    pub(super) fn passed(&self, message: &ClientJsonRpcMessage) {
+    /// Note what passes to the SDK, whose line was `bytes` long: a request
+    /// is owed an answer, a cancellation lifts the debt (MCP: a cancelled
+    /// request is not answered).
+    pub(super) fn passed(&self, message: &ClientJsonRpcMessage, bytes: usize) {
         match message {
-            ClientJsonRpcMessage::Request(request) => self.owe(request.id.clone()),
+            ClientJsonRpcMessage::Request(request) => self.owe(request.id.clone(), bytes),
             ClientJsonRpcMessage::Notification(n) => {
                 if let ClientNotification::CancelledNotification(c) = &n.notification {
-                    self.ids().retain(|id| Some(id) != c.params.request_id.as_ref());
+                    self.ids().retain(|(id, _)| Some(id) != c.params.request_id.as_ref());
+                    self.room.notify_waiters();
                 }
             }
             _ => {}
         }
     }
 
-    pub(super) fn owe(&self, id: RequestId) {
-        self.ids().push(id);
+    pub(super) fn owe(&self, id: RequestId, bytes: usize) {
+        self.ids().push((id, bytes));
     }
 
     pub(super) fn owed(&self) -> usize {
         self.ids().len()
     }
 
-    /// A line is written: the request it answers, if any, is owed no more.
-    pub(super) fn written(&self, answers: Option<&RequestId>) {
+    /// A line of `bytes` is handed to stdout's writer.
+    pub(super) fn handed(&self, bytes: usize) {
+        self.unwritten.fetch_add(bytes, Ordering::SeqCst);
+    }
+
+    /// A line of `bytes` is written (or dropped, the client gone): the
+    /// request it answers, if any, is owed no more.
+    pub(super) fn written(&self, answers: Option<&RequestId>, bytes: usize) {
+        self.unwritten.fetch_sub(bytes, Ordering::SeqCst);
         if let Some(id) = answers {
             let mut ids = self.ids();
-            if let Some(at) = ids.iter().position(|owed| owed == id) {
+            if let Some(at) = ids.iter().position(|(owed, _)| owed == id) {
                 ids.swap_remove(at);
             }
         }
-        self.room.notify_one();
+        self.room.notify_waiters();
+    }
+
+    pub(super) fn unwritten_bytes(&self) -> usize {
+        self.unwritten.load(Ordering::SeqCst)
     }
 
     /// Whether another request may pass to the SDK.
-    pub(super) fn has_room(&self, writer: &LineWriter) -> bool {
-        self.owed() < OWED_MAX && writer.pending_bytes() < UNWRITTEN_BYTES_MAX
+    pub(super) fn may_pass_request(&self) -> bool {
+        let ids = self.ids();
+        ids.len() < OWED_MAX && ids.iter().map(|(_, bytes)| bytes).sum::<usize>() < OWED_BYTES_MAX
     }
 
-    /// Resolves when a line is written (cancel-safe: a notification taken
-    /// by a future dropped unpolled goes to the next).
-    pub(super) async fn room_freed(&self) {
-        self.room.notified().await;
+    /// Whether more answers may be made: those unwritten leave room.
+    pub(super) fn may_write_more(&self) -> bool {
+        self.unwritten_bytes() < UNWRITTEN_BYTES_MAX
     }
 
-    /// `room_freed`, or a while, to look again at a deadline.
-    pub(super) async fn room_or_tick(&self) {
-        let _ = tokio::time::timeout(Duration::from_millis(100), self.room_freed()).await;
+    /// A future that resolves at the next line written or request
+    /// cancelled; enable it before looking at what it waits for, so that
+    /// none is missed.
+    pub(super) fn room_changed(&self) -> tokio::sync::futures::Notified<'_> {
+        self.room.notified()
     }
 
-    /// Whether the client, whose input ended at `ended`, has been waited
-    /// for long enough: `ANSWERS_OWED_WAIT` after that or after the last
-    /// byte it took, whichever is later.
-    pub(super) fn waited_out(&self, writer: &LineWriter, ended: Instant) -> bool {
-        writer.last_progress().max(ended).elapsed() >= ANSWERS_OWED_WAIT
+    /// Resolves once answers may be made (`may_write_more`): a tool waits
+    /// for it before it begins work. Err once the client is given up on.
+    pub(super) async fn output_room(&self) -> Result<(), String> {
+        loop {
+            let changed = self.room_changed();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            if self.may_write_more() {
+                return Ok(());
+            }
+            if self.given_up.load(Ordering::SeqCst) {
+                return Err("the client stopped reading answers".into());
+            }
+            changed.await;
+        }
+    }
+
+    /// The input has ended and the client is waited for no more: work
+    /// waiting for room ends without beginning (its answer would go unread),
+    /// rather than holding up the end by the SDK's drain.
+    pub(super) fn give_up(&self) {
+        self.given_up.store(true, Ordering::SeqCst);
+        self.room.notify_waiters();
     }
 }
 

@@ -33,7 +33,8 @@ pub(super) struct Tools {
     started: Instant,
     /// The requests still owed an answer, and whether the client has gone.
     unanswered: Arc<Unanswered>,
-    /// `search` calls take turns.
+    /// `search` calls take turns, and begin once the answers the client
+    /// has not read leave room (`Unanswered::output_room`).
     turns: Turns,
     /// `ask` calls take turns of their own: each may wait out a chat model
     /// (`llm_timeout`, twice with the planner), and eight such, cancelled
@@ -169,7 +170,8 @@ impl VecgrepServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<Json<SearchOutput>, String> {
         let tools = Arc::clone(&self.tools);
-        self.tools.turns.run(ctx.ct.cancelled(), move || tools.search(&params.0)).await?.map(Json)
+        let room = self.tools.unanswered.output_room();
+        self.tools.turns.run(ctx.ct.cancelled(), room, move || tools.search(&params.0)).await?.map(Json)
     }
 
     /// Ask a question in plain words, filters and all ("rust files changed
@@ -185,7 +187,8 @@ impl VecgrepServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<Json<AskResponse>, String> {
         let tools = Arc::clone(&self.tools);
-        self.tools.ask_turns.run(ctx.ct.cancelled(), move || tools.ask(&params.0)).await?.map(Json)
+        let room = self.tools.unanswered.output_room();
+        self.tools.ask_turns.run(ctx.ct.cancelled(), room, move || tools.ask(&params.0)).await?.map(Json)
     }
 
     /// How the index stands: whether a run is indexing (and how far it
@@ -200,7 +203,8 @@ impl VecgrepServer {
         // In the searches' turns: each holds a connection to the index,
         // and a burst of 3,000 held a thousand files open for good.
         let tools = Arc::clone(&self.tools);
-        self.tools.turns.run(ctx.ct.cancelled(), move || tools.status()).await.map(Json)
+        let room = self.tools.unanswered.output_room();
+        self.tools.turns.run(ctx.ct.cancelled(), room, move || tools.status()).await.map(Json)
     }
 
     /// Bring the index up to date now, rather than at the next refresh (a

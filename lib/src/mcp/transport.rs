@@ -22,7 +22,7 @@ use serde_json::Value;
 use std::time::Instant;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
-use super::held::{self, Held};
+use super::held::{self, Held, Line};
 use super::owed::{self, Unanswered};
 use super::writer::LineWriter;
 use crate::project::shown::clipped;
@@ -156,8 +156,8 @@ pub(super) struct ScreenedLines<R> {
     oversized: bool,
     /// Lines read and not yet passed on, oldest first.
     held: Held,
-    /// The first of them, screened, waiting for room.
-    next: Option<Screened>,
+    /// The first of them, screened, waiting for room, and its line's length.
+    next: Option<(Screened, usize)>,
     /// When the input ended, if it has.
     input_ended: Option<Instant>,
     /// The SDK has begun a session (`begins_session`). Before that it ends
@@ -225,12 +225,12 @@ where
                 }
             }
         }
-        self.pass(message)
+        self.pass(message, 0)
     }
 
     /// Drop the request `id` if it is still held, never to be answered.
     fn drop_held(&mut self, id: &RequestId) {
-        if let Some(Screened::Message(next)) = &self.next {
+        if let Some((Screened::Message(next), _)) = &self.next {
             if matches!(&**next, ClientJsonRpcMessage::Request(r) if &r.id == id) {
                 self.next = None;
                 return;
@@ -240,28 +240,37 @@ where
     }
 
     /// The next message held that may pass now, writing the errors met on
-    /// the way; None when nothing is held or what is next waits for room.
+    /// the way; None when nothing is held or what is next waits for room:
+    /// a request while as many are owed as `Unanswered` allows, an error
+    /// while the answers unwritten are at their bound.
     fn pass_held(&mut self) -> Option<ClientJsonRpcMessage> {
         loop {
-            let screened = match self.next.take() {
-                Some(screened) => screened,
-                None => match self.held.pop()? {
-                    Line::Whole(line) => screen(&line),
-                    Line::Cut(head) => screen_cut(&head),
-                },
+            let (screened, bytes) = match self.next.take() {
+                Some(next) => next,
+                None => {
+                    let line = self.held.pop()?;
+                    let bytes = line.bytes().len();
+                    let screened = match line {
+                        Line::Whole(line) => screen(&line),
+                        Line::Cut(head) => screen_cut(&head),
+                    };
+                    (screened, bytes)
+                }
             };
-            let is_answered = match &screened {
-                Screened::Message(message) => matches!(**message, ClientJsonRpcMessage::Request(_)),
-                Screened::Answer(_) => true,
-                Screened::Nothing => false,
+            let may_pass = match &screened {
+                Screened::Message(message) if matches!(**message, ClientJsonRpcMessage::Request(_)) => {
+                    self.unanswered.may_pass_request()
+                }
+                Screened::Answer(_) => self.unanswered.may_write_more(),
+                Screened::Message(_) | Screened::Nothing => true,
             };
-            if is_answered && !self.unanswered.has_room(&self.writer) {
-                self.next = Some(screened);
+            if !may_pass {
+                self.next = Some((screened, bytes));
                 return None;
             }
             match screened {
                 Screened::Message(message) => {
-                    if let Some(message) = self.pass(message) {
+                    if let Some(message) = self.pass(message, bytes) {
                         return Some(message);
                     }
                 }
@@ -278,15 +287,15 @@ where
 
     /// `message` for the SDK, or None when it is dropped: before a session
     /// the SDK takes anything but a request (a ping) for a broken
-    /// handshake, ending the server.
-    fn pass(&mut self, message: Box<ClientJsonRpcMessage>) -> Option<ClientJsonRpcMessage> {
+    /// handshake, ending the server. `bytes`: its line's length.
+    fn pass(&mut self, message: Box<ClientJsonRpcMessage>, bytes: usize) -> Option<ClientJsonRpcMessage> {
         let is_request = matches!(*message, ClientJsonRpcMessage::Request(_));
         if self.in_session || begins_session(&message) {
             self.in_session = true;
         } else if !is_request {
             return None;
         }
-        self.unanswered.passed(&message);
+        self.unanswered.passed(&message, bytes);
         Some(*message)
     }
 
@@ -331,22 +340,6 @@ where
                     false => Line::Whole(line),
                 });
             }
-        }
-    }
-}
-
-/// A line as read: whole, or only its first `CUT_HEAD_BYTES` when it is
-/// longer than `MAX_LINE_BYTES`.
-#[derive(Debug, PartialEq)]
-pub(super) enum Line {
-    Whole(Vec<u8>),
-    Cut(Vec<u8>),
-}
-
-impl Line {
-    pub(super) fn bytes(&self) -> &[u8] {
-        match self {
-            Line::Whole(bytes) | Line::Cut(bytes) => bytes,
         }
     }
 }
@@ -420,7 +413,7 @@ where
         let sent = line.and_then(|line| self.writer.send(line, answers.clone()));
         if sent.is_err() {
             // Never to be written: owed no more.
-            self.unanswered.written(answers.as_ref());
+            self.unanswered.written(answers.as_ref(), 0);
         }
         std::future::ready(sent)
     }
@@ -429,19 +422,26 @@ where
     /// called again, it goes on where it was.
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
+            // Enabled before what it waits for is looked at: a line written
+            // meanwhile is not missed.
+            let unanswered = Arc::clone(&self.unanswered);
+            let room_changed = unanswered.room_changed();
+            tokio::pin!(room_changed);
+            room_changed.as_mut().enable();
             if let Some(message) = self.pass_held() {
                 return Some(message);
             }
             if let Some(ended) = self.input_ended {
-                let all_answered = !self.holds_lines() && self.unanswered.owed() == 0;
-                if all_answered || self.unanswered.waited_out(&self.writer, ended) {
+                // Errors answered here are owed too, though the SDK never saw their requests.
+                let all_written = self.unanswered.owed() == 0 && self.writer.pending_lines() == 0;
+                if (!self.holds_lines() && all_written) || owed::waited_out(self.writer.last_progress(), ended) {
+                    self.unanswered.give_up();
                     return None;
                 }
-                self.unanswered.room_or_tick().await;
+                let _ = tokio::time::timeout(std::time::Duration::from_millis(100), room_changed).await;
                 continue;
             }
             let (waiting_for_room, reading) = (self.holds_lines(), !self.held.is_full());
-            let unanswered = Arc::clone(&self.unanswered);
             tokio::select! {
                 line = self.next_line(), if reading => match line {
                     Some(line) => {
@@ -455,7 +455,7 @@ where
                         self.unanswered.client_gone.store(true, std::sync::atomic::Ordering::SeqCst);
                     }
                 },
-                () = unanswered.room_freed(), if waiting_for_room => {}
+                () = &mut room_changed, if waiting_for_room => {}
             }
         }
     }

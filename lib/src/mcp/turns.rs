@@ -26,17 +26,25 @@ impl Turns {
         Turns(tokio::sync::Semaphore::new(at_once))
     }
 
-    /// `f` on a blocking thread once a turn is free, or Err when
-    /// `cancelled` ends first: the call was cancelled before its turn came.
+    /// `f` on a blocking thread once a turn is free and then `ready` has
+    /// resolved Ok (the answers the client has not read leave room for
+    /// another); Err when `ready` does, or when `cancelled` ends first: the
+    /// call was cancelled before its turn came.
     pub(super) async fn run<T: Send + 'static>(
         &self,
         cancelled: impl Future<Output = ()>,
+        ready: impl Future<Output = Result<(), String>>,
         f: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T, String> {
+        tokio::pin!(cancelled);
         let _turn = tokio::select! {
             turn = self.0.acquire() => turn.map_err(|e| format!("internal error: {e}"))?,
-            () = cancelled => return Err("cancelled before its turn came".into()),
+            () = &mut cancelled => return Err("cancelled before its turn came".into()),
         };
+        tokio::select! {
+            ready = ready => ready?,
+            () = &mut cancelled => return Err("cancelled before its turn came".into()),
+        }
         blocking(f).await
     }
 }
@@ -56,7 +64,7 @@ mod tests {
                 let (turns, at_work, most) = (Arc::clone(&turns), Arc::clone(&at_work), Arc::clone(&most));
                 tokio::spawn(async move {
                     turns
-                        .run(std::future::pending(), move || {
+                        .run(std::future::pending(), std::future::ready(Ok(())), move || {
                             most.fetch_max(at_work.fetch_add(1, Ordering::SeqCst) + 1, Ordering::SeqCst);
                             std::thread::sleep(std::time::Duration::from_millis(30));
                             at_work.fetch_sub(1, Ordering::SeqCst);
@@ -80,7 +88,7 @@ mod tests {
                 let cancelled = async move {
                     let _ = cancelled.await;
                 };
-                turns.run(cancelled, move || counted.fetch_add(1, Ordering::SeqCst)).await
+                turns.run(cancelled, std::future::ready(Ok(())), move || counted.fetch_add(1, Ordering::SeqCst)).await
             }
         });
         cancel.send(()).unwrap();

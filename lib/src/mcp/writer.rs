@@ -17,6 +17,7 @@ use super::owed::Unanswered;
 pub(super) struct LineWriter {
     lines: Mutex<mpsc::Sender<Outgoing>>,
     state: Arc<WriterState>,
+    unanswered: Arc<Unanswered>,
 }
 
 struct Outgoing {
@@ -27,13 +28,22 @@ struct Outgoing {
 
 struct WriterState {
     pending_lines: AtomicUsize,
-    pending_bytes: AtomicUsize,
-    /// When the client last took a byte, or a line came to an idle writer:
-    /// a client that reads slowly is never taken for one that stopped.
+    /// When the client last took a piece of a line (`WRITE_PIECE`), or a
+    /// line came to an idle writer: a client that reads slowly is never
+    /// taken for one that stopped.
     last_progress: Mutex<Instant>,
     /// A write failed (the client closed its end): lines are dropped.
     failed: AtomicBool,
+    /// The process is ending on a signal: the line in hand is finished,
+    /// the rest are dropped.
+    stopping: AtomicBool,
 }
+
+/// The most bytes one write hands the kernel. A blocking write to a pipe
+/// returns once all of it is taken, so a 600 KB line written at once
+/// showed a slow reader's progress only at its end, and the reader was
+/// taken for one that had stopped (review 176).
+const WRITE_PIECE: usize = 16 * 1024;
 
 impl WriterState {
     fn progressed(&self) {
@@ -43,20 +53,20 @@ impl WriterState {
 
 impl LineWriter {
     /// A writer of lines to `out`, telling `unanswered` of each line
-    /// written (or dropped, once the client has closed its end).
+    /// handed over and written (or dropped, once the client has closed its end).
     pub(super) fn spawn<W: Write + Send + 'static>(out: W, unanswered: Arc<Unanswered>) -> std::io::Result<LineWriter> {
         let (lines, queue) = mpsc::channel::<Outgoing>();
         let state = Arc::new(WriterState {
             pending_lines: AtomicUsize::new(0),
-            pending_bytes: AtomicUsize::new(0),
             last_progress: Mutex::new(Instant::now()),
             failed: AtomicBool::new(false),
+            stopping: AtomicBool::new(false),
         });
-        let writing = Arc::clone(&state);
+        let (writing, told) = (Arc::clone(&state), Arc::clone(&unanswered));
         std::thread::Builder::new()
             .name("vg-mcp stdout".into())
-            .spawn(move || write_lines(out, &queue, &writing, &unanswered))?;
-        Ok(LineWriter { lines: Mutex::new(lines), state })
+            .spawn(move || write_lines(out, &queue, &writing, &told))?;
+        Ok(LineWriter { lines: Mutex::new(lines), state, unanswered })
     }
 
     /// Hand `line` (without its newline) to the writer; it answers the
@@ -66,30 +76,41 @@ impl LineWriter {
             return Err(std::io::Error::from(std::io::ErrorKind::BrokenPipe));
         }
         line.push(b'\n');
-        self.state.pending_bytes.fetch_add(line.len(), Ordering::SeqCst);
+        let bytes = line.len();
+        self.unanswered.handed(bytes);
         if self.state.pending_lines.fetch_add(1, Ordering::SeqCst) == 0 {
             // The writer was idle: a stall is counted from now.
             self.state.progressed();
         }
         let sent = self.lines.lock().unwrap_or_else(|e| e.into_inner()).send(Outgoing { line, answers });
-        sent.map_err(|_| std::io::Error::from(std::io::ErrorKind::BrokenPipe))
+        sent.map_err(|_| {
+            // The thread is gone: nothing handed to it is written.
+            self.state.pending_lines.fetch_sub(1, Ordering::SeqCst);
+            self.unanswered.written(None, bytes);
+            std::io::Error::from(std::io::ErrorKind::BrokenPipe)
+        })
     }
 
-    /// Bytes handed to the writer and not yet written.
-    pub(super) fn pending_bytes(&self) -> usize {
-        self.state.pending_bytes.load(Ordering::SeqCst)
+    /// Lines handed over and not yet written.
+    pub(super) fn pending_lines(&self) -> usize {
+        self.state.pending_lines.load(Ordering::SeqCst)
     }
 
-    /// When the client last took a byte, or a line came to a writer that
-    /// had nothing to write.
+    /// When the client last took a piece of a line, or a line came to a
+    /// writer that had nothing to write.
     pub(super) fn last_progress(&self) -> Instant {
         *self.state.last_progress.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Finish the line in hand; drop the rest, unwritten.
+    pub(super) fn stop_after_line(&self) {
+        self.state.stopping.store(true, Ordering::SeqCst);
+    }
+
     /// Wait until every line handed over is written, or the client has
-    /// taken no byte for `stall`: one already waited out is not waited for again.
+    /// taken nothing for `stall`: one already waited out is not waited for again.
     pub(super) fn wait_written(&self, stall: Duration) {
-        while self.state.pending_lines.load(Ordering::SeqCst) > 0 && self.last_progress().elapsed() < stall {
+        while self.pending_lines() > 0 && self.last_progress().elapsed() < stall {
             std::thread::sleep(Duration::from_millis(10));
         }
     }
@@ -98,20 +119,19 @@ impl LineWriter {
 /// The writer thread: each line whole, in the order handed over.
 fn write_lines<W: Write>(mut out: W, queue: &mpsc::Receiver<Outgoing>, state: &WriterState, unanswered: &Unanswered) {
     for Outgoing { line, answers } in queue {
-        if !state.failed.load(Ordering::SeqCst) && write_line(&mut out, &line, state).is_err() {
+        let dropped = state.failed.load(Ordering::SeqCst) || state.stopping.load(Ordering::SeqCst);
+        if !dropped && write_line(&mut out, &line, state).is_err() {
             state.failed.store(true, Ordering::SeqCst);
         }
-        state.pending_bytes.fetch_sub(line.len(), Ordering::SeqCst);
         state.pending_lines.fetch_sub(1, Ordering::SeqCst);
-        drop(line);
-        unanswered.written(answers.as_ref());
+        unanswered.written(answers.as_ref(), line.len());
     }
 }
 
 fn write_line<W: Write>(out: &mut W, line: &[u8], state: &WriterState) -> std::io::Result<()> {
     let mut rest = line;
     while !rest.is_empty() {
-        match out.write(rest) {
+        match out.write(&rest[..rest.len().min(WRITE_PIECE)]) {
             Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
             Ok(n) => {
                 rest = &rest[n..];
@@ -134,10 +154,11 @@ pub(super) fn stdout_handle() -> std::io::Result<std::fs::File> {
 mod tests {
     use super::*;
 
-    /// A pipe's end that takes nothing until `open` is set, then everything.
+    /// A pipe's end that takes nothing until `open` is set, then at most
+    /// `piece` bytes a write, and keeps the writes it was given.
     struct Gate {
         open: Arc<AtomicBool>,
-        taken: Arc<Mutex<Vec<u8>>>,
+        writes: Writes,
     }
 
     impl Write for Gate {
@@ -145,7 +166,7 @@ mod tests {
             while !self.open.load(Ordering::SeqCst) {
                 std::thread::sleep(Duration::from_millis(5));
             }
-            self.taken.lock().unwrap().extend_from_slice(bytes);
+            self.writes.lock().unwrap().push(bytes.to_vec());
             Ok(bytes.len())
         }
         fn flush(&mut self) -> std::io::Result<()> {
@@ -153,18 +174,26 @@ mod tests {
         }
     }
 
+    /// The writes a `Gate` was given.
+    type Writes = Arc<Mutex<Vec<Vec<u8>>>>;
+
+    fn gate() -> (Gate, Arc<AtomicBool>, Writes) {
+        let (open, writes) = (Arc::new(AtomicBool::new(false)), Arc::new(Mutex::new(Vec::new())));
+        (Gate { open: Arc::clone(&open), writes: Arc::clone(&writes) }, open, writes)
+    }
+
     #[test]
     fn lines_are_owed_until_written_and_a_stalled_client_ends_the_wait() {
-        let (open, taken) = (Arc::new(AtomicBool::new(false)), Arc::new(Mutex::new(Vec::new())));
+        let (gate, open, writes) = gate();
         let unanswered = Arc::new(Unanswered::default());
-        unanswered.owe(RequestId::Number(1));
-        let gate = Gate { open: Arc::clone(&open), taken: Arc::clone(&taken) };
+        unanswered.owe(RequestId::Number(1), 30);
         let writer = LineWriter::spawn(gate, Arc::clone(&unanswered)).unwrap();
-        writer.send(b"{\"id\":1}".to_vec(), Some(RequestId::Number(1))).unwrap();
+        let long = format!("{{\"id\":1,\"x\":\"{}\"}}", "y".repeat(3 * WRITE_PIECE));
+        writer.send(long.clone().into_bytes(), Some(RequestId::Number(1))).unwrap();
         writer.send(b"{\"note\":2}".to_vec(), None).unwrap();
         std::thread::sleep(Duration::from_millis(50));
         assert_eq!(unanswered.owed(), 1, "owed while the client takes nothing");
-        assert_eq!(writer.pending_bytes(), 9 + 11);
+        assert_eq!(unanswered.unwritten_bytes(), long.len() + 1 + 11);
         let start = Instant::now();
         writer.wait_written(Duration::from_millis(200));
         let waited = start.elapsed();
@@ -172,8 +201,10 @@ mod tests {
         assert_eq!(unanswered.owed(), 1, "a stalled client is not waited for");
         open.store(true, Ordering::SeqCst);
         writer.wait_written(Duration::from_secs(60));
-        assert_eq!(&*taken.lock().unwrap(), b"{\"id\":1}\n{\"note\":2}\n");
-        assert_eq!((unanswered.owed(), writer.pending_bytes()), (0, 0));
+        let writes = writes.lock().unwrap();
+        assert_eq!(writes.concat(), format!("{long}\n{{\"note\":2}}\n").into_bytes());
+        assert!(writes.iter().all(|w| w.len() <= WRITE_PIECE), "a long line is written a piece at a time");
+        assert_eq!((unanswered.owed(), unanswered.unwritten_bytes()), (0, 0));
     }
 
     #[test]
@@ -188,11 +219,27 @@ mod tests {
             }
         }
         let unanswered = Arc::new(Unanswered::default());
-        unanswered.owe(RequestId::Number(1));
+        unanswered.owe(RequestId::Number(1), 2);
         let writer = LineWriter::spawn(Closed, Arc::clone(&unanswered)).unwrap();
         writer.send(b"{}".to_vec(), Some(RequestId::Number(1))).unwrap();
         writer.wait_written(Duration::from_secs(60));
-        assert_eq!(unanswered.owed(), 0);
+        assert_eq!((unanswered.owed(), unanswered.unwritten_bytes()), (0, 0));
         assert_eq!(writer.send(b"{}".to_vec(), None).unwrap_err().kind(), std::io::ErrorKind::BrokenPipe);
+    }
+
+    #[test]
+    fn stopping_finishes_the_line_in_hand_and_drops_the_rest() {
+        let (gate, open, writes) = gate();
+        let unanswered = Arc::new(Unanswered::default());
+        let writer = LineWriter::spawn(gate, Arc::clone(&unanswered)).unwrap();
+        let long = "z".repeat(2 * WRITE_PIECE);
+        writer.send(long.clone().into_bytes(), None).unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        writer.send(b"second".to_vec(), None).unwrap();
+        writer.stop_after_line();
+        open.store(true, Ordering::SeqCst);
+        writer.wait_written(Duration::from_secs(60));
+        assert_eq!(writes.lock().unwrap().concat(), format!("{long}\n").into_bytes());
+        assert_eq!(unanswered.unwritten_bytes(), 0);
     }
 }
