@@ -1246,3 +1246,39 @@ fn a_path_through_a_link_into_the_project_and_back_up_is_its_place() {
     assert_code(&o, 0);
     assert_eq!(records(&o)[0]["file"], "lib/a.py", "{}", stderr(&o));
 }
+
+/// Audit 177: under a file size limit (`ulimit -f`), a file the revision's
+/// tree could not hold whole was kept as a cut or empty file, indexed as
+/// the entry, and the revision marked complete for good; a file over
+/// `max_filesize` (written as a placeholder of its size) was too.
+#[test]
+fn a_file_size_limit_fails_a_revisions_run_and_the_next_completes_it() {
+    let tree = git_repo();
+    // The limit (2000 KiB) holds an index, not the files.
+    tree.global_config("max_filesize = 3000000\n");
+    tree.write("app.py", "def start_the_engine():\n    return 1\n");
+    tree.write("big.txt", &"a large log line that nobody indexes\n".repeat(100_000));
+    commit_all(&tree, "one");
+    let mut treasure = "\n".repeat(2_500_000);
+    treasure.push_str("def find_the_lost_treasure(map):\n    return map.dig()\n");
+    tree.write("treasure.py", &treasure);
+    commit_all(&tree, "two");
+    let limited = |rev: &str| run(&mut with_file_size_limit(tree.cmd("vg-index", "").args(["--rev", rev]), 2000));
+    // Over max_filesize: passed over as too large, as by the walk.
+    let o = limited("HEAD~1");
+    assert_code(&o, 0);
+    let skips = records(&o).into_iter().filter(|r| r["type"] == "skip").collect::<Vec<_>>();
+    assert!(skips.iter().any(|s| s["file"] == "big.txt" && s["reason"] == "too_large"), "{skips:?}");
+    // Within it, but past the limit: the run fails, and no revision is left complete.
+    let o = limited("HEAD");
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("File too large"), "{}", stderr(&o));
+    let o = run(tree.cmd("vg-index", "").args(["--rev", "HEAD"]));
+    assert_code(&o, 0);
+    assert!(!stderr(&o).contains("indexed already"), "{}", stderr(&o));
+    let o = run(tree.cmd("vg-query", "").args(["--rev", "HEAD", "--no-index", "find the lost treasure"]));
+    assert_code(&o, 0);
+    assert!(stderr(&o).is_empty(), "{}", stderr(&o));
+    let hits = of_type(&records(&o), "hit").into_iter().map(|h| h["file"].clone()).collect::<Vec<_>>();
+    assert_eq!(hits.first(), Some(&serde_json::json!("treasure.py")), "{hits:?}");
+}

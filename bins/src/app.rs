@@ -55,20 +55,9 @@ pub fn current_dir() -> Result<PathBuf> {
     std::env::current_dir().map_err(|e| anyhow!("cannot read the current directory: {e}"))
 }
 
-/// An error and its causes as one line, each cause said once: a cause
-/// that only says again what the one before it said is left out (SQLite's
-/// errors wrap one that repeats their message: "attempt to write a readonly
-/// database: Error code 1544: attempt to write a readonly database").
-pub fn error_line(e: &anyhow::Error) -> String {
-    let mut said: Vec<String> = Vec::new();
-    for cause in e.chain().map(|c| c.to_string().replace('\n', " ")) {
-        if said.last().is_some_and(|last| cause.ends_with(last.as_str()) || last.ends_with(cause.as_str())) {
-            continue;
-        }
-        said.push(cause);
-    }
-    said.join(": ")
-}
+/// An error and its causes as one line, each cause said once (the
+/// library's, which servers' notes and answers use too).
+pub use vecgrep::project::shown::error_line;
 
 /// End the process with `code`, its output flushed, without running the
 /// exit handlers of the native libraries it loaded. ONNX Runtime's tear
@@ -1536,27 +1525,6 @@ mod tests {
     use std::collections::BTreeSet;
 
     use super::*;
-
-    #[test]
-    fn an_error_line_says_each_cause_once() {
-        #[derive(Debug)]
-        struct Wrapped(io::Error);
-        impl std::fmt::Display for Wrapped {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                write!(f, "attempt to write a readonly database")
-            }
-        }
-        impl std::error::Error for Wrapped {
-            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-                Some(&self.0)
-            }
-        }
-        let inner = io::Error::other("Error code 1544: attempt to write a readonly database");
-        let e = anyhow::Error::new(Wrapped(inner)).context("index /p/.vecgrep/index.db");
-        assert_eq!(error_line(&e), "index /p/.vecgrep/index.db: attempt to write a readonly database");
-        let e = anyhow::Error::new(io::Error::other("No such file or directory")).context("cannot read config x");
-        assert_eq!(error_line(&e), "cannot read config x: No such file or directory", "distinct causes all stay");
-    }
 
     #[test]
     fn every_setting_flag_reaches_the_config() {

@@ -27,7 +27,7 @@ Correct the draft plan you are given where it misreads the question; keep it whe
 pub fn plan_by_llm(client: &ChatClient, question: &str, draft: &QueryPlan) -> Result<QueryPlan, String> {
     let shown = serde_json::to_string(draft).map_err(|e| e.to_string())?;
     let request = format!("Question: {question}\nDraft plan: {shown}\nThe plan, as one JSON object:");
-    let reply = client.reply(INSTRUCTION, &request).map_err(|e| format!("{e:#}"))?;
+    let reply = client.reply(INSTRUCTION, &request).map_err(|e| crate::project::shown::error_line(&e))?;
     read_plan(&reply, draft, client.model())
 }
 

@@ -142,7 +142,7 @@ fn drafted_plan(question: &str, config: &ResolvedConfig, options: &AskOptions) -
     };
     let settings = ChatSettings::new(&url, config.llm_model.as_deref(), Duration::from_secs_f64(config.llm_timeout));
     let planned = ChatClient::connect(&settings)
-        .map_err(|e| format!("{e:#}"))
+        .map_err(|e| crate::project::shown::error_line(&e))
         .and_then(|client| plan_by_llm(&client, question, &draft));
     match planned {
         // A threshold the user set is theirs: the model's 0.99 left none
@@ -327,7 +327,9 @@ fn answer_if_called_for(response: &mut AskResponse, config: &ResolvedConfig, cal
     let answer = match asked {
         Ok(a) => a,
         Err(e) => {
-            response.warnings.push(format!("the chat model gave no answer: {}", one_line(&format!("{e:#}"))));
+            response
+                .warnings
+                .push(format!("the chat model gave no answer: {}", one_line(&crate::project::shown::error_line(&e))));
             return;
         }
     };
@@ -353,7 +355,9 @@ fn learn(response: &mut AskResponse, answer: &answer::Answer, called: &Called<'_
     // The question asked is what the file records, not the words searched.
     match answer::append_learned(called.root, &learned, &response.query_plan.raw_user_text, &answer.model) {
         Ok(_) => response.stats.concepts_learned = learned.into_iter().map(|c| c.name).collect(),
-        Err(e) => response.warnings.push(format!("cannot keep the concepts learned: {e:#}")),
+        Err(e) => response
+            .warnings
+            .push(format!("cannot keep the concepts learned: {}", crate::project::shown::error_line(&e))),
     }
 }
 

@@ -144,7 +144,7 @@ impl LazyEmbedder {
                     self.failed = None;
                 }
                 Err(e) => {
-                    let why = format!("{e:#}");
+                    let why = crate::project::shown::error_line(&e);
                     self.failed = Some((std::time::Instant::now(), why.clone()));
                     anyhow::bail!(why);
                 }
@@ -161,7 +161,7 @@ impl LazyEmbedder {
     /// refused (too long for it) is that query's failure alone.
     pub fn failed(&mut self, e: &anyhow::Error) {
         if e.downcast_ref::<ServerAway>().is_some() {
-            self.failed = Some((std::time::Instant::now(), format!("{e:#}")));
+            self.failed = Some((std::time::Instant::now(), crate::project::shown::error_line(e)));
         }
     }
 

@@ -636,7 +636,7 @@ impl GitRepo {
         }
         let size = self.repo.find_header(oid).map(|h| h.size()).unwrap_or(0);
         if !is_link && size > max_bytes {
-            return Ok(tree_files::place(dest, rel, EntryContents::Sparse(size, dated))?);
+            return Ok(tree_files::place(dest, rel, EntryContents::Sparse { size, limit: max_bytes, dated })?);
         }
         let blob = self.repo.find_object(oid)?;
         let contents = if is_link { EntryContents::Link(&blob.data) } else { EntryContents::File(&blob.data, dated) };

@@ -81,7 +81,7 @@ pub fn resolve_label(catalog: &Catalog, root: &ProjectRoot, label: &str) -> Resu
                 unresolved.push((p.name.clone(), why));
             }
             Ok((sha, _)) => projects.push(LabelCommit { name: p.name.clone(), sha }),
-            Err(e) => unresolved.push((p.name.clone(), format!("{e:#}"))),
+            Err(e) => unresolved.push((p.name.clone(), crate::project::shown::error_line(&e))),
         }
     }
     if projects.is_empty() && !too_early.is_empty() {

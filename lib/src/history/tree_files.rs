@@ -27,9 +27,9 @@ pub(super) enum EntryContents<'a> {
     Link(&'a [u8]),
     /// A file of these bytes, dated by its commit.
     File(&'a [u8], SystemTime),
-    /// A file of this size with nothing in it (over `max_filesize`: the
-    /// walk passes it over by its size and never reads it).
-    Sparse(u64, SystemTime),
+    /// A file of this size with nothing in it (over `max_filesize`, the
+    /// limit given: the walk passes it over by its size and never reads it).
+    Sparse { size: u64, limit: u64, dated: SystemTime },
 }
 
 /// Why an entry at `rel` (relative to `dest`) cannot be written, if it
@@ -54,10 +54,17 @@ pub(super) fn place(dest: &Path, rel: &Path, contents: EntryContents) -> std::io
     let written = match contents {
         EntryContents::Link(target) => std::os::unix::fs::symlink(std::ffi::OsStr::from_bytes(target), &path),
         EntryContents::File(bytes, dated) => {
-            File::create_new(&path).and_then(|mut f| f.write_all(bytes).and_then(|()| f.set_modified(dated)))
+            write_new(&path, |f| f.write_all(bytes).and_then(|()| f.set_modified(dated)))
         }
-        EntryContents::Sparse(size, dated) => {
-            File::create_new(&path).and_then(|f| f.set_len(size).and_then(|()| f.set_modified(dated)))
+        EntryContents::Sparse { size, limit, dated } => {
+            match write_new(&path, |f| f.set_len(size).and_then(|()| f.set_modified(dated))) {
+                // Past the process's file size limit (`ulimit -f`): a file the
+                // walk would pass over by its size is passed over all the same.
+                Err(e) if e.raw_os_error() == Some(libc::EFBIG) => {
+                    return Ok(Some(SkipReason::TooLarge { size, limit }))
+                }
+                written => written,
+            }
         }
     };
     match written {
@@ -65,6 +72,15 @@ pub(super) fn place(dest: &Path, rel: &Path, contents: EntryContents) -> std::io
         Err(e) if affects_every_entry(&e) => Err(e),
         Err(e) => refused(format!("cannot be written here: {e}")),
     }
+}
+
+/// Make a new file at `path` and `fill` it; on failure nothing is left
+/// there, where an empty or cut file would be indexed as the entry.
+fn write_new(path: &Path, fill: impl FnOnce(&mut File) -> std::io::Result<()>) -> std::io::Result<()> {
+    let mut file = File::create_new(path)?;
+    fill(&mut file).inspect_err(|_| {
+        let _ = std::fs::remove_file(path);
+    })
 }
 
 /// Make the directories of `rel`'s parent below `dest`, one at a time;
@@ -95,10 +111,12 @@ fn make_parents(dest: &Path, rel: &Path) -> std::io::Result<Option<String>> {
     Ok(None)
 }
 
-/// Whether a failure to write one entry would meet every other too: the
-/// disk full or read-only, a quota spent.
+/// Whether a failure to write one entry is the run's, not the entry's: the
+/// disk full or read-only, a quota spent, the process's file size limit
+/// (`ulimit -f`) met. A revision so written is no revision: the run fails,
+/// and the next completes it, as a full disk fails an index run.
 fn affects_every_entry(e: &std::io::Error) -> bool {
-    matches!(e.raw_os_error(), Some(libc::ENOSPC | libc::EDQUOT | libc::EROFS | libc::EIO))
+    matches!(e.raw_os_error(), Some(libc::ENOSPC | libc::EDQUOT | libc::EROFS | libc::EIO | libc::EFBIG))
 }
 
 #[cfg(test)]
@@ -163,7 +181,10 @@ mod tests {
         assert_eq!(std::fs::read_to_string(dest.path().join("d/f")).unwrap(), "ours");
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "theirs");
         assert_eq!(std::fs::metadata(dest.path().join("d/f")).unwrap().modified().unwrap(), dated());
-        assert!(matches!(place(dest.path(), Path::new("big"), EntryContents::Sparse(1 << 30, dated())), Ok(None)));
+        assert!(matches!(
+            place(dest.path(), Path::new("big"), EntryContents::Sparse { size: 1 << 30, limit: 1, dated: dated() }),
+            Ok(None)
+        ));
         assert_eq!(std::fs::metadata(dest.path().join("big")).unwrap().len(), 1 << 30);
     }
 }

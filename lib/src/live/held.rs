@@ -110,7 +110,8 @@ fn load_into<T: HeldTable>(held: &Mutex<Held<T>>, live: &LiveIndex) {
         Err(e) => {
             state.failed = generation;
             drop(state);
-            live.note(&format!("cannot hold the index's {} in memory, so the index answers for them: {e:#}", T::WHAT));
+            let why = crate::project::shown::error_line(&e);
+            live.note(&format!("cannot hold the index's {} in memory, so the index answers for them: {why}", T::WHAT));
         }
     }
 }

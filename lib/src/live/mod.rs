@@ -501,7 +501,7 @@ impl LiveIndex {
                 Ok(summary)
             }
             Err(e) => {
-                let message = format!("{e:#}");
+                let message = crate::project::shown::error_line(&e);
                 // Say it once, not at every refresh while it persists.
                 let repeated = state.progress.error.as_deref() == Some(message.as_str());
                 state.progress.error = Some(message.clone());

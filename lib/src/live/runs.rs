@@ -84,7 +84,7 @@ impl LiveIndex {
         let outcome = match result {
             Ok(s) if s.cancelled => RunOutcome::Failed(JOB_STOPPED.into()),
             Ok(s) => RunOutcome::Completed(s.clone()),
-            Err(e) => RunOutcome::Failed(format!("{e:#}")),
+            Err(e) => RunOutcome::Failed(crate::project::shown::error_line(e)),
         };
         self.finish_jobs(jobs, &outcome);
         let mut state = lock(&self.state);

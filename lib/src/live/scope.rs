@@ -76,7 +76,7 @@ pub fn confine(live: &LiveIndex, paths: &[String]) -> Result<Scope, Refusal> {
         let admitted = admitted(root, rel).map_err(|e| {
             let cause = match e.downcast_ref::<crate::project::RootError>() {
                 Some(crate::project::RootError::Path { cause, .. }) => cause.to_string(),
-                _ => format!("{e:#}"),
+                _ => crate::project::shown::error_line(&e),
             };
             Refusal::new(refusal_kind(&e), format!("{shown}: {}", words_clipped(&cause, 60, SHOWN_CHARS)))
         })?;

@@ -65,7 +65,8 @@ fn by_words_when_the_model_is_away(
             // A cosine's threshold means nothing to words: every match is kept.
             let by_words =
                 SearchRequest { mode: SearchMode::Lexical, threshold: Threshold::default_at(0.0), ..request.clone() };
-            let note = format!("{e:#}; these results are ranked by their words alone");
+            let note =
+                format!("{}; these results are ranked by their words alone", crate::project::shown::error_line(&e));
             Ok(Searched { hits: search(&by_words)?, note: Some(note) })
         }
         other => other.map(|hits| Searched { hits, note: None }),

@@ -78,7 +78,7 @@ pub fn serve_stdio(
     let model_events = Arc::clone(&events);
     std::thread::spawn(move || {
         if let Err(e) = preload.searcher().load_model() {
-            model_events.note(&format!("cannot load the query model: {e:#}"));
+            model_events.note(&format!("cannot load the query model: {}", crate::project::shown::error_line(&e)));
         }
     });
     // Dropped last, after the runtime: a shared store's connections close

@@ -80,7 +80,8 @@ impl Tools {
             let none_served = found_none && store.as_deref().is_some_and(|s| live.holds_no_served_file(s));
             (searched, live.status(store), none_served)
         });
-        let Searched { mut hits, note: model_note } = searched.map_err(|e| format!("search failed: {e:#}"))?;
+        let Searched { mut hits, note: model_note } =
+            searched.map_err(|e| format!("search failed: {}", crate::project::shown::error_line(&e)))?;
         crate::search::explain(&args.query, &mut hits);
         let index = IndexProgress::of(&status);
         let index_note = index_note(live, &index, status.files == 0 || none_served, true);
@@ -106,7 +107,7 @@ impl Tools {
             let none_served = found_none && store.as_deref().is_some_and(|s| live.holds_no_served_file(s));
             (asked, status, none_served)
         });
-        let mut response = asked.map_err(|e| format!("ask failed: {e:#}"))?;
+        let mut response = asked.map_err(|e| format!("ask failed: {}", crate::project::shown::error_line(&e)))?;
         // As a search says it: an answer from a partial index, or none,
         // read as "no such code" to an agent.
         let holds_none = status.files == 0 || none_served;

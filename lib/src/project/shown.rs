@@ -78,9 +78,45 @@ pub fn escape_controls(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// An error and its causes as one line, each cause said once: a cause
+/// that only says again what the one before it said is left out (SQLite's
+/// errors wrap one that repeats their message: "attempt to write a readonly
+/// database: Error code 1544: attempt to write a readonly database").
+pub fn error_line(e: &anyhow::Error) -> String {
+    let mut said: Vec<String> = Vec::new();
+    for cause in e.chain().map(|c| c.to_string().replace('\n', " ")) {
+        if said.last().is_some_and(|last| cause.ends_with(last.as_str()) || last.ends_with(cause.as_str())) {
+            continue;
+        }
+        said.push(cause);
+    }
+    said.join(": ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_error_line_says_each_cause_once() {
+        #[derive(Debug)]
+        struct Wrapped(std::io::Error);
+        impl std::fmt::Display for Wrapped {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "attempt to write a readonly database")
+            }
+        }
+        impl std::error::Error for Wrapped {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.0)
+            }
+        }
+        let inner = std::io::Error::other("Error code 1544: attempt to write a readonly database");
+        let e = anyhow::Error::new(Wrapped(inner)).context("index /p/.vecgrep/index.db");
+        assert_eq!(error_line(&e), "index /p/.vecgrep/index.db: attempt to write a readonly database");
+        let e = anyhow::Error::new(std::io::Error::other("No such file or directory")).context("cannot read config x");
+        assert_eq!(error_line(&e), "cannot read config x: No such file or directory", "distinct causes all stay");
+    }
 
     #[test]
     fn a_path_keeps_its_start_and_its_name() {

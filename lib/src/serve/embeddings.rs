@@ -123,7 +123,9 @@ pub(super) fn embeddings_response(shared: &Shared, body: &[u8]) -> Response {
     let (vectors, tokens) = match embedded {
         Ok(Ok(Ok(v))) => v,
         Ok(Ok(Err(refused))) => return Response::error(400, &refused),
-        Ok(Err(e)) | Err(e) => return Response::error(500, &format!("embedding failed: {e:#}")),
+        Ok(Err(e)) | Err(e) => {
+            return Response::error(500, &format!("embedding failed: {}", crate::project::shown::error_line(&e)))
+        }
     };
     let data: Vec<serde_json::Value> = vectors
         .into_iter()

@@ -249,7 +249,10 @@ fn fail_stopped_jobs(target: &Target, events: &dyn ServeEvents) -> Option<store:
         Ok(mark) => Some(mark),
         Err(e) if indexed => {
             let e = anyhow::Error::new(e);
-            events.note(&format!("cannot mark the index jobs of a stopped server as failed: {e:#}"));
+            events.note(&format!(
+                "cannot mark the index jobs of a stopped server as failed: {}",
+                crate::project::shown::error_line(&e)
+            ));
             None
         }
         Err(_) => None,

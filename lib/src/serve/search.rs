@@ -51,7 +51,7 @@ fn index_refused(e: anyhow::Error) -> Refused {
             .downcast_ref::<crate::store::StoreError>()
             .is_some_and(|s| !matches!(s, crate::store::StoreError::Missing(_)))
     });
-    Refused(if unreadable { 500 } else { 400 }, format!("{e:#}"))
+    Refused(if unreadable { 500 } else { 400 }, crate::project::shown::error_line(&e))
 }
 
 fn search_params(shared: &Shared, target: &http::Target) -> Result<SearchParams, Refused> {
@@ -124,7 +124,7 @@ fn label_param(shared: &Shared, name: &str) -> Result<(Catalog, Label), Refused>
         let why = "label searches a catalog's label; this server serves no catalog (vg-serve --catalog NAME)";
         return Err(why.into());
     }
-    let catalog = Catalog::read(&target.root.path).map_err(|e| Refused(500, format!("{e:#}")))?;
+    let catalog = Catalog::read(&target.root.path).map_err(|e| Refused(500, crate::project::shown::error_line(&e)))?;
     let label = crate::history::indexed_label(&catalog, &target.root, name, &target.config.embedder_model)
         .map_err(index_refused)?;
     Ok((catalog, label))
@@ -143,7 +143,7 @@ pub(super) fn search_response(shared: &Shared, target: &http::Target, store: &mu
                 None => response,
             }
         }
-        Err(e) => Response::error(500, &format!("search failed: {e:#}")),
+        Err(e) => Response::error(500, &format!("search failed: {}", crate::project::shown::error_line(&e))),
     }
 }
 

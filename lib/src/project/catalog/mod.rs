@@ -134,7 +134,7 @@ impl Catalogs {
             match kept_as(&path) {
                 Kept::Defined => match Catalog::read(&path) {
                     Ok(catalog) => out.push(catalog),
-                    Err(e) => unreadable.push(format!("{e:#}")),
+                    Err(e) => unreadable.push(crate::project::shown::error_line(&e)),
                 },
                 // A shared catalogs' directory may hold anything.
                 Kept::Undefined | Kept::Nothing => {}

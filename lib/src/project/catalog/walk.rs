@@ -40,7 +40,10 @@ pub fn walk_catalog(root: &ProjectRoot, paths: &[AdmittedPath], opts: &WalkOptio
         let walked = match walk_tree(&project_root, &within, opts) {
             Ok(walked) => walked,
             Err(e) => {
-                out.skips.push(Skip { path: project.name.clone(), reason: SkipReason::Error(format!("{e:#}")) });
+                out.skips.push(Skip {
+                    path: project.name.clone(),
+                    reason: SkipReason::Error(crate::project::shown::error_line(&e)),
+                });
                 continue;
             }
         };
