@@ -155,14 +155,19 @@ fn errors_are_owed_like_answers_to_a_client_that_reads_late() {
     for id in 1..=2000 {
         input.push_str(&format!("{}\n", json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": []})));
     }
+    // A null id makes a request, malformed, not a cancellation (review 178).
+    let null_id =
+        json!({"jsonrpc": "2.0", "id": null, "method": "notifications/cancelled", "params": {"requestId": 1}});
+    input.push_str(&format!("{null_id}\n"));
     stdin.write_all(input.as_bytes()).unwrap();
     drop(stdin);
     std::thread::sleep(Duration::from_secs(6));
     let out = child.wait_with_output().unwrap();
     assert_code(&out, 0);
     let answers: Vec<Value> = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    assert_eq!(answers.len(), 2001);
-    assert!(answers[1..].iter().all(|a| a["error"]["code"] == -32602), "{:?}", &answers[..3]);
+    assert_eq!(answers.len(), 2002);
+    assert!(answers[1..2001].iter().all(|a| a["error"]["code"] == -32602), "{:?}", &answers[..3]);
+    assert_eq!(answers[2001]["error"]["code"], -32600, "{}", answers[2001]);
 }
 
 /// Review 176: on SIGTERM, a client reading slowly gets the line it is
@@ -201,4 +206,33 @@ fn a_signal_finishes_the_line_a_slow_reader_is_reading() {
         taken.split(|&b| b == b'\n').filter(|l| !l.is_empty()).map(|l| serde_json::from_slice(l).unwrap()).collect();
     assert!(whole.len() >= 2 && whole.len() < 7, "{} answers", whole.len());
     assert!(took < Duration::from_secs(60), "{took:?}");
+}
+
+/// Review 178: a client that reads nothing and sends more than the
+/// server holds (16 MiB of requests) is left waiting, as a pipe's writer;
+/// the end of its input then sat unread behind what it sent, and the
+/// server ran for ever. It now ends once the client has taken nothing for
+/// as long as the end of input waits.
+#[test]
+fn a_client_that_sends_more_than_is_held_and_reads_nothing_cannot_keep_the_server() {
+    let t = wide_project();
+    let mut child = spawn_server(&t);
+    let mut stdin = child.stdin.take().unwrap();
+    // Each request near 1 MiB, each answer far past what a pipe holds.
+    let pad = "x".repeat(900_000);
+    let mut input = searches(0, 1);
+    for id in 1..=60 {
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "search",
+            "arguments": {"query": "request part of a handler step", "mode": "lexical", "k": 1000},
+            "_meta": {"pad": pad}}});
+        input.push_str(&format!("{call}\n"));
+    }
+    // Blocks once the server stops reading; fails once it has gone.
+    let writing = std::thread::spawn(move || {
+        let _ = stdin.write_all(input.as_bytes());
+    });
+    let took = exit_within(&mut child, Duration::from_secs(90), |_| {});
+    let took = took.expect("a server whose client neither reads nor lets its input be read still ran after 90 s");
+    assert!(took > Duration::from_secs(20), "it gave up on a client that may yet read: {took:?}");
+    writing.join().unwrap();
 }

@@ -47,8 +47,16 @@ const HELD_BYTES_MAX: usize = 16 * 1024 * 1024;
 /// request's id without reading the rest.
 #[derive(serde::Deserialize)]
 pub(super) struct Keys {
-    pub(super) id: Option<RequestId>,
+    /// None when there is no `id`; Some(None) for `"id": null`, which
+    /// makes a request (to be answered as malformed), not a notification.
+    #[serde(default, deserialize_with = "present")]
+    pub(super) id: Option<Option<RequestId>>,
     pub(super) method: Option<String>,
+}
+
+/// A key that is there, whatever its value.
+fn present<'de, D: serde::Deserializer<'de>>(value: D) -> Result<Option<Option<RequestId>>, D::Error> {
+    serde::Deserialize::deserialize(value).map(Some)
 }
 
 impl Held {
@@ -86,5 +94,20 @@ pub(super) fn keys_of(line: &Line) -> Option<Keys> {
     match line {
         Line::Whole(bytes) => serde_json::from_slice(bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes)).ok(),
         Line::Cut(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_null_id_is_an_id_there_and_no_id_is_none() {
+        let keys = |line: &str| keys_of(&Line::Whole(line.as_bytes().to_vec())).map(|k| (k.id, k.method));
+        let cancelled = Some("notifications/cancelled".to_string());
+        assert_eq!(keys(r#"{"method":"notifications/cancelled","params":{}}"#), Some((None, cancelled.clone())));
+        assert_eq!(keys(r#"{"id":null,"method":"notifications/cancelled"}"#), Some((Some(None), cancelled)));
+        assert_eq!(keys(r#"{"id":7,"method":"ping"}"#), Some((Some(Some(RequestId::Number(7))), Some("ping".into()))));
+        assert_eq!(keys(r#"{"id":1.5,"method":"ping"}"#), None, "screened whole in its turn");
     }
 }

@@ -14,8 +14,9 @@ use rmcp::model::{ClientJsonRpcMessage, ClientNotification, RequestId, ServerJso
 /// waiting tool (`index`) to answer now.
 #[derive(Default)]
 pub(super) struct Unanswered {
-    /// Each request passed, with the length of its line.
-    ids: Mutex<Vec<(RequestId, usize)>>,
+    /// Each request passed, with the length of its line and whether its
+    /// answer is handed to stdout's writer.
+    ids: Mutex<Vec<Owed>>,
     pub(super) client_gone: AtomicBool,
     /// Bytes handed to stdout's writer and not yet taken by the client.
     unwritten: AtomicUsize,
@@ -24,6 +25,14 @@ pub(super) struct Unanswered {
     /// The input has ended and the client has been waited for: work still
     /// waiting for room is given up.
     given_up: AtomicBool,
+}
+
+/// A request passed: its id, its line's length, and whether its answer
+/// is handed to stdout's writer.
+struct Owed {
+    id: RequestId,
+    bytes: usize,
+    handed: bool,
 }
 
 /// The most requests passed and not yet answered on stdout: at work,
@@ -59,7 +68,7 @@ pub(super) fn waited_out(last_progress: Instant, ended: Instant) -> bool {
 }
 
 impl Unanswered {
-    fn ids(&self) -> std::sync::MutexGuard<'_, Vec<(RequestId, usize)>> {
+    fn ids(&self) -> std::sync::MutexGuard<'_, Vec<Owed>> {
         self.ids.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -70,8 +79,12 @@ impl Unanswered {
         match message {
             ClientJsonRpcMessage::Request(request) => self.owe(request.id.clone(), bytes),
             ClientJsonRpcMessage::Notification(n) => {
+                // An answer already handed over is owed until written: a
+                // client cancelling what was answered would otherwise pass
+                // request after request past the bound (review 178).
                 if let ClientNotification::CancelledNotification(c) = &n.notification {
-                    self.ids().retain(|(id, _)| Some(id) != c.params.request_id.as_ref());
+                    let cancelled = |o: &Owed| !o.handed && Some(&o.id) == c.params.request_id.as_ref();
+                    self.ids().retain(|o| !cancelled(o));
                     self.room.notify_waiters();
                 }
             }
@@ -80,16 +93,21 @@ impl Unanswered {
     }
 
     pub(super) fn owe(&self, id: RequestId, bytes: usize) {
-        self.ids().push((id, bytes));
+        self.ids().push(Owed { id, bytes, handed: false });
     }
 
     pub(super) fn owed(&self) -> usize {
         self.ids().len()
     }
 
-    /// A line of `bytes` is handed to stdout's writer.
-    pub(super) fn handed(&self, bytes: usize) {
+    /// A line of `bytes` is handed to stdout's writer, answering `answers`.
+    pub(super) fn handed(&self, answers: Option<&RequestId>, bytes: usize) {
         self.unwritten.fetch_add(bytes, Ordering::SeqCst);
+        if let Some(id) = answers {
+            if let Some(owed) = self.ids().iter_mut().find(|o| &o.id == id && !o.handed) {
+                owed.handed = true;
+            }
+        }
     }
 
     /// A line of `bytes` is written (or dropped, the client gone): the
@@ -98,7 +116,8 @@ impl Unanswered {
         self.unwritten.fetch_sub(bytes, Ordering::SeqCst);
         if let Some(id) = answers {
             let mut ids = self.ids();
-            if let Some(at) = ids.iter().position(|(owed, _)| owed == id) {
+            let at = ids.iter().position(|o| &o.id == id && o.handed).or_else(|| ids.iter().position(|o| &o.id == id));
+            if let Some(at) = at {
                 ids.swap_remove(at);
             }
         }
@@ -112,7 +131,7 @@ impl Unanswered {
     /// Whether another request may pass to the SDK.
     pub(super) fn may_pass_request(&self) -> bool {
         let ids = self.ids();
-        ids.len() < OWED_MAX && ids.iter().map(|(_, bytes)| bytes).sum::<usize>() < OWED_BYTES_MAX
+        ids.len() < OWED_MAX && ids.iter().map(|o| o.bytes).sum::<usize>() < OWED_BYTES_MAX
     }
 
     /// Whether more answers may be made: those unwritten leave room.
@@ -159,5 +178,30 @@ pub(super) fn answered_id(message: &ServerJsonRpcMessage) -> Option<RequestId> {
         ServerJsonRpcMessage::Response(r) => Some(r.id.clone()),
         ServerJsonRpcMessage::Error(e) => e.id.clone(),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cancel(id: i64) -> ClientJsonRpcMessage {
+        let line =
+            serde_json::json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id}});
+        serde_json::from_value(line).unwrap()
+    }
+
+    #[test]
+    fn a_cancelled_request_is_owed_no_more_unless_its_answer_is_handed_over() {
+        let owed = Unanswered::default();
+        owed.owe(RequestId::Number(1), 10);
+        owed.owe(RequestId::Number(2), 10);
+        owed.handed(Some(&RequestId::Number(1)), 500);
+        owed.passed(&cancel(1), 0);
+        owed.passed(&cancel(2), 0);
+        assert_eq!(owed.owed(), 1, "an answer in the writer's hands is owed until written (review 178)");
+        assert_eq!(owed.unwritten_bytes(), 500);
+        owed.written(Some(&RequestId::Number(1)), 500);
+        assert_eq!((owed.owed(), owed.unwritten_bytes()), (0, 0));
     }
 }

@@ -160,6 +160,8 @@ pub(super) struct ScreenedLines<R> {
     next: Option<(Screened, usize)>,
     /// When the input ended, if it has.
     input_ended: Option<Instant>,
+    /// Since when as many lines are held as may be, if they are.
+    full_since: Option<Instant>,
     /// The SDK has begun a session (`begins_session`). Before that it ends
     /// the server on any message but a request, so those are dropped here.
     in_session: bool,
@@ -202,6 +204,7 @@ where
             held: Held::default(),
             next: None,
             input_ended: None,
+            full_since: None,
             in_session: false,
             unanswered,
         }
@@ -213,19 +216,21 @@ where
     fn take(&mut self, line: Line) -> Option<ClientJsonRpcMessage> {
         let keys = held::keys_of(&line);
         let cancels = keys.as_ref().is_some_and(|k| k.id.is_none() && k.method.as_deref() == Some(CANCELLED));
-        if !cancels {
-            self.held.push(line, keys.and_then(|k| k.id));
-            return None;
-        }
-        let Screened::Message(message) = screen(line.bytes()) else { return None };
-        if let ClientJsonRpcMessage::Notification(n) = &*message {
-            if let ClientNotification::CancelledNotification(c) = &n.notification {
-                if let Some(id) = &c.params.request_id {
-                    self.drop_held(id);
+        if cancels {
+            if let Screened::Message(message) = screen(line.bytes()) {
+                if let ClientJsonRpcMessage::Notification(n) = &*message {
+                    if let ClientNotification::CancelledNotification(c) = &n.notification {
+                        if let Some(id) = &c.params.request_id {
+                            self.drop_held(id);
+                        }
+                        return self.pass(message, 0);
+                    }
                 }
             }
         }
-        self.pass(message, 0)
+        // Anything else, a malformed cancellation too, in its turn.
+        self.held.push(line, keys.and_then(|k| k.id.flatten()));
+        None
     }
 
     /// Drop the request `id` if it is still held, never to be answered.
@@ -297,6 +302,19 @@ where
         }
         self.unanswered.passed(&message, bytes);
         Some(*message)
+    }
+
+    /// Whether the client, with as many lines held as may be (`reading`
+    /// false), has taken no byte of its answers for as long as the end of
+    /// input waits: the end of its input may sit unread behind what it
+    /// sent, and a server that waited for it would run for ever (review 178).
+    fn neither_reads_nor_lets_be_read(&mut self, reading: bool) -> bool {
+        if reading {
+            self.full_since = None;
+            return false;
+        }
+        let full_since = *self.full_since.get_or_insert_with(Instant::now);
+        owed::waited_out(self.writer.last_progress(), full_since)
     }
 
     /// Whether anything read waits to pass.
@@ -442,6 +460,11 @@ where
                 continue;
             }
             let (waiting_for_room, reading) = (self.holds_lines(), !self.held.is_full());
+            if self.neither_reads_nor_lets_be_read(reading) {
+                self.unanswered.client_gone.store(true, std::sync::atomic::Ordering::SeqCst);
+                self.unanswered.give_up();
+                return None;
+            }
             tokio::select! {
                 line = self.next_line(), if reading => match line {
                     Some(line) => {
@@ -456,6 +479,8 @@ where
                     }
                 },
                 () = &mut room_changed, if waiting_for_room => {}
+                // Held full: looked at again, for `neither_reads_nor_lets_be_read`.
+                () = tokio::time::sleep(std::time::Duration::from_millis(100)), if !reading => {}
             }
         }
     }

@@ -39,11 +39,13 @@ struct WriterState {
     stopping: AtomicBool,
 }
 
-/// The most bytes one write hands the kernel. A blocking write to a pipe
-/// returns once all of it is taken, so a 600 KB line written at once
-/// showed a slow reader's progress only at its end, and the reader was
-/// taken for one that had stopped (review 176).
-const WRITE_PIECE: usize = 16 * 1024;
+/// The most bytes one write hands the kernel: a pipe's page. A blocking
+/// write to a pipe returns once all of it is taken, so a 600 KB line
+/// written at once showed a slow reader's progress only at its end, and
+/// 16 KiB pieces only every 16 KiB read: a reader of 600 bytes a second
+/// was taken for one that had stopped (reviews 176 and 178). A pipe frees
+/// room a page at a time, so a smaller piece would show no more.
+const WRITE_PIECE: usize = 4096;
 
 impl WriterState {
     fn progressed(&self) {
@@ -77,7 +79,7 @@ impl LineWriter {
         }
         line.push(b'\n');
         let bytes = line.len();
-        self.unanswered.handed(bytes);
+        self.unanswered.handed(answers.as_ref(), bytes);
         if self.state.pending_lines.fetch_add(1, Ordering::SeqCst) == 0 {
             // The writer was idle: a stall is counted from now.
             self.state.progressed();
