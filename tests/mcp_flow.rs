@@ -236,3 +236,37 @@ fn a_client_that_sends_more_than_is_held_and_reads_nothing_cannot_keep_the_serve
     assert!(took > Duration::from_secs(20), "it gave up on a client that may yet read: {took:?}");
     writing.join().unwrap();
 }
+
+/// Review 179: with as many requests held as may be and nothing yet to
+/// write (index calls waiting on another process's run), a client that
+/// reads everything was taken for one that stopped, and its session ended
+/// after 22 s.
+#[test]
+fn a_client_that_reads_everything_is_served_while_nothing_is_written_for_long() {
+    let t = sample_project();
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    let lock = hold_index_lock(&t);
+    let mut child = spawn_server(&t);
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let reading = std::thread::spawn(move || BufReader::new(stdout).lines().map_while(Result::ok).count());
+    // 40 calls of 900 KB each: 16 MiB owed and 16 MiB held, none answered while the lock is held.
+    let pad = "x".repeat(900_000);
+    let mut input = searches(0, 1);
+    for id in 1..=40 {
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "index",
+            "arguments": {"wait_seconds": 40}, "_meta": {"pad": pad}}});
+        input.push_str(&format!("{call}\n"));
+    }
+    let writing = std::thread::spawn(move || {
+        stdin.write_all(input.as_bytes()).unwrap();
+        stdin
+    });
+    std::thread::sleep(Duration::from_secs(30));
+    assert!(child.try_wait().unwrap().is_none(), "the session of a client that reads everything was ended");
+    drop(lock);
+    drop(writing.join().unwrap());
+    let answered = reading.join().unwrap();
+    assert_code(&child.wait_with_output().unwrap(), 0);
+    assert_eq!(answered, 41, "every call answered");
+}

@@ -305,16 +305,19 @@ where
     }
 
     /// Whether the client, with as many lines held as may be (`reading`
-    /// false), has taken no byte of its answers for as long as the end of
-    /// input waits: the end of its input may sit unread behind what it
-    /// sent, and a server that waited for it would run for ever (review 178).
+    /// false), has taken no byte of the answers waiting for it for as long
+    /// as the end of input waits: the end of its input may sit unread
+    /// behind what it sent, and a server that waited for it would run for
+    /// ever (review 178). With nothing to write, a client that reads is
+    /// waiting on the server, not stalled (review 179: 40 asks waiting on
+    /// a chat model ended the session of a client reading everything).
     fn neither_reads_nor_lets_be_read(&mut self, reading: bool) -> bool {
         if reading {
             self.full_since = None;
             return false;
         }
         let full_since = *self.full_since.get_or_insert_with(Instant::now);
-        owed::waited_out(self.writer.last_progress(), full_since)
+        self.writer.pending_lines() > 0 && owed::waited_out(self.writer.last_progress(), full_since)
     }
 
     /// Whether anything read waits to pass.
