@@ -142,7 +142,7 @@ fn answer(code: ErrorCode, message: String, id: Option<RequestId>) -> Screened {
 }
 
 /// The transport: lines read from `reader` are screened and passed to the
-/// SDK while the answers owed leave room (`Unanswered::has_room`); past
+/// SDK while the answers owed leave room (`Unanswered::may_pass_request`); past
 /// that they wait here, as read, so that input is always read (a
 /// cancellation, the end of input) while a client that reads none of its
 /// answers holds no more of them than the bound. Answers go to `writer`.
