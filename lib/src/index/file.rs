@@ -66,6 +66,10 @@ pub(super) fn read_file(
         Ok(Opened::NotRegular) => return skip(SkipReason::Special),
         // Replaced by a link since the walk, as the walk would have found it.
         Ok(Opened::Link) => return skip(SkipReason::Symlink),
+        // Opened just before the project moved, then found outside where it
+        // was: the move's, and its entry stays for the next run (a CI run
+        // lost one entry of a thousand so).
+        Ok(Opened::Outside) if confined.a_root_is_gone() => return Read::Done(Prepared::Unread(SkipReason::Vanished)),
         Ok(Opened::Outside) => return skip(SkipReason::OutsideRoot),
         Ok(Opened::Binary) => return skip(SkipReason::Binary),
         // Its directory replaced by a file since the walk is gone too; not
@@ -541,6 +545,23 @@ mod tests {
         match read_file(&walked, None, &config, false, &Confinement::within(&[dir.path().into()], false)) {
             Read::Done(Prepared::Skip(SkipReason::TooLarge { size, limit })) => assert_eq!((size, limit), (5000, 1000)),
             _ => panic!("a grown file is skipped as too large"),
+        }
+    }
+
+    #[test]
+    fn a_file_opened_as_its_project_moves_is_unread_not_outside() {
+        let parent = tempfile::tempdir().unwrap();
+        let (root, moved) = (parent.path().join("p"), parent.path().join("p.moved"));
+        std::fs::create_dir(&root).unwrap();
+        std::fs::write(root.join("a.py"), "def a():\n    pass\n").unwrap();
+        let config = crate::project::ConfigLayers::default().resolve().unwrap();
+        let confined = Confinement::within(std::slice::from_ref(&root), false);
+        std::fs::rename(&root, &moved).unwrap();
+        // As a read that opened the file just before the move sees it: outside the root.
+        let walked = WalkedFile { rel: "a.py".into(), abs: moved.join("a.py"), size: 18, mtime_ns: 0, ctime_ns: 0 };
+        match read_file(&walked, None, &config, false, &confined) {
+            Read::Done(Prepared::Unread(SkipReason::Vanished)) => {}
+            _ => panic!("the file of a moved project is left unread, its entry kept"),
         }
     }
 
