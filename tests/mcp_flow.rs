@@ -19,17 +19,37 @@ fn wide_project() -> Tree {
     t
 }
 
-/// The handshake and `n` lexical searches with `k`, ids 1..=n, one per line.
-fn searches(n: u64, k: u64) -> String {
+/// The handshake and `n` calls of `tool` with `arguments`, ids 1..=n, one
+/// per line; with `pad` above 0, each carries that many bytes in its `_meta`.
+fn calls(n: u64, tool: &str, arguments: &Value, pad: usize) -> String {
     let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
     let mut input = format!("{init}\n{}\n", json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let mut params = json!({"name": tool, "arguments": arguments});
+    if pad > 0 {
+        params["_meta"] = json!({"pad": "x".repeat(pad)});
+    }
     for id in 1..=n {
-        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "search",
-            "arguments": {"query": "request part of a handler step", "mode": "lexical", "k": k}}});
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params});
         input.push_str(&format!("{call}\n"));
     }
     input
+}
+
+/// The arguments of the lexical search every test here sends, with `k`.
+fn search_args(k: u64) -> Value {
+    json!({"query": "request part of a handler step", "mode": "lexical", "k": k})
+}
+
+/// The handshake and `n` lexical searches with `k`, ids 1..=n, one per line.
+fn searches(n: u64, k: u64) -> String {
+    calls(n, "search", &search_args(k), 0)
+}
+
+/// Send SIGTERM to the server.
+fn terminate(child: &Child) {
+    let sent = std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(sent.success());
 }
 
 fn spawn_server(t: &Tree) -> Child {
@@ -88,8 +108,7 @@ fn a_client_that_reads_nothing_holds_a_bounded_share_and_cannot_keep_the_server(
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(searches(200, 1000).as_bytes()).unwrap();
     std::thread::sleep(Duration::from_secs(3));
-    let sent = std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
-    assert!(sent.success());
+    terminate(&child);
     let took = exit_within(&mut child, Duration::from_secs(60), |_| {});
     let took = took.expect("SIGTERM did not end a server whose client reads nothing within 60 s");
     assert!(took < Duration::from_secs(15), "exited {took:?} after SIGTERM");
@@ -192,8 +211,7 @@ fn a_signal_finishes_the_line_a_slow_reader_is_reading() {
         taken.extend_from_slice(&piece[..n]);
         // Once a search's answer has begun: the initialize answer is its own line.
         if signalled.is_none() && taken.iter().filter(|&&b| b == b'\n').count() >= 1 && taken.len() > 64 * 1024 {
-            let sent = std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
-            assert!(sent.success());
+            terminate(&child);
             signalled = Some(Instant::now());
         }
         std::thread::sleep(Duration::from_millis(50));
@@ -219,14 +237,7 @@ fn a_client_that_sends_more_than_is_held_and_reads_nothing_cannot_keep_the_serve
     let mut child = spawn_server(&t);
     let mut stdin = child.stdin.take().unwrap();
     // Each request near 1 MiB, each answer far past what a pipe holds.
-    let pad = "x".repeat(900_000);
-    let mut input = searches(0, 1);
-    for id in 1..=60 {
-        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "search",
-            "arguments": {"query": "request part of a handler step", "mode": "lexical", "k": 1000},
-            "_meta": {"pad": pad}}});
-        input.push_str(&format!("{call}\n"));
-    }
+    let input = calls(60, "search", &search_args(1000), 900_000);
     // Blocks once the server stops reading; fails once it has gone.
     let writing = std::thread::spawn(move || {
         let _ = stdin.write_all(input.as_bytes());
@@ -251,13 +262,7 @@ fn a_client_that_reads_everything_is_served_while_nothing_is_written_for_long() 
     let stdout = child.stdout.take().unwrap();
     let reading = std::thread::spawn(move || BufReader::new(stdout).lines().map_while(Result::ok).count());
     // 40 calls of 900 KB each: 16 MiB owed and 16 MiB held, none answered while the lock is held.
-    let pad = "x".repeat(900_000);
-    let mut input = searches(0, 1);
-    for id in 1..=40 {
-        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "index",
-            "arguments": {"wait_seconds": 40}, "_meta": {"pad": pad}}});
-        input.push_str(&format!("{call}\n"));
-    }
+    let input = calls(40, "index", &json!({"wait_seconds": 40}), 900_000);
     let writing = std::thread::spawn(move || {
         stdin.write_all(input.as_bytes()).unwrap();
         stdin
