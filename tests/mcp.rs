@@ -528,11 +528,11 @@ fn a_search_is_answered_while_asks_wait_on_the_chat_model() {
         (search, start.elapsed())
     };
     // A search while every ask still waits, then one after all are cancelled.
-    let (waiting, waiting_took) = search_answered(20, &mut send);
+    let (waiting, waiting_took) = search_answered(1000, &mut send);
     for id in 10..210 {
         send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id}}));
     }
-    let (cancelled, cancelled_took) = search_answered(21, &mut send);
+    let (cancelled, cancelled_took) = search_answered(1001, &mut send);
     child.kill().unwrap();
     child.wait().unwrap();
     for (search, took) in [(waiting, waiting_took), (cancelled, cancelled_took)] {

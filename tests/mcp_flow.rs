@@ -275,3 +275,34 @@ fn a_client_that_reads_everything_is_served_while_nothing_is_written_for_long() 
     assert_code(&child.wait_with_output().unwrap(), 0);
     assert_eq!(answered, 41, "every call answered");
 }
+
+/// A client that reuses the id of a request still in flight gets an error
+/// for the second, and both ids are answered. Before, the SDK put the
+/// second in the first's place and dropped one answer, which stayed owed:
+/// the end of input then waited its 22 s, and 1,023 of them cut the client
+/// to one request at a time.
+#[test]
+fn a_request_reusing_the_id_of_one_in_flight_is_refused_and_nothing_stays_owed() {
+    let t = wide_project();
+    let mut child = spawn_server(&t);
+    let mut stdin = child.stdin.take().unwrap();
+    let mut input = searches(1, 1000);
+    // The same line again: the first search is still at work when it is read.
+    let again = input.lines().last().unwrap().to_string();
+    input.push_str(&format!("{again}\n"));
+    input.push_str(&format!("{}\n", json!({"jsonrpc": "2.0", "id": "after", "method": "ping"})));
+    stdin.write_all(input.as_bytes()).unwrap();
+    drop(stdin);
+    let start = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert_code(&out, 0);
+    assert!(start.elapsed() < Duration::from_secs(15), "exited {:?} after the end of input", start.elapsed());
+    let answers: Vec<Value> = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let of_1: Vec<&Value> = answers.iter().filter(|a| a["id"] == 1).collect();
+    assert_eq!(of_1.len(), 2, "{answers:?}");
+    assert!(of_1.iter().any(|a| a["result"]["content"].is_array()), "the first search is answered: {of_1:?}");
+    let refused = of_1.iter().find(|a| a.get("error").is_some()).expect("the second is refused");
+    assert_eq!(refused["error"]["code"], -32600);
+    assert!(refused["error"]["message"].as_str().unwrap().contains("not yet answered"), "{refused}");
+    assert!(answers.iter().any(|a| a["id"] == "after"), "{answers:?}");
+}

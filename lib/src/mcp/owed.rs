@@ -100,6 +100,14 @@ impl Unanswered {
         self.ids().len()
     }
 
+    /// Whether a request `id` is at work or waiting its turn in the SDK: its
+    /// answer not yet handed over. The SDK keeps one request per id, so a
+    /// second would take the first's place, and one of their answers would
+    /// be dropped and stay owed for ever.
+    pub(super) fn in_flight(&self, id: &RequestId) -> bool {
+        self.ids().iter().any(|o| &o.id == id && !o.handed)
+    }
+
     /// A line of `bytes` is handed to stdout's writer, answering `answers`.
     pub(super) fn handed(&self, answers: Option<&RequestId>, bytes: usize) {
         self.unwritten.fetch_add(bytes, Ordering::SeqCst);
@@ -203,5 +211,16 @@ mod tests {
         assert_eq!(owed.unwritten_bytes(), 500);
         owed.written(Some(&RequestId::Number(1)), 500);
         assert_eq!((owed.owed(), owed.unwritten_bytes()), (0, 0));
+    }
+
+    #[test]
+    fn an_id_is_in_flight_until_its_answer_is_handed_over() {
+        let owed = Unanswered::default();
+        let id = RequestId::Number(7);
+        assert!(!owed.in_flight(&id));
+        owed.owe(id.clone(), 10);
+        assert!(owed.in_flight(&id) && !owed.in_flight(&RequestId::String("7".into())));
+        owed.handed(Some(&id), 100);
+        assert!(!owed.in_flight(&id), "the SDK is done with it: the id may be used again");
     }
 }

@@ -262,6 +262,7 @@ where
                     (screened, bytes)
                 }
             };
+            let screened = self.refuse_an_id_in_flight(screened);
             let may_pass = match &screened {
                 Screened::Message(message) if matches!(**message, ClientJsonRpcMessage::Request(_)) => {
                     self.unanswered.may_pass_request()
@@ -287,6 +288,23 @@ where
                 }
                 Screened::Nothing => {}
             }
+        }
+    }
+
+    /// A request whose id is that of one still in flight, answered with an
+    /// error here: the SDK would put it in the first's place, answer one
+    /// of the two, and leave the other owed for ever (ids of requests in
+    /// flight are unique, by JSON-RPC).
+    fn refuse_an_id_in_flight(&self, screened: Screened) -> Screened {
+        match &screened {
+            Screened::Message(message) => match &**message {
+                ClientJsonRpcMessage::Request(r) if self.unanswered.in_flight(&r.id) => {
+                    let why = "a request with this id is not yet answered: ids of requests in flight must differ";
+                    answer(ErrorCode::INVALID_REQUEST, why.to_string(), Some(r.id.clone()))
+                }
+                _ => screened,
+            },
+            _ => screened,
         }
     }
 
