@@ -581,3 +581,24 @@ fn post_v1_ask_answers_with_the_response_and_refuses_bad_input() {
     let first = post(&limited, br#"{"query": "retry"}"#, &[]).0;
     assert_eq!((first, post(&limited, br#"{"query": "retry"}"#, &[]).0), (200, 429));
 }
+
+/// Audit 181: `POST /v1/ask` wrote a file's C1 controls and bidi overrides
+/// raw, where `/search` and `vg-ask --json` escape them (ndjson.md), so
+/// `curl` on a terminal handed them to it.
+#[test]
+fn post_v1_ask_escapes_what_a_terminal_would_obey() {
+    let t = Tree::git();
+    t.write("banner.py", "def show_banner():\n    s = \"\u{9b}2J\u{202e} evil\"\n    return s\n");
+    let s = Server::start(&t, &["--token", "s3cret"]);
+    let auth = "Authorization: Bearer s3cret";
+    wait_ready(&s, auth);
+    let (status, body) = post(&s, br#"{"query": "show banner"}"#, &[auth]);
+    assert_eq!(status, 200, "{body}");
+    assert!(!body.contains('\u{9b}') && !body.contains('\u{202e}'), "{body}");
+    assert!(body.contains("\\u009b2J\\u202e evil"), "{body}");
+    let r: Value = serde_json::from_str(&body).unwrap();
+    assert!(
+        r["hits"][0]["excerpt"].as_str().unwrap().contains("\u{9b}2J\u{202e} evil"),
+        "the values are unchanged: {r}"
+    );
+}
