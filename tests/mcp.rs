@@ -776,3 +776,30 @@ fn an_agent_searches_a_catalog_and_its_paths_stay_within_its_projects() {
         assert!(e.contains("outside the project root"), "step {i}: {e}");
     }
 }
+
+/// Audit 181: a search's answer carries a file's C1 controls and bidi
+/// overrides as `\u` escapes, as records do, not raw: the same values.
+#[test]
+fn answers_escape_what_a_terminal_would_obey() {
+    let t = Tree::git();
+    t.write("banner.py", "def show_banner():\n    s = \"\u{9b}2J\u{202e} evil\"\n    return s\n");
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "search", "arguments": {"query": "show banner", "mode": "lexical"}}});
+    let mut child =
+        t.cmd("vg-mcp", ".").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let input = format!("{init}\n{initialized}\n{call}\n");
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), input.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(!text.contains('\u{9b}') && !text.contains('\u{202e}'), "{text}");
+    assert!(text.contains("\\u009b2J\\u202e evil"), "{text}");
+    let answer: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("\\u009b2J\\u202e evil"), "the text block's JSON is escaped too: {text}");
+    assert_eq!(serde_json::from_str::<Value>(text).unwrap(), answer["result"]["structuredContent"]);
+    let hits = &answer["result"]["structuredContent"]["results"];
+    assert!(hits[0]["text"].as_str().unwrap().contains("\u{9b}2J\u{202e} evil"), "the values are unchanged: {hits}");
+}

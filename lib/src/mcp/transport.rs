@@ -282,7 +282,7 @@ where
                 }
                 Screened::Answer(error) => {
                     // A client that closed its end reads no answer.
-                    if let Ok(line) = serde_json::to_vec(&*error) {
+                    if let Ok(line) = line_of(&*error) {
                         let _ = self.writer.send(line, None);
                     }
                 }
@@ -447,8 +447,9 @@ where
     ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
         let mut item = item;
         clip_sdk_errors(&mut item);
+        escape_results_json_text(&mut item);
         let answers = owed::answered_id(&item);
-        let line = serde_json::to_vec(&item).map_err(std::io::Error::other);
+        let line = line_of(&item).map_err(std::io::Error::other);
         let sent = line.and_then(|line| self.writer.send(line, answers.clone()));
         if sent.is_err() {
             // Never to be written: owed no more.
@@ -511,6 +512,31 @@ where
     async fn close(&mut self) -> Result<(), Self::Error> {
         Ok(())
     }
+}
+
+/// A tool's result as JSON text (the `text` block beside its structured
+/// content) escaped as the line is (`line_of`): the text an agent's client
+/// shows a person holds a file's bidi overrides as `\u` escapes, and reads
+/// as the same JSON.
+fn escape_results_json_text(item: &mut TxJsonRpcMessage<RoleServer>) {
+    use rmcp::model::{ContentBlock, JsonRpcMessage, ServerResult};
+    let JsonRpcMessage::Response(r) = item else { return };
+    let ServerResult::CallToolResult(result) = &mut r.result else { return };
+    if result.structured_content.is_none() {
+        return;
+    }
+    for block in &mut result.content {
+        if let ContentBlock::Text(t) = block {
+            t.text = crate::records::escape_what_terminals_obey(std::mem::take(&mut t.text));
+        }
+    }
+}
+
+/// A message as the line written for it, escaped as records are
+/// (`escape_what_terminals_obey`): the same values, and a session shown on
+/// a terminal shows a file's controls and bidi overrides as text.
+fn line_of<T: serde::Serialize>(message: &T) -> serde_json::Result<Vec<u8>> {
+    Ok(crate::records::escape_what_terminals_obey(serde_json::to_string(message)?).into_bytes())
 }
 
 /// The transport on this process's stdin, writing to `writer`.
