@@ -943,6 +943,21 @@ fn lock_minified_and_generated_files_are_skipped_unless_asked_for() {
     assert_eq!(summary(&o)["embedded"], 0, "the other files were read again, not embedded");
 }
 
+/// Audit 181: a hand-written file with classic Mac line ends (a lone CR)
+/// over 4 KiB was skipped as a minified bundle, and what it holds was never
+/// found.
+#[test]
+fn a_file_whose_lines_end_in_a_lone_cr_is_indexed_and_found() {
+    let t = Tree::git();
+    let body: String = (0..150).map(|i| format!("def f{i}(v):\r    return v * {i}\r\r")).collect();
+    t.write("old.py", &format!("{body}def legacy_checksum(data):\r    return sum(data)\r"));
+    let o = index(&t, ".", &[]);
+    assert!(of_type(&records(&o), "skip").is_empty(), "{}", stdout(&o));
+    let q = run(t.cmd("vecgrep", ".").args(["-l", "--mode", "lexical", "legacy checksum"]));
+    assert_code(&q, 0);
+    assert_eq!(stdout(&q).trim(), "old.py");
+}
+
 #[test]
 fn include_generated_can_be_set_in_the_config() {
     let t = sample_project();

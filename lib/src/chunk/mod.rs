@@ -254,6 +254,32 @@ mod tests {
     }
 
     #[test]
+    fn a_line_of_lone_cr_ends_is_cut_where_they_end_its_parts() {
+        // Audit 181: classic Mac line ends make one line (as grep reads
+        // it), which was cut every `size` characters, mid-word.
+        let text: String = (0..150).map(|i| format!("def f{i}(v):\r    return v * {i}\r\r")).collect();
+        let chunks = chunk_text(&text, Syntax::Code, 500, 0, &always);
+        assert!(chunks.len() > 5, "{chunks:?}");
+        let mut at = 0;
+        for c in &chunks {
+            assert_eq!((c.start_line, c.end_line), (1, 1));
+            assert!(at == 0 || text[..at].ends_with('\r'), "begins mid-part: {:?}", c.text);
+            assert!(c.text.chars().count() <= 500, "{:?}", c.text);
+            at += c.text.len();
+        }
+        let joined: String = chunks.iter().map(|c| c.text.as_str()).collect();
+        assert_eq!(joined.trim_end(), text.trim_end(), "nothing lost or doubled");
+        // A part longer than the size is still cut, and so is a piece the window refuses.
+        let long = format!("{}\rend", "x".repeat(450));
+        let chunks = chunk_text(&long, Syntax::Plain, 200, 0, &always);
+        assert_eq!(chunks.iter().map(|c| c.text.as_str()).collect::<String>(), long);
+        assert!(chunks.iter().all(|c| c.text.chars().count() <= 200), "{chunks:?}");
+        let short_window = |t: &str| t.len() <= 64;
+        let chunks = chunk_text(&text, Syntax::Code, 500, 0, &short_window);
+        assert!(chunks.iter().all(|c| c.text.len() <= 64), "{chunks:?}");
+    }
+
+    #[test]
     fn a_line_long_only_for_its_indentation_is_one_chunk_of_all_of_it() {
         let line = format!("{}apply_patch()", " ".repeat(300));
         let text = format!("def a():\n    return 1\n{line}\ndef b():\n    return 2\n");

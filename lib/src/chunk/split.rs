@@ -215,16 +215,49 @@ pub(super) fn split_long_line(
         out.push(Chunk { start_line: line_no, end_line: line_no, text: line.to_string() });
         return;
     }
-    let chars: Vec<char> = line.chars().collect();
-    for piece in chars.chunks(size.max(1)) {
-        let text: String = piece.iter().collect();
+    for text in cut_line(line, size.max(1)) {
         if is_blank(&text) {
             continue;
         }
-        if fits(&text) || piece.len() <= 1 {
+        let len = char_len(&text);
+        if fits(&text) || len <= 1 {
             out.push(Chunk { start_line: line_no, end_line: line_no, text });
         } else {
-            split_long_line(&text, line_no, piece.len().div_ceil(2), fits, out);
+            split_long_line(&text, line_no, len.div_ceil(2), fits, out);
         }
     }
+}
+
+/// `line` in pieces of at most `size` characters. A line that lone CRs
+/// divide (a file written with classic Mac line ends, read as grep reads
+/// it: one line) is cut at them, its parts packed into pieces, so that no
+/// piece begins mid-word (audit 181: `ef f143(v):`); any other, and a part
+/// longer than `size`, every `size` characters.
+fn cut_line(line: &str, size: usize) -> Vec<String> {
+    let by_chars = |text: &str| -> Vec<String> {
+        let chars: Vec<char> = text.chars().collect();
+        chars.chunks(size).map(|piece| piece.iter().collect()).collect()
+    };
+    if !line.trim_end_matches('\r').contains('\r') {
+        return by_chars(line);
+    }
+    let mut pieces = Vec::new();
+    let (mut piece, mut piece_len) = (String::new(), 0);
+    for part in line.split_inclusive('\r') {
+        let part_len = char_len(part);
+        if piece_len + part_len > size && piece_len > 0 {
+            pieces.push(std::mem::take(&mut piece));
+            piece_len = 0;
+        }
+        if part_len > size {
+            pieces.extend(by_chars(part));
+        } else {
+            piece.push_str(part);
+            piece_len += part_len;
+        }
+    }
+    if piece_len > 0 {
+        pieces.push(piece);
+    }
+    pieces
 }

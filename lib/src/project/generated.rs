@@ -108,16 +108,28 @@ const MINIFIED_LINE_BYTES: usize = 2000;
 /// What the file's content says.
 pub fn by_content(bytes: &[u8]) -> Option<Generated> {
     if bytes.len() >= MINIFIED_MIN_BYTES {
-        // A last line without its newline is a line too; a final newline
-        // ends the last line rather than starting an empty one.
-        let lines = bytes.iter().filter(|&&b| b == b'\n').count() + usize::from(!bytes.ends_with(b"\n"));
+        // A last line without its line end is a line too; a final one ends
+        // the last line rather than starting an empty one. A lone CR ends a
+        // line as written on old Macs: such a file is hand-written, not
+        // one long line (audit 181).
+        let ends = line_ends(bytes);
+        let lines = ends + usize::from(!bytes.ends_with(b"\n") && !bytes.ends_with(b"\r"));
         if bytes.len() > MINIFIED_LINE_BYTES * lines.max(1) {
             return Some(Generated::Minified);
         }
     }
     let head = &bytes[..bytes.len().min(4096)];
     let head = String::from_utf8_lossy(head);
-    head.lines().take(MARKER_LINES).any(is_marker_line).then_some(Generated::Marked)
+    let lines = head.split('\n').flat_map(|l| l.strip_suffix('\r').unwrap_or(l).split('\r'));
+    lines.take(MARKER_LINES).any(is_marker_line).then_some(Generated::Marked)
+}
+
+/// How many lines end in `bytes`: at each LF, and at each CR not followed
+/// by one.
+fn line_ends(bytes: &[u8]) -> usize {
+    let lf = memchr::memchr_iter(b'\n', bytes).count();
+    let lone_cr = memchr::memchr_iter(b'\r', bytes).filter(|&at| bytes.get(at + 1) != Some(&b'\n')).count();
+    lf + lone_cr
 }
 
 /// A comment that declares its file generated, in the forms the common
@@ -194,5 +206,19 @@ mod tests {
         }
         let just_under = format!("{}\n", "z".repeat(1999)).repeat(4);
         assert_eq!(by_content(just_under.as_bytes()), None, "2,000 bytes a line is not over 2,000");
+    }
+
+    #[test]
+    fn lines_ended_by_a_lone_cr_are_lines() {
+        // Audit 181: a hand-written file with classic Mac line ends was one
+        // "line" of 4.7 KB, skipped as minified.
+        let classic: String = (0..150).map(|i| format!("def f{i}(v):\r    return v * {i}\r\r")).collect();
+        assert!(classic.len() >= MINIFIED_MIN_BYTES);
+        assert_eq!(by_content(classic.as_bytes()), None);
+        assert_eq!(by_content(classic.replace('\r', "\r\n").as_bytes()), None);
+        let crlf_bundle = format!("{}\r\n", "var a=function(b){return b+1};".repeat(300));
+        assert_eq!(by_content(crlf_bundle.as_bytes()), Some(Generated::Minified), "CRLF counts one line end");
+        assert_eq!(by_content(b"x = 1\r// @generated\r"), Some(Generated::Marked));
+        assert_eq!(by_content(b"1\r2\r3\r4\r5\r// @generated\r"), None, "past the first five lines");
     }
 }
