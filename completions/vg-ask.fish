@@ -4,7 +4,7 @@ llm\t''"
 complete -c vg-ask -l llm-url -d 'The chat model\'s OpenAI-compatible endpoint: its base URL (http://127.0.0.1:8080/v1) or its chat completions URL; its API key is read from VECGREP_LLM_API_KEY [config: llm_url]' -r
 complete -c vg-ask -l llm-model -d 'The chat model to ask [config: llm_model; default: the first model the endpoint lists]' -r
 complete -c vg-ask -l context-hits -d 'Results sent to the model, best first (1 to 20)' -r
-complete -c vg-ask -l privacy-mode -d 'What may leave the machine: local_only (nothing: a chat model or embedding server not on loopback is refused: --ask warns and still answers from the search, --answer, and the search it answers from, fail before anything is sent; vg-query given it refuses such an embedding server), cloud_reasoning_ok (the question and the top results may go to the chat model), cloud_embedding_ok (the embedding server too) [config: privacy_mode; default: local_only]' -r -f -a "local_only\t''
+complete -c vg-ask -l privacy-mode -d 'What may leave the machine: local_only (nothing: a chat model or embedding server not on loopback is refused: --ask warns and still answers from the search, --answer, and the search it answers from, fail before anything is sent; a search (vg-query) given it refuses such an embedding server), cloud_reasoning_ok (the question and the top results may go to the chat model), cloud_embedding_ok (the embedding server too) [config: privacy_mode; default: local_only]' -r -f -a "local_only\t''
 cloud_reasoning_ok\t''
 cloud_embedding_ok\t''"
 complete -c vg-ask -s k -l top-k -d 'Return at most NUM results [config: top_k; default: 10]' -r

@@ -513,3 +513,24 @@ fn a_first_path_that_is_not_utf8_is_a_path_and_a_query_that_is_not_is_refused() 
     assert_code(&o, 2);
     assert_eq!(stderr(&o).trim(), "vecgrep: the QUERY is not valid UTF-8");
 }
+
+/// Audit 180: a search took `--privacy-mode` only through vg-query; the
+/// porcelain refused it ("needs --answer or --ask"), though its help says
+/// a search given it refuses an embedding server off this machine.
+#[test]
+fn a_search_takes_the_privacy_mode_and_refuses_an_embedder_elsewhere() {
+    let t = sample_project();
+    // 192.0.2.1 answers no one: a request sent there would wait out its timeouts.
+    let remote = ["--embedder-source", "remote", "--embedder-url", "http://192.0.2.1:9/v1/embeddings"];
+    let o = vecgrep(&t, ".", &[&["--privacy-mode", "local_only"][..], &remote, &["retry an upload"]].concat());
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert!(err.starts_with("vecgrep: privacy_mode local_only: the embedding server at 192.0.2.1"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let o = vecgrep(&t, ".", &["--privacy-mode", "local_only", "-l", "retry an upload when the connection fails"]);
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("upload.py"), "{}", stdout(&o));
+    let o = vecgrep(&t, ".", &["--log", "--privacy-mode", "local_only", "retry"]);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("--privacy-mode needs a search of the files, --answer or --ask"), "{}", stderr(&o));
+}

@@ -164,7 +164,7 @@ pub struct StoreArgs {
 #[derive(Args, Debug, Clone, Default)]
 #[command(next_help_heading = "Answer options")]
 pub struct PrivacyArgs {
-    /// What may leave the machine: local_only (nothing: a chat model or embedding server not on loopback is refused: --ask warns and still answers from the search, --answer, and the search it answers from, fail before anything is sent; vg-query given it refuses such an embedding server), cloud_reasoning_ok (the question and the top results may go to the chat model), cloud_embedding_ok (the embedding server too).
+    /// What may leave the machine: local_only (nothing: a chat model or embedding server not on loopback is refused: --ask warns and still answers from the search, --answer, and the search it answers from, fail before anything is sent; a search (vg-query) given it refuses such an embedding server), cloud_reasoning_ok (the question and the top results may go to the chat model), cloud_embedding_ok (the embedding server too).
     #[arg(long, value_name = "MODE", value_parser = PossibleValuesParser::new(PrivacyMode::NAMES))]
     pub privacy_mode: Option<String>,
 }

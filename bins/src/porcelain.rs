@@ -144,7 +144,10 @@ impl Mode {
     /// or the ids of a flattened group of them) it is given.
     pub fn tools(self) -> Vec<(&'static str, Vec<&'static str>)> {
         let with = |more: &[&'static str]| SHARED_FLAGS.iter().chain(more).copied().collect::<Vec<_>>();
-        let query = || ("vg-query", with(QUERY_FLAGS));
+        // `--privacy-mode` too: vg-query given it refuses an embedding
+        // server off this machine, and a search is held to it as a search
+        // that feeds an answer is (audit 180: the porcelain refused it).
+        let query = || ("vg-query", with(&[QUERY_FLAGS, &["PrivacyArgs"]].concat()));
         let ask = || ("vg-ask", with(&["AskArgs", "AnswerArgs", "PrivacyArgs", "json", "no_index"]));
         match self {
             Mode::Serve => vec![("vg-serve", with(&["bind", "port", "token", "full_index", "rate_limit"]))],
@@ -196,7 +199,7 @@ impl Mode {
                 ("vg-format", LOG_FORMAT_FLAGS.to_vec()),
             ],
             Mode::Answer => vec![
-                ("vg-query", with(&[QUERY_FLAGS, &["PrivacyArgs"]].concat())),
+                query(),
                 ("vg-answer", vec!["quiet", "AnswerArgs", "PrivacyArgs", "TrustArgs"]),
                 ("vg-format", ANSWER_FORMAT_FLAGS.to_vec()),
             ],
@@ -281,7 +284,11 @@ pub fn stray_flag(mode: Mode, matches: &ArgMatches, porcelain: &Command) -> Opti
         (&[Mode::Search, Mode::Answer], "PackageArgs", "a search of the files (not --log, --ask, -i or a server)"),
         (&[Mode::Search, Mode::Answer], "MaxCountArgs", "a search of the files (not --log, --ask, -i or a server)"),
         (&[Mode::Answer, Mode::Ask, Mode::Plan], "AnswerArgs", "--answer or --ask"),
-        (&[Mode::Answer, Mode::Ask, Mode::Plan], "PrivacyArgs", "--answer or --ask"),
+        (
+            &[Mode::Search, Mode::Answer, Mode::Ask, Mode::Plan],
+            "PrivacyArgs",
+            "a search of the files, --answer or --ask",
+        ),
         (&[Mode::Ask, Mode::Plan], "AskArgs", "--ask or --plan"),
         (&[Mode::Log], "LogArgs", "--log"),
     ];
