@@ -532,5 +532,6 @@ fn a_search_takes_the_privacy_mode_and_refuses_an_embedder_elsewhere() {
     assert!(stdout(&o).contains("upload.py"), "{}", stdout(&o));
     let o = vecgrep(&t, ".", &["--log", "--privacy-mode", "local_only", "retry"]);
     assert_code(&o, 2);
-    assert!(stderr(&o).contains("--privacy-mode needs a search of the files, --answer or --ask"), "{}", stderr(&o));
+    let needs = "--privacy-mode needs a search of the files (not --log, -i or a server), --answer or --ask";
+    assert!(stderr(&o).contains(needs), "{}", stderr(&o));
 }

@@ -287,7 +287,7 @@ pub fn stray_flag(mode: Mode, matches: &ArgMatches, porcelain: &Command) -> Opti
         (
             &[Mode::Search, Mode::Answer, Mode::Ask, Mode::Plan],
             "PrivacyArgs",
-            "a search of the files, --answer or --ask",
+            "a search of the files (not --log, -i or a server), --answer or --ask",
         ),
         (&[Mode::Ask, Mode::Plan], "AskArgs", "--ask or --plan"),
         (&[Mode::Log], "LogArgs", "--log"),
