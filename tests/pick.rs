@@ -362,6 +362,29 @@ fn a_file_name_is_never_run_by_the_open_command() {
     assert!(!t.path().join("pwned").exists() && !t.path().join("pwned2").exists(), "the name ran a command");
 }
 
+/// Audit 182: an editor variable is the user's own shell text, `$(…)` and
+/// all (git runs it so): it was refused after the pick, the error blaming
+/// open_cmd; one whose quoting is broken is now refused before the picker,
+/// by its name.
+#[test]
+fn an_editor_variable_runs_as_shell_text_and_a_broken_one_is_named() {
+    let t = Tree::git();
+    let name = "src/up $(touch pwned).py";
+    t.write(name, &read(&sample_project().path().join("src/upload.py")));
+    let opened = t.path().join("opened.txt");
+    let visual = format!("$(echo printf) '%s:%s' > {}", quote(&opened));
+    let p = Picker::start_with(&t, "vg-pick", &["--query", "retry upload"], &[("VISUAL", Path::new(&visual))]);
+    p.wait_for("results", |s| !rows(s).is_empty());
+    p.keys(&["Enter"]);
+    assert_eq!(p.exit_status(), 0);
+    assert_eq!(read(&opened), format!("+4:{name}"));
+    assert!(!t.path().join("pwned").exists(), "the name ran a command");
+    let p = Picker::start_with(&t, "vg-pick", &["--query", "retry upload"], &[("EDITOR", Path::new("vi \"+"))]);
+    assert_eq!(p.exit_status(), 2);
+    let screen = p.screen();
+    assert!(screen.contains("vg-pick: EDITOR: the command ends inside quotes"), "{screen}");
+}
+
 #[test]
 fn an_open_command_whose_quoting_cannot_be_followed_is_refused_before_the_picker() {
     let t = sample_project();

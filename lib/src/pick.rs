@@ -12,8 +12,10 @@ use crate::records::HitRecord;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum OpenPlan {
     /// Run this template for the picked result, through `sh -c` with
-    /// `{file}`, `{line}` and `{end_line}` filled in (`expand`).
-    Command(String),
+    /// `{file}`, `{line}` and `{end_line}` filled in (`expand`); `from`
+    /// names where it came from (`open_cmd`, `VISUAL`, `EDITOR`), as an
+    /// error about it says.
+    Command { template: String, from: &'static str },
     /// Print `path:line` for each result on stdout.
     Print,
 }
@@ -33,11 +35,12 @@ pub fn open_plan(
         return OpenPlan::Print;
     }
     if let Some(cmd) = open_cmd.filter(|c| !c.trim().is_empty()) {
-        return OpenPlan::Command(cmd.to_string());
+        return OpenPlan::Command { template: cmd.to_string(), from: "open_cmd" };
     }
     // `VISUAL=` (set but empty) is no editor: `EDITOR` is asked next, as git does.
-    match set_to_something(visual).or(set_to_something(editor)) {
-        Some(editor) => OpenPlan::Command(editor_template(editor)),
+    let editor = set_to_something(visual).map(|v| (v, "VISUAL")).or(set_to_something(editor).map(|e| (e, "EDITOR")));
+    match editor {
+        Some((editor, from)) => OpenPlan::Command { template: editor_template(editor), from },
         None => OpenPlan::Print,
     }
 }
@@ -49,14 +52,18 @@ fn set_to_something(value: Option<&str>) -> Option<&str> {
 
 /// How to open a file at a line with `editor` (a command line, as in
 /// `$EDITOR`): `+LINE FILE` for the vi and emacs families and most others,
-/// `FILE:LINE` where that is the editor's own syntax.
+/// `FILE:LINE` where that is the editor's own syntax. The file is the
+/// shell's first argument, written `"$1"` rather than `{file}`: the
+/// variable is the user's own shell text, which may hold `$(…)` as git
+/// lets it (audit 182: such an editor was refused after the pick, as if
+/// `open_cmd` were at fault).
 pub fn editor_template(editor: &str) -> String {
     let program = editor.split_whitespace().next().unwrap_or(editor);
     let name = Path::new(program).file_name().and_then(|n| n.to_str()).unwrap_or(program);
     match name {
-        "code" | "code-insiders" | "codium" | "cursor" => format!("{editor} --goto {{file}}:{{line}}"),
-        "hx" | "helix" | "subl" | "sublime_text" | "zed" | "kate" | "gedit" => format!("{editor} {{file}}:{{line}}"),
-        _ => format!("{editor} +{{line}} {{file}}"),
+        "code" | "code-insiders" | "codium" | "cursor" => format!("{editor} --goto \"$1\":{{line}}"),
+        "hx" | "helix" | "subl" | "sublime_text" | "zed" | "kate" | "gedit" => format!("{editor} \"$1\":{{line}}"),
+        _ => format!("{editor} +{{line}} \"$1\""),
     }
 }
 
@@ -91,7 +98,7 @@ enum Quoting {
 
 /// Why a template's `{file}` cannot be filled in safely: where its quoting
 /// is more than plain quotes and backslashes can say.
-const UNSURE: &str = "open_cmd: a {file} after $(…), `…`, $'…' or a # comment cannot be filled in safely; \
+const UNSURE: &str = "a {file} after $(…), `…`, $'…' or a # comment cannot be filled in safely; \
                       write \"$1\" there (the file is the shell's first argument)";
 
 /// Fill in `{file}`, `{line}` and `{end_line}`: the file as a reference to
@@ -137,7 +144,7 @@ pub fn expand(template: &str, file: &str, line: usize, end_line: usize) -> Resul
             || quoting == Quoting::None && c == '#' && word_start;
         let escaped = c == '\\' && quoting != Quoting::Single;
         if escaped && rest[1..].starts_with("{file}") {
-            return Err("open_cmd: a {file} after a backslash is not filled in; remove the backslash".into());
+            return Err("a {file} after a backslash is not filled in; remove the backslash".into());
         }
         quoting = match (quoting, c) {
             (Quoting::None, '\'') => Quoting::Single,
@@ -151,7 +158,7 @@ pub fn expand(template: &str, file: &str, line: usize, end_line: usize) -> Resul
         rest = &rest[taken..];
     }
     if quoting != Quoting::None {
-        return Err("open_cmd: the command ends inside quotes".into());
+        return Err("the command ends inside quotes".into());
     }
     Ok(OpenCommand { script, file })
 }
@@ -280,24 +287,36 @@ mod tests {
     #[test]
     fn the_open_plan_follows_config_then_editor_then_prints() {
         let plan = |cmd, visual, editor, tty, n| open_plan(cmd, visual, editor, tty, n);
+        let command = |template: &str, from| OpenPlan::Command { template: template.into(), from };
         assert_eq!(
             plan(Some("nvim +{line} {file}"), Some("vi"), None, true, 1),
-            OpenPlan::Command("nvim +{line} {file}".into())
+            command("nvim +{line} {file}", "open_cmd")
         );
-        assert_eq!(plan(None, Some("vim"), Some("nano"), true, 1), OpenPlan::Command("vim +{line} {file}".into()));
+        assert_eq!(plan(None, Some("vim"), Some("nano"), true, 1), command("vim +{line} \"$1\"", "VISUAL"));
         assert_eq!(
             plan(None, None, Some("code --wait"), true, 1),
-            OpenPlan::Command("code --wait --goto {file}:{line}".into())
+            command("code --wait --goto \"$1\":{line}", "EDITOR")
         );
         assert_eq!(plan(None, None, None, true, 1), OpenPlan::Print);
         assert_eq!(
             plan(None, Some(" "), Some("vim"), true, 1),
-            OpenPlan::Command("vim +{line} {file}".into()),
+            command("vim +{line} \"$1\"", "EDITOR"),
             "VISUAL= is unset"
         );
         assert_eq!(plan(Some("x"), None, None, false, 1), OpenPlan::Print, "not a terminal");
         assert_eq!(plan(Some("x"), None, None, true, 3), OpenPlan::Print, "several picked");
-        assert_eq!(editor_template("/usr/bin/hx"), "/usr/bin/hx {file}:{line}");
+        assert_eq!(editor_template("/usr/bin/hx"), "/usr/bin/hx \"$1\":{line}");
+    }
+
+    #[test]
+    fn an_editor_is_the_users_shell_text_and_gets_the_file_as_one_argument() {
+        // Audit 182: `VISUAL='$(command -v vi)'` was refused as an open_cmd.
+        let print = "$(echo printf) '<%s>'";
+        for name in ["it's here.rs", "$(touch pwned).rs", "-rf.py"] {
+            let got = opened(&editor_template(print), name);
+            let shown = if name.starts_with('-') { format!("./{name}") } else { name.to_string() };
+            assert_eq!(got, format!("<+3><{shown}>"), "{name}");
+        }
     }
 
     /// What `sh` runs for `template` with `file`: the arguments it is given.

@@ -70,9 +70,13 @@ fn pick(mut cli: PickCli, matches: &clap::ArgMatches) -> Result<u8> {
         vecgrep_bins::app::refuse_warn_threshold(matches, why)?;
     }
     let config = inv.config.clone();
-    // A command that cannot be filled in safely is refused before anything is picked.
+    // A command that cannot be filled in safely is refused before anything
+    // is picked: open_cmd's, and the editor's Enter would run.
     if let Some(template) = &config.open_cmd {
-        pick::expand(template, "file", 1, 1).map_err(|e| anyhow!(e))?;
+        pick::expand(template, "file", 1, 1).map_err(|e| anyhow!("open_cmd: {e}"))?;
+    }
+    if let OpenPlan::Command { template, from } = open_plan(&config, 1) {
+        pick::expand(&template, "file", 1, 1).map_err(|e| anyhow!("{from}: {e}"))?;
     }
     let walk = cli.walk.to_options(&config);
     vecgrep::project::check_walk_options(&inv.root, &walk)?;
@@ -438,16 +442,7 @@ fn finish(output: SkimOutput, config: &ResolvedConfig, cwd: &Path) -> Result<u8>
     if picked.is_empty() {
         return Ok(EXIT_NOT_FOUND);
     }
-    let visual = std::env::var("VISUAL").ok();
-    let editor = std::env::var("EDITOR").ok();
-    let plan = pick::open_plan(
-        config.open_cmd.as_deref(),
-        visual.as_deref(),
-        editor.as_deref(),
-        std::io::stdout().is_terminal(),
-        picked.len(),
-    );
-    match plan {
+    match open_plan(config, picked.len()) {
         OpenPlan::Print => {
             use std::io::Write;
             let terminal = std::io::stdout().is_terminal();
@@ -462,10 +457,10 @@ fn finish(output: SkimOutput, config: &ResolvedConfig, cwd: &Path) -> Result<u8>
             out.flush()?;
             Ok(EXIT_FOUND)
         }
-        OpenPlan::Command(template) => {
+        OpenPlan::Command { template, from } => {
             let item = picked[0];
-            let command =
-                pick::expand(&template, &item.path, item.row.line, item.hit.end_line).map_err(|e| anyhow!(e))?;
+            let command = pick::expand(&template, &item.path, item.row.line, item.hit.end_line)
+                .map_err(|e| anyhow!("{from}: {e}"))?;
             let shown = format!("{:?} on {:?}", template, command.file);
             // The editor is the user's, not a tool vecgrep runs: its own
             // tools name themselves (`vecgrep -i` set RUN_BY_ENV for vg-pick).
@@ -489,6 +484,15 @@ fn finish(output: SkimOutput, config: &ResolvedConfig, cwd: &Path) -> Result<u8>
             }
         }
     }
+}
+
+/// What Enter does with `picked` results, by the config and the editor
+/// variables.
+fn open_plan(config: &ResolvedConfig, picked: usize) -> OpenPlan {
+    let visual = std::env::var("VISUAL").ok();
+    let editor = std::env::var("EDITOR").ok();
+    let terminal = std::io::stdout().is_terminal();
+    pick::open_plan(config.open_cmd.as_deref(), visual.as_deref(), editor.as_deref(), terminal, picked)
 }
 
 /// One result in the list.
