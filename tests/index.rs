@@ -1401,6 +1401,43 @@ fn missing_assets_name_what_is_missing_and_the_fix() {
     assert!(stderr(&o).contains("neither HOME nor an absolute XDG_DATA_HOME is set"), "{}", stderr(&o));
 }
 
+/// Audit 183: a damaged file in an installed prefix (`<bin>/../share/vecgrep`,
+/// looked in first) was met with "run scripts/fetch-assets.sh", which
+/// installs into ~/.local/share and changes nothing; the fix now names the
+/// directory, and a variable that names the file is said to be at fault.
+#[test]
+fn a_damaged_asset_names_the_directory_to_fetch_into() {
+    let t = sample_project();
+    let prefix = tempfile::tempdir().unwrap();
+    let p = std::fs::canonicalize(prefix.path()).unwrap();
+    std::fs::create_dir_all(p.join("bin")).unwrap();
+    std::fs::copy(bin("vg-index"), p.join("bin/vg-index")).unwrap();
+    let installed = vecgrep::embed::locate(vecgrep::project::DEFAULT_EMBEDDER_MODEL).unwrap();
+    let models = p.join("share/vecgrep/models/all-MiniLM-L6-v2");
+    std::fs::create_dir_all(&models).unwrap();
+    for e in std::fs::read_dir(&installed.model_dir).unwrap().map(|e| e.unwrap().path()) {
+        let name = e.file_name().unwrap();
+        match name == "static-code.bin" {
+            true => std::fs::write(models.join(name), &std::fs::read(&e).unwrap()[..1000]).unwrap(),
+            false => std::os::unix::fs::symlink(&e, models.join(name)).unwrap(),
+        }
+    }
+    std::fs::create_dir_all(p.join("share/vecgrep/onnxruntime")).unwrap();
+    let ort = p.join("share/vecgrep/onnxruntime").join(installed.ort_library.file_name().unwrap());
+    std::os::unix::fs::symlink(&installed.ort_library, &ort).unwrap();
+    let empty = tempfile::tempdir().unwrap();
+    let mut cmd = std::process::Command::new(p.join("bin/vg-index"));
+    cmd.current_dir(t.path()).env("XDG_DATA_HOME", empty.path()).env("XDG_CONFIG_HOME", t.config_home.path());
+    let o = run(cmd.env_remove("VECGREP_MODEL_DIR").env_remove("ORT_DYLIB_PATH").env_remove("VECGREP_STATIC_TABLE"));
+    assert_code(&o, 2);
+    let fix = format!("run scripts/fetch-assets.sh --data-dir {}", p.join("share/vecgrep").display());
+    assert!(stderr(&o).contains(&fix), "{}", stderr(&o));
+    // Named by a variable: the variable is at fault.
+    let o = run(t.cmd("vg-index", ".").env("VECGREP_MODEL_DIR", &models));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("VECGREP_MODEL_DIR names its directory"), "{}", stderr(&o));
+}
+
 #[test]
 fn a_broken_runtime_is_an_error_not_a_panic() {
     let t = sample_project();
@@ -1428,7 +1465,23 @@ fn a_broken_runtime_is_an_error_not_a_panic() {
     std::fs::write(&fake, &bytes[..bytes.len() / 2]).unwrap();
     let o = run(t.cmd("vg-query", ".").args(["--full", "retry"]).env("ORT_DYLIB_PATH", &fake));
     assert_code(&o, 2);
-    assert!(stderr(&o).contains("it was cut short; run scripts/fetch-assets.sh"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("it was cut short; ORT_DYLIB_PATH names it"), "{}", stderr(&o));
+    // A library whose own dependency is missing: the loader's words, where
+    // a bare "dlopen failed" was said (audit 183).
+    let dir = tempfile::tempdir().unwrap();
+    let cc = |args: &[&str]| {
+        let ok = std::process::Command::new("cc").args(args).current_dir(dir.path()).status().unwrap();
+        assert!(ok.success(), "cc {args:?}");
+    };
+    std::fs::write(dir.path().join("dep.c"), "int vg_dep(void) { return 1; }\n").unwrap();
+    std::fs::write(dir.path().join("ort.c"), "int vg_dep(void);\nint OrtGetApiBase(void) { return vg_dep(); }\n")
+        .unwrap();
+    cc(&["-shared", "-fPIC", "-o", "libvgdep.so", "dep.c"]);
+    cc(&["-shared", "-fPIC", "-o", "libort.so", "ort.c", "-L.", "-lvgdep"]);
+    std::fs::remove_file(dir.path().join("libvgdep.so")).unwrap();
+    let o = run(t.cmd("vg-query", ".").args(["--full", "retry"]).env("ORT_DYLIB_PATH", dir.path().join("libort.so")));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("libvgdep.so: cannot open shared object file"), "{}", stderr(&o));
 }
 
 #[test]

@@ -45,7 +45,7 @@ pub enum AssetError {
     RuntimeMissing { looked: String },
     #[error("ORT_DYLIB_PATH={0} does not exist")]
     RuntimeOverrideMissing(PathBuf),
-    #[error("ONNX Runtime at {path} {why}; run {FIX_COMMAND}")]
+    #[error("ONNX Runtime at {path} {why}; {fix}", fix = fix_for(path))]
     RuntimeDamaged { path: PathBuf, why: String },
     #[error("embedder_model '{0}' is not available locally; the local embedder runs {models}", models = LOCAL_MODELS.join(" or "))]
     UnknownModel(String),
@@ -174,6 +174,29 @@ pub(super) fn model_dirs(model_dir: &Path) -> Vec<PathBuf> {
     let installed = data_dirs().into_iter().map(|d| d.join("models").join(crate::project::DEFAULT_EMBEDDER_MODEL));
     dirs.extend(installed.filter(|d| d != model_dir));
     dirs
+}
+
+/// How to mend the installed file at `path`, found damaged: fetch the
+/// assets again into the data directory that holds it (the first looked
+/// in may be an installed prefix, where a fetch into the default one
+/// changes nothing), or, when a variable names it, that the variable is at
+/// fault (audit 183).
+pub(super) fn fix_for(path: &Path) -> String {
+    let named_by = |var: &str| std::env::var_os(var).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if named_by("ORT_DYLIB_PATH").is_some_and(|p| path == p) {
+        return "ORT_DYLIB_PATH names it; point it at a whole library, or unset it".into();
+    }
+    if named_by("VECGREP_MODEL_DIR").is_some_and(|d| path.starts_with(d)) {
+        return "VECGREP_MODEL_DIR names its directory; point it at whole files, or unset it".into();
+    }
+    let default = crate::project::BaseDir::Data.path().map(|d| d.join("vecgrep"));
+    match data_dirs().into_iter().find(|d| path.starts_with(d)) {
+        Some(dir) if Some(&dir) != default.as_ref() => {
+            let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
+            format!("run scripts/fetch-assets.sh --data-dir {} (from the vecgrep source tree)", dir.display())
+        }
+        _ => format!("run {FIX_COMMAND}"),
+    }
 }
 
 /// Where assets were looked for, as an error names them; and, where there

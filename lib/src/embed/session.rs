@@ -29,7 +29,7 @@ pub(super) fn runtime(assets: &Assets) -> Result<Environment> {
     ORT_ENV
         .get_or_init(|| {
             ort::init_from(&assets.ort_library)
-                .map_err(|e| e.to_string())
+                .map_err(|e| load_error_line(&e))
                 .and_then(|b| b.with_name("vecgrep").with_telemetry(false).build().map_err(|e| e.to_string()))
                 // Its own log wrote a second, coloured line beside the tool's
                 // error (which carries the same cause) when a run failed.
@@ -38,6 +38,19 @@ pub(super) fn runtime(assets: &Assets) -> Result<Environment> {
         })
         .clone()
         .map_err(|e| anyhow!(e))
+}
+
+/// Why the library did not load, with the loader's own words: under ort's
+/// "dlopen failed" sits `dlerror`'s ("libfoo.so: cannot open shared object
+/// file"), which ort's error does not give as its source (audit 183).
+fn load_error_line(e: &ort::LoadDynamicError) -> String {
+    let mut line = e.to_string();
+    if let ort::LoadDynamicError::Dlopen { error, .. } = e {
+        if let Some(cause) = std::error::Error::source(error) {
+            line.push_str(&format!(": {cause}"));
+        }
+    }
+    line.replace('\n', " ")
 }
 
 /// A loaded session, and the memory map its weights live in when it was
@@ -146,7 +159,8 @@ fn load_onnx(
         if let Some(temp) = &temp {
             let _ = std::fs::remove_file(temp);
         }
-        fail(e.to_string())
+        // What ONNX Runtime cannot parse is a damaged file, to fetch again.
+        fail(format!("{e}; {}", super::assets::fix_for(path)))
     })?;
     if let (Some(temp), Some(dest)) = (&temp, save_to) {
         // Best effort: a cache that cannot be written costs speed, not results.

@@ -146,7 +146,7 @@ impl StaticModel {
         // changes nothing while the variable names this one.
         let fix = match chosen {
             true => format!("{TABLE_OVERRIDE_VAR} names it; point it at a whole table, or unset it"),
-            false => format!("run {FIX_COMMAND}"),
+            false => super::assets::fix_for(&path),
         };
         check_shape(&table, vocab).map_err(|e| anyhow!("the static table {} {e}; {fix}", path.display()))?;
         let tokenizer_hash = blake3::hash(&tokenizer_file.bytes);
@@ -157,9 +157,10 @@ impl StaticModel {
             let got = blake3::hash(&table).to_hex();
             if got.as_str() != shipped_hash() {
                 bail!(
-                    "the static table {} is not the one this vecgrep ships (blake3 {got}, expected {}); run {FIX_COMMAND}",
+                    "the static table {} is not the one this vecgrep ships (blake3 {got}, expected {}); {}",
                     path.display(),
-                    shipped_hash()
+                    shipped_hash(),
+                    super::assets::fix_for(&path)
                 );
             }
         }
@@ -260,10 +261,20 @@ fn table_path(model_dir: &Path) -> Result<(PathBuf, bool)> {
     let candidates = super::assets::model_dirs(model_dir).into_iter().map(|d| d.join(TABLE_FILE)).collect::<Vec<_>>();
     match candidates.iter().find(|p| p.is_file()) {
         Some(path) => Ok((path.clone(), false)),
-        None => bail!(
-            "the static table {TABLE_FILE} is not installed (looked in {}); run {FIX_COMMAND}",
-            super::assets::display_list(&candidates)
-        ),
+        None => {
+            // A model directory of the user's (the five files the model
+            // needs) may lack the table that comes with it (audit 183).
+            let fix = match std::env::var_os("VECGREP_MODEL_DIR").filter(|v| !v.is_empty()) {
+                Some(_) => format!(
+                    "copy it into VECGREP_MODEL_DIR beside the model, set {TABLE_OVERRIDE_VAR}, or run {FIX_COMMAND}"
+                ),
+                None => format!("run {FIX_COMMAND}"),
+            };
+            bail!(
+                "the static table {TABLE_FILE} is not installed (looked in {}); {fix}",
+                super::assets::display_list(&candidates)
+            )
+        }
     }
 }
 
