@@ -537,3 +537,64 @@ fn a_file_rewritten_with_as_many_chunks_is_searched_again() {
     t.write("src/geometry.rs", "pub fn banana() -> &'static str {\n    \"a yellow fruit\"\n}\n");
     p.wait_for("the list searched again", |s| !s.contains("circle_area"));
 }
+
+/// The `path:line` of each row, the cursor's (`>`) marked with a `*`.
+fn row_keys(screen: &str) -> Vec<String> {
+    rows(screen)
+        .iter()
+        .map(|r| {
+            let cursor = r.starts_with('>');
+            let key = r.trim_start_matches(['>', ' ']).split_whitespace().next().unwrap_or("").to_string();
+            if cursor {
+                format!("*{key}")
+            } else {
+                key
+            }
+        })
+        .collect()
+}
+
+/// Audit 182: a refresh of the same query (a file added or edited while the
+/// list is open) kept the cursor's row, not its result, so Enter opened
+/// whatever had moved into that row; and a mark kept the old result, at a
+/// line an edit had since moved, and printed that.
+#[test]
+fn a_refresh_keeps_the_cursor_and_the_marks_on_what_was_chosen() {
+    let db = "import sqlite3\n\ndef connect_database(url):\n    \"\"\"Open a connection to the sqlite database.\"\"\"\n    return 1\n";
+    let parse = "def parse_config(path):\n    \"\"\"Read a JSON configuration file.\"\"\"\n";
+    let start = || {
+        let t = Tree::git();
+        t.write("db.py", db);
+        t.write("parse.py", parse);
+        let p = Picker::start(&t, "vg-pick", &["--threshold", "-1", "--query", "sqlite database connection"]);
+        let screen = p.wait_for("both results", |s| row_keys(s).len() == 2);
+        assert!(row_keys(&screen)[0].starts_with("*db.py:"), "{screen}");
+        (t, p)
+    };
+    // The cursor on the second row; a better answer arrives above it.
+    let (t, p) = start();
+    p.keys(&["Down"]);
+    let screen = p.wait_for("the cursor on parse.py", |s| row_keys(s).get(1).is_some_and(|k| k.starts_with('*')));
+    let chosen = row_keys(&screen)[1].trim_start_matches('*').to_string();
+    t.write(
+        "aaa.py",
+        "def open_sqlite_database_connection(url):\n    \"\"\"Open a connection to the sqlite database.\"\"\"\n",
+    );
+    let screen = p.wait_for("the new file's row", |s| row_keys(s).len() == 3);
+    assert_eq!(row_keys(&screen).iter().find(|k| k.starts_with('*')), Some(&format!("*{chosen}")), "{screen}");
+    p.keys(&["Enter"]);
+    assert_eq!(p.exit_status(), 0);
+    assert!(p.screen().lines().any(|l| l.trim() == chosen), "{}", p.screen());
+    drop(p);
+    // A marked result whose lines an edit moves: the mark follows it.
+    let (t, p) = start();
+    p.keys(&["Tab"]);
+    p.wait_for("the mark", |s| s.contains("[1]") || s.contains("(1)") || rows(s).iter().any(|r| r.contains('+')));
+    t.write("db.py", &format!("#\n#\n#\n#\n#\n{db}"));
+    let screen = p.wait_for("the moved line", |s| row_keys(s).iter().any(|k| k.contains("db.py:9")));
+    p.keys(&["Enter"]);
+    assert_eq!(p.exit_status(), 0);
+    let after = p.screen();
+    let printed: Vec<&str> = after.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    assert_eq!(printed, ["db.py:9"], "before:\n{screen}\nafter:\n{after}");
+}

@@ -258,6 +258,38 @@ pub fn status_line(progress: &Progress, chunks: u64, vectors: u64, root: &Path, 
     format!("{state} · {chunks} chunks{vectors} · root {} · scope {}", escape_controls(&root), escape_controls(&scope))
 }
 
+/// A result the user chose (under the cursor, or marked), to be found again
+/// when the list is refreshed for the same query (an index run, a fill):
+/// the rows move, and Enter opened whatever had taken the chosen one's row,
+/// or a mark kept the old result, at a line an edit had since moved
+/// (audit 182).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Chosen {
+    file: String,
+    text: String,
+    /// The row's line, as shown (`Row::snippet`), and its number.
+    snippet: String,
+    line: usize,
+}
+
+impl Chosen {
+    pub fn of(hit: &HitRecord, row: &Row) -> Chosen {
+        Chosen { file: hit.file.clone(), text: hit.text.clone(), snippet: row.snippet.clone(), line: row.line }
+    }
+
+    /// Where it is among `results` (hits with their rows): the same chunk
+    /// (its file and text), else the same line shown in the same file (an
+    /// edit above it moved its number), else the same file and line
+    /// number (the line itself edited).
+    pub fn find_in<'a>(&self, results: &[(&'a HitRecord, &'a Row)]) -> Option<usize> {
+        let same_file = |hit: &HitRecord| hit.file == self.file;
+        let at = |test: &dyn Fn(&HitRecord, &Row) -> bool| results.iter().position(|(h, r)| same_file(h) && test(h, r));
+        at(&|h, _| h.text == self.text)
+            .or_else(|| at(&|_, r| !self.snippet.is_empty() && r.snippet == self.snippet))
+            .or_else(|| at(&|_, r| r.line == self.line))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -450,5 +482,31 @@ mod tests {
         let line = status_line(&p, 1, 1, Path::new("/r\x1b]0;TITLE\x07X\nY"), &["a\nb".into()]);
         assert!(!line.contains(['\x1b', '\x07', '\n']), "{line:?}");
         assert!(line.contains("root /r^[]0;TITLE^GX^JY · scope a^Jb"), "{line:?}");
+    }
+
+    #[test]
+    fn a_chosen_result_is_found_again_by_its_chunk_then_its_line() {
+        let cwd = Path::new("/r");
+        let hit_at = |file: &str, start: usize, text: &str| {
+            let mut h = hit(text, start);
+            h.file = file.into();
+            h
+        };
+        let old = hit_at("db.py", 3, "def connect_database(url):\n    return 1");
+        let chosen = Chosen::of(&old, &row(&old, cwd));
+        let moved = hit_at("db.py", 8, "def connect_database(url):\n    return 1");
+        let edited = hit_at("db.py", 8, "#\ndef connect_database(url):\n    return 2");
+        let other = hit_at("parse.py", 3, "def connect_database(url):\n    return 1");
+        let list = |hits: &[&HitRecord]| -> Vec<(HitRecord, Row)> {
+            hits.iter().map(|h| ((*h).clone(), row(h, cwd))).collect()
+        };
+        let find = |hits: &[&HitRecord]| {
+            let owned = list(hits);
+            let pairs: Vec<(&HitRecord, &Row)> = owned.iter().map(|(h, r)| (h, r)).collect();
+            chosen.find_in(&pairs)
+        };
+        assert_eq!(find(&[&other, &moved]), Some(1), "the same chunk, moved by an edit above it");
+        assert_eq!(find(&[&other, &edited]), Some(1), "the same line shown, its chunk edited");
+        assert_eq!(find(&[&other]), None, "another file's copy is another result");
     }
 }

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, Context, Result};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
+use skim::item::MatchedItem;
 use skim::prelude::*;
 use skim::tui::Size;
 use skim::{DisplayContext, PreviewContext, PreviewPosition};
@@ -241,6 +242,9 @@ fn run_picker(
         // Whether the results awaited are a new query's, which start at the
         // best: the cursor kept its row, and Enter opened a lower hit.
         let mut new_query = false;
+        // A refresh of the same query, and what the user had chosen in the
+        // list it replaces, to put back once skim shows it (`restore`).
+        let mut to_restore: Option<(Vec<Arc<dyn SkimItem>>, ChosenRows)> = None;
         while !skim.tick().await.map_err(|e| anyhow!("the picker failed: {e}"))? {
             // A signal: the screen is closed as Esc closes it (`on_screen`).
             if interrupted() {
@@ -263,15 +267,12 @@ fn run_picker(
                 }
                 pending = false;
                 error = found.error;
-                let app = skim.app_mut();
-                app.item_pool.clear();
-                app.item_pool.append(found.items);
-                app.restart_matcher(true);
-                // A refresh of the same query keeps the row the user chose.
-                if std::mem::take(&mut new_query) {
-                    app.item_list.jump_to_first();
+                to_restore = show(skim.app_mut(), found.items, !std::mem::take(&mut new_query));
+            }
+            if to_restore.as_ref().is_some_and(|(items, _)| showing(skim.app(), items)) {
+                if let Some((items, chosen)) = to_restore.take() {
+                    chosen.restore(skim.app_mut(), &items);
                 }
-                app.needs_render.store(true, Ordering::Relaxed);
             }
             if last_refresh.is_none_or(|t| t.elapsed() >= REFRESH) {
                 last_refresh = Some(Instant::now());
@@ -297,13 +298,99 @@ fn run_picker(
     })
 }
 
+/// Put `items` in the list. A new query's start at the best; a refresh of
+/// the same one keeps what the user chose, found again once skim shows the
+/// new list: the list to find it in, and what it is, are returned.
+fn show(
+    app: &mut skim::tui::App,
+    items: Vec<Arc<dyn SkimItem>>,
+    refresh: bool,
+) -> Option<(Vec<Arc<dyn SkimItem>>, ChosenRows)> {
+    let to_restore = refresh.then(|| (items.clone(), ChosenRows::of(app)));
+    app.item_list.clear_selection();
+    app.item_pool.clear();
+    app.item_pool.append(items);
+    app.restart_matcher(true);
+    if !refresh {
+        app.item_list.jump_to_first();
+    }
+    app.needs_render.store(true, Ordering::Relaxed);
+    to_restore
+}
+
+/// What the user chose in the list: the result under the cursor and the
+/// marked ones (`pick::Chosen`).
+struct ChosenRows {
+    cursor: Option<pick::Chosen>,
+    marked: Vec<pick::Chosen>,
+}
+
+impl ChosenRows {
+    fn of(app: &mut skim::tui::App) -> ChosenRows {
+        let chosen = |m: &MatchedItem| m.downcast_item::<PickItem>().map(|p| pick::Chosen::of(&p.hit, &p.row));
+        let cursor = app.item_list.selected();
+        ChosenRows { cursor: cursor.as_ref().and_then(chosen), marked: marked(app).iter().filter_map(chosen).collect() }
+    }
+
+    /// Put the cursor and the marks on the same results in `items`, the
+    /// list skim now shows; one not found again is left unmarked (the
+    /// count of marks says so).
+    fn restore(&self, app: &mut skim::tui::App, items: &[Arc<dyn SkimItem>]) {
+        let rows: Vec<(&HitRecord, &pick::Row)> =
+            items.iter().filter_map(|i| (**i).as_any().downcast_ref::<PickItem>()).map(|p| (&p.hit, &p.row)).collect();
+        if let Some(at) = self.cursor.as_ref().and_then(|c| c.find_in(&rows)) {
+            app.item_list.jump_to_first();
+            app.item_list.scroll_by(i32::try_from(at).unwrap_or(i32::MAX));
+        }
+        for at in self.marked.iter().filter_map(|m| m.find_in(&rows)) {
+            app.item_list.select_row(at);
+        }
+        app.needs_render.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The marked results. skim gives the result under the cursor when none
+/// is marked: whether it is marked itself is told by flipping every mark.
+fn marked(app: &mut skim::tui::App) -> Vec<MatchedItem> {
+    let results = app.results();
+    let Some(cursor) = app.item_list.selected() else { return results };
+    if results.len() != 1 || address(&results[0].item) != address(&cursor.item) {
+        return results;
+    }
+    app.item_list.toggle_all();
+    let flipped = app.results();
+    app.item_list.toggle_all();
+    // Flipped, the cursor's result is among the marks if it was not one;
+    // in a list of one it is there either way, and taken as unmarked.
+    let unmarked = app.item_list.count() < 2 || flipped.iter().any(|m| address(&m.item) == address(&cursor.item));
+    if unmarked {
+        Vec::new()
+    } else {
+        results
+    }
+}
+
+/// Whether skim shows `items` now (it takes a new list at its next draw):
+/// the result under the cursor is one of them, or both are empty.
+fn showing(app: &skim::tui::App, items: &[Arc<dyn SkimItem>]) -> bool {
+    match app.item_list.selected() {
+        Some(m) => items.iter().any(|i| address(i) == address(&m.item)),
+        None => app.item_list.count() == items.len(),
+    }
+}
+
+/// An item's address, which tells one list's results from another's.
+fn address(item: &Arc<dyn SkimItem>) -> usize {
+    Arc::as_ptr(item).cast::<()>() as usize
+}
+
 /// Preview the row under the cursor whenever it is another than the one
 /// last previewed (`previewed`, the item's address), and show nothing when
 /// no row is: skim previews again only when its cursor moves, so a list
 /// replaced under it (a new query, an index run's refresh) kept the old
 /// file beside the new row, or beside an empty list.
 fn keep_preview_current(app: &mut skim::tui::App, previewed: &mut Option<usize>) {
-    let under_cursor = app.item_list.selected().map(|m| Arc::as_ptr(&m.item).cast::<()>() as usize);
+    let under_cursor = app.item_list.selected().map(|m| address(&m.item));
     if under_cursor == *previewed {
         return;
     }
