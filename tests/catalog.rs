@@ -2,7 +2,8 @@
 //! vg-catalog, --catalog and the default context, on the real model.
 
 use std::path::PathBuf;
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -1366,4 +1367,81 @@ fn an_answer_over_a_catalog_reads_the_catalogs_config_not_its_projects() {
     let o = run(p.cmd("vecgrep", "elsewhere").args(["--answer", "--catalog", "team", "--llm-url", &url, "invoice"]));
     assert_code(&o, 2);
     assert!(stderr(&o).contains("topk") && stderr(&o).lines().count() == 1, "{}", stderr(&o));
+}
+
+/// Audit 186: `remove` took no lock, so beside an `add` of the same catalog
+/// it left a directory holding a link and no definition, or the catalog came
+/// back with a project removed before it. It waits for a change under way.
+/// And the settings the user wrote in the catalog's `.vecgrep` stay.
+#[test]
+fn removing_a_catalog_waits_for_a_change_under_way_and_keeps_the_users_settings() {
+    let p = Projects::new();
+    assert_code(&p.add("race", &["src/api"]), 0);
+    let lock = std::fs::File::options().write(true).open(p.dir("catalogs/.catalogs.lock")).unwrap();
+    lock.lock().unwrap();
+    let mut remove = p.cmd("vg-catalog", ".").args(["remove", "race"]).stdout(Stdio::piped()).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(remove.try_wait().unwrap().is_none(), "removed while another change held the lock");
+    assert!(p.dir("catalogs/race/.vecgrep-catalog.toml").exists());
+    drop(lock);
+    assert_code(&remove.wait_with_output().unwrap(), 0);
+    assert!(!p.dir("catalogs/race").exists());
+
+    assert_code(&p.add("kept", &["src/api"]), 0);
+    assert_code(&run(p.cmd("vg-index", ".").args(["--catalog", "kept"])), 0);
+    std::fs::write(p.dir("catalogs/kept/.vecgrep/config.toml"), "top_k = 7\n").unwrap();
+    let o = run(p.cmd("vg-catalog", ".").args(["remove", "kept"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("holds files vecgrep did not put there and is left with them"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(p.dir("catalogs/kept/.vecgrep/config.toml")).unwrap(), "top_k = 7\n");
+    assert!(!p.dir("catalogs/kept/.vecgrep/index.db").exists() && !p.dir("catalogs/kept/api").exists());
+}
+
+/// Audit 186: a catalog of no projects was searched with advice about
+/// ignore rules, and listed with nothing after its name.
+#[test]
+fn a_catalog_of_no_projects_says_so() {
+    let p = Projects::new();
+    assert_code(&p.add("empty", &["src/api"]), 0);
+    assert_code(&run(p.cmd("vg-catalog", ".").args(["remove-project", "empty", "api"])), 0);
+    let o = run(p.cmd("vecgrep", ".").args(["--catalog", "empty", "retry upload"]));
+    assert_code(&o, 1);
+    assert!(
+        stderr(&o).contains("catalog 'empty' has no projects (vg-catalog add empty PATH... adds one)"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(p.cmd("vg-catalog", ".").arg("list"));
+    assert_eq!(stdout(&o), "empty: (no projects)\n");
+}
+
+/// Audit 186: a catalog the user may not read was "no catalog named", and
+/// `list` left it out and said all was well.
+#[test]
+fn a_catalog_closed_to_the_user_is_said_so() {
+    let p = Projects::new();
+    assert_code(&p.add("open", &["src/api"]), 0);
+    assert_code(&p.add("shut", &["src/billing"]), 0);
+    let other = OtherUser::new(&p.t);
+    let mode =
+        |m: &str| assert!(Command::new("chmod").args([m]).arg(p.dir("catalogs/shut")).status().unwrap().success());
+    mode("000");
+    let as_other = |args: &[&str]| {
+        let mut cmd = other.cmd(&p.t, "vg-catalog");
+        run(cmd.args(args).env("VECGREP_CATALOG_DIR", p.dir("catalogs")))
+    };
+    let o = as_other(&["show", "shut"]);
+    mode("755");
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o).contains("cannot read the catalog at") && stderr(&o).contains("ermission denied"),
+        "{}",
+        stderr(&o)
+    );
+    mode("000");
+    let o = as_other(&["list"]);
+    mode("755");
+    assert_code(&o, 2);
+    assert_eq!(stdout(&o), "open: api\n");
+    assert!(stderr(&o).contains("skipping a catalog: cannot read the catalog at"), "{}", stderr(&o));
 }

@@ -1247,20 +1247,30 @@ pub struct SkipTally {
     pub warnings: Vec<String>,
 }
 
+/// The name of the catalog `root` is, when it holds no project.
+fn empty_catalog(root: &ProjectRoot) -> Option<String> {
+    if root.marker != RootMarker::Catalog {
+        return None;
+    }
+    let catalog = Catalog::read(&root.path).ok()?;
+    catalog.projects.is_empty().then_some(catalog.name)
+}
+
 /// When every file under the PATHs (or that the walk's filters, `-g`,
 /// `-t`, chose) was skipped, or there was none, say so and why: else a
 /// search that finds nothing reads as if no such file existed, or held
 /// nothing relevant.
-pub fn note_all_skipped(
-    tool: &str,
-    quiet: bool,
-    walk: &WalkOptions,
-    paths: &[AdmittedPath],
-    files: &WalkedSet,
-    tally: &SkipTally,
-) {
+pub fn note_all_skipped(tool: &str, inv: &Invocation, walk: &WalkOptions, files: &WalkedSet, tally: &SkipTally) {
+    let (quiet, paths) = (inv.config.quiet, inv.paths.as_slice());
     let filtered = walk.is_filtered();
     if files.is_empty() && tally.by_reason.is_empty() {
+        // A catalog of no projects: the walk advice below would not apply
+        // (audit 186).
+        if let Some(name) = empty_catalog(&inv.root) {
+            let add = format!("vg-catalog add {name} PATH... adds one");
+            note(tool, quiet, &format!("no files were searched: catalog '{name}' has no projects ({add})"));
+            return;
+        }
         // As ripgrep says it: nothing was there to search, which a search
         // that finds nothing would not tell apart from nothing relevant.
         // The flags that could let more in are named only when not given,

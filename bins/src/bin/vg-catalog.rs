@@ -128,7 +128,8 @@ fn list(catalogs: &Catalogs, json: bool, out: &mut impl Write) -> Result<u8> {
         } else {
             let mark = if is_default { " (default)" } else { "" };
             let names: Vec<&str> = catalog.projects.iter().map(|p| p.name.as_str()).collect();
-            writeln!(out, "{}{mark}: {}", catalog.name, names.join(" "))?;
+            let names = if names.is_empty() { "(no projects)".to_string() } else { names.join(" ") };
+            writeln!(out, "{}{mark}: {names}", catalog.name)?;
         }
     }
     // The others are listed; a malformed one is an error all the same (exit-codes.md).

@@ -380,7 +380,7 @@ fn index_first(cli: &QueryCli, inv: &Invocation) -> Result<Option<Walked>> {
     // held is no measure of it (`scope_of` says when the filters chose none).
     // A run stopped while it waited walked nothing, which says nothing.
     if !cli.no_scope && !summary.cancelled {
-        note_all_skipped(TOOL, inv.config.quiet, &walk, &inv.paths, &files, &skipped);
+        note_all_skipped(TOOL, inv, &walk, &files, &skipped);
     }
     Ok(Some(Walked { files: Some(files), errors: summary.errors, interrupted: summary.cancelled, as_it_is: false }))
 }

@@ -40,6 +40,9 @@ pub use walk::{ctime_ns, in_always_excluded_dir, mtime_ns, own_output_for_stages
 /// Name of the per-project directory that holds the index and project config.
 pub const PROJECT_DIR: &str = ".vecgrep";
 
+/// The project's own settings, in `PROJECT_DIR`.
+pub const CONFIG_FILE: &str = "config.toml";
+
 /// Walk `paths` under `root` and collect indexable files, sorted by path:
 /// a project's tree, or each project of a catalog.
 pub fn walk(root: &ProjectRoot, paths: &[AdmittedPath], opts: &WalkOptions) -> anyhow::Result<WalkResult> {

@@ -126,7 +126,7 @@ impl ProjectRoot {
     }
 
     pub fn config_path(&self) -> PathBuf {
-        self.data_dir().join("config.toml")
+        self.data_dir().join(crate::project::CONFIG_FILE)
     }
 }
 

@@ -113,6 +113,7 @@ impl Catalogs {
         match kept_as(&dir) {
             Kept::Defined => Catalog::read(&dir),
             Kept::Undefined => Err(lost_definition(name, &dir)),
+            Kept::Closed(e) => Err(closed(&dir, &e)),
             Kept::Nothing => {
                 bail!("no catalog named '{name}' (vg-catalog list shows them; vg-catalog add {name} PATH... makes it)")
             }
@@ -136,6 +137,7 @@ impl Catalogs {
                     Ok(catalog) => out.push(catalog),
                     Err(e) => unreadable.push(crate::project::shown::error_line(&e)),
                 },
+                Kept::Closed(e) => unreadable.push(crate::project::shown::error_line(&closed(&path, &e))),
                 // A shared catalogs' directory may hold anything.
                 Kept::Undefined | Kept::Nothing => {}
             }
@@ -156,6 +158,8 @@ impl Catalogs {
                 Kept::Defined => Catalog::read(&dir)?,
                 // Its links and index are another catalog's: never taken over.
                 Kept::Undefined => return Err(lost_definition(name, &dir)),
+                // Unreadable is no "new": a definition may be there.
+                Kept::Closed(e) => return Err(closed(&dir, &e)),
                 Kept::Nothing => Catalog { name: name.into(), dir: dir.clone(), projects: Vec::new() },
             };
             let mut added = Vec::new();
@@ -197,23 +201,30 @@ impl Catalogs {
     }
 
     /// Delete catalog `name`: its definition, links and index, even when
-    /// its definition cannot be read. The projects are not touched.
+    /// its definition cannot be read. The projects are not touched. Under
+    /// the catalogs' lock, as every change: beside an `add` of the same
+    /// catalog, either may go first, never both at once (audit 186: a
+    /// catalog was left holding a link and no definition, or came back
+    /// with a project removed before it).
     pub fn remove(&self, name: &str) -> Result<String> {
         check_catalog_name(name)?;
-        // As kept, not canonical: a catalog directory that is a link loses
-        // the link, never what it points to.
-        let dir = self.dir.join(name);
-        match kept_as(&dir) {
-            Kept::Defined => {}
-            Kept::Undefined => return Err(lost_definition(name, &dir)),
-            Kept::Nothing => bail!("no catalog named '{name}' (vg-catalog list shows them)"),
-        }
-        if dir.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()) {
-            std::fs::remove_file(&dir).with_context(|| format!("removing {}", dir.display()))?;
-        } else {
-            remove_catalog_dir(&dir)?;
-        }
-        Ok(dir.display().to_string())
+        self.locked(|| {
+            // As kept, not canonical: a catalog directory that is a link
+            // loses the link, never what it points to.
+            let dir = self.dir.join(name);
+            match kept_as(&dir) {
+                Kept::Defined => {}
+                Kept::Undefined => return Err(lost_definition(name, &dir)),
+                Kept::Closed(e) => return Err(closed(&dir, &e)),
+                Kept::Nothing => bail!("no catalog named '{name}' (vg-catalog list shows them)"),
+            }
+            if dir.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()) {
+                std::fs::remove_file(&dir).with_context(|| format!("removing {}", dir.display()))?;
+            } else {
+                remove_catalog_dir(&dir)?;
+            }
+            Ok(dir.display().to_string())
+        })
     }
 
     /// Run `change` holding the catalogs' lock, so that two changes at
@@ -436,11 +447,18 @@ enum Kept {
     Undefined,
     /// Nothing there, or an empty directory.
     Nothing,
+    /// What is there cannot be told: the user may not read or enter it
+    /// (audit 186: such a catalog was "no catalog named", and `list` left
+    /// it out in silence).
+    Closed(std::io::Error),
 }
 
 fn kept_as(dir: &Path) -> Kept {
-    if dir.join(CATALOG_FILE).symlink_metadata().is_ok() {
-        return Kept::Defined;
+    let closed = |e: &std::io::Error| e.kind() == std::io::ErrorKind::PermissionDenied;
+    match dir.join(CATALOG_FILE).symlink_metadata() {
+        Ok(_) => return Kept::Defined,
+        Err(e) if closed(&e) => return Kept::Closed(e),
+        Err(_) => {}
     }
     // A link is refused where a catalog is written (`refuse_link`).
     if dir.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()) {
@@ -448,8 +466,14 @@ fn kept_as(dir: &Path) -> Kept {
     }
     match std::fs::read_dir(dir).map(|mut entries| entries.next().is_some()) {
         Ok(true) => Kept::Undefined,
+        Err(e) if closed(&e) => Kept::Closed(e),
         _ => Kept::Nothing,
     }
+}
+
+/// The catalog at `dir` cannot be read: `e` says why.
+fn closed(dir: &Path, e: &std::io::Error) -> anyhow::Error {
+    anyhow!("cannot read the catalog at {}: {e}", dir.display())
 }
 
 fn lost_definition(name: &str, dir: &Path) -> anyhow::Error {
@@ -474,7 +498,7 @@ fn remove_catalog_dir(dir: &Path) -> Result<()> {
         let name = name.to_string_lossy();
         let is_link = entry.file_type().is_ok_and(|t| t.is_symlink());
         let removed = if name == crate::project::PROJECT_DIR && !is_link {
-            std::fs::remove_dir_all(&path)
+            remove_index_dir(&path)
         } else if (is_link && ours(&name))
             || name == CATALOG_FILE
             || (name.starts_with(CATALOG_FILE) && name.ends_with(".tmp"))
@@ -492,6 +516,27 @@ fn remove_catalog_dir(dir: &Path) -> Result<()> {
         ),
         _ => anyhow!("removing {}: {e}", dir.display()),
     })
+}
+
+/// Delete a catalog's `.vecgrep` but for the settings the user wrote there
+/// (`config.toml`, which `--clear-cache` keeps too; audit 186): that file,
+/// and the directory holding it, stay.
+fn remove_index_dir(dir: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let path = entry.path();
+        if entry.file_name() == crate::project::CONFIG_FILE {
+            continue;
+        }
+        match entry.file_type()?.is_dir() {
+            true => std::fs::remove_dir_all(&path)?,
+            false => std::fs::remove_file(&path)?,
+        }
+    }
+    match std::fs::remove_dir(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::DirectoryNotEmpty => Ok(()),
+        other => other,
+    }
 }
 
 /// Write the definition (through a temporary file, so a kill leaves the
