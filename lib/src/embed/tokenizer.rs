@@ -44,9 +44,12 @@ impl TokenizerFile {
     /// (callers do both themselves).
     pub(super) fn tokenizer(&self) -> Result<Tokenizer> {
         let path = self.path.display();
+        // What cannot be read is a damaged file, to install again (review 185).
+        let fix = || super::assets::fix_for(&self.path);
         let mut tokenizer = match serde_json::from_slice::<WordPieceFile>(&self.bytes) {
-            Ok(file) => file.assemble().map_err(|e| anyhow!("tokenizer {path}: {e}"))?,
-            Err(_) => Tokenizer::from_bytes(&self.bytes).map_err(|e| anyhow!("cannot read tokenizer {path}: {e}"))?,
+            Ok(file) => file.assemble().map_err(|e| anyhow!("tokenizer {path}: {e}; {}", fix()))?,
+            Err(_) => Tokenizer::from_bytes(&self.bytes)
+                .map_err(|e| anyhow!("cannot read tokenizer {path}: {e}; {}", fix()))?,
         };
         tokenizer.with_padding(None);
         tokenizer.with_truncation(None).map_err(|e| anyhow!("tokenizer: {e}"))?;

@@ -167,18 +167,11 @@ pub fn serve(
     let mut serving = fail_stopped_jobs(&target, &*events);
     let live = LiveIndex::new(target, Arc::clone(&shutdown), Box::new(move |m| notes.note(m)));
     live.say_notable_skips();
-    let lexical = live.target.config.mode == crate::project::SearchMode::Lexical;
     let searcher = Searcher::new(Arc::clone(&live), query_embedder);
-    match searcher.load_model() {
-        Ok(()) => {}
-        // A server of words needs no model (audit 183: it refused to start
-        // without one); a request by meaning says why it has none.
-        Err(e) if lexical => events.note(&format!(
-            "the query model is not loaded: searches by meaning fail, and hybrid ones rank by words alone: {}",
-            crate::project::shown::error_line(&e)
-        )),
-        Err(e) => return Err(e.context("cannot load the query model")),
-    }
+    // In every mode: without the model's files (and the static table kept
+    // with them) no run could keep the index up to date, which is what a
+    // server is for (review 185: a lexical server started so never indexed).
+    searcher.load_model().context("cannot load the query model")?;
     let blocking_run = full_index.then(Instant::now);
     if full_index {
         live.index_once(&mut index_embedders, true)?;

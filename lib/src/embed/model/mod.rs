@@ -8,7 +8,7 @@ mod onnx;
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::{anyhow, Context, Result};
 
 use crate::embed::DIMS;
 
@@ -35,11 +35,14 @@ pub(crate) fn model_bytes(path: &Path) -> Result<Vec<u8>> {
             int8::Precision::Int8
         }
     };
-    let (rewritten, _) = int8::rewrite(&bytes, &policy)
-        .with_context(|| format!("cannot read the embedding model {}", path.display()))?;
+    // What cannot be read is a damaged file, to install again (review 185).
+    let damaged = |e: anyhow::Error| {
+        let why = crate::project::shown::error_line(&e);
+        anyhow!("cannot read the embedding model {}: {why}; {}", path.display(), super::assets::fix_for(path))
+    };
+    let (rewritten, _) = int8::rewrite(&bytes, &policy).map_err(damaged)?;
     // Valid because `embed` gives the model one text per run (see `graph`).
-    let (simplified, _) =
-        graph::simplify(&rewritten).with_context(|| format!("cannot read the embedding model {}", path.display()))?;
+    let (simplified, _) = graph::simplify(&rewritten).map_err(damaged)?;
     Ok(simplified)
 }
 
