@@ -1446,6 +1446,13 @@ fn a_damaged_asset_names_the_directory_to_fetch_into() {
     assert_code(&o, 2);
     let err = stderr(&o);
     assert!(err.contains("cannot read the embedding model") && err.contains("VECGREP_MODEL_DIR names its"), "{err}");
+    // A tokenizer that still reads but is not the one installed (review 187).
+    let tokenizer = std::fs::read(installed.model_dir.join("tokenizer.json")).unwrap();
+    std::fs::remove_file(models.join("tokenizer.json")).unwrap();
+    std::fs::write(models.join("tokenizer.json"), [&tokenizer[..], b"\n"].concat()).unwrap();
+    let o = run(t.cmd("vg-index", ".").env("VECGREP_MODEL_DIR", &models));
+    let err = stderr(&o);
+    assert!(err.contains("for another tokenizer") && err.contains("VECGREP_MODEL_DIR names its"), "{err}");
 }
 
 #[test]

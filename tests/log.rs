@@ -1066,3 +1066,27 @@ fn paths_are_the_historys_places_whatever_the_working_tree_has_there() {
     assert_code(&o, 2);
     assert!(stderr(&o).contains("'nothere': no such file or directory"), "{}", stderr(&o));
 }
+
+/// Audit 188: a commit message was read whole, and cost some 95 bytes of
+/// memory a byte to store and embed: a 30 MB one (a pack of 89 KB, which
+/// any clone may hold) took 2.9 GB. It is read to its first 64 KiB.
+#[test]
+fn a_huge_commit_message_is_read_to_its_first_64_kib() {
+    let tree = repository();
+    let message = format!(
+        "Teach the flamingo feeder to wait for the flock\n\n{}Past the cut: zebracorn\n",
+        "body line about flamingos and many more words here\n".repeat(40_000)
+    );
+    let file = tree.path().join("message.txt");
+    std::fs::write(&file, &message).unwrap();
+    tree.write("src/feeder.py", "def feed():\n    pass\n");
+    git(&tree, &["add", "src/feeder.py"]);
+    git(&tree, &["commit", "-q", "-F", file.to_str().unwrap()]);
+    let o = log(&tree, &["--mode", "lexical", "-k", "1", "flamingo feeder"]);
+    assert_code(&o, 0);
+    let all = records(&o);
+    assert_eq!(subjects(&all), ["Teach the flamingo feeder to wait for the flock"]);
+    assert!(stdout(&o).len() < 64 * 1024, "{} bytes", stdout(&o).len());
+    // What lies past the first 64 KiB was not read.
+    assert_code(&log(&tree, &["--mode", "lexical", "zebracorn"]), 1);
+}

@@ -232,7 +232,7 @@ pub struct SearchConfigArgs {
     /// Drop results scoring below NUM (cosine similarity, -1 to 1). In lexical mode it cuts BM25 on 0..1, and only when set: unset, words alone keep every match. Unset, a hybrid search of code also passes the definition of the one identifier searched for (`vecgrep calculateTotal`), whatever its cosine.
     #[arg(long, value_name = "NUM", value_parser = parse_threshold, allow_hyphen_values = true)]
     pub threshold: Option<f32>,
-    /// Rank by meaning (semantic), by words (lexical, BM25; no model is loaded) or both fused (hybrid). In semantic and hybrid mode the score is the cosine similarity; in lexical mode it is BM25 mapped onto 0..1.
+    /// Rank by meaning (semantic), by words (lexical, BM25; a search runs no model; vg-serve needs it all the same, to keep its index) or both fused (hybrid). In semantic and hybrid mode the score is the cosine similarity; in lexical mode it is BM25 mapped onto 0..1.
     #[arg(long, value_name = "MODE", value_parser = PossibleValuesParser::new(SearchMode::NAMES))]
     pub mode: Option<String>,
 }

@@ -327,7 +327,7 @@ struct ChosenRows {
 
 impl ChosenRows {
     fn of(app: &mut skim::tui::App) -> ChosenRows {
-        let chosen = |m: &MatchedItem| m.downcast_item::<PickItem>().map(|p| pick::Chosen::of(&p.hit, &p.row));
+        let chosen = |m: &MatchedItem| m.downcast_item::<PickItem>().map(|p| pick::Chosen::of(&p.hit));
         let cursor = app.item_list.selected();
         ChosenRows { cursor: cursor.as_ref().and_then(chosen), marked: marked(app).iter().filter_map(chosen).collect() }
     }
@@ -336,8 +336,8 @@ impl ChosenRows {
     /// list skim now shows; one not found again is left unmarked (the
     /// count of marks says so).
     fn restore(&self, app: &mut skim::tui::App, items: &[Arc<dyn SkimItem>]) {
-        let rows: Vec<(&HitRecord, &pick::Row)> =
-            items.iter().filter_map(|i| (**i).as_any().downcast_ref::<PickItem>()).map(|p| (&p.hit, &p.row)).collect();
+        let rows: Vec<&HitRecord> =
+            items.iter().filter_map(|i| (**i).as_any().downcast_ref::<PickItem>()).map(|p| &p.hit).collect();
         if let Some(at) = self.cursor.as_ref().and_then(|c| c.find_in(&rows)) {
             app.item_list.jump_to_first();
             app.item_list.scroll_by(i32::try_from(at).unwrap_or(i32::MAX));

@@ -151,7 +151,14 @@ impl StaticModel {
         check_shape(&table, vocab).map_err(|e| anyhow!("the static table {} {e}; {fix}", path.display()))?;
         let tokenizer_hash = blake3::hash(&tokenizer_file.bytes);
         if table[16..48] != *tokenizer_hash.as_bytes() {
-            bail!("the static table {} was trained for another tokenizer than {}", path.display(), model_dir.display());
+            // One of the two is not as installed (review 187): fetched again,
+            // both are.
+            let fix = if chosen { fix.clone() } else { super::assets::fix_for(&tokenizer_file.path) };
+            bail!(
+                "the static table {} was trained for another tokenizer than {}; {fix}",
+                path.display(),
+                model_dir.display()
+            );
         }
         if !chosen {
             let got = blake3::hash(&table).to_hex();

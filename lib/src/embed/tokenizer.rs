@@ -25,7 +25,7 @@ pub(super) fn tokenizer_in(model_dir: &Path) -> Result<Tokenizer> {
 /// A `tokenizer.json` read once, for the tokenizer it describes and for
 /// its bytes (`StaticModel::load` checks their hash against its table's).
 pub(super) struct TokenizerFile {
-    path: PathBuf,
+    pub(super) path: PathBuf,
     pub(super) bytes: Vec<u8>,
 }
 

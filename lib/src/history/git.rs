@@ -20,6 +20,12 @@ pub const NOT_FETCHED: &str = "not in this repository (a partial clone fetches t
 /// A blob larger than this is left out of a commit's diff (a data file, a bundle).
 const MAX_DIFFED_BLOB: usize = 1 << 20;
 
+/// A commit message is read to its first 64 KiB: the model reads its first
+/// 256 tokens, and a search's words lie far within it. Read whole, a 30 MB
+/// message (a pack of 89 KB, any clone may hold one) cost 2.9 GB of memory
+/// to store and embed (audit 188).
+const MAX_MESSAGE_BYTES: usize = 64 * 1024;
+
 /// At most this many diff pieces of one commit are indexed: a commit that
 /// vendors a library or reformats the tree says little per line.
 pub const MAX_PIECES_PER_COMMIT: usize = 64;
@@ -191,6 +197,7 @@ impl GitRepo {
                 (loose.message.as_bstr(), (loose.author.name.as_bstr(), loose.author.email.as_bstr()), time)
             }
         };
+        let message = &message[..message.len().min(MAX_MESSAGE_BYTES)];
         let (subject, body) = subject_and_body(message);
         let (subject, body) = (text(&subject).trim().to_string(), text(body).trim().to_string());
         let parents: Vec<gix::ObjectId> = commit.parent_ids().map(|p| p.detach()).collect();

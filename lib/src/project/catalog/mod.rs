@@ -497,8 +497,11 @@ fn remove_catalog_dir(dir: &Path) -> Result<()> {
         let (path, name) = (entry.path(), entry.file_name());
         let name = name.to_string_lossy();
         let is_link = entry.file_type().is_ok_and(|t| t.is_symlink());
+        // Its `.vecgrep` whole, the catalog's settings with its index: kept,
+        // they left a directory without a definition, whose name no `add`
+        // would take again (review 187).
         let removed = if name == crate::project::PROJECT_DIR && !is_link {
-            remove_index_dir(&path)
+            std::fs::remove_dir_all(&path)
         } else if (is_link && ours(&name))
             || name == CATALOG_FILE
             || (name.starts_with(CATALOG_FILE) && name.ends_with(".tmp"))
@@ -516,27 +519,6 @@ fn remove_catalog_dir(dir: &Path) -> Result<()> {
         ),
         _ => anyhow!("removing {}: {e}", dir.display()),
     })
-}
-
-/// Delete a catalog's `.vecgrep` but for the settings the user wrote there
-/// (`config.toml`, which `--clear-cache` keeps too; audit 186): that file,
-/// and the directory holding it, stay.
-fn remove_index_dir(dir: &Path) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
-        let path = entry.path();
-        if entry.file_name() == crate::project::CONFIG_FILE {
-            continue;
-        }
-        match entry.file_type()?.is_dir() {
-            true => std::fs::remove_dir_all(&path)?,
-            false => std::fs::remove_file(&path)?,
-        }
-    }
-    match std::fs::remove_dir(dir) {
-        Err(e) if e.kind() == std::io::ErrorKind::DirectoryNotEmpty => Ok(()),
-        other => other,
-    }
 }
 
 /// Write the definition (through a temporary file, so a kill leaves the
