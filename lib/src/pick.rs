@@ -284,8 +284,12 @@ impl Chosen {
     pub fn find_in(&self, results: &[&HitRecord]) -> Option<usize> {
         let same_file = |hit: &HitRecord| hit.file == self.file;
         let at = |test: &dyn Fn(&HitRecord) -> bool| results.iter().position(|h| same_file(h) && test(h));
+        // Most of the one held by the other: a line as common as `pass` or
+        // `}` is in many chunks, and names none of them.
         let holds = |h: &HitRecord| {
-            !self.text.trim().is_empty() && (h.text.contains(&self.text) || self.text.contains(&h.text))
+            let (small, large) =
+                if h.text.len() < self.text.len() { (&h.text, &self.text) } else { (&self.text, &h.text) };
+            !small.trim().is_empty() && small.len() * 2 >= large.len() && large.contains(small.as_str())
         };
         at(&|h| h.text == self.text).or_else(|| at(&|h| !h.text.trim().is_empty() && holds(h)))
     }
@@ -506,5 +510,9 @@ mod tests {
         // Review 187: another result showing the same line is not it.
         let sibling = hit_at("db.py", 3, "def close_database(conn):\n    return 1");
         assert_eq!(find(&[&sibling]), None);
+        // A line as common as `pass` names no chunk that holds it.
+        let pass = Chosen::of(&hit_at("db.py", 9, "pass"));
+        let holder = hit_at("db.py", 2, "def stub():\n    \"\"\"Not yet.\"\"\"\n    pass");
+        assert_eq!(pass.find_in(&[&holder]), None);
     }
 }
