@@ -267,7 +267,8 @@ fn run_picker(
                 }
                 pending = false;
                 error = found.error;
-                to_restore = show(skim.app_mut(), found.items, !std::mem::take(&mut new_query));
+                let pending = to_restore.take().map(|(_, chosen)| chosen);
+                to_restore = show(skim.app_mut(), found.items, !std::mem::take(&mut new_query), pending);
             }
             if to_restore.as_ref().is_some_and(|(items, _)| showing(skim.app(), items)) {
                 if let Some((items, chosen)) = to_restore.take() {
@@ -300,13 +301,16 @@ fn run_picker(
 
 /// Put `items` in the list. A new query's start at the best; a refresh of
 /// the same one keeps what the user chose, found again once skim shows the
-/// new list: the list to find it in, and what it is, are returned.
+/// new list: the list to find it in, and what it is, are returned. What a
+/// refresh not yet shown is to restore (`pending`) is what was chosen: the
+/// list skim shows until then has lost its marks.
 fn show(
     app: &mut skim::tui::App,
     items: Vec<Arc<dyn SkimItem>>,
     refresh: bool,
+    pending: Option<ChosenRows>,
 ) -> Option<(Vec<Arc<dyn SkimItem>>, ChosenRows)> {
-    let to_restore = refresh.then(|| (items.clone(), ChosenRows::of(app)));
+    let to_restore = refresh.then(|| (items.clone(), pending.unwrap_or_else(|| ChosenRows::of(app))));
     app.item_list.clear_selection();
     app.item_pool.clear();
     app.item_pool.append(items);
