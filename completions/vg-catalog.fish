@@ -28,7 +28,7 @@ complete -c vg-catalog -n "__fish_vg_catalog_needs_command" -s h -l help -d 'Pri
 complete -c vg-catalog -n "__fish_vg_catalog_needs_command" -s V -l version -d 'Print version'
 complete -c vg-catalog -n "__fish_vg_catalog_needs_command" -f -a "add" -d 'Make catalog NAME (kebab-case: lowercase letters and digits joined by single \'-\', at most 64) if there is none, and add each directory as a project named after it'
 complete -c vg-catalog -n "__fish_vg_catalog_needs_command" -f -a "remove-project" -d 'Take projects (by name) out of catalog NAME; their files leave its index at once'
-complete -c vg-catalog -n "__fish_vg_catalog_needs_command" -f -a "remove" -d 'Delete catalog NAME: its definition, its links and its index. The projects are not touched'
+complete -c vg-catalog -n "__fish_vg_catalog_needs_command" -f -a "remove" -d 'Delete catalog NAME: its definition, its links, its index and its settings (the catalog\'s .vecgrep, config.toml included). The projects are not touched'
 complete -c vg-catalog -n "__fish_vg_catalog_needs_command" -f -a "list" -d 'List the catalogs and their projects (exit 1 when there are none)'
 complete -c vg-catalog -n "__fish_vg_catalog_needs_command" -f -a "show" -d 'Show catalog NAME: where it is kept, its projects and whether each is where it was'
 complete -c vg-catalog -n "__fish_vg_catalog_needs_command" -f -a "use" -d 'Set the default context: the catalog searched when a command names none and no PATH is given, outside any project or inside one of the catalog\'s. Without arguments, print it'

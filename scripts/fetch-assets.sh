@@ -131,19 +131,19 @@ PY
 # disk) leaves the one it was to replace, and is said in one line.
 install_dir() {
   local dest="$data_dir/$1"
-  mkdir -p "$(dirname "$dest")" || return
-  rm -rf "$dest.old" || { echo "fetch-assets: $dest.old is in the way; remove it yourself" >&2; return 1; }
-  if [[ -e $dest ]]; then mv "$dest" "$dest.old" || return; fi
-  if ! mv "$stage/$1" "$dest"; then
-    rm -rf "$dest"
-    if [[ -e $dest.old ]]; then mv "$dest.old" "$dest"; fi
+  mkdir -p "$(dirname "$dest")" 2>/dev/null || return
+  rm -rf "$dest.old" 2>/dev/null || { echo "fetch-assets: $dest.old is in the way; remove it yourself" >&2; return 1; }
+  if [[ -e $dest ]]; then mv "$dest" "$dest.old" 2>/dev/null || return; fi
+  if ! mv "$stage/$1" "$dest" 2>/dev/null; then
+    rm -rf "$dest" 2>/dev/null
+    if [[ -e $dest.old ]]; then mv "$dest.old" "$dest" 2>/dev/null; fi
     return 1
   fi
   # Installed: an old copy that cannot be removed is said, and fails nothing.
   rm -rf "$dest.old" 2>/dev/null || echo "fetch-assets: could not remove $dest.old; remove it yourself" >&2
 }
 for sub in $(awk '!/^#/ && NF == 3 { print $3 }' "$lock" | xargs -n1 dirname | sort -u); do
-  install_dir "$sub" 2>/dev/null \
+  install_dir "$sub" \
     || { echo "fetch-assets: cannot install $data_dir/$sub (is it writable, and is there room?)" >&2; exit 2; }
 done
 installed_ok || { echo "fetch-assets: installed files fail their checksums" >&2; exit 2; }

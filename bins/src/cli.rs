@@ -980,7 +980,7 @@ pub enum CatalogCommand {
         #[arg(value_name = "PROJECT", required = true)]
         projects: Vec<String>,
     },
-    /// Delete catalog NAME: its definition, its links and its index. The projects are not touched.
+    /// Delete catalog NAME: its definition, its links, its index and its settings (the catalog's .vecgrep, config.toml included). The projects are not touched.
     Remove {
         #[arg(value_name = "NAME")]
         name: String,

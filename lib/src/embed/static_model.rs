@@ -153,7 +153,11 @@ impl StaticModel {
         if table[16..48] != *tokenizer_hash.as_bytes() {
             // One of the two is not as installed (review 187): fetched again,
             // both are.
-            let fix = if chosen { fix.clone() } else { super::assets::fix_for(&tokenizer_file.path) };
+            let tokenizer_fix = super::assets::fix_for(&tokenizer_file.path);
+            let fix = match chosen {
+                true => format!("{TABLE_OVERRIDE_VAR} names the table, which may be at fault; else {tokenizer_fix}"),
+                false => tokenizer_fix,
+            };
             bail!(
                 "the static table {} was trained for another tokenizer than {}; {fix}",
                 path.display(),

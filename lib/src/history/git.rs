@@ -197,9 +197,15 @@ impl GitRepo {
                 (loose.message.as_bstr(), (loose.author.name.as_bstr(), loose.author.email.as_bstr()), time)
             }
         };
+        let cut = message.len() > MAX_MESSAGE_BYTES;
         let message = &message[..message.len().min(MAX_MESSAGE_BYTES)];
         let (subject, body) = subject_and_body(message);
-        let (subject, body) = (text(&subject).trim().to_string(), text(body).trim().to_string());
+        let (mut subject, mut body) = (text(&subject).trim().to_string(), text(body).trim().to_string());
+        if cut {
+            // The cut may end inside a character, read as U+FFFD: not the message's.
+            let last = if body.is_empty() { &mut subject } else { &mut body };
+            last.truncate(last.trim_end_matches('\u{fffd}').len());
+        }
         let parents: Vec<gix::ObjectId> = commit.parent_ids().map(|p| p.detach()).collect();
         let mut changes = self.changes(&commit, parents.first().copied(), with_diff && parents.len() < 2)?;
         // A merge touched a path only where it differs from every parent, as

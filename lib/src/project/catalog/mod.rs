@@ -137,9 +137,13 @@ impl Catalogs {
                     Ok(catalog) => out.push(catalog),
                     Err(e) => unreadable.push(crate::project::shown::error_line(&e)),
                 },
-                Kept::Closed(e) => unreadable.push(crate::project::shown::error_line(&closed(&path, &e))),
+                // The user's own, closed to them, is said; another user's,
+                // in a shared catalogs' directory, may be anything.
+                Kept::Closed(e) if owned_by_user(&path) => {
+                    unreadable.push(crate::project::shown::error_line(&closed(&path, &e)))
+                }
                 // A shared catalogs' directory may hold anything.
-                Kept::Undefined | Kept::Nothing => {}
+                Kept::Closed(_) | Kept::Undefined | Kept::Nothing => {}
             }
         }
         out.sort_by(|a, b| a.name.cmp(&b.name));
@@ -469,6 +473,12 @@ fn kept_as(dir: &Path) -> Kept {
         Err(e) if closed(&e) => Kept::Closed(e),
         _ => Kept::Nothing,
     }
+}
+
+/// Whether `path` (not followed) belongs to the user running this.
+fn owned_by_user(path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    path.symlink_metadata().is_ok_and(|m| m.uid() == crate::project::effective_uid())
 }
 
 /// The catalog at `dir` cannot be read: `e` says why.
