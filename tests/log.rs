@@ -1090,3 +1090,18 @@ fn a_huge_commit_message_is_read_to_its_first_64_kib() {
     // What lies past the first 64 KiB was not read.
     assert_code(&log(&tree, &["--mode", "lexical", "zebracorn"]), 1);
 }
+
+/// Audit 188: a `.git` file naming a gitdir that is gone (a worktree or a
+/// submodule moved) was "could not find a git repository" in the very
+/// directory that has one; the pointer is named now.
+#[test]
+fn a_git_file_pointing_nowhere_is_named() {
+    let tree = Tree::bare();
+    tree.write("src/a.py", "x = 1\n");
+    tree.write(".git", "gitdir: ../moved/.git/worktrees/a\n");
+    let o = run(tree.cmd("vg-log", "").arg("anything"));
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert!(err.contains("/.git points at") && err.contains("moved/.git/worktrees/a, which does not exist"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}

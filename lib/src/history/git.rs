@@ -73,6 +73,14 @@ impl GitRepo {
                 Some(git) => match std::fs::read_dir(&git) {
                     // gix says it found none where it could not look.
                     Err(why) if git.is_dir() => anyhow!("cannot read the git repository {}: {why}", git.display()),
+                    // A worktree's or submodule's `.git` file naming a gitdir
+                    // that is gone: gix said it found no repository (audit 188).
+                    _ if missing_gitdir(&git).is_some() => anyhow!(
+                        "cannot open the git repository of {}: {} points at {}, which does not exist (a worktree or submodule moved or deleted?)",
+                        root.display(),
+                        git.display(),
+                        missing_gitdir(&git).unwrap_or_default().display()
+                    ),
                     _ if innermost_words(&e).contains("objectFormat") => anyhow!(
                         "cannot open the git repository of {}: its object format (extensions.objectFormat) is one vecgrep cannot read yet; it reads SHA-1 repositories",
                         root.display()
@@ -759,6 +767,15 @@ fn was_submodule(change: &gix::object::tree::diff::ChangeDetached) -> bool {
         C::Rewrite { source_entry_mode, .. } => source_entry_mode.is_commit(),
         C::Addition { .. } | C::Deletion { .. } => false,
     }
+}
+
+/// The directory a `.git` file names (`gitdir: PATH`, relative to the
+/// file's directory), when it names one that does not exist.
+fn missing_gitdir(git: &Path) -> Option<PathBuf> {
+    let text = crate::project::small_file::read_small_text(git, 4096).ok()??;
+    let named = text.lines().next()?.strip_prefix("gitdir:")?.trim();
+    let dir = git.parent()?.join(named);
+    (!named.is_empty() && !dir.exists()).then_some(dir)
 }
 
 /// A message's subject and body as git reads them (`%s`, `%b`): the
