@@ -690,9 +690,14 @@ pub struct CitationRecord {
 
 /// Write one record as a line of JSON.
 pub fn write_record<W: Write + ?Sized, T: Serialize>(out: &mut W, record: &T) -> io::Result<()> {
-    let line = serde_json::to_string(record).map_err(io::Error::from)?;
-    out.write_all(escape_what_terminals_obey(line).as_bytes())?;
+    out.write_all(escaped_json(record).map_err(io::Error::from)?.as_bytes())?;
     out.write_all(b"\n")
+}
+
+/// `value` as JSON text, escaped as every JSON vecgrep writes is
+/// (`escape_what_terminals_obey`): records, vg-serve's bodies, vg-mcp's lines.
+pub fn escaped_json<T: Serialize + ?Sized>(value: &T) -> serde_json::Result<String> {
+    serde_json::to_string(value).map(escape_what_terminals_obey)
 }
 
 /// A record's JSON text with what JSON leaves as it is but a terminal

@@ -70,16 +70,18 @@ impl GitRepo {
     pub fn open(root: &Path) -> Result<GitRepo> {
         let repo = gix::discover(root).map_err(|e| {
             match root.ancestors().map(|dir| dir.join(".git")).find(|git| git.symlink_metadata().is_ok()) {
-                Some(git) => match std::fs::read_dir(&git) {
+                Some(git) => match (std::fs::read_dir(&git), missing_gitdir(&git)) {
                     // gix says it found none where it could not look.
-                    Err(why) if git.is_dir() => anyhow!("cannot read the git repository {}: {why}", git.display()),
+                    (Err(why), _) if git.is_dir() => {
+                        anyhow!("cannot read the git repository {}: {why}", git.display())
+                    }
                     // A worktree's or submodule's `.git` file naming a gitdir
                     // that is gone: gix said it found no repository (audit 188).
-                    _ if missing_gitdir(&git).is_some() => anyhow!(
+                    (_, Some(gone)) => anyhow!(
                         "cannot open the git repository of {}: {} points at {}, which does not exist (a worktree or submodule moved or deleted?)",
                         root.display(),
                         git.display(),
-                        missing_gitdir(&git).unwrap_or_default().display()
+                        gone.display()
                     ),
                     _ if innermost_words(&e).contains("objectFormat") => anyhow!(
                         "cannot open the git repository of {}: its object format (extensions.objectFormat) is one vecgrep cannot read yet; it reads SHA-1 repositories",

@@ -533,10 +533,10 @@ fn escape_results_json_text(item: &mut TxJsonRpcMessage<RoleServer>) {
 }
 
 /// A message as the line written for it, escaped as records are
-/// (`escape_what_terminals_obey`): the same values, and a session shown on
-/// a terminal shows a file's controls and bidi overrides as text.
+/// (`records::escaped_json`): the same values, and a session shown on a
+/// terminal shows a file's controls and bidi overrides as text.
 fn line_of<T: serde::Serialize>(message: &T) -> serde_json::Result<Vec<u8>> {
-    Ok(crate::records::escape_what_terminals_obey(serde_json::to_string(message)?).into_bytes())
+    crate::records::escaped_json(message).map(String::into_bytes)
 }
 
 /// The transport on this process's stdin, writing to `writer`.

@@ -440,12 +440,11 @@ pub(super) struct Response {
 }
 
 impl Response {
-    /// A JSON body, escaped as records are (`escape_what_terminals_obey`):
+    /// A JSON body, escaped as records are (`records::escaped_json`):
     /// an answer's excerpt or a path shown by `curl` on a terminal carries
     /// a file's C1 controls and bidi overrides as text (audit 181).
     pub(super) fn json(status: u16, value: &serde_json::Value) -> Response {
-        let text = serde_json::to_string(value).unwrap_or_default();
-        let mut body = crate::records::escape_what_terminals_obey(text).into_bytes();
+        let mut body = crate::records::escaped_json(value).unwrap_or_default().into_bytes();
         body.push(b'\n');
         Response { status, content_type: "application/json", headers: Vec::new(), body }
     }
