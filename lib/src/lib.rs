@@ -118,7 +118,8 @@ mod layers {
     }
 
     /// Each file's path under `src/` as components, and its code up to its
-    /// tests (which may reach anywhere for their fixtures).
+    /// tests (which may reach anywhere for their fixtures); none for a file
+    /// of tests.
     fn files() -> Vec<(Vec<String>, String)> {
         let mut paths = Vec::new();
         rust_files(&src(), &mut paths);
@@ -128,7 +129,10 @@ mod layers {
                 let rel = p.strip_prefix(src()).unwrap().with_extension("");
                 let parts = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
                 let text = std::fs::read_to_string(&p).unwrap();
-                let code = text.split("\n#[cfg(test)]").next().unwrap_or_default().to_string();
+                // A file of test code alone (`#![cfg(test)]`) is all fixtures.
+                let tests_only = text.lines().any(|l| l == "#![cfg(test)]");
+                let code = if tests_only { "" } else { text.split("\n#[cfg(test)]").next().unwrap_or_default() };
+                let code = code.to_string();
                 (parts, code)
             })
             .collect()
