@@ -1268,6 +1268,34 @@ fn post_v1_embeddings_answers_in_openai_format() {
     assert_eq!(s.request("GET", "/health", &[auth]).0, 200, "the server lives on");
 }
 
+/// A client that sends its whole body before it reads (Python's urllib and
+/// requests do) gets the error it was sent: the server answered 413 or 401
+/// and closed with the body unread, the socket was reset, and the client
+/// saw "connection reset" in place of the answer (audit 193).
+#[test]
+fn an_error_before_the_body_is_read_reaches_a_client_still_sending_it() {
+    let t = sample_project();
+    let s = Server::start_with(&t, &[], &[("VECGREP_TOKEN", "s3cret")]);
+    let send_whole = |auth: &str, len: usize| {
+        let mut c = TcpStream::connect(&s.addr).unwrap();
+        c.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        let head = format!("POST /v1/embeddings HTTP/1.1\r\nHost: localhost\r\n{auth}Content-Length: {len}\r\n\r\n");
+        let mut request = head.into_bytes();
+        request.resize(request.len() + len, b' ');
+        let sent = c.write_all(&request);
+        let mut response = String::new();
+        let read = c.read_to_string(&mut response);
+        (sent.map_err(|e| e.to_string()), read.map_err(|e| e.to_string()), response)
+    };
+    // Over the route's 8 MiB bound, and without the token.
+    for (auth, len, status) in [("Authorization: Bearer s3cret\r\n", 9 << 20, "413"), ("", 2 << 20, "401")] {
+        let (sent, read, response) = send_whole(auth, len);
+        assert_eq!((sent, read), (Ok(()), Ok(response.len())), "{status}: {response}");
+        assert!(response.starts_with(&format!("HTTP/1.1 {status} ")), "{response}");
+    }
+    assert_eq!(s.request("GET", "/health", &["Authorization: Bearer s3cret"]).0, 200, "the server lives on");
+}
+
 #[test]
 fn search_takes_the_metadata_filters_before_the_cut() {
     let t = Tree::git();

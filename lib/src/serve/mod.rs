@@ -461,6 +461,7 @@ fn connection(shared: &Shared, stream: TcpStream, client: IpAddr, slot: &Slot) {
             Err(e) => {
                 if let Some(status) = e.status() {
                     let _ = http::write_response(&mut writer, &Response::error(status, &e.message()), false, true);
+                    close_unread(&stream, shared.limits.head_deadline);
                 }
                 return;
             }
@@ -469,6 +470,7 @@ fn connection(shared: &Shared, stream: TcpStream, client: IpAddr, slot: &Slot) {
         let _answering = InFlight::count(&shared.in_flight);
         if let Err(response) = admit(shared, &request, client) {
             let _ = http::write_response(&mut writer, &response, false, true);
+            close_unread(&stream, shared.limits.head_deadline);
             return;
         }
         // The routes with a body: read it here, so that the connection
@@ -488,6 +490,7 @@ fn connection(shared: &Shared, stream: TcpStream, client: IpAddr, slot: &Slot) {
                 Err(e) => {
                     if let Some(status) = e.status {
                         let _ = http::write_response(&mut writer, &Response::error(status, &e.message), false, true);
+                        close_unread(&stream, shared.limits.head_deadline);
                     }
                     return;
                 }
@@ -502,6 +505,33 @@ fn connection(shared: &Shared, stream: TcpStream, client: IpAddr, slot: &Slot) {
         if http::write_response(&mut writer, &response, keep_alive, with_body).is_err() || !keep_alive {
             let _ = writer.flush();
             return;
+        }
+    }
+}
+
+/// The most bytes `close_unread` reads and drops: a body of several times
+/// the largest a route takes (`MAX_BODY_BYTES`), sent whole before its
+/// client reads.
+const UNREAD_DROPPED: usize = 8 * MAX_BODY_BYTES;
+
+/// Close a connection answered with an error before its request was read
+/// whole (413, 401, 403, 405, a bad head): the answer goes out with the end
+/// of what is written, then what the client still sends is read and dropped,
+/// for at most `within`. Closed with input unread, the socket is reset, and
+/// a client that sends its whole body before it reads (Python's urllib and
+/// requests) lost the answer it was sent to a "connection reset" (audit 193).
+fn close_unread(stream: &TcpStream, within: Duration) {
+    let _ = stream.shutdown(std::net::Shutdown::Write);
+    let until = Instant::now() + within;
+    let (mut stream, mut unread, mut dropped) = (stream, vec![0u8; 64 * 1024], 0);
+    while dropped < UNREAD_DROPPED {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() || stream.set_read_timeout(Some(left)).is_err() {
+            return;
+        }
+        match std::io::Read::read(&mut stream, &mut unread) {
+            Ok(n) if n > 0 => dropped += n,
+            _ => return,
         }
     }
 }
