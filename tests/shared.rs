@@ -862,6 +862,37 @@ fn a_pg_variable_that_cannot_be_read_is_an_error_not_the_default() {
     assert!(!stderr(&o).contains("from the environment"), "{}", stderr(&o));
 }
 
+/// What a URL with a host but no port leaves out comes from PGPORT, or the
+/// URL's `port` parameter, as libpq takes them: the client's parser gave
+/// such a host 5432, so the run sent PGPASSWORD to whatever listened there,
+/// and refused `?port=` (audit 190). A PGCONNECT_TIMEOUT that is no number
+/// was passed over for the default wait.
+#[test]
+fn a_url_naming_a_host_without_a_port_takes_pgport_or_its_port_parameter() {
+    let t = sample_project();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port().to_string();
+    listener.set_nonblocking(true).unwrap();
+    let reached = || std::iter::from_fn(|| listener.accept().ok()).count();
+    for (url, pgport) in [
+        ("postgres://alice@127.0.0.1/vecgrep", port.as_str()),
+        (&*format!("postgres://alice@127.0.0.1/vecgrep?port={port}"), "1"),
+    ] {
+        let o =
+            run(t.cmd("vg-index", ".").args(["--store", url]).envs([("PGPORT", pgport), ("PGCONNECT_TIMEOUT", "2")]));
+        assert_code(&o, 2);
+        assert!(reached() > 0, "{url} PGPORT={pgport} never reached the server: {}", stderr(&o));
+    }
+    let o = run(t
+        .cmd("vg-index", ".")
+        .args(["--store", &format!("postgres://alice@127.0.0.1:{port}/vecgrep")])
+        .env("PGCONNECT_TIMEOUT", "soon"));
+    assert_code(&o, 2);
+    let says = "vg-index: cannot use PGCONNECT_TIMEOUT from the environment: is not a whole number of seconds\n";
+    assert_eq!(stderr(&o), says);
+    assert_eq!(reached(), 0, "nothing is sent before the settings are read");
+}
+
 /// vg-mcp on a shared index ends as it does on a local one: status 0 and
 /// nothing on stderr when the client leaves. The store's connections,
 /// dropped inside the server's async runtime, panicked (status 101).

@@ -46,14 +46,22 @@ fn pg_env(key: &'static str) -> Result<Option<String>, StoreError> {
     }
 }
 
-fn unusable_env(key: &'static str, why: &str) -> StoreError {
+pub(super) fn unusable_env(key: &'static str, why: &str) -> StoreError {
     StoreError::File { action: "use", path: PathBuf::from(format!("{key} from the environment")), source: why.into() }
+}
+
+/// `PGPORT`: one port, or one for each host, as libpq reads it.
+fn pg_ports() -> Result<Vec<u16>, StoreError> {
+    let ports = pg_env("PGPORT")?;
+    let port = |p: &str| p.trim().parse().map_err(|_| unusable_env("PGPORT", "is not a port number"));
+    ports.iter().flat_map(|p| p.split(',')).map(port).collect()
 }
 
 /// The URL's settings, with what it leaves out taken from the standard
 /// `PG*` environment as libpq takes them.
 pub(super) fn settings(shared: &SharedIndex) -> Result<postgres::Config, StoreError> {
-    let mut config: postgres::Config = shared.url.parse().map_err(|e: postgres::Error| StoreError::File {
+    let url = super::ports::with_ports(&shared.url, pg_ports)?;
+    let mut config: postgres::Config = url.parse().map_err(|e: postgres::Error| StoreError::File {
         action: "read the store URL of",
         path: PathBuf::from(format!("project {}", shared.project)),
         source: e.into(),
@@ -65,9 +73,8 @@ pub(super) fn settings(shared: &SharedIndex) -> Result<postgres::Config, StoreEr
         });
     }
     if config.get_ports().is_empty() {
-        // One port, or one for each host, as libpq reads it.
-        for port in pg_env("PGPORT")?.iter().flat_map(|p| p.split(',')) {
-            config.port(port.trim().parse().map_err(|_| unusable_env("PGPORT", "is not a port number"))?);
+        for port in pg_ports()? {
+            config.port(port);
         }
     }
     if config.get_user().is_none() {
@@ -92,7 +99,7 @@ pub(super) fn settings(shared: &SharedIndex) -> Result<postgres::Config, StoreEr
     config.application_name("vecgrep");
     // The socket's connect is bounded too, so that a thread left waiting
     // for an address that never answers ends with the limit.
-    config.connect_timeout(connect_limit(&config));
+    config.connect_timeout(connect_limit(&config)?);
     notice_a_lost_server(&mut config);
     Ok(config)
 }
@@ -154,13 +161,22 @@ pub(in crate::store) fn describe(shared: &SharedIndex) -> String {
 /// at least 2 s, as libpq waits whatever it is told. libpq's 0 ("no
 /// limit") is the default here: the client cannot tell a URL's 0 from
 /// none, and a tool that may hang for good is what the limit prevents.
-fn connect_limit(config: &postgres::Config) -> Duration {
-    let from_env = || {
-        let seconds: i64 = std::env::var("PGCONNECT_TIMEOUT").ok()?.trim().parse().ok()?;
-        (seconds > 0).then(|| Duration::from_secs(seconds as u64))
+fn connect_limit(config: &postgres::Config) -> Result<Duration, StoreError> {
+    let asked = match config.get_connect_timeout().copied().filter(|t| !t.is_zero()) {
+        Some(asked) => Some(asked),
+        None => env_connect_timeout()?,
     };
-    let asked = config.get_connect_timeout().copied().filter(|t| !t.is_zero()).or_else(from_env);
-    asked.unwrap_or(CONNECT_LIMIT).max(Duration::from_secs(2))
+    Ok(asked.unwrap_or(CONNECT_LIMIT).max(Duration::from_secs(2)))
+}
+
+/// `PGCONNECT_TIMEOUT` in seconds, None when unset or not above 0 (libpq's
+/// "no limit"); one that is no number is an error naming it, where it was
+/// passed over for the default.
+fn env_connect_timeout() -> Result<Option<Duration>, StoreError> {
+    let Some(value) = pg_env("PGCONNECT_TIMEOUT")? else { return Ok(None) };
+    let seconds: i64 =
+        value.trim().parse().map_err(|_| unusable_env("PGCONNECT_TIMEOUT", "is not a whole number of seconds"))?;
+    Ok((seconds > 0).then(|| Duration::from_secs(seconds.unsigned_abs())))
 }
 
 /// A connection to the shared database, and how errors name the project there.
@@ -177,7 +193,7 @@ pub(super) fn connect_unless(
 ) -> Result<Option<(Client, PathBuf)>, StoreError> {
     let config = settings(shared)?;
     let place = place(&config, &shared.project);
-    let limit = connect_limit(&config);
+    let limit = connect_limit(&config)?;
     let failed =
         |why: crate::store::BoxError| StoreError::File { action: "connect to", path: place.clone(), source: why };
     let waiting = ABANDONED.load(Ordering::SeqCst);
@@ -266,12 +282,12 @@ mod tests {
     #[test]
     fn the_urls_connect_timeout_is_the_whole_connections_limit() {
         let config: postgres::Config = "postgres://u@127.0.0.1/db?connect_timeout=3".parse().unwrap();
-        assert_eq!(connect_limit(&config), Duration::from_secs(3));
+        assert_eq!(connect_limit(&config).unwrap(), Duration::from_secs(3));
         let config: postgres::Config = "postgres://u@127.0.0.1/db?connect_timeout=1".parse().unwrap();
-        assert_eq!(connect_limit(&config), Duration::from_secs(2), "at least 2 s, as libpq");
+        assert_eq!(connect_limit(&config).unwrap(), Duration::from_secs(2), "at least 2 s, as libpq");
         if std::env::var_os("PGCONNECT_TIMEOUT").is_none() {
             let config: postgres::Config = "postgres://u@127.0.0.1/db".parse().unwrap();
-            assert_eq!(connect_limit(&config), CONNECT_LIMIT);
+            assert_eq!(connect_limit(&config).unwrap(), CONNECT_LIMIT);
         }
     }
 

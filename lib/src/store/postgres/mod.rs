@@ -24,6 +24,7 @@ use super::{IndexReader, IndexWriter, StoreError};
 use crate::project::{ProjectRoot, SharedIndex};
 
 mod connection;
+mod ports;
 mod read;
 mod schema;
 mod scope;
