@@ -86,6 +86,17 @@ fn a_search_with_no_file_to_search_says_so() {
     }
     let o = run(t.cmd("vecgrep", ".").args(["-t", "py", "state"]));
     assert!(!stderr(&o).contains("no files"), "{}", stderr(&o));
+    // An index run given such paths said nothing and printed a summary of
+    // nothing (audit 191).
+    for (tool, args) in [("vg-index", &[".git"][..]), ("vecgrep", &["--index-only", ".vecgrep/kg/notes.md"])] {
+        let o = run(t.cmd(tool, ".").args(args));
+        assert_code(&o, 0);
+        let says =
+            "no files were indexed: the paths lie in .git, .hg, .jj or .vecgrep, which are never searched or indexed";
+        assert!(stderr(&o).contains(says), "{tool} {args:?}: {}", stderr(&o));
+    }
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert!(!stderr(&o).contains("no files"), "{}", stderr(&o));
 }
 
 #[test]

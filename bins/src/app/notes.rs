@@ -132,6 +132,22 @@ fn empty_catalog(root: &ProjectRoot) -> Option<String> {
 /// search that finds nothing reads as if no such file existed, or held
 /// nothing relevant.
 pub fn note_all_skipped(tool: &str, inv: &Invocation, walk: &WalkOptions, files: &WalkedSet, tally: &SkipTally) {
+    if note_none_walked(tool, inv, walk, (files, tally), "searched") {
+        return;
+    }
+    note_every_file_skipped(tool, inv.config.quiet, walk.is_filtered(), files, tally);
+}
+
+/// When the walk found no file under the PATHs, nor skipped one, say why
+/// ("no files were {done}: …"), and whether it did. vg-index given a path
+/// in `.git` printed a summary of nothing and no word (audit 191).
+pub fn note_none_walked(
+    tool: &str,
+    inv: &Invocation,
+    walk: &WalkOptions,
+    (files, tally): (&WalkedSet, &SkipTally),
+    done: &str,
+) -> bool {
     let (quiet, paths) = (inv.config.quiet, inv.paths.as_slice());
     let filtered = walk.is_filtered();
     if files.is_empty() && tally.by_reason.is_empty() {
@@ -139,8 +155,8 @@ pub fn note_all_skipped(tool: &str, inv: &Invocation, walk: &WalkOptions, files:
         // (audit 186).
         if let Some(name) = empty_catalog(&inv.root) {
             let add = format!("vg-catalog add {name} PATH... adds one");
-            note(tool, quiet, &format!("no files were searched: catalog '{name}' has no projects ({add})"));
-            return;
+            note(tool, quiet, &format!("no files were {done}: catalog '{name}' has no projects ({add})"));
+            return true;
         }
         // As ripgrep says it: nothing was there to search, which a search
         // that finds nothing would not tell apart from nothing relevant.
@@ -148,16 +164,21 @@ pub fn note_all_skipped(tool: &str, inv: &Invocation, walk: &WalkOptions, files:
         // and not for paths that no flag lets in.
         let never = paths.iter().all(|p| vecgrep::project::in_always_excluded_dir(&p.rel));
         let why = match (filtered, never || walk.hidden && walk.no_ignore) {
-            _ if never => "the paths lie in .git, .hg, .jj or .vecgrep, which are never searched",
+            _ if never => "the paths lie in .git, .hg, .jj or .vecgrep, which are never searched or indexed",
             (true, _) => "the filters (-t, -T, -g, --max-depth) chose none of the files under the paths",
             (false, false) => {
                 "there are none under the paths that the ignore and hidden rules let in (--no-ignore, --hidden)"
             }
             (false, true) => "there are none under the paths (.git, .hg, .jj and .vecgrep are never searched)",
         };
-        note(tool, quiet, &format!("no files were searched: {why}"));
-        return;
+        note(tool, quiet, &format!("no files were {done}: {why}"));
+        return true;
     }
+    false
+}
+
+/// When every file walked was skipped, say how many and why.
+fn note_every_file_skipped(tool: &str, quiet: bool, filtered: bool, files: &WalkedSet, tally: &SkipTally) {
     if files.iter().any(|f| !tally.paths.contains(f)) || tally.by_reason.is_empty() {
         return;
     }

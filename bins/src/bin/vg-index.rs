@@ -222,7 +222,10 @@ fn index(cli: &IndexCli, inv: &Invocation) -> anyhow::Result<u8> {
     let walk = cli.walk.to_options(&inv.config);
     // On a terminal only the summary is printed; per-file records are for pipes.
     let how = Blocking { records: !std::io::stdout().is_terminal(), notable_skips: true, reindex: cli.reindex };
-    let (summary, ..) = index_blocking(TOOL, inv, &walk, &mut embedder_pool(&inv.config), how)?;
+    let (summary, files, skipped) = index_blocking(TOOL, inv, &walk, &mut embedder_pool(&inv.config), how)?;
+    if !summary.aborted && !summary.cancelled {
+        vecgrep_bins::app::note_none_walked(TOOL, inv, &walk, (&files, &skipped), "indexed");
+    }
     note_holes(TOOL, inv.config.quiet, summary.holes);
     let mut out = vecgrep_bins::app::stdout();
     let record = SummaryRecord::new(&inv.root, &summary);

@@ -203,11 +203,13 @@ fn scope_of(
             let files: WalkedSet =
                 vecgrep::project::walk(&inv.root, &whole, &walk)?.files.into_iter().map(|f| f.rel).collect();
             if files.is_empty() {
-                note(
-                    TOOL,
-                    inv.config.quiet,
-                    "no files were searched: the filters (-t, -T, -g, --max-depth) chose none of the project's files",
-                );
+                let by = walk.left_out_by();
+                let why = match by.as_slice() {
+                    [] => "the walk found none of the project's files".to_string(),
+                    [one] => format!("{one} left out all of the project's files"),
+                    [rest @ .., last] => format!("{} and {last} left out all of the project's files", rest.join(", ")),
+                };
+                note(TOOL, inv.config.quiet, &format!("no files were searched: {why}"));
             }
             Some(files)
         }

@@ -89,6 +89,19 @@ impl WalkOptions {
     pub fn leaves_out_for_this_run(&self) -> bool {
         self.is_filtered() || !self.ignore_files.is_empty() || self.max_filesize_given
     }
+
+    /// What of `leaves_out_for_this_run` was given, in words for a note:
+    /// one that blamed the filters when `--max-filesize` or an
+    /// `--ignore-file` left every file out sent the user after flags they
+    /// had not given (audit 192).
+    pub fn left_out_by(&self) -> Vec<&'static str> {
+        let given = [
+            (self.is_filtered(), "the filters (-t, -T, -g, --max-depth)"),
+            (!self.ignore_files.is_empty(), "--ignore-file"),
+            (self.max_filesize_given, "--max-filesize"),
+        ];
+        given.into_iter().filter(|(given, _)| *given).map(|(_, what)| what).collect()
+    }
 }
 
 /// A file that may be indexed.
