@@ -815,6 +815,25 @@ fn a_project_moved_during_a_run_leaves_an_index_marked_incomplete() {
     assert_eq!(stats(&t)["complete"], true);
 }
 
+/// The index removed while a run writes it (`git clean -fdX` removes
+/// `.vecgrep/`): the run wrote on into a file no longer there and ended 0,
+/// its summary saying every file was stored (audit 191). It now fails
+/// saying so, and the next run makes the index again.
+#[test]
+fn an_index_removed_during_a_run_fails_the_run() {
+    let t = Tree::git();
+    many_files(&t, 1000);
+    let index = t.path().join(".vecgrep/index.db");
+    let o = during_run(t.cmd("vg-index", ".").arg("--full"), "\"type\":\"file\"", || {
+        std::fs::remove_file(&index).unwrap();
+    });
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("was removed or replaced during the run"), "{}", stderr(&o));
+    assert!(!index.exists());
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    assert_eq!((stats(&t)["complete"].as_bool(), stats(&t)["files"].as_u64()), (Some(true), Some(1000)));
+}
+
 /// The same for a catalog's project, reached through the catalog's link:
 /// the run ended 0 and its index read sound with a tenth of the files.
 #[test]

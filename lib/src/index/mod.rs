@@ -306,6 +306,7 @@ fn run_to_end(
         pipeline::embed_and_write(req, &plan.work, &plan.stored, &mut *store, embedders, (&mut summary, obs))?;
     root_stayed(&mut *store, req, root_at_start)?;
     finish(&mut *store, req, &summary, stopped)?;
+    index_stayed(&*store, req)?;
     // A run over part of the project finishes only its part; one over the
     // whole that had nothing to change found the index whole (a fill that
     // was stopped leaves every file in). One that could not read some files
@@ -354,6 +355,21 @@ fn root_stayed(
          of the files left to read is kept, and the index marked incomplete; run vg-index again where the project \
          is now",
         req.root.path.display()
+    )
+}
+
+/// An error when the index this run wrote was removed or replaced while it
+/// ran (`git clean -fdX` removes `.vecgrep/`): the run wrote on into a file
+/// no longer there, and its summary said every file was stored, exit 0
+/// (audit 191). Nothing of it is left to mark incomplete.
+fn index_stayed(store: &dyn IndexWriter, req: &IndexRequest<'_>) -> Result<()> {
+    if !store.as_reader().replaced() {
+        return Ok(());
+    }
+    anyhow::bail!(
+        "the index {} was removed or replaced during the run (git clean -X removes .vecgrep/): what the run wrote \
+         went with it; run vg-index again",
+        store::location(req.root)
     )
 }
 
