@@ -46,7 +46,7 @@ fn pg_env(key: &'static str) -> Result<Option<String>, StoreError> {
     }
 }
 
-pub(super) fn unusable_env(key: &'static str, why: &str) -> StoreError {
+fn unusable_env(key: &'static str, why: &str) -> StoreError {
     StoreError::File { action: "use", path: PathBuf::from(format!("{key} from the environment")), source: why.into() }
 }
 
@@ -60,7 +60,13 @@ fn pg_ports() -> Result<Vec<u16>, StoreError> {
 /// The URL's settings, with what it leaves out taken from the standard
 /// `PG*` environment as libpq takes them.
 pub(super) fn settings(shared: &SharedIndex) -> Result<postgres::Config, StoreError> {
-    let url = super::ports::with_ports(&shared.url, pg_ports)?;
+    let url = super::ports::with_ports(&shared.url, |hosts| {
+        let ports = pg_ports()?;
+        if ports.len() > 1 && ports.len() != hosts {
+            return Err(unusable_env("PGPORT", &format!("names {} ports for the URL's {hosts} hosts", ports.len())));
+        }
+        Ok(ports)
+    })?;
     let mut config: postgres::Config = url.parse().map_err(|e: postgres::Error| StoreError::File {
         action: "read the store URL of",
         path: PathBuf::from(format!("project {}", shared.project)),

@@ -10,10 +10,11 @@ use crate::store::StoreError;
 
 /// `url` with each of its hosts given the port libpq would connect it to,
 /// where none of them names one and a port comes from elsewhere; the URL as
-/// it is otherwise. `env_ports` reads `PGPORT`, only when it is needed.
+/// it is otherwise. `env_ports` reads `PGPORT` for the URL's number of
+/// hosts (one port, or one each), only when it is needed.
 pub(super) fn with_ports<'a>(
     url: &'a str,
-    env_ports: impl FnOnce() -> Result<Vec<u16>, StoreError>,
+    env_ports: impl FnOnce(usize) -> Result<Vec<u16>, StoreError>,
 ) -> Result<Cow<'a, str>, StoreError> {
     let Some(after) = ["postgres://", "postgresql://"].iter().find_map(|p| url.strip_prefix(p)) else {
         return Ok(url.into());
@@ -34,16 +35,12 @@ pub(super) fn with_ports<'a>(
     }
     let ports = match from_query {
         Some(ports) => ports,
-        None => env_ports()?.iter().map(u16::to_string).collect(),
+        None => env_ports(hosts.len())?.iter().map(u16::to_string).collect(),
     };
-    if ports.is_empty() {
+    // Ports in the URL that do not match its hosts are refused by the
+    // client, in its own words.
+    if ports.is_empty() || ports.len() != 1 && ports.len() != hosts.len() {
         return Ok(url.into());
-    }
-    if ports.len() != 1 && ports.len() != hosts.len() {
-        let why = format!("names {} ports for the store URL's {} hosts", ports.len(), hosts.len());
-        // Ports in the URL that do not match are refused by the client, in
-        // its own words.
-        return if in_query { Ok(url.into()) } else { Err(super::connection::unusable_env("PGPORT", &why)) };
     }
     let with_port = |(i, host): (usize, &&str)| format!("{host}:{}", ports[if ports.len() == 1 { 0 } else { i }]);
     let hosts: Vec<String> = hosts.iter().enumerate().map(with_port).collect();
@@ -80,7 +77,7 @@ mod tests {
     use super::*;
 
     fn ported(url: &str, env: &[u16]) -> String {
-        with_ports(url, || Ok(env.to_vec())).unwrap().into_owned()
+        with_ports(url, |_| Ok(env.to_vec())).unwrap().into_owned()
     }
 
     #[test]
@@ -114,15 +111,15 @@ mod tests {
     }
 
     #[test]
-    fn pgport_is_read_only_when_needed_and_must_match_the_hosts() {
-        let unread = || -> Result<Vec<u16>, StoreError> { panic!("PGPORT read") };
+    fn pgport_is_read_only_when_needed_for_the_urls_hosts() {
+        let unread = |_| -> Result<Vec<u16>, StoreError> { panic!("PGPORT read") };
         assert_eq!(with_ports("postgres://db:1/x", unread).unwrap(), "postgres://db:1/x");
         assert_eq!(with_ports("postgres://db/x?port=2", unread).unwrap(), "postgres://db:2/x");
-        let e = with_ports("postgres://a,b,c/x", || Ok(vec![1, 2])).unwrap_err();
-        let why = std::error::Error::source(&e).map(ToString::to_string).unwrap_or_default();
-        assert_eq!(
-            (e.to_string(), why.as_str()),
-            ("cannot use PGPORT from the environment".into(), "names 2 ports for the store URL's 3 hosts")
-        );
+        let mut hosts = 0;
+        let url = with_ports("postgres://a,b,c/x", |n| {
+            hosts = n;
+            Ok(vec![1])
+        });
+        assert_eq!((url.unwrap(), hosts), ("postgres://a:1,b:1,c:1/x".into(), 3));
     }
 }
