@@ -26,6 +26,35 @@ fn summary_of(o: &std::process::Output) -> serde_json::Value {
     of_type(&records(o), "summary")[0].clone()
 }
 
+/// A subproject's revision keeps the rules of the ignore files above its
+/// root, as its working tree does: the revision's tree was written from the
+/// root down, those files were never read, and `--rev` found what every
+/// working-tree search leaves out (audit 191). The root's own rules still
+/// outrank them.
+#[test]
+fn a_subprojects_revision_keeps_the_ignore_rules_above_its_root() {
+    let tree = git_repo();
+    tree.write(".gitignore", "*.gen.py\n")
+        .write(".vecgrepignore", "secret_notes.py\n")
+        .write("sub/.gitignore", "!kept.gen.py\n")
+        .write("sub/src/a.gen.py", "def zebra_striped_horse():\n    pass\n")
+        .write("sub/src/kept.gen.py", "def okapi_kept():\n    pass\n")
+        .write("sub/src/secret_notes.py", "def okapi_notes():\n    pass\n")
+        .write("sub/src/b.py", "def lion_roars():\n    pass\n");
+    git(&tree, &["add", "-f", "."]);
+    git(&tree, &["commit", "-qm", "c1"]);
+    std::fs::create_dir(tree.path().join("sub/.vecgrep")).unwrap();
+    let files = |rev: &[&str]| {
+        let o = run(tree.cmd("vecgrep", "sub").args(rev).args(["-l", "--mode", "lexical", "zebra okapi lion"]));
+        let mut found: Vec<String> = stdout(&o).lines().map(str::to_string).collect();
+        found.sort();
+        found
+    };
+    let expected = ["src/b.py", "src/kept.gen.py"];
+    assert_eq!(files(&[]), expected, "the working tree");
+    assert_eq!(files(&["--rev", "HEAD"]), expected, "the revision");
+}
+
 #[test]
 fn a_revision_is_indexed_from_git_embedding_only_what_differs_and_searched_alone() {
     let tree = two_releases();

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, Context, Result};
 use gix::bstr::ByteSlice;
 
+use super::above_root::{self, TreeRules};
 use super::diff::{changed_pieces, DiffPiece};
 use super::tree_files::{self, EntryContents, WrittenTree};
 use crate::project::{Skip, SkipReason};
@@ -25,6 +26,10 @@ const MAX_DIFFED_BLOB: usize = 1 << 20;
 /// message (a pack of 89 KB, any clone may hold one) cost 2.9 GB of memory
 /// to store and embed (audit 188).
 const MAX_MESSAGE_BYTES: usize = 64 * 1024;
+
+/// An ignore file above a revision's root is read to its first MiB, as
+/// far as any rule file reaches.
+const MAX_IGNORE_FILE_BYTES: usize = 1 << 20;
 
 /// At most this many diff pieces of one commit are indexed: a commit that
 /// vendors a library or reformats the tree says little per line.
@@ -574,6 +579,7 @@ impl GitRepo {
         let dated = std::time::UNIX_EPOCH
             + std::time::Duration::from_secs(commit.time().map_or(0, |t| t.seconds.max(0) as u64));
         std::fs::create_dir_all(dest).with_context(|| format!("cannot create {}", dest.display()))?;
+        let rules = self.tree_rules(&entries);
         let mut under_root = false;
         let mut written = WrittenTree::default();
         for entry in entries {
@@ -592,6 +598,9 @@ impl GitRepo {
                 continue;
             }
             under_root = true;
+            if rules.any_above() && rules.leaves_out(&shown) {
+                continue;
+            }
             let rel_path = Path::new(std::ffi::OsStr::from_bytes(rel));
             let unwritten = self
                 .write_entry(entry.oid, entry.mode.is_link(), dest, rel_path, (max_bytes, dated))
@@ -604,6 +613,32 @@ impl GitRepo {
             return Err(anyhow!("the project root {} did not exist at {}", self.prefix, &sha[..12.min(sha.len())]));
         }
         Ok(written)
+    }
+
+    /// The rules of the ignore files a subproject's revision keeps from
+    /// above its root (`above_root`), with the root's own that outrank
+    /// them; none for a whole repository, whose walk reads its own.
+    fn tree_rules(&self, entries: &[gix::traverse::tree::recorder::Entry]) -> TreeRules {
+        if self.prefix.is_empty() {
+            return TreeRules::default();
+        }
+        let wanted = |path: &str| {
+            let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
+            let above = dir.is_empty() || self.prefix.starts_with(&format!("{dir}/")) || dir == self.prefix;
+            let inside = dir.starts_with(&format!("{}/", self.prefix));
+            above_root::KINDS.contains(&name) && (above || inside)
+        };
+        let files = entries
+            .iter()
+            .filter(|e| e.mode.is_blob())
+            .filter_map(|e| Some((e.filepath.to_str().ok()?, e.oid)))
+            .filter(|(path, _)| wanted(path))
+            .filter_map(|(path, oid)| {
+                let blob = self.repo.find_object(oid).ok()?;
+                Some((path.to_string(), blob.data[..blob.data.len().min(MAX_IGNORE_FILE_BYTES)].to_vec()))
+            })
+            .collect();
+        TreeRules::new(&self.prefix, files)
     }
 
     /// Whether the project root is a directory of commit `sha`'s tree (the

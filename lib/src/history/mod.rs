@@ -8,6 +8,7 @@
 //! `revision.rs` indexes a revision's tree without a checkout (`--rev`),
 //! `label.rs` a catalog's label, the revision it names in each project.
 
+mod above_root;
 mod diff;
 mod filter;
 mod git;

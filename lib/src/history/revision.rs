@@ -229,7 +229,14 @@ pub(super) fn built_as_configured(root: &ProjectRoot, config: &ResolvedConfig) -
 /// beside what the index's meta records: a revision's tree does not change,
 /// but a run with other settings admits other files of it.
 fn admission(config: &ResolvedConfig) -> String {
-    format!("include_generated = {}\nmax_filesize = {}\n", config.include_generated, config.max_filesize)
+    // The last line says the tree was written under the ignore rules above
+    // a subproject's root (`above_root`): a revision indexed before them
+    // is taken as built otherwise, and its search keeps finding what they
+    // leave out.
+    format!(
+        "include_generated = {}\nmax_filesize = {}\nignore_rules_above_root = true\n",
+        config.include_generated, config.max_filesize
+    )
 }
 
 /// Record that the run over revision root `root` completed as `config` admits files.

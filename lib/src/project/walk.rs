@@ -22,7 +22,7 @@ use super::small_file;
 const ALWAYS_EXCLUDED_DIRS: [&str; 4] = [".git", ".hg", ".jj", crate::project::PROJECT_DIR];
 
 /// Per-project ignore file, read like `.gitignore`.
-pub(super) const IGNORE_FILE_NAME: &str = ".vecgrepignore";
+pub const IGNORE_FILE_NAME: &str = ".vecgrepignore";
 
 /// The ignore files the walker reads in each directory it enters.
 const IGNORE_FILE_NAMES: [&str; 4] = [".gitignore", ".ignore", IGNORE_FILE_NAME, ".git/info/exclude"];

@@ -1,0 +1,147 @@
+//! The ignore rules a subproject's revision keeps from above its root. The
+//! working tree's walk reads the ignore files between the repository's top
+//! and the project root; a revision's tree is written from the root down,
+//! so those files were never read and a revision indexed what the working
+//! tree leaves out (audit 191). These rules are read from the commit and
+//! the files they leave out are not written.
+
+use std::path::{Path, PathBuf};
+
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+
+/// The ignore files the walk reads, highest precedence first: a match in a
+/// file of an earlier kind, at any depth, outranks one of a later kind, as
+/// the walk (the `ignore` crate) ranks them.
+pub(super) const KINDS: [&str; 3] = [crate::project::IGNORE_FILE_NAME, ".ignore", ".gitignore"];
+
+/// Where the rules are matched: a path no file has, as the rules' roots
+/// and the paths matched are only compared, never read.
+const BASE: &str = "/repository";
+
+/// The rules of a commit's ignore files, by kind, each with its directory
+/// (repository-relative); deepest first.
+#[derive(Default)]
+pub(super) struct TreeRules {
+    /// The project root in the repository, `/`-separated.
+    prefix: String,
+    /// Per kind, the directories above the root (the top included) with
+    /// their rules.
+    above: [Vec<(String, Gitignore)>; 3],
+    /// Per kind, the directories at or under the root with their rules.
+    own: [Vec<(String, Gitignore)>; 3],
+}
+
+impl TreeRules {
+    /// The rules of `files` (repository path and contents of each ignore
+    /// file the commit holds) for a project root at `prefix`.
+    pub(super) fn new(prefix: &str, files: Vec<(String, Vec<u8>)>) -> TreeRules {
+        let mut rules = TreeRules { prefix: prefix.to_string(), ..TreeRules::default() };
+        for (path, text) in files {
+            let (dir, name) = path.rsplit_once('/').unwrap_or(("", &path));
+            let Some(kind) = KINDS.iter().position(|k| *k == name) else { continue };
+            let matcher = matcher(dir, &String::from_utf8_lossy(&text));
+            let inside = prefix.is_empty() || dir == prefix || dir.starts_with(&format!("{prefix}/"));
+            let list = if inside { &mut rules.own[kind] } else { &mut rules.above[kind] };
+            list.push((dir.to_string(), matcher));
+        }
+        for list in rules.above.iter_mut().chain(rules.own.iter_mut()) {
+            list.sort_by_key(|(dir, _)| std::cmp::Reverse(dir.len()));
+        }
+        rules
+    }
+
+    /// Whether an ignore file above the root is among `files`' paths: a
+    /// whole repository, or a root with none above it, has nothing to read.
+    pub(super) fn any_above(&self) -> bool {
+        self.above.iter().any(|list| !list.is_empty())
+    }
+
+    /// Whether the rules above the root leave out root-relative `rel` or a
+    /// directory it lies in, as the working tree's walk would: a match of
+    /// the root's own rules is left to the walk, which reads them.
+    pub(super) fn leaves_out(&self, rel: &str) -> bool {
+        let parts: Vec<&str> = rel.split('/').collect();
+        (1..=parts.len()).any(|n| self.decided_above(&parts[..n].join("/"), n < parts.len()))
+    }
+
+    /// Whether, of every rule that matches root-relative `rel`, the one the
+    /// walk would follow is an ignore rule above the root.
+    fn decided_above(&self, rel: &str, is_dir: bool) -> bool {
+        let repo_path = if self.prefix.is_empty() { rel.to_string() } else { format!("{}/{rel}", self.prefix) };
+        let path = Path::new(BASE).join(&repo_path);
+        let in_dir = |list: &[(String, Gitignore)]| {
+            list.iter()
+                .filter(|(dir, _)| dir.is_empty() || repo_path.starts_with(&format!("{dir}/")))
+                .map(|(_, m)| m.matched(&path, is_dir))
+                .find(|m| !m.is_none())
+                .map(|m| m.is_ignore())
+        };
+        for kind in 0..KINDS.len() {
+            if in_dir(&self.own[kind]).is_some() {
+                return false;
+            }
+            if let Some(ignored) = in_dir(&self.above[kind]) {
+                return ignored;
+            }
+        }
+        false
+    }
+}
+
+/// The rules of one ignore file in repository directory `dir`; a line that
+/// is no valid rule is passed over, as the walk passes it over.
+fn matcher(dir: &str, text: &str) -> Gitignore {
+    let root: PathBuf = Path::new(BASE).join(dir);
+    let mut builder = GitignoreBuilder::new(&root);
+    for line in text.lines() {
+        let _ = builder.add_line(None, line);
+    }
+    builder.build().unwrap_or_else(|_| Gitignore::empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules(prefix: &str, files: &[(&str, &str)]) -> TreeRules {
+        TreeRules::new(prefix, files.iter().map(|(p, t)| (p.to_string(), t.as_bytes().to_vec())).collect())
+    }
+
+    #[test]
+    fn the_rules_above_the_root_leave_out_what_the_working_tree_does() {
+        let r = rules(
+            "sub",
+            &[
+                (".gitignore", "*.gen.py\n/sub/build/\n"),
+                (".vecgrepignore", "secret_notes.py\n"),
+                ("a/.gitignore", "*"),
+            ],
+        );
+        assert!(r.any_above());
+        assert!(r.leaves_out("src/a.gen.py"));
+        assert!(r.leaves_out("src/secret_notes.py"));
+        assert!(r.leaves_out("build/out.py"), "a directory left out leaves out what it holds");
+        assert!(!r.leaves_out("src/b.py"));
+        assert!(!r.leaves_out("a/b.py"), "a sibling directory's rules are not the root's");
+    }
+
+    #[test]
+    fn the_roots_own_rules_outrank_those_above_of_their_kind_or_a_later_one() {
+        // The root's .gitignore keeps what the top's .gitignore leaves out;
+        // the top's .ignore, a kind above it, still leaves its own out.
+        let r = rules(
+            "sub",
+            &[(".gitignore", "*.gen.py\n"), (".ignore", "*.tmp.py\n"), ("sub/.gitignore", "!keep.gen.py\n!x.tmp.py\n")],
+        );
+        assert!(!r.leaves_out("keep.gen.py"), "the root's own .gitignore keeps it");
+        assert!(r.leaves_out("other.gen.py"));
+        assert!(r.leaves_out("x.tmp.py"), ".ignore outranks .gitignore at any depth");
+    }
+
+    #[test]
+    fn a_whole_repository_has_no_rules_above_it() {
+        let r = rules("", &[(".gitignore", "*.py\n")]);
+        assert!(!r.any_above());
+        assert!(!r.leaves_out("a.py"), "the root's own rules are the walk's");
+    }
+}
