@@ -27,10 +27,10 @@ fn summary_of(o: &std::process::Output) -> serde_json::Value {
 }
 
 /// A subproject's revision keeps the rules of the ignore files above its
-/// root, as its working tree does: the revision's tree was written from the
-/// root down, those files were never read, and `--rev` found what every
-/// working-tree search leaves out (audit 191). The root's own rules still
-/// outrank them.
+/// root and of the repository's `info/exclude`, as its working tree does:
+/// the revision's tree was written from the root down, those files were
+/// never read, and `--rev` found what every working-tree search leaves out
+/// (audits 191, 194). The root's own rules still outrank them.
 #[test]
 fn a_subprojects_revision_keeps_the_ignore_rules_above_its_root() {
     let tree = git_repo();
@@ -40,9 +40,13 @@ fn a_subprojects_revision_keeps_the_ignore_rules_above_its_root() {
         .write("sub/src/a.gen.py", "def zebra_striped_horse():\n    pass\n")
         .write("sub/src/kept.gen.py", "def okapi_kept():\n    pass\n")
         .write("sub/src/secret_notes.py", "def okapi_notes():\n    pass\n")
-        .write("sub/src/b.py", "def lion_roars():\n    pass\n");
+        .write("sub/src/b.py", "def lion_roars():\n    pass\n")
+        .write("sub/vendor/c.py", "def lion_vendored():\n    pass\n");
     git(&tree, &["add", "-f", "."]);
     git(&tree, &["commit", "-qm", "c1"]);
+    // The repository's own exclude, which the working tree's walk applies
+    // too (audit 194).
+    std::fs::write(tree.path().join(".git/info/exclude"), "/sub/vendor/\n").unwrap();
     std::fs::create_dir(tree.path().join("sub/.vecgrep")).unwrap();
     let files = |rev: &[&str]| {
         let o = run(tree.cmd("vecgrep", "sub").args(rev).args(["-l", "--mode", "lexical", "zebra okapi lion"]));

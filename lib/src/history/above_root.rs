@@ -1,9 +1,10 @@
-//! The ignore rules a subproject's revision keeps from above its root. The
-//! working tree's walk reads the ignore files between the repository's top
-//! and the project root; a revision's tree is written from the root down,
-//! so those files were never read and a revision indexed what the working
-//! tree leaves out (audit 191). These rules are read from the commit and
-//! the files they leave out are not written.
+//! The ignore rules a revision keeps from outside its tree. The working
+//! tree's walk reads the ignore files between the repository's top and the
+//! project root, and the repository's `info/exclude`; a revision's tree is
+//! written from the root down, so those were never read and a revision
+//! indexed what the working tree leaves out (audits 191, 194). These rules
+//! are read (the ignore files from the commit) and the files they leave out
+//! are not written.
 
 use std::path::{Path, PathBuf};
 
@@ -13,6 +14,10 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 /// file of an earlier kind, at any depth, outranks one of a later kind, as
 /// the walk (the `ignore` crate) ranks them.
 pub(super) const KINDS: [&str; 3] = [crate::project::IGNORE_FILE_NAME, ".ignore", ".gitignore"];
+
+/// The repository's `info/exclude`, a kind below the files': its rules
+/// are the top's, and any match in an ignore file outranks them.
+const EXCLUDE: usize = KINDS.len();
 
 /// Where the rules are matched: a path no file has, as the rules' roots
 /// and the paths matched are only compared, never read.
@@ -24,18 +29,22 @@ const BASE: &str = "/repository";
 pub(super) struct TreeRules {
     /// The project root in the repository, `/`-separated.
     prefix: String,
-    /// Per kind, the directories above the root (the top included) with
-    /// their rules.
-    above: [Vec<(String, Gitignore)>; 3],
+    /// Per kind (`KINDS`, then `EXCLUDE`), the directories above the root
+    /// (the top included) with their rules.
+    above: [Vec<(String, Gitignore)>; EXCLUDE + 1],
     /// Per kind, the directories at or under the root with their rules.
-    own: [Vec<(String, Gitignore)>; 3],
+    own: [Vec<(String, Gitignore)>; EXCLUDE + 1],
 }
 
 impl TreeRules {
     /// The rules of `files` (repository path and contents of each ignore
-    /// file the commit holds) for a project root at `prefix`.
-    pub(super) fn new(prefix: &str, files: Vec<(String, Vec<u8>)>) -> TreeRules {
+    /// file the commit holds) and of the repository's `exclude` for a
+    /// project root at `prefix`.
+    pub(super) fn new(prefix: &str, files: Vec<(String, Vec<u8>)>, exclude: Option<&[u8]>) -> TreeRules {
         let mut rules = TreeRules { prefix: prefix.to_string(), ..TreeRules::default() };
+        if let Some(text) = exclude {
+            rules.above[EXCLUDE].push((String::new(), matcher("", &String::from_utf8_lossy(text))));
+        }
         for (path, text) in files {
             let (dir, name) = path.rsplit_once('/').unwrap_or(("", &path));
             let Some(kind) = KINDS.iter().position(|k| *k == name) else { continue };
@@ -50,22 +59,23 @@ impl TreeRules {
         rules
     }
 
-    /// Whether an ignore file above the root is among `files`' paths: a
-    /// whole repository, or a root with none above it, has nothing to read.
+    /// Whether there is a rule from outside the tree: none for a whole
+    /// repository without `info/exclude`, nor for a root with no ignore
+    /// file above it.
     pub(super) fn any_above(&self) -> bool {
         self.above.iter().any(|list| !list.is_empty())
     }
 
-    /// Whether the rules above the root leave out root-relative `rel` or a
-    /// directory it lies in, as the working tree's walk would: a match of
-    /// the root's own rules is left to the walk, which reads them.
+    /// Whether the rules from outside the tree leave out root-relative `rel`
+    /// or a directory it lies in, as the working tree's walk would: a match
+    /// of the tree's own rules is left to the walk, which reads them.
     pub(super) fn leaves_out(&self, rel: &str) -> bool {
         let parts: Vec<&str> = rel.split('/').collect();
         (1..=parts.len()).any(|n| self.decided_above(&parts[..n].join("/"), n < parts.len()))
     }
 
     /// Whether, of every rule that matches root-relative `rel`, the one the
-    /// walk would follow is an ignore rule above the root.
+    /// walk would follow is an ignore rule from outside the tree.
     fn decided_above(&self, rel: &str, is_dir: bool) -> bool {
         let repo_path = if self.prefix.is_empty() { rel.to_string() } else { format!("{}/{rel}", self.prefix) };
         let path = Path::new(BASE).join(&repo_path);
@@ -76,7 +86,7 @@ impl TreeRules {
                 .find(|m| !m.is_none())
                 .map(|m| m.is_ignore())
         };
-        for kind in 0..KINDS.len() {
+        for kind in 0..=EXCLUDE {
             if in_dir(&self.own[kind]).is_some() {
                 return false;
             }
@@ -104,7 +114,7 @@ mod tests {
     use super::*;
 
     fn rules(prefix: &str, files: &[(&str, &str)]) -> TreeRules {
-        TreeRules::new(prefix, files.iter().map(|(p, t)| (p.to_string(), t.as_bytes().to_vec())).collect())
+        TreeRules::new(prefix, files.iter().map(|(p, t)| (p.to_string(), t.as_bytes().to_vec())).collect(), None)
     }
 
     #[test]
@@ -139,9 +149,17 @@ mod tests {
     }
 
     #[test]
-    fn a_whole_repository_has_no_rules_above_it() {
+    fn a_whole_repository_has_no_rules_above_it_but_its_exclude() {
         let r = rules("", &[(".gitignore", "*.py\n")]);
         assert!(!r.any_above());
         assert!(!r.leaves_out("a.py"), "the root's own rules are the walk's");
+        let files = vec![("src/.gitignore".to_string(), b"!keep/\n".to_vec())];
+        let r = TreeRules::new("", files, Some(b"vendor/\nkeep/\n/top.py\n"));
+        assert!(r.any_above());
+        assert!(r.leaves_out("vendor/v.py") && r.leaves_out("top.py"));
+        assert!(!r.leaves_out("src/keep/a.py"), "an ignore file outranks info/exclude");
+        assert!(!r.leaves_out("src/top.py") && !r.leaves_out("a.py"));
+        let r = TreeRules::new("sub", vec![], Some(b"/sub/gen/\n"));
+        assert!(r.leaves_out("gen/a.py") && !r.leaves_out("src/gen.py"));
     }
 }

@@ -27,7 +27,7 @@ const MAX_DIFFED_BLOB: usize = 1 << 20;
 /// to store and embed (audit 188).
 const MAX_MESSAGE_BYTES: usize = 64 * 1024;
 
-/// An ignore file above a revision's root is read to its first MiB, as
+/// An ignore file outside a revision's tree is read to its first MiB, as
 /// far as any rule file reaches.
 const MAX_IGNORE_FILE_BYTES: usize = 1 << 20;
 
@@ -615,17 +615,18 @@ impl GitRepo {
         Ok(written)
     }
 
-    /// The rules of the ignore files a subproject's revision keeps from
-    /// above its root (`above_root`), with the root's own that outrank
-    /// them; none for a whole repository, whose walk reads its own.
+    /// The rules a revision keeps from outside its tree (`above_root`):
+    /// the ignore files above a subproject's root and the repository's
+    /// `info/exclude`, with the tree's own that outrank them.
     fn tree_rules(&self, entries: &[gix::traverse::tree::recorder::Entry]) -> TreeRules {
-        if self.prefix.is_empty() {
+        let exclude = self.info_exclude();
+        if self.prefix.is_empty() && exclude.is_none() {
             return TreeRules::default();
         }
         let wanted = |path: &str| {
             let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
             let above = dir.is_empty() || self.prefix.starts_with(&format!("{dir}/")) || dir == self.prefix;
-            let inside = dir.starts_with(&format!("{}/", self.prefix));
+            let inside = self.prefix.is_empty() || dir.starts_with(&format!("{}/", self.prefix));
             above_root::KINDS.contains(&name) && (above || inside)
         };
         let files = entries
@@ -638,7 +639,19 @@ impl GitRepo {
                 Some((path.to_string(), blob.data[..blob.data.len().min(MAX_IGNORE_FILE_BYTES)].to_vec()))
             })
             .collect();
-        TreeRules::new(&self.prefix, files)
+        TreeRules::new(&self.prefix, files, exclude.as_deref())
+    }
+
+    /// The repository's `info/exclude` (a linked worktree's is its main
+    /// repository's), which the working tree's walk applies; None when it
+    /// holds no rule or cannot be read.
+    fn info_exclude(&self) -> Option<Vec<u8>> {
+        let path = self.repo.common_dir().join("info/exclude");
+        let mut text = Vec::new();
+        let file = std::fs::File::open(path).ok()?;
+        std::io::Read::read_to_end(&mut std::io::Read::take(file, MAX_IGNORE_FILE_BYTES as u64), &mut text).ok()?;
+        let rules = |line: &&[u8]| !line.trim().is_empty() && !line.starts_with(b"#");
+        text.split(|b| *b == b'\n').any(|line| rules(&line)).then_some(text)
     }
 
     /// Whether the project root is a directory of commit `sha`'s tree (the
