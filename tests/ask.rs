@@ -391,6 +391,36 @@ fn the_llm_planner_keeps_the_threshold_the_user_set() {
     assert_eq!(plan_of(&[]), 0.99, "a threshold left to the planner is its own");
 }
 
+/// A plan whose query no search can run where only words are matched
+/// ("!!!" in lexical mode) failed the whole ask, where any other bad plan
+/// falls back to the rules' (audit 195). On vg-serve, a question without
+/// a word to match is the asker's to fix: 400, as /search answers it, not 500.
+#[test]
+fn a_question_or_plan_without_a_word_to_match_is_the_askers_to_fix() {
+    let t = mixed_project();
+    let planner = canned_server(
+        200,
+        r#"{"model": "m", "choices": [{"message": {"content": "{\"intent\": \"search\", \"l1_query_text\": \"!!!\"}"}, "finish_reason": "stop"}]}"#,
+    );
+    let o = run(t
+        .cmd("vg-ask", ".")
+        .args(["--mode", "lexical", "--planner", "llm", "--llm-url", &planner, "--llm-model", "m"])
+        .arg("where are uploads retried"));
+    assert_code(&o, 0);
+    let warnings = records(&o)[0]["warnings"].to_string();
+    assert!(
+        warnings.contains("the LLM planner's plan was refused (l1_query_text: the query has no words"),
+        "{warnings}"
+    );
+    let s = Server::start(&t, &["--mode", "lexical"]);
+    wait_ready(&s, "X-None: 1");
+    for query in ["42", "!!!"] {
+        let (status, body) = post(&s, format!(r#"{{"query": "{query}"}}"#).as_bytes(), &[]);
+        assert_eq!(status, 400, "{query}: {body}");
+        assert!(body.contains("query: the query has no words"), "{body}");
+    }
+}
+
 #[test]
 fn a_hostile_slow_or_dead_planner_falls_back_to_the_rules() {
     let t = mixed_project();

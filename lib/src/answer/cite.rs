@@ -303,12 +303,15 @@ fn url_len(text: &str, i: usize) -> Option<usize> {
 
 /// Whether `path` can be a place's: a letter and a `.` or `/` (so that
 /// `12:30` and `localhost:80` are not places). One that starts with a dot
-/// is when it has a directory in it (`../secret.py`, `.github/ci.yml`), so
-/// that it is checked like any.
+/// is when it has a directory in it (`../secret.py`, `.github/ci.yml`) or
+/// names a dotfile (`.env`, `.eslintrc.js`), so that it is checked like
+/// any: a dotfile the model was not given stayed in the answer, and one it
+/// was given was cited at its first line, not the line written (audit 195).
 fn looks_like_path(path: &str) -> bool {
+    let dotfile = path.strip_prefix('.').is_some_and(|name| name.starts_with(|c: char| c.is_alphabetic()));
     let named = path.chars().any(|c| c.is_ascii_alphabetic())
         && path.contains(['.', '/'])
-        && (!path.starts_with('.') || path.contains('/'));
+        && (!path.starts_with('.') || path.contains('/') || dotfile);
     named || path.starts_with("./")
 }
 
@@ -363,6 +366,19 @@ mod tests {
 
     fn given() -> Vec<HitRecord> {
         vec![hit("src/book.rs", 10, 30), hit("src/sso/saml.py", 1, 8)]
+    }
+
+    #[test]
+    fn a_dotfile_is_a_place_checked_like_any() {
+        let given = [hit(".eslintrc.js", 1, 3), hit("src/book.rs", 10, 30)];
+        let c = cite("Rule at .eslintrc.js:3 [1]. Secret in .env:1 and .npmrc:2, and ../.env:1.", &given);
+        assert_eq!(c.text, "Rule at .eslintrc.js:3 [.eslintrc.js:1]. Secret in and, and.");
+        let places: Vec<String> = c.citations.iter().map(Citation::place).collect();
+        assert_eq!(places, [".eslintrc.js:3", ".eslintrc.js:1"]);
+        assert_eq!(c.dropped, [".env:1", ".npmrc:2", "../.env:1"]);
+        // Not a place: an ellipsis, a time, a fraction.
+        let c = cite("Wait...:3 at 12:30 or .5:2", &given);
+        assert!(c.dropped.is_empty() && c.citations.is_empty(), "{:?}", c.dropped);
     }
 
     /// A long run of letters that changes script at every letter: a place

@@ -91,6 +91,19 @@ impl AskOptions {
     }
 }
 
+/// A question no search can run: empty, too long, or without a word to
+/// match where only words are matched. The asker's to fix, which a server
+/// answers 400, not as its own failure (audit 195).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Unsearchable(String);
+
+impl From<anyhow::Error> for Unsearchable {
+    fn from(e: anyhow::Error) -> Unsearchable {
+        Unsearchable(e.to_string())
+    }
+}
+
 /// The plan for `question`: the rules', or with `planner = "llm"` the chat
 /// model's when the mode allows asking it and its plan passes the check;
 /// with a warning for each thing that fell back.
@@ -135,6 +148,7 @@ fn drafted_plan(question: &str, config: &ResolvedConfig, options: &AskOptions) -
         return (draft, warnings);
     }
     let allowed = privacy::allowed(mode, config);
+    let search_mode = if allowed.embedding { config.mode } else { SearchMode::Lexical };
     let Some(url) = allowed.chat else {
         let why = allowed.warnings.into_iter().next().unwrap_or_else(|| "no llm_url is set".into());
         warnings.push(format!("planner llm: {why}; planned by rules"));
@@ -143,7 +157,13 @@ fn drafted_plan(question: &str, config: &ResolvedConfig, options: &AskOptions) -
     let settings = ChatSettings::new(&url, config.llm_model.as_deref(), Duration::from_secs_f64(config.llm_timeout));
     let planned = ChatClient::connect(&settings)
         .map_err(|e| crate::project::shown::error_line(&e))
-        .and_then(|client| plan_by_llm(&client, question, &draft));
+        .and_then(|client| plan_by_llm(&client, question, &draft))
+        // A plan whose query no search can run ("!!!" where only words
+        // are matched) failed the whole ask; it is refused as any bad plan.
+        .and_then(|plan| match search::check_query_in(&plan.l1_query_text, search_mode) {
+            Ok(_) => Ok(plan),
+            Err(e) => Err(format!("l1_query_text: {e}")),
+        });
     match planned {
         // A threshold the user set is theirs: the model's 0.99 left none
         // of the hits the user asked for (`l2_top_k` is bounded alike).
@@ -168,16 +188,17 @@ pub fn ask(
     searcher: &mut dyn AskSearcher,
 ) -> Result<AskResponse> {
     let started = Instant::now();
-    search::check_query(question)?;
+    search::check_query(question).map_err(Unsearchable::from)?;
     let (plan, mut warnings) = plan(question, config, options);
     // A question of control characters alone leaves nothing to search:
     // said as of the question, not of the plan's field.
-    search::check_query(&plan.l1_query_text)?;
+    search::check_query(&plan.l1_query_text).map_err(Unsearchable::from)?;
     plan.check().map_err(anyhow::Error::msg)?;
     let plan_ms = ms(started);
     let allowed = privacy::allowed(plan.privacy_mode, config);
     warnings.extend(allowed.warnings.iter().cloned());
     let mode = if allowed.embedding { config.mode } else { SearchMode::Lexical };
+    search::check_query_in(&plan.l1_query_text, mode).map_err(Unsearchable::from)?;
     let searched = Instant::now();
     let (hits, judgement) = run_search(&plan, config, mode, searcher)?;
     if hits.is_empty() {

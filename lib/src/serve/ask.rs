@@ -54,6 +54,7 @@ pub(super) fn ask_response(shared: &Shared, body: &[u8], store: &mut StoreSlot) 
     let mut searcher = LiveAsk { searcher: &shared.searcher, store, scope };
     match ask::ask(&request.query, &target.root, &target.config, &options, &mut searcher) {
         Ok(answer) => Response::json(200, &serde_json::to_value(answer).unwrap_or_default()),
+        Err(e) if e.is::<ask::Unsearchable>() => Response::error(400, &format!("query: {e}")),
         Err(e) => Response::error(500, &format!("ask failed: {}", crate::project::shown::error_line(&e))),
     }
 }
