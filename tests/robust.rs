@@ -490,6 +490,27 @@ fn links_to_devices_in_a_repository_are_errors_not_endless_reads() {
     let o = run(t.cmd("vg-index", ".").args(["--ignore-file", "/no/such/ignore"]));
     assert_code(&o, 2);
     assert_eq!(stderr(&o), "vg-index: ignore file /no/such/ignore: no such file\n");
+    // A rule that does not parse is left out, the file's others kept, as in
+    // an ignore file of the tree; a line not UTF-8 is said once, path and
+    // all (the run stopped on the first, and named the file twice: audit 192).
+    let rules = t.path().with_extension("rules");
+    std::fs::write(&rules, "src/{gen\n*.md\n").unwrap();
+    let o =
+        run(t.cmd("vg-query", ".").args(["--ignore-file", rules.to_str().unwrap(), "--threshold=-1", "-k", "99", "q"]));
+    assert_code(&o, 0);
+    let said =
+        format!("vg-query: ignore file {}, a rule left out: line 1: error parsing glob 'src/{{gen'", rules.display());
+    assert!(stderr(&o).starts_with(&said), "{}", stderr(&o));
+    assert!(records(&o).iter().all(|r| !r["file"].as_str().unwrap().ends_with(".md")), "{}", stdout(&o));
+    std::fs::write(&rules, b"*.md\n\xff\n").unwrap();
+    let o = run(t.cmd("vg-query", ".").args(["--ignore-file", rules.to_str().unwrap(), "q"]));
+    assert_code(&o, 2);
+    let said = format!(
+        "vg-query: ignore file {}: line 2 is not UTF-8, and the rules from there on would go unread\n",
+        rules.display()
+    );
+    assert_eq!(stderr(&o), said);
+    std::fs::remove_file(&rules).unwrap();
 
     // Git's own exclude file is read as the others are.
     std::fs::create_dir_all(t.path().join(".git/info")).unwrap();

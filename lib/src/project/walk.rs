@@ -307,9 +307,10 @@ pub(in crate::project) fn walk_tree(
         linked_data_dir: linked_data_dir(root),
     };
     let outside: Arc<Mutex<Vec<Skip>>> = Arc::default();
-    let Some(builder) = builder(root, paths, opts, &bounds, &outside)? else {
+    let Some((builder, warnings)) = builder(root, paths, opts, &bounds, &outside)? else {
         return Ok(out);
     };
+    out.ignore_file_warnings = warnings;
     for entry in builder.build() {
         match entry {
             Ok(entry) => {
@@ -438,14 +439,15 @@ impl Bounds {
 }
 
 /// The `ignore` walker over `paths` with the options' filters, as ripgrep
-/// sets one up; None when there is nothing to walk.
+/// sets one up, and the rules of its `--ignore-file`s left out; None when
+/// there is nothing to walk.
 fn builder(
     root: &ProjectRoot,
     paths: &[AdmittedPath],
     opts: &WalkOptions,
     bounds: &Bounds,
     outside: &Arc<Mutex<Vec<Skip>>>,
-) -> Result<Option<WalkBuilder>> {
+) -> Result<Option<(WalkBuilder, Vec<IgnoreFileWarning>)>> {
     let Some((first, rest)) = paths.split_first() else {
         return Ok(None);
     };
@@ -470,8 +472,8 @@ fn builder(
     if !opts.no_ignore {
         builder.add_custom_ignore_filename(IGNORE_FILE_NAME);
     }
-    with_options(&mut builder, root, opts)?;
-    Ok(Some(builder))
+    let warnings = with_options(&mut builder, root, opts)?;
+    Ok(Some((builder, warnings)))
 }
 
 /// That the walk's own options can be used (each `--ignore-file` a file,
@@ -479,19 +481,28 @@ fn builder(
 /// server checks them before it listens (one given `-t nosuch` answered
 /// every search with nothing, its runs failing behind it).
 pub fn check_walk_options(root: &ProjectRoot, opts: &WalkOptions) -> Result<()> {
-    with_options(&mut WalkBuilder::new(&root.path), root, opts)
+    with_options(&mut WalkBuilder::new(&root.path), root, opts).map(drop)
 }
 
-/// `builder` with the walk's ignore files, types and globs.
-fn with_options(builder: &mut WalkBuilder, root: &ProjectRoot, opts: &WalkOptions) -> Result<()> {
+/// `builder` with the walk's ignore files, types and globs; the rules of
+/// an `--ignore-file` left out, as those of an ignore file in the tree are
+/// (they stopped the run; audit 192).
+fn with_options(builder: &mut WalkBuilder, root: &ProjectRoot, opts: &WalkOptions) -> Result<Vec<IgnoreFileWarning>> {
+    let mut warnings = Vec::new();
     for f in &opts.ignore_files {
         match small_file::is_regular(f) {
             Ok(true) => {}
             Ok(false) => return Err(anyhow!("ignore file {}: no such file", f.display())),
             Err(e) => return Err(anyhow!("ignore file {}: {e}", f.display())),
         }
-        if let Some(err) = builder.add_ignore(f) {
-            return Err(anyhow!("ignore file {}: {err}", f.display()));
+        // A line that is not UTF-8 ends what the walker reads of the file.
+        if let Some(why) = unreadable(f) {
+            return Err(anyhow!("ignore file {}: {why}", f.display()));
+        }
+        match builder.add_ignore(f) {
+            Some(err) if is_ignore_rule_error(&err) => ignore_file_warnings(&root.path, &err, &mut warnings),
+            Some(err) => return Err(anyhow!("ignore file {}: {}", f.display(), err_message(&err))),
+            None => {}
         }
     }
     if !opts.types.is_empty() || !opts.types_not.is_empty() {
@@ -511,7 +522,7 @@ fn with_options(builder: &mut WalkBuilder, root: &ProjectRoot, opts: &WalkOption
         }
         builder.overrides(ov.build().context("globs")?);
     }
-    Ok(())
+    Ok(warnings)
 }
 
 /// The top of the git work tree the root is in (the nearest directory at
