@@ -59,6 +59,32 @@ fn a_subprojects_revision_keeps_the_ignore_rules_above_its_root() {
     assert_eq!(files(&["--rev", "HEAD"]), expected, "the revision");
 }
 
+/// A revision whose tree holds an ignore file with a line that is not UTF-8
+/// never completed: the walk leaves that directory out as an error, and
+/// the tree, which never changes, gave each run the same error (audit 194).
+/// It completes without the directory, and its searches say so.
+#[test]
+fn a_revision_with_an_unreadable_ignore_file_completes_without_its_directory() {
+    let tree = git_repo();
+    tree.write("t.py", "def keep_dragons():\n    pass\n").write("d/x.py", "def hidden_dragons():\n    pass\n");
+    std::fs::write(tree.path().join("d/.gitignore"), b"# f\xfcr\n*.bak\n").unwrap();
+    commit_all(&tree, "c1");
+    let o = run(tree.cmd("vg-index", "").args(["--rev", "HEAD"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("skipping d: ignore file .gitignore: line 1 is not UTF-8"), "{}", stderr(&o));
+    let o = run(tree.cmd("vg-index", "").args(["--rev", "HEAD"]));
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("is indexed already"), "{}", stderr(&o));
+    let o = run(tree.cmd("vecgrep", "").args(["--no-index", "--rev", "HEAD", "-l", "dragons"]));
+    assert_code(&o, 0);
+    assert_eq!(stdout(&o), "t.py\n");
+    assert!(
+        stderr(&o).contains("lacks entries of its tree that could not be written: d: ignore file"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 #[test]
 fn a_revision_is_indexed_from_git_embedding_only_what_differs_and_searched_alone() {
     let tree = two_releases();

@@ -580,8 +580,13 @@ impl GitRepo {
             + std::time::Duration::from_secs(commit.time().map_or(0, |t| t.seconds.max(0) as u64));
         std::fs::create_dir_all(dest).with_context(|| format!("cannot create {}", dest.display()))?;
         let rules = self.tree_rules(&entries);
+        let unwalked = self.dirs_of_unreadable_rules(&entries);
         let mut under_root = false;
         let mut written = WrittenTree::default();
+        written.unwritten.extend(unwalked.iter().map(|(dir, why)| Skip {
+            path: if dir.is_empty() { ".".into() } else { dir.clone() },
+            reason: SkipReason::Error(why.clone()),
+        }));
         for entry in entries {
             if !entry.mode.is_blob() && !entry.mode.is_link() {
                 if entry.mode.is_commit() {
@@ -598,7 +603,8 @@ impl GitRepo {
                 continue;
             }
             under_root = true;
-            if rules.any_above() && rules.leaves_out(&shown) {
+            let in_unwalked = |(dir, _): &(String, String)| dir.is_empty() || shown.starts_with(&format!("{dir}/"));
+            if unwalked.iter().any(in_unwalked) || rules.any_above() && rules.leaves_out(&shown) {
                 continue;
             }
             let rel_path = Path::new(std::ffi::OsStr::from_bytes(rel));
@@ -613,6 +619,30 @@ impl GitRepo {
             return Err(anyhow!("the project root {} did not exist at {}", self.prefix, &sha[..12.min(sha.len())]));
         }
         Ok(written)
+    }
+
+    /// The directories of the tree under the root (root-relative) whose
+    /// ignore file has a line that is not UTF-8, with why. The walk reads no
+    /// rule after such a line, and so walks none of the directory: an error
+    /// no later run of the same tree gets past, which kept the revision
+    /// incomplete for ever (audit 194). Written as entries no run can write,
+    /// the revision completes without them and its searches say so.
+    fn dirs_of_unreadable_rules(&self, entries: &[gix::traverse::tree::recorder::Entry]) -> Vec<(String, String)> {
+        let unreadable = |entry: &gix::traverse::tree::recorder::Entry| {
+            let rel = self.root_relative_bytes(entry.filepath.as_ref())?.to_str().ok()?;
+            let (dir, name) = rel.rsplit_once('/').unwrap_or(("", rel));
+            if !entry.mode.is_blob() || !above_root::KINDS.contains(&name) {
+                return None;
+            }
+            let blob = self.repo.find_object(entry.oid).ok()?;
+            let line = crate::project::small_file::first_line_not_utf8(&blob.data)?;
+            let why = format!(
+                "ignore file {name}: line {line} is not UTF-8, and the rules from there on would go unread; \
+                 its directory is not walked"
+            );
+            Some((dir.to_string(), why))
+        };
+        entries.iter().filter_map(unreadable).collect()
     }
 
     /// The rules a revision keeps from outside its tree (`above_root`):
