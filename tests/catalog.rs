@@ -727,6 +727,24 @@ fn labelled_projects() -> Projects {
     p
 }
 
+/// A label names the first ref of its name, as git reads it: a tag of a
+/// tree (no commit) was passed over for a branch of the same name, whose
+/// old commit was searched in silence, and a tag alone of a tree was "no
+/// branch or tag" (audit 194).
+#[test]
+fn a_label_naming_a_tag_of_no_commit_says_so() {
+    let p = labelled_projects();
+    let api = p.dir("src/api");
+    git_in(&api, &["branch", "rel", "release-1"]);
+    git_in(&api, &["tag", "-a", "rel", "-m", "t", "HEAD^{tree}"]);
+    git_in(&api, &["tag", "treeonly", "HEAD^{tree}"]);
+    for label in ["rel", "treeonly"] {
+        let o = run(p.cmd("vg-query", ".").args(["--catalog", "team", "--label", label, "upload"]));
+        assert_code(&o, 2);
+        assert!(stderr(&o).contains("does not name a commit"), "{label}: {}", stderr(&o));
+    }
+}
+
 /// Declined at the large-run question, a first run of a label leaves
 /// nothing: `show` listed it as partial, to be completed by the next run.
 #[test]

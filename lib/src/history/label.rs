@@ -89,7 +89,11 @@ pub fn resolve_label(catalog: &Catalog, root: &ProjectRoot, label: &str) -> Resu
         bail!("label '{label}' names no revision of catalog '{}' that holds a project ({why})", catalog.name);
     }
     if projects.is_empty() {
-        bail!("label '{label}' names a revision in none of the projects of catalog '{}'", catalog.name);
+        // Why, project by project: a tag of no commit, a damaged ref, said
+        // as the label's, not only as "none" (audit 194).
+        let why: Vec<String> = unresolved.iter().map(|(name, why)| format!("{name}: {why}")).collect();
+        let why = crate::project::shown::clipped(&why.join("; "), 400);
+        bail!("label '{label}' names a revision in none of the projects of catalog '{}' ({why})", catalog.name);
     }
     let key = label_key(label, &projects);
     let root = store::revision_root(root, &key);
@@ -97,12 +101,17 @@ pub fn resolve_label(catalog: &Catalog, root: &ProjectRoot, label: &str) -> Resu
 }
 
 /// The commit a branch or tag named `label` points at: a label names a
-/// ref, never an abbreviated sha (`cafe`) or an expression (`main~2`).
+/// ref, never an abbreviated sha (`cafe`) or an expression (`main~2`). The
+/// first ref there is of the name is the label's, as git takes it: a tag
+/// that names no commit (a tree's) or one the repository lacks is said so,
+/// where a branch of the same name was taken in silence (audit 194).
 fn branch_or_tag(repo: &GitRepo, label: &str) -> Result<String> {
-    ["refs/tags/", "refs/heads/", "refs/remotes/"]
+    let name = ["refs/tags/", "refs/heads/", "refs/remotes/"]
         .iter()
-        .find_map(|prefix| repo.resolve_commit(&format!("{prefix}{label}")).ok())
-        .ok_or_else(|| anyhow!("no branch or tag named {label:?}"))
+        .map(|prefix| format!("{prefix}{label}"))
+        .find(|name| repo.names_a_ref(name))
+        .ok_or_else(|| anyhow!("no branch or tag named {label:?}"))?;
+    repo.resolve_commit(&name)
 }
 
 /// The label's index directory name: a hash of its name and commits,
