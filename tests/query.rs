@@ -164,12 +164,13 @@ fn results_are_scoped_to_the_paths_like_ripgrep() {
     }
     let o = query(&t, "src", &["--threshold", "-1", "--no-scope", "-t", "java", "circle area"]);
     assert_code(&o, 1);
-    let says = "no files were searched: the filters (-t, -T, -g, --max-depth) left out all of the project's files";
+    let says =
+        "no files were searched: with the filters (-t, -T, -g, --max-depth), none of the project's files is left";
     assert!(stderr(&o).contains(says), "{}", stderr(&o));
     // The note names what left them out, never flags not given (audit 192).
     let o = query(&t, "src", &["--threshold", "-1", "--no-scope", "--max-filesize", "5", "circle area"]);
     assert_code(&o, 1);
-    let says = "no files were searched: --max-filesize left out all of the project's files";
+    let says = "no files were searched: with --max-filesize, none of the project's files is left";
     assert!(stderr(&o).contains(says), "{}", stderr(&o));
 }
 

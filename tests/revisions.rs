@@ -34,9 +34,13 @@ fn summary_of(o: &std::process::Output) -> serde_json::Value {
 #[test]
 fn a_subprojects_revision_keeps_the_ignore_rules_above_its_root() {
     let tree = git_repo();
-    tree.write(".gitignore", "*.gen.py\n")
+    // `.*` leaves out the subproject's own ignore files, whose rules the
+    // walk reads all the same (review 196).
+    tree.write(".gitignore", "*.gen.py\n.*\n!.gitignore\n")
         .write(".vecgrepignore", "secret_notes.py\n")
         .write("sub/.gitignore", "!kept.gen.py\n")
+        .write("sub/.vecgrepignore", "local_notes.py\n")
+        .write("sub/src/local_notes.py", "def okapi_local():\n    pass\n")
         .write("sub/src/a.gen.py", "def zebra_striped_horse():\n    pass\n")
         .write("sub/src/kept.gen.py", "def okapi_kept():\n    pass\n")
         .write("sub/src/secret_notes.py", "def okapi_notes():\n    pass\n")
@@ -55,6 +59,12 @@ fn a_subprojects_revision_keeps_the_ignore_rules_above_its_root() {
         found
     };
     let expected = ["src/b.py", "src/kept.gen.py"];
+    assert_eq!(files(&[]), expected, "the working tree");
+    assert_eq!(files(&["--rev", "HEAD"]), expected, "the revision");
+    // The exclude edited: the revision is indexed again, as the working
+    // tree is walked again (review 196).
+    std::fs::write(tree.path().join(".git/info/exclude"), "").unwrap();
+    let expected = ["src/b.py", "src/kept.gen.py", "vendor/c.py"];
     assert_eq!(files(&[]), expected, "the working tree");
     assert_eq!(files(&["--rev", "HEAD"]), expected, "the revision");
 }

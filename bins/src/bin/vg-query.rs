@@ -204,10 +204,13 @@ fn scope_of(
                 vecgrep::project::walk(&inv.root, &whole, &walk)?.files.into_iter().map(|f| f.rel).collect();
             if files.is_empty() {
                 let by = walk.left_out_by();
+                // What was given, not which of it left each file out.
                 let why = match by.as_slice() {
                     [] => "the walk found none of the project's files".to_string(),
-                    [one] => format!("{one} left out all of the project's files"),
-                    [rest @ .., last] => format!("{} and {last} left out all of the project's files", rest.join(", ")),
+                    [one] => format!("with {one}, none of the project's files is left"),
+                    [rest @ .., last] => {
+                        format!("with {} and {last}, none of the project's files is left", rest.join(", "))
+                    }
                 };
                 note(TOOL, inv.config.quiet, &format!("no files were searched: {why}"));
             }

@@ -71,7 +71,13 @@ impl TreeRules {
     /// of the tree's own rules is left to the walk, which reads them.
     pub(super) fn leaves_out(&self, rel: &str) -> bool {
         let parts: Vec<&str> = rel.split('/').collect();
-        (1..=parts.len()).any(|n| self.decided_above(&parts[..n].join("/"), n < parts.len()))
+        if (1..parts.len()).any(|n| self.decided_above(&parts[..n].join("/"), true)) {
+            return true;
+        }
+        // An ignore file is written whatever leaves it out (`.*`): the walk
+        // reads its rules either way, and without it they went unapplied
+        // (review 196). Being hidden, it is not indexed.
+        !parts.last().is_some_and(|name| KINDS.contains(name)) && self.decided_above(rel, false)
     }
 
     /// Whether, of every rule that matches root-relative `rel`, the one the
@@ -146,6 +152,14 @@ mod tests {
         assert!(!r.leaves_out("keep.gen.py"), "the root's own .gitignore keeps it");
         assert!(r.leaves_out("other.gen.py"));
         assert!(r.leaves_out("x.tmp.py"), ".ignore outranks .gitignore at any depth");
+    }
+
+    #[test]
+    fn an_ignore_file_is_kept_whatever_leaves_it_out() {
+        let r = rules("sub", &[(".gitignore", ".*\n!.gitignore\ngen/\n")]);
+        assert!(!r.leaves_out(".vecgrepignore") && !r.leaves_out("src/.ignore"));
+        assert!(r.leaves_out(".env"), "other dotfiles go");
+        assert!(r.leaves_out("gen/.gitignore"), "in a directory left out, it goes with it");
     }
 
     #[test]

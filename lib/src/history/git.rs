@@ -672,6 +672,13 @@ impl GitRepo {
         TreeRules::new(&self.prefix, files, exclude.as_deref())
     }
 
+    /// What the rules from outside a revision's tree that this repository
+    /// holds (`info/exclude`) are, in short: a revision indexed under other
+    /// rules is indexed again, as the working tree is walked again.
+    pub(super) fn outside_rules_key(&self) -> String {
+        self.info_exclude().map_or_else(|| "none".into(), |text| blake3::hash(&text).to_hex()[..16].to_string())
+    }
+
     /// The repository's `info/exclude` (a linked worktree's is its main
     /// repository's), which the working tree's walk applies; None when it
     /// holds no rule or cannot be read.

@@ -114,6 +114,13 @@ fn branch_or_tag(repo: &GitRepo, label: &str) -> Result<String> {
     repo.resolve_commit(&name)
 }
 
+/// The rules from outside the trees of a catalog's projects, in short
+/// (`GitRepo::outside_rules_key`, each project's in turn).
+fn outside_rules_key(catalog: &Catalog) -> String {
+    let key = |path: &std::path::Path| GitRepo::open(path).map_or_else(|_| "none".into(), |r| r.outside_rules_key());
+    catalog.projects.iter().map(|p| key(&p.path)).collect::<Vec<_>>().join(",")
+}
+
 /// The label's index directory name: a hash of its name and commits,
 /// shaped as a sha, so that the catalog's revision store keeps and relates
 /// it (two labels at the same commits have an index each, the second
@@ -138,8 +145,10 @@ pub fn index_label(
 ) -> Result<LabelRun> {
     // Resolved first: a label that names nothing now keeps its index.
     let mut resolved = resolve_label(catalog, root, label)?;
+    let outside = outside_rules_key(catalog);
     let whole = |label: &Label| {
-        completed_state(&label.root).filter(|_| !reindex && super::revision::built_as_configured(&label.root, config))
+        let built = || super::revision::built_as_configured(&label.root, config, &outside);
+        completed_state(&label.root).filter(|_| !reindex && built())
     };
     if let Some(state) = whole(&resolved) {
         resolved.state = state;
@@ -179,7 +188,7 @@ pub fn index_label(
     }
     let run = run?;
     if completed(&run) {
-        super::revision::record_admission(&resolved.root, config)?;
+        super::revision::record_admission(&resolved.root, config, &outside)?;
         store::record_unwritten(&resolved.root, &run.unwritten)?;
         resolved.state.updated = Some(now());
         write_state(&resolved.root, &resolved.state)?;

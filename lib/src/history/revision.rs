@@ -53,7 +53,8 @@ pub fn index_revision(
     // write the project's index was refused a revision it had only to read.
     let complete = stored.iter().any(|r| r.sha == sha && r.complete) || shared_index_whole(project, &sha);
     let root = store::revision_root(project, &sha);
-    if complete && built_as_configured(&root, config) {
+    let outside = repo.outside_rules_key();
+    if complete && built_as_configured(&root, config, &outside) {
         // Without the lock: a run at work on it keeps its unfinished mark.
         store::record_name(project, &sha, spec)?;
         return Ok(RevisionRun { sha, summary: None });
@@ -66,13 +67,14 @@ pub fn index_revision(
     // every file indexed if stopped: it is no rebuild to mark unfinished.
     // Asked under the lock: a rebuild may have ended while this run waited.
     let complete = store::revisions(project)?.iter().any(|r| r.sha == sha && r.complete);
-    if complete && built_as_configured(&root, config) {
+    if complete && built_as_configured(&root, config, &outside) {
         // Made whole by the run this one waited for: indexed already, not
         // written out, walked and counted again.
         store::record_name(project, &sha, spec)?;
         return Ok(RevisionRun { sha, summary: None });
     }
-    let only_filling = complete && built_as_configured(&root, &ResolvedConfig { embed_all: false, ..config.clone() });
+    let filling = ResolvedConfig { embed_all: false, ..config.clone() };
+    let only_filling = complete && built_as_configured(&root, &filling, &outside);
     store::check_tree_root(&root)?;
     let fresh = !root.path.exists();
     std::fs::create_dir_all(&root.path).map_err(|e| anyhow!("cannot create {}: {e}", root.path.display()))?;
@@ -110,7 +112,7 @@ pub fn index_revision(
         store::forget_marks(project, &sha)?;
     }
     if completed(&run) {
-        record_admission(&root, config)?;
+        record_admission(&root, config, &outside)?;
         store::record_submodules(&root, &submodules)?;
         store::record_unwritten(&root, &run.unwritten)?;
         store::mark_complete(project, &sha, spec)?;
@@ -203,11 +205,11 @@ pub(super) fn completed(run: &WrittenRun) -> bool {
 /// table and admission of files `config` asks for, in this version's schema, and,
 /// when `config` asks for every chunk's model vector (`--full`), has them
 /// all: if not, a run rebuilds or completes it.
-pub(super) fn built_as_configured(root: &ProjectRoot, config: &ResolvedConfig) -> bool {
+pub(super) fn built_as_configured(root: &ProjectRoot, config: &ResolvedConfig, outside: &str) -> bool {
     // The admission is recorded beside the checkout that ran it: a shared
     // index another checkout made has none here, and is taken as it was made.
     match store::admission(root) {
-        Some(recorded) if recorded != admission(config) => return false,
+        Some(recorded) if recorded != admission(config, outside) => return false,
         None if root.shared.is_none() => return false,
         _ => {}
     }
@@ -227,21 +229,21 @@ pub(super) fn built_as_configured(root: &ProjectRoot, config: &ResolvedConfig) -
 
 /// The settings that choose which of a tree's files its index holds,
 /// beside what the index's meta records: a revision's tree does not change,
-/// but a run with other settings admits other files of it.
-fn admission(config: &ResolvedConfig) -> String {
-    // The last line says the tree was written under the ignore rules above
-    // a subproject's root (`above_root`): a revision indexed before them
-    // is taken as built otherwise, and its search keeps finding what they
-    // leave out.
+/// but a run with other settings admits other files of it. `outside` says
+/// what the rules from outside the tree were (`GitRepo::outside_rules_key`):
+/// a revision indexed under others, or before they were kept (audits 191,
+/// 194), is indexed again.
+fn admission(config: &ResolvedConfig, outside: &str) -> String {
     format!(
-        "include_generated = {}\nmax_filesize = {}\nignore_rules_above_root = true\n",
+        "include_generated = {}\nmax_filesize = {}\nrules_outside_tree = {outside}\n",
         config.include_generated, config.max_filesize
     )
 }
 
-/// Record that the run over revision root `root` completed as `config` admits files.
-pub(super) fn record_admission(root: &ProjectRoot, config: &ResolvedConfig) -> Result<()> {
-    Ok(store::record_admission(root, &admission(config))?)
+/// Record that the run over revision root `root` completed as `config`
+/// (and the rules `outside` the tree) admit files.
+pub(super) fn record_admission(root: &ProjectRoot, config: &ResolvedConfig, outside: &str) -> Result<()> {
+    Ok(store::record_admission(root, &admission(config, outside))?)
 }
 
 /// An error unless the index at `root` holds vectors of `model`: a query

@@ -461,18 +461,19 @@ fn connection(shared: &Shared, stream: TcpStream, client: IpAddr, slot: &Slot) {
             Err(e) => {
                 if let Some(status) = e.status() {
                     let _ = http::write_response(&mut writer, &Response::error(status, &e.message()), false, true);
-                    close_unread(&stream, shared.limits.head_deadline);
+                    close_unread(&stream, slot, &shared.shutdown);
                 }
                 return;
             }
         };
         slot.busy();
-        let _answering = InFlight::count(&shared.in_flight);
         if let Err(response) = admit(shared, &request, client) {
             let _ = http::write_response(&mut writer, &response, false, true);
-            close_unread(&stream, shared.limits.head_deadline);
+            close_unread(&stream, slot, &shared.shutdown);
             return;
         }
+        // Counted once admitted: a refused request is no answer to wait for.
+        let _answering = InFlight::count(&shared.in_flight);
         // The routes with a body: read it here, so that the connection
         // stays in step for the next request.
         let mut body = None;
@@ -490,7 +491,7 @@ fn connection(shared: &Shared, stream: TcpStream, client: IpAddr, slot: &Slot) {
                 Err(e) => {
                     if let Some(status) = e.status {
                         let _ = http::write_response(&mut writer, &Response::error(status, &e.message), false, true);
-                        close_unread(&stream, shared.limits.head_deadline);
+                        close_unread(&stream, slot, &shared.shutdown);
                     }
                     return;
                 }
@@ -514,24 +515,35 @@ fn connection(shared: &Shared, stream: TcpStream, client: IpAddr, slot: &Slot) {
 /// client reads.
 const UNREAD_DROPPED: usize = 8 * MAX_BODY_BYTES;
 
+/// How long `close_unread` reads what a client still sends: a body of
+/// megabytes comes in well within it over any network a client of this
+/// server is on.
+const UNREAD_FOR: Duration = Duration::from_secs(1);
+
 /// Close a connection answered with an error before its request was read
 /// whole (413, 401, 403, 405, a bad head): the answer goes out with the end
 /// of what is written, then what the client still sends is read and dropped,
-/// for at most `within`. Closed with input unread, the socket is reset, and
-/// a client that sends its whole body before it reads (Python's urllib and
-/// requests) lost the answer it was sent to a "connection reset" (audit 193).
-fn close_unread(stream: &TcpStream, within: Duration) {
+/// for at most `UNREAD_FOR`. Closed with input unread, the socket is reset,
+/// and a client that sends its whole body before it reads (Python's urllib
+/// and requests) lost the answer it was sent to a "connection reset" (audit
+/// 193). The connection counts as one whose head drips meanwhile, which the
+/// gate may close for another client, and a shutdown ends the wait (review
+/// 196: a client without the token held slots for seconds).
+fn close_unread(stream: &TcpStream, slot: &Slot, shutdown: &AtomicBool) {
     let _ = stream.shutdown(std::net::Shutdown::Write);
-    let until = Instant::now() + within;
+    slot.reading();
+    let until = Instant::now() + UNREAD_FOR;
     let (mut stream, mut unread, mut dropped) = (stream, vec![0u8; 64 * 1024], 0);
-    while dropped < UNREAD_DROPPED {
-        let left = until.saturating_duration_since(Instant::now());
+    while dropped < UNREAD_DROPPED && !shutdown.load(Ordering::SeqCst) {
+        let left = until.saturating_duration_since(Instant::now()).min(Duration::from_millis(100));
         if left.is_zero() || stream.set_read_timeout(Some(left)).is_err() {
             return;
         }
         match std::io::Read::read(&mut stream, &mut unread) {
-            Ok(n) if n > 0 => dropped += n,
-            _ => return,
+            Ok(0) => return,
+            Ok(n) => dropped += n,
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+            Err(_) => return,
         }
     }
 }

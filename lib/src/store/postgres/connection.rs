@@ -142,9 +142,13 @@ fn notice_a_lost_server(config: &mut postgres::Config) {
 
 /// Where the index is, in words safe to print: no user, no password.
 pub(super) fn place(config: &postgres::Config, project: &str) -> PathBuf {
-    let host = match config.get_hosts().first() {
-        // A password holding an `@` not written `%40` ends at the first one,
-        // and the rest of it is read as the host's start: never printed.
+    // A password holding an `@` not written `%40` ends at the first one,
+    // and the rest of it is read as the host's start: never printed. Its
+    // part before a `,` is read as hosts of their own (review 196), so the
+    // host shown is the one the password's last `@` ends in.
+    let hosts = config.get_hosts();
+    let with_password = hosts.iter().rposition(|h| matches!(h, postgres::config::Host::Tcp(t) if t.contains('@')));
+    let host = match with_password.map_or(hosts.first(), |at| hosts.get(at)) {
         Some(postgres::config::Host::Tcp(h)) => h.rsplit('@').next().unwrap_or_default().to_string(),
         Some(postgres::config::Host::Unix(p)) => p.display().to_string(),
         None => "localhost".into(),
@@ -283,6 +287,9 @@ mod tests {
         let shown = place(&config, "p").display().to_string();
         assert!(!shown.contains("s3cret") && !shown.contains("hunter2"), "{shown}");
         assert!(shown.ends_with("on 127.0.0.1"), "{shown}");
+        let config: postgres::Config = "postgres://alice:p@ss,wOrd@127.0.0.1/vecgrep".parse().unwrap();
+        let shown = place(&config, "p").display().to_string();
+        assert!(!shown.contains("ss") && !shown.contains("wOrd") && shown.ends_with("on 127.0.0.1"), "{shown}");
     }
 
     #[test]
