@@ -727,6 +727,30 @@ fn labelled_projects() -> Projects {
     p
 }
 
+/// A label leaves a project's submodules out as a revision does, and says
+/// so; a PATH in one says why it finds nothing (audit 194: both were lost
+/// in silence, the PATH said to name nothing).
+#[test]
+fn a_labels_submodules_are_said_to_be_left_out() {
+    let p = labelled_projects();
+    let zoo = git_repo();
+    zoo.write("z.py", "def feed_the_zebras():\n    pass\n");
+    git_in(&zoo.path(), &["add", "-A"]);
+    git_in(&zoo.path(), &["commit", "-qm", "zoo"]);
+    let api = p.dir("src/api");
+    let zoo_path = zoo.path().to_string_lossy().into_owned();
+    git_in(&api, &["-c", "protocol.file.allow=always", "submodule", "add", "-q", &zoo_path, "lib/zoo"]);
+    git_in(&api, &["commit", "-qm", "zoo"]);
+    git_in(&api, &["tag", "v2"]);
+    let o = run(p.cmd("vg-index", ".").args(["--catalog", "team", "--label", "v2"]));
+    assert!(stderr(&o).contains("left out the submodule api/lib/zoo: a revision or label"), "{}", stderr(&o));
+    let o =
+        run(p.cmd("vg-query", ".").args(["--catalog", "team", "--label", "v2", "feed the zebras", "src/api/lib/zoo"]));
+    assert_code(&o, 2);
+    let says = "'api/lib/zoo' is in the submodule api/lib/zoo, which label v2 holds only the commit of";
+    assert!(stderr(&o).contains(says), "{}", stderr(&o));
+}
+
 /// A label names the first ref of its name, as git reads it: a tag of a
 /// tree (no commit) was passed over for a branch of the same name, whose
 /// old commit was searched in silence, and a tag alone of a tree was "no
@@ -786,7 +810,7 @@ fn a_labels_paths_name_places_in_its_trees_not_the_working_trees() {
     assert_eq!((hit["project"].as_str(), hit["file"].as_str()), (Some("api"), Some("auth.py")), "{}", stderr(&o));
     let o = search("src/api/new.py");
     assert_code(&o, 2);
-    assert!(stderr(&o).contains("'api/new.py' names nothing at label release-1"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("'api/new.py' names nothing in label release-1"), "{}", stderr(&o));
 }
 
 /// A file where the catalogs' directory should be is said as that by

@@ -762,7 +762,10 @@ fn a_revisions_submodules_are_said_to_be_left_out() {
     let o = run(tree.cmd("vg-index", "").args(["--rev", "HEAD"]));
     assert_code(&o, 0);
     let err = stderr(&o);
-    assert!(err.contains("vg-index: left out the submodule vendor/lib: a revision holds only its commit"), "{err}");
+    assert!(
+        err.contains("vg-index: left out the submodule vendor/lib: a revision or label holds only its commit"),
+        "{err}"
+    );
     assert_eq!(summary_of(&o)["files"], 3, "the revision's own files: {err}");
     // A later search of a PATH inside it says why it finds nothing.
     let o = run(tree.cmd("vecgrep", "").args(["--rev", "HEAD", "upload with retry", "vendor/lib"]));

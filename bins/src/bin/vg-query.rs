@@ -111,17 +111,16 @@ fn search(cli: &QueryCli, inv: &Invocation, query: &str, preloading: &mut Preloa
     // As a PATH the working tree lacks, but the others are searched, as
     // rg searches the paths it can: the status is 2 all the same.
     let mut named_nothing = 0;
-    if let Some(sha) = &rev {
+    // As a revision's or label's: a file of the working tree its commits lack.
+    let at = match (&rev, &label) {
+        (_, Some((_, label))) => Some(format!("label {}", label.state.label)),
+        (Some(sha), None) => Some(format!("revision {}", &sha[..sha.len().min(12)])),
+        (None, None) => None,
+    };
+    if let Some(at) = at {
         let submodules = store::submodules(&searched);
         for missing in scope.prefixes_naming_nothing(&*store)? {
-            note(TOOL, false, &naming_nothing_at(&missing, &sha[..sha.len().min(12)], &submodules));
-            named_nothing += 1;
-        }
-    }
-    // As a revision's: a file of the working tree the label's commits lack.
-    if let Some((_, label)) = &label {
-        for missing in scope.prefixes_naming_nothing(&*store)? {
-            note(TOOL, false, &format!("'{missing}' names nothing at label {}", label.state.label));
+            note(TOOL, false, &naming_nothing_at(&missing, &at, &submodules));
             named_nothing += 1;
         }
     }
@@ -311,15 +310,16 @@ fn note_unwritten_revision(inv: &Invocation, sha: &str) {
     note_unwritten(inv, &store::revision_root(&inv.root, sha), &format!("revision {}", &sha[..12]));
 }
 
-/// Why PATH `missing` names nothing at revision `shown`: a submodule it
-/// lies in holds only a commit there.
-fn naming_nothing_at(missing: &str, shown: &str, submodules: &[String]) -> String {
+/// Why PATH `missing` names nothing at `at` (a revision or a label): a
+/// submodule it lies in holds only a commit there.
+fn naming_nothing_at(missing: &str, at: &str, submodules: &[String]) -> String {
     let path = missing.trim_end_matches('/');
+    let flag = if at.starts_with("label") { "--label" } else { "--rev" };
     match submodules.iter().find(|s| path == s.as_str() || path.starts_with(&format!("{s}/"))) {
         Some(sub) => format!(
-            "'{missing}' is in the submodule {sub}, which revision {shown} holds only the commit of (its checkout is searched without --rev)"
+            "'{missing}' is in the submodule {sub}, which {at} holds only the commit of (its checkout is searched without {flag})"
         ),
-        None => format!("'{missing}' names nothing in revision {shown}"),
+        None => format!("'{missing}' names nothing in {at}"),
     }
 }
 

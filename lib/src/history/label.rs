@@ -173,9 +173,13 @@ pub fn index_label(
     std::fs::create_dir_all(resolved.root.data_dir()).with_context(|| format!("cannot create {}", dir.display()))?;
     // Listed as partial until the run completes.
     write_state(&resolved.root, &resolved.state)?;
+    let mut submodules = Vec::new();
     let run = index_written(&resolved.root, config, (embedders, obs), |dir| {
-        write_trees(catalog, &resolved.state, dir, config.max_filesize)
+        let (unwritten, left_out) = write_trees(catalog, &resolved.state, dir, config.max_filesize)?;
+        submodules = left_out;
+        Ok(unwritten)
     });
+    super::revision::note_submodules(obs, &submodules);
     // A first run that failed before it made an index, or was declined or
     // stopped at the large-run question, leaves no label `show` calls
     // partial (one that failed after leaves its index to resume).
@@ -190,6 +194,7 @@ pub fn index_label(
     if completed(&run) {
         super::revision::record_admission(&resolved.root, config, &outside)?;
         store::record_unwritten(&resolved.root, &run.unwritten)?;
+        store::record_submodules(&resolved.root, &submodules)?;
         resolved.state.updated = Some(now());
         write_state(&resolved.root, &resolved.state)?;
         store::mark_complete(project, &key, label)?;
@@ -226,8 +231,13 @@ fn forget_label_but(root: &ProjectRoot, label: &str, kept: Option<&str>) -> Resu
 
 /// Each project's tree at the label's commit, under `<dir>/<project>/`;
 /// the entries that could not be written, named by catalog path.
-fn write_trees(catalog: &Catalog, state: &LabelState, dir: &std::path::Path, max_bytes: u64) -> Result<Vec<Skip>> {
-    let mut unwritten = Vec::new();
+fn write_trees(
+    catalog: &Catalog,
+    state: &LabelState,
+    dir: &std::path::Path,
+    max_bytes: u64,
+) -> Result<(Vec<Skip>, Vec<String>)> {
+    let (mut unwritten, mut submodules) = (Vec::new(), Vec::new());
     for commit in &state.projects {
         let project = catalog.projects.iter().find(|p| p.name == commit.name).expect("resolved from the catalog");
         let tree = GitRepo::open(&project.path)?
@@ -235,8 +245,11 @@ fn write_trees(catalog: &Catalog, state: &LabelState, dir: &std::path::Path, max
             .with_context(|| format!("project {}", commit.name))?;
         let named = |skip: Skip| Skip { path: format!("{}/{}", commit.name, skip.path), ..skip };
         unwritten.extend(tree.unwritten.into_iter().map(named));
+        // Left out as a revision's are, and said so (audit 194: a label
+        // lost them in silence).
+        submodules.extend(tree.submodules.into_iter().map(|sub| format!("{}/{sub}", commit.name)));
     }
-    Ok(unwritten)
+    Ok((unwritten, submodules))
 }
 
 /// The label, for a search: an error unless its index, in the store

@@ -128,10 +128,10 @@ pub(super) fn made_no_index(run: &WrittenRun, root: &ProjectRoot) -> bool {
 
 /// Say that a revision's submodules were left out: their files are another
 /// repository's, which a revision's tree names only by commit.
-fn note_submodules(obs: &mut dyn IndexObserver, submodules: &[String]) {
+pub(super) fn note_submodules(obs: &mut dyn IndexObserver, submodules: &[String]) {
     if let Some(which) = first_and_more(submodules) {
         obs.note(&format!(
-            "left out the submodule {which}: a revision holds only its commit (the working tree's checkout is searched without --rev)"
+            "left out the submodule {which}: a revision or label holds only its commit (the working tree's checkout is searched without --rev or --label)"
         ));
     }
 }
