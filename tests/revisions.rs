@@ -774,6 +774,21 @@ fn a_revisions_submodules_are_said_to_be_left_out() {
     assert!(stderr(&o).contains(says) && stderr(&o).contains("holds only the commit of"), "{}", stderr(&o));
 }
 
+/// A PATH that is a symbolic link in the revision is said to be one, which
+/// a revision's search does not follow: it was said to name nothing, though
+/// the revision holds it (audit 194).
+#[test]
+fn a_path_that_is_a_link_in_the_revision_is_said_so() {
+    let tree = git_repo();
+    tree.write("normal.py", "def open_the_database():\n    pass\n");
+    std::os::unix::fs::symlink("normal.py", tree.path().join("inlink.py")).unwrap();
+    commit_all(&tree, "l");
+    let o = run(tree.cmd("vecgrep", "").args(["--rev", "HEAD", "-l", "database", "inlink.py"]));
+    assert_code(&o, 2);
+    let says = "'inlink.py' is a symbolic link in revision";
+    assert!(stderr(&o).contains(says) && stderr(&o).contains("does not follow"), "{}", stderr(&o));
+}
+
 fn revision_count(tree: &Tree) -> usize {
     let stats = records(&run(tree.cmd("vg-index", "").args(["--stats", "--json"])));
     stats[0]["revisions"].as_array().unwrap().len()

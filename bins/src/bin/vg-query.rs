@@ -110,20 +110,8 @@ fn search(cli: &QueryCli, inv: &Invocation, query: &str, preloading: &mut Preloa
     let scope = scope_of(cli, inv, (walked.files, walked.errors), rev.is_some() || label.is_some())?;
     // As a PATH the working tree lacks, but the others are searched, as
     // rg searches the paths it can: the status is 2 all the same.
-    let mut named_nothing = 0;
-    // As a revision's or label's: a file of the working tree its commits lack.
-    let at = match (&rev, &label) {
-        (_, Some((_, label))) => Some(format!("label {}", label.state.label)),
-        (Some(sha), None) => Some(format!("revision {}", &sha[..sha.len().min(12)])),
-        (None, None) => None,
-    };
-    if let Some(at) = at {
-        let submodules = store::submodules(&searched);
-        for missing in scope.prefixes_naming_nothing(&*store)? {
-            note(TOOL, false, &naming_nothing_at(&missing, &at, &submodules));
-            named_nothing += 1;
-        }
-    }
+    let named_nothing =
+        note_paths_naming_nothing(inv, (rev.as_deref(), label.as_ref().map(|(_, l)| l)), &searched, &scope, &*store)?;
     let mut filter = cli.filter.to_filter().map_err(|e| anyhow::anyhow!(e))?;
     // With --no-index no walk skips what --max-filesize names: the search
     // does, as ripgrep's would (it was taken and passed over in silence).
@@ -308,6 +296,38 @@ fn note_unwritten(inv: &Invocation, root: &vecgrep::project::ProjectRoot, what: 
 /// `note_unwritten` for revision `sha` of the project.
 fn note_unwritten_revision(inv: &Invocation, sha: &str) {
     note_unwritten(inv, &store::revision_root(&inv.root, sha), &format!("revision {}", &sha[..12]));
+}
+
+/// Say each PATH that names nothing in the revision or label searched
+/// (`at`), and why; how many. A file of the working tree its commits lack,
+/// one in a submodule, or a link of the revision's tree, which its walk
+/// does not follow (audit 194: said to name nothing).
+fn note_paths_naming_nothing(
+    inv: &Invocation,
+    (rev, label): (Option<&str>, Option<&vecgrep::history::Label>),
+    searched: &ProjectRoot,
+    scope: &Scope,
+    store: &dyn store::IndexReader,
+) -> Result<u64> {
+    let at = match (rev, label) {
+        (_, Some(label)) => format!("label {}", label.state.label),
+        (Some(sha), None) => format!("revision {}", &sha[..sha.len().min(12)]),
+        (None, None) => return Ok(0),
+    };
+    let submodules = store::submodules(searched);
+    let repo = rev.and_then(|sha| Some((vecgrep::history::GitRepo::open(&inv.root.path).ok()?, sha)));
+    let mut named_nothing = 0;
+    for missing in scope.prefixes_naming_nothing(store)? {
+        let said = match &repo {
+            Some((repo, sha)) if repo.is_link_at(sha, &missing) => {
+                format!("'{missing}' is a symbolic link in {at}, which a revision's search does not follow")
+            }
+            _ => naming_nothing_at(&missing, &at, &submodules),
+        };
+        note(TOOL, false, &said);
+        named_nothing += 1;
+    }
+    Ok(named_nothing)
 }
 
 /// Why PATH `missing` names nothing at `at` (a revision or a label): a

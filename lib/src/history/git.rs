@@ -701,6 +701,18 @@ impl GitRepo {
         self.root_exists_in(&tree)
     }
 
+    /// Whether root-relative `rel` is a symbolic link in commit `sha`'s
+    /// tree: a revision's search does not follow it, as its walk does not.
+    pub fn is_link_at(&self, sha: &str, rel: &str) -> bool {
+        let path = if self.prefix.is_empty() { rel.to_string() } else { format!("{}/{rel}", self.prefix) };
+        let tree = gix::ObjectId::from_hex(sha.as_bytes())
+            .ok()
+            .and_then(|id| self.repo.find_commit(id).ok())
+            .and_then(|commit| commit.tree().ok());
+        let entry = tree.and_then(|tree| tree.lookup_entry_by_path(path.trim_end_matches('/')).ok().flatten());
+        entry.is_some_and(|e| e.mode().is_link())
+    }
+
     fn root_exists_in(&self, tree: &gix::Tree<'_>) -> Result<bool> {
         if self.prefix.is_empty() {
             return Ok(true);
