@@ -383,6 +383,12 @@ fn a_missing_table_or_column_in_the_shared_index_is_damage_the_next_run_rebuilds
         ("DROP TABLE {s}.chunk_terms", "no such table: chunk_terms"),
         ("DROP TABLE {s}.term_stats", "no such table: term_stats"),
         ("ALTER TABLE {s}.chunks DROP COLUMN static_embedding", "no such column: chunks.static_embedding"),
+        // Altered by hand to another type: every search failed with the
+        // server's words, and no run rebuilt it (audit 190).
+        (
+            "ALTER TABLE {s}.chunks ALTER COLUMN embedding TYPE text",
+            "column chunks.embedding is of type text, not vector",
+        ),
         ("DROP TABLE {s}.meta", "no such table: meta"),
     ] {
         pg.sql(&drop.replace("{s}", &format!("\"{schema}\""))).unwrap();

@@ -1,6 +1,8 @@
 //! The tables of a project's index in Postgres, and creating, checking and
 //! entering its schema.
 
+use std::collections::BTreeMap;
+
 use super::PgIndex;
 use crate::store::parts::{self, Tables};
 use crate::store::{IndexReader, StoreError};
@@ -175,22 +177,36 @@ impl PgIndex {
         let bare = self.schema.trim_matches('"');
         // The catalog itself, not information_schema's views: 0.4 ms, not 2-5.
         let rows = self.rows(
-            "SELECT c.relname::text, a.attname::text FROM pg_attribute a
+            "SELECT c.relname::text, a.attname::text, t.typname::text FROM pg_attribute a
              JOIN pg_class c ON a.attrelid = c.oid JOIN pg_namespace n ON c.relnamespace = n.oid
+             JOIN pg_type t ON a.atttypid = t.oid
              WHERE n.nspname = $1 AND c.relkind = 'r' AND a.attnum > 0 AND NOT a.attisdropped",
             &[&bare],
         )?;
         let mut found = Tables::new();
+        let mut found_types = BTreeMap::new();
         for row in rows {
-            found.entry(row.get(0)).or_default().push(row.get(1));
+            let (table, column, typ): (String, String, String) = (row.get(0), row.get(1), row.get(2));
+            found.entry(table.clone()).or_default().push(column.clone());
+            found_types.insert((table, column), typ);
         }
         // The term bounds are an index's own once it has made them (meta
         // 'term_stats_at'); one made before them lacks them, rightly.
-        let mut expected: Tables = tables_in(TABLES).into_iter().collect();
+        let mut made = vec![TABLES];
         if self.meta_value("term_stats_at")?.is_some() {
-            expected.extend(tables_in(super::term_stats::TABLE));
+            made.push(super::term_stats::TABLE);
         }
-        Ok(parts::first_missing(&expected, &found))
+        let expected: Tables = made.iter().flat_map(|sql| tables_in(sql)).collect();
+        if let Some(missing) = parts::first_missing(&expected, &found) {
+            return Ok(Some(missing));
+        }
+        // A column of another type (one altered by hand) failed every
+        // search with the server's words, and no run rebuilt it (audit 190).
+        let mistyped = made.iter().flat_map(|sql| column_types_in(sql)).find_map(|(table, column, wanted)| {
+            let has = found_types.get(&(table.clone(), column.clone()))?;
+            (*has != wanted).then(|| format!("column {table}.{column} is of type {has}, not {wanted}"))
+        });
+        Ok(mistyped)
     }
 
     /// Make the schema and its tables when missing, or rebuild them when of
@@ -277,10 +293,38 @@ fn tables_in(sql: &str) -> Vec<(String, Vec<String>)> {
     tables
 }
 
+/// Each column of the tables `sql` makes, with the type the server names
+/// it by (`pg_type.typname`), where the definition's type is one of those
+/// the tables use.
+fn column_types_in(sql: &str) -> Vec<(String, String, String)> {
+    let mut columns = Vec::new();
+    for made in sql.split("CREATE TABLE ").skip(1) {
+        let made = made.strip_prefix("IF NOT EXISTS ").unwrap_or(made);
+        let Some((name, body)) = made.split_once('(') else { continue };
+        for (column, declared) in column_items(body) {
+            let typname = match declared.to_ascii_lowercase().as_str() {
+                "bigserial" | "bigint" => "int8",
+                "integer" => "int4",
+                "text" => "text",
+                "bytea" => "bytea",
+                "vector" => "vector",
+                _ => continue,
+            };
+            columns.push((name.trim().to_string(), column, typname.to_string()));
+        }
+    }
+    columns
+}
+
 /// The columns a table's definition (`body`, after its opening
 /// parenthesis) declares: the first word of each top-level item that is
 /// not a constraint.
 fn columns_in(body: &str) -> Vec<String> {
+    column_items(body).into_iter().map(|(name, _)| name).collect()
+}
+
+/// `columns_in`'s columns, each with the first word of its type.
+fn column_items(body: &str) -> Vec<(String, String)> {
     let mut items = vec![String::new()];
     let mut depth = 0;
     for c in body.chars() {
@@ -299,9 +343,12 @@ fn columns_in(body: &str) -> Vec<String> {
     const CONSTRAINTS: [&str; 6] = ["PRIMARY", "UNIQUE", "FOREIGN", "CHECK", "CONSTRAINT", "EXCLUDE"];
     items
         .iter()
-        .filter_map(|item| item.split_whitespace().next())
-        .filter(|word| !CONSTRAINTS.contains(word))
-        .map(str::to_string)
+        .filter_map(|item| {
+            let mut words = item.split_whitespace();
+            Some((words.next()?, words.next().unwrap_or_default()))
+        })
+        .filter(|(word, _)| !CONSTRAINTS.contains(word))
+        .map(|(name, typ)| (name.to_string(), typ.to_string()))
         .collect()
 }
 
@@ -319,6 +366,11 @@ mod tests {
         assert_eq!(columns("jobs"), "id state started_ms finished_ms files chunks embedded removed error");
         assert_eq!(columns("meta"), "key value");
         assert_eq!(columns("chunks").split(' ').count(), 11);
+        let types = column_types_in(TABLES);
+        let type_of =
+            |t: &str, c: &str| types.iter().find(|(tt, cc, _)| tt == t && cc == c).map(|(.., ty)| ty.as_str());
+        assert_eq!(types.len(), tables.iter().map(|(_, c)| c.len()).sum::<usize>(), "every column's type is known");
+        assert_eq!((type_of("chunks", "embedding"), type_of("files", "id")), (Some("vector"), Some("int8")));
         let stats = tables_in(super::super::term_stats::TABLE);
         assert_eq!(
             stats,
