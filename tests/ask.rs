@@ -412,6 +412,13 @@ fn a_question_or_plan_without_a_word_to_match_is_the_askers_to_fix() {
         warnings.contains("the LLM planner's plan was refused (l1_query_text: the query has no words"),
         "{warnings}"
     );
+    // A question the project's concepts give words to is searched, as
+    // vg-query searches it (review 197: it was refused).
+    t.write("src/c.rs", "fn ultimate_answer() {}\n").write(".vecgrep/kg/n.md", "# 42\nsynonyms:: ultimate\n");
+    let o = run(t.cmd("vg-ask", ".").args(["--mode", "lexical", "42"]));
+    assert_code(&o, 0);
+    assert_eq!(records(&o)[0]["hits"][0]["path"], "src/c.rs", "{}", stderr(&o));
+    std::fs::remove_file(t.path().join(".vecgrep/kg/n.md")).unwrap();
     let s = Server::start(&t, &["--mode", "lexical"]);
     wait_ready(&s, "X-None: 1");
     for query in ["42", "!!!"] {

@@ -104,6 +104,42 @@ impl From<anyhow::Error> for Unsearchable {
     }
 }
 
+/// `plan`'s plan, when a search can run it: one with a word to match, its
+/// concepts' words counted as the search counts them. An LLM planner's
+/// plan that has none ("!!!" where only words are matched) failed the
+/// whole ask; it falls back to the rules' plan as any bad plan does
+/// (audit 195). A question that leaves the rules nothing is the asker's.
+fn searchable_plan(
+    question: &str,
+    config: &ResolvedConfig,
+    options: &AskOptions,
+    searcher: &dyn AskSearcher,
+) -> Result<(QueryPlan, Vec<String>)> {
+    let unsearchable = |plan: &QueryPlan| {
+        let allowed = privacy::allowed(plan.privacy_mode, config);
+        let mode = if allowed.embedding { config.mode } else { SearchMode::Lexical };
+        let query = plan.l1_query_text.as_str();
+        let expansion = searcher.expand(query);
+        let words = if expansion.is_empty() { query.to_string() } else { format!("{query} {}", expansion.words()) };
+        // A question of control characters alone leaves nothing to search:
+        // said as of the question, not of the plan's field.
+        search::check_query(query).and_then(|_| search::check_query_in(&words, mode)).err()
+    };
+    let (plan, mut warnings) = plan(question, config, options);
+    let Some(why) = unsearchable(&plan) else { return Ok((plan, warnings)) };
+    if config.planner != Planner::Llm || plan.planner_model_id == RULES_PLANNER_ID {
+        return Err(Unsearchable::from(why).into());
+    }
+    warnings.push(format!("the LLM planner's plan was refused (l1_query_text: {why}); planned by rules"));
+    let by_rules = ResolvedConfig { planner: Planner::Rules, ..config.clone() };
+    let (plan, more) = self::plan(question, &by_rules, options);
+    warnings.extend(more);
+    match unsearchable(&plan) {
+        Some(why) => Err(Unsearchable::from(why).into()),
+        None => Ok((plan, warnings)),
+    }
+}
+
 /// The plan for `question`: the rules', or with `planner = "llm"` the chat
 /// model's when the mode allows asking it and its plan passes the check;
 /// with a warning for each thing that fell back.
@@ -148,7 +184,6 @@ fn drafted_plan(question: &str, config: &ResolvedConfig, options: &AskOptions) -
         return (draft, warnings);
     }
     let allowed = privacy::allowed(mode, config);
-    let search_mode = if allowed.embedding { config.mode } else { SearchMode::Lexical };
     let Some(url) = allowed.chat else {
         let why = allowed.warnings.into_iter().next().unwrap_or_else(|| "no llm_url is set".into());
         warnings.push(format!("planner llm: {why}; planned by rules"));
@@ -157,13 +192,7 @@ fn drafted_plan(question: &str, config: &ResolvedConfig, options: &AskOptions) -
     let settings = ChatSettings::new(&url, config.llm_model.as_deref(), Duration::from_secs_f64(config.llm_timeout));
     let planned = ChatClient::connect(&settings)
         .map_err(|e| crate::project::shown::error_line(&e))
-        .and_then(|client| plan_by_llm(&client, question, &draft))
-        // A plan whose query no search can run ("!!!" where only words
-        // are matched) failed the whole ask; it is refused as any bad plan.
-        .and_then(|plan| match search::check_query_in(&plan.l1_query_text, search_mode) {
-            Ok(_) => Ok(plan),
-            Err(e) => Err(format!("l1_query_text: {e}")),
-        });
+        .and_then(|client| plan_by_llm(&client, question, &draft));
     match planned {
         // A threshold the user set is theirs: the model's 0.99 left none
         // of the hits the user asked for (`l2_top_k` is bounded alike).
@@ -189,16 +218,12 @@ pub fn ask(
 ) -> Result<AskResponse> {
     let started = Instant::now();
     search::check_query(question).map_err(Unsearchable::from)?;
-    let (plan, mut warnings) = plan(question, config, options);
-    // A question of control characters alone leaves nothing to search:
-    // said as of the question, not of the plan's field.
-    search::check_query(&plan.l1_query_text).map_err(Unsearchable::from)?;
+    let (plan, mut warnings) = searchable_plan(question, config, options, searcher)?;
     plan.check().map_err(anyhow::Error::msg)?;
     let plan_ms = ms(started);
     let allowed = privacy::allowed(plan.privacy_mode, config);
     warnings.extend(allowed.warnings.iter().cloned());
     let mode = if allowed.embedding { config.mode } else { SearchMode::Lexical };
-    search::check_query_in(&plan.l1_query_text, mode).map_err(Unsearchable::from)?;
     let searched = Instant::now();
     let (hits, judgement) = run_search(&plan, config, mode, searcher)?;
     if hits.is_empty() {

@@ -107,7 +107,12 @@ impl Tools {
             let none_served = found_none && store.as_deref().is_some_and(|s| live.holds_no_served_file(s));
             (asked, status, none_served)
         });
-        let mut response = asked.map_err(|e| format!("ask failed: {}", crate::project::shown::error_line(&e)))?;
+        // A question no search can run is the caller's to fix, said as the
+        // search tool says a bad query, not as the server's failure.
+        let mut response = asked.map_err(|e| match e.downcast_ref::<crate::ask::Unsearchable>() {
+            Some(why) => why.to_string(),
+            None => format!("ask failed: {}", crate::project::shown::error_line(&e)),
+        })?;
         // As a search says it: an answer from a partial index, or none,
         // read as "no such code" to an agent.
         let holds_none = status.files == 0 || none_served;
