@@ -21,6 +21,10 @@ pub(crate) fn two_releases() -> Tree {
     tree
 }
 
+fn summary_of_failed(o: &std::process::Output) -> serde_json::Value {
+    of_type(&records(o), "summary")[0].clone()
+}
+
 fn summary_of(o: &std::process::Output) -> serde_json::Value {
     assert_code(o, 0);
     of_type(&records(o), "summary")[0].clone()
@@ -78,10 +82,20 @@ fn a_revision_with_an_unreadable_ignore_file_completes_without_its_directory() {
     let tree = git_repo();
     tree.write("t.py", "def keep_dragons():\n    pass\n").write("d/x.py", "def hidden_dragons():\n    pass\n");
     std::fs::write(tree.path().join("d/.gitignore"), b"# f\xfcr\n*.bak\n").unwrap();
+    // Such files in directories the walk never enters (one ignored, one
+    // hidden) are no error, as in the working tree (review 197).
+    tree.write(".gitignore", "vendor/\n");
+    for dir in ["vendor", ".cache"] {
+        std::fs::create_dir_all(tree.path().join(dir)).unwrap();
+        std::fs::write(tree.path().join(dir).join(".gitignore"), b"ok\n\xff\n").unwrap();
+    }
+    git(&tree, &["add", "-f", "."]);
     commit_all(&tree, "c1");
     let o = run(tree.cmd("vg-index", "").args(["--rev", "HEAD"]));
     assert_code(&o, 2);
     assert!(stderr(&o).contains("skipping d: ignore file .gitignore: line 1 is not UTF-8"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("vendor") && !stderr(&o).contains(".cache"), "{}", stderr(&o));
+    assert_eq!(summary_of_failed(&o)["errors"], 1);
     let o = run(tree.cmd("vg-index", "").args(["--rev", "HEAD"]));
     assert_code(&o, 0);
     assert!(stderr(&o).contains("is indexed already"), "{}", stderr(&o));

@@ -80,9 +80,27 @@ impl TreeRules {
         !parts.last().is_some_and(|name| KINDS.contains(name)) && self.decided_above(rel, false)
     }
 
+    /// Whether the walk of the tree passes over root-relative directory
+    /// `dir`: it or one above it is hidden, or a rule leaves it out (the
+    /// tree's own or one from outside it). An ignore file there is never
+    /// read, whatever it holds.
+    pub(super) fn walk_passes_over(&self, dir: &str) -> bool {
+        let parts: Vec<&str> = dir.split('/').filter(|p| !p.is_empty()).collect();
+        (1..=parts.len()).any(|n| {
+            parts[n - 1].starts_with('.')
+                || self.deciding(&parts[..n].join("/"), true).is_some_and(|(left_out, _)| left_out)
+        })
+    }
+
     /// Whether, of every rule that matches root-relative `rel`, the one the
     /// walk would follow is an ignore rule from outside the tree.
     fn decided_above(&self, rel: &str, is_dir: bool) -> bool {
+        self.deciding(rel, is_dir) == Some((true, true))
+    }
+
+    /// The rule the walk would follow for root-relative `rel`: whether it
+    /// leaves `rel` out, and whether it is from outside the tree.
+    fn deciding(&self, rel: &str, is_dir: bool) -> Option<(bool, bool)> {
         let repo_path = if self.prefix.is_empty() { rel.to_string() } else { format!("{}/{rel}", self.prefix) };
         let path = Path::new(BASE).join(&repo_path);
         let in_dir = |list: &[(String, Gitignore)]| {
@@ -92,15 +110,10 @@ impl TreeRules {
                 .find(|m| !m.is_none())
                 .map(|m| m.is_ignore())
         };
-        for kind in 0..=EXCLUDE {
-            if in_dir(&self.own[kind]).is_some() {
-                return false;
-            }
-            if let Some(ignored) = in_dir(&self.above[kind]) {
-                return ignored;
-            }
-        }
-        false
+        (0..=EXCLUDE).find_map(|kind| {
+            let own = in_dir(&self.own[kind]).map(|left_out| (left_out, false));
+            own.or_else(|| in_dir(&self.above[kind]).map(|left_out| (left_out, true)))
+        })
     }
 }
 
@@ -152,6 +165,13 @@ mod tests {
         assert!(!r.leaves_out("keep.gen.py"), "the root's own .gitignore keeps it");
         assert!(r.leaves_out("other.gen.py"));
         assert!(r.leaves_out("x.tmp.py"), ".ignore outranks .gitignore at any depth");
+    }
+
+    #[test]
+    fn the_walk_passes_over_hidden_and_ignored_directories() {
+        let r = rules("", &[(".gitignore", "vendor/\n"), ("src/.gitignore", "!keep/\ngen/\n")]);
+        assert!(r.walk_passes_over("vendor") && r.walk_passes_over("vendor/lib") && r.walk_passes_over(".cache"));
+        assert!(r.walk_passes_over("src/gen") && !r.walk_passes_over("src") && !r.walk_passes_over("src/keep"));
     }
 
     #[test]

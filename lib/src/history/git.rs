@@ -579,8 +579,12 @@ impl GitRepo {
         let dated = std::time::UNIX_EPOCH
             + std::time::Duration::from_secs(commit.time().map_or(0, |t| t.seconds.max(0) as u64));
         std::fs::create_dir_all(dest).with_context(|| format!("cannot create {}", dest.display()))?;
-        let rules = self.tree_rules(&entries);
-        let unwalked = self.dirs_of_unreadable_rules(&entries);
+        let unreadable = self.dirs_of_unreadable_rules(&entries);
+        let rules = self.tree_rules(&entries, !unreadable.is_empty());
+        // Only a directory the walk enters reads its ignore file (review
+        // 197: one in a directory left out was an error of the revision).
+        let unwalked: Vec<(String, String)> =
+            unreadable.into_iter().filter(|(dir, _)| !rules.walk_passes_over(dir)).collect();
         let mut under_root = false;
         let mut written = WrittenTree::default();
         written.unwritten.extend(unwalked.iter().map(|(dir, why)| Skip {
@@ -647,10 +651,12 @@ impl GitRepo {
 
     /// The rules a revision keeps from outside its tree (`above_root`):
     /// the ignore files above a subproject's root and the repository's
-    /// `info/exclude`, with the tree's own that outrank them.
-    fn tree_rules(&self, entries: &[gix::traverse::tree::recorder::Entry]) -> TreeRules {
+    /// `info/exclude`, with the tree's own that outrank them; all of the
+    /// tree's own when `wanted_whole`, to tell which directories the walk
+    /// enters.
+    fn tree_rules(&self, entries: &[gix::traverse::tree::recorder::Entry], wanted_whole: bool) -> TreeRules {
         let exclude = self.info_exclude();
-        if self.prefix.is_empty() && exclude.is_none() {
+        if self.prefix.is_empty() && exclude.is_none() && !wanted_whole {
             return TreeRules::default();
         }
         let wanted = |path: &str| {
