@@ -461,7 +461,7 @@ fn connection(shared: &Shared, stream: TcpStream, client: IpAddr, slot: &Slot) {
             Err(e) => {
                 if let Some(status) = e.status() {
                     let _ = http::write_response(&mut writer, &Response::error(status, &e.message()), false, true);
-                    close_unread(&stream, slot, &shared.shutdown);
+                    close_unread(&stream, slot, (shared.limits.head_deadline, &shared.shutdown));
                 }
                 return;
             }
@@ -469,7 +469,7 @@ fn connection(shared: &Shared, stream: TcpStream, client: IpAddr, slot: &Slot) {
         slot.busy();
         if let Err(response) = admit(shared, &request, client) {
             let _ = http::write_response(&mut writer, &response, false, true);
-            close_unread(&stream, slot, &shared.shutdown);
+            close_unread(&stream, slot, (shared.limits.head_deadline, &shared.shutdown));
             return;
         }
         // Counted once admitted: a refused request is no answer to wait for.
@@ -491,7 +491,7 @@ fn connection(shared: &Shared, stream: TcpStream, client: IpAddr, slot: &Slot) {
                 Err(e) => {
                     if let Some(status) = e.status {
                         let _ = http::write_response(&mut writer, &Response::error(status, &e.message), false, true);
-                        close_unread(&stream, slot, &shared.shutdown);
+                        close_unread(&stream, slot, (shared.limits.head_deadline, &shared.shutdown));
                     }
                     return;
                 }
@@ -515,24 +515,21 @@ fn connection(shared: &Shared, stream: TcpStream, client: IpAddr, slot: &Slot) {
 /// client reads.
 const UNREAD_DROPPED: usize = 8 * MAX_BODY_BYTES;
 
-/// How long `close_unread` reads what a client still sends: a body of
-/// megabytes comes in well within it over any network a client of this
-/// server is on.
-const UNREAD_FOR: Duration = Duration::from_secs(1);
-
 /// Close a connection answered with an error before its request was read
 /// whole (413, 401, 403, 405, a bad head): the answer goes out with the end
 /// of what is written, then what the client still sends is read and dropped,
-/// for at most `UNREAD_FOR`. Closed with input unread, the socket is reset,
-/// and a client that sends its whole body before it reads (Python's urllib
-/// and requests) lost the answer it was sent to a "connection reset" (audit
-/// 193). The connection counts as one whose head drips meanwhile, which the
-/// gate may close for another client, and a shutdown ends the wait (review
-/// 196: a client without the token held slots for seconds).
-fn close_unread(stream: &TcpStream, slot: &Slot, shutdown: &AtomicBool) {
+/// for at most `within` (the head's deadline). Closed with input unread, the
+/// socket is reset, and a client that sends its whole body before it reads
+/// (Python's urllib and requests) lost the answer it was sent to a
+/// "connection reset" (audit 193). The connection counts as one whose head
+/// drips meanwhile, which the gate closes for another client after a
+/// moment, and a shutdown ends the wait (review 196: clients without the
+/// token held slots, busy, for 5 s; review 197: a drain of 1 s cut off an
+/// upload at 1 MB/s).
+fn close_unread(stream: &TcpStream, slot: &Slot, (within, shutdown): (Duration, &AtomicBool)) {
     let _ = stream.shutdown(std::net::Shutdown::Write);
     slot.reading();
-    let until = Instant::now() + UNREAD_FOR;
+    let until = Instant::now() + within;
     let (mut stream, mut unread, mut dropped) = (stream, vec![0u8; 64 * 1024], 0);
     while dropped < UNREAD_DROPPED && !shutdown.load(Ordering::SeqCst) {
         let left = until.saturating_duration_since(Instant::now()).min(Duration::from_millis(100));
