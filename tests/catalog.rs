@@ -727,6 +727,23 @@ fn labelled_projects() -> Projects {
     p
 }
 
+/// A rule of an `--ignore-file` that does not parse is said once, the file
+/// named as given: a catalog's walk said it for each project, under the
+/// project's name (review 197).
+#[test]
+fn an_ignore_files_bad_rule_is_said_once_for_a_catalog() {
+    let p = Projects::new();
+    assert_code(&p.add("team", &["src/api", "src/billing", "src/web"]), 0);
+    let rules = p.dir("bad.ignore");
+    std::fs::write(&rules, "[z-a]\n").unwrap();
+    let o = run(p.cmd("vg-index", ".").args(["--catalog", "team", "--ignore-file", rules.to_str().unwrap()]));
+    assert_code(&o, 0);
+    let err = stderr(&o);
+    let said: Vec<&str> = err.lines().filter(|l| l.contains("a rule left out")).collect();
+    assert_eq!(said.len(), 1, "{err}");
+    assert!(said[0].starts_with(&format!("vg-index: ignore file {}, a rule left out", rules.display())), "{}", said[0]);
+}
+
 /// A label leaves a project's submodules out as a revision does, and says
 /// so; a PATH in one says why it finds nothing (audit 194: both were lost
 /// in silence, the PATH said to name nothing).

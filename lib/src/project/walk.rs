@@ -500,7 +500,12 @@ fn with_options(builder: &mut WalkBuilder, root: &ProjectRoot, opts: &WalkOption
             return Err(anyhow!("ignore file {}: {why}", f.display()));
         }
         match builder.add_ignore(f) {
-            Some(err) if is_ignore_rule_error(&err) => ignore_file_warnings(&root.path, &err, &mut warnings),
+            Some(err) if is_ignore_rule_error(&err) => {
+                let from = warnings.len();
+                ignore_file_warnings(&root.path, &err, &mut warnings);
+                // Named as given, whichever root (a catalog's project) walks.
+                warnings[from..].iter_mut().for_each(|w| w.file = f.display().to_string());
+            }
             Some(err) => return Err(anyhow!("ignore file {}: {}", f.display(), err_message(&err))),
             None => {}
         }

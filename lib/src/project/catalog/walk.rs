@@ -53,8 +53,15 @@ pub fn walk_catalog(root: &ProjectRoot, paths: &[AdmittedPath], opts: &WalkOptio
             f
         }));
         out.skips.extend(walked.skips.into_iter().map(|s| Skip { path: named(&s.path), reason: s.reason }));
-        out.ignore_file_warnings
-            .extend(walked.ignore_file_warnings.into_iter().map(|w| IgnoreFileWarning { file: named(&w.file), ..w }));
+        // An `--ignore-file`'s are every project's: named as given, once
+        // (review 197: `ca//tmp/bad.ignore`, then the same for each project).
+        for w in walked.ignore_file_warnings {
+            let given = opts.ignore_files.iter().any(|f| f.display().to_string() == w.file);
+            let w = if given { w } else { IgnoreFileWarning { file: named(&w.file), ..w } };
+            if !out.ignore_file_warnings.iter().any(|o| o.file == w.file && o.error == w.error) {
+                out.ignore_file_warnings.push(w);
+            }
+        }
     }
     out.files.sort_by(|a, b| a.rel.cmp(&b.rel));
     Ok(out)
