@@ -57,9 +57,28 @@ fn pg_ports() -> Result<Vec<u16>, StoreError> {
     ports.iter().flat_map(|p| p.split(',')).map(port).collect()
 }
 
+/// Whether a store URL holds an `@` after its credentials' and before its
+/// parameters: one of its password, not written `%40`. The client reads
+/// the password to the first `@`, and the rest as hosts and database
+/// (review 197: `alice:s3c@ret/pw@db` connected to host `ret`, database
+/// `pw@db`, and errors printed both).
+fn holds_an_at_too_many(url: &str) -> bool {
+    let Some(after) = ["postgres://", "postgresql://"].iter().find_map(|p| url.strip_prefix(p)) else { return false };
+    after.split('?').next().unwrap_or(after).matches('@').count() > 1
+}
+
 /// The URL's settings, with what it leaves out taken from the standard
 /// `PG*` environment as libpq takes them.
 pub(super) fn settings(shared: &SharedIndex) -> Result<postgres::Config, StoreError> {
+    if holds_an_at_too_many(&shared.url) {
+        return Err(StoreError::File {
+            action: "read the store URL of",
+            path: PathBuf::from(format!("project {}", shared.project)),
+            source: "it holds more than one '@' before its parameters, so a password's rest would be read as \
+                     the host and database, and sent there (write an '@' of the user or password as %40)"
+                .into(),
+        });
+    }
     let url = super::ports::with_ports(&shared.url, |hosts| {
         let ports = pg_ports()?;
         if ports.len() > 1 && ports.len() != hosts {
@@ -290,6 +309,21 @@ mod tests {
         let config: postgres::Config = "postgres://alice:p@ss,wOrd@127.0.0.1/vecgrep".parse().unwrap();
         let shown = place(&config, "p").display().to_string();
         assert!(!shown.contains("ss") && !shown.contains("wOrd") && shown.ends_with("on 127.0.0.1"), "{shown}");
+    }
+
+    #[test]
+    fn a_url_with_an_at_of_its_password_is_refused_before_anything_is_sent() {
+        for url in ["postgres://alice:s3c@ret/pw@127.0.0.1:1/vecgrep", "postgresql://a:p@ss@h/db"] {
+            assert!(holds_an_at_too_many(url), "{url}");
+        }
+        for url in ["postgres://alice:p%40ss@h/db?options=a@b", "postgres:///db?host=/run/x@y", "host=a user=b@c"] {
+            assert!(!holds_an_at_too_many(url), "{url}");
+        }
+        let url = "postgres://alice:s3c@ret/pw@127.0.0.1/db".into();
+        let shared = SharedIndex { url, project: "p".into(), writer: String::new(), adopt: false };
+        let e = settings(&shared).unwrap_err();
+        let said = format!("{e}: {}", std::error::Error::source(&e).unwrap());
+        assert!(!said.contains("ret") && !said.contains("pw@") && said.contains("%40"), "{said}");
     }
 
     #[test]
