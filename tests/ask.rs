@@ -414,10 +414,26 @@ fn a_question_or_plan_without_a_word_to_match_is_the_askers_to_fix() {
     );
     // A question the project's concepts give words to is searched, as
     // vg-query searches it (review 197: it was refused).
-    t.write("src/c.rs", "fn ultimate_answer() {}\n").write(".vecgrep/kg/n.md", "# 42\nsynonyms:: ultimate\n");
+    // Concept words past the question's own bound are no reason to refuse
+    // it (review 198).
+    let many: Vec<String> = (0..600).map(|i| format!("word{i}")).collect();
+    let concept = format!("# 42\nsynonyms:: ultimate, {}\n", many.join(", "));
+    t.write("src/c.rs", "fn ultimate_answer() {}\n").write(".vecgrep/kg/n.md", &concept);
     let o = run(t.cmd("vg-ask", ".").args(["--mode", "lexical", "42"]));
     assert_code(&o, 0);
     assert_eq!(records(&o)[0]["hits"][0]["path"], "src/c.rs", "{}", stderr(&o));
+    // --plan prints the plan the ask runs: the rules', said so.
+    let o = run(t
+        .cmd("vg-ask", ".")
+        .args(["--plan", "--mode", "lexical", "--planner", "llm", "--llm-url", &planner, "--llm-model", "m"])
+        .arg("where are uploads retried"));
+    assert_code(&o, 0);
+    assert_eq!(records(&o)[0]["planner_model_id"], "vecgrep-rules-2");
+    assert!(
+        stderr(&o).contains("the LLM planner's plan was refused (l1_query_text: the query has no words"),
+        "{}",
+        stderr(&o)
+    );
     std::fs::remove_file(t.path().join(".vecgrep/kg/n.md")).unwrap();
     let s = Server::start(&t, &["--mode", "lexical"]);
     wait_ready(&s, "X-None: 1");

@@ -742,6 +742,13 @@ fn an_ignore_files_bad_rule_is_said_once_for_a_catalog() {
     let said: Vec<&str> = err.lines().filter(|l| l.contains("a rule left out")).collect();
     assert_eq!(said.len(), 1, "{err}");
     assert!(said[0].starts_with(&format!("vg-index: ignore file {}, a rule left out", rules.display())), "{}", said[0]);
+    // A project's own file of the same name as given is its own (review 198).
+    std::fs::write(p.dir("src/web/.gitignore"), "[q-a]\n").unwrap();
+    std::fs::copy(&rules, p.dir("src/api/.gitignore")).unwrap();
+    let o = run(p.cmd("vg-index", "src/api").args(["--catalog", "team", "--ignore-file", ".gitignore"]));
+    let err = stderr(&o);
+    assert!(err.contains("ignore file web/.gitignore, a rule left out: line 1: error parsing glob '[q-a]'"), "{err}");
+    assert!(err.contains("ignore file .gitignore, a rule left out: line 1: error parsing glob '[z-a]'"), "{err}");
 }
 
 /// A label leaves a project's submodules out as a revision does, and says

@@ -132,7 +132,10 @@ fn ask_and_answer(
 /// `--plan`: the plan alone, its warnings on stderr.
 fn print_plan(question: &str, inv: &Invocation, options: &AskOptions, json: bool) -> Result<u8> {
     vecgrep::search::check_query(question)?;
-    let (plan, warnings) = ask::plan(question, &inv.config, options);
+    // The plan an ask would run: an LLM plan it could not search falls back
+    // to the rules', said so (review 198: --plan printed it as it was).
+    let (concepts, _) = vecgrep::concepts::load(&inv.root);
+    let (plan, warnings) = ask::searchable_plan(question, &inv.config, options, &|q| concepts.expand(q))?;
     for w in &warnings {
         note(TOOL, inv.config.quiet, w);
     }

@@ -109,21 +109,18 @@ impl From<anyhow::Error> for Unsearchable {
 /// plan that has none ("!!!" where only words are matched) failed the
 /// whole ask; it falls back to the rules' plan as any bad plan does
 /// (audit 195). A question that leaves the rules nothing is the asker's.
-fn searchable_plan(
+pub fn searchable_plan(
     question: &str,
     config: &ResolvedConfig,
     options: &AskOptions,
-    searcher: &dyn AskSearcher,
+    expand: &dyn Fn(&str) -> Expansion,
 ) -> Result<(QueryPlan, Vec<String>)> {
     let unsearchable = |plan: &QueryPlan| {
         let allowed = privacy::allowed(plan.privacy_mode, config);
         let mode = if allowed.embedding { config.mode } else { SearchMode::Lexical };
-        let query = plan.l1_query_text.as_str();
-        let expansion = searcher.expand(query);
-        let words = if expansion.is_empty() { query.to_string() } else { format!("{query} {}", expansion.words()) };
         // A question of control characters alone leaves nothing to search:
         // said as of the question, not of the plan's field.
-        search::check_query(query).and_then(|_| search::check_query_in(&words, mode)).err()
+        search::check_query_with(&plan.l1_query_text, &expand(&plan.l1_query_text), mode).err()
     };
     let (plan, mut warnings) = plan(question, config, options);
     let Some(why) = unsearchable(&plan) else { return Ok((plan, warnings)) };
@@ -218,7 +215,7 @@ pub fn ask(
 ) -> Result<AskResponse> {
     let started = Instant::now();
     search::check_query(question).map_err(Unsearchable::from)?;
-    let (plan, mut warnings) = searchable_plan(question, config, options, searcher)?;
+    let (plan, mut warnings) = searchable_plan(question, config, options, &|q| searcher.expand(q))?;
     plan.check().map_err(anyhow::Error::msg)?;
     let plan_ms = ms(started);
     let allowed = privacy::allowed(plan.privacy_mode, config);

@@ -274,6 +274,8 @@ pub struct IgnoreFileWarning {
     pub file: String,
     /// The walker's words: the line and what is wrong with it.
     pub error: String,
+    /// An `--ignore-file`'s, named as given: every project's of a catalog.
+    pub given: bool,
 }
 
 impl std::fmt::Display for IgnoreFileWarning {
@@ -504,7 +506,7 @@ fn with_options(builder: &mut WalkBuilder, root: &ProjectRoot, opts: &WalkOption
                 let from = warnings.len();
                 ignore_file_warnings(&root.path, &err, &mut warnings);
                 // Named as given, whichever root (a catalog's project) walks.
-                warnings[from..].iter_mut().for_each(|w| w.file = f.display().to_string());
+                warnings[from..].iter_mut().for_each(|w| (w.file, w.given) = (f.display().to_string(), true));
             }
             Some(err) => return Err(anyhow!("ignore file {}: {}", f.display(), err_message(&err))),
             None => {}
@@ -863,9 +865,9 @@ fn ignore_file_warnings(root: &Path, err: &ignore::Error, out: &mut Vec<IgnoreFi
     match err {
         ignore::Error::Partial(errs) => errs.iter().for_each(|e| ignore_file_warnings(root, e, out)),
         ignore::Error::WithPath { path, err } => {
-            out.push(IgnoreFileWarning { file: display_rel(root, path), error: err.to_string() });
+            out.push(IgnoreFileWarning { file: display_rel(root, path), error: err.to_string(), given: false });
         }
-        other => out.push(IgnoreFileWarning { file: String::new(), error: other.to_string() }),
+        other => out.push(IgnoreFileWarning { file: String::new(), error: other.to_string(), given: false }),
     }
 }
 

@@ -445,6 +445,18 @@ pub const NO_WORDS: &str =
 
 /// Refuse a query a search in `mode` cannot run: `check_query`'s
 /// refusals, and in lexical mode a query with no indexed word.
+/// `check_query_in` for a query searched with its concepts' words
+/// (`expansion`): the question alone is held to the length, and the words
+/// of both may give a lexical search its words, as a search counts them.
+pub fn check_query_with<'q>(query: &'q str, expansion: &Expansion, mode: SearchMode) -> Result<&'q str> {
+    let query = check_query(query)?;
+    let words = if expansion.is_empty() { query.to_string() } else { format!("{query} {}", expansion.words()) };
+    if mode == SearchMode::Lexical && word_expression(&words, mode).is_none() {
+        return Err(anyhow!(NO_WORDS));
+    }
+    Ok(query)
+}
+
 pub fn check_query_in(query: &str, mode: SearchMode) -> Result<&str> {
     let query = check_query(query)?;
     if mode == SearchMode::Lexical && word_expression(query, mode).is_none() {

@@ -56,9 +56,8 @@ pub fn walk_catalog(root: &ProjectRoot, paths: &[AdmittedPath], opts: &WalkOptio
         // An `--ignore-file`'s are every project's: named as given, once
         // (review 197: `ca//tmp/bad.ignore`, then the same for each project).
         for w in walked.ignore_file_warnings {
-            let given = opts.ignore_files.iter().any(|f| f.display().to_string() == w.file);
-            let w = if given { w } else { IgnoreFileWarning { file: named(&w.file), ..w } };
-            if !out.ignore_file_warnings.iter().any(|o| o.file == w.file && o.error == w.error) {
+            let w = if w.given { w } else { IgnoreFileWarning { file: named(&w.file), ..w } };
+            if !out.ignore_file_warnings.iter().any(|o| o.file == w.file && o.error == w.error && o.given == w.given) {
                 out.ignore_file_warnings.push(w);
             }
         }

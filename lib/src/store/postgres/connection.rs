@@ -57,14 +57,18 @@ fn pg_ports() -> Result<Vec<u16>, StoreError> {
     ports.iter().flat_map(|p| p.split(',')).map(port).collect()
 }
 
-/// Whether a store URL holds an `@` after its credentials' and before its
-/// parameters: one of its password, not written `%40`. The client reads
-/// the password to the first `@`, and the rest as hosts and database
-/// (review 197: `alice:s3c@ret/pw@db` connected to host `ret`, database
-/// `pw@db`, and errors printed both).
+/// Whether the client would read a store URL's `@` otherwise than libpq:
+/// one in its authority (up to the first `/` or `?`) after the one that
+/// ends the user and password (a password's, not written `%40`: review
+/// 197), or one past the authority with none in it (a parameter's, review
+/// 198). The client takes the user and password to the first `@` wherever
+/// it is, and the rest as hosts and database, which it then connected to
+/// and printed.
 fn holds_an_at_too_many(url: &str) -> bool {
     let Some(after) = ["postgres://", "postgresql://"].iter().find_map(|p| url.strip_prefix(p)) else { return false };
-    after.split('?').next().unwrap_or(after).matches('@').count() > 1
+    let Some(at) = after.find('@') else { return false };
+    let authority = &after[..after.find(['/', '?']).unwrap_or(after.len())];
+    at >= authority.len() || authority[at + 1..].contains('@')
 }
 
 /// The URL's settings, with what it leaves out taken from the standard
@@ -74,8 +78,8 @@ pub(super) fn settings(shared: &SharedIndex) -> Result<postgres::Config, StoreEr
         return Err(StoreError::File {
             action: "read the store URL of",
             path: PathBuf::from(format!("project {}", shared.project)),
-            source: "it holds more than one '@' before its parameters, so a password's rest would be read as \
-                     the host and database, and sent there (write an '@' of the user or password as %40)"
+            source: "an '@' of it would be taken for the end of a user and password, and what follows for the \
+                     host and database (write an '@' of a user, password or parameter as %40)"
                 .into(),
         });
     }
@@ -313,17 +317,24 @@ mod tests {
 
     #[test]
     fn a_url_with_an_at_of_its_password_is_refused_before_anything_is_sent() {
-        for url in ["postgres://alice:s3c@ret/pw@127.0.0.1:1/vecgrep", "postgresql://a:p@ss@h/db"] {
+        for url in
+            ["postgresql://a:p@ss@h/db", "postgres:///db?host=/run/x@y", "postgres:///db?password=s3c@ret.example"]
+        {
             assert!(holds_an_at_too_many(url), "{url}");
         }
-        for url in ["postgres://alice:p%40ss@h/db?options=a@b", "postgres:///db?host=/run/x@y", "host=a user=b@c"] {
+        for url in [
+            "postgres://alice:p%40ss@h/db?options=a@b",
+            "postgres://u:pw@127.0.0.1:1/my@db",
+            "postgres://h/db",
+            "host=a user=b@c",
+        ] {
             assert!(!holds_an_at_too_many(url), "{url}");
         }
-        let url = "postgres://alice:s3c@ret/pw@127.0.0.1/db".into();
+        let url = "postgres:///db?host=127.0.0.1&password=s3c@ret.example".into();
         let shared = SharedIndex { url, project: "p".into(), writer: String::new(), adopt: false };
         let e = settings(&shared).unwrap_err();
         let said = format!("{e}: {}", std::error::Error::source(&e).unwrap());
-        assert!(!said.contains("ret") && !said.contains("pw@") && said.contains("%40"), "{said}");
+        assert!(!said.contains("s3c") && !said.contains("ret.example") && said.contains("%40"), "{said}");
     }
 
     #[test]
