@@ -306,3 +306,26 @@ fn a_request_reusing_the_id_of_one_in_flight_is_refused_and_nothing_stays_owed()
     assert!(refused["error"]["message"].as_str().unwrap().contains("not yet answered"), "{refused}");
     assert!(answers.iter().any(|a| a["id"] == "after"), "{answers:?}");
 }
+
+/// A number no float holds (`1e400`) is JSON by its grammar: answered as an
+/// invalid request with its id, not "not JSON" (audit 200). A stdout that
+/// fails otherwise than by a closed pipe (a full disk) is said, status 2,
+/// where every answer was lost and the server ended 0.
+#[test]
+fn an_out_of_range_number_is_an_invalid_request_and_a_failing_stdout_is_said() {
+    let t = wide_project();
+    let mut input = searches(0, 1);
+    input.push_str(r#"{"jsonrpc":"2.0","id":16,"method":"tools/call","params":{"name":"search","arguments":{"query":"x","k":1e400}}}"#);
+    input.push('\n');
+    let out = run_with_input(&mut t.cmd("vg-mcp", "."), input.as_bytes());
+    assert_code(&out, 0);
+    let answers: Vec<Value> = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let answer = answers.iter().find(|a| a["id"] == 16).expect("answered");
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let mut child = t.cmd("vg-mcp", ".").stdin(Stdio::piped()).stdout(full).stderr(Stdio::piped()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all(searches(1, 1).as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_code(&out, 2);
+    assert!(stderr(&out).contains("vg-mcp: cannot write to stdout: No space left on device"), "{}", stderr(&out));
+}

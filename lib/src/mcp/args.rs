@@ -54,8 +54,9 @@ pub struct SearchArgs {
     pub changed_within: Option<String>,
     /// Only files modified before this: a span back from now or a UTC date.
     pub changed_before: Option<String>,
-    /// Size bounds: `+10k` (at least 10 KiB), `-1M` (at most 1 MiB); suffixes
-    /// b, k, M, G. Several bounds all apply.
+    /// Size bounds: `+10k` (at least 10,000 bytes), `-1Mi` (at most 1 MiB);
+    /// suffixes b, k, m, g, t (powers of 1000) and ki, mi, gi, ti (of 1024),
+    /// as `vg-query -S` reads them. Several bounds all apply.
     #[serde(default)]
     pub size: Vec<String>,
     /// Leave out paths matching these globs (gitignore syntax, from the

@@ -102,6 +102,9 @@ pub fn serve_stdio(
     runtime.shutdown_timeout(Duration::from_secs(1));
     writer.wait_written(LAST_LINES_STALL);
     drop(kept_past_the_runtime);
+    if let Some(why) = writer.write_error() {
+        return Err(anyhow::anyhow!("cannot write to stdout: {why}"));
+    }
     served
 }
 

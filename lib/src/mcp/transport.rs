@@ -79,6 +79,14 @@ pub(super) fn screen(line: &[u8]) -> Screened {
                 None => Screened::Nothing,
             };
         }
+        // And a number no float holds (`1e400`), which the grammar allows
+        // (audit 200: answered as "not JSON").
+        Err(e) if e.to_string().starts_with("number out of range") => {
+            return match super::cut::id_of_cut_request(line) {
+                Some(id) => answer(ErrorCode::INVALID_REQUEST, "a number is out of range".to_string(), id),
+                None => Screened::Nothing,
+            };
+        }
         // Not JSON, yet a request by its first keys (a raw tab, or a byte
         // that is no UTF-8, in a string): answered, or its client waits for
         // ever. What reads as no request is ignored (a peer that echoes).

@@ -34,6 +34,10 @@ struct WriterState {
     last_progress: Mutex<Instant>,
     /// A write failed (the client closed its end): lines are dropped.
     failed: AtomicBool,
+    /// Why a write failed, when not because the client closed its end (a
+    /// full disk): the server says it and ends with status 2, where every
+    /// answer was lost and it ended 0 (audit 200).
+    error: Mutex<Option<String>>,
     /// The process is ending on a signal: the line in hand is finished,
     /// the rest are dropped.
     stopping: AtomicBool,
@@ -62,6 +66,7 @@ impl LineWriter {
             pending_lines: AtomicUsize::new(0),
             last_progress: Mutex::new(Instant::now()),
             failed: AtomicBool::new(false),
+            error: Mutex::new(None),
             stopping: AtomicBool::new(false),
         });
         let (writing, told) = (Arc::clone(&state), Arc::clone(&unanswered));
@@ -104,6 +109,11 @@ impl LineWriter {
         *self.state.last_progress.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Why writing failed, when not because the client closed its end.
+    pub(super) fn write_error(&self) -> Option<String> {
+        self.state.error.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
     /// Finish the line in hand; drop the rest, unwritten.
     pub(super) fn stop_after_line(&self) {
         self.state.stopping.store(true, Ordering::SeqCst);
@@ -122,8 +132,13 @@ impl LineWriter {
 fn write_lines<W: Write>(mut out: W, queue: &mpsc::Receiver<Outgoing>, state: &WriterState, unanswered: &Unanswered) {
     for Outgoing { line, answers } in queue {
         let dropped = state.failed.load(Ordering::SeqCst) || state.stopping.load(Ordering::SeqCst);
-        if !dropped && write_line(&mut out, &line, state).is_err() {
-            state.failed.store(true, Ordering::SeqCst);
+        if !dropped {
+            if let Err(e) = write_line(&mut out, &line, state) {
+                if e.kind() != std::io::ErrorKind::BrokenPipe {
+                    *state.error.lock().unwrap_or_else(|e| e.into_inner()) = Some(e.to_string());
+                }
+                state.failed.store(true, Ordering::SeqCst);
+            }
         }
         state.pending_lines.fetch_sub(1, Ordering::SeqCst);
         unanswered.written(answers.as_ref(), line.len());
