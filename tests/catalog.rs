@@ -749,6 +749,10 @@ fn an_ignore_files_bad_rule_is_said_once_for_a_catalog() {
     let err = stderr(&o);
     assert!(err.contains("ignore file web/.gitignore, a rule left out: line 1: error parsing glob '[q-a]'"), "{err}");
     assert!(err.contains("ignore file .gitignore, a rule left out: line 1: error parsing glob '[z-a]'"), "{err}");
+    // The same file given and a project's own, said alike: once (review 201).
+    let o = run(p.cmd("vg-index", "src").args(["--catalog", "team", "--ignore-file", "web/.gitignore"]));
+    let err = stderr(&o);
+    assert_eq!(err.matches("ignore file web/.gitignore, a rule left out").count(), 1, "{err}");
 }
 
 /// A label leaves a project's submodules out as a revision does, and says

@@ -443,8 +443,6 @@ pub fn word_expression(query: &str, mode: SearchMode) -> Option<String> {
 pub const NO_WORDS: &str =
     "the query has no words to match in lexical mode: only punctuation, numbers or single letters, which are not indexed";
 
-/// Refuse a query a search in `mode` cannot run: `check_query`'s
-/// refusals, and in lexical mode a query with no indexed word.
 /// `check_query_in` for a query searched with its concepts' words
 /// (`expansion`): the question alone is held to the length, and the words
 /// of both may give a lexical search its words, as a search counts them.
@@ -457,6 +455,8 @@ pub fn check_query_with<'q>(query: &'q str, expansion: &Expansion, mode: SearchM
     Ok(query)
 }
 
+/// Refuse a query a search in `mode` cannot run: `check_query`'s
+/// refusals, and in lexical mode a query with no indexed word.
 pub fn check_query_in(query: &str, mode: SearchMode) -> Result<&str> {
     let query = check_query(query)?;
     if mode == SearchMode::Lexical && word_expression(query, mode).is_none() {

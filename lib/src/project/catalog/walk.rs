@@ -57,7 +57,7 @@ pub fn walk_catalog(root: &ProjectRoot, paths: &[AdmittedPath], opts: &WalkOptio
         // (review 197: `ca//tmp/bad.ignore`, then the same for each project).
         for w in walked.ignore_file_warnings {
             let w = if w.given { w } else { IgnoreFileWarning { file: named(&w.file), ..w } };
-            if !out.ignore_file_warnings.iter().any(|o| o.file == w.file && o.error == w.error && o.given == w.given) {
+            if !out.ignore_file_warnings.iter().any(|o| o.file == w.file && o.error == w.error) {
                 out.ignore_file_warnings.push(w);
             }
         }

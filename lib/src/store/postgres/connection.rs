@@ -57,18 +57,18 @@ fn pg_ports() -> Result<Vec<u16>, StoreError> {
     ports.iter().flat_map(|p| p.split(',')).map(port).collect()
 }
 
-/// Whether the client would read a store URL's `@` otherwise than libpq:
-/// one in its authority (up to the first `/` or `?`) after the one that
-/// ends the user and password (a password's, not written `%40`: review
-/// 197), or one past the authority with none in it (a parameter's, review
-/// 198). The client takes the user and password to the first `@` wherever
-/// it is, and the rest as hosts and database, which it then connected to
-/// and printed.
+/// Whether a store URL's `@` would be misread. The client takes the user
+/// and password to the first `@` wherever it is; libpq looks for it only
+/// before the first `/`, so one past it (a parameter's, with no user and
+/// password: review 198) is read otherwise. And a second `@` before the
+/// parameters is most often a password's, not written `%40`, whose rest was
+/// taken for the host and database, connected to and printed (review 197;
+/// a database named with an `@` is written `%40` too).
 fn holds_an_at_too_many(url: &str) -> bool {
     let Some(after) = ["postgres://", "postgresql://"].iter().find_map(|p| url.strip_prefix(p)) else { return false };
     let Some(at) = after.find('@') else { return false };
-    let authority = &after[..after.find(['/', '?']).unwrap_or(after.len())];
-    at >= authority.len() || authority[at + 1..].contains('@')
+    let before_parameters = after[at..].find('?').map_or(after, |q| &after[..at + q]);
+    at > after.find('/').unwrap_or(after.len()) || before_parameters.matches('@').count() > 1
 }
 
 /// The URL's settings, with what it leaves out taken from the standard
@@ -79,7 +79,7 @@ pub(super) fn settings(shared: &SharedIndex) -> Result<postgres::Config, StoreEr
             action: "read the store URL of",
             path: PathBuf::from(format!("project {}", shared.project)),
             source: "an '@' of it would be taken for the end of a user and password, and what follows for the \
-                     host and database (write an '@' of a user, password or parameter as %40)"
+                     host and database (write an '@' of a user, password, database or parameter as %40)"
                 .into(),
         });
     }
@@ -317,14 +317,19 @@ mod tests {
 
     #[test]
     fn a_url_with_an_at_of_its_password_is_refused_before_anything_is_sent() {
-        for url in
-            ["postgresql://a:p@ss@h/db", "postgres:///db?host=/run/x@y", "postgres:///db?password=s3c@ret.example"]
-        {
+        for url in [
+            "postgresql://a:p@ss@h/db",
+            "postgres://u:SEC@RET/pw@127.0.0.1:1/db",
+            "postgres:///db?host=/run/x@y",
+            "postgres:///db?password=s3c@ret.example",
+            "postgres://h/db?options=a@b",
+        ] {
             assert!(holds_an_at_too_many(url), "{url}");
         }
         for url in [
             "postgres://alice:p%40ss@h/db?options=a@b",
-            "postgres://u:pw@127.0.0.1:1/my@db",
+            "postgres://u:pw@127.0.0.1:1/my%40db",
+            "postgres://u:SEC?RETpw@127.0.0.1:1/db",
             "postgres://h/db",
             "host=a user=b@c",
         ] {
