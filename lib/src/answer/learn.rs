@@ -182,10 +182,15 @@ pub fn append_learned(root: &ProjectRoot, learned: &[LearnedConcept], query: &st
     let dir = project_kg_dir(root);
     // `.vecgrep` itself may be a link a repository shipped, out of the project.
     crate::store::own_data_dir(root)?;
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     // A repository may ship the directory or the file as a link to one of
-    // the user's files: nothing is written through a link.
-    if std::fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink()) {
+    // the user's files: nothing is written through a link. Asked before the
+    // directory is made, so that a dangling one is said as a link (audit
+    // 199: "File exists").
+    let is_link = || std::fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink());
+    if !is_link() {
+        std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    if is_link() {
         bail!(
             "{} is a link; vecgrep writes learned concepts only into a directory of the project's own",
             dir.display()
@@ -359,8 +364,15 @@ mod tests {
         let project = tempfile::tempdir().unwrap();
         let root = ProjectRoot { path: project.path().to_path_buf(), marker: RootMarker::Git, shared: None };
         std::os::unix::fs::symlink(dir.path(), root.data_dir()).unwrap();
-        let err = append_learned(&root, &[one], "q", "m").unwrap_err();
+        let err = append_learned(&root, std::slice::from_ref(&one), "q", "m").unwrap_err();
         assert!(format!("{err:#}").contains("outside the project"), "{err:#}");
         assert!(!dir.path().join("kg/learned.md").exists());
+        // `kg` a dangling link: said as a link, not "File exists" (audit 199).
+        let project = tempfile::tempdir().unwrap();
+        let root = ProjectRoot { path: project.path().to_path_buf(), marker: RootMarker::Git, shared: None };
+        std::fs::create_dir(root.data_dir()).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("nowhere"), project_kg_dir(&root)).unwrap();
+        let err = append_learned(&root, &[one], "q", "m").unwrap_err();
+        assert!(format!("{err:#}").contains("is a link"), "{err:#}");
     }
 }

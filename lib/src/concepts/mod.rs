@@ -27,6 +27,16 @@ use parse::{parse_concepts, MAX_CONCEPT_BYTES};
 /// Most concept files read from one directory.
 const MAX_CONCEPT_FILES: usize = 10_000;
 
+/// Most bytes of concept files read from one directory, all files
+/// together: a cloned repository's 63 MB of them cost each search a minute
+/// and 1.2 GB (audit 199). Far above what people write by hand or
+/// `--learn` gathers.
+const MAX_CONCEPT_DIR_BYTES: u64 = 4 << 20;
+
+/// Most problems said of one concept file: one file of 16,000 headings
+/// without synonyms said 16,000 lines on every search (audit 199).
+const MAX_PROBLEMS_PER_FILE: usize = 3;
+
 /// Every concept a project knows, ready to match queries.
 #[derive(Clone, Debug, Default)]
 pub struct ConceptSet {
@@ -72,19 +82,22 @@ pub fn load(root: &ProjectRoot) -> (ConceptSet, Vec<ConceptProblem>) {
 /// are all its own, in the order read.
 fn merged(concepts: Vec<Concept>) -> Vec<Concept> {
     let mut out: Vec<Concept> = Vec::new();
-    let mut at: HashMap<String, usize> = HashMap::new();
+    // Each concept's index in `out`, with the terms it has, lowercased: a
+    // search of its list for each term took seconds a search (audit 199).
+    let mut at: HashMap<String, (usize, HashSet<String>)> = HashMap::new();
     for concept in concepts {
-        match at.get(&concept.name.to_lowercase()) {
-            Some(&i) => {
-                let first = &mut out[i];
+        match at.get_mut(&concept.name.to_lowercase()) {
+            Some((i, seen)) => {
+                let first = &mut out[*i];
                 for term in concept.terms {
-                    if !first.terms.iter().any(|t| t.eq_ignore_ascii_case(&term)) {
+                    if seen.insert(term.to_ascii_lowercase()) {
                         first.terms.push(term);
                     }
                 }
             }
             None => {
-                at.insert(concept.name.to_lowercase(), out.len());
+                let seen = concept.terms.iter().map(|t| t.to_ascii_lowercase()).collect();
+                at.insert(concept.name.to_lowercase(), (out.len(), seen));
                 out.push(concept);
             }
         }
@@ -109,17 +122,43 @@ fn read_dir(dir: &Path, problems: &mut Vec<ConceptProblem>) -> Vec<Concept> {
         paths.truncate(MAX_CONCEPT_FILES);
     }
     let mut concepts = Vec::new();
+    let mut read_bytes = 0;
     for path in &paths {
+        read_bytes += std::fs::metadata(path).map_or(0, |m| m.len());
+        if read_bytes > MAX_CONCEPT_DIR_BYTES {
+            let first_left = path.file_name().unwrap_or_default().to_string_lossy();
+            let message = format!(
+                "concept files of more than {} MiB; from {first_left} on they are not read",
+                MAX_CONCEPT_DIR_BYTES >> 20
+            );
+            problems.push(ConceptProblem { path: dir.to_path_buf(), line: 0, message });
+            break;
+        }
         match read_concepts(path) {
             Ok(found) => {
+                let mut wrong = Vec::new();
                 for concept in found {
-                    concept.map_or_else(|e| problems.push(e), |c| concepts.push(c));
+                    concept.map_or_else(|e| wrong.push(e), |c| concepts.push(c));
                 }
+                problems.extend(first_problems(wrong));
             }
             Err(e) => problems.push(e),
         }
     }
     concepts
+}
+
+/// The first `MAX_PROBLEMS_PER_FILE` of one file's problems, the last
+/// saying how many more there are.
+fn first_problems(mut wrong: Vec<ConceptProblem>) -> Vec<ConceptProblem> {
+    if wrong.len() > MAX_PROBLEMS_PER_FILE {
+        let more = wrong.len() - MAX_PROBLEMS_PER_FILE;
+        wrong.truncate(MAX_PROBLEMS_PER_FILE);
+        if let Some(last) = wrong.last_mut() {
+            last.message = format!("{} (and {more} more in this file)", last.message);
+        }
+    }
+    wrong
 }
 
 /// The concepts of one file, each read or said wrong; Err when the file
@@ -305,6 +344,33 @@ mod tests {
 
     fn names(e: &Expansion) -> Vec<&str> {
         e.fired().iter().map(|c| c.name.as_str()).collect()
+    }
+
+    /// A cloned repository's concept files are bounded in what they cost a
+    /// search: their bytes and the lines said of them (audit 199). A title
+    /// after a byte-order mark is read.
+    #[test]
+    fn a_repositorys_concept_files_are_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let kg = dir.path().join("kg");
+        std::fs::create_dir(&kg).unwrap();
+        let many: Vec<String> = (0..7_000).map(|i| format!("k{i}")).collect();
+        std::fs::write(kg.join("a.md"), format!("\u{feff}# Same\nsynonyms:: {}\n", many.join(", "))).unwrap();
+        std::fs::write(kg.join("b.md"), format!("# same\nsynonyms:: {}\n", many.join(", "))).unwrap();
+        std::fs::write(kg.join("c.md"), "# a\n".repeat(100)).unwrap();
+        let mut problems = Vec::new();
+        let found = merged(read_dir(&kg, &mut problems));
+        assert_eq!(found.len(), 1, "one concept, its title read past the byte-order mark");
+        assert_eq!((found[0].name.as_str(), found[0].terms.len()), ("Same", 7_001));
+        assert_eq!(problems.len(), 3, "{problems:?}");
+        assert!(problems[2].message.ends_with("(and 97 more in this file)"), "{}", problems[2].message);
+        let big = format!("# big\nsynonyms:: x{}\n", ", y".repeat(20_000));
+        for i in 0..80 {
+            std::fs::write(kg.join(format!("z{i:02}.md")), &big).unwrap();
+        }
+        let mut problems = Vec::new();
+        read_dir(&kg, &mut problems);
+        assert!(problems.iter().any(|p| p.message.contains("concept files of more than 4 MiB")), "{problems:?}");
     }
 
     #[test]

@@ -64,6 +64,9 @@ struct Section<'t> {
 /// one section per heading, or one if it has none.
 fn sections(text: &str) -> Vec<Section<'_>> {
     let mut out: Vec<Section<'_>> = vec![Section { title: None, lines: Vec::new() }];
+    // A byte-order mark is no part of the first heading (audit 199: the
+    // file's first concept lost its title).
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     for (i, line) in text.lines().enumerate() {
         let n = i + 1;
         if let Some(heading) = line.trim().strip_prefix("# ") {
@@ -109,8 +112,11 @@ fn parse_section(section: &Section<'_>, path: &Path) -> Result<Concept, ConceptP
         None => path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
     };
     let mut terms: Vec<String> = Vec::with_capacity(synonyms.len() + 1);
+    // Seen by a set: a search of the list for each term took a section of
+    // thousands seconds, on every search (audit 199).
+    let mut seen = std::collections::HashSet::new();
     for term in std::iter::once(name.clone()).chain(synonyms) {
-        if !terms.iter().any(|t| t.eq_ignore_ascii_case(&term)) {
+        if seen.insert(term.to_ascii_lowercase()) {
             terms.push(term);
         }
     }
