@@ -329,3 +329,30 @@ fn an_out_of_range_number_is_an_invalid_request_and_a_failing_stdout_is_said() {
     assert_code(&out, 2);
     assert!(stderr(&out).contains("vg-mcp: cannot write to stdout: No space left on device"), "{}", stderr(&out));
 }
+
+/// A client on a socket (Node spawns its children's stdio so) that closes
+/// with answers unread resets the socket: that is the client gone, status 0
+/// and nothing said, as a closed pipe is (review 202: status 2, "Connection
+/// reset by peer").
+#[test]
+fn a_socket_client_that_leaves_with_answers_unread_is_no_failure() {
+    let t = wide_project();
+    let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+    let mut child = t
+        .cmd("vg-mcp", ".")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::from(std::os::fd::OwnedFd::from(theirs)))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(searches(30, 200).as_bytes()).unwrap();
+    let mut first = [0u8; 100];
+    std::io::Read::read_exact(&mut &ours, &mut first).unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    drop(ours);
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_code(&out, 0);
+    assert!(!stderr(&out).contains("cannot write"), "{}", stderr(&out));
+}

@@ -124,7 +124,11 @@ fn read_dir(dir: &Path, problems: &mut Vec<ConceptProblem>) -> Vec<Concept> {
     let mut concepts = Vec::new();
     let mut read_bytes = 0;
     for path in &paths {
-        read_bytes += std::fs::metadata(path).map_or(0, |m| m.len());
+        // Only what is read counts: a file over its own bound is skipped
+        // alone (review 202: one hid every file after it).
+        read_bytes +=
+            std::fs::metadata(path)
+                .map_or(0, |m| if m.is_file() && m.len() <= MAX_CONCEPT_BYTES { m.len() } else { 0 });
         if read_bytes > MAX_CONCEPT_DIR_BYTES {
             let first_left = path.file_name().unwrap_or_default().to_string_lossy();
             let message = format!(
@@ -358,12 +362,15 @@ mod tests {
         std::fs::write(kg.join("a.md"), format!("\u{feff}# Same\nsynonyms:: {}\n", many.join(", "))).unwrap();
         std::fs::write(kg.join("b.md"), format!("# same\nsynonyms:: {}\n", many.join(", "))).unwrap();
         std::fs::write(kg.join("c.md"), "# a\n".repeat(100)).unwrap();
+        // A file over its own bound is skipped alone, and counts for nothing.
+        std::fs::write(kg.join("0-huge.md"), "a".repeat(5 << 20)).unwrap();
         let mut problems = Vec::new();
         let found = merged(read_dir(&kg, &mut problems));
         assert_eq!(found.len(), 1, "one concept, its title read past the byte-order mark");
         assert_eq!((found[0].name.as_str(), found[0].terms.len()), ("Same", 7_001));
-        assert_eq!(problems.len(), 3, "{problems:?}");
-        assert!(problems[2].message.ends_with("(and 97 more in this file)"), "{}", problems[2].message);
+        assert_eq!(problems.len(), 4, "{problems:?}");
+        assert!(problems[0].message.contains("a concept file holds at most"), "{}", problems[0].message);
+        assert!(problems[3].message.ends_with("(and 97 more in this file)"), "{}", problems[3].message);
         let big = format!("# big\nsynonyms:: x{}\n", ", y".repeat(20_000));
         for i in 0..80 {
             std::fs::write(kg.join(format!("z{i:02}.md")), &big).unwrap();

@@ -134,7 +134,14 @@ fn write_lines<W: Write>(mut out: W, queue: &mpsc::Receiver<Outgoing>, state: &W
         let dropped = state.failed.load(Ordering::SeqCst) || state.stopping.load(Ordering::SeqCst);
         if !dropped {
             if let Err(e) = write_line(&mut out, &line, state) {
-                if e.kind() != std::io::ErrorKind::BrokenPipe {
+                // A closed pipe or socket (a socket closed with data unread
+                // resets: review 202) is the client gone, not a failure.
+                let gone = [
+                    std::io::ErrorKind::BrokenPipe,
+                    std::io::ErrorKind::ConnectionReset,
+                    std::io::ErrorKind::ConnectionAborted,
+                ];
+                if !gone.contains(&e.kind()) {
                     *state.error.lock().unwrap_or_else(|e| e.into_inner()) = Some(e.to_string());
                 }
                 state.failed.store(true, Ordering::SeqCst);

@@ -60,7 +60,8 @@ fn pg_ports() -> Result<Vec<u16>, StoreError> {
 /// Whether a store URL's `@` would be misread. The client takes the user
 /// and password to the first `@` wherever it is; libpq looks for it only
 /// before the first `/`, so one past it (a parameter's, with no user and
-/// password: review 198) is read otherwise. And a second `@` before the
+/// password: review 198) is read otherwise, and one after a parameter
+/// before any `/` is the parameter's all the same. And a second `@` before the
 /// parameters is most often a password's, not written `%40`, whose rest was
 /// taken for the host and database, connected to and printed (review 197;
 /// a database named with an `@` is written `%40` too).
@@ -68,7 +69,12 @@ fn holds_an_at_too_many(url: &str) -> bool {
     let Some(after) = ["postgres://", "postgresql://"].iter().find_map(|p| url.strip_prefix(p)) else { return false };
     let Some(at) = after.find('@') else { return false };
     let before_parameters = after[at..].find('?').map_or(after, |q| &after[..at + q]);
-    at > after.find('/').unwrap_or(after.len()) || before_parameters.matches('@').count() > 1
+    // What the client takes for a user and password that holds a parameter
+    // (`h?password=s3c@ret`: review 202) is the parameter's `@`.
+    let parameter_in_credentials = after[..at].split_once('?').is_some_and(|(_, query)| query.contains('='));
+    at > after.find('/').unwrap_or(after.len())
+        || before_parameters.matches('@').count() > 1
+        || parameter_in_credentials
 }
 
 /// The URL's settings, with what it leaves out taken from the standard
@@ -323,6 +329,8 @@ mod tests {
             "postgres:///db?host=/run/x@y",
             "postgres:///db?password=s3c@ret.example",
             "postgres://h/db?options=a@b",
+            "postgres://localhost?sslmode=disable&password=s3c@ret.example",
+            "postgres://127.0.0.1:1?password=SEC@RETpw.example",
         ] {
             assert!(holds_an_at_too_many(url), "{url}");
         }
