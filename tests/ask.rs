@@ -369,15 +369,20 @@ fn an_ask_that_learns_says_so_and_records_the_question() {
     );
 }
 
+/// A chat model at a URL of its own that answers every request with `plan`
+/// as its message, as an LLM planner's reply.
+fn planner_replying(plan: Value) -> String {
+    let reply = json!({"model": "m", "choices": [{"message": {"content": plan.to_string()}, "finish_reason": "stop"}]});
+    // The server thread holds its reply for the test's life.
+    canned_server(200, Box::leak(reply.to_string().into_boxed_str()))
+}
+
 /// A threshold the user set holds over the LLM planner's: the model's
 /// 0.99 left none of the hits asked for at -1.
 #[test]
 fn the_llm_planner_keeps_the_threshold_the_user_set() {
     let t = mixed_project();
-    let planner = canned_server(
-        200,
-        r#"{"model": "m", "choices": [{"message": {"content": "{\"intent\": \"search\", \"l1_query_text\": \"retry uploads\", \"l1_threshold\": 0.99}"}, "finish_reason": "stop"}]}"#,
-    );
+    let planner = planner_replying(json!({"intent": "search", "l1_query_text": "retry uploads", "l1_threshold": 0.99}));
     let plan_of = |args: &[&str]| {
         let o = run(t
             .cmd("vg-ask", ".")
@@ -398,10 +403,7 @@ fn the_llm_planner_keeps_the_threshold_the_user_set() {
 #[test]
 fn a_question_or_plan_without_a_word_to_match_is_the_askers_to_fix() {
     let t = mixed_project();
-    let planner = canned_server(
-        200,
-        r#"{"model": "m", "choices": [{"message": {"content": "{\"intent\": \"search\", \"l1_query_text\": \"!!!\"}"}, "finish_reason": "stop"}]}"#,
-    );
+    let planner = planner_replying(json!({"intent": "search", "l1_query_text": "!!!"}));
     let o = run(t
         .cmd("vg-ask", ".")
         .args(["--mode", "lexical", "--planner", "llm", "--llm-url", &planner, "--llm-model", "m"])

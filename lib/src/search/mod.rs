@@ -95,8 +95,7 @@ pub struct SearchRequest<'q> {
 impl SearchRequest<'_> {
     /// The text every side searches for: the query, and its concepts' words.
     fn words(&self) -> Result<String> {
-        let query = check_query(self.query)?;
-        Ok(if self.expansion.is_empty() { query.to_string() } else { format!("{query} {}", self.expansion.words()) })
+        Ok(with_concept_words(check_query(self.query)?, &self.expansion))
     }
 
     /// The request with its filter applied to its scope: the index's files
@@ -448,11 +447,20 @@ pub const NO_WORDS: &str =
 /// of both may give a lexical search its words, as a search counts them.
 pub fn check_query_with<'q>(query: &'q str, expansion: &Expansion, mode: SearchMode) -> Result<&'q str> {
     let query = check_query(query)?;
-    let words = if expansion.is_empty() { query.to_string() } else { format!("{query} {}", expansion.words()) };
-    if mode == SearchMode::Lexical && word_expression(&words, mode).is_none() {
+    if mode == SearchMode::Lexical && word_expression(&with_concept_words(query, expansion), mode).is_none() {
         return Err(anyhow!(NO_WORDS));
     }
     Ok(query)
+}
+
+/// `query` and the words its concepts (`expansion`) add: what every side
+/// of a search looks for.
+fn with_concept_words(query: &str, expansion: &Expansion) -> String {
+    if expansion.is_empty() {
+        query.to_string()
+    } else {
+        format!("{query} {}", expansion.words())
+    }
 }
 
 /// Refuse a query a search in `mode` cannot run: `check_query`'s

@@ -66,7 +66,7 @@ fn pg_ports() -> Result<Vec<u16>, StoreError> {
 /// taken for the host and database, connected to and printed (review 197;
 /// a database named with an `@` is written `%40` too).
 fn holds_an_at_too_many(url: &str) -> bool {
-    let Some(after) = ["postgres://", "postgresql://"].iter().find_map(|p| url.strip_prefix(p)) else { return false };
+    let Some(after) = super::ports::after_scheme(url) else { return false };
     let Some(at) = after.find('@') else { return false };
     let before_parameters = after[at..].find('?').map_or(after, |q| &after[..at + q]);
     // What the client takes for a user and password that holds a parameter

@@ -16,9 +16,7 @@ pub(super) fn with_ports<'a>(
     url: &'a str,
     env_ports: impl FnOnce(usize) -> Result<Vec<u16>, StoreError>,
 ) -> Result<Cow<'a, str>, StoreError> {
-    let Some(after) = ["postgres://", "postgresql://"].iter().find_map(|p| url.strip_prefix(p)) else {
-        return Ok(url.into());
-    };
+    let Some(after) = after_scheme(url) else { return Ok(url.into()) };
     // As the client's parser reads it: the credentials end at the first
     // `@`, the hosts at the first `/` or `?` after them.
     let hosts_from = after.find('@').map_or(0, |at| at + 1);
@@ -46,6 +44,11 @@ pub(super) fn with_ports<'a>(
     let hosts: Vec<String> = hosts.iter().enumerate().map(with_port).collect();
     let head = &url[..url.len() - after.len() + hosts_from];
     Ok(format!("{head}{}{rest}", hosts.join(",")).into())
+}
+
+/// A store URL after its scheme; None for one in `key=value` form.
+pub(super) fn after_scheme(url: &str) -> Option<&str> {
+    ["postgres://", "postgresql://"].iter().find_map(|p| url.strip_prefix(p))
 }
 
 /// Whether a host of the URL's list names its port (`h:5433`, `[::1]:5433`).
