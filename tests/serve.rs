@@ -575,6 +575,35 @@ fn a_skip_is_said_once_while_it_lasts() {
     assert_eq!(said(), 2, "{}", s.stderr.lock().unwrap());
 }
 
+/// An ignore file's rule that does not parse is said once while it stays
+/// so, and again once it comes back after it was fixed: it was said at
+/// every refresh, five times a second here.
+#[test]
+fn an_ignore_files_bad_rule_is_said_once_while_it_lasts() {
+    let t = sample_project();
+    t.write(".gitignore", "foo/{a,b\n");
+    let s = Server::start(&t, &["--refresh", "0.2"]);
+    s.wait_ready();
+    std::thread::sleep(Duration::from_secs(2));
+    let said = || s.stderr.lock().unwrap().matches("ignore file .gitignore, a rule left out").count();
+    assert_eq!(said(), 1, "{}", s.stderr.lock().unwrap());
+    t.write(".gitignore", "foo/\n");
+    t.write("src/tick.py", "def tick_marker():\n    return 1\n");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !s.get("/search?q=tick_marker&mode=lexical").2.contains("src/tick.py") {
+        assert!(Instant::now() < deadline, "the refresh never walked: {}", s.json("/status"));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    t.write(".gitignore", "foo/{a,b\n");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while said() < 2 {
+        assert!(Instant::now() < deadline, "{}", s.stderr.lock().unwrap());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    assert_eq!(said(), 2, "{}", s.stderr.lock().unwrap());
+}
+
 /// A file left out for its size is said, once, as vg-index says it: the
 /// server left it out of every answer in silence.
 #[test]

@@ -55,6 +55,12 @@ impl FileOutcome {
 pub trait IndexObserver {
     /// Something the user should hear about (a rebuild, waiting for a lock).
     fn note(&mut self, message: &str);
+    /// A warning about what the run was given that holds until the user
+    /// changes it (an ignore file's rule that does not parse): said by each
+    /// run, where a server's observer says it once while it persists.
+    fn warned(&mut self, message: &str) {
+        self.note(message);
+    }
     /// The walk is done: `files` candidates, `to_embed` of them to read as
     /// new or changed, `bytes` their size together (what the run's time
     /// goes by). `rechecks` of the `to_embed` are read only because their
@@ -243,7 +249,7 @@ fn run_to_end(
     }
 
     let walked = walk(req.root, req.paths, req.walk)?;
-    walked.ignore_file_warnings.iter().for_each(|w| obs.note(&w.to_string()));
+    walked.ignore_file_warnings.iter().for_each(|w| obs.warned(&w.to_string()));
     obs.walked(&walked.files);
     let full = embedders.embeds_fully(req.config);
     let stored = if rebuild.needed { Default::default() } else { store.files(full)? };

@@ -183,9 +183,9 @@ pub struct LiveIndex {
     config: Mutex<ConfigWatch>,
     shutdown: Arc<AtomicBool>,
     notes: Box<dyn Fn(&str) + Send + Sync>,
-    /// The skips worth saying (errors, the server's own output) said by
-    /// the last run and by the run under way: each is said once while it
-    /// persists, not at every refresh.
+    /// The skips worth saying (errors, the server's own output) and the
+    /// warnings (`warned`) said by the last run and by the run under way:
+    /// each is said once while it persists, not at every refresh.
     skips_said: Mutex<SkipsSaid>,
     /// Whether the skips vg-index names (`SkipReason::is_notable`) are said
     /// too (`say_notable_skips`).
@@ -642,6 +642,15 @@ impl Drop for LiveObserver<'_> {
 }
 
 impl<'a> LiveObserver<'a> {
+    /// Say `said` unless the last run or this one said what `known` names.
+    fn say_once(&self, known: String, said: &str) {
+        let mut skips = lock(&self.live.skips_said);
+        if !skips.last_run.contains(&known) && !skips.this_run.contains(&known) {
+            (self.live.notes)(said);
+        }
+        skips.this_run.insert(known);
+    }
+
     /// The observer of a fill that may yield to the refresh, going on from
     /// `so_far`.
     fn fill_round(live: &'a LiveIndex, so_far: Option<&FillSoFar>, round_began: Instant, refresh: Duration) -> Self {
@@ -671,6 +680,12 @@ impl<'a> LiveObserver<'a> {
 impl IndexObserver for LiveObserver<'_> {
     fn note(&mut self, message: &str) {
         (self.live.notes)(message);
+    }
+
+    /// Said once while it persists, as a skip is: an ignore file's bad
+    /// rule was said again at every refresh, once a second.
+    fn warned(&mut self, message: &str) {
+        self.say_once(message.to_string(), message);
     }
 
     fn waiting_for_lock(&mut self, waiting: bool) {
@@ -731,11 +746,7 @@ impl IndexObserver for LiveObserver<'_> {
             SkipReason::TooLarge { .. } => format!("{} {}", skip.reason.code(), skip.path),
             _ => said.clone(),
         };
-        let mut skips = lock(&self.live.skips_said);
-        if !skips.last_run.contains(&known) && !skips.this_run.contains(&known) {
-            (self.live.notes)(&said);
-        }
-        skips.this_run.insert(known);
+        self.say_once(known, &said);
     }
 
     fn file(&mut self, _rel: &str, _outcome: FileOutcome, _chunks: u64) {}
