@@ -330,6 +330,30 @@ fn an_out_of_range_number_is_an_invalid_request_and_a_failing_stdout_is_said() {
     assert!(stderr(&out).contains("vg-mcp: cannot write to stdout: No space left on device"), "{}", stderr(&out));
 }
 
+/// A server whose answers can no longer be written ends then, saying why,
+/// where it read on until its input ended (review 202): a client that
+/// keeps its end of stdin open had it waiting for ever, answering nothing.
+#[test]
+fn a_failing_stdout_ends_the_server_with_its_input_still_open() {
+    let t = wide_project();
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let mut child = t.cmd("vg-mcp", ".").stdin(Stdio::piped()).stdout(full).stderr(Stdio::piped()).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(searches(1, 1).as_bytes()).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("vg-mcp still runs a minute after its stdout failed");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let out = child.wait_with_output().unwrap();
+    drop(stdin);
+    assert_code(&out, 2);
+    assert!(stderr(&out).contains("vg-mcp: cannot write to stdout: No space left on device"), "{}", stderr(&out));
+}
+
 /// A client on a socket (Node spawns its children's stdio so) that closes
 /// with answers unread resets the socket: that is the client gone, status 0
 /// and nothing said, as a closed pipe is (review 202: status 2, "Connection

@@ -92,7 +92,7 @@ pub fn serve_stdio(
         .build()
         .context("cannot start the async runtime")?;
     let transport = transport::stdio(unanswered, Arc::clone(&writer));
-    let served = runtime.block_on(serve_until_closed(VecgrepServer::new(tools), transport, &shutdown));
+    let served = runtime.block_on(serve_until_closed(VecgrepServer::new(tools), transport, &shutdown, &writer));
     if shutdown.swap(true, Ordering::SeqCst) {
         // A signal: the line in hand is finished, no other begun.
         writer.stop_after_line();
@@ -119,6 +119,7 @@ async fn serve_until_closed(
     server: VecgrepServer,
     transport: transport::ScreenedLines<tokio::io::Stdin>,
     shutdown: &AtomicBool,
+    writer: &writer::LineWriter,
 ) -> Result<()> {
     let running = tokio::select! {
         started = server.serve(transport) => match started {
@@ -143,8 +144,18 @@ async fn serve_until_closed(
             quit.context("the MCP session ended abnormally")?;
         }
         () = signalled(shutdown) => cancel.cancel(),
+        // No answer reaches the client any more (a full disk, the client
+        // gone): the input was read on until it ended, as long as that took.
+        () = unwritable(writer) => cancel.cancel(),
     }
     Ok(())
+}
+
+/// Resolves once a write to stdout has failed.
+async fn unwritable(writer: &writer::LineWriter) {
+    while !writer.failed() {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// Whether `e` or a cause of it is a write to a pipe whose reader left.

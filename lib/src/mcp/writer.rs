@@ -109,6 +109,11 @@ impl LineWriter {
         *self.state.last_progress.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Whether a write failed: nothing more reaches the client.
+    pub(super) fn failed(&self) -> bool {
+        self.state.failed.load(Ordering::SeqCst)
+    }
+
     /// Why writing failed, when not because the client closed its end.
     pub(super) fn write_error(&self) -> Option<String> {
         self.state.error.lock().unwrap_or_else(|e| e.into_inner()).clone()
