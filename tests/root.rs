@@ -209,6 +209,15 @@ fn another_users_marker_in_a_shared_directory_is_passed_over() {
     let o = run(user.cmd(&t, "vg-index").current_dir(&shared).arg("--stats"));
     assert_code(&o, 2);
     assert!(stderr(&o).contains("user 0's, in a shared directory anyone may add to"), "{}", stderr(&o));
+    // Nor are its settings this user's: its `quiet` hid the note that it is
+    // passed over, and its threshold was the plan's (audit 203).
+    std::fs::write(shared.join(".vecgrep/config.toml"), "quiet = true\nthreshold = 0.77\n").unwrap();
+    let o = run(user.cmd(&t, "vg-root").current_dir(&shared));
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains(&said), "{}", stderr(&o));
+    let o = run(user.cmd(&t, "vg-ask").current_dir(&shared).args(["--plan", "where is retry logic"]));
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains(&said) && !stdout(&o).contains("0.77"), "{}{}", stdout(&o), stderr(&o));
     chmod("0755");
     let o = run(user.cmd(&t, "vg-root").current_dir(shared.join("theirs")).arg("--json"));
     assert_eq!(records(&o)[0]["root"].as_str(), shared.to_str(), "a teammate's checkout: {}", stderr(&o));

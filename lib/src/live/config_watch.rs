@@ -29,7 +29,8 @@ impl ConfigWatch {
     /// The project's config file and the user's, as they are now, for a
     /// start with `command_line`.
     pub(super) fn new(root: &ProjectRoot, command_line: &ConfigValues) -> Self {
-        let paths = std::iter::once(root.config_path()).chain(project::global_config_path());
+        let root_config = Some(root.config_path()).filter(|p| !project::planted_config(p));
+        let paths = root_config.into_iter().chain(project::global_config_path());
         ConfigWatch {
             files: paths.map(|p| (p.clone(), stamp(&p))).collect(),
             root_config: root.config_path(),

@@ -112,6 +112,16 @@ pub fn global_config_path() -> Option<PathBuf> {
     super::BaseDir::Config.path().map(|dir| dir.join("vecgrep/config.toml"))
 }
 
+/// Whether the project config at `path`, or the `.vecgrep` it is in, is
+/// another user's in a shared directory (`planted_by`): never read as the
+/// project's, as its index is never used. Read, anyone who may write to
+/// `/tmp` chose the settings of a search run there, `quiet` among them,
+/// which hid the note that their `.vecgrep` was passed over (audit 203).
+pub fn planted_config(path: &Path) -> bool {
+    let planted = |p: &Path| super::planted_by(p).is_some();
+    planted(path) || path.parent().is_some_and(planted)
+}
+
 /// The three layers, most specific first.
 #[derive(Clone, Debug, Default)]
 pub struct ConfigLayers {
@@ -123,7 +133,10 @@ pub struct ConfigLayers {
 impl ConfigLayers {
     /// Load the project and global files for `root_config` around `cli`.
     pub fn load(cli: ConfigValues, root_config: &Path) -> Result<Self, ConfigError> {
-        let project = load_config(root_config)?.map(|v| (root_config.to_path_buf(), v));
+        let project = match planted_config(root_config) {
+            true => None,
+            false => load_config(root_config)?.map(|v| (root_config.to_path_buf(), v)),
+        };
         let global = match global_config_path() {
             // The global file may be the project file when the root is $HOME's parent chain; read it once.
             Some(g) if g != root_config => load_config(&g)?.map(|v| (g, v)),

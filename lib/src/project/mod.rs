@@ -19,7 +19,7 @@ mod user;
 mod walk;
 
 pub use base_dirs::BaseDir;
-pub use config::{check_next_start, global_config_path, why_untrusted, ConfigError, ConfigLayers};
+pub use config::{check_next_start, global_config_path, planted_config, why_untrusted, ConfigError, ConfigLayers};
 pub use encoding::{as_utf8, decode as decode_text, looks_binary, BINARY_SNIFF};
 pub use generated::{by_content, Generated};
 pub use packages::PackageIndex;
