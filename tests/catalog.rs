@@ -216,6 +216,14 @@ fn paths_narrow_a_catalog_to_parts_of_its_projects_and_others_are_refused() {
     let o = run(p.cmd("vg-root", ".").args(["--catalog", "team", "--skip-outside-root", "elsewhere"]));
     assert_code(&o, 2);
     assert!(stderr(&o).contains("every path given is in none of the projects of catalog 'team'"), "{}", stderr(&o));
+    // In the catalog's own directory, a PATH narrows that catalog too: its
+    // project's link there was refused as outside the root (audit 203).
+    for (tool, json) in [("vg-query", None), ("vecgrep", Some("--json"))] {
+        let o = run(p.cmd(tool, "catalogs/team").args(json).args(["--threshold", "-1", "retry", "billing"]));
+        assert_code(&o, 0);
+        let hits = records(&o);
+        assert!(!hits.is_empty() && projects_of(&hits).iter().all(|p| p == "billing"), "{tool}: {}", stdout(&o));
+    }
 }
 
 /// A catalog whose definition cannot be written (a full disk, here a file

@@ -78,7 +78,11 @@ pub fn resolve_root(
     // An explicit --rev names a revision of the project here: the default
     // context gives way to it (catalogs.md), as its label does.
     let rev_here = paths_in == PathsIn::Revision && !matches!(root.marker, RootMarker::None | RootMarker::Catalog);
-    if catalog.is_some() && paths.is_empty() && !rev_here {
+    // In a catalog's own directory, PATHs narrow that catalog to parts of
+    // its projects (catalogs.md): they were refused as outside the root,
+    // the catalog's directory, which holds none of them (audit 203).
+    let catalogs_own = root.marker == RootMarker::Catalog;
+    if catalog.is_some() && (paths.is_empty() || catalogs_own) && !rev_here {
         if let Some((catalog, label)) = catalog_here(&root, &cwd)? {
             return in_catalog(catalog, label);
         }
