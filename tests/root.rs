@@ -199,6 +199,11 @@ fn another_users_marker_in_a_shared_directory_is_passed_over() {
     assert_eq!((records(&o)[0]["root"].as_str(), records(&o)[0]["marker"].as_str()), (mine.to_str(), Some("none")));
     let said = format!("passing over '{}': user 0's, in a shared directory", shared.join(".vecgrep").display());
     assert!(stderr(&o).contains(&said), "{}", stderr(&o));
+    // Passed over on the way up from a PATH, it is said as well: only a
+    // search run from within said it (audit 203).
+    let o = run(user.cmd(&t, "vg-root").arg(&mine));
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains(&said), "{}", stderr(&o));
     let o = run(user.cmd(&t, "vg-query").current_dir(&mine).args(["--mode", "lexical", "parse_config"]));
     assert_code(&o, 0);
     let hits = records(&o);

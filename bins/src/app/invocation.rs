@@ -257,7 +257,7 @@ pub fn resolve_in(
     let config = resolve_config(tool, &root, cli)?;
     root.shared = vecgrep::project::shared_index(&root, &config);
     if !config_noted() {
-        note_markers_passed_over(tool, config.quiet, &cwd, &root);
+        note_markers_passed_over(tool, config.quiet, (&cwd, paths), &root);
     }
     note_skipped_paths(tool, config.quiet, &root, &admission);
     Ok(Invocation { cwd, root, paths: admission.admitted, config, context_label })

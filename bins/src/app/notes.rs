@@ -1,7 +1,7 @@
 //! The notes a run says on stderr: what it passed over and why, labels
 //! it could not resolve, projects gone, an index left incomplete.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use vecgrep::history::Label;
@@ -55,8 +55,8 @@ pub fn note_skipped_paths(tool: &str, quiet: bool, root: &ProjectRoot, admission
 
 /// Say which markers another user put in a shared directory were not
 /// taken as the root (`project::planted_by`): the root is elsewhere, and why.
-pub fn note_markers_passed_over(tool: &str, quiet: bool, cwd: &Path, root: &ProjectRoot) {
-    for (marker, owner) in vecgrep::project::markers_passed_over(cwd, root) {
+pub fn note_markers_passed_over(tool: &str, quiet: bool, (cwd, paths): (&Path, &[PathBuf]), root: &ProjectRoot) {
+    for (marker, owner) in vecgrep::project::markers_passed_over(cwd, paths, root) {
         let message = format!(
             "passing over '{}': user {owner}'s, in a shared directory anyone may add to; the project root is '{}'",
             marker.display(),

@@ -12,7 +12,7 @@ fn main() {
         let (cwd, root, admission, _) =
             resolve_root(&cli.paths, cli.outside.skip_outside_root, Some(&cli.catalog), PathsIn::WorkingTree)?;
         let quiet = quiet_as_configured(&matches, &root).unwrap_or(cli.quiet.quiet);
-        note_markers_passed_over("vg-root", quiet, &cwd, &root);
+        note_markers_passed_over("vg-root", quiet, (&cwd, &cli.paths), &root);
         note_skipped_paths("vg-root", quiet, &root, &admission);
         let mut out = vecgrep_bins::app::text_stdout(cli.json);
         if cli.json {

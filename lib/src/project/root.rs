@@ -190,24 +190,41 @@ fn owner_trusted(owner: u32, me: u32, dir_mode: u32) -> bool {
 }
 
 /// The markers another user planted (`planted_by`) that were passed over
-/// on the way up from `cwd` to `root`, nearest first: said, so that a root
-/// other than the one expected comes with its reason.
-pub fn markers_passed_over(cwd: &Path, root: &ProjectRoot) -> Vec<(PathBuf, u32)> {
+/// on the way up to `root` from `cwd`, and from the directory of a single
+/// PATH (`paths`), which may choose the root too (`select_root`), nearest
+/// first: said, so that a root other than the one expected comes with its
+/// reason. One passed over on the way up from a PATH was said only when
+/// the search ran from within (audit 203).
+pub fn markers_passed_over(cwd: &Path, paths: &[PathBuf], root: &ProjectRoot) -> Vec<(PathBuf, u32)> {
     if matches!(root.marker, RootMarker::Catalog | RootMarker::Revision) {
         return Vec::new();
     }
     let Ok(cwd) = cwd.canonicalize() else { return Vec::new() };
+    let from_path = match paths {
+        [single] => absolutize(&cwd, single).canonicalize().ok().map(|p| if p.is_dir() { p } else { parent_of(p) }),
+        _ => None,
+    };
     let stop = (root.marker != RootMarker::None).then_some(root.path.as_path());
-    let mut passed = Vec::new();
-    for dir in cwd.ancestors().take_while(|dir| Some(*dir) != stop) {
-        for (name, _) in MARKERS.iter().filter(|(_, m)| *m != RootMarker::Catalog) {
-            let marker = dir.join(name);
-            if let Some(owner) = planted_by(&marker) {
-                passed.push((marker, owner));
+    let mut passed: Vec<(PathBuf, u32)> = Vec::new();
+    for start in std::iter::once(cwd).chain(from_path) {
+        for dir in start.ancestors().take_while(|dir| Some(*dir) != stop) {
+            for (name, _) in MARKERS.iter().filter(|(_, m)| *m != RootMarker::Catalog) {
+                let marker = dir.join(name);
+                if passed.iter().any(|(said, _)| *said == marker) {
+                    continue;
+                }
+                if let Some(owner) = planted_by(&marker) {
+                    passed.push((marker, owner));
+                }
             }
         }
     }
     passed
+}
+
+/// The directory a file is in (a root's own, `/`, for itself).
+fn parent_of(file: PathBuf) -> PathBuf {
+    file.parent().map(Path::to_path_buf).unwrap_or(file)
 }
 
 /// Whether `dir` is one of the user's catalogs, a directory of the
@@ -276,8 +293,7 @@ fn select_any_root(cwd: &Path, paths: &[PathBuf]) -> Result<ProjectRoot, RootErr
     if let [single] = paths {
         let abs = absolutize(&cwd, single);
         let canonical = abs.canonicalize().map_err(|cause| RootError::Path { path: single.clone(), cause })?;
-        let dir =
-            if canonical.is_dir() { canonical } else { canonical.parent().map(Path::to_path_buf).unwrap_or(canonical) };
+        let dir = if canonical.is_dir() { canonical } else { parent_of(canonical) };
         if let Some(root) = find_marked_root(&dir) {
             return Ok(root);
         }
