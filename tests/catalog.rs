@@ -216,6 +216,13 @@ fn paths_narrow_a_catalog_to_parts_of_its_projects_and_others_are_refused() {
     let o = run(p.cmd("vg-root", ".").args(["--catalog", "team", "--skip-outside-root", "elsewhere"]));
     assert_code(&o, 2);
     assert!(stderr(&o).contains("every path given is in none of the projects of catalog 'team'"), "{}", stderr(&o));
+    // A `..` after a link climbs from where the link leads, as the system
+    // reads it: `l/..` was taken by its text, for `elsewhere` (audit 203).
+    std::fs::create_dir(p.dir("src/billing/sub")).unwrap();
+    std::os::unix::fs::symlink(p.dir("src/billing/sub"), p.dir("elsewhere/l")).unwrap();
+    let o = run(p.cmd("vg-query", "elsewhere").args(["--catalog", "team", "--threshold", "-1", "retry", "l/.."]));
+    assert_code(&o, 0);
+    assert!(projects_of(&records(&o)).iter().all(|p| p == "billing"), "{}", stdout(&o));
     // In the catalog's own directory, a PATH narrows that catalog too: its
     // project's link there was refused as outside the root (audit 203).
     for (tool, json) in [("vg-query", None), ("vecgrep", Some("--json"))] {

@@ -124,6 +124,19 @@ fn missing_path_is_an_error() {
     assert_code(&o, 2);
     let err = stderr(&o);
     assert!(err.contains("link/missing") && err.contains("No such file") && !err.contains("outside"), "{err}");
+    // A `..` after a link climbs from where the link leads, as the system
+    // reads it: by its text, the first was skipped as outside and the
+    // second, outside, was an error (audit 203).
+    std::fs::create_dir(t.path().join("docs")).unwrap();
+    std::os::unix::fs::symlink(t.path().join("docs"), elsewhere.path().join("todocs")).unwrap();
+    std::os::unix::fs::symlink(elsewhere.path(), t.path().join("out")).unwrap();
+    let o =
+        run(t.cmd("vg-root", ".").arg("--skip-outside-root").arg(elsewhere.path().join("todocs/../missing")).arg("."));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("No such file") && !stderr(&o).contains("outside"), "{}", stderr(&o));
+    let o = run(t.cmd("vg-root", ".").args(["--skip-outside-root", "out/../missing", "."]));
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("skipping 'out/../missing': outside the project root"), "{}", stderr(&o));
 }
 
 #[test]

@@ -462,19 +462,20 @@ fn absolutize(cwd: &Path, path: &Path) -> PathBuf {
     }
 }
 
-/// `path` with the longest part of it that exists resolved (links
-/// followed, as `canonicalize` does) and the rest taken by its text: a
-/// missing file reached through a linked directory is placed where the
-/// link leads.
+/// `path` with the longest start of it that exists, as written, resolved
+/// (links followed, as `canonicalize` does) and the rest taken by its
+/// text: a missing file reached through a linked directory is placed where
+/// the link leads, and a `..` after a link climbs from where it leads, as
+/// the system reads it (`link/../missing` was placed beside the link by
+/// its text: audit 203).
 fn resolved_as_far_as_it_exists(path: &Path) -> PathBuf {
-    let path = normalize_lexically(path);
     for existing in path.ancestors() {
         if let Ok(real) = existing.canonicalize() {
             let rest = path.strip_prefix(existing).unwrap_or(Path::new(""));
             return normalize_lexically(&real.join(rest));
         }
     }
-    path
+    normalize_lexically(path)
 }
 
 /// A `path`, placed in `root` where it enters it: its

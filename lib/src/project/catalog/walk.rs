@@ -158,7 +158,10 @@ pub fn admit_catalog_paths(
     for path in paths {
         let abs = normalize_lexically(&cwd.join(path));
         let outside = |p: &Path| p != catalog.dir && catalog.project_holding(p).is_none();
-        let real = match abs.canonicalize() {
+        // As written first: a `..` after a link climbs from where it
+        // leads, as the system reads it (`link/..` was taken by its text
+        // for the directory the link is in: audit 203).
+        let real = match cwd.join(path).canonicalize().or_else(|_| abs.canonicalize()) {
             Ok(real) => real,
             // A label's tree may hold what the working tree lost since.
             Err(_) if in_label => below_what_is_left(&abs),
