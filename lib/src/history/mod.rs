@@ -1,5 +1,5 @@
 //! vg-log's decisions: the project's git history as something to search.
-//! `git.rs` reads commits from the object database (gix; git is never
+//! `git/` reads commits from the object database (gix; git is never
 //! spawned), `diff.rs` turns a commit's changes into the pieces indexed,
 //! `index.rs` brings the commit log (`store::CommitStore`) up to date with
 //! HEAD's history (`read_again.rs`: which stored commits it reads again) (`loose.rs` reads the malformed commits gix refuses),
