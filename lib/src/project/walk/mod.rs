@@ -4,7 +4,16 @@
 //! hidden files, file types and globs behave as they do in ripgrep. Files that
 //! cannot be indexed are reported as skips rather than silently dropped.
 
-use std::os::fd::AsFd;
+mod ignore_files;
+mod own_output;
+mod skip;
+
+pub use own_output::{own_output_for_stages, OWN_OUTPUT_VAR};
+pub use skip::{Skip, SkipReason};
+
+use ignore_files::{check_global_git_ignore, check_ignore_files_above, unreadable, unreadable_ignore_file};
+use own_output::{is_own_output, is_the_data_dir, linked_data_dir, own_outputs, FileId};
+
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex};
 use std::time::UNIX_EPOCH;
@@ -14,7 +23,7 @@ use ignore::overrides::OverrideBuilder;
 use ignore::types::TypesBuilder;
 use ignore::WalkBuilder;
 
-use super::generated::{by_name, Generated};
+use super::generated::by_name;
 use super::root::{rel_to_string, AdmittedPath, ProjectRoot, RootMarker};
 use super::small_file;
 
@@ -115,145 +124,6 @@ pub struct WalkedFile {
     /// Status-change time (`ctime_ns`): what an edit that kept the size and
     /// mtime (`touch -r`, `cp -p`, `rsync -t`) still moves.
     pub ctime_ns: i64,
-}
-
-/// Why a file was passed over.
-#[derive(Clone, Debug, PartialEq)]
-pub enum SkipReason {
-    Binary,
-    TooLarge {
-        size: u64,
-        limit: u64,
-    },
-    NotUtf8Path,
-    OutsideRoot,
-    /// A followed link that resolves inside the root but outside the paths
-    /// walked (for a server, the paths it serves).
-    OutsidePaths,
-    Symlink,
-    /// The file vanished between walking and reading.
-    Vanished,
-    /// An I/O error: permissions, a symlink loop, a read failure.
-    Error(String),
-    /// A lock file, minified bundle or generated code (`generated`).
-    Generated(Generated),
-    /// A catalog's project whose directory has moved or vanished: where it
-    /// was, "any more", and what is there now if a link is.
-    MissingProject(String),
-    /// A FIFO, socket or device: never read (a FIFO would block the run).
-    Special,
-    /// The file this process writes its output or its errors to (as
-    /// ripgrep leaves it out): a server's log inside the tree it serves
-    /// would be indexed at each refresh, and each index run would write
-    /// to it again.
-    OwnOutput,
-}
-
-impl SkipReason {
-    /// Short machine-readable name used in records.
-    pub fn code(&self) -> &'static str {
-        match self {
-            SkipReason::Binary => "binary",
-            SkipReason::TooLarge { .. } => "too_large",
-            SkipReason::NotUtf8Path => "non_utf8_path",
-            SkipReason::OutsideRoot => "outside_root",
-            SkipReason::OutsidePaths => "outside_paths",
-            SkipReason::Symlink => "symlink",
-            SkipReason::Vanished => "vanished",
-            SkipReason::Error(_) => "error",
-            SkipReason::Generated(_) => "generated",
-            SkipReason::MissingProject(_) => "missing_project",
-            SkipReason::Special => "special",
-            SkipReason::OwnOutput => "own_output",
-        }
-    }
-
-    /// Whether a user should hear about it by default (binary files and
-    /// unfollowed symlinks are routine, as in ripgrep, and so are lock
-    /// files and minified bundles).
-    pub fn is_notable(&self) -> bool {
-        !matches!(self, SkipReason::Binary | SkipReason::Symlink | SkipReason::Generated(_))
-    }
-
-    /// Whether every run says so, a search's too: a whole project of a
-    /// catalog is missing from the results.
-    pub fn is_warning(&self) -> bool {
-        matches!(self, SkipReason::MissingProject(_))
-    }
-
-    /// Whether it is an error that may pass by itself, so that a later run
-    /// reads what this one could not: too many open files, a failing read,
-    /// memory short. Not a link loop, a name too long, an ignore file that
-    /// is not UTF-8: those stay until the user changes something. Said by
-    /// the system's error number, which an I/O error's words end with.
-    pub fn may_pass(&self) -> bool {
-        let SkipReason::Error(said) = self else { return false };
-        let number = said.rsplit_once("(os error ").and_then(|(_, n)| n.strip_suffix(')')?.parse::<i32>().ok());
-        matches!(
-            number,
-            Some(
-                libc::EMFILE
-                    | libc::ENFILE
-                    | libc::EIO
-                    | libc::ENOMEM
-                    | libc::EAGAIN
-                    | libc::EINTR
-                    | libc::ETIMEDOUT
-                    | libc::ENOBUFS
-                    | libc::ESTALE
-            )
-        )
-    }
-
-    /// Whether it makes the run end with status 2, as a read error does in ripgrep.
-    pub fn is_error(&self) -> bool {
-        matches!(self, SkipReason::Error(_))
-    }
-
-    pub fn describe(&self) -> String {
-        match self {
-            SkipReason::Binary => "binary file".into(),
-            SkipReason::TooLarge { size, limit } => {
-                format!("{size} bytes is over max_filesize ({limit} bytes)")
-            }
-            SkipReason::NotUtf8Path => "path is not valid UTF-8".into(),
-            SkipReason::OutsideRoot => "resolves outside the project root".into(),
-            SkipReason::OutsidePaths => "resolves outside the paths walked".into(),
-            SkipReason::Symlink => "symbolic link (pass --follow to follow links)".into(),
-            SkipReason::Vanished => "file vanished while indexing".into(),
-            SkipReason::Error(e) => e.clone(),
-            SkipReason::Generated(g) => format!("{} (pass --include-generated to index it)", g.describe()),
-            SkipReason::MissingProject(dir) => {
-                format!("the catalog's project is not at {dir} (its files leave the index; vg-catalog remove-project drops it)")
-            }
-            SkipReason::Special => "not a regular file (a FIFO, socket or device)".into(),
-            SkipReason::OwnOutput => "the file this process writes its output or errors to".into(),
-        }
-    }
-}
-
-#[derive(Clone, Debug)]
-pub struct Skip {
-    /// Root-relative where possible, else the path as found.
-    pub path: String,
-    pub reason: SkipReason,
-}
-
-impl Skip {
-    /// Where the indexed files this skip leaves unseen are, which an index
-    /// run keeps as they are: an error's own path, and for an ignore file
-    /// that cannot be read, the directory it rules, which the walk did not
-    /// enter ("" for the whole tree).
-    pub fn unseen_under(&self) -> &str {
-        let ignore_file_dir = IGNORE_FILE_NAMES.iter().find_map(|name| match self.path.strip_suffix(name)? {
-            "" => Some(""),
-            dir => dir.strip_suffix('/'),
-        });
-        match ignore_file_dir {
-            Some(dir) if self.reason.is_error() => dir,
-            _ => &self.path,
-        }
-    }
 }
 
 #[derive(Debug, Default)]
@@ -375,51 +245,6 @@ struct Bounds {
     /// The directory the data directory links to, when `.vecgrep` is a
     /// link: walked under its own name, the index's files were indexed.
     linked_data_dir: Option<FileId>,
-}
-
-/// A file by device and inode: the same file whatever name reaches it.
-type FileId = (u64, u64);
-
-/// What `.vecgrep` leads to, when it is a link to a directory.
-fn linked_data_dir(root: &ProjectRoot) -> Option<FileId> {
-    use std::os::unix::fs::MetadataExt;
-    let data = root.path.join(crate::project::PROJECT_DIR);
-    std::fs::symlink_metadata(&data).ok().filter(|m| m.file_type().is_symlink())?;
-    std::fs::metadata(&data).ok().filter(|m| m.is_dir()).map(|m| (m.dev(), m.ino()))
-}
-
-/// How `vecgrep` tells the stages of its pipeline (`vg-query | vg-format`)
-/// the file its own output goes to: a stage writing to a pipe cannot see
-/// that `vecgrep foo >> notes.txt` appends to a file of the tree.
-pub const OWN_OUTPUT_VAR: &str = "VECGREP_OWN_OUTPUT";
-
-/// The regular files this process's standard output and error go to, and
-/// the one `OWN_OUTPUT_VAR` names, looked at once per walk: a server's
-/// redirection can be the same file for its whole life, but a library
-/// cannot know it was not changed.
-fn own_outputs() -> Vec<FileId> {
-    let (stdout, stderr) = (std::io::stdout(), std::io::stderr());
-    let handed_down = std::env::var(OWN_OUTPUT_VAR).ok().and_then(|v| parse_file_id(&v));
-    [stdout.as_fd(), stderr.as_fd()].into_iter().filter_map(regular_file_id).chain(handed_down).collect()
-}
-
-/// This process's standard output as `OWN_OUTPUT_VAR` carries it to the
-/// stages of a pipeline, when it is a regular file.
-pub fn own_output_for_stages() -> Option<String> {
-    let (dev, ino) = regular_file_id(std::io::stdout().as_fd())?;
-    Some(format!("{dev}:{ino}"))
-}
-
-/// The file `fd` is open on, when it is a regular one.
-fn regular_file_id(fd: std::os::fd::BorrowedFd<'_>) -> Option<FileId> {
-    use std::os::unix::fs::MetadataExt;
-    let meta = std::fs::File::from(fd.try_clone_to_owned().ok()?).metadata().ok()?;
-    meta.is_file().then(|| (meta.dev(), meta.ino()))
-}
-
-fn parse_file_id(text: &str) -> Option<FileId> {
-    let (dev, ino) = text.split_once(':')?;
-    Some((dev.parse().ok()?, ino.parse().ok()?))
 }
 
 impl Bounds {
@@ -545,145 +370,6 @@ fn git_work_tree_top(root: &ProjectRoot) -> Option<&Path> {
     root.path.ancestors().find(|dir| std::fs::symlink_metadata(dir.join(".git")).is_ok())
 }
 
-/// The ignore files of the walked paths' directories and every one above
-/// them, which the walker reads before it yields anything, up to `/`. One
-/// whose rules apply that it could read only in part (not a regular file,
-/// not UTF-8) is an error. Above the top of the root's git work tree git's
-/// own files do not apply, but `.ignore` and `.vecgrepignore` do, to `/`:
-/// git's there are judged only by what would have the walker read without
-/// end or wait (a link to `/dev/zero` a repository commits above a
-/// subproject's `.vecgrep`, a FIFO), their lines unjudged.
-fn check_ignore_files_above(root: &ProjectRoot, paths: &[AdmittedPath]) -> Result<()> {
-    let applies_from = git_work_tree_top(root).unwrap_or(Path::new("/"));
-    for path in paths {
-        for dir in path.abs.ancestors().filter(|d| d.is_dir()) {
-            let gits_apply = dir.starts_with(applies_from);
-            let unreadable = ignore_files_of(dir).find_map(|file| {
-                let judged_whole = gits_apply || !is_gits_own(dir, &file);
-                if judged_whole { unreadable(&file) } else { irregular(&file) }.map(|e| (file, e))
-            });
-            if let Some((file, e)) = unreadable {
-                return Err(anyhow!("ignore file {}: {e}", display_rel(&root.path, &file)));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// The ignore files the walker reads for `dir`: its own, and its
-/// repository's exclude file, which a linked worktree's `.git` file leads
-/// to (the main repository's, through `commondir`, as the walker finds it).
-fn ignore_files_of(dir: &Path) -> impl Iterator<Item = PathBuf> {
-    let own = [".gitignore", ".ignore", IGNORE_FILE_NAME].map(|name| dir.join(name));
-    own.into_iter().chain(git_exclude_file(dir))
-}
-
-/// Whether `file`, one of `dir`'s ignore files, is git's (its
-/// `.gitignore` or its repository's exclude file).
-fn is_gits_own(dir: &Path, file: &Path) -> bool {
-    file != dir.join(".ignore") && file != dir.join(IGNORE_FILE_NAME)
-}
-
-/// `dir`'s repository's `info/exclude`: in `.git`, or for a linked worktree
-/// (whose `.git` is a file naming its git directory) in the directory its
-/// `commondir` names. A submodule's git directory has no `commondir`, and
-/// the walker reads no exclude file for it.
-/// A `.git` file or a `commondir` that is no regular file (a FIFO the
-/// walker would wait on for ever) is itself what is returned, for
-/// `unreadable` to refuse. A relative `gitdir:` is read from the `.git`
-/// file's directory, as git reads it.
-fn git_exclude_file(dir: &Path) -> Option<PathBuf> {
-    let dot_git = dir.join(".git");
-    let meta = std::fs::metadata(&dot_git).ok()?;
-    if meta.is_dir() {
-        return Some(dot_git.join("info/exclude"));
-    }
-    let first_line = |file: &Path| match small_file::read_small(file, 64 << 10) {
-        Ok(Some(text)) => Ok(String::from_utf8_lossy(&text).lines().next().map(str::to_string)),
-        Ok(None) => Ok(None),
-        Err(_) => Err(file.to_path_buf()),
-    };
-    let line = match first_line(&dot_git) {
-        Ok(line) => line?,
-        Err(irregular) => return Some(irregular),
-    };
-    let git_dir = dir.join(line.strip_prefix("gitdir: ")?);
-    let common = match first_line(&git_dir.join("commondir")) {
-        Ok(common) => common?,
-        Err(irregular) => return Some(irregular),
-    };
-    let common = if common.starts_with('.') { git_dir.join(common) } else { PathBuf::from(common) };
-    Some(common.join("info/exclude"))
-}
-
-/// Why an ignore file the walker would read without end or wait on (a
-/// device, a FIFO), or one too large, is an error, judged by its metadata
-/// alone.
-fn irregular(file: &Path) -> Option<std::io::Error> {
-    let meta = std::fs::metadata(file).ok()?;
-    // A directory is passed over unread, by the walker too.
-    let why = if meta.is_dir() {
-        return None;
-    } else if !meta.is_file() {
-        "not a regular file"
-    } else if meta.len() > MAX_IGNORE_FILE_BYTES {
-        "larger than any ignore file a person writes"
-    } else {
-        return None;
-    };
-    Some(std::io::Error::new(std::io::ErrorKind::InvalidInput, why))
-}
-
-/// git's global ignore file (`core.excludesFile`, else
-/// `$XDG_CONFIG_HOME/git/ignore`), which the walker applies everywhere:
-/// one it would read only in part (a line that is not UTF-8, a file closed
-/// to the user) is an error, as an ignore file of the walked paths is. The
-/// walker reads none that is not a regular file, nor does this.
-fn check_global_git_ignore() -> Result<()> {
-    let Some(file) = ignore::gitignore::gitconfig_excludes_path() else { return Ok(()) };
-    let why = match small_file::read_small(&file, MAX_IGNORE_FILE_BYTES) {
-        Ok(Some(text)) => match small_file::first_line_not_utf8(&text) {
-            Some(line) => not_utf8_at(line),
-            None => return Ok(()),
-        },
-        Ok(None) => return Ok(()),
-        // A directory or a FIFO there, which the walker passes over too.
-        Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => return Ok(()),
-        Err(e) => e,
-    };
-    Err(anyhow!(
-        "git's global ignore file {}: {why} (fix it, or walk without ignore files: --no-ignore)",
-        file.display()
-    ))
-}
-
-/// An ignore file in `dir` that is there but cannot be read, and why: not
-/// a regular file (the walker would read `/dev/zero` without end, or block
-/// on a FIFO), or closed to this user, whom the walker would let into every
-/// file it ignores without a word (a secret a remote embedder then sees).
-/// A line that is not UTF-8 counts too: the walker stops reading the file
-/// there and passes over every rule after it without a word.
-fn unreadable_ignore_file(dir: &Path) -> Option<(PathBuf, std::io::Error)> {
-    ignore_files_of(dir).find_map(|file| unreadable(&file).map(|e| (file, e)))
-}
-
-/// Why the walker would read `file`, an ignore file, only in part, if it would.
-fn unreadable(file: &Path) -> Option<std::io::Error> {
-    match small_file::read_small(file, MAX_IGNORE_FILE_BYTES) {
-        Ok(Some(text)) => small_file::first_line_not_utf8(&text).map(not_utf8_at),
-        Ok(None) => None,
-        Err(e) => Some(e),
-    }
-}
-
-/// Larger than any ignore file a person writes; one past it is not read whole.
-const MAX_IGNORE_FILE_BYTES: u64 = 64 << 20;
-
-fn not_utf8_at(line: usize) -> std::io::Error {
-    let why = format!("line {line} is not UTF-8, and the rules from there on would go unread");
-    std::io::Error::new(std::io::ErrorKind::InvalidData, why)
-}
-
 /// Which directories the walk enters, and which files it passes over: a
 /// `.git` file (a worktree's or a submodule's link to its repository) is
 /// the repository's as its directory is. Never the always-excluded ones, none
@@ -804,17 +490,6 @@ fn closed_to_us(meta: &std::fs::Metadata, path: &Path) -> Option<std::io::Error>
     // Opened as every small file is, so that one a FIFO replaced since the
     // walk looked is not waited on.
     small_file::open_regular(path).err().filter(|e| e.kind() == std::io::ErrorKind::PermissionDenied)
-}
-
-/// Whether directory `e` is the data directory `.vecgrep` links to.
-fn is_the_data_dir(e: &ignore::DirEntry, data_dir: Option<FileId>) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata(e.path()).is_ok_and(|m| Some((m.dev(), m.ino())) == data_dir)
-}
-
-fn is_own_output(own_outputs: &[FileId], meta: &std::fs::Metadata) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    own_outputs.contains(&(meta.dev(), meta.ino()))
 }
 
 /// Modification time in nanoseconds since the epoch (0 when unknown).
