@@ -683,9 +683,14 @@ impl IndexObserver for LiveObserver<'_> {
     }
 
     /// Said once while it persists, as a skip is: an ignore file's bad
-    /// rule was said again at every refresh, once a second.
+    /// rule was said again at every refresh, once a second. Not by a fill,
+    /// which walks what the index run before it said, as for skips: one
+    /// kept by a fill outlived a fix the next run saw, and the rule broken
+    /// again was never said (review 205).
     fn warned(&mut self, message: &str) {
-        self.say_once(message.to_string(), message);
+        if !self.filling {
+            self.say_once(message.to_string(), message);
+        }
     }
 
     fn waiting_for_lock(&mut self, waiting: bool) {
@@ -821,6 +826,34 @@ enum Failure {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A warning is said once while it persists, and again when it comes
+    /// back after a run without it, whatever a fill between them saw.
+    #[test]
+    fn a_warning_is_said_again_when_it_comes_back_a_fill_between() {
+        let dir = tempfile::tempdir().unwrap();
+        let root =
+            ProjectRoot { path: dir.path().to_path_buf(), marker: crate::project::RootMarker::None, shared: None };
+        let config = crate::project::ConfigLayers::default().resolve().unwrap();
+        let target = Target { root, paths: Vec::new(), walk: Default::default(), config };
+        let said = Arc::new(Mutex::new(Vec::<String>::new()));
+        let heard = Arc::clone(&said);
+        let live = LiveIndex::new(target, Arc::default(), Box::new(move |m| lock(&heard).push(m.to_string())));
+        let run = |filling: bool, warns: bool| {
+            let mut observer = LiveObserver::new(&live, false, filling);
+            if warns {
+                observer.warned("ignore file .gitignore, a rule left out");
+            }
+        };
+        let times_said = || lock(&said).len();
+        run(false, true);
+        run(false, true);
+        assert_eq!(times_said(), 1, "said once while it persists");
+        run(true, true);
+        run(false, false);
+        run(false, true);
+        assert_eq!(times_said(), 2, "said again when it comes back");
+    }
 
     #[test]
     fn a_run_stopped_by_shutdown_says_it_did_not_finish() {
