@@ -223,6 +223,16 @@ fn paths_narrow_a_catalog_to_parts_of_its_projects_and_others_are_refused() {
     let o = run(p.cmd("vg-query", "elsewhere").args(["--catalog", "team", "--threshold", "-1", "retry", "l/.."]));
     assert_code(&o, 0);
     assert!(projects_of(&records(&o)).iter().all(|p| p == "billing"), "{}", stdout(&o));
+    // A missing one is placed so too: inside billing, it is missing, not
+    // in none of the projects (review 205).
+    let o =
+        run(p.cmd("vg-query", "elsewhere").args(["--catalog", "team", "--skip-outside-root", "retry", "l/../gone.py"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("'l/../gone.py': No such file"), "{}", stderr(&o));
+    let o =
+        run(p.cmd("vg-query", "catalogs/team").args(["--skip-outside-root", "retry", "billing/typo.py", "billing"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("'billing/typo.py': No such file"), "{}", stderr(&o));
     // In the catalog's own directory, a PATH narrows that catalog too: its
     // project's link there was refused as outside the root (audit 203).
     for (tool, json) in [("vg-query", None), ("vecgrep", Some("--json"))] {

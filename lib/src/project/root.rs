@@ -468,7 +468,7 @@ fn absolutize(cwd: &Path, path: &Path) -> PathBuf {
 /// the link leads, and a `..` after a link climbs from where it leads, as
 /// the system reads it (`link/../missing` was placed beside the link by
 /// its text: audit 203).
-fn resolved_as_far_as_it_exists(path: &Path) -> PathBuf {
+pub(crate) fn resolved_as_far_as_it_exists(path: &Path) -> PathBuf {
     for existing in path.ancestors() {
         if let Ok(real) = existing.canonicalize() {
             let rest = path.strip_prefix(existing).unwrap_or(Path::new(""));

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Result};
 
 use super::Catalog;
-use crate::project::root::{normalize_lexically, rel_to_string, root_named, Admission, AdmittedPath, ProjectRoot};
+use crate::project::root::{
+    normalize_lexically, rel_to_string, resolved_as_far_as_it_exists, root_named, Admission, AdmittedPath, ProjectRoot,
+};
 use crate::project::walk::{walk_tree, IgnoreFileWarning, Skip, SkipReason, WalkOptions, WalkResult};
 
 /// Walk the parts of catalog root `root` that `paths` (catalog paths) name:
@@ -101,17 +103,6 @@ pub fn missing_projects(root: &ProjectRoot) -> Result<Vec<(String, String)>> {
     Ok(catalog.projects.iter().filter_map(|p| Some((p.name.clone(), project_root(&catalog, p).err()?))).collect())
 }
 
-/// `path`, missing on disk: its nearest start that exists, resolved, with
-/// the rest as written.
-fn below_what_is_left(path: &Path) -> PathBuf {
-    for start in path.ancestors() {
-        if let Ok(real) = start.canonicalize() {
-            return normalize_lexically(&real.join(path.strip_prefix(start).unwrap_or(Path::new(""))));
-        }
-    }
-    path.to_path_buf()
-}
-
 /// The catalog's link to a project at `link`, made again where it was
 /// removed or changed by hand (the definition says where it points), or
 /// why not: a file or directory in its way.
@@ -156,18 +147,20 @@ pub fn admit_catalog_paths(
     }
     let mut out = Admission::default();
     for path in paths {
-        let abs = normalize_lexically(&cwd.join(path));
+        // As written, as the system reads it: a `..` after a link climbs
+        // from where the link leads. By its text, `link/..` was the
+        // directory the link is in, `billing/../payments` a project where
+        // the system finds nothing, and `billing/typo.py` in none of the
+        // projects (audit 203, review 205).
+        let written = cwd.join(path);
         let outside = |p: &Path| p != catalog.dir && catalog.project_holding(p).is_none();
-        // As written first: a `..` after a link climbs from where it
-        // leads, as the system reads it (`link/..` was taken by its text
-        // for the directory the link is in: audit 203).
-        let real = match cwd.join(path).canonicalize().or_else(|_| abs.canonicalize()) {
+        let real = match written.canonicalize() {
             Ok(real) => real,
             // A label's tree may hold what the working tree lost since.
-            Err(_) if in_label => below_what_is_left(&abs),
+            Err(_) if in_label => resolved_as_far_as_it_exists(&written),
             // As for a project: a missing path is skipped when it lies
-            // outside by its text, else its absence is the error.
-            Err(_) if skip_outside_root && outside(&abs) => {
+            // outside by what of it exists, else its absence is the error.
+            Err(_) if skip_outside_root && outside(&resolved_as_far_as_it_exists(&written)) => {
                 out.skipped.push(path.clone());
                 continue;
             }
