@@ -186,6 +186,37 @@ fn a_root_whose_name_is_not_utf8_is_refused() {
     );
 }
 
+/// A marker another user planted is said as passed over on the way up
+/// from a PATH only where that PATH chose the root: it was said where the
+/// current directory chose it, and not where what is left of a revision's
+/// gone PATH did (review 205).
+#[test]
+fn a_marker_passed_over_from_a_path_is_said_only_where_that_path_chose_the_root() {
+    if !running_as_root() {
+        eprintln!("skipped: only root can give a marker to another user");
+        return;
+    }
+    let up = git_repo();
+    up.write("shared/gone.py", "def retry_gone():\n    pass\n");
+    commit_all(&up, "a file in a shared directory");
+    let shared = up.path().join("shared");
+    assert!(Command::new("chmod").arg("1777").arg(&shared).status().unwrap().success());
+    std::fs::create_dir(shared.join(".vecgrep")).unwrap();
+    assert!(Command::new("chown").arg("65534").arg(shared.join(".vecgrep")).status().unwrap().success());
+    let said = format!("passing over '{}'", shared.join(".vecgrep").display());
+    let o = run(up.cmd("vg-root", ".").arg("shared/gone.py"));
+    assert_code(&o, 0);
+    assert!(!stderr(&o).contains("passing over"), "the repository chose the root: {}", stderr(&o));
+    std::fs::remove_file(shared.join("gone.py")).unwrap();
+    let elsewhere = Tree::bare();
+    let o = run(elsewhere
+        .cmd("vg-query", ".")
+        .args(["--rev", "HEAD", "--mode", "lexical", "retry_gone"])
+        .arg(shared.join("gone.py")));
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains(&said), "{}", stderr(&o));
+}
+
 /// In a shared directory such as /tmp (sticky, anyone may add to it),
 /// another user's `.vecgrep` chooses no root and no index: an audit planted
 /// one in the parent of a victim's project, and the victim's search showed

@@ -257,7 +257,12 @@ pub fn resolve_in(
     let config = resolve_config(tool, &root, cli)?;
     root.shared = vecgrep::project::shared_index(&root, &config);
     if !config_noted() {
-        note_markers_passed_over(tool, config.quiet, (&cwd, paths), &root);
+        // Those that chose the root: with --rev, what is on disk of them.
+        let choosing = match paths_in {
+            PathsIn::Revision => revision_paths_on_disk(paths),
+            _ => paths.to_vec(),
+        };
+        note_markers_passed_over(tool, config.quiet, (&cwd, &choosing), &root);
     }
     note_skipped_paths(tool, config.quiet, &root, &admission);
     Ok(Invocation { cwd, root, paths: admission.admitted, config, context_label })

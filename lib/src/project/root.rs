@@ -191,17 +191,19 @@ fn owner_trusted(owner: u32, me: u32, dir_mode: u32) -> bool {
 
 /// The markers another user planted (`planted_by`) that were passed over
 /// on the way up to `root` from `cwd`, and from the directory of a single
-/// PATH (`paths`), which may choose the root too (`select_root`), nearest
-/// first: said, so that a root other than the one expected comes with its
-/// reason. One passed over on the way up from a PATH was said only when
-/// the search ran from within (audit 203).
+/// PATH (`paths`, those that chose the root) when `cwd` chose none
+/// (`select_root`), nearest first: said, so that a root other than the
+/// one expected comes with its reason. One passed over on the way up from
+/// a PATH was said only when the search ran from within (audit 203).
 pub fn markers_passed_over(cwd: &Path, paths: &[PathBuf], root: &ProjectRoot) -> Vec<(PathBuf, u32)> {
     if matches!(root.marker, RootMarker::Catalog | RootMarker::Revision) {
         return Vec::new();
     }
     let Ok(cwd) = cwd.canonicalize() else { return Vec::new() };
     let from_path = match paths {
-        [single] => absolutize(&cwd, single).canonicalize().ok().map(|p| if p.is_dir() { p } else { parent_of(p) }),
+        [single] if find_marked_root(&cwd).is_none() => {
+            absolutize(&cwd, single).canonicalize().ok().map(|p| if p.is_dir() { p } else { parent_of(p) })
+        }
         _ => None,
     };
     let stop = (root.marker != RootMarker::None).then_some(root.path.as_path());
