@@ -2089,6 +2089,20 @@ fn another_processs_run_over_the_index_is_said_by_status_and_searches() {
     let (_, head, _) = s.get("/search?q=handler&mode=lexical");
     assert!(!head.contains("Vecgrep-Note"), "{head}");
     assert_eq!(s.json("/health")["index_ready"], true);
+    // One killed part-way with no run holding the lock is completed at
+    // once: it read as whole, `ready`, until the next refresh (audit 204).
+    kill_after_file_records(t.cmd("vg-index", ".").arg("--reindex"), 5);
+    let complete = || {
+        let o = run(t.cmd("vg-index", ".").args(["--stats", "--json"]));
+        records(&o)[0]["complete"] == true
+    };
+    assert!(!complete(), "the killed run left the index unfinished");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while s.json("/status")["status"] != "ready" {
+        assert!(Instant::now() < deadline, "never completed: {}", s.json("/status"));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(complete(), "ready over an index a killed run left unfinished: {}", s.json("/status"));
     drop(s);
     // A server of part of the project leaves the mark itself: whoever holds
     // the lock (its own refresh, vg-log, --verify) is no run of another's.

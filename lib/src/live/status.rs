@@ -79,6 +79,9 @@ pub struct LiveStatus {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OthersRun {
     UnderWay,
+    /// It stopped part-way (killed), leaving the index marked unfinished:
+    /// this server's own run, asked for at once, completes it.
+    Stopped,
 }
 
 impl OthersRun {
@@ -87,6 +90,9 @@ impl OthersRun {
         match self {
             OthersRun::UnderWay => {
                 "another process's index run is under way: results may miss the files it has not reached yet"
+            }
+            OthersRun::Stopped => {
+                "another process's index run stopped part-way: results may miss files until this server's own run, begun now, completes it"
             }
         }
     }
@@ -185,7 +191,10 @@ impl LiveIndex {
     /// any holder of the lock (its own refresh, vg-log, --verify) read as
     /// another's run: it says nothing; so does one whose own last run left
     /// the mark (files it could not read). A run of another process that
-    /// stopped part-way is redone by the next refresh.
+    /// stopped part-way (the mark, and no lock held) asks for a run of this
+    /// server's at once: `ready` read it as whole until the next refresh,
+    /// 30 s with `--refresh 30` (audit 204). Not after a failed run of its
+    /// own, which the refresh tries again: polls would ask for one each.
     pub fn others_run(&self, store: &StoreSlot) -> Option<OthersRun> {
         let reader = store.as_deref()?;
         if super::lock(&self.state).own_mark {
@@ -196,7 +205,14 @@ impl LiveIndex {
         if !whole || progress.indexing || progress.filling || !reader.run_unfinished().unwrap_or(false) {
             return None;
         }
-        crate::store::run_under_way(&self.target.root).then_some(OthersRun::UnderWay)
+        if crate::store::run_under_way(&self.target.root) {
+            return Some(OthersRun::UnderWay);
+        }
+        if progress.error.is_some() {
+            return None;
+        }
+        self.request_run();
+        Some(OthersRun::Stopped)
     }
 
     /// Whether a first run has ended, none is at work and the last one did
