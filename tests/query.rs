@@ -6,6 +6,31 @@ fn query(t: &Tree, cwd: &str, args: &[&str]) -> std::process::Output {
     run(t.cmd("vg-query", cwd).args(args))
 }
 
+/// Equal scores go by file, then line (ndjson.md), whatever order the
+/// files were indexed in: the cut to the best few kept one of two equal
+/// matches by chunk id, so `-k 1` gave a file indexed first, and another
+/// after `--reindex` (audit 204).
+#[test]
+fn equal_scores_go_by_file_whatever_order_they_were_indexed_in() {
+    let t = Tree::git();
+    // More equal matches than the 100 candidates a search looks at.
+    for i in 0..110 {
+        t.write(&format!("z/f{i:03}.rs"), "fn handler() { let walrus = 1; }\n");
+    }
+    // Fewer than half the files hold the word, so that it scores above 0.
+    for i in 0..120 {
+        t.write(&format!("z/other{i:03}.rs"), &format!("fn other_{i}() {{ let pelican = {i}; }}\n"));
+    }
+    assert_code(&run(t.cmd("vg-index", ".").arg("z")), 0);
+    t.write("a/f999.rs", "fn handler() { let walrus = 1; }\n");
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    for k in ["1", "3"] {
+        let o = query(&t, ".", &["--no-index", "--mode", "lexical", "-k", k, "walrus"]);
+        assert_code(&o, 0);
+        assert_eq!(records(&o)[0]["file"], "a/f999.rs", "-k {k}: {}", stdout(&o));
+    }
+}
+
 /// A hit of several lines holds those lines whole: a piece of a long line
 /// (a chunk of its own, cut from it) joined beside its neighbours made the
 /// result carry that piece as the line (spec/ndjson.md: `text` is lines

@@ -54,8 +54,9 @@ impl WordTable {
 
     /// The `limit` chunks that `admit` lets through and best match `terms`
     /// (one per word asked for, as `store::expression_terms` gives them),
-    /// by BM25 as FTS5 reports it (more negative is better), best first;
-    /// equal scores by id.
+    /// and every other one as good as the last of them
+    /// (`store::keep_best_with_ties`), by BM25 as FTS5 reports it (more
+    /// negative is better), best first; equal scores by id.
     pub fn best_matches(&self, terms: &[String], limit: usize, admit: &dyn Fn(ChunkId) -> bool) -> Vec<(ChunkId, f64)> {
         let mut scores = vec![0.0f64; self.ids.len()];
         let mut matched: Vec<u32> = Vec::new();
@@ -77,15 +78,9 @@ impl WordTable {
             }
         }
         matched.retain(|&c| admit(self.ids[c as usize]));
-        let better = |a: &u32, b: &u32| {
-            scores[*b as usize].total_cmp(&scores[*a as usize]).then(self.ids[*a as usize].cmp(&self.ids[*b as usize]))
-        };
-        if matched.len() > limit && limit > 0 {
-            matched.select_nth_unstable_by(limit - 1, better);
-            matched.truncate(limit);
-        }
-        matched.truncate(limit);
-        matched.sort_unstable_by(better);
+        let by_score = |a: &u32, b: &u32| scores[*b as usize].total_cmp(&scores[*a as usize]);
+        crate::store::keep_best_with_ties(&mut matched, limit, by_score);
+        matched.sort_unstable_by(|a, b| by_score(a, b).then(self.ids[*a as usize].cmp(&self.ids[*b as usize])));
         matched.into_iter().map(|c| (self.ids[c as usize], -scores[c as usize])).collect()
     }
 
@@ -204,9 +199,11 @@ mod tests {
     }
 
     #[test]
-    fn equal_scores_go_by_id() {
+    fn equal_scores_go_by_id_and_a_cut_keeps_them_all() {
         let t = table(&[("a", 4, 1), ("a", 9, 1), ("b", 1, 1)], 10);
         assert_eq!(t.best_matches(&terms(&["a"]), 10, &|_| true).iter().map(|r| r.0).collect::<Vec<_>>(), [4, 9]);
+        // The caller orders ties by place: a cut keeps every one.
+        assert_eq!(t.best_matches(&terms(&["a"]), 1, &|_| true).iter().map(|r| r.0).collect::<Vec<_>>(), [4, 9]);
     }
 
     #[test]

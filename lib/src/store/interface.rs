@@ -102,7 +102,9 @@ pub trait IndexReader: Send {
     fn static_cosine(&self, id: ChunkId, query: &[f32]) -> Result<Option<f32>, StoreError>;
     /// The `limit` chunks in `scope` whose words best match the full-text
     /// expression `expr` (`search::lexical::match_expression`), by BM25
-    /// (more negative is better), best first, holes included.
+    /// (more negative is better), best first, holes included; and every
+    /// other one as good as the last of them (`keep_best_with_ties`), for
+    /// the caller to order by place.
     fn best_word_matches(&self, expr: &str, scope: &Scope, limit: usize) -> Result<Vec<(ChunkId, f64)>, StoreError>;
     /// File and first line of each chunk in `ids` still in the index.
     fn places(&self, ids: &[ChunkId]) -> Result<HashMap<ChunkId, (String, usize)>, StoreError>;

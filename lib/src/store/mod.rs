@@ -22,6 +22,7 @@ macro_rules! word_tokenizer {
 #[cfg(test)]
 pub(crate) mod backend_checks;
 mod commits;
+mod cut;
 mod error;
 mod fill;
 mod interface;
@@ -42,6 +43,7 @@ mod sqlite;
 mod word_terms;
 
 pub use commits::{CommitRow, CommitStore, CommitWrite, PieceKind, PieceRef, PieceWrite, StoredCommit, StoredPiece};
+pub use cut::keep_best_with_ties;
 pub use error::*;
 pub use interface::*;
 pub use lock::{

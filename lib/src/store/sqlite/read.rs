@@ -180,12 +180,8 @@ impl IndexReader for SqliteIndex {
         if let Some(inside) = self.chunks_in(scope)? {
             matches.retain(|m| inside.contains(&m.0));
         }
-        let better = |a: &(ChunkId, f64), b: &(ChunkId, f64)| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0));
-        if matches.len() > limit {
-            matches.select_nth_unstable_by(limit, better);
-            matches.truncate(limit);
-        }
-        matches.sort_unstable_by(better);
+        crate::store::keep_best_with_ties(&mut matches, limit, |a, b| a.1.total_cmp(&b.1));
+        matches.sort_unstable_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
         Ok(matches)
     }
 
