@@ -2097,6 +2097,13 @@ fn another_processs_run_over_the_index_is_said_by_status_and_searches() {
         records(&o)[0]["complete"] == true
     };
     assert!(!complete(), "the killed run left the index unfinished");
+    // Each answer says so until the server's own run has completed it: only
+    // the first did, and one during the run called it another's (review 206).
+    let stopped = "Vecgrep-Note: another process's index run stopped part-way";
+    for _ in 0..3 {
+        let (_, head, _) = s.get("/search?q=handler&mode=lexical");
+        assert!(head.contains(stopped) || complete(), "{head}");
+    }
     let deadline = Instant::now() + Duration::from_secs(60);
     while s.json("/status")["status"] != "ready" {
         assert!(Instant::now() < deadline, "never completed: {}", s.json("/status"));

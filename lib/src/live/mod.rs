@@ -827,18 +827,51 @@ enum Failure {
 mod tests {
     use super::*;
 
+    /// A live index of the whole project at `dir`, whose notes go to `said`.
+    fn live_at(dir: &std::path::Path, said: &Arc<Mutex<Vec<String>>>) -> Arc<LiveIndex> {
+        let root = ProjectRoot { path: dir.to_path_buf(), marker: crate::project::RootMarker::None, shared: None };
+        let whole = AdmittedPath { abs: dir.to_path_buf(), rel: String::new(), is_dir: true };
+        let config = crate::project::ConfigLayers::default().resolve().unwrap();
+        let target = Target { root, paths: vec![whole], walk: Default::default(), config };
+        let heard = Arc::clone(said);
+        LiveIndex::new(target, Arc::default(), Box::new(move |m| lock(&heard).push(m.to_string())))
+    }
+
+    /// An index another process's killed run left unfinished is said to be
+    /// partial until the run this server begins for it has ended: only the
+    /// first answer said so, and during the run none (review 206).
+    #[test]
+    fn an_index_another_run_left_unfinished_is_said_until_this_servers_run_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let live = live_at(dir.path(), &Arc::default());
+        let mark = |unfinished: bool| {
+            let mut writer = store::open_for_writing(&live.target.root, &mut |_| {}).unwrap();
+            writer.set_run_unfinished(unfinished).unwrap();
+        };
+        // After its first run, ready.
+        lock(&live.state).progress = Progress { ran: true, ..Default::default() };
+        mark(true);
+        let mut slot: StoreSlot = None;
+        open_slot(&mut slot, &live.target.root).unwrap();
+        assert_eq!(live.others_run(&slot), Some(OthersRun::Stopped));
+        assert!(live.run_requested(), "a run of its own is asked for");
+        let (jobs, _) = live.begin_run();
+        assert_eq!(live.others_run(&slot), Some(OthersRun::Stopped), "its run has begun");
+        lock(&live.state).progress.indexing = true;
+        assert_eq!(live.others_run(&slot), Some(OthersRun::Stopped), "its run indexes");
+        mark(false);
+        lock(&live.state).progress.indexing = false;
+        live.end_run(&jobs, &Ok(IndexSummary::default()));
+        assert_eq!(live.others_run(&slot), None, "its run completed the index");
+    }
+
     /// A warning is said once while it persists, and again when it comes
     /// back after a run without it, whatever a fill between them saw.
     #[test]
     fn a_warning_is_said_again_when_it_comes_back_a_fill_between() {
         let dir = tempfile::tempdir().unwrap();
-        let root =
-            ProjectRoot { path: dir.path().to_path_buf(), marker: crate::project::RootMarker::None, shared: None };
-        let config = crate::project::ConfigLayers::default().resolve().unwrap();
-        let target = Target { root, paths: Vec::new(), walk: Default::default(), config };
         let said = Arc::new(Mutex::new(Vec::<String>::new()));
-        let heard = Arc::clone(&said);
-        let live = LiveIndex::new(target, Arc::default(), Box::new(move |m| lock(&heard).push(m.to_string())));
+        let live = live_at(dir.path(), &said);
         let run = |filling: bool, warns: bool| {
             let mut observer = LiveObserver::new(&live, false, filling);
             if warns {

@@ -30,6 +30,9 @@ pub(super) struct Runs {
     begun: u64,
     ended: u64,
     last: Option<RunOutcome>,
+    /// A run was asked for to complete an index another process's killed
+    /// run left unfinished, when `begun` runs had begun (`others_run`).
+    catching_up_after: Option<u64>,
 }
 
 /// A place in the order of runs: the run a request will be answered by.
@@ -56,6 +59,27 @@ impl LiveIndex {
     pub fn run_outcome(&self, ticket: RunTicket) -> Option<RunOutcome> {
         let state = lock(&self.state);
         (state.runs.ended >= ticket.0).then(|| state.runs.last.clone()).flatten()
+    }
+
+    /// Ask for a run to complete an index another process's run left
+    /// unfinished; `catching_up` holds until it has ended.
+    pub(super) fn request_catch_up(&self) {
+        let mut state = lock(&self.state);
+        state.runs.requested = true;
+        state.runs.catching_up_after = Some(state.runs.begun);
+    }
+
+    /// Whether the run `request_catch_up` asked for has yet to end.
+    pub(super) fn catching_up(&self) -> bool {
+        let state = lock(&self.state);
+        state.runs.catching_up_after.is_some_and(|after| state.runs.ended <= after)
+    }
+
+    /// Whether a run of this process's indexer is under way: the index's
+    /// lock it holds is no other process's.
+    pub(super) fn own_run_under_way(&self) -> bool {
+        let state = lock(&self.state);
+        state.runs.begun > state.runs.ended
     }
 
     pub(super) fn run_requested(&self) -> bool {

@@ -202,7 +202,21 @@ impl LiveIndex {
         }
         let progress = self.progress();
         let whole = crate::index::walks_the_whole_project(&self.target.walk, &self.target.paths);
-        if !whole || progress.indexing || progress.filling || !reader.run_unfinished().unwrap_or(false) {
+        if !whole {
+            return None;
+        }
+        // Said until the run that completes it ends: its answers are partial
+        // too (review 206: only the first said so).
+        if self.catching_up() {
+            return Some(OthersRun::Stopped);
+        }
+        if progress.indexing || progress.filling || !reader.run_unfinished().unwrap_or(false) {
+            return None;
+        }
+        // The lock of a run of this server's own, before it says it indexes,
+        // is no other's (review 206: "another process's index run is under
+        // way" of its own).
+        if self.own_run_under_way() {
             return None;
         }
         if crate::store::run_under_way(&self.target.root) {
@@ -211,7 +225,7 @@ impl LiveIndex {
         if progress.error.is_some() {
             return None;
         }
-        self.request_run();
+        self.request_catch_up();
         Some(OthersRun::Stopped)
     }
 
