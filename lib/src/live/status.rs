@@ -215,8 +215,8 @@ impl LiveIndex {
         }
         // The lock of a run of this server's own, before it says it indexes,
         // is no other's (review 206: "another process's index run is under
-        // way" of its own).
-        if self.own_run_under_way() {
+        // way" of its own); one waiting for the lock holds none.
+        if self.own_run_under_way() && !progress.waiting {
             return None;
         }
         if crate::store::run_under_way(&self.target.root) {
