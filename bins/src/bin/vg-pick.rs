@@ -19,7 +19,7 @@ use skim::tui::Size;
 use skim::{DisplayContext, PreviewContext, PreviewPosition};
 use vecgrep::embed::LazyEmbedder;
 use vecgrep::embed::Profile;
-use vecgrep::format::{escape_controls, score_band, ScoreBand};
+use vecgrep::format::{escape_controls, shown_score, ScoreBand};
 use vecgrep::live::{LiveIndex, Searcher, Target};
 use vecgrep::pick::{self, OpenPlan};
 use vecgrep::project::ResolvedConfig;
@@ -612,14 +612,15 @@ impl SkimItem for PickItem {
 
     fn display(&self, ctx: DisplayContext) -> Line<'_> {
         let base = ctx.base_style;
-        let score_style = match score_band(self.row.fit) {
+        let (fit, band) = shown_score(self.row.fit, 2);
+        let score_style = match band {
             ScoreBand::Strong => Style::new().fg(Color::Green).add_modifier(Modifier::BOLD),
             ScoreBand::Fair => Style::new().fg(Color::Yellow),
             ScoreBand::Weak => Style::new().add_modifier(Modifier::DIM),
         };
         Line::from(vec![
             Span::styled(pick::shown(&self.key), base.patch(Style::new().fg(Color::Magenta))),
-            Span::styled(format!("  {:.2}  ", self.row.fit), base.patch(score_style)),
+            Span::styled(format!("  {fit}  "), base.patch(score_style)),
             Span::styled(self.row.snippet.clone(), base),
         ])
     }

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 
-use super::{display_file, paint, score_color, words, FormatOptions, OutputMode, DIM, LINE_NO, PATH};
+use super::{display_file, paint, painted_score, words, FormatOptions, OutputMode, DIM, LINE_NO, PATH};
 use crate::records::{write_record, CommitRecord};
 
 const SHA: &str = "\x1b[33m";
@@ -70,14 +70,13 @@ pub fn render_commits(out: &mut dyn Write, commits: &[CommitRecord], opts: &Form
 fn render_block(out: &mut dyn Write, c: &CommitRecord, opts: &FormatOptions) -> io::Result<()> {
     let color = opts.color;
     let short = c.sha.get(..12).unwrap_or(&c.sha);
-    let score = format!("{:.2}", c.score);
     writeln!(
         out,
         "{} {} {} {}",
         paint(color, SHA, short),
         paint(color, DIM, &opts.shown(day(&c.date))),
         opts.shown(&c.author),
-        paint(color, score_color(c.score), &score)
+        painted_score(color, c.score, 2)
     )?;
     writeln!(out, "    {}", paint(color, BOLD, &opts.shown(&c.subject)))?;
     let query_words = words(&c.query);

@@ -331,12 +331,24 @@ fn paint(color: bool, code: &str, text: &str) -> String {
     }
 }
 
-fn score_color(score: f64) -> &'static str {
-    match score_band(score) {
+/// `score` as shown to `decimals` places, painted by the band of what is
+/// shown: a fit of 0.5997 showed "0.600" in the colour of fair, not strong.
+fn painted_score(color: bool, score: f64, decimals: usize) -> String {
+    let (shown, band) = shown_score(score, decimals);
+    let code = match band {
         ScoreBand::Strong => "\x1b[1;32m",
         ScoreBand::Fair => "\x1b[33m",
         ScoreBand::Weak => DIM,
-    }
+    };
+    paint(color, code, &shown)
+}
+
+/// `score` to `decimals` places, and the band of that shown value
+/// (`score_band`), so that a colour never disagrees with its number (audit 207).
+pub fn shown_score(score: f64, decimals: usize) -> (String, ScoreBand) {
+    let shown = format!("{score:.decimals$}");
+    let band = score_band(shown.parse().unwrap_or(score));
+    (shown, band)
 }
 
 /// How good a hit's fit is (`HitRecord::shown`), for coloring it: the same
@@ -445,12 +457,7 @@ fn render_under_headings(out: &mut dyn Write, hits: &[HitRecord], opts: &FormatO
             if !h.concepts.is_empty() {
                 span.push_str(&format!("  concept: {}", h.concepts.join(", ")));
             }
-            writeln!(
-                out,
-                "{}  {}",
-                paint(c, score_color(fit), &format!("{fit:.3}")),
-                paint(c, DIM, &opts.shown(&span))
-            )?;
+            writeln!(out, "{}  {}", painted_score(c, fit, 3), paint(c, DIM, &opts.shown(&span)))?;
             // `--explain`: why it ranked there; a pipe keeps grep's lines.
             if let Some(why) = h.reasoning.as_deref().filter(|w| !w.is_empty()) {
                 writeln!(out, "{}", paint(c, DIM, &format!("why: {}", escape_controls(why))))?;
@@ -572,6 +579,16 @@ fn matches_chunk(file: &FileLines, hit: &HitRecord) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_score_is_coloured_by_the_band_of_the_number_shown() {
+        assert_eq!(shown_score(0.5997, 3), ("0.600".to_string(), ScoreBand::Strong));
+        assert_eq!(shown_score(0.5994, 3), ("0.599".to_string(), ScoreBand::Fair));
+        assert_eq!(shown_score(0.4497, 3), ("0.450".to_string(), ScoreBand::Fair));
+        assert_eq!(shown_score(0.596, 2), ("0.60".to_string(), ScoreBand::Strong));
+        assert_eq!(shown_score(0.447, 2), ("0.45".to_string(), ScoreBand::Fair));
+        assert_eq!(shown_score(0.444, 2), ("0.44".to_string(), ScoreBand::Weak));
+    }
 
     #[test]
     fn a_file_matches_a_hit_by_every_line_not_the_first_alone() {
