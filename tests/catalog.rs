@@ -1091,6 +1091,19 @@ fn clearing_a_labels_index_leaves_the_catalog_and_its_other_labels() {
         assert_code(&o, 2);
         assert!(stderr(&o).contains(&format!("{} does not go with --label", flag[0])), "{}", stderr(&o));
     }
+    // The catalog's --stats lists its labels as labels, not as revisions of
+    // a sha that names no commit, and --forget says what drops one, where
+    // it blamed a --rev never given (audit 207).
+    let o = index(&["--stats", "--json"]);
+    assert_code(&o, 0);
+    let stats = &records(&o)[0];
+    assert_eq!(stats["revisions"], serde_json::json!([]), "{stats}");
+    assert!(stats["labels"].as_array().unwrap().iter().any(|l| l["names"][0] == "release-1"), "{stats}");
+    let o = index(&["--stats"]);
+    assert!(stdout(&o).contains("label:    release-1: "), "{}", stdout(&o));
+    let o = index(&["--forget", "release-1"]);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("--forget drops a revision's index of one repository; a catalog's label index is dropped with --label NAME --clear-cache"), "{}", stderr(&o));
     let o = index(&["--label", "Bad_Name", "--clear-cache"]);
     assert_code(&o, 2);
     assert!(stderr(&o).contains("label name 'Bad_Name' has an uppercase letter"), "{}", stderr(&o));

@@ -252,11 +252,19 @@ fn print_stats(cli: &IndexCli, root: &vecgrep::project::ProjectRoot) -> anyhow::
         Err(StoreError::Missing(_)) => (0, 0, 0),
         Err(e) => return Err(e.into()),
     };
-    let revisions = revision_stats(root)?;
+    // A catalog's are its labels' indexes, keyed by no commit (audit 207:
+    // listed as revisions with a sha --forget refused).
+    let (revisions, labels) = match root.marker {
+        vecgrep::project::RootMarker::Catalog => {
+            (Vec::new(), revision_stats(root)?.into_iter().map(Into::into).collect())
+        }
+        _ => (revision_stats(root)?, Vec::new()),
+    };
     let record = StatsRecord {
         commits,
         commit_pieces: pieces,
         revisions,
+        labels,
         complete,
         ..StatsRecord::new(root, &stats, meta.as_ref())
     };
@@ -304,9 +312,36 @@ fn print_stats(cli: &IndexCli, root: &vecgrep::project::ProjectRoot) -> anyhow::
                 human_bytes(r.db_size_bytes)
             )?;
         }
+        for l in &record.labels {
+            write_label_stats(&mut out, root, l)?;
+        }
     }
     out.flush()?;
     Ok(EXIT_FOUND)
+}
+
+/// A catalog label's index as `--stats` says it.
+fn write_label_stats(
+    out: &mut dyn Write,
+    catalog: &vecgrep::project::ProjectRoot,
+    label: &vecgrep::records::LabelIndexRecord,
+) -> std::io::Result<()> {
+    let joined = label.names.join(", ");
+    let names = vecgrep::format::escape_controls(&joined);
+    let first = label.names.first().map_or("NAME", String::as_str);
+    let catalog = catalog.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let again = format!("vg-index --catalog {catalog} --label {first}");
+    if label.damaged {
+        return writeln!(out, "label:    {names}: damaged; {again} --clear-cache, then {again}, rebuilds it");
+    }
+    let state = if label.complete { String::new() } else { format!(" (incomplete; {again} resumes it)") };
+    writeln!(
+        out,
+        "label:    {names}: {} files, {} chunks, {}{state}",
+        label.files,
+        label.chunks,
+        human_bytes(label.db_size_bytes)
+    )
 }
 
 /// Which table the index's static vectors come from, and whether a search

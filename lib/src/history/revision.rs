@@ -326,6 +326,13 @@ fn shared_index_whole(project: &ProjectRoot, sha: &str) -> bool {
 /// recorded for another revision when that one was indexed; forgetting by
 /// it is then refused, naming both, since `--stats` lists the other under it.
 pub fn revision_to_forget(project: &ProjectRoot, spec: &str) -> Result<String> {
+    // A catalog's stored "revisions" are its labels' indexes: said as such,
+    // not as a `--rev` refused that was never given (audit 207).
+    if project.marker == crate::project::RootMarker::Catalog {
+        anyhow::bail!(
+            "--forget drops a revision's index of one repository; a catalog's label index is dropped with --label NAME --clear-cache (--stats lists them)"
+        );
+    }
     let stored = store::revisions(project)?;
     // A sha that names a stored index is that index, whatever git reads
     // for it now (under `git replace`, the commit it was replaced by, which

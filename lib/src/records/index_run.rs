@@ -121,6 +121,11 @@ pub struct StatsRecord {
     /// Git revisions indexed with `vg-index --rev`. Added within version 1.
     #[serde(default)]
     pub revisions: Vec<RevisionRecord>,
+    /// A catalog's labels indexed with `vg-index --catalog C --label L`,
+    /// which are no git revisions (a catalog's `revisions` is empty).
+    /// Left out when none. Added within version 1.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub labels: Vec<LabelIndexRecord>,
     /// What names the static table the index's static vectors come from
     /// (`embed::table_id`); None when it records none. Added within version 1.
     #[serde(default)]
@@ -159,6 +164,29 @@ pub struct RevisionRecord {
     pub damaged: bool,
 }
 
+/// A catalog label's index, in a `stats` record: a `RevisionRecord` less
+/// its key, which names the label's commits together, no commit.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LabelIndexRecord {
+    /// The labels it was indexed as.
+    pub names: Vec<String>,
+    pub complete: bool,
+    pub files: u64,
+    pub chunks: u64,
+    pub db_size_bytes: u64,
+    /// Its index cannot be read: `--label NAME --clear-cache` drops it.
+    /// Left out when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub damaged: bool,
+}
+
+impl From<RevisionRecord> for LabelIndexRecord {
+    fn from(r: RevisionRecord) -> Self {
+        let RevisionRecord { names, complete, files, chunks, db_size_bytes, damaged, .. } = r;
+        LabelIndexRecord { names, complete, files, chunks, db_size_bytes, damaged }
+    }
+}
+
 impl StatsRecord {
     pub fn new(root: &ProjectRoot, stats: &IndexStats, meta: Option<&crate::store::IndexMeta>) -> Self {
         StatsRecord {
@@ -175,6 +203,7 @@ impl StatsRecord {
             commits: 0,
             commit_pieces: 0,
             revisions: Vec::new(),
+            labels: Vec::new(),
             static_table: meta.map(|m| m.static_table.clone()).filter(|t| !t.is_empty()),
             static_table_in_use: meta.and_then(|m| m.static_table_in_use()),
             complete: true,
