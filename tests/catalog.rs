@@ -1116,6 +1116,20 @@ fn clearing_a_labels_index_leaves_the_catalog_and_its_other_labels() {
     let shown = stdout(&run(p.cmd("vg-catalog", ".").args(["show", "team"])));
     assert!(shown.contains("label release-1 (complete"), "{shown}");
 
+    // A damaged label index is named by its label in --verify, as --stats
+    // names it, with what rebuilds it (review 208: "revision SHA", a key no
+    // output showed).
+    let revs = p.dir("catalogs/team/.vecgrep/revs");
+    let label_db = std::fs::read_dir(&revs).unwrap().next().unwrap().unwrap().path().join(".vecgrep/index.db");
+    std::fs::write(&label_db, vec![7u8; 100]).unwrap();
+    let o = index(&["--verify"]);
+    assert_code(&o, 2);
+    assert!(stdout(&o).contains("problem: label release-1: "), "{}", stdout(&o));
+    let rebuild = "the index of label release-1 is damaged; vg-index --catalog team --label release-1 --clear-cache, then vg-index --catalog team --label release-1, rebuilds it";
+    assert!(stderr(&o).contains(rebuild), "{}", stderr(&o));
+    assert_code(&index(&["--label", "release-1", "--clear-cache"]), 0);
+    assert_code(&index(&["--label", "release-1"]), 0);
+
     // The default context's label is the one --reindex and --clear-cache act on.
     assert_code(&run(p.cmd("vg-catalog", ".").args(["use", "team", "--label", "release-1"])), 0);
     let o = run(p.cmd("vg-index", "elsewhere").arg("--reindex"));

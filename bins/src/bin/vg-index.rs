@@ -401,7 +401,7 @@ fn verify(cli: &IndexCli, root: &vecgrep::project::ProjectRoot, quiet: bool) -> 
         // Only revisions' indexes (`--rev`, a catalog's labels): they are
         // checked still (their damage went unsaid).
         Err(e) if matches!(e.downcast_ref::<StoreError>(), Some(StoreError::Missing(_))) && !revisions.is_empty() => {
-            note(TOOL, quiet, &format!("{e:#}; checking the revisions' indexes"));
+            note(TOOL, quiet, &format!("{e:#}; checking the {}' indexes", kept_indexes(root)));
             only_revisions = true;
             (IndexStats::default(), Vec::new(), true)
         }
@@ -423,8 +423,9 @@ fn verify(cli: &IndexCli, root: &vecgrep::project::ProjectRoot, quiet: bool) -> 
             Err(e) => vec![format!("it cannot be checked: {e:#}")],
         };
         if !found.is_empty() {
-            problems.extend(found.iter().map(|p| format!("revision {}: {p}", &r.sha[..12])));
-            damaged_revisions.push(r.sha[..12].to_string());
+            let (what, rebuild) = revision_named(root, &r);
+            problems.extend(found.iter().map(|p| format!("{what}: {p}")));
+            damaged_revisions.push((what, rebuild));
         }
     }
     let ok = problems.is_empty();
@@ -432,7 +433,7 @@ fn verify(cli: &IndexCli, root: &vecgrep::project::ProjectRoot, quiet: bool) -> 
     if cli.json {
         write_record(&mut out, &VerifyRecord::new(root, &stats, problems, complete))?;
     } else if ok && only_revisions {
-        writeln!(out, "the revisions' indexes of {} are sound", root.path.display())?;
+        writeln!(out, "the {}' indexes of {} are sound", kept_indexes(root), root.path.display())?;
     } else if ok {
         writeln!(
             out,
@@ -457,19 +458,36 @@ fn verify(cli: &IndexCli, root: &vecgrep::project::ProjectRoot, quiet: bool) -> 
             &format!("the index of {shown} is damaged; vg-index --clear-cache, then vg-index, rebuilds it"),
         );
     }
-    // --rev alone takes a revision's index whose file opens for whole; a
-    // catalog has labels, not revisions, to forget.
-    for sha in &damaged_revisions {
-        let rebuild = match root.marker {
-            vecgrep::project::RootMarker::Catalog => {
-                let name = root.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-                format!("vg-index --catalog {name} --label LABEL --clear-cache rebuilds the label's")
-            }
-            _ => format!("vg-index --forget {sha}, then vg-index --rev {sha}, rebuilds it"),
-        };
-        note(TOOL, false, &format!("the index of revision {sha} is damaged; {rebuild}"));
+    for (what, rebuild) in &damaged_revisions {
+        note(TOOL, false, &format!("the index of {what} is damaged; {rebuild}"));
     }
     Ok(if ok { EXIT_FOUND } else { EXIT_ERROR })
+}
+
+/// What a project keeps beside its own index: revisions' (`--rev`), or a
+/// catalog's labels'.
+fn kept_indexes(root: &vecgrep::project::ProjectRoot) -> &'static str {
+    match root.marker {
+        vecgrep::project::RootMarker::Catalog => "labels",
+        _ => "revisions",
+    }
+}
+
+/// A stored revision's index as `--verify` names it, and what rebuilds it:
+/// `--rev` alone takes a revision's index whose file opens for whole. A
+/// catalog's are its labels', keyed by no commit: named by the label, as
+/// `--stats` names them (review 208: "revision SHA" no output showed).
+fn revision_named(root: &vecgrep::project::ProjectRoot, r: &store::Revision) -> (String, String) {
+    let sha = &r.sha[..12];
+    match (root.marker, r.names.first()) {
+        (vecgrep::project::RootMarker::Catalog, Some(label)) => {
+            let label = vecgrep::format::escape_controls(label);
+            let catalog = root.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let again = format!("vg-index --catalog {catalog} --label {label}");
+            (format!("label {label}"), format!("{again} --clear-cache, then {again}, rebuilds it"))
+        }
+        _ => (format!("revision {sha}"), format!("vg-index --forget {sha}, then vg-index --rev {sha}, rebuilds it")),
+    }
 }
 
 /// The index at `root` checked: its counts, the problems found, whether

@@ -126,6 +126,9 @@ struct State {
     runs: Runs,
     /// A fill that made way for the refresh, to resume after it.
     fill_so_far: Option<FillSoFar>,
+    /// A round of this server's fill is at work, holding the index's lock:
+    /// no other process's run (`others_run`).
+    fill_round_under_way: bool,
     /// The served paths the last run found gone (`say_gone_paths`).
     gone: Vec<String>,
     /// Since when runs have been passed over, another run holding the lock
@@ -351,7 +354,9 @@ impl LiveIndex {
         // Before listening (`--full-index`): waited for, as promised.
         let mut observer = LiveObserver::new(self, false, true);
         observer.asked = true;
+        lock(&self.state).fill_round_under_way = true;
         let result = self.run(embedders, &config, &mut observer);
+        lock(&self.state).fill_round_under_way = false;
         // Said before the status reads it ended: a client that sees it end
         // finds its summary said.
         let reported = self.report(result, |s| s.embedded > 0, Failure::Returned).map(Some);
@@ -383,7 +388,9 @@ impl LiveIndex {
         let config = ResolvedConfig { embed_all: true, ..self.target.config.clone() };
         let mut observer = LiveObserver::fill_round(self, so_far.as_ref(), round_began, refresh);
         let earlier = so_far.map(|f| f.summary);
+        lock(&self.state).fill_round_under_way = true;
         let result = self.run(embedders, &config, &mut observer).map(|s| with_earlier_rounds(earlier.as_ref(), s));
+        lock(&self.state).fill_round_under_way = false;
         // Stopped for the refresh, a run asked for or another writer, the
         // fill goes on after it; it ends at a shutdown.
         match result {
@@ -863,6 +870,26 @@ mod tests {
         lock(&live.state).progress.indexing = false;
         live.end_run(&jobs, &Ok(IndexSummary::default()));
         assert_eq!(live.others_run(&slot), None, "its run completed the index");
+    }
+
+    /// A fill paused for another writer holds no lock: that writer's run,
+    /// killed, is said and completed at once, as when the server is idle
+    /// (review 208); a round of the fill at work is the server's own.
+    #[test]
+    fn a_run_killed_while_the_fill_is_paused_is_said() {
+        let dir = tempfile::tempdir().unwrap();
+        let live = live_at(dir.path(), &Arc::default());
+        lock(&live.state).progress = Progress { ran: true, filling: true, ..Default::default() };
+        let mut writer = store::open_for_writing(&live.target.root, &mut |_| {}).unwrap();
+        writer.set_run_unfinished(true).unwrap();
+        drop(writer);
+        let mut slot: StoreSlot = None;
+        open_slot(&mut slot, &live.target.root).unwrap();
+        lock(&live.state).fill_round_under_way = true;
+        assert_eq!(live.others_run(&slot), None, "a round of its own fill");
+        lock(&live.state).fill_round_under_way = false;
+        assert_eq!(live.others_run(&slot), Some(OthersRun::Stopped), "the fill paused");
+        assert!(live.run_requested());
     }
 
     /// A warning is said once while it persists, and again when it comes

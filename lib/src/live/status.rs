@@ -210,13 +210,17 @@ impl LiveIndex {
         if self.catching_up() {
             return Some(OthersRun::Stopped);
         }
-        if progress.indexing || progress.filling || !reader.run_unfinished().unwrap_or(false) {
+        if progress.indexing || !reader.run_unfinished().unwrap_or(false) {
             return None;
         }
         // The lock of a run of this server's own, before it says it indexes,
         // is no other's (review 206: "another process's index run is under
-        // way" of its own); one waiting for the lock holds none.
-        if self.own_run_under_way() && !progress.waiting {
+        // way" of its own); one waiting for the lock holds none. Nor is a
+        // round of its fill's; a fill paused for another writer holds none,
+        // and that writer's run killed went unsaid until the next refresh
+        // (review 208: the fill counted as a run of its own throughout).
+        let own_fill_round = super::lock(&self.state).fill_round_under_way;
+        if (self.own_run_under_way() && !progress.waiting) || own_fill_round {
             return None;
         }
         if crate::store::run_under_way(&self.target.root) {
