@@ -1122,11 +1122,18 @@ fn clearing_a_labels_index_leaves_the_catalog_and_its_other_labels() {
     let revs = p.dir("catalogs/team/.vecgrep/revs");
     let label_db = std::fs::read_dir(&revs).unwrap().next().unwrap().unwrap().path().join(".vecgrep/index.db");
     std::fs::write(&label_db, vec![7u8; 100]).unwrap();
-    let o = index(&["--verify"]);
-    assert_code(&o, 2);
-    assert!(stdout(&o).contains("problem: label release-1: "), "{}", stdout(&o));
     let rebuild = "the index of label release-1 is damaged; vg-index --catalog team --label release-1 --clear-cache, then vg-index --catalog team --label release-1, rebuilds it";
-    assert!(stderr(&o).contains(rebuild), "{}", stderr(&o));
+    for complete in [true, false] {
+        if !complete {
+            // A run killed before it completed leaves no names in the
+            // revision's mark, only in the label's state (review 209).
+            std::fs::remove_file(label_db.with_file_name("revision")).unwrap();
+        }
+        let o = index(&["--verify"]);
+        assert_code(&o, 2);
+        assert!(stdout(&o).contains("problem: label release-1: "), "complete {complete}: {}", stdout(&o));
+        assert!(stderr(&o).contains(rebuild), "complete {complete}: {}", stderr(&o));
+    }
     assert_code(&index(&["--label", "release-1", "--clear-cache"]), 0);
     assert_code(&index(&["--label", "release-1"]), 0);
 

@@ -366,9 +366,10 @@ fn revision_stats(root: &vecgrep::project::ProjectRoot) -> anyhow::Result<Vec<Re
         // run to resume, of 0 B): the next --rev run rebuilds it.
         let stats = store::open_for_reading(&store::revision_root(root, &r.sha)).and_then(|index| index.stats());
         let damaged = matches!(stats, Err(StoreError::Damaged { .. }));
+        let names = names_of(root, &r);
         out.push(RevisionRecord {
             sha: r.sha,
-            names: r.names,
+            names,
             complete: r.complete && stats.is_ok(),
             files: stats.as_ref().map_or(0, |s| s.files),
             chunks: stats.as_ref().map_or(0, |s| s.chunks),
@@ -464,6 +465,18 @@ fn verify(cli: &IndexCli, root: &vecgrep::project::ProjectRoot, quiet: bool) -> 
     Ok(if ok { EXIT_FOUND } else { EXIT_ERROR })
 }
 
+/// The names a stored revision was indexed as: for a catalog's label whose
+/// run has not completed, the label its state names (review 209: an empty
+/// name, and `--verify` took it for a revision of one repository).
+fn names_of(root: &vecgrep::project::ProjectRoot, r: &store::Revision) -> Vec<String> {
+    match root.marker {
+        vecgrep::project::RootMarker::Catalog if r.names.is_empty() => {
+            vecgrep::history::label_indexed_at(root, &r.sha).into_iter().collect()
+        }
+        _ => r.names.clone(),
+    }
+}
+
 /// What a project keeps beside its own index: revisions' (`--rev`), or a
 /// catalog's labels'.
 fn kept_indexes(root: &vecgrep::project::ProjectRoot) -> &'static str {
@@ -479,14 +492,21 @@ fn kept_indexes(root: &vecgrep::project::ProjectRoot) -> &'static str {
 /// `--stats` names them (review 208: "revision SHA" no output showed).
 fn revision_named(root: &vecgrep::project::ProjectRoot, r: &store::Revision) -> (String, String) {
     let sha = &r.sha[..12];
-    match (root.marker, r.names.first()) {
-        (vecgrep::project::RootMarker::Catalog, Some(label)) => {
+    if root.marker != vecgrep::project::RootMarker::Catalog {
+        return (format!("revision {sha}"), format!("vg-index --forget {sha}, then vg-index --rev {sha}, rebuilds it"));
+    }
+    let catalog = root.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    match names_of(root, r).first() {
+        Some(label) => {
             let label = vecgrep::format::escape_controls(label);
-            let catalog = root.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
             let again = format!("vg-index --catalog {catalog} --label {label}");
             (format!("label {label}"), format!("{again} --clear-cache, then {again}, rebuilds it"))
         }
-        _ => (format!("revision {sha}"), format!("vg-index --forget {sha}, then vg-index --rev {sha}, rebuilds it")),
+        // Its state unreadable too: which label is not known here.
+        None => (
+            format!("a label's index ({sha})"),
+            format!("vg-index --catalog {catalog} --label LABEL --clear-cache drops the label's (vg-catalog show {catalog} lists them)"),
+        ),
     }
 }
 

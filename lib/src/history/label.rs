@@ -282,6 +282,13 @@ pub fn labels(catalog: &Catalog) -> Vec<(LabelState, bool)> {
     out
 }
 
+/// The label a catalog's stored revision `key` is the index of, complete
+/// or not: a run not yet complete has written no names to the revision's
+/// mark, only to the label's state (review 209).
+pub fn label_indexed_at(catalog_root: &ProjectRoot, key: &str) -> Option<String> {
+    read_state(&store::revision_root(catalog_root, key)).map(|s| s.label)
+}
+
 /// The state of the label indexed at `root`, when its run completed.
 fn completed_state(root: &ProjectRoot) -> Option<LabelState> {
     read_state(root).filter(|s| s.updated.is_some())
