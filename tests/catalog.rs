@@ -1116,27 +1116,6 @@ fn clearing_a_labels_index_leaves_the_catalog_and_its_other_labels() {
     let shown = stdout(&run(p.cmd("vg-catalog", ".").args(["show", "team"])));
     assert!(shown.contains("label release-1 (complete"), "{shown}");
 
-    // A damaged label index is named by its label in --verify, as --stats
-    // names it, with what rebuilds it (review 208: "revision SHA", a key no
-    // output showed).
-    let revs = p.dir("catalogs/team/.vecgrep/revs");
-    let label_db = std::fs::read_dir(&revs).unwrap().next().unwrap().unwrap().path().join(".vecgrep/index.db");
-    std::fs::write(&label_db, vec![7u8; 100]).unwrap();
-    let rebuild = "the index of label release-1 is damaged; vg-index --catalog team --label release-1 --clear-cache, then vg-index --catalog team --label release-1, rebuilds it";
-    for complete in [true, false] {
-        if !complete {
-            // A run killed before it completed leaves no names in the
-            // revision's mark, only in the label's state (review 209).
-            std::fs::remove_file(label_db.with_file_name("revision")).unwrap();
-        }
-        let o = index(&["--verify"]);
-        assert_code(&o, 2);
-        assert!(stdout(&o).contains("problem: label release-1: "), "complete {complete}: {}", stdout(&o));
-        assert!(stderr(&o).contains(rebuild), "complete {complete}: {}", stderr(&o));
-    }
-    assert_code(&index(&["--label", "release-1", "--clear-cache"]), 0);
-    assert_code(&index(&["--label", "release-1"]), 0);
-
     // The default context's label is the one --reindex and --clear-cache act on.
     assert_code(&run(p.cmd("vg-catalog", ".").args(["use", "team", "--label", "release-1"])), 0);
     let o = run(p.cmd("vg-index", "elsewhere").arg("--reindex"));
@@ -1147,6 +1126,50 @@ fn clearing_a_labels_index_leaves_the_catalog_and_its_other_labels() {
     let o =
         run(p.cmd("vg-query", "elsewhere").args(["--no-index", "--catalog", "team", "--threshold", "-1", "upload"]));
     assert_code(&o, 0);
+}
+
+/// A damaged label index is named by its label in --verify, as --stats
+/// names it, with what rebuilds it (review 208: "revision SHA", a key no
+/// output showed), whether its run completed or not, and whether the name
+/// is read from its revision mark or its state (reviews 209, 210).
+#[test]
+fn a_damaged_label_index_is_named_by_its_label_with_what_rebuilds_it() {
+    let p = labelled_projects();
+    let index = |args: &[&str]| run(p.cmd("vg-index", ".").args(["--catalog", "team"]).args(args));
+    for args in [&[][..], &["--label", "release-1"]] {
+        assert_code(&index(args), 0);
+    }
+    let revs = p.dir("catalogs/team/.vecgrep/revs");
+    let label_dir = || std::fs::read_dir(&revs).unwrap().next().unwrap().unwrap().path().join(".vecgrep");
+    let rebuild = "the index of label release-1 is damaged; vg-index --catalog team --label release-1 --clear-cache, then vg-index --catalog team --label release-1, rebuilds it";
+    let verified_as = |said: &str, advice: &str| {
+        let o = index(&["--verify"]);
+        assert_code(&o, 2);
+        assert!(stdout(&o).contains(&format!("problem: {said}")), "{}", stdout(&o));
+        assert!(stderr(&o).contains(advice), "{}", stderr(&o));
+    };
+    std::fs::write(label_dir().join("index.db"), vec![7u8; 100]).unwrap();
+    verified_as("label release-1: ", rebuild);
+    // Its state lost, the mark names it, and what the advice says drops it.
+    std::fs::remove_file(label_dir().join("label.toml")).unwrap();
+    verified_as("label release-1: ", rebuild);
+    let o = index(&["--label", "release-1", "--clear-cache"]);
+    assert!(stderr(&o).contains("removed the index of label release-1"), "{}", stderr(&o));
+    assert_code(&index(&["--verify"]), 0);
+    // A run killed before it completed: the state alone names it.
+    assert_code(&index(&["--label", "release-1"]), 0);
+    std::fs::write(label_dir().join("index.db"), vec![7u8; 100]).unwrap();
+    std::fs::remove_file(label_dir().join("revision")).unwrap();
+    verified_as("label release-1: ", rebuild);
+    // Neither readable: said so, with what finds it.
+    std::fs::write(label_dir().join("label.toml"), "label = [\n").unwrap();
+    verified_as(
+        "an unnamed label (",
+        "its label cannot be read; vg-index --catalog team --clear-cache drops every index",
+    );
+    assert!(stdout(&index(&["--stats"])).contains("label:    (name unreadable): damaged;"));
+    std::fs::remove_dir_all(label_dir().parent().unwrap()).unwrap();
+    assert_code(&index(&["--label", "release-1"]), 0);
 }
 
 #[test]

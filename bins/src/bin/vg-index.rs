@@ -326,11 +326,14 @@ fn write_label_stats(
     catalog: &vecgrep::project::ProjectRoot,
     label: &vecgrep::records::LabelIndexRecord,
 ) -> std::io::Result<()> {
+    let catalog = catalog.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let Some(first) = label.names.first() else {
+        let state = if label.damaged { "damaged; " } else { "" };
+        return writeln!(out, "label:    (name unreadable): {state}{}", unnamed_label_advice(&catalog));
+    };
     let joined = label.names.join(", ");
     let names = vecgrep::format::escape_controls(&joined);
-    let first = label.names.first().map_or("NAME", String::as_str);
-    let catalog = catalog.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let again = format!("vg-index --catalog {catalog} --label {first}");
+    let again = format!("vg-index --catalog {catalog} --label {}", vecgrep::format::escape_controls(first));
     if label.damaged {
         return writeln!(out, "label:    {names}: damaged; {again} --clear-cache, then {again}, rebuilds it");
     }
@@ -502,12 +505,15 @@ fn revision_named(root: &vecgrep::project::ProjectRoot, r: &store::Revision) -> 
             let again = format!("vg-index --catalog {catalog} --label {label}");
             (format!("label {label}"), format!("{again} --clear-cache, then {again}, rebuilds it"))
         }
-        // Its state unreadable too: which label is not known here.
-        None => (
-            format!("a label's index ({sha})"),
-            format!("vg-index --catalog {catalog} --label LABEL --clear-cache drops the label's (vg-catalog show {catalog} lists them)"),
-        ),
+        // Its state unreadable too: which label is not known here, and
+        // only the catalog's own --clear-cache finds it (review 210).
+        None => (format!("an unnamed label ({sha})"), unnamed_label_advice(&catalog)),
     }
+}
+
+/// What drops a label's index whose name cannot be read.
+fn unnamed_label_advice(catalog: &str) -> String {
+    format!("its label cannot be read; vg-index --catalog {catalog} --clear-cache drops every index of the catalog")
 }
 
 /// The index at `root` checked: its counts, the problems found, whether

@@ -221,7 +221,12 @@ fn forget_superseded(root: &ProjectRoot, label: &str, current: &str) -> Result<(
 fn forget_label_but(root: &ProjectRoot, label: &str, kept: Option<&str>) -> Result<usize> {
     let mut forgotten = 0;
     for r in store::revisions(root)? {
-        let of_label = read_state(&store::revision_root(root, &r.sha)).is_some_and(|s| s.label == label);
+        // By its state, or where that cannot be read, by the names its
+        // revision mark holds (review 210: such an index was never dropped).
+        let of_label = match read_state(&store::revision_root(root, &r.sha)) {
+            Some(state) => state.label == label,
+            None => r.names.iter().any(|n| n == label),
+        };
         if of_label && kept != Some(r.sha.as_str()) {
             forgotten += usize::from(store::forget_revision(root, &r.sha)?);
         }

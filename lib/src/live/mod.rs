@@ -482,12 +482,11 @@ impl LiveIndex {
             let mut state = lock(&self.state);
             state.walked = Some(Arc::new(walked));
             state.walk_errors = summary.errors;
-            // A fill stopped part-way (paused for another writer) says
-            // nothing of the mark its index run left (review 209: it
-            // cleared it, and the server's own mark read as another's).
-            if !(observer.filling && summary.cancelled) {
-                state.own_mark = summary.unread > 0 && !summary.cancelled;
-            }
+            // A fill stopped part-way clears it too: kept, a run of another
+            // process killed during the pause went unsaid (review 210); so
+            // the server's own mark may read as another's, and its run,
+            // asked for, tries its files again.
+            state.own_mark = summary.unread > 0 && !summary.cancelled;
             state.passed_over_since = None;
         }
         Ok(summary)
