@@ -1165,7 +1165,7 @@ fn a_damaged_label_index_is_named_by_its_label_with_what_rebuilds_it() {
     std::fs::write(label_dir().join("label.toml"), "label = [\n").unwrap();
     verified_as(
         "an unnamed label (",
-        "its label cannot be read; vg-index --catalog team --clear-cache drops every index",
+        "its label cannot be read; a run of that label (vg-index --catalog team --label LABEL) rebuilds it",
     );
     assert!(stdout(&index(&["--stats"])).contains("label:    (name unreadable): damaged;"));
     std::fs::remove_dir_all(label_dir().parent().unwrap()).unwrap();

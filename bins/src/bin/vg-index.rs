@@ -328,8 +328,11 @@ fn write_label_stats(
 ) -> std::io::Result<()> {
     let catalog = catalog.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let Some(first) = label.names.first() else {
-        let state = if label.damaged { "damaged; " } else { "" };
-        return writeln!(out, "label:    (name unreadable): {state}{}", unnamed_label_advice(&catalog));
+        let state = match label.damaged {
+            true => "damaged".to_string(),
+            false => format!("{} files, {} chunks, {}", label.files, label.chunks, human_bytes(label.db_size_bytes)),
+        };
+        return writeln!(out, "label:    (name unreadable): {state}; {}", unnamed_label_advice(&catalog));
     };
     let joined = label.names.join(", ");
     let names = vecgrep::format::escape_controls(&joined);
@@ -511,9 +514,12 @@ fn revision_named(root: &vecgrep::project::ProjectRoot, r: &store::Revision) -> 
     }
 }
 
-/// What drops a label's index whose name cannot be read.
+/// What mends or drops a label's index whose name cannot be read: no
+/// `--label L --clear-cache` knows it for L's (review 211).
 fn unnamed_label_advice(catalog: &str) -> String {
-    format!("its label cannot be read; vg-index --catalog {catalog} --clear-cache drops every index of the catalog")
+    format!(
+        "its label cannot be read; a run of that label (vg-index --catalog {catalog} --label LABEL) rebuilds it while the label names the same commits, and vg-index --catalog {catalog} --clear-cache drops every index of the catalog"
+    )
 }
 
 /// The index at `root` checked: its counts, the problems found, whether
