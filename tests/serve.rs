@@ -544,28 +544,25 @@ fn a_request_without_a_threshold_takes_the_configs() {
     assert!(body.lines().count() >= 3, "{body}");
 }
 
-/// A file the server cannot read is said once while it stays so, and
-/// again once it comes back after it was fixed: a link loop (as a file
-/// closed to the server) was said at every refresh, five times a second.
-#[test]
-fn a_skip_is_said_once_while_it_lasts() {
-    let t = sample_project();
-    std::os::unix::fs::symlink("loop", t.path().join("loop")).unwrap();
-    let s = Server::start(&t, &["-L", "--refresh", "0.2"]);
+/// What `broken` makes the server say (`words`) is said once while it
+/// lasts, and again once it comes back after `fixed`.
+fn said_once_while_it_lasts(t: &Tree, args: &[&str], words: &str, broken: &dyn Fn(), fixed: &dyn Fn()) {
+    broken();
+    let s = Server::start(t, args);
     s.wait_ready();
     std::thread::sleep(Duration::from_secs(2));
-    let said = || s.stderr.lock().unwrap().matches("skipping loop:").count();
+    let said = || s.stderr.lock().unwrap().matches(words).count();
     assert_eq!(said(), 1, "{}", s.stderr.lock().unwrap());
-    std::fs::remove_file(t.path().join("loop")).unwrap();
-    // A walk without it, seen by a file written after it went: a fixed
-    // wait could pass with no refresh on a loaded machine.
+    fixed();
+    // A walk after the fix, seen by a file written after it: a fixed wait
+    // could pass with no refresh on a loaded machine.
     t.write("src/tick.py", "def tick_marker():\n    return 1\n");
     let deadline = Instant::now() + Duration::from_secs(60);
     while !s.get("/search?q=tick_marker&mode=lexical").2.contains("src/tick.py") {
         assert!(Instant::now() < deadline, "the refresh never walked: {}", s.json("/status"));
         std::thread::sleep(Duration::from_millis(100));
     }
-    std::os::unix::fs::symlink("loop", t.path().join("loop")).unwrap();
+    broken();
     let deadline = Instant::now() + Duration::from_secs(20);
     while said() < 2 {
         assert!(Instant::now() < deadline, "{}", s.stderr.lock().unwrap());
@@ -575,33 +572,32 @@ fn a_skip_is_said_once_while_it_lasts() {
     assert_eq!(said(), 2, "{}", s.stderr.lock().unwrap());
 }
 
+/// A file the server cannot read is said once while it stays so, and
+/// again once it comes back after it was fixed: a link loop (as a file
+/// closed to the server) was said at every refresh, five times a second.
+#[test]
+fn a_skip_is_said_once_while_it_lasts() {
+    let t = sample_project();
+    let link = t.path().join("loop");
+    let broken = || std::os::unix::fs::symlink("loop", &link).unwrap();
+    let fixed = || std::fs::remove_file(&link).unwrap();
+    said_once_while_it_lasts(&t, &["-L", "--refresh", "0.2"], "skipping loop:", &broken, &fixed);
+}
+
 /// An ignore file's rule that does not parse is said once while it stays
 /// so, and again once it comes back after it was fixed: it was said at
 /// every refresh, five times a second here.
 #[test]
 fn an_ignore_files_bad_rule_is_said_once_while_it_lasts() {
     let t = sample_project();
-    t.write(".gitignore", "foo/{a,b\n");
-    let s = Server::start(&t, &["--refresh", "0.2"]);
-    s.wait_ready();
-    std::thread::sleep(Duration::from_secs(2));
-    let said = || s.stderr.lock().unwrap().matches("ignore file .gitignore, a rule left out").count();
-    assert_eq!(said(), 1, "{}", s.stderr.lock().unwrap());
-    t.write(".gitignore", "foo/\n");
-    t.write("src/tick.py", "def tick_marker():\n    return 1\n");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !s.get("/search?q=tick_marker&mode=lexical").2.contains("src/tick.py") {
-        assert!(Instant::now() < deadline, "the refresh never walked: {}", s.json("/status"));
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    t.write(".gitignore", "foo/{a,b\n");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while said() < 2 {
-        assert!(Instant::now() < deadline, "{}", s.stderr.lock().unwrap());
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    std::thread::sleep(Duration::from_secs(1));
-    assert_eq!(said(), 2, "{}", s.stderr.lock().unwrap());
+    let broken = || {
+        t.write(".gitignore", "foo/{a,b\n");
+    };
+    let fixed = || {
+        t.write(".gitignore", "foo/\n");
+    };
+    let words = "ignore file .gitignore, a rule left out";
+    said_once_while_it_lasts(&t, &["--refresh", "0.2"], words, &broken, &fixed);
 }
 
 /// A file left out for its size is said, once, as vg-index says it: the
