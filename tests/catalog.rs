@@ -521,6 +521,13 @@ fn names_breaking_the_rules_are_refused_saying_the_rule() {
     let o = run(p.cmd("vg-query", ".").args(["--catalog", "no-such", "q"]));
     assert_code(&o, 2);
     assert!(stderr(&o).contains("no catalog named 'no-such'"), "{}", stderr(&o));
+    // Audit 207: a refused change made the catalogs' directory and its lock.
+    for args in [&["remove", "no-such"][..], &["remove-project", "no-such", "api"]] {
+        let o = run(p.cmd("vg-catalog", ".").args(args));
+        assert_code(&o, 2);
+        assert!(stderr(&o).contains("no catalog named 'no-such'"), "{args:?}: {}", stderr(&o));
+        assert!(!p.dir("catalogs").exists(), "{args:?} made the catalogs' directory");
+    }
     std::fs::create_dir_all(p.dir("other/api")).unwrap();
     assert_code(&p.add("team", &["src/api"]), 0);
     let o = p.add("team", &["other/api"]);
@@ -1153,6 +1160,22 @@ fn a_damaged_label_index_is_named_by_its_label_with_what_rebuilds_it() {
     // Its state lost, the mark names it, and what the advice says drops it.
     std::fs::remove_file(label_dir().join("label.toml")).unwrap();
     verified_as("label release-1: ", rebuild);
+    // Shown too (review 211: `show` left it out, as `--stats` did not).
+    let shown = |json: bool| {
+        let o = run(p.cmd("vg-catalog", ".").args(["show", "team"]).args(json.then_some("--json")));
+        assert_code(&o, 0);
+        stdout(&o)
+    };
+    assert!(
+        shown(false).contains(
+            "label release-1 (its state cannot be read: vg-index --catalog team --label release-1 writes it again"
+        ),
+        "{}",
+        shown(false)
+    );
+    let record: serde_json::Value = serde_json::from_str(shown(true).trim()).unwrap();
+    assert_eq!(record["unreadable_labels"][0]["names"], serde_json::json!(["release-1"]), "{record}");
+    assert_eq!(record["labels"], serde_json::json!([]), "{record}");
     let o = index(&["--label", "release-1", "--clear-cache"]);
     assert!(stderr(&o).contains("removed the index of label release-1"), "{}", stderr(&o));
     assert_code(&index(&["--verify"]), 0);
@@ -1168,6 +1191,7 @@ fn a_damaged_label_index_is_named_by_its_label_with_what_rebuilds_it() {
         "its label cannot be read; a run of that label (vg-index --catalog team --label LABEL) rebuilds it",
     );
     assert!(stdout(&index(&["--stats"])).contains("label:    (name unreadable): damaged;"));
+    assert!(shown(false).contains("  an unnamed label ("), "{}", shown(false));
     std::fs::remove_dir_all(label_dir().parent().unwrap()).unwrap();
     assert_code(&index(&["--label", "release-1"]), 0);
 }

@@ -59,6 +59,15 @@ struct StrictCatalog {
     projects: Vec<StrictCatalogProject>,
     default: bool,
     labels: Vec<StrictLabel>,
+    unreadable_labels: Vec<StrictUnreadableLabel>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct StrictUnreadableLabel {
+    names: Vec<String>,
+    key: String,
 }
 
 #[derive(Deserialize)]

@@ -159,7 +159,23 @@ fn show(catalog: &Catalog, is_default: bool, json: bool, out: &mut impl Write) -
             state.projects.iter().map(|c| format!("{} {}", c.name, c.sha.get(..12).unwrap_or(&c.sha))).collect();
         writeln!(out, "  label {} ({when}): {}", state.label, commits.join(", "))?;
     }
+    for unreadable in vecgrep::history::unreadable_labels(catalog) {
+        writeln!(out, "  {}", unreadable_label_line(&catalog.name, &unreadable))?;
+    }
     Ok(())
+}
+
+/// A label index whose state cannot be read, as `show` lists it, in the
+/// words `vg-index --verify` uses.
+fn unreadable_label_line(catalog: &str, label: &vecgrep::history::UnreadableLabel) -> String {
+    let Some(name) = label.names.first() else {
+        let key = label.key.get(..12).unwrap_or(&label.key);
+        return format!("an unnamed label ({key}): {}", vecgrep::history::unnamed_label_advice(catalog));
+    };
+    let name = vecgrep::format::escape_controls(name);
+    format!(
+        "label {name} (its state cannot be read: vg-index --catalog {catalog} --label {name} writes it again while the label names the same commits)"
+    )
 }
 
 /// `use NAME [--label L]`, `use --clear`, or `use` alone to say what is set.

@@ -332,7 +332,11 @@ fn write_label_stats(
             true => "damaged".to_string(),
             false => format!("{} files, {} chunks, {}", label.files, label.chunks, human_bytes(label.db_size_bytes)),
         };
-        return writeln!(out, "label:    (name unreadable): {state}; {}", unnamed_label_advice(&catalog));
+        return writeln!(
+            out,
+            "label:    (name unreadable): {state}; {}",
+            vecgrep::history::unnamed_label_advice(&catalog)
+        );
     };
     let joined = label.names.join(", ");
     let names = vecgrep::format::escape_controls(&joined);
@@ -510,16 +514,8 @@ fn revision_named(root: &vecgrep::project::ProjectRoot, r: &store::Revision) -> 
         }
         // Its state unreadable too: which label is not known here, and
         // only the catalog's own --clear-cache finds it (review 210).
-        None => (format!("an unnamed label ({sha})"), unnamed_label_advice(&catalog)),
+        None => (format!("an unnamed label ({sha})"), vecgrep::history::unnamed_label_advice(&catalog)),
     }
-}
-
-/// What mends or drops a label's index whose name cannot be read: no
-/// `--label L --clear-cache` knows it for L's (review 211).
-fn unnamed_label_advice(catalog: &str) -> String {
-    format!(
-        "its label cannot be read; a run of that label (vg-index --catalog {catalog} --label LABEL) rebuilds it while the label names the same commits, and vg-index --catalog {catalog} --clear-cache drops every index of the catalog"
-    )
 }
 
 /// The index at `root` checked: its counts, the problems found, whether

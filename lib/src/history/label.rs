@@ -287,6 +287,38 @@ pub fn labels(catalog: &Catalog) -> Vec<(LabelState, bool)> {
     out
 }
 
+/// A label's index of a catalog whose state cannot be read (its
+/// `label.toml` removed or damaged): `labels` cannot say its commits, and
+/// a search of it fails until a run of its label writes the state again.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnreadableLabel {
+    /// The names its revision mark gives (a completed run's), if any.
+    pub names: Vec<String>,
+    /// Its key in the catalog's revisions (a hash of every commit).
+    pub key: String,
+}
+
+/// Every label index of `catalog` that `labels` leaves out, its state
+/// unreadable (review 211: `vg-catalog show` said nothing of one that
+/// `--stats` listed).
+pub fn unreadable_labels(catalog: &Catalog) -> Vec<UnreadableLabel> {
+    let root = catalog.root();
+    store::revisions(&root)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|r| read_state(&store::revision_root(&root, &r.sha)).is_none())
+        .map(|r| UnreadableLabel { names: r.names, key: r.sha })
+        .collect()
+}
+
+/// What mends or drops a label's index whose name cannot be read: no
+/// `--label L --clear-cache` knows it for L's (review 211).
+pub fn unnamed_label_advice(catalog: &str) -> String {
+    format!(
+        "its label cannot be read; a run of that label (vg-index --catalog {catalog} --label LABEL) rebuilds it while the label names the same commits, and vg-index --catalog {catalog} --clear-cache drops every index of the catalog"
+    )
+}
+
 /// The label a catalog's stored revision `key` is the index of, complete
 /// or not: a run not yet complete has written no names to the revision's
 /// mark, only to the label's state (review 209).

@@ -25,8 +25,8 @@ pub use filter::{parse_date, parse_until, untouched_paths, CommitFilter};
 pub use git::{CommitData, GitRepo, MAX_PIECES_PER_COMMIT, NOT_FETCHED};
 pub use index::{update_log, LoadEmbedder, LogObserver, LogSummary};
 pub use label::{
-    forget_label, index_label, indexed_label, label_indexed_at, labels, resolve_label, Label, LabelCommit, LabelRun,
-    LabelState,
+    forget_label, index_label, indexed_label, label_indexed_at, labels, resolve_label, unnamed_label_advice,
+    unreadable_labels, Label, LabelCommit, LabelRun, LabelState, UnreadableLabel,
 };
 pub use rank::{search_log, CommitHit, LogQuery, MatchedLine, Pieces, MAX_MATCHED_LINES};
 pub use revision::{

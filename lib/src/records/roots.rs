@@ -41,6 +41,19 @@ pub struct CatalogRecord {
     /// record names its label. Added within version 1.
     #[serde(default)]
     pub labels: Vec<LabelRecord>,
+    /// Its label indexes whose state cannot be read (`labels` cannot say
+    /// their commits). Added within version 1.
+    #[serde(default)]
+    pub unreadable_labels: Vec<UnreadableLabelRecord>,
+}
+
+/// A label index of a `catalog` record whose state cannot be read.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct UnreadableLabelRecord {
+    /// The names its index's mark gives (empty when it has none).
+    pub names: Vec<String>,
+    /// Its key among the catalog's kept indexes.
+    pub key: String,
 }
 
 /// One project of a `catalog` record.
@@ -73,6 +86,18 @@ impl CatalogRecord {
                 ..LabelRecord::new(state)
             })
             .collect();
-        CatalogRecord { v: CONTRACT_VERSION, name: catalog.name.clone(), dir, projects, default, labels }
+        let unreadable_labels = crate::history::unreadable_labels(catalog)
+            .into_iter()
+            .map(|l| UnreadableLabelRecord { names: l.names, key: l.key })
+            .collect();
+        CatalogRecord {
+            v: CONTRACT_VERSION,
+            name: catalog.name.clone(),
+            dir,
+            projects,
+            default,
+            labels,
+            unreadable_labels,
+        }
     }
 }

@@ -187,7 +187,7 @@ impl Catalogs {
     /// before anything changes.
     pub fn remove_projects(&self, name: &str, projects: &[String]) -> Result<Catalog> {
         check_catalog_name(name)?;
-        self.locked(|| {
+        self.locked_existing(|| {
             let mut catalog = self.open(name)?;
             if let Some(unknown) = projects.iter().find(|p| !catalog.projects.iter().any(|q| &q.name == *p)) {
                 bail!("catalog '{name}' has no project '{unknown}'");
@@ -212,7 +212,7 @@ impl Catalogs {
     /// with a project removed before it).
     pub fn remove(&self, name: &str) -> Result<String> {
         check_catalog_name(name)?;
-        self.locked(|| {
+        self.locked_existing(|| {
             // As kept, not canonical: a catalog directory that is a link
             // loses the link, never what it points to.
             let dir = self.dir.join(name);
@@ -241,6 +241,18 @@ impl Catalogs {
         let file = std::fs::File::create(&path).with_context(|| format!("opening {}", path.display()))?;
         file.lock().with_context(|| format!("locking {}", path.display()))?;
         change()
+    }
+
+    /// As `locked`, for a change to a catalog that must exist already:
+    /// with no catalogs' directory there is none, and `change` refuses
+    /// without one being made for it, nor its lock (audit 207: a refused
+    /// `vg-catalog remove x` left both behind).
+    fn locked_existing<T>(&self, change: impl FnOnce() -> Result<T>) -> Result<T> {
+        self.check_dir()?;
+        match self.dir.symlink_metadata() {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => change(),
+            _ => self.locked(change),
+        }
     }
 
     /// Where catalog `name`'s index lives, whether or not it can be read:
