@@ -208,6 +208,30 @@ fn word_term_stats_stay_current_through_runs_and_are_rebuilt_when_left_behind() 
     same_as_local(&t, "edited");
 }
 
+/// Equal matches at the cut to a word search's candidates are all kept,
+/// and ranked by place, as in SQLite (query.rs): the cut broke ties by
+/// chunk id, so which of two equal files came first hung on which was
+/// indexed first, and the two stores answered apart.
+#[test]
+fn equal_scores_go_by_file_whatever_order_they_were_indexed_in() {
+    let pg = PgServer::start();
+    let t = Tree::git();
+    for i in 0..110 {
+        t.write(&format!("z/f{i:03}.rs"), "fn handler() { let walrus = 1; }\n");
+    }
+    for i in 0..120 {
+        t.write(&format!("z/other{i:03}.rs"), &format!("fn other_{i}() {{ let pelican = {i}; }}\n"));
+    }
+    assert_code(&run(shared(&t, &pg, "ties", "vg-index").arg("z")), 0);
+    t.write("a/f999.rs", "fn handler() { let walrus = 1; }\n");
+    assert_code(&run(&mut shared(&t, &pg, "ties", "vg-index")), 0);
+    for k in ["1", "3"] {
+        let o = run(shared(&t, &pg, "ties", "vg-query").args(["--no-index", "--mode", "lexical", "-k", k, "walrus"]));
+        assert_code(&o, 0);
+        assert_eq!(records(&o)[0]["file"], "a/f999.rs", "-k {k}: {}", stdout(&o));
+    }
+}
+
 #[test]
 fn projects_in_one_database_never_mix_under_readers_and_a_writer() {
     let pg = PgServer::start();

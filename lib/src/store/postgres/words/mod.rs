@@ -88,7 +88,9 @@ impl PgIndex {
             }
             (Some((weighed, average)), None) => self.matches_in_index(&weighed, average, limit)?,
         };
-        Ok((rows.iter().map(|r| (r.get(0), r.get(1))).collect(), plan))
+        let mut matches: Vec<(ChunkId, f64)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+        matches.sort_unstable_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+        Ok((matches, plan))
     }
 
     /// The best matches in `files` (with `chunks` between them). The best
@@ -225,6 +227,15 @@ mod tests {
         }
     }
 
+    /// The first `limit` of `ranked` (best first) and every other one as
+    /// good as the last of them.
+    fn best_with_ties(ranked: &[(ChunkId, f64)], limit: usize) -> Vec<(ChunkId, f64)> {
+        let Some(last) = ranked.get(limit.saturating_sub(1)).filter(|_| limit > 0) else {
+            return ranked[..limit.min(ranked.len())].to_vec();
+        };
+        ranked.iter().take_while(|m| m.1 <= last.1).copied().collect()
+    }
+
     /// The whole root, a directory, a file and a filtered walk's files.
     fn scopes() -> Vec<Scope> {
         let prefixes = |p: &[&str]| Scope { prefixes: p.iter().map(|p| p.to_string()).collect(), files: None };
@@ -264,8 +275,9 @@ mod tests {
                         let params = ScopeParams::of(&scope);
                         let (got, plan) =
                             index.in_one_state(|| index.best_matches_by_plan(terms, &params, limit)).unwrap();
-                        let expected: Vec<(ChunkId, f64)> =
-                            every.iter().filter(|e| scope.admits(&places[&e.0].0)).take(limit).copied().collect();
+                        let admitted: Vec<(ChunkId, f64)> =
+                            every.iter().filter(|e| scope.admits(&places[&e.0].0)).copied().collect();
+                        let expected = best_with_ties(&admitted, limit);
                         let what = format!("{terms:?} in {scope:?} at {limit} by {plan:?}");
                         assert_same_up_to_rounding(&got, &expected, &what);
                         plans.insert(plan);

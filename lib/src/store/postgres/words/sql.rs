@@ -48,15 +48,18 @@ pub(super) fn seed(grouped: bool) -> String {
     )
 }
 
-/// The best $4 chunks by every posting of the terms: chunk and score (more
-/// negative is better), ties by chunk; `scoped`: of the files $5 alone.
+/// The best $4 chunks by every posting of the terms, and every other one
+/// as good as the last of them (as `store::keep_best_with_ties`: a cut by
+/// chunk id kept one of two equal matches by when each was indexed): chunk
+/// and score (more negative is better), in no order; `scoped`: of the
+/// files $5 alone. `WITH TIES` needs Postgres 13, as pgvector 0.8 does.
 pub(super) fn every_posting(scoped: bool) -> String {
     let (part, postings) = (part(), postings("w"));
     let inside = if scoped { inside(5) } else { String::new() };
     format!(
         "WITH {WEIGHTS}
          SELECT c.chunk_id, -sum(w.weight * {part}) AS score FROM w {postings} {inside}
-         GROUP BY c.chunk_id ORDER BY score, c.chunk_id LIMIT $4"
+         GROUP BY c.chunk_id ORDER BY score FETCH FIRST $4 ROWS WITH TIES"
     )
 }
 
@@ -70,7 +73,7 @@ pub(super) fn each_chunk_in_scope() -> String {
              SELECT sum(w.weight * {part}) AS score
              FROM w JOIN chunk_terms c ON c.term = w.term AND c.chunk_id = ch.id) p
          WHERE ch.file_id = ANY($5::bigint[]) AND p.score IS NOT NULL
-         ORDER BY score, ch.id LIMIT $4"
+         ORDER BY score FETCH FIRST $4 ROWS WITH TIES"
     )
 }
 
@@ -79,7 +82,7 @@ fn inside(first: usize) -> String {
     format!("WHERE c.chunk_id IN (SELECT ch.id FROM chunks ch WHERE ch.file_id = ANY(${first}::bigint[]))")
 }
 
-/// The best $7 chunks as `every_posting` ranks them, from the candidates:
+/// The best $7 chunks as `every_posting` ranks and cuts them, from the candidates:
 /// chunks of the terms $4 (weights $5) whose score from those reaches $6,
 /// the terms $2 added to it (`one_by_one`: looked up for each candidate;
 /// else their postings read and kept for the candidates).
@@ -120,12 +123,12 @@ pub(super) fn narrowed(many_summed: bool, one_by_one: bool) -> String {
          s AS (SELECT * FROM unnest($4::text[], $5::float8[]) AS s(term, weight)),
          kept AS ({kept}){rest}
          SELECT k.chunk_id, -(k.partial + coalesce(r.rest, 0::float8)) AS score FROM {joined}
-         ORDER BY score, k.chunk_id LIMIT $7"
+         ORDER BY score FETCH FIRST $7 ROWS WITH TIES"
     )
 }
 
 /// The chunks that best match the terms `$1` (a term listed twice counts
-/// twice), at most `$2`, counting each term's chunks as it goes: for an
+/// twice), the best `$2` with their ties, counting each term's chunks as it goes: for an
 /// index whose `term_stats` are behind it (left so by an older vecgrep);
 /// `scoped`: of the files $3 alone.
 pub(super) fn counting_as_it_goes(scoped: bool) -> String {
@@ -147,6 +150,6 @@ pub(super) fn counting_as_it_goes(scoped: bool) -> String {
          )
          SELECT c.chunk_id, -sum(w.idf * {part}) AS score
          FROM weights w JOIN chunk_terms c ON c.term = w.term {inside}
-         GROUP BY c.chunk_id ORDER BY score, c.chunk_id LIMIT $2"
+         GROUP BY c.chunk_id ORDER BY score FETCH FIRST $2 ROWS WITH TIES"
     )
 }
