@@ -45,9 +45,22 @@ pub(crate) fn toml_problem(text: &str, e: &toml::de::Error) -> (usize, String) {
     let message = match e.message().trim() {
         // toml says nothing of a setting cut off by the end of the file.
         "" => "the file ends within a setting".to_string(),
+        // Said before any key is read: named from its line (audit 213).
+        "number too large to fit in target type" => too_large(text.lines().nth(line.saturating_sub(1))),
         message => message.split_whitespace().collect::<Vec<_>>().join(" "),
     };
     (line, message)
+}
+
+/// What a number past TOML's integers on `line` (`key = 1e30` as digits)
+/// is told.
+fn too_large(line: Option<&str>) -> String {
+    let key = line.and_then(|l| l.split_once('=')).map(|(key, _)| key.trim()).filter(|k| !k.is_empty());
+    let limit = "TOML's whole numbers end at 9223372036854775807";
+    match key {
+        Some(key) => format!("{} is a number too large ({limit})", super::shown::clipped(key, 80)),
+        None => format!("a number too large ({limit})"),
+    }
 }
 
 /// Whether a start with `command_line` at the root whose config file is
@@ -384,7 +397,7 @@ fn hold_to(config: &mut ResolvedConfig, own: &ResolvedConfig, key: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::project::settings::{EmbedderSource, SearchMode, Threshold};
+    use crate::project::settings::{EmbedderSource, Planner, PrivacyMode, SearchMode, Threshold};
 
     fn layer(text: &str) -> ConfigValues {
         parse_config(text, Path::new("c.toml")).unwrap()
@@ -436,6 +449,45 @@ mod tests {
         assert!(msg.contains("line 2") && msg.contains("threshold"), "{msg}");
         let msg = parse_config("top_k = 0\n", Path::new("c")).unwrap_err().to_string();
         assert!(msg.contains("top_k"), "{msg}");
+    }
+
+    /// Audit 213: a value of the wrong type named no key and said Rust's
+    /// type ("expected usize"); an enum's value given as a table was read
+    /// as the variant its one key names, and a number as "wanted string or
+    /// table".
+    #[test]
+    fn a_value_of_the_wrong_type_is_told_by_its_key_in_plain_words() {
+        let said = |text: &str| parse_config(text, Path::new("c")).unwrap_err().to_string();
+        for (text, told) in [
+            ("top_k = -1", "line 1: top_k must be a whole number from 0 to 9223372036854775807, got integer `-1`"),
+            ("\ntop_k = 99999999999999999999", "line 2: top_k is a number too large (TOML's whole numbers end at"),
+            (
+                "rate_limit = 5000000000",
+                "rate_limit must be a whole number from 0 to 4294967295, got integer `5000000000`",
+            ),
+            ("index_warn_threshold = -1", "index_warn_threshold must be a whole number, 0 or more, got integer `-1`"),
+            ("quiet = 1", "quiet must be true or false, got integer `1`"),
+            ("top_k = [1]", "top_k must be a whole number from 0 to 9223372036854775807, got sequence"),
+            ("max_filesize = true", "max_filesize must be a number of bytes, or a string of one"),
+            ("mode = 1", "mode must be a string in quotes, got integer `1`"),
+            ("mode = { lexical = {} }", "mode must be a string in quotes, got map"),
+            ("privacy_mode = { cloud_embedding_ok = {} }", "privacy_mode must be a string in quotes, got map"),
+            ("mode = \"fast\"", "mode must be one of \"semantic\", \"lexical\", \"hybrid\", got \"fast\""),
+            ("planner = \"ai\"", "planner must be one of \"rules\", \"llm\", got \"ai\""),
+        ] {
+            assert!(said(text).ends_with(told) || said(text).contains(told), "{text}: {}", said(text));
+        }
+        let values = parse_config("mode = \"lexical\"\nplanner = \"llm\"\nembedder_source = \"remote\"\nprivacy_mode = \"cloud_reasoning_ok\"\n", Path::new("c")).unwrap();
+        assert_eq!(values.mode, Some(SearchMode::Lexical));
+        assert_eq!(values.planner, Some(Planner::Llm));
+        assert_eq!(values.embedder_source, Some(EmbedderSource::Remote));
+        assert_eq!(values.privacy_mode, Some(PrivacyMode::CloudReasoningOk));
+        // A flag's count past TOML's integers is refused, not cut to equal another.
+        let flags = ConfigValues::from_flags([("chunk_size", "18446744073709551615")]).unwrap_err();
+        assert_eq!(
+            flags,
+            "chunk_size must be a whole number from 0 to 9223372036854775807, got \"18446744073709551615\""
+        );
     }
 
     #[test]

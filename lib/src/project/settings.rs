@@ -319,8 +319,11 @@ impl FlagValue for u32 {
 }
 
 impl FlagValue for usize {
+    /// A count past TOML's integers is refused, not cut to `i64::MAX`:
+    /// two cut alike read as equal (audit 213: `--chunk-size` and a
+    /// smaller `--chunk-overlap`, both huge, were "not smaller").
     fn toml(flag: &str) -> Option<toml::Value> {
-        u64::toml(flag)
+        flag.parse::<i64>().ok().filter(|n| *n >= 0).map(toml::Value::Integer)
     }
 }
 
@@ -342,42 +345,85 @@ impl FlagValue for String {
     }
 }
 
-impl FlagValue for SearchMode {
-    fn toml(flag: &str) -> Option<toml::Value> {
-        String::toml(flag)
-    }
+/// What a setting's value must be, in plain words, for a config file that
+/// gives another type: serde says "expected usize" and names no key.
+pub(super) trait Wanted {
+    const WANTED: &'static str;
 }
 
-impl FlagValue for EmbedderSource {
-    fn toml(flag: &str) -> Option<toml::Value> {
-        String::toml(flag)
-    }
+impl Wanted for usize {
+    // A narrower range, where it has one, is the check's to say.
+    const WANTED: &'static str = "a whole number from 0 to 9223372036854775807";
 }
 
-impl FlagValue for PrivacyMode {
-    fn toml(flag: &str) -> Option<toml::Value> {
-        String::toml(flag)
-    }
+impl Wanted for u64 {
+    const WANTED: &'static str = "a whole number, 0 or more";
 }
 
-impl FlagValue for Planner {
-    fn toml(flag: &str) -> Option<toml::Value> {
-        String::toml(flag)
-    }
+impl Wanted for u32 {
+    const WANTED: &'static str = "a whole number from 0 to 4294967295";
+}
+
+impl Wanted for bool {
+    const WANTED: &'static str = "true or false";
+}
+
+impl Wanted for f64 {
+    const WANTED: &'static str = "a number";
+}
+
+impl Wanted for String {
+    const WANTED: &'static str = "a string in quotes";
+}
+
+impl Wanted for ByteSize {
+    const WANTED: &'static str = "a number of bytes, or a string of one with K, M or G (\"10M\")";
 }
 
 /// Deserializes a value as `Raw`, then checks it, so that a value out of
-/// range is reported at its own line, like a value of the wrong type.
+/// range is reported at its own line, like a value of the wrong type; both
+/// name the key.
 struct Checked<Raw, T> {
+    key: &'static str,
     check: fn(Raw) -> Result<T, String>,
 }
 
-impl<'de, Raw: Deserialize<'de>, T> DeserializeSeed<'de> for Checked<Raw, T> {
+impl<'de, Raw: Deserialize<'de> + Wanted, T> DeserializeSeed<'de> for Checked<Raw, T> {
     type Value = T;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<T, D::Error> {
-        (self.check)(Raw::deserialize(d)?).map_err(de::Error::custom)
+        let raw = Raw::deserialize(d).map_err(|e| de::Error::custom(wrong_type(self.key, Raw::WANTED, &e)))?;
+        (self.check)(raw).map_err(de::Error::custom)
     }
+}
+
+/// `key must be WANTED, got …` from serde's "invalid type: integer `1`,
+/// expected a boolean" (audit 213: the key was not named, and the type
+/// was Rust's, `usize`).
+fn wrong_type(key: &str, wanted: &str, error: &impl fmt::Display) -> String {
+    let message = error.to_string();
+    let message = message.lines().next().unwrap_or_default();
+    let got = ["invalid type: ", "invalid value: "]
+        .iter()
+        .find_map(|start| message.strip_prefix(start))
+        .and_then(|rest| rest.split_once(", expected"))
+        .map(|(got, _)| got.to_string());
+    let got = got.unwrap_or_else(|| match message.contains("too large") {
+        true => "a number too large for it".to_string(),
+        false => super::shown::clipped(message, 200),
+    });
+    format!("{key} must be {wanted}, got {got}")
+}
+
+/// A setting that names one of `names`, given as a string alone: toml reads
+/// an enum from a one-key table too, so `mode = { lexical = {} }` was
+/// lexical, and `mode = 1` "wanted string or table" (audit 213).
+fn one_of<T: de::DeserializeOwned>(key: &str, names: &[&str], value: String) -> Result<T, String> {
+    if !names.contains(&value.as_str()) {
+        let names: Vec<String> = names.iter().map(|n| format!("\"{n}\"")).collect();
+        return Err(format!("{key} must be one of {}, got {:?}", names.join(", "), super::shown::clipped(&value, 80)));
+    }
+    T::deserialize(de::value::StrDeserializer::<de::value::Error>::new(&value)).map_err(|e| e.to_string())
 }
 
 /// A store URL names a Postgres server. The message never repeats the
@@ -540,7 +586,7 @@ macro_rules! settings {
                             match key {
                                 $(Key::$key => {
                                     let check: fn($raw) -> Result<$layer, String> = $check;
-                                    values.$key = Some(map.next_value_seed(Checked { check })?);
+                                    values.$key = Some(map.next_value_seed(Checked { key: stringify!($key), check })?);
                                 })*
                             }
                         }
@@ -558,10 +604,12 @@ macro_rules! settings {
                 let mut table = toml::Table::new();
                 for (key, flag) in flags {
                     let value = match key {
-                        $(stringify!($key) => <$raw as FlagValue>::toml(flag),)*
+                        $(stringify!($key) => <$raw as FlagValue>::toml(flag).ok_or_else(|| {
+                            format!("{key} must be {}, got {:?}", <$raw as Wanted>::WANTED, super::shown::clipped(flag, 80))
+                        }),)*
                         other => return Err(format!("{other} is not a setting")),
                     };
-                    table.insert(key.to_string(), value.ok_or_else(|| format!("{key}: {flag:?} is not a value"))?);
+                    table.insert(key.to_string(), value?);
                 }
                 // The checks name the key; toml would add " in `key`" after them.
                 ConfigValues::deserialize(toml::Value::Table(table)).map_err(|e| e.message().to_string())
@@ -635,7 +683,7 @@ settings! {
     index_warn_threshold: u64 => u64 = 1000, raw u64, check unchecked,
         shown Some("1000"), switch false, only None, plain;
     /// Where embeddings are computed (UntrustedConfigChoosesNoDestination applies).
-    embedder_source: EmbedderSource => EmbedderSource = EmbedderSource::Local, raw EmbedderSource, check unchecked,
+    embedder_source: EmbedderSource => EmbedderSource = EmbedderSource::Local, raw String, check |s| one_of("embedder_source", &EmbedderSource::NAMES, s),
         shown Some("local"), switch false, only None, trusted;
     /// The embedding model: locally all-MiniLM-L6-v2 or vecgrep-code-minilm-l6
     /// (MiniLM fine-tuned on code, `train/transformer/`); a remote server's own name.
@@ -650,7 +698,7 @@ settings! {
     include_generated: bool => bool = false, raw bool, check unchecked,
         shown Some("false"), switch true, only None, plain;
     /// How results are ranked.
-    mode: SearchMode => SearchMode = SearchMode::default(), raw SearchMode, check unchecked,
+    mode: SearchMode => SearchMode = SearchMode::default(), raw String, check |s| one_of("mode", &SearchMode::NAMES, s),
         shown Some("hybrid"), switch false, only None, plain;
     /// The picker's command for opening a result (`{file}`, `{line}`,
     /// `{end_line}`; the file reaches `sh -c` as an argument, never as
@@ -708,10 +756,10 @@ settings! {
         shown Some("120"), switch false, only None, plain;
     /// For `--ask`, `--answer` and `/v1/ask`: what may leave the machine.
     /// A project's own file could loosen it, so UntrustedConfigChoosesNoDestination applies.
-    privacy_mode: PrivacyMode => PrivacyMode = PrivacyMode::LocalOnly, raw PrivacyMode, check unchecked,
+    privacy_mode: PrivacyMode => PrivacyMode = PrivacyMode::LocalOnly, raw String, check |s| one_of("privacy_mode", &PrivacyMode::NAMES, s),
         shown Some("local_only"), switch false, only None, trusted;
     /// For `--ask` and `--plan`: who turns the question into a plan.
-    planner: Planner => Planner = Planner::Rules, raw Planner, check unchecked,
+    planner: Planner => Planner = Planner::Rules, raw String, check |s| one_of("planner", &Planner::NAMES, s),
         shown Some("rules"), switch false, only None, plain;
 }
 
