@@ -1107,12 +1107,20 @@ fn unreadable_files_are_reported_and_the_run_ends_with_status_2() {
     assert_code(&run(&mut user.cmd(&t, "vg-index")), 2);
     let o = run(user.cmd(&t, "vg-query").args(["--no-index", "--mode", "lexical", "buried treasure"]));
     assert_code(&o, 0);
-    std::fs::set_permissions(&closed, std::fs::Permissions::from_mode(0o000)).unwrap();
-    let o = run(&mut user.cmd(&t, "vg-index"));
-    let skips: Vec<serde_json::Value> = of_type(&records(&o), "skip").into_iter().cloned().collect();
-    assert!(skips.iter().any(|s| s["file"] == "src/closed" && s["reason"] == "error"), "{skips:?}");
-    assert!(!stdout(&o).contains("closed/.gitignore") && !stderr(&o).contains("closed/.gitignore"), "{}", stderr(&o));
-    assert_eq!((summary(&o)["files"].as_u64(), summary(&o)["removed"].as_u64()), (Some(4), Some(1)));
+    // Listed but not entered (r--, audit 212) as well as closed whole.
+    for mode in [0o444, 0o000] {
+        std::fs::set_permissions(&closed, std::fs::Permissions::from_mode(mode)).unwrap();
+        let o = run(&mut user.cmd(&t, "vg-index"));
+        let skips: Vec<serde_json::Value> = of_type(&records(&o), "skip").into_iter().cloned().collect();
+        assert!(skips.iter().any(|s| s["file"] == "src/closed" && s["reason"] == "error"), "{mode:o}: {skips:?}");
+        assert!(
+            !stdout(&o).contains("closed/.gitignore") && !stderr(&o).contains("closed/.gitignore"),
+            "{}",
+            stderr(&o)
+        );
+        let removed = if mode == 0o444 { 1 } else { 0 };
+        assert_eq!((summary(&o)["files"].as_u64(), summary(&o)["removed"].as_u64()), (Some(4), Some(removed)));
+    }
     let stats = run(user.cmd(&t, "vg-index").args(["--stats", "--json"]));
     assert_eq!(records(&stats)[0]["files"], 4, "the summary and --stats agree");
     let o = run(user.cmd(&t, "vg-query").args(["--no-index", "--mode", "lexical", "buried treasure"]));

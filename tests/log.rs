@@ -110,6 +110,23 @@ fn the_log_is_kept_at_home_when_the_code_index_is_shared() {
     assert!(!stderr(&o).contains("holding"), "{}", stderr(&o));
 }
 
+/// An index file vg-log alone made holds no code: a search without
+/// indexing says to index first, as with no file (audit 212: "no results",
+/// exit 1, of code never indexed).
+#[test]
+fn a_commit_log_alone_is_no_code_index() {
+    let tree = repository();
+    assert_code(&log(&tree, &["retry"]), 0);
+    for tool in ["vg-query", "vecgrep"] {
+        let o = run(tree.cmd(tool, "").args(["--no-index", "cache rendered templates"]));
+        assert_code(&o, 2);
+        assert!(stderr(&o).contains("no index at") && stderr(&o).contains("run vg-index first"), "{}", stderr(&o));
+    }
+    let o = run(tree.cmd("vecgrep", "").args(["--threshold", "-1", "cache rendered templates"]));
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("src/templates.py"), "{}", stdout(&o));
+}
+
 /// A commit with an empty message (`--allow-empty-message`) is found by
 /// its changes alone: its message, embedded, sat at 0.32 to any question
 /// and answered "network" and "hello world" alike.

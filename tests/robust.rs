@@ -574,6 +574,32 @@ fn reindex_rebuilds_an_index_damaged_within_its_pages() {
     assert_eq!(stats_files(&t), files + 1);
 }
 
+/// What the damage error advises, a plain run, rebuilds the index and
+/// keeps the revisions' (audit 212: it advised `--clear-cache`, which
+/// dropped every `--rev` index and the commit log too).
+#[test]
+fn the_advised_run_rebuilds_a_damaged_index_and_keeps_the_revisions() {
+    let t = git_repo();
+    write_handlers(&t, 0..200);
+    commit_all(&t, "handlers");
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    assert_code(&run(t.cmd("vg-index", ".").args(["--rev", "HEAD"])), 0);
+    let db = t.path().join(".vecgrep/index.db");
+    let mut bytes = std::fs::read(&db).unwrap();
+    for at in (36_864..bytes.len().saturating_sub(500)).step_by(12_288) {
+        bytes[at..at + 500].fill(0x5a);
+    }
+    std::fs::write(&db, bytes).unwrap();
+    t.write("src/new_handler.py", "def new_handler():\n    return 'fresh'\n");
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("is damaged") && stderr(&o).contains("; run vg-index to rebuild it"), "{}", stderr(&o));
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    assert_eq!(verify(&t)["ok"], true);
+    let o = run(t.cmd("vg-index", ".").args(["--stats", "--json"]));
+    assert_eq!(records(&o)[0]["revisions"].as_array().map(Vec::len), Some(1), "{}", stdout(&o));
+}
+
 fn stats_files(t: &Tree) -> u64 {
     let o = run(t.cmd("vg-index", ".").args(["--stats", "--json"]));
     records(&o)[0]["files"].as_u64().unwrap()

@@ -463,11 +463,7 @@ fn verify(cli: &IndexCli, root: &vecgrep::project::ProjectRoot, quiet: bool) -> 
     out.flush()?;
     if !root_sound {
         let shown = root.path.display();
-        note(
-            TOOL,
-            false,
-            &format!("the index of {shown} is damaged; vg-index --clear-cache, then vg-index, rebuilds it"),
-        );
+        note(TOOL, false, &format!("the index of {shown} is damaged; vg-index rebuilds it"));
     }
     for (what, rebuild) in &damaged_revisions {
         note(TOOL, false, &format!("the index of {what} is damaged; {rebuild}"));

@@ -355,8 +355,10 @@ fn open_searched(
     just_indexed: bool,
     inv: &Invocation,
 ) -> Result<(Box<dyn store::IndexReader>, bool)> {
+    // Being made again by another process's run meanwhile: removed all
+    // the same (audit 212: told to search without --no-index, as it had).
     let store = match store::open_for_searching(searched) {
-        Err(store::StoreError::Missing(path)) if just_indexed => anyhow::bail!(
+        Err(store::StoreError::Missing(path) | store::StoreError::BeingMade(path)) if just_indexed => anyhow::bail!(
             "{} was removed after this run brought it up to date (another process's --clear-cache?); search again",
             path.display()
         ),

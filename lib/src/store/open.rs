@@ -52,8 +52,15 @@ pub fn open_for_reading(root: &ProjectRoot) -> Result<Box<dyn IndexReader>, Stor
 /// `open_for_reading`, for a search of the index as it is: an index a run
 /// is making is said so (`BeingMade`), not "run vg-index first" to a user
 /// whose run is under way.
+/// An index file that no code run has written to (made by `vg-log` alone,
+/// for the commit log it keeps too) is missing as well: it was searched as
+/// an empty index, and said "no results" of code never indexed (audit 212).
 pub fn open_for_searching(root: &ProjectRoot) -> Result<Box<dyn IndexReader>, StoreError> {
-    match open_for_reading(root) {
+    let opened = open_for_reading(root).and_then(|index| match index.meta()? {
+        None if root.shared.is_none() => Err(StoreError::Missing(root.index_path())),
+        _ => Ok(index),
+    });
+    match opened {
         Err(StoreError::Missing(path)) if run_under_way(root) => Err(StoreError::BeingMade(path)),
         opened => opened,
     }

@@ -104,13 +104,14 @@ fn refuse_link(path: &Path, why: &str) -> Result<(), StoreError> {
 /// How to rebuild the index at `path`, said where it is damaged: a git
 /// revision's by forgetting and indexing that revision again (indexing
 /// alone took a damaged one, complete, for indexed already), a catalog
-/// label's by clearing that label's, any other by clearing it
-/// (`--clear-cache` would throw away every revision's index too).
+/// label's by clearing that label's, any other by a run, which rebuilds a
+/// damaged index (`--clear-cache`, advised before, threw away every
+/// revision's index and the commit log too: audit 212).
 pub(super) fn rebuild_advice(path: &Path) -> String {
     let parts: Vec<String> = path.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
     let at =
         parts.windows(3).position(|w| w[0] == crate::project::PROJECT_DIR && w[1] == REVS_DIR && is_commit_id(&w[2]));
-    let Some(at) = at else { return "run vg-index --clear-cache to rebuild it".into() };
+    let Some(at) = at else { return "run vg-index to rebuild it".into() };
     let owner: PathBuf = path.components().take(at).collect();
     if owner.join(crate::project::CATALOG_FILE).exists() {
         let name = owner.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -406,7 +407,7 @@ mod tests {
             "run vg-index --catalog team --label LABEL --clear-cache, then search it again, to rebuild it"
         );
         for other in ["/p/.vecgrep/index.db", "/revs/aaaa/.vecgrep/index.db", "/p/src/revs/x/.vecgrep/index.db"] {
-            assert_eq!(rebuild_advice(Path::new(other)), "run vg-index --clear-cache to rebuild it", "{other}");
+            assert_eq!(rebuild_advice(Path::new(other)), "run vg-index to rebuild it", "{other}");
         }
     }
 

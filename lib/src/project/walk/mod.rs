@@ -402,8 +402,13 @@ fn keep_entry(
         if read_ignore_files {
             if let Some((file, why)) = unreadable_ignore_file(e.path()) {
                 // A directory that cannot be searched hides its ignore files:
-                // the directory is what to name.
-                if let Err(dir_error) = std::fs::read_dir(e.path()).and_then(|mut d| d.next().transpose()) {
+                // the directory is what to name. One that may be listed but
+                // not entered (r--) lists its names, and only a look inside
+                // it (its `.`) fails (audit 212: an ignore file not there
+                // was named).
+                let listed = std::fs::read_dir(e.path()).and_then(|mut d| d.next().transpose());
+                let entered = || std::fs::symlink_metadata(e.path().join("."));
+                if let Err(dir_error) = listed.map(drop).and_then(|()| entered().map(drop)) {
                     return skip(e.path(), SkipReason::Error(dir_error.to_string()));
                 }
                 return skip(&file, SkipReason::Error(format!("{why}; its directory is not walked")));
