@@ -186,7 +186,7 @@ fn verify_finds_damage_and_says_how_to_rebuild() {
     ] {
         assert!(out.contains(problem), "{problem}: {out}");
     }
-    assert!(stderr(&o).contains("--clear-cache"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("is damaged; vg-index rebuilds it"), "{}", stderr(&o));
     let v = verify(&t);
     assert_eq!(v["ok"], false);
     assert_eq!(v["problems"].as_array().unwrap().len(), 4, "{v}");
@@ -221,7 +221,7 @@ fn a_missing_table_or_column_is_damage_that_the_next_run_rebuilds() {
             assert_code(&o, 0);
         } else {
             assert_code(&o, 2);
-            let said = format!("is damaged ({missing}); run vg-index --clear-cache");
+            let said = format!("is damaged ({missing}); run vg-index to rebuild it");
             assert!(stderr(&o).contains(&said), "{drop}: {}", stderr(&o));
             assert_eq!(verify(&t)["ok"], false, "{drop}");
         }
@@ -330,7 +330,9 @@ fn a_static_vector_of_another_size_is_damage_to_verify_and_to_a_search() {
         assert_code(&o, 2);
         let err = stderr(&o);
         assert!(
-            err.contains("is damaged") && err.contains("--clear-cache") && !err.contains("SQL logic error"),
+            err.contains("is damaged")
+                && err.contains("run vg-index to rebuild it")
+                && !err.contains("SQL logic error"),
             "{value}: {err}"
         );
     }
