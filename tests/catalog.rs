@@ -538,6 +538,29 @@ fn names_breaking_the_rules_are_refused_saying_the_rule() {
     assert!(stderr(&o).contains("--catalog needs a project's files, not its history"), "{}", stderr(&o));
 }
 
+/// A damaged catalog index is rebuilt by a run of the catalog, which is
+/// what a search and --verify advise (review 215: "run vg-index", which
+/// in one of its projects indexed that project instead).
+#[test]
+fn a_damaged_catalog_index_is_advised_a_run_of_the_catalog() {
+    let p = Projects::new();
+    assert_code(&p.add("team", &["src/api", "src/billing"]), 0);
+    assert_code(&run(p.cmd("vg-index", ".").args(["--catalog", "team"])), 0);
+    std::fs::write(p.dir("catalogs/team/.vecgrep/index.db"), vec![7u8; 4096]).unwrap();
+    let o = run(p.cmd("vg-query", "src/api").args(["--no-index", "--catalog", "team", "upload"]));
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o).contains("is damaged (") && stderr(&o).ends_with("; run vg-index --catalog team to rebuild it\n"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(p.cmd("vg-index", ".").args(["--catalog", "team", "--verify"]));
+    assert!(stderr(&o).contains("is damaged; vg-index --catalog team rebuilds it"), "{}", stderr(&o));
+    assert_code(&run(p.cmd("vg-index", ".").args(["--catalog", "team"])), 0);
+    let o = run(p.cmd("vg-query", ".").args(["--no-index", "--catalog", "team", "--threshold", "-1", "upload"]));
+    assert_code(&o, 0);
+}
+
 #[test]
 fn a_catalog_index_killed_mid_run_is_sound_and_the_next_run_completes_it() {
     let p = Projects::new();

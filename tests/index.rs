@@ -1122,6 +1122,11 @@ fn unreadable_files_are_reported_and_the_run_ends_with_status_2() {
         );
         let removed = if mode == 0o444 { 1 } else { 0 };
         assert_eq!((summary(&o)["files"].as_u64(), summary(&o)["removed"].as_u64()), (Some(4), Some(removed)));
+        // Given as a PATH too (review 215).
+        let given = run(user.cmd(&t, "vg-index").arg("src/closed"));
+        assert_code(&given, 2);
+        let said = stderr(&given);
+        assert!(said.contains("src/closed: Permission denied") && !said.contains(".gitignore"), "{said}");
     }
     let stats = run(user.cmd(&t, "vg-index").args(["--stats", "--json"]));
     assert_eq!(records(&stats)[0]["files"], 4, "the summary and --stats agree");

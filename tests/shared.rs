@@ -232,6 +232,62 @@ fn equal_scores_go_by_file_whatever_order_they_were_indexed_in() {
     }
 }
 
+/// Equal matches in a scoped search, after rewrites that left their
+/// chunks' ids out of file order: the shared index ranks them as the local
+/// one does (review 215: Postgres summed each chunk's terms in the order
+/// its rows came, so equal texts scored a last bit apart and split).
+#[test]
+fn equal_scores_in_a_scoped_search_go_by_file_as_in_the_local_index() {
+    let pg = PgServer::start();
+    let t = Tree::git();
+    let text = "def alpha_beta():\n    return gamma_delta\n";
+    for i in 1..=6 {
+        t.write(&format!("src/t{i}.py"), text).write(&format!("lib/t{i}.py"), text);
+    }
+    for i in 1..=30 {
+        t.write(&format!("fill/f{i}.py"), &format!("def helper_{i}(x):\n    return x*{i}\n"));
+    }
+    let both = |t: &Tree| {
+        assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+        assert_code(&run(&mut shared(t, &pg, "ties", "vg-index")), 0);
+    };
+    both(&t);
+    for _ in 0..2 {
+        for body in ["x = 1\n", text] {
+            for i in 1..=3 {
+                t.write(&format!("src/t{i}.py"), body).write(&format!("lib/t{i}.py"), body);
+            }
+            both(&t);
+        }
+    }
+    let scoped: &[&[&str]] = &[
+        &["--mode", "lexical", "-k", "1", "alpha_beta", "lib/t2.py", "lib/t3.py", "lib/t4.py", "lib/t5.py"],
+        &["--mode", "lexical", "-k", "3", "alpha_beta", "lib/"],
+        &["--mode", "hybrid", "-k", "3", "alpha_beta", "lib/"],
+        &["--mode", "lexical", "-k", "2", "alpha_beta gamma_delta"],
+    ];
+    for args in scoped {
+        let local = hits(&run(t.cmd("vg-query", ".").arg("--no-index").args(*args)));
+        assert!(!local.is_empty(), "{args:?}");
+        assert_eq!(hits(&run(shared(&t, &pg, "ties", "vg-query").arg("--no-index").args(*args))), local, "{args:?}");
+    }
+    let first = run(shared(&t, &pg, "ties", "vg-query").arg("--no-index").args(scoped[0]));
+    assert_eq!(records(&first)[0]["file"], "lib/t2.py", "{}", stdout(&first));
+}
+
+/// A first run that failed before any file leaves no index to search, as
+/// a local one (review 215: "incomplete" and no results, exit 1).
+#[test]
+fn a_first_run_that_failed_before_any_file_leaves_no_index_to_search() {
+    let pg = PgServer::start();
+    let t = Tree::git();
+    t.write("a.py", "def alpha():\n    pass\n").write_bytes(".gitignore", b"# caf\xe9\n");
+    assert_code(&run(&mut shared(&t, &pg, "failed", "vg-index")), 2);
+    let o = run(shared(&t, &pg, "failed", "vg-query").args(["--no-index", "--mode", "lexical", "alpha"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("no index at project failed in the postgres database"), "{}", stderr(&o));
+}
+
 #[test]
 fn projects_in_one_database_never_mix_under_readers_and_a_writer() {
     let pg = PgServer::start();

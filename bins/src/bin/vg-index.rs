@@ -463,7 +463,7 @@ fn verify(cli: &IndexCli, root: &vecgrep::project::ProjectRoot, quiet: bool) -> 
     out.flush()?;
     if !root_sound {
         let shown = root.path.display();
-        note(TOOL, false, &format!("the index of {shown} is damaged; vg-index rebuilds it"));
+        note(TOOL, false, &format!("the index of {shown} is damaged; {} rebuilds it", rebuilding_run(root)));
     }
     for (what, rebuild) in &damaged_revisions {
         note(TOOL, false, &format!("the index of {what} is damaged; {rebuild}"));
@@ -480,6 +480,18 @@ fn names_of(root: &vecgrep::project::ProjectRoot, r: &store::Revision) -> Vec<St
             vecgrep::history::label_indexed_at(root, &r.sha).into_iter().collect()
         }
         _ => r.names.clone(),
+    }
+}
+
+/// The run that rebuilds the index of `root`, damaged: a catalog's by a
+/// run of the catalog (review 215).
+fn rebuilding_run(root: &vecgrep::project::ProjectRoot) -> String {
+    match root.marker {
+        vecgrep::project::RootMarker::Catalog => {
+            let name = root.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            format!("vg-index --catalog {name}")
+        }
+        _ => "vg-index".into(),
     }
 }
 

@@ -46,20 +46,23 @@ pub(crate) fn toml_problem(text: &str, e: &toml::de::Error) -> (usize, String) {
         // toml says nothing of a setting cut off by the end of the file.
         "" => "the file ends within a setting".to_string(),
         // Said before any key is read: named from its line (audit 213).
-        "number too large to fit in target type" => too_large(text.lines().nth(line.saturating_sub(1))),
+        m @ ("number too large to fit in target type" | "number too small to fit in target type") => {
+            beyond_toml(text.lines().nth(line.saturating_sub(1)), m.contains("small"))
+        }
         message => message.split_whitespace().collect::<Vec<_>>().join(" "),
     };
     (line, message)
 }
 
 /// What a number past TOML's integers on `line` (`key = 1e30` as digits)
-/// is told.
-fn too_large(line: Option<&str>) -> String {
+/// is told: `below`, past their negative end.
+fn beyond_toml(line: Option<&str>, below: bool) -> String {
     let key = line.and_then(|l| l.split_once('=')).map(|(key, _)| key.trim()).filter(|k| !k.is_empty());
-    let limit = "TOML's whole numbers end at 9223372036854775807";
+    let what = if below { "too small" } else { "too large" };
+    let limit = "TOML's whole numbers are from -9223372036854775808 to 9223372036854775807";
     match key {
-        Some(key) => format!("{} is a number too large ({limit})", super::shown::clipped(key, 80)),
-        None => format!("a number too large ({limit})"),
+        Some(key) => format!("{} is a number {what} ({limit})", super::shown::clipped(key, 80)),
+        None => format!("a number {what} ({limit})"),
     }
 }
 
@@ -459,15 +462,17 @@ mod tests {
     fn a_value_of_the_wrong_type_is_told_by_its_key_in_plain_words() {
         let said = |text: &str| parse_config(text, Path::new("c")).unwrap_err().to_string();
         for (text, told) in [
-            ("top_k = -1", "line 1: top_k must be a whole number from 0 to 9223372036854775807, got integer `-1`"),
-            ("\ntop_k = 99999999999999999999", "line 2: top_k is a number too large (TOML's whole numbers end at"),
+            ("top_k = -1", "line 1: top_k must be a whole number, got integer `-1`"),
+            ("\ntop_k = 99999999999999999999", "line 2: top_k is a number too large (TOML's whole numbers are from"),
+            ("top_k = -99999999999999999999", "line 1: top_k is a number too small (TOML's whole numbers are from"),
+            ("max_filesize = -1", "line 1: max_filesize: a size cannot be negative, got -1"),
             (
                 "rate_limit = 5000000000",
                 "rate_limit must be a whole number from 0 to 4294967295, got integer `5000000000`",
             ),
             ("index_warn_threshold = -1", "index_warn_threshold must be a whole number, 0 or more, got integer `-1`"),
             ("quiet = 1", "quiet must be true or false, got integer `1`"),
-            ("top_k = [1]", "top_k must be a whole number from 0 to 9223372036854775807, got sequence"),
+            ("top_k = [1]", "top_k must be a whole number, got sequence"),
             ("max_filesize = true", "max_filesize must be a number of bytes, or a string of one"),
             ("mode = 1", "mode must be a string in quotes, got integer `1`"),
             ("mode = { lexical = {} }", "mode must be a string in quotes, got map"),
@@ -486,7 +491,7 @@ mod tests {
         let flags = ConfigValues::from_flags([("chunk_size", "18446744073709551615")]).unwrap_err();
         assert_eq!(
             flags,
-            "chunk_size must be a whole number from 0 to 9223372036854775807, got \"18446744073709551615\""
+            "chunk_size must be a whole number no larger than 9223372036854775807, got \"18446744073709551615\""
         );
     }
 

@@ -349,11 +349,15 @@ impl FlagValue for String {
 /// gives another type: serde says "expected usize" and names no key.
 pub(super) trait Wanted {
     const WANTED: &'static str;
+    /// As a flag gives it, which has no type to be wrong: what it may hold.
+    const FLAG_WANTED: &'static str = Self::WANTED;
 }
 
 impl Wanted for usize {
-    // A narrower range, where it has one, is the check's to say.
-    const WANTED: &'static str = "a whole number from 0 to 9223372036854775807";
+    // Its range, where it has one, is the check's to say (review 215: "0
+    // to 9223372036854775807" here, then "between 1 and 10000" for a 0).
+    const WANTED: &'static str = "a whole number";
+    const FLAG_WANTED: &'static str = "a whole number no larger than 9223372036854775807";
 }
 
 impl Wanted for u64 {
@@ -400,6 +404,8 @@ impl<'de, Raw: Deserialize<'de> + Wanted, T> DeserializeSeed<'de> for Checked<Ra
 /// `key must be WANTED, got …` from serde's "invalid type: integer `1`,
 /// expected a boolean" (audit 213: the key was not named, and the type
 /// was Rust's, `usize`).
+/// A type's own words for a value it refused (`ByteSize`'s "a size cannot
+/// be negative") are kept, after the key (review 215: wrapped as a type's).
 fn wrong_type(key: &str, wanted: &str, error: &impl fmt::Display) -> String {
     let message = error.to_string();
     let message = message.lines().next().unwrap_or_default();
@@ -407,12 +413,11 @@ fn wrong_type(key: &str, wanted: &str, error: &impl fmt::Display) -> String {
         .iter()
         .find_map(|start| message.strip_prefix(start))
         .and_then(|rest| rest.split_once(", expected"))
-        .map(|(got, _)| got.to_string());
-    let got = got.unwrap_or_else(|| match message.contains("too large") {
-        true => "a number too large for it".to_string(),
-        false => super::shown::clipped(message, 200),
-    });
-    format!("{key} must be {wanted}, got {got}")
+        .map(|(got, _)| got);
+    match got {
+        Some(got) => format!("{key} must be {wanted}, got {got}"),
+        None => format!("{key}: {}", super::shown::clipped(message, 200)),
+    }
 }
 
 /// A setting that names one of `names`, given as a string alone: toml reads
@@ -605,7 +610,7 @@ macro_rules! settings {
                 for (key, flag) in flags {
                     let value = match key {
                         $(stringify!($key) => <$raw as FlagValue>::toml(flag).ok_or_else(|| {
-                            format!("{key} must be {}, got {:?}", <$raw as Wanted>::WANTED, super::shown::clipped(flag, 80))
+                            format!("{key} must be {}, got {:?}", <$raw as Wanted>::FLAG_WANTED, super::shown::clipped(flag, 80))
                         }),)*
                         other => return Err(format!("{other} is not a setting")),
                     };

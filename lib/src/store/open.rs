@@ -57,8 +57,10 @@ pub fn open_for_reading(root: &ProjectRoot) -> Result<Box<dyn IndexReader>, Stor
 /// an empty index, and said "no results" of code never indexed (audit 212).
 pub fn open_for_searching(root: &ProjectRoot) -> Result<Box<dyn IndexReader>, StoreError> {
     let opened = open_for_reading(root).and_then(|index| match index.meta()? {
-        None if root.shared.is_none() => Err(StoreError::Missing(root.index_path())),
-        _ => Ok(index),
+        // A shared one too, made by a first run that failed before any
+        // file (review 215: "incomplete", where a local one is missing).
+        None => Err(StoreError::Missing(std::path::PathBuf::from(location(root)))),
+        Some(_) => Ok(index),
     });
     match opened {
         Err(StoreError::Missing(path)) if run_under_way(root) => Err(StoreError::BeingMade(path)),

@@ -111,10 +111,23 @@ pub(super) fn rebuild_advice(path: &Path) -> String {
     let parts: Vec<String> = path.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
     let at =
         parts.windows(3).position(|w| w[0] == crate::project::PROJECT_DIR && w[1] == REVS_DIR && is_commit_id(&w[2]));
-    let Some(at) = at else { return "run vg-index to rebuild it".into() };
+    let catalog_of = |owner: &Path| {
+        owner
+            .join(crate::project::CATALOG_FILE)
+            .exists()
+            .then(|| owner.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default())
+    };
+    let Some(at) = at else {
+        // A catalog's own index is made by a run of the catalog (review
+        // 215: a plain run in one of its projects indexed that project).
+        let owner = path.parent().and_then(Path::parent);
+        return match owner.and_then(catalog_of) {
+            Some(name) => format!("run vg-index --catalog {name} to rebuild it"),
+            None => "run vg-index to rebuild it".into(),
+        };
+    };
     let owner: PathBuf = path.components().take(at).collect();
-    if owner.join(crate::project::CATALOG_FILE).exists() {
-        let name = owner.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    if let Some(name) = catalog_of(&owner) {
         return format!(
             "run vg-index --catalog {name} --label LABEL --clear-cache, then search it again, to rebuild it"
         );
@@ -406,6 +419,7 @@ mod tests {
             rebuild_advice(&label),
             "run vg-index --catalog team --label LABEL --clear-cache, then search it again, to rebuild it"
         );
+        assert_eq!(rebuild_advice(&team.join(".vecgrep/index.db")), "run vg-index --catalog team to rebuild it");
         for other in ["/p/.vecgrep/index.db", "/revs/aaaa/.vecgrep/index.db", "/p/src/revs/x/.vecgrep/index.db"] {
             assert_eq!(rebuild_advice(Path::new(other)), "run vg-index to rebuild it", "{other}");
         }

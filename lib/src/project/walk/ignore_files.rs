@@ -22,6 +22,14 @@ pub(super) fn check_ignore_files_above(root: &ProjectRoot, paths: &[AdmittedPath
     let applies_from = git_work_tree_top(root).unwrap_or(Path::new("/"));
     for path in paths {
         for dir in path.abs.ancestors().filter(|d| d.is_dir()) {
+            // A directory closed to the user hides its ignore files: the
+            // directory is what to name (review 215: a PATH of mode r--
+            // named a .gitignore not there). Only where its rules apply.
+            if dir.starts_with(&root.path) {
+                if let Err(e) = super::may_enter(dir) {
+                    return Err(anyhow!("{}: {e}", display_rel(&root.path, dir)));
+                }
+            }
             let gits_apply = dir.starts_with(applies_from);
             let unreadable = ignore_files_of(dir).find_map(|file| {
                 let judged_whole = gits_apply || !is_gits_own(dir, &file);

@@ -406,9 +406,7 @@ fn keep_entry(
                 // not entered (r--) lists its names, and only a look inside
                 // it (its `.`) fails (audit 212: an ignore file not there
                 // was named).
-                let listed = std::fs::read_dir(e.path()).and_then(|mut d| d.next().transpose());
-                let entered = || std::fs::symlink_metadata(e.path().join("."));
-                if let Err(dir_error) = listed.map(drop).and_then(|()| entered().map(drop)) {
+                if let Err(dir_error) = may_enter(e.path()) {
                     return skip(e.path(), SkipReason::Error(dir_error.to_string()));
                 }
                 return skip(&file, SkipReason::Error(format!("{why}; its directory is not walked")));
@@ -422,6 +420,14 @@ fn keep_entry(
             Some(reason) => skip(e.path(), reason),
         }
     }
+}
+
+/// Whether this user may list the directory `dir` and look inside it: one
+/// that may be listed but not entered (r--) lists its names, and only a
+/// look inside (its `.`) fails.
+pub(super) fn may_enter(dir: &Path) -> std::io::Result<()> {
+    std::fs::read_dir(dir).and_then(|mut d| d.next().transpose())?;
+    std::fs::symlink_metadata(dir.join(".")).map(drop)
 }
 
 /// Add one walked entry to the files, or to the skips with the reason.

@@ -21,6 +21,14 @@ fn part_over(average: &str) -> String {
     )
 }
 
+// Each statement's score is rounded to a billionth (`round(x * 1e9) / 1e9`):
+// Postgres sums a chunk's terms in the order its rows arrive, which a plan
+// may vary from chunk to chunk, so two chunks of the same text scored a
+// last bit apart and a cut `WITH TIES` kept one (review 215). A float4's
+// precision was too coarse: a term in most chunks weighs 1e-6, and the
+// differences it makes were rounded away. SQLite's sums go in the query's
+// order and tie exactly.
+
 const WEIGHTS: &str = "w AS (SELECT * FROM unnest($2::text[], $3::float8[]) AS w(term, weight))";
 
 /// The postings of the term of the row `of` (a table with a `term`), as `c`.
@@ -58,7 +66,7 @@ pub(super) fn every_posting(scoped: bool) -> String {
     let inside = if scoped { inside(5) } else { String::new() };
     format!(
         "WITH {WEIGHTS}
-         SELECT c.chunk_id, -sum(w.weight * {part}) AS score FROM w {postings} {inside}
+         SELECT c.chunk_id, round((-sum(w.weight * {part})) * 1e9::float8) / 1e9::float8 AS score FROM w {postings} {inside}
          GROUP BY c.chunk_id ORDER BY score FETCH FIRST $4 ROWS WITH TIES"
     )
 }
@@ -69,7 +77,7 @@ pub(super) fn each_chunk_in_scope() -> String {
     let part = part();
     format!(
         "WITH {WEIGHTS}
-         SELECT ch.id, -p.score AS score FROM chunks ch CROSS JOIN LATERAL (
+         SELECT ch.id, round((-p.score) * 1e9::float8) / 1e9::float8 AS score FROM chunks ch CROSS JOIN LATERAL (
              SELECT sum(w.weight * {part}) AS score
              FROM w JOIN chunk_terms c ON c.term = w.term AND c.chunk_id = ch.id) p
          WHERE ch.file_id = ANY($5::bigint[]) AND p.score IS NOT NULL
@@ -122,7 +130,7 @@ pub(super) fn narrowed(many_summed: bool, one_by_one: bool) -> String {
         "WITH {WEIGHTS},
          s AS (SELECT * FROM unnest($4::text[], $5::float8[]) AS s(term, weight)),
          kept AS ({kept}){rest}
-         SELECT k.chunk_id, -(k.partial + coalesce(r.rest, 0::float8)) AS score FROM {joined}
+         SELECT k.chunk_id, round((-(k.partial + coalesce(r.rest, 0::float8))) * 1e9::float8) / 1e9::float8 AS score FROM {joined}
          ORDER BY score FETCH FIRST $7 ROWS WITH TIES"
     )
 }
@@ -148,7 +156,7 @@ pub(super) fn counting_as_it_goes(scoped: bool) -> String {
              CROSS JOIN LATERAL (SELECT ln((t.n - h.hits + 0.5) / (h.hits + 0.5)) AS idf) x
              WHERE h.hits > 0
          )
-         SELECT c.chunk_id, -sum(w.idf * {part}) AS score
+         SELECT c.chunk_id, round((-sum(w.idf * {part})) * 1e9::float8) / 1e9::float8 AS score
          FROM weights w JOIN chunk_terms c ON c.term = w.term {inside}
          GROUP BY c.chunk_id ORDER BY score FETCH FIRST $2 ROWS WITH TIES"
     )
