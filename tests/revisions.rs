@@ -167,6 +167,27 @@ fn a_revision_is_indexed_from_git_embedding_only_what_differs_and_searched_alone
 /// A revision's hit shows its context from that revision: the lines
 /// around it came from the work tree's file, which an uncommitted change
 /// outside the hit's chunk had made another.
+/// A run from within a revision's directory of the project's kept indexes
+/// never takes it for a project (audit 214: its own `.vecgrep` made it a
+/// root, the run walked it empty and removed every file of its index,
+/// which stayed marked complete).
+#[test]
+fn a_run_from_within_a_revisions_directory_leaves_its_index_whole() {
+    let tree = two_releases();
+    let v1 = git(&tree, &["rev-parse", "v1"]);
+    assert_code(&run(tree.cmd("vg-index", "").args(["--rev", "v1"])), 0);
+    let inside = format!(".vecgrep/revs/{v1}");
+    let o = run(tree.cmd("vg-root", &inside).arg("--json"));
+    assert_eq!(std::path::PathBuf::from(records(&o)[0]["root"].as_str().unwrap()), tree.path(), "{}", stdout(&o));
+    for tool in ["vg-index", "vecgrep"] {
+        let o = run(tree.cmd(tool, &inside).arg("upload"));
+        assert!(!stdout(&o).contains("\"removed\""), "{tool}: {}", stdout(&o));
+    }
+    let o = run(tree.cmd("vg-query", "").args(["--no-index", "--rev", "v1", "--threshold", "-1", "upload"]));
+    assert_code(&o, 0);
+    assert!(records(&o).iter().any(|h| h["file"] == "src/client.py"), "{}", stdout(&o));
+}
+
 #[test]
 fn a_revisions_hit_shows_the_lines_around_it_as_they_are_there() {
     let tree = git_repo();

@@ -146,7 +146,7 @@ const MARKERS: [(&str, RootMarker); 5] = [
 
 /// The nearest ancestor of `start` (itself included) that carries a marker.
 pub(super) fn find_marked_root(start: &Path) -> Option<ProjectRoot> {
-    for dir in start.ancestors() {
+    for dir in start.ancestors().filter(|dir| !among_kept_revisions(dir)) {
         for (name, marker) in MARKERS {
             let candidate = dir.join(name);
             // `.git` may be a file (worktrees, submodules); a catalog's is a file; the others are directories.
@@ -161,6 +161,17 @@ pub(super) fn find_marked_root(start: &Path) -> Option<ProjectRoot> {
         }
     }
     None
+}
+
+/// Whether `dir` is in the revisions' indexes a project keeps
+/// (`.vecgrep/revs/`, `store::revision_root`): a revision's or a label's
+/// root holds a `.vecgrep` of its own, but is no project to index. A run
+/// from within took it for one, walked it (its files are written there
+/// only while it is indexed) and emptied its index, which stayed marked
+/// complete (audit 214).
+fn among_kept_revisions(dir: &Path) -> bool {
+    let names: Vec<&std::ffi::OsStr> = dir.components().map(|c| c.as_os_str()).collect();
+    names.windows(2).any(|w| w[0] == crate::project::PROJECT_DIR && w[1] == "revs")
 }
 
 /// Whether the marker at `path` may choose the root: not when another
