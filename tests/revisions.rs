@@ -188,6 +188,61 @@ fn a_run_from_within_a_revisions_directory_leaves_its_index_whole() {
     assert!(records(&o).iter().any(|h| h["file"] == "src/client.py"), "{}", stdout(&o));
 }
 
+/// A commit of a tree made by hand (git's own commands refuse such
+/// names): `entries` as (name, text), in the order given; the branch
+/// `main` moved to it.
+pub(crate) fn crafted_commit(tree: &Tree, entries: &[(&str, &str)]) -> String {
+    use std::io::Write;
+    let hashed = |args: &[&str], bytes: &[u8]| {
+        let mut child = std::process::Command::new("git")
+            .args(["hash-object", "-w", "--stdin"])
+            .args(args)
+            .current_dir(tree.path())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(bytes).unwrap();
+        String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap().trim().to_string()
+    };
+    let mut bytes = Vec::new();
+    for (name, text) in entries {
+        let blob = hashed(&[], text.as_bytes());
+        bytes.extend(format!("100644 {name}\0").as_bytes());
+        bytes.extend((0..20).map(|i| u8::from_str_radix(&blob[2 * i..2 * i + 2], 16).unwrap()));
+    }
+    let tree_id = hashed(&["--literally", "-t", "tree"], &bytes);
+    let commit = git(tree, &["commit-tree", &tree_id, "-m", "crafted tree"]);
+    git(tree, &["update-ref", "refs/heads/main", &commit]);
+    commit
+}
+
+/// An entry whose name holds a `/` or is `..` is left out and said, and
+/// the entries after it keep their paths (audit 214: gix's recorder moved
+/// `main.py` to `src/main.py`, and after `../x.py` dropped every entry,
+/// the revision complete with 0 files).
+#[test]
+fn a_crafted_trees_bad_names_are_said_and_its_other_entries_keep_their_paths() {
+    let tree = git_repo();
+    for bad in ["src/x.py", "../x.py"] {
+        crafted_commit(&tree, &[(bad, "def slash_named(): pass\n"), ("main.py", "def main_entry_point(): pass\n")]);
+        // Status 2, as for any file a run could not index.
+        let o = run(tree.cmd("vg-index", "").args(["--rev", "HEAD"]));
+        assert_code(&o, 2);
+        let recs = records(&o);
+        let files: Vec<&str> = of_type(&recs, "file").iter().map(|f| f["file"].as_str().unwrap()).collect();
+        assert_eq!(files, ["main.py"], "{bad}: {}", stdout(&o));
+        let skip = of_type(&recs, "skip")[0].clone();
+        assert_eq!(skip["file"], format!("{bad:?}"), "{skip}");
+        assert!(skip["message"].as_str().unwrap().contains("which no checkout holds"), "{skip}");
+    }
+    // The log reads it too, with no .git/index to build one from its tree.
+    assert!(!tree.path().join(".git/index").exists());
+    let o = run(tree.cmd("vg-log", "").args(["--threshold", "-1", "main entry point"]));
+    assert_code(&o, 0);
+    assert_eq!(of_type(&records(&o), "commit")[0]["paths"], serde_json::json!(["main.py"]), "{}", stdout(&o));
+}
+
 #[test]
 fn a_revisions_hit_shows_the_lines_around_it_as_they_are_there() {
     let tree = git_repo();

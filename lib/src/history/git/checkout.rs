@@ -10,6 +10,7 @@ use gix::bstr::ByteSlice;
 
 use super::super::above_root::{self, TreeRules};
 use super::super::tree_files::{self, EntryContents, WrittenTree};
+use super::tree_paths::checked_entries;
 use super::{GitRepo, NOT_FETCHED};
 use crate::project::{Skip, SkipReason};
 
@@ -39,7 +40,8 @@ impl GitRepo {
         let id = gix::ObjectId::from_hex(sha.as_bytes()).map_err(|e| anyhow!("not a commit id {sha:?}: {e}"))?;
         let commit = self.repo.find_commit(id).with_context(|| format!("cannot read commit {sha}"))?;
         let tree = commit.tree().map_err(|e| self.tree_lacking(e.into(), format!("cannot read the tree of {sha}")))?;
-        let entries = tree.traverse().breadthfirst.files().with_context(|| format!("cannot walk the tree of {sha}"))?;
+        let checked = checked_entries(&tree).with_context(|| format!("cannot walk the tree of {sha}"))?;
+        let entries = checked.entries;
         let dated = std::time::UNIX_EPOCH
             + std::time::Duration::from_secs(commit.time().map_or(0, |t| t.seconds.max(0) as u64));
         std::fs::create_dir_all(dest).with_context(|| format!("cannot create {}", dest.display()))?;
@@ -55,6 +57,7 @@ impl GitRepo {
             path: if dir.is_empty() { ".".into() } else { dir.clone() },
             reason: SkipReason::Error(why.clone()),
         }));
+        written.unwritten.extend(self.refused_names(&checked.refused));
         for entry in entries {
             if !entry.mode.is_blob() && !entry.mode.is_link() {
                 if entry.mode.is_commit() {
@@ -87,6 +90,27 @@ impl GitRepo {
             return Err(anyhow!("the project root {} did not exist at {}", self.prefix, &sha[..12.min(sha.len())]));
         }
         Ok(written)
+    }
+
+    /// The entries under the root whose names no checkout holds, as skips:
+    /// said, where they were passed over in silence (`.git`) or moved the
+    /// entries after them (`src/x.py`, audit 214).
+    fn refused_names(&self, refused: &[(gix::bstr::BString, gix::bstr::BString)]) -> Vec<Skip> {
+        let mut skips = Vec::new();
+        for (dir, name) in refused {
+            let at_root = dir.as_slice() == self.prefix.as_bytes();
+            let Some(rel_dir) = (if at_root { Some(&b""[..]) } else { self.root_relative_bytes(dir) }) else {
+                continue;
+            };
+            let name = format!("{:?}", name.to_str_lossy());
+            let path = match rel_dir.is_empty() {
+                true => name.clone(),
+                false => format!("{}/{name}", rel_dir.to_str_lossy()),
+            };
+            let why = format!("an entry named {name}, which no checkout holds, is left out");
+            skips.push(Skip { path, reason: SkipReason::Error(why) });
+        }
+        skips
     }
 
     /// The directories of the tree under the root (root-relative) whose

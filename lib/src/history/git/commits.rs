@@ -7,6 +7,7 @@ use gix::bstr::ByteSlice;
 use super::super::diff::{changed_pieces, DiffPiece};
 use super::checkout::is_checkout_path;
 use super::resolve::missing_object;
+use super::tree_diff::TreeChange;
 use super::{CommitData, GitRepo, MAX_PIECES_PER_COMMIT};
 use crate::store::CommitRow;
 
@@ -47,17 +48,6 @@ fn decoded(bytes: &[u8], encoding: Option<&'static encoding_rs::Encoding>) -> St
     match encoding {
         Some(encoding) => encoding.decode_without_bom_handling(bytes).0.into_owned(),
         None => bytes.to_str_lossy().into_owned(),
-    }
-}
-
-/// Whether `change` replaced a submodule (its before names a commit of
-/// another repository, never an object of this one).
-fn was_submodule(change: &gix::object::tree::diff::ChangeDetached) -> bool {
-    use gix::object::tree::diff::ChangeDetached as C;
-    match change {
-        C::Modification { previous_entry_mode, .. } => previous_entry_mode.is_commit(),
-        C::Rewrite { source_entry_mode, .. } => source_entry_mode.is_commit(),
-        C::Addition { .. } | C::Deletion { .. } => false,
     }
 }
 
@@ -227,14 +217,12 @@ impl GitRepo {
             }
             None => None,
         };
-        let changes = self
-            .repo
-            .diff_tree_to_tree(parent_tree.as_ref(), Some(&tree), gix::diff::Options::default())
+        let changes = super::tree_diff::tree_changes(&self.repo, parent_tree.as_ref(), &tree)
             .with_context(|| format!("cannot diff {sha} against its parent"))?;
         for change in changes {
             // A name that is not UTF-8 is left out, as the code index leaves such files
             // out: written lossily it would name a file that does not exist.
-            let Ok(location) = change.location().to_str() else { continue };
+            let Ok(location) = change.location.to_str() else { continue };
             // A tree crafted to hold `..` or `.git` names no file a checkout
             // has, and a path that is not one below the root breaks every
             // reader of the records.
@@ -265,19 +253,15 @@ impl GitRepo {
         Ok(changed)
     }
 
-    /// The text before and after a change (an added file's "before" is empty).
-    fn change_blobs(&self, change: &gix::object::tree::diff::ChangeDetached) -> Result<(BlobText, BlobText)> {
-        use gix::object::tree::diff::ChangeDetached as C;
-        let text = |id: &gix::ObjectId| self.blob_text(id);
-        let empty = || BlobText::Text(String::new());
-        // A file where a submodule was: its before is another repository's commit.
-        let before = |id: &gix::ObjectId| if was_submodule(change) { Ok(empty()) } else { text(id) };
-        Ok(match change {
-            C::Addition { id, .. } => (empty(), text(id)?),
-            C::Deletion { id, .. } => (text(id)?, empty()),
-            C::Modification { previous_id, id, .. } => (before(previous_id)?, text(id)?),
-            C::Rewrite { source_id, id, .. } => (before(source_id)?, text(id)?),
-        })
+    /// The text before and after a change (an added file's "before" is
+    /// empty, and so is a file's where a submodule was: its before is
+    /// another repository's commit).
+    fn change_blobs(&self, change: &TreeChange) -> Result<(BlobText, BlobText)> {
+        let text = |side: Option<(gix::objs::tree::EntryMode, gix::ObjectId)>| match side {
+            Some((mode, id)) if !mode.is_commit() => self.blob_text(&id),
+            _ => Ok(BlobText::Text(String::new())),
+        };
+        Ok((text(change.before)?, text(change.after)?))
     }
 
     /// A blob's text for a diff; `Unread` when a partial clone lacks it. A

@@ -7,6 +7,8 @@
 mod checkout;
 mod commits;
 mod resolve;
+mod tree_diff;
+mod tree_paths;
 
 use std::path::{Path, PathBuf};
 

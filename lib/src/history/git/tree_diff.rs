@@ -1,0 +1,111 @@
+//! The entries one tree changes against another, each path built from
+//! names checked one by one (`tree_paths`). gix's own tree diff takes a
+//! path apart at its last `/`, so a hand-made tree's `src/x.py` entry gave
+//! the changes after it other paths; and its `diff_tree_to_tree` looks up
+//! attributes, which without `.git/index` reads HEAD's tree as an index and
+//! failed every vg-log run on a tree holding `.git` or `../x` (audit 214).
+
+use anyhow::{Context, Result};
+use gix::bstr::{BStr, BString, ByteVec};
+use gix::diff::tree::{visit, Visit};
+use gix::objs::tree::EntryMode;
+use gix::ObjectId;
+
+use super::tree_paths::is_checkout_name;
+
+/// One entry changed, under a path a checkout could hold.
+pub(super) struct TreeChange {
+    pub location: BString,
+    /// Its mode and object before (None when added) and after (None when deleted).
+    pub before: Option<(EntryMode, ObjectId)>,
+    pub after: Option<(EntryMode, ObjectId)>,
+}
+
+impl TreeChange {
+    /// The mode it has now, or had before it was deleted.
+    pub(super) fn entry_mode(&self) -> EntryMode {
+        self.after.or(self.before).map(|(mode, _)| mode).expect("a change has a side")
+    }
+}
+
+/// The entries (not trees) that `new` changes against `old` (None: the
+/// empty tree); those under a name no checkout holds are left out.
+pub(super) fn tree_changes(
+    repo: &gix::Repository,
+    old: Option<&gix::Tree<'_>>,
+    new: &gix::Tree<'_>,
+) -> Result<Vec<TreeChange>> {
+    let empty = repo.empty_tree();
+    let old = old.unwrap_or(&empty);
+    let mut delegate = Delegate { checkout: true, ..Delegate::default() };
+    gix::diff::tree(
+        gix::objs::TreeRefIter::from_bytes(&old.data, old.id.kind()),
+        gix::objs::TreeRefIter::from_bytes(&new.data, new.id.kind()),
+        gix::diff::tree::State::default(),
+        &repo.objects,
+        &mut delegate,
+    )
+    .context("cannot compare the trees")?;
+    Ok(delegate.changes)
+}
+
+/// The path kept by the length each component added, and whether every
+/// name in it is one a checkout holds.
+#[derive(Default)]
+struct Delegate {
+    path: BString,
+    checkout: bool,
+    pushed: Vec<(usize, bool)>,
+    queued: std::collections::VecDeque<(BString, bool)>,
+    changes: Vec<TreeChange>,
+}
+
+impl Delegate {
+    fn push(&mut self, name: &BStr) {
+        self.pushed.push((self.path.len(), self.checkout));
+        if !self.path.is_empty() {
+            self.path.push(b'/');
+        }
+        self.path.push_str(name);
+        self.checkout &= is_checkout_name(name);
+    }
+}
+
+impl Visit for Delegate {
+    fn pop_front_tracked_path_and_set_current(&mut self) {
+        (self.path, self.checkout) = self.queued.pop_front().unwrap_or_default();
+        self.pushed.clear();
+    }
+
+    fn push_back_tracked_path_component(&mut self, component: &BStr) {
+        self.push(component);
+        self.queued.push_back((self.path.clone(), self.checkout));
+    }
+
+    fn push_path_component(&mut self, component: &BStr) {
+        self.push(component);
+    }
+
+    fn pop_path_component(&mut self) {
+        if let Some((length, checkout)) = self.pushed.pop() {
+            self.path.truncate(length);
+            self.checkout = checkout;
+        }
+    }
+
+    fn visit(&mut self, change: visit::Change) -> visit::Action {
+        use visit::Change as C;
+        let (before, after) = match change {
+            C::Addition { entry_mode, oid, .. } => (None, Some((entry_mode, oid))),
+            C::Deletion { entry_mode, oid, .. } => (Some((entry_mode, oid)), None),
+            C::Modification { previous_entry_mode, previous_oid, entry_mode, oid } => {
+                (Some((previous_entry_mode, previous_oid)), Some((entry_mode, oid)))
+            }
+        };
+        let change = TreeChange { location: self.path.clone(), before, after };
+        if self.checkout && !change.entry_mode().is_tree() {
+            self.changes.push(change);
+        }
+        std::ops::ControlFlow::Continue(())
+    }
+}
