@@ -243,6 +243,38 @@ fn a_crafted_trees_bad_names_are_said_and_its_other_entries_keep_their_paths() {
     assert_eq!(of_type(&records(&o), "commit")[0]["paths"], serde_json::json!(["main.py"]), "{}", stdout(&o));
 }
 
+/// A revision's `@{upstream}` or `@{push}` that names nothing is said in
+/// git's sense (audit 214: gix's "Couldn't find sibling of Upstream").
+#[test]
+fn a_missing_upstream_is_said_as_git_says_it() {
+    let tree = two_releases();
+    git(&tree, &["branch", "-q", "-M", "main"]);
+    for (spec, why) in [
+        ("@{u}", "branch main has no upstream (none is configured, or it was never fetched)"),
+        ("main@{push}", "branch main has no push destination (none is configured, or it was never fetched)"),
+    ] {
+        let o = run(tree.cmd("vg-index", "").args(["--rev", spec]));
+        assert_code(&o, 2);
+        assert_eq!(stderr(&o), format!("vg-index: unknown revision {spec:?}: {why}\n"));
+    }
+    git(&tree, &["checkout", "-q", "--detach"]);
+    let o = run(tree.cmd("vg-index", "").args(["--rev", "@{upstream}"]));
+    assert!(stderr(&o).ends_with(": HEAD is detached, on no branch, and so has no upstream\n"), "{}", stderr(&o));
+}
+
+/// A FIFO at the repository's `info/exclude` is refused, as the working
+/// tree's walk refuses it (audit 214: `--rev` waited on it for ever).
+#[test]
+fn a_fifo_at_info_exclude_is_refused_not_waited_on() {
+    let tree = two_releases();
+    let exclude = tree.path().join(".git/info/exclude");
+    let _ = std::fs::remove_file(&exclude);
+    assert!(std::process::Command::new("mkfifo").arg(&exclude).status().unwrap().success());
+    let o = run(tree.cmd("vg-index", "").args(["--rev", "v1"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("info/exclude: not a regular file"), "{}", stderr(&o));
+}
+
 #[test]
 fn a_revisions_hit_shows_the_lines_around_it_as_they_are_there() {
     let tree = git_repo();

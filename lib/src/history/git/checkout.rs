@@ -175,9 +175,14 @@ impl GitRepo {
 
     /// The repository's `info/exclude` (a linked worktree's is its main
     /// repository's), which the working tree's walk applies; None when it
-    /// holds no rule or cannot be read.
+    /// holds no rule or cannot be read. One that is no regular file is
+    /// never opened: a FIFO held the run for ever (audit 214), as the
+    /// working tree's walk refuses it.
     fn info_exclude(&self) -> Option<Vec<u8>> {
         let path = self.repo.common_dir().join("info/exclude");
+        if !std::fs::metadata(&path).is_ok_and(|m| m.is_file()) {
+            return None;
+        }
         let mut text = Vec::new();
         let file = std::fs::File::open(path).ok()?;
         std::io::Read::read_to_end(&mut std::io::Read::take(file, MAX_IGNORE_FILE_BYTES as u64), &mut text).ok()?;

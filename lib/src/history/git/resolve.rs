@@ -198,6 +198,23 @@ impl GitRepo {
         self.repo.shallow_commits().ok().flatten().is_some_and(|commits| commits.iter().any(|c| c.as_ref() == id))
     }
 
+    /// Why `spec`'s `@{upstream}` or `@{push}` names nothing, in git's
+    /// sense (audit 214: gix's "Couldn't find sibling of Upstream", and for
+    /// a detached HEAD "Unborn heads cannot have … tracking branches").
+    fn no_tracking_branch(&self, spec: &str) -> Option<String> {
+        let lower = spec.to_ascii_lowercase();
+        let suffixes = [("@{upstream}", "upstream"), ("@{u}", "upstream"), ("@{push}", "push destination")];
+        let (at, what) = suffixes.iter().find_map(|(suffix, what)| lower.find(suffix).map(|at| (at, *what)))?;
+        let who = match &spec[..at] {
+            "" | "HEAD" | "@" => match self.repo.head_name().ok().flatten() {
+                Some(name) => format!("branch {}", name.shorten()),
+                None => return Some(format!("HEAD is detached, on no branch, and so has no {what}")),
+            },
+            named => format!("branch {named}"),
+        };
+        Some(format!("{who} has no {what} (none is configured, or it was never fetched)"))
+    }
+
     /// Why `spec` names no commit: ambiguous, unknown, a branch without
     /// commits, or what git met on the way (a commit it cannot read, an
     /// object missing from a damaged repository).
@@ -221,6 +238,9 @@ impl GitRepo {
         }
         if matches!(e.downcast_any_ref::<Parse>(), Some(Parse::MissingReference { .. })) {
             return anyhow!("unknown revision {said:?}");
+        }
+        if let Some(why) = self.no_tracking_branch(spec) {
+            return anyhow!("unknown revision {said:?}: {why}");
         }
         let words = innermost_words(e);
         // An object a name leads through that the repository lacks (gix

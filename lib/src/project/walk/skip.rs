@@ -106,7 +106,8 @@ impl SkipReason {
             SkipReason::NotUtf8Path => "path is not valid UTF-8".into(),
             SkipReason::OutsideRoot => "resolves outside the project root".into(),
             SkipReason::OutsidePaths => "resolves outside the paths walked".into(),
-            SkipReason::Symlink => "symbolic link (pass --follow to follow links)".into(),
+            // Not "pass --follow": a revision's links are never followed (audit 214).
+            SkipReason::Symlink => "symbolic link (not followed; in a working tree, --follow follows it)".into(),
             SkipReason::Vanished => "file vanished while indexing".into(),
             SkipReason::Error(e) => e.clone(),
             SkipReason::Generated(g) => format!("{} (pass --include-generated to index it)", g.describe()),
