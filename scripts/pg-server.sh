@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs a throwaway Postgres with pgvector on a Unix socket, for the tests and benchmarks of the shared index: a real server from a registry package, no network service.
 #
-# usage: scripts/pg-server.sh start DIR   start a cluster in DIR (created if missing; its data in
+# usage: scripts/pg-server.sh start DIR   start a cluster in DIR (created if missing, else one this
+#                                          script made or an empty one; its data in
 #                                          DIR/data, its socket in DIR, its log in DIR/pg.log) and
 #                                          print its URL: postgres:///vecgrep?host=DIR&user=vecgrep
 #        scripts/pg-server.sh stop DIR    stop the cluster started in DIR (nothing to do is no error)
@@ -91,13 +92,34 @@ programs() {
   fi
 }
 
+# Whether the cluster in DIR is running: its postmaster.pid names a live
+# server (one killed, or a reboot, leaves the file behind; a killed one no
+# process reaps is a zombie, which pg_ctl takes for alive).
+running() {
+  local dir=$1 pid state
+  [[ -f $dir/data/postmaster.pid ]] || return 1
+  read -r pid <"$dir/data/postmaster.pid" || return 1
+  [[ $pid =~ ^[0-9]+$ && -r /proc/$pid/stat ]] || return 1
+  state=$(sed 's/^.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f1)
+  [[ -n $state && $state != Z && $state != X ]]
+}
+
 start() {
   local dir=$1 bin deadline
   mkdir -p "$dir" && dir=$(cd "$dir" && pwd) || die "cannot use $1 as the server's directory"
   # The socket's path must fit in 107 bytes (sun_path), with /.s.PGSQL.5432 after it.
   (( ${#dir} <= 90 )) || die "$dir is too long a path for a Unix socket; use a shorter DIR"
-  [[ -f $dir/data/postmaster.pid ]] && die "a cluster in $dir is still running; stop it first"
+  # A directory this script did not make is the user's: its data/ and pg/
+  # would be removed, and as root it would be given to nobody.
+  if [[ ! -f $dir/.pg-server ]]; then
+    [[ -z $(ls -A "$dir") ]] || die "$dir holds files of its own; give an empty or new DIR for the server"
+    : >"$dir/.pg-server" || die "cannot write in $dir"
+  fi
   fetch
+  running "$dir" && die "a cluster in $dir is still running; stop it first"
+  # Left by a server that died: the server itself would take the pid of
+  # a dead one that no process reaped for a live postmaster's.
+  rm -f "$dir/data/postmaster.pid" "$dir/.s.PGSQL.5432.lock"
   if [[ $(id -u) == 0 ]]; then
     rm -rf "$dir/pg"
     cp -al "$install" "$dir/pg" 2>/dev/null || cp -a "$install" "$dir/pg"
@@ -126,7 +148,7 @@ stop() {
   local dir=$1
   [[ -d $dir ]] || return 0
   dir=$(cd "$dir" && pwd)
-  [[ -f $dir/data/postmaster.pid ]] || return 0
+  running "$dir" || { rm -f "$dir/data/postmaster.pid" "$dir/.s.PGSQL.5432.lock"; return 0; }
   as_owner "$(programs "$dir")/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 \
     || die "could not stop the server in $dir; see $dir/pg.log"
 }

@@ -32,6 +32,37 @@ fn a_throwaway_postgres_with_pgvector_starts_on_a_socket_and_stops() {
     // Stopping twice is no error.
     assert!(server(&["stop"], pg.dir.path()).status.success());
     assert!(server(&["stop"], pg.dir.path()).status.success());
+    // A server killed leaves its postmaster.pid: it is started again, not
+    // "still running" (audit 217: neither start nor stop got past it).
+    assert!(server(&["start"], pg.dir.path()).status.success());
+    let pid = std::fs::read_to_string(dir.join("data/postmaster.pid")).unwrap();
+    let pid = pid.lines().next().unwrap().trim().to_string();
+    assert!(Command::new("kill").args(["-9", &pid]).status().unwrap().success());
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let o = server(&["start"], pg.dir.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(pg.sql("SELECT count(*) FROM v").unwrap(), "3");
+    assert!(server(&["stop"], pg.dir.path()).status.success());
+}
+
+/// A directory the script did not make is the user's: refused, untouched
+/// (audit 217: its data/ was removed, and as root it was given to nobody).
+#[test]
+fn a_directory_of_the_users_is_refused_and_left_as_it_is() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("data")).unwrap();
+    std::fs::write(dir.path().join("data/notes.txt"), "mine\n").unwrap();
+    let owner = std::fs::metadata(dir.path()).unwrap().uid();
+    let o = server(&["start"], dir.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("holds files of its own"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(dir.path().join("data/notes.txt")).unwrap(), "mine\n");
+    assert_eq!(std::fs::metadata(dir.path()).unwrap().uid(), owner);
 }
 
 #[test]
