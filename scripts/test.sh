@@ -2,6 +2,8 @@
 # The project's test command (README, .ci/run): fetch the assets the tests
 # need (cached), then run every test with the real model.
 set -euo pipefail
+# It takes no arguments: one given was passed over in silence (audit 217).
+(( $# == 0 )) || { echo "test: takes no arguments (got: $*)" >&2; exit 2; }
 cd "$(dirname "$0")/.."
 scripts/fetch-assets.sh
 # The picker's tests drive it in a real terminal through tmux.

@@ -13,7 +13,15 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
 cache=${VECGREP_TRAIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/vecgrep/train}
 install=1
-[[ ${1:-} == --no-install ]] && install=0
+# Anything else is refused: a typo started the 25-minute rebuild, which
+# then overwrote models/ (audit 217).
+for arg in "$@"; do
+  case $arg in
+    --no-install) install=0 ;;
+    -h|--help) sed -n '2,10s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    *) echo "rebuild: unknown argument '$arg'; usage: train/rebuild.sh [--no-install]" >&2; exit 2 ;;
+  esac
+done
 step() { echo "rebuild: $* ($(date +%H:%M:%S))" >&2; }
 
 step "python environment"
@@ -34,7 +42,7 @@ stamp=$cache/teacher.stamp
 want=$(python3 -c "import hashlib, json, sys
 files = json.load(open(sys.argv[1]))['teacher_files']
 print(hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()[:16])" "$here/manifest.json")
-if [[ ! -f $stamp || $(cat "$stamp") != "$want" ]]; then
+if [[ ! -f $stamp || $(cat "$stamp") != "$want" || ! -f $tree/.vecgrep/index.db ]]; then
   step "the teacher (MiniLM) embeds the sample as vecgrep chunks it"
   mkdir -p "$tree/.vecgrep"
   (cd "$tree" && "$bin/vecgrep" --index-only --full --index-warn-threshold 0 .)

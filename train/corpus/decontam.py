@@ -80,11 +80,14 @@ class Decontaminator:
         return None
 
     def path_matching(self, relpath):
-        """A listed name that a directory or the file's stem of `relpath` is."""
+        """A listed name that a directory or the file's stem of `relpath` is,
+        or whose tokens its directories and stem hold in a row: a listed
+        owner/name (hashicorp/raft) spans two components, which no one of
+        them matched."""
         parts = relpath.replace("\\", "/").split("/")
         parts[-1] = parts[-1].split(".")[0]
         for part in parts:
             hit = self.matching(part)
             if hit:
                 return hit
-        return None
+        return self.matching("/".join(parts))

@@ -48,7 +48,10 @@ def benchmark_hashes(tarball):
     """The normalized hashes of every file in the benchmark's trees."""
     hashes = set()
     if not tarball or not os.path.exists(tarball):
-        return hashes
+        # Without them the pairs differ, and no file of the benchmark is kept
+        # out (audit 217: "0 benchmark files to keep out", and mined on).
+        sys.exit(f"mine: the benchmark's trees are not at {tarball}: the corpus keeps their files out; "
+                 "pass --sb-trees PATH")
     with tarfile.open(tarball) as t:
         for member in t:
             if member.isfile() and member.size <= MAX_FILE_BYTES:
@@ -187,8 +190,14 @@ def choose_teacher_files(files_by_lang):
 
 def write_teacher_tree(dest, files_by_lang):
     """A sample of each language's files (`choose_teacher_files`) under
-    dest/<language>/<package>/<path>: what the teacher embeds as vecgrep chunks it."""
-    shutil.rmtree(dest, ignore_errors=True)
+    dest/<language>/<package>/<path>: what the teacher embeds as vecgrep chunks it.
+    The teacher's index (dest/.vecgrep) is kept: rebuild.sh's stamp says it is
+    current, and removing it failed every second run (audit 217)."""
+    if os.path.isdir(dest):
+        for entry in os.listdir(dest):
+            if entry != ".vecgrep":
+                path = os.path.join(dest, entry)
+                shutil.rmtree(path) if os.path.isdir(path) and not os.path.islink(path) else os.remove(path)
     chosen = {}
     for lang, drawn in choose_teacher_files(files_by_lang).items():
         for i in drawn:
@@ -213,7 +222,7 @@ def main():
     dec = decontam.Decontaminator()
     bench = benchmark_hashes(args.sb_trees)
     print(f"mine: {len(bench)} benchmark files to keep out", file=sys.stderr)
-    seen_files, pairs, manifest, all_files = set(), [], [], {}
+    seen_files, pairs, manifest, all_files, sources = set(), [], [], {}, []
     for pkg in fetch.read_packages():
         hit = dec.matching(pkg.name)
         if hit:
@@ -222,18 +231,23 @@ def main():
             sys.exit(f"mine: {pkg.name} {pkg.version} is not fetched (run fetch.py)")
         got, files_by_lang = mine_package(pkg, dec, seen_files, bench)
         pairs.extend(got)
+        sources.append((pkg.source, got))
         for lang, files in files_by_lang.items():
             all_files.setdefault(lang, []).extend((pkg.name, rel, text) for rel, text in files)
         manifest.append({"source": pkg.source, "name": pkg.name, "version": pkg.version, "sha256": pkg.sha256,
                          "languages": pkg.languages, "pair_files": sorted({p["path"] for p in got}),
                          "pairs": len(got)})
         print(f"mine: {pkg.name}: {len(got)} pairs", file=sys.stderr)
+    # Counted by registry and name: two registries' packages of one name
+    # (npm's and crates' semver) each counted both's pairs (audit 217).
+    source_of = {id(p): src for src, got in sources for p in got}
     pairs = cap_languages(dedupe(pairs))
     kept = {}
     for p in pairs:
-        kept[p["package"]] = kept.get(p["package"], 0) + 1
+        key = (source_of.get(id(p)), p["package"])
+        kept[key] = kept.get(key, 0) + 1
     for entry in manifest:
-        entry["pairs"] = kept.get(entry["name"], 0)
+        entry["pairs"] = kept.get((entry["source"], entry["name"]), 0)
     os.makedirs(args.out, exist_ok=True)
     body = "".join(json.dumps(p, ensure_ascii=False, sort_keys=True) + "\n" for p in pairs)
     with open(os.path.join(args.out, "pairs.jsonl"), "w", encoding="utf-8") as f:

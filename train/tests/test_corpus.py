@@ -81,6 +81,9 @@ class Decontamination(unittest.TestCase):
         self.assertTrue(dec.path_matching("plugins/lazy.nvim/init.lua"))
         self.assertTrue(dec.path_matching("src/rack/utils.rb"))
         self.assertIsNone(dec.path_matching("src/track/utils.rb"))
+        # An owner/name spans two components (audit 217: no one of them matched).
+        self.assertTrue(dec.path_matching("vendor/symfony/console/Application.php"))
+        self.assertIsNone(dec.path_matching("vendor/symfony/yaml/Yaml.php"))
 
     def test_the_list_is_read_with_its_descriptions(self):
         names = decontam.listed_names(decontam.MIRROR)
@@ -181,6 +184,48 @@ class TeacherDraw(unittest.TestCase):
         after = [kept[i][:2] for i in mine.choose_teacher_files({"go": kept})["go"]]
         self.assertEqual(after[:len(drawn) - 1], drawn[1:])
         self.assertEqual(mine.choose_teacher_files({"go": files})["go"], before, "the same files, the same draw")
+
+    def test_the_teachers_index_outlives_a_new_tree(self):
+        """rebuild.sh's stamp says the teacher's index is current: a mine that
+        removed it failed every second rebuild (audit 217)."""
+        import tempfile
+        import mine
+        with tempfile.TemporaryDirectory() as dest:
+            os.makedirs(os.path.join(dest, ".vecgrep"))
+            with open(os.path.join(dest, ".vecgrep", "index.db"), "w") as f:
+                f.write("index")
+            os.makedirs(os.path.join(dest, "old"))
+            with open(os.path.join(dest, "old", "gone.go"), "w") as f:
+                f.write("package old\n")
+            mine.write_teacher_tree(dest, {"go": [("p", "a.go", "package a\n")]})
+            self.assertTrue(os.path.isfile(os.path.join(dest, ".vecgrep", "index.db")))
+            self.assertFalse(os.path.exists(os.path.join(dest, "old")))
+            self.assertTrue(os.path.isfile(os.path.join(dest, "go", "p", "a.go")))
+
+    def test_missing_benchmark_trees_stop_the_mine(self):
+        import mine
+        with self.assertRaises(SystemExit) as stopped:
+            mine.benchmark_hashes("/nonexistent/trees.tar.gz")
+        self.assertIn("the benchmark's trees are not at", str(stopped.exception))
+
+
+class ModelCard(unittest.TestCase):
+    def test_the_cards_figures_are_the_shipped_tables_and_manifests(self):
+        """Audit 217: the card kept an older table's calibration line and
+        teacher sample after a repack."""
+        import re
+        import struct
+        root = os.path.join(HERE, "..", "..")
+        with open(os.path.join(root, "train", "MODEL_CARD.md"), encoding="utf-8") as f:
+            card = f.read()
+        with open(os.path.join(root, "models", "static-code.bin"), "rb") as f:
+            slope, intercept = struct.unpack("<ff", f.read(56)[48:56])
+        said = re.search(r"model ≈ ([0-9.]+) × static − ([0-9.]+)", card)
+        self.assertIsNotNone(said)
+        self.assertEqual((said.group(1), said.group(2)), (f"{slope:.3f}", f"{-intercept:.3f}"))
+        with open(os.path.join(root, "train", "manifest.json"), encoding="utf-8") as f:
+            files = sum(len(v) for v in json.load(f)["teacher_files"].values())
+        self.assertIn(f"{files:,} files of the corpus", card)
 
 
 if __name__ == "__main__":
