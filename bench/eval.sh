@@ -71,7 +71,7 @@ done
 [[ ${SB:-1} == 0 ]] && exit 0
 sb_src=$evals_src/sb
 sb_dir=${SB_DIR:-${TMPDIR:-/tmp}/sb}
-[[ -d $sb_dir/evals ]] || { mkdir -p "$sb_dir" && tar xzf "$sb_src/trees.tar.gz" -C "$(dirname "$sb_dir")"; }
+[[ -d $sb_dir/evals ]] || { mkdir -p "$sb_dir" && tar xzf "$sb_src/trees.tar.gz" -C "$sb_dir" --strip-components=1; }
 trees=("$sb_dir"/evals/*/)
 for d in "${trees[@]}"; do (cd "$d/tree" && vecgrep -q --index-warn-threshold 0 --index-only . >/dev/null); done
 # One row: the aggregate of a scored run, SB's way (macro means over repositories).

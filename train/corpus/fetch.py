@@ -112,7 +112,8 @@ def download(pkg, into):
         stem = pkg.name.lstrip("@").replace("/", "-")
         found = glob.glob(os.path.join(into, f"{stem}-{pkg.version}.tgz"))
         if not found:
-            run(["npm", "pack", "--silent", f"{pkg.name}@{pkg.version}", "--pack-destination", into])
+            # Errors only: --silent left a failure nothing to say (audit 217).
+            run(["npm", "pack", "--loglevel=error", f"{pkg.name}@{pkg.version}", "--pack-destination", into])
             found = glob.glob(os.path.join(into, f"{stem}-{pkg.version}.tgz"))
     elif pkg.source == "crates":
         found = glob.glob(os.path.expanduser(f"~/.cargo/registry/cache/*/{pkg.name}-{pkg.version}.crate"))
