@@ -1131,7 +1131,16 @@ fn unreadable_files_are_reported_and_the_run_ends_with_status_2() {
     let stats = run(user.cmd(&t, "vg-index").args(["--stats", "--json"]));
     assert_eq!(records(&stats)[0]["files"], 4, "the summary and --stats agree");
     let o = run(user.cmd(&t, "vg-query").args(["--no-index", "--mode", "lexical", "buried treasure"]));
-    assert_code(&o, 1);
+    assert_code(&o, 1); // A directory that may be passed through but not listed (--x) holds a
+                        // PATH that is searched as any other (review 216: refused as closed).
+    let passage = t.path().join("src/passage");
+    std::fs::create_dir_all(passage.join("inner")).unwrap();
+    std::fs::write(passage.join("inner/way.py"), "def way_through():\n    return 1\n").unwrap();
+    std::fs::set_permissions(&passage, std::fs::Permissions::from_mode(0o311)).unwrap();
+    let o = run(user.cmd(&t, "vg-index").arg("src/passage/inner"));
+    assert_code(&o, 0);
+    assert_eq!(summary(&o)["files"], 1, "{}", stderr(&o));
+    std::fs::set_permissions(&passage, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
 /// An ignore file the indexing user cannot read hides what it ignores:

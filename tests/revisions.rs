@@ -161,12 +161,6 @@ fn a_revision_is_indexed_from_git_embedding_only_what_differs_and_searched_alone
     crate::contract::check(&stats[0]);
 }
 
-/// What a revision's run leaves out is said as a walk of the working tree
-/// says it: a skip record each, counted in the summary; a name that is not
-/// UTF-8 is never indexed under a garbled one.
-/// A revision's hit shows its context from that revision: the lines
-/// around it came from the work tree's file, which an uncommitted change
-/// outside the hit's chunk had made another.
 /// A run from within a revision's directory of the project's kept indexes
 /// never takes it for a project (audit 214: its own `.vecgrep` made it a
 /// root, the run walked it empty and removed every file of its index,
@@ -186,6 +180,12 @@ fn a_run_from_within_a_revisions_directory_leaves_its_index_whole() {
     let o = run(tree.cmd("vg-query", "").args(["--no-index", "--rev", "v1", "--threshold", "-1", "upload"]));
     assert_code(&o, 0);
     assert!(records(&o).iter().any(|h| h["file"] == "src/client.py"), "{}", stdout(&o));
+    // A project of its own under such a name is still its own root (review 216).
+    let own = Tree::bare();
+    std::fs::create_dir_all(own.path().join(".vecgrep/revs/proj/.git")).unwrap();
+    let o = run(own.cmd("vg-root", ".vecgrep/revs/proj").arg("--json"));
+    let root = std::path::PathBuf::from(records(&o)[0]["root"].as_str().unwrap());
+    assert_eq!(root, own.path().join(".vecgrep/revs/proj"), "{}", stdout(&o));
 }
 
 /// A commit of a tree made by hand (git's own commands refuse such
@@ -249,6 +249,14 @@ fn a_crafted_trees_bad_names_are_said_and_its_other_entries_keep_their_paths() {
 fn a_missing_upstream_is_said_as_git_says_it() {
     let tree = two_releases();
     git(&tree, &["branch", "-q", "-M", "main"]);
+    // A clone's upstream resolves, and what fails past it is its own error
+    // (review 216: `@{u}~100` was "no upstream").
+    let clone = Tree::bare();
+    git(&clone, &["clone", "-q", &tree.path().display().to_string(), "."]);
+    assert_code(&run(clone.cmd("vg-index", "").args(["--rev", "@{u}"])), 0);
+    let o = run(clone.cmd("vg-index", "").args(["--rev", "@{u}~100"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("out of range") && !stderr(&o).contains("no upstream"), "{}", stderr(&o));
     for (spec, why) in [
         ("@{u}", "branch main has no upstream (none is configured, or it was never fetched)"),
         ("main@{push}", "branch main has no push destination (none is configured, or it was never fetched)"),
@@ -275,6 +283,9 @@ fn a_fifo_at_info_exclude_is_refused_not_waited_on() {
     assert!(stderr(&o).contains("info/exclude: not a regular file"), "{}", stderr(&o));
 }
 
+/// A revision's hit shows its context from that revision: the lines
+/// around it came from the work tree's file, which an uncommitted change
+/// outside the hit's chunk had made another.
 #[test]
 fn a_revisions_hit_shows_the_lines_around_it_as_they_are_there() {
     let tree = git_repo();
@@ -304,6 +315,9 @@ fn a_revisions_hit_shows_the_lines_around_it_as_they_are_there() {
     assert!(out.contains("OLD BODY") && !out.contains("NEW BODY"), "{out}");
 }
 
+/// What a revision's run leaves out is said as a walk of the working tree
+/// says it: a skip record each, counted in the summary; a name that is not
+/// UTF-8 is never indexed under a garbled one.
 #[test]
 fn files_a_revision_leaves_out_are_skip_records_as_in_the_working_tree() {
     use std::os::unix::ffi::OsStrExt;

@@ -23,6 +23,7 @@ pub use config::{check_next_start, global_config_path, planted_config, why_untru
 pub use encoding::{as_utf8, decode as decode_text, looks_binary, BINARY_SNIFF};
 pub use generated::{by_content, Generated};
 pub use packages::PackageIndex;
+pub(crate) use root::is_users_catalog;
 pub use root::{
     admit_paths, admit_paths_lexically, is_under, markers_passed_over, normalize_lexically, planted_by, relative_to,
     root_named, select_root, shared_index, Admission, AdmittedPath, LexicalAdmission, ProjectRoot, RootError,

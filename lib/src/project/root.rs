@@ -169,9 +169,16 @@ pub(super) fn find_marked_root(start: &Path) -> Option<ProjectRoot> {
 /// from within took it for one, walked it (its files are written there
 /// only while it is indexed) and emptied its index, which stayed marked
 /// complete (audit 214).
+/// Only a directory named as vecgrep names them (a commit id, or a shared
+/// store's `shared-…`): a project of its own at `.vecgrep/revs/proj` is
+/// still a root (review 216).
 fn among_kept_revisions(dir: &Path) -> bool {
-    let names: Vec<&std::ffi::OsStr> = dir.components().map(|c| c.as_os_str()).collect();
-    names.windows(2).any(|w| w[0] == crate::project::PROJECT_DIR && w[1] == "revs")
+    let names: Vec<String> = dir.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+    names.windows(3).any(|w| {
+        w[0] == crate::project::PROJECT_DIR
+            && w[1] == "revs"
+            && (super::settings::is_commit_id(&w[2]) || w[2].starts_with("shared-"))
+    })
 }
 
 /// Whether the marker at `path` may choose the root: not when another
@@ -244,7 +251,7 @@ fn parent_of(file: PathBuf) -> PathBuf {
 /// catalogs' own (`vg-catalog add` makes them there): the file alone
 /// makes no catalog, or a repository that ships one would have vecgrep
 /// search, index and serve any directory its file names.
-fn is_users_catalog(dir: &Path) -> bool {
+pub(crate) fn is_users_catalog(dir: &Path) -> bool {
     let Some(catalogs) = super::base_dirs::catalogs_dir() else { return false };
     let Ok(catalogs) = std::env::current_dir().map(|cwd| cwd.join(catalogs)) else { return false };
     dir.parent() == Some(catalogs.canonicalize().unwrap_or(catalogs).as_path())

@@ -108,14 +108,20 @@ fn refuse_link(path: &Path, why: &str) -> Result<(), StoreError> {
 /// damaged index (`--clear-cache`, advised before, threw away every
 /// revision's index and the commit log too: audit 212).
 pub(super) fn rebuild_advice(path: &Path) -> String {
+    // One of the user's catalogs: a project that ships the file is none
+    // (review 216: told to run a catalog that does not exist).
+    rebuild_advice_with(path, |dir| {
+        dir.join(crate::project::CATALOG_FILE).exists() && crate::project::is_users_catalog(dir)
+    })
+}
+
+/// `rebuild_advice`, with `is_catalog` telling a catalog's directory.
+fn rebuild_advice_with(path: &Path, is_catalog: impl Fn(&Path) -> bool) -> String {
     let parts: Vec<String> = path.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
     let at =
         parts.windows(3).position(|w| w[0] == crate::project::PROJECT_DIR && w[1] == REVS_DIR && is_commit_id(&w[2]));
     let catalog_of = |owner: &Path| {
-        owner
-            .join(crate::project::CATALOG_FILE)
-            .exists()
-            .then(|| owner.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default())
+        is_catalog(owner).then(|| owner.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default())
     };
     let Some(at) = at else {
         // A catalog's own index is made by a run of the catalog (review
@@ -415,11 +421,17 @@ mod tests {
         std::fs::create_dir(&team).unwrap();
         std::fs::write(team.join(crate::project::CATALOG_FILE), "").unwrap();
         let label = team.join(format!(".vecgrep/revs/{A}/.vecgrep/index.db"));
+        let by_file = |dir: &Path| dir.join(crate::project::CATALOG_FILE).exists();
         assert_eq!(
-            rebuild_advice(&label),
+            rebuild_advice_with(&label, by_file),
             "run vg-index --catalog team --label LABEL --clear-cache, then search it again, to rebuild it"
         );
-        assert_eq!(rebuild_advice(&team.join(".vecgrep/index.db")), "run vg-index --catalog team to rebuild it");
+        assert_eq!(
+            rebuild_advice_with(&team.join(".vecgrep/index.db"), by_file),
+            "run vg-index --catalog team to rebuild it"
+        );
+        // Not one of the user's catalogs: a project that ships the file.
+        assert_eq!(rebuild_advice(&team.join(".vecgrep/index.db")), "run vg-index to rebuild it");
         for other in ["/p/.vecgrep/index.db", "/revs/aaaa/.vecgrep/index.db", "/p/src/revs/x/.vecgrep/index.db"] {
             assert_eq!(rebuild_advice(Path::new(other)), "run vg-index to rebuild it", "{other}");
         }

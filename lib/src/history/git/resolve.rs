@@ -204,7 +204,13 @@ impl GitRepo {
     fn no_tracking_branch(&self, spec: &str) -> Option<String> {
         let lower = spec.to_ascii_lowercase();
         let suffixes = [("@{upstream}", "upstream"), ("@{u}", "upstream"), ("@{push}", "push destination")];
-        let (at, what) = suffixes.iter().find_map(|(suffix, what)| lower.find(suffix).map(|at| (at, *what)))?;
+        let (at, suffix, what) =
+            suffixes.iter().find_map(|(suffix, what)| lower.find(suffix).map(|at| (at, suffix.len(), *what)))?;
+        // One that names a commit leaves the rest of the spec to blame
+        // (review 216: `@{u}~100` past the root was "no upstream").
+        if self.repo.rev_parse_single(&spec[..at + suffix]).is_ok() {
+            return None;
+        }
         let who = match &spec[..at] {
             "" | "HEAD" | "@" => match self.repo.head_name().ok().flatten() {
                 Some(name) => format!("branch {}", name.shorten()),

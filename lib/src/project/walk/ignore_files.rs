@@ -22,10 +22,11 @@ pub(super) fn check_ignore_files_above(root: &ProjectRoot, paths: &[AdmittedPath
     let applies_from = git_work_tree_top(root).unwrap_or(Path::new("/"));
     for path in paths {
         for dir in path.abs.ancestors().filter(|d| d.is_dir()) {
-            // A directory closed to the user hides its ignore files: the
+            // A PATH closed to the user hides its ignore files: the
             // directory is what to name (review 215: a PATH of mode r--
-            // named a .gitignore not there). Only where its rules apply.
-            if dir.starts_with(&root.path) {
+            // named a .gitignore not there). Not a directory above it, which
+            // need only be passed through (review 216: --x refused a PATH in it).
+            if dir == path.abs {
                 if let Err(e) = super::may_enter(dir) {
                     return Err(anyhow!("{}: {e}", display_rel(&root.path, dir)));
                 }

@@ -217,8 +217,8 @@ mod tests {
     /// last bits of the scores: summed in another order, chunks whose
     /// scores differ by no more may change places.
     fn assert_same_up_to_rounding(got: &[(ChunkId, f64)], expected: &[(ChunkId, f64)], what: &str) {
-        // Each score is rounded to a billionth (sql.rs).
-        let close = |a: f64, b: f64| (a - b).abs() <= 1.5e-9 * b.abs().max(1.0);
+        // Each score is rounded to 12 significant digits (sql.rs).
+        let close = |a: f64, b: f64| (a - b).abs() <= 2e-12 * a.abs().max(b.abs());
         assert_eq!(got.len(), expected.len(), "{what}");
         let scores: HashMap<ChunkId, f64> = expected.iter().copied().collect();
         let last = expected.last().map_or(0.0, |e| e.1);
@@ -323,6 +323,31 @@ mod tests {
                 assert_eq!(tied, same_text.max(got.len().min(2)), "{scope:?} by {plan:?}: {got:?}");
             }
         }
+    }
+
+    /// A term in every chunk weighs 1e-6, and what it tells apart differs
+    /// by far less than a billionth: the rounding keeps digits, not a step
+    /// (review 216: rounded to 1e-9, long chunks tied and went by file).
+    #[test]
+    fn a_term_in_every_chunk_still_tells_chunks_apart() {
+        let server = PgServer::start();
+        let mut index = test_server::index(&server, "faint");
+        index.reset(&IndexMeta::for_tests()).unwrap();
+        let mut files: Vec<FileWrite> =
+            (0..200).map(|i| FileWrite::of_texts(&format!("short/s{i}.txt"), &["common".to_string()], None)).collect();
+        // The longest first by path, so that an order by path is the wrong one.
+        for i in 0..20 {
+            let text = format!("common {}", "filler ".repeat(2000 + i));
+            files.push(FileWrite::of_texts(&format!("long/f{:02}.txt", 19 - i), &[text], None));
+        }
+        index.write_batch(&files, &[], &[]).unwrap();
+        let terms = index.tokenizer.query_terms("\"common\"").unwrap();
+        let scope = Scope { prefixes: vec!["long".into()], files: None };
+        let got = index.best_matches(&terms, &scope, 5).unwrap();
+        let places = index.places(&got.iter().map(|g| g.0).collect::<Vec<_>>()).unwrap();
+        let files: Vec<&str> = got.iter().map(|g| places[&g.0].0.as_str()).collect();
+        assert_eq!(files, ["long/f19.txt", "long/f18.txt", "long/f17.txt", "long/f16.txt", "long/f15.txt"], "{got:?}");
+        assert!(got.windows(2).all(|w| w[0].1 < w[1].1), "each scores apart: {got:?}");
     }
 
     #[test]

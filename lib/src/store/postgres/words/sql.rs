@@ -21,13 +21,17 @@ fn part_over(average: &str) -> String {
     )
 }
 
-// Each statement's score is rounded to a billionth (`round(x * 1e9) / 1e9`):
-// Postgres sums a chunk's terms in the order its rows arrive, which a plan
-// may vary from chunk to chunk, so two chunks of the same text scored a
-// last bit apart and a cut `WITH TIES` kept one (review 215). A float4's
-// precision was too coarse: a term in most chunks weighs 1e-6, and the
-// differences it makes were rounded away. SQLite's sums go in the query's
-// order and tie exactly.
+/// `score` (a float8 expression) rounded to 12 significant digits: Postgres
+/// sums a chunk's terms in the order its rows arrive, which a plan may vary
+/// from chunk to chunk, so two chunks of the same text scored a last bit
+/// apart and a cut `WITH TIES` kept one (review 215). The round is to
+/// digits, not to a fixed step: a term in most chunks weighs 1e-6, and a
+/// billionth's step made chunks it tells apart equal (review 216). SQLite's
+/// sums go in the query's order and tie exactly.
+fn settled(score: &str) -> String {
+    let step = format!("power(10::float8, floor(log(abs({score}))) - 11)");
+    format!("(CASE WHEN {score} = 0 THEN 0::float8 ELSE round(({score}) / {step}) * {step} END)")
+}
 
 const WEIGHTS: &str = "w AS (SELECT * FROM unnest($2::text[], $3::float8[]) AS w(term, weight))";
 
@@ -64,9 +68,10 @@ pub(super) fn seed(grouped: bool) -> String {
 pub(super) fn every_posting(scoped: bool) -> String {
     let (part, postings) = (part(), postings("w"));
     let inside = if scoped { inside(5) } else { String::new() };
+    let score = settled(&format!("-sum(w.weight * {part})"));
     format!(
         "WITH {WEIGHTS}
-         SELECT c.chunk_id, round((-sum(w.weight * {part})) * 1e9::float8) / 1e9::float8 AS score FROM w {postings} {inside}
+         SELECT c.chunk_id, {score} AS score FROM w {postings} {inside}
          GROUP BY c.chunk_id ORDER BY score FETCH FIRST $4 ROWS WITH TIES"
     )
 }
@@ -75,9 +80,10 @@ pub(super) fn every_posting(scoped: bool) -> String {
 /// terms up: for a scope with few chunks beside the terms' postings.
 pub(super) fn each_chunk_in_scope() -> String {
     let part = part();
+    let score = settled("-p.score");
     format!(
         "WITH {WEIGHTS}
-         SELECT ch.id, round((-p.score) * 1e9::float8) / 1e9::float8 AS score FROM chunks ch CROSS JOIN LATERAL (
+         SELECT ch.id, {score} AS score FROM chunks ch CROSS JOIN LATERAL (
              SELECT sum(w.weight * {part}) AS score
              FROM w JOIN chunk_terms c ON c.term = w.term AND c.chunk_id = ch.id) p
          WHERE ch.file_id = ANY($5::bigint[]) AND p.score IS NOT NULL
@@ -126,11 +132,12 @@ pub(super) fn narrowed(many_summed: bool, one_by_one: bool) -> String {
             "kept k LEFT JOIN rest r ON r.chunk_id = k.chunk_id".to_string(),
         )
     };
+    let score = settled("-(k.partial + coalesce(r.rest, 0::float8))");
     format!(
         "WITH {WEIGHTS},
          s AS (SELECT * FROM unnest($4::text[], $5::float8[]) AS s(term, weight)),
          kept AS ({kept}){rest}
-         SELECT k.chunk_id, round((-(k.partial + coalesce(r.rest, 0::float8))) * 1e9::float8) / 1e9::float8 AS score FROM {joined}
+         SELECT k.chunk_id, {score} AS score FROM {joined}
          ORDER BY score FETCH FIRST $7 ROWS WITH TIES"
     )
 }
@@ -142,6 +149,7 @@ pub(super) fn narrowed(many_summed: bool, one_by_one: bool) -> String {
 pub(super) fn counting_as_it_goes(scoped: bool) -> String {
     let part = part_over("w.avgdl");
     let inside = if scoped { inside(3) } else { String::new() };
+    let score = settled(&format!("-sum(w.idf * {part})"));
     format!(
         "WITH asked AS (SELECT term, count(*)::float8 AS times FROM unnest($1::text[]) AS term GROUP BY term),
          totals AS (
@@ -156,7 +164,7 @@ pub(super) fn counting_as_it_goes(scoped: bool) -> String {
              CROSS JOIN LATERAL (SELECT ln((t.n - h.hits + 0.5) / (h.hits + 0.5)) AS idf) x
              WHERE h.hits > 0
          )
-         SELECT c.chunk_id, round((-sum(w.idf * {part})) * 1e9::float8) / 1e9::float8 AS score
+         SELECT c.chunk_id, {score} AS score
          FROM weights w JOIN chunk_terms c ON c.term = w.term {inside}
          GROUP BY c.chunk_id ORDER BY score FETCH FIRST $2 ROWS WITH TIES"
     )
