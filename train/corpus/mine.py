@@ -51,7 +51,7 @@ def benchmark_hashes(tarball):
         # Without them the pairs differ, and no file of the benchmark is kept
         # out (audit 217: "0 benchmark files to keep out", and mined on).
         sys.exit(f"mine: the benchmark's trees are not at {tarball}: the corpus keeps their files out; "
-                 "pass --sb-trees PATH")
+                 "pass --sb-trees PATH (to train/rebuild.sh too)")
     with tarfile.open(tarball) as t:
         for member in t:
             if member.isfile() and member.size <= MAX_FILE_BYTES:
