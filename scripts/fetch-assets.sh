@@ -66,8 +66,11 @@ cached_ok() {
       elif [[ $file != *-py3-none-any.whl && $file != *-cp311-cp311-manylinux*_x86_64.whl ]]; then
         continue
       else
-        echo "fetch-assets: removing $file from the cache: its sha256 is not the pinned one" >&2
-        rm -f "$file"
+        if rm -f "$file" 2>/dev/null; then
+          echo "fetch-assets: removed $file from the cache: its sha256 is not the pinned one" >&2
+        else
+          echo "fetch-assets: $file in the cache is not the pinned one, and cannot be removed" >&2
+        fi
       fi
     done
     [[ -n $this ]] || found=

@@ -92,16 +92,43 @@ programs() {
   fi
 }
 
-# The pid the lock file FILE names when that process is a zombie: a server
-# killed with no process to reap it, which pg_ctl and the server itself
-# take for alive. Only then are its lock files removed; a pid not seen here
-# (gone, or in another pid namespace, or hidden) is left to the server to
-# judge, which checks it too (review 218: a live one's lock was removed).
+# The state of the process the lock file FILE names (ps's letter: S, R, Z
+# ...) when it is that lock's postgres: named postgres, and started when
+# the lock says (its third line). A number alone is no process: another
+# pid namespace's server, or a process that took a reused pid, shares it
+# (review 219: an unrelated zombie's number had a live server's locks
+# removed, and stop sent SIGINT to whatever held the pid).
+postmaster_state() {
+  local pid started stat comm fields ticks boot
+  [[ -f $1 ]] || return 1
+  { read -r pid; read -r _; read -r started; } <"$1" || return 1
+  [[ $pid =~ ^[0-9]+$ && $started =~ ^[0-9]+$ ]] || return 1
+  stat=$(cat "/proc/$pid/stat" 2>/dev/null) || return 1
+  comm=${stat#*(}; comm=${comm%%)*}
+  [[ $comm == postgres ]] || return 1
+  read -ra fields <<<"${stat##*) }"
+  ticks=${fields[19]}
+  boot=$(awk '/^btime/ {print $2}' /proc/stat)
+  (( ${ticks:-0} > 0 && boot > 0 )) || return 1
+  (( (boot + ticks / $(getconf CLK_TCK)) - started <= 2 && started - (boot + ticks / $(getconf CLK_TCK)) <= 2 )) || return 1
+  echo "${fields[0]}"
+}
+
+# Whether the lock file FILE's postgres is a zombie: killed, with no
+# process to reap it, which pg_ctl and the server itself take for alive.
+# Only then are its lock files removed; any other is left to the server,
+# which judges a pid gone by itself.
 dead_pid_of() {
-  local pid state
-  [[ -f $1 ]] && read -r pid <"$1" && [[ $pid =~ ^[0-9]+$ && -r /proc/$pid/stat ]] || return 1
-  state=$(sed 's/^.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f1)
+  local state
+  state=$(postmaster_state "$1") || return 1
   [[ $state == Z || $state == X ]]
+}
+
+# Whether DIR's server runs: its lock names its postgres, alive.
+running() {
+  local state
+  state=$(postmaster_state "$1/data/postmaster.pid") || return 1
+  [[ $state != Z && $state != X ]]
 }
 
 # The lock files of a server that died, removed (see dead_pid_of).
@@ -123,15 +150,23 @@ start() {
   # One an earlier version made (a cluster, no mark) is taken as it is.
   if [[ ! -f $dir/.pg-server ]]; then
     local held
-    held=$(ls -A "$dir") || die "cannot list $dir, to see that it holds nothing of its own"
+    held=$(ls -A "$dir" 2>/dev/null) || die "cannot list $dir, to see that it holds nothing of its own"
+    # An earlier version's: a cluster, and nothing but what it made beside it
+    # (review 219: any data/PG_VERSION took a DIR of the user's, pg/ and all).
+    local name
+    for name in $held; do
+      case $name in
+        data | pg | pg.log | initdb.log | .s.PGSQL.5432 | .s.PGSQL.5432.lock) ;;
+        *) die "$dir holds files of its own ($name); give an empty or new DIR for the server" ;;
+      esac
+    done
     [[ -z $held || -f $dir/data/PG_VERSION ]] \
       || die "$dir holds files of its own and no cluster of this script's; give an empty or new DIR for the server"
     : >"$dir/.pg-server" || die "cannot write in $dir"
   fi
   fetch
   clear_dead_locks "$dir"
-  [[ -f $dir/data/postmaster.pid ]] && as_owner "$(programs "$dir")/pg_ctl" -D "$dir/data" status >/dev/null 2>&1 \
-    && die "a cluster in $dir is still running; stop it first"
+  running "$dir" && die "a cluster in $dir is still running; stop it first"
   if [[ $(id -u) == 0 ]]; then
     rm -rf "$dir/pg"
     cp -al "$install" "$dir/pg" 2>/dev/null || cp -a "$install" "$dir/pg"
@@ -161,9 +196,8 @@ stop() {
   [[ -d $dir ]] || return 0
   dir=$(cd "$dir" && pwd)
   clear_dead_locks "$dir"
-  [[ -f $dir/data/postmaster.pid ]] || return 0
-  # None running there (gone after a reboot): nothing to stop.
-  as_owner "$(programs "$dir")/pg_ctl" -D "$dir/data" status >/dev/null 2>&1 || return 0
+  # None running there (gone after a reboot, its pid another's): nothing to stop.
+  running "$dir" || return 0
   as_owner "$(programs "$dir")/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 \
     || die "could not stop the server in $dir; see $dir/pg.log"
 }

@@ -22,7 +22,8 @@ while (( $# )); do
   case $1 in
     --no-install) install=0; shift ;;
     --sb-trees)
-      [[ $# -ge 2 && -n $2 ]] || { echo "rebuild: --sb-trees needs the benchmark's trees.tar.gz" >&2; exit 2; }
+      [[ $# -ge 2 && -n $2 && $2 != -* ]] || { echo "rebuild: --sb-trees needs the benchmark's trees.tar.gz" >&2; exit 2; }
+      [[ -f $2 ]] || { echo "rebuild: --sb-trees: no file $2" >&2; exit 2; }
       mine_args=(--sb-trees "$2"); shift 2 ;;
     -h|--help) sed -n '2,12s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) echo "rebuild: unknown argument '$1'; usage: train/rebuild.sh [--no-install] [--sb-trees PATH]" >&2; exit 2 ;;
