@@ -160,8 +160,11 @@ start() {
         *) die "$dir holds files of its own ($name); give an empty or new DIR for the server" ;;
       esac
     done
-    [[ -z $held || -f $dir/data/PG_VERSION ]] \
+    # Its cluster made by initdb, and its programs a copy of ours.
+    [[ -z $held || ( -f $dir/data/PG_VERSION && -f $dir/data/global/pg_control ) ]] \
       || die "$dir holds files of its own and no cluster of this script's; give an empty or new DIR for the server"
+    [[ ! -e $dir/pg || -x $dir/pg/$bin_in/postgres ]] \
+      || die "$dir holds a pg/ of its own; give an empty or new DIR for the server"
     : >"$dir/.pg-server" || die "cannot write in $dir"
   fi
   fetch

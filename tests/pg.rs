@@ -70,6 +70,27 @@ fn a_directory_of_the_users_is_refused_and_left_as_it_is() {
     );
     assert_eq!(std::fs::read_to_string(dir.path().join("data/notes.txt")).unwrap(), "mine\n");
     assert_eq!(std::fs::metadata(dir.path()).unwrap().uid(), owner);
+    // A cluster's file beside files of the user's is no directory of an
+    // earlier version's (review 219: its pg/ was replaced).
+    std::fs::write(dir.path().join("data/PG_VERSION"), "18\n").unwrap();
+    std::fs::create_dir(dir.path().join("pg")).unwrap();
+    std::fs::write(dir.path().join("pg/mine.txt"), "precious\n").unwrap();
+    let o = server(&["start"], dir.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(std::fs::read_to_string(dir.path().join("pg/mine.txt")).unwrap(), "precious\n");
+    // A lock naming a process that is no postgres of it stops nothing
+    // (review 219: stop sent it SIGINT).
+    let mut other = Command::new("sleep").arg("30").spawn().unwrap();
+    let started = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    std::fs::write(
+        dir.path().join("data/postmaster.pid"),
+        format!("{}\n{}\n{started}\n", other.id(), dir.path().display()),
+    )
+    .unwrap();
+    assert!(server(&["stop"], dir.path()).status.success());
+    assert!(other.try_wait().unwrap().is_none(), "the process named was signalled");
+    let _ = other.kill();
+    let _ = other.wait();
 }
 
 #[test]
