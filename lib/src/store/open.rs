@@ -56,15 +56,23 @@ pub fn open_for_reading(root: &ProjectRoot) -> Result<Box<dyn IndexReader>, Stor
 /// for the commit log it keeps too) is missing as well: it was searched as
 /// an empty index, and said "no results" of code never indexed (audit 212).
 pub fn open_for_searching(root: &ProjectRoot) -> Result<Box<dyn IndexReader>, StoreError> {
-    let opened = open_for_reading(root).and_then(|index| match index.meta()? {
-        // A shared one too, made by a first run that failed before any
-        // file (review 215: "incomplete", where a local one is missing).
-        None => Err(StoreError::Missing(std::path::PathBuf::from(location(root)))),
-        Some(_) => Ok(index),
-    });
-    match opened {
-        Err(StoreError::Missing(path)) if run_under_way(root) => Err(StoreError::BeingMade(path)),
-        opened => opened,
+    // A shared one too, made by a first run that failed before any file
+    // (review 215: "incomplete", where a local one is missing).
+    let unwritten = match open_for_reading(root) {
+        Ok(index) if index.meta()?.is_some() => return Ok(index),
+        Ok(_) => true,
+        Err(e) => match e {
+            StoreError::Missing(_) => false,
+            e => return Err(e),
+        },
+    };
+    let place = std::path::PathBuf::from(location(root));
+    match (run_under_way(root), unwritten) {
+        (true, _) => Err(StoreError::BeingMade(place)),
+        // Its file is there: "no index at" it alone read as a wrong path
+        // (review 221).
+        (false, true) => Err(StoreError::Missing(format!("{}, which no code run has written", place.display()).into())),
+        (false, false) => Err(StoreError::Missing(place)),
     }
 }
 
