@@ -191,27 +191,14 @@ fn a_run_from_within_a_revisions_directory_leaves_its_index_whole() {
 /// A commit of a tree made by hand (git's own commands refuse such
 /// names): `entries` as (name, text), in the order given; the branch
 /// `main` moved to it.
-pub(crate) fn crafted_commit(tree: &Tree, entries: &[(&str, &str)]) -> String {
-    use std::io::Write;
-    let hashed = |args: &[&str], bytes: &[u8]| {
-        let mut child = std::process::Command::new("git")
-            .args(["hash-object", "-w", "--stdin"])
-            .args(args)
-            .current_dir(tree.path())
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        child.stdin.take().unwrap().write_all(bytes).unwrap();
-        String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap().trim().to_string()
-    };
+fn crafted_commit(tree: &Tree, entries: &[(&str, &str)]) -> String {
     let mut bytes = Vec::new();
     for (name, text) in entries {
-        let blob = hashed(&[], text.as_bytes());
+        let blob = git_fed(tree, &["hash-object", "-w", "--stdin"], text.as_bytes());
         bytes.extend(format!("100644 {name}\0").as_bytes());
         bytes.extend((0..20).map(|i| u8::from_str_radix(&blob[2 * i..2 * i + 2], 16).unwrap()));
     }
-    let tree_id = hashed(&["--literally", "-t", "tree"], &bytes);
+    let tree_id = git_fed(tree, &["hash-object", "-w", "--stdin", "--literally", "-t", "tree"], &bytes);
     let commit = git(tree, &["commit-tree", &tree_id, "-m", "crafted tree"]);
     git(tree, &["update-ref", "refs/heads/main", &commit]);
     commit
