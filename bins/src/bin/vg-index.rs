@@ -326,7 +326,7 @@ fn write_label_stats(
     catalog: &vecgrep::project::ProjectRoot,
     label: &vecgrep::records::LabelIndexRecord,
 ) -> std::io::Result<()> {
-    let catalog = catalog.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let catalog = catalog_name(catalog);
     let Some(first) = label.names.first() else {
         let state = match label.damaged {
             true => "damaged".to_string(),
@@ -483,13 +483,17 @@ fn names_of(root: &vecgrep::project::ProjectRoot, r: &store::Revision) -> Vec<St
     }
 }
 
+/// The name of the catalog whose root is `root`: its directory's.
+fn catalog_name(root: &vecgrep::project::ProjectRoot) -> String {
+    root.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
 /// The run that rebuilds the index of `root`, damaged: a catalog's by a
 /// run of the catalog (review 215).
 fn rebuilding_run(root: &vecgrep::project::ProjectRoot) -> String {
     match root.marker {
         vecgrep::project::RootMarker::Catalog => {
-            let name = root.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            format!("vg-index --catalog {name}")
+            format!("vg-index --catalog {}", catalog_name(root))
         }
         _ => "vg-index".into(),
     }
@@ -513,7 +517,7 @@ fn revision_named(root: &vecgrep::project::ProjectRoot, r: &store::Revision) -> 
     if root.marker != vecgrep::project::RootMarker::Catalog {
         return (format!("revision {sha}"), format!("vg-index --forget {sha}, then vg-index --rev {sha}, rebuilds it"));
     }
-    let catalog = root.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let catalog = catalog_name(root);
     match names_of(root, r).first() {
         Some(label) => {
             let label = vecgrep::format::escape_controls(label);
