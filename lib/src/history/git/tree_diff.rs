@@ -6,12 +6,12 @@
 //! failed every vg-log run on a tree holding `.git` or `../x` (audit 214).
 
 use anyhow::{Context, Result};
-use gix::bstr::{BStr, BString, ByteVec};
+use gix::bstr::{BStr, BString};
 use gix::diff::tree::{visit, Visit};
 use gix::objs::tree::EntryMode;
 use gix::ObjectId;
 
-use super::tree_paths::is_checkout_name;
+use super::tree_paths::TrackedPath;
 
 /// One entry changed, under a path a checkout could hold.
 pub(super) struct TreeChange {
@@ -37,7 +37,7 @@ pub(super) fn tree_changes(
 ) -> Result<Vec<TreeChange>> {
     let empty = repo.empty_tree();
     let old = old.unwrap_or(&empty);
-    let mut delegate = Delegate { checkout: true, ..Delegate::default() };
+    let mut delegate = Delegate::default();
     gix::diff::tree(
         gix::objs::TreeRefIter::from_bytes(&old.data, old.id.kind()),
         gix::objs::TreeRefIter::from_bytes(&new.data, new.id.kind()),
@@ -49,48 +49,27 @@ pub(super) fn tree_changes(
     Ok(delegate.changes)
 }
 
-/// The path kept by the length each component added, and whether every
-/// name in it is one a checkout holds.
 #[derive(Default)]
 struct Delegate {
-    path: BString,
-    checkout: bool,
-    pushed: Vec<(usize, bool)>,
-    queued: std::collections::VecDeque<(BString, bool)>,
+    path: TrackedPath,
     changes: Vec<TreeChange>,
-}
-
-impl Delegate {
-    fn push(&mut self, name: &BStr) {
-        self.pushed.push((self.path.len(), self.checkout));
-        if !self.path.is_empty() {
-            self.path.push(b'/');
-        }
-        self.path.push_str(name);
-        self.checkout &= is_checkout_name(name);
-    }
 }
 
 impl Visit for Delegate {
     fn pop_front_tracked_path_and_set_current(&mut self) {
-        (self.path, self.checkout) = self.queued.pop_front().unwrap_or_default();
-        self.pushed.clear();
+        self.path.take_queued(true);
     }
 
     fn push_back_tracked_path_component(&mut self, component: &BStr) {
-        self.push(component);
-        self.queued.push_back((self.path.clone(), self.checkout));
+        self.path.push_queued(component);
     }
 
     fn push_path_component(&mut self, component: &BStr) {
-        self.push(component);
+        self.path.push(component);
     }
 
     fn pop_path_component(&mut self) {
-        if let Some((length, checkout)) = self.pushed.pop() {
-            self.path.truncate(length);
-            self.checkout = checkout;
-        }
+        self.path.pop();
     }
 
     fn visit(&mut self, change: visit::Change) -> visit::Action {
@@ -102,8 +81,8 @@ impl Visit for Delegate {
                 (Some((previous_entry_mode, previous_oid)), Some((entry_mode, oid)))
             }
         };
-        let change = TreeChange { location: self.path.clone(), before, after };
-        if self.checkout && !change.entry_mode().is_tree() {
+        let change = TreeChange { location: self.path.path().clone(), before, after };
+        if self.path.checkout() && !change.entry_mode().is_tree() {
             self.changes.push(change);
         }
         std::ops::ControlFlow::Continue(())

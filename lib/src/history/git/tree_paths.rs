@@ -4,6 +4,8 @@
 //! such a name moved every later entry under another directory, or (`..`)
 //! dropped them (audit 214).
 
+use std::collections::VecDeque;
+
 use gix::bstr::{BStr, BString, ByteVec};
 use gix::traverse::tree::recorder::Entry;
 use gix::traverse::tree::{visit::Action, Visit};
@@ -37,61 +39,108 @@ pub(super) fn checked_entries(tree: &gix::Tree<'_>) -> gix::Result<CheckedEntrie
     Ok(delegate.out)
 }
 
-/// The path kept by the length each component added, not by its `/`.
-#[derive(Default)]
-struct Delegate {
+/// The path of the entry a tree walk or diff is at, kept by the length
+/// each name added (never taken apart at a `/`), with whether every name
+/// in it is one a checkout holds; and the paths of the trees queued for
+/// later, as gix's visitors ask them to be kept.
+pub(super) struct TrackedPath {
     path: BString,
-    lengths: Vec<usize>,
-    queued: std::collections::VecDeque<BString>,
-    out: CheckedEntries,
+    checkout: bool,
+    pushed: Vec<(usize, bool)>,
+    queued: VecDeque<(BString, bool)>,
 }
 
-impl Delegate {
-    fn push(&mut self, name: &BStr) {
-        self.lengths.push(self.path.len());
+impl Default for TrackedPath {
+    fn default() -> Self {
+        TrackedPath { path: BString::default(), checkout: true, pushed: Vec::new(), queued: VecDeque::new() }
+    }
+}
+
+impl TrackedPath {
+    pub(super) fn path(&self) -> &BString {
+        &self.path
+    }
+
+    /// Whether a checkout could hold every name of the path.
+    pub(super) fn checkout(&self) -> bool {
+        self.checkout
+    }
+
+    /// The path before its last name: the directory of the entry at it.
+    pub(super) fn dir(&self) -> &[u8] {
+        self.pushed.last().map_or(&self.path[..0], |&(length, _)| &self.path[..length])
+    }
+
+    pub(super) fn push(&mut self, name: &BStr) {
+        self.pushed.push((self.path.len(), self.checkout));
         if !self.path.is_empty() {
             self.path.push(b'/');
         }
         self.path.push_str(name);
+        self.checkout &= is_checkout_name(name);
     }
 
+    pub(super) fn pop(&mut self) {
+        if let Some((length, checkout)) = self.pushed.pop() {
+            self.path.truncate(length);
+            self.checkout = checkout;
+        }
+    }
+
+    /// Push `name` and keep the path for a tree to walk later.
+    pub(super) fn push_queued(&mut self, name: &BStr) {
+        self.push(name);
+        self.queued.push_back((self.path.clone(), self.checkout));
+    }
+
+    /// Go on at the first (or last) path queued.
+    pub(super) fn take_queued(&mut self, first: bool) {
+        let taken = if first { self.queued.pop_front() } else { self.queued.pop_back() };
+        (self.path, self.checkout) = taken.unwrap_or_default();
+        self.pushed.clear();
+    }
+}
+
+#[derive(Default)]
+struct Delegate {
+    path: TrackedPath,
+    out: CheckedEntries,
+}
+
+impl Delegate {
     /// Keep the entry under its path, or refuse it: `Continue(false)` for
-    /// a tree keeps the walk out of it.
+    /// a tree keeps the walk out of it, so every path kept holds names a
+    /// checkout could.
     fn record(&mut self, entry: &gix::objs::tree::EntryRef<'_>) -> Action {
         if !is_checkout_name(entry.filename) {
-            let dir = self.lengths.last().map_or(&self.path[..0], |&length| &self.path[..length]);
-            self.out.refused.push((dir.into(), entry.filename.into()));
+            self.out.refused.push((self.path.dir().into(), entry.filename.into()));
             return std::ops::ControlFlow::Continue(false);
         }
-        self.out.entries.push(Entry { mode: entry.mode, filepath: self.path.clone(), oid: entry.oid.to_owned() });
+        let filepath = self.path.path().clone();
+        self.out.entries.push(Entry { mode: entry.mode, filepath, oid: entry.oid.to_owned() });
         std::ops::ControlFlow::Continue(true)
     }
 }
 
 impl Visit for Delegate {
     fn pop_back_tracked_path_and_set_current(&mut self) {
-        self.path = self.queued.pop_back().unwrap_or_default();
-        self.lengths.clear();
+        self.path.take_queued(false);
     }
 
     fn pop_front_tracked_path_and_set_current(&mut self) {
-        self.path = self.queued.pop_front().unwrap_or_default();
-        self.lengths.clear();
+        self.path.take_queued(true);
     }
 
     fn push_back_tracked_path_component(&mut self, component: &BStr) {
-        self.push(component);
-        self.queued.push_back(self.path.clone());
+        self.path.push_queued(component);
     }
 
     fn push_path_component(&mut self, component: &BStr) {
-        self.push(component);
+        self.path.push(component);
     }
 
     fn pop_path_component(&mut self) {
-        if let Some(length) = self.lengths.pop() {
-            self.path.truncate(length);
-        }
+        self.path.pop();
     }
 
     fn visit_tree(&mut self, entry: &gix::objs::tree::EntryRef<'_>) -> Action {
