@@ -43,6 +43,14 @@ pub use walk::{
 /// Name of the per-project directory that holds the index and project config.
 pub const PROJECT_DIR: &str = ".vecgrep";
 
+/// The directory of the revisions' indexes, in the project's data directory
+/// (`store::revision_root`); root selection passes over what is in it.
+pub const REVS_DIR: &str = "revs";
+
+/// What starts the name of the directory, in `REVS_DIR`, that keeps what
+/// this checkout knows of the revisions of one shared index.
+pub const SHARED_REVS_PREFIX: &str = "shared-";
+
 /// The project's own settings, in `PROJECT_DIR`.
 pub const CONFIG_FILE: &str = "config.toml";
 

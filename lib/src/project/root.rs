@@ -176,8 +176,8 @@ fn among_kept_revisions(dir: &Path) -> bool {
     let names: Vec<String> = dir.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
     names.windows(3).any(|w| {
         w[0] == crate::project::PROJECT_DIR
-            && w[1] == "revs"
-            && (super::settings::is_commit_id(&w[2]) || w[2].starts_with("shared-"))
+            && w[1] == crate::project::REVS_DIR
+            && (super::settings::is_commit_id(&w[2]) || w[2].starts_with(crate::project::SHARED_REVS_PREFIX))
     })
 }
 

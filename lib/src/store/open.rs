@@ -61,10 +61,8 @@ pub fn open_for_searching(root: &ProjectRoot) -> Result<Box<dyn IndexReader>, St
     let unwritten = match open_for_reading(root) {
         Ok(index) if index.meta()?.is_some() => return Ok(index),
         Ok(_) => true,
-        Err(e) => match e {
-            StoreError::Missing(_) => false,
-            e => return Err(e),
-        },
+        Err(StoreError::Missing(_)) => false,
+        Err(e) => return Err(e),
     };
     let place = std::path::PathBuf::from(location(root));
     match (run_under_way(root), unwritten) {

@@ -11,6 +11,7 @@ pub use crate::project::is_commit_id;
 use crate::project::small_file::{self, read_own_text};
 use crate::project::urls::without_password;
 use crate::project::{ProjectRoot, RootMarker, SharedIndex};
+use crate::project::{REVS_DIR, SHARED_REVS_PREFIX as SHARED_PREFIX};
 
 /// The file that marks a revision's index complete: its sha, then the
 /// names it was asked for by, one per line.
@@ -31,13 +32,6 @@ pub struct Revision {
     /// Whether its index run completed; an incomplete one is resumed by the next.
     pub complete: bool,
 }
-
-/// The directory of the revisions' indexes, in the project's data directory.
-const REVS_DIR: &str = "revs";
-
-/// What starts the name of the directory, in `REVS_DIR`, that keeps what
-/// this checkout knows of the revisions of one shared index.
-const SHARED_PREFIX: &str = "shared-";
 
 /// Where the revisions of `project` are kept: `revs/<sha>` for its own
 /// index; for a shared index, `revs/shared-<key>/<sha>`, one directory a
