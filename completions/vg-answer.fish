@@ -9,6 +9,6 @@ complete -c vg-answer -l learn -d 'Write the concepts the answer bridges (a quer
 complete -c vg-answer -l no-quiet -d 'Undo --quiet (and a config file\'s quiet = true) for this run'
 complete -c vg-answer -s q -l quiet -d 'No notes on stderr (errors are still printed) [config: quiet]'
 complete -c vg-answer -l no-trust-project-config -d 'Undo --trust-project-config (and a config file\'s trust_project_config = true) for this run'
-complete -c vg-answer -l trust-project-config -d 'Let the project\'s own .vecgrep/config.toml choose commands to run (open_cmd) and where code is sent and which index it goes to (embedder_source, embedder_url, llm_url, store_url, store_project, store_adopt, privacy_mode), and make a run larger than your own settings ask (max_filesize, chunk_size, chunk_overlap, include_generated, index_warn_threshold, embed_all, rate_limit) [config: trust_project_config, global config only]'
+complete -c vg-answer -l trust-project-config -d 'Let the project\'s own .vecgrep/config.toml choose commands to run (open_cmd) and where code is sent and which index it goes to (embedder_source, embedder_url, llm_url, store_url, store_project, store_adopt, privacy_mode), and make a run larger or a wait longer than your own settings ask (max_filesize, chunk_size, chunk_overlap, include_generated, index_warn_threshold, embed_all, rate_limit, embedder_timeout, llm_timeout) [config: trust_project_config, global config only]'
 complete -c vg-answer -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c vg-answer -s V -l version -d 'Print version'

@@ -434,11 +434,14 @@ fn a_chat_model_off_this_machine_is_asked_only_when_the_privacy_mode_allows_it()
 }
 
 /// `llm_timeout` bounds the answer, not each request: asking the endpoint
-/// for its models first, then for the answer, took up to twice as long.
+/// for its models first, then for the answer, took up to twice as long. A
+/// repository's own config may not lengthen the user's wait (it held
+/// vg-answer an hour with `llm_timeout = 3600`).
 #[test]
 fn llm_timeout_bounds_the_whole_answer() {
     let t = ledger_project();
     t.global_config("llm_timeout = 2\n");
+    t.project_config("llm_timeout = 3600\n");
     let input = stream(&t);
     // Each request answered after 1.2 s, with a body that is a list of
     // models and a completion both.
@@ -447,6 +450,7 @@ fn llm_timeout_bounds_the_whole_answer() {
     let o = run_with_input(t.cmd("vg-answer", ".").args(["--force-answer", "--llm-url", &url]), &input);
     assert_code(&o, 2);
     assert!(stderr(&o).contains("did not answer in time (llm_timeout)"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("llm_timeout = 3600"), "the held value is told: {}", stderr(&o));
 }
 
 /// Issue 42: a hostile endpoint's megabyte of 250,000 short sentences, all

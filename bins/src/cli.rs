@@ -138,7 +138,7 @@ pub struct EmbedderArgs {
 #[derive(Args, Debug, Clone, Default)]
 #[command(next_help_heading = "Config options")]
 pub struct TrustArgs {
-    /// Let the project's own .vecgrep/config.toml choose commands to run (open_cmd) and where code is sent and which index it goes to (embedder_source, embedder_url, llm_url, store_url, store_project, store_adopt, privacy_mode), and make a run larger than your own settings ask (max_filesize, chunk_size, chunk_overlap, include_generated, index_warn_threshold, embed_all, rate_limit).
+    /// Let the project's own .vecgrep/config.toml choose commands to run (open_cmd) and where code is sent and which index it goes to (embedder_source, embedder_url, llm_url, store_url, store_project, store_adopt, privacy_mode), and make a run larger or a wait longer than your own settings ask (max_filesize, chunk_size, chunk_overlap, include_generated, index_warn_threshold, embed_all, rate_limit, embedder_timeout, llm_timeout).
     #[arg(long)]
     pub trust_project_config: bool,
 }

@@ -347,8 +347,11 @@ pub fn why_untrusted(keys: &[&str]) -> String {
     }
 }
 
-/// The settings an untrusted project may make stricter, never looser.
-const BOUNDED: [&str; 7] = [
+/// The settings an untrusted project may make stricter, never looser: the
+/// sizes of a run, and how long a tool waits on the user's own servers (a
+/// repository's `llm_timeout = 3600` held `vg-answer` an hour on a model
+/// that had stopped answering).
+const BOUNDED: [&str; 9] = [
     "max_filesize",
     "chunk_size",
     "chunk_overlap",
@@ -356,6 +359,8 @@ const BOUNDED: [&str; 7] = [
     "index_warn_threshold",
     "embed_all",
     "rate_limit",
+    "embedder_timeout",
+    "llm_timeout",
 ];
 
 /// `config`'s value of `key`, shown, and whether it is looser than
@@ -379,6 +384,8 @@ fn looseness(config: &ResolvedConfig, own: &ResolvedConfig, key: &str) -> (Strin
             let v = c.rate_limit as u64;
             (v.to_string(), unbounded(v, o.rate_limit as u64))
         }
+        "embedder_timeout" => (c.embedder_timeout.to_string(), c.embedder_timeout > o.embedder_timeout),
+        "llm_timeout" => (c.llm_timeout.to_string(), c.llm_timeout > o.llm_timeout),
         _ => unreachable!("{key} is not a bounded setting"),
     }
 }
@@ -393,6 +400,8 @@ fn hold_to(config: &mut ResolvedConfig, own: &ResolvedConfig, key: &str) {
         "index_warn_threshold" => config.index_warn_threshold = own.index_warn_threshold,
         "embed_all" => config.embed_all = own.embed_all,
         "rate_limit" => config.rate_limit = own.rate_limit,
+        "embedder_timeout" => config.embedder_timeout = own.embedder_timeout,
+        "llm_timeout" => config.llm_timeout = own.llm_timeout,
         _ => unreachable!("{key} is not a bounded setting"),
     }
 }
@@ -689,6 +698,13 @@ mod tests {
         assert_eq!((r.chunk_overlap, r.include_generated, r.bounded.unwrap().1.len()), (100, false, 2));
         let r = ConfigLayers { project: project("chunk_overlap = 20\n"), ..Default::default() }.resolve().unwrap();
         assert_eq!((r.chunk_overlap, r.bounded), (20, None));
+        // Nor an hour's wait on the user's own model or embedder.
+        let r = ConfigLayers { project: project("llm_timeout = 3600\nembedder_timeout = 600\n"), ..Default::default() };
+        let r = r.resolve().unwrap();
+        assert_eq!((r.llm_timeout, r.embedder_timeout, r.bounded.unwrap().1.len()), (120.0, 30.0, 2));
+        let r = ConfigLayers { project: project("llm_timeout = 5\nembedder_timeout = 2\n"), ..Default::default() };
+        let r = r.resolve().unwrap();
+        assert_eq!((r.llm_timeout, r.embedder_timeout, r.bounded), (5.0, 2.0, None));
     }
 
     #[test]
