@@ -65,6 +65,33 @@ fn kill_9_while_indexing_leaves_an_index_the_next_run_completes() {
     assert_eq!(records(&q)[0]["file"], "src/upload.py");
 }
 
+/// A run over part of the project leaves the index marked complete, so one
+/// killed after it removed a renamed file's old name and before it read the
+/// new one left that text nowhere, unsaid: the run now removes what is gone
+/// last (audit 191).
+#[test]
+fn a_part_run_killed_anywhere_keeps_a_renamed_files_text_under_one_name() {
+    let t = handlers_project(60);
+    t.write("pkg/ledger.py", "def reconcile_ledger_totals(book):\n    return sum(book.entries)\n");
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    std::fs::rename(t.path().join("pkg/ledger.py"), t.path().join("pkg/zz_ledger.py")).unwrap();
+    // Work for the run before it reaches the new name.
+    for i in 0..60 {
+        t.write(&format!("pkg/mod{i:03}.py"), &format!("def handler_{i}(request):\n    return {i} * 2\n"));
+    }
+    let seen = kill_after_file_records(&mut t.cmd("vg-index", "pkg"), 1);
+    assert_eq!(seen, 1, "the run ended before the phase to kill it in");
+    let found = |t: &Tree| {
+        let o = run(t.cmd("vg-query", ".").args(["--no-index", "--mode", "lexical", "reconcile ledger"]));
+        assert_code(&o, 0);
+        records(&o).iter().map(|r| r["file"].as_str().unwrap_or_default().to_string()).collect::<Vec<_>>()
+    };
+    let files = found(&t);
+    assert!(files.iter().any(|f| f == "pkg/ledger.py" || f == "pkg/zz_ledger.py"), "{files:?}");
+    assert_code(&run(&mut t.cmd("vg-index", "pkg")), 0);
+    assert_eq!(found(&t), ["pkg/zz_ledger.py"]);
+}
+
 /// A search of the index as it is while a run makes it (the first, or one
 /// that removed a damaged index) says a run is making it: it said "no
 /// index; run vg-index first" to a user whose run was under way.

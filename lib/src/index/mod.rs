@@ -305,12 +305,17 @@ fn run_to_end(
         // An index made again starts without the mark.
         store.set_run_unfinished(true)?;
     }
-    // Moved during the walk: what it did not see is no file gone.
     root_stayed(&mut *store, req, root_at_start.clone())?;
-    remove(&mut *store, &plan.removals, &mut summary, obs)?;
     let stopped =
         pipeline::embed_and_write(req, &plan.work, &plan.stored, &mut *store, embedders, (&mut summary, obs))?;
+    // Moved during the walk: what it did not see is no file gone.
     root_stayed(&mut *store, req, root_at_start)?;
+    // What is gone goes last, so that a run killed at any point leaves a
+    // renamed file's text under one name or the other: a run over part of
+    // the project (`vg-index src`), which leaves the index marked complete,
+    // removed the old name first and, killed before it read the new one,
+    // left that text nowhere, unsaid (audit 191).
+    remove(&mut *store, &plan.removals, &mut summary, obs)?;
     finish(&mut *store, req, &summary, stopped)?;
     index_stayed(&*store, req)?;
     // A run over part of the project finishes only its part; one over the
