@@ -1701,6 +1701,9 @@ fn a_large_run_asks_on_a_terminal_and_declining_changes_nothing() {
     // "The index was left as it was": none, not an empty one that reads incomplete.
     assert_eq!((stats(&t)["files"].as_u64(), stats(&t)["db_size_bytes"].as_u64()), (Some(0), Some(0)));
     assert!(!t.path().join(".vecgrep/index.db").exists());
+    // Nor the `.vecgrep` it made for one, which marks a root from then on
+    // (audit 223).
+    assert!(!t.path().join(".vecgrep").exists());
     let o = run(t.cmd("vg-query", ".").args(["--no-index", "upload"]));
     assert!(stderr(&o).contains("no index at"), "{}", stderr(&o));
     // The porcelain asks under its own name, as it speaks.

@@ -209,7 +209,7 @@ fn run_to_end(
     obs: &mut dyn IndexObserver,
 ) -> Result<(IndexSummary, WalkedSet)> {
     let started = Instant::now();
-    let Some(_lock) = wait_for_lock(req.root, obs)? else {
+    let Some(lock) = wait_for_lock(req.root, obs)? else {
         let summary = IndexSummary { seconds: started.elapsed().as_secs_f64(), ..stopped_waiting() };
         return Ok((summary, WalkedSet::new()));
     };
@@ -271,8 +271,9 @@ fn run_to_end(
         // removed on open (damaged, another schema) is gone. "rebuilt" with
         // "aborted" says the index was emptied (ndjson.md).
         let summary = IndexSummary { seconds: started.elapsed().as_secs_f64(), ..not_begun(reopened, &*obs, summary) };
-        // "Left as it was": no index, not an empty one this run made.
-        leave_no_index_if(made_here, store, req.root)?;
+        // "Left as it was": no index, not an empty one this run made, nor
+        // the directory it made for one.
+        leave_no_index_if(made_here, store, (req.root, &lock))?;
         return Ok((summary, plan.walked));
     }
     obs.planned(walked.files.len(), plan.work.len(), plan.rechecks, plan.work.iter().map(|f| f.size).sum());
@@ -543,12 +544,17 @@ fn not_begun(reopened: bool, obs: &dyn IndexObserver, summary: IndexSummary) -> 
 }
 
 /// Remove the index this run opened when `made_here` (when the run began):
-/// the run made it.
-fn leave_no_index_if(made_here: Option<i64>, store: Box<dyn IndexWriter>, root: &ProjectRoot) -> Result<()> {
+/// the run made it; and the data directory, when taking the lock made it.
+fn leave_no_index_if(
+    made_here: Option<i64>,
+    store: Box<dyn IndexWriter>,
+    (root, lock): (&ProjectRoot, &store::WriteLock),
+) -> Result<()> {
     drop(store);
     if let Some(since_ms) = made_here {
         store::remove_made_index(root, since_ms)?;
     }
+    lock.remove_unused_data_dir(root);
     Ok(())
 }
 

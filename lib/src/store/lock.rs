@@ -120,6 +120,8 @@ const EARLIER_GITIGNORES: [&str; 2] = [
 /// Exclusive right to write one root's index, held until dropped.
 pub struct WriteLock {
     _held: Box<dyn Send>,
+    /// Whether taking it made the data directory (`remove_unused_data_dir`).
+    made_data_dir: bool,
 }
 
 /// Take the write lock, calling `waiting` once if another writer holds it.
@@ -136,12 +138,27 @@ pub fn try_lock_for_writing(root: &ProjectRoot) -> Result<Option<WriteLock>, Sto
     if root.shared.is_some() {
         return Ok(None);
     }
-    let (file, path) = lock_file(root)?;
-    match file.try_lock() {
-        Ok(()) => Ok(Some(held(root, file))),
-        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
-        Err(std::fs::TryLockError::Error(source)) => Err(StoreError::Lock { path, source }),
+    let made = !has_data_dir(root);
+    loop {
+        let (file, path) = lock_file(root)?;
+        match file.try_lock() {
+            Ok(()) if still_at(&file, &path) => return Ok(Some(held(root, file, made))),
+            // Removed by the run that held it (`remove_unused_data_dir`).
+            Ok(()) => continue,
+            Err(std::fs::TryLockError::WouldBlock) => return Ok(None),
+            Err(std::fs::TryLockError::Error(source)) => return Err(StoreError::Lock { path, source }),
+        }
     }
+}
+
+/// Whether the lock file `file` is still the one at `path`: a run that
+/// leaves no data directory behind removes the lock file it holds, and a
+/// writer that waited on it then holds a lock no later writer takes.
+fn still_at(file: &File, path: &std::path::Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let identity = |m: std::io::Result<std::fs::Metadata>| m.ok().map(|m| (m.dev(), m.ino()));
+    let held = identity(file.metadata());
+    held.is_some() && held == identity(std::fs::metadata(path))
 }
 
 /// How often a waiting writer looks whether the lock is free, and whether
@@ -158,28 +175,73 @@ pub fn lock_for_writing_unless(
 ) -> Result<Option<WriteLock>, StoreError> {
     if let Some(shared) = &root.shared {
         let held = super::postgres::lock(shared, waiting, give_up)?;
-        return Ok(held.map(|held| WriteLock { _held: held }));
+        return Ok(held.map(|held| WriteLock { _held: held, made_data_dir: false }));
     }
-    let (file, path) = lock_file(root)?;
-    let mut mark = None;
-    let mut wait = || {
-        waiting();
-        mark = Some(WaitMark::leave(&path));
-    };
-    let taken = super::poll::poll_for(LOCK_POLL, &mut wait, give_up, || match file.try_lock() {
-        Ok(()) => Ok(Some(())),
-        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
-        Err(std::fs::TryLockError::Error(source)) => Err(StoreError::Lock { path: path.clone(), source }),
-    })?;
-    Ok(taken.map(|()| held(root, file)))
+    let made = !has_data_dir(root);
+    let mut said = false;
+    loop {
+        let (file, path) = lock_file(root)?;
+        let mut mark = None;
+        let mut wait = || {
+            if !std::mem::replace(&mut said, true) {
+                waiting();
+            }
+            mark = Some(WaitMark::leave(&path));
+        };
+        let taken = super::poll::poll_for(LOCK_POLL, &mut wait, give_up, || match file.try_lock() {
+            Ok(()) => Ok(Some(())),
+            Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+            Err(std::fs::TryLockError::Error(source)) => Err(StoreError::Lock { path: path.clone(), source }),
+        })?;
+        match taken {
+            None => return Ok(None),
+            Some(()) if still_at(&file, &path) => return Ok(Some(held(root, file, made))),
+            // The holder removed it on its way out: wait on the one there now.
+            Some(()) => {}
+        }
+    }
+}
+
+impl WriteLock {
+    /// Remove `root`'s data directory when taking this lock made it and it
+    /// holds no more than that made there (its `.gitignore` and
+    /// `index.lock`): a run that changed nothing (the user declined it at
+    /// the large-run question) leaves no `.vecgrep`, which would mark a root
+    /// from then on (audit 223). A writer waiting on the lock meanwhile takes
+    /// the one made after (`still_at`).
+    pub fn remove_unused_data_dir(&self, root: &ProjectRoot) {
+        if self.made_data_dir {
+            remove_unused_data_dir(root);
+        }
+    }
+}
+
+/// `WriteLock::remove_unused_data_dir`'s removal, for a lock that made the directory.
+fn remove_unused_data_dir(root: &ProjectRoot) {
+    let dir = root.data_dir();
+    let Ok(entries) = std::fs::read_dir(&dir) else { return };
+    let names: Vec<_> = entries.flatten().map(|e| e.file_name()).collect();
+    let made = |n: &std::ffi::OsString| n == ".gitignore" || n == "index.lock";
+    let ours =
+        small_file::read_small(&dir.join(".gitignore"), 4096).ok().flatten().is_some_and(|t| t == GITIGNORE.as_bytes());
+    if names.iter().all(made) && ours {
+        let _ = std::fs::remove_file(dir.join(".gitignore"));
+        let _ = std::fs::remove_file(dir.join("index.lock"));
+        let _ = std::fs::remove_dir(&dir);
+    }
 }
 
 /// The write lock, taken: the marks that waiters killed while they waited
 /// left are swept away now (only a server's fill looked for them, and they
 /// stayed in `.vecgrep` for good otherwise).
-fn held(root: &ProjectRoot, file: File) -> WriteLock {
+fn held(root: &ProjectRoot, file: File, made_data_dir: bool) -> WriteLock {
     writer_waiting(root);
-    WriteLock { _held: Box::new(file) }
+    WriteLock { _held: Box::new(file), made_data_dir }
+}
+
+/// Whether anything is where `root`'s data directory goes.
+fn has_data_dir(root: &ProjectRoot) -> bool {
+    std::fs::symlink_metadata(root.data_dir()).is_ok()
 }
 
 /// Refused when a file is where `root`'s data directory goes: not "no
@@ -371,6 +433,35 @@ mod tests {
         for root in [&project, &revision] {
             let e = refuse_planted(root).unwrap_err().to_string();
             assert_eq!(e, format!("cannot use {}", project.data_dir().display()), "{root:?}");
+        }
+    }
+
+    #[test]
+    fn only_a_data_directory_holding_what_the_lock_made_is_removed_and_its_lock_file_is_told_gone() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = ProjectRoot { path: dir.path().to_path_buf(), marker: RootMarker::None, shared: None };
+        let first = lock_for_writing(&root, &mut || {}).unwrap();
+        // A writer that opened the lock file before it went, to wait on it.
+        let (waited_on, path) = lock_file(&root).unwrap();
+        assert!(still_at(&waited_on, &path));
+        remove_unused_data_dir(&root);
+        assert!(!root.data_dir().exists());
+        drop(first);
+        waited_on.try_lock().unwrap();
+        assert!(!still_at(&waited_on, &path), "a lock on a file no longer there locks nothing");
+        // The next writer makes the directory again and takes a lock that counts.
+        let second = try_lock_for_writing(&root).unwrap().expect("free");
+        assert!(try_lock_for_writing(&root).unwrap().is_none(), "held by the second writer");
+        drop(second);
+        // Anything more (a config, a waiter's mark) or a .gitignore a person
+        // changed keeps it.
+        for (name, text) in [("config.toml", "top_k = 3\n"), (".gitignore", "*\n")] {
+            let lock = lock_for_writing(&root, &mut || {}).unwrap();
+            std::fs::write(root.data_dir().join(name), text).unwrap();
+            remove_unused_data_dir(&root);
+            assert!(root.data_dir().join("index.lock").exists(), "{name}");
+            drop(lock);
+            std::fs::remove_dir_all(root.data_dir()).unwrap();
         }
     }
 

@@ -607,6 +607,10 @@ mod tests {
         assert!(!error(std::io::Error::from_raw_os_error(libc::ELOOP)).may_pass());
         assert!(!SkipReason::Error("ignore file .ignore: line 2 is not UTF-8".into()).may_pass());
         assert!(!SkipReason::Vanished.may_pass());
+        // An ignore file's failing read, with what the walk adds after it.
+        let ignore_file = |e: std::io::Error| SkipReason::Error(format!("{e}; its directory is not walked"));
+        assert!(ignore_file(std::io::Error::from_raw_os_error(libc::EIO)).may_pass());
+        assert!(!ignore_file(std::io::Error::from_raw_os_error(libc::EACCES)).may_pass());
     }
 
     #[test]

@@ -72,10 +72,15 @@ impl SkipReason {
     /// reads what this one could not: too many open files, a failing read,
     /// memory short. Not a link loop, a name too long, an ignore file that
     /// is not UTF-8: those stay until the user changes something. Said by
-    /// the system's error number, which an I/O error's words end with.
+    /// the system's error number, which an I/O error's words hold, at their
+    /// end or before what the walk adds (an ignore file's "; its directory
+    /// is not walked", whose failing read went unsaid: audit 225).
     pub fn may_pass(&self) -> bool {
         let SkipReason::Error(said) = self else { return false };
-        let number = said.rsplit_once("(os error ").and_then(|(_, n)| n.strip_suffix(')')?.parse::<i32>().ok());
+        let number = said
+            .rsplit_once("(os error ")
+            .and_then(|(_, n)| n.split_once(')'))
+            .and_then(|(n, _)| n.parse::<i32>().ok());
         matches!(
             number,
             Some(
