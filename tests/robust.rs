@@ -197,6 +197,7 @@ fn verify_finds_damage_and_says_how_to_rebuild() {
     db.execute_batch(
         "PRAGMA foreign_keys = OFF;
          DELETE FROM files WHERE path = 'src/config.py';
+         UPDATE files SET path = '../../etc/passwd' WHERE path = 'src/upload.py';
          UPDATE chunks SET embedding = x'00' WHERE id = (SELECT min(id) FROM chunks);
          DELETE FROM chunks WHERE id = (SELECT max(id) FROM chunks);",
     )
@@ -210,13 +211,15 @@ fn verify_finds_damage_and_says_how_to_rebuild() {
         "vectors have the wrong size",
         "word entries belong to no chunk",
         "name counts do not match",
+        // A search printed it as a hit's file (audit 225).
+        "1 file paths are not paths below the root",
     ] {
         assert!(out.contains(problem), "{problem}: {out}");
     }
     assert!(stderr(&o).contains("is damaged; vg-index rebuilds it"), "{}", stderr(&o));
     let v = verify(&t);
     assert_eq!(v["ok"], false);
-    assert_eq!(v["problems"].as_array().unwrap().len(), 4, "{v}");
+    assert_eq!(v["problems"].as_array().unwrap().len(), 5, "{v}");
     // The files are unchanged, which a run alone would not look past.
     let o = run(&mut t.cmd("vg-index", "."));
     assert_code(&o, 0);

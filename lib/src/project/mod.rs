@@ -25,9 +25,9 @@ pub use generated::{by_content, Generated};
 pub use packages::PackageIndex;
 pub(crate) use root::is_users_catalog;
 pub use root::{
-    admit_paths, admit_paths_lexically, is_under, markers_passed_over, normalize_lexically, planted_by, relative_to,
-    root_named, select_root, shared_index, Admission, AdmittedPath, LexicalAdmission, ProjectRoot, RootError,
-    RootMarker, SharedIndex, CATALOG_FILE,
+    admit_paths, admit_paths_lexically, is_below_root, is_under, markers_passed_over, normalize_lexically, planted_by,
+    relative_to, root_named, select_root, shared_index, Admission, AdmittedPath, LexicalAdmission, ProjectRoot,
+    RootError, RootMarker, SharedIndex, CATALOG_FILE,
 };
 pub use settings::{
     check_chunk_size, check_threshold, check_top_k, is_commit_id, setting, ByteSize, ConfigValues, EmbedderSource,

@@ -418,6 +418,18 @@ pub fn is_under(path: &str, dir: &str) -> bool {
         || (path.len() > dir.len() && path.starts_with(dir) && path.as_bytes()[dir.len()] == b'/')
 }
 
+/// Whether `file` is relative, names something, and stays below the
+/// directory it is joined to: what a record's path and an index's stored
+/// path must be.
+pub fn is_below_root(file: &str) -> bool {
+    // No path holds a NUL; `--files -0` would cut the name at it.
+    if file.contains('\0') {
+        return false;
+    }
+    let mut parts = Path::new(file).components().filter(|c| *c != Component::CurDir).peekable();
+    parts.peek().is_some() && parts.all(|c| matches!(c, Component::Normal(_)))
+}
+
 /// Root-relative path as a `/`-separated string, or None if not UTF-8.
 pub(super) fn rel_to_string(rel: &Path) -> Option<String> {
     let mut parts = Vec::new();

@@ -141,15 +141,9 @@ fn check_hit(hit: HitRecord, line: usize) -> Result<HitRecord, RecordError> {
     Err(RecordError::BadHit { line, cause })
 }
 
-/// Whether `file` is relative, names something, and stays below the
-/// directory it is joined to.
+/// Whether `file` may be a record's path (`project::is_below_root`).
 fn below_root(file: &str) -> bool {
-    // No path holds a NUL; `--files -0` would cut the name at it.
-    if file.contains('\0') {
-        return false;
-    }
-    let mut parts = Path::new(file).components().filter(|c| *c != std::path::Component::CurDir).peekable();
-    parts.peek().is_some() && parts.all(|c| matches!(c, std::path::Component::Normal(_)))
+    crate::project::is_below_root(file)
 }
 
 /// The real path of `file` under `root`, when it exists and its links,

@@ -158,6 +158,21 @@ pub(crate) fn every_write_keeps_the_files_ctime(index: &mut dyn IndexWriter) {
     assert_eq!(index.as_reader().vector_counts().unwrap().unembedded, 0);
 }
 
+/// A stored path that climbs out of the root, or is absolute, is damage to
+/// `verify`: vecgrep stores none, and a search printed it as a hit's file,
+/// which every reader refuses (audit 225).
+pub(crate) fn a_path_out_of_the_root_is_damage(index: &mut dyn IndexWriter) {
+    index.reset(&IndexMeta::for_tests()).unwrap();
+    index.write_batch(&[FileWrite::of_texts("src/a.rs", &["fine".into()], None)], &[], &[]).unwrap();
+    assert_eq!(index.as_reader().verify().unwrap().1, Vec::<String>::new());
+    for path in ["../../etc/passwd", "/etc/shadow"] {
+        index.write_batch(&[FileWrite::of_texts(path, &["planted".into()], None)], &[], &[]).unwrap();
+    }
+    let problems = index.as_reader().verify().unwrap().1;
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(problems[0].starts_with("2 file paths are not paths below the root"), "{problems:?}");
+}
+
 /// A fill stores the model's vectors into the rows the chunks have:
 /// their words, names and counts stay, and the word generation with
 /// them, while the generation moves. Other text in the same lines is a

@@ -1,5 +1,6 @@
 //! The tables and columns an index must have, as both backends check them
-//! when it is opened: one that lacks any is damage to rebuild from.
+//! when it is opened: one that lacks any is damage to rebuild from; and the
+//! paths its files may have, as both check them in `verify`.
 
 use std::collections::BTreeMap;
 
@@ -17,4 +18,15 @@ pub(super) fn first_missing(expected: &Tables, found: &Tables) -> Option<String>
         }
     }
     None
+}
+
+/// The problem an index has when a file path it holds is not one a hit may
+/// carry (`project::is_below_root`): vecgrep stores none, so the index was
+/// changed by hand or damaged, and a search printed it as a hit's file,
+/// which every reader refuses (audit 225).
+pub(super) fn stored_paths_problem<'a>(paths: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    let mut outside = paths.into_iter().filter(|p| !crate::project::is_below_root(p));
+    let first = outside.next()?;
+    let n = 1 + outside.count();
+    Some(format!("{n} file paths are not paths below the root ({:?})", crate::project::shown::clipped(first, 80)))
 }

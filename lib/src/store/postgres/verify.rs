@@ -93,6 +93,8 @@ impl PgIndex {
         if stats.files > 0 && self.meta()?.is_none() {
             problems.push("the index holds files but does not say what built it".into());
         }
+        let paths: Vec<String> = self.rows("SELECT path FROM files", &[])?.iter().map(|r| r.get(0)).collect();
+        problems.extend(crate::store::parts::stored_paths_problem(paths.iter().map(String::as_str)));
         Ok((stats, problems))
     }
 

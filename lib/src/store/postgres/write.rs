@@ -417,6 +417,12 @@ mod tests {
     }
 
     #[test]
+    fn a_path_out_of_the_root_is_damage() {
+        let server = PgServer::start();
+        crate::store::backend_checks::a_path_out_of_the_root_is_damage(&mut test_server::index(&server, "paths"));
+    }
+
+    #[test]
     fn every_write_keeps_the_files_ctime() {
         let server = PgServer::start();
         crate::store::backend_checks::every_write_keeps_the_files_ctime(&mut test_server::index(&server, "ctimes"));

@@ -146,6 +146,7 @@ impl SqliteIndex {
             problems.push(format!("{unreadable} chunks or file paths hold text that is not UTF-8"));
         }
         problems.extend(self.codes_problems()?);
+        problems.extend(self.paths_problem()?);
         let stats = self.counts()?;
         if stats.files > 0 && self.meta()?.is_none() {
             problems.push("the index holds files but does not say what built it".into());
@@ -179,6 +180,14 @@ impl SqliteIndex {
             }
         }
         Ok(count)
+    }
+
+    /// A stored file path that climbs out of the root or is absolute.
+    fn paths_problem(&self) -> Result<Option<String>, StoreError> {
+        let mut stmt = self.conn.prepare("SELECT path FROM files").map_err(|e| self.damaged(e))?;
+        let paths: Vec<String> =
+            stmt.query_map([], |r| r.get(0)).and_then(|rows| rows.collect()).map_err(|e| self.damaged(e))?;
+        Ok(crate::store::parts::stored_paths_problem(paths.iter().map(String::as_str)))
     }
 
     /// What SQLite's own integrity check finds.

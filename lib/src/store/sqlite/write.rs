@@ -468,6 +468,12 @@ mod tests {
     }
 
     #[test]
+    fn a_path_out_of_the_root_is_damage() {
+        let dir = tempfile::tempdir().unwrap();
+        crate::store::backend_checks::a_path_out_of_the_root_is_damage(&mut empty_store(dir.path()));
+    }
+
+    #[test]
     fn every_write_keeps_the_files_ctime() {
         let dir = tempfile::tempdir().unwrap();
         crate::store::backend_checks::every_write_keeps_the_files_ctime(&mut empty_store(dir.path()));
