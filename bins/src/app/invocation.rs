@@ -345,7 +345,7 @@ fn resolve_config_advising(
             tool,
             config.quiet_by_user,
             &format!(
-                "holding {} of {} to your own settings or the defaults: a repository's own config may make a run or a server's limits smaller, not larger, unless trusted (--trust-project-config)",
+                "holding {} of {} to your own settings or the defaults: a repository's own config may make a run, a server's limits or a wait on your servers smaller, not larger, unless trusted (--trust-project-config)",
                 asked.join(", "),
                 path.display()
             ),

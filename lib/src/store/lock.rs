@@ -138,8 +138,8 @@ pub fn try_lock_for_writing(root: &ProjectRoot) -> Result<Option<WriteLock>, Sto
     if root.shared.is_some() {
         return Ok(None);
     }
-    let made = !has_data_dir(root);
     loop {
+        let made = !has_data_dir(root);
         let (file, path) = lock_file(root)?;
         match file.try_lock() {
             Ok(()) if still_at(&file, &path) => return Ok(Some(held(root, file, made))),
@@ -177,9 +177,10 @@ pub fn lock_for_writing_unless(
         let held = super::postgres::lock(shared, waiting, give_up)?;
         return Ok(held.map(|held| WriteLock { _held: held, made_data_dir: false }));
     }
-    let made = !has_data_dir(root);
     let mut said = false;
     loop {
+        // Made again after a holder removed it, by this writer too.
+        let made = !has_data_dir(root);
         let (file, path) = lock_file(root)?;
         let mut mark = None;
         let mut wait = || {
