@@ -698,6 +698,15 @@ fn a_directory_without_a_definition_is_never_taken_over_or_removed() {
     assert_code(&o, 2);
     assert!(p.dir("catalogs/team/.vecgrep").exists(), "removed without a definition");
     std::fs::remove_dir_all(p.dir("catalogs/team")).unwrap();
+    // Nor a file of that name, which a search advised making with `add`
+    // and `add` failed on with "File exists" (audit 227).
+    std::fs::write(p.dir("catalogs/team"), "a file\n").unwrap();
+    for o in [p.add("team", &["src/web"]), run(p.cmd("vg-query", ".").args(["--catalog", "team", "retry"]))] {
+        assert_code(&o, 2);
+        assert!(stderr(&o).contains("holds no catalog definition"), "{}", stderr(&o));
+    }
+    assert_eq!(read(&p.dir("catalogs/team")), "a file\n");
+    std::fs::remove_file(p.dir("catalogs/team")).unwrap();
     assert_code(&p.add("team", &["src/web"]), 0);
     let o =
         run(p.cmd("vg-query", "elsewhere").args(["--catalog", "team", "--threshold", "-1", "retry a failed upload"]));

@@ -457,7 +457,7 @@ enum Kept {
     /// A catalog: its definition is there (whatever it is: reading it says
     /// what is wrong with it).
     Defined,
-    /// A directory with something in it but no definition: no catalog
+    /// A directory with something in it but no definition, or a file: no catalog
     /// vecgrep can tell is one (the catalogs' directory may be shared,
     /// `VECGREP_CATALOG_DIR`), so never written into or removed.
     Undefined,
@@ -482,6 +482,9 @@ fn kept_as(dir: &Path) -> Kept {
     }
     match std::fs::read_dir(dir).map(|mut entries| entries.next().is_some()) {
         Ok(true) => Kept::Undefined,
+        // A file of that name is no catalog either, and is left alone: `add`
+        // failed on it with "File exists" after a search advised it (audit 227).
+        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => Kept::Undefined,
         Err(e) if closed(&e) => Kept::Closed(e),
         _ => Kept::Nothing,
     }
