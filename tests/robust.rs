@@ -882,7 +882,18 @@ fn an_index_file_that_is_a_link_or_another_programs_database_is_not_written_to()
     let o = run(&mut t.cmd("vg-index", "."));
     assert_code(&o, 2);
     let err = stderr(&o);
-    assert!(err.contains("not a regular file") && err.matches("index.db").count() == 1, "{err}");
+    assert!(err.contains("a directory, not an index file") && err.matches("index.db").count() == 1, "{err}");
+    assert!(err.contains("remove it yourself"), "{err}");
+    // A FIFO there holds nothing to lose: damage, rebuilt by the next run
+    // (every tool said "not a regular file", and nothing rebuilt it: audit 225).
+    std::fs::remove_dir(t.path().join(".vecgrep/index.db")).unwrap();
+    let fifo = std::process::Command::new("mkfifo").arg(t.path().join(".vecgrep/index.db")).status().unwrap();
+    assert!(fifo.success());
+    let o = run(t.cmd("vg-query", ".").args(["--no-index", "retry"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("is damaged (it is not a regular file"), "{}", stderr(&o));
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    assert_code(&run(t.cmd("vg-index", ".").arg("--verify")), 0);
 }
 
 /// The XDG Base Directory spec has a relative `XDG_*_HOME` ignored: it

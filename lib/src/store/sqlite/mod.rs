@@ -139,10 +139,19 @@ fn check_own_file(path: &Path) -> Result<(), StoreError> {
             path: path.to_path_buf(),
             cause: "it is a link, which vecgrep never makes nor follows".into(),
         }),
-        Ok(meta) if !meta.is_file() => {
-            let source = std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file");
+        Ok(meta) if meta.is_dir() => {
+            // Never removed for the index, as a companion's: it may hold anything.
+            let why = "a directory, not an index file; vecgrep removes no directory for one (remove it yourself)";
+            let source = std::io::Error::new(std::io::ErrorKind::InvalidInput, why);
             Err(StoreError::File { action: "open", path: path.to_path_buf(), source: source.into() })
         }
+        // A FIFO, a socket or a device holds nothing to lose: damage that
+        // a writer rebuilds, as a link is (every tool said only "not a
+        // regular file", and nothing rebuilt it: audit 225).
+        Ok(meta) if !meta.is_file() => Err(StoreError::Damaged {
+            path: path.to_path_buf(),
+            cause: "it is not a regular file, which vecgrep never makes".into(),
+        }),
         // SQLite says only "unable to open database file", twice over. Asked
         // of access(2), never by opening it: closing any descriptor of the
         // file drops the POSIX locks this process's connections hold on it.
