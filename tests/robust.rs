@@ -750,7 +750,7 @@ fn an_index_path_that_is_not_a_file_is_an_error() {
         assert_code(&o, 2);
         let err = stderr(&o);
         assert_eq!(err.lines().count(), 1, "{err}");
-        assert!(err.contains("index.db: not a regular file"), "{err}");
+        assert!(err.contains("index.db: a directory, not an index file"), "{err}");
     }
 }
 
