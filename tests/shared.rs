@@ -376,6 +376,20 @@ fn a_model_vector_of_zeros_is_damage_to_verify_on_a_shared_index() {
     assert_eq!(pg.sql(&resized).unwrap(), "1");
     let v = verify(&mut shared(&t, &pg, "z", "vg-index"));
     assert!(v["problems"].to_string().contains("1 static vectors have the wrong size"), "{v}");
+    // `--verify` said "vg-index rebuilds it": the next run, whose files are
+    // unchanged, does (it kept the damage, and searches kept its wrong
+    // results, until --reindex: audit 228).
+    let o = run(&mut shared(&t, &pg, "z", "vg-index"));
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("rebuilding the index of") && stderr(&o).contains("it is damaged"), "{}", stderr(&o));
+    assert_eq!(verify(&mut shared(&t, &pg, "z", "vg-index"))["ok"], true);
+    // A mark whose damage is gone is dropped, and the run changes nothing.
+    let marked = format!("INSERT INTO {schema}.meta VALUES ('damage_found', 'x') RETURNING 1");
+    assert_eq!(pg.sql(&marked).unwrap(), "1");
+    let o = run(&mut shared(&t, &pg, "z", "vg-index"));
+    assert!(!stderr(&o).contains("rebuilding"), "{}", stderr(&o));
+    assert_eq!(summary(&o)["rebuilt"], false);
+    assert_eq!(pg.sql(&format!("SELECT count(*) FROM {schema}.meta WHERE key = 'damage_found'")).unwrap(), "0");
 }
 
 #[test]

@@ -155,7 +155,7 @@ impl PgIndex {
     pub(super) fn open_for_writing(root: &ProjectRoot, rebuilt: &mut dyn FnMut(&str)) -> Result<PgIndex, StoreError> {
         let index = Self::connected(shared_of(root))?;
         connection::never_idle_out(&mut index.client.borrow_mut());
-        index.create_schema(rebuilt)?;
+        index.create_schema(rebuilt, true)?;
         Ok(index)
     }
 
@@ -164,7 +164,7 @@ impl PgIndex {
     pub(super) fn open_in_place(root: &ProjectRoot) -> Result<PgIndex, StoreError> {
         let index = Self::connected(shared_of(root))?;
         connection::never_idle_out(&mut index.client.borrow_mut());
-        index.create_schema(&mut |_| {})?;
+        index.create_schema(&mut |_| {}, false)?;
         Ok(index)
     }
 

@@ -43,7 +43,11 @@ impl IndexReader for PgIndex {
     }
 
     fn verify(&self) -> Result<(IndexStats, Vec<String>), StoreError> {
-        self.check()
+        let (stats, problems) = self.check()?;
+        if let Some(problem) = problems.first() {
+            self.leave_damage_mark(problem);
+        }
+        Ok((stats, problems))
     }
 
     fn word_generation(&self) -> Result<i64, StoreError> {

@@ -7,7 +7,34 @@ use super::PgIndex;
 use crate::store::name_counts::NameCounts;
 use crate::store::{IndexReader, IndexStats, StoreError};
 
+/// The meta key of the damage a reader found (`--verify`), left for the
+/// next writer, as SQLite's `index.db-damaged` is: a run whose files are
+/// unchanged reads nothing that would find it, and `--verify` said "vg-index
+/// rebuilds it" of damage no run rebuilt (audit 228).
+const DAMAGE_MARK: &str = "damage_found";
+
 impl PgIndex {
+    /// Leave `cause` in the index's meta for the next writer. Best effort:
+    /// a role that may only read still reports the damage.
+    pub(super) fn leave_damage_mark(&self, cause: &str) {
+        let sql = "INSERT INTO meta VALUES ($1, $2) ON CONFLICT (key) DO NOTHING";
+        let _ = self.rows(sql, &[&DAMAGE_MARK, &cause]);
+    }
+
+    /// The damage a whole check finds when a reader left a mark of it (an
+    /// error to rebuild from); a check that finds none drops the mark (what
+    /// was read has been rewritten since).
+    pub(super) fn damage_if_marked(&self) -> Result<Option<String>, StoreError> {
+        if self.meta_value(DAMAGE_MARK)?.is_none() {
+            return Ok(None);
+        }
+        let (_, problems) = self.check()?;
+        if problems.is_empty() {
+            self.rows("DELETE FROM meta WHERE key = $1", &[&DAMAGE_MARK])?;
+        }
+        Ok(problems.into_iter().next())
+    }
+
     /// The spec's IndexStats; db_size_bytes counts the project's tables and their indexes.
     pub(super) fn counts(&self) -> Result<IndexStats, StoreError> {
         let bare = self.schema.trim_matches('"');
