@@ -132,7 +132,10 @@ fn a_shared_index_answers_as_the_local_one_does() {
     let _ = std::fs::remove_dir_all(t.path().join(".vecgrep"));
     let o = run(shared(&t, &pg, "demo", "vg-index").arg("--clear-cache"));
     assert_code(&o, 0);
-    assert!(stderr(&o).contains("removed the index of"), "{}", stderr(&o));
+    // Named as the store names it: it is gone for every checkout (audit 228).
+    let said = stderr(&o);
+    assert!(said.contains("removed the index of project demo in the postgres database vecgrep"), "{said}");
+    assert!(said.contains("for every checkout that shares it"), "{said}");
     assert_eq!(pg.sql("SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'vg\\_%'").unwrap(), "0");
     let o = run(shared(&t, &pg, "demo", "vg-query").args(["--no-index", "upload"]));
     assert_code(&o, 2);

@@ -142,8 +142,14 @@ fn forget_label(inv: &Invocation, catalog: &Catalog, label: &str) -> anyhow::Res
 /// ClearCacheResetsIndex.
 fn clear_cache(inv: &Invocation) -> anyhow::Result<u8> {
     let mut obs = CliObserver::new(TOOL, inv.config.quiet, false);
+    // A shared index is dropped for every checkout that shares it: named
+    // as the store names it, not as this checkout (audit 228).
+    let what = match &inv.root.shared {
+        Some(_) => format!("{}, for every checkout that shares it", vecgrep::store::location(&inv.root)),
+        None => inv.root.path.display().to_string(),
+    };
     let said = match stoppable(|| vecgrep::index::clear_cache(&inv.root, &mut obs))? {
-        Some(true) => format!("removed the index of {}", inv.root.path.display()),
+        Some(true) => format!("removed the index of {what}"),
         Some(false) => format!("{} holds no index to remove", inv.root.path.display()),
         None => return Ok(EXIT_INTERRUPTED),
     };
