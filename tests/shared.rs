@@ -473,6 +473,7 @@ fn a_missing_table_or_column_in_the_shared_index_is_damage_the_next_run_rebuilds
     // A project never indexed there has nothing to remove, as locally.
     let o = run(shared(&t, &pg, "never", "vg-index").arg("--clear-cache"));
     assert_code(&o, 0);
+    assert!(stderr(&o).contains("project never in the postgres database vecgrep"), "{}", stderr(&o));
     assert!(stderr(&o).contains("holds no index to remove"), "{}", stderr(&o));
     assert_code(&run(&mut shared(&t, &pg, "t", "vg-index")), 0);
     let schema = pg.sql("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'vg\\_%'").unwrap();
@@ -560,6 +561,50 @@ fn a_writer_that_may_not_add_the_ctime_column_is_told_who_may() {
     assert_code(&o, 0);
     assert!(!stderr(&o).contains("rebuilding"), "{}", stderr(&o));
     assert_code(&as_other(), 0);
+}
+
+/// Damage `--verify` marked is rebuilt by the owner's next run; a role the
+/// README lets write beside the owner, which may not drop the owner's
+/// schema, goes on with the index as it is (its every run and search failed
+/// on "must be owner"), and a role that may only read is told that the
+/// damage could not be marked (review 230).
+#[test]
+fn marked_damage_is_the_owners_to_rebuild_and_a_reader_that_cannot_mark_it_says_so() {
+    let pg = PgServer::start();
+    let t = sample_project();
+    assert_code(&run(&mut shared(&t, &pg, "t", "vg-index")), 0);
+    let schema = pg.sql("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'vg\\_%'").unwrap();
+    pg.sql(&format!(
+        "CREATE ROLE other LOGIN; GRANT USAGE ON SCHEMA vecgrep_writers TO other;
+         GRANT SELECT, INSERT ON ALL TABLES IN SCHEMA vecgrep_writers TO other;
+         GRANT USAGE ON SCHEMA {schema} TO other; GRANT ALL ON ALL TABLES IN SCHEMA {schema} TO other;
+         GRANT ALL ON ALL SEQUENCES IN SCHEMA {schema} TO other;
+         CREATE ROLE reader LOGIN; GRANT USAGE ON SCHEMA vecgrep_writers, {schema} TO reader;
+         GRANT SELECT ON ALL TABLES IN SCHEMA vecgrep_writers, {schema} TO reader;
+         UPDATE {schema}.chunks SET start_line = 0 WHERE id = (SELECT min(id) FROM {schema}.chunks)"
+    ))
+    .unwrap();
+    let as_role = |role: &str, args: &[&str]| {
+        let url = pg.url.replace("user=vecgrep", &format!("user={role}"));
+        run(t.cmd("vg-index", ".").args(["--store", &url, "--store-project", "t"]).args(args))
+    };
+    let o = as_role("reader", &["--verify"]);
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o).contains("could not mark it for the next run: vg-index --reindex rebuilds it"),
+        "{}",
+        stderr(&o)
+    );
+    let o = as_role("other", &["--verify"]);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("is damaged; vg-index rebuilds it"), "{}", stderr(&o));
+    let o = as_role("other", &[]);
+    assert_code(&o, 0);
+    assert!(!stderr(&o).contains("rebuilding"), "{}", stderr(&o));
+    let o = run(&mut shared(&t, &pg, "t", "vg-index"));
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("rebuilding the index of"), "{}", stderr(&o));
+    assert_eq!(verify(&mut shared(&t, &pg, "t", "vg-index"))["ok"], true);
 }
 
 /// A run waiting for another's lock whose connection the server ends (a

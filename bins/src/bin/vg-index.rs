@@ -144,13 +144,13 @@ fn clear_cache(inv: &Invocation) -> anyhow::Result<u8> {
     let mut obs = CliObserver::new(TOOL, inv.config.quiet, false);
     // A shared index is dropped for every checkout that shares it: named
     // as the store names it, not as this checkout (audit 228).
-    let what = match &inv.root.shared {
-        Some(_) => format!("{}, for every checkout that shares it", vecgrep::store::location(&inv.root)),
-        None => inv.root.path.display().to_string(),
+    let (what, everyone) = match &inv.root.shared {
+        Some(_) => (vecgrep::store::location(&inv.root), ", for every checkout that shares it"),
+        None => (inv.root.path.display().to_string(), ""),
     };
     let said = match stoppable(|| vecgrep::index::clear_cache(&inv.root, &mut obs))? {
-        Some(true) => format!("removed the index of {what}"),
-        Some(false) => format!("{} holds no index to remove", inv.root.path.display()),
+        Some(true) => format!("removed the index of {what}{everyone}"),
+        Some(false) => format!("{what} holds no index to remove"),
         None => return Ok(EXIT_INTERRUPTED),
     };
     note(TOOL, inv.config.quiet, &said);
@@ -412,7 +412,7 @@ fn incomplete(root: &vecgrep::project::ProjectRoot, complete: bool) -> &'static 
 fn verify(cli: &IndexCli, root: &vecgrep::project::ProjectRoot, quiet: bool) -> anyhow::Result<u8> {
     let revisions = store::revisions(root)?;
     let mut only_revisions = false;
-    let (stats, mut problems, complete) = match verified(root, quiet) {
+    let Verified { stats, mut problems, complete, marked } = match verified(root, quiet) {
         Ok(Some(checked)) => checked,
         Ok(None) => return Ok(EXIT_INTERRUPTED),
         // Only revisions' indexes (`--rev`, a catalog's labels): they are
@@ -420,7 +420,7 @@ fn verify(cli: &IndexCli, root: &vecgrep::project::ProjectRoot, quiet: bool) -> 
         Err(e) if matches!(e.downcast_ref::<StoreError>(), Some(StoreError::Missing(_))) && !revisions.is_empty() => {
             note(TOOL, quiet, &format!("{e:#}; checking the {}' indexes", kept_indexes(root)));
             only_revisions = true;
-            (IndexStats::default(), Vec::new(), true)
+            Verified { stats: IndexStats::default(), problems: Vec::new(), complete: true, marked: false }
         }
         Err(e) => return Err(e),
     };
@@ -433,7 +433,7 @@ fn verify(cli: &IndexCli, root: &vecgrep::project::ProjectRoot, quiet: bool) -> 
             continue;
         }
         let found = match verified(&at, quiet) {
-            Ok(Some((_, found, _))) => found,
+            Ok(Some(checked)) => checked.problems,
             Ok(None) => return Ok(EXIT_INTERRUPTED),
             // Marked but never written (a run stopped at once) is no damage.
             Err(_) if !r.complete => continue,
@@ -469,7 +469,16 @@ fn verify(cli: &IndexCli, root: &vecgrep::project::ProjectRoot, quiet: bool) -> 
     out.flush()?;
     if !root_sound {
         let shown = root.path.display();
-        note(TOOL, false, &format!("the index of {shown} is damaged; {} rebuilds it", rebuilding_run(root)));
+        let rebuild = match marked {
+            true => format!("{} rebuilds it", rebuilding_run(root)),
+            // Another user's index, or a role that may only read it: no
+            // mark for the next run, which reads too little to find it
+            // (review 230).
+            false => {
+                format!("this user could not mark it for the next run: {} --reindex rebuilds it", rebuilding_run(root))
+            }
+        };
+        note(TOOL, false, &format!("the index of {shown} is damaged; {rebuild}"));
     }
     for (what, rebuild) in &damaged_revisions {
         note(TOOL, false, &format!("the index of {what} is damaged; {rebuild}"));
@@ -536,12 +545,18 @@ fn revision_named(root: &vecgrep::project::ProjectRoot, r: &store::Revision) -> 
     }
 }
 
-/// The index at `root` checked: its counts, the problems found, whether
-/// its last run finished; None when a signal ended the wait for its lock.
-fn verified(
-    root: &vecgrep::project::ProjectRoot,
-    quiet: bool,
-) -> anyhow::Result<Option<(IndexStats, Vec<String>, bool)>> {
+/// An index checked (`verified`).
+struct Verified {
+    stats: IndexStats,
+    problems: Vec<String>,
+    /// Whether its last run finished.
+    complete: bool,
+    /// Whether damage found is marked for the next run to rebuild.
+    marked: bool,
+}
+
+/// The index at `root` checked; None when a signal ended the wait for its lock.
+fn verified(root: &vecgrep::project::ProjectRoot, quiet: bool) -> anyhow::Result<Option<Verified>> {
     let checked = match store::open_for_reading(root) {
         Ok(store) => {
             // The word index's check writes a command row: it takes turns with
@@ -551,7 +566,9 @@ fn verified(
                 Ok(None) => return Ok(None),
                 taken => taken.ok().flatten(),
             };
-            let checked = store.verify().and_then(|(stats, problems)| Ok((stats, problems, !store.run_unfinished()?)));
+            let checked = store.verify().and_then(|(stats, problems)| {
+                Ok(Verified { stats, problems, complete: !store.run_unfinished()?, marked: store.damage_marked() })
+            });
             // Let go before `incomplete` looks whether a run holds the lock.
             drop(lock);
             checked
@@ -560,8 +577,10 @@ fn verified(
     };
     match checked {
         Ok(checked) => Ok(Some(checked)),
+        // Damage found on opening is found by the next writer's opening too.
         Err(StoreError::Damaged { cause, .. }) => {
-            Ok(Some((IndexStats::default(), vec![format!("it cannot be read: {cause}")], false)))
+            let problems = vec![format!("it cannot be read: {cause}")];
+            Ok(Some(Verified { stats: IndexStats::default(), problems, complete: false, marked: true }))
         }
         Err(e) => Err(e.into()),
     }

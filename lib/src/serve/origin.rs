@@ -46,7 +46,35 @@ fn is_loopback_host(host: &str) -> bool {
         }
     };
     let name = name.trim_end_matches('.').to_ascii_lowercase();
-    name == "localhost" || name.ends_with(".localhost") || name.parse::<IpAddr>().is_ok_and(is_loopback)
+    name == "localhost"
+        || name.ends_with(".localhost")
+        || name.parse::<IpAddr>().is_ok_and(is_loopback)
+        || ipv4_shorthand(&name).is_some_and(|v4| v4.is_loopback())
+}
+
+/// An IPv4 address in the forms `inet_aton` reads besides the dotted four:
+/// `127.1`, `2130706433`, `0x7f.1`, octal `0177.1`. curl sends them as the
+/// host it was given (`curl http://127.1:8080/search`), and such a server
+/// refused its own address; a name no DNS answers cannot be rebound.
+fn ipv4_shorthand(name: &str) -> Option<std::net::Ipv4Addr> {
+    let parts: Vec<u32> = name.split('.').map(inet_number).collect::<Option<_>>()?;
+    let (last, leading) = parts.split_last()?;
+    if leading.len() > 3 || leading.iter().any(|&p| p > 0xff) || u64::from(*last) >= 1u64 << (8 * (4 - leading.len())) {
+        return None;
+    }
+    let high = leading.iter().enumerate().fold(0u32, |acc, (i, &p)| acc | (p << (24 - 8 * i)));
+    Some(std::net::Ipv4Addr::from(high | last))
+}
+
+/// One part of an `inet_aton` address: decimal, `0x` hex or `0` octal.
+fn inet_number(part: &str) -> Option<u32> {
+    let (digits, radix) = match part.strip_prefix("0x") {
+        Some(hex) => (hex, 16),
+        None if part.len() > 1 && part.starts_with('0') => (&part[1..], 8),
+        None => (part, 10),
+    };
+    (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_hexdigit())).then_some(())?;
+    u32::from_str_radix(digits, radix).ok()
 }
 
 /// A loopback address, an IPv4 one written as IPv6 (`::ffff:127.0.0.1`) too:
@@ -85,6 +113,11 @@ mod tests {
             "127.1.2.3:80",
             "[::1]",
             "[::1]:7777",
+            "127.1",
+            "127.1:8080",
+            "2130706433",
+            "0x7f.1",
+            "0177.0.0.1:9",
         ] {
             assert!(is_loopback_host(host), "{host}");
         }
@@ -101,6 +134,14 @@ mod tests {
             "[::1]:80x",
             "[127.0.0.1]",
             "[::1",
+            "10.1",
+            "128.1",
+            "127.256.1",
+            "127.0.0.0.1",
+            "127.16777216",
+            "0x",
+            "127.1x",
+            "1.2.3.4.5",
         ] {
             assert!(!is_loopback_host(host), "{host}");
         }

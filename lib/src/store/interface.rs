@@ -22,8 +22,14 @@ pub trait IndexReader: Send {
     }
     /// The spec's IndexStats.
     fn stats(&self) -> Result<IndexStats, StoreError>;
-    /// Damage a crash or a bug could leave, as sentences (none when sound), with the counts.
+    /// Damage a crash or a bug could leave, as sentences (none when sound),
+    /// with the counts; damage found is marked for the next writer to
+    /// rebuild, where this user may mark it.
     fn verify(&self) -> Result<(IndexStats, Vec<String>), StoreError>;
+    /// Whether a mark of damage is left for the next writer (`verify`'s): a
+    /// user who may only read the index cannot leave one, and the next run
+    /// then does not rebuild it.
+    fn damage_marked(&self) -> bool;
     /// A number that changes whenever the chunks do.
     fn generation(&self) -> Result<i64, StoreError> {
         self.meta_count("generation")

@@ -50,6 +50,10 @@ impl IndexReader for PgIndex {
         Ok((stats, problems))
     }
 
+    fn damage_marked(&self) -> bool {
+        self.meta_value(super::verify::DAMAGE_MARK).is_ok_and(|mark| mark.is_some())
+    }
+
     fn word_generation(&self) -> Result<i64, StoreError> {
         let row = self.row(&format!("SELECT {}", super::term_stats::WORD_GENERATION), &[])?;
         Ok(row.map_or(0, |r| r.get(0)))

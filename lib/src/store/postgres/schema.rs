@@ -171,6 +171,17 @@ impl PgIndex {
         }
     }
 
+    /// Whether this session's role owns the project's schema, which only
+    /// its owner may drop.
+    pub(super) fn owns_schema(&self) -> Result<bool, StoreError> {
+        let bare = self.schema.trim_matches('"');
+        let row = self.row(
+            "SELECT pg_has_role(current_user, nspowner, 'USAGE') FROM pg_namespace WHERE nspname = $1",
+            &[&bare],
+        )?;
+        Ok(row.is_some_and(|r| r.get(0)))
+    }
+
     /// The first table or column of `TABLES` the project's schema lacks
     /// (`parts::first_missing`).
     fn first_missing_part(&self) -> Result<Option<String>, StoreError> {

@@ -11,7 +11,7 @@ use crate::store::{IndexReader, IndexStats, StoreError};
 /// next writer, as SQLite's `index.db-damaged` is: a run whose files are
 /// unchanged reads nothing that would find it, and `--verify` said "vg-index
 /// rebuilds it" of damage no run rebuilt (audit 228).
-const DAMAGE_MARK: &str = "damage_found";
+pub(super) const DAMAGE_MARK: &str = "damage_found";
 
 impl PgIndex {
     /// Leave `cause` in the index's meta for the next writer. Best effort:
@@ -23,9 +23,13 @@ impl PgIndex {
 
     /// The damage a whole check finds when a reader left a mark of it (an
     /// error to rebuild from); a check that finds none drops the mark (what
-    /// was read has been rewritten since).
+    /// was read has been rewritten since). Asked of the role that owns the
+    /// index only: a role the README lets write beside it may not drop the
+    /// owner's schema, and failed every run and search once a --verify
+    /// marked damage (review 230); it goes on as before, the mark kept for
+    /// the owner's next run.
     pub(super) fn damage_if_marked(&self) -> Result<Option<String>, StoreError> {
-        if self.meta_value(DAMAGE_MARK)?.is_none() {
+        if self.meta_value(DAMAGE_MARK)?.is_none() || !self.owns_schema()? {
             return Ok(None);
         }
         let (_, problems) = self.check()?;

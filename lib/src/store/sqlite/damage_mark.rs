@@ -28,6 +28,11 @@ pub(in crate::store) fn leave(index: &Path, cause: &str) {
     }
 }
 
+/// Whether a mark of damage is left beside the index at `index`.
+pub(in crate::store) fn is_left(index: &Path) -> bool {
+    std::fs::symlink_metadata(mark_of(index)).is_ok()
+}
+
 impl SqliteIndex {
     /// This index, once checked whole when a reader left a mark of damage:
     /// the damage found is an error (`Damaged`, which a writer rebuilds),

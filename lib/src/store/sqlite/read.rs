@@ -36,6 +36,10 @@ impl IndexReader for SqliteIndex {
         Ok((stats, problems))
     }
 
+    fn damage_marked(&self) -> bool {
+        super::damage_mark::is_left(&self.path)
+    }
+
     fn word_generation(&self) -> Result<i64, StoreError> {
         self.conn
             .query_row(

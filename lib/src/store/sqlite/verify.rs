@@ -182,11 +182,23 @@ impl SqliteIndex {
         Ok(count)
     }
 
-    /// A stored file path that climbs out of the root or is absolute.
+    /// A stored file path that climbs out of the root or is absolute, or
+    /// one that is no text at all (a blob, a number); one whose text is not
+    /// UTF-8 is `texts_not_utf8`'s to count (review 230: read as a string,
+    /// either failed the whole check).
     fn paths_problem(&self) -> Result<Option<String>, StoreError> {
         let mut stmt = self.conn.prepare("SELECT path FROM files").map_err(|e| self.damaged(e))?;
-        let paths: Vec<String> =
-            stmt.query_map([], |r| r.get(0)).and_then(|rows| rows.collect()).map_err(|e| self.damaged(e))?;
+        let mut rows = stmt.query([]).map_err(|e| self.damaged(e))?;
+        let mut paths = Vec::new();
+        while let Some(row) = rows.next().map_err(|e| self.damaged(e))? {
+            match row.get_ref(0).map_err(|e| self.damaged(e))? {
+                rusqlite::types::ValueRef::Text(bytes) => {
+                    paths.extend(std::str::from_utf8(bytes).ok().map(str::to_owned))
+                }
+                // No path: counted as the empty one is.
+                _ => paths.push(String::new()),
+            }
+        }
         Ok(crate::store::parts::stored_paths_problem(paths.iter().map(String::as_str)))
     }
 

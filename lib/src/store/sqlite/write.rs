@@ -470,7 +470,19 @@ mod tests {
     #[test]
     fn a_path_out_of_the_root_is_damage() {
         let dir = tempfile::tempdir().unwrap();
-        crate::store::backend_checks::a_path_out_of_the_root_is_damage(&mut empty_store(dir.path()));
+        let mut store = empty_store(dir.path());
+        crate::store::backend_checks::a_path_out_of_the_root_is_damage(&mut store);
+        // A path that is no text, or text that is not UTF-8, is damage said
+        // with the rest, not an error of the whole check (review 230).
+        store.conn.execute("UPDATE files SET path = CAST('src/a.rs' AS BLOB) WHERE path = 'src/a.rs'", []).unwrap();
+        let problems = store.verify().unwrap().1;
+        assert!(problems.iter().any(|p| p.starts_with("3 file paths are not paths below the root")), "{problems:?}");
+        store
+            .conn
+            .execute("UPDATE files SET path = CAST(x'7372632fff2e7273' AS TEXT) WHERE typeof(path) = 'blob'", [])
+            .unwrap();
+        let problems = store.verify().unwrap().1;
+        assert!(problems.iter().any(|p| p.contains("hold text that is not UTF-8")), "{problems:?}");
     }
 
     #[test]
