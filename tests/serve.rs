@@ -1641,6 +1641,7 @@ fn loopback_server_refuses_rebound_names_and_pages_from_elsewhere(s: &Server) {
         format!("Host: evil.example:{port}\r\n"),
         "Host: localhost\r\nOrigin: http://evil.example\r\n".to_string(),
         "Host: localhost\r\nOrigin: null\r\n".to_string(),
+        "Host: 10.1\r\n".to_string(),
     ] {
         let (status, _, body) = get(&refused);
         assert_eq!(status, 403, "{refused}: {body}");
@@ -1652,6 +1653,8 @@ fn loopback_server_refuses_rebound_names_and_pages_from_elsewhere(s: &Server) {
         format!("Host: localhost:{port}\r\n"),
         format!("Host: 127.0.0.1:{port}\r\n"),
         format!("Host: [::1]:{port}\r\n"),
+        // As curl sends `http://127.1:PORT/` (inet_aton's short forms).
+        format!("Host: 127.1:{port}\r\n"),
         "Host: localhost\r\nOrigin: http://localhost:3000\r\n".to_string(),
         "Host: localhost\r\nOrigin: vscode-webview://4f2a\r\n".to_string(),
     ] {
