@@ -109,6 +109,9 @@ fn an_agent_lists_the_tools_and_finds_code_by_meaning() {
             search(json!({"query": "x", "top_k": 3})),
             search(json!({"query": "   "})),
             {"op": "call", "tool": "no_such_tool"},
+            // JSON Schema 2020-12 calls 1.0 an integer, as models may write it.
+            search(json!({"query": "retry failed uploads", "k": 1.0})),
+            search(json!({"query": "x", "k": 2.5})),
         ]),
     );
     let connect = &r[0];
@@ -151,6 +154,9 @@ fn an_agent_lists_the_tools_and_finds_code_by_meaning() {
     assert!(tool_error(&r[9]).contains("unknown field `top_k`"), "a misspelt argument is not ignored");
     assert!(tool_error(&r[10]).contains("the query is empty"));
     assert!(r[11]["error"]["message"].as_str().unwrap().contains("tool not found"), "{}", r[11]);
+    assert_eq!(files_of(structured(&r[12])), ["src/upload.py"], "{}", r[12]);
+    assert!(tool_error(&r[13]).contains("2.5 is not a whole number"), "{}", r[13]);
+    assert!(props["k"]["type"].to_string().contains("integer"), "{props}");
 }
 
 #[test]

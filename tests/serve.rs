@@ -1252,10 +1252,12 @@ fn post_v1_embeddings_answers_in_openai_format() {
         (many.as_str(), "1 to 2048 texts, got 300001"),
         (r#"{"input":[1]}"#, "not an embeddings request"),
         // A request's fields as an array, in their order, which serde would take.
-        (r#"[["hello"],"all-MiniLM-L6-v2","float",384]"#, "a JSON object is"),
+        (r#"[["hello"],"all-MiniLM-L6-v2","float",384]"#, "which is a JSON object, {\"input\": [...]}"),
         // JSON of another shape is told what is wanted, not the name of a type of ours.
-        (r#"[1]"#, "a JSON object is"),
-        (r#""x""#, "a JSON object is"),
+        (r#"[1]"#, "which is a JSON object, {\"input\": [...]}"),
+        (r#""x""#, "which is a JSON object, {\"input\": [...]}"),
+        // Said whole, not cut at "a JSON object is" (audit 229).
+        ("  ", "the body is empty; an embeddings request is a JSON object"),
         (r#"{"input":{"a":1}}"#, "a text or a list of texts"),
         (r#"{"input":["x", ""]}"#, "input 1 is empty"),
         (r#"{"input":"   "}"#, "input 0 is empty"),

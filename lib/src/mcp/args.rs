@@ -35,6 +35,7 @@ pub struct SearchArgs {
     /// How many results to return, 1 to 1000. Default: `top_k` from the
     /// project's config (10).
     #[schemars(range(min = 1, max = MAX_K))]
+    #[serde(default, deserialize_with = "whole_number")]
     pub k: Option<usize>,
     /// Only results from these files or directories, relative to the project
     /// root (or absolute, inside it). Each must be inside the paths this
@@ -63,6 +64,26 @@ pub struct SearchArgs {
     /// root): `tests/`, `*.md`, `**/generated/**`.
     #[serde(default)]
     pub exclude: Vec<String>,
+}
+
+/// A whole number as JSON Schema's `integer` counts one: `3` or `3.0`
+/// (draft 2020-12, the published schema's, calls a number with no fraction
+/// an integer), which models write either way; serde's integers refused
+/// `3.0`, in Rust's words (audit 229).
+pub(super) fn whole_number<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: TryFrom<u64>,
+{
+    use serde::de::Error;
+    let Some(n) = Option::<serde_json::Number>::deserialize(d)? else { return Ok(None) };
+    // Past 2^53 a float names no one whole number.
+    let exact = |f: &f64| f.fract() == 0.0 && (0.0..=9_007_199_254_740_992.0).contains(f);
+    let whole = n.as_u64().or_else(|| n.as_f64().filter(exact).map(|f| f as u64));
+    whole
+        .and_then(|w| T::try_from(w).ok())
+        .map(Some)
+        .ok_or_else(|| D::Error::custom(format!("{n} is not a whole number of 0 or more")))
 }
 
 /// Arguments of `ask`.

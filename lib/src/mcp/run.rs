@@ -30,6 +30,7 @@ pub struct IndexArgs {
     /// Seconds to wait for the run to end, 0 to 600 (default 50). With 0
     /// the run starts and the answer comes at once; `status` follows it.
     #[schemars(range(max = MAX_WAIT_SECONDS))]
+    #[serde(default, deserialize_with = "super::args::whole_number")]
     pub wait_seconds: Option<u64>,
 }
 

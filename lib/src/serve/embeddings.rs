@@ -74,8 +74,20 @@ pub(super) fn embeddings_response(shared: &Shared, body: &[u8]) -> Response {
     }
     // serde takes an array for a struct, field by field in order; OpenAI's API takes an object alone.
     // Checked before parsing, so a client is never told the name of a type of ours.
-    if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
-        return Response::error(400, "the body is not an embeddings request: a JSON object is");
+    match body.iter().find(|b| !b.is_ascii_whitespace()) {
+        Some(b'{') => {}
+        None => {
+            return Response::error(
+                400,
+                "the body is empty; an embeddings request is a JSON object, {\"input\": [...]}",
+            )
+        }
+        Some(_) => {
+            return Response::error(
+                400,
+                "the body is not an embeddings request, which is a JSON object, {\"input\": [...]}",
+            )
+        }
     }
     let request: EmbeddingsRequest = match serde_json::from_slice(body) {
         Ok(r) => r,
