@@ -112,6 +112,7 @@ fn an_agent_lists_the_tools_and_finds_code_by_meaning() {
             // JSON Schema 2020-12 calls 1.0 an integer, as models may write it.
             search(json!({"query": "retry failed uploads", "k": 1.0})),
             search(json!({"query": "x", "k": 2.5})),
+            search(json!({"query": "x", "k": 1e300})),
         ]),
     );
     let connect = &r[0];
@@ -156,7 +157,12 @@ fn an_agent_lists_the_tools_and_finds_code_by_meaning() {
     assert!(r[11]["error"]["message"].as_str().unwrap().contains("tool not found"), "{}", r[11]);
     assert_eq!(files_of(structured(&r[12])), ["src/upload.py"], "{}", r[12]);
     assert!(tool_error(&r[13]).contains("2.5 is not a whole number"), "{}", r[13]);
+    assert!(tool_error(&r[14]).contains("k must be from 1 to 1000"), "{}", r[14]);
     assert!(props["k"]["type"].to_string().contains("integer"), "{props}");
+    // No `"default": null` where the description gives the default (review 231).
+    assert!(props["k"].get("default").is_none(), "{props}");
+    let index_tool = tools.iter().find(|t| t["name"] == "index").unwrap();
+    assert!(index_tool["inputSchema"]["properties"]["wait_seconds"].get("default").is_none(), "{index_tool}");
 }
 
 #[test]

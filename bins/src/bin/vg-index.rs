@@ -471,12 +471,10 @@ fn verify(cli: &IndexCli, root: &vecgrep::project::ProjectRoot, quiet: bool) -> 
         let shown = root.path.display();
         let rebuild = match marked {
             true => format!("{} rebuilds it", rebuilding_run(root)),
-            // Another user's index, or a role that may only read it: no
-            // mark for the next run, which reads too little to find it
-            // (review 230).
-            false => {
-                format!("this user could not mark it for the next run: {} --reindex rebuilds it", rebuilding_run(root))
-            }
+            // Another user's index, a role that may only read it, or a
+            // co-writer's: no mark this user's next run acts on, and it
+            // reads too little to find the damage (reviews 230, 231).
+            false => format!("{} --reindex rebuilds it", rebuilding_run(root)),
         };
         note(TOOL, false, &format!("the index of {shown} is damaged; {rebuild}"));
     }

@@ -35,7 +35,8 @@ pub struct SearchArgs {
     /// How many results to return, 1 to 1000. Default: `top_k` from the
     /// project's config (10).
     #[schemars(range(min = 1, max = MAX_K))]
-    #[serde(default, deserialize_with = "whole_number")]
+    // `skip_serializing_if` keeps `"default": null` out of the published schema.
+    #[serde(default, deserialize_with = "whole_number", skip_serializing_if = "Option::is_none")]
     pub k: Option<usize>,
     /// Only results from these files or directories, relative to the project
     /// root (or absolute, inside it). Each must be inside the paths this
@@ -77,9 +78,9 @@ where
 {
     use serde::de::Error;
     let Some(n) = Option::<serde_json::Number>::deserialize(d)? else { return Ok(None) };
-    // Past 2^53 a float names no one whole number.
-    let exact = |f: &f64| f.fract() == 0.0 && (0.0..=9_007_199_254_740_992.0).contains(f);
-    let whole = n.as_u64().or_else(|| n.as_f64().filter(exact).map(|f| f as u64));
+    // One too large for a u64 (`1e300`) is held at its largest, which the
+    // argument's own range check then refuses as the large number it is.
+    let whole = n.as_u64().or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0).map(|f| f as u64));
     whole
         .and_then(|w| T::try_from(w).ok())
         .map(Some)

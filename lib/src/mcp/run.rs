@@ -30,7 +30,8 @@ pub struct IndexArgs {
     /// Seconds to wait for the run to end, 0 to 600 (default 50). With 0
     /// the run starts and the answer comes at once; `status` follows it.
     #[schemars(range(max = MAX_WAIT_SECONDS))]
-    #[serde(default, deserialize_with = "super::args::whole_number")]
+    // `skip_serializing_if` keeps `"default": null` out of the published schema.
+    #[serde(default, deserialize_with = "super::args::whole_number", skip_serializing_if = "Option::is_none")]
     pub wait_seconds: Option<u64>,
 }
 

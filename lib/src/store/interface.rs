@@ -26,9 +26,10 @@ pub trait IndexReader: Send {
     /// with the counts; damage found is marked for the next writer to
     /// rebuild, where this user may mark it.
     fn verify(&self) -> Result<(IndexStats, Vec<String>), StoreError>;
-    /// Whether a mark of damage is left for the next writer (`verify`'s): a
-    /// user who may only read the index cannot leave one, and the next run
-    /// then does not rebuild it.
+    /// Whether a mark of damage is left that this user's next run acts on
+    /// (`verify`'s): a user who may only read the index cannot leave one,
+    /// and a shared index's co-writer's run leaves the mark to its owner's;
+    /// `--reindex` then rebuilds it.
     fn damage_marked(&self) -> bool;
     /// A number that changes whenever the chunks do.
     fn generation(&self) -> Result<i64, StoreError> {

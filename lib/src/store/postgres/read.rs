@@ -51,7 +51,9 @@ impl IndexReader for PgIndex {
     }
 
     fn damage_marked(&self) -> bool {
+        // Acted on by the owner's run alone (`damage_if_marked`).
         self.meta_value(super::verify::DAMAGE_MARK).is_ok_and(|mark| mark.is_some())
+            && self.owner_unless_ours().is_ok_and(|other| other.is_none())
     }
 
     fn word_generation(&self) -> Result<i64, StoreError> {

@@ -171,15 +171,27 @@ impl PgIndex {
         }
     }
 
-    /// Whether this session's role owns the project's schema, which only
-    /// its owner may drop.
-    pub(super) fn owns_schema(&self) -> Result<bool, StoreError> {
+    /// The role that owns the project's schema when it is not this
+    /// session's (nor one it is a member of, nor a superuser): only the
+    /// owner may drop the schema to rebuild it.
+    pub(super) fn owner_unless_ours(&self) -> Result<Option<String>, StoreError> {
         let bare = self.schema.trim_matches('"');
         let row = self.row(
-            "SELECT pg_has_role(current_user, nspowner, 'USAGE') FROM pg_namespace WHERE nspname = $1",
+            "SELECT pg_get_userbyid(nspowner)::text, pg_has_role(current_user, nspowner, 'USAGE')
+                    OR (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)
+             FROM pg_namespace WHERE nspname = $1",
             &[&bare],
         )?;
-        Ok(row.is_some_and(|r| r.get(0)))
+        Ok(row.filter(|r| !r.get::<_, bool>(1)).map(|r| r.get(0)))
+    }
+
+    /// What a role that may write the index but not drop it (another
+    /// checkout's role, README) is told of damage only a rebuild mends: it
+    /// tried to drop the schema and failed on "must be owner", every run
+    /// and search (review 231).
+    fn rebuild_needs_the_owner(&self, owner: &str, why: &str) -> StoreError {
+        let cause = format!("{why}, and only its owner, role {owner}, may rebuild it: run vg-index once as {owner}");
+        StoreError::Backend { path: self.place.clone(), source: cause.into() }
     }
 
     /// The first table or column of `TABLES` the project's schema lacks
@@ -264,6 +276,9 @@ impl PgIndex {
             self.namespace_exists()?.then(|| "it is damaged: no such table: meta".to_string())
         };
         if let Some(why) = why {
+            if let Some(owner) = self.owner_unless_ours()? {
+                return Err(self.rebuild_needs_the_owner(&owner, &why));
+            }
             rebuilt(&format!("rebuilding the index of {}: {why}", self.place.display()));
             self.batch(&format!("DROP SCHEMA {} CASCADE", self.schema))?;
         }

@@ -29,7 +29,7 @@ impl PgIndex {
     /// marked damage (review 230); it goes on as before, the mark kept for
     /// the owner's next run.
     pub(super) fn damage_if_marked(&self) -> Result<Option<String>, StoreError> {
-        if self.meta_value(DAMAGE_MARK)?.is_none() || !self.owns_schema()? {
+        if self.meta_value(DAMAGE_MARK)?.is_none() || self.owner_unless_ours()?.is_some() {
             return Ok(None);
         }
         let (_, problems) = self.check()?;
