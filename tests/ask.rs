@@ -377,6 +377,61 @@ fn planner_replying(plan: Value) -> String {
     canned_server(200, Box::leak(reply.to_string().into_boxed_str()))
 }
 
+/// A chat model that answers its requests in turn with `contents`, the
+/// last again once they run out: a planner's reply, then an answer's.
+fn chat_replying_in_turn(contents: &[&str]) -> String {
+    use std::io::{BufRead, BufReader, Read};
+    let replies: Vec<String> = contents
+        .iter()
+        .map(|c| json!({"model": "m", "choices": [{"message": {"content": c}, "finish_reason": "stop"}]}).to_string())
+        .collect();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for (i, conn) in listener.incoming().flatten().take(8).enumerate() {
+            let mut reader = BufReader::new(conn.try_clone().unwrap());
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap_or(0);
+                }
+            }
+            let _ = reader.read_exact(&mut vec![0; length]);
+            let body = &replies[i.min(replies.len() - 1)];
+            let mut conn = conn;
+            let _ =
+                write!(conn, "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
+        }
+    });
+    url
+}
+
+/// A concept `--learn` writes is named by a word of the user's question,
+/// never by the words a chat model planned to search: a hostile planner's
+/// "pwnedconcept" was learned and credited to the question (audit 232).
+#[test]
+fn a_planners_words_name_no_concept_learned() {
+    let t = ledger_project();
+    let plan = json!({"intent": "search", "l1_query_text": "pwnedconcept ledger"}).to_string();
+    let url = chat_replying_in_turn(&[&plan, "The `AccountBook` is the pwnedconcept and the ledger [1]."]);
+    let o = run(t.cmd("vg-ask", ".").args(["--planner", "llm", "--llm-url", &url, "--llm-model", "m"]).args([
+        "--force-answer",
+        "--learn",
+        "--threshold=-1",
+        "--json",
+        "where is the ledger",
+    ]));
+    assert_code(&o, 0);
+    let learned = records(&o)[0]["stats"]["concepts_learned"].clone();
+    assert_eq!(learned, json!(["ledger"]), "{}", stdout(&o));
+    let file = read(&t.path().join(".vecgrep/kg/learned.md"));
+    assert!(!file.contains("pwnedconcept"), "{file}");
+}
+
 /// A threshold the user set holds over the LLM planner's: the model's
 /// 0.99 left none of the hits asked for at -1.
 #[test]

@@ -474,7 +474,7 @@ fn verify(cli: &IndexCli, root: &vecgrep::project::ProjectRoot, quiet: bool) -> 
             // Another user's index, a role that may only read it, or a
             // co-writer's: no mark this user's next run acts on, and it
             // reads too little to find the damage (reviews 230, 231).
-            false => format!("{} --reindex rebuilds it", rebuilding_run(root)),
+            false => format!("{} --reindex, run by the index's owner, rebuilds it", rebuilding_run(root)),
         };
         note(TOOL, false, &format!("the index of {shown} is damaged; {rebuild}"));
     }
@@ -575,10 +575,12 @@ fn verified(root: &vecgrep::project::ProjectRoot, quiet: bool) -> anyhow::Result
     };
     match checked {
         Ok(checked) => Ok(Some(checked)),
-        // Damage found on opening is found by the next writer's opening too.
+        // Damage found on opening is found by the next writer's opening too,
+        // which only the owning role of a shared index may rebuild (review 233).
         Err(StoreError::Damaged { cause, .. }) => {
             let problems = vec![format!("it cannot be read: {cause}")];
-            Ok(Some(Verified { stats: IndexStats::default(), problems, complete: false, marked: true }))
+            let marked = root.shared.is_none();
+            Ok(Some(Verified { stats: IndexStats::default(), problems, complete: false, marked }))
         }
         Err(e) => Err(e.into()),
     }

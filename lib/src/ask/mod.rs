@@ -388,7 +388,10 @@ fn answer_if_called_for(response: &mut AskResponse, config: &ResolvedConfig, cal
 /// hits lack, and the identifiers the answer names for it that the hits
 /// hold), appended to the project's learned concepts, as vg-answer does.
 fn learn(response: &mut AskResponse, answer: &answer::Answer, called: &Called<'_>) {
-    let query = &response.query_plan.l1_query_text;
+    // The user's own words name the concepts: the words searched may be a
+    // chat model's plan, which named one ("pwnedconcept") the question never
+    // said, and the file credited it to the question (audit 232).
+    let query = &response.query_plan.raw_user_text;
     let (known, _) = crate::concepts::load(called.root);
     let given = &called.records[..answer.given.min(called.records.len())];
     let learned = answer::concepts_bridged(query, &called.judgement.missing, &answer.cited.text, given, &known);

@@ -78,9 +78,15 @@ where
 {
     use serde::de::Error;
     let Some(n) = Option::<serde_json::Number>::deserialize(d)? else { return Ok(None) };
-    // One too large for a u64 (`1e300`) is held at its largest, which the
-    // argument's own range check then refuses as the large number it is.
-    let whole = n.as_u64().or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0).map(|f| f as u64));
+    // Past 2^53 a float names no one whole number, and past u64 none fits:
+    // told as too large, not held at a largest value the agent never sent
+    // (review 233).
+    const EXACT: f64 = 9_007_199_254_740_992.0;
+    let float = n.as_f64().filter(|_| n.as_u64().is_none());
+    if float.is_some_and(|f| f.fract() == 0.0 && f > EXACT) {
+        return Err(D::Error::custom(format!("{n} is larger than any this argument takes")));
+    }
+    let whole = n.as_u64().or_else(|| float.filter(|f| f.fract() == 0.0 && *f >= 0.0).map(|f| f as u64));
     whole
         .and_then(|w| T::try_from(w).ok())
         .map(Some)
