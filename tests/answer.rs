@@ -205,6 +205,11 @@ fn an_endpoint_that_fails_is_one_line_and_the_results_still_flow() {
             canned_server(401, "{\"error\": \"bad key\"}"),
             "answered 401: {\"error\": \"bad key\"} (is VECGREP_LLM_API_KEY set",
         ),
+        // A proxy's error page past 4 KiB still says what it begins with (audit 232).
+        (
+            canned_server(502, Box::leak(format!("upstream gone{}", " ".repeat(5000)).into_boxed_str())),
+            "answered 502: upstream gone",
+        ),
         // An endpoint on this machine does not pass the code on elsewhere.
         (
             canned_server_with(302, "Location: http://192.0.2.7:9/v1/chat/completions\r\n", ""),
@@ -226,6 +231,12 @@ fn an_endpoint_that_fails_is_one_line_and_the_results_still_flow() {
     assert_code(&o, 2);
     assert!(stderr(&o).contains("asked which models it has, since llm_model names none"), "{}", stderr(&o));
     assert!(stderr(&o).contains("answered 500"), "{}", stderr(&o));
+    // One that lists only names it cannot send says so, not "lists no models" (audit 232).
+    let url =
+        canned_server(200, Box::leak(format!("{{\"data\": [{{\"id\": \"{}\"}}]}}", "m".repeat(300)).into_boxed_str()));
+    let o = run_with_input(t.cmd("vg-answer", ".").args(["--force-answer", "--llm-url", &url]), &input);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("lists no model by a name vecgrep can send"), "{}", stderr(&o));
     // A key never shows, even in a URL.
     let o = answer("http://me:s3cret@127.0.0.1:9/v1");
     assert!(!stderr(&o).contains("s3cret"), "{}", stderr(&o));

@@ -184,7 +184,12 @@ impl ChatClient {
             .into_iter()
             .map(|m| m.id)
             .find(|id| !id.trim().is_empty() && id.len() <= MAX_MODEL_NAME && !id.chars().any(char::is_control))
-            .ok_or_else(|| anyhow!("the chat endpoint at {} lists no models; set llm_model", self.shown))
+            .ok_or_else(|| {
+                anyhow!(
+                    "the chat endpoint at {} lists no model by a name vecgrep can send (empty, over {MAX_MODEL_NAME} bytes, or holding control characters); set llm_model",
+                    self.shown
+                )
+            })
     }
 
     /// `request` with the key, and the time left before the deadline.
@@ -226,7 +231,12 @@ impl ChatClient {
     ) -> Result<T> {
         let status = response.status().as_u16();
         if status != 200 {
-            let detail = response.body_mut().with_config().limit(4096).read_to_string().unwrap_or_default();
+            // Its first 4 KiB, however long it is: a proxy's error page of
+            // more was refused whole, and the error said nothing (audit 232).
+            let mut head = Vec::new();
+            let _ =
+                std::io::Read::read_to_end(&mut std::io::Read::take(response.body_mut().as_reader(), 4096), &mut head);
+            let detail = String::from_utf8_lossy(&head);
             let detail: String = detail.chars().filter(|c| !c.is_control()).take(200).collect();
             let hint = if matches!(status, 401 | 403) {
                 format!(" (is {API_KEY_VAR} set to the right key?)")
