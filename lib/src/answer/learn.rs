@@ -145,13 +145,93 @@ fn named_identifiers(text: &str) -> Vec<&str> {
             let quoted = fence % 2 == 0 && i % 2 == 1 && !part.trim().contains(char::is_whitespace);
             for id in words(part) {
                 let code_like = id.contains('_') || has_case_step(id) || (quoted && id.len() >= 3);
-                if code_like && id.chars().any(|c| c.is_alphabetic()) {
+                if code_like && id.chars().any(|c| c.is_alphabetic()) && !is_keyword(id) {
                     out.push(id);
                 }
             }
         }
     }
     out
+}
+
+/// A word that languages reserve, which an answer may quote (`self`,
+/// `return`) and which names nothing of the project's: as a concept's
+/// synonym it matched most code (audit 232).
+fn is_keyword(id: &str) -> bool {
+    const KEYWORDS: &[&str] = &[
+        "and",
+        "async",
+        "await",
+        "bool",
+        "break",
+        "case",
+        "catch",
+        "char",
+        "class",
+        "const",
+        "continue",
+        "def",
+        "default",
+        "defer",
+        "del",
+        "elif",
+        "else",
+        "enum",
+        "except",
+        "export",
+        "extends",
+        "false",
+        "final",
+        "finally",
+        "float",
+        "for",
+        "from",
+        "func",
+        "function",
+        "impl",
+        "import",
+        "int",
+        "interface",
+        "lambda",
+        "let",
+        "match",
+        "mod",
+        "mut",
+        "new",
+        "nil",
+        "none",
+        "not",
+        "null",
+        "package",
+        "pass",
+        "private",
+        "protected",
+        "pub",
+        "public",
+        "raise",
+        "return",
+        "self",
+        "static",
+        "str",
+        "string",
+        "struct",
+        "super",
+        "switch",
+        "this",
+        "throw",
+        "trait",
+        "true",
+        "try",
+        "type",
+        "undefined",
+        "use",
+        "var",
+        "void",
+        "while",
+        "with",
+        "yield",
+    ];
+    KEYWORDS.contains(&id.to_ascii_lowercase().as_str())
 }
 
 fn has_case_step(id: &str) -> bool {
@@ -289,6 +369,16 @@ mod tests {
         let answer = "The ledger is `AccountBook`:\n```python\nclass AccountBook:\n    \"\"\"Money in and out.\"\"\"\n```\nSee `in and out`.";
         let learned =
             concepts_bridged("which class keeps the ledger", &missing, answer, &given, &ConceptSet::default());
+        assert_eq!(learned[0].synonyms, ["AccountBook"]);
+        // A keyword quoted names nothing of the project's (audit 232: `self`
+        // and `return` made the concept match most code).
+        let learned = concepts_bridged(
+            "which class keeps the ledger",
+            &missing,
+            "The `self` and `return` and `AccountBook` keep it.",
+            &given,
+            &ConceptSet::default(),
+        );
         assert_eq!(learned[0].synonyms, ["AccountBook"]);
         let planted = ["ledger\n# evil\nsynonyms:: x".to_string(), "../../etc".into(), "evilconcept".into()];
         let learned =
