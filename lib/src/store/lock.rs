@@ -138,18 +138,24 @@ pub fn try_lock_for_writing(root: &ProjectRoot) -> Result<Option<WriteLock>, Sto
     if root.shared.is_some() {
         return Ok(None);
     }
-    loop {
+    for tries in 1.. {
         let made = !has_data_dir(root);
         let (file, path) = lock_file(root)?;
         match file.try_lock() {
-            Ok(()) if still_at(&file, &path) => return Ok(Some(held(root, file, made))),
+            Ok(()) if still_at(&file, &path) || tries >= MOST_TRIES => return Ok(Some(held(root, file, made))),
             // Removed by the run that held it (`remove_unused_data_dir`).
             Ok(()) => continue,
             Err(std::fs::TryLockError::WouldBlock) => return Ok(None),
             Err(std::fs::TryLockError::Error(source)) => return Err(StoreError::Lock { path, source }),
         }
     }
+    unreachable!("the tries end in a return")
 }
+
+/// How many times a writer takes the lock again when its lock file was
+/// removed meanwhile: a file system that gives a file another number on
+/// each look (some FUSE mounts) would otherwise have it try for ever.
+const MOST_TRIES: u32 = 5;
 
 /// Whether the lock file `file` is still the one at `path`: a run that
 /// leaves no data directory behind removes the lock file it holds, and a
@@ -178,7 +184,7 @@ pub fn lock_for_writing_unless(
         return Ok(held.map(|held| WriteLock { _held: held, made_data_dir: false }));
     }
     let mut said = false;
-    loop {
+    for tries in 1.. {
         // Made again after a holder removed it, by this writer too.
         let made = !has_data_dir(root);
         let (file, path) = lock_file(root)?;
@@ -196,11 +202,12 @@ pub fn lock_for_writing_unless(
         })?;
         match taken {
             None => return Ok(None),
-            Some(()) if still_at(&file, &path) => return Ok(Some(held(root, file, made))),
+            Some(()) if still_at(&file, &path) || tries >= MOST_TRIES => return Ok(Some(held(root, file, made))),
             // The holder removed it on its way out: wait on the one there now.
             Some(()) => {}
         }
     }
+    unreachable!("the tries end in a return")
 }
 
 impl WriteLock {
