@@ -1863,11 +1863,23 @@ fn slow_clients_neither_starve_the_server_nor_hold_more_than_their_share() {
         "GET /search?q=retry+a+failed+upload&threshold=-1 HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
     let timed = |local: &str| {
         let started = Instant::now();
-        let mut c = connect_from(local, &s.addr);
-        c.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
-        c.write_all(search.as_bytes()).unwrap();
-        let mut response = String::new();
-        let _ = c.read_to_string(&mut response);
+        let ask = || {
+            let mut c = connect_from(local, &s.addr);
+            c.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+            c.write_all(search.as_bytes()).unwrap();
+            let mut response = String::new();
+            let _ = c.read_to_string(&mut response);
+            response
+        };
+        let mut response = ask();
+        // Every slot of the address busy at that moment (the gate closes a
+        // dripping head for another client only after a moment) is a 503
+        // with Retry-After: 1, which a client heeds; its wait counts in the
+        // time taken (CI once met it with nothing else running).
+        if response.starts_with("HTTP/1.1 503") && response.contains("Retry-After: 1") {
+            std::thread::sleep(Duration::from_secs(1));
+            response = ask();
+        }
         assert!(response.starts_with("HTTP/1.1 200"), "{response}");
         started.elapsed()
     };
