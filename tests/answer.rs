@@ -149,10 +149,19 @@ fn canned_server_with(status: u16, headers: &'static str, body: &'static str) ->
 
 /// `canned_server_with`, each answer given `delay` after its request.
 fn canned_server_after(delay: Duration, status: u16, headers: &'static str, body: &'static str) -> String {
+    serve_in_turn(4, delay, move |_| {
+        format!("HTTP/1.1 {status} X\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len())
+    })
+}
+
+/// A one-shot HTTP server on loopback that reads each of at most `most`
+/// requests whole and answers the `i`th, after `delay`, with `answer(i)`
+/// (a whole response, status line to body); its base URL, `…/v1`.
+pub(crate) fn serve_in_turn(most: usize, delay: Duration, answer: impl Fn(usize) -> String + Send + 'static) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
     std::thread::spawn(move || {
-        for conn in listener.incoming().flatten().take(4) {
+        for (i, conn) in listener.incoming().flatten().take(most).enumerate() {
             let mut reader = BufReader::new(conn.try_clone().unwrap());
             let mut length = 0;
             loop {
@@ -168,11 +177,7 @@ fn canned_server_after(delay: Duration, status: u16, headers: &'static str, body
             let _ = reader.read_exact(&mut body_in);
             std::thread::sleep(delay);
             let mut conn = conn;
-            let _ = write!(
-                conn,
-                "HTTP/1.1 {status} X\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
+            let _ = conn.write_all(answer(i).as_bytes());
         }
     });
     url

@@ -380,34 +380,14 @@ fn planner_replying(plan: Value) -> String {
 /// A chat model that answers its requests in turn with `contents`, the
 /// last again once they run out: a planner's reply, then an answer's.
 fn chat_replying_in_turn(contents: &[&str]) -> String {
-    use std::io::{BufRead, BufReader, Read};
     let replies: Vec<String> = contents
         .iter()
         .map(|c| json!({"model": "m", "choices": [{"message": {"content": c}, "finish_reason": "stop"}]}).to_string())
         .collect();
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        for (i, conn) in listener.incoming().flatten().take(8).enumerate() {
-            let mut reader = BufReader::new(conn.try_clone().unwrap());
-            let mut length = 0;
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    length = v.trim().parse().unwrap_or(0);
-                }
-            }
-            let _ = reader.read_exact(&mut vec![0; length]);
-            let body = &replies[i.min(replies.len() - 1)];
-            let mut conn = conn;
-            let _ =
-                write!(conn, "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
-        }
-    });
-    url
+    crate::answer::serve_in_turn(8, Duration::ZERO, move |i| {
+        let body = &replies[i.min(replies.len() - 1)];
+        format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len())
+    })
 }
 
 /// A concept `--learn` writes is named by a word of the user's question,

@@ -534,6 +534,25 @@ fn a_role_that_may_not_create_a_projects_schema_is_told_the_right_it_lacks() {
     assert_code(&o, 0);
 }
 
+/// The SQL that makes `role` another writer of the project whose schema is
+/// `schema`, with the grants README gives (`co_writer_schema_grants` for
+/// those of the schema alone, which a rebuild makes anew).
+fn co_writer(role: &str, schema: &str) -> String {
+    format!(
+        "CREATE ROLE {role} LOGIN; GRANT USAGE ON SCHEMA vecgrep_writers TO {role};
+         GRANT SELECT, INSERT ON ALL TABLES IN SCHEMA vecgrep_writers TO {role}; {}",
+        co_writer_schema_grants(role, schema)
+    )
+}
+
+/// README's grants of a project's schema to another writer `role`.
+fn co_writer_schema_grants(role: &str, schema: &str) -> String {
+    format!(
+        "GRANT USAGE ON SCHEMA {schema} TO {role}; GRANT ALL ON ALL TABLES IN SCHEMA {schema} TO {role};
+         GRANT ALL ON ALL SEQUENCES IN SCHEMA {schema} TO {role};"
+    )
+}
+
 /// An index made before vecgrep kept ctimes gains the column from its
 /// owner's next run; another role that may write it but not alter it is
 /// told so, once, until then, and writes to it afterwards.
@@ -543,14 +562,7 @@ fn a_writer_that_may_not_add_the_ctime_column_is_told_who_may() {
     let t = sample_project();
     assert_code(&run(&mut shared(&t, &pg, "t", "vg-index")), 0);
     let schema = pg.sql("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'vg\\_%'").unwrap();
-    pg.sql(&format!(
-        "CREATE ROLE other LOGIN; GRANT USAGE ON SCHEMA vecgrep_writers TO other;
-         GRANT SELECT, INSERT ON ALL TABLES IN SCHEMA vecgrep_writers TO other;
-         GRANT USAGE ON SCHEMA {schema} TO other; GRANT ALL ON ALL TABLES IN SCHEMA {schema} TO other;
-         GRANT ALL ON ALL SEQUENCES IN SCHEMA {schema} TO other;
-         ALTER TABLE {schema}.files DROP COLUMN ctime_ns"
-    ))
-    .unwrap();
+    pg.sql(&format!("{} ALTER TABLE {schema}.files DROP COLUMN ctime_ns", co_writer("other", &schema))).unwrap();
     let url = pg.url.replace("user=vecgrep", "user=other");
     let as_other = || run(t.cmd("vg-index", ".").args(["--store", &url, "--store-project", "t"]));
     let o = as_other();
@@ -575,13 +587,10 @@ fn marked_damage_is_the_owners_to_rebuild_and_a_reader_that_cannot_mark_it_says_
     assert_code(&run(&mut shared(&t, &pg, "t", "vg-index")), 0);
     let schema = pg.sql("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'vg\\_%'").unwrap();
     pg.sql(&format!(
-        "CREATE ROLE other LOGIN; GRANT USAGE ON SCHEMA vecgrep_writers TO other;
-         GRANT SELECT, INSERT ON ALL TABLES IN SCHEMA vecgrep_writers TO other;
-         GRANT USAGE ON SCHEMA {schema} TO other; GRANT ALL ON ALL TABLES IN SCHEMA {schema} TO other;
-         GRANT ALL ON ALL SEQUENCES IN SCHEMA {schema} TO other;
-         CREATE ROLE reader LOGIN; GRANT USAGE ON SCHEMA vecgrep_writers, {schema} TO reader;
+        "{} CREATE ROLE reader LOGIN; GRANT USAGE ON SCHEMA vecgrep_writers, {schema} TO reader;
          GRANT SELECT ON ALL TABLES IN SCHEMA vecgrep_writers, {schema} TO reader;
-         UPDATE {schema}.chunks SET start_line = 0 WHERE id = (SELECT min(id) FROM {schema}.chunks)"
+         UPDATE {schema}.chunks SET start_line = 0 WHERE id = (SELECT min(id) FROM {schema}.chunks)",
+        co_writer("other", &schema)
     ))
     .unwrap();
     let as_role = |role: &str, args: &[&str]| {
@@ -612,11 +621,8 @@ fn marked_damage_is_the_owners_to_rebuild_and_a_reader_that_cannot_mark_it_says_
     assert_eq!(verify(&mut shared(&t, &pg, "t", "vg-index"))["ok"], true);
     // Damage an open finds, which only a rebuild mends, is told to be the
     // owner's to rebuild: it failed on "must be owner of schema" (review 231).
-    pg.sql(&format!(
-        "GRANT USAGE ON SCHEMA {schema} TO other; GRANT ALL ON ALL TABLES IN SCHEMA {schema} TO other;
-         GRANT ALL ON ALL SEQUENCES IN SCHEMA {schema} TO other; ALTER TABLE {schema}.chunks DROP COLUMN end_line"
-    ))
-    .unwrap();
+    let dropped = format!("ALTER TABLE {schema}.chunks DROP COLUMN end_line");
+    pg.sql(&format!("{} {dropped}", co_writer_schema_grants("other", &schema))).unwrap();
     let o = as_role("other", &["--verify"]);
     assert!(stderr(&o).contains("run by the index's owner, rebuilds it"), "{}", stderr(&o));
     let o = as_role("other", &[]);
