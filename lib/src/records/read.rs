@@ -11,7 +11,7 @@ use super::{
     SkipRecord, StatsRecord, SummaryRecord, VerifyRecord, CONTRACT_VERSION,
 };
 use crate::project::shown::{clipped, words_clipped};
-use crate::project::MAX_TOP_K;
+use crate::project::{is_below_root, MAX_TOP_K};
 
 /// Why a line of input is not a usable record.
 #[derive(Debug, thiserror::Error)]
@@ -133,17 +133,12 @@ fn check_hit(hit: HitRecord, line: usize) -> Result<HitRecord, RecordError> {
     } else if hit.file.contains('\0') {
         // No path holds one, with a root or without; `--files -0` would cut the name at it.
         format!("file {:?} holds a NUL, which no path does", clipped(&hit.file, 80))
-    } else if hit.root.is_some() && !below_root(&hit.file) {
+    } else if hit.root.is_some() && !is_below_root(&hit.file) {
         format!("file {:?} is not a path below root", clipped(&hit.file, 80))
     } else {
         return Ok(hit);
     };
     Err(RecordError::BadHit { line, cause })
-}
-
-/// Whether `file` may be a record's path (`project::is_below_root`).
-fn below_root(file: &str) -> bool {
-    crate::project::is_below_root(file)
 }
 
 /// The real path of `file` under `root`, when it exists and its links,
@@ -165,7 +160,7 @@ fn check_commit(commit: CommitRecord, line: usize) -> Result<CommitRecord, Recor
         format!("root {:?} is not an absolute path", clipped(&commit.root, 80))
     } else if !crate::store::is_commit_id(&commit.sha) {
         format!("sha {:?} is not a commit id (lowercase hex)", clipped(&commit.sha, 80))
-    } else if let Some(path) = commit.paths.iter().map(String::as_str).chain(line_paths).find(|p| !below_root(p)) {
+    } else if let Some(path) = commit.paths.iter().map(String::as_str).chain(line_paths).find(|p| !is_below_root(p)) {
         format!("path {:?} is not a path below root", clipped(path, 80))
     } else {
         return Ok(commit);
