@@ -172,6 +172,31 @@ fn a_question_becomes_a_filtered_search_whose_hits_say_why() {
     assert!(!said(&r), "{r}");
 }
 
+/// A path written whole (`in /home/me/proj/src/net`) is read against the
+/// root, as a person means it; one outside the project is no filter, and
+/// a warning says so (audit 232: both were read as paths below the root,
+/// and the search found nothing).
+#[test]
+fn an_absolute_path_in_a_question_is_read_against_the_root() {
+    let t = mixed_project();
+    let root = t.path().canonicalize().unwrap();
+    let (o, r) = ask_json(&t, &[&format!("retry uploads in {}/src/net", root.display())]);
+    assert_code(&o, 0);
+    assert_eq!(r["query_plan"]["l0_filters"]["path_globs"], json!(["src/net/"]));
+    let found = paths(&r);
+    assert!(!found.is_empty() && found.iter().all(|p| p.starts_with("src/net/")), "{found:?}");
+    assert_eq!(r["warnings"], json!([]));
+    let (o, r) = ask_json(&t, &["retry uploads in /etc/ssl"]);
+    assert_code(&o, 0);
+    assert!(r["query_plan"]["l0_filters"]["path_globs"].is_null(), "{r}");
+    let warned = format!("a path filter was left out: /etc/ssl lies outside the project ({})", root.display());
+    assert_eq!(r["warnings"], json!([warned]));
+    // `--plan` says so on stderr, as each of its warnings.
+    let o = run(t.cmd("vg-ask", ".").args(["--plan", "--json", "--no-quiet", "retry uploads in /etc/ssl"]));
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("lies outside the project"), "{}", stderr(&o));
+}
+
 /// `vg-query --explain`'s reasoning of the hit in `file` for `query`.
 fn reasoning_of(t: &Tree, query: &str, file: &str) -> String {
     let o = run(t.cmd("vg-query", ".").args(["--explain", "--threshold", "-1", query]));

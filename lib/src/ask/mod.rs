@@ -19,6 +19,7 @@ mod response;
 mod rules;
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::Result;
@@ -29,7 +30,7 @@ pub use llm::plan_by_llm;
 pub use plan::{utc, Intent, L0Filters, PlanRecord, QueryPlan, ANSWER_SKILL, RULES_PLANNER_ID};
 pub use privacy::{allowed, chat_refused, embedding_refused, on_loopback, Allowed};
 pub use response::{AskResponse, Citation, HitMetadata, ResponseStats, SearchHit};
-pub use rules::{plan_by_rules, PlanContext};
+pub use rules::{plan_by_rules, plan_by_rules_noting, PlanContext};
 
 use crate::answer::{self, ChatClient, ChatSettings};
 use crate::concepts::Expansion;
@@ -111,6 +112,7 @@ impl From<anyhow::Error> for Unsearchable {
 /// (audit 195). A question that leaves the rules nothing is the asker's.
 pub fn searchable_plan(
     question: &str,
+    root: &Path,
     config: &ResolvedConfig,
     options: &AskOptions,
     expand: &dyn Fn(&str) -> Expansion,
@@ -122,14 +124,14 @@ pub fn searchable_plan(
         // said as of the question, not of the plan's field.
         search::check_query_with(&plan.l1_query_text, &expand(&plan.l1_query_text), mode).err()
     };
-    let (plan, mut warnings) = plan(question, config, options);
+    let (plan, mut warnings) = plan(question, root, config, options);
     let Some(why) = unsearchable(&plan) else { return Ok((plan, warnings)) };
     if config.planner != Planner::Llm || plan.planner_model_id == RULES_PLANNER_ID {
         return Err(Unsearchable::from(why).into());
     }
     warnings.push(format!("the LLM planner's plan was refused (l1_query_text: {why}); planned by rules"));
     let by_rules = ResolvedConfig { planner: Planner::Rules, ..config.clone() };
-    let (plan, more) = self::plan(question, &by_rules, options);
+    let (plan, more) = self::plan(question, root, &by_rules, options);
     warnings.extend(more);
     match unsearchable(&plan) {
         Some(why) => Err(Unsearchable::from(why).into()),
@@ -140,8 +142,9 @@ pub fn searchable_plan(
 /// The plan for `question`: the rules', or with `planner = "llm"` the chat
 /// model's when the mode allows asking it and its plan passes the check;
 /// with a warning for each thing that fell back.
-pub fn plan(question: &str, config: &ResolvedConfig, options: &AskOptions) -> (QueryPlan, Vec<String>) {
-    let (mut plan, mut warnings) = drafted_plan(question, config, options);
+/// An absolute path the question names is read against `root`.
+pub fn plan(question: &str, root: &Path, config: &ResolvedConfig, options: &AskOptions) -> (QueryPlan, Vec<String>) {
+    let (mut plan, mut warnings) = drafted_plan(question, root, config, options);
     let drafted = plan.l0_filters.clone();
     // The rules take paths from the question's words (`in ../../etc`);
     // a plan printed or run holds only filters the schema allows.
@@ -166,17 +169,22 @@ pub fn plan(question: &str, config: &ResolvedConfig, options: &AskOptions) -> (Q
 }
 
 /// The plan of the planner `config` chooses, unchecked, with warnings.
-fn drafted_plan(question: &str, config: &ResolvedConfig, options: &AskOptions) -> (QueryPlan, Vec<String>) {
+fn drafted_plan(
+    question: &str,
+    root: &Path,
+    config: &ResolvedConfig,
+    options: &AskOptions,
+) -> (QueryPlan, Vec<String>) {
     let mode = options.privacy_mode.unwrap_or(config.privacy_mode);
     let context = PlanContext {
         now: options.now,
+        root: Some(root),
         threshold: config.threshold_in(config.mode).at,
         threshold_set: config.threshold_set,
         context_hits: options.context_hits,
         privacy_mode: mode,
     };
-    let draft = plan_by_rules(question, &context);
-    let mut warnings = Vec::new();
+    let (draft, mut warnings) = plan_by_rules_noting(question, &context);
     if config.planner != Planner::Llm {
         return (draft, warnings);
     }
@@ -190,11 +198,12 @@ fn drafted_plan(question: &str, config: &ResolvedConfig, options: &AskOptions) -
     let planned = ChatClient::connect(&settings)
         .map_err(|e| crate::project::shown::error_line(&e))
         .and_then(|client| plan_by_llm(&client, question, &draft));
+    // The rules' notes are of the draft, which the model's plan replaces.
     match planned {
         // A threshold the user set is theirs: the model's 0.99 left none
         // of the hits the user asked for (`l2_top_k` is bounded alike).
-        Ok(plan) if config.threshold_set => (QueryPlan { l1_threshold: draft.l1_threshold, ..plan }, warnings),
-        Ok(plan) => (plan, warnings),
+        Ok(plan) if config.threshold_set => (QueryPlan { l1_threshold: draft.l1_threshold, ..plan }, Vec::new()),
+        Ok(plan) => (plan, Vec::new()),
         Err(why) => {
             warnings.push(format!("the LLM planner's plan was refused ({}); planned by rules", one_line(&why)));
             (draft, warnings)
@@ -215,7 +224,7 @@ pub fn ask(
 ) -> Result<AskResponse> {
     let started = Instant::now();
     search::check_query(question).map_err(Unsearchable::from)?;
-    let (plan, mut warnings) = searchable_plan(question, config, options, &|q| searcher.expand(q))?;
+    let (plan, mut warnings) = searchable_plan(question, &root.path, config, options, &|q| searcher.expand(q))?;
     plan.check().map_err(anyhow::Error::msg)?;
     let plan_ms = ms(started);
     let allowed = privacy::allowed(plan.privacy_mode, config);
