@@ -155,16 +155,16 @@ impl PgIndex {
     pub(super) fn open_for_writing(root: &ProjectRoot, rebuilt: &mut dyn FnMut(&str)) -> Result<PgIndex, StoreError> {
         let index = Self::connected(shared_of(root))?;
         connection::never_idle_out(&mut index.client.borrow_mut());
-        index.create_schema(rebuilt, true)?;
+        index.create_schema(rebuilt, false)?;
         Ok(index)
     }
 
     /// Open to write beside a running index run: created when missing, but
-    /// one of another version is an error here, not rebuilt.
+    /// one of another version, or damaged, is an error here, not rebuilt.
     pub(super) fn open_in_place(root: &ProjectRoot) -> Result<PgIndex, StoreError> {
         let index = Self::connected(shared_of(root))?;
         connection::never_idle_out(&mut index.client.borrow_mut());
-        index.create_schema(&mut |_| {}, false)?;
+        index.create_schema(&mut |_| {}, true)?;
         Ok(index)
     }
 

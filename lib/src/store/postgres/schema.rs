@@ -234,10 +234,12 @@ impl PgIndex {
 
     /// Make the schema and its tables when missing, or rebuild them when of
     /// another version (saying so to `rebuilt`), one opener at a time. A
-    /// writer that will run (`checks_marks`) also checks the whole index
-    /// when a reader marked damage, and rebuilds it if the damage is there;
-    /// one writing beside a run (a server's job state) leaves that to the run.
-    pub(super) fn create_schema(&self, rebuilt: &mut dyn FnMut(&str), checks_marks: bool) -> Result<(), StoreError> {
+    /// writer that will run also checks the whole index when a reader
+    /// marked damage, and rebuilds it if the damage is there. One writing
+    /// beside a run (`in_place`: a server's job state) leaves both to the
+    /// run: an index of another version or damaged is its error, never
+    /// dropped under a run that may be writing it.
+    pub(super) fn create_schema(&self, rebuilt: &mut dyn FnMut(&str), in_place: bool) -> Result<(), StoreError> {
         // pgvector may already be there for a role that cannot create it.
         if let Err(e) = self.batch("CREATE EXTENSION IF NOT EXISTS vector") {
             if self.row("SELECT 1 FROM pg_extension WHERE extname = 'vector'", &[])?.is_none() {
@@ -245,7 +247,7 @@ impl PgIndex {
             }
         }
         self.batch("BEGIN")?;
-        let made = self.create_schema_locked(rebuilt, checks_marks).and_then(|()| {
+        let made = self.create_schema_locked(rebuilt, in_place).and_then(|()| {
             super::writer_lock::check_still_held(&mut *self.client.borrow_mut(), &self.shared, &self.place)
         });
         self.batch(if made.is_ok() { "COMMIT" } else { "ROLLBACK" })?;
@@ -253,18 +255,19 @@ impl PgIndex {
         self.enter_schema()
     }
 
-    fn create_schema_locked(&self, rebuilt: &mut dyn FnMut(&str), checks_marks: bool) -> Result<(), StoreError> {
+    fn create_schema_locked(&self, rebuilt: &mut dyn FnMut(&str), in_place: bool) -> Result<(), StoreError> {
         self.row("SELECT pg_advisory_xact_lock(hashtext($1))", &[&self.schema])?;
         let exists = self.schema_exists()?;
         super::writers::claim(&mut *self.client.borrow_mut(), &self.shared, exists, &self.place)?;
         let why = if exists {
             self.enter_schema()?;
-            let marked = |()| if checks_marks { self.damage_if_marked() } else { Ok(None) };
+            let marked = |()| if in_place { Ok(None) } else { self.damage_if_marked() };
             match self.check_schema().and_then(marked) {
                 Ok(None) => {
                     self.add_term_stats()?;
                     return self.add_ctime();
                 }
+                Err(e) if in_place => return Err(e),
                 Ok(Some(cause)) => Some(format!("it is damaged: {cause}")),
                 Err(StoreError::OtherSchema { found, .. }) => Some(format!("it was built with schema {found}")),
                 Err(StoreError::Damaged { cause, .. }) => Some(format!("it is damaged: {cause}")),
@@ -273,7 +276,11 @@ impl PgIndex {
         } else {
             // The schema without its meta table: one transaction makes both,
             // so it was dropped since.
-            self.namespace_exists()?.then(|| "it is damaged: no such table: meta".to_string())
+            let meta_dropped = self.namespace_exists()?;
+            if meta_dropped && in_place {
+                return Err(StoreError::Damaged { path: self.place.clone(), cause: "no such table: meta".into() });
+            }
+            meta_dropped.then(|| "it is damaged: no such table: meta".to_string())
         };
         if let Some(why) = why {
             if let Some(owner) = self.owner_unless_ours()? {

@@ -11,7 +11,12 @@ pub(crate) use pg_server::PgServer;
 
 /// The index of `project` in `server`, open for writing.
 pub(crate) fn index(server: &PgServer, project: &str) -> PgIndex {
-    let root = ProjectRoot {
+    PgIndex::open_for_writing(&root(server, project), &mut |_| {}).unwrap()
+}
+
+/// A checkout whose index is that of `project` in `server`.
+pub(crate) fn root(server: &PgServer, project: &str) -> ProjectRoot {
+    ProjectRoot {
         path: server.dir.path().to_path_buf(),
         marker: RootMarker::None,
         shared: Some(SharedIndex {
@@ -20,6 +25,5 @@ pub(crate) fn index(server: &PgServer, project: &str) -> PgIndex {
             writer: "tests".into(),
             adopt: false,
         }),
-    };
-    PgIndex::open_for_writing(&root, &mut |_| {}).unwrap()
+    }
 }

@@ -448,6 +448,30 @@ mod tests {
         assert_eq!((files.len(), files["a.rs"].state.ctime_ns, files["a.rs"].chunks), (1, 0, 1), "kept, not rebuilt");
     }
 
+    /// A server writes a job's state beside a run that may hold the index:
+    /// one of another version, or damaged, is its error there, never
+    /// dropped and made anew under the run (as a run's own open does).
+    #[test]
+    fn an_index_opened_beside_a_run_is_never_rebuilt() {
+        use crate::store::postgres::PgIndex;
+        use crate::store::{FileWrite, IndexMeta, IndexReader, IndexWriter, StoreError};
+        let server = PgServer::start();
+        let mut index = test_server::index(&server, "beside");
+        index.reset(&IndexMeta::for_tests()).unwrap();
+        index.write_batch(&[FileWrite::of_texts("a.rs", &["body".into()], None)], &[], &[]).unwrap();
+        let root = test_server::root(&server, "beside");
+        index.batch("UPDATE meta SET value = '99' WHERE key = 'schema'").unwrap();
+        let opened = PgIndex::open_in_place(&root).err();
+        assert!(matches!(opened, Some(StoreError::OtherSchema { .. })), "{opened:?}");
+        assert_eq!(index.files(false).unwrap().len(), 1, "kept");
+        index.batch("DROP TABLE meta").unwrap();
+        let opened = PgIndex::open_in_place(&root).err();
+        assert!(matches!(&opened, Some(StoreError::Damaged { cause, .. }) if cause.contains("meta")), "{opened:?}");
+        assert_eq!(index.files(false).unwrap().len(), 1, "kept");
+        // A run's own open rebuilds it.
+        assert!(test_server::index(&server, "beside").files(false).unwrap().is_empty());
+    }
+
     #[test]
     fn a_fills_vectors_are_found_by_id() {
         let server = PgServer::start();
