@@ -633,6 +633,36 @@ fn marked_damage_is_the_owners_to_rebuild_and_a_reader_that_cannot_mark_it_says_
     assert_code(&run(&mut shared(&t, &pg, "t", "vg-index")), 0);
 }
 
+/// A member of the owning role rebuilds the index as the owner: made as
+/// itself, the schema and its tables became the member's, and an owner
+/// that is no superuser was then refused its own index (review 233).
+#[test]
+fn a_member_of_the_owning_role_rebuilds_the_index_as_the_owner() {
+    let pg = PgServer::start();
+    let t = sample_project();
+    assert_code(&run(&mut shared(&t, &pg, "t", "vg-index")), 0);
+    let schema = pg.sql("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'vg\\_%'").unwrap();
+    pg.sql(&format!("CREATE ROLE member LOGIN IN ROLE vecgrep; ALTER TABLE {schema}.chunks DROP COLUMN end_line"))
+        .unwrap();
+    let url = pg.url.replace("user=vecgrep", "user=member");
+    let o = run(t.cmd("vg-index", ".").args(["--store", &url, "--store-project", "t"]));
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("rebuilding the index of"), "{}", stderr(&o));
+    let owners = |what: &str| pg.sql(what).unwrap();
+    assert_eq!(
+        owners(&format!("SELECT pg_get_userbyid(nspowner) FROM pg_namespace WHERE nspname = '{schema}'")),
+        "vecgrep"
+    );
+    let tables = format!("SELECT string_agg(DISTINCT tableowner, ',') FROM pg_tables WHERE schemaname = '{schema}'");
+    assert_eq!(owners(&tables), "vecgrep");
+    // The session is the member's again once the index is made.
+    let o = run(t.cmd("vg-query", ".").args(["--store", &url, "--store-project", "t", "--no-index", "area"]));
+    assert_code(&o, 0);
+    let o = run(&mut shared(&t, &pg, "t", "vg-index"));
+    assert_code(&o, 0);
+    assert!(!stderr(&o).contains("rebuilding"), "{}", stderr(&o));
+}
+
 /// A run waiting for another's lock whose connection the server ends (a
 /// restart, a stop) says so with status 2: the broken pipe of the
 /// database's socket was taken for a closed stdout (`| head`), and the run

@@ -185,6 +185,18 @@ impl PgIndex {
         Ok(row.filter(|r| !r.get::<_, bool>(1)).map(|r| r.get(0)))
     }
 
+    /// The role that owns the project's schema when it is another than
+    /// this session's (which may act for it as a member, or a superuser).
+    fn owner_if_another(&self) -> Result<Option<String>, StoreError> {
+        let bare = self.schema.trim_matches('"');
+        let row = self.row(
+            "SELECT pg_get_userbyid(nspowner)::text FROM pg_namespace
+             WHERE nspname = $1 AND pg_get_userbyid(nspowner) <> current_user",
+            &[&bare],
+        )?;
+        Ok(row.map(|r| r.get(0)))
+    }
+
     /// What a role that may write the index but not drop it (another
     /// checkout's role, README) is told of damage only a rebuild mends: it
     /// tried to drop the schema and failed on "must be owner", every run
@@ -282,13 +294,30 @@ impl PgIndex {
             }
             meta_dropped.then(|| "it is damaged: no such table: meta".to_string())
         };
+        let mut made_for = None;
         if let Some(why) = why {
             if let Some(owner) = self.owner_unless_ours()? {
                 return Err(self.rebuild_needs_the_owner(&owner, &why));
             }
+            made_for = self.owner_if_another()?;
             rebuilt(&format!("rebuilding the index of {}: {why}", self.place.display()));
             self.batch(&format!("DROP SCHEMA {} CASCADE", self.schema))?;
         }
+        // A member of the owning role, or a superuser, rebuilds it as the
+        // owner: made as itself, the schema and tables became its own, and
+        // the owner's next run was refused (review 233).
+        if let Some(owner) = &made_for {
+            self.batch(&format!("SET LOCAL ROLE \"{}\"", owner.replace('"', "\"\"")))?;
+        }
+        self.make_tables()?;
+        if made_for.is_some() {
+            self.batch("RESET ROLE")?;
+        }
+        Ok(())
+    }
+
+    /// The project's schema and tables, made where there are none.
+    fn make_tables(&self) -> Result<(), StoreError> {
         self.batch(&format!("CREATE SCHEMA IF NOT EXISTS {}", self.schema)).map_err(needs_create_right)?;
         self.enter_schema()?;
         self.batch(TABLES)?;
