@@ -94,7 +94,7 @@ impl PgIndex {
     }
 
     /// The size of the vectors the HNSW index holds, if the project has one.
-    fn hnsw_dims(&self) -> Result<Option<i32>, StoreError> {
+    pub(super) fn hnsw_dims(&self) -> Result<Option<i32>, StoreError> {
         Ok(self.meta_value("hnsw_dims")?.and_then(|v| v.parse().ok()))
     }
 
@@ -102,13 +102,21 @@ impl PgIndex {
     /// vectors, and let this connection's searches walk it far enough and
     /// past what the scope filters out.
     pub(super) fn index_vectors_when_it_pays(&self) -> Result<(), StoreError> {
+        self.index_vectors_past(HNSW_MIN_VECTORS)
+    }
+
+    /// As `index_vectors_when_it_pays`, from `min` vectors.
+    pub(super) fn index_vectors_past(&self, min: i64) -> Result<(), StoreError> {
         if self.hnsw_dims()?.is_some() {
             return Ok(());
         }
         let Some(dims) = self.dims()?.map(|d| d as i32) else { return Ok(()) };
         let vectors: i64 =
             self.row("SELECT count(*) FROM chunks WHERE embedding IS NOT NULL", &[])?.map_or(0, |r| r.get(0));
-        if vectors < HNSW_MIN_VECTORS {
+        // Only the table's owner may index it: the run of another role that
+        // may write it (README's co-writers) failed on "must be owner". It
+        // leaves the graph to the owner's next run; searches scan until then.
+        if vectors < min || !self.may_index_chunks()? {
             return Ok(());
         }
         self.batch("SET maintenance_work_mem = '1GB'")?;
@@ -122,6 +130,18 @@ impl PgIndex {
         let reset = self.batch("RESET maintenance_work_mem");
         built?;
         reset
+    }
+
+    /// Whether this session may make an index on `chunks`: as its owner, a
+    /// member of the owning role, or a superuser.
+    fn may_index_chunks(&self) -> Result<bool, StoreError> {
+        let row = self.row(
+            "SELECT pg_has_role(current_user, relowner, 'USAGE')
+                    OR (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)
+             FROM pg_class WHERE oid = 'chunks'::regclass",
+            &[],
+        )?;
+        Ok(row.is_some_and(|r| r.get(0)))
     }
 
     /// Settings for a reading connection's searches: through the HNSW

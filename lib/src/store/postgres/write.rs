@@ -390,6 +390,7 @@ fn add_to_meta(tx: &mut Transaction<'_>, key: &str, n: i64) -> Result<(), postgr
 #[cfg(test)]
 mod tests {
     use crate::store::postgres::test_server::{self, PgServer};
+    use crate::store::postgres::PgIndex;
 
     #[test]
     fn a_restatic_told_to_stop_keeps_the_previous_tables_vectors_and_meta() {
@@ -453,7 +454,6 @@ mod tests {
     /// dropped and made anew under the run (as a run's own open does).
     #[test]
     fn an_index_opened_beside_a_run_is_never_rebuilt() {
-        use crate::store::postgres::PgIndex;
         use crate::store::{FileWrite, IndexMeta, IndexReader, IndexWriter, StoreError};
         let server = PgServer::start();
         let mut index = test_server::index(&server, "beside");
@@ -470,6 +470,38 @@ mod tests {
         assert_eq!(index.files(false).unwrap().len(), 1, "kept");
         // A run's own open rebuilds it.
         assert!(test_server::index(&server, "beside").files(false).unwrap().is_empty());
+    }
+
+    /// The HNSW graph is the owning role's to make: a co-writer's run
+    /// (README's grants) that passed the count failed on "must be owner of
+    /// table chunks" (review 233), and now leaves it to the owner's.
+    #[test]
+    fn only_a_role_that_owns_the_chunks_makes_their_graph() {
+        use crate::store::{FileWrite, IndexMeta, IndexWriter};
+        let server = PgServer::start();
+        let mut index = test_server::index(&server, "graph");
+        index.reset(&IndexMeta::for_tests()).unwrap();
+        let mut file = FileWrite::of_texts("a.py", &["one".into(), "two".into()], None);
+        file = file.filled(|i| (0..4).map(|d| if d == i { 1.0 } else { 0.0 }).collect());
+        index.write_batch(&[file], &[], &[]).unwrap();
+        index.set_dims(4).unwrap();
+        let schema = index.schema.trim_matches('"').to_string();
+        server
+            .sql(&format!(
+                "CREATE ROLE other LOGIN; GRANT USAGE ON SCHEMA vecgrep_writers TO other;
+                 GRANT SELECT, INSERT ON ALL TABLES IN SCHEMA vecgrep_writers TO other;
+                 GRANT USAGE ON SCHEMA {schema} TO other; GRANT ALL ON ALL TABLES IN SCHEMA {schema} TO other;
+                 GRANT ALL ON ALL SEQUENCES IN SCHEMA {schema} TO other;"
+            ))
+            .unwrap();
+        let mut root = test_server::root(&server, "graph");
+        let shared = root.shared.as_mut().unwrap();
+        shared.url = shared.url.replace("user=vecgrep", "user=other");
+        let other = PgIndex::open_for_writing(&root, &mut |_| {}).unwrap();
+        other.index_vectors_past(1).unwrap();
+        assert_eq!(other.hnsw_dims().unwrap(), None, "left to the owner");
+        index.index_vectors_past(1).unwrap();
+        assert_eq!(index.hnsw_dims().unwrap(), Some(4));
     }
 
     #[test]
