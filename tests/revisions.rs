@@ -204,7 +204,8 @@ fn crafted_commit(tree: &Tree, entries: &[(&str, &str)]) -> String {
     commit
 }
 
-/// An entry whose name holds a `/` or is `..` is left out and said, and
+/// An entry whose name holds a `/` or is `..` is left out and said (its
+/// `skip` record's path the name as found, spec/ndjson.md), and
 /// the entries after it keep their paths (audit 214: gix's recorder moved
 /// `main.py` to `src/main.py`, and after `../x.py` dropped every entry,
 /// the revision complete with 0 files).
@@ -220,8 +221,11 @@ fn a_crafted_trees_bad_names_are_said_and_its_other_entries_keep_their_paths() {
         let files: Vec<&str> = of_type(&recs, "file").iter().map(|f| f["file"].as_str().unwrap()).collect();
         assert_eq!(files, ["main.py"], "{bad}: {}", stdout(&o));
         let skip = of_type(&recs, "skip")[0].clone();
-        assert_eq!(skip["file"], format!("{bad:?}"), "{skip}");
-        assert!(skip["message"].as_str().unwrap().contains("which no checkout holds"), "{skip}");
+        // The name as found, which the sentence quotes (audit 234: the
+        // record's path held the quotes, and matched no entry).
+        assert_eq!(skip["file"], bad, "{skip}");
+        let said = format!("an entry named {bad:?}, which no checkout holds");
+        assert!(skip["message"].as_str().unwrap().contains(&said), "{skip}");
     }
     // The log reads it too, with no .git/index to build one from its tree.
     assert!(!tree.path().join(".git/index").exists());

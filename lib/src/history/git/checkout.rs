@@ -102,12 +102,14 @@ impl GitRepo {
             let Some(rel_dir) = (if at_root { Some(&b""[..]) } else { self.root_relative_bytes(dir) }) else {
                 continue;
             };
-            let name = format!("{:?}", name.to_str_lossy());
+            // The record's path is the name as found; the sentence quotes it
+            // (`..`, a name holding a slash), which the path must not (audit 234).
+            let name = name.to_str_lossy();
             let path = match rel_dir.is_empty() {
-                true => name.clone(),
+                true => name.to_string(),
                 false => format!("{}/{name}", rel_dir.to_str_lossy()),
             };
-            let why = format!("an entry named {name}, which no checkout holds, is left out");
+            let why = format!("an entry named {name:?}, which no checkout holds, is left out");
             skips.push(Skip { path, reason: SkipReason::Error(why) });
         }
         skips
