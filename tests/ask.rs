@@ -173,9 +173,12 @@ fn a_question_becomes_a_filtered_search_whose_hits_say_why() {
 }
 
 /// A path written whole (`in /home/me/proj/src/net`) is read against the
-/// root, as a person means it; one outside the project is no filter, and
-/// a warning says so (audit 232: both were read as paths below the root,
-/// and the search found nothing).
+/// root, as a person means it, whichever planner wrote it; one not in the
+/// project is no filter, a warning says so, and a question of filters
+/// alone then searches its words rather than list every file the rest
+/// admit (audit 232 and review 236: read as paths below the root, they
+/// matched nothing; left out by the rules, `files in /var/log except
+/// tests` listed every file but the tests).
 #[test]
 fn an_absolute_path_in_a_question_is_read_against_the_root() {
     let t = mixed_project();
@@ -189,12 +192,27 @@ fn an_absolute_path_in_a_question_is_read_against_the_root() {
     let (o, r) = ask_json(&t, &["retry uploads in /etc/ssl"]);
     assert_code(&o, 0);
     assert!(r["query_plan"]["l0_filters"]["path_globs"].is_null(), "{r}");
-    let warned = format!("a path filter was left out: /etc/ssl lies outside the project ({})", root.display());
+    let warned = format!("a path filter was left out: /etc/ssl/ is not in the project ({})", root.display());
     assert_eq!(r["warnings"], json!([warned]));
+    let (_, r) = ask_json(&t, &["files in /etc/ssl except tests"]);
+    assert_eq!(r["query_plan"]["intent"], "search", "{r}");
+    assert!(r["query_plan"]["l1_threshold"].as_f64().unwrap() > 0.0, "{r}");
     // `--plan` says so on stderr, as each of its warnings.
     let o = run(t.cmd("vg-ask", ".").args(["--plan", "--json", "--no-quiet", "retry uploads in /etc/ssl"]));
     assert_code(&o, 0);
-    assert!(stderr(&o).contains("lies outside the project"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("is not in the project"), "{}", stderr(&o));
+    // A chat model's plan is read so too.
+    let glob = format!("{}/src/net/", root.display());
+    let planner = planner_replying(
+        json!({"intent": "search", "l1_query_text": "retry uploads", "l0_filters": {"path_globs": [glob, "/var/log/"]}}),
+    );
+    let o = run(t
+        .cmd("vg-ask", ".")
+        .args(["--plan", "--json", "--no-quiet", "--planner", "llm", "--llm-url", &planner, "--llm-model", "m"])
+        .arg("retry uploads"));
+    assert_code(&o, 0);
+    assert_eq!(records(&o)[0]["l0_filters"]["path_globs"], json!(["src/net/"]), "{}", stdout(&o));
+    assert!(stderr(&o).contains("/var/log/ is not in the project"), "{}", stderr(&o));
 }
 
 /// `vg-query --explain`'s reasoning of the hit in `file` for `query`.

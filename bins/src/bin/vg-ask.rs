@@ -135,8 +135,7 @@ fn print_plan(question: &str, inv: &Invocation, options: &AskOptions, json: bool
     // The plan an ask would run: an LLM plan it could not search falls back
     // to the rules', said so (review 198: --plan printed it as it was).
     let (concepts, _) = vecgrep::concepts::load(&inv.root);
-    let (plan, warnings) =
-        ask::searchable_plan(question, &inv.root.path, &inv.config, options, &|q| concepts.expand(q))?;
+    let (plan, warnings) = ask::searchable_plan(question, &inv.root, &inv.config, options, &|q| concepts.expand(q))?;
     for w in &warnings {
         note(TOOL, inv.config.quiet, w);
     }

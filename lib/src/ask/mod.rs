@@ -13,13 +13,13 @@ mod human;
 mod lexicon;
 mod live;
 mod llm;
+mod places;
 mod plan;
 mod privacy;
 mod response;
 mod rules;
 
 use std::collections::HashMap;
-use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::Result;
@@ -30,7 +30,7 @@ pub use llm::plan_by_llm;
 pub use plan::{utc, Intent, L0Filters, PlanRecord, QueryPlan, ANSWER_SKILL, RULES_PLANNER_ID};
 pub use privacy::{allowed, chat_refused, embedding_refused, on_loopback, Allowed};
 pub use response::{AskResponse, Citation, HitMetadata, ResponseStats, SearchHit};
-pub use rules::{plan_by_rules, plan_by_rules_noting, PlanContext};
+pub use rules::{plan_by_rules, PlanContext};
 
 use crate::answer::{self, ChatClient, ChatSettings};
 use crate::concepts::Expansion;
@@ -112,7 +112,7 @@ impl From<anyhow::Error> for Unsearchable {
 /// (audit 195). A question that leaves the rules nothing is the asker's.
 pub fn searchable_plan(
     question: &str,
-    root: &Path,
+    root: &ProjectRoot,
     config: &ResolvedConfig,
     options: &AskOptions,
     expand: &dyn Fn(&str) -> Expansion,
@@ -141,10 +141,18 @@ pub fn searchable_plan(
 
 /// The plan for `question`: the rules', or with `planner = "llm"` the chat
 /// model's when the mode allows asking it and its plan passes the check;
-/// with a warning for each thing that fell back.
-/// An absolute path the question names is read against `root`.
-pub fn plan(question: &str, root: &Path, config: &ResolvedConfig, options: &AskOptions) -> (QueryPlan, Vec<String>) {
-    let (mut plan, mut warnings) = drafted_plan(question, root, config, options);
+/// with a warning for each thing that fell back. A path written from `/`
+/// is read against `root` (`places`), whichever planner wrote it.
+pub fn plan(
+    question: &str,
+    root: &ProjectRoot,
+    config: &ResolvedConfig,
+    options: &AskOptions,
+) -> (QueryPlan, Vec<String>) {
+    let (mut plan, mut warnings) = drafted_plan(question, config, options);
+    let outside = places::read_against_root(&mut plan.l0_filters, root);
+    let left_out = !outside.is_empty();
+    warnings.extend(outside);
     let drafted = plan.l0_filters.clone();
     // The rules take paths from the question's words (`in ../../etc`);
     // a plan printed or run holds only filters the schema allows.
@@ -161,7 +169,7 @@ pub fn plan(question: &str, root: &Path, config: &ResolvedConfig, options: &AskO
     // A plan of nothing but filters lists what they admit at no threshold:
     // with one of them left out (`files in ../secret except tests`) it
     // listed what the question never asked for. It searches instead.
-    if plan.l0_filters != drafted && plan.intent == Intent::List && !config.threshold_set {
+    if (left_out || plan.l0_filters != drafted) && plan.intent == Intent::List && !config.threshold_set {
         plan.intent = Intent::Search;
         plan.l1_threshold = plan.l1_threshold.max(config.threshold_in(config.mode).at);
     }
@@ -169,22 +177,17 @@ pub fn plan(question: &str, root: &Path, config: &ResolvedConfig, options: &AskO
 }
 
 /// The plan of the planner `config` chooses, unchecked, with warnings.
-fn drafted_plan(
-    question: &str,
-    root: &Path,
-    config: &ResolvedConfig,
-    options: &AskOptions,
-) -> (QueryPlan, Vec<String>) {
+fn drafted_plan(question: &str, config: &ResolvedConfig, options: &AskOptions) -> (QueryPlan, Vec<String>) {
     let mode = options.privacy_mode.unwrap_or(config.privacy_mode);
     let context = PlanContext {
         now: options.now,
-        root: Some(root),
         threshold: config.threshold_in(config.mode).at,
         threshold_set: config.threshold_set,
         context_hits: options.context_hits,
         privacy_mode: mode,
     };
-    let (draft, mut warnings) = plan_by_rules_noting(question, &context);
+    let draft = plan_by_rules(question, &context);
+    let mut warnings = Vec::new();
     if config.planner != Planner::Llm {
         return (draft, warnings);
     }
@@ -198,12 +201,11 @@ fn drafted_plan(
     let planned = ChatClient::connect(&settings)
         .map_err(|e| crate::project::shown::error_line(&e))
         .and_then(|client| plan_by_llm(&client, question, &draft));
-    // The rules' notes are of the draft, which the model's plan replaces.
     match planned {
         // A threshold the user set is theirs: the model's 0.99 left none
         // of the hits the user asked for (`l2_top_k` is bounded alike).
-        Ok(plan) if config.threshold_set => (QueryPlan { l1_threshold: draft.l1_threshold, ..plan }, Vec::new()),
-        Ok(plan) => (plan, Vec::new()),
+        Ok(plan) if config.threshold_set => (QueryPlan { l1_threshold: draft.l1_threshold, ..plan }, warnings),
+        Ok(plan) => (plan, warnings),
         Err(why) => {
             warnings.push(format!("the LLM planner's plan was refused ({}); planned by rules", one_line(&why)));
             (draft, warnings)
@@ -224,7 +226,7 @@ pub fn ask(
 ) -> Result<AskResponse> {
     let started = Instant::now();
     search::check_query(question).map_err(Unsearchable::from)?;
-    let (plan, mut warnings) = searchable_plan(question, &root.path, config, options, &|q| searcher.expand(q))?;
+    let (plan, mut warnings) = searchable_plan(question, root, config, options, &|q| searcher.expand(q))?;
     plan.check().map_err(anyhow::Error::msg)?;
     let plan_ms = ms(started);
     let allowed = privacy::allowed(plan.privacy_mode, config);

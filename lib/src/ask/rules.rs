@@ -10,7 +10,6 @@
 //! the question's shape (`explain`, `where is X defined`, `which files`).
 //! `tests` below holds the table of phrasings the rules are held to.
 
-use std::path::Path;
 use std::sync::LazyLock;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -26,13 +25,9 @@ use crate::search::parse_when;
 
 /// What a plan is made with besides the question.
 #[derive(Clone, Copy, Debug)]
-pub struct PlanContext<'a> {
+pub struct PlanContext {
     /// The moment "this week" and "yesterday" count from.
     pub now: SystemTime,
-    /// The project's root, against which an absolute path in the question
-    /// (`files in /home/me/proj/src`) is read; none, every path is read
-    /// from the root.
-    pub root: Option<&'a Path>,
     /// The config's threshold, the plan's `l1_threshold`.
     pub threshold: f32,
     /// Whether a flag or a config file set it: a question of nothing but
@@ -72,25 +67,13 @@ fn re(pattern: &str) -> Regex {
 }
 
 /// The plan the rules make of `question`.
-pub fn plan_by_rules(question: &str, ctx: &PlanContext<'_>) -> QueryPlan {
-    plan_by_rules_noting(question, ctx).0
-}
-
-/// The plan the rules make of `question`, with a note for each path it
-/// names that lies outside the project (a filter the plan leaves out).
-pub fn plan_by_rules_noting(question: &str, ctx: &PlanContext<'_>) -> (QueryPlan, Vec<String>) {
+pub fn plan_by_rules(question: &str, ctx: &PlanContext) -> QueryPlan {
     // Control characters (a pasted newline, an escape) become spaces: what
     // is searched for is one line a person can read.
     let spaced: String = question.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
     let raw = spaced.split_whitespace().collect::<Vec<_>>().join(" ");
     let raw = raw.as_str();
-    let mut work = Work {
-        text: format!(" {} ", normalized(raw)),
-        filters: L0Filters::default(),
-        now: ctx.now,
-        root: ctx.root,
-        notes: Vec::new(),
-    };
+    let mut work = Work { text: format!(" {} ", normalized(raw)), filters: L0Filters::default(), now: ctx.now };
     work.times();
     work.sizes();
     work.exclusions();
@@ -124,7 +107,7 @@ pub fn plan_by_rules_noting(question: &str, ctx: &PlanContext<'_>) -> (QueryPlan
     // order them, they cut none (a cosine of "python files changed this
     // week" with any code is below every threshold, and nothing came back).
     let only_filters = no_topic && filtered && intent == Intent::List;
-    let plan = QueryPlan {
+    QueryPlan {
         intent,
         l0_filters: work.filters,
         l1_query_text,
@@ -135,8 +118,7 @@ pub fn plan_by_rules_noting(question: &str, ctx: &PlanContext<'_>) -> (QueryPlan
         privacy_mode: ctx.privacy_mode,
         raw_user_text: question.trim().to_string(),
         planner_model_id: RULES_PLANNER_ID.to_string(),
-    };
-    (plan, work.notes)
+    }
 }
 
 /// A question of how or where something is done, by a verb of leaving out.
@@ -167,16 +149,13 @@ fn before(f: &mut L0Filters, at: String) {
 }
 
 /// The question as the rules work through it, and the filters taken so far.
-struct Work<'a> {
+struct Work {
     text: String,
     filters: L0Filters,
     now: SystemTime,
-    root: Option<&'a Path>,
-    /// Why a path the question names is no filter.
-    notes: Vec<String>,
 }
 
-impl Work<'_> {
+impl Work {
     /// Every match of `rule` handed to `take`, which returns the text to
     /// leave in its place (`MARK`, and any words it matched only to see
     /// where they end), or None to leave the match as it was.
@@ -410,17 +389,15 @@ impl Work<'_> {
             f.exclude_globs.extend(listed?.into_iter().flatten().map(|e| format!("*{e}")));
             Some(MARK.into())
         });
-        let (root, mut outside) = (self.root, Vec::new());
         self.take(&DIRS, |c, f, _| {
             for item in ITEM.find_iter(&c[1]).map(|d| d.as_str()) {
                 match extensions_written(item) {
                     Some(extensions) => f.exclude_globs.extend(extensions.iter().map(|e| format!("*{e}"))),
-                    None => add_glob(&mut f.exclude_globs, &mut outside, path_glob(item, root)),
+                    None => f.exclude_globs.push(dir_glob(item)),
                 }
             }
             Some(MARK.into())
         });
-        self.notes.extend(outside);
     }
 
     /// A list whose items are of several kinds ("vendor/ and *.md", "tests
@@ -444,7 +421,6 @@ impl Work<'_> {
                 language_names()
             ))
         });
-        let (root, mut outside) = (self.root, Vec::new());
         self.take(&MIXED, |c, f, _| {
             for item in MIXED_ITEM.find_iter(&c[1]).map(|m| m.as_str()) {
                 let word = item.trim_end_matches('/').to_ascii_lowercase();
@@ -455,12 +431,11 @@ impl Work<'_> {
                 } else if !item.contains('/') && !extensions_of(&word).is_empty() {
                     f.exclude_globs.extend(extensions_of(&word).iter().map(|e| format!("*{e}")));
                 } else {
-                    add_glob(&mut f.exclude_globs, &mut outside, path_glob(item, root));
+                    f.exclude_globs.push(dir_glob(item));
                 }
             }
             Some(MARK.into())
         });
-        self.notes.extend(outside);
     }
 
     fn tests(&mut self) {
@@ -553,12 +528,10 @@ impl Work<'_> {
         });
         static NAMED_FILES: LazyLock<Regex> =
             LazyLock::new(|| re(r"\bfiles?\s+(?:named|called|matching)\s+`?([\w.*?-]+)`?"));
-        let (root, mut outside) = (self.root, Vec::new());
         self.take(&SLASHED, |c, f, _| {
-            add_glob(&mut f.path_globs, &mut outside, path_glob(&c[1], root));
+            f.path_globs.push(dir_glob(&c[1]));
             Some(MARK.into())
         });
-        self.notes.extend(outside);
         self.take(&NAMED_DIR, |c, f, _| {
             f.path_globs.push(format!("{}/", &c[1]));
             Some(MARK.into())
@@ -592,39 +565,11 @@ fn extensions_written(item: &str) -> Option<Vec<String>> {
     listed.split('/').map(|one| ONE.captures(one).map(|c| format!(".{}", c[1].to_ascii_lowercase()))).collect()
 }
 
-/// The glob of a path written in a question: one from the root, as
-/// `dir_glob` reads it, or, given the root, an absolute path read against
-/// it (`/home/me/proj/src` → `src/`; the root itself is every file, no
-/// glob). An absolute path below no directory of the root's (`/etc/ssl`)
-/// lies outside the project: Err says so, and the plan leaves it out.
-fn path_glob(written: &str, root: Option<&Path>) -> Result<Option<String>, String> {
-    let Some(root) = root.filter(|_| written.starts_with('/')) else { return Ok(Some(dir_glob(written))) };
-    let path = Path::new(written);
-    let below = |p: &Path| p.strip_prefix(root).ok().map(|rest| rest.to_string_lossy().into_owned());
-    // Through a link the root's own path may be spelled another way.
-    let rest = below(path).or_else(|| below(&std::fs::canonicalize(path).ok()?));
-    let first = path.components().nth(1).map(|c| c.as_os_str().to_owned()).unwrap_or_default();
-    match rest {
-        Some(rest) if rest.is_empty() => Ok(None),
-        Some(rest) => Ok(Some(dir_glob(&rest))),
-        // `/src/net` where the root has `src`: the root's, as ever.
-        None if !first.is_empty() && root.join(&first).symlink_metadata().is_ok() => Ok(Some(dir_glob(written))),
-        None => Err(format!("a path filter was left out: {written} lies outside the project ({})", root.display())),
-    }
-}
-
-/// A path's glob added to `globs`, or why it is none to `notes`.
-fn add_glob(globs: &mut Vec<String>, notes: &mut Vec<String>, glob: Result<Option<String>, String>) {
-    match glob {
-        Ok(glob) => globs.extend(glob),
-        Err(why) => notes.push(why),
-    }
-}
-
 /// A directory as a glob from the root: `./src/net` → `src/net/`; a path
-/// naming a file or holding a wildcard is taken as it is.
+/// naming a file or holding a wildcard is taken as it is. One written from
+/// `/` keeps its slash: `ask::places` reads it against the root.
 fn dir_glob(path: &str) -> String {
-    let path = path.trim_start_matches("./").trim_start_matches('/');
+    let path = path.trim_matches('`').trim_start_matches("./");
     let last = path.trim_end_matches('/').rsplit('/').next().unwrap_or_default();
     if path.contains('*') || (last.contains('.') && !path.ends_with('/')) {
         path.to_string()
@@ -840,10 +785,9 @@ mod tests {
     /// 2026-05-20 12:00:00 UTC, a Wednesday.
     const NOW: u64 = 1_779_278_400;
 
-    fn ctx() -> PlanContext<'static> {
+    fn ctx() -> PlanContext {
         PlanContext {
             now: UNIX_EPOCH + Duration::from_secs(NOW),
-            root: None,
             threshold: 0.3,
             threshold_set: false,
             context_hits: 5,
@@ -941,7 +885,7 @@ mod tests {
                 ("authentication except node_modules", "search | authentication | excl=node_modules/".into()),
                 // A path's closing slash is the path's, not left in the words searched.
                 ("retry logic except in vendor/", "search | retry logic | excl=vendor/".into()),
-                ("retry logic except in /vendor/", "search | retry logic | excl=vendor/".into()),
+                ("retry logic except in /vendor/", "search | retry logic | excl=/vendor/".into()),
                 ("retry logic except in vendor/ and docs/", "search | retry logic | excl=vendor/,docs/".into()),
                 ("setup steps except in *.md", "search | setup steps | excl=*.md".into()),
                 ("setup steps, not *.md or *.txt files", "search | setup steps | excl=*.md,*.txt".into()),
@@ -1265,32 +1209,5 @@ mod tests {
         let p = plan_by_rules("retry uploads", &ctx());
         assert!(!p.requires_l2 && p.l2_skills.is_empty());
         assert_eq!((p.l1_threshold, p.l2_top_k), (0.3, 5));
-    }
-
-    #[test]
-    fn an_absolute_path_is_read_against_the_root_and_one_outside_it_is_no_filter() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        std::fs::create_dir_all(root.join("src/net")).unwrap();
-        let at = |q: &str| plan_by_rules_noting(q, &PlanContext { root: Some(&root), ..ctx() });
-        let r = root.display();
-        let (plan, notes) = at(&format!("retry uploads in {r}/src/net"));
-        assert_eq!((plan.l0_filters.path_globs, notes), (vec!["src/net/".to_string()], vec![]));
-        assert_eq!(plan.l1_query_text, "retry uploads");
-        let (plan, notes) = at(&format!("retry uploads in {r}/src/net/mod.rs"));
-        assert_eq!((plan.l0_filters.path_globs, notes.len()), (vec!["src/net/mod.rs".to_string()], 0));
-        // The root itself is every file.
-        let (plan, notes) = at(&format!("retry uploads in {r}/"));
-        assert!(plan.l0_filters.is_empty() && notes.is_empty(), "{plan:?} {notes:?}");
-        // A directory of the root's, written from `/`, is the root's as ever.
-        assert_eq!(at("retry in /src/net").0.l0_filters.path_globs, ["src/net/"]);
-        let (plan, notes) = at("retry uploads in /etc/ssl");
-        assert!(plan.l0_filters.is_empty(), "{plan:?}");
-        assert_eq!(notes, [format!("a path filter was left out: /etc/ssl lies outside the project ({r})")]);
-        assert_eq!(plan.l1_query_text, "retry uploads");
-        let (plan, notes) = at(&format!("retry uploads excluding {r}/src/net and /etc/ssl"));
-        assert_eq!((plan.l0_filters.exclude_globs, notes.len()), (vec!["src/net/".to_string()], 1));
-        // Knowing no root, every path is the root's.
-        assert_eq!(plan_by_rules("retry in /etc/ssl", &ctx()).l0_filters.path_globs, ["etc/ssl/"]);
     }
 }
