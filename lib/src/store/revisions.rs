@@ -287,7 +287,14 @@ pub fn submodules(root: &ProjectRoot) -> Vec<String> {
 
 /// Record the submodules the tree of revision root `root` held.
 pub fn record_submodules(root: &ProjectRoot, paths: &[String]) -> Result<(), StoreError> {
-    write_whole(root, &root.data_dir().join(SUBMODULES), &paths.join("\n"))
+    write_whole(root, &root.data_dir().join(SUBMODULES), &as_lines(paths))
+}
+
+/// `entries` one a line, a line break within one written `\n`: a tree's
+/// names may hold them, and the name `a\nforged: line` made two entries of
+/// one (review 236).
+fn as_lines(entries: &[String]) -> String {
+    entries.iter().map(|e| e.replace('\n', "\\n").replace('\r', "\\r")).collect::<Vec<_>>().join("\n")
 }
 
 /// The file beside a revision's (or label's) index that lists the entries
@@ -303,7 +310,7 @@ pub fn unwritten(root: &ProjectRoot) -> Vec<String> {
 
 /// Record the entries `unwritten` lists for revision root `root`.
 pub fn record_unwritten(root: &ProjectRoot, unwritten: &[String]) -> Result<(), StoreError> {
-    write_whole(root, &root.data_dir().join(UNWRITTEN), &unwritten.join("\n"))
+    write_whole(root, &root.data_dir().join(UNWRITTEN), &as_lines(unwritten))
 }
 
 /// The lines of file `name` beside revision root `root`'s index; none when
@@ -402,6 +409,19 @@ mod tests {
 
     const A: &str = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
     const B: &str = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+
+    #[test]
+    fn an_entry_with_a_line_break_is_one_line_of_the_lists() {
+        let dir = tempfile::tempdir().unwrap();
+        let root =
+            ProjectRoot { path: dir.path().to_path_buf(), marker: crate::project::RootMarker::None, shared: None };
+        std::fs::create_dir(root.data_dir()).unwrap();
+        let entries = ["a/b\nforged: line".to_string(), "c\r.rs: why".to_string()];
+        record_unwritten(&root, &entries).unwrap();
+        assert_eq!(unwritten(&root), ["a/b\\nforged: line", "c\\r.rs: why"]);
+        record_submodules(&root, &entries[..1]).unwrap();
+        assert_eq!(submodules(&root).len(), 1);
+    }
 
     #[test]
     fn a_revisions_damaged_index_is_rebuilt_by_indexing_the_revision_not_by_clearing_all() {
