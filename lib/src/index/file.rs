@@ -41,6 +41,9 @@ pub(super) enum Prepared {
 pub(super) enum Read {
     Done(Prepared),
     Embed(EmbedJob),
+    /// The bytes as stored: its chunks are kept once what the index keeps
+    /// of them is found made of its text (`kept`), else it is embedded.
+    Same(EmbedJob),
 }
 
 /// Read and hash one new or changed file: skip it, note that only its stat
@@ -101,11 +104,12 @@ pub(super) fn read_file(
     let ctime_ns = if stamps.changed_while_read { 0 } else { settled(stamps.ctime_ns, read_at) };
     let hash = blake3::hash(&bytes).as_bytes().to_vec();
     let state = FileState { size, mtime_ns, hash, ctime_ns };
-    if previous.is_some_and(|p| p.state.hash == state.hash && (!full || p.holes == Some(0))) {
-        return Read::Done(Prepared::Touch(state));
+    let same = previous.is_some_and(|p| p.state.hash == state.hash && (!full || p.holes == Some(0)));
+    let job = EmbedJob { rel: f.rel.clone(), state, text: crate::project::decode_text(bytes) };
+    match same {
+        true => Read::Same(job),
+        false => Read::Embed(job),
     }
-    let text = crate::project::decode_text(bytes);
-    Read::Embed(EmbedJob { rel: f.rel.clone(), state, text })
 }
 
 /// How long before a read a file's last change must be for its status-change

@@ -22,6 +22,7 @@ use crate::store::{self, IndexMeta, IndexReader, IndexWriter};
 
 mod embedders;
 mod file;
+mod kept;
 mod pipeline;
 mod plan;
 pub(crate) use plan::wanted_static_table;

@@ -10,12 +10,12 @@ use std::sync::Arc;
 use anyhow::{anyhow, Context, Result};
 
 use super::embedders::EmbedderPool;
-use super::file::{read_file, Confinement, KnownVectors, Prepared, Read};
+use super::file::{read_file, Confinement, EmbedJob, KnownVectors, Prepared, Read};
 use super::workers::Workers;
 use super::{FileOutcome, IndexObserver, IndexRequest, IndexSummary, RunProgress};
 use crate::embed::Embedder;
 use crate::project::{Skip, WalkedFile};
-use crate::store::{FileState, FileWrite, IndexWriter, StoredFile};
+use crate::store::{FileState, FileWrite, IndexReader, IndexWriter, StoredFile};
 
 /// Chunks written per transaction: bounds the work lost to a kill.
 const WRITE_BATCH_CHUNKS: usize = 256;
@@ -150,11 +150,16 @@ impl Pipeline<'_, '_> {
                 break;
             }
             let f = self.work[self.next_read];
-            match read_file(f, self.stored.get(&f.rel), self.req.config, self.full, &self.confined) {
-                Read::Done(prepared) => {
+            let read = match read_file(f, self.stored.get(&f.rel), self.req.config, self.full, &self.confined) {
+                Read::Done(prepared) => Ok(prepared),
+                Read::Embed(job) => Err(job),
+                Read::Same(job) => kept_or_made_again(store.as_reader(), job, obs)?,
+            };
+            match read {
+                Ok(prepared) => {
                     self.ready.insert(self.next_read, prepared);
                 }
-                Read::Embed(job) => {
+                Err(job) => {
                     if self.workers.is_none() {
                         match self.start_workers(store, embedders, obs) {
                             Ok(workers) => self.workers = Some(workers),
@@ -277,6 +282,25 @@ impl Pipeline<'_, '_> {
 
 /// The vectors about to be stored must have the size of those stored: a
 /// server may answer for the same model name with another model.
+/// A file whose bytes are as stored keeps its chunks (Ok, only its stat
+/// data written) when what the index keeps of them is made of its text;
+/// otherwise they are made again from it (Err, the job to embed), and
+/// said: the index showed text that no file holds (audit 235).
+fn kept_or_made_again(
+    store: &dyn IndexReader,
+    job: EmbedJob,
+    obs: &mut dyn IndexObserver,
+) -> Result<Result<Prepared, EmbedJob>> {
+    let kept = store.kept_chunks(&job.rel)?;
+    Ok(match super::kept::not_made_of(&job.rel, &job.text, &kept) {
+        None => Ok(Prepared::Touch(job.state)),
+        Some(why) => {
+            obs.note(&format!("{}: {why}; its chunks are made again from the file", job.rel));
+            Err(job)
+        }
+    })
+}
+
 fn check_dims(store: &mut dyn IndexWriter, embedders: &[Box<dyn Embedder>]) -> Result<()> {
     let Some(dims) = embedders.first().map(|e| e.dims()) else { return Ok(()) };
     match store.dims()? {

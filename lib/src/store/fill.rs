@@ -12,18 +12,25 @@ pub(super) struct StoredChunk {
     pub(super) lines: (i64, i64),
     pub(super) embed_key: Option<Vec<u8>>,
     pub(super) names: String,
+    /// Its text and what is embedded with it: a row that holds text of its
+    /// own beside the true key (an index that came with the checkout, audit
+    /// 235) is replaced, not kept.
+    pub(super) text: String,
+    pub(super) around: String,
     pub(super) has_static: bool,
     /// Without the model's vector.
     pub(super) hole: bool,
 }
 
 impl StoredChunk {
-    /// Whether the row is `c` but for the model's vector: the same lines
-    /// and embedded text (of a file of the same hash), names and tier.
+    /// Whether the row is `c` but for the model's vector: the same lines,
+    /// text and embedded text (of a file of the same hash), names and tier.
     fn holds(&self, c: &ChunkWrite) -> bool {
         self.lines == (c.chunk.start_line as i64, c.chunk.end_line as i64)
             && self.embed_key.as_deref() == Some(&c.embed_key[..])
             && self.names == c.names
+            && self.text == c.chunk.text
+            && self.around == c.around
             && self.has_static == c.static_vector.is_some()
     }
 }

@@ -138,6 +138,10 @@ pub trait IndexReader: Send {
     /// file; asked per result, a file of thousands of chunks was read again
     /// for each (`-k 6000` over one 6.7 MB file: 36 s).
     fn chunk_spans(&self, file: &str) -> Result<Vec<(usize, usize)>, StoreError>;
+    /// What is kept of each chunk of `file` that its text decides, in the
+    /// order it was written: for a run that finds the file's bytes as
+    /// stored to check that the rest agrees (`index::kept`).
+    fn kept_chunks(&self, file: &str) -> Result<Vec<KeptChunk>, StoreError>;
     /// Hand every stored vector to `visit`, in path and line order, from one
     /// state of the index; returns that state's generation.
     fn each_vector(&self, visit: &mut dyn FnMut(VectorRow<'_>)) -> Result<i64, StoreError>;

@@ -244,6 +244,18 @@ pub struct StoredChunk {
     pub text: String,
 }
 
+/// What the index keeps of a chunk that its file's text decides.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeptChunk {
+    pub start_line: usize,
+    pub end_line: usize,
+    pub text: String,
+    /// `chunk::Context::around`.
+    pub around: String,
+    /// `chunk::Context::names`, space-separated.
+    pub names: String,
+}
+
 /// An index run asked for (vg-serve's `POST /v1/index/start`), kept in the
 /// index so that a restarted server still answers for it.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -8,8 +8,8 @@ use postgres::types::ToSql;
 
 use super::PgIndex;
 use crate::store::{
-    cosine_of_row, ChunkId, FileState, IndexJob, IndexReader, IndexStats, JobState, Scope, Snapshot, StoreError,
-    StoredChunk, StoredFile, VectorCounts, VectorRow, WordTotals,
+    cosine_of_row, ChunkId, FileState, IndexJob, IndexReader, IndexStats, JobState, KeptChunk, Scope, Snapshot,
+    StoreError, StoredChunk, StoredFile, VectorCounts, VectorRow, WordTotals,
 };
 
 impl PgIndex {
@@ -207,6 +207,24 @@ impl IndexReader for PgIndex {
             &[&file],
         )?;
         Ok(rows.iter().map(|r| (r.get::<_, i32>(0).max(0) as usize, r.get::<_, i32>(1).max(0) as usize)).collect())
+    }
+
+    fn kept_chunks(&self, file: &str) -> Result<Vec<KeptChunk>, StoreError> {
+        let rows = self.rows(
+            "SELECT c.start_line, c.end_line, c.text, c.around, c.names FROM chunks c
+             JOIN files f ON f.id = c.file_id WHERE f.path = $1 ORDER BY c.id",
+            &[&file],
+        )?;
+        Ok(rows
+            .iter()
+            .map(|r| KeptChunk {
+                start_line: r.get::<_, i32>(0).max(0) as usize,
+                end_line: r.get::<_, i32>(1).max(0) as usize,
+                text: r.get(2),
+                around: r.get(3),
+                names: r.get(4),
+            })
+            .collect())
     }
 
     fn each_vector(&self, visit: &mut dyn FnMut(VectorRow<'_>)) -> Result<i64, StoreError> {

@@ -342,7 +342,8 @@ impl Batch {
 fn fill_in_place(tx: &mut Transaction<'_>, file_id: i64, w: &FileWrite) -> Result<bool, postgres::Error> {
     let stored: Vec<StoredChunk> = tx
         .query(
-            "SELECT id, start_line, end_line, embed_key, names, static_embedding IS NOT NULL, embedding IS NULL
+            "SELECT id, start_line, end_line, embed_key, names, static_embedding IS NOT NULL, embedding IS NULL,
+                    text, around
              FROM chunks WHERE file_id = $1 ORDER BY id",
             &[&file_id],
         )?
@@ -352,6 +353,8 @@ fn fill_in_place(tx: &mut Transaction<'_>, file_id: i64, w: &FileWrite) -> Resul
             lines: (r.get::<_, i32>(1).into(), r.get::<_, i32>(2).into()),
             embed_key: r.get(3),
             names: r.get(4),
+            text: r.get(7),
+            around: r.get(8),
             has_static: r.get(5),
             hole: r.get(6),
         })

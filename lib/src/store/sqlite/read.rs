@@ -7,8 +7,8 @@ use rusqlite::{params, OptionalExtension};
 use super::codes::Coded;
 use super::{blob_floats, vector_to_blob, SqliteIndex};
 use crate::store::{
-    cosine_of_row, ChunkId, IndexJob, IndexReader, IndexStats, Scope, Snapshot, StoreError, StoredChunk, StoredFile,
-    VectorCounts, VectorRow, WordTotals,
+    cosine_of_row, ChunkId, IndexJob, IndexReader, IndexStats, KeptChunk, Scope, Snapshot, StoreError, StoredChunk,
+    StoredFile, VectorCounts, VectorRow, WordTotals,
 };
 
 impl IndexReader for SqliteIndex {
@@ -284,6 +284,27 @@ impl IndexReader for SqliteIndex {
             .and_then(|mut s| {
                 s.query_map([file], |r| Ok((r.get::<_, i64>(0)?.max(0) as usize, r.get::<_, i64>(1)?.max(0) as usize)))?
                     .collect()
+            })
+            .map_err(|e| self.damaged(e))
+    }
+
+    fn kept_chunks(&self, file: &str) -> Result<Vec<KeptChunk>, StoreError> {
+        self.conn
+            .prepare_cached(
+                "SELECT c.start_line, c.end_line, c.text, c.around, c.names FROM chunks c
+                 JOIN files f ON f.id = c.file_id WHERE f.path = ?1 ORDER BY c.id",
+            )
+            .and_then(|mut s| {
+                s.query_map([file], |r| {
+                    Ok(KeptChunk {
+                        start_line: r.get::<_, i64>(0)?.max(0) as usize,
+                        end_line: r.get::<_, i64>(1)?.max(0) as usize,
+                        text: r.get(2)?,
+                        around: r.get(3)?,
+                        names: r.get(4)?,
+                    })
+                })?
+                .collect()
             })
             .map_err(|e| self.damaged(e))
     }

@@ -240,7 +240,8 @@ impl<'tx, 'w> Batch<'tx, 'w> {
             touch: tx.prepare_cached("UPDATE files SET size = ?2, mtime_ns = ?3, ctime_ns = ?4 WHERE path = ?1")?,
             find: tx.prepare_cached("SELECT id, hash FROM files WHERE path = ?1")?,
             stored_chunks: tx.prepare_cached(
-                "SELECT id, start_line, end_line, embed_key, names, static_embedding IS NOT NULL, embedding IS NULL
+                "SELECT id, start_line, end_line, embed_key, names, static_embedding IS NOT NULL, embedding IS NULL,
+                        text, around
                  FROM chunks WHERE file_id = ?1 ORDER BY id",
             )?,
             fill_vector: tx.prepare_cached("UPDATE chunks SET embedding = ?2 WHERE id = ?1")?,
@@ -330,6 +331,8 @@ impl<'tx, 'w> Batch<'tx, 'w> {
                     lines: (r.get(1)?, r.get(2)?),
                     embed_key: r.get(3)?,
                     names: r.get(4)?,
+                    text: r.get(7)?,
+                    around: r.get(8)?,
                     has_static: r.get(5)?,
                     hole: r.get(6)?,
                 })
