@@ -528,7 +528,7 @@ complete -c vecgrep -l force-answer -d 'Ask even when the results look like they
 complete -c vecgrep -l learn -d 'Write the concepts the answer bridges (a query word the code lacks, and the identifiers the answer names for it that the results hold) to .vecgrep/kg/learned.md, for a person to review'
 complete -c vecgrep -l with-diff -d 'Index the lines each commit changed and search them beside the messages'
 complete -c vecgrep -l diffs-only -d 'Search only the lines commits changed, not their messages (indexes them as --with-diff does)'
-complete -c vecgrep -s L -l follow -d 'Follow symbolic links, but only to targets inside the paths walked (the PATHs given, else the current directory; for a server, the paths it serves): a link out of them is skipped, a linked directory never walked'
+complete -c vecgrep -s L -l follow -d 'Follow symbolic links, but only to targets inside the paths walked (the PATHs given, else the current directory; for a server, the paths it serves), never into .git, .hg, .jj or .vecgrep: a link out of them is skipped, a linked directory never walked'
 complete -c vecgrep -l hidden -d 'Include hidden files and directories'
 complete -c vecgrep -l no-ignore -d 'Do not respect .gitignore, .ignore or .vecgrepignore files'
 complete -c vecgrep -l no-quiet -d 'Undo --quiet (and a config file\'s quiet = true) for this run'

@@ -479,7 +479,7 @@ complete -c vg-ask -l no-index -d 'Search the existing index as it is; do not up
 complete -c vg-ask -l skip-outside-root -d 'Skip PATHS outside the project root instead of failing'
 complete -c vg-ask -l force-answer -d 'Ask even when the results look like they answer the query'
 complete -c vg-ask -l learn -d 'Write the concepts the answer bridges (a query word the code lacks, and the identifiers the answer names for it that the results hold) to .vecgrep/kg/learned.md, for a person to review'
-complete -c vg-ask -s L -l follow -d 'Follow symbolic links, but only to targets inside the paths walked (the PATHs given, else the current directory; for a server, the paths it serves): a link out of them is skipped, a linked directory never walked'
+complete -c vg-ask -s L -l follow -d 'Follow symbolic links, but only to targets inside the paths walked (the PATHs given, else the current directory; for a server, the paths it serves), never into .git, .hg, .jj or .vecgrep: a link out of them is skipped, a linked directory never walked'
 complete -c vg-ask -l hidden -d 'Include hidden files and directories'
 complete -c vg-ask -l no-ignore -d 'Do not respect .gitignore, .ignore or .vecgrepignore files'
 complete -c vg-ask -l no-quiet -d 'Undo --quiet (and a config file\'s quiet = true) for this run'

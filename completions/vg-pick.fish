@@ -472,7 +472,7 @@ complete -c vg-pick -l changed-before -d 'Only files modified before WHEN: a spa
 complete -c vg-pick -s S -l size -d 'Only files of at least (+SIZE) or at most (-SIZE) bytes, e.g. +10k, -1M (k, m, g: powers of 1000; ki, mi, gi: of 1024); repeatable. As fd\'s -S, not ripgrep\'s --smart-case: matching by meaning and by words ignores case already' -r
 complete -c vg-pick -s E -l exclude -d 'Leave files matching GLOB out of the results (gitignore syntax, from the root: tests/, *_test.go, /vendor); repeatable, up to 1024 times and 64 KiB in all. Unlike -g, they stay indexed' -r
 complete -c vg-pick -l skip-outside-root -d 'Skip PATHS outside the project root instead of failing'
-complete -c vg-pick -s L -l follow -d 'Follow symbolic links, but only to targets inside the paths walked (the PATHs given, else the current directory; for a server, the paths it serves): a link out of them is skipped, a linked directory never walked'
+complete -c vg-pick -s L -l follow -d 'Follow symbolic links, but only to targets inside the paths walked (the PATHs given, else the current directory; for a server, the paths it serves), never into .git, .hg, .jj or .vecgrep: a link out of them is skipped, a linked directory never walked'
 complete -c vg-pick -l hidden -d 'Include hidden files and directories'
 complete -c vg-pick -l no-ignore -d 'Do not respect .gitignore, .ignore or .vecgrepignore files'
 complete -c vg-pick -l no-full-index -d 'Undo --full-index (and a config file\'s full_index = true) for this run'

@@ -482,7 +482,7 @@ complete -c vg-query -l reindex -d 'Rebuild the index from scratch before search
 complete -c vg-query -l skip-outside-root -d 'Skip PATHS outside the project root instead of failing'
 complete -c vg-query -l judge -d 'End with a judgement record: whether the hits look like they answer the query, and why not'
 complete -c vg-query -l explain -d 'Say in each hit record why it ranked where it did (`reasoning`): its place by meaning and by words, the words and names it matched, a concept it mentions, and what its file did to its place'
-complete -c vg-query -s L -l follow -d 'Follow symbolic links, but only to targets inside the paths walked (the PATHs given, else the current directory; for a server, the paths it serves): a link out of them is skipped, a linked directory never walked'
+complete -c vg-query -s L -l follow -d 'Follow symbolic links, but only to targets inside the paths walked (the PATHs given, else the current directory; for a server, the paths it serves), never into .git, .hg, .jj or .vecgrep: a link out of them is skipped, a linked directory never walked'
 complete -c vg-query -l hidden -d 'Include hidden files and directories'
 complete -c vg-query -l no-ignore -d 'Do not respect .gitignore, .ignore or .vecgrepignore files'
 complete -c vg-query -l no-quiet -d 'Undo --quiet (and a config file\'s quiet = true) for this run'

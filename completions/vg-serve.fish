@@ -471,7 +471,7 @@ complete -c vg-serve -l max-depth -d 'Descend at most NUM levels below each path
 complete -c vg-serve -l ignore-file -d 'Also read ignore rules from PATH (gitignore syntax); repeatable' -r -F
 complete -c vg-serve -l max-filesize -d 'Skip files larger than SIZE: bytes, or with K, M or G (KiB, MiB, GiB) as ripgrep reads it: 512K, 10M [config: max_filesize; default: 1048576]' -r
 complete -c vg-serve -l skip-outside-root -d 'Skip PATHS outside the project root instead of failing'
-complete -c vg-serve -s L -l follow -d 'Follow symbolic links, but only to targets inside the paths walked (the PATHs given, else the current directory; for a server, the paths it serves): a link out of them is skipped, a linked directory never walked'
+complete -c vg-serve -s L -l follow -d 'Follow symbolic links, but only to targets inside the paths walked (the PATHs given, else the current directory; for a server, the paths it serves), never into .git, .hg, .jj or .vecgrep: a link out of them is skipped, a linked directory never walked'
 complete -c vg-serve -l hidden -d 'Include hidden files and directories'
 complete -c vg-serve -l no-ignore -d 'Do not respect .gitignore, .ignore or .vecgrepignore files'
 complete -c vg-serve -l no-full-index -d 'Undo --full-index (and a config file\'s full_index = true) for this run'

@@ -1847,6 +1847,36 @@ fn followed_links_never_walk_out_of_the_root_or_the_paths_given() {
     assert_eq!(reason("src/docs"), Some(serde_json::Value::from("outside_paths")), "{}", stdout(&o));
 }
 
+/// A link into `.git` (or `.vecgrep`) leads where no walk goes: with
+/// `--follow` its target is a skip, never indexed (audit 235: a repository
+/// shipping `notes -> .git` had `.git/config`, credentials and all, indexed
+/// and served to agents).
+#[test]
+fn followed_links_never_lead_into_the_directories_no_walk_enters() {
+    let t = sample_project();
+    t.write(".git/config", "[remote \"origin\"]\n\turl = https://alice:ghp_SECRETTOKEN@example.org/p.git\n");
+    std::os::unix::fs::symlink(".git", t.path().join("notes")).unwrap();
+    std::os::unix::fs::symlink(".git/config", t.path().join("cfg.txt")).unwrap();
+    std::os::unix::fs::symlink(".vecgrep", t.path().join("data")).unwrap();
+    let o = run(t.cmd("vg-index", ".").arg("--follow"));
+    assert_code(&o, 0);
+    let skipped =
+        |f: &str| of_type(&records(&o), "skip").iter().any(|s| s["file"] == f && s["reason"] == "outside_paths");
+    assert!(skipped("notes") && skipped("cfg.txt") && skipped("data"), "{}", stdout(&o));
+    assert!(!stdout(&o).contains("config\""), "{}", stdout(&o));
+    let o = run(t.cmd("vecgrep", ".").args([
+        "--follow",
+        "--json",
+        "--threshold",
+        "-1",
+        "-k",
+        "100",
+        "ghp_SECRETTOKEN alice",
+    ]));
+    let files: Vec<String> = records(&o).iter().map(|h| h["file"].as_str().unwrap_or_default().to_string()).collect();
+    assert!(!files.is_empty() && files.iter().all(|f| !f.starts_with("notes") && f != "cfg.txt"), "{files:?}");
+}
+
 /// Issue 42: a repository's own config may make a run smaller than the
 /// defaults, not larger (a 3 MB file once became 60,001 chunks), unless
 /// the user trusts it.

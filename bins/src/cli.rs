@@ -23,7 +23,7 @@ pub struct WalkArgs {
     /// Descend at most NUM levels below each path, as rg: 1 takes only the files directly in a directory, 2 those in its subdirectories too, 0 only the paths that are files themselves.
     #[arg(long, value_name = "NUM", value_parser = parse_count, allow_negative_numbers = true)]
     pub max_depth: Option<usize>,
-    /// Follow symbolic links, but only to targets inside the paths walked (the PATHs given, else the current directory; for a server, the paths it serves): a link out of them is skipped, a linked directory never walked.
+    /// Follow symbolic links, but only to targets inside the paths walked (the PATHs given, else the current directory; for a server, the paths it serves), never into .git, .hg, .jj or .vecgrep: a link out of them is skipped, a linked directory never walked.
     #[arg(short = 'L', long)]
     pub follow: bool,
     /// Include hidden files and directories.

@@ -255,9 +255,13 @@ impl Bounds {
             Ok(real) => real,
             Err(e) => return Some(SkipReason::Error(e.to_string())),
         };
+        let never_walked =
+            || real.strip_prefix(&self.root).ok().and_then(|rel| rel.to_str()).is_some_and(in_always_excluded_dir);
         if !real.starts_with(&self.root) {
             Some(SkipReason::OutsideRoot)
-        } else if !self.paths.iter().any(|p| real.starts_with(p)) {
+        } else if !self.paths.iter().any(|p| real.starts_with(p)) || never_walked() {
+            // A link into `.git` leads where no walk goes: its config and
+            // hooks were indexed and served (audit 235).
             Some(SkipReason::OutsidePaths)
         } else {
             None
