@@ -573,6 +573,15 @@ fn a_writer_that_may_not_add_the_ctime_column_is_told_who_may() {
     assert_code(&o, 0);
     assert!(!stderr(&o).contains("rebuilding"), "{}", stderr(&o));
     assert_code(&as_other(), 0);
+    // So with the word bounds' table (review 236: "permission denied for schema").
+    pg.sql(&format!("DROP TABLE {schema}.term_stats; DELETE FROM {schema}.meta WHERE key = 'term_stats_at'")).unwrap();
+    let o = as_other();
+    assert_code(&o, 2);
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains("only its owner, role vecgrep, may add their table"), "{}", stderr(&o));
+    assert_code(&run(&mut shared(&t, &pg, "t", "vg-index")), 0);
+    pg.sql(&co_writer_schema_grants("other", &schema)).unwrap();
+    assert_code(&as_other(), 0);
 }
 
 /// Damage `--verify` marked is rebuilt by the owner's next run; a role the
@@ -661,6 +670,24 @@ fn a_member_of_the_owning_role_rebuilds_the_index_as_the_owner() {
     let o = run(&mut shared(&t, &pg, "t", "vg-index"));
     assert_code(&o, 0);
     assert!(!stderr(&o).contains("rebuilding"), "{}", stderr(&o));
+    // A table an older index lacks is made as the owner too (review 236:
+    // the member's term_stats locked a non-superuser owner out).
+    pg.sql(&format!("DROP TABLE {schema}.term_stats; DELETE FROM {schema}.meta WHERE key = 'term_stats_at'")).unwrap();
+    assert_code(&run(t.cmd("vg-index", ".").args(["--store", &url, "--store-project", "t"])), 0);
+    let owner = format!("SELECT tableowner FROM pg_tables WHERE schemaname = '{schema}' AND tablename = 'term_stats'");
+    assert_eq!(owners(&owner), "vecgrep");
+    // A member that may not act as the owner (no SET) rebuilds nothing:
+    // it made the schema anew as its own.
+    pg.sql(&format!("CREATE ROLE noset LOGIN; GRANT vecgrep TO noset WITH SET FALSE; ALTER TABLE {schema}.chunks DROP COLUMN end_line"))
+        .unwrap();
+    let url = pg.url.replace("user=vecgrep", "user=noset");
+    let o = run(t.cmd("vg-index", ".").args(["--store", &url, "--store-project", "t"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("only its owner, role vecgrep, may rebuild it"), "{}", stderr(&o));
+    assert_eq!(
+        owners(&format!("SELECT pg_get_userbyid(nspowner) FROM pg_namespace WHERE nspname = '{schema}'")),
+        "vecgrep"
+    );
 }
 
 /// A run waiting for another's lock whose connection the server ends (a

@@ -99,6 +99,15 @@ impl PgIndex {
         if self.has_table("term_stats")? {
             return Ok(());
         }
+        // Another role's run, one that may write the index but not add to
+        // its schema, failed on "permission denied for schema".
+        if let Some(owner) = self.owner_if_another()? {
+            let cause = format!(
+                "this index was made before vecgrep kept each word's bounds, and only its owner, role {owner}, \
+                 may add their table: run vg-index once as {owner}"
+            );
+            return Err(StoreError::Backend { path: self.place.clone(), source: cause.into() });
+        }
         self.batch(super::term_stats::TABLE)
     }
 
@@ -185,8 +194,28 @@ impl PgIndex {
         Ok(row.filter(|r| !r.get::<_, bool>(1)).map(|r| r.get(0)))
     }
 
+    /// When the project's schema is another role's that this session may
+    /// act as (a member that may SET it, or a superuser), act as it until
+    /// the transaction ends; that owner, if so.
+    fn act_for_owner(&self) -> Result<Option<String>, StoreError> {
+        let bare = self.schema.trim_matches('"');
+        // pg_has_role's SET (PostgreSQL 16) is what SET ROLE asks; before
+        // it, membership was.
+        let row = self.row(
+            "SELECT pg_get_userbyid(n.nspowner)::text,
+                    coalesce((SELECT rolsuper FROM pg_roles WHERE rolname = current_user), false)
+                    OR pg_has_role(current_user, n.nspowner,
+                        CASE WHEN current_setting('server_version_num')::int >= 160000 THEN 'SET' ELSE 'MEMBER' END)
+             FROM pg_namespace n WHERE n.nspname = $1 AND pg_get_userbyid(n.nspowner) <> current_user",
+            &[&bare],
+        )?;
+        let Some(owner) = row.filter(|r| r.get::<_, bool>(1)).map(|r| r.get::<_, String>(0)) else { return Ok(None) };
+        self.batch(&format!("SET LOCAL ROLE \"{}\"", owner.replace('"', "\"\"")))?;
+        Ok(Some(owner))
+    }
+
     /// The role that owns the project's schema when it is another than
-    /// this session's (which may act for it as a member, or a superuser).
+    /// the one this session acts as.
     fn owner_if_another(&self) -> Result<Option<String>, StoreError> {
         let bare = self.schema.trim_matches('"');
         let row = self.row(
@@ -271,6 +300,28 @@ impl PgIndex {
         self.row("SELECT pg_advisory_xact_lock(hashtext($1))", &[&self.schema])?;
         let exists = self.schema_exists()?;
         super::writers::claim(&mut *self.client.borrow_mut(), &self.shared, exists, &self.place)?;
+        // A member of the owning role, or a superuser, makes what it makes
+        // in the project's schema as the owner: made as itself, a rebuilt
+        // schema, or a table added to an older index, became its own, and
+        // an owner that is no superuser was refused them (reviews 233, 236).
+        let acting_for = self.act_for_owner()?;
+        self.check_or_make(rebuilt, in_place, exists, acting_for.as_deref())?;
+        if acting_for.is_some() {
+            self.batch("RESET ROLE")?;
+        }
+        Ok(())
+    }
+
+    /// The project's schema as it is, brought up to this version's
+    /// additions, or made anew (see `create_schema`); `acting_for`, the
+    /// owner this session acts as.
+    fn check_or_make(
+        &self,
+        rebuilt: &mut dyn FnMut(&str),
+        in_place: bool,
+        exists: bool,
+        acting_for: Option<&str>,
+    ) -> Result<(), StoreError> {
         let why = if exists {
             self.enter_schema()?;
             let marked = |()| if in_place { Ok(None) } else { self.damage_if_marked() };
@@ -294,31 +345,23 @@ impl PgIndex {
             }
             meta_dropped.then(|| "it is damaged: no such table: meta".to_string())
         };
-        let mut made_for = None;
         if let Some(why) = why {
-            if let Some(owner) = self.owner_unless_ours()? {
+            // Only the owner drops it: a role it cannot act as would make the
+            // schema anew as its own (review 236: a member without SET).
+            if let Some(owner) = self.owner_if_another()? {
                 return Err(self.rebuild_needs_the_owner(&owner, &why));
             }
-            made_for = self.owner_if_another()?;
             rebuilt(&format!("rebuilding the index of {}: {why}", self.place.display()));
             self.batch(&format!("DROP SCHEMA {} CASCADE", self.schema))?;
         }
-        // A member of the owning role, or a superuser, rebuilds it as the
-        // owner: made as itself, the schema and tables became its own, and
-        // the owner's next run was refused (review 233).
-        if let Some(owner) = &made_for {
-            self.batch(&format!("SET LOCAL ROLE \"{}\"", owner.replace('"', "\"\"")))?;
-        }
-        self.make_tables()?;
-        if made_for.is_some() {
-            self.batch("RESET ROLE")?;
-        }
-        Ok(())
+        self.make_tables(acting_for)
     }
 
-    /// The project's schema and tables, made where there are none.
-    fn make_tables(&self) -> Result<(), StoreError> {
-        self.batch(&format!("CREATE SCHEMA IF NOT EXISTS {}", self.schema)).map_err(needs_create_right)?;
+    /// The project's schema and tables, made where there are none (as
+    /// `acting_for`, when this session acts as the owner).
+    fn make_tables(&self, acting_for: Option<&str>) -> Result<(), StoreError> {
+        let created = self.batch(&format!("CREATE SCHEMA IF NOT EXISTS {}", self.schema));
+        created.map_err(|e| needs_create_right(e, acting_for))?;
         self.enter_schema()?;
         self.batch(TABLES)?;
         self.batch(super::term_stats::TABLE)?;
@@ -332,7 +375,7 @@ impl PgIndex {
 
 /// A refused `CREATE SCHEMA` with what the role lacks: making the writers'
 /// schema by hand (README) is not enough, as each project is a schema.
-fn needs_create_right(e: StoreError) -> StoreError {
+fn needs_create_right(e: StoreError, acting_for: Option<&str>) -> StoreError {
     let StoreError::Backend { path, source } = e else { return e };
     let refused = source
         .downcast_ref::<postgres::Error>()
@@ -340,8 +383,14 @@ fn needs_create_right(e: StoreError) -> StoreError {
         .filter(|db| *db.code() == postgres::error::SqlState::INSUFFICIENT_PRIVILEGE)
         .map(|db| db.message().to_string());
     let Some(refused) = refused else { return StoreError::Backend { path, source } };
+    let role = match acting_for {
+        // A superuser or member rebuilding it does so as the owner, which
+        // lacks the right: the owner is the role to name (review 236).
+        Some(owner) => format!("role {owner}, which owns the index and as which it is made,"),
+        None => "the role".to_string(),
+    };
     let why = format!(
-        "{refused}: each project's index is a schema of its own, so the role needs CREATE on the database \
+        "{refused}: each project's index is a schema of its own, so {role} needs CREATE on the database \
          (GRANT CREATE ON DATABASE ... TO ...)"
     );
     StoreError::Backend { path, source: why.into() }

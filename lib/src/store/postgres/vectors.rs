@@ -14,6 +14,10 @@ use crate::store::{cosine_of_row, ChunkId, IndexReader, Scope, StoreError};
 /// the SQLite backend's.
 const HNSW_MIN_VECTORS: i64 = 50_000;
 
+/// The meta key a co-writer's run leaves when the project is past
+/// `HNSW_MIN_VECTORS` and the graph is the owner's to make.
+const GRAPH_WANTED: &str = "hnsw_left_to_owner";
+
 /// How many candidates an HNSW search keeps while it walks the graph;
 /// more finds more of the true nearest at more cost. Searches ask for at
 /// most a few hundred.
@@ -113,23 +117,61 @@ impl PgIndex {
         let Some(dims) = self.dims()?.map(|d| d as i32) else { return Ok(()) };
         let vectors: i64 =
             self.row("SELECT count(*) FROM chunks WHERE embedding IS NOT NULL", &[])?.map_or(0, |r| r.get(0));
+        if vectors < min {
+            return Ok(());
+        }
         // Only the table's owner may index it: the run of another role that
         // may write it (README's co-writers) failed on "must be owner". It
-        // leaves the graph to the owner's next run; searches scan until then.
-        if vectors < min || !self.may_index_chunks()? {
-            return Ok(());
+        // leaves the graph to the owner's next run, which a mark asks of
+        // even when it changes nothing; searches scan until then.
+        if !self.may_index_chunks()? {
+            return self
+                .batch(&format!("INSERT INTO meta VALUES ('{GRAPH_WANTED}', '1') ON CONFLICT (key) DO NOTHING"));
         }
         self.batch("SET maintenance_work_mem = '1GB'")?;
         let built = self.in_transaction(|tx| {
             tx.batch_execute(&format!(
                 "CREATE INDEX IF NOT EXISTS chunks_embedding_hnsw ON chunks
                      USING hnsw ((embedding::vector({dims})) vector_cosine_ops);
-                 INSERT INTO meta VALUES ('hnsw_dims', '{dims}') ON CONFLICT (key) DO UPDATE SET value = '{dims}';"
+                 INSERT INTO meta VALUES ('hnsw_dims', '{dims}') ON CONFLICT (key) DO UPDATE SET value = '{dims}';
+                 DELETE FROM meta WHERE key = '{GRAPH_WANTED}';"
             ))
         });
         let reset = self.batch("RESET maintenance_work_mem");
         built?;
         reset
+    }
+
+    /// The graph a co-writer's run left to the owner's, made now if this
+    /// run may (`index_vectors_past`).
+    pub(super) fn make_the_graph_left_to_the_owner(&self) -> Result<(), StoreError> {
+        self.make_the_graph_left_past(HNSW_MIN_VECTORS)
+    }
+
+    /// As `make_the_graph_left_to_the_owner`, from `min` vectors.
+    pub(super) fn make_the_graph_left_past(&self, min: i64) -> Result<(), StoreError> {
+        match self.meta_value(GRAPH_WANTED)? {
+            Some(_) if self.may_index_chunks()? => self.index_vectors_past(min),
+            _ => Ok(()),
+        }
+    }
+
+    /// Why a rebuild would fail dropping the HNSW graph, if it would: only
+    /// its owner may (review 236: a co-writer's `--chunk-size` run failed
+    /// on "must be owner of index chunks_embedding_hnsw").
+    pub(super) fn graph_needs_the_owner(&self) -> Result<Option<String>, StoreError> {
+        let row = self.row(
+            "SELECT pg_get_userbyid(relowner)::text FROM pg_class WHERE oid = to_regclass('chunks_embedding_hnsw')",
+            &[],
+        )?;
+        let Some(owner) = row.map(|r| r.get::<_, String>(0)) else { return Ok(None) };
+        if self.may_index_chunks()? {
+            return Ok(None);
+        }
+        Ok(Some(format!(
+            "rebuilding the index drops its HNSW graph, which only its owner, role {owner}, may do: \
+             run vg-index once as {owner}"
+        )))
     }
 
     /// Whether this session may make an index on `chunks`: as its owner, a

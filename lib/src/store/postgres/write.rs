@@ -18,6 +18,9 @@ impl IndexWriter for PgIndex {
     }
 
     fn reset(&mut self, meta: &IndexMeta) -> Result<(), StoreError> {
+        if let Some(why) = self.graph_needs_the_owner()? {
+            return Err(StoreError::Backend { path: self.place.clone(), source: why.into() });
+        }
         self.in_transaction(|tx| {
             tx.batch_execute(
                 "TRUNCATE chunk_terms, chunks, files, name_terms, term_stats;
@@ -126,7 +129,8 @@ impl IndexWriter for PgIndex {
     }
 
     fn refresh_search_aids(&self) -> Result<(), StoreError> {
-        self.refresh_term_stats()
+        self.refresh_term_stats()?;
+        self.make_the_graph_left_to_the_owner()
     }
 
     fn put_index_job(&mut self, job: &IndexJob) -> Result<(), StoreError> {
@@ -480,7 +484,7 @@ mod tests {
     /// table chunks" (review 233), and now leaves it to the owner's.
     #[test]
     fn only_a_role_that_owns_the_chunks_makes_their_graph() {
-        use crate::store::{FileWrite, IndexMeta, IndexWriter};
+        use crate::store::{FileWrite, IndexMeta, IndexReader, IndexWriter};
         let server = PgServer::start();
         let mut index = test_server::index(&server, "graph");
         index.reset(&IndexMeta::for_tests()).unwrap();
@@ -500,11 +504,20 @@ mod tests {
         let mut root = test_server::root(&server, "graph");
         let shared = root.shared.as_mut().unwrap();
         shared.url = shared.url.replace("user=vecgrep", "user=other");
-        let other = PgIndex::open_for_writing(&root, &mut |_| {}).unwrap();
+        let mut other = PgIndex::open_for_writing(&root, &mut |_| {}).unwrap();
         other.index_vectors_past(1).unwrap();
         assert_eq!(other.hnsw_dims().unwrap(), None, "left to the owner");
-        index.index_vectors_past(1).unwrap();
+        other.make_the_graph_left_past(1).unwrap();
+        assert_eq!(other.hnsw_dims().unwrap(), None, "still the owner's");
+        // The owner's next run makes it, though it changed nothing (review 236).
+        index.make_the_graph_left_past(1).unwrap();
         assert_eq!(index.hnsw_dims().unwrap(), Some(4));
+        // A rebuild drops the graph, which only the owner may (review 236:
+        // a co-writer's --chunk-size run failed on "must be owner of index").
+        let refused = format!("{:#}", anyhow::Error::new(other.reset(&IndexMeta::for_tests()).unwrap_err()));
+        assert!(refused.contains("only its owner, role vecgrep, may do"), "{refused}");
+        assert_eq!(index.files(false).unwrap().len(), 1, "kept");
+        index.reset(&IndexMeta::for_tests()).unwrap();
     }
 
     #[test]
