@@ -51,6 +51,31 @@ fn k_results_come_back_whenever_k_places_exist() {
     let every = count("10000");
     assert!((50..100).contains(&every), "{every} places");
     assert_eq!((count("50"), count(&every.to_string()), count("100")), (50, every, every));
+    // So when the pieces of one long line fill the candidates: each piece
+    // after the first shows no line of its own (audit 237: one 21 KB line
+    // took `-k 10 --threshold -1` to 2 results where 8 places passed).
+    let t = Tree::git();
+    let words = ["fox", "sockets", "uploads", "caches", "retries", "buffered", "quick", "brown"];
+    let line: Vec<&str> = (0..3000).map(|i| words[(i * 7 + i / 5) % words.len()]).collect();
+    let mut file = String::new();
+    for i in 0..30 {
+        file.push_str(&format!("def handler_{i}(x):\n    return x + {i}\n\n"));
+    }
+    file.push_str(&format!("DATA = '{}'\n", line.join(" ")));
+    for i in 0..30 {
+        file.push_str(&format!("def after_{i}(x):\n    return x * {i}\n\n"));
+    }
+    t.write("m.py", &file);
+    t.write("other.py", "def other_one(x):\n    return fox_socket(x)\n");
+    let count = |k: usize| {
+        let o =
+            run(t.cmd("vg-query", ".").args(["--threshold", "-1", "-k", &k.to_string(), "fox sockets uploads caches"]));
+        assert_code(&o, 0);
+        records(&o).len()
+    };
+    let every = count(10_000);
+    assert!(every >= 6, "{every} places");
+    assert_eq!((count(5), count(every - 1), count(every)), (5, every - 1, every));
 }
 
 #[test]

@@ -24,6 +24,8 @@ mod vectors;
 mod why;
 mod word_table;
 
+use std::collections::HashSet;
+
 use anyhow::{anyhow, Context, Result};
 
 pub use filter::{parse_when, FileFilter};
@@ -410,6 +412,10 @@ fn per_file_hits(
     loop {
         let mut drawn = fusion::scored_candidates(store, ranking, sides, request, pool)?;
         let (hits, file_full) = join::collect_hits(store, &drawn.scored, &mut drawn.whys, request.k, request.per_file)?;
+        if hits.len() < request.k && request.per_file.is_none() && drawn.scored.len() == request.k * fusion::JOIN_SPARE
+        {
+            return hits_past_the_joins(store, ranking, sides, request, drawn);
+        }
         // Short of k because files were full, not because the threshold
         // cut the rest: deeper candidates may be other files'.
         let draw_again = file_full && drawn.cut_short && pool < MOST_DRAWN_PER_FILE;
@@ -420,6 +426,37 @@ fn per_file_hits(
         // A side ranked before the search drew the first pool alone.
         (ranking.semantic, ranking.lexical) = (None, None);
     }
+}
+
+/// How many times as many candidates a search short of `k` results draws
+/// when joins took the places of those it had (`hits_past_the_joins`).
+const WIDER_DRAW: usize = 8;
+
+/// The hits of `drawn`, every candidate the threshold kept, that joins and
+/// the pieces of a long line left short of `k` (audit 237: one 21 KB line
+/// took `-k 10 --threshold -1` to 2 results where 8 places passed): the
+/// candidates after them, from a draw `WIDER_DRAW` times as wide, follow
+/// them in its order, and the hits are collected again. Those of the first
+/// draw keep their order: only places it had no candidate for are added.
+fn hits_past_the_joins(
+    store: &dyn IndexReader,
+    ranking: &mut Ranking<'_>,
+    sides: &fusion::Sides<'_>,
+    request: &SearchRequest<'_>,
+    mut drawn: fusion::Drawn,
+) -> Result<Vec<Hit>> {
+    let wider = SearchRequest { k: request.k.saturating_mul(WIDER_DRAW), ..request.clone() };
+    (ranking.semantic, ranking.lexical) = (None, None);
+    let more = fusion::scored_candidates(store, ranking, sides, &wider, fusion::candidate_pool(wider.k))?;
+    let seen: HashSet<ChunkId> = drawn.scored.iter().map(|s| s.id).collect();
+    for scored in more.scored.into_iter().filter(|s| !seen.contains(&s.id)) {
+        if let Some(why) = more.whys.get(&scored.id) {
+            drawn.whys.insert(scored.id, why.clone());
+        }
+        drawn.scored.push(scored);
+    }
+    let (hits, _) = join::collect_hits(store, &drawn.scored, &mut drawn.whys, request.k, None)?;
+    Ok(hits)
 }
 
 /// The hits of a search for `query` with the words each matched added to
