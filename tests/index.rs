@@ -1847,6 +1847,32 @@ fn followed_links_never_walk_out_of_the_root_or_the_paths_given() {
     assert_eq!(reason("src/docs"), Some(serde_json::Value::from("outside_paths")), "{}", stdout(&o));
 }
 
+/// A first run refused for a bad argument (a mistyped `-t`, a glob that
+/// does not parse) leaves no index and no `.vecgrep`, which would mark a
+/// root from then on (audit 235: `vecgrep -t pyton q` in `~` made `~` the
+/// root of every unmarked directory below it).
+#[test]
+fn a_first_run_refused_for_a_bad_argument_leaves_no_index() {
+    let t = Tree::bare();
+    t.write("sub/a.py", "def load_settings(path):\n    return open(path).read()\n");
+    for (tool, args) in [
+        ("vecgrep", &["-t", "pyton", "settings"][..]),
+        ("vecgrep", &["-g", "[", "settings"]),
+        ("vg-index", &["-t", "pyton"]),
+        ("vg-query", &["-t", "pyton", "settings"]),
+    ] {
+        let o = run(t.cmd(tool, ".").args(args));
+        assert_code(&o, 2);
+        assert!(!t.path().join(".vecgrep").exists(), "{tool} {args:?}: {}", stderr(&o));
+    }
+    let o = run(t.cmd("vg-root", "sub").arg("--json"));
+    assert_eq!(records(&o)[0]["marker"], "none", "{}", stdout(&o));
+    // A run that stored files keeps them, whatever fails after.
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    assert_code(&run(t.cmd("vg-index", ".").args(["-t", "pyton"])), 2);
+    assert!(t.path().join(".vecgrep/index.db").exists());
+}
+
 /// A link into `.git` (or `.vecgrep`) leads where no walk goes: with
 /// `--follow` its target is a skip, never indexed (audit 235: a repository
 /// shipping `notes -> .git` had `.git/config`, credentials and all, indexed

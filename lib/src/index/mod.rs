@@ -220,10 +220,49 @@ fn run_to_end(
     let mut reopened = false;
     // One that cannot be looked at is left as it is (opening it says why).
     let made_here = store::has_index(req.root).is_ok_and(|has| !has).then(store::epoch_ms);
-    let mut store = store::open_for_writing(req.root, &mut |m| {
+    let store = store::open_for_writing(req.root, &mut |m| {
         reopened = true;
         obs.note(m)
     })?;
+    let opened = Opened { started, root_at_start, reopened, made_here };
+    let ran = run_opened(req, embedders, obs, store, (opened, &lock));
+    if ran.is_err() {
+        leave_no_index_if_empty(req.root, made_here, &lock);
+    }
+    ran
+}
+
+/// What `run_to_end` knew when it had opened the index.
+struct Opened {
+    started: Instant,
+    root_at_start: Vec<(std::path::PathBuf, store::FileIdentity)>,
+    /// The index was removed on open and made again.
+    reopened: bool,
+    /// When the run made the index (there was none): `leave_no_index_if`.
+    made_here: Option<i64>,
+}
+
+/// A first run that failed before it stored a file (a mistyped `-t`, a
+/// model that cannot load) leaves no index, nor the directory its lock
+/// made: the directory marked a root from then on (audit 235). One that
+/// stored some keeps them, for the next run to go on from.
+fn leave_no_index_if_empty(root: &ProjectRoot, made_here: Option<i64>, lock: &store::WriteLock) {
+    let Some(since_ms) = made_here else { return };
+    let empty = store::open_for_reading(root).and_then(|index| index.stats()).is_ok_and(|stats| stats.files == 0);
+    if empty && store::remove_made_index(root, since_ms).is_ok() {
+        lock.remove_unused_data_dir(root);
+    }
+}
+
+/// The run, once the index is open (`run_to_end`).
+fn run_opened(
+    req: &IndexRequest<'_>,
+    embedders: &mut EmbedderPool,
+    obs: &mut dyn IndexObserver,
+    mut store: Box<dyn IndexWriter>,
+    (opened, lock): (Opened, &store::WriteLock),
+) -> Result<(IndexSummary, WalkedSet)> {
+    let Opened { started, root_at_start, reopened, made_here } = opened;
     let mut summary = IndexSummary::default();
     let rebuild = plan::rebuild(req, store.as_reader())?;
     summary.rebuilt = reopened || (rebuild.needed && rebuild.had_index);
@@ -274,7 +313,7 @@ fn run_to_end(
         let summary = IndexSummary { seconds: started.elapsed().as_secs_f64(), ..not_begun(reopened, &*obs, summary) };
         // "Left as it was": no index, not an empty one this run made, nor
         // the directory it made for one.
-        leave_no_index_if(made_here, store, (req.root, &lock))?;
+        leave_no_index_if(made_here, store, (req.root, lock))?;
         return Ok((summary, plan.walked));
     }
     obs.planned(walked.files.len(), plan.work.len(), plan.rechecks, plan.work.iter().map(|f| f.size).sum());
