@@ -266,6 +266,18 @@ impl IndexObserver for CliObserver {
         self.draw_when_due();
     }
 
+    fn still_working(&mut self) {
+        let Some(bar) = &self.bar else { return };
+        // The model has loaded once the embedders work: the files stand
+        // where the last of them left them.
+        if std::mem::take(&mut self.loaded_model) {
+            bar.reset_eta();
+            bar.set_message(format!("{}/{} files", self.done.0, self.done.1));
+        }
+        self.draw_when_due();
+        bar.tick();
+    }
+
     fn restatic_progress(&mut self, done: u64, of: u64) {
         if self.quiet || !io::stderr().is_terminal() {
             return;

@@ -80,6 +80,11 @@ pub trait IndexObserver {
     fn file(&mut self, rel: &str, outcome: FileOutcome, chunks: u64);
     /// How far the run is, after each file needing work.
     fn progress(&mut self, progress: &RunProgress);
+    /// The run waits on its embedders, asked about every tenth of a
+    /// second: one large file can take minutes, which a person's bar should
+    /// show passing (audit 237: it said "loading the model (0s)" for all of
+    /// them, or was never drawn).
+    fn still_working(&mut self) {}
     /// How far the recomputing of static vectors for another table is
     /// (`done` chunks of `of`), before the walk.
     fn restatic_progress(&mut self, _done: u64, _of: u64) {}

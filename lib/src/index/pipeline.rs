@@ -261,7 +261,7 @@ impl Pipeline<'_, '_> {
                     self.stopped = true;
                     return Ok(());
                 }
-                None => {}
+                None => obs.still_working(),
             }
         };
         self.in_flight -= 1;
