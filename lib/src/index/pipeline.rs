@@ -11,6 +11,7 @@ use anyhow::{anyhow, Context, Result};
 
 use super::embedders::EmbedderPool;
 use super::file::{read_file, Confinement, EmbedJob, KnownVectors, Prepared, Read};
+use super::kept::NotMade;
 use super::workers::Workers;
 use super::{FileOutcome, IndexObserver, IndexRequest, IndexSummary, RunProgress};
 use crate::embed::Embedder;
@@ -294,10 +295,12 @@ fn kept_or_made_again(
     let kept = store.kept_chunks(&job.rel)?;
     Ok(match super::kept::not_made_of(&job.rel, &job.text, &kept) {
         None => Ok(Prepared::Touch(job.state)),
-        Some(why) => {
+        Some(NotMade::Text(why)) => {
             obs.note(&format!("{}: {why}; its chunks are made again from the file", job.rel));
             Err(job)
         }
+        // An older chunker's, most likely: made again, unsaid (review 238).
+        Some(NotMade::Context) => Err(job),
     })
 }
 
