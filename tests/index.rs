@@ -1879,16 +1879,21 @@ fn a_first_run_refused_for_a_bad_argument_leaves_no_index() {
 /// and served to agents).
 #[test]
 fn followed_links_never_lead_into_the_directories_no_walk_enters() {
+    use std::os::unix::ffi::OsStrExt;
     let t = sample_project();
     t.write(".git/config", "[remote \"origin\"]\n\turl = https://alice:ghp_SECRETTOKEN@example.org/p.git\n");
     std::os::unix::fs::symlink(".git", t.path().join("notes")).unwrap();
     std::os::unix::fs::symlink(".git/config", t.path().join("cfg.txt")).unwrap();
     std::os::unix::fs::symlink(".vecgrep", t.path().join("data")).unwrap();
+    // A name that is not UTF-8 is in `.git` all the same (review 238).
+    let odd = std::ffi::OsStr::from_bytes(b".git/odd\xff");
+    std::fs::write(t.path().join(odd), "SECRET\n").unwrap();
+    std::os::unix::fs::symlink(odd, t.path().join("oddlink")).unwrap();
     let o = run(t.cmd("vg-index", ".").arg("--follow"));
     assert_code(&o, 0);
     let skipped =
         |f: &str| of_type(&records(&o), "skip").iter().any(|s| s["file"] == f && s["reason"] == "outside_paths");
-    assert!(skipped("notes") && skipped("cfg.txt") && skipped("data"), "{}", stdout(&o));
+    assert!(skipped("notes") && skipped("cfg.txt") && skipped("data") && skipped("oddlink"), "{}", stdout(&o));
     assert!(!stdout(&o).contains("config\""), "{}", stdout(&o));
     let o = run(t.cmd("vecgrep", ".").args([
         "--follow",

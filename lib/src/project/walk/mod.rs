@@ -255,8 +255,11 @@ impl Bounds {
             Ok(real) => real,
             Err(e) => return Some(SkipReason::Error(e.to_string())),
         };
-        let never_walked =
-            || real.strip_prefix(&self.root).ok().and_then(|rel| rel.to_str()).is_some_and(in_always_excluded_dir);
+        // By component: a name that is not UTF-8 beside `.git` is still in it (review 238).
+        let never_walked = || {
+            real.strip_prefix(&self.root)
+                .is_ok_and(|rel| rel.components().any(|c| ALWAYS_EXCLUDED_DIRS.iter().any(|x| c.as_os_str() == *x)))
+        };
         if !real.starts_with(&self.root) {
             Some(SkipReason::OutsideRoot)
         } else if !self.paths.iter().any(|p| real.starts_with(p)) || never_walked() {
