@@ -76,6 +76,18 @@ fn k_results_come_back_whenever_k_places_exist() {
     let every = count(10_000);
     assert!(every >= 6, "{every} places");
     assert_eq!((count(5), count(every - 1), count(every)), (5, every - 1, every));
+    // Past one wider draw: 600 pieces of one line (review 238).
+    let t = Tree::git();
+    t.write(
+        "big.txt",
+        &format!("{}\n", (0..12_000).map(|i| format!("w{i} retry upload again")).collect::<Vec<_>>().join(" ")),
+    );
+    for i in 0..9 {
+        t.write(&format!("f{i}.py"), &format!("def thing_{i}():\n    return {i}\n"));
+    }
+    let o = run(t.cmd("vg-query", ".").args(["--include-generated", "--threshold", "-1", "-k", "10", "retry upload"]));
+    assert_code(&o, 0);
+    assert_eq!(records(&o).len(), 10, "{}", stdout(&o));
 }
 
 #[test]

@@ -429,15 +429,19 @@ fn per_file_hits(
 }
 
 /// How many times as many candidates a search short of `k` results draws
-/// when joins took the places of those it had (`hits_past_the_joins`).
+/// when joins took the places of those it had (`hits_past_the_joins`),
+/// each time again, up to `WIDEST_DRAW` times.
 const WIDER_DRAW: usize = 8;
+const WIDEST_DRAW: usize = 512;
 
 /// The hits of `drawn`, every candidate the threshold kept, that joins and
 /// the pieces of a long line left short of `k` (audit 237: one 21 KB line
 /// took `-k 10 --threshold -1` to 2 results where 8 places passed): the
 /// candidates after them, from a draw `WIDER_DRAW` times as wide, follow
-/// them in its order, and the hits are collected again. Those of the first
-/// draw keep their order: only places it had no candidate for are added.
+/// them in its order, and the hits are collected again; while still short
+/// and the draw was cut, wider again (review 238: 602 pieces of one line).
+/// Those of the first draw keep their order: only places it had no
+/// candidate for are added.
 fn hits_past_the_joins(
     store: &dyn IndexReader,
     ranking: &mut Ranking<'_>,
@@ -445,18 +449,28 @@ fn hits_past_the_joins(
     request: &SearchRequest<'_>,
     mut drawn: fusion::Drawn,
 ) -> Result<Vec<Hit>> {
-    let wider = SearchRequest { k: request.k.saturating_mul(WIDER_DRAW), ..request.clone() };
-    (ranking.semantic, ranking.lexical) = (None, None);
-    let more = fusion::scored_candidates(store, ranking, sides, &wider, fusion::candidate_pool(wider.k))?;
-    let seen: HashSet<ChunkId> = drawn.scored.iter().map(|s| s.id).collect();
-    for scored in more.scored.into_iter().filter(|s| !seen.contains(&s.id)) {
-        if let Some(why) = more.whys.get(&scored.id) {
-            drawn.whys.insert(scored.id, why.clone());
+    let mut seen: HashSet<ChunkId> = drawn.scored.iter().map(|s| s.id).collect();
+    let mut widened = WIDER_DRAW;
+    loop {
+        let wider = SearchRequest { k: request.k.saturating_mul(widened), ..request.clone() };
+        (ranking.semantic, ranking.lexical) = (None, None);
+        let more = fusion::scored_candidates(store, ranking, sides, &wider, fusion::candidate_pool(wider.k))?;
+        let cut = more.scored.len() == wider.k.saturating_mul(fusion::JOIN_SPARE);
+        for scored in more.scored {
+            if seen.insert(scored.id) {
+                if let Some(why) = more.whys.get(&scored.id) {
+                    drawn.whys.insert(scored.id, why.clone());
+                }
+                drawn.scored.push(scored);
+            }
         }
-        drawn.scored.push(scored);
+        // Each hit takes its why out of the map: a copy, kept whole for a wider round.
+        let (hits, _) = join::collect_hits(store, &drawn.scored, &mut drawn.whys.clone(), request.k, None)?;
+        if hits.len() >= request.k || !cut || widened >= WIDEST_DRAW {
+            return Ok(hits);
+        }
+        widened *= WIDER_DRAW;
     }
-    let (hits, _) = join::collect_hits(store, &drawn.scored, &mut drawn.whys, request.k, None)?;
-    Ok(hits)
 }
 
 /// The hits of a search for `query` with the words each matched added to
