@@ -513,7 +513,7 @@ impl Work {
     fn paths(&mut self) {
         static SLASHED: LazyLock<Regex> = LazyLock::new(|| {
             re(
-                r"\b(?:in|under|inside|within|from|below|beneath|at)\s+(?:the\s+)?`?(\.?/?[\w.-]+(?:/[\w.*-]*)+)`?(?:\s+(?:dir|directory|folder|package|module|crate|tree|subtree)\b)?",
+                r"\b(?:in|under|inside|within|from|below|beneath|at)\s+(?:the\s+)?`?(\.?/?[\w.-]+(?:/[\w.*-]*)+|/[\w.-]+)`?(?:\s+(?:dir|directory|folder|package|module|crate|tree|subtree)\b)?",
             )
         });
         static NAMED_DIR: LazyLock<Regex> = LazyLock::new(|| {
@@ -886,6 +886,8 @@ mod tests {
                 // A path's closing slash is the path's, not left in the words searched.
                 ("retry logic except in vendor/", "search | retry logic | excl=vendor/".into()),
                 ("retry logic except in /vendor/", "search | retry logic | excl=/vendor/".into()),
+                // One name from `/` is a path too (review 238), read against the root later.
+                ("files in /src", "list | files in /src | path=/src/".into()),
                 ("retry logic except in vendor/ and docs/", "search | retry logic | excl=vendor/,docs/".into()),
                 ("setup steps except in *.md", "search | setup steps | excl=*.md".into()),
                 ("setup steps, not *.md or *.txt files", "search | setup steps | excl=*.md,*.txt".into()),
