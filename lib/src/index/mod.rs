@@ -215,6 +215,11 @@ fn run_to_end(
     obs: &mut dyn IndexObserver,
 ) -> Result<(IndexSummary, WalkedSet)> {
     let started = Instant::now();
+    // A mistyped `-t` or a glob that does not parse is the user's to fix
+    // before anything is written: the run made an index and a `.vecgrep`,
+    // which marked a root from then on (audit 235). A run that fails later
+    // (a model that cannot load) leaves its index marked incomplete.
+    crate::project::check_walk_options(req.root, req.walk)?;
     let Some(lock) = wait_for_lock(req.root, obs)? else {
         let summary = IndexSummary { seconds: started.elapsed().as_secs_f64(), ..stopped_waiting() };
         return Ok((summary, WalkedSet::new()));
@@ -230,11 +235,7 @@ fn run_to_end(
         obs.note(m)
     })?;
     let opened = Opened { started, root_at_start, reopened, made_here };
-    let ran = run_opened(req, embedders, obs, store, (opened, &lock));
-    if ran.is_err() {
-        leave_no_index_if_empty(req.root, made_here, &lock);
-    }
-    ran
+    run_opened(req, embedders, obs, store, (opened, &lock))
 }
 
 /// What `run_to_end` knew when it had opened the index.
@@ -245,18 +246,6 @@ struct Opened {
     reopened: bool,
     /// When the run made the index (there was none): `leave_no_index_if`.
     made_here: Option<i64>,
-}
-
-/// A first run that failed before it stored a file (a mistyped `-t`, a
-/// model that cannot load) leaves no index, nor the directory its lock
-/// made: the directory marked a root from then on (audit 235). One that
-/// stored some keeps them, for the next run to go on from.
-fn leave_no_index_if_empty(root: &ProjectRoot, made_here: Option<i64>, lock: &store::WriteLock) {
-    let Some(since_ms) = made_here else { return };
-    let empty = store::open_for_reading(root).and_then(|index| index.stats()).is_ok_and(|stats| stats.files == 0);
-    if empty && store::remove_made_index(root, since_ms).is_ok() {
-        lock.remove_unused_data_dir(root);
-    }
 }
 
 /// The run, once the index is open (`run_to_end`).
@@ -373,6 +362,12 @@ fn run_opened(
         store.set_run_unfinished(true)?;
     } else if (changes || was_unfinished) && !stopped {
         store.set_run_unfinished(was_unfinished && !covers_the_project(req))?;
+    }
+    // Every file whose stamps changed since it was stored was read, and
+    // what the index keeps of it checked: the index, if it came from
+    // elsewhere, is now as if made here (`IndexReader::checked_here`).
+    if !stopped && summary.unread == 0 && covers_the_project(req) {
+        store.mark_checked_here()?;
     }
     summary.cancelled = stopped;
     summary.seconds = started.elapsed().as_secs_f64();
