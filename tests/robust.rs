@@ -209,6 +209,17 @@ fn an_index_that_came_with_the_checkout_shows_only_what_its_files_say() {
     clone.write("up.py", up);
     std::fs::create_dir(clone.path().join(".vecgrep")).unwrap();
     std::fs::copy(made.path().join(".vecgrep/index.db"), clone.path().join(".vecgrep/index.db")).unwrap();
+    // Searched as it is, before any run checked it: refused, never shown
+    // (review 238: `--no-index` printed its text as the file's line 2).
+    for (tool, args) in [
+        ("vecgrep", &["--no-index", "how are uploads retried"][..]),
+        ("vg-ask", &["--no-index", "how are uploads retried"]),
+    ] {
+        let o = run(clone.cmd(tool, ".").args(args));
+        assert_code(&o, 2);
+        assert!(stderr(&o).contains("was not made here, nor checked here since it came"), "{tool}: {}", stderr(&o));
+        assert!(!stdout(&o).contains("evil.example"), "{}", stdout(&o));
+    }
     let o = run(&mut clone.cmd("vg-index", "."));
     assert_code(&o, 0);
     let said = "up.py: the index keeps text for lines 1-3 that is not the file's; its chunks are made again";
@@ -222,6 +233,8 @@ fn an_index_that_came_with_the_checkout_shows_only_what_its_files_say() {
     assert_code(&o, 0);
     assert!(!stderr(&o).contains("made again"), "{}", stderr(&o));
     assert!(stdout(&o).contains(r#""status":"unchanged""#), "{}", stdout(&o));
+    // Checked now: searched as it is, as one made here is.
+    assert_code(&run(clone.cmd("vecgrep", ".").args(["--no-index", "how are uploads retried"])), 0);
 }
 
 #[test]

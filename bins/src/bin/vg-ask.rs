@@ -171,6 +171,9 @@ enum Indexed {
 fn index_first(cli: &AskCli, inv: &Invocation) -> Result<Indexed> {
     let walk = cli.walk.to_options(&inv.config);
     let walked_only = || -> Result<Option<WalkedSet>> {
+        if let Some(why) = vecgrep::store::unchecked_index(&inv.root) {
+            anyhow::bail!(why);
+        }
         vecgrep_bins::app::note_missing_projects(TOOL, inv.config.quiet, &inv.root);
         let narrowed = vecgrep::index::leaves_unwalked_entries(&walk, &inv.paths);
         let files = narrowed.then(|| vecgrep::project::walk(&inv.root, &inv.paths, &walk)).transpose()?;

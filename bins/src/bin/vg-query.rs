@@ -382,6 +382,9 @@ fn index_first(cli: &QueryCli, inv: &Invocation) -> Result<Option<Walked>> {
         note(TOOL, inv.config.quiet, &format!("{why}: searching the index as it is; results may miss recent changes"));
     }
     if cli.no_index || unwritable.is_some() {
+        if let Some(why) = store::unchecked_index(&inv.root) {
+            anyhow::bail!(why);
+        }
         vecgrep_bins::app::note_missing_projects(TOOL, inv.config.quiet, &inv.root);
         // Under --no-scope, `scope_of` walks the whole project instead. As
         // an index run would (`scope_of`): several PATHs admit what their

@@ -162,6 +162,12 @@ impl Searcher {
             Err(e) => return Err(e.into()),
         }
         let store = store.as_deref().ok_or_else(|| anyhow!("no index"))?;
+        // An index that came from elsewhere is searched once the first run
+        // has checked it: a server on a fresh clone answered from a
+        // committed index.db's own text (review 238).
+        if !self.live.progress().ran && !store.checked_here()? {
+            return Ok(Vec::new());
+        }
         let request = &request.clone().narrowed(store, Some(&self.live.target.root))?;
         let generation = store.generation()?;
         let counts = self.vector_counts(store, generation)?;

@@ -51,6 +51,13 @@ pub trait IndexReader: Send {
     fn dims(&self) -> Result<Option<usize>, StoreError> {
         Ok(self.meta_value("dims")?.and_then(|v| v.parse().ok()))
     }
+    /// Whether this index was made here, or checked here against its files
+    /// since it came (`IndexWriter::mark_checked_here`): one copied in, or
+    /// committed beside the code, may keep text no file holds (audit 235),
+    /// which only a run over the whole project finds.
+    fn checked_here(&self) -> Result<bool, StoreError> {
+        Ok(true)
+    }
     /// Whether every stored file has been read since generated files were
     /// last let in (`project::generated`): false for an index from before the check.
     fn generated_checked(&self) -> Result<bool, StoreError> {
@@ -204,6 +211,12 @@ pub trait IndexWriter: IndexReader {
         embed: &mut dyn FnMut(&str, &str) -> Vec<f32>,
         go_on: &mut dyn FnMut(u64, u64) -> bool,
     ) -> Result<Option<u64>, StoreError>;
+    /// Record that the index was checked here: a run over the whole project
+    /// read every file whose stamps changed since it stored it, and checked
+    /// what it keeps of each (`index::kept`).
+    fn mark_checked_here(&mut self) -> Result<(), StoreError> {
+        Ok(())
+    }
     /// Record the size of the vectors the index holds.
     fn set_dims(&mut self, dims: usize) -> Result<(), StoreError> {
         self.set_meta_value("dims", &dims.to_string())

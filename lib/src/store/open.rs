@@ -94,6 +94,22 @@ pub fn open_in_place(root: &ProjectRoot) -> Result<Box<dyn IndexWriter>, StoreEr
     Ok(Box::new(sqlite::SqliteIndex::open_in_place(root)?))
 }
 
+/// Why `root`'s index may not be searched as it is (`--no-index`, or an
+/// index this process cannot write): it was made elsewhere and not checked
+/// here since (`IndexReader::checked_here`), and may keep text no file
+/// holds (review 238). None when it may, or when there is none to search.
+pub fn unchecked_index(root: &ProjectRoot) -> Option<String> {
+    let index = open_for_reading(root).ok()?;
+    match index.checked_here() {
+        Ok(false) => Some(format!(
+            "the index {} was not made here, nor checked here since it came (copied, or committed beside the code), \
+             and may show text its files do not hold; vg-index checks it against them",
+            root.index_path().display()
+        )),
+        _ => None,
+    }
+}
+
 /// The checkout's own index, `.vecgrep/index.db`, even when its code index
 /// is a shared store's: it holds the project's commit log (whose writer
 /// takes this index's lock, not the store's: one that could not reach

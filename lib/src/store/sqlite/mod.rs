@@ -49,6 +49,16 @@ pub(super) struct SqliteIndex {
 pub type FileIdentity = (u64, u64);
 
 /// What file is at `path` now, if any.
+/// The meta key that says which file the index was checked as
+/// (`IndexReader::checked_here`): its device and inode, which a copy, a
+/// clone's checkout or a restore does not keep, and no one can choose.
+const CHECKED_AS: &str = "checked_as";
+
+/// `CHECKED_AS`'s value for a file of identity `id`.
+fn checked_as(id: FileIdentity) -> String {
+    format!("{}:{}", id.0, id.1)
+}
+
 pub fn file_identity(path: &Path) -> Option<FileIdentity> {
     #[cfg(unix)]
     {
@@ -311,6 +321,12 @@ impl SqliteIndex {
         self.conn
             .execute("INSERT OR REPLACE INTO meta VALUES ('generation', ?1)", [super::first_generation().to_string()])
             .map_err(damaged)?;
+        // Made here: it holds nothing that was not.
+        if let Some(id) = self.opened {
+            self.conn
+                .execute("INSERT OR REPLACE INTO meta VALUES (?1, ?2)", [CHECKED_AS, &checked_as(id)])
+                .map_err(damaged)?;
+        }
         Ok(())
     }
 

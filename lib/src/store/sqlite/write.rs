@@ -38,6 +38,13 @@ impl IndexWriter for SqliteIndex {
         restatic_in(&mut self.conn, meta, embed, go_on).map_err(|e| self.damaged(e))
     }
 
+    fn mark_checked_here(&mut self) -> Result<(), StoreError> {
+        match self.opened {
+            Some(id) => self.set_meta_value(super::CHECKED_AS, &super::checked_as(id)),
+            None => Ok(()),
+        }
+    }
+
     fn set_meta_value(&mut self, key: &str, value: &str) -> Result<(), StoreError> {
         self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?1, ?2)", [key, value]).map_err(|e| self.damaged(e))?;
         Ok(())
