@@ -503,7 +503,7 @@ complete -c vecgrep -l show-root -d 'Print the project root and stop; every argu
 complete -c vecgrep -l index-only -d 'Update the index for PATHS and stop; every argument is a PATH'
 complete -c vecgrep -l reindex -d 'Rebuild the index from scratch first'
 complete -c vecgrep -l clear-cache -d 'Delete the index (keeps .vecgrep/config.toml) and stop; every argument is a PATH'
-complete -c vecgrep -l no-index -d 'Search the existing index as it is; do not update it first'
+complete -c vecgrep -l no-index -d 'Search the existing index as it is; do not update it first (an index not made here, nor checked here by a run since it came, is refused)'
 complete -c vecgrep -l no-scope -d 'Search the whole project, not just PATHS (the filters, -t, -g and the rest, still apply)'
 complete -c vecgrep -l skip-outside-root -d 'Skip PATHS outside the project root instead of failing'
 complete -c vecgrep -l answer -d 'Ask a chat model (llm_url) to answer QUERY from the top results when they look insufficient, citing them (vg-answer; see Answer options)'

@@ -475,7 +475,7 @@ complete -c vg-ask -l ignore-file -d 'Also read ignore rules from PATH (gitignor
 complete -c vg-ask -l max-filesize -d 'Skip files larger than SIZE: bytes, or with K, M or G (KiB, MiB, GiB) as ripgrep reads it: 512K, 10M [config: max_filesize; default: 1048576]' -r
 complete -c vg-ask -l plan -d 'Print the plan made of QUESTION and stop: nothing is indexed or searched'
 complete -c vg-ask -l json -d 'Print the JSON record even on a terminal'
-complete -c vg-ask -l no-index -d 'Search the existing index as it is; do not update it first'
+complete -c vg-ask -l no-index -d 'Search the existing index as it is; do not update it first (an index not made here, nor checked here by a run since it came, is refused)'
 complete -c vg-ask -l skip-outside-root -d 'Skip PATHS outside the project root instead of failing'
 complete -c vg-ask -l force-answer -d 'Ask even when the results look like they answer the query'
 complete -c vg-ask -l learn -d 'Write the concepts the answer bridges (a query word the code lacks, and the identifiers the answer names for it that the results hold) to .vecgrep/kg/learned.md, for a person to review'

@@ -476,7 +476,7 @@ complete -c vg-query -l changed-before -d 'Only files modified before WHEN: a sp
 complete -c vg-query -s S -l size -d 'Only files of at least (+SIZE) or at most (-SIZE) bytes, e.g. +10k, -1M (k, m, g: powers of 1000; ki, mi, gi: of 1024); repeatable. As fd\'s -S, not ripgrep\'s --smart-case: matching by meaning and by words ignores case already' -r
 complete -c vg-query -s E -l exclude -d 'Leave files matching GLOB out of the results (gitignore syntax, from the root: tests/, *_test.go, /vendor); repeatable, up to 1024 times and 64 KiB in all. Unlike -g, they stay indexed' -r
 complete -c vg-query -l package -d 'Only files of package NAME: those whose nearest package manifest above them (package.json, Cargo.toml, pyproject.toml, setup.cfg, go.mod, composer.json, pom.xml, *.gemspec, mix.exs, pubspec.yaml, *.cabal) names NAME; an unknown NAME is an error listing the packages there are. Reads the working tree, so not with --rev or --label' -r
-complete -c vg-query -l no-index -d 'Search the existing index as it is; do not update it first'
+complete -c vg-query -l no-index -d 'Search the existing index as it is; do not update it first (an index not made here, nor checked here by a run since it came, is refused)'
 complete -c vg-query -l no-scope -d 'Search the whole project, not just PATHS (PATHS are still indexed; the filters, -t, -g and the rest, still apply)'
 complete -c vg-query -l reindex -d 'Rebuild the index from scratch before searching'
 complete -c vg-query -l skip-outside-root -d 'Skip PATHS outside the project root instead of failing'

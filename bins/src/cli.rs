@@ -434,7 +434,7 @@ pub struct QueryCli {
     /// Files or directories to search (default: the current directory).
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
-    /// Search the existing index as it is; do not update it first.
+    /// Search the existing index as it is; do not update it first (an index not made here, nor checked here by a run since it came, is refused).
     #[arg(long)]
     pub no_index: bool,
     /// Search the whole project, not just PATHS (PATHS are still indexed; the filters, -t, -g and the rest, still apply).
@@ -598,7 +598,7 @@ pub struct AskCli {
     /// Print the JSON record even on a terminal.
     #[arg(long)]
     pub json: bool,
-    /// Search the existing index as it is; do not update it first.
+    /// Search the existing index as it is; do not update it first (an index not made here, nor checked here by a run since it came, is refused).
     #[arg(long)]
     pub no_index: bool,
     #[command(flatten)]
@@ -841,7 +841,7 @@ pub struct VecgrepCli {
     /// Delete the index (keeps .vecgrep/config.toml) and stop; every argument is a PATH.
     #[arg(long, conflicts_with_all = ["stats", "show_root", "index_only", "reindex"])]
     pub clear_cache: bool,
-    /// Search the existing index as it is; do not update it first.
+    /// Search the existing index as it is; do not update it first (an index not made here, nor checked here by a run since it came, is refused).
     #[arg(long, conflicts_with_all = ["reindex", "index_only"])]
     pub no_index: bool,
     /// Search the whole project, not just PATHS (the filters, -t, -g and the rest, still apply).
