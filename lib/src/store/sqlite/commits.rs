@@ -17,6 +17,39 @@ impl SqliteIndex {
     }
 }
 
+/// The meta key that says which file the commit log was made or read
+/// again in (`SqliteIndex::log_made_here`), as `CHECKED_AS` says it of the
+/// code index: no run checks stored commits against git.
+const LOG_MADE_AS: &str = "log_made_as";
+
+impl SqliteIndex {
+    /// Whether the commit log was made in this file, here: none is too.
+    pub(crate) fn log_made_here(&self) -> Result<bool, StoreError> {
+        let here = self.opened.map(super::checked_as);
+        Ok(here.is_some() && self.meta_value(LOG_MADE_AS)? == here || !self.has_commits()?)
+    }
+
+    /// A commit log not made here (one committed beside the code) is read
+    /// from git again: its rows were never checked against git's commits
+    /// (review 240: a forged subject and author under a real sha).
+    pub(crate) fn forget_a_log_not_made_here(&mut self) -> Result<(), StoreError> {
+        let Some(here) = self.opened.map(super::checked_as) else { return Ok(()) };
+        if self.meta_value(LOG_MADE_AS)?.as_deref() == Some(here.as_str()) {
+            return Ok(());
+        }
+        if self.has_commits()? {
+            let model = self.log_model()?.unwrap_or_default();
+            self.reset_log(&model)?;
+        }
+        crate::store::IndexWriter::set_meta_value(self, LOG_MADE_AS, &here)
+    }
+
+    fn has_commits(&self) -> Result<bool, StoreError> {
+        let any = self.conn.query_row("SELECT EXISTS (SELECT 1 FROM commits)", [], |r| r.get(0));
+        any.map_err(|e| self.damaged(e))
+    }
+}
+
 impl CommitStore for SqliteIndex {
     fn log_model(&self) -> Result<Option<String>, StoreError> {
         self.meta_value("log_model")
