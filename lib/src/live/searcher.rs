@@ -165,7 +165,9 @@ impl Searcher {
         // An index that came from elsewhere is searched once the first run
         // has checked it: a server on a fresh clone answered from a
         // committed index.db's own text (review 238).
-        if !self.live.progress().ran && !store.checked_here()? {
+        // A first run that failed checked nothing either (review 240).
+        let progress = self.live.progress();
+        if (!progress.ran || progress.error.is_some()) && !store.checked_here()? {
             return Ok(Vec::new());
         }
         let request = &request.clone().narrowed(store, Some(&self.live.target.root))?;
