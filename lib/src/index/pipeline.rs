@@ -281,8 +281,6 @@ impl Pipeline<'_, '_> {
     }
 }
 
-/// The vectors about to be stored must have the size of those stored: a
-/// server may answer for the same model name with another model.
 /// A file whose bytes are as stored keeps its chunks (Ok, only its stat
 /// data written) when what the index keeps of them is made of its text;
 /// otherwise they are made again from it (Err, the job to embed), and
@@ -304,6 +302,8 @@ fn kept_or_made_again(
     })
 }
 
+/// The vectors about to be stored must have the size of those stored: a
+/// server may answer for the same model name with another model.
 fn check_dims(store: &mut dyn IndexWriter, embedders: &[Box<dyn Embedder>]) -> Result<()> {
     let Some(dims) = embedders.first().map(|e| e.dims()) else { return Ok(()) };
     match store.dims()? {
