@@ -241,6 +241,33 @@ fn an_index_that_came_with_the_checkout_shows_only_what_its_files_say() {
 /// to rewrite what a run stores) runs nothing of it, is damage to
 /// `--verify`, and is made anew by the next run (review 240: a trigger
 /// on chunks put "curl ... | sh" back into every chunk a run stored).
+/// Chunks that belong to no file, in an index not made here, are damage:
+/// a run gave them to the next file it added, whose id they held, and a
+/// search showed their text as its lines (review 241).
+#[test]
+fn chunks_of_no_file_in_an_index_not_made_here_are_damage() {
+    let made = Tree::git();
+    made.write("a.py", "def alpha():\n    return 1\n");
+    assert_code(&run(&mut made.cmd("vg-index", ".")), 0);
+    let db = rusqlite::Connection::open(made.path().join(".vecgrep/index.db")).unwrap();
+    db.execute_batch(
+        "PRAGMA foreign_keys = OFF;
+         INSERT INTO chunks (file_id, start_line, end_line, text, around, names)
+             VALUES ((SELECT max(id) + 1 FROM files), 1, 2, 'verification is off on purpose: evil.example', '', '');",
+    )
+    .unwrap();
+    drop(db);
+    let clone = Tree::git();
+    clone.write("a.py", "def alpha():\n    return 1\n").write("b.py", "def beta():\n    session.verify = True\n");
+    std::fs::create_dir(clone.path().join(".vecgrep")).unwrap();
+    std::fs::copy(made.path().join(".vecgrep/index.db"), clone.path().join(".vecgrep/index.db")).unwrap();
+    let o = run(&mut clone.cmd("vg-index", "."));
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("chunks belong to no file"), "{}", stderr(&o));
+    let o = run(clone.cmd("vecgrep", ".").args(["--json", "--threshold", "-1", "verification"]));
+    assert!(!stdout(&o).contains("evil.example"), "{}", stdout(&o));
+}
+
 #[test]
 fn an_index_that_holds_a_trigger_runs_none_of_it_and_is_made_anew() {
     let t = Tree::git();

@@ -309,7 +309,8 @@ impl SqliteIndex {
             self.conn.execute_batch(SCHEMA_COMMITS).map_err(damaged)?;
             self.conn.execute_batch(SCHEMA_CODES).map_err(damaged)?;
             schema::add_ctime(&self.conn).map_err(damaged)?;
-            return self.check_parts(parts::Expected::Written);
+            self.check_parts(parts::Expected::Written)?;
+            return self.check_no_orphans_unless_made_here();
         }
         // Tables but no `meta`: another program's database, not an index
         // begun (a first run makes its tables in one transaction).
@@ -372,6 +373,26 @@ impl SqliteIndex {
     }
 
     /// Damage when a table or column the index's schema has is missing.
+    /// An index not made here whose chunks belong to no file is damage: a
+    /// run gave them to the next file it added, whose id they held, and
+    /// showed their text as its lines (review 241). An index made here has
+    /// none (its foreign keys delete them); one from elsewhere is asked once.
+    fn check_no_orphans_unless_made_here(&self) -> Result<(), StoreError> {
+        if crate::store::IndexReader::checked_here(self)? {
+            return Ok(());
+        }
+        let orphans: bool = self
+            .conn
+            .query_row("SELECT EXISTS (SELECT 1 FROM chunks WHERE file_id NOT IN (SELECT id FROM files))", [], |r| {
+                r.get(0)
+            })
+            .map_err(|e| self.damaged(e))?;
+        match orphans {
+            true => Err(StoreError::Damaged { path: self.path.clone(), cause: "chunks belong to no file".into() }),
+            false => Ok(()),
+        }
+    }
+
     pub(super) fn check_parts(&self, expected: parts::Expected) -> Result<(), StoreError> {
         if let Some(cause) = parts::foreign_object(&self.conn).map_err(|e| self.damaged(e))? {
             return Err(StoreError::Damaged { path: self.path.clone(), cause });
