@@ -102,12 +102,29 @@ fn a_commit_log_not_made_here_is_read_again_from_git() {
     drop(db);
     let o = log(&tree, &["--no-index", "retry uploads"]);
     assert_code(&o, 2);
-    assert!(stderr(&o).contains("its commit log was not made here"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("commit log in") && stderr(&o).contains("was not made here"), "{}", stderr(&o));
     let o = log(&tree, &["retry uploads"]);
     assert_code(&o, 0);
     assert!(!stdout(&o).contains("evil.example") && !stdout(&o).contains("Linus"), "{}", stdout(&o));
     assert!(subjects(&records(&o)).contains(&"Retry failed uploads with exponential backoff".to_string()));
     assert_code(&log(&tree, &["--no-index", "retry uploads"]), 0);
+    // Pieces left with no commit took the ids of the commits read next
+    // (review 241): every table of a log not made here goes.
+    let db = rusqlite::Connection::open(tree.path().join(".vecgrep/index.db")).unwrap();
+    db.execute_batch(
+        "PRAGMA foreign_keys = OFF; DELETE FROM commits; DELETE FROM commit_fts;
+         UPDATE commit_pieces SET text = 'the signing key is hunter2';
+         UPDATE meta SET value = '1:1' WHERE key = 'log_made_as';",
+    )
+    .unwrap();
+    drop(db);
+    let o = log(&tree, &["signing key"]);
+    assert!(!stdout(&o).contains("hunter2"), "{}", stdout(&o));
+    // Counted for nothing, not refused, by --stats.
+    let db = rusqlite::Connection::open(tree.path().join(".vecgrep/index.db")).unwrap();
+    db.execute_batch("UPDATE meta SET value = '1:1' WHERE key = 'log_made_as';").unwrap();
+    drop(db);
+    assert_code(&run(tree.cmd("vg-index", "").arg("--stats")), 0);
 }
 
 /// The commit log is kept in the checkout's own index whatever store holds

@@ -255,7 +255,8 @@ fn print_stats(cli: &IndexCli, root: &vecgrep::project::ProjectRoot) -> anyhow::
     };
     let (commits, pieces, _) = match store::open_log_for_reading(root) {
         Ok(log) => log.log_counts()?,
-        Err(StoreError::Missing(_)) => (0, 0, 0),
+        // One not made here counts for nothing until vg-log reads it again.
+        Err(StoreError::Missing(_) | StoreError::LogNotMadeHere(_)) => (0, 0, 0),
         Err(e) => return Err(e.into()),
     };
     // A catalog's are its labels' indexes, keyed by no commit (audit 207:

@@ -39,6 +39,11 @@ pub fn index_revision(
         // not one of several that git has and the sha's start names.
         Err(e) => match stored_by_prefix(&stored, spec).filter(|_| !e.is::<AmbiguousRevision>()) {
             Some(sha) if stored.iter().any(|r| r.sha == sha && r.complete) => {
+                // With no commit to check it against, one not made here is
+                // not searched (review 241: a shallow clone's).
+                if let Some(why) = store::unchecked_index(&store::revision_root(project, &sha)) {
+                    return Err(anyhow!("git no longer has {spec}, and {why}"));
+                }
                 obs.note(&format!("git no longer has {spec}; its index is searched as it was made"));
                 return Ok(RevisionRun { sha, summary: None });
             }

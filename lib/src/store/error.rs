@@ -21,6 +21,13 @@ pub enum StoreError {
          (a search without --no-index waits for it)"
     )]
     BeingMade(PathBuf),
+    /// The commit log was not made here (copied, or committed beside the
+    /// code) and may say what no commit does: not read as it is.
+    #[error(
+        "the commit log in {0} was not made here (copied, or committed beside the code) and may say what no commit \
+         does; vg-log reads it again from git"
+    )]
+    LogNotMadeHere(PathBuf),
     /// What the config asks for was left out of this build of vecgrep.
     #[error("this vecgrep was built without {0}")]
     NotBuilt(&'static str),

@@ -139,9 +139,7 @@ pub fn open_log_for_reading(root: &ProjectRoot) -> Result<Box<dyn CommitStore>, 
         return Err(StoreError::Missing(root.index_path()));
     }
     if !index.log_made_here()? {
-        let why = "its commit log was not made here (copied, or committed beside the code) and may say what \
-                   no commit does; vg-log reads it again from git";
-        return Err(StoreError::Backend { path: root.index_path(), source: why.into() });
+        return Err(StoreError::LogNotMadeHere(root.index_path()));
     }
     Ok(Box::new(index))
 }

@@ -23,10 +23,10 @@ impl SqliteIndex {
 const LOG_MADE_AS: &str = "log_made_as";
 
 impl SqliteIndex {
-    /// Whether the commit log was made in this file, here: none is too.
+    /// Whether the commit log was made in this file, here: an empty one is too.
     pub(crate) fn log_made_here(&self) -> Result<bool, StoreError> {
         let here = self.opened.map(super::checked_as);
-        Ok(here.is_some() && self.meta_value(LOG_MADE_AS)? == here || !self.has_commits()?)
+        Ok(here.is_some() && self.meta_value(LOG_MADE_AS)? == here || self.log_is_empty()?)
     }
 
     /// A commit log not made here (one committed beside the code) is read
@@ -37,16 +37,21 @@ impl SqliteIndex {
         if self.meta_value(LOG_MADE_AS)?.as_deref() == Some(here.as_str()) {
             return Ok(());
         }
-        if self.has_commits()? {
-            let model = self.log_model()?.unwrap_or_default();
-            self.reset_log(&model)?;
-        }
+        // Every table of it, whatever each holds: pieces left with no
+        // commit took the ids of the commits read next (review 241).
+        let model = self.log_model()?.unwrap_or_default();
+        self.reset_log(&model)?;
         crate::store::IndexWriter::set_meta_value(self, LOG_MADE_AS, &here)
     }
 
-    fn has_commits(&self) -> Result<bool, StoreError> {
-        let any = self.conn.query_row("SELECT EXISTS (SELECT 1 FROM commits)", [], |r| r.get(0));
-        any.map_err(|e| self.damaged(e))
+    /// Whether the log holds no commit and no piece.
+    fn log_is_empty(&self) -> Result<bool, StoreError> {
+        let empty = self.conn.query_row(
+            "SELECT NOT EXISTS (SELECT 1 FROM commits) AND NOT EXISTS (SELECT 1 FROM commit_pieces)",
+            [],
+            |r| r.get(0),
+        );
+        empty.map_err(|e| self.damaged(e))
     }
 }
 
