@@ -266,6 +266,20 @@ fn chunks_of_no_file_in_an_index_not_made_here_are_damage() {
     assert!(stderr(&o).contains("chunks belong to no file"), "{}", stderr(&o));
     let o = run(clone.cmd("vecgrep", ".").args(["--json", "--threshold", "-1", "verification"]));
     assert!(!stdout(&o).contains("evil.example"), "{}", stdout(&o));
+    // Word rows of no chunk: a new chunk took the words of its id's (review 242).
+    let db = rusqlite::Connection::open(made.path().join(".vecgrep/index.db")).unwrap();
+    db.execute_batch(
+        "PRAGMA foreign_keys = OFF; DELETE FROM chunks WHERE file_id NOT IN (SELECT id FROM files);
+         INSERT INTO chunks_fts (rowid, terms) VALUES ((SELECT max(id) + 1 FROM chunks), 'xyzzyforged password reset');",
+    )
+    .unwrap();
+    drop(db);
+    std::fs::copy(made.path().join(".vecgrep/index.db"), clone.path().join(".vecgrep/index.db")).unwrap();
+    let o = run(&mut clone.cmd("vg-index", "."));
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("word entries belong to no chunk"), "{}", stderr(&o));
+    let o = run(clone.cmd("vg-query", ".").args(["--no-index", "--mode", "lexical", "xyzzyforged"]));
+    assert_code(&o, 1);
 }
 
 #[test]

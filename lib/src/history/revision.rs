@@ -41,8 +41,12 @@ pub fn index_revision(
             Some(sha) if stored.iter().any(|r| r.sha == sha && r.complete) => {
                 // With no commit to check it against, one not made here is
                 // not searched (review 241: a shallow clone's).
-                if let Some(why) = store::unchecked_index(&store::revision_root(project, &sha)) {
-                    return Err(anyhow!("git no longer has {spec}, and {why}"));
+                if store::unchecked_index(&store::revision_root(project, &sha)).is_some() {
+                    return Err(anyhow!(
+                        "git no longer has {spec}, and its index was not made here, nor checked here since it came: \
+                         with no commit to check it against, it is not searched (vg-index --forget {} removes it)",
+                        &sha[..12]
+                    ));
                 }
                 obs.note(&format!("git no longer has {spec}; its index is searched as it was made"));
                 return Ok(RevisionRun { sha, summary: None });

@@ -38,16 +38,20 @@ impl SqliteIndex {
             return Ok(());
         }
         // Every table of it, whatever each holds: pieces left with no
-        // commit took the ids of the commits read next (review 241).
-        let model = self.log_model()?.unwrap_or_default();
-        self.reset_log(&model)?;
+        // commit took the ids of the commits read next (review 241). A log
+        // with nothing keeps its model unset (review 242).
+        if !self.log_is_empty()? {
+            let model = self.log_model()?.unwrap_or_default();
+            self.reset_log(&model)?;
+        }
         crate::store::IndexWriter::set_meta_value(self, LOG_MADE_AS, &here)
     }
 
-    /// Whether the log holds no commit and no piece.
+    /// Whether the log holds no commit, no piece and no word.
     fn log_is_empty(&self) -> Result<bool, StoreError> {
         let empty = self.conn.query_row(
-            "SELECT NOT EXISTS (SELECT 1 FROM commits) AND NOT EXISTS (SELECT 1 FROM commit_pieces)",
+            "SELECT NOT EXISTS (SELECT 1 FROM commits) AND NOT EXISTS (SELECT 1 FROM commit_pieces)
+                    AND NOT EXISTS (SELECT 1 FROM commit_fts)",
             [],
             |r| r.get(0),
         );

@@ -381,16 +381,24 @@ impl SqliteIndex {
         if crate::store::IndexReader::checked_here(self)? {
             return Ok(());
         }
-        let orphans: bool = self
-            .conn
-            .query_row("SELECT EXISTS (SELECT 1 FROM chunks WHERE file_id NOT IN (SELECT id FROM files))", [], |r| {
-                r.get(0)
-            })
-            .map_err(|e| self.damaged(e))?;
-        match orphans {
-            true => Err(StoreError::Damaged { path: self.path.clone(), cause: "chunks belong to no file".into() }),
-            false => Ok(()),
+        // Word rows too: a new chunk took the words of its id's (review 242).
+        let orphans = [
+            (
+                "SELECT EXISTS (SELECT 1 FROM chunks WHERE file_id NOT IN (SELECT id FROM files))",
+                "chunks belong to no file",
+            ),
+            (
+                "SELECT EXISTS (SELECT 1 FROM chunks_fts WHERE rowid NOT IN (SELECT id FROM chunks))",
+                "word entries belong to no chunk",
+            ),
+        ];
+        for (sql, cause) in orphans {
+            let found: bool = self.conn.query_row(sql, [], |r| r.get(0)).map_err(|e| self.damaged(e))?;
+            if found {
+                return Err(StoreError::Damaged { path: self.path.clone(), cause: cause.into() });
+            }
         }
+        Ok(())
     }
 
     pub(super) fn check_parts(&self, expected: parts::Expected) -> Result<(), StoreError> {

@@ -209,6 +209,7 @@ fn write_batch_in(
 struct Batch<'tx, 'w> {
     tx: &'tx Transaction<'tx>,
     forget_words: CachedStatement<'tx>,
+    remove_chunks: CachedStatement<'tx>,
     remove: CachedStatement<'tx>,
     touch: CachedStatement<'tx>,
     find: CachedStatement<'tx>,
@@ -243,6 +244,11 @@ impl<'tx, 'w> Batch<'tx, 'w> {
             forget_words: tx.prepare_cached(
                 "DELETE FROM chunks_fts WHERE rowid IN (SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = ?1)",
             )?,
+            // Its chunks by name, not by the foreign key's cascade: an index
+            // made elsewhere may lack the key, and chunks left so took the id
+            // of the next file added (review 242).
+            remove_chunks: tx
+                .prepare_cached("DELETE FROM chunks WHERE file_id IN (SELECT id FROM files WHERE path = ?1)")?,
             remove: tx.prepare_cached("DELETE FROM files WHERE path = ?1")?,
             touch: tx.prepare_cached("UPDATE files SET size = ?2, mtime_ns = ?3, ctime_ns = ?4 WHERE path = ?1")?,
             find: tx.prepare_cached("SELECT id, hash FROM files WHERE path = ?1")?,
@@ -273,6 +279,7 @@ impl<'tx, 'w> Batch<'tx, 'w> {
     fn remove(&mut self, rel: &str) -> rusqlite::Result<()> {
         self.names.forget_file(self.tx, "f.path = ?1", rel)?;
         self.words_changed += self.forget_words.execute([rel])?;
+        self.remove_chunks.execute([rel])?;
         self.remove.execute([rel])?;
         Ok(())
     }
