@@ -282,6 +282,33 @@ fn chunks_of_no_file_in_an_index_not_made_here_are_damage() {
     assert_code(&o, 1);
 }
 
+/// A removal deletes a file's chunks by name: a forged `chunks` table
+/// without its foreign key kept a removed file's chunks, which the next
+/// file added took as its own, on an index marked checked (review 242).
+#[test]
+fn a_removed_files_chunks_go_with_it_whatever_the_tables_keys() {
+    let made = Tree::git();
+    made.write("a.py", "def alpha():\n    return 1\n")
+        .write("zz_gone.py", "def forged():\n    return 'evil.example'\n");
+    assert_code(&run(&mut made.cmd("vg-index", ".")), 0);
+    let db = rusqlite::Connection::open(made.path().join(".vecgrep/index.db")).unwrap();
+    let sql: String = db.query_row("SELECT sql FROM sqlite_master WHERE name = 'chunks'", [], |r| r.get(0)).unwrap();
+    let keyless = sql.replace("REFERENCES files(id) ON DELETE CASCADE", "");
+    assert_ne!(sql, keyless, "{sql}");
+    db.execute_batch("PRAGMA writable_schema = ON;").unwrap();
+    db.execute("UPDATE sqlite_master SET sql = ?1 WHERE name = 'chunks'", [&keyless]).unwrap();
+    drop(db);
+    let clone = Tree::git();
+    clone.write("a.py", "def alpha():\n    return 1\n");
+    std::fs::create_dir(clone.path().join(".vecgrep")).unwrap();
+    std::fs::copy(made.path().join(".vecgrep/index.db"), clone.path().join(".vecgrep/index.db")).unwrap();
+    assert_code(&run(&mut clone.cmd("vg-index", ".")), 0);
+    clone.write("b.py", "def beta():\n    session.verify = True\n");
+    assert_code(&run(&mut clone.cmd("vg-index", ".")), 0);
+    let o = run(clone.cmd("vg-query", ".").args(["--no-index", "--threshold", "-1", "-k", "20", "forged evil"]));
+    assert!(!stdout(&o).contains("evil.example"), "{}", stdout(&o));
+}
+
 #[test]
 fn an_index_that_holds_a_trigger_runs_none_of_it_and_is_made_anew() {
     let t = Tree::git();
