@@ -25,16 +25,15 @@ const LOG_MADE_AS: &str = "log_made_as";
 impl SqliteIndex {
     /// Whether the commit log was made in this file, here: an empty one is too.
     pub(crate) fn log_made_here(&self) -> Result<bool, StoreError> {
-        let here = self.opened.map(super::checked_as);
-        Ok(here.is_some() && self.meta_value(LOG_MADE_AS)? == here || self.log_is_empty()?)
+        Ok(self.marked_here(LOG_MADE_AS)? || self.log_is_empty()?)
     }
 
     /// A commit log not made here (one committed beside the code) is read
     /// from git again: its rows were never checked against git's commits
     /// (review 240: a forged subject and author under a real sha).
     pub(crate) fn forget_a_log_not_made_here(&mut self) -> Result<(), StoreError> {
-        let Some(here) = self.opened.map(super::checked_as) else { return Ok(()) };
-        if self.meta_value(LOG_MADE_AS)?.as_deref() == Some(here.as_str()) {
+        let Some(here) = self.mark_here() else { return Ok(()) };
+        if self.marked_here(LOG_MADE_AS)? {
             return Ok(());
         }
         // Every table of it, whatever each holds: pieces left with no

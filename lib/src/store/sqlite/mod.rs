@@ -59,6 +59,20 @@ fn checked_as(id: FileIdentity) -> String {
     format!("{}:{}", id.0, id.1)
 }
 
+impl SqliteIndex {
+    /// The value a mark of this file (`CHECKED_AS`, `LOG_MADE_AS`) holds
+    /// when it was set here; None where the file has no identity.
+    fn mark_here(&self) -> Option<String> {
+        self.opened.map(checked_as)
+    }
+
+    /// Whether meta `key` holds this file's mark (`mark_here`).
+    fn marked_here(&self, key: &str) -> Result<bool, StoreError> {
+        let here = self.mark_here();
+        Ok(here.is_some() && crate::store::IndexReader::meta_value(self, key)? == here)
+    }
+}
+
 pub fn file_identity(path: &Path) -> Option<FileIdentity> {
     #[cfg(unix)]
     {
@@ -331,10 +345,8 @@ impl SqliteIndex {
             .execute("INSERT OR REPLACE INTO meta VALUES ('generation', ?1)", [super::first_generation().to_string()])
             .map_err(damaged)?;
         // Made here: it holds nothing that was not.
-        if let Some(id) = self.opened {
-            self.conn
-                .execute("INSERT OR REPLACE INTO meta VALUES (?1, ?2)", [CHECKED_AS, &checked_as(id)])
-                .map_err(damaged)?;
+        if let Some(here) = self.mark_here() {
+            self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?1, ?2)", [CHECKED_AS, &here]).map_err(damaged)?;
         }
         Ok(())
     }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use rusqlite::{params, OptionalExtension};
 
 use super::codes::Coded;
-use super::{blob_floats, checked_as, vector_to_blob, SqliteIndex};
+use super::{blob_floats, vector_to_blob, SqliteIndex};
 use crate::store::{
     cosine_of_row, ChunkId, IndexJob, IndexReader, IndexStats, KeptChunk, Scope, Snapshot, StoreError, StoredChunk,
     StoredFile, VectorCounts, VectorRow, WordTotals,
@@ -13,7 +13,7 @@ use crate::store::{
 
 impl IndexReader for SqliteIndex {
     fn checked_here(&self) -> Result<bool, StoreError> {
-        Ok(self.opened.is_some_and(|id| self.meta_value(super::CHECKED_AS).ok().flatten() == Some(checked_as(id))))
+        Ok(self.marked_here(super::CHECKED_AS).unwrap_or(false))
     }
 
     fn meta_value(&self, key: &str) -> Result<Option<String>, StoreError> {

@@ -39,8 +39,8 @@ impl IndexWriter for SqliteIndex {
     }
 
     fn mark_checked_here(&mut self) -> Result<(), StoreError> {
-        match self.opened {
-            Some(id) => self.set_meta_value(super::CHECKED_AS, &super::checked_as(id)),
+        match self.mark_here() {
+            Some(here) => self.set_meta_value(super::CHECKED_AS, &here),
             None => Ok(()),
         }
     }
