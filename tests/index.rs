@@ -2081,3 +2081,29 @@ fn text_on_a_terminal_shows_a_roots_escape_sequences_and_a_pipe_gets_its_bytes()
         assert!(!shown.lines().any(|l| l.trim().is_empty()), "{tool} {args}: a line broke: {shown:?}");
     }
 }
+
+/// A run after most of the project went gives the index file back its
+/// space (audit 237: `index.db` kept its largest size forever, `--reindex`
+/// too), and the index stays whole and marked as made here.
+#[test]
+fn an_index_shrinks_when_most_of_its_files_go() {
+    let t = Tree::bare();
+    t.write("src/keep.py", "def retry_failed_upload(session):\n    return session.retry()\n");
+    for i in 0..60 {
+        let body: String = (0..600).map(|j| format!("vendored_{i}_{j} = table_{j}.lookup({i}, 'row {j}')\n")).collect();
+        t.write(&format!("vendor/lib{i:02}.py"), &body);
+    }
+    index(&t, ".", &[]);
+    let size = || stats(&t)["db_size_bytes"].as_u64().unwrap();
+    let full = size();
+    std::fs::remove_dir_all(t.path().join("vendor")).unwrap();
+    index(&t, ".", &[]);
+    let left = size();
+    assert!(left * 3 < full, "{left} of {full} bytes left");
+    assert_eq!(stats(&t)["files"], 1);
+    assert_code(&run(t.cmd("vg-index", ".").arg("--verify")), 0);
+    // Still the file this project's runs made: a search of it as it is works.
+    let o = run(t.cmd("vg-query", ".").args(["--no-index", "retry a failed upload"]));
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("src/keep.py"), "{}", stderr(&o));
+}

@@ -618,13 +618,15 @@ fn remove(
 
 /// After the last batch: tidy the word index if the run changed it, bring
 /// what spares one-shot searches a full read up to date (another writer
-/// may have left it behind), and record whether every stored file has been checked for
+/// may have left it behind), give back the space of what was deleted when
+/// it is much of the file, and record whether every stored file has been checked for
 /// generated content.
 fn finish(store: &mut dyn IndexWriter, req: &IndexRequest<'_>, summary: &IndexSummary, stopped: bool) -> Result<()> {
     if summary.embedded + summary.copied + summary.pending + summary.removed > 0 {
         store.compact_words()?;
     }
     store.refresh_search_aids()?;
+    store.give_back_space();
     if req.config.include_generated {
         store.set_generated_checked(false)?;
     } else if !stopped && covers_the_project(req) {

@@ -243,6 +243,11 @@ pub trait IndexWriter: IndexReader {
     /// may leave them). Postgres searches vectors through an HNSW index,
     /// built by `compact_words`.
     fn refresh_search_aids(&self) -> Result<(), StoreError>;
+    /// At the end of every run: give the disk back the space of what was
+    /// deleted when it is a large share of the index; true when it did.
+    /// Never an error: a file left as it was (a disk too full for the
+    /// rewrite) is whole, only larger than it needs to be.
+    fn give_back_space(&self) -> bool;
     /// Keep `job` (replacing what was kept under its id), and of the others
     /// the latest `KEPT_JOBS`. Rebuilding the index keeps its jobs.
     fn put_index_job(&mut self, job: &IndexJob) -> Result<(), StoreError>;

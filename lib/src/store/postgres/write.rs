@@ -133,6 +133,13 @@ impl IndexWriter for PgIndex {
         self.make_the_graph_left_to_the_owner()
     }
 
+    /// Postgres reuses a deleted row's space once VACUUM has passed
+    /// (`compact_words`); giving it back to the disk takes VACUUM FULL,
+    /// whose lock would stop every search of a shared index meanwhile.
+    fn give_back_space(&self) -> bool {
+        false
+    }
+
     fn put_index_job(&mut self, job: &IndexJob) -> Result<(), StoreError> {
         let count = |n: Option<u64>| n.map(|n| n.min(i64::MAX as u64) as i64);
         self.in_transaction(|tx| {

@@ -24,6 +24,7 @@ mod jobs;
 mod parts;
 mod read;
 mod schema;
+mod space;
 mod verify;
 mod write;
 

@@ -79,6 +79,10 @@ impl IndexWriter for SqliteIndex {
         self.refresh_codes()
     }
 
+    fn give_back_space(&self) -> bool {
+        SqliteIndex::give_back_space(self)
+    }
+
     fn put_index_job(&mut self, job: &IndexJob) -> Result<(), StoreError> {
         self.put_job(job)
     }
