@@ -131,12 +131,16 @@ fn settled(ctime_ns: i64, read_at: SystemTime) -> i64 {
     }
 }
 
+/// Why a file's work was given up: the run was abandoned (`Embedding`).
+const RUN_STOPPED: &str = "the index run was stopped";
+
 /// How a worker embeds: with the model (a full run), with the static
 /// table, or both; at least one of the two.
 pub(super) struct Embedding<'a> {
     pub model: Option<&'a mut (dyn Embedder + 'static)>,
     pub statics: Option<&'a StaticModel>,
-    /// Set when the run is abandoned: the model stops between batches.
+    /// Set when the run is abandoned: the work stops between steps, and
+    /// the model between batches.
     pub abandoned: &'a AtomicBool,
 }
 
@@ -187,20 +191,34 @@ pub(super) fn chunk_and_embed(
     size: usize,
     overlap: usize,
 ) -> Result<FileWrite> {
+    // A file of megabytes is seconds of work before the model's first
+    // batch (audit 237: Ctrl-C waited 9 s for a 10 MB file): an abandoned
+    // run stops between its steps, and the chunker, which then measures
+    // nothing more, ends at once; what it cut is thrown away.
+    let stopped = || with.abandoned.load(Ordering::SeqCst);
     let checked = with.statics.map(CheckedTokens::new);
     let mut chunks: Vec<Chunk> = Vec::new();
     if !job.text.trim().is_empty() {
         chunks = chunk_text(&job.text, chunk::Syntax::of_path(&job.rel), size, overlap, &|t| match &checked {
+            _ if stopped() => true,
             Some(checked) => checked.fits(t),
             None => with.count_tokens(t) <= MAX_TOKENS,
         });
+    }
+    if stopped() {
+        return Err(anyhow!(RUN_STOPPED));
     }
     let contexts = chunk::contexts(&job.rel, &job.text, &chunks);
     let embedded: Vec<String> =
         chunks.iter().zip(&contexts).map(|(c, ctx)| chunk::embedded_text(&ctx.around, &c.text)).collect();
     let embed_keys: Vec<[u8; 16]> = embedded.iter().map(|text| chunk::embed_key(text)).collect();
-    let statics: Vec<Option<Vec<f32>>> =
-        chunks.iter().zip(&contexts).map(|(c, ctx)| checked.as_ref().map(|k| k.embed(&ctx.around, &c.text))).collect();
+    let mut statics: Vec<Option<Vec<f32>>> = Vec::with_capacity(chunks.len());
+    for (c, ctx) in chunks.iter().zip(&contexts) {
+        if stopped() {
+            return Err(anyhow!(RUN_STOPPED));
+        }
+        statics.push(checked.as_ref().map(|k| k.embed(&ctx.around, &c.text)));
+    }
     let model = with.model.take().map(|m| m as &mut dyn Embedder);
     let found = vectors_for((model, with.abandoned), &embedded, &embed_keys, known)?;
     let chunks = chunks
@@ -333,7 +351,7 @@ fn embed_chunks(model: &mut dyn Embedder, chunks: &[&str], abandoned: &AtomicBoo
     // the local model's however busy the machine.
     for slice in texts.chunks(model.texts_per_call().max(1)) {
         if abandoned.load(Ordering::SeqCst) {
-            return Err(anyhow!("the index run was stopped"));
+            return Err(anyhow!(RUN_STOPPED));
         }
         vectors.extend(model.embed_each(slice)?);
     }
@@ -467,6 +485,28 @@ mod tests {
     fn read_by_this_thread() -> u64 {
         let io = std::fs::read_to_string("/proc/thread-self/io").unwrap();
         io.lines().find_map(|l| l.strip_prefix("rchar: ")).unwrap().trim().parse().unwrap()
+    }
+
+    /// A static run's work on one file (chunking, names, static vectors)
+    /// is given up once the run is abandoned, as the model's batches were:
+    /// Ctrl-C waited 9 s for a 10 MB file (audit 237).
+    #[test]
+    fn an_abandoned_runs_file_is_given_up_without_the_model_too() {
+        let dir = crate::embed::locate_model(crate::project::DEFAULT_EMBEDDER_MODEL).expect("the model is fetched");
+        let statics = StaticModel::load(&dir).unwrap();
+        let text: String = (0..2_000).map(|i| format!("def step_{i}(x):\n    return x + {i}\n")).collect();
+        let job = || EmbedJob {
+            rel: "big.py".into(),
+            state: FileState { size: text.len() as u64, mtime_ns: 1, hash: Vec::new(), ctime_ns: 1 },
+            text: text.clone(),
+        };
+        let embed = |abandoned: bool| {
+            let abandoned = AtomicBool::new(abandoned);
+            let with = Embedding { model: None, statics: Some(&statics), abandoned: &abandoned };
+            chunk_and_embed(job(), with, None, 500, 100)
+        };
+        assert!(embed(false).unwrap().chunks.len() > 100);
+        assert_eq!(embed(true).err().map(|e| e.to_string()).as_deref(), Some(RUN_STOPPED));
     }
 
     #[test]
