@@ -17,7 +17,7 @@ complete -c vecgrep -s A -l after-context -d 'Show NUM lines after each shown li
 complete -c vecgrep -s B -l before-context -d 'Show NUM lines before each shown line' -r
 complete -c vecgrep -s C -l context -d 'Show NUM lines before and after each shown line' -r
 complete -c vecgrep -l lines -d 'Lines shown per result: its best-matching lines [default: 3 with headings, 1 without]' -r
-complete -c vecgrep -l color -d 'When to use colors' -r -f -a "auto\t'Color when writing to a terminal, NO_COLOR is not set and TERM is set and not dumb'
+complete -c vecgrep -l color -d 'When to use colors' -r -f -a "auto\t'Color when writing to a terminal, NO_COLOR is unset or empty, and TERM is set and not dumb'
 always\t''
 never\t''"
 complete -c vecgrep -l llm-url -d 'The chat model\'s OpenAI-compatible endpoint: its base URL (http://127.0.0.1:8080/v1) or its chat completions URL; its API key is read from VECGREP_LLM_API_KEY [config: llm_url]' -r

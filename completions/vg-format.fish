@@ -2,7 +2,7 @@ complete -c vg-format -s A -l after-context -d 'Show NUM lines after each shown 
 complete -c vg-format -s B -l before-context -d 'Show NUM lines before each shown line' -r
 complete -c vg-format -s C -l context -d 'Show NUM lines before and after each shown line' -r
 complete -c vg-format -l lines -d 'Lines shown per result: its best-matching lines [default: 3 with headings, 1 without]' -r
-complete -c vg-format -l color -d 'When to use colors' -r -f -a "auto\t'Color when writing to a terminal, NO_COLOR is not set and TERM is set and not dumb'
+complete -c vg-format -l color -d 'When to use colors' -r -f -a "auto\t'Color when writing to a terminal, NO_COLOR is unset or empty, and TERM is set and not dumb'
 always\t''
 never\t''"
 complete -c vg-format -s l -l files-with-matches -l files -d 'Print each file with results once, best first'

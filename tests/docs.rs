@@ -43,7 +43,9 @@ fn extra_sections(name: &str, cmd: &clap::Command) -> String {
         env.push_str(".TP\n\\fBVECGREP_LLM_API_KEY\\fR\nThe key sent to the chat model at \\fBllm_url\\fR.\n");
     }
     if takes("color") {
-        env.push_str(".TP\n\\fBNO_COLOR\\fR\nDisables color when \\-\\-color is auto.\n");
+        env.push_str(
+            ".TP\n\\fBNO_COLOR\\fR\nSet to anything but the empty string, disables color when \\-\\-color is auto.\n",
+        );
     }
     if takes("catalog") || name.starts_with("vg-catalog") {
         env.push_str(".TP\n\\fBVECGREP_CATALOG_DIR\\fR\nDirectory holding the catalogs (vg\\-catalog), instead of the data directory's \\fIcatalogs/\\fR.\n");

@@ -271,3 +271,28 @@ fn another_users_marker_in_a_shared_directory_is_passed_over() {
     let o = run(user.cmd(&t, "vg-root").current_dir(shared.join("theirs")).arg("--json"));
     assert_eq!(records(&o)[0]["root"].as_str(), shared.to_str(), "a teammate's checkout: {}", stderr(&o));
 }
+
+/// An empty PATH is a path that names no file, said as such by every tool
+/// that takes PATHs (audit 244: clap called it missing, "a value is
+/// required ... but none was supplied"), and never the current directory.
+#[test]
+fn an_empty_path_is_an_error_that_names_it() {
+    let t = sample_project();
+    for (tool, args) in [
+        ("vecgrep", &["retry", ""][..]),
+        ("vg-root", &[""]),
+        ("vg-index", &[""]),
+        ("vg-query", &["retry", ""]),
+        ("vg-query", &["retry", "src", ""]),
+    ] {
+        let o = run(t.cmd(tool, ".").args(args));
+        assert_code(&o, 2);
+        let err = stderr(&o);
+        assert!(
+            err.starts_with(&format!("{tool}: invalid value '' for '[PATH]...': an empty path names no file")),
+            "{err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(stdout(&o).is_empty(), "{tool} {args:?}");
+    }
+}

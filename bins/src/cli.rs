@@ -7,6 +7,18 @@ use clap::builder::PossibleValuesParser;
 use clap::{Args, CommandFactory, Parser, ValueEnum};
 use vecgrep::project::{EmbedderSource, Planner, PrivacyMode, SearchMode};
 
+/// A PATH as given, any bytes, but not the empty one, which names no file:
+/// clap's own parser of paths called it missing ("a value is required ...
+/// but none was supplied", audit 244), and a path joined to the current
+/// directory would search all of it.
+fn any_path() -> impl clap::builder::TypedValueParser<Value = PathBuf> {
+    use clap::builder::TypedValueParser;
+    clap::builder::OsStringValueParser::new().try_map(|path| match path.is_empty() {
+        true => Err("an empty path names no file"),
+        false => Ok(PathBuf::from(path)),
+    })
+}
+
 /// Filters that decide which files are walked, as in ripgrep.
 #[derive(Args, Debug, Clone, Default)]
 #[command(next_help_heading = "Filter options")]
@@ -364,7 +376,7 @@ pub struct RootCli {
     #[command(flatten)]
     pub quiet: QuietArgs,
     /// Paths the invocation would search; they may choose the root and must lie inside it.
-    #[arg(value_name = "PATH")]
+    #[arg(value_name = "PATH", value_parser = any_path())]
     pub paths: Vec<PathBuf>,
 }
 
@@ -416,7 +428,7 @@ pub struct IndexCli {
     #[command(flatten)]
     pub walk: WalkArgs,
     /// Files or directories to index (default: the current directory).
-    #[arg(value_name = "PATH")]
+    #[arg(value_name = "PATH", value_parser = any_path())]
     pub paths: Vec<PathBuf>,
 }
 
@@ -432,7 +444,7 @@ pub struct QueryCli {
     #[arg(value_name = "QUERY")]
     pub query: String,
     /// Files or directories to search (default: the current directory).
-    #[arg(value_name = "PATH")]
+    #[arg(value_name = "PATH", value_parser = any_path())]
     pub paths: Vec<PathBuf>,
     /// Search the existing index as it is; do not update it first (an index not made here, nor checked here by a run since it came, is refused).
     #[arg(long)]
@@ -485,7 +497,7 @@ pub struct QueryCli {
 /// When to color output.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum ColorChoice {
-    /// Color when writing to a terminal, NO_COLOR is not set and TERM is set and not dumb.
+    /// Color when writing to a terminal, NO_COLOR is unset or empty, and TERM is set and not dumb.
     #[default]
     Auto,
     Always,
@@ -590,7 +602,7 @@ pub struct AskCli {
     #[arg(value_name = "QUESTION")]
     pub query: String,
     /// Files or directories to search (default: the current directory).
-    #[arg(value_name = "PATH")]
+    #[arg(value_name = "PATH", value_parser = any_path())]
     pub paths: Vec<PathBuf>,
     /// Print the plan made of QUESTION and stop: nothing is indexed or searched.
     #[arg(long)]
@@ -639,7 +651,7 @@ pub struct LogCli {
     #[arg(value_name = "QUERY")]
     pub query: String,
     /// Only commits that touched these files or directories (default: the current directory, as the other tools take it: from the project root, every commit). A path gone from the working tree still filters; one that no commit searched touched either is an error.
-    #[arg(value_name = "PATH")]
+    #[arg(value_name = "PATH", value_parser = any_path())]
     pub paths: Vec<PathBuf>,
     /// Search the commit log as it is; do not bring it up to date first.
     #[arg(long)]
@@ -669,7 +681,7 @@ pub struct LogCli {
 )]
 pub struct ServeCli {
     /// Directories or files to index and serve (default: the current directory).
-    #[arg(value_name = "PATH")]
+    #[arg(value_name = "PATH", value_parser = any_path())]
     pub paths: Vec<PathBuf>,
     /// Address to listen on; anything but a loopback address exposes your code to the network.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1")]
@@ -722,7 +734,7 @@ pub struct ServeCli {
 )]
 pub struct McpCli {
     /// Directories or files to index and search (default: the current directory); clients can reach nothing else.
-    #[arg(value_name = "PATH")]
+    #[arg(value_name = "PATH", value_parser = any_path())]
     pub paths: Vec<PathBuf>,
     /// Index PATHS completely, every chunk with the model's vector, before answering.
     #[arg(long)]
@@ -770,7 +782,7 @@ pub struct PickCli {
     #[arg(value_name = "QUERY")]
     pub query_arg: Option<String>,
     /// Files or directories to search (default: the current directory).
-    #[arg(value_name = "PATH")]
+    #[arg(value_name = "PATH", value_parser = any_path())]
     pub paths: Vec<PathBuf>,
     #[command(flatten)]
     pub pick: PickArgs,
@@ -824,7 +836,7 @@ pub struct VecgrepCli {
     #[arg(value_name = "QUERY", required_unless_present_any = ["stats", "show_root", "index_only", "clear_cache", "serve", "mcp", "interactive"])]
     pub query: Option<std::ffi::OsString>,
     /// Files or directories to search (default: the current directory).
-    #[arg(value_name = "PATH")]
+    #[arg(value_name = "PATH", value_parser = any_path())]
     pub paths: Vec<PathBuf>,
     /// Print index statistics (files, chunks, holes, size) and stop; every argument is a PATH.
     #[arg(long, conflicts_with_all = ["show_root", "index_only"])]
