@@ -23,7 +23,7 @@ _vecgrep() {
 
     case "${cmd}" in
         vecgrep)
-            opts="-i -p -k -m -l -c -A -B -C -n -N -H -I -0 -t -T -g -L -S -E -q -h -V --stats --show-root --index-only --reindex --clear-cache --no-index --no-scope --catalog --label --skip-outside-root --answer --rev --plan --ask --explain --log --interactive --query --open-cmd --serve --mcp --bind --port --token --rate-limit --top-k --threshold --mode --max-count --files --files-with-matches --count --json --after-context --before-context --context --heading --no-heading --line-number --no-line-number --with-filename --no-filename --null --lines --color --force-answer --learn --llm-url --llm-model --context-hits --privacy-mode --planner --since --until --author --limit --with-diff --diffs-only --chunk-size --chunk-overlap --index-warn-threshold --embedder-model --embedder-source --embedder-url --store --store-project --type --type-not --glob --max-depth --follow --hidden --no-ignore --ignore-file --max-filesize --changed-within --changed-before --size --exclude --package --no-quiet --quiet --no-full-index --full-index --no-full --full --no-trust-project-config --trust-project-config --no-store-adopt --store-adopt --no-include-generated --include-generated --help --version"
+            opts="-i -p -k -m -l -c -A -B -C -n -N -H -I -0 -M -t -T -g -L -S -E -q -h -V --stats --show-root --index-only --reindex --clear-cache --no-index --no-scope --catalog --label --skip-outside-root --answer --rev --plan --ask --explain --log --interactive --query --open-cmd --serve --mcp --bind --port --token --rate-limit --top-k --threshold --mode --max-count --files --files-with-matches --count --json --after-context --before-context --context --heading --no-heading --line-number --no-line-number --with-filename --no-filename --null --lines --max-columns --max-columns-preview --color --force-answer --learn --llm-url --llm-model --context-hits --privacy-mode --planner --since --until --author --limit --with-diff --diffs-only --chunk-size --chunk-overlap --index-warn-threshold --embedder-model --embedder-source --embedder-url --store --store-project --type --type-not --glob --max-depth --follow --hidden --no-ignore --ignore-file --max-filesize --changed-within --changed-before --size --exclude --package --no-quiet --quiet --no-full-index --full-index --no-full --full --no-trust-project-config --trust-project-config --no-store-adopt --store-adopt --no-include-generated --include-generated --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -118,6 +118,14 @@ _vecgrep() {
                     return 0
                     ;;
                 --lines)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-columns)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -M)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -17,6 +17,7 @@ complete -c vecgrep -s A -l after-context -d 'Show NUM lines after each shown li
 complete -c vecgrep -s B -l before-context -d 'Show NUM lines before each shown line' -r
 complete -c vecgrep -s C -l context -d 'Show NUM lines before and after each shown line' -r
 complete -c vecgrep -l lines -d 'Lines shown per result: its best-matching lines [default: 3 with headings, 1 without]' -r
+complete -c vecgrep -s M -l max-columns -d 'Leave out each shown line longer than NUM bytes, saying how long it was in its place, as ripgrep\'s -M: a hit on a line of minified code is otherwise the whole line. 0: no limit (the default)' -r
 complete -c vecgrep -l color -d 'When to use colors' -r -f -a "auto\t'Color when writing to a terminal, NO_COLOR is unset or empty, and TERM is set and not dumb'
 always\t''
 never\t''"
@@ -524,6 +525,7 @@ complete -c vecgrep -s N -l no-line-number -d 'Leave out line numbers'
 complete -c vecgrep -s H -l with-filename -d 'Show each line\'s path when piped, each file\'s heading on a terminal (the default; accepted as ripgrep\'s -H is)'
 complete -c vecgrep -s I -l no-filename -d 'Leave out paths: `line:text` when piped, no file headings on a terminal'
 complete -c vecgrep -s 0 -l null -d 'Follow each path with a NUL byte instead of a newline or `:`, for `xargs -0` (as ripgrep\'s -0)'
+complete -c vecgrep -l max-columns-preview -d 'With -M, show the first NUM bytes of a longer line, then how many bytes were left out, instead of leaving it out'
 complete -c vecgrep -l force-answer -d 'Ask even when the results look like they answer the query'
 complete -c vecgrep -l learn -d 'Write the concepts the answer bridges (a query word the code lacks, and the identifiers the answer names for it that the results hold) to .vecgrep/kg/learned.md, for a person to review'
 complete -c vecgrep -l with-diff -d 'Index the lines each commit changed and search them beside the messages'

@@ -23,7 +23,7 @@ _vg__format() {
 
     case "${cmd}" in
         vg__format)
-            opts="-l -c -A -B -C -n -N -H -I -0 -q -h -V --files --files-with-matches --count --json --after-context --before-context --context --heading --no-heading --line-number --no-line-number --with-filename --no-filename --null --lines --color --no-quiet --quiet --help --version"
+            opts="-l -c -A -B -C -n -N -H -I -0 -M -q -h -V --files --files-with-matches --count --json --after-context --before-context --context --heading --no-heading --line-number --no-line-number --with-filename --no-filename --null --lines --max-columns --max-columns-preview --color --no-quiet --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -54,6 +54,14 @@ _vg__format() {
                     return 0
                     ;;
                 --lines)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-columns)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -M)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

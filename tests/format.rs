@@ -732,3 +732,42 @@ fn the_note_of_a_commits_files_left_out_is_silenced_by_quiet() {
     assert_code(&o, 0);
     assert_eq!(stderr(&o), "");
 }
+
+/// `-M NUM` leaves out a shown line longer than NUM bytes, saying how long
+/// it was, and `--max-columns-preview` shows its first NUM bytes instead,
+/// as ripgrep's: one hit on a line of data printed all of it (audit 237).
+/// The porcelain passes both on, in every mode that shows lines.
+#[test]
+fn long_lines_are_left_out_or_cut_under_max_columns() {
+    let t = Tree::bare();
+    let long =
+        format!("RETRY_TABLE = [{}]", (0..300).map(|i| format!("retry_upload_{i}")).collect::<Vec<_>>().join(", "));
+    let text = format!("def upload_with_retry(client):\n{long}\n");
+    t.write("src/upload.py", &text);
+    let root = t.path().to_str().unwrap().to_string();
+    let input = hit(&root, "src/upload.py", 1, 2, 0.7, text.trim_end()) + "\n";
+    let flat = |args: &[&str]| {
+        let o = format(&t, ".", &[&["--lines", "2"][..], args].concat(), &input);
+        assert_code(&o, 0);
+        stdout(&o)
+    };
+    assert!(flat(&[]).contains(&long), "no limit by default");
+    assert_eq!(flat(&["-M", "0"]), flat(&[]), "0 is no limit");
+    let omitted = format!("src/upload.py:2:[Omitted long line of {} bytes]\n", long.len());
+    assert_eq!(flat(&["-M", "40"]), format!("src/upload.py:1:def upload_with_retry(client):\n{omitted}"));
+    let preview = format!("src/upload.py:2:{} [... {} more bytes]\n", &long[..40], long.len() - 40);
+    assert!(flat(&["-M", "40", "--max-columns-preview"]).ends_with(&preview));
+    // Under a heading, and as context.
+    let o = format(&t, ".", &["--heading", "-M", "40", "-C", "1", "--lines", "1"], &input);
+    assert!(stdout(&o).contains("[Omitted long line of"), "{}", stdout(&o));
+    let o = format(&t, ".", &["--max-columns-preview"], &input);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("--max-columns"), "{}", stderr(&o));
+    // The porcelain's search, in a file of code enough not to be taken
+    // for a minified one.
+    let helpers: String = (0..40).map(|i| format!("def helper_{i}(x):\n    return x + {i}\n\n")).collect();
+    t.write("src/upload.py", &format!("{helpers}{text}"));
+    let o = run(t.cmd("vecgrep", ".").args(["-M", "40", "-k", "2", "RETRY_TABLE"]));
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("[Omitted long line of") && !stdout(&o).contains(&long), "{}", stdout(&o));
+}

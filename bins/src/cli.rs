@@ -550,6 +550,12 @@ pub struct OutputArgs {
     /// Lines shown per result: its best-matching lines [default: 3 with headings, 1 without].
     #[arg(long, value_name = "NUM", value_parser = |s: &str| whole_in::<u64>(s, 1, Some(1000)), allow_negative_numbers = true)]
     pub lines: Option<u64>,
+    /// Leave out each shown line longer than NUM bytes, saying how long it was in its place, as ripgrep's -M: a hit on a line of minified code is otherwise the whole line. 0: no limit (the default).
+    #[arg(short = 'M', long, value_name = "NUM", value_parser = parse_count, allow_negative_numbers = true)]
+    pub max_columns: Option<usize>,
+    /// With -M, show the first NUM bytes of a longer line, then how many bytes were left out, instead of leaving it out.
+    #[arg(long, requires = "max_columns")]
+    pub max_columns_preview: bool,
     /// When to use colors.
     #[arg(long, value_name = "WHEN", default_value = "auto")]
     pub color: ColorChoice,

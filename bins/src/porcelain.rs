@@ -72,6 +72,8 @@ const LOG_FORMAT_FLAGS: &[&str] = &[
     "with_filename",
     "no_filename",
     "null",
+    "max_columns",
+    "max_columns_preview",
     "color",
     "quiet",
 ];
@@ -92,6 +94,8 @@ const ANSWER_FORMAT_FLAGS: &[&str] = &[
     "with_filename",
     "no_filename",
     "null",
+    "max_columns",
+    "max_columns_preview",
     "color",
 ];
 

@@ -40,6 +40,8 @@ fn main() {
             with_filename: !o.no_filename,
             terminal: std::io::stdout().is_terminal(),
             null: o.null,
+            max_columns: o.max_columns,
+            max_columns_preview: o.max_columns_preview,
         };
         let (stdout, reader_gone) = (vecgrep_bins::app::stdout(), vecgrep_bins::app::stdout_reader_gone);
         let stream = render_stream(std::io::stdin().lock(), stdout, &opts, &reader_gone)?;

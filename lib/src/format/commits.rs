@@ -82,7 +82,8 @@ fn render_block(out: &mut dyn Write, c: &CommitRecord, opts: &FormatOptions) -> 
     let query_words = words(&c.query);
     let query = super::QueryTerms::new(&query_words);
     for line in c.lines.iter().take(opts.lines_per_hit.max(1)) {
-        let text = super::highlight(&opts.shown(&line.text), &query, color);
+        let cut = super::columns::within_columns(&line.text, opts);
+        let text = cut.with_note(super::highlight(&opts.shown(cut.shown), &query, color).into(), color);
         match (&line.path, line.line) {
             (Some(path), Some(n)) => {
                 let path = display_file(Some(&c.root), path, &opts.cwd);
@@ -181,6 +182,8 @@ mod tests {
             with_filename: true,
             terminal: false,
             null: false,
+            max_columns: None,
+            max_columns_preview: false,
         }
     }
 

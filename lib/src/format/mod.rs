@@ -3,6 +3,7 @@
 //! (TerminalOutputUsesCwdRelativePaths); `--json` keeps root-relative paths.
 
 mod best_lines;
+mod columns;
 mod commits;
 mod file_lines;
 mod stream;
@@ -61,6 +62,11 @@ pub struct FormatOptions {
     /// Each path is followed by a NUL byte instead of what would follow it
     /// (a newline, `:`), for `xargs -0`: a path may hold either.
     pub null: bool,
+    /// Lines longer than this many bytes are left out, said in their place
+    /// (ripgrep's `-M`); None or 0: no limit.
+    pub max_columns: Option<usize>,
+    /// ... or shown cut to that many bytes (`--max-columns-preview`).
+    pub max_columns_preview: bool,
 }
 
 impl FormatOptions {
@@ -544,8 +550,9 @@ fn write_hit_lines(
         }
         printed.last = Some((path.to_string(), n));
         let sep = if is_match { ":" } else { "-" };
-        let text = opts.shown(text);
-        let body = if is_match { highlight(&text, &query, c) } else { text.into_owned() };
+        let cut = columns::within_columns(text, opts);
+        let text = opts.shown(cut.shown);
+        let body = cut.with_note(if is_match { Cow::Owned(highlight(&text, &query, c)) } else { text }, c);
         let number =
             |n: String| if opts.line_number { format!("{}{sep}", paint(c, LINE_NO, &n)) } else { String::new() };
         if heading {
@@ -640,6 +647,8 @@ mod tests {
             with_filename: true,
             terminal: false,
             null: false,
+            max_columns: None,
+            max_columns_preview: false,
         }
     }
 
