@@ -1690,6 +1690,30 @@ fn the_bar_says_the_model_is_loading_counts_bytes_and_stays_off_quick_runs() {
     assert!(!stdout(&o).contains("vg-index: indexing"), "{}", stdout(&o));
 }
 
+/// One large file moves the bar as its chunks embed, and the time left is
+/// `?` until something is done (audit 237: the bar stood at 0 B through the
+/// whole file, its estimate `0s`, or hours after a small file first).
+#[test]
+fn the_bar_moves_through_one_large_file() {
+    let t = Tree::bare();
+    let body: String = (0..1000)
+        .map(|i| format!("def handler_{i}(request):\n    return request.part({i}) + compute({i})\n\n"))
+        .collect();
+    t.write("big.py", &body);
+    let Some(o) = index_on_terminal_with(&t, &["--full", "--index-warn-threshold", "0"], "") else { return };
+    assert_code(&o, 0);
+    let shown = stdout(&o).replace('\r', "\n");
+    let bars: Vec<&str> = shown.lines().filter(|l| l.contains("vg-index: indexing")).collect();
+    assert!(!bars.iter().any(|l| l.contains("eta 0s") && l.contains("] 0 B/")), "{shown}");
+    // Within the file: neither nothing nor all of it, with its file not yet written.
+    let within = |l: &&str| {
+        let position = l.split("] ").nth(1).and_then(|rest| rest.split(", ").next()).unwrap_or("");
+        let (done, of) = position.split_once('/').unwrap_or(("", ""));
+        l.contains("0/1 files") && done != "0 B" && !done.is_empty() && done != of
+    };
+    assert!(bars.iter().any(within), "{shown}");
+}
+
 #[test]
 fn a_large_run_asks_on_a_terminal_and_declining_changes_nothing() {
     let t = sample_project();

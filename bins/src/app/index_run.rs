@@ -261,7 +261,7 @@ impl IndexObserver for CliObserver {
         if std::mem::take(&mut self.loaded_model) {
             bar.reset_eta();
         }
-        bar.set_position(p.bytes);
+        bar.set_position((p.bytes + p.bytes_in_hand).min(p.of_bytes));
         bar.set_message(format!("{}/{} files, {} chunks", p.files, p.of_files, p.chunks));
         self.draw_when_due();
     }
@@ -296,6 +296,18 @@ impl IndexObserver for CliObserver {
     }
 }
 
+/// The bar's `eta`: indicatif's estimate, or `?` while it has none. It
+/// says `0s` before anything is done or just after a reset, which read as
+/// nearly finished while one big file embedded for minutes (audit 237).
+fn time_left(state: &indicatif::ProgressState, out: &mut dyn std::fmt::Write) {
+    let left = state.eta();
+    let _ = if left.is_zero() && state.len().is_some_and(|len| state.pos() < len) {
+        write!(out, "?")
+    } else {
+        write!(out, "{:#}", indicatif::HumanDuration(left))
+    };
+}
+
 /// How long an index run goes before its bar is drawn.
 const BAR_AFTER: Duration = Duration::from_millis(400);
 
@@ -307,6 +319,7 @@ pub fn progress_bar(prefix: String, len: u64, counted: &str) -> ProgressBar {
     bar.set_style(
         ProgressStyle::with_template(&format!("{{prefix}} [{{bar:30}}] {counted} ({{elapsed}}, eta {{eta}})"))
             .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .with_key("eta", time_left)
             .progress_chars("=> "),
     );
     bar.set_prefix(prefix);

@@ -10,6 +10,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{anyhow, Result};
 
+use super::in_hand::{InHand, Share};
 use crate::chunk::{self, chunk_text, Chunk, Context};
 use crate::embed::{Embedder, StaticModel, MAX_TOKENS, SPECIAL_TOKENS};
 use crate::project::ProjectRoot;
@@ -142,6 +143,8 @@ pub(super) struct Embedding<'a> {
     /// Set when the run is abandoned: the work stops between steps, and
     /// the model between batches.
     pub abandoned: &'a AtomicBool,
+    /// Where the file's part of the embedders' work done is counted.
+    pub in_hand: &'a InHand,
 }
 
 impl Embedding<'_> {
@@ -220,7 +223,9 @@ pub(super) fn chunk_and_embed(
         statics.push(checked.as_ref().map(|k| k.embed(&ctx.around, &c.text)));
     }
     let model = with.model.take().map(|m| m as &mut dyn Embedder);
-    let found = vectors_for((model, with.abandoned), &embedded, &embed_keys, known)?;
+    let mut share = Share::new(with.in_hand, job.state.size);
+    let found = vectors_for((model, with.abandoned, &mut share), &embedded, &embed_keys, known)?;
+    share.whole();
     let chunks = chunks
         .into_iter()
         .zip(contexts)
@@ -266,7 +271,7 @@ struct Found {
 /// named by `keys`): the index's when it has one, an earlier chunk's with
 /// the same text, or the model's.
 fn vectors_for(
-    (model, abandoned): (Option<&mut dyn Embedder>, &AtomicBool),
+    (model, abandoned, share): (Option<&mut dyn Embedder>, &AtomicBool, &mut Share<'_>),
     embedded: &[String],
     keys: &[[u8; 16]],
     known: Option<&KnownVectors>,
@@ -297,7 +302,7 @@ fn vectors_for(
         Some(model) => {
             // What the model sees: longer texts are cut to its window.
             tokens = texts.iter().map(|t| model.count_tokens(t).min(MAX_TOKENS) as u64).sum();
-            for (i, v) in to_embed.into_iter().zip(embed_chunks(model, &texts, abandoned)?) {
+            for (i, v) in to_embed.into_iter().zip(embed_chunks(model, &texts, abandoned, share)?) {
                 vectors[i] = v;
             }
         }
@@ -338,7 +343,12 @@ impl KnownVectors {
 /// The embedder batches as suits it (the local model one text at a time, a
 /// server by `embedder_batch_size`); sorting by length keeps the texts of a
 /// batch alike, so that little of it is padding. None marks a hole.
-fn embed_chunks(model: &mut dyn Embedder, chunks: &[&str], abandoned: &AtomicBool) -> Result<Vec<Option<Vec<f32>>>> {
+fn embed_chunks(
+    model: &mut dyn Embedder,
+    chunks: &[&str],
+    abandoned: &AtomicBool,
+    share: &mut Share<'_>,
+) -> Result<Vec<Option<Vec<f32>>>> {
     if chunks.is_empty() {
         return Ok(Vec::new());
     }
@@ -354,6 +364,7 @@ fn embed_chunks(model: &mut dyn Embedder, chunks: &[&str], abandoned: &AtomicBoo
             return Err(anyhow!(RUN_STOPPED));
         }
         vectors.extend(model.embed_each(slice)?);
+        share.embedded(vectors.len(), texts.len());
     }
     if vectors.len() != chunks.len() {
         return Err(anyhow!("the embedder returned {} vectors for {} texts", vectors.len(), chunks.len()));
@@ -502,7 +513,8 @@ mod tests {
         };
         let embed = |abandoned: bool| {
             let abandoned = AtomicBool::new(abandoned);
-            let with = Embedding { model: None, statics: Some(&statics), abandoned: &abandoned };
+            let in_hand = InHand::default();
+            let with = Embedding { model: None, statics: Some(&statics), abandoned: &abandoned, in_hand: &in_hand };
             chunk_and_embed(job(), with, None, 500, 100)
         };
         assert!(embed(false).unwrap().chunks.len() > 100);

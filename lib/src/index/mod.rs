@@ -22,6 +22,7 @@ use crate::store::{self, IndexMeta, IndexReader, IndexWriter};
 
 mod embedders;
 mod file;
+mod in_hand;
 mod kept;
 mod pipeline;
 mod plan;
@@ -120,6 +121,9 @@ pub struct RunProgress {
     /// Chunks stored so far: embedded by the model, copied from another
     /// index, or with static vectors alone (awaiting the model's).
     pub chunks: u64,
+    /// The bytes' worth of the files with the embedders that is done: each
+    /// in proportion to its chunks embedded (not in `bytes` until written).
+    pub bytes_in_hand: u64,
 }
 
 /// Totals of one run; the `summary` record (`records::SummaryRecord`)

@@ -53,6 +53,7 @@ pub(super) fn embed_and_write(
         workers: None,
         ready: BTreeMap::new(),
         handed_back: BTreeSet::new(),
+        embedded_bytes: HashMap::new(),
         next_read: 0,
         next_emit: 0,
         in_flight: 0,
@@ -88,6 +89,9 @@ struct Pipeline<'a, 'w> {
     ready: BTreeMap<usize, Prepared>,
     /// Files the embedders handed back unembedded as the run wound down.
     handed_back: BTreeSet<usize>,
+    /// Files the embedders did, by their place in `work`, with the bytes
+    /// they count in hand until written (`InHand::written`).
+    embedded_bytes: HashMap<usize, u64>,
     next_read: usize,
     next_emit: usize,
     /// Files with the embedders.
@@ -231,6 +235,10 @@ impl Pipeline<'_, '_> {
             }
             let Some(prepared) = self.ready.remove(&self.next_emit) else { break };
             let f = self.work[self.next_emit];
+            if let (Some(bytes), Some(workers)) = (self.embedded_bytes.remove(&self.next_emit), &self.workers) {
+                workers.in_hand().written(bytes);
+                self.progress.bytes_in_hand = workers.in_hand().bytes();
+            }
             record(prepared, f, self.stored.get(&f.rel), &mut self.batch, summary, obs);
             if self.batch.is_full() {
                 self.batch.flush(store, obs)?;
@@ -262,7 +270,14 @@ impl Pipeline<'_, '_> {
                     self.stopped = true;
                     return Ok(());
                 }
-                None => obs.still_working(),
+                None => {
+                    let in_hand = workers.in_hand().bytes();
+                    if in_hand != self.progress.bytes_in_hand {
+                        self.progress.bytes_in_hand = in_hand;
+                        obs.progress(&self.progress);
+                    }
+                    obs.still_working();
+                }
             }
         };
         self.in_flight -= 1;
@@ -276,6 +291,7 @@ impl Pipeline<'_, '_> {
             return Ok(());
         }
         let write = write.with_context(|| format!("embedding {}", self.work[index].rel))?;
+        self.embedded_bytes.insert(index, write.state.size);
         self.ready.insert(index, Prepared::Write(write));
         Ok(())
     }

@@ -9,6 +9,7 @@ use std::thread::JoinHandle;
 use anyhow::{anyhow, Result};
 
 use super::file::{chunk_and_embed, EmbedJob, Embedding, KnownVectors};
+use super::in_hand::InHand;
 use crate::embed::{Embedder, StaticModel};
 use crate::project::ResolvedConfig;
 use crate::store::FileWrite;
@@ -25,6 +26,8 @@ pub(super) struct Workers {
     /// Set when the run winds down: the threads hand each job they take
     /// back unembedded (`None`), finishing only those in hand.
     winding_down: Arc<AtomicBool>,
+    /// How far the threads are through the files they took.
+    in_hand: Arc<InHand>,
 }
 
 impl Workers {
@@ -40,12 +43,13 @@ impl Workers {
         let count = embedders.len();
         let abandoned = Arc::new(AtomicBool::new(false));
         let winding_down = Arc::new(AtomicBool::new(false));
+        let in_hand = Arc::new(InHand::default());
         let handles = embedders
             .into_iter()
             .map(|mut embedder| {
                 let (jobs, results, known) = (Arc::clone(&job_rx), result_tx.clone(), known.clone());
                 let (statics, abandoned) = (statics.clone(), Arc::clone(&abandoned));
-                let winding_down = Arc::clone(&winding_down);
+                let (winding_down, in_hand) = (Arc::clone(&winding_down), Arc::clone(&in_hand));
                 let (size, overlap) = (config.chunk_size, config.chunk_overlap);
                 std::thread::spawn(move || {
                     loop {
@@ -65,6 +69,7 @@ impl Workers {
                             model: embedder.as_deref_mut(),
                             statics: statics.as_deref(),
                             abandoned: &abandoned,
+                            in_hand: &in_hand,
                         };
                         let write = chunk_and_embed(job, with, known.as_deref(), size, overlap);
                         if results.send((index, Some(write))).is_err() {
@@ -75,7 +80,7 @@ impl Workers {
                 })
             })
             .collect();
-        Workers { count, jobs: Some(job_tx), results: result_rx, handles, abandoned, winding_down }
+        Workers { count, jobs: Some(job_tx), results: result_rx, handles, abandoned, winding_down, in_hand }
     }
 
     pub(super) fn send(&self, index: usize, job: EmbedJob) -> Result<()> {
@@ -83,6 +88,12 @@ impl Workers {
             .as_ref()
             .and_then(|j| j.send((index, job)).ok())
             .ok_or_else(|| anyhow!("the embedding threads stopped"))
+    }
+
+    /// How far the threads are through the files they took, and what the
+    /// run counts as written when it writes one of them (`InHand`).
+    pub(super) fn in_hand(&self) -> &InHand {
+        &self.in_hand
     }
 
     /// Embed no more of the queued files: each comes back unembedded, and
