@@ -2041,6 +2041,43 @@ fn ctrl_c_keeps_what_was_indexed_says_so_and_the_next_run_goes_on() {
     assert_eq!(stats(&t)["complete"], true, "{}", stats(&t));
 }
 
+/// A rename caught by a run that Ctrl-C stops leaves the file's text under
+/// its old name: a stopped run removes nothing, since the new name may be
+/// among the files it left (audit 245: the old name was removed, the new
+/// one never read, and the text was under neither).
+#[test]
+fn a_rename_in_a_stopped_run_keeps_the_text_under_one_name() {
+    use std::io::BufRead;
+    let t = Tree::git();
+    let module = |i: usize, word: &str| -> String {
+        (0..12).map(|j| format!("def step_{i}_{j}(value):\n    \"\"\"{word} value {j} of batch {i}.\"\"\"\n    return value * {j}\n\n")).collect()
+    };
+    for i in 0..60 {
+        t.write(&format!("src/mod_{i:02}.py"), &module(i, "Scale"));
+    }
+    t.write("src/kept.py", "def uniquely_named_ledger_total():\n    return 42\n");
+    index(&t, ".", &[]);
+    for i in 0..60 {
+        t.write(&format!("src/mod_{i:02}.py"), &module(i, "Shift"));
+    }
+    std::fs::rename(t.path().join("src/kept.py"), t.path().join("src/zz_renamed.py")).unwrap();
+    let mut child = t.cmd("vg-index", ".").arg("--full").stdout(std::process::Stdio::piped()).spawn().unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    assert!(first.contains("\"type\":\"file\""), "{first}");
+    assert!(std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+    let rest: Vec<String> = lines.map(Result::unwrap).collect();
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    assert!(!rest.iter().any(|l| l.contains("zz_renamed")), "stopped before the new name: {rest:?}");
+    assert!(!rest.iter().any(|l| l.contains("\"removed\"") && l.contains("kept.py")), "{rest:?}");
+    let o = run(t.cmd("vg-query", ".").args(["--no-index", "--mode", "lexical", "uniquely_named_ledger_total"]));
+    assert!(stdout(&o).contains("kept.py"), "{}", stderr(&o));
+    // The next run puts it under its new name alone.
+    index(&t, ".", &[]);
+    let o = run(t.cmd("vg-query", ".").args(["--no-index", "--mode", "lexical", "uniquely_named_ledger_total"]));
+    assert!(stdout(&o).contains("zz_renamed.py") && !stdout(&o).contains("kept.py"), "{}", stdout(&o));
+}
+
 /// A path deeper than the system lets a file be opened by: its error line
 /// was cut at 4,000 characters from the end, the cause with it; the path
 /// is cut in its middle, and the cause said.

@@ -353,8 +353,13 @@ fn run_opened(
     // renamed file's text under one name or the other: a run over part of
     // the project (`vg-index src`), which leaves the index marked complete,
     // removed the old name first and, killed before it read the new one,
-    // left that text nowhere, unsaid (audit 191).
-    remove(&mut *store, &plan.removals, &mut summary, obs)?;
+    // left that text nowhere, unsaid (audit 191). A run stopped before its
+    // end (Ctrl-C, a server's shutdown or wind-down) removes nothing, for
+    // the same reason: the new name may be among the files it left for the
+    // next run (audit 245).
+    if !stopped {
+        remove(&mut *store, &plan.removals, &mut summary, obs)?;
+    }
     finish(&mut *store, req, &summary, stopped)?;
     index_stayed(&*store, req)?;
     // A run over part of the project finishes only its part; one over the
