@@ -685,6 +685,39 @@ fn kill_log_after_commits(tree: &Tree, more: u64) -> u64 {
     stored
 }
 
+/// Ctrl-C (SIGINT) while the history is stored stops the run after the
+/// batch in hand, says how far it got, and exits 130; what it stored is
+/// kept and the next run goes on (audit 245: it ended at once, saying
+/// nothing).
+#[test]
+fn an_interrupted_log_run_says_what_it_kept() {
+    let tree = long_history(300);
+    let mut child = tree
+        .cmd("vg-log", "")
+        .args(["--with-diff", "step"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while try_log_counts(&tree).is_none_or(|c| c.0 == 0) && std::time::Instant::now() < deadline {
+        assert!(child.try_wait().unwrap().is_none(), "the run ended before a commit was seen stored");
+    }
+    assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert!(o.stdout.is_empty(), "no search after an interrupt");
+    let (stored, _) = log_counts(&tree);
+    assert!(stored > 0 && stored < 300, "{stored}");
+    let said = format!(
+        "vg-log: interrupted after {stored} of 300 commits: what they added is kept, and the next run stores the rest\n"
+    );
+    assert_eq!(stderr(&o), said);
+    let o = log(&tree, &["--with-diff", "-k", "1", "the step that adds 299"]);
+    assert_code(&o, 0);
+    assert_eq!(log_counts(&tree).0, 300);
+}
+
 /// `-k` above the 100 candidates each side gives: words alone stopped at
 /// 100, hybrid at about 200, while semantic gave all.
 #[test]

@@ -12,9 +12,9 @@ use vecgrep::project::{admit_paths_lexically, Admission, RootError};
 use vecgrep::records::{write_record, CommitRecord};
 use vecgrep::store::{self, CommitStore};
 use vecgrep_bins::app::{
-    all_cores, cli_config, join_embedder, load_embedder, note, note_skipped_paths, preload_query_embedder,
-    progress_bar, resolve, resolve_in, run_main, shown_name, wait_for_write_lock, Invocation, PathsIn, EXIT_FOUND,
-    EXIT_INTERRUPTED, EXIT_NOT_FOUND,
+    all_cores, cli_config, interrupted, join_embedder, load_embedder, note, note_skipped_paths, preload_query_embedder,
+    progress_bar, resolve, resolve_in, run_main, shown_name, stoppable, wait_for_write_lock, Invocation, PathsIn,
+    EXIT_FOUND, EXIT_INTERRUPTED, EXIT_NOT_FOUND,
 };
 use vecgrep_bins::cli::LogCli;
 
@@ -227,19 +227,27 @@ fn update(cli: &LogCli, inv: &Invocation, repo: &GitRepo, history: &[String]) ->
     let config = inv.config.clone();
     let mut load = move || load_embedder(&config, Profile::Index, all_cores());
     let with_diff = cli.log.with_diff || cli.log.diffs_only;
-    let summary = history::update_log(
-        &mut *store,
-        repo,
-        history,
-        with_diff,
-        &inv.config.embedder_model,
-        &mut load,
-        &mut progress,
-    );
+    // Ctrl-C or SIGTERM stops it after the batch in hand, with what was
+    // stored kept and said (it ended the process at once, saying nothing:
+    // audit 245); a second ends it at once.
+    let summary = stoppable(|| {
+        history::update_log(&mut *store, repo, history, with_diff, &inv.config.embedder_model, &mut load, &mut progress)
+    });
     if let Some(bar) = progress.bar.take() {
         bar.finish_and_clear();
     }
     let summary = summary?;
+    if summary.stopped || interrupted() {
+        let (added, of) = (summary.added, summary.to_store);
+        note(
+            TOOL,
+            quiet,
+            &format!(
+                "interrupted after {added} of {of} commits: what they added is kept, and the next run stores the rest"
+            ),
+        );
+        return Ok(None);
+    }
     if summary.added > 0 {
         note(TOOL, quiet, &run_said(&summary));
     }
@@ -273,6 +281,10 @@ struct Progress {
 }
 
 impl LogObserver for Progress {
+    fn cancelled(&self) -> bool {
+        interrupted()
+    }
+
     fn note(&mut self, message: &str) {
         match &self.bar {
             Some(bar) => bar.suspend(|| note(TOOL, self.quiet, message)),

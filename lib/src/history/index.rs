@@ -21,6 +21,8 @@ const BATCH: usize = 32;
 pub struct LogSummary {
     /// Commits in the history searched.
     pub commits: usize,
+    /// Commits this run had to read and store.
+    pub to_store: u64,
     /// Commits read and stored by this run.
     pub added: u64,
     /// Of those, commits stored before and read again: for their diffs
@@ -35,6 +37,9 @@ pub struct LogSummary {
     pub unread_diffs: u64,
     /// Whether the log was emptied first (another model).
     pub rebuilt: bool,
+    /// Whether the run stopped before it stored every commit it had to
+    /// (`LogObserver::cancelled`): those it stored are kept.
+    pub stopped: bool,
     pub seconds: f64,
 }
 
@@ -44,6 +49,10 @@ pub trait LogObserver {
     fn note(&mut self, message: &str);
     /// `done` of `total` commits stored.
     fn progress(&mut self, done: usize, total: usize);
+    /// Whether to stop after the batch in hand (Ctrl-C, SIGTERM).
+    fn cancelled(&self) -> bool {
+        false
+    }
 }
 
 /// The embedder, loaded only when something needs embedding.
@@ -81,6 +90,7 @@ pub fn update_log(
     let again = ReadAgain::find(&*store, repo, &stored)?;
     let todo: Vec<&String> =
         history.iter().filter(|sha| needs_storing(&stored, sha, with_diff) || again.wants(sha)).collect();
+    summary.to_store = todo.len() as u64;
     if todo.is_empty() {
         again.record(store, history)?;
         return Ok(LogSummary { seconds: started.elapsed().as_secs_f64(), ..summary });
@@ -90,6 +100,11 @@ pub fn update_log(
         None => load_for_the_log(load)?,
     };
     for (n, batch) in todo.chunks(BATCH).enumerate() {
+        if observer.cancelled() {
+            summary.stopped = true;
+            summary.seconds = started.elapsed().as_secs_f64();
+            return Ok(summary);
+        }
         let mut writes = Vec::with_capacity(batch.len());
         for sha in batch {
             let data = repo.read_commit(sha, with_diff)?;
