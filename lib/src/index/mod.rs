@@ -635,7 +635,11 @@ fn finish(store: &mut dyn IndexWriter, req: &IndexRequest<'_>, summary: &IndexSu
         store.compact_words()?;
     }
     store.refresh_search_aids()?;
-    store.give_back_space();
+    // Not for a run stopped before its end: a Ctrl-C, a server's shutdown,
+    // or a fill making way for a waiting writer would wait for the rewrite.
+    if !stopped {
+        store.give_back_space();
+    }
     if req.config.include_generated {
         store.set_generated_checked(false)?;
     } else if !stopped && covers_the_project(req) {

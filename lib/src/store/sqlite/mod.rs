@@ -244,6 +244,9 @@ fn uri_path(path: &Path) -> String {
     out
 }
 
+/// How long a connection waits for another's lock before it gives up.
+pub(super) const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
 fn configure(conn: &Connection) -> rusqlite::Result<()> {
     // An index.db may be another's making (committed beside the code): its
     // schema runs nothing here (review 240: a trigger rewrote each chunk a
@@ -253,7 +256,7 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
     conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_VIEW, false)?;
     conn.set_db_config(DbConfig::SQLITE_DBCONFIG_TRUSTED_SCHEMA, false)?;
     conn.set_db_config(DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)?;
-    conn.busy_timeout(Duration::from_secs(30))?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
     Ok(())
 }
