@@ -10,7 +10,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{anyhow, Result};
 
-use super::in_hand::{InHand, Share};
+use super::in_hand::{InHand, Share, Step};
 use crate::chunk::{self, chunk_text, Chunk, Context};
 use crate::embed::{Embedder, StaticModel, MAX_TOKENS, SPECIAL_TOKENS};
 use crate::project::ProjectRoot;
@@ -23,6 +23,9 @@ pub(super) struct EmbedJob {
     pub rel: String,
     pub state: FileState,
     pub text: String,
+    /// The size the walk saw, which the run's bar counts the file as (the
+    /// file may have grown or shrunk since).
+    pub walked_size: u64,
 }
 
 /// What becomes of a file in the index.
@@ -106,7 +109,7 @@ pub(super) fn read_file(
     let hash = blake3::hash(&bytes).as_bytes().to_vec();
     let state = FileState { size, mtime_ns, hash, ctime_ns };
     let same = previous.is_some_and(|p| p.state.hash == state.hash && (!full || p.holes == Some(0)));
-    let job = EmbedJob { rel: f.rel.clone(), state, text: crate::project::decode_text(bytes) };
+    let job = EmbedJob { rel: f.rel.clone(), state, text: crate::project::decode_text(bytes), walked_size: f.size };
     match same {
         true => Read::Same(job),
         false => Read::Embed(job),
@@ -199,6 +202,7 @@ pub(super) fn chunk_and_embed(
     // run stops between its steps, and the chunker, which then measures
     // nothing more, ends at once; what it cut is thrown away.
     let stopped = || with.abandoned.load(Ordering::SeqCst);
+    let mut share = Share::new(with.in_hand, job.walked_size, with.model.is_some());
     let checked = with.statics.map(CheckedTokens::new);
     let mut chunks: Vec<Chunk> = Vec::new();
     if !job.text.trim().is_empty() {
@@ -211,19 +215,21 @@ pub(super) fn chunk_and_embed(
     if stopped() {
         return Err(anyhow!(RUN_STOPPED));
     }
+    share.reached(Step::Chunked);
     let contexts = chunk::contexts(&job.rel, &job.text, &chunks);
+    share.reached(Step::Named);
     let embedded: Vec<String> =
         chunks.iter().zip(&contexts).map(|(c, ctx)| chunk::embedded_text(&ctx.around, &c.text)).collect();
     let embed_keys: Vec<[u8; 16]> = embedded.iter().map(|text| chunk::embed_key(text)).collect();
     let mut statics: Vec<Option<Vec<f32>>> = Vec::with_capacity(chunks.len());
-    for (c, ctx) in chunks.iter().zip(&contexts) {
+    for (i, (c, ctx)) in chunks.iter().zip(&contexts).enumerate() {
         if stopped() {
             return Err(anyhow!(RUN_STOPPED));
         }
         statics.push(checked.as_ref().map(|k| k.embed(&ctx.around, &c.text)));
+        share.reached(Step::Statics { done: i + 1, of: chunks.len() });
     }
     let model = with.model.take().map(|m| m as &mut dyn Embedder);
-    let mut share = Share::new(with.in_hand, job.state.size);
     let found = vectors_for((model, with.abandoned, &mut share), &embedded, &embed_keys, known)?;
     share.whole();
     let chunks = chunks
@@ -364,7 +370,7 @@ fn embed_chunks(
             return Err(anyhow!(RUN_STOPPED));
         }
         vectors.extend(model.embed_each(slice)?);
-        share.embedded(vectors.len(), texts.len());
+        share.reached(Step::Embedded { done: vectors.len(), of: texts.len() });
     }
     if vectors.len() != chunks.len() {
         return Err(anyhow!("the embedder returned {} vectors for {} texts", vectors.len(), chunks.len()));
@@ -510,6 +516,7 @@ mod tests {
             rel: "big.py".into(),
             state: FileState { size: text.len() as u64, mtime_ns: 1, hash: Vec::new(), ctime_ns: 1 },
             text: text.clone(),
+            walked_size: text.len() as u64,
         };
         let embed = |abandoned: bool| {
             let abandoned = AtomicBool::new(abandoned);

@@ -11,6 +11,7 @@ use anyhow::{anyhow, Context, Result};
 
 use super::embedders::EmbedderPool;
 use super::file::{read_file, Confinement, EmbedJob, KnownVectors, Prepared, Read};
+use super::in_hand::counted_when_done;
 use super::kept::NotMade;
 use super::workers::Workers;
 use super::{FileOutcome, IndexObserver, IndexRequest, IndexSummary, RunProgress};
@@ -53,7 +54,7 @@ pub(super) fn embed_and_write(
         workers: None,
         ready: BTreeMap::new(),
         handed_back: BTreeSet::new(),
-        embedded_bytes: HashMap::new(),
+        embedded: BTreeSet::new(),
         next_read: 0,
         next_emit: 0,
         in_flight: 0,
@@ -89,9 +90,9 @@ struct Pipeline<'a, 'w> {
     ready: BTreeMap<usize, Prepared>,
     /// Files the embedders handed back unembedded as the run wound down.
     handed_back: BTreeSet<usize>,
-    /// Files the embedders did, by their place in `work`, with the bytes
-    /// they count in hand until written (`InHand::written`).
-    embedded_bytes: HashMap<usize, u64>,
+    /// Files the embedders did, by their place in `work`: each counts in
+    /// their hands until written (`InHand::written`).
+    embedded: BTreeSet<usize>,
     next_read: usize,
     next_emit: usize,
     /// Files with the embedders.
@@ -235,8 +236,8 @@ impl Pipeline<'_, '_> {
             }
             let Some(prepared) = self.ready.remove(&self.next_emit) else { break };
             let f = self.work[self.next_emit];
-            if let (Some(bytes), Some(workers)) = (self.embedded_bytes.remove(&self.next_emit), &self.workers) {
-                workers.in_hand().written(bytes);
+            if let (true, Some(workers)) = (self.embedded.remove(&self.next_emit), &self.workers) {
+                workers.in_hand().written(counted_when_done(f.size));
                 self.progress.bytes_in_hand = workers.in_hand().bytes();
             }
             record(prepared, f, self.stored.get(&f.rel), &mut self.batch, summary, obs);
@@ -291,7 +292,7 @@ impl Pipeline<'_, '_> {
             return Ok(());
         }
         let write = write.with_context(|| format!("embedding {}", self.work[index].rel))?;
-        self.embedded_bytes.insert(index, write.state.size);
+        self.embedded.insert(index);
         self.ready.insert(index, Prepared::Write(write));
         Ok(())
     }
