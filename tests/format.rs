@@ -763,6 +763,16 @@ fn long_lines_are_left_out_or_cut_under_max_columns() {
     let o = format(&t, ".", &["--max-columns-preview"], &input);
     assert_code(&o, 2);
     assert!(stderr(&o).contains("--max-columns"), "{}", stderr(&o));
+    // A commit's subject is a line too.
+    let subject = format!("Retry uploads {}", "and more ".repeat(40));
+    let commit = serde_json::json!({"type": "commit", "v": 1, "root": &root, "sha": "b".repeat(40),
+        "date": "2024-05-01T14:03:00+02:00", "time": 1, "author": "a", "email": "e", "subject": &subject,
+        "score": 0.5, "matched": "message", "paths": [], "paths_total": 0, "lines": [], "query": "retry"});
+    for mode in ["--no-heading", "--heading"] {
+        let o = format(&t, ".", &[mode, "-M", "40"], &format!("{commit}\n"));
+        let omitted = format!("[Omitted long line of {} bytes]", subject.len());
+        assert!(stdout(&o).contains(&omitted) && !stdout(&o).contains("and more and"), "{}", stdout(&o));
+    }
     // The porcelain's search, in a file of code enough not to be taken
     // for a minified one.
     let helpers: String = (0..40).map(|i| format!("def helper_{i}(x):\n    return x + {i}\n\n")).collect();

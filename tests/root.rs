@@ -284,14 +284,14 @@ fn an_empty_path_is_an_error_that_names_it() {
         ("vg-index", &[""]),
         ("vg-query", &["retry", ""]),
         ("vg-query", &["retry", "src", ""]),
+        ("vg-index", &["--ignore-file", "", "."]),
+        ("vg-catalog", &["add", "work", ""]),
     ] {
         let o = run(t.cmd(tool, ".").args(args));
         assert_code(&o, 2);
         let err = stderr(&o);
-        assert!(
-            err.starts_with(&format!("{tool}: invalid value '' for '[PATH]...': an empty path names no file")),
-            "{err}"
-        );
+        assert!(err.starts_with(&format!("{tool}: invalid value '' for '")), "{err}");
+        assert!(err.contains("': an empty path names no file"), "{err}");
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(stdout(&o).is_empty(), "{tool} {args:?}");
     }

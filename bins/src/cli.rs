@@ -45,7 +45,7 @@ pub struct WalkArgs {
     #[arg(long)]
     pub no_ignore: bool,
     /// Also read ignore rules from PATH (gitignore syntax); repeatable.
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", value_parser = any_path())]
     pub ignore_file: Vec<PathBuf>,
     /// Skip files larger than SIZE: bytes, or with K, M or G (KiB, MiB, GiB) as ripgrep reads it: 512K, 10M.
     #[arg(long, value_name = "SIZE", value_parser = parse_byte_size, allow_hyphen_values = true)]
@@ -988,7 +988,7 @@ pub enum CatalogCommand {
         #[arg(value_name = "NAME")]
         name: String,
         /// The projects' directories; each is named by the last component of the path as given (a link named `web` to a checkout makes project `web`), which must differ within the catalog.
-        #[arg(value_name = "DIR", required = true)]
+        #[arg(value_name = "DIR", required = true, value_parser = any_path())]
         dirs: Vec<PathBuf>,
     },
     /// Take projects (by name) out of catalog NAME; their files leave its index at once.

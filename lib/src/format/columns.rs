@@ -23,7 +23,46 @@ pub(super) fn within_columns<'t>(text: &'t str, opts: &FormatOptions) -> Cut<'t>
         return Cut { shown: "", note: Some(format!("[Omitted long line of {} bytes]", text.len())) };
     }
     let end = (0..=max).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+    let end = before_open_escape(&text[..end]);
     Cut { shown: &text[..end], note: Some(format!(" [... {} more bytes]", text.len() - end)) }
+}
+
+/// Where `text` ends without an escape sequence cut open: a pipe gets a
+/// line's bytes as they are, and a cut CSI or OSC sequence (a title, a
+/// link) went on to swallow what followed it on the terminal at the end
+/// of the pipe (review 246). The start of the first sequence left open,
+/// or the whole.
+fn before_open_escape(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    while let Some(offset) = bytes[at..].iter().position(|&b| b == 0x1b) {
+        let start = at + offset;
+        match escape_end(&bytes[start..]) {
+            Some(len) => at = start + len,
+            None => return start,
+        }
+    }
+    text.len()
+}
+
+/// The length of the escape sequence `seq` starts with (at its ESC), or
+/// None when it does not end within `seq`: CSI (`ESC [`) ends at a byte
+/// from `@` to `~`; OSC, DCS, SOS, PM and APC (`ESC ]`, `P`, `X`, `^`,
+/// `_`) at BEL or `ESC \`; any other is two bytes.
+fn escape_end(seq: &[u8]) -> Option<usize> {
+    match seq.get(1)? {
+        b'[' => seq[2..].iter().position(|b| (0x40..=0x7e).contains(b)).map(|i| i + 3),
+        b']' | b'P' | b'X' | b'^' | b'_' => {
+            let body = &seq[2..];
+            let bel = body.iter().position(|&b| b == 0x07).map(|i| i + 3);
+            let st = body.windows(2).position(|w| w == b"\x1b\\").map(|i| i + 4);
+            match (bel, st) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            }
+        }
+        _ => Some(2),
+    }
 }
 
 impl Cut<'_> {
@@ -72,5 +111,20 @@ mod tests {
         assert_eq!(shown(Some(10), false), "[Omitted long line of 11 bytes]");
         assert_eq!(shown(Some(5), true), "let  [... 7 more bytes]");
         assert_eq!(shown(Some(6), true), "let é [... 5 more bytes]");
+    }
+
+    #[test]
+    fn a_preview_never_ends_inside_an_escape_sequence() {
+        let cut_at = |line: &str, max| within_columns(line, &opts(Some(max), true)).shown.to_string();
+        let colored = "a \x1b[31mred\x1b[0m and more text after it";
+        assert_eq!(cut_at(colored, 4), "a ", "inside the CSI");
+        assert_eq!(cut_at(colored, 9), "a \x1b[31mre");
+        let titled = "x\x1b]0;a title\x07 then the rest of the line";
+        assert_eq!(cut_at(titled, 8), "x", "inside the OSC");
+        assert_eq!(cut_at(titled, 20), "x\x1b]0;a title\x07 then t");
+        let st = "x\x1b]8;;http://h\x1b\\link\x1b]8;;\x1b\\ and the rest";
+        assert_eq!(cut_at(st, 10), "x", "inside the link's opening");
+        assert_eq!(cut_at(st, 22), "x\x1b]8;;http://h\x1b\\link");
+        assert_eq!(cut_at("ab\x1b[1mcd", 3), "ab", "an ESC alone at the end");
     }
 }

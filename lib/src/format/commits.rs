@@ -50,7 +50,8 @@ pub fn render_commits(out: &mut dyn Write, commits: &[CommitRecord], opts: &Form
         }
         OutputMode::Flat => commits.iter().try_for_each(|c| {
             let sha = paint(opts.color, SHA, &c.sha);
-            writeln!(out, "{sha} {} {}: {}", opts.shown(day(&c.date)), opts.shown(&c.author), opts.shown(&c.subject))
+            let subject = cut_subject(&c.subject, opts);
+            writeln!(out, "{sha} {} {}: {subject}", opts.shown(day(&c.date)), opts.shown(&c.author))
         }),
         OutputMode::Pretty => {
             for (i, c) in commits.iter().enumerate() {
@@ -62,6 +63,13 @@ pub fn render_commits(out: &mut dyn Write, commits: &[CommitRecord], opts: &Form
             Ok(())
         }
     }
+}
+
+/// A commit's subject as `-M` leaves it (a line of its own, as the lines
+/// of a search's hits).
+fn cut_subject(subject: &str, opts: &FormatOptions) -> String {
+    let cut = super::columns::within_columns(subject, opts);
+    cut.with_note(opts.shown(cut.shown), opts.color)
 }
 
 /// One commit for people: sha, date, author and score; the subject; the
@@ -78,7 +86,8 @@ fn render_block(out: &mut dyn Write, c: &CommitRecord, opts: &FormatOptions) -> 
         opts.shown(&c.author),
         painted_score(color, c.score, 2)
     )?;
-    writeln!(out, "    {}", paint(color, BOLD, &opts.shown(&c.subject)))?;
+    let cut = super::columns::within_columns(&c.subject, opts);
+    writeln!(out, "    {}", cut.with_note(paint(color, BOLD, &opts.shown(cut.shown)).into(), color))?;
     let query_words = words(&c.query);
     let query = super::QueryTerms::new(&query_words);
     for line in c.lines.iter().take(opts.lines_per_hit.max(1)) {
