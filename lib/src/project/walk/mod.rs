@@ -530,6 +530,9 @@ pub fn ctime_ns(meta: &std::fs::Metadata) -> i64 {
 /// are not UTF-8 are shown as U+FFFD.
 fn display_rel(root: &Path, path: &Path) -> String {
     match path.strip_prefix(root) {
+        // The root itself, named as a PATH names it: the empty name made
+        // "vg-index: : Too many open files" (audit 245).
+        Ok(rel) if rel.as_os_str().is_empty() => ".".to_string(),
         Ok(rel) => rel_to_string(rel).unwrap_or_else(|| rel.to_string_lossy().into_owned()),
         Err(_) => path.to_string_lossy().into_owned(),
     }
@@ -591,6 +594,14 @@ fn err_message(err: &ignore::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_root_is_named_as_a_path_names_it() {
+        let root = Path::new("/r/proj");
+        assert_eq!(display_rel(root, root), ".");
+        assert_eq!(display_rel(root, &root.join("src/a.rs")), "src/a.rs");
+        assert_eq!(display_rel(root, Path::new("/elsewhere")), "/elsewhere");
+    }
 
     #[test]
     fn an_unreadable_ignore_file_leaves_its_directory_unseen_and_another_error_its_own_path() {
