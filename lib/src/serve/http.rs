@@ -229,6 +229,9 @@ fn parse_head(head: &[u8], lines: usize) -> Result<Request, HeadError> {
     match parsed.parse(head) {
         Ok(httparse::Status::Complete(_)) => {}
         Ok(httparse::Status::Partial) => return Err(HeadError::Malformed("an incomplete request head".into())),
+        Err(httparse::Error::Version) if target_has_a_space(head) => {
+            return Err(HeadError::Malformed("a space in the request target: write it as %20".into()))
+        }
         Err(e) => return Err(HeadError::Malformed(head_error(e).into())),
     }
     let (Some(method), Some(target), Some(minor)) = (parsed.method, parsed.path, parsed.version) else {
@@ -244,6 +247,16 @@ fn parse_head(head: &[u8], lines: usize) -> Result<Request, HeadError> {
         headers.push((header.name.to_ascii_lowercase(), value.trim().to_string()));
     }
     Ok(Request { method: method.into(), target: target.into(), version: format!("HTTP/1.{minor}"), headers })
+}
+
+/// Whether the request line is a method, a target with a raw space in it,
+/// and a version that would be spoken (`GET /search?q=a b HTTP/1.1`):
+/// httparse reads `b` as the version, and the client was told its HTTP/1.1
+/// was not spoken (audit 243).
+fn target_has_a_space(head: &[u8]) -> bool {
+    let line = head.split(|&b| b == b'\r' || b == b'\n').next().unwrap_or_default();
+    let parts: Vec<&[u8]> = line.split(|&b| b == b' ').collect();
+    parts.len() > 3 && parts.iter().all(|p| !p.is_empty()) && matches!(parts.last(), Some(&b"HTTP/1.1" | &b"HTTP/1.0"))
 }
 
 /// What is wrong with a head httparse refused, in a client's words.
@@ -536,6 +549,20 @@ mod tests {
         let r = read("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello").unwrap().unwrap();
         assert!(!r.keep_alive(false), "a body that is not read ends the connection");
         assert!(r.keep_alive(true), "one that was read does not");
+    }
+
+    #[test]
+    fn a_raw_space_in_the_target_is_said_as_such() {
+        let why = |text: &str| match read(text) {
+            Err(HeadError::Malformed(why)) => why,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            why("GET /search?q=a b HTTP/1.1\r\nHost: x\r\n\r\n"),
+            "a space in the request target: write it as %20"
+        );
+        assert!(why("GET / HTTP/2.0\r\nHost: x\r\n\r\n").starts_with("unsupported protocol version"));
+        assert!(why("GET /a b HTTP/9.9\r\nHost: x\r\n\r\n").starts_with("unsupported protocol version"));
     }
 
     #[test]
