@@ -528,6 +528,51 @@ mod tests {
         assert_eq!(embed(true).err().map(|e| e.to_string()).as_deref(), Some(RUN_STOPPED));
     }
 
+    /// A model that counts how often the chunker measures a text, and
+    /// abandons the run at the first: vectors are never asked of it.
+    struct AbandonsAtFirstCount {
+        abandoned: Arc<AtomicBool>,
+        counted: std::sync::atomic::AtomicUsize,
+    }
+
+    impl Embedder for AbandonsAtFirstCount {
+        fn model_name(&self) -> &str {
+            "abandons"
+        }
+        fn dims(&self) -> usize {
+            crate::embed::DIMS
+        }
+        fn embed(&mut self, _: &[&str]) -> Result<Vec<Vec<f32>>> {
+            Err(anyhow!("an abandoned run asks for no vector"))
+        }
+        fn count_tokens(&self, text: &str) -> usize {
+            self.counted.fetch_add(1, Ordering::SeqCst);
+            self.abandoned.store(true, Ordering::SeqCst);
+            text.len() / 4
+        }
+    }
+
+    /// Ctrl-C in the middle of chunking a big file: the chunker measures
+    /// nothing more, and what it cut is never embedded or written.
+    #[test]
+    fn a_run_abandoned_while_chunking_stops_measuring_at_once() {
+        let abandoned = Arc::new(AtomicBool::new(false));
+        let mut model = AbandonsAtFirstCount { abandoned: Arc::clone(&abandoned), counted: Default::default() };
+        let text: String = (0..2_000).map(|i| format!("def step_{i}(x):\n    return x + {i}\n")).collect();
+        let job = EmbedJob {
+            rel: "big.py".into(),
+            state: FileState { size: text.len() as u64, mtime_ns: 1, hash: Vec::new(), ctime_ns: 1 },
+            walked_size: text.len() as u64,
+            text,
+        };
+        let in_hand = InHand::default();
+        let with = Embedding { model: Some(&mut model), statics: None, abandoned: &abandoned, in_hand: &in_hand };
+        let done = chunk_and_embed(job, with, None, 500, 100);
+        assert_eq!(done.err().map(|e| e.to_string()).as_deref(), Some(RUN_STOPPED));
+        assert_eq!(model.counted.load(Ordering::SeqCst), 1, "measured once, then no more");
+        assert_eq!(in_hand.bytes(), 0, "its part of the bar given back");
+    }
+
     #[test]
     fn a_binary_file_is_known_by_its_head_and_never_read_whole() {
         let dir = tempfile::tempdir().unwrap();

@@ -68,8 +68,10 @@ pub(super) fn embed_and_write(
         },
     };
     let result = pipeline.run(store, embedders, summary, obs);
+    // A run that failed does not wait for the files in hand either: what
+    // they would give is thrown away with it.
     if let Some(w) = pipeline.workers.take() {
-        embedders.give_back(w.finish(pipeline.stopped));
+        embedders.give_back(w.finish(pipeline.stopped || result.is_err()));
     }
     result?;
     pipeline.batch.flush(store, obs)?;
