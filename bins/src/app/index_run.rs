@@ -234,7 +234,9 @@ impl IndexObserver for CliObserver {
     fn skipped(&mut self, skip: &Skip) {
         *self.tally.by_reason.entry(skip.reason.code()).or_default() += 1;
         self.tally.paths.insert(skip.path.clone());
-        let path = || vecgrep::project::shown::clipped_middle(&skip.path, SHOWN_PATH_CHARS);
+        let path = || {
+            vecgrep::project::shown::clipped_middle(vecgrep::project::shown::rel_or_dot(&skip.path), SHOWN_PATH_CHARS)
+        };
         let message = || format!("skipping {}: {}", path(), skip.reason.describe());
         if skip.reason.is_warning() {
             self.tally.warnings.push(message());

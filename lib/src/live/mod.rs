@@ -755,7 +755,7 @@ impl IndexObserver for LiveObserver<'_> {
         if self.filling || !said {
             return;
         }
-        let said = format!("skipping {}: {}", skip.path, skip.reason.describe());
+        let said = format!("skipping {}: {}", crate::project::shown::rel_or_dot(&skip.path), skip.reason.describe());
         // Known by its path and reason, not its words: a growing log over
         // max_filesize was said again at each size it passed through.
         let known = match skip.reason {

@@ -17,6 +17,17 @@ pub fn clipped(text: &str, max_chars: usize) -> String {
     }
 }
 
+/// A root-relative path as a message names it: the root itself, whose
+/// path is empty in records, as `.` ("vg-index: : Too many open files" named
+/// nothing, audit 245).
+pub fn rel_or_dot(rel: &str) -> &str {
+    if rel.is_empty() {
+        "."
+    } else {
+        rel
+    }
+}
+
 /// At most `max_chars` characters of a path, its start and its end with
 /// `…` between: what the error says of it comes after it, and the file's
 /// own name is at its end (a path 5,000 characters deep cut from the end

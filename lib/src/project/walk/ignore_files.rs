@@ -28,7 +28,7 @@ pub(super) fn check_ignore_files_above(root: &ProjectRoot, paths: &[AdmittedPath
             // need only be passed through (review 216: --x refused a PATH in it).
             if dir == path.abs {
                 if let Err(e) = super::may_enter(dir) {
-                    return Err(anyhow!("{}: {e}", display_rel(&root.path, dir)));
+                    return Err(anyhow!("{}: {e}", crate::project::shown::rel_or_dot(&display_rel(&root.path, dir))));
                 }
             }
             let gits_apply = dir.starts_with(applies_from);

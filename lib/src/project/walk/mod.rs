@@ -530,9 +530,6 @@ pub fn ctime_ns(meta: &std::fs::Metadata) -> i64 {
 /// are not UTF-8 are shown as U+FFFD.
 fn display_rel(root: &Path, path: &Path) -> String {
     match path.strip_prefix(root) {
-        // The root itself, named as a PATH names it: the empty name made
-        // "vg-index: : Too many open files" (audit 245).
-        Ok(rel) if rel.as_os_str().is_empty() => ".".to_string(),
         Ok(rel) => rel_to_string(rel).unwrap_or_else(|| rel.to_string_lossy().into_owned()),
         Err(_) => path.to_string_lossy().into_owned(),
     }
@@ -595,12 +592,17 @@ fn err_message(err: &ignore::Error) -> String {
 mod tests {
     use super::*;
 
+    /// A skip of the root (an error opening it) has the empty path, under
+    /// which every stored entry lies and is kept (`Skip::unseen_under`):
+    /// named `.`, it left them all out of `kept`, and a run removed the
+    /// whole index (review 247). Messages name it `.` themselves.
     #[test]
-    fn the_root_is_named_as_a_path_names_it() {
+    fn the_roots_own_path_is_empty_so_that_its_errors_keep_every_entry() {
         let root = Path::new("/r/proj");
-        assert_eq!(display_rel(root, root), ".");
+        assert_eq!(display_rel(root, root), "");
+        let skip = Skip { path: display_rel(root, root), reason: SkipReason::Error("Too many open files".into()) };
+        assert!(crate::project::is_under("src/a.rs", skip.unseen_under()));
         assert_eq!(display_rel(root, &root.join("src/a.rs")), "src/a.rs");
-        assert_eq!(display_rel(root, Path::new("/elsewhere")), "/elsewhere");
     }
 
     #[test]
