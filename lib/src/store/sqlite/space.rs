@@ -18,12 +18,15 @@ const FREE_BYTES_AT_LEAST: u64 = 1 << 20;
 /// Whether a file of `pages` pages of `page_size` bytes, `free` of them
 /// unused, is worth rewriting to give the free ones back.
 fn worth_compacting(pages: u64, free: u64, page_size: u64) -> bool {
-    free > 0 && free * FREE_SHARE >= pages && free * page_size >= FREE_BYTES_AT_LEAST
+    free > 0 && free.saturating_mul(FREE_SHARE) >= pages && free.saturating_mul(page_size) >= FREE_BYTES_AT_LEAST
 }
 
-/// The meta key holding the free pages a rewrite that failed left: a run
-/// tries again only once the deletions since have freed as many again, and
-/// not at every run, each reading the whole file to fail (review 246).
+/// The meta key holding the free pages when a rewrite failed: a run tries
+/// again only once deletions since have freed `FREE_BYTES_AT_LEAST` more,
+/// and not at every run, each reading the whole file to fail (review 246).
+/// A refusal for want of room on the disks is not kept: that check is
+/// cheap, and is made again at every run (review 247: one full disk kept
+/// an index at its largest for good).
 const FAILED_AT_FREE: &str = "compact_failed_at_free";
 
 impl SqliteIndex {
@@ -44,11 +47,16 @@ impl SqliteIndex {
         };
         let count = |n: i64| u64::try_from(n).unwrap_or(0);
         let (pages, free, page_size) = (count(pages), count(free), count(page_size));
+        // Read from the file, which may be another's making: any number.
         let failed_at = self.meta_value(FAILED_AT_FREE).ok().flatten().and_then(|v| v.parse::<u64>().ok());
-        if !worth_compacting(pages, free, page_size) || failed_at.is_some_and(|at| free < 2 * at) {
+        let freed_since = |at: u64| free.saturating_sub(at).saturating_mul(page_size) >= FREE_BYTES_AT_LEAST;
+        if !worth_compacting(pages, free, page_size) || failed_at.is_some_and(|at| !freed_since(at)) {
             return false;
         }
-        if !room_for_copies(&self.path, (pages - free) * page_size) || self.conn.execute_batch("VACUUM").is_err() {
+        if !room_for_copies(&self.path, pages.saturating_sub(free).saturating_mul(page_size)) {
+            return false;
+        }
+        if self.conn.execute_batch("VACUUM").is_err() {
             let _ =
                 self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?1, ?2)", [FAILED_AT_FREE, &free.to_string()]);
             return false;
@@ -75,13 +83,31 @@ impl SqliteIndex {
 /// and the whole file again in the write-ahead log. Unknown counts as room.
 fn room_for_copies(index: &std::path::Path, live: u64) -> bool {
     let index_dir = index.parent().unwrap_or(index);
-    // Where SQLite puts its temporary files: SQLITE_TMPDIR, else TMPDIR or /tmp.
-    let temp_dir = std::env::var_os("SQLITE_TMPDIR").map(std::path::PathBuf::from).unwrap_or_else(std::env::temp_dir);
+    let Some(temp_dir) = sqlite_temp_dir() else { return available(index_dir).is_none_or(|a| a >= live) };
     let (at_index, at_temp) = (available(index_dir), available(&temp_dir));
     match (at_index, at_temp) {
         (Some(a), Some(_)) if same_disk(index_dir, &temp_dir) => a >= live.saturating_mul(2),
         _ => at_index.is_none_or(|a| a >= live) && at_temp.is_none_or(|b| b >= live),
     }
+}
+
+/// Where SQLite puts its temporary files (`unixTempFileDir`): the first
+/// of SQLITE_TMPDIR, TMPDIR, /var/tmp, /usr/tmp and /tmp that is a
+/// directory it may write in.
+fn sqlite_temp_dir() -> Option<std::path::PathBuf> {
+    let named = ["SQLITE_TMPDIR", "TMPDIR"].into_iter().filter_map(std::env::var_os).map(std::path::PathBuf::from);
+    let fixed = ["/var/tmp", "/usr/tmp", "/tmp"].into_iter().map(std::path::PathBuf::from);
+    named.chain(fixed).find(|dir| may_write_in(dir))
+}
+
+/// Whether `dir` is a directory this process may make files in.
+#[allow(unsafe_code)]
+fn may_write_in(dir: &std::path::Path) -> bool {
+    let Ok(path) = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(dir.as_os_str())) else {
+        return false;
+    };
+    // SAFETY: `path` is a NUL-ended path; access reads it and nothing else.
+    dir.is_dir() && unsafe { libc::access(path.as_ptr(), libc::W_OK | libc::X_OK) } == 0
 }
 
 /// The bytes an unprivileged writer may still write on the disk of `dir`.
@@ -180,8 +206,13 @@ mod tests {
         assert!(!store.give_back_space(), "nothing more is free");
         let removed: Vec<String> = (1..100).map(|i| format!("f{i}.py")).collect();
         store.write_batch(&[], &[], &removed).unwrap();
-        assert!(store.give_back_space(), "twice as much is free");
+        assert!(store.give_back_space(), "a megabyte more is free");
         assert_eq!(store.meta_value(FAILED_AT_FREE).unwrap(), None);
+        // A number of another's making (the file may come from elsewhere) is no panic.
+        for at in [u64::MAX.to_string(), "-1".into(), "lots".into()] {
+            store.conn.execute("INSERT OR REPLACE INTO meta VALUES (?1, ?2)", [FAILED_AT_FREE, &at]).unwrap();
+            assert!(!store.give_back_space());
+        }
     }
 
     #[test]
