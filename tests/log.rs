@@ -702,6 +702,7 @@ fn an_interrupted_log_run_says_what_it_kept() {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
     while try_log_counts(&tree).is_none_or(|c| c.0 == 0) && std::time::Instant::now() < deadline {
         assert!(child.try_wait().unwrap().is_none(), "the run ended before a commit was seen stored");
+        std::thread::sleep(std::time::Duration::from_millis(20));
     }
     assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
     let o = child.wait_with_output().unwrap();

@@ -545,6 +545,43 @@ fn ctrl_c_stops_the_retries_of_a_server_that_does_not_answer() {
     assert!(seen <= 5, "texts tried alone after Ctrl-C: {seen} requests\n{}", stderr(&o));
 }
 
+/// Ctrl-C while vg-log waits on an embedding server that stopped
+/// answering: the request in hand is given up and the run is an interrupt
+/// that says what it kept, not an error (review 247: "cannot embed commit
+/// …: embedding stopped", status 2).
+#[test]
+fn ctrl_c_while_the_log_waits_on_a_server_is_an_interrupt() {
+    let server = EmbeddingServer::start();
+    // The model's check is answered; the first batch of the log is not.
+    let proxy = Proxy::start(&server.addr, Faults { hang_after: Some(1), ..Faults::default() });
+    let t = git_repo();
+    t.write("src/upload.py", "def upload_with_retry(client, blob):\n    return client.put(blob)\n");
+    commit_all(&t, "Retry uploads that failed");
+    t.global_config(&format!(
+        "embedder_source = \"remote\"\nembedder_url = \"{}\"\nembedder_timeout = 60\n",
+        proxy.url
+    ));
+    let child = t
+        .cmd("vg-log", ".")
+        .args(["--with-diff", "retry"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let asked = std::time::Instant::now();
+    while proxy.faults.lock().unwrap().seen < 2 {
+        assert!(asked.elapsed() < std::time::Duration::from_secs(60), "no batch was sent");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o),
+        "vg-log: interrupted after 0 of 1 commits: what they added is kept, and the next run stores the rest\n"
+    );
+}
+
 /// A server told to stop (SIGTERM, as a service manager sends it) while
 /// the embedding server does not answer stops at once: it waited out
 /// every retry of the request in hand, each up to `embedder_timeout`.

@@ -237,15 +237,17 @@ fn update(cli: &LogCli, inv: &Invocation, repo: &GitRepo, history: &[String]) ->
         bar.finish_and_clear();
     }
     let summary = summary?;
+    // Ctrl-C after the last batch: the log is whole, and the run ends as
+    // the user asked, without its search.
     if summary.stopped || interrupted() {
         let (added, of) = (summary.added, summary.to_store);
-        note(
-            TOOL,
-            quiet,
-            &format!(
+        let said = match summary.stopped {
+            true => format!(
                 "interrupted after {added} of {of} commits: what they added is kept, and the next run stores the rest"
             ),
-        );
+            false => format!("interrupted: the commit log is up to date ({added} commits stored), the search not made"),
+        };
+        note(TOOL, quiet, &said);
         return Ok(None);
     }
     if summary.added > 0 {

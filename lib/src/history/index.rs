@@ -79,7 +79,11 @@ pub fn update_log(
     if had.as_deref() != Some(model) && !history.is_empty() {
         // Loaded before the log is emptied: a model that cannot be had (a
         // name mistyped, assets missing) leaves the log as it was.
-        loaded = Some(load_for_the_log(load)?);
+        match load_for_the_log(load) {
+            Ok(embedder) => loaded = Some(embedder),
+            Err(_) if observer.cancelled() => return Ok(stopped(summary, started)),
+            Err(e) => return Err(e),
+        }
         if let Some(m) = had.filter(|_| store.log_counts().is_ok_and(|(commits, ..)| commits > 0)) {
             observer.note(&format!("rebuilding the commit log: it was embedded with {m}, not {model}"));
             summary.rebuilt = true;
@@ -95,22 +99,34 @@ pub fn update_log(
         again.record(store, history)?;
         return Ok(LogSummary { seconds: started.elapsed().as_secs_f64(), ..summary });
     }
-    let mut embedder = match loaded {
-        Some(embedder) => embedder,
-        None => load_for_the_log(load)?,
+    let mut embedder = match loaded.map_or_else(|| load_for_the_log(load), Ok) {
+        Ok(embedder) => embedder,
+        // A remote embedder's probe, given up when told to stop.
+        Err(_) if observer.cancelled() => return Ok(stopped(summary, started)),
+        Err(e) => return Err(e),
     };
     for (n, batch) in todo.chunks(BATCH).enumerate() {
         if observer.cancelled() {
-            summary.stopped = true;
-            summary.seconds = started.elapsed().as_secs_f64();
-            return Ok(summary);
+            return Ok(stopped(summary, started));
         }
-        let mut writes = Vec::with_capacity(batch.len());
-        for sha in batch {
-            let data = repo.read_commit(sha, with_diff)?;
-            summary.unread_diffs += data.unread_diffs as u64;
-            writes.push(commit_write(data, &mut *embedder, &mut summary)?);
-        }
+        let mut batch_summary = summary.clone();
+        let writes = batch
+            .iter()
+            .map(|sha| {
+                let data = repo.read_commit(sha, with_diff)?;
+                batch_summary.unread_diffs += data.unread_diffs as u64;
+                commit_write(data, &mut *embedder, &mut batch_summary)
+            })
+            .collect::<Result<Vec<_>>>();
+        let writes = match writes {
+            Ok(writes) => writes,
+            // A remote embedder gives up its request when told to stop
+            // (review 247: the run ended 2, "embedding stopped"): the
+            // batch is dropped, as one not begun.
+            Err(_) if observer.cancelled() => return Ok(stopped(summary, started)),
+            Err(e) => return Err(e),
+        };
+        summary = batch_summary;
         store.write_commits(&writes)?;
         summary.added += writes.len() as u64;
         summary.reread += batch.iter().filter(|sha| stored.contains_key(**sha)).count() as u64;
@@ -119,6 +135,11 @@ pub fn update_log(
     again.record(store, history)?;
     summary.seconds = started.elapsed().as_secs_f64();
     Ok(summary)
+}
+
+/// `summary` of a run told to stop (`LogObserver::cancelled`) before its end.
+fn stopped(summary: LogSummary, started: Instant) -> LogSummary {
+    LogSummary { stopped: true, seconds: started.elapsed().as_secs_f64(), ..summary }
 }
 
 fn load_for_the_log(load: LoadEmbedder<'_>) -> Result<Box<dyn Embedder>> {
