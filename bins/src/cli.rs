@@ -553,8 +553,8 @@ pub struct OutputArgs {
     /// Leave out each shown line longer than NUM bytes, saying how long it was in its place, as ripgrep's -M: a hit on a line of minified code is otherwise the whole line. 0: no limit (the default).
     #[arg(short = 'M', long, value_name = "NUM", value_parser = parse_count, allow_negative_numbers = true)]
     pub max_columns: Option<usize>,
-    /// With -M, show the first NUM bytes of a longer line, then how many bytes were left out, instead of leaving it out.
-    #[arg(long, requires = "max_columns")]
+    /// With -M, show the first NUM bytes of a longer line, then how many bytes were left out, instead of leaving it out; without -M it does nothing, as ripgrep's.
+    #[arg(long)]
     pub max_columns_preview: bool,
     /// When to use colors.
     #[arg(long, value_name = "WHEN", default_value = "auto")]

@@ -46,12 +46,20 @@ fn before_open_escape(text: &str) -> usize {
 }
 
 /// The length of the escape sequence `seq` starts with (at its ESC), or
-/// None when it does not end within `seq`: CSI (`ESC [`) ends at a byte
-/// from `@` to `~`; OSC, DCS, SOS, PM and APC (`ESC ]`, `P`, `X`, `^`,
-/// `_`) at BEL or `ESC \`; any other is two bytes.
+/// None when it does not end within `seq`, as a terminal reads it: CSI
+/// (`ESC [`) ends at a byte from `@` to `~` (one broken by a control byte
+/// is open); OSC, DCS, SOS, PM and APC (`ESC ]`, `P`, `X`, `^`, `_`)
+/// end at BEL or `ESC \\`; another ESC starts a sequence anew; any other
+/// is its intermediate bytes (space to `/`) and one final byte.
 fn escape_end(seq: &[u8]) -> Option<usize> {
     match seq.get(1)? {
-        b'[' => seq[2..].iter().position(|b| (0x40..=0x7e).contains(b)).map(|i| i + 3),
+        0x1b => Some(1),
+        // One broken by a control byte (an ESC) is taken as open: the cut
+        // may leave out what broke it, and the note would end it.
+        b'[' => match seq[2..].iter().position(|&b| (0x40..=0x7e).contains(&b) || b < 0x20)? {
+            end if seq[2 + end] < 0x20 => None,
+            end => Some(3 + end),
+        },
         b']' | b'P' | b'X' | b'^' | b'_' => {
             let body = &seq[2..];
             let bel = body.iter().position(|&b| b == 0x07).map(|i| i + 3);
@@ -61,7 +69,10 @@ fn escape_end(seq: &[u8]) -> Option<usize> {
                 (a, b) => a.or(b),
             }
         }
-        _ => Some(2),
+        _ => {
+            let intermediates = seq[1..].iter().take_while(|&&b| (0x20..=0x2f).contains(&b)).count();
+            seq.get(1 + intermediates).filter(|&&b| (0x30..=0x7e).contains(&b)).map(|_| 2 + intermediates)
+        }
     }
 }
 
@@ -126,5 +137,9 @@ mod tests {
         assert_eq!(cut_at(st, 10), "x", "inside the link's opening");
         assert_eq!(cut_at(st, 22), "x\x1b]8;;http://h\x1b\\link");
         assert_eq!(cut_at("ab\x1b[1mcd", 3), "ab", "an ESC alone at the end");
+        assert_eq!(cut_at("ab\x1b\x1b[31mred text", 5), "ab\x1b", "ESC ESC: the second starts anew");
+        assert_eq!(cut_at("ab\x1b[3\x1b[1mbold text", 12), "ab", "a CSI broken by an ESC");
+        assert_eq!(cut_at("ab\x1b(Bcd and more", 3), "ab", "ESC ( without its final byte");
+        assert_eq!(cut_at("ab\x1b(Bcd and more", 5), "ab\x1b(B");
     }
 }
