@@ -45,7 +45,9 @@ const MARK: &str = " ; ";
 const CHANGED: &str = r"(?:changed|modified|edited|updated|touched|committed|written|added|created|saved)";
 
 /// Words that leave something out.
-const EXCLUDING: &str = r"(?:not|except(?:\s+for)?|excluding|exclude|without|ignoring|ignore|skipping|skip|but\s+not|outside(?:\s+of)?|other\s+than|apart\s+from|no)";
+/// Each takes what follows it: after a space, or joined (`non-rust`,
+/// "non python": audit 248, read as rust alone).
+const EXCLUDING: &str = r"(?:(?:not|except(?:\s+for)?|excluding|exclude|without|ignoring|ignore|skipping|skip|but\s+not|outside(?:\s+of)?|other\s+than|apart\s+from|no|(?:all|anything|everything)\s+but)\s+|non-?\s*)";
 
 /// The verbs of `EXCLUDING`: a question of how or where that leaves
 /// things out by one of them and asks about nothing else asks about the
@@ -345,14 +347,11 @@ impl Work {
         self.mixed_exclusions();
         static TESTS: LazyLock<Regex> = LazyLock::new(|| {
             re(&format!(
-                r"\b{EXCLUDING}\s+(?:(?:in|the|any|our)\s+)*(?:unit\s+|integration\s+)?(?:tests?|test\s+files|test\s+code|specs?|testing\s+code)\b/?"
+                r"\b{EXCLUDING}(?:(?:in|the|any|our)\s+)*(?:unit\s+|integration\s+)?(?:tests?|test\s+files|test\s+code|specs?|testing\s+code)\b(/?)"
             ))
         });
         static LANGS: LazyLock<Regex> = LazyLock::new(|| {
-            re(&format!(
-                r"\b{EXCLUDING}\s+(?:(?:in|the|any)\s+)*({})(?:\s+(?:files?|code|sources?))?\b",
-                language_names()
-            ))
+            re(&format!(r"\b{EXCLUDING}(?:(?:in|the|any)\s+)*({})(?:\s+(?:files?|code|sources?))?\b", language_names()))
         });
         // A list ("except in vendor/ and docs/", "not *.md or *.txt")
         // leaves each of its items out.
@@ -360,22 +359,25 @@ impl Work {
             // Several joined by slashes (`.js/.ts`) are a list; a slash
             // after one ends a directory's name (`.github/`): DIRS's.
             let ext = r"\*?\.[a-z0-9+]{1,10}(?:/\*?\.[a-z0-9+]{1,10})*\b/?";
-            re(&format!(
-                r"\b{EXCLUDING}\s+(?:(?:in|the|any)\s+)*((?:{ext}(?:\s*,?\s*(?:and|or|,)\s+)?)+)(?:\s+files?\b)?"
-            ))
+            re(&format!(r"\b{EXCLUDING}(?:(?:in|the|any)\s+)*((?:{ext}(?:\s*,?\s*(?:and|or|,)\s+)?)+)(?:\s+files?\b)?"))
         });
         static DIRS: LazyLock<Regex> = LazyLock::new(|| {
             let dir = format!(r"`?(?:(?:\.?/)?(?:[\w.-]+/)+[\w.-]*|(?:{COMMON_DIRS})\b)`?");
             let joined = r"\s*,?\s*(?:and|or|,)\s+(?:(?:in|under|the)\s+)*";
             re(&format!(
-                r"\b{EXCLUDING}\s+(?:(?:in|under|inside|from|the)\s+)*({dir}(?:{joined}{dir})*)(?:\s+(?:dirs?|directory|directories|folders?|trees?)\b)?"
+                r"\b{EXCLUDING}(?:(?:in|under|inside|from|the)\s+)*({dir}(?:{joined}{dir})*)(?:\s+(?:dirs?|directory|directories|folders?|trees?)\b)?"
             ))
         });
         static ITEM: LazyLock<Regex> = LazyLock::new(|| {
             // A path before an extension: `.github/workflows` is a directory.
             re(&format!(r"(?:\.?/)?(?:[\w.-]+/)+[\w.-]*|\*?\.[a-z0-9+]{{1,10}}\b|\b(?:{COMMON_DIRS})\b"))
         });
-        self.take(&TESTS, |_, f, _| {
+        // `tests/` with its slash is a directory, left to DIRS (audit 248:
+        // "except tests/fixtures/" left out every test and searched "fixtures/").
+        self.take(&TESTS, |c, f, _| {
+            if !c[1].is_empty() {
+                return None;
+            }
             f.exclude_globs.extend(TEST_GLOBS.iter().map(|g| g.to_string()));
             Some(MARK.into())
         });
@@ -412,7 +414,7 @@ impl Work {
             );
             let joined = r"\s*,?\s*(?:and|or|,)\s+(?:(?:in|under|the)\s+)*";
             re(&format!(
-                r"\b{EXCLUDING}\s+(?:(?:in|under|inside|from|the|any)\s+)*({item}(?:{joined}{item})+)(?:\s+(?:files?|dirs?|directories|folders?)\b)?"
+                r"\b{EXCLUDING}(?:(?:in|under|inside|from|the|any)\s+)*({item}(?:{joined}{item})+)(?:\s+(?:files?|dirs?|directories|folders?)\b)?"
             ))
         });
         static MIXED_ITEM: LazyLock<Regex> = LazyLock::new(|| {
@@ -424,7 +426,7 @@ impl Work {
         self.take(&MIXED, |c, f, _| {
             for item in MIXED_ITEM.find_iter(&c[1]).map(|m| m.as_str()) {
                 let word = item.trim_end_matches('/').to_ascii_lowercase();
-                if word == "test" || word == "tests" {
+                if item.eq_ignore_ascii_case("test") || item.eq_ignore_ascii_case("tests") {
                     f.exclude_globs.extend(TEST_GLOBS.iter().map(|g| g.to_string()));
                 } else if let Some(extensions) = extensions_written(item) {
                     f.exclude_globs.extend(extensions.iter().map(|e| format!("*{e}")));
@@ -441,7 +443,7 @@ impl Work {
     fn tests(&mut self) {
         static IN_TESTS: LazyLock<Regex> = LazyLock::new(|| {
             re(
-                r"\b(?:in|under|inside|within|from|among)\s+(?:(?:the|our)\s+)?(?:unit\s+|integration\s+)?(?:tests?|test\s+suite|test\s+files|test\s+code|specs?)\b/?(?:\s+(?:directory|dir|folder)\b)?",
+                r"\b(?:in|under|inside|within|from|among)\s+(?:(?:the|our)\s+)?(?:unit\s+|integration\s+)?(?:tests?|test\s+suite|test\s+files|test\s+code|specs?)\b(/?)(?:\s+(?:directory|dir|folder)\b)?",
             )
         });
         static TEST_FILES: LazyLock<Regex> = LazyLock::new(|| {
@@ -449,8 +451,13 @@ impl Work {
                 r"\b(?:unit\s+|integration\s+)?(?:tests?|test\s+files|test\s+cases|specs?)\s+(?:that|which|where|for|of|about|covering|checking|verifying)\b",
             )
         });
+        // `spec/` or `tests/unit/`, with a slash, is a directory, left to
+        // `paths` (audit 248: "markdown files in spec/" took every test).
         for rule in [&*IN_TESTS, &*TEST_FILES] {
-            self.take(rule, |_, f, _| {
+            self.take(rule, |c, f, _| {
+                if c.get(1).is_some_and(|slash| !slash.as_str().is_empty()) {
+                    return None;
+                }
                 include_tests(f);
                 Some(MARK.into())
             });
@@ -879,7 +886,21 @@ mod tests {
                 // Exclusions.
                 ("retry logic excluding tests", "search | retry logic | excl=tests".into()),
                 // The directory's slash goes with the word ("retry uploads /" was left).
-                ("retry uploads except tests/", "search | retry uploads | excl=tests".into()),
+                ("retry uploads except tests/", "search | retry uploads | excl=tests/".into()),
+                // With a slash, a directory, never the tests of everywhere (audit 248).
+                ("docs except tests/fixtures/", "search | docs | excl=tests/fixtures/".into()),
+                (
+                    "markdown files in spec/",
+                    "list | markdown files in spec/ | ext=.md,.markdown,.mdx | path=spec/".into(),
+                ),
+                ("parsers in tests/unit/", "search | parsers | path=tests/unit/".into()),
+                ("retry excluding tests/ and *.md", "search | retry | excl=tests/,*.md".into()),
+                // "non-", "all but": left out, never the only ones kept (audit 248).
+                ("non-rust files about the parser", "search | parser | excl=*.rs".into()),
+                ("non python files about the parser", "search | parser | excl=*.py,*.pyi".into()),
+                ("all but rust files about the parser", "search | parser | excl=*.rs".into()),
+                ("non-test files about the parser", "search | parser | excl=tests".into()),
+                ("auth in non-rust code", "search | auth | excl=*.rs".into()),
                 ("json parsing but not in vendor", "search | json parsing | excl=vendor/".into()),
                 ("sql queries without markdown files", "search | sql queries | excl=*.md,*.markdown,*.mdx".into()),
                 ("authentication except node_modules", "search | authentication | excl=node_modules/".into()),
@@ -1042,7 +1063,7 @@ mod tests {
             ("mocking of the clock in the tests", "search | mocking of the clock | path=tests".into()),
             // The words after "tests" that name it go with it ("ectory", "/" were left).
             ("mocking of the clock in the tests directory", "search | mocking of the clock | path=tests".into()),
-            ("mocking of the clock in tests/", "search | mocking of the clock | path=tests".into()),
+            ("mocking of the clock in tests/", "search | mocking of the clock | path=tests/".into()),
             ("python tests for the csv reader", "search | csv reader | ext=.py,.pyi | path=tests".into()),
             // Intents.
             ("where is parse_config defined", "locate | parse_config".into()),
