@@ -735,3 +735,16 @@ fn post_v1_ask_escapes_what_a_terminal_would_obey() {
         "the values are unchanged: {r}"
     );
 }
+
+/// A question over no file says so, on stderr and in the response's
+/// warnings, as a search does (audit 248: `-t` choosing no file, or a
+/// catalog of no projects, answered with no word).
+#[test]
+fn a_question_over_no_file_says_nothing_was_searched() {
+    let t = mixed_project();
+    let (o, response) = ask_json(&t, &["-t", "ruby", "retry uploads"]);
+    assert_code(&o, 1);
+    let said = "no files were searched: the filters (-t, -T, -g, --max-depth) chose none of the files under the paths";
+    assert!(stderr(&o).contains(said), "{}", stderr(&o));
+    assert!(response["warnings"].as_array().unwrap().iter().any(|w| w == said), "{response}");
+}

@@ -128,26 +128,30 @@ fn empty_catalog(root: &ProjectRoot) -> Option<String> {
 }
 
 /// When every file under the PATHs (or that the walk's filters, `-g`,
-/// `-t`, chose) was skipped, or there was none, say so and why: else a
-/// search that finds nothing reads as if no such file existed, or held
-/// nothing relevant.
-pub fn note_all_skipped(tool: &str, inv: &Invocation, walk: &WalkOptions, files: &WalkedSet, tally: &SkipTally) {
-    if note_none_walked(tool, inv, walk, (files, tally), "searched") {
-        return;
-    }
-    note_every_file_skipped(tool, inv.config.quiet, walk.is_filtered(), files, tally);
+/// `-t`, chose) was skipped, or there was none, say so and why, and return
+/// what was said: else a search that finds nothing reads as if no such
+/// file existed, or held nothing relevant.
+pub fn note_all_skipped(
+    tool: &str,
+    inv: &Invocation,
+    walk: &WalkOptions,
+    files: &WalkedSet,
+    tally: &SkipTally,
+) -> Option<String> {
+    note_none_walked(tool, inv, walk, (files, tally), "searched")
+        .or_else(|| note_every_file_skipped(tool, inv.config.quiet, walk.is_filtered(), files, tally))
 }
 
 /// When the walk found no file under the PATHs, nor skipped one, say why
-/// ("no files were {done}: …"), and whether it did. vg-index given a path
-/// in `.git` printed a summary of nothing and no word (audit 191).
+/// ("no files were {done}: …"), and return what was said. vg-index given a
+/// path in `.git` printed a summary of nothing and no word (audit 191).
 pub fn note_none_walked(
     tool: &str,
     inv: &Invocation,
     walk: &WalkOptions,
     (files, tally): (&WalkedSet, &SkipTally),
     done: &str,
-) -> bool {
+) -> Option<String> {
     let (quiet, paths) = (inv.config.quiet, inv.paths.as_slice());
     let filtered = walk.is_filtered();
     if files.is_empty() && tally.by_reason.is_empty() {
@@ -155,8 +159,9 @@ pub fn note_none_walked(
         // (audit 186).
         if let Some(name) = empty_catalog(&inv.root) {
             let add = format!("vg-catalog add {name} PATH... adds one");
-            note(tool, quiet, &format!("no files were {done}: catalog '{name}' has no projects ({add})"));
-            return true;
+            let said = format!("no files were {done}: catalog '{name}' has no projects ({add})");
+            note(tool, quiet, &said);
+            return Some(said);
         }
         // As ripgrep says it: nothing was there to search, which a search
         // that finds nothing would not tell apart from nothing relevant.
@@ -171,16 +176,24 @@ pub fn note_none_walked(
             }
             (false, true) => "there are none under the paths (.git, .hg, .jj and .vecgrep are never searched)",
         };
-        note(tool, quiet, &format!("no files were {done}: {why}"));
-        return true;
+        let said = format!("no files were {done}: {why}");
+        note(tool, quiet, &said);
+        return Some(said);
     }
-    false
+    None
 }
 
-/// When every file walked was skipped, say how many and why.
-fn note_every_file_skipped(tool: &str, quiet: bool, filtered: bool, files: &WalkedSet, tally: &SkipTally) {
+/// When every file walked was skipped, say how many and why, and return
+/// what was said.
+fn note_every_file_skipped(
+    tool: &str,
+    quiet: bool,
+    filtered: bool,
+    files: &WalkedSet,
+    tally: &SkipTally,
+) -> Option<String> {
     if files.iter().any(|f| !tally.paths.contains(f)) || tally.by_reason.is_empty() {
-        return;
+        return None;
     }
     let why: Vec<String> = tally
         .by_reason
@@ -199,5 +212,7 @@ fn note_every_file_skipped(tool: &str, quiet: bool, filtered: bool, files: &Walk
     let chosen = if filtered { "the filters chose" } else { "searched" };
     let files =
         if skipped == 1 { format!("the 1 file {chosen} was") } else { format!("all {skipped} files {chosen} were") };
-    note(tool, quiet, &format!("{files} skipped: {}", why.join(", ")));
+    let said = format!("{files} skipped: {}", why.join(", "));
+    note(tool, quiet, &said);
+    Some(said)
 }

@@ -201,8 +201,13 @@ fn index_first(cli: &AskCli, inv: &Invocation) -> Result<Indexed> {
         return Ok(Indexed::Stopped(EXIT_INTERRUPTED));
     }
     note_holes(TOOL, inv.config.quiet, summary.holes);
+    // Nothing searched is said, on stderr and in the response, as
+    // vg-query says it (audit 248: an empty catalog, or `-t` choosing no
+    // file, answered with no word).
+    let mut warnings = skipped.warnings.clone();
+    warnings.extend(vecgrep_bins::app::note_all_skipped(TOOL, inv, &walk, &files, &skipped));
     let walked = vecgrep::index::search_keeps_to_walk(&walk, &inv.paths, summary.errors).then_some(files);
-    Ok(Indexed::Ready { errors: summary.errors > 0, walked, warnings: skipped.warnings, as_it_is: false })
+    Ok(Indexed::Ready { errors: summary.errors > 0, walked, warnings, as_it_is: false })
 }
 
 /// A one-shot search of the project's index, as vg-query runs it.

@@ -230,7 +230,7 @@ fn index(cli: &IndexCli, inv: &Invocation) -> anyhow::Result<u8> {
     let how = Blocking { records: !std::io::stdout().is_terminal(), notable_skips: true, reindex: cli.reindex };
     let (summary, files, skipped) = index_blocking(TOOL, inv, &walk, &mut embedder_pool(&inv.config), how)?;
     if !summary.aborted && !summary.cancelled {
-        vecgrep_bins::app::note_none_walked(TOOL, inv, &walk, (&files, &skipped), "indexed");
+        let _said = vecgrep_bins::app::note_none_walked(TOOL, inv, &walk, (&files, &skipped), "indexed");
     }
     note_holes(TOOL, inv.config.quiet, summary.holes);
     let mut out = vecgrep_bins::app::stdout();
