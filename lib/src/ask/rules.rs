@@ -887,20 +887,6 @@ mod tests {
                 ("retry logic excluding tests", "search | retry logic | excl=tests".into()),
                 // The directory's slash goes with the word ("retry uploads /" was left).
                 ("retry uploads except tests/", "search | retry uploads | excl=tests/".into()),
-                // With a slash, a directory, never the tests of everywhere (audit 248).
-                ("docs except tests/fixtures/", "search | docs | excl=tests/fixtures/".into()),
-                (
-                    "markdown files in spec/",
-                    "list | markdown files in spec/ | ext=.md,.markdown,.mdx | path=spec/".into(),
-                ),
-                ("parsers in tests/unit/", "search | parsers | path=tests/unit/".into()),
-                ("retry excluding tests/ and *.md", "search | retry | excl=tests/,*.md".into()),
-                // "non-", "all but": left out, never the only ones kept (audit 248).
-                ("non-rust files about the parser", "search | parser | excl=*.rs".into()),
-                ("non python files about the parser", "search | parser | excl=*.py,*.pyi".into()),
-                ("all but rust files about the parser", "search | parser | excl=*.rs".into()),
-                ("non-test files about the parser", "search | parser | excl=tests".into()),
-                ("auth in non-rust code", "search | auth | excl=*.rs".into()),
                 ("json parsing but not in vendor", "search | json parsing | excl=vendor/".into()),
                 ("sql queries without markdown files", "search | sql queries | excl=*.md,*.markdown,*.mdx".into()),
                 ("authentication except node_modules", "search | authentication | excl=node_modules/".into()),
@@ -945,9 +931,26 @@ mod tests {
                 ("auth excluding *.md/", "search | auth | excl=*.md".into()),
                 ("retry excluding vendor/ and .js/.ts", "search | retry | excl=vendor/,*.js,*.ts".into()),
             ])
+            .chain(slashes_and_joined_exclusions())
             .chain(spans(&week))
             .chain(intents_and_tests(&week))
             .collect()
+    }
+
+    /// A name with its slash is a directory, never the tests of everywhere;
+    /// "non-" and "all but" leave out, never keep only (audit 248).
+    fn slashes_and_joined_exclusions() -> Vec<(&'static str, String)> {
+        vec![
+            ("docs except tests/fixtures/", "search | docs | excl=tests/fixtures/".into()),
+            ("markdown files in spec/", "list | markdown files in spec/ | ext=.md,.markdown,.mdx | path=spec/".into()),
+            ("parsers in tests/unit/", "search | parsers | path=tests/unit/".into()),
+            ("retry excluding tests/ and *.md", "search | retry | excl=tests/,*.md".into()),
+            ("non-rust files about the parser", "search | parser | excl=*.rs".into()),
+            ("non python files about the parser", "search | parser | excl=*.py,*.pyi".into()),
+            ("all but rust files about the parser", "search | parser | excl=*.rs".into()),
+            ("non-test files about the parser", "search | parser | excl=tests".into()),
+            ("auth in non-rust code", "search | auth | excl=*.rs".into()),
+        ]
     }
 
     /// A span holds the day, month or year that ends it, and may be
