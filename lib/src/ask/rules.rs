@@ -45,9 +45,20 @@ const MARK: &str = " ; ";
 const CHANGED: &str = r"(?:changed|modified|edited|updated|touched|committed|written|added|created|saved)";
 
 /// Words that leave something out.
-/// Each takes what follows it: after a space, or joined (`non-rust`,
-/// "non python": audit 248, read as rust alone).
-const EXCLUDING: &str = r"(?:(?:not|except(?:\s+for)?|excluding|exclude|without|ignoring|ignore|skipping|skip|but\s+not|outside(?:\s+of)?|other\s+than|apart\s+from|no|(?:all|anything|everything)\s+but)\s+|non-?\s*)";
+const EXCLUDING: &str = r"\b(?:not|except(?:\s+for)?|excluding|exclude|without|ignoring|ignore|skipping|skip|but\s+not|outside(?:\s+of)?|other\s+than|apart\s+from|no)\s+";
+
+/// Words that leave out what they are joined to, at the start of a word:
+/// "non-rust files", "non python code", "all but rust files" (audit 248:
+/// they kept only rust). Only where a kind of file follows (files, code,
+/// sources; tests' files or code), so that prose ("non-blocking IO", "all
+/// but json input") and paths (`src/nonblocking/`) stay words (review 248).
+const JOINED: &str = r"\s(?:non(?:-|\s+)|(?:all|anything|everything)\s+but\s+)";
+
+/// A name of tests, with what may follow it: a path on from it
+/// (`tests/unit/`: that directory, never every test file), or a `.` or `-`
+/// and a word (`tests.py`, `spec-compliant`), which go on with the name
+/// and are no name of tests at all (review 248).
+const TESTS_NAMED: &str = r"(?P<name>test\s+suite|test\s+files|test\s+code|testing\s+code|tests?|specs?)\b(?:(?P<slashed>/(?:[\w.-]*[\w-]/?)*)|(?P<on>[.-]\w))?";
 
 /// The verbs of `EXCLUDING`: a question of how or where that leaves
 /// things out by one of them and asks about nothing else asks about the
@@ -347,11 +358,14 @@ impl Work {
         self.mixed_exclusions();
         static TESTS: LazyLock<Regex> = LazyLock::new(|| {
             re(&format!(
-                r"\b{EXCLUDING}(?:(?:in|the|any|our)\s+)*(?:unit\s+|integration\s+)?(?:tests?|test\s+files|test\s+code|specs?|testing\s+code)\b(/?)"
+                r"(?:{EXCLUDING}|(?P<joined>{JOINED}))(?:(?:in|the|any|our)\s+)*(?:unit\s+|integration\s+)?{TESTS_NAMED}"
             ))
         });
         static LANGS: LazyLock<Regex> = LazyLock::new(|| {
-            re(&format!(r"\b{EXCLUDING}(?:(?:in|the|any)\s+)*({})(?:\s+(?:files?|code|sources?))?\b", language_names()))
+            re(&format!(
+                r"(?:{EXCLUDING}|(?P<joined>{JOINED}))(?:(?:in|the|any)\s+)*(?P<lang>{})(?P<kind>\s+(?:files?|code|sources?))?\b(?P<on>[.-]\w)?",
+                language_names()
+            ))
         });
         // A list ("except in vendor/ and docs/", "not *.md or *.txt")
         // leaves each of its items out.
@@ -359,30 +373,34 @@ impl Work {
             // Several joined by slashes (`.js/.ts`) are a list; a slash
             // after one ends a directory's name (`.github/`): DIRS's.
             let ext = r"\*?\.[a-z0-9+]{1,10}(?:/\*?\.[a-z0-9+]{1,10})*\b/?";
-            re(&format!(r"\b{EXCLUDING}(?:(?:in|the|any)\s+)*((?:{ext}(?:\s*,?\s*(?:and|or|,)\s+)?)+)(?:\s+files?\b)?"))
+            re(&format!(r"{EXCLUDING}(?:(?:in|the|any)\s+)*((?:{ext}(?:\s*,?\s*(?:and|or|,)\s+)?)+)(?:\s+files?\b)?"))
         });
         static DIRS: LazyLock<Regex> = LazyLock::new(|| {
             let dir = format!(r"`?(?:(?:\.?/)?(?:[\w.-]+/)+[\w.-]*|(?:{COMMON_DIRS})\b)`?");
             let joined = r"\s*,?\s*(?:and|or|,)\s+(?:(?:in|under|the)\s+)*";
             re(&format!(
-                r"\b{EXCLUDING}(?:(?:in|under|inside|from|the)\s+)*({dir}(?:{joined}{dir})*)(?:\s+(?:dirs?|directory|directories|folders?|trees?)\b)?"
+                r"{EXCLUDING}(?:(?:in|under|inside|from|the)\s+)*({dir}(?:{joined}{dir})*)(?:\s+(?:dirs?|directory|directories|folders?|trees?)\b)?"
             ))
         });
         static ITEM: LazyLock<Regex> = LazyLock::new(|| {
             // A path before an extension: `.github/workflows` is a directory.
             re(&format!(r"(?:\.?/)?(?:[\w.-]+/)+[\w.-]*|\*?\.[a-z0-9+]{{1,10}}\b|\b(?:{COMMON_DIRS})\b"))
         });
-        // `tests/` with its slash is a directory, left to DIRS (audit 248:
-        // "except tests/fixtures/" left out every test and searched "fixtures/").
+        // `tests/` with its slash is that directory (audit 248: "except
+        // tests/fixtures/" left out every test and searched "fixtures/").
         self.take(&TESTS, |c, f, _| {
-            if !c[1].is_empty() {
-                return None;
+            let name = tests_named(c, c.name("joined").is_some())?;
+            match name {
+                TestsNamed::Directory(dir) => f.exclude_globs.push(dir),
+                TestsNamed::Every => f.exclude_globs.extend(TEST_GLOBS.iter().map(|g| g.to_string())),
             }
-            f.exclude_globs.extend(TEST_GLOBS.iter().map(|g| g.to_string()));
             Some(MARK.into())
         });
         self.take(&LANGS, |c, f, _| {
-            f.exclude_globs.extend(extensions_of(&c[1]).iter().map(|e| format!("*{e}")));
+            if c.name("on").is_some() || (c.name("joined").is_some() && c.name("kind").is_none()) {
+                return None;
+            }
+            f.exclude_globs.extend(extensions_of(&c["lang"]).iter().map(|e| format!("*{e}")));
             Some(MARK.into())
         });
         self.take(&EXTENSIONS, |c, f, _| {
@@ -414,7 +432,7 @@ impl Work {
             );
             let joined = r"\s*,?\s*(?:and|or|,)\s+(?:(?:in|under|the)\s+)*";
             re(&format!(
-                r"\b{EXCLUDING}(?:(?:in|under|inside|from|the|any)\s+)*({item}(?:{joined}{item})+)(?:\s+(?:files?|dirs?|directories|folders?)\b)?"
+                r"{EXCLUDING}(?:(?:in|under|inside|from|the|any)\s+)*({item}(?:{joined}{item})+)(?:\s+(?:files?|dirs?|directories|folders?)\b)?"
             ))
         });
         static MIXED_ITEM: LazyLock<Regex> = LazyLock::new(|| {
@@ -442,26 +460,28 @@ impl Work {
 
     fn tests(&mut self) {
         static IN_TESTS: LazyLock<Regex> = LazyLock::new(|| {
-            re(
-                r"\b(?:in|under|inside|within|from|among)\s+(?:(?:the|our)\s+)?(?:unit\s+|integration\s+)?(?:tests?|test\s+suite|test\s+files|test\s+code|specs?)\b(/?)(?:\s+(?:directory|dir|folder)\b)?",
-            )
+            re(&format!(
+                r"\b(?:in|under|inside|within|from|among)\s+(?:(?:the|our)\s+)?(?:unit\s+|integration\s+)?{TESTS_NAMED}(?:\s+(?:directory|dir|folder)\b)?"
+            ))
         });
         static TEST_FILES: LazyLock<Regex> = LazyLock::new(|| {
             re(
                 r"\b(?:unit\s+|integration\s+)?(?:tests?|test\s+files|test\s+cases|specs?)\s+(?:that|which|where|for|of|about|covering|checking|verifying)\b",
             )
         });
-        // `spec/` or `tests/unit/`, with a slash, is a directory, left to
-        // `paths` (audit 248: "markdown files in spec/" took every test).
-        for rule in [&*IN_TESTS, &*TEST_FILES] {
-            self.take(rule, |c, f, _| {
-                if c.get(1).is_some_and(|slash| !slash.as_str().is_empty()) {
-                    return None;
-                }
-                include_tests(f);
-                Some(MARK.into())
-            });
-        }
+        // `spec/` or `tests/unit/`, with a slash, is that directory (audit
+        // 248: "markdown files in spec/" took every test file).
+        self.take(&IN_TESTS, |c, f, _| {
+            match tests_named(c, false)? {
+                TestsNamed::Directory(dir) => f.path_globs.push(dir),
+                TestsNamed::Every => include_tests(f),
+            }
+            Some(MARK.into())
+        });
+        self.take(&TEST_FILES, |_, f, _| {
+            include_tests(f);
+            Some(MARK.into())
+        });
     }
 
     fn languages(&mut self) {
@@ -576,13 +596,38 @@ fn extensions_written(item: &str) -> Option<Vec<String>> {
 /// naming a file or holding a wildcard is taken as it is. One written from
 /// `/` keeps its slash: `ask::places` reads it against the root.
 fn dir_glob(path: &str) -> String {
-    let path = path.trim_matches('`').trim_start_matches("./");
+    // A sentence's full stop is no part of the path (review 248: `tests/.`
+    // matched nothing).
+    let path = path.trim_matches('`').trim_start_matches("./").trim_end_matches('.');
     let last = path.trim_end_matches('/').rsplit('/').next().unwrap_or_default();
     if path.contains('*') || (last.contains('.') && !path.ends_with('/')) {
         path.to_string()
     } else {
         format!("{}/", path.trim_end_matches('/'))
     }
+}
+
+/// What a match of `TESTS_NAMED` names.
+enum TestsNamed {
+    /// Every test file (`TEST_GLOBS`).
+    Every,
+    /// The directory written (`tests/unit/`), as a glob.
+    Directory(String),
+}
+
+/// What the match `c` of `TESTS_NAMED` names; None when the name goes on
+/// (`tests.py`), or when `joined` ("non-", "all but") has no kind of file
+/// after it ("non-test" alone).
+fn tests_named(c: &Captures<'_>, joined: bool) -> Option<TestsNamed> {
+    let name = &c["name"];
+    let one_word = !name.contains(char::is_whitespace);
+    if c.name("on").is_some() || (joined && one_word) {
+        return None;
+    }
+    Some(match c.name("slashed") {
+        Some(rest) if one_word => TestsNamed::Directory(dir_glob(&format!("{name}{}", rest.as_str()))),
+        _ => TestsNamed::Every,
+    })
 }
 
 fn include_tests(f: &mut L0Filters) {
@@ -950,6 +995,21 @@ mod tests {
             ("all but rust files about the parser", "search | parser | excl=*.rs".into()),
             ("non-test files about the parser", "search | parser | excl=tests".into()),
             ("auth in non-rust code", "search | auth | excl=*.rs".into()),
+            // Not in a path, nor in prose, nor without a kind of file after it (review 248).
+            ("how is src/nonblocking/mod.rs structured", "search | src/nonblocking/mod.rs structured".into()),
+            ("callers of src/non_blocking/io.rs", "search | callers of src/non_blocking/io.rs".into()),
+            ("non-blocking IO", "search | non-blocking IO".into()),
+            ("non json payloads", "search | non json payloads".into()),
+            ("code that handles all but json input", "search | handles all but json input".into()),
+            ("non-spec-compliant parsers", "search | non-spec-compliant parsers".into()),
+            // The words before a slashed name are read as before the bare one.
+            ("retry excluding our tests/", "search | retry | excl=tests/".into()),
+            ("retry in the unit tests/", "search | retry | path=tests/".into()),
+            // A full stop is no part of a path; a name going on is another name.
+            ("retry upload in tests/.", "search | retry upload | path=tests/".into()),
+            ("retry except vendor/.", "search | retry | excl=vendor/".into()),
+            ("retry in tests.py", "search | retry | path=tests.py".into()),
+            ("retry in tests-e2e/", "search | retry | path=tests-e2e/".into()),
         ]
     }
 
