@@ -576,9 +576,12 @@ fn ctrl_c_while_the_log_waits_on_a_server_is_an_interrupt() {
     assert!(std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
-    assert_eq!(
-        stderr(&o),
-        "vg-log: interrupted after 0 of 1 commits: what they added is kept, and the next run stores the rest\n"
+    // Given up in the model's check or in the first batch: nothing stored either way.
+    let said = stderr(&o);
+    assert!(
+        said == "vg-log: interrupted before any commit was stored; the next run stores them\n"
+            || said == "vg-log: interrupted after 0 of 1 commits: what they added is kept, and the next run stores the rest\n",
+        "{said}"
     );
 }
 

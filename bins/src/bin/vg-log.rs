@@ -241,11 +241,15 @@ fn update(cli: &LogCli, inv: &Invocation, repo: &GitRepo, history: &[String]) ->
     // the user asked, without its search.
     if summary.stopped || interrupted() {
         let (added, of) = (summary.added, summary.to_store);
-        let said = match summary.stopped {
-            true => format!(
+        let said = match (summary.stopped, of, added) {
+            (true, 0, _) => "interrupted before any commit was stored; the next run stores them".to_string(),
+            (true, ..) => format!(
                 "interrupted after {added} of {of} commits: what they added is kept, and the next run stores the rest"
             ),
-            false => format!("interrupted: the commit log is up to date ({added} commits stored), the search not made"),
+            (false, _, 0) => "interrupted: the commit log is up to date, the search not made".to_string(),
+            (false, ..) => {
+                format!("interrupted: the commit log is up to date ({added} commits added), the search not made")
+            }
         };
         note(TOOL, quiet, &said);
         return Ok(None);

@@ -373,6 +373,8 @@ impl Embedder for RemoteEmbedder {
                                 any = true;
                                 out.push(v.pop());
                             }
+                            // Given up because told to stop: no hole to store (review 248).
+                            Err(_) if super::stop_asked() => bail!("embedding stopped: the run was interrupted"),
                             Err(_) => out.push(None),
                         }
                     }

@@ -49,11 +49,13 @@ fn before_open_escape(text: &str) -> usize {
 /// None when it does not end within `seq`, as a terminal reads it: CSI
 /// (`ESC [`) ends at a byte from `@` to `~` (one broken by a control byte
 /// is open); OSC, DCS, SOS, PM and APC (`ESC ]`, `P`, `X`, `^`, `_`)
-/// end at BEL or `ESC \\`; another ESC starts a sequence anew; any other
+/// end at BEL or `ESC \\`; ESC ESC ends with the second's sequence; any other
 /// is its intermediate bytes (space to `/`) and one final byte.
 fn escape_end(seq: &[u8]) -> Option<usize> {
     match seq.get(1)? {
-        0x1b => Some(1),
+        // The first ends where the second does: cut before the second, a
+        // lone ESC would take the note's first bytes (review 248).
+        0x1b => escape_end(&seq[1..]).map(|len| len + 1),
         // One broken by a control byte (an ESC) is taken as open: the cut
         // may leave out what broke it, and the note would end it.
         b'[' => match seq[2..].iter().position(|&b| (0x40..=0x7e).contains(&b) || b < 0x20)? {
@@ -137,7 +139,8 @@ mod tests {
         assert_eq!(cut_at(st, 10), "x", "inside the link's opening");
         assert_eq!(cut_at(st, 22), "x\x1b]8;;http://h\x1b\\link");
         assert_eq!(cut_at("ab\x1b[1mcd", 3), "ab", "an ESC alone at the end");
-        assert_eq!(cut_at("ab\x1b\x1b[31mred text", 5), "ab\x1b", "ESC ESC: the second starts anew");
+        assert_eq!(cut_at("ab\x1b\x1b[31mred text", 5), "ab", "ESC ESC, the second cut");
+        assert_eq!(cut_at("ab\x1b\x1b[31mred text", 9), "ab\x1b\x1b[31mr");
         assert_eq!(cut_at("ab\x1b[3\x1b[1mbold text", 12), "ab", "a CSI broken by an ESC");
         assert_eq!(cut_at("ab\x1b(Bcd and more", 3), "ab", "ESC ( without its final byte");
         assert_eq!(cut_at("ab\x1b(Bcd and more", 5), "ab\x1b(B");

@@ -248,7 +248,10 @@ fn write_trees(
         let tree = GitRepo::open(&project.path)?
             .write_tree(&commit.sha, &dir.join(&commit.name), max_bytes)
             .with_context(|| format!("project {}", commit.name))?;
-        let named = |skip: Skip| Skip { path: format!("{}/{}", commit.name, skip.path), ..skip };
+        let named = |skip: Skip| match skip.path.is_empty() {
+            true => Skip { path: commit.name.clone(), ..skip },
+            false => Skip { path: format!("{}/{}", commit.name, skip.path), ..skip },
+        };
         unwritten.extend(tree.unwritten.into_iter().map(named));
         // Left out as a revision's are, and said so (audit 194: a label
         // lost them in silence).

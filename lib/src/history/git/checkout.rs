@@ -53,10 +53,11 @@ impl GitRepo {
             unreadable.into_iter().filter(|(dir, _)| !rules.walk_passes_over(dir)).collect();
         let mut under_root = false;
         let mut written = WrittenTree::default();
-        written.unwritten.extend(unwalked.iter().map(|(dir, why)| Skip {
-            path: if dir.is_empty() { ".".into() } else { dir.clone() },
-            reason: SkipReason::Error(why.clone()),
-        }));
+        // The root's own path is empty, as a walk's skip of it is: every
+        // entry under it is then kept (`Skip::unseen_under`); messages say `.`.
+        written.unwritten.extend(
+            unwalked.iter().map(|(dir, why)| Skip { path: dir.clone(), reason: SkipReason::Error(why.clone()) }),
+        );
         written.unwritten.extend(self.refused_names(&checked.refused));
         for entry in entries {
             if !entry.mode.is_blob() && !entry.mode.is_link() {
