@@ -53,9 +53,13 @@ fn before_open_escape(text: &str) -> usize {
 /// is its intermediate bytes (space to `/`) and one final byte.
 fn escape_end(seq: &[u8]) -> Option<usize> {
     match seq.get(1)? {
-        // The first ends where the second does: cut before the second, a
-        // lone ESC would take the note's first bytes (review 248).
-        0x1b => escape_end(&seq[1..]).map(|len| len + 1),
+        // ESCs in a row end where the last one's sequence does: cut between
+        // them, a lone ESC would take the note's first bytes (review 248).
+        // Counted, not recursed: a line may hold a million of them.
+        0x1b => {
+            let more = seq.iter().skip(1).take_while(|&&b| b == 0x1b).count();
+            escape_end(&seq[more..]).map(|len| len + more)
+        }
         // One broken by a control byte (an ESC) is taken as open: the cut
         // may leave out what broke it, and the note would end it.
         b'[' => match seq[2..].iter().position(|&b| (0x40..=0x7e).contains(&b) || b < 0x20)? {
@@ -141,6 +145,8 @@ mod tests {
         assert_eq!(cut_at("ab\x1b[1mcd", 3), "ab", "an ESC alone at the end");
         assert_eq!(cut_at("ab\x1b\x1b[31mred text", 5), "ab", "ESC ESC, the second cut");
         assert_eq!(cut_at("ab\x1b\x1b[31mred text", 9), "ab\x1b\x1b[31mr");
+        let escapes = format!("ab{}x and more", "\x1b".repeat(1_000_000));
+        assert_eq!(cut_at(&escapes, 999_990), "ab", "a million ESCs, counted");
         assert_eq!(cut_at("ab\x1b[3\x1b[1mbold text", 12), "ab", "a CSI broken by an ESC");
         assert_eq!(cut_at("ab\x1b(Bcd and more", 3), "ab", "ESC ( without its final byte");
         assert_eq!(cut_at("ab\x1b(Bcd and more", 5), "ab\x1b(B");
