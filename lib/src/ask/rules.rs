@@ -52,13 +52,17 @@ const EXCLUDING: &str = r"\b(?:not|except(?:\s+for)?|excluding|exclude|without|i
 /// they kept only rust). Only where a kind of file follows (files, code,
 /// sources; tests' files or code), so that prose ("non-blocking IO", "all
 /// but json input") and paths (`src/nonblocking/`) stay words (review 248).
-const JOINED: &str = r"\s(?:non(?:-|\s+)|(?:all|anything|everything)\s+but\s+)";
+const JOINED: &str = r#"[\s(\[{"'`,;:](?:non(?:-|\s+)|(?:all|anything|everything)\s+but\s+)"#;
+
+/// The kinds of file a language's name may be followed by ("rust files",
+/// "python scripts"): what makes a joined "non-" or "all but" a filter.
+const KINDS: &str = r"files?|code|sources?|source\s+files|modules?|scripts?|programs?|crates?|packages?|tests?|test\s+files|classes|functions|docs|documents|documentation|notes";
 
 /// A name of tests, with what may follow it: a path on from it
 /// (`tests/unit/`: that directory, never every test file), or a `.` or `-`
 /// and a word (`tests.py`, `spec-compliant`), which go on with the name
 /// and are no name of tests at all (review 248).
-const TESTS_NAMED: &str = r"(?P<name>test\s+suite|test\s+files|test\s+code|testing\s+code|tests?|specs?)\b(?:(?P<slashed>/(?:[\w.-]*[\w-]/?)*)|(?P<on>[.-]\w))?";
+const TESTS_NAMED: &str = r"(?P<name>test\s+suite|test\s+files|test\s+code|testing\s+code|tests?|specs?)\b(?:(?P<slashed>(?:/[\w.*-]*)+)|(?P<on>[.-]\w))?";
 
 /// The verbs of `EXCLUDING`: a question of how or where that leaves
 /// things out by one of them and asks about nothing else asks about the
@@ -356,14 +360,15 @@ impl Work {
 
     fn exclusions(&mut self) {
         self.mixed_exclusions();
+        self.joined_and_file_exclusions();
         static TESTS: LazyLock<Regex> = LazyLock::new(|| {
             re(&format!(
-                r"(?:{EXCLUDING}|(?P<joined>{JOINED}))(?:(?:in|the|any|our)\s+)*(?:unit\s+|integration\s+)?{TESTS_NAMED}"
+                r"(?:{EXCLUDING}|(?P<joined>{JOINED}))(?:(?:in|the|any|our)\s+)*(?:unit\s+|integration\s+)?{TESTS_NAMED}(?:\s+(?:dirs?|directory|folder)\b)?"
             ))
         });
         static LANGS: LazyLock<Regex> = LazyLock::new(|| {
             re(&format!(
-                r"(?:{EXCLUDING}|(?P<joined>{JOINED}))(?:(?:in|the|any)\s+)*(?P<lang>{})(?P<kind>\s+(?:files?|code|sources?))?\b(?P<on>[.-]\w)?",
+                r"(?:{EXCLUDING}|(?P<joined>{JOINED}))(?:(?:in|the|any)\s+)*(?P<lang>{})(?P<kind>\s+(?:{KINDS}))?\b(?P<on>[.-]\w)?",
                 language_names()
             ))
         });
@@ -416,6 +421,42 @@ impl Work {
                     None => f.exclude_globs.push(dir_glob(item)),
                 }
             }
+            Some(MARK.into())
+        });
+    }
+
+    /// A list of languages joined to "non-" or "all but", and a file named
+    /// whole: each left out before the rules of one name read a part.
+    fn joined_and_file_exclusions(&mut self) {
+        // "all but rust and python files", "non-rust, non-python files":
+        // each of the list left out (review 249: the rules that include
+        // took them).
+        static JOINED_LIST: LazyLock<Regex> = LazyLock::new(|| {
+            let one = language_names();
+            re(&format!(
+                r"{JOINED}(?P<langs>(?:{one})(?:\s*(?:,|/|&|\band\b|\bor\b)\s*(?:(?:and|or)\s+)?(?:non(?:-|\s+))?(?:{one}))+)\s+(?:{KINDS})\b"
+            ))
+        });
+        static ONE_LANG: LazyLock<Regex> = LazyLock::new(|| re(&format!(r"\b(?:{})\b", language_names())));
+        self.take(&JOINED_LIST, |c, f, _| {
+            for name in ONE_LANG.find_iter(&c["langs"]) {
+                f.exclude_globs.extend(extensions_of(name.as_str()).iter().map(|e| format!("*{e}")));
+            }
+            Some(MARK.into())
+        });
+        // A file named whole ("not in go.mod", "excluding main.rs"): that
+        // file left out (review 249: the rules that include took "in go" or
+        // "in c.h" and kept only those).
+        static FILE: LazyLock<Regex> = LazyLock::new(|| {
+            re(&format!(
+                r"{EXCLUDING}(?:(?:in|the|file)\s+)*`?(?P<file>[A-Za-z_][\w-]*\.[A-Za-z][A-Za-z0-9]{{0,7}})`?\b(?P<on>[.-]\w)?(?:\s+file\b)?"
+            ))
+        });
+        self.take(&FILE, |c, f, _| {
+            if c.name("on").is_some() {
+                return None;
+            }
+            f.exclude_globs.push(c["file"].to_string());
             Some(MARK.into())
         });
     }
@@ -485,7 +526,6 @@ impl Work {
     }
 
     fn languages(&mut self) {
-        const KINDS: &str = r"files?|code|sources?|source\s+files|modules?|scripts?|programs?|crates?|packages?|tests?|test\s+files|classes|functions|docs|documents|documentation|notes";
         static FILES: LazyLock<Regex> = LazyLock::new(|| re(&format!(r"\b({})\s+({KINDS})\b", language_names())));
         // "typescript and python files", "go, rust or c files": each of them.
         static LISTED: LazyLock<Regex> = LazyLock::new(|| {
@@ -504,7 +544,7 @@ impl Work {
         });
         static IN: LazyLock<Regex> = LazyLock::new(|| {
             re(&format!(
-                r"\b(?:written\s+in|implemented\s+in|in|using)\s+({})\b(\s*(?:$|[,.?;!]|(?:that|which|with|where|and|or|under|inside|within|from|larger|smaller|over|since|before|not|excluding|except)\b))",
+                r"\b(?:written\s+in|implemented\s+in|in|using)\s+({})\b(\s*(?:$|[,?;!]|\.(?:\s|$)|(?:that|which|with|where|and|or|under|inside|within|from|larger|smaller|over|since|before|not|excluding|except)\b))",
                 language_names()
             ))
         });
@@ -597,8 +637,12 @@ fn extensions_written(item: &str) -> Option<Vec<String>> {
 /// `/` keeps its slash: `ask::places` reads it against the root.
 fn dir_glob(path: &str) -> String {
     // A sentence's full stop is no part of the path (review 248: `tests/.`
-    // matched nothing).
-    let path = path.trim_matches('`').trim_start_matches("./").trim_end_matches('.');
+    // matched nothing); a `..` is, for the check that refuses it (review 249).
+    let path = path.trim_matches('`').trim_start_matches("./");
+    let path = match path.strip_suffix('.') {
+        Some(stem) if !stem.is_empty() && !stem.ends_with('.') => stem,
+        _ => path,
+    };
     let last = path.trim_end_matches('/').rsplit('/').next().unwrap_or_default();
     if path.contains('*') || (last.contains('.') && !path.ends_with('/')) {
         path.to_string()
@@ -1010,6 +1054,17 @@ mod tests {
             ("retry except vendor/.", "search | retry | excl=vendor/".into()),
             ("retry in tests.py", "search | retry | path=tests.py".into()),
             ("retry in tests-e2e/", "search | retry | path=tests-e2e/".into()),
+            // Review 249: paths with a star, more kinds, lists, files named whole.
+            ("retry excluding tests/*.rs", "search | retry | excl=tests/*.rs".into()),
+            ("parse errors in tests/*.rs", "search | parse errors | path=tests/*.rs".into()),
+            ("non-python scripts about auth", "search | auth | excl=*.py,*.pyi".into()),
+            ("all but rust and python files about auth", "search | auth | excl=*.rs,*.py,*.pyi".into()),
+            ("non-rust or python files about auth", "search | auth | excl=*.rs,*.py,*.pyi".into()),
+            ("auth,non-rust files", "search | auth | excl=*.rs".into()),
+            ("retry not in go.mod", "search | retry | excl=go.mod".into()),
+            ("retry not in c.h", "search | retry | excl=c.h".into()),
+            ("retry excluding main.rs", "search | retry | excl=main.rs".into()),
+            ("auth excluding tests/ directory", "search | auth | excl=tests/".into()),
         ]
     }
 
