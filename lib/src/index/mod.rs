@@ -122,7 +122,8 @@ pub struct RunProgress {
     /// index, or with static vectors alone (awaiting the model's).
     pub chunks: u64,
     /// The bytes' worth of the files with the embedders that is done: each
-    /// in proportion to its chunks embedded (not in `bytes` until written).
+    /// in proportion to the steps of its work (`in_hand::Step`), not in
+    /// `bytes` until written.
     pub bytes_in_hand: u64,
 }
 
