@@ -13,9 +13,21 @@ pub(super) struct Cut<'t> {
     pub note: Option<String>,
 }
 
+/// `text` as printed under `-M`: what is left of it, shown as `opts` shows
+/// a repository's text (`FormatOptions::shown`), then dressed by `style`
+/// (highlighted, painted), then the note of what was cut, dimmed.
+pub(super) fn shown_within_columns<'t>(
+    text: &'t str,
+    opts: &FormatOptions,
+    style: impl FnOnce(Cow<'t, str>) -> Cow<'t, str>,
+) -> String {
+    let cut = within_columns(text, opts);
+    cut.with_note(style(opts.shown(cut.shown)), opts.color)
+}
+
 /// `text` as `opts.max_columns` leaves it. Counted in bytes as ripgrep's
 /// limit is, and cut at a character's boundary, never inside one.
-pub(super) fn within_columns<'t>(text: &'t str, opts: &FormatOptions) -> Cut<'t> {
+fn within_columns<'t>(text: &'t str, opts: &FormatOptions) -> Cut<'t> {
     let Some(max) = opts.max_columns.filter(|&max| max > 0 && text.len() > max) else {
         return Cut { shown: text, note: None };
     };
@@ -84,7 +96,7 @@ fn escape_end(seq: &[u8]) -> Option<usize> {
 impl Cut<'_> {
     /// The line as printed: `body` (what `shown` became, escaped or
     /// highlighted) and the note, dimmed when colored.
-    pub(super) fn with_note(&self, body: Cow<'_, str>, color: bool) -> String {
+    fn with_note(&self, body: Cow<'_, str>, color: bool) -> String {
         match &self.note {
             None => body.into_owned(),
             Some(note) => format!("{body}{}", super::paint(color, super::DIM, note)),

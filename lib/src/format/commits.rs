@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 
+use super::columns::shown_within_columns;
 use super::{display_file, paint, painted_score, words, FormatOptions, OutputMode, DIM, LINE_NO, PATH};
 use crate::records::{write_record, CommitRecord};
 
@@ -50,7 +51,7 @@ pub fn render_commits(out: &mut dyn Write, commits: &[CommitRecord], opts: &Form
         }
         OutputMode::Flat => commits.iter().try_for_each(|c| {
             let sha = paint(opts.color, SHA, &c.sha);
-            let subject = cut_subject(&c.subject, opts);
+            let subject = shown_within_columns(&c.subject, opts, |subject| subject);
             writeln!(out, "{sha} {} {}: {subject}", opts.shown(day(&c.date)), opts.shown(&c.author))
         }),
         OutputMode::Pretty => {
@@ -63,13 +64,6 @@ pub fn render_commits(out: &mut dyn Write, commits: &[CommitRecord], opts: &Form
             Ok(())
         }
     }
-}
-
-/// A commit's subject as `-M` leaves it (a line of its own, as the lines
-/// of a search's hits).
-fn cut_subject(subject: &str, opts: &FormatOptions) -> String {
-    let cut = super::columns::within_columns(subject, opts);
-    cut.with_note(opts.shown(cut.shown), opts.color)
 }
 
 /// One commit for people: sha, date, author and score; the subject; the
@@ -86,13 +80,13 @@ fn render_block(out: &mut dyn Write, c: &CommitRecord, opts: &FormatOptions) -> 
         opts.shown(&c.author),
         painted_score(color, c.score, 2)
     )?;
-    let cut = super::columns::within_columns(&c.subject, opts);
-    writeln!(out, "    {}", cut.with_note(paint(color, BOLD, &opts.shown(cut.shown)).into(), color))?;
+    // A commit's subject is a line of its own under `-M`, as a hit's lines are.
+    let subject = shown_within_columns(&c.subject, opts, |subject| paint(color, BOLD, &subject).into());
+    writeln!(out, "    {subject}")?;
     let query_words = words(&c.query);
     let query = super::QueryTerms::new(&query_words);
     for line in c.lines.iter().take(opts.lines_per_hit.max(1)) {
-        let cut = super::columns::within_columns(&line.text, opts);
-        let text = cut.with_note(super::highlight(&opts.shown(cut.shown), &query, color).into(), color);
+        let text = shown_within_columns(&line.text, opts, |text| super::highlight(&text, &query, color).into());
         match (&line.path, line.line) {
             (Some(path), Some(n)) => {
                 let path = display_file(Some(&c.root), path, &opts.cwd);

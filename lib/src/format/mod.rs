@@ -550,9 +550,10 @@ fn write_hit_lines(
         }
         printed.last = Some((path.to_string(), n));
         let sep = if is_match { ":" } else { "-" };
-        let cut = columns::within_columns(text, opts);
-        let text = opts.shown(cut.shown);
-        let body = cut.with_note(if is_match { Cow::Owned(highlight(&text, &query, c)) } else { text }, c);
+        let body = columns::shown_within_columns(text, opts, |text| match is_match {
+            true => Cow::Owned(highlight(&text, &query, c)),
+            false => text,
+        });
         let number =
             |n: String| if opts.line_number { format!("{}{sep}", paint(c, LINE_NO, &n)) } else { String::new() };
         if heading {
