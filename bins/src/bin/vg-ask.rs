@@ -204,8 +204,8 @@ fn index_first(cli: &AskCli, inv: &Invocation) -> Result<Indexed> {
     // Nothing searched is said, on stderr and in the response, as
     // vg-query says it (audit 248: an empty catalog, or `-t` choosing no
     // file, answered with no word).
-    let mut warnings = skipped.warnings.clone();
-    warnings.extend(vecgrep_bins::app::note_all_skipped(TOOL, inv, &walk, &files, &skipped));
+    let none_searched = vecgrep_bins::app::note_all_skipped(TOOL, inv, &walk, &files, &skipped);
+    let warnings: Vec<String> = skipped.warnings.into_iter().chain(none_searched).collect();
     let walked = vecgrep::index::search_keeps_to_walk(&walk, &inv.paths, summary.errors).then_some(files);
     Ok(Indexed::Ready { errors: summary.errors > 0, walked, warnings, as_it_is: false })
 }

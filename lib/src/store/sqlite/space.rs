@@ -117,9 +117,7 @@ fn temp_dir_of(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<std::
 /// Whether `dir` is a directory this process may make files in.
 #[allow(unsafe_code)]
 fn may_write_in(dir: &std::path::Path) -> bool {
-    let Ok(path) = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(dir.as_os_str())) else {
-        return false;
-    };
+    let Some(path) = c_path(dir) else { return false };
     // SAFETY: `path` is a NUL-ended path; access reads it and nothing else.
     dir.is_dir() && unsafe { libc::access(path.as_ptr(), libc::W_OK | libc::X_OK) } == 0
 }
@@ -127,13 +125,18 @@ fn may_write_in(dir: &std::path::Path) -> bool {
 /// The bytes an unprivileged writer may still write on the disk of `dir`.
 #[allow(unsafe_code)]
 fn available(dir: &std::path::Path) -> Option<u64> {
-    let dir = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(dir.as_os_str())).ok()?;
+    let dir = c_path(dir)?;
     // SAFETY: statvfs is plain data, for which all zeroes is a value.
     let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
     // SAFETY: `dir` is a NUL-ended path, and `stat` is ours, of the size statvfs fills.
     let done = unsafe { libc::statvfs(dir.as_ptr(), &mut stat) } == 0;
     #[allow(clippy::unnecessary_cast)] // the fields' widths differ between platforms
     done.then(|| (stat.f_bavail as u64).saturating_mul(stat.f_frsize as u64))
+}
+
+/// `path` as the C functions take it; None when it holds a NUL byte.
+fn c_path(path: &std::path::Path) -> Option<std::ffi::CString> {
+    std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str())).ok()
 }
 
 /// Whether `a` and `b` are on one filesystem.
