@@ -51,7 +51,8 @@ const EXCLUDING: &str = r"\b(?:not|except(?:\s+for)?|excluding|exclude|without|i
 /// "non-rust files", "non python code", "all but rust files" (audit 248:
 /// they kept only rust). Only where a kind of file follows (files, code,
 /// sources; tests' files or code), so that prose ("non-blocking IO", "all
-/// but json input") and paths (`src/nonblocking/`) stay words (review 248).
+/// but json input") and paths (`src/nonblocking/`) stay words (review 248);
+/// "all but tests" needs none.
 const JOINED: &str = r#"[\s(\[{"'`,;:](?:non(?:-|\s+)|(?:all|anything|everything)\s+but\s+)"#;
 
 /// The kinds of file a language's name may be followed by ("rust files",
@@ -363,7 +364,8 @@ impl Work {
         self.joined_and_file_exclusions();
         static TESTS: LazyLock<Regex> = LazyLock::new(|| {
             re(&format!(
-                r"(?:{EXCLUDING}|(?P<joined>{JOINED}))(?:(?:in|the|any|our)\s+)*(?:unit\s+|integration\s+)?{TESTS_NAMED}(?:\s+(?:dirs?|directory|folder)\b)?"
+                r"(?:{EXCLUDING}|(?P<joined>{JOINED}))(?:(?:in|the|any|our)\s+)*(?:unit\s+|integration\s+)?{TESTS_NAMED}(?:\s+(?:dirs?|directory|folder)\b)?(?P<kind>\s+(?:(?P<lang>{})\s+)?(?:{KINDS})\b)?",
+                language_names()
             ))
         });
         static LANGS: LazyLock<Regex> = LazyLock::new(|| {
@@ -393,13 +395,22 @@ impl Work {
         });
         // `tests/` with its slash is that directory (audit 248: "except
         // tests/fixtures/" left out every test and searched "fixtures/").
+        // "non-test" counts before a kind of file ("non-test rust files",
+        // whose language the rules that include then read); "all but
+        // tests" alone (review 249: "everything but tests about auth" kept
+        // only the tests, read by "tests about").
         self.take(&TESTS, |c, f, _| {
-            let name = tests_named(c, c.name("joined").is_some())?;
+            let joined = c.name("joined").map(|j| j.as_str());
+            let needs_kind = joined.is_some_and(|j| !j.ends_with("but ")) && c.name("kind").is_none();
+            let name = tests_named(c, needs_kind)?;
             match name {
                 TestsNamed::Directory(dir) => f.exclude_globs.push(dir),
                 TestsNamed::Every => f.exclude_globs.extend(TEST_GLOBS.iter().map(|g| g.to_string())),
             }
-            Some(MARK.into())
+            Some(match c.name("lang") {
+                Some(lang) => format!("{MARK}{} files ", lang.as_str()),
+                None => MARK.into(),
+            })
         });
         self.take(&LANGS, |c, f, _| {
             if c.name("on").is_some() || (c.name("joined").is_some() && c.name("kind").is_none()) {
@@ -510,6 +521,8 @@ impl Work {
                 r"\b(?:unit\s+|integration\s+)?(?:tests?|test\s+files|test\s+cases|specs?)\s+(?:that|which|where|for|of|about|covering|checking|verifying)\b",
             )
         });
+        // Before a kind of file only: "a test-only flag" may be set anywhere.
+        static TEST_ONLY: LazyLock<Regex> = LazyLock::new(|| re(&format!(r"\btests?-only\s+(?:{KINDS})\b")));
         // `spec/` or `tests/unit/`, with a slash, is that directory (audit
         // 248: "markdown files in spec/" took every test file).
         self.take(&IN_TESTS, |c, f, _| {
@@ -517,6 +530,10 @@ impl Work {
                 TestsNamed::Directory(dir) => f.path_globs.push(dir),
                 TestsNamed::Every => include_tests(f),
             }
+            Some(MARK.into())
+        });
+        self.take(&TEST_ONLY, |_, f, _| {
+            include_tests(f);
             Some(MARK.into())
         });
         self.take(&TEST_FILES, |_, f, _| {
@@ -660,12 +677,12 @@ enum TestsNamed {
 }
 
 /// What the match `c` of `TESTS_NAMED` names; None when the name goes on
-/// (`tests.py`), or when `joined` ("non-", "all but") has no kind of file
-/// after it ("non-test" alone).
-fn tests_named(c: &Captures<'_>, joined: bool) -> Option<TestsNamed> {
+/// (`tests.py`), or when it is one word that `needs_kind` of file after it
+/// ("non-test" alone, as in "non-test environments").
+fn tests_named(c: &Captures<'_>, needs_kind: bool) -> Option<TestsNamed> {
     let name = &c["name"];
     let one_word = !name.contains(char::is_whitespace);
-    if c.name("on").is_some() || (joined && one_word) {
+    if c.name("on").is_some() || (needs_kind && one_word) {
         return None;
     }
     Some(match c.name("slashed") {
@@ -1065,6 +1082,15 @@ mod tests {
             ("retry not in c.h", "search | retry | excl=c.h".into()),
             ("retry excluding main.rs", "search | retry | excl=main.rs".into()),
             ("auth excluding tests/ directory", "search | auth | excl=tests/".into()),
+            // Review 249: "all but tests" alone, "non-test" before a language's files, "test-only".
+            ("retry all but tests", "search | retry | excl=tests".into()),
+            ("everything but tests about auth", "search | auth | excl=tests".into()),
+            ("non-test rust files that parse", "search | parse | ext=.rs | excl=tests".into()),
+            ("auth in non-test code", "search | auth | excl=tests".into()),
+            ("test-only code for parsing", "search | parsing | path=tests".into()),
+            ("test-only functions for fixtures", "search | fixtures | path=tests".into()),
+            ("a test-only flag", "search | test-only flag".into()),
+            ("logging in non-test environments", "search | logging in non-test environments".into()),
         ]
     }
 
