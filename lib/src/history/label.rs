@@ -248,16 +248,22 @@ fn write_trees(
         let tree = GitRepo::open(&project.path)?
             .write_tree(&commit.sha, &dir.join(&commit.name), max_bytes)
             .with_context(|| format!("project {}", commit.name))?;
-        let named = |skip: Skip| match skip.path.is_empty() {
-            true => Skip { path: commit.name.clone(), ..skip },
-            false => Skip { path: format!("{}/{}", commit.name, skip.path), ..skip },
-        };
-        unwritten.extend(tree.unwritten.into_iter().map(named));
+        unwritten.extend(tree.unwritten.into_iter().map(|skip| in_project(&commit.name, skip)));
         // Left out as a revision's are, and said so (audit 194: a label
         // lost them in silence).
         submodules.extend(tree.submodules.into_iter().map(|sub| format!("{}/{sub}", commit.name)));
     }
     Ok((unwritten, submodules))
+}
+
+/// A skip in a project's tree, named by its catalog path: the tree's root
+/// (an empty path) is the project's directory, under which every entry is
+/// kept, never `<project>/`, which names no stored path.
+fn in_project(project: &str, skip: Skip) -> Skip {
+    match skip.path.is_empty() {
+        true => Skip { path: project.to_string(), ..skip },
+        false => Skip { path: format!("{project}/{}", skip.path), ..skip },
+    }
 }
 
 /// The label, for a search: an error unless its index, in the store
@@ -349,4 +355,21 @@ fn write_state(root: &ProjectRoot, state: &LabelState) -> Result<()> {
 
 fn now() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::project::SkipReason;
+
+    #[test]
+    fn a_skip_of_a_projects_root_keeps_every_entry_of_that_project_only() {
+        let skip = |path: &str| Skip { path: path.into(), reason: SkipReason::Error("denied".into()) };
+        let root = in_project("api", skip(""));
+        assert_eq!(root.path, "api");
+        assert!(crate::project::is_under("api/src/main.rs", root.unseen_under()));
+        assert!(!crate::project::is_under("web/src/main.rs", root.unseen_under()));
+        assert!(!crate::project::is_under("apis/main.rs", root.unseen_under()));
+        assert_eq!(in_project("api", skip("src/gen")).path, "api/src/gen");
+    }
 }
