@@ -44,6 +44,10 @@ pub(super) struct SqliteIndex {
     /// per connection, as a damaged page stays damaged and a server's
     /// rankings of an older snapshot miss chunks replaced since, often.
     structure_checked: std::cell::Cell<bool>,
+    /// Whether the `-shm` file was made by this connection: any reader of
+    /// an index in WAL mode makes one while it reads, and a look at the
+    /// index's size (`--stats`) counted the 32 KiB of its own (audit 250).
+    shm_made_here: bool,
 }
 
 /// A file's device and inode number.
@@ -144,14 +148,13 @@ fn check_own_file(path: &Path) -> Result<(), StoreError> {
     // SQLite's companions too: a `-shm` link made every open fail in words
     // that named the index, and nothing rebuilt it.
     for suffix in ["-wal", "-shm", "-journal"] {
-        let mut companion = path.as_os_str().to_owned();
-        companion.push(suffix);
+        let companion = sidecar(path, suffix);
         let Ok(meta) = std::fs::symlink_metadata(&companion) else { continue };
-        let name = Path::new(&companion).file_name().unwrap_or_default().to_string_lossy().into_owned();
+        let name = companion.file_name().unwrap_or_default().to_string_lossy().into_owned();
         if meta.is_dir() {
             // Never removed for the index: a directory may hold anything.
             let source = std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file; remove it");
-            return Err(StoreError::File { action: "use", path: companion.into(), source: source.into() });
+            return Err(StoreError::File { action: "use", path: companion, source: source.into() });
         }
         if !meta.is_file() {
             let what = if meta.file_type().is_symlink() { "a link" } else { "not a regular file" };
@@ -188,6 +191,13 @@ fn check_own_file(path: &Path) -> Result<(), StoreError> {
     }
 }
 
+/// The file beside the index whose name ends with `suffix` (`-wal`, `-shm`).
+pub(super) fn sidecar(index: &Path, suffix: &str) -> PathBuf {
+    let mut name = index.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
 /// The index's `-wal` and `-shm` files, where they are this user's but
 /// not writable while the index is: given the index's mode. SQLite makes
 /// them with the mode of the index file, so a look at an index made
@@ -202,10 +212,8 @@ fn writable_sidecars(index: &Path) {
         return;
     }
     for suffix in ["-wal", "-shm"] {
-        let mut sidecar = index.as_os_str().to_owned();
-        sidecar.push(suffix);
-        let sidecar = Path::new(&sidecar);
-        let Ok(side) = std::fs::symlink_metadata(sidecar) else { continue };
+        let sidecar = sidecar(index, suffix);
+        let Ok(side) = std::fs::symlink_metadata(&sidecar) else { continue };
         if side.is_file() && side.uid() == me && side.permissions().mode() & 0o200 == 0 {
             let _ =
                 std::fs::set_permissions(sidecar, std::fs::Permissions::from_mode(meta.permissions().mode() & 0o777));
@@ -295,6 +303,7 @@ impl SqliteIndex {
     fn try_open_rw(path: &Path) -> Result<SqliteIndex, StoreError> {
         check_own_file(path)?;
         let opened = file_identity(path);
+        let shm_made_here = !sidecar(path, "-shm").exists();
         let conn = Connection::open(path).map_err(|e| StoreError::File {
             action: "open",
             path: path.to_path_buf(),
@@ -302,7 +311,13 @@ impl SqliteIndex {
         })?;
         // A new file has no identity until it is made.
         let opened = opened.or_else(|| file_identity(path));
-        let store = SqliteIndex { conn, path: path.to_path_buf(), opened, structure_checked: Default::default() };
+        let store = SqliteIndex {
+            conn,
+            path: path.to_path_buf(),
+            opened,
+            structure_checked: Default::default(),
+            shm_made_here,
+        };
         let damaged = |e| store.damaged(e);
         configure(&store.conn).map_err(damaged)?;
         // A chunk row (vector, text, key) is a little over 2 KB: a 4 KB page
@@ -370,6 +385,7 @@ impl SqliteIndex {
         check_own_file(&path)?;
         writable_sidecars(&path);
         let opened = file_identity(&path);
+        let shm_made_here = !sidecar(&path, "-shm").exists();
         let conn = connect_for_reading(&path).map_err(|e| match std::fs::symlink_metadata(&path) {
             // Removed since it was looked for (a --clear-cache meanwhile):
             // missing, as it would have been a moment before.
@@ -377,7 +393,7 @@ impl SqliteIndex {
             Ok(_) => StoreError::File { action: "open", path: path.clone(), source: e.into() },
         })?;
         configure(&conn)?;
-        let store = SqliteIndex { conn, path, opened, structure_checked: Default::default() };
+        let store = SqliteIndex { conn, path, opened, structure_checked: Default::default(), shm_made_here };
         // A first run killed after making the file and before writing its
         // schema leaves no index yet, not a damaged one.
         if !store.has_table("meta")? {

@@ -2,14 +2,14 @@
 //! could leave in it.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 
 use super::SqliteIndex;
 use crate::store::name_counts::NameCounts;
 use crate::store::{IndexReader, IndexStats, StoreError};
 
 impl SqliteIndex {
-    /// The spec's IndexStats; db_size_bytes counts the database and its WAL.
+    /// The spec's IndexStats; db_size_bytes counts the database, its WAL,
+    /// and its `-shm` unless this connection made it.
     pub(super) fn counts(&self) -> Result<IndexStats, StoreError> {
         let (files, chunks, holes, pending): (i64, i64, i64, i64) = self
             .conn
@@ -21,13 +21,11 @@ impl SqliteIndex {
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
             )
             .map_err(|e| self.damaged(e))?;
-        let db_size_bytes = ["", "-wal", "-shm"]
+        let suffixes: &[&str] = if self.shm_made_here { &["", "-wal"] } else { &["", "-wal", "-shm"] };
+        let db_size_bytes = suffixes
             .iter()
-            .filter_map(|suffix| {
-                let mut p = self.path.as_os_str().to_owned();
-                p.push(suffix);
-                std::fs::metadata(PathBuf::from(p)).ok().map(|m| m.len())
-            })
+            .filter_map(|suffix| std::fs::metadata(super::sidecar(&self.path, suffix)).ok())
+            .map(|m| m.len())
             .sum();
         Ok(IndexStats {
             files: files as u64,
