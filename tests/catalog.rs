@@ -928,6 +928,25 @@ fn a_file_in_the_way_of_the_catalogs_directory_is_said_by_every_command() {
     assert_code(&o, 0);
 }
 
+/// A relative `VECGREP_CATALOG_DIR` is refused by every command that uses
+/// catalogs: read against each directory a tool ran from, a catalog added
+/// in one was missing from the others (audit 251).
+#[test]
+fn a_relative_catalogs_directory_is_refused() {
+    let p = Projects::new();
+    let says = "VECGREP_CATALOG_DIR is the relative path 'relcat': give the catalogs' directory as an absolute path";
+    for (tool, args) in [
+        ("vg-catalog", &["add", "team", "src/api"][..]),
+        ("vg-catalog", &["list"]),
+        ("vg-query", &["--catalog", "team", "retry"]),
+    ] {
+        let o = run(p.cmd(tool, ".").args(args).env("VECGREP_CATALOG_DIR", "relcat"));
+        assert_code(&o, 2);
+        assert_eq!(stderr(&o).trim(), format!("{tool}: {says}"));
+    }
+    assert!(!p.dir("relcat").exists());
+}
+
 /// A label over a project moved away says it moved, as a run over the
 /// working trees does: it said "is not in a git repository".
 #[test]

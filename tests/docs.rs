@@ -48,7 +48,7 @@ fn extra_sections(name: &str, cmd: &clap::Command) -> String {
         );
     }
     if takes("catalog") || name.starts_with("vg-catalog") {
-        env.push_str(".TP\n\\fBVECGREP_CATALOG_DIR\\fR\nDirectory holding the catalogs (vg\\-catalog), instead of the data directory's \\fIcatalogs/\\fR.\n");
+        env.push_str(".TP\n\\fBVECGREP_CATALOG_DIR\\fR\nDirectory holding the catalogs (vg\\-catalog), an absolute path, instead of the data directory's \\fIcatalogs/\\fR.\n");
     }
     if !env.is_empty() {
         s.push_str(".SH ENVIRONMENT\n");

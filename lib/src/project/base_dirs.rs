@@ -35,12 +35,23 @@ impl BaseDir {
 /// The variable naming the directory of the user's catalogs.
 pub const CATALOG_DIR_ENV: &str = "VECGREP_CATALOG_DIR";
 
-/// Where the user's catalogs live, as given: `$VECGREP_CATALOG_DIR`, else
-/// `$XDG_DATA_HOME/vecgrep/catalogs`, else `~/.local/share/vecgrep/catalogs`;
-/// None without any of them.
-pub(super) fn catalogs_dir() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os(CATALOG_DIR_ENV).filter(|v| !v.is_empty()) {
-        return Some(PathBuf::from(dir));
+/// Where the user's catalogs live: `$VECGREP_CATALOG_DIR`, else
+/// `$XDG_DATA_HOME/vecgrep/catalogs`, else `~/.local/share/vecgrep/catalogs`.
+/// A relative `VECGREP_CATALOG_DIR` is an error, where the XDG variables'
+/// are passed over as their spec asks: it names no base of the user's, and
+/// read against each directory a tool ran from, a catalog added in one was
+/// missing from every other (audit 251).
+pub(super) fn catalogs_dir() -> anyhow::Result<PathBuf> {
+    if let Some(dir) = std::env::var_os(CATALOG_DIR_ENV).filter(|v| !v.is_empty()).map(PathBuf::from) {
+        anyhow::ensure!(
+            dir.is_absolute(),
+            "{CATALOG_DIR_ENV} is the relative path '{}': give the catalogs' directory as an absolute path",
+            dir.display()
+        );
+        return Ok(dir);
     }
-    BaseDir::Data.path().map(|data| data.join("vecgrep/catalogs"))
+    BaseDir::Data
+        .path()
+        .map(|data| data.join("vecgrep/catalogs"))
+        .ok_or_else(|| anyhow::anyhow!("neither XDG_DATA_HOME nor HOME is set, so catalogs have no home"))
 }

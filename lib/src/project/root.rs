@@ -252,8 +252,7 @@ fn parent_of(file: PathBuf) -> PathBuf {
 /// makes no catalog, or a repository that ships one would have vecgrep
 /// search, index and serve any directory its file names.
 pub(crate) fn is_users_catalog(dir: &Path) -> bool {
-    let Some(catalogs) = super::base_dirs::catalogs_dir() else { return false };
-    let Ok(catalogs) = std::env::current_dir().map(|cwd| cwd.join(catalogs)) else { return false };
+    let Ok(catalogs) = super::base_dirs::catalogs_dir() else { return false };
     dir.parent() == Some(catalogs.canonicalize().unwrap_or(catalogs).as_path())
 }
 

@@ -76,17 +76,8 @@ impl Catalogs {
     /// Where the user's catalogs live: `$VECGREP_CATALOG_DIR`, else
     /// `$XDG_DATA_HOME/vecgrep/catalogs`, else `~/.local/share/vecgrep/catalogs`.
     pub fn of_user() -> Result<Catalogs> {
-        let dir = super::base_dirs::catalogs_dir()
-            .ok_or_else(|| anyhow!("neither XDG_DATA_HOME nor HOME is set, so catalogs have no home"))?;
-        // Compared with the projects' canonical paths, so never relative.
-        let dir = match dir.is_absolute() {
-            true => crate::project::normalize_lexically(&dir),
-            false => {
-                let cwd = std::env::current_dir().context("cannot read the current directory")?;
-                crate::project::normalize_lexically(&cwd.join(dir))
-            }
-        };
-        Ok(Catalogs { dir })
+        let dir = super::base_dirs::catalogs_dir()?;
+        Ok(Catalogs { dir: crate::project::normalize_lexically(&dir) })
     }
 
     /// That the catalogs' directory is one, or may be made: a file in its
