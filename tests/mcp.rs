@@ -661,6 +661,42 @@ fn messages_before_a_session_are_dropped_not_the_end_of_it() {
     assert!(answered[1]["id"] == 21 && answered[1]["result"].is_object(), "{answered:?}");
 }
 
+/// An `initialize` after the session began is refused, whichever began
+/// it: after a 2026-07-28 request the SDK agreed on 2025-06-18 and then
+/// refused every request for want of 2026-07-28's metadata (audit 251).
+#[test]
+fn a_second_initialize_is_refused_and_the_session_goes_on() {
+    let t = sample_project();
+    let init = |id: u64| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+    };
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}});
+    let list = |id: u64| json!({"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": {"_meta": meta}});
+    let input = format!("{}\n{}\n{}\n", list(1), init(2), list(3));
+    let out = run_with_input(&mut t.cmd("vg-mcp", "."), input.as_bytes());
+    assert_code(&out, 0);
+    let answered: Vec<Value> = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let by_id = |id: u64| answered.iter().find(|m| m["id"] == id).cloned().unwrap_or_default();
+    assert!(by_id(1)["result"]["tools"].is_array() && by_id(3)["result"]["tools"].is_array(), "{answered:?}");
+    assert_eq!(by_id(2)["error"]["code"], -32600, "{answered:?}");
+    assert!(
+        by_id(2)["error"]["message"].as_str().unwrap_or_default().contains("initialize comes once"),
+        "{answered:?}"
+    );
+    // After a handshake, too: the revision agreed first stays.
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let ping = json!({"jsonrpc": "2.0", "id": 12, "method": "ping"});
+    let input = format!("{}\n{initialized}\n{}\n{ping}\n", init(10), init(11));
+    let out = run_with_input(&mut t.cmd("vg-mcp", "."), input.as_bytes());
+    let answered: Vec<Value> = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let by_id = |id: u64| answered.iter().find(|m| m["id"] == id).cloned().unwrap_or_default();
+    assert_eq!(by_id(10)["result"]["protocolVersion"], "2025-06-18", "{answered:?}");
+    assert_eq!(by_id(11)["error"]["code"], -32600, "{answered:?}");
+    assert!(by_id(12)["result"].is_object(), "{answered:?}");
+}
+
 /// A burst of `status` calls takes turns as searches do: each held a
 /// connection to the index of its own, and 3,000 pipelined ones held a
 /// thousand files open for good (at the usual limit of 1,024, the next

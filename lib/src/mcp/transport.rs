@@ -270,7 +270,7 @@ where
                     (screened, bytes)
                 }
             };
-            let screened = self.refuse_an_id_in_flight(screened);
+            let screened = self.refuse_a_second_initialize(self.refuse_an_id_in_flight(screened));
             let may_pass = match &screened {
                 Screened::Message(message) if matches!(**message, ClientJsonRpcMessage::Request(_)) => {
                     self.unanswered.may_pass_request()
@@ -308,6 +308,25 @@ where
             Screened::Message(message) => match &**message {
                 ClientJsonRpcMessage::Request(r) if self.unanswered.in_flight(&r.id) => {
                     let why = "a request with this id is not yet answered: ids of requests in flight must differ";
+                    answer(ErrorCode::INVALID_REQUEST, why.to_string(), Some(r.id.clone()))
+                }
+                _ => screened,
+            },
+            _ => screened,
+        }
+    }
+
+    /// An `initialize` once a session has begun, answered with an error
+    /// here: the SDK answered it with the revision it asked for and kept the
+    /// session's, so that a client that began with a 2026-07-28 request and
+    /// then agreed on 2025-06-18 had every later request refused for want
+    /// of 2026-07-28's metadata (audit 251).
+    fn refuse_a_second_initialize(&self, screened: Screened) -> Screened {
+        match &screened {
+            Screened::Message(message) if self.in_session => match &**message {
+                ClientJsonRpcMessage::Request(r) if matches!(r.request, ClientRequest::InitializeRequest(_)) => {
+                    let why = "the session has begun: initialize comes once, before any other request \
+                               (a 2026-07-28 request with its protocol metadata begins one too)";
                     answer(ErrorCode::INVALID_REQUEST, why.to_string(), Some(r.id.clone()))
                 }
                 _ => screened,
