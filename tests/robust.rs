@@ -442,6 +442,27 @@ fn text_damaged_inside_a_sound_page_is_damage_found_and_rebuilt() {
     assert_code(&run(t.cmd("vg-query", ".").args(["--no-index", "upload retry"])), 0);
 }
 
+/// An index file cut short by a page, with no log to hold it: a search
+/// read the missing page as nothing and left its chunks out in silence,
+/// and runs wrote on into it. It is damage now, which the next run rebuilds.
+#[test]
+fn an_index_cut_short_is_damage_found_and_rebuilt() {
+    let t = sample_project();
+    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
+    let db = t.path().join(".vecgrep/index.db");
+    let len = std::fs::metadata(&db).unwrap().len();
+    std::fs::OpenOptions::new().write(true).open(&db).unwrap().set_len(len - 16_384).unwrap();
+    let o = run(t.cmd("vg-query", ".").args(["--no-index", "upload retry"]));
+    assert_code(&o, 2);
+    let said =
+        format!("it is cut short: {} bytes of the {len} its header counts); run vg-index to rebuild it", len - 16_384);
+    assert!(stderr(&o).contains(&said), "{}", stderr(&o));
+    let o = run(&mut t.cmd("vg-index", "."));
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("rebuilding the index at"), "{}", stderr(&o));
+    assert_code(&run(t.cmd("vg-query", ".").args(["--no-index", "upload retry"])), 0);
+}
+
 /// Keys out of order in the chunks table's root page: lookups by id miss
 /// rows that scans still return, so a search lost hits in silence while
 /// --verify called the index damaged. A search that misses a chunk it

@@ -21,6 +21,7 @@ mod codes;
 mod commits;
 mod damage_mark;
 mod jobs;
+mod length;
 mod parts;
 mod read;
 mod schema;
@@ -302,6 +303,7 @@ impl SqliteIndex {
 
     fn try_open_rw(path: &Path) -> Result<SqliteIndex, StoreError> {
         check_own_file(path)?;
+        length::check_whole(path)?;
         let opened = file_identity(path);
         let shm_made_here = !sidecar(path, "-shm").exists();
         let conn = Connection::open(path).map_err(|e| StoreError::File {
@@ -383,6 +385,7 @@ impl SqliteIndex {
             return Err(StoreError::Missing(path));
         }
         check_own_file(&path)?;
+        length::check_whole(&path)?;
         writable_sidecars(&path);
         let opened = file_identity(&path);
         let shm_made_here = !sidecar(&path, "-shm").exists();
