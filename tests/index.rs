@@ -51,6 +51,29 @@ fn first_run_embeds_everything_and_a_second_run_nothing() {
     assert_eq!(db.query_row("PRAGMA page_size", [], |r| r.get::<_, i64>(0)).unwrap(), 16384);
 }
 
+/// A run that finds nothing to do writes nothing: it set three values of
+/// the index's meta as they were, and a server's refresh every two seconds
+/// wrote 120 KB/s into an idle project's write-ahead log (audit 252). A
+/// connection held open, as a server's is, keeps the log from being folded
+/// back, so its length shows every page written.
+#[test]
+fn a_run_with_nothing_to_do_writes_nothing() {
+    let t = sample_project();
+    assert_code(&index(&t, ".", &[]), 0);
+    let db = rusqlite::Connection::open(t.path().join(".vecgrep/index.db")).unwrap();
+    db.query_row("SELECT count(*) FROM meta", [], |r| r.get::<_, i64>(0)).unwrap();
+    let log = t.path().join(".vecgrep/index.db-wal");
+    let before = std::fs::metadata(&log).unwrap().len();
+    for _ in 0..2 {
+        assert_eq!(summary(&index(&t, ".", &[]))["embedded"], 0);
+    }
+    assert_eq!(std::fs::metadata(&log).unwrap().len(), before);
+    // A change is still written.
+    t.write("src/more.py", "def more():\n    return 1\n");
+    assert_eq!(summary(&index(&t, ".", &[]))["files"], 5);
+    assert!(std::fs::metadata(&log).unwrap().len() > before);
+}
+
 /// `vg-index > out.ndjson` inside the tree leaves out the file it writes,
 /// as ripgrep does, and says so.
 #[test]

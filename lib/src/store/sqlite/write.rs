@@ -45,8 +45,15 @@ impl IndexWriter for SqliteIndex {
         }
     }
 
+    /// Written only when it changes: a run that found nothing to do set
+    /// three values as they were, and a server's refresh every two seconds
+    /// wrote 120 KB/s into an idle project's write-ahead log (audit 252).
     fn set_meta_value(&mut self, key: &str, value: &str) -> Result<(), StoreError> {
-        self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?1, ?2)", [key, value]).map_err(|e| self.damaged(e))?;
+        let damaged = |e| self.damaged(e);
+        let same = self.conn.query_row("SELECT value IS ?2 FROM meta WHERE key = ?1", [key, value], |r| r.get(0));
+        if !same.optional().map_err(damaged)?.unwrap_or(false) {
+            self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?1, ?2)", [key, value]).map_err(damaged)?;
+        }
         Ok(())
     }
 
