@@ -2139,3 +2139,36 @@ fn another_processs_run_over_the_index_is_said_by_status_and_searches() {
     assert_eq!(s.json("/health")["index_ready"], true);
     drop(held);
 }
+
+/// An index this user may not write (another's checkout, a read-only
+/// mount) is served as it is and said so in words: the server said it
+/// could not mark a stopped server's jobs for want of `serve.lock` ("No
+/// such file or directory") and that SQLite could not write (audit 252).
+#[test]
+fn an_index_this_user_may_not_write_is_served_as_it_is() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = sample_project();
+    let user = OtherUser::new(&t);
+    assert_code(&run(&mut user.cmd(&t, "vg-index")), 0);
+    let data = t.path().join(".vecgrep");
+    std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let mut cmd = user.cmd(&t, "vg-serve");
+    cmd.args(["--refresh", "1"]).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    let listening: Value = serde_json::from_str(&first).unwrap_or_else(|e| panic!("{first:?}: {e}"));
+    let addr = listening["listening"].as_str().unwrap().trim_start_matches("http://").to_string();
+    let (status, _, body) =
+        send(&addr, b"GET /search?q=retry&mode=lexical HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+    std::thread::sleep(Duration::from_millis(2500));
+    let _ = child.kill();
+    let out = child.wait_with_output().unwrap();
+    std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o777)).unwrap();
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("\"type\":\"hit\""), "{body}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    let says = format!("{} is not writable by this user: serving the index as it is", data.display());
+    assert_eq!(err.matches(&says).count(), 1, "said once, not at every refresh: {err}");
+    assert!(!err.contains("cannot mark the index jobs") && !err.contains("readonly database"), "{err}");
+}

@@ -466,6 +466,12 @@ impl LiveIndex {
         observer: &mut LiveObserver<'_>,
     ) -> Result<IndexSummary> {
         let t = &self.target;
+        // Said in words before the run, as vg-index says it, rather than by
+        // SQLite at its first write (audit 252: "attempt to write a readonly
+        // database"); the searches read the index as it is meanwhile.
+        if let Some(why) = crate::store::unwritable_index(&t.root) {
+            anyhow::bail!("{why}: serving the index as it is; results may miss recent changes");
+        }
         let request = IndexRequest {
             root: &t.root,
             paths: &t.paths,

@@ -241,6 +241,12 @@ pub fn serve(
 /// other server serves the root (`store::mark_server`), whose running jobs
 /// are not to be failed. The mark is held for the server's life.
 fn fail_stopped_jobs(target: &Target, events: &dyn ServeEvents) -> Option<store::ServerMark> {
+    // One this user may not write is neither marked nor changed (audit 252:
+    // its cause read "cannot open serve.lock: No such file or directory");
+    // the indexer says why it is served as it is.
+    if store::unwritable_index(&target.root).is_some() {
+        return None;
+    }
     let indexed = target.root.index_path().is_file();
     let failed = store::mark_server(&target.root).and_then(|mark| {
         if mark.alone && indexed {
