@@ -2172,3 +2172,27 @@ fn an_index_this_user_may_not_write_is_served_as_it_is() {
     assert_eq!(err.matches(&says).count(), 1, "said once, not at every refresh: {err}");
     assert!(!err.contains("cannot mark the index jobs") && !err.contains("readonly database"), "{err}");
 }
+
+/// An index removed under a server (`vg-index --clear-cache`) is made again
+/// at once, and searches meanwhile answer 503 with Retry-After, saying so:
+/// they answered 500 "run vg-index first" until the next refresh (audit 252).
+#[test]
+fn an_index_removed_under_the_server_is_made_again_at_once() {
+    let t = sample_project();
+    let s = Server::start(&t, &["--refresh", "3600"]);
+    s.wait_ready();
+    assert_code(&run(t.cmd("vg-index", ".").arg("--clear-cache")), 0);
+    let (status, head, body) = s.get("/search?q=retry&mode=lexical");
+    assert_eq!(status, 503, "{head}{body}");
+    assert!(head.contains("Retry-After: 1"), "{head}");
+    assert!(body.contains("the index was removed since the last run: this server is making it again"), "{body}");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (status, _, body) = s.get("/search?q=retry&mode=lexical");
+        if status == 200 && body.contains("\"type\":\"hit\"") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "not made again within a refresh of an hour: {status} {body}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}

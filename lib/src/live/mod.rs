@@ -28,7 +28,7 @@ mod tree_look;
 
 pub use runs::{RunOutcome, RunTicket, JOB_STOPPED};
 pub use scope::{confine, Refusal, RefusalKind};
-pub use searcher::{Searched, Searcher};
+pub use searcher::{IndexRemoved, Searched, Searcher};
 pub use status::{failed_run_note, IndexingState, LiveStatus, OthersRun};
 
 use crate::index::{

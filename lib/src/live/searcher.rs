@@ -15,6 +15,13 @@ use crate::project::{ProjectRoot, SearchMode, Threshold};
 use crate::search::{self, Hit, MeaningSides, SearchRequest, VectorCounts, VectorTable, WordTable};
 use crate::store::{self, IndexReader};
 
+/// Why a search found no index after the server's runs had made one: it
+/// was removed since, and a run is making it again (audit 252: a 500 that
+/// said "run vg-index first" to a client whose server was about to).
+#[derive(Debug, thiserror::Error)]
+#[error("the index was removed since the last run: this server is making it again; retry in a moment")]
+pub struct IndexRemoved;
+
 /// What a search found, and what to know about how.
 #[derive(Debug)]
 pub struct Searched {
@@ -159,6 +166,12 @@ impl Searcher {
         match super::open_slot(store, &self.live.target.root) {
             Ok(()) => {}
             Err(_) if !self.live.progress().ran => return Ok(Vec::new()),
+            // Removed since (`vg-index --clear-cache`): the server makes it
+            // again, at once, rather than at the next refresh.
+            Err(store::StoreError::Missing(_)) => {
+                self.live.request_run();
+                return Err(IndexRemoved.into());
+            }
             Err(e) => return Err(e.into()),
         }
         let store = store.as_deref().ok_or_else(|| anyhow!("no index"))?;

@@ -143,6 +143,9 @@ pub(super) fn search_response(shared: &Shared, target: &http::Target, store: &mu
                 None => response,
             }
         }
+        Err(e) if e.is::<crate::live::IndexRemoved>() => {
+            Response::error(503, &crate::project::shown::error_line(&e)).with_header("Retry-After", "1")
+        }
         Err(e) => Response::error(500, &format!("search failed: {}", crate::project::shown::error_line(&e))),
     }
 }
