@@ -562,6 +562,10 @@ fn forgetting_a_revision_removes_its_index_and_bad_revisions_are_one_line() {
             "vg-index: --rev indexes a revision's whole tree; leave out the PATHs",
         ),
         (vec!["vg-index", "--rev", "main", "/etc"], "is outside the project root"),
+        (
+            vec!["vg-index", "--forget", "main", "src"],
+            "vg-index: --forget drops a revision's whole index; leave out the PATHs",
+        ),
     ] {
         let o = run(tree.cmd(args[0], "").args(&args[1..]));
         assert_code(&o, 2);
@@ -1522,4 +1526,23 @@ fn a_file_size_limit_fails_a_revisions_run_and_the_next_completes_it() {
     assert!(stderr(&o).is_empty(), "{}", stderr(&o));
     let hits = of_type(&records(&o), "hit").into_iter().map(|h| h["file"].clone()).collect::<Vec<_>>();
     assert_eq!(hits.first(), Some(&serde_json::json!("treasure.py")), "{hits:?}");
+}
+
+/// A revision is indexed, searched and forgotten from below the root with
+/// no PATH given: the directory a run is in was taken for a PATH, and
+/// `vg-index --rev v1` in `src/` refused "leave out the PATHs" (audit 253).
+#[test]
+fn a_revision_is_indexed_and_forgotten_from_below_the_root() {
+    let tree = two_releases();
+    let o = run(tree.cmd("vg-index", "src").args(["--rev", "v1"]));
+    assert_code(&o, 0);
+    assert_eq!(summary_of(&o)["files"], 2);
+    let o = run(tree.cmd("vecgrep", "src").args(["--rev", "v1", "--index-only"]));
+    assert_code(&o, 0);
+    let o = run(tree.cmd("vg-query", "src").args(["--rev", "v1", "--no-index", "send one file to the storage server"]));
+    assert_code(&o, 0);
+    assert!(records(&o).iter().any(|h| h["file"] == "src/client.py"), "{}", stdout(&o));
+    let o = run(tree.cmd("vg-index", "src").args(["--forget", "v1"]));
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("forgot revision v1"), "{}", stderr(&o));
 }

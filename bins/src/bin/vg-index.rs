@@ -30,13 +30,19 @@ fn main() {
         refuse_run_options(&cli, &matches)?;
         let (skip, catalog) = (cli.outside.skip_outside_root, Some(&cli.catalog));
         let inv = resolve_in(TOOL, &cli.paths, skip, catalog, cli_config(&matches)?, paths_in)?;
-        // A revision is indexed whole: a PATH below the root was checked
-        // against the working tree (one since deleted refused), then passed
-        // over. The project itself (`vg-index --rev v1 .`) is the whole.
-        if cli.rev.is_some() && inv.paths.iter().any(|p| !p.rel.is_empty()) {
+        // A revision is indexed, or forgotten, whole: a PATH below the root
+        // was checked against the working tree (one since deleted refused),
+        // then passed over. The project itself (`vg-index --rev v1 .`) is
+        // the whole, and so is a run from below the root with no PATH
+        // (audit 253: the directory it ran from was taken for one).
+        let below_root = !cli.paths.is_empty() && inv.paths.iter().any(|p| !p.rel.is_empty());
+        if cli.rev.is_some() && below_root {
             return Err(anyhow::anyhow!(
                 "--rev indexes a revision's whole tree; leave out the PATHs below the root (vg-query --rev REV PATH searches part of it)"
             ));
+        }
+        if cli.forget.is_some() && below_root {
+            return Err(anyhow::anyhow!("--forget drops a revision's whole index; leave out the PATHs below the root"));
         }
         if cli.label.label.is_some() {
             refuse_beside_a_label(&cli)?;
@@ -57,7 +63,7 @@ fn main() {
         // run, --reindex and --clear-cache are about the label's index.
         if let Some((catalog, label)) = label_of(&cli.label, &inv, cli.rev.is_some())? {
             // As a revision: a PATH was passed over, the whole label indexed.
-            if inv.paths.iter().any(|p| !p.rel.is_empty()) {
+            if below_root {
                 return Err(anyhow::anyhow!(
                     "a label indexes each project's whole tree at the label; leave out the PATHs (vg-query --label NAME PATH searches part of it)"
                 ));
