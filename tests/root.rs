@@ -296,3 +296,41 @@ fn an_empty_path_is_an_error_that_names_it() {
         assert!(stdout(&o).is_empty(), "{tool} {args:?}");
     }
 }
+
+/// A bare git repository is no project: its files are git's own, as a
+/// `.git`'s are (audit 253: `vg-index` in `repo.git` indexed its config,
+/// hooks and objects and wrote `.vecgrep` among them, and `vecgrep -l`
+/// listed the config with a remote's credentials). A work tree kept
+/// inside it is a project as any other.
+#[test]
+fn a_bare_repository_is_refused_and_a_work_tree_inside_it_is_not() {
+    let origin = git_repo();
+    origin.write("src/a.py", "def retry_upload():\n    pass\n");
+    commit_all(&origin, "one");
+    // Outside any project: one inside a project is among its files, as rg has it.
+    let t = Tree::bare();
+    let bare = t.path().join("bare.git");
+    git(&origin, &["clone", "-q", "--bare", ".", bare.to_str().unwrap()]);
+    let says = format!(
+        "'{}' is a bare git repository, whose files are git's own (its config may hold credentials); search a clone with a work tree",
+        bare.canonicalize().unwrap().display()
+    );
+    for (tool, cwd) in [("vg-index", "bare.git"), ("vecgrep", "bare.git/hooks"), ("vg-query", "bare.git/refs")] {
+        let mut cmd = t.cmd(tool, cwd);
+        if tool != "vg-index" {
+            cmd.arg("remote origin url");
+        }
+        let o = run(&mut cmd);
+        assert_code(&o, 2);
+        assert_eq!(stderr(&o).trim(), format!("{tool}: {says}"));
+    }
+    assert!(!bare.join(".vecgrep").exists());
+    let o =
+        run(t.cmd("vg-catalog", ".").env("VECGREP_CATALOG_DIR", t.path().join("cats")).args(["add", "c"]).arg(&bare));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("is a bare git repository, whose files are git's own; add a clone with a work tree"));
+    git(&origin, &["-C", bare.to_str().unwrap(), "worktree", "add", "-q", "main"]);
+    let o = run(t.cmd("vecgrep", "bare.git/main").args(["-l", "retry upload"]));
+    assert_code(&o, 0);
+    assert_eq!(stdout(&o).trim(), "src/a.py");
+}

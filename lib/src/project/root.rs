@@ -280,6 +280,11 @@ pub enum RootError {
         shown(path)
     )]
     RootNotUtf8 { path: PathBuf },
+    #[error(
+        "'{}' is a bare git repository, whose files are git's own (its config may hold credentials); search a clone with a work tree",
+        shown(path)
+    )]
+    BareRepository { path: PathBuf },
 }
 
 /// A path as an error quotes it: its start and end, so that the cause after
@@ -296,6 +301,9 @@ fn shown(path: &Path) -> String {
 /// the current directory itself becomes an unmarked root.
 pub fn select_root(cwd: &Path, paths: &[PathBuf]) -> Result<ProjectRoot, RootError> {
     let root = select_any_root(cwd, paths)?;
+    if let Some(path) = bare_repository_holding(&root) {
+        return Err(RootError::BareRepository { path });
+    }
     // Every record names the root, and every shown path is made from it: one
     // that is not UTF-8 would be printed as paths that do not exist.
     match root.path.to_str() {
@@ -318,6 +326,32 @@ fn select_any_root(cwd: &Path, paths: &[PathBuf]) -> Result<ProjectRoot, RootErr
         }
     }
     Ok(ProjectRoot { path: cwd, marker: RootMarker::None, shared: None })
+}
+
+/// The bare git repository `root` is, or lies in with no marker between
+/// (audit 253: `vg-index` in `repo.git` indexed its config, hooks and
+/// objects, and wrote `.vecgrep` among them, where `.git` is never
+/// searched). A marked root is checked alone: a work tree of a bare
+/// repository may be kept inside it (`repo.git/main/`).
+fn bare_repository_holding(root: &ProjectRoot) -> Option<PathBuf> {
+    let mut dirs = root.path.ancestors();
+    let looked_at = match root.marker {
+        RootMarker::None => dirs.find(|d| is_git_directory(d)),
+        _ => dirs.next().filter(|d| is_git_directory(d)),
+    };
+    looked_at.map(Path::to_path_buf)
+}
+
+/// Whether `dir` is a git directory, by git's own test: a `HEAD` that
+/// names a branch or a commit, beside `objects/` and `refs/`.
+pub(crate) fn is_git_directory(dir: &Path) -> bool {
+    if !dir.join("objects").is_dir() || !dir.join("refs").is_dir() {
+        return false;
+    }
+    let Ok(Some(head)) = super::small_file::read_small(&dir.join("HEAD"), 256) else { return false };
+    let head = String::from_utf8_lossy(&head);
+    let head = head.trim_end();
+    head.starts_with("ref: refs/") || (head.len() >= 40 && head.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 /// The root a record names (its `root` field), for a tool downstream of the

@@ -391,6 +391,10 @@ fn project_for(catalog: &Catalog, path: &Path) -> Result<CatalogProject> {
     if real.starts_with(&catalog.dir) || catalog.dir.starts_with(&real) {
         bail!("'{}' holds or is inside the catalog's own directory", path.display());
     }
+    // Its files are git's own, as a `.git`'s are (audit 253).
+    if crate::project::root::is_git_directory(&real) {
+        bail!("'{}' is a bare git repository, whose files are git's own; add a clone with a work tree", path.display());
+    }
     // Another catalog's directory is its links and index, no project.
     let catalogs = catalog.dir.parent().unwrap_or(&catalog.dir);
     if real.starts_with(catalogs) {
