@@ -598,3 +598,19 @@ fn a_refresh_keeps_the_cursor_and_the_marks_on_what_was_chosen() {
     let printed: Vec<&str> = after.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
     assert_eq!(printed, ["db.py:9"], "before:\n{screen}\nafter:\n{after}");
 }
+
+/// Nothing picked after the index could not be made is an error, said,
+/// not "nothing found" (audit 254: a `.vecgrep` file in the way of the
+/// index exited 1, which a script reads as no match).
+#[test]
+fn closing_the_picker_after_its_index_failed_is_an_error() {
+    let t = sample_project();
+    t.write(".vecgrep", "not a directory\n");
+    let p = Picker::start(&t, "vg-pick", &[]);
+    p.wait_for("the failure shown", |s| s.contains("failed"));
+    p.type_text("retry upload");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    p.keys(&["Enter"]);
+    assert_eq!(p.exit_status(), 2);
+    p.wait_for("the failure said", |s| s.contains("vg-pick: indexing failed: cannot create"));
+}

@@ -134,7 +134,14 @@ fn pick(mut cli: PickCli, matches: &clap::ArgMatches) -> Result<u8> {
     let _ = indexer.join();
     notes.say(config.quiet);
     let output = picked?;
-    finish(output, &config, &cwd)
+    let code = finish(output, &config, &cwd)?;
+    // Nothing picked from an index its last run could not make or update
+    // (said above: `indexing failed: …`) is an error, not "nothing found"
+    // (audit 254: a `.vecgrep` file in the way exited 1).
+    if code == EXIT_NOT_FOUND && live.progress().error.is_some() {
+        return Ok(EXIT_ERROR);
+    }
+    Ok(code)
 }
 
 /// A search the worker is asked to run.
