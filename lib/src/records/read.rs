@@ -34,6 +34,10 @@ pub enum RecordError {
     BadVersion { line: usize, found: String },
     #[error("line {line}: its type is {found}, not a string naming a record")]
     BadType { line: usize, found: String },
+    /// vg-serve's error body (`{"error": {"status": N, "message": …}}`),
+    /// piped on as `curl -s … | vg-format` does.
+    #[error("line {line}: an error from the server, not a record: {status} {message}")]
+    ServerError { line: usize, status: String, message: String },
 }
 
 /// Every record of the contract, tagged by its `type`: what a reader gets
@@ -93,6 +97,9 @@ impl Record {
                 // `2.0` or `"2"` is no version this tool can compare: read on, it could be misread.
                 None => return Err(RecordError::BadVersion { line, found: short_json(v) }),
             }
+        }
+        if let Some(error) = object.get("error").filter(|_| !object.contains_key("type")) {
+            return Err(server_error(error, line));
         }
         let kind = match object.get("type") {
             None => {
@@ -169,6 +176,15 @@ fn check_commit(commit: CommitRecord, line: usize) -> Result<CommitRecord, Recor
 }
 
 /// A JSON value as an error line shows it.
+/// An error body of vg-serve's read as a record (audit 254: "not a hit
+/// record: missing field `file`" hid the server's 400 or 429): its status
+/// and message, quoted as JSON, so that what a server sent is never obeyed.
+fn server_error(error: &serde_json::Value, line: usize) -> RecordError {
+    let status = error.get("status").map_or_else(|| "(no status)".to_string(), short_json);
+    let message = error.get("message").map_or_else(|| short_json(error), |m| clipped(&m.to_string(), 300));
+    RecordError::ServerError { line, status, message }
+}
+
 fn short_json(value: &serde_json::Value) -> String {
     clipped(&value.to_string(), 80)
 }
@@ -472,6 +488,22 @@ mod tests {
     fn other_record_types_and_blank_lines_are_skipped() {
         assert!(parse_hit_line(r#"{"type":"summary","files":3}"#, 1).unwrap().is_none());
         assert!(parse_hit_line("   ", 1).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_servers_error_body_is_said_as_the_servers_error() {
+        let body = r#"{"error":{"message":"the query parameter q is missing or empty","status":400}}"#;
+        let e = parse_hit_line(body, 1).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            r#"line 1: an error from the server, not a record: 400 "the query parameter q is missing or empty""#
+        );
+        // What a hostile server sends is quoted, never obeyed on a terminal.
+        let e = parse_hit_line(r#"{"error":{"message":"\u001b]0;x\u0007"}}"#, 2).unwrap_err().to_string();
+        assert_eq!(e, r#"line 2: an error from the server, not a record: (no status) "\u001b]0;x\u0007""#);
+        // A hit may carry a field of that name, added by a later version.
+        let hit = r#"{"type":"hit","file":"a.rs","start_line":1,"end_line":2,"error":{"message":"x"}}"#;
+        assert!(parse_hit_line(hit, 3).unwrap().is_some());
     }
 
     #[test]
