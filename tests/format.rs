@@ -779,3 +779,19 @@ fn long_lines_are_left_out_or_cut_under_max_columns() {
     assert_code(&o, 0);
     assert!(stdout(&o).contains("[Omitted long line of") && !stdout(&o).contains(&long), "{}", stdout(&o));
 }
+
+/// `--json` writes a path below its root as records write it, whatever a
+/// hand-made record spelt (audit 254); one without a root is the reader's
+/// to name, and is left as it is.
+#[test]
+fn json_writes_a_path_below_its_root_in_its_normal_form() {
+    let t = Tree::bare();
+    let hit = |root: &str, file: &str| {
+        format!(r#"{{"type":"hit","v":1,{root}"file":"{file}","start_line":1,"end_line":1,"score":0.5,"text":"x"}}"#)
+    };
+    let input = format!("{}\n{}\n", hit(r#""root":"/tmp","#, "./src//a.rs/"), hit("", "../b.rs"));
+    let o = run_with_input(t.cmd("vg-format", ".").arg("--json"), input.as_bytes());
+    assert_code(&o, 0);
+    let files: Vec<serde_json::Value> = records(&o).iter().map(|r| r["file"].clone()).collect();
+    assert_eq!(files, ["src/a.rs", "../b.rs"]);
+}

@@ -1546,3 +1546,30 @@ fn a_revision_is_indexed_and_forgotten_from_below_the_root() {
     assert_code(&o, 0);
     assert!(stderr(&o).contains("forgot revision v1"), "{}", stderr(&o));
 }
+
+/// A file's hit at a revision and its hit on disk are two files' lines to
+/// vg-format: line 2 of `src/client.py` at v1 hid the working tree's
+/// different line 2, and the two shared one heading (audit 254).
+#[test]
+fn a_files_lines_at_a_revision_and_on_disk_are_both_shown() {
+    let tree = two_releases();
+    assert_code(&run(tree.cmd("vg-index", "").args(["--rev", "v1"])), 0);
+    let query = ["-k", "1", "--threshold", "0", "send one file to the storage server", "src/client.py"];
+    let at_v1 = run(tree.cmd("vg-query", "").args(["--rev", "v1"]).args(query));
+    let on_disk = run(tree.cmd("vg-query", "").args(query));
+    let mix = format!("{}{}", stdout(&at_v1), stdout(&on_disk));
+    assert_eq!(mix.lines().count(), 2, "{mix}");
+    let flat = run_with_input(tree.cmd("vg-format", "").arg("--no-heading"), mix.as_bytes());
+    assert_code(&flat, 0);
+    for line in [
+        r#"src/client.py:2:    """Send one file to the storage server.""""#,
+        r#"src/client.py:2:    """Send one file, trying again with exponential backoff.""""#,
+    ] {
+        assert!(stdout(&flat).lines().any(|l| l == line), "{line} in:\n{}", stdout(&flat));
+    }
+    let headed = run_with_input(tree.cmd("vg-format", "").arg("--heading"), mix.as_bytes());
+    let shown = stdout(&headed);
+    let headings: Vec<&str> = shown.lines().filter(|l| l.starts_with("src/client.py")).collect();
+    assert_eq!(headings.len(), 2, "{shown}");
+    assert!(headings[0].contains("(at ") && !headings[1].contains("(at "), "{headings:?}");
+}

@@ -222,8 +222,16 @@ impl HitByHit {
     /// its lines as grep prints them (in any other mode).
     fn write(&mut self, out: &mut dyn Write, h: &HitRecord, opts: &FormatOptions) -> io::Result<()> {
         match opts.mode {
-            // In the normal form, of this version (a record read may say `v` 0).
-            OutputMode::Json => write_record(out, &HitRecord { v: crate::records::CONTRACT_VERSION, ..h.clone() }),
+            // In the normal form, of this version (a record read may say `v` 0),
+            // a path below its root written as records write it (audit 254:
+            // `./src/a.rs` and `src//a.rs` came back as they were read).
+            OutputMode::Json => {
+                let file = match h.root {
+                    Some(_) => crate::project::normalize_lexically(Path::new(&h.file)).to_string_lossy().into_owned(),
+                    None => h.file.clone(),
+                };
+                write_record(out, &HitRecord { v: crate::records::CONTRACT_VERSION, file, ..h.clone() })
+            }
             OutputMode::Files => {
                 let path = display_path(h, &opts.cwd);
                 if !self.paths_listed.contains(&path) {
@@ -318,10 +326,11 @@ fn per_file<'h>(hits: &'h [HitRecord], cwd: &Path) -> Vec<(String, Vec<&'h HitRe
     let mut index: HashMap<String, usize> = HashMap::new();
     for h in hits {
         let path = display_path(h, cwd);
-        match index.get(&path) {
+        // A file at a revision is another file than on disk: its own group.
+        match index.get(&version_key(h, &path)) {
             Some(&i) => order[i].1.push(h),
             None => {
-                index.insert(path.clone(), order.len());
+                index.insert(version_key(h, &path), order.len());
                 order.push((path, vec![h]));
             }
         }
@@ -407,6 +416,16 @@ fn highlight(line: &str, query: &QueryTerms<'_>, color: bool) -> String {
     }
     flush(&mut word, &mut out);
     out
+}
+
+/// The file a hit's lines are of: its path, and at a revision that
+/// revision's (audit 254: line 3 of `retry.rs` at HEAD hid the edited line
+/// 3 of the working tree's, and the two shared one heading).
+fn version_key(h: &HitRecord, path: &str) -> String {
+    match &h.rev {
+        Some(sha) => format!("{sha}:{path}"),
+        None => path.to_string(),
+    }
 }
 
 /// What has been printed so far: each file's lines (a line is printed
@@ -532,7 +551,8 @@ fn write_hit_lines(
     let (c, heading) = (opts.color, opts.mode == OutputMode::Pretty);
     let query_words = h.query.as_deref().map(words).unwrap_or_default();
     let query = QueryTerms::new(&query_words);
-    let done = printed.lines.entry(path.to_string()).or_default();
+    let file = version_key(h, path);
+    let done = printed.lines.entry(file.clone()).or_default();
     let mut wanted = wanted_lines(h, opts, &lines);
     wanted.retain(|&(n, is_match)| done.get(&n).is_none_or(|&as_match| is_match && !as_match));
     // A hit whose own lines were all shown (as another's matches) adds
@@ -545,10 +565,10 @@ fn write_hit_lines(
     }
     for (n, is_match) in wanted {
         let Some(text) = lines.get(n) else { continue };
-        if printed.starts_block(path, n) && (opts.before > 0 || opts.after > 0) {
+        if printed.starts_block(&file, n) && (opts.before > 0 || opts.after > 0) {
             writeln!(out, "{}", paint(c, DIM, "--"))?;
         }
-        printed.last = Some((path.to_string(), n));
+        printed.last = Some((file.clone(), n));
         let sep = if is_match { ":" } else { "-" };
         let body = columns::shown_within_columns(text, opts, |text| match is_match {
             true => Cow::Owned(highlight(&text, &query, c)),
