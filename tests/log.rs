@@ -351,7 +351,9 @@ fn diffs_whose_contents_the_clone_lacks_are_counted_not_dropped_in_silence() {
     let tree = repository();
     git(&tree, &["config", "remote.origin.promisor", "true"]);
     let blob = git(&tree, &["rev-parse", "HEAD~3:src/upload.py"]);
-    std::fs::remove_file(tree.path().join(".git/objects").join(&blob[..2]).join(&blob[2..])).unwrap();
+    let loose = tree.path().join(".git/objects").join(&blob[..2]).join(&blob[2..]);
+    let object = std::fs::read(&loose).unwrap();
+    std::fs::remove_file(&loose).unwrap();
     let o = log(&tree, &["--with-diff", "exponential backoff"]);
     assert_code(&o, 0);
     // The file's first version is the after of one commit and the before of the next.
@@ -361,6 +363,17 @@ fn diffs_whose_contents_the_clone_lacks_are_counted_not_dropped_in_silence() {
     let o = log(&tree, &["--diffs-only", "-k", "1", "compile the template once and keep it"]);
     assert_eq!(subjects(&records(&o)), ["Cache rendered templates in memory"], "the readable diffs are indexed");
     assert!(!stderr(&o).contains("left out"), "said by the run that stored them: {}", stderr(&o));
+    // Once git has fetched it (into a pack of its own), the two commits are
+    // read again for what they changed: they stayed without it (audit 253).
+    let o = log(&tree, &["--with-diff", "exponential backoff"]);
+    assert!(!stderr(&o).contains("read 2 stored commits again"), "nothing fetched yet: {}", stderr(&o));
+    std::fs::write(&loose, object).unwrap();
+    git(&tree, &["repack", "-q", "-d"]);
+    let o = log(&tree, &["--with-diff", "exponential backoff"]);
+    assert!(stderr(&o).contains("read 2 stored commits again"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("left out"), "{}", stderr(&o));
+    let o = log(&tree, &["--with-diff", "exponential backoff"]);
+    assert!(!stderr(&o).contains("stored commits again"), "read once: {}", stderr(&o));
 }
 
 /// A partial clone made without trees (`--filter=tree:0`) lacks what the

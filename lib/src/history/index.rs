@@ -9,6 +9,7 @@ use anyhow::{Context, Result};
 
 use super::git::{CommitData, GitRepo};
 use super::read_again::ReadAgain;
+use super::unread_diffs::UnreadDiffs;
 use crate::embed::Embedder;
 use crate::store::{CommitStore, CommitWrite, PieceKind, PieceWrite, StoredCommit};
 use crate::terms::terms;
@@ -92,11 +93,16 @@ pub fn update_log(
     }
     let stored = store.stored_commits()?;
     let again = ReadAgain::find(&*store, repo, &stored)?;
-    let todo: Vec<&String> =
-        history.iter().filter(|sha| needs_storing(&stored, sha, with_diff) || again.wants(sha)).collect();
+    let mut unread = UnreadDiffs::find(&*store, repo, &stored)?;
+    let fetched = unread.readable_now(repo, history, with_diff)?;
+    let todo: Vec<&String> = history
+        .iter()
+        .filter(|sha| needs_storing(&stored, sha, with_diff) || again.wants(sha) || fetched.contains(*sha))
+        .collect();
     summary.to_store = todo.len() as u64;
     if todo.is_empty() {
         again.record(store, history)?;
+        unread.record(store, repo)?;
         return Ok(LogSummary { seconds: started.elapsed().as_secs_f64(), ..summary });
     }
     let mut embedder = match loaded.map_or_else(|| load_for_the_log(load), Ok) {
@@ -110,11 +116,13 @@ pub fn update_log(
             return Ok(stopped(summary, started));
         }
         let mut batch_summary = summary.clone();
+        let mut left_out = Vec::new();
         let writes = batch
             .iter()
             .map(|sha| {
                 let data = repo.read_commit(sha, with_diff)?;
                 batch_summary.unread_diffs += data.unread_diffs as u64;
+                left_out.push((sha.as_str(), data.unread_diffs));
                 commit_write(data, &mut *embedder, &mut batch_summary)
             })
             .collect::<Result<Vec<_>>>();
@@ -128,6 +136,11 @@ pub fn update_log(
         };
         summary = batch_summary;
         store.write_commits(&writes)?;
+        // Kept with each batch: a run stopped after it leaves none unsaid.
+        if with_diff {
+            left_out.into_iter().for_each(|(sha, n)| unread.read(sha, n));
+            unread.record(store, repo)?;
+        }
         summary.added += writes.len() as u64;
         summary.reread += batch.iter().filter(|sha| stored.contains_key(**sha)).count() as u64;
         observer.progress((n * BATCH + batch.len()).min(todo.len()), todo.len());

@@ -19,6 +19,7 @@ mod rank;
 mod read_again;
 mod revision;
 mod tree_files;
+mod unread_diffs;
 
 pub use diff::{changed_pieces, DiffPiece, MAX_PIECE_LINES};
 pub use filter::{parse_date, parse_until, untouched_paths, CommitFilter};

@@ -196,37 +196,11 @@ impl GitRepo {
     fn changes(&self, commit: &gix::Commit<'_>, parent: Option<gix::ObjectId>, with_diff: bool) -> Result<Changes> {
         let mut changed = Changes { paths: Vec::new(), pieces: Vec::new(), unread_diffs: 0 };
         let sha = commit.id.to_string();
-        let tree = commit.tree().map_err(|e| self.tree_lacking(e.into(), format!("cannot read the tree of {sha}")))?;
-        let parent_tree = match parent {
-            // A shallow clone ends at commits whose parents it does not
-            // have: as git log reads them, each added every file it holds
-            // (they touched nothing, and a PATH or a subdirectory's root
-            // never found the only commit of a `--depth 1` clone).
-            Some(p) if !self.repo.has_object(p) && self.at_shallow_boundary(&commit.id) => None,
-            Some(p) => {
-                // A parent missing anywhere else is damage (a shallow clone's
-                // too, inside the history it holds): "could not be found" did
-                // not say so, and a shallow clone's diff took every file as
-                // new. Found, it may be another's replacement (`git replace`).
-                let parent = self.repo.find_commit(p).map_err(|e| match self.repo.has_object(p) {
-                    true => anyhow::Error::from(e),
-                    false => anyhow!(missing_object(p)),
-                });
-                let tree = parent.and_then(|c| c.tree().map_err(anyhow::Error::from));
-                Some(tree.map_err(|e| self.tree_lacking(e, format!("cannot read the parent of {sha}")))?)
-            }
-            None => None,
-        };
+        let (tree, parent_tree) = self.trees_of(commit, parent)?;
         let changes = super::tree_diff::tree_changes(&self.repo, parent_tree.as_ref(), &tree)
             .with_context(|| format!("cannot diff {sha} against its parent"))?;
         for change in changes {
-            // A name that is not UTF-8 is left out, as the code index leaves such files
-            // out: written lossily it would name a file that does not exist.
-            let Ok(location) = change.location.to_str() else { continue };
-            // A tree crafted to hold `..` or `.git` names no file a checkout
-            // has, and a path that is not one below the root breaks every
-            // reader of the records.
-            let Some(rel) = self.root_relative(location).filter(|rel| is_checkout_path(rel)) else { continue };
+            let Some(rel) = self.changed_path(&change) else { continue };
             // A submodule's new commit, or a link's new target, changes its
             // path, as git log counts it; neither has lines here.
             if change.entry_mode().is_commit() || change.entry_mode().is_link() {
@@ -251,6 +225,69 @@ impl GitRepo {
         }
         changed.pieces.truncate(MAX_PIECES_PER_COMMIT);
         Ok(changed)
+    }
+
+    /// How many files the diff of commit `sha` changed whose contents are
+    /// not in the repository now (a partial clone's, not yet fetched): the
+    /// log reads a commit again once fewer are (audit 253: what `--with-diff`
+    /// left out stayed out after git fetched it). A merge's diff is none.
+    pub fn diffs_unread(&self, sha: &str) -> Result<usize> {
+        let id = gix::ObjectId::from_hex(sha.as_bytes()).map_err(|e| anyhow!("not a commit id {sha:?}: {e}"))?;
+        let commit = self.repo.find_commit(id).with_context(|| format!("cannot read commit {sha}"))?;
+        let parents: Vec<gix::ObjectId> = commit.parent_ids().map(|p| p.detach()).collect();
+        if parents.len() > 1 {
+            return Ok(0);
+        }
+        let (tree, parent_tree) = self.trees_of(&commit, parents.first().copied())?;
+        let changes = super::tree_diff::tree_changes(&self.repo, parent_tree.as_ref(), &tree)
+            .with_context(|| format!("cannot diff {sha} against its parent"))?;
+        let absent = |side: Option<(gix::objs::tree::EntryMode, gix::ObjectId)>| {
+            side.is_some_and(|(mode, id)| !mode.is_commit() && !self.repo.has_object(id))
+        };
+        let unread = changes.iter().filter(|c| c.entry_mode().is_blob() && self.changed_path(c).is_some());
+        Ok(unread.filter(|c| absent(c.before) || absent(c.after)).count())
+    }
+
+    /// The path below the root that `change` names, as records name it;
+    /// None for one that is not UTF-8 (the code index leaves such files out:
+    /// written lossily it would name a file that does not exist), or that
+    /// is no path a checkout has (a crafted tree's `..` or `.git`), which
+    /// breaks every reader of the records.
+    fn changed_path(&self, change: &TreeChange) -> Option<String> {
+        let location = change.location.to_str().ok()?;
+        self.root_relative(location).filter(|rel| is_checkout_path(rel))
+    }
+
+    /// `commit`'s tree and its parent's (none for a root commit, or one at
+    /// a shallow clone's boundary).
+    fn trees_of<'r>(
+        &'r self,
+        commit: &gix::Commit<'r>,
+        parent: Option<gix::ObjectId>,
+    ) -> Result<(gix::Tree<'r>, Option<gix::Tree<'r>>)> {
+        let sha = commit.id.to_string();
+        let tree = commit.tree().map_err(|e| self.tree_lacking(e.into(), format!("cannot read the tree of {sha}")))?;
+        let parent_tree = match parent {
+            // A shallow clone ends at commits whose parents it does not
+            // have: as git log reads them, each added every file it holds
+            // (they touched nothing, and a PATH or a subdirectory's root
+            // never found the only commit of a `--depth 1` clone).
+            Some(p) if !self.repo.has_object(p) && self.at_shallow_boundary(&commit.id) => None,
+            Some(p) => {
+                // A parent missing anywhere else is damage (a shallow clone's
+                // too, inside the history it holds): "could not be found" did
+                // not say so, and a shallow clone's diff took every file as
+                // new. Found, it may be another's replacement (`git replace`).
+                let parent = self.repo.find_commit(p).map_err(|e| match self.repo.has_object(p) {
+                    true => anyhow::Error::from(e),
+                    false => anyhow!(missing_object(p)),
+                });
+                let tree = parent.and_then(|c| c.tree().map_err(anyhow::Error::from));
+                Some(tree.map_err(|e| self.tree_lacking(e, format!("cannot read the parent of {sha}")))?)
+            }
+            None => None,
+        };
+        Ok((tree, parent_tree))
     }
 
     /// The text before and after a change (an added file's "before" is
@@ -314,7 +351,20 @@ impl GitRepo {
         )
     }
 
-    fn is_partial_clone(&self) -> bool {
+    /// What the repository's packs are now, in a few bytes: git fetches a
+    /// partial clone's missing objects into packs of their own, so a log
+    /// waiting on them looks again only when this changes.
+    pub fn packs_seen(&self) -> String {
+        let dir = self.repo.common_dir().join("objects/pack");
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .map(|entries| entries.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+            .unwrap_or_default();
+        names.retain(|n| n.ends_with(".pack"));
+        names.sort_unstable();
+        blake3::hash(names.join("\n").as_bytes()).to_hex()[..16].to_string()
+    }
+
+    pub(crate) fn is_partial_clone(&self) -> bool {
         let config = self.repo.config_snapshot();
         config.string("extensions.partialClone").is_some()
             || self
