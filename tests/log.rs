@@ -453,15 +453,16 @@ fn what_is_not_a_usable_repository_is_one_line_and_exit_2() {
     assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
     assert!(stderr(&o).starts_with("vg-log: "), "{}", stderr(&o));
 
-    // A bare repository has no work tree: said without naming another tool.
+    // A bare repository has no work tree, and is no root (`root::a_bare_repository_…`):
+    // said without naming another tool.
     let bare = Tree::bare();
     git(&bare, &["init", "-q", "--bare"]);
     for (tool, args) in [("vg-log", &["anything"][..]), ("vg-index", &["--rev", "HEAD"])] {
         let o = run(bare.cmd(tool, "").args(args));
         assert_code(&o, 2);
         let said = format!(
-            "{tool}: {} is in a bare git repository; run it in a clone with a work tree\n",
-            bare.path().display()
+            "{tool}: '{}' is a bare git repository, whose files are git's own (its config may hold credentials); search a clone with a work tree\n",
+            bare.path().canonicalize().unwrap().display()
         );
         assert_eq!(stderr(&o), said);
     }
