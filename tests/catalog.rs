@@ -938,6 +938,15 @@ fn a_relative_catalogs_directory_is_refused() {
         assert_eq!(stderr(&o).trim(), format!("{tool}: {says}"));
     }
     assert!(!p.dir("relcat").exists());
+    // Nor is a catalog's own directory taken for a project of links, whose
+    // run emptied the catalog's index (review 255).
+    assert_code(&p.add("team", &["src/api"]), 0);
+    assert_code(&run(p.cmd("vg-index", ".").args(["--catalog", "team"])), 0);
+    let o = run(p.cmd("vg-index", "catalogs/team").env("VECGREP_CATALOG_DIR", ".."));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("VECGREP_CATALOG_DIR is the relative path '..'"), "{}", stderr(&o));
+    let o = run(p.cmd("vg-index", ".").args(["--catalog", "team", "--stats", "--json"]));
+    assert_ne!(records(&o)[0]["files"], 0, "{}", stdout(&o));
 }
 
 /// A label over a project moved away says it moved, as a run over the

@@ -2168,7 +2168,7 @@ fn an_index_this_user_may_not_write_is_served_as_it_is() {
     assert_eq!(status, 200, "{body}");
     assert!(body.contains("\"type\":\"hit\""), "{body}");
     let err = String::from_utf8_lossy(&out.stderr);
-    let says = format!("{} is not writable by this user: serving the index as it is", data.display());
+    let says = format!("{} is not writable by this user: searching the index as it is", data.display());
     assert_eq!(err.matches(&says).count(), 1, "said once, not at every refresh: {err}");
     assert!(!err.contains("cannot mark the index jobs") && !err.contains("readonly database"), "{err}");
 }
@@ -2195,4 +2195,39 @@ fn an_index_removed_under_the_server_is_made_again_at_once() {
         assert!(Instant::now() < deadline, "not made again within a refresh of an hour: {status} {body}");
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// A server whose runs cannot make the index (a directory it may not
+/// write) answers searches with that failure, never the 503 of an index
+/// being made again, which a client would retry for ever (review 255).
+#[test]
+fn a_server_that_cannot_make_its_index_says_so_and_asks_no_retry() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = sample_project();
+    let user = OtherUser::new(&t);
+    std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o555)).unwrap();
+    let mut cmd = user.cmd(&t, "vg-serve");
+    cmd.args(["--refresh", "1"]).stdout(Stdio::piped()).stderr(Stdio::null());
+    let mut child = cmd.spawn().unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    let listening: Value = serde_json::from_str(&first).unwrap_or_else(|e| panic!("{first:?}: {e}"));
+    let addr = listening["listening"].as_str().unwrap().trim_start_matches("http://").to_string();
+    let search = b"GET /search?q=retry&mode=lexical HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let answer = loop {
+        let (status, head, body) = send(&addr, search);
+        if status != 200 || Instant::now() > deadline {
+            break (status, head, body);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let (status, head, body) = answer;
+    assert_eq!(status, 500, "{head}{body}");
+    assert!(!head.contains("Retry-After"), "{head}");
+    assert!(body.contains("there is no index: the server's last run failed: cannot create"), "{body}");
+    assert!(body.contains("Permission denied"), "{body}");
 }

@@ -137,8 +137,10 @@ fn pick(mut cli: PickCli, matches: &clap::ArgMatches) -> Result<u8> {
     let code = finish(output, &config, &cwd)?;
     // Nothing picked from an index its last run could not make or update
     // (said above: `indexing failed: …`) is an error, not "nothing found"
-    // (audit 254: a `.vecgrep` file in the way exited 1).
-    if code == EXIT_NOT_FOUND && live.progress().error.is_some() {
+    // (audit 254: a `.vecgrep` file in the way exited 1). One this user may
+    // not write was searched as it is, as vg-query searches it (review 255).
+    let searched_as_it_is = vecgrep::store::unwritable_index(&live.target.root).is_some();
+    if code == EXIT_NOT_FOUND && live.progress().error.is_some() && !searched_as_it_is {
         return Ok(EXIT_ERROR);
     }
     Ok(code)

@@ -470,7 +470,7 @@ impl LiveIndex {
         // SQLite at its first write (audit 252: "attempt to write a readonly
         // database"); the searches read the index as it is meanwhile.
         if let Some(why) = crate::store::unwritable_index(&t.root) {
-            anyhow::bail!("{why}: serving the index as it is; results may miss recent changes");
+            anyhow::bail!("{why}: searching the index as it is; results may miss recent changes");
         }
         let request = IndexRequest {
             root: &t.root,

@@ -166,12 +166,17 @@ impl Searcher {
         match super::open_slot(store, &self.live.target.root) {
             Ok(()) => {}
             Err(_) if !self.live.progress().ran => return Ok(Vec::new()),
-            // Removed since (`vg-index --clear-cache`): the server makes it
-            // again, at once, rather than at the next refresh.
-            Err(store::StoreError::Missing(_)) => {
-                self.live.request_run();
-                return Err(IndexRemoved.into());
-            }
+            // Removed since its last run made it (`vg-index --clear-cache`):
+            // the server makes it again, at once, rather than at the next
+            // refresh. One its runs could not make (review 255: a directory
+            // it may not write) is their failure, said as that.
+            Err(store::StoreError::Missing(_)) => match self.live.progress().error {
+                None => {
+                    self.live.request_run();
+                    return Err(IndexRemoved.into());
+                }
+                Some(failed) => return Err(anyhow!("there is no index: the server's last run failed: {failed}")),
+            },
             Err(e) => return Err(e.into()),
         }
         let store = store.as_deref().ok_or_else(|| anyhow!("no index"))?;

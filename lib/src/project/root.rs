@@ -285,6 +285,10 @@ pub enum RootError {
         shown(path)
     )]
     BareRepository { path: PathBuf },
+    /// Whether a directory holding a catalog's file is one of the user's
+    /// catalogs cannot be told (a relative `VECGREP_CATALOG_DIR`).
+    #[error("{0}")]
+    CatalogsUnknown(String),
 }
 
 /// A path as an error quotes it: its start and end, so that the cause after
@@ -300,6 +304,12 @@ fn shown(path: &Path) -> String {
 /// argument (a directory, or a file's directory) may supply one; otherwise
 /// the current directory itself becomes an unmarked root.
 pub fn select_root(cwd: &Path, paths: &[PathBuf]) -> Result<ProjectRoot, RootError> {
+    // A catalog's directory read as no catalog (review 255: a relative
+    // `VECGREP_CATALOG_DIR`, refused where catalogs are named, made it a
+    // plain project of links, and a run there emptied the catalog's index).
+    if let Some(why) = catalogs_unknown(cwd, paths) {
+        return Err(RootError::CatalogsUnknown(why));
+    }
     let root = select_any_root(cwd, paths)?;
     if let Some(path) = bare_repository_holding(&root) {
         return Err(RootError::BareRepository { path });
@@ -326,6 +336,15 @@ fn select_any_root(cwd: &Path, paths: &[PathBuf]) -> Result<ProjectRoot, RootErr
         }
     }
     Ok(ProjectRoot { path: cwd, marker: RootMarker::None, shared: None })
+}
+
+/// Why the catalogs' directory cannot be had, when a directory at or above
+/// `cwd` or the single PATH holds a catalog's file: whether it is a catalog
+/// turns on it.
+fn catalogs_unknown(cwd: &Path, paths: &[PathBuf]) -> Option<String> {
+    let starts = std::iter::once(cwd.to_path_buf()).chain(paths.iter().take(1).map(|p| cwd.join(p)));
+    let holds_one = starts.into_iter().any(|start| start.ancestors().any(|d| d.join(CATALOG_FILE).is_file()));
+    holds_one.then(super::base_dirs::catalogs_dir).and_then(|dir| dir.err()).map(|e| e.to_string())
 }
 
 /// The bare git repository `root` is, or lies in with no marker between

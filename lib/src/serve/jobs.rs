@@ -37,6 +37,11 @@ pub(super) fn start_response(shared: &Shared, body: &[u8]) -> Response {
     }
     let job = IndexJob::running(new_job_id(), now_ms());
     let live = shared.searcher.live();
+    // Said in words, as the server said it at its start (review 255: SQLite's
+    // "attempt to write a readonly database").
+    if let Some(why) = store::unwritable_index(&live.target.root) {
+        return Response::error(500, &format!("cannot keep the job in the index: {why}"));
+    }
     if let Err(e) = store::open_in_place(&live.target.root).and_then(|mut s| s.put_index_job(&job)) {
         return Response::error(500, &format!("cannot keep the job in the index: {:#}", anyhow::Error::new(e)));
     }
