@@ -2,7 +2,7 @@
 //! model and no network, the same plan for the same words and moment.
 //!
 //! Each rule is a pattern over the question that, when it matches, becomes
-//! a filter (time, size, exclusions, languages, tests, paths, in that
+//! a filter (time, size, exclusions, test-only, languages, tests, paths, in that
 //! order: an exclusion must claim `not in tests` before `in tests` is read
 //! as an inclusion, and `python tests` is a language's before it is tests') and leaves a mark where its words were; what is left
 //! between the marks, less the words every question has (`find`, `where
@@ -95,6 +95,7 @@ pub fn plan_by_rules(question: &str, ctx: &PlanContext) -> QueryPlan {
     work.times();
     work.sizes();
     work.exclusions();
+    work.test_only();
     work.languages();
     work.tests();
     work.paths();
@@ -400,8 +401,11 @@ impl Work {
         // tests" alone (review 249: "everything but tests about auth" kept
         // only the tests, read by "tests about").
         self.take(&TESTS, |c, f, _| {
+            // "All but tests" needs no kind after it, "all but test data" does
+            // (review 255: read as the tests, where it is data).
             let joined = c.name("joined").map(|j| j.as_str());
-            let needs_kind = joined.is_some_and(|j| !j.ends_with("but ")) && c.name("kind").is_none();
+            let but_plural = joined.is_some_and(|j| j.ends_with("but ")) && matches!(&c["name"], "tests" | "specs");
+            let needs_kind = joined.is_some() && !but_plural && c.name("kind").is_none();
             let name = tests_named(c, needs_kind)?;
             match name {
                 TestsNamed::Directory(dir) => f.exclude_globs.push(dir),
@@ -483,8 +487,10 @@ impl Work {
                 language_names()
             );
             let joined = r"\s*,?\s*(?:and|or|,)\s+(?:(?:in|under|the)\s+)*";
+            // "everything but tests and docs" too (review 255: it left out the tests alone).
+            let but = r#"[\s(\[{"'`,;:](?:all|anything|everything)\s+but\s+"#;
             re(&format!(
-                r"{EXCLUDING}(?:(?:in|under|inside|from|the|any)\s+)*({item}(?:{joined}{item})+)(?:\s+(?:files?|dirs?|directories|folders?)\b)?"
+                r"(?:{EXCLUDING}|{but})(?:(?:in|under|inside|from|the|any)\s+)*({item}(?:{joined}{item})+)(?:\s+(?:files?|dirs?|directories|folders?)\b)?"
             ))
         });
         static MIXED_ITEM: LazyLock<Regex> = LazyLock::new(|| {
@@ -510,6 +516,21 @@ impl Work {
         });
     }
 
+    /// "test-only code", "test-only rust files": only the tests (of that
+    /// language), read before the language's rules take its files.
+    fn test_only(&mut self) {
+        // Before a kind of file only: "a test-only flag" may be set anywhere.
+        static TEST_ONLY: LazyLock<Regex> =
+            LazyLock::new(|| re(&format!(r"\btests?-only\s+(?:(?P<lang>{})\s+)?(?:{KINDS})\b", language_names())));
+        self.take(&TEST_ONLY, |c, f, _| {
+            include_tests(f);
+            if let Some(lang) = c.name("lang") {
+                add_extensions(f, extensions_of(lang.as_str()).iter().map(|e| e.to_string()));
+            }
+            Some(MARK.into())
+        });
+    }
+
     fn tests(&mut self) {
         static IN_TESTS: LazyLock<Regex> = LazyLock::new(|| {
             re(&format!(
@@ -521,8 +542,6 @@ impl Work {
                 r"\b(?:unit\s+|integration\s+)?(?:tests?|test\s+files|test\s+cases|specs?)\s+(?:that|which|where|for|of|about|covering|checking|verifying)\b",
             )
         });
-        // Before a kind of file only: "a test-only flag" may be set anywhere.
-        static TEST_ONLY: LazyLock<Regex> = LazyLock::new(|| re(&format!(r"\btests?-only\s+(?:{KINDS})\b")));
         // `spec/` or `tests/unit/`, with a slash, is that directory (audit
         // 248: "markdown files in spec/" took every test file).
         self.take(&IN_TESTS, |c, f, _| {
@@ -530,10 +549,6 @@ impl Work {
                 TestsNamed::Directory(dir) => f.path_globs.push(dir),
                 TestsNamed::Every => include_tests(f),
             }
-            Some(MARK.into())
-        });
-        self.take(&TEST_ONLY, |_, f, _| {
-            include_tests(f);
             Some(MARK.into())
         });
         self.take(&TEST_FILES, |_, f, _| {
@@ -1090,6 +1105,12 @@ mod tests {
             ("test-only code for parsing", "search | parsing | path=tests".into()),
             ("test-only functions for fixtures", "search | fixtures | path=tests".into()),
             ("a test-only flag", "search | test-only flag".into()),
+            // Review 255: singular after "all but", lists after it, a language after "test-only".
+            ("anything but test data", "search | but test data".into()),
+            ("all but spec parsing", "search | but spec parsing".into()),
+            ("auth everything but tests and docs", "search | auth | excl=tests,docs/".into()),
+            ("retry in anything but tests and examples", "search | retry | excl=tests,examples/".into()),
+            ("test-only rust files for parsing", "search | parsing | ext=.rs | path=tests".into()),
             ("logging in non-test environments", "search | logging in non-test environments".into()),
         ]
     }
