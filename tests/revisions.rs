@@ -1572,4 +1572,7 @@ fn a_files_lines_at_a_revision_and_on_disk_are_both_shown() {
     let headings: Vec<&str> = shown.lines().filter(|l| l.starts_with("src/client.py")).collect();
     assert_eq!(headings.len(), 2, "{shown}");
     assert!(headings[0].contains("(at ") && !headings[1].contains("(at "), "{headings:?}");
+    // Counted per path, as `-l` lists it once (review 255: listed twice).
+    let counted = run_with_input(tree.cmd("vg-format", "").arg("-c"), mix.as_bytes());
+    assert_eq!(stdout(&counted), "src/client.py:2\n");
 }

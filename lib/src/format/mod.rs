@@ -180,7 +180,8 @@ impl<'a> Lines<'a> {
 pub fn render(out: &mut dyn Write, hits: &[HitRecord], opts: &FormatOptions) -> io::Result<()> {
     match opts.mode {
         OutputMode::Count => {
-            for (path, group) in per_file(hits, &opts.cwd) {
+            // Per path, as `-l` lists them: a revision's hits count with the disk's.
+            for (path, group) in per_file(hits, &opts.cwd, false) {
                 // `-I` leaves the path out, as `rg -c -I` does: counts alone.
                 if !opts.with_filename {
                     writeln!(out, "{}", group.len())?;
@@ -320,17 +321,19 @@ pub fn render_answer(
     Ok(())
 }
 
-/// Hits grouped by display path, files in order of their best hit.
-fn per_file<'h>(hits: &'h [HitRecord], cwd: &Path) -> Vec<(String, Vec<&'h HitRecord>)> {
+/// Hits grouped by display path, files in order of their best hit; a
+/// file at a revision apart from the same path on disk when `by_revision`
+/// (under headings, which name the revision).
+fn per_file<'h>(hits: &'h [HitRecord], cwd: &Path, by_revision: bool) -> Vec<(String, Vec<&'h HitRecord>)> {
     let mut order: Vec<(String, Vec<&HitRecord>)> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
     for h in hits {
         let path = display_path(h, cwd);
-        // A file at a revision is another file than on disk: its own group.
-        match index.get(&version_key(h, &path)) {
+        let key = if by_revision { version_key(h, &path) } else { path.clone() };
+        match index.get(&key) {
             Some(&i) => order[i].1.push(h),
             None => {
-                index.insert(version_key(h, &path), order.len());
+                index.insert(key, order.len());
                 order.push((path, vec![h]));
             }
         }
@@ -453,7 +456,7 @@ fn render_under_headings(out: &mut dyn Write, hits: &[HitRecord], opts: &FormatO
     let mut files = FileCache::default();
     let mut printed = Printed::default();
     let c = opts.color;
-    for (i, (path, group)) in per_file(hits, &opts.cwd).into_iter().enumerate() {
+    for (i, (path, group)) in per_file(hits, &opts.cwd, true).into_iter().enumerate() {
         if i > 0 {
             writeln!(out)?;
         }
