@@ -325,10 +325,16 @@ fn a_bare_repository_is_refused_and_a_work_tree_inside_it_is_not() {
         assert_eq!(stderr(&o).trim(), format!("{tool}: {says}"));
     }
     assert!(!bare.join(".vecgrep").exists());
-    let o =
-        run(t.cmd("vg-catalog", ".").env("VECGREP_CATALOG_DIR", t.path().join("cats")).args(["add", "c"]).arg(&bare));
-    assert_code(&o, 2);
-    assert!(stderr(&o).contains("is a bare git repository, whose files are git's own; add a clone with a work tree"));
+    for project in [bare.clone(), bare.join("hooks")] {
+        let cats = t.path().join("cats");
+        let o = run(t.cmd("vg-catalog", ".").env("VECGREP_CATALOG_DIR", cats).args(["add", "c"]).arg(&project));
+        assert_code(&o, 2);
+        assert!(stderr(&o).contains("whose files are git's own; add a clone with a work tree"), "{}", stderr(&o));
+    }
+    // One kept inside a project is never walked, as a `.git` is not (review 255).
+    git(&origin, &["clone", "-q", "--bare", ".", "mirror.git"]);
+    let o = run(origin.cmd("vecgrep", ".").args(["-l", "--threshold", "0", "remote origin url"]));
+    assert!(!stdout(&o).contains("mirror.git"), "{}", stdout(&o));
     git(&origin, &["-C", bare.to_str().unwrap(), "worktree", "add", "-q", "main"]);
     let o = run(t.cmd("vecgrep", "bare.git/main").args(["-l", "retry upload"]));
     assert_code(&o, 0);

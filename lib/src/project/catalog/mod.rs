@@ -391,9 +391,16 @@ fn project_for(catalog: &Catalog, path: &Path) -> Result<CatalogProject> {
     if real.starts_with(&catalog.dir) || catalog.dir.starts_with(&real) {
         bail!("'{}' holds or is inside the catalog's own directory", path.display());
     }
-    // Its files are git's own, as a `.git`'s are (audit 253).
-    if crate::project::root::is_git_directory(&real) {
-        bail!("'{}' is a bare git repository, whose files are git's own; add a clone with a work tree", path.display());
+    // Its files are git's own, as a `.git`'s are (audit 253), below it too
+    // but for a work tree of its own (review 255: `repo.git/hooks` was added).
+    let marker = super::root::find_marked_root(&real).filter(|r| r.path == real).map_or(RootMarker::None, |r| r.marker);
+    let as_root = ProjectRoot { path: real.clone(), marker, shared: None };
+    if let Some(bare) = super::root::bare_repository_holding(&as_root) {
+        bail!(
+            "'{}' is in the bare git repository '{}', whose files are git's own; add a clone with a work tree",
+            path.display(),
+            bare.display()
+        );
     }
     // Another catalog's directory is its links and index, no project.
     let catalogs = catalog.dir.parent().unwrap_or(&catalog.dir);

@@ -398,6 +398,12 @@ fn keep_entry(
         if ALWAYS_EXCLUDED_DIRS.iter().any(|x| name == *x) {
             return false;
         }
+        // A bare repository's files are git's own, as `.git`'s are (review
+        // 255: a mirror kept in a project had its config, with a remote's
+        // credentials, indexed and searched).
+        if crate::project::root::is_git_directory(e.path()) {
+            return false;
+        }
         if bounds.linked_data_dir.is_some() && is_the_data_dir(e, bounds.linked_data_dir) {
             return false;
         }
