@@ -67,20 +67,56 @@ fn sections(text: &str) -> Vec<Section<'_>> {
     // A byte-order mark is no part of the first heading (audit 199: the
     // file's first concept lost its title).
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    // A fenced block is an example: its `# ` lines are comments, not
+    // headings, and its lines say nothing of the concept (audit 256: a
+    // Python comment in one became a concept, and the real one was lost).
+    let mut fence: Option<&str> = None;
     for (i, line) in text.lines().enumerate() {
         let n = i + 1;
-        if let Some(heading) = line.trim().strip_prefix("# ") {
+        let trimmed = line.trim();
+        let marker = ["```", "~~~"].into_iter().find(|m| trimmed.starts_with(m));
+        match (fence, marker) {
+            (None, Some(m)) => fence = Some(m),
+            (Some(open), Some(m)) if m == open && trimmed.trim_start_matches(m).trim().is_empty() => fence = None,
+            _ => {}
+        }
+        if fence.is_some() || marker.is_some() {
+            continue;
+        }
+        if let Some(heading) = trimmed.strip_prefix("# ") {
+            let title = (heading_text(heading), n);
             let last = out.last_mut().expect("one section at least");
             if last.title.is_none() {
-                last.title = Some((heading.trim(), n));
+                last.title = Some(title);
             } else {
-                out.push(Section { title: Some((heading.trim(), n)), lines: Vec::new() });
+                out.push(Section { title: Some(title), lines: Vec::new() });
             }
         } else {
-            out.last_mut().expect("one section at least").lines.push((n, line.trim()));
+            out.last_mut().expect("one section at least").lines.push((n, trimmed));
         }
     }
     out
+}
+
+/// A heading's words, as Markdown shows them: without its closing `#`s
+/// (`# Ledger #`) or the emphasis or code marks around it (`**Ledger**`),
+/// which made a concept no question's words name (audit 256).
+fn heading_text(heading: &str) -> &str {
+    let mut text = heading.trim();
+    if let Some(open) = text.strip_suffix('#') {
+        let stem = open.trim_end_matches('#');
+        if stem.is_empty() || stem.ends_with(char::is_whitespace) {
+            text = stem.trim_end();
+        }
+    }
+    for mark in ["**", "__", "`", "*", "_"] {
+        if let Some(inner) = text.strip_prefix(mark).and_then(|t| t.strip_suffix(mark)) {
+            if !inner.trim().is_empty() {
+                return inner.trim();
+            }
+        }
+    }
+    text
 }
 
 fn parse_section(section: &Section<'_>, path: &Path) -> Result<Concept, ConceptProblem> {
@@ -155,6 +191,27 @@ mod tests {
         .unwrap();
         assert_eq!(c.name, "Ledger");
         assert_eq!(c.terms, ["Ledger", "AccountBook", "account book", "journal"]);
+    }
+
+    #[test]
+    fn a_fenced_block_is_an_example_not_headings_or_synonyms() {
+        let text = "# Ledger\n\n```python\n# the ledger is an AccountBook\nsynonyms:: not, these\n```\n\nsynonyms:: AccountBook, journal\n";
+        let c = parse(text).unwrap();
+        assert_eq!(c.name, "Ledger");
+        assert_eq!(c.terms, ["Ledger", "AccountBook", "journal"]);
+        // A fence of tildes, and one never closed, keep their lines too.
+        let c = parse("# Ledger\nsynonyms:: journal\n~~~\n# not a heading\n").unwrap();
+        assert_eq!(c.terms, ["Ledger", "journal"]);
+    }
+
+    #[test]
+    fn a_headings_markdown_is_no_part_of_the_name() {
+        for heading in ["# Ledger #", "# Ledger ##", "# **Ledger**", "# __Ledger__", "# `Ledger`", "# *Ledger*"] {
+            let c = parse(&format!("{heading}\nsynonyms:: journal\n")).unwrap();
+            assert_eq!(c.name, "Ledger", "{heading}");
+        }
+        // A `#` that ends a word is the name's (C#).
+        assert_eq!(parse("# C#\nsynonyms:: csharp\n").unwrap().name, "C#");
     }
 
     #[test]
