@@ -256,9 +256,17 @@ pub fn judgement_note(judgement: &JudgementRecord, mode: OutputMode) -> Option<S
         return None;
     }
     let why = if judgement.reasons.is_empty() { "no reason given".to_string() } else { judgement.reasons.join("; ") };
-    Some(format!(
-        "these results may not answer the query: {why}. Try other words, or teach vecgrep the project's own in .vecgrep/kg/ (see the README)."
-    ))
+    // A query that named a concept was searched with its words already:
+    // teaching it again is no advice (audit 256).
+    let advice = match judgement.concepts.as_slice() {
+        [] => "Try other words, or teach vecgrep the project's own in .vecgrep/kg/ (see the README).".to_string(),
+        named => format!(
+            "It was searched with the words of {} {}; try other words, or --threshold 0 to see what scored lower.",
+            if named.len() == 1 { "concept" } else { "concepts" },
+            named.iter().map(|c| escape_controls(c).into_owned()).collect::<Vec<_>>().join(", ")
+        ),
+    };
+    Some(format!("these results may not answer the query: {why}. {advice}"))
 }
 
 /// A chat model's answer (`vg-answer`), after the results: for people on a
@@ -610,6 +618,23 @@ fn matches_chunk(file: &FileLines, hit: &HitRecord) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_advice_on_thin_results_never_asks_to_teach_a_concept_the_query_named() {
+        let judged = |concepts: &str| -> JudgementRecord {
+            serde_json::from_str(&format!(
+                r#"{{"type":"judgement","v":1,"query":"where is the journal kept","verdict":"insufficient","coverage":1.0,"covered":["journal"],"missing":[],"files":0,"reasons":["no results above the threshold"],"concepts":{concepts}}}"#
+            ))
+            .unwrap()
+        };
+        let plain = judgement_note(&judged("[]"), OutputMode::Pretty).unwrap();
+        assert!(plain.ends_with("teach vecgrep the project's own in .vecgrep/kg/ (see the README)."), "{plain}");
+        let named = judgement_note(&judged(r#"["Ledger"]"#), OutputMode::Pretty).unwrap();
+        assert_eq!(
+            named,
+            "these results may not answer the query: no results above the threshold. It was searched with the words of concept Ledger; try other words, or --threshold 0 to see what scored lower."
+        );
+    }
 
     #[test]
     fn a_score_is_coloured_by_the_band_of_the_number_shown() {
