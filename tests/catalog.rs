@@ -1679,3 +1679,21 @@ fn a_catalog_closed_to_the_user_is_said_so() {
     assert_eq!(stdout(&o), "open: api\n");
     assert!(stderr(&o).contains("skipping a catalog: cannot read the catalog at"), "{}", stderr(&o));
 }
+
+/// A catalog search reads its projects' concepts (`.vecgrep/kg/`), what
+/// `--learn` writes there too: it read the catalog's own and the global
+/// ones alone, and a word a project taught found nothing (audit 256).
+#[test]
+fn a_catalog_search_reads_its_projects_concepts() {
+    let p = Projects::new();
+    p.t.write("src/billing/.vecgrep/kg/ledger.md", "# Ledger\n\nsynonyms:: send_invoice, journal\n");
+    assert_code(&p.add("team", &["src/api", "src/billing"]), 0);
+    let o = run(p.cmd("vg-query", ".").args(["--catalog", "team", "--mode", "lexical", "-k", "1", "journal"]));
+    assert_code(&o, 0);
+    let hits = records(&o);
+    assert_eq!(
+        (&hits[0]["project"], &hits[0]["file"]),
+        (&serde_json::json!("billing"), &serde_json::json!("invoice.py"))
+    );
+    assert_eq!(hits[0]["concepts"], serde_json::json!(["Ledger"]), "{}", stdout(&o));
+}
