@@ -1687,13 +1687,16 @@ fn a_catalog_closed_to_the_user_is_said_so() {
 fn a_catalog_search_reads_its_projects_concepts() {
     let p = Projects::new();
     p.t.write("src/billing/.vecgrep/kg/ledger.md", "# Ledger\n\nsynonyms:: send_invoice, journal\n");
+    // Another project's concept of the same title adds its words, hiding none (review 257).
+    p.t.write("src/api/.vecgrep/kg/ledger.md", "# Ledger\n\nsynonyms:: check_token\n");
     assert_code(&p.add("team", &["src/api", "src/billing"]), 0);
-    let o = run(p.cmd("vg-query", ".").args(["--catalog", "team", "--mode", "lexical", "-k", "1", "journal"]));
+    let o = run(p.cmd("vg-query", ".").args(["--catalog", "team", "--mode", "lexical", "-k", "2", "journal"]));
     assert_code(&o, 0);
-    let hits = records(&o);
-    assert_eq!(
-        (&hits[0]["project"], &hits[0]["file"]),
-        (&serde_json::json!("billing"), &serde_json::json!("invoice.py"))
-    );
-    assert_eq!(hits[0]["concepts"], serde_json::json!(["Ledger"]), "{}", stdout(&o));
+    let mut found: Vec<(String, String)> = records(&o)
+        .iter()
+        .filter(|h| h["concepts"] == serde_json::json!(["Ledger"]))
+        .map(|h| (h["project"].as_str().unwrap_or("").into(), h["file"].as_str().unwrap_or("").into()))
+        .collect();
+    found.sort();
+    assert_eq!(found, [("api".into(), "auth.py".into()), ("billing".into(), "invoice.py".into())], "{}", stdout(&o));
 }

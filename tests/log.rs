@@ -369,6 +369,11 @@ fn diffs_whose_contents_the_clone_lacks_are_counted_not_dropped_in_silence() {
     assert!(!stderr(&o).contains("read 2 stored commits again"), "nothing fetched yet: {}", stderr(&o));
     std::fs::write(&loose, object).unwrap();
     git(&tree, &["repack", "-q", "-d"]);
+    // A run that looks at none of them (no diffs, or one commit) leaves
+    // them waiting on the fetch (review 257: it recorded it as seen).
+    assert_code(&log(&tree, &["exponential backoff"]), 0);
+    let o = log(&tree, &["--with-diff", "--limit", "1", "exponential backoff"]);
+    assert!(!stderr(&o).contains("stored commits again"), "{}", stderr(&o));
     let o = log(&tree, &["--with-diff", "exponential backoff"]);
     assert!(stderr(&o).contains("read 2 stored commits again"), "{}", stderr(&o));
     assert!(!stderr(&o).contains("left out"), "{}", stderr(&o));

@@ -335,6 +335,12 @@ fn a_bare_repository_is_refused_and_a_work_tree_inside_it_is_not() {
     git(&origin, &["clone", "-q", "--bare", ".", "mirror.git"]);
     let o = run(origin.cmd("vecgrep", ".").args(["-l", "--threshold", "0", "remote origin url"]));
     assert!(!stdout(&o).contains("mirror.git"), "{}", stdout(&o));
+    // Nor when given as a PATH, or a directory in it.
+    for path in ["mirror.git", "mirror.git/hooks"] {
+        let o = run(origin.cmd("vecgrep", ".").args(["-l", "--threshold", "0", "remote origin url", path]));
+        assert_code(&o, 1);
+        assert!(stdout(&o).is_empty(), "{path}: {}", stdout(&o));
+    }
     git(&origin, &["-C", bare.to_str().unwrap(), "worktree", "add", "-q", "main"]);
     let o = run(t.cmd("vecgrep", "bare.git/main").args(["-l", "retry upload"]));
     assert_code(&o, 0);

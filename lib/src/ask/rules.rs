@@ -520,11 +520,14 @@ impl Work {
     /// language), read before the language's rules take its files.
     fn test_only(&mut self) {
         // Before a kind of file only: "a test-only flag" may be set anywhere.
-        static TEST_ONLY: LazyLock<Regex> =
-            LazyLock::new(|| re(&format!(r"\btests?-only\s+(?:(?P<lang>{})\s+)?(?:{KINDS})\b", language_names())));
+        // The language before it too ("rust test-only files"; review 257).
+        static TEST_ONLY: LazyLock<Regex> = LazyLock::new(|| {
+            let langs = language_names();
+            re(&format!(r"(?:\b(?P<before>{langs})\s+)?\btests?-only\s+(?:(?P<lang>{langs})\s+)?(?:{KINDS})\b"))
+        });
         self.take(&TEST_ONLY, |c, f, _| {
             include_tests(f);
-            if let Some(lang) = c.name("lang") {
+            for lang in [c.name("before"), c.name("lang")].into_iter().flatten() {
                 add_extensions(f, extensions_of(lang.as_str()).iter().map(|e| e.to_string()));
             }
             Some(MARK.into())
@@ -1111,6 +1114,7 @@ mod tests {
             ("auth everything but tests and docs", "search | auth | excl=tests,docs/".into()),
             ("retry in anything but tests and examples", "search | retry | excl=tests,examples/".into()),
             ("test-only rust files for parsing", "search | parsing | ext=.rs | path=tests".into()),
+            ("rust test-only files for parsing", "search | parsing | ext=.rs | path=tests".into()),
             ("logging in non-test environments", "search | logging in non-test environments".into()),
         ]
     }

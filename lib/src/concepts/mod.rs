@@ -63,32 +63,33 @@ pub fn global_kg_dir() -> Option<PathBuf> {
     global_config_path().and_then(|p| p.parent().map(|d| d.join("kg")))
 }
 
-/// Where `root`'s concepts are read, first first: its own `kg/`; for a
-/// catalog, each of its projects' next, in the catalog's order (audit 256:
-/// a catalog search read none of them, what `--learn` wrote there too);
-/// then the global one.
-fn kg_dirs(root: &ProjectRoot) -> Vec<PathBuf> {
-    let mut dirs = vec![project_kg_dir(root)];
+/// Where `root`'s concepts are read, in tiers, first first: its own `kg/`;
+/// for a catalog, its projects' together (audit 256: a catalog search read
+/// none of them, what `--learn` wrote there too; review 257: one project's
+/// concept of a title hid another's); then the global one.
+fn kg_tiers(root: &ProjectRoot) -> Vec<Vec<PathBuf>> {
+    let mut tiers = vec![vec![project_kg_dir(root)]];
     if root.marker == crate::project::RootMarker::Catalog {
         if let Ok(catalog) = crate::project::catalog::Catalog::read(&root.path) {
             let project = |path| ProjectRoot { path, marker: crate::project::RootMarker::None, shared: None };
-            dirs.extend(catalog.projects.into_iter().map(|p| project_kg_dir(&project(p.path))));
+            tiers.push(catalog.projects.into_iter().map(|p| project_kg_dir(&project(p.path))).collect());
         }
     }
-    dirs.extend(global_kg_dir());
-    dirs
+    tiers.extend(global_kg_dir().map(|dir| vec![dir]));
+    tiers
 }
 
-/// The concepts of `root`: the project's (a catalog's, then its projects'),
-/// then the global ones whose names none of those use. Files that cannot
-/// be read or parsed are skipped and returned as problems, one line each.
+/// The concepts of `root`: the project's (a catalog's, then its projects',
+/// those of one title merged), then the global ones whose names none of
+/// those use. Files that cannot be read or parsed are skipped and returned
+/// as problems, one line each.
 pub fn load(root: &ProjectRoot) -> (ConceptSet, Vec<ConceptProblem>) {
     let mut concepts = Vec::new();
     let mut problems = Vec::new();
-    for dir in kg_dirs(root) {
+    for tier in kg_tiers(root) {
         let hidden: HashSet<String> = concepts.iter().map(|c: &Concept| c.name.to_lowercase()).collect();
-        let found = merged(read_dir(&dir, &mut problems));
-        concepts.extend(found.into_iter().filter(|c| !hidden.contains(&c.name.to_lowercase())));
+        let read: Vec<Concept> = tier.iter().flat_map(|dir| read_dir(dir, &mut problems)).collect();
+        concepts.extend(merged(read).into_iter().filter(|c| !hidden.contains(&c.name.to_lowercase())));
     }
     (ConceptSet::new(concepts), problems)
 }
@@ -231,7 +232,7 @@ impl LiveConcepts {
 
 fn stamp_of(root: &ProjectRoot) -> Vec<(PathBuf, Option<SystemTime>, u64)> {
     let mut stamp = Vec::new();
-    for dir in kg_dirs(root) {
+    for dir in kg_tiers(root).into_iter().flatten() {
         let Ok(entries) = std::fs::read_dir(&dir) else { continue };
         for entry in entries.flatten().take(MAX_CONCEPT_FILES + 1) {
             // What it leads to, as it is read: a link's own time and size

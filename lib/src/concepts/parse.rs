@@ -70,17 +70,24 @@ fn sections(text: &str) -> Vec<Section<'_>> {
     // A fenced block is an example: its `# ` lines are comments, not
     // headings, and its lines say nothing of the concept (audit 256: a
     // Python comment in one became a concept, and the real one was lost).
-    let mut fence: Option<&str> = None;
+    // A fence closes only by its own character, as long or longer (review
+    // 257: a ```` block around a ``` one ended at the inner close); a line
+    // indented four columns is Markdown's code too.
+    let mut fence: Option<(char, usize)> = None;
     for (i, line) in text.lines().enumerate() {
         let n = i + 1;
         let trimmed = line.trim();
-        let marker = ["```", "~~~"].into_iter().find(|m| trimmed.starts_with(m));
+        let marker = fence_marker(trimmed);
         match (fence, marker) {
             (None, Some(m)) => fence = Some(m),
-            (Some(open), Some(m)) if m == open && trimmed.trim_start_matches(m).trim().is_empty() => fence = None,
+            (Some((c, open)), Some((m, len)))
+                if m == c && len >= open && trimmed.trim_start_matches(c).trim().is_empty() =>
+            {
+                fence = None
+            }
             _ => {}
         }
-        if fence.is_some() || marker.is_some() {
+        if fence.is_some() || marker.is_some() || line.starts_with("    ") || line.starts_with('\t') {
             continue;
         }
         if let Some(heading) = trimmed.strip_prefix("# ") {
@@ -96,6 +103,14 @@ fn sections(text: &str) -> Vec<Section<'_>> {
         }
     }
     out
+}
+
+/// The fence `line` (trimmed) opens or closes: its character and length,
+/// three or more backticks or tildes.
+fn fence_marker(line: &str) -> Option<(char, usize)> {
+    let c = line.chars().next().filter(|c| *c == '`' || *c == '~')?;
+    let len = line.chars().take_while(|x| *x == c).count();
+    (len >= 3).then_some((c, len))
 }
 
 /// A heading's words, as Markdown shows them: without its closing `#`s
@@ -202,6 +217,12 @@ mod tests {
         // A fence of tildes, and one never closed, keep their lines too.
         let c = parse("# Ledger\nsynonyms:: journal\n~~~\n# not a heading\n").unwrap();
         assert_eq!(c.terms, ["Ledger", "journal"]);
+        // A longer fence around a shorter one, and a block indented four columns (review 257).
+        let nested = "# Ledger\n\n````markdown\n```python\n# how to use it\n```\n````\n\nsynonyms:: AccountBook\n";
+        assert_eq!(parse(nested).unwrap().terms, ["Ledger", "AccountBook"]);
+        let indented =
+            "# Ledger\n\nExample:\n\n    # how to use it\n\tbook = AccountBook()\n\nsynonyms:: AccountBook\n";
+        assert_eq!(parse(indented).unwrap().terms, ["Ledger", "AccountBook"]);
     }
 
     #[test]

@@ -21,6 +21,13 @@ pub(super) struct UnreadDiffs {
     now: BTreeMap<String, usize>,
     packs_were: String,
     packs: String,
+    /// Whether every commit that waited when the run began has been looked
+    /// at against `packs` (none waited, or `readable_now` saw them all):
+    /// only then are the packs recorded as seen. A run without diffs, or
+    /// over part of the history (`--limit`, another branch), looks at
+    /// none or some, and recorded, the rest waited for a fetch that had
+    /// come (review 257).
+    all_looked_at: bool,
 }
 
 impl UnreadDiffs {
@@ -39,24 +46,33 @@ impl UnreadDiffs {
         let now = were.iter().filter(|(sha, _)| stored.contains_key(*sha)).map(|(s, n)| (s.clone(), *n)).collect();
         let packs_were = store.log_value(PACKS_SEEN)?.unwrap_or_default();
         let packs = if were.is_empty() { String::new() } else { repo.packs_seen() };
-        Ok(UnreadDiffs { were, now, packs_were, packs })
+        let all_looked_at = were.is_empty();
+        Ok(UnreadDiffs { were, now, packs_were, packs, all_looked_at })
     }
 
     /// The commits of `history` waiting whose diffs more of their files can
     /// give now: none until git has fetched objects since the last look.
-    pub(super) fn readable_now(&self, repo: &GitRepo, history: &[String], with_diff: bool) -> Result<HashSet<String>> {
+    pub(super) fn readable_now(
+        &mut self,
+        repo: &GitRepo,
+        history: &[String],
+        with_diff: bool,
+    ) -> Result<HashSet<String>> {
         let mut readable = HashSet::new();
         if !with_diff || self.now.is_empty() || self.packs == self.packs_were {
             return Ok(readable);
         }
+        let mut looked_at = 0;
         for sha in history {
             if let Some(&waiting) = self.now.get(sha) {
+                looked_at += 1;
                 let unread = repo.diffs_unread(sha)?;
                 if unread < waiting || unread == 0 {
                     readable.insert(sha.clone());
                 }
             }
         }
+        self.all_looked_at = looked_at == self.now.len();
         Ok(readable)
     }
 
@@ -74,6 +90,9 @@ impl UnreadDiffs {
             let words: Vec<String> = self.now.iter().map(|(sha, n)| format!("{sha}:{n}")).collect();
             store.set_log_value(WAITING, &words.join(" "))?;
             self.were = self.now.clone();
+        }
+        if !self.all_looked_at && !self.now.is_empty() {
+            return Ok(());
         }
         if self.packs.is_empty() && !self.now.is_empty() {
             self.packs = repo.packs_seen();

@@ -170,7 +170,12 @@ pub(in crate::project) fn walk_tree(
     // The walker filters what it meets, not where it starts: `.git` given
     // as a PATH (or the current directory inside it) is left out as the
     // directory is when met.
-    let paths: Vec<AdmittedPath> = paths.iter().filter(|p| !in_always_excluded_dir(&p.rel)).cloned().collect();
+    // A bare repository's too (`mirror.git` given as a PATH), as one met is.
+    let in_bare_repository = |p: &AdmittedPath| {
+        p.abs.ancestors().take_while(|d| *d != root.path).any(crate::project::root::is_git_directory)
+    };
+    let paths: Vec<AdmittedPath> =
+        paths.iter().filter(|p| !in_always_excluded_dir(&p.rel) && !in_bare_repository(p)).cloned().collect();
     let paths = &paths[..];
     let bounds = Bounds {
         root: root.path.clone(),
