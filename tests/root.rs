@@ -340,6 +340,7 @@ fn a_bare_repository_is_refused_and_a_work_tree_inside_it_is_not() {
         let o = run(origin.cmd("vecgrep", ".").args(["-l", "--threshold", "0", "remote origin url", path]));
         assert_code(&o, 1);
         assert!(stdout(&o).is_empty(), "{path}: {}", stdout(&o));
+        assert!(stderr(&o).contains("the paths lie in a bare git repository"), "{path}: {}", stderr(&o));
     }
     git(&origin, &["-C", bare.to_str().unwrap(), "worktree", "add", "-q", "main"]);
     let o = run(t.cmd("vecgrep", "bare.git/main").args(["-l", "retry upload"]));

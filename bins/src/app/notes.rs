@@ -168,8 +168,12 @@ pub fn note_none_walked(
         // The flags that could let more in are named only when not given,
         // and not for paths that no flag lets in.
         let never = paths.iter().all(|p| vecgrep::project::in_always_excluded_dir(&p.rel));
+        let bare = paths.iter().all(|p| vecgrep::project::in_bare_repository(&inv.root.path, p));
         let why = match (filtered, never || walk.hidden && walk.no_ignore) {
             _ if never => "the paths lie in .git, .hg, .jj or .vecgrep, which are never searched or indexed",
+            _ if bare => {
+                "the paths lie in a bare git repository, whose files are git's own and never searched or indexed"
+            }
             (true, _) => "the filters (-t, -T, -g, --max-depth) chose none of the files under the paths",
             (false, false) => {
                 "there are none under the paths that the ignore and hidden rules let in (--no-ignore, --hidden)"

@@ -520,17 +520,32 @@ impl Work {
     /// language), read before the language's rules take its files.
     fn test_only(&mut self) {
         // Before a kind of file only: "a test-only flag" may be set anywhere.
-        // The language before it too ("rust test-only files"; review 257).
+        // The languages before it too ("rust test-only files", "rust and
+        // python test-only files"; review 257), left out after "non-" or
+        // "all but" (review 258: kept).
         static TEST_ONLY: LazyLock<Regex> = LazyLock::new(|| {
             let langs = language_names();
-            re(&format!(r"(?:\b(?P<before>{langs})\s+)?\btests?-only\s+(?:(?P<lang>{langs})\s+)?(?:{KINDS})\b"))
+            let list = format!(r"(?:{langs})(?:\s*(?:,|/|&|\band\b|\bor\b)\s*(?:non[-\s]+)?(?:{langs}))*");
+            re(&format!(
+                r"(?:(?P<neg>{JOINED})?\b(?P<before>{list})\s+)?\btests?-only\s+(?:(?P<lang>{langs})\s+)?(?:{KINDS})\b"
+            ))
         });
+        static ONE_LANG: LazyLock<Regex> = LazyLock::new(|| re(&format!(r"\b(?:{})\b", language_names())));
         self.take(&TEST_ONLY, |c, f, _| {
             include_tests(f);
-            for lang in [c.name("before"), c.name("lang")].into_iter().flatten() {
+            let before = c.name("before").map_or("", |m| m.as_str());
+            for lang in ONE_LANG.find_iter(before).map(|m| m.as_str()) {
+                let extensions = extensions_of(lang).iter().map(|e| e.to_string());
+                match c.name("neg") {
+                    Some(_) => f.exclude_globs.extend(extensions.map(|e| format!("*{e}"))),
+                    None => add_extensions(f, extensions),
+                }
+            }
+            if let Some(lang) = c.name("lang") {
                 add_extensions(f, extensions_of(lang.as_str()).iter().map(|e| e.to_string()));
             }
-            Some(MARK.into())
+            // The character before "non-" that the match took stays.
+            Some(format!("{}{MARK}", c.name("neg").map_or("", |n| &n.as_str()[..1])))
         });
     }
 
@@ -1115,6 +1130,9 @@ mod tests {
             ("retry in anything but tests and examples", "search | retry | excl=tests,examples/".into()),
             ("test-only rust files for parsing", "search | parsing | ext=.rs | path=tests".into()),
             ("rust test-only files for parsing", "search | parsing | ext=.rs | path=tests".into()),
+            ("rust and python test-only files for parsing", "search | parsing | ext=.rs,.py,.pyi | path=tests".into()),
+            ("parsing in non-rust test-only files", "search | parsing | path=tests | excl=*.rs".into()),
+            ("parsing in all but rust test-only files", "search | parsing | path=tests | excl=*.rs".into()),
             ("logging in non-test environments", "search | logging in non-test environments".into()),
         ]
     }

@@ -77,7 +77,10 @@ fn sections(text: &str) -> Vec<Section<'_>> {
     for (i, line) in text.lines().enumerate() {
         let n = i + 1;
         let trimmed = line.trim();
-        let marker = fence_marker(trimmed);
+        // Four columns in is indented text: no fence, and no heading (review
+        // 258: it may be a list item's or a paragraph's, so its synonyms count).
+        let indented = line.starts_with("    ") || line.starts_with('\t');
+        let marker = fence_marker(line).filter(|_| !indented);
         match (fence, marker) {
             (None, Some(m)) => fence = Some(m),
             (Some((c, open)), Some((m, len)))
@@ -87,10 +90,10 @@ fn sections(text: &str) -> Vec<Section<'_>> {
             }
             _ => {}
         }
-        if fence.is_some() || marker.is_some() || line.starts_with("    ") || line.starts_with('\t') {
+        if fence.is_some() || marker.is_some() {
             continue;
         }
-        if let Some(heading) = trimmed.strip_prefix("# ") {
+        if let Some(heading) = trimmed.strip_prefix("# ").filter(|_| !indented) {
             let title = (heading_text(heading), n);
             let last = out.last_mut().expect("one section at least");
             if last.title.is_none() {
@@ -108,9 +111,13 @@ fn sections(text: &str) -> Vec<Section<'_>> {
 /// The fence `line` (trimmed) opens or closes: its character and length,
 /// three or more backticks or tildes.
 fn fence_marker(line: &str) -> Option<(char, usize)> {
+    let line = line.trim_end().trim_start_matches(' ');
     let c = line.chars().next().filter(|c| *c == '`' || *c == '~')?;
     let len = line.chars().take_while(|x| *x == c).count();
-    (len >= 3).then_some((c, len))
+    // A backtick fence's words after it hold no backtick: "```rust``` is
+    // used below" is a line of prose (review 258: it swallowed the file).
+    let after = &line[len..];
+    (len >= 3 && !(c == '`' && after.contains('`'))).then_some((c, len))
 }
 
 /// A heading's words, as Markdown shows them: without its closing `#`s
@@ -223,6 +230,12 @@ mod tests {
         let indented =
             "# Ledger\n\nExample:\n\n    # how to use it\n\tbook = AccountBook()\n\nsynonyms:: AccountBook\n";
         assert_eq!(parse(indented).unwrap().terms, ["Ledger", "AccountBook"]);
+        // Indented synonyms (a list item's) count; an indented fence or one with
+        // backticks after it opens nothing (review 258).
+        let listed = "# Ledger\n\n1. Aliases:\n\n    synonyms:: AccountBook\n";
+        assert_eq!(parse(listed).unwrap().terms, ["Ledger", "AccountBook"]);
+        let not_fences = "# Ledger\n\n    ```\n    # comment\n\n```rust``` is used below\n\nsynonyms:: AccountBook\n";
+        assert_eq!(parse(not_fences).unwrap().terms, ["Ledger", "AccountBook"]);
     }
 
     #[test]

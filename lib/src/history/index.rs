@@ -102,7 +102,7 @@ pub fn update_log(
     summary.to_store = todo.len() as u64;
     if todo.is_empty() {
         again.record(store, history)?;
-        unread.record(store, repo)?;
+        unread.record(store, repo, true)?;
         return Ok(LogSummary { seconds: started.elapsed().as_secs_f64(), ..summary });
     }
     let mut embedder = match loaded.map_or_else(|| load_for_the_log(load), Ok) {
@@ -139,13 +139,14 @@ pub fn update_log(
         // Kept with each batch: a run stopped after it leaves none unsaid.
         if with_diff {
             left_out.into_iter().for_each(|(sha, n)| unread.read(sha, n));
-            unread.record(store, repo)?;
+            unread.record(store, repo, false)?;
         }
         summary.added += writes.len() as u64;
         summary.reread += batch.iter().filter(|sha| stored.contains_key(**sha)).count() as u64;
         observer.progress((n * BATCH + batch.len()).min(todo.len()), todo.len());
     }
     again.record(store, history)?;
+    unread.record(store, repo, true)?;
     summary.seconds = started.elapsed().as_secs_f64();
     Ok(summary)
 }

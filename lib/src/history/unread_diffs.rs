@@ -84,14 +84,17 @@ impl UnreadDiffs {
         };
     }
 
-    /// Record the commits waiting and the packs they wait on, where changed.
-    pub(super) fn record(&mut self, store: &mut dyn CommitStore, repo: &GitRepo) -> Result<()> {
+    /// Record the commits waiting, where changed, and once the run has
+    /// `finished`, the packs they wait on: a run stopped after a batch has
+    /// commits it found readable still unread (review 258: recorded then,
+    /// the next run never looked at them again).
+    pub(super) fn record(&mut self, store: &mut dyn CommitStore, repo: &GitRepo, finished: bool) -> Result<()> {
         if self.now != self.were {
             let words: Vec<String> = self.now.iter().map(|(sha, n)| format!("{sha}:{n}")).collect();
             store.set_log_value(WAITING, &words.join(" "))?;
             self.were = self.now.clone();
         }
-        if !self.all_looked_at && !self.now.is_empty() {
+        if !finished || (!self.all_looked_at && !self.now.is_empty()) {
             return Ok(());
         }
         if self.packs.is_empty() && !self.now.is_empty() {

@@ -37,7 +37,8 @@ pub use settings::{
 pub(crate) use user::effective_uid;
 pub use walk::{check_walk_options, Skip, SkipReason, WalkOptions, WalkResult, WalkedFile};
 pub use walk::{
-    ctime_ns, in_always_excluded_dir, mtime_ns, own_output_for_stages, type_names, IGNORE_FILE_NAME, OWN_OUTPUT_VAR,
+    ctime_ns, in_always_excluded_dir, in_bare_repository, mtime_ns, own_output_for_stages, type_names,
+    IGNORE_FILE_NAME, OWN_OUTPUT_VAR,
 };
 
 /// Name of the per-project directory that holds the index and project config.

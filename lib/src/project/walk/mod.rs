@@ -171,11 +171,11 @@ pub(in crate::project) fn walk_tree(
     // as a PATH (or the current directory inside it) is left out as the
     // directory is when met.
     // A bare repository's too (`mirror.git` given as a PATH), as one met is.
-    let in_bare_repository = |p: &AdmittedPath| {
-        p.abs.ancestors().take_while(|d| *d != root.path).any(crate::project::root::is_git_directory)
-    };
-    let paths: Vec<AdmittedPath> =
-        paths.iter().filter(|p| !in_always_excluded_dir(&p.rel) && !in_bare_repository(p)).cloned().collect();
+    let paths: Vec<AdmittedPath> = paths
+        .iter()
+        .filter(|p| !in_always_excluded_dir(&p.rel) && !in_bare_repository(&root.path, p))
+        .cloned()
+        .collect();
     let paths = &paths[..];
     let bounds = Bounds {
         root: root.path.clone(),
@@ -232,6 +232,12 @@ pub(in crate::project) fn walk_tree(
     let mut said = std::collections::HashSet::new();
     out.skips.retain(|skip| said.insert(format!("{}\0{}", skip.path, skip.reason.code())));
     Ok(out)
+}
+
+/// Whether `path` lies in a bare git repository below `root`, whose files
+/// are git's own and never walked.
+pub fn in_bare_repository(root: &Path, path: &AdmittedPath) -> bool {
+    path.abs.ancestors().take_while(|d| *d != root).any(crate::project::root::is_git_directory)
 }
 
 /// Whether root-relative `rel` lies in a directory never indexed (`.git`,
