@@ -342,6 +342,12 @@ fn select_any_root(cwd: &Path, paths: &[PathBuf]) -> Result<ProjectRoot, RootErr
 /// `cwd` or the single PATH holds a catalog's file: whether it is a catalog
 /// turns on it.
 fn catalogs_unknown(cwd: &Path, paths: &[PathBuf]) -> Option<String> {
+    // Only a variable given relative: with no home at all, a directory that
+    // ships a catalog's file is a project, as it was.
+    let given = std::env::var_os(super::base_dirs::CATALOG_DIR_ENV).filter(|v| !v.is_empty())?;
+    if Path::new(&given).is_absolute() {
+        return None;
+    }
     let starts = std::iter::once(cwd.to_path_buf()).chain(paths.iter().take(1).map(|p| cwd.join(p)));
     let holds_one = starts.into_iter().any(|start| start.ancestors().any(|d| d.join(CATALOG_FILE).is_file()));
     holds_one.then(super::base_dirs::catalogs_dir).and_then(|dir| dir.err()).map(|e| e.to_string())
