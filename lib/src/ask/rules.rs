@@ -545,7 +545,10 @@ impl Work {
                 add_extensions(f, extensions_of(lang.as_str()).iter().map(|e| e.to_string()));
             }
             // The character before "non-" that the match took stays.
-            Some(format!("{}{MARK}", c.name("neg").map_or("", |n| &n.as_str()[..1])))
+            Some(format!(
+                "{}{MARK}",
+                c.name("neg").and_then(|n| n.as_str().chars().next()).map_or(String::new(), String::from)
+            ))
         });
     }
 
