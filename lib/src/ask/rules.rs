@@ -521,34 +521,37 @@ impl Work {
     fn test_only(&mut self) {
         // Before a kind of file only: "a test-only flag" may be set anywhere.
         // The languages before it too ("rust test-only files", "rust and
-        // python test-only files"; review 257), left out after "non-" or
-        // "all but" (review 258: kept).
+        // python test-only files"; review 257), each left out after "non-"
+        // or "all but" (review 258: kept; review 259: "rust and non-python").
+        // "non-test-only" is words, never the tests alone (review 259).
         static TEST_ONLY: LazyLock<Regex> = LazyLock::new(|| {
             let langs = language_names();
             let list = format!(r"(?:{langs})(?:\s*(?:,|/|&|\band\b|\bor\b)\s*(?:non[-\s]+)?(?:{langs}))*");
             re(&format!(
-                r"(?:(?P<neg>{JOINED})?\b(?P<before>{list})\s+)?\btests?-only\s+(?:(?P<lang>{langs})\s+)?(?:{KINDS})\b"
+                r"(?:(?P<neg>{JOINED})?\b(?P<before>{list})\s+|(?P<not_tests>\bnon[-\s]+))?\btests?-only\s+(?:(?P<lang>{langs})\s+)?(?:{KINDS})\b"
             ))
         });
-        static ONE_LANG: LazyLock<Regex> = LazyLock::new(|| re(&format!(r"\b(?:{})\b", language_names())));
+        static EACH_LANG: LazyLock<Regex> =
+            LazyLock::new(|| re(&format!(r"(?P<non>\bnon[-\s]+)?\b(?P<lang>{})\b", language_names())));
         self.take(&TEST_ONLY, |c, f, _| {
+            if c.name("not_tests").is_some() {
+                return None;
+            }
             include_tests(f);
             let before = c.name("before").map_or("", |m| m.as_str());
-            for lang in ONE_LANG.find_iter(before).map(|m| m.as_str()) {
-                let extensions = extensions_of(lang).iter().map(|e| e.to_string());
-                match c.name("neg") {
-                    Some(_) => f.exclude_globs.extend(extensions.map(|e| format!("*{e}"))),
-                    None => add_extensions(f, extensions),
+            for each in EACH_LANG.captures_iter(before) {
+                let extensions = extensions_of(&each["lang"]).iter().map(|e| e.to_string());
+                match c.name("neg").is_some() || each.name("non").is_some() {
+                    true => f.exclude_globs.extend(extensions.map(|e| format!("*{e}"))),
+                    false => add_extensions(f, extensions),
                 }
             }
             if let Some(lang) = c.name("lang") {
                 add_extensions(f, extensions_of(lang.as_str()).iter().map(|e| e.to_string()));
             }
             // The character before "non-" that the match took stays.
-            Some(format!(
-                "{}{MARK}",
-                c.name("neg").and_then(|n| n.as_str().chars().next()).map_or(String::new(), String::from)
-            ))
+            let kept = c.name("neg").and_then(|n| n.as_str().chars().next());
+            Some(format!("{}{MARK}", kept.map_or(String::new(), String::from)))
         });
     }
 
@@ -1136,6 +1139,11 @@ mod tests {
             ("rust and python test-only files for parsing", "search | parsing | ext=.rs,.py,.pyi | path=tests".into()),
             ("parsing in non-rust test-only files", "search | parsing | path=tests | excl=*.rs".into()),
             ("parsing in all but rust test-only files", "search | parsing | path=tests | excl=*.rs".into()),
+            (
+                "parsing in rust and non-python test-only files",
+                "search | parsing | ext=.rs | path=tests | excl=*.py,*.pyi".into(),
+            ),
+            ("parsing in non-test-only code", "search | parsing in non-test-only".into()),
             ("logging in non-test environments", "search | logging in non-test environments".into()),
         ]
     }

@@ -17,6 +17,9 @@ use crate::terms::terms;
 /// Commits stored per transaction.
 const BATCH: usize = 32;
 
+/// How often a run keeps the commits whose diffs wait on a fetch.
+const KEEP_WAITING_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// What an update did.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LogSummary {
@@ -111,35 +114,41 @@ pub fn update_log(
         Err(_) if observer.cancelled() => return Ok(stopped(summary, started)),
         Err(e) => return Err(e),
     };
+    let mut last_kept = Instant::now();
     for (n, batch) in todo.chunks(BATCH).enumerate() {
         if observer.cancelled() {
+            unread.record(store, repo, false)?;
             return Ok(stopped(summary, started));
         }
         let mut batch_summary = summary.clone();
         let mut left_out = Vec::new();
-        let writes = batch
-            .iter()
-            .map(|sha| {
-                let data = repo.read_commit(sha, with_diff)?;
-                batch_summary.unread_diffs += data.unread_diffs as u64;
-                left_out.push((sha.as_str(), data.unread_diffs));
-                commit_write(data, &mut *embedder, &mut batch_summary)
-            })
-            .collect::<Result<Vec<_>>>();
+        let writes = read_batch(repo, batch, with_diff, &mut *embedder, (&mut batch_summary, &mut left_out));
         let writes = match writes {
             Ok(writes) => writes,
             // A remote embedder gives up its request when told to stop
             // (review 247: the run ended 2, "embedding stopped"): the
             // batch is dropped, as one not begun.
-            Err(_) if observer.cancelled() => return Ok(stopped(summary, started)),
-            Err(e) => return Err(e),
+            Err(_) if observer.cancelled() => {
+                unread.record(store, repo, false)?;
+                return Ok(stopped(summary, started));
+            }
+            Err(e) => {
+                // The batches stored before it keep what waits on a fetch.
+                let _ = unread.record(store, repo, false);
+                return Err(e);
+            }
         };
         summary = batch_summary;
         store.write_commits(&writes)?;
-        // Kept with each batch: a run stopped after it leaves none unsaid.
+        // Kept every few seconds, and by a run told to stop: one killed
+        // loses at most those seconds' (review 259: rewritten whole after
+        // each batch, the list cost a large clone's log hundreds of MB).
         if with_diff {
             left_out.into_iter().for_each(|(sha, n)| unread.read(sha, n));
-            unread.record(store, repo, false)?;
+            if last_kept.elapsed() >= KEEP_WAITING_EVERY {
+                unread.record(store, repo, false)?;
+                last_kept = Instant::now();
+            }
         }
         summary.added += writes.len() as u64;
         summary.reread += batch.iter().filter(|sha| stored.contains_key(**sha)).count() as u64;
@@ -149,6 +158,29 @@ pub fn update_log(
     unread.record(store, repo, true)?;
     summary.seconds = started.elapsed().as_secs_f64();
     Ok(summary)
+}
+
+/// The commits of `batch` read and embedded, each with the count of its
+/// changed files whose diffs wait on a fetch added to `left_out`.
+fn read_batch<'b>(
+    repo: &GitRepo,
+    batch: &[&'b String],
+    with_diff: bool,
+    embedder: &mut dyn Embedder,
+    (summary, left_out): (&mut LogSummary, &mut Vec<(&'b str, usize)>),
+) -> Result<Vec<CommitWrite>> {
+    let mut writes = Vec::with_capacity(batch.len());
+    for sha in batch {
+        let data = repo.read_commit(sha, with_diff)?;
+        summary.unread_diffs += data.unread_diffs as u64;
+        // Kept by the count a later run compares with (review 259: the read
+        // stops counting at its pieces' cap, and a commit whose count could
+        // not fall was never read again).
+        let waiting = if data.unread_diffs > 0 { repo.diffs_unread(sha)? } else { 0 };
+        left_out.push((sha.as_str(), waiting));
+        writes.push(commit_write(data, embedder, summary)?);
+    }
+    Ok(writes)
 }
 
 /// `summary` of a run told to stop (`LogObserver::cancelled`) before its end.

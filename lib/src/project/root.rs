@@ -348,7 +348,12 @@ fn catalogs_unknown(cwd: &Path, paths: &[PathBuf]) -> Option<String> {
     if Path::new(&given).is_absolute() {
         return None;
     }
-    let starts = std::iter::once(cwd.to_path_buf()).chain(paths.iter().take(1).map(|p| cwd.join(p)));
+    // A PATH chooses the root only when it is the one given.
+    let single = match paths {
+        [single] => Some(cwd.join(single).canonicalize().unwrap_or_else(|_| cwd.join(single))),
+        _ => None,
+    };
+    let starts = std::iter::once(cwd.to_path_buf()).chain(single);
     let holds_one = starts.into_iter().any(|start| start.ancestors().any(|d| d.join(CATALOG_FILE).is_file()));
     holds_one.then(super::base_dirs::catalogs_dir).and_then(|dir| dir.err()).map(|e| e.to_string())
 }

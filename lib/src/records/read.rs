@@ -175,7 +175,6 @@ fn check_commit(commit: CommitRecord, line: usize) -> Result<CommitRecord, Recor
     Err(RecordError::BadCommit { line, cause })
 }
 
-/// A JSON value as an error line shows it.
 /// An error body of vg-serve's read as a record (audit 254: "not a hit
 /// record: missing field `file`" hid the server's 400 or 429): its status
 /// and message, quoted as JSON, so that what a server sent is never obeyed.
@@ -185,6 +184,7 @@ fn server_error(error: &serde_json::Value, line: usize) -> RecordError {
     RecordError::ServerError { line, status, message }
 }
 
+/// A JSON value as an error line shows it.
 fn short_json(value: &serde_json::Value) -> String {
     clipped(&value.to_string(), 80)
 }
