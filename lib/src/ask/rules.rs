@@ -145,6 +145,9 @@ static ASKS_HOW: LazyLock<Regex> = LazyLock::new(|| {
     re(&format!(r"(?:^\s*(?:do|does|did|is|are|can)|\b(?:where|how|why|when))\b.*{LEAVING_OUT_VERB}"))
 });
 
+/// A language's name, as a word: one of a list the rules took whole.
+static A_LANGUAGE: LazyLock<Regex> = LazyLock::new(|| re(&format!(r"\b(?:{})\b", language_names())));
+
 /// "which files skip tests": the files that do the leaving out (a list
 /// leaves out by a participle, "which files excluding tests").
 static WHICH_DO: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*(?:which|what)\s+\w+\s+(?:skip|ignore|exclude)\b"));
@@ -452,9 +455,8 @@ impl Work {
                 r"{JOINED}(?P<langs>(?:{one})(?:\s*(?:,|/|&|\band\b|\bor\b)\s*(?:(?:and|or)\s+)?(?:non(?:-|\s+))?(?:{one}))+)\s+(?:{KINDS})\b"
             ))
         });
-        static ONE_LANG: LazyLock<Regex> = LazyLock::new(|| re(&format!(r"\b(?:{})\b", language_names())));
         self.take(&JOINED_LIST, |c, f, _| {
-            for name in ONE_LANG.find_iter(&c["langs"]) {
+            for name in A_LANGUAGE.find_iter(&c["langs"]) {
                 f.exclude_globs.extend(extensions_of(name.as_str()).iter().map(|e| format!("*{e}")));
             }
             Some(MARK.into())
@@ -588,9 +590,8 @@ impl Work {
             let one = language_names();
             re(&format!(r"\b((?:{one})(?:\s*(?:,|/|&|\band\b|\bor\b)\s*(?:(?:and|or)\s+)?(?:{one}))+)\s+({KINDS})\b"))
         });
-        static ONE: LazyLock<Regex> = LazyLock::new(|| re(&format!(r"\b(?:{})\b", language_names())));
         self.take(&LISTED, |c, f, _| {
-            for name in ONE.find_iter(&c[1]) {
+            for name in A_LANGUAGE.find_iter(&c[1]) {
                 add_extensions(f, extensions_of(name.as_str()).iter().map(|e| e.to_string()));
             }
             if c[2].to_ascii_lowercase().starts_with("test") {

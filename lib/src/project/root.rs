@@ -342,12 +342,10 @@ fn select_any_root(cwd: &Path, paths: &[PathBuf]) -> Result<ProjectRoot, RootErr
 /// `cwd` or the single PATH holds a catalog's file: whether it is a catalog
 /// turns on it.
 fn catalogs_unknown(cwd: &Path, paths: &[PathBuf]) -> Option<String> {
-    // Only a variable given relative: with no home at all, a directory that
-    // ships a catalog's file is a project, as it was.
-    let given = std::env::var_os(super::base_dirs::CATALOG_DIR_ENV).filter(|v| !v.is_empty())?;
-    if Path::new(&given).is_absolute() {
-        return None;
-    }
+    // Only a variable given (a relative one, `catalogs_dir` says): with no
+    // home at all, a directory that ships a catalog's file is a project, as it was.
+    std::env::var_os(super::base_dirs::CATALOG_DIR_ENV).filter(|v| !v.is_empty())?;
+    let why = super::base_dirs::catalogs_dir().err()?;
     // A PATH chooses the root only when it is the one given.
     let single = match paths {
         [single] => Some(cwd.join(single).canonicalize().unwrap_or_else(|_| cwd.join(single))),
@@ -355,7 +353,7 @@ fn catalogs_unknown(cwd: &Path, paths: &[PathBuf]) -> Option<String> {
     };
     let starts = std::iter::once(cwd.to_path_buf()).chain(single);
     let holds_one = starts.into_iter().any(|start| start.ancestors().any(|d| d.join(CATALOG_FILE).is_file()));
-    holds_one.then(super::base_dirs::catalogs_dir).and_then(|dir| dir.err()).map(|e| e.to_string())
+    holds_one.then(|| why.to_string())
 }
 
 /// The bare git repository `root` is, or lies in with no marker between

@@ -55,11 +55,10 @@ pub(super) fn ask_response(shared: &Shared, body: &[u8], store: &mut StoreSlot) 
     match ask::ask(&request.query, &target.root, &target.config, &options, &mut searcher) {
         Ok(answer) => Response::json(200, &serde_json::to_value(answer).unwrap_or_default()),
         Err(e) if e.is::<ask::Unsearchable>() => Response::error(400, &format!("query: {e}")),
-        // As a search answers it (review 255: a 500 that said to retry).
-        Err(e) if e.is::<crate::live::IndexRemoved>() => {
-            Response::error(503, &crate::project::shown::error_line(&e)).with_header("Retry-After", "1")
-        }
-        Err(e) => Response::error(500, &format!("ask failed: {}", crate::project::shown::error_line(&e))),
+        // An index being made again as a search answers it (review 255: a
+        // 500 that said to retry).
+        Err(e) => super::search::index_being_made_again(&e)
+            .unwrap_or_else(|| Response::error(500, &format!("ask failed: {}", crate::project::shown::error_line(&e)))),
     }
 }
 

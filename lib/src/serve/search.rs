@@ -143,11 +143,18 @@ pub(super) fn search_response(shared: &Shared, target: &http::Target, store: &mu
                 None => response,
             }
         }
-        Err(e) if e.is::<crate::live::IndexRemoved>() => {
-            Response::error(503, &crate::project::shown::error_line(&e)).with_header("Retry-After", "1")
-        }
-        Err(e) => Response::error(500, &format!("search failed: {}", crate::project::shown::error_line(&e))),
+        Err(e) => index_being_made_again(&e).unwrap_or_else(|| {
+            Response::error(500, &format!("search failed: {}", crate::project::shown::error_line(&e)))
+        }),
     }
+}
+
+/// `503` with `Retry-After` for a request that met no index because it was
+/// removed under the server, which is making it again
+/// (`live::IndexRemoved`); None for any other failure.
+pub(super) fn index_being_made_again(e: &anyhow::Error) -> Option<Response> {
+    e.is::<crate::live::IndexRemoved>()
+        .then(|| Response::error(503, &crate::project::shown::error_line(e)).with_header("Retry-After", "1"))
 }
 
 /// The header that says why a search's ranking is not the one asked for

@@ -393,8 +393,7 @@ fn project_for(catalog: &Catalog, path: &Path) -> Result<CatalogProject> {
     }
     // Its files are git's own, as a `.git`'s are (audit 253), below it too
     // but for a work tree of its own (review 255: `repo.git/hooks` was added).
-    let marker = super::root::find_marked_root(&real).filter(|r| r.path == real).map_or(RootMarker::None, |r| r.marker);
-    let as_root = ProjectRoot { path: real.clone(), marker, shared: None };
+    let as_root = super::root::root_named(&real)?;
     if let Some(bare) = super::root::bare_repository_holding(&as_root) {
         bail!(
             "'{}' is in the bare git repository '{}', whose files are git's own; add a clone with a work tree",
