@@ -39,6 +39,12 @@ impl Server {
         for (k, v) in env {
             cmd.env(k, v);
         }
+        Self::spawn(cmd)
+    }
+
+    /// The server `cmd` runs (its stdout piped), once it listens; its
+    /// stderr kept if piped.
+    fn spawn(mut cmd: std::process::Command) -> Server {
         let mut child = cmd.spawn().unwrap();
         let mut first = String::new();
         BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
@@ -59,6 +65,11 @@ impl Server {
         assert_eq!(record["type"], "listening");
         let url = record["listening"].as_str().unwrap();
         Server { child, addr: url.strip_prefix("http://").unwrap().to_string(), stderr }
+    }
+
+    /// What the server said on stderr so far (when it was piped).
+    fn said(&self) -> String {
+        self.stderr.lock().unwrap().clone()
     }
 
     pub(crate) fn raw(&self, request: &[u8]) -> (u16, String, String) {
@@ -2154,20 +2165,14 @@ fn an_index_this_user_may_not_write_is_served_as_it_is() {
     std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o555)).unwrap();
     let mut cmd = user.cmd(&t, "vg-serve");
     cmd.args(["--refresh", "1"]).stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
-    let listening: Value = serde_json::from_str(&first).unwrap_or_else(|e| panic!("{first:?}: {e}"));
-    let addr = listening["listening"].as_str().unwrap().trim_start_matches("http://").to_string();
-    let (status, _, body) =
-        send(&addr, b"GET /search?q=retry&mode=lexical HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+    let s = Server::spawn(cmd);
+    let (status, _, body) = s.get("/search?q=retry&mode=lexical");
     std::thread::sleep(Duration::from_millis(2500));
-    let _ = child.kill();
-    let out = child.wait_with_output().unwrap();
+    let err = s.said();
+    drop(s);
     std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o777)).unwrap();
     assert_eq!(status, 200, "{body}");
     assert!(body.contains("\"type\":\"hit\""), "{body}");
-    let err = String::from_utf8_lossy(&out.stderr);
     let says = format!("{} is not writable by this user: searching the index as it is", data.display());
     assert_eq!(err.matches(&says).count(), 1, "said once, not at every refresh: {err}");
     assert!(!err.contains("cannot mark the index jobs") && !err.contains("readonly database"), "{err}");
@@ -2208,22 +2213,16 @@ fn a_server_that_cannot_make_its_index_says_so_and_asks_no_retry() {
     std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o555)).unwrap();
     let mut cmd = user.cmd(&t, "vg-serve");
     cmd.args(["--refresh", "1"]).stdout(Stdio::piped()).stderr(Stdio::null());
-    let mut child = cmd.spawn().unwrap();
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
-    let listening: Value = serde_json::from_str(&first).unwrap_or_else(|e| panic!("{first:?}: {e}"));
-    let addr = listening["listening"].as_str().unwrap().trim_start_matches("http://").to_string();
-    let search = b"GET /search?q=retry&mode=lexical HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+    let s = Server::spawn(cmd);
     let deadline = Instant::now() + Duration::from_secs(30);
     let answer = loop {
-        let (status, head, body) = send(&addr, search);
+        let (status, head, body) = s.get("/search?q=retry&mode=lexical");
         if status != 200 || Instant::now() > deadline {
             break (status, head, body);
         }
         std::thread::sleep(Duration::from_millis(100));
     };
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(s);
     std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
     let (status, head, body) = answer;
     assert_eq!(status, 500, "{head}{body}");
