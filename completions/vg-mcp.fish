@@ -1,7 +1,7 @@
 complete -c vg-mcp -l refresh -d 'Seconds between checks for changed files' -r
 complete -c vg-mcp -l catalog -d 'Search catalog NAME instead of the project here: every project of it as one ranking, each hit naming its project (see vg-catalog). PATHS then narrow it to parts of its projects. Without it, the default context (vg-catalog use) is searched when no PATH is given, outside any project or inside one of its projects' -r
 complete -c vg-mcp -s k -l top-k -d 'Return at most NUM results [config: top_k; default: 10]' -r
-complete -c vg-mcp -l threshold -d 'Drop results scoring below NUM (cosine similarity, -1 to 1). In lexical mode it cuts BM25 on 0..1, and only when set: unset, words alone keep every match. Unset, a hybrid search of code also passes the definition of the one identifier searched for (`vecgrep calculateTotal`), whatever its cosine [config: threshold; default: 0.3]' -r
+complete -c vg-mcp -l threshold -d 'Drop results scoring below NUM (cosine similarity, -1 to 1). In lexical mode it cuts BM25 on 0..1, and only when set: unset, words alone keep every match. Unset, a hybrid search of code also passes the definition of the one identifier searched for (`vecgrep calculateTotal`), and what mentions a concept the query names (`.vecgrep/kg/`), whatever its cosine [config: threshold; default: 0.3]' -r
 complete -c vg-mcp -l mode -d 'Rank by meaning (semantic), by words (lexical, BM25; a search runs no model; vg-serve needs it all the same, to keep its index) or both fused (hybrid). In semantic and hybrid mode the score is the cosine similarity; in lexical mode it is BM25 mapped onto 0..1 [config: mode; default: hybrid]' -r -f -a "semantic\t''
 lexical\t''
 hybrid\t''"

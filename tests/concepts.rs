@@ -45,6 +45,35 @@ fn a_concept_finds_code_by_words_the_code_lacks_and_says_so() {
     assert!(stdout(&shown).contains("concept: Ledger"), "{}", stdout(&shown));
 }
 
+/// A concept ties code to a question by words the model may never have
+/// seen together: the threshold no one chose passes what mentions it, as it
+/// passes a symbol's definition (audit 256: `AccountBook`, taught as the
+/// ledger, scored 0.24 for "ledger" and the search found nothing). One
+/// chosen still cuts it.
+#[test]
+fn what_mentions_a_concept_the_query_named_passes_the_default_threshold() {
+    let t = ledger_project();
+    t.write(
+        "src/books.py",
+        "class AccountBook:\n    \"\"\"Entries of money in and out, balanced at the end of each period.\"\"\"\n    \
+         def add(self, amount):\n        self.entries.append(amount)\n    \
+         def render_html(self, template, colour=\"blue\"):\n        \
+         return template.format(rows=len(self.entries), colour=colour)\n",
+    );
+    t.write(
+        ".vecgrep/kg/ledger.md",
+        "# Ledger\n\nThe book of accounts.\n\nsynonyms:: AccountBook, journal, account book\n",
+    );
+    let o = run(t.cmd("vg-query", ".").arg("ledger"));
+    assert_code(&o, 0);
+    let found = hits(&o);
+    assert_eq!(found[0]["file"], "src/books.py", "{found:?}");
+    assert!(found[0]["score"].as_f64().unwrap() < 0.3, "a cosine the threshold would cut: {found:?}");
+    assert!(found.iter().all(|h| h["concepts"] == serde_json::json!(["Ledger"])), "{found:?}");
+    let chosen = run(t.cmd("vg-query", ".").args(["--threshold", "0.3", "ledger"]));
+    assert_code(&chosen, 1);
+}
+
 #[test]
 fn a_malformed_concept_is_one_line_naming_it_and_the_rest_still_work() {
     let t = ledger_project();

@@ -788,7 +788,9 @@ impl ResolvedConfig {
 /// cosine's, passes a definition of the symbol a query names whatever its
 /// score, as grep would find it: a method's vector can sit far from its
 /// bare name (`calculateTotal` scored 0.12 by the static table inside its
-/// class). A chosen threshold cuts every hit alike.
+/// class); and a hit that mentions a concept the query named, which ties it
+/// to the query as the project taught. A chosen threshold cuts every hit
+/// alike.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Threshold {
     pub at: f32,
@@ -806,10 +808,10 @@ impl Threshold {
         Threshold { at, chosen: false }
     }
 
-    /// Whether a hit scoring `score` is kept; `defines_the_symbol`: it
-    /// defines the symbol the query names.
-    pub fn keeps(self, score: f32, defines_the_symbol: bool) -> bool {
-        score >= self.at || (defines_the_symbol && !self.chosen)
+    /// Whether a hit scoring `score` is kept; `passes_unchosen`: it defines
+    /// the symbol the query names, or mentions a concept it named.
+    pub fn keeps(self, score: f32, passes_unchosen: bool) -> bool {
+        score >= self.at || (passes_unchosen && !self.chosen)
     }
 }
 

@@ -21,6 +21,7 @@ use super::vectors::VectorTable;
 use super::why::{self, MeaningBy, Named, Ranked, Why};
 use super::{Ranking, SearchRequest};
 use crate::chunk::defined_names;
+use crate::concepts::Expansion;
 use crate::scoring::bm25;
 use crate::scoring::rrf::{first_places, fuse, relevance, LEXICAL_WEIGHT, STATIC_WEIGHT};
 use crate::store::{ChunkId, IndexReader, StoreError};
@@ -208,6 +209,8 @@ fn fused_and_reranked(
     let defining = symbol_definitions(store, &fused, &named, lexical, &shape)?;
     let kept = kept_in_place(named.keys().chain(&defining).copied().collect(), leaders, lexical);
     let evidence = Evidence { places: &places, cosines: &cosines, kept: &kept, defining: &defining };
+    let passing: HashSet<ChunkId> =
+        defining.iter().copied().chain(concept_mentions(store, lexical, &request.expansion)?).collect();
     let (mut reranked, mut lifts) = rerank(&fused, &evidence, &shape);
     let firsts: Vec<(ChunkId, &'static str)> = leaders
         .iter()
@@ -218,7 +221,7 @@ fn fused_and_reranked(
     // Among the k results, but never in place of the best: one result
     // asked for (-k 1) is the first of ten, not a side's pick.
     keep_firsts_within(&mut reranked, &firsts, request.k.max(2), &mut lifts);
-    let scored = with_cosines(store, reranked, (&cosines, &defining), sides, ranking.vectors, request)?;
+    let scored = with_cosines(store, reranked, (&cosines, &passing), sides, ranking.vectors, request)?;
     let ranked = Ranked {
         meaning: semantic,
         meaning_by: Some(meaning_by),
@@ -317,16 +320,41 @@ fn ids<T>(ranking: &[(ChunkId, T)]) -> Vec<ChunkId> {
     ranking.iter().map(|r| r.0).collect()
 }
 
+/// The candidates, of the best `DEFINITIONS_READ` by words, that mention a
+/// concept the query named (`Expansion`): what the project taught ties them
+/// to the question, and a threshold no one chose passes them as it passes a
+/// symbol's definition. A cosine says nothing of a synonym the model never
+/// saw: `AccountBook`, taught as a ledger, scored 0.24 for "ledger" on a
+/// static index and was cut (audit 256).
+fn concept_mentions(
+    store: &dyn IndexReader,
+    lexical: &[(ChunkId, f64)],
+    expansion: &Expansion,
+) -> Result<HashSet<ChunkId>, StoreError> {
+    let mut mentioning = HashSet::new();
+    if expansion.is_empty() {
+        return Ok(mentioning);
+    }
+    for id in lexical.iter().map(|l| l.0).take(DEFINITIONS_READ) {
+        let Some(chunk) = store.chunk(id)? else { continue };
+        if !expansion.mentioned_in(&chunk.text).is_empty() {
+            mentioning.insert(id);
+        }
+    }
+    Ok(mentioning)
+}
+
 /// The fused order with each chunk's cosine as its score and its fused score
 /// as its relevance, those the threshold cuts left out (`Threshold::keeps`;
-/// `defining`: the chunks that define the symbol the query names), up to
+/// `passing`: the chunks that define the symbol the query names, and those
+/// that mention a concept it named), up to
 /// `candidates_kept`; chunks the semantic side did not rank get their cosine from
 /// memory or the store: the model's where the chunk has its vector, the
 /// static one otherwise.
 fn with_cosines(
     store: &dyn IndexReader,
     fused: Vec<(ChunkId, f32)>,
-    (cosine, defining): (&HashMap<ChunkId, f32>, &HashSet<ChunkId>),
+    (cosine, passing): (&HashMap<ChunkId, f32>, &HashSet<ChunkId>),
     sides: &Sides<'_>,
     table: Option<&VectorTable>,
     request: &SearchRequest<'_>,
@@ -344,7 +372,7 @@ fn with_cosines(
             (score, _) => score,
         };
         let Some(score) = score else { continue };
-        if request.threshold.keeps(score, defining.contains(&id)) {
+        if request.threshold.keeps(score, passing.contains(&id)) {
             scored.push(Scored::fused(id, score, fused));
             if scored.len() == candidates_kept(request) {
                 break;
