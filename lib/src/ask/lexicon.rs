@@ -182,6 +182,12 @@ pub(super) const TEST_GLOBS: &[&str] = &[
     "*Tests.*",
 ];
 
+/// What a benchmark looks like: its directories (Rust's `benches/`,
+/// `bench/`, `benchmarks/`) and files (`*_bench.*`, `bench_*`); Go's live
+/// in its test files.
+pub(super) const BENCH_GLOBS: &[&str] =
+    &["benches/", "bench/", "benchmarks/", "benchmark/", "*_bench.*", "*_benchmark.*", "bench_*", "benchmark_*"];
+
 /// Directories often left out by name (`not in vendor`).
 pub(super) const COMMON_DIRS: &str = r"vendor|node_modules|third_party|generated|docs|doc|examples|build|dist|target|benches|scripts|migrations|src|pkg|internal|fixtures|testdata";
 

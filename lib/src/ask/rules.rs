@@ -16,8 +16,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use regex::{Captures, Regex};
 
 use super::lexicon::{
-    bytes, extensions_of, language_names, normalized, number, seconds_in, COMMON_DIRS, LANGUAGES, LARGE_FILE, NUMBER,
-    SIZE, SMALL_FILE, TEST_GLOBS, TIME_UNIT,
+    bytes, extensions_of, language_names, normalized, number, seconds_in, BENCH_GLOBS, COMMON_DIRS, LANGUAGES,
+    LARGE_FILE, NUMBER, SIZE, SMALL_FILE, TEST_GLOBS, TIME_UNIT,
 };
 use super::plan::{utc, Intent, L0Filters, QueryPlan, ANSWER_SKILL, RULES_PLANNER_ID};
 use crate::project::PrivacyMode;
@@ -54,6 +54,14 @@ const EXCLUDING: &str = r"\b(?:not|except(?:\s+for)?|excluding|exclude|without|i
 /// but json input") and paths (`src/nonblocking/`) stay words (review 248);
 /// "all but tests" needs none.
 const JOINED: &str = r#"[\s(\[{"'`,;:](?:non(?:-|\s+)|(?:all|anything|everything)\s+but\s+)"#;
+
+/// "All but", "everything but": what leaves out a list of any kind, or a
+/// directory alone ("all but docs"; review 257: searched "all but docs").
+const ALL_BUT: &str = r#"[\s(\[{"'`,;:](?:all|anything|everything)\s+but\s+"#;
+
+/// Benchmarks by name: left out as `BENCH_GLOBS` ("everything but tests
+/// and benchmarks"; review 257: searched "benchmarks").
+const BENCHES: &str = r"bench(?:es|marks?)?";
 
 /// The kinds of file a language's name may be followed by ("rust files",
 /// "python scripts"): what makes a joined "non-" or "all but" a filter.
@@ -387,15 +395,15 @@ impl Work {
             re(&format!(r"{EXCLUDING}(?:(?:in|the|any)\s+)*((?:{ext}(?:\s*,?\s*(?:and|or|,)\s+)?)+)(?:\s+files?\b)?"))
         });
         static DIRS: LazyLock<Regex> = LazyLock::new(|| {
-            let dir = format!(r"`?(?:(?:\.?/)?(?:[\w.-]+/)+[\w.-]*|(?:{COMMON_DIRS})\b)`?");
+            let dir = format!(r"`?(?:(?:\.?/)?(?:[\w.-]+/)+[\w.-]*|\b(?:{BENCHES}|{COMMON_DIRS})\b/?)`?");
             let joined = r"\s*,?\s*(?:and|or|,)\s+(?:(?:in|under|the)\s+)*";
             re(&format!(
-                r"{EXCLUDING}(?:(?:in|under|inside|from|the)\s+)*({dir}(?:{joined}{dir})*)(?:\s+(?:dirs?|directory|directories|folders?|trees?)\b)?"
+                r"(?:{EXCLUDING}|{ALL_BUT})(?:(?:in|under|inside|from|the)\s+)*({dir}(?:{joined}{dir})*)(?:\s+(?:dirs?|directory|directories|folders?|trees?)\b)?"
             ))
         });
         static ITEM: LazyLock<Regex> = LazyLock::new(|| {
             // A path before an extension: `.github/workflows` is a directory.
-            re(&format!(r"(?:\.?/)?(?:[\w.-]+/)+[\w.-]*|\*?\.[a-z0-9+]{{1,10}}\b|\b(?:{COMMON_DIRS})\b"))
+            re(&format!(r"(?:\.?/)?(?:[\w.-]+/)+[\w.-]*|\*?\.[a-z0-9+]{{1,10}}\b|\b(?:{BENCHES}|{COMMON_DIRS})\b"))
         });
         // `tests/` with its slash is that directory (audit 248: "except
         // tests/fixtures/" left out every test and searched "fixtures/").
@@ -436,6 +444,7 @@ impl Work {
             for item in ITEM.find_iter(&c[1]).map(|d| d.as_str()) {
                 match extensions_written(item) {
                     Some(extensions) => f.exclude_globs.extend(extensions.iter().map(|e| format!("*{e}"))),
+                    None if is_benches(item) => f.exclude_globs.extend(BENCH_GLOBS.iter().map(|g| g.to_string())),
                     None => f.exclude_globs.push(dir_glob(item)),
                 }
             }
@@ -452,10 +461,15 @@ impl Work {
         static JOINED_LIST: LazyLock<Regex> = LazyLock::new(|| {
             let one = language_names();
             re(&format!(
-                r"{JOINED}(?P<langs>(?:{one})(?:\s*(?:,|/|&|\band\b|\bor\b)\s*(?:(?:and|or)\s+)?(?:non(?:-|\s+))?(?:{one}))+)\s+(?:{KINDS})\b"
+                r"{JOINED}(?P<langs>(?:{one})(?:\s*(?:,|/|&|\band\b|\bor\b)\s*(?:(?:and|or)\s+)?(?:non(?:-|\s+))?(?:{one}))+)\s+(?:{KINDS})\b(?P<on>-\w)?"
             ))
         });
         self.take(&JOINED_LIST, |c, f, _| {
+            // "non-rust and python test-only files": the tests alone are
+            // `test_only`'s (review 259: "-only" was searched for).
+            if c.name("on").is_some() {
+                return None;
+            }
             for name in A_LANGUAGE.find_iter(&c["langs"]) {
                 f.exclude_globs.extend(extensions_of(name.as_str()).iter().map(|e| format!("*{e}")));
             }
@@ -485,19 +499,18 @@ impl Work {
     fn mixed_exclusions(&mut self) {
         static MIXED: LazyLock<Regex> = LazyLock::new(|| {
             let item = format!(
-                r"(?:`?(?:\.?/)?(?:[\w.-]+/)+[\w.-]*`?|\*?\.[a-z0-9+]{{1,10}}\b|\b(?:tests?\b/?|(?:{COMMON_DIRS})\b/?|(?:{})\b))",
+                r"(?:`?(?:\.?/)?(?:[\w.-]+/)+[\w.-]*`?|\*?\.[a-z0-9+]{{1,10}}\b|\b(?:tests?\b/?|(?:{BENCHES}|{COMMON_DIRS})\b/?|(?:{})\b))",
                 language_names()
             );
             let joined = r"\s*,?\s*(?:and|or|,)\s+(?:(?:in|under|the)\s+)*";
             // "everything but tests and docs" too (review 255: it left out the tests alone).
-            let but = r#"[\s(\[{"'`,;:](?:all|anything|everything)\s+but\s+"#;
             re(&format!(
-                r"(?:{EXCLUDING}|{but})(?:(?:in|under|inside|from|the|any)\s+)*({item}(?:{joined}{item})+)(?:\s+(?:files?|dirs?|directories|folders?)\b)?"
+                r"(?:{EXCLUDING}|{ALL_BUT})(?:(?:in|under|inside|from|the|any)\s+)*({item}(?:{joined}{item})+)(?:\s+(?:files?|dirs?|directories|folders?)\b)?"
             ))
         });
         static MIXED_ITEM: LazyLock<Regex> = LazyLock::new(|| {
             re(&format!(
-                r"`?(?:\.?/)?(?:[\w.-]+/)+[\w.-]*`?|\*?\.[a-z0-9+]{{1,10}}\b|\b(?:tests?\b/?|(?:{COMMON_DIRS})\b/?|(?:{})\b)",
+                r"`?(?:\.?/)?(?:[\w.-]+/)+[\w.-]*`?|\*?\.[a-z0-9+]{{1,10}}\b|\b(?:tests?\b/?|(?:{BENCHES}|{COMMON_DIRS})\b/?|(?:{})\b)",
                 language_names()
             ))
         });
@@ -506,6 +519,8 @@ impl Work {
                 let word = item.trim_end_matches('/').to_ascii_lowercase();
                 if item.eq_ignore_ascii_case("test") || item.eq_ignore_ascii_case("tests") {
                     f.exclude_globs.extend(TEST_GLOBS.iter().map(|g| g.to_string()));
+                } else if is_benches(item) {
+                    f.exclude_globs.extend(BENCH_GLOBS.iter().map(|g| g.to_string()));
                 } else if let Some(extensions) = extensions_written(item) {
                     f.exclude_globs.extend(extensions.iter().map(|e| format!("*{e}")));
                 } else if !item.contains('/') && !extensions_of(&word).is_empty() {
@@ -706,6 +721,13 @@ fn dir_glob(path: &str) -> String {
     } else {
         format!("{}/", path.trim_end_matches('/'))
     }
+}
+
+/// Whether a list's item names benchmarks (`BENCHES`); with a slash it is
+/// that directory, as `tests/` is.
+fn is_benches(item: &str) -> bool {
+    static WHOLE: LazyLock<Regex> = LazyLock::new(|| re(&format!(r"^(?:{BENCHES})$")));
+    WHOLE.is_match(item.trim_matches('`'))
 }
 
 /// What a match of `TESTS_NAMED` names.
@@ -1133,6 +1155,22 @@ mod tests {
             // Review 255: singular after "all but", lists after it, a language after "test-only".
             ("anything but test data", "search | but test data".into()),
             ("all but spec parsing", "search | but spec parsing".into()),
+            // Review 257: benchmarks by name, a directory after "all but"; review 259: "-only" kept whole.
+            (
+                "retry everything but tests and benchmarks",
+                format!("search | retry | excl=tests,{}", BENCH_GLOBS.join(",")),
+            ),
+            (
+                "retry everything but benchmarks and tests",
+                format!("search | retry | excl={},tests", BENCH_GLOBS.join(",")),
+            ),
+            ("retry excluding benches/", "search | retry | excl=benches/".into()),
+            ("retry all but docs", "search | retry | excl=docs/".into()),
+            (
+                "retry in non-rust and python test-only files",
+                "search | retry | path=tests | excl=*.rs,*.py,*.pyi".into(),
+            ),
+            ("how do we run the benchmarks", "search | run the benchmarks".into()),
             ("auth everything but tests and docs", "search | auth | excl=tests,docs/".into()),
             ("retry in anything but tests and examples", "search | retry | excl=tests,examples/".into()),
             ("test-only rust files for parsing", "search | parsing | ext=.rs | path=tests".into()),
