@@ -2,7 +2,7 @@
 //! gix), searched by meaning with the real model, filtered, incrementally
 //! indexed, and refusing what is not a repository.
 
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use crate::common::*;
 
@@ -379,6 +379,48 @@ fn diffs_whose_contents_the_clone_lacks_are_counted_not_dropped_in_silence() {
     assert!(!stderr(&o).contains("left out"), "{}", stderr(&o));
     let o = log(&tree, &["--with-diff", "exponential backoff"]);
     assert!(!stderr(&o).contains("stored commits again"), "read once: {}", stderr(&o));
+}
+
+/// A commit whose diffs pass the pieces' cap waits by the files it lacks in
+/// all, not by those its read reached before the cap (review 259: it counted
+/// 1 of 3, and once that one was fetched the count, 2, never fell below it:
+/// the fetched file's diff stayed out for good).
+#[test]
+fn a_commit_past_the_pieces_cap_is_read_again_once_a_lacking_file_is_fetched() {
+    let tree = git_repo();
+    git(&tree, &["config", "remote.origin.promisor", "true"]);
+    // Read in path order: the first lacks its contents, the second fills
+    // the cap, the last two lack theirs past it.
+    tree.write("a_first.py", "def reconcile_the_quarterly_ledger_totals(entries):\n    return sum(entries)\n");
+    let big: String = (0..2000).map(|i| format!("value_{i} = compute_{i}()\n")).collect();
+    tree.write("b_big.py", &big);
+    tree.write("c_later.py", "def later_c():\n    return 3\n");
+    tree.write("d_later.py", "def later_d():\n    return 4\n");
+    commit_all(&tree, "Add the tables");
+    let loose = |file: &str| {
+        let blob = git(&tree, &["rev-parse", &format!("HEAD:{file}")]);
+        (blob.clone(), tree.path().join(".git/objects").join(&blob[..2]).join(&blob[2..]))
+    };
+    let (first_blob, first) = loose("a_first.py");
+    let first_object = std::fs::read(&first).unwrap();
+    for file in ["a_first.py", "c_later.py", "d_later.py"] {
+        std::fs::remove_file(loose(file).1).unwrap();
+    }
+    let ask = ["--diffs-only", "-k", "1", "--threshold", "0.3", "reconcile the quarterly ledger totals"];
+    let o = log(&tree, &ask);
+    assert_code(&o, 1);
+    assert!(stderr(&o).contains("left out the diffs of 1 changed file"), "{}", stderr(&o));
+    // git fetches the first file's contents into a pack of its own.
+    std::fs::write(&first, first_object).unwrap();
+    let mut pack = Command::new("git");
+    pack.current_dir(tree.path()).args(["pack-objects", "-q", ".git/objects/pack/pack"]);
+    let packed = pack.stdin(Stdio::piped()).stdout(Stdio::null()).spawn().unwrap();
+    std::io::Write::write_all(&mut packed.stdin.as_ref().unwrap(), format!("{first_blob}\n").as_bytes()).unwrap();
+    assert!(packed.wait_with_output().unwrap().status.success());
+    std::fs::remove_file(&first).unwrap();
+    let o = log(&tree, &ask);
+    assert!(stderr(&o).contains("read 1 stored commit again"), "{}", stderr(&o));
+    assert_eq!(subjects(&records(&o)), ["Add the tables"], "{}", stderr(&o));
 }
 
 /// A partial clone made without trees (`--filter=tree:0`) lacks what the
