@@ -8,7 +8,7 @@ complete -c vecgrep -s p -l port -d 'With --serve: port to listen on; 0 picks a 
 complete -c vecgrep -l token -d 'With --serve: require `Authorization: Bearer TOKEN` [env: VECGREP_TOKEN]' -r
 complete -c vecgrep -l rate-limit -d 'With --serve: answer a client address 429 past NUM requests in a minute; 0 is no limit [config: rate_limit; default: 120]' -r
 complete -c vecgrep -s k -l top-k -d 'Return at most NUM results [config: top_k; default: 10]' -r
-complete -c vecgrep -l threshold -d 'Drop results scoring below NUM (cosine similarity, -1 to 1). In lexical mode it cuts BM25 on 0..1, and only when set: unset, words alone keep every match. Unset, a hybrid search of code also passes the definition of the one identifier searched for (`vecgrep calculateTotal`), and what mentions a concept the query names (`.vecgrep/kg/`), whatever its cosine [config: threshold; default: 0.3]' -r
+complete -c vecgrep -l threshold -d 'Drop results scoring below NUM (cosine similarity, -1 to 1). In lexical mode it cuts BM25 on 0..1, and only when set: unset, words alone keep every match. Unset, a hybrid search of code also passes the definition of the one identifier searched for (`vecgrep calculateTotal`), and the definition of a name listed by a concept the query names (`.vecgrep/kg/`), whatever its cosine [config: threshold; default: 0.3]' -r
 complete -c vecgrep -l mode -d 'Rank by meaning (semantic), by words (lexical, BM25; a search runs no model; vg-serve needs it all the same, to keep its index) or both fused (hybrid). In semantic and hybrid mode the score is the cosine similarity; in lexical mode it is BM25 mapped onto 0..1 [config: mode; default: hybrid]' -r -f -a "semantic\t''
 lexical\t''
 hybrid\t''"

@@ -3,7 +3,7 @@ complete -c vg-log -l until -d 'Only commits authored at or before DATE; a day a
 complete -c vg-log -l author -d 'Only commits whose author\'s name or email contains TEXT (any case)' -r
 complete -c vg-log -l limit -d 'Index and search only the NUM newest commits of HEAD\'s history' -r
 complete -c vg-log -s k -l top-k -d 'Return at most NUM results [config: top_k; default: 10]' -r
-complete -c vg-log -l threshold -d 'Drop results scoring below NUM (cosine similarity, -1 to 1). In lexical mode it cuts BM25 on 0..1, and only when set: unset, words alone keep every match. Unset, a hybrid search of code also passes the definition of the one identifier searched for (`vecgrep calculateTotal`), and what mentions a concept the query names (`.vecgrep/kg/`), whatever its cosine [config: threshold; default: 0.3]' -r
+complete -c vg-log -l threshold -d 'Drop results scoring below NUM (cosine similarity, -1 to 1). In lexical mode it cuts BM25 on 0..1, and only when set: unset, words alone keep every match. Unset, a hybrid search of code also passes the definition of the one identifier searched for (`vecgrep calculateTotal`), and the definition of a name listed by a concept the query names (`.vecgrep/kg/`), whatever its cosine [config: threshold; default: 0.3]' -r
 complete -c vg-log -l mode -d 'Rank by meaning (semantic), by words (lexical, BM25; a search runs no model; vg-serve needs it all the same, to keep its index) or both fused (hybrid). In semantic and hybrid mode the score is the cosine similarity; in lexical mode it is BM25 mapped onto 0..1 [config: mode; default: hybrid]' -r -f -a "semantic\t''
 lexical\t''
 hybrid\t''"

@@ -46,12 +46,14 @@ fn a_concept_finds_code_by_words_the_code_lacks_and_says_so() {
 }
 
 /// A concept ties code to a question by words the model may never have
-/// seen together: the threshold no one chose passes what mentions it, as it
-/// passes a symbol's definition (audit 256: `AccountBook`, taught as the
-/// ledger, scored 0.24 for "ledger" and the search found nothing). One
-/// chosen still cuts it.
+/// seen together: the threshold no one chose passes the definition of a
+/// name it lists, as it passes a symbol's definition (audit 256:
+/// `AccountBook`, taught as the ledger, scored 0.24 for "ledger" and the
+/// search found nothing). One chosen still cuts it; a chunk that only says
+/// a synonym, a common word, passes on its cosine alone (review 262: every
+/// file that said "user" passed for auth).
 #[test]
-fn what_mentions_a_concept_the_query_named_passes_the_default_threshold() {
+fn the_definition_of_a_name_a_concept_lists_passes_the_default_threshold() {
     let t = ledger_project();
     t.write(
         "src/books.py",
@@ -72,6 +74,13 @@ fn what_mentions_a_concept_the_query_named_passes_the_default_threshold() {
     assert!(found.iter().all(|h| h["concepts"] == serde_json::json!(["Ledger"])), "{found:?}");
     let chosen = run(t.cmd("vg-query", ".").args(["--threshold", "0.3", "ledger"]));
     assert_code(&chosen, 1);
+    t.write(
+        "src/paths.py",
+        "def join_all(parts):\n    # the user may pass a journal of strings\n    return \"/\".join(parts)\n",
+    );
+    let o = run(t.cmd("vg-query", ".").arg("ledger"));
+    let files: Vec<String> = hits(&o).iter().map(|h| h["file"].as_str().unwrap().to_string()).collect();
+    assert_eq!(files, ["src/books.py"], "a mention of `journal` alone: {}", stdout(&o));
 }
 
 #[test]

@@ -1094,6 +1094,30 @@ fn a_relative_xdg_directory_is_ignored_for_the_one_under_home() {
     assert_eq!(of_type(&records(&o), "hit").len(), 1, "the config under HOME, not ./rel: {}", stderr(&o));
 }
 
+/// A relative `HOME` is no home: a cloned repository's own
+/// `.config/vecgrep/config.toml`, read as the user's global file, chose
+/// where its code was sent (audit 261: `HOME=.` took its `embedder_source`).
+#[test]
+fn a_relative_home_is_no_home_for_the_global_config() {
+    let t = sample_project();
+    std::fs::create_dir_all(t.path().join(".config/vecgrep")).unwrap();
+    std::fs::write(t.path().join(".config/vecgrep/config.toml"), "top_k = 1\n").unwrap();
+    let real_home = std::path::PathBuf::from(std::env::var_os("HOME").unwrap());
+    let installed = |var: &str, under_home: &str| {
+        std::env::var_os(var)
+            .map(std::path::PathBuf::from)
+            .filter(|d| d.is_absolute())
+            .unwrap_or(real_home.join(under_home))
+    };
+    let mut cmd = t.cmd("vg-query", ".");
+    cmd.env_remove("XDG_CONFIG_HOME").env("HOME", ".");
+    cmd.env("XDG_DATA_HOME", installed("XDG_DATA_HOME", ".local/share"));
+    cmd.env("XDG_CACHE_HOME", installed("XDG_CACHE_HOME", ".cache"));
+    let o = run(cmd.args(["--threshold", "-1", "upload retry"]));
+    assert_code(&o, 0);
+    assert!(of_type(&records(&o), "hit").len() > 1, "the tree's file is no global config: {}", stderr(&o));
+}
+
 /// A line said on stderr goes out in one write: written in pieces, another
 /// writer's words (ONNX Runtime's complaints, a reply on a shared stream)
 /// landed inside it. Seen through strace, where the machine has it.

@@ -241,7 +241,7 @@ pub struct SearchConfigArgs {
     /// Return at most NUM results.
     #[arg(short = 'k', long = "top-k", value_name = "NUM", value_parser = parse_top_k, allow_negative_numbers = true)]
     pub top_k: Option<usize>,
-    /// Drop results scoring below NUM (cosine similarity, -1 to 1). In lexical mode it cuts BM25 on 0..1, and only when set: unset, words alone keep every match. Unset, a hybrid search of code also passes the definition of the one identifier searched for (`vecgrep calculateTotal`), and what mentions a concept the query names (`.vecgrep/kg/`), whatever its cosine.
+    /// Drop results scoring below NUM (cosine similarity, -1 to 1). In lexical mode it cuts BM25 on 0..1, and only when set: unset, words alone keep every match. Unset, a hybrid search of code also passes the definition of the one identifier searched for (`vecgrep calculateTotal`), and the definition of a name listed by a concept the query names (`.vecgrep/kg/`), whatever its cosine.
     #[arg(long, value_name = "NUM", value_parser = parse_threshold, allow_hyphen_values = true)]
     pub threshold: Option<f32>,
     /// Rank by meaning (semantic), by words (lexical, BM25; a search runs no model; vg-serve needs it all the same, to keep its index) or both fused (hybrid). In semantic and hybrid mode the score is the cosine similarity; in lexical mode it is BM25 mapped onto 0..1.

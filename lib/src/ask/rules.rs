@@ -55,8 +55,9 @@ const EXCLUDING: &str = r"\b(?:not|except(?:\s+for)?|excluding|exclude|without|i
 /// "all but tests" needs none.
 const JOINED: &str = r#"[\s(\[{"'`,;:](?:non(?:-|\s+)|(?:all|anything|everything)\s+but\s+)"#;
 
-/// "All but", "everything but": what leaves out a list of any kind, or a
-/// directory alone ("all but docs"; review 257: searched "all but docs").
+/// "All but", "everything but": what leaves out a list of any kind ("all
+/// but tests and docs"); a directory alone stays words, as in "strip all
+/// but build metadata" (review 262).
 const ALL_BUT: &str = r#"[\s(\[{"'`,;:](?:all|anything|everything)\s+but\s+"#;
 
 /// Benchmarks by name: left out as `BENCH_GLOBS` ("everything but tests
@@ -398,7 +399,7 @@ impl Work {
             let dir = format!(r"`?(?:(?:\.?/)?(?:[\w.-]+/)+[\w.-]*|\b(?:{BENCHES}|{COMMON_DIRS})\b/?)`?");
             let joined = r"\s*,?\s*(?:and|or|,)\s+(?:(?:in|under|the)\s+)*";
             re(&format!(
-                r"(?:{EXCLUDING}|{ALL_BUT})(?:(?:in|under|inside|from|the)\s+)*({dir}(?:{joined}{dir})*)(?:\s+(?:dirs?|directory|directories|folders?|trees?)\b)?"
+                r"{EXCLUDING}(?:(?:in|under|inside|from|the)\s+)*({dir}(?:{joined}{dir})*)(?:\s+(?:dirs?|directory|directories|folders?|trees?)\b)?"
             ))
         });
         static ITEM: LazyLock<Regex> = LazyLock::new(|| {
@@ -441,6 +442,12 @@ impl Work {
             Some(MARK.into())
         });
         self.take(&DIRS, |c, f, _| {
+            // "modules with no benchmarks", "functions without benchmark
+            // coverage": what is missing is asked about (review 262).
+            let absent = NO_OR_WITHOUT.is_match(&c[0]);
+            if absent && ITEM.find_iter(&c[1]).any(|d| is_benches(d.as_str())) {
+                return None;
+            }
             for item in ITEM.find_iter(&c[1]).map(|d| d.as_str()) {
                 match extensions_written(item) {
                     Some(extensions) => f.exclude_globs.extend(extensions.iter().map(|e| format!("*{e}"))),
@@ -461,13 +468,17 @@ impl Work {
         static JOINED_LIST: LazyLock<Regex> = LazyLock::new(|| {
             let one = language_names();
             re(&format!(
-                r"{JOINED}(?P<langs>(?:{one})(?:\s*(?:,|/|&|\band\b|\bor\b)\s*(?:(?:and|or)\s+)?(?:non(?:-|\s+))?(?:{one}))+)\s+(?:{KINDS})\b(?P<on>-\w)?"
+                r"{JOINED}(?P<langs>(?:{one})(?:\s*(?:,|/|&|\band\b|\bor\b)\s*(?:(?:and|or)\s+)?(?:non(?:-|\s+))?(?:{one}))+)\s+(?:{KINDS})\b(?P<only>-only\s+(?:(?:{one})\s+)?(?:{KINDS})\b)?"
             ))
         });
         self.take(&JOINED_LIST, |c, f, _| {
             // "non-rust and python test-only files": the tests alone are
-            // `test_only`'s (review 259: "-only" was searched for).
-            if c.name("on").is_some() {
+            // `test_only`'s (review 259: "-only" was searched for). Only
+            // there: "non-rust and python test-heavy files" leaves them out
+            // here, or the rules that include kept them (review 262).
+            let whole = c.get(0).map_or(0, |m| m.start());
+            let kind = c.name("only").map(|only| c[0][..only.start() - whole].to_ascii_lowercase());
+            if kind.is_some_and(|k| k.ends_with("test") || k.ends_with("tests")) {
                 return None;
             }
             for name in A_LANGUAGE.find_iter(&c["langs"]) {
@@ -722,6 +733,9 @@ fn dir_glob(path: &str) -> String {
         format!("{}/", path.trim_end_matches('/'))
     }
 }
+
+/// A leaving out that may say what is missing ("no benchmarks").
+static NO_OR_WITHOUT: LazyLock<Regex> = LazyLock::new(|| re(r"^\W*(?:no|without)\s"));
 
 /// Whether a list's item names benchmarks (`BENCHES`); with a slash it is
 /// that directory, as `tests/` is.
@@ -1165,7 +1179,16 @@ mod tests {
                 format!("search | retry | excl={},tests", BENCH_GLOBS.join(",")),
             ),
             ("retry excluding benches/", "search | retry | excl=benches/".into()),
-            ("retry all but docs", "search | retry | excl=docs/".into()),
+            ("retry all but docs", "search | retry all but docs".into()),
+            // Review 262: a directory after "all but" in a sentence, benchmarks missing, "-heavy".
+            (
+                "where do we strip all but build metadata from the version",
+                "search | strip all but build metadata from the version".into(),
+            ),
+            ("which modules have no benchmarks", "search | modules have no benchmarks".into()),
+            ("functions with no benchmark coverage", "search | no benchmark coverage".into()),
+            ("retry in non-rust and python test-heavy files", "search | retry -heavy | excl=*.rs,*.py,*.pyi".into()),
+            ("non-rust and python test-only", "search | -only | excl=*.rs,*.py,*.pyi".into()),
             (
                 "retry in non-rust and python test-only files",
                 "search | retry | path=tests | excl=*.rs,*.py,*.pyi".into(),

@@ -18,7 +18,9 @@ impl BaseDir {
     /// The directory; None without it or a home to put it under. A
     /// variable that is empty or a relative path is ignored, as the spec
     /// asks: a relative one would mean another place in each directory a
-    /// tool runs from.
+    /// tool runs from. A relative `HOME` too (audit 261: `HOME=.` made a
+    /// cloned repository's `.config/vecgrep/config.toml` the user's own
+    /// trusted file, which sent its code to the server it named).
     pub fn path(self) -> Option<PathBuf> {
         let (var, under_home) = match self {
             BaseDir::Config => ("XDG_CONFIG_HOME", ".config"),
@@ -28,7 +30,7 @@ impl BaseDir {
         if let Some(dir) = std::env::var_os(var).map(PathBuf::from).filter(|d| d.is_absolute()) {
             return Some(dir);
         }
-        std::env::var_os("HOME").filter(|h| !h.is_empty()).map(|h| PathBuf::from(h).join(under_home))
+        std::env::var_os("HOME").map(PathBuf::from).filter(|h| h.is_absolute()).map(|h| h.join(under_home))
     }
 }
 

@@ -232,7 +232,10 @@ impl ByteSize {
         let n = digits
             .parse::<u64>()
             .map_err(|_| format!("{text:?} is not a size: a number of bytes, or one with K, M or G"))?;
-        Ok(ByteSize(n.saturating_mul(1 << shift)))
+        // Past u64 is no size (audit 261: `17179869184G` read as the largest).
+        n.checked_mul(1 << shift)
+            .map(ByteSize)
+            .ok_or_else(|| format!("{text:?} is not a size: it is more bytes than can be counted"))
     }
 }
 
@@ -788,8 +791,8 @@ impl ResolvedConfig {
 /// cosine's, passes a definition of the symbol a query names whatever its
 /// score, as grep would find it: a method's vector can sit far from its
 /// bare name (`calculateTotal` scored 0.12 by the static table inside its
-/// class); and a hit that mentions a concept the query named, which ties it
-/// to the query as the project taught. A chosen threshold cuts every hit
+/// class); and the definition of a name that a concept the query named
+/// lists, which the project taught ties to the query. A chosen threshold cuts every hit
 /// alike.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Threshold {
@@ -809,7 +812,7 @@ impl Threshold {
     }
 
     /// Whether a hit scoring `score` is kept; `passes_unchosen`: it defines
-    /// the symbol the query names, or mentions a concept it named.
+    /// the symbol the query names, or a name a concept it named lists.
     pub fn keeps(self, score: f32, passes_unchosen: bool) -> bool {
         score >= self.at || (passes_unchosen && !self.chosen)
     }
@@ -882,7 +885,11 @@ mod tests {
         for bad in ["", "M", "10X", "1.5M", "-1", "10MB", "1 M"] {
             assert!(ByteSize::parse(bad).is_err(), "{bad:?} taken");
         }
-        assert_eq!(ByteSize::parse("99999999999G"), Ok(ByteSize(u64::MAX)), "past a u64: no limit");
+        // Past a u64 with a unit as without one (audit 261: the largest).
+        for past in ["99999999999G", "17179869184G", "18446744073709551616"] {
+            assert!(ByteSize::parse(past).unwrap_err().contains("is not a size"), "{past}");
+        }
+        assert_eq!(ByteSize::parse("17179869183G"), Ok(ByteSize(17179869183 << 30)));
         let file: ConfigValues = toml::from_str("max_filesize = \"10M\"").unwrap();
         assert_eq!(file.max_filesize, Some(10 << 20));
         let file: ConfigValues = toml::from_str("max_filesize = 4096").unwrap();

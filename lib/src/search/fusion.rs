@@ -21,7 +21,6 @@ use super::vectors::VectorTable;
 use super::why::{self, MeaningBy, Named, Ranked, Why};
 use super::{Ranking, SearchRequest};
 use crate::chunk::defined_names;
-use crate::concepts::Expansion;
 use crate::scoring::bm25;
 use crate::scoring::rrf::{first_places, fuse, relevance, LEXICAL_WEIGHT, STATIC_WEIGHT};
 use crate::store::{ChunkId, IndexReader, StoreError};
@@ -210,7 +209,7 @@ fn fused_and_reranked(
     let kept = kept_in_place(named.keys().chain(&defining).copied().collect(), leaders, lexical);
     let evidence = Evidence { places: &places, cosines: &cosines, kept: &kept, defining: &defining };
     let passing: HashSet<ChunkId> =
-        defining.iter().copied().chain(concept_mentions(store, lexical, &request.expansion)?).collect();
+        defining.iter().copied().chain(concept_definitions(store, lexical, request)?).collect();
     let (mut reranked, mut lifts) = rerank(&fused, &evidence, &shape);
     let firsts: Vec<(ChunkId, &'static str)> = leaders
         .iter()
@@ -320,34 +319,38 @@ fn ids<T>(ranking: &[(ChunkId, T)]) -> Vec<ChunkId> {
     ranking.iter().map(|r| r.0).collect()
 }
 
-/// The candidates, of the best `DEFINITIONS_READ` by words, that mention a
-/// concept the query named (`Expansion`): what the project taught ties them
-/// to the question, and a threshold no one chose passes them as it passes a
-/// symbol's definition. A cosine says nothing of a synonym the model never
-/// saw: `AccountBook`, taught as a ledger, scored 0.24 for "ledger" on a
-/// static index and was cut (audit 256).
-fn concept_mentions(
+/// The candidates, of the best `DEFINITIONS_READ` by words, that define a
+/// name a concept the query named lists (`AccountBook` for a ledger): what
+/// the project taught ties them to the question, and a threshold no one
+/// chose passes them as it passes a symbol's definition. A cosine says
+/// nothing of a synonym the model never saw: `class AccountBook`, taught
+/// as the ledger, scored 0.24 for "ledger" and was cut (audit 256). A chunk
+/// that only mentions a term is no such tie: with `user` a synonym of auth,
+/// every file that said "user" passed at cosines near 0 (review 262).
+fn concept_definitions(
     store: &dyn IndexReader,
     lexical: &[(ChunkId, f64)],
-    expansion: &Expansion,
+    request: &SearchRequest<'_>,
 ) -> Result<HashSet<ChunkId>, StoreError> {
-    let mut mentioning = HashSet::new();
-    if expansion.is_empty() {
-        return Ok(mentioning);
+    let mut defining = HashSet::new();
+    if request.expansion.is_empty() || request.threshold.chosen {
+        return Ok(defining);
     }
+    let terms: HashSet<&str> =
+        request.expansion.fired().iter().flat_map(|c| c.terms.iter().map(String::as_str)).collect();
     for id in lexical.iter().map(|l| l.0).take(DEFINITIONS_READ) {
         let Some(chunk) = store.chunk(id)? else { continue };
-        if !expansion.mentioned_in(&chunk.text).is_empty() {
-            mentioning.insert(id);
+        if defined_names(&chunk.file, &chunk.text).into_iter().any(|name| terms.contains(name)) {
+            defining.insert(id);
         }
     }
-    Ok(mentioning)
+    Ok(defining)
 }
 
 /// The fused order with each chunk's cosine as its score and its fused score
 /// as its relevance, those the threshold cuts left out (`Threshold::keeps`;
-/// `passing`: the chunks that define the symbol the query names, and those
-/// that mention a concept it named), up to
+/// `passing`: the chunks that define the symbol the query names, or a name
+/// a concept it named lists), up to
 /// `candidates_kept`; chunks the semantic side did not rank get their cosine from
 /// memory or the store: the model's where the chunk has its vector, the
 /// static one otherwise.
