@@ -424,6 +424,38 @@ fn wordy_files(t: &Tree, n: usize) {
     }
 }
 
+/// A server of part of a project, a chunk outside its paths still waiting
+/// for the model's vectors: its fill rounds have nothing to do, and the
+/// status keeps the count of the last run that had work (audit 260: each
+/// round set it to 0 of 0).
+#[test]
+fn status_keeps_the_last_runs_count_when_a_fill_has_nothing_to_do() {
+    let t = Tree::git();
+    t.write("README.md", "# Retries of uploads\n");
+    for i in 1..=3 {
+        t.write(
+            &format!("src/m{i}.py"),
+            &format!("def func_{i}(x):\n    \"\"\"Retry number {i}.\"\"\"\n    return x\n"),
+        );
+    }
+    assert_code(&run(t.cmd("vg-index", ".").arg("-q")), 0);
+    let s = Server::start(&t, &["--refresh", "1", "src/"]);
+    s.wait_ready();
+    let counted = |s: &Server| {
+        let status = s.json("/status");
+        (status["indexed"].as_u64(), status["total"].as_u64(), status["filling"].as_bool())
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while counted(&s) != (Some(3), Some(3), Some(false)) {
+        assert!(Instant::now() < deadline, "the fill of src/ never ended: {}", s.json("/status"));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(s.json("/status")["pending"], 1, "README.md, outside src/, waits");
+    // Rounds with nothing to do pass (one a second).
+    std::thread::sleep(Duration::from_millis(2500));
+    assert_eq!(counted(&s), (Some(3), Some(3), Some(false)), "{}", s.json("/status"));
+}
+
 #[test]
 fn status_reports_indexing_then_ready_and_search_works_meanwhile() {
     let t = sample_project();
