@@ -6,8 +6,16 @@ use std::collections::{HashMap, HashSet};
 
 use crate::records::HitRecord;
 
-/// Lower-cased words of `text`, identifiers split at `_` and camelCase humps.
+/// Lower-cased words of `text`, identifiers split at `_` and camelCase
+/// humps, but for stop words.
 pub fn words(text: &str) -> Vec<String> {
+    let mut out = all_words(text);
+    out.retain(|w| !STOP_WORDS.contains(&w.as_str()));
+    out
+}
+
+/// `words` with the stop words kept.
+fn all_words(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     for token in text.split(|c: char| !c.is_alphanumeric()) {
         let mut word = String::new();
@@ -23,7 +31,7 @@ pub fn words(text: &str) -> Vec<String> {
             out.push(word);
         }
     }
-    out.retain(|w| w.chars().count() > 1 && !STOP_WORDS.contains(&w.as_str()));
+    out.retain(|w| w.chars().count() > 1);
     out
 }
 
@@ -36,21 +44,30 @@ const STOP_WORDS: [&str; 24] = [
 /// its stem (a shared 4-letter prefix), or itself where it is shorter.
 /// Built once per hit, so that scoring a line costs its own words only: a
 /// long question over a long hand-made text would otherwise be their product.
-pub(super) struct QueryTerms<'q> {
-    by_stem: HashMap<&'q str, usize>,
-    by_short_word: HashMap<&'q str, usize>,
+/// A query of stop words alone ("for") is matched by them, as a search by
+/// words keeps the chunks that hold them (audit 260: the line shown was
+/// the chunk's first, which held none).
+pub(super) struct QueryTerms {
+    by_stem: HashMap<String, usize>,
+    by_short_word: HashMap<String, usize>,
+    stop_words_count: bool,
 }
 
-impl<'q> QueryTerms<'q> {
-    pub(super) fn new(query_words: &'q [String]) -> QueryTerms<'q> {
+impl QueryTerms {
+    pub(super) fn of(query: &str) -> QueryTerms {
+        let mut query_words = words(query);
+        let stop_words_count = query_words.is_empty();
+        if stop_words_count {
+            query_words = all_words(query);
+        }
         let (mut by_stem, mut by_short_word) = (HashMap::new(), HashMap::new());
-        for q in query_words {
+        for q in &query_words {
             match stem(q) {
-                Some(s) => *by_stem.entry(s).or_insert(0) += 1,
-                None => *by_short_word.entry(q.as_str()).or_insert(0) += 1,
+                Some(s) => *by_stem.entry(s.to_string()).or_insert(0) += 1,
+                None => *by_short_word.entry(q.clone()).or_insert(0) += 1,
             }
         }
-        QueryTerms { by_stem, by_short_word }
+        QueryTerms { by_stem, by_short_word, stop_words_count }
     }
 
     pub(super) fn is_empty(&self) -> bool {
@@ -61,7 +78,7 @@ impl<'q> QueryTerms<'q> {
     /// long query word matches a line word of its stem (the word itself
     /// included); a short one, itself only: each is counted once.
     pub(super) fn overlap(&self, line: &str) -> usize {
-        let line_words = words(line);
+        let line_words = if self.stop_words_count { all_words(line) } else { words(line) };
         let mut seen: HashSet<(bool, &str)> = HashSet::new();
         let mut matched = 0;
         for w in &line_words {
@@ -96,8 +113,7 @@ pub(super) fn best_lines_of(hit: &HitRecord, text: &str, max: usize) -> Vec<usiz
     let lines: Vec<&str> = text.split('\n').collect();
     let best = hit.best_lines();
     let of_best = |i: &usize| best.contains(&hit.start_line.saturating_add(*i));
-    let query_words = hit.query.as_deref().map(words).unwrap_or_default();
-    let query = QueryTerms::new(&query_words);
+    let query = QueryTerms::of(hit.query.as_deref().unwrap_or_default());
     let identifiers = hit.query.as_deref().map(identifiers).unwrap_or_default();
     // By the identifiers named verbatim, then the words shared: `step_3`'s
     // stem is every `step_N`'s, and the first of those used to be shown.

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::io::{self, Write};
 
 use super::columns::shown_within_columns;
-use super::{display_file, paint, painted_score, words, FormatOptions, OutputMode, DIM, LINE_NO, PATH};
+use super::{display_file, paint, painted_score, FormatOptions, OutputMode, DIM, LINE_NO, PATH};
 use crate::records::{write_record, CommitRecord};
 
 const SHA: &str = "\x1b[33m";
@@ -83,8 +83,7 @@ fn render_block(out: &mut dyn Write, c: &CommitRecord, opts: &FormatOptions) -> 
     // A commit's subject is a line of its own under `-M`, as a hit's lines are.
     let subject = shown_within_columns(&c.subject, opts, |subject| paint(color, BOLD, &subject).into());
     writeln!(out, "    {subject}")?;
-    let query_words = words(&c.query);
-    let query = super::QueryTerms::new(&query_words);
+    let query = super::QueryTerms::of(&c.query);
     for line in c.lines.iter().take(opts.lines_per_hit.max(1)) {
         let text = shown_within_columns(&line.text, opts, |text| super::highlight(&text, &query, color).into());
         match (&line.path, line.line) {

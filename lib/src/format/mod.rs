@@ -399,7 +399,7 @@ pub fn score_band(score: f64) -> ScoreBand {
 }
 
 /// Mark the query's words in a line.
-fn highlight(line: &str, query: &QueryTerms<'_>, color: bool) -> String {
+fn highlight(line: &str, query: &QueryTerms, color: bool) -> String {
     if !color || query.is_empty() {
         return line.to_string();
     }
@@ -560,8 +560,7 @@ fn write_hit_lines(
     opts: &FormatOptions,
 ) -> io::Result<()> {
     let (c, heading) = (opts.color, opts.mode == OutputMode::Pretty);
-    let query_words = h.query.as_deref().map(words).unwrap_or_default();
-    let query = QueryTerms::new(&query_words);
+    let query = QueryTerms::of(h.query.as_deref().unwrap_or_default());
     let file = version_key(h, path);
     let done = printed.lines.entry(file.clone()).or_default();
     let mut wanted = wanted_lines(h, opts, &lines);
@@ -715,6 +714,11 @@ mod tests {
         assert_eq!(best_lines(&h, 1), vec![11]);
         let h = hit("a.rs", 10, "\n  let x = 1;\n", "nothing in common");
         assert_eq!(best_lines(&h, 1), vec![11]);
+        // A query of stop words alone is matched by them (audit 260: line 1).
+        let h = hit("a.py", 1, "import time\n\ndef upload(paths):\n    for p in paths:\n", "for");
+        assert_eq!(best_lines(&h, 1), vec![4]);
+        let h = hit("a.py", 1, "import time\nfor p in paths:\n    upload(p)", "the upload");
+        assert_eq!(best_lines(&h, 1), vec![3], "with another word, stop words count for nothing");
     }
 
     #[test]
