@@ -383,6 +383,14 @@ fn an_editor_variable_runs_as_shell_text_and_a_broken_one_is_named() {
     assert_eq!(p.exit_status(), 2);
     let screen = p.screen();
     assert!(screen.contains("vg-pick: EDITOR: the command ends inside quotes"), "{screen}");
+    // One that fails is named as the user wrote it (audit 260: by the
+    // template made of it, `{line}` unfilled).
+    let p = Picker::start_with(&t, "vg-pick", &["--query", "retry upload"], &[("EDITOR", Path::new("false"))]);
+    p.wait_for("results", |s| !rows(s).is_empty());
+    p.keys(&["Enter"]);
+    assert_eq!(p.exit_status(), 2);
+    let said = p.wait_for("the failure said", |s| s.contains("failed (exit status: 1)"));
+    assert!(said.contains(&format!("vg-pick: EDITOR \"false\" on {name:?} at line 4 failed")), "{said}");
 }
 
 #[test]

@@ -13,9 +13,11 @@ use crate::records::HitRecord;
 pub enum OpenPlan {
     /// Run this template for the picked result, through `sh -c` with
     /// `{file}`, `{line}` and `{end_line}` filled in (`expand`); `from`
-    /// names where it came from (`open_cmd`, `VISUAL`, `EDITOR`), as an
-    /// error about it says.
-    Command { template: String, from: &'static str },
+    /// names where it came from (`open_cmd`, `VISUAL`, `EDITOR`), and
+    /// `written` what the user wrote there, as an error about it says
+    /// (audit 260: a failed `EDITOR=false` was named by the template made
+    /// of it, `"false +{line} \"$1\""`).
+    Command { template: String, from: &'static str, written: String },
     /// Print `path:line` for each result on stdout.
     Print,
 }
@@ -35,12 +37,14 @@ pub fn open_plan(
         return OpenPlan::Print;
     }
     if let Some(cmd) = open_cmd.filter(|c| !c.trim().is_empty()) {
-        return OpenPlan::Command { template: cmd.to_string(), from: "open_cmd" };
+        return OpenPlan::Command { template: cmd.to_string(), from: "open_cmd", written: cmd.to_string() };
     }
     // `VISUAL=` (set but empty) is no editor: `EDITOR` is asked next, as git does.
     let editor = set_to_something(visual).map(|v| (v, "VISUAL")).or(set_to_something(editor).map(|e| (e, "EDITOR")));
     match editor {
-        Some((editor, from)) => OpenPlan::Command { template: editor_template(editor), from },
+        Some((editor, from)) => {
+            OpenPlan::Command { template: editor_template(editor), from, written: editor.to_string() }
+        }
         None => OpenPlan::Print,
     }
 }
@@ -324,20 +328,24 @@ mod tests {
     #[test]
     fn the_open_plan_follows_config_then_editor_then_prints() {
         let plan = |cmd, visual, editor, tty, n| open_plan(cmd, visual, editor, tty, n);
-        let command = |template: &str, from| OpenPlan::Command { template: template.into(), from };
+        let command = |template: &str, from, written: &str| OpenPlan::Command {
+            template: template.into(),
+            from,
+            written: written.into(),
+        };
         assert_eq!(
             plan(Some("nvim +{line} {file}"), Some("vi"), None, true, 1),
-            command("nvim +{line} {file}", "open_cmd")
+            command("nvim +{line} {file}", "open_cmd", "nvim +{line} {file}")
         );
-        assert_eq!(plan(None, Some("vim"), Some("nano"), true, 1), command("vim +{line} \"$1\"", "VISUAL"));
+        assert_eq!(plan(None, Some("vim"), Some("nano"), true, 1), command("vim +{line} \"$1\"", "VISUAL", "vim"));
         assert_eq!(
             plan(None, None, Some("code --wait"), true, 1),
-            command("code --wait --goto \"$1\":{line}", "EDITOR")
+            command("code --wait --goto \"$1\":{line}", "EDITOR", "code --wait")
         );
         assert_eq!(plan(None, None, None, true, 1), OpenPlan::Print);
         assert_eq!(
             plan(None, Some(" "), Some("vim"), true, 1),
-            command("vim +{line} \"$1\"", "EDITOR"),
+            command("vim +{line} \"$1\"", "EDITOR", "vim"),
             "VISUAL= is unset"
         );
         assert_eq!(plan(Some("x"), None, None, false, 1), OpenPlan::Print, "not a terminal");

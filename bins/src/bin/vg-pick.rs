@@ -76,7 +76,7 @@ fn pick(mut cli: PickCli, matches: &clap::ArgMatches) -> Result<u8> {
     if let Some(template) = &config.open_cmd {
         pick::expand(template, "file", 1, 1).map_err(|e| anyhow!("open_cmd: {e}"))?;
     }
-    if let OpenPlan::Command { template, from } = open_plan(&config, 1) {
+    if let OpenPlan::Command { template, from, .. } = open_plan(&config, 1) {
         pick::expand(&template, "file", 1, 1).map_err(|e| anyhow!("{from}: {e}"))?;
     }
     let walk = cli.walk.to_options(&config);
@@ -557,11 +557,11 @@ fn finish(output: SkimOutput, config: &ResolvedConfig, cwd: &Path) -> Result<u8>
             out.flush()?;
             Ok(EXIT_FOUND)
         }
-        OpenPlan::Command { template, from } => {
+        OpenPlan::Command { template, from, written } => {
             let item = picked[0];
             let command = pick::expand(&template, &item.path, item.row.line, item.hit.end_line)
                 .map_err(|e| anyhow!("{from}: {e}"))?;
-            let shown = format!("{:?} on {:?}", template, command.file);
+            let shown = format!("{from} {written:?} on {:?} at line {}", command.file, item.row.line);
             // The editor is the user's, not a tool vecgrep runs: its own
             // tools name themselves (`vecgrep -i` set RUN_BY_ENV for vg-pick).
             let mut process = command.process(cwd);
