@@ -81,6 +81,10 @@ fn the_definition_of_a_name_a_concept_lists_passes_the_default_threshold() {
     let o = run(t.cmd("vg-query", ".").arg("ledger"));
     let files: Vec<String> = hits(&o).iter().map(|h| h["file"].as_str().unwrap().to_string()).collect();
     assert_eq!(files, ["src/books.py"], "a mention of `journal` alone: {}", stdout(&o));
+    // A name matches a synonym as a concept does, ignoring case (review 265).
+    t.write(".vecgrep/kg/ledger.md", "# Ledger\n\nsynonyms:: accountbook\n");
+    let o = run(t.cmd("vg-query", ".").arg("ledger"));
+    assert_eq!(hits(&o).first().map(|h| h["file"].clone()), Some("src/books.py".into()), "{}", stdout(&o));
 }
 
 #[test]

@@ -650,7 +650,7 @@ pub struct AskCli {
     name = "vg-log",
     version,
     about = "Search the project's git history by meaning; print commit records as NDJSON",
-    after_help = "Examples:\n  vg-log \"retry failed uploads\"\n  vg-log --since \"3 months ago\" --author ada \"flaky test fix\" | vg-format\n  vg-log --with-diff \"switch the cache to an LRU\" src/cache/ | vg-format\n  vg-log \"timeout handling\" | vg-format --files | xargs rg -n --no-messages timeout\n  vg-log \"release notes\" | jq -r .sha | xargs -n1 git show --stat"
+    after_help = "Examples:\n  vg-log \"retry failed uploads\"\n  vg-log --since \"3 months ago\" --author ada \"flaky test fix\" | vg-format\n  vg-log --with-diff \"switch the cache to an LRU\" src/cache/ | vg-format\n  vg-log \"timeouts\" | vg-format --files | xargs rg -n --no-messages timeout\n  vg-log \"release notes\" | jq -r .sha | xargs -n1 git show --stat"
 )]
 pub struct LogCli {
     /// What to look for, in plain words.

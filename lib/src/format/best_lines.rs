@@ -46,7 +46,8 @@ const STOP_WORDS: [&str; 24] = [
 /// long question over a long hand-made text would otherwise be their product.
 /// A query of stop words alone ("for") is matched by them, as a search by
 /// words keeps the chunks that hold them (audit 260: the line shown was
-/// the chunk's first, which held none).
+/// the chunk's first, which held none), each by itself: `from` by its stem
+/// found `fromkeys` (review 265).
 pub(super) struct QueryTerms {
     by_stem: HashMap<String, usize>,
     by_short_word: HashMap<String, usize>,
@@ -62,7 +63,7 @@ impl QueryTerms {
         }
         let (mut by_stem, mut by_short_word) = (HashMap::new(), HashMap::new());
         for q in &query_words {
-            match stem(q) {
+            match stem(q).filter(|_| !stop_words_count) {
                 Some(s) => *by_stem.entry(s.to_string()).or_insert(0) += 1,
                 None => *by_short_word.entry(q.clone()).or_insert(0) += 1,
             }
@@ -82,7 +83,7 @@ impl QueryTerms {
         let mut seen: HashSet<(bool, &str)> = HashSet::new();
         let mut matched = 0;
         for w in &line_words {
-            let key = stem(w).map_or((false, w.as_str()), |s| (true, s));
+            let key = stem(w).filter(|_| !self.stop_words_count).map_or((false, w.as_str()), |s| (true, s));
             if seen.insert(key) {
                 let counts = if key.0 { &self.by_stem } else { &self.by_short_word };
                 matched += counts.get(key.1).copied().unwrap_or(0);

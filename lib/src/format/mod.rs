@@ -717,6 +717,8 @@ mod tests {
         // A query of stop words alone is matched by them (audit 260: line 1).
         let h = hit("a.py", 1, "import time\n\ndef upload(paths):\n    for p in paths:\n", "for");
         assert_eq!(best_lines(&h, 1), vec![4]);
+        let h = hit("a.py", 1, "def keys(k):\n    return dict.fromkeys(k)\nfrom os import path", "from");
+        assert_eq!(best_lines(&h, 1), vec![3], "the word itself, not its stem's `fromkeys`");
         let h = hit("a.py", 1, "import time\nfor p in paths:\n    upload(p)", "the upload");
         assert_eq!(best_lines(&h, 1), vec![3], "with another word, stop words count for nothing");
     }

@@ -324,9 +324,11 @@ fn ids<T>(ranking: &[(ChunkId, T)]) -> Vec<ChunkId> {
 /// the project taught ties them to the question, and a threshold no one
 /// chose passes them as it passes a symbol's definition. A cosine says
 /// nothing of a synonym the model never saw: `class AccountBook`, taught
-/// as the ledger, scored 0.24 for "ledger" and was cut (audit 256). A chunk
-/// that only mentions a term is no such tie: with `user` a synonym of auth,
-/// every file that said "user" passed at cosines near 0 (review 262).
+/// as the ledger, scored 0.24 for "ledger" and was cut (audit 256).
+/// Only a name no English word is (`AccountBook`, `account_book`, matched
+/// ignoring case as concepts are), defined by a few candidates: a chunk
+/// that only says a synonym (`user`; review 262), or one of many that
+/// define `get` (a concept's synonym of fetch; review 265), is no such tie.
 fn concept_definitions(
     store: &dyn IndexReader,
     lexical: &[(ChunkId, f64)],
@@ -336,15 +338,34 @@ fn concept_definitions(
     if request.expansion.is_empty() || request.threshold.chosen {
         return Ok(defining);
     }
-    let terms: HashSet<&str> =
-        request.expansion.fired().iter().flat_map(|c| c.terms.iter().map(String::as_str)).collect();
+    let terms: HashSet<String> =
+        request.expansion.fired().iter().flat_map(|c| c.terms.iter().map(|t| t.to_lowercase())).collect();
+    let taught = |name: &str| is_compound_name(name) && terms.contains(&name.to_lowercase());
     for id in lexical.iter().map(|l| l.0).take(DEFINITIONS_READ) {
         let Some(chunk) = store.chunk(id)? else { continue };
-        if defined_names(&chunk.file, &chunk.text).into_iter().any(|name| terms.contains(name)) {
+        if defined_names(&chunk.file, &chunk.text).into_iter().any(taught) {
             defining.insert(id);
         }
     }
+    if defining.len() > MOST_CONCEPT_DEFINITIONS {
+        defining.clear();
+    }
     Ok(defining)
+}
+
+/// The most candidates that may pass as defining a concept's name: more
+/// say the name is common in the project, and none ties the question.
+const MOST_CONCEPT_DEFINITIONS: usize = 3;
+
+/// Whether `name` is made of words joined as code joins them
+/// (`AccountBook`, `account_book`, `parseHTTP`), not an English word.
+fn is_compound_name(name: &str) -> bool {
+    let c: Vec<char> = name.chars().collect();
+    let hump = |i: usize| {
+        c[i].is_uppercase()
+            && (c[i - 1].is_lowercase() || (c[i - 1].is_uppercase() && c.get(i + 1).is_some_and(|n| n.is_lowercase())))
+    };
+    name.contains('_') || (1..c.len()).any(hump)
 }
 
 /// The fused order with each chunk's cosine as its score and its fused score
@@ -448,6 +469,16 @@ pub(super) fn boost_by_names(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_compound_name_is_no_english_word() {
+        for name in ["AccountBook", "account_book", "parseHTTP", "getX", "HTTPServer"] {
+            assert!(is_compound_name(name), "{name}");
+        }
+        for name in ["get", "Ledger", "ledger", "HTTP", "x"] {
+            assert!(!is_compound_name(name), "{name}");
+        }
+    }
 
     #[test]
     fn one_side_of_meaning_alone_is_the_ranking() {

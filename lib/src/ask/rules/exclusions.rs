@@ -23,28 +23,9 @@ impl Work {
         });
         static LANGS: LazyLock<Regex> = LazyLock::new(|| {
             re(&format!(
-                r"(?:{EXCLUDING}|(?P<joined>{JOINED}))(?:(?:in|the|any)\s+)*(?P<lang>{})(?P<kind>\s+(?:{KINDS}))?\b(?P<on>[.-]\w)?",
-                language_names()
+                r"(?:{EXCLUDING}|(?P<joined>{JOINED}))(?:(?:in|the|any)\s+)*(?P<lang>{langs})(?P<kind>\s+(?:{KINDS}))?\b(?P<on>(?P<only_kind>-only\s+(?:(?:{langs})\s+)?(?:{KINDS})\b)|[.-]\w)?",
+                langs = language_names()
             ))
-        });
-        // A list ("except in vendor/ and docs/", "not *.md or *.txt")
-        // leaves each of its items out.
-        static EXTENSIONS: LazyLock<Regex> = LazyLock::new(|| {
-            // Several joined by slashes (`.js/.ts`) are a list; a slash
-            // after one ends a directory's name (`.github/`): DIRS's.
-            let ext = r"\*?\.[a-z0-9+]{1,10}(?:/\*?\.[a-z0-9+]{1,10})*\b/?";
-            re(&format!(r"{EXCLUDING}(?:(?:in|the|any)\s+)*((?:{ext}(?:\s*,?\s*(?:and|or|,)\s+)?)+)(?:\s+files?\b)?"))
-        });
-        static DIRS: LazyLock<Regex> = LazyLock::new(|| {
-            let dir = format!(r"`?(?:(?:\.?/)?(?:[\w.-]+/)+[\w.-]*|\b(?:{BENCHES}|{COMMON_DIRS})\b/?)`?");
-            let joined = r"\s*,?\s*(?:and|or|,)\s+(?:(?:in|under|the)\s+)*";
-            re(&format!(
-                r"{EXCLUDING}(?:(?:in|under|inside|from|the)\s+)*({dir}(?:{joined}{dir})*)(?:\s+(?:dirs?|directory|directories|folders?|trees?)\b)?"
-            ))
-        });
-        static ITEM: LazyLock<Regex> = LazyLock::new(|| {
-            // A path before an extension: `.github/workflows` is a directory.
-            re(&format!(r"(?:\.?/)?(?:[\w.-]+/)+[\w.-]*|\*?\.[a-z0-9+]{{1,10}}\b|\b(?:{BENCHES}|{COMMON_DIRS})\b"))
         });
         // `tests/` with its slash is that directory (audit 248: "except
         // tests/fixtures/" left out every test and searched "fixtures/").
@@ -69,11 +50,49 @@ impl Work {
             })
         });
         self.take(&LANGS, |c, f, _| {
-            if c.name("on").is_some() || (c.name("joined").is_some() && c.name("kind").is_none()) {
+            // A name that goes on (`python.org`, `rust-lang`) is no
+            // language; a kind that goes on ("non-rust test-only",
+            // "non-rust test-heavy code") leaves the language out all the
+            // same, its words left to the rules after (review 265: the
+            // rules that include kept only Rust).
+            let kind_goes_on = c.name("kind").is_some() && c.name("on").is_some();
+            // "non-rust test-only files": `test_only`'s, which reads a list.
+            let tests_kind =
+                c.name("kind").is_some_and(|k| k.as_str().trim_start().to_ascii_lowercase().starts_with("test"));
+            if c.name("only_kind").is_some() && tests_kind {
+                return None;
+            }
+            if (c.name("on").is_some() && !kind_goes_on) || (c.name("joined").is_some() && c.name("kind").is_none()) {
                 return None;
             }
             f.exclude_globs.extend(extensions_of(&c["lang"]).iter().map(|e| format!("*{e}")));
-            Some(MARK.into())
+            Some(match kind_goes_on {
+                true => format!("{MARK}{}{}", c["kind"].trim_start(), &c["on"]),
+                false => MARK.into(),
+            })
+        });
+        self.path_exclusions();
+    }
+
+    /// Extensions and directories left out, one or a list ("except in
+    /// vendor/ and docs/", "not *.md or *.txt"), each of its items.
+    fn path_exclusions(&mut self) {
+        static EXTENSIONS: LazyLock<Regex> = LazyLock::new(|| {
+            // Several joined by slashes (`.js/.ts`) are a list; a slash
+            // after one ends a directory's name (`.github/`): DIRS's.
+            let ext = r"\*?\.[a-z0-9+]{1,10}(?:/\*?\.[a-z0-9+]{1,10})*\b/?";
+            re(&format!(r"{EXCLUDING}(?:(?:in|the|any)\s+)*((?:{ext}(?:\s*,?\s*(?:and|or|,)\s+)?)+)(?:\s+files?\b)?"))
+        });
+        static DIRS: LazyLock<Regex> = LazyLock::new(|| {
+            let dir = format!(r"`?(?:(?:\.?/)?(?:[\w.-]+/)+[\w.-]*|\b(?:{BENCHES}|{COMMON_DIRS})\b/?)`?");
+            let joined = r"\s*,?\s*(?:and|or|,)\s+(?:(?:in|under|the)\s+)*";
+            re(&format!(
+                r"{EXCLUDING}(?:(?:in|under|inside|from|the)\s+)*({dir}(?:{joined}{dir})*)(?:\s+(?:dirs?|directory|directories|folders?|trees?)\b)?"
+            ))
+        });
+        static ITEM: LazyLock<Regex> = LazyLock::new(|| {
+            // A path before an extension: `.github/workflows` is a directory.
+            re(&format!(r"(?:\.?/)?(?:[\w.-]+/)+[\w.-]*|\*?\.[a-z0-9+]{{1,10}}\b|\b(?:{BENCHES}|{COMMON_DIRS})\b"))
         });
         self.take(&EXTENSIONS, |c, f, _| {
             let listed: Option<Vec<Vec<String>>> =
@@ -82,10 +101,10 @@ impl Work {
             Some(MARK.into())
         });
         self.take(&DIRS, |c, f, _| {
-            // "modules with no benchmarks", "functions without benchmark
-            // coverage": what is missing is asked about (review 262).
-            let absent = NO_OR_WITHOUT.is_match(&c[0]);
-            if absent && ITEM.find_iter(&c[1]).any(|d| is_benches(d.as_str())) {
+            // "modules with no benchmarks", "build without benches": what
+            // is missing, or how to do without, is asked about (reviews
+            // 262, 265); a list leaves them out ("without tests or benchmarks").
+            if NO_OR_WITHOUT.is_match(&c[0]) && ITEM.find_iter(&c[1]).any(|d| is_benches(d.as_str())) {
                 return None;
             }
             for item in ITEM.find_iter(&c[1]).map(|d| d.as_str()) {
@@ -95,6 +114,18 @@ impl Work {
                     None => f.exclude_globs.push(dir_glob(item)),
                 }
             }
+            Some(MARK.into())
+        });
+        // A directory written with its slash after "all but" ("everything
+        // but vendor/"): one alone without it is words ("strip all but
+        // build metadata"; review 262).
+        static ALL_BUT_DIR: LazyLock<Regex> = LazyLock::new(|| {
+            re(&format!(
+                r"{ALL_BUT}(?:(?:in|under|the)\s+)*(`?(?:\.?/)?(?:[\w.-]+/)+[\w.-]*`?)(?:\s+(?:dirs?|directory|folders?)\b)?"
+            ))
+        });
+        self.take(&ALL_BUT_DIR, |c, f, _| {
+            f.exclude_globs.push(dir_glob(&c[1]));
             Some(MARK.into())
         });
     }
@@ -124,7 +155,9 @@ impl Work {
             for name in A_LANGUAGE.find_iter(&c["langs"]) {
                 f.exclude_globs.extend(extensions_of(name.as_str()).iter().map(|e| format!("*{e}")));
             }
-            Some(MARK.into())
+            // "docs-only files": its words stay, as they did before the
+            // rule read "-only" (review 265: dropped in silence).
+            Some(format!("{MARK}{}", c.name("only").map_or("", |o| o.as_str())))
         });
         // A file named whole ("not in go.mod", "excluding main.rs"): that
         // file left out (review 249: the rules that include took "in go" or
