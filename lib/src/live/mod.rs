@@ -720,10 +720,13 @@ impl IndexObserver for LiveObserver<'_> {
             state.progress.filling = to_embed > 0;
             // A fill with nothing to do in the served paths (a chunk
             // outside them still pending) leaves the count of the last run
-            // that had work, as http.md says (audit 260: it read 0 of 0).
+            // that had work, as http.md says (audit 260: it read 0 of 0),
+            // what it did of it (one cut short by an edit: review 265).
             if to_embed > 0 || self.earlier_files > 0 {
                 state.progress.indexed = self.earlier_files;
                 state.progress.total = Some(self.earlier_files + to_embed as u64);
+            } else {
+                state.progress.total = Some(state.progress.indexed);
             }
         } else if self.first || to_embed > rechecks {
             // Files read again only to check them leave the status ready:
