@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use crate::common::*;
 use crate::pg::PgServer;
+use crate::serve::Server;
 
 /// `tool` on `t` with the index in `pg` under the project name `project`.
 fn shared(t: &Tree, pg: &PgServer, project: &str, tool: &str) -> Command {
@@ -907,6 +908,30 @@ fn a_revisions_local_index_and_a_shared_ones_never_mix() {
     assert_code(&search(&owner), 2);
 }
 
+/// A revision another checkout of the shared project indexed is cleared
+/// and forgotten with the project's, for every checkout, as said (audit
+/// 263: a clear said so and left it searchable; a forget removed it and
+/// said it had no index, exit 2).
+#[test]
+fn a_clear_or_a_forget_reaches_the_revisions_other_checkouts_indexed() {
+    let pg = PgServer::start();
+    let (owner, clone) = releases_and_a_clone(&pg);
+    let index_v1 = || run(shared(&clone, &pg, "releases", "vg-index").args(["--store-adopt", "--rev", "v1"]));
+    let search_v1 =
+        || run(shared(&clone, &pg, "releases", "vg-query").args(["--no-index", "--rev", "v1", "read key value lines"]));
+    let schemas = || pg.sql("SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'vg\\_%'").unwrap();
+    assert_code(&index_v1(), 0);
+    assert_code(&search_v1(), 0);
+    assert_eq!(schemas(), "2", "the project's and its revision's");
+    assert_code(&run(shared(&owner, &pg, "releases", "vg-index").args(["--forget", "v1"])), 0);
+    assert_code(&search_v1(), 2);
+    assert_eq!(schemas(), "1");
+    assert_code(&index_v1(), 0);
+    assert_code(&run(shared(&owner, &pg, "releases", "vg-index").arg("--clear-cache")), 0);
+    assert_eq!(schemas(), "0", "every checkout's revisions went with the project's index");
+    assert_code(&search_v1(), 2);
+}
+
 /// `--verify` checks a shared store's revision indexes too: it skipped
 /// every one, having no file of theirs to look for.
 #[test]
@@ -1145,4 +1170,29 @@ fn an_mcp_server_on_a_shared_index_ends_cleanly_when_the_client_leaves() {
     assert_code(&o, 0);
     assert!(stderr(&o).is_empty(), "{}", stderr(&o));
     assert!(stdout(&o).contains("\"id\":2"), "{}", stdout(&o));
+}
+
+/// A server over a shared index whose database restarted: each connection
+/// it kept is found closed at its next search, which is tried again on a
+/// fresh one (audit 263: each failed one search with a 500, while the
+/// status said ready).
+#[test]
+fn a_server_goes_on_answering_after_its_database_restarts() {
+    let pg = PgServer::start();
+    let t = sample_project();
+    assert_code(&run(&mut shared(&t, &pg, "restarted", "vg-index")), 0);
+    let s = Server::start(&t, &["--store", &pg.url, "--store-project", "restarted", "--workers", "4"]);
+    s.wait_ready();
+    let search = || s.get("/search?q=retry+upload&mode=lexical").0;
+    let at_once: Vec<u16> = std::thread::scope(|scope| {
+        let asked: Vec<_> = (0..8).map(|_| scope.spawn(search)).collect();
+        asked.into_iter().map(|a| a.join().unwrap()).collect()
+    });
+    assert!(at_once.iter().all(|&c| c == 200), "{at_once:?}");
+    for step in ["stop", "start"] {
+        let o = crate::common::pg_server::pg_script_on(&[step], pg.dir.path());
+        assert!(o.status.success(), "{step}: {}", String::from_utf8_lossy(&o.stderr));
+    }
+    let after: Vec<u16> = (0..12).map(|_| search()).collect();
+    assert!(after.iter().all(|&c| c == 200), "every search answered after the restart: {after:?}");
 }

@@ -130,9 +130,20 @@ impl Searcher {
     /// Before the first index run has created the index there is nothing to
     /// find, which is not a failure.
     pub fn search(&self, store: &mut StoreSlot, request: &SearchRequest<'_>) -> Result<Vec<Hit>> {
-        let result = self.search_with(store, request);
+        let kept = store.is_some();
+        let mut result = self.search_with(store, request);
         if result.is_err() {
             *store = None;
+        }
+        // A connection kept from an earlier search that the database closed
+        // meanwhile (restarted): one more try on a fresh one (audit 263:
+        // each kept connection failed one search with a 500, while the
+        // status said ready).
+        if kept && result.as_ref().is_err_and(connection_lost) {
+            result = self.search_with(store, request);
+            if result.is_err() {
+                *store = None;
+            }
         }
         result
     }
@@ -362,4 +373,9 @@ impl Searcher {
         status.words_in_memory = store.as_deref().is_some_and(|s| self.words_in_memory(s));
         status
     }
+}
+
+/// Whether `error` came of a store connection closed under it.
+fn connection_lost(error: &anyhow::Error) -> bool {
+    error.chain().any(|e| e.downcast_ref::<store::StoreError>().is_some_and(store::StoreError::is_connection_lost))
 }

@@ -90,13 +90,32 @@ impl SharedIndex {
 /// path, so that two checkouts share an index only when told to.
 pub fn shared_index(root: &ProjectRoot, config: &crate::project::ResolvedConfig) -> Option<SharedIndex> {
     let url = config.store_url.clone()?;
-    let project = config.store_project.clone().unwrap_or_else(|| {
-        let base = root.path.file_name().map_or("root".into(), |n| n.to_string_lossy().into_owned());
-        let hash = blake3::hash(root.path.as_os_str().as_encoded_bytes()).to_hex();
-        format!("{base}-{}", &hash[..8])
-    });
+    let project = config.store_project.clone().unwrap_or_else(|| default_project_name(&root.path));
     Some(SharedIndex { url, project, writer: writer_identity(&root.path), adopt: config.store_adopt })
 }
+
+/// The name a shared index of the project at `root` is kept under when
+/// none is given: its directory's name and a hash of its path. The name
+/// is held to what `store_project` may be (audit 263: a directory named
+/// with a newline and an escape put both into the shared database and
+/// onto terminals): its control characters become `_`, and it is cut to
+/// `DEFAULT_NAME_BYTES`.
+fn default_project_name(root: &Path) -> String {
+    let base = root.file_name().map_or("root".into(), |n| n.to_string_lossy().into_owned());
+    let mut kept = String::new();
+    for c in base.chars().map(|c| if c.is_control() { '_' } else { c }) {
+        if kept.len() + c.len_utf8() > DEFAULT_NAME_BYTES {
+            break;
+        }
+        kept.push(c);
+    }
+    let hash = blake3::hash(root.as_os_str().as_encoded_bytes()).to_hex();
+    format!("{kept}-{}", &hash[..8])
+}
+
+/// The most bytes of a directory's name a default project name keeps: with
+/// its hash, within `store_project`'s 200.
+const DEFAULT_NAME_BYTES: usize = 180;
 
 /// This machine's name and `root`: what a repository's own files cannot
 /// choose (where it was cloned to, and on which machine).
@@ -638,6 +657,22 @@ pub fn relative_to(target: &Path, base: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A directory's name with control characters, or too long, gives a
+    /// name `store_project` would take (audit 263).
+    #[test]
+    fn a_default_project_name_is_one_store_project_would_take() {
+        for dir in [
+            "/tmp/od\nd\u{1b}[31mX",
+            &format!("/tmp/{}", "d".repeat(300)),
+            &format!("/tmp/{}", "é".repeat(150)),
+            "/srv/plain",
+        ] {
+            let name = default_project_name(Path::new(dir));
+            assert!(crate::project::settings::check_store_project(name.clone()).is_ok(), "{name:?}");
+        }
+        assert!(default_project_name(Path::new("/srv/plain")).starts_with("plain-"));
+    }
 
     #[test]
     fn is_under_respects_component_boundaries() {

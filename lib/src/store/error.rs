@@ -70,3 +70,16 @@ pub enum StoreError {
     )]
     NotWriter { path: PathBuf, creator: Option<String>, writer: String },
 }
+
+impl StoreError {
+    /// Whether the connection the index was read through was closed under
+    /// it (a shared database restarted): a fresh connection may answer.
+    pub fn is_connection_lost(&self) -> bool {
+        match self {
+            StoreError::Backend { source, .. } | StoreError::Database(source) => {
+                postgres::connection_lost(source.as_ref())
+            }
+            _ => false,
+        }
+    }
+}

@@ -174,11 +174,15 @@ pub fn clear(root: &ProjectRoot) -> Result<bool, StoreError> {
     for revision in revisions(root)? {
         removed |= forget_revision(root, &revision.sha)?;
     }
-    // The checkout's own revisions too, kept apart from a shared index's.
-    if root.shared.is_some() {
+    // The checkout's own revisions too, kept apart from a shared index's;
+    // and those other checkouts of the shared project indexed.
+    if let Some(shared) = &root.shared {
         let own = checkout_root(root);
         for revision in revisions(&own)? {
             removed |= forget_revision(&own, &revision.sha)?;
+        }
+        for sha in postgres::revision_shas(shared)? {
+            removed |= forget_revision(root, &sha)?;
         }
     }
     Ok(removed)

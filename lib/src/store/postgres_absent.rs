@@ -8,6 +8,11 @@ use crate::project::{ProjectRoot, SharedIndex};
 /// What this build lacks, as `StoreError::NotBuilt` says it.
 const MISSING: &str = "the shared store (the shared-store feature); a store_url cannot be used";
 
+/// No connection of this build can be lost: it makes none.
+pub(super) fn connection_lost(_error: &(dyn std::error::Error + 'static)) -> bool {
+    false
+}
+
 pub(super) fn describe(shared: &SharedIndex) -> String {
     format!("project {} in a postgres database this build cannot reach", shared.project)
 }
@@ -40,6 +45,10 @@ pub(super) fn remove(_shared: &SharedIndex) -> Result<bool, StoreError> {
 }
 
 pub(super) fn remove_made(_shared: &SharedIndex, _since_ms: i64) -> Result<bool, StoreError> {
+    Err(StoreError::NotBuilt(MISSING))
+}
+
+pub(super) fn revision_shas(_shared: &SharedIndex) -> Result<Vec<String>, StoreError> {
     Err(StoreError::NotBuilt(MISSING))
 }
 

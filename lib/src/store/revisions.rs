@@ -325,10 +325,13 @@ pub fn forget_revision(project: &ProjectRoot, sha: &str) -> Result<bool, StoreEr
     if !is_commit_id(sha) {
         return Ok(false);
     }
-    if let Some(shared) = revision_root(project, sha).shared {
-        super::postgres::remove(&shared)?;
-    }
-    forget_marks(project, sha)
+    // Another checkout's revision of a shared project is removed for all
+    // of them, and said so (audit 263: "has no index", exit 2).
+    let removed_shared = match revision_root(project, sha).shared {
+        Some(shared) => super::postgres::remove(&shared)?,
+        None => false,
+    };
+    Ok(forget_marks(project, sha)? | removed_shared)
 }
 
 /// Remove what this checkout keeps of revision `sha` (its marks; its index

@@ -177,10 +177,15 @@ pub(super) fn place(config: &postgres::Config, project: &str) -> PathBuf {
     // host shown is the one the password's last `@` ends in.
     let hosts = config.get_hosts();
     let with_password = hosts.iter().rposition(|h| matches!(h, postgres::config::Host::Tcp(t) if t.contains('@')));
-    let host = match with_password.map_or(hosts.first(), |at| hosts.get(at)) {
-        Some(postgres::config::Host::Tcp(h)) => h.rsplit('@').next().unwrap_or_default().to_string(),
-        Some(postgres::config::Host::Unix(p)) => p.display().to_string(),
-        None => "localhost".into(),
+    // With its port: a wrong one said only "No such file or directory" of
+    // a socket directory that exists (audit 263).
+    let at = with_password.unwrap_or(0);
+    let ports = config.get_ports();
+    let port = ports.get(at).or(ports.first()).copied().unwrap_or(5432);
+    let host = match hosts.get(at) {
+        Some(postgres::config::Host::Tcp(h)) => format!("{}:{port}", h.rsplit('@').next().unwrap_or_default()),
+        Some(postgres::config::Host::Unix(p)) => p.join(format!(".s.PGSQL.{port}")).display().to_string(),
+        None => format!("localhost:{port}"),
     };
     let db = config.get_dbname().unwrap_or("postgres");
     PathBuf::from(format!("project {project} in the postgres database {db} on {host}"))
@@ -306,6 +311,23 @@ impl Attempt {
     }
 }
 
+/// Whether `error` says the connection it came through was closed under it:
+/// the server restarted or shut down (an administrator's command, a crash,
+/// a failover), or the socket dropped. A fresh connection may answer
+/// (audit 263: each of a server's kept connections failed one search).
+pub(in crate::store) fn connection_lost(error: &(dyn std::error::Error + 'static)) -> bool {
+    use postgres::error::SqlState;
+    let mut cause = Some(error);
+    while let Some(e) = cause {
+        if let Some(pg) = e.downcast_ref::<postgres::Error>() {
+            let shut = [SqlState::ADMIN_SHUTDOWN, SqlState::CRASH_SHUTDOWN, SqlState::CANNOT_CONNECT_NOW];
+            return pg.is_closed() || pg.code().is_some_and(|c| shut.contains(c));
+        }
+        cause = e.source();
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -315,10 +337,13 @@ mod tests {
         let config: postgres::Config = "postgres://vecgrep:hunter2@s3cretTail@127.0.0.1:5432/vecgrep".parse().unwrap();
         let shown = place(&config, "p").display().to_string();
         assert!(!shown.contains("s3cret") && !shown.contains("hunter2"), "{shown}");
-        assert!(shown.ends_with("on 127.0.0.1"), "{shown}");
+        assert!(shown.ends_with("on 127.0.0.1:5432"), "{shown}");
         let config: postgres::Config = "postgres://alice:p@ss,wOrd@127.0.0.1/vecgrep".parse().unwrap();
         let shown = place(&config, "p").display().to_string();
-        assert!(!shown.contains("ss") && !shown.contains("wOrd") && shown.ends_with("on 127.0.0.1"), "{shown}");
+        assert!(!shown.contains("ss") && !shown.contains("wOrd") && shown.ends_with("on 127.0.0.1:5432"), "{shown}");
+        // The port, where a wrong one is the trouble (audit 263): a socket's too.
+        let config: postgres::Config = "postgres:///vecgrep?host=/run/pg&port=5999".parse().unwrap();
+        assert!(place(&config, "p").display().to_string().ends_with("on /run/pg/.s.PGSQL.5999"));
     }
 
     #[test]

@@ -17,7 +17,7 @@ use postgres::types::ToSql;
 use postgres::{Client, Row, Statement};
 
 use connection::connect;
-pub(super) use connection::describe;
+pub(super) use connection::{connection_lost, describe};
 pub(super) use writer_lock::lock;
 
 use super::{IndexReader, IndexWriter, StoreError};
@@ -101,6 +101,33 @@ fn schema_name(project: &str) -> String {
 pub(super) fn exists(shared: &SharedIndex) -> Result<bool, StoreError> {
     let (mut client, place) = connect(shared)?;
     has_index(&mut client, &shared.project).map_err(|e| StoreError::Backend { path: place, source: e.into() })
+}
+
+/// The git revisions of `shared`'s project indexed in the database, by
+/// any checkout: the schemas whose meta names `<project>@<sha>` (a schema
+/// an older vecgrep made keeps no name, and one this role may not read is
+/// passed over). A clear removed only those this checkout remembered, and
+/// said it had removed the project's index for every checkout (audit 263).
+pub(super) fn revision_shas(shared: &SharedIndex) -> Result<Vec<String>, StoreError> {
+    let (mut client, place) = connect(shared)?;
+    let failed = |e: postgres::Error| StoreError::Backend { path: place.clone(), source: e.into() };
+    let listed = "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'vg\\_%' \
+                  AND to_regclass(quote_ident(nspname) || '.meta') IS NOT NULL";
+    let schemas: Vec<String> = client.query(listed, &[]).map_err(failed)?.iter().map(|r| r.get(0)).collect();
+    let prefix = format!("{}@", shared.project);
+    let mut shas = Vec::new();
+    for schema in schemas {
+        let named = format!("SELECT value FROM \"{schema}\".meta WHERE key = 'project'");
+        // One in a failed state leaves the connection usable: each is asked alone.
+        let Ok(rows) = client.query(&named, &[]) else { continue };
+        let names = rows.iter().filter_map(|r| r.try_get::<_, String>(0).ok());
+        shas.extend(
+            names.filter_map(|n| {
+                n.strip_prefix(&prefix).filter(|s| crate::project::is_commit_id(s)).map(str::to_string)
+            }),
+        );
+    }
+    Ok(shas)
 }
 
 /// Drop a project's index from the shared database, if this checkout is

@@ -367,6 +367,9 @@ impl PgIndex {
         self.batch(super::term_stats::TABLE)?;
         self.add_ctime()?;
         self.rows("INSERT INTO meta VALUES ('schema', $1)", &[&SCHEMA_VERSION.to_string()])?;
+        // The schema's name is a hash: the project's, kept, lets a clear
+        // find the revisions other checkouts indexed (`revision_shas`).
+        self.rows("INSERT INTO meta VALUES ('project', $1)", &[&self.shared.project])?;
         let generation = crate::store::first_generation().to_string();
         self.rows("INSERT INTO meta VALUES ('generation', $1), ('term_stats_at', $1)", &[&generation])?;
         Ok(())
