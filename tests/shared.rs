@@ -919,7 +919,18 @@ fn a_clear_or_a_forget_reaches_the_revisions_other_checkouts_indexed() {
     let index_v1 = || run(shared(&clone, &pg, "releases", "vg-index").args(["--store-adopt", "--rev", "v1"]));
     let search_v1 =
         || run(shared(&clone, &pg, "releases", "vg-query").args(["--no-index", "--rev", "v1", "read key value lines"]));
-    let schemas = || pg.sql("SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'vg\\_%'").unwrap();
+    // A schema named as vecgrep names them, which any role may make, whose
+    // `meta` runs code when read: a clear must never read it (review 266).
+    pg.sql(
+        "CREATE TABLE public.ran (x int);
+         CREATE FUNCTION public.planted() RETURNS text LANGUAGE sql AS $$ INSERT INTO public.ran VALUES (1) RETURNING 'x' $$;
+         CREATE SCHEMA vg_0123456789abcdef01234567;
+         CREATE VIEW vg_0123456789abcdef01234567.meta AS SELECT 'project'::text AS key, public.planted() AS value;",
+    )
+    .unwrap();
+    let schemas = || {
+        pg.sql("SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'vg\\_%' AND nspname <> 'vg_0123456789abcdef01234567'").unwrap()
+    };
     assert_code(&index_v1(), 0);
     assert_code(&search_v1(), 0);
     assert_eq!(schemas(), "2", "the project's and its revision's");
@@ -930,6 +941,7 @@ fn a_clear_or_a_forget_reaches_the_revisions_other_checkouts_indexed() {
     assert_code(&run(shared(&owner, &pg, "releases", "vg-index").arg("--clear-cache")), 0);
     assert_eq!(schemas(), "0", "every checkout's revisions went with the project's index");
     assert_code(&search_v1(), 2);
+    assert_eq!(pg.sql("SELECT count(*) FROM public.ran").unwrap(), "0", "the planted view was read");
 }
 
 /// `--verify` checks a shared store's revision indexes too: it skipped

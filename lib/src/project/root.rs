@@ -114,8 +114,9 @@ fn default_project_name(root: &Path) -> String {
 }
 
 /// The most bytes of a directory's name a default project name keeps: with
-/// its hash, within `store_project`'s 200.
-const DEFAULT_NAME_BYTES: usize = 180;
+/// `-` and its hash, `store_project`'s 200. A name that fitted is kept as
+/// it was, and with it its index (review 266).
+const DEFAULT_NAME_BYTES: usize = 191;
 
 /// This machine's name and `root`: what a repository's own files cannot
 /// choose (where it was cloned to, and on which machine).

@@ -116,12 +116,14 @@ impl Work {
             }
             Some(MARK.into())
         });
-        // A directory written with its slash after "all but" ("everything
-        // but vendor/"): one alone without it is words ("strip all but
-        // build metadata"; review 262).
+        // A directory written as one after "all but": a slash after it or
+        // `./` before it ("everything but vendor/", "all but ./examples").
+        // One alone without it is words ("strip all but build metadata";
+        // review 262), as is a word with a slash inside ("all but I/O
+        // errors"; review 266).
         static ALL_BUT_DIR: LazyLock<Regex> = LazyLock::new(|| {
             re(&format!(
-                r"{ALL_BUT}(?:(?:in|under|the)\s+)*(`?(?:\.?/)?(?:[\w.-]+/)+[\w.-]*`?)(?:\s+(?:dirs?|directory|folders?)\b)?"
+                r"{ALL_BUT}(?:(?:in|under|the)\s+)*(`?(?:\.?/(?:[\w.-]+/)*[\w.-]+/?|(?:[\w.-]+/)+)`?)(?:\s+(?:dirs?|directory|folders?)\b)?(?:\s|$|[,;)])"
             ))
         });
         self.take(&ALL_BUT_DIR, |c, f, _| {

@@ -183,7 +183,10 @@ pub(super) fn place(config: &postgres::Config, project: &str) -> PathBuf {
     let ports = config.get_ports();
     let port = ports.get(at).or(ports.first()).copied().unwrap_or(5432);
     let host = match hosts.get(at) {
-        Some(postgres::config::Host::Tcp(h)) => format!("{}:{port}", h.rsplit('@').next().unwrap_or_default()),
+        Some(postgres::config::Host::Tcp(h)) => match h.rsplit('@').next().unwrap_or_default() {
+            ipv6 if ipv6.contains(':') => format!("[{ipv6}]:{port}"),
+            host => format!("{host}:{port}"),
+        },
         Some(postgres::config::Host::Unix(p)) => p.join(format!(".s.PGSQL.{port}")).display().to_string(),
         None => format!("localhost:{port}"),
     };
@@ -344,6 +347,8 @@ mod tests {
         // The port, where a wrong one is the trouble (audit 263): a socket's too.
         let config: postgres::Config = "postgres:///vecgrep?host=/run/pg&port=5999".parse().unwrap();
         assert!(place(&config, "p").display().to_string().ends_with("on /run/pg/.s.PGSQL.5999"));
+        let config: postgres::Config = "postgres://u@[::1]:5992/vecgrep".parse().unwrap();
+        assert!(place(&config, "p").display().to_string().ends_with("on [::1]:5992"));
     }
 
     #[test]

@@ -103,31 +103,28 @@ pub(super) fn exists(shared: &SharedIndex) -> Result<bool, StoreError> {
     has_index(&mut client, &shared.project).map_err(|e| StoreError::Backend { path: place, source: e.into() })
 }
 
+/// What a project's schema's comment begins with, before the project's name.
+const PROJECT_COMMENT: &str = "vecgrep project ";
+
 /// The git revisions of `shared`'s project indexed in the database, by
-/// any checkout: the schemas whose meta names `<project>@<sha>` (a schema
-/// an older vecgrep made keeps no name, and one this role may not read is
-/// passed over). A clear removed only those this checkout remembered, and
-/// said it had removed the project's index for every checkout (audit 263).
+/// any checkout: the schemas named as vecgrep names them whose comment
+/// names `<project>@<sha>` (one an older vecgrep made has none). Read from
+/// the catalog alone: a schema any role may make is never read from, as a
+/// view or a policy there would run its owner's code as whoever clears
+/// (review 266). A clear removed only the revisions this checkout
+/// remembered, and said it had removed the project for every checkout
+/// (audit 263); a name found here is only a candidate, dropped as the
+/// revision's own schema by its writers' rules.
 pub(super) fn revision_shas(shared: &SharedIndex) -> Result<Vec<String>, StoreError> {
     let (mut client, place) = connect(shared)?;
     let failed = |e: postgres::Error| StoreError::Backend { path: place.clone(), source: e.into() };
-    let listed = "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'vg\\_%' \
-                  AND to_regclass(quote_ident(nspname) || '.meta') IS NOT NULL";
-    let schemas: Vec<String> = client.query(listed, &[]).map_err(failed)?.iter().map(|r| r.get(0)).collect();
-    let prefix = format!("{}@", shared.project);
-    let mut shas = Vec::new();
-    for schema in schemas {
-        let named = format!("SELECT value FROM \"{schema}\".meta WHERE key = 'project'");
-        // One in a failed state leaves the connection usable: each is asked alone.
-        let Ok(rows) = client.query(&named, &[]) else { continue };
-        let names = rows.iter().filter_map(|r| r.try_get::<_, String>(0).ok());
-        shas.extend(
-            names.filter_map(|n| {
-                n.strip_prefix(&prefix).filter(|s| crate::project::is_commit_id(s)).map(str::to_string)
-            }),
-        );
-    }
-    Ok(shas)
+    let listed = "SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace \
+                  WHERE nspname ~ '^vg_[0-9a-f]{24}$'";
+    let rows = client.query(listed, &[]).map_err(failed)?;
+    let prefix = format!("{PROJECT_COMMENT}{}@", shared.project);
+    let comments = rows.iter().filter_map(|r| r.get::<_, Option<String>>(0));
+    let shas = comments.filter_map(|c| c.strip_prefix(&prefix).map(str::to_string));
+    Ok(shas.filter(|sha| crate::project::is_commit_id(sha)).collect())
 }
 
 /// Drop a project's index from the shared database, if this checkout is

@@ -367,9 +367,16 @@ impl PgIndex {
         self.batch(super::term_stats::TABLE)?;
         self.add_ctime()?;
         self.rows("INSERT INTO meta VALUES ('schema', $1)", &[&SCHEMA_VERSION.to_string()])?;
-        // The schema's name is a hash: the project's, kept, lets a clear
-        // find the revisions other checkouts indexed (`revision_shas`).
-        self.rows("INSERT INTO meta VALUES ('project', $1)", &[&self.shared.project])?;
+        // The schema's name is a hash: the project's, kept in the schema's
+        // comment, lets a clear find the revisions other checkouts indexed
+        // from the catalog alone (`revision_shas`).
+        let named = self.row(
+            "SELECT format('COMMENT ON SCHEMA %s IS %L', $1::text, $2::text)",
+            &[&self.schema, &format!("{}{}", super::PROJECT_COMMENT, self.shared.project)],
+        )?;
+        if let Some(comment) = named {
+            self.batch(&comment.get::<_, String>(0))?;
+        }
         let generation = crate::store::first_generation().to_string();
         self.rows("INSERT INTO meta VALUES ('generation', $1), ('term_stats_at', $1)", &[&generation])?;
         Ok(())
