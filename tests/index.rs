@@ -1472,7 +1472,7 @@ fn missing_assets_name_what_is_missing_and_the_fix() {
     // and that is the cause said, not only "not installed".
     let o = run(t.cmd("vg-index", ".").env_remove("HOME").env_remove("XDG_DATA_HOME"));
     assert_code(&o, 2);
-    assert!(stderr(&o).contains("neither HOME nor an absolute XDG_DATA_HOME is set"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("neither an absolute HOME nor an absolute XDG_DATA_HOME is set"), "{}", stderr(&o));
 }
 
 /// Audit 183: a damaged file in an installed prefix (`<bin>/../share/vecgrep`,

@@ -206,7 +206,9 @@ pub(super) fn display_list(paths: &[PathBuf]) -> String {
     let list = paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ");
     match crate::project::BaseDir::Data.path() {
         Some(_) => list,
-        None => format!("{list}; not in ~/.local/share/vecgrep: neither HOME nor an absolute XDG_DATA_HOME is set"),
+        None => format!(
+            "{list}; not in ~/.local/share/vecgrep: neither an absolute HOME nor an absolute XDG_DATA_HOME is set"
+        ),
     }
 }
 

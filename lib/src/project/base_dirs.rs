@@ -52,8 +52,7 @@ pub(super) fn catalogs_dir() -> anyhow::Result<PathBuf> {
         );
         return Ok(dir);
     }
-    BaseDir::Data
-        .path()
-        .map(|data| data.join("vecgrep/catalogs"))
-        .ok_or_else(|| anyhow::anyhow!("neither XDG_DATA_HOME nor HOME is set, so catalogs have no home"))
+    BaseDir::Data.path().map(|data| data.join("vecgrep/catalogs")).ok_or_else(|| {
+        anyhow::anyhow!("neither XDG_DATA_HOME nor HOME is set as an absolute path, so catalogs have no home")
+    })
 }

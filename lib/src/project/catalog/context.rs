@@ -21,8 +21,9 @@ pub struct DefaultContext {
 
 /// `$XDG_CONFIG_HOME/vecgrep/context.toml`, else `~/.config/vecgrep/context.toml`.
 pub fn context_path() -> Result<PathBuf> {
-    let config = crate::project::global_config_path()
-        .ok_or_else(|| anyhow!("neither XDG_CONFIG_HOME nor HOME is set, so there is no default context"))?;
+    let config = crate::project::global_config_path().ok_or_else(|| {
+        anyhow!("neither XDG_CONFIG_HOME nor HOME is set as an absolute path, so there is no default context")
+    })?;
     Ok(config.with_file_name("context.toml"))
 }
 
