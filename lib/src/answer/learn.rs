@@ -6,8 +6,10 @@
 
 use std::collections::HashSet;
 use std::path::PathBuf;
+use std::sync::LazyLock;
 
 use anyhow::{bail, Context, Result};
+use regex::Regex;
 
 use crate::concepts::{project_kg_dir, ConceptSet};
 use crate::project::{small_file, ProjectRoot, RootMarker};
@@ -102,10 +104,17 @@ pub fn concepts_bridged(
     given: &[HitRecord],
     known: &ConceptSet,
 ) -> Vec<LearnedConcept> {
+    // An answer that says the excerpts do not answer bridges nothing, nor
+    // does a name it denies ("`saml_login` is unrelated to payroll"; audit
+    // 267: both were learned as payroll, and the next search found them).
+    if DENIES_AN_ANSWER.is_match(answer) {
+        return Vec::new();
+    }
+    let denied = denied_identifiers(answer);
     let in_results: HashSet<&str> = given.iter().flat_map(|h| words(&h.text)).collect();
     let query_lower = query.to_lowercase();
     let mut synonyms: Vec<String> = Vec::new();
-    for id in named_identifiers(answer) {
+    for id in named_identifiers(answer).into_iter().filter(|id| !denied.contains(id)) {
         // One the concept files would refuse is none to write (it was
         // written, refused at every search, and written again each run).
         let fresh = !synonyms.iter().any(|s| s == id)
@@ -130,6 +139,31 @@ pub fn concepts_bridged(
         .take(MAX_LEARNED)
         .map(|w| LearnedConcept { name: w.clone(), synonyms: synonyms.clone() })
         .collect()
+}
+
+/// An answer that says it has none: "the excerpts do not answer the
+/// question", "cannot answer", "none of the excerpts", "nothing here".
+static DENIES_AN_ANSWER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)\b(?:do|does|did|can|could)(?:\s+not|n't)\s+answer\b|\bcannot\s+answer\b|\bnone\s+of\s+the\b|\bnothing\s+(?:here|in\s+the)\b",
+    )
+    .expect("a valid pattern")
+});
+
+/// A sentence that denies something of what it names.
+static NEGATION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:not|no|none|nothing|never|neither|nor|unrelated|irrelevant|cannot)\b|n't\b")
+        .expect("a valid pattern")
+});
+
+/// The identifiers named in sentences of prose (outside fenced code, where
+/// `not` is code) that deny something.
+fn denied_identifiers(answer: &str) -> HashSet<&str> {
+    static SENTENCE_END: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"[.!?]+(?:\s+|$)|\n+").expect("a valid pattern"));
+    let prose = answer.split("```").step_by(2);
+    let sentences = prose.flat_map(|block| SENTENCE_END.split(block));
+    sentences.filter(|s| NEGATION.is_match(s)).flat_map(named_identifiers).collect()
 }
 
 /// The identifiers a text names that look like code: with an underscore, a
@@ -283,6 +317,11 @@ pub fn append_learned(root: &ProjectRoot, learned: &[LearnedConcept], query: &st
         }
         Err(e) => bail!("cannot read {}: {e}", path.display()),
     };
+    // One the concept files skip whole learns nothing more (audit 267: each
+    // run said "learned" and appended to a file no search read).
+    if std::str::from_utf8(&existing).is_err() {
+        bail!("{} is not UTF-8 text, so searches skip all of it; fix or remove it, then learn again", path.display());
+    }
     let mut text = String::new();
     if !existing.is_empty() && !existing.ends_with(b"\n") {
         text.push('\n');
@@ -384,6 +423,21 @@ mod tests {
         let learned =
             concepts_bridged("which class keeps the ledger", &planted, answer, &given, &ConceptSet::default());
         assert!(learned.is_empty(), "{learned:?}");
+        // An answer that has none, or denies a name, teaches nothing of it (audit 267).
+        let given = [hit("class AccountBook:\n    pass\ndef saml_login(r):\n    if not r: return")];
+        let ledger = |answer: &str| {
+            concepts_bridged("which class keeps the ledger", &["ledger".into()], answer, &given, &ConceptSet::default())
+        };
+        for denial in [
+            "The excerpts do not answer the question: nothing here keeps it. `AccountBook` and `saml_login` are unrelated.",
+            "I cannot answer from these excerpts; AccountBook is about money.",
+        ] {
+            assert!(ledger(denial).is_empty(), "{denial}");
+        }
+        let learned = ledger("AccountBook keeps the ledger. It is not saml_login.");
+        assert_eq!(learned[0].synonyms, ["AccountBook"]);
+        let learned = ledger("AccountBook keeps it:\n```python\nif not entries: return AccountBook()\n```");
+        assert_eq!(learned[0].synonyms, ["AccountBook"], "code's own `not` denies nothing");
         // An identifier longer than a concept file takes is none to learn.
         let long = format!("Account_{}", "Book".repeat(60));
         let given = [hit(&format!("class {long}:\n    pass"))];

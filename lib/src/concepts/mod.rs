@@ -201,7 +201,7 @@ fn read_concepts(path: &Path) -> Result<Vec<Result<Concept, ConceptProblem>>, Co
     };
     let text = String::from_utf8(bytes).map_err(|e| {
         let line = 1 + e.as_bytes()[..e.utf8_error().valid_up_to()].iter().filter(|&&b| b == b'\n').count();
-        problem(line, "not UTF-8 text".into())
+        problem(0, format!("line {line} is not UTF-8 text"))
     })?;
     Ok(parse_concepts(&text, path))
 }
@@ -501,7 +501,8 @@ mod tests {
         assert_eq!(read.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["Ledger"]);
         let lines: Vec<(String, usize)> =
             problems.iter().map(|p| (p.path.file_name().unwrap().to_string_lossy().into_owned(), p.line)).collect();
-        assert_eq!(lines, [("binary.md".to_string(), 2), ("broken.md".to_string(), 2)]);
+        assert_eq!(lines, [("binary.md".to_string(), 0), ("broken.md".to_string(), 2)]);
+        assert!(problems[0].to_string().ends_with("binary.md: line 2 is not UTF-8 text (the file is skipped)"));
     }
 
     #[test]

@@ -36,7 +36,9 @@ impl fmt::Display for ConceptProblem {
             0 if self.path.extension().is_none_or(|e| e != "md") => {
                 write!(f, "{}: {}", self.path.display(), self.message)
             }
-            0 => write!(f, "{}: {} (the concept is skipped)", self.path.display(), self.message),
+            // The file as a whole: every concept in it (audit 267: "the
+            // concept" was said of a file whose concepts all went).
+            0 => write!(f, "{}: {} (the file is skipped)", self.path.display(), self.message),
             line => write!(f, "{}:{line}: {} (the concept is skipped)", self.path.display(), self.message),
         }
     }
@@ -195,7 +197,7 @@ mod tests {
     #[test]
     fn a_problem_of_the_whole_file_names_no_line() {
         let problem = |line| ConceptProblem { path: "kg/a.md".into(), line, message: "too large".into() };
-        assert_eq!(problem(0).to_string(), "kg/a.md: too large (the concept is skipped)");
+        assert_eq!(problem(0).to_string(), "kg/a.md: too large (the file is skipped)");
         assert_eq!(problem(3).to_string(), "kg/a.md:3: too large (the concept is skipped)");
     }
 

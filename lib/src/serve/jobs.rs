@@ -54,12 +54,13 @@ pub(super) fn status_response(shared: &Shared, target: &http::Target, store: &mu
     let Some(id) = target.param("job_id").filter(|id| !id.is_empty()) else {
         return Response::error(400, "the parameter job_id is missing or empty");
     };
-    // No index yet: no job either.
-    let _ = crate::live::open_slot(store, &shared.target().root);
-    let found = match store.as_ref() {
-        Some(s) => s.index_job(id),
-        None => Ok(None),
-    };
+    let mut found = read_job(shared, store, id);
+    // A kept connection the database closed (restarted): once more on a
+    // fresh one, as a search is (review 266).
+    if found.as_ref().is_err_and(store::StoreError::is_connection_lost) {
+        *store = None;
+        found = read_job(shared, store, id);
+    }
     match found {
         Ok(Some(job)) => Response::json(200, &job_json(&job)),
         Ok(None) => Response::error(404, &format!("no index job {:?}", shown(id))),
@@ -67,6 +68,16 @@ pub(super) fn status_response(shared: &Shared, target: &http::Target, store: &mu
             *store = None;
             Response::error(500, &format!("cannot read the job: {:#}", anyhow::Error::new(e)))
         }
+    }
+}
+
+/// Job `id` as the index keeps it, read through `store` (opened when it
+/// is not; no index yet is no job either).
+fn read_job(shared: &Shared, store: &mut StoreSlot, id: &str) -> Result<Option<IndexJob>, store::StoreError> {
+    let _ = crate::live::open_slot(store, &shared.target().root);
+    match store.as_ref() {
+        Some(s) => s.index_job(id),
+        None => Ok(None),
     }
 }
 
