@@ -271,6 +271,37 @@ fn an_endpoint_that_fails_is_one_line_and_the_results_still_flow() {
     assert!(stderr(&o).contains("answered with no text"), "{}", stderr(&o));
 }
 
+/// An answer that says the excerpts do not answer teaches nothing, and a
+/// learned.md the concept files skip whole is learned into no more (audit
+/// 267: "payroll" was learned as `AccountBook` and `saml_login` from a
+/// denial, and found them at the next search).
+#[test]
+fn nothing_is_learned_from_a_denial_nor_into_a_file_no_search_reads() {
+    let t = ledger_project();
+    let learn = |t: &Tree, reply: &str| {
+        let body =
+            serde_json::json!({"data": [{"id": "m"}], "model": "m", "choices": [{"message": {"content": reply}}]})
+                .to_string();
+        let url = canned_server(200, Box::leak(body.into_boxed_str()));
+        run(t
+            .cmd("vecgrep", ".")
+            .args(["--answer", "--learn", "--force-answer", "--json", "--threshold", "-1"])
+            .args(["--llm-url", &url, "where is payroll handled"]))
+    };
+    let denial = "The excerpts do not answer the question: nothing here handles payroll. \
+                  `AccountBook` and `saml_login` are unrelated to payroll.";
+    let o = learn(&t, denial);
+    assert_code(&o, 0);
+    assert!(answer_of(&o)["learned"].as_array().is_none_or(|l| l.is_empty()), "{}", stdout(&o));
+    assert!(!t.path().join(".vecgrep/kg/learned.md").exists());
+    let unreadable = b"# ledger\nsynonyms:: AccountBook\n<!-- caf\xe9 -->\n";
+    t.write_bytes(".vecgrep/kg/learned.md", unreadable);
+    let o = learn(&t, "Payroll is handled by `saml_login`.");
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("learned.md is not UTF-8 text, so searches skip all of it"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(t.path().join(".vecgrep/kg/learned.md")).unwrap(), unreadable, "left as it was");
+}
+
 /// A stream names its root; `--learn` writes only into a project, so a
 /// record naming any other directory cannot make it one (a `.vecgrep/`
 /// there would be the root of every unmarked directory below it).
