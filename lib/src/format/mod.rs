@@ -294,19 +294,25 @@ pub fn render_answer(
     let model = opts.shown(&answer.model);
     let heading = format!("answer from {model} (given the top {} result{plural}{why}):", answer.given);
     writeln!(out, "{}", paint(c, DIM, &heading))?;
-    // The model read the repository's files: it may echo what they hide.
-    for line in answer.text.lines() {
-        writeln!(out, "  {}", opts.shown(line))?;
-    }
     // A catalog's hits have roots of their own: a citation (named as
     // `HitRecord::cited_name`) is shown from the root of the hit it cites.
     let first_root = hits.iter().find_map(|h| h.root.as_deref());
-    let place = |cited: &str, line: usize| {
+    let path_from_here = |cited: &str| {
         let hit = hits.iter().find(|h| h.cited_name() == cited);
-        let path = match hit {
+        match hit {
             Some(h) => display_file(h.root.as_deref().or(first_root), &h.file, &opts.cwd),
             None => display_file(first_root, cited, &opts.cwd),
-        };
+        }
+    };
+    // The model read the repository's files: it may echo what they hide.
+    // The places it cites are named from here, as the sources below are
+    // (audit 267: `[src/books.py:1]` from `src/`, where no such file is).
+    let text = cited_from_here(&answer.text, &answer.citations, &path_from_here);
+    for line in text.lines() {
+        writeln!(out, "  {}", opts.shown(line))?;
+    }
+    let place = |cited: &str, line: usize| {
+        let path = path_from_here(cited);
         format!("{}:{}", paint(c, PATH, &opts.shown(&path)), paint(c, LINE_NO, &line.to_string()))
     };
     if !answer.citations.is_empty() {
@@ -327,6 +333,28 @@ pub fn render_answer(
         writeln!(out, "{}", paint(c, DIM, &opts.shown(&note)))?;
     }
     Ok(())
+}
+
+/// `text` with each place of `citations` it names (`path:line`, after a
+/// space, a bracket, a parenthesis or a backquote) named by `from_here`.
+fn cited_from_here(
+    text: &str,
+    citations: &[crate::records::CitationRecord],
+    from_here: &dyn Fn(&str) -> String,
+) -> String {
+    let mut text = text.to_string();
+    let mut files: Vec<&str> = citations.iter().map(|c| c.file.as_str()).collect();
+    files.sort_unstable();
+    files.dedup();
+    for file in files {
+        let shown = from_here(file);
+        if shown == file {
+            continue;
+        }
+        let Ok(place) = regex::Regex::new(&format!(r"(^|[\s\[(`]){}:(\d)", regex::escape(file))) else { continue };
+        text = place.replace_all(&text, |c: &regex::Captures<'_>| format!("{}{shown}:{}", &c[1], &c[2])).into_owned();
+    }
+    text
 }
 
 /// Hits grouped by display path, files in order of their best hit; a
@@ -871,11 +899,18 @@ mod tests {
         };
         assert_eq!(
             shown(OutputMode::Flat),
-            "\nanswer from m (given the top 1 result; the results looked insufficient):\n  It is AccountBook [src/book.rs:3].\n  sources: book.rs:3\n  dropped 1 citation of places it was not given: 9\n  learned: ledger (in ../.vecgrep/kg/learned.md; review it)\n"
+            "\nanswer from m (given the top 1 result; the results looked insufficient):\n  It is AccountBook [book.rs:3].\n  sources: book.rs:3\n  dropped 1 citation of places it was not given: 9\n  learned: ledger (in ../.vecgrep/kg/learned.md; review it)\n"
         );
         assert_eq!(shown(OutputMode::Files), "");
         let json: AnswerRecord = serde_json::from_str(&shown(OutputMode::Json)).unwrap();
-        assert_eq!(json, answer);
+        assert_eq!(json, answer, "the record keeps the root's names");
+        // Only the places cited, at a boundary: another file that ends the same way is left as it is.
+        let from_here = |f: &str| f.trim_start_matches("src/").to_string();
+        let cited = [serde_json::from_value(serde_json::json!({"file": "src/book.rs", "line": 3})).unwrap()];
+        assert_eq!(
+            cited_from_here("See src/book.rs:3, (src/book.rs:30) and lib/src/book.rs:3.", &cited, &from_here),
+            "See book.rs:3, (book.rs:30) and lib/src/book.rs:3."
+        );
     }
 
     #[test]
