@@ -6,10 +6,8 @@
 
 use std::collections::HashSet;
 use std::path::PathBuf;
-use std::sync::LazyLock;
 
 use anyhow::{bail, Context, Result};
-use regex::Regex;
 
 use crate::concepts::{project_kg_dir, ConceptSet};
 use crate::project::{small_file, ProjectRoot, RootMarker};
@@ -107,10 +105,10 @@ pub fn concepts_bridged(
     // An answer that says the excerpts do not answer bridges nothing, nor
     // does a name it denies ("`saml_login` is unrelated to payroll"; audit
     // 267: both were learned as payroll, and the next search found them).
-    if DENIES_AN_ANSWER.is_match(answer) {
+    if super::denial::says_it_has_none(answer) {
         return Vec::new();
     }
-    let denied = denied_identifiers(answer);
+    let denied = super::denial::denied_names(answer);
     let in_results: HashSet<&str> = given.iter().flat_map(|h| words(&h.text)).collect();
     let query_lower = query.to_lowercase();
     let mut synonyms: Vec<String> = Vec::new();
@@ -141,37 +139,12 @@ pub fn concepts_bridged(
         .collect()
 }
 
-/// An answer that says it has none: "the excerpts do not answer the
-/// question", "cannot answer", "none of the excerpts", "nothing here".
-static DENIES_AN_ANSWER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"(?i)\b(?:do|does|did|can|could)(?:\s+not|n't)\s+answer\b|\bcannot\s+answer\b|\bnone\s+of\s+the\b|\bnothing\s+(?:here|in\s+the)\b",
-    )
-    .expect("a valid pattern")
-});
-
-/// A sentence that denies something of what it names.
-static NEGATION: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:not|no|none|nothing|never|neither|nor|unrelated|irrelevant|cannot)\b|n't\b")
-        .expect("a valid pattern")
-});
-
-/// The identifiers named in sentences of prose (outside fenced code, where
-/// `not` is code) that deny something.
-fn denied_identifiers(answer: &str) -> HashSet<&str> {
-    static SENTENCE_END: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"[.!?]+(?:\s+|$)|\n+").expect("a valid pattern"));
-    let prose = answer.split("```").step_by(2);
-    let sentences = prose.flat_map(|block| SENTENCE_END.split(block));
-    sentences.filter(|s| NEGATION.is_match(s)).flat_map(named_identifiers).collect()
-}
-
 /// The identifiers a text names that look like code: with an underscore, a
 /// lower-then-upper case step (`AccountBook`, `getUser`), or alone in
 /// backticks. A fenced block (```) is code quoted whole, not a name: its
 /// words count only as they look (its fence flipped which spans read as
 /// quoted, and every word of a docstring in it, "and", "out", was learned).
-fn named_identifiers(text: &str) -> Vec<&str> {
+pub(super) fn named_identifiers(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
     for (fence, block) in text.split("```").enumerate() {
         let spans: Vec<&str> = if fence % 2 == 1 { vec![block] } else { block.split('`').collect() };

@@ -11,6 +11,7 @@
 
 mod chat;
 mod cite;
+mod denial;
 mod learn;
 mod prompt;
 mod spaceless;

@@ -118,8 +118,10 @@ const PROJECT_COMMENT: &str = "vecgrep project ";
 pub(super) fn revision_shas(shared: &SharedIndex) -> Result<Vec<String>, StoreError> {
     let (mut client, place) = connect(shared)?;
     let failed = |e: postgres::Error| StoreError::Backend { path: place.clone(), source: e.into() };
+    // Only schemas this role may act for: another role may plant one named
+    // for any project, to fail every clear (review 268).
     let listed = "SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace \
-                  WHERE nspname ~ '^vg_[0-9a-f]{24}$'";
+                  WHERE nspname ~ '^vg_[0-9a-f]{24}$' AND pg_has_role(nspowner, 'USAGE')";
     let rows = client.query(listed, &[]).map_err(failed)?;
     let prefix = format!("{PROJECT_COMMENT}{}@", shared.project);
     let comments = rows.iter().filter_map(|r| r.get::<_, Option<String>>(0));

@@ -328,6 +328,7 @@ impl PgIndex {
             match self.check_schema().and_then(marked) {
                 Ok(None) => {
                     self.add_term_stats()?;
+                    self.name_the_schema()?;
                     return self.add_ctime();
                 }
                 Err(e) if in_place => return Err(e),
@@ -357,6 +358,26 @@ impl PgIndex {
         self.make_tables(acting_for)
     }
 
+    /// The schema's name is a hash: the project's, kept in the schema's
+    /// comment, lets a clear find the revisions other checkouts indexed
+    /// from the catalog alone (`revision_shas`). Written by each run that
+    /// writes where it says otherwise, so that a schema an older vecgrep
+    /// made is named too (review 268); only by a role that may (its owner's
+    /// rights), as a failed statement would end the run's transaction.
+    fn name_the_schema(&self) -> Result<(), StoreError> {
+        let named = format!("{}{}", super::PROJECT_COMMENT, self.shared.project);
+        let comment = self.row(
+            "SELECT format('COMMENT ON SCHEMA %s IS %L', $1::text, $2::text) FROM pg_namespace \
+             WHERE oid = to_regnamespace($1) AND pg_has_role(nspowner, 'USAGE') \
+             AND obj_description(oid, 'pg_namespace') IS DISTINCT FROM $2",
+            &[&self.schema, &named],
+        )?;
+        match comment {
+            Some(comment) => self.batch(&comment.get::<_, String>(0)),
+            None => Ok(()),
+        }
+    }
+
     /// The project's schema and tables, made where there are none (as
     /// `acting_for`, when this session acts as the owner).
     fn make_tables(&self, acting_for: Option<&str>) -> Result<(), StoreError> {
@@ -367,16 +388,7 @@ impl PgIndex {
         self.batch(super::term_stats::TABLE)?;
         self.add_ctime()?;
         self.rows("INSERT INTO meta VALUES ('schema', $1)", &[&SCHEMA_VERSION.to_string()])?;
-        // The schema's name is a hash: the project's, kept in the schema's
-        // comment, lets a clear find the revisions other checkouts indexed
-        // from the catalog alone (`revision_shas`).
-        let named = self.row(
-            "SELECT format('COMMENT ON SCHEMA %s IS %L', $1::text, $2::text)",
-            &[&self.schema, &format!("{}{}", super::PROJECT_COMMENT, self.shared.project)],
-        )?;
-        if let Some(comment) = named {
-            self.batch(&comment.get::<_, String>(0))?;
-        }
+        self.name_the_schema()?;
         let generation = crate::store::first_generation().to_string();
         self.rows("INSERT INTO meta VALUES ('generation', $1), ('term_stats_at', $1)", &[&generation])?;
         Ok(())
