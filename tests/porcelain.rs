@@ -535,3 +535,19 @@ fn a_search_takes_the_privacy_mode_and_refuses_an_embedder_elsewhere() {
     let needs = "--privacy-mode needs a search of the files (not --log, -i or a server), --answer or --ask";
     assert!(stderr(&o).contains(needs), "{}", stderr(&o));
 }
+
+/// A value that starts with `-`, given as the next word, is the option's
+/// value, as git and getopt take it (audit 269: `--author -bob` and
+/// `--token -Xk…` were refused as unknown flags, with a tip that failed).
+#[test]
+fn a_value_starting_with_a_hyphen_is_the_options_value() {
+    let t = git_repo();
+    t.write("a.rs", "fn retry_upload() {}\n");
+    git(&t, &["add", "-A"]);
+    git(&t, &["-c", "user.name=-bob", "-c", "user.email=b@example.org", "commit", "-q", "-m", "Retry uploads"]);
+    let o = vecgrep(&t, ".", &["--log", "--threshold", "-1", "--author", "-bob", "retry uploads"]);
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("-bob: Retry uploads"), "{}", stdout(&o));
+    let o = vecgrep(&t, ".", &["-g", "-nothing*", "--threshold", "-1", "retry upload"]);
+    assert_code(&o, 1);
+}

@@ -30,7 +30,7 @@ pub struct WalkArgs {
     #[arg(short = 'T', long = "type-not", value_name = "TYPE")]
     pub types_not: Vec<String>,
     /// Include files matching GLOB, or exclude them with a leading '!'; repeatable. A glob with a '/' is matched from the project root, as -E's are (rg matches from the current directory).
-    #[arg(short = 'g', long = "glob", value_name = "GLOB")]
+    #[arg(short = 'g', long = "glob", value_name = "GLOB", allow_hyphen_values = true)]
     pub globs: Vec<String>,
     /// Descend at most NUM levels below each path, as rg: 1 takes only the files directly in a directory, 2 those in its subdirectories too, 0 only the paths that are files themselves.
     #[arg(long, value_name = "NUM", value_parser = parse_count, allow_negative_numbers = true)]
@@ -45,7 +45,7 @@ pub struct WalkArgs {
     #[arg(long)]
     pub no_ignore: bool,
     /// Also read ignore rules from PATH (gitignore syntax); repeatable.
-    #[arg(long, value_name = "PATH", value_parser = any_path())]
+    #[arg(long, value_name = "PATH", value_parser = any_path(), allow_hyphen_values = true)]
     pub ignore_file: Vec<PathBuf>,
     /// Skip files larger than SIZE: bytes, or with K, M or G (KiB, MiB, GiB) as ripgrep reads it: 512K, 10M.
     #[arg(long, value_name = "SIZE", value_parser = parse_byte_size, allow_hyphen_values = true)]
@@ -71,7 +71,7 @@ pub struct FileFilterArgs {
     #[arg(short = 'S', long, value_name = "SIZE", allow_hyphen_values = true, value_parser = parse_size)]
     pub size: Vec<String>,
     /// Leave files matching GLOB out of the results (gitignore syntax, from the root: tests/, *_test.go, /vendor); repeatable, up to 1024 times and 64 KiB in all. Unlike -g, they stay indexed.
-    #[arg(short = 'E', long, value_name = "GLOB")]
+    #[arg(short = 'E', long, value_name = "GLOB", allow_hyphen_values = true)]
     pub exclude: Vec<String>,
 }
 
@@ -80,7 +80,7 @@ pub struct FileFilterArgs {
 #[command(next_help_heading = "Filter options")]
 pub struct PackageArgs {
     /// Only files of package NAME: those whose nearest package manifest above them (package.json, Cargo.toml, pyproject.toml, setup.cfg, go.mod, composer.json, pom.xml, *.gemspec, mix.exs, pubspec.yaml, *.cabal) names NAME; an unknown NAME is an error listing the packages there are. Reads the working tree, so not with --rev or --label.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", allow_hyphen_values = true)]
     pub package: Option<String>,
 }
 
@@ -163,7 +163,7 @@ pub struct StoreArgs {
     #[arg(long = "store", id = "store_url", value_name = "URL")]
     pub store_url: Option<String>,
     /// The name the project's index is kept under in the shared database; every checkout given the same name shares it (the first to write it is recorded as its creator; others need --store-adopt).
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", allow_hyphen_values = true)]
     pub store_project: Option<String>,
     /// Write to (and clear) a shared project's index that another checkout created, and be recorded as one of its writers: without it, a checkout that names another's project (a cloned repository's config, a typo) cannot change it.
     #[arg(long)]
@@ -195,7 +195,7 @@ pub struct AnswerArgs {
     #[arg(long, value_name = "URL")]
     pub llm_url: Option<String>,
     /// The chat model to ask.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", allow_hyphen_values = true)]
     pub llm_model: Option<String>,
     /// Results sent to the model, best first (1 to 20).
     #[arg(long, value_name = "NUM", default_value_t = vecgrep::answer::DEFAULT_CONTEXT_HITS, value_parser = parse_context_hits, allow_negative_numbers = true)]
@@ -221,7 +221,7 @@ pub struct LogArgs {
     #[arg(long, value_name = "DATE")]
     pub until: Option<String>,
     /// Only commits whose author's name or email contains TEXT (any case).
-    #[arg(long, value_name = "TEXT")]
+    #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
     pub author: Option<String>,
     /// Index and search only the NUM newest commits of HEAD's history.
     #[arg(long, value_name = "NUM", value_parser = |s: &str| whole_in::<u64>(s, 1, None), allow_negative_numbers = true)]
@@ -696,7 +696,7 @@ pub struct ServeCli {
     #[arg(short = 'p', long, value_name = "PORT", default_value_t = 0, value_parser = parse_port, allow_negative_numbers = true)]
     pub port: u16,
     /// Require `Authorization: Bearer TOKEN` on every request [env: VECGREP_TOKEN].
-    #[arg(long, value_name = "TOKEN")]
+    #[arg(long, value_name = "TOKEN", allow_hyphen_values = true)]
     pub token: Option<String>,
     /// Index PATHS completely, every chunk with the model's vector, before listening.
     #[arg(long)]
@@ -820,10 +820,10 @@ pub struct PickCli {
 #[command(next_help_heading = "Picker options")]
 pub struct PickArgs {
     /// Start with QUERY; every positional argument is then a PATH (for `xargs vecgrep -i --query Q`).
-    #[arg(long, value_name = "QUERY")]
+    #[arg(long, value_name = "QUERY", allow_hyphen_values = true)]
     pub query: Option<String>,
     /// Command that opens the picked result: {file}, {line} and {end_line} are filled in.
-    #[arg(long, value_name = "CMD")]
+    #[arg(long, value_name = "CMD", allow_hyphen_values = true)]
     pub open_cmd: Option<String>,
     /// Index PATHS completely, every chunk with the model's vector, before the picker opens.
     #[arg(long)]
@@ -936,7 +936,7 @@ pub struct PorcelainPickArgs {
     #[arg(id = "pick_query", long = "query", value_name = "QUERY", requires = "interactive")]
     pub pick_query: Option<String>,
     /// With -i: command that opens the picked result ({file}, {line}, {end_line}).
-    #[arg(long, value_name = "CMD", requires = "interactive")]
+    #[arg(long, value_name = "CMD", requires = "interactive", allow_hyphen_values = true)]
     pub open_cmd: Option<String>,
 }
 
@@ -957,7 +957,7 @@ pub struct PorcelainServeArgs {
     #[arg(short = 'p', long, value_name = "PORT", requires = "serve", value_parser = parse_port, allow_negative_numbers = true)]
     pub port: Option<u16>,
     /// With --serve: require `Authorization: Bearer TOKEN` [env: VECGREP_TOKEN].
-    #[arg(long, value_name = "TOKEN", requires = "serve")]
+    #[arg(long, value_name = "TOKEN", requires = "serve", allow_hyphen_values = true)]
     pub token: Option<String>,
     /// With --serve, --mcp or -i: index PATHS completely first.
     #[arg(long)]
