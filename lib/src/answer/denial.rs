@@ -1,10 +1,20 @@
-//! What an answer denies, so that `--learn` learns nothing of it: an answer
-//! whose first sentence says it has none ("The excerpts do not answer the
-//! question", "I don't see payroll here"), and the names it says are not
-//! the thing ("`saml_login` is unrelated to payroll", "not `Invoice`").
-//! Audit 267 found both learned as the question's missing word; review 268
-//! found a first form, any negation in a sentence, refusing answers that
-//! did name it ("AccountBook keeps the ledger; no other class does").
+//! What an answer denies, so that `--learn` learns nothing of it. Read
+//! clause by clause (prose only: fenced and inline code are code, where
+//! `not` and `None` deny nothing):
+//! - an answer that says it does not answer ("The excerpts do not answer
+//!   the question", "cannot answer", "not in the given code"), or denies
+//!   the word it would teach ("There is no payroll code", "`AccountBook`
+//!   handles invoices, not payroll"), teaches nothing;
+//! - a name is learned only from a clause that affirms it: one said only
+//!   in denials ("it does not use `saml_login`", "Not in `AccountBook`")
+//!   is not.
+//!
+//! Audit 267 found denials learned as the question's missing word (the
+//! next search then found the wrong code, judged sufficient). Reviews 268
+//! and 270 found the first forms, a negation anywhere in a sentence or in
+//! a first sentence naming no code, refusing answers that did name it and
+//! learning names the answer denied. Where the reading is unsure it learns
+//! nothing: a concept missed costs a question, a wrong one every search.
 
 use std::collections::HashSet;
 use std::sync::LazyLock;
@@ -12,110 +22,127 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::learn::named_identifiers;
+use crate::terms::words;
 
-/// A word of negation or absence.
+/// A word of negation, absence or doubt.
 static NEGATIVE: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"\b(?:not|no|none|nothing|never|cannot|unrelated|irrelevant|insufficient|unclear|absent|missing)\b|n't\b")
+    re(
+        r"\b(?:not|no|none|nothing|never|neither|nor|cannot|unrelated|irrelevant|insufficient|unclear|absent|missing|lacks?|lacking|fails?|without)\b|n't\b",
+    )
 });
 
-/// An answer that says it does not answer, whatever it names after.
-static DOES_NOT_ANSWER: LazyLock<Regex> =
-    LazyLock::new(|| re(r"\b(?:do|does|did|can|could)(?:\s+not|n't)\s+answer\b|\bcannot\s+answer\b"));
-
-/// A name right after a negation: "not `saml_login`", "never Invoice".
-static AFTER_A_NEGATION: LazyLock<Regex> =
-    LazyLock::new(|| re(r"\b(?:not|never|nor|neither|no)\s+(?:(?:the|a|an)\s+)?`?([A-Za-z_]\w*(?:(?:\.|::)\w+)*)"));
-
-/// A clause whose subject, one name or a list, is denied by its verb:
-/// "`AccountBook` and `saml_login` are unrelated", "X does not handle it".
-static DENIED_SUBJECT: LazyLock<Regex> = LazyLock::new(|| {
+/// An answer that says it has none, whatever it names after.
+static DOES_NOT_ANSWER: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"^\W*((?:`?[\w.:()]+`?\s*(?:,|\band\b|\bor\b|&)?\s*)+?)\s*\b(?:is|are|was|were|does|do|did|has|have|had)\s*(?:not\b|n't\b|no\b|nothing\b|unrelated\b|irrelevant\b)",
+        r"\b(?:do|does|did|can|could)(?:\s+not|n't)\s+answer\b|\bcannot\s+answer\b|\bnot\s+in\s+the\s+(?:given|provided|shown)\b|\bno\s+(?:evidence|mention)\b",
     )
+});
+
+/// Where a clause ends: a sentence's or a list's punctuation, a dash, a
+/// bracket, a line, or a conjunction that turns ("…, but", "although").
+static CLAUSE_END: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"[.!?;:,]+(?:\s+|$)|\n|\s[-\u{2013}\u{2014}]+\s|[()]|\s(?:but|although|though|however|whereas|while)\s")
 });
 
 fn re(pattern: &str) -> Regex {
     Regex::new(&format!("(?i){pattern}")).expect("a valid pattern")
 }
 
-/// The answer's prose: fenced code (```) left out, where `not` is code.
-fn prose(answer: &str) -> impl Iterator<Item = &str> {
-    answer.split("```").step_by(2)
+/// The answer's clauses of prose, each with its words outside inline code.
+fn clauses(answer: &str) -> Vec<(&str, String)> {
+    let prose = answer.split("```").step_by(2);
+    let pieces = prose.flat_map(|block| CLAUSE_END.split(block).collect::<Vec<_>>());
+    pieces
+        .filter(|c| !c.trim().is_empty())
+        .map(|c| (c, c.split('`').step_by(2).collect::<Vec<_>>().join(" ")))
+        .collect()
 }
 
-/// `text` without its inline code spans, whose `None` or `if not` deny nothing.
-fn without_inline_code(text: &str) -> String {
-    text.split('`').step_by(2).collect::<Vec<_>>().join(" ")
+/// Whether the answer says it has none, or denies one of the `missing`
+/// words it would teach.
+pub(super) fn denies_an_answer(answer: &str, missing: &[String]) -> bool {
+    let missing: Vec<String> = missing.iter().map(|m| m.to_lowercase()).collect();
+    let names_missing =
+        |text: &str| words(text).any(|w| missing.iter().any(|m| w.to_lowercase().starts_with(m.as_str())));
+    clauses(answer)
+        .iter()
+        .any(|(_, prose)| DOES_NOT_ANSWER.is_match(prose) || (NEGATIVE.is_match(prose) && names_missing(prose)))
 }
 
-/// Whether the answer's first sentence says it has none: that it does not
-/// answer, or a word of negation or absence and no name of the code.
-pub(super) fn says_it_has_none(answer: &str) -> bool {
-    static SENTENCE_END: LazyLock<Regex> = LazyLock::new(|| re(r"[.!?]+(?:\s+|$)|\n"));
-    let first = prose(answer).next().unwrap_or_default();
-    let first = SENTENCE_END.split(first).map(str::trim).find(|s| !s.is_empty()).unwrap_or_default();
-    let words = without_inline_code(first);
-    DOES_NOT_ANSWER.is_match(&words) || (NEGATIVE.is_match(&words) && named_identifiers(first).is_empty())
-}
-
-/// The names the answer denies: right after a negation, or the subject of
-/// a clause that denies it.
-pub(super) fn denied_names(answer: &str) -> HashSet<&str> {
-    static CLAUSE_END: LazyLock<Regex> = LazyLock::new(|| re(r"[.!?;:]+(?:\s+|$)|\n|\s[-—]+\s|[()]"));
-    let mut denied = HashSet::new();
-    for block in prose(answer) {
-        denied.extend(AFTER_A_NEGATION.captures_iter(block).filter_map(|c| c.get(1)).map(|m| m.as_str()));
-        for clause in CLAUSE_END.split(block) {
-            if let Some(subject) = DENIED_SUBJECT.captures(clause).and_then(|c| c.get(1)) {
-                denied.extend(named_identifiers(subject.as_str()));
-            }
+/// The names the answer affirms: said in some clause with no negation, and
+/// in none with one.
+pub(super) fn affirmed_names(answer: &str) -> HashSet<&str> {
+    let (mut affirmed, mut denied) = (HashSet::new(), HashSet::new());
+    for (clause, prose) in clauses(answer) {
+        let names = named_identifiers(clause);
+        match NEGATIVE.is_match(&prose) {
+            true => denied.extend(names),
+            false => affirmed.extend(names),
         }
     }
-    denied
+    affirmed.retain(|n| !denied.contains(n));
+    affirmed
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn an_answer_that_has_none_says_so_in_its_first_sentence() {
-        for none in [
-            "The excerpts do not answer the question: nothing here handles payroll. `AccountBook` is closest.",
-            "I don't see payroll here. The closest is `AccountBook`.",
-            "None of these excerpts handle payroll. `AccountBook` is closest.",
-            "Payroll: not found. Mentioned: `AccountBook`, `saml_login`.",
-            "The provided excerpts are insufficient to determine it.\n`AccountBook` posts entries.",
-        ] {
-            assert!(says_it_has_none(none), "{none}");
+    fn payroll(answer: &str) -> Vec<&str> {
+        if denies_an_answer(answer, &["payroll".into()]) {
+            return Vec::new();
         }
-        for some in [
-            "AccountBook keeps the ledger; no other class does.",
-            "Not the Invoice class but AccountBook keeps the ledger.",
-            "`AccountBook` keeps the ledger; `AccountBook.total()` returns `None` for an empty one.",
-            "AccountBook keeps the ledger. None of the other excerpts matter.",
-            "The class `AccountBook` keeps the ledger.",
-            "```python\n# none of the entries\nclass AccountBook: pass\n```\nThat is the ledger.",
+        let mut names: Vec<&str> = affirmed_names(answer).into_iter().collect();
+        names.sort_unstable();
+        names
+    }
+
+    /// Reviews 268 and 270: answers that name what handles it.
+    #[test]
+    fn an_answer_that_names_it_teaches_it() {
+        for (answer, taught) in [
+            ("AccountBook handles payroll; no other class does.", &["AccountBook"][..]),
+            ("Not the Invoice class but AccountBook handles payroll.", &["AccountBook"]),
+            ("AccountBook handles payroll, not saml_login.", &["AccountBook"]),
+            ("`AccountBook` handles payroll (it does not use `saml_login`).", &["AccountBook"]),
+            ("It's AccountBook. It doesn't use saml_login.", &["AccountBook"]),
+            ("`AccountBook` keeps it; `AccountBook.total()` returns `None` when empty.", &["AccountBook", "total"]),
+            ("`AccountBook` keeps it, and `post_entry` checks `if not entry`.", &["AccountBook", "post_entry"]),
+            (
+                "Yes - AccountBook keeps it. I can't be sure about totals, but post_entry appends.",
+                &["AccountBook", "post_entry"],
+            ),
+            ("The ledger: `AccountBook` (e.g. `post_entry`) — never `saml_login`.", &["AccountBook", "post_entry"]),
+            ("AccountBook (not AccountBook2) keeps it.", &["AccountBook"]),
+            ("The answer is `AccountBook`, which is not abstract.", &["AccountBook"]),
+            ("Use AccountBook:\n```python\nif not entries: return None\n```", &["AccountBook"]),
         ] {
-            assert!(!says_it_has_none(some), "{some}");
+            assert_eq!(payroll(answer), taught, "{answer}");
         }
     }
 
+    /// Audit 267, reviews 268 and 270: answers that have none, or deny a name.
     #[test]
-    fn a_name_is_denied_after_a_negation_or_as_the_subject_of_one() {
-        let denied = |answer| {
-            let mut d: Vec<&str> = denied_names(answer).into_iter().filter(|n| n.contains(['_', 'B'])).collect();
-            d.sort_unstable();
-            d
-        };
-        assert_eq!(denied("`AccountBook` and `saml_login` are unrelated to payroll."), ["AccountBook", "saml_login"]);
-        assert_eq!(denied("AccountBook keeps the ledger, not saml_login."), ["saml_login"]);
-        assert_eq!(denied("AccountBook (not AccountBook2) keeps it."), ["AccountBook2"]);
-        assert_eq!(denied("`saml_login` doesn't handle it; `AccountBook` does."), ["saml_login"]);
-        assert!(denied("AccountBook keeps the ledger; no other class does.").is_empty());
-        assert!(denied("Yes - AccountBook keeps it. I can't be sure about totals, but post_entry appends.").is_empty());
-        assert!(denied("`AccountBook` keeps it (its docstring says \"Money in\"; it cannot go negative).").is_empty());
-        assert!(denied("`AccountBook` keeps it, and `post_entry` checks `if not entry`.").is_empty());
-        assert!(denied("The ledger: `AccountBook` (e.g. `post_entry`) — never `saml_login`.") == ["saml_login"]);
+    fn an_answer_that_denies_it_teaches_nothing_of_it() {
+        for answer in [
+            "The excerpts do not answer the question: nothing here handles payroll. `AccountBook` is closest.",
+            "I don't see payroll here. The closest is `AccountBook`.",
+            "There is no payroll code; the closest is `AccountBook`.",
+            "I couldn't find payroll; `AccountBook` is the closest.",
+            "Nothing in the results handles payroll — `AccountBook` only keeps a ledger.",
+            "`AccountBook` handles invoices, not payroll.",
+            "No payroll handling appears in these excerpts (`AccountBook` is a generic ledger).",
+            "The answer is not in the given code, although `AccountBook` keeps money entries.",
+            "I cannot tell from `AccountBook` alone; payroll is absent.",
+            "There's no evidence `AccountBook` handles payroll.",
+            "Hmm, payroll? Not in `AccountBook`.",
+            "`AccountBook` lacks any payroll logic.",
+            "It is unclear whether `AccountBook` handles payroll.",
+            "`AccountBook` and `saml_login` are unrelated to payroll.",
+            "`AccountBook` does not, and neither does `saml_login`.",
+            "I cannot answer from these excerpts; AccountBook is about money.",
+        ] {
+            assert!(payroll(answer).is_empty(), "{answer}: {:?}", payroll(answer));
+        }
     }
 }

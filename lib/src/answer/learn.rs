@@ -105,14 +105,14 @@ pub fn concepts_bridged(
     // An answer that says the excerpts do not answer bridges nothing, nor
     // does a name it denies ("`saml_login` is unrelated to payroll"; audit
     // 267: both were learned as payroll, and the next search found them).
-    if super::denial::says_it_has_none(answer) {
+    if super::denial::denies_an_answer(answer, missing) {
         return Vec::new();
     }
-    let denied = super::denial::denied_names(answer);
+    let affirmed = super::denial::affirmed_names(answer);
     let in_results: HashSet<&str> = given.iter().flat_map(|h| words(&h.text)).collect();
     let query_lower = query.to_lowercase();
     let mut synonyms: Vec<String> = Vec::new();
-    for id in named_identifiers(answer).into_iter().filter(|id| !denied.contains(id)) {
+    for id in named_identifiers(answer).into_iter().filter(|id| affirmed.contains(id)) {
         // One the concept files would refuse is none to write (it was
         // written, refused at every search, and written again each run).
         let fresh = !synonyms.iter().any(|s| s == id)

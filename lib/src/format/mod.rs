@@ -335,26 +335,35 @@ pub fn render_answer(
     Ok(())
 }
 
-/// `text` with each place of `citations` it names (`path:line`, after a
-/// space, a bracket, a parenthesis or a backquote) named by `from_here`.
+/// `text` with each place of `citations` it names (`path:line`, after
+/// anything but a word's letter, a `/` or a `.`) named by `from_here`, in
+/// one pass: one file's new name may be another cited file's (review 270:
+/// `lib/x.py` became `../x.py`, then `../../x.py`).
 fn cited_from_here(
     text: &str,
     citations: &[crate::records::CitationRecord],
     from_here: &dyn Fn(&str) -> String,
 ) -> String {
-    let mut text = text.to_string();
-    let mut files: Vec<&str> = citations.iter().map(|c| c.file.as_str()).collect();
-    files.sort_unstable();
-    files.dedup();
-    for file in files {
-        let shown = from_here(file);
-        if shown == file {
-            continue;
+    let mut renamed: Vec<(&str, String)> = Vec::new();
+    for c in citations {
+        let shown = from_here(&c.file);
+        if shown != c.file && !renamed.iter().any(|(f, _)| *f == c.file) {
+            renamed.push((&c.file, shown));
         }
-        let Ok(place) = regex::Regex::new(&format!(r"(^|[\s\[(`]){}:(\d)", regex::escape(file))) else { continue };
-        text = place.replace_all(&text, |c: &regex::Captures<'_>| format!("{}{shown}:{}", &c[1], &c[2])).into_owned();
     }
-    text
+    if renamed.is_empty() {
+        return text.to_string();
+    }
+    renamed.sort_by_key(|(f, _)| std::cmp::Reverse(f.len()));
+    let files: Vec<String> = renamed.iter().map(|(f, _)| regex::escape(f)).collect();
+    let Ok(place) = regex::Regex::new(&format!(r"(^|[^\w/.])({}):(\d)", files.join("|"))) else {
+        return text.to_string();
+    };
+    let replaced = place.replace_all(text, |c: &regex::Captures<'_>| {
+        let shown = renamed.iter().find(|(f, _)| *f == &c[2]).map_or(&c[2], |(_, s)| s.as_str());
+        format!("{}{shown}:{}", &c[1], &c[3])
+    });
+    replaced.into_owned()
 }
 
 /// Hits grouped by display path, files in order of their best hit; a
@@ -911,6 +920,17 @@ mod tests {
             cited_from_here("See src/book.rs:3, (src/book.rs:30) and lib/src/book.rs:3.", &cited, &from_here),
             "See book.rs:3, (book.rs:30) and lib/src/book.rs:3."
         );
+        assert_eq!(
+            cited_from_here("\"src/book.rs:3\" or *src/book.rs:3*", &cited, &from_here),
+            "\"book.rs:3\" or *book.rs:3*"
+        );
+        // One pass: a new name that is another cited file's is not renamed again (review 270).
+        let up = |f: &str| if f == "lib/x.py" { "x.py".to_string() } else { format!("../{f}") };
+        let cited: Vec<crate::records::CitationRecord> = ["lib/x.py", "x.py"]
+            .iter()
+            .map(|f| serde_json::from_value(serde_json::json!({"file": f, "line": 1})).unwrap())
+            .collect();
+        assert_eq!(cited_from_here("See [lib/x.py:1] and [x.py:2].", &cited, &up), "See [x.py:1] and [../x.py:2].");
     }
 
     #[test]

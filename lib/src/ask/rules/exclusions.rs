@@ -123,7 +123,7 @@ impl Work {
         // errors"; review 266).
         static ALL_BUT_DIR: LazyLock<Regex> = LazyLock::new(|| {
             re(&format!(
-                r#"{ALL_BUT}(?:(?:in|under|the)\s+)*(`?(?:\.?/(?:[\w.-]+/)*[\w.-]+/?|(?:[\w.-]+/)+)`?)(?:\s+(?:dirs?|directory|folders?)\b)?(?:\s|$|[,;)?!:'"]|\.(?:\s|$))"#
+                r#"{ALL_BUT}(?:(?:in|under|the)\s+)*(`?(?:\.?/(?:[\w.-]+/)*[\w.-]+/?|(?:[\w.-]+/)+)`?)(?:\s+(?:dirs?|directory|folders?)\b)?(?:\s|$|[,;)?!:"]|\.(?:\s|$))"#
             ))
         });
         self.take(&ALL_BUT_DIR, |c, f, _| {

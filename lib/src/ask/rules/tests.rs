@@ -228,6 +228,7 @@ fn slashes_and_joined_exclusions() -> Vec<(&'static str, String)> {
         ("retry everything but ./examples", "search | retry | excl=examples/".into()),
         ("retry everything but I/O errors", "search | retry everything but I/O errors".into()),
         ("retry in all but vendor/.", "search | retry | excl=vendor/".into()),
+        ("retry in all but vendor/'s tests", "search | retry in all but vendor/'s tests".into()),
         ("retry without benchmarks", "search | retry without benchmarks".into()),
         ("retry without tests or benchmarks", format!("search | retry | excl=tests,{}", BENCH_GLOBS.join(","))),
         ("retry in non-rust and python test-only files", "search | retry | path=tests | excl=*.rs,*.py,*.pyi".into()),
