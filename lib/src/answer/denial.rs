@@ -24,17 +24,19 @@ use regex::Regex;
 use super::learn::named_identifiers;
 use crate::terms::words;
 
-/// A word of negation, absence or doubt.
+/// A word of negation or absence.
 static NEGATIVE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"\b(?:not|no|none|nothing|never|neither|nor|cannot|unrelated|irrelevant|insufficient|unclear|absent|missing|lacks?|lacking|fails?|without)\b|n't\b",
+        r"\b(?:not|no|none|nothing|never|neither|nor|cannot|unrelated|irrelevant|insufficient|unclear|absent|missing|lacks?|lacking|fails?|elsewhere|outside)\b|n't\b",
     )
 });
 
-/// An answer that says it has none, whatever it names after.
+/// An answer that says it has none, or is unsure, whatever it names after:
+/// a guess taught as a concept misleads every later search (review 272:
+/// "I don't know. `AccountBook` perhaps." taught it).
 static DOES_NOT_ANSWER: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"\b(?:do|does|did|can|could)(?:\s+not|n't)\s+answer\b|\bcannot\s+answer\b|\bnot\s+in\s+the\s+(?:given|provided|shown)\b|\bno\s+(?:evidence|mention)\b",
+        r"\b(?:do|does|did|can|could)(?:\s+not|n't)\s+answer\b|\bcannot\s+answer\b|\bcan(?:not|'t)\s+be\s+answered\b|\bnot\s+enough\s+to\s+answer\b|\bnot\s+in\s+the\s+(?:given|provided|shown)\b|\bno\s+(?:evidence|mention)\b|\b(?:do|does)(?:\s+not|n't)\s+know\b|\bnot\s+sure\b|\bunsure\b|\bunknown\b|\bunable\s+to\b|\bhard\s+to\s+(?:say|tell)\b|\bsorry\b|\bperhaps\b|\bmaybe\b|\b(?:might|may|could)\s+be\b|\bcan\s+only\s+see\b",
     )
 });
 
@@ -44,37 +46,93 @@ static CLAUSE_END: LazyLock<Regex> = LazyLock::new(|| {
     re(r"[.!?;:,]+(?:\s+|$)|\n|\s[-\u{2013}\u{2014}]+\s|[()]|\s(?:but|although|though|however|whereas|while)\s")
 });
 
+/// Where a denial of a missing word ends: a sentence, a semicolon, a comma
+/// or a turning conjunction; not a colon, a dash or a question mark, which
+/// cut "Payroll: not found" and "Payroll? There's none here" in two
+/// (review 272).
+static DENIAL_END: LazyLock<Regex> =
+    LazyLock::new(|| re(r"[.!;,]+(?:\s+|$)|\n|[()]|\s(?:but|although|though|however|whereas|while)\s"));
+
+/// What an inline code span becomes while prose is split: one word no
+/// split falls inside (review 272: `saml_login()` split at its bracket,
+/// and its denial was read as code).
+const CODE_SPAN: &str = "Xcodespan";
+
 fn re(pattern: &str) -> Regex {
     Regex::new(&format!("(?i){pattern}")).expect("a valid pattern")
 }
 
-/// The answer's clauses of prose, each with its words outside inline code.
-fn clauses(answer: &str) -> Vec<(&str, String)> {
-    let prose = answer.split("```").step_by(2);
-    let pieces = prose.flat_map(|block| CLAUSE_END.split(block).collect::<Vec<_>>());
-    pieces
-        .filter(|c| !c.trim().is_empty())
-        .map(|c| (c, c.split('`').step_by(2).collect::<Vec<_>>().join(" ")))
-        .collect()
+/// Each block of the answer's prose (fenced code left out) with its inline
+/// code spans masked (`CODE_SPAN`), a curly apostrophe read as a straight
+/// one, and the spans in order.
+fn masked_prose(answer: &str) -> Vec<(String, Vec<&str>)> {
+    answer.split("```").step_by(2).map(masked_block).collect()
 }
 
-/// Whether the answer says it has none, or denies one of the `missing`
-/// words it would teach.
-pub(super) fn denies_an_answer(answer: &str, missing: &[String]) -> bool {
+/// One block of prose with its code spans masked, and the spans.
+fn masked_block(block: &str) -> (String, Vec<&str>) {
+    let (mut masked, mut spans) = (String::new(), Vec::new());
+    for (i, part) in block.split('`').enumerate() {
+        match i % 2 {
+            1 => {
+                masked.push_str(CODE_SPAN);
+                spans.push(part);
+            }
+            _ => masked.push_str(&part.replace('\u{2019}', "'")),
+        }
+    }
+    (masked, spans)
+}
+
+/// The pieces of the answer's prose that `ends` splits, each as its words
+/// (a code span as its placeholder) and the names it holds.
+fn pieces<'a>(answer: &'a str, ends: &Regex) -> Vec<(String, Vec<&'a str>)> {
+    let mut out = Vec::new();
+    for (masked, spans) in masked_prose(answer) {
+        let mut spans = spans.into_iter();
+        for piece in ends.split(&masked) {
+            let mut names: Vec<&str> = Vec::new();
+            for (i, part) in piece.split(CODE_SPAN).enumerate() {
+                if i > 0 {
+                    names.extend(spans.next().map(|s| named_identifiers(quoted(answer, s))).unwrap_or_default());
+                }
+                names.extend(named_identifiers_in_prose(answer, part));
+            }
+            out.push((piece.replace(CODE_SPAN, " "), names));
+        }
+    }
+    out
+}
+
+/// `span`, a code span's text inside `answer`, with its backquotes: a word
+/// quoted alone is a name (`named_identifiers`).
+fn quoted<'a>(answer: &'a str, span: &'a str) -> &'a str {
+    let at = span.as_ptr() as usize - answer.as_ptr() as usize;
+    answer.get(at.saturating_sub(1)..(at + span.len() + 1).min(answer.len())).unwrap_or(span)
+}
+
+/// The names `part` (a piece of the masked prose) holds, as slices of
+/// `answer` when they are found there (prose outside code is the answer's
+/// own text but for its apostrophes).
+fn named_identifiers_in_prose<'a>(answer: &'a str, part: &str) -> Vec<&'a str> {
+    named_identifiers(part).into_iter().filter_map(|n| answer.find(n).map(|at| &answer[at..at + n.len()])).collect()
+}
+
+/// Whether the answer says it has none, is unsure, or denies one of the
+/// `missing` words it would teach.
+pub(super) fn denies_an_answer(answer: &str, missing: &[&str]) -> bool {
     let missing: Vec<String> = missing.iter().map(|m| m.to_lowercase()).collect();
     let names_missing =
         |text: &str| words(text).any(|w| missing.iter().any(|m| w.to_lowercase().starts_with(m.as_str())));
-    clauses(answer)
-        .iter()
-        .any(|(_, prose)| DOES_NOT_ANSWER.is_match(prose) || (NEGATIVE.is_match(prose) && names_missing(prose)))
+    let unsure = pieces(answer, &CLAUSE_END).iter().any(|(prose, _)| DOES_NOT_ANSWER.is_match(prose));
+    unsure || pieces(answer, &DENIAL_END).iter().any(|(prose, _)| NEGATIVE.is_match(prose) && names_missing(prose))
 }
 
 /// The names the answer affirms: said in some clause with no negation, and
 /// in none with one.
 pub(super) fn affirmed_names(answer: &str) -> HashSet<&str> {
     let (mut affirmed, mut denied) = (HashSet::new(), HashSet::new());
-    for (clause, prose) in clauses(answer) {
-        let names = named_identifiers(clause);
+    for (prose, names) in pieces(answer, &CLAUSE_END) {
         match NEGATIVE.is_match(&prose) {
             true => denied.extend(names),
             false => affirmed.extend(names),
@@ -89,7 +147,7 @@ mod tests {
     use super::*;
 
     fn payroll(answer: &str) -> Vec<&str> {
-        if denies_an_answer(answer, &["payroll".into()]) {
+        if denies_an_answer(answer, &["payroll"]) {
             return Vec::new();
         }
         let mut names: Vec<&str> = affirmed_names(answer).into_iter().collect();
@@ -116,6 +174,9 @@ mod tests {
             ("AccountBook (not AccountBook2) keeps it.", &["AccountBook"]),
             ("The answer is `AccountBook`, which is not abstract.", &["AccountBook"]),
             ("Use AccountBook:\n```python\nif not entries: return None\n```", &["AccountBook"]),
+            // Review 272.
+            ("`AccountBook` handles payroll without any external service.", &["AccountBook"]),
+            ("`AccountBook.post_entry()` handles payroll; `saml_login()` doesn't.", &["AccountBook", "post_entry"]),
         ] {
             assert_eq!(payroll(answer), taught, "{answer}");
         }
@@ -141,6 +202,14 @@ mod tests {
             "`AccountBook` and `saml_login` are unrelated to payroll.",
             "`AccountBook` does not, and neither does `saml_login`.",
             "I cannot answer from these excerpts; AccountBook is about money.",
+            // Review 272: code spans with brackets, unsure answers, a colon, a curly apostrophe.
+            "`saml_login(request)` has nothing to do with payroll.",
+            "I don't know. `AccountBook` perhaps.",
+            "The question can't be answered from these excerpts. `AccountBook` keeps a ledger.",
+            "Payroll: not found. Mentioned: `AccountBook`, `saml_login`.",
+            "Payroll? There's none here; `AccountBook` tracks money in and out.",
+            "The excerpts don\u{2019}t answer the question. `AccountBook` is closest.",
+            "Payroll is handled elsewhere; `AccountBook` only keeps a ledger.",
         ] {
             assert!(payroll(answer).is_empty(), "{answer}: {:?}", payroll(answer));
         }

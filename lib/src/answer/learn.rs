@@ -105,7 +105,14 @@ pub fn concepts_bridged(
     // An answer that says the excerpts do not answer bridges nothing, nor
     // does a name it denies ("`saml_login` is unrelated to payroll"; audit
     // 267: both were learned as payroll, and the next search found them).
-    if super::denial::denies_an_answer(answer, missing) {
+    // Only the words it could teach: "keeps" in "no other class keeps
+    // entries" is no denial of the ledger (review 272).
+    let teachable: Vec<&str> = missing
+        .iter()
+        .filter(|w| w.chars().count() >= 3 && !QUESTION_VERBS.contains(&stem(w).as_str()))
+        .map(String::as_str)
+        .collect();
+    if super::denial::denies_an_answer(answer, &teachable) {
         return Vec::new();
     }
     let affirmed = super::denial::affirmed_names(answer);

@@ -336,7 +336,9 @@ pub fn render_answer(
 }
 
 /// `text` with each place of `citations` it names (`path:line`, after
-/// anything but a word's letter, a `/` or a `.`) named by `from_here`, in
+/// anything a file's name cannot hold: not a word's letter nor `/ . - + ~
+/// @`; review 272: `my-books.py` was renamed as `books.py`) named by
+/// `from_here`, in
 /// one pass: one file's new name may be another cited file's (review 270:
 /// `lib/x.py` became `../x.py`, then `../../x.py`).
 fn cited_from_here(
@@ -356,7 +358,7 @@ fn cited_from_here(
     }
     renamed.sort_by_key(|(f, _)| std::cmp::Reverse(f.len()));
     let files: Vec<String> = renamed.iter().map(|(f, _)| regex::escape(f)).collect();
-    let Ok(place) = regex::Regex::new(&format!(r"(^|[^\w/.])({}):(\d)", files.join("|"))) else {
+    let Ok(place) = regex::Regex::new(&format!(r"(^|[^\w/.\-+~@])({}):(\d)", files.join("|"))) else {
         return text.to_string();
     };
     let replaced = place.replace_all(text, |c: &regex::Captures<'_>| {
@@ -931,6 +933,9 @@ mod tests {
             .map(|f| serde_json::from_value(serde_json::json!({"file": f, "line": 1})).unwrap())
             .collect();
         assert_eq!(cited_from_here("See [lib/x.py:1] and [x.py:2].", &cited, &up), "See [x.py:1] and [../x.py:2].");
+        let cited_bare = [serde_json::from_value(serde_json::json!({"file": "book.rs", "line": 1})).unwrap()];
+        let up = |f: &str| format!("../{f}");
+        assert_eq!(cited_from_here("my-book.rs:2 and book.rs:1", &cited_bare, &up), "my-book.rs:2 and ../book.rs:1");
     }
 
     #[test]
