@@ -259,7 +259,12 @@ pub fn judgement_note(judgement: &JudgementRecord, mode: OutputMode) -> Option<S
     // A query that named a concept was searched with its words already:
     // teaching it again is no advice (audit 256).
     let advice = match judgement.concepts.as_slice() {
-        [] => "Try other words, or teach vecgrep the project's own in .vecgrep/kg/ (see the README).".to_string(),
+        // The words may be right and the meaning missed: on an index not
+        // yet fully embedded a rare word's chunk can score under the
+        // threshold, where a search by words finds it (audit 271).
+        [] => "Try other words, --mode lexical to find these as written, or teach vecgrep the project's own in \
+               .vecgrep/kg/ (see the README)."
+            .to_string(),
         named => format!(
             "It was searched with the words of {} {}; try other words, or --threshold 0 to see what scored lower.",
             if named.len() == 1 { "concept" } else { "concepts" },
