@@ -27,7 +27,7 @@ use crate::terms::words;
 /// A word of negation or absence.
 static NEGATIVE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"\b(?:not|no|none|nothing|never|neither|nor|cannot|unrelated|irrelevant|insufficient|unclear|absent|missing|lacks?|lacking|fails?|elsewhere|outside)\b|n't\b",
+        r"\b(?:not|no|none|nothing|never|neither|nor|cannot|unrelated|irrelevant|insufficient|unclear|absent|missing|lacks?|lacking|fails?|elsewhere)\b|n't\b",
     )
 });
 
@@ -46,17 +46,13 @@ static CLAUSE_END: LazyLock<Regex> = LazyLock::new(|| {
     re(r"[.!?;:,]+(?:\s+|$)|\n|\s[-\u{2013}\u{2014}]+\s|[()]|\s(?:but|although|though|however|whereas|while)\s")
 });
 
-/// Where a denial of a missing word ends: a sentence, a semicolon, a comma
-/// or a turning conjunction; not a colon, a dash or a question mark, which
-/// cut "Payroll: not found" and "Payroll? There's none here" in two
-/// (review 272).
-static DENIAL_END: LazyLock<Regex> =
-    LazyLock::new(|| re(r"[.!;,]+(?:\s+|$)|\n|[()]|\s(?:but|although|though|however|whereas|while)\s"));
+/// Where the answer's first sentence ends.
+static SENTENCE_END: LazyLock<Regex> = LazyLock::new(|| re(r"[.!?]+(?:\s+|$)|\n"));
 
 /// What an inline code span becomes while prose is split: one word no
 /// split falls inside (review 272: `saml_login()` split at its bracket,
 /// and its denial was read as code).
-const CODE_SPAN: &str = "Xcodespan";
+const CODE_SPAN: &str = "\u{e000}";
 
 fn re(pattern: &str) -> Regex {
     Regex::new(&format!("(?i){pattern}")).expect("a valid pattern")
@@ -118,27 +114,45 @@ fn named_identifiers_in_prose<'a>(answer: &'a str, part: &str) -> Vec<&'a str> {
     named_identifiers(part).into_iter().filter_map(|n| answer.find(n).map(|at| &answer[at..at + n.len()])).collect()
 }
 
-/// Whether the answer says it has none, is unsure, or denies one of the
-/// `missing` words it would teach.
+/// Whether the answer's first sentence says it has none or is unsure (a
+/// hedge later on is about something else: "its total could be zero";
+/// review 273), or a clause denies one of the `missing` words it would
+/// teach. A clause of nothing but missing words is read with the next
+/// ("Payroll: not found", "Payroll? There's none here"; review 272).
 pub(super) fn denies_an_answer(answer: &str, missing: &[&str]) -> bool {
     let missing: Vec<String> = missing.iter().map(|m| m.to_lowercase()).collect();
-    let names_missing =
-        |text: &str| words(text).any(|w| missing.iter().any(|m| w.to_lowercase().starts_with(m.as_str())));
-    let unsure = pieces(answer, &CLAUSE_END).iter().any(|(prose, _)| DOES_NOT_ANSWER.is_match(prose));
-    unsure || pieces(answer, &DENIAL_END).iter().any(|(prose, _)| NEGATIVE.is_match(prose) && names_missing(prose))
-}
-
-/// The names the answer affirms: said in some clause with no negation, and
-/// in none with one.
-pub(super) fn affirmed_names(answer: &str) -> HashSet<&str> {
-    let (mut affirmed, mut denied) = (HashSet::new(), HashSet::new());
-    for (prose, names) in pieces(answer, &CLAUSE_END) {
-        match NEGATIVE.is_match(&prose) {
-            true => denied.extend(names),
-            false => affirmed.extend(names),
+    let is_missing = |w: &str| missing.iter().any(|m| w.to_lowercase().starts_with(m.as_str()));
+    let first = pieces(answer, &SENTENCE_END).into_iter().find(|(prose, _)| !prose.trim().is_empty());
+    if first.is_some_and(|(prose, _)| DOES_NOT_ANSWER.is_match(&prose)) {
+        return true;
+    }
+    let mut carried = String::new();
+    for (prose, _) in pieces(answer, &CLAUSE_END) {
+        let clause = format!("{carried} {prose}");
+        let said: Vec<String> = words(&prose).map(str::to_string).collect();
+        if !said.is_empty() && said.iter().all(|w| is_missing(w)) {
+            carried = clause;
+            continue;
+        }
+        carried.clear();
+        if NEGATIVE.is_match(&clause) && words(&clause).any(is_missing) {
+            return true;
         }
     }
-    affirmed.retain(|n| !denied.contains(n));
+    false
+}
+
+/// The names the answer affirms: said in some clause with no negation. A
+/// name also said in a denial is still affirmed ("`AccountBook` handles
+/// payroll, and `AccountBook.total()` never fails"; review 273); an answer
+/// that denies the missing word itself is refused whole before this.
+pub(super) fn affirmed_names(answer: &str) -> HashSet<&str> {
+    let mut affirmed = HashSet::new();
+    for (prose, names) in pieces(answer, &CLAUSE_END) {
+        if !NEGATIVE.is_match(&prose) {
+            affirmed.extend(names);
+        }
+    }
     affirmed
 }
 
@@ -164,7 +178,7 @@ mod tests {
             ("AccountBook handles payroll, not saml_login.", &["AccountBook"]),
             ("`AccountBook` handles payroll (it does not use `saml_login`).", &["AccountBook"]),
             ("It's AccountBook. It doesn't use saml_login.", &["AccountBook"]),
-            ("`AccountBook` keeps it; `AccountBook.total()` returns `None` when empty.", &["AccountBook", "total"]),
+            ("`AccountBook` keeps it; `AccountBook.total()` returns `None` when empty.", &["AccountBook"]),
             ("`AccountBook` keeps it, and `post_entry` checks `if not entry`.", &["AccountBook", "post_entry"]),
             (
                 "Yes - AccountBook keeps it. I can't be sure about totals, but post_entry appends.",
@@ -176,6 +190,12 @@ mod tests {
             ("Use AccountBook:\n```python\nif not entries: return None\n```", &["AccountBook"]),
             // Review 272.
             ("`AccountBook` handles payroll without any external service.", &["AccountBook"]),
+            // Review 273: a hedge or a negation about something else, a call in a span.
+            ("`AccountBook` handles payroll. It could be extended for taxes.", &["AccountBook"]),
+            ("Nothing else is needed: `AccountBook` handles payroll.", &["AccountBook"]),
+            ("`AccountBook` handles payroll, and `AccountBook.total()` never fails.", &["AccountBook"]),
+            ("`AccountBook` handles payroll via `post_entry(entry)`.", &["AccountBook", "post_entry"]),
+            ("`AccountBook` keeps the ledger outside of the web layer.", &["AccountBook"]),
             ("`AccountBook.post_entry()` handles payroll; `saml_login()` doesn't.", &["AccountBook", "post_entry"]),
         ] {
             assert_eq!(payroll(answer), taught, "{answer}");

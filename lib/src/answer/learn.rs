@@ -156,7 +156,11 @@ pub(super) fn named_identifiers(text: &str) -> Vec<&str> {
     for (fence, block) in text.split("```").enumerate() {
         let spans: Vec<&str> = if fence % 2 == 1 { vec![block] } else { block.split('`').collect() };
         for (i, part) in spans.iter().enumerate() {
-            let quoted = fence % 2 == 0 && i % 2 == 1 && !part.trim().contains(char::is_whitespace);
+            // A span of one word is a name; one of a call or a path
+            // (`post_entry(entry)`) names what looks like code in it, not
+            // its argument (review 273: `entry` was learned).
+            let quoted =
+                fence % 2 == 0 && i % 2 == 1 && !part.trim().contains(char::is_whitespace) && words(part).count() == 1;
             for id in words(part) {
                 let code_like = id.contains('_') || has_case_step(id) || (quoted && id.len() >= 3);
                 if code_like && id.chars().any(|c| c.is_alphabetic()) && !is_keyword(id) {

@@ -341,8 +341,8 @@ pub fn render_answer(
 }
 
 /// `text` with each place of `citations` it names (`path:line`, after
-/// anything a file's name cannot hold: not a word's letter nor `/ . - + ~
-/// @`; review 272: `my-books.py` was renamed as `books.py`) named by
+/// anything but a word's letter, `/`, `.` or `-`, which a file's name goes
+/// on with: review 272: `my-books.py` was renamed as `books.py`) named by
 /// `from_here`, in
 /// one pass: one file's new name may be another cited file's (review 270:
 /// `lib/x.py` became `../x.py`, then `../../x.py`).
@@ -363,7 +363,7 @@ fn cited_from_here(
     }
     renamed.sort_by_key(|(f, _)| std::cmp::Reverse(f.len()));
     let files: Vec<String> = renamed.iter().map(|(f, _)| regex::escape(f)).collect();
-    let Ok(place) = regex::Regex::new(&format!(r"(^|[^\w/.\-+~@])({}):(\d)", files.join("|"))) else {
+    let Ok(place) = regex::Regex::new(&format!(r"(^|[^\w/.\-])({}):(\d)", files.join("|"))) else {
         return text.to_string();
     };
     let replaced = place.replace_all(text, |c: &regex::Captures<'_>| {
