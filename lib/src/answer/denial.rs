@@ -27,7 +27,7 @@ use crate::terms::words;
 /// A word of negation or absence.
 static NEGATIVE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"\b(?:not|no|none|nothing|never|neither|nor|cannot|unrelated|irrelevant|insufficient|unclear|absent|missing|lacks?|lacking|fails?|elsewhere)\b|n't\b",
+        r"\b(?:not|no|none|nothing|never|neither|nor|cannot|unrelated|irrelevant|insufficient|unclear|absent|missing|lacks?|lacking|fails?|elsewhere)\b|\boutside\s+(?:of\s+)?(?:their|its|the|this|these|our)\s+scope\b|n't\b",
     )
 });
 
@@ -122,8 +122,16 @@ fn named_identifiers_in_prose<'a>(answer: &'a str, part: &str) -> Vec<&'a str> {
 pub(super) fn denies_an_answer(answer: &str, missing: &[&str]) -> bool {
     let missing: Vec<String> = missing.iter().map(|m| m.to_lowercase()).collect();
     let is_missing = |w: &str| missing.iter().any(|m| w.to_lowercase().starts_with(m.as_str()));
-    let first = pieces(answer, &SENTENCE_END).into_iter().find(|(prose, _)| !prose.trim().is_empty());
-    if first.is_some_and(|(prose, _)| DOES_NOT_ANSWER.is_match(&prose)) {
+    // The first sentence, with those after it while it says little ("No.
+    // Maybe `AccountBook`."; review 273).
+    let mut first = String::new();
+    for (prose, names) in pieces(answer, &SENTENCE_END) {
+        first = format!("{first} {prose}");
+        if words(&first).count() + names.len() >= 3 {
+            break;
+        }
+    }
+    if DOES_NOT_ANSWER.is_match(&first) {
         return true;
     }
     let mut carried = String::new();
@@ -230,6 +238,9 @@ mod tests {
             "Payroll? There's none here; `AccountBook` tracks money in and out.",
             "The excerpts don\u{2019}t answer the question. `AccountBook` is closest.",
             "Payroll is handled elsewhere; `AccountBook` only keeps a ledger.",
+            // Review 273.
+            "No. Maybe `AccountBook`.",
+            "The excerpts show `AccountBook` (a ledger) and `saml_login` (auth); payroll is outside their scope.",
         ] {
             assert!(payroll(answer).is_empty(), "{answer}: {:?}", payroll(answer));
         }
