@@ -21,7 +21,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::learn::named_identifiers;
+use super::names::named_identifiers;
 use crate::terms::words;
 
 /// A word of negation or absence.

@@ -7,12 +7,14 @@
 //! concepts in `.vecgrep/kg/learned.md` for a person to review.
 //!
 //! `chat.rs` talks to the endpoint, `prompt.rs` writes what it is sent,
-//! `cite.rs` checks the answer's citations, `learn.rs` keeps its concepts.
+//! `cite.rs` checks the answer's citations, `learn.rs` keeps its concepts
+//! (`names.rs` the names it gives, `denial.rs` what it denies).
 
 mod chat;
 mod cite;
 mod denial;
 mod learn;
+mod names;
 mod prompt;
 mod spaceless;
 
