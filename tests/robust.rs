@@ -1065,6 +1065,20 @@ fn an_index_file_that_is_a_link_or_another_programs_database_is_not_written_to()
     assert_code(&run(t.cmd("vg-index", ".").arg("--verify")), 0);
 }
 
+/// `cmd` with the data and cache directories where the model is installed
+/// (absolute, so taken), whatever `HOME` it is given.
+fn keep_the_installed_model(cmd: &mut Command) {
+    let real_home = std::path::PathBuf::from(std::env::var_os("HOME").unwrap());
+    let installed = |var: &str, under_home: &str| {
+        std::env::var_os(var)
+            .map(std::path::PathBuf::from)
+            .filter(|d| d.is_absolute())
+            .unwrap_or(real_home.join(under_home))
+    };
+    cmd.env("XDG_DATA_HOME", installed("XDG_DATA_HOME", ".local/share"));
+    cmd.env("XDG_CACHE_HOME", installed("XDG_CACHE_HOME", ".cache"));
+}
+
 /// The XDG Base Directory spec has a relative `XDG_*_HOME` ignored: it
 /// would name another directory wherever a tool runs.
 #[test]
@@ -1077,18 +1091,9 @@ fn a_relative_xdg_directory_is_ignored_for_the_one_under_home() {
     };
     write(&home.path().join(".config"), 1);
     write(&t.path().join("rel"), 2);
-    // The model stays where it is installed (absolute, so taken).
-    let real_home = std::path::PathBuf::from(std::env::var_os("HOME").unwrap());
-    let installed = |var: &str, under_home: &str| {
-        std::env::var_os(var)
-            .map(std::path::PathBuf::from)
-            .filter(|d| d.is_absolute())
-            .unwrap_or(real_home.join(under_home))
-    };
     let mut cmd = t.cmd("vg-query", ".");
     cmd.env("XDG_CONFIG_HOME", "rel").env("HOME", home.path());
-    cmd.env("XDG_DATA_HOME", installed("XDG_DATA_HOME", ".local/share"));
-    cmd.env("XDG_CACHE_HOME", installed("XDG_CACHE_HOME", ".cache"));
+    keep_the_installed_model(&mut cmd);
     let o = run(cmd.args(["--threshold", "-1", "upload retry"]));
     assert_code(&o, 0);
     assert_eq!(of_type(&records(&o), "hit").len(), 1, "the config under HOME, not ./rel: {}", stderr(&o));
@@ -1102,17 +1107,9 @@ fn a_relative_home_is_no_home_for_the_global_config() {
     let t = sample_project();
     std::fs::create_dir_all(t.path().join(".config/vecgrep")).unwrap();
     std::fs::write(t.path().join(".config/vecgrep/config.toml"), "top_k = 1\n").unwrap();
-    let real_home = std::path::PathBuf::from(std::env::var_os("HOME").unwrap());
-    let installed = |var: &str, under_home: &str| {
-        std::env::var_os(var)
-            .map(std::path::PathBuf::from)
-            .filter(|d| d.is_absolute())
-            .unwrap_or(real_home.join(under_home))
-    };
     let mut cmd = t.cmd("vg-query", ".");
     cmd.env_remove("XDG_CONFIG_HOME").env("HOME", ".");
-    cmd.env("XDG_DATA_HOME", installed("XDG_DATA_HOME", ".local/share"));
-    cmd.env("XDG_CACHE_HOME", installed("XDG_CACHE_HOME", ".cache"));
+    keep_the_installed_model(&mut cmd);
     let o = run(cmd.args(["--threshold", "-1", "upload retry"]));
     assert_code(&o, 0);
     assert!(of_type(&records(&o), "hit").len() > 1, "the tree's file is no global config: {}", stderr(&o));
