@@ -617,6 +617,74 @@ fn a_method_asked_for_by_name_is_found_inside_its_class() {
     assert_code(&o, 1);
 }
 
+/// A type much used in its own file: its definition behind a long comment
+/// on other things, then sixty methods whose comments say its name over
+/// and over, so that every chunk of the file is named for it.
+fn widely_used_type() -> Tree {
+    let t = Tree::git();
+    let mut search = String::from(
+        "//! Search configuration.\n\n/// The bounds of a search over a haystack, with how it is anchored\n/// and whether it stops at the earliest match. Regex engines accept\n/// a haystack directly and convert it for the caller, so most callers\n/// never build one. The lifetime is the haystack's lifetime.\n///\n/// A search is anchored when a match must begin where the span begins;\n/// unanchored searches may begin anywhere after it. An earliest search\n/// stops at the first position where a match is known, which lets a lazy\n/// DFA quit before it has seen the whole haystack, and reports offsets\n/// that a leftmost-first search would not. Spans past the end of the\n/// haystack panic when a search runs; empty spans at the end are allowed\n/// and report no match at once.\n#[derive(Clone)]\npub struct Widget<'h> {\n    haystack: &'h [u8],\n    span: Span,\n    anchored: Anchored,\n    earliest: bool,\n}\n\nimpl<'h> Widget<'h> {\n",
+    );
+    let parts = [
+        "span",
+        "range",
+        "anchored",
+        "earliest",
+        "set_span",
+        "set_range",
+        "set_start",
+        "set_end",
+        "set_anchored",
+        "set_earliest",
+        "haystack",
+        "start",
+        "end",
+        "get_span",
+        "get_range",
+        "get_anchored",
+        "get_earliest",
+        "is_done",
+        "is_char_boundary",
+        "len",
+        "is_empty",
+        "reset",
+        "shrink",
+        "grow",
+        "clone_with",
+        "split_at",
+        "rebase",
+        "advance",
+        "retreat",
+        "swap",
+    ];
+    for name in parts.iter().map(|p| p.to_string()).chain(parts.iter().map(|p| format!("{p}_by"))) {
+        search.push_str(&format!(
+            "    /// Return a Widget like this Widget with its {name} changed. The Widget\n    /// keeps its haystack; a Widget made this way is a new Widget.\n    ///\n    /// ```\n    /// let widget = Widget::new(\"foobar\").{name}(2);\n    /// assert_eq!(widget.{name}(), Widget::new(\"foobar\").{name}(2).{name}());\n    /// ```\n    pub fn {name}(&self, value: usize) -> Widget<'h> {{\n        let mut widget = self.clone();\n        widget.value = value;\n        widget\n    }}\n\n"
+        ));
+    }
+    search.push_str("}\n");
+    t.write("src/search.rs", &search);
+    t.write("src/lib.rs", "mod search;\npub use search::Widget;\n\npub fn find(h: &[u8]) -> Option<usize> {\n    let w = Widget::new(h);\n    w.start().into()\n}\n");
+    t
+}
+
+/// The definition of a type whose name every chunk of its file holds is
+/// read for, wherever it ranks among them: the first twenty of them alone
+/// were, so that it neither rose as a definition nor passed the default
+/// threshold as one, and `vecgrep Input` in regex-automata left out
+/// `pub struct Input` (audit 271). Here it ranked past the candidates kept.
+#[test]
+fn the_definition_of_a_much_used_type_is_found_among_its_uses() {
+    let t = widely_used_type();
+    let o = query(&t, ".", &["-k", "20", "Widget"]);
+    assert_code(&o, 0);
+    let hits = records(&o);
+    let definition = hits
+        .iter()
+        .position(|h| h["file"] == "src/search.rs" && h["text"].as_str().unwrap().contains("pub struct Widget<'h> {"));
+    assert_eq!(definition, Some(0), "the definition first: {hits:?}");
+}
+
 /// Ten helpers of one jar, each named after cookies and kept in place by
 /// its name, with an unrelated method between each two (so that no two are
 /// one hit), and two small files that the question touches less.
