@@ -617,6 +617,39 @@ fn it_exits_when_the_client_leaves_and_survives_garbage() {
     assert!(said.contains("expected one of"), "what the client may send is still said: {said}");
 }
 
+/// A request that gives a key twice is refused, not read by its last: a
+/// proxy in front that reads the first would let `status` through and
+/// vg-mcp would run `search`, or wait for the answer to id 94 that came
+/// as 93 (audit 274). The same request given once is answered.
+#[test]
+fn a_request_giving_a_key_twice_is_refused() {
+    let t = sample_project();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let input = format!(
+        "{init}\n{}\n{}\n{}\n{}\n{}\n",
+        r#"{"jsonrpc":"2.0","id":94,"id":93,"method":"ping"}"#,
+        r#"{"jsonrpc":"2.0","id":92,"method":"ping","method":"tools/list"}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"status","name":"search","arguments":{"query":"retry upload"}}}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"search","arguments":{"query":"retry upload","query":"password"}}}"#,
+        r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"search","arguments":{"query":"retry upload"}}}"#,
+    );
+    let out = run_with_input(&mut t.cmd("vg-mcp", "."), input.as_bytes());
+    assert_code(&out, 0);
+    let answered: Vec<Value> = stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let error_of = |id: Option<u64>| {
+        let m = answered.iter().find(|m| id.map_or(m.get("id").is_none(), |id| m["id"] == id));
+        m.map(|m| (m["error"]["code"].clone(), m["error"]["message"].as_str().unwrap_or_default().to_string()))
+    };
+    assert_eq!(error_of(None), Some((json!(-32600), "id is given twice: give each key once".into())), "{answered:?}");
+    assert!(!answered.iter().any(|m| m["id"] == 93 || m["id"] == 94), "{answered:?}");
+    assert_eq!(error_of(Some(92)).map(|e| e.0), Some(json!(-32600)), "{answered:?}");
+    assert_eq!(error_of(Some(2)), Some((json!(-32602), "params.name is given twice: give each key once".into())));
+    assert_eq!(error_of(Some(3)).unwrap().1, "params.arguments.query is given twice: give each key once");
+    let search = answered.iter().find(|m| m["id"] == 4).unwrap();
+    assert!(search["result"]["isError"] != true && search["error"].is_null(), "{search}");
+}
+
 /// Before any session, a notification or a response is dropped, not the
 /// end of the server: a stray notifications/initialized ended it with 2.
 #[test]

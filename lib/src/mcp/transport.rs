@@ -105,6 +105,9 @@ pub(super) fn screen(line: &[u8]) -> Screened {
         return answer(ErrorCode::INVALID_REQUEST, why.to_string(), None);
     };
     let id = object.get("id").and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok());
+    if let Some(place) = crate::records::key_given_twice(line) {
+        return given_twice(object, &place, id);
+    }
     // A request with an id is no notification, so one whose id cannot be
     // read is answered, with a null id. A response (no method) never is.
     if object.contains_key("id") && object.contains_key("method") && id.is_none() {
@@ -143,6 +146,22 @@ pub(super) fn screen(line: &[u8]) -> Screened {
             answer(ErrorCode::INVALID_REQUEST, format!("not a JSON-RPC message: {}", clipped(&e.to_string(), 200)), id)
         }
     }
+}
+
+/// A message that gives a key twice (`place`), which a reader in front may
+/// have read by its first and vg-mcp would by its last: a request is
+/// refused, under no id when its id is what is given twice; a notification
+/// or a response is dropped, as any malformed one is.
+fn given_twice(object: &serde_json::Map<String, Value>, place: &str, id: Option<RequestId>) -> Screened {
+    if !object.contains_key("id") || !object.contains_key("method") {
+        return Screened::Nothing;
+    }
+    let (code, id) = match place {
+        "id" => (ErrorCode::INVALID_REQUEST, None),
+        _ if place.starts_with("params") => (ErrorCode::INVALID_PARAMS, id),
+        _ => (ErrorCode::INVALID_REQUEST, id),
+    };
+    answer(code, format!("{} is given twice: give each key once", clipped(place, 200)), id)
 }
 
 fn answer(code: ErrorCode, message: String, id: Option<RequestId>) -> Screened {
@@ -662,6 +681,33 @@ mod tests {
         let (code, id, message) = error_of(screen(long.as_bytes()));
         assert_eq!((code, id), (-32600, Some(RequestId::Number(1))));
         assert!(message.len() < 400, "{}", message.len());
+    }
+
+    #[test]
+    fn a_key_given_twice_is_refused_as_a_reader_in_front_may_read_it_otherwise() {
+        // The id given twice: answered under no id, neither being the one.
+        let (code, id, message) = error_of(screen(br#"{"jsonrpc":"2.0","id":94,"id":93,"method":"ping"}"#));
+        assert_eq!((code, id, message.as_str()), (-32600, None, "id is given twice: give each key once"));
+        let (code, id, _) = error_of(screen(br#"{"jsonrpc":"2.0","id":92,"method":"ping","method":"tools/list"}"#));
+        assert_eq!((code, id), (-32600, Some(RequestId::Number(92))));
+        // In the params: the tool, or one of its arguments.
+        let call = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"status","name":"search","arguments":{"query":"retry upload"}}}"#;
+        let (code, id, message) = error_of(screen(call));
+        assert_eq!(
+            (code, id, message.as_str()),
+            (-32602, Some(RequestId::Number(1)), "params.name is given twice: give each key once")
+        );
+        let call = br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search","arguments":{"query":"retry upload","query":"password check"}}}"#;
+        let (code, _, message) = error_of(screen(call));
+        assert_eq!((code, message.as_str()), (-32602, "params.arguments.query is given twice: give each key once"));
+        // A notification or a response is never answered.
+        let notification =
+            br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"requestId":2}}"#;
+        assert!(matches!(screen(notification), Screened::Nothing));
+        assert!(matches!(screen(br#"{"jsonrpc":"2.0","id":3,"result":{},"result":{}}"#), Screened::Nothing));
+        // The same key in two objects is no key given twice.
+        let call = br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"search","arguments":{"query":"name"}}}"#;
+        assert!(matches!(screen(call), Screened::Message(_)));
     }
 
     #[test]

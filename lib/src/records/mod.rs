@@ -6,6 +6,7 @@ mod answer;
 mod commit;
 mod hit;
 mod index_run;
+mod keys;
 mod read;
 mod roots;
 
@@ -13,6 +14,7 @@ pub use answer::*;
 pub use commit::*;
 pub use hit::*;
 pub use index_run::*;
+pub use keys::key_given_twice;
 pub use read::*;
 pub use roots::*;
 

@@ -95,18 +95,10 @@ fn read_body(body: &[u8]) -> Result<AskBody, String> {
 /// last of a field given twice, where a filter in front may have read the
 /// first, so that the two read one request as two.
 fn given_once(body: &[u8]) -> Result<(), String> {
-    #[derive(serde::Deserialize)]
-    #[allow(dead_code)]
-    struct Once {
-        query: Option<serde::de::IgnoredAny>,
-        privacy_mode: Option<serde::de::IgnoredAny>,
-        root: Option<serde::de::IgnoredAny>,
+    match crate::records::key_given_twice(body) {
+        Some(field) => Err(format!("the field {} is given twice", crate::project::shown::clipped(&field, 100))),
+        None => Ok(()),
     }
-    serde_json::from_slice::<Once>(body).map(|_| ()).map_err(|e| {
-        let said = e.to_string();
-        let field = said.split('`').nth(1).filter(|_| said.starts_with("duplicate field"));
-        field.map_or(said.clone(), |name| format!("the field {name} is given twice"))
-    })
 }
 
 /// An optional string field; null is absent.
