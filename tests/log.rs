@@ -459,6 +459,43 @@ fn a_submodule_replaced_by_a_file_is_diffed_as_the_file() {
     assert_eq!(subjects(&records(&o)), ["Replace the submodule with the manifest parser"], "{}", stderr(&o));
 }
 
+/// A file replaced by a link keeps its removed lines in the diff, as a link
+/// replaced by a file has its added ones; a link's target is no line
+/// (audit 276: the file's lines were dropped with the link's side).
+#[test]
+fn a_file_replaced_by_a_link_keeps_its_removed_lines() {
+    let tree = repository();
+    std::fs::remove_file(tree.path().join("src/templates.py")).unwrap();
+    std::os::unix::fs::symlink("zebrafish.py", tree.path().join("src/templates.py")).unwrap();
+    commit_all(&tree, "Point the templates elsewhere");
+    let o = log(&tree, &["--diffs-only", "--mode", "lexical", "_cache"]);
+    assert_code(&o, 0);
+    let recs = records(&o);
+    let commits = of_type(&recs, "commit");
+    let link = commits.iter().find(|c| c["subject"] == "Point the templates elsewhere");
+    let lines = &link.unwrap_or_else(|| panic!("{commits:?}"))["lines"];
+    assert!(lines.as_array().unwrap().iter().all(|l| l["text"].as_str().unwrap().starts_with("-")), "{lines}");
+    assert!(lines.to_string().contains("-_cache = {}"), "{lines}");
+    // Its target is no line of the diff.
+    let o = log(&tree, &["--diffs-only", "--mode", "lexical", "zebrafish"]);
+    assert_code(&o, 1);
+}
+
+/// Run from inside .git, or given a path there, vg-log says why it found
+/// nothing: no commit touches a path in .git (audit 276: exit 1, silent).
+#[test]
+fn a_log_of_paths_in_git_dir_says_no_commit_touches_them() {
+    let tree = repository();
+    for (cwd, args) in [(".git", vec!["retry uploads"]), ("", vec!["retry uploads", ".git/hooks"])] {
+        let o = run(tree.cmd("vg-log", cwd).args(&args));
+        assert_code(&o, 1);
+        assert_eq!(stderr(&o), "vg-log: no commits were searched: the paths lie in .git, which no commit touches\n");
+    }
+    let o = run(tree.cmd("vecgrep", ".git").args(["--log", "retry uploads"]));
+    assert_code(&o, 1);
+    assert!(stderr(&o).contains("no commit touches"), "{}", stderr(&o));
+}
+
 /// A blob missing from a clone made without a filter, or unreadable, is
 /// damage: an error of the run, never diffs stored as read in full.
 #[test]

@@ -42,6 +42,12 @@ impl CommitFilter {
     }
 }
 
+/// Whether root-relative `rel` lies in a `.git` directory, whose files no
+/// commit can hold (git refuses the name): a log filtered to it finds none.
+pub fn in_git_dir(rel: &str) -> bool {
+    rel.split('/').any(|part| part == ".git")
+}
+
 /// Of `paths` (root-relative), those that no commit of `rows` touched,
 /// neither the path itself nor anything under it: a PATH gone from the
 /// working tree that the history never knew either is most likely a typo.

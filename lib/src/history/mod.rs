@@ -22,7 +22,7 @@ mod tree_files;
 mod unread_diffs;
 
 pub use diff::{changed_pieces, DiffPiece, MAX_PIECE_LINES};
-pub use filter::{parse_date, parse_until, untouched_paths, CommitFilter};
+pub use filter::{in_git_dir, parse_date, parse_until, untouched_paths, CommitFilter};
 pub use git::{CommitData, GitRepo, MAX_PIECES_PER_COMMIT, NOT_FETCHED};
 pub use index::{update_log, LoadEmbedder, LogObserver, LogSummary};
 pub use label::{

@@ -202,12 +202,15 @@ impl GitRepo {
         for change in changes {
             let Some(rel) = self.changed_path(&change) else { continue };
             // A submodule's new commit, or a link's new target, changes its
-            // path, as git log counts it; neither has lines here.
-            if change.entry_mode().is_commit() || change.entry_mode().is_link() {
-                changed.paths.push(rel);
-                continue;
-            }
-            if !change.entry_mode().is_blob() {
+            // path, as git log counts it; neither has lines here. A file
+            // made a link, or a link made a file, has the file's side's
+            // (audit 276: the lines of a file replaced by a link were lost).
+            let is_file =
+                |side: Option<(gix::objs::tree::EntryMode, gix::ObjectId)>| side.is_some_and(|s| s.0.is_blob());
+            if !is_file(change.before) && !is_file(change.after) {
+                if change.entry_mode().is_commit() || change.entry_mode().is_link() {
+                    changed.paths.push(rel);
+                }
                 continue;
             }
             if with_diff && changed.pieces.len() < MAX_PIECES_PER_COMMIT {
@@ -291,11 +294,11 @@ impl GitRepo {
     }
 
     /// The text before and after a change (an added file's "before" is
-    /// empty, and so is a file's where a submodule was: its before is
-    /// another repository's commit).
+    /// empty, and so is a file's where a submodule or a link was: its
+    /// before is another repository's commit, or a path, no lines).
     fn change_blobs(&self, change: &TreeChange) -> Result<(BlobText, BlobText)> {
         let text = |side: Option<(gix::objs::tree::EntryMode, gix::ObjectId)>| match side {
-            Some((mode, id)) if !mode.is_commit() => self.blob_text(&id),
+            Some((mode, id)) if mode.is_blob() => self.blob_text(&id),
             _ => Ok(BlobText::Text(String::new())),
         };
         Ok((text(change.before)?, text(change.after)?))
