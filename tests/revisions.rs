@@ -425,6 +425,38 @@ fn a_replaced_revision_is_forgotten_by_its_sha() {
     assert!(!dir.exists(), "{}", stderr(&o));
 }
 
+/// A revision's index a search found damaged is rebuilt by the next run
+/// over the revision, as a working tree's is (audit 276: `vg-index --rev`
+/// said "indexed already" and every search of it failed on).
+#[test]
+fn a_damaged_revision_index_is_rebuilt_by_the_next_run() {
+    let tree = two_releases();
+    assert_code(&run(tree.cmd("vg-index", "").args(["--rev", "v1"])), 0);
+    let sha = git(&tree, &["rev-parse", "v1"]);
+    let db = tree.path().join(format!(".vecgrep/revs/{sha}/.vecgrep/index.db"));
+    let (root, page_size): (usize, usize) = {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        let root: i64 =
+            c.query_row("SELECT rootpage FROM sqlite_master WHERE name = 'chunks'", [], |r| r.get(0)).unwrap();
+        let size: i64 = c.query_row("PRAGMA page_size", [], |r| r.get(0)).unwrap();
+        (root as usize, size as usize)
+    };
+    let mut bytes = std::fs::read(&db).unwrap();
+    bytes[(root - 1) * page_size..root * page_size].fill(0xde);
+    std::fs::write(&db, bytes).unwrap();
+    let search =
+        |tree: &Tree| run(tree.cmd("vecgrep", "").args(["--rev", "v1", "--mode", "lexical", "parse the config"]));
+    let o = search(&tree);
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("is damaged"), "{}", stderr(&o));
+    let o = run(tree.cmd("vg-index", "").args(["--rev", "v1"]));
+    assert_code(&o, 0);
+    assert!(stderr(&o).contains("rebuilding the index") && !stderr(&o).contains("indexed already"), "{}", stderr(&o));
+    let o = search(&tree);
+    assert_code(&o, 0);
+    assert!(stdout(&o).contains("config.py"), "{}", stdout(&o));
+}
+
 /// The sha of revision `rev` of `tree`, its index left as a run stopped
 /// part-way leaves it: without the mark that says it is whole.
 fn left_as_a_stopped_run_leaves(tree: &Tree, rev: &str) -> String {

@@ -228,6 +228,12 @@ pub(super) fn built_as_configured(root: &ProjectRoot, config: &ResolvedConfig, o
     if !index.checked_here().unwrap_or(false) {
         return false;
     }
+    // One a search found damaged is run over again, which checks it whole
+    // and rebuilds it, as a working tree's is (audit 276: "indexed
+    // already", and every search of it failed).
+    if index.damage_marked() {
+        return false;
+    }
     let same = index.meta().ok().flatten().is_some_and(|m| {
         m.model == config.embedder_model
             && m.chunk_size == config.chunk_size
