@@ -481,6 +481,23 @@ fn a_file_replaced_by_a_link_keeps_its_removed_lines() {
     assert_code(&o, 1);
 }
 
+/// A file moved unchanged changes no line: its diff holds none, and the
+/// commit touched both paths, as git log counts it (audit 276: a rename
+/// was indexed as every line removed and added).
+#[test]
+fn a_file_moved_unchanged_changes_no_line() {
+    let tree = repository();
+    git(&tree, &["mv", "src/templates.py", "src/render.py"]);
+    commit_all(&tree, "Move the module");
+    let o = log(&tree, &["--diffs-only", "--mode", "lexical", "_cache"]);
+    assert_code(&o, 0);
+    assert_eq!(subjects(&records(&o)), ["Cache rendered templates in memory"]);
+    let o = log(&tree, &["--mode", "lexical", "move the module"]);
+    let moved = of_type(&records(&o), "commit").into_iter().find(|c| c["subject"] == "Move the module").cloned();
+    let paths = &moved.unwrap_or_else(|| panic!("{}", stdout(&o)))["paths"];
+    assert_eq!(paths, &serde_json::json!(["src/render.py", "src/templates.py"]));
+}
+
 /// Run from inside .git, or given a path there, vg-log says why it found
 /// nothing: no commit touches a path in .git (audit 276: exit 1, silent).
 #[test]

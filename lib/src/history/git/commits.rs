@@ -199,8 +199,16 @@ impl GitRepo {
         let (tree, parent_tree) = self.trees_of(commit, parent)?;
         let changes = super::tree_diff::tree_changes(&self.repo, parent_tree.as_ref(), &tree)
             .with_context(|| format!("cannot diff {sha} against its parent"))?;
-        for change in changes {
+        let moved = super::tree_diff::exact_moves(&changes);
+        for (at, change) in changes.into_iter().enumerate() {
             let Some(rel) = self.changed_path(&change) else { continue };
+            // A file moved unchanged touches both paths, as git log counts
+            // them, and changes no line (audit 276: a rename was indexed as
+            // its every line removed and added).
+            if moved.contains(&at) {
+                changed.paths.push(rel);
+                continue;
+            }
             // A submodule's new commit, or a link's new target, changes its
             // path, as git log counts it; neither has lines here. A file
             // made a link, or a link made a file, has the file's side's
@@ -247,7 +255,10 @@ impl GitRepo {
         let absent = |side: Option<(gix::objs::tree::EntryMode, gix::ObjectId)>| {
             side.is_some_and(|(mode, id)| !mode.is_commit() && !self.repo.has_object(id))
         };
-        let unread = changes.iter().filter(|c| c.entry_mode().is_blob() && self.changed_path(c).is_some());
+        // A file moved unchanged has no diff to read.
+        let moved = super::tree_diff::exact_moves(&changes);
+        let diffed = changes.iter().enumerate().filter(|(at, _)| !moved.contains(at)).map(|(_, c)| c);
+        let unread = diffed.filter(|c| c.entry_mode().is_blob() && self.changed_path(c).is_some());
         Ok(unread.filter(|c| absent(c.before) || absent(c.after)).count())
     }
 

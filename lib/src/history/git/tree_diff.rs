@@ -49,6 +49,31 @@ pub(super) fn tree_changes(
     Ok(delegate.changes)
 }
 
+/// The places in `changes` of files moved unchanged: each deletion of a
+/// file paired with an addition of the same content (git's exact rename),
+/// both sides counted, as many pairs as each content has.
+pub(super) fn exact_moves(changes: &[TreeChange]) -> std::collections::HashSet<usize> {
+    use std::collections::HashMap;
+    let file = |side: Option<(EntryMode, ObjectId)>| side.filter(|s| s.0.is_blob()).map(|s| s.1);
+    let mut deleted: HashMap<ObjectId, Vec<usize>> = HashMap::new();
+    let mut added: HashMap<ObjectId, Vec<usize>> = HashMap::new();
+    for (at, change) in changes.iter().enumerate() {
+        match (file(change.before), file(change.after), change.before.is_none(), change.after.is_none()) {
+            (Some(id), None, _, true) => deleted.entry(id).or_default().push(at),
+            (None, Some(id), true, _) => added.entry(id).or_default().push(at),
+            _ => {}
+        }
+    }
+    let mut moved = std::collections::HashSet::new();
+    for (id, from) in deleted {
+        let Some(to) = added.get(&id) else { continue };
+        for (a, b) in from.into_iter().zip(to.iter().copied()) {
+            moved.extend([a, b]);
+        }
+    }
+    moved
+}
+
 #[derive(Default)]
 struct Delegate {
     path: TrackedPath,
