@@ -516,7 +516,7 @@ complete -c vecgrep -s i -l interactive -d 'Pick results interactively, re-ranke
 complete -c vecgrep -l serve -d 'Serve searches over HTTP (vg-serve) instead of searching once; every argument is a PATH'
 complete -c vecgrep -l mcp -d 'Serve coding agents over the Model Context Protocol on stdin/stdout (vg-mcp) instead of searching once; every argument is a PATH'
 complete -c vecgrep -s l -l files-with-matches -l files -d 'Print each file with results once, best first'
-complete -c vecgrep -s c -l count -d 'Print the number of results per file'
+complete -c vecgrep -s c -l count -d 'Print the number of results per file (a result read twice counts once)'
 complete -c vecgrep -l json -d 'Print hit records as JSON lines (paths relative to the root)'
 complete -c vecgrep -l heading -d 'Group results under a heading per file (default on a terminal)'
 complete -c vecgrep -l no-heading -d 'Print `path:line:text` lines (default when piped)'

@@ -7,7 +7,7 @@ complete -c vg-format -l color -d 'When to use colors' -r -f -a "auto\t'Color wh
 always\t''
 never\t''"
 complete -c vg-format -s l -l files-with-matches -l files -d 'Print each file with results once, best first'
-complete -c vg-format -s c -l count -d 'Print the number of results per file'
+complete -c vg-format -s c -l count -d 'Print the number of results per file (a result read twice counts once)'
 complete -c vg-format -l json -d 'Print hit records as JSON lines (paths relative to the root)'
 complete -c vg-format -l heading -d 'Group results under a heading per file (default on a terminal)'
 complete -c vg-format -l no-heading -d 'Print `path:line:text` lines (default when piped)'

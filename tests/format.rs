@@ -49,6 +49,34 @@ fn files_and_counts_in_rank_order_relative_to_cwd() {
     assert_eq!(stdout(&o), "upload.py:2\nconfig.py:1\n");
 }
 
+/// `-c` counts each result once, as every other mode shows it, and as it
+/// reads: two saved streams joined, or an endless one, are counted without
+/// keeping every hit (audit 277: `cat a b | vg-format -c` counted 2 of a
+/// hit shown once, and `yes HIT | vg-format -c` grew without bound).
+/// Headings, which must wait for the end, refuse more than any search gives.
+/// A hand-made hit with an `error` field of its own is a hit, not the
+/// server's error body (`{"error": {...}}`).
+#[test]
+fn counts_are_of_results_shown_and_kept_as_read() {
+    let t = sample_project();
+    let twice = format!("{}{}", stream(&t), stream(&t));
+    let o = format(&t, ".", &["--count"], &twice);
+    assert_eq!(stdout(&o), "src/upload.py:2\nsrc/config.py:1\n");
+    let one = format!("{}\n", hit(t.path().to_str().unwrap(), "src/upload.py", 4, 10, 0.71, "x"));
+    let o = format(&t, ".", &["--count"], &one.repeat(30_000));
+    assert_eq!((o.status.code(), stdout(&o)), (Some(0), "src/upload.py:1\n".to_string()));
+    let o = format(&t, ".", &["--heading"], &one.repeat(30_000));
+    assert_code(&o, 2);
+    assert!(stderr(&o).starts_with("vg-format: more than 20064 results to show under headings"), "{}", stderr(&o));
+    let linted = r#"{"file":"src/upload.py","start_line":1,"end_line":1,"error":"unused import"}"#;
+    let o = format(&t, ".", &["--no-heading"], &format!("{linted}\n"));
+    assert_code(&o, 0);
+    assert!(stdout(&o).starts_with("src/upload.py:1:"), "{}", stdout(&o));
+    let o = format(&t, ".", &[], "{\"error\":{\"status\":400,\"message\":\"q is missing\"}}\n");
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("an error from the server"), "{}", stderr(&o));
+}
+
 /// `--json` writes a commit and an answer back as read (ndjson.md): the
 /// fields a later 1.x adds were dropped, and `vg-log --json | vg-format
 /// --json` lost them.

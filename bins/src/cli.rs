@@ -511,7 +511,7 @@ pub struct OutputArgs {
     /// Print each file with results once, best first.
     #[arg(short = 'l', long = "files-with-matches", visible_alias = "files", conflicts_with_all = ["count", "json"])]
     pub files: bool,
-    /// Print the number of results per file.
+    /// Print the number of results per file (a result read twice counts once).
     #[arg(short = 'c', long, conflicts_with = "json")]
     pub count: bool,
     /// Print hit records as JSON lines (paths relative to the root).

@@ -83,7 +83,7 @@ pub struct Chunk {
 /// fits the model window.
 pub fn chunk_text(text: &str, syntax: Syntax, size: usize, overlap: usize, fits: &dyn Fn(&str) -> bool) -> Vec<Chunk> {
     let size = size.max(1);
-    let mut lines: Vec<&str> = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
+    let mut lines = split_lines(text);
     if text.ends_with('\n') {
         lines.pop();
     }
@@ -118,6 +118,19 @@ pub fn chunk_text(text: &str, syntax: Syntax, size: usize, overlap: usize, fits:
 }
 
 /// A path's file extension, lower-cased; empty when it has none.
+/// The lines of `text` as split at each `\n`, the `\r` of each CRLF
+/// removed; a lone CR stays, part of its line, the last line's too (a
+/// file's last line, `end\r` with no LF after it, lost its CR: audit 277).
+/// Text that ends with `\n` ends with an empty piece.
+pub(crate) fn split_lines(text: &str) -> Vec<&str> {
+    let mut lines: Vec<&str> = text.split('\n').collect();
+    let last = lines.len() - 1;
+    for line in &mut lines[..last] {
+        *line = line.strip_suffix('\r').unwrap_or(line);
+    }
+    lines
+}
+
 fn extension(path: &str) -> String {
     let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
     name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase()).unwrap_or_default()
@@ -149,6 +162,15 @@ mod tests {
 
     fn always(_: &str) -> bool {
         true
+    }
+
+    #[test]
+    fn a_crlf_loses_its_cr_and_a_lone_cr_stays_at_the_end_too() {
+        assert_eq!(split_lines("a\r\nmid\rdle\nend\r"), ["a", "mid\rdle", "end\r"]);
+        assert_eq!(split_lines("a\r\n"), ["a", ""]);
+        assert_eq!(split_lines(""), [""]);
+        let chunks = chunk_text("fn f() {}\r\nend\r", Syntax::Plain, 500, 0, &always);
+        assert_eq!(chunks[0].text, "fn f() {}\nend\r");
     }
 
     #[test]

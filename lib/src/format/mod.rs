@@ -5,6 +5,7 @@
 mod best_lines;
 mod columns;
 mod commits;
+mod counts;
 mod file_lines;
 mod stream;
 
@@ -180,17 +181,9 @@ impl<'a> Lines<'a> {
 pub fn render(out: &mut dyn Write, hits: &[HitRecord], opts: &FormatOptions) -> io::Result<()> {
     match opts.mode {
         OutputMode::Count => {
-            // Per path, as `-l` lists them: a revision's hits count with the disk's.
-            for (path, group) in per_file(hits, &opts.cwd, false) {
-                // `-I` leaves the path out, as `rg -c -I` does: counts alone.
-                if !opts.with_filename {
-                    writeln!(out, "{}", group.len())?;
-                    continue;
-                }
-                let path = paint(opts.color, PATH, &opts.shown_path(&path));
-                writeln!(out, "{path}{}{}", opts.after_path(":"), group.len())?;
-            }
-            Ok(())
+            let mut counts = counts::Counts::default();
+            hits.iter().for_each(|h| counts.add(h, &opts.cwd));
+            counts.write(out, opts)
         }
         OutputMode::Pretty => render_under_headings(out, hits, opts),
         OutputMode::Json | OutputMode::Files | OutputMode::Flat => {
@@ -727,7 +720,7 @@ mod tests {
         }
     }
 
-    fn opts(mode: OutputMode, cwd: &str) -> FormatOptions {
+    pub(super) fn opts(mode: OutputMode, cwd: &str) -> FormatOptions {
         FormatOptions {
             mode,
             color: false,

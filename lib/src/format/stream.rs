@@ -6,8 +6,9 @@
 use std::cell::{Cell, RefCell};
 use std::io::{self, Read, Write};
 
-use super::{render, render_answer, render_commits, FormatOptions, HitByHit};
-use crate::records::{HitRecord, Record, SearchStream, StreamRecords};
+use super::counts::Counts;
+use super::{render, render_answer, render_commits, FormatOptions, HitByHit, OutputMode};
+use crate::records::{HitRecord, Record, SearchStream, StreamRecords, MAX_STREAM_RECORDS};
 
 /// How many records are read between two looks at whether the reader of
 /// the output has gone: a stream of hits already shown writes nothing
@@ -89,34 +90,56 @@ struct StreamRenderer<'o> {
     opts: &'o FormatOptions,
     read: SearchStream,
     each: Option<HitByHit>,
+    /// `-c`'s counts, kept as read (`OutputMode::Count`).
+    counts: Option<Counts>,
 }
 
 impl<'o> StreamRenderer<'o> {
     fn new(opts: &'o FormatOptions) -> StreamRenderer<'o> {
         let each = opts.mode.shows_each_hit_as_read().then(HitByHit::default);
-        StreamRenderer { opts, read: SearchStream::default(), each }
+        let counts = (opts.mode == OutputMode::Count).then(Counts::default);
+        StreamRenderer { opts, read: SearchStream::default(), each, counts }
     }
 
-    /// Render `record` now if the mode shows it alone, and keep what the
-    /// end of the stream needs of it.
-    fn take(&mut self, out: &mut dyn Write, record: Record) -> io::Result<()> {
-        match (&mut self.each, record) {
-            (Some(each), Record::Hit(hit)) => {
+    /// Render `record` now if the mode shows it alone, count it (`-c`), and
+    /// keep what the end of the stream needs of it. Headings wait for the
+    /// end: more hits than any search gives are refused there, as
+    /// vg-answer refuses them, where an endless stream grew without bound.
+    fn take(&mut self, out: &mut dyn Write, record: Record) -> anyhow::Result<()> {
+        match (&mut self.each, &mut self.counts, record) {
+            (Some(each), _, Record::Hit(hit)) => {
                 each.write(out, &hit, self.opts)?;
-                if self.read.hits.len() < HITS_KEPT_WHILE_SHOWN {
-                    self.read.hits.push(shown_already(hit));
-                }
+                self.keep_shown(hit);
             }
-            (_, record) => self.read.keep(record),
+            (_, Some(counts), Record::Hit(hit)) => {
+                counts.add(&hit, &self.opts.cwd);
+                self.keep_shown(hit);
+            }
+            (None, None, Record::Hit(_)) if self.read.hits.len() == MAX_STREAM_RECORDS => {
+                anyhow::bail!(
+                    "more than {MAX_STREAM_RECORDS} results to show under headings; no search gives as many \
+                     (--no-heading shows each as it comes)"
+                );
+            }
+            (_, _, record) => self.read.keep(record),
         }
         Ok(())
+    }
+
+    /// Keep a hit already shown or counted, as the stream's end needs it.
+    fn keep_shown(&mut self, hit: HitRecord) {
+        if self.read.hits.len() < HITS_KEPT_WHILE_SHOWN {
+            self.read.hits.push(shown_already(hit));
+        }
     }
 
     /// Render what waited for the end of the stream; the stream as read
     /// (for the exit code and the advice a judgement gives).
     fn finish(self, out: &mut dyn Write) -> io::Result<SearchStream> {
-        if self.each.is_none() {
-            render(out, &self.read.hits, self.opts)?;
+        match &self.counts {
+            Some(counts) => counts.write(out, self.opts)?,
+            None if self.each.is_none() => render(out, &self.read.hits, self.opts)?,
+            None => {}
         }
         render_commits(out, &self.read.commits, self.opts)?;
         if let Some(answer) = &self.read.answer {

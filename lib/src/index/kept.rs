@@ -24,7 +24,7 @@ pub(super) enum NotMade {
 /// whole), every line with words in one, and
 /// what is kept around it and its names as the chunker gives them.
 pub(super) fn not_made_of(rel: &str, text: &str, kept: &[KeptChunk]) -> Option<NotMade> {
-    let lines: Vec<&str> = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
+    let lines = crate::chunk::split_lines(text);
     let mut covered = vec![false; lines.len()];
     for k in kept {
         let (first, last) = (k.start_line, k.end_line);

@@ -98,7 +98,12 @@ impl Record {
                 None => return Err(RecordError::BadVersion { line, found: short_json(v) }),
             }
         }
-        if let Some(error) = object.get("error").filter(|_| !object.contains_key("type")) {
+        // The server's error body is `{"error": {...}}`: a hand-made hit
+        // with an `error` field of its own (a linter's message) is a hit
+        // (audit 277: refused as the server's error).
+        let server =
+            |e: &&serde_json::Value| e.is_object() && !object.contains_key("type") && !object.contains_key("file");
+        if let Some(error) = object.get("error").filter(server) {
             return Err(server_error(error, line));
         }
         let kind = match object.get("type") {
@@ -504,6 +509,12 @@ mod tests {
         // A hit may carry a field of that name, added by a later version.
         let hit = r#"{"type":"hit","file":"a.rs","start_line":1,"end_line":2,"error":{"message":"x"}}"#;
         assert!(parse_hit_line(hit, 3).unwrap().is_some());
+        // So may a hand-made one, which names no type (audit 277: a
+        // linter's `error` message was read as the server's).
+        for error in [r#""unused variable""#, "null", "false", r#"{"message":"x"}"#] {
+            let hit = format!(r#"{{"file":"a.rs","start_line":1,"end_line":1,"error":{error}}}"#);
+            assert!(parse_hit_line(&hit, 4).unwrap().is_some(), "{hit}");
+        }
     }
 
     #[test]
