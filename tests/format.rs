@@ -75,6 +75,13 @@ fn counts_are_of_results_shown_and_kept_as_read() {
     let o = format(&t, ".", &[], "{\"error\":{\"status\":400,\"message\":\"q is missing\"}}\n");
     assert_code(&o, 2);
     assert!(stderr(&o).contains("an error from the server"), "{}", stderr(&o));
+    // Commits wait for the end in every mode: as many as any search gives, and no more.
+    let samples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../spec/samples/commits.ndjson");
+    let commit =
+        std::fs::read_to_string(samples).unwrap().lines().find(|l| l.contains("\"commit\"")).unwrap().to_string();
+    let o = format(&t, ".", &["--count"], &format!("{commit}\n").repeat(20_065));
+    assert_code(&o, 2);
+    assert!(stderr(&o).starts_with("vg-format: more than 20064 commits"), "{}", stderr(&o));
 }
 
 /// `--json` writes a commit and an answer back as read (ndjson.md): the

@@ -496,6 +496,15 @@ fn a_file_moved_unchanged_changes_no_line() {
     let moved = of_type(&records(&o), "commit").into_iter().find(|c| c["subject"] == "Move the module").cloned();
     let paths = &moved.unwrap_or_else(|| panic!("{}", stdout(&o)))["paths"];
     assert_eq!(paths, &serde_json::json!(["src/render.py", "src/templates.py"]));
+    // Moved in from outside a subdirectory's root, it is added there: its
+    // lines are the commit's (review 279: lost as a move's).
+    std::fs::create_dir(tree.path().join("src/.vecgrep")).unwrap();
+    git(&tree, &["mv", "docs/config.md", "src/config.md"]);
+    commit_all(&tree, "Keep the settings beside the code");
+    let o = run(tree.cmd("vg-log", "src").args(["--threshold", "-1", "--diffs-only", "--mode", "lexical", "toml"]));
+    assert_code(&o, 0);
+    assert_eq!(subjects(&records(&o)), ["Keep the settings beside the code"], "{}", stdout(&o));
+    assert!(stdout(&o).contains("+Settings live in config.toml"), "{}", stdout(&o));
 }
 
 /// Run from inside .git, or given a path there, vg-log says why it found
@@ -511,6 +520,10 @@ fn a_log_of_paths_in_git_dir_says_no_commit_touches_them() {
     let o = run(tree.cmd("vecgrep", ".git").args(["--log", "retry uploads"]));
     assert_code(&o, 1);
     assert!(stderr(&o).contains("no commit touches"), "{}", stderr(&o));
+    // A path there that names nothing is a typo, said as any other (review 279).
+    let o = run(tree.cmd("vg-log", "").args(["retry uploads", ".git/HAED"]));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("'.git/HAED': no such file or directory"), "{}", stderr(&o));
 }
 
 /// A blob missing from a clone made without a filter, or unreadable, is

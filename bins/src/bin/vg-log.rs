@@ -40,8 +40,11 @@ fn main() {
         note_store_flags(&cli, inv.config.quiet);
         let repo = GitRepo::open(&inv.root.path)?;
         let filter = CommitFilter { within_root: repo.root_is_subdirectory(), ..commit_filter(&cli, &inv, said)? };
-        if !filter.paths.is_empty() && filter.paths.iter().all(|rel| history::in_git_dir(rel)) {
-            // Run from inside .git, or given it: found nothing, in silence (audit 276).
+        let in_git_dir = |rel: &String| history::in_git_dir(rel) && inv.root.path.join(rel).exists();
+        if !filter.paths.is_empty() && filter.paths.iter().all(in_git_dir) {
+            // Run from inside .git, or given it: found nothing, in silence
+            // (audit 276). A path there that names nothing is a typo, said
+            // as any other (review 279).
             note(TOOL, inv.config.quiet, "no commits were searched: the paths lie in .git, which no commit touches");
             return Ok(EXIT_NOT_FOUND);
         }

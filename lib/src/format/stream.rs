@@ -121,6 +121,11 @@ impl<'o> StreamRenderer<'o> {
                      (--no-heading shows each as it comes)"
                 );
             }
+            // Commits wait for the end in every mode (review 278: an endless
+            // stream of them grew without bound).
+            (_, _, Record::Commit(_)) if self.read.commits.len() == MAX_STREAM_RECORDS => {
+                anyhow::bail!("more than {MAX_STREAM_RECORDS} commits; no search gives as many");
+            }
             (_, _, record) => self.read.keep(record),
         }
         Ok(())

@@ -13,21 +13,32 @@ use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess,
 /// given once, or when `json` is not JSON (which its reader says).
 pub fn key_given_twice(json: &[u8]) -> Option<String> {
     let mut reader = serde_json::Deserializer::from_slice(json);
-    Walk { place: "" }.deserialize(&mut reader).ok().flatten()
+    Walk { place: &Place::Top }.deserialize(&mut reader).ok().flatten()
+}
+
+/// Where a value is, as a chain to the top: written out only for a key
+/// given twice, so that a long message's many keys cost no string each
+/// (review 278: a 1 MB line of deep long keys took 3 s).
+enum Place<'a> {
+    Top,
+    Key(&'a Place<'a>, &'a str),
+    Item(&'a Place<'a>, usize),
+}
+
+impl Place<'_> {
+    fn written(&self) -> String {
+        match self {
+            Place::Top => String::new(),
+            Place::Key(Place::Top, key) => key.to_string(),
+            Place::Key(outer, key) => format!("{}.{key}", outer.written()),
+            Place::Item(outer, at) => format!("{}[{at}]", outer.written()),
+        }
+    }
 }
 
 /// One value of the text, at `place`, walked for a key given twice.
 struct Walk<'p> {
-    place: &'p str,
-}
-
-impl<'p> Walk<'p> {
-    fn place_of(&self, key: &str) -> String {
-        match self.place {
-            "" => key.to_string(),
-            place => format!("{place}.{key}"),
-        }
-    }
+    place: &'p Place<'p>,
 }
 
 impl<'de> DeserializeSeed<'de> for Walk<'_> {
@@ -49,16 +60,17 @@ impl<'de> Visitor<'de> for Walk<'_> {
         let mut seen = HashSet::new();
         let mut first = None;
         while let Some(key) = map.next_key::<String>()? {
-            let place = self.place_of(&key);
             if first.is_some() {
                 map.next_value::<IgnoredAny>()?;
                 continue;
             }
+            let place = Place::Key(self.place, &key);
             let inner = map.next_value_seed(Walk { place: &place })?;
-            first = match seen.insert(key) {
-                false => Some(place),
-                true => inner,
+            first = match seen.contains(&key) {
+                true => Some(place.written()),
+                false => inner,
             };
+            seen.insert(key);
         }
         Ok(first)
     }
@@ -67,7 +79,7 @@ impl<'de> Visitor<'de> for Walk<'_> {
         let mut first = None;
         let mut at = 0;
         loop {
-            let place = format!("{}[{at}]", self.place);
+            let place = Place::Item(self.place, at);
             let found = match first {
                 Some(_) => seq.next_element::<IgnoredAny>()?.map(|_| None),
                 None => seq.next_element_seed(Walk { place: &place })?,

@@ -264,20 +264,22 @@ fn fused_with_names(
 }
 
 /// How many of the best candidates by a query's words are read for a line
-/// that defines the symbol it names, or a name a concept it named lists.
+/// that defines a name a concept it named lists.
 const DEFINITIONS_READ: usize = 20;
 
 /// How many of the candidates whose own names hold the symbol a query
-/// names are read for a line that defines it: all of one side's pool. A
-/// much-used type names most chunks of its file (each of its methods), so
-/// the 20 best of them left out `pub struct Input` in regex-automata,
-/// where `Input` names 60 chunks (audit 271).
-const NAMED_DEFINITIONS_READ: usize = CANDIDATE_POOL;
+/// names, and of the best by its words, are read for a line that defines
+/// it: all of one side's pool. A much-used type names most chunks of its
+/// file (each of its methods), and its name is in many more: the 20 best
+/// of each left out `pub struct Input` in regex-automata, where `Input`
+/// names 60 chunks (audit 271), and a `class Input` nested in a class of
+/// another name (review 278).
+const SYMBOL_DEFINITIONS_READ: usize = CANDIDATE_POOL;
 
 /// The candidates that define the symbol the query names
-/// (`QueryShape::is_symbol`): of the best `NAMED_DEFINITIONS_READ` whose
-/// own names hold it, and the best `DEFINITIONS_READ` by words, those with
-/// a line that defines it, at any depth. A chunk's names are the definition
+/// (`QueryShape::is_symbol`): of the best `SYMBOL_DEFINITIONS_READ` whose
+/// own names hold it, and as many of the best by words, those with a line
+/// that defines it, at any depth. A chunk's names are the definition
 /// it is in and those it makes at its top, so a method of `Engine` is
 /// named `Engine` too, and a small class kept whole as one chunk is named
 /// for the class alone: only its text tells `class Engine` apart, or holds
@@ -295,8 +297,8 @@ fn symbol_definitions(
     }
     let holds_symbol =
         |id: &ChunkId| named.get(id).is_some_and(|n| stored_names(&n.names).any(|name| shape.is_symbol(name)));
-    let by_names = fused.iter().map(|f| f.0).filter(holds_symbol).take(NAMED_DEFINITIONS_READ);
-    let by_words = lexical.iter().map(|l| l.0).take(DEFINITIONS_READ);
+    let by_names = fused.iter().map(|f| f.0).filter(holds_symbol).take(SYMBOL_DEFINITIONS_READ);
+    let by_words = lexical.iter().map(|l| l.0).take(SYMBOL_DEFINITIONS_READ);
     let mut read = HashSet::new();
     for id in by_names.chain(by_words).filter(|id| read.insert(*id)) {
         let Some(chunk) = store.chunk(id)? else { continue };

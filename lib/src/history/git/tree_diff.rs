@@ -26,6 +26,17 @@ impl TreeChange {
     pub(super) fn entry_mode(&self) -> EntryMode {
         self.after.or(self.before).map(|(mode, _)| mode).expect("a change has a side")
     }
+
+    /// Whether a side of it is a file (not a link, a submodule or a tree):
+    /// only a file's side has lines.
+    pub(super) fn has_a_file_side(&self) -> bool {
+        file_of(self.before).is_some() || file_of(self.after).is_some()
+    }
+}
+
+/// The blob of a side that is a file.
+fn file_of(side: Option<(EntryMode, ObjectId)>) -> Option<ObjectId> {
+    side.filter(|s| s.0.is_blob()).map(|s| s.1)
 }
 
 /// The entries (not trees) that `new` changes against `old` (None: the
@@ -49,16 +60,15 @@ pub(super) fn tree_changes(
     Ok(delegate.changes)
 }
 
-/// The places in `changes` of files moved unchanged: each deletion of a
+/// The places in `changes` (in their order) of files moved unchanged: each deletion of a
 /// file paired with an addition of the same content (git's exact rename),
 /// both sides counted, as many pairs as each content has.
-pub(super) fn exact_moves(changes: &[TreeChange]) -> std::collections::HashSet<usize> {
+pub(super) fn exact_moves<'c>(changes: impl Iterator<Item = &'c TreeChange>) -> std::collections::HashSet<usize> {
     use std::collections::HashMap;
-    let file = |side: Option<(EntryMode, ObjectId)>| side.filter(|s| s.0.is_blob()).map(|s| s.1);
     let mut deleted: HashMap<ObjectId, Vec<usize>> = HashMap::new();
     let mut added: HashMap<ObjectId, Vec<usize>> = HashMap::new();
-    for (at, change) in changes.iter().enumerate() {
-        match (file(change.before), file(change.after), change.before.is_none(), change.after.is_none()) {
+    for (at, change) in changes.enumerate() {
+        match (file_of(change.before), file_of(change.after), change.before.is_none(), change.after.is_none()) {
             (Some(id), None, _, true) => deleted.entry(id).or_default().push(at),
             (None, Some(id), true, _) => added.entry(id).or_default().push(at),
             _ => {}
