@@ -1700,3 +1700,63 @@ fn a_catalog_search_reads_its_projects_concepts() {
     found.sort();
     assert_eq!(found, [("api".into(), "auth.py".into()), ("billing".into(), "invoice.py".into())], "{}", stdout(&o));
 }
+
+/// In a shared catalogs' directory (sticky and open to all, as `/tmp`),
+/// another user's catalog is refused, as another user's marker is passed
+/// over: its definition would choose which of your directories are
+/// indexed, and keep the index where they read it (audit 280). Their lock
+/// file refuses no change of yours: it is locked read-only.
+#[test]
+fn another_users_catalog_in_a_shared_directory_is_refused_and_their_lock_stops_no_change() {
+    if !running_as_root() {
+        eprintln!("skipped: only root can act as another user");
+        return;
+    }
+    let p = Projects::new();
+    let shared = p.dir("catalogs");
+    std::fs::create_dir(&shared).unwrap();
+    let other = OtherUser::new(&p.t);
+    assert!(Command::new("chmod").arg("1777").arg(&shared).status().unwrap().success());
+    let o = run(other
+        .cmd(&p.t, "vg-catalog")
+        .args(["add", "team"])
+        .arg(p.dir("src/web"))
+        .env("VECGREP_CATALOG_DIR", &shared));
+    assert_code(&o, 0);
+    // What they could edit it to: your own project.
+    let definition = shared.join("team/.vecgrep-catalog.toml");
+    let text = std::fs::read_to_string(&definition)
+        .unwrap()
+        .replace(&*p.dir("src/web").to_string_lossy(), &p.dir("src/billing").to_string_lossy());
+    std::fs::write(&definition, text).unwrap();
+    let o = run(p.cmd("vecgrep", "elsewhere").args(["--catalog", "team", "--threshold", "-1", "invoice"]));
+    assert_code(&o, 2);
+    assert!(
+        stderr(&o).contains("catalog 'team'") && stderr(&o).contains("belongs to another user (uid 65534)"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!shared.join("team/.vecgrep").exists(), "nothing was indexed there");
+    assert_code(&p.add("mine", &["src/api"]), 0);
+}
+
+/// A definition edited by hand to name git's own directory, as `add`
+/// refuses: a bare repository's config may hold a remote's credentials
+/// (audit 280: they were indexed and shown).
+#[test]
+fn a_definition_naming_a_git_directory_is_refused() {
+    let p = Projects::new();
+    assert_code(&p.add("team", &["src/api"]), 0);
+    let definition = p.dir("catalogs/team/.vecgrep-catalog.toml");
+    let text = std::fs::read_to_string(&definition).unwrap();
+    for git_dir in ["src/billing/.git", "src/web/.git"] {
+        std::fs::write(
+            &definition,
+            text.replace(&*p.dir("src/api").to_string_lossy(), &p.dir(git_dir).to_string_lossy()),
+        )
+        .unwrap();
+        let o = run(p.cmd("vecgrep", "elsewhere").args(["--catalog", "team", "remote origin url"]));
+        assert_code(&o, 2);
+        assert!(stderr(&o).contains("a path in the git directory"), "{git_dir}: {}", stderr(&o));
+    }
+}

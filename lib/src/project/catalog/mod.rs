@@ -102,6 +102,14 @@ impl Catalogs {
         self.check_dir()?;
         let dir = self.dir.join(name);
         match kept_as(&dir) {
+            // As a marker another user planted in a shared directory is
+            // passed over (audit 280: a catalog of theirs pointed at your
+            // private directory and kept its index where they read it).
+            Kept::Defined if let Some(owner) = crate::project::planted_by(&dir) => bail!(
+                "catalog '{name}' ({}) belongs to another user (uid {owner}) in a shared directory: its definition \
+                 would choose which of your directories are indexed, and its index would be theirs; make one of your own",
+                dir.display()
+            ),
             Kept::Defined => Catalog::read(&dir),
             Kept::Undefined => Err(lost_definition(name, &dir)),
             Kept::Closed(e) => Err(closed(&dir, &e)),
@@ -229,7 +237,7 @@ impl Catalogs {
         self.check_dir()?;
         std::fs::create_dir_all(&self.dir).with_context(|| format!("creating {}", self.dir.display()))?;
         let path = self.dir.join(CHANGES_LOCK);
-        let file = std::fs::File::create(&path).with_context(|| format!("opening {}", path.display()))?;
+        let file = open_lock(&path).with_context(|| format!("opening {}", path.display()))?;
         file.lock().with_context(|| format!("locking {}", path.display()))?;
         change()
     }
@@ -252,6 +260,20 @@ impl Catalogs {
     pub fn root_of(&self, name: &str) -> Result<ProjectRoot> {
         check_catalog_name(name)?;
         Ok(ProjectRoot { path: self.dir.join(name), marker: RootMarker::Catalog, shared: None })
+    }
+}
+
+/// The changes' lock file, made if missing and never truncated nor
+/// followed through a link; one another user made (a shared catalogs'
+/// directory) is locked read-only, as a lock needs no write (audit 280:
+/// the first user's lock refused every other user's change).
+fn open_lock(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true).custom_flags(libc::O_NOFOLLOW);
+    match options.clone().write(true).create(true).truncate(false).open(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => options.open(path),
+        opened => opened,
     }
 }
 
@@ -349,6 +371,7 @@ impl Catalog {
             }
         }
         check_projects_apart(&path, &file.projects)?;
+        check_projects_outside_git(&path, &file.projects)?;
         Ok(Catalog { name: file.name, dir, projects: file.projects })
     }
 
@@ -441,6 +464,27 @@ fn project_for(catalog: &Catalog, path: &Path) -> Result<CatalogProject> {
         }
     }
     Ok(CatalogProject { name, path: real })
+}
+
+/// That no project of the definition at `path` is git's own directory or
+/// in one, as `add` refuses: a bare repository's config may hold a remote's
+/// credentials (audit 280: a definition edited by hand had them indexed).
+fn check_projects_outside_git(path: &Path, projects: &[CatalogProject]) -> Result<()> {
+    for p in projects {
+        // As `add` looks: a work tree of its own below a bare repository's
+        // directory is one (a project moved away is a skip at each use).
+        let Ok(as_root) = super::root::root_named(&p.path) else { continue };
+        let in_dot_git = as_root.path.components().any(|c| c.as_os_str() == ".git");
+        if let Some(git) = super::root::bare_repository_holding(&as_root).or(in_dot_git.then(|| p.path.clone())) {
+            bail!(
+                "{} gives project '{}' a path in the git directory '{}', whose files are git's own; name a work tree",
+                path.display(),
+                p.name,
+                git.display()
+            );
+        }
+    }
+    Ok(())
 }
 
 /// A catalog's directory is one of its own in the catalogs' directory: a
