@@ -260,7 +260,13 @@ fn a_project_that_vanished_is_skipped_with_a_warning_and_the_rest_searched() {
     // hits named the gone directory in silence).
     for tool in ["vg-query", "vg-ask"] {
         let o = run(p.cmd(tool, ".").args(["--catalog", "team", "--no-index", "email the monthly invoice"]));
-        assert!(stderr(&o).contains("skipping billing: the catalog's project is not at"), "{tool}: {}", stderr(&o));
+        let said = stderr(&o);
+        assert!(
+            said.contains("billing: the catalog's project is not at")
+                && said.contains("its hits may name files that are gone"),
+            "{tool}: {said}"
+        );
+        assert!(!said.contains("skipping"), "its hits come back: {said}");
     }
     let o = run(p.cmd("vecgrep", ".").args([
         "--catalog",
@@ -1740,11 +1746,11 @@ fn another_users_catalog_in_a_shared_directory_is_refused_and_their_lock_stops_n
     assert_code(&p.add("mine", &["src/api"]), 0);
 }
 
-/// A definition edited by hand to name git's own directory, as `add`
-/// refuses: a bare repository's config may hold a remote's credentials
-/// (audit 280: they were indexed and shown).
+/// A definition edited by hand to name git's own directory, or the
+/// catalogs', as `add` refuses: a bare repository's config may hold a
+/// remote's credentials (audit 280: they were indexed and shown).
 #[test]
-fn a_definition_naming_a_git_directory_is_refused() {
+fn a_definition_naming_a_git_directory_or_the_catalogs_is_refused() {
     let p = Projects::new();
     assert_code(&p.add("team", &["src/api"]), 0);
     let definition = p.dir("catalogs/team/.vecgrep-catalog.toml");
@@ -1758,5 +1764,14 @@ fn a_definition_naming_a_git_directory_is_refused() {
         let o = run(p.cmd("vecgrep", "elsewhere").args(["--catalog", "team", "remote origin url"]));
         assert_code(&o, 2);
         assert!(stderr(&o).contains("a path in the git directory"), "{git_dir}: {}", stderr(&o));
+    }
+    // Nor the catalogs' directory, or one holding it (audit 280: it was
+    // linked into itself and its lock file indexed).
+    for dir in ["catalogs", "."] {
+        std::fs::write(&definition, text.replace(&*p.dir("src/api").to_string_lossy(), &p.dir(dir).to_string_lossy()))
+            .unwrap();
+        let o = run(p.cmd("vecgrep", "elsewhere").args(["--catalog", "team", "invoice"]));
+        assert_code(&o, 2);
+        assert!(stderr(&o).contains("holds or is inside the catalogs' directory"), "{dir}: {}", stderr(&o));
     }
 }

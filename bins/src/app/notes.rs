@@ -68,7 +68,9 @@ pub fn note_markers_passed_over(tool: &str, quiet: bool, (cwd, paths): (&Path, &
 
 /// A search of a catalog's index as it is (`--no-index`: no run walks it)
 /// says the projects whose directories moved or vanished, as every run
-/// does; their hits named directories that were gone, in silence.
+/// does; their hits named directories that were gone, in silence. It
+/// skips none of them (audit 280: "skipping" was said of a project whose
+/// hits came back).
 pub fn note_missing_projects(tool: &str, quiet: bool, root: &ProjectRoot) {
     if root.marker != RootMarker::Catalog {
         return;
@@ -79,7 +81,7 @@ pub fn note_missing_projects(tool: &str, quiet: bool, root: &ProjectRoot) {
             tool,
             quiet,
             &format!(
-                "skipping {name}: the catalog's project is not at {at} (the index holds its files until a run drops them; vg-catalog remove-project drops it)"
+                "{name}: the catalog's project is not at {at}; searched as the index holds it, its hits may name files that are gone (a run drops them; vg-catalog remove-project drops the project)"
             ),
         );
     }

@@ -372,6 +372,7 @@ impl Catalog {
         }
         check_projects_apart(&path, &file.projects)?;
         check_projects_outside_git(&path, &file.projects)?;
+        check_projects_outside_catalogs(&path, &dir, &file.projects)?;
         Ok(Catalog { name: file.name, dir, projects: file.projects })
     }
 
@@ -481,6 +482,27 @@ fn check_projects_outside_git(path: &Path, projects: &[CatalogProject]) -> Resul
                 path.display(),
                 p.name,
                 git.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// That no project of the definition at `path` (of catalog `dir`) holds
+/// the catalogs' directory or lies in it, as `add` refuses: a catalog is
+/// its links and index, no project (audit 280: one edited by hand linked
+/// the catalogs' directory into itself and indexed their lock file).
+fn check_projects_outside_catalogs(path: &Path, dir: &Path, projects: &[CatalogProject]) -> Result<()> {
+    let catalogs = dir.parent().unwrap_or(dir);
+    for p in projects {
+        let real = p.path.canonicalize().unwrap_or_else(|_| normalize_lexically(&p.path));
+        if real.starts_with(catalogs) || catalogs.starts_with(&real) {
+            bail!(
+                "{} gives project '{}' the path '{}', which holds or is inside the catalogs' directory ({}): a catalog is no project",
+                path.display(),
+                p.name,
+                p.path.display(),
+                catalogs.display()
             );
         }
     }
