@@ -364,37 +364,6 @@ fn a_static_run_leaves_what_lacks_the_models_vector_and_a_full_run_embeds_it() {
     assert_eq!(stats(&t)["pending"], 0);
 }
 
-/// An index whose every chunk has the model's vector stays so: a run that
-/// reads a file or a few embeds what changed, its unchanged chunks keeping
-/// their vectors, where it left the changed chunks with static vectors and
-/// every later search ranked as on a half-filled index (audit 271: one
-/// edited line changed the results of unrelated questions). A run that
-/// reads more, or over an index not whole, stays static.
-#[test]
-fn an_index_whose_every_chunk_has_the_models_vector_stays_so() {
-    let t = uploads_project();
-    assert_code(&run(t.cmd("vg-index", ".").arg("--full")), 0);
-    let question = ["--json", "-k", "5", "send a blob and wait before trying again"];
-    let before = stdout(&run(t.cmd("vecgrep", ".").args(question)));
-    t.write("src/shapes/shape7.py", "class Shape7:\n    def area(self):\n        return 7\n");
-    let o = run(&mut t.cmd("vg-index", "."));
-    assert_code(&o, 0);
-    assert_eq!(
-        (summary(&o)["embedded"].as_u64(), summary(&o)["pending"].as_u64()),
-        (Some(1), Some(0)),
-        "{}",
-        stdout(&o)
-    );
-    assert_eq!(stats(&t)["pending"], 0);
-    assert_eq!(stdout(&run(t.cmd("vecgrep", ".").args(question))), before, "an unrelated edit changes no ranking");
-    // Over an index not whole, a run gives new chunks static vectors alone.
-    let t = uploads_project();
-    assert_code(&run(&mut t.cmd("vg-index", ".")), 0);
-    t.write("src/shapes/shape7.py", "class Shape7:\n    def area(self):\n        return 7\n");
-    let o = run(&mut t.cmd("vg-index", "."));
-    assert_eq!(summary(&o)["embedded"].as_u64(), Some(0), "{}", stdout(&o));
-}
-
 /// A model run that fails (here a tokenizer whose ids lie past the model's
 /// vocabulary) is one line from the tool: ONNX Runtime's own log wrote a
 /// second, coloured one to stderr.

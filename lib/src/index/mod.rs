@@ -303,10 +303,7 @@ fn run_opened(
         && !rebuild.needed
         && !store.generated_checked()?
         && !generated_checked_for(&*store, req.paths)?;
-    let mut plan = plan::plan(req, &walked, stored, recheck_generated, full, &mut summary, obs);
-    let kept_full = keeping_full(req, embedders, store.as_reader(), (&mut plan, rebuild.needed))?;
-    let kept_full_req = kept_full.as_ref().map(|config| IndexRequest { config, ..*req });
-    let req = kept_full_req.as_ref().unwrap_or(req);
+    let plan = plan::plan(req, &walked, stored, recheck_generated, full, &mut summary, obs);
 
     if declined(req, plan.work.len() - plan.rechecks, obs) {
         // Declined before the rebuild emptied anything: only an index
@@ -545,39 +542,6 @@ fn loaded_for_rebuild(
         Err(_) if obs.cancelled() => Ok(false),
         Err(e) => Err(e),
     }
-}
-
-/// The most a run reads (bytes of the files it chunks) that keeps an
-/// index whose every chunk has the model's vector so (`keeping_full`): a
-/// file or a few edited. Its unchanged chunks keep their vectors, so what
-/// the model embeds is the changed chunks alone (one edited line of a
-/// 200 KB file: one chunk, 0.14 s with the model's load).
-const KEEP_FULL_BYTES: u64 = 1 << 20;
-
-/// The config of a run over an index whose every chunk has the model's
-/// vector, when it reads at most `KEEP_FULL_BYTES`: `embed_all`'s, so
-/// that the index stays whole. Left with a chunk or two of static vectors
-/// alone, every search of it was ranked as a half-filled index is, by
-/// both tiers of meaning fused: one edited line changed the results of
-/// unrelated questions (audit 271). None when the run embeds fully
-/// anyway, rebuilds, or reads more (a branch switched); a server's fill
-/// then gives the rest.
-fn keeping_full(
-    req: &IndexRequest<'_>,
-    embedders: &EmbedderPool,
-    store: &dyn IndexReader,
-    (plan, rebuild): (&mut plan::Plan<'_>, bool),
-) -> Result<Option<ResolvedConfig>> {
-    if embedders.embeds_fully(req.config) || rebuild || plan.work.is_empty() || plan.stored.is_empty() {
-        return Ok(None);
-    }
-    if plan.work.iter().map(|f| f.size).sum::<u64>() > KEEP_FULL_BYTES || store.unembedded_count()? > 0 {
-        return Ok(None);
-    }
-    // No chunk lacks the model's vector: a file read again with the same
-    // bytes is the same, and loads no model.
-    plan.stored.values_mut().for_each(|f| f.holes = Some(0));
-    Ok(Some(ResolvedConfig { embed_all: true, ..req.config.clone() }))
 }
 
 /// What a run that a signal stopped while it waited for the lock did: nothing.
