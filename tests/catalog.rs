@@ -1743,7 +1743,37 @@ fn another_users_catalog_in_a_shared_directory_is_refused_and_their_lock_stops_n
         stderr(&o)
     );
     assert!(!shared.join("team/.vecgrep").exists(), "nothing was indexed there");
+    // Chosen from within it, by its marker, as by its name (review 281).
+    let o = run(p
+        .t
+        .cmd("vecgrep", "catalogs/team")
+        .args(["--threshold", "-1", "invoice"])
+        .env("VECGREP_CATALOG_DIR", &shared));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("belongs to another user (uid 65534)"), "{}", stderr(&o));
+    assert!(!shared.join("team/.vecgrep").exists(), "nothing was indexed there");
+    // Nor is it yours to change or remove.
+    for change in [&["add", "team", "src/api"][..], &["remove", "team"]] {
+        let args: Vec<String> = change
+            .iter()
+            .map(|a| if a.starts_with("src/") { p.dir(a).display().to_string() } else { a.to_string() })
+            .collect();
+        let o = run(p.cmd("vg-catalog", ".").args(&args));
+        assert_code(&o, 2);
+        assert!(stderr(&o).contains("belongs to another user"), "{change:?}: {}", stderr(&o));
+    }
+    assert!(definition.is_file(), "their definition is where it was");
     assert_code(&p.add("mine", &["src/api"]), 0);
+    // A lock that is no regular file (a FIFO, which an open waits on) is refused at once.
+    let lock = shared.join(".catalogs.lock");
+    std::fs::remove_file(&lock).unwrap();
+    assert!(Command::new("mkfifo").arg(&lock).status().unwrap().success());
+    assert!(Command::new("chown").arg("65534").arg(&lock).status().unwrap().success());
+    let mut add = p.cmd("vg-catalog", ".");
+    add.args(["add", "mine"]).arg(p.dir("src/billing"));
+    let o = run_or_fail_after(&mut add, std::time::Duration::from_secs(30));
+    assert_code(&o, 2);
+    assert!(stderr(&o).contains("it is no regular file; its owner (uid 65534) may remove it"), "{}", stderr(&o));
 }
 
 /// A definition edited by hand to name git's own directory, or the

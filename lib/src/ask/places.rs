@@ -143,7 +143,8 @@ mod tests {
     fn a_catalogs_projects_are_read_under_their_names() {
         let dir = tempfile::tempdir().unwrap();
         let base = dir.path().canonicalize().unwrap();
-        let (catalog, p1) = (base.join("catalog"), base.join("p1"));
+        // A catalog in a catalogs' directory of its own, which holds no project.
+        let (catalog, p1) = (base.join("catalogs/catalog"), base.join("p1"));
         std::fs::create_dir_all(p1.join("src/net")).unwrap();
         std::fs::create_dir_all(&catalog).unwrap();
         let definition =

@@ -309,6 +309,11 @@ pub enum RootError {
     /// catalogs cannot be told (a relative `VECGREP_CATALOG_DIR`).
     #[error("{0}")]
     CatalogsUnknown(String),
+    #[error(
+        "the catalog '{}' belongs to another user (uid {owner}) in a shared directory: its definition would choose which of your directories are indexed, and its index would be theirs; make one of your own",
+        shown(path)
+    )]
+    AnotherUsersCatalog { path: PathBuf, owner: u32 },
 }
 
 /// A path as an error quotes it: its start and end, so that the cause after
@@ -333,6 +338,11 @@ pub fn select_root(cwd: &Path, paths: &[PathBuf]) -> Result<ProjectRoot, RootErr
     let root = select_any_root(cwd, paths)?;
     if let Some(path) = bare_repository_holding(&root) {
         return Err(RootError::BareRepository { path });
+    }
+    // As by its name (`Catalogs::open`): chosen from within, it indexed
+    // what its owner's definition named into their index (review 281).
+    if let Some(owner) = (root.marker == RootMarker::Catalog).then(|| planted_by(&root.path)).flatten() {
+        return Err(RootError::AnotherUsersCatalog { path: root.path, owner });
     }
     // Every record names the root, and every shown path is made from it: one
     // that is not UTF-8 would be printed as paths that do not exist.

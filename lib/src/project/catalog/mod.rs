@@ -102,15 +102,7 @@ impl Catalogs {
         self.check_dir()?;
         let dir = self.dir.join(name);
         match kept_as(&dir) {
-            // As a marker another user planted in a shared directory is
-            // passed over (audit 280: a catalog of theirs pointed at your
-            // private directory and kept its index where they read it).
-            Kept::Defined if let Some(owner) = crate::project::planted_by(&dir) => bail!(
-                "catalog '{name}' ({}) belongs to another user (uid {owner}) in a shared directory: its definition \
-                 would choose which of your directories are indexed, and its index would be theirs; make one of your own",
-                dir.display()
-            ),
-            Kept::Defined => Catalog::read(&dir),
+            Kept::Defined => refuse_planted(name, &dir).and_then(|()| Catalog::read(&dir)),
             Kept::Undefined => Err(lost_definition(name, &dir)),
             Kept::Closed(e) => Err(closed(&dir, &e)),
             Kept::Nothing => {
@@ -158,7 +150,7 @@ impl Catalogs {
             // Roots are canonical paths; the catalogs' directory is made by now.
             let dir = self.dir.canonicalize()?.join(name);
             let mut catalog = match kept_as(&dir) {
-                Kept::Defined => Catalog::read(&dir)?,
+                Kept::Defined => refuse_planted(name, &dir).and_then(|()| Catalog::read(&dir))?,
                 // Its links and index are another catalog's: never taken over.
                 Kept::Undefined => return Err(lost_definition(name, &dir)),
                 // Unreadable is no "new": a definition may be there.
@@ -216,7 +208,7 @@ impl Catalogs {
             // loses the link, never what it points to.
             let dir = self.dir.join(name);
             match kept_as(&dir) {
-                Kept::Defined => {}
+                Kept::Defined => refuse_planted(name, &dir)?,
                 Kept::Undefined => return Err(lost_definition(name, &dir)),
                 Kept::Closed(e) => return Err(closed(&dir, &e)),
                 Kept::Nothing => bail!("no catalog named '{name}' (vg-catalog list shows them)"),
@@ -263,18 +255,55 @@ impl Catalogs {
     }
 }
 
+/// That catalog `name` at `dir` is not another user's in a shared
+/// directory, as a marker another user planted there is passed over: its
+/// definition would choose which of your directories are indexed, and
+/// keep the index where they read it (audit 280); nor is it yours to
+/// change or remove (review 281: `remove` deleted its definition).
+fn refuse_planted(name: &str, dir: &Path) -> Result<()> {
+    match crate::project::planted_by(dir) {
+        Some(owner) => bail!(
+            "catalog '{name}' ({}) belongs to another user (uid {owner}) in a shared directory: its definition \
+             would choose which of your directories are indexed, and its index would be theirs; make one of your own",
+            dir.display()
+        ),
+        None => Ok(()),
+    }
+}
+
 /// The changes' lock file, made if missing and never truncated nor
 /// followed through a link; one another user made (a shared catalogs'
 /// directory) is locked read-only, as a lock needs no write (audit 280:
-/// the first user's lock refused every other user's change).
-fn open_lock(path: &Path) -> std::io::Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
+/// the first user's lock refused every other user's change). Made, it is
+/// readable by all whatever the umask, and one that is no regular file (a
+/// FIFO another user planted, which an open would wait on) is refused
+/// (review 281).
+fn open_lock(path: &Path) -> Result<std::fs::File> {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
     let mut options = std::fs::OpenOptions::new();
-    options.read(true).custom_flags(libc::O_NOFOLLOW);
-    match options.clone().write(true).create(true).truncate(false).open(path) {
+    options.read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    let file = match options.clone().write(true).create(true).truncate(false).open(path) {
         Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => options.open(path),
         opened => opened,
+    };
+    let me = crate::project::user::effective_uid();
+    let remedy = |uid: u32| match uid == me {
+        true => "remove it".to_string(),
+        false => format!("its owner (uid {uid}) may remove it"),
+    };
+    let file = file.map_err(|e| match path.symlink_metadata() {
+        Ok(m) if m.file_type().is_symlink() => anyhow!("it is a link, which a lock never is; {}", remedy(m.uid())),
+        Ok(m) if m.uid() != me => anyhow!("{e}: it is closed to you; {}", remedy(m.uid())),
+        _ => anyhow!(e),
+    })?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        bail!("it is no regular file; {}", remedy(meta.uid()));
     }
+    if meta.uid() == crate::project::user::effective_uid() && meta.mode() & 0o044 != 0o044 {
+        file.set_permissions(std::fs::Permissions::from_mode(0o644))?;
+    }
+    Ok(file)
 }
 
 /// That `projects` (of the definition at `path`) have distinct names and
