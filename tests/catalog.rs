@@ -1774,6 +1774,16 @@ fn another_users_catalog_in_a_shared_directory_is_refused_and_their_lock_stops_n
     let o = run_or_fail_after(&mut add, std::time::Duration::from_secs(30));
     assert_code(&o, 2);
     assert!(stderr(&o).contains("it is no regular file; its owner (uid 65534) may remove it"), "{}", stderr(&o));
+    // A lock that was there is never changed: a file of yours another
+    // user hard-linked there kept its mode 0600 (review 283).
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::remove_file(&lock).unwrap();
+    let own = p.dir("src/api/notes.txt");
+    std::fs::write(&own, "not for the team\n").unwrap();
+    std::fs::set_permissions(&own, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::hard_link(&own, &lock).unwrap();
+    assert_code(&p.add("mine", &["src/billing"]), 0);
+    assert_eq!(std::fs::metadata(&own).unwrap().permissions().mode() & 0o777, 0o600);
 }
 
 /// A definition edited by hand to name git's own directory, or the

@@ -396,8 +396,12 @@ pub fn catalog_of_hits(hits: &[vecgrep::records::HitRecord]) -> Option<ProjectRo
     if let Some(catalog) = searched.filter(holds) {
         return Some(catalog.root());
     }
+    // Another user's catalog in a shared directory is none of the user's,
+    // whose config would be taken as theirs (review 283: its llm_url got
+    // the user's API key).
     let (catalogs, _) = Catalogs::of_user().ok()?.list().ok()?;
-    let mut holding = catalogs.into_iter().filter(holds);
+    let own = |c: &Catalog| vecgrep::project::planted_by(&c.dir).is_none();
+    let mut holding = catalogs.into_iter().filter(own).filter(holds);
     let first = holding.next()?;
     holding.next().is_none().then(|| first.root())
 }

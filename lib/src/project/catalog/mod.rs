@@ -274,18 +274,29 @@ fn refuse_planted(name: &str, dir: &Path) -> Result<()> {
 /// The changes' lock file, made if missing and never truncated nor
 /// followed through a link; one another user made (a shared catalogs'
 /// directory) is locked read-only, as a lock needs no write (audit 280:
-/// the first user's lock refused every other user's change). Made, it is
-/// readable by all whatever the umask, and one that is no regular file (a
-/// FIFO another user planted, which an open would wait on) is refused
-/// (review 281).
+/// the first user's lock refused every other user's change). Made here,
+/// it is readable by all whatever the umask, and one that is no regular
+/// file (a FIFO another user planted, which an open would wait on) is
+/// refused (review 281).
 fn open_lock(path: &Path) -> Result<std::fs::File> {
+    use std::io::ErrorKind;
     use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
     let mut options = std::fs::OpenOptions::new();
     options.read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
-    let file = match options.clone().write(true).create(true).truncate(false).open(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => options.open(path),
-        opened => opened,
-    };
+    // Made here, it is made readable by all whatever the umask; one that
+    // was there already is never changed (review 283: a file of the
+    // user's, hard-linked there by another, was made readable by all).
+    match options.clone().write(true).create_new(true).mode(0o644).open(path) {
+        Ok(made) => {
+            made.set_permissions(std::fs::Permissions::from_mode(0o644))?;
+            return Ok(made);
+        }
+        Err(e) if e.kind() != ErrorKind::AlreadyExists => return Err(e.into()),
+        Err(_) => {}
+    }
+    // Not ours to write (another user's), or no file to write (a FIFO
+    // with no reader, a directory): locked read-only, or said below.
+    let file = options.clone().write(true).open(path).or_else(|_| options.open(path));
     let me = crate::project::user::effective_uid();
     let remedy = |uid: u32| match uid == me {
         true => "remove it".to_string(),
@@ -299,9 +310,6 @@ fn open_lock(path: &Path) -> Result<std::fs::File> {
     let meta = file.metadata()?;
     if !meta.is_file() {
         bail!("it is no regular file; {}", remedy(meta.uid()));
-    }
-    if meta.uid() == crate::project::user::effective_uid() && meta.mode() & 0o044 != 0o044 {
-        file.set_permissions(std::fs::Permissions::from_mode(0o644))?;
     }
     Ok(file)
 }
