@@ -60,9 +60,10 @@ pub(super) fn tree_changes(
     Ok(delegate.changes)
 }
 
-/// The places in `changes` (in their order) of files moved unchanged: each deletion of a
-/// file paired with an addition of the same content (git's exact rename),
-/// both sides counted, as many pairs as each content has.
+/// The places in `changes` (in their order) of files moved unchanged:
+/// each deletion of a file paired with an addition of the same content
+/// (git's exact rename), both sides counted, as many pairs as each content
+/// has.
 pub(super) fn exact_moves<'c>(changes: impl Iterator<Item = &'c TreeChange>) -> std::collections::HashSet<usize> {
     use std::collections::HashMap;
     let mut deleted: HashMap<ObjectId, Vec<usize>> = HashMap::new();
