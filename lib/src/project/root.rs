@@ -309,8 +309,10 @@ pub enum RootError {
     /// catalogs cannot be told (a relative `VECGREP_CATALOG_DIR`).
     #[error("{0}")]
     CatalogsUnknown(String),
+    /// Chosen by its name (`Catalogs::open`) or from within (`select_root`).
     #[error(
-        "the catalog '{}' belongs to another user (uid {owner}) in a shared directory: its definition would choose which of your directories are indexed, and its index would be theirs; make one of your own",
+        "catalog '{}' ({}) belongs to another user (uid {owner}) in a shared directory: its definition would choose which of your directories are indexed, and its index would be theirs; make one of your own",
+        path.file_name().unwrap_or_default().to_string_lossy(),
         shown(path)
     )]
     AnotherUsersCatalog { path: PathBuf, owner: u32 },

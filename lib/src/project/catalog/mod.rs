@@ -102,7 +102,7 @@ impl Catalogs {
         self.check_dir()?;
         let dir = self.dir.join(name);
         match kept_as(&dir) {
-            Kept::Defined => refuse_planted(name, &dir).and_then(|()| Catalog::read(&dir)),
+            Kept::Defined => refuse_planted(&dir).and_then(|()| Catalog::read(&dir)),
             Kept::Undefined => Err(lost_definition(name, &dir)),
             Kept::Closed(e) => Err(closed(&dir, &e)),
             Kept::Nothing => {
@@ -150,7 +150,7 @@ impl Catalogs {
             // Roots are canonical paths; the catalogs' directory is made by now.
             let dir = self.dir.canonicalize()?.join(name);
             let mut catalog = match kept_as(&dir) {
-                Kept::Defined => refuse_planted(name, &dir).and_then(|()| Catalog::read(&dir))?,
+                Kept::Defined => refuse_planted(&dir).and_then(|()| Catalog::read(&dir))?,
                 // Its links and index are another catalog's: never taken over.
                 Kept::Undefined => return Err(lost_definition(name, &dir)),
                 // Unreadable is no "new": a definition may be there.
@@ -208,7 +208,7 @@ impl Catalogs {
             // loses the link, never what it points to.
             let dir = self.dir.join(name);
             match kept_as(&dir) {
-                Kept::Defined => refuse_planted(name, &dir)?,
+                Kept::Defined => refuse_planted(&dir)?,
                 Kept::Undefined => return Err(lost_definition(name, &dir)),
                 Kept::Closed(e) => return Err(closed(&dir, &e)),
                 Kept::Nothing => bail!("no catalog named '{name}' (vg-catalog list shows them)"),
@@ -255,18 +255,14 @@ impl Catalogs {
     }
 }
 
-/// That catalog `name` at `dir` is not another user's in a shared
+/// That the catalog at `dir` is not another user's in a shared
 /// directory, as a marker another user planted there is passed over: its
 /// definition would choose which of your directories are indexed, and
 /// keep the index where they read it (audit 280); nor is it yours to
 /// change or remove (review 281: `remove` deleted its definition).
-fn refuse_planted(name: &str, dir: &Path) -> Result<()> {
+fn refuse_planted(dir: &Path) -> Result<()> {
     match crate::project::planted_by(dir) {
-        Some(owner) => bail!(
-            "catalog '{name}' ({}) belongs to another user (uid {owner}) in a shared directory: its definition \
-             would choose which of your directories are indexed, and its index would be theirs; make one of your own",
-            dir.display()
-        ),
+        Some(owner) => Err(crate::project::RootError::AnotherUsersCatalog { path: dir.to_path_buf(), owner }.into()),
         None => Ok(()),
     }
 }
@@ -408,8 +404,7 @@ impl Catalog {
             }
         }
         check_projects_apart(&path, &file.projects)?;
-        check_projects_outside_git(&path, &file.projects)?;
-        check_projects_outside_catalogs(&path, &dir, &file.projects)?;
+        check_projects_are_work_trees(&path, &dir, &file.projects)?;
         Ok(Catalog { name: file.name, dir, projects: file.projects })
     }
 
@@ -504,35 +499,31 @@ fn project_for(catalog: &Catalog, path: &Path) -> Result<CatalogProject> {
     Ok(CatalogProject { name, path: real })
 }
 
-/// That no project of the definition at `path` is git's own directory or
-/// in one, as `add` refuses: a bare repository's config may hold a remote's
-/// credentials (audit 280: a definition edited by hand had them indexed).
-fn check_projects_outside_git(path: &Path, projects: &[CatalogProject]) -> Result<()> {
+/// That each project of the definition at `path` (of catalog `dir`) is a
+/// work tree of its own, as `add` refuses otherwise: not git's own
+/// directory or in one, as a bare repository's config may hold a remote's
+/// credentials (audit 280: a definition edited by hand had them indexed),
+/// nor the catalogs' directory, in it or holding it, as a catalog is its
+/// links and index (audit 280: one linked the catalogs' directory into
+/// itself and indexed their lock file). Each path is resolved once.
+fn check_projects_are_work_trees(path: &Path, dir: &Path, projects: &[CatalogProject]) -> Result<()> {
+    let catalogs = dir.parent().unwrap_or(dir);
     for p in projects {
         // As `add` looks: a work tree of its own below a bare repository's
         // directory is one (a project moved away is a skip at each use).
-        let Ok(as_root) = super::root::root_named(&p.path) else { continue };
-        let in_dot_git = as_root.path.components().any(|c| c.as_os_str() == ".git");
-        if let Some(git) = super::root::bare_repository_holding(&as_root).or(in_dot_git.then(|| p.path.clone())) {
-            bail!(
-                "{} gives project '{}' a path in the git directory '{}', whose files are git's own; name a work tree",
-                path.display(),
-                p.name,
-                git.display()
-            );
+        let as_root = super::root::root_named(&p.path).ok();
+        if let Some(as_root) = &as_root {
+            let in_dot_git = as_root.path.components().any(|c| c.as_os_str() == ".git");
+            if let Some(git) = super::root::bare_repository_holding(as_root).or(in_dot_git.then(|| p.path.clone())) {
+                bail!(
+                    "{} gives project '{}' a path in the git directory '{}', whose files are git's own; name a work tree",
+                    path.display(),
+                    p.name,
+                    git.display()
+                );
+            }
         }
-    }
-    Ok(())
-}
-
-/// That no project of the definition at `path` (of catalog `dir`) holds
-/// the catalogs' directory or lies in it, as `add` refuses: a catalog is
-/// its links and index, no project (audit 280: one edited by hand linked
-/// the catalogs' directory into itself and indexed their lock file).
-fn check_projects_outside_catalogs(path: &Path, dir: &Path, projects: &[CatalogProject]) -> Result<()> {
-    let catalogs = dir.parent().unwrap_or(dir);
-    for p in projects {
-        let real = p.path.canonicalize().unwrap_or_else(|_| normalize_lexically(&p.path));
+        let real = as_root.map_or_else(|| normalize_lexically(&p.path), |r| r.path);
         if real.starts_with(catalogs) || catalogs.starts_with(&real) {
             bail!(
                 "{} gives project '{}' the path '{}', which holds or is inside the catalogs' directory ({}): a catalog is no project",
